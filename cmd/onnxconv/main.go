@@ -1,0 +1,84 @@
+// Command onnxconv converts, adapts, runs and verifies ONNX models.
+//
+// The command line is thin: every command is a few calls into the library
+// packages (canonical, opset, executor, verify, plugins, importers,
+// exporters). Exit codes: 0 success; 1 the models are not equivalent or the
+// model is invalid; 2 bad usage or unreadable input.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitInvalid  = 1 // not equivalent, or the model is invalid
+	exitBadInput = 2 // bad usage or unreadable input
+)
+
+// exitError carries an exit code out of a command. Commands return
+// invalidf / badInputf errors; anything else is a bad-input error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// invalid wraps err so the command exits with code 1.
+func invalid(err error) error { return &exitError{code: exitInvalid, err: err} }
+
+// badInput wraps err so the command exits with code 2.
+func badInput(err error) error { return &exitError{code: exitBadInput, err: err} }
+
+// silentExit makes the command exit with code without printing anything
+// more (the command already reported).
+func silentExit(code int) error { return &exitError{code: code} }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the command line args and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	code := exitBadInput
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		if ee.err == nil {
+			return code
+		}
+	}
+	fmt.Fprintf(stderr, "onnxconv: %v\n", err)
+	return code
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "onnxconv",
+		Short:         "Model conversion and interop gateway for ONNX",
+		Long:          "onnxconv imports framework models into ONNX, moves them between opsets, runs them and proves with numbers that they still compute what they computed before.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return badInput(fmt.Errorf("%w (see 'onnxconv %s --help')", err, c.Name()))
+	})
+	root.AddCommand(commands()...)
+	return root
+}
