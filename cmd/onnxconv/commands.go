@@ -4,5 +4,7 @@ import "github.com/spf13/cobra"
 
 // commands lists the subcommands; each lives in its own file.
 func commands() []*cobra.Command {
-	return []*cobra.Command{}
+	return []*cobra.Command{
+		newOpsCmd(),
+	}
 }
