@@ -1,0 +1,106 @@
+package xgboost
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+)
+
+// checkTreeEnsemble verifies the TreeEnsemble invariants ONNX requires:
+// equal attribute lengths, every reference in range, every tree acyclic.
+func checkTreeEnsemble(n *onnxpb.NodeProto) error {
+	get := func(name string) []int64 {
+		if a := attr(n, name); a != nil {
+			return a.GetInts()
+		}
+		return nil
+	}
+	feat, tID, tLeaf, fID, fLeaf := get("nodes_featureids"), get("nodes_truenodeids"), get("nodes_trueleafs"), get("nodes_falsenodeids"), get("nodes_falseleafs")
+	miss, roots, targets := get("nodes_missing_value_tracks_true"), get("tree_roots"), get("leaf_targetids")
+	nT := attr(n, "n_targets").GetI()
+	modes := attr(n, "nodes_modes").GetT().GetRawData()
+	splits := floatsOf(attr(n, "nodes_splits").GetT())
+	weights := floatsOf(attr(n, "leaf_weights").GetT())
+	N := len(feat)
+	for _, l := range []int{len(tID), len(tLeaf), len(fID), len(fLeaf), len(miss), len(modes), len(splits)} {
+		if l != N {
+			return fmt.Errorf("nodes_* lengths differ: %d vs %d", l, N)
+		}
+	}
+	if len(weights) != len(targets) || len(roots) == 0 {
+		return fmt.Errorf("%d leaf weights, %d leaf targets, %d roots", len(weights), len(targets), len(roots))
+	}
+	for _, tg := range targets {
+		if tg < 0 || tg >= nT {
+			return fmt.Errorf("leaf target %d of %d", tg, nT)
+		}
+	}
+	members := 0
+	for _, m := range modes {
+		if m == modeMember {
+			members++
+		}
+	}
+	if members > 0 && attr(n, "membership_values") == nil {
+		return fmt.Errorf("BRANCH_MEMBER without membership_values")
+	}
+	seen := make([]bool, N)
+	for _, r := range roots {
+		stack := []int64{r}
+		for len(stack) > 0 {
+			i := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if i < 0 || int(i) >= N || seen[i] {
+				return fmt.Errorf("node %d out of range or reached twice", i)
+			}
+			seen[i] = true
+			for _, c := range [][2]int64{{tID[i], tLeaf[i]}, {fID[i], fLeaf[i]}} {
+				if c[1] == 1 {
+					if c[0] < 0 || int(c[0]) >= len(weights) {
+						return fmt.Errorf("leaf %d out of range", c[0])
+					}
+				} else {
+					stack = append(stack, c[0])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func FuzzImport(f *testing.F) {
+	f.Add([]byte(handModel("binary:logistic", "2.5E-1", 1)))
+	f.Add([]byte(handCategorical))
+	f.Add([]byte(treeModel(tree3("[1,-1,-1]", "[2,-1,-1]", "[0,0,0]"), "[0]")))
+	f.Add([]byte("{i\x07learner{i\x09objective{i\x04nameSi\x0fbinary:logistic}}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, o := range []Options{{}, {MLOpset: 3, Output: OutputMargin}} {
+			mp, err := Import(data, o)
+			if err != nil {
+				if strings.Contains(err.Error(), "internal error") {
+					t.Fatalf("panic: %v", err)
+				}
+				if mp != nil {
+					t.Fatal("model returned with an error")
+				}
+				continue
+			}
+			if _, err := proto.Marshal(mp); err != nil {
+				t.Fatalf("marshal: %v", err)
+			}
+			g := mp.GetGraph()
+			if len(g.GetInput()) != 1 || len(g.GetOutput()) == 0 {
+				t.Fatalf("inputs %d outputs %d", len(g.GetInput()), len(g.GetOutput()))
+			}
+			if te := findNode(g, "TreeEnsemble"); te != nil {
+				if err := checkTreeEnsemble(te); err != nil {
+					t.Fatalf("invalid TreeEnsemble: %v", err)
+				}
+			}
+		}
+	})
+}
