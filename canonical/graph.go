@@ -37,7 +37,10 @@ type Graph struct {
 	Owner  *Node
 
 	values map[string]*Value // name -> Value defined or declared in this graph
-	shell  *onnxpb.GraphProto
+	// undef holds the placeholders for names used in this graph but defined
+	// nowhere in scope (an invalid model that still loads).
+	undef map[string]*Value
+	shell *onnxpb.GraphProto
 	// decls keeps exact declarations that differ from the Value's own
 	// (a name declared twice with different types), see conversion.
 	decls map[declKey]*onnxpb.ValueInfoProto
@@ -94,7 +97,14 @@ type Value struct {
 	uses     []Use
 	graph    *Graph
 	shell    *onnxpb.ValueInfoProto
+	// undefined marks a placeholder for a name that nothing defines.
+	undefined bool
 }
+
+// Undefined reports whether v is a placeholder for a name that is used (or
+// declared) but defined by no graph input, initializer or node output in
+// scope. Only invalid models have such values; the checker reports them.
+func (v *Value) Undefined() bool { return v.undefined }
 
 // Producer returns the node that computes v and the output index, or nil
 // for graph inputs and initializers.

@@ -60,6 +60,10 @@ type Model struct {
 
 	shell   *onnxpb.ModelProto
 	closers []func() error
+	// ext maps the external data files of a model read from a folder.
+	ext *extFiles
+	// src is the mapped model file of a model read by Load.
+	src *mappedSource
 }
 
 // Opset returns the version of domain imported by the model, or 0 when the
@@ -97,8 +101,9 @@ func (m *Model) Function(domain, name, overload string) *Function {
 	return nil
 }
 
-// Close releases memory-mapped external data files. Tensors whose data was
-// not loaded become unreadable afterwards.
+// Close releases the memory-mapped model file (for a model read by Load)
+// and external data files. The model's tensors must not be used afterwards:
+// their data lived in those mappings.
 func (m *Model) Close() error {
 	var first error
 	for _, c := range m.closers {
@@ -107,6 +112,11 @@ func (m *Model) Close() error {
 		}
 	}
 	m.closers = nil
+	if m.ext != nil {
+		if err := m.ext.close(); err != nil && first == nil {
+			first = err
+		}
+	}
 	return first
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 )
@@ -96,6 +97,8 @@ type externalData struct {
 	checksum string
 	load     func() ([]byte, error) // set by the loader; memory-maps lazily
 	data     []byte                 // cached after the first load
+	err      error                  // a malformed external_data entry
+	mu       sync.Mutex
 }
 
 // NewTensor returns a tensor over raw, the packed little-endian data of a
@@ -180,17 +183,10 @@ func (t *Tensor) Bytes() ([]byte, error) {
 	var b []byte
 	switch {
 	case t.ext != nil:
-		if t.ext.data == nil {
-			if t.ext.load == nil {
-				return nil, fmt.Errorf("tensor %q: external data %q is not attached to a model folder", t.Name, t.ext.location)
-			}
-			d, err := t.ext.load()
-			if err != nil {
-				return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
-			}
-			t.ext.data = d
+		b, err = t.ext.bytes()
+		if err != nil {
+			return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
 		}
-		b = t.ext.data
 	case t.hasRaw:
 		b = t.raw
 	default:
@@ -341,4 +337,25 @@ func TensorTypeOf(tp *onnxpb.TypeProto) (dt DataType, dims []Dim, hasShape, ok b
 		}
 	}
 	return dt, dims, true, true
+}
+
+// bytes maps the external data on first use and caches it.
+func (e *externalData) bytes() ([]byte, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err != nil {
+		return nil, e.err
+	}
+	if e.data != nil {
+		return e.data, nil
+	}
+	if e.load == nil {
+		return nil, fmt.Errorf("external data %q is not attached to a model folder (load the model from a file)", e.location)
+	}
+	d, err := e.load()
+	if err != nil {
+		return nil, err
+	}
+	e.data = d
+	return d, nil
 }

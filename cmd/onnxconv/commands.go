@@ -6,5 +6,6 @@ import "github.com/spf13/cobra"
 func commands() []*cobra.Command {
 	return []*cobra.Command{
 		newOpsCmd(),
+		newInspectCmd(), newCheckCmd(), newConvertCmd(),
 	}
 }

@@ -1,0 +1,868 @@
+package tflite
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+)
+
+// layout of an ONNX value relative to its TFLite tensor.
+type layout int
+
+const (
+	native layout = iota // as in TFLite (NHWC for 4-D activations)
+	nchw                 // 4-D tensor transposed with perm [0,3,1,2]
+)
+
+// toNCHW and toNHWC are the Transpose perms between the layouts (functions,
+// so that the package holds no mutable state).
+func toNCHW() []int { return []int{0, 3, 1, 2} }
+func toNHWC() []int { return []int{0, 2, 3, 1} }
+
+type layoutKey struct {
+	idx int
+	lay layout
+}
+
+type converter struct {
+	opts  Options
+	m     *model
+	g     *subgraph
+	nodes []*onnxpb.NodeProto
+	inits []*onnxpb.TensorProto
+	used  map[string]bool
+	base  []string             // unique ONNX base name per tensor
+	raw   map[layoutKey]string // value holding the tensor (quantized if it is) in a layout
+	flt   map[layoutKey]string // dequantized value in a layout
+	qp    map[int][2]string    // scale and zero-point initializers per tensor
+	isIn  map[int]bool
+	isOut map[int]bool
+	// consumers counts the ops reading each tensor (for layout choices).
+	consumers map[int][]*operator
+}
+
+func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
+	g := m.subgraphs[opts.Subgraph]
+	c := &converter{
+		opts: opts, m: m, g: g,
+		used:      map[string]bool{},
+		raw:       map[layoutKey]string{},
+		flt:       map[layoutKey]string{},
+		qp:        map[int][2]string{},
+		isIn:      map[int]bool{},
+		isOut:     map[int]bool{},
+		consumers: map[int][]*operator{},
+	}
+	for _, i := range g.inputs {
+		c.isIn[int(i)] = true
+	}
+	for _, i := range g.outputs {
+		c.isOut[int(i)] = true
+	}
+	for _, o := range g.ops {
+		for _, i := range o.inputs {
+			if i >= 0 {
+				c.consumers[int(i)] = append(c.consumers[int(i)], o)
+			}
+		}
+	}
+	// Names: keep TFLite tensor names; make them unique and non-empty.
+	c.base = make([]string, len(g.tensors))
+	for i, t := range g.tensors {
+		name := sanitize(t.name)
+		if name == "" {
+			name = "tensor_" + strconv.Itoa(i)
+		}
+		if c.used[name] {
+			name = c.unique(name + "_" + strconv.Itoa(i))
+		}
+		c.used[name] = true
+		c.base[i] = name
+	}
+
+	graph := &onnxpb.GraphProto{Name: proto.String(g.name)}
+	if g.name == "" {
+		graph.Name = proto.String("main")
+	}
+	produced := map[int]bool{}
+	for _, i := range g.inputs {
+		t := g.tensors[i]
+		if t.data != nil {
+			continue // constant fed as input: an initializer
+		}
+		vi, err := c.valueInfo(c.base[i], t, true)
+		if err != nil {
+			return nil, fmt.Errorf("tflite: graph input %q: %w", t.name, err)
+		}
+		graph.Input = append(graph.Input, vi)
+		c.raw[layoutKey{int(i), native}] = c.base[i]
+		produced[int(i)] = true
+	}
+	// Variable tensors (LSTM state) without data start at zero.
+	for i, t := range g.tensors {
+		if t.variable && t.data == nil && !produced[i] {
+			produced[i] = true
+		}
+	}
+	for _, o := range g.ops {
+		if err := c.convertOp(o); err != nil {
+			return nil, fmt.Errorf("tflite: operator %d (%s, output %q): %w", o.index, opName(o), c.firstOutName(o), err)
+		}
+	}
+	for _, i := range g.outputs {
+		t := g.tensors[i]
+		name, err := c.rawValue(int(i), native)
+		if err != nil {
+			return nil, fmt.Errorf("tflite: graph output %q: %w", t.name, err)
+		}
+		if name != c.base[i] {
+			// A graph input or an alias: give the output its own name.
+			out := c.unique(c.base[i] + "_output")
+			c.node("Identity", []string{name}, []string{out})
+			name = out
+		}
+		vi, err := c.valueInfo(name, t, true)
+		if err != nil {
+			return nil, fmt.Errorf("tflite: graph output %q: %w", t.name, err)
+		}
+		graph.Output = append(graph.Output, vi)
+	}
+	graph.Node = c.nodes
+	graph.Initializer = c.inits
+
+	mp := &onnxpb.ModelProto{
+		IrVersion:       proto.Int64(irVersion(c.opts.Opset)),
+		ProducerName:    proto.String("onnxconv"),
+		ProducerVersion: proto.String("tflite-importer"),
+		OpsetImport:     []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(int64(c.opts.Opset))}},
+		Graph:           graph,
+		ModelVersion:    proto.Int64(int64(m.version)),
+	}
+	if m.description != "" {
+		mp.DocString = proto.String(m.description)
+		graph.DocString = proto.String(m.description)
+	}
+	meta := func(k, v string) {
+		mp.MetadataProps = append(mp.MetadataProps, &onnxpb.StringStringEntryProto{Key: proto.String(k), Value: proto.String(v)})
+	}
+	meta("source_format", "tflite")
+	meta("tflite.schema_version", strconv.FormatUint(uint64(m.version), 10))
+	if m.description != "" {
+		meta("tflite.description", m.description)
+	}
+	if len(m.subgraphs) > 1 || g.name != "" {
+		meta("tflite.subgraph", fmt.Sprintf("%d:%s", c.opts.Subgraph, g.name))
+	}
+	for _, s := range m.signatures {
+		meta("tflite.signature", s)
+	}
+	for _, k := range m.metaOrder {
+		v := m.metadata[k]
+		s := strings.TrimRight(string(v), "\x00")
+		if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+			meta("tflite.metadata."+k, s)
+		} else {
+			meta("tflite.metadata."+k, "base64:"+base64.StdEncoding.EncodeToString(v))
+		}
+	}
+	return mp, nil
+}
+
+func irVersion(opset int) int64 {
+	switch {
+	case opset <= 13:
+		return 7
+	case opset <= 18:
+		return 8
+	case opset <= 20:
+		return 9
+	case opset <= 22:
+		return 10
+	}
+	return 11
+}
+
+func sanitize(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+		return s
+	}
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "_")
+}
+
+func (c *converter) unique(s string) string {
+	if !c.used[s] {
+		c.used[s] = true
+		return s
+	}
+	for i := 1; ; i++ {
+		n := s + "_" + strconv.Itoa(i)
+		if !c.used[n] {
+			c.used[n] = true
+			return n
+		}
+	}
+}
+
+func (c *converter) firstOutName(o *operator) string {
+	if len(o.outputs) > 0 {
+		return c.g.tensors[o.outputs[0]].name
+	}
+	return ""
+}
+
+// ---- ONNX building helpers -------------------------------------------------
+
+func (c *converter) node(op string, in, out []string, attrs ...*onnxpb.AttributeProto) *onnxpb.NodeProto {
+	n := &onnxpb.NodeProto{OpType: proto.String(op), Input: in, Output: out, Attribute: attrs}
+	if len(out) > 0 {
+		n.Name = proto.String(out[0])
+	}
+	c.nodes = append(c.nodes, n)
+	return n
+}
+
+func attrInt(name string, v int64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(v)}
+}
+
+func attrInts(name string, v []int64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: v}
+}
+
+func attrFloat(name string, v float32) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(v)}
+}
+
+func attrString(name, v string) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_STRING.Enum(), S: []byte(v)}
+}
+
+func attrStrings(name string, v []string) *onnxpb.AttributeProto {
+	b := make([][]byte, len(v))
+	for i, s := range v {
+		b[i] = []byte(s)
+	}
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_STRINGS.Enum(), Strings: b}
+}
+
+func (c *converter) addInit(name string, dt onnxpb.TensorProto_DataType, dims []int64, raw []byte) string {
+	name = c.unique(name)
+	c.inits = append(c.inits, &onnxpb.TensorProto{
+		Name: proto.String(name), DataType: proto.Int32(int32(dt)), Dims: append([]int64(nil), dims...), RawData: raw,
+	})
+	return name
+}
+
+func (c *converter) constI64(name string, v []int64) string {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
+	}
+	return c.addInit(name, onnxpb.TensorProto_INT64, []int64{int64(len(v))}, b)
+}
+
+func (c *converter) constF32(name string, dims []int64, v []float32) string {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return c.addInit(name, onnxpb.TensorProto_FLOAT, dims, b)
+}
+
+func (c *converter) scalarF32(name string, v float32) string {
+	return c.constF32(name, nil, []float32{v})
+}
+
+func onnxType(t fb.TensorType) (onnxpb.TensorProto_DataType, error) {
+	switch t {
+	case fb.TensorTypeFLOAT32:
+		return onnxpb.TensorProto_FLOAT, nil
+	case fb.TensorTypeFLOAT16:
+		return onnxpb.TensorProto_FLOAT16, nil
+	case fb.TensorTypeBFLOAT16:
+		return onnxpb.TensorProto_BFLOAT16, nil
+	case fb.TensorTypeFLOAT64:
+		return onnxpb.TensorProto_DOUBLE, nil
+	case fb.TensorTypeINT32:
+		return onnxpb.TensorProto_INT32, nil
+	case fb.TensorTypeUINT32:
+		return onnxpb.TensorProto_UINT32, nil
+	case fb.TensorTypeINT64:
+		return onnxpb.TensorProto_INT64, nil
+	case fb.TensorTypeUINT64:
+		return onnxpb.TensorProto_UINT64, nil
+	case fb.TensorTypeINT16:
+		return onnxpb.TensorProto_INT16, nil
+	case fb.TensorTypeUINT16:
+		return onnxpb.TensorProto_UINT16, nil
+	case fb.TensorTypeINT8:
+		return onnxpb.TensorProto_INT8, nil
+	case fb.TensorTypeUINT8:
+		return onnxpb.TensorProto_UINT8, nil
+	case fb.TensorTypeBOOL:
+		return onnxpb.TensorProto_BOOL, nil
+	case fb.TensorTypeSTRING:
+		return onnxpb.TensorProto_STRING, nil
+	case fb.TensorTypeINT4:
+		return onnxpb.TensorProto_INT4, nil
+	}
+	return 0, fmt.Errorf("tensor type %s has no ONNX equivalent", t)
+}
+
+func (c *converter) valueInfo(name string, t *tensor, static bool) (*onnxpb.ValueInfoProto, error) {
+	dt, err := onnxType(t.typ)
+	if err != nil {
+		return nil, err
+	}
+	shape := &onnxpb.TensorShapeProto{}
+	for i, d := range t.shape {
+		dim := &onnxpb.TensorShapeProto_Dimension{}
+		if t.sig != nil && t.sig[i] < 0 || d < 0 {
+			dim.Value = &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: fmt.Sprintf("%s_dim%d", name, i)}
+			if i == 0 {
+				dim.Value = &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: "batch"}
+			}
+		} else {
+			dim.Value = &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: d}
+		}
+		shape.Dim = append(shape.Dim, dim)
+	}
+	return &onnxpb.ValueInfoProto{
+		Name: proto.String(name),
+		Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
+			ElemType: proto.Int32(int32(dt)), Shape: shape,
+		}}},
+	}, nil
+}
+
+// ---- tensors, layouts and quantization ------------------------------------
+
+func (c *converter) tensor(idx int32) *tensor { return c.g.tensors[idx] }
+
+// isQuant reports whether a tensor holds quantized integers that the QDQ
+// graph dequantizes.
+func isQuant(t *tensor) bool {
+	if t.q == nil {
+		return false
+	}
+	switch t.typ {
+	case fb.TensorTypeINT8, fb.TensorTypeUINT8, fb.TensorTypeINT16, fb.TensorTypeUINT16,
+		fb.TensorTypeINT32, fb.TensorTypeINT64, fb.TensorTypeINT4:
+		return true
+	}
+	return false
+}
+
+func rank4(t *tensor) bool { return len(t.shape) == 4 }
+
+// available reports which layouts of a tensor already exist.
+func (c *converter) available(idx int32) (nat, ch bool) {
+	_, nat = c.raw[layoutKey{int(idx), native}]
+	_, ch = c.raw[layoutKey{int(idx), nchw}]
+	return
+}
+
+// prefers picks the layout a layout-agnostic op should read a tensor in.
+func (c *converter) prefers(idx int32) layout {
+	if c.opts.KeepNHWC || !rank4(c.tensor(idx)) || c.tensor(idx).data != nil {
+		return native
+	}
+	nat, ch := c.available(idx)
+	if ch || !nat {
+		return nchw
+	}
+	return native
+}
+
+// chooseLayout picks the layout for an elementwise op over several inputs of
+// the output's rank: the layout that needs the fewest transposes, NCHW on a
+// tie when any input is already NCHW.
+func (c *converter) chooseLayout(inputs []int32, outRank int) layout {
+	if c.opts.KeepNHWC || outRank != 4 {
+		return native
+	}
+	costN, costC, anyC := 0, 0, false
+	for _, i := range inputs {
+		if i < 0 {
+			continue
+		}
+		t := c.tensor(i)
+		if t.data != nil {
+			continue
+		}
+		if len(t.shape) != 4 {
+			return native // a non-constant broadcast operand of lower rank
+		}
+		nat, ch := c.available(i)
+		if !nat {
+			costN++
+		}
+		if !ch {
+			costC++
+		}
+		if ch {
+			anyC = true
+		}
+	}
+	if costC < costN || (costC == costN && anyC) {
+		return nchw
+	}
+	return native
+}
+
+// layoutName is the ONNX name of a tensor in a layout: the TFLite name for
+// the value that carries it (the native one for graph inputs and outputs,
+// else the one produced first).
+func (c *converter) layoutName(idx int, lay layout) string {
+	if c.opts.KeepNHWC {
+		if lay == native {
+			return c.base[idx]
+		}
+		return c.unique(c.base[idx] + "_nchw")
+	}
+	if lay == native {
+		if c.isIn[idx] || c.isOut[idx] {
+			return c.base[idx]
+		}
+		if _, ok := c.raw[layoutKey{idx, nchw}]; ok {
+			return c.unique(c.base[idx] + "_nhwc")
+		}
+		return c.base[idx]
+	}
+	if c.isIn[idx] || c.isOut[idx] {
+		return c.unique(c.base[idx] + "_nchw")
+	}
+	if _, ok := c.raw[layoutKey{idx, native}]; ok {
+		return c.unique(c.base[idx] + "_nchw")
+	}
+	return c.base[idx]
+}
+
+// rawValue returns the value holding tensor idx in layout lay, creating an
+// initializer or a Transpose as needed.
+func (c *converter) rawValue(idx int, lay layout) (string, error) {
+	t := c.g.tensors[idx]
+	if lay == nchw && len(t.shape) != 4 && t.data == nil {
+		return "", fmt.Errorf("tensor %q of rank %d has no NCHW layout", t.name, len(t.shape))
+	}
+	if n, ok := c.raw[layoutKey{idx, lay}]; ok {
+		return n, nil
+	}
+	if t.data != nil {
+		return c.constant(idx, lay)
+	}
+	if t.variable {
+		// Variable tensor without data: zeros of its shape.
+		for _, d := range t.shape {
+			if d < 0 {
+				return "", fmt.Errorf("variable tensor %q has unknown shape %v", t.name, t.shape)
+			}
+		}
+		dt, err := onnxType(t.typ)
+		if err != nil {
+			return "", err
+		}
+		n := numel(t.shape)
+		es := elemSize(t.typ)
+		if n > maxStateElements || es == 0 {
+			return "", fmt.Errorf("variable tensor %q: %s%v is not a supported state tensor", t.name, t.typ, t.shape)
+		}
+		name := c.addInit(c.base[idx]+"_init", dt, t.shape, make([]byte, int(n)*es))
+		c.raw[layoutKey{idx, native}] = name
+		if lay == native {
+			return name, nil
+		}
+	}
+	other := native
+	if lay == native {
+		other = nchw
+	}
+	src, ok := c.raw[layoutKey{idx, other}]
+	if !ok {
+		return "", fmt.Errorf("tensor %q is read before any operator produces it", t.name)
+	}
+	perm := toNCHW()
+	if lay == native {
+		perm = toNHWC()
+	}
+	name := c.layoutName(idx, lay)
+	c.node("Transpose", []string{src}, []string{name}, attrInts("perm", ints64(perm)))
+	c.raw[layoutKey{idx, lay}] = name
+	return name, nil
+}
+
+// constant makes the initializer of a constant tensor in a layout. In NCHW
+// a constant of lower rank is first aligned to rank 4 the way broadcasting
+// aligns it (leading ones).
+func (c *converter) constant(idx int, lay layout) (string, error) {
+	t := c.g.tensors[idx]
+	dt, err := onnxType(t.typ)
+	if err != nil {
+		return "", fmt.Errorf("constant %q: %w", t.name, err)
+	}
+	if lay == native {
+		name := c.base[idx]
+		c.inits = append(c.inits, &onnxpb.TensorProto{Name: proto.String(name), DataType: proto.Int32(int32(dt)), Dims: append([]int64(nil), t.shape...), RawData: t.data})
+		c.raw[layoutKey{idx, native}] = name
+		return name, nil
+	}
+	shape, perm, err := nchwConstPlan(t)
+	if err != nil {
+		return "", err
+	}
+	data, dims, err := permuteBytes(t.data, elemSize(t.typ), shape, perm)
+	if err != nil {
+		return "", fmt.Errorf("constant %q: %w", t.name, err)
+	}
+	name := c.addInit(c.base[idx]+"_nchw", dt, dims, data)
+	c.raw[layoutKey{idx, nchw}] = name
+	return name, nil
+}
+
+// nchwConstPlan gives the rank-4 shape and permutation that put a constant
+// of rank <= 4 into NCHW broadcasting position.
+func nchwConstPlan(t *tensor) ([]int64, []int, error) {
+	if len(t.shape) > 4 {
+		return nil, nil, fmt.Errorf("constant %q of rank %d has no NCHW layout", t.name, len(t.shape))
+	}
+	if t.typ == fb.TensorTypeINT4 || t.typ == fb.TensorTypeSTRING {
+		return nil, nil, fmt.Errorf("constant %q of type %s cannot be permuted", t.name, t.typ)
+	}
+	shape := make([]int64, 4-len(t.shape), 4)
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape = append(shape, t.shape...)
+	return shape, toNCHW(), nil
+}
+
+func numel(shape []int64) int64 {
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+func ints64(v []int) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}
+
+// permuteBytes transposes row-major data of the given shape: output dim i is
+// input dim perm[i].
+func permuteBytes(data []byte, es int, shape []int64, perm []int) ([]byte, []int64, error) {
+	r := len(shape)
+	if len(perm) != r {
+		return nil, nil, fmt.Errorf("permutation %v does not fit shape %v", perm, shape)
+	}
+	n := numel(shape)
+	if int64(len(data)) != n*int64(es) {
+		return nil, nil, fmt.Errorf("data of %d bytes does not fit shape %v", len(data), shape)
+	}
+	inStride := make([]int64, r)
+	s := int64(1)
+	for i := r - 1; i >= 0; i-- {
+		inStride[i] = s
+		s *= shape[i]
+	}
+	dims := make([]int64, r)
+	strides := make([]int64, r)
+	for i, p := range perm {
+		dims[i] = shape[p]
+		strides[i] = inStride[p]
+	}
+	out := make([]byte, len(data))
+	idx := make([]int64, r)
+	for o := int64(0); o < n; o++ {
+		off := int64(0)
+		for i := 0; i < r; i++ {
+			off += idx[i] * strides[i]
+		}
+		copy(out[o*int64(es):(o+1)*int64(es)], data[off*int64(es):(off+1)*int64(es)])
+		for i := r - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < dims[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return out, dims, nil
+}
+
+// floatValue returns tensor idx in layout lay in the float domain: the
+// tensor itself if it is not quantized, else a DequantizeLinear of it.
+func (c *converter) floatValue(idx int32, lay layout) (string, error) {
+	if idx < 0 {
+		return "", nil
+	}
+	t := c.tensor(idx)
+	if !isQuant(t) {
+		return c.rawValue(int(idx), lay)
+	}
+	key := layoutKey{int(idx), lay}
+	if n, ok := c.flt[key]; ok {
+		return n, nil
+	}
+	axis := int64(t.q.dim)
+	if lay == nchw {
+		axis += int64(4 - len(t.shape))
+		axis = int64(indexOf(toNCHW(), int(axis)))
+	}
+	if _, written := c.raw[layoutKey{int(idx), native}]; t.variable && t.data == nil && !written && lay == native &&
+		len(t.q.scale) == 1 && staticShape(t.shape) && numel(t.shape) <= maxStateElements {
+		// Initial value of a state tensor: quantized zeros, dequantized now.
+		v := make([]float32, numel(t.shape))
+		for i := range v {
+			v[i] = float32(float64(-t.q.zp[0]) * float64(t.q.scale[0]))
+		}
+		name := c.constF32(c.base[idx]+"_init_dq", t.shape, v)
+		c.flt[key] = name
+		return name, nil
+	}
+	if t.typ == fb.TensorTypeINT64 {
+		// DequantizeLinear has no int64 input (int16 models carry int64
+		// biases): dequantize the constant now.
+		if t.data == nil || lay != native {
+			return "", fmt.Errorf("int64 quantized tensor %q must be a 1-D constant", t.name)
+		}
+		vals, err := dequantInt64(t)
+		if err != nil {
+			return "", err
+		}
+		name := c.constF32(c.base[idx]+"_dq", t.shape, vals)
+		c.flt[key] = name
+		return name, nil
+	}
+	src, err := c.rawValue(int(idx), lay)
+	if err != nil {
+		return "", err
+	}
+	scale, zp, err := c.qparams(t)
+	if err != nil {
+		return "", err
+	}
+	name := c.unique(c.base[idx] + "_dq")
+	var attrs []*onnxpb.AttributeProto
+	if len(t.q.scale) > 1 {
+		attrs = append(attrs, attrInt("axis", axis))
+	}
+	c.node("DequantizeLinear", []string{src, scale, zp}, []string{name}, attrs...)
+	c.flt[key] = name
+	return name, nil
+}
+
+func indexOf(v []int, x int) int {
+	for i, y := range v {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func dequantInt64(t *tensor) ([]float32, error) {
+	n := len(t.data) / 8
+	out := make([]float32, n)
+	inner := 1
+	if len(t.q.scale) > 1 {
+		for _, d := range t.shape[t.q.dim+1:] {
+			inner *= int(d)
+		}
+	}
+	for i := 0; i < n; i++ {
+		v := int64(binary.LittleEndian.Uint64(t.data[8*i:]))
+		ch := 0
+		if len(t.q.scale) > 1 {
+			ch = (i / inner) % len(t.q.scale)
+		}
+		out[i] = float32(float64(v-t.q.zp[ch]) * float64(t.q.scale[ch]))
+	}
+	return out, nil
+}
+
+// qparams makes (once per tensor) the scale and zero-point initializers of a
+// quantized tensor.
+func (c *converter) qparams(t *tensor) (string, string, error) {
+	if p, ok := c.qp[t.index]; ok {
+		return p[0], p[1], nil
+	}
+	dt, err := onnxType(t.typ)
+	if err != nil {
+		return "", "", err
+	}
+	switch t.typ {
+	case fb.TensorTypeINT16, fb.TensorTypeUINT16, fb.TensorTypeINT4:
+		if c.opts.Opset < 21 {
+			return "", "", fmt.Errorf("tensor %q is %s-quantized: QuantizeLinear/DequantizeLinear for it need opset 21 or newer (have %d)", t.name, t.typ, c.opts.Opset)
+		}
+	case fb.TensorTypeINT8, fb.TensorTypeUINT8, fb.TensorTypeINT32:
+	default:
+		return "", "", fmt.Errorf("tensor %q: quantized type %s is not supported", t.name, t.typ)
+	}
+	var dims []int64
+	if len(t.q.scale) > 1 {
+		dims = []int64{int64(len(t.q.scale))}
+	}
+	scale := c.constF32(c.base[t.index]+"_scale", dims, t.q.scale)
+	es := elemSize(t.typ)
+	zb := make([]byte, es*len(t.q.zp))
+	for i, z := range t.q.zp {
+		switch es {
+		case 1:
+			if t.typ == fb.TensorTypeUINT8 && (z < 0 || z > 255) || t.typ != fb.TensorTypeUINT8 && (z < -128 || z > 127) {
+				return "", "", fmt.Errorf("tensor %q: zero point %d out of range for %s", t.name, z, t.typ)
+			}
+			zb[i] = byte(z)
+		case 2:
+			binary.LittleEndian.PutUint16(zb[2*i:], uint16(z))
+		case 4:
+			binary.LittleEndian.PutUint32(zb[4*i:], uint32(z))
+		}
+	}
+	if t.typ == fb.TensorTypeINT4 {
+		return "", "", fmt.Errorf("tensor %q: int4 quantization is not supported", t.name)
+	}
+	zp := c.addInit(c.base[t.index]+"_zero_point", dt, dims, zb)
+	c.qp[t.index] = [2]string{scale, zp}
+	return scale, zp, nil
+}
+
+// output is the float-domain value an op writes for its output tensor idx
+// in layout lay; finish turns it into the tensor (quantizing it if the
+// tensor is quantized).
+func (c *converter) output(idx int32, lay layout) string {
+	t := c.tensor(idx)
+	if isQuant(t) {
+		return c.unique(c.base[idx] + "_float")
+	}
+	return c.layoutName(int(idx), lay)
+}
+
+func (c *converter) finish(idx int32, lay layout, val string) error {
+	return c.finishAs(idx, lay, val, false)
+}
+
+// finishAs stores the value of output tensor idx; raw says val already
+// holds the tensor's own (quantized) values.
+func (c *converter) finishAs(idx int32, lay layout, val string, raw bool) error {
+	t := c.tensor(idx)
+	key := layoutKey{int(idx), lay}
+	if _, dup := c.raw[key]; dup {
+		return fmt.Errorf("tensor %q is written twice", t.name)
+	}
+	if isQuant(t) && !raw {
+		if t.typ == fb.TensorTypeINT64 || t.typ == fb.TensorTypeINT32 && len(t.q.scale) > 1 {
+			return fmt.Errorf("cannot quantize activation %q to %s", t.name, t.typ)
+		}
+		scale, zp, err := c.qparams(t)
+		if err != nil {
+			return err
+		}
+		name := c.layoutName(int(idx), lay)
+		var attrs []*onnxpb.AttributeProto
+		if len(t.q.scale) > 1 {
+			axis := int64(t.q.dim)
+			if lay == nchw {
+				axis = int64(indexOf(toNCHW(), int(axis)))
+			}
+			attrs = append(attrs, attrInt("axis", axis))
+		}
+		c.node("QuantizeLinear", []string{val, scale, zp}, []string{name}, attrs...)
+		c.raw[key] = name
+	} else {
+		c.raw[key] = val
+	}
+	if c.opts.KeepNHWC && lay == nchw {
+		// Back to NHWC at once; readers that need NCHW transpose again.
+		if _, err := c.rawValue(int(idx), native); err != nil {
+			return err
+		}
+		delete(c.raw, key)
+	}
+	return nil
+}
+
+// activation applies a fused activation from in to out.
+func (c *converter) activation(act fb.ActivationFunctionType, in, out string) error {
+	switch act {
+	case fb.ActivationFunctionTypeRELU:
+		c.node("Relu", []string{in}, []string{out})
+	case fb.ActivationFunctionTypeRELU6:
+		c.node("Clip", []string{in, c.scalarF32(out+"_min", 0), c.scalarF32(out+"_max", 6)}, []string{out})
+	case fb.ActivationFunctionTypeRELU_N1_TO_1:
+		c.node("Clip", []string{in, c.scalarF32(out+"_min", -1), c.scalarF32(out+"_max", 1)}, []string{out})
+	case fb.ActivationFunctionTypeTANH:
+		c.node("Tanh", []string{in}, []string{out})
+	case fb.ActivationFunctionTypeSIGN_BIT:
+		c.node("Sign", []string{in}, []string{out})
+	default:
+		return fmt.Errorf("fused activation %s is not supported", act)
+	}
+	return nil
+}
+
+// sameQuant reports whether two tensors hold per-tensor quantized values of
+// the same type, scale and zero point, so that an op that only moves values
+// can work on the integers themselves.
+func sameQuant(a, b *tensor) bool {
+	return isQuant(a) && isQuant(b) && a.typ == b.typ && len(a.q.scale) == 1 && len(b.q.scale) == 1 &&
+		a.q.scale[0] == b.q.scale[0] && a.q.zp[0] == b.q.zp[0] && a.typ != fb.TensorTypeINT64
+}
+
+// moveInput returns the input of a data-movement op (reshape, transpose,
+// slicing, ...): the quantized tensor itself when the output is quantized
+// alike (no DequantizeLinear/QuantizeLinear pair around the op), else its
+// float value. raw tells which.
+func (c *converter) moveInput(in, out int32, lay layout) (v string, raw bool, err error) {
+	if sameQuant(c.tensor(in), c.tensor(out)) {
+		v, err = c.rawValue(int(in), lay)
+		return v, true, err
+	}
+	v, err = c.floatValue(in, lay)
+	return v, false, err
+}
+
+// emitMove is emit for data-movement ops, after moveInput.
+func (c *converter) emitMove(out int32, lay layout, raw bool, build func(y string) error) error {
+	if !raw {
+		return c.emit(out, lay, fb.ActivationFunctionTypeNONE, build)
+	}
+	y := c.layoutName(int(out), lay)
+	if err := build(y); err != nil {
+		return err
+	}
+	return c.finishAs(out, lay, y, true)
+}
+
+// emit runs build with the name the op's main node must write, adds the
+// fused activation and finishes the output tensor.
+func (c *converter) emit(out int32, lay layout, act fb.ActivationFunctionType, build func(y string) error) error {
+	y := c.output(out, lay)
+	pre := y
+	if act != fb.ActivationFunctionTypeNONE {
+		pre = c.unique(y + "_preact")
+	}
+	if err := build(pre); err != nil {
+		return err
+	}
+	if act != fb.ActivationFunctionTypeNONE {
+		if err := c.activation(act, pre, y); err != nil {
+			return err
+		}
+	}
+	return c.finish(out, lay, y)
+}

@@ -1,0 +1,429 @@
+package tflite
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+)
+
+// UNIDIRECTIONAL_SEQUENCE_LSTM input slots.
+const (
+	lstmInput = iota
+	lstmWi
+	lstmWf
+	lstmWc
+	lstmWo
+	lstmRi
+	lstmRf
+	lstmRc
+	lstmRo
+	lstmPi
+	lstmPf
+	lstmPo
+	lstmBi
+	lstmBf
+	lstmBc
+	lstmBo
+	lstmProjW
+	lstmProjB
+	lstmH0
+	lstmC0
+	lstmLNi
+	lstmLNf
+	lstmLNc
+	lstmLNo
+)
+
+func lstmActivation(a fb.ActivationFunctionType) (string, error) {
+	switch a {
+	case fb.ActivationFunctionTypeTANH:
+		return "Tanh", nil
+	case fb.ActivationFunctionTypeRELU:
+		return "Relu", nil
+	case fb.ActivationFunctionTypeNONE:
+		return "", fmt.Errorf("LSTM without cell activation is not supported")
+	}
+	return "", fmt.Errorf("LSTM activation %s is not supported", a)
+}
+
+func (c *converter) lstm(o *operator) error {
+	if len(o.inputs) < 20 {
+		return fmt.Errorf("has %d inputs, want 20 or 24", len(o.inputs))
+	}
+	if len(o.outputs) < 1 {
+		return fmt.Errorf("has no outputs")
+	}
+	for _, i := range []int{lstmInput, lstmWf, lstmWc, lstmWo, lstmRf, lstmRc, lstmRo, lstmBf, lstmBc, lstmBo, lstmH0, lstmC0} {
+		if o.inputs[i] < 0 {
+			return fmt.Errorf("required input %d is omitted", i)
+		}
+	}
+	for i := lstmLNi; i < len(o.inputs) && i <= lstmLNo; i++ {
+		if o.inputs[i] >= 0 {
+			return fmt.Errorf("layer-normalized LSTM is not supported")
+		}
+	}
+	opt, err := options[fb.UnidirectionalSequenceLSTMOptions](o, fb.BuiltinOptionsUnidirectionalSequenceLSTMOptions)
+	if err != nil {
+		return err
+	}
+	if opt.DiagonalRecurrentTensors() {
+		return fmt.Errorf("diagonal recurrent tensors are not supported")
+	}
+	act, err := lstmActivation(opt.FusedActivationFunction())
+	if err != nil {
+		return err
+	}
+	xt := c.tensor(o.inputs[lstmInput])
+	wf := c.tensor(o.inputs[lstmWf])
+	rf := c.tensor(o.inputs[lstmRf])
+	if len(xt.shape) != 3 || len(wf.shape) != 2 || len(rf.shape) != 2 {
+		return fmt.Errorf("input %v, weights %v, recurrent weights %v: want 3-D, 2-D, 2-D", xt.shape, wf.shape, rf.shape)
+	}
+	hidden := wf.shape[0]
+	cifg := o.inputs[lstmWi] < 0
+	peep := o.inputs[lstmPf] >= 0
+	proj := o.inputs[lstmProjW] >= 0
+	if !cifg && (o.inputs[lstmRi] < 0 || o.inputs[lstmBi] < 0) {
+		return fmt.Errorf("input gate weights without recurrent weights or bias")
+	}
+	if peep && (o.inputs[lstmPo] < 0 || !cifg && o.inputs[lstmPi] < 0) {
+		return fmt.Errorf("incomplete peephole weights")
+	}
+	f := func(i int) (string, error) { return c.floatValue(o.inputs[i], native) }
+	quantized := isQuant(c.tensor(o.outputs[0]))
+	if !cifg && !proj && !quantized && opt.CellClip() == 0 && opt.ProjClip() == 0 {
+		return c.lstmONNX(o, opt.TimeMajor(), act, hidden, peep, f)
+	}
+	return c.lstmUnrolled(o, opt, act, hidden, cifg, peep, proj, f)
+}
+
+// lstmONNX maps the op onto one ONNX LSTM (gate order i, o, f, c).
+func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int64, peep bool, f func(int) (string, error)) error {
+	y0 := c.base[o.outputs[0]]
+	get := func(idx ...int) ([]string, error) {
+		var out []string
+		for _, i := range idx {
+			v, err := f(i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	x, err := f(lstmInput)
+	if err != nil {
+		return err
+	}
+	ws, err := get(lstmWi, lstmWo, lstmWf, lstmWc)
+	if err != nil {
+		return err
+	}
+	rs, err := get(lstmRi, lstmRo, lstmRf, lstmRc)
+	if err != nil {
+		return err
+	}
+	bs, err := get(lstmBi, lstmBo, lstmBf, lstmBc)
+	if err != nil {
+		return err
+	}
+	h0, err := f(lstmH0)
+	if err != nil {
+		return err
+	}
+	c0, err := f(lstmC0)
+	if err != nil {
+		return err
+	}
+	var ps []string
+	if peep {
+		if ps, err = get(lstmPi, lstmPo, lstmPf); err != nil {
+			return err
+		}
+	}
+	zero := c.constI64(y0+"_axis0", []int64{0})
+	stack := func(name string, parts []string) string {
+		cat := c.unique(name + "_concat")
+		c.node("Concat", parts, []string{cat}, attrInt("axis", 0))
+		out := c.unique(name)
+		c.node("Unsqueeze", []string{cat, zero}, []string{out})
+		return out
+	}
+	W := stack(y0+"_W", ws)
+	R := stack(y0+"_R", rs)
+	zb := c.constF32(y0+"_Rb", []int64{4 * hidden}, make([]float32, 4*hidden))
+	B := stack(y0+"_B", append(bs, zb))
+	var P string
+	if peep {
+		P = stack(y0+"_P", ps)
+	}
+	// ONNX Runtime implements only layout=0 (time-major): batch-major
+	// TFLite sequences are transposed in and out.
+	if !timeMajor {
+		t := c.unique(y0 + "_time_major_input")
+		c.node("Transpose", []string{x}, []string{t}, attrInts("perm", []int64{1, 0, 2}))
+		x = t
+	}
+	stateAxis := int64(0)
+	sa := c.constI64(y0+"_state_axis", []int64{stateAxis})
+	h := c.unique(y0 + "_initial_h")
+	c.node("Unsqueeze", []string{h0, sa}, []string{h})
+	cc := c.unique(y0 + "_initial_c")
+	c.node("Unsqueeze", []string{c0, sa}, []string{cc})
+	ins := []string{x, W, R, B, "", h, cc}
+	if peep {
+		ins = append(ins, P)
+	}
+	attrs := []*onnxpb.AttributeProto{
+		attrInt("hidden_size", hidden),
+		attrStrings("activations", []string{"Sigmoid", act, act}),
+	}
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		yy := c.unique(y + "_Y")
+		c.node("LSTM", ins, []string{yy}, attrs...)
+		// Y is [seq, 1, batch, hidden].
+		dirAxis := int64(1)
+		if !timeMajor {
+			sq := c.unique(y + "_time_major")
+			c.node("Squeeze", []string{yy, c.constI64(y+"_dir_axis", []int64{dirAxis})}, []string{sq})
+			c.node("Transpose", []string{sq}, []string{y}, attrInts("perm", []int64{1, 0, 2}))
+			return nil
+		}
+		c.node("Squeeze", []string{yy, c.constI64(y+"_dir_axis", []int64{dirAxis})}, []string{y})
+		return nil
+	})
+}
+
+// lstmUnrolled writes the recurrence out step by step, for what ONNX LSTM
+// cannot express: TFLite's cell clip (on the cell state), projection clip,
+// projection and CIFG (coupled input and forget gates).
+func (c *converter) lstmUnrolled(o *operator, opt *fb.UnidirectionalSequenceLSTMOptions, act string, hidden int64, cifg, peep, proj bool, f func(int) (string, error)) error {
+	xt := c.tensor(o.inputs[lstmInput])
+	timeAxis := int64(1)
+	if opt.TimeMajor() {
+		timeAxis = 0
+	}
+	steps := xt.shape[timeAxis]
+	if steps <= 0 || steps > maxUnroll {
+		return fmt.Errorf("unrolling needs a static sequence length, have %d", steps)
+	}
+	y0 := c.base[o.outputs[0]]
+	x, err := f(lstmInput)
+	if err != nil {
+		return err
+	}
+	gates := []int{lstmWf, lstmWc, lstmWo}
+	rgates := []int{lstmRf, lstmRc, lstmRo}
+	bgates := []int{lstmBf, lstmBc, lstmBo}
+	if !cifg {
+		gates = append([]int{lstmWi}, gates...)
+		rgates = append([]int{lstmRi}, rgates...)
+		bgates = append([]int{lstmBi}, bgates...)
+	}
+	ng := int64(len(gates))
+	cat := func(name string, idx []int, axis int64) (string, error) {
+		var parts []string
+		for _, i := range idx {
+			v, err := f(i)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, v)
+		}
+		out := c.unique(name)
+		c.node("Concat", parts, []string{out}, attrInt("axis", axis))
+		return out, nil
+	}
+	W, err := cat(y0+"_W", gates, 0) // [G*H, I]
+	if err != nil {
+		return err
+	}
+	R, err := cat(y0+"_R", rgates, 0) // [G*H, out]
+	if err != nil {
+		return err
+	}
+	B, err := cat(y0+"_B", bgates, 0) // [G*H]
+	if err != nil {
+		return err
+	}
+	var pi, pf, po, pw, pb string
+	if peep {
+		if !cifg {
+			if pi, err = f(lstmPi); err != nil {
+				return err
+			}
+		}
+		if pf, err = f(lstmPf); err != nil {
+			return err
+		}
+		if po, err = f(lstmPo); err != nil {
+			return err
+		}
+	}
+	if proj {
+		w, err := f(lstmProjW)
+		if err != nil {
+			return err
+		}
+		pw = w
+		if o.inputs[lstmProjB] >= 0 {
+			if pb, err = f(lstmProjB); err != nil {
+				return err
+			}
+		}
+	}
+	h, err := f(lstmH0)
+	if err != nil {
+		return err
+	}
+	cs, err := f(lstmC0)
+	if err != nil {
+		return err
+	}
+	split := c.constI64(y0+"_split", repeat(hidden, int(ng)))
+	one := c.scalarF32(y0+"_one", 1)
+	clip := func(v string, lim float32, name string) string {
+		if lim <= 0 {
+			return v
+		}
+		out := c.unique(name)
+		c.node("Clip", []string{v, c.scalarF32(name+"_min", -lim), c.scalarF32(name+"_max", lim)}, []string{out})
+		return out
+	}
+	var hs []string
+	tAxis := c.constI64(y0+"_time_axis", []int64{timeAxis})
+	rawOut := !proj && sameQuant(c.tensor(o.outputs[0]), c.tensor(o.inputs[lstmH0])) && c.canQDQ(c.tensor(o.outputs[0]))
+	for t := int64(0); t < steps; t++ {
+		p := y0 + "_t" + strconv.FormatInt(t, 10)
+		n := func(s string) string { return c.unique(p + "_" + s) }
+		xg := n("x")
+		c.node("Gather", []string{x, c.constI64(p+"_index", []int64{t})}, []string{xg}, attrInt("axis", timeAxis))
+		xs := n("x_step")
+		c.node("Squeeze", []string{xg, tAxis}, []string{xs})
+		xw := n("xw")
+		c.node("Gemm", []string{xs, W, B}, []string{xw}, attrInt("transB", 1))
+		z := n("z")
+		c.node("Gemm", []string{h, R, xw}, []string{z}, attrInt("transB", 1))
+		parts := make([]string, ng)
+		for i := range parts {
+			parts[i] = n("gate" + strconv.Itoa(i))
+		}
+		c.node("Split", []string{z, split}, parts, attrInt("axis", 1))
+		k := 0
+		var zi string
+		if !cifg {
+			zi = parts[0]
+			k = 1
+		}
+		zf, zc, zo := parts[k], parts[k+1], parts[k+2]
+		peephole := func(zg, pg, cell, name string) string {
+			if !peep {
+				return zg
+			}
+			m := n(name + "_peep")
+			c.node("Mul", []string{pg, cell}, []string{m})
+			a := n(name + "_with_peep")
+			c.node("Add", []string{zg, m}, []string{a})
+			return a
+		}
+		sig := func(v, name string) string {
+			out := n(name)
+			c.node("Sigmoid", []string{v}, []string{out})
+			return out
+		}
+		fg := sig(peephole(zf, pf, cs, "f"), "forget")
+		var ig string
+		if cifg {
+			ig = n("input")
+			c.node("Sub", []string{one, fg}, []string{ig})
+		} else {
+			ig = sig(peephole(zi, pi, cs, "i"), "input")
+		}
+		g := n("cell_input")
+		c.node(act, []string{zc}, []string{g})
+		fc := n("fc")
+		c.node("Mul", []string{fg, cs}, []string{fc})
+		ic := n("ig")
+		c.node("Mul", []string{ig, g}, []string{ic})
+		cn := n("c_unclipped")
+		c.node("Add", []string{fc, ic}, []string{cn})
+		cs = clip(cn, opt.CellClip(), p+"_c")
+		if cs, _, err = c.requantize(cs, o.inputs[lstmC0], p+"_c"); err != nil {
+			return err
+		}
+		og := sig(peephole(zo, po, cs, "o"), "output")
+		ca := n("c_act")
+		c.node(act, []string{cs}, []string{ca})
+		hn := n("h")
+		c.node("Mul", []string{og, ca}, []string{hn})
+		if proj {
+			hp := n("h_proj")
+			in := []string{hn, pw}
+			if pb != "" {
+				in = append(in, pb)
+			}
+			c.node("Gemm", in, []string{hp}, attrInt("transB", 1))
+			hn = clip(hp, opt.ProjClip(), p+"_h_clipped")
+		}
+		// A quantized LSTM keeps its states quantized between steps.
+		var hq string
+		if h, hq, err = c.requantize(hn, o.inputs[lstmH0], p+"_h"); err != nil {
+			return err
+		}
+		hu := n("h_step")
+		if rawOut {
+			// Stack the quantized states: no DequantizeLinear/QuantizeLinear
+			// around the Unsqueeze and Concat.
+			c.node("Unsqueeze", []string{hq, tAxis}, []string{hu})
+		} else {
+			c.node("Unsqueeze", []string{h, tAxis}, []string{hu})
+		}
+		hs = append(hs, hu)
+	}
+	return c.emitMove(o.outputs[0], native, rawOut, func(y string) error {
+		c.node("Concat", hs, []string{y}, attrInt("axis", timeAxis))
+		return nil
+	})
+}
+
+func repeat(v int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// requantize rounds a float value to the quantization of tensor idx
+// (QuantizeLinear then DequantizeLinear) when that tensor is quantized per
+// tensor and the opset allows its type; otherwise it returns v unchanged
+// (and no quantized value).
+func (c *converter) requantize(v string, idx int32, name string) (dq, q string, err error) {
+	t := c.tensor(idx)
+	if !isQuant(t) || len(t.q.scale) != 1 || !c.canQDQ(t) {
+		return v, "", nil
+	}
+	scale, zp, err := c.qparams(t)
+	if err != nil {
+		return "", "", err
+	}
+	q = c.unique(name + "_q")
+	c.node("QuantizeLinear", []string{v, scale, zp}, []string{q})
+	dq = c.unique(name + "_dq")
+	c.node("DequantizeLinear", []string{q, scale, zp}, []string{dq})
+	return dq, q, nil
+}
+
+// canQDQ reports whether QuantizeLinear can produce t's type at the opset.
+func (c *converter) canQDQ(t *tensor) bool {
+	switch t.typ {
+	case fb.TensorTypeINT8, fb.TensorTypeUINT8:
+		return true
+	case fb.TensorTypeINT16, fb.TensorTypeUINT16:
+		return c.opts.Opset >= 21
+	}
+	return false
+}

@@ -1,0 +1,156 @@
+// Package tflite imports TensorFlow Lite flatbuffer models (.tflite) into
+// ONNX.
+//
+// Import is a pure function of the input bytes. TFLite activations are NHWC;
+// the importer keeps 4-D activations NCHW inside the graph (so Conv, pooling
+// and Resize map onto ONNX ops directly), permutes constant weights at
+// conversion time, and transposes only where a value has to change layout:
+// at the graph inputs and outputs, which stay NHWC with the TFLite tensor
+// names, and before the few layout-sensitive ops (RESHAPE, SQUEEZE, ...).
+//
+// Quantized models (int8, uint8, int16) become QDQ graphs: every quantized
+// TFLite tensor is an ONNX value of the same integer type and name, and each
+// op runs in float between DequantizeLinear and QuantizeLinear. int16 Q/DQ
+// needs opset 21 or newer.
+package tflite
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+)
+
+// DefaultOpset is the ONNX opset Import targets when Options.Opset is 0.
+const DefaultOpset = 21
+
+// Options controls Import.
+type Options struct {
+	// Opset is the ai.onnx opset of the result, 13 to 23; 0 means
+	// DefaultOpset. int16-quantized models need 21 or newer.
+	Opset int
+	// KeepNHWC keeps every value in the TFLite layout: NCHW-only ONNX ops
+	// (Conv, pooling, Resize, ...) get a Transpose on each side instead of
+	// the graph being kept NCHW inside.
+	KeepNHWC bool
+	// Subgraph selects the subgraph to convert (default 0, the main one).
+	Subgraph int
+}
+
+// Description describes the format this package imports.
+type Description struct {
+	Name       string
+	Summary    string
+	Extensions []string
+	// Magic are byte patterns that identify the format.
+	Magic []Magic
+}
+
+// Magic is a byte pattern at an offset of the file.
+type Magic struct {
+	Offset int64
+	Bytes  []byte
+}
+
+// Describe names the format: "tflite", extension .tflite, identifier "TFL3"
+// at byte 4.
+func Describe() Description {
+	return Description{
+		Name:       "tflite",
+		Summary:    "TensorFlow Lite flatbuffer model (float, int8/uint8 and int16 quantized)",
+		Extensions: []string{".tflite"},
+		Magic:      []Magic{{Offset: 4, Bytes: []byte("TFL3")}},
+	}
+}
+
+// ParseOptions reads Options from plugin-style string options: "opset"
+// (integer), "keep_nhwc" (true/false), "subgraph" (integer). Unknown keys
+// are an error.
+func ParseOptions(m map[string]string) (Options, error) {
+	var o Options
+	for k, v := range m {
+		var err error
+		switch k {
+		case "opset":
+			o.Opset, err = strconv.Atoi(v)
+		case "keep_nhwc":
+			o.KeepNHWC, err = strconv.ParseBool(v)
+		case "subgraph":
+			o.Subgraph, err = strconv.Atoi(v)
+		default:
+			return o, fmt.Errorf("tflite: unknown option %q (known: opset, keep_nhwc, subgraph)", k)
+		}
+		if err != nil {
+			return o, fmt.Errorf("tflite: option %s=%q: %w", k, v, err)
+		}
+	}
+	return o, nil
+}
+
+// Detect reports whether head (the first bytes of a file, at least 8 for a
+// positive answer) looks like a TFLite model: the flatbuffer file identifier
+// "TFL3" at bytes 4..8. path is used only when head is too short to decide.
+func Detect(head []byte, path string) bool {
+	if len(head) >= 8 {
+		return bytes.Equal(head[4:8], []byte("TFL3"))
+	}
+	return len(head) == 0 && strings.EqualFold(filepath.Ext(path), ".tflite")
+}
+
+// Import converts a .tflite model to ONNX. Hostile input yields an error,
+// never a panic. Constant tensors are not copied: initializers keep their
+// raw data in slices of data, which the caller must not modify afterwards.
+func Import(data []byte, opts Options) (mp *onnxpb.ModelProto, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			mp = nil
+			if inAccessor() {
+				// A flatbuffer offset or length pointed outside the file.
+				err = fmt.Errorf("tflite: corrupt model: %v", r)
+			} else {
+				err = fmt.Errorf("tflite: internal error converting the model (please report): %v\n%s", r, debug.Stack())
+			}
+		}
+	}()
+	if opts.Opset == 0 {
+		opts.Opset = DefaultOpset
+	}
+	if opts.Opset < 13 || opts.Opset > 23 {
+		return nil, fmt.Errorf("tflite: opset %d not supported (13 to 23)", opts.Opset)
+	}
+	m, err := readModel(data)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Subgraph < 0 || opts.Subgraph >= len(m.subgraphs) {
+		return nil, fmt.Errorf("tflite: subgraph %d out of range (%d subgraphs)", opts.Subgraph, len(m.subgraphs))
+	}
+	return convertModel(m, opts)
+}
+
+// inAccessor reports, from inside a deferred recover, whether the panic
+// was raised in the flatbuffers accessors (a bad offset in the input) rather
+// than in the converter's own code (a bug).
+func inAccessor() bool {
+	pc := make([]uintptr, 64)
+	n := runtime.Callers(3, pc)
+	frames := runtime.CallersFrames(pc[:n])
+	afterPanic := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			afterPanic = true
+		case afterPanic && !strings.HasPrefix(f.Function, "runtime."):
+			return strings.Contains(f.Function, "/tflitefb.") || strings.Contains(f.Function, "flatbuffers/go.")
+		}
+		if !more {
+			return false
+		}
+	}
+}
