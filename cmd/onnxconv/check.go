@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	schemacheck "github.com/onnxconv/onnxconv/canonical/check"
 )
 
 // newCheckCmd returns `onnxconv check MODEL`: exit 0 when the model is
@@ -18,7 +19,9 @@ func newCheckCmd() *cobra.Command {
 		Long: `Read MODEL (.onnx or .onnxtxt) and check its structure: ir_version and
 opset_import, names defined once, every input defined, no cycle,
 topological order, every node with an op_type, tensor data matching dims,
-external data inside the model's folder.
+external data inside the model's folder; and every node against its
+operator schema at the model's opset: the op exists, arity, attribute
+names, types and required ones, type constraints, subgraph scoping.
 
 Exit status: 0 valid, 1 invalid (every problem is listed), 2 unreadable.`,
 		Args: cobra.ExactArgs(1),
@@ -30,6 +33,11 @@ Exit status: 0 valid, 1 invalid (every problem is listed), 2 unreadable.`,
 			}
 			defer m.Close()
 			probs := canonical.Validate(m)
+			if len(m.OpsetImports) > 0 {
+				// Without opset_import every node would also fail its
+				// schema lookup: the structural problem says it once.
+				probs = append(probs, schemacheck.Schema(m)...)
+			}
 			out := cmd.OutOrStdout()
 			if len(probs) == 0 {
 				nodes := 0

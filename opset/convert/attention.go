@@ -1,0 +1,174 @@
+package convert
+
+import (
+	"math"
+
+	"github.com/onnxconv/onnxconv/canonical"
+)
+
+// expandAttention rewrites Attention (23, 24) into MatMul/Softmax and
+// friends, following the operator's definition: heads split out of 3-D
+// inputs, past key/value concatenated, key/value heads repeated for
+// grouped-query attention, Q and K each scaled by sqrt(scale), optional
+// softcap, additive bias from the mask and the causal triangle, softmax,
+// and the product with V. The shapes of Q, K, V (and past) must be known:
+// the causal and padding biases are built as constants.
+func expandAttention(sc *stepCtx, to int) error {
+	n := sc.n
+	const fix = "run 'onnxconv infer' first so the shapes of Q, K and V are known"
+	if n.Input(6) != nil {
+		return blocked("keep opset >= 24", "Attention with nonpad_kv_seqlen has no expansion")
+	}
+	if to < 9 {
+		return blocked("target opset 9 or later", "the expansion of Attention uses Where and Expand")
+	}
+	q, k, v := n.Input(0), n.Input(1), n.Input(2)
+	mask, pastK, pastV := n.Input(3), n.Input(4), n.Input(5)
+	qs, ok1 := shapeOf(q)
+	ks, ok2 := shapeOf(k)
+	vs, ok3 := shapeOf(v)
+	if !ok1 || !ok2 || !ok3 || len(qs) != len(ks) || len(qs) != len(vs) || (len(qs) != 3 && len(qs) != 4) {
+		return blocked(fix, "Attention needs Q, K and V of known 3-D or 4-D shapes to expand")
+	}
+	three := len(qs) == 3
+	batch, sq := qs[0], qs[len(qs)-2]
+	var hq, hkv, d, dv, skv int64
+	if three {
+		hq, hkv = n.AttrInt("q_num_heads", 0), n.AttrInt("kv_num_heads", 0)
+		if hq <= 0 || hkv <= 0 || qs[2]%hq != 0 || ks[2]%hkv != 0 || vs[2]%hkv != 0 {
+			return blocked("", "3-D Attention needs q_num_heads and kv_num_heads dividing the hidden sizes")
+		}
+		d, dv, skv = qs[2]/hq, vs[2]/hkv, ks[1]
+	} else {
+		hq, hkv, d, dv, skv = qs[1], ks[1], qs[3], vs[3], ks[2]
+	}
+	if hkv <= 0 || hq%hkv != 0 {
+		return blocked("", "q heads (%d) must be a multiple of kv heads (%d)", hq, hkv)
+	}
+	past := int64(0)
+	if pastK != nil {
+		ps, ok := shapeOf(pastK)
+		if !ok || len(ps) != 4 {
+			return blocked(fix, "Attention needs the shape of past_key to expand")
+		}
+		past = ps[2]
+	}
+	total := past + skv
+	b := newBuilder(sc, to)
+	heads := func(x *canonical.Value, h, seq int64) *canonical.Value {
+		if !three {
+			return x
+		}
+		r := b.op("Reshape", []*canonical.Value{x, b.constI([]int64{4}, batch, seq, h, -1)})
+		return b.op("Transpose", []*canonical.Value{r}, canonical.IntsAttr("perm", 0, 2, 1, 3))
+	}
+	qr, kr, vr := heads(q, hq, sq), heads(k, hkv, skv), heads(v, hkv, skv)
+	if pastK != nil {
+		kr = b.op("Concat", []*canonical.Value{pastK, kr}, canonical.IntAttr("axis", 2))
+	}
+	if pastV != nil {
+		vr = b.op("Concat", []*canonical.Value{pastV, vr}, canonical.IntAttr("axis", 2))
+	}
+	presentK, presentV := kr, vr
+	if g := hq / hkv; g > 1 {
+		repeat := func(x *canonical.Value, hd int64) *canonical.Value {
+			u := b.unsqueeze(x, 2)
+			e := b.op("Expand", []*canonical.Value{u, b.constI([]int64{5}, batch, hkv, g, total, hd)})
+			return b.op("Reshape", []*canonical.Value{e, b.constI([]int64{4}, batch, hq, total, hd)})
+		}
+		kr, vr = repeat(kr, d), repeat(vr, dv)
+	}
+	scale := float64(n.AttrFloat("scale", float32(1/math.Sqrt(float64(d)))))
+	s := b.scalar(math.Sqrt(scale))
+	kt := b.op("Transpose", []*canonical.Value{kr}, canonical.IntsAttr("perm", 0, 1, 3, 2))
+	qk := b.op("MatMul", []*canonical.Value{b.op("Mul", []*canonical.Value{qr, s}), b.op("Mul", []*canonical.Value{kt, s})})
+	mode := n.AttrInt("qk_matmul_output_mode", 0)
+	var qkOut *canonical.Value
+	if mode == 0 {
+		qkOut = qk
+	}
+	if c := float64(n.AttrFloat("softcap", 0)); c > 0 {
+		qk = b.op("Mul", []*canonical.Value{b.op("Tanh", []*canonical.Value{b.op("Div", []*canonical.Value{qk, b.scalar(c)})}), b.scalar(c)})
+	}
+	if mode == 1 {
+		qkOut = qk
+	}
+	var bias *canonical.Value
+	if mask != nil {
+		ms, ok := shapeOf(mask)
+		if !ok || len(ms) == 0 {
+			return blocked(fix, "Attention needs the shape of attn_mask to expand")
+		}
+		m := mask
+		if elemType(mask) == canonical.Bool {
+			m = b.op("Where", []*canonical.Value{mask, b.scalar(0), b.scalar(math.Inf(-1))})
+		}
+		if last := ms[len(ms)-1]; last < total {
+			padDims := append(append([]int64(nil), ms[:len(ms)-1]...), total-last)
+			cnt := int64(1)
+			for _, x := range padDims {
+				cnt *= x
+			}
+			fill := make([]float64, cnt)
+			for i := range fill {
+				fill[i] = math.Inf(-1)
+			}
+			m = b.op("Concat", []*canonical.Value{m, b.constF(padDims, fill...)}, canonical.IntAttr("axis", -1))
+		}
+		bias = m
+	}
+	if n.AttrInt("is_causal", 0) != 0 {
+		tri := make([]float64, sq*total)
+		for i := int64(0); i < sq; i++ {
+			for j := int64(0); j < total; j++ {
+				if j > i+past {
+					tri[i*total+j] = math.Inf(-1)
+				}
+			}
+		}
+		c := b.constF([]int64{sq, total}, tri...)
+		if bias == nil {
+			bias = c
+		} else {
+			bias = b.op("Add", []*canonical.Value{bias, c})
+		}
+	}
+	if bias != nil {
+		qk = b.op("Add", []*canonical.Value{qk, bias})
+	}
+	if mode == 2 {
+		qkOut = qk
+	}
+	axis := int64(-1)
+	if to < 11 {
+		axis = 3
+	}
+	x := qk
+	dt := b.dt
+	if p := n.Attr("softmax_precision"); p != nil && dt != canonical.Undefined && canonical.DataType(p.I) != dt {
+		x = b.op("Cast", []*canonical.Value{x}, canonical.IntAttr("to", p.I))
+	}
+	probs := b.op("Softmax", []*canonical.Value{x}, canonical.IntAttr("axis", axis))
+	if x != qk {
+		probs = b.op("Cast", []*canonical.Value{probs}, canonical.IntAttr("to", int64(dt)))
+	}
+	if mode == 3 {
+		qkOut = probs
+	}
+	y := b.op("MatMul", []*canonical.Value{probs, vr})
+	if three {
+		t := b.op("Transpose", []*canonical.Value{y}, canonical.IntsAttr("perm", 0, 2, 1, 3))
+		y = b.op("Reshape", []*canonical.Value{t, b.constI([]int64{3}, batch, sq, hq*dv)})
+	}
+	outs := []*canonical.Value{y, nil, nil, nil}
+	if n.Output(1) != nil {
+		outs[1] = b.op("Identity", []*canonical.Value{presentK})
+	}
+	if n.Output(2) != nil {
+		outs[2] = b.op("Identity", []*canonical.Value{presentV})
+	}
+	if n.Output(3) != nil {
+		outs[3] = b.op("Identity", []*canonical.Value{qkOut})
+	}
+	return b.finish(outs...)
+}

@@ -1,0 +1,574 @@
+// Package convert is the ONNX version converter: it moves a canonical model
+// from one ai.onnx opset to another (7 to 27, up or down) and ai.onnx.ml
+// between 1 and 5, one operator version step at a time.
+//
+// Each step of each node is handled by, in order:
+//   - an adapter written for that (op, version) step (adapters.go), for
+//     changes of semantics, replaced operators and attributes that became
+//     inputs;
+//   - otherwise the generic rule, read off the two schemas: attributes and
+//     optional inputs that the newer version adds with a default that keeps
+//     the old behaviour are dropped going down when unset (and block when
+//     set), and type constraints that narrow going down block when the node
+//     uses a type the older version lacks;
+//   - for an operator that does not exist in the target opset, an
+//     expansion into older operators (expand.go).
+//
+// Nothing stops at the first problem: Plan lists every node that blocks
+// the target, with the reason and what would unblock it.
+package convert
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/infer"
+	"github.com/onnxconv/onnxconv/opset"
+)
+
+// Options says where to convert to.
+type Options struct {
+	// To is the target ai.onnx opset (7..27). 0 keeps the current one.
+	To int
+	// ToML is the target ai.onnx.ml opset (1..5). 0 keeps the current one.
+	ToML int
+	// NoInfer skips the type and shape inference that runs first so that
+	// adapters needing ranks or shapes (negative axes before 11, Softmax
+	// before 13, expansions) can know them. Inferred types are set on the
+	// values but not added to value_info.
+	NoInfer bool
+}
+
+// Blocker is one node that cannot be expressed in the target opset.
+type Blocker struct {
+	// Graph is the path of the graph holding the node ("main", or
+	// "main/If_0.then_branch" for a subgraph).
+	Graph  string `json:"graph"`
+	Node   string `json:"node"`
+	OpType string `json:"op_type"`
+	Domain string `json:"domain,omitempty"`
+	Index  int    `json:"index"`
+	// Step is the version step that blocks, e.g. "Softmax 13 -> 11".
+	Step   string `json:"step"`
+	Reason string `json:"reason"`
+	Fix    string `json:"fix,omitempty"`
+	// Kind tells why: KindNotExpressible (the target has no equivalent),
+	// KindNeedsShapes (an equivalent exists once ranks or shapes are known)
+	// or KindNoAdapter (an equivalent exists but onnxconv has no rule yet).
+	Kind string `json:"kind"`
+}
+
+// Blocker kinds.
+const (
+	KindNotExpressible = "not-expressible"
+	KindNeedsShapes    = "needs-shapes"
+	KindNoAdapter      = "no-adapter"
+)
+
+// functionOps are the ai.onnx operators that ONNX 1.22 defines as
+// functions of other operators (the "Function" tables of Operators.md):
+// below their introduction they have an equivalent, so refusing them is a
+// missing adapter. Any other operator missing from the target has no
+// equivalent there. TestFunctionOpsMatchSpec keeps this list true.
+var functionOps = map[string]bool{
+	"AffineGrid": true, "Attention": true, "Bernoulli": true, "BlackmanWindow": true, "CastLike": true,
+	"CausalConvWithState": true, "Celu": true, "CenterCropPad": true, "Clip": true, "DynamicQuantizeLinear": true,
+	"Elu": true, "Gelu": true, "GreaterOrEqual": true, "GroupNormalization": true, "HammingWindow": true,
+	"HannWindow": true, "HardSigmoid": true, "HardSwish": true, "LayerNormalization": true, "LeakyRelu": true,
+	"LessOrEqual": true, "LinearAttention": true, "LogSoftmax": true, "MeanVarianceNormalization": true,
+	"Mish": true, "NegativeLogLikelihoodLoss": true, "PRelu": true, "RMSNormalization": true, "Range": true,
+	"ReduceL1": true, "ReduceL2": true, "ReduceLogSum": true, "ReduceLogSumExp": true, "ReduceSumSquare": true,
+	"Relu": true, "RotaryEmbedding": true, "Selu": true, "SequenceMap": true, "Shrink": true, "Softmax": true,
+	"SoftmaxCrossEntropyLoss": true, "Softplus": true, "Softsign": true, "Swish": true, "ThresholdedRelu": true,
+}
+
+// classify sorts a blocker into one of the kinds.
+func classify(op, reason, fix string) string {
+	switch {
+	case strings.HasPrefix(fix, "run 'onnxconv infer'"):
+		return KindNeedsShapes
+	case strings.Contains(reason, "has no expansion"):
+		if functionOps[op] {
+			return KindNoAdapter
+		}
+		return KindNotExpressible
+	case strings.Contains(reason, "no adapter") || strings.Contains(reason, "no rule"):
+		return KindNoAdapter
+	}
+	return KindNotExpressible
+}
+
+func (b Blocker) String() string {
+	s := fmt.Sprintf("%s: node %d %q (%s), %s: %s", b.Graph, b.Index, b.Node, b.OpType, b.Step, b.Reason)
+	if b.Fix != "" {
+		s += "; " + b.Fix
+	}
+	return s
+}
+
+// BlockedError is returned by Convert when some nodes cannot be converted.
+type BlockedError struct {
+	From, To int
+	Blockers []Blocker
+}
+
+func (e *BlockedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d node(s) block the conversion from opset %d to %d:", len(e.Blockers), e.From, e.To)
+	for _, bl := range e.Blockers {
+		b.WriteString("\n  ")
+		b.WriteString(bl.String())
+	}
+	return b.String()
+}
+
+// Result summarises a conversion.
+type Result struct {
+	FromOpset, ToOpset     int
+	FromMLOpset, ToMLOpset int
+	// Rewritten counts the nodes an adapter or expansion changed.
+	Rewritten int
+	// Notes are human-readable remarks (e.g. "Softmax \"sm\": axis
+	// normalised to 1").
+	Notes []string
+}
+
+// Convert rewrites m in place to the target opsets. When some nodes block,
+// it returns a *BlockedError listing all of them and m is left partly
+// converted: convert a copy (or use Plan) when that matters.
+func Convert(m *canonical.Model, opts Options) (*Result, error) {
+	c, err := newConverter(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.NoInfer && c.from != c.to {
+		// Best effort: what inference cannot tell stays unknown, and the
+		// adapters that need it say so.
+		_, _ = infer.Infer(m, infer.Options{NoValueInfo: true})
+	}
+	c.run()
+	if len(c.blockers) > 0 {
+		return c.result(), &BlockedError{From: c.from, To: c.to, Blockers: c.blockers}
+	}
+	if c.to != 0 {
+		m.SetOpset("", int64(c.to))
+	}
+	if c.toML != 0 && m.Opset(canonical.MLDomain) != 0 {
+		m.SetOpset(canonical.MLDomain, int64(c.toML))
+	}
+	if c.to != 0 {
+		if ir := opset.IRVersion("", c.to); m.IRVersion < ir {
+			m.IRVersion = ir
+		}
+	}
+	if c.toML != 0 && m.Opset(canonical.MLDomain) != 0 {
+		if ir := opset.IRVersion(opset.DomainML, c.toML); m.IRVersion < ir {
+			m.IRVersion = ir
+		}
+	}
+	return c.result(), nil
+}
+
+// Plan reports every node of m that blocks the target, without changing
+// m: it converts a copy.
+func Plan(m *canonical.Model, opts Options) ([]Blocker, error) {
+	p, err := m.ToProto()
+	if err != nil {
+		return nil, fmt.Errorf("copying the model: %w", err)
+	}
+	cp, err := canonical.FromProto(p, m.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("copying the model: %w", err)
+	}
+	_, err = Convert(cp, opts)
+	var be *BlockedError
+	if errors.As(err, &be) {
+		return be.Blockers, nil
+	}
+	return nil, err
+}
+
+type converter struct {
+	m           *canonical.Model
+	from, to    int
+	fromML      int
+	toML        int
+	blockers    []Blocker
+	rewritten   int
+	notes       []string
+	names       map[string]bool
+	nameCounter int
+	adapters    map[adapterKey]adapter
+}
+
+func newConverter(m *canonical.Model, opts Options) (*converter, error) {
+	c := &converter{m: m, from: int(m.Opset("")), fromML: int(m.Opset(canonical.MLDomain))}
+	c.to, c.toML = opts.To, opts.ToML
+	if c.to == 0 {
+		c.to = c.from
+	}
+	if c.toML == 0 {
+		c.toML = c.fromML
+	}
+	if c.from == 0 && c.to != 0 {
+		// A model with only ai.onnx.ml nodes may import no ai.onnx opset.
+		c.from = c.to
+	}
+	if c.to != 0 && (c.to < 7 || c.to > opset.MaxOpset("")) {
+		return nil, fmt.Errorf("target opset %d is outside 7..%d", c.to, opset.MaxOpset(""))
+	}
+	if c.from != 0 && c.from < 1 {
+		return nil, fmt.Errorf("model imports ai.onnx opset %d", c.from)
+	}
+	if c.toML != 0 && (c.toML < 1 || c.toML > opset.MaxOpset(opset.DomainML)) {
+		return nil, fmt.Errorf("target ai.onnx.ml opset %d is outside 1..%d", c.toML, opset.MaxOpset(opset.DomainML))
+	}
+	c.names = map[string]bool{}
+	c.adapters = adapters()
+	collectNames(m.Graph, c.names)
+	return c, nil
+}
+
+func collectNames(g *canonical.Graph, names map[string]bool) {
+	if g == nil {
+		return
+	}
+	for _, v := range g.Inputs {
+		names[v.Name] = true
+	}
+	for _, v := range g.Initializers {
+		names[v.Name] = true
+	}
+	for _, n := range g.Nodes {
+		if n.Name != "" {
+			names[n.Name] = true
+		}
+		for _, o := range n.Outputs {
+			if o != nil {
+				names[o.Name] = true
+			}
+		}
+		for _, s := range n.Subgraphs() {
+			collectNames(s, names)
+		}
+	}
+}
+
+// unique returns a name derived from base that no value or node uses yet.
+func (c *converter) unique(base string) string {
+	if base == "" {
+		base = "onnxconv"
+	}
+	if !c.names[base] {
+		c.names[base] = true
+		return base
+	}
+	for {
+		c.nameCounter++
+		s := fmt.Sprintf("%s_%d", base, c.nameCounter)
+		if !c.names[s] {
+			c.names[s] = true
+			return s
+		}
+	}
+}
+
+func (c *converter) result() *Result {
+	return &Result{FromOpset: c.from, ToOpset: c.to, FromMLOpset: c.fromML, ToMLOpset: c.toML,
+		Rewritten: c.rewritten, Notes: c.notes}
+}
+
+func (c *converter) run() {
+	c.convertGraph(c.m.Graph, "main")
+	for _, f := range c.m.Functions {
+		// Local functions import their own opsets; convert them when they
+		// use the model's default opset version.
+		if f.Body != nil && int(f.Opset("")) == c.from {
+			c.convertGraph(f.Body, "function "+f.Name)
+			for i := range f.OpsetImports {
+				if f.OpsetImports[i].Domain == "" || f.OpsetImports[i].Domain == "ai.onnx" {
+					f.OpsetImports[i].Version = int64(c.to)
+				}
+			}
+		}
+	}
+}
+
+func (c *converter) convertGraph(g *canonical.Graph, path string) {
+	// Nodes may be replaced while walking: iterate over a snapshot.
+	nodes := append([]*canonical.Node(nil), g.Nodes...)
+	for idx, n := range nodes {
+		for _, a := range n.Attributes {
+			if a.G != nil {
+				c.convertGraph(a.G, path+"/"+nodeLabel(n, idx)+"."+a.Name)
+			}
+			for k, sg := range a.Graphs {
+				c.convertGraph(sg, fmt.Sprintf("%s/%s.%s[%d]", path, nodeLabel(n, idx), a.Name, k))
+			}
+		}
+		c.convertNode(g, path, idx, n)
+	}
+}
+
+func nodeLabel(n *canonical.Node, idx int) string {
+	if n.Name != "" {
+		return n.Name
+	}
+	return fmt.Sprintf("%s_%d", n.OpType, idx)
+}
+
+// convertNode walks n through each version step between the source and the
+// target opset of its domain.
+func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *canonical.Node) {
+	dom := n.Domain
+	if dom == "ai.onnx" {
+		dom = ""
+	}
+	var from, to int
+	switch dom {
+	case "":
+		from, to = c.from, c.to
+	case opset.DomainML:
+		from, to = c.fromML, c.toML
+	default:
+		return // custom domains are left alone
+	}
+	if from == to {
+		return
+	}
+	block := func(step, reason, fix string) {
+		c.blockers = append(c.blockers, Blocker{Graph: path, Node: n.Name, OpType: n.OpType, Domain: n.Domain,
+			Index: idx, Step: step, Reason: reason, Fix: fix, Kind: classify(n.OpType, reason, fix)})
+	}
+	cur, ok := opset.Lookup(dom, n.OpType, from)
+	if !ok {
+		block(fmt.Sprintf("%s at opset %d", n.OpType, from), fmt.Sprintf("operator %s does not exist at the model's opset %d", n.OpType, from),
+			"fix the model: the op or its domain is wrong")
+		return
+	}
+	sc := &stepCtx{c: c, g: g, n: n, path: path, idx: idx}
+	if to > from {
+		for {
+			op := n.OpType
+			next := nextVersion(dom, op, cur.SinceVersion, to)
+			if next == nil {
+				return
+			}
+			sc.old, sc.new = cur, next
+			if err := c.step(sc, true); err != nil {
+				block(fmt.Sprintf("%s %d -> %d", op, cur.SinceVersion, next.SinceVersion), err.Error(), fixOf(err))
+				return
+			}
+			if sc.replaced != nil {
+				c.rewritten++ // the node became other nodes, valid at the target
+				return
+			}
+			cur = next
+			if n.OpType != op {
+				// Replaced operator (Upsample -> Resize, Scatter ->
+				// ScatterElements): go on from the new op's version.
+				c.rewritten++
+				s, ok := opset.Lookup(dom, n.OpType, next.SinceVersion)
+				if !ok {
+					block(fmt.Sprintf("%s -> %s", op, n.OpType), "internal: no schema for the replacement op", "")
+					return
+				}
+				cur = s
+			}
+		}
+	}
+	// Down: walk the versions from the one in force down to the one in force
+	// at the target.
+	for cur.SinceVersion > to {
+		op := n.OpType
+		prev, ok := opset.Lookup(dom, op, cur.SinceVersion-1)
+		if !ok || prev.Deprecated {
+			// The op does not exist below cur: expand it into older ops.
+			sc.old, sc.new = nil, cur
+			if err := c.expand(sc, to); err != nil {
+				block(fmt.Sprintf("%s %d -> opset %d", op, cur.SinceVersion, to), err.Error(), fixOf(err))
+				return
+			}
+			c.rewritten++
+			if sc.replaced != nil {
+				return
+			}
+			// Renamed to an older op (Resize -> Upsample): go on with it.
+			s, ok := opset.Lookup(dom, n.OpType, cur.SinceVersion-1)
+			if !ok || n.OpType == op {
+				block(fmt.Sprintf("%s %d -> opset %d", op, cur.SinceVersion, to), "internal: expansion left the node unchanged", "")
+				return
+			}
+			cur = s
+			continue
+		}
+		sc.old, sc.new = prev, cur
+		if err := c.step(sc, false); err != nil {
+			block(fmt.Sprintf("%s %d -> %d", op, cur.SinceVersion, prev.SinceVersion), err.Error(), fixOf(err))
+			return
+		}
+		if sc.replaced != nil {
+			c.rewritten++
+			return
+		}
+		cur = prev
+	}
+}
+
+// nextVersion returns the first version of op after since that is in force
+// at or below to, or nil.
+func nextVersion(dom, op string, since, to int) *opset.Schema {
+	for _, v := range opset.Versions(dom, op) {
+		if v.SinceVersion > since && v.SinceVersion <= to {
+			return v
+		}
+	}
+	return nil
+}
+
+// stepCtx is what an adapter sees: one node, one version step.
+type stepCtx struct {
+	c    *converter
+	g    *canonical.Graph
+	n    *canonical.Node
+	path string
+	idx  int
+	// old is the older schema and new the newer one of the step (going up
+	// old -> new, going down new -> old).
+	old, new *opset.Schema
+	// replaced is set by an adapter that replaced n by other nodes that
+	// are already valid at the target opset.
+	replaced []*canonical.Node
+}
+
+// fixError is a blocking error with a suggestion.
+type fixError struct {
+	msg, fix string
+}
+
+func (e *fixError) Error() string { return e.msg }
+
+func blocked(fix, format string, args ...any) error {
+	return &fixError{msg: fmt.Sprintf(format, args...), fix: fix}
+}
+
+func fixOf(err error) string {
+	var fe *fixError
+	if errors.As(err, &fe) {
+		return fe.fix
+	}
+	return ""
+}
+
+// step applies one version step to sc.n.
+func (c *converter) step(sc *stepCtx, up bool) error {
+	key := adapterKey{domain: sc.new.Domain, op: sc.new.Name, since: sc.new.SinceVersion, up: up}
+	if a, ok := c.adapters[key]; ok {
+		if err := a(sc); err != nil {
+			return err
+		}
+		if sc.replaced == nil {
+			return c.checkTypes(sc, up)
+		}
+		return nil
+	}
+	if sc.new.Deprecated && up {
+		return blocked("no replacement is known", "%s is removed at opset %d", sc.new.Name, sc.new.SinceVersion)
+	}
+	if err := genericStep(sc, up); err != nil {
+		return err
+	}
+	return c.checkTypes(sc, up)
+}
+
+// checkTypes blocks a downgrade when the node uses an element type that the
+// older version does not allow. Unknown types pass.
+func (c *converter) checkTypes(sc *stepCtx, up bool) error {
+	if up {
+		return nil
+	}
+	s := sc.old
+	check := func(params []opset.FormalParameter, vals []*canonical.Value, kind string) error {
+		for i, v := range vals {
+			if v == nil || v.Type == nil {
+				continue
+			}
+			pi := i
+			if pi >= len(params) {
+				if len(params) == 0 || params[len(params)-1].Option != opset.Variadic {
+					continue
+				}
+				pi = len(params) - 1
+			}
+			ts := typeString(v)
+			if ts == "" {
+				continue
+			}
+			allowed := allowedTypes(s, params[pi].TypeStr)
+			if allowed == nil {
+				continue
+			}
+			if !contains(allowed, ts) {
+				return blocked(fmt.Sprintf("cast %s %q to a type %s-%d accepts, or keep opset >= %d", kind, v.Name, s.Name, s.SinceVersion, sc.new.SinceVersion),
+					"%s %q is %s, which %s-%d does not accept (%s)", kind, v.Name, ts, s.Name, s.SinceVersion, strings.Join(allowed, ", "))
+			}
+		}
+		return nil
+	}
+	if err := check(s.Inputs, sc.n.Inputs, "input"); err != nil {
+		return err
+	}
+	return check(s.Outputs, sc.n.Outputs, "output")
+}
+
+func allowedTypes(s *opset.Schema, typeStr string) []string {
+	if strings.Contains(typeStr, "(") {
+		return []string{typeStr}
+	}
+	if tc, ok := s.TypeConstraint(typeStr); ok {
+		return tc.Allowed
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// typeString renders a value's type as the spec writes it
+// ("tensor(float)"), or "" when unknown.
+func typeString(v *canonical.Value) string {
+	tp := v.Type
+	if tp == nil {
+		return ""
+	}
+	if tt := tp.GetTensorType(); tt != nil {
+		if tt.GetElemType() == 0 {
+			return ""
+		}
+		return "tensor(" + elemName(canonical.DataType(tt.GetElemType())) + ")"
+	}
+	return ""
+}
+
+func elemName(dt canonical.DataType) string {
+	switch dt {
+	case canonical.Float:
+		return "float"
+	case canonical.Double:
+		return "double"
+	case canonical.Float16:
+		return "float16"
+	case canonical.BFloat16:
+		return "bfloat16"
+	}
+	return strings.ToLower(dt.String())
+}
+

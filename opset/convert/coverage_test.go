@@ -1,0 +1,480 @@
+//go:build cgo
+
+package convert
+
+import (
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/x448/float16"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/runtimes/ort"
+)
+
+var writeCoverage = flag.Bool("write-coverage", false, "write docs/opset-coverage.md from TestOpsetCoverage")
+
+// outcome of one (model, target opset) pair.
+type outcome int
+
+const (
+	equal outcome = iota
+	refused
+	wrong
+	unrunnable // the runtime cannot load the converted model (e.g. opset newer than it knows)
+)
+
+type pairResult struct {
+	to     int
+	out    outcome
+	reason string
+	kind   string // of a refusal
+}
+
+// TestOpsetCoverage converts every backend node test model to every opset
+// from 7 to 27, runs each result on ONNX Runtime with the test's inputs and
+// compares with the test's expected outputs (rtol 1e-3, atol 1e-7 as the
+// ONNX backend runner). Sources that ONNX Runtime itself cannot run or gets
+// wrong are left out. It fails when any conversion silently changes the
+// results, or when the share of expressible pairs that convert and stay
+// equal drops below the recorded floor.
+func TestOpsetCoverage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: converts ~1,700 models to 21 opsets")
+	}
+	lib, err := ort.FindLibrary()
+	if err != nil {
+		if os.Getenv("ONNXCONV_REQUIRE_ORT") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	rt, err := ort.Open(lib, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(sharedDir(t), "onnx-v1.22", "backend-tests", "node")
+	cases, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	type caseResult struct {
+		name    string
+		skipped bool
+		pairs   []pairResult
+	}
+	// Two workers: ONNX Runtime sessions run single-threaded.
+	jobs := make(chan string)
+	done := make(chan caseResult)
+	for w := 0; w < 2; w++ {
+		wdir := filepath.Join(tmp, fmt.Sprint(w))
+		if err := os.MkdirAll(wdir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for name := range jobs {
+				done <- caseResult{name: name, pairs: coverCase(t, rt, filepath.Join(root, name), wdir)}
+			}
+		}()
+	}
+	go func() {
+		for _, c := range cases {
+			jobs <- c.Name()
+		}
+		close(jobs)
+	}()
+	results := map[string][]pairResult{}
+	var sources []string
+	counts := map[outcome]int{}
+	kinds := map[string]int{}
+	for range cases {
+		r := <-done
+		if r.pairs == nil {
+			continue
+		}
+		sources = append(sources, r.name)
+		results[r.name] = r.pairs
+		for _, pr := range r.pairs {
+			counts[pr.out]++
+			if pr.out == refused {
+				kinds[pr.kind]++
+			}
+			if pr.out == wrong {
+				t.Errorf("%s -> opset %d converts to a wrong result: %s", r.name, pr.to, pr.reason)
+			}
+		}
+	}
+	expressible := counts[equal] + counts[wrong] + kinds[KindNeedsShapes] + kinds[KindNoAdapter]
+	rate := float64(counts[equal]) / float64(max(expressible, 1))
+	t.Logf("%d source models; pairs: %d equal, %d wrong, refused %d (%d not expressible, %d need shapes, %d no adapter), %d not loadable by ONNX Runtime; %.2f%% of expressible pairs equal",
+		len(sources), counts[equal], counts[wrong], counts[refused], kinds[KindNotExpressible], kinds[KindNeedsShapes], kinds[KindNoAdapter], counts[unrunnable], 100*rate)
+	// Floor measured on 2026-11-22; raise it as adapters are added.
+	const floor = 0.93
+	if rate < floor {
+		t.Errorf("%.4f of expressible pairs convert and stay equal, below the floor %.2f", rate, floor)
+	}
+	if *writeCoverage {
+		if err := writeCoverageDoc(filepath.Join(repoRoot(t), "docs", "opset-coverage.md"), sources, results, counts, kinds, rate); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// coverCase converts one backend test model to every opset; nil when ONNX
+// Runtime cannot check the source itself.
+func coverCase(t *testing.T, rt *ort.Runtime, dir, tmp string) []pairResult {
+	ins, want, err := readDataSet(filepath.Join(dir, "test_data_set_0"))
+	if err != nil {
+		return nil // sequence or optional data: not a tensor test
+	}
+	got, err := rt.Run(filepath.Join(dir, "model.onnx"), ins)
+	if err != nil || compareOutputs(got, want) != nil {
+		return nil
+	}
+	src, err := readModel(filepath.Join(dir, "model.onnx"))
+	if err != nil {
+		t.Errorf("%s: %v", dir, err)
+		return nil
+	}
+	from := int(src.Opset(""))
+	if from == 0 {
+		return nil
+	}
+	seen := map[string]pairResult{}
+	pairs := []pairResult{}
+	for to := 7; to <= 27; to++ {
+		if to != from {
+			pairs = append(pairs, convertAndRun(t, rt, filepath.Join(dir, "model.onnx"), to, ins, want, seen, tmp))
+		}
+	}
+	return pairs
+}
+
+// convertAndRun converts the model at path to opset to and runs it.
+// Targets that leave the same graph with the same operator versions in
+// force compute the same thing: seen keeps one result per such key.
+func convertAndRun(t *testing.T, rt *ort.Runtime, path string, to int, ins, want []*onnxpb.TensorProto, seen map[string]pairResult, tmp string) pairResult {
+	pr := pairResult{to: to}
+	m, err := readModel(path)
+	if err != nil {
+		t.Errorf("%s: %v", path, err)
+		pr.out, pr.reason = unrunnable, err.Error()
+		return pr
+	}
+	_, err = Convert(m, Options{To: to})
+	var be *BlockedError
+	if errors.As(err, &be) {
+		pr.out, pr.reason, pr.kind = refused, be.Blockers[0].Reason, be.Blockers[0].Kind
+		for _, b := range be.Blockers {
+			if b.Kind == KindNotExpressible {
+				// One node the target cannot express makes the pair inexpressible.
+				pr.reason, pr.kind = b.Reason, b.Kind
+			}
+		}
+		return pr
+	}
+	key := ""
+	if err == nil {
+		key, err = runKey(m)
+	}
+	if err != nil {
+		t.Errorf("%s -> %d: %v", path, to, err)
+		pr.out, pr.reason = wrong, err.Error()
+		return pr
+	}
+	if prev, ok := seen[key]; ok {
+		prev.to = to
+		return prev
+	}
+	out := filepath.Join(tmp, fmt.Sprintf("m_%d.onnx", to))
+	if err := canonical.Save(out, m, canonical.SaveOptions{}); err != nil {
+		t.Errorf("%s -> %d: saving: %v", path, to, err)
+		pr.out, pr.reason = wrong, err.Error()
+		return pr
+	}
+	defer os.Remove(out)
+	got, err := rt.Run(out, ins)
+	switch {
+	case err != nil:
+		pr.out, pr.reason = unrunnable, firstLine(err.Error())
+	case compareOutputs(got, want) != nil:
+		pr.out, pr.reason = wrong, compareOutputs(got, want).Error()
+	default:
+		pr.out = equal
+	}
+	seen[key] = pr
+	return pr
+}
+
+// runKey identifies what a converted model computes: its graph and the
+// schema version in force for each node.
+func runKey(m *canonical.Model) (string, error) {
+	p, err := m.ToProto()
+	if err != nil {
+		return "", err
+	}
+	g, err := proto.MarshalOptions{Deterministic: true}.Marshal(p.GetGraph())
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.Write(g)
+	var walk func(g *canonical.Graph)
+	walk = func(g *canonical.Graph) {
+		for _, n := range g.Nodes {
+			if s, ok := opset.Lookup(n.Domain, n.OpType, int(m.Opset(n.Domain))); ok {
+				fmt.Fprintf(&b, "|%s-%d", s.Name, s.SinceVersion)
+			}
+			for _, sg := range n.Subgraphs() {
+				walk(sg)
+			}
+		}
+	}
+	walk(m.Graph)
+	return b.String(), nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
+
+func writeCoverageDoc(path string, sources []string, results map[string][]pairResult, counts map[outcome]int, kinds map[string]int, rate float64) error {
+	var b strings.Builder
+	b.WriteString("# Opset conversion coverage\n\n")
+	b.WriteString("Generated by `go test ./opset/convert -run TestOpsetCoverage -args -write-coverage`: every ONNX 1.22 backend node test model that ONNX Runtime 1.30 runs correctly, converted to every ai.onnx opset 7..27, run on ONNX Runtime and compared with the test's expected outputs.\n\n")
+	fmt.Fprintf(&b, "- source models: %d\n- equal: %d\n- wrong: %d\n- refused (with reason): %d — not expressible in the target %d, expressible once shapes are known %d, expressible but no adapter yet %d\n- converted but not loadable by ONNX Runtime 1.30 (opset or type newer than it supports): %d\n- **%.2f%% of the expressible pairs convert and stay equal** (equal / (equal + wrong + refused-but-expressible))\n\n",
+		len(sources), counts[equal], counts[wrong], counts[refused], kinds[KindNotExpressible], kinds[KindNeedsShapes], kinds[KindNoAdapter], counts[unrunnable], 100*rate)
+	b.WriteString("Legend: `=` equal, `r` refused (not expressible), `S` refused (needs shapes), `A` refused (no adapter yet), `X` wrong, `-` ONNX Runtime cannot load the result, blank: the source opset.\n\n")
+	b.WriteString("| model |")
+	for to := 7; to <= 27; to++ {
+		fmt.Fprintf(&b, " %d |", to)
+	}
+	b.WriteString("\n|---|")
+	for to := 7; to <= 27; to++ {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	sort.Strings(sources)
+	reasons := map[string]int{}
+	for _, s := range sources {
+		fmt.Fprintf(&b, "| %s |", s)
+		byTo := map[int]pairResult{}
+		for _, pr := range results[s] {
+			byTo[pr.to] = pr
+		}
+		for to := 7; to <= 27; to++ {
+			pr, ok := byTo[to]
+			if !ok {
+				b.WriteString("  |")
+				continue
+			}
+			switch pr.out {
+			case equal:
+				b.WriteString(" = |")
+			case refused:
+				switch pr.kind {
+				case KindNeedsShapes:
+					b.WriteString(" S |")
+				case KindNoAdapter:
+					b.WriteString(" A |")
+				default:
+					b.WriteString(" r |")
+				}
+				reasons["["+pr.kind+"] "+pr.reason]++
+			case wrong:
+				b.WriteString(" X |")
+			case unrunnable:
+				b.WriteString(" - |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Refusal reasons\n\n| count | reason |\n|---|---|\n")
+	type kv struct {
+		k string
+		v int
+	}
+	var rs []kv
+	for k, v := range reasons {
+		rs = append(rs, kv{k, v})
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].v > rs[j].v || (rs[i].v == rs[j].v && rs[i].k < rs[j].k) })
+	for _, r := range rs {
+		fmt.Fprintf(&b, "| %d | %s |\n", r.v, strings.ReplaceAll(r.k, "|", "\\|"))
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// readDataSet reads input_N.pb and output_N.pb of one test data set.
+func readDataSet(dir string) (ins, outs []*onnxpb.TensorProto, err error) {
+	read := func(prefix string) ([]*onnxpb.TensorProto, error) {
+		var ts []*onnxpb.TensorProto
+		for i := 0; ; i++ {
+			data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%s_%d.pb", prefix, i)))
+			if os.IsNotExist(err) {
+				return ts, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			var tp onnxpb.TensorProto
+			if err := proto.Unmarshal(data, &tp); err != nil {
+				return nil, fmt.Errorf("%s_%d.pb: %w (not a tensor: sequence or optional data)", prefix, i, err)
+			}
+			ts = append(ts, &tp)
+		}
+	}
+	if ins, err = read("input"); err != nil {
+		return nil, nil, err
+	}
+	outs, err = read("output")
+	return ins, outs, err
+}
+
+// compareOutputs compares as the ONNX backend runner does: floats with
+// rtol 1e-3 and atol 1e-7 (NaN equal to NaN), everything else exactly.
+func compareOutputs(got, want []*onnxpb.TensorProto) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d outputs, want %d", len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.GetDataType() != w.GetDataType() {
+			return fmt.Errorf("output %d: type %v, want %v", i, onnxpb.TensorProto_DataType(g.GetDataType()), onnxpb.TensorProto_DataType(w.GetDataType()))
+		}
+		if fmt.Sprint(g.GetDims()) != fmt.Sprint(w.GetDims()) {
+			return fmt.Errorf("output %d: dims %v, want %v", i, g.GetDims(), w.GetDims())
+		}
+		gv, err1 := numbers(g)
+		wv, err2 := numbers(w)
+		if err1 != nil || err2 != nil {
+			if proto.Equal(g, w) {
+				continue
+			}
+			return fmt.Errorf("output %d: cannot compare (%v %v)", i, err1, err2)
+		}
+		if len(gv) != len(wv) {
+			return fmt.Errorf("output %d: %d elements, want %d", i, len(gv), len(wv))
+		}
+		isFloat := isFloatType(w.GetDataType())
+		for k := range wv {
+			a, b := gv[k], wv[k]
+			if isFloat {
+				if math.IsNaN(a) && math.IsNaN(b) {
+					continue
+				}
+				if math.Abs(a-b) <= 1e-7+1e-3*math.Abs(b) || a == b {
+					continue
+				}
+			} else if a == b {
+				continue
+			}
+			return fmt.Errorf("output %d element %d: %g, want %g", i, k, a, b)
+		}
+	}
+	return nil
+}
+
+func isFloatType(dt int32) bool {
+	switch canonical.DataType(dt) {
+	case canonical.Float, canonical.Double, canonical.Float16, canonical.BFloat16:
+		return true
+	}
+	return false
+}
+
+// numbers decodes a numeric TensorProto into float64s.
+func numbers(tp *onnxpb.TensorProto) ([]float64, error) {
+	dt := canonical.DataType(tp.GetDataType())
+	raw := tp.GetRawData()
+	var out []float64
+	if raw == nil {
+		switch dt {
+		case canonical.Float:
+			for _, f := range tp.GetFloatData() {
+				out = append(out, float64(f))
+			}
+		case canonical.Double:
+			out = append(out, tp.GetDoubleData()...)
+		case canonical.Int64:
+			for _, v := range tp.GetInt64Data() {
+				out = append(out, float64(v))
+			}
+		case canonical.Uint64, canonical.Uint32:
+			for _, v := range tp.GetUint64Data() {
+				out = append(out, float64(v))
+			}
+		case canonical.Int32, canonical.Int16, canonical.Int8, canonical.Uint16, canonical.Uint8, canonical.Bool:
+			for _, v := range tp.GetInt32Data() {
+				out = append(out, float64(v))
+			}
+		case canonical.Float16:
+			for _, v := range tp.GetInt32Data() {
+				out = append(out, float64(float16.Frombits(uint16(v)).Float32()))
+			}
+		default:
+			return nil, fmt.Errorf("type %v", dt)
+		}
+		return out, nil
+	}
+	size := canonical.ElemBits(dt) / 8
+	if size == 0 || len(raw)%size != 0 {
+		return nil, fmt.Errorf("type %v", dt)
+	}
+	for i := 0; i+size <= len(raw); i += size {
+		b := raw[i:]
+		var v float64
+		switch dt {
+		case canonical.Float:
+			v = float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+		case canonical.Double:
+			v = math.Float64frombits(binary.LittleEndian.Uint64(b))
+		case canonical.Float16:
+			v = float64(float16.Frombits(binary.LittleEndian.Uint16(b)).Float32())
+		case canonical.BFloat16:
+			v = float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16))
+		case canonical.Int64:
+			v = float64(int64(binary.LittleEndian.Uint64(b)))
+		case canonical.Uint64:
+			v = float64(binary.LittleEndian.Uint64(b))
+		case canonical.Int32:
+			v = float64(int32(binary.LittleEndian.Uint32(b)))
+		case canonical.Uint32:
+			v = float64(binary.LittleEndian.Uint32(b))
+		case canonical.Int16:
+			v = float64(int16(binary.LittleEndian.Uint16(b)))
+		case canonical.Uint16:
+			v = float64(binary.LittleEndian.Uint16(b))
+		case canonical.Int8:
+			v = float64(int8(b[0]))
+		case canonical.Uint8, canonical.Bool:
+			v = float64(b[0])
+		default:
+			return nil, fmt.Errorf("type %v", dt)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
