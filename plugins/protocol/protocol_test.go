@@ -1,0 +1,109 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/onnxconv/onnxconv/plugins/pluginpb"
+)
+
+type fakeImporter struct{}
+
+func (fakeImporter) Describe(context.Context) (*ImporterInfo, error) {
+	return &ImporterInfo{Name: "f", Version: "2", Extensions: []string{".f"}, Magic: []Magic{{Offset: 8, Bytes: []byte{0, 1, 2}}}, Description: "d"}, nil
+}
+
+func (fakeImporter) Detect(_ context.Context, path string, head []byte) (bool, float32, error) {
+	return path == "x.f" && len(head) == 3, 0.75, nil
+}
+
+func (fakeImporter) Import(ctx context.Context, in, out string, opts map[string]string) ([]string, error) {
+	switch opts["fail"] {
+	case "deadline":
+		return nil, fmt.Errorf("reading: %w", context.DeadlineExceeded)
+	case "plain":
+		return nil, errors.New("line 2: bad row")
+	}
+	return []string{in + ">" + out + ":" + opts["k"]}, nil
+}
+
+// dial serves imp and/or exp over an in-memory connection and returns the
+// host-side clients.
+func dial(t *testing.T, imp Importer, exp Exporter) (*ImporterGRPCClient, *ExporterGRPCClient) {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	s := grpc.NewServer()
+	pluginpb.RegisterImporterServer(s, &ImporterGRPCServer{Impl: imp})
+	pluginpb.RegisterExporterServer(s, &ExporterGRPCServer{Impl: exp})
+	go func() { _ = s.Serve(lis) }()
+	t.Cleanup(s.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return lis.Dial() }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &ImporterGRPCClient{client: pluginpb.NewImporterClient(conn)}, &ExporterGRPCClient{client: pluginpb.NewExporterClient(conn)}
+}
+
+func TestRoundTrip(t *testing.T) {
+	ic, ec := dial(t, fakeImporter{}, nil)
+	ctx := context.Background()
+	info, err := ic.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != "f" || info.Format != "f" || info.Version != "2" || info.Description != "d" ||
+		len(info.Magic) != 1 || info.Magic[0].Offset != 8 || string(info.Magic[0].Bytes) != "\x00\x01\x02" {
+		t.Errorf("Describe = %+v", info)
+	}
+	ok, conf, err := ic.Detect(ctx, "x.f", []byte("abc"))
+	if !ok || conf != 0.75 || err != nil {
+		t.Errorf("Detect = %v %v %v", ok, conf, err)
+	}
+	w, err := ic.Import(ctx, "/a", "/b", map[string]string{"k": "v"})
+	if err != nil || len(w) != 1 || w[0] != "/a>/b:v" {
+		t.Errorf("Import = %q %v", w, err)
+	}
+	_, err = ic.Import(ctx, "/a", "/b", map[string]string{"fail": "deadline"})
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Errorf("deadline error: %v", err)
+	}
+	_, err = ic.Import(ctx, "/a", "/b", map[string]string{"fail": "plain"})
+	if st, _ := status.FromError(err); st.Code() != codes.Unknown || st.Message() != "line 2: bad row" {
+		t.Errorf("plain error: %v", err)
+	}
+	// No exporter served: Unimplemented, which the host reads as "not an
+	// exporter".
+	if _, err := ec.Describe(ctx); status.Code(err) != codes.Unimplemented {
+		t.Errorf("exporter Describe: %v", err)
+	}
+}
+
+func TestMatch(t *testing.T) {
+	head := []byte("0123ONNXrest")
+	if !MatchMagic(head, []Magic{{Offset: 0, Bytes: []byte("x")}, {Offset: 4, Bytes: []byte("ONNX")}}) {
+		t.Error("magic at offset 4 not found")
+	}
+	for _, m := range []Magic{{Offset: 5, Bytes: []byte("ONNX")}, {Offset: 10, Bytes: []byte("rest")}, {Offset: -1, Bytes: []byte("0")}, {Offset: 0}} {
+		if MatchMagic(head, []Magic{m}) {
+			t.Errorf("%+v matched", m)
+		}
+	}
+	if n := MatchExtension("/d/model.TAR.gz", []string{".gz", ".tar.gz", ".zip"}); n != len(".tar.gz") {
+		t.Errorf("MatchExtension = %d", n)
+	}
+	if n := MatchExtension("/d.gz/model", []string{".gz"}); n != 0 {
+		t.Errorf("folder extension matched: %d", n)
+	}
+}
