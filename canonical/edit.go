@@ -70,3 +70,26 @@ func (g *Graph) MoveNodes(nodes []*Node, at *Node) {
 	out = append(out, kept[pos:]...)
 	g.Nodes = out
 }
+
+// RemoveInitializers deletes, in one pass, the initializers of g for which
+// drop returns true (their uses must be gone).
+func (g *Graph) RemoveInitializers(drop func(*Value) bool) {
+	kept := g.Initializers[:0]
+	for _, v := range g.Initializers {
+		if !drop(v) {
+			kept = append(kept, v)
+			continue
+		}
+		listed := false
+		for _, in := range g.Inputs {
+			listed = listed || in == v
+		}
+		if !listed && g.values[v.Name] == v {
+			delete(g.values, v.Name)
+		}
+	}
+	for i := len(kept); i < len(g.Initializers); i++ {
+		g.Initializers[i] = nil
+	}
+	g.Initializers = kept
+}

@@ -143,12 +143,15 @@ func Convert(m *canonical.Model, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !opts.NoInfer && c.from != c.to {
+	if !opts.NoInfer && c.from != c.to && !fullyTyped(m.Graph) {
 		// Best effort: what inference cannot tell stays unknown, and the
 		// adapters that need it say so.
 		_, _ = infer.Infer(m, infer.Options{NoValueInfo: true})
 	}
 	c.run()
+	for g, set := range c.dropped {
+		g.RemoveInitializers(func(v *canonical.Value) bool { return set[v] && len(v.Uses()) == 0 })
+	}
 	if len(c.blockers) > 0 {
 		return c.result(), &BlockedError{From: c.from, To: c.to, Blockers: c.blockers}
 	}
@@ -169,6 +172,27 @@ func Convert(m *canonical.Model, opts Options) (*Result, error) {
 		}
 	}
 	return c.result(), nil
+}
+
+// fullyTyped reports whether every node output of g (and its subgraphs)
+// already has a tensor type with a shape, so inference has nothing to add.
+func fullyTyped(g *canonical.Graph) bool {
+	for _, n := range g.Nodes {
+		for _, o := range n.Outputs {
+			if o == nil {
+				continue
+			}
+			if _, _, hasShape, ok := canonical.TensorTypeOf(o.Type); !ok || !hasShape {
+				return false
+			}
+		}
+		for _, sg := range n.Subgraphs() {
+			if !fullyTyped(sg) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Plan reports every node of m that blocks the target, without changing
@@ -201,6 +225,8 @@ type converter struct {
 	names       map[string]bool
 	nameCounter int
 	adapters    map[adapterKey]adapter
+	// dropped are initializers left without consumers, removed at the end.
+	dropped map[*canonical.Graph]map[*canonical.Value]bool
 }
 
 func newConverter(m *canonical.Model, opts Options) (*converter, error) {
@@ -227,6 +253,7 @@ func newConverter(m *canonical.Model, opts Options) (*converter, error) {
 	}
 	c.names = map[string]bool{}
 	c.adapters = adapters()
+	c.dropped = map[*canonical.Graph]map[*canonical.Value]bool{}
 	collectNames(m.Graph, c.names)
 	return c, nil
 }

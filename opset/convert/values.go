@@ -216,7 +216,12 @@ func (sc *stepCtx) dropIfUnused(v *canonical.Value) {
 				return
 			}
 		}
-		g.RemoveInitializer(v)
+		// Removed in one pass at the end (a list scan per removal would be
+		// quadratic on large models).
+		if sc.c.dropped[g] == nil {
+			sc.c.dropped[g] = map[*canonical.Value]bool{}
+		}
+		sc.c.dropped[g][v] = true
 		return
 	}
 	if p, _ := v.Producer(); p != nil && p.OpType == "Constant" {
