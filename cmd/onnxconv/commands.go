@@ -8,5 +8,7 @@ func commands() []*cobra.Command {
 		newOpsCmd(), newTargetsCmd(),
 		newInspectCmd(), newCheckCmd(), newConvertCmd(),
 		newOpsetCmd(), newInferCmd(),
+		newRunCmd(), newTestCmd(), newTestWorkerCmd(),
+		newVerifyCmd(),
 	}
 }

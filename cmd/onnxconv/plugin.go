@@ -1,0 +1,180 @@
+package main
+
+// Plugin commands: `onnxconv plugins [--json]` and the hidden
+// `onnxconv __plugin serve NAME`, by which onnxconv starts itself to run a
+// built-in importer or exporter out of process (see plugins/ and
+// ARCHITECTURE.md).
+//
+// Wiring (cmd/onnxconv owner):
+//
+//	// one map for the whole binary, built from the importer and exporter
+//	// packages; each value returns the sdk.Plugin to serve, e.g.
+//	// func() sdk.Plugin { return sdk.Plugin{Importer: &tflite.Importer} }
+//	builtins := map[string]func() sdk.Plugin{"tflite": ..., "ort": ...}
+//
+//	// in commands():
+//	newPluginServeCmd(builtins), newPluginsCmd(builtins),
+//
+//	// in convert (and any command that imports or exports):
+//	h, err := plugins.NewHost(ctx, pluginHostOptions(builtins))
+//	name, format, err := h.Detect(ctx, in)        // unless --from names it
+//	warnings, err := h.Import(ctx, name, in, tmpOnnx, opts)
+//	warnings, err = h.Export(ctx, exporterName, onnxPath, out, target, opts)
+//
+// pluginHostOptions describes the built-ins from their sdk.Plugin (they are
+// not started to be listed or detected) and leaves time and memory limits
+// at their defaults (10 min a call; 3/4 of RAM); set CallTimeout and
+// MemoryLimit on the returned Options to change them. Errors from Host are
+// *plugins.PluginError values naming the plugin and the input file; treat
+// them as exit code 2 (unreadable input) unless errors.Is(err,
+// plugins.ErrTimeout) or ErrMemoryLimit calls for a hint to the user.
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/onnxconv/onnxconv/plugins"
+	"github.com/onnxconv/onnxconv/plugins/protocol"
+	"github.com/onnxconv/onnxconv/plugins/sdk"
+)
+
+// pluginServeArgs start a built-in plugin when followed by its name.
+var pluginServeArgs = []string{"__plugin", "serve"}
+
+// newPluginServeCmd returns the hidden `__plugin serve NAME` command, which
+// serves the built-in plugin NAME of builtins over the plugin protocol. It
+// is run by onnxconv itself, never by users.
+func newPluginServeCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
+	root := &cobra.Command{
+		Use:    pluginServeArgs[0],
+		Short:  "Internal: serve a built-in plugin",
+		Hidden: true,
+	}
+	root.AddCommand(&cobra.Command{
+		Use:   pluginServeArgs[1] + " NAME",
+		Short: "Serve the built-in plugin NAME on the plugin protocol (started by onnxconv)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mk, ok := builtins[args[0]]
+			if !ok {
+				return badInput(fmt.Errorf("no built-in plugin %q (built-ins: %s)", args[0], strings.Join(builtinNames(builtins), ", ")))
+			}
+			if err := sdk.Run(mk()); err != nil {
+				return badInput(fmt.Errorf("serving built-in plugin %q: %w", args[0], err))
+			}
+			return nil
+		},
+	})
+	return root
+}
+
+// newPluginsCmd returns `onnxconv plugins [--json]`, which lists the
+// built-in and third-party plugins.
+func newPluginsCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "plugins",
+		Short: "List the importer and exporter plugins",
+		Long: `List the built-in plugins and the third-party plugins: executables named
+onnxconv-plugin-NAME in the folders of $ONNXCONV_PLUGIN_PATH (separated by
+colons) and in the user plugins folder (` + userPluginDirHint() + `).
+A built-in wins over a third-party plugin of the same name, and an earlier
+folder over a later one. A plugin that does not start or answer is listed
+as broken, with the reason.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			infos, err := plugins.Discover(cmd.Context(), pluginHostOptions(builtins))
+			if err != nil {
+				return badInput(fmt.Errorf("listing plugins: %w", err))
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(pluginListJSON(infos))
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tKIND\tVERSION\tFORMATS\tPATH")
+			for _, p := range infos {
+				path := p.Path
+				if p.Builtin {
+					path = "(built-in)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind(), orDash(p.Version()), orDash(strings.Join(p.Formats(), "; ")), path)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, p := range infos {
+				if p.Err != nil {
+					fmt.Fprintf(out, "\n%s: %v\n", p.Name, p.Err)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// pluginHostOptions returns the plugins.Options for this binary: its
+// built-ins, described without starting them, served by
+// `onnxconv __plugin serve NAME`.
+func pluginHostOptions(builtins map[string]func() sdk.Plugin) plugins.Options {
+	opts := plugins.Options{ServeArgs: pluginServeArgs}
+	for _, name := range builtinNames(builtins) {
+		imp, exp := builtins[name]().Info()
+		opts.Builtins = append(opts.Builtins, plugins.Builtin{Name: name, Importer: imp, Exporter: exp})
+	}
+	return opts
+}
+
+func builtinNames(builtins map[string]func() sdk.Plugin) []string {
+	names := make([]string, 0, len(builtins))
+	for n := range builtins {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// pluginJSON is one entry of `onnxconv plugins --json`.
+type pluginJSON struct {
+	Name     string                 `json:"name"`
+	Kind     string                 `json:"kind"`
+	Version  string                 `json:"version,omitempty"`
+	Builtin  bool                   `json:"builtin"`
+	Path     string                 `json:"path"`
+	Importer *protocol.ImporterInfo `json:"importer,omitempty"`
+	Exporter *protocol.ExporterInfo `json:"exporter,omitempty"`
+	Error    string                 `json:"error,omitempty"`
+}
+
+func pluginListJSON(infos []plugins.PluginInfo) []pluginJSON {
+	out := make([]pluginJSON, 0, len(infos))
+	for _, p := range infos {
+		j := pluginJSON{Name: p.Name, Kind: p.Kind(), Version: p.Version(), Builtin: p.Builtin, Path: p.Path,
+			Importer: p.Importer, Exporter: p.Exporter}
+		if p.Err != nil {
+			j.Error = p.Err.Error()
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+func userPluginDirHint() string {
+	return "$XDG_CONFIG_HOME/onnxconv/plugins, ~/Library/Application Support/onnxconv/plugins, or %AppData%\\onnxconv\\plugins"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,424 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
+
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/opset"
+)
+
+// errNeedHost is returned by a lowering that needs the contents of an
+// input that is still a node of the segment being built.
+var errNeedHost = errors.New("executor: value needed on the host")
+
+// plan is the recorded sequence of steps of one graph run.
+type plan struct{ steps []step }
+
+type step interface {
+	// exec runs the step; ok is false when a guard failed.
+	exec(ctx context.Context, e *Executor, en *env) (ok bool, err error)
+}
+
+func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
+	for _, st := range p.steps {
+		if err := ctx.Err(); err != nil {
+			return false, fmt.Errorf("executor: %w", err)
+		}
+		ok, err := st.exec(ctx, e, en)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// staticStep puts a value computed at build time into the env.
+type staticStep struct {
+	v *canonical.Value
+	s *slot
+}
+
+func (st *staticStep) exec(_ context.Context, _ *Executor, en *env) (bool, error) {
+	en.set(st.v, st.s)
+	return true, nil
+}
+
+// guardStep checks that a value read at build time still has the contents
+// the plan was built with.
+type guardStep struct {
+	v *canonical.Value
+	h *htensor
+}
+
+func (st *guardStep) exec(_ context.Context, _ *Executor, en *env) (bool, error) {
+	s := en.get(st.v)
+	if s == nil || s.h == nil {
+		return false, nil
+	}
+	return equalH(s.h, st.h), nil
+}
+
+// hostStep runs a host kernel.
+type hostStep struct {
+	n    *canonical.Node
+	impl *opImpl
+	ver  int
+}
+
+func (st *hostStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
+	c, err := newHostCtx(ctx, e, en, st.n, st.impl, st.ver)
+	if err != nil {
+		return false, err
+	}
+	if err := callKernel(c, st.impl.host); err != nil {
+		return false, err
+	}
+	return true, c.storeOutputs(false, false)
+}
+
+// segStep runs a compiled GoMLX segment.
+type segStep struct {
+	g           *graph.Graph
+	params      []*canonical.Value
+	paramShapes []shapes.Shape
+	outs        []*canonical.Value
+	outDT       []canonical.DataType
+	outShapeSt  []bool
+	mu          sync.Mutex
+}
+
+func (st *segStep) exec(_ context.Context, _ *Executor, en *env) (bool, error) {
+	inputs := make([]any, len(st.params))
+	for i, v := range st.params {
+		s := en.get(v)
+		if s == nil || s.h == nil {
+			return false, fmt.Errorf("executor: segment input %q is not available", v.Name)
+		}
+		if !shapeEq(s.h.shape, st.paramShapes[i].Dimensions) {
+			return false, nil
+		}
+		t, err := s.h.toGomlx()
+		if err != nil {
+			return false, fmt.Errorf("executor: segment input %q: %w", v.Name, err)
+		}
+		inputs[i] = t
+	}
+	var outs []*tensors.Tensor
+	err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("executor: running segment: %v", r)
+			}
+		}()
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		outs = st.g.Run(inputs...)
+		return nil
+	}()
+	for _, in := range inputs {
+		in.(*tensors.Tensor).FinalizeAll()
+	}
+	if err != nil {
+		return false, err
+	}
+	for i, t := range outs {
+		h, err := fromGomlx(t, st.outDT[i])
+		t.FinalizeAll()
+		if err != nil {
+			return false, fmt.Errorf("executor: value %q: %w", st.outs[i].Name, err)
+		}
+		en.set(st.outs[i], &slot{h: h, dt: st.outDT[i], shapeStatic: st.outShapeSt[i]})
+	}
+	return true, nil
+}
+
+func shapeEq(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// segment is the GoMLX graph being built.
+type segment struct {
+	g      *graph.Graph
+	params []*canonical.Value
+	pnode  map[*canonical.Value]*graph.Node
+	consts map[*htensor]*graph.Node
+	vals   []*canonical.Value
+}
+
+type builder struct {
+	e     *Executor
+	gi    *graphInfo
+	en    *env
+	keep  map[*canonical.Value]bool
+	ctx   context.Context
+	steps []step
+	seg   *segment
+	idx   int
+	nseg  int
+}
+
+func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*canonical.Value]bool) (*plan, error) {
+	b := &builder{e: e, gi: gi, en: en, keep: keep, ctx: ctx}
+	for i, n := range gi.order {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("executor: %w", err)
+		}
+		b.idx = i
+		if err := b.node(n); err != nil {
+			return nil, fmt.Errorf("executor: node %s: %w", n, err)
+		}
+	}
+	b.idx = outputUse
+	if err := b.flush(); err != nil {
+		return nil, fmt.Errorf("executor: graph %q outputs: %w", gi.g.Name, err)
+	}
+	return &plan{steps: b.steps}, nil
+}
+
+func (b *builder) live(v *canonical.Value) bool {
+	return b.gi.lastUse[v] >= b.idx || b.keep[v]
+}
+
+func (b *builder) segGraph() *segment {
+	if b.seg == nil {
+		b.nseg++
+		b.seg = &segment{
+			g:      graph.NewGraph(b.e.backend, fmt.Sprintf("%s_seg%d", b.gi.g.Name, b.nseg)),
+			pnode:  map[*canonical.Value]*graph.Node{},
+			consts: map[*htensor]*graph.Node{},
+		}
+	}
+	return b.seg
+}
+
+// flush compiles and runs the open segment, materializing its live values.
+func (b *builder) flush() error {
+	seg := b.seg
+	if seg == nil {
+		return nil
+	}
+	b.seg = nil
+	st := &segStep{g: seg.g, params: seg.params}
+	var nodes []*graph.Node
+	for _, v := range seg.vals {
+		s := b.en.vals[v]
+		if s == nil || s.node == nil || s.seg != seg || !b.live(v) {
+			continue
+		}
+		st.outs = append(st.outs, v)
+		st.outDT = append(st.outDT, s.dt)
+		st.outShapeSt = append(st.outShapeSt, s.shapeStatic)
+		nodes = append(nodes, s.node)
+	}
+	if len(nodes) == 0 {
+		seg.g.Finalize()
+		return nil
+	}
+	for _, v := range seg.params {
+		st.paramShapes = append(st.paramShapes, seg.pnode[v].Shape())
+	}
+	if err := catch(func() { seg.g.Compile(nodes...) }); err != nil {
+		return fmt.Errorf("compiling segment: %w", err)
+	}
+	b.steps = append(b.steps, st)
+	ok, err := st.exec(b.ctx, b.e, b.en)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("segment inputs changed shape while building")
+	}
+	return nil
+}
+
+// catch runs f and turns a panic (GoMLX reports build errors by panicking)
+// into an error.
+func catch(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = e
+			} else {
+				err = fmt.Errorf("%v", r)
+			}
+			if debugPanics() {
+				err = fmt.Errorf("%w\n%s", err, debug.Stack())
+			}
+		}
+	}()
+	f()
+	return nil
+}
+
+// debugPanics adds stacks to errors recovered from panics
+// (ONNXCONV_DEBUG=1).
+func debugPanics() bool { return os.Getenv("ONNXCONV_DEBUG") != "" }
+
+func (e *Executor) lookupImpl(n *canonical.Node) (*implRef, error) {
+	domain := n.Domain
+	if domain == "ai.onnx" {
+		domain = ""
+	}
+	ver, ok := e.opsets[domain]
+	if !ok {
+		if f := e.model.Function(n.Domain, n.OpType, n.Overload); f != nil {
+			return &implRef{impl: functionImpl(f)}, nil
+		}
+		return nil, fmt.Errorf("executor: node %s: the model imports no opset for domain %q", n, n.Domain)
+	}
+	since := ver
+	if s, ok := opset.Lookup(domain, n.OpType, ver); ok {
+		since = s.SinceVersion
+	} else if f := e.model.Function(n.Domain, n.OpType, n.Overload); f != nil {
+		return &implRef{impl: functionImpl(f)}, nil
+	} else if domain == "" || domain == canonical.MLDomain {
+		return nil, fmt.Errorf("executor: node %s: no operator %s in opset %d of domain %q", n, n.OpType, ver, n.Domain)
+	}
+	impl := e.reg[opKey{domain, n.OpType}]
+	if impl == nil {
+		return nil, fmt.Errorf("executor: node %s: operator %s (domain %q, opset %d) is not implemented", n, n.OpType, n.Domain, ver)
+	}
+	return &implRef{impl: impl, ver: since}, nil
+}
+
+type implRef struct {
+	impl *opImpl
+	ver  int
+}
+
+func (b *builder) inputs(n *canonical.Node) ([]*slot, error) {
+	ins := make([]*slot, len(n.Inputs))
+	for i, v := range n.Inputs {
+		if v == nil {
+			continue
+		}
+		s := b.en.get(v)
+		if s == nil {
+			return nil, fmt.Errorf("input %q was not computed", v.Name)
+		}
+		ins[i] = s
+	}
+	return ins, nil
+}
+
+func (b *builder) node(n *canonical.Node) error {
+	ref, err := b.e.lookupImpl(n)
+	if err != nil {
+		return err
+	}
+	impl := ref.impl
+	if impl.control {
+		if err := b.flush(); err != nil {
+			return err
+		}
+	}
+	forceHost := false
+	for attempt := 0; attempt < 4; attempt++ {
+		ins, err := b.inputs(n)
+		if err != nil {
+			return err
+		}
+		allHost, allStatic, allShapeStatic := true, true, true
+		for _, s := range ins {
+			if s == nil {
+				continue
+			}
+			if !s.isHost() {
+				allHost = false
+			}
+			if !s.valStatic {
+				allStatic = false
+			}
+			if !s.shapeStatic {
+				allShapeStatic = false
+			}
+		}
+		if impl.control {
+			allStatic = false
+		}
+		switch {
+		case impl.shapeOnly:
+			c := b.newCtx(n, impl, ref.ver, ins)
+			if err := callKernel(c, impl.host); err != nil {
+				return err
+			}
+			if allShapeStatic {
+				return c.storeOutputs(true, true)
+			}
+			// The shape is data dependent: guard it through a host step.
+			if !allHost {
+				if err := b.flush(); err != nil {
+					return err
+				}
+				continue
+			}
+			b.steps = append(b.steps, &hostStep{n: n, impl: impl, ver: ref.ver})
+			return c.storeOutputs(false, false)
+		case impl.host != nil && allHost && (allStatic || impl.lower == nil || impl.preferHost || forceHost):
+			c := b.newCtx(n, impl, ref.ver, ins)
+			if err := callKernel(c, impl.host); err != nil {
+				return err
+			}
+			if allStatic && !impl.random {
+				return c.storeOutputs(true, true)
+			}
+			b.steps = append(b.steps, &hostStep{n: n, impl: impl, ver: ref.ver})
+			return c.storeOutputs(false, false)
+		case impl.lower != nil && !forceHost:
+			c := b.newCtx(n, impl, ref.ver, ins)
+			c.lowering = true
+			err := callKernel(c, impl.lower)
+			if errors.Is(err, errUseHost) && impl.host != nil {
+				forceHost = true
+				if err := b.flush(); err != nil {
+					return err
+				}
+				continue
+			}
+			if errors.Is(err, errNeedHost) {
+				if err := b.flush(); err != nil {
+					return err
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			return c.storeOutputs(false, allShapeStatic && !c.readDynamic)
+		default:
+			if err := b.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return fmt.Errorf("could not obtain the input values on the host")
+}
+
+func callKernel(c *lctx, f func(*lctx) error) error {
+	if f == nil {
+		return fmt.Errorf("no implementation for this case")
+	}
+	var kerr error
+	err := catch(func() { kerr = f(c) })
+	if kerr != nil {
+		return kerr
+	}
+	return err
+}

@@ -1,0 +1,428 @@
+// Package executor runs canonical ONNX graphs with GoMLX.
+//
+// Each ONNX node is lowered, in topological order, to GoMLX graph
+// operations; consecutive lowered nodes form one compiled "segment". Values
+// that a lowering needs at build time (a Reshape shape, Slice bounds, TopK
+// k, ...) are read from host-known tensors: initializers, Constant outputs
+// and small tensors folded on the host (Shape, Gather, Concat, Cast,
+// arithmetic on constants). When such a value is only known after running
+// part of the graph, the current segment is compiled and run, its live
+// values are materialized on the host, and building continues with them as
+// known tensors. Ops GoMLX cannot express (strings, sequences, NonZero,
+// Unique, tree ensembles, ...) run as host kernels on materialized tensors;
+// If, Loop and Scan are host-driven and run their bodies with the same
+// machinery.
+//
+// The sequence of segments and host steps is a plan, cached per input
+// signature (types and shapes of the inputs and, for the values read at
+// build time that were not constants, their contents). Replaying a plan
+// checks those values (guards) and rebuilds when one differs.
+//
+// Backends: the pure-Go GoMLX backend ("go", package simplego) is the
+// default. Options.Backend or the environment variable ONNXCONV_BACKEND
+// selects another registered GoMLX backend (XLA needs a build with the
+// "xla" tag and a PJRT plugin already installed): the executor sets
+// GOMLX_NO_AUTO_INSTALL=1 in the process before creating a backend, so
+// nothing is ever downloaded at run time.
+//
+// An Executor is safe for concurrent use: plans are shared behind a mutex
+// and each compiled segment serializes its own executions.
+package executor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+
+	"github.com/onnxconv/onnxconv/canonical"
+)
+
+// BackendEnv names the environment variable that selects the GoMLX backend
+// when Options.Backend is empty.
+const BackendEnv = "ONNXCONV_BACKEND"
+
+// Options configure an Executor.
+type Options struct {
+	// Backend is the GoMLX backend configuration ("go" by default; e.g.
+	// "xla:cpu" in builds with the xla tag).
+	Backend string
+}
+
+// Executor runs one model. Create it with New.
+type Executor struct {
+	model   *canonical.Model
+	backend backends.Backend
+	reg     registry
+	opsets  map[string]int
+	inputs  []*canonical.Value // graph inputs that are not initializers
+	infos   map[*canonical.Graph]*graphInfo
+
+	mu    sync.Mutex
+	plans map[string]*plan
+}
+
+// graphInfo is what New precomputes for a graph (main or subgraph).
+type graphInfo struct {
+	g       *canonical.Graph
+	order   []*canonical.Node
+	lastUse map[*canonical.Value]int
+	free    []*canonical.Value // values used in g (at any depth) defined outside it
+	id      int
+}
+
+const outputUse = 1 << 30
+
+// New prepares m for running. It checks that every op has an
+// implementation for the opset version the model imports.
+func New(m *canonical.Model, opts Options) (*Executor, error) {
+	if m == nil || m.Graph == nil {
+		return nil, fmt.Errorf("executor: model has no graph")
+	}
+	be, err := newBackend(opts.Backend)
+	if err != nil {
+		return nil, err
+	}
+	e := &Executor{
+		model: m, backend: be, reg: newRegistry(), opsets: map[string]int{},
+		infos: map[*canonical.Graph]*graphInfo{}, plans: map[string]*plan{},
+	}
+	for _, o := range m.OpsetImports {
+		d := o.Domain
+		if d == "ai.onnx" {
+			d = ""
+		}
+		e.opsets[d] = int(o.Version)
+	}
+	if _, ok := e.opsets[""]; !ok {
+		e.opsets[""] = 1
+	}
+	init := map[*canonical.Value]bool{}
+	for _, v := range m.Graph.Initializers {
+		init[v] = true
+	}
+	for _, v := range m.Graph.Inputs {
+		if !init[v] {
+			e.inputs = append(e.inputs, v)
+		}
+	}
+	for _, f := range m.Functions {
+		if f.Body != nil {
+			if err := e.analyze(f.Body); err != nil {
+				be.Finalize()
+				return nil, fmt.Errorf("function %s: %w", f.Name, err)
+			}
+		}
+	}
+	if err := e.analyze(m.Graph); err != nil {
+		be.Finalize()
+		return nil, err
+	}
+	return e, nil
+}
+
+func newBackend(name string) (backends.Backend, error) {
+	if name == "" {
+		name = os.Getenv(BackendEnv)
+	}
+	// Never let a backend download plugins at run time.
+	if err := os.Setenv("GOMLX_NO_AUTO_INSTALL", "1"); err != nil {
+		return nil, fmt.Errorf("executor: setting GOMLX_NO_AUTO_INSTALL: %w", err)
+	}
+	if name == "" || name == simplego.BackendName || strings.HasPrefix(name, simplego.BackendName+":") {
+		cfg := strings.TrimPrefix(strings.TrimPrefix(name, simplego.BackendName), ":")
+		be, err := simplego.New(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("executor: creating the pure-Go backend: %w", err)
+		}
+		return be, nil
+	}
+	be, err := backends.NewWithConfig(name)
+	if err != nil {
+		return nil, fmt.Errorf("executor: creating GoMLX backend %q (registered: %v): %w", name, backends.List(), err)
+	}
+	return be, nil
+}
+
+// Close releases the backend.
+func (e *Executor) Close() error {
+	e.backend.Finalize()
+	return nil
+}
+
+// Inputs returns the graph inputs Run expects, in order.
+func (e *Executor) Inputs() []*canonical.Value { return append([]*canonical.Value{}, e.inputs...) }
+
+func (e *Executor) analyze(g *canonical.Graph) error {
+	order, err := g.TopoSort()
+	if err != nil {
+		return fmt.Errorf("executor: %w", err)
+	}
+	gi := &graphInfo{g: g, order: order, lastUse: map[*canonical.Value]int{}, id: len(e.infos)}
+	e.infos[g] = gi
+	defined := map[*canonical.Value]bool{}
+	for _, v := range g.Inputs {
+		defined[v] = true
+	}
+	for _, v := range g.Initializers {
+		defined[v] = true
+	}
+	freeSet := map[*canonical.Value]bool{}
+	use := func(v *canonical.Value, i int) {
+		if v == nil {
+			return
+		}
+		if gi.lastUse[v] < i {
+			gi.lastUse[v] = i
+		}
+		if !defined[v] && !freeSet[v] {
+			freeSet[v] = true
+			gi.free = append(gi.free, v)
+		}
+	}
+	for i, n := range order {
+		for _, in := range n.Inputs {
+			use(in, i)
+		}
+		for _, v := range n.OuterValues() {
+			use(v, i)
+		}
+		for _, o := range n.Outputs {
+			if o != nil {
+				defined[o] = true
+			}
+		}
+		for _, sg := range n.Subgraphs() {
+			if err := e.analyze(sg); err != nil {
+				return err
+			}
+		}
+		if _, err := e.lookupImpl(n); err != nil {
+			return err
+		}
+	}
+	for _, v := range g.Outputs {
+		use(v, outputUse)
+	}
+	// Values of subgraph bodies defined in g itself are not free: keep
+	// only those defined in no node/input of g.
+	out := gi.free[:0]
+	for _, v := range gi.free {
+		if !defined[v] {
+			out = append(out, v)
+		}
+	}
+	gi.free = out
+	return nil
+}
+
+// Run runs the model on inputs (one per graph input that is not an
+// initializer, in order) and returns the graph outputs in order, named
+// after them.
+func (e *Executor) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
+	vals := make([]*Value, len(inputs))
+	for i, t := range inputs {
+		vals[i] = TensorValue(t)
+	}
+	outs, err := e.RunValues(ctx, vals)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]*canonical.Tensor, len(outs))
+	for i, o := range outs {
+		if o.Tensor == nil {
+			return nil, fmt.Errorf("executor: output %d (%s) is not a tensor", i, e.model.Graph.Outputs[i].Name)
+		}
+		res[i] = o.Tensor
+	}
+	return res, nil
+}
+
+// RunValues is Run for models whose inputs or outputs are sequences or
+// optionals.
+func (e *Executor) RunValues(ctx context.Context, inputs []*Value) ([]*Value, error) {
+	env, err := e.bindInputs(inputs)
+	if err != nil {
+		return nil, err
+	}
+	g := e.model.Graph
+	if err := e.runGraph(ctx, g, env, nil); err != nil {
+		return nil, err
+	}
+	outs := make([]*Value, len(g.Outputs))
+	for i, v := range g.Outputs {
+		s := env.get(v)
+		if s == nil {
+			return nil, fmt.Errorf("executor: output %q was not computed", v.Name)
+		}
+		o, err := s.toValue(v.Name)
+		if err != nil {
+			return nil, fmt.Errorf("executor: output %q: %w", v.Name, err)
+		}
+		outs[i] = o
+	}
+	return outs, nil
+}
+
+// RunCapture runs the model and returns the values named in names (any
+// value of the main graph: inputs, initializers, node outputs), for
+// finding where two models diverge. Only the named values are kept beyond
+// their last use.
+func (e *Executor) RunCapture(ctx context.Context, inputs []*canonical.Tensor, names []string) (map[string]*canonical.Tensor, error) {
+	vals := make([]*Value, len(inputs))
+	for i, t := range inputs {
+		vals[i] = TensorValue(t)
+	}
+	env, err := e.bindInputs(vals)
+	if err != nil {
+		return nil, err
+	}
+	g := e.model.Graph
+	keep := map[*canonical.Value]bool{}
+	for _, n := range names {
+		v := g.Lookup(n)
+		if v == nil {
+			return nil, fmt.Errorf("executor: RunCapture: no value named %q in the main graph", n)
+		}
+		keep[v] = true
+	}
+	if err := e.runGraph(ctx, g, env, keep); err != nil {
+		return nil, err
+	}
+	res := map[string]*canonical.Tensor{}
+	for v := range keep {
+		s := env.get(v)
+		if s == nil {
+			return nil, fmt.Errorf("executor: value %q was not computed", v.Name)
+		}
+		o, err := s.toValue(v.Name)
+		if err != nil {
+			return nil, fmt.Errorf("executor: value %q: %w", v.Name, err)
+		}
+		if o.Tensor == nil {
+			return nil, fmt.Errorf("executor: value %q is not a tensor", v.Name)
+		}
+		res[v.Name] = o.Tensor
+	}
+	return res, nil
+}
+
+func (e *Executor) bindInputs(inputs []*Value) (*env, error) {
+	g := e.model.Graph
+	if len(inputs) != len(e.inputs) {
+		names := make([]string, len(e.inputs))
+		for i, v := range e.inputs {
+			names[i] = v.Name
+		}
+		return nil, fmt.Errorf("executor: model takes %d inputs (%s), got %d", len(e.inputs), strings.Join(names, ", "), len(inputs))
+	}
+	en := newEnv(nil)
+	for _, v := range g.Initializers {
+		h, err := fromCanonical(v.Const)
+		if err != nil {
+			return nil, fmt.Errorf("executor: initializer %q: %w", v.Name, err)
+		}
+		en.set(v, &slot{h: h, dt: h.dt, valStatic: true, shapeStatic: true})
+	}
+	for i, v := range e.inputs {
+		s, err := slotFromValue(inputs[i])
+		if err != nil {
+			return nil, fmt.Errorf("executor: input %d (%q): %w", i, v.Name, err)
+		}
+		s.shapeStatic = true
+		if err := checkInputType(v, s); err != nil {
+			return nil, fmt.Errorf("executor: input %d (%q): %w", i, v.Name, err)
+		}
+		en.set(v, s)
+	}
+	return en, nil
+}
+
+func checkInputType(v *canonical.Value, s *slot) error {
+	if v.Type == nil || s.kind != kindTensor {
+		return nil
+	}
+	dt, dims, hasShape, ok := canonical.TensorTypeOf(v.Type)
+	if !ok {
+		return nil
+	}
+	if dt != canonical.Undefined && dt != s.dt {
+		return fmt.Errorf("has type %v, the model declares %v", s.dt, dt)
+	}
+	if hasShape {
+		if len(dims) != len(s.h.shape) {
+			return fmt.Errorf("has shape %v, the model declares rank %d", s.h.shape, len(dims))
+		}
+		for i, d := range dims {
+			if d.Known && int(d.Value) != s.h.shape[i] {
+				return fmt.Errorf("has shape %v, the model declares dim %d = %d", s.h.shape, i, d.Value)
+			}
+		}
+	}
+	return nil
+}
+
+// signature describes the types and shapes of the inputs and free values
+// of a graph run.
+func signature(gi *graphInfo, en *env, keep map[*canonical.Value]bool) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "g%d|", gi.id)
+	add := func(v *canonical.Value) {
+		s := en.get(v)
+		if s == nil {
+			sb.WriteString("nil;")
+			return
+		}
+		s.sig(&sb)
+		sb.WriteByte(';')
+	}
+	for _, v := range gi.g.Inputs {
+		add(v)
+	}
+	sb.WriteByte('|')
+	for _, v := range gi.free {
+		add(v)
+	}
+	if len(keep) > 0 {
+		var names []string
+		for v := range keep {
+			names = append(names, v.Name)
+		}
+		sort.Strings(names)
+		sb.WriteString("|keep:" + strings.Join(names, ","))
+	}
+	return sb.String()
+}
+
+// runGraph computes every node of g into en, using (and filling) the
+// plan cache.
+func (e *Executor) runGraph(ctx context.Context, g *canonical.Graph, en *env, keep map[*canonical.Value]bool) error {
+	gi := e.infos[g]
+	if gi == nil {
+		return fmt.Errorf("executor: graph %q was not prepared", g.Name)
+	}
+	key := signature(gi, en, keep)
+	e.mu.Lock()
+	p := e.plans[key]
+	e.mu.Unlock()
+	if p != nil {
+		ok, err := p.replay(ctx, e, en)
+		if err != nil || ok {
+			return err
+		}
+		// A guard failed: build afresh (the steps run so far are redone).
+	}
+	np, err := e.build(ctx, gi, en, keep)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.plans[key] = np
+	e.mu.Unlock()
+	return nil
+}

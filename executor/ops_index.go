@@ -1,0 +1,635 @@
+package executor
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/gomlx/gomlx/pkg/core/graph"
+
+	"github.com/onnxconv/onnxconv/canonical"
+)
+
+// Indexing: Slice, Gather, GatherElements, GatherND, ScatterElements,
+// ScatterND, Trilu, OneHot, NonZero, TopK, Compress.
+
+func registerIndex(r registry) {
+	r.lower(sliceOp, "Slice")
+	r.host(sliceOp, "Slice")
+	r.lower(lowerGather, "Gather")
+	r.host(hostGather, "Gather")
+	r.host(hostGatherElements, "GatherElements")
+	r.host(hostGatherND, "GatherND")
+	r.host(hostScatterElements, "ScatterElements", "Scatter")
+	r.host(hostScatterND, "ScatterND")
+	r.host(hostTrilu, "Trilu")
+	r.host(hostOneHot, "OneHot")
+	r.host(hostNonZero, "NonZero")
+	r.host(hostTopK, "TopK")
+	r.host(hostCompress, "Compress")
+}
+
+type sliceSpec struct{ start, step, count int }
+
+func sliceSpecs(c *lctx) ([]sliceSpec, error) {
+	sh := c.Shape(0)
+	r := len(sh)
+	var starts, ends, axes, steps []int64
+	var err error
+	if c.ver < 10 {
+		starts, ends, axes = c.AInts("starts", nil), c.AInts("ends", nil), c.AInts("axes", nil)
+	} else {
+		if starts, err = c.Ints(1); err != nil {
+			return nil, err
+		}
+		if ends, err = c.Ints(2); err != nil {
+			return nil, err
+		}
+		if c.Has(3) {
+			if axes, err = c.Ints(3); err != nil {
+				return nil, err
+			}
+		}
+		if c.Has(4) {
+			if steps, err = c.Ints(4); err != nil {
+				return nil, err
+			}
+		}
+	}
+	specs := make([]sliceSpec, r)
+	for i, d := range sh {
+		specs[i] = sliceSpec{0, 1, d}
+	}
+	for k := range starts {
+		ax := k
+		if axes != nil {
+			a, err := normAxis(axes[k], r)
+			if err != nil {
+				return nil, err
+			}
+			ax = a
+		}
+		step := int64(1)
+		if steps != nil {
+			step = steps[k]
+		}
+		if step == 0 {
+			return nil, fmt.Errorf("slice step 0")
+		}
+		d := int64(sh[ax])
+		s, e := starts[k], ends[k]
+		if s < 0 {
+			s += d
+		}
+		if e < 0 {
+			e += d
+		}
+		var cnt int64
+		if step > 0 {
+			s, e = clampI(s, 0, d), clampI(e, 0, d)
+			if e > s {
+				cnt = (e - s + step - 1) / step
+			}
+		} else {
+			s, e = clampI(s, 0, d-1), clampI(e, -1, d-1)
+			if s > e {
+				cnt = (s - e - step - 1) / (-step)
+			}
+		}
+		specs[ax] = sliceSpec{int(s), int(step), int(cnt)}
+	}
+	return specs, nil
+}
+
+func sliceOp(c *lctx) error {
+	specs, err := sliceSpecs(c)
+	if err != nil {
+		return err
+	}
+	out := make([]int, len(specs))
+	neg := false
+	for i, s := range specs {
+		out[i] = s.count
+		if s.step < 0 {
+			neg = true
+		}
+	}
+	if c.lowering {
+		if _, ok := gomlxDType(c.DT(0)); !ok || neg || numel(out) == 0 {
+			return errUseHost
+		}
+		ax := make([]graph.SliceAxisSpec, len(specs))
+		for i, s := range specs {
+			ax[i] = graph.AxisRange(s.start, s.start+(s.count-1)*s.step+1).Stride(s.step)
+		}
+		c.Out(0, graph.Slice(c.X(0), ax...), c.DT(0))
+		return nil
+	}
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	st := strides(h.shape)
+	idx := make([]int, 0, numel(out))
+	forEachIndex(out, func(o []int) {
+		k := 0
+		for d, v := range o {
+			k += (specs[d].start + v*specs[d].step) * st[d]
+		}
+		idx = append(idx, k)
+	})
+	c.OutH(0, hTake(h, out, idx))
+	return nil
+}
+
+func lowerGather(c *lctx) error {
+	dt := c.DT(0)
+	if _, ok := gomlxDType(dt); !ok {
+		return errUseHost
+	}
+	sh := c.Shape(0)
+	r := len(sh)
+	ax, err := normAxis(c.AInt("axis", 0), r)
+	if err != nil {
+		return err
+	}
+	x, ind := c.X(0), c.X(1)
+	is := ind.Shape().Dimensions
+	if numel(is) == 0 || numel(sh) == 0 {
+		return errUseHost
+	}
+	ind = graph.ConvertDType(ind, gdt(canonical.Int64))
+	ind = graph.Where(graph.LessThan(ind, scalarLike(ind, 0)), graph.Add(ind, scalarLike(ind, float64(sh[ax]))), ind)
+	// move axis to front
+	perm := []int{ax}
+	for i := 0; i < r; i++ {
+		if i != ax {
+			perm = append(perm, i)
+		}
+	}
+	xt := x
+	if ax != 0 {
+		xt = graph.TransposeAllDims(x, perm...)
+	}
+	if r == 1 {
+		xt = graph.Reshape(xt, sh[0], 1)
+	}
+	y := graph.Gather(xt, graph.Reshape(ind, numel(is), 1))
+	rest := xt.Shape().Dimensions[1:]
+	if r == 1 {
+		rest = nil
+	}
+	y = graph.Reshape(y, append(append([]int{}, is...), rest...)...)
+	// y: is + sh[:ax] + sh[ax+1:]  -> want sh[:ax] + is + sh[ax+1:]
+	ni := len(is)
+	if ax != 0 {
+		var p []int
+		for i := 0; i < ax; i++ {
+			p = append(p, ni+i)
+		}
+		for i := 0; i < ni; i++ {
+			p = append(p, i)
+		}
+		for i := ni + ax; i < ni+r-1; i++ {
+			p = append(p, i)
+		}
+		y = graph.TransposeAllDims(y, p...)
+	}
+	c.Out(0, y, dt)
+	return nil
+}
+
+func hostGather(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	ih, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	r := len(h.shape)
+	ax, err := normAxis(c.AInt("axis", 0), r)
+	if err != nil {
+		return err
+	}
+	ind := ih.i64()
+	out := append(append(append([]int{}, h.shape[:ax]...), ih.shape...), h.shape[ax+1:]...)
+	outer, inner, d := numel(h.shape[:ax]), numel(h.shape[ax+1:]), h.shape[ax]
+	idx := make([]int, 0, numel(out))
+	for o := 0; o < outer; o++ {
+		for _, i := range ind {
+			if i < 0 {
+				i += int64(d)
+			}
+			if i < 0 || i >= int64(d) {
+				return fmt.Errorf("index %d out of range [0,%d)", i, d)
+			}
+			for k := 0; k < inner; k++ {
+				idx = append(idx, (o*d+int(i))*inner+k)
+			}
+		}
+	}
+	c.OutH(0, hTake(h, out, idx))
+	return nil
+}
+
+func hostGatherElements(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	ih, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	ax, err := normAxis(c.AInt("axis", 0), len(h.shape))
+	if err != nil {
+		return err
+	}
+	ind := ih.i64()
+	st := strides(h.shape)
+	idx := make([]int, 0, len(ind))
+	k := 0
+	var bad error
+	forEachIndex(ih.shape, func(o []int) {
+		f := 0
+		for d, v := range o {
+			if d == ax {
+				i := ind[k]
+				if i < 0 {
+					i += int64(h.shape[ax])
+				}
+				if i < 0 || i >= int64(h.shape[ax]) {
+					bad = fmt.Errorf("index %d out of range", ind[k])
+				}
+				v = int(i)
+			}
+			f += v * st[d]
+		}
+		idx = append(idx, f)
+		k++
+	})
+	if bad != nil {
+		return bad
+	}
+	c.OutH(0, hTake(h, ih.shape, idx))
+	return nil
+}
+
+func hostGatherND(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	ih, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	b := int(c.AInt("batch_dims", 0))
+	ind := ih.i64()
+	q := len(ih.shape)
+	kk := ih.shape[q-1]
+	out := append(append([]int{}, ih.shape[:q-1]...), h.shape[b+kk:]...)
+	st := strides(h.shape)
+	inner := numel(h.shape[b+kk:])
+	nb := numel(h.shape[:b])
+	per := numel(ih.shape[b : q-1])
+	idx := make([]int, 0, numel(out))
+	for bi := 0; bi < nb; bi++ {
+		for p := 0; p < per; p++ {
+			tup := ind[(bi*per+p)*kk : (bi*per+p+1)*kk]
+			f := bi * numel(h.shape[b:])
+			for j, v := range tup {
+				d := h.shape[b+j]
+				if v < 0 {
+					v += int64(d)
+				}
+				f += int(v) * st[b+j]
+			}
+			for k := 0; k < inner; k++ {
+				idx = append(idx, f+k)
+			}
+		}
+	}
+	c.OutH(0, hTake(h, out, idx))
+	return nil
+}
+
+func reduceInto(dst []float64, k int, v float64, red string) {
+	switch red {
+	case "add":
+		dst[k] += v
+	case "mul":
+		dst[k] *= v
+	case "max":
+		dst[k] = math.Max(dst[k], v)
+	case "min":
+		dst[k] = math.Min(dst[k], v)
+	default:
+		dst[k] = v
+	}
+}
+
+func hostScatterElements(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	ih, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	uh, err := c.H(2)
+	if err != nil {
+		return err
+	}
+	ax, err := normAxis(c.AInt("axis", 0), len(h.shape))
+	if err != nil {
+		return err
+	}
+	red := c.AStr("reduction", "none")
+	data := h.f64()
+	upd := uh.f64()
+	ind := ih.i64()
+	st := strides(h.shape)
+	k := 0
+	forEachIndex(ih.shape, func(o []int) {
+		f := 0
+		for d, v := range o {
+			if d == ax {
+				i := ind[k]
+				if i < 0 {
+					i += int64(h.shape[ax])
+				}
+				v = int(i)
+			}
+			f += v * st[d]
+		}
+		reduceInto(data, f, upd[k], red)
+		k++
+	})
+	c.OutH(0, fromF64(h.dt, h.shape, data))
+	return nil
+}
+
+func hostScatterND(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	ih, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	uh, err := c.H(2)
+	if err != nil {
+		return err
+	}
+	red := c.AStr("reduction", "none")
+	data := h.f64()
+	upd := uh.f64()
+	ind := ih.i64()
+	q := len(ih.shape)
+	kk := ih.shape[q-1]
+	st := strides(h.shape)
+	inner := numel(h.shape[kk:])
+	n := numel(ih.shape[:q-1])
+	for p := 0; p < n; p++ {
+		f := 0
+		for j, v := range ind[p*kk : (p+1)*kk] {
+			if v < 0 {
+				v += int64(h.shape[j])
+			}
+			f += int(v) * st[j]
+		}
+		for k := 0; k < inner; k++ {
+			reduceInto(data, f+k, upd[p*inner+k], red)
+		}
+	}
+	c.OutH(0, fromF64(h.dt, h.shape, data))
+	return nil
+}
+
+func hostTrilu(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	k := int64(0)
+	if c.Has(1) {
+		kv, err := c.Ints(1)
+		if err != nil {
+			return err
+		}
+		k = kv[0]
+	}
+	upper := c.AInt("upper", 1) == 1
+	r := len(h.shape)
+	rows, cols := h.shape[r-2], h.shape[r-1]
+	n := h.size()
+	idx := make([]int, n)
+	zeroAt := h.size()
+	all := &htensor{dt: h.dt, data: concatAny([]any{h.data, newH(h.dt, []int{1}).data})}
+	for f := 0; f < n; f++ {
+		j := f % cols
+		i := (f / cols) % rows
+		keep := int64(j-i) >= k
+		if !upper {
+			keep = int64(j-i) <= k
+		}
+		if keep {
+			idx[f] = f
+		} else {
+			idx[f] = zeroAt
+		}
+	}
+	c.OutH(0, hTake(all, h.shape, idx))
+	return nil
+}
+
+func hostOneHot(c *lctx) error {
+	ih, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	dh, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	vh, err := c.H(2)
+	if err != nil {
+		return err
+	}
+	depth := int(dh.f64()[0])
+	r := len(ih.shape) + 1
+	ax, err := normAxis(c.AInt("axis", -1), r)
+	if err != nil {
+		return err
+	}
+	out := append(append(append([]int{}, ih.shape[:ax]...), depth), ih.shape[ax:]...)
+	ind := ih.f64()
+	inner := numel(ih.shape[ax:])
+	idx := make([]int, numel(out))
+	f := 0
+	forEachIndex(out, func(o []int) {
+		outerI := numel(ih.shape[ax:]) // placeholder to keep vet quiet
+		_ = outerI
+		flatIn := 0
+		// index into ih: o without axis ax
+		m := 0
+		st := strides(ih.shape)
+		for d, v := range o {
+			if d == ax {
+				continue
+			}
+			flatIn += v * st[m]
+			m++
+		}
+		want := int(ind[flatIn])
+		if want < 0 {
+			want += depth
+		}
+		if o[ax] == want {
+			idx[f] = 1
+		}
+		f++
+	})
+	_ = inner
+	c.OutH(0, hTake(vh, out, idx))
+	return nil
+}
+
+func hostNonZero(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	v := h.f64()
+	r := len(h.shape)
+	var coords [][]int
+	k := 0
+	forEachIndex(h.shape, func(o []int) {
+		if v[k] != 0 {
+			coords = append(coords, append([]int{}, o...))
+		}
+		k++
+	})
+	if r == 0 && len(v) == 1 && v[0] != 0 {
+		coords = [][]int{{}}
+	}
+	out := make([]int64, r*len(coords))
+	for j, cd := range coords {
+		for d := 0; d < r; d++ {
+			out[d*len(coords)+j] = int64(cd[d])
+		}
+	}
+	c.OutH(0, fromI64(canonical.Int64, []int{r, len(coords)}, out))
+	return nil
+}
+
+func hostTopK(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	var k int
+	if c.ver < 10 {
+		k = int(c.AInt("k", 0))
+	} else {
+		kv, err := c.Ints(1)
+		if err != nil {
+			return err
+		}
+		k = int(kv[0])
+	}
+	ax, err := normAxis(c.AInt("axis", -1), len(h.shape))
+	if err != nil {
+		return err
+	}
+	largest, sorted := c.AInt("largest", 1) == 1, c.AInt("sorted", 1) == 1
+	_ = sorted
+	v := h.f64()
+	st := strides(h.shape)
+	n := h.shape[ax]
+	out := append([]int{}, h.shape...)
+	out[ax] = k
+	ost := strides(out)
+	vals := make([]int, numel(out))
+	inds := make([]int64, numel(out))
+	outer := append([]int{}, h.shape...)
+	outer[ax] = 1
+	forEachIndex(outer, func(o []int) {
+		base, obase := 0, 0
+		for d, x := range o {
+			base += x * st[d]
+			obase += x * ost[d]
+		}
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool {
+			x, y := v[base+order[a]*st[ax]], v[base+order[b]*st[ax]]
+			if largest {
+				return x > y
+			}
+			return x < y
+		})
+		for j := 0; j < k; j++ {
+			vals[obase+j*ost[ax]] = base + order[j]*st[ax]
+			inds[obase+j*ost[ax]] = int64(order[j])
+		}
+	})
+	c.OutH(0, hTake(h, out, vals))
+	c.OutH(1, fromI64(canonical.Int64, out, inds))
+	return nil
+}
+
+func hostCompress(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	ch, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	cond := ch.f64()
+	if !c.HasAttr("axis") {
+		var idx []int
+		for i := 0; i < h.size() && i < len(cond); i++ {
+			if cond[i] != 0 {
+				idx = append(idx, i)
+			}
+		}
+		c.OutH(0, hTake(h, []int{len(idx)}, idx))
+		return nil
+	}
+	ax, err := normAxis(c.AInt("axis", 0), len(h.shape))
+	if err != nil {
+		return err
+	}
+	var keep []int
+	for i := 0; i < h.shape[ax] && i < len(cond); i++ {
+		if cond[i] != 0 {
+			keep = append(keep, i)
+		}
+	}
+	out := append([]int{}, h.shape...)
+	out[ax] = len(keep)
+	st := strides(h.shape)
+	idx := make([]int, 0, numel(out))
+	forEachIndex(out, func(o []int) {
+		f := 0
+		for d, v := range o {
+			if d == ax {
+				v = keep[v]
+			}
+			f += v * st[d]
+		}
+		idx = append(idx, f)
+	})
+	c.OutH(0, hTake(h, out, idx))
+	return nil
+}

@@ -1,0 +1,375 @@
+package executor
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/onnxconv/onnxconv/canonical"
+)
+
+// Quantization (host): QuantizeLinear, DequantizeLinear,
+// DynamicQuantizeLinear, MatMulInteger, QLinearMatMul.
+
+func registerQuant(r registry) {
+	r.host(hostQuantize, "QuantizeLinear")
+	r.host(hostDequantize, "DequantizeLinear")
+	r.host(hostDynQuant, "DynamicQuantizeLinear")
+	r.host(hostMatMulInteger, "MatMulInteger")
+	r.host(hostQLinearMatMul, "QLinearMatMul")
+}
+
+// paramIndex maps each element of shape x to the element of a scale or
+// zero-point tensor of shape ps (scalar, per-axis 1-D, or blocked).
+func paramIndex(x []int, ps []int, axis int, block int) []int {
+	n := numel(x)
+	idx := make([]int, n)
+	if numel(ps) == 1 {
+		return idx
+	}
+	pst := strides(ps)
+	k := 0
+	forEachIndex(x, func(o []int) {
+		if len(ps) == 1 {
+			idx[k] = o[axis]
+		} else {
+			f := 0
+			for d, v := range o {
+				if d == axis && block > 0 {
+					v /= block
+				}
+				if ps[d] == 1 {
+					v = 0
+				}
+				f += v * pst[d]
+			}
+			idx[k] = f
+		}
+		k++
+	})
+	return idx
+}
+
+func quantRange(dt canonical.DataType) (float64, float64, bool) {
+	switch dt {
+	case canonical.Uint8:
+		return 0, 255, true
+	case canonical.Int8:
+		return -128, 127, true
+	case canonical.Uint16:
+		return 0, 65535, true
+	case canonical.Int16:
+		return -32768, 32767, true
+	case canonical.Int32:
+		return math.MinInt32, math.MaxInt32, true
+	case canonical.Uint4:
+		return 0, 15, true
+	case canonical.Int4:
+		return -8, 7, true
+	case canonical.Uint2:
+		return 0, 3, true
+	case canonical.Int2:
+		return -2, 1, true
+	}
+	return 0, 0, false
+}
+
+func hostQuantize(c *lctx) error {
+	xh, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	sh, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	out := canonical.Uint8
+	var zp []float64
+	var zpIdx []int
+	axis := 0
+	if sh.size() > 1 {
+		if axis, err = normAxis(c.AInt("axis", 1), len(xh.shape)); err != nil {
+			return err
+		}
+	}
+	block := int(c.AInt("block_size", 0))
+	if c.Has(2) {
+		zh, err := c.H(2)
+		if err != nil {
+			return err
+		}
+		out = zh.dt
+		zp = zh.f64()
+		zpIdx = paramIndex(xh.shape, zh.shape, axis, block)
+	} else if dt := c.AInt("output_dtype", 0); dt != 0 {
+		out = canonical.DataType(dt)
+	}
+	x, s := xh.f64(), sh.f64()
+	sIdx := paramIndex(xh.shape, sh.shape, axis, block)
+	res := make([]float64, len(x))
+	lo, hi, isInt := quantRange(out)
+	f32 := storageOf(xh.dt) == kF32
+	for k, v := range x {
+		q := v / s[sIdx[k]]
+		if f32 {
+			q = float64(float32(v) / float32(s[sIdx[k]]))
+		}
+		if isInt {
+			q = math.RoundToEven(q)
+			if zp != nil {
+				q += zp[zpIdx[k]]
+			}
+			q = math.Max(lo, math.Min(hi, q))
+		} else if zp != nil {
+			q += zp[zpIdx[k]]
+		}
+		res[k] = q
+	}
+	if isInt {
+		iv := make([]int64, len(res))
+		for k, v := range res {
+			iv[k] = int64(v)
+		}
+		c.OutH(0, fromI64(out, xh.shape, iv))
+		return nil
+	}
+	c.OutH(0, castF64(res, xh.shape, out, c.AInt("saturate", 1) == 1, "nearest"))
+	return nil
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func hostDequantize(c *lctx) error {
+	xh, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	sh, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	axis := 0
+	if sh.size() > 1 {
+		if axis, err = normAxis(c.AInt("axis", 1), len(xh.shape)); err != nil {
+			return err
+		}
+	}
+	block := int(c.AInt("block_size", 0))
+	x, s := xh.f64(), sh.f64()
+	sIdx := paramIndex(xh.shape, sh.shape, axis, block)
+	var zp []float64
+	var zpIdx []int
+	if c.Has(2) {
+		zh, err := c.H(2)
+		if err != nil {
+			return err
+		}
+		zp = zh.f64()
+		zpIdx = paramIndex(xh.shape, zh.shape, axis, block)
+	}
+	res := make([]float64, len(x))
+	for k, v := range x {
+		if zp != nil {
+			v -= zp[zpIdx[k]]
+		}
+		res[k] = v * s[sIdx[k]]
+	}
+	out := sh.dt
+	if dt := c.AInt("output_dtype", 0); dt != 0 {
+		out = canonical.DataType(dt)
+	}
+	c.OutH(0, castF64(res, xh.shape, out, true, "nearest"))
+	return nil
+}
+
+func hostDynQuant(c *lctx) error {
+	xh, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	x := xh.f64()
+	mn, mx := 0.0, 0.0
+	for _, v := range x {
+		mn, mx = math.Min(mn, v), math.Max(mx, v)
+	}
+	// float32 arithmetic, as the reference computes
+	scale32 := (float32(mx) - float32(mn)) / 255
+	scale := float64(scale32)
+	zp := 0.0
+	if scale != 0 {
+		zp = math.Max(0, math.Min(255, math.RoundToEven(float64(-float32(mn)/scale32))))
+	}
+	q := make([]int64, len(x))
+	for k, v := range x {
+		y := 0.0
+		if scale != 0 {
+			y = math.RoundToEven(float64(float32(v)/scale32)) + zp
+		}
+		q[k] = int64(math.Max(0, math.Min(255, y)))
+	}
+	c.OutH(0, fromI64(canonical.Uint8, xh.shape, q))
+	c.OutH(1, fromF64(canonical.Float, nil, []float64{scale}))
+	c.OutH(2, fromI64(canonical.Uint8, nil, []int64{int64(zp)}))
+	return nil
+}
+
+// matmulF computes a numpy matmul of float64 data.
+func matmulF(a []float64, as []int, b []float64, bs []int) ([]float64, []int, error) {
+	ra, rb := len(as), len(bs)
+	if ra == 1 {
+		as = []int{1, as[0]}
+	}
+	if rb == 1 {
+		bs = []int{bs[0], 1}
+	}
+	M, K, K2, N := as[len(as)-2], as[len(as)-1], bs[len(bs)-2], bs[len(bs)-1]
+	if K != K2 {
+		return nil, nil, fmt.Errorf("matmul of %v and %v", as, bs)
+	}
+	batch, err := bcastShape(as[:len(as)-2], bs[:len(bs)-2])
+	if err != nil {
+		return nil, nil, err
+	}
+	ia := bcastIdx(batch, as[:len(as)-2])
+	ib := bcastIdx(batch, bs[:len(bs)-2])
+	nb := numel(batch)
+	out := make([]float64, nb*M*N)
+	for p := 0; p < nb; p++ {
+		ao, bo := ia[p]*M*K, ib[p]*K*N
+		for i := 0; i < M; i++ {
+			for j := 0; j < N; j++ {
+				s := 0.0
+				for k := 0; k < K; k++ {
+					s += a[ao+i*K+k] * b[bo+k*N+j]
+				}
+				out[(p*M+i)*N+j] = s
+			}
+		}
+	}
+	sh := append([]int{}, batch...)
+	if ra != 1 {
+		sh = append(sh, M)
+	}
+	if rb != 1 {
+		sh = append(sh, N)
+	}
+	return out, sh, nil
+}
+
+func subZP(c *lctx, i, zi int, rowAxis bool) ([]float64, []int, error) {
+	h, err := c.H(i)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := h.f64()
+	if c.Has(zi) {
+		z, err := c.H(zi)
+		if err != nil {
+			return nil, nil, err
+		}
+		zv := z.f64()
+		r := len(h.shape)
+		for k := range v {
+			if len(zv) == 1 {
+				v[k] -= zv[0]
+			} else if rowAxis {
+				v[k] -= zv[(k/h.shape[r-1])%h.shape[r-2]]
+			} else {
+				v[k] -= zv[k%h.shape[r-1]]
+			}
+		}
+	}
+	return v, h.shape, nil
+}
+
+func hostMatMulInteger(c *lctx) error {
+	a, as, err := subZP(c, 0, 2, true)
+	if err != nil {
+		return err
+	}
+	b, bs, err := subZP(c, 1, 3, false)
+	if err != nil {
+		return err
+	}
+	y, ys, err := matmulF(a, as, b, bs)
+	if err != nil {
+		return err
+	}
+	c.OutH(0, fromF64(canonical.Int32, ys, y))
+	return nil
+}
+
+func hostQLinearMatMul(c *lctx) error {
+	ah, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	get := func(i int) ([]float64, error) {
+		h, err := c.H(i)
+		if err != nil {
+			return nil, err
+		}
+		return h.f64(), nil
+	}
+	as, err := get(1)
+	if err != nil {
+		return err
+	}
+	az, err := get(2)
+	if err != nil {
+		return err
+	}
+	bh, err := c.H(3)
+	if err != nil {
+		return err
+	}
+	bsc, err := get(4)
+	if err != nil {
+		return err
+	}
+	bz, err := get(5)
+	if err != nil {
+		return err
+	}
+	ys, err := get(6)
+	if err != nil {
+		return err
+	}
+	zh, err := c.H(7)
+	if err != nil {
+		return err
+	}
+	yz := zh.f64()
+	a := ah.f64()
+	for k := range a {
+		a[k] = (a[k] - az[0]) * as[0]
+	}
+	b := bh.f64()
+	N := bh.shape[len(bh.shape)-1]
+	for k := range b {
+		j := k % N
+		s, z := bsc[0], bz[0]
+		if len(bsc) > 1 {
+			s = bsc[j]
+		}
+		if len(bz) > 1 {
+			z = bz[j]
+		}
+		b[k] = (b[k] - z) * s
+	}
+	y, sh, err := matmulF(a, ah.shape, b, bh.shape)
+	if err != nil {
+		return err
+	}
+	lo, hi, _ := quantRange(zh.dt)
+	iv := make([]int64, len(y))
+	for k, v := range y {
+		iv[k] = int64(math.Max(lo, math.Min(hi, math.RoundToEven(v/ys[0])+yz[0])))
+	}
+	c.OutH(0, fromI64(zh.dt, sh, iv))
+	return nil
+}

@@ -1,0 +1,339 @@
+package verify
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/x448/float16"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor"
+)
+
+// GenOptions control generated inputs.
+type GenOptions struct {
+	// Seed makes the inputs reproducible; sample k uses a stream derived
+	// from Seed and k.
+	Seed uint64
+	// Distribution of float inputs: "normal" (standard normal, the
+	// default) or "uniform" (in [-1, 1)).
+	Distribution string
+	// Dims sets symbolic dims by name (dim_param), or an unnamed dim as
+	// "INPUT:AXIS".
+	Dims map[string]int64
+}
+
+// MaxGeneratedElements bounds the size of one generated input.
+const MaxGeneratedElements = 1 << 28
+
+// GraphInputs returns the inputs of m's main graph that are not
+// initializers, in order (the inputs a runner takes).
+func GraphInputs(m *canonical.Model) []*canonical.Value {
+	init := map[*canonical.Value]bool{}
+	for _, v := range m.Graph.Initializers {
+		init[v] = true
+	}
+	var out []*canonical.Value
+	for _, v := range m.Graph.Inputs {
+		if !init[v] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// InputShape resolves the shape of a graph input: known dims as they are,
+// symbolic dims from dims (by dim_param, or "NAME:AXIS" for an unnamed
+// dim). The error names the dim to set.
+func InputShape(v *canonical.Value, dims map[string]int64) (canonical.DataType, []int64, error) {
+	dt, ds, hasShape, ok := canonical.TensorTypeOf(v.Type)
+	if !ok {
+		return 0, nil, fmt.Errorf("input %q is not a tensor (%s); pass its values with --inputs", v.Name, canonical.TypeString(v.Type))
+	}
+	if !hasShape {
+		return 0, nil, fmt.Errorf("input %q has no shape (unknown rank); pass its values with --inputs", v.Name)
+	}
+	shape := make([]int64, len(ds))
+	for i, d := range ds {
+		switch {
+		case d.Known:
+			shape[i] = d.Value
+		case d.Param != "":
+			x, ok := dims[d.Param]
+			if !ok {
+				return 0, nil, fmt.Errorf("input %q: dim %d is symbolic (%q); set it with --dim %s=N", v.Name, i, d.Param, d.Param)
+			}
+			shape[i] = x
+		default:
+			key := v.Name + ":" + strconv.Itoa(i)
+			x, ok := dims[key]
+			if !ok {
+				return 0, nil, fmt.Errorf("input %q: dim %d is unknown; set it with --dim %s=N", v.Name, i, key)
+			}
+			shape[i] = x
+		}
+		if shape[i] < 0 {
+			return 0, nil, fmt.Errorf("input %q: dim %d is negative (%d)", v.Name, i, shape[i])
+		}
+	}
+	return dt, shape, nil
+}
+
+// GenerateInputs makes one sample of inputs for the graph inputs of m,
+// deterministically from opts.Seed and sample.
+func GenerateInputs(m *canonical.Model, opts GenOptions, sample int) ([]*canonical.Tensor, error) {
+	ins := GraphInputs(m)
+	out := make([]*canonical.Tensor, len(ins))
+	for i, v := range ins {
+		rng := rand.New(rand.NewPCG(opts.Seed, uint64(sample)<<20|uint64(i)))
+		dt, shape, err := InputShape(v, opts.Dims)
+		if err != nil {
+			return nil, err
+		}
+		n, err := canonical.NumElements(shape)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %w", v.Name, err)
+		}
+		if n > MaxGeneratedElements {
+			return nil, fmt.Errorf("input %q: shape %v has %d elements, more than %d to generate", v.Name, shape, n, MaxGeneratedElements)
+		}
+		t, err := genTensor(v, dt, shape, int(n), rng, opts.Distribution)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+func genTensor(v *canonical.Value, dt canonical.DataType, shape []int64, n int, rng *rand.Rand, dist string) (*canonical.Tensor, error) {
+	float := func() float64 {
+		if dist == "uniform" {
+			return rng.Float64()*2 - 1
+		}
+		return rng.NormFloat64()
+	}
+	le := binary.LittleEndian
+	var raw []byte
+	switch dt {
+	case canonical.Float:
+		raw = make([]byte, 0, 4*n)
+		for range n {
+			raw = le.AppendUint32(raw, math.Float32bits(float32(float())))
+		}
+	case canonical.Double:
+		raw = make([]byte, 0, 8*n)
+		for range n {
+			raw = le.AppendUint64(raw, math.Float64bits(float()))
+		}
+	case canonical.Float16:
+		raw = make([]byte, 0, 2*n)
+		for range n {
+			raw = le.AppendUint16(raw, float16.Fromfloat32(float32(float())).Bits())
+		}
+	case canonical.BFloat16:
+		raw = make([]byte, 0, 2*n)
+		for range n {
+			raw = le.AppendUint16(raw, bf16(float32(float())))
+		}
+	case canonical.Complex64:
+		raw = make([]byte, 0, 8*n)
+		for range 2 * n {
+			raw = le.AppendUint32(raw, math.Float32bits(float32(float())))
+		}
+	case canonical.Complex128:
+		raw = make([]byte, 0, 16*n)
+		for range 2 * n {
+			raw = le.AppendUint64(raw, math.Float64bits(float()))
+		}
+	case canonical.Bool:
+		raw = make([]byte, n)
+		for i := range raw {
+			raw[i] = byte(rng.IntN(2))
+		}
+	case canonical.Int8, canonical.Uint8, canonical.Int16, canonical.Uint16, canonical.Int32,
+		canonical.Uint32, canonical.Int64, canonical.Uint64:
+		lo, hi := intRange(v, dt)
+		w := canonical.ElemBits(dt) / 8
+		raw = make([]byte, n*w)
+		for i := range n {
+			x := lo + rng.Int64N(hi-lo)
+			switch w {
+			case 1:
+				raw[i] = byte(x)
+			case 2:
+				le.PutUint16(raw[2*i:], uint16(x))
+			case 4:
+				le.PutUint32(raw[4*i:], uint32(x))
+			default:
+				le.PutUint64(raw[8*i:], uint64(x))
+			}
+		}
+	case canonical.String:
+		strs := make([][]byte, n)
+		for i := range strs {
+			strs[i] = []byte("s" + strconv.Itoa(rng.IntN(10)))
+		}
+		return canonical.NewStringTensor(v.Name, shape, strs), nil
+	default:
+		return nil, fmt.Errorf("input %q: cannot generate %s values; pass them with --inputs", v.Name, canonical.ElemTypeName(dt))
+	}
+	return canonical.NewTensor(v.Name, dt, shape, raw), nil
+}
+
+func bf16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if f != f {
+		return uint16(b>>16) | 0x40
+	}
+	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
+}
+
+// intRange picks the half-open range of a generated integer input: the
+// extent of the dim it indexes when a consumer tells (Gather indices,
+// OneHot indices, ...), else a small non-negative range.
+func intRange(v *canonical.Value, dt canonical.DataType) (int64, int64) {
+	if ext, ok := indexExtent(v, 0); ok {
+		if ext < 1 {
+			ext = 1
+		}
+		return 0, ext
+	}
+	hi := int64(10)
+	if dt == canonical.Int8 || dt == canonical.Uint8 {
+		hi = 8
+	}
+	return 0, hi
+}
+
+// indexExtent reports the size of the dim that v indexes, following v
+// through ops that keep its values (Cast, Reshape, ...). When several
+// consumers index dims, the smallest extent wins.
+func indexExtent(v *canonical.Value, depth int) (int64, bool) {
+	if depth > 6 {
+		return 0, false
+	}
+	best, found := int64(math.MaxInt64), false
+	take := func(e int64, ok bool) {
+		if ok && e < best {
+			best, found = e, true
+		}
+	}
+	for _, u := range v.Uses() {
+		n := u.Node
+		if n == nil || (n.Domain != "" && n.Domain != "ai.onnx") {
+			continue
+		}
+		switch n.OpType {
+		case "Gather", "GatherElements", "ScatterElements", "Scatter":
+			if u.Index == 1 && len(n.Inputs) > 0 {
+				take(dimOf(n.Inputs[0], n.AttrInt("axis", 0)))
+			}
+		case "GatherND", "ScatterND":
+			if u.Index == 1 && len(n.Inputs) > 0 {
+				// The last axis of the indices walks the leading dims of
+				// the data: stay within the smallest of them.
+				b := n.AttrInt("batch_dims", 0)
+				if e, ok := dimOf(n.Inputs[0], b); ok {
+					take(e, true)
+					for ax := b + 1; ; ax++ {
+						e2, ok := dimOf(n.Inputs[0], ax)
+						if !ok {
+							break
+						}
+						take(e2, true)
+					}
+				}
+			}
+		case "OneHot":
+			if u.Index == 0 && len(n.Inputs) > 1 && n.Inputs[1] != nil && n.Inputs[1].Const != nil {
+				if d, err := scalarInt(n.Inputs[1].Const); err == nil {
+					take(d, true)
+				}
+			}
+		case "Cast", "Identity", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Expand", "Transpose":
+			if u.Index == 0 {
+				for _, o := range n.Outputs {
+					if o != nil {
+						take(indexExtent(o, depth+1))
+					}
+				}
+			}
+		}
+	}
+	return best, found
+}
+
+// dimOf returns dim axis (negative counts from the end) of v when known.
+func dimOf(v *canonical.Value, axis int64) (int64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	var dims []int64
+	if v.Const != nil {
+		dims = v.Const.Dims
+	} else {
+		_, ds, hasShape, ok := canonical.TensorTypeOf(v.Type)
+		if !ok || !hasShape {
+			return 0, false
+		}
+		for _, d := range ds {
+			if !d.Known {
+				dims = append(dims, -1)
+			} else {
+				dims = append(dims, d.Value)
+			}
+		}
+	}
+	if axis < 0 {
+		axis += int64(len(dims))
+	}
+	if axis < 0 || axis >= int64(len(dims)) || dims[axis] < 0 {
+		return 0, false
+	}
+	return dims[axis], true
+}
+
+func scalarInt(t *canonical.Tensor) (int64, error) {
+	vals, err := intValues(t)
+	if err != nil {
+		return 0, err
+	}
+	if len(vals) != 1 {
+		return 0, fmt.Errorf("not a scalar")
+	}
+	return vals[0], nil
+}
+
+// castFloat converts a float tensor to another float element type
+// (float, double, float16, bfloat16), rounding to nearest even.
+func castFloat(t *canonical.Tensor, dt canonical.DataType) (*canonical.Tensor, error) {
+	isF := func(d canonical.DataType) bool {
+		return d == canonical.Float || d == canonical.Double || d == canonical.Float16 || d == canonical.BFloat16
+	}
+	if !isF(t.DataType) || !isF(dt) {
+		return nil, fmt.Errorf("only float inputs are converted")
+	}
+	vals, err := executor.TensorFloat64s(t)
+	if err != nil {
+		return nil, err
+	}
+	le := binary.LittleEndian
+	raw := make([]byte, 0, len(vals)*canonical.ElemBits(dt)/8)
+	for _, v := range vals {
+		switch dt {
+		case canonical.Float:
+			raw = le.AppendUint32(raw, math.Float32bits(float32(v)))
+		case canonical.Double:
+			raw = le.AppendUint64(raw, math.Float64bits(v))
+		case canonical.Float16:
+			raw = le.AppendUint16(raw, float16.Fromfloat32(float32(v)).Bits())
+		default:
+			raw = le.AppendUint16(raw, bf16(float32(v)))
+		}
+	}
+	return canonical.NewTensor(t.Name, dt, t.Dims, raw), nil
+}

@@ -1,0 +1,105 @@
+package verify
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
+)
+
+// Tolerance decides whether two elements agree: |cand-ref| <= ATol +
+// RTol*|ref| (numpy.allclose with the reference on the right). IntATol is
+// the largest difference allowed between integer elements (0: exact).
+type Tolerance struct {
+	Profile string  `json:"profile"`
+	RTol    float64 `json:"rtol"`
+	ATol    float64 `json:"atol"`
+	IntATol int64   `json:"int_atol"`
+}
+
+// profileTable returns the named tolerance profiles (see docs/verify.md for why
+// each number is what it is). The profile for an output is the one named
+// after its element type, or the profile the user asked for when that one
+// is looser (a model converted to fp16 inside still has fp32 outputs).
+func profileTable() map[string]Tolerance {
+	return map[string]Tolerance{
+		// float64 outputs: a few ulp of double after reordered sums.
+		"fp64": {Profile: "fp64", RTol: 1e-7, ATol: 1e-9},
+		// float32: reordered reductions (GEMM blocking, fused kernels) move
+		// results by tens of float32 ulp (eps 1.19e-7) on deep graphs.
+		"fp32": {Profile: "fp32", RTol: 1e-4, ATol: 1e-5},
+		// float16: eps 9.77e-4; ten half ulp relative, atol for values near 0.
+		"fp16": {Profile: "fp16", RTol: 1e-2, ATol: 1e-3},
+		// bfloat16: eps 7.81e-3 (8 mantissa bits); about five bf16 ulp.
+		"bf16": {Profile: "bf16", RTol: 4e-2, ATol: 1e-2},
+		// float8 (E4M3 / E5M2): eps 0.125 / 0.25.
+		"fp8": {Profile: "fp8", RTol: 2.5e-1, ATol: 5e-2},
+		// int8: a model quantized to 8 bit against its float source; each
+		// quantized layer adds up to half a quantization step. Integer
+		// outputs may differ by one step (rounding ties).
+		"int8": {Profile: "int8", RTol: 1e-1, ATol: 5e-2, IntATol: 1},
+	}
+}
+
+// ProfileNames lists the profiles --profile accepts.
+func ProfileNames() []string {
+	names := []string{}
+	for n := range profileTable() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LookupProfile returns the named tolerance profile.
+func LookupProfile(name string) (Tolerance, error) {
+	t, ok := profileTable()[strings.ToLower(name)]
+	if !ok {
+		return Tolerance{}, fmt.Errorf("unknown tolerance profile %q (known: %s)", name, strings.Join(ProfileNames(), ", "))
+	}
+	return t, nil
+}
+
+// dtypeProfile names the profile that fits an element type.
+func dtypeProfile(dt canonical.DataType) string {
+	switch dt {
+	case canonical.Double, canonical.Complex128:
+		return "fp64"
+	case canonical.Float16:
+		return "fp16"
+	case canonical.BFloat16:
+		return "bf16"
+	case canonical.Float8E4M3FN, canonical.Float8E4M3FNUZ, canonical.Float8E5M2, canonical.Float8E5M2FNUZ,
+		canonical.Float8E8M0, canonical.Float4E2M1:
+		return "fp8"
+	case canonical.Int8, canonical.Uint8, canonical.Int4, canonical.Uint4, canonical.Int2, canonical.Uint2:
+		return "fp32" // exact unless --profile int8
+	}
+	return "fp32"
+}
+
+// toleranceFor returns the tolerance for an output whose two sides have
+// element types da and db, given the options.
+func (o *Options) toleranceFor(da, db canonical.DataType) Tolerance {
+	profiles := profileTable()
+	t := profiles[dtypeProfile(da)]
+	for _, name := range []string{dtypeProfile(db), o.Profile} {
+		if p, ok := profiles[strings.ToLower(name)]; ok && looser(p, t) {
+			t = p
+		}
+	}
+	if o.RTol != nil {
+		t.RTol = *o.RTol
+		t.Profile = "custom"
+	}
+	if o.ATol != nil {
+		t.ATol = *o.ATol
+		t.Profile = "custom"
+	}
+	return t
+}
+
+func looser(a, b Tolerance) bool {
+	return a.RTol > b.RTol || (a.RTol == b.RTol && a.ATol > b.ATol) || a.IntATol > b.IntATol
+}
