@@ -4,11 +4,13 @@ import "github.com/spf13/cobra"
 
 // commands lists the subcommands; each lives in its own file.
 func commands() []*cobra.Command {
+	builtins := builtinPlugins()
 	return []*cobra.Command{
 		newOpsCmd(), newTargetsCmd(),
-		newInspectCmd(), newCheckCmd(), newConvertCmd(),
+		newInspectCmd(), newCheckCmd(), newConvertCmd(builtins),
 		newOpsetCmd(), newInferCmd(),
 		newRunCmd(), newTestCmd(), newTestWorkerCmd(),
 		newVerifyCmd(),
+		newFormatsCmd(builtins), newPluginsCmd(builtins), newPluginServeCmd(builtins),
 	}
 }

@@ -395,7 +395,7 @@ func shapeDown15(sc *stepCtx) error {
 	if start != nil {
 		s = start.I
 	}
-	e := int64(1<<62)
+	e := int64(1 << 62)
 	if end != nil {
 		e = end.I
 	}

@@ -598,4 +598,3 @@ func elemName(dt canonical.DataType) string {
 	}
 	return strings.ToLower(dt.String())
 }
-

@@ -3,12 +3,15 @@
 package convert
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -40,6 +43,12 @@ type pairResult struct {
 	out    outcome
 	reason string
 	kind   string // of a refusal
+	// execCase names the converted model's folder (backend-test layout)
+	// that the executor runs; "" when nothing was converted.
+	execCase string
+	// exec is the executor's verdict: "pass", "fail", or "" (not run, or
+	// the executor fails the source model too).
+	exec string
 }
 
 // TestOpsetCoverage converts every backend node test model to every opset
@@ -78,14 +87,14 @@ func TestOpsetCoverage(t *testing.T) {
 	// Two workers: ONNX Runtime sessions run single-threaded.
 	jobs := make(chan string)
 	done := make(chan caseResult)
+	pairsDir := filepath.Join(tmp, "pairs")
+	if err := os.MkdirAll(pairsDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for w := 0; w < 2; w++ {
-		wdir := filepath.Join(tmp, fmt.Sprint(w))
-		if err := os.MkdirAll(wdir, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		go func() {
 			for name := range jobs {
-				done <- caseResult{name: name, pairs: coverCase(t, rt, filepath.Join(root, name), wdir)}
+				done <- caseResult{name: name, pairs: coverCase(t, rt, filepath.Join(root, name), pairsDir)}
 			}
 		}()
 	}
@@ -116,6 +125,29 @@ func TestOpsetCoverage(t *testing.T) {
 			}
 		}
 	}
+	// The same converted models on onnxconv's own executor.
+	execStatus := runExecutor(t, pairsDir)
+	var execPass, execFail int
+	var execFails []string
+	for _, name := range sources {
+		if execStatus[name+"__src"] != "pass" {
+			continue // the executor cannot check this model
+		}
+		for i, pr := range results[name] {
+			if pr.execCase == "" {
+				continue
+			}
+			st := execStatus[pr.execCase]
+			results[name][i].exec = st
+			if st == "pass" {
+				execPass++
+			} else {
+				execFail++
+				execFails = append(execFails, pr.execCase)
+			}
+		}
+	}
+	t.Logf("executor: %d converted pairs pass, %d fail (of sources it passes); e.g. %v", execPass, execFail, execFails)
 	expressible := counts[equal] + counts[wrong] + kinds[KindNeedsShapes] + kinds[KindNoAdapter]
 	rate := float64(counts[equal]) / float64(max(expressible, 1))
 	t.Logf("%d source models; pairs: %d equal, %d wrong, refused %d (%d not expressible, %d need shapes, %d no adapter), %d not loadable by ONNX Runtime; %.2f%% of expressible pairs equal",
@@ -126,7 +158,7 @@ func TestOpsetCoverage(t *testing.T) {
 		t.Errorf("%.4f of expressible pairs convert and stay equal, below the floor %.2f", rate, floor)
 	}
 	if *writeCoverage {
-		if err := writeCoverageDoc(filepath.Join(repoRoot(t), "docs", "opset-coverage.md"), sources, results, counts, kinds, rate); err != nil {
+		if err := writeCoverageDoc(filepath.Join(repoRoot(t), "docs", "opset-coverage.md"), sources, results, counts, kinds, rate, execPass, execFail); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -150,6 +182,15 @@ func coverCase(t *testing.T, rt *ort.Runtime, dir, tmp string) []pairResult {
 	}
 	from := int(src.Opset(""))
 	if from == 0 {
+		return nil
+	}
+	// The source itself, run by the executor beside the conversions.
+	srcModel, err := layoutCase(filepath.Join(tmp, filepath.Base(dir)+"__src"), dir)
+	if err == nil {
+		err = os.Symlink(filepath.Join(dir, "model.onnx"), srcModel)
+	}
+	if err != nil {
+		t.Errorf("%s: %v", dir, err)
 		return nil
 	}
 	seen := map[string]pairResult{}
@@ -198,13 +239,16 @@ func convertAndRun(t *testing.T, rt *ort.Runtime, path string, to int, ins, want
 		prev.to = to
 		return prev
 	}
-	out := filepath.Join(tmp, fmt.Sprintf("m_%d.onnx", to))
-	if err := canonical.Save(out, m, canonical.SaveOptions{}); err != nil {
+	pr.execCase = fmt.Sprintf("%s__%d", filepath.Base(filepath.Dir(path)), to)
+	out, err := layoutCase(filepath.Join(tmp, pr.execCase), filepath.Dir(path))
+	if err == nil {
+		err = canonical.Save(out, m, canonical.SaveOptions{})
+	}
+	if err != nil {
 		t.Errorf("%s -> %d: saving: %v", path, to, err)
 		pr.out, pr.reason = wrong, err.Error()
 		return pr
 	}
-	defer os.Remove(out)
 	got, err := rt.Run(out, ins)
 	switch {
 	case err != nil:
@@ -216,6 +260,62 @@ func convertAndRun(t *testing.T, rt *ort.Runtime, path string, to int, ins, want
 	}
 	seen[key] = pr
 	return pr
+}
+
+// layoutCase makes dir a backend-test case folder whose test data sets
+// are those of src (symlinked); it returns where model.onnx goes.
+func layoutCase(dir, src string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	sets, err := filepath.Glob(filepath.Join(src, "test_data_set_*"))
+	if err != nil {
+		return "", err
+	}
+	for _, s := range sets {
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			return "", err
+		}
+		if err := os.Symlink(abs, filepath.Join(dir, filepath.Base(s))); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dir, "model.onnx"), nil
+}
+
+// runExecutor runs `onnxconv test --json` over the case folders under
+// root and returns each case's status by folder name.
+func runExecutor(t *testing.T, root string) map[string]string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "onnxconv")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/onnxconv")
+	build.Dir = repoRoot(t)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building onnxconv: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "test", "--json", "--jobs", "2", root)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Fatalf("onnxconv test: %v\n%s", err, stderr.String())
+		}
+	}
+	var res struct {
+		Results []struct {
+			Name, Status string
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("decoding onnxconv test --json: %v", err)
+	}
+	out := map[string]string{}
+	for _, r := range res.Results {
+		out[r.Name] = r.Status
+	}
+	return out
 }
 
 // runKey identifies what a converted model computes: its graph and the
@@ -256,12 +356,13 @@ func firstLine(s string) string {
 	return s
 }
 
-func writeCoverageDoc(path string, sources []string, results map[string][]pairResult, counts map[outcome]int, kinds map[string]int, rate float64) error {
+func writeCoverageDoc(path string, sources []string, results map[string][]pairResult, counts map[outcome]int, kinds map[string]int, rate float64, execPass, execFail int) error {
 	var b strings.Builder
 	b.WriteString("# Opset conversion coverage\n\n")
 	b.WriteString("Generated by `go test ./opset/convert -run TestOpsetCoverage -args -write-coverage`: every ONNX 1.22 backend node test model that ONNX Runtime 1.30 runs correctly, converted to every ai.onnx opset 7..27, run on ONNX Runtime and compared with the test's expected outputs.\n\n")
 	fmt.Fprintf(&b, "- source models: %d\n- equal: %d\n- wrong: %d\n- refused (with reason): %d — not expressible in the target %d, expressible once shapes are known %d, expressible but no adapter yet %d\n- converted but not loadable by ONNX Runtime 1.30 (opset or type newer than it supports): %d\n- **%.2f%% of the expressible pairs convert and stay equal** (equal / (equal + wrong + refused-but-expressible))\n\n",
 		len(sources), counts[equal], counts[wrong], counts[refused], kinds[KindNotExpressible], kinds[KindNeedsShapes], kinds[KindNoAdapter], counts[unrunnable], 100*rate)
+	fmt.Fprintf(&b, "The converted models were also run on onnxconv's executor (for the sources it passes itself): %d pass, %d fail; failures are marked `e` after the cell.\n\n", execPass, execFail)
 	b.WriteString("Legend: `=` equal, `r` refused (not expressible), `S` refused (needs shapes), `A` refused (no adapter yet), `X` wrong, `-` ONNX Runtime cannot load the result, blank: the source opset.\n\n")
 	b.WriteString("| model |")
 	for to := 7; to <= 27; to++ {
@@ -288,7 +389,11 @@ func writeCoverageDoc(path string, sources []string, results map[string][]pairRe
 			}
 			switch pr.out {
 			case equal:
-				b.WriteString(" = |")
+				if pr.exec == "fail" {
+					b.WriteString(" =e |")
+				} else {
+					b.WriteString(" = |")
+				}
 			case refused:
 				switch pr.kind {
 				case KindNeedsShapes:

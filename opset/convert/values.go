@@ -62,9 +62,10 @@ func int64Tensor(name string, dims []int64, vals []int64) *canonical.Tensor {
 	return canonical.NewTensor(name, canonical.Int64, dims, raw)
 }
 
-// floatTensor builds a tensor of a floating-point type dt from vals.
+// floatTensor builds a tensor of any numeric type dt from vals (integers
+// are truncated toward zero; Undefined means float).
 func floatTensor(name string, dt canonical.DataType, dims []int64, vals []float64) *canonical.Tensor {
-	var raw []byte
+	raw := []byte{}
 	for _, v := range vals {
 		switch dt {
 		case canonical.Double:
@@ -73,13 +74,35 @@ func floatTensor(name string, dt canonical.DataType, dims []int64, vals []float6
 			raw = binary.LittleEndian.AppendUint16(raw, float16.Fromfloat32(float32(v)).Bits())
 		case canonical.BFloat16:
 			raw = binary.LittleEndian.AppendUint16(raw, uint16(math.Float32bits(float32(v))>>16))
+		case canonical.Int64:
+			raw = binary.LittleEndian.AppendUint64(raw, uint64(int64(v)))
+		case canonical.Uint64:
+			raw = binary.LittleEndian.AppendUint64(raw, uint64(v))
+		case canonical.Int32:
+			raw = binary.LittleEndian.AppendUint32(raw, uint32(int32(v)))
+		case canonical.Uint32:
+			raw = binary.LittleEndian.AppendUint32(raw, uint32(v))
+		case canonical.Int16:
+			raw = binary.LittleEndian.AppendUint16(raw, uint16(int16(v)))
+		case canonical.Uint16:
+			raw = binary.LittleEndian.AppendUint16(raw, uint16(v))
+		case canonical.Int8:
+			raw = append(raw, byte(int8(v)))
+		case canonical.Uint8:
+			raw = append(raw, byte(v))
+		case canonical.Bool:
+			b := byte(0)
+			if v != 0 {
+				b = 1
+			}
+			raw = append(raw, b)
 		default:
 			dt = canonical.Float
 			raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(float32(v)))
 		}
 	}
-	if raw == nil {
-		raw = []byte{}
+	if dt == canonical.Undefined {
+		dt = canonical.Float
 	}
 	return canonical.NewTensor(name, dt, dims, raw)
 }

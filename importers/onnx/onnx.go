@@ -1,0 +1,232 @@
+// Package onnx is the importer glue for ONNX models themselves: binary
+// protobuf (.onnx, any IR version 3 to 13, with external data) and the ONNX
+// text syntax (.onnxtxt). The model is read with package canonical (which
+// checks sizes, offsets and external data paths of the untrusted input)
+// and written back with canonical, inlining external data, so that the
+// rest of the pipeline sees one self-contained ModelProto.
+//
+// Detection is conservative: a binary ModelProto has no magic number, so
+// Detect walks the first protobuf fields of the file and only claims it
+// when they are ModelProto fields with the right wire types and an IR
+// version in range. Its confidence stays below the 1 of importers with a
+// real magic number, so it never wins a tie against them.
+package onnx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxtext"
+	"github.com/onnxconv/onnxconv/plugins/sdk"
+)
+
+// Name is the importer's plugin and format name.
+const Name = "onnx"
+
+// IR versions read (those canonical supports).
+const (
+	MinIRVersion = 3
+	MaxIRVersion = 13
+)
+
+// TooLarge starts the error of an import whose model cannot be written as
+// one protobuf (over 2 GiB once external data is inlined). A caller that
+// can read the model in process (onnxconv convert) may fall back to that.
+const TooLarge = "onnx import: model needs external data"
+
+// Confidences returned by Detect.
+const (
+	confStructure = 0.9 // the head parses as a ModelProto
+	confExtension = 0.4 // only the extension says so
+)
+
+// Extensions are the file name suffixes of ONNX models.
+func Extensions() []string { return []string{".onnx", ".onnxtxt"} }
+
+// modelTags are the tags (field number and wire type) that may follow the
+// ir_version field at the start of a ModelProto written by protobuf
+// serializers (fields in number order).
+var modelTags = []byte{
+	2<<3 | 2,  // producer_name
+	3<<3 | 2,  // producer_version
+	4<<3 | 2,  // domain
+	5<<3 | 0,  // model_version
+	6<<3 | 2,  // doc_string
+	7<<3 | 2,  // graph
+	8<<3 | 2,  // opset_import
+	14<<3 | 2, // metadata_props
+}
+
+// Magic returns the byte patterns a binary ModelProto written in field
+// order starts with: ir_version (field 1, varint 3..13) followed by the tag
+// of another ModelProto field.
+func Magic() []sdk.Magic {
+	var out []sdk.Magic
+	for v := byte(MinIRVersion); v <= MaxIRVersion; v++ {
+		for _, t := range modelTags {
+			out = append(out, sdk.Magic{Bytes: []byte{1<<3 | 0, v, t}})
+		}
+	}
+	return out
+}
+
+// modelFields maps the ModelProto field numbers to their wire types.
+var modelFields = map[protowire.Number]protowire.Type{
+	1: protowire.VarintType, // ir_version
+	2: protowire.BytesType, 3: protowire.BytesType, 4: protowire.BytesType,
+	5: protowire.VarintType, // model_version
+	6: protowire.BytesType, 7: protowire.BytesType, 8: protowire.BytesType,
+	14: protowire.BytesType, 20: protowire.BytesType, 25: protowire.BytesType, 26: protowire.BytesType,
+}
+
+// Detect reports whether the file at path, whose first bytes are head, is
+// an ONNX model, and how sure it is. A binary head is accepted when every
+// field it holds is a ModelProto field of the right wire type, an
+// ir_version in 3..13 is among them and a graph or opset_import field
+// starts in it; text is accepted by extension only.
+func Detect(path string, head []byte) (bool, float32) {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".onnxtxt" {
+		return true, confStructure
+	}
+	if looksLikeModel(head) {
+		return true, confStructure
+	}
+	if ext == ".onnx" {
+		return true, confExtension
+	}
+	return false, 0
+}
+
+// looksLikeModel walks the protobuf fields of head (a prefix of a file).
+func looksLikeModel(head []byte) bool {
+	b := head
+	irOK, body := false, false
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		want, known := modelFields[num]
+		if !known || want != typ {
+			return false
+		}
+		b = b[n:]
+		switch typ {
+		case protowire.VarintType:
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return false // cut by the end of head: undecided, say no
+			}
+			if num == 1 {
+				if v < MinIRVersion || v > MaxIRVersion {
+					return false
+				}
+				irOK = true
+			}
+			b = b[n:]
+		case protowire.BytesType:
+			l, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return false
+			}
+			if num == 7 || num == 8 {
+				body = true
+			}
+			if uint64(len(b)-n) < l {
+				// The field runs past the head: what was seen decides.
+				return irOK && body
+			}
+			b = b[n+int(l):]
+		}
+	}
+	return irOK && body
+}
+
+// Importer returns the sdk importer: path based, so external data beside
+// the input is found.
+func Importer(version string) *sdk.Importer {
+	return &sdk.Importer{
+		Name:        Name,
+		Version:     version,
+		Format:      Name,
+		Description: "ONNX model: binary protobuf (IR 3 to 13, external data) or ONNX text syntax (.onnxtxt)",
+		Extensions:  Extensions(),
+		Magic:       Magic(),
+		Detect:      Detect,
+		ImportFile:  ImportFile,
+	}
+}
+
+// ImportFile reads the ONNX model at inPath (binary, or text when it ends in
+// .onnxtxt) and writes it to outPath as one binary ModelProto, atomically.
+// No options are known.
+func ImportFile(_ context.Context, inPath, outPath string, opts map[string]string) error {
+	if len(opts) > 0 {
+		keys := make([]string, 0, len(opts))
+		for k := range opts {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return fmt.Errorf("onnx import %s: unknown option(s) %s: the onnx importer takes none", inPath, strings.Join(keys, ", "))
+	}
+	m, err := Read(inPath)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := canonical.Save(outPath, m, canonical.SaveOptions{}); err != nil {
+		if errors.Is(err, canonical.ErrTooLarge) {
+			return fmt.Errorf("%s: %s: %w", TooLarge, inPath, err)
+		}
+		return fmt.Errorf("onnx import %s: writing the model: %w", inPath, err)
+	}
+	return nil
+}
+
+// Read loads the model at path (binary or .onnxtxt text) and checks its IR
+// version. Close the model when done.
+func Read(path string) (*canonical.Model, error) {
+	var m *canonical.Model
+	if strings.EqualFold(filepath.Ext(path), ".onnxtxt") {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("onnx import: %w", err)
+		}
+		mp, err := onnxtext.Parse(path, src)
+		if err != nil {
+			return nil, fmt.Errorf("onnx import: %w; fix the text or re-export it", err)
+		}
+		dir, err := filepath.Abs(filepath.Dir(path))
+		if err != nil {
+			return nil, fmt.Errorf("onnx import %s: %w", path, err)
+		}
+		if m, err = canonical.FromProto(mp, dir); err != nil {
+			return nil, fmt.Errorf("onnx import %s: %w", path, err)
+		}
+	} else {
+		var err error
+		if m, err = canonical.Load(path, canonical.LoadOptions{}); err != nil {
+			return nil, fmt.Errorf("onnx import: %w; the file is not a readable ONNX model (re-export it, or check that its external data files are beside it)", err)
+		}
+	}
+	if m.IRVersion < MinIRVersion || m.IRVersion > MaxIRVersion {
+		ir := m.IRVersion
+		_ = m.Close()
+		return nil, fmt.Errorf("onnx import %s: IR version %d is not supported (%d to %d); re-export the model with a newer (or older) exporter",
+			path, ir, MinIRVersion, MaxIRVersion)
+	}
+	if m.Graph == nil {
+		_ = m.Close()
+		return nil, fmt.Errorf("onnx import %s: the model has no graph; re-export it", path)
+	}
+	return m, nil
+}
