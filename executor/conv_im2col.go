@@ -14,7 +14,7 @@ import (
 // simplego's ConvGeneral is a plain loop over every output element and
 // kernel position (about 0.1 GFLOP/s on the fixtures), while its DotGeneral
 // is a blocked matrix product that also splits the work over the workers.
-// convIm2col rewrites a Conv as:
+// im2colConv rewrites a Conv as:
 //
 //  1. zero padding of the spatial axes (by concatenation: simplego has no
 //     Pad op), only as much as the output windows reach;
@@ -31,7 +31,7 @@ import (
 // Conv falls back to ConvGeneral rather than allocate gigabytes.
 const im2colMaxElems = 1 << 26
 
-// useIm2col reports whether Conv on x should be lowered by convIm2col: the
+// useIm2col reports whether Conv on x should be lowered by im2colConv: the
 // pure-Go backend, a dtype its DotGeneral handles, and cols of a sane size.
 func (c *lctx) useIm2col(x, w *graph.Node, g *convGeom) bool {
 	if _, ok := c.e.backend.(*simplego.Backend); !ok {
@@ -43,16 +43,39 @@ func (c *lctx) useIm2col(x, w *graph.Node, g *convGeom) bool {
 		return false
 	}
 	xs, ws := x.Shape().Dimensions, w.Shape().Dimensions
-	elems := xs[0] * ws[1] * xs[1] / max(ws[1], 1) // N·C
+	if len(ws) != len(xs) {
+		return false
+	}
+	elems := xs[0] * xs[1] // N·C
 	for i := range g.out {
 		elems *= g.out[i] * g.kernel[i]
 	}
 	return elems > 0 && elems <= im2colMaxElems
 }
 
-// convIm2col computes the ONNX Conv of x [N, C, S...] with w [M, C/groups,
-// K...] for the resolved geometry g (no bias), as described above.
-func convIm2col(x, w *graph.Node, g *convGeom, groups int) (*graph.Node, error) {
+// lowerConvIm2col lowers the Conv of c (input x, weight w, geometry g) with
+// im2colConv when useIm2col allows it, adding the bias and setting the
+// output. It reports whether it did.
+func lowerConvIm2col(c *lctx, x, w *graph.Node, g *convGeom) (bool, error) {
+	if !c.useIm2col(x, w, g) {
+		return false, nil
+	}
+	y, err := im2colConv(x, w, g, int(c.AInt("group", 1)), speedSplitTmp())
+	if err != nil {
+		return false, err
+	}
+	if c.Has(2) {
+		y = graph.Add(y, channelVec(c.X(2), y.Rank()))
+	}
+	c.Out(0, y, c.DT(0))
+	return true, nil
+}
+
+// im2colConv computes the ONNX Conv of x [N, C, S...] with w [M, C/groups,
+// K...] for the resolved geometry g (no bias), as described above. split
+// is the number of parts the output channels are cut into so that the
+// backend's workers share the product (1: no split).
+func im2colConv(x, w *graph.Node, g *convGeom, groups, split int) (*graph.Node, error) {
 	xs, ws := x.Shape().Dimensions, w.Shape().Dimensions
 	ns := len(xs) - 2
 	if len(ws) != ns+2 || len(g.kernel) != ns || len(g.out) != ns {
@@ -78,7 +101,7 @@ func convIm2col(x, w *graph.Node, g *convGeom, groups int) (*graph.Node, error) 
 		return graph.Zeros(x.Graph(), shapes.Make(x.DType(), outDims...)), nil
 	}
 
-	xp := padForWindows(x, g)
+	xp := padSpatial(x, g, 0)
 	if cg == 1 && mg == 1 && groups > 1 {
 		return depthwiseConv(xp, w, g, outDims), nil
 	}
@@ -96,7 +119,18 @@ func convIm2col(x, w *graph.Node, g *convGeom, groups int) (*graph.Node, error) 
 	}
 
 	var y *graph.Node
-	if groups == 1 {
+	if groups == 1 && split > 1 && m%split == 0 && m/split >= 4 {
+		// The output channels as a batch axis of split parts: simplego
+		// runs the parts of a batch on separate workers (it parallelizes
+		// small products over the batch only). cols is repeated per part,
+		// a copy of 2/M of the product's work per element.
+		lhs := graph.Reshape(w, split, m/split, cin*k)
+		rhs := graph.BroadcastToDims(graph.Reshape(cols, 1, n, cin*k, p), split, n, cin*k, p)
+		y = graph.DotGeneral(lhs, []int{2}, []int{0}, rhs, []int{2}, []int{0}) // [S, M/S, N, P]
+		if n > 1 {
+			y = graph.TransposeAllDims(y, 2, 0, 1, 3)
+		}
+	} else if groups == 1 {
 		lhs := graph.Reshape(w, m, cin*k)
 		rhs := graph.Reshape(cols, n, cin*k, p)
 		y = graph.DotGeneral(lhs, []int{1}, nil, rhs, []int{1}, nil) // [M, N, P]
@@ -185,35 +219,4 @@ func windowSlice(xp *graph.Node, g *convGeom, pos []int) *graph.Node {
 		return xp
 	}
 	return graph.Slice(xp, specs...)
-}
-
-// padForWindows zero-pads the spatial axes of x by the Conv's begin pads
-// and by as much of the end pads as the last output window reaches.
-func padForWindows(x *graph.Node, g *convGeom) *graph.Node {
-	for i := range g.out {
-		ax := i + 2
-		dims := x.Shape().Dimensions
-		in := dims[ax]
-		pb := g.padB[i]
-		pe := (g.out[i]-1)*g.strides[i] + (g.kernel[i]-1)*g.dil[i] + 1 - (in + pb)
-		if pe < 0 {
-			pe = 0
-		}
-		parts := make([]*graph.Node, 0, 3)
-		if pb > 0 {
-			d := append([]int{}, dims...)
-			d[ax] = pb
-			parts = append(parts, graph.Zeros(x.Graph(), shapes.Make(x.DType(), d...)))
-		}
-		parts = append(parts, x)
-		if pe > 0 {
-			d := append([]int{}, dims...)
-			d[ax] = pe
-			parts = append(parts, graph.Zeros(x.Graph(), shapes.Make(x.DType(), d...)))
-		}
-		if len(parts) > 1 {
-			x = graph.Concatenate(parts, ax)
-		}
-	}
-	return x
 }

@@ -142,7 +142,14 @@ func newBackend(name string) (backends.Backend, error) {
 		}
 		return be, nil
 	}
-	be, err := backends.NewWithConfig(name)
+	var be backends.Backend
+	err := catch(func() {
+		var e error
+		be, e = backends.NewWithConfig(name)
+		if e != nil {
+			panic(e)
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("executor: creating GoMLX backend %q (registered: %v): %w", name, backends.List(), err)
 	}
@@ -422,7 +429,19 @@ func (e *Executor) runGraph(ctx context.Context, g *canonical.Graph, en *env, ke
 		return err
 	}
 	e.mu.Lock()
+	if _, ok := e.plans[key]; !ok && len(e.plans) >= maxPlans {
+		// Bound the cache: drop one plan (a model run with ever new shapes
+		// must not grow without limit).
+		for k := range e.plans {
+			delete(e.plans, k)
+			break
+		}
+	}
 	e.plans[key] = np
 	e.mu.Unlock()
 	return nil
 }
+
+// maxPlans bounds the number of cached plans per Executor (all graphs and
+// signatures together).
+const maxPlans = 256

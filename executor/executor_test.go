@@ -229,3 +229,40 @@ func BenchmarkConv(b *testing.B) {
 		}
 	}
 }
+
+func TestUnknownBackendIsAnError(t *testing.T) {
+	m, g := newModel(17)
+	x := must(g.AddInput("x", nil))
+	n := must(g.AddNode("id", "", "Identity", []*canonical.Value{x}, []string{"y"}))
+	g.Outputs = []*canonical.Value{n.Outputs[0]}
+	if _, err := New(m, Options{Backend: "nosuchbackend"}); err == nil || !strings.Contains(err.Error(), "nosuchbackend") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// A Loop whose body doubles a carried value: control flow runs the body
+// through its own cached plans.
+func TestLoopBody(t *testing.T) {
+	m, g := newModel(17)
+	trip := must(g.AddInitializer(i64Tensor("trip", nil, 3)))
+	x := must(g.AddInput("x", nil))
+	body := canonical.NewGraph("body")
+	_ = must(body.AddInput("i", nil))
+	cond := must(body.AddInput("cond", nil))
+	v := must(body.AddInput("v", nil))
+	dbl := must(body.AddNode("dbl", "", "Add", []*canonical.Value{v, v}, []string{"v2"}))
+	cid := must(body.AddNode("cid", "", "Identity", []*canonical.Value{cond}, []string{"cond_out"}))
+	body.Outputs = []*canonical.Value{cid.Outputs[0], dbl.Outputs[0], dbl.Outputs[0]}
+	loop := must(g.AddNode("loop", "", "Loop", []*canonical.Value{trip, nil, x}, []string{"final", "scan"}, canonical.GraphAttr("body", body)))
+	body.Parent, body.Owner = g, loop
+	g.Outputs = []*canonical.Value{loop.Outputs[0], loop.Outputs[1]}
+	e := must(New(m, Options{}))
+	defer e.Close()
+	out := must(e.Run(context.Background(), []*canonical.Tensor{f32Tensor("x", []int64{2}, 1, -2)}))
+	if got := floats(t, out[0]); fmt.Sprint(got) != "[8 -16]" {
+		t.Fatalf("final = %v, want [8 -16]", got)
+	}
+	if fmt.Sprint(out[1].Dims) != "[3 2]" || fmt.Sprint(floats(t, out[1])) != "[2 -4 4 -8 8 -16]" {
+		t.Fatalf("scan = %v %v", out[1].Dims, floats(t, out[1]))
+	}
+}

@@ -291,3 +291,22 @@ func clampI(v, lo, hi int64) int64 {
 func shapesOf(x *graph.Node, dt dtypes.DType) shapes.Shape {
 	return shapes.Make(dt, x.Shape().Dimensions...)
 }
+
+// maxHostElems bounds tensors that kernels allocate from sizes read out of
+// the model or its inputs (ConstantOfShape, Range, Expand, Tile, Pad,
+// Resize), so that a hostile size fails instead of exhausting memory.
+const maxHostElems = 1 << 31
+
+func checkSize(shape []int) error {
+	n := 1
+	for _, d := range shape {
+		if d < 0 {
+			return fmt.Errorf("negative dimension in shape %v", shape)
+		}
+		if d != 0 && n > maxHostElems/d {
+			return fmt.Errorf("shape %v has more than %d elements", shape, maxHostElems)
+		}
+		n *= d
+	}
+	return nil
+}

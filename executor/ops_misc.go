@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+
 	"github.com/onnxconv/onnxconv/canonical"
 )
 
@@ -16,6 +19,7 @@ import (
 
 func registerMisc(r registry) {
 	r.host(hostPad, "Pad")
+	r.lower(lowerPad, "Pad")
 	r.host(hostEinsum, "Einsum")
 	r.host(hostEyeLike, "EyeLike")
 	r.host(hostShrink, "Shrink")
@@ -101,6 +105,9 @@ func hostPad(c *lctx) error {
 		if out[i] < 0 {
 			return fmt.Errorf("negative output dim")
 		}
+	}
+	if err := checkSize(out); err != nil {
+		return err
 	}
 	st := strides(h.shape)
 	n := h.size()
@@ -1095,4 +1102,79 @@ func minInt(a, b int) int {
 		return a
 	}
 	return b
+}
+
+// lowerPad lowers constant-mode Pad with non-negative pads by
+// concatenating constant blocks (simplego has no Pad op); other modes and
+// negative pads run on the host.
+func lowerPad(c *lctx) error {
+	dt := c.DT(0)
+	if _, ok := gomlxDType(dt); !ok || c.AStr("mode", "constant") != "constant" {
+		return errUseHost
+	}
+	sh := c.Shape(0)
+	r := len(sh)
+	var pads []int64
+	var err error
+	if c.ver < 11 {
+		pads = c.AInts("pads", c.AInts("paddings", nil))
+	} else if pads, err = c.Ints(1); err != nil {
+		return err
+	}
+	axes := make([]int, r)
+	for i := range axes {
+		axes[i] = i
+	}
+	if c.ver >= 18 && c.Has(3) {
+		av, err := c.Ints(3)
+		if err != nil {
+			return err
+		}
+		axes = axes[:0]
+		for _, a := range av {
+			ax, err := normAxis(a, r)
+			if err != nil {
+				return err
+			}
+			axes = append(axes, ax)
+		}
+	}
+	if len(pads) != 2*len(axes) {
+		return fmt.Errorf("pads %v for %d axes", pads, len(axes))
+	}
+	val := float64(c.AFloat("value", 0))
+	if c.ver >= 11 && c.Has(2) {
+		vh, err := c.H(2)
+		if err != nil {
+			return err
+		}
+		if vh.size() > 0 {
+			val = vh.f64()[0]
+		}
+	}
+	x := c.X(0)
+	for i, ax := range axes {
+		b, e := int(pads[i]), int(pads[i+len(axes)])
+		if b < 0 || e < 0 {
+			return errUseHost
+		}
+		parts := []*graph.Node{}
+		dims := x.Shape().Dimensions
+		if b > 0 {
+			d := append([]int{}, dims...)
+			d[ax] = b
+			parts = append(parts, graph.FillScalar(x.Graph(), shapes.Make(x.DType(), d...), val))
+		}
+		parts = append(parts, x)
+		if e > 0 {
+			d := append([]int{}, dims...)
+			d[ax] = e
+			parts = append(parts, graph.FillScalar(x.Graph(), shapes.Make(x.DType(), d...), val))
+		}
+		if len(parts) > 1 {
+			x = graph.Concatenate(parts, ax)
+		}
+	}
+	c.Out(0, x, dt)
+	return nil
 }

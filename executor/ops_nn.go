@@ -253,7 +253,7 @@ func lowerDropout(c *lctx) error {
 			ratio = rh.f64()[0]
 		}
 		if ratio != 0 {
-			return fmt.Errorf("Dropout in training mode with ratio %g is random", ratio)
+			return errUseHost // random mask: ops_random.go
 		}
 	}
 	x := c.X(0)
@@ -353,6 +353,9 @@ func lowerConv(c *lctx) error {
 	if err != nil {
 		return err
 	}
+	if done, err := lowerConvIm2col(c, x, w, g); done || err != nil {
+		return err
+	}
 	axes := graph.ConvolveAxesConfig{InputBatch: 0, InputChannels: 1, KernelOutputChannels: 0, KernelInputChannels: 1, OutputBatch: 0, OutputChannels: 1}
 	pads := make([][2]int, ns)
 	for i := 0; i < ns; i++ {
@@ -404,6 +407,11 @@ func lowerPool(c *lctx, kind string) error {
 	g, err := resolveGeom(c, xs[2:], kernel, c.AInt("ceil_mode", 0) == 1)
 	if err != nil {
 		return err
+	}
+	if kind == "MaxPool" {
+		if done, err := lowerMaxPoolSlices(c, x, g); done || err != nil {
+			return err
+		}
 	}
 	win := append([]int{1, 1}, kernel...)
 	strides := append([]int{1, 1}, g.strides...)

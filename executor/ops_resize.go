@@ -130,6 +130,9 @@ func hostResize(c *lctx) error {
 	} else {
 		return fmt.Errorf("Resize needs scales or sizes")
 	}
+	if err := checkSize(out); err != nil {
+		return err
+	}
 	roiStart, roiEnd := make([]float64, r), make([]float64, r)
 	for i := range roiEnd {
 		roiEnd[i] = 1

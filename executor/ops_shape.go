@@ -468,6 +468,9 @@ func lowerExpand(c *lctx) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSize(out); err != nil {
+		return err
+	}
 	if c.lowering {
 		if _, ok := gomlxDType(c.DT(0)); !ok {
 			return errUseHost
@@ -495,6 +498,9 @@ func lowerTile(c *lctx) error {
 	out := make([]int, len(in))
 	for i := range in {
 		out[i] = in[i] * int(rep[i])
+	}
+	if err := checkSize(out); err != nil {
+		return err
 	}
 	if c.lowering {
 		if _, ok := gomlxDType(c.DT(0)); !ok {
@@ -535,6 +541,9 @@ func hostConstantOfShape(c *lctx) error {
 		return err
 	}
 	out := toInts(sh)
+	if err := checkSize(out); err != nil {
+		return err
+	}
 	val := fromF64(canonical.Float, nil, []float64{0})
 	if a := c.n.Attr("value"); a != nil && a.T != nil {
 		if val, err = fromCanonical(a.T); err != nil {
@@ -565,6 +574,9 @@ func hostRange(c *lctx) error {
 			return fmt.Errorf("Range delta is 0")
 		}
 		n := int64(math.Max(math.Ceil(float64(b-a)/float64(st)), 0))
+		if n > maxHostElems {
+			return fmt.Errorf("Range of %d elements", n)
+		}
 		v := make([]int64, n)
 		for i := range v {
 			v[i] = a + int64(i)*st
@@ -576,7 +588,11 @@ func hostRange(c *lctx) error {
 	if st == 0 {
 		return fmt.Errorf("Range delta is 0")
 	}
-	n := int(math.Max(math.Ceil((b-a)/st), 0))
+	nf := math.Max(math.Ceil((b-a)/st), 0)
+	if nf > maxHostElems {
+		return fmt.Errorf("Range of %g elements", nf)
+	}
+	n := int(nf)
 	v := make([]float64, n)
 	for i := range v {
 		v[i] = a + float64(i)*st

@@ -69,6 +69,8 @@ func newRegistry() registry {
 	registerRecurrent(r)
 	registerTraining(r)
 	registerImage(r)
+	registerGradient(r)
+	registerRandom(r)
 	return r
 }
 

@@ -213,7 +213,7 @@ func startWorker() (*worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting test worker: %w", err)
 	}
-	w := &worker{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<16), stderr: &tailBuffer{}, lines: make(chan string)}
+	w := &worker{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<16), stderr: &tailBuffer{}, lines: make(chan string, 1)}
 	cmd.Stderr = w.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting test worker: %w", err)
@@ -246,9 +246,16 @@ func (w *worker) run(dir string, timeout time.Duration) (backendtest.Result, boo
 	select {
 	case line, ok := <-w.lines:
 		if !ok {
-			w.cmd.Wait()
+			werr := w.cmd.Wait()
+			reason := "test worker crashed"
+			if werr != nil {
+				reason += " (" + werr.Error() + ")"
+			}
+			if tail := lastLines(w.stderr.String(), 6); tail != "" {
+				reason += ": " + tail
+			}
 			return backendtest.Result{Name: name, Dir: dir, Status: backendtest.Error,
-				Reason: "test worker crashed: " + lastLines(w.stderr.String(), 6), Millis: time.Since(start).Milliseconds()}, false
+				Reason: reason, Millis: time.Since(start).Milliseconds()}, false
 		}
 		var r backendtest.Result
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
