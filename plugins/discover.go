@@ -26,36 +26,49 @@ type PluginInfo struct {
 	// Path and Args start the plugin.
 	Path string
 	Args []string
-	// Importer and Exporter are what the plugin serves (nil: not served).
+	// Importer, Exporter and Runtime are what the plugin serves (nil: not
+	// served).
 	Importer *protocol.ImporterInfo
 	Exporter *protocol.ExporterInfo
+	Runtime  *protocol.RuntimeInfo
 	// Err is set when the plugin could not describe itself; it is then
 	// unusable.
 	Err error
 }
 
-// Kind returns "importer", "exporter", "importer+exporter" or "broken".
+// Kind returns "importer", "exporter", "runtime", a "+"-joined combination
+// of them ("importer+exporter") or "broken".
 func (p PluginInfo) Kind() string {
-	switch {
-	case p.Err != nil:
+	if p.Err != nil {
 		return "broken"
-	case p.Importer != nil && p.Exporter != nil:
-		return "importer+exporter"
-	case p.Importer != nil:
-		return "importer"
-	case p.Exporter != nil:
-		return "exporter"
 	}
-	return "broken"
+	var kinds []string
+	if p.Importer != nil {
+		kinds = append(kinds, "importer")
+	}
+	if p.Exporter != nil {
+		kinds = append(kinds, "exporter")
+	}
+	if p.Runtime != nil {
+		kinds = append(kinds, "runtime")
+	}
+	if len(kinds) == 0 {
+		return "broken"
+	}
+	return strings.Join(kinds, "+")
 }
 
-// Version returns the importer's version, else the exporter's.
+// Version returns the importer's version, else the exporter's, else the
+// runtime's.
 func (p PluginInfo) Version() string {
 	if p.Importer != nil {
 		return p.Importer.Version
 	}
 	if p.Exporter != nil {
 		return p.Exporter.Version
+	}
+	if p.Runtime != nil {
+		return p.Runtime.Version
 	}
 	return ""
 }
@@ -75,6 +88,9 @@ func (p PluginInfo) Formats() []string {
 		for _, t := range p.Exporter.Targets {
 			out = append(out, "→"+t)
 		}
+	}
+	if p.Runtime != nil {
+		out = append(out, "runs ONNX as "+p.Runtime.Name)
 	}
 	return out
 }
@@ -110,6 +126,7 @@ func discover(ctx context.Context, opts Options) ([]PluginInfo, error) {
 			Args:     append(append([]string(nil), opts.ServeArgs...), b.Name),
 			Importer: b.Importer,
 			Exporter: b.Exporter,
+			Runtime:  b.Runtime,
 		})
 	}
 	if !opts.NoThirdParty {
@@ -141,7 +158,7 @@ func discover(ctx context.Context, opts Options) ([]PluginInfo, error) {
 	sem := make(chan struct{}, max(2, runtime.NumCPU()))
 	var wg sync.WaitGroup
 	for i := range infos {
-		if infos[i].Importer != nil || infos[i].Exporter != nil {
+		if infos[i].Importer != nil || infos[i].Exporter != nil || infos[i].Runtime != nil {
 			continue
 		}
 		wg.Add(1)
@@ -149,7 +166,7 @@ func discover(ctx context.Context, opts Options) ([]PluginInfo, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			p.Importer, p.Exporter, p.Err = describe(ctx, opts, p)
+			p.Importer, p.Exporter, p.Runtime, p.Err = describe(ctx, opts, p)
 		}(&infos[i])
 	}
 	wg.Wait()
@@ -200,9 +217,10 @@ func scanDir(dir string) ([]PluginInfo, error) {
 }
 
 // describe starts p and asks what it serves.
-func describe(ctx context.Context, opts Options, p *PluginInfo) (*protocol.ImporterInfo, *protocol.ExporterInfo, error) {
+func describe(ctx context.Context, opts Options, p *PluginInfo) (*protocol.ImporterInfo, *protocol.ExporterInfo, *protocol.RuntimeInfo, error) {
 	var imp *protocol.ImporterInfo
 	var exp *protocol.ExporterInfo
+	var rt *protocol.RuntimeInfo
 	_, err := call(ctx, opts, p, "describe", "", opts.DescribeTimeout, func(ctx context.Context, cp plugin.ClientProtocol) error {
 		ic, ec, err := dispense(cp)
 		if err != nil {
@@ -216,13 +234,24 @@ func describe(ctx context.Context, opts Options, p *PluginInfo) (*protocol.Impor
 		if err != nil && !isUnimplemented(err) {
 			return fmt.Errorf("describing the exporter: %w", err)
 		}
-		if imp == nil && exp == nil {
-			return errors.New("serves neither an importer nor an exporter")
+		rc, err := dispenseRuntime(cp)
+		if err != nil {
+			return err
+		}
+		rt, err = rc.Describe(ctx)
+		if err != nil && !isUnimplemented(err) {
+			return fmt.Errorf("describing the runtime: %w", err)
+		}
+		if rt != nil && rt.Name == "" {
+			return errors.New("describes a runtime without a name")
+		}
+		if imp == nil && exp == nil && rt == nil {
+			return errors.New("serves neither an importer, an exporter nor a runtime")
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return imp, exp, nil
+	return imp, exp, rt, nil
 }

@@ -1,6 +1,6 @@
-// Package plugins is the host side of onnxconv plugins: it finds importer
-// and exporter plugins, starts one plugin process per call through
-// github.com/hashicorp/go-plugin, bounds the call in time and memory, kills
+// Package plugins is the host side of onnxconv plugins: it finds importer,
+// exporter and runtime plugins (runtime.go), starts one plugin process per
+// call through github.com/hashicorp/go-plugin, bounds the call in time and memory, kills
 // the process afterwards, and turns every misbehaviour (panic, hang, early
 // exit, garbage, out of memory) into a *PluginError naming the plugin and
 // the input file. Outputs are written to a private temporary folder beside
@@ -43,10 +43,12 @@ const (
 // Builtin is a plugin served by the host executable itself.
 type Builtin struct {
 	Name string
-	// Importer and Exporter describe the plugin without starting it (see
-	// sdk.Plugin.Info). When both are nil the plugin is started and asked.
+	// Importer, Exporter and Runtime describe the plugin without starting
+	// it (see sdk.Plugin.Info and RuntimeInfo). When all are nil the plugin
+	// is started and asked.
 	Importer *protocol.ImporterInfo
 	Exporter *protocol.ExporterInfo
+	Runtime  *protocol.RuntimeInfo
 }
 
 // Options configure discovery and calls. The zero value is usable.

@@ -109,9 +109,9 @@ func testOptions(t *testing.T, pluginPath string) Options {
 	return Options{
 		PluginPath:      pluginPath,
 		UserDir:         t.TempDir(),
-		CallTimeout:     3 * time.Second,
-		DescribeTimeout: 5 * time.Second,
-		StartTimeout:    2 * time.Second,
+		CallTimeout:     30 * time.Second,
+		DescribeTimeout: 30 * time.Second,
+		StartTimeout:    20 * time.Second,
 		MemoryLimit:     256 << 20,
 	}
 }

@@ -67,6 +67,11 @@ type Result struct {
 	// Added counts the value_info entries added.
 	Added  int
 	Issues []Issue
+	// Constants holds the values of the main graph that partial constant
+	// evaluation determined completely (small integer tensors computed
+	// from shapes and constants, e.g. Shape -> Gather -> Mul chains), as
+	// int64 tensors. Initializers are not repeated here.
+	Constants map[*canonical.Value]*canonical.Tensor
 }
 
 // Infer runs type and shape inference over m in place.
@@ -84,6 +89,15 @@ func Infer(m *canonical.Model, opts Options) (res *Result, err error) {
 		return inf.res, err
 	}
 	inf.finish(m.Graph, true)
+	inf.res.Constants = map[*canonical.Value]*canonical.Tensor{}
+	for v, c := range inf.consts {
+		if v.Const != nil || v.Graph() != m.Graph {
+			continue
+		}
+		if t := c.int64Tensor(v.Name); t != nil {
+			inf.res.Constants[v] = t
+		}
+	}
 	return inf.res, nil
 }
 

@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -275,6 +276,29 @@ type cval struct {
 }
 
 const maxConstElems = 1024
+
+// int64Tensor returns c as an int64 tensor when it is an integer value
+// whose elements are all known, or nil.
+func (c *cval) int64Tensor(name string) *canonical.Tensor {
+	if c == nil || !isIntType(c.dt) || c.dt == canonical.Bool || c.ints == nil {
+		return nil
+	}
+	n := int64(1)
+	for _, d := range c.shape {
+		n *= d
+	}
+	if n != int64(len(c.ints)) {
+		return nil
+	}
+	raw := make([]byte, 0, 8*len(c.ints))
+	for _, d := range c.ints {
+		if !d.Known {
+			return nil
+		}
+		raw = binary.LittleEndian.AppendUint64(raw, uint64(d.Value))
+	}
+	return canonical.NewTensor(name, canonical.Int64, append([]int64(nil), c.shape...), raw)
+}
 
 func isIntType(dt canonical.DataType) bool {
 	switch dt {

@@ -20,14 +20,15 @@ import (
 func newVerifyCmd() *cobra.Command {
 	var (
 		inputs, profile, dist, backend string
-		samples, bisectBatch           int
+		runtimes                       string
+		samples, bisectBatch, threads  int
 		seed                           uint64
 		rtol, atol                     float64
 		dims, reports                  []string
 		byOrder, bisect, quiet         bool
 	)
 	cmd := &cobra.Command{
-		Use:   "verify A B",
+		Use:   "verify A [B]",
 		Short: "Check that two models compute the same outputs",
 		Long: `Run A (the reference) and B (the candidate) on the same inputs and compare
 every output: floats by max abs / max rel / mean abs / RMSE / cosine / max ULP
@@ -46,11 +47,20 @@ Tolerances: per output element type (fp32 rtol 1e-4 atol 1e-5, fp16, bf16,
 ...); --profile picks a looser one for models converted inside (fp16, bf16,
 int8); --rtol/--atol override. See docs/verify.md.
 
+Runtimes: both models run on the built-in executor unless --runtime says
+otherwise: one runtime for both sides, or two separated by a comma (A's,
+then B's). "executor" is the built-in executor; "onnxruntime" is ONNX
+Runtime, served by the plugin onnxconv-plugin-onnxruntime (built with cgo,
+installed in the user plugins folder or $ONNXCONV_PLUGIN_PATH). With two
+runtimes B may be left out: A is compared with itself across runtimes.
+
 Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 		Example: `  onnxconv verify model.onnx converted.onnx --bisect --report out.html --report out.json
   onnxconv verify model.onnx fixtures/models/mlp_opset9/test_data_set_0
-  onnxconv verify a.onnx b.onnx --dim batch=4 --samples 8 --profile fp16`,
-		Args: cobra.ExactArgs(2),
+  onnxconv verify a.onnx b.onnx --dim batch=4 --samples 8 --profile fp16
+  onnxconv verify --runtime onnxruntime,executor model.onnx     # our executor against ONNX Runtime
+  onnxconv verify --runtime onnxruntime model.onnx converted.onnx`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			for _, r := range reports {
@@ -87,28 +97,56 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 			if opts.Gen.Dims, err = parseDims(dims); err != nil {
 				return badInput(err)
 			}
+			rtNames, err := parseRuntimes(runtimes)
+			if err != nil {
+				return badInput(err)
+			}
+			if threads < 0 {
+				return badInput(fmt.Errorf("verify: --runtime-threads must not be negative"))
+			}
+			if len(args) == 1 && len(rtNames) != 2 {
+				return badInput(fmt.Errorf("verify: give two models (A B), or one model and two runtimes to compare it across (--runtime onnxruntime,executor A)"))
+			}
+			pathB := args[0]
+			if len(args) == 2 {
+				pathB = args[1]
+			}
+			rts, err := newRuntimeSetup(cmd.Context(), rtNames, threads)
+			if err != nil {
+				return badInput(err)
+			}
 
 			ma, err := loadModel(args[0], stderr)
 			if err != nil {
 				return err
 			}
-			a := verify.ModelSide(args[0], ma)
+			a, err := rts.side(0, args[0], ma)
+			if err != nil {
+				return badInput(err)
+			}
 			var b *verify.Side
-			st, err := os.Stat(args[1])
+			st, err := os.Stat(pathB)
 			if err != nil {
 				return badInput(fmt.Errorf("verify: B: %w", err))
 			}
 			if st.IsDir() {
-				b = &verify.Side{Name: args[1]}
+				if len(rtNames) == 2 {
+					return badInput(fmt.Errorf("verify: --runtime %s names a runtime for B, but B (%s) is stored outputs", runtimes, pathB))
+				}
+				b = &verify.Side{Name: pathB}
 				if inputs == "" {
-					inputs = args[1]
+					inputs = pathB
 				}
 			} else {
-				mb, err := loadModel(args[1], stderr)
-				if err != nil {
-					return err
+				mb := ma
+				if len(args) == 2 {
+					if mb, err = loadModel(pathB, stderr); err != nil {
+						return err
+					}
 				}
-				b = verify.ModelSide(args[1], mb)
+				if b, err = rts.side(1, pathB, mb); err != nil {
+					return badInput(err)
+				}
 			}
 
 			if inputs != "" {
@@ -127,7 +165,7 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 				opts.InputSource = inputs
 			}
 			if st.IsDir() {
-				sets, err := tensorio.SetDirs(args[1])
+				sets, err := tensorio.SetDirs(pathB)
 				if err != nil {
 					return badInput(fmt.Errorf("verify: B: %w", err))
 				}
@@ -151,6 +189,9 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 			finish()
 			if err != nil {
 				return badInput(err)
+			}
+			if rtNames != nil {
+				rep.Notes = append(rep.Notes, rts.describe(b))
 			}
 			for _, p := range reports {
 				if err := verify.WriteReport(p, rep); err != nil {
@@ -180,6 +221,8 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 	f.IntVar(&bisectBatch, "bisect-batch", 64, "values captured per run while bisecting")
 	f.StringArrayVar(&reports, "report", nil, "write a report: .json, .md, .html or .xml (JUnit); repeatable")
 	f.StringVar(&backend, "backend", "", "GoMLX backend of the built-in executor")
+	f.StringVar(&runtimes, "runtime", "", "runtime of both sides, or A's and B's separated by a comma: executor (default), onnxruntime, or any runtime plugin")
+	f.IntVar(&threads, "runtime-threads", 0, "intra-op threads of plugin runtimes (0: the runtime chooses)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing; the exit code tells")
 	return cmd
 }

@@ -171,6 +171,7 @@ func adapters() map[adapterKey]adapter {
 		}
 		return sc.constantToInitializer(t)
 	})
+	down("MaxPool", 10, maxPoolCeilDown)
 	down("Shape", 15, shapeDown15)
 	up("Scan", 9, func(sc *stepCtx) error {
 		return blocked("rewrite the Scan-8 node without the batch axis", "no adapter from Scan-8 (batched) to Scan-9")
@@ -434,4 +435,52 @@ func (sc *stepCtx) constantToInitializer(t *canonical.Tensor) error {
 	}
 	sc.replaced = []*canonical.Node{}
 	return nil
+}
+
+// maxPoolCeilDown: ceil_mode (10) can be expressed before 10 by padding the
+// end of each spatial axis so floor mode gives the same windows; padded
+// elements never win a max. The input's spatial dims must be known.
+func maxPoolCeilDown(sc *stepCtx) error {
+	n := sc.n
+	if n.AttrInt("ceil_mode", 0) == 0 {
+		return genericStep(sc, false)
+	}
+	if ap := n.AttrString("auto_pad", "NOTSET"); ap != "NOTSET" {
+		return blocked("keep opset >= 10", "ceil_mode with auto_pad %s has no equivalent before version 10", ap)
+	}
+	for _, d := range n.AttrInts("dilations", nil) {
+		if d != 1 {
+			return blocked("keep opset >= 10", "dilations are not available before version 10")
+		}
+	}
+	dims, ok := shapeOf(n.Input(0))
+	kernel := n.AttrInts("kernel_shape", nil)
+	if !ok || len(dims) != len(kernel)+2 {
+		return blocked("run 'onnxconv infer' first so the input's shape is known",
+			"ceil_mode=1 can only be rewritten as padding when the input's spatial dims are known")
+	}
+	sp := len(kernel)
+	strides := n.AttrInts("strides", nil)
+	pads := append([]int64(nil), n.AttrInts("pads", make([]int64, 2*sp))...)
+	if len(pads) != 2*sp {
+		return blocked("", "pads has %d values, want %d", len(pads), 2*sp)
+	}
+	for i := 0; i < sp; i++ {
+		s := int64(1)
+		if i < len(strides) {
+			s = strides[i]
+		}
+		in, k := dims[2+i], kernel[i]
+		span := in + pads[i] + pads[sp+i] - k
+		out := (span+s-1)/s + 1 // ceil
+		if (out-1)*s >= in+pads[i] {
+			out-- // the last window would start in the end padding
+		}
+		if extra := (out-1)*s + k - (in + pads[i] + pads[sp+i]); extra > 0 {
+			pads[sp+i] += extra
+		}
+	}
+	n.SetAttr(canonical.IntsAttr("pads", pads...))
+	n.DeleteAttr("ceil_mode")
+	return genericStep(sc, false)
 }

@@ -143,10 +143,13 @@ func Convert(m *canonical.Model, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !opts.NoInfer && c.from != c.to && !fullyTyped(m.Graph) {
+	if !opts.NoInfer && c.from != c.to && (c.to < c.from || !fullyTyped(m.Graph)) {
 		// Best effort: what inference cannot tell stays unknown, and the
-		// adapters that need it say so.
-		_, _ = infer.Infer(m, infer.Options{NoValueInfo: true})
+		// adapters that need it say so. Going down, its constant folding
+		// also lets inputs computed from static shapes become attributes.
+		if res, err := infer.Infer(m, infer.Options{NoValueInfo: true}); err == nil {
+			c.folded = res.Constants
+		}
 	}
 	c.run()
 	for g, set := range c.dropped {
@@ -225,6 +228,8 @@ type converter struct {
 	names       map[string]bool
 	nameCounter int
 	adapters    map[adapterKey]adapter
+	// folded holds values that inference evaluated from static shapes.
+	folded map[*canonical.Value]*canonical.Tensor
 	// dropped are initializers left without consumers, removed at the end.
 	dropped map[*canonical.Graph]map[*canonical.Value]bool
 }

@@ -237,6 +237,9 @@ func (sc *stepCtx) inputToAttr(i int, a *opset.Attribute) error {
 	v := sc.n.Input(i)
 	t := constValue(v)
 	if t == nil {
+		t = sc.c.folded[v]
+	}
+	if t == nil {
 		return blocked(fmt.Sprintf("make input %q a constant (initializer or Constant) or keep opset >= %d", v.Name, sc.new.SinceVersion),
 			"input %d %q must be constant to become attribute %q of version %d", i, v.Name, a.Name, sc.old.SinceVersion)
 	}

@@ -5,9 +5,10 @@
 // checks the environment variable ONNXCONV_PLUGIN_MAGIC_COOKIE equals
 // "4f4e4e58-636f6e76-706c7567-696e0001" and answers the go-plugin handshake
 // with application protocol version 1. It serves the Importer service, the
-// Exporter service, or both.
+// Exporter service, the Runtime service, or any of them together.
 //
-// Only paths cross the wire: models can be gigabytes. The host passes an
+// Only paths cross the wire (but the tensors of Runtime.Run): models can be
+// gigabytes. The host passes an
 // output path inside a private temporary folder and moves the file to its
 // final place only when the call succeeds.
 
@@ -603,6 +604,189 @@ func (x *ExportResponse) GetWarnings() []string {
 	return nil
 }
 
+// A runtime runs ONNX models (for example ONNX Runtime through cgo), so that
+// onnxconv can cross-check its own executor and converted models against
+// it. Tensors cross the wire as serialized onnx.TensorProto messages (raw
+// data, little endian), the model as a path.
+type RuntimeInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Version       string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RuntimeInfo) Reset() {
+	*x = RuntimeInfo{}
+	mi := &file_plugin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RuntimeInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RuntimeInfo) ProtoMessage() {}
+
+func (x *RuntimeInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RuntimeInfo.ProtoReflect.Descriptor instead.
+func (*RuntimeInfo) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RuntimeInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RuntimeInfo) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *RuntimeInfo) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+type RunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An ONNX ModelProto file (external data beside it).
+	ModelPath string `protobuf:"bytes,1,opt,name=model_path,json=modelPath,proto3" json:"model_path,omitempty"`
+	// Serialized onnx.TensorProto, one per graph input that is not an
+	// initializer, in graph order; a tensor's name, when set, binds it to
+	// the graph input of that name.
+	Inputs [][]byte `protobuf:"bytes,2,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	// Intra-op threads; 0 lets the runtime choose.
+	Threads int32 `protobuf:"varint,3,opt,name=threads,proto3" json:"threads,omitempty"`
+	// Runtime-specific settings, e.g. "optimization": "disable".
+	Options       map[string]string `protobuf:"bytes,4,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunRequest) Reset() {
+	*x = RunRequest{}
+	mi := &file_plugin_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunRequest) ProtoMessage() {}
+
+func (x *RunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
+func (*RunRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RunRequest) GetModelPath() string {
+	if x != nil {
+		return x.ModelPath
+	}
+	return ""
+}
+
+func (x *RunRequest) GetInputs() [][]byte {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
+}
+
+func (x *RunRequest) GetThreads() int32 {
+	if x != nil {
+		return x.Threads
+	}
+	return 0
+}
+
+func (x *RunRequest) GetOptions() map[string]string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+type RunResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Serialized onnx.TensorProto, one per graph output, in graph order.
+	Outputs       [][]byte `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunResponse) Reset() {
+	*x = RunResponse{}
+	mi := &file_plugin_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunResponse) ProtoMessage() {}
+
+func (x *RunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
+func (*RunResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RunResponse) GetOutputs() [][]byte {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -656,14 +840,33 @@ const file_plugin_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\",\n" +
 	"\x0eExportResponse\x12\x1a\n" +
-	"\bwarnings\x18\x01 \x03(\tR\bwarnings2\xf5\x01\n" +
+	"\bwarnings\x18\x01 \x03(\tR\bwarnings\"]\n" +
+	"\vRuntimeInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xe0\x01\n" +
+	"\n" +
+	"RunRequest\x12\x1d\n" +
+	"\n" +
+	"model_path\x18\x01 \x01(\tR\tmodelPath\x12\x16\n" +
+	"\x06inputs\x18\x02 \x03(\fR\x06inputs\x12\x18\n" +
+	"\athreads\x18\x03 \x01(\x05R\athreads\x12E\n" +
+	"\aoptions\x18\x04 \x03(\v2+.onnxconv.plugin.v1.RunRequest.OptionsEntryR\aoptions\x1a:\n" +
+	"\fOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"'\n" +
+	"\vRunResponse\x12\x18\n" +
+	"\aoutputs\x18\x01 \x03(\fR\aoutputs2\xf5\x01\n" +
 	"\bImporter\x12G\n" +
 	"\bDescribe\x12\x19.onnxconv.plugin.v1.Empty\x1a .onnxconv.plugin.v1.ImporterInfo\x12O\n" +
 	"\x06Detect\x12!.onnxconv.plugin.v1.DetectRequest\x1a\".onnxconv.plugin.v1.DetectResponse\x12O\n" +
 	"\x06Import\x12!.onnxconv.plugin.v1.ImportRequest\x1a\".onnxconv.plugin.v1.ImportResponse2\xa4\x01\n" +
 	"\bExporter\x12G\n" +
 	"\bDescribe\x12\x19.onnxconv.plugin.v1.Empty\x1a .onnxconv.plugin.v1.ExporterInfo\x12O\n" +
-	"\x06Export\x12!.onnxconv.plugin.v1.ExportRequest\x1a\".onnxconv.plugin.v1.ExportResponseB/Z-github.com/onnxconv/onnxconv/plugins/pluginpbb\x06proto3"
+	"\x06Export\x12!.onnxconv.plugin.v1.ExportRequest\x1a\".onnxconv.plugin.v1.ExportResponse2\x99\x01\n" +
+	"\aRuntime\x12F\n" +
+	"\bDescribe\x12\x19.onnxconv.plugin.v1.Empty\x1a\x1f.onnxconv.plugin.v1.RuntimeInfo\x12F\n" +
+	"\x03Run\x12\x1e.onnxconv.plugin.v1.RunRequest\x1a\x1f.onnxconv.plugin.v1.RunResponseB/Z-github.com/onnxconv/onnxconv/plugins/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -677,7 +880,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_plugin_proto_goTypes = []any{
 	(*Empty)(nil),          // 0: onnxconv.plugin.v1.Empty
 	(*MagicPattern)(nil),   // 1: onnxconv.plugin.v1.MagicPattern
@@ -689,28 +892,37 @@ var file_plugin_proto_goTypes = []any{
 	(*ExporterInfo)(nil),   // 7: onnxconv.plugin.v1.ExporterInfo
 	(*ExportRequest)(nil),  // 8: onnxconv.plugin.v1.ExportRequest
 	(*ExportResponse)(nil), // 9: onnxconv.plugin.v1.ExportResponse
-	nil,                    // 10: onnxconv.plugin.v1.ImportRequest.OptionsEntry
-	nil,                    // 11: onnxconv.plugin.v1.ExportRequest.OptionsEntry
+	(*RuntimeInfo)(nil),    // 10: onnxconv.plugin.v1.RuntimeInfo
+	(*RunRequest)(nil),     // 11: onnxconv.plugin.v1.RunRequest
+	(*RunResponse)(nil),    // 12: onnxconv.plugin.v1.RunResponse
+	nil,                    // 13: onnxconv.plugin.v1.ImportRequest.OptionsEntry
+	nil,                    // 14: onnxconv.plugin.v1.ExportRequest.OptionsEntry
+	nil,                    // 15: onnxconv.plugin.v1.RunRequest.OptionsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	1,  // 0: onnxconv.plugin.v1.ImporterInfo.magic:type_name -> onnxconv.plugin.v1.MagicPattern
-	10, // 1: onnxconv.plugin.v1.ImportRequest.options:type_name -> onnxconv.plugin.v1.ImportRequest.OptionsEntry
-	11, // 2: onnxconv.plugin.v1.ExportRequest.options:type_name -> onnxconv.plugin.v1.ExportRequest.OptionsEntry
-	0,  // 3: onnxconv.plugin.v1.Importer.Describe:input_type -> onnxconv.plugin.v1.Empty
-	3,  // 4: onnxconv.plugin.v1.Importer.Detect:input_type -> onnxconv.plugin.v1.DetectRequest
-	5,  // 5: onnxconv.plugin.v1.Importer.Import:input_type -> onnxconv.plugin.v1.ImportRequest
-	0,  // 6: onnxconv.plugin.v1.Exporter.Describe:input_type -> onnxconv.plugin.v1.Empty
-	8,  // 7: onnxconv.plugin.v1.Exporter.Export:input_type -> onnxconv.plugin.v1.ExportRequest
-	2,  // 8: onnxconv.plugin.v1.Importer.Describe:output_type -> onnxconv.plugin.v1.ImporterInfo
-	4,  // 9: onnxconv.plugin.v1.Importer.Detect:output_type -> onnxconv.plugin.v1.DetectResponse
-	6,  // 10: onnxconv.plugin.v1.Importer.Import:output_type -> onnxconv.plugin.v1.ImportResponse
-	7,  // 11: onnxconv.plugin.v1.Exporter.Describe:output_type -> onnxconv.plugin.v1.ExporterInfo
-	9,  // 12: onnxconv.plugin.v1.Exporter.Export:output_type -> onnxconv.plugin.v1.ExportResponse
-	8,  // [8:13] is the sub-list for method output_type
-	3,  // [3:8] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	13, // 1: onnxconv.plugin.v1.ImportRequest.options:type_name -> onnxconv.plugin.v1.ImportRequest.OptionsEntry
+	14, // 2: onnxconv.plugin.v1.ExportRequest.options:type_name -> onnxconv.plugin.v1.ExportRequest.OptionsEntry
+	15, // 3: onnxconv.plugin.v1.RunRequest.options:type_name -> onnxconv.plugin.v1.RunRequest.OptionsEntry
+	0,  // 4: onnxconv.plugin.v1.Importer.Describe:input_type -> onnxconv.plugin.v1.Empty
+	3,  // 5: onnxconv.plugin.v1.Importer.Detect:input_type -> onnxconv.plugin.v1.DetectRequest
+	5,  // 6: onnxconv.plugin.v1.Importer.Import:input_type -> onnxconv.plugin.v1.ImportRequest
+	0,  // 7: onnxconv.plugin.v1.Exporter.Describe:input_type -> onnxconv.plugin.v1.Empty
+	8,  // 8: onnxconv.plugin.v1.Exporter.Export:input_type -> onnxconv.plugin.v1.ExportRequest
+	0,  // 9: onnxconv.plugin.v1.Runtime.Describe:input_type -> onnxconv.plugin.v1.Empty
+	11, // 10: onnxconv.plugin.v1.Runtime.Run:input_type -> onnxconv.plugin.v1.RunRequest
+	2,  // 11: onnxconv.plugin.v1.Importer.Describe:output_type -> onnxconv.plugin.v1.ImporterInfo
+	4,  // 12: onnxconv.plugin.v1.Importer.Detect:output_type -> onnxconv.plugin.v1.DetectResponse
+	6,  // 13: onnxconv.plugin.v1.Importer.Import:output_type -> onnxconv.plugin.v1.ImportResponse
+	7,  // 14: onnxconv.plugin.v1.Exporter.Describe:output_type -> onnxconv.plugin.v1.ExporterInfo
+	9,  // 15: onnxconv.plugin.v1.Exporter.Export:output_type -> onnxconv.plugin.v1.ExportResponse
+	10, // 16: onnxconv.plugin.v1.Runtime.Describe:output_type -> onnxconv.plugin.v1.RuntimeInfo
+	12, // 17: onnxconv.plugin.v1.Runtime.Run:output_type -> onnxconv.plugin.v1.RunResponse
+	11, // [11:18] is the sub-list for method output_type
+	4,  // [4:11] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -724,9 +936,9 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   16,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   3,
 		},
 		GoTypes:           file_plugin_proto_goTypes,
 		DependencyIndexes: file_plugin_proto_depIdxs,

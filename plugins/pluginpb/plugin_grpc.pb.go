@@ -5,9 +5,10 @@
 // checks the environment variable ONNXCONV_PLUGIN_MAGIC_COOKIE equals
 // "4f4e4e58-636f6e76-706c7567-696e0001" and answers the go-plugin handshake
 // with application protocol version 1. It serves the Importer service, the
-// Exporter service, or both.
+// Exporter service, the Runtime service, or any of them together.
 //
-// Only paths cross the wire: models can be gigabytes. The host passes an
+// Only paths cross the wire (but the tensors of Runtime.Run): models can be
+// gigabytes. The host passes an
 // output path inside a private temporary folder and moves the file to its
 // final place only when the call succeeds.
 
@@ -343,6 +344,146 @@ var Exporter_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Export",
 			Handler:    _Exporter_Export_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "plugin.proto",
+}
+
+const (
+	Runtime_Describe_FullMethodName = "/onnxconv.plugin.v1.Runtime/Describe"
+	Runtime_Run_FullMethodName      = "/onnxconv.plugin.v1.Runtime/Run"
+)
+
+// RuntimeClient is the client API for Runtime service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+type RuntimeClient interface {
+	Describe(ctx context.Context, in *Empty, opts ...grpc.CallOption) (*RuntimeInfo, error)
+	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunResponse, error)
+}
+
+type runtimeClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewRuntimeClient(cc grpc.ClientConnInterface) RuntimeClient {
+	return &runtimeClient{cc}
+}
+
+func (c *runtimeClient) Describe(ctx context.Context, in *Empty, opts ...grpc.CallOption) (*RuntimeInfo, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RuntimeInfo)
+	err := c.cc.Invoke(ctx, Runtime_Describe_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *runtimeClient) Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RunResponse)
+	err := c.cc.Invoke(ctx, Runtime_Run_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RuntimeServer is the server API for Runtime service.
+// All implementations must embed UnimplementedRuntimeServer
+// for forward compatibility.
+type RuntimeServer interface {
+	Describe(context.Context, *Empty) (*RuntimeInfo, error)
+	Run(context.Context, *RunRequest) (*RunResponse, error)
+	mustEmbedUnimplementedRuntimeServer()
+}
+
+// UnimplementedRuntimeServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedRuntimeServer struct{}
+
+func (UnimplementedRuntimeServer) Describe(context.Context, *Empty) (*RuntimeInfo, error) {
+	return nil, status.Error(codes.Unimplemented, "method Describe not implemented")
+}
+func (UnimplementedRuntimeServer) Run(context.Context, *RunRequest) (*RunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Run not implemented")
+}
+func (UnimplementedRuntimeServer) mustEmbedUnimplementedRuntimeServer() {}
+func (UnimplementedRuntimeServer) testEmbeddedByValue()                 {}
+
+// UnsafeRuntimeServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to RuntimeServer will
+// result in compilation errors.
+type UnsafeRuntimeServer interface {
+	mustEmbedUnimplementedRuntimeServer()
+}
+
+func RegisterRuntimeServer(s grpc.ServiceRegistrar, srv RuntimeServer) {
+	// If the following call panics, it indicates UnimplementedRuntimeServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Runtime_ServiceDesc, srv)
+}
+
+func _Runtime_Describe_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(Empty)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RuntimeServer).Describe(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Runtime_Describe_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RuntimeServer).Describe(ctx, req.(*Empty))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Runtime_Run_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RuntimeServer).Run(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Runtime_Run_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RuntimeServer).Run(ctx, req.(*RunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Runtime_ServiceDesc is the grpc.ServiceDesc for Runtime service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Runtime_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "onnxconv.plugin.v1.Runtime",
+	HandlerType: (*RuntimeServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Describe",
+			Handler:    _Runtime_Describe_Handler,
+		},
+		{
+			MethodName: "Run",
+			Handler:    _Runtime_Run_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

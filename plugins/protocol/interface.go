@@ -48,9 +48,10 @@ func Handshake() plugin.HandshakeConfig {
 
 // PluginSet returns the go-plugin plugin set. imp or exp may be nil: a
 // host passes both nil (it only needs the clients); a plugin passes what it
-// serves.
+// serves. The set always holds the runtime service, without an
+// implementation (see FullPluginSet for plugins that serve a runtime).
 func PluginSet(imp Importer, exp Exporter) plugin.PluginSet {
-	set := plugin.PluginSet{}
+	set := plugin.PluginSet{RuntimePluginName: &RuntimePlugin{}}
 	if imp != nil || exp == nil {
 		set[ImporterPluginName] = &ImporterPlugin{Impl: imp}
 	}

@@ -25,11 +25,13 @@ package sdk
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
@@ -38,11 +40,12 @@ import (
 // at byte Offset.
 type Magic = protocol.Magic
 
-// Plugin is what one plugin process serves: an importer, an exporter, or
-// both.
+// Plugin is what one plugin process serves: an importer, an exporter, a
+// runtime (see Runtime), or several of them.
 type Plugin struct {
 	Importer *Importer
 	Exporter *Exporter
+	Runtime  *Runtime
 }
 
 // Info returns the descriptions of what p serves (nil for what it does not
@@ -61,8 +64,8 @@ func (p Plugin) Info() (*protocol.ImporterInfo, *protocol.ExporterInfo) {
 
 // Validate reports what is missing in p.
 func (p Plugin) Validate() error {
-	if p.Importer == nil && p.Exporter == nil {
-		return errors.New("plugin serves neither an importer nor an exporter")
+	if p.Importer == nil && p.Exporter == nil && p.Runtime == nil {
+		return errors.New("plugin serves neither an importer, an exporter nor a runtime")
 	}
 	if p.Importer != nil {
 		if err := p.Importer.validate(); err != nil {
@@ -71,6 +74,11 @@ func (p Plugin) Validate() error {
 	}
 	if p.Exporter != nil {
 		if err := p.Exporter.validate(); err != nil {
+			return err
+		}
+	}
+	if p.Runtime != nil {
+		if err := p.Runtime.validate(); err != nil {
 			return err
 		}
 	}
@@ -114,13 +122,23 @@ func Run(p Plugin) error {
 	if p.Exporter != nil {
 		exp = &exporterServer{exp: p.Exporter, stderr: stderr}
 	}
+	var rt protocol.Runtime
+	if p.Runtime != nil {
+		rt = &runtimeServer{rt: p.Runtime, stderr: stderr}
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: protocol.Handshake(),
-		Plugins:         protocol.PluginSet(imp, exp),
-		GRPCServer:      plugin.DefaultGRPCServer,
+		Plugins:         protocol.FullPluginSet(imp, exp, rt),
+		GRPCServer:      grpcServer,
 		Logger:          hclog.New(&hclog.LoggerOptions{Level: hclog.Error, Output: os.Stderr}),
 	})
 	return nil
+}
+
+// grpcServer is go-plugin's default server with gRPC's 4 MiB limit on
+// received messages lifted: runtime calls carry tensors.
+func grpcServer(opts []grpc.ServerOption) *grpc.Server {
+	return plugin.DefaultGRPCServer(append(opts, grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32)))
 }
 
 // Serve serves p and exits the process with status 1 and a message on
