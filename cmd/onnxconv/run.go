@@ -13,6 +13,7 @@ import (
 	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/executor/onnxio"
 	"github.com/onnxconv/onnxconv/verify/backendtest"
+	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
 // newRunCmd returns `onnxconv run MODEL --inputs DIR -o DIR`.
@@ -83,7 +84,7 @@ func readRunInputs(dir string, inputs []*canonical.Value) ([]*executor.Value, er
 			}
 			vals[i] = x
 		case fileExists(npy):
-			t, err := onnxio.ReadNpy(npy)
+			t, err := tensorio.ReadNpyFile(npy)
 			if err != nil {
 				return nil, err
 			}
