@@ -180,3 +180,30 @@ func (b *builder) finish(outs ...*canonical.Value) error {
 	sc.replaced = b.nodes
 	return nil
 }
+
+// dataType is the element type of the data the replaced node computes on
+// (float when unknown).
+func (b *builder) dataType() canonical.DataType {
+	if b.dt == canonical.Undefined {
+		return canonical.Float
+	}
+	return b.dt
+}
+
+// typed returns a scalar constant of element type dt.
+func (b *builder) typed(dt canonical.DataType, v float64) *canonical.Value {
+	if b.err != nil {
+		return nil
+	}
+	c, err := b.sc.constant("const", floatTensor("", dt, nil, []float64{v}))
+	if err != nil {
+		b.err = err
+		return nil
+	}
+	return c
+}
+
+// reduceAll emits a Reduce* op over every axis, to a scalar.
+func (b *builder) reduceAll(op string, x *canonical.Value) *canonical.Value {
+	return b.op(op, []*canonical.Value{x}, canonical.IntAttr("keepdims", 0))
+}

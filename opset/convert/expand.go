@@ -96,6 +96,10 @@ func (c *converter) expand(sc *stepCtx, to int) error {
 		return expandAttention(sc, to)
 	case "RotaryEmbedding":
 		return expandRotary(sc, to)
+	case "NegativeLogLikelihoodLoss":
+		return expandNLL(sc, to)
+	case "SoftmaxCrossEntropyLoss":
+		return expandSCE(sc, to)
 	case "RMSNormalization":
 		return expandRMSNorm(sc, to)
 	case "GroupNormalization":
