@@ -60,23 +60,93 @@ func lowerConvIm2col(c *lctx, x, w *graph.Node, g *convGeom) (bool, error) {
 	if !c.useIm2col(x, w, g) {
 		return false, nil
 	}
-	y, err := im2colConv(x, w, g, int(c.AInt("group", 1)), speedSplitTmp())
+	groups := int(c.AInt("group", 1))
+	var y *graph.Node
+	var err error
+	if u := c.winogradU(x, g, groups); u != nil {
+		y = winogradConv(x, u, g)
+	} else if groups == 1 {
+		y, err = im2colConvNHWC(x, c.convWeightMKC(w), g)
+	} else {
+		y, err = im2colConv(x, c.weightAs(w, groupedWeightDims(w, groups)...), w.Shape().Dimensions, g, groups)
+	}
 	if err != nil {
 		return false, err
 	}
 	if c.Has(2) {
-		y = graph.Add(y, channelVec(c.X(2), y.Rank()))
+		y = graph.Add(y, c.convBias(y))
 	}
 	c.Out(0, y, c.DT(0))
 	return true, nil
 }
 
-// im2colConv computes the ONNX Conv of x [N, C, S...] with w [M, C/groups,
-// K...] for the resolved geometry g (no bias), as described above. split
-// is the number of parts the output channels are cut into so that the
-// backend's workers share the product (1: no split).
-func im2colConv(x, w *graph.Node, g *convGeom, groups, split int) (*graph.Node, error) {
-	xs, ws := x.Shape().Dimensions, w.Shape().Dimensions
+// convBiasMaxElems caps the size of a bias expanded on the host.
+const convBiasMaxElems = 1 << 22
+
+// convBias returns the Conv bias (input 2) to add to y [N, M, O...]: when
+// the bias is constant, a host constant of y's full shape, so that the
+// backend adds two flat arrays (simplego broadcasts element by element
+// through a generic iterator, 7 % of squeezenet's time); otherwise the
+// [1, M, 1...] vector to broadcast.
+func (c *lctx) convBias(y *graph.Node) *graph.Node {
+	dims := y.Shape().Dimensions
+	s := c.in(2)
+	if c.lowering && s.valStatic && s.h != nil && len(s.h.shape) == 1 && s.h.shape[0] == dims[1] && y.Shape().Size() <= convBiasMaxElems {
+		inner := 1
+		for _, d := range dims[2:] {
+			inner *= d
+		}
+		var data any
+		switch b := s.h.data.(type) {
+		case []float32:
+			data = expandBias(b, dims[0], inner)
+		case []float64:
+			data = expandBias(b, dims[0], inner)
+		}
+		if data != nil {
+			return c.Const(&htensor{dt: s.h.dt, shape: append([]int{}, dims...), data: data})
+		}
+	}
+	return channelVec(c.X(2), y.Rank())
+}
+
+// expandBias repeats bias b [M] to [n, M, inner] (row-major).
+func expandBias[T any](b []T, n, inner int) []T {
+	out := make([]T, 0, n*len(b)*inner)
+	for i := 0; i < n; i++ {
+		for _, v := range b {
+			for j := 0; j < inner; j++ {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// groupedWeightDims is the shape im2colConv reshapes the weight w [M,
+// C/groups, K...] to: [groups, M/groups, C/groups·K] ([M, K] for a
+// depthwise Conv); w's own shape when the group count does not divide M.
+func groupedWeightDims(w *graph.Node, groups int) []int {
+	ws := w.Shape().Dimensions
+	k := 1
+	for _, d := range ws[2:] {
+		k *= d
+	}
+	if groups < 1 || ws[0]%groups != 0 {
+		return ws
+	}
+	if ws[1] == 1 && ws[0] == groups {
+		return []int{ws[0], k}
+	}
+	return []int{groups, ws[0] / groups, ws[1] * k}
+}
+
+// im2colConv computes the ONNX Conv of x [N, C, S...] with the weight w of
+// shape ws [M, C/groups, K...] (w itself may already be reshaped, e.g. to
+// groupedWeightDims) for the resolved geometry g (no bias), as described
+// above.
+func im2colConv(x, w *graph.Node, ws []int, g *convGeom, groups int) (*graph.Node, error) {
+	xs := x.Shape().Dimensions
 	ns := len(xs) - 2
 	if len(ws) != ns+2 || len(g.kernel) != ns || len(g.out) != ns {
 		return nil, fmt.Errorf("conv: input rank %d, weight rank %d, kernel %v do not match", len(xs), len(ws), g.kernel)
@@ -101,7 +171,7 @@ func im2colConv(x, w *graph.Node, g *convGeom, groups, split int) (*graph.Node, 
 		return graph.Zeros(x.Graph(), shapes.Make(x.DType(), outDims...)), nil
 	}
 
-	xp := padSpatial(x, g, 0)
+	xp := padSpatialAxes(x, g, 2, 0)
 	if cg == 1 && mg == 1 && groups > 1 {
 		return depthwiseConv(xp, w, g, outDims), nil
 	}
@@ -109,36 +179,25 @@ func im2colConv(x, w *graph.Node, g *convGeom, groups, split int) (*graph.Node, 
 	// cols: [N, C, K, P]
 	var cols *graph.Node
 	if k == 1 {
-		cols = graph.Reshape(windowSlice(xp, g, make([]int, ns)), n, cin, 1, p)
+		cols = graph.Reshape(windowSliceAxes(xp, g, make([]int, ns), 2), n, cin, 1, p)
 	} else {
 		parts := make([]*graph.Node, 0, k)
 		forEachKernelPos(g.kernel, func(pos []int) {
-			parts = append(parts, graph.Reshape(windowSlice(xp, g, pos), n, cin, 1, p))
+			parts = append(parts, graph.Reshape(windowSliceAxes(xp, g, pos, 2), n, cin, 1, p))
 		})
 		cols = graph.Concatenate(parts, 2)
 	}
 
 	var y *graph.Node
-	if groups == 1 && split > 1 && m%split == 0 && m/split >= 4 {
-		// The output channels as a batch axis of split parts: simplego
-		// runs the parts of a batch on separate workers (it parallelizes
-		// small products over the batch only). cols is repeated per part,
-		// a copy of 2/M of the product's work per element.
-		lhs := graph.Reshape(w, split, m/split, cin*k)
-		rhs := graph.BroadcastToDims(graph.Reshape(cols, 1, n, cin*k, p), split, n, cin*k, p)
-		y = graph.DotGeneral(lhs, []int{2}, []int{0}, rhs, []int{2}, []int{0}) // [S, M/S, N, P]
-		if n > 1 {
-			y = graph.TransposeAllDims(y, 2, 0, 1, 3)
-		}
-	} else if groups == 1 {
-		lhs := graph.Reshape(w, m, cin*k)
+	if groups == 1 {
+		lhs := reshapeIfNeeded(w, m, cin*k)
 		rhs := graph.Reshape(cols, n, cin*k, p)
 		y = graph.DotGeneral(lhs, []int{1}, nil, rhs, []int{1}, nil) // [M, N, P]
 		if n > 1 {
 			y = graph.TransposeAllDims(y, 1, 0, 2)
 		}
 	} else {
-		lhs := graph.Reshape(w, groups, mg, cg*k)
+		lhs := reshapeIfNeeded(w, groups, mg, cg*k)
 		rhs := graph.Reshape(cols, n, groups, cg*k, p)
 		y = graph.DotGeneral(lhs, []int{2}, []int{0}, rhs, []int{2}, []int{1}) // [G, Mg, N, P]
 		y = graph.TransposeAllDims(y, 2, 0, 1, 3)
@@ -156,7 +215,7 @@ func depthwiseConv(xp, w *graph.Node, g *convGeom, outDims []int) *graph.Node {
 	for _, kk := range g.kernel {
 		k *= kk
 	}
-	wk := graph.Reshape(w, m, k)
+	wk := reshapeIfNeeded(w, m, k)
 	bdims := make([]int, rank)
 	for i := range bdims {
 		bdims[i] = 1
@@ -166,7 +225,7 @@ func depthwiseConv(xp, w *graph.Node, g *convGeom, outDims []int) *graph.Node {
 	idx := 0
 	forEachKernelPos(g.kernel, func(pos []int) {
 		wpos := graph.Reshape(graph.Slice(wk, graph.AxisRange(), graph.AxisElem(idx)), bdims...)
-		term := graph.Mul(windowSlice(xp, g, pos), wpos)
+		term := graph.Mul(windowSliceAxes(xp, g, pos, 2), wpos)
 		if acc == nil {
 			acc = term
 		} else {
@@ -175,6 +234,14 @@ func depthwiseConv(xp, w *graph.Node, g *convGeom, outDims []int) *graph.Node {
 		idx++
 	})
 	return acc
+}
+
+// reshapeIfNeeded reshapes x to dims unless it already has them.
+func reshapeIfNeeded(x *graph.Node, dims ...int) *graph.Node {
+	if shapeEq(x.Shape().Dimensions, dims) {
+		return x
+	}
+	return graph.Reshape(x, dims...)
 }
 
 // forEachKernelPos calls f with every kernel position, in row-major order
@@ -195,28 +262,4 @@ func forEachKernelPos(kernel []int, f func(pos []int)) {
 			return
 		}
 	}
-}
-
-// windowSlice takes, from the padded input xp, the input element that
-// kernel position pos meets at every output position: [N, C, O...].
-func windowSlice(xp *graph.Node, g *convGeom, pos []int) *graph.Node {
-	dims := xp.Shape().Dimensions
-	specs := []graph.SliceAxisSpec{graph.AxisRange(), graph.AxisRange()}
-	identity := true
-	for i := range g.out {
-		start := pos[i] * g.dil[i]
-		end := start + (g.out[i]-1)*g.strides[i] + 1
-		if start != 0 || end != dims[2+i] || g.strides[i] != 1 && g.out[i] > 1 {
-			identity = false
-		}
-		spec := graph.AxisRange(start, end)
-		if g.strides[i] != 1 {
-			spec = spec.Stride(g.strides[i])
-		}
-		specs = append(specs, spec)
-	}
-	if identity {
-		return xp
-	}
-	return graph.Slice(xp, specs...)
 }

@@ -134,7 +134,14 @@ func newBackend(name string) (backends.Backend, error) {
 	if err := os.Setenv("GOMLX_NO_AUTO_INSTALL", "1"); err != nil {
 		return nil, fmt.Errorf("executor: setting GOMLX_NO_AUTO_INSTALL: %w", err)
 	}
-	if name == "" || name == simplego.BackendName || strings.HasPrefix(name, simplego.BackendName+":") {
+	if name == "" {
+		// simplego runs each op in its own goroutine by default; for the
+		// op sizes of typical models the goroutine stacks cost more than
+		// the overlap gains (docs/speed.md): run ops in order, and keep
+		// both cores for the large DotGenerals that simplego splits itself.
+		name = simplego.BackendName + ":ops_sequential"
+	}
+	if name == simplego.BackendName || strings.HasPrefix(name, simplego.BackendName+":") {
 		cfg := strings.TrimPrefix(strings.TrimPrefix(name, simplego.BackendName), ":")
 		be, err := simplego.New(cfg)
 		if err != nil {

@@ -42,10 +42,10 @@ func lowerMaxPoolSlices(c *lctx, x *graph.Node, g *convGeom) (bool, error) {
 		// Large windows: ReduceWindow does not build K slices.
 		return false, nil
 	}
-	xp := padSpatial(x, g, math.Inf(-1))
+	xp := padSpatialAxes(x, g, 2, math.Inf(-1))
 	var y *graph.Node
 	forEachKernelPos(g.kernel, func(pos []int) {
-		s := windowSlice(xp, g, pos)
+		s := windowSliceAxes(xp, g, pos, 2)
 		if y == nil {
 			y = s
 		} else {
@@ -56,11 +56,12 @@ func lowerMaxPoolSlices(c *lctx, x *graph.Node, g *convGeom) (bool, error) {
 	return true, nil
 }
 
-// padSpatial pads the spatial axes of x with v: the begin pads of g and as
-// much at the end as the last window of g reaches.
-func padSpatial(x *graph.Node, g *convGeom, v float64) *graph.Node {
+// padSpatialAxes pads the spatial axes of x (first, first+1, ...) with v:
+// the begin pads of g and as much at the end as the last window of g
+// reaches.
+func padSpatialAxes(x *graph.Node, g *convGeom, first int, v float64) *graph.Node {
 	for i := range g.out {
-		ax := i + 2
+		ax := i + first
 		dims := x.Shape().Dimensions
 		pb := g.padB[i]
 		pe := (g.out[i]-1)*g.strides[i] + (g.kernel[i]-1)*g.dil[i] + 1 - (dims[ax] + pb)
