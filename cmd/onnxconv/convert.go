@@ -321,28 +321,20 @@ func (c *converter) run(ctx context.Context) error {
 	}
 	importedPath := filepath.Join(c.work, "imported.onnx")
 	var imported *canonical.Model
-	warns, err := c.host.Import(ctx, name, c.in, importedPath, importOpts)
-	for _, w := range warns {
-		c.logf("%s: warning: %s", name, w)
-	}
 	isONNX := name == onnximp.Name
-	switch {
-	case err != nil && isONNX && strings.Contains(err.Error(), onnximp.TooLarge):
-		// Over 2 GiB inlined: canonical reads it in process (it checks the
-		// untrusted input itself), with its external data mapped.
-		c.logf("%s: over the 2 GiB protobuf limit, read in process", c.in)
-		importedPath = ""
+	if isONNX && strings.EqualFold(filepath.Ext(c.in), ".onnx") && len(importOpts) == 0 {
+		// A binary ONNX model: the host would parse the onnx plugin's output
+		// with the same checked canonical loader, so going out of process
+		// would only add a full copy of the model. Read it here,
+		// memory-mapped; the export plugin reads the same file.
 		if imported, err = loadModel(c.in, c.stderr); err != nil {
 			return err
 		}
 		c.closers = append(c.closers, imported)
-	case err != nil:
-		return pluginError(err, exitBadInput)
-	default:
-		if imported, err = c.load(importedPath); err != nil {
-			return badInput(fmt.Errorf("convert %s: %w", c.in, err))
-		}
-		c.logf("%s: imported: opset %d, %d node(s)", c.in, imported.Opset(""), len(imported.Graph.Nodes))
+		importedPath = c.in
+		c.logf("%s: read: opset %d, %d node(s)", c.in, imported.Opset(""), len(imported.Graph.Nodes))
+	} else if err := c.importVia(ctx, name, importOpts, &importedPath, &imported); err != nil {
+		return err
 	}
 
 	// Adapt.
@@ -367,6 +359,38 @@ func (c *converter) run(ctx context.Context) error {
 		return badInput(err)
 	}
 	c.logf("wrote %s (opset %d)", c.out, result.Opset(""))
+	return nil
+}
+
+// importVia imports c.in through the importer plugin name into
+// *importedPath and loads it into *imported.
+func (c *converter) importVia(ctx context.Context, name string, importOpts map[string]string, importedPath *string, imported **canonical.Model) error {
+	warns, err := c.host.Import(ctx, name, c.in, *importedPath, importOpts)
+	for _, w := range warns {
+		c.logf("%s: warning: %s", name, w)
+	}
+	switch {
+	case err != nil && name == onnximp.Name && strings.Contains(err.Error(), onnximp.TooLarge):
+		// Over 2 GiB inlined: canonical reads it in process (it checks the
+		// untrusted input itself), with its external data mapped.
+		c.logf("%s: over the 2 GiB protobuf limit, read in process", c.in)
+		*importedPath = ""
+		m, err := loadModel(c.in, c.stderr)
+		if err != nil {
+			return err
+		}
+		*imported = m
+		c.closers = append(c.closers, m)
+	case err != nil:
+		return pluginError(err, exitBadInput)
+	default:
+		m, err := c.load(*importedPath)
+		if err != nil {
+			return badInput(fmt.Errorf("convert %s: %w", c.in, err))
+		}
+		*imported = m
+		c.logf("%s: imported: opset %d, %d node(s)", c.in, m.Opset(""), len(m.Graph.Nodes))
+	}
 	return nil
 }
 
