@@ -12,7 +12,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 bytes=${BENCH_BYTES:-1073741824}
 work=${1:-$(mktemp -d)}
 mkdir -p "$work"
-cleanup() { [ -n "${BENCH_KEEP:-}" ] || rm -f "$work/a.onnx" "$work/b.onnx" "$work/c.onnx"; }
+cleanup() { [ -n "${BENCH_KEEP:-}" ] || rm -f "$work"/a.onnx "$work"/b.onnx "$work"/c.onnx "$work"/e.onnx* "$work"/f.onnx* "$work"/g.onnx* "$work"/h.onnx*; }
 trap cleanup EXIT
 
 echo "building onnxconv"
@@ -109,4 +109,19 @@ onnx.save(m, sys.argv[2])
 	report "python onnx.load+save" "$work/time-python.txt"
 else
 	echo "python onnx not available (apt install python3-onnx): skipped"
+fi
+
+# The same data stored as external data: first make the external copy (not
+# timed), then time load+save of it, written with external data again.
+"$work/onnxconv" convert "$work/a.onnx" "$work/e.onnx" --external-data -q
+cat "$work/e.onnx" "$work/e.onnx.data" > /dev/null
+/usr/bin/time -v "$work/onnxconv" convert "$work/e.onnx" "$work/f.onnx" --external-data 2> "$work/time-onnxconv-ext.txt" || { cat "$work/time-onnxconv-ext.txt"; exit 1; }
+report "onnxconv (external)" "$work/time-onnxconv-ext.txt"
+if /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
+	/usr/bin/time -v /usr/bin/python3 -c '
+import sys, onnx
+m = onnx.load(sys.argv[1])
+onnx.save(m, sys.argv[2], save_as_external_data=True, all_tensors_to_one_file=True, location="g.onnx.data")
+' "$work/e.onnx" "$work/g.onnx" 2> "$work/time-python-ext.txt" || { cat "$work/time-python-ext.txt"; exit 1; }
+	report "python (external)" "$work/time-python-ext.txt"
 fi
