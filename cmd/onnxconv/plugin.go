@@ -105,7 +105,7 @@ as broken, with the reason.`,
 				if p.Builtin {
 					path = "(built-in)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind(), orDash(p.Version()), orDash(strings.Join(p.Formats(), "; ")), path)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind(), orDash(p.Version()), orDash(shortFormats(p.Formats())), path)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -177,4 +177,24 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// shortFormats joins a plugin's formats for the table, summarising long
+// lists of export targets (the full list is in --json and 'onnxconv
+// targets').
+func shortFormats(formats []string) string {
+	var targets, other []string
+	for _, f := range formats {
+		if strings.HasPrefix(f, "→") {
+			targets = append(targets, f)
+		} else {
+			other = append(other, f)
+		}
+	}
+	if len(targets) > 4 {
+		other = append(other, fmt.Sprintf("%s, %s … %s (%d targets: onnxconv targets)", targets[0], targets[1], targets[len(targets)-1], len(targets)))
+	} else {
+		other = append(other, targets...)
+	}
+	return strings.Join(other, "; ")
 }
