@@ -38,6 +38,7 @@ func adapters() map[adapterKey]adapter {
 	up := func(op string, since int, a adapter) { t[adapterKey{"", op, since, true}] = a }
 	down := func(op string, since int, a adapter) { t[adapterKey{"", op, since, false}] = a }
 
+	mlAdapters(t)
 	for _, op := range []string{"Softmax", "LogSoftmax", "Hardmax"} {
 		up(op, 13, softmaxUp13)
 		down(op, 13, softmaxDown13)

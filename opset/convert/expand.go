@@ -12,6 +12,9 @@ import (
 // renames it to an older op that the walk then carries on with.
 func (c *converter) expand(sc *stepCtx, to int) error {
 	n := sc.n
+	if n.Domain == "ai.onnx.ml" {
+		return expandML(sc, to)
+	}
 	keep := fmt.Sprintf("keep opset >= %d", sc.new.SinceVersion)
 	switch n.OpType {
 	case "Resize":
