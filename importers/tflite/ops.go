@@ -447,11 +447,28 @@ func (c *converter) conv2d(o *operator) error {
 		}
 		group = xt.shape[3] / wt.shape[3]
 	}
+	// [O, H, W, I] -> [O, I, H, W]
+	return c.emitConv(o, []int{0, 3, 1, 2}, "_oihw", group, convGeom{opt.Padding(),
+		int64(opt.StrideH()), int64(opt.StrideW()), int64(opt.DilationHFactor()), int64(opt.DilationWFactor())},
+		opt.FusedActivationFunction())
+}
+
+// convGeom is a TFLite convolution's padding, strides and dilations.
+type convGeom struct {
+	padding        fb.Padding
+	sh, sw, dh, dw int64
+}
+
+// emitConv emits the ONNX Conv of a CONV_2D or DEPTHWISE_CONV_2D: the input
+// in NCHW, the filter permuted by perm at conversion time, the optional
+// bias, TFLite's padding made explicit, then the fused activation.
+func (c *converter) emitConv(o *operator, perm []int, suffix string, group int64, g convGeom, act fb.ActivationFunctionType) error {
+	xt, wt := c.tensor(o.inputs[0]), c.tensor(o.inputs[1])
 	x, err := c.floatValue(o.inputs[0], nchw)
 	if err != nil {
 		return err
 	}
-	w, err := c.weightValue(o.inputs[1], []int{0, 3, 1, 2}, "_oihw")
+	w, err := c.weightValue(o.inputs[1], perm, suffix)
 	if err != nil {
 		return err
 	}
@@ -463,17 +480,16 @@ func (c *converter) conv2d(o *operator) error {
 		}
 		ins = append(ins, bv)
 	}
-	attrs, err := padAttrs(opt.Padding(), xt.shape[1], xt.shape[2], wt.shape[1], wt.shape[2],
-		int64(opt.StrideH()), int64(opt.StrideW()), int64(opt.DilationHFactor()), int64(opt.DilationWFactor()))
+	attrs, err := padAttrs(g.padding, xt.shape[1], xt.shape[2], wt.shape[1], wt.shape[2], g.sh, g.sw, g.dh, g.dw)
 	if err != nil {
 		return err
 	}
 	attrs = append(attrs,
 		attrInts("kernel_shape", []int64{wt.shape[1], wt.shape[2]}),
-		attrInts("strides", []int64{int64(opt.StrideH()), int64(opt.StrideW())}),
-		attrInts("dilations", []int64{int64(opt.DilationHFactor()), int64(opt.DilationWFactor())}),
+		attrInts("strides", []int64{g.sh, g.sw}),
+		attrInts("dilations", []int64{g.dh, g.dw}),
 		attrInt("group", group))
-	return c.emit(o.outputs[0], nchw, opt.FusedActivationFunction(), func(y string) error {
+	return c.emit(o.outputs[0], nchw, act, func(y string) error {
 		c.node("Conv", ins, []string{y}, attrs...)
 		return nil
 	})
@@ -501,37 +517,10 @@ func (c *converter) depthwise(o *operator) error {
 	if cin <= 0 || wt.shape[0] != 1 || wt.shape[3]%cin != 0 {
 		return fmt.Errorf("depthwise filter %v does not fit input %v", wt.shape, xt.shape)
 	}
-	x, err := c.floatValue(o.inputs[0], nchw)
-	if err != nil {
-		return err
-	}
 	// [1, H, W, C*M] -> [C*M, 1, H, W]
-	w, err := c.weightValue(o.inputs[1], []int{3, 0, 1, 2}, "_m1hw")
-	if err != nil {
-		return err
-	}
-	ins := []string{x, w}
-	if b := c.in(o, 2); b >= 0 {
-		bv, err := c.floatValue(b, native)
-		if err != nil {
-			return err
-		}
-		ins = append(ins, bv)
-	}
-	attrs, err := padAttrs(opt.Padding(), xt.shape[1], xt.shape[2], wt.shape[1], wt.shape[2],
-		int64(opt.StrideH()), int64(opt.StrideW()), int64(opt.DilationHFactor()), int64(opt.DilationWFactor()))
-	if err != nil {
-		return err
-	}
-	attrs = append(attrs,
-		attrInts("kernel_shape", []int64{wt.shape[1], wt.shape[2]}),
-		attrInts("strides", []int64{int64(opt.StrideH()), int64(opt.StrideW())}),
-		attrInts("dilations", []int64{int64(opt.DilationHFactor()), int64(opt.DilationWFactor())}),
-		attrInt("group", cin))
-	return c.emit(o.outputs[0], nchw, opt.FusedActivationFunction(), func(y string) error {
-		c.node("Conv", ins, []string{y}, attrs...)
-		return nil
-	})
+	return c.emitConv(o, []int{3, 0, 1, 2}, "_m1hw", cin, convGeom{opt.Padding(),
+		int64(opt.StrideH()), int64(opt.StrideW()), int64(opt.DilationHFactor()), int64(opt.DilationWFactor())},
+		opt.FusedActivationFunction())
 }
 
 func (c *converter) transposeConv(o *operator) error {
