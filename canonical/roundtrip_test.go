@@ -8,26 +8,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // repoRoot walks up from the package folder to the folder holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the package folder")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t testing.TB) string { return testpaths.RepoRoot(t) }
 
 // backendModels lists every backend-test model.onnx of ONNX 1.22.
 func backendModels(t testing.TB) []string {

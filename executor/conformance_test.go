@@ -9,26 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // repoRoot walks up to the folder holding go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	d, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		p := filepath.Dir(d)
-		if p == d {
-			t.Fatal("go.mod not found")
-		}
-		d = p
-	}
-}
+func repoRoot(t *testing.T) string { return testpaths.RepoRoot(t) }
 
 // TestConformance builds onnxconv, runs `onnxconv test --json` over the
 // ONNX backend tests and fails when the node pass count drops below the

@@ -6,26 +6,13 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // sharedDir returns ../shared relative to the repository root.
 func sharedDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = up
-	}
-	s := filepath.Join(dir, "..", "shared", "onnx-v1.22", "backend-tests")
+	s := testpaths.Shared(t, "onnx-v1.22", "backend-tests")
 	if _, err := os.Stat(s); err != nil {
 		t.Skipf("backend tests not available: %v", err)
 	}

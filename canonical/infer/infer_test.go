@@ -14,6 +14,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/check"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 var writeDoc = flag.Bool("write-doc", false, "write docs/inference.md from TestBackendInference")
@@ -26,23 +27,7 @@ const minMatched = 1828
 // the test's input values are given to Infer.
 const minMatchedWithValues = 2126
 
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = up
-	}
-}
+func repoRoot(t testing.TB) string { return testpaths.RepoRoot(t) }
 
 func backendDir(t testing.TB, folder string) string {
 	d := filepath.Join(repoRoot(t), "..", "shared", "onnx-v1.22", "backend-tests", folder)

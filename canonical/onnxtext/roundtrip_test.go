@@ -8,27 +8,12 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"google.golang.org/protobuf/proto"
 )
 
 // sharedDir returns ../shared relative to the directory holding go.mod.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
+func sharedDir(t testing.TB) string { return testpaths.Shared(t) }
 
 func backendModels(t testing.TB) []string {
 	t.Helper()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/opset"
 )
 
@@ -23,23 +24,7 @@ func sharedDir(t testing.TB) string {
 }
 
 // repoRoot finds the folder holding go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t testing.TB) string { return testpaths.RepoRoot(t) }
 
 func loadModel(t testing.TB, path string) *canonical.Model {
 	t.Helper()
