@@ -110,6 +110,9 @@ func (c *converter) expand(sc *stepCtx, to int) error {
 	case "Trilu":
 		return expandTrilu(sc, to)
 	}
+	if handled, err := expandExtra(sc, to); handled {
+		return err
+	}
 	return blocked(keep, "%s does not exist before opset %d and onnxconv has no expansion for it", n.OpType, sc.new.SinceVersion)
 }
 
