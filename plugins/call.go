@@ -83,6 +83,12 @@ func call(ctx context.Context, opts Options, p *PluginInfo, op, input string, ti
 		return perr.PID, nil
 	}
 	perr.Err = err
+	if ctx.Err() == nil && time.Until(deadline) < 250*time.Millisecond {
+		// gRPC sends the deadline along: the plugin's side can see it
+		// expire and reset the stream a moment before ours fires. Wait
+		// for ours (at most 250 ms) so the call counts as timed out.
+		<-ctx.Done()
+	}
 	st, isStatus := status.FromError(err)
 	switch {
 	case ctx.Err() != nil:
