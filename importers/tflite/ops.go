@@ -422,24 +422,34 @@ func (c *converter) need4D(idx int32) error {
 	return nil
 }
 
-func (c *converter) conv2d(o *operator) error {
+// convOperands checks what CONV_2D and DEPTHWISE_CONV_2D share: input and
+// filter present and 4-D, strides and dilations positive; it returns the
+// input and filter tensors.
+func (c *converter) convOperands(o *operator, sh, sw, dh, dw int32) (*tensor, *tensor, error) {
 	if err := needInputs(o, 2); err != nil {
-		return err
+		return nil, nil, err
 	}
+	if err := c.need4D(o.inputs[0]); err != nil {
+		return nil, nil, err
+	}
+	if err := c.need4D(o.inputs[1]); err != nil {
+		return nil, nil, err
+	}
+	if err := positive("stride", sh, sw, dh, dw); err != nil {
+		return nil, nil, err
+	}
+	return c.tensor(o.inputs[0]), c.tensor(o.inputs[1]), nil
+}
+
+func (c *converter) conv2d(o *operator) error {
 	opt, err := options[fb.Conv2DOptions](o, fb.BuiltinOptionsConv2DOptions)
 	if err != nil {
 		return err
 	}
-	if err := c.need4D(o.inputs[0]); err != nil {
+	xt, wt, err := c.convOperands(o, opt.StrideH(), opt.StrideW(), opt.DilationHFactor(), opt.DilationWFactor())
+	if err != nil {
 		return err
 	}
-	if err := c.need4D(o.inputs[1]); err != nil {
-		return err
-	}
-	if err := positive("stride", opt.StrideH(), opt.StrideW(), opt.DilationHFactor(), opt.DilationWFactor()); err != nil {
-		return err
-	}
-	xt, wt := c.tensor(o.inputs[0]), c.tensor(o.inputs[1])
 	group := int64(1)
 	if xt.shape[3] > 0 && wt.shape[3] > 0 && xt.shape[3] != wt.shape[3] {
 		if xt.shape[3]%wt.shape[3] != 0 {
@@ -496,23 +506,14 @@ func (c *converter) emitConv(o *operator, perm []int, suffix string, group int64
 }
 
 func (c *converter) depthwise(o *operator) error {
-	if err := needInputs(o, 2); err != nil {
-		return err
-	}
 	opt, err := options[fb.DepthwiseConv2DOptions](o, fb.BuiltinOptionsDepthwiseConv2DOptions)
 	if err != nil {
 		return err
 	}
-	if err := c.need4D(o.inputs[0]); err != nil {
+	xt, wt, err := c.convOperands(o, opt.StrideH(), opt.StrideW(), opt.DilationHFactor(), opt.DilationWFactor())
+	if err != nil {
 		return err
 	}
-	if err := c.need4D(o.inputs[1]); err != nil {
-		return err
-	}
-	if err := positive("stride", opt.StrideH(), opt.StrideW(), opt.DilationHFactor(), opt.DilationWFactor()); err != nil {
-		return err
-	}
-	xt, wt := c.tensor(o.inputs[0]), c.tensor(o.inputs[1])
 	cin := xt.shape[3]
 	if cin <= 0 || wt.shape[0] != 1 || wt.shape[3]%cin != 0 {
 		return fmt.Errorf("depthwise filter %v does not fit input %v", wt.shape, xt.shape)
