@@ -11,10 +11,16 @@ const SchemaVersion = 1
 // Report is the result of Compare. Its JSON form is documented in
 // docs/verify.md and verify/report.schema.json.
 type Report struct {
-	SchemaVersion int      `json:"schema_version"`
-	Tool          string   `json:"tool"`
-	A             SideInfo `json:"a"`
-	B             SideInfo `json:"b"`
+	SchemaVersion int    `json:"schema_version"`
+	Tool          string `json:"tool"`
+	// Provenance says which run of which build made the report; set by
+	// the caller (pipeline), nil when unknown.
+	Provenance *Provenance `json:"provenance,omitempty"`
+	// Conversion holds the conversion facts when the report verifies a
+	// conversion's result; nil for a plain comparison.
+	Conversion *Conversion `json:"conversion,omitempty"`
+	A          SideInfo    `json:"a"`
+	B          SideInfo    `json:"b"`
 	// Equivalent is the verdict: every output of A has a counterpart in
 	// B and every pair passed.
 	Equivalent bool            `json:"equivalent"`

@@ -1,0 +1,89 @@
+// Package importers defines what an importer is: the one interface that
+// every source format satisfies (built in, like importers/tflite, or a
+// third-party plugin through plugins.HostImporter), and the Registry that
+// detects a file's format and finds its importer.
+//
+// The interface lives here, beside the format packages, rather than in
+// pipeline (its main user), because the format packages, the plugin SDK
+// (which serves an Importer out of process) and the registry of built-ins
+// all name it; pipeline would otherwise have to import the built-ins and
+// the built-ins pipeline.
+package importers
+
+import (
+	"context"
+
+	"github.com/onnxconv/onnxconv/canonical"
+)
+
+// HeadSize is how many bytes of a file Detect is given at most.
+const HeadSize = 4096
+
+// Magic is a byte pattern that identifies a format: the file holds Bytes
+// at byte Offset.
+type Magic struct {
+	Offset int64
+	Bytes  []byte
+}
+
+// OptionSpec documents one option an importer takes.
+type OptionSpec struct {
+	Name string
+	// Doc says what the option does and which values it takes.
+	Doc string
+}
+
+// Description describes an importer and the format it reads.
+type Description struct {
+	// Name identifies the importer ("tflite", "xgboost", or a plugin's
+	// name).
+	Name string
+	// Format is the name of the format read; "" means Name.
+	Format string
+	// Summary is one line for listings.
+	Summary string
+	// Extensions are file name suffixes with the dot, lower case.
+	Extensions []string
+	// Magic are byte patterns that identify the format.
+	Magic []Magic
+	// Options lists the options Import takes; any other key is an
+	// *OptionError.
+	Options []OptionSpec
+}
+
+// FormatName is d.Format, or d.Name when Format is empty.
+func (d Description) FormatName() string {
+	if d.Format != "" {
+		return d.Format
+	}
+	return d.Name
+}
+
+// Options are importer options, KEY=VALUE as given on the command line
+// (-O keep_nhwc=true). Each importer parses its own.
+type Options map[string]string
+
+// Result is an imported model.
+type Result struct {
+	// Model is the imported canonical ONNX model. The caller closes it.
+	Model *canonical.Model
+	// Warnings are things the importer did that the user should know
+	// (an approximation, an option ignored, ...).
+	Warnings []string
+}
+
+// Importer reads one source format into a canonical ONNX model.
+// Implementations are safe for concurrent use and never execute anything
+// the file contains; hostile input is an error, never a panic.
+type Importer interface {
+	// Describe returns what the importer reads.
+	Describe() Description
+	// Detect tells how sure the importer is that the file at path, whose
+	// first bytes (up to HeadSize) are head, is in its format: 0 for
+	// "not mine", 1 for certain (a magic number), in between for
+	// structural or extension guesses.
+	Detect(path string, head []byte) float32
+	// Import reads the file at path. Unknown or malformed options are an
+	// *OptionError.
+	Import(ctx context.Context, path string, opts Options) (*Result, error)
+}

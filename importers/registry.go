@@ -1,0 +1,179 @@
+package importers
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/internal/suggest"
+)
+
+// OptionError is an option an importer does not know, or a value it
+// cannot parse.
+type OptionError struct {
+	Importer string
+	Key      string
+	Value    string
+	// Known lists the options the importer takes.
+	Known []string
+	// Err is the parse error of Value (nil for an unknown key).
+	Err error
+}
+
+func (e *OptionError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s importer: option %s=%q: %v", e.Importer, e.Key, e.Value, e.Err)
+	}
+	known := "none"
+	if len(e.Known) > 0 {
+		known = strings.Join(e.Known, ", ")
+	}
+	return fmt.Sprintf("%s importer: unknown option %q (known: %s)", e.Importer, e.Key, known)
+}
+
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// UnknownFormatError is a format or importer name that no importer of the
+// registry has.
+type UnknownFormatError struct {
+	Name string
+	// Formats lists the formats the registry reads.
+	Formats []string
+	// Suggestion is the closest known format, or "".
+	Suggestion string
+}
+
+func (e *UnknownFormatError) Error() string {
+	s := fmt.Sprintf("no importer reads format %q", e.Name)
+	if e.Suggestion != "" {
+		s += fmt.Sprintf("; did you mean %q?", e.Suggestion)
+	}
+	return s + " (formats: " + strings.Join(e.Formats, ", ") + ")"
+}
+
+// NoMatchError is a file that no importer recognises.
+type NoMatchError struct {
+	Path    string
+	Formats []string
+}
+
+func (e *NoMatchError) Error() string {
+	return fmt.Sprintf("%s: no importer recognises this file; name the format with --from (formats: %s)",
+		e.Path, strings.Join(e.Formats, ", "))
+}
+
+// Registry is an ordered set of importers. It is built explicitly (no
+// package-level registration): see importers/builtin for the built-ins.
+type Registry struct {
+	list []Importer
+}
+
+// NewRegistry returns a registry of imps; two importers of the same name
+// are an error. Earlier importers win detection ties.
+func NewRegistry(imps ...Importer) (*Registry, error) {
+	r := &Registry{}
+	for _, imp := range imps {
+		if err := r.Add(imp); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Add appends imp; its name must be new.
+func (r *Registry) Add(imp Importer) error {
+	name := imp.Describe().Name
+	if name == "" {
+		return errors.New("importers: an importer has no name")
+	}
+	for _, x := range r.list {
+		if strings.EqualFold(x.Describe().Name, name) {
+			return fmt.Errorf("importers: two importers named %q", name)
+		}
+	}
+	r.list = append(r.list, imp)
+	return nil
+}
+
+// All returns the importers in order.
+func (r *Registry) All() []Importer { return slices.Clone(r.list) }
+
+// Formats lists the format names, in order.
+func (r *Registry) Formats() []string {
+	out := make([]string, 0, len(r.list))
+	for _, imp := range r.list {
+		out = append(out, imp.Describe().FormatName())
+	}
+	return out
+}
+
+// Lookup finds the importer whose name or format is name (any case).
+func (r *Registry) Lookup(name string) (Importer, error) {
+	for _, imp := range r.list {
+		d := imp.Describe()
+		if strings.EqualFold(d.Name, name) || strings.EqualFold(d.FormatName(), name) {
+			return imp, nil
+		}
+	}
+	formats := r.Formats()
+	return nil, &UnknownFormatError{Name: name, Formats: formats, Suggestion: suggest.Closest(name, formats)}
+}
+
+// Detect reads the head of the file at path and returns the importer most
+// sure it is in its format. A file none recognises is a *NoMatchError.
+func (r *Registry) Detect(path string) (Importer, float32, error) {
+	head, err := readHead(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	var best Importer
+	var conf float32
+	for _, imp := range r.list {
+		if c := imp.Detect(path, head); c > conf {
+			best, conf = imp, c
+		}
+	}
+	if best == nil {
+		return nil, 0, &NoMatchError{Path: path, Formats: r.Formats()}
+	}
+	return best, conf, nil
+}
+
+func readHead(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, HeadSize)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return head[:n], nil
+}
+
+// MatchMagic reports whether head holds one of the patterns.
+func MatchMagic(head []byte, patterns []Magic) bool {
+	for _, m := range patterns {
+		end := m.Offset + int64(len(m.Bytes))
+		if m.Offset >= 0 && end <= int64(len(head)) && string(head[m.Offset:end]) == string(m.Bytes) {
+			return true
+		}
+	}
+	return false
+}
+
+// MatchExtension reports whether path ends with one of exts, ignoring case.
+func MatchExtension(path string, exts []string) bool {
+	lp := strings.ToLower(path)
+	for _, e := range exts {
+		if e != "" && strings.HasSuffix(lp, strings.ToLower(e)) {
+			return true
+		}
+	}
+	return false
+}
