@@ -54,6 +54,7 @@ func fromProto(mp *onnxpb.ModelProto, dir string, checkData bool) (*Model, error
 	}
 	if dir != "" {
 		m.ext = newExtFiles(dir)
+		m.own = &owner{refs: 1, ext: m.ext}
 	}
 	sh := &onnxpb.ModelProto{
 		IrVersion: mp.IrVersion, ProducerName: mp.ProducerName, ProducerVersion: mp.ProducerVersion,

@@ -76,8 +76,10 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 	}
 	keep = true
 	m.src = &mappedSource{f: f, data: data}
-	m.closers = append(m.closers, func() error {
-		m.src = nil
+	if m.own == nil {
+		m.own = &owner{refs: 1}
+	}
+	m.own.closers = append(m.own.closers, func() error {
 		err := unix.Munmap(data)
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -323,7 +325,7 @@ func (x *extFiles) slice(loc string, offset, length int64, checksum string) ([]b
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {
-		return nil, fmt.Errorf("external data %q: the model was closed", loc)
+		return nil, fmt.Errorf("external data %q: %w", loc, ErrClosed)
 	}
 	f := x.files[loc]
 	if f == nil {

@@ -13,6 +13,8 @@
 package canonical
 
 import (
+	"sync"
+
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 )
 
@@ -58,8 +60,12 @@ type Model struct {
 	// model that was not read from a file).
 	Dir string
 
-	shell   *onnxpb.ModelProto
-	closers []func() error
+	shell *onnxpb.ModelProto
+	// own holds the mappings and files the model's tensors may alias,
+	// shared with the model's clones (see Clone); nil when there are none.
+	own *owner
+	// closed is set by Close.
+	closed bool
 	// ext maps the external data files of a model read from a folder.
 	ext *extFiles
 	// src is the mapped model file of a model read by Load.
@@ -104,16 +110,53 @@ func (m *Model) Function(domain, name, overload string) *Function {
 // Close releases the memory-mapped model file (for a model read by Load)
 // and external data files. The model's tensors must not be used afterwards:
 // their data lived in those mappings.
+//
+// Clones of the model (see Clone) share these mappings: they are released
+// when the last of the model and its clones is closed, so a clone stays
+// usable after the model it was cloned from is closed. Closing twice is a
+// no-op.
 func (m *Model) Close() error {
+	m.closed = true
+	m.src = nil
+	o := m.own
+	m.own = nil
+	if o == nil {
+		return nil
+	}
+	return o.release()
+}
+
+// owner counts the models (an original and its clones) that share the
+// mappings of one loaded model, and releases them when the last one closes.
+type owner struct {
+	mu      sync.Mutex
+	refs    int
+	closers []func() error
+	ext     *extFiles
+}
+
+func (o *owner) acquire() {
+	o.mu.Lock()
+	o.refs++
+	o.mu.Unlock()
+}
+
+func (o *owner) release() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.refs--
+	if o.refs > 0 {
+		return nil
+	}
 	var first error
-	for _, c := range m.closers {
+	for _, c := range o.closers {
 		if err := c(); err != nil && first == nil {
 			first = err
 		}
 	}
-	m.closers = nil
-	if m.ext != nil {
-		if err := m.ext.close(); err != nil && first == nil {
+	o.closers = nil
+	if o.ext != nil {
+		if err := o.ext.close(); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -2,25 +2,33 @@ package canonical
 
 import (
 	"sort"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 )
 
 // Summary describes a model for people (onnxconv inspect).
 type Summary struct {
-	IRVersion       int64            `json:"ir_version"`
-	ProducerName    string           `json:"producer_name,omitempty"`
-	ProducerVersion string           `json:"producer_version,omitempty"`
-	Domain          string           `json:"domain,omitempty"`
-	ModelVersion    int64            `json:"model_version,omitempty"`
-	GraphName       string           `json:"graph_name,omitempty"`
-	Opsets          []SummaryOpset   `json:"opsets"`
-	Inputs          []SummaryValue   `json:"inputs"`
-	Outputs         []SummaryValue   `json:"outputs"`
-	Nodes           int              `json:"nodes"`
-	Ops             []SummaryOp      `json:"ops"`
-	Functions       int              `json:"functions"`
-	Initializers    int              `json:"initializers"`
-	Parameters      int64            `json:"parameters"`
-	ParameterBytes  int64            `json:"parameter_bytes"`
+	IRVersion       int64          `json:"ir_version"`
+	ProducerName    string         `json:"producer_name,omitempty"`
+	ProducerVersion string         `json:"producer_version,omitempty"`
+	Domain          string         `json:"domain,omitempty"`
+	ModelVersion    int64          `json:"model_version,omitempty"`
+	GraphName       string         `json:"graph_name,omitempty"`
+	Opsets          []SummaryOpset `json:"opsets"`
+	Inputs          []SummaryValue `json:"inputs"`
+	Outputs         []SummaryValue `json:"outputs"`
+	Nodes           int            `json:"nodes"`
+	Ops             []SummaryOp    `json:"ops"`
+	Functions       int            `json:"functions"`
+	Initializers    int            `json:"initializers"`
+	// Parameters counts the elements of initializers and of Constant
+	// nodes' tensors (value; sparse_value counts its stored values), in
+	// every graph and function; ParameterBytes is their size.
+	Parameters     int64 `json:"parameters"`
+	ParameterBytes int64 `json:"parameter_bytes"`
+	// ConstantTensors counts the Constant nodes whose tensor is counted
+	// in Parameters.
+	ConstantTensors int              `json:"constant_tensors,omitempty"`
 	ExternalFiles   []SummaryExtFile `json:"external_files,omitempty"`
 }
 
@@ -54,8 +62,9 @@ type SummaryExtFile struct {
 }
 
 // Summarize describes m: versions, opsets, inputs and outputs, the
-// operator histogram, parameter count and bytes (initializers of every
-// graph), and external data files. It reads no tensor data.
+// operator histogram, parameter count and bytes (initializers and
+// Constant node tensors of every graph), and external data files. It
+// reads no tensor data.
 func Summarize(m *Model) Summary {
 	s := Summary{
 		IRVersion:       m.IRVersion,
@@ -75,6 +84,25 @@ func Summarize(m *Model) Summary {
 	ops := map[[2]string]int{}
 	ext := map[string]*SummaryExtFile{}
 	var extOrder []string
+	// countSparse counts the stored values of a sparse tensor and the
+	// bytes of its values and indices.
+	countSparse := func(sp *onnxpb.SparseTensorProto) {
+		for i, tp := range []*onnxpb.TensorProto{sp.GetValues(), sp.GetIndices()} {
+			if tp == nil {
+				continue
+			}
+			n, err := NumElements(tp.GetDims())
+			if err != nil {
+				continue
+			}
+			if i == 0 {
+				s.Parameters += n
+			}
+			if b := int64(ElemBits(DataType(tp.GetDataType()))); b > 0 && n <= (1<<62)/b {
+				s.ParameterBytes += (n*b + 7) / 8
+			}
+		}
+	}
 	countTensor := func(t *Tensor) {
 		if n, err := t.NumElements(); err == nil {
 			s.Parameters += n
@@ -100,26 +128,39 @@ func Summarize(m *Model) Summary {
 			f.Bytes += length
 		}
 	}
-	var walk func(g *Graph)
-	walk = func(g *Graph) {
-		for _, v := range g.Initializers {
-			s.Initializers++
-			countTensor(v.Const)
-		}
-		for _, n := range g.Nodes {
-			s.Nodes++
-			ops[[2]string{n.Domain, n.OpType}]++
-			for _, a := range n.Attributes {
-				if a.T != nil {
-					if loc, _, _ := a.T.ExternalLocation(); loc != "" {
-						countTensor(a.T) // Constant data moved out like an initializer
+	walk := func(g *Graph) {
+		_ = WalkGraphs(g, func(g *Graph, _ string) error {
+			for _, v := range g.Initializers {
+				s.Initializers++
+				countTensor(v.Const)
+			}
+			for _, n := range g.Nodes {
+				s.Nodes++
+				ops[[2]string{n.Domain, n.OpType}]++
+				constant := n.OpType == "Constant" && normDomain(n.Domain) == DefaultDomain
+				counted := false
+				for _, a := range n.Attributes {
+					if a.T != nil {
+						loc, _, _ := a.T.ExternalLocation()
+						// A Constant's tensor is a parameter like an
+						// initializer; other tensor attributes count
+						// when their data was moved out like one.
+						if constant || loc != "" {
+							countTensor(a.T)
+							counted = true
+						}
+					}
+					if constant && a.SparseTensor != nil {
+						countSparse(a.SparseTensor)
+						counted = true
 					}
 				}
+				if constant && counted {
+					s.ConstantTensors++
+				}
 			}
-			for _, sg := range n.Subgraphs() {
-				walk(sg)
-			}
-		}
+			return nil
+		})
 	}
 	if g := m.Graph; g != nil {
 		s.GraphName = g.Name

@@ -146,10 +146,28 @@ func (t *Tensor) ByteSize() (int64, error) {
 	if b == 0 {
 		return 0, nil
 	}
-	if n > math.MaxInt64/b {
+	if b < 8 {
+		per := 8 / b // elements per byte
+		return n/per + min(n%per, 1), nil
+	}
+	if n > math.MaxInt64/(b/8) {
 		return 0, fmt.Errorf("dims %v: byte size overflows int64", t.Dims)
 	}
-	return (n*b + 7) / 8, nil
+	return n * (b / 8), nil
+}
+
+// HasData reports whether t carries data of its own: raw_data, a typed
+// data field, STRING elements or an external data reference. A tensor
+// without data describes a shape only; it is valid only when it has no
+// elements.
+func (t *Tensor) HasData() bool {
+	if t.ext != nil || t.hasRaw || len(t.strs) > 0 {
+		return true
+	}
+	if s := t.shell; s != nil {
+		return len(s.FloatData)+len(s.DoubleData)+len(s.Int64Data)+len(s.Uint64Data)+len(s.Int32Data) > 0
+	}
+	return false
 }
 
 // IsExternal reports whether the data lives in an external file.
@@ -239,7 +257,10 @@ func typedToRaw(dt DataType, s *onnxpb.TensorProto, want int64) ([]byte, error) 
 		}
 		return nil, fmt.Errorf("no data for %d bytes", want)
 	}
-	out := make([]byte, 0, want)
+	// want comes from the dims, which may lie: allocate for the data
+	// present, never more.
+	have := int64(4*len(s.FloatData)+8*len(s.DoubleData)+8*len(s.Int64Data)+8*len(s.Uint64Data)) + 4*int64(len(s.Int32Data))
+	out := make([]byte, 0, min(want, have))
 	switch dt {
 	case Float:
 		for _, f := range s.FloatData {

@@ -108,6 +108,43 @@ func (v *validator) opsets(ops []OpsetID, path string) {
 	}
 }
 
+// tensorData reports a tensor whose dims call for elements but that holds
+// no data at all (a hostile file can claim any size this way, and a
+// consumer that trusts the dims allocates it).
+func (v *validator) tensorData(t *Tensor, path, node string) {
+	if t.HasData() || (t.shell != nil && t.shell.Segment != nil) {
+		return
+	}
+	n, err := t.NumElements()
+	if err != nil || n == 0 {
+		return // overflow and negative dims are load errors
+	}
+	size := "its elements"
+	if b, err := t.ByteSize(); err == nil && b > 0 {
+		size = HumanBytes(b) + " of data"
+	} else if t.DataType != String {
+		size = fmt.Sprintf("%d elements", n)
+	}
+	v.add(Problem{Path: path, Node: node,
+		Msg: fmt.Sprintf("dims %v of %s claim %s but the tensor holds none", t.Dims, ElemTypeName(t.DataType), size),
+		Fix: "store the tensor's data (raw_data, a typed data field or external data), or give it no elements"})
+}
+
+// HumanBytes formats a byte count for people: "512 B", "1.5 KiB",
+// "4.0 EiB".
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
 func nodeLabel(n *Node, i int) string {
 	if n.Name != "" {
 		return fmt.Sprintf("%q (%s) #%d", n.Name, n.OpType, i)
@@ -149,6 +186,9 @@ func (v *validator) graph(g *Graph, path string, outer map[string]bool, main boo
 		if init.Name == "" {
 			v.add(Problem{Path: p, Msg: "initializer has no name", Fix: "name it"})
 		}
+		if init.Const != nil {
+			v.tensorData(init.Const, fmt.Sprintf("%s %q", p, init.Name), "")
+		}
 		if inputs[init] {
 			continue // an input with a default value: one definition
 		}
@@ -175,6 +215,15 @@ func (v *validator) graph(g *Graph, path string, outer map[string]bool, main boo
 			v.add(Problem{Path: np + ".op_type", Node: label, Msg: "node has no op_type", Fix: "set the operator the node runs"})
 		}
 		attrs := map[string]bool{}
+		for _, a := range n.Attributes {
+			ap := fmt.Sprintf("%s.attribute %q", np, a.Name)
+			if a.T != nil {
+				v.tensorData(a.T, ap+".t", label)
+			}
+			for j, t := range a.Tensors {
+				v.tensorData(t, fmt.Sprintf("%s.tensors[%d]", ap, j), label)
+			}
+		}
 		for k, a := range n.Attributes {
 			if attrs[a.Name] {
 				v.add(Problem{Path: fmt.Sprintf("%s.attribute[%d]", np, k), Node: label, Msg: fmt.Sprintf("attribute %q is given twice", a.Name), Fix: "keep one of them"})

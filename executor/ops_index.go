@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // Indexing: Slice, Gather, GatherElements, GatherND, ScatterElements,
-// ScatterND, Trilu, OneHot, NonZero, TopK, Compress.
+// ScatterND, Trilu, OneHot, NonZero, TopK, Compress, ReverseSequence,
+// Unique, TensorScatter.
 
 func registerIndex(r registry) {
 	r.lower(sliceOp, "Slice")
@@ -27,6 +29,9 @@ func registerIndex(r registry) {
 	r.host(hostNonZero, "NonZero")
 	r.host(hostTopK, "TopK")
 	r.host(hostCompress, "Compress")
+	r.host(hostReverseSequence, "ReverseSequence")
+	r.host(hostUnique, "Unique")
+	r.host(hostTensorScatter, "TensorScatter")
 }
 
 type sliceSpec struct{ start, step, count int }
@@ -631,5 +636,199 @@ func hostCompress(c *lctx) error {
 		idx = append(idx, f)
 	})
 	c.OutH(0, hTake(h, out, idx))
+	return nil
+}
+
+func hostReverseSequence(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	lens, err := c.Ints(1)
+	if err != nil {
+		return err
+	}
+	bax, tax := int(c.AInt("batch_axis", 1)), int(c.AInt("time_axis", 0))
+	st := strides(h.shape)
+	idx := make([]int, 0, h.size())
+	forEachIndex(h.shape, func(o []int) {
+		f := 0
+		for d, x := range o {
+			if d == tax && int64(x) < lens[o[bax]] {
+				x = int(lens[o[bax]]) - 1 - x
+			}
+			f += x * st[d]
+		}
+		idx = append(idx, f)
+	})
+	c.OutH(0, hTake(h, h.shape, idx))
+	return nil
+}
+
+func hostUnique(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	sorted := c.AInt("sorted", 1) == 1
+	var lines [][]int // flat indices of each slice
+	var shape []int
+	ax := -1
+	if c.HasAttr("axis") {
+		if ax, err = normAxis(c.AInt("axis", 0), len(h.shape)); err != nil {
+			return err
+		}
+		st := strides(h.shape)
+		rest := append([]int{}, h.shape...)
+		rest[ax] = 1
+		for i := 0; i < h.shape[ax]; i++ {
+			var l []int
+			forEachIndex(rest, func(o []int) {
+				f := 0
+				for d, x := range o {
+					if d == ax {
+						x = i
+					}
+					f += x * st[d]
+				}
+				l = append(l, f)
+			})
+			lines = append(lines, l)
+		}
+	} else {
+		for i := 0; i < h.size(); i++ {
+			lines = append(lines, []int{i})
+		}
+	}
+	v := h.f64()
+	key := func(l []int) string {
+		var sb strings.Builder
+		for _, i := range l {
+			fmt.Fprintf(&sb, "%v,", v[i])
+		}
+		return sb.String()
+	}
+	first := map[string]int{}
+	var order []int // line index of first occurrence
+	inverse := make([]int64, len(lines))
+	counts := map[string]int64{}
+	for i, l := range lines {
+		k := key(l)
+		if _, ok := first[k]; !ok {
+			first[k] = len(order)
+			order = append(order, i)
+		}
+		counts[k]++
+	}
+	if sorted {
+		sort.SliceStable(order, func(a, b int) bool {
+			la, lb := lines[order[a]], lines[order[b]]
+			for j := range la {
+				if v[la[j]] != v[lb[j]] {
+					return v[la[j]] < v[lb[j]]
+				}
+			}
+			return false
+		})
+		for j, i := range order {
+			first[key(lines[i])] = j
+		}
+	}
+	for i, l := range lines {
+		inverse[i] = int64(first[key(l)])
+	}
+	var idx []int
+	indices := make([]int64, len(order))
+	cnt := make([]int64, len(order))
+	for j, i := range order {
+		indices[j] = int64(i)
+		cnt[j] = counts[key(lines[i])]
+	}
+	if ax < 0 {
+		for _, i := range order {
+			idx = append(idx, i)
+		}
+		shape = []int{len(order)}
+	} else {
+		shape = append([]int{}, h.shape...)
+		shape[ax] = len(order)
+		st := strides(h.shape)
+		forEachIndex(shape, func(o []int) {
+			f := 0
+			for d, x := range o {
+				if d == ax {
+					x = order[x]
+				}
+				f += x * st[d]
+			}
+			idx = append(idx, f)
+		})
+	}
+	c.OutH(0, hTake(h, shape, idx))
+	c.OutH(1, fromI64(canonical.Int64, []int{len(indices)}, indices))
+	c.OutH(2, fromI64(canonical.Int64, []int{len(inverse)}, inverse))
+	c.OutH(3, fromI64(canonical.Int64, []int{len(cnt)}, cnt))
+	return nil
+}
+
+func hostTensorScatter(c *lctx) error {
+	ph, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	uh, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	r := len(ph.shape)
+	ax, err := normAxis(c.AInt("axis", -2), r)
+	if err != nil {
+		return err
+	}
+	var wi []int64
+	if c.Has(2) {
+		if wi, err = c.Ints(2); err != nil {
+			return err
+		}
+	}
+	circ := c.AStr("mode", "linear") == "circular"
+	maxS := ph.shape[ax]
+	pst := strides(ph.shape)
+	// idx maps each cache element to itself, or to size(past)+update index
+	idx := make([]int, ph.size())
+	for i := range idx {
+		idx[i] = i
+	}
+	n := ph.size()
+	k := 0
+	var bad error
+	forEachIndex(uh.shape, func(o []int) {
+		w := int64(0)
+		if wi != nil {
+			w = wi[o[0]]
+		}
+		p := int(w) + o[ax]
+		if circ {
+			p = ((p % maxS) + maxS) % maxS
+		}
+		if p < 0 || p >= maxS {
+			bad = fmt.Errorf("write index %d out of range", p)
+			return
+		}
+		f := 0
+		for d, x := range o {
+			if d == ax {
+				x = p
+			}
+			f += x * pst[d]
+		}
+		idx[f] = n + k
+		k++
+	})
+	if bad != nil {
+		return bad
+	}
+	all := &htensor{dt: ph.dt, data: concatAny([]any{ph.data, uh.data})}
+	c.OutH(0, hTake(all, ph.shape, idx))
 	return nil
 }

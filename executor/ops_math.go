@@ -11,7 +11,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 )
 
-// Unary math, activations, Cast, Clip.
+// Unary math, activations (with Shrink, Swish), Cast, Clip, BitCast.
 
 type unaryDef struct {
 	g func(c *lctx, x *graph.Node) *graph.Node // nil: host only
@@ -203,6 +203,8 @@ func registerMath(r registry) {
 	}
 	r.impl("", "Identity").preferHost = true
 	r.host(hostBitCast, "BitCast")
+	r.host(hostShrink, "Shrink")
+	r.host(hostSwish, "Swish")
 }
 
 func sgn(v float64) float64 {
@@ -579,5 +581,40 @@ func hostBitCast(c *lctx) error {
 		return err
 	}
 	c.OutH(0, out)
+	return nil
+}
+
+func hostShrink(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	l, b := float64(c.AFloat("lambd", 0.5)), float64(c.AFloat("bias", 0))
+	v := h.f64()
+	for k, x := range v {
+		switch {
+		case x < -l:
+			v[k] = x + b
+		case x > l:
+			v[k] = x - b
+		default:
+			v[k] = 0
+		}
+	}
+	c.OutH(0, fromF64(h.dt, h.shape, v))
+	return nil
+}
+
+func hostSwish(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	a := float64(c.AFloat("alpha", 1))
+	v := h.f64()
+	for k, x := range v {
+		v[k] = x / (1 + math.Exp(-a*x))
+	}
+	c.OutH(0, fromF64(h.dt, h.shape, v))
 	return nil
 }

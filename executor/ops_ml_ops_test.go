@@ -102,7 +102,7 @@ func mlCheckF(t *testing.T, what string, got *canonical.Tensor, dims []int64, wa
 	if fmt.Sprint(got.Dims) != fmt.Sprint(dims) {
 		t.Fatalf("%s: shape %v, want %v", what, got.Dims, dims)
 	}
-	g, err := executor.TensorFloat64s(got)
+	g, err := got.Float64s()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +504,7 @@ func TestRecurrentLoweringMatchesHost(t *testing.T) {
 			}
 			lowered, host := run(false), run(true)
 			for i := range host {
-				want, err := executor.TensorFloat64s(host[i])
+				want, err := host[i].Float64s()
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -201,7 +201,7 @@ func mlCompare(t *testing.T, what string, got *canonical.Tensor, want mlNpy, exa
 		t.Errorf("%s: shape %v, xgboost gives %v", what, got.Dims, want.shape)
 		return
 	}
-	g, err := executor.TensorFloat64s(got)
+	g, err := got.Float64s()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,9 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 )
 
-// MatMul, Gemm, normalizations, Dropout.
+// MatMul, Gemm, convolutions and pools (with MaxUnpool, Col2Im),
+// normalizations (Layer, RMS, Batch, Instance; host: LpNormalization,
+// MeanVarianceNormalization, LRN, GroupNormalization), Dropout.
 
 func registerNN(r registry) {
 	r.lower(lowerMatMul, "MatMul")
@@ -30,6 +32,12 @@ func registerNN(r registry) {
 	r.host(hostMaxPool, "MaxPool")
 	r.host(hostConvTranspose, "ConvTranspose")
 	r.host(hostDeformConv, "DeformConv")
+	r.host(hostMaxUnpool, "MaxUnpool")
+	r.host(hostCol2Im, "Col2Im")
+	r.host(hostLpNorm, "LpNormalization")
+	r.host(hostMVN, "MeanVarianceNormalization")
+	r.host(hostLRN, "LRN")
+	r.host(hostGroupNorm, "GroupNormalization")
 }
 
 func lowerMatMul(c *lctx) error {
@@ -757,5 +765,284 @@ func hostDeformConv(c *lctx) error {
 		}
 	}
 	c.OutH(0, fromF64(xh.dt, []int{N, M, OH, OW}, out))
+	return nil
+}
+
+// alongAxis calls f with the flat indices of each 1-D line along axis.
+func alongAxis(shape []int, axis int, f func(idx []int)) {
+	st := strides(shape)
+	outer := append([]int{}, shape...)
+	outer[axis] = 1
+	forEachIndex(outer, func(o []int) {
+		base := 0
+		for d, x := range o {
+			base += x * st[d]
+		}
+		idx := make([]int, shape[axis])
+		for j := range idx {
+			idx[j] = base + j*st[axis]
+		}
+		f(idx)
+	})
+}
+
+func hostLpNorm(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	ax, err := normAxis(c.AInt("axis", -1), len(h.shape))
+	if err != nil {
+		return err
+	}
+	p := c.AInt("p", 2)
+	v := h.f64()
+	alongAxis(h.shape, ax, func(idx []int) {
+		s := 0.0
+		for _, i := range idx {
+			if p == 1 {
+				s += math.Abs(v[i])
+			} else {
+				s += v[i] * v[i]
+			}
+		}
+		if p != 1 {
+			s = math.Sqrt(s)
+		}
+		for _, i := range idx {
+			if s != 0 {
+				v[i] /= s
+			}
+		}
+	})
+	c.OutH(0, fromF64(h.dt, h.shape, v))
+	return nil
+}
+
+// reduceGroups normalizes v over groups of elements sharing the
+// coordinates not in axes.
+func normalizeOver(shape []int, axes []int, v []float64, eps float64, varOnly bool) {
+	red := map[int]bool{}
+	for _, a := range axes {
+		red[a] = true
+	}
+	out := append([]int{}, shape...)
+	for a := range red {
+		out[a] = 1
+	}
+	ost := strides(out)
+	n := numel(out)
+	sum, sq, cnt := make([]float64, n), make([]float64, n), make([]float64, n)
+	grp := make([]int, len(v))
+	k := 0
+	forEachIndex(shape, func(o []int) {
+		f := 0
+		for d, x := range o {
+			if !red[d] {
+				f += x * ost[d]
+			}
+		}
+		grp[k] = f
+		sum[f] += v[k]
+		cnt[f]++
+		k++
+	})
+	for k := range v {
+		sq[grp[k]] += (v[k] - sum[grp[k]]/cnt[grp[k]]) * (v[k] - sum[grp[k]]/cnt[grp[k]])
+	}
+	for k := range v {
+		g := grp[k]
+		m := sum[g] / cnt[g]
+		sd := math.Sqrt(sq[g]/cnt[g] + eps)
+		v[k] = (v[k] - m) / sd
+	}
+}
+
+func hostMVN(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	axes := toInts(c.AInts("axes", []int64{0, 2, 3}))
+	v := h.f64()
+	normalizeOver(h.shape, axes, v, 1e-9, false)
+	c.OutH(0, fromF64(h.dt, h.shape, v))
+	return nil
+}
+
+func hostLRN(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	alpha, beta, bias := float64(c.AFloat("alpha", 1e-4)), float64(c.AFloat("beta", 0.75)), float64(c.AFloat("bias", 1))
+	size := int(c.AInt("size", 1))
+	v := h.f64()
+	out := make([]float64, len(v))
+	C := h.shape[1]
+	st := strides(h.shape)
+	k := 0
+	forEachIndex(h.shape, func(o []int) {
+		s := 0.0
+		lo := o[1] - (size-1)/2
+		hi := o[1] + int(math.Ceil(float64(size-1)/2))
+		for ch := lo; ch <= hi; ch++ {
+			if ch < 0 || ch >= C {
+				continue
+			}
+			x := v[k+(ch-o[1])*st[1]]
+			s += x * x
+		}
+		out[k] = v[k] / math.Pow(bias+alpha/float64(size)*s, beta)
+		k++
+	})
+	c.OutH(0, fromF64(h.dt, h.shape, out))
+	return nil
+}
+
+func hostGroupNorm(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	sc, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	bi, err := c.H(2)
+	if err != nil {
+		return err
+	}
+	G := int(c.AInt("num_groups", 1))
+	eps := float64(c.AFloat("epsilon", 1e-5))
+	N, C := h.shape[0], h.shape[1]
+	sp := numel(h.shape[2:])
+	v := h.f64()
+	normalizeOver([]int{N, G, C / G * sp}, []int{2}, v, eps, false)
+	s, b := sc.f64(), bi.f64()
+	perGroupScale := len(s) == G && G != C
+	for k := range v {
+		ch := (k / sp) % C
+		si := ch
+		if perGroupScale {
+			si = ch / (C / G)
+		}
+		v[k] = v[k]*s[si] + b[si]
+	}
+	c.OutH(0, fromF64(h.dt, h.shape, v))
+	return nil
+}
+
+func hostMaxUnpool(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	ind, err := c.Ints(1)
+	if err != nil {
+		return err
+	}
+	ks := toInts(c.AInts("kernel_shape", nil))
+	ns := len(ks)
+	st, pads := c.AInts("strides", nil), c.AInts("pads", nil)
+	out := append([]int{}, h.shape...)
+	for i := 0; i < ns; i++ {
+		s := 1
+		if st != nil {
+			s = int(st[i])
+		}
+		p := 0
+		if pads != nil {
+			p = int(pads[i] + pads[i+ns])
+		}
+		out[2+i] = (h.shape[2+i]-1)*s + ks[i] - p
+	}
+	def := out
+	if c.Has(2) {
+		os, err := c.Ints(2)
+		if err != nil {
+			return err
+		}
+		out = toInts(os)
+	}
+	res := make([]float64, numel(out))
+	v := h.f64()
+	dst, ost := strides(def), strides(out)
+	for k, i := range ind {
+		// indices address the default-shaped output; re-address them
+		f, rem := 0, int(i)
+		for d := range def {
+			x := rem / dst[d]
+			rem %= dst[d]
+			f += x * ost[d]
+		}
+		if f >= 0 && f < len(res) {
+			res[f] = v[k]
+		}
+	}
+	c.OutH(0, fromF64(h.dt, out, res))
+	return nil
+}
+
+func hostCol2Im(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	imgv, err := c.Ints(1)
+	if err != nil {
+		return err
+	}
+	blkv, err := c.Ints(2)
+	if err != nil {
+		return err
+	}
+	img, blk := toInts(imgv), toInts(blkv)
+	nd := len(img)
+	dil, pads, st := c.AInts("dilations", nil), c.AInts("pads", nil), c.AInts("strides", nil)
+	d, pb, s := make([]int, nd), make([]int, nd), make([]int, nd)
+	outBlocks := make([]int, nd)
+	for i := 0; i < nd; i++ {
+		d[i], s[i] = 1, 1
+		pe := 0
+		if dil != nil {
+			d[i] = int(dil[i])
+		}
+		if st != nil {
+			s[i] = int(st[i])
+		}
+		if pads != nil {
+			pb[i], pe = int(pads[i]), int(pads[i+nd])
+		}
+		outBlocks[i] = (img[i]+pb[i]+pe-(d[i]*(blk[i]-1)+1))/s[i] + 1
+	}
+	N := h.shape[0]
+	kb := numel(blk)
+	C := h.shape[1] / kb
+	L := h.shape[2]
+	v := h.f64()
+	out := make([]float64, N*C*numel(img))
+	ist := strides(img)
+	for n := 0; n < N; n++ {
+		for ch := 0; ch < C; ch++ {
+			forEachIndexFlat(blk, func(kp []int, kf int) {
+				forEachIndexFlat(outBlocks, func(bp []int, l int) {
+					if l >= L {
+						return
+					}
+					f := 0
+					for i := 0; i < nd; i++ {
+						p := bp[i]*s[i] - pb[i] + kp[i]*d[i]
+						if p < 0 || p >= img[i] {
+							return
+						}
+						f += p * ist[i]
+					}
+					out[(n*C+ch)*numel(img)+f] += v[((n*C+ch)*kb+kf)*L+l]
+				})
+			})
+		}
+	}
+	c.OutH(0, fromF64(h.dt, append([]int{N, C}, img...), out))
 	return nil
 }

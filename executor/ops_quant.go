@@ -8,7 +8,8 @@ import (
 )
 
 // Quantization (host): QuantizeLinear, DequantizeLinear,
-// DynamicQuantizeLinear, MatMulInteger, QLinearMatMul.
+// DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger,
+// QLinearConv.
 
 func registerQuant(r registry) {
 	r.host(hostQuantize, "QuantizeLinear")
@@ -16,6 +17,8 @@ func registerQuant(r registry) {
 	r.host(hostDynQuant, "DynamicQuantizeLinear")
 	r.host(hostMatMulInteger, "MatMulInteger")
 	r.host(hostQLinearMatMul, "QLinearMatMul")
+	r.host(hostConvInteger, "ConvInteger")
+	r.host(hostQLinearConv, "QLinearConv")
 }
 
 // paramIndex maps each element of shape x to the element of a scale or
@@ -372,4 +375,177 @@ func hostQLinearMatMul(c *lctx) error {
 	}
 	c.OutH(0, fromI64(zh.dt, sh, iv))
 	return nil
+}
+
+// convDirect is a direct N-D convolution in float64 (groups, strides,
+// dilations, pads, auto_pad), used by the integer convolutions.
+func convDirect(c *lctx, x []float64, xs []int, w []float64, ws []int) ([]float64, []int, error) {
+	ns := len(xs) - 2
+	kernel := ws[2:]
+	if ks := c.AInts("kernel_shape", nil); ks != nil {
+		kernel = toInts(ks)
+	}
+	g, err := resolveGeom(c, xs[2:], kernel, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	groups := int(c.AInt("group", 1))
+	N, C, M := xs[0], xs[1], ws[0]
+	cg, mg := C/groups, M/groups
+	out := append([]int{N, M}, g.out...)
+	res := make([]float64, numel(out))
+	xst := strides(xs[2:])
+	spIn, spK, spO := numel(xs[2:]), numel(kernel), numel(g.out)
+	for n := 0; n < N; n++ {
+		for m := 0; m < M; m++ {
+			gi := m / mg
+			forEachIndexFlat(g.out, func(op []int, of int) {
+				s := 0.0
+				for ci := 0; ci < cg; ci++ {
+					ch := gi*cg + ci
+					forEachIndexFlat(kernel, func(kp []int, kf int) {
+						f := 0
+						for d := 0; d < ns; d++ {
+							p := op[d]*g.strides[d] - g.padB[d] + kp[d]*g.dil[d]
+							if p < 0 || p >= xs[2+d] {
+								return
+							}
+							f += p * xst[d]
+						}
+						s += x[(n*C+ch)*spIn+f] * w[(m*cg+ci)*spK+kf]
+					})
+				}
+				res[(n*M+m)*spO+of] = s
+			})
+		}
+	}
+	return res, out, nil
+}
+
+func hostConvInteger(c *lctx) error {
+	xh, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	wh, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	x, w := xh.f64(), wh.f64()
+	if c.Has(2) {
+		z, err := c.H(2)
+		if err != nil {
+			return err
+		}
+		zv := z.f64()[0]
+		for k := range x {
+			x[k] -= zv
+		}
+	}
+	if c.Has(3) {
+		z, err := c.H(3)
+		if err != nil {
+			return err
+		}
+		zv := z.f64()
+		per := wh.size() / wh.shape[0]
+		for k := range w {
+			if len(zv) == 1 {
+				w[k] -= zv[0]
+			} else {
+				w[k] -= zv[k/per]
+			}
+		}
+	}
+	y, ys, err := convDirect(c, x, xh.shape, w, wh.shape)
+	if err != nil {
+		return err
+	}
+	c.OutH(0, fromF64(canonical.Int32, ys, y))
+	return nil
+}
+
+func hostQLinearConv(c *lctx) error {
+	get := func(i int) (*htensor, []float64, error) {
+		h, err := c.H(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		return h, h.f64(), nil
+	}
+	xh, x, err := get(0)
+	if err != nil {
+		return err
+	}
+	_, xs, err := get(1)
+	if err != nil {
+		return err
+	}
+	_, xz, err := get(2)
+	if err != nil {
+		return err
+	}
+	wh, w, err := get(3)
+	if err != nil {
+		return err
+	}
+	_, wsc, err := get(4)
+	if err != nil {
+		return err
+	}
+	_, wz, err := get(5)
+	if err != nil {
+		return err
+	}
+	_, ys, err := get(6)
+	if err != nil {
+		return err
+	}
+	yzh, yz, err := get(7)
+	if err != nil {
+		return err
+	}
+	for k := range x {
+		x[k] = (x[k] - xz[0]) * xs[0]
+	}
+	per := wh.size() / wh.shape[0]
+	for k := range w {
+		m := k / per
+		s, z := wsc[0], wz[0]
+		if len(wsc) > 1 {
+			s = wsc[m]
+		}
+		if len(wz) > 1 {
+			z = wz[m]
+		}
+		w[k] = (w[k] - z) * s
+	}
+	y, shp, err := convDirect(c, x, xh.shape, w, wh.shape)
+	if err != nil {
+		return err
+	}
+	if c.Has(8) {
+		_, b, err := get(8)
+		if err != nil {
+			return err
+		}
+		sp := numel(shp[2:])
+		for k := range y {
+			y[k] += b[(k/sp)%shp[1]] * xs[0] * wsc[minInt((k/sp)%shp[1], len(wsc)-1)]
+		}
+	}
+	lo, hi, _ := quantRange(yzh.dt)
+	iv := make([]int64, len(y))
+	for k, v := range y {
+		iv[k] = int64(math.Max(lo, math.Min(hi, math.RoundToEven(v/ys[0])+yz[0])))
+	}
+	c.OutH(0, fromI64(yzh.dt, shp, iv))
+	return nil
+}
+
+func minInt(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
 }

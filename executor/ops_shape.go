@@ -5,15 +5,15 @@ import (
 	"math"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/executor/onnxio"
 )
 
 // Shape manipulation: Shape, Size, Reshape, Transpose, Concat, Split,
 // Squeeze, Unsqueeze, Flatten, Expand, Tile, Constant, ConstantOfShape,
-// Range.
+// Range, EyeLike, Pad, CenterCropPad, SpaceToDepth, DepthToSpace.
 
 func registerShape(r registry) {
 	r.impl("", "Shape").shapeOnly = true
@@ -45,6 +45,12 @@ func registerShape(r registry) {
 	r.host(lowerTile, "Tile")
 	r.host(hostConstantOfShape, "ConstantOfShape")
 	r.host(hostRange, "Range")
+	r.host(hostEyeLike, "EyeLike")
+	r.host(hostPad, "Pad")
+	r.lower(lowerPad, "Pad")
+	r.host(hostCenterCropPad, "CenterCropPad")
+	r.host(hostSpaceToDepth, "SpaceToDepth")
+	r.host(hostDepthToSpace, "DepthToSpace")
 }
 
 func hostShape(c *lctx) error {
@@ -605,11 +611,11 @@ func sparseConstant(c *lctx, sp *onnxpb.SparseTensorProto) error {
 	if sp == nil {
 		return fmt.Errorf("sparse_value is empty")
 	}
-	vt, err := onnxio.TensorFromProto(sp.GetValues())
+	vt, err := canonical.TensorFromProto(sp.GetValues())
 	if err != nil {
 		return err
 	}
-	it, err := onnxio.TensorFromProto(sp.GetIndices())
+	it, err := canonical.TensorFromProto(sp.GetIndices())
 	if err != nil {
 		return err
 	}
@@ -647,5 +653,302 @@ func sparseConstant(c *lctx, sp *onnxpb.SparseTensorProto) error {
 		of[f] = vf[k]
 	}
 	c.OutH(0, fromF64(vals.dt, dims, of))
+	return nil
+}
+
+func hostPad(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	r := len(h.shape)
+	var pads []int64
+	if c.ver < 11 {
+		pads = c.AInts("pads", c.AInts("paddings", nil))
+	} else if pads, err = c.Ints(1); err != nil {
+		return err
+	}
+	mode := c.AStr("mode", "constant")
+	cval := float64(c.AFloat("value", 0))
+	var cvalH *htensor
+	if c.ver >= 11 && c.Has(2) {
+		if cvalH, err = c.H(2); err != nil {
+			return err
+		}
+	}
+	axes := make([]int, r)
+	for i := range axes {
+		axes[i] = i
+	}
+	if c.ver >= 18 && c.Has(3) {
+		av, err := c.Ints(3)
+		if err != nil {
+			return err
+		}
+		axes = axes[:0]
+		for _, a := range av {
+			ax, err := normAxis(a, r)
+			if err != nil {
+				return err
+			}
+			axes = append(axes, ax)
+		}
+	}
+	pb, pe := make([]int, r), make([]int, r)
+	na := len(axes)
+	if len(pads) != 2*na {
+		return fmt.Errorf("pads %v for %d axes", pads, na)
+	}
+	for i, ax := range axes {
+		pb[ax], pe[ax] = int(pads[i]), int(pads[i+na])
+	}
+	out := make([]int, r)
+	for i := range out {
+		out[i] = h.shape[i] + pb[i] + pe[i]
+		if out[i] < 0 {
+			return fmt.Errorf("negative output dim")
+		}
+	}
+	if err := checkSize(out); err != nil {
+		return err
+	}
+	st := strides(h.shape)
+	n := h.size()
+	idx := make([]int, 0, numel(out))
+	forEachIndex(out, func(o []int) {
+		f := 0
+		for d, v := range o {
+			x := v - pb[d]
+			D := h.shape[d]
+			if x < 0 || x >= D {
+				switch mode {
+				case "edge":
+					if x < 0 {
+						x = 0
+					} else {
+						x = D - 1
+					}
+				case "reflect":
+					if D == 1 {
+						x = 0
+					} else {
+						p := 2 * (D - 1)
+						x = ((x % p) + p) % p
+						if x >= D {
+							x = p - x
+						}
+					}
+				case "wrap":
+					x = ((x % D) + D) % D
+				default:
+					f = -1
+				}
+			}
+			if f < 0 {
+				break
+			}
+			f += x * st[d]
+		}
+		if f < 0 {
+			f = n
+		}
+		idx = append(idx, f)
+	})
+	fill := newH(h.dt, []int{1})
+	if cvalH != nil && cvalH.size() > 0 {
+		fill = hTake(cvalH, []int{1}, []int{0})
+	} else if h.dt != canonical.String {
+		fill = fromF64(h.dt, []int{1}, []float64{cval})
+	}
+	all := &htensor{dt: h.dt, data: concatAny([]any{h.data, fill.data})}
+	c.OutH(0, hTake(all, out, idx))
+	return nil
+}
+
+func hostEyeLike(c *lctx) error {
+	sh := c.Shape(0)
+	dt := c.DT(0)
+	if a := c.n.Attr("dtype"); a != nil {
+		dt = canonical.DataType(a.I)
+	}
+	k := int(c.AInt("k", 0))
+	v := make([]float64, numel(sh))
+	for i := 0; i < sh[0]; i++ {
+		j := i + k
+		if j >= 0 && j < sh[1] {
+			v[i*sh[1]+j] = 1
+		}
+	}
+	c.OutH(0, fromF64(dt, sh, v))
+	return nil
+}
+
+func hostSpaceToDepth(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	bs := int(c.AInt("blocksize", 1))
+	N, C, H, W := h.shape[0], h.shape[1], h.shape[2], h.shape[3]
+	// reshape N,C,H/b,b,W/b,b -> transpose 0,3,5,1,2,4
+	tmp := &htensor{dt: h.dt, shape: []int{N, C, H / bs, bs, W / bs, bs}, data: h.data}
+	out, idx := transposeIdx(tmp.shape, []int{0, 3, 5, 1, 2, 4})
+	_ = out
+	c.OutH(0, hTake(tmp, []int{N, C * bs * bs, H / bs, W / bs}, idx))
+	return nil
+}
+
+func hostDepthToSpace(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	bs := int(c.AInt("blocksize", 1))
+	N, C, H, W := h.shape[0], h.shape[1], h.shape[2], h.shape[3]
+	var tmp *htensor
+	var perm []int
+	if c.AStr("mode", "DCR") == "CRD" {
+		tmp = &htensor{dt: h.dt, shape: []int{N, C / (bs * bs), bs, bs, H, W}, data: h.data}
+		perm = []int{0, 1, 4, 2, 5, 3}
+	} else {
+		tmp = &htensor{dt: h.dt, shape: []int{N, bs, bs, C / (bs * bs), H, W}, data: h.data}
+		perm = []int{0, 3, 4, 1, 5, 2}
+	}
+	_, idx := transposeIdx(tmp.shape, perm)
+	c.OutH(0, hTake(tmp, []int{N, C / (bs * bs), H * bs, W * bs}, idx))
+	return nil
+}
+
+func hostCenterCropPad(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	sv, err := c.Ints(1)
+	if err != nil {
+		return err
+	}
+	r := len(h.shape)
+	axes := make([]int, 0, r)
+	if av := c.AInts("axes", nil); av != nil {
+		for _, a := range av {
+			ax, err := normAxis(a, r)
+			if err != nil {
+				return err
+			}
+			axes = append(axes, ax)
+		}
+	} else {
+		for i := 0; i < r; i++ {
+			axes = append(axes, i)
+		}
+	}
+	out := append([]int{}, h.shape...)
+	off := make([]int, r)
+	for i, ax := range axes {
+		t := int(sv[i])
+		d := h.shape[ax]
+		out[ax] = t
+		if t <= d {
+			off[ax] = (d - t) / 2 // crop start
+		} else {
+			off[ax] = -((t - d) / 2) // pad start
+		}
+	}
+	st := strides(h.shape)
+	n := h.size()
+	idx := make([]int, 0, numel(out))
+	forEachIndex(out, func(o []int) {
+		f := 0
+		for d, x := range o {
+			y := x + off[d]
+			if y < 0 || y >= h.shape[d] {
+				f = -1
+				break
+			}
+			f += y * st[d]
+		}
+		if f < 0 {
+			f = n
+		}
+		idx = append(idx, f)
+	})
+	all := &htensor{dt: h.dt, data: concatAny([]any{h.data, newH(h.dt, []int{1}).data})}
+	c.OutH(0, hTake(all, out, idx))
+	return nil
+}
+
+// lowerPad lowers constant-mode Pad with non-negative pads by
+// concatenating constant blocks (simplego has no Pad op); other modes and
+// negative pads run on the host.
+func lowerPad(c *lctx) error {
+	dt := c.DT(0)
+	if _, ok := gomlxDType(dt); !ok || c.AStr("mode", "constant") != "constant" {
+		return errUseHost
+	}
+	sh := c.Shape(0)
+	r := len(sh)
+	var pads []int64
+	var err error
+	if c.ver < 11 {
+		pads = c.AInts("pads", c.AInts("paddings", nil))
+	} else if pads, err = c.Ints(1); err != nil {
+		return err
+	}
+	axes := make([]int, r)
+	for i := range axes {
+		axes[i] = i
+	}
+	if c.ver >= 18 && c.Has(3) {
+		av, err := c.Ints(3)
+		if err != nil {
+			return err
+		}
+		axes = axes[:0]
+		for _, a := range av {
+			ax, err := normAxis(a, r)
+			if err != nil {
+				return err
+			}
+			axes = append(axes, ax)
+		}
+	}
+	if len(pads) != 2*len(axes) {
+		return fmt.Errorf("pads %v for %d axes", pads, len(axes))
+	}
+	val := float64(c.AFloat("value", 0))
+	if c.ver >= 11 && c.Has(2) {
+		vh, err := c.H(2)
+		if err != nil {
+			return err
+		}
+		if vh.size() > 0 {
+			val = vh.f64()[0]
+		}
+	}
+	x := c.X(0)
+	for i, ax := range axes {
+		b, e := int(pads[i]), int(pads[i+len(axes)])
+		if b < 0 || e < 0 {
+			return errUseHost
+		}
+		parts := []*graph.Node{}
+		dims := x.Shape().Dimensions
+		if b > 0 {
+			d := append([]int{}, dims...)
+			d[ax] = b
+			parts = append(parts, graph.FillScalar(x.Graph(), shapes.Make(x.DType(), d...), val))
+		}
+		parts = append(parts, x)
+		if e > 0 {
+			d := append([]int{}, dims...)
+			d[ax] = e
+			parts = append(parts, graph.FillScalar(x.Graph(), shapes.Make(x.DType(), d...), val))
+		}
+		if len(parts) > 1 {
+			x = graph.Concatenate(parts, ax)
+		}
+	}
+	c.Out(0, x, dt)
 	return nil
 }

@@ -676,36 +676,3 @@ func equalH(a, b *htensor) bool {
 	}
 	return true
 }
-
-// TensorFloat64s returns the elements of a numeric tensor as float64 (for
-// comparisons; int64 values beyond 2^53 lose precision).
-func TensorFloat64s(t *canonical.Tensor) ([]float64, error) {
-	h, err := fromCanonical(t)
-	if err != nil {
-		return nil, err
-	}
-	if h.dt == canonical.Complex64 || h.dt == canonical.Complex128 {
-		return complexParts(h), nil
-	}
-	return h.f64(), nil
-}
-
-func complexParts(h *htensor) []float64 {
-	var out []float64
-	switch s := h.data.(type) {
-	case []complex64:
-		for _, v := range s {
-			out = append(out, float64(real(v)), float64(imag(v)))
-		}
-	case []complex128:
-		for _, v := range s {
-			out = append(out, real(v), imag(v))
-		}
-	}
-	return out
-}
-
-// IsFloatType reports whether dt is a floating-point (or complex) type.
-func IsFloatType(dt canonical.DataType) bool {
-	return isFloatType(dt) || dt == canonical.Complex64 || dt == canonical.Complex128
-}

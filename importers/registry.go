@@ -54,15 +54,17 @@ func (e *UnknownFormatError) Error() string {
 	return s + " (formats: " + strings.Join(e.Formats, ", ") + ")"
 }
 
-// NoMatchError is a file that no importer recognises.
+// NoMatchError is a file that no importer recognizes.
 type NoMatchError struct {
-	Path    string
+	Path string
+	// Formats lists the formats read, each with its extensions
+	// ("xgboost .json .ubj").
 	Formats []string
 }
 
 func (e *NoMatchError) Error() string {
-	return fmt.Sprintf("%s: no importer recognises this file; name the format with --from (formats: %s)",
-		e.Path, strings.Join(e.Formats, ", "))
+	return fmt.Sprintf("%s: no importer recognizes the file; name the format with --from (formats: %s)",
+		e.Path, strings.Join(e.Formats, "; "))
 }
 
 // Registry is an ordered set of importers. It is built explicitly (no
@@ -110,6 +112,16 @@ func (r *Registry) Formats() []string {
 	return out
 }
 
+// formatsWithExtensions lists "format .ext .ext" for messages.
+func (r *Registry) formatsWithExtensions() []string {
+	out := make([]string, 0, len(r.list))
+	for _, imp := range r.list {
+		d := imp.Describe()
+		out = append(out, strings.TrimSpace(d.FormatName()+" "+strings.Join(d.Extensions, " ")))
+	}
+	return out
+}
+
 // Lookup finds the importer whose name or format is name (any case).
 func (r *Registry) Lookup(name string) (Importer, error) {
 	for _, imp := range r.list {
@@ -137,7 +149,7 @@ func (r *Registry) Detect(path string) (Importer, float32, error) {
 		}
 	}
 	if best == nil {
-		return nil, 0, &NoMatchError{Path: path, Formats: r.Formats()}
+		return nil, 0, &NoMatchError{Path: path, Formats: r.formatsWithExtensions()}
 	}
 	return best, conf, nil
 }

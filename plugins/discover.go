@@ -95,6 +95,20 @@ func (p PluginInfo) Formats() []string {
 	return out
 }
 
+// UserDir returns the user plugins folder,
+// os.UserConfigDir()/onnxconv/plugins (for example
+// ~/.config/onnxconv/plugins on Linux), whether or not it exists. It is
+// the folder Discover searches after $ONNXCONV_PLUGIN_PATH when
+// Options.UserDir is empty, and where plugins may keep what they need
+// beside them (the ONNX Runtime plugin looks there for its library).
+func UserDir() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("user plugins folder: %w", err)
+	}
+	return filepath.Join(dir, "onnxconv", "plugins"), nil
+}
+
 // Discover finds the built-in plugins of opts and the third-party
 // executables named onnxconv-plugin-* in each folder of
 // $ONNXCONV_PLUGIN_PATH (or opts.PluginPath) and in the user plugins

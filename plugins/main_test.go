@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
@@ -30,6 +31,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) == 4 && os.Args[1] == "__plugin" && os.Args[2] == "serve" {
+		// Started by a host as `EXE __plugin serve NAME`: serve the
+		// built-in importer NAME, as cmd/onnxconv does.
+		os.Exit(serveBuiltin(os.Args[3]))
+	}
 	if dir := os.Getenv(envHelperHost); dir != "" {
 		os.Exit(helperHost(dir))
 	}
@@ -81,7 +87,7 @@ func runMain(m *testing.M) int {
 	}
 	// The tests must not see the user's own plugins.
 	os.Unsetenv(EnvPluginPath)
-	return m.Run()
+	return testpaths.Main(m, "plugins")
 }
 
 // pluginDir returns a folder holding onnxconv-plugin-MODE for each mode,

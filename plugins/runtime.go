@@ -14,7 +14,6 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/executor/onnxio"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
@@ -176,7 +175,7 @@ func (r *RuntimeRunner) Run(ctx context.Context, inputs []*canonical.Tensor) ([]
 		if t == nil {
 			return nil, fmt.Errorf("run %s on %s: input %d is nil", r.modelPath, r.runtime, i)
 		}
-		tp, err := onnxio.TensorToProto(t)
+		tp, err := canonical.TensorToProto(t)
 		if err != nil {
 			return nil, fmt.Errorf("run %s on %s: input %d (%q): %w", r.modelPath, r.runtime, i, t.Name, err)
 		}
@@ -191,7 +190,7 @@ func (r *RuntimeRunner) Run(ctx context.Context, inputs []*canonical.Tensor) ([]
 	}
 	res := make([]*canonical.Tensor, len(outs))
 	for i, tp := range outs {
-		t, err := onnxio.TensorFromProto(tp)
+		t, err := canonical.TensorFromProto(tp)
 		if err != nil {
 			return nil, fmt.Errorf("run %s on %s: output %d: %w", r.modelPath, r.runtime, i, err)
 		}

@@ -18,41 +18,15 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/executor/onnxio"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
-// envRequireORT makes the ONNX Runtime tests fail instead of skipping when
-// the library or cgo is missing.
-const envRequireORT = "ONNXCONV_REQUIRE_ORT"
-
-// npmORTLibrary is where `npm install --ignore-scripts onnxruntime-node@1.30.0`
-// puts the library, relative to the repository root.
-const npmORTLibrary = "node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-
-// skipOrFail skips the test, or fails it under ONNXCONV_REQUIRE_ORT=1.
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv(envRequireORT) == "1" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
-// ortLibrary returns the absolute path of the ONNX Runtime library.
+// ortLibrary returns the absolute path of the ONNX Runtime library, or
+// skips the test (counted and reported by TestMain, which fails the package
+// unless ONNXCONV_SKIP_ORT=1).
 func ortLibrary(t *testing.T) string {
 	t.Helper()
-	p := os.Getenv("ONNXRUNTIME_LIB")
-	if p == "" {
-		p = filepath.Join("..", filepath.FromSlash(npmORTLibrary))
-	}
-	abs, err := filepath.Abs(p)
-	if err == nil {
-		_, err = os.Stat(abs)
-	}
-	if err != nil {
-		skipOrFail(t, "ONNX Runtime library not available (%v); npm install --ignore-scripts onnxruntime-node@1.30.0", err)
-	}
-	return abs
+	return testpaths.ORT(t)
 }
 
 // buildORTPlugin builds cmd/onnxconv-plugin-onnxruntime (cgo) into a new
@@ -63,7 +37,8 @@ func buildORTPlugin(t *testing.T) string {
 	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, ExecutablePrefix+"onnxruntime"), "../cmd/onnxconv-plugin-onnxruntime")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		skipOrFail(t, "building the ONNX Runtime plugin (needs cgo): %v\n%s", err, out)
+		t.Logf("%s", out)
+		testpaths.SkipORT(t, "building the ONNX Runtime plugin (needs cgo): "+err.Error())
 	}
 	return dir
 }
@@ -151,7 +126,7 @@ func TestRuntimeORT(t *testing.T) {
 	})
 
 	t.Run("Runner", func(t *testing.T) {
-		x, err := onnxio.TensorFromProto(in)
+		x, err := canonical.TensorFromProto(in)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,6 +42,9 @@ type DivergentNode struct {
 	OpType  string          `json:"op_type"`
 	Outputs []*OutputResult `json:"outputs"`
 	Inputs  []InputStatus   `json:"inputs"`
+	// Diff compares the node with its counterpart in B (op, attributes,
+	// input types and shapes).
+	Diff *NodeDiff `json:"diff,omitempty"`
 }
 
 // InputStatus says whether an input of the divergent node already
@@ -80,6 +83,10 @@ func bisect(ctx context.Context, ma, mb *canonical.Model, ra, rb CaptureRunner, 
 	}
 	bis := &Bisection{NodesTotal: len(order), Batch: batch, Path: []BisectStep{}}
 	gb := mb.Graph
+	// The types and shapes of the values seen, for the node diff.
+	ta, tb := typeTable{}, typeTable{}
+	ta.addInputs(GraphInputs(ma), inA)
+	tb.addInputs(GraphInputs(mb), inB)
 	type item struct {
 		idx  int
 		node *canonical.Node
@@ -118,6 +125,8 @@ func bisect(ctx context.Context, ma, mb *canonical.Model, ra, rb CaptureRunner, 
 			return nil, fmt.Errorf("capturing %d values of B: %w", len(want), err)
 		}
 		bis.Runs++
+		ta.addTensors(ya)
+		tb.addTensors(yb)
 		for _, it := range items {
 			bis.NodesChecked++
 			step := BisectStep{Index: it.idx, Node: nodeLabel(it.node, it.idx), OpType: it.node.OpType, Status: "match"}
@@ -139,9 +148,10 @@ func bisect(ctx context.Context, ma, mb *canonical.Model, ra, rb CaptureRunner, 
 			bis.Path = append(bis.Path, step)
 			if step.Status == "diverged" {
 				first := &DivergentNode{Index: it.idx, Node: step.Node, OpType: step.OpType, Outputs: results}
-				if first.Inputs, err = inputStatus(ctx, it.node, gb, ra, rb, inA, inB, opts); err != nil {
+				if first.Inputs, err = inputStatus(ctx, it.node, gb, ra, rb, inA, inB, opts, ta, tb); err != nil {
 					return nil, err
 				}
+				first.Diff = diffNode(it.node, ma, mb, ta, tb)
 				bis.First = first
 				bis.Runs++
 				break
@@ -175,7 +185,10 @@ func compareOne(name string, ta, tb *canonical.Tensor, opts *Options) (*OutputRe
 }
 
 // inputStatus compares the inputs of the divergent node across the models.
-func inputStatus(ctx context.Context, n *canonical.Node, gb *canonical.Graph, ra, rb CaptureRunner, inA, inB []*canonical.Tensor, opts *Options) ([]InputStatus, error) {
+// It records the types and shapes of the values it captures in ta and tb,
+// and captures in B also the inputs of n's counterpart that B names
+// otherwise, for the node diff.
+func inputStatus(ctx context.Context, n *canonical.Node, gb *canonical.Graph, ra, rb CaptureRunner, inA, inB []*canonical.Tensor, opts *Options, ta, tb typeTable) ([]InputStatus, error) {
 	st := []InputStatus{}
 	var capture []string
 	pos := map[string]int{}
@@ -213,15 +226,35 @@ func inputStatus(ctx context.Context, n *canonical.Node, gb *canonical.Graph, ra
 		pos[v.Name] = len(st)
 		st = append(st, s)
 	}
+	captureB := capture
+	if nb, _ := counterpart(n, gb); nb != nil && len(capture) > 0 {
+		inCapture := map[string]bool{}
+		for _, name := range capture {
+			inCapture[name] = true
+		}
+		captureB = append([]string(nil), capture...)
+		for _, v := range nb.Inputs {
+			if v == nil || v.Const != nil || inCapture[v.Name] || !capturable(v, gb) {
+				continue
+			}
+			if _, known := tb[v.Name]; known {
+				continue
+			}
+			inCapture[v.Name] = true
+			captureB = append(captureB, v.Name)
+		}
+	}
 	if len(capture) > 0 {
 		ya, err := ra.RunCapture(ctx, inA, capture)
 		if err != nil {
 			return nil, fmt.Errorf("capturing the inputs of %s in A: %w", n.OpType, err)
 		}
-		yb, err := rb.RunCapture(ctx, inB, capture)
+		yb, err := rb.RunCapture(ctx, inB, captureB)
 		if err != nil {
 			return nil, fmt.Errorf("capturing the inputs of %s in B: %w", n.OpType, err)
 		}
+		ta.addTensors(ya)
+		tb.addTensors(yb)
 		for _, name := range capture {
 			res, err := compareOne(name, ya[name], yb[name], opts)
 			if err != nil {

@@ -18,7 +18,8 @@ h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 8px;border-bott
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:right}
 th{background:#f6f8fa}td.l,th.l{text-align:left}code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 .pass{color:#1a7f37;font-weight:600}.fail{color:#cf222e;font-weight:600}.muted{color:#57606a;font-size:13px}
-.plots{display:flex;flex-wrap:wrap;gap:16px}figure{margin:0}figcaption{font-size:12px;color:#57606a}`
+.plots{display:flex;flex-wrap:wrap;gap:16px}figure{margin:0}figcaption{font-size:12px;color:#57606a}
+h3{font-size:15px;margin:16px 0 6px}ul.warn li{color:#9a6700}`
 
 func esc(s string) string { return html.EscapeString(s) }
 
@@ -29,16 +30,25 @@ func WriteHTML(w io.Writer, r *Report) error {
 	var b strings.Builder
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
 	b.WriteString(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`)
-	fmt.Fprintf(&b, "<title>onnxconv verify: %s vs %s</title><style>%s</style></head><body>\n", esc(r.A.Name), esc(r.B.Name), htmlCSS)
+	fmt.Fprintf(&b, "<title>%s</title><style>%s</style></head><body>\n", esc(r.Title()), htmlCSS)
 	cls, word := "ok", "EQUIVALENT"
 	if !r.Equivalent {
 		cls, word = "bad", "NOT EQUIVALENT"
 	}
-	fmt.Fprintf(&b, "<h1>onnxconv verify <span class=\"verdict %s\">%s</span></h1>\n", cls, word)
+	fmt.Fprintf(&b, "<h1>%s <span class=\"verdict %s\">%s</span></h1>\n", esc(r.Title()), cls, word)
 	fmt.Fprintf(&b, "<p>%s</p>\n", esc(r.Summary))
+	b.WriteString("<p class=\"muted\">")
+	for i, f := range provenanceFacts(r.Provenance) {
+		if i > 0 {
+			b.WriteString(" &nbsp; ")
+		}
+		fmt.Fprintf(&b, "%s: %s", esc(f.Label), htmlFactValue(f))
+	}
+	b.WriteString("</p>\n")
 	fmt.Fprintf(&b, "<p class=\"muted\">A: <code>%s</code> (%s%s) &nbsp; B: <code>%s</code> (%s%s) &nbsp; %d sample(s), inputs %s, profile %s, %.0f ms</p>\n",
 		esc(r.A.Name), esc(r.A.Kind), opsetText(r.A), esc(r.B.Name), esc(r.B.Kind), opsetText(r.B),
 		r.Samples, esc(r.Options.InputSource), esc(r.Options.Profile), r.DurationMS)
+	writeHTMLConversion(&b, r.Conversion)
 
 	b.WriteString("<h2>Outputs</h2>\n<table><tr><th class=\"l\">output</th><th class=\"l\">dtype</th><th class=\"l\">shape</th><th class=\"l\">result</th><th>max abs</th><th>max rel</th><th>mean abs</th><th>RMSE</th><th>cosine</th><th>max ULP</th><th>mismatched</th><th class=\"l\">tolerance</th></tr>\n")
 	for _, o := range r.Outputs {
@@ -113,15 +123,33 @@ func WriteHTML(w io.Writer, r *Report) error {
 			f := bi.First
 			fmt.Fprintf(&b, "<p>Checked %d of %d nodes in %d capture run(s). First divergent node: <code>%s</code> (%s), number %d in topological order.</p>\n",
 				bi.NodesChecked, bi.NodesTotal, bi.Runs, esc(f.Node), esc(f.OpType), f.Index)
-			b.WriteString("<table><tr><th class=\"l\">input</th><th class=\"l\">kind</th><th class=\"l\">status</th><th>max abs</th></tr>\n")
+			types := map[string]InputDiff{}
+			if f.Diff != nil {
+				for _, in := range f.Diff.Inputs {
+					if _, dup := types[in.Name]; in.Name != "" && !dup {
+						types[in.Name] = in
+					}
+				}
+			}
+			b.WriteString("<table><tr><th class=\"l\">input</th><th class=\"l\">kind</th><th class=\"l\">status</th><th>max abs</th><th class=\"l\">type in A</th><th class=\"l\">type in B</th><th class=\"l\">first differing element</th></tr>\n")
 			for _, in := range f.Inputs {
 				st := esc(in.Status)
 				if in.Status == "differs" {
 					st = `<span class="fail">differs</span>`
 				}
-				fmt.Fprintf(&b, "<tr><td class=\"l\"><code>%s</code></td><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%.3g</td></tr>\n", esc(in.Name), esc(in.Kind), st, in.MaxAbs)
+				t := types[in.Name]
+				tb := esc(t.B)
+				if t.BName != t.Name && t.BName != "" {
+					tb = "<code>" + esc(t.BName) + "</code> " + tb
+				}
+				if t.Differs {
+					tb = `<span class="fail">` + tb + `</span>`
+				}
+				fmt.Fprintf(&b, "<tr><td class=\"l\"><code>%s</code></td><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%.3g</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td></tr>\n",
+					esc(in.Name), esc(in.Kind), st, in.MaxAbs, esc(t.A), tb, esc(t.FirstDiff))
 			}
 			b.WriteString("</table>\n")
+			writeHTMLNodeDiff(&b, f.Node, f.Diff)
 		}
 		if len(bi.Path) > 0 {
 			b.WriteString("<figure>" + bisectSVG(bi) + "<figcaption>Compared nodes in topological order of A (green: agrees, red: first divergence); the bar under each node is its worst error relative to tolerance.</figcaption></figure>\n")
@@ -274,4 +302,79 @@ func bisectSVG(bi *Bisection) string {
 	}
 	b.WriteString("</svg>")
 	return b.String()
+}
+
+func htmlFactValue(f fact) string {
+	if f.Code {
+		return "<code>" + esc(f.Value) + "</code>"
+	}
+	return esc(f.Value)
+}
+
+// writeHTMLConversion writes the conversion facts, the applied adapters and
+// expansions, the warnings and the timings.
+func writeHTMLConversion(b *strings.Builder, c *Conversion) {
+	if c == nil {
+		return
+	}
+	b.WriteString("<h2>Conversion</h2>\n<table>")
+	for _, f := range conversionFacts(c) {
+		fmt.Fprintf(b, "<tr><th class=\"l\">%s</th><td class=\"l\">%s</td></tr>", esc(f.Label), htmlFactValue(f))
+	}
+	if len(c.Timings) > 0 {
+		fmt.Fprintf(b, "<tr><th class=\"l\">timings</th><td class=\"l\">%s</td></tr>", esc(timingsText(c.Timings)))
+	}
+	b.WriteString("</table>\n")
+	fmt.Fprintf(b, "<h3>Applied (%d)</h3>\n", len(c.Applied))
+	if len(c.Applied) == 0 {
+		b.WriteString("<p class=\"muted\">Nothing: the model was kept as imported.</p>\n")
+	} else {
+		b.WriteString("<ul>")
+		for _, a := range c.Applied {
+			b.WriteString("<li>" + esc(a) + "</li>")
+		}
+		b.WriteString("</ul>\n")
+	}
+	if len(c.Warnings) > 0 {
+		fmt.Fprintf(b, "<h3>Warnings (%d)</h3>\n<ul class=\"warn\">", len(c.Warnings))
+		for _, w := range c.Warnings {
+			b.WriteString("<li>" + esc(w) + "</li>")
+		}
+		b.WriteString("</ul>\n")
+	}
+}
+
+// writeHTMLNodeDiff writes the divergent node of A beside its counterpart
+// in B: op, version, the attributes that differ and the input types.
+func writeHTMLNodeDiff(b *strings.Builder, nodeA string, d *NodeDiff) {
+	if d == nil {
+		return
+	}
+	b.WriteString("<h3>The node in A and in B</h3>\n")
+	if !d.Counterpart {
+		fmt.Fprintf(b, "<p>B has no node computing this value: %s.</p>\n", esc(d.Note))
+		return
+	}
+	cell := func(s string, differs bool) string {
+		if differs {
+			return `<td class="l"><span class="fail">` + esc(s) + `</span></td>`
+		}
+		return `<td class="l">` + esc(s) + `</td>`
+	}
+	b.WriteString("<table><tr><th class=\"l\"></th><th class=\"l\">A</th><th class=\"l\">B</th></tr>\n")
+	fmt.Fprintf(b, "<tr><th class=\"l\">node</th><td class=\"l\"><code>%s</code></td><td class=\"l\"><code>%s</code></td></tr>\n", esc(nodeA), esc(d.BNode))
+	opDiff := d.OpTypeA != d.OpTypeB || d.DomainA != d.DomainB
+	fmt.Fprintf(b, "<tr><th class=\"l\">op</th>%s%s</tr>\n", cell(qualifiedOp(d.DomainA, d.OpTypeA), opDiff), cell(qualifiedOp(d.DomainB, d.OpTypeB), opDiff))
+	verDiff := d.VersionA != d.VersionB
+	fmt.Fprintf(b, "<tr><th class=\"l\">version</th>%s%s</tr>\n",
+		cell(opText(d.DomainA, d.OpTypeA, d.VersionA, d.OpsetA), verDiff), cell(opText(d.DomainB, d.OpTypeB, d.VersionB, d.OpsetB), verDiff))
+	for _, a := range d.Attrs {
+		fmt.Fprintf(b, "<tr><th class=\"l\">attribute <code>%s</code></th>%s%s</tr>\n", esc(a.Name), cell(a.A, true), cell(a.B, true))
+	}
+	for _, in := range d.Inputs {
+		fmt.Fprintf(b, "<tr><th class=\"l\">input %d</th>%s%s</tr>\n", in.Index,
+			cell(strings.TrimSpace(in.Name+" "+in.A), in.Differs), cell(strings.TrimSpace(in.BName+" "+in.B), in.Differs))
+	}
+	b.WriteString("</table>\n")
+	fmt.Fprintf(b, "<p>%s</p>\n", esc(d.Headline()))
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/x448/float16"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/executor"
 )
 
 // GenOptions control generated inputs.
@@ -298,7 +297,7 @@ func dimOf(v *canonical.Value, axis int64) (int64, bool) {
 }
 
 func scalarInt(t *canonical.Tensor) (int64, error) {
-	vals, err := intValues(t)
+	vals, err := t.Int64s()
 	if err != nil {
 		return 0, err
 	}
@@ -317,7 +316,7 @@ func castFloat(t *canonical.Tensor, dt canonical.DataType) (*canonical.Tensor, e
 	if !isF(t.DataType) || !isF(dt) {
 		return nil, fmt.Errorf("only float inputs are converted")
 	}
-	vals, err := executor.TensorFloat64s(t)
+	vals, err := t.Float64s()
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if !r.Equivalent {
 		mark = "❌"
 	}
-	fmt.Fprintf(&b, "### %s onnxconv verify: %s\n\n", mark, mdEscape(r.Summary))
+	fmt.Fprintf(&b, "### %s %s\n\n", mark, mdEscape(r.Title()))
+	fmt.Fprintf(&b, "**%s**\n\n", mdEscape(r.Summary))
+	pf := provenanceFacts(r.Provenance)
+	fmt.Fprintf(&b, "**Run** %s · time %s · command %s\n\n", mdFactValue(pf[0]), mdFactValue(pf[2]), mdFactValue(pf[1]))
+	writeMarkdownConversion(&b, r.Conversion)
 	fmt.Fprintf(&b, "**A** %s (%s", mdCode(r.A.Name), r.A.Kind)
 	if r.A.Opset > 0 {
 		fmt.Fprintf(&b, ", opset %d, %d nodes", r.A.Opset, r.A.Nodes)
@@ -103,14 +107,33 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			for _, o := range f.Outputs {
 				fmt.Fprintf(&b, "- output %s: %s\n", mdCode(o.Name), mdEscape(outputLine(o)))
 			}
+			types := map[string]InputDiff{}
+			if f.Diff != nil {
+				for _, in := range f.Diff.Inputs {
+					if _, dup := types[in.Name]; in.Name != "" && !dup {
+						types[in.Name] = in
+					}
+				}
+			}
 			for _, in := range f.Inputs {
 				fmt.Fprintf(&b, "- input %s (%s): %s", mdCode(in.Name), strings.ReplaceAll(in.Kind, "_", " "), strings.ReplaceAll(in.Status, "_", " "))
 				if in.Status == "differs" {
 					fmt.Fprintf(&b, ", max abs %.3g", in.MaxAbs)
 				}
+				if t, ok := types[in.Name]; ok {
+					fmt.Fprintf(&b, "; A %s, B", mdCode(t.A))
+					if t.BName != t.Name {
+						fmt.Fprintf(&b, " %s", mdCode(orNone(t.BName)))
+					}
+					fmt.Fprintf(&b, " %s", mdCode(orNone(t.B)))
+					if t.FirstDiff != "" {
+						fmt.Fprintf(&b, "; first differing element %s", mdEscape(t.FirstDiff))
+					}
+				}
 				b.WriteString("\n")
 			}
 			b.WriteString("\n")
+			writeMarkdownNodeDiff(&b, f.Diff)
 		}
 	}
 	for _, n := range r.Notes {
@@ -118,4 +141,77 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// mdFactValue renders a fact's value, as code when it is a path or a
+// command line.
+func mdFactValue(f fact) string {
+	if f.Code {
+		return mdCode(f.Value)
+	}
+	return mdEscape(f.Value)
+}
+
+// writeMarkdownConversion writes the conversion facts as a table and the
+// applied adapters and warnings as lists.
+func writeMarkdownConversion(b *strings.Builder, c *Conversion) {
+	if c == nil {
+		return
+	}
+	b.WriteString("| conversion | |\n| --- | --- |\n")
+	for _, f := range conversionFacts(c) {
+		fmt.Fprintf(b, "| %s | %s |\n", f.Label, mdFactValue(f))
+	}
+	if len(c.Timings) > 0 {
+		fmt.Fprintf(b, "| timings | %s |\n", mdEscape(timingsText(c.Timings)))
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(b, "**Applied** (%d)", len(c.Applied))
+	if len(c.Applied) == 0 {
+		b.WriteString(": nothing; the model was kept as imported.\n\n")
+	} else {
+		b.WriteString("\n\n")
+		for _, a := range c.Applied {
+			fmt.Fprintf(b, "- %s\n", mdEscape(a))
+		}
+		b.WriteString("\n")
+	}
+	if len(c.Warnings) > 0 {
+		fmt.Fprintf(b, "**Warnings** (%d)\n\n", len(c.Warnings))
+		for _, w := range c.Warnings {
+			fmt.Fprintf(b, "- ⚠️ %s\n", mdEscape(w))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// writeMarkdownNodeDiff writes what differs between the divergent node and
+// its counterpart in B.
+func writeMarkdownNodeDiff(b *strings.Builder, d *NodeDiff) {
+	if d == nil {
+		return
+	}
+	if !d.Counterpart {
+		fmt.Fprintf(b, "**In B** no node computes this value: %s.\n\n", mdEscape(d.Note))
+		return
+	}
+	fmt.Fprintf(b, "**In B** the value comes from %s, %s; in A from %s.\n\n",
+		mdCode(d.BNode), mdEscape(opText(d.DomainB, d.OpTypeB, d.VersionB, d.OpsetB)), mdEscape(opText(d.DomainA, d.OpTypeA, d.VersionA, d.OpsetA)))
+	if len(d.Attrs) > 0 {
+		b.WriteString("| attribute | A | B |\n| --- | --- | --- |\n")
+		for _, a := range d.Attrs {
+			fmt.Fprintf(b, "| %s | %s | %s |\n", mdCode(a.Name), mdCode(a.A), mdCode(a.B))
+		}
+		b.WriteString("\n")
+	}
+	var only []string
+	for _, in := range d.Inputs {
+		if in.Differs {
+			only = append(only, fmt.Sprintf("- input %d: A %s %s, B %s %s", in.Index, mdCode(orNone(in.Name)), mdCode(orNone(in.A)), mdCode(orNone(in.BName)), mdCode(orNone(in.B))))
+		}
+	}
+	if len(only) > 0 {
+		b.WriteString(strings.Join(only, "\n") + "\n\n")
+	}
+	fmt.Fprintf(b, "> %s\n\n", mdEscape(d.Headline()))
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/sajari/regression"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/executor"
 )
 
 // FloatMetrics describe the difference between two floating-point tensors
@@ -140,7 +139,7 @@ func kindOf(dt canonical.DataType) string {
 		return "string"
 	case dt == canonical.Bool:
 		return "bool"
-	case executor.IsFloatType(dt):
+	case canonical.IsFloatType(dt):
 		return "float"
 	}
 	return "int"
@@ -208,11 +207,11 @@ func (a *accumulator) exact() *ExactMetrics {
 }
 
 func (a *accumulator) addInts(ref, cand *canonical.Tensor) error {
-	va, err := intValues(ref)
+	va, err := ref.Int64s()
 	if err != nil {
 		return fmt.Errorf("output %q (A): %w", a.res.Name, err)
 	}
-	vb, err := intValues(cand)
+	vb, err := cand.Int64s()
 	if err != nil {
 		return fmt.Errorf("output %q (B): %w", a.res.Name, err)
 	}
@@ -247,59 +246,6 @@ func absDiffInt(x, y int64) int64 {
 		return math.MaxInt64
 	}
 	return int64(d)
-}
-
-// intValues decodes an integer or bool tensor exactly (uint64 values above
-// 2^63 wrap; only equality of such values is meaningful).
-func intValues(t *canonical.Tensor) ([]int64, error) {
-	n, err := t.NumElements()
-	if err != nil {
-		return nil, err
-	}
-	switch t.DataType {
-	case canonical.Int8, canonical.Uint8, canonical.Bool, canonical.Int16, canonical.Uint16,
-		canonical.Int32, canonical.Uint32, canonical.Int64, canonical.Uint64:
-	default:
-		f, err := executor.TensorFloat64s(t)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]int64, len(f))
-		for i, v := range f {
-			out[i] = int64(v)
-		}
-		return out, nil
-	}
-	raw, err := t.Bytes()
-	if err != nil {
-		return nil, err
-	}
-	w := canonical.ElemBits(t.DataType) / 8
-	if int64(len(raw)) != n*int64(w) {
-		return nil, fmt.Errorf("data holds %d bytes, dims %v need %d", len(raw), t.Dims, n*int64(w))
-	}
-	out := make([]int64, n)
-	le := binary.LittleEndian
-	for i := range out {
-		b := raw[i*w:]
-		switch t.DataType {
-		case canonical.Int8:
-			out[i] = int64(int8(b[0]))
-		case canonical.Uint8, canonical.Bool:
-			out[i] = int64(b[0])
-		case canonical.Int16:
-			out[i] = int64(int16(le.Uint16(b)))
-		case canonical.Uint16:
-			out[i] = int64(le.Uint16(b))
-		case canonical.Int32:
-			out[i] = int64(int32(le.Uint32(b)))
-		case canonical.Uint32:
-			out[i] = int64(le.Uint32(b))
-		default:
-			out[i] = int64(le.Uint64(b))
-		}
-	}
-	return out, nil
 }
 
 // ulpKeys returns, per element, an integer whose order and differences
@@ -350,11 +296,11 @@ func ulpDist(x, y int64) float64 {
 }
 
 func (a *accumulator) addFloat(ref, cand *canonical.Tensor) error {
-	va, err := executor.TensorFloat64s(ref)
+	va, err := ref.Float64s()
 	if err != nil {
 		return fmt.Errorf("output %q (A): %w", a.res.Name, err)
 	}
-	vb, err := executor.TensorFloat64s(cand)
+	vb, err := cand.Float64s()
 	if err != nil {
 		return fmt.Errorf("output %q (B): %w", a.res.Name, err)
 	}

@@ -1,6 +1,9 @@
 package verify
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Provenance says which tool run made a report: every report (JSON,
 // Markdown, HTML, JUnit) shows it.
@@ -50,4 +53,22 @@ type Conversion struct {
 type Timing struct {
 	Step string  `json:"step"`
 	MS   float64 `json:"ms"`
+}
+
+// conversionJSON is Conversion without its methods, for MarshalJSON.
+type conversionJSON Conversion
+
+// MarshalJSON writes nil lists as empty arrays, as the schema requires.
+func (c Conversion) MarshalJSON() ([]byte, error) {
+	x := conversionJSON(c)
+	if x.Applied == nil {
+		x.Applied = []string{}
+	}
+	if x.Warnings == nil {
+		x.Warnings = []string{}
+	}
+	if x.Timings == nil {
+		x.Timings = []Timing{}
+	}
+	return json.Marshal(x)
 }

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -84,9 +85,51 @@ type OutputResult struct {
 	Drift      *Drift             `json:"drift,omitempty"`
 }
 
+// Tool names, as the report's "tool" field gives them.
+const (
+	ToolVerify  = "onnxconv verify"
+	ToolConvert = "onnxconv convert"
+)
+
+// ToolName is the command the report is about: Tool as set, except that a
+// report carrying Conversion facts is a "onnxconv convert" report (Compare
+// sets "onnxconv verify"; the conversion pipeline adds Conversion later).
+func (r *Report) ToolName() string {
+	switch {
+	case r.Conversion != nil && (r.Tool == "" || r.Tool == ToolVerify):
+		return ToolConvert
+	case r.Tool == "":
+		return ToolVerify
+	}
+	return r.Tool
+}
+
+// Title says what was done: "onnxconv convert: model.tflite → model.onnx"
+// when Conversion is set, else "onnxconv verify: a.onnx vs b.onnx".
+func (r *Report) Title() string {
+	if c := r.Conversion; c != nil {
+		t := r.ToolName() + ": " + orUnknown(c.Source)
+		if c.Output != "" {
+			t += " → " + c.Output
+		}
+		return t
+	}
+	return r.ToolName() + ": " + r.A.Name + " vs " + r.B.Name
+}
+
+// reportJSON is Report without its methods, for MarshalJSON.
+type reportJSON Report
+
+// MarshalJSON writes the report with its derived tool name (see ToolName).
+func (r Report) MarshalJSON() ([]byte, error) {
+	c := reportJSON(r)
+	c.Tool = r.ToolName()
+	return json.Marshal(c)
+}
+
 func newReport(a, b *Side, o *Options) *Report {
 	r := &Report{
-		SchemaVersion: SchemaVersion, Tool: "onnxconv verify",
+		SchemaVersion: SchemaVersion, Tool: ToolVerify,
 		A: sideInfo(a), B: sideInfo(b),
 		Options: OptionsInfo{
 			InputSource: o.InputSource, Seed: o.Gen.Seed, Distribution: o.Gen.Distribution,

@@ -1,15 +1,16 @@
 package verify
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // ReportSchema is the JSON Schema (draft 2020-12) of the JSON report.
@@ -24,64 +25,25 @@ func ReportSchema() []byte { return append([]byte(nil), reportSchema...) }
 func Formats() []string { return []string{".json", ".md", ".html", ".xml"} }
 
 // WriteReport writes r to path in the format its extension names (.json,
-// .md, .html, .xml for JUnit XML), atomically.
+// .md, .html, .xml for JUnit XML), atomically (canonical.WriteFileAtomic):
+// a failed write leaves any earlier file in place. An unknown extension is
+// a *ReportPathError.
 func WriteReport(path string, r *Report) error {
-	var buf bytes.Buffer
-	var err error
+	var write func(io.Writer, *Report) error
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".json":
-		err = WriteJSON(&buf, r)
+		write = WriteJSON
 	case ".md", ".markdown":
-		err = WriteMarkdown(&buf, r)
+		write = WriteMarkdown
 	case ".html", ".htm":
-		err = WriteHTML(&buf, r)
+		write = WriteHTML
 	case ".xml":
-		err = WriteJUnit(&buf, r)
+		write = WriteJUnit
 	default:
-		return fmt.Errorf("report %s: unknown format %q (use %s)", path, filepath.Ext(path), strings.Join(Formats(), ", "))
+		return &ReportPathError{Path: path, Reason: ReportPathFormat, Dir: filepath.Dir(path)}
 	}
-	if err != nil {
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	return nil
-}
-
-// CheckReportPath reports an error for a report path whose format is
-// unknown, before any work is done.
-func CheckReportPath(path string) error {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".json", ".md", ".markdown", ".html", ".htm", ".xml":
-		return nil
-	}
-	return fmt.Errorf("report %s: unknown format %q (use %s)", path, filepath.Ext(path), strings.Join(Formats(), ", "))
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
+	if err := canonical.WriteFileAtomic(path, func(w io.Writer) error { return write(w, r) }); err != nil {
+		return fmt.Errorf("writing report: %w", err)
 	}
 	return nil
 }
@@ -137,22 +99,23 @@ type junitFailure struct {
 }
 
 // WriteJUnit writes r as JUnit XML: one testcase per output of A (an
-// output without counterpart in B is a failed testcase).
+// output without counterpart in B is a failed testcase). The testsuite's
+// properties hold the provenance, the conversion facts and the first
+// divergent node with its diff; failures and system-out repeat the
+// bisection in words.
 func WriteJUnit(w io.Writer, r *Report) error {
 	secs := fmt.Sprintf("%.3f", r.DurationMS/1000)
+	bis := bisectText(r.Bisect)
 	s := junitSuite{
-		Name: "onnxconv verify " + r.A.Name + " vs " + r.B.Name, Time: secs,
-		Properties: []junitProperty{
-			{"a", r.A.Name}, {"b", r.B.Name}, {"samples", fmt.Sprint(r.Samples)},
-			{"profile", r.Options.Profile}, {"equivalent", fmt.Sprint(r.Equivalent)},
-		},
-		SystemOut: r.Summary,
+		Name: r.Title(), Time: secs,
+		Properties: junitProperties(r),
+		SystemOut:  r.Summary + "\n" + runLine(r) + "\n" + conversionText(r.Conversion) + bis,
 	}
 	class := "verify." + sanitizeClass(r.A.Name)
 	for _, o := range r.Outputs {
 		c := junitCase{Name: o.Name, Classname: class, Time: "0", SystemOut: outputLine(o)}
 		if !o.Pass {
-			c.Failure = &junitFailure{Message: o.Reason, Type: "NotEquivalent", Text: outputDetail(o)}
+			c.Failure = &junitFailure{Message: o.Reason, Type: "NotEquivalent", Text: outputDetail(o) + bis}
 			s.Failures++
 		}
 		s.Cases = append(s.Cases, c)
@@ -163,7 +126,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		s.Failures++
 	}
 	s.Tests = len(s.Cases)
-	doc := junitSuites{Name: "onnxconv verify", Tests: s.Tests, Failures: s.Failures, Time: secs, Suites: []junitSuite{s}}
+	doc := junitSuites{Name: r.ToolName(), Tests: s.Tests, Failures: s.Failures, Time: secs, Suites: []junitSuite{s}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -174,6 +137,149 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// junitProperties lists the provenance ("unknown" when not recorded), the
+// comparison's settings, the conversion facts and the bisection result.
+func junitProperties(r *Report) []junitProperty {
+	p := r.Provenance
+	if p == nil {
+		p = &Provenance{}
+	}
+	ps := []junitProperty{
+		{"tool", r.ToolName()}, {"title", r.Title()},
+		{"version", orUnknown(p.Version)}, {"revision", orUnknown(p.Revision)},
+		{"command", commandLine(r.Provenance)}, {"time", runTime(r.Provenance)},
+		{"a", r.A.Name}, {"b", r.B.Name}, {"samples", fmt.Sprint(r.Samples)},
+		{"profile", r.Options.Profile}, {"equivalent", fmt.Sprint(r.Equivalent)},
+	}
+	if c := r.Conversion; c != nil {
+		num := func(v int64) string { return strconv.FormatInt(v, 10) }
+		ps = append(ps,
+			junitProperty{"conversion.source", c.Source}, junitProperty{"conversion.output", c.Output},
+			junitProperty{"conversion.source_format", orUnknown(c.SourceFormat)}, junitProperty{"conversion.importer", orUnknown(c.Importer)},
+			junitProperty{"conversion.target", c.Target},
+			junitProperty{"conversion.opset_before", num(c.OpsetBefore)}, junitProperty{"conversion.opset_after", num(c.OpsetAfter)})
+		if c.MLOpsetBefore != 0 || c.MLOpsetAfter != 0 {
+			ps = append(ps, junitProperty{"conversion.ml_opset_before", num(c.MLOpsetBefore)}, junitProperty{"conversion.ml_opset_after", num(c.MLOpsetAfter)})
+		}
+		ps = append(ps, junitProperty{"conversion.ir_before", num(c.IRBefore)}, junitProperty{"conversion.ir_after", num(c.IRAfter)})
+		for i, a := range c.Applied {
+			ps = append(ps, junitProperty{fmt.Sprintf("conversion.applied.%d", i+1), a})
+		}
+		for i, wn := range c.Warnings {
+			ps = append(ps, junitProperty{fmt.Sprintf("conversion.warning.%d", i+1), wn})
+		}
+		for _, t := range c.Timings {
+			ps = append(ps, junitProperty{"conversion.timing_ms." + t.Step, strconv.FormatFloat(t.MS, 'f', -1, 64)})
+		}
+	}
+	if bi := r.Bisect; bi != nil && bi.First != nil {
+		f := bi.First
+		ps = append(ps, junitProperty{"bisect.first_node", f.Node}, junitProperty{"bisect.op_type", f.OpType})
+		if d := f.Diff; d != nil {
+			if d.Counterpart {
+				ps = append(ps, junitProperty{"bisect.b_node", d.BNode}, junitProperty{"bisect.b_op_type", qualifiedOp(d.DomainB, d.OpTypeB)})
+			} else {
+				ps = append(ps, junitProperty{"bisect.b_node", ""}, junitProperty{"bisect.note", d.Note})
+			}
+			for _, a := range d.Attrs {
+				ps = append(ps, junitProperty{"bisect.attr." + a.Name, a.A + " vs " + a.B})
+			}
+			for _, in := range d.Inputs {
+				ps = append(ps, junitProperty{fmt.Sprintf("bisect.input.%d", in.Index), inputDiffText(in)})
+			}
+		}
+	}
+	return ps
+}
+
+// runLine is "onnxconv 1.4.0 (rev 1a2b) at 2025-01-02T03:04:05Z: onnxconv convert …".
+func runLine(r *Report) string {
+	return fmt.Sprintf("%s at %s: %s", toolVersion(r.Provenance), runTime(r.Provenance), commandLine(r.Provenance))
+}
+
+// conversionText lists the conversion facts, one a line ("" when nil).
+func conversionText(c *Conversion) string {
+	if c == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range conversionFacts(c) {
+		fmt.Fprintf(&b, "%s: %s\n", f.Label, f.Value)
+	}
+	for _, a := range c.Applied {
+		fmt.Fprintf(&b, "applied: %s\n", a)
+	}
+	for _, wn := range c.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", wn)
+	}
+	if len(c.Timings) > 0 {
+		fmt.Fprintf(&b, "timings: %s\n", timingsText(c.Timings))
+	}
+	return b.String()
+}
+
+// inputDiffText is "x: float[4,64] vs B y: float[4,64]".
+func inputDiffText(in InputDiff) string {
+	s := orNone(in.Name) + ": " + orNone(in.A) + " vs "
+	if in.BName != in.Name {
+		s += "B " + orNone(in.BName) + ": "
+	}
+	s += orNone(in.B)
+	if in.Differs {
+		s += " (differs)"
+	}
+	if in.FirstDiff != "" {
+		s += "; values differ first at " + in.FirstDiff
+	}
+	return s
+}
+
+// bisectText describes the first divergent node and its diff in words
+// ("" without bisection).
+func bisectText(bi *Bisection) string {
+	if bi == nil {
+		return ""
+	}
+	var b strings.Builder
+	if bi.First == nil {
+		fmt.Fprintf(&b, "bisect: %d of %d nodes checked, none diverges\n", bi.NodesChecked, bi.NodesTotal)
+		return b.String()
+	}
+	f := bi.First
+	fmt.Fprintf(&b, "bisect: first divergent node %q (%s), number %d of %d in topological order\n", f.Node, f.OpType, f.Index, bi.NodesTotal)
+	for _, in := range f.Inputs {
+		fmt.Fprintf(&b, "  input %s (%s): %s", in.Name, strings.ReplaceAll(in.Kind, "_", " "), strings.ReplaceAll(in.Status, "_", " "))
+		if in.Status == "differs" {
+			fmt.Fprintf(&b, ", max abs %.3g", in.MaxAbs)
+		}
+		b.WriteString("\n")
+	}
+	if d := f.Diff; d != nil {
+		if !d.Counterpart {
+			fmt.Fprintf(&b, "  B: no counterpart (%s)\n", d.Note)
+		} else {
+			fmt.Fprintf(&b, "  A: %s   B: %q %s\n", opText(d.DomainA, d.OpTypeA, d.VersionA, d.OpsetA), d.BNode, opText(d.DomainB, d.OpTypeB, d.VersionB, d.OpsetB))
+		}
+		for _, a := range d.Attrs {
+			fmt.Fprintf(&b, "  attribute %s: A %s, B %s\n", a.Name, a.A, a.B)
+		}
+		for _, in := range d.Inputs {
+			fmt.Fprintf(&b, "  input %d %s\n", in.Index, inputDiffText(in))
+		}
+		fmt.Fprintf(&b, "  => %s\n", d.Headline())
+	}
+	return b.String()
+}
+
+// opText is "Gemm (ai.onnx Gemm-13, opset 17)".
+func opText(domain, op string, version int, opset int64) string {
+	v := "version unknown"
+	if version > 0 {
+		v = fmt.Sprintf("%s-%d", op, version)
+	}
+	return fmt.Sprintf("%s (%s %s, opset %d)", op, domain, v, opset)
 }
 
 // sanitizeClass makes a JUnit class name from a path: its folder and file

@@ -111,6 +111,7 @@ func Check(m *canonical.Model) (problems []Problem) {
 		return []Problem{{Path: "model", Index: -1, Msg: "the model has no graph", Fix: "give the model a graph"}}
 	}
 	c := &checker{m: m, opsetOf: m.Opset}
+	c.knownOpsets(m.OpsetImports, "opset_import")
 	if m.Opset("") == 0 && !importsDomain(m.OpsetImports, "") {
 		if usesDomain(m.Graph, "") {
 			c.add(Problem{Path: "model", Index: -1, Msg: "the model does not import the ai.onnx operator set but uses its operators",
@@ -125,7 +126,9 @@ func Check(m *canonical.Model) (problems []Problem) {
 			}
 			return m.Opset(d)
 		}, inFunction: true}
+		fc.knownOpsets(f.OpsetImports, fmt.Sprintf("functions[%d] %q.opset_import", i, f.Domain+"."+f.Name))
 		if f.Body == nil {
+			c.problems = append(c.problems, fc.problems...)
 			continue
 		}
 		s := newScope(nil)
@@ -133,6 +136,27 @@ func Check(m *canonical.Model) (problems []Problem) {
 		c.problems = append(c.problems, fc.problems...)
 	}
 	return c.problems
+}
+
+// knownOpsets reports imports of ai.onnx or ai.onnx.ml at versions newer
+// than the newest this registry knows: their operators' schemas cannot be
+// known, so nothing about the model could be checked (or converted).
+func (c *checker) knownOpsets(ops []canonical.OpsetID, path string) {
+	for i, o := range ops {
+		d := opset.NormalizeDomain(o.Domain)
+		if d != "" && d != opset.DomainML {
+			continue
+		}
+		if max := opset.MaxOpset(d); max > 0 && o.Version > int64(max) {
+			name := d
+			if d == "" {
+				name = "ai.onnx"
+			}
+			c.add(Problem{Path: fmt.Sprintf("%s[%d]", path, i), Index: -1,
+				Msg: fmt.Sprintf("%s version %d is beyond the newest known opset %d", name, o.Version, max),
+				Fix: fmt.Sprintf("import %s at a released version (1..%d); the file is damaged or was made by a newer ONNX than onnxconv knows", name, max)})
+		}
+	}
 }
 
 func importsDomain(ops []canonical.OpsetID, d string) bool {

@@ -43,7 +43,6 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/executor"
-	"github.com/onnxconv/onnxconv/executor/onnxio"
 	"github.com/onnxconv/onnxconv/runtimes/ort"
 )
 
@@ -179,7 +178,7 @@ func readDataSet(dir string) (*dataSet, error) {
 			if err := proto.Unmarshal(b, tp); err != nil {
 				return nil, fmt.Errorf("%s: %w", p, err)
 			}
-			t, err := onnxio.TensorFromProto(tp)
+			t, err := canonical.TensorFromProto(tp)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", p, err)
 			}
@@ -232,7 +231,7 @@ func benchModel(cfg config, rt *ort.Runtime, dir string) (result, error) {
 		}
 		out := make([]*canonical.Tensor, len(got))
 		for i, tp := range got {
-			if out[i], err = onnxio.TensorFromProto(tp); err != nil {
+			if out[i], err = canonical.TensorFromProto(tp); err != nil {
 				return nil, err
 			}
 		}

@@ -13,12 +13,19 @@
 //	go build -o ~/.config/onnxconv/plugins/onnxconv-plugin-onnxruntime ./cmd/onnxconv-plugin-onnxruntime
 //
 // (or put it in a folder of $ONNXCONV_PLUGIN_PATH). It finds the ONNX
-// Runtime shared library, in this order: the --ort-lib flag (for a wrapper
-// script), $ONNXRUNTIME_LIB, the npm-installed copy under the repository
-// root above the working directory (`npm install --ignore-scripts
-// onnxruntime-node@1.30.0`), a libonnxruntime.so.1 (or .so) beside the
-// executable. The library is loaded on the first run, not to describe the
-// plugin, so `onnxconv plugins` lists it even when the library is missing.
+// Runtime shared library with the --ort-lib flag (for a wrapper script), or
+// else as ort.FindLibrary does: $ONNXRUNTIME_LIB, beside this executable
+// (or in lib/ beside it), the user plugins folder, the npm-installed copy of
+// a checkout above the working directory (`npm ci --ignore-scripts`), the
+// system library folders. So an installed plugin works from any folder when
+// libonnxruntime.so.1 is copied beside it.
+//
+// The library is loaded when the plugin starts, so that the runtime it
+// describes carries ONNX Runtime's own version (RuntimeInfo.Version, e.g.
+// "1.30.0"; the plugin's version is in the description). When the library
+// is missing the plugin still describes itself (version "unknown"), so
+// `onnxconv plugins` lists it, and every run fails saying how to install
+// the library.
 //
 // Run options (plugins.RunOptions.Options): "optimization": "all"
 // (default) or "disable" (ONNX Runtime's graph optimizations off, every
@@ -27,12 +34,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
@@ -45,50 +50,58 @@ const RuntimeName = "onnxruntime"
 // version of this plugin.
 const version = "0.1.0"
 
+// unknownVersion is the runtime version described when the library could
+// not be loaded.
+const unknownVersion = "unknown"
+
 func main() {
 	fs := flag.NewFlagSet(filepath.Base(os.Args[0]), flag.ContinueOnError)
-	lib := fs.String("ort-lib", "", "path of libonnxruntime.so (default: $"+ort.LibraryEnv+", the npm-installed copy, or one beside this executable)")
+	lib := fs.String("ort-lib", "", "path of libonnxruntime.so (default: as ort.FindLibrary: $"+ort.LibraryEnv+
+		", beside this executable, the user plugins folder, the npm-installed copy, the system folders)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
-	s := &server{libFlag: *lib}
-	sdk.ServeRuntime(sdk.Runtime{
-		Name:        RuntimeName,
-		Version:     version,
-		Description: "ONNX Runtime (C API 24+, e.g. 1.30) through onnxruntime_go; CPU execution provider",
-		Run:         s.run,
-	})
+	s := open(*lib)
+	sdk.ServeRuntime(s.info())
 }
 
-// server holds the ONNX Runtime opened on the first run.
+// server holds the ONNX Runtime opened when the plugin starts, or why it
+// could not be opened. It does not change after open.
 type server struct {
-	libFlag string
-
-	mu sync.Mutex
-	rt *ort.Runtime
+	lib     string       // library path; "" when not found
+	rt      *ort.Runtime // nil when err is set
+	version string       // ONNX Runtime's version
+	err     error        // why the library could not be found or opened
 }
 
-// runtime opens ONNX Runtime once.
-func (s *server) runtime() (*ort.Runtime, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rt != nil {
-		return s.rt, nil
-	}
-	lib, err := findLibrary(s.libFlag)
+// open finds and opens the ONNX Runtime library.
+func open(libFlag string) *server {
+	lib, err := findLibrary(libFlag)
 	if err != nil {
-		return nil, err
+		return &server{err: err}
 	}
 	rt, err := ort.Open(lib, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s plugin: %w", RuntimeName, err)
+		return &server{lib: lib, err: fmt.Errorf("%s plugin: %w", RuntimeName, err)}
 	}
-	s.rt = rt
-	return rt, nil
+	return &server{lib: lib, rt: rt, version: rt.Version()}
 }
 
-// findLibrary resolves the library path: flag, then ort.FindLibrary
-// ($ONNXRUNTIME_LIB, the npm copy), then beside the executable.
+// info describes the runtime s serves: ONNX Runtime's version as the
+// runtime's, the plugin's own version and the library in the description.
+func (s *server) info() sdk.Runtime {
+	r := sdk.Runtime{Name: RuntimeName, Version: s.version, Run: s.run}
+	if s.err != nil {
+		r.Version = unknownVersion
+		r.Description = fmt.Sprintf("ONNX Runtime (library not loaded: runs fail, see their error) through onnxconv-plugin-onnxruntime %s", version)
+		return r
+	}
+	r.Description = fmt.Sprintf("ONNX Runtime %s, CPU execution provider, library %s, via onnxruntime_go in onnxconv-plugin-onnxruntime %s",
+		s.version, s.lib, version)
+	return r
+}
+
+// findLibrary resolves the library path: the flag, else ort.FindLibrary.
 func findLibrary(flagPath string) (string, error) {
 	if flagPath != "" {
 		if _, err := os.Stat(flagPath); err != nil {
@@ -97,24 +110,10 @@ func findLibrary(flagPath string) (string, error) {
 		return flagPath, nil
 	}
 	p, err := ort.FindLibrary()
-	if err == nil {
-		return p, nil
-	}
-	if os.Getenv(ort.LibraryEnv) != "" || !errors.Is(err, ort.ErrLibraryNotFound) {
+	if err != nil {
 		return "", fmt.Errorf("%s plugin: %w", RuntimeName, err)
 	}
-	exe, xerr := os.Executable()
-	if xerr != nil {
-		return "", fmt.Errorf("%s plugin: %w", RuntimeName, err)
-	}
-	dir := filepath.Dir(exe)
-	for _, name := range []string{"libonnxruntime.so.1", "libonnxruntime.so"} {
-		cand := filepath.Join(dir, name)
-		if _, serr := os.Stat(cand); serr == nil {
-			return cand, nil
-		}
-	}
-	return "", fmt.Errorf("%s plugin: %w; or put libonnxruntime.so.1 beside the plugin, in %s", RuntimeName, err, dir)
+	return p, nil
 }
 
 // run runs the model once with the call's thread count and options.
@@ -132,14 +131,13 @@ func (s *server) run(ctx context.Context, modelPath string, inputs []*onnxpb.Ten
 			return nil, fmt.Errorf("%s: unknown option %q (known: optimization)", RuntimeName, k)
 		}
 	}
-	rt, err := s.runtime()
-	if err != nil {
-		return nil, err
+	if s.err != nil {
+		return nil, s.err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sess, err := rt.NewSession(modelPath, opts...)
+	sess, err := s.rt.NewSession(modelPath, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -352,3 +352,17 @@ func TestCheckUsage(t *testing.T) {
 		t.Fatalf("check of a missing file: exit code %d, want 2", code)
 	}
 }
+
+func TestCheckDatalessHugeInitializer(t *testing.T) {
+	mp := validModel()
+	mp.Graph.Initializer = []*onnxpb.TensorProto{{Name: proto.String("w"), DataType: proto.Int32(1), Dims: []int64{1 << 20, 1 << 20, 1 << 20}}}
+	p := writeFile(t, t.TempDir(), "m.onnx", marshal(t, mp))
+	expect(t, p, []int{1}, `graph.initializer[0] "w": dims [1048576 1048576 1048576] of float claim 4.0 EiB of data but the tensor holds none`)
+}
+
+func TestCheckOpsetBeyondNewest(t *testing.T) {
+	mp := validModel()
+	mp.OpsetImport[0].Version = proto.Int64(999)
+	p := writeFile(t, t.TempDir(), "m.onnx", marshal(t, mp))
+	expect(t, p, []int{1}, "opset_import[0]: ai.onnx version 999 is beyond the newest known opset 27")
+}

@@ -94,7 +94,11 @@ func writeSummary(w io.Writer, path string, s canonical.Summary) {
 		}
 		fmt.Fprintf(w, "  %-24s %d\n", name, o.Count)
 	}
-	fmt.Fprintf(w, "parameters:  %d in %d initializers, %s\n", s.Parameters, s.Initializers, humanBytes(s.ParameterBytes))
+	consts := ""
+	if s.ConstantTensors > 0 {
+		consts = fmt.Sprintf(" and %d Constant nodes", s.ConstantTensors)
+	}
+	fmt.Fprintf(w, "parameters:  %d in %d initializers%s, %s\n", s.Parameters, s.Initializers, consts, humanBytes(s.ParameterBytes))
 	if len(s.ExternalFiles) > 0 {
 		fmt.Fprintf(w, "external data:\n")
 		for _, f := range s.ExternalFiles {

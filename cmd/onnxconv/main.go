@@ -13,6 +13,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/onnxconv/onnxconv/pipeline"
+	"github.com/onnxconv/onnxconv/version"
 )
 
 // Exit codes.
@@ -61,6 +64,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if ee.err == nil {
 			return code
 		}
+	} else if pipeline.KindOf(err) == pipeline.KindInvalid {
+		code = exitInvalid
 	}
 	fmt.Fprintf(stderr, "onnxconv: %v\n", err)
 	return code
@@ -73,11 +78,14 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long:          "onnxconv imports framework models into ONNX, moves them between opsets, runs them and proves with numbers that they still compute what they computed before.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints the module version and VCS revision.
+		Version: version.Get().String(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return badInput(fmt.Errorf("%w (see 'onnxconv %s --help')", err, c.Name()))
+		return badInput(fmt.Errorf("%w (see '%s --help')", err, c.CommandPath()))
 	})
 	root.AddCommand(commands()...)
 	return root

@@ -16,6 +16,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -48,7 +49,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	testBin.dir = dir
-	code := m.Run()
+	code := testpaths.Main(m, "cmd/onnxconv")
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -255,7 +256,7 @@ func TestPipelineXGBoost(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", s, stdout)
 		}
 	}
-	if !strings.Contains(stderr, "format xgboost (plugin xgboost)") {
+	if !strings.Contains(stderr, "format xgboost (importer xgboost)") {
 		t.Errorf("stderr does not name the detected format:\n%s", stderr)
 	}
 	if b, err := os.ReadFile(report); err != nil || !bytes.Contains(b, []byte(`"equivalent": true`)) {
@@ -285,7 +286,7 @@ func TestPipelineXGBoostOpset13(t *testing.T) {
 	if n := strings.Count(stdout, ": EQUIVALENT"); n != 2 {
 		t.Errorf("want 2 comparisons (imported model, reference), got %d:\n%s", n, stdout)
 	}
-	if !strings.Contains(stdout, "(imported): EQUIVALENT") || !strings.Contains(stderr, "opset 21 -> 13") {
+	if !strings.Contains(stdout, "(as imported): EQUIVALENT") || !strings.Contains(stderr, "opset 21 -> 13") {
 		t.Errorf("the opset conversion was not verified against the imported model:\n%s\n%s", stdout, stderr)
 	}
 	if opset := checkXGBoost(t, out, "binary_logistic"); opset != 13 {
@@ -367,7 +368,10 @@ func TestPipelineTFLite(t *testing.T) {
 				t.Fatal(err)
 			}
 			x.Name = m.Graph.Inputs[0].Name
-			names := verifyValueNames(m.Graph.Outputs)
+			var names []string
+			for _, o := range m.Graph.Outputs {
+				names = append(names, o.Name)
+			}
 			m.Close()
 			outs, _, _ := runModel(t, out, x)
 			for i := range tc.outputs {
@@ -487,7 +491,7 @@ func TestConvertFromFlag(t *testing.T) {
 		t.Fatalf("outputs %d, want the margin only", len(outs))
 	}
 	assertClose(t, "margin", margin, values(t, readTensor(t, filepath.Join(fx, "binary_logistic.margin.npy"))), 1e-5, 1e-6)
-	if code, _, stderr := runCmd("convert", in, out, "--from", "caffe"); code != 2 || !strings.Contains(stderr, "formats: onnx") {
+	if code, _, stderr := runCmd("convert", in, out, "--from", "caffe"); code != 2 || !strings.Contains(stderr, "formats: tflite, xgboost, onnx") {
 		t.Errorf("--from caffe: exit %d: %s", code, stderr)
 	}
 }
@@ -513,7 +517,7 @@ func TestPipelineThirdPartyPlugin(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stderr, "(plugin csvgraph)") {
+	if !strings.Contains(stderr, "(importer csvgraph)") {
 		t.Errorf("not imported by csvgraph:\n%s", stderr)
 	}
 	// W = Sigmoid(Relu(X) + X) on X = [[-1, 0, 2]].
@@ -554,7 +558,7 @@ func TestPipelineTargetUnsupported(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1: %s", code, stderr)
 	}
-	for _, s := range []string{`plugin "onnx-export"`, "1 violation(s) of target onnx-opset7", `"Gelu_0" (Gelu)`, "target opset 9 or later", "nothing was written"} {
+	for _, s := range []string{"1 violation(s) of target onnx-opset7", `"Gelu_0" (Gelu)`, "target opset 9 or later", "nothing was written"} {
 		if !strings.Contains(stderr, s) {
 			t.Errorf("message lacks %q:\n%s", s, stderr)
 		}

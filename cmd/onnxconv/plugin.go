@@ -8,9 +8,9 @@ package main
 // Wiring (cmd/onnxconv owner):
 //
 //	// one map for the whole binary, built from the importer and exporter
-//	// packages; each value returns the sdk.Plugin to serve, e.g.
-//	// func() sdk.Plugin { return sdk.Plugin{Importer: &tflite.Importer} }
-//	builtins := map[string]func() sdk.Plugin{"tflite": ..., "ort": ...}
+//	// packages; each value returns the sdk.Plugin to serve: importers
+//	// come from importers/builtin, served through sdk.ImporterFrom
+//	builtins := builtinPlugins()
 //
 //	// in commands():
 //	newPluginServeCmd(builtins), newPluginsCmd(builtins),
@@ -30,6 +30,7 @@ package main
 // plugins.ErrTimeout) or ErrMemoryLimit calls for a hint to the user.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -38,6 +39,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/builtin"
+	onnximp "github.com/onnxconv/onnxconv/importers/onnx"
 	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
@@ -132,6 +136,42 @@ func pluginHostOptions(builtins map[string]func() sdk.Plugin) plugins.Options {
 		opts.Builtins = append(opts.Builtins, plugins.Builtin{Name: name, Importer: imp, Exporter: exp})
 	}
 	return opts
+}
+
+// pluginRegistry returns the importers of the command line: every
+// built-in importer but ONNX's through its plugin process (this executable,
+// `__plugin serve NAME`), in the order of builtin.Importers; then the
+// third-party importer plugins in discovery order; then the ONNX importer,
+// in process (canonical's checked loader; going out of process would only
+// copy the model), last as in builtin.Importers.
+func pluginRegistry(ctx context.Context, builtins map[string]func() sdk.Plugin) (*importers.Registry, error) {
+	h, err := plugins.NewHost(ctx, pluginHostOptions(builtins))
+	if err != nil {
+		return nil, fmt.Errorf("starting the plugin host: %w", err)
+	}
+	r := &importers.Registry{}
+	for _, imp := range builtin.Importers() {
+		name := imp.Describe().Name
+		if name == onnximp.Name {
+			continue
+		}
+		hi, err := h.Importer(name)
+		if err != nil {
+			return nil, fmt.Errorf("built-in importer %s: %w", name, err)
+		}
+		if err := r.Add(hi); err != nil {
+			return nil, err
+		}
+	}
+	for _, imp := range h.Importers() {
+		if err := r.Add(imp); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.Add(onnximp.New()); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func builtinNames(builtins map[string]func() sdk.Plugin) []string {

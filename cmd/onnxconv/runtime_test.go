@@ -12,27 +12,16 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
-
-// envRequireORT makes the ONNX Runtime tests fail instead of skipping when
-// the library or cgo is missing.
-const envRequireORT = "ONNXCONV_REQUIRE_ORT"
 
 // ortPlugin holds the folder with cmd/onnxconv-plugin-onnxruntime, built
 // (with cgo) once, on first use, under testBin.dir (see pipeline_test.go).
 var ortPlugin struct {
 	once sync.Once
 	dir  string
+	out  string // go build's output when it failed
 	err  error
-}
-
-// skipOrFailORT skips the test, or fails it under ONNXCONV_REQUIRE_ORT=1.
-func skipOrFailORT(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv(envRequireORT) == "1" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
 }
 
 // ortPluginDir builds the ONNX Runtime plugin and returns the folder that
@@ -44,38 +33,38 @@ func ortPluginDir(t *testing.T) string {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(ortPlugin.dir, "onnxconv-plugin-onnxruntime"), "../onnxconv-plugin-onnxruntime")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			ortPlugin.err = fmt.Errorf("go build ./cmd/onnxconv-plugin-onnxruntime (needs cgo): %v\n%s", err, out)
+			ortPlugin.out = string(out)
+			ortPlugin.err = fmt.Errorf("go build ./cmd/onnxconv-plugin-onnxruntime (needs cgo): %v", err)
 		}
 	})
 	if ortPlugin.err != nil {
-		skipOrFailORT(t, "%v", ortPlugin.err)
+		t.Log(ortPlugin.out)
+		testpaths.SkipORT(t, ortPlugin.err.Error())
 	}
 	return ortPlugin.dir
 }
 
-// ortLib returns the absolute path of the ONNX Runtime library, or skips.
+// ortLib returns the absolute path of the ONNX Runtime library, or skips
+// the test (counted and reported by TestMain, which fails the package
+// unless ONNXCONV_SKIP_ORT=1).
 func ortLib(t *testing.T) string {
 	t.Helper()
-	p := os.Getenv("ONNXRUNTIME_LIB")
-	if p == "" {
-		p = filepath.Join(repoDir(t), "node_modules", "onnxruntime-node", "bin", "napi-v6", "linux", "x64", "libonnxruntime.so.1")
-	}
-	abs, err := filepath.Abs(p)
-	if err == nil {
-		_, err = os.Stat(abs)
-	}
-	if err != nil {
-		skipOrFailORT(t, "ONNX Runtime library not available (%v); npm install --ignore-scripts onnxruntime-node@1.30.0", err)
-	}
-	return abs
+	return testpaths.ORT(t)
 }
 
 // execEnv runs the built onnxconv binary with extra environment variables
 // (the user plugins folder, ~/.config/onnxconv/plugins, does not exist).
 func execEnv(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
+	return execIn(t, "", env, args...)
+}
+
+// execIn is execEnv in the working directory dir ("" for the test's).
+func execIn(t *testing.T, dir string, env []string, args ...string) (int, string, string) {
+	t.Helper()
 	cfg := t.TempDir()
 	cmd := exec.Command(onnxconvBin(t), args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME=", "HOME="+cfg)
 	cmd.Env = append(cmd.Env, env...)
 	var out, errb strings.Builder
@@ -133,7 +122,8 @@ func TestVerifyRuntimeORTvsExecutor(t *testing.T) {
 		t.Fatalf("exit %d, want 0\n%s%s", code, out, errs)
 	}
 	if !strings.Contains(out, "equivalent: 1 output(s) within tolerance over 2 sample(s)") ||
-		!strings.Contains(out, "note: A ran on onnxruntime 0.1.0 (plugin ") || !strings.Contains(out, "B on the built-in executor") {
+		!strings.Contains(out, "note: A ran on onnxruntime 1.30.") || !strings.Contains(out, ": ONNX Runtime 1.30.") ||
+		!strings.Contains(out, "B on the built-in executor") {
 		t.Errorf("summary:\n%s", out)
 	}
 	r := readReport(t, js)
@@ -152,6 +142,65 @@ func TestVerifyRuntimeORTvsExecutor(t *testing.T) {
 	code, out, errs = execEnv(t, env, "verify", "--runtime", "onnxruntime", verifyFixture("mlp_opset17"), stored)
 	if code != 0 || !strings.Contains(out, "B is stored outputs") {
 		t.Errorf("ORT vs stored outputs: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestVerifyRuntimeOutsideCheckout: the ONNX Runtime plugin installed in
+// a folder of $ONNXCONV_PLUGIN_PATH with the library copied beside it works
+// from a working directory outside the checkout, with no $ONNXRUNTIME_LIB,
+// and the report's note names ONNX Runtime's own version.
+func TestVerifyRuntimeOutsideCheckout(t *testing.T) {
+	lib := ortLib(t)
+	built := filepath.Join(ortPluginDir(t), "onnxconv-plugin-onnxruntime")
+	install := t.TempDir()
+	data, err := os.ReadFile(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(install, "onnxconv-plugin-onnxruntime"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	beside := filepath.Join(install, "libonnxruntime.so.1")
+	if err := os.Symlink(lib, beside); err != nil {
+		t.Fatal(err)
+	}
+	model, err := filepath.Abs(verifyFixture("mlp_opset17"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	js := filepath.Join(cwd, "r.json")
+	env := []string{"ONNXCONV_PLUGIN_PATH=" + install, "ONNXRUNTIME_LIB=", "LD_LIBRARY_PATH="}
+	code, out, errs := execIn(t, cwd, env, "verify", "--runtime", "onnxruntime,executor", "--runtime-threads", "1",
+		model, "--report", "r.json")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", code, out, errs)
+	}
+	r := readReport(t, js)
+	var note string
+	for _, n := range r.Notes {
+		if strings.HasPrefix(n, "A ran on ") {
+			note = n
+		}
+	}
+	for _, want := range []string{"A ran on onnxruntime 1.30.", ": ONNX Runtime 1.30.", "library " + beside,
+		"(plugin " + filepath.Join(install, "onnxconv-plugin-onnxruntime"), "B on the built-in executor"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note lacks %q: %q", want, note)
+		}
+	}
+	if !r.Equivalent {
+		t.Errorf("ORT vs executor not equivalent: %+v", r.Outputs[0].Float)
+	}
+
+	// Without the library beside it the run says what was searched.
+	if err := os.Remove(beside); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = execIn(t, cwd, env, "verify", "--runtime", "onnxruntime,executor", model)
+	if code != 2 || !strings.Contains(errs, "ONNX Runtime shared library not found: looked for libonnxruntime.so.1 or libonnxruntime.so, in order:") ||
+		!strings.Contains(errs, "\n  "+install+" (beside the executable)") {
+		t.Errorf("library missing: exit %d\n%s%s", code, out, errs)
 	}
 }
 
@@ -184,7 +233,7 @@ func TestVerifyRuntimeMissing(t *testing.T) {
 	empty := t.TempDir()
 	code, out, errs := execEnv(t, []string{"ONNXCONV_PLUGIN_PATH=" + empty}, "verify", "--runtime", "onnxruntime,executor", verifyFixture("mlp_opset17"))
 	for _, want := range []string{
-		"--runtime onnxruntime: the ONNX Runtime plugin is not installed",
+		"runtime onnxruntime: the ONNX Runtime plugin is not installed (looked in " + empty + ", ~/.config/onnxconv/plugins)",
 		"go build -o ~/.config/onnxconv/plugins/onnxconv-plugin-onnxruntime ./cmd/onnxconv-plugin-onnxruntime",
 		"npm install --ignore-scripts onnxruntime-node@1.30.0",
 	} {
@@ -192,7 +241,7 @@ func TestVerifyRuntimeMissing(t *testing.T) {
 			t.Errorf("missing plugin: exit %d, stderr lacks %q:\n%s%s", code, want, out, errs)
 		}
 	}
-	code, _, errs = execEnv(t, []string{"ONNXCONV_PLUGIN_PATH=" + empty}, "verify", "--runtime", "tvm", "a.onnx", "b.onnx")
+	code, _, errs = execEnv(t, []string{"ONNXCONV_PLUGIN_PATH=" + empty}, "verify", "--runtime", "tvm", verifyFixture("mlp_opset17"), verifyFixture("mlp_opset17"))
 	if code != 2 || !strings.Contains(errs, "no plugin serves this runtime") || !strings.Contains(errs, "onnxconv-plugin-tvm") {
 		t.Errorf("unknown runtime: exit %d\n%s", code, errs)
 	}

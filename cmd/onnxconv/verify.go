@@ -3,24 +3,21 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
-	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/pipeline"
+	"github.com/onnxconv/onnxconv/plugins"
+	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
-	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
 // newVerifyCmd returns `onnxconv verify A B`.
 func newVerifyCmd() *cobra.Command {
 	var (
 		inputs, profile, dist, backend string
-		runtimes                       string
+		runtimeList                    string
 		samples, bisectBatch, threads  int
 		seed                           uint64
 		rtol, atol                     float64
@@ -63,23 +60,17 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			for _, r := range reports {
-				if err := verify.CheckReportPath(r); err != nil {
-					return badInput(err)
-				}
+			rtNames, err := runtimes.Parse(runtimeList)
+			if err != nil {
+				return badInput(fmt.Errorf("verify: %w", err))
 			}
-			if dist != "normal" && dist != "uniform" {
-				return badInput(fmt.Errorf("verify: --dist %q: use normal or uniform", dist))
-			}
-			opts := verify.Options{
-				Samples: samples, Profile: profile, ByOrder: byOrder, Bisect: bisect,
-				BisectBatch: bisectBatch, Backend: backend,
-				Gen: verify.GenOptions{Seed: seed, Distribution: dist},
-			}
-			if profile != "" {
-				if _, err := verify.LookupProfile(profile); err != nil {
-					return badInput(fmt.Errorf("verify: --profile: %w", err))
-				}
+			opts := pipeline.CompareOptions{
+				VerifyOptions: pipeline.VerifyOptions{
+					Inputs: inputs, Samples: samples, Seed: seed, Distribution: dist,
+					Profile: profile, ByOrder: byOrder, Bisect: bisect, BisectBatch: bisectBatch, Backend: backend,
+				},
+				Runtimes: rtNames, RuntimeThreads: threads, Plugins: plugins.Options{},
+				Reports: reports,
 			}
 			if cmd.Flags().Changed("rtol") {
 				if rtol < 0 {
@@ -93,110 +84,18 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 				}
 				opts.ATol = &atol
 			}
-			var err error
-			if opts.Gen.Dims, err = parseDims(dims); err != nil {
-				return badInput(err)
+			if opts.Dims, err = parseDims(dims); err != nil {
+				return badInput(fmt.Errorf("verify: %w", err))
 			}
-			rtNames, err := parseRuntimes(runtimes)
-			if err != nil {
-				return badInput(err)
-			}
-			if threads < 0 {
-				return badInput(fmt.Errorf("verify: --runtime-threads must not be negative"))
-			}
-			if len(args) == 1 && len(rtNames) != 2 {
-				return badInput(fmt.Errorf("verify: give two models (A B), or one model and two runtimes to compare it across (--runtime onnxruntime,executor A)"))
-			}
-			pathB := args[0]
+			pr := newProgress(stderr)
+			opts.Progress, opts.LoadProgress = pr.samples, pr.bytes
+			b := ""
 			if len(args) == 2 {
-				pathB = args[1]
+				b = args[1]
 			}
-			rts, err := newRuntimeSetup(cmd.Context(), rtNames, threads)
+			rep, err := pipeline.Verify(cmd.Context(), args[0], b, opts)
 			if err != nil {
-				return badInput(err)
-			}
-
-			ma, err := loadModel(args[0], stderr)
-			if err != nil {
-				return err
-			}
-			a, err := rts.side(0, args[0], ma)
-			if err != nil {
-				return badInput(err)
-			}
-			var b *verify.Side
-			st, err := os.Stat(pathB)
-			if err != nil {
-				return badInput(fmt.Errorf("verify: B: %w", err))
-			}
-			if st.IsDir() {
-				if len(rtNames) == 2 {
-					return badInput(fmt.Errorf("verify: --runtime %s names a runtime for B, but B (%s) is stored outputs", runtimes, pathB))
-				}
-				b = &verify.Side{Name: pathB}
-				if inputs == "" {
-					inputs = pathB
-				}
-			} else {
-				mb := ma
-				if len(args) == 2 {
-					if mb, err = loadModel(pathB, stderr); err != nil {
-						return err
-					}
-				}
-				if b, err = rts.side(1, pathB, mb); err != nil {
-					return badInput(err)
-				}
-			}
-
-			if inputs != "" {
-				sets, err := tensorio.SetDirs(inputs)
-				if err != nil {
-					return badInput(fmt.Errorf("verify: --inputs: %w", err))
-				}
-				in := verifyValueNames(verify.GraphInputs(ma))
-				for _, s := range sets {
-					ts, err := tensorio.LoadSet(s, "input", in)
-					if err != nil {
-						return badInput(fmt.Errorf("verify: inputs: %w", err))
-					}
-					opts.Inputs = append(opts.Inputs, ts)
-				}
-				opts.InputSource = inputs
-			}
-			if st.IsDir() {
-				sets, err := tensorio.SetDirs(pathB)
-				if err != nil {
-					return badInput(fmt.Errorf("verify: B: %w", err))
-				}
-				out := verifyValueNames(ma.Graph.Outputs)
-				for _, s := range sets {
-					ts, err := tensorio.LoadSet(s, "output", out)
-					if err != nil {
-						return badInput(fmt.Errorf("verify: stored outputs: %w", err))
-					}
-					b.Expected = append(b.Expected, ts)
-				}
-			}
-
-			total := samples
-			if opts.Inputs != nil {
-				total = len(opts.Inputs)
-			}
-			var finish func()
-			opts.Progress, finish = sampleBar(stderr, total)
-			rep, err := verify.Compare(cmd.Context(), a, b, opts)
-			finish()
-			if err != nil {
-				return badInput(err)
-			}
-			if rtNames != nil {
-				rep.Notes = append(rep.Notes, rts.describe(b))
-			}
-			for _, p := range reports {
-				if err := verify.WriteReport(p, rep); err != nil {
-					return badInput(err)
-				}
+				return pipelineError(fmt.Errorf("verify: %w", err))
 			}
 			if !quiet {
 				printVerify(stdout, rep)
@@ -221,51 +120,10 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 	f.IntVar(&bisectBatch, "bisect-batch", 64, "values captured per run while bisecting")
 	f.StringArrayVar(&reports, "report", nil, "write a report: .json, .md, .html or .xml (JUnit); repeatable")
 	f.StringVar(&backend, "backend", "", "GoMLX backend of the built-in executor")
-	f.StringVar(&runtimes, "runtime", "", "runtime of both sides, or A's and B's separated by a comma: executor (default), onnxruntime, or any runtime plugin")
+	f.StringVar(&runtimeList, "runtime", "", "runtime of both sides, or A's and B's separated by a comma: executor (default), onnxruntime, or any runtime plugin")
 	f.IntVar(&threads, "runtime-threads", 0, "intra-op threads of plugin runtimes (0: the runtime chooses)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing; the exit code tells")
 	return cmd
-}
-
-func verifyValueNames(vs []*canonical.Value) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = v.Name
-	}
-	return out
-}
-
-// parseDims reads --dim NAME=N values.
-func parseDims(dims []string) (map[string]int64, error) {
-	m := map[string]int64{}
-	for _, d := range dims {
-		k, v, ok := strings.Cut(d, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("verify: --dim %q: want NAME=N", d)
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("verify: --dim %q: %q is not a non-negative integer", d, v)
-		}
-		m[k] = n
-	}
-	return m, nil
-}
-
-// sampleBar draws a progress bar over the samples when stderr is a
-// terminal and there are several samples.
-func sampleBar(stderr io.Writer, total int) (func(done, total int), func()) {
-	f, ok := stderr.(*os.File)
-	if !ok || total < 2 || !term.IsTerminal(int(f.Fd())) {
-		return nil, func() {}
-	}
-	pb := progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription("verify"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionClearOnFinish(),
-	)
-	return func(done, _ int) { _ = pb.Set(done) }, func() { _ = pb.Finish() }
 }
 
 func printVerify(w io.Writer, r *verify.Report) {
@@ -298,17 +156,23 @@ func printVerify(w io.Writer, r *verify.Report) {
 	for _, n := range r.Unmatched {
 		fmt.Fprintf(w, "  %s: FAIL no counterpart in B\n", n)
 	}
-	if bi := r.Bisect; bi != nil {
-		if bi.First == nil {
-			fmt.Fprintf(w, "bisect: %d of %d nodes checked, none diverges\n", bi.NodesChecked, bi.NodesTotal)
-		} else {
-			fmt.Fprintf(w, "bisect: %d of %d nodes checked; first divergent node %q (%s)\n", bi.NodesChecked, bi.NodesTotal, bi.First.Node, bi.First.OpType)
-			for _, in := range bi.First.Inputs {
-				fmt.Fprintf(w, "    input %s (%s): %s\n", in.Name, in.Kind, in.Status)
-			}
-		}
-	}
+	printBisect(w, r.Bisect)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+// printBisect prints where two models first diverge.
+func printBisect(w io.Writer, bi *verify.Bisection) {
+	if bi == nil {
+		return
+	}
+	if bi.First == nil {
+		fmt.Fprintf(w, "bisect: %d of %d nodes checked, none diverges\n", bi.NodesChecked, bi.NodesTotal)
+		return
+	}
+	fmt.Fprintf(w, "bisect: %d of %d nodes checked; first divergent node %q (%s)\n", bi.NodesChecked, bi.NodesTotal, bi.First.Node, bi.First.OpType)
+	for _, in := range bi.First.Inputs {
+		fmt.Fprintf(w, "    input %s (%s): %s\n", in.Name, in.Kind, in.Status)
 	}
 }

@@ -2,9 +2,12 @@
 // (exporters/profiles): it picks the target opset, converts with
 // opset/convert, expands the operators the target lacks where an
 // expansion exists, sets the IR version the opset needs and the target
-// allows, switches to external data past the 2 GB protobuf limit, and
-// finally checks that the result uses only what the target supports,
-// listing every violation with its node.
+// allows, and finally checks that the result uses only what the target
+// supports, listing every violation with its node: operators, element
+// types and the target's documented restrictions, decided per node from
+// the model (kernel rank, attributes, constant inputs, ranks) by the
+// profile's rules. Writing the result (external data, files) is the
+// exporter's: exporters/onnx.
 //
 // Nothing changes silently: every rewritten node is listed in the Report
 // ("Gelu \"blk.gelu\": expanded into Erf/Mul/Add (opset 17 lacks Gelu)").
@@ -14,8 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -25,28 +26,30 @@ import (
 	"github.com/onnxconv/onnxconv/opset/convert"
 )
 
-// Options tune Adapt and Export.
+// Options tune Adapt and the exporter (exporters/onnx), which takes the
+// same options.
 type Options struct {
 	// Opset forces the target ai.onnx opset; it must be in the profile's
 	// range. 0 picks the model's opset when in range, else the nearest.
 	Opset int
 	// MLOpset forces the target ai.onnx.ml opset (0: same rule).
 	MLOpset int
-	// ExternalData forces external data on Export; models over the 2 GB
-	// protobuf limit always get it.
+	// ExternalData forces external data when the exporter saves; models
+	// over the 2 GB protobuf limit always get it. Adapt ignores it.
 	ExternalData bool
-	// ExternalAbove is the total size of tensor data from which the model
-	// is saved with external data (0: just under the 2 GiB protobuf
-	// limit).
+	// ExternalAbove is the total size of tensor data from which the
+	// exporter saves with external data (0: just under the 2 GiB protobuf
+	// limit). Adapt ignores it.
 	ExternalAbove int64
 	// ExternalThreshold is the tensor size from which external data is
-	// used (0: canonical.DefaultExternalThreshold).
+	// used (0: canonical.DefaultExternalThreshold). Adapt ignores it.
 	ExternalThreshold int64
 	// NoInfer stops Adapt from running shape inference when the
 	// conversion needs ranks that the model does not declare.
 	NoInfer bool
-	// AllowViolations makes Export write the model even when the target
-	// does not support all of it (the report still lists the violations).
+	// AllowViolations makes the exporter return (and write) the model
+	// even when the target does not support all of it (the report still
+	// lists the violations). Adapt ignores it.
 	AllowViolations bool
 }
 
@@ -101,7 +104,9 @@ type Report struct {
 	ToMLOpset     int    `json:"to_ml_opset,omitempty"`
 	FromIRVersion int64  `json:"from_ir_version"`
 	ToIRVersion   int64  `json:"to_ir_version"`
-	ExternalData  bool   `json:"external_data"`
+	// ExternalData is set by the exporter when it saves the model with
+	// external data (Adapt leaves it false).
+	ExternalData bool `json:"external_data"`
 	// Converted is false when the conversion was blocked and the model
 	// left unchanged.
 	Converted  bool        `json:"converted"`
@@ -125,8 +130,27 @@ func (r *Report) Errors() []Violation {
 	return out
 }
 
-// WriteText writes the report for people.
+// WriteText writes the report for people: a header, Lines and the
+// verdict.
 func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString(r.Header())
+	b.WriteString("\n")
+	for _, l := range r.Lines() {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	if r.OK() {
+		b.WriteString("result: supported by the target\n")
+	} else {
+		fmt.Fprintf(&b, "result: %d violation(s): the target will not load this model as is\n", len(r.Errors()))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Header is the first line of the report: "target onnxruntime-1.15:
+// opset 21 -> 19, IR 10 -> 8".
+func (r *Report) Header() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "target %s: opset %d -> %d", r.Profile, r.FromOpset, r.ToOpset)
 	if r.FromMLOpset != 0 || r.ToMLOpset != 0 {
@@ -136,23 +160,98 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.ExternalData {
 		b.WriteString(", external data")
 	}
-	b.WriteString("\n")
-	for _, a := range r.Actions {
-		fmt.Fprintf(&b, "  %s\n", a)
+	return b.String()
+}
+
+// Lines are the report's actions, notes and violations as lines for
+// people. Actions, and warnings, that say the same of several nodes of one
+// operator become one line ("18 Identity nodes (\"a\", \"b\", \"c\" and 15
+// more): ..."); errors keep one line per node. Actions and Violations keep
+// every node for programs.
+func (r *Report) Lines() []string {
+	var out []string
+	type group struct {
+		first int
+		nodes []string
+	}
+	agroups := map[string]*group{}
+	var aorder []string
+	for i, a := range r.Actions {
+		k := a.OpType + "\x00" + a.What
+		g := agroups[k]
+		if g == nil {
+			g = &group{first: i}
+			agroups[k] = g
+			aorder = append(aorder, k)
+		}
+		g.nodes = append(g.nodes, nodeLabel(a.Node, a.OpType, a.Index))
+	}
+	for _, k := range aorder {
+		g := agroups[k]
+		a := r.Actions[g.first]
+		if len(g.nodes) == 1 {
+			out = append(out, a.String())
+			continue
+		}
+		out = append(out, fmt.Sprintf("%d %s nodes (%s): %s", len(g.nodes), a.OpType, nodeList(g.nodes), a.What))
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "  note: %s\n", n)
+		out = append(out, "note: "+n)
 	}
-	for _, v := range r.Violations {
-		fmt.Fprintf(&b, "  %s\n", v)
+	vgroups := map[string]*group{}
+	var vorder []string
+	graphs := map[string]map[string]bool{}
+	for i, v := range r.Violations {
+		k := fmt.Sprint(i)
+		if v.Warning && v.OpType != "" {
+			k = "w\x00" + v.OpType + "\x00" + v.Domain + "\x00" + v.Problem + "\x00" + v.Fix
+		}
+		g := vgroups[k]
+		if g == nil {
+			g = &group{first: i}
+			vgroups[k] = g
+			vorder = append(vorder, k)
+			graphs[k] = map[string]bool{}
+		}
+		g.nodes = append(g.nodes, nodeLabel(v.Node, v.OpType, v.Index))
+		graphs[k][v.Graph] = true
 	}
-	if r.OK() {
-		b.WriteString("result: supported by the target\n")
-	} else {
-		fmt.Fprintf(&b, "result: %d violation(s): the target will not load this model as is\n", len(r.Errors()))
+	for _, k := range vorder {
+		g := vgroups[k]
+		v := r.Violations[g.first]
+		if len(g.nodes) == 1 {
+			out = append(out, v.String())
+			continue
+		}
+		where := v.Graph
+		if len(graphs[k]) > 1 {
+			where = fmt.Sprintf("%d graphs", len(graphs[k]))
+		}
+		line := fmt.Sprintf("warning: %s: %d %s nodes (%s): %s", where, len(g.nodes), v.OpType, nodeList(g.nodes), v.Problem)
+		if v.Fix != "" {
+			line += "; " + v.Fix
+		}
+		out = append(out, line)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return out
+}
+
+// nodeLabel is a node's quoted name, or "OpType_index" for a node without
+// one.
+func nodeLabel(name, op string, idx int) string {
+	if name == "" {
+		return fmt.Sprintf("%s_%d", op, idx)
+	}
+	return fmt.Sprintf("%q", name)
+}
+
+// nodeList names the first three nodes and counts the others.
+func nodeList(nodes []string) string {
+	const shown = 3
+	if len(nodes) <= shown {
+		return strings.Join(nodes, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(nodes[:shown], ", "), len(nodes)-shown)
 }
 
 // UnsupportedError is returned when the adapted model (or the conversion
@@ -172,11 +271,9 @@ func (e *UnsupportedError) Error() string {
 	return b.String()
 }
 
-// largeModel is the size of tensor data from which the model is saved with
-// external data (the protobuf limit is 2 GiB - 1; leave room for the graph).
-const largeModel = canonical.MaxProtoSize - 64<<20
-
-// Adapt rewrites m in place for profile p. The report is returned whenever
+// Adapt rewrites m in place for profile p: it modifies its argument.
+// Callers that need the original model afterwards (to verify the result
+// against it, for one) adapt a copy made with m.Clone(). The report is returned whenever
 // the model was examined; the error is an *UnsupportedError when the model
 // cannot be fitted to the target (the report lists why), or another error
 // for bad arguments. When the conversion itself is blocked m is left
@@ -241,23 +338,11 @@ func Adapt(m *canonical.Model, p *profiles.Profile, opts Options) (*Report, erro
 
 	// Operators that exist at the target opset but that the target lacks:
 	// expand them where the converter knows an expansion.
-	names := allNames(m)
+	names := canonical.NewNamer(m)
 	expandUnsupported(r, m, p, to, names)
 
 	setIRVersion(r, m, p, to, toML)
 	r.ToIRVersion = m.IRVersion
-
-	limit := opts.ExternalAbove
-	if limit <= 0 {
-		limit = largeModel
-	}
-	size := dataSize(m)
-	if size > limit || opts.ExternalData {
-		r.ExternalData = true
-		if size > limit {
-			r.Notes = append(r.Notes, fmt.Sprintf("tensor data is %d bytes, over %d (the 2 GB protobuf limit less room for the graph): saved with external data", size, limit))
-		}
-	}
 
 	check(r, m, p)
 	if !r.OK() {
@@ -266,10 +351,11 @@ func Adapt(m *canonical.Model, p *profiles.Profile, opts Options) (*Report, erro
 	return r, nil
 }
 
-// needsShapes reports whether some blocker asks for shape inference.
+// needsShapes reports whether some blocker is lifted by shape inference
+// (convert.KindNeedsShapes).
 func needsShapes(bs []convert.Blocker) bool {
 	for _, b := range bs {
-		if strings.Contains(b.Fix, "onnxconv infer") {
+		if b.Kind == convert.KindNeedsShapes {
 			return true
 		}
 	}
@@ -320,30 +406,12 @@ func snapshot(m *canonical.Model) *snap {
 }
 
 // walk calls fn on every node of g and of its subgraphs, subgraphs first
-// (like the converter).
+// (like the converter); see canonical.WalkFrom.
 func walk(g *canonical.Graph, path string, fn func(g *canonical.Graph, path string, idx int, n *canonical.Node)) {
-	if g == nil {
-		return
-	}
-	nodes := append([]*canonical.Node(nil), g.Nodes...)
-	for idx, n := range nodes {
-		for _, a := range n.Attributes {
-			if a.G != nil {
-				walk(a.G, path+"/"+label(n, idx)+"."+a.Name, fn)
-			}
-			for k, sg := range a.Graphs {
-				walk(sg, fmt.Sprintf("%s/%s.%s[%d]", path, label(n, idx), a.Name, k), fn)
-			}
-		}
+	_ = canonical.WalkFrom(g, path, func(g *canonical.Graph, path string, idx int, n *canonical.Node) error {
 		fn(g, path, idx, n)
-	}
-}
-
-func label(n *canonical.Node, idx int) string {
-	if n.Name != "" {
-		return n.Name
-	}
-	return fmt.Sprintf("%s_%d", n.OpType, idx)
+		return nil
+	})
 }
 
 // describeConversion lists what the converter did to each node: nodes it
@@ -479,44 +547,21 @@ func elemType(v *canonical.Value) (canonical.DataType, bool) {
 // forEachValue calls fn on every declared value (inputs, outputs,
 // initializers, value_info) of g and its subgraphs.
 func forEachValue(g *canonical.Graph, path string, fn func(path, kind string, v *canonical.Value)) {
-	if g == nil {
-		return
-	}
-	for _, v := range g.Inputs {
-		fn(path, "input", v)
-	}
-	for _, v := range g.Outputs {
-		fn(path, "output", v)
-	}
-	for _, v := range g.Initializers {
-		fn(path, "initializer", v)
-	}
-	for _, v := range g.ValueInfo {
-		fn(path, "value", v)
-	}
-	for idx, n := range g.Nodes {
-		for _, a := range n.Attributes {
-			if a.G != nil {
-				forEachValue(a.G, path+"/"+label(n, idx)+"."+a.Name, fn)
-			}
-			for k, sg := range a.Graphs {
-				forEachValue(sg, fmt.Sprintf("%s/%s.%s[%d]", path, label(n, idx), a.Name, k), fn)
-			}
+	_ = canonical.WalkGraphsFrom(g, path, func(g *canonical.Graph, path string) error {
+		for _, v := range g.Inputs {
+			fn(path, "input", v)
 		}
-	}
-}
-
-// dataSize is the number of bytes of the model's initializers.
-func dataSize(m *canonical.Model) int64 {
-	var total int64
-	forEachValue(m.Graph, "main", func(path, kind string, v *canonical.Value) {
-		if kind == "initializer" && v.Const != nil {
-			if n, err := v.Const.ByteSize(); err == nil {
-				total += n
-			}
+		for _, v := range g.Outputs {
+			fn(path, "output", v)
 		}
+		for _, v := range g.Initializers {
+			fn(path, "initializer", v)
+		}
+		for _, v := range g.ValueInfo {
+			fn(path, "value", v)
+		}
+		return nil
 	})
-	return total
 }
 
 // typeName is the ONNX spelling of an element type ("float", "double").
@@ -537,7 +582,6 @@ func check(r *Report, m *canonical.Model, p *profiles.Profile) {
 		r.Violations = append(r.Violations, Violation{Graph: "model", Problem: fmt.Sprintf("IR version %d is above %s's maximum %d", m.IRVersion, p.Name, p.MaxIRVersion),
 			Fix: "the model uses element types or opsets that need a newer IR version than the target reads"})
 	}
-	restrictionSeen := map[string]bool{}
 	walk(m.Graph, "main", func(g *canonical.Graph, path string, idx int, n *canonical.Node) {
 		dom := n.Domain
 		if dom == "ai.onnx" {
@@ -581,11 +625,7 @@ func check(r *Report, m *canonical.Model, p *profiles.Profile) {
 			r.Violations = append(r.Violations, v)
 			return
 		}
-		if rs := p.Restriction(dom, n.OpType); rs != "" && !restrictionSeen[n.OpType] {
-			restrictionSeen[n.OpType] = true
-			r.Violations = append(r.Violations, Violation{Graph: path, Node: n.Name, OpType: n.OpType, Domain: n.Domain, Index: idx,
-				Problem: fmt.Sprintf("%s restricts %s: %s", p.Name, n.OpType, rs), Fix: "check that the model stays within it", Warning: true})
-		}
+		checkRestrictions(r, p, dom, g, path, idx, n)
 	})
 	for _, f := range m.Functions {
 		if f.Body == nil {
@@ -618,12 +658,18 @@ func check(r *Report, m *canonical.Model, p *profiles.Profile) {
 			}
 			seen[path+"\x00"+v.Name] = true
 			name := typeName(dt)
-			if p.TypeUnsupported(name) {
+			why := p.Types.Limited[name]
+			switch {
+			case p.TypeUnsupported(name):
 				r.Violations = append(r.Violations, Violation{Graph: path, Problem: fmt.Sprintf("%s %q has element type %s, which %s does not support", kind, v.Name, name, p.Name),
 					Fix: "cast it to a supported type before export"})
-			} else if why := p.Types.Limited[name]; why != "" {
+			case why == "":
+			case p.Types.Where[name] == "":
 				r.Violations = append(r.Violations, Violation{Graph: path, Problem: fmt.Sprintf("%s %q has element type %s: %s %s", kind, v.Name, name, p.Name, why),
 					Fix: "check that the values fit", Warning: true})
+			case !typeAllowedWhere(p.Types.Where[name], m.Graph, path, v):
+				r.Violations = append(r.Violations, Violation{Graph: path, Problem: fmt.Sprintf("%s %q has element type %s: %s accepts %s %s", kind, v.Name, name, p.Name, name, why),
+					Fix: "cast it to a supported type, or quantize through QuantizeLinear/DequantizeLinear"})
 			}
 		})
 	}
@@ -655,38 +701,4 @@ func compactInts(s []string) string {
 		return strings.Join(s, ", ")
 	}
 	return s[0] + ".." + s[len(s)-1]
-}
-
-// Export loads in, adapts it to the named profile and writes out
-// atomically with canonical.Save. The report is returned when the model
-// was examined. Without opts.AllowViolations nothing is written when the
-// target does not support the result.
-func Export(in, out, profile string, opts Options) (*Report, error) {
-	p, err := profiles.Get(profile)
-	if err != nil {
-		return nil, err
-	}
-	m, err := canonical.Load(in, canonical.LoadOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("export %s: %w", in, err)
-	}
-	defer m.Close()
-	r, err := Adapt(m, p, opts)
-	if err != nil {
-		var ue *UnsupportedError
-		if !errors.As(err, &ue) || !opts.AllowViolations || r == nil || !r.Converted {
-			return r, fmt.Errorf("export %s for %s: %w", in, p.Name, err)
-		}
-	}
-	so := canonical.SaveOptions{ExternalData: r.ExternalData, ExternalThreshold: opts.ExternalThreshold}
-	if so.ExternalData {
-		so.ExternalFile = filepath.Base(out) + ".data"
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return r, fmt.Errorf("export %s: %w", out, err)
-	}
-	if err := canonical.Save(out, m, so); err != nil {
-		return r, fmt.Errorf("export %s for %s: %w", out, p.Name, err)
-	}
-	return r, nil
 }

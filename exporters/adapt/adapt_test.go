@@ -17,6 +17,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/runtimes/ort"
 )
 
@@ -36,26 +37,25 @@ func fixtureDir(t testing.TB, name string) string {
 	return d
 }
 
-// ortOnce opens ONNX Runtime once per test binary (the library is global
-// to the process anyway).
-var ortOnce = sync.OnceValues(func() (*ort.Runtime, error) {
-	lib, err := ort.FindLibrary()
-	if err != nil {
-		return nil, err
-	}
-	return ort.Open(lib, 1)
-})
+// ortOnce holds ONNX Runtime, opened once per test binary (the library is
+// global to the process anyway).
+var ortOnce struct {
+	once sync.Once
+	rt   *ort.Runtime
+	err  error
+}
 
+// openORT opens ONNX Runtime, or skips the test when the library is absent
+// (counted and reported by TestMain, which fails the package unless
+// ONNXCONV_SKIP_ORT=1).
 func openORT(t testing.TB) *ort.Runtime {
 	t.Helper()
-	rt, err := ortOnce()
-	if err != nil {
-		if os.Getenv("ONNXCONV_REQUIRE_ORT") != "" {
-			t.Fatalf("ONNXCONV_REQUIRE_ORT is set: %v", err)
-		}
-		t.Skipf("skipping: %v", err)
+	lib := testpaths.ORT(t)
+	ortOnce.once.Do(func() { ortOnce.rt, ortOnce.err = ort.Open(lib, 1) })
+	if ortOnce.err != nil {
+		t.Fatalf("ONNX Runtime %s: %v", lib, ortOnce.err)
 	}
-	return rt
+	return ortOnce.rt
 }
 
 func readPB(t testing.TB, path string) *onnxpb.TensorProto {
@@ -514,67 +514,6 @@ func TestTensorRTViolations(t *testing.T) {
 	}
 	if !warned {
 		t.Errorf("no warning about the double input: %v", r.Violations)
-	}
-}
-
-// Export writes the adapted model atomically, and nothing when the target
-// cannot load the result.
-func TestExport(t *testing.T) {
-	rt := openORT(t)
-	dir := t.TempDir()
-	in := filepath.Join(fixtureDir(t, "transformer_block_opset21"), "model.onnx")
-	out := filepath.Join(dir, "sub", "m17.onnx")
-	r, err := Export(in, out, "onnx-opset17", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.ToOpset != 17 || r.ExternalData {
-		t.Errorf("report %+v", r)
-	}
-	m, err := canonical.Load(out, canonical.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Opset("") != 17 || m.IRVersion != 8 || countOps(m)["Gelu"] != 0 {
-		t.Errorf("written model: opset %d IR %d ops %v", m.Opset(""), m.IRVersion, countOps(m))
-	}
-	m.Close()
-	runAndCompare(t, rt, out, "transformer_block_opset21", "Export onnx-opset17")
-
-	// External data on request.
-	ext := filepath.Join(dir, "ext.onnx")
-	if _, err := Export(in, ext, "onnxruntime-1.30", Options{ExternalData: true}); err != nil {
-		t.Fatal(err)
-	}
-	if st, err := os.Stat(ext + ".data"); err != nil || st.Size() == 0 {
-		t.Errorf("external data file: %v", err)
-	}
-	runAndCompare(t, rt, ext, "transformer_block_opset21", "Export external data")
-
-	// Past the size limit, external data is used without being asked.
-	big := filepath.Join(dir, "big.onnx")
-	r, err = Export(in, big, "onnxruntime-1.30", Options{ExternalAbove: 100 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !r.ExternalData || !strings.Contains(strings.Join(r.Notes, "\n"), "saved with external data") {
-		t.Errorf("130 KiB of weights over a 100 KiB limit: report %+v", r)
-	}
-	if st, err := os.Stat(big + ".data"); err != nil || st.Size() < 100<<10 {
-		t.Errorf("external data file: %v", err)
-	}
-	runAndCompare(t, rt, big, "transformer_block_opset21", "Export over the size limit")
-
-	// A target that cannot run the model: nothing is written.
-	bad := filepath.Join(dir, "webgpu.onnx")
-	if _, err := Export(in, bad, "openvino-2025", Options{Opset: 30}); err == nil {
-		t.Error("opset 30 for openvino-2025: no error")
-	}
-	if _, err := Export(in, bad, "no-such-target", Options{}); err == nil || !strings.Contains(err.Error(), "known profiles") {
-		t.Errorf("unknown target: %v", err)
-	}
-	if _, err := os.Stat(bad); !os.IsNotExist(err) {
-		t.Errorf("%s was written", bad)
 	}
 }
 

@@ -9,51 +9,11 @@ import (
 	"github.com/onnxconv/onnxconv/opset/convert"
 )
 
-// nameSet hands out names no value or node of the model uses yet.
-type nameSet struct {
-	used map[string]bool
-	n    int
-}
-
-func allNames(m *canonical.Model) *nameSet {
-	s := &nameSet{used: map[string]bool{}}
-	forEachValue(m.Graph, "main", func(path, kind string, v *canonical.Value) { s.used[v.Name] = true })
-	walk(m.Graph, "main", func(g *canonical.Graph, path string, idx int, n *canonical.Node) {
-		if n.Name != "" {
-			s.used[n.Name] = true
-		}
-		for _, o := range n.Outputs {
-			if o != nil {
-				s.used[o.Name] = true
-			}
-		}
-	})
-	return s
-}
-
-func (s *nameSet) unique(base string) string {
-	if base == "" {
-		base = "onnxconv"
-	}
-	if !s.used[base] {
-		s.used[base] = true
-		return base
-	}
-	for {
-		s.n++
-		c := fmt.Sprintf("%s_%d", base, s.n)
-		if !s.used[c] {
-			s.used[c] = true
-			return c
-		}
-	}
-}
-
 // expandUnsupported expands, at the target opset, every ai.onnx node whose
 // operator version the profile lacks, when the converter has an expansion
 // into older operators that the profile does support. Nodes that cannot be
 // expanded are left for check to report.
-func expandUnsupported(r *Report, m *canonical.Model, p *profiles.Profile, to int, names *nameSet) {
+func expandUnsupported(r *Report, m *canonical.Model, p *profiles.Profile, to int, names *canonical.Namer) {
 	if to == 0 {
 		return
 	}
@@ -99,7 +59,7 @@ func expandUnsupported(r *Report, m *canonical.Model, p *profiles.Profile, to in
 // its operator: the node alone is put in a scratch model, converted below
 // the operator's first version and back up to to, and the resulting nodes
 // are spliced in place of n. Nothing changes when it fails.
-func expandNode(m *canonical.Model, g *canonical.Graph, n *canonical.Node, to int, names *nameSet) ([]*canonical.Node, error) {
+func expandNode(m *canonical.Model, g *canonical.Graph, n *canonical.Node, to int, names *canonical.Namer) ([]*canonical.Node, error) {
 	if len(n.Subgraphs()) > 0 {
 		return nil, fmt.Errorf("nodes holding subgraphs are not expanded")
 	}
@@ -180,7 +140,7 @@ func expandNode(m *canonical.Model, g *canonical.Graph, n *canonical.Node, to in
 			continue
 		}
 		t := *v.Const
-		t.Name = names.unique(v.Name)
+		t.Name = names.Fresh(v.Name)
 		nv, err := g.AddInitializer(&t)
 		if err != nil {
 			return nil, fmt.Errorf("adding constant %q: %w", t.Name, err)
@@ -219,12 +179,12 @@ func expandNode(m *canonical.Model, g *canonical.Graph, n *canonical.Node, to in
 		outs := make([]string, len(sn.Outputs))
 		for i, o := range sn.Outputs {
 			if o != nil {
-				outs[i] = names.unique(o.Name + "_x")
+				outs[i] = names.Fresh(o.Name + "_x")
 			}
 		}
 		name := sn.Name
 		if name != n.Name {
-			name = names.unique(name)
+			name = names.Fresh(name)
 		}
 		nn, err := g.AddNode(name, sn.Domain, sn.OpType, nins, outs, sn.Attributes...)
 		if err != nil {
@@ -255,7 +215,7 @@ func expandNode(m *canonical.Model, g *canonical.Graph, n *canonical.Node, to in
 		if p, _ := rv.Producer(); p == nil {
 			// The expansion passes an input through: keep a node
 			// producing the output.
-			id, err := g.AddNode(names.unique(n.Name+"_Identity"), "", "Identity", []*canonical.Value{rv}, []string{names.unique(o.Name + "_x")})
+			id, err := g.AddNode(names.Fresh(n.Name+"_Identity"), "", "Identity", []*canonical.Value{rv}, []string{names.Fresh(o.Name + "_x")})
 			if err != nil {
 				undo()
 				return nil, fmt.Errorf("adding Identity: %w", err)

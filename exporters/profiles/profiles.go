@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/onnxconv/onnxconv/internal/suggest"
 	"github.com/onnxconv/onnxconv/opset"
 )
 
@@ -126,9 +127,127 @@ type OpSet struct {
 	Except []string          `json:"except,omitempty"`
 	Ops    map[string]Ranges `json:"ops,omitempty"`
 	// Restrictions are notable limits of supported operators (attribute
-	// values, constant inputs) that the target documents; they are
-	// reported as notes, not checked.
+	// values, constant inputs) that the target documents, in its words.
 	Restrictions map[string]string `json:"restrictions,omitempty"`
+	// Checks decide the restrictions from the model: the rules of an
+	// operator are checked on each of its nodes. Every restriction has
+	// checks; what no rule can decide statically is a RuleManual rule,
+	// reported as a warning to check by hand.
+	Checks map[string][]Rule `json:"checks,omitempty"`
+}
+
+// Rule kinds: what a Rule checks on a node.
+const (
+	// RuleSpatialRank: the number of spatial dimensions (the length of
+	// kernel_shape, else the rank of input Input minus 2) is one of Ranks.
+	RuleSpatialRank = "spatial_rank"
+	// RuleInputRank: the rank of input Input, when present, is one of Ranks.
+	RuleInputRank = "input_rank"
+	// RuleAttrIn: attribute Attr (Default when absent) is one of Values;
+	// an absent attribute with no Default passes.
+	RuleAttrIn = "attr_in"
+	// RuleAttrUnset: attribute Attr is not set.
+	RuleAttrUnset = "attr_unset"
+	// RuleAllOnes: the ints of attribute Attr are all 1 (or it is absent).
+	RuleAllOnes = "all_ones"
+	// RulePadsSymmetric: the begin and end pads (attribute pads) are equal.
+	RulePadsSymmetric = "pads_symmetric"
+	// RuleInputAbsent: optional input Input is not given.
+	RuleInputAbsent = "input_absent"
+	// RuleOutputUnused: output Output is not given, or nothing uses it.
+	RuleOutputUnused = "output_unused"
+	// RuleInputConst: input Input, when given, is an initializer or a
+	// Constant's output.
+	RuleInputConst = "input_const"
+	// RuleInputZero: input Input, when given, is a constant of zeros.
+	RuleInputZero = "input_zero"
+	// RuleInputFalse: input Input, when given, is a constant false.
+	RuleInputFalse = "input_false"
+	// RuleConstBelow: input Input is a constant whose values are below Max.
+	RuleConstBelow = "const_below"
+	// RuleInputStatic: every dimension of input Input is a known number.
+	RuleInputStatic = "input_static"
+	// RuleAxisStatic: the dimension of input 0 at attribute Attr (Default
+	// when absent) is a known number.
+	RuleAxisStatic = "axis_static"
+	// RuleInputType: the element type of input Input is one of Values.
+	RuleInputType = "input_type"
+	// RuleRealInput: input Input is real-valued (its last dimension is 1).
+	RuleRealInput = "real_input"
+	// RuleSameActivations: a bidirectional RNN/GRU/LSTM uses the same
+	// activations in both directions.
+	RuleSameActivations = "same_activations"
+	// RuleBranches: the outputs of If's branches have the same ranks and
+	// different names.
+	RuleBranches = "branches"
+	// RuleAxesIota: attribute axes is absent or 0..rank-1 in order.
+	RuleAxesIota = "axes_iota"
+	// RuleNoDownsampling: with coordinate_transformation_mode
+	// align_corners, no scale is below 1.
+	RuleNoDownsampling = "no_downsampling"
+	// RuleNote: a fact about every node of the operator (Says), reported
+	// as a warning.
+	RuleNote = "note"
+	// RuleManual: a restriction that cannot be decided from the model
+	// (Says): a warning to check by hand.
+	RuleManual = "manual"
+)
+
+// ruleKinds are the known kinds.
+var ruleKinds = map[string]bool{
+	RuleSpatialRank: true, RuleInputRank: true, RuleAttrIn: true, RuleAttrUnset: true, RuleAllOnes: true,
+	RulePadsSymmetric: true, RuleInputAbsent: true, RuleOutputUnused: true, RuleInputConst: true,
+	RuleInputZero: true, RuleInputFalse: true, RuleConstBelow: true, RuleInputStatic: true, RuleAxisStatic: true,
+	RuleInputType: true, RuleRealInput: true, RuleSameActivations: true, RuleBranches: true, RuleAxesIota: true,
+	RuleNoDownsampling: true, RuleNote: true, RuleManual: true,
+}
+
+// Rule is one checkable part of a restriction (see the Rule* kinds).
+type Rule struct {
+	Rule    string   `json:"rule"`
+	Input   int      `json:"input,omitempty"`
+	Output  int      `json:"output,omitempty"`
+	Attr    string   `json:"attr,omitempty"`
+	Values  []string `json:"values,omitempty"`
+	Default string   `json:"default,omitempty"`
+	Ranks   []int    `json:"ranks,omitempty"`
+	Max     float64  `json:"max,omitempty"`
+	// Says is what the rule requires, in words ("at most 2 spatial
+	// dimensions"); for RuleNote and RuleManual, the whole message.
+	Says string `json:"says"`
+	// Warning makes a failed check a warning (the target runs the node,
+	// with a documented difference) instead of a violation.
+	Warning bool `json:"warning,omitempty"`
+}
+
+func (r Rule) validate() error {
+	if !ruleKinds[r.Rule] {
+		return fmt.Errorf("unknown rule %q", r.Rule)
+	}
+	if r.Says == "" {
+		return fmt.Errorf("rule %s says nothing", r.Rule)
+	}
+	switch r.Rule {
+	case RuleSpatialRank, RuleInputRank:
+		if len(r.Ranks) == 0 {
+			return fmt.Errorf("rule %s has no ranks", r.Rule)
+		}
+	case RuleAttrIn, RuleInputType:
+		if len(r.Values) == 0 {
+			return fmt.Errorf("rule %s has no values", r.Rule)
+		}
+	case RuleConstBelow:
+		if r.Max == 0 {
+			return fmt.Errorf("rule %s has no max", r.Rule)
+		}
+	}
+	switch r.Rule {
+	case RuleAttrIn, RuleAttrUnset, RuleAllOnes, RuleAxisStatic:
+		if r.Attr == "" {
+			return fmt.Errorf("rule %s names no attribute", r.Rule)
+		}
+	}
+	return nil
 }
 
 // Types restricts element types.
@@ -138,7 +257,19 @@ type Types struct {
 	// Limited types are accepted with a documented caveat (e.g. TensorRT
 	// casts int64 to int32).
 	Limited map[string]string `json:"limited,omitempty"`
+	// Where decides a Limited type from the model: TypeIO accepts it only
+	// as an input or output of the main graph, TypeQuantized only as the
+	// output of QuantizeLinear or an input of DequantizeLinear. A Limited
+	// type without a Where entry is a documented difference, reported as a
+	// warning wherever the type appears.
+	Where map[string]string `json:"where,omitempty"`
 }
+
+// Where conditions of Types.
+const (
+	TypeIO        = "io"
+	TypeQuantized = "quantized"
+)
 
 // Profile is one target runtime.
 type Profile struct {
@@ -240,6 +371,14 @@ func (p *Profile) Restriction(domain, op string) string {
 	return ""
 }
 
+// Checks returns the rules that decide the restriction of op.
+func (p *Profile) Checks(domain, op string) []Rule {
+	if s := p.opSet(domain); s != nil {
+		return s.Checks[op]
+	}
+	return nil
+}
+
 // TypeUnsupported reports whether elem (an ONNX type name like "double")
 // is unsupported.
 func (p *Profile) TypeUnsupported(elem string) bool {
@@ -268,6 +407,30 @@ func (p *Profile) validate() error {
 		return fmt.Errorf("profile %s: bad max IR version %d", p.Name, p.MaxIRVersion)
 	case p.opSet("") == nil:
 		return fmt.Errorf("profile %s lists no ai.onnx operators", p.Name)
+	}
+	if p.Types != nil {
+		for t, w := range p.Types.Where {
+			if p.Types.Limited[t] == "" || (w != TypeIO && w != TypeQuantized) {
+				return fmt.Errorf("profile %s: types.where[%s] = %q: want %q or %q for a limited type", p.Name, t, w, TypeIO, TypeQuantized)
+			}
+		}
+	}
+	for d, s := range p.Ops {
+		for op := range s.Restrictions {
+			if len(s.Checks[op]) == 0 {
+				return fmt.Errorf("profile %s: restriction of %s %s has no checks (use a %q rule for what cannot be decided)", p.Name, d, op, RuleManual)
+			}
+		}
+		for op, rules := range s.Checks {
+			if s.Restrictions[op] == "" {
+				return fmt.Errorf("profile %s: checks of %s %s have no restriction text", p.Name, d, op)
+			}
+			for _, r := range rules {
+				if err := r.validate(); err != nil {
+					return fmt.Errorf("profile %s: %s %s: %w", p.Name, d, op, err)
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -378,7 +541,26 @@ func Get(name string) (*Profile, error) {
 	for i, p := range all {
 		names[i] = p.Name
 	}
-	return nil, fmt.Errorf("unknown target profile %q; known profiles: %s", name, strings.Join(names, ", "))
+	return nil, &UnknownTargetError{Name: name, Suggestion: suggest.Closest(name, names), Names: names}
+}
+
+// UnknownTargetError is returned by Get for a name no profile has.
+// Suggestion is the nearest known name when the name looks like a typo of
+// it (else ""); Names lists every known profile, sorted.
+type UnknownTargetError struct {
+	Name       string
+	Suggestion string
+	Names      []string
+}
+
+func (e *UnknownTargetError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "unknown target profile %q", e.Name)
+	if e.Suggestion != "" {
+		fmt.Fprintf(&b, "; did you mean %q?", e.Suggestion)
+	}
+	fmt.Fprintf(&b, " ('onnxconv targets' lists the %d known profiles)", len(e.Names))
+	return b.String()
 }
 
 // IRVersionForOpset is the IR version of the first ONNX release that

@@ -1,6 +1,9 @@
 package profiles
 
 import (
+	"errors"
+	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,13 +19,39 @@ func TestGetKnownAndUnknown(t *testing.T) {
 	if p.MaxOpset != 20 || p.MLMaxOpset != 4 || p.MaxIRVersion != 9 || p.MinOpset != 7 {
 		t.Errorf("onnxruntime-1.17 = opset %d..%d ml %d IR %d, want 7..20 ml 4 IR 9", p.MinOpset, p.MaxOpset, p.MLMaxOpset, p.MaxIRVersion)
 	}
-	_, err = Get("onnxruntime-0.1")
-	if err == nil {
-		t.Fatal("unknown profile: no error")
+}
+
+// An unknown name is a typed error: a typo gets the nearest name, the
+// message points to 'onnxconv targets' instead of listing every profile.
+func TestGetUnknownTarget(t *testing.T) {
+	all, err := Names()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{`"onnxruntime-0.1"`, "onnxruntime-1.30", "tensorrt-10", "openvino-2025", "onnxruntime-web-webgpu", "onnx-opset17"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not mention %s", err, want)
+	for _, c := range []struct{ in, suggestion string }{
+		{"onnxruntim-1.17", "onnxruntime-1.17"},
+		{"tensorrt10", "tensorrt-10"},
+		{"openvino-2052", "openvino-2025"},
+		{"coreml", ""},
+	} {
+		_, err := Get(c.in)
+		var ue *UnknownTargetError
+		if !errors.As(err, &ue) {
+			t.Fatalf("Get(%q): err = %v, want *UnknownTargetError", c.in, err)
+		}
+		if ue.Name != c.in || ue.Suggestion != c.suggestion || len(ue.Names) != len(all) || len(all) != 43 {
+			t.Errorf("Get(%q): %+v (suggestion want %q, %d names)", c.in, ue, c.suggestion, len(all))
+		}
+		msg := err.Error()
+		want := fmt.Sprintf("unknown target profile %q; did you mean %q? ('onnxconv targets' lists the 43 known profiles)", c.in, c.suggestion)
+		if c.suggestion == "" {
+			want = fmt.Sprintf("unknown target profile %q ('onnxconv targets' lists the 43 known profiles)", c.in)
+		}
+		if msg != want {
+			t.Errorf("Get(%q): message\n%s\nwant\n%s", c.in, msg, want)
+		}
+		if strings.Contains(msg, "onnx-opset7") || strings.Contains(msg, "onnxruntime-web-wasm") {
+			t.Errorf("message still lists the names: %s", msg)
 		}
 	}
 }
@@ -170,5 +199,55 @@ func TestParseRanges(t *testing.T) {
 		if _, err := ParseRanges(bad); err == nil {
 			t.Errorf("ParseRanges(%q): no error", bad)
 		}
+	}
+}
+
+// Every documented restriction is decided by rules; only those no rule can
+// decide from a model are manual (warnings to check by hand): OpenVINO's
+// sequence patterns and TensorRT's Loop shapes.
+func TestRestrictionsHaveChecks(t *testing.T) {
+	all, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manual []string
+	restricted := 0
+	for _, p := range all {
+		for _, s := range p.Ops {
+			for op := range s.Restrictions {
+				restricted++
+				rules := s.Checks[op]
+				if len(rules) == 0 {
+					t.Errorf("%s %s: restriction without checks", p.Name, op)
+				}
+				for _, r := range rules {
+					if r.Rule == RuleManual {
+						manual = append(manual, p.Name+" "+op)
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(manual)
+	want := []string{"openvino-2025 ConcatFromSequence", "openvino-2025 SequenceAt", "openvino-2025 SequenceConstruct", "openvino-2025 SequenceEmpty",
+		"openvino-2025 SequenceErase", "openvino-2025 SequenceInsert", "openvino-2025 SequenceLength", "tensorrt-10 Loop"}
+	if strings.Join(manual, ",") != strings.Join(want, ",") {
+		t.Errorf("manual restrictions %q, want %q", manual, want)
+	}
+	if restricted < 50 {
+		t.Errorf("%d restrictions, want the 50+ of the data files", restricted)
+	}
+
+	p, err := Get("tensorrt-10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(p.Ops["ai.onnx"].Checks, "TopK")
+	if err := p.validate(); err == nil || !strings.Contains(err.Error(), "TopK") {
+		t.Errorf("a restriction without checks: validate = %v", err)
+	}
+	p.Ops["ai.onnx"].Checks["TopK"] = []Rule{{Rule: "sorted", Says: "x"}}
+	if err := p.validate(); err == nil {
+		t.Error("an unknown rule kind passes validate")
 	}
 }

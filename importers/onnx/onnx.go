@@ -2,8 +2,8 @@
 // protobuf (.onnx, any IR version 3 to 13, with external data) and the ONNX
 // text syntax (.onnxtxt). The model is read with package canonical (which
 // checks sizes, offsets and external data paths of the untrusted input)
-// and written back with canonical, inlining external data, so that the
-// rest of the pipeline sees one self-contained ModelProto.
+// in process (binary models memory-mapped, external data beside them), so
+// there is no 2 GiB protobuf handoff.
 //
 // Detection is conservative: a binary ModelProto has no magic number, so
 // Detect walks the first protobuf fields of the file and only claims it
@@ -14,18 +14,16 @@ package onnx
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxtext"
-	"github.com/onnxconv/onnxconv/plugins/sdk"
+	"github.com/onnxconv/onnxconv/importers"
 )
 
 // Name is the importer's plugin and format name.
@@ -37,10 +35,8 @@ const (
 	MaxIRVersion = 13
 )
 
-// TooLarge starts the error of an import whose model cannot be written as
-// one protobuf (over 2 GiB once external data is inlined). A caller that
-// can read the model in process (onnxconv convert) may fall back to that.
-const TooLarge = "onnx import: model needs external data"
+// maxTextSize bounds the .onnxtxt files read (text is parsed in memory).
+const maxTextSize = 1 << 30
 
 // Confidences returned by Detect.
 const (
@@ -68,11 +64,11 @@ var modelTags = []byte{
 // Magic returns the byte patterns a binary ModelProto written in field
 // order starts with: ir_version (field 1, varint 3..13) followed by the tag
 // of another ModelProto field.
-func Magic() []sdk.Magic {
-	var out []sdk.Magic
+func Magic() []importers.Magic {
+	var out []importers.Magic
 	for v := byte(MinIRVersion); v <= MaxIRVersion; v++ {
 		for _, t := range modelTags {
-			out = append(out, sdk.Magic{Bytes: []byte{1<<3 | 0, v, t}})
+			out = append(out, importers.Magic{Bytes: []byte{1<<3 | 0, v, t}})
 		}
 	}
 	return out
@@ -87,23 +83,23 @@ var modelFields = map[protowire.Number]protowire.Type{
 	14: protowire.BytesType, 20: protowire.BytesType, 25: protowire.BytesType, 26: protowire.BytesType,
 }
 
-// Detect reports whether the file at path, whose first bytes are head, is
-// an ONNX model, and how sure it is. A binary head is accepted when every
-// field it holds is a ModelProto field of the right wire type, an
-// ir_version in 3..13 is among them and a graph or opset_import field
-// starts in it; text is accepted by extension only.
-func Detect(path string, head []byte) (bool, float32) {
+// detect tells how sure it is that the file at path, whose first bytes
+// are head, is an ONNX model. A binary head is accepted when every field
+// it holds is a ModelProto field of the right wire type, an ir_version in
+// 3..13 is among them and a graph or opset_import field starts in it; text
+// is accepted by extension only.
+func detect(path string, head []byte) float32 {
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".onnxtxt" {
-		return true, confStructure
+		return confStructure
 	}
 	if looksLikeModel(head) {
-		return true, confStructure
+		return confStructure
 	}
 	if ext == ".onnx" {
-		return true, confExtension
+		return confExtension
 	}
-	return false, 0
+	return 0
 }
 
 // looksLikeModel walks the protobuf fields of head (a prefix of a file).
@@ -151,53 +147,57 @@ func looksLikeModel(head []byte) bool {
 	return irOK && body
 }
 
-// Importer returns the sdk importer: path based, so external data beside
-// the input is found.
-func Importer(version string) *sdk.Importer {
-	return &sdk.Importer{
-		Name:        Name,
-		Version:     version,
-		Format:      Name,
-		Description: "ONNX model: binary protobuf (IR 3 to 13, external data) or ONNX text syntax (.onnxtxt)",
-		Extensions:  Extensions(),
-		Magic:       Magic(),
-		Detect:      Detect,
-		ImportFile:  ImportFile,
+// New returns the ONNX importer. It reads in process: a binary model is
+// memory-mapped by canonical.Load, with its external data beside it, so
+// models over 2 GiB need no handoff; text is parsed by onnxtext.
+func New() importers.Importer { return importer{} }
+
+type importer struct{}
+
+// Describe names the format: "onnx", extensions .onnx and .onnxtxt, and
+// the byte patterns of Magic.
+func (importer) Describe() importers.Description {
+	return importers.Description{
+		Name:       Name,
+		Format:     Name,
+		Summary:    "ONNX model: binary protobuf (IR 3 to 13, external data) or ONNX text syntax (.onnxtxt)",
+		Extensions: Extensions(),
+		Magic:      Magic(),
 	}
 }
 
-// ImportFile reads the ONNX model at inPath (binary, or text when it ends in
-// .onnxtxt) and writes it to outPath as one binary ModelProto, atomically.
-// No options are known.
-func ImportFile(_ context.Context, inPath, outPath string, opts map[string]string) error {
-	if len(opts) > 0 {
-		keys := make([]string, 0, len(opts))
-		for k := range opts {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		return fmt.Errorf("onnx import %s: unknown option(s) %s: the onnx importer takes none", inPath, strings.Join(keys, ", "))
+// Detect is 0.9 for a head that parses as a ModelProto or a .onnxtxt
+// name, 0.4 for a .onnx name alone, else 0 (see the package comment).
+func (importer) Detect(path string, head []byte) float32 { return detect(path, head) }
+
+// Import reads the model at path. The onnx importer takes no options.
+func (importer) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
+	if keys := opts.Keys(); len(keys) > 0 {
+		return nil, &importers.OptionError{Importer: Name, Key: keys[0], Value: opts[keys[0]]}
 	}
-	m, err := Read(inPath)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("onnx import %s: %w", path, err)
+	}
+	m, err := Read(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer m.Close()
-	if err := canonical.Save(outPath, m, canonical.SaveOptions{}); err != nil {
-		if errors.Is(err, canonical.ErrTooLarge) {
-			return fmt.Errorf("%s: %s: %w", TooLarge, inPath, err)
-		}
-		return fmt.Errorf("onnx import %s: writing the model: %w", inPath, err)
-	}
-	return nil
+	return &importers.Result{Model: m}, nil
 }
 
 // Read loads the model at path (binary or .onnxtxt text) and checks its IR
 // version. Close the model when done.
 func Read(path string) (*canonical.Model, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("onnx import: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("onnx import: %w", &importers.NotRegularError{Path: path, Mode: st.Mode()})
+	}
 	var m *canonical.Model
 	if strings.EqualFold(filepath.Ext(path), ".onnxtxt") {
-		src, err := os.ReadFile(path)
+		src, err := importers.ReadFile(path, maxTextSize)
 		if err != nil {
 			return nil, fmt.Errorf("onnx import: %w", err)
 		}
@@ -213,9 +213,8 @@ func Read(path string) (*canonical.Model, error) {
 			return nil, fmt.Errorf("onnx import %s: %w", path, err)
 		}
 	} else {
-		var err error
 		if m, err = canonical.Load(path, canonical.LoadOptions{}); err != nil {
-			return nil, fmt.Errorf("onnx import: %w; the file is not a readable ONNX model (re-export it, or check that its external data files are beside it)", err)
+			return nil, fmt.Errorf("onnx import %s: %w; the file is not a readable ONNX model (re-export it, or check that its external data files are beside it)", path, err)
 		}
 	}
 	if m.IRVersion < MinIRVersion || m.IRVersion > MaxIRVersion {

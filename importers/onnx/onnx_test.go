@@ -2,6 +2,8 @@ package onnx
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +13,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/plugins/sdk"
+	"github.com/onnxconv/onnxconv/importers"
 )
 
 func fixture(parts ...string) string {
@@ -24,100 +26,151 @@ func head(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b[:min(len(b), 4096)]
+	return b[:min(len(b), importers.HeadSize)]
 }
 
 func TestDetect(t *testing.T) {
+	imp := New()
 	for _, tc := range []struct {
 		path string
-		ok   bool
 		conf float32
 	}{
-		{fixture("models", "transformer_block_opset21", "model.onnx"), true, 0.9},
-		{fixture("models", "mlp_opset9", "model.onnx"), true, 0.9},
-		{fixture("tflite", "cnn.tflite"), false, 0},
-		{fixture("tflite", "qcnn.tflite"), false, 0},
-		{fixture("xgboost", "binary_logistic.json"), false, 0},
-		{fixture("xgboost", "binary_logistic.ubj"), false, 0},
+		{fixture("models", "transformer_block_opset21", "model.onnx"), 0.9},
+		{fixture("models", "mlp_opset9", "model.onnx"), 0.9},
+		{fixture("tflite", "cnn.tflite"), 0},
+		{fixture("tflite", "qcnn.tflite"), 0},
+		{fixture("xgboost", "binary_logistic.json"), 0},
+		{fixture("xgboost", "binary_logistic.ubj"), 0},
 	} {
 		h := head(t, tc.path)
-		ok, conf := Detect(tc.path, h)
-		if ok != tc.ok || conf != tc.conf {
-			t.Errorf("%s: Detect = %v %.2f, want %v %.2f", tc.path, ok, conf, tc.ok, tc.conf)
+		if conf := imp.Detect(tc.path, h); conf != tc.conf {
+			t.Errorf("%s: Detect = %.2f, want %.2f", tc.path, conf, tc.conf)
 		}
-		if magic := sdk.MatchMagic(h, Magic()); magic != tc.ok {
-			t.Errorf("%s: magic match %v, want %v", tc.path, magic, tc.ok)
+		if magic := importers.MatchMagic(h, imp.Describe().Magic); magic != (tc.conf > 0) {
+			t.Errorf("%s: magic match %v, want %v", tc.path, magic, tc.conf > 0)
 		}
 	}
 	// Garbage named .onnx: the extension only, below an importer's magic.
-	if ok, conf := Detect("x.onnx", []byte{0x0a, 0xff}); !ok || conf != 0.4 {
-		t.Errorf("garbage .onnx: %v %.2f, want true 0.4", ok, conf)
+	if conf := imp.Detect("x.onnx", []byte{0x0a, 0xff}); conf != 0.4 {
+		t.Errorf("garbage .onnx: %.2f, want 0.4", conf)
+	}
+	if conf := imp.Detect("x.ONNXTXT", []byte("<ir_version: 8>")); conf != 0.9 {
+		t.Errorf(".onnxtxt: %.2f, want 0.9", conf)
 	}
 	// An IR version out of range is not a model.
-	if ok, _ := Detect("x.bin", []byte{0x08, 0x63, 0x3a, 0x02, 0x0a, 0x00}); ok {
-		t.Error("IR version 99 accepted")
+	if conf := imp.Detect("x.bin", []byte{0x08, 0x63, 0x3a, 0x02, 0x0a, 0x00}); conf != 0 {
+		t.Errorf("IR version 99 accepted: %.2f", conf)
 	}
-	if ok, _ := Detect("x.bin", []byte{0x08, 0x07, 0x3a, 0x02, 0x0a, 0x00}); !ok {
-		t.Error("IR 7 with a graph field rejected")
+	if conf := imp.Detect("x.bin", []byte{0x08, 0x07, 0x3a, 0x02, 0x0a, 0x00}); conf != 0.9 {
+		t.Errorf("IR 7 with a graph field: %.2f, want 0.9", conf)
+	}
+	d := imp.Describe()
+	if d.Name != "onnx" || d.FormatName() != "onnx" || strings.Join(d.Extensions, ",") != ".onnx,.onnxtxt" || len(d.Options) != 0 {
+		t.Errorf("Describe = %+v", d)
 	}
 }
 
-func TestImportFile(t *testing.T) {
+func TestImport(t *testing.T) {
+	ctx := context.Background()
+	imp := New()
 	dir := t.TempDir()
 	in := fixture("models", "mlp_opset9", "model.onnx")
-	out := filepath.Join(dir, "out.onnx")
-	if err := ImportFile(context.Background(), in, out, nil); err != nil {
-		t.Fatal(err)
-	}
-	load := func(p string) *onnxpb.ModelProto {
-		m, err := canonical.Load(p, canonical.LoadOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
+	toProto := func(m *canonical.Model) *onnxpb.ModelProto {
 		mp, err := m.ToProtoInline()
 		if err != nil {
 			t.Fatal(err)
 		}
 		return proto.Clone(mp).(*onnxpb.ModelProto)
 	}
-	a, b := load(in), load(out)
-	if !proto.Equal(a, b) {
+	res, err := imp.Import(ctx, in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := toProto(res.Model)
+	res.Model.Close()
+	ref, err := canonical.Load(in, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := toProto(ref)
+	ref.Close()
+	if !proto.Equal(got, want) {
 		t.Fatal("imported model differs from the input")
 	}
-	if a.GetOpsetImport()[0].GetVersion() != 9 || len(b.GetGraph().GetNode()) == 0 {
-		t.Fatalf("opset %d, %d nodes", b.GetOpsetImport()[0].GetVersion(), len(b.GetGraph().GetNode()))
+	if got.GetOpsetImport()[0].GetVersion() != 9 || len(got.GetGraph().GetNode()) == 0 {
+		t.Fatalf("opset %d, %d nodes", got.GetOpsetImport()[0].GetVersion(), len(got.GetGraph().GetNode()))
 	}
 
-	// Text in, binary out.
+	// Text.
 	txt := filepath.Join(dir, "m.onnxtxt")
 	if err := os.WriteFile(txt, []byte(`<ir_version: 8, opset_import: ["" : 17]>
 g (float[2] x) => (float[2] y) { y = Relu(x) }`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out2 := filepath.Join(dir, "t.onnx")
-	if err := ImportFile(context.Background(), txt, out2, nil); err != nil {
+	res, err = imp.Import(ctx, txt, importers.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	mp := load(out2)
-	if mp.GetIrVersion() != 8 || mp.GetGraph().GetNode()[0].GetOpType() != "Relu" {
-		t.Fatalf("text import: IR %d, nodes %v", mp.GetIrVersion(), mp.GetGraph().GetNode())
+	if res.Model.IRVersion != 8 || res.Model.Graph.Nodes[0].OpType != "Relu" {
+		t.Fatalf("text import: IR %d, nodes %v", res.Model.IRVersion, res.Model.Graph.Nodes)
 	}
+	res.Model.Close()
 
-	// Errors name the file; nothing is written.
+	// Errors name the file.
 	bad := filepath.Join(dir, "bad.onnx")
 	if err := os.WriteFile(bad, []byte{0x0a, 0xff}, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out3 := filepath.Join(dir, "never.onnx")
-	err := ImportFile(context.Background(), bad, out3, nil)
-	if err == nil || !strings.Contains(err.Error(), bad) {
+	if _, err := imp.Import(ctx, bad, nil); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Fatalf("corrupt input: %v", err)
 	}
-	if _, err := os.Stat(out3); !os.IsNotExist(err) {
-		t.Fatal("output written for a corrupt input")
+	var nr *importers.NotRegularError
+	if _, err := imp.Import(ctx, dir, nil); !errors.As(err, &nr) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("a folder: %v", err)
 	}
-	if err := ImportFile(context.Background(), in, out3, map[string]string{"x": "1"}); err == nil || !strings.Contains(err.Error(), "unknown option") {
+	missing := filepath.Join(dir, "missing.onnx")
+	if _, err := imp.Import(ctx, missing, nil); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("a missing file: %v", err)
+	}
+	// Options: the onnx importer takes none.
+	var oe *importers.OptionError
+	if _, err := imp.Import(ctx, in, importers.Options{"x": "1"}); !errors.As(err, &oe) || oe.Importer != "onnx" || oe.Key != "x" {
 		t.Fatalf("unknown option: %v", err)
+	}
+}
+
+// An ONNX model with external data is read in place, the data beside it
+// found and read (no inlining handoff).
+func TestImportExternalData(t *testing.T) {
+	dir := t.TempDir()
+	ref, err := canonical.Load(fixture("models", "mlp_opset9", "model.onnx"), canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	path := filepath.Join(dir, "ext.onnx")
+	if err := canonical.Save(path, ref, canonical.SaveOptions{ExternalData: true, ExternalThreshold: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) < 2 {
+		t.Fatalf("no external data file written: %v", ents)
+	}
+	res, err := New().Import(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Model.Close()
+	a, err := ref.ToProtoInline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = proto.Clone(a).(*onnxpb.ModelProto)
+	b, err := res.Model.ToProtoInline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(a, b) {
+		t.Fatal("model with external data differs from the original once inlined")
 	}
 }

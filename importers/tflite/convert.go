@@ -13,6 +13,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	"github.com/onnxconv/onnxconv/version"
 )
 
 // layout of an ONNX value relative to its TFLite tensor.
@@ -142,7 +143,7 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 	mp := &onnxpb.ModelProto{
 		IrVersion:       proto.Int64(irVersion(c.opts.Opset)),
 		ProducerName:    proto.String("onnxconv"),
-		ProducerVersion: proto.String("tflite-importer"),
+		ProducerVersion: proto.String(version.Get().Short()),
 		OpsetImport:     []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(int64(c.opts.Opset))}},
 		Graph:           graph,
 		ModelVersion:    proto.Int64(int64(m.version)),

@@ -41,30 +41,6 @@ func FuzzImport(f *testing.F) {
 	})
 }
 
-func TestDetectDescribe(t *testing.T) {
-	b := readFile(t, fixture("cnn.tflite"))
-	if !Detect(b[:16], "x.bin") {
-		t.Errorf("Detect(cnn.tflite) = false")
-	}
-	if Detect([]byte("\x08\x00\x00\x00ONNXxxxx"), "x.tflite") {
-		t.Errorf("Detect(wrong identifier) = true")
-	}
-	if !Detect(nil, "model.TFLITE") || Detect(nil, "model.onnx") {
-		t.Errorf("Detect by extension wrong")
-	}
-	d := Describe()
-	if d.Name != "tflite" || len(d.Extensions) != 1 || d.Extensions[0] != ".tflite" || string(d.Magic[0].Bytes) != "TFL3" || d.Magic[0].Offset != 4 {
-		t.Errorf("Describe() = %+v", d)
-	}
-	o, err := ParseOptions(map[string]string{"opset": "17", "keep_nhwc": "true"})
-	if err != nil || o.Opset != 17 || !o.KeepNHWC {
-		t.Errorf("ParseOptions = %+v, %v", o, err)
-	}
-	if _, err := ParseOptions(map[string]string{"layout": "x"}); err == nil {
-		t.Errorf("ParseOptions accepted an unknown key")
-	}
-}
-
 // Hostile files give clear errors.
 func TestHostileInputs(t *testing.T) {
 	good := readFile(t, fixture("cnn.tflite"))

@@ -34,16 +34,6 @@ type runner interface {
 	Run(modelPath string, inputs []*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error)
 }
 
-// skipWithoutORT skips the test when ONNX Runtime is not available, or
-// fails it with ONNXCONV_REQUIRE_ORT=1.
-func skipWithoutORT(t testing.TB, err error) {
-	t.Helper()
-	if os.Getenv("ONNXCONV_REQUIRE_ORT") == "1" {
-		t.Fatalf("ONNX Runtime required (ONNXCONV_REQUIRE_ORT=1): %v", err)
-	}
-	t.Skipf("ONNX Runtime not available (npm install --ignore-scripts onnxruntime-node@1.30.0 in the repository root): %v", err)
-}
-
 func runModel(t testing.TB, rt runner, mp *onnxpb.ModelProto, inputs []*onnxpb.TensorProto) []*onnxpb.TensorProto {
 	t.Helper()
 	b, err := proto.Marshal(mp)

@@ -5,20 +5,19 @@ package tflite
 import (
 	"testing"
 
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/runtimes/ort"
 )
 
-// openORT opens ONNX Runtime or skips the test when it is not installed
-// (fails instead with ONNXCONV_REQUIRE_ORT=1).
+// openORT opens ONNX Runtime, or skips the test when the library is not
+// installed (counted and reported by TestMain, which fails the package
+// unless ONNXCONV_SKIP_ORT=1).
 func openORT(t testing.TB) runner {
 	t.Helper()
-	lib, err := ort.FindLibrary()
-	if err == nil {
-		var rt *ort.Runtime
-		if rt, err = ort.Open(lib, 1); err == nil {
-			return rt
-		}
+	lib := testpaths.ORT(t)
+	rt, err := ort.Open(lib, 1)
+	if err != nil {
+		t.Fatalf("ONNX Runtime %s: %v", lib, err)
 	}
-	skipWithoutORT(t, err)
-	return nil
+	return rt
 }

@@ -3,14 +3,16 @@
 package tflite
 
 import (
-	"errors"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // openORT: runtimes/ort needs cgo, so without it the numeric tests skip
-// (or fail with ONNXCONV_REQUIRE_ORT=1).
+// (counted and reported by TestMain, which fails the package unless
+// ONNXCONV_SKIP_ORT=1).
 func openORT(t testing.TB) runner {
 	t.Helper()
-	skipWithoutORT(t, errors.New("built with CGO_ENABLED=0; runtimes/ort needs cgo"))
+	testpaths.SkipORT(t, "built with CGO_ENABLED=0; runtimes/ort needs cgo")
 	return nil
 }

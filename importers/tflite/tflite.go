@@ -15,12 +15,9 @@
 package tflite
 
 import (
-	"bytes"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
@@ -40,66 +37,6 @@ type Options struct {
 	KeepNHWC bool
 	// Subgraph selects the subgraph to convert (default 0, the main one).
 	Subgraph int
-}
-
-// Description describes the format this package imports.
-type Description struct {
-	Name       string
-	Summary    string
-	Extensions []string
-	// Magic are byte patterns that identify the format.
-	Magic []Magic
-}
-
-// Magic is a byte pattern at an offset of the file.
-type Magic struct {
-	Offset int64
-	Bytes  []byte
-}
-
-// Describe names the format: "tflite", extension .tflite, identifier "TFL3"
-// at byte 4.
-func Describe() Description {
-	return Description{
-		Name:       "tflite",
-		Summary:    "TensorFlow Lite flatbuffer model (float, int8/uint8 and int16 quantized)",
-		Extensions: []string{".tflite"},
-		Magic:      []Magic{{Offset: 4, Bytes: []byte("TFL3")}},
-	}
-}
-
-// ParseOptions reads Options from plugin-style string options: "opset"
-// (integer), "keep_nhwc" (true/false), "subgraph" (integer). Unknown keys
-// are an error.
-func ParseOptions(m map[string]string) (Options, error) {
-	var o Options
-	for k, v := range m {
-		var err error
-		switch k {
-		case "opset":
-			o.Opset, err = strconv.Atoi(v)
-		case "keep_nhwc":
-			o.KeepNHWC, err = strconv.ParseBool(v)
-		case "subgraph":
-			o.Subgraph, err = strconv.Atoi(v)
-		default:
-			return o, fmt.Errorf("tflite: unknown option %q (known: opset, keep_nhwc, subgraph)", k)
-		}
-		if err != nil {
-			return o, fmt.Errorf("tflite: option %s=%q: %w", k, v, err)
-		}
-	}
-	return o, nil
-}
-
-// Detect reports whether head (the first bytes of a file, at least 8 for a
-// positive answer) looks like a TFLite model: the flatbuffer file identifier
-// "TFL3" at bytes 4..8. path is used only when head is too short to decide.
-func Detect(head []byte, path string) bool {
-	if len(head) >= 8 {
-		return bytes.Equal(head[4:8], []byte("TFL3"))
-	}
-	return len(head) == 0 && strings.EqualFold(filepath.Ext(path), ".tflite")
 }
 
 // Import converts a .tflite model to ONNX. Hostile input yields an error,

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/version"
 )
 
 const (
@@ -283,12 +284,13 @@ func build(m *model, o Options) (*onnxpb.ModelProto, error) {
 	}
 	doc += ")"
 	return &onnxpb.ModelProto{
-		IrVersion:     proto.Int64(irVersion(o.AIOpset, mlVersion)),
-		OpsetImport:   opsets,
-		ProducerName:  proto.String("onnxconv"),
-		Domain:        proto.String("ai.onnxconv.xgboost"),
-		DocString:     proto.String(doc),
-		MetadataProps: meta,
+		IrVersion:       proto.Int64(irVersion(o.AIOpset, mlVersion)),
+		OpsetImport:     opsets,
+		ProducerName:    proto.String("onnxconv"),
+		ProducerVersion: proto.String(version.Get().Short()),
+		Domain:          proto.String("ai.onnxconv.xgboost"),
+		DocString:       proto.String(doc),
+		MetadataProps:   meta,
 		Graph: &onnxpb.GraphProto{
 			Name:        proto.String("xgboost_" + m.booster),
 			Node:        g.nodes,

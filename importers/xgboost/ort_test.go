@@ -3,7 +3,6 @@
 package xgboost
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -14,25 +13,21 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/runtimes/ort"
 )
 
-// openORT opens ONNX Runtime or skips the test when the library is absent
-// (fails instead when ONNXCONV_REQUIRE_ORT=1).
+// openORT opens ONNX Runtime, or skips the test when the library is absent
+// (counted and reported by TestMain, which fails the package unless
+// ONNXCONV_SKIP_ORT=1).
 func openORT(t *testing.T) *ort.Runtime {
 	t.Helper()
-	lib, err := ort.FindLibrary()
-	if err == nil {
-		var rt *ort.Runtime
-		if rt, err = ort.Open(lib, 1); err == nil {
-			return rt
-		}
-	}
-	if os.Getenv("ONNXCONV_REQUIRE_ORT") == "1" || !errors.Is(err, ort.ErrLibraryNotFound) {
+	lib := testpaths.ORT(t)
+	rt, err := ort.Open(lib, 1)
+	if err != nil {
 		t.Fatalf("ONNX Runtime: %v", err)
 	}
-	t.Skipf("ONNX Runtime library not found, numeric tests skipped: %v", err)
-	return nil
+	return rt
 }
 
 // runORT writes mp to a temporary file and runs it on ONNX Runtime.

@@ -149,9 +149,9 @@ func ubjPrefixes() [][]byte {
 	}
 }
 
-// Detect reports whether head (the first bytes of a file) looks like an
+// detect reports whether head (the first bytes of a file) looks like an
 // XGBoost JSON or UBJSON model.
-func Detect(head []byte, path string) bool {
+func detect(head []byte, path string) bool {
 	for _, p := range ubjPrefixes() {
 		if bytes.HasPrefix(head, p) {
 			return true
@@ -165,27 +165,4 @@ func Detect(head []byte, path string) bool {
 	// order): trust the .ubj extension when "learner" is in the head.
 	ext := strings.ToLower(filepath.Ext(path))
 	return ext == ".ubj" && len(t) > 1 && t[0] == '{' && bytes.Contains(head, []byte("learner"))
-}
-
-// Description tells the plugin host how to recognise the format.
-type Description struct {
-	Name       string
-	Summary    string
-	Extensions []string
-	// Magic lists byte prefixes of files in this format.
-	Magic [][]byte
-}
-
-// Describe returns the format description.
-func Describe() Description {
-	magic := [][]byte{[]byte(`{"learner"`)}
-	for _, p := range ubjPrefixes() {
-		magic = append(magic, p)
-	}
-	return Description{
-		Name:       "xgboost",
-		Summary:    "XGBoost model, JSON or UBJSON (xgboost >= 1.0): gbtree, dart, gblinear",
-		Extensions: []string{".json", ".ubj"},
-		Magic:      magic,
-	}
 }

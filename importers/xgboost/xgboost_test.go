@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers"
 )
 
 // handModel is a one-tree model: x0 < 0.5 (missing goes left when
@@ -229,7 +230,7 @@ func TestFixtureStructure(t *testing.T) {
 		t.Run(fm.Name, func(t *testing.T) {
 			js := readFixture(t, fm.Name+".json")
 			ub := readFixture(t, fm.Name+".ubj")
-			if !Detect(js[:min(len(js), 64)], fm.Name+".json") || !Detect(ub[:min(len(ub), 64)], fm.Name+".ubj") {
+			if New().Detect(fm.Name+".json", js[:min(len(js), 64)]) != 1 || New().Detect(fm.Name+".ubj", ub[:min(len(ub), 64)]) != 1 {
 				t.Error("Detect does not recognise the fixture")
 			}
 			a, err := Import(js, Options{})
@@ -352,26 +353,28 @@ func TestOptions(t *testing.T) {
 }
 
 func TestDetectDescribe(t *testing.T) {
-	d := Describe()
-	if d.Name != "xgboost" || !slices.Equal(d.Extensions, []string{".json", ".ubj"}) || len(d.Magic) == 0 {
+	imp := New()
+	d := imp.Describe()
+	if d.Name != "xgboost" || !slices.Equal(d.Extensions, []string{".json", ".ubj"}) || len(d.Magic) == 0 ||
+		!slices.Equal(importers.Names(d.Options), []string{"ml_opset", "opset", "output"}) {
 		t.Errorf("Describe() = %+v", d)
 	}
 	cases := []struct {
 		head, path string
-		want       bool
+		want       float32
 	}{
-		{`{"learner":{"attributes":{}`, "m.json", true},
-		{"  {\n \"learner\": {", "model", true},
-		{"{L\x00\x00\x00\x00\x00\x00\x00\x07learner{", "m.bin", true},
-		{"{i\x07learner{", "m", true},
-		{`{"name": "x"}`, "m.json", false},
-		{"\x89PNG", "m.ubj", false},
-		{"", "m.json", false},
-		{"TFL3", "m.tflite", false},
+		{`{"learner":{"attributes":{}`, "m.json", 1},
+		{"  {\n \"learner\": {", "model", 1},
+		{"{L\x00\x00\x00\x00\x00\x00\x00\x07learner{", "m.bin", 1},
+		{"{i\x07learner{", "m", 1},
+		{`{"name": "x"}`, "m.json", 0},
+		{"\x89PNG", "m.ubj", 0},
+		{"", "m.json", 0},
+		{"TFL3", "m.tflite", 0},
 	}
 	for _, c := range cases {
-		if got := Detect([]byte(c.head), c.path); got != c.want {
-			t.Errorf("Detect(%q, %q) = %v, want %v", c.head, c.path, got, c.want)
+		if got := imp.Detect(c.path, []byte(c.head)); got != c.want {
+			t.Errorf("Detect(%q, %q) = %v, want %v", c.path, c.head, got, c.want)
 		}
 	}
 }

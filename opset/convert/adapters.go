@@ -175,10 +175,10 @@ func adapters() map[adapterKey]adapter {
 	down("MaxPool", 10, maxPoolCeilDown)
 	down("Shape", 15, shapeDown15)
 	up("Scan", 9, func(sc *stepCtx) error {
-		return blocked("rewrite the Scan-8 node without the batch axis", "no adapter from Scan-8 (batched) to Scan-9")
+		return noAdapter("rewrite the Scan-8 node without the batch axis", "no adapter from Scan-8 (batched) to Scan-9")
 	})
 	down("Scan", 9, func(sc *stepCtx) error {
-		return blocked("keep opset >= 9", "no adapter from Scan-9 to Scan-8 (batched)")
+		return noAdapter("keep opset >= 9", "no adapter from Scan-9 to Scan-8 (batched)")
 	})
 	for _, op := range []string{"QuantizeLinear", "DequantizeLinear"} {
 		down(op, 13, func(sc *stepCtx) error {
@@ -220,7 +220,7 @@ func (sc *stepCtx) normalizeAxes(attrs []string) error {
 		}
 		r, ok := rankOf(sc.n.Input(0))
 		if !ok {
-			return blocked("run 'onnxconv infer' first so the input's rank is known",
+			return needShapes("the input's rank is known",
 				"attribute %s has negative values, which versions before 11 reject, and the input's rank is unknown", name)
 		}
 		switch sc.n.OpType {
@@ -254,7 +254,7 @@ func softmaxUp13(sc *stepCtx) error {
 		return nil
 	}
 	if !known {
-		return blocked("run 'onnxconv infer' first so the input's rank is known",
+		return needShapes("the input's rank is known",
 			"%s axis %d: the pre-13 coerce-to-2D semantics can only be rewritten when the input's rank is known", n.OpType, ax)
 	}
 	// Flatten at axis, normalise the last dim, reshape back.
@@ -279,7 +279,7 @@ func softmaxDown13(sc *stepCtx) error {
 		return nil
 	}
 	if !known {
-		return blocked("run 'onnxconv infer' first so the input's rank is known",
+		return needShapes("the input's rank is known",
 			"%s axis %d: the rank of the input is needed to express it before version 13", n.OpType, ax)
 	}
 	a := axisValue(ax, r)
@@ -305,7 +305,7 @@ func sameShapesDown(sc *stepCtx) error {
 	for i, in := range sc.n.Inputs {
 		s, ok := shapeOf(in)
 		if !ok {
-			return blocked("run 'onnxconv infer' first so the input shapes are known",
+			return needShapes("the input shapes are known",
 				"%s before version 8 does not broadcast; the shape of input %d is unknown", sc.n.OpType, i)
 		}
 		if i == 0 {
@@ -457,7 +457,7 @@ func maxPoolCeilDown(sc *stepCtx) error {
 	dims, ok := shapeOf(n.Input(0))
 	kernel := n.AttrInts("kernel_shape", nil)
 	if !ok || len(dims) != len(kernel)+2 {
-		return blocked("run 'onnxconv infer' first so the input's shape is known",
+		return needShapes("the input's shape is known",
 			"ceil_mode=1 can only be rewritten as padding when the input's spatial dims are known")
 	}
 	sp := len(kernel)

@@ -15,9 +15,9 @@ import (
 // the causal and padding biases are built as constants.
 func expandAttention(sc *stepCtx, to int) error {
 	n := sc.n
-	const fix = "run 'onnxconv infer' first so the shapes of Q, K and V are known"
+	const shapes = "the shapes of Q, K and V are known"
 	if n.Input(6) != nil {
-		return blocked("keep opset >= 24", "Attention with nonpad_kv_seqlen has no expansion")
+		return noExpansion("keep opset >= 24", "Attention with nonpad_kv_seqlen has no expansion")
 	}
 	if to < 9 {
 		return blocked("target opset 9 or later", "the expansion of Attention uses Where and Expand")
@@ -28,7 +28,7 @@ func expandAttention(sc *stepCtx, to int) error {
 	ks, ok2 := shapeOf(k)
 	vs, ok3 := shapeOf(v)
 	if !ok1 || !ok2 || !ok3 || len(qs) != len(ks) || len(qs) != len(vs) || (len(qs) != 3 && len(qs) != 4) {
-		return blocked(fix, "Attention needs Q, K and V of known 3-D or 4-D shapes to expand")
+		return needShapes(shapes, "Attention needs Q, K and V of known 3-D or 4-D shapes to expand")
 	}
 	three := len(qs) == 3
 	batch, sq := qs[0], qs[len(qs)-2]
@@ -49,7 +49,7 @@ func expandAttention(sc *stepCtx, to int) error {
 	if pastK != nil {
 		ps, ok := shapeOf(pastK)
 		if !ok || len(ps) != 4 {
-			return blocked(fix, "Attention needs the shape of past_key to expand")
+			return needShapes(shapes, "Attention needs the shape of past_key to expand")
 		}
 		past = ps[2]
 	}
@@ -97,7 +97,7 @@ func expandAttention(sc *stepCtx, to int) error {
 	if mask != nil {
 		ms, ok := shapeOf(mask)
 		if !ok || len(ms) == 0 {
-			return blocked(fix, "Attention needs the shape of attn_mask to expand")
+			return needShapes(shapes, "Attention needs the shape of attn_mask to expand")
 		}
 		m := mask
 		if elemType(mask) == canonical.Bool {

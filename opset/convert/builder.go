@@ -46,12 +46,12 @@ func (b *builder) opN(opType string, inputs []*canonical.Value, n int, attrs ...
 	if b.err != nil {
 		return nil
 	}
-	name := b.sc.c.unique(b.base + "_" + opType)
+	name := b.sc.c.names.Fresh(b.base + "_" + opType)
 	outs := make([]string, n)
 	for i := range outs {
-		outs[i] = b.sc.c.unique(name + fmt.Sprintf("_out%d", i))
+		outs[i] = b.sc.c.names.Fresh(name + fmt.Sprintf("_out%d", i))
 		if n == 1 {
-			outs[i] = b.sc.c.unique(name + "_out")
+			outs[i] = b.sc.c.names.Fresh(name + "_out")
 		}
 	}
 	node, err := b.sc.g.AddNode(name, "", opType, inputs, outs, attrs...)
@@ -171,7 +171,7 @@ func (b *builder) finish(outs ...*canonical.Value) error {
 	g.MoveNodes(b.nodes, at)
 	// The node computing the result takes the replaced node's name.
 	if len(b.nodes) > 0 && n.Name != "" {
-		delete(sc.c.names, b.nodes[len(b.nodes)-1].Name)
+		sc.c.names.Release(b.nodes[len(b.nodes)-1].Name)
 		b.nodes[len(b.nodes)-1].Name = n.Name
 	}
 	for _, in := range inputs {

@@ -84,18 +84,22 @@ var functionOps = map[string]bool{
 	"SoftmaxCrossEntropyLoss": true, "Softplus": true, "Softsign": true, "Swish": true, "ThresholdedRelu": true,
 }
 
-// classify sorts a blocker into one of the kinds.
-func classify(op, reason, fix string) string {
-	switch {
-	case strings.HasPrefix(fix, "run 'onnxconv infer'"):
-		return KindNeedsShapes
-	case strings.Contains(reason, "has no expansion"):
+// kindOf sorts a blocker into one of the kinds, from the typed error the
+// step returned (never from its message): needShapes, noAdapter and
+// noExpansion errors say which kind they are; any other error is
+// KindNotExpressible.
+func kindOf(op string, err error) string {
+	var fe *fixError
+	if !errors.As(err, &fe) {
+		return KindNotExpressible
+	}
+	switch fe.kind {
+	case KindNeedsShapes, KindNoAdapter:
+		return fe.kind
+	case kindNoExpansion:
 		if functionOps[op] {
 			return KindNoAdapter
 		}
-		return KindNotExpressible
-	case strings.Contains(reason, "no adapter") || strings.Contains(reason, "no rule"):
-		return KindNoAdapter
 	}
 	return KindNotExpressible
 }
@@ -135,9 +139,12 @@ type Result struct {
 	Notes []string
 }
 
-// Convert rewrites m in place to the target opsets. When some nodes block,
-// it returns a *BlockedError listing all of them and m is left partly
-// converted: convert a copy (or use Plan) when that matters.
+// Convert rewrites m in place to the target opsets: it modifies its
+// argument (nodes, values, types, initializers, opset imports). Callers
+// that need the original model afterwards convert a copy made with
+// m.Clone(). When some nodes block, it returns a *BlockedError listing all
+// of them and m is left partly converted: convert a clone (or use Plan)
+// when that matters.
 func Convert(m *canonical.Model, opts Options) (*Result, error) {
 	c, err := newConverter(m, opts)
 	if err != nil {
@@ -218,16 +225,15 @@ func Plan(m *canonical.Model, opts Options) ([]Blocker, error) {
 }
 
 type converter struct {
-	m           *canonical.Model
-	from, to    int
-	fromML      int
-	toML        int
-	blockers    []Blocker
-	rewritten   int
-	notes       []string
-	names       map[string]bool
-	nameCounter int
-	adapters    map[adapterKey]adapter
+	m         *canonical.Model
+	from, to  int
+	fromML    int
+	toML      int
+	blockers  []Blocker
+	rewritten int
+	notes     []string
+	names     *canonical.Namer
+	adapters  map[adapterKey]adapter
 	// folded holds values that inference evaluated from static shapes.
 	folded map[*canonical.Value]*canonical.Tensor
 	// dropped are initializers left without consumers, removed at the end.
@@ -256,55 +262,10 @@ func newConverter(m *canonical.Model, opts Options) (*converter, error) {
 	if c.toML != 0 && (c.toML < 1 || c.toML > opset.MaxOpset(opset.DomainML)) {
 		return nil, fmt.Errorf("target ai.onnx.ml opset %d is outside 1..%d", c.toML, opset.MaxOpset(opset.DomainML))
 	}
-	c.names = map[string]bool{}
 	c.adapters = adapters()
 	c.dropped = map[*canonical.Graph]map[*canonical.Value]bool{}
-	collectNames(m.Graph, c.names)
+	c.names = canonical.NewNamer(m)
 	return c, nil
-}
-
-func collectNames(g *canonical.Graph, names map[string]bool) {
-	if g == nil {
-		return
-	}
-	for _, v := range g.Inputs {
-		names[v.Name] = true
-	}
-	for _, v := range g.Initializers {
-		names[v.Name] = true
-	}
-	for _, n := range g.Nodes {
-		if n.Name != "" {
-			names[n.Name] = true
-		}
-		for _, o := range n.Outputs {
-			if o != nil {
-				names[o.Name] = true
-			}
-		}
-		for _, s := range n.Subgraphs() {
-			collectNames(s, names)
-		}
-	}
-}
-
-// unique returns a name derived from base that no value or node uses yet.
-func (c *converter) unique(base string) string {
-	if base == "" {
-		base = "onnxconv"
-	}
-	if !c.names[base] {
-		c.names[base] = true
-		return base
-	}
-	for {
-		c.nameCounter++
-		s := fmt.Sprintf("%s_%d", base, c.nameCounter)
-		if !c.names[s] {
-			c.names[s] = true
-			return s
-		}
-	}
 }
 
 func (c *converter) result() *Result {
@@ -370,14 +331,13 @@ func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *can
 	if from == to {
 		return
 	}
-	block := func(step, reason, fix string) {
+	block := func(step string, err error) {
 		c.blockers = append(c.blockers, Blocker{Graph: path, Node: n.Name, OpType: n.OpType, Domain: n.Domain,
-			Index: idx, Step: step, Reason: reason, Fix: fix, Kind: classify(n.OpType, reason, fix)})
+			Index: idx, Step: step, Reason: err.Error(), Fix: fixOf(err), Kind: kindOf(n.OpType, err)})
 	}
 	cur, ok := opset.Lookup(dom, n.OpType, from)
 	if !ok {
-		block(fmt.Sprintf("%s at opset %d", n.OpType, from), fmt.Sprintf("operator %s does not exist at the model's opset %d", n.OpType, from),
-			"fix the model: the op or its domain is wrong")
+		block(fmt.Sprintf("%s at opset %d", n.OpType, from), blocked("fix the model: the op or its domain is wrong", "operator %s does not exist at the model's opset %d", n.OpType, from))
 		return
 	}
 	sc := &stepCtx{c: c, g: g, n: n, path: path, idx: idx}
@@ -390,7 +350,7 @@ func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *can
 			}
 			sc.old, sc.new = cur, next
 			if err := c.step(sc, true); err != nil {
-				block(fmt.Sprintf("%s %d -> %d", op, cur.SinceVersion, next.SinceVersion), err.Error(), fixOf(err))
+				block(fmt.Sprintf("%s %d -> %d", op, cur.SinceVersion, next.SinceVersion), err)
 				return
 			}
 			if sc.replaced != nil {
@@ -404,7 +364,7 @@ func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *can
 				c.rewritten++
 				s, ok := opset.Lookup(dom, n.OpType, next.SinceVersion)
 				if !ok {
-					block(fmt.Sprintf("%s -> %s", op, n.OpType), "internal: no schema for the replacement op", "")
+					block(fmt.Sprintf("%s -> %s", op, n.OpType), errors.New("internal: no schema for the replacement op"))
 					return
 				}
 				cur = s
@@ -420,7 +380,7 @@ func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *can
 			// The op does not exist below cur: expand it into older ops.
 			sc.old, sc.new = nil, cur
 			if err := c.expand(sc, to); err != nil {
-				block(fmt.Sprintf("%s %d -> opset %d", op, cur.SinceVersion, to), err.Error(), fixOf(err))
+				block(fmt.Sprintf("%s %d -> opset %d", op, cur.SinceVersion, to), err)
 				return
 			}
 			c.rewritten++
@@ -430,7 +390,7 @@ func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *can
 			// Renamed to an older op (Resize -> Upsample): go on with it.
 			s, ok := opset.Lookup(dom, n.OpType, cur.SinceVersion-1)
 			if !ok || n.OpType == op {
-				block(fmt.Sprintf("%s %d -> opset %d", op, cur.SinceVersion, to), "internal: expansion left the node unchanged", "")
+				block(fmt.Sprintf("%s %d -> opset %d", op, cur.SinceVersion, to), errors.New("internal: expansion left the node unchanged"))
 				return
 			}
 			cur = s
@@ -438,7 +398,7 @@ func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *can
 		}
 		sc.old, sc.new = prev, cur
 		if err := c.step(sc, false); err != nil {
-			block(fmt.Sprintf("%s %d -> %d", op, cur.SinceVersion, prev.SinceVersion), err.Error(), fixOf(err))
+			block(fmt.Sprintf("%s %d -> %d", op, cur.SinceVersion, prev.SinceVersion), err)
 			return
 		}
 		if sc.replaced != nil {
@@ -475,15 +435,41 @@ type stepCtx struct {
 	replaced []*canonical.Node
 }
 
-// fixError is a blocking error with a suggestion.
+// fixError is a blocking error with a suggestion and the kind of
+// blocker it makes (see kindOf).
 type fixError struct {
-	msg, fix string
+	msg, fix, kind string
 }
 
 func (e *fixError) Error() string { return e.msg }
 
+// kindNoExpansion marks an operator missing below its introduction:
+// KindNoAdapter for the operators ONNX defines as functions, else
+// KindNotExpressible.
+const kindNoExpansion = "no-expansion"
+
+// blocked is a blocker with no equivalent at the target
+// (KindNotExpressible).
 func blocked(fix, format string, args ...any) error {
 	return &fixError{msg: fmt.Sprintf(format, args...), fix: fix}
+}
+
+// needShapes is a blocker that shape inference lifts (KindNeedsShapes):
+// the fix asks to run 'onnxconv infer' so that what is known.
+func needShapes(what, format string, args ...any) error {
+	return &fixError{msg: fmt.Sprintf(format, args...), fix: "run 'onnxconv infer' first so " + what, kind: KindNeedsShapes}
+}
+
+// noAdapter is a blocker for which an equivalent exists but onnxconv has
+// no rule yet (KindNoAdapter).
+func noAdapter(fix, format string, args ...any) error {
+	return &fixError{msg: fmt.Sprintf(format, args...), fix: fix, kind: KindNoAdapter}
+}
+
+// noExpansion is a blocker for an operator that onnxconv cannot expand
+// below its introduction (see kindNoExpansion).
+func noExpansion(fix, format string, args ...any) error {
+	return &fixError{msg: fmt.Sprintf(format, args...), fix: fix, kind: kindNoExpansion}
 }
 
 func fixOf(err error) string {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/opset"
 	"github.com/onnxconv/onnxconv/runtimes/ort"
 )
@@ -59,13 +60,7 @@ func TestOpsetCoverage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long: converts ~1,700 models to 21 opsets")
 	}
-	lib, err := ort.FindLibrary()
-	if err != nil {
-		if os.Getenv("ONNXCONV_REQUIRE_ORT") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	lib := testpaths.ORT(t)
 	rt, err := ort.Open(lib, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func (c *converter) expand(sc *stepCtx, to int) error {
 	case "CastLike":
 		dt := elemType(n.Input(1))
 		if dt == canonical.Undefined {
-			return blocked("run 'onnxconv infer' first so the type of the target_type input is known",
+			return needShapes("the type of the target_type input is known",
 				"CastLike does not exist before opset 15; it becomes Cast only when the type of %q is known", n.Input(1).Name)
 		}
 		b := newBuilder(sc, to)
@@ -113,7 +113,7 @@ func (c *converter) expand(sc *stepCtx, to int) error {
 	if handled, err := expandExtra(sc, to); handled {
 		return err
 	}
-	return blocked(keep, "%s does not exist before opset %d and onnxconv has no expansion for it", n.OpType, sc.new.SinceVersion)
+	return noExpansion(keep, "%s does not exist before opset %d and onnxconv has no expansion for it", n.OpType, sc.new.SinceVersion)
 }
 
 func expandCompareOrEqual(sc *stepCtx, to int) error {
@@ -148,7 +148,7 @@ func normAxes(sc *stepCtx, axis int64, to int) ([]int64, int, bool, error) {
 	r, known := rankOf(sc.n.Input(0))
 	if !known {
 		if axis >= 0 || to < 11 {
-			return nil, 0, false, blocked("run 'onnxconv infer' first so the input's rank is known",
+			return nil, 0, false, needShapes("the input's rank is known",
 				"%s axis %d: the input's rank is needed to list the reduced axes", sc.n.OpType, axis)
 		}
 		var axes []int64
@@ -220,11 +220,11 @@ func expandRMSNorm(sc *stepCtx, to int) error {
 func expandGroupNorm(sc *stepCtx, to int) error {
 	n := sc.n
 	if sc.new.SinceVersion != 21 {
-		return blocked("convert the model to opset 21 first", "GroupNormalization-18 (per-group scale) has no expansion")
+		return noExpansion("convert the model to opset 21 first", "GroupNormalization-18 (per-group scale) has no expansion")
 	}
 	r, ok := rankOf(n.Input(0))
 	if !ok || r < 3 {
-		return blocked("run 'onnxconv infer' first so the input's rank is known", "GroupNormalization needs the input's rank (>= 3) to expand")
+		return needShapes("the input's rank is known", "GroupNormalization needs the input's rank (>= 3) to expand")
 	}
 	if to < 13 {
 		return blocked("target opset 13 or later", "the expansion of GroupNormalization uses opset-13 forms")
@@ -255,7 +255,7 @@ func expandTrilu(sc *stepCtx, to int) error {
 	n := sc.n
 	dims, ok := shapeOf(n.Input(0))
 	if !ok || len(dims) < 2 {
-		return blocked("run 'onnxconv infer' first so the input's shape is known", "Trilu needs the last two dims to build its mask")
+		return needShapes("the input's shape is known", "Trilu needs the last two dims to build its mask")
 	}
 	k := int64(0)
 	if kv := n.Input(1); kv != nil {

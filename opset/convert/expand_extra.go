@@ -217,7 +217,7 @@ func expandCenterCropPad(sc *stepCtx, to int) error {
 			return expandCenterCropPadDynamic(sc, to)
 		}
 		if !ok {
-			return blocked("run 'onnxconv infer' first so the input's shape is known", "CenterCropPad needs the input's shape to expand before opset 11")
+			return needShapes("the input's shape is known", "CenterCropPad needs the input's shape to expand before opset 11")
 		}
 		return blocked("target opset 11 or later, or make the shape input a constant", "CenterCropPad's shape input must be constant to expand before opset 11 (Pad takes its pads as an attribute)")
 	}
@@ -327,7 +327,7 @@ func expandMVN(sc *stepCtx, to int) error {
 		if a < 0 && to < 11 {
 			r, ok := rankOf(x)
 			if !ok {
-				return blocked("run 'onnxconv infer' first so the input's rank is known", "MeanVarianceNormalization: negative axes need the rank before opset 11")
+				return needShapes("the input's rank is known", "MeanVarianceNormalization: negative axes need the rank before opset 11")
 			}
 			norm := make([]int64, len(axes))
 			for i, b := range axes {
@@ -445,7 +445,7 @@ func expandAffineGrid(sc *stepCtx, to int) error {
 	theta, size := n.Input(0), n.Input(1)
 	dt := elemType(theta)
 	if dt != canonical.Float && dt != canonical.Double && dt != canonical.Float16 {
-		return blocked("run 'onnxconv infer' first so theta's type is known", "AffineGrid's expansion needs theta to be float, double or float16 (got %v)", dt)
+		return needShapes("theta's type is known", "AffineGrid's expansion needs theta to be float, double or float16 (got %v)", dt)
 	}
 	k := 0
 	if ts, ok := shapeOf(theta); ok && len(ts) == 3 {
@@ -454,7 +454,7 @@ func expandAffineGrid(sc *stepCtx, to int) error {
 		k = int(ss[0]) - 2
 	}
 	if k != 2 && k != 3 {
-		return blocked("run 'onnxconv infer' first so theta's shape is known", "AffineGrid needs to know whether it is 2D or 3D to expand")
+		return needShapes("theta's shape is known", "AffineGrid needs to know whether it is 2D or 3D to expand")
 	}
 	align := n.AttrInt("align_corners", 0) != 0
 	b := newBuilder(sc, to)
@@ -516,7 +516,7 @@ func expandAffineGrid(sc *stepCtx, to int) error {
 			"AffineGrid does not exist before opset 20; before opset 9 it expands only when size is constant")
 	}
 	if elemType(size) != canonical.Int64 {
-		return blocked("run 'onnxconv infer' first so size's type is known", "AffineGrid's size input must be int64")
+		return needShapes("size's type is known", "AffineGrid's size input must be int64")
 	}
 	slice1 := func(v *canonical.Value, from, until int64) *canonical.Value {
 		if to < 10 {
@@ -601,7 +601,7 @@ func rangeLoop(sc *stepCtx, b *builder, start, limit, delta *canonical.Value, dt
 	if base == "" {
 		base = n.OpType
 	}
-	body := canonical.NewGraph(sc.c.unique(base + "_loop_body"))
+	body := canonical.NewGraph(sc.c.names.Fresh(base + "_loop_body"))
 	body.Parent = sc.g
 	scalar := func(d canonical.DataType) *onnxpb.TypeProto { return canonical.TensorType(d, []int64{}) }
 	var err error
@@ -610,7 +610,7 @@ func rangeLoop(sc *stepCtx, b *builder, start, limit, delta *canonical.Value, dt
 			return nil
 		}
 		var v *canonical.Value
-		v, err = body.AddInput(sc.c.unique(base+"_"+name), scalar(d))
+		v, err = body.AddInput(sc.c.names.Fresh(base+"_"+name), scalar(d))
 		return v
 	}
 	_ = add("iter", canonical.Int64)
@@ -624,9 +624,9 @@ func rangeLoop(sc *stepCtx, b *builder, start, limit, delta *canonical.Value, dt
 		if err != nil {
 			return nil
 		}
-		name := sc.c.unique(base + "_loop_" + op)
+		name := sc.c.names.Fresh(base + "_loop_" + op)
 		var m *canonical.Node
-		m, err = body.AddNode(name, "", op, ins, []string{sc.c.unique(name + "_out")})
+		m, err = body.AddNode(name, "", op, ins, []string{sc.c.names.Fresh(name + "_out")})
 		if err != nil {
 			return nil
 		}
@@ -673,7 +673,7 @@ func expandDQL(sc *stepCtx, to int) error {
 	n := sc.n
 	x := n.Input(0)
 	if elemType(x) != canonical.Float {
-		return blocked("run 'onnxconv infer' first so the input's type is known", "DynamicQuantizeLinear's expansion needs a float input")
+		return needShapes("the input's type is known", "DynamicQuantizeLinear's expansion needs a float input")
 	}
 	b := newBuilder(sc, to)
 	b.dt = canonical.Float

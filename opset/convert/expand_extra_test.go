@@ -13,6 +13,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/runtimes/ort"
 )
 
@@ -20,13 +21,7 @@ import (
 // initializers (the constant case of the expansions), converts to old
 // opsets and compares ONNX Runtime's outputs with the expected ones.
 func TestExpandExtraConstInputs(t *testing.T) {
-	lib, err := ort.FindLibrary()
-	if err != nil {
-		if os.Getenv("ONNXCONV_REQUIRE_ORT") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	lib := testpaths.ORT(t)
 	rt, err := ort.Open(lib, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -149,10 +144,7 @@ func TestExpandExtraConstInputs(t *testing.T) {
 // TestDQLRoundsHalfToEven checks the Round emulation on ties against
 // ONNX Runtime's DynamicQuantizeLinear-11.
 func TestDQLRoundsHalfToEven(t *testing.T) {
-	lib, err := ort.FindLibrary()
-	if err != nil {
-		t.Skip(err)
-	}
+	lib := testpaths.ORT(t)
 	rt, err := ort.Open(lib, 1)
 	if err != nil {
 		t.Fatal(err)

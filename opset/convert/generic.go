@@ -274,7 +274,7 @@ func (sc *stepCtx) inputToAttr(i int, a *opset.Attribute) error {
 		}
 		attr = canonical.FloatAttr(a.Name, float32(fs[0]))
 	default:
-		return blocked("", "no rule turns input %q into a %s attribute", v.Name, opset.AttrType(a.Type))
+		return noAdapter("", "no rule turns input %q into a %s attribute", v.Name, opset.AttrType(a.Type))
 	}
 	sc.n.SetAttr(attr)
 	sc.n.SetInput(i, nil)

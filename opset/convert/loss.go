@@ -12,7 +12,7 @@ import (
 func nllLoss(b *builder, x, t, weight *canonical.Value, reduction string, ignore *canonical.Attribute) (*canonical.Value, error) {
 	xs, ok := shapeOf(x)
 	if !ok || len(xs) < 2 {
-		return nil, blocked("run 'onnxconv infer' first so the input's shape is known", "the loss needs the number of classes (dim 1 of the input)")
+		return nil, needShapes("the input's shape is known", "the loss needs the number of classes (dim 1 of the input)")
 	}
 	if b.to < 9 {
 		return nil, blocked("target opset 9 or later", "the expansion of the loss uses OneHot and Where")
@@ -74,7 +74,7 @@ func expandSCE(sc *stepCtx, to int) error {
 	x := n.Input(0)
 	r, ok := rankOf(x)
 	if !ok || r < 2 {
-		return blocked("run 'onnxconv infer' first so the input's shape is known", "SoftmaxCrossEntropyLoss needs the scores' rank to expand")
+		return needShapes("the input's shape is known", "SoftmaxCrossEntropyLoss needs the scores' rank to expand")
 	}
 	b := newBuilder(sc, to)
 	var logp *canonical.Value

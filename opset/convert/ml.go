@@ -32,7 +32,7 @@ func expandML(sc *stepCtx, to int) error {
 	if sc.n.OpType == "TreeEnsemble" {
 		return treeEnsembleDown(sc, to)
 	}
-	return blocked("keep ai.onnx.ml opset >= "+itoa(sc.new.SinceVersion), "%s does not exist before ai.onnx.ml opset %d and onnxconv has no expansion for it", sc.n.OpType, sc.new.SinceVersion)
+	return noExpansion("keep ai.onnx.ml opset >= "+itoa(sc.new.SinceVersion), "%s does not exist before ai.onnx.ml opset %d and onnxconv has no expansion for it", sc.n.OpType, sc.new.SinceVersion)
 }
 
 // aiOpset is the ai.onnx opset the ai.onnx nodes an ML adapter emits must
@@ -55,10 +55,10 @@ func mlOp(b *builder, opType string, inputs []*canonical.Value, n int, attrs ...
 	if b.err != nil {
 		return nil
 	}
-	name := b.sc.c.unique(b.base + "_" + opType)
+	name := b.sc.c.names.Fresh(b.base + "_" + opType)
 	outs := make([]string, n)
 	for i := range outs {
-		outs[i] = b.sc.c.unique(name + "_out" + itoa(i))
+		outs[i] = b.sc.c.names.Fresh(name + "_out" + itoa(i))
 	}
 	node, err := b.sc.g.AddNode(name, opset.DomainML, opType, inputs, outs, attrs...)
 	if err != nil {
@@ -1085,7 +1085,7 @@ func labelEncoderUp2(sc *stepCtx) error {
 			toInt = true
 		case canonical.Int64:
 		default:
-			return blocked("run 'onnxconv infer' first so the input type is known", "LabelEncoder-1 sets no default_*, so only its input type tells the direction, and it is unknown")
+			return needShapes("the input type is known", "LabelEncoder-1 sets no default_*, so only its input type tells the direction, and it is unknown")
 		}
 	}
 	// The last occurrence of a repeated string gives its index (as ONNX

@@ -22,7 +22,7 @@ func expandRotary(sc *stepCtx, to int) error {
 	x, cosC, sinC, pos := n.Input(0), n.Input(1), n.Input(2), n.Input(3)
 	xs, ok := shapeOf(x)
 	if !ok || (len(xs) != 3 && len(xs) != 4) {
-		return blocked("run 'onnxconv infer' first so the input's shape is known", "RotaryEmbedding needs a 3-D or 4-D input of known shape to expand")
+		return needShapes("the input's shape is known", "RotaryEmbedding needs a 3-D or 4-D input of known shape to expand")
 	}
 	b := newBuilder(sc, to)
 	var batch, seq, heads, d int64

@@ -218,7 +218,7 @@ func (sc *stepCtx) constant(base string, t *canonical.Tensor) (*canonical.Value,
 	if prefix == "" {
 		prefix = sc.n.OpType
 	}
-	t.Name = sc.c.unique(prefix + "_" + base)
+	t.Name = sc.c.names.Fresh(prefix + "_" + base)
 	v, err := sc.g.AddInitializer(t)
 	if err != nil {
 		return nil, fmt.Errorf("adding constant %q: %w", t.Name, err)

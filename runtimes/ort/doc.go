@@ -16,12 +16,17 @@
 //
 // # Getting the library
 //
-// In the repository root:
+// npm's onnxruntime-node ships the library. In the repository root:
 //
-//	npm install --ignore-scripts onnxruntime-node@1.30.0
+//	npm ci --ignore-scripts   # or: npm install --ignore-scripts onnxruntime-node@1.30.0
 //
-// installs node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1,
-// which FindLibrary finds. Set $ONNXRUNTIME_LIB to use another copy.
+// installs node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1.
+// FindLibrary looks for it, in order, at $ONNXRUNTIME_LIB, beside the
+// running executable (so an installed plugin works from any folder when
+// libonnxruntime.so.1 is copied beside it), in the user plugins folder,
+// under the node_modules of a checkout above the working directory, and in
+// the dynamic loader's folders; a miss is a *LibraryNotFoundError that
+// lists every folder searched.
 //
 // # Process-global state
 //

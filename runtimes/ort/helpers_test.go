@@ -15,22 +15,19 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
-// requireORT tells whether a missing library must fail the test (CI sets it).
+// requireORT tells whether missing backend tests (../shared) must fail the
+// test (CI sets it).
 func requireORT() bool { return os.Getenv("ONNXCONV_REQUIRE_ORT") != "" }
 
 // openForTest opens the runtime with one intra-op thread, or skips the test
-// with the install hint when the library is absent and not required.
+// when the library is absent (counted and reported by TestMain, which fails
+// the package unless ONNXCONV_SKIP_ORT=1; see testpaths.Main).
 func openForTest(t testing.TB) *Runtime {
 	t.Helper()
-	p, err := FindLibrary()
-	if err != nil {
-		if requireORT() {
-			t.Fatalf("ONNXCONV_REQUIRE_ORT is set: %v", err)
-		}
-		t.Skipf("skipping: %v", err)
-	}
+	p := testpaths.ORT(t)
 	rt, err := Open(p, 1)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", p, err)

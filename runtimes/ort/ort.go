@@ -3,7 +3,6 @@
 package ort
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,68 +13,11 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 )
 
-// LibraryEnv is the environment variable that names the ONNX Runtime shared
-// library to use instead of the npm-installed one.
-const LibraryEnv = "ONNXRUNTIME_LIB"
-
-// NPMLibraryPath is where `npm install --ignore-scripts
-// onnxruntime-node@1.30.0` puts the library, relative to the repository root.
-const NPMLibraryPath = "node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
-
-// InstallHint tells a person how to get the library.
-const InstallHint = "install ONNX Runtime with `npm install --ignore-scripts onnxruntime-node@1.30.0` " +
-	"in the repository root (the folder holding go.mod), or set " + LibraryEnv +
-	" to the path of libonnxruntime.so"
-
-// ErrLibraryNotFound is returned (wrapped) by FindLibrary when no library is
-// found.
-var ErrLibraryNotFound = errors.New("ONNX Runtime shared library not found")
-
 // env guards the process-global ONNX Runtime environment that onnxruntime_go
 // keeps; see the package documentation.
 var env struct {
 	mu      sync.Mutex
 	libPath string // library the environment was opened with; "" if not ours
-}
-
-// FindLibrary returns the path of the ONNX Runtime shared library: the value
-// of $ONNXRUNTIME_LIB if set, else NPMLibraryPath under the nearest folder
-// at or above the working directory that holds a go.mod. The error wraps
-// ErrLibraryNotFound and says how to install the library.
-func FindLibrary() (string, error) {
-	if p := os.Getenv(LibraryEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%w: $%s=%q: %v; %s", ErrLibraryNotFound, LibraryEnv, p, err, InstallHint)
-		}
-		return p, nil
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("find ONNX Runtime library: working directory: %w", err)
-	}
-	root, err := moduleRoot(wd)
-	if err != nil {
-		return "", fmt.Errorf("%w: %v; %s", ErrLibraryNotFound, err, InstallHint)
-	}
-	p := filepath.Join(root, filepath.FromSlash(NPMLibraryPath))
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%w at %s: %s", ErrLibraryNotFound, p, InstallHint)
-	}
-	return p, nil
-}
-
-// moduleRoot walks up from dir to the first folder holding a go.mod.
-func moduleRoot(dir string) (string, error) {
-	for d := dir; ; {
-		if fi, err := os.Stat(filepath.Join(d, "go.mod")); err == nil && !fi.IsDir() {
-			return d, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", fmt.Errorf("no go.mod at or above %s", dir)
-		}
-		d = parent
-	}
 }
 
 // Runtime is an opened ONNX Runtime. Any number of Runtimes may exist; they

@@ -185,19 +185,6 @@ func TestFindLibraryEnv(t *testing.T) {
 	}
 }
 
-func TestFindLibraryMissingHint(t *testing.T) {
-	t.Setenv(LibraryEnv, "")
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(dir)
-	_, err := FindLibrary()
-	if !errors.Is(err, ErrLibraryNotFound) || !strings.Contains(err.Error(), "npm install --ignore-scripts onnxruntime-node@1.30.0") {
-		t.Fatalf("err = %v", err)
-	}
-}
-
 func TestTensorBytesTypedFields(t *testing.T) {
 	cases := []struct {
 		tp   *onnxpb.TensorProto

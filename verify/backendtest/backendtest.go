@@ -21,7 +21,6 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/executor"
-	"github.com/onnxconv/onnxconv/executor/onnxio"
 )
 
 // Runner runs one model on values (tensors, sequences, optionals) in
@@ -123,7 +122,7 @@ func FindCases(dirs []string) ([]string, error) {
 
 // Load reads a case folder.
 func Load(dir string) (*Case, error) {
-	m, err := onnxio.LoadModel(filepath.Join(dir, "model.onnx"))
+	m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("backendtest: %w", err)
 	}
@@ -212,7 +211,7 @@ func ReadValue(path string, tp *onnxpb.TypeProto) (*executor.Value, error) {
 		}
 		switch {
 		case op.GetTensorValue() != nil:
-			t, err := onnxio.TensorFromProto(op.GetTensorValue())
+			t, err := canonical.TensorFromProto(op.GetTensorValue())
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
@@ -230,7 +229,7 @@ func ReadValue(path string, tp *onnxpb.TypeProto) (*executor.Value, error) {
 		}
 		return &executor.Value{None: true, ElemType: et}, nil
 	}
-	t, err := onnxio.ReadTensorFile(path)
+	t, err := canonical.ReadTensorFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +239,7 @@ func ReadValue(path string, tp *onnxpb.TypeProto) (*executor.Value, error) {
 func seqValue(sp *onnxpb.SequenceProto) (*executor.Value, error) {
 	v := &executor.Value{IsSequence: true, Sequence: []*canonical.Tensor{}}
 	for _, tp := range sp.GetTensorValues() {
-		t, err := onnxio.TensorFromProto(tp)
+		t, err := canonical.TensorFromProto(tp)
 		if err != nil {
 			return nil, err
 		}
@@ -342,15 +341,15 @@ func CompareTensors(got, want *canonical.Tensor, rtol, atol float64) error {
 		}
 		return nil
 	}
-	a, err := executor.TensorFloat64s(got)
+	a, err := got.Float64s()
 	if err != nil {
 		return err
 	}
-	b, err := executor.TensorFloat64s(want)
+	b, err := want.Float64s()
 	if err != nil {
 		return err
 	}
-	exact := !executor.IsFloatType(want.DataType)
+	exact := !canonical.IsFloatType(want.DataType)
 	bad, worst, worstI := 0, 0.0, -1
 	for i := range b {
 		x, y := a[i], b[i]

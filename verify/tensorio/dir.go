@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/executor/onnxio"
 )
 
 // MaxNpzMembers bounds the number of arrays read from one .npz archive.
@@ -65,7 +64,7 @@ func ReadTensorFile(path string) (*canonical.Tensor, error) {
 	case ".npy":
 		return ReadNpyFile(path)
 	case ".pb":
-		return onnxio.ReadTensorFile(path)
+		return canonical.ReadTensorFile(path)
 	}
 	return nil, fmt.Errorf("%s: unknown tensor file type (want .pb or .npy)", path)
 }
@@ -120,76 +119,9 @@ func SetDirs(path string) ([]string, error) {
 	return dirs, nil
 }
 
-// LoadSet reads one tensor per name from dir (a folder, or an .npz file).
-// prefix is "input" or "output": tensor i is PREFIX_i.pb, NAME.pb,
-// NAME.npy or member NAME of an .npz archive in the folder, tried in this
-// order. A folder holding more PREFIX_N.pb files than names is an error
-// (the files do not belong to this model).
+// LoadSet reads one sample: one tensor per name from dir (a folder, or an
+// .npz file), found as LoadSamples finds them. It is LoadSamples for a
+// single sample folder whose values are known by name only.
 func LoadSet(dir, prefix string, names []string) ([]*canonical.Tensor, error) {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("tensor folder: %w", err)
-	}
-	var npz map[string]*canonical.Tensor
-	var npzPath string
-	if !st.IsDir() {
-		npzPath = dir
-		if npz, err = ReadNpz(dir); err != nil {
-			return nil, err
-		}
-	} else {
-		matches, err := filepath.Glob(filepath.Join(dir, "*.npz"))
-		if err != nil {
-			return nil, fmt.Errorf("tensor folder %s: %w", dir, err)
-		}
-		if len(matches) > 1 {
-			return nil, fmt.Errorf("tensor folder %s: %d .npz files; keep one", dir, len(matches))
-		}
-		if len(matches) == 1 {
-			npzPath = matches[0]
-			if npz, err = ReadNpz(npzPath); err != nil {
-				return nil, err
-			}
-		}
-		extra := filepath.Join(dir, prefix+"_"+strconv.Itoa(len(names))+".pb")
-		if _, err := os.Stat(extra); err == nil {
-			return nil, fmt.Errorf("tensor folder %s holds %s but the model has %d %ss", dir, filepath.Base(extra), len(names), prefix)
-		}
-	}
-	out := make([]*canonical.Tensor, len(names))
-	for i, name := range names {
-		var tried []string
-		if st.IsDir() {
-			for _, p := range []string{
-				filepath.Join(dir, prefix+"_"+strconv.Itoa(i)+".pb"),
-				filepath.Join(dir, SafeName(name)+".pb"),
-				filepath.Join(dir, SafeName(name)+".npy"),
-			} {
-				if _, err := os.Stat(p); err != nil {
-					tried = append(tried, filepath.Base(p))
-					continue
-				}
-				t, err := ReadTensorFile(p)
-				if err != nil {
-					return nil, fmt.Errorf("%s %d (%s): %w", prefix, i, name, err)
-				}
-				out[i] = t
-				break
-			}
-		}
-		if out[i] == nil && npz != nil {
-			if t, ok := npz[name]; ok {
-				out[i] = t
-			} else if t, ok := npz[SafeName(name)]; ok {
-				out[i] = t
-			} else {
-				tried = append(tried, filepath.Base(npzPath)+":"+name)
-			}
-		}
-		if out[i] == nil {
-			return nil, fmt.Errorf("tensor folder %s: no %s %d (%q); looked for %s", dir, prefix, i, name, strings.Join(tried, ", "))
-		}
-		out[i].Name = name
-	}
-	return out, nil
+	return loadSample(dir, prefix, names, false)
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/executor/onnxio"
 )
 
 // npyBytes builds an .npy file the way numpy.save writes it (version 1.0,
@@ -144,7 +143,7 @@ func TestNpzAndLoadSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A .pb for the first input by index and an .npy named after the third.
-	if err := onnxio.WriteTensorFile(filepath.Join(dir, "input_0.pb"), canonical.NewTensor("whatever", canonical.Float, []int64{2}, f32le(1, 2))); err != nil {
+	if err := canonical.WriteTensorFile(filepath.Join(dir, "input_0.pb"), canonical.NewTensor("whatever", canonical.Float, []int64{2}, f32le(1, 2))); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "scale_x.npy"), npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", f32le(0.5)), 0o644); err != nil {

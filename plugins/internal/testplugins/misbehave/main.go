@@ -14,6 +14,7 @@
 //	badoutput  ImportFile writes a file that is not a model
 //	nooutput   ImportFile writes nothing
 //	failing    Import returns an error
+//	leakpath   ImportFile returns an error naming its output path
 //	spawner    Import starts `sleep 600`, writes its pid to opts["pidfile"], hangs
 //
 // The importers read a text file whose non-empty lines are the op types of
@@ -109,6 +110,10 @@ func main() {
 	case "failing":
 		imp.Import = func(context.Context, []byte, map[string]string) (*onnxpb.ModelProto, error) {
 			return nil, errors.New("line 3: unknown op \"Frobnicate\"")
+		}
+	case "leakpath":
+		imp.ImportFile = func(_ context.Context, _, out string, _ map[string]string) error {
+			return fmt.Errorf("cannot write %s: disk full", out)
 		}
 	case "spawner":
 		imp.Import = func(_ context.Context, _ []byte, opts map[string]string) (*onnxpb.ModelProto, error) {

@@ -8,7 +8,7 @@ import (
 // Stateful sequence ops of opset 27 (host): CausalConvWithState,
 // LinearAttention.
 
-func registerRecurrent(r registry) {
+func registerStateful(r registry) {
 	r.host(hostCausalConv, "CausalConvWithState")
 	r.host(hostLinearAttention, "LinearAttention")
 }

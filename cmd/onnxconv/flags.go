@@ -1,0 +1,132 @@
+package main
+
+// The flag vocabulary shared by convert and opset (and, for verification,
+// verify): one name for one thing everywhere.
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/pipeline"
+	"github.com/onnxconv/onnxconv/verify"
+)
+
+// verifyFlags are the verification options of convert and opset.
+type verifyFlags struct {
+	verify, noVerify bool
+	inputs, refDir   string
+	reports, dims    []string
+	profile          string
+	rtol, atol       float64
+	bisect           bool
+	keepFailed       bool
+	fs               *pflag.FlagSet
+}
+
+func (f *verifyFlags) register(fs *pflag.FlagSet) {
+	f.fs = fs
+	fs.BoolVar(&f.verify, "verify", false, "check that the result computes what the source computes (default when the model is changed: --opset, --ml-opset, --target)")
+	fs.BoolVar(&f.noVerify, "no-verify", false, "do not verify")
+	fs.StringVar(&f.inputs, "inputs", "", "folder (or .npz) of verification inputs: NAME.pb, NAME.npy, input_N.pb, input_N.npy, test_data_set_N/")
+	fs.StringVar(&f.refDir, "reference", "", "folder (or .npz) of expected outputs to compare the result with: NAME.npy, NAME.pb, output_N.pb/.npy")
+	fs.StringArrayVar(&f.reports, "report", nil, "write the verification report: .json, .md, .html or .xml (JUnit); repeatable")
+	fs.StringArrayVar(&f.dims, "dim", nil, "symbolic dim value for generated inputs, NAME=N or INPUT:AXIS=N (repeatable)")
+	fs.StringVar(&f.profile, "profile", "", "tolerance profile: "+strings.Join(verify.ProfileNames(), ", ")+" (default: by output type)")
+	fs.Float64Var(&f.rtol, "rtol", 0, "relative tolerance (overrides the profile)")
+	fs.Float64Var(&f.atol, "atol", 0, "absolute tolerance (overrides the profile)")
+	fs.BoolVar(&f.bisect, "bisect", false, "when the result is not equivalent, find the first diverging node")
+	fs.BoolVar(&f.keepFailed, "keep-failed", false, "when the result is not equivalent, write it anyway as OUT with .not-equivalent before the extension")
+}
+
+// options returns the verification options, or nil when the run does not
+// verify. changed tells whether the command changes the model (opset or
+// target), which turns verification on by default.
+func (f *verifyFlags) options(changed bool) (*pipeline.VerifyOptions, error) {
+	if f.verify && f.noVerify {
+		return nil, errors.New("--verify and --no-verify contradict each other")
+	}
+	explicit := f.refDir != "" || f.inputs != "" || len(f.reports) > 0 || f.bisect || f.keepFailed
+	if f.noVerify {
+		if explicit {
+			return nil, errors.New("--no-verify with --reference, --inputs, --report, --bisect or --keep-failed: drop one of them")
+		}
+		return nil, nil
+	}
+	if !f.verify && !changed && !explicit {
+		return nil, nil
+	}
+	o := &pipeline.VerifyOptions{Inputs: f.inputs, Reference: f.refDir, Profile: f.profile, Bisect: f.bisect}
+	if f.profile != "" {
+		if _, err := verify.LookupProfile(f.profile); err != nil {
+			return nil, fmt.Errorf("--profile: %w", err)
+		}
+	}
+	if f.fs.Changed("rtol") {
+		if f.rtol < 0 {
+			return nil, errors.New("--rtol must not be negative")
+		}
+		o.RTol = &f.rtol
+	}
+	if f.fs.Changed("atol") {
+		if f.atol < 0 {
+			return nil, errors.New("--atol must not be negative")
+		}
+		o.ATol = &f.atol
+	}
+	var err error
+	if o.Dims, err = parseDims(f.dims); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// parseDims reads --dim NAME=N values.
+func parseDims(dims []string) (map[string]int64, error) {
+	m := map[string]int64{}
+	for _, d := range dims {
+		k, v, ok := strings.Cut(d, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--dim %q: want NAME=N", d)
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("--dim %q: %q is not a non-negative integer", d, v)
+		}
+		m[k] = n
+	}
+	return m, nil
+}
+
+// opsetFlags are the opset options of convert and opset.
+type opsetFlags struct {
+	opset, mlOpset int
+}
+
+func (f *opsetFlags) register(fs *pflag.FlagSet) {
+	fs.IntVar(&f.opset, "opset", 0, "target ai.onnx opset, 7 to 27")
+	fs.IntVar(&f.mlOpset, "ml-opset", 0, "target ai.onnx.ml opset, 1 to 5")
+}
+
+// writeFlags are the output options of convert and opset.
+type writeFlags struct {
+	force     bool
+	external  bool
+	threshold int64
+	extFile   string
+}
+
+func (f *writeFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.force, "force", false, "allow the output to replace the input")
+	fs.BoolVar(&f.external, "external-data", false, "move tensors to an external data file beside OUT")
+	fs.Int64Var(&f.threshold, "external-threshold", canonical.DefaultExternalThreshold, "size in bytes from which a tensor moves to external data")
+	fs.StringVar(&f.extFile, "external-file", "", "name of the external data file, relative to OUT's folder (default OUT's name + \".data\")")
+}
+
+func (f *writeFlags) save(progress pipeline.Progress) pipeline.SaveOptions {
+	return pipeline.SaveOptions{ExternalData: f.external, ExternalThreshold: f.threshold, ExternalFile: f.extFile, Progress: progress}
+}

@@ -1,0 +1,326 @@
+package tflite
+
+import (
+	"fmt"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+)
+
+// Convolution and pooling: CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV,
+// AVERAGE_POOL_2D / MAX_POOL_2D / L2_POOL_2D, with their padding and weight
+// layout helpers.
+
+// tflPadding computes TFLite's padding for one spatial dimension: SAME puts
+// the odd pixel after. ok is false when the input size is unknown.
+func tflPadding(in, k, stride, dil int64, same bool) (before, after int64, ok bool) {
+	if !same {
+		return 0, 0, true
+	}
+	if in < 0 {
+		return 0, 0, false
+	}
+	eff := (k-1)*dil + 1
+	out := (in + stride - 1) / stride
+	total := (out-1)*stride + eff - in
+	if total < 0 {
+		total = 0
+	}
+	return total / 2, total - total/2, true
+}
+
+// padAttrs gives the Conv/Pool padding attributes for TFLite padding.
+func padAttrs(padding fb.Padding, inH, inW, kH, kW, sH, sW, dH, dW int64) ([]*onnxpb.AttributeProto, error) {
+	same := padding == fb.PaddingSAME
+	if padding != fb.PaddingSAME && padding != fb.PaddingVALID {
+		return nil, fmt.Errorf("padding %d is not SAME or VALID", padding)
+	}
+	t, b, ok1 := tflPadding(inH, kH, sH, dH, same)
+	l, r, ok2 := tflPadding(inW, kW, sW, dW, same)
+	if !ok1 || !ok2 {
+		return []*onnxpb.AttributeProto{attrString("auto_pad", "SAME_UPPER")}, nil
+	}
+	return []*onnxpb.AttributeProto{attrInts("pads", []int64{t, l, b, r})}, nil
+}
+
+func positive(name string, v ...int32) error {
+	for _, x := range v {
+		if x <= 0 {
+			return fmt.Errorf("%s %d must be positive", name, x)
+		}
+	}
+	return nil
+}
+
+// weightValue returns a constant (or computed) weight permuted by perm, in
+// the float domain: a permuted initializer plus DequantizeLinear with the
+// per-channel axis moved along.
+func (c *converter) weightValue(idx int32, perm []int, suffix string) (string, error) {
+	t := c.tensor(idx)
+	if len(t.shape) != len(perm) {
+		return "", fmt.Errorf("weight %q has shape %v, want rank %d", t.name, t.shape, len(perm))
+	}
+	if t.data == nil {
+		v, err := c.floatValue(idx, native)
+		if err != nil {
+			return "", err
+		}
+		name := c.unique(c.base[idx] + suffix)
+		c.node("Transpose", []string{v}, []string{name}, attrInts("perm", ints64(perm)))
+		return name, nil
+	}
+	dt, err := onnxType(t.typ)
+	if err != nil {
+		return "", err
+	}
+	if t.typ == fb.TensorTypeINT4 {
+		return "", fmt.Errorf("int4 weights are not supported")
+	}
+	data, dims, err := permuteBytes(t.data, elemSize(t.typ), t.shape, perm)
+	if err != nil {
+		return "", fmt.Errorf("weight %q: %w", t.name, err)
+	}
+	name := c.addInit(c.base[idx]+suffix, dt, dims, data)
+	if !isQuant(t) {
+		return name, nil
+	}
+	scale, zp, err := c.qparams(t)
+	if err != nil {
+		return "", err
+	}
+	dq := c.unique(name + "_dq")
+	var attrs []*onnxpb.AttributeProto
+	if len(t.q.scale) > 1 {
+		attrs = append(attrs, attrInt("axis", int64(indexOf(perm, int(t.q.dim)))))
+	}
+	c.node("DequantizeLinear", []string{name, scale, zp}, []string{dq}, attrs...)
+	return dq, nil
+}
+
+func (c *converter) need4D(idx int32) error {
+	if t := c.tensor(idx); len(t.shape) != 4 {
+		return fmt.Errorf("tensor %q has shape %v, want 4-D", t.name, t.shape)
+	}
+	return nil
+}
+
+// convOperands checks what CONV_2D and DEPTHWISE_CONV_2D share: input and
+// filter present and 4-D, strides and dilations positive; it returns the
+// input and filter tensors.
+func (c *converter) convOperands(o *operator, sh, sw, dh, dw int32) (*tensor, *tensor, error) {
+	if err := needInputs(o, 2); err != nil {
+		return nil, nil, err
+	}
+	if err := c.need4D(o.inputs[0]); err != nil {
+		return nil, nil, err
+	}
+	if err := c.need4D(o.inputs[1]); err != nil {
+		return nil, nil, err
+	}
+	if err := positive("stride", sh, sw, dh, dw); err != nil {
+		return nil, nil, err
+	}
+	return c.tensor(o.inputs[0]), c.tensor(o.inputs[1]), nil
+}
+
+func (c *converter) conv2d(o *operator) error {
+	opt, err := options[fb.Conv2DOptions](o, fb.BuiltinOptionsConv2DOptions)
+	if err != nil {
+		return err
+	}
+	xt, wt, err := c.convOperands(o, opt.StrideH(), opt.StrideW(), opt.DilationHFactor(), opt.DilationWFactor())
+	if err != nil {
+		return err
+	}
+	group := int64(1)
+	if xt.shape[3] > 0 && wt.shape[3] > 0 && xt.shape[3] != wt.shape[3] {
+		if xt.shape[3]%wt.shape[3] != 0 {
+			return fmt.Errorf("input channels %d not a multiple of filter channels %d", xt.shape[3], wt.shape[3])
+		}
+		group = xt.shape[3] / wt.shape[3]
+	}
+	// [O, H, W, I] -> [O, I, H, W]
+	return c.emitConv(o, []int{0, 3, 1, 2}, "_oihw", group, convGeom{opt.Padding(),
+		int64(opt.StrideH()), int64(opt.StrideW()), int64(opt.DilationHFactor()), int64(opt.DilationWFactor())},
+		opt.FusedActivationFunction())
+}
+
+// convGeom is a TFLite convolution's padding, strides and dilations.
+type convGeom struct {
+	padding        fb.Padding
+	sh, sw, dh, dw int64
+}
+
+// emitConv emits the ONNX Conv of a CONV_2D or DEPTHWISE_CONV_2D: the input
+// in NCHW, the filter permuted by perm at conversion time, the optional
+// bias, TFLite's padding made explicit, then the fused activation.
+func (c *converter) emitConv(o *operator, perm []int, suffix string, group int64, g convGeom, act fb.ActivationFunctionType) error {
+	xt, wt := c.tensor(o.inputs[0]), c.tensor(o.inputs[1])
+	x, err := c.floatValue(o.inputs[0], nchw)
+	if err != nil {
+		return err
+	}
+	w, err := c.weightValue(o.inputs[1], perm, suffix)
+	if err != nil {
+		return err
+	}
+	ins := []string{x, w}
+	if b := c.in(o, 2); b >= 0 {
+		bv, err := c.floatValue(b, native)
+		if err != nil {
+			return err
+		}
+		ins = append(ins, bv)
+	}
+	attrs, err := padAttrs(g.padding, xt.shape[1], xt.shape[2], wt.shape[1], wt.shape[2], g.sh, g.sw, g.dh, g.dw)
+	if err != nil {
+		return err
+	}
+	attrs = append(attrs,
+		attrInts("kernel_shape", []int64{wt.shape[1], wt.shape[2]}),
+		attrInts("strides", []int64{g.sh, g.sw}),
+		attrInts("dilations", []int64{g.dh, g.dw}),
+		attrInt("group", group))
+	return c.emit(o.outputs[0], nchw, act, func(y string) error {
+		c.node("Conv", ins, []string{y}, attrs...)
+		return nil
+	})
+}
+
+func (c *converter) depthwise(o *operator) error {
+	opt, err := options[fb.DepthwiseConv2DOptions](o, fb.BuiltinOptionsDepthwiseConv2DOptions)
+	if err != nil {
+		return err
+	}
+	xt, wt, err := c.convOperands(o, opt.StrideH(), opt.StrideW(), opt.DilationHFactor(), opt.DilationWFactor())
+	if err != nil {
+		return err
+	}
+	cin := xt.shape[3]
+	if cin <= 0 || wt.shape[0] != 1 || wt.shape[3]%cin != 0 {
+		return fmt.Errorf("depthwise filter %v does not fit input %v", wt.shape, xt.shape)
+	}
+	// [1, H, W, C*M] -> [C*M, 1, H, W]
+	return c.emitConv(o, []int{3, 0, 1, 2}, "_m1hw", cin, convGeom{opt.Padding(),
+		int64(opt.StrideH()), int64(opt.StrideW()), int64(opt.DilationHFactor()), int64(opt.DilationWFactor())},
+		opt.FusedActivationFunction())
+}
+
+func (c *converter) transposeConv(o *operator) error {
+	if err := needInputs(o, 3); err != nil {
+		return err
+	}
+	opt, err := options[fb.TransposeConvOptions](o, fb.BuiltinOptionsTransposeConvOptions)
+	if err != nil {
+		return err
+	}
+	if err := c.need4D(o.inputs[1]); err != nil {
+		return err
+	}
+	if err := c.need4D(o.inputs[2]); err != nil {
+		return err
+	}
+	if err := positive("stride", opt.StrideH(), opt.StrideW()); err != nil {
+		return err
+	}
+	wt, xt, yt := c.tensor(o.inputs[1]), c.tensor(o.inputs[2]), c.tensor(o.outputs[0])
+	outShape := yt.shape
+	if s, err := c.constInts(o.inputs[0]); err == nil {
+		outShape = s
+	}
+	if len(outShape) != 4 || outShape[1] <= 0 || outShape[2] <= 0 || xt.shape[1] <= 0 || xt.shape[2] <= 0 {
+		return fmt.Errorf("output shape %v or input shape %v is not static 4-D", outShape, xt.shape)
+	}
+	x, err := c.floatValue(o.inputs[2], nchw)
+	if err != nil {
+		return err
+	}
+	// [O, H, W, I] -> [I, O, H, W]
+	w, err := c.weightValue(o.inputs[1], []int{3, 0, 1, 2}, "_iohw")
+	if err != nil {
+		return err
+	}
+	ins := []string{x, w}
+	if b := c.in(o, 3); b >= 0 {
+		bv, err := c.floatValue(b, native)
+		if err != nil {
+			return err
+		}
+		ins = append(ins, bv)
+	}
+	same := opt.Padding() == fb.PaddingSAME
+	sH, sW := int64(opt.StrideH()), int64(opt.StrideW())
+	kH, kW := wt.shape[1], wt.shape[2]
+	// TFLite computes the padding from the output size as if it were the
+	// input of a forward convolution.
+	t, b, _ := tflPadding(outShape[1], kH, sH, 1, same)
+	l, r, _ := tflPadding(outShape[2], kW, sW, 1, same)
+	opH := outShape[1] - ((xt.shape[1]-1)*sH + kH - t - b)
+	opW := outShape[2] - ((xt.shape[2]-1)*sW + kW - l - r)
+	if opH < 0 || opW < 0 || opH >= sH && opH > 0 || opW >= sW && opW > 0 {
+		return fmt.Errorf("output shape %v does not follow from input %v, filter %v and strides %d,%d", outShape, xt.shape, wt.shape, sH, sW)
+	}
+	attrs := []*onnxpb.AttributeProto{
+		attrInts("kernel_shape", []int64{kH, kW}),
+		attrInts("strides", []int64{sH, sW}),
+		attrInts("pads", []int64{t, l, b, r}),
+	}
+	if opH > 0 || opW > 0 {
+		attrs = append(attrs, attrInts("output_padding", []int64{opH, opW}))
+	}
+	return c.emit(o.outputs[0], nchw, opt.FusedActivationFunction(), func(y string) error {
+		c.node("ConvTranspose", ins, []string{y}, attrs...)
+		return nil
+	})
+}
+
+func (c *converter) pool(o *operator) error {
+	if err := needInputs(o, 1); err != nil {
+		return err
+	}
+	opt, err := options[fb.Pool2DOptions](o, fb.BuiltinOptionsPool2DOptions)
+	if err != nil {
+		return err
+	}
+	if err := c.need4D(o.inputs[0]); err != nil {
+		return err
+	}
+	if err := positive("pool size/stride", opt.StrideH(), opt.StrideW(), opt.FilterHeight(), opt.FilterWidth()); err != nil {
+		return err
+	}
+	xt := c.tensor(o.inputs[0])
+	x, err := c.floatValue(o.inputs[0], nchw)
+	if err != nil {
+		return err
+	}
+	kH, kW := int64(opt.FilterHeight()), int64(opt.FilterWidth())
+	attrs, err := padAttrs(opt.Padding(), xt.shape[1], xt.shape[2], kH, kW, int64(opt.StrideH()), int64(opt.StrideW()), 1, 1)
+	if err != nil {
+		return err
+	}
+	attrs = append(attrs,
+		attrInts("kernel_shape", []int64{kH, kW}),
+		attrInts("strides", []int64{int64(opt.StrideH()), int64(opt.StrideW())}))
+	op := "MaxPool"
+	switch o.code {
+	case fb.BuiltinOperatorAVERAGE_POOL_2D:
+		op = "AveragePool"
+		attrs = append(attrs, attrInt("count_include_pad", 0))
+	case fb.BuiltinOperatorL2_POOL_2D:
+		// TFLite: sqrt(mean of squares over the valid window), which is not
+		// LpPool (no mean): Sqrt(AveragePool(x*x)).
+		attrs = append(attrs, attrInt("count_include_pad", 0))
+		return c.emit(o.outputs[0], nchw, opt.FusedActivationFunction(), func(y string) error {
+			sq := c.unique(y + "_square")
+			c.node("Mul", []string{x, x}, []string{sq})
+			avg := c.unique(y + "_mean_square")
+			c.node("AveragePool", []string{sq}, []string{avg}, attrs...)
+			c.node("Sqrt", []string{avg}, []string{y})
+			return nil
+		})
+	}
+	return c.emit(o.outputs[0], nchw, opt.FusedActivationFunction(), func(y string) error {
+		c.node(op, []string{x}, []string{y}, attrs...)
+		return nil
+	})
+}

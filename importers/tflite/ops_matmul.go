@@ -1,0 +1,179 @@
+package tflite
+
+import (
+	"fmt"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+)
+
+// Matrix products: FULLY_CONNECTED, BATCH_MATMUL.
+
+func (c *converter) fullyConnected(o *operator) error {
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
+	opt, err := options[fb.FullyConnectedOptions](o, fb.BuiltinOptionsFullyConnectedOptions)
+	if err != nil {
+		return err
+	}
+	if opt.WeightsFormat() != fb.FullyConnectedOptionsWeightsFormatDEFAULT {
+		return fmt.Errorf("weights format %s is not supported", opt.WeightsFormat())
+	}
+	xt, wt, yt := c.tensor(o.inputs[0]), c.tensor(o.inputs[1]), c.tensor(o.outputs[0])
+	if len(wt.shape) != 2 || wt.shape[1] <= 0 || wt.shape[0] <= 0 {
+		return fmt.Errorf("weights %q have shape %v, want static [units, depth]", wt.name, wt.shape)
+	}
+	units, depth := wt.shape[0], wt.shape[1]
+	var x, w string
+	// An NCHW 4-D input flattened as a whole: permute the weight columns
+	// instead of transposing the activation back to NHWC.
+	if c.prefers(o.inputs[0]) == nchw && wt.data != nil && xt.shape[1] > 0 && xt.shape[2] > 0 && xt.shape[3] > 0 &&
+		xt.shape[1]*xt.shape[2]*xt.shape[3] == depth {
+		h, wd, ch := xt.shape[1], xt.shape[2], xt.shape[3]
+		if x, err = c.floatValue(o.inputs[0], nchw); err != nil {
+			return err
+		}
+		// W[u, h, w, c] -> W[u, c, h, w]
+		tmp := *wt
+		tmp.shape = []int64{units, h, wd, ch}
+		data, _, err := permuteBytes(wt.data, elemSize(wt.typ), tmp.shape, []int{0, 3, 1, 2})
+		if err != nil {
+			return err
+		}
+		tmp.data = data
+		tmp.shape = []int64{units, depth}
+		if w, err = c.weightFromTensor(&tmp, "_chw"); err != nil {
+			return err
+		}
+	} else {
+		if x, err = c.floatValue(o.inputs[0], native); err != nil {
+			return err
+		}
+		if w, err = c.floatValue(o.inputs[1], native); err != nil {
+			return err
+		}
+	}
+	ins := []string{x, w}
+	if b := c.in(o, 2); b >= 0 {
+		bv, err := c.floatValue(b, native)
+		if err != nil {
+			return err
+		}
+		ins = append(ins, bv)
+	}
+	needFlat := !(len(xt.shape) == 2 && xt.shape[1] == depth)
+	outShape := yt.shape
+	if len(outShape) == 0 {
+		return fmt.Errorf("output %q is a scalar", yt.name)
+	}
+	if needFlat && isQuant(xt) && len(xt.q.scale) == 1 {
+		// Flatten the quantized tensor and dequantize after: the Reshape
+		// stays outside the QDQ unit, as ONNX Runtime's QDQ passes expect.
+		lay := native
+		if c.flt[layoutKey{int(o.inputs[0]), nchw}] == ins[0] {
+			lay = nchw
+		}
+		src, err := c.rawValue(int(o.inputs[0]), lay)
+		if err != nil {
+			return err
+		}
+		flat := c.unique(c.base[o.inputs[0]] + "_flat")
+		c.node("Reshape", []string{src, c.constI64(flat+"_shape", []int64{-1, depth})}, []string{flat})
+		scale, zp, err := c.qparams(xt)
+		if err != nil {
+			return err
+		}
+		dq := c.unique(flat + "_dq")
+		c.node("DequantizeLinear", []string{flat, scale, zp}, []string{dq})
+		ins[0] = dq
+		needFlat = false
+	}
+	return c.emit(o.outputs[0], native, opt.FusedActivationFunction(), func(y string) error {
+		gemmOut := y
+		if needFlat {
+			flat := c.unique(y + "_flat_input")
+			c.node("Reshape", []string{ins[0], c.constI64(flat+"_shape", []int64{-1, depth})}, []string{flat})
+			ins[0] = flat
+		}
+		reshapeOut := len(outShape) != 2
+		if reshapeOut {
+			gemmOut = c.unique(y + "_2d")
+		}
+		c.node("Gemm", ins, []string{gemmOut}, attrInt("transB", 1))
+		if reshapeOut {
+			shape := append([]int64(nil), outShape...)
+			for i := range shape {
+				if shape[i] < 0 {
+					shape[i] = 0
+				}
+			}
+			shape[len(shape)-1] = units
+			c.node("Reshape", []string{gemmOut, c.constI64(y+"_shape", shape)}, []string{y})
+		}
+		return nil
+	})
+}
+
+// weightFromTensor makes an initializer (plus DequantizeLinear) from a
+// modified copy of a constant tensor.
+func (c *converter) weightFromTensor(t *tensor, suffix string) (string, error) {
+	dt, err := onnxType(t.typ)
+	if err != nil {
+		return "", err
+	}
+	name := c.addInit(c.base[t.index]+suffix, dt, t.shape, t.data)
+	if !isQuant(t) {
+		return name, nil
+	}
+	if t.typ == fb.TensorTypeINT64 {
+		return "", fmt.Errorf("int64 weights are not supported")
+	}
+	scale, zp, err := c.qparams(t)
+	if err != nil {
+		return "", err
+	}
+	dq := c.unique(name + "_dq")
+	var attrs []*onnxpb.AttributeProto
+	if len(t.q.scale) > 1 {
+		attrs = append(attrs, attrInt("axis", int64(t.q.dim)))
+	}
+	c.node("DequantizeLinear", []string{name, scale, zp}, []string{dq}, attrs...)
+	return dq, nil
+}
+
+func (c *converter) batchMatMul(o *operator) error {
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
+	opt, err := options[fb.BatchMatMulOptions](o, fb.BuiltinOptionsBatchMatMulOptions)
+	if err != nil {
+		return err
+	}
+	var ins []string
+	for k, adj := range []bool{opt.AdjX(), opt.AdjY()} {
+		v, err := c.floatValue(o.inputs[k], native)
+		if err != nil {
+			return err
+		}
+		r := len(c.tensor(o.inputs[k]).shape)
+		if r < 2 {
+			return fmt.Errorf("operand %d has rank %d", k, r)
+		}
+		if adj {
+			perm := make([]int64, r)
+			for i := range perm {
+				perm[i] = int64(i)
+			}
+			perm[r-2], perm[r-1] = perm[r-1], perm[r-2]
+			t := c.unique(v + "_adjoint")
+			c.node("Transpose", []string{v}, []string{t}, attrInts("perm", perm))
+			v = t
+		}
+		ins = append(ins, v)
+	}
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		c.node("MatMul", ins, []string{y})
+		return nil
+	})
+}

@@ -1,0 +1,123 @@
+package xgboost
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
+)
+
+// Name is the importer and format name.
+const Name = "xgboost"
+
+// MaxFileSize bounds the files Import reads (the JSON or UBJSON text is
+// parsed in memory).
+const MaxFileSize = 4 << 30
+
+// confDetect is Detect's confidence for a file it recognises: an xgboost
+// UBJSON prefix, or a JSON object with a "learner" key in its head.
+const confDetect = 1
+
+// New returns the XGBoost importer.
+func New() importers.Importer { return importer{} }
+
+type importer struct{}
+
+func optionSpecs() []importers.OptionSpec {
+	return []importers.OptionSpec{
+		{Name: "ml_opset", Doc: fmt.Sprintf("ai.onnx.ml opset, 1 to %d (default 5: TreeEnsemble; 1 to 4: TreeEnsembleRegressor, no categorical splits)", MaxMLOpset)},
+		{Name: "opset", Doc: fmt.Sprintf("ai.onnx opset, %d to %d (default 21)", MinAIOpset, MaxAIOpset)},
+		{Name: "output", Doc: `"predict" (default: predict, and label and probabilities for classifiers) or "margin" (the raw margin alone)`},
+	}
+}
+
+// Describe names the format: "xgboost", extensions .json and .ubj, and the
+// starts of xgboost's JSON and UBJSON files.
+func (importer) Describe() importers.Description {
+	magic := []importers.Magic{{Bytes: []byte(`{"learner"`)}}
+	for _, p := range ubjPrefixes() {
+		magic = append(magic, importers.Magic{Bytes: p})
+	}
+	return importers.Description{
+		Name:       Name,
+		Format:     Name,
+		Summary:    "XGBoost model, JSON or UBJSON (xgboost >= 1.0): gbtree, dart, gblinear",
+		Extensions: []string{".json", ".ubj"},
+		Magic:      magic,
+		Options:    optionSpecs(),
+	}
+}
+
+// Detect is 1 for a head that starts like an xgboost UBJSON model or is a
+// JSON object with a "learner" key, else 0.
+func (importer) Detect(path string, head []byte) float32 {
+	if detect(head, path) {
+		return confDetect
+	}
+	return 0
+}
+
+// Import reads the model at path (at most MaxFileSize bytes) and converts
+// it with Import. Options are those of ParseOptions.
+func (importer) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
+	o, err := ParseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	data, err := importers.ReadFile(path, MaxFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("xgboost import: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("xgboost import %s: %w", path, err)
+	}
+	mp, err := Import(data, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("xgboost import %s: %w", path, err)
+	}
+	m, err := canonical.FromProto(mp, dir)
+	if err != nil {
+		return nil, fmt.Errorf("xgboost import %s: the converted model is malformed (please report): %w", path, err)
+	}
+	return &importers.Result{Model: m}, nil
+}
+
+// ParseOptions reads Options from string options: "ml_opset" (1 to
+// MaxMLOpset), "opset" (MinAIOpset to MaxAIOpset) and "output" ("predict"
+// or "margin"). An unknown key or a bad value is an
+// *importers.OptionError.
+func ParseOptions(m map[string]string) (Options, error) {
+	var o Options
+	opts := importers.Options(m)
+	for _, k := range opts.Keys() {
+		v := opts[k]
+		var err error
+		switch k {
+		case "ml_opset":
+			if o.MLOpset, err = strconv.Atoi(v); err == nil && (o.MLOpset < 1 || o.MLOpset > MaxMLOpset) {
+				err = fmt.Errorf("ai.onnx.ml opset %d not supported: use 1 to %d", o.MLOpset, MaxMLOpset)
+			}
+		case "opset":
+			if o.AIOpset, err = strconv.Atoi(v); err == nil && (o.AIOpset < MinAIOpset || o.AIOpset > MaxAIOpset) {
+				err = fmt.Errorf("ai.onnx opset %d not supported: use %d to %d", o.AIOpset, MinAIOpset, MaxAIOpset)
+			}
+		case "output":
+			if o.Output = v; v != OutputPredict && v != OutputMargin {
+				err = fmt.Errorf("output %q not supported: use %q or %q", v, OutputPredict, OutputMargin)
+			}
+		default:
+			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
+		}
+		if err != nil {
+			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
+		}
+	}
+	return o, nil
+}

@@ -1,0 +1,277 @@
+package testpaths
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Tests that need a program the repository does not hold (ONNX Runtime,
+// headless Chromium) get it through ORT or Chromium, which skip the test
+// when it is missing and count the skip; the package's TestMain runs its
+// tests through Main (os.Exit(testpaths.Main(m, "runtimes/ort"))), which
+// reports the count in one line:
+//
+//	<package>: N test(s) skipped: ONNX Runtime not found (looked in …); run 'npm ci --ignore-scripts' or set ONNXRUNTIME_LIB
+//
+// With ONNXCONV_SKIP_ORT=1 (ONNXCONV_SKIP_CHROMIUM=1) that is all, and the
+// line shows with go test -v. Otherwise the package fails with that line
+// and "; set ONNXCONV_SKIP_ORT=1 to skip them", so that a missing runtime
+// is never silent in `go test ./...`. ONNXCONV_REQUIRE_ORT=1
+// (ONNXCONV_REQUIRE_CHROMIUM=1) is the default and wins over the SKIP
+// variable.
+
+// Environment variables.
+const (
+	// ORTLibraryEnv names the ONNX Runtime shared library to use; when
+	// set, nothing else is looked at.
+	ORTLibraryEnv = "ONNXRUNTIME_LIB"
+	SkipORTEnv    = "ONNXCONV_SKIP_ORT"
+	RequireORTEnv = "ONNXCONV_REQUIRE_ORT"
+
+	SkipChromiumEnv    = "ONNXCONV_SKIP_CHROMIUM"
+	RequireChromiumEnv = "ONNXCONV_REQUIRE_CHROMIUM"
+)
+
+// npmORTDir is where `npm ci --ignore-scripts` puts onnxruntime-node's
+// native files, relative to the repository root.
+const npmORTDir = "node_modules/onnxruntime-node/bin/napi-v6"
+
+// chromiumNames are looked up in order (an absolute path, then $PATH).
+var chromiumNames = []string{"/usr/bin/chromium", "chromium", "chromium-browser"}
+
+// need is one outside program some tests need.
+type need int
+
+const (
+	needORT need = iota
+	needChromium
+	numNeeds
+)
+
+func (n need) name() string {
+	if n == needORT {
+		return "ONNX Runtime"
+	}
+	return "Chromium"
+}
+
+func (n need) skipEnv() string {
+	if n == needORT {
+		return SkipORTEnv
+	}
+	return SkipChromiumEnv
+}
+
+func (n need) requireEnv() string {
+	if n == needORT {
+		return RequireORTEnv
+	}
+	return RequireChromiumEnv
+}
+
+func (n need) hint() string {
+	if n == needORT {
+		return "run 'npm ci --ignore-scripts' or set " + ORTLibraryEnv
+	}
+	return "install Debian's chromium ('apt-get install chromium')"
+}
+
+// env is what the helpers read of the outside world; tests of this
+// package pass a fake one.
+type env struct {
+	getenv   func(string) string
+	isFile   func(string) bool
+	lookPath func(string) (string, error)
+	root     string // the repository root
+	goarch   string
+}
+
+func osEnv(root string) env {
+	return env{
+		getenv: os.Getenv,
+		isFile: func(p string) bool {
+			fi, err := os.Stat(p)
+			return err == nil && !fi.IsDir()
+		},
+		lookPath: exec.LookPath,
+		root:     root,
+		goarch:   runtime.GOARCH,
+	}
+}
+
+// npmORTLibrary is the library file `npm ci --ignore-scripts` installs
+// for Linux on goarch.
+func npmORTLibrary(root, goarch string) string {
+	arch := goarch
+	if arch == "amd64" {
+		arch = "x64"
+	}
+	return filepath.Join(root, filepath.FromSlash(npmORTDir), "linux", arch, "libonnxruntime.so.1")
+}
+
+// findORT returns the library's path, or where it looked.
+func findORT(e env) (path, looked string, ok bool) {
+	if p := e.getenv(ORTLibraryEnv); p != "" {
+		if e.isFile(p) {
+			if abs, err := filepath.Abs(p); err == nil {
+				p = abs
+			}
+			return p, "", true
+		}
+		return "", "$" + ORTLibraryEnv + "=" + p, false
+	}
+	p := npmORTLibrary(e.root, e.goarch)
+	if e.isFile(p) {
+		return p, "", true
+	}
+	return "", p, false
+}
+
+// findChromium returns Chromium's path, or where it looked.
+func findChromium(e env) (path, looked string, ok bool) {
+	for _, n := range chromiumNames {
+		if p, err := e.lookPath(n); err == nil {
+			return p, "", true
+		}
+	}
+	return "", strings.Join(chromiumNames, ", ") + " on $PATH", false
+}
+
+// tally counts, per need, the tests skipped in this test process and the
+// reason of the first skip. It is the record the tests write to and
+// TestMain reads, so there is one per process (skips below); tests of
+// this package use their own.
+type tally struct {
+	mu    sync.Mutex
+	wired bool // Main runs the tests, so the count is reported
+	n     [numNeeds]int
+	why   [numNeeds]string
+}
+
+// skips is the process's record (see tally).
+var skips tally
+
+func (c *tally) wire() {
+	c.mu.Lock()
+	c.wired = true
+	c.mu.Unlock()
+}
+
+// add counts one skip and tells whether it will be reported.
+func (c *tally) add(n need, why string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[n]++
+	if c.why[n] == "" {
+		c.why[n] = why
+	}
+	return c.wired
+}
+
+// skipAllowed: the SKIP variable is 1 and the REQUIRE variable is not.
+func skipAllowed(e env, n need) bool {
+	return e.getenv(n.skipEnv()) == "1" && e.getenv(n.requireEnv()) != "1"
+}
+
+// line is the report of count skips of n in pkg for why ("not found
+// (looked in …)"); failing adds how to skip them instead.
+func line(pkg string, n need, count int, why string, failing bool) string {
+	s := fmt.Sprintf("%s: %d test(s) skipped: %s %s; %s", pkg, count, n.name(), why, n.hint())
+	if failing {
+		s += "; set " + n.skipEnv() + "=1 to skip them"
+	}
+	return s
+}
+
+// lookup returns the path of n in e, or skips t, counted in c.
+func lookup(t testing.TB, c *tally, e env, n need) string {
+	t.Helper()
+	find := findORT
+	if n == needChromium {
+		find = findChromium
+	}
+	p, looked, ok := find(e)
+	if !ok {
+		skip(t, c, n, "not found (looked in "+looked+")")
+	}
+	return p
+}
+
+// skip skips t for n, counted in c; a skip that no TestMain would report
+// fails t instead.
+func skip(t testing.TB, c *tally, n need, why string) {
+	t.Helper()
+	if !c.add(n, why) {
+		t.Fatalf("%s %s; %s (and this package's TestMain does not run its tests through testpaths.Main, so skipping would be silent)",
+			n.name(), why, n.hint())
+	}
+	t.Skipf("%s %s; %s", n.name(), why, n.hint())
+}
+
+// report writes one line per need with skips and returns the exit code:
+// code, or 1 when a need was skipped without its SKIP variable.
+func (c *tally) report(w io.Writer, e env, pkg string, code int) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for n := need(0); n < numNeeds; n++ {
+		if c.n[n] == 0 {
+			continue
+		}
+		failing := !skipAllowed(e, n)
+		fmt.Fprintln(w, line(pkg, n, c.n[n], c.why[n], failing))
+		if failing && code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// ORT returns the path of the ONNX Runtime shared library: $ONNXRUNTIME_LIB
+// when set (nothing else is looked at), else the one `npm ci
+// --ignore-scripts` installs under node_modules of the repository root.
+// When there is none it skips t, counted for the package's report (see
+// Main).
+func ORT(t testing.TB) string {
+	t.Helper()
+	return lookup(t, &skips, osEnv(RepoRoot(t)), needORT)
+}
+
+// SkipORT skips t because ONNX Runtime cannot be used for another reason
+// than a missing library (a build without cgo), counted as ORT's skips
+// are; reason completes "ONNX Runtime not usable (…)".
+func SkipORT(t testing.TB, reason string) {
+	t.Helper()
+	skip(t, &skips, needORT, "not usable ("+reason+")")
+}
+
+// Chromium returns the path of a headless-capable Chromium
+// (/usr/bin/chromium, or chromium or chromium-browser on $PATH), or skips
+// t, counted for the package's report (see Main).
+func Chromium(t testing.TB) string {
+	t.Helper()
+	return lookup(t, &skips, osEnv(""), needChromium)
+}
+
+// Main runs the package's tests (m.Run) and returns the exit code for
+// os.Exit: m.Run's, or 1 when a test was skipped for an outside program
+// whose SKIP variable (ONNXCONV_SKIP_ORT=1, ONNXCONV_SKIP_CHROMIUM=1) is
+// not set. For each program some tests skipped for it prints
+//
+//	<pkg>: N test(s) skipped: ONNX Runtime not found (looked in …); run 'npm ci --ignore-scripts' or set ONNXRUNTIME_LIB
+//
+// ending, when that fails the package, with "; set ONNXCONV_SKIP_ORT=1 to
+// skip them". Every package whose tests call ORT, SkipORT or Chromium runs
+// them through Main from its TestMain (those helpers fail a test rather
+// than skip it silently otherwise); pkg is the package's folder in the
+// repository, such as "runtimes/ort".
+func Main(m *testing.M, pkg string) int {
+	skips.wire()
+	return skips.report(os.Stdout, osEnv(""), pkg, m.Run())
+}

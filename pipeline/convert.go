@@ -1,0 +1,430 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/exporters/adapt"
+	onnxexp "github.com/onnxconv/onnxconv/exporters/onnx"
+	"github.com/onnxconv/onnxconv/exporters/profiles"
+	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/builtin"
+	"github.com/onnxconv/onnxconv/opset/convert"
+	"github.com/onnxconv/onnxconv/verify"
+)
+
+// Options tune Convert (and Opset).
+type Options struct {
+	// From names the source format or importer ("tflite", "xgboost",
+	// "onnx", a plugin's format) instead of detecting it.
+	From string
+	// ImportOptions are passed to the importer (see its Description).
+	ImportOptions importers.Options
+	// Importers is where formats are detected and importers found; nil
+	// means the built-in importers, run in this process
+	// (importers/builtin). The command line passes a registry whose
+	// importers run out of process, as plugins.
+	Importers *importers.Registry
+
+	// Opset and MLOpset move the model to these ai.onnx / ai.onnx.ml
+	// opsets (0: unchanged). With Target, they are forced within the
+	// target's range.
+	Opset, MLOpset int
+	// Target fits the model to a runtime profile (exporters/profiles).
+	Target string
+	// AllowViolations writes a target adaptation even when the target
+	// does not support all of it (the facts list the violations).
+	AllowViolations bool
+
+	// Verify, when set, checks that the result computes what the source
+	// computes before anything is written.
+	Verify *VerifyOptions
+	// Reports are report files to write (.json, .md, .html, .xml); their
+	// paths are checked before any work. With a second comparison (against
+	// stored outputs) its report goes to the same name with "-reference"
+	// before the extension.
+	Reports []string
+	// KeepFailed writes a result whose verification failed next to the
+	// output, with ".not-equivalent" before the extension.
+	KeepFailed bool
+	// Force allows the output to replace the input.
+	Force bool
+
+	// Save tunes how the result is written.
+	Save SaveOptions
+	// Log, when set, receives progress lines ("x.tflite: format tflite").
+	Log func(format string, args ...any)
+	// Command is recorded in reports (the command line, or a description
+	// of the calling program); nil records os.Args.
+	Command []string
+}
+
+// VerifyOptions tune the verification of a conversion or a comparison.
+type VerifyOptions struct {
+	// Inputs is a folder (or .npz) of input samples: NAME.pb, NAME.npy,
+	// input_N.pb, input_N.npy, or test_data_set_N folders of them; ""
+	// generates inputs from the input types.
+	Inputs string
+	// Reference is a folder (or .npz) of expected outputs to compare the
+	// result with (NAME.npy, NAME.pb, output_N.pb/.npy), computed from
+	// Inputs (default: Reference itself).
+	Reference string
+	// Dims sets symbolic dims of generated inputs (NAME or INPUT:AXIS);
+	// unset ones are 1, and each default is logged.
+	Dims map[string]int64
+	// Samples, Seed and Distribution ("normal", "uniform") shape generated
+	// inputs.
+	Samples      int
+	Seed         uint64
+	Distribution string
+	// Profile names a tolerance profile; RTol and ATol override it.
+	Profile    string
+	RTol, ATol *float64
+	// ByOrder matches outputs and inputs by position instead of name.
+	ByOrder bool
+	// Bisect looks for the first diverging node when outputs differ.
+	Bisect      bool
+	BisectBatch int
+	// Backend is the executor's GoMLX backend ("" for the default).
+	Backend string
+	// Progress is called after each sample.
+	Progress func(done, total int)
+}
+
+// Comparison is one verification of a result.
+type Comparison struct {
+	// What says against what ("against model.onnx", "against the
+	// reference outputs in data/").
+	What   string
+	Report *verify.Report
+}
+
+// Result is what Convert did.
+type Result struct {
+	Provenance verify.Provenance
+	Conversion verify.Conversion
+	// Comparisons are the verifications made (none without Verify).
+	Comparisons []Comparison
+	// Equivalent is true when every comparison passed (and when none was
+	// made).
+	Equivalent bool
+	// Notes are remarks for the user ("nothing to verify against ...").
+	Notes []string
+	// Written is the output file, once written; Kept the file a failed
+	// result was kept in (KeepFailed).
+	Written string
+	Kept    string
+	// ReportFiles are the report files written.
+	ReportFiles []string
+}
+
+// converter is one run of Convert.
+type converter struct {
+	in, out string
+	opts    Options
+	res     *Result
+	start   time.Time
+	step    time.Time
+	closers []*canonical.Model
+}
+
+func (c *converter) logf(format string, args ...any) {
+	if c.opts.Log != nil {
+		c.opts.Log(format, args...)
+	}
+}
+
+// timed records the time since the last step under name.
+func (c *converter) timed(name string) {
+	now := time.Now()
+	c.res.Conversion.Timings = append(c.res.Conversion.Timings, verify.Timing{Step: name, MS: float64(now.Sub(c.step).Microseconds()) / 1000})
+	c.step = now
+}
+
+func (c *converter) warn(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	c.res.Conversion.Warnings = append(c.res.Conversion.Warnings, s)
+	c.logf("warning: %s", s)
+}
+
+// Convert reads in (any format an importer of opts.Importers reads),
+// imports it into a canonical ONNX model, moves it to opts.Opset /
+// opts.MLOpset or fits it to opts.Target, verifies the result when
+// opts.Verify is set, and writes it to out atomically: binary protobuf, or
+// the ONNX text syntax when out ends in .onnxtxt. Nothing is written when
+// a step fails or the result is not equivalent (see KeepFailed). Errors
+// are *Error; a failed verification is also a *NotEquivalentError.
+func Convert(ctx context.Context, in, out string, opts Options) (*Result, error) {
+	c := &converter{in: in, out: out, opts: opts, start: time.Now()}
+	c.step = c.start
+	c.res = &Result{Provenance: provenance(opts.Command, c.start), Equivalent: true}
+	c.res.Conversion = verify.Conversion{Source: in, Output: out, Target: opts.Target, Applied: []string{}, Warnings: []string{}, Timings: []verify.Timing{}}
+	defer c.close()
+	if err := c.check(); err != nil {
+		return c.res, err
+	}
+	imported, err := c.importModel(ctx)
+	if err != nil {
+		return c.res, err
+	}
+	result, err := c.adapt(ctx, imported)
+	if err != nil {
+		return c.res, err
+	}
+	cv := &c.res.Conversion
+	cv.OpsetAfter, cv.MLOpsetAfter, cv.IRAfter = result.Opset(""), result.Opset("ai.onnx.ml"), result.IRVersion
+	if opts.Verify != nil {
+		if err := c.verify(ctx, imported, result); err != nil {
+			return c.res, err
+		}
+		if !c.res.Equivalent {
+			return c.res, c.failed(result)
+		}
+	}
+	if err := Save(out, result, c.saveOptions()); err != nil {
+		return c.res, err
+	}
+	c.timed("write")
+	c.res.Written = out
+	c.logf("wrote %s (opset %d, IR %d)", out, cv.OpsetAfter, cv.IRAfter)
+	return c.res, nil
+}
+
+func (c *converter) saveOptions() SaveOptions { return c.opts.Save }
+
+func (c *converter) close() {
+	for i := len(c.closers) - 1; i >= 0; i-- {
+		_ = c.closers[i].Close()
+	}
+}
+
+// check validates the options before any work.
+func (c *converter) check() error {
+	o := c.opts
+	if o.Opset < 0 || o.MLOpset < 0 {
+		return usageErr("the opset and ml opset must be positive")
+	}
+	if o.Target != "" {
+		p, err := profiles.Get(o.Target)
+		if err != nil {
+			return &Error{Kind: KindUsage, Err: fmt.Errorf("target: %w", err)}
+		}
+		if o.Opset != 0 && (o.Opset < p.MinOpset || o.Opset > p.MaxOpset) {
+			return usageErr("opset %d is outside the range of target %s (%d to %d)", o.Opset, p.Name, p.MinOpset, p.MaxOpset)
+		}
+		if o.MLOpset != 0 && p.MLMaxOpset != 0 && (o.MLOpset < p.MLMinOpset || o.MLOpset > p.MLMaxOpset) {
+			return usageErr("ml opset %d is outside the ai.onnx.ml range of target %s (%d to %d)", o.MLOpset, p.Name, p.MLMinOpset, p.MLMaxOpset)
+		}
+	}
+	if err := checkReports(o.Reports); err != nil {
+		return err
+	}
+	if o.Verify == nil && len(o.Reports) > 0 {
+		return usageErr("reports need verification: drop the report, or verify")
+	}
+	format, warning, err := OutputFormatOf(c.out)
+	if err != nil {
+		return err
+	}
+	if format == Text && o.Save.ExternalData {
+		return usageErr("%s: the text syntax cannot reference external data; write a .onnx file for external data", c.out)
+	}
+	if err := checkInputFile(c.in); err != nil {
+		return err
+	}
+	if sameFile(c.in, c.out) && !o.Force {
+		return &Error{Kind: KindUsage, Err: &OverwriteError{Path: c.in}}
+	}
+	if dir := filepath.Dir(c.out); dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usageErr("%s: the output folder %s does not exist", c.out, dir)
+		}
+	}
+	if warning != "" {
+		c.warn("%s", warning)
+	}
+	return nil
+}
+
+func checkReports(paths []string) error {
+	for _, r := range paths {
+		if err := verify.CheckReportPath(r); err != nil {
+			return &Error{Kind: KindUsage, Err: fmt.Errorf("report: %w", err)}
+		}
+	}
+	return nil
+}
+
+// importModel detects the format and imports the model.
+func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
+	reg := c.opts.Importers
+	if reg == nil {
+		reg = builtin.Registry()
+	}
+	imp, err := findImporter(reg, c.in, c.opts.From)
+	if err != nil {
+		return nil, err
+	}
+	d := imp.Describe()
+	cv := &c.res.Conversion
+	cv.SourceFormat, cv.Importer = d.FormatName(), d.Name
+	c.logf("%s: format %s (importer %s)", c.in, cv.SourceFormat, cv.Importer)
+	r, err := imp.Import(ctx, c.in, c.opts.ImportOptions)
+	if err != nil {
+		return nil, classifyImport(c.in, err)
+	}
+	c.closers = append(c.closers, r.Model)
+	for _, w := range r.Warnings {
+		c.warn("%s: %s", d.Name, w)
+	}
+	m := r.Model
+	cv.OpsetBefore, cv.MLOpsetBefore, cv.IRBefore = m.Opset(""), m.Opset("ai.onnx.ml"), m.IRVersion
+	c.timed("import")
+	if m.Graph != nil {
+		c.logf("%s: imported: opset %d, IR %d, %d node(s)", c.in, cv.OpsetBefore, cv.IRBefore, len(m.Graph.Nodes))
+	}
+	return m, nil
+}
+
+// findImporter resolves from (a format or importer name) or detects the
+// format of path.
+func findImporter(reg *importers.Registry, path, from string) (importers.Importer, error) {
+	if from != "" {
+		imp, err := reg.Lookup(from)
+		if err != nil {
+			return nil, &Error{Kind: KindUsage, Err: err}
+		}
+		return imp, nil
+	}
+	if err := checkInputFile(path); err != nil {
+		return nil, err
+	}
+	imp, _, err := reg.Detect(path)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	return imp, nil
+}
+
+// classifyImport maps an importer's error to a Kind: option errors are
+// usage errors, the rest unreadable input.
+func classifyImport(path string, err error) error {
+	var oe *importers.OptionError
+	if errors.As(err, &oe) {
+		return &Error{Kind: KindUsage, Err: err}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return inputErr(fmt.Errorf("importing %s: %w", path, err))
+	}
+	return inputErr(err)
+}
+
+// adapt applies Target or Opset/MLOpset to a clone of imported and returns
+// the result (imported itself when nothing is asked).
+func (c *converter) adapt(ctx context.Context, imported *canonical.Model) (*canonical.Model, error) {
+	o := c.opts
+	cv := &c.res.Conversion
+	switch {
+	case o.Target != "":
+		r, err := onnxexp.Export(ctx, imported, o.Target, adapt.Options{Opset: o.Opset, MLOpset: o.MLOpset, AllowViolations: o.AllowViolations})
+		if r != nil && r.Report != nil {
+			c.adaptFacts(r.Report)
+		}
+		if err != nil {
+			return nil, classifyAdapt(c.in, err)
+		}
+		c.closers = append(c.closers, r.Model)
+		c.timed("adapt")
+		c.logf("target %s: opset %d -> %d, IR %d -> %d", o.Target, r.Report.FromOpset, r.Report.ToOpset, r.Report.FromIRVersion, r.Report.ToIRVersion)
+		return r.Model, nil
+	case o.Opset > 0 || o.MLOpset > 0:
+		m, err := imported.Clone()
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("%s: %w", c.in, err))
+		}
+		c.closers = append(c.closers, m)
+		res, err := convert.Convert(m, convert.Options{To: o.Opset, ToML: o.MLOpset})
+		if err != nil {
+			return nil, c.blocked(err)
+		}
+		for _, s := range res.Notes {
+			cv.Applied = append(cv.Applied, s)
+		}
+		if res.Rewritten > 0 {
+			cv.Applied = append(cv.Applied, fmt.Sprintf("%d node(s) rewritten by the version converter", res.Rewritten))
+		}
+		c.timed("opset")
+		c.logf("opset %d -> %d, %d node(s) rewritten", res.FromOpset, res.ToOpset, res.Rewritten)
+		if res.FromMLOpset != res.ToMLOpset {
+			c.logf("ai.onnx.ml opset %d -> %d", res.FromMLOpset, res.ToMLOpset)
+		}
+		return m, nil
+	}
+	return imported, nil
+}
+
+// adaptFacts records what a target adaptation did: one line per action,
+// the notes, and the warnings.
+func (c *converter) adaptFacts(r *adapt.Report) {
+	cv := &c.res.Conversion
+	for _, a := range r.Actions {
+		cv.Applied = append(cv.Applied, a.String())
+	}
+	for _, n := range r.Notes {
+		cv.Applied = append(cv.Applied, "note: "+n)
+	}
+	for _, v := range r.Violations {
+		if v.Warning {
+			c.warn("%s", v.String())
+		}
+	}
+}
+
+// blocked classifies an opset conversion error.
+func (c *converter) blocked(err error) error {
+	var be *convert.BlockedError
+	if errors.As(err, &be) {
+		hint := "; 'onnxconv opset --dry-run' lists the blockers"
+		if imp := c.res.Conversion.Importer; imp != "" && imp != "onnx" {
+			hint += fmt.Sprintf(", or ask the %s importer for the opset directly (-O opset=N, -O ml_opset=N where it takes them)", imp)
+		}
+		return invalidErr(fmt.Errorf("%s: %w\nnothing was written%s", c.in, err, hint))
+	}
+	return usageErr("%s: %v", c.in, err)
+}
+
+// classifyAdapt maps a target adaptation error to a Kind.
+func classifyAdapt(path string, err error) error {
+	var ue *adapt.UnsupportedError
+	var be *convert.BlockedError
+	if errors.As(err, &ue) || errors.As(err, &be) {
+		return invalidErr(fmt.Errorf("%s: %w\nnothing was written", path, err))
+	}
+	return inputErr(fmt.Errorf("%s: %w", path, err))
+}
+
+// failed handles a result that is not equivalent: keep it when asked, and
+// return the error.
+func (c *converter) failed(result *canonical.Model) error {
+	ne := &NotEquivalentError{Input: c.in, Output: c.out, Result: c.res}
+	if c.opts.KeepFailed {
+		kept := keptName(c.out)
+		if err := Save(kept, result, c.saveOptions()); err != nil {
+			return inputErr(fmt.Errorf("keeping the failed result: %w", err))
+		}
+		c.res.Kept, ne.Kept = kept, kept
+		c.logf("kept the failed result as %s", kept)
+	}
+	return &Error{Kind: KindInvalid, Err: ne}
+}
+
+// isONNX tells whether the source was read by the ONNX importer.
+func (c *converter) isONNX() bool {
+	return strings.EqualFold(c.res.Conversion.SourceFormat, "onnx")
+}

@@ -1,0 +1,19 @@
+// Package pipeline is onnxconv's jobs as a library: Convert (detect →
+// import → adapt → verify → write), Opset and Plan (move a model between
+// opsets, or list what blocks it), Verify (two models, or a model and
+// stored outputs, on the executor or on reference runtimes), Run (the
+// built-in executor on a folder of inputs), and Load/Save/Detect. The
+// onnxconv command line is a thin shell over these functions, as crane is
+// over pkg/crane in go-containerregistry: a Go program that converts and
+// verifies calls exactly what the command line calls.
+//
+// Every job returns a result that carries the facts a reader needs
+// (source format, importer, opsets and IR version before and after, every
+// adapter and expansion applied, warnings, timings, the verification
+// reports), and errors classified by *Error (see Kind): bad usage or
+// unreadable input, or a model that is invalid, blocked or not equivalent.
+//
+// Nothing here modifies a model given to it: transforms run on clones, and
+// the imported model is kept to verify the result against, so no file is
+// read twice.
+package pipeline

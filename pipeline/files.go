@@ -1,0 +1,205 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxtext"
+	"github.com/onnxconv/onnxconv/importers/builtin"
+)
+
+// Progress reports bytes done of total for a long read or write; what is
+// "reading" or "writing".
+type Progress func(what string, done, total int64)
+
+// LoadOptions tune Load.
+type LoadOptions struct {
+	// SkipDataChecks reads the structure only (for describing models whose
+	// tensor data is missing or damaged).
+	SkipDataChecks bool
+	Progress       Progress
+}
+
+// IsText reports whether path names an ONNX text syntax file (.onnxtxt).
+func IsText(path string) bool {
+	return strings.EqualFold(filepath.Ext(path), ".onnxtxt")
+}
+
+// Load reads an ONNX model: binary protobuf (memory-mapped, external data
+// beside it) or the ONNX text syntax (.onnxtxt). Close the model when
+// done.
+func Load(path string, opts LoadOptions) (*canonical.Model, error) {
+	if IsText(path) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("cannot read the model: %w", err))
+		}
+		mp, err := onnxtext.Parse(path, src)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("%w; fix the text or re-export it", err))
+		}
+		dir, err := filepath.Abs(filepath.Dir(path))
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("%s: %w", path, err))
+		}
+		m, err := canonical.FromProto(mp, dir)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("%s: %w", path, err))
+		}
+		return m, nil
+	}
+	lo := canonical.LoadOptions{SkipDataChecks: opts.SkipDataChecks}
+	if opts.Progress != nil {
+		lo.Progress = func(done, total int64) { opts.Progress("reading", done, total) }
+	}
+	m, err := canonical.Load(path, lo)
+	if err != nil {
+		if format := otherFormat(path); format != "" {
+			return nil, inputErr(&NotONNXError{Path: path, Format: format})
+		}
+		return nil, inputErr(fmt.Errorf("%w; the file is not a readable ONNX model (re-export it, or check that its external data files are beside it)", err))
+	}
+	return m, nil
+}
+
+// NotONNXError is a file given where an ONNX model is expected that an
+// importer recognises as another format.
+type NotONNXError struct {
+	Path   string
+	Format string
+}
+
+func (e *NotONNXError) Error() string {
+	return fmt.Sprintf("%s is not an ONNX model: it is in the %s format; convert it first: onnxconv convert %s OUT.onnx", e.Path, e.Format, e.Path)
+}
+
+// otherFormat names the format of path when a built-in importer other
+// than ONNX's recognises it.
+func otherFormat(path string) string {
+	imp, conf, err := builtin.Registry().Detect(path)
+	if err != nil || conf < 0.5 {
+		return ""
+	}
+	if f := imp.Describe().FormatName(); !strings.EqualFold(f, "onnx") {
+		return f
+	}
+	return ""
+}
+
+// SaveOptions tune Save.
+type SaveOptions struct {
+	// ExternalData moves every tensor of at least ExternalThreshold bytes
+	// to one data file beside the model (ExternalFile, default the
+	// model's name + ".data").
+	ExternalData      bool
+	ExternalThreshold int64
+	ExternalFile      string
+	Progress          Progress
+}
+
+// OutputFormat is how Save writes a path, from its extension.
+type OutputFormat int
+
+const (
+	// Binary is binary protobuf (.onnx, .pb, or another extension).
+	Binary OutputFormat = iota
+	// Text is the ONNX text syntax (.onnxtxt).
+	Text
+)
+
+// OutputFormatOf tells how path will be written, and a warning when the
+// extension does not say ONNX. A ".txt" path is an error: it reads as a
+// text file but would be binary protobuf.
+func OutputFormatOf(path string) (OutputFormat, string, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".onnx", ".pb":
+		return Binary, "", nil
+	case ".onnxtxt":
+		return Text, "", nil
+	case ".txt", ".text":
+		return Binary, "", usageErr("%s: the ONNX text syntax is written to files ending in .onnxtxt; name the output .onnxtxt for text, or .onnx for binary protobuf", path)
+	case ".json":
+		return Binary, "", usageErr("%s: onnxconv writes ONNX (.onnx binary protobuf, .onnxtxt text), not JSON; name the output .onnx", path)
+	case "":
+		return Binary, fmt.Sprintf("%s has no extension: writing binary ONNX protobuf (name it .onnx to say so)", path), nil
+	}
+	return Binary, fmt.Sprintf("%s: writing binary ONNX protobuf (the extension %s is not .onnx)", path, filepath.Ext(path)), nil
+}
+
+// Save writes m to path atomically, as binary protobuf or as the text
+// syntax by path's extension (see OutputFormatOf). A failed save leaves no
+// file behind.
+func Save(path string, m *canonical.Model, opts SaveOptions) error {
+	format, _, err := OutputFormatOf(path)
+	if err != nil {
+		return err
+	}
+	if format == Text {
+		if opts.ExternalData {
+			return usageErr("%s: the text syntax cannot reference external data; write a .onnx file for external data", path)
+		}
+		mp, err := m.ToProtoInline()
+		if err != nil {
+			return inputErr(fmt.Errorf("%s: %w", path, err))
+		}
+		src, err := onnxtext.Format(mp)
+		if err != nil {
+			return inputErr(fmt.Errorf("%s: cannot write the model as text: %w; write a .onnx file instead", path, err))
+		}
+		if err := canonical.WriteFileAtomic(path, func(w io.Writer) error {
+			_, err := w.Write(src)
+			return err
+		}); err != nil {
+			return inputErr(err)
+		}
+		return nil
+	}
+	so := canonical.SaveOptions{
+		ExternalData:      opts.ExternalData,
+		ExternalThreshold: opts.ExternalThreshold,
+		ExternalFile:      opts.ExternalFile,
+	}
+	if opts.Progress != nil {
+		so.Progress = func(done, total int64) { opts.Progress("writing", done, total) }
+	}
+	if err := canonical.Save(path, m, so); err != nil {
+		return inputErr(err)
+	}
+	return nil
+}
+
+// sameFile reports whether a and b name the same file (or a would replace
+// b).
+func sameFile(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	if err1 == nil && err2 == nil && aa == bb {
+		return true
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// checkInputFile checks that path is a readable regular file.
+func checkInputFile(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return inputErr(fmt.Errorf("cannot read the input: %w", err))
+	}
+	if !st.Mode().IsRegular() {
+		return inputErr(fmt.Errorf("%s is not a regular file", path))
+	}
+	return nil
+}
+
+// keptName is where a failed result is kept: OUT's name with
+// ".not-equivalent" before the extension.
+func keptName(out string) string {
+	ext := filepath.Ext(out)
+	return strings.TrimSuffix(out, ext) + ".not-equivalent" + ext
+}

@@ -1,0 +1,211 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/plugins/internal/scrub"
+	"github.com/onnxconv/onnxconv/plugins/protocol"
+)
+
+// Detect confidences of a HostImporter decided without the plugin.
+const (
+	confMagic     = 1   // one of the plugin's magic patterns is in the file
+	confExtension = 0.5 // the extension matches and the plugin could not be asked
+)
+
+// HostImporter is an importer plugin of a Host as an importers.Importer.
+// Each Import starts the plugin process (see Host.Import); Describe and
+// Detect mostly use the description the plugin gave at discovery.
+type HostImporter struct {
+	host *Host
+	info PluginInfo
+}
+
+var _ importers.Importer = (*HostImporter)(nil)
+
+// Importer returns the importer of plugin name as an importers.Importer.
+// A plugin that is unknown, broken, or serves no importer is an error
+// (ErrNotFound, the plugin's Err, ErrUnsupported).
+func (h *Host) Importer(name string) (*HostImporter, error) {
+	p, err := h.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if p.Importer == nil {
+		return nil, fmt.Errorf("plugin %q has no importer: %w", name, ErrUnsupported)
+	}
+	return &HostImporter{host: h, info: *p}, nil
+}
+
+// Importers returns the third-party importer plugins that work, in
+// discovery order, as importers.Importer values: what a registry of the
+// built-in importers (importers/builtin) lacks. Built-in plugins (served by
+// the host executable) are left out; Importer(name) returns them.
+func (h *Host) Importers() []importers.Importer {
+	var out []importers.Importer
+	for _, p := range h.plugins {
+		if p.Builtin || p.Err != nil || p.Importer == nil {
+			continue
+		}
+		out = append(out, &HostImporter{host: h, info: p})
+	}
+	return out
+}
+
+// Plugin returns the plugin behind the importer.
+func (hi *HostImporter) Plugin() PluginInfo { return hi.info }
+
+// Describe returns the plugin's description. Options is nil: the protocol
+// does not list a plugin's options; the plugin checks them on Import.
+func (hi *HostImporter) Describe() importers.Description {
+	ii := hi.info.Importer
+	magic := make([]importers.Magic, len(ii.Magic))
+	for i, m := range ii.Magic {
+		magic[i] = importers.Magic{Offset: m.Offset, Bytes: m.Bytes}
+	}
+	return importers.Description{
+		Name:       hi.info.Name,
+		Format:     ii.Format,
+		Summary:    ii.Description,
+		Extensions: append([]string(nil), ii.Extensions...),
+		Magic:      magic,
+	}
+}
+
+// Detect decides from the plugin's description when it can: 1 when one of
+// its magic patterns is in the file (patterns beyond head are read from
+// path), 0 when neither a pattern nor an extension matches and the plugin
+// declares some. Otherwise (only the extension matches, or the plugin
+// declares neither) the plugin is started and asked, within the host's
+// describe timeout; a plugin that cannot answer counts as 0.
+func (hi *HostImporter) Detect(path string, head []byte) float32 {
+	ii := hi.info.Importer
+	if protocol.MatchMagic(head, ii.Magic) || hi.magicBeyondHead(path, head) {
+		return confMagic
+	}
+	declares := len(ii.Magic) > 0 || len(ii.Extensions) > 0
+	if declares && protocol.MatchExtension(path, ii.Extensions) == 0 {
+		return 0
+	}
+	conf, err := hi.ask(path, head)
+	if err != nil {
+		return 0
+	}
+	return conf
+}
+
+// magicBeyondHead matches the patterns that end past head against the
+// start of the file (up to maxMagicEnd).
+func (hi *HostImporter) magicBeyondHead(path string, head []byte) bool {
+	need := 0
+	for _, m := range hi.info.Importer.Magic {
+		if end := m.Offset + int64(len(m.Bytes)); end > int64(len(head)) && end <= maxMagicEnd {
+			need = max(need, int(end))
+		}
+	}
+	if need == 0 || len(head) < protocol.HeadSize {
+		return false // no such pattern, or head is the whole file
+	}
+	more, err := readHead(path, need)
+	if err != nil {
+		return false
+	}
+	return protocol.MatchMagic(more, hi.info.Importer.Magic)
+}
+
+// ask calls the plugin's Detect.
+func (hi *HostImporter) ask(path string, head []byte) (float32, error) {
+	var ok bool
+	var conf float32
+	p := hi.info
+	_, err := call(context.Background(), hi.host.opts, &p, "detect", path, hi.host.opts.DescribeTimeout,
+		func(ctx context.Context, cp plugin.ClientProtocol) error {
+			imp, _, err := dispense(cp)
+			if err != nil {
+				return err
+			}
+			ok, conf, err = imp.Detect(ctx, path, head[:min(len(head), protocol.HeadSize)])
+			return err
+		})
+	if err != nil || !ok {
+		return 0, err
+	}
+	return min(max(conf, 0), 1), nil
+}
+
+// Import runs the plugin on the file at path (Host.Import) into a private
+// temporary folder, loads the model it wrote and removes the folder
+// (on Linux and other Unix systems the model stays memory-mapped; elsewhere
+// it is read into memory first). Errors name path and the plugin, never the
+// temporary files; plugin failures stay *PluginError values of their kind
+// (ErrTimeout, ErrMemoryLimit, ErrCrashed, ErrFailed, ...).
+func (hi *HostImporter) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
+	tmpDir, err := os.MkdirTemp("", "onnxconv-import-*")
+	if err != nil {
+		return nil, fmt.Errorf("importing %s with plugin %q: creating a temporary folder: %w", path, hi.info.Name, err)
+	}
+	defer func() { _ = os.RemoveAll(tmpDir) }()
+	dirs := []string{tmpDir}
+	if real, err := filepath.EvalSymlinks(tmpDir); err == nil && real != tmpDir {
+		dirs = append(dirs, real)
+	}
+	const repl = "(the plugin's output)"
+	out := filepath.Join(tmpDir, "model.onnx")
+	warnings, err := hi.host.Import(ctx, hi.info.Name, path, out, opts)
+	if err != nil {
+		return nil, scrubError(err, repl, dirs)
+	}
+	m, err := loadOutput(out)
+	if err != nil {
+		err = scrub.Error(err, repl, dirs...)
+		return nil, &PluginError{Plugin: hi.info.Name, Path: hi.info.Path, Op: "import", Input: path, Kind: ErrBadOutput, Err: err,
+			Detail: "reported success but its model is unusable: " + err.Error()}
+	}
+	return &importers.Result{Model: m, Warnings: warnings}, nil
+}
+
+// loadOutput loads the model a plugin wrote, so that the file can be
+// removed right away.
+func loadOutput(path string) (*canonical.Model, error) {
+	if runtime.GOOS == "windows" {
+		// A mapped file cannot be removed there: read it into memory.
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return canonical.Decode(data, filepath.Dir(path), canonical.LoadOptions{})
+	}
+	m, err := canonical.Load(path, canonical.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	// The mapping outlives the file; a model with external data would
+	// need the folder, which the host's check (one protobuf file) rules
+	// out.
+	_ = os.Remove(path)
+	return m, nil
+}
+
+// scrubError keeps temporary paths out of err: a *PluginError is copied
+// with its detail and standard error cleaned (so errors.As still finds
+// it, with its kind); any other error is wrapped.
+func scrubError(err error, repl string, dirs []string) error {
+	var pe *PluginError
+	if errors.As(err, &pe) && pe == err {
+		c := *pe
+		c.Detail = scrub.String(c.Detail, repl, dirs...)
+		c.Stderr = scrub.String(c.Stderr, repl, dirs...)
+		c.Err = scrub.Error(c.Err, repl, dirs...)
+		return &c
+	}
+	return scrub.Error(err, repl, dirs...)
+}

@@ -1,0 +1,63 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/plugins/internal/scrub"
+)
+
+// ImporterFrom serves an importers.Importer out of process: the plugin
+// describes itself from imp.Describe, detects with imp.Detect, and imports
+// with imp.Import, writing the model to the host's output path with
+// canonical.Save (atomically, external data inlined). The importer's
+// warnings become the call's warnings. version is the version the plugin
+// reports.
+//
+// A model over the 2 GiB protobuf limit cannot cross the plugin boundary
+// as one file; such an import fails with canonical.ErrTooLarge (in
+// process, use imp directly).
+func ImporterFrom(imp importers.Importer, version string) *Importer {
+	d := imp.Describe()
+	magic := make([]Magic, len(d.Magic))
+	for i, m := range d.Magic {
+		magic[i] = Magic{Offset: m.Offset, Bytes: m.Bytes}
+	}
+	return &Importer{
+		Name:        d.Name,
+		Version:     version,
+		Format:      d.FormatName(),
+		Description: d.Summary,
+		Extensions:  d.Extensions,
+		Magic:       magic,
+		Detect: func(path string, head []byte) (bool, float32) {
+			c := imp.Detect(path, head)
+			return c > 0, c
+		},
+		ImportFile: func(ctx context.Context, inPath, outPath string, opts map[string]string) error {
+			res, err := imp.Import(ctx, inPath, importers.Options(opts))
+			if err != nil {
+				return err
+			}
+			if res == nil || res.Model == nil {
+				return fmt.Errorf("%s importer returned no model and no error for %s", d.Name, inPath)
+			}
+			defer res.Model.Close()
+			for _, w := range res.Warnings {
+				Warn(ctx, "%s", w)
+			}
+			if err := canonical.Save(outPath, res.Model, canonical.SaveOptions{}); err != nil {
+				// The output (and Save's temporaries beside it) is the
+				// host's temporary file: keep its path out of the message,
+				// which reaches the user.
+				tmp := filepath.Join(filepath.Dir(outPath), "."+filepath.Base(outPath))
+				err = scrub.Error(err, "the output", outPath, tmp)
+				return fmt.Errorf("%s: writing the imported model: %w", inPath, err)
+			}
+			return nil
+		},
+	}
+}
