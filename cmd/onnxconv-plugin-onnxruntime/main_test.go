@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,17 +16,19 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/runtimes/ort"
 )
 
-// skipOrFailORT skips the test, or fails it under ONNXCONV_REQUIRE_ORT=1.
+// TestMain reports tests skipped for a missing ONNX Runtime (see
+// internal/testpaths).
+func TestMain(m *testing.M) { os.Exit(testpaths.Main(m, "cmd/onnxconv-plugin-onnxruntime")) }
+
+// skipOrFailORT skips the test as a counted ONNX Runtime skip.
 func skipOrFailORT(t *testing.T, format string, args ...any) {
 	t.Helper()
-	if os.Getenv("ONNXCONV_REQUIRE_ORT") == "1" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
+	testpaths.SkipORT(t, fmt.Sprintf(format, args...))
 }
 
 // realLibrary returns the absolute path of the ONNX Runtime library the

@@ -107,15 +107,5 @@ func writeSummary(w io.Writer, path string, s canonical.Summary) {
 	}
 }
 
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+// humanBytes formats a byte count (canonical.HumanBytes).
+func humanBytes(n int64) string { return canonical.HumanBytes(n) }

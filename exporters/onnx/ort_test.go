@@ -14,28 +14,31 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/runtimes/ort"
 )
 
-var ortOnce = sync.OnceValues(func() (*ort.Runtime, error) {
-	lib, err := ort.FindLibrary()
-	if err != nil {
-		return nil, err
-	}
-	return ort.Open(lib, 1)
-})
-
+// openORT opens ONNX Runtime once for the package, or skips the test
+// (counted and reported by TestMain; see internal/testpaths).
 func openORT(t testing.TB) *ort.Runtime {
 	t.Helper()
-	rt, err := ortOnce()
+	lib := testpaths.ORT(t)
+	rt, err := openOnce(lib)
 	if err != nil {
-		if os.Getenv("ONNXCONV_REQUIRE_ORT") != "" {
-			t.Fatalf("ONNXCONV_REQUIRE_ORT is set: %v", err)
-		}
-		t.Skipf("skipping: %v", err)
+		t.Fatalf("opening ONNX Runtime %s: %v", lib, err)
 	}
 	return rt
 }
+
+var openOnce = func() func(string) (*ort.Runtime, error) {
+	var once sync.Once
+	var rt *ort.Runtime
+	var err error
+	return func(lib string) (*ort.Runtime, error) {
+		once.Do(func() { rt, err = ort.Open(lib, 1) })
+		return rt, err
+	}
+}()
 
 func readPB(t testing.TB, path string) *onnxpb.TensorProto {
 	t.Helper()

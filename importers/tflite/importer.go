@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers"
 )
 
@@ -76,26 +76,9 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	data, err := importers.ReadFile(path, MaxFileSize)
-	if err != nil {
-		return nil, fmt.Errorf("tflite import: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("tflite import %s: %w", path, err)
-	}
-	mp, err := Import(data, o)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("tflite import %s: %w", path, err)
-	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("tflite import %s: the converted model is malformed (please report): %w", path, err)
-	}
-	return &importers.Result{Model: m}, nil
+	return importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*onnxpb.ModelProto, error) {
+		return Import(data, o)
+	})
 }
 
 // ParseOptions reads Options from string options: "opset" (integer, 13 to

@@ -3,10 +3,9 @@ package xgboost
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strconv"
 
-	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers"
 )
 
@@ -67,26 +66,9 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	data, err := importers.ReadFile(path, MaxFileSize)
-	if err != nil {
-		return nil, fmt.Errorf("xgboost import: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("xgboost import %s: %w", path, err)
-	}
-	mp, err := Import(data, o)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("xgboost import %s: %w", path, err)
-	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("xgboost import %s: the converted model is malformed (please report): %w", path, err)
-	}
-	return &importers.Result{Model: m}, nil
+	return importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*onnxpb.ModelProto, error) {
+		return Import(data, o)
+	})
 }
 
 // ParseOptions reads Options from string options: "ml_opset" (1 to

@@ -4,12 +4,15 @@ package ort
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // placeLibrary puts a library named name in dir: a symbolic link to the
@@ -242,7 +245,7 @@ func TestFindLibraryDefault(t *testing.T) {
 	}
 	real := filepath.Join(repoRoot(t), filepath.FromSlash(NPMLibraryPath))
 	if _, err := os.Stat(real); err != nil {
-		t.Skipf("no npm-installed library: %v", err)
+		testpaths.SkipORT(t, fmt.Sprintf("no npm-installed library: %v", err))
 	}
 	if _, err := FindLibrary(); err != nil {
 		t.Errorf("FindLibrary: %v", err)
