@@ -329,7 +329,6 @@ func classifyImport(path string, err error) error {
 // the result (imported itself when nothing is asked).
 func (c *converter) adapt(ctx context.Context, imported *canonical.Model) (*canonical.Model, error) {
 	o := c.opts
-	cv := &c.res.Conversion
 	switch {
 	case o.Target != "":
 		r, err := onnxexp.Export(ctx, imported, o.Target, adapt.Options{Opset: o.Opset, MLOpset: o.MLOpset, AllowViolations: o.AllowViolations})
@@ -349,40 +348,39 @@ func (c *converter) adapt(ctx context.Context, imported *canonical.Model) (*cano
 			return nil, inputErr(fmt.Errorf("%s: %w", c.in, err))
 		}
 		c.closers = append(c.closers, m)
-		res, err := convert.Convert(m, convert.Options{To: o.Opset, ToML: o.MLOpset})
+		r, err := adapt.Opset(m, convert.Options{To: o.Opset, ToML: o.MLOpset})
 		if err != nil {
 			return nil, c.blocked(err)
 		}
-		for _, s := range res.Notes {
-			cv.Applied = append(cv.Applied, s)
-		}
-		if res.Rewritten > 0 {
-			cv.Applied = append(cv.Applied, fmt.Sprintf("%d node(s) rewritten by the version converter", res.Rewritten))
-		}
 		c.timed("opset")
-		c.logf("opset %d -> %d, %d node(s) rewritten", res.FromOpset, res.ToOpset, res.Rewritten)
-		if res.FromMLOpset != res.ToMLOpset {
-			c.logf("ai.onnx.ml opset %d -> %d", res.FromMLOpset, res.ToMLOpset)
+		c.logf("opset %d -> %d", r.FromOpset, r.ToOpset)
+		if r.FromMLOpset != r.ToMLOpset {
+			c.logf("ai.onnx.ml opset %d -> %d", r.FromMLOpset, r.ToMLOpset)
 		}
+		c.adaptFacts(r)
 		return m, nil
 	}
 	return imported, nil
 }
 
-// adaptFacts records what a target adaptation did: one line per action,
-// the notes, and the warnings.
+// adaptFacts records what a target adaptation did: the actions and notes
+// (nodes changed the same way summarised in one line) and the warnings.
 func (c *converter) adaptFacts(r *adapt.Report) {
 	cv := &c.res.Conversion
-	for _, a := range r.Actions {
-		cv.Applied = append(cv.Applied, a.String())
-	}
-	for _, n := range r.Notes {
-		cv.Applied = append(cv.Applied, "note: "+n)
-	}
+	warnings := *r
+	warnings.Violations = nil
 	for _, v := range r.Violations {
 		if v.Warning {
-			c.warn("%s", v.String())
+			warnings.Violations = append(warnings.Violations, v)
 		}
+	}
+	for _, l := range warnings.Lines() {
+		if w, ok := strings.CutPrefix(l, "warning: "); ok {
+			c.warn("%s", w)
+			continue
+		}
+		cv.Applied = append(cv.Applied, l)
+		c.logf("  %s", l)
 	}
 }
 

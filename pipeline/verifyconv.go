@@ -185,7 +185,7 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 			}
 			if _, set := out[key]; !set {
 				out[key] = 1
-				logf("verify: generated inputs use %s=1 (set it with --dim %s=N)", key, key)
+				logf("verify: generated inputs use %s=1 (set it with --dim %s=SIZE)", key, key)
 			}
 		}
 	}

@@ -702,3 +702,23 @@ func compactInts(s []string) string {
 	}
 	return s[0] + ".." + s[len(s)-1]
 }
+
+// Opset moves m to the opsets of opts with the version converter
+// (opset/convert) and reports what it did to each node, as Adapt does for
+// a target profile, without a profile's checks. Like Adapt it changes m:
+// Clone it first to keep the original. A blocked conversion is the
+// converter's *convert.BlockedError.
+func Opset(m *canonical.Model, opts convert.Options) (*Report, error) {
+	r := &Report{FromOpset: int(m.Opset("")), FromMLOpset: int(m.Opset("ai.onnx.ml")), FromIRVersion: m.IRVersion}
+	before := snapshot(m)
+	res, err := convert.Convert(m, opts)
+	if err != nil {
+		return r, err
+	}
+	r.Converted = true
+	r.ToOpset, r.ToMLOpset = res.ToOpset, res.ToMLOpset
+	r.Notes = append(r.Notes, res.Notes...)
+	describeConversion(r, before, m, res.ToOpset)
+	r.ToIRVersion = m.IRVersion
+	return r, nil
+}
