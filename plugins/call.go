@@ -39,8 +39,18 @@ func call(ctx context.Context, opts Options, p *PluginInfo, op, input string, ti
 	defer cancel()
 	deadline, _ := ctx.Deadline()
 
+	// The plugin's gRPC socket goes in a private folder that is removed
+	// after the call: a plugin that is killed cannot remove its socket,
+	// which would otherwise be left in the system's temporary folder.
+	sockDir, err := os.MkdirTemp("", "onnxconv-plugin-*")
+	if err != nil {
+		return 0, &PluginError{Plugin: p.Name, Path: p.Path, Op: op, Input: input, Kind: ErrFailed,
+			Err: err, Detail: "cannot create the plugin's socket folder"}
+	}
+	defer os.RemoveAll(sockDir)
 	cmd := exec.Command(p.Path, p.Args...)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", protocol.EnvMemoryLimit, max(opts.MemoryLimit, 0)))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", protocol.EnvMemoryLimit, max(opts.MemoryLimit, 0)),
+		plugin.EnvUnixSocketDir+"="+sockDir)
 	setProcAttr(cmd)
 	tail := newHeadTailBuffer(stderrHead, stderrTail)
 	var stderr io.Writer = tail

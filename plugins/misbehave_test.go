@@ -224,3 +224,29 @@ func TestStartFailures(t *testing.T) {
 	}
 	assertNoChildren(t)
 }
+
+// A plugin that is killed cannot remove its gRPC socket: the host gives
+// each call a private socket folder and removes it, so nothing is left in
+// the system's temporary folder.
+func TestNoSocketLeftBehind(t *testing.T) {
+	dir := pluginDir(t, "hang", "failing")
+	opts := testOptions(t, dir)
+	opts.CallTimeout, opts.StartTimeout = 3*time.Second, 3*time.Second
+	h := newHost(t, opts)
+	work := t.TempDir()
+	in := writeFile(t, filepath.Join(work, "input.x"), "Relu\n")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for _, mode := range []string{"hang", "failing"} {
+		if _, err := h.Import(context.Background(), mode, in, filepath.Join(work, "out.onnx"), map[string]string{}); err == nil {
+			t.Fatalf("%s: Import succeeded", mode)
+		}
+	}
+	ents, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("left in the temporary folder: %s", e.Name())
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
 	"github.com/onnxconv/onnxconv/version"
@@ -40,7 +41,7 @@ type converter struct {
 	g     *subgraph
 	nodes []*onnxpb.NodeProto
 	inits []*onnxpb.TensorProto
-	used  map[string]bool
+	names *canonical.Namer
 	base  []string             // unique ONNX base name per tensor
 	raw   map[layoutKey]string // value holding the tensor (quantized if it is) in a layout
 	flt   map[layoutKey]string // dequantized value in a layout
@@ -55,7 +56,7 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 	g := m.subgraphs[opts.Subgraph]
 	c := &converter{
 		opts: opts, m: m, g: g,
-		used:      map[string]bool{},
+		names:     canonical.NewNamer(nil),
 		raw:       map[layoutKey]string{},
 		flt:       map[layoutKey]string{},
 		qp:        map[int][2]string{},
@@ -83,10 +84,10 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 		if name == "" {
 			name = "tensor_" + strconv.Itoa(i)
 		}
-		if c.used[name] {
+		if c.names.Used(name) {
 			name = c.unique(name + "_" + strconv.Itoa(i))
 		}
-		c.used[name] = true
+		c.names.Reserve(name)
 		c.base[i] = name
 	}
 
@@ -199,19 +200,8 @@ func sanitize(s string) string {
 	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "_")
 }
 
-func (c *converter) unique(s string) string {
-	if !c.used[s] {
-		c.used[s] = true
-		return s
-	}
-	for i := 1; ; i++ {
-		n := s + "_" + strconv.Itoa(i)
-		if !c.used[n] {
-			c.used[n] = true
-			return n
-		}
-	}
-}
+// unique returns s, or s_N when s is taken (canonical's namer).
+func (c *converter) unique(s string) string { return c.names.Fresh(s) }
 
 func (c *converter) firstOutName(o *operator) string {
 	if len(o.outputs) > 0 {
