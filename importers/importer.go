@@ -49,6 +49,13 @@ type Description struct {
 	// Options lists the options Import takes; any other key is an
 	// *OptionError.
 	Options []OptionSpec
+	// Runtime names the reference runtime plugin (`--runtime NAME`) that
+	// computes files of this format the way their own framework does
+	// ("onnxruntime" for ONNX, "tflite" for TFLite, "tfjs" for TF.js and
+	// Keras), or "" when there is none. Verification runs the source file
+	// on it. An importer that computes the source itself implements
+	// Predictor instead.
+	Runtime string
 }
 
 // FormatName is d.Format, or d.Name when Format is empty.
@@ -86,4 +93,27 @@ type Importer interface {
 	// Import reads the file at path. Unknown or malformed options are an
 	// *OptionError.
 	Import(ctx context.Context, path string, opts Options) (*Result, error)
+}
+
+// Predictor is implemented by importers that can compute a source model
+// directly from its parsed structure (the trees, leaves and base scores of
+// a tree ensemble; the coefficients of a linear model), independently of
+// the ONNX graph they build and of the executor. Verification compares
+// the converted model with it.
+type Predictor interface {
+	// Source opens the file at path (read with the same options as
+	// Import) for direct computation.
+	Source(ctx context.Context, path string, opts Options) (Source, error)
+}
+
+// Source computes a source model as its own framework does. Its inputs and
+// outputs are those of the model Import makes from the same file: the same
+// names, order, element types and shapes.
+type Source interface {
+	// Describe says what computes it, for reports ("xgboost trees, direct
+	// Go predictor").
+	Describe() string
+	// Run computes the outputs for one sample of inputs.
+	Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error)
+	Close() error
 }

@@ -37,6 +37,9 @@ const (
 
 	SkipChromiumEnv    = "ONNXCONV_SKIP_CHROMIUM"
 	RequireChromiumEnv = "ONNXCONV_REQUIRE_CHROMIUM"
+
+	SkipNodeEnv    = "ONNXCONV_SKIP_NODE"
+	RequireNodeEnv = "ONNXCONV_REQUIRE_NODE"
 )
 
 // npmORTDir is where `npm ci --ignore-scripts` puts onnxruntime-node's
@@ -52,33 +55,46 @@ type need int
 const (
 	needORT need = iota
 	needChromium
+	needNode
 	numNeeds
 )
 
 func (n need) name() string {
-	if n == needORT {
+	switch n {
+	case needORT:
 		return "ONNX Runtime"
+	case needNode:
+		return "Node.js with the npm packages"
 	}
 	return "Chromium"
 }
 
 func (n need) skipEnv() string {
-	if n == needORT {
+	switch n {
+	case needORT:
 		return SkipORTEnv
+	case needNode:
+		return SkipNodeEnv
 	}
 	return SkipChromiumEnv
 }
 
 func (n need) requireEnv() string {
-	if n == needORT {
+	switch n {
+	case needORT:
 		return RequireORTEnv
+	case needNode:
+		return RequireNodeEnv
 	}
 	return RequireChromiumEnv
 }
 
 func (n need) hint() string {
-	if n == needORT {
+	switch n {
+	case needORT:
 		return "run 'npm ci --ignore-scripts' or set " + ORTLibraryEnv
+	case needNode:
+		return "install Node.js (Debian's nodejs) and run 'npm ci --ignore-scripts'"
 	}
 	return "install Debian's chromium ('apt-get install chromium')"
 }
@@ -257,6 +273,37 @@ func SkipORT(t testing.TB, reason string) {
 func Chromium(t testing.TB) string {
 	t.Helper()
 	return lookup(t, &skips, osEnv(""), needChromium)
+}
+
+// Node returns the path of the node executable and of the repository's
+// node_modules folder, which must hold every npm package of pkgs (e.g.
+// "@tensorflow/tfjs-tflite"), as `npm ci --ignore-scripts` installs them.
+// When node or a package is missing it skips t, counted for the package's
+// report (see Main; ONNXCONV_SKIP_NODE=1 lets the package pass).
+func Node(t testing.TB, pkgs ...string) (node, modules string) {
+	t.Helper()
+	e := osEnv(RepoRoot(t))
+	p, looked, ok := findNode(e, pkgs)
+	if !ok {
+		skip(t, &skips, needNode, "not found (looked for "+looked+")")
+	}
+	return p, filepath.Join(e.root, "node_modules")
+}
+
+// findNode returns node's path when node and every package are there, or
+// what is missing.
+func findNode(e env, pkgs []string) (path, looked string, ok bool) {
+	p, err := e.lookPath("node")
+	if err != nil {
+		return "", "node on $PATH", false
+	}
+	for _, pkg := range pkgs {
+		pj := filepath.Join(e.root, "node_modules", filepath.FromSlash(pkg), "package.json")
+		if !e.isFile(pj) {
+			return "", pj, false
+		}
+	}
+	return p, "", true
 }
 
 // Main runs the package's tests (m.Run) and returns the exit code for

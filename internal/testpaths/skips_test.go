@@ -237,3 +237,27 @@ func TestMainReports(t *testing.T) {
 		}
 	}
 }
+
+func TestFindNode(t *testing.T) {
+	files := map[string]bool{"/repo/node_modules/@tensorflow/tfjs/package.json": true}
+	e := env{
+		getenv:   func(string) string { return "" },
+		isFile:   func(p string) bool { return files[p] },
+		lookPath: func(n string) (string, error) { return "/usr/bin/" + n, nil },
+		root:     "/repo",
+	}
+	if p, _, ok := findNode(e, []string{"@tensorflow/tfjs"}); !ok || p != "/usr/bin/node" {
+		t.Fatalf("findNode: %q %v", p, ok)
+	}
+	if _, looked, ok := findNode(e, []string{"@tensorflow/tfjs", "@litertjs/core"}); ok || looked != "/repo/node_modules/@litertjs/core/package.json" {
+		t.Fatalf("missing package: looked %q ok %v", looked, ok)
+	}
+	e.lookPath = func(string) (string, error) { return "", os.ErrNotExist }
+	if _, looked, ok := findNode(e, nil); ok || looked != "node on $PATH" {
+		t.Fatalf("missing node: looked %q ok %v", looked, ok)
+	}
+	want := "p: 2 test(s) skipped: Node.js with the npm packages not found (looked for node on $PATH); install Node.js (Debian's nodejs) and run 'npm ci --ignore-scripts'; set ONNXCONV_SKIP_NODE=1 to skip them"
+	if got := line("p", needNode, 2, "not found (looked for node on $PATH)", true); got != want {
+		t.Fatalf("line:\n%s\nwant\n%s", got, want)
+	}
+}
