@@ -16,6 +16,7 @@ import (
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/opset/convert"
+	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/verify"
 )
 
@@ -56,6 +57,11 @@ type Options struct {
 	// Force allows the output to replace the input.
 	Force bool
 
+	// Plugins is where reference runtime plugins are found (zero: the
+	// default folders); the command line passes its host options so that
+	// the runtimes built into the onnxconv binary are found too.
+	Plugins plugins.Options
+
 	// Save tunes how the result is written.
 	Save SaveOptions
 	// Log, when set, receives progress lines ("x.tflite: format tflite").
@@ -93,6 +99,13 @@ type VerifyOptions struct {
 	BisectBatch int
 	// Backend is the executor's GoMLX backend ("" for the default).
 	Backend string
+	// Ranges set the range of generated input values by input name ("*"
+	// for all): audio samples in [-1, 1], pixels in [0, 255], ...
+	Ranges map[string]verify.Range
+	// SaveInputs, when set, is a folder the generated inputs are written
+	// to (NAME.npy, one test_data_set_N folder per sample when there are
+	// several), so that the run can be repeated with Inputs.
+	SaveInputs string
 	// Progress is called after each sample.
 	Progress func(done, total int)
 }
@@ -103,6 +116,10 @@ type Comparison struct {
 	// reference outputs in data/").
 	What   string
 	Report *verify.Report
+	// RunOnce marks the run of a result that nothing computes the source
+	// of: Report holds its checks (outputs produced, no NaN or Inf), not
+	// a comparison.
+	RunOnce bool
 }
 
 // Result is what Convert did.
@@ -114,6 +131,12 @@ type Result struct {
 	// Equivalent is true when every comparison passed (and when none was
 	// made).
 	Equivalent bool
+	// Verified is true when the result was compared with its source as
+	// the source's own framework (or a direct predictor, or ONNX's
+	// reference runtime) computes it; false when no reference exists for
+	// the format (Conversion.NotVerified says why) or nothing was
+	// verified.
+	Verified bool
 	// Notes are remarks for the user ("nothing to verify against ...").
 	Notes []string
 	// Written is the output file, once written; Kept the file a failed
@@ -128,6 +151,8 @@ type Result struct {
 type converter struct {
 	in, out string
 	opts    Options
+	imp     importers.Importer
+	release []func() error
 	res     *Result
 	start   time.Time
 	step    time.Time
@@ -199,6 +224,9 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 func (c *converter) saveOptions() SaveOptions { return c.opts.Save }
 
 func (c *converter) close() {
+	for i := len(c.release) - 1; i >= 0; i-- {
+		_ = c.release[i]()
+	}
 	for i := len(c.closers) - 1; i >= 0; i-- {
 		_ = c.closers[i].Close()
 	}
@@ -271,6 +299,7 @@ func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.imp = imp
 	d := imp.Describe()
 	cv := &c.res.Conversion
 	cv.SourceFormat, cv.Importer = d.FormatName(), d.Name

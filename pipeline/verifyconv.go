@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -18,29 +20,67 @@ func (v *VerifyOptions) options() verify.Options {
 		Samples: v.Samples, Profile: v.Profile, RTol: v.RTol, ATol: v.ATol,
 		ByOrder: v.ByOrder, Bisect: v.Bisect, BisectBatch: v.BisectBatch,
 		Backend: v.Backend, Progress: v.Progress,
-		Gen: verify.GenOptions{Seed: v.Seed, Distribution: v.Distribution, Dims: v.Dims},
+		Gen: verify.GenOptions{Seed: v.Seed, Distribution: v.Distribution, Dims: v.Dims, Ranges: v.Ranges},
 	}
 }
 
-// verify compares the result with the source (ONNX input, or the
-// imported model when it was adapted) and with the stored outputs of
-// Reference, then writes the reports.
+// verify compares the result with its source, as the source's own
+// framework computes it (an importer's direct predictor, the reference
+// runtime of the format, or for ONNX the source model itself), then with
+// the stored outputs of Reference, and writes the reports. When nothing
+// computes the source, the result is run once and checked (every output
+// produced, no NaN or Inf), the comparison with the imported model is made
+// when the model was adapted, and the facts say NOT VERIFIED.
 func (c *converter) verify(ctx context.Context, imported, result *canonical.Model) error {
 	vo := c.opts.Verify
 	inputs := vo.Inputs
 	if inputs == "" && vo.Reference != "" {
 		inputs = vo.Reference
 	}
-	if imported != result {
-		what := c.in
-		if !c.isONNX() {
-			what = c.in + " (as imported)"
-		}
-		rep, err := c.compareModels(ctx, what, imported, result, inputs)
+	samples, source, err := c.samples(imported, inputs)
+	if err != nil {
+		return err
+	}
+	cv := &c.res.Conversion
+	ref, err := c.sourceSide(ctx, imported)
+	if err != nil {
+		return err
+	}
+	if ref != nil {
+		rep, err := c.compare(ctx, ref, verify.ModelSide(c.out, result), samples, source)
 		if err != nil {
 			return err
 		}
-		c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against " + what, Report: rep})
+		c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the source (" + cv.Reference + ")", Report: rep})
+		c.res.Verified = true
+	} else {
+		if vo.Reference != "" {
+			// Stored outputs are the fallback: the result is checked
+			// against them below, and the facts say the source itself
+			// did not run.
+			c.res.Notes = append(c.res.Notes, "the source itself was not run ("+cv.NotVerified+"); the result is checked against the stored outputs in "+vo.Reference)
+			cv.Reference = "stored outputs in " + vo.Reference + " (the source itself was not run: " + cv.NotVerified + ")"
+			cv.NotVerified = ""
+		} else {
+			c.logf("NOT VERIFIED against the source: %s", cv.NotVerified)
+		}
+		if imported != result {
+			rep, err := c.compare(ctx, verify.ModelSide(c.in+" (as imported)", imported), verify.ModelSide(c.out, result), samples, source)
+			if err != nil {
+				return err
+			}
+			c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against " + c.in + " as imported (not its source framework)", Report: rep})
+		}
+		if cv.NotVerified != "" {
+			o := vo.options()
+			o.Inputs, o.InputSource = samples, source
+			rep, err := verify.RunOnce(ctx, verify.ModelSide(c.out, result), o)
+			if err != nil {
+				return invalidErr(fmt.Errorf("%s: the converted model does not run: %w", c.in, err))
+			}
+			rep.Summary = "NOT VERIFIED against the source: " + cv.NotVerified
+			c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "run once (NOT VERIFIED against the source)", Report: rep, RunOnce: true})
+		}
 	}
 	if vo.Reference != "" {
 		rep, err := c.compareReference(ctx, result, inputs)
@@ -48,23 +88,33 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 			return err
 		}
 		c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the reference outputs in " + vo.Reference, Report: rep})
+		c.res.Verified = true
 	}
 	c.timed("verify")
-	if len(c.res.Comparisons) == 0 {
-		c.res.Notes = append(c.res.Notes, "verify: the result is the imported model unchanged, so there is nothing to compare it with; give a reference folder of expected outputs (--reference DIR, with --inputs DIR) to check it against stored outputs")
-		return nil
-	}
+	return c.writeReports()
+}
+
+// writeReports attaches the provenance and the conversion facts to every
+// comparison, settles Equivalent, and writes the report files: the first
+// comparison to the names given, a comparison with stored reference
+// outputs to the same names with "-reference" before the extension, any
+// other to "-N".
+func (c *converter) writeReports() error {
 	for i, cmp := range c.res.Comparisons {
 		cmp.Report.Provenance = &c.res.Provenance
 		conv := c.res.Conversion
 		cmp.Report.Conversion = &conv
-		if !cmp.Report.Equivalent {
+		if !cmp.passed() {
 			c.res.Equivalent = false
 		}
 		for _, p := range c.opts.Reports {
 			if i > 0 {
 				ext := filepath.Ext(p)
-				p = strings.TrimSuffix(p, ext) + "-reference" + ext
+				suffix := "-" + strconv.Itoa(i+1)
+				if strings.HasPrefix(cmp.What, "against the reference outputs") {
+					suffix = "-reference"
+				}
+				p = strings.TrimSuffix(p, ext) + suffix + ext
 			}
 			if err := verify.WriteReport(p, cmp.Report); err != nil {
 				return inputErr(fmt.Errorf("report: %w", err))
@@ -75,25 +125,108 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 	return nil
 }
 
-// compareModels runs ref and result on the same inputs.
-func (c *converter) compareModels(ctx context.Context, refName string, ref, result *canonical.Model, inputs string) (*verify.Report, error) {
-	vo := c.opts.Verify
-	o := vo.options()
-	if inputs != "" {
-		var err error
-		if o.Inputs, err = tensorio.LoadSamples(inputs, "input", verify.GraphInputs(ref), false); err != nil {
-			return nil, inputErr(fmt.Errorf("inputs: %w", err))
-		}
-		o.InputSource = inputs
-	} else {
-		o.Gen.Dims = defaultDims(ref, vo.Dims, c.logf)
+// passed tells whether a comparison passed: equivalent, or for a run
+// without a reference, every check held.
+func (cmp Comparison) passed() bool {
+	if !cmp.RunOnce {
+		return cmp.Report.Equivalent
 	}
-	c.logf("verifying %s against %s", c.out, refName)
-	rep, err := verify.Compare(ctx, verify.ModelSide(refName, ref), verify.ModelSide(c.out, result), o)
+	for _, o := range cmp.Report.Outputs {
+		if !o.Pass {
+			return false
+		}
+	}
+	return true
+}
+
+// samples returns the verification inputs: read from inputs, or generated
+// once (so that every comparison sees the same ones) and saved to
+// SaveInputs when asked.
+func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.Tensor, string, error) {
+	vo := c.opts.Verify
+	if inputs != "" {
+		s, err := tensorio.LoadSamples(inputs, "input", verify.GraphInputs(m), false)
+		if err != nil {
+			return nil, "", inputErr(fmt.Errorf("inputs: %w", err))
+		}
+		return s, inputs, nil
+	}
+	gen := vo.options().Gen
+	gen.Dims = defaultDims(m, vo.Dims, c.logf)
+	n := max(vo.Samples, 1)
+	var out [][]*canonical.Tensor
+	for k := range n {
+		s, err := verify.GenerateInputs(m, gen, k)
+		if err != nil {
+			return nil, "", inputErr(fmt.Errorf("%s: generating verification inputs: %w (give --inputs DIR, or --dim NAME=N)", c.in, err))
+		}
+		out = append(out, s)
+	}
+	if vo.SaveInputs != "" {
+		if err := tensorio.SaveSamples(vo.SaveInputs, out); err != nil {
+			return nil, "", inputErr(fmt.Errorf("saving the inputs: %w", err))
+		}
+		c.logf("saved the generated inputs to %s (repeat the run with --inputs %s)", vo.SaveInputs, vo.SaveInputs)
+	}
+	return out, "generated", nil
+}
+
+// compare runs ref and cand on the samples.
+func (c *converter) compare(ctx context.Context, ref, cand *verify.Side, samples [][]*canonical.Tensor, source string) (*verify.Report, error) {
+	o := c.opts.Verify.options()
+	o.Inputs, o.InputSource = samples, source
+	if _, capture := ref.Runner.(verify.CaptureRunner); ref.Runner != nil && !capture {
+		// Bisection needs intermediate values, which only the executor
+		// hands out; a source computed elsewhere is compared by outputs.
+		o.Bisect = false
+	}
+	c.logf("verifying %s against %s", c.out, ref.Name)
+	rep, err := verify.Compare(ctx, ref, cand, o)
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("%s: verification could not run: %w", c.in, err))
 	}
 	return rep, nil
+}
+
+// sourceSide returns the side that computes the source as its framework
+// does, and records what it is (Conversion.Reference), or nil with the
+// reason recorded in Conversion.NotVerified.
+func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (*verify.Side, error) {
+	cv := &c.res.Conversion
+	if p, ok := c.imp.(importers.Predictor); ok {
+		src, err := p.Source(ctx, c.in, c.opts.ImportOptions)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("%s: computing the source directly: %w", c.in, err))
+		}
+		c.release = append(c.release, src.Close)
+		cv.Reference = src.Describe()
+		return &verify.Side{Name: c.in, Model: imported, Runner: src}, nil
+	}
+	d := c.imp.Describe()
+	why := fmt.Sprintf("no reference runtime or direct predictor for format %s", d.FormatName())
+	if d.Runtime != "" {
+		setup, err := runtimes.NewSetup(ctx, []string{d.Runtime}, 0, c.opts.Plugins)
+		if err == nil {
+			side, err2 := setup.Side(0, c.in, imported)
+			if err2 == nil {
+				cv.Reference = setup.DescribeSide(0)
+				return side, nil
+			}
+			err = err2
+		}
+		why = fmt.Sprintf("the reference runtime %q for format %s is not available: %v", d.Runtime, d.FormatName(), err)
+	}
+	if c.isONNX() {
+		// The source is ONNX itself: the unchanged source model on the
+		// built-in executor is an independent computation of it.
+		cv.Reference = "the source ONNX model on the built-in executor"
+		if d.Runtime != "" {
+			cv.Reference += " (" + d.Runtime + " not available)"
+		}
+		return verify.ModelSide(c.in, imported), nil
+	}
+	cv.NotVerified = why
+	return nil, nil
 }
 
 // compareReference runs result on the inputs and compares the outputs that

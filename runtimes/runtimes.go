@@ -280,3 +280,7 @@ func displayDir(dir string) string {
 	}
 	return "~/" + filepath.ToSlash(rel)
 }
+
+// DescribeSide names where side i (0: A, 1: B) runs: "the built-in
+// executor", or the runtime plugin with its version and path.
+func (s *Setup) DescribeSide(i int) string { return s.describe(i) }

@@ -120,8 +120,13 @@ func conversionFacts(c *Conversion) []fact {
 		{Key: "conversion.source", Label: "source → output", Value: out, Code: true},
 		{Key: "conversion.format", Label: "format / importer", Value: orUnknown(c.SourceFormat) + " / " + orUnknown(c.Importer)},
 		{Key: "conversion.target", Label: "target", Value: orNone(c.Target)},
-		{Key: "conversion.opset", Label: "opset", Value: beforeAfter(c.OpsetBefore, c.OpsetAfter)},
 	}
+	if c.NotVerified != "" {
+		fs = append(fs, fact{Key: "conversion.not_verified", Label: "NOT VERIFIED against the source", Value: c.NotVerified})
+	} else if c.Reference != "" {
+		fs = append(fs, fact{Key: "conversion.reference", Label: "source computed by", Value: c.Reference})
+	}
+	fs = append(fs, fact{Key: "conversion.opset", Label: "opset", Value: beforeAfter(c.OpsetBefore, c.OpsetAfter)})
 	if c.MLOpsetBefore != 0 || c.MLOpsetAfter != 0 {
 		fs = append(fs, fact{Key: "conversion.ml_opset", Label: "ai.onnx.ml opset", Value: beforeAfter(c.MLOpsetBefore, c.MLOpsetAfter)})
 	}

@@ -23,6 +23,23 @@ type GenOptions struct {
 	// Dims sets symbolic dims by name (dim_param), or an unnamed dim as
 	// "INPUT:AXIS".
 	Dims map[string]int64
+	// Ranges sets the range of generated values per input name ("*" for
+	// every input without its own): floats uniform in [Lo, Hi), integers
+	// in [Lo, Hi] (within the type). Audio or image inputs need realistic
+	// ranges (e.g. 0 to 255 for uint8 pixels, -1 to 1 for samples).
+	Ranges map[string]Range
+}
+
+// Range is a closed interval of generated values.
+type Range struct{ Lo, Hi float64 }
+
+// rangeFor returns the range set for input name, if any.
+func (o GenOptions) rangeFor(name string) (Range, bool) {
+	if r, ok := o.Ranges[name]; ok {
+		return r, true
+	}
+	r, ok := o.Ranges["*"]
+	return r, ok
 }
 
 // MaxGeneratedElements bounds the size of one generated input.
@@ -99,7 +116,15 @@ func GenerateInputs(m *canonical.Model, opts GenOptions, sample int) ([]*canonic
 		if n > MaxGeneratedElements {
 			return nil, fmt.Errorf("input %q: shape %v has %d elements, more than %d to generate", v.Name, shape, n, MaxGeneratedElements)
 		}
-		t, err := genTensor(v, dt, shape, int(n), rng, opts.Distribution)
+		r, hasRange := opts.rangeFor(v.Name)
+		var rp *Range
+		if hasRange {
+			if !(r.Lo <= r.Hi) || math.IsInf(r.Lo, 0) || math.IsInf(r.Hi, 0) {
+				return nil, fmt.Errorf("input %q: range [%g, %g] is empty or infinite", v.Name, r.Lo, r.Hi)
+			}
+			rp = &r
+		}
+		t, err := genTensor(v, dt, shape, int(n), rng, opts.Distribution, rp)
 		if err != nil {
 			return nil, err
 		}
@@ -108,9 +133,12 @@ func GenerateInputs(m *canonical.Model, opts GenOptions, sample int) ([]*canonic
 	return out, nil
 }
 
-func genTensor(v *canonical.Value, dt canonical.DataType, shape []int64, n int, rng *rand.Rand, dist string) (*canonical.Tensor, error) {
+func genTensor(v *canonical.Value, dt canonical.DataType, shape []int64, n int, rng *rand.Rand, dist string, r *Range) (*canonical.Tensor, error) {
 	float := func() float64 {
-		if dist == "uniform" {
+		switch {
+		case r != nil:
+			return r.Lo + rng.Float64()*(r.Hi-r.Lo)
+		case dist == "uniform":
 			return rng.Float64()*2 - 1
 		}
 		return rng.NormFloat64()
@@ -156,6 +184,9 @@ func genTensor(v *canonical.Value, dt canonical.DataType, shape []int64, n int, 
 	case canonical.Int8, canonical.Uint8, canonical.Int16, canonical.Uint16, canonical.Int32,
 		canonical.Uint32, canonical.Int64, canonical.Uint64:
 		lo, hi := intRange(v, dt)
+		if r != nil {
+			lo, hi = clampRange(dt, r)
+		}
 		w := canonical.ElemBits(dt) / 8
 		raw = make([]byte, n*w)
 		for i := range n {
@@ -335,4 +366,23 @@ func castFloat(t *canonical.Tensor, dt canonical.DataType) (*canonical.Tensor, e
 		}
 	}
 	return canonical.NewTensor(t.Name, dt, t.Dims, raw), nil
+}
+
+// clampRange turns a value range into the half-open integer range of dt
+// that genTensor draws from.
+func clampRange(dt canonical.DataType, r *Range) (int64, int64) {
+	bits := canonical.ElemBits(dt)
+	var tlo, thi float64
+	switch dt {
+	case canonical.Uint8, canonical.Uint16, canonical.Uint32, canonical.Uint64:
+		tlo, thi = 0, math.Min(math.Ldexp(1, bits)-1, math.MaxInt64/2)
+	default:
+		tlo, thi = -math.Ldexp(1, bits-1), math.Min(math.Ldexp(1, bits-1)-1, math.MaxInt64/2)
+	}
+	lo := int64(math.Max(math.Ceil(r.Lo), tlo))
+	hi := int64(math.Min(math.Floor(r.Hi), thi))
+	if hi < lo {
+		hi = lo
+	}
+	return lo, hi + 1
 }

@@ -219,3 +219,38 @@ func TestByOrder(t *testing.T) {
 		t.Errorf("by order: %s %+v", rep.Summary, rep.Outputs)
 	}
 }
+
+func TestGenerateInputsRange(t *testing.T) {
+	g := canonical.NewGraph("g")
+	if _, err := g.AddInput("audio", canonical.TensorType(canonical.Float, []int64{4, 100})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.AddInput("pixels", canonical.TensorType(canonical.Uint8, []int64{3, 50})); err != nil {
+		t.Fatal(err)
+	}
+	m := &canonical.Model{Graph: g}
+	ins, err := GenerateInputs(m, GenOptions{Ranges: map[string]Range{"audio": {-0.5, 0.5}, "*": {10, 300}}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := ins[0].Float64s()
+	for _, x := range a {
+		if x < -0.5 || x >= 0.5 {
+			t.Fatalf("audio value %g outside [-0.5, 0.5)", x)
+		}
+	}
+	p, _ := ins[1].Int64s()
+	seenHigh := false
+	for _, x := range p {
+		if x < 10 || x > 255 {
+			t.Fatalf("uint8 value %d outside [10, 255]", x)
+		}
+		seenHigh = seenHigh || x > 200
+	}
+	if !seenHigh {
+		t.Error("no value above 200 in 150 draws from [10, 255]")
+	}
+	if _, err := GenerateInputs(m, GenOptions{Ranges: map[string]Range{"audio": {1, 0}}}, 0); err == nil {
+		t.Error("an empty range was accepted")
+	}
+}

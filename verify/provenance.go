@@ -33,6 +33,15 @@ type Conversion struct {
 	Importer     string `json:"importer"`
 	// Target is the runtime profile the result was fitted to, if any.
 	Target string `json:"target,omitempty"`
+	// Reference says what computed the source the result was compared
+	// with ("xgboost trees, direct Go predictor", "onnxruntime 1.30.0",
+	// "the source ONNX model on the built-in executor").
+	Reference string `json:"reference,omitempty"`
+	// NotVerified, when set, says why the result was not compared with
+	// its source ("no reference runtime for format csvgraph; install …"):
+	// the result was only run once and checked for NaN, Inf and missing
+	// outputs.
+	NotVerified string `json:"not_verified,omitempty"`
 	// Opsets and IR versions before (as imported) and after.
 	OpsetBefore   int64 `json:"opset_before"`
 	OpsetAfter    int64 `json:"opset_after"`

@@ -15,6 +15,7 @@ import (
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
+	tfliteruntime "github.com/onnxconv/onnxconv/runtimes/tflite"
 	"github.com/onnxconv/onnxconv/version"
 )
 
@@ -26,7 +27,8 @@ func builtinVersion() string { return version.Get().Short() }
 // ONNX exporter.
 func builtinPlugins() map[string]func() sdk.Plugin {
 	m := map[string]func() sdk.Plugin{
-		onnxexp.Name: func() sdk.Plugin { return sdk.Plugin{Exporter: onnxexp.Plugin(builtinVersion())} },
+		onnxexp.Name:             func() sdk.Plugin { return sdk.Plugin{Exporter: onnxexp.Plugin(builtinVersion())} },
+		tfliteruntime.PluginName: func() sdk.Plugin { return tfliteruntime.Plugin(tfliteruntime.FindOptions{}) },
 	}
 	for _, imp := range builtin.Importers() {
 		m[imp.Describe().Name] = func() sdk.Plugin { return sdk.Plugin{Importer: sdk.ImporterFrom(imp, builtinVersion())} }

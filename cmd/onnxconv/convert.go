@@ -25,6 +25,7 @@ func newConvertCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 		from, target string
 		importOpts   []string
 		allowViol    bool
+		rawScore     bool
 		quiet        bool
 		of           opsetFlags
 		vf           verifyFlags
@@ -44,22 +45,32 @@ operators, IR version; see 'onnxconv targets').
 
 Verification is on whenever the model is changed (--opset, --ml-opset,
 --target) and with any verification option; --verify asks for it,
---no-verify turns it off. It runs the result and the source on the same
-inputs with the built-in executor: the source model itself when IN is ONNX,
-otherwise the imported model before adaptation. With --reference DIR it
-also compares the result with stored expected outputs (NAME.npy, NAME.pb or
-output_N.pb/.npy; outputs without a file are not compared), computed from
-the inputs in --inputs DIR (default: DIR itself). A summary goes to standard
-output; --report FILE writes the comparison (the one against --reference
-goes to FILE with "-reference" before the extension when both are made).
---bisect names the first diverging node of a result that is not
-equivalent; --keep-failed writes such a result next to OUT (OUT's name
+--no-verify turns it off. It compares the result, run on the built-in
+executor, with the SOURCE as its own framework computes it, on the same
+inputs: a direct predictor over the parsed source for tree models
+(XGBoost, ...), the format's reference runtime plugin (ONNX Runtime for
+ONNX when installed, else the source model on the executor; TFLite's and
+TF.js's interpreters under Node), per output with the metrics of 'onnxconv
+verify'. When nothing computes the source, the result is run once and
+checked (every output produced, no NaN or Inf), compared with the imported
+model when it was adapted, and the summary, the reports and the exit code
+(3) say NOT VERIFIED. With --reference DIR it also compares the result with
+stored expected outputs (NAME.npy, NAME.pb or output_N.pb/.npy; outputs
+without a file are not compared), computed from the inputs in --inputs DIR
+(default: DIR itself). Generated inputs use --dim for symbolic dims,
+--input-range for their values, --samples for their number; --save-inputs
+DIR keeps them for a repeat run. A summary goes to standard output;
+--report FILE writes each comparison (the one against --reference goes to
+FILE with "-reference" before the extension). --bisect names the first
+diverging node of a result that is not equivalent (when the source runs on
+the executor); --keep-failed writes such a result next to OUT (OUT's name
 with .not-equivalent before the extension) instead of dropping it.
 
 OUT is written atomically, and only when everything passed: a failed run
-leaves no output. OUT may not be IN unless --force. Exit codes: 0 done,
-1 not equivalent (or the model does not fit the target / opset), 2 bad
-usage or unreadable input.
+leaves no output. OUT may not be IN unless --force. Exit codes: 0 done
+(and verified, when verifying), 1 not equivalent (or the model does not fit
+the target / opset, or the result does not run), 2 bad usage or unreadable
+input, 3 written but NOT VERIFIED against the source.
 
 With --external-data, every tensor of at least --external-threshold bytes is
 moved to one data file beside OUT (OUT's name + ".data" unless
@@ -80,6 +91,9 @@ pass --external-data.`,
 			if err != nil {
 				return badInput(fmt.Errorf("convert: %w", err))
 			}
+			if rawScore {
+				iopts["raw_score"] = "true"
+			}
 			// An interrupt cancels the run, so that plugin processes are
 			// stopped and temporary files removed.
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -96,20 +110,24 @@ pass --external-data.`,
 				From: from, ImportOptions: iopts, Importers: reg,
 				Opset: of.opset, MLOpset: of.mlOpset, Target: target, AllowViolations: allowViol,
 				Verify: vo, Reports: vf.reports, KeepFailed: vf.keepFailed, Force: wf.force,
-				Save: wf.save(pr.bytes),
+				Save: wf.save(pr.bytes), Plugins: pluginHostOptions(builtins),
 			}
 			if !quiet {
 				opts.Log = logTo(stderr)
 			}
 			res, err := pipeline.Convert(ctx, args[0], args[1], opts)
 			printConvertResult(cmd.OutOrStdout(), res)
-			return convertError(err)
+			if err != nil {
+				return convertError(err)
+			}
+			return notVerified(res)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&from, "from", "", "format (or importer plugin) of IN, instead of detecting it")
 	fl.StringVar(&target, "target", "", "fit the model to a target runtime profile (see 'onnxconv targets')")
 	fl.BoolVar(&allowViol, "allow-violations", false, "with --target, write the model even when the target does not support all of it")
+	fl.BoolVar(&rawScore, "raw-score", false, "tree models: output the raw margin (before the link function), as -O raw_score=true")
 	fl.StringArrayVarP(&importOpts, "option", "O", nil, "importer option KEY=VALUE (repeatable), e.g. -O keep_nhwc=true for tflite; 'onnxconv formats' lists them")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on standard error")
 	of.register(fl)
@@ -160,6 +178,16 @@ func pipelineError(err error) error {
 	return badInput(err)
 }
 
+// notVerified is the exit of a conversion that was written but that
+// nothing could check against its source: exit code 3, so that CI can
+// tell it from a verified result.
+func notVerified(res *pipeline.Result) error {
+	if res == nil || res.Conversion.NotVerified == "" {
+		return nil
+	}
+	return &exitError{code: exitNotVerified, err: fmt.Errorf("%s was written, but NOT VERIFIED against its source: %s", res.Written, res.Conversion.NotVerified)}
+}
+
 // printConvertResult prints the equivalence summary of every comparison,
 // the notes and where a failed result was kept.
 func printConvertResult(w io.Writer, res *pipeline.Result) {
@@ -167,6 +195,10 @@ func printConvertResult(w io.Writer, res *pipeline.Result) {
 		return
 	}
 	for _, cmp := range res.Comparisons {
+		if cmp.RunOnce {
+			printRunOnce(w, cmp.Report)
+			continue
+		}
 		printConvertSummary(w, cmp.What, cmp.Report)
 	}
 	for _, n := range res.Notes {
@@ -217,4 +249,17 @@ func printConvertSummary(w io.Writer, what string, r *verify.Report) {
 // in or third-party.
 func cliRegistry(ctx context.Context, builtins map[string]func() sdk.Plugin) (*importers.Registry, error) {
 	return pluginRegistry(ctx, builtins)
+}
+
+// printRunOnce prints the checks of a result that nothing computes the
+// source of.
+func printRunOnce(w io.Writer, r *verify.Report) {
+	fmt.Fprintln(w, r.Summary)
+	for _, o := range r.Outputs {
+		res := "ok (produced, no NaN or Inf)"
+		if !o.Pass {
+			res = "FAIL " + o.Reason
+		}
+		fmt.Fprintf(w, "  %-16s %s %v  %s\n", o.Name, o.DType, o.Shape, res)
+	}
 }

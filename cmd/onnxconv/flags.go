@@ -25,6 +25,9 @@ type verifyFlags struct {
 	rtol, atol       float64
 	bisect           bool
 	keepFailed       bool
+	ranges           []string
+	saveInputs       string
+	samples          int
 	fs               *pflag.FlagSet
 }
 
@@ -41,6 +44,9 @@ func (f *verifyFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.atol, "atol", 0, "absolute tolerance (overrides the profile)")
 	fs.BoolVar(&f.bisect, "bisect", false, "when the result is not equivalent, find the first diverging node")
 	fs.BoolVar(&f.keepFailed, "keep-failed", false, "when the result is not equivalent, write it anyway as OUT with .not-equivalent before the extension")
+	fs.StringArrayVar(&f.ranges, "input-range", nil, "range of generated input values, LO,HI for every input or NAME=LO,HI (repeatable), e.g. audio=-1,1 or 0,255")
+	fs.StringVar(&f.saveInputs, "save-inputs", "", "write the generated verification inputs to this folder (repeat the run with --inputs)")
+	fs.IntVar(&f.samples, "samples", 1, "number of generated input samples")
 }
 
 // options returns the verification options, or nil when the run does not
@@ -50,17 +56,25 @@ func (f *verifyFlags) options(changed bool) (*pipeline.VerifyOptions, error) {
 	if f.verify && f.noVerify {
 		return nil, errors.New("--verify and --no-verify contradict each other")
 	}
-	explicit := f.refDir != "" || f.inputs != "" || len(f.reports) > 0 || f.bisect || f.keepFailed
+	explicit := f.refDir != "" || f.inputs != "" || len(f.reports) > 0 || f.bisect || f.keepFailed ||
+		len(f.ranges) > 0 || f.saveInputs != "" || f.fs.Changed("samples")
 	if f.noVerify {
 		if explicit {
-			return nil, errors.New("--no-verify with --reference, --inputs, --report, --bisect or --keep-failed: drop one of them")
+			return nil, errors.New("--no-verify with a verification option (--reference, --inputs, --report, --bisect, --keep-failed, --input-range, --save-inputs, --samples): drop one of them")
 		}
 		return nil, nil
 	}
 	if !f.verify && !changed && !explicit {
 		return nil, nil
 	}
-	o := &pipeline.VerifyOptions{Inputs: f.inputs, Reference: f.refDir, Profile: f.profile, Bisect: f.bisect}
+	o := &pipeline.VerifyOptions{Inputs: f.inputs, Reference: f.refDir, Profile: f.profile, Bisect: f.bisect,
+		SaveInputs: f.saveInputs, Samples: f.samples}
+	if f.samples < 1 {
+		return nil, errors.New("--samples must be at least 1")
+	}
+	if f.saveInputs != "" && f.inputs != "" {
+		return nil, errors.New("--save-inputs writes generated inputs; with --inputs nothing is generated: drop one of them")
+	}
 	if f.profile != "" {
 		if _, err := verify.LookupProfile(f.profile); err != nil {
 			return nil, fmt.Errorf("--profile: %w", err)
@@ -82,7 +96,32 @@ func (f *verifyFlags) options(changed bool) (*pipeline.VerifyOptions, error) {
 	if o.Dims, err = parseDims(f.dims); err != nil {
 		return nil, err
 	}
+	if o.Ranges, err = parseRanges(f.ranges); err != nil {
+		return nil, err
+	}
 	return o, nil
+}
+
+// parseRanges reads --input-range LO,HI (every input) or NAME=LO,HI.
+func parseRanges(rs []string) (map[string]verify.Range, error) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	m := map[string]verify.Range{}
+	for _, r := range rs {
+		name, spec := "*", r
+		if k, v, ok := strings.Cut(r, "="); ok {
+			name, spec = k, v
+		}
+		lo, hi, ok := strings.Cut(spec, ",")
+		a, err1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
+		b, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
+		if !ok || err1 != nil || err2 != nil || name == "" || !(a <= b) {
+			return nil, fmt.Errorf("--input-range %q: want LO,HI or NAME=LO,HI with LO <= HI", r)
+		}
+		m[name] = verify.Range{Lo: a, Hi: b}
+	}
+	return m, nil
 }
 
 // parseDims reads --dim NAME=N values.

@@ -23,6 +23,10 @@ const (
 	exitOK       = 0
 	exitInvalid  = 1 // not equivalent, or the model is invalid
 	exitBadInput = 2 // bad usage or unreadable input
+	// exitNotVerified: the result was written, but nothing could check it
+	// against its source (no reference runtime or predictor for the
+	// format).
+	exitNotVerified = 3
 )
 
 // exitError carries an exit code out of a command. Commands return

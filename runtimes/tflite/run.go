@@ -1,0 +1,357 @@
+package tflite
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+)
+
+//go:embed runner.js
+var runnerJS string
+
+// MaxModelSize bounds the model files Run reads (a flatbuffer addresses
+// at most 2 GiB).
+const MaxModelSize = 2 << 30
+
+// maxReply bounds the answer read from node.
+const maxReply = 4 << 30
+
+// UnsupportedOpError is a model with ops that neither WebAssembly build of
+// TFLite runs.
+type UnsupportedOpError struct {
+	Model string
+	// Ops are the custom op names found.
+	Ops []string
+}
+
+func (e *UnsupportedOpError) Error() string {
+	return fmt.Sprintf("tflite runtime: %s uses the custom op(s) %s, which only TFLite Micro has (its Signal audio-frontend library); "+
+		"neither TFLite WebAssembly build (%s %s, @litertjs/core) runs them, so this model cannot be computed by a reference runtime here: "+
+		"verify it against stored outputs (--reference DIR) instead",
+		e.Model, strings.Join(e.Ops, ", "), Package, PackageVersion)
+}
+
+// ShapeError is an input whose shape the interpreter does not take:
+// tfjs-tflite cannot resize inputs, so a dynamic dim runs at the size the
+// model's static shape holds.
+type ShapeError struct {
+	Model, Detail string
+	// Inputs are the interpreter's inputs (name, element type, shape).
+	Inputs []TensorInfo
+}
+
+func (e *ShapeError) Error() string {
+	return fmt.Sprintf("tflite runtime: %s: %s; give inputs of the interpreter's shapes (%s), e.g. size the dynamic dims with --dim NAME=N",
+		e.Model, e.Detail, describeInfos(e.Inputs))
+}
+
+// RunError is a model the interpreter refused or failed on.
+type RunError struct {
+	Model string
+	// Kind is where it failed: "load" (the interpreter refused the model),
+	// "inputs" (names or types do not match), "run", "protocol",
+	// "internal", "node" (the node process failed).
+	Kind   string
+	Detail string
+	Inputs []TensorInfo
+}
+
+func (e *RunError) Error() string {
+	s := fmt.Sprintf("tflite runtime (%s %s): %s: %s: %s", Package, PackageVersion, e.Model, e.Kind, e.Detail)
+	if len(e.Inputs) > 0 {
+		s += " (model inputs: " + describeInfos(e.Inputs) + ")"
+	}
+	return s
+}
+
+// NotTFLiteError is a file that is not a TFLite flatbuffer.
+type NotTFLiteError struct{ Model string }
+
+func (e *NotTFLiteError) Error() string {
+	return fmt.Sprintf("tflite runtime: %s is not a TFLite model (no \"TFL3\" identifier at byte 4); the tflite runtime computes .tflite files (the source of a conversion), not ONNX models", e.Model)
+}
+
+// TensorInfo is a tensor as the interpreter describes it.
+type TensorInfo struct {
+	Name  string  `json:"name"`
+	DType string  `json:"dtype"`
+	Shape []int64 `json:"shape"`
+	Bytes int64   `json:"bytes,omitempty"`
+}
+
+func describeInfos(ts []TensorInfo) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprintf("%q %s %v", t.Name, t.DType, t.Shape)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Result is one run's outputs and what computed them.
+type Result struct {
+	Outputs []*onnxpb.TensorProto
+	// Build names what ran the model ("@tensorflow/tfjs-tflite
+	// 0.0.1-alpha.10 (TFLite interpreter, WebAssembly SIMD, XNNPACK)").
+	Build string
+}
+
+// Run computes the .tflite model at modelPath once on inputs, in a node
+// process started for the call. Inputs bind to the model's inputs by name
+// (a tensor without a name binds by position); outputs come in the
+// model's output order with their TFLite names. threads <= 0 means 1.
+func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto, threads int) (*Result, error) {
+	model, err := readModel(modelPath)
+	if err != nil {
+		return nil, err
+	}
+	if ops := microOnlyOps(model); len(ops) > 0 {
+		return nil, &UnsupportedOpError{Model: modelPath, Ops: ops}
+	}
+	type inHead struct {
+		Name  string  `json:"name"`
+		DType string  `json:"dtype"`
+		Shape []int64 `json:"shape"`
+		Bytes int     `json:"bytes"`
+	}
+	var head struct {
+		ModelBytes int      `json:"model_bytes"`
+		Threads    int      `json:"threads"`
+		Inputs     []inHead `json:"inputs"`
+	}
+	head.ModelBytes, head.Threads = len(model), max(threads, 1)
+	head.Inputs = []inHead{}
+	blobs := [][]byte{model}
+	for i, tp := range inputs {
+		t, err := canonical.TensorFromProto(tp)
+		if err != nil {
+			return nil, fmt.Errorf("tflite runtime: %s: input %d: %w", modelPath, i, err)
+		}
+		dt, ok := dtypeName(t.DataType)
+		if !ok {
+			return nil, fmt.Errorf("tflite runtime: %s: input %d (%q): element type %s has no TFLite equivalent here", modelPath, i, t.Name, t.DataType)
+		}
+		raw, err := t.Bytes()
+		if err != nil {
+			return nil, fmt.Errorf("tflite runtime: %s: input %d (%q): %w", modelPath, i, t.Name, err)
+		}
+		head.Inputs = append(head.Inputs, inHead{Name: t.Name, DType: dt, Shape: append([]int64{}, t.Dims...), Bytes: len(raw)})
+		blobs = append(blobs, raw)
+	}
+	hj, err := json.Marshal(head)
+	if err != nil {
+		return nil, fmt.Errorf("tflite runtime: encoding the request: %w", err)
+	}
+	var req bytes.Buffer
+	_ = binary.Write(&req, binary.LittleEndian, uint32(len(hj)))
+	req.Write(hj)
+	for _, b := range blobs {
+		req.Write(b)
+	}
+
+	cmd := exec.CommandContext(ctx, env.Node, "-e", runnerJS, "--", env.Modules)
+	cmd.Stdin = &req
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &limitedWriter{w: &stdout, n: maxReply}
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 64 << 10}
+	cmd.Dir = os.TempDir()
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, ctx.Err())
+	}
+	rep, outs, perr := parseReply(stdout.Bytes())
+	if perr != nil {
+		detail := perr.Error()
+		if runErr != nil {
+			detail = runErr.Error() + ": " + detail
+		}
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			detail += "; stderr: " + s
+		}
+		return nil, &RunError{Model: modelPath, Kind: "node", Detail: detail}
+	}
+	if !rep.OK {
+		if rep.Kind == "shape" {
+			return nil, &ShapeError{Model: modelPath, Detail: rep.Error, Inputs: rep.Inputs}
+		}
+		return nil, &RunError{Model: modelPath, Kind: rep.Kind, Detail: rep.Error, Inputs: rep.Inputs}
+	}
+	res := &Result{Build: rep.Build}
+	for i, o := range rep.Outputs {
+		dt, ok := dtypeOf(o.DType)
+		if !ok {
+			return nil, &RunError{Model: modelPath, Kind: "run", Detail: fmt.Sprintf("output %q: element type %s", o.Name, o.DType)}
+		}
+		t := canonical.NewTensor(o.Name, dt, o.Shape, outs[i])
+		if dt == onnxpb.TensorProto_BOOL {
+			for j, b := range outs[i] {
+				if b != 0 {
+					outs[i][j] = 1
+				}
+			}
+		}
+		n, err := t.ByteSize()
+		if err != nil || n != int64(len(outs[i])) {
+			return nil, &RunError{Model: modelPath, Kind: "protocol", Detail: fmt.Sprintf("output %q: %d bytes for shape %v %s", o.Name, len(outs[i]), o.Shape, o.DType)}
+		}
+		tp, err := canonical.TensorToProto(t)
+		if err != nil {
+			return nil, fmt.Errorf("tflite runtime: %s: output %q: %w", modelPath, o.Name, err)
+		}
+		tp.Name = proto.String(o.Name)
+		res.Outputs = append(res.Outputs, tp)
+	}
+	return res, nil
+}
+
+type reply struct {
+	OK      bool         `json:"ok"`
+	Kind    string       `json:"kind"`
+	Error   string       `json:"error"`
+	Build   string       `json:"build"`
+	Version string       `json:"version"`
+	Inputs  []TensorInfo `json:"inputs"`
+	Outputs []TensorInfo `json:"outputs"`
+}
+
+// parseReply splits node's answer into its header and output bytes.
+func parseReply(b []byte) (*reply, [][]byte, error) {
+	if len(b) < 4 {
+		return nil, nil, errors.New("no answer from the runner")
+	}
+	n := binary.LittleEndian.Uint32(b)
+	if uint64(n) > uint64(len(b)-4) {
+		return nil, nil, errors.New("truncated answer header")
+	}
+	var r reply
+	if err := json.Unmarshal(b[4:4+n], &r); err != nil {
+		return nil, nil, fmt.Errorf("bad answer header: %w", err)
+	}
+	rest := b[4+n:]
+	outs := make([][]byte, len(r.Outputs))
+	for i, o := range r.Outputs {
+		if o.Bytes < 0 || o.Bytes > int64(len(rest)) {
+			return nil, nil, fmt.Errorf("output %q: truncated answer", o.Name)
+		}
+		outs[i] = rest[:o.Bytes]
+		rest = rest[o.Bytes:]
+	}
+	if len(rest) != 0 {
+		return nil, nil, fmt.Errorf("%d bytes after the last output", len(rest))
+	}
+	return &r, outs, nil
+}
+
+// readModel reads a .tflite file, checking its identifier and size.
+func readModel(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tflite runtime: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("tflite runtime: %w", err)
+	}
+	if !st.Mode().IsRegular() || st.Size() > MaxModelSize {
+		return nil, fmt.Errorf("tflite runtime: %s: not a regular file of at most %d bytes", path, int64(MaxModelSize))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxModelSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("tflite runtime: reading %s: %w", path, err)
+	}
+	if len(b) < 8 || string(b[4:8]) != "TFL3" {
+		return nil, &NotTFLiteError{Model: path}
+	}
+	return b, nil
+}
+
+// microOnlyOps lists the custom ops of the model that only TFLite Micro
+// has (names starting with "Signal"). A corrupt flatbuffer yields none:
+// the interpreter then reports it.
+func microOnlyOps(model []byte) (ops []string) {
+	defer func() {
+		if recover() != nil {
+			ops = nil
+		}
+	}()
+	m := fb.GetRootAsModel(model, 0)
+	seen := map[string]bool{}
+	var oc fb.OperatorCode
+	for i := 0; i < m.OperatorCodesLength(); i++ {
+		if !m.OperatorCodes(&oc, i) {
+			continue
+		}
+		if c := string(oc.CustomCode()); strings.HasPrefix(c, "Signal") && !seen[c] {
+			seen[c] = true
+			ops = append(ops, c)
+		}
+	}
+	sort.Strings(ops)
+	return ops
+}
+
+var dtypes = []struct {
+	name string
+	dt   canonical.DataType
+}{
+	{"float32", onnxpb.TensorProto_FLOAT},
+	{"float64", onnxpb.TensorProto_DOUBLE},
+	{"int8", onnxpb.TensorProto_INT8},
+	{"uint8", onnxpb.TensorProto_UINT8},
+	{"int16", onnxpb.TensorProto_INT16},
+	{"int32", onnxpb.TensorProto_INT32},
+	{"uint32", onnxpb.TensorProto_UINT32},
+	{"int64", onnxpb.TensorProto_INT64},
+	{"bool", onnxpb.TensorProto_BOOL},
+}
+
+func dtypeName(dt canonical.DataType) (string, bool) {
+	for _, d := range dtypes {
+		if d.dt == dt {
+			return d.name, true
+		}
+	}
+	return "", false
+}
+
+func dtypeOf(name string) (canonical.DataType, bool) {
+	for _, d := range dtypes {
+		if d.name == name {
+			return d.dt, true
+		}
+	}
+	return 0, false
+}
+
+// limitedWriter keeps at most n bytes and drops the rest.
+type limitedWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	k := len(p)
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	l.n -= int64(len(p))
+	if _, err := l.w.Write(p); err != nil {
+		return 0, err
+	}
+	return k, nil
+}
