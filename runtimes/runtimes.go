@@ -281,6 +281,17 @@ func displayDir(dir string) string {
 	return "~/" + filepath.ToSlash(rel)
 }
 
-// DescribeSide names where side i (0: A, 1: B) runs: "the built-in
-// executor", or the runtime plugin with its version and path.
-func (s *Setup) DescribeSide(i int) string { return s.describe(i) }
+// DescribeSide names where side i (0: A, 1: B) runs in a few words: "the
+// built-in executor", or "tflite 0.0.1-alpha.10 (runtime plugin
+// tflite-runtime)"; Describe gives the long form with the path.
+func (s *Setup) DescribeSide(i int) string {
+	rt := s.Runtime(i)
+	if rt == "" || rt == Executor || s.host == nil {
+		return "the built-in executor"
+	}
+	p, err := s.host.RuntimePlugin(rt)
+	if err != nil || p.Runtime == nil {
+		return rt
+	}
+	return fmt.Sprintf("%s %s (runtime plugin %s)", p.Runtime.Name, p.Runtime.Version, p.Name)
+}

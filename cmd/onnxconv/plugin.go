@@ -159,7 +159,7 @@ func pluginRegistry(ctx context.Context, builtins map[string]func() sdk.Plugin) 
 		if err != nil {
 			return nil, fmt.Errorf("built-in importer %s: %w", name, err)
 		}
-		if err := r.Add(hi); err != nil {
+		if err := r.Add(builtinViaPlugin(imp, hi)); err != nil {
 			return nil, err
 		}
 	}
@@ -237,4 +237,33 @@ func shortFormats(formats []string) string {
 		other = append(other, targets...)
 	}
 	return strings.Join(other, "; ")
+}
+
+// builtinViaPlugin is a built-in importer whose Import runs out of process
+// (hi) but whose description (options, reference runtime) is the built-in's
+// own: the plugin protocol does not carry them. When the built-in computes
+// its source directly (importers.Predictor), that runs in this process,
+// after the out-of-process import has read the same file.
+func builtinViaPlugin(local importers.Importer, hi *plugins.HostImporter) importers.Importer {
+	w := pluginImporter{HostImporter: hi, local: local}
+	if p, ok := local.(importers.Predictor); ok {
+		return predictingPluginImporter{pluginImporter: w, p: p}
+	}
+	return w
+}
+
+type pluginImporter struct {
+	*plugins.HostImporter
+	local importers.Importer
+}
+
+func (w pluginImporter) Describe() importers.Description { return w.local.Describe() }
+
+type predictingPluginImporter struct {
+	pluginImporter
+	p importers.Predictor
+}
+
+func (w predictingPluginImporter) Source(ctx context.Context, path string, opts importers.Options) (importers.Source, error) {
+	return w.p.Source(ctx, path, opts)
 }

@@ -796,10 +796,12 @@ func (c *converter) activation(act fb.ActivationFunctionType, in, out string) er
 		c.node("Clip", []string{in, c.scalarF32(out+"_min", 0), c.scalarF32(out+"_max", 6)}, []string{out})
 	case fb.ActivationFunctionTypeRELU_N1_TO_1:
 		c.node("Clip", []string{in, c.scalarF32(out+"_min", -1), c.scalarF32(out+"_max", 1)}, []string{out})
-	case fb.ActivationFunctionTypeTANH:
-		c.node("Tanh", []string{in}, []string{out})
-	case fb.ActivationFunctionTypeSIGN_BIT:
-		c.node("Sign", []string{in}, []string{out})
+	case fb.ActivationFunctionTypeTANH, fb.ActivationFunctionTypeSIGN_BIT:
+		// TFLite's kernels ignore these as fused activations: they clamp
+		// for RELU, RELU6 and RELU_N1_TO_1 only (CalculateActivationRange
+		// leaves the range unbounded otherwise). Checked against the TFLite
+		// runtime (runtimes/tflite) on fixtures/tflite/ops.tflite.
+		c.node("Identity", []string{in}, []string{out})
 	default:
 		return fmt.Errorf("fused activation %s is not supported", act)
 	}

@@ -51,6 +51,7 @@ func (importer) Describe() importers.Description {
 		Extensions: []string{".tflite"},
 		Magic:      []importers.Magic{{Offset: 4, Bytes: bytes.Clone(magic)}},
 		Options:    optionSpecs(),
+		Runtime:    "tflite",
 	}
 }
 

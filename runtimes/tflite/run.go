@@ -64,8 +64,9 @@ func (e *ShapeError) Error() string {
 type RunError struct {
 	Model string
 	// Kind is where it failed: "load" (the interpreter refused the model),
-	// "inputs" (names or types do not match), "run", "protocol",
-	// "internal", "node" (the node process failed).
+	// "inputs" (names or types do not match), "run", "output-type" (an
+	// output of an element type the runner does not expose: int64,
+	// string), "protocol", "internal", "node" (the node process failed).
 	Kind   string
 	Detail string
 	Inputs []TensorInfo

@@ -153,7 +153,9 @@ async function main() {
   for (const t of mouts) {
     const i = info(t);
     const view = t.data();
-    if (!TYPED[i.dtype]) return fail('run', `output "${i.name}": element type ${i.dtype} is not supported`);
+    if (!TYPED[i.dtype]) {
+      return fail('output-type', `output "${i.name}": the interpreter's runner of ${PKG} ${version} does not expose this element type (${i.dtype}; int64, string and complex outputs are not readable through it)`);
+    }
     const b = Buffer.from(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
     i.bytes = b.length;
     outs.push(i);

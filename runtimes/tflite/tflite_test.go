@@ -1,0 +1,279 @@
+package tflite
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/plugins"
+	"github.com/onnxconv/onnxconv/plugins/protocol"
+)
+
+// fakeFind is FindOptions over a fake environment.
+func fakeFind(env map[string]string, exe, user, wd string, node bool) FindOptions {
+	return FindOptions{
+		Getenv: func(k string) string { return env[k] },
+		LookPath: func(n string) (string, error) {
+			if !node {
+				return "", exec.ErrNotFound
+			}
+			return "/usr/bin/" + filepath.Base(n), nil
+		},
+		Executable: func() (string, error) { return exe, nil },
+		UserDir:    func() (string, error) { return user, nil },
+		Getwd:      func() (string, error) { return wd, nil },
+	}
+}
+
+// fakePackage makes modules/@tensorflow/tfjs-tflite with a package.json and
+// the wasm file Find checks for.
+func fakePackage(t *testing.T, modules string) {
+	t.Helper()
+	dir := filepath.Join(modules, filepath.FromSlash(Package))
+	if err := os.MkdirAll(filepath.Join(dir, "wasm"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"version":"`+PackageVersion+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "wasm", "tflite_web_api_cc_simd.wasm"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFind(t *testing.T) {
+	tmp := t.TempDir()
+	exe := filepath.Join(tmp, "bin", "onnxconv")
+	user := filepath.Join(tmp, "config", "onnxconv", "plugins")
+	wd := filepath.Join(tmp, "work")
+
+	// Nothing installed: the error names every place and the command.
+	_, err := Find(fakeFind(nil, exe, user, wd, true))
+	var me *MissingError
+	if !errors.As(err, &me) || me.What != Package {
+		t.Fatalf("Find with no package = %v, want a *MissingError for %s", err, Package)
+	}
+	for _, want := range []string{filepath.Join(tmp, "bin", "node_modules"), filepath.Join(user, "node_modules"), InstallCommand} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	// No node.
+	_, err = Find(fakeFind(nil, exe, user, wd, false))
+	if !errors.As(err, &me) || me.What != "node" || !strings.Contains(err.Error(), InstallCommand) {
+		t.Fatalf("Find without node = %v, want a *MissingError for node with the install command", err)
+	}
+	// The user plugins folder, then beside the executable (which wins).
+	fakePackage(t, filepath.Join(user, "node_modules"))
+	env, err := Find(fakeFind(nil, exe, user, wd, true))
+	if err != nil || env.Modules != filepath.Join(user, "node_modules") || env.Version != PackageVersion {
+		t.Fatalf("Find = %+v, %v; want the user folder's node_modules", env, err)
+	}
+	fakePackage(t, filepath.Join(tmp, "bin", "node_modules"))
+	if env, err = Find(fakeFind(nil, exe, user, wd, true)); err != nil || env.Modules != filepath.Join(tmp, "bin", "node_modules") {
+		t.Fatalf("Find = %+v, %v; want node_modules beside the executable", env, err)
+	}
+	// $ONNXCONV_NODE_MODULES alone when set.
+	other := filepath.Join(tmp, "other")
+	if _, err = Find(fakeFind(map[string]string{EnvNodeModules: other}, exe, user, wd, true)); !errors.As(err, &me) || len(me.Looked) != 1 || me.Looked[0] != other {
+		t.Fatalf("Find with $%s=%s = %v, want a *MissingError that looked there only", EnvNodeModules, other, err)
+	}
+	// A checkout above the working folder (development).
+	co := filepath.Join(tmp, "checkout")
+	if err := os.MkdirAll(filepath.Join(co, "sub", "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(co, "go.mod"), []byte("module github.com/onnxconv/onnxconv\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fakePackage(t, filepath.Join(co, "node_modules"))
+	if env, err = Find(fakeFind(nil, filepath.Join(tmp, "x", "onnxconv"), filepath.Join(tmp, "nouser"), filepath.Join(co, "sub", "dir"), true)); err != nil || env.Modules != filepath.Join(co, "node_modules") {
+		t.Fatalf("Find = %+v, %v; want the checkout's node_modules", env, err)
+	}
+}
+
+func realEnv(t *testing.T) Env {
+	t.Helper()
+	_, modules := testpaths.Node(t, Package)
+	env, err := Find(FindOptions{Getenv: func(k string) string {
+		if k == EnvNodeModules {
+			return modules
+		}
+		return os.Getenv(k)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+func readCSV(t *testing.T, path string) []int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int64
+	for _, f := range strings.FieldsFunc(string(b), func(r rune) bool { return r == ',' || r == '\n' || r == '\r' || r == ' ' }) {
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func int16Proto(name string, dims []int64, v []int64) *onnxpb.TensorProto {
+	b := make([]byte, 2*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint16(b[2*i:], uint16(int16(x)))
+	}
+	return &onnxpb.TensorProto{Name: proto.String(name), DataType: proto.Int32(int32(onnxpb.TensorProto_INT16)), Dims: dims, RawData: b}
+}
+
+// TestSeaNetGolden runs the int16 SeaNet convolutions on their stored
+// inputs: the interpreter must reproduce the golden outputs that TFLite
+// Micro's reference kernels produced, exactly.
+func TestSeaNetGolden(t *testing.T) {
+	env := realEnv(t)
+	dir := testpaths.Shared(t, "tflite-micro", "seanet")
+	for _, name := range []string{"conv1", "conv5", "conv9"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name+".tflite")
+			in := readCSV(t, filepath.Join(dir, name+"_input0_int16.csv"))
+			want := readCSV(t, filepath.Join(dir, name+"_golden_int16.csv"))
+			// Bind by position (no name): the shape is the interpreter's.
+			res, err := Run(context.Background(), env, path, []*onnxpb.TensorProto{int16Proto("", []int64{int64(len(in))}, in)}, 1)
+			var se *ShapeError
+			if !errors.As(err, &se) || len(se.Inputs) != 1 {
+				t.Fatalf("Run with a shapeless input = %v, want a *ShapeError listing the input", err)
+			}
+			res, err = Run(context.Background(), env, path, []*onnxpb.TensorProto{int16Proto(se.Inputs[0].Name, se.Inputs[0].Shape, in)}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Outputs) != 1 || !strings.Contains(res.Build, Package+" "+PackageVersion) {
+				t.Fatalf("%d outputs, build %q", len(res.Outputs), res.Build)
+			}
+			raw := res.Outputs[0].GetRawData()
+			if len(raw) != 2*len(want) {
+				t.Fatalf("output has %d bytes, want %d int16", len(raw), len(want))
+			}
+			diff := 0
+			for i, w := range want {
+				if g := int64(int16(binary.LittleEndian.Uint16(raw[2*i:]))); g != w {
+					diff++
+				}
+			}
+			if diff != 0 {
+				t.Errorf("%d of %d values differ from the TFLite Micro golden output", diff, len(want))
+			}
+		})
+	}
+}
+
+// TestErrors: files that are not TFLite, inputs that do not bind, and the
+// TFLite Micro-only Signal ops are typed errors that say what to do.
+func TestErrors(t *testing.T) {
+	env := realEnv(t)
+	onnx := filepath.Join(t.TempDir(), "model.onnx")
+	if err := os.WriteFile(onnx, []byte("\x08\x07\x12\x04test"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var nt *NotTFLiteError
+	if _, err := Run(context.Background(), env, onnx, nil, 1); !errors.As(err, &nt) {
+		t.Errorf("Run on an ONNX file = %v, want *NotTFLiteError", err)
+	}
+	hello := testpaths.Shared(t, "tflite-micro", "models", "hello_world_int8.tflite")
+	in := &onnxpb.TensorProto{Name: proto.String("nope"), DataType: proto.Int32(int32(onnxpb.TensorProto_INT8)), Dims: []int64{1, 1}, RawData: []byte{1}}
+	var re *RunError
+	_, err := Run(context.Background(), env, hello, []*onnxpb.TensorProto{in}, 1)
+	if !errors.As(err, &re) || re.Kind != "inputs" || !strings.Contains(err.Error(), "serving_default_dense_input:0") {
+		t.Errorf("Run with a wrong input name = %v, want a *RunError of kind inputs naming the model's input", err)
+	}
+	signal := filepath.Join("testdata", "signal_window.tflite")
+	var ue *UnsupportedOpError
+	if _, err := Run(context.Background(), env, signal, nil, 1); !errors.As(err, &ue) || len(ue.Ops) != 1 || ue.Ops[0] != "SignalWindow" ||
+		!strings.Contains(err.Error(), "only TFLite Micro") {
+		t.Errorf("Run on a Signal op model = %v, want *UnsupportedOpError naming SignalWindow", err)
+	}
+}
+
+// TestOutsideCheckout serves the runtime from a built onnxconv binary in a
+// folder outside the checkout, run from another folder outside it, with
+// the npm packages found beside the executable (a link to the checkout's
+// node_modules): the plugin describes the installed version and computes
+// the model.
+func TestOutsideCheckout(t *testing.T) {
+	env := realEnv(t)
+	if testing.Short() {
+		t.Skip("builds onnxconv")
+	}
+	root := testpaths.RepoRoot(t)
+	model, err := filepath.Abs(testpaths.Shared(t, "tflite-micro", "seanet", "conv1.tflite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "install")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(bin, "onnxconv")
+	build := exec.Command("go", "build", "-o", exe, "./cmd/onnxconv")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if err := os.Symlink(env.Modules, filepath.Join(bin, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvNodeModules, "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+
+	h, err := plugins.NewHost(context.Background(), plugins.Options{
+		Executable:   exe,
+		Builtins:     []plugins.Builtin{{Name: PluginName}},
+		NoThirdParty: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.RuntimePlugin(RuntimeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Runtime.Version != env.Version {
+		t.Errorf("runtime version %q, want the installed %q", p.Runtime.Version, env.Version)
+	}
+	dir := filepath.Dir(model)
+	in := readCSV(t, filepath.Join(dir, "conv1_input0_int16.csv"))
+	want := readCSV(t, filepath.Join(dir, "conv1_golden_int16.csv"))
+	outs, err := h.Run(context.Background(), RuntimeName, model,
+		[]*onnxpb.TensorProto{int16Proto("streamable_model_10/unet_0/encoder_0/conv2d_3x3/conv/concat", []int64{1, 4, 162, 8}, in)},
+		protocol.RunOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := outs[0].GetRawData()
+	if len(raw) != 2*len(want) {
+		t.Fatalf("output has %d bytes, want %d int16", len(raw), len(want))
+	}
+	for i, w := range want {
+		if g := int64(int16(binary.LittleEndian.Uint16(raw[2*i:]))); g != w {
+			t.Fatalf("value %d is %d, the golden output's %d", i, g, w)
+		}
+	}
+}
