@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/onnxconv/onnxconv/bench"
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor"
+	"github.com/onnxconv/onnxconv/pipeline"
+	"github.com/onnxconv/onnxconv/plugins"
+)
+
+// newBenchCmd returns `onnxconv bench MODEL...`, a thin shell over
+// bench.Run.
+func newBenchCmd() *cobra.Command {
+	var (
+		inDir, rtName, backend string
+		threads, reps, warmup  int
+		noKernels, asJSON      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bench MODEL... [--inputs DIR] [--threads N] [--runtime onnxruntime] [--reps N]",
+		Short: "Time a model on the built-in executor, optionally against a runtime",
+		Long: `Time MODEL on the built-in executor: warm-up runs (the first one compiles),
+then --reps timed runs; print p50/p90/p99 latency, throughput, CPU time per
+run and the process's peak resident memory. With --runtime the runtime
+plugin runs the same inputs, interleaved with the executor, and the ratio
+of the medians is printed (with several models, their geometric mean).
+
+Inputs come from --inputs (NAME.pb / NAME.npy / input_N.pb), else the
+model folder's test_data_set_0, else they are generated.
+
+--threads N (default: all cores) holds the executor to N threads
+(GOMAXPROCS and its kernels) and asks the runtime for N intra-op threads.
+A runtime plugin starts anew and loads the model for every run (the
+plugin protocol runs a model once per call), so its figures include
+process start and session creation; for steady-state ONNX Runtime figures
+use cmd/onnxconv-bench (cgo, in process).`,
+		Example: `  onnxconv bench fixtures/models/resnet_small/model.onnx --threads 1
+  onnxconv bench fixtures/models/*/model.onnx --threads 1 --runtime onnxruntime --reps 20`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if reps < 1 || warmup < 0 || threads < 0 {
+				return badInput(errors.New("bench: --reps must be at least 1, --warmup and --threads not negative"))
+			}
+			if threads > 0 {
+				runtime.GOMAXPROCS(threads)
+			}
+			ctx := cmd.Context()
+			var host *plugins.Host
+			if rtName != "" && rtName != "executor" {
+				h, err := plugins.NewHost(ctx, plugins.Options{})
+				if err != nil {
+					return badInput(fmt.Errorf("bench: finding runtime plugins: %w", err))
+				}
+				host = h
+			}
+			var results []*bench.Result
+			for _, path := range args {
+				m, err := pipeline.Load(path, pipeline.LoadOptions{})
+				if err != nil {
+					return pipelineError(err)
+				}
+				var other bench.Runner
+				if host != nil {
+					names := inputNames(m)
+					r, err := host.Runner(rtName, path, names, plugins.RunOptions{Threads: threads})
+					if err != nil {
+						m.Close()
+						return badInput(fmt.Errorf("bench: %w", err))
+					}
+					other = r
+				}
+				res, err := bench.Run(ctx, path, m, bench.Options{
+					Inputs: inDir, Threads: threads, Warmup: warmup, Reps: reps,
+					Backend: backend, DisableKernels: noKernels, Runtime: rtName,
+				}, other)
+				m.Close()
+				if err != nil {
+					var ue *bench.UsageError
+					if errors.As(err, &ue) {
+						return badInput(err)
+					}
+					return invalid(err)
+				}
+				results = append(results, res)
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(results)
+			}
+			return bench.WriteTable(cmd.OutOrStdout(), results)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&inDir, "inputs", "", "folder of NAME.pb, NAME.npy, input_N.pb or input_N.npy files")
+	f.IntVar(&threads, "threads", 0, "threads of the executor and of the runtime (0: all cores)")
+	f.StringVar(&rtName, "runtime", "", "a runtime plugin to time side by side (e.g. onnxruntime)")
+	f.IntVar(&reps, "reps", 20, "timed runs per side")
+	f.IntVar(&warmup, "warmup", 2, "untimed runs per side before timing (the first executor run compiles)")
+	f.StringVar(&backend, "backend", "", "GoMLX backend (default: go, or $"+executor.BackendEnv+")")
+	f.BoolVar(&noKernels, "no-kernels", false, "run MatMul, Gemm and Conv through GoMLX instead of the executor's kernels (for comparison)")
+	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	return cmd
+}
+
+// inputNames are the graph inputs that are not initializers, in order.
+func inputNames(m *canonical.Model) []string {
+	init := map[*canonical.Value]bool{}
+	for _, v := range m.Graph.Initializers {
+		init[v] = true
+	}
+	var names []string
+	for _, v := range m.Graph.Inputs {
+		if !init[v] {
+			names = append(names, v.Name)
+		}
+	}
+	return names
+}

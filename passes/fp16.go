@@ -1,0 +1,368 @@
+package passes
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/verify"
+)
+
+// DefaultFP16Block lists the ops Float16 keeps in float32 by default:
+// reductions and normalizations whose sums overflow half precision (65504)
+// or lose it, ops whose float inputs are coordinates or sizes (Range,
+// Resize and Upsample scales, RoiAlign boxes), sampling and control flow.
+var DefaultFP16Block = []string{
+	"ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+	"ReduceLogSumExp", "ReduceSumSquare", "CumSum",
+	"LayerNormalization", "InstanceNormalization", "GroupNormalization", "LpNormalization",
+	"MeanVarianceNormalization", "RMSNormalization",
+	"Range", "Resize", "Upsample", "RoiAlign", "NonMaxSuppression", "TopK",
+	"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli",
+	"ConstantOfShape", "EyeLike", "If", "Loop", "Scan",
+}
+
+// FP16Options configure Float16.
+type FP16Options struct {
+	// KeepIOTypes keeps float32 graph inputs and outputs (with Casts at the
+	// edges); otherwise they become float16 (bfloat16).
+	KeepIOTypes bool
+	// Block lists op types kept in float32 (nil: DefaultFP16Block).
+	Block []string
+	// BF16 converts to bfloat16 instead of float16.
+	BF16 bool
+	// Check enables the automatic fallback: the converted model is
+	// compared with m (profile fp16 or bf16 unless Check sets one); while
+	// it diverges, the first diverging node (bisection) is kept in float32
+	// and the model converted again. nil converts once, unchecked.
+	Check *Check
+	// MaxRounds bounds the fallback iterations (default 32).
+	MaxRounds int
+}
+
+// KeptNode is a node kept in float32 by the fallback.
+type KeptNode struct {
+	Node   string `json:"node"`
+	OpType string `json:"op_type"`
+	Reason string `json:"reason"`
+}
+
+// FP16Report is what Float16 did.
+type FP16Report struct {
+	Type      string `json:"type"` // float16 or bfloat16
+	Before    Stats  `json:"before"`
+	After     Stats  `json:"after"`
+	Converted int    `json:"converted_nodes"`
+	// Blocked counts nodes kept in float32 by the block list; Kept lists
+	// those the fallback kept.
+	Blocked int        `json:"blocked_nodes"`
+	Kept    []KeptNode `json:"kept"`
+	Rounds  int        `json:"rounds"`
+	// Equivalent: the last check passed (true when unchecked).
+	Equivalent bool    `json:"equivalent"`
+	MaxAbs     float64 `json:"max_abs"`
+	MaxRel     float64 `json:"max_rel"`
+	// Final is the last comparison with m (nil when unchecked).
+	Final *verify.Report `json:"-"`
+}
+
+// Float16 converts m's float32 weights and compute to float16 (or
+// bfloat16), keeping blocked ops in float32 with Casts between, and returns
+// the converted model (a new model; m is not changed).
+func Float16(ctx context.Context, m *canonical.Model, opts FP16Options) (*canonical.Model, *FP16Report, error) {
+	if m == nil || m.Graph == nil {
+		return nil, nil, fmt.Errorf("fp16: the model has no graph")
+	}
+	block := map[string]bool{}
+	list := opts.Block
+	if list == nil {
+		list = DefaultFP16Block
+	}
+	for _, op := range list {
+		block[op] = true
+	}
+	dt := canonical.Float16
+	rep := &FP16Report{Type: "float16", Before: StatsOf(m), Equivalent: true, MaxAbs: -1, MaxRel: -1}
+	if opts.BF16 {
+		dt, rep.Type = canonical.BFloat16, "bfloat16"
+	}
+	// Nodes are identified by their index in m's topological order.
+	order, err := m.Graph.TopoSort()
+	if err != nil {
+		return nil, nil, fmt.Errorf("fp16: %w", err)
+	}
+	index := map[string]int{}
+	for i, n := range order {
+		if n.Name != "" {
+			index[n.Name] = i
+		}
+	}
+	keep := map[int]bool{}
+	var ck *Check
+	var inputs [][]*canonical.Tensor
+	if opts.Check != nil {
+		c := *opts.Check
+		if c.Profile == "" && c.RTol == nil && c.ATol == nil {
+			c.Profile = map[bool]string{false: "fp16", true: "bf16"}[opts.BF16]
+		}
+		ck = &c
+		inputs = c.Inputs
+		if inputs == nil {
+			k := max(c.Samples, 1)
+			for s := range k {
+				in, err := verify.GenerateInputs(m, c.Gen, s)
+				if err != nil {
+					return nil, nil, fmt.Errorf("fp16: generating verification inputs: %w", err)
+				}
+				inputs = append(inputs, in)
+			}
+		}
+	}
+	rounds := opts.MaxRounds
+	if rounds <= 0 {
+		rounds = 32
+	}
+	for {
+		rep.Rounds++
+		out, conv, blocked, err := convertFloat(m, dt, block, keep, opts.KeepIOTypes)
+		if err != nil {
+			return nil, nil, fmt.Errorf("fp16: %w", err)
+		}
+		rep.Converted, rep.Blocked = conv, blocked
+		if ck == nil {
+			rep.After = StatsOf(out)
+			return out, rep, nil
+		}
+		vo := verify.Options{Inputs: inputs, Profile: ck.Profile, RTol: ck.RTol, ATol: ck.ATol, Backend: ck.Backend}
+		cmp, err := verify.Compare(ctx, verify.ModelSide("float32", m), verify.ModelSide(rep.Type, out), vo)
+		if err != nil {
+			_ = out.Close()
+			return nil, nil, fmt.Errorf("fp16: checking the converted model: %w", err)
+		}
+		rep.Final, rep.Equivalent = cmp, cmp.Equivalent
+		rep.MaxAbs, rep.MaxRel = errorOf(cmp)
+		if cmp.Equivalent || rep.Rounds >= rounds {
+			rep.After = StatsOf(out)
+			return out, rep, nil
+		}
+		vo.Inputs, vo.Bisect = inputs[:1], true
+		bis, err := verify.Compare(ctx, verify.ModelSide("float32", m), verify.ModelSide(rep.Type, out), vo)
+		_ = out.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("fp16: bisecting: %w", err)
+		}
+		idx := -1
+		reason := "an output diverges beyond tolerance: " + cmp.Summary
+		if bis.Bisect != nil && bis.Bisect.First != nil {
+			f := bis.Bisect.First
+			idx = f.Index
+			for _, o := range f.Outputs {
+				if o.Float != nil {
+					reason = fmt.Sprintf("its %s output diverges in %s (max abs %.3g, %d NaN/%d Inf mismatches)", o.Name, rep.Type,
+						o.Float.MaxAbs, o.Float.NaNMismatch, o.Float.InfMismatch)
+					break
+				}
+			}
+		}
+		if idx < 0 || idx >= len(order) || keep[idx] {
+			// Bisection found no new node: keep the last converted
+			// producer of a failing output.
+			idx = lastConverted(order, keep, block)
+			if idx < 0 {
+				rep.After = rep.Before
+				return nil, nil, fmt.Errorf("fp16: the model diverges with every node in float32: %s", cmp.Summary)
+			}
+			reason = "an output still diverges (" + cmp.Summary + "); kept from the end"
+		}
+		keep[idx] = true
+		n := order[idx]
+		rep.Kept = append(rep.Kept, KeptNode{Node: canonical.NodeLabel(n, idx), OpType: n.OpType, Reason: reason})
+	}
+}
+
+// lastConverted returns the index of the last node that would be converted.
+func lastConverted(order []*canonical.Node, keep map[int]bool, block map[string]bool) int {
+	for i := len(order) - 1; i >= 0; i-- {
+		if !keep[i] && !block[order[i].OpType] {
+			return i
+		}
+	}
+	return -1
+}
+
+// convertFloat returns a converted clone of m: nodes with a float32 input
+// that are neither blocked nor kept compute in dt.
+func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bool, keep map[int]bool, keepIO bool) (*canonical.Model, int, int, error) {
+	c, err := m.Clone()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	fail := func(err error) (*canonical.Model, int, int, error) {
+		_ = c.Close()
+		return nil, 0, 0, err
+	}
+	inferTypes(c)
+	g := c.Graph
+	order, err := g.TopoSort()
+	if err != nil {
+		return fail(err)
+	}
+	nm := canonical.NewNamer(c)
+	low := map[*canonical.Value]bool{}                // values in dt
+	toLow := map[*canonical.Value]*canonical.Value{}  // float32 value -> dt version
+	toHigh := map[*canonical.Value]*canonical.Value{} // dt value -> float32 version
+	setType := func(v *canonical.Value, t canonical.DataType) {
+		if v.Type != nil && v.Type.GetTensorType() != nil {
+			e := int32(t)
+			v.Type.GetTensorType().ElemType = &e
+		}
+	}
+	cast := func(v *canonical.Value, to canonical.DataType) (*canonical.Value, error) {
+		n, err := g.AddNode(nm.Fresh(v.Name+"_cast"), "", "Cast", []*canonical.Value{v}, []string{nm.Fresh(v.Name + "_" + canonical.ElemTypeName(to))}, canonical.IntAttr("to", int64(to)))
+		if err != nil {
+			return nil, err
+		}
+		return n.Output(0), nil
+	}
+	lowOf := func(v *canonical.Value) (*canonical.Value, error) {
+		if low[v] {
+			return v, nil
+		}
+		if w := toLow[v]; w != nil {
+			return w, nil
+		}
+		var w *canonical.Value
+		if t := constOf(v); t != nil {
+			f, ok := floats(t)
+			if !ok {
+				return nil, fmt.Errorf("initializer %q: cannot read", v.Name)
+			}
+			lim := 65504.0
+			if dt == canonical.BFloat16 {
+				lim = 3.38e38
+			}
+			for i, x := range f {
+				if x > lim {
+					f[i] = lim
+				} else if x < -lim {
+					f[i] = -lim
+				}
+			}
+			nt, err := floatTensor("", dt, t.Dims, f)
+			if err != nil {
+				return nil, err
+			}
+			if w, err = addConst(g, nm, v.Name+"_"+canonical.ElemTypeName(dt), nt); err != nil {
+				return nil, err
+			}
+		} else {
+			var err error
+			if w, err = cast(v, dt); err != nil {
+				return nil, err
+			}
+		}
+		toLow[v] = w
+		return w, nil
+	}
+	highOf := func(v *canonical.Value) (*canonical.Value, error) {
+		if w := toHigh[v]; w != nil {
+			return w, nil
+		}
+		w, err := cast(v, canonical.Float)
+		if err != nil {
+			return nil, err
+		}
+		toHigh[v] = w
+		return w, nil
+	}
+	if !keepIO {
+		for _, v := range verify.GraphInputs(c) {
+			if elemType(v) == canonical.Float {
+				setType(v, dt)
+				low[v] = true
+			}
+		}
+	}
+	converted, blocked := 0, 0
+	for i, n := range order {
+		hasFloat := false
+		for _, in := range n.Inputs {
+			if elemType(in) == canonical.Float && !low[in] || low[in] {
+				hasFloat = true
+			}
+		}
+		if !hasFloat {
+			continue
+		}
+		if keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0 {
+			if !keep[i] {
+				blocked++
+			}
+			for k, in := range n.Inputs {
+				if in != nil && low[in] {
+					w, err := highOf(in)
+					if err != nil {
+						return fail(err)
+					}
+					n.SetInput(k, w)
+				}
+			}
+			continue
+		}
+		converted++
+		for k, in := range n.Inputs {
+			if in != nil && elemType(in) == canonical.Float && !low[in] {
+				w, err := lowOf(in)
+				if err != nil {
+					return fail(err)
+				}
+				n.SetInput(k, w)
+			}
+		}
+		if n.OpType == "Cast" && canonical.DataType(n.AttrInt("to", 0)) == canonical.Float {
+			n.SetAttr(canonical.IntAttr("to", int64(dt)))
+		}
+		for _, o := range n.Outputs {
+			if o != nil && elemType(o) == canonical.Float {
+				setType(o, dt)
+				low[o] = true
+			}
+		}
+	}
+	// Graph outputs.
+	for i, o := range g.Outputs {
+		if !low[o] || producer(o) == nil {
+			continue
+		}
+		if !keepIO {
+			continue
+		}
+		name := o.Name
+		if err := g.RenameValue(o, nm.Fresh(name+"_"+canonical.ElemTypeName(dt))); err != nil {
+			return fail(err)
+		}
+		w, err := cast(o, canonical.Float)
+		if err != nil {
+			return fail(err)
+		}
+		if err := g.RenameValue(w, name); err != nil {
+			return fail(err)
+		}
+		w.Type = canonical.TensorType(canonical.Float, nil)
+		if d, _, ok := tensorDims(o); ok {
+			w.Type = canonical.TensorType(canonical.Float, d)
+		}
+		g.Outputs[i] = w
+	}
+	// Float32 initializers nothing uses any more.
+	_, _ = eliminateDead(c, Options{})
+	order, err = g.TopoSort()
+	if err != nil {
+		return fail(err)
+	}
+	g.Nodes = order
+	// Clear value_info types of values that changed (inference redoes
+	// them on load); keep it simple: drop the value_info list.
+	g.ValueInfo = nil
+	return c, converted, blocked, nil
+}

@@ -1,0 +1,344 @@
+package passes
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor"
+	"github.com/onnxconv/onnxconv/verify"
+)
+
+// QuantMode is how activations are quantized.
+type QuantMode string
+
+const (
+	// Static: activation ranges calibrated (min-max) from samples, fixed
+	// QuantizeLinear/DequantizeLinear pairs (uint8, asymmetric).
+	Static QuantMode = "static"
+	// Dynamic: activations quantized at run time (DynamicQuantizeLinear,
+	// uint8) before DequantizeLinear; no calibration.
+	Dynamic QuantMode = "dynamic"
+)
+
+// QuantOptions configure Quantize.
+type QuantOptions struct {
+	Mode QuantMode
+	// Calibration are the samples that calibrate activation ranges
+	// (static mode), each in graph-input order.
+	Calibration [][]*canonical.Tensor
+	// PerChannel quantizes weights per output channel (opset >= 13).
+	PerChannel bool
+	// Ops lists the op types whose inputs are quantized (default Conv,
+	// MatMul, Gemm).
+	Ops []string
+	// Held are samples to measure the accuracy change on (default the
+	// calibration samples); nil with no calibration: unmeasured.
+	Held [][]*canonical.Tensor
+	// Backend is the executor's GoMLX backend.
+	Backend string
+}
+
+// QuantReport is what Quantize did.
+type QuantReport struct {
+	Mode       QuantMode `json:"mode"`
+	PerChannel bool      `json:"per_channel"`
+	Before     Stats     `json:"before"`
+	After      Stats     `json:"after"`
+	Quantized  int       `json:"quantized_nodes"`
+	// Top1 is the top-1 agreement with the float model on the held
+	// samples for [N, C] outputs (-1 when there is none).
+	Top1   float64 `json:"top1"`
+	MaxAbs float64 `json:"max_abs"`
+	// MeanAbs is the mean absolute error over the float outputs.
+	MeanAbs float64        `json:"mean_abs"`
+	Final   *verify.Report `json:"-"`
+}
+
+// Quantize rewrites the inputs of m's Conv, MatMul and Gemm nodes as int8
+// QDQ: weights int8 symmetric (per channel with PerChannel), activations
+// uint8 asymmetric (calibrated in static mode, dynamic otherwise). It
+// returns a new model; m is not changed.
+func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*canonical.Model, *QuantReport, error) {
+	if m == nil || m.Graph == nil {
+		return nil, nil, fmt.Errorf("quantize: the model has no graph")
+	}
+	opset := m.Opset("")
+	if opset < 10 {
+		return nil, nil, fmt.Errorf("quantize: the model imports ai.onnx opset %d; QuantizeLinear needs 10 (convert it first: onnxconv opset --opset 13)", opset)
+	}
+	if opts.Mode == "" {
+		opts.Mode = Static
+	}
+	if opts.Mode != Static && opts.Mode != Dynamic {
+		return nil, nil, fmt.Errorf("quantize: unknown mode %q (static or dynamic)", opts.Mode)
+	}
+	if opts.PerChannel && opset < 13 {
+		return nil, nil, fmt.Errorf("quantize: per-channel weights need opset 13 (the model has %d)", opset)
+	}
+	if opts.Mode == Static && len(opts.Calibration) == 0 {
+		return nil, nil, fmt.Errorf("quantize: static mode needs calibration samples")
+	}
+	ops := map[string]bool{}
+	list := opts.Ops
+	if list == nil {
+		list = []string{"Conv", "MatMul", "Gemm"}
+	}
+	for _, o := range list {
+		ops[o] = true
+	}
+	c, err := m.Clone()
+	if err != nil {
+		return nil, nil, fmt.Errorf("quantize: %w", err)
+	}
+	fail := func(err error) (*canonical.Model, *QuantReport, error) {
+		_ = c.Close()
+		return nil, nil, fmt.Errorf("quantize: %w", err)
+	}
+	inferTypes(c)
+	g := c.Graph
+	rep := &QuantReport{Mode: opts.Mode, PerChannel: opts.PerChannel, Before: StatsOf(m), Top1: -1, MaxAbs: -1}
+
+	// Which activations to quantize.
+	var targets []*canonical.Node
+	acts := map[*canonical.Value]bool{}
+	var actList []*canonical.Value
+	for _, n := range g.Nodes {
+		if !ops[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") {
+			continue
+		}
+		w := constOf(n.Input(1))
+		if w == nil || w.DataType != canonical.Float || elemType(n.Input(0)) != canonical.Float && constOf(n.Input(0)) == nil {
+			continue
+		}
+		if n.OpType == "Gemm" && n.AttrInt("transA", 0) != 0 {
+			continue
+		}
+		x := n.Input(0)
+		if constOf(x) != nil {
+			continue
+		}
+		targets = append(targets, n)
+		if !acts[x] {
+			acts[x] = true
+			actList = append(actList, x)
+		}
+	}
+	// Calibration: min-max of each activation over the samples.
+	ranges := map[*canonical.Value][2]float64{}
+	if opts.Mode == Static && len(actList) > 0 {
+		ex, err := executor.New(m, executor.Options{Backend: opts.Backend})
+		if err != nil {
+			return fail(err)
+		}
+		var names []string
+		for _, v := range actList {
+			names = append(names, v.Name)
+		}
+		for si, s := range opts.Calibration {
+			got, err := ex.RunCapture(ctx, s, names)
+			if err != nil {
+				_ = ex.Close()
+				return fail(fmt.Errorf("calibration sample %d: %w", si, err))
+			}
+			for _, v := range actList {
+				f, ok := floats(got[v.Name])
+				if !ok {
+					continue
+				}
+				r, seen := ranges[v]
+				if !seen {
+					r = [2]float64{math.Inf(1), math.Inf(-1)}
+				}
+				for _, x := range f {
+					r[0], r[1] = math.Min(r[0], x), math.Max(r[1], x)
+				}
+				ranges[v] = r
+			}
+		}
+		_ = ex.Close()
+	}
+	nm := canonical.NewNamer(c)
+	dq := map[*canonical.Value]*canonical.Value{}
+	for _, n := range targets {
+		x := n.Input(0)
+		xq := dq[x]
+		if xq == nil {
+			var err error
+			if opts.Mode == Static {
+				r := ranges[x]
+				xq, err = qdqStatic(g, nm, x, r[0], r[1])
+			} else {
+				xq, err = qdqDynamic(g, nm, x)
+			}
+			if err != nil {
+				return fail(err)
+			}
+			dq[x] = xq
+		}
+		axis := int64(0)
+		switch n.OpType {
+		case "MatMul":
+			axis = 1
+		case "Gemm":
+			if n.AttrInt("transB", 0) == 0 {
+				axis = 1
+			}
+		}
+		wq, err := qdqWeight(g, nm, n.Input(1), opts.PerChannel, axis)
+		if err != nil {
+			return fail(err)
+		}
+		n.SetInput(0, xq)
+		n.SetInput(1, wq)
+		rep.Quantized++
+	}
+	if _, err := eliminateDead(c, Options{}); err != nil {
+		return fail(err)
+	}
+	order, err := g.TopoSort()
+	if err != nil {
+		return fail(err)
+	}
+	g.Nodes = order
+	rep.After = StatsOf(c)
+	// Accuracy on the held samples.
+	held := opts.Held
+	if held == nil {
+		held = opts.Calibration
+	}
+	if len(held) > 0 {
+		cmp, err := verify.Compare(ctx, verify.ModelSide("float", m), verify.ModelSide("int8", c),
+			verify.Options{Inputs: held, Profile: "int8", Backend: opts.Backend})
+		if err != nil {
+			return fail(fmt.Errorf("running the quantized model: %w", err))
+		}
+		rep.Final = cmp
+		rep.MaxAbs, _ = errorOf(cmp)
+		for _, o := range cmp.Outputs {
+			if o.Classifier != nil && (rep.Top1 < 0 || o.Classifier.Top1 < rep.Top1) {
+				rep.Top1 = o.Classifier.Top1
+			}
+			if o.Float != nil {
+				rep.MeanAbs = math.Max(rep.MeanAbs, o.Float.MeanAbs)
+			}
+		}
+	}
+	return c, rep, nil
+}
+
+// qdqStatic inserts QuantizeLinear/DequantizeLinear (uint8) for x with
+// range [lo, hi] (widened to hold 0).
+func qdqStatic(g *canonical.Graph, nm *canonical.Namer, x *canonical.Value, lo, hi float64) (*canonical.Value, error) {
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) || math.IsNaN(lo) || math.IsNaN(hi) {
+		lo, hi = 0, 0
+	}
+	lo, hi = math.Min(lo, 0), math.Max(hi, 0)
+	scale := (hi - lo) / 255
+	if scale == 0 {
+		scale = 1
+	}
+	zp := math.Round(-lo / scale)
+	zp = math.Max(0, math.Min(255, zp))
+	st, _ := floatTensor("", canonical.Float, nil, []float64{scale})
+	sv, err := addConst(g, nm, x.Name+"_scale", st)
+	if err != nil {
+		return nil, err
+	}
+	zv, err := addConst(g, nm, x.Name+"_zero_point", canonical.NewTensor("", canonical.Uint8, nil, []byte{byte(zp)}))
+	if err != nil {
+		return nil, err
+	}
+	q, err := g.AddNode(nm.Fresh(x.Name+"_QuantizeLinear"), "", "QuantizeLinear", []*canonical.Value{x, sv, zv}, []string{nm.Fresh(x.Name + "_quantized")})
+	if err != nil {
+		return nil, err
+	}
+	d, err := g.AddNode(nm.Fresh(x.Name+"_DequantizeLinear"), "", "DequantizeLinear", []*canonical.Value{q.Output(0), sv, zv}, []string{nm.Fresh(x.Name + "_dequantized")})
+	if err != nil {
+		return nil, err
+	}
+	return d.Output(0), nil
+}
+
+// qdqDynamic inserts DynamicQuantizeLinear/DequantizeLinear for x.
+func qdqDynamic(g *canonical.Graph, nm *canonical.Namer, x *canonical.Value) (*canonical.Value, error) {
+	q, err := g.AddNode(nm.Fresh(x.Name+"_DynamicQuantizeLinear"), "", "DynamicQuantizeLinear", []*canonical.Value{x},
+		[]string{nm.Fresh(x.Name + "_quantized"), nm.Fresh(x.Name + "_scale"), nm.Fresh(x.Name + "_zero_point")})
+	if err != nil {
+		return nil, err
+	}
+	d, err := g.AddNode(nm.Fresh(x.Name+"_DequantizeLinear"), "", "DequantizeLinear", q.Outputs, []string{nm.Fresh(x.Name + "_dequantized")})
+	if err != nil {
+		return nil, err
+	}
+	return d.Output(0), nil
+}
+
+// qdqWeight stores w as int8 (symmetric, zero point 0), per channel along
+// axis or per tensor, and returns the DequantizeLinear output.
+func qdqWeight(g *canonical.Graph, nm *canonical.Namer, w *canonical.Value, perChannel bool, axis int64) (*canonical.Value, error) {
+	t := w.Const
+	f, ok := floats(t)
+	if !ok {
+		return nil, fmt.Errorf("weight %q: not float", w.Name)
+	}
+	dims := t.Dims
+	channels, inner := int64(1), int64(1)
+	if perChannel && len(dims) > 0 && int(axis) < len(dims) {
+		channels = dims[axis]
+		for _, d := range dims[axis+1:] {
+			inner *= d
+		}
+	} else {
+		perChannel = false
+	}
+	scales := make([]float64, channels)
+	for i, x := range f {
+		c := (int64(i) / inner) % channels
+		scales[c] = math.Max(scales[c], math.Abs(x))
+	}
+	for c := range scales {
+		scales[c] /= 127
+		if scales[c] == 0 {
+			scales[c] = 1
+		}
+	}
+	q := make([]byte, len(f))
+	for i, x := range f {
+		c := (int64(i) / inner) % channels
+		v := math.RoundToEven(x / scales[c])
+		q[i] = byte(int8(math.Max(-127, math.Min(127, v))))
+	}
+	qv, err := addConst(g, nm, w.Name+"_quantized", canonical.NewTensor("", canonical.Int8, append([]int64{}, dims...), q))
+	if err != nil {
+		return nil, err
+	}
+	var sdims []int64
+	if perChannel {
+		sdims = []int64{channels}
+	}
+	st, _ := floatTensor("", canonical.Float, sdims, scales)
+	if !perChannel {
+		st, _ = floatTensor("", canonical.Float, nil, scales[:1])
+	}
+	sv, err := addConst(g, nm, w.Name+"_scale", st)
+	if err != nil {
+		return nil, err
+	}
+	zraw := make([]byte, len(scales))
+	zt := canonical.NewTensor("", canonical.Int8, sdims, zraw)
+	zv, err := addConst(g, nm, w.Name+"_zero_point", zt)
+	if err != nil {
+		return nil, err
+	}
+	var attrs []*canonical.Attribute
+	if perChannel {
+		attrs = append(attrs, canonical.IntAttr("axis", axis))
+	}
+	d, err := g.AddNode(nm.Fresh(w.Name+"_DequantizeLinear"), "", "DequantizeLinear", []*canonical.Value{qv, sv, zv}, []string{nm.Fresh(w.Name + "_dequantized")}, attrs...)
+	if err != nil {
+		return nil, err
+	}
+	return d.Output(0), nil
+}

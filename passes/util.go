@@ -1,0 +1,300 @@
+package passes
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/onnxconv/onnxconv/canonical"
+)
+
+// constOf returns the tensor of v when v is a constant the graph cannot
+// override: an initializer that is not also a graph input.
+func constOf(v *canonical.Value) *canonical.Tensor {
+	if v == nil || v.Const == nil {
+		return nil
+	}
+	g := v.Graph()
+	if g != nil {
+		for _, in := range g.Inputs {
+			if in == v {
+				return nil
+			}
+		}
+	}
+	return v.Const
+}
+
+// isGraphOutput reports whether v is an output of its graph.
+func isGraphOutput(v *canonical.Value) bool {
+	g := v.Graph()
+	if g == nil {
+		return false
+	}
+	for _, o := range g.Outputs {
+		if o == v {
+			return true
+		}
+	}
+	return false
+}
+
+// singleUse reports whether v has exactly one consumer and is not a graph
+// output (so the producer can be fused into it).
+func singleUse(v *canonical.Value) bool {
+	return v != nil && len(v.Uses()) == 1 && !isGraphOutput(v)
+}
+
+// consumer returns the only node using v, or nil.
+func consumer(v *canonical.Value) *canonical.Node {
+	if !singleUse(v) {
+		return nil
+	}
+	return v.Uses()[0].Node
+}
+
+// producer returns the node computing v (nil for inputs and constants).
+func producer(v *canonical.Value) *canonical.Node {
+	if v == nil {
+		return nil
+	}
+	n, _ := v.Producer()
+	return n
+}
+
+// isOp reports whether n is the ai.onnx op named op.
+func isOp(n *canonical.Node, op string) bool {
+	return n != nil && n.OpType == op && (n.Domain == "" || n.Domain == "ai.onnx")
+}
+
+// floats returns a float tensor's elements as float64 (nil, false when t is
+// not a float32/float64/float16 tensor).
+func floats(t *canonical.Tensor) ([]float64, bool) {
+	if t == nil {
+		return nil, false
+	}
+	switch t.DataType {
+	case canonical.Float, canonical.Double, canonical.Float16:
+	default:
+		return nil, false
+	}
+	f, err := t.Float64s()
+	if err != nil {
+		return nil, false
+	}
+	return f, true
+}
+
+// scalarValue returns the single value of a one-element float or int
+// tensor.
+func scalarValue(t *canonical.Tensor) (float64, bool) {
+	if t == nil {
+		return 0, false
+	}
+	n, err := t.NumElements()
+	if err != nil || n != 1 {
+		return 0, false
+	}
+	f, err := t.Float64s()
+	if err != nil || len(f) != 1 {
+		return 0, false
+	}
+	return f[0], true
+}
+
+// allEqual reports whether every element of t equals x (t may broadcast).
+func allEqual(t *canonical.Tensor, x float64) bool {
+	if t == nil || t.DataType == canonical.String {
+		return false
+	}
+	f, err := t.Float64s()
+	if err != nil || len(f) == 0 {
+		return false
+	}
+	for _, v := range f {
+		if v != x {
+			return false
+		}
+	}
+	return true
+}
+
+// floatTensor makes a tensor of dt (float32, float64 or float16) from vals.
+func floatTensor(name string, dt canonical.DataType, dims []int64, vals []float64) (*canonical.Tensor, error) {
+	var raw []byte
+	switch dt {
+	case canonical.Float:
+		raw = make([]byte, 4*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(v)))
+		}
+	case canonical.Double:
+		raw = make([]byte, 8*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(v))
+		}
+	case canonical.Float16:
+		raw = make([]byte, 2*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint16(raw[2*i:], Float32ToFloat16(float32(v)))
+		}
+	case canonical.BFloat16:
+		raw = make([]byte, 2*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint16(raw[2*i:], Float32ToBFloat16(float32(v)))
+		}
+	default:
+		return nil, fmt.Errorf("floatTensor: unsupported type %s", canonical.ElemTypeName(dt))
+	}
+	return canonical.NewTensor(name, dt, append([]int64{}, dims...), raw), nil
+}
+
+// int64Tensor makes an int64 tensor.
+func int64Tensor(name string, dims []int64, vals []int64) *canonical.Tensor {
+	raw := make([]byte, 8*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
+	}
+	return canonical.NewTensor(name, canonical.Int64, append([]int64{}, dims...), raw)
+}
+
+// Float32ToFloat16 rounds f to the nearest IEEE half (ties to even);
+// values beyond the half range become ±Inf.
+func Float32ToFloat16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int32(b>>23) & 0xff
+	mant := b & 0x7fffff
+	if exp == 0xff { // Inf or NaN
+		if mant != 0 {
+			return sign | 0x7e00
+		}
+		return sign | 0x7c00
+	}
+	e := exp - 127 + 15
+	if e >= 0x1f {
+		return sign | 0x7c00
+	}
+	if e <= 0 {
+		if e < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		shift := uint32(14 - e)
+		half := mant >> shift
+		rem := mant & ((1 << shift) - 1)
+		mid := uint32(1) << (shift - 1)
+		if rem > mid || (rem == mid && half&1 == 1) {
+			half++
+		}
+		return sign | uint16(half)
+	}
+	half := uint32(e)<<10 | mant>>13
+	rem := mant & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && half&1 == 1) {
+		half++ // may carry into the exponent, up to Inf: correct
+	}
+	return sign | uint16(half)
+}
+
+// Float32ToBFloat16 rounds f to the nearest bfloat16 (ties to even).
+func Float32ToBFloat16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if f != f {
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}
+
+// removeNodes deletes nodes from their graph, after their outputs' uses
+// were replaced.
+func removeNodes(g *canonical.Graph, nodes ...*canonical.Node) {
+	for _, n := range nodes {
+		g.RemoveNode(n)
+	}
+}
+
+// replaceValue makes every use of old (and graph outputs listing it) use
+// nw. When old is a graph output, nw takes old's name so the model's
+// interface keeps its names: the caller then must remove old's producer.
+func replaceValue(g *canonical.Graph, old, nw *canonical.Value) error {
+	out := isGraphOutput(old)
+	g.ReplaceAllUsesWith(old, nw)
+	if out && nw.Name != old.Name {
+		name := old.Name
+		typ := old.Type
+		// Free the name: old is about to lose its producer.
+		if err := g.RenameValue(old, name+"__replaced"); err != nil {
+			return err
+		}
+		if err := g.RenameValue(nw, name); err != nil {
+			return err
+		}
+		if nw.Type == nil {
+			nw.Type = typ
+		}
+	}
+	return nil
+}
+
+// tensorDims returns the static dims of v's declared type, or false.
+func tensorDims(v *canonical.Value) ([]int64, canonical.DataType, bool) {
+	if v == nil {
+		return nil, 0, false
+	}
+	if t := constOf(v); t != nil {
+		return t.Dims, t.DataType, true
+	}
+	if v.Type == nil {
+		return nil, 0, false
+	}
+	dt, dims, has, ok := canonical.TensorTypeOf(v.Type)
+	if !ok || !has {
+		return nil, dt, false
+	}
+	out := make([]int64, len(dims))
+	for i, d := range dims {
+		if !d.Known {
+			return nil, dt, false
+		}
+		out[i] = d.Value
+	}
+	return out, dt, true
+}
+
+// elemType returns v's element type, or Undefined.
+func elemType(v *canonical.Value) canonical.DataType {
+	if v == nil {
+		return canonical.Undefined
+	}
+	if v.Const != nil {
+		return v.Const.DataType
+	}
+	if v.Type == nil {
+		return canonical.Undefined
+	}
+	dt, _, _, ok := canonical.TensorTypeOf(v.Type)
+	if !ok {
+		return canonical.Undefined
+	}
+	return dt
+}
+
+func sameDims(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// addConst adds an initializer with a fresh name based on base.
+func addConst(g *canonical.Graph, nm *canonical.Namer, base string, t *canonical.Tensor) (*canonical.Value, error) {
+	t.Name = nm.Fresh(base)
+	return g.AddInitializer(t)
+}
