@@ -16,8 +16,10 @@ import (
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/opset/convert"
+	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/verify"
+	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
 // Options tune Convert (and Opset).
@@ -42,6 +44,21 @@ type Options struct {
 	// AllowViolations writes a target adaptation even when the target
 	// does not support all of it (the facts list the violations).
 	AllowViolations bool
+
+	// Optimize runs the graph passes (passes.Builtin, or the names in
+	// OptimizePasses) after import, before adaptation: each pass is
+	// checked on the executor and rolled back when it changes an output.
+	Optimize       bool
+	OptimizePasses []string
+	// FP16 converts the adapted model's weights and compute to float16
+	// (bfloat16 with BF16), keeping in float32 the nodes that diverge;
+	// Quantize makes it int8 QDQ. Verification then uses the fp16, bf16 or
+	// int8 tolerance profile unless one is given.
+	FP16     *passes.FP16Options
+	Quantize *passes.QuantOptions
+	// Calibration is a folder of input samples (as Inputs) that calibrate
+	// static quantization; empty generates 32 samples.
+	Calibration string
 
 	// Verify, when set, checks that the result computes what the source
 	// computes before anything is written.
@@ -198,8 +215,17 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	if err != nil {
 		return c.res, err
 	}
-	result, err := c.adapt(ctx, imported)
+	source := imported
+	if opts.Optimize {
+		if source, err = c.optimize(ctx, imported); err != nil {
+			return c.res, err
+		}
+	}
+	result, err := c.adapt(ctx, source)
 	if err != nil {
+		return c.res, err
+	}
+	if result, err = c.reduce(ctx, result); err != nil {
 		return c.res, err
 	}
 	cv := &c.res.Conversion
@@ -454,4 +480,117 @@ func (c *converter) failed(result *canonical.Model) error {
 // isONNX tells whether the source was read by the ONNX importer.
 func (c *converter) isONNX() bool {
 	return strings.EqualFold(c.res.Conversion.SourceFormat, "onnx")
+}
+
+// optimize runs the graph passes on the imported model; every pass is
+// checked on the executor against the model before it and rolled back when
+// it changes an output.
+func (c *converter) optimize(ctx context.Context, m *canonical.Model) (*canonical.Model, error) {
+	list := passes.Builtin()
+	if len(c.opts.OptimizePasses) > 0 {
+		var err error
+		if list, err = passes.Lookup(c.opts.OptimizePasses); err != nil {
+			return nil, &Error{Kind: KindUsage, Err: fmt.Errorf("optimize: %w", err)}
+		}
+	}
+	check := &passes.Check{Samples: 2, Gen: verify.GenOptions{Dims: c.genDims(m)}}
+	out, rep, err := passes.Run(ctx, m, list, passes.RunOptions{Check: check})
+	if err != nil {
+		return nil, inputErr(fmt.Errorf("%s: optimize: %w", c.in, err))
+	}
+	c.closers = append(c.closers, out)
+	cv := &c.res.Conversion
+	for _, p := range rep.Passes {
+		switch {
+		case p.RolledBack:
+			c.warn("optimize: pass %s rolled back: %s", p.Name, p.Reason)
+		case p.Kept:
+			cv.Applied = append(cv.Applied, fmt.Sprintf("optimize: %s: %d -> %d nodes, %d -> %d bytes", p.Name, p.Before.Nodes, p.After.Nodes, p.Before.Bytes, p.After.Bytes))
+		}
+	}
+	c.timed("optimize")
+	c.logf("optimize: %d -> %d nodes", rep.Before.Nodes, rep.After.Nodes)
+	return out, nil
+}
+
+// reduce converts the adapted model to float16 or int8 when asked.
+func (c *converter) reduce(ctx context.Context, m *canonical.Model) (*canonical.Model, error) {
+	o := c.opts
+	cv := &c.res.Conversion
+	switch {
+	case o.FP16 != nil && o.Quantize != nil:
+		return nil, usageErr("fp16 and quantize exclude each other: choose one")
+	case o.FP16 != nil:
+		fo := *o.FP16
+		if fo.Check == nil {
+			fo.Check = &passes.Check{Samples: 2, Gen: verify.GenOptions{Dims: c.genDims(m)}}
+		}
+		out, rep, err := passes.Float16(ctx, m, fo)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("%s: %s: %w", c.in, map[bool]string{true: "bf16", false: "fp16"}[fo.BF16], err))
+		}
+		c.closers = append(c.closers, out)
+		cv.Applied = append(cv.Applied, fmt.Sprintf("%s: %d node(s) converted, %d kept in float32 by the block list, %d by the fallback; %d -> %d bytes",
+			rep.Type, rep.Converted, rep.Blocked, len(rep.Kept), rep.Before.Bytes, rep.After.Bytes))
+		for _, k := range rep.Kept {
+			cv.Applied = append(cv.Applied, fmt.Sprintf("%s %q kept in float32: %s", k.OpType, k.Node, k.Reason))
+		}
+		c.defaultProfile(map[bool]string{true: "bf16", false: "fp16"}[fo.BF16])
+		c.timed(rep.Type)
+		return out, nil
+	case o.Quantize != nil:
+		qo := *o.Quantize
+		if o.Calibration != "" && qo.Calibration == nil {
+			s, err := tensorio.LoadSamples(o.Calibration, "input", verify.GraphInputs(m), false)
+			if err != nil {
+				return nil, inputErr(fmt.Errorf("calibration: %w", err))
+			}
+			qo.Calibration = s
+		}
+		if qo.Mode == passes.Static && qo.Calibration == nil {
+			var err error
+			gen := verify.GenOptions{Dims: c.genDims(m)}
+			for k := range 32 {
+				s, err2 := verify.GenerateInputs(m, gen, 1000+k)
+				if err2 != nil {
+					err = err2
+					break
+				}
+				qo.Calibration = append(qo.Calibration, s)
+			}
+			if err != nil {
+				return nil, inputErr(fmt.Errorf("%s: quantize: generating calibration samples: %w (give a calibration folder)", c.in, err))
+			}
+		}
+		out, rep, err := passes.Quantize(ctx, m, qo)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("%s: quantize: %w", c.in, err))
+		}
+		c.closers = append(c.closers, out)
+		cv.Applied = append(cv.Applied, fmt.Sprintf("quantize (%s, per-channel %v): %d node(s) int8 QDQ; %d -> %d bytes", rep.Mode, rep.PerChannel, rep.Quantized, rep.Before.Bytes, rep.After.Bytes))
+		c.defaultProfile("int8")
+		c.timed("quantize")
+		return out, nil
+	}
+	return m, nil
+}
+
+// defaultProfile sets the verification tolerance profile when none was
+// given.
+func (c *converter) defaultProfile(p string) {
+	if v := c.opts.Verify; v != nil && v.Profile == "" && v.RTol == nil && v.ATol == nil {
+		cp := *v
+		cp.Profile = p
+		c.opts.Verify = &cp
+	}
+}
+
+// genDims are the dims of generated inputs: the verification's, with 1 for
+// the rest.
+func (c *converter) genDims(m *canonical.Model) map[string]int64 {
+	var dims map[string]int64
+	if c.opts.Verify != nil {
+		dims = c.opts.Verify.Dims
+	}
+	return defaultDims(m, dims, func(string, ...any) {})
 }

@@ -204,7 +204,7 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 	}
 	d := c.imp.Describe()
 	why := fmt.Sprintf("no reference runtime or direct predictor for format %s", d.FormatName())
-	if d.Runtime != "" {
+	if d.Runtime != "" && !(c.isONNX() && IsText(c.in)) {
 		setup, err := runtimes.NewSetup(ctx, []string{d.Runtime}, 0, c.opts.Plugins)
 		if err == nil {
 			side, err2 := setup.Side(0, c.in, imported)
@@ -296,6 +296,9 @@ func (c *converter) compareReference(ctx context.Context, result *canonical.Mode
 	return rep, nil
 }
 
+// tabularRows is the default number of generated rows of a 2-D input.
+const tabularRows = 64
+
 // defaultDims returns dims completed with 1 for every symbolic or unknown
 // dim of m's graph inputs that dims does not set, logging each default.
 func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ...any)) map[string]int64 {
@@ -317,8 +320,15 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 				key = v.Name + ":" + strconv.Itoa(i)
 			}
 			if _, set := out[key]; !set {
-				out[key] = 1
-				logf("verify: generated inputs use %s=1 (set it with --dim %s=SIZE)", key, key)
+				// A tabular input [rows, features] gets 64 rows: cheap,
+				// and enough to reach many paths of a tree model; other
+				// dims get 1.
+				size := int64(1)
+				if i == 0 && len(ds) == 2 {
+					size = tabularRows
+				}
+				out[key] = size
+				logf("verify: generated inputs use %s=%d (set it with --dim %s=SIZE)", key, size, key)
 			}
 		}
 	}

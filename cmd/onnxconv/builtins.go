@@ -15,6 +15,7 @@ import (
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
+	tfjsruntime "github.com/onnxconv/onnxconv/runtimes/tfjs"
 	tfliteruntime "github.com/onnxconv/onnxconv/runtimes/tflite"
 	"github.com/onnxconv/onnxconv/version"
 )
@@ -29,6 +30,7 @@ func builtinPlugins() map[string]func() sdk.Plugin {
 	m := map[string]func() sdk.Plugin{
 		onnxexp.Name:             func() sdk.Plugin { return sdk.Plugin{Exporter: onnxexp.Plugin(builtinVersion())} },
 		tfliteruntime.PluginName: func() sdk.Plugin { return tfliteruntime.Plugin(tfliteruntime.FindOptions{}) },
+		tfjsruntime.PluginName:   func() sdk.Plugin { return tfjsruntime.Plugin(tfjsruntime.FindOptions{}) },
 	}
 	for _, imp := range builtin.Importers() {
 		m[imp.Describe().Name] = func() sdk.Plugin { return sdk.Plugin{Importer: sdk.ImporterFrom(imp, builtinVersion())} }

@@ -11,6 +11,7 @@ func commands() []*cobra.Command {
 		newOpsetCmd(), newInferCmd(),
 		newRunCmd(), newTestCmd(), newTestWorkerCmd(),
 		newVerifyCmd(),
+		newBatchCmd(builtins),
 		newBenchCmd(),
 		newOptimizeCmd(), newFP16Cmd(), newQuantizeCmd(),
 		newFormatsCmd(builtins), newPluginsCmd(builtins), newPluginServeCmd(builtins),

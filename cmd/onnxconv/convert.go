@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
 	"github.com/onnxconv/onnxconv/verify"
@@ -27,6 +28,13 @@ func newConvertCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 		allowViol    bool
 		rawScore     bool
 		quiet        bool
+		optimize     bool
+		passList     []string
+		fp16, bf16   bool
+		keepIOTypes  bool
+		quantMode    string
+		calibration  string
+		perChannel   bool
 		of           opsetFlags
 		vf           verifyFlags
 		wf           writeFlags
@@ -106,11 +114,34 @@ pass --external-data.`,
 			if vo != nil {
 				vo.Progress = pr.samples
 			}
+			if passList != nil {
+				optimize = true
+			}
+			changed := optimize || fp16 || bf16 || quantMode != ""
+			if changed && vo == nil && !vf.noVerify {
+				if vo, err = vf.options(true); err != nil {
+					return badInput(fmt.Errorf("convert: %w", err))
+				}
+				if vo != nil {
+					vo.Progress = pr.samples
+				}
+			}
 			opts := pipeline.Options{
+				Optimize: optimize, OptimizePasses: passList, Calibration: calibration,
 				From: from, ImportOptions: iopts, Importers: reg,
 				Opset: of.opset, MLOpset: of.mlOpset, Target: target, AllowViolations: allowViol,
 				Verify: vo, Reports: vf.reports, KeepFailed: vf.keepFailed, Force: wf.force,
 				Save: wf.save(pr.bytes), Plugins: pluginHostOptions(builtins),
+			}
+			if fp16 || bf16 {
+				opts.FP16 = &passes.FP16Options{BF16: bf16, KeepIOTypes: keepIOTypes}
+			}
+			switch quantMode {
+			case "":
+			case string(passes.Static), string(passes.Dynamic):
+				opts.Quantize = &passes.QuantOptions{Mode: passes.QuantMode(quantMode), PerChannel: perChannel}
+			default:
+				return badInput(fmt.Errorf("convert: --quantize %q: use static or dynamic", quantMode))
 			}
 			if !quiet {
 				opts.Log = logTo(stderr)
@@ -130,6 +161,14 @@ pass --external-data.`,
 	fl.BoolVar(&rawScore, "raw-score", false, "tree models: output the raw margin (before the link function), as -O raw_score=true")
 	fl.StringArrayVarP(&importOpts, "option", "O", nil, "importer option KEY=VALUE (repeatable), e.g. -O keep_nhwc=true for tflite; 'onnxconv formats' lists them")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on standard error")
+	fl.BoolVar(&optimize, "optimize", false, "run the graph passes after import (each checked on the executor, rolled back if it changes an output)")
+	fl.StringSliceVar(&passList, "passes", nil, "with --optimize: the passes to run, comma separated (see 'onnxconv optimize --help')")
+	fl.BoolVar(&fp16, "fp16", false, "convert weights and compute to float16 after adaptation (nodes that diverge stay float32)")
+	fl.BoolVar(&bf16, "bf16", false, "as --fp16, to bfloat16")
+	fl.BoolVar(&keepIOTypes, "keep-io-types", false, "with --fp16/--bf16: keep float32 graph inputs and outputs")
+	fl.StringVar(&quantMode, "quantize", "", "int8 QDQ quantization after adaptation: static or dynamic")
+	fl.StringVar(&calibration, "calibration", "", "with --quantize static: folder of calibration input samples (default: 32 generated)")
+	fl.BoolVar(&perChannel, "per-channel", false, "with --quantize: per-channel weights")
 	of.register(fl)
 	vf.register(fl)
 	wf.register(fl)

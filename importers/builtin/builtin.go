@@ -8,7 +8,11 @@ package builtin
 
 import (
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/lightgbm"
 	"github.com/onnxconv/onnxconv/importers/onnx"
+	"github.com/onnxconv/onnxconv/importers/sklearn"
+	"github.com/onnxconv/onnxconv/importers/tensorflow"
+	"github.com/onnxconv/onnxconv/importers/tfjs"
 	"github.com/onnxconv/onnxconv/importers/tflite"
 	"github.com/onnxconv/onnxconv/importers/xgboost"
 )
@@ -18,7 +22,11 @@ import (
 func Importers() []importers.Importer {
 	return []importers.Importer{
 		tflite.New(),
+		tfjs.New(),
 		xgboost.New(),
+		lightgbm.New(),
+		sklearn.New(),
+		tensorflow.New(),
 		onnx.New(),
 	}
 }

@@ -163,6 +163,9 @@ func (importer) Describe() importers.Description {
 		Summary:    "ONNX model: binary protobuf (IR 3 to 13, external data) or ONNX text syntax (.onnxtxt)",
 		Extensions: Extensions(),
 		Magic:      Magic(),
+		// ONNX's reference runtime: the onnxconv-plugin-onnxruntime plugin,
+		// when installed.
+		Runtime: "onnxruntime",
 	}
 }
 
