@@ -50,20 +50,48 @@ type converter struct {
 	isOut map[int]bool
 	// consumers counts the ops reading each tensor (for layout choices).
 	consumers map[int][]*operator
+	// sub is the index of g in the model; depth counts the subgraphs
+	// being converted (main = 1), bounded by maxSubgraphDepth.
+	sub, depth int
+	// root is the converter of the main graph (c itself there): subgraph
+	// converters put their initializers in its graph (outer scope).
+	root *converter
+	// parent is the converter of the graph holding this one (nil in main).
+	parent *converter
+	// inBody is true in an If branch or Loop body, where resource
+	// variables cannot be assigned.
+	inBody bool
+	// handles maps resource tensors (VAR_HANDLE outputs) to variable keys.
+	handles map[int]string
+	st      *state
 }
 
-func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
-	g := m.subgraphs[opts.Subgraph]
+// state is what all subgraph converters of one Import share.
+type state struct {
+	// vars holds the current ONNX value of each resource variable.
+	vars     map[string]string
+	assigned []string
+	// subgraphs counts the subgraph conversions (bounded).
+	subgraphs int
+}
+
+// newConverter prepares the conversion of subgraph g: tensor names kept,
+// made unique and non-empty within names (shared by all subgraphs, as ONNX
+// names are unique across nested graphs).
+func newConverter(m *model, g *subgraph, opts Options, names *canonical.Namer, st *state) *converter {
 	c := &converter{
 		opts: opts, m: m, g: g,
-		names:     canonical.NewNamer(nil),
+		names:     names,
 		raw:       map[layoutKey]string{},
 		flt:       map[layoutKey]string{},
 		qp:        map[int][2]string{},
 		isIn:      map[int]bool{},
 		isOut:     map[int]bool{},
 		consumers: map[int][]*operator{},
+		handles:   map[int]string{},
+		st:        st,
 	}
+	c.root = c
 	for _, i := range g.inputs {
 		c.isIn[int(i)] = true
 	}
@@ -77,7 +105,6 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 			}
 		}
 	}
-	// Names: keep TFLite tensor names; make them unique and non-empty.
 	c.base = make([]string, len(g.tensors))
 	for i, t := range g.tensors {
 		name := sanitize(t.name)
@@ -90,6 +117,14 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 		c.names.Reserve(name)
 		c.base[i] = name
 	}
+	return c
+}
+
+func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
+	g := m.subgraphs[opts.Subgraph]
+	c := newConverter(m, g, opts, canonical.NewNamer(nil), &state{vars: map[string]string{}})
+	c.sub = opts.Subgraph
+	c.depth = 1
 
 	graph := &onnxpb.GraphProto{Name: proto.String(g.name)}
 	if g.name == "" {
@@ -140,6 +175,12 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 	}
 	graph.Node = c.nodes
 	graph.Initializer = c.inits
+	if len(c.st.assigned) > 0 {
+		// Resource variables written by the main graph keep their value
+		// across invocations in TFLite; the ONNX graph computes one
+		// invocation (the first) and cannot carry state out.
+		graph.DocString = proto.String(strings.TrimSpace(graph.GetDocString() + "\nresource variables written (state not carried across runs): " + strings.Join(c.st.assigned, ", ")))
+	}
 
 	mp := &onnxpb.ModelProto{
 		IrVersion:       proto.Int64(irVersion(c.opts.Opset)),
@@ -247,7 +288,7 @@ func attrStrings(name string, v []string) *onnxpb.AttributeProto {
 
 func (c *converter) addInit(name string, dt onnxpb.TensorProto_DataType, dims []int64, raw []byte) string {
 	name = c.unique(name)
-	c.inits = append(c.inits, &onnxpb.TensorProto{
+	c.root.inits = append(c.root.inits, &onnxpb.TensorProto{
 		Name: proto.String(name), DataType: proto.Int32(int32(dt)), Dims: append([]int64(nil), dims...), RawData: raw,
 	})
 	return name
@@ -502,7 +543,7 @@ func (c *converter) constant(idx int, lay layout) (string, error) {
 	}
 	if lay == native {
 		name := c.base[idx]
-		c.inits = append(c.inits, &onnxpb.TensorProto{Name: proto.String(name), DataType: proto.Int32(int32(dt)), Dims: append([]int64(nil), t.shape...), RawData: t.data})
+		c.root.inits = append(c.root.inits, &onnxpb.TensorProto{Name: proto.String(name), DataType: proto.Int32(int32(dt)), Dims: append([]int64(nil), t.shape...), RawData: t.data})
 		c.raw[layoutKey{idx, native}] = name
 		return name, nil
 	}

@@ -171,6 +171,20 @@ func (c *converter) convertOp(o *operator) error {
 		return c.addN(o)
 	case fb.BuiltinOperatorPRELU:
 		return c.binary(o, "PRelu")
+	case fb.BuiltinOperatorIF:
+		return c.ifOp(o)
+	case fb.BuiltinOperatorWHILE:
+		return c.whileOp(o)
+	case fb.BuiltinOperatorCALL_ONCE:
+		return c.callOnce(o)
+	case fb.BuiltinOperatorVAR_HANDLE:
+		return c.varHandle(o)
+	case fb.BuiltinOperatorREAD_VARIABLE:
+		return c.readVariable(o)
+	case fb.BuiltinOperatorASSIGN_VARIABLE:
+		return c.assignVariable(o)
+	case fb.BuiltinOperatorSVDF:
+		return c.svdf(o)
 	}
 	return fmt.Errorf("operator %s is not supported", opName(o))
 }

@@ -23,10 +23,16 @@ type quant struct {
 }
 
 type tensor struct {
-	index    int
-	name     string
-	typ      fb.TensorType
-	shape    []int64
+	index int
+	name  string
+	typ   fb.TensorType
+	// shape is the tensor's shape with -1 for every dynamic dim: where
+	// shape_signature says -1, the static shape holds only a placeholder
+	// (1 as the TFLite converter writes it), which is not a size.
+	shape []int64
+	// static is the shape as written in the file (placeholders included):
+	// the sizes the interpreter allocates before any resize.
+	static   []int64
 	sig      []int64 // shape_signature (-1 = dynamic), nil if absent
 	data     []byte  // constant data, nil if none
 	q        *quant  // nil if not quantized
@@ -300,6 +306,12 @@ func readTensor(t *fb.Tensor, qp *fb.QuantizationParameters, index int, buffers 
 		tt.sig = make([]int64, sl)
 		for i := 0; i < sl; i++ {
 			tt.sig[i] = int64(t.ShapeSignature(i))
+		}
+	}
+	tt.static = append([]int64(nil), tt.shape...)
+	for i, d := range tt.sig {
+		if d < 0 {
+			tt.shape[i] = -1
 		}
 	}
 	bi := t.Buffer()

@@ -181,6 +181,24 @@ func (c *converter) emitConv(o *operator, perm []int, suffix string, group int64
 		attrInts("strides", []int64{g.sh, g.sw}),
 		attrInts("dilations", []int64{g.dh, g.dw}),
 		attrInt("group", group))
+	// int16x8: TFLite's integer requantization, exactly (exact16.go).
+	outCh := wt.shape[perm[0]]
+	if wt.shape[0] > 0 && wt.shape[1] > 0 && wt.shape[2] > 0 && wt.shape[3] > 0 {
+		taps := wt.shape[0] * wt.shape[1] * wt.shape[2] * wt.shape[3] / outCh
+		if p, ok := c.planExact16(o, o.inputs[0], o.inputs[1], c.in(o, 2), outCh, taps, act); ok {
+			xr, err := c.rawValue(int(o.inputs[0]), nchw)
+			if err != nil {
+				return err
+			}
+			wf, err := c.int8Floats(wt, perm, suffix+"_int")
+			if err != nil {
+				return err
+			}
+			return c.emitExact16(o.outputs[0], xr, p, func(in, y string) {
+				c.node("Conv", []string{in, wf}, []string{y}, attrs...)
+			})
+		}
+	}
 	return c.emit(o.outputs[0], nchw, act, func(y string) error {
 		c.node("Conv", ins, []string{y}, attrs...)
 		return nil
@@ -267,6 +285,24 @@ func (c *converter) transposeConv(o *operator) error {
 	}
 	if opH > 0 || opW > 0 {
 		attrs = append(attrs, attrInts("output_padding", []int64{opH, opW}))
+	}
+	// int16x8: TFLite's integer requantization, exactly (exact16.go). Each
+	// output sums at most ceil(kH/sH)*ceil(kW/sW)*I products.
+	if wt.shape[0] > 0 && wt.shape[3] > 0 {
+		taps := ((kH + sH - 1) / sH) * ((kW + sW - 1) / sW) * wt.shape[3]
+		if p, ok := c.planExact16(o, o.inputs[2], o.inputs[1], c.in(o, 3), wt.shape[0], taps, opt.FusedActivationFunction()); ok {
+			xr, err := c.rawValue(int(o.inputs[2]), nchw)
+			if err != nil {
+				return err
+			}
+			wf, err := c.int8Floats(wt, []int{3, 0, 1, 2}, "_iohw_int")
+			if err != nil {
+				return err
+			}
+			return c.emitExact16(o.outputs[0], xr, p, func(in, y string) {
+				c.node("ConvTranspose", []string{in, wf}, []string{y}, attrs...)
+			})
+		}
 	}
 	return c.emit(o.outputs[0], nchw, opt.FusedActivationFunction(), func(y string) error {
 		c.node("ConvTranspose", ins, []string{y}, attrs...)

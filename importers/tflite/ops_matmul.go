@@ -63,6 +63,7 @@ func (c *converter) fullyConnected(o *operator) error {
 		ins = append(ins, bv)
 	}
 	needFlat := !(len(xt.shape) == 2 && xt.shape[1] == depth)
+	shapeSrc := ins[0] // the input before flattening
 	outShape := yt.shape
 	if len(outShape) == 0 {
 		return fmt.Errorf("output %q is a scalar", yt.name)
@@ -102,14 +103,31 @@ func (c *converter) fullyConnected(o *operator) error {
 		}
 		c.node("Gemm", ins, []string{gemmOut}, attrInt("transB", 1))
 		if reshapeOut {
+			// keep_num_dims: the input's leading dims, then units. One
+			// dynamic dim becomes -1; more are read from the input's shape
+			// (Reshape's 0 would copy the 2-D product's dims, not the
+			// input's).
 			shape := append([]int64(nil), outShape...)
+			shape[len(shape)-1] = units
+			dynamic := 0
 			for i := range shape {
 				if shape[i] < 0 {
-					shape[i] = 0
+					shape[i] = -1
+					dynamic++
 				}
 			}
-			shape[len(shape)-1] = units
-			c.node("Reshape", []string{gemmOut, c.constI64(y+"_shape", shape)}, []string{y})
+			var target string
+			if dynamic <= 1 {
+				target = c.constI64(y+"_shape", shape)
+			} else {
+				full := c.unique(y + "_input_shape")
+				c.node("Shape", []string{shapeSrc}, []string{full})
+				lead := c.unique(y + "_lead_shape")
+				c.node("Slice", []string{full, c.constI64(lead+"_starts", []int64{0}), c.constI64(lead+"_ends", []int64{-1})}, []string{lead})
+				target = c.unique(y + "_shape")
+				c.node("Concat", []string{lead, c.constI64(y+"_units", []int64{units})}, []string{target}, attrInt("axis", 0))
+			}
+			c.node("Reshape", []string{gemmOut, target}, []string{y})
 		}
 		return nil
 	})
