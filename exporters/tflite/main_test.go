@@ -1,0 +1,12 @@
+package tflite
+
+import (
+	"os"
+	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testpaths.Main(m, "exporters/tflite"))
+}

@@ -1,0 +1,239 @@
+// Package tflite is the TFLite exporter: it writes a canonical ONNX model as
+// a TFLite flatbuffer (schema version 3), float32 or with float16 weights.
+//
+// Export never changes its argument. It works on a clone: first the
+// graph passes of package passes (Constant nodes to initializers, no-ops
+// removed, constants and static shape arithmetic folded, BatchNormalization
+// folded into Conv, dead code removed; each pass checked on the executor and
+// rolled back when Options.Check is set), then type and shape inference,
+// then one walk over the nodes in topological order that emits TFLite
+// operators.
+//
+// Layout. TFLite convolutions, pools and resizes are NHWC. Every ONNX value
+// is held as one or more TFLite tensors, each a known permutation of the
+// ONNX value (its layout). A Conv asks for its input in NHWC and produces
+// its output in NHWC; elementwise ops, Concat, Pad, Slice, Softmax and the
+// reductions run in the layout their input already has (constants are
+// permuted at export time, axes remapped); ONNX Transpose nodes are not
+// emitted but compose with the layout; only an op that needs a layout its
+// input is not in gets a TRANSPOSE. So Transposes are pushed through
+// elementwise ops and pairs cancel by construction, and
+// Report.TransposesOut counts the ones left. Graph inputs of rank 4 that
+// feed a convolution become NHWC (and outputs stay in the layout they are
+// computed in) unless Options.KeepNCHWIO; Report.Inputs and Report.Outputs
+// say which.
+//
+// Dynamic dims become shape_signature -1 (the static shape holds 1).
+// A model that TFLite cannot express is an *UnsupportedError naming the node
+// and op.
+package tflite
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/infer"
+	"github.com/onnxconv/onnxconv/passes"
+)
+
+// Target names the exporter as a conversion target; Profiles are the
+// profile names that select it.
+const Target = "tflite"
+
+// Profiles are the target profiles served by the exporter: float32 and
+// float16 weights (int8 is not implemented yet).
+var Profiles = []string{"tflite-float32", "tflite-float16"}
+
+// Options controls Export.
+type Options struct {
+	// KeepNCHWIO keeps every graph input and output in its ONNX layout;
+	// otherwise 4-D inputs that feed convolutions become NHWC and outputs
+	// keep the layout they are computed in (Report.Inputs/Outputs).
+	KeepNCHWIO bool
+	// Float16 stores float weights as float16, each followed by a
+	// DEQUANTIZE to float32 (TFLite's float16 quantization).
+	Float16 bool
+	// Check, when set, runs every graph pass checked on the executor and
+	// rolls back a pass that changes an output (passes.RunOptions.Check).
+	Check *passes.Check
+	// Description is written into the model (default "onnxconv").
+	Description string
+}
+
+// OptionsForProfile returns the Options of a profile name (one of
+// Profiles, or "tflite" = "tflite-float32").
+func OptionsForProfile(name string) (Options, error) {
+	switch name {
+	case "tflite", "tflite-float32":
+		return Options{}, nil
+	case "tflite-float16":
+		return Options{Float16: true}, nil
+	case "tflite-int8":
+		return Options{}, fmt.Errorf("tflite export: profile %q: int8 full-integer quantization is not implemented yet", name)
+	}
+	return Options{}, fmt.Errorf("tflite export: unknown profile %q (known: tflite, %s)", name, strings.Join(Profiles, ", "))
+}
+
+// IO describes a graph input or output of the exported model.
+type IO struct {
+	Name string `json:"name"`
+	// Shape is the TFLite shape (-1: dynamic, written as shape_signature).
+	Shape []int64 `json:"shape"`
+	// Perm is the permutation of the ONNX value the TFLite tensor holds
+	// (nil: the ONNX layout); [0 2 3 1] is NCHW -> NHWC.
+	Perm []int `json:"perm,omitempty"`
+	// Layout says it in words ("as ONNX", "NHWC (ONNX NCHW)", ...).
+	Layout string `json:"layout"`
+}
+
+// Report says what the export did.
+type Report struct {
+	// Ops counts the TFLite operators per builtin name.
+	Ops map[string]int `json:"ops"`
+	// Nodes is the number of ONNX nodes of the source model.
+	Nodes int `json:"nodes"`
+	// TransposesIn counts the Transpose nodes of the source model;
+	// TransposesOut the TRANSPOSE operators of the TFLite model.
+	TransposesIn  int `json:"transposes_in"`
+	TransposesOut int `json:"transposes_out"`
+	// LayoutTransposes counts the TRANSPOSE operators added for layout
+	// (of TransposesOut).
+	LayoutTransposes int  `json:"layout_transposes"`
+	Inputs           []IO `json:"inputs"`
+	Outputs          []IO `json:"outputs"`
+	// LayoutChanged is set when an input or output is not in its ONNX
+	// layout.
+	LayoutChanged bool `json:"layout_changed"`
+	// Fused lists the activations fused into the op before them.
+	Fused []string `json:"fused,omitempty"`
+	// Notes are other things worth saying (decompositions, fp16 weights).
+	Notes []string `json:"notes,omitempty"`
+	// Passes is the report of the graph passes run before the export.
+	Passes *passes.Report `json:"passes,omitempty"`
+}
+
+// Result is an exported model.
+type Result struct {
+	// Data is the TFLite flatbuffer.
+	Data   []byte
+	Report *Report
+}
+
+// UnsupportedError is a node that TFLite (or this exporter) cannot
+// express.
+type UnsupportedError struct {
+	Node, Op string
+	Reason   string
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("node %q (%s): cannot be expressed in TFLite: %s", e.Node, e.Op, e.Reason)
+}
+
+func unsupported(n *canonical.Node, format string, args ...any) error {
+	return &UnsupportedError{Node: n.Name, Op: n.OpType, Reason: fmt.Sprintf(format, args...)}
+}
+
+// prePasses are the graph passes run before the export.
+var prePasses = []string{"constant-to-initializer", "eliminate-noop", "fold-constants", "fuse-conv-bn", "eliminate-noop", "eliminate-dead"}
+
+// Export converts m to a TFLite flatbuffer; m is not changed. Errors are
+// wrapped with context; a node TFLite cannot express is an
+// *UnsupportedError (errors.As).
+func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, error) {
+	if m == nil || m.Graph == nil {
+		return nil, errors.New("tflite export: model has no graph")
+	}
+	for _, o := range m.OpsetImports {
+		if o.Domain != "" && o.Domain != "ai.onnx" {
+			for _, n := range m.Graph.Nodes {
+				if n.Domain == o.Domain {
+					return nil, fmt.Errorf("tflite export: %w", unsupported(n, "domain %q has no TFLite equivalent", o.Domain))
+				}
+			}
+		}
+	}
+	rep := &Report{Ops: map[string]int{}, Nodes: len(m.Graph.Nodes)}
+	for _, n := range m.Graph.Nodes {
+		if n.OpType == "Transpose" {
+			rep.TransposesIn++
+		}
+	}
+	ps, err := passes.Lookup(prePasses)
+	if err != nil {
+		return nil, fmt.Errorf("tflite export: %w", err)
+	}
+	work, prep, err := passes.Run(ctx, m, ps, passes.RunOptions{Check: opts.Check})
+	if err != nil {
+		return nil, fmt.Errorf("tflite export: preparing the graph: %w", err)
+	}
+	defer work.Close()
+	rep.Passes = prep
+	if _, err := infer.Infer(work, infer.Options{}); err != nil {
+		return nil, fmt.Errorf("tflite export: shape inference: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("tflite export: %w", err)
+	}
+	c := newConverter(work, opts, rep)
+	if err := c.run(ctx); err != nil {
+		return nil, fmt.Errorf("tflite export: %w", err)
+	}
+	desc := opts.Description
+	if desc == "" {
+		desc = "onnxconv"
+	}
+	data := c.t.write(desc)
+	rep.Ops = c.t.opCounts()
+	rep.TransposesOut = rep.Ops["TRANSPOSE"]
+	return &Result{Data: data, Report: rep}, nil
+}
+
+// ExportFile exports m and writes the flatbuffer to path atomically (a
+// failed export leaves no file and an existing one untouched).
+func ExportFile(ctx context.Context, m *canonical.Model, path string, opts Options) (*Result, error) {
+	res, err := Export(ctx, m, opts)
+	if err != nil {
+		return res, err
+	}
+	if err := canonical.WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := io.Copy(w, bytes.NewReader(res.Data))
+		return err
+	}); err != nil {
+		return res, fmt.Errorf("tflite export: %w", err)
+	}
+	return res, nil
+}
+
+// Summary is the report on a few lines, for logs and the CLI.
+func (r *Report) Summary() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d ONNX nodes -> %d TFLite ops (", r.Nodes, sumOps(r.Ops))
+	for i, k := range sortedKeys(r.Ops) {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "%s %d", k, r.Ops[k])
+	}
+	fmt.Fprintf(&sb, "); Transposes: %d in the ONNX model, %d in the TFLite model (%d for layout)\n", r.TransposesIn, r.TransposesOut, r.LayoutTransposes)
+	for _, io := range r.Inputs {
+		fmt.Fprintf(&sb, "input %s %v: %s\n", io.Name, io.Shape, io.Layout)
+	}
+	for _, io := range r.Outputs {
+		fmt.Fprintf(&sb, "output %s %v: %s\n", io.Name, io.Shape, io.Layout)
+	}
+	return sb.String()
+}
+
+func sumOps(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
