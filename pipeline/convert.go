@@ -13,6 +13,7 @@ import (
 	"github.com/onnxconv/onnxconv/exporters/adapt"
 	onnxexp "github.com/onnxconv/onnxconv/exporters/onnx"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
+	tfliteexp "github.com/onnxconv/onnxconv/exporters/tflite"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/opset/convert"
@@ -44,6 +45,9 @@ type Options struct {
 	// AllowViolations writes a target adaptation even when the target
 	// does not support all of it (the facts list the violations).
 	AllowViolations bool
+	// KeepNCHWIO keeps the ONNX layout of a TFLite output's inputs and
+	// outputs (by default 4-D inputs of convolutions become NHWC).
+	KeepNCHWIO bool
 
 	// Optimize runs the graph passes (passes.Builtin, or the names in
 	// OptimizePasses) after import, before adaptation: each pass is
@@ -169,11 +173,19 @@ type converter struct {
 	in, out string
 	opts    Options
 	imp     importers.Importer
-	release []func() error
-	res     *Result
-	start   time.Time
-	step    time.Time
-	closers []*canonical.Model
+	// tflite: the output is a TFLite file (OUT ends in .tflite, or a
+	// tflite target); tfliteOpts are its exporter's options.
+	tflite     bool
+	tfliteOpts tfliteexp.Options
+	// candidateNote, when set, says why the result itself was not run
+	// where it will run (the TFLite runtime missing): the conversion is
+	// then NOT VERIFIED even when its source was computed.
+	candidateNote string
+	release       []func() error
+	res           *Result
+	start         time.Time
+	step          time.Time
+	closers       []*canonical.Model
 }
 
 func (c *converter) logf(format string, args ...any) {
@@ -230,8 +242,11 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	}
 	cv := &c.res.Conversion
 	cv.OpsetAfter, cv.MLOpsetAfter, cv.IRAfter = result.Opset(""), result.Opset("ai.onnx.ml"), result.IRVersion
+	if c.tflite {
+		return c.res, c.toTFLite(ctx, imported, result)
+	}
 	if opts.Verify != nil {
-		if err := c.verify(ctx, imported, result); err != nil {
+		if err := c.verify(ctx, imported, result, verify.ModelSide(c.out, result)); err != nil {
 			return c.res, err
 		}
 		if !c.res.Equivalent {
@@ -264,7 +279,29 @@ func (c *converter) check() error {
 	if o.Opset < 0 || o.MLOpset < 0 {
 		return usageErr("the opset and ml opset must be positive")
 	}
-	if o.Target != "" {
+	format, warning, err := OutputFormatOf(c.out)
+	if err != nil {
+		return err
+	}
+	if isTFLiteTarget(o.Target) || format == TFLiteFile {
+		if o.Target != "" && !isTFLiteTarget(o.Target) {
+			return usageErr("%s is a TFLite file, but the target %s is an ONNX runtime: drop --target, or name a tflite target (%s)", c.out, o.Target, strings.Join(tfliteTargets(), ", "))
+		}
+		if format != TFLiteFile {
+			return usageErr("target %s writes a TFLite flatbuffer: name the output .tflite", o.Target)
+		}
+		t := o.Target
+		if t == "" {
+			t = tfliteexp.Target
+		}
+		topts, err := tfliteexp.OptionsForProfile(t)
+		if err != nil {
+			return &Error{Kind: KindUsage, Err: err}
+		}
+		topts.KeepNCHWIO = o.KeepNCHWIO
+		c.tflite, c.tfliteOpts = true, topts
+		c.res.Conversion.Target = t
+	} else if o.Target != "" {
 		p, err := profiles.Get(o.Target)
 		if err != nil {
 			return &Error{Kind: KindUsage, Err: fmt.Errorf("target: %w", err)}
@@ -281,10 +318,6 @@ func (c *converter) check() error {
 	}
 	if o.Verify == nil && len(o.Reports) > 0 {
 		return usageErr("reports need verification: drop the report, or verify")
-	}
-	format, warning, err := OutputFormatOf(c.out)
-	if err != nil {
-		return err
 	}
 	if format == Text && o.Save.ExternalData {
 		return usageErr("%s: the text syntax cannot reference external data; write a .onnx file for external data", c.out)
@@ -385,7 +418,7 @@ func classifyImport(path string, err error) error {
 func (c *converter) adapt(ctx context.Context, imported *canonical.Model) (*canonical.Model, error) {
 	o := c.opts
 	switch {
-	case o.Target != "":
+	case o.Target != "" && !c.tflite:
 		r, err := onnxexp.Export(ctx, imported, o.Target, adapt.Options{Opset: o.Opset, MLOpset: o.MLOpset, AllowViolations: o.AllowViolations})
 		if r != nil && r.Report != nil {
 			c.adaptFacts(r.Report)

@@ -109,6 +109,9 @@ const (
 	Binary OutputFormat = iota
 	// Text is the ONNX text syntax (.onnxtxt).
 	Text
+	// TFLiteFile is a TFLite flatbuffer (.tflite), written by the TFLite
+	// exporter (Convert only).
+	TFLiteFile
 )
 
 // OutputFormatOf tells how path will be written, and a warning when the
@@ -120,6 +123,8 @@ func OutputFormatOf(path string) (OutputFormat, string, error) {
 		return Binary, "", nil
 	case ".onnxtxt":
 		return Text, "", nil
+	case ".tflite":
+		return TFLiteFile, "", nil
 	case ".txt", ".text":
 		return Binary, "", usageErr("%s: the ONNX text syntax is written to files ending in .onnxtxt; name the output .onnxtxt for text, or .onnx for binary protobuf", path)
 	case ".json":
@@ -137,6 +142,9 @@ func Save(path string, m *canonical.Model, opts SaveOptions) error {
 	format, _, err := OutputFormatOf(path)
 	if err != nil {
 		return err
+	}
+	if format == TFLiteFile {
+		return usageErr("%s: Save writes ONNX; convert to TFLite with Convert (an output ending in .tflite)", path)
 	}
 	if format == Text {
 		if opts.ExternalData {

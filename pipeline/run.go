@@ -113,3 +113,12 @@ func runInputs(dir string, inputs []*canonical.Value) ([]*executor.Value, error)
 	}
 	return vals, nil
 }
+
+// executorFor starts the built-in executor on m.
+func executorFor(m *canonical.Model) (*executor.Executor, error) {
+	ex, err := executor.New(m, executor.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("executor: %w", err)
+	}
+	return ex, nil
+}

@@ -31,7 +31,7 @@ func (v *VerifyOptions) options() verify.Options {
 // computes the source, the result is run once and checked (every output
 // produced, no NaN or Inf), the comparison with the imported model is made
 // when the model was adapted, and the facts say NOT VERIFIED.
-func (c *converter) verify(ctx context.Context, imported, result *canonical.Model) error {
+func (c *converter) verify(ctx context.Context, imported, result *canonical.Model, cand *verify.Side) error {
 	vo := c.opts.Verify
 	inputs := vo.Inputs
 	if inputs == "" && vo.Reference != "" {
@@ -47,7 +47,7 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 		return err
 	}
 	if ref != nil {
-		rep, err := c.compare(ctx, ref, verify.ModelSide(c.out, result), samples, source)
+		rep, err := c.compare(ctx, ref, cand, samples, source)
 		if err != nil {
 			return err
 		}
@@ -65,7 +65,7 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 			c.logf("NOT VERIFIED against the source: %s", cv.NotVerified)
 		}
 		if imported != result {
-			rep, err := c.compare(ctx, verify.ModelSide(c.in+" (as imported)", imported), verify.ModelSide(c.out, result), samples, source)
+			rep, err := c.compare(ctx, verify.ModelSide(c.in+" (as imported)", imported), cand, samples, source)
 			if err != nil {
 				return err
 			}
@@ -74,7 +74,7 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 		if cv.NotVerified != "" {
 			o := vo.options()
 			o.Inputs, o.InputSource = samples, source
-			rep, err := verify.RunOnce(ctx, verify.ModelSide(c.out, result), o)
+			rep, err := verify.RunOnce(ctx, cand, o)
 			if err != nil {
 				return invalidErr(fmt.Errorf("%s: the converted model does not run: %w", c.in, err))
 			}
@@ -89,6 +89,10 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 		}
 		c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the reference outputs in " + vo.Reference, Report: rep})
 		c.res.Verified = true
+	}
+	if c.candidateNote != "" && cv.NotVerified == "" {
+		cv.NotVerified = c.candidateNote
+		c.res.Verified = false
 	}
 	c.timed("verify")
 	return c.writeReports()

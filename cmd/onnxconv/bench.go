@@ -60,6 +60,9 @@ use cmd/onnxconv-bench (cgo, in process).`,
 				}
 				host = h
 			}
+			// A plugin runs the model once per process: its figures include
+			// process start and session creation.
+			side := rtName + " (plugin, cold)"
 			var results []*bench.Result
 			for _, path := range args {
 				m, err := pipeline.Load(path, pipeline.LoadOptions{})
@@ -78,7 +81,7 @@ use cmd/onnxconv-bench (cgo, in process).`,
 				}
 				res, err := bench.Run(ctx, path, m, bench.Options{
 					Inputs: inDir, Threads: threads, Warmup: warmup, Reps: reps,
-					Backend: backend, DisableKernels: noKernels, Runtime: rtName,
+					Backend: backend, DisableKernels: noKernels, Runtime: side,
 				}, other)
 				m.Close()
 				if err != nil {

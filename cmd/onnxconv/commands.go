@@ -10,7 +10,7 @@ func commands() []*cobra.Command {
 		newInspectCmd(), newCheckCmd(), newConvertCmd(builtins),
 		newOpsetCmd(), newInferCmd(),
 		newRunCmd(), newTestCmd(), newTestWorkerCmd(),
-		newVerifyCmd(),
+		newVerifyCmd(builtins),
 		newBatchCmd(builtins),
 		newBenchCmd(),
 		newOptimizeCmd(), newFP16Cmd(), newQuantizeCmd(),

@@ -35,17 +35,23 @@ func newConvertCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 		quantMode    string
 		calibration  string
 		perChannel   bool
+		keepNCHW     bool
 		of           opsetFlags
 		vf           verifyFlags
 		wf           writeFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "convert IN OUT",
+		Use: "convert IN OUT",
+		// OUT ending in .tflite (or --target tflite, tflite-float32,
+		// tflite-float16) writes TFLite instead of ONNX.
 		Short: "Convert a model to ONNX (from ONNX, TFLite, XGBoost or a plugin's format), optionally for a target runtime",
 		Long: `Read IN in any format an importer reads (see 'onnxconv formats'), found by its
 magic bytes, else its extension (or named with --from), and write OUT as
 binary protobuf (.onnx) or ONNX text syntax (.onnxtxt), chosen by
-extension. Importers other than ONNX's run out of process, as plugins.
+extension, or as a TFLite flatbuffer (.tflite, or --target tflite,
+tflite-float32, tflite-float16: NHWC inside, inputs of convolutions NHWC
+unless --keep-nchw-io; verified in Google's TFLite interpreter). Importers
+other than ONNX's run out of process, as plugins.
 
 --opset N (and --ml-opset N) move the model to another opset with the
 version converter; --target PROFILE fits it to a target runtime (opset,
@@ -127,7 +133,7 @@ pass --external-data.`,
 				}
 			}
 			opts := pipeline.Options{
-				Optimize: optimize, OptimizePasses: passList, Calibration: calibration,
+				Optimize: optimize, OptimizePasses: passList, Calibration: calibration, KeepNCHWIO: keepNCHW,
 				From: from, ImportOptions: iopts, Importers: reg,
 				Opset: of.opset, MLOpset: of.mlOpset, Target: target, AllowViolations: allowViol,
 				Verify: vo, Reports: vf.reports, KeepFailed: vf.keepFailed, Force: wf.force,
@@ -169,6 +175,7 @@ pass --external-data.`,
 	fl.StringVar(&quantMode, "quantize", "", "int8 QDQ quantization after adaptation: static or dynamic")
 	fl.StringVar(&calibration, "calibration", "", "with --quantize static: folder of calibration input samples (default: 32 generated)")
 	fl.BoolVar(&perChannel, "per-channel", false, "with --quantize: per-channel weights")
+	fl.BoolVar(&keepNCHW, "keep-nchw-io", false, "TFLite output: keep the ONNX (NCHW) layout of inputs and outputs")
 	of.register(fl)
 	vf.register(fl)
 	wf.register(fl)

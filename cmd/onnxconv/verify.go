@@ -8,13 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/onnxconv/onnxconv/pipeline"
-	"github.com/onnxconv/onnxconv/plugins"
+	"github.com/onnxconv/onnxconv/plugins/sdk"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
 )
 
 // newVerifyCmd returns `onnxconv verify A B`.
-func newVerifyCmd() *cobra.Command {
+func newVerifyCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 	var (
 		inputs, profile, dist, backend string
 		runtimeList                    string
@@ -69,7 +69,7 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 					Inputs: inputs, Samples: samples, Seed: seed, Distribution: dist,
 					Profile: profile, ByOrder: byOrder, Bisect: bisect, BisectBatch: bisectBatch, Backend: backend,
 				},
-				Runtimes: rtNames, RuntimeThreads: threads, Plugins: plugins.Options{},
+				Runtimes: rtNames, RuntimeThreads: threads, Plugins: pluginHostOptions(builtins),
 				Reports: reports,
 			}
 			if cmd.Flags().Changed("rtol") {

@@ -8,6 +8,8 @@ package builtin
 
 import (
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/catboost"
+	"github.com/onnxconv/onnxconv/importers/keras"
 	"github.com/onnxconv/onnxconv/importers/lightgbm"
 	"github.com/onnxconv/onnxconv/importers/onnx"
 	"github.com/onnxconv/onnxconv/importers/sklearn"
@@ -25,7 +27,9 @@ func Importers() []importers.Importer {
 		tfjs.New(),
 		xgboost.New(),
 		lightgbm.New(),
+		catboost.New(),
 		sklearn.New(),
+		keras.New(),
 		tensorflow.New(),
 		onnx.New(),
 	}

@@ -1,0 +1,612 @@
+package keraslayers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+)
+
+// Limits on hostile configs.
+const (
+	maxLayers = 100000
+	maxDepth  = 32 // nested models
+	maxDim    = 1 << 31
+)
+
+// kval is a Keras tensor as ONNX sees it: its value channels-last (cl,
+// Keras's layout) and/or channels-first (cf); at least one is set.
+type kval struct {
+	cl, cf string
+	rank   int // -1 unknown
+	dt     canonical.DataType
+}
+
+type layerSpec struct {
+	class, name string
+	cfg         map[string]any
+	inbound     []any
+}
+
+type converter struct {
+	b      *onnxb.Builder
+	w      Weights
+	opts   Options
+	keras3 bool
+	inits  map[string]string
+	// kerasVersion is the topology's keras_version ("tfjs-layers 4.22.0").
+	kerasVersion string
+	depth        int
+	nl           int
+}
+
+// Convert maps a Keras model config to ONNX (see the package doc).
+func Convert(config []byte, w Weights, opts Options) (*onnxpb.ModelProto, error) {
+	var top map[string]any
+	if err := json.Unmarshal(config, &top); err != nil {
+		return nil, fmt.Errorf("%s: the Keras model config is not a JSON object: %w", opts.File, err)
+	}
+	return ConvertConfig(top, w, opts)
+}
+
+// ConvertConfig is Convert on an already decoded config object.
+func ConvertConfig(top map[string]any, w Weights, opts Options) (*onnxpb.ModelProto, error) {
+	if opts.Opset != 0 && opts.Opset < 14 {
+		return nil, fmt.Errorf("keraslayers: opset %d: use 14 or later", opts.Opset)
+	}
+	kv, _ := top["keras_version"].(string)
+	if mc, ok := top["model_config"].(map[string]any); ok {
+		top = mc
+	}
+	if w == nil {
+		w = WeightMap{}
+	}
+	c := &converter{b: onnxb.New(opts.Opset), w: w, opts: opts, keras3: opts.Keras3, inits: map[string]string{}, kerasVersion: kv}
+	if m, _ := top["module"].(string); strings.HasPrefix(m, "keras") {
+		c.keras3 = true
+	}
+	spec, err := c.spec(top)
+	if err != nil {
+		return nil, err
+	}
+	c.nl = 0
+	// The graph outputs are named after the output layers: keep those
+	// names free.
+	names := outputNames(spec, max(1, len(refList(spec.cfg["output_layers"]))))
+	c.b.Reserve(names...)
+	ins, outs, gin, err := c.topModel(spec)
+	if err != nil {
+		return nil, err
+	}
+	_ = ins
+	var gout []*onnxpb.ValueInfoProto
+	if len(names) != len(outs) {
+		names = outputNames(spec, len(outs))
+		c.b.Reserve(names...)
+	}
+	for i, o := range outs {
+		x, err := c.cl(o)
+		if err != nil {
+			return nil, err
+		}
+		name := names[i]
+		c.b.OpTo("Identity", name, []string{x})
+		var dims []int64
+		if o.rank >= 0 {
+			dims = make([]int64, o.rank)
+			for j := range dims {
+				dims[j] = -1
+			}
+		}
+		gout = append(gout, onnxb.ValueInfo(name, o.dt, dims, o.rank < 0))
+	}
+	return c.b.Model(spec.name, "converted from a Keras "+spec.class+" model by onnxconv", gin, gout), nil
+}
+
+func outputNames(spec *layerSpec, n int) []string {
+	out := make([]string, n)
+	ols := refList(spec.cfg["output_layers"])
+	for i := range out {
+		out[i] = "output_" + strconv.Itoa(i)
+		if i < len(ols) && ols[i].layer != "" {
+			out[i] = ols[i].layer
+		}
+	}
+	if spec.class == "Sequential" && n == 1 {
+		if ls := layerList(spec.cfg); len(ls) > 0 {
+			if m, ok := ls[len(ls)-1].(map[string]any); ok {
+				if cfg, ok := m["config"].(map[string]any); ok {
+					if s, ok := cfg["name"].(string); ok && s != "" {
+						out[0] = s
+					}
+				}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i, n := range out {
+		if seen[n] {
+			out[i] = fmt.Sprintf("%s_%d", n, i)
+		}
+		seen[out[i]] = true
+	}
+	return out
+}
+
+func (c *converter) errf(l *layerSpec, format string, args ...any) error {
+	return &LayerError{File: c.opts.File, Layer: l.name, Class: l.class, Err: fmt.Errorf(format, args...)}
+}
+
+func (c *converter) spec(m map[string]any) (*layerSpec, error) {
+	c.nl++
+	if c.nl > maxLayers {
+		return nil, fmt.Errorf("%s: more than %d layers", c.opts.File, maxLayers)
+	}
+	cls, _ := m["class_name"].(string)
+	if cls == "" {
+		return nil, fmt.Errorf("%s: a layer has no class_name", c.opts.File)
+	}
+	s := &layerSpec{class: cls}
+	switch cfg := m["config"].(type) {
+	case map[string]any:
+		s.cfg = cfg
+	case []any: // old Keras Sequential: the config is the layer list
+		s.cfg = map[string]any{"layers": cfg}
+	default:
+		s.cfg = map[string]any{}
+	}
+	s.name, _ = s.cfg["name"].(string)
+	if n, ok := m["name"].(string); ok && n != "" {
+		s.name = n
+	}
+	if ib, ok := m["inbound_nodes"].([]any); ok {
+		s.inbound = ib
+	}
+	return s, nil
+}
+
+func layerList(cfg map[string]any) []any {
+	ls, _ := cfg["layers"].([]any)
+	return ls
+}
+
+type tref struct {
+	layer       string
+	node, index int
+}
+
+// refList reads input_layers / output_layers: [[name, node, index], ...]
+// or one [name, node, index].
+func refList(v any) []tref {
+	l, ok := v.([]any)
+	if !ok || len(l) == 0 {
+		return nil
+	}
+	if _, one := l[0].(string); one {
+		l = []any{l}
+	}
+	var out []tref
+	for _, e := range l {
+		if r, ok := parseRef(e); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func parseRef(e any) (tref, bool) {
+	a, ok := e.([]any)
+	if !ok || len(a) < 1 {
+		return tref{}, false
+	}
+	name, ok := a[0].(string)
+	if !ok {
+		return tref{}, false
+	}
+	r := tref{layer: name}
+	if len(a) > 1 {
+		r.node = toInt(a[1])
+	}
+	if len(a) > 2 {
+		r.index = toInt(a[2])
+	}
+	return r, true
+}
+
+func toInt(v any) int {
+	switch x := v.(type) {
+	case float64:
+		if x >= 0 && x < 1<<30 {
+			return int(x)
+		}
+	case string:
+		n, _ := strconv.Atoi(x)
+		return n
+	}
+	return 0
+}
+
+// nodeRefs reads one inbound node: Keras 2 [[name, node, index, kw], ...]
+// or Keras 3 {"args": [...], "kwargs": {...}}.
+func nodeRefs(node any) []tref {
+	var out []tref
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if depth > 16 {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if cn, _ := x["class_name"].(string); cn == "__keras_tensor__" {
+				if cfg, ok := x["config"].(map[string]any); ok {
+					if r, ok := parseRef(cfg["keras_history"]); ok {
+						out = append(out, r)
+					}
+				}
+				return
+			}
+			walk(x["args"], depth+1)
+		case []any:
+			for _, e := range x {
+				walk(e, depth+1)
+			}
+		}
+	}
+	if l, ok := node.([]any); ok {
+		for _, e := range l {
+			if r, ok := parseRef(e); ok {
+				out = append(out, r)
+			} else {
+				walk(e, 0)
+			}
+		}
+		return out
+	}
+	walk(node, 0)
+	return out
+}
+
+func key(r tref) string { return fmt.Sprintf("%s:%d:%d", r.layer, r.node, r.index) }
+
+// inputShape reads a layer's batch input shape (batch_input_shape,
+// batch_shape, or input_shape without the batch).
+func inputShape(cfg map[string]any) ([]int64, bool) {
+	for _, k := range []string{"batch_input_shape", "batch_shape"} {
+		if l, ok := cfg[k].([]any); ok {
+			return dims(l), true
+		}
+	}
+	if l, ok := cfg["input_shape"].([]any); ok {
+		return append([]int64{-1}, dims(l)...), true
+	}
+	return nil, false
+}
+
+func dims(l []any) []int64 {
+	out := make([]int64, len(l))
+	for i, v := range l {
+		out[i] = -1
+		if f, ok := v.(float64); ok && f >= 0 && f < maxDim {
+			out[i] = int64(f)
+		}
+	}
+	return out
+}
+
+func dtypeOf(cfg map[string]any, def canonical.DataType) canonical.DataType {
+	s, _ := cfg["dtype"].(string)
+	if m, ok := cfg["dtype"].(map[string]any); ok { // Keras 3 DTypePolicy
+		if mc, ok := m["config"].(map[string]any); ok {
+			s, _ = mc["name"].(string)
+		}
+	}
+	switch s {
+	case "int32":
+		return canonical.Int32
+	case "int64":
+		return canonical.Int64
+	case "float16":
+		return canonical.Float16
+	case "float64":
+		return canonical.Double
+	case "bool":
+		return canonical.Bool
+	}
+	return def
+}
+
+// topModel converts the top model, making graph inputs.
+func (c *converter) topModel(spec *layerSpec) ([]*kval, []*kval, []*onnxpb.ValueInfoProto, error) {
+	def := c.opts.InputDType
+	if def == 0 {
+		def = canonical.Float
+	}
+	var gin []*onnxpb.ValueInfoProto
+	mk := func(name string, shape []int64, dt canonical.DataType) *kval {
+		n := c.b.Fresh(name)
+		gin = append(gin, onnxb.ValueInfo(n, dt, shape, false))
+		return &kval{cl: n, rank: len(shape), dt: dt}
+	}
+	switch spec.class {
+	case "Sequential":
+		ls := layerList(spec.cfg)
+		if len(ls) == 0 {
+			return nil, nil, nil, fmt.Errorf("%s: Sequential model %q has no layers", c.opts.File, spec.name)
+		}
+		first, ok := ls[0].(map[string]any)
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("%s: Sequential model %q: a layer is not an object", c.opts.File, spec.name)
+		}
+		fs, err := c.spec(first)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		shape, ok := inputShape(fs.cfg)
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("%s: Sequential model %q: its first layer %q gives no input shape (batch_input_shape)", c.opts.File, spec.name, fs.name)
+		}
+		name := fs.name
+		if fs.class != "InputLayer" {
+			name += "_input"
+		}
+		in := mk(name, shape, dtypeOf(fs.cfg, def))
+		outs, err := c.sequential(spec, nil, []*kval{in})
+		return []*kval{in}, outs, gin, err
+	case "Functional", "Model":
+		var ins []*kval
+		feeds := map[string]*kval{}
+		for _, r := range refList(spec.cfg["input_layers"]) {
+			var il map[string]any
+			for _, e := range layerList(spec.cfg) {
+				m, _ := e.(map[string]any)
+				if m == nil {
+					continue
+				}
+				s, err := c.spec(m)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				if s.name == r.layer {
+					il = s.cfg
+				}
+			}
+			if il == nil {
+				return nil, nil, nil, fmt.Errorf("%s: model %q: input layer %q is not among its layers", c.opts.File, spec.name, r.layer)
+			}
+			shape, ok := inputShape(il)
+			if !ok {
+				return nil, nil, nil, fmt.Errorf("%s: model %q: input layer %q has no batch_input_shape", c.opts.File, spec.name, r.layer)
+			}
+			v := mk(r.layer, shape, dtypeOf(il, def))
+			ins = append(ins, v)
+			feeds[key(r)] = v
+		}
+		outs, err := c.functional(spec, nil, feeds)
+		return ins, outs, gin, err
+	}
+	return nil, nil, nil, fmt.Errorf("%s: the top model is a %q, not a Sequential or Functional model", c.opts.File, spec.class)
+}
+
+func (c *converter) sequential(spec *layerSpec, path []string, in []*kval) ([]*kval, error) {
+	c.depth++
+	defer func() { c.depth-- }()
+	if c.depth > maxDepth {
+		return nil, fmt.Errorf("%s: models nested more than %d deep", c.opts.File, maxDepth)
+	}
+	cur := in
+	for _, e := range layerList(spec.cfg) {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: model %q: a layer is not an object", c.opts.File, spec.name)
+		}
+		l, err := c.spec(m)
+		if err != nil {
+			return nil, err
+		}
+		if l.class == "InputLayer" {
+			continue
+		}
+		cur, err = c.call(l, path, cur)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return cur, nil
+}
+
+// functional converts a functional model whose input tensors are feeds
+// (keyed "layer:node:index" of its input layers).
+func (c *converter) functional(spec *layerSpec, path []string, feeds map[string]*kval) ([]*kval, error) {
+	c.depth++
+	defer func() { c.depth-- }()
+	if c.depth > maxDepth {
+		return nil, fmt.Errorf("%s: models nested more than %d deep", c.opts.File, maxDepth)
+	}
+	vals := map[string]*kval{}
+	for k, v := range feeds {
+		vals[k] = v
+	}
+	var layers []*layerSpec
+	for _, e := range layerList(spec.cfg) {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: model %q: a layer is not an object", c.opts.File, spec.name)
+		}
+		l, err := c.spec(m)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, l)
+	}
+	type pending struct {
+		l    *layerSpec
+		node int
+		refs []tref
+	}
+	var work []pending
+	for _, l := range layers {
+		if l.class == "InputLayer" {
+			continue
+		}
+		for i, nd := range l.inbound {
+			work = append(work, pending{l: l, node: i, refs: nodeRefs(nd)})
+		}
+	}
+	// TF.js counts the node a nested model makes when it is built, so its
+	// first call is node 1 there (Keras renumbers): try that first.
+	models := map[string]bool{}
+	for _, l := range layers {
+		if l.class == "Sequential" || l.class == "Functional" || l.class == "Model" {
+			models[l.name] = true
+		}
+	}
+	tfjsNumbering := strings.HasPrefix(c.kerasVersion, "tfjs")
+	lookup := func(r tref) (*kval, bool) {
+		if tfjsNumbering && models[r.layer] && r.node > 0 {
+			if v, ok := vals[key(tref{layer: r.layer, node: r.node - 1, index: r.index})]; ok {
+				return v, true
+			}
+		}
+		v, ok := vals[key(r)]
+		return v, ok
+	}
+	// A worklist: a call waits on the first call whose output it lacks and
+	// is queued again when that call is done (linear in the calls, whatever
+	// the order of the layers in the file).
+	callKey := func(layer string, node int) string { return fmt.Sprintf("%s:%d", layer, node) }
+	waiting := map[string][]int{}
+	done := make([]bool, len(work))
+	queue := make([]int, len(work))
+	for i := range queue {
+		queue[i] = i
+	}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		p := work[i]
+		if done[i] {
+			continue
+		}
+		ins := make([]*kval, 0, len(p.refs))
+		var missing *tref
+		for _, r := range p.refs {
+			v, ok := lookup(r)
+			if !ok {
+				missing = &r
+				break
+			}
+			ins = append(ins, v)
+		}
+		if missing != nil {
+			waiting[callKey(missing.layer, missing.node)] = append(waiting[callKey(missing.layer, missing.node)], i)
+			if missing.node > 0 {
+				k := callKey(missing.layer, missing.node-1)
+				waiting[k] = append(waiting[k], i)
+			}
+			continue
+		}
+		if len(ins) == 0 {
+			return nil, c.errf(p.l, "call %d has no inputs", p.node)
+		}
+		outs, err := c.call(p.l, path, ins)
+		if err != nil {
+			return nil, err
+		}
+		done[i] = true
+		for j, o := range outs {
+			vals[key(tref{layer: p.l.name, node: p.node, index: j})] = o
+		}
+		k := callKey(p.l.name, p.node)
+		queue = append(queue, waiting[k]...)
+		delete(waiting, k)
+	}
+	for i, d := range done {
+		if !d {
+			return nil, c.errf(work[i].l, "its inputs %v are never computed (a cycle, or a missing layer)", work[i].refs)
+		}
+	}
+	var outs []*kval
+	for _, r := range refList(spec.cfg["output_layers"]) {
+		v, ok := lookup(r)
+		if !ok {
+			return nil, fmt.Errorf("%s: model %q: output %s[%d][%d] is not computed", c.opts.File, spec.name, r.layer, r.node, r.index)
+		}
+		outs = append(outs, v)
+	}
+	if len(outs) == 0 {
+		return nil, fmt.Errorf("%s: model %q has no output_layers", c.opts.File, spec.name)
+	}
+	return outs, nil
+}
+
+// call applies layer l (inside the nested models path) to ins.
+func (c *converter) call(l *layerSpec, path []string, ins []*kval) ([]*kval, error) {
+	lp := append(append([]string{}, path...), l.name)
+	switch l.class {
+	case "Sequential":
+		return c.sequential(l, lp, ins)
+	case "Functional", "Model":
+		feeds := map[string]*kval{}
+		refs := refList(l.cfg["input_layers"])
+		if len(refs) != len(ins) {
+			return nil, c.errf(l, "the nested model takes %d inputs, is given %d", len(refs), len(ins))
+		}
+		for i, r := range refs {
+			feeds[key(r)] = ins[i]
+		}
+		return c.functional(l, lp, feeds)
+	}
+	fn, ok := layerTable()[l.class]
+	if !ok {
+		return nil, &LayerError{File: c.opts.File, Layer: l.name, Class: l.class, Unsupported: true}
+	}
+	lw, err := c.w.LayerWeights(lp)
+	if err != nil {
+		return nil, &LayerError{File: c.opts.File, Layer: l.name, Class: l.class, Err: fmt.Errorf("reading its weights: %w", err)}
+	}
+	ctx := &layerCtx{c: c, l: l, path: lp, w: lw}
+	outs, err := fn(ctx, ins)
+	if err != nil {
+		var le *LayerError
+		if errors.As(err, &le) {
+			return nil, err
+		}
+		return nil, &LayerError{File: c.opts.File, Layer: l.name, Class: l.class, Err: err}
+	}
+	return outs, nil
+}
+
+// cl returns v channels-last.
+func (c *converter) cl(v *kval) (string, error) {
+	if v.cl != "" {
+		return v.cl, nil
+	}
+	perm := []int64{0}
+	for i := 2; i < v.rank; i++ {
+		perm = append(perm, int64(i))
+	}
+	perm = append(perm, 1)
+	v.cl = c.b.Transpose(v.cf, perm, v.cf+"_cl")
+	return v.cl, nil
+}
+
+// cf returns v channels-first (rank >= 3).
+func (c *converter) cf(v *kval) (string, error) {
+	if v.cf != "" {
+		return v.cf, nil
+	}
+	if v.rank < 3 {
+		return "", fmt.Errorf("a tensor of rank >= 3 was expected, got rank %d", v.rank)
+	}
+	perm := []int64{0, int64(v.rank - 1)}
+	for i := 1; i < v.rank-1; i++ {
+		perm = append(perm, int64(i))
+	}
+	v.cf = c.b.Transpose(v.cl, perm, v.cl+"_cf")
+	return v.cf, nil
+}

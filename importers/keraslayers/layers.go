@@ -1,0 +1,1106 @@
+package keraslayers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+)
+
+type layerFunc func(x *layerCtx, ins []*kval) ([]*kval, error)
+
+// layerCtx is one call of one layer.
+type layerCtx struct {
+	c    *converter
+	l    *layerSpec
+	path []string
+	w    []Weight
+	pos  int
+}
+
+// weight returns the layer's weight called name (or, when the file gives
+// no names, the next one in Keras's order).
+func (x *layerCtx) weight(name string) (*canonical.Tensor, error) {
+	named := false
+	for _, w := range x.w {
+		if w.Name != "" {
+			named = true
+		}
+		if w.Name == name {
+			return w.Tensor, nil
+		}
+	}
+	if !named && x.pos < len(x.w) {
+		x.pos++
+		return x.w[x.pos-1].Tensor, nil
+	}
+	return nil, fmt.Errorf("weight %q is missing (the file has %d weights for this layer)", name, len(x.w))
+}
+
+func (x *layerCtx) floats(name string) ([]float32, []int64, error) {
+	t, err := x.weight(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := onnxb.F32s(t)
+	if err != nil {
+		return nil, nil, fmt.Errorf("weight %q: %w", name, err)
+	}
+	return v, t.Dims, nil
+}
+
+func (x *layerCtx) str(k, def string) string {
+	if s, ok := x.l.cfg[k].(string); ok {
+		return s
+	}
+	return def
+}
+
+func (x *layerCtx) boolean(k string, def bool) bool {
+	if b, ok := x.l.cfg[k].(bool); ok {
+		return b
+	}
+	return def
+}
+
+func (x *layerCtx) num(k string, def float64) float64 {
+	if f, ok := x.l.cfg[k].(float64); ok {
+		return f
+	}
+	return def
+}
+
+// tuple reads an int or a list of n ints (kernel_size, strides, ...).
+func (x *layerCtx) tuple(k string, n int, def int64) ([]int64, error) {
+	out := make([]int64, n)
+	switch v := x.l.cfg[k].(type) {
+	case nil:
+		for i := range out {
+			out[i] = def
+		}
+	case float64:
+		for i := range out {
+			out[i] = int64(v)
+		}
+	case []any:
+		if len(v) != n {
+			return nil, fmt.Errorf("%s %v: want %d values", k, v, n)
+		}
+		for i, e := range v {
+			f, ok := e.(float64)
+			if !ok {
+				return nil, fmt.Errorf("%s %v is not a list of integers", k, v)
+			}
+			out[i] = int64(f)
+		}
+	default:
+		return nil, fmt.Errorf("%s %v is not an integer or a list", k, v)
+	}
+	for _, e := range out {
+		if e < 0 || e > 1<<20 {
+			return nil, fmt.Errorf("%s %v is out of range", k, out)
+		}
+	}
+	return out, nil
+}
+
+func (x *layerCtx) one(ins []*kval) (*kval, error) {
+	if len(ins) != 1 {
+		return nil, fmt.Errorf("takes one input, is given %d", len(ins))
+	}
+	return ins[0], nil
+}
+
+func (x *layerCtx) channelsLast() error {
+	if f := x.str("data_format", "channels_last"); f != "channels_last" {
+		return fmt.Errorf("data_format %s is not supported (channels_last only)", f)
+	}
+	return nil
+}
+
+func (x *layerCtx) name(suffix string) string {
+	if suffix == "" {
+		return x.l.name
+	}
+	return x.l.name + "_" + suffix
+}
+
+// init adds an initializer once per layer weight and variant (shared
+// layers reuse it).
+func (x *layerCtx) init(variant string, dims []int64, v []float32) string {
+	k := fmt.Sprint(x.path, "/", variant)
+	if n, ok := x.c.inits[k]; ok {
+		return n
+	}
+	n := x.c.b.F32(x.name(variant), dims, v)
+	x.c.inits[k] = n
+	return n
+}
+
+func out(name string, rank int, cf bool, dt canonical.DataType) *kval {
+	if cf {
+		return &kval{cf: name, rank: rank, dt: dt}
+	}
+	return &kval{cl: name, rank: rank, dt: dt}
+}
+
+func layerTable() map[string]layerFunc {
+	ident := func(x *layerCtx, ins []*kval) ([]*kval, error) { v, err := x.one(ins); return []*kval{v}, err }
+	merge := func(op string) layerFunc {
+		return func(x *layerCtx, ins []*kval) ([]*kval, error) { return x.merge(ins, op) }
+	}
+	return map[string]layerFunc{
+		"InputLayer":             ident,
+		"Dropout":                ident,
+		"SpatialDropout1D":       ident,
+		"SpatialDropout2D":       ident,
+		"SpatialDropout3D":       ident,
+		"GaussianNoise":          ident,
+		"GaussianDropout":        ident,
+		"AlphaDropout":           ident,
+		"ActivityRegularization": ident,
+		"Masking":                ident,
+		"Dense":                  (*layerCtx).dense,
+		"Activation":             (*layerCtx).activationLayer,
+		"ReLU":                   (*layerCtx).reluLayer,
+		"LeakyReLU":              (*layerCtx).leakyReLU,
+		"ELU":                    (*layerCtx).eluLayer,
+		"Softmax":                (*layerCtx).softmaxLayer,
+		"PReLU":                  (*layerCtx).prelu,
+		"Conv1D":                 (*layerCtx).conv,
+		"Conv2D":                 (*layerCtx).conv,
+		"Conv3D":                 (*layerCtx).conv,
+		"DepthwiseConv2D":        (*layerCtx).conv,
+		"SeparableConv1D":        (*layerCtx).conv,
+		"SeparableConv2D":        (*layerCtx).conv,
+		"MaxPooling1D":           (*layerCtx).pool,
+		"MaxPooling2D":           (*layerCtx).pool,
+		"MaxPooling3D":           (*layerCtx).pool,
+		"AveragePooling1D":       (*layerCtx).pool,
+		"AveragePooling2D":       (*layerCtx).pool,
+		"AveragePooling3D":       (*layerCtx).pool,
+		"GlobalAveragePooling1D": (*layerCtx).globalPool,
+		"GlobalAveragePooling2D": (*layerCtx).globalPool,
+		"GlobalAveragePooling3D": (*layerCtx).globalPool,
+		"GlobalMaxPooling1D":     (*layerCtx).globalPool,
+		"GlobalMaxPooling2D":     (*layerCtx).globalPool,
+		"GlobalMaxPooling3D":     (*layerCtx).globalPool,
+		"BatchNormalization":     (*layerCtx).batchNorm,
+		"LayerNormalization":     (*layerCtx).layerNorm,
+		"Flatten":                (*layerCtx).flatten,
+		"Reshape":                (*layerCtx).reshape,
+		"Permute":                (*layerCtx).permute,
+		"RepeatVector":           (*layerCtx).repeatVector,
+		"Add":                    merge("Add"),
+		"Subtract":               merge("Sub"),
+		"Multiply":               merge("Mul"),
+		"Maximum":                merge("Max"),
+		"Minimum":                merge("Min"),
+		"Average":                merge("Mean"),
+		"Concatenate":            (*layerCtx).concat,
+		"Embedding":              (*layerCtx).embedding,
+		"SimpleRNN":              (*layerCtx).rnn,
+		"GRU":                    (*layerCtx).rnn,
+		"LSTM":                   (*layerCtx).rnn,
+		"ZeroPadding1D":          (*layerCtx).zeroPad,
+		"ZeroPadding2D":          (*layerCtx).zeroPad,
+		"ZeroPadding3D":          (*layerCtx).zeroPad,
+		"UpSampling1D":           (*layerCtx).upSample,
+		"UpSampling2D":           (*layerCtx).upSample,
+		"Rescaling":              (*layerCtx).rescaling,
+	}
+}
+
+// dense: y = x·kernel + bias, then the activation.
+func (x *layerCtx) dense(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	k, kd, err := x.floats("kernel")
+	if err != nil {
+		return nil, err
+	}
+	if len(kd) != 2 {
+		return nil, fmt.Errorf("kernel of shape %v: want 2-D", kd)
+	}
+	b := x.c.b
+	in, err := x.c.cl(v)
+	if err != nil {
+		return nil, err
+	}
+	y := b.Op("MatMul", x.name("matmul"), []string{in, x.init("kernel", kd, k)})
+	if x.boolean("use_bias", true) {
+		bias, bd, err := x.floats("bias")
+		if err != nil {
+			return nil, err
+		}
+		y = b.Op("Add", x.name("bias"), []string{y, x.init("bias", bd, bias)})
+	}
+	y, err = x.activation(x.str("activation", "linear"), y, -1)
+	if err != nil {
+		return nil, err
+	}
+	return []*kval{{cl: y, rank: v.rank, dt: canonical.Float}}, nil
+}
+
+// activation applies a Keras activation by name to y (channel axis caxis
+// for softmax: -1 channels-last).
+func (x *layerCtx) activation(name, y string, caxis int64) (string, error) {
+	b := x.c.b
+	n := x.name(name)
+	switch name {
+	case "linear", "":
+		return y, nil
+	case "relu":
+		return b.Op("Relu", n, []string{y}), nil
+	case "relu6":
+		return b.Op("Clip", n, []string{y, b.Scalar("zero", 0), b.Scalar("six", 6)}), nil
+	case "sigmoid":
+		return b.Op("Sigmoid", n, []string{y}), nil
+	case "tanh":
+		return b.Op("Tanh", n, []string{y}), nil
+	case "softmax":
+		return b.Op("Softmax", n, []string{y}, onnxb.Int("axis", caxis)), nil
+	case "log_softmax":
+		return b.Op("LogSoftmax", n, []string{y}, onnxb.Int("axis", caxis)), nil
+	case "elu":
+		return b.Op("Elu", n, []string{y}), nil
+	case "selu":
+		return b.Op("Selu", n, []string{y}, onnxb.Float("alpha", 1.6732632423543772), onnxb.Float("gamma", 1.0507009873554805)), nil
+	case "softplus":
+		return b.Op("Softplus", n, []string{y}), nil
+	case "softsign":
+		return b.Op("Softsign", n, []string{y}), nil
+	case "exponential":
+		return b.Op("Exp", n, []string{y}), nil
+	case "hard_sigmoid":
+		alpha := float32(0.2)
+		if x.c.keras3 {
+			alpha = 1.0 / 6
+		}
+		return b.Op("HardSigmoid", n, []string{y}, onnxb.Float("alpha", alpha), onnxb.Float("beta", 0.5)), nil
+	case "swish", "silu":
+		return b.Op("Mul", n, []string{y, b.Op("Sigmoid", n+"_sigmoid", []string{y})}), nil
+	case "mish":
+		return b.Op("Mul", n, []string{y, b.Op("Tanh", n+"_tanh", []string{b.Op("Softplus", n+"_softplus", []string{y})})}), nil
+	case "gelu":
+		// Keras's default gelu is the exact (erf) form: 0.5x(1+erf(x/√2)).
+		e := b.Op("Erf", n+"_erf", []string{b.Op("Mul", n+"_scaled", []string{y, b.Scalar("inv_sqrt2", float32(1/math.Sqrt2))})})
+		h := b.Op("Add", n+"_one", []string{e, b.Scalar("one", 1)})
+		return b.Op("Mul", n, []string{b.Op("Mul", n+"_half", []string{y, b.Scalar("half", 0.5)}), h}), nil
+	case "leaky_relu":
+		return b.Op("LeakyRelu", n, []string{y}, onnxb.Float("alpha", 0.2)), nil
+	}
+	return "", fmt.Errorf("activation %q is not supported", name)
+}
+
+// activationName reads a Keras activation config: a string, or Keras 3's
+// {"class_name": ..., "config": {"name": ...}} object.
+func activationName(v any) string {
+	switch a := v.(type) {
+	case string:
+		return a
+	case map[string]any:
+		if cfg, ok := a["config"].(map[string]any); ok {
+			if s, ok := cfg["name"].(string); ok {
+				return s
+			}
+		}
+		if s, ok := a["class_name"].(string); ok {
+			return s
+		}
+	}
+	return "linear"
+}
+
+// elementwise applies build to v in whichever layout v has (channels
+// first preferred), keeping it.
+func (x *layerCtx) elementwise(v *kval, build func(in string, cf bool) (string, error)) ([]*kval, error) {
+	cf := v.cl == "" && v.cf != ""
+	in := v.cl
+	if cf {
+		in = v.cf
+	}
+	y, err := build(in, cf)
+	if err != nil {
+		return nil, err
+	}
+	return []*kval{out(y, v.rank, cf, v.dt)}, nil
+}
+
+func (x *layerCtx) activationLayer(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	name := activationName(x.l.cfg["activation"])
+	return x.elementwise(v, func(in string, cf bool) (string, error) {
+		axis := int64(-1)
+		if cf {
+			axis = 1
+		}
+		return x.activation(name, in, axis)
+	})
+}
+
+func (x *layerCtx) reluLayer(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	maxV, hasMax := x.l.cfg["max_value"].(float64)
+	slope := x.num("negative_slope", 0)
+	thr := x.num("threshold", 0)
+	if slope != 0 || thr != 0 {
+		return nil, errors.New("negative_slope and threshold other than 0 are not supported")
+	}
+	b := x.c.b
+	return x.elementwise(v, func(in string, cf bool) (string, error) {
+		if hasMax {
+			return b.Op("Clip", x.name(""), []string{in, b.Scalar("zero", 0), b.Scalar("max", float32(maxV))}), nil
+		}
+		return b.Op("Relu", x.name(""), []string{in}), nil
+	})
+}
+
+func (x *layerCtx) leakyReLU(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	alpha := x.num("alpha", x.num("negative_slope", 0.3))
+	return x.elementwise(v, func(in string, cf bool) (string, error) {
+		return x.c.b.Op("LeakyRelu", x.name(""), []string{in}, onnxb.Float("alpha", float32(alpha))), nil
+	})
+}
+
+func (x *layerCtx) eluLayer(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	alpha := x.num("alpha", 1)
+	return x.elementwise(v, func(in string, cf bool) (string, error) {
+		return x.c.b.Op("Elu", x.name(""), []string{in}, onnxb.Float("alpha", float32(alpha))), nil
+	})
+}
+
+func (x *layerCtx) softmaxLayer(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	axis := int64(x.num("axis", -1))
+	if axis != -1 && axis != int64(v.rank-1) {
+		in, err := x.c.cl(v)
+		if err != nil {
+			return nil, err
+		}
+		return []*kval{{cl: x.c.b.Op("Softmax", x.name(""), []string{in}, onnxb.Int("axis", axis)), rank: v.rank, dt: v.dt}}, nil
+	}
+	return x.elementwise(v, func(in string, cf bool) (string, error) {
+		a := int64(-1)
+		if cf {
+			a = 1
+		}
+		return x.c.b.Op("Softmax", x.name(""), []string{in}, onnxb.Int("axis", a)), nil
+	})
+}
+
+// channelConst returns a per-channel constant shaped to broadcast against
+// a rank-r tensor in the given layout.
+func (x *layerCtx) channelConst(variant string, v []float32, rank int, cf bool) string {
+	dims := []int64{int64(len(v))}
+	if cf {
+		for i := 2; i < rank; i++ {
+			dims = append(dims, 1)
+		}
+	}
+	return x.init(fmt.Sprintf("%s_r%d_cf%v", variant, rank, cf), dims, v)
+}
+
+func (x *layerCtx) prelu(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	a, ad, err := x.floats("alpha")
+	if err != nil {
+		return nil, err
+	}
+	if v.rank < 0 || len(ad) != v.rank-1 {
+		return nil, fmt.Errorf("alpha of shape %v for an input of rank %d", ad, v.rank)
+	}
+	perChannel := true
+	for _, d := range ad[:len(ad)-1] {
+		if d != 1 {
+			perChannel = false
+		}
+	}
+	if perChannel && v.cl == "" {
+		return x.elementwise(v, func(in string, cf bool) (string, error) {
+			return x.c.b.Op("PRelu", x.name(""), []string{in, x.channelConst("alpha", a, v.rank, true)}), nil
+		})
+	}
+	in, err := x.c.cl(v)
+	if err != nil {
+		return nil, err
+	}
+	return []*kval{{cl: x.c.b.Op("PRelu", x.name(""), []string{in, x.init("alpha", ad, a)}), rank: v.rank, dt: v.dt}}, nil
+}
+
+func (x *layerCtx) padAttr(k, strides, dil []int64) ([]*onnxpb.AttributeProto, error) {
+	switch p := x.str("padding", "valid"); p {
+	case "valid":
+		return []*onnxpb.AttributeProto{onnxb.String("auto_pad", "VALID")}, nil
+	case "same":
+		return []*onnxpb.AttributeProto{onnxb.String("auto_pad", "SAME_UPPER")}, nil
+	case "causal":
+		if len(k) != 1 {
+			return nil, errors.New("causal padding is for 1-D convolutions")
+		}
+		return []*onnxpb.AttributeProto{onnxb.Ints("pads", []int64{(k[0] - 1) * dil[0], 0})}, nil
+	default:
+		return nil, fmt.Errorf("padding %q is not supported", p)
+	}
+}
+
+// toOIHW permutes a Keras kernel [k..., in, out] to ONNX [out, in, k...].
+func toOIHW(v []float32, d []int64) ([]float32, []int64) {
+	r := len(d)
+	sp := d[:r-2]
+	in, o := d[r-2], d[r-1]
+	s := int64(1)
+	for _, e := range sp {
+		s *= e
+	}
+	outv := make([]float32, len(v))
+	for p := int64(0); p < s; p++ {
+		for i := int64(0); i < in; i++ {
+			for j := int64(0); j < o; j++ {
+				outv[(j*in+i)*s+p] = v[(p*in+i)*o+j]
+			}
+		}
+	}
+	return outv, append([]int64{o, in}, sp...)
+}
+
+func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.channelsLast(); err != nil {
+		return nil, err
+	}
+	nsp := v.rank - 2
+	if nsp < 1 || nsp > 3 {
+		return nil, fmt.Errorf("input of rank %d", v.rank)
+	}
+	cls := x.l.class
+	depthwise := cls == "DepthwiseConv2D"
+	separable := cls == "SeparableConv1D" || cls == "SeparableConv2D"
+	kname := "kernel"
+	if depthwise || separable {
+		kname = "depthwise_kernel"
+	}
+	k, kd, err := x.floats(kname)
+	if err != nil {
+		return nil, err
+	}
+	if len(kd) != nsp+2 {
+		return nil, fmt.Errorf("%s of shape %v for %d spatial axes", kname, kd, nsp)
+	}
+	strides, err := x.tuple("strides", nsp, 1)
+	if err != nil {
+		return nil, err
+	}
+	dil, err := x.tuple("dilation_rate", nsp, 1)
+	if err != nil {
+		return nil, err
+	}
+	ks := kd[:nsp]
+	pads, err := x.padAttr(ks, strides, dil)
+	if err != nil {
+		return nil, err
+	}
+	attrs := append(pads, onnxb.Ints("strides", strides), onnxb.Ints("dilations", dil), onnxb.Ints("kernel_shape", ks))
+	in, err := x.c.cf(v)
+	if err != nil {
+		return nil, err
+	}
+	b := x.c.b
+	var y string
+	if depthwise || separable {
+		cin, mult := kd[nsp], kd[nsp+1]
+		md := append(append([]int64{}, ks...), 1, cin*mult)
+		wv, wd := toOIHW(k, md)
+		dw := []string{in, x.init(kname, wd, wv)}
+		if depthwise && x.boolean("use_bias", true) {
+			bias, bd, err := x.floats("bias")
+			if err != nil {
+				return nil, err
+			}
+			dw = append(dw, x.init("bias", bd, bias))
+		}
+		y = b.Op("Conv", x.name("depthwise"), dw, append(attrs, onnxb.Int("group", cin))...)
+		if separable {
+			pk, pd, err := x.floats("pointwise_kernel")
+			if err != nil {
+				return nil, err
+			}
+			pv, pdd := toOIHW(pk, pd)
+			pw := []string{y, x.init("pointwise_kernel", pdd, pv)}
+			if x.boolean("use_bias", true) {
+				bias, bd, err := x.floats("bias")
+				if err != nil {
+					return nil, err
+				}
+				pw = append(pw, x.init("bias", bd, bias))
+			}
+			one := make([]int64, nsp)
+			for i := range one {
+				one[i] = 1
+			}
+			y = b.Op("Conv", x.name("pointwise"), pw, onnxb.Ints("kernel_shape", one))
+		}
+	} else {
+		wv, wd := toOIHW(k, kd)
+		cv := []string{in, x.init("kernel", wd, wv)}
+		if x.boolean("use_bias", true) {
+			bias, bd, err := x.floats("bias")
+			if err != nil {
+				return nil, err
+			}
+			cv = append(cv, x.init("bias", bd, bias))
+		}
+		groups := int64(x.num("groups", 1))
+		if groups > 1 {
+			attrs = append(attrs, onnxb.Int("group", groups))
+		}
+		y = b.Op("Conv", x.name(""), cv, attrs...)
+	}
+	y, err = x.activation(activationName(x.l.cfg["activation"]), y, 1)
+	if err != nil {
+		return nil, err
+	}
+	return []*kval{{cf: y, rank: v.rank, dt: v.dt}}, nil
+}
+
+func (x *layerCtx) pool(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.channelsLast(); err != nil {
+		return nil, err
+	}
+	nsp := v.rank - 2
+	if nsp < 1 || nsp > 3 {
+		return nil, fmt.Errorf("input of rank %d", v.rank)
+	}
+	pk := "pool_size"
+	if _, ok := x.l.cfg[pk]; !ok {
+		pk = "pool_length" // Keras 1
+	}
+	k, err := x.tuple(pk, nsp, 2)
+	if err != nil {
+		return nil, err
+	}
+	s := k
+	if x.l.cfg["strides"] != nil {
+		if s, err = x.tuple("strides", nsp, 1); err != nil {
+			return nil, err
+		}
+	}
+	pads, err := x.padAttr(k, s, nil)
+	if err != nil {
+		return nil, err
+	}
+	in, err := x.c.cf(v)
+	if err != nil {
+		return nil, err
+	}
+	op := "MaxPool"
+	if x.l.class[:3] == "Ave" {
+		op = "AveragePool"
+	}
+	y := x.c.b.Op(op, x.name(""), []string{in}, append(pads, onnxb.Ints("kernel_shape", k), onnxb.Ints("strides", s))...)
+	return []*kval{{cf: y, rank: v.rank, dt: v.dt}}, nil
+}
+
+func (x *layerCtx) globalPool(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.channelsLast(); err != nil {
+		return nil, err
+	}
+	if v.rank < 3 {
+		return nil, fmt.Errorf("input of rank %d", v.rank)
+	}
+	op := "ReduceMean"
+	if x.l.class[:9] == "GlobalMax" {
+		op = "ReduceMax"
+	}
+	keep := x.boolean("keepdims", false)
+	k := int64(0)
+	if keep {
+		k = 1
+	}
+	b := x.c.b
+	reduce := func(in string, axes []int64) string {
+		if b.Opset >= 18 {
+			return b.Op(op, x.name(""), []string{in, b.Ints("axes", axes...)}, onnxb.Int("keepdims", k))
+		}
+		return b.Op(op, x.name(""), []string{in}, onnxb.Ints("axes", axes), onnxb.Int("keepdims", k))
+	}
+	if v.cf != "" || v.cl == "" {
+		in, _ := x.c.cf(v)
+		var axes []int64
+		for i := 2; i < v.rank; i++ {
+			axes = append(axes, int64(i))
+		}
+		y := reduce(in, axes)
+		if keep {
+			return []*kval{{cf: y, rank: v.rank, dt: v.dt}}, nil
+		}
+		return []*kval{{cl: y, rank: 2, dt: v.dt}}, nil
+	}
+	var axes []int64
+	for i := 1; i < v.rank-1; i++ {
+		axes = append(axes, int64(i))
+	}
+	r := 2
+	if keep {
+		r = v.rank
+	}
+	return []*kval{{cl: reduce(v.cl, axes), rank: r, dt: v.dt}}, nil
+}
+
+// batchNorm: inference form y = x·s + (beta − mean·s), s = gamma/√(var+ε),
+// over the last axis.
+func (x *layerCtx) batchNorm(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	axis := -1
+	switch a := x.l.cfg["axis"].(type) {
+	case float64:
+		axis = int(a)
+	case []any:
+		if len(a) == 1 {
+			if f, ok := a[0].(float64); ok {
+				axis = int(f)
+			}
+		} else {
+			axis = -100
+		}
+	}
+	if axis != -1 && axis != v.rank-1 {
+		return nil, fmt.Errorf("axis %v: only the last (channel) axis is supported", x.l.cfg["axis"])
+	}
+	eps := x.num("epsilon", 1e-3)
+	var gamma, beta []float32
+	if x.boolean("scale", true) {
+		if gamma, _, err = x.floats("gamma"); err != nil {
+			return nil, err
+		}
+	}
+	if x.boolean("center", true) {
+		if beta, _, err = x.floats("beta"); err != nil {
+			return nil, err
+		}
+	}
+	mean, _, err := x.floats("moving_mean")
+	if err != nil {
+		return nil, err
+	}
+	vr, _, err := x.floats("moving_variance")
+	if err != nil {
+		return nil, err
+	}
+	c := len(mean)
+	if len(vr) != c || (gamma != nil && len(gamma) != c) || (beta != nil && len(beta) != c) {
+		return nil, errors.New("gamma, beta, moving_mean and moving_variance differ in size")
+	}
+	s := make([]float32, c)
+	o := make([]float32, c)
+	for i := range s {
+		g := 1.0
+		if gamma != nil {
+			g = float64(gamma[i])
+		}
+		sc := g / math.Sqrt(float64(vr[i])+eps)
+		s[i] = float32(sc)
+		bt := 0.0
+		if beta != nil {
+			bt = float64(beta[i])
+		}
+		o[i] = float32(bt - float64(mean[i])*sc)
+	}
+	b := x.c.b
+	return x.elementwise(v, func(in string, cf bool) (string, error) {
+		m := b.Op("Mul", x.name("scale"), []string{in, x.channelConst("scale", s, v.rank, cf)})
+		return b.Op("Add", x.name(""), []string{m, x.channelConst("offset", o, v.rank, cf)}), nil
+	})
+}
+
+func (x *layerCtx) layerNorm(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	axis := -1
+	switch a := x.l.cfg["axis"].(type) {
+	case float64:
+		axis = int(a)
+	case []any:
+		if len(a) == 1 {
+			if f, ok := a[0].(float64); ok {
+				axis = int(f)
+			}
+		} else {
+			axis = -100
+		}
+	}
+	if axis != -1 && axis != v.rank-1 {
+		return nil, fmt.Errorf("axis %v: only the last axis is supported", x.l.cfg["axis"])
+	}
+	in, err := x.c.cl(v)
+	if err != nil {
+		return nil, err
+	}
+	eps := x.num("epsilon", 1e-3)
+	var gamma, beta []float32
+	if x.boolean("scale", true) {
+		if gamma, _, err = x.floats("gamma"); err != nil {
+			return nil, err
+		}
+	}
+	if x.boolean("center", true) {
+		if beta, _, err = x.floats("beta"); err != nil {
+			return nil, err
+		}
+	}
+	n := len(gamma)
+	if n == 0 {
+		n = len(beta)
+	}
+	if n == 0 {
+		return nil, errors.New("LayerNormalization without scale and center: not supported")
+	}
+	if gamma == nil {
+		gamma = make([]float32, n)
+		for i := range gamma {
+			gamma[i] = 1
+		}
+	}
+	lin := []string{in, x.init("gamma", []int64{int64(n)}, gamma)}
+	if beta != nil {
+		lin = append(lin, x.init("beta", []int64{int64(n)}, beta))
+	}
+	y := x.c.b.Op("LayerNormalization", x.name(""), lin, onnxb.Int("axis", -1), onnxb.Float("epsilon", float32(eps)))
+	return []*kval{{cl: y, rank: v.rank, dt: v.dt}}, nil
+}
+
+func (x *layerCtx) flatten(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	in, err := x.c.cl(v)
+	if err != nil {
+		return nil, err
+	}
+	return []*kval{{cl: x.c.b.Op("Flatten", x.name(""), []string{in}, onnxb.Int("axis", 1)), rank: 2, dt: v.dt}}, nil
+}
+
+func (x *layerCtx) reshape(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	ts, ok := x.l.cfg["target_shape"].([]any)
+	if !ok {
+		return nil, errors.New("target_shape is missing")
+	}
+	shape := []int64{0}
+	for _, e := range ts {
+		f, ok := e.(float64)
+		if !ok || f < -1 || f > maxDim {
+			return nil, fmt.Errorf("target_shape %v is not a list of sizes", ts)
+		}
+		shape = append(shape, int64(f))
+	}
+	in, err := x.c.cl(v)
+	if err != nil {
+		return nil, err
+	}
+	b := x.c.b
+	return []*kval{{cl: b.Op("Reshape", x.name(""), []string{in, b.Ints(x.name("shape"), shape...)}), rank: len(shape), dt: v.dt}}, nil
+}
+
+func (x *layerCtx) permute(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := x.l.cfg["dims"].([]any)
+	if !ok || len(d) != v.rank-1 {
+		return nil, fmt.Errorf("dims %v for an input of rank %d", x.l.cfg["dims"], v.rank)
+	}
+	perm := []int64{0}
+	for _, e := range d {
+		f, ok := e.(float64)
+		if !ok || f < 1 || int(f) >= v.rank {
+			return nil, fmt.Errorf("dims %v is not a permutation", d)
+		}
+		perm = append(perm, int64(f))
+	}
+	in, err := x.c.cl(v)
+	if err != nil {
+		return nil, err
+	}
+	return []*kval{{cl: x.c.b.Transpose(in, perm, x.name("")), rank: v.rank, dt: v.dt}}, nil
+}
+
+func (x *layerCtx) repeatVector(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	n := int64(x.num("n", 1))
+	if n < 1 || n > maxDim || v.rank != 2 {
+		return nil, fmt.Errorf("n=%d on an input of rank %d", n, v.rank)
+	}
+	b := x.c.b
+	u := b.Op("Unsqueeze", x.name("unsqueeze"), []string{v.cl, b.Ints("axes", 1)})
+	return []*kval{{cl: b.Op("Tile", x.name(""), []string{u, b.Ints("repeats", 1, n, 1)}), rank: 3, dt: v.dt}}, nil
+}
+
+func (x *layerCtx) merge(ins []*kval, op string) ([]*kval, error) {
+	if len(ins) < 2 && op != "Mean" {
+		return nil, fmt.Errorf("takes at least two inputs, is given %d", len(ins))
+	}
+	if op == "Sub" && len(ins) != 2 {
+		return nil, fmt.Errorf("Subtract takes two inputs, is given %d", len(ins))
+	}
+	cf := true
+	for _, v := range ins {
+		if v.cf == "" || v.rank != ins[0].rank {
+			cf = false
+		}
+	}
+	names := make([]string, len(ins))
+	for i, v := range ins {
+		var err error
+		if cf {
+			names[i] = v.cf
+		} else if names[i], err = x.c.cl(v); err != nil {
+			return nil, err
+		}
+	}
+	b := x.c.b
+	var y string
+	switch op {
+	case "Add", "Mul":
+		y = names[0]
+		for i, n := range names[1:] {
+			y = b.Op(op, x.name(fmt.Sprint(i)), []string{y, n})
+		}
+	default:
+		y = b.Op(op, x.name(""), names)
+	}
+	return []*kval{out(y, ins[0].rank, cf, ins[0].dt)}, nil
+}
+
+func (x *layerCtx) concat(ins []*kval) ([]*kval, error) {
+	r := ins[0].rank
+	axis := int64(x.num("axis", -1))
+	if r < 0 {
+		return nil, errors.New("inputs of unknown rank")
+	}
+	if axis < 0 {
+		axis += int64(r)
+	}
+	if axis < 0 || axis >= int64(r) {
+		return nil, fmt.Errorf("axis %v for rank %d", x.l.cfg["axis"], r)
+	}
+	cf := r >= 3
+	for _, v := range ins {
+		if v.cf == "" || v.rank != r {
+			cf = false
+		}
+	}
+	names := make([]string, len(ins))
+	for i, v := range ins {
+		var err error
+		if cf {
+			names[i] = v.cf
+		} else if names[i], err = x.c.cl(v); err != nil {
+			return nil, err
+		}
+	}
+	if cf {
+		ca := axis + 1
+		if axis == int64(r-1) {
+			ca = 1
+		} else if axis == 0 {
+			ca = 0
+		}
+		return []*kval{{cf: x.c.b.Op("Concat", x.name(""), names, onnxb.Int("axis", ca)), rank: r, dt: ins[0].dt}}, nil
+	}
+	return []*kval{{cl: x.c.b.Op("Concat", x.name(""), names, onnxb.Int("axis", axis)), rank: r, dt: ins[0].dt}}, nil
+}
+
+func (x *layerCtx) embedding(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	if x.boolean("mask_zero", false) {
+		return nil, errors.New("mask_zero=true is not supported (the mask changes what later layers compute)")
+	}
+	e, ed, err := x.floats("embeddings")
+	if err != nil {
+		return nil, err
+	}
+	if len(ed) != 2 {
+		return nil, fmt.Errorf("embeddings of shape %v: want 2-D", ed)
+	}
+	b := x.c.b
+	in, err := x.c.cl(v)
+	if err != nil {
+		return nil, err
+	}
+	idx := b.Op("Cast", x.name("indices"), []string{in}, onnxb.Int("to", int64(canonical.Int64)))
+	y := b.Op("Gather", x.name(""), []string{x.init("embeddings", ed, e), idx}, onnxb.Int("axis", 0))
+	r := -1
+	if v.rank >= 0 {
+		r = v.rank + 1
+	}
+	return []*kval{{cl: y, rank: r, dt: canonical.Float}}, nil
+}
+
+func (x *layerCtx) zeroPad(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.channelsLast(); err != nil {
+		return nil, err
+	}
+	nsp := v.rank - 2
+	if nsp < 1 || nsp > 3 {
+		return nil, fmt.Errorf("input of rank %d", v.rank)
+	}
+	before := make([]int64, nsp)
+	after := make([]int64, nsp)
+	switch p := x.l.cfg["padding"].(type) {
+	case float64:
+		for i := range before {
+			before[i], after[i] = int64(p), int64(p)
+		}
+	case []any:
+		if len(p) == 2 && nsp == 1 {
+			before[0], after[0] = int64(toF(p[0])), int64(toF(p[1]))
+			break
+		}
+		if len(p) != nsp {
+			return nil, fmt.Errorf("padding %v for %d spatial axes", p, nsp)
+		}
+		for i, e := range p {
+			switch q := e.(type) {
+			case float64:
+				before[i], after[i] = int64(q), int64(q)
+			case []any:
+				if len(q) != 2 {
+					return nil, fmt.Errorf("padding %v", p)
+				}
+				before[i], after[i] = int64(toF(q[0])), int64(toF(q[1]))
+			}
+		}
+	default:
+		return nil, fmt.Errorf("padding %v", x.l.cfg["padding"])
+	}
+	in, err := x.c.cf(v)
+	if err != nil {
+		return nil, err
+	}
+	pads := append(append(append([]int64{0, 0}, before...), 0, 0), after...)
+	for _, p := range pads {
+		if p < 0 || p > maxDim {
+			return nil, fmt.Errorf("padding %v is out of range", pads)
+		}
+	}
+	b := x.c.b
+	return []*kval{{cf: b.Op("Pad", x.name(""), []string{in, b.Ints("pads", pads...)}), rank: v.rank, dt: v.dt}}, nil
+}
+
+func toF(v any) float64 {
+	f, _ := v.(float64)
+	return f
+}
+
+func (x *layerCtx) upSample(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.channelsLast(); err != nil {
+		return nil, err
+	}
+	nsp := v.rank - 2
+	if nsp < 1 || nsp > 2 {
+		return nil, fmt.Errorf("input of rank %d", v.rank)
+	}
+	sk := "size"
+	if x.l.class == "UpSampling1D" {
+		if _, ok := x.l.cfg["size"]; !ok {
+			sk = "length"
+		}
+	}
+	size, err := x.tuple(sk, nsp, 2)
+	if err != nil {
+		return nil, err
+	}
+	if in := x.str("interpolation", "nearest"); in != "nearest" {
+		return nil, fmt.Errorf("interpolation %q is not supported (nearest only)", in)
+	}
+	in, err := x.c.cf(v)
+	if err != nil {
+		return nil, err
+	}
+	scales := []float32{1, 1}
+	for _, s := range size {
+		scales = append(scales, float32(s))
+	}
+	b := x.c.b
+	y := b.Op("Resize", x.name(""), []string{in, "", b.F32(x.name("scales"), []int64{int64(len(scales))}, scales)},
+		onnxb.String("mode", "nearest"), onnxb.String("coordinate_transformation_mode", "asymmetric"), onnxb.String("nearest_mode", "floor"))
+	return []*kval{{cf: y, rank: v.rank, dt: v.dt}}, nil
+}
+
+func (x *layerCtx) rescaling(ins []*kval) ([]*kval, error) {
+	v, err := x.one(ins)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := x.l.cfg["scale"].(float64)
+	if !ok {
+		return nil, errors.New("scale must be a number")
+	}
+	o := x.num("offset", 0)
+	b := x.c.b
+	return x.elementwise(v, func(in string, cf bool) (string, error) {
+		m := b.Op("Mul", x.name("scale"), []string{in, b.Scalar("scale", float32(s))})
+		return b.Op("Add", x.name(""), []string{m, b.Scalar("offset", float32(o))}), nil
+	})
+}

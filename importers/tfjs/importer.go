@@ -1,0 +1,221 @@
+// Package tfjs imports TensorFlow.js models (format "tfjs"): a model.json
+// with its weight files beside it, as tf.io and tensorflowjs_converter
+// write them.
+//
+//   - layers models ("format": "layers-model": a Keras topology) go
+//     through importers/keraslayers, the one Keras-layer mapping;
+//   - graph models ("format": "graph-model": a GraphDef in JSON) go
+//     through importers/tfops, the one TF-op mapping.
+//
+// Weights are float32, int32, bool, float16 and quantized uint8/uint16
+// (scale and min), dequantized as TF.js does when it loads them. The file
+// is detected by its content (a JSON object with modelTopology or
+// weightsManifest), not by its name. Its reference runtime is TF.js itself
+// ("tfjs", runtimes/tfjs). Nothing the file holds is executed; weight
+// paths must stay inside the model's folder.
+package tfjs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/keraslayers"
+	"github.com/onnxconv/onnxconv/importers/tfops"
+)
+
+// Name is the importer and format name, and the name of its reference
+// runtime.
+const Name = "tfjs"
+
+// Options of Import.
+type Options struct {
+	// Opset is the ai.onnx opset of the result (0: 17).
+	Opset int
+}
+
+// New returns the TF.js importer.
+func New() importers.Importer { return importer{} }
+
+type importer struct{}
+
+func optionSpecs() []importers.OptionSpec {
+	return []importers.OptionSpec{{Name: "opset", Doc: "ai.onnx opset of the result, 14 to 21 (default 17)"}}
+}
+
+func (importer) Describe() importers.Description {
+	return importers.Description{
+		Name:       Name,
+		Format:     Name,
+		Summary:    "TensorFlow.js model.json (layers or graph model) with its weight files",
+		Extensions: []string{".json"},
+		Options:    optionSpecs(),
+		Runtime:    Name,
+	}
+}
+
+// Detect is 1 for a JSON object whose head names a TF.js format
+// ("layers-model", "graph-model") beside modelTopology or
+// weightsManifest, 0.9 for one with modelTopology or weightsManifest
+// keys alone, else 0.
+func (importer) Detect(path string, head []byte) float32 {
+	return detect(head)
+}
+
+func detect(head []byte) float32 {
+	t := bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf")
+	if len(t) == 0 || t[0] != '{' {
+		return 0
+	}
+	keys := bytes.Contains(t, []byte(`"modelTopology"`)) || bytes.Contains(t, []byte(`"weightsManifest"`))
+	if !keys {
+		return 0
+	}
+	if bytes.Contains(t, []byte(`"layers-model"`)) || bytes.Contains(t, []byte(`"graph-model"`)) {
+		return 1
+	}
+	return 0.9
+}
+
+// ParseOptions reads "opset".
+func ParseOptions(m map[string]string) (Options, error) {
+	var o Options
+	opts := importers.Options(m)
+	for _, k := range opts.Keys() {
+		v := opts[k]
+		switch k {
+		case "opset":
+			n, err := strconv.Atoi(v)
+			if err == nil && (n < 14 || n > 21) {
+				err = fmt.Errorf("opset %d: use 14 to 21", n)
+			}
+			if err != nil {
+				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
+			}
+			o.Opset = n
+		default:
+			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
+		}
+	}
+	return o, nil
+}
+
+func (importer) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
+	o, err := ParseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	mp, err := ImportFile(ctx, path, o)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("tfjs import %s: %w", path, err)
+	}
+	m, err := canonical.FromProto(mp, dir)
+	if err != nil {
+		return nil, fmt.Errorf("tfjs import %s: the converted model is malformed (please report): %w", path, err)
+	}
+	return &importers.Result{Model: m}, nil
+}
+
+// Kind tells a layers model from a graph model.
+type Kind string
+
+// The kinds of TF.js models.
+const (
+	Layers Kind = "layers-model"
+	Graph  Kind = "graph-model"
+)
+
+// ImportFile converts the model.json at path (weights read from beside
+// it) to an ONNX ModelProto.
+func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, error) {
+	data, err := importers.ReadFile(path, MaxModelJSON)
+	if err != nil {
+		return nil, fmt.Errorf("tfjs import: %w", err)
+	}
+	m, err := parseModel(path, data)
+	if err != nil {
+		return nil, err
+	}
+	kind, err := kindOf(path, m)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	weights, err := loadWeights(path, m)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	base := filepath.Base(path)
+	switch kind {
+	case Layers:
+		var top map[string]any
+		if err := json.Unmarshal(m.ModelTopology, &top); err != nil {
+			return nil, &FormatError{Path: path, Detail: "modelTopology is not a Keras model config: " + err.Error()}
+		}
+		mp, err := keraslayers.ConvertConfig(top, keraslayers.WeightMap(weights), keraslayers.Options{Opset: o.Opset, File: path})
+		if err != nil {
+			return nil, err
+		}
+		mp.DocString = &[]string{"TF.js layers model " + base}[0]
+		return mp, nil
+	default:
+		g, err := graphModel(path, m, weights, o.Opset)
+		if err != nil {
+			return nil, err
+		}
+		g.Name = base
+		mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: path})
+		if err != nil {
+			return nil, err
+		}
+		mp.DocString = &[]string{"TF.js graph model " + base}[0]
+		return mp, nil
+	}
+}
+
+// KindOf reads whether the model.json at path is a layers or a graph model.
+func KindOf(path string) (Kind, error) {
+	data, err := importers.ReadFile(path, MaxModelJSON)
+	if err != nil {
+		return "", err
+	}
+	m, err := parseModel(path, data)
+	if err != nil {
+		return "", err
+	}
+	return kindOf(path, m)
+}
+
+func kindOf(path string, m *modelJSON) (Kind, error) {
+	switch m.Format {
+	case string(Layers):
+		return Layers, nil
+	case string(Graph):
+		return Graph, nil
+	case "":
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(m.ModelTopology, &probe); err != nil {
+			return "", &FormatError{Path: path, Detail: "modelTopology is not an object"}
+		}
+		if _, ok := probe["node"]; ok {
+			return Graph, nil
+		}
+		return Layers, nil
+	}
+	return "", &FormatError{Path: path, Detail: fmt.Sprintf("format %q is neither layers-model nor graph-model", m.Format)}
+}

@@ -1,0 +1,392 @@
+package tfops
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+)
+
+// maxNodes bounds the graphs Convert reads.
+const maxNodes = 1 << 20
+
+// value is one TF tensor as ONNX sees it: the ONNX value holding it in
+// NHWC (TF's own layout) and, for 4-D tensors, in NCHW; at least one is
+// set. konst is its value when it is a constant.
+type value struct {
+	nhwc, nchw string
+	rank       int // -1 unknown
+	dt         canonical.DataType
+	konst      *canonical.Tensor
+}
+
+type converter struct {
+	b      *onnxb.Builder
+	g      *Graph
+	file   string
+	nodes  map[string]*Node
+	vals   map[string]*value // "node:idx"
+	inIdx  map[string]bool
+	visits map[string]int // 0 new, 1 in progress, 2 done
+}
+
+func tensorKey(in string) (string, bool) {
+	if strings.HasPrefix(in, "^") {
+		return "", false
+	}
+	if i := strings.LastIndexByte(in, ':'); i >= 0 {
+		if _, err := strconv.Atoi(in[i+1:]); err == nil {
+			return in, true
+		}
+	}
+	return in + ":0", true
+}
+
+func splitKey(k string) (string, int) {
+	i := strings.LastIndexByte(k, ':')
+	n, _ := strconv.Atoi(k[i+1:])
+	return k[:i], n
+}
+
+// onnxName is the ONNX name of TF tensor key: "node" for output 0,
+// "node:i" otherwise.
+func onnxName(key string) string {
+	return strings.TrimSuffix(key, ":0")
+}
+
+// Convert maps g to an ONNX model (see the package doc).
+func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
+	if g == nil {
+		return nil, errors.New("tfops: no graph")
+	}
+	if len(g.Nodes) > maxNodes {
+		return nil, fmt.Errorf("%s: %d nodes, more than the %d the TF-op mapping reads", opts.File, len(g.Nodes), maxNodes)
+	}
+	if opts.Opset != 0 && opts.Opset < 13 {
+		return nil, fmt.Errorf("tfops: opset %d: use 13 or later", opts.Opset)
+	}
+	c := &converter{b: onnxb.New(opts.Opset), g: g, file: opts.File, nodes: map[string]*Node{},
+		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}}
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		if n.Name == "" {
+			return nil, fmt.Errorf("%s: node %d (op %s) has no name", opts.File, i, n.Op)
+		}
+		if _, dup := c.nodes[n.Name]; dup {
+			return nil, fmt.Errorf("%s: two nodes are named %q", opts.File, n.Name)
+		}
+		c.nodes[n.Name] = n
+	}
+	inputs := g.Inputs
+	if inputs == nil {
+		for _, n := range g.Nodes {
+			if n.Op == "Placeholder" {
+				inputs = append(inputs, IO{Name: n.Name, Tensor: n.Name + ":0"})
+			}
+		}
+	}
+	outputs := g.Outputs
+	if outputs == nil {
+		used := map[string]bool{}
+		for _, n := range g.Nodes {
+			for _, in := range n.Inputs {
+				if k, ok := tensorKey(in); ok {
+					nm, _ := splitKey(k)
+					used[nm] = true
+				}
+			}
+		}
+		for _, n := range g.Nodes {
+			if !used[n.Name] && n.Op != "Const" && n.Op != "Placeholder" && n.Op != "NoOp" {
+				outputs = append(outputs, IO{Name: n.Name, Tensor: n.Name + ":0"})
+			}
+		}
+	}
+	if len(outputs) == 0 {
+		return nil, fmt.Errorf("%s: the graph has no outputs", opts.File)
+	}
+	for _, io := range inputs {
+		c.b.Reserve(io.Name)
+	}
+	for _, io := range outputs {
+		c.b.Reserve(io.Name)
+	}
+	var gin []*onnxpb.ValueInfoProto
+	for _, io := range inputs {
+		k, _ := tensorKey(io.Tensor)
+		nm, _ := splitKey(k)
+		n := c.nodes[nm]
+		if n == nil || n.Op != "Placeholder" {
+			return nil, fmt.Errorf("%s: input %q: no Placeholder node %q", opts.File, io.Name, nm)
+		}
+		dt := canonical.Float
+		if a, ok := n.Attrs["dtype"]; ok {
+			d, ok := DataType(a.Type)
+			if !ok {
+				return nil, &OpError{File: c.file, Node: n.Name, Op: n.Op, Err: fmt.Errorf("input dtype %s is not supported", a.Type)}
+			}
+			dt = d
+		}
+		rank, dims, unknown := -1, []int64(nil), true
+		if a, ok := n.Attrs["shape"]; ok && a.Shape != nil && !a.Shape.UnknownRank {
+			dims, unknown, rank = a.Shape.Dims, false, len(a.Shape.Dims)
+		}
+		gin = append(gin, onnxb.ValueInfo(io.Name, dt, dims, unknown))
+		c.vals[k] = &value{nhwc: io.Name, rank: rank, dt: dt}
+		c.visits[nm] = 2
+	}
+	var gout []*onnxpb.ValueInfoProto
+	for _, io := range outputs {
+		k, ok := tensorKey(io.Tensor)
+		if !ok {
+			return nil, fmt.Errorf("%s: output %q is a control input", opts.File, io.Tensor)
+		}
+		v, err := c.value(k)
+		if err != nil {
+			return nil, err
+		}
+		x, err := c.asNHWC(v)
+		if err != nil {
+			return nil, err
+		}
+		c.b.OpTo("Identity", io.Name, []string{x})
+		var dims []int64
+		unknown := v.rank < 0
+		if !unknown {
+			dims = make([]int64, v.rank)
+			for i := range dims {
+				dims[i] = -1
+			}
+		}
+		gout = append(gout, onnxb.ValueInfo(io.Name, v.dt, dims, unknown))
+	}
+	name := g.Name
+	if name == "" {
+		name = "tf_graph"
+	}
+	return c.b.Model(name, g.Doc, gin, gout), nil
+}
+
+// value returns the ONNX value of TF tensor key, converting its node (and
+// what it reads) first. The walk is iterative in depth to bound the stack.
+func (c *converter) value(key string) (*value, error) {
+	if v, ok := c.vals[key]; ok {
+		return v, nil
+	}
+	nm, _ := splitKey(key)
+	if err := c.convertFrom(nm); err != nil {
+		return nil, err
+	}
+	v, ok := c.vals[key]
+	if !ok {
+		n := c.nodes[nm]
+		op := ""
+		if n != nil {
+			op = n.Op
+		}
+		return nil, &OpError{File: c.file, Node: nm, Op: op, Err: fmt.Errorf("output %s is not produced", key)}
+	}
+	return v, nil
+}
+
+// convertFrom converts node nm after its inputs, with an explicit stack.
+func (c *converter) convertFrom(root string) error {
+	type frame struct {
+		name string
+		next int
+	}
+	stack := []frame{{name: root}}
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		n := c.nodes[f.name]
+		if n == nil {
+			return fmt.Errorf("%s: a node reads %q, which no node produces", c.file, f.name)
+		}
+		if f.next == 0 {
+			if c.visits[f.name] == 2 {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			if c.visits[f.name] == 1 {
+				return fmt.Errorf("%s: node %q is in a cycle (TF1 loops are not supported in TF.js graph models: re-export with control flow v2)", c.file, f.name)
+			}
+			c.visits[f.name] = 1
+		}
+		pushed := false
+		for f.next < len(n.Inputs) {
+			in := n.Inputs[f.next]
+			f.next++
+			k, ok := tensorKey(in)
+			if !ok {
+				continue
+			}
+			dep, _ := splitKey(k)
+			if c.visits[dep] == 2 {
+				continue
+			}
+			if c.visits[dep] == 1 {
+				return fmt.Errorf("%s: node %q reads %q, which depends on it (a cycle)", c.file, n.Name, dep)
+			}
+			stack = append(stack, frame{name: dep})
+			pushed = true
+			break
+		}
+		if pushed {
+			continue
+		}
+		if err := c.convertNode(n); err != nil {
+			return err
+		}
+		c.visits[f.name] = 2
+		stack = stack[:len(stack)-1]
+	}
+	return nil
+}
+
+// in returns data input i of n (control inputs skipped).
+func (c *converter) in(n *Node, i int) (*value, error) {
+	j := 0
+	for _, s := range n.Inputs {
+		k, ok := tensorKey(s)
+		if !ok {
+			continue
+		}
+		if j == i {
+			return c.value(k)
+		}
+		j++
+	}
+	return nil, fmt.Errorf("input %d is missing (the node has %d)", i, j)
+}
+
+func dataInputs(n *Node) int {
+	j := 0
+	for _, s := range n.Inputs {
+		if !strings.HasPrefix(s, "^") {
+			j++
+		}
+	}
+	return j
+}
+
+func (c *converter) set(n *Node, idx int, v *value) { c.vals[n.Name+":"+strconv.Itoa(idx)] = v }
+
+// asNHWC returns v's value in TF layout, adding a Transpose if needed.
+func (c *converter) asNHWC(v *value) (string, error) {
+	if v.nhwc != "" {
+		return v.nhwc, nil
+	}
+	if v.konst != nil {
+		return c.constant(v, false)
+	}
+	v.nhwc = c.b.Transpose(v.nchw, []int64{0, 2, 3, 1}, v.nchw+"_nhwc")
+	return v.nhwc, nil
+}
+
+// asNCHW returns 4-D v's value in NCHW, adding a Transpose if needed.
+func (c *converter) asNCHW(v *value) (string, error) {
+	if v.nchw != "" {
+		return v.nchw, nil
+	}
+	if v.rank != 4 {
+		return "", fmt.Errorf("a rank-4 NHWC tensor was expected, got rank %d", v.rank)
+	}
+	if v.konst != nil {
+		return c.constant(v, true)
+	}
+	v.nchw = c.b.Transpose(v.nhwc, []int64{0, 3, 1, 2}, v.nhwc+"_nchw")
+	return v.nchw, nil
+}
+
+// constant materializes a constant value as an initializer; nchw pads it
+// to rank 4 and permutes it to NCHW (for broadcasting against NCHW
+// activations).
+func (c *converter) constant(v *value, nchw bool) (string, error) {
+	t := v.konst
+	if !nchw {
+		name, err := c.b.Tensor(t.Name, t)
+		if err != nil {
+			return "", err
+		}
+		v.nhwc = name
+		return name, nil
+	}
+	dims := append([]int64{}, t.Dims...)
+	for len(dims) < 4 {
+		dims = append([]int64{1}, dims...)
+	}
+	if len(dims) != 4 {
+		return "", fmt.Errorf("constant %q of rank %d cannot broadcast against an NHWC activation", t.Name, len(t.Dims))
+	}
+	raw, err := t.Bytes()
+	if err != nil {
+		return "", err
+	}
+	es := canonical.ElemBits(t.DataType) / 8
+	pr, pd, err := permute(raw, es, dims, []int{0, 3, 1, 2})
+	if err != nil {
+		return "", err
+	}
+	name := c.b.Init(t.Name+"_nchw", t.DataType, pd, pr)
+	v.nchw = name
+	return name, nil
+}
+
+// permute returns data of shape dims (elements of es bytes) permuted by
+// perm.
+func permute(data []byte, es int, dims []int64, perm []int) ([]byte, []int64, error) {
+	n, err := canonical.NumElements(dims)
+	if err != nil {
+		return nil, nil, err
+	}
+	if es <= 0 || int64(len(data)) != n*int64(es) {
+		return nil, nil, fmt.Errorf("%d bytes for %d elements of %d bytes", len(data), n, es)
+	}
+	r := len(dims)
+	out := make([]byte, len(data))
+	nd := make([]int64, r)
+	for i, p := range perm {
+		nd[i] = dims[p]
+	}
+	stride := make([]int64, r)
+	s := int64(1)
+	for i := r - 1; i >= 0; i-- {
+		stride[i] = s
+		s *= dims[i]
+	}
+	idx := make([]int64, r)
+	for o := int64(0); o < n; o++ {
+		src := int64(0)
+		for i := 0; i < r; i++ {
+			src += idx[i] * stride[perm[i]]
+		}
+		copy(out[o*int64(es):(o+1)*int64(es)], data[src*int64(es):(src+1)*int64(es)])
+		for i := r - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < nd[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return out, nd, nil
+}
+
+func (c *converter) convertNode(n *Node) error {
+	fn, ok := opTable()[n.Op]
+	if !ok {
+		return &OpError{File: c.file, Node: n.Name, Op: n.Op, Unsupported: true}
+	}
+	if err := fn(c, n); err != nil {
+		var oe *OpError
+		if errors.As(err, &oe) {
+			return err
+		}
+		return &OpError{File: c.file, Node: n.Name, Op: n.Op, Err: err}
+	}
+	return nil
+}

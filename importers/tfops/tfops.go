@@ -1,0 +1,183 @@
+// Package tfops is the one TF-op → ONNX mapping, shared by TF.js graph
+// models (importers/tfjs, whose model.json holds a GraphDef in JSON) and
+// TensorFlow GraphDef/SavedModel files (importers/tensorflow).
+//
+// Both feed it the same neutral structures: a Graph of Nodes (name, op,
+// inputs as TF writes them — "node", "node:1", "^control" — and attrs as
+// Attr values that mirror TF's AttrValue proto), constant tensors, and the
+// graph's inputs and outputs. Convert returns an ONNX ModelProto:
+//
+//	g := &tfops.Graph{Nodes: nodes, Consts: weights,
+//		Inputs: []tfops.IO{{Name: "input", Tensor: "input:0"}},
+//		Outputs: []tfops.IO{{Name: "Identity", Tensor: "Identity:0"}}}
+//	mp, err := tfops.Convert(g, tfops.Options{})
+//
+// Layout: TensorFlow is NHWC; the ONNX graph keeps NHWC at its inputs and
+// outputs and runs convolutions, pools and the elementwise ops between them
+// in NCHW, inserting a Transpose only where a value must change layout.
+//
+// Errors are *OpError (an unmapped op, or an op whose attrs or inputs the
+// mapping cannot handle), naming the node and its op; errors.As finds them.
+// Nothing in the graph is executed; constant inputs (shapes, axes,
+// paddings) are read from Const nodes.
+package tfops
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
+)
+
+// Node is one TF NodeDef.
+type Node struct {
+	Name string
+	Op   string
+	// Inputs as TF writes them: "node" (output 0), "node:1", "^node"
+	// (control dependency, ignored).
+	Inputs []string
+	Attrs  map[string]Attr
+}
+
+// Attr mirrors TF's AttrValue: exactly one of its fields is meaningful,
+// by what the op expects.
+type Attr struct {
+	S      []byte
+	I      int64
+	F      float32
+	B      bool
+	Type   string // TF DataType enum name: "DT_FLOAT", "DT_INT32", ...
+	Shape  *Shape
+	Tensor *canonical.Tensor // a Const's value when the file holds it inline
+	Func   string
+	List   *AttrList
+}
+
+// AttrList is AttrValue.list.
+type AttrList struct {
+	S     [][]byte
+	I     []int64
+	F     []float32
+	B     []bool
+	Type  []string
+	Shape []Shape
+}
+
+// Shape is a TensorShapeProto: -1 for an unknown dim.
+type Shape struct {
+	Dims        []int64
+	UnknownRank bool
+}
+
+// IO binds an ONNX graph input or output name to a TF tensor ("node:0").
+type IO struct {
+	Name   string
+	Tensor string
+}
+
+// Graph is what Convert reads.
+type Graph struct {
+	Nodes []Node
+	// Consts holds Const values kept outside the NodeDef (TF.js weights),
+	// by node name. A Const node's "value" attr tensor is used otherwise.
+	Consts map[string]*canonical.Tensor
+	// Inputs are the graph inputs (Placeholders); nil: every Placeholder,
+	// in node order, named after its node.
+	Inputs []IO
+	// Outputs are the graph outputs; nil: output 0 of every node no other
+	// node reads (Const and Placeholder excepted), in node order.
+	Outputs []IO
+	// Name of the ONNX graph.
+	Name string
+	// Doc is the ONNX graph's doc string.
+	Doc string
+}
+
+// Options configure Convert.
+type Options struct {
+	// Opset is the ai.onnx opset (0: onnxb.DefaultOpset, 17; at least 13).
+	Opset int
+	// File names the source file in error messages.
+	File string
+}
+
+// OpError is a node Convert cannot map.
+type OpError struct {
+	File string
+	Node string
+	Op   string
+	// Unsupported is true for an op with no mapping at all.
+	Unsupported bool
+	Err         error
+}
+
+func (e *OpError) Error() string {
+	where := ""
+	if e.File != "" {
+		where = e.File + ": "
+	}
+	if e.Unsupported {
+		return fmt.Sprintf("%snode %q: TF op %s is not supported by the TF-op mapping (supported: %s); the fix is a mapping in importers/tfops, or re-export the model without it",
+			where, e.Node, e.Op, strings.Join(Supported(), ", "))
+	}
+	return fmt.Sprintf("%snode %q (TF op %s): %v", where, e.Node, e.Op, e.Err)
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
+// Supported lists the TF ops Convert maps, sorted.
+func Supported() []string {
+	var out []string
+	for k := range opTable() {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DecodeJSONBytes decodes a TF.js JSON "s" attr (base64 as protobuf JSON
+// writes bytes).
+func DecodeJSONBytes(s string) ([]byte, error) {
+	if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+		return b, nil
+	}
+	b, err := base64.RawStdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, errors.New("attr string is not base64")
+	}
+	return b, nil
+}
+
+// DataType maps a TF DataType name to the ONNX element type.
+func DataType(tf string) (canonical.DataType, bool) {
+	switch strings.TrimPrefix(tf, "DT_") {
+	case "FLOAT":
+		return canonical.Float, true
+	case "HALF":
+		return canonical.Float16, true
+	case "DOUBLE":
+		return canonical.Double, true
+	case "INT32":
+		return canonical.Int32, true
+	case "INT64":
+		return canonical.Int64, true
+	case "INT8":
+		return canonical.Int8, true
+	case "UINT8":
+		return canonical.Uint8, true
+	case "INT16":
+		return canonical.Int16, true
+	case "UINT16":
+		return canonical.Uint16, true
+	case "BOOL":
+		return canonical.Bool, true
+	case "STRING":
+		return canonical.String, true
+	case "BFLOAT16":
+		return canonical.BFloat16, true
+	}
+	return canonical.Undefined, false
+}

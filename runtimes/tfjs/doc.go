@@ -1,0 +1,27 @@
+// Package tfjs is the TensorFlow.js reference runtime of onnxconv: it
+// computes a TF.js model.json the way TF.js itself does, so that the ONNX
+// model importers/tfjs makes from it can be compared with its source
+// (`--runtime tfjs`, and source verification through
+// importers.Description.Runtime).
+//
+// It is pure Go (no cgo). Each Run starts `node` on an embedded script
+// (runner.js) that loads @tensorflow/tfjs 4.22.0 with its pure JavaScript
+// CPU backend (not tfjs-node, whose install downloads a native library),
+// reads model.json and the weight files its manifest names (inside the
+// model's folder only), and runs the model once: a layers model with
+// tf.loadLayersModel(tf.io.fromMemory(...)) and predict, a graph model with
+// tf.loadGraphModel(tf.io.fromMemory(...)) and execute, falling back to
+// executeAsync for control flow and dynamic ops (NonMaxSuppression). The
+// request and the answer are JSON on the script's stdin and stdout (tensor
+// data in base64); whatever TF.js prints goes to stderr.
+//
+// Inputs are matched by name with the imported ONNX model (importers/tfjs
+// names a graph model's inputs and outputs after the TF.js nodes), or by
+// position for layers models; outputs come in TF.js's order. TF.js has no
+// int64: int64 inputs are passed as int32 (refused when out of range).
+//
+// Where node and the npm package are found: see Find ($ONNXCONV_NODE,
+// $ONNXCONV_NODE_MODULES, node_modules beside the executable, in the user
+// plugins folder, in the checkout). A missing node or package is a
+// *MissingError whose message is the one command to run (InstallCommand).
+package tfjs

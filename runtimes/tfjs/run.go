@@ -1,0 +1,328 @@
+package tfjs
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+)
+
+//go:embed runner.js
+var runnerJS []byte
+
+// DefaultTimeout bounds one run when ctx has no deadline.
+const DefaultTimeout = 10 * time.Minute
+
+// maxAnswer bounds what the script may answer (outputs, base64).
+const maxAnswer = 4 << 30
+
+// RunError is a model TF.js could not load or run; Detail is TF.js's own
+// message.
+type RunError struct {
+	Model  string
+	Detail string
+	Stderr string
+}
+
+func (e *RunError) Error() string {
+	s := fmt.Sprintf("tfjs runtime: %s: TF.js failed: %s", e.Model, e.Detail)
+	if e.Stderr != "" {
+		s += "\nnode stderr (last lines):\n" + e.Stderr
+	}
+	return s
+}
+
+// NotTFJSError is a model file that is not a TF.js model.json (an .onnx
+// given to `--runtime tfjs`).
+type NotTFJSError struct{ Model string }
+
+func (e *NotTFJSError) Error() string {
+	return fmt.Sprintf("tfjs runtime: %s is not a TF.js model.json: the tfjs runtime runs TF.js models (the source side of a conversion), not ONNX; use --runtime executor or onnxruntime for ONNX files", e.Model)
+}
+
+// Result is one run.
+type Result struct {
+	Outputs []*onnxpb.TensorProto
+	// Kind is "layers-model" or "graph-model"; Method is how TF.js ran it
+	// (predict, execute, executeAsync); Version is TF.js's.
+	Kind, Method, Version, Backend string
+}
+
+type wireTensor struct {
+	Name  string  `json:"name"`
+	DType string  `json:"dtype"`
+	Shape []int64 `json:"shape"`
+	Data  string  `json:"data"`
+}
+
+// toWire converts an ONNX tensor to what TF.js takes: float32 (float16 and
+// double converted), int32 (int64, int8, uint8, int16 converted, checked
+// for range), bool.
+func toWire(tp *onnxpb.TensorProto) (wireTensor, error) {
+	t, err := canonical.TensorFromProto(tp)
+	if err != nil {
+		return wireTensor{}, err
+	}
+	raw, err := t.Bytes()
+	if err != nil {
+		return wireTensor{}, err
+	}
+	n, err := t.NumElements()
+	if err != nil {
+		return wireTensor{}, err
+	}
+	w := wireTensor{Name: t.Name, Shape: append([]int64{}, t.Dims...)}
+	if w.Shape == nil {
+		w.Shape = []int64{}
+	}
+	out := make([]byte, 0, 4*n)
+	switch t.DataType {
+	case canonical.Float:
+		w.DType, out = "float32", raw
+	case canonical.Double, canonical.Float16:
+		w.DType = "float32"
+		for i := int64(0); i < n; i++ {
+			var f float32
+			if t.DataType == canonical.Double {
+				f = float32(math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:])))
+			} else {
+				f = f16(binary.LittleEndian.Uint16(raw[2*i:]))
+			}
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(f))
+		}
+	case canonical.Int32:
+		w.DType, out = "int32", raw
+	case canonical.Int64, canonical.Int8, canonical.Uint8, canonical.Int16, canonical.Uint16:
+		w.DType = "int32"
+		es := int64(canonical.ElemBits(t.DataType) / 8)
+		for i := int64(0); i < n; i++ {
+			var v int64
+			switch t.DataType {
+			case canonical.Int64:
+				v = int64(binary.LittleEndian.Uint64(raw[8*i:]))
+			case canonical.Int8:
+				v = int64(int8(raw[i]))
+			case canonical.Uint8:
+				v = int64(raw[i])
+			case canonical.Int16:
+				v = int64(int16(binary.LittleEndian.Uint16(raw[es*i:])))
+			case canonical.Uint16:
+				v = int64(binary.LittleEndian.Uint16(raw[es*i:]))
+			}
+			if v < math.MinInt32 || v > math.MaxInt32 {
+				return w, fmt.Errorf("input %q: value %d does not fit TF.js's int32", t.Name, v)
+			}
+			out = binary.LittleEndian.AppendUint32(out, uint32(int32(v)))
+		}
+	case canonical.Bool:
+		w.DType, out = "bool", raw
+	default:
+		return w, fmt.Errorf("input %q: element type %s has no TF.js equivalent", t.Name, t.DataType)
+	}
+	w.Data = base64.StdEncoding.EncodeToString(out)
+	return w, nil
+}
+
+func f16(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := int32(h>>10) & 0x1f
+	mant := uint32(h & 0x3ff)
+	switch {
+	case exp == 0 && mant == 0:
+		return math.Float32frombits(sign)
+	case exp == 0:
+		e := int32(-14)
+		for mant&0x400 == 0 {
+			mant <<= 1
+			e--
+		}
+		return math.Float32frombits(sign | uint32(e+127)<<23 | (mant&0x3ff)<<13)
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0xff<<23 | mant<<13)
+	}
+	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | mant<<13)
+}
+
+func fromWire(w wireTensor) (*onnxpb.TensorProto, error) {
+	raw, err := base64.StdEncoding.DecodeString(w.Data)
+	if err != nil {
+		return nil, fmt.Errorf("output %q: %w", w.Name, err)
+	}
+	var dt canonical.DataType
+	switch w.DType {
+	case "float32":
+		dt = canonical.Float
+	case "int32":
+		dt = canonical.Int32
+	case "bool":
+		dt = canonical.Bool
+	default:
+		return nil, fmt.Errorf("output %q: TF.js dtype %s is not supported", w.Name, w.DType)
+	}
+	n, err := canonical.NumElements(w.Shape)
+	if err != nil {
+		return nil, fmt.Errorf("output %q: %w", w.Name, err)
+	}
+	if int64(len(raw)) != n*int64(canonical.ElemBits(dt)/8) {
+		return nil, fmt.Errorf("output %q: %d bytes for shape %v %s", w.Name, len(raw), w.Shape, w.DType)
+	}
+	return &onnxpb.TensorProto{Name: proto.String(w.Name), DataType: proto.Int32(int32(dt)), Dims: w.Shape, RawData: raw}, nil
+}
+
+// looksLikeTFJS reads whether the file at path is a JSON object with a
+// modelTopology key (a TF.js model.json).
+func looksLikeTFJS(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 1<<16)
+	n, _ := f.Read(head)
+	t := bytes.TrimLeft(head[:n], " \t\r\n\xef\xbb\xbf")
+	return len(t) > 0 && t[0] == '{' && (bytes.Contains(t, []byte(`"modelTopology"`)) || bytes.Contains(t, []byte(`"weightsManifest"`)))
+}
+
+// Run runs the TF.js model.json at modelPath once on inputs, in a node
+// process started for the call (killed when ctx ends). Inputs are bound
+// by name to the graph model's inputs (ONNX names are TF.js node names;
+// an unknown name binds by position) and by position to a layers model's.
+// Outputs come in TF.js's order, named as the tfjs importer names them.
+func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto) (*Result, error) {
+	abs, err := filepath.Abs(modelPath)
+	if err != nil {
+		return nil, err
+	}
+	if !looksLikeTFJS(abs) {
+		return nil, &NotTFJSError{Model: modelPath}
+	}
+	req := struct {
+		Model  string       `json:"model"`
+		Inputs []wireTensor `json:"inputs"`
+	}{Model: abs}
+	for i, tp := range inputs {
+		w, err := toWire(tp)
+		if err != nil {
+			return nil, fmt.Errorf("tfjs runtime: %s: input %d: %w", modelPath, i, err)
+		}
+		req.Inputs = append(req.Inputs, w)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "onnxconv-tfjs-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "runner.js")
+	if err := os.WriteFile(script, runnerJS, 0o600); err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, env.Node, "--max-old-space-size=8192", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NODE_PATH="+env.Modules, "NODE_OPTIONS=")
+	cmd.Stdin = bytes.NewReader(body)
+	var stdout bytes.Buffer
+	stderr := &tailBuffer{max: 8 << 10}
+	cmd.Stdout = &limitWriter{w: &stdout, left: maxAnswer}
+	cmd.Stderr = stderr
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("tfjs runtime: %s: %w", modelPath, ctx.Err())
+	}
+	var ans struct {
+		OK      bool         `json:"ok"`
+		Error   string       `json:"error"`
+		Kind    string       `json:"kind"`
+		Method  string       `json:"method"`
+		Version string       `json:"version"`
+		Backend string       `json:"backend"`
+		Outputs []wireTensor `json:"outputs"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &ans); err != nil {
+		if runErr == nil {
+			runErr = err
+		}
+		return nil, &RunError{Model: modelPath, Detail: "node gave no answer: " + runErr.Error(), Stderr: stderr.String()}
+	}
+	if !ans.OK {
+		return nil, &RunError{Model: modelPath, Detail: ans.Error, Stderr: stderr.String()}
+	}
+	res := &Result{Kind: ans.Kind, Method: ans.Method, Version: ans.Version, Backend: ans.Backend}
+	for _, w := range ans.Outputs {
+		tp, err := fromWire(w)
+		if err != nil {
+			return nil, &RunError{Model: modelPath, Detail: err.Error()}
+		}
+		res.Outputs = append(res.Outputs, tp)
+	}
+	if len(res.Outputs) == 0 {
+		return nil, &RunError{Model: modelPath, Detail: "TF.js returned no outputs"}
+	}
+	return res, nil
+}
+
+// limitWriter fails once more than left bytes are written.
+type limitWriter struct {
+	w    *bytes.Buffer
+	left int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.left {
+		return 0, errors.New("answer too large")
+	}
+	l.left -= int64(len(p))
+	return l.w.Write(p)
+}
+
+// tailBuffer keeps the last max bytes written.
+type tailBuffer struct {
+	b   []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
+	var keep []string
+	for _, l := range lines {
+		if strings.Contains(l, "====") || strings.Contains(l, "tfjs-node") || strings.TrimSpace(l) == "" {
+			continue // TF.js's advice to install tfjs-node
+		}
+		keep = append(keep, l)
+	}
+	if len(keep) > 20 {
+		keep = keep[len(keep)-20:]
+	}
+	return strings.Join(keep, "\n")
+}

@@ -1,0 +1,155 @@
+// runner.js: runs one TF.js model once, for onnxconv's tfjs runtime
+// (runtimes/tfjs). Embedded in the Go package and started as
+// `node runner.js` with NODE_PATH set to the node_modules folder holding
+// @tensorflow/tfjs 4.22.0 (its pure JavaScript CPU backend).
+//
+// Request (stdin, one JSON object):
+//   {"model": "/abs/model.json",
+//    "inputs": [{"name", "dtype": "float32"|"int32"|"bool", "shape": [...], "data": base64 LE}]}
+// Answer (stdout, one JSON object):
+//   {"ok": true, "kind": "layers-model"|"graph-model", "method": "predict"|"execute"|"executeAsync",
+//    "outputs": [{"name", "dtype", "shape", "data"}], "version": "4.22.0"}
+//   or {"ok": false, "error": "..."}
+// The model only computes: weights are read from the files its manifest
+// names, inside the model's folder; nothing the file holds is executed.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+// Everything TF.js prints goes to stderr; stdout carries the answer only.
+const toErr = (...a) => process.stderr.write(a.map(String).join(' ') + '\n');
+console.log = toErr; console.info = toErr; console.warn = toErr;
+
+function answer(obj) {
+  process.stdout.write(JSON.stringify(obj));
+}
+
+function readStdin() {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    process.stdin.on('data', (c) => chunks.push(c));
+    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    process.stdin.on('error', reject);
+  });
+}
+
+function inside(dir, p) {
+  if (typeof p !== 'string' || p === '' || path.isAbsolute(p) || p.includes('://')) {
+    throw new Error(`weight path ${JSON.stringify(p)} must be relative to the model's folder`);
+  }
+  const full = path.resolve(dir, p);
+  const rel = path.relative(dir, full);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) {
+    throw new Error(`weight path ${JSON.stringify(p)} leaves the model's folder`);
+  }
+  return full;
+}
+
+function artifacts(modelPath) {
+  const dir = path.dirname(modelPath);
+  const json = JSON.parse(fs.readFileSync(modelPath, 'utf8'));
+  if (!json || typeof json !== 'object' || !json.modelTopology) {
+    throw new Error(`${modelPath}: not a TF.js model.json (no modelTopology)`);
+  }
+  const specs = [];
+  const bufs = [];
+  for (const g of json.weightsManifest || []) {
+    for (const p of g.paths || []) bufs.push(fs.readFileSync(inside(dir, p)));
+    for (const w of g.weights || []) specs.push(w);
+  }
+  const all = Buffer.concat(bufs);
+  const weightData = all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength);
+  return {
+    json,
+    art: {
+      modelTopology: json.modelTopology,
+      format: json.format,
+      generatedBy: json.generatedBy,
+      convertedBy: json.convertedBy,
+      weightSpecs: specs,
+      weightData,
+      signature: json.signature,
+      userDefinedMetadata: json.userDefinedMetadata,
+      modelInitializer: json.modelInitializer,
+      trainingConfig: json.trainingConfig,
+    },
+  };
+}
+
+function toTensor(tf, t) {
+  const b = Buffer.from(t.data || '', 'base64');
+  const ab = b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
+  let vals;
+  switch (t.dtype) {
+    case 'float32': vals = new Float32Array(ab); break;
+    case 'int32': vals = new Int32Array(ab); break;
+    case 'bool': vals = new Uint8Array(ab); break;
+    default: throw new Error(`input ${t.name}: dtype ${t.dtype} is not supported`);
+  }
+  return tf.tensor(vals, t.shape, t.dtype);
+}
+
+function fromTensor(name, x) {
+  const d = x.dataSync();
+  let buf;
+  if (x.dtype === 'bool') buf = Buffer.from(Uint8Array.from(d));
+  else buf = Buffer.from(d.buffer, d.byteOffset, d.byteLength);
+  return { name, dtype: x.dtype, shape: x.shape, data: buf.toString('base64') };
+}
+
+function isGraph(json) {
+  if (json.format === 'graph-model') return true;
+  if (json.format === 'layers-model') return false;
+  return !!(json.modelTopology && json.modelTopology.node);
+}
+
+async function main() {
+  const req = JSON.parse(await readStdin());
+  const tf = require('@tensorflow/tfjs');
+  await tf.setBackend('cpu');
+  await tf.ready();
+  const { json, art } = artifacts(req.model);
+  const inputs = (req.inputs || []).map((t) => ({ name: t.name, tensor: toTensor(tf, t) }));
+  const out = { ok: true, version: tf.version.tfjs, backend: tf.getBackend(), outputs: [] };
+  if (isGraph(json)) {
+    out.kind = 'graph-model';
+    const model = await tf.loadGraphModel(tf.io.fromMemory(art));
+    const names = model.inputs.map((i) => i.name);
+    const byName = {};
+    inputs.forEach((t, i) => {
+      let n = t.name;
+      if (!names.includes(n) && names.includes(n + ':0')) n = n + ':0';
+      if (!names.includes(n)) n = names[i];
+      if (n === undefined) throw new Error(`input ${t.name}: the model has ${names.length} inputs (${names.join(', ')})`);
+      byName[n] = t.tensor;
+    });
+    const outNames = model.outputs.map((o) => o.name);
+    let res;
+    try {
+      res = model.execute(byName, outNames);
+      out.method = 'execute';
+    } catch (e) {
+      // Control flow and dynamic ops (NonMaxSuppression, Where) need executeAsync.
+      res = await model.executeAsync(byName, outNames);
+      out.method = 'executeAsync';
+    }
+    if (!Array.isArray(res)) res = [res];
+    res.forEach((x, i) => out.outputs.push(fromTensor((outNames[i] || `output_${i}`).replace(/:0$/, ''), x)));
+  } else {
+    out.kind = 'layers-model';
+    const model = await tf.loadLayersModel(tf.io.fromMemory(art));
+    if (inputs.length !== model.inputs.length) {
+      throw new Error(`the model takes ${model.inputs.length} inputs, ${inputs.length} given`);
+    }
+    let res = model.predict(inputs.length === 1 ? inputs[0].tensor : inputs.map((t) => t.tensor));
+    out.method = 'predict';
+    if (!Array.isArray(res)) res = [res];
+    res.forEach((x, i) => out.outputs.push(fromTensor(model.outputNames ? model.outputNames[i] : `output_${i}`, x)));
+  }
+  answer(out);
+}
+
+main().catch((e) => {
+  answer({ ok: false, error: String(e && e.message ? e.message : e) });
+  process.exitCode = 3;
+});
