@@ -1,0 +1,63 @@
+// Package sklearn imports scikit-learn estimators from their pickle and
+// joblib files into ONNX without executing the files.
+//
+// The file is read by package pickle, an interpreter of the pickle
+// opcodes that calls nothing: only the names of the supported estimator
+// classes, numpy's array and dtype reconstruction and joblib's array
+// wrapper resolve, and then only to inert names; anything else (os.system,
+// builtins.eval, an unsupported estimator) is an error naming it. joblib
+// files may be uncompressed or compressed with zlib, gzip or bz2.
+//
+// The graph input is "X", double [N, n_features_in_]; the graph computes
+// in double precision, as scikit-learn does. Outputs follow skl2onnx:
+// classifiers give "label" (int64 [N]) and, where the estimator has them,
+// "probabilities" (predict_proba, [N, classes]) and "scores"
+// (decision_function: [N] for two classes, else [N, classes]); regressors
+// and transformers "variable" ([N, targets] or [N, features]); KMeans
+// "label" and "scores" (transform, the distances to the centres);
+// IsolationForest "label" (-1/1) and "scores" (decision_function). Tree
+// models use one ai.onnx.ml TreeEnsemble (opset 5) in double on X rounded
+// to float32, as scikit-learn's trees compare (HistGradientBoosting on X
+// itself).
+//
+// The Model also computes itself in Go, from the parsed attributes and
+// not from the graph, for source verification (importers.Predictor).
+package sklearn
+
+import (
+	"fmt"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+)
+
+// Parse reads a pickle or joblib file's bytes into a Model, executing
+// nothing.
+func Parse(data []byte) (m *Model, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("sklearn: internal error while reading (please report): %v", r)
+		}
+	}()
+	stream, c, err := decompress(data)
+	if err != nil {
+		return nil, fmt.Errorf("sklearn: %w", err)
+	}
+	v, err := loadPickle(stream)
+	if err != nil {
+		return nil, fmt.Errorf("sklearn: reading the %s: %w", c, err)
+	}
+	m, err = readModel(v)
+	if err != nil {
+		return nil, fmt.Errorf("sklearn: %w", err)
+	}
+	return m, nil
+}
+
+// Import converts a pickle or joblib file's bytes to an ONNX model.
+func Import(data []byte) (*onnxpb.ModelProto, error) {
+	m, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	return m.build()
+}
