@@ -1,0 +1,189 @@
+// Package keras imports Keras models (format "keras") into canonical ONNX
+// models:
+//
+//   - Keras 3 .keras files: a zip holding config.json (the model config),
+//     metadata.json and model.weights.h5 (weights by position:
+//     layers/NAME/vars/0, 1, ...);
+//   - Keras 2 full-model HDF5 files (.h5): a model_config attribute on the
+//     root group and the weights in the model_weights group (by name, in the
+//     order of each layer's weight_names attribute);
+//   - Keras 2 architecture JSON (model.to_json()) with its weights .h5
+//     (save_weights): the weights file is found beside the JSON
+//     (NAME_weights.h5, NAME.h5, NAME.weights.h5) or named with the option
+//     "weights".
+//
+// The layers are mapped by importers/keraslayers, the one Keras-layer
+// mapping (shared with TF.js layers models); weights are read with the
+// hdf5 package. A custom layer (QKeras, HGQ, any class keraslayers does not
+// map) is a *CustomLayerError naming every such class. Files are detected
+// by content (zip entries, the HDF5 signature and a model_config
+// attribute, a Keras config JSON), not by name. Nothing a file contains is
+// executed (a Lambda layer's code is refused, not run). The reference
+// runtime is TF.js ("tfjs"), which runs the same architecture and weights.
+package keras
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/hdf5"
+	"github.com/onnxconv/onnxconv/importers"
+)
+
+// Name is the importer and format name.
+const Name = "keras"
+
+// Runtime is the reference runtime that computes Keras models as their
+// framework does: TF.js running the same architecture and weights.
+const Runtime = "tfjs"
+
+// Limits on what a file may make the importer read.
+const (
+	// MaxFileBytes bounds a .keras zip, an .h5 file and an architecture JSON.
+	MaxFileBytes = 4 << 30
+	// MaxConfigBytes bounds config.json, metadata.json and a model_config
+	// attribute.
+	MaxConfigBytes = 64 << 20
+	// maxZipEntries bounds the entries of a .keras zip.
+	maxZipEntries = 1 << 12
+	// maxJSONDepth bounds the nesting of a config.
+	maxJSONDepth = 256
+)
+
+// Options of Import.
+type Options struct {
+	// Opset is the ai.onnx opset of the result (0: keraslayers' default).
+	Opset int
+	// Weights is the weights .h5 of an architecture JSON (relative to the
+	// JSON's folder unless absolute); "" finds it beside the JSON.
+	Weights string
+}
+
+// New returns the Keras importer.
+func New() importers.Importer { return importer{} }
+
+type importer struct{}
+
+func optionSpecs() []importers.OptionSpec {
+	return []importers.OptionSpec{
+		{Name: "opset", Doc: "ai.onnx opset of the result, 14 to 21 (default 17)"},
+		{Name: "weights", Doc: "weights .h5 of a Keras 2 architecture JSON (default: NAME_weights.h5, NAME.h5 or NAME.weights.h5 beside it)"},
+	}
+}
+
+func (importer) Describe() importers.Description {
+	return importers.Description{
+		Name:       Name,
+		Format:     Name,
+		Summary:    "Keras 3 .keras zip, Keras 2 full-model .h5, or Keras 2 architecture JSON with its weights .h5",
+		Extensions: []string{".keras", ".h5", ".hdf5", ".json"},
+		Magic:      []importers.Magic{{Offset: 0, Bytes: []byte("\x89HDF\r\n\x1a\n")}},
+		Options:    optionSpecs(),
+		Runtime:    Runtime,
+	}
+}
+
+// ParseOptions reads "opset" and "weights".
+func ParseOptions(m map[string]string) (Options, error) {
+	var o Options
+	opts := importers.Options(m)
+	for _, k := range opts.Keys() {
+		v := opts[k]
+		switch k {
+		case "opset":
+			n, err := strconv.Atoi(v)
+			if err == nil && (n < 14 || n > 21) {
+				err = fmt.Errorf("opset %d: use 14 to 21", n)
+			}
+			if err != nil {
+				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
+			}
+			o.Opset = n
+		case "weights":
+			if v == "" {
+				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()),
+					Err: fmt.Errorf("give the path of the weights .h5")}
+			}
+			o.Weights = v
+		default:
+			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
+		}
+	}
+	return o, nil
+}
+
+// Detect is 1 for a zip holding config.json and model.weights.h5, and for
+// an HDF5 file with a model_config attribute; 0.5 for an HDF5 file of
+// Keras weights alone (Import then says to give the architecture JSON);
+// 0.8 for a JSON object that looks like a Keras model config; else 0.
+func (importer) Detect(path string, head []byte) float32 {
+	switch {
+	case hdf5.IsHDF5(head):
+		return detectHDF5(path)
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
+		return detectZip(path)
+	}
+	return detectJSON(head)
+}
+
+func detectJSON(head []byte) float32 {
+	t := bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf")
+	if len(t) == 0 || t[0] != '{' {
+		return 0
+	}
+	if bytes.Contains(t, []byte(`"modelTopology"`)) || bytes.Contains(t, []byte(`"weightsManifest"`)) {
+		return 0 // a TF.js model.json
+	}
+	if !bytes.Contains(t, []byte(`"class_name"`)) {
+		return 0
+	}
+	for _, k := range []string{`"keras_version"`, `"backend"`, `"Sequential"`, `"Functional"`, `"Model"`} {
+		if bytes.Contains(t, []byte(k)) {
+			return 0.8
+		}
+	}
+	return 0
+}
+
+// Import reads the file at path.
+func (importer) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
+	o, err := ParseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	mp, warns, err := ImportFile(ctx, path, o)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("keras import %s: %w", path, err)
+	}
+	m, err := canonical.FromProto(mp, dir)
+	if err != nil {
+		return nil, fmt.Errorf("keras import %s: the converted model is malformed (please report): %w", path, err)
+	}
+	return &importers.Result{Model: m, Warnings: warns}, nil
+}
+
+// ImportFile converts the Keras file at path to an ONNX ModelProto, with
+// warnings for the user.
+func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, []string, error) {
+	src, err := Load(ctx, path, o.Weights)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	mp, err := src.convert(o.Opset)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mp, src.Warnings, nil
+}

@@ -1,0 +1,553 @@
+package keras
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/hdf5"
+	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/keraslayers"
+)
+
+// Kind is the kind of Keras file.
+type Kind string
+
+// The kinds of Keras files.
+const (
+	// KerasV3 is a Keras 3 .keras zip.
+	KerasV3 Kind = "keras3"
+	// FullH5 is a Keras 2 full-model HDF5 file.
+	FullH5 Kind = "h5"
+	// JSONWeights is a Keras 2 architecture JSON with a weights .h5.
+	JSONWeights Kind = "json+h5"
+)
+
+// FormatError is a file that is not a well-formed Keras model: it names
+// the file and what is wrong.
+type FormatError struct {
+	Path   string
+	Detail string
+	Err    error
+}
+
+func (e *FormatError) Error() string {
+	s := fmt.Sprintf("%s: not a valid Keras model: %s", e.Path, e.Detail)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// CustomLayerError is a model holding layers of classes that Keras does
+// not define or importers/keraslayers does not map (QKeras, HGQ, a custom
+// or Lambda layer).
+type CustomLayerError struct {
+	Path string
+	// Classes are the unsupported layer classes, in order of first use;
+	// Layers the name of the first layer of each class.
+	Classes []string
+	Layers  []string
+	// Library names the library the classes come from when known
+	// ("QKeras", "HGQ"), else "".
+	Library string
+}
+
+func (e *CustomLayerError) Error() string {
+	var parts []string
+	for i, c := range e.Classes {
+		parts = append(parts, fmt.Sprintf("%s (layer %q)", c, e.Layers[i]))
+	}
+	lib := ""
+	if e.Library != "" {
+		lib = " from " + e.Library
+	}
+	return fmt.Sprintf("%s: the model uses custom layer class(es)%s that onnxconv cannot convert: %s; "+
+		"rebuild the model with built-in Keras layers (for a quantized model, export the float model), "+
+		"or add the mapping in importers/keraslayers",
+		e.Path, lib, strings.Join(parts, ", "))
+}
+
+// Model is a Keras file read into its config and weights.
+type Model struct {
+	Path string
+	Kind Kind
+	// Config is the model config ({"class_name": ..., "config": ...}).
+	Config map[string]any
+	// KerasVersion is what the file says wrote it ("" if it does not say).
+	KerasVersion string
+	// Weights finds each layer's weights (by name for Keras 2, in Keras's
+	// order for Keras 3).
+	Weights keraslayers.Weights
+	// WeightsPath is the weights .h5 read (the .keras or .h5 itself, or
+	// the one beside an architecture JSON).
+	WeightsPath string
+	Warnings    []string
+}
+
+// Load reads the Keras file at path; weights names the weights .h5 of an
+// architecture JSON ("" to look beside it).
+func Load(ctx context.Context, path, weights string) (*Model, error) {
+	data, err := importers.ReadFile(path, MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("keras import: %w", err)
+	}
+	var m *Model
+	switch {
+	case hdf5.IsHDF5(data):
+		m, err = loadH5(path, data)
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
+		m, err = loadZip(path, data)
+	default:
+		m, err = loadJSON(ctx, path, data, weights)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLayers(path, m.Config); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *Model) convert(opset int) (*onnxpb.ModelProto, error) {
+	top := m.Config
+	if m.KerasVersion != "" {
+		if _, ok := top["keras_version"]; !ok {
+			top = shallowCopy(top)
+			top["keras_version"] = m.KerasVersion
+		}
+	}
+	mp, err := keraslayers.ConvertConfig(top, m.Weights, keraslayers.Options{Opset: opset, File: m.Path, Keras3: m.Kind == KerasV3})
+	if err != nil {
+		return nil, err
+	}
+	doc := fmt.Sprintf("Keras model %s (%s", filepath.Base(m.Path), m.Kind)
+	if m.KerasVersion != "" {
+		doc += ", Keras " + m.KerasVersion
+	}
+	doc += ")"
+	mp.DocString = &doc
+	return mp, nil
+}
+
+func shallowCopy(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// parseConfig decodes a model config, refusing deep nesting and non-objects.
+func parseConfig(path, what string, data []byte) (map[string]any, error) {
+	if d := jsonDepth(data); d > maxJSONDepth {
+		return nil, &FormatError{Path: path, Detail: fmt.Sprintf("%s is nested %d deep (more than %d)", what, d, maxJSONDepth)}
+	}
+	var top map[string]any
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, &FormatError{Path: path, Detail: what + " is not a JSON object", Err: err}
+	}
+	if mc, ok := top["model_config"].(map[string]any); ok {
+		kv, _ := top["keras_version"].(string)
+		top = mc
+		if kv != "" {
+			if _, ok := top["keras_version"]; !ok {
+				top["keras_version"] = kv
+			}
+		}
+	}
+	if _, ok := top["class_name"].(string); !ok {
+		return nil, &FormatError{Path: path, Detail: what + " has no class_name (not a Keras model config)"}
+	}
+	if _, ok := top["config"]; !ok {
+		return nil, &FormatError{Path: path, Detail: what + " has no config (not a Keras model config)"}
+	}
+	return top, nil
+}
+
+// jsonDepth returns the deepest nesting of arrays and objects in data.
+func jsonDepth(data []byte) int {
+	depth, maxd := 0, 0
+	inStr, esc := false, false
+	for _, c := range data {
+		switch {
+		case inStr:
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+			maxd = max(maxd, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return maxd
+}
+
+// --- Keras 3 .keras zip ---
+
+func detectZip(path string) float32 {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return 0
+	}
+	defer zr.Close()
+	var cfg, w bool
+	for i, f := range zr.File {
+		if i > maxZipEntries {
+			break
+		}
+		switch f.Name {
+		case "config.json":
+			cfg = true
+		case "model.weights.h5":
+			w = true
+		}
+	}
+	if cfg && w {
+		return 1
+	}
+	return 0
+}
+
+// zipEntry reads the entry name of zr, at most limit bytes, checking its
+// declared size against what it holds.
+func zipEntry(path string, zr *zip.Reader, name string, limit int64, required bool) ([]byte, error) {
+	var found *zip.File
+	for _, f := range zr.File {
+		if f.Name == name {
+			if found != nil {
+				return nil, &FormatError{Path: path, Detail: fmt.Sprintf("the zip holds %s twice", name)}
+			}
+			found = f
+		}
+	}
+	if found == nil {
+		if !required {
+			return nil, nil
+		}
+		return nil, &FormatError{Path: path, Detail: fmt.Sprintf("the zip holds no %s (a .keras file holds config.json, metadata.json and model.weights.h5)", name)}
+	}
+	if found.UncompressedSize64 > uint64(limit) {
+		return nil, &FormatError{Path: path, Detail: fmt.Sprintf("%s claims %d bytes, more than the %d read", name, found.UncompressedSize64, limit)}
+	}
+	rc, err := found.Open()
+	if err != nil {
+		return nil, &FormatError{Path: path, Detail: "cannot open " + name, Err: err}
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, int64(found.UncompressedSize64)+1))
+	if err != nil {
+		return nil, &FormatError{Path: path, Detail: "reading " + name + " (truncated or corrupt zip)", Err: err}
+	}
+	if uint64(len(b)) != found.UncompressedSize64 {
+		return nil, &FormatError{Path: path, Detail: fmt.Sprintf("%s holds %d bytes, its zip entry says %d", name, len(b), found.UncompressedSize64)}
+	}
+	return b, nil
+}
+
+func loadZip(path string, data []byte) (*Model, error) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, &FormatError{Path: path, Detail: "not a readable zip (truncated .keras file?)", Err: err}
+	}
+	if len(zr.File) > maxZipEntries {
+		return nil, &FormatError{Path: path, Detail: fmt.Sprintf("the zip has %d entries (a .keras file has 3)", len(zr.File))}
+	}
+	cfgData, err := zipEntry(path, zr, "config.json", MaxConfigBytes, true)
+	if err != nil {
+		return nil, err
+	}
+	top, err := parseConfig(path, "config.json", cfgData)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Path: path, Kind: KerasV3, Config: top, WeightsPath: path + "!model.weights.h5"}
+	meta, err := zipEntry(path, zr, "metadata.json", MaxConfigBytes, false)
+	if err != nil {
+		return nil, err
+	}
+	if meta != nil {
+		var md struct {
+			KerasVersion string `json:"keras_version"`
+		}
+		if json.Unmarshal(meta, &md) == nil {
+			m.KerasVersion = md.KerasVersion
+		}
+	}
+	wData, err := zipEntry(path, zr, "model.weights.h5", MaxFileBytes, true)
+	if err != nil {
+		return nil, err
+	}
+	f, err := hdf5.Parse(m.WeightsPath, wData, hdf5.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: model.weights.h5: %w", path, err)
+	}
+	m.Weights = &v3Weights{f: f}
+	return m, nil
+}
+
+// --- Keras 2 HDF5 ---
+
+func detectHDF5(path string) float32 {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > MaxFileBytes {
+		return 0
+	}
+	data, err := importers.ReadFile(path, MaxFileBytes)
+	if err != nil {
+		return 0
+	}
+	f, err := hdf5.Parse(path, data, hdf5.Options{MaxBytes: MaxConfigBytes})
+	if err != nil {
+		return 0
+	}
+	root, err := f.Root()
+	if err != nil {
+		return 0
+	}
+	if _, err := root.Attr("model_config"); err == nil {
+		return 1
+	}
+	if _, err := root.Attr("layer_names"); err == nil {
+		return 0.5
+	}
+	if _, err := root.Child("model_weights"); err == nil {
+		return 0.5
+	}
+	return 0
+}
+
+// strAttr reads a string attribute of o ("" and no error when missing).
+func strAttr(o *hdf5.Object, name string) (string, error) {
+	a, err := o.Attr(name)
+	if err != nil {
+		var nf *hdf5.NotFoundError
+		if errors.As(err, &nf) {
+			return "", nil
+		}
+		return "", err
+	}
+	ss, err := a.Strings()
+	if err != nil {
+		return "", err
+	}
+	if len(ss) != 1 {
+		return "", fmt.Errorf("attribute %s holds %d strings, want 1", name, len(ss))
+	}
+	return ss[0], nil
+}
+
+func loadH5(path string, data []byte) (*Model, error) {
+	f, err := hdf5.Parse(path, data, hdf5.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("keras import: %w", err)
+	}
+	root, err := f.Root()
+	if err != nil {
+		return nil, fmt.Errorf("keras import: %w", err)
+	}
+	cfg, err := strAttr(root, "model_config")
+	if err != nil {
+		return nil, &FormatError{Path: path, Detail: "reading the model_config attribute", Err: err}
+	}
+	if cfg == "" {
+		return nil, &FormatError{Path: path, Detail: "the HDF5 file holds weights but no model_config (it was written by save_weights): " +
+			"convert the architecture JSON (model.to_json()) and name this file with -O weights=" + filepath.Base(path)}
+	}
+	if len(cfg) > MaxConfigBytes {
+		return nil, &FormatError{Path: path, Detail: "model_config is larger than the config limit"}
+	}
+	top, err := parseConfig(path, "the model_config attribute", []byte(cfg))
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Path: path, Kind: FullH5, Config: top, WeightsPath: path}
+	m.KerasVersion, _ = strAttr(root, "keras_version")
+	wg := root
+	if g, err := root.Child("model_weights"); err == nil {
+		wg = g
+		if v, _ := strAttr(g, "keras_version"); v != "" {
+			m.KerasVersion = v
+		}
+	} else {
+		m.Warnings = append(m.Warnings, "the file has no model_weights group: the weights are looked up at its root")
+	}
+	m.Weights = &v2Weights{file: path, g: wg}
+	return m, nil
+}
+
+// --- Keras 2 architecture JSON + weights ---
+
+func loadJSON(ctx context.Context, path string, data []byte, weights string) (*Model, error) {
+	if int64(len(data)) > MaxConfigBytes {
+		return nil, &importers.TooLargeError{Path: path, Size: int64(len(data)), Limit: MaxConfigBytes}
+	}
+	top, err := parseConfig(path, "the architecture JSON", data)
+	if err != nil {
+		return nil, err
+	}
+	wp, err := findWeights(path, weights)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	wdata, err := importers.ReadFile(wp, MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("keras import %s: weights: %w", path, err)
+	}
+	f, err := hdf5.Parse(wp, wdata, hdf5.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("keras import %s: weights: %w", path, err)
+	}
+	root, err := f.Root()
+	if err != nil {
+		return nil, fmt.Errorf("keras import %s: weights: %w", path, err)
+	}
+	wg := root
+	if g, err := root.Child("model_weights"); err == nil {
+		wg = g
+	}
+	m := &Model{Path: path, Kind: JSONWeights, Config: top, WeightsPath: wp}
+	m.KerasVersion, _ = top["keras_version"].(string)
+	if m.KerasVersion == "" {
+		m.KerasVersion, _ = strAttr(wg, "keras_version")
+	}
+	m.Weights = &v2Weights{file: wp, g: wg}
+	return m, nil
+}
+
+// findWeights returns the weights file of the architecture JSON at path.
+func findWeights(path, weights string) (string, error) {
+	dir := filepath.Dir(path)
+	if weights != "" {
+		if !filepath.IsAbs(weights) {
+			weights = filepath.Join(dir, weights)
+		}
+		return weights, nil
+	}
+	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	var tried []string
+	for _, c := range []string{stem + "_weights.h5", stem + ".h5", stem + ".weights.h5", stem + "_weights.hdf5", stem + ".hdf5"} {
+		p := filepath.Join(dir, c)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, nil
+		}
+		tried = append(tried, c)
+	}
+	return "", &FormatError{Path: path, Detail: fmt.Sprintf("an architecture JSON needs its weights: none of %s is beside it; "+
+		"name the weights file with -O weights=FILE", strings.Join(tried, ", "))}
+}
+
+// --- custom layers ---
+
+// checkLayers refuses a config with layer classes keraslayers does not
+// map, naming every such class at once.
+func checkLayers(path string, top map[string]any) error {
+	known := map[string]bool{}
+	for _, c := range keraslayers.Supported() {
+		known[c] = true
+	}
+	e := &CustomLayerError{Path: path}
+	seen := map[string]bool{}
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if depth > maxJSONDepth {
+			return
+		}
+		var layers []any
+		switch c := v.(type) {
+		case map[string]any:
+			switch cc := c["config"].(type) {
+			case map[string]any:
+				layers, _ = cc["layers"].([]any)
+			case []any: // Keras 2.0 Sequential: the config is the layer list
+				layers = cc
+			}
+		}
+		for _, l := range layers {
+			lm, ok := l.(map[string]any)
+			if !ok {
+				continue
+			}
+			class, _ := lm["class_name"].(string)
+			if class == "Sequential" || class == "Functional" || class == "Model" {
+				walk(lm, depth+1)
+				continue
+			}
+			if known[class] || seen[class] {
+				continue
+			}
+			seen[class] = true
+			name, _ := lm["name"].(string)
+			if cfg, ok := lm["config"].(map[string]any); ok && name == "" {
+				name, _ = cfg["name"].(string)
+			}
+			e.Classes = append(e.Classes, class)
+			e.Layers = append(e.Layers, name)
+			mod, _ := lm["module"].(string)
+			reg, _ := lm["registered_name"].(string)
+			switch {
+			case strings.HasPrefix(mod, "qkeras") || strings.HasPrefix(strings.ToLower(reg), "qkeras"):
+				e.Library = "QKeras"
+			case strings.HasPrefix(mod, "HGQ") || strings.HasPrefix(mod, "hgq") || strings.HasPrefix(reg, "HGQ"):
+				e.Library = "HGQ"
+			case e.Library == "" && strings.HasPrefix(class, "Q") && len(class) > 1 && class[1] >= 'A' && class[1] <= 'Z':
+				e.Library = "QKeras"
+			case e.Library == "" && (class == "FixedPointQuantizer" || strings.HasPrefix(class, "HQuantize") ||
+				(strings.HasPrefix(class, "H") && len(class) > 1 && class[1] >= 'A' && class[1] <= 'Z' && known[class[1:]])):
+				e.Library = "HGQ"
+			}
+		}
+	}
+	walk(top, 0)
+	if len(e.Classes) > 0 {
+		return e
+	}
+	return nil
+}
+
+// sortNumeric sorts names numerically when they are all numbers, else as
+// strings.
+func sortNumeric(names []string) {
+	sort.SliceStable(names, func(i, j int) bool {
+		a, b := names[i], names[j]
+		if len(a) != len(b) && isDigits(a) && isDigits(b) {
+			return len(a) < len(b)
+		}
+		return a < b
+	})
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

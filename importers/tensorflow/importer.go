@@ -1,0 +1,218 @@
+// Package tensorflow imports TensorFlow frozen GraphDef (.pb) files and
+// SavedModel folders (saved_model.pb + variables/ tensor bundle) into
+// canonical ONNX models. TF ops are mapped by importers/tfops, the one
+// TF-op mapping of onnxconv; this package reads the protobufs (package
+// tfpb, generated from TensorFlow 2.15's .proto files), picks the graph
+// and signature, restores variables from the tensor bundle as constants,
+// and refuses TF1 Switch/Merge control flow with a clear error.
+package tensorflow
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
+	"github.com/onnxconv/onnxconv/importers/tfops"
+)
+
+// Name is the importer and format name.
+const Name = "tensorflow"
+
+// MaxFileSize bounds saved_model.pb and frozen .pb files (protobuf's
+// 2 GiB limit).
+const MaxFileSize = 2 << 30
+
+// Options are the importer options.
+type Options struct {
+	// Signature is the SavedModel signature (default serving_default).
+	Signature string
+	// Opset is the ai.onnx opset (0: tfops's default).
+	Opset int
+}
+
+// New returns the TensorFlow importer.
+func New() importers.Importer { return importer{} }
+
+type importer struct{}
+
+func optionSpecs() []importers.OptionSpec {
+	return []importers.OptionSpec{
+		{Name: "signature", Doc: "SavedModel signature to convert (default serving_default)"},
+		{Name: "opset", Doc: "ai.onnx opset of the result (13 or later; default the TF-op mapping's)"},
+	}
+}
+
+// Describe names the format "tensorflow" (.pb files; a SavedModel is given
+// as its folder or its saved_model.pb).
+func (importer) Describe() importers.Description {
+	return importers.Description{
+		Name:       Name,
+		Format:     Name,
+		Summary:    "TensorFlow frozen GraphDef (.pb) or SavedModel (folder or saved_model.pb, variables/ bundle)",
+		Extensions: []string{".pb"},
+		Options:    optionSpecs(),
+	}
+}
+
+// Detect looks at the protobuf content: a SavedModel starts with
+// saved_model_schema_version = 1 and a MetaGraphDef; a GraphDef with a
+// NodeDef whose name and op are printable.
+func (importer) Detect(path string, head []byte) float32 {
+	return detect(head)
+}
+
+func detect(head []byte) float32 {
+	if len(head) >= 5 && head[0] == 0x08 && head[1] == 0x01 && head[2] == 0x12 {
+		// varint length of the MetaGraphDef, then its meta_info_def (field 1)
+		i := 3
+		for i < len(head) && i < 8 && head[i]&0x80 != 0 {
+			i++
+		}
+		if i+1 < len(head) && head[i+1] == 0x0a {
+			return 0.9
+		}
+	}
+	// GraphDef: node (field 1) { name (1) ... op (2) ... }
+	c := head
+	if len(c) < 4 || c[0] != 0x0a {
+		return 0
+	}
+	_, n := uvarint(c[1:])
+	if n == 0 || 1+n >= len(c) || c[1+n] != 0x0a {
+		return 0
+	}
+	c = c[1+n+1:]
+	l, n := uvarint(c)
+	if n == 0 || l == 0 || l > 1000 || uint64(len(c)-n) < l {
+		return 0
+	}
+	if !printable(c[n : n+int(l)]) {
+		return 0
+	}
+	c = c[n+int(l):]
+	if len(c) < 3 || c[0] != 0x12 {
+		return 0
+	}
+	l, n = uvarint(c[1:])
+	if n == 0 || l == 0 || l > 200 || uint64(len(c)-1-n) < l || !printable(c[1+n:1+n+int(l)]) {
+		return 0
+	}
+	return 0.8
+}
+
+// uvarint decodes a varint: the value and the bytes used (0 if none).
+func uvarint(b []byte) (uint64, int) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, 0
+	}
+	return v, n
+}
+
+func printable(b []byte) bool {
+	for _, x := range b {
+		if x < 0x20 || x > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseOptions reads "signature" and "opset".
+func ParseOptions(m map[string]string) (Options, error) {
+	var o Options
+	opts := importers.Options(m)
+	for _, k := range opts.Keys() {
+		v := opts[k]
+		var err error
+		switch k {
+		case "signature":
+			o.Signature = v
+		case "opset":
+			if o.Opset, err = strconv.Atoi(v); err == nil && o.Opset < 13 {
+				err = fmt.Errorf("opset %d: use 13 or later", o.Opset)
+			}
+		default:
+			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
+		}
+		if err != nil {
+			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
+		}
+	}
+	return o, nil
+}
+
+// Import reads a frozen GraphDef file, a SavedModel folder, or a
+// saved_model.pb (whose folder holds variables/).
+func (importer) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
+	o, err := ParseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	mp, err := ImportFile(ctx, path, o)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	m, err := canonical.FromProto(mp, dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s import %s: the converted model is malformed (please report): %w", Name, path, err)
+	}
+	return &importers.Result{Model: m}, nil
+}
+
+// ImportFile converts the GraphDef or SavedModel at path to ONNX.
+func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, error) {
+	file := path
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		file = filepath.Join(path, "saved_model.pb")
+	}
+	data, err := importers.ReadFile(file, MaxFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s import: %w", Name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if detect(data) >= 0.9 || filepath.Base(file) == "saved_model.pb" {
+		var sm tfpb.SavedModel
+		if err := proto.Unmarshal(data, &sm); err != nil {
+			return nil, &FormatError{File: file, What: fmt.Sprintf("not a SavedModel protobuf: %v", err)}
+		}
+		return savedModel(ctx, file, &sm, o)
+	}
+	var gd tfpb.GraphDef
+	if err := proto.Unmarshal(data, &gd); err != nil {
+		return nil, &FormatError{File: file, What: fmt.Sprintf("not a GraphDef protobuf: %v", err)}
+	}
+	nodes, err := neutral(file, gd.GetNode())
+	if err != nil {
+		return nil, err
+	}
+	if len(gd.GetLibrary().GetFunction()) > 0 {
+		if nodes, _, err = inline(file, nodes, gd.GetLibrary()); err != nil {
+			return nil, err
+		}
+	}
+	return convert(file, &tfops.Graph{Nodes: nodes, Name: filepath.Base(file)}, o)
+}
+
+func convert(file string, g *tfops.Graph, o Options) (*onnxpb.ModelProto, error) {
+	mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: file})
+	if err != nil {
+		return nil, err
+	}
+	return mp, nil
+}
