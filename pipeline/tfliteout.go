@@ -99,6 +99,12 @@ func (c *converter) tfliteSide(ctx context.Context, path string, result *canonic
 			return &verify.Side{Name: c.out + " (tflite)", Model: result, Runner: permuted{inner: side.Runner, rep: rep, outs: result.Graph.Outputs}}, nil
 		}
 	}
+	if rt, ok, lerr := localRuntime("tflite"); ok && lerr == nil {
+		return &verify.Side{Name: c.out + " (tflite)", Model: result,
+			Runner: permuted{inner: localRunner{rt: rt, path: path, m: result}, rep: rep, outs: result.Graph.Outputs}}, nil
+	} else if ok {
+		err = lerr
+	}
 	c.res.Notes = append(c.res.Notes, fmt.Sprintf("the TFLite runtime is not available (%v): the exported file was read back with onnxconv's TFLite importer and run on the executor", err))
 	back, err2 := tfliteimp.New().Import(ctx, path, nil)
 	if err2 != nil {
@@ -148,16 +154,25 @@ func (p permuted) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canon
 	for i, o := range p.rep.Outputs {
 		byName[o.Name] = i
 	}
+	gotByName := map[string]*canonical.Tensor{}
+	for _, t := range got {
+		if t != nil && t.Name != "" {
+			gotByName[t.Name] = t
+		}
+	}
 	out := make([]*canonical.Tensor, len(p.outs))
 	for i, v := range p.outs {
 		j := i
 		if k, ok := byName[v.Name]; ok {
 			j = k
 		}
-		if j >= len(got) {
+		t := gotByName[v.Name]
+		if t == nil && j < len(got) {
+			t = got[j]
+		}
+		if t == nil {
 			return nil, fmt.Errorf("the TFLite file has no output %q", v.Name)
 		}
-		t := got[j]
 		if j < len(p.rep.Outputs) && p.rep.Outputs[j].Perm != nil {
 			inv := make([]int, len(p.rep.Outputs[j].Perm))
 			for a, b := range p.rep.Outputs[j].Perm {

@@ -228,6 +228,12 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 			}
 			err = err2
 		}
+		if rt, ok, lerr := localRuntime(d.Runtime); ok && lerr == nil {
+			cv.Reference = fmt.Sprintf("%s %s (run by this process)", rt.Name, rt.Version)
+			return &verify.Side{Name: c.in + " (" + rt.Name + ")", Model: imported, Runner: localRunner{rt: rt, path: c.in, m: imported}}, nil
+		} else if ok {
+			err = lerr
+		}
 		why = fmt.Sprintf("the reference runtime %q for format %s is not available: %v", d.Runtime, d.FormatName(), err)
 	}
 	if c.isONNX() {

@@ -15,6 +15,18 @@
 // request and the answer are JSON on the script's stdin and stdout (tensor
 // data in base64); whatever TF.js prints goes to stderr.
 //
+// Keras files run the same way, as TF.js runs their architecture and
+// weights (the reference runtime importers/keras names): a Keras 3 .keras
+// zip, a Keras 2 full-model .h5, or an architecture JSON with its weights
+// .h5 beside it is read with importers/keras's loader (custom layers
+// refused as the importer refuses them, a *KerasError) and written, in Go,
+// as a TF.js layers model (model.json with the topology in the Keras 2
+// form TF.js deserializes, a weights manifest and float32 weights.bin) into
+// the run's private temporary folder, removed after the run; runner.js
+// builds it with tf.models.modelFromJSON and gives each layer its weights
+// in Keras's order. Outputs are named after the output layers, as
+// importers/keras names the ONNX outputs.
+//
 // Inputs are matched by name with the imported ONNX model (importers/tfjs
 // names a graph model's inputs and outputs after the TF.js nodes), or by
 // position for layers models; outputs come in TF.js's order. TF.js has no

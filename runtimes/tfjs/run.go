@@ -47,12 +47,12 @@ func (e *RunError) Error() string {
 	return s
 }
 
-// NotTFJSError is a model file that is not a TF.js model.json (an .onnx
-// given to `--runtime tfjs`).
+// NotTFJSError is a model file that is neither a TF.js model.json nor a
+// Keras file (an .onnx given to `--runtime tfjs`).
 type NotTFJSError struct{ Model string }
 
 func (e *NotTFJSError) Error() string {
-	return fmt.Sprintf("tfjs runtime: %s is not a TF.js model.json: the tfjs runtime runs TF.js models (the source side of a conversion), not ONNX; use --runtime executor or onnxruntime for ONNX files", e.Model)
+	return fmt.Sprintf("tfjs runtime: %s is not a TF.js model.json or a Keras file: the tfjs runtime runs TF.js and Keras models (the source side of a conversion), not ONNX; use --runtime executor or onnxruntime for ONNX files", e.Model)
 }
 
 // Result is one run.
@@ -61,6 +61,9 @@ type Result struct {
 	// Kind is "layers-model" or "graph-model"; Method is how TF.js ran it
 	// (predict, execute, executeAsync); Version is TF.js's.
 	Kind, Method, Version, Backend string
+	// Keras is the kind of Keras file (keras.Kind: "keras3", "h5",
+	// "json+h5") run as a TF.js layers model, "" for a TF.js model.json.
+	Keras string
 }
 
 type wireTensor struct {
@@ -203,17 +206,29 @@ func looksLikeTFJS(path string) bool {
 // by name to the graph model's inputs (ONNX names are TF.js node names;
 // an unknown name binds by position) and by position to a layers model's.
 // Outputs come in TF.js's order, named as the tfjs importer names them.
+// A Keras file (see the package doc) is exported to a TF.js layers model
+// in the run's temporary folder first; its outputs are named as
+// importers/keras names them, and a file the Keras loader refuses is a
+// *KerasError.
 func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto) (*Result, error) {
 	abs, err := filepath.Abs(modelPath)
 	if err != nil {
 		return nil, err
 	}
+	fromKeras := false
 	if !looksLikeTFJS(abs) {
-		return nil, &NotTFJSError{Model: modelPath}
+		if !looksLikeKeras(abs) {
+			return nil, &NotTFJSError{Model: modelPath}
+		}
+		fromKeras = true
 	}
 	req := struct {
 		Model  string       `json:"model"`
 		Inputs []wireTensor `json:"inputs"`
+		// ByLayer: the weights manifest names LAYER/INDEX (a Keras file
+		// exported by writeKerasAsTFJS); each layer gets its weights in
+		// Keras's order.
+		ByLayer bool `json:"by_layer,omitempty"`
 	}{Model: abs}
 	for i, tp := range inputs {
 		w, err := toWire(tp)
@@ -222,10 +237,6 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 		}
 		req.Inputs = append(req.Inputs, w)
 	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
 	dir, err := os.MkdirTemp("", "onnxconv-tfjs-")
 	if err != nil {
 		return nil, err
@@ -233,6 +244,22 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 	defer os.RemoveAll(dir)
 	script := filepath.Join(dir, "runner.js")
 	if err := os.WriteFile(script, runnerJS, 0o600); err != nil {
+		return nil, err
+	}
+	var kerasKind string
+	if fromKeras {
+		mdir := filepath.Join(dir, "model")
+		if err := os.Mkdir(mdir, 0o700); err != nil {
+			return nil, fmt.Errorf("tfjs runtime: %s: %w", modelPath, err)
+		}
+		mj, kind, err := writeKerasAsTFJS(ctx, abs, mdir)
+		if err != nil {
+			return nil, err
+		}
+		req.Model, req.ByLayer, kerasKind = mj, true, string(kind)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
 		return nil, err
 	}
 	if _, ok := ctx.Deadline(); !ok {
@@ -270,7 +297,16 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 	if !ans.OK {
 		return nil, &RunError{Model: modelPath, Detail: ans.Error, Stderr: stderr.String()}
 	}
-	res := &Result{Kind: ans.Kind, Method: ans.Method, Version: ans.Version, Backend: ans.Backend}
+	res := &Result{Kind: ans.Kind, Method: ans.Method, Version: ans.Version, Backend: ans.Backend, Keras: kerasKind}
+	if ans.Kind == "layers-model" {
+		names := make([]string, len(ans.Outputs))
+		for i, w := range ans.Outputs {
+			names[i] = w.Name
+		}
+		for i, n := range uniqueNames(names) {
+			ans.Outputs[i].Name = n
+		}
+	}
 	for _, w := range ans.Outputs {
 		tp, err := fromWire(w)
 		if err != nil {

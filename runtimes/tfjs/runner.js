@@ -5,7 +5,8 @@
 //
 // Request (stdin, one JSON object):
 //   {"model": "/abs/model.json",
-//    "inputs": [{"name", "dtype": "float32"|"int32"|"bool", "shape": [...], "data": base64 LE}]}
+//    "inputs": [{"name", "dtype": "float32"|"int32"|"bool", "shape": [...], "data": base64 LE}],
+//    "by_layer": true}   (a Keras file the Go side exported: weights set layer by layer)
 // Answer (stdout, one JSON object):
 //   {"ok": true, "kind": "layers-model"|"graph-model", "method": "predict"|"execute"|"executeAsync",
 //    "outputs": [{"name", "dtype", "shape", "data"}], "version": "4.22.0"}
@@ -97,6 +98,41 @@ function fromTensor(name, x) {
   return { name, dtype: x.dtype, shape: x.shape, data: buf.toString('base64') };
 }
 
+// byLayer builds a layers model from a Keras file exported by the Go side
+// (runtimes/tfjs/keras.go): the topology with tf.models.modelFromJSON, then
+// each top-level layer gets its weights with setWeights, in Keras's order
+// (the manifest names them LAYER/INDEX), so the names TF.js would give
+// the variables do not matter. Every weight of the file must find its
+// layer, and every layer with weights must get all of them.
+async function byLayer(tf, art) {
+  const model = await tf.models.modelFromJSON({ modelTopology: art.modelTopology });
+  const all = new Uint8Array(art.weightData);
+  const groups = new Map();
+  let off = 0;
+  for (const w of art.weightSpecs) {
+    if (w.dtype !== 'float32') throw new Error(`weight ${w.name}: dtype ${w.dtype}, want float32`);
+    const n = w.shape.reduce((a, b) => a * b, 1);
+    if (off + 4 * n > all.byteLength) throw new Error(`weight ${w.name}: the weights file is too short`);
+    const data = new Float32Array(all.slice(off, off + 4 * n).buffer);
+    off += 4 * n;
+    const slash = w.name.lastIndexOf('/');
+    const layer = w.name.slice(0, slash);
+    if (!groups.has(layer)) groups.set(layer, []);
+    groups.get(layer).push(tf.tensor(data, w.shape, 'float32'));
+  }
+  for (const [name, ws] of groups) {
+    const l = model.getLayer(name);
+    if (l.weights.length !== ws.length) {
+      throw new Error(`layer ${name}: TF.js has ${l.weights.length} weights, the Keras file ${ws.length}`);
+    }
+    l.setWeights(ws);
+  }
+  for (const l of model.layers) {
+    if (l.weights.length > 0 && !groups.has(l.name)) throw new Error(`layer ${l.name}: the Keras file has no weights for it`);
+  }
+  return model;
+}
+
 function isGraph(json) {
   if (json.format === 'graph-model') return true;
   if (json.format === 'layers-model') return false;
@@ -137,7 +173,7 @@ async function main() {
     res.forEach((x, i) => out.outputs.push(fromTensor((outNames[i] || `output_${i}`).replace(/:0$/, ''), x)));
   } else {
     out.kind = 'layers-model';
-    const model = await tf.loadLayersModel(tf.io.fromMemory(art));
+    const model = req.by_layer ? await byLayer(tf, art) : await tf.loadLayersModel(tf.io.fromMemory(art));
     if (inputs.length !== model.inputs.length) {
       throw new Error(`the model takes ${model.inputs.length} inputs, ${inputs.length} given`);
     }

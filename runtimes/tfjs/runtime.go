@@ -30,7 +30,8 @@ func Runtime(o FindOptions) sdk.Runtime {
 		Name:    RuntimeName,
 		Version: ver,
 		Description: fmt.Sprintf("TensorFlow.js (npm %s %s, pure JavaScript CPU backend) under Node: runs TF.js model.json files "+
-			"(layers models by predict, graph models by execute or executeAsync); install: %s",
+			"(layers models by predict, graph models by execute or executeAsync) and Keras .keras/.h5/JSON+weights files "+
+			"(exported in memory to a TF.js layers model); install: %s",
 			Package, PackageVersion, InstallCommand),
 		Run: func(ctx context.Context, modelPath string, inputs []*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error) {
 			env, err := Find(o)

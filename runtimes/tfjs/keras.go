@@ -1,0 +1,236 @@
+package tfjs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/onnxconv/onnxconv/importers/keras"
+	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+)
+
+// KerasError is a Keras file the runtime could not turn into a TF.js
+// layers model: not a well-formed Keras file, a custom layer (Err is then
+// the importer's *keras.CustomLayerError or *keras.FormatError, reachable
+// with errors.As), weights that do not fit.
+type KerasError struct {
+	Model string
+	Err   error
+}
+
+func (e *KerasError) Error() string {
+	return fmt.Sprintf("tfjs runtime: %s: cannot run the Keras file on TF.js: %v", e.Model, e.Err)
+}
+
+func (e *KerasError) Unwrap() error { return e.Err }
+
+// looksLikeKeras tells whether the file at path is one the Keras importer
+// reads (a .keras zip, a full-model .h5, a Keras architecture JSON, or
+// Keras weights alone, which Load then refuses naming what to give).
+func looksLikeKeras(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 1<<16)
+	n, _ := f.Read(head)
+	return keras.New().Detect(path, head[:n]) > 0
+}
+
+// writeKerasAsTFJS reads the Keras file at path with importers/keras's
+// loader (the weights .h5 of an architecture JSON is found beside it) and
+// writes it into dir as a TF.js layers model: model.json (the topology in
+// the Keras 2 form TF.js 4.22 deserializes, and a weights manifest) and
+// weights.bin (float32). Each manifest entry is named LAYER/INDEX, INDEX
+// the weight's position in the top-level layer's Keras order; runner.js
+// gives each layer its weights in that order (setWeights), so the names
+// TF.js would give the variables do not matter. It returns the path of
+// model.json and the Keras kind of the file.
+func writeKerasAsTFJS(ctx context.Context, path, dir string) (string, keras.Kind, error) {
+	m, err := keras.Load(ctx, path, "")
+	if err != nil {
+		return "", "", &KerasError{Model: path, Err: err}
+	}
+	var bin bytes.Buffer
+	entries := []map[string]any{}
+	for _, name := range topLayers(m.Config) {
+		ws, err := m.Weights.LayerWeights([]string{name})
+		if err != nil {
+			return "", "", &KerasError{Model: path, Err: fmt.Errorf("weights of layer %q: %w", name, err)}
+		}
+		for i, w := range ws {
+			v, err := onnxb.F32s(w.Tensor)
+			if err != nil {
+				return "", "", &KerasError{Model: path, Err: fmt.Errorf("weight %d of layer %q: %w", i, name, err)}
+			}
+			bin.Write(onnxb.F32Bytes(v))
+			dims := w.Tensor.Dims
+			if dims == nil {
+				dims = []int64{}
+			}
+			entries = append(entries, map[string]any{"name": fmt.Sprintf("%s/%d", name, i), "shape": dims, "dtype": "float32"})
+		}
+	}
+	mj := map[string]any{
+		"format":          "layers-model",
+		"generatedBy":     fmt.Sprintf("onnxconv runtimes/tfjs from %s (%s)", filepath.Base(path), m.Kind),
+		"modelTopology":   tfjsTopology(m.Config),
+		"weightsManifest": []any{map[string]any{"paths": []string{"weights.bin"}, "weights": entries}},
+	}
+	b, err := json.Marshal(mj)
+	if err != nil {
+		return "", "", &KerasError{Model: path, Err: fmt.Errorf("writing the TF.js topology: %w", err)}
+	}
+	out := filepath.Join(dir, "model.json")
+	if err := os.WriteFile(out, b, 0o600); err != nil {
+		return "", "", fmt.Errorf("tfjs runtime: %s: %w", path, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "weights.bin"), bin.Bytes(), 0o600); err != nil {
+		return "", "", fmt.Errorf("tfjs runtime: %s: %w", path, err)
+	}
+	return out, m.Kind, nil
+}
+
+// tfjsTopology rewrites a Keras model config into the Keras 2 form TF.js
+// 4.22 deserializes: Keras 3's dtype policies become dtype names,
+// batch_shape becomes batch_input_shape, the Keras 3 inbound_nodes
+// ({"args": [keras tensors]}) become [[[layer, node, tensor, {}], ...]],
+// LeakyReLU's negative_slope becomes alpha, and the keys TF.js does not
+// know (module, registered_name, build_config, ...) go. The architecture
+// is not changed.
+func tfjsTopology(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if x["class_name"] == "DTypePolicy" || x["class_name"] == "Policy" {
+			if c, ok := x["config"].(map[string]any); ok {
+				return c["name"]
+			}
+		}
+		out := map[string]any{}
+		for k, e := range x {
+			switch k {
+			case "module", "registered_name", "build_config", "compile_config", "shared_object_id":
+				continue
+			case "batch_shape":
+				out["batch_input_shape"] = tfjsTopology(e)
+				continue
+			case "negative_slope":
+				out["alpha"] = e
+				continue
+			case "inbound_nodes":
+				out[k] = inbound(e)
+				continue
+			}
+			out[k] = tfjsTopology(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = tfjsTopology(e)
+		}
+		return out
+	}
+	return v
+}
+
+// inbound converts Keras 3 inbound_nodes to the Keras 2 form (Keras 2
+// forms pass through).
+func inbound(v any) any {
+	nodes, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := []any{}
+	for _, n := range nodes {
+		nm, ok := n.(map[string]any)
+		if !ok {
+			out = append(out, n)
+			continue
+		}
+		refs := []any{}
+		collectRefs(nm["args"], &refs, 0)
+		out = append(out, refs)
+	}
+	return out
+}
+
+// collectRefs appends the [layer, node, tensor, {}] reference of every
+// Keras 3 __keras_tensor__ in a, in order (maps are walked in key order;
+// Keras 3 args are lists, so the order of the tensors is kept).
+func collectRefs(a any, refs *[]any, depth int) {
+	if depth > 64 {
+		return
+	}
+	switch y := a.(type) {
+	case map[string]any:
+		if y["class_name"] == "__keras_tensor__" {
+			c, _ := y["config"].(map[string]any)
+			h, _ := c["keras_history"].([]any)
+			if len(h) == 3 {
+				*refs = append(*refs, []any{h[0], h[1], h[2], map[string]any{}})
+			}
+			return
+		}
+		for _, k := range sortedKeys(y) {
+			collectRefs(y[k], refs, depth+1)
+		}
+	case []any:
+		for _, e := range y {
+			collectRefs(e, refs, depth+1)
+		}
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// topLayers lists the names of the model's top-level layers.
+func topLayers(cfg map[string]any) []string {
+	if mc, ok := cfg["model_config"].(map[string]any); ok {
+		cfg = mc
+	}
+	var layers []any
+	switch c := cfg["config"].(type) {
+	case map[string]any:
+		layers, _ = c["layers"].([]any)
+	case []any:
+		layers = c
+	}
+	var out []string
+	for _, l := range layers {
+		lm, _ := l.(map[string]any)
+		name, _ := lm["name"].(string)
+		if c, ok := lm["config"].(map[string]any); ok && name == "" {
+			name, _ = c["name"].(string)
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// uniqueNames renames repeated output names as importers/keraslayers names
+// the ONNX outputs (a repeat at position i becomes NAME_i).
+func uniqueNames(names []string) []string {
+	seen := map[string]bool{}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if seen[n] {
+			out[i] = fmt.Sprintf("%s_%d", n, i)
+		}
+		seen[out[i]] = true
+	}
+	return out
+}
