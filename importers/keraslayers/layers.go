@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
@@ -152,7 +153,7 @@ func layerTable() map[string]layerFunc {
 	merge := func(op string) layerFunc {
 		return func(x *layerCtx, ins []*kval) ([]*kval, error) { return x.merge(ins, op) }
 	}
-	return map[string]layerFunc{
+	t := map[string]layerFunc{
 		"InputLayer":             ident,
 		"Dropout":                ident,
 		"SpatialDropout1D":       ident,
@@ -212,6 +213,10 @@ func layerTable() map[string]layerFunc {
 		"UpSampling2D":           (*layerCtx).upSample,
 		"Rescaling":              (*layerCtx).rescaling,
 	}
+	for k, f := range moreLayers() {
+		t[k] = f
+	}
+	return t
 }
 
 // dense: y = x·kernel + bias, then the activation.
@@ -703,8 +708,11 @@ func (x *layerCtx) batchNorm(ins []*kval) ([]*kval, error) {
 			axis = -100
 		}
 	}
-	if axis != -1 && axis != v.rank-1 {
-		return nil, fmt.Errorf("axis %v: only the last (channel) axis is supported", x.l.cfg["axis"])
+	if axis < 0 && axis != -100 && v.rank > 0 {
+		axis += v.rank
+	}
+	if axis < 1 || axis >= v.rank {
+		return nil, fmt.Errorf("axis %v: one axis other than the batch is supported", x.l.cfg["axis"])
 	}
 	eps := x.num("epsilon", 1e-3)
 	var gamma, beta []float32
@@ -746,6 +754,14 @@ func (x *layerCtx) batchNorm(ins []*kval) ([]*kval, error) {
 		o[i] = float32(bt - float64(mean[i])*sc)
 	}
 	b := x.c.b
+	if axis != v.rank-1 {
+		in, err := x.c.cl(v)
+		if err != nil {
+			return nil, err
+		}
+		m := b.Op("Mul", x.name("scale"), []string{in, x.channelAxisConst("scale", s, v.rank, axis)})
+		return []*kval{{cl: b.Op("Add", x.name(""), []string{m, x.channelAxisConst("offset", o, v.rank, axis)}), rank: v.rank, dt: v.dt}}, nil
+	}
 	return x.elementwise(v, func(in string, cf bool) (string, error) {
 		m := b.Op("Mul", x.name("scale"), []string{in, x.channelConst("scale", s, v.rank, cf)})
 		return b.Op("Add", x.name(""), []string{m, x.channelConst("offset", o, v.rank, cf)}), nil
@@ -1071,8 +1087,9 @@ func (x *layerCtx) upSample(ins []*kval) ([]*kval, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in := x.str("interpolation", "nearest"); in != "nearest" {
-		return nil, fmt.Errorf("interpolation %q is not supported (nearest only)", in)
+	interp := x.str("interpolation", "nearest")
+	if interp != "nearest" && interp != "bilinear" {
+		return nil, fmt.Errorf("interpolation %q is not supported (nearest, bilinear)", interp)
 	}
 	in, err := x.c.cf(v)
 	if err != nil {
@@ -1083,8 +1100,17 @@ func (x *layerCtx) upSample(ins []*kval) ([]*kval, error) {
 		scales = append(scales, float32(s))
 	}
 	b := x.c.b
-	y := b.Op("Resize", x.name(""), []string{in, "", b.F32(x.name("scales"), []int64{int64(len(scales))}, scales)},
-		onnxb.String("mode", "nearest"), onnxb.String("coordinate_transformation_mode", "asymmetric"), onnxb.String("nearest_mode", "floor"))
+	attrs := []*onnxpb.AttributeProto{onnxb.String("mode", "nearest"), onnxb.String("coordinate_transformation_mode", "asymmetric"), onnxb.String("nearest_mode", "floor")}
+	if interp == "bilinear" {
+		// TF.js resizes with resizeBilinear's defaults (no half-pixel
+		// centers); Keras with tf.image.resize (half-pixel centers).
+		ctm := "half_pixel"
+		if strings.HasPrefix(x.c.kerasVersion, "tfjs") {
+			ctm = "asymmetric"
+		}
+		attrs = []*onnxpb.AttributeProto{onnxb.String("mode", "linear"), onnxb.String("coordinate_transformation_mode", ctm)}
+	}
+	y := b.Op("Resize", x.name(""), []string{in, "", b.F32(x.name("scales"), []int64{int64(len(scales))}, scales)}, attrs...)
 	return []*kval{{cf: y, rank: v.rank, dt: v.dt}}, nil
 }
 

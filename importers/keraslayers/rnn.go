@@ -35,8 +35,12 @@ func (x *layerCtx) rnn(ins []*kval) ([]*kval, error) {
 	if len(ins) < 1 {
 		return nil, fmt.Errorf("takes one input, is given %d", len(ins))
 	}
-	if len(ins) > 1 {
-		return nil, fmt.Errorf("an initial state (%d inputs) is not supported", len(ins))
+	nstate := 1
+	if x.l.class == "LSTM" {
+		nstate = 2
+	}
+	if len(ins) > 1 && len(ins) != 1+nstate {
+		return nil, fmt.Errorf("%d inputs: the sequence and %d initial state(s) were expected", len(ins), nstate)
 	}
 	v := ins[0]
 	if v.rank != 3 {
@@ -176,7 +180,19 @@ func (x *layerCtx) rnn(ins []*kval) ([]*kval, error) {
 		yc = b.Fresh(x.name("Y_c"))
 		outs = append(outs, yc)
 	}
-	b.Node(op, []string{seq, wn, rn, bn}, outs, attrs...)
+	rin := []string{seq, wn, rn, bn}
+	if len(ins) > 1 {
+		// Initial states [batch, units] -> [1, batch, units].
+		rin = append(rin, "")
+		for i, st := range ins[1:] {
+			sn, err := x.c.cl(st)
+			if err != nil {
+				return nil, err
+			}
+			rin = append(rin, b.Op("Unsqueeze", x.name(fmt.Sprintf("initial_state%d", i)), []string{sn, b.Ints("axes", 0)}))
+		}
+	}
+	b.Node(op, rin, outs, attrs...)
 	squeeze0 := func(s, base string) string {
 		return b.Op("Squeeze", x.name(base), []string{s, b.Ints("axes", 0)})
 	}

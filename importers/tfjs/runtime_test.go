@@ -51,6 +51,12 @@ func everyModel() []struct {
 		{fixtureDir + "/functional/model.json", -1, 1, false},
 		{fixtureDir + "/rnn/model.json", -1, 1, false},
 		{fixtureDir + "/embed/model.json", 0, 29, true},
+		{fixtureDir + "/upconv/model.json", -1, 1, false},
+		{fixtureDir + "/wrappers/model.json", -1, 1, false},
+		{fixtureDir + "/graph_slicing/model.json", -1, 1, false},
+		{fixtureDir + "/graph_create/model.json", -1, 1, false},
+		{fixtureDir + "/graph_image/model.json", -1, 1, false},
+		{fixtureDir + "/graph_nms/model.json", -1, 1, false},
 	}
 }
 

@@ -17,7 +17,7 @@ func opTable() map[string]opFunc {
 	}
 	bin := func(op string) opFunc { return func(c *converter, n *Node) error { return c.binary(n, op) } }
 	red := func(op string) opFunc { return func(c *converter, n *Node) error { return c.reduce(n, op) } }
-	return map[string]opFunc{
+	t := map[string]opFunc{
 		"Const":                      (*converter).constNode,
 		"Placeholder":                (*converter).placeholder,
 		"Identity":                   (*converter).identity,
@@ -84,6 +84,10 @@ func opTable() map[string]opFunc {
 		"Transpose":                  (*converter).transpose,
 		"Cast":                       (*converter).cast,
 	}
+	for k, f := range moreOps() {
+		t[k] = f
+	}
+	return t
 }
 
 func (c *converter) constNode(n *Node) error {
@@ -663,12 +667,15 @@ func (c *converter) pad(n *Node) error {
 		return fmt.Errorf("paddings of %d values for a tensor of rank %d", len(p), x.rank)
 	}
 	mode := "constant"
+	symmetric := false
 	if n.Op == "MirrorPad" {
 		switch m := c.str(n, "mode", "REFLECT"); m {
 		case "REFLECT":
 			mode = "reflect"
+		case "SYMMETRIC":
+			symmetric = true
 		default:
-			return fmt.Errorf("MirrorPad mode %s has no ONNX equivalent (REFLECT only)", m)
+			return fmt.Errorf("MirrorPad mode %s is not supported (REFLECT, SYMMETRIC)", m)
 		}
 	}
 	nchw := r == 4 && x.nhwc == ""
@@ -685,6 +692,15 @@ func (c *converter) pad(n *Node) error {
 		xn = x.nchw
 	} else if xn, err = c.asNHWC(x); err != nil {
 		return err
+	}
+	if symmetric {
+		y := c.mirrorSymmetric(n.Name, xn, pads)
+		if nchw {
+			c.set(n, 0, &value{nchw: y, rank: 4, dt: x.dt})
+		} else {
+			c.set(n, 0, &value{nhwc: y, rank: x.rank, dt: x.dt})
+		}
+		return nil
 	}
 	ins := []string{xn, c.b.Ints("pads", pads...)}
 	if n.Op == "PadV2" {
