@@ -7,6 +7,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/trees"
 )
 
 // Name is the importer and format name.
@@ -30,6 +31,7 @@ func optionSpecs() []importers.OptionSpec {
 		{Name: "ml_opset", Doc: fmt.Sprintf("ai.onnx.ml opset, 1 to %d (default 5: TreeEnsemble; 1 to 4: TreeEnsembleRegressor, no categorical splits)", MaxMLOpset)},
 		{Name: "opset", Doc: fmt.Sprintf("ai.onnx opset, %d to %d (default 21)", MinAIOpset, MaxAIOpset)},
 		{Name: "output", Doc: `"predict" (default: predict, and label and probabilities for classifiers) or "margin" (the raw margin alone)`},
+		{Name: "raw_score", Doc: `"true": the raw margin alone (the same as output=margin); default false`},
 	}
 }
 
@@ -71,6 +73,30 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	})
 }
 
+// Source reads the model at path (with Import's options) into the direct
+// Go predictor over its trees (or linear model), computing in float32 as
+// xgboost does.
+func (importer) Source(ctx context.Context, path string, opts importers.Options) (importers.Source, error) {
+	o, err := ParseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	data, err := importers.ReadFile(path, MaxFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("xgboost: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e, err := Ensemble(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return trees.NewSource(e, o.Output == OutputMargin, "xgboost "+e.Format)
+}
+
+var _ importers.Predictor = importer{}
+
 // ParseOptions reads Options from string options: "ml_opset" (1 to
 // MaxMLOpset), "opset" (MinAIOpset to MaxAIOpset) and "output" ("predict"
 // or "margin"). An unknown key or a bad value is an
@@ -91,8 +117,21 @@ func ParseOptions(m map[string]string) (Options, error) {
 				err = fmt.Errorf("ai.onnx opset %d not supported: use %d to %d", o.AIOpset, MinAIOpset, MaxAIOpset)
 			}
 		case "output":
-			if o.Output = v; v != OutputPredict && v != OutputMargin {
+			if v != OutputPredict && v != OutputMargin {
 				err = fmt.Errorf("output %q not supported: use %q or %q", v, OutputPredict, OutputMargin)
+			} else if o.Output == OutputMargin && v == OutputPredict {
+				err = fmt.Errorf("output=predict contradicts raw_score=true")
+			} else {
+				o.Output = v
+			}
+		case "raw_score":
+			var raw bool
+			if raw, err = strconv.ParseBool(v); err == nil {
+				if raw && o.Output == OutputPredict {
+					err = fmt.Errorf("raw_score=true contradicts output=predict")
+				} else if raw {
+					o.Output = OutputMargin
+				}
 			}
 		default:
 			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}

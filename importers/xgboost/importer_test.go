@@ -146,7 +146,7 @@ func TestOptionErrors(t *testing.T) {
 			t.Errorf("ParseOptions(%v) = %v", c.opts, err)
 			continue
 		}
-		if strings.Join(oe.Known, ",") != "ml_opset,opset,output" {
+		if strings.Join(oe.Known, ",") != "ml_opset,opset,output,raw_score" {
 			t.Errorf("Known = %v", oe.Known)
 		}
 		_, err = New().Import(context.Background(), filepath.Join(fixtureDir, "binary_logistic.json"), c.opts)

@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers/trees"
 )
 
 // Output values for Options.Output.
@@ -105,6 +106,28 @@ func Import(data []byte, opts Options) (mp *onnxpb.ModelProto, err error) {
 		return nil, fmt.Errorf("xgboost: %w", err)
 	}
 	return mp, nil
+}
+
+// Ensemble decodes an XGBoost JSON or UBJSON model into the tree ensemble
+// (or linear model) it computes.
+func Ensemble(data []byte) (e *trees.Ensemble, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, err = nil, fmt.Errorf("xgboost: internal error while reading: %v", r)
+		}
+	}()
+	doc, format, err := parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("xgboost: reading %s: %w", format, err)
+	}
+	m, err := decodeModel(&doc)
+	if err != nil {
+		return nil, fmt.Errorf("xgboost: %s model: %w", format, err)
+	}
+	if e, err = m.ensemble(); err != nil {
+		return nil, fmt.Errorf("xgboost: %w", err)
+	}
+	return e, nil
 }
 
 // parse decodes JSON (first non-space byte '{' followed by a quote or

@@ -1,0 +1,10 @@
+package lightgbm
+
+import (
+	"os"
+	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+)
+
+func TestMain(m *testing.M) { os.Exit(testpaths.Main(m, "importers/lightgbm")) }
