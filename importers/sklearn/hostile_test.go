@@ -137,16 +137,39 @@ func TestHostile(t *testing.T) {
 	}
 }
 
-// TestXzRefusedClearly checks that a compression this build cannot read is
-// named, with the fix.
-func TestXzRefusedClearly(t *testing.T) {
+// TestOldJoblibRefusedClearly checks that a container this build cannot
+// read (joblib < 0.10's ZF files) is named, with the fix.
+func TestOldJoblibRefusedClearly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.joblib")
-	if err := os.WriteFile(path, []byte("\xfd7zXZ\x00\x00\x04rest"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("ZF0x10\x00rest"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err := sklearn.New().Import(context.Background(), path, nil)
 	var ue *sklearn.UnsupportedContainerError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "compress=('zlib', 3)") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestHugeDictionaryRefused: an xz or lzma header asking for a
+// dictionary of gigabytes is refused before anything is allocated.
+func TestHugeDictionaryRefused(t *testing.T) {
+	// xz: stream header (magic, flags, CRC32), then a block header of 12
+	// bytes: one LZMA2 filter (0x21) whose dictionary code 38 is 2 GiB.
+	xzHead := []byte("\xfd7zXZ\x00\x00\x01\x69\x22\xde\x36\x02\x00\x21\x01\x26\x00\x00\x00\x00\x00\x00\x00rest of the stream")
+	// lzma (alone): properties 0x5d, a 2 GiB dictionary, unknown size.
+	lzmaHead := append([]byte{0x5d, 0, 0, 0, 0x80}, bytes.Repeat([]byte{0xff}, 8)...)
+	lzmaHead = append(lzmaHead, make([]byte, 64)...)
+	for name, data := range map[string][]byte{"xz": xzHead, "lzma": lzmaHead} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			_, err := sklearn.Parse(data)
+			if err == nil || !strings.Contains(err.Error(), "dictionary") {
+				t.Fatalf("got %v, want a refused dictionary", err)
+			}
+			if took := time.Since(start); took > time.Second {
+				t.Errorf("took %v", took)
+			}
+		})
 	}
 }

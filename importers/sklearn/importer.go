@@ -27,8 +27,8 @@ func (importer) Describe() importers.Description {
 	return importers.Description{
 		Name:       Name,
 		Format:     Name,
-		Summary:    "scikit-learn estimator, pickle protocol 2-5 or joblib (zlib, gzip, bz2), read as data: nothing in the file is executed",
-		Extensions: []string{".pkl", ".pickle", ".joblib", ".sav"},
+		Summary:    "scikit-learn estimator, pickle protocol 2-5, joblib (zlib, gzip, bz2, xz, lzma, lz4) or skops, read as data: nothing in the file is executed",
+		Extensions: []string{".pkl", ".pickle", ".joblib", ".sav", ".skops"},
 		Magic: []importers.Magic{
 			{Bytes: []byte{0x80, 0x02}}, {Bytes: []byte{0x80, 0x03}}, {Bytes: []byte{0x80, 0x04}}, {Bytes: []byte{0x80, 0x05}},
 		},
@@ -36,14 +36,20 @@ func (importer) Describe() importers.Description {
 }
 
 // Detect is 1 for a pickle whose head names a scikit-learn module (also
-// inside a zlib or gzip joblib stream, or a bz2 stream with a pickle or
-// joblib extension), 0.6 for any other pickle or joblib stream (0.5 for
-// bz2), 0.3 for an xz, lzma or lz4 one with a pickle extension
-// (refused with a clear message by Import), else 0.
+// inside a zlib, gzip, xz, lzma or lz4 joblib stream, or a bz2, xz, lzma
+// or lz4 stream too long to peek into with a pickle or joblib extension),
+// 0.6 for any other pickle or joblib stream (0.5 for bz2, xz and lz4,
+// 0.3 for lzma, whose magic is weak), 1 for a zip named .skops (skops; other zips are other
+// formats' files, Keras's among them), 0.3
+// for an old (ZF) joblib file with a pickle extension (refused with a
+// clear message by Import), else 0.
 func (importer) Detect(path string, head []byte) float32 {
 	c := sniff(head)
 	switch c {
 	case "":
+		if isZip(head) && importers.MatchExtension(path, []string{".skops"}) {
+			return 1
+		}
 		return 0
 	case Pickle:
 		if strings.Contains(string(head), "sklearn") {
@@ -60,18 +66,29 @@ func (importer) Detect(path string, head []byte) float32 {
 			return 0.5
 		}
 		return 0
-	case JoblibZ, JoblibGz:
+	case JoblibZ, JoblibGz, JoblibXz, JoblibLZ, JoblibLz4:
 		inner := peekDecompressed(head)
 		if sniff(inner) != Pickle {
-			return 0
+			if c == JoblibZ || c == JoblibGz || len(inner) > 0 {
+				return 0
+			}
+			// The xz, lzma and lz4 decoders give nothing before a whole
+			// block (or dictionary) is decoded: trust the magic and the
+			// extension.
+			if importers.MatchExtension(path, []string{".pkl", ".pickle", ".joblib", ".sav", ".xz", ".lzma", ".lz4"}) {
+				return 1
+			}
+			if c == JoblibLZ {
+				return 0.3
+			}
+			return 0.5
 		}
 		if strings.Contains(string(inner), "sklearn") {
 			return 1
 		}
 		return 0.6
 	}
-	if importers.MatchExtension(path, []string{".pkl", ".pickle", ".joblib", ".sav"}) ||
-		importers.MatchExtension(path, []string{".z", ".gz", ".bz2", ".xz", ".lzma", ".lz4"}) {
+	if importers.MatchExtension(path, []string{".pkl", ".pickle", ".joblib", ".sav"}) {
 		return 0.3
 	}
 	return 0

@@ -1,15 +1,24 @@
 package sklearn
 
-// knn is KNeighborsClassifier/Regressor with uniform weights and the
-// euclidean metric: the k nearest training points (squared distances
-// summed over the features), then the share of each class among them
-// (label: the first class with the most), or the mean target.
+import (
+	"math"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+)
+
+// knn is KNeighborsClassifier/Regressor with the euclidean metric: the
+// k nearest training points (squared distances summed over the
+// features), then the share of each class among them (label: the first
+// class with the most), or the mean target. With weights="distance" each
+// neighbour counts 1/distance; a row with a neighbour at distance 0
+// counts those neighbours only, each 1 (scikit-learn's _get_weights).
 type knn struct {
-	fit  *mat // [M, F]
-	k    int
-	cls  []int64
-	yIdx []int     // classifier: class index per training point
-	y    []float64 // regressor
+	fit      *mat // [M, F]
+	k        int
+	distance bool
+	cls      []int64
+	yIdx     []int     // classifier: class index per training point
+	y        []float64 // regressor
 }
 
 func readKNN(o *obj) (predictor, error) {
@@ -27,8 +36,12 @@ func readKNN(o *obj) (predictor, error) {
 	if m.k < 1 || m.k > m.fit.r {
 		return nil, o.errf("n_neighbors", "%d neighbours for %d training points", m.k, m.fit.r)
 	}
-	if w := o.strOr("weights", "uniform"); w != "uniform" {
-		return nil, o.errf("weights", "weights=%q is not supported (uniform is)", w)
+	switch w := o.strOr("weights", "uniform"); w {
+	case "uniform":
+	case "distance":
+		m.distance = true
+	default:
+		return nil, o.errf("weights", "weights=%q is not supported (uniform, distance are)", w)
 	}
 	metric := o.strOr("effective_metric_", "euclidean")
 	if metric == "minkowski" {
@@ -103,26 +116,68 @@ func (m *knn) neighbours(x []float64) []int {
 	return idx
 }
 
+// weights is each neighbour's weight for the row x: 1, or 1/distance
+// (distance 0: 1 for those neighbours, 0 for the others).
+func (m *knn) weights(x []float64, idx []int) []float64 {
+	w := make([]float64, len(idx))
+	zero := false
+	for n, i := range idx {
+		w[n] = 1
+		if !m.distance {
+			continue
+		}
+		s := 0.0
+		for j, v := range m.fit.row(i) {
+			t := x[j] - v
+			s += t * t
+		}
+		w[n] = 1 / math.Sqrt(s)
+		if math.IsInf(w[n], 0) {
+			zero = true
+		}
+	}
+	if zero {
+		for n := range w {
+			if math.IsInf(w[n], 0) {
+				w[n] = 1
+			} else {
+				w[n] = 0
+			}
+		}
+	}
+	return w
+}
+
 func (m *knn) predict(x *mat) []result {
 	if m.cls == nil {
 		out := newMat(x.r, 1)
 		for r := 0; r < x.r; r++ {
-			s := 0.0
-			for _, i := range m.neighbours(x.row(r)) {
-				s += m.y[i]
+			idx := m.neighbours(x.row(r))
+			s, sw := 0.0, 0.0
+			for n, w := range m.weights(x.row(r), idx) {
+				s += m.y[idx[n]] * w
+				sw += w
 			}
-			out.d[r] = s / float64(m.k)
+			out.d[r] = s / sw
 		}
 		return []result{{m: out}}
 	}
 	C := len(m.cls)
 	p := newMat(x.r, C)
 	for r := 0; r < x.r; r++ {
-		for _, i := range m.neighbours(x.row(r)) {
-			p.d[r*C+m.yIdx[i]]++
+		idx := m.neighbours(x.row(r))
+		for n, w := range m.weights(x.row(r), idx) {
+			p.d[r*C+m.yIdx[idx[n]]] += w
+		}
+		s := 0.0
+		for c := 0; c < C; c++ {
+			s += p.d[r*C+c]
+		}
+		if s == 0 {
+			s = 1
 		}
 		for c := 0; c < C; c++ {
-			p.d[r*C+c] /= float64(m.k)
+			p.d[r*C+c] /= s
 		}
 	}
 	labels := make([]int64, x.r)
@@ -140,9 +195,22 @@ func (m *knn) emit(g *graph, x string) []string {
 	top := g.name("TopK")
 	idx := top + "_indices"
 	g.nodes = append(g.nodes, nodeProto("TopK", top, []string{sq, kk}, []string{top + "_values", idx}, aInt("axis", 1), aInt("largest", 0), aInt("sorted", 1)))
+	var w string // [N, k] weights, with distance
+	if m.distance {
+		w = g.op("Div", []string{g.scalar(1), g.op("Sqrt", []string{top + "_values"})})
+		inf := g.op("IsInf", []string{w})
+		infD := g.op("Cast", []string{inf}, aInt("to", int64(onnxpb.TensorProto_DOUBLE)))
+		row := g.op("ReduceMax", []string{infD}, aInts("axes", 1), aInt("keepdims", 1))
+		anyInf := g.op("Greater", []string{row, g.scalar(0)})
+		w = g.op("Where", []string{anyInf, infD, w})
+	}
 	if m.cls == nil {
 		y := g.double("y", []int64{int64(len(m.y))}, m.y)
 		v := g.op("Gather", []string{y, idx}, aInt("axis", 0))
+		if m.distance {
+			num := g.sumRows(g.op("Mul", []string{v, w}))
+			return []string{g.op("Div", []string{num, g.sumRows(w)})}
+		}
 		return []string{g.op("ReduceMean", []string{v}, aInts("axes", 1), aInt("keepdims", 1))}
 	}
 	C := len(m.cls)
@@ -152,7 +220,19 @@ func (m *knn) emit(g *graph, x string) []string {
 		oh.d[i*C+c] = 1
 	}
 	v := g.op("Gather", []string{g.matrix("onehot", oh), idx}, aInt("axis", 0))
+	if m.distance {
+		// [N, k, C] one-hot rows times [N, k, 1] weights, summed over k,
+		// divided by the row sum (0 kept as 1).
+		v = g.op("Mul", []string{v, g.op("Unsqueeze", []string{w, g.int64s("axes", []int64{1}, []int64{2})})})
+	}
 	counts := g.op("ReduceSum", []string{v, g.int64s("axes", []int64{1}, []int64{1})}, aInt("keepdims", 0))
-	p := g.op("Div", []string{counts, g.scalar(float64(m.k))})
+	var p string
+	if m.distance {
+		s := g.sumRows(counts)
+		zero := g.op("Equal", []string{s, g.scalar(0)})
+		p = g.op("Div", []string{counts, g.op("Where", []string{zero, g.scalar(1), s})})
+	} else {
+		p = g.op("Div", []string{counts, g.scalar(float64(m.k))})
+	}
 	return []string{g.labelArgmax(m.cls, p), p}
 }

@@ -13,6 +13,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pierrec/lz4/v4"
+	"github.com/ulikunitz/xz"
+	"github.com/ulikunitz/xz/lzma"
+
 	"github.com/onnxconv/onnxconv/internal/suggest"
 	"github.com/onnxconv/onnxconv/pickle"
 )
@@ -20,6 +24,10 @@ import (
 // MaxDecompressed bounds the pickle stream a compressed joblib file may
 // expand to.
 const MaxDecompressed = 1 << 30
+
+// MaxDictionary bounds the dictionary an xz or lzma stream may ask the
+// decompressor to allocate (Python's presets use at most 64 MiB).
+const MaxDictionary = 64 << 20
 
 // Container is how the pickle stream is stored in a file.
 type Container string
@@ -34,6 +42,7 @@ const (
 	JoblibLZ  Container = "joblib lzma"
 	JoblibLz4 Container = "joblib lz4"
 	JoblibOld Container = "joblib < 0.10 (ZF)"
+	Skops     Container = "skops"
 )
 
 // sniff tells the container from the first bytes of a file, or "".
@@ -66,7 +75,10 @@ type UnsupportedContainerError struct {
 }
 
 func (e *UnsupportedContainerError) Error() string {
-	return fmt.Sprintf("%s compression is not supported; re-save with joblib.dump(model, path, compress=('zlib', 3)) (or gzip, bz2) or without compression", e.Container)
+	if e.Container == Skops {
+		return "skops files are not supported yet; save the model with joblib.dump(model, path) or pickle.dump (onnxconv reads those as data, executing nothing)"
+	}
+	return fmt.Sprintf("%s compression is not supported; re-save with joblib.dump(model, path, compress=('zlib', 3)) (or gzip, bz2, xz, lzma, lz4) or without compression", e.Container)
 }
 
 // decompress returns the pickle stream held by data.
@@ -76,6 +88,9 @@ func decompress(data []byte) ([]byte, Container, error) {
 	case Pickle:
 		return data, c, nil
 	case "":
+		if isZip(data) {
+			return nil, Skops, &UnsupportedContainerError{Container: Skops}
+		}
 		return nil, c, &NotPickleError{}
 	}
 	r, err := openStream(data)
@@ -104,11 +119,73 @@ func openStream(data []byte) (io.Reader, error) {
 		return gzip.NewReader(bytes.NewReader(data))
 	case JoblibBz2:
 		return bzip2.NewReader(bytes.NewReader(data)), nil
+	case JoblibXz:
+		if err := checkXzDictionary(data); err != nil {
+			return nil, err
+		}
+		return xz.ReaderConfig{SingleStream: true}.NewReader(bytes.NewReader(data))
+	case JoblibLZ:
+		return lzma.ReaderConfig{DictCap: MaxDictionary}.NewReader(bytes.NewReader(data))
+	case JoblibLz4:
+		return lz4.NewReader(bytes.NewReader(data)), nil
 	case "":
 		return nil, &NotPickleError{}
 	default:
 		return nil, &UnsupportedContainerError{Container: c}
 	}
+}
+
+// checkXzDictionary refuses an xz stream whose first block's LZMA2
+// filter asks for a dictionary larger than MaxDictionary (the xz package
+// would allocate it before reading any data). The headers are read as
+// the xz format defines them: a 12-byte stream header, then the block
+// header (size, flags, optional sizes, filter flags).
+func checkXzDictionary(data []byte) error {
+	const at = 12
+	if len(data) < at+2 || data[at] == 0 {
+		return nil // no block (or the index): the xz reader decides
+	}
+	hdr := data[at:min(len(data), at+(int(data[at])+1)*4)]
+	flags := hdr[1]
+	p := 2
+	varint := func() (uint64, bool) {
+		var v uint64
+		for i := 0; i < 9 && p < len(hdr); i++ {
+			b := hdr[p]
+			p++
+			v |= uint64(b&0x7f) << (7 * i)
+			if b&0x80 == 0 {
+				return v, true
+			}
+		}
+		return 0, false
+	}
+	for _, bit := range []byte{0x40, 0x80} {
+		if flags&bit != 0 {
+			if _, ok := varint(); !ok {
+				return errors.New("xz: malformed block header")
+			}
+		}
+	}
+	for f := 0; f <= int(flags&3); f++ {
+		id, ok1 := varint()
+		n, ok2 := varint()
+		if !ok1 || !ok2 || n > uint64(len(hdr)-p) {
+			return errors.New("xz: malformed block header")
+		}
+		if id == 0x21 && n == 1 {
+			c := hdr[p] & 0x3f
+			if c > 40 {
+				return errors.New("xz: bad LZMA2 dictionary size")
+			}
+			size := int64(2|int64(c&1)) << (c/2 + 11)
+			if size > MaxDictionary {
+				return fmt.Errorf("xz: the stream asks for a %d-byte dictionary, more than the %d this reader allows", size, MaxDictionary)
+			}
+		}
+		p += int(n)
+	}
+	return nil
 }
 
 // NotPickleError is a file that is no pickle, joblib or skops file.
@@ -164,7 +241,7 @@ var helpers = map[string]bool{
 	"TreePredictor": true, "_BinMapper": true,
 	"HalfSquaredError": true, "AbsoluteError": true, "PinballLoss": true, "HalfPoissonLoss": true,
 	"HalfGammaLoss": true, "HalfTweedieLoss": true, "HalfBinomialLoss": true, "HalfMultinomialLoss": true,
-	"KDTree": true, "BallTree": true,
+	"KDTree": true, "BallTree": true, "MissingIndicator": true,
 	"IdentityLink": true, "LogLink": true, "LogitLink": true, "MultinomialLogit": true, "Interval": true,
 }
 
@@ -192,6 +269,12 @@ var plainNames = map[string]bool{
 	"builtins.bytearray":                                      true,
 	"_codecs.encode":                                          true,
 	"collections.OrderedDict":                                 true,
+	"builtins.slice":                                          true,
+	// numpy scalar types, as the dtype parameter of the encoders
+	"numpy.float64": true, "numpy.float32": true, "numpy.float16": true,
+	"numpy.int64": true, "numpy.int32": true, "numpy.int16": true, "numpy.int8": true,
+	"numpy.uint64": true, "numpy.uint32": true, "numpy.uint16": true, "numpy.uint8": true,
+	"numpy.bool_": true, "numpy.object_": true,
 }
 
 // allow is the allow-list given to the pickle reader.
@@ -662,4 +745,9 @@ func latin1(s string) []byte {
 		out = append(out, byte(r))
 	}
 	return out
+}
+
+// isZip is a zip archive's local file header magic (skops files are zips).
+func isZip(head []byte) bool {
+	return bytes.HasPrefix(head, []byte("PK\x03\x04"))
 }

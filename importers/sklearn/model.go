@@ -20,7 +20,8 @@ const InputName = "X"
 const Opset = 17
 
 // supported maps each supported class to its reader: a transformer or a
-// predictor ("Pipeline" is handled by readModel).
+// predictor (the compositions, nil here, are read by readStep; Pipeline
+// by readModel and readTransformer).
 var supported = map[string]func(*obj) (any, error){
 	"LinearRegression":               pred(readLinearRegressor),
 	"Ridge":                          pred(readLinearRegressor),
@@ -62,7 +63,28 @@ var supported = map[string]func(*obj) (any, error){
 	"NuSVR":                          pred(readSVM),
 	"KNeighborsClassifier":           pred(readKNN),
 	"KNeighborsRegressor":            pred(readKNN),
-	"Pipeline":                       nil,
+	"SimpleImputer":                  tr(readImputer),
+	"OneHotEncoder":                  tr(readOneHot),
+	"OrdinalEncoder":                 tr(readOrdinal),
+	"FunctionTransformer":            tr(readFunctionTransformer),
+	"ColumnTransformer":              nil, // readStep
+	"FeatureUnion":                   nil, // readStep
+	"Pipeline":                       nil, // readModel, readTransformer
+}
+
+// readStep reads an estimator other than a Pipeline.
+func readStep(o *obj) (any, error) {
+	switch o.class {
+	case "ColumnTransformer":
+		return readColumnTransformer(o)
+	case "FeatureUnion":
+		return readFeatureUnion(o)
+	}
+	read := supported[o.class]
+	if read == nil {
+		return nil, &UnsupportedClassError{Class: o.class, Nearest: nearest(o.class)}
+	}
+	return read(o)
 }
 
 func pred(f func(*obj) (predictor, error)) func(*obj) (any, error) {
@@ -110,29 +132,19 @@ func (m *Model) add(o *obj, depth int) error {
 	if depth > 16 {
 		return fmt.Errorf("%s: pipelines nested more than 16 deep", o.path)
 	}
-	read, ok := supported[o.class]
-	if !ok {
+	if _, ok := supported[o.class]; !ok {
 		return &UnsupportedClassError{Class: o.class, Nearest: nearest(o.class)}
 	}
 	if o.class == "Pipeline" {
-		sv, err := o.get("steps")
+		steps, err := pairs(o, "steps")
 		if err != nil {
 			return err
 		}
-		steps, ok := pickleList(sv)
-		if !ok || len(steps) > 1000 {
-			return o.errf("steps", "expected a list of (name, estimator)")
-		}
 		for i, s := range steps {
-			pair, ok := pickleList(s)
-			if !ok || len(pair) != 2 {
-				return o.errf(fmt.Sprintf("steps[%d]", i), "expected a (name, estimator) pair")
-			}
-			name, _ := pair[0].(string)
-			if pair[1] == nil || pair[1] == "passthrough" {
+			if s.v == nil || s.v == "passthrough" {
 				continue
 			}
-			so, err := asObj(pair[1], fmt.Sprintf("%s.steps[%d] %q", o.path, i, name))
+			so, err := asObj(s.v, fmt.Sprintf("%s.steps[%d] %q", o.path, i, s.name))
 			if err != nil {
 				return err
 			}
@@ -143,7 +155,7 @@ func (m *Model) add(o *obj, depth int) error {
 		}
 		return nil
 	}
-	st, err := read(o)
+	st, err := readStep(o)
 	if err != nil {
 		return err
 	}

@@ -3,11 +3,13 @@ package sklearn_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/importers/sklearn"
+	"github.com/onnxconv/onnxconv/pickle"
 )
 
 // TestRefusedSVCProbability: SVC(probability=True) is refused with the
@@ -21,5 +23,41 @@ func TestRefusedSVCProbability(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "probability=False") {
 		t.Errorf("the message does not give the fix: %v", err)
+	}
+}
+
+// TestRefusedFunctionTransformer: a FunctionTransformer with a Python
+// function is refused naming the function (the allow-list refuses the
+// name; nothing is called), with what is supported.
+func TestRefusedFunctionTransformer(t *testing.T) {
+	path := filepath.Join(fixtureDir, "refused_function_transformer.p4.pkl")
+	_, err := sklearn.New().Import(context.Background(), path, nil)
+	var fe *sklearn.FunctionTransformerError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Func, "absolute") {
+		t.Fatalf("got %v, want a FunctionTransformerError naming numpy's absolute", err)
+	}
+	var re *pickle.RefusedError
+	if !errors.As(err, &re) {
+		t.Errorf("%v does not wrap the allow-list's refusal", err)
+	}
+	if !strings.Contains(err.Error(), "func=None") {
+		t.Errorf("the message does not say what is supported: %v", err)
+	}
+}
+
+// TestSkopsRefusedClearly: a .skops file (a zip) is recognised and
+// refused with the fix.
+func TestSkopsRefusedClearly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.skops")
+	if err := os.WriteFile(path, []byte("PK\x03\x04rest of a zip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := sklearn.New().Detect(path, []byte("PK\x03\x04rest of a zip")); c != 1 {
+		t.Errorf("Detect gives %v for a .skops zip", c)
+	}
+	_, err := sklearn.New().Import(context.Background(), path, nil)
+	var ue *sklearn.UnsupportedContainerError
+	if !errors.As(err, &ue) || ue.Container != sklearn.Skops || !strings.Contains(err.Error(), "joblib.dump") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -6,7 +6,8 @@
 // classes, numpy's array and dtype reconstruction and joblib's array
 // wrapper resolve, and then only to inert names; anything else (os.system,
 // builtins.eval, an unsupported estimator) is an error naming it. joblib
-// files may be uncompressed or compressed with zlib, gzip or bz2.
+// files may be uncompressed or compressed with zlib, gzip, bz2, xz, lzma
+// or lz4 (each bounded to MaxDecompressed).
 //
 // The graph input is "X", double [N, n_features_in_]; the graph computes
 // in double precision, as scikit-learn does. Outputs follow skl2onnx:
@@ -25,9 +26,12 @@
 package sklearn
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/pickle"
 )
 
 // Parse reads a pickle or joblib file's bytes into a Model, executing
@@ -44,6 +48,10 @@ func Parse(data []byte) (m *Model, err error) {
 	}
 	v, err := loadPickle(stream)
 	if err != nil {
+		var re *pickle.RefusedError
+		if errors.As(err, &re) && re.Module != "" && inFunctionTransformer(stream, re.Offset) {
+			err = &FunctionTransformerError{Func: re.Module + "." + re.Name, Err: err}
+		}
 		return nil, fmt.Errorf("sklearn: reading the %s: %w", c, err)
 	}
 	m, err = readModel(v)
@@ -60,4 +68,32 @@ func Import(data []byte) (*onnxpb.ModelProto, error) {
 		return nil, err
 	}
 	return m.build()
+}
+
+// FunctionTransformerError is a FunctionTransformer whose func (or
+// inverse_func) is a Python function: the allow-list refuses its name
+// (Err, a *pickle.RefusedError); it is never called.
+type FunctionTransformerError struct {
+	Func string
+	Err  error
+}
+
+func (e *FunctionTransformerError) Error() string {
+	return fmt.Sprintf("FunctionTransformer(func=%s) is not supported: only the identity FunctionTransformer (func=None) is converted; a Python function has no ONNX form and is never called (%v)", e.Func, e.Err)
+}
+
+func (e *FunctionTransformerError) Unwrap() error { return e.Err }
+
+// inFunctionTransformer tells whether the name refused at offset is the
+// value of a FunctionTransformer's func or inverse_func: the class was
+// named before it and the key "func" just precedes it.
+func inFunctionTransformer(stream []byte, offset int) bool {
+	if offset <= 0 || offset > len(stream) {
+		return false
+	}
+	if bytes.LastIndex(stream[:offset], []byte("FunctionTransformer")) < 0 {
+		return false
+	}
+	near := stream[max(0, offset-64):offset]
+	return bytes.Contains(near, []byte("func"))
 }
