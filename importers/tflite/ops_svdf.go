@@ -6,8 +6,10 @@ import (
 	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
 )
 
-// svdf is SVDF (float), as TFLite's reference kernel (EvalFloatSVDF)
-// computes it: the state [batch, filters*memory] seen as [batch, filters,
+// svdf is SVDF as TFLite's reference kernels compute it: float
+// (EvalFloatSVDF), hybrid (EvalHybridSVDF: float input, state and output,
+// int8 weights; see hybridFeature) and integer (EvalIntegerSVDF, see
+// svdfInteger). Float: the state [batch, filters*memory] seen as [batch, filters,
 // memory] moves one step left, the newest column is input x
 // weights_featureᵀ; each filter's row is weighted by weights_time and
 // summed, then groups of rank filters are summed into units, bias and the
@@ -26,10 +28,9 @@ func (c *converter) svdf(o *operator) error {
 		return err
 	}
 	xt, wft, wtt, st := c.tensor(o.inputs[0]), c.tensor(o.inputs[1]), c.tensor(o.inputs[2]), c.tensor(o.inputs[4])
-	for _, t := range []*tensor{xt, wft, wtt, st, c.tensor(o.outputs[0])} {
-		if t.typ != fb.TensorTypeFLOAT32 || isQuant(t) {
-			return fmt.Errorf("tensor %q is %s: only float SVDF is supported (integer and hybrid SVDF are not)", t.name, t.typ)
-		}
+	kind, err := c.svdfKind(o, opt)
+	if err != nil {
+		return err
 	}
 	if len(wft.shape) != 2 || len(wtt.shape) != 2 || len(xt.shape) != 2 || len(st.shape) != 2 {
 		return fmt.Errorf("input %v, weights_feature %v, weights_time %v, state %v: want rank 2 each", xt.shape, wft.shape, wtt.shape, st.shape)
@@ -42,16 +43,20 @@ func (c *converter) svdf(o *operator) error {
 		return fmt.Errorf("state %v, want [batch, %d]", st.shape, filters*memory)
 	}
 	units := filters / rank
+	if kind == svdfInteger {
+		return c.svdfInteger(o, filters, memory, rank)
+	}
 	x, err := c.floatValue(o.inputs[0], native)
 	if err != nil {
 		return err
 	}
-	wf, err := c.floatValue(o.inputs[1], native)
-	if err != nil {
-		return err
-	}
-	wt, err := c.floatValue(o.inputs[2], native)
-	if err != nil {
+	var wt string
+	if kind == svdfHybrid && isQuant(wtt) {
+		// TFLite dequantizes int8 time weights once (w * scale in float).
+		if wt, err = c.dequantConst(wtt); err != nil {
+			return err
+		}
+	} else if wt, err = c.floatValue(o.inputs[2], native); err != nil {
 		return err
 	}
 	state, err := c.floatValue(o.inputs[4], native)
@@ -69,8 +74,19 @@ func (c *converter) svdf(o *operator) error {
 	c.node("Reshape", []string{state, c.constI64(s3+"_shape", []int64{-1, filters, memory})}, []string{s3})
 	old := c.unique(y0 + "_state_older")
 	c.node("Slice", []string{s3, c.constI64(old+"_starts", []int64{1}), c.constI64(old+"_ends", []int64{memory}), c.constI64(old+"_axes", []int64{2})}, []string{old})
-	feat := c.unique(y0 + "_feature")
-	c.node("Gemm", []string{x, wf}, []string{feat}, attrInt("transB", 1))
+	var feat string
+	if kind == svdfHybrid {
+		if feat, err = c.hybridFeature(x, wft, y0); err != nil {
+			return err
+		}
+	} else {
+		wf, err := c.floatValue(o.inputs[1], native)
+		if err != nil {
+			return err
+		}
+		feat = c.unique(y0 + "_feature")
+		c.node("Gemm", []string{x, wf}, []string{feat}, attrInt("transB", 1))
+	}
 	feat3 := c.unique(y0 + "_feature_3d")
 	c.node("Unsqueeze", []string{feat, c.constI64(feat3+"_axes", []int64{2})}, []string{feat3})
 	next := c.unique(y0 + "_state_next_3d")

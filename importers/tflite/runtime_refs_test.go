@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,5 +232,71 @@ func TestControlFlowCycle(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "calls itself") {
 			t.Errorf("%s calling the main subgraph: %v, want a 'calls itself' error", code, err)
 		}
+	}
+}
+
+// TestSVDFVariants runs the integer and hybrid SVDF fixtures on several
+// input samples, among them all-zero rows (a hybrid SVDF's run-time input
+// scale is then undefined and TFLite skips the product), on the TFLite
+// runtime, the executor and ONNX Runtime: int8 outputs exact, float
+// outputs within 1e-5 of the largest magnitude.
+func TestSVDFVariants(t *testing.T) {
+	env := tfliteEnv(t)
+	for _, name := range []string{"svdf_int8", "svdf_hybrid"} {
+		t.Run(name, func(t *testing.T) {
+			path := fixture(name + ".tflite")
+			mp := convert(t, path, Options{})
+			ort := openORT(t)
+			for sample := 0; sample < 4; sample++ {
+				rng := rand.New(rand.NewPCG(uint64(sample), 99))
+				var inputs []*onnxpb.TensorProto
+				for k, in := range mp.GetGraph().GetInput() {
+					tt := in.GetType().GetTensorType()
+					var dims []int64
+					for _, d := range tt.GetShape().GetDim() {
+						dims = append(dims, d.GetDimValue())
+					}
+					n := int(numel(dims))
+					// Sample 1 zeroes the first input's first row, sample 2 both inputs.
+					zeroRow := func(i int) bool {
+						return (sample == 1 && k == 0 || sample == 2) && i < n/int(dims[0])
+					}
+					switch onnxpb.TensorProto_DataType(tt.GetElemType()) {
+					case onnxpb.TensorProto_FLOAT:
+						v := make([]float32, n)
+						for i := range v {
+							if !zeroRow(i) {
+								v[i] = float32(rng.Float64()*4 - 2)
+							}
+						}
+						inputs = append(inputs, floatTensor(in.GetName(), dims, v))
+					case onnxpb.TensorProto_INT8:
+						raw := make([]byte, n)
+						for i := range raw {
+							raw[i] = byte(rng.IntN(256))
+						}
+						inputs = append(inputs, tensorProto(in.GetName(), onnxpb.TensorProto_INT8, dims, raw))
+					default:
+						t.Fatalf("input %q: type %v", in.GetName(), tt.GetElemType())
+					}
+				}
+				res, err := tfliteruntime.Run(context.Background(), env, path, inputs, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, via := range []struct {
+					name string
+					got  []*onnxpb.TensorProto
+				}{{"executor", runExecutor(t, mp, inputs)}, {"onnxruntime", runModel(t, ort, mp, inputs)}} {
+					for i, want := range res.Outputs {
+						r := compareOutput(t, via.name+" "+want.GetName(), via.got[i], want)
+						if strings.HasPrefix(r, "int8") && !strings.Contains(r, "max 0 step(s)") {
+							t.Errorf("sample %d, %s, %s: %s; want every value exact", sample, via.name, want.GetName(), r)
+						}
+						t.Logf("sample %d, %s, %s: %s", sample, via.name, want.GetName(), r)
+					}
+				}
+			}
+		})
 	}
 }

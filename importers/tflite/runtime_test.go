@@ -79,7 +79,10 @@ func TestAgainstTFLiteRuntime(t *testing.T) {
 		rel = strings.TrimPrefix(rel, "../../")
 		t.Run(rel, func(t *testing.T) {
 			r := row{model: rel}
-			defer func() { rows = append(rows, r) }()
+			defer func() {
+				t.Logf("%s: %s (%s)", rel, r.result, r.build)
+				rows = append(rows, r)
+			}()
 			data := readFile(t, path)
 			m, err := readModel(data)
 			if err != nil {
@@ -124,11 +127,63 @@ func TestAgainstTFLiteRuntime(t *testing.T) {
 				parts = append(parts, short(name)+" "+res)
 			}
 			r.result = strings.Join(parts, "; ")
+			if note := liteRTCrossCheck(t, env, path, inputs, res.Outputs); note != "" {
+				r.build += "; " + note
+			}
 		})
 	}
 	if os.Getenv(writeDocsEnv) == "1" {
 		writeDoc(t, rows)
 	}
+}
+
+// liteRTCrossCheck runs a float model (every input and output float32) on
+// the second build, LiteRT.js, and checks that it agrees with tfjs-tflite
+// within 1e-5 of each output's largest magnitude; it describes the result
+// for the table ("" when the model is not float or LiteRT.js is missing).
+func liteRTCrossCheck(t *testing.T, env tfliteruntime.Env, path string, inputs, want []*onnxpb.TensorProto) string {
+	t.Helper()
+	if env.LiteRTVersion == "" {
+		return ""
+	}
+	for _, tp := range append(append([]*onnxpb.TensorProto{}, inputs...), want...) {
+		if onnxpb.TensorProto_DataType(tp.GetDataType()) != onnxpb.TensorProto_FLOAT {
+			return ""
+		}
+	}
+	res, err := tfliteruntime.RunLiteRT(context.Background(), env, path, inputs)
+	var re *tfliteruntime.RunError
+	if errors.As(err, &re) && (re.Kind == "load" || re.Kind == "inputs" || re.Kind == "shape") {
+		return "not run by " + tfliteruntime.LiteRTPackage + " " + env.LiteRTVersion + ": " + firstLine(re.Detail)
+	}
+	if err != nil {
+		t.Errorf("LiteRT.js: %v", err)
+		return "LiteRT.js error"
+	}
+	if len(res.Outputs) != len(want) {
+		t.Errorf("LiteRT.js gave %d outputs, tfjs-tflite %d", len(res.Outputs), len(want))
+		return "LiteRT.js output count differs"
+	}
+	worst := 0.0
+	for i, w := range want {
+		g := res.Outputs[i]
+		if g.GetName() != w.GetName() || fmt.Sprint(g.GetDims()) != fmt.Sprint(w.GetDims()) {
+			t.Errorf("LiteRT.js output %d is %q %v, tfjs-tflite's %q %v", i, g.GetName(), g.GetDims(), w.GetName(), w.GetDims())
+			continue
+		}
+		gv, wv := tensorFloats(t, g), tensorFloats(t, w)
+		scale := 1e-30
+		for _, v := range wv {
+			scale = math.Max(scale, math.Abs(float64(v)))
+		}
+		for j := range wv {
+			worst = math.Max(worst, math.Abs(float64(gv[j])-float64(wv[j]))/scale)
+		}
+	}
+	if worst > 1e-5 {
+		t.Errorf("LiteRT.js differs from tfjs-tflite by %.3g relative, want <= 1e-5", worst)
+	}
+	return fmt.Sprintf("cross-checked with %s (max difference %.2g relative)", res.Build, worst)
 }
 
 // short shortens a tensor name for the table: its last ';'-separated part,
@@ -169,7 +224,7 @@ func opList(m *model) string {
 
 // generateInputs makes one sample for the model's inputs, seeded by the
 // model's size: floats uniform in [-1, 1], integers over their full range
-// (int16 over ±4096), and the int32 output-shape input of TRANSPOSE_CONV
+// (int16 over ±4096, int64 over ±1000), and the int32 output-shape input of TRANSPOSE_CONV
 // set to the output's shape. A dynamic dim runs at the size of the
 // model's static shape (the interpreter cannot resize inputs).
 func generateInputs(t *testing.T, m *model, mp *onnxpb.ModelProto) []*onnxpb.TensorProto {
@@ -228,6 +283,11 @@ func generateInputs(t *testing.T, m *model, mp *onnxpb.ModelProto) []*onnxpb.Ten
 				for i := 0; i < n; i++ {
 					binary.LittleEndian.PutUint32(raw[4*i:], uint32(rng.IntN(4)))
 				}
+			}
+		case fb.TensorTypeINT64:
+			dt, raw = onnxpb.TensorProto_INT64, make([]byte, 8*n)
+			for i := 0; i < n; i++ {
+				binary.LittleEndian.PutUint64(raw[8*i:], uint64(int64(rng.IntN(2001)-1000)))
 			}
 		default:
 			t.Fatalf("input %q: element type %v not generated", tt.name, tt.typ)
@@ -299,8 +359,13 @@ func compareOutput(t *testing.T, name string, got, want *onnxpb.TensorProto) str
 			t.Errorf("output %q: max |onnx-tflite|/max|tflite| = %.3g, want <= 1e-5", name, worst)
 		}
 		return fmt.Sprintf("float32 %d values, max error %.2g relative to max |y| %.3g", len(w), worst, scale)
-	case onnxpb.TensorProto_INT8, onnxpb.TensorProto_UINT8, onnxpb.TensorProto_INT16, onnxpb.TensorProto_INT32:
+	case onnxpb.TensorProto_INT8, onnxpb.TensorProto_UINT8, onnxpb.TensorProto_INT16, onnxpb.TensorProto_UINT16,
+		onnxpb.TensorProto_INT32, onnxpb.TensorProto_INT64, onnxpb.TensorProto_BOOL:
 		g, w := intValues(gdt, got.GetRawData()), intValues(gdt, want.GetRawData())
+		if len(g) != len(w) {
+			t.Errorf("output %q: %d values, the runtime's %d", name, len(g), len(w))
+			return "size mismatch"
+		}
 		exact, one, worst := 0, 0, int64(0)
 		for i := range w {
 			d := g[i] - w[i]
@@ -315,8 +380,10 @@ func compareOutput(t *testing.T, name string, got, want *onnxpb.TensorProto) str
 				one++
 			}
 		}
+		// One step is a quantization step; int32, int64 (indices, shapes)
+		// and bool are exact.
 		limit := int64(1)
-		if gdt == onnxpb.TensorProto_INT32 {
+		if gdt == onnxpb.TensorProto_INT32 || gdt == onnxpb.TensorProto_INT64 || gdt == onnxpb.TensorProto_BOOL {
 			limit = 0
 		}
 		if worst > limit {
@@ -339,6 +406,18 @@ func intValues(dt onnxpb.TensorProto_DataType, raw []byte) []int64 {
 	case onnxpb.TensorProto_UINT8:
 		for _, b := range raw {
 			out = append(out, int64(b))
+		}
+	case onnxpb.TensorProto_BOOL:
+		for _, b := range raw {
+			out = append(out, int64(min(b, 1)))
+		}
+	case onnxpb.TensorProto_UINT16:
+		for i := 0; i+1 < len(raw); i += 2 {
+			out = append(out, int64(binary.LittleEndian.Uint16(raw[i:])))
+		}
+	case onnxpb.TensorProto_INT64:
+		for i := 0; i+7 < len(raw); i += 8 {
+			out = append(out, int64(binary.LittleEndian.Uint64(raw[i:])))
 		}
 	case onnxpb.TensorProto_INT16:
 		for i := 0; i+1 < len(raw); i += 2 {
@@ -378,10 +457,26 @@ const docNotes = `
 - Inputs: floats uniform in [-1, 1], int8/uint8 over their full range, int16 in [-4096, 4096], the int32
   output-shape input of TRANSPOSE_CONV set to the output's static shape; one sample per model, seeded.
   A dynamic (-1) dim runs at the size of the model's static shape: tfjs-tflite cannot resize inputs.
-- ` + "`more.tflite`" + `: its ARG_MIN output is int64, which tfjs-tflite's model runner does not expose (it
-  reports the element type as "unknown" and gives no data), so the runtime refuses the model with a
-  *RunError of kind output-type; its other outputs are checked against the stored numpy references by
-  TestFixtures.
+- int64 inputs and outputs (` + "`more.tflite`" + `'s ARG_MIN, ` + "`int64_io.tflite`" + `): tfjs-tflite's model runner
+  names their element type "unknown" and gives no typed view, so runtimes/tflite writes and reads them in
+  the WebAssembly heap: the runner's C++ TensorInfo (the embind handle's pointer) holds the tensor's data
+  pointer (word 7 in 0.0.1-alpha.10: id, name, shape, data, size, dataType), located on each run as the
+  word that equals data().byteOffset on every tensor the runner does expose, and the byte count is the
+  shape's element count times the size of the type the flatbuffer names (uint16, uint64 and float16 the
+  same way). runtimes/tflite TestInt64 checks it against the same values through int32/int16 views (and
+  int64 values beyond 2^32). bool and int16 outputs have typed views; their comparison was added here.
+- Second build: ` + "`@litertjs/core`" + ` 2.5.3 (LiteRT.js) loads and runs under Node 20 here with shims (self,
+  location, require, __dirname, an importScripts that evaluates its Emscripten loader, wasmBinary through
+  self.Module) and its "compat" build: the default build fails to compile without a flag
+  ("CompileError: WebAssembly.instantiate(): Compiling function #157 failed: simd opcode not available,
+  enable with --experimental-relaxed-simd"). It runs every float model above that tfjs-tflite runs
+  and agrees with it (the "computed by" column: "cross-checked with …", max difference relative to the
+  output's largest magnitude). It refuses int8/int16/int64 model inputs and outputs ("Element type INT8
+  is not supported."), variable tensors (LSTM, SVDF: "Variable tensors not yet supported."), and like
+  tfjs-tflite cannot resize a dynamic input ("TensorBuffer ranked tensor type Float32[1, 5, 257] does not
+  match expected ranked tensor type Float32[1, 1, 257]"), so no model here needs it where tfjs-tflite
+  fails: it is a cross-check, not a fallback. It binds inputs by its signature names, so
+  ` + "`tf2onnx_regression/model.tflite`" + ` (signature input "X", tensor "X:0") is not cross-checked.
 - ` + "`ops.tflite`" + ` exposed a real importer error: TFLite ignores a fused TANH (and SIGN_BIT) activation on
   ADD/SUB/MUL/DIV/CONV (its kernels clamp only for RELU, RELU6, RELU_N1_TO_1); the importer applied Tanh.
   Fixed, and the fixture's numpy reference (gen.py) corrected.
@@ -409,5 +504,20 @@ const docNotes = `
 - SVDF (float): the variable state moves one step left, the newest column is input x weights_feature,
   time weights, rank reduction, bias, activation; the updated state is the tensor's value for later ops.
   ` + "`svdf.tflite`" + ` runs two SVDF ops on one state tensor, so the second reads the state the first wrote.
-  Integer and hybrid SVDF are refused with an error naming them.
+- SVDF (integer, as in int8 keyword models: int8 input, weights_feature and output, int16 weights_time and
+  state, int32 bias): TFLite's EvalIntegerSVDF built exactly in ONNX (importers/tflite/ops_svdf_int.go):
+  MatMulInteger with the input zero point, then MultiplyByQuantizedMultiplier (double rounding:
+  SaturatingRoundingDoublingHighMul, RoundingDivideByPOT) in int64 with Mod/Div on exact multiples and
+  non-negative values only, the scales computed in float32 as TFLite does (x * wf / state, state * wt /
+  y), clamp to int16, the int16 state shifted, time weights and rank reduction in int64, bias, requantize,
+  zero point, clamp to int8. TFLite applies no fused activation in integer SVDF (the RELU of
+  ` + "`svdf_int8.tflite`" + ` leaves values below the zero point), and neither does the import. TFLite's sums are
+  int32, these int64: equal while TFLite's do not overflow.
+- SVDF (hybrid: float input, state and output, int8 weights): each batch row of the input quantized at run
+  time as TFLite does (range max |x|, round(x * 127/range) half away from zero, clamp ±127; a zero row
+  stays zero), MatMulInteger with the int8 weights, scaled by (range/127) * weights_scale in float; int8
+  time weights dequantized once (w * scale); then the float path. asymmetric_quantize_inputs is refused.
+  ` + "`svdf_int8.tflite`" + ` and ` + "`svdf_hybrid.tflite`" + ` (two ops sharing one state each, gen_runtime.py) are exact
+  and within 0 relative here, and TestSVDFVariants checks four more input samples (with all-zero rows) on
+  the executor and ONNX Runtime: int8 outputs exact, hybrid within 1.3e-07 relative.
 `

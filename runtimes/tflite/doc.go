@@ -9,17 +9,27 @@
 // (its non-threaded SIMD build, with XNNPACK for float ops) and runs the
 // model once through the package's raw model runner
 // (TFLiteWebModelRunner), with the exact element types of the model:
-// float32, int8, uint8, int16, int32, bool; LSTM and SVDF with their
-// variable tensors. The request and the answer travel on the script's
-// stdin and stdout as a length-prefixed JSON header followed by the raw
-// little-endian tensor bytes. Outputs are read after the run, so that an
-// output whose shape depends on an input has its run-time shape.
+// float32, int8, uint8, int16, int32, uint32, bool through the runner's
+// typed views; int64 (and uint16, uint64, float16), for which the runner
+// gives no view, written and read in the WebAssembly heap at the data
+// pointer of the runner's tensor info (runner.js, dataPointerWord); LSTM
+// and SVDF with their variable tensors. The request and the answer travel
+// on the script's stdin and stdout as a length-prefixed JSON header
+// followed by the raw little-endian tensor bytes. Outputs are read after
+// the run, so that an output whose shape depends on an input has its
+// run-time shape.
 //
-// The other published build, @litertjs/core 2.5.3 (LiteRT.js), is not used:
-// it runs float models only ("Element type INT8/INT16 is not supported"),
-// cannot resize a dynamic (-1) input and has no variable tensors, so every
-// model it runs tfjs-tflite runs too. Reports name the build that ran
-// (Result.Build).
+// The second build, @litertjs/core 2.5.3 (LiteRT.js, the maintained
+// successor), runs under Node with shims (litert.js: self, location,
+// require, an importScripts that evaluates its loader, wasmBinary, and its
+// "compat" build, since Node 20 compiles the default relaxed-SIMD build
+// only with --experimental-wasm-relaxed-simd). Its model inputs and
+// outputs must be float32 or int32 ("Element type INT8 is not supported",
+// likewise INT16, INT64; int8 ops inside a float model run), no
+// variable tensors (LSTM, SVDF: "Variable tensors not yet supported") and
+// cannot resize a dynamic (-1) input either, so every model it runs
+// tfjs-tflite runs too: RunLiteRT is a cross-check on float models, not a
+// fallback. Reports name the build that ran (Result.Build).
 //
 // Limits, said plainly in the errors: tfjs-tflite cannot resize inputs, so
 // a dynamic (-1) dim runs at the size the model's static shape holds for it

@@ -27,6 +27,13 @@ const (
 	PackageVersion = "0.0.1-alpha.10"
 )
 
+// The npm package of the second build, LiteRT.js, used as a cross-check
+// on float models when it is installed beside Package (RunLiteRT).
+const (
+	LiteRTPackage        = "@litertjs/core"
+	LiteRTPackageVersion = "2.5.3"
+)
+
 // InstallCommand is the one documented command that installs the npm
 // packages where Find looks (the user plugins folder).
 const InstallCommand = "npm install --prefix ~/.config/onnxconv/plugins @tensorflow/tfjs@4.22.0 @tensorflow/tfjs-tflite@0.0.1-alpha.10 @litertjs/core@2.5.3"
@@ -38,6 +45,9 @@ type Env struct {
 	Modules string
 	// Version is Package's version as installed.
 	Version string
+	// LiteRTVersion is LiteRTPackage's version when it is installed in
+	// Modules (with its WebAssembly build), else "".
+	LiteRTVersion string
 }
 
 // MissingError is node or the npm package not found. Its message says what
@@ -171,6 +181,9 @@ func Find(o FindOptions) (Env, error) {
 			abs = d
 		}
 		env.Modules, env.Version = abs, v
+		if lv, err := litertVersion(abs); err == nil {
+			env.LiteRTVersion = lv
+		}
 		return env, nil
 	}
 	return env, &MissingError{What: Package, Looked: dirs}
@@ -192,6 +205,26 @@ func packageVersion(modules, pkg string) (string, error) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "wasm", "tflite_web_api_cc_simd.wasm")); err != nil {
 		return "", errors.New(pkg + ": wasm build missing")
+	}
+	return pj.Version, nil
+}
+
+// litertVersion reads the version of LiteRTPackage under modules; its
+// compat WebAssembly build must be there too.
+func litertVersion(modules string) (string, error) {
+	dir := filepath.Join(modules, filepath.FromSlash(LiteRTPackage))
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return "", err
+	}
+	var pj struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(b, &pj); err != nil {
+		return "", fmt.Errorf("%s: %w", filepath.Join(dir, "package.json"), err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "wasm", "litert_wasm_compat_internal.wasm")); err != nil {
+		return "", errors.New(LiteRTPackage + ": wasm build missing")
 	}
 	return pj.Version, nil
 }

@@ -24,6 +24,9 @@ import (
 //go:embed runner.js
 var runnerJS string
 
+//go:embed litert.js
+var litertJS string
+
 // MaxModelSize bounds the model files Run reads (a flatbuffer addresses
 // at most 2 GiB).
 const MaxModelSize = 2 << 30
@@ -65,15 +68,22 @@ type RunError struct {
 	Model string
 	// Kind is where it failed: "load" (the interpreter refused the model),
 	// "inputs" (names or types do not match), "run", "output-type" (an
-	// output of an element type the runner does not expose: int64,
-	// string), "protocol", "internal", "node" (the node process failed).
+	// input or output of an element type that cannot be read or written:
+	// string, complex, resource), "protocol", "internal", "node" (the node
+	// process failed).
 	Kind   string
 	Detail string
 	Inputs []TensorInfo
+	// Package is the npm package that failed (Package when empty).
+	Package string
 }
 
 func (e *RunError) Error() string {
-	s := fmt.Sprintf("tflite runtime (%s %s): %s: %s: %s", Package, PackageVersion, e.Model, e.Kind, e.Detail)
+	pkg := Package + " " + PackageVersion
+	if e.Package != "" {
+		pkg = e.Package
+	}
+	s := fmt.Sprintf("tflite runtime (%s): %s: %s: %s", pkg, e.Model, e.Kind, e.Detail)
 	if len(e.Inputs) > 0 {
 		s += " (model inputs: " + describeInfos(e.Inputs) + ")"
 	}
@@ -116,6 +126,25 @@ type Result struct {
 // (a tensor without a name binds by position); outputs come in the
 // model's output order with their TFLite names. threads <= 0 means 1.
 func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto, threads int) (*Result, error) {
+	return run(ctx, env, runnerJS, "", modelPath, inputs, threads)
+}
+
+// RunLiteRT computes the model once with the second build, LiteRT.js
+// (@litertjs/core, LiteRTPackage), in a node process started for the call:
+// float32 and int32 tensors only, no variable tensors (LSTM, SVDF), no
+// resizing. It serves as a cross-check of Run on float models; a model it
+// does not take is a *RunError (kind load or inputs), and a missing package
+// a *MissingError.
+func RunLiteRT(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto) (*Result, error) {
+	if env.LiteRTVersion == "" {
+		return nil, &MissingError{What: LiteRTPackage, Looked: []string{env.Modules}}
+	}
+	return run(ctx, env, litertJS, LiteRTPackage+" "+env.LiteRTVersion, modelPath, inputs, 1)
+}
+
+// run starts node on script (runner.js or litert.js); pkg names the npm
+// package in errors ("" for Package).
+func run(ctx context.Context, env Env, script, pkg, modelPath string, inputs []*onnxpb.TensorProto, threads int) (*Result, error) {
 	model, err := readModel(modelPath)
 	if err != nil {
 		return nil, err
@@ -130,11 +159,13 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 		Bytes int     `json:"bytes"`
 	}
 	var head struct {
-		ModelBytes int      `json:"model_bytes"`
-		Threads    int      `json:"threads"`
-		Inputs     []inHead `json:"inputs"`
+		ModelBytes int               `json:"model_bytes"`
+		Threads    int               `json:"threads"`
+		Inputs     []inHead          `json:"inputs"`
+		Types      map[string]string `json:"types"`
 	}
 	head.ModelBytes, head.Threads = len(model), max(threads, 1)
+	head.Types = ioTypes(model)
 	head.Inputs = []inHead{}
 	blobs := [][]byte{model}
 	for i, tp := range inputs {
@@ -164,7 +195,7 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 		req.Write(b)
 	}
 
-	cmd := exec.CommandContext(ctx, env.Node, "-e", runnerJS, "--", env.Modules)
+	cmd := exec.CommandContext(ctx, env.Node, "-e", script, "--", env.Modules)
 	cmd.Stdin = &req
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &limitedWriter{w: &stdout, n: maxReply}
@@ -183,19 +214,19 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 		if s := strings.TrimSpace(stderr.String()); s != "" {
 			detail += "; stderr: " + s
 		}
-		return nil, &RunError{Model: modelPath, Kind: "node", Detail: detail}
+		return nil, &RunError{Model: modelPath, Kind: "node", Detail: detail, Package: pkg}
 	}
 	if !rep.OK {
 		if rep.Kind == "shape" {
 			return nil, &ShapeError{Model: modelPath, Detail: rep.Error, Inputs: rep.Inputs}
 		}
-		return nil, &RunError{Model: modelPath, Kind: rep.Kind, Detail: rep.Error, Inputs: rep.Inputs}
+		return nil, &RunError{Model: modelPath, Kind: rep.Kind, Detail: rep.Error, Inputs: rep.Inputs, Package: pkg}
 	}
 	res := &Result{Build: rep.Build}
 	for i, o := range rep.Outputs {
 		dt, ok := dtypeOf(o.DType)
 		if !ok {
-			return nil, &RunError{Model: modelPath, Kind: "run", Detail: fmt.Sprintf("output %q: element type %s", o.Name, o.DType)}
+			return nil, &RunError{Model: modelPath, Kind: "run", Detail: fmt.Sprintf("output %q: element type %s", o.Name, o.DType), Package: pkg}
 		}
 		t := canonical.NewTensor(o.Name, dt, o.Shape, outs[i])
 		if dt == onnxpb.TensorProto_BOOL {
@@ -207,7 +238,7 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 		}
 		n, err := t.ByteSize()
 		if err != nil || n != int64(len(outs[i])) {
-			return nil, &RunError{Model: modelPath, Kind: "protocol", Detail: fmt.Sprintf("output %q: %d bytes for shape %v %s", o.Name, len(outs[i]), o.Shape, o.DType)}
+			return nil, &RunError{Model: modelPath, Kind: "protocol", Detail: fmt.Sprintf("output %q: %d bytes for shape %v %s", o.Name, len(outs[i]), o.Shape, o.DType), Package: pkg}
 		}
 		tp, err := canonical.TensorToProto(t)
 		if err != nil {
@@ -306,6 +337,49 @@ func microOnlyOps(model []byte) (ops []string) {
 	return ops
 }
 
+// ioTypes maps the tensor index of each input and output of the model's
+// main subgraph to its element type name, for the types the runner does
+// not name itself (it says "unknown" for int64, uint16, uint64, float16).
+// A corrupt flatbuffer yields none: the interpreter then reports it.
+func ioTypes(model []byte) (types map[string]string) {
+	types = map[string]string{}
+	defer func() {
+		if recover() != nil {
+			types = map[string]string{}
+		}
+	}()
+	m := fb.GetRootAsModel(model, 0)
+	var g fb.SubGraph
+	if m.SubgraphsLength() == 0 || !m.Subgraphs(&g, 0) {
+		return types
+	}
+	var t fb.Tensor
+	add := func(idx int32) {
+		if idx < 0 || int(idx) >= g.TensorsLength() || !g.Tensors(&t, int(idx)) {
+			return
+		}
+		if name, ok := heapTypes[t.Type()]; ok {
+			types[fmt.Sprint(idx)] = name
+		}
+	}
+	for i := 0; i < g.InputsLength(); i++ {
+		add(g.Inputs(i))
+	}
+	for i := 0; i < g.OutputsLength(); i++ {
+		add(g.Outputs(i))
+	}
+	return types
+}
+
+// heapTypes are the element types whose bytes runner.js reads from the
+// WebAssembly heap (tfjs-tflite's runner gives them no typed view).
+var heapTypes = map[fb.TensorType]string{
+	fb.TensorTypeINT64:   "int64",
+	fb.TensorTypeUINT64:  "uint64",
+	fb.TensorTypeUINT16:  "uint16",
+	fb.TensorTypeFLOAT16: "float16",
+}
+
 var dtypes = []struct {
 	name string
 	dt   canonical.DataType
@@ -318,6 +392,9 @@ var dtypes = []struct {
 	{"int32", onnxpb.TensorProto_INT32},
 	{"uint32", onnxpb.TensorProto_UINT32},
 	{"int64", onnxpb.TensorProto_INT64},
+	{"uint64", onnxpb.TensorProto_UINT64},
+	{"uint16", onnxpb.TensorProto_UINT16},
+	{"float16", onnxpb.TensorProto_FLOAT16},
 	{"bool", onnxpb.TensorProto_BOOL},
 }
 

@@ -7,12 +7,23 @@
 // Protocol, on stdin then stdout: a 4-byte little-endian length, a JSON
 // header of that length, then raw little-endian tensor bytes in header order.
 //   request:  {"model_bytes": N, "threads": T,
-//              "inputs": [{"name", "dtype", "shape", "bytes"}]}  model, inputs
+//              "inputs": [{"name", "dtype", "shape", "bytes"}],
+//              "types": {"<tensor index>": "int64", ...}}          model, inputs
+//             (types: the element types the model's flatbuffer gives the
+//             main subgraph's inputs and outputs)
 //   response: {"ok": true, "build", "version",
 //              "outputs": [{"name", "dtype", "shape", "bytes"}]}   outputs
 //         or  {"ok": false, "kind", "error", "inputs"?: [...]}
 // Nothing in the model is executed as JavaScript: the model bytes go to the
 // interpreter's flatbuffer reader only.
+//
+// Element types the runner's tensor info does not expose (it says "unknown"
+// and data() gives no view: int64, uint16, uint64, float16) are read and
+// written in the WebAssembly heap directly: the C++ TensorInfo object that
+// the embind handle points at holds the tensor's data pointer; its word
+// offset is found on the tensors whose views the runner does give (see
+// dataPointerWord), and the byte count is the shape's element count times
+// the element size of the type the flatbuffer names.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -72,8 +83,47 @@ function vecToArray(v) {
 
 const TYPED = {
   float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array,
-  int16: Int16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, bool: Uint8Array,
+  int16: Int16Array, int32: Int32Array, uint32: Uint32Array, bool: Uint8Array,
 };
+
+// Element sizes of the types read from the heap when the runner gives no view.
+const HEAP_TYPES = { int64: 8, uint64: 8, uint16: 2, float16: 2 };
+
+// The tfjs-tflite build this script was measured on keeps the data pointer in
+// word 7 of its TensorInfo (id, name, shape, data, size, dataType).
+const MEASURED_VERSION = '0.0.1-alpha.10';
+const MEASURED_WORD = 7;
+
+// dataPointerWord finds which 32-bit word of the embind TensorInfo object
+// holds the tensor's data pointer: the one that equals data().byteOffset on
+// every tensor whose view the runner exposes. -1 when no word fits.
+function dataPointerWord(mod, tensors, version) {
+  let cands = null;
+  for (const t of tensors) {
+    const v = t.data();
+    if (!v || !v.byteLength) continue;
+    const base = t.$$.ptr >>> 2;
+    const here = [];
+    for (let k = 1; k < 16; k++) if (mod.HEAPU32[base + k] === v.byteOffset) here.push(k);
+    cands = cands === null ? here : cands.filter((k) => here.includes(k));
+  }
+  if (cands === null) return version === MEASURED_VERSION ? MEASURED_WORD : -1;
+  return cands.length === 1 ? cands[0] : -1;
+}
+
+// heapView gives a tensor of a type the runner does not expose as bytes in
+// the heap, or an error string.
+function heapView(mod, t, dtype, word) {
+  const size = HEAP_TYPES[dtype];
+  if (!size) return `element type ${dtype} (string, complex and resource tensors are not readable through it)`;
+  if (word < 0) return `element type ${dtype}: the tensor's data pointer could not be located in the runner's tensor info`;
+  const shape = info(t).shape;
+  const n = shape.reduce((a, d) => a * d, 1) * size;
+  const ptr = mod.HEAPU32[(t.$$.ptr >>> 2) + word];
+  if (n === 0) return new Uint8Array(0);
+  if (!ptr || ptr + n > mod.HEAPU8.length) return `element type ${dtype}: data pointer ${ptr} for ${n} bytes is outside the heap`;
+  return new Uint8Array(mod.HEAPU8.buffer, ptr, n);
+}
 
 function info(t) {
   return { name: t.name, dtype: t.dataType, shape: t.shape === '' ? [] : String(t.shape).split(',').map(Number) };
@@ -116,8 +166,13 @@ async function main() {
     return fail('load', [msg].concat(logs.filter((l) => !l.startsWith('INFO:'))).join('\n'));
   }
   const runner = st.value();
+  const types = head.types || {};
+  // typeOf is the tensor's element type: the runner's, or the flatbuffer's
+  // where the runner says "unknown".
+  const typeOf = (t) => (t.dataType === 'unknown' && types[String(t.id)]) || t.dataType;
   const mins = vecToArray(runner.GetInputs());
-  const infos = mins.map(info);
+  const infos = mins.map((t) => Object.assign(info(t), { dtype: typeOf(t) }));
+  const inWord = dataPointerWord(mod, mins, version);
   const byName = new Map();
   mins.forEach((t) => byName.set(t.name, t));
   if (inputs.length !== mins.length) {
@@ -127,7 +182,7 @@ async function main() {
     const given = inputs[k];
     const t = given.name ? byName.get(given.name) : mins[k];
     if (!t) return fail('inputs', `no model input is named "${given.name}"`, { inputs: infos });
-    const want = info(t);
+    const want = Object.assign(info(t), { dtype: typeOf(t) });
     if (want.dtype !== given.dtype) {
       return fail('inputs', `input "${t.name}": element type ${given.dtype}, the model takes ${want.dtype}`, { inputs: infos });
     }
@@ -135,9 +190,15 @@ async function main() {
       return fail('shape', `input "${t.name}": shape [${given.shape}], the interpreter holds [${want.shape}] ` +
         `(${PKG} cannot resize inputs, so a dynamic (-1) dim runs at the size of the model's static shape)`, { inputs: infos });
     }
-    const view = t.data();
+    let dst;
+    if (t.dataType === 'unknown') {
+      dst = heapView(mod, t, want.dtype, inWord);
+      if (typeof dst === 'string') return fail('output-type', `input "${t.name}": ${dst}`, { inputs: infos });
+    } else {
+      const view = t.data();
+      dst = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+    }
     const src = new Uint8Array(given.data.buffer, given.data.byteOffset, given.data.length);
-    const dst = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
     if (dst.length !== src.length) {
       return fail('inputs', `input "${t.name}": ${src.length} bytes given, the interpreter holds ${dst.length}`, { inputs: infos });
     }
@@ -148,15 +209,24 @@ async function main() {
   }
   // Outputs are read after Infer: their shapes may depend on the inputs.
   const mouts = vecToArray(runner.GetOutputs());
+  const outWord = dataPointerWord(mod, mouts.concat(vecToArray(runner.GetInputs())), version);
   const outs = [];
   const blobs = [];
   for (const t of mouts) {
-    const i = info(t);
-    const view = t.data();
-    if (!TYPED[i.dtype]) {
-      return fail('output-type', `output "${i.name}": the interpreter's runner of ${PKG} ${version} does not expose this element type (${i.dtype}; int64, string and complex outputs are not readable through it)`);
+    const i = Object.assign(info(t), { dtype: typeOf(t) });
+    let bytes;
+    if (t.dataType === 'unknown') {
+      bytes = heapView(mod, t, i.dtype, outWord);
+      if (typeof bytes === 'string') {
+        return fail('output-type', `output "${i.name}": the interpreter's runner of ${PKG} ${version} does not expose this ${bytes}`);
+      }
+    } else if (!TYPED[i.dtype]) {
+      return fail('output-type', `output "${i.name}": the interpreter's runner of ${PKG} ${version} does not expose this element type (${i.dtype}; string and complex outputs are not readable through it)`);
+    } else {
+      const view = t.data();
+      bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
     }
-    const b = Buffer.from(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+    const b = Buffer.from(bytes);
     i.bytes = b.length;
     outs.push(i);
     blobs.push(b);

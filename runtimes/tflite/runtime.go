@@ -29,8 +29,9 @@ func Runtime(o FindOptions) sdk.Runtime {
 		Name:    RuntimeName,
 		Version: ver,
 		Description: fmt.Sprintf("Google's TFLite interpreter compiled to WebAssembly, from npm %s %s, run under Node "+
-			"(float, int8, int16, LSTM, SVDF; inputs and outputs by TFLite tensor name, NHWC); install: %s",
-			Package, PackageVersion, InstallCommand),
+			"(float, int8, int16, int64, bool, LSTM, SVDF; inputs and outputs by TFLite tensor name, NHWC; "+
+			"%s %s, LiteRT.js, is the second build, a cross-check on float models); install: %s",
+			Package, PackageVersion, LiteRTPackage, LiteRTPackageVersion, InstallCommand),
 		Run: func(ctx context.Context, modelPath string, inputs []*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error) {
 			env, err := Find(o)
 			if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -274,6 +276,139 @@ func TestOutsideCheckout(t *testing.T) {
 	for i, w := range want {
 		if g := int64(int16(binary.LittleEndian.Uint16(raw[2*i:]))); g != w {
 			t.Fatalf("value %d is %d, the golden output's %d", i, g, w)
+		}
+	}
+}
+
+func int64Values(t *testing.T, tp *onnxpb.TensorProto) []int64 {
+	t.Helper()
+	raw := tp.GetRawData()
+	var out []int64
+	switch onnxpb.TensorProto_DataType(tp.GetDataType()) {
+	case onnxpb.TensorProto_INT64:
+		for i := 0; i+8 <= len(raw); i += 8 {
+			out = append(out, int64(binary.LittleEndian.Uint64(raw[i:])))
+		}
+	case onnxpb.TensorProto_INT32:
+		for i := 0; i+4 <= len(raw); i += 4 {
+			out = append(out, int64(int32(binary.LittleEndian.Uint32(raw[i:]))))
+		}
+	case onnxpb.TensorProto_INT16:
+		for i := 0; i+2 <= len(raw); i += 2 {
+			out = append(out, int64(int16(binary.LittleEndian.Uint16(raw[i:]))))
+		}
+	case onnxpb.TensorProto_BOOL:
+		for _, b := range raw {
+			out = append(out, int64(b))
+		}
+	default:
+		t.Fatalf("%s: element type %v", tp.GetName(), tp.GetDataType())
+	}
+	return out
+}
+
+// TestInt64 runs fixtures/tflite/int64_io.tflite: its int64 input is
+// written and its int64 outputs are read in the WebAssembly heap (the
+// runner gives int64 no typed view), and must agree with the int32, int16
+// and bool outputs of the same values that the runner does expose.
+func TestInt64(t *testing.T) {
+	env := realEnv(t)
+	path := filepath.Join(testpaths.RepoRoot(t), "fixtures", "tflite", "int64_io.tflite")
+	xs := []float32{-0.93, 0.41, 0.07, -0.5, 0.99, 0.2, -0.25, 0.61, -0.77, 0.013}
+	ids := []int64{-999, 12, 1 << 20, 0, 7, 300, -42, 5, 1, -1}
+	xb := make([]byte, 4*len(xs))
+	for i, v := range xs {
+		binary.LittleEndian.PutUint32(xb[4*i:], math.Float32bits(v))
+	}
+	ib := make([]byte, 8*len(ids))
+	for i, v := range ids {
+		binary.LittleEndian.PutUint64(ib[8*i:], uint64(v))
+	}
+	in := []*onnxpb.TensorProto{
+		{Name: proto.String("x"), DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT)), Dims: []int64{2, 5}, RawData: xb},
+		{Name: proto.String("ids"), DataType: proto.Int32(int32(onnxpb.TensorProto_INT64)), Dims: []int64{2, 5}, RawData: ib},
+	}
+	res, err := Run(context.Background(), env, path, in, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]int64{}
+	for _, o := range res.Outputs {
+		out[o.GetName()] = int64Values(t, o)
+		t.Logf("%s %v %v: %v", o.GetName(), onnxpb.TensorProto_DataType(o.GetDataType()), o.GetDims(), out[o.GetName()])
+	}
+	same := func(a, b string) {
+		t.Helper()
+		if fmt.Sprint(out[a]) != fmt.Sprint(out[b]) || len(out[a]) == 0 {
+			t.Errorf("%s = %v, %s = %v: want the same values", a, out[a], b, out[b])
+		}
+	}
+	same("x_int64", "x_int32")
+	same("x_int16", "x_int32")
+	// The int64 input, written in the heap, read back through int32.
+	if fmt.Sprint(out["ids_int32"]) != fmt.Sprint(ids) {
+		t.Errorf("ids_int32 = %v, want the int64 input %v", out["ids_int32"], ids)
+	}
+	// ADD with the model's constant, which holds 2^40 and -2^33: int64 values
+	// beyond int32 read whole.
+	if s := out["ids_shifted"]; len(s) != 10 || s[2]-ids[2] != 1<<40 || s[7]-ids[7] != -(1<<33) {
+		t.Errorf("ids_shifted = %v, want ids + the model's offsets (2^40 at 2, -2^33 at 7)", s)
+	}
+	if a := out["argmin"]; len(a) != 2 || a[0] < 0 || a[0] > 4 || a[1] < 0 || a[1] > 4 {
+		t.Errorf("argmin = %v, want two indices in [0, 5)", a)
+	}
+}
+
+// TestLiteRT runs float models with both builds: LiteRT.js must agree with
+// tfjs-tflite within 1e-5 of the output's largest magnitude, and refuse
+// what it does not run (variable tensors, int64) with a *RunError that
+// says so.
+func TestLiteRT(t *testing.T) {
+	env := realEnv(t)
+	if env.LiteRTVersion == "" {
+		t.Skipf("%s is not installed beside %s in %s", LiteRTPackage, Package, env.Modules)
+	}
+	fixtures := filepath.Join(testpaths.RepoRoot(t), "fixtures", "tflite")
+	path := filepath.Join(fixtures, "cnn.tflite")
+	xs := make([]byte, 4*8*8*3)
+	for i := 0; i < 8*8*3; i++ {
+		binary.LittleEndian.PutUint32(xs[4*i:], math.Float32bits(float32(math.Sin(float64(i)))))
+	}
+	in := []*onnxpb.TensorProto{{Name: proto.String("input"), DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT)), Dims: []int64{1, 8, 8, 3}, RawData: xs}}
+	a, err := Run(context.Background(), env, path, in, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := RunLiteRT(context.Background(), env, path, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.Build, LiteRTPackage+" "+env.LiteRTVersion) {
+		t.Errorf("build %q, want it named", b.Build)
+	}
+	if len(a.Outputs) != 1 || len(b.Outputs) != 1 || a.Outputs[0].GetName() != b.Outputs[0].GetName() ||
+		fmt.Sprint(a.Outputs[0].GetDims()) != fmt.Sprint(b.Outputs[0].GetDims()) {
+		t.Fatalf("outputs %v and %v differ in names or shapes", a.Outputs, b.Outputs)
+	}
+	ra, rb := a.Outputs[0].GetRawData(), b.Outputs[0].GetRawData()
+	scale, worst := 0.0, 0.0
+	for i := 0; i+4 <= len(ra); i += 4 {
+		x, y := float64(math.Float32frombits(binary.LittleEndian.Uint32(ra[i:]))), float64(math.Float32frombits(binary.LittleEndian.Uint32(rb[i:])))
+		scale, worst = math.Max(scale, math.Abs(x)), math.Max(worst, math.Abs(x-y))
+	}
+	if len(ra) != len(rb) || worst > 1e-5*scale {
+		t.Errorf("LiteRT.js differs from tfjs-tflite by %g (max |y| %g)", worst, scale)
+	}
+	t.Logf("cnn: %s and %s agree within %g (max |y| %g)", a.Build, b.Build, worst, scale)
+
+	for _, c := range []struct{ model, want string }{
+		{"svdf.tflite", "Variable tensors"},
+		{"int64_io.tflite", "INT64"},
+	} {
+		_, err := RunLiteRT(context.Background(), env, filepath.Join(fixtures, c.model), nil)
+		var re *RunError
+		if !errors.As(err, &re) || re.Kind != "load" || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), LiteRTPackage) {
+			t.Errorf("RunLiteRT(%s) = %v, want a load *RunError of %s mentioning %q", c.model, err, LiteRTPackage, c.want)
 		}
 	}
 }
