@@ -216,6 +216,10 @@ type mlForest struct {
 	nodes  []mlTreeNode
 	leaves [][]mlContrib
 	roots  []int // node index, or ^leaf
+	// f32 sums the leaf weights in float32, tree by tree, as ONNX Runtime
+	// does for float inputs (its scores are of the threshold type) and as
+	// XGBoost and LightGBM's float predictors do.
+	f32 bool
 }
 
 func (f *mlForest) leafOf(root int, x []float64) (int, error) {
@@ -308,6 +312,8 @@ func (f *mlForest) run(x []float64, n, nf, k, agg int) ([]float64, []bool, error
 					sc[t] = math.Min(sc[t], ct.w)
 				case agg == mlAggMax:
 					sc[t] = math.Max(sc[t], ct.w)
+				case f.f32:
+					sc[t] = float64(float32(sc[t]) + float32(ct.w))
 				default:
 					sc[t] += ct.w
 				}
@@ -456,6 +462,7 @@ func mlTreeEnsemble(c *lctx) error {
 	if post < mlPostNone || post > mlPostProbit {
 		return fmt.Errorf("unknown post_transform %d", post)
 	}
+	f.f32 = x.dt == canonical.Float
 	scores, _, err := f.run(xv, n, nf, k, agg)
 	if err != nil {
 		return err
@@ -563,7 +570,7 @@ func mlOldForest(c *lctx, prefix string) (*mlForest, error) {
 }
 
 func mlTreeEnsembleRegressor(c *lctx) error {
-	_, xv, n, nf, err := mlRows(c, 0)
+	xt, xv, n, nf, err := mlRows(c, 0)
 	if err != nil {
 		return err
 	}
@@ -587,6 +594,7 @@ func mlTreeEnsembleRegressor(c *lctx) error {
 	if len(base) != 0 && len(base) != k {
 		return fmt.Errorf("base_values has %d entries for %d targets", len(base), k)
 	}
+	f.f32 = xt.dt == canonical.Float
 	scores, has, err := f.run(xv, n, nf, k, agg)
 	if err != nil {
 		return err
@@ -656,7 +664,7 @@ func argmaxRow(row []float64) int {
 }
 
 func mlTreeEnsembleClassifier(c *lctx) error {
-	_, xv, n, nf, err := mlRows(c, 0)
+	xt, xv, n, nf, err := mlRows(c, 0)
 	if err != nil {
 		return err
 	}
@@ -689,6 +697,7 @@ func mlTreeEnsembleClassifier(c *lctx) error {
 		}
 	}
 	binary := k == 2 && len(classIDs) == 1
+	f.f32 = xt.dt == canonical.Float
 	scores, has, err := f.run(xv, n, nf, k, mlAggSum)
 	if err != nil {
 		return err
