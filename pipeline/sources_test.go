@@ -1,0 +1,69 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onnxconv/onnxconv/importers/builtin"
+	"github.com/onnxconv/onnxconv/importers/catboost"
+)
+
+// convert --verify compares every tree and scikit-learn fixture with the
+// importer's direct Go predictor (computing the parsed source, not the
+// graph): each conversion is verified against it and equivalent.
+func TestConvertVerifiesAgainstPredictors(t *testing.T) {
+	var files []string
+	for _, pattern := range []string{
+		"../fixtures/xgboost/*.json",
+		"../fixtures/xgboost/*.ubj",
+		"../fixtures/sklearn/*.p4.pkl",
+		"../../shared/models/lightgbm/*/*.txt",
+		"../../shared/models/catboost/*/*/*.cbm",
+	} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	reg := builtin.Registry()
+	dir := t.TempDir()
+	verified := map[string]int{}
+	for _, in := range files {
+		base := filepath.Base(in)
+		if base == "manifest.json" || strings.HasPrefix(base, "refused_") {
+			continue
+		}
+		imp, conf, err := reg.Detect(in)
+		if err != nil || conf < 0.5 {
+			continue // data files beside the models (LightGBM's .txt inputs)
+		}
+		format := imp.Describe().FormatName()
+		t.Run(format+"/"+base, func(t *testing.T) {
+			res, err := Convert(context.Background(), in, filepath.Join(dir, base+".onnx"), Options{Verify: &VerifyOptions{}})
+			var ue *catboost.UnsupportedError
+			if errors.As(err, &ue) {
+				// CTR, text and embedding features: refused, naming them.
+				t.Skipf("refused: %v", err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Verified || !res.Equivalent || !strings.Contains(res.Conversion.Reference, "predictor") {
+				t.Fatalf("verified %v, equivalent %v, reference %q, not verified %q", res.Verified, res.Equivalent, res.Conversion.Reference, res.Conversion.NotVerified)
+			}
+			verified[format]++
+		})
+	}
+	for _, f := range []string{"xgboost", "sklearn", "lightgbm", "catboost"} {
+		if verified[f] == 0 {
+			t.Errorf("no %s fixture was verified against its predictor", f)
+		}
+	}
+	t.Logf("verified against the Go predictors: %v", verified)
+	_ = os.Remove(dir)
+}
