@@ -13,6 +13,7 @@ import (
 	tfliteimp "github.com/onnxconv/onnxconv/importers/tflite"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
+	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
 // isTFLiteTarget tells whether target names the TFLite exporter.
@@ -28,7 +29,15 @@ func tfliteTargets() []string { return append([]string{tfliteexp.Target}, tflite
 // writes it to the output atomically.
 func (c *converter) toTFLite(ctx context.Context, imported, result *canonical.Model) error {
 	cv := &c.res.Conversion
-	r, err := tfliteexp.Export(ctx, result, c.tfliteOpts)
+	topts := c.tfliteOpts
+	if topts.Int8 && topts.Calibration == nil {
+		calib, err := c.tfliteCalibration(result)
+		if err != nil {
+			return err
+		}
+		topts.Calibration = calib
+	}
+	r, err := tfliteexp.Export(ctx, result, topts)
 	if err != nil {
 		return invalidErr(fmt.Errorf("%s: %w\nnothing was written", c.in, err))
 	}
@@ -42,6 +51,9 @@ func (c *converter) toTFLite(ctx context.Context, imported, result *canonical.Mo
 	c.logf("tflite: %s", rep.Summary())
 	if c.tfliteOpts.Float16 {
 		c.defaultProfile("fp16")
+	}
+	if c.tfliteOpts.Int8 {
+		c.defaultProfile("int8")
 	}
 	if c.opts.Verify != nil {
 		dir, err := os.MkdirTemp("", "onnxconv-tflite-*")
@@ -78,6 +90,31 @@ func (c *converter) toTFLite(ctx context.Context, imported, result *canonical.Mo
 	c.res.Written = c.out
 	c.logf("wrote %s (TFLite, %d bytes)", c.out, len(r.Data))
 	return nil
+}
+
+// tfliteCalibration returns the samples that calibrate an int8 export:
+// the --calibration folder, else 32 generated samples (as --quantize
+// static does).
+func (c *converter) tfliteCalibration(m *canonical.Model) ([][]*canonical.Tensor, error) {
+	if dir := c.opts.Calibration; dir != "" {
+		s, err := tensorio.LoadSamples(dir, "input", verify.GraphInputs(m), false)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("calibration: %w", err))
+		}
+		c.res.Conversion.Applied = append(c.res.Conversion.Applied, fmt.Sprintf("tflite int8: calibrated on %d sample(s) from %s", len(s), dir))
+		return s, nil
+	}
+	gen := verify.GenOptions{Dims: c.genDims(m)}
+	var out [][]*canonical.Tensor
+	for k := range 32 {
+		s, err := verify.GenerateInputs(m, gen, 1000+k)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("%s: tflite int8: generating calibration samples: %w (give a calibration folder: --calibration DIR)", c.in, err))
+		}
+		out = append(out, s)
+	}
+	c.res.Conversion.Applied = append(c.res.Conversion.Applied, "tflite int8: calibrated on 32 generated samples (no --calibration folder)")
+	return out, nil
 }
 
 func writeBytes(path string, data []byte) error {

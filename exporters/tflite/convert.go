@@ -39,12 +39,21 @@ type converter struct {
 	skip    map[*canonical.Node]bool
 	names   map[string]int
 	cur     *canonical.Node
+	// derived gives the int8 calibration range of intermediate tensors
+	// that hold no ONNX value: an affine map of a value's range.
+	derived map[int32]derivedRange
+}
+
+// derivedRange is the range of a*src + b, clamped to [lo, hi].
+type derivedRange struct {
+	src          *canonical.Value
+	a, b, lo, hi float64
 }
 
 func newConverter(m *canonical.Model, opts Options, r *Report) *converter {
 	return &converter{m: m, opts: opts, rep: r, t: newTModel(),
 		reps: map[*canonical.Value][]rep{}, aliases: map[*canonical.Value]alias{},
-		skip: map[*canonical.Node]bool{}, names: map[string]int{}}
+		skip: map[*canonical.Node]bool{}, names: map[string]int{}, derived: map[int32]derivedRange{}}
 }
 
 func isIdentity(p []int) bool {

@@ -114,6 +114,12 @@ func (c *converter) node(n *canonical.Node) error {
 		return c.layerNorm(n)
 	case "Resize", "Upsample":
 		return c.resize(n)
+	case "LSTM":
+		return c.lstm(n)
+	case "GRU":
+		return c.gru(n)
+	case "HardSigmoid":
+		return c.hardSigmoid(n)
 	}
 	return unsupported(n, "op %s is not supported by the TFLite exporter", n.OpType)
 }
@@ -1517,5 +1523,41 @@ func (c *converter) resize(n *canonical.Node) error {
 		fb.ResizeNearestNeighborOptionsAddHalfPixelCenters(b, half)
 		return fb.ResizeNearestNeighborOptionsEnd(b)
 	}, n.Name)
+	return nil
+}
+
+// hardSigmoid is clamp(alpha*x + beta, 0, 1) = RELU6(6*alpha*x + 6*beta) / 6:
+// MUL, ADD with a fused RELU6, MUL (in the layout its input has).
+func (c *converter) hardSigmoid(n *canonical.Node) error {
+	alpha, beta := n.AttrFloat("alpha", 0.2), n.AttrFloat("beta", 0.5)
+	r, err := c.native(n.Inputs[0])
+	if err != nil {
+		return err
+	}
+	sh, err := c.shape(n.Outputs[0])
+	if err != nil {
+		return err
+	}
+	sh = permute(sh, r.perm)
+	base := n.Outputs[0].Name
+	a := c.tmp(base+";scaled", fb.TensorTypeFLOAT32, sh)
+	c.t.addOp(fb.BuiltinOperatorMUL, []int32{r.t, c.constF32("alpha6", []float32{6 * alpha}, []int64{}, false)}, []int32{a},
+		fb.BuiltinOptionsMulOptions, emptyOpts(fb.MulOptionsStart, fb.MulOptionsEnd), n.Name)
+	b := c.tmp(base+";relu6", fb.TensorTypeFLOAT32, sh)
+	c.t.addOp(fb.BuiltinOperatorADD, []int32{a, c.constF32("beta6", []float32{6 * beta}, []int64{}, false)}, []int32{b},
+		fb.BuiltinOptionsAddOptions, func(bd *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.AddOptionsStart(bd)
+			fb.AddOptionsAddFusedActivationFunction(bd, fb.ActivationFunctionTypeRELU6)
+			return fb.AddOptionsEnd(bd)
+		}, n.Name)
+	inf := math.Inf(1)
+	c.derived[a] = derivedRange{src: n.Inputs[0], a: 6 * float64(alpha), lo: -inf, hi: inf}
+	c.derived[b] = derivedRange{src: n.Inputs[0], a: 6 * float64(alpha), b: 6 * float64(beta), lo: 0, hi: 6}
+	out, err := c.newOut(n.Outputs[0], r.perm)
+	if err != nil {
+		return err
+	}
+	c.t.addOp(fb.BuiltinOperatorMUL, []int32{b, c.constF32("sixth", []float32{1.0 / 6}, []int64{}, false)}, []int32{out},
+		fb.BuiltinOptionsMulOptions, emptyOpts(fb.MulOptionsStart, fb.MulOptionsEnd), n.Name)
 	return nil
 }

@@ -1,5 +1,6 @@
 // Package tflite is the TFLite exporter: it writes a canonical ONNX model as
-// a TFLite flatbuffer (schema version 3), float32 or with float16 weights.
+// a TFLite flatbuffer (schema version 3), float32, with float16 weights, or
+// int8 full integer calibrated on samples (Options.Int8).
 //
 // Export never changes its argument. It works on a clone: first the
 // graph passes of package passes (Constant nodes to initializers, no-ops
@@ -45,9 +46,9 @@ import (
 // profile names that select it.
 const Target = "tflite"
 
-// Profiles are the target profiles served by the exporter: float32 and
-// float16 weights (int8 is not implemented yet).
-var Profiles = []string{"tflite-float32", "tflite-float16"}
+// Profiles are the target profiles served by the exporter: float32,
+// float16 weights, int8 full-integer (calibrated: Options.Calibration).
+var Profiles = []string{"tflite-float32", "tflite-float16", "tflite-int8"}
 
 // Options controls Export.
 type Options struct {
@@ -58,6 +59,20 @@ type Options struct {
 	// Float16 stores float weights as float16, each followed by a
 	// DEQUANTIZE to float32 (TFLite's float16 quantization).
 	Float16 bool
+	// Int8 quantizes the model to full integer (TFLite's int8 scheme):
+	// int8 weights symmetric per output channel (per tensor for
+	// FULLY_CONNECTED), int8 activations asymmetric with min-max ranges
+	// calibrated on Calibration (run on the executor), int32 biases;
+	// float inputs and outputs through QUANTIZE and DEQUANTIZE unless
+	// Int8IO. Ops without an int8 kernel stay float between DEQUANTIZE and
+	// QUANTIZE (Report.Int8.Float).
+	Int8 bool
+	// Int8IO makes the graph inputs and outputs int8 too
+	// (Report.Inputs/Outputs give their scale and zero point).
+	Int8IO bool
+	// Calibration are the samples that calibrate the int8 activation
+	// ranges, each in graph-input order in the ONNX layout.
+	Calibration [][]*canonical.Tensor
 	// Check, when set, runs every graph pass checked on the executor and
 	// rolls back a pass that changes an output (passes.RunOptions.Check).
 	Check *passes.Check
@@ -74,7 +89,7 @@ func OptionsForProfile(name string) (Options, error) {
 	case "tflite-float16":
 		return Options{Float16: true}, nil
 	case "tflite-int8":
-		return Options{}, fmt.Errorf("tflite export: profile %q: int8 full-integer quantization is not implemented yet", name)
+		return Options{Int8: true}, nil
 	}
 	return Options{}, fmt.Errorf("tflite export: unknown profile %q (known: tflite, %s)", name, strings.Join(Profiles, ", "))
 }
@@ -89,6 +104,11 @@ type IO struct {
 	Perm []int `json:"perm,omitempty"`
 	// Layout says it in words ("as ONNX", "NHWC (ONNX NCHW)", ...).
 	Layout string `json:"layout"`
+	// Type is "int8" for an int8 input or output (Options.Int8IO), with
+	// real = Scale * (q - ZeroPoint); empty: float as in the ONNX model.
+	Type      string  `json:"type,omitempty"`
+	Scale     float64 `json:"scale,omitempty"`
+	ZeroPoint int64   `json:"zero_point,omitempty"`
 }
 
 // Report says what the export did.
@@ -113,6 +133,8 @@ type Report struct {
 	Fused []string `json:"fused,omitempty"`
 	// Notes are other things worth saying (decompositions, fp16 weights).
 	Notes []string `json:"notes,omitempty"`
+	// Int8 is what the int8 quantization did (Options.Int8).
+	Int8 *Int8Report `json:"int8,omitempty"`
 	// Passes is the report of the graph passes run before the export.
 	Passes *passes.Report `json:"passes,omitempty"`
 }
@@ -149,6 +171,15 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 	if m == nil || m.Graph == nil {
 		return nil, errors.New("tflite export: model has no graph")
 	}
+	if opts.Int8 && opts.Float16 {
+		return nil, errors.New("tflite export: Int8 and Float16 exclude each other")
+	}
+	if opts.Int8IO && !opts.Int8 {
+		return nil, errors.New("tflite export: Int8IO needs Int8")
+	}
+	if opts.Int8 && len(opts.Calibration) == 0 {
+		return nil, errors.New("tflite export: int8 quantization needs calibration samples (Options.Calibration; the pipeline loads --calibration DIR or generates 32)")
+	}
 	for _, o := range m.OpsetImports {
 		if o.Domain != "" && o.Domain != "ai.onnx" {
 			for _, n := range m.Graph.Nodes {
@@ -183,6 +214,11 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 	c := newConverter(work, opts, rep)
 	if err := c.run(ctx); err != nil {
 		return nil, fmt.Errorf("tflite export: %w", err)
+	}
+	if opts.Int8 {
+		if err := c.quantizeInt8(ctx); err != nil {
+			return nil, fmt.Errorf("tflite export: %w", err)
+		}
 	}
 	desc := opts.Description
 	if desc == "" {
@@ -226,6 +262,10 @@ func (r *Report) Summary() string {
 	}
 	for _, io := range r.Outputs {
 		fmt.Fprintf(&sb, "output %s %v: %s\n", io.Name, io.Shape, io.Layout)
+	}
+	if q := r.Int8; q != nil {
+		fmt.Fprintf(&sb, "int8: %d ops int8 (%d weights per channel), %d kept float, %d QUANTIZE, %d DEQUANTIZE; calibrated on %d samples\n",
+			q.Quantized, q.PerChannel, len(q.Float), q.Quantize, q.Dequantize, q.Samples)
 	}
 	return sb.String()
 }

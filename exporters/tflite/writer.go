@@ -15,6 +15,18 @@ type ttensor struct {
 	typ   fb.TensorType
 	shape []int64 // -1 for a dynamic dim
 	buf   uint32  // 0: no data
+	// q is the quantization of an int8/int32 tensor (nil: none).
+	q *qparams
+	// variable marks a variable tensor (an LSTM's state).
+	variable bool
+}
+
+// qparams are a tensor's affine quantization: real = scale * (q - zero),
+// per channel along dim when len(scale) > 1.
+type qparams struct {
+	scale []float32
+	zero  []int64
+	dim   int32
 }
 
 // optFn builds an operator's options table.
@@ -26,6 +38,7 @@ type top struct {
 	optType  fb.BuiltinOptions
 	opts     optFn
 	fromNode string // the ONNX node it came from, for messages
+	int8     bool   // computes on int8 tensors (for the op version)
 }
 
 type tmodel struct {
@@ -79,11 +92,13 @@ func (t *tmodel) write(description string) []byte {
 	// Operator codes, in first-use order.
 	codeIdx := map[fb.BuiltinOperator]uint32{}
 	var codes []fb.BuiltinOperator
+	versions := map[fb.BuiltinOperator]int32{}
 	for _, o := range t.ops {
 		if _, ok := codeIdx[o.code]; !ok {
 			codeIdx[o.code] = uint32(len(codes))
 			codes = append(codes, o.code)
 		}
+		versions[o.code] = max(versions[o.code], opVersion(o.code, o.int8))
 	}
 
 	// Buffers (data 16-byte aligned).
@@ -122,6 +137,24 @@ func (t *tmodel) write(description string) []byte {
 		if dynamic {
 			sg = int32Vec(b, fb.TensorStartShapeSignatureVector, sig)
 		}
+		var qp flatbuffers.UOffsetT
+		if tt.q != nil {
+			fb.QuantizationParametersStartScaleVector(b, len(tt.q.scale))
+			for j := len(tt.q.scale) - 1; j >= 0; j-- {
+				b.PrependFloat32(tt.q.scale[j])
+			}
+			sc := b.EndVector(len(tt.q.scale))
+			fb.QuantizationParametersStartZeroPointVector(b, len(tt.q.zero))
+			for j := len(tt.q.zero) - 1; j >= 0; j-- {
+				b.PrependInt64(tt.q.zero[j])
+			}
+			zp := b.EndVector(len(tt.q.zero))
+			fb.QuantizationParametersStart(b)
+			fb.QuantizationParametersAddScale(b, sc)
+			fb.QuantizationParametersAddZeroPoint(b, zp)
+			fb.QuantizationParametersAddQuantizedDimension(b, tt.q.dim)
+			qp = fb.QuantizationParametersEnd(b)
+		}
 		fb.TensorStart(b)
 		fb.TensorAddShape(b, sh)
 		fb.TensorAddType(b, tt.typ)
@@ -129,6 +162,12 @@ func (t *tmodel) write(description string) []byte {
 		fb.TensorAddName(b, name)
 		if dynamic {
 			fb.TensorAddShapeSignature(b, sg)
+		}
+		if tt.q != nil {
+			fb.TensorAddQuantization(b, qp)
+		}
+		if tt.variable {
+			fb.TensorAddIsVariable(b, true)
 		}
 		tOffs[i] = fb.TensorEnd(b)
 	}
@@ -175,7 +214,7 @@ func (t *tmodel) write(description string) []byte {
 		}
 		fb.OperatorCodeAddDeprecatedBuiltinCode(b, dep)
 		fb.OperatorCodeAddBuiltinCode(b, c)
-		fb.OperatorCodeAddVersion(b, opVersion(c))
+		fb.OperatorCodeAddVersion(b, versions[c])
 		cOffs[i] = fb.OperatorCodeEnd(b)
 	}
 	opcodes := offVec(b, fb.ModelStartOperatorCodesVector, cOffs)
@@ -192,8 +231,25 @@ func (t *tmodel) write(description string) []byte {
 }
 
 // opVersion is the operator version written in the operator code: the
-// lowest version of each op that has the features the exporter uses.
-func opVersion(c fb.BuiltinOperator) int32 {
+// lowest version of each op that has the features the exporter uses
+// (int8: the op computes on int8 tensors).
+func opVersion(c fb.BuiltinOperator, q8 bool) int32 {
+	if q8 {
+		switch c {
+		case fb.BuiltinOperatorFULLY_CONNECTED:
+			return 5
+		case fb.BuiltinOperatorCONV_2D, fb.BuiltinOperatorDEPTHWISE_CONV_2D:
+			return 3 // per-channel int8
+		case fb.BuiltinOperatorADD, fb.BuiltinOperatorSUB, fb.BuiltinOperatorMUL, fb.BuiltinOperatorMEAN,
+			fb.BuiltinOperatorMAX_POOL_2D, fb.BuiltinOperatorAVERAGE_POOL_2D, fb.BuiltinOperatorPAD, fb.BuiltinOperatorPADV2,
+			fb.BuiltinOperatorCONCATENATION, fb.BuiltinOperatorSOFTMAX, fb.BuiltinOperatorLOGISTIC, fb.BuiltinOperatorTANH,
+			fb.BuiltinOperatorRELU, fb.BuiltinOperatorRELU6, fb.BuiltinOperatorLEAKY_RELU, fb.BuiltinOperatorTRANSPOSE,
+			fb.BuiltinOperatorSTRIDED_SLICE, fb.BuiltinOperatorSLICE, fb.BuiltinOperatorSPLIT, fb.BuiltinOperatorREDUCE_MAX,
+			fb.BuiltinOperatorRESIZE_BILINEAR, fb.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR, fb.BuiltinOperatorDEQUANTIZE:
+			return 2 // the first version with int8
+		}
+		return 1 // type-agnostic (RESHAPE) or int8 from version 1 (QUANTIZE)
+	}
 	switch c {
 	case fb.BuiltinOperatorFULLY_CONNECTED:
 		return 5 // keep_num_dims
