@@ -361,8 +361,9 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 		return fail(err)
 	}
 	g.Nodes = order
-	// Clear value_info types of values that changed (inference redoes
-	// them on load); keep it simple: drop the value_info list.
-	g.ValueInfo = nil
+	// value_info keeps its entries: the converted values' types were
+	// changed in place (setType); entries of values no longer in the
+	// graph go.
+	pruneValueInfo(c)
 	return c, converted, blocked, nil
 }

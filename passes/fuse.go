@@ -205,39 +205,48 @@ func fuseConvAddMul(m *canonical.Model, _ Options) (bool, error) {
 	return changed, nil
 }
 
-// fuseMatMulAdd turns MatMul(A, B) + C into Gemm(A, B, C) when A is 2-D,
-// B a 2-D constant and C a constant that Gemm broadcasts.
+// fuseMatMulAdd turns MatMul(A, B) + C into Gemm(A, B, C) when B is a 2-D
+// float constant and C a constant that Gemm broadcasts. A 2-D A is used as
+// is. An A of higher rank with a static shape [d0, .., K] is flattened to
+// [d0*..*dk, K] and the Gemm's output reshaped back to [d0, .., N], as ONNX
+// Runtime's MatMulAddFusion does (C then is a scalar, [N], [1] or [1, N]);
+// when A already comes from a Reshape used only here, that Reshape flattens
+// to 2-D instead of a new one. Reshape pairs the rewrite leaves (Reshape of
+// a Reshape, and Reshape / unary elementwise op / Reshape back) collapse.
 func fuseMatMulAdd(m *canonical.Model, opts Options) (bool, error) {
 	g := m.Graph
 	inferTypes(m)
 	nm := canonical.NewNamer(m)
 	changed := false
 	for _, mm := range append([]*canonical.Node(nil), g.Nodes...) {
-		if !isOp(mm, "MatMul") {
+		if !isOp(mm, "MatMul") || mm.Graph != g {
 			continue
 		}
 		add := consumer(mm.Output(0))
-		if !isOp(add, "Add") {
+		if !isOp(add, "Add") || isGraphOutput(mm.Output(0)) {
 			continue
 		}
 		ad, at, ok := tensorDims(mm.Input(0))
 		bt := constOf(mm.Input(1))
-		if !ok || len(ad) != 2 || bt == nil || len(bt.Dims) != 2 || at != canonical.Float || bt.DataType != canonical.Float {
+		if !ok || len(ad) < 2 || bt == nil || len(bt.Dims) != 2 || at != canonical.Float || bt.DataType != canonical.Float || ad[len(ad)-1] != bt.Dims[0] {
 			continue
 		}
-		other := add.Input(1)
-		if other == mm.Output(0) {
-			other = add.Input(0)
-		}
+		other := otherInput(add, mm.Output(0))
 		ct := constOf(other)
 		if ct == nil || ct.DataType != canonical.Float {
 			continue
 		}
-		mdim, ndim := ad[0], bt.Dims[1]
+		k, ndim := bt.Dims[0], bt.Dims[1]
+		mdim := int64(1)
+		for _, d := range ad[:len(ad)-1] {
+			mdim *= d
+		}
+		flat := len(ad) > 2
 		switch {
-		case len(ct.Dims) == 1 && (ct.Dims[0] == ndim || ct.Dims[0] == 1):
-		case len(ct.Dims) == 2 && (ct.Dims[0] == 1 || ct.Dims[0] == mdim) && (ct.Dims[1] == 1 || ct.Dims[1] == ndim):
 		case len(ct.Dims) == 0:
+		case len(ct.Dims) == 1 && (ct.Dims[0] == ndim || ct.Dims[0] == 1):
+		case len(ct.Dims) == 2 && ct.Dims[0] == 1 && (ct.Dims[1] == 1 || ct.Dims[1] == ndim):
+		case !flat && len(ct.Dims) == 2 && ct.Dims[0] == mdim && (ct.Dims[1] == 1 || ct.Dims[1] == ndim):
 		default:
 			continue
 		}
@@ -245,17 +254,136 @@ func fuseMatMulAdd(m *canonical.Model, opts Options) (bool, error) {
 		if name == "" {
 			name = "Gemm"
 		}
-		gemm, err := g.AddNode(nm.Fresh(name+"_gemm"), "", "Gemm", []*canonical.Value{mm.Input(0), mm.Input(1), other}, []string{nm.Fresh(add.Output(0).Name + "_gemm")})
+		a := mm.Input(0)
+		var added []*canonical.Node
+		undo := func() {
+			for _, n := range added {
+				g.RemoveNode(n)
+			}
+		}
+		if flat {
+			var err error
+			if a, added, err = flatten2D(g, nm, name, a, mdim, k); err != nil {
+				return changed, err
+			}
+		}
+		gemm, err := g.AddNode(nm.Fresh(name+"_gemm"), "", "Gemm", []*canonical.Value{a, mm.Input(1), other}, []string{nm.Fresh(add.Output(0).Name + "_gemm")})
 		if err != nil {
+			undo()
 			return changed, err
 		}
-		gemm.Output(0).Type = add.Output(0).Type
-		if !bypass(g, add.Output(0), gemm.Output(0)) {
-			g.RemoveNode(gemm)
+		added = append(added, gemm)
+		out := gemm.Output(0)
+		if flat {
+			out.Type = canonical.TensorType(canonical.Float, []int64{mdim, ndim})
+			od := append(append([]int64(nil), ad[:len(ad)-1]...), ndim)
+			sv, err := addConst(g, nm, name+"_shape", int64Tensor("", []int64{int64(len(od))}, od))
+			if err != nil {
+				undo()
+				return changed, err
+			}
+			back, err := g.AddNode(nm.Fresh(name+"_reshape"), "", "Reshape", []*canonical.Value{out, sv}, []string{nm.Fresh(add.Output(0).Name + "_nd")})
+			if err != nil {
+				undo()
+				return changed, err
+			}
+			added = append(added, back)
+			out = back.Output(0)
+		}
+		out.Type = add.Output(0).Type
+		if !bypass(g, add.Output(0), out) {
+			undo()
 			continue
 		}
 		removeNodes(g, add, mm)
 		changed = true
 	}
+	if changed {
+		collapseReshapes(g)
+	}
 	return changed, nil
+}
+
+// flatten2D returns a (static dims, last K) as [m, k]: the input of the
+// Reshape producing a when that already is [m, k], that Reshape retargeted
+// when a is used only by the caller, or a new Reshape (returned in added).
+func flatten2D(g *canonical.Graph, nm *canonical.Namer, name string, a *canonical.Value, m, k int64) (*canonical.Value, []*canonical.Node, error) {
+	if p := producer(a); isOp(p, "Reshape") && p.Graph == g && singleUse(a) && !isGraphOutput(a) {
+		if d, _, ok := tensorDims(p.Input(0)); ok && sameDims(d, []int64{m, k}) {
+			return p.Input(0), nil, nil
+		}
+	}
+	sv, err := addConst(g, nm, name+"_shape2d", int64Tensor("", []int64{2}, []int64{m, k}))
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := g.AddNode(nm.Fresh(name+"_flatten"), "", "Reshape", []*canonical.Value{a, sv}, []string{nm.Fresh(a.Name + "_2d")})
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Output(0).Type = canonical.TensorType(canonical.Float, []int64{m, k})
+	return r.Output(0), []*canonical.Node{r}, nil
+}
+
+// reshapeCommutes are unary elementwise ops (with only constant extra
+// inputs) that give the same result on a reshaped input.
+var reshapeCommutes = map[string]bool{
+	"Relu": true, "Gelu": true, "Erf": true, "Tanh": true, "Sigmoid": true, "HardSigmoid": true,
+	"HardSwish": true, "LeakyRelu": true, "Elu": true, "Selu": true, "Softplus": true,
+	"Softsign": true, "Exp": true, "Neg": true, "Abs": true, "Sqrt": true, "Clip": true,
+}
+
+// collapseReshapes removes Reshape pairs: Reshape(Reshape(x)) reshapes x
+// directly (the inner one used only there), and Reshape(U(Reshape(x)))
+// with U in reshapeCommutes and the outer shape x's becomes U(x). Shapes
+// must be static.
+func collapseReshapes(g *canonical.Graph) {
+	for _, r2 := range append([]*canonical.Node(nil), g.Nodes...) {
+		if !isOp(r2, "Reshape") || r2.Graph != g || r2.AttrInt("allowzero", 0) != 0 {
+			continue
+		}
+		yd, _, ok := tensorDims(r2.Output(0))
+		if !ok {
+			continue
+		}
+		mid := r2.Input(0)
+		if r1 := producer(mid); isOp(r1, "Reshape") && r1.Graph == g && singleUse(mid) && !isGraphOutput(mid) {
+			x := r1.Input(0)
+			if xd, _, ok := tensorDims(x); ok && sameDims(xd, yd) {
+				if bypass(g, r2.Output(0), x) {
+					removeNodes(g, r2, r1)
+				}
+				continue
+			}
+			r2.SetInput(0, x)
+			g.RemoveNode(r1)
+			continue
+		}
+		u := producer(mid)
+		if u == nil || u.Graph != g || !reshapeCommutes[u.OpType] || (u.Domain != "" && u.Domain != "ai.onnx") ||
+			len(u.Outputs) != 1 || !singleUse(mid) || isGraphOutput(mid) {
+			continue
+		}
+		extra := true
+		for _, in := range u.Inputs[1:] {
+			if in != nil {
+				if t := constOf(in); t == nil || len(t.Dims) != 0 {
+					extra = false
+				}
+			}
+		}
+		r1 := producer(u.Input(0))
+		if !extra || !isOp(r1, "Reshape") || r1.Graph != g || !singleUse(u.Input(0)) || isGraphOutput(u.Input(0)) {
+			continue
+		}
+		x := r1.Input(0)
+		if xd, _, ok := tensorDims(x); !ok || !sameDims(xd, yd) {
+			continue
+		}
+		u.SetInput(0, x)
+		mid.Type = r2.Output(0).Type
+		if bypass(g, r2.Output(0), mid) {
+			removeNodes(g, r2, r1)
+		}
+	}
 }

@@ -30,6 +30,13 @@ func openORT(t *testing.T) *ort.Runtime {
 // optimization makes of path (optimizedModelFilePath) and counts its nodes.
 func ortBasicNodes(t *testing.T, path string, in, out []string) int {
 	t.Helper()
+	return ortBasic(t, path, in, out).Nodes
+}
+
+// ortBasic is ortBasicNodes with the op histogram of ONNX Runtime's
+// basic-level output.
+func ortBasic(t *testing.T, path string, in, out []string) Stats {
+	t.Helper()
 	so, err := ortgo.NewSessionOptions()
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +59,7 @@ func ortBasicNodes(t *testing.T, path string, in, out []string) int {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	return StatsOf(m).Nodes
+	return StatsOf(m)
 }
 
 func save(t *testing.T, m *canonical.Model, name string) string {
@@ -129,10 +136,18 @@ func TestOptimizeAgainstORTBasic(t *testing.T) {
 			for _, v := range m.Graph.Outputs {
 				out = append(out, v.Name)
 			}
-			basic := ortBasicNodes(t, path, in, out)
+			bs := ortBasic(t, path, in, out)
+			basic := bs.Nodes
+			t.Logf("onnxconv: %s", rep.After.OpsString())
+			t.Logf("ORT basic: %s", bs.OpsString())
 			t.Logf("| %s | %d | %d | %d | %.2g |", name, rep.Before.Nodes, rep.After.Nodes, basic, rep.MaxRel)
 			if rep.After.Nodes > basic {
 				t.Errorf("optimize leaves %d nodes, ONNX Runtime basic %d", rep.After.Nodes, basic)
+			}
+			// Every MatMul+Add ONNX Runtime makes a Gemm (2-D and the
+			// transformers' 3-D ones) is one here too.
+			if rep.After.Ops["Gemm"] < bs.Ops["Gemm"] || rep.After.Ops["MatMul"] > bs.Ops["MatMul"] {
+				t.Errorf("Gemm %d MatMul %d, ONNX Runtime basic Gemm %d MatMul %d", rep.After.Ops["Gemm"], rep.After.Ops["MatMul"], bs.Ops["Gemm"], bs.Ops["MatMul"])
 			}
 			opt := save(t, res, "opt.onnx")
 			x, err := verify.GenerateInputs(m, verify.GenOptions{Seed: 3}, 0)
@@ -197,6 +212,29 @@ func TestFloat16RunsInORT(t *testing.T) {
 	x := samples(t, m, 0, 1)[0]
 	ya := runORT(t, rt, path, x)
 	yb := runORT(t, rt, p, x)
+	fa, _ := ya[0].Float64s()
+	fb, _ := yb[0].Float64s()
+	for i := range fa {
+		if d := math.Abs(fa[i] - fb[i]); d > 1e-3+1e-2*math.Abs(fa[i]) {
+			t.Fatalf("element %d: %g vs %g", i, fa[i], fb[i])
+		}
+	}
+}
+
+// The float16 model with value_info loads in ONNX Runtime (which checks
+// the declared types against its own inference) and stays within the fp16
+// profile of the float32 model there.
+func TestFloat16ValueInfoInORT(t *testing.T) {
+	rt := openORT(t)
+	m := ffnModel(t)
+	res, _, err := Float16(context.Background(), m, FP16Options{KeepIOTypes: true, Check: &Check{Samples: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	x := samples(t, m, 0, 1)[0]
+	ya := runORT(t, rt, save(t, m, "f32.onnx"), x)
+	yb := runORT(t, rt, save(t, res, "f16.onnx"), x)
 	fa, _ := ya[0].Float64s()
 	fb, _ := yb[0].Float64s()
 	for i := range fa {

@@ -77,7 +77,7 @@ func Builtin() []Pass {
 		{"cse", "nodes computing the same op on the same inputs with the same attributes are merged", cse},
 		{"fuse-conv-bn", "Conv followed by BatchNormalization (inference) folds into the Conv weights and bias", fuseConvBN},
 		{"fuse-conv-add-mul", "Conv followed by Add or Mul of a per-channel constant folds into the Conv bias or weights", fuseConvAddMul},
-		{"fuse-matmul-add", "MatMul of a 2-D input and a 2-D constant followed by Add of a constant becomes Gemm", fuseMatMulAdd},
+		{"fuse-matmul-add", "MatMul of a 2-D constant followed by Add of a constant becomes Gemm; a static N-D input is flattened to 2-D and the result reshaped back (Reshape pairs left around unary ops collapse)", fuseMatMulAdd},
 		{"fuse-layernorm", "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add becomes LayerNormalization (opset >= 17)", fuseLayerNorm},
 		{"fuse-gelu", "Div/Erf/Add/Mul/Mul becomes Gelu (opset >= 20)", fuseGelu},
 		{"eliminate-dead", "nodes whose outputs nothing uses, and unused initializers, removed", eliminateDead},
