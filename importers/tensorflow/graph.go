@@ -116,13 +116,27 @@ func shapeOf(file, name string, sp *tfpb.TensorShapeProto) ([]int64, uint64, err
 // neutral converts NodeDefs to tfops nodes; consts receives the values
 // of Const nodes.
 func neutral(file string, nodes []*tfpb.NodeDef) ([]tfops.Node, error) {
+	return neutralNodes(file, nodes, false)
+}
+
+// tf1Refusal is the error for TF1 control flow this importer does not
+// recover.
+func tf1Refusal(file, node, op, why string) error {
+	return &UnsupportedError{File: file, Node: node, What: fmt.Sprintf(
+		"TF1 control flow (%s)%s: this importer converts functional If/While and simple counted TF1 while loops only; re-export the model with TF2 control flow (tf.function, control_flow_v2)", op, why)}
+}
+
+// neutralNodes converts NodeDefs to tfops nodes; TF1 control-flow ops are
+// refused unless tf1 (the top graph, whose TF1 loops recoverTF1 lowers).
+func neutralNodes(file string, nodes []*tfpb.NodeDef, tf1 bool) ([]tfops.Node, error) {
 	out := make([]tfops.Node, 0, len(nodes))
 	for _, nd := range nodes {
 		n := tfops.Node{Name: nd.GetName(), Op: nd.GetOp(), Inputs: nd.GetInput(), Attrs: map[string]tfops.Attr{}}
 		switch n.Op {
 		case "Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond":
-			return nil, &UnsupportedError{File: file, Node: n.Name, What: fmt.Sprintf(
-				"TF1 control flow (%s): this importer converts functional If/While only; re-export the model with TF2 control flow (tf.function, control_flow_v2)", n.Op)}
+			if !tf1 {
+				return nil, tf1Refusal(file, n.Name, n.Op, "")
+			}
 		}
 		for k, av := range nd.GetAttr() {
 			a, err := attr(file, n.Name, av)
@@ -178,4 +192,77 @@ func shape(sp *tfpb.TensorShapeProto) *tfops.Shape {
 		s.Dims = append(s.Dims, d.GetSize())
 	}
 	return s
+}
+
+// maxFunctions bounds the functions of a library.
+const maxFunctions = 1 << 16
+
+// functions converts the functions of a FunctionDefLibrary that nodes
+// call, directly or through other functions (the branches of If and the
+// cond and body of While, lowered by tfops to ONNX If and Loop; the
+// saver's functions are left out). Variables are constants by now:
+// ReadVariableOp becomes Identity.
+func functions(file string, lib *tfpb.FunctionDefLibrary, nodes []tfops.Node) (map[string]*tfops.Graph, error) {
+	fds := lib.GetFunction()
+	if len(fds) == 0 {
+		return nil, nil
+	}
+	if len(fds) > maxFunctions {
+		return nil, &FormatError{File: file, What: fmt.Sprintf("%d library functions, more than %d", len(fds), maxFunctions)}
+	}
+	byName := make(map[string]*tfpb.FunctionDef, len(fds))
+	for _, fd := range fds {
+		name := fd.GetSignature().GetName()
+		if name == "" {
+			return nil, &FormatError{File: file, What: "a library function has no name"}
+		}
+		if _, dup := byName[name]; dup {
+			return nil, &FormatError{File: file, What: fmt.Sprintf("two library functions are named %q", name)}
+		}
+		byName[name] = fd
+	}
+	var todo []string
+	called := func(ns []tfops.Node) {
+		for _, n := range ns {
+			for _, a := range n.Attrs {
+				if a.Func != "" {
+					todo = append(todo, a.Func)
+				}
+			}
+		}
+	}
+	called(nodes)
+	out := map[string]*tfops.Graph{}
+	for len(todo) > 0 {
+		name := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		fd := byName[name]
+		if _, done := out[name]; done || fd == nil {
+			continue // a missing function is named by tfops where it is called
+		}
+		sig := fd.GetSignature()
+		nodes, err := neutral(file, fd.GetNodeDef())
+		if err != nil {
+			return nil, fmt.Errorf("function %q: %w", name, err)
+		}
+		for i := range nodes {
+			if nodes[i].Op == "ReadVariableOp" {
+				nodes[i].Op = "Identity"
+			}
+		}
+		called(nodes)
+		g := &tfops.Graph{Name: name, Nodes: nodes}
+		for _, a := range sig.GetInputArg() {
+			g.Inputs = append(g.Inputs, tfops.IO{Name: a.GetName(), Tensor: a.GetName()})
+		}
+		for _, a := range sig.GetOutputArg() {
+			ret, ok := fd.GetRet()[a.GetName()]
+			if !ok {
+				return nil, &FormatError{File: file, What: fmt.Sprintf("function %q has no value for output %q", name, a.GetName())}
+			}
+			g.Outputs = append(g.Outputs, tfops.IO{Name: a.GetName(), Tensor: ret})
+		}
+		out[name] = g
+	}
+	return out, nil
 }

@@ -197,7 +197,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 	if err := proto.Unmarshal(data, &gd); err != nil {
 		return nil, &FormatError{File: file, What: fmt.Sprintf("not a GraphDef protobuf: %v", err)}
 	}
-	nodes, err := neutral(file, gd.GetNode())
+	nodes, err := neutralNodes(file, gd.GetNode(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +206,14 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 			return nil, err
 		}
 	}
-	return convert(file, &tfops.Graph{Nodes: nodes, Name: filepath.Base(file)}, o)
+	lib, err := functions(file, gd.GetLibrary(), nodes)
+	if err != nil {
+		return nil, err
+	}
+	if nodes, lib, err = recoverTF1(file, nodes, lib); err != nil {
+		return nil, err
+	}
+	return convert(file, &tfops.Graph{Nodes: nodes, Name: filepath.Base(file), Functions: lib}, o)
 }
 
 func convert(file string, g *tfops.Graph, o Options) (*onnxpb.ModelProto, error) {

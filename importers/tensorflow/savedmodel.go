@@ -142,12 +142,18 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, o Options
 		}
 		nodes = append(nodes, nd)
 	}
-	nn, err := neutral(file, nodes)
+	nn, err := neutralNodes(file, nodes, true)
 	if err != nil {
 		return nil, err
 	}
 	nn, resolve, err := inline(file, nn, gd.GetLibrary())
 	if err != nil {
+		return nil, err
+	}
+	if g.Functions, err = functions(file, gd.GetLibrary(), nn); err != nil {
+		return nil, err
+	}
+	if nn, g.Functions, err = recoverTF1(file, nn, g.Functions); err != nil {
 		return nil, err
 	}
 	for i := range g.Outputs {

@@ -23,7 +23,8 @@ import (
 // graphModel writes the frozen GraphDef at pb as a TF.js graph model in a
 // temporary folder, as tensorflowjs_converter does: the GraphDef in
 // protobuf JSON as modelTopology, each Const node's value moved to
-// weights.bin under the node's name. Returns the model.json path.
+// weights.bin under the node's name (also those of library functions).
+// Returns the model.json path.
 func graphModel(t *testing.T, pb string) string {
 	t.Helper()
 	data, err := os.ReadFile(pb)
@@ -36,7 +37,13 @@ func graphModel(t *testing.T, pb string) string {
 	}
 	var bin []byte
 	var weights []map[string]any
-	for _, n := range gd.GetNode() {
+	// Library functions' Const values go to the weights file too, by node
+	// name, where TF.js's function executor looks them up.
+	all := append([]*tfpb.NodeDef{}, gd.GetNode()...)
+	for _, f := range gd.GetLibrary().GetFunction() {
+		all = append(all, f.GetNodeDef()...)
+	}
+	for _, n := range all {
 		if n.GetOp() != "Const" {
 			continue
 		}

@@ -218,25 +218,13 @@ func graphModel(path string, m *modelJSON, weights map[string]*canonical.Tensor,
 	if len(jg.Node) == 0 {
 		return nil, &FormatError{Path: path, Detail: "modelTopology has no nodes"}
 	}
-	if lib := bytes.TrimSpace(jg.Library); len(lib) > 0 && !bytes.Equal(lib, []byte("{}")) && !bytes.Equal(lib, []byte("null")) {
-		var l struct {
-			Function []json.RawMessage `json:"function"`
-		}
-		if err := json.Unmarshal(lib, &l); err == nil && len(l.Function) > 0 {
-			return nil, &FormatError{Path: path, Detail: fmt.Sprintf("the graph has %d library functions (control flow); they are not supported yet", len(l.Function))}
-		}
+	lib, err := library(path, jg.Library)
+	if err != nil {
+		return nil, err
 	}
-	g := &tfops.Graph{Consts: weights}
-	for _, jn := range jg.Node {
-		n := tfops.Node{Name: jn.Name, Op: jn.Op, Inputs: jn.Input, Attrs: map[string]tfops.Attr{}}
-		for k, raw := range jn.Attr {
-			a, err := decodeAttr(raw)
-			if err != nil {
-				return nil, &FormatError{Path: path, Detail: fmt.Sprintf("node %q (%s): attr %s: %v", jn.Name, jn.Op, k, err)}
-			}
-			n.Attrs[k] = a
-		}
-		g.Nodes = append(g.Nodes, n)
+	g := &tfops.Graph{Consts: weights, Functions: lib}
+	if g.Nodes, err = jsonNodes(path, "", jg.Node); err != nil {
+		return nil, err
 	}
 	sig := m.Signature
 	if len(sig) == 0 {
@@ -257,4 +245,96 @@ func graphModel(path string, m *modelJSON, weights map[string]*canonical.Tensor,
 		g.Outputs = append(g.Outputs, tfops.IO{Name: tensorName(e.tensor), Tensor: e.tensor})
 	}
 	return g, nil
+}
+
+// jsonNodes converts GraphDef nodes in JSON (of the graph, or of library
+// function fn) to tfops nodes.
+func jsonNodes(path, fn string, nodes []jsonNode) ([]tfops.Node, error) {
+	out := make([]tfops.Node, 0, len(nodes))
+	where := ""
+	if fn != "" {
+		where = "function " + strconv.Quote(fn) + ": "
+	}
+	for _, jn := range nodes {
+		n := tfops.Node{Name: jn.Name, Op: jn.Op, Inputs: jn.Input, Attrs: map[string]tfops.Attr{}}
+		for k, raw := range jn.Attr {
+			a, err := decodeAttr(raw)
+			if err != nil {
+				return nil, &FormatError{Path: path, Detail: fmt.Sprintf("%snode %q (%s): attr %s: %v", where, jn.Name, jn.Op, k, err)}
+			}
+			n.Attrs[k] = a
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// maxFunctions bounds the functions of a graph model's library.
+const maxFunctions = 1 << 16
+
+// jsonFunction is a FunctionDef in protobuf JSON, as tensorflowjs_converter
+// writes the library of a graph model with control flow.
+type jsonFunction struct {
+	Signature struct {
+		Name      string    `json:"name"`
+		InputArg  []jsonArg `json:"inputArg"`
+		OutputArg []jsonArg `json:"outputArg"`
+	} `json:"signature"`
+	NodeDef []jsonNode        `json:"nodeDef"`
+	Ret     map[string]string `json:"ret"`
+}
+
+type jsonArg struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// library reads modelTopology.library: the functions that If/While nodes
+// call (then_branch/else_branch, cond/body), for tfops to lower to ONNX
+// If and Loop subgraphs. Their Const values are in the weights manifest,
+// by node name, as TF.js reads them.
+func library(path string, raw json.RawMessage) (map[string]*tfops.Graph, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	var l struct {
+		Function []jsonFunction `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, &FormatError{Path: path, Detail: "modelTopology.library is not a FunctionDefLibrary: " + err.Error()}
+	}
+	if len(l.Function) == 0 {
+		return nil, nil
+	}
+	if len(l.Function) > maxFunctions {
+		return nil, &FormatError{Path: path, Detail: fmt.Sprintf("%d library functions, more than %d", len(l.Function), maxFunctions)}
+	}
+	out := make(map[string]*tfops.Graph, len(l.Function))
+	for _, f := range l.Function {
+		name := f.Signature.Name
+		if name == "" {
+			return nil, &FormatError{Path: path, Detail: "a library function has no name"}
+		}
+		if _, dup := out[name]; dup {
+			return nil, &FormatError{Path: path, Detail: fmt.Sprintf("two library functions are named %q", name)}
+		}
+		nodes, err := jsonNodes(path, name, f.NodeDef)
+		if err != nil {
+			return nil, err
+		}
+		g := &tfops.Graph{Name: name, Nodes: nodes}
+		for _, a := range f.Signature.InputArg {
+			g.Inputs = append(g.Inputs, tfops.IO{Name: a.Name, Tensor: a.Name})
+		}
+		for _, a := range f.Signature.OutputArg {
+			ret, ok := f.Ret[a.Name]
+			if !ok {
+				return nil, &FormatError{Path: path, Detail: fmt.Sprintf("library function %q has no ret value for output %q", name, a.Name)}
+			}
+			g.Outputs = append(g.Outputs, tfops.IO{Name: a.Name, Tensor: ret})
+		}
+		out[name] = g
+	}
+	return out, nil
 }

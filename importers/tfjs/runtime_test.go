@@ -57,6 +57,7 @@ func everyModel() []struct {
 		{fixtureDir + "/graph_create/model.json", -1, 1, false},
 		{fixtureDir + "/graph_image/model.json", -1, 1, false},
 		{fixtureDir + "/graph_nms/model.json", -1, 1, false},
+		{fixtureDir + "/graph_control/model.json", -1, 1, false},
 	}
 }
 

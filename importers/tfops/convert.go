@@ -32,6 +32,13 @@ type converter struct {
 	vals   map[string]*value // "node:idx"
 	inIdx  map[string]bool
 	visits map[string]int // 0 new, 1 in progress, 2 done
+	// lib is the top graph's function library; parent the converter of
+	// the graph that calls this function (nil at the top), fname its
+	// name, depth the nesting of function bodies.
+	lib    map[string]*Graph
+	parent *converter
+	fname  string
+	depth  int
 }
 
 func tensorKey(in string) (string, bool) {
@@ -70,7 +77,7 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 		return nil, fmt.Errorf("tfops: opset %d: use 13 or later", opts.Opset)
 	}
 	c := &converter{b: onnxb.New(opts.Opset), g: g, file: opts.File, nodes: map[string]*Node{},
-		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}}
+		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if n.Name == "" {
@@ -377,16 +384,20 @@ func permute(data []byte, es int, dims []int64, perm []int) ([]byte, []int64, er
 }
 
 func (c *converter) convertNode(n *Node) error {
+	name := n.Name
+	if c.fname != "" {
+		name = c.fname + "/" + n.Name // a node of a library function
+	}
 	fn, ok := opTable()[n.Op]
 	if !ok {
-		return &OpError{File: c.file, Node: n.Name, Op: n.Op, Unsupported: true}
+		return &OpError{File: c.file, Node: name, Op: n.Op, Unsupported: true}
 	}
 	if err := fn(c, n); err != nil {
 		var oe *OpError
-		if errors.As(err, &oe) {
+		if _, control := controlOps()[n.Op]; errors.As(err, &oe) && !control {
 			return err
 		}
-		return &OpError{File: c.file, Node: n.Name, Op: n.Op, Err: err}
+		return &OpError{File: c.file, Node: name, Op: n.Op, Err: err}
 	}
 	return nil
 }

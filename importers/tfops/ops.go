@@ -87,11 +87,17 @@ func opTable() map[string]opFunc {
 	for k, f := range moreOps() {
 		t[k] = f
 	}
+	for k, f := range controlOps() {
+		t[k] = f
+	}
 	return t
 }
 
 func (c *converter) constNode(n *Node) error {
 	t := c.g.Consts[n.Name]
+	for p := c.parent; t == nil && p != nil; p = p.parent {
+		t = p.g.Consts[n.Name]
+	}
 	if t == nil {
 		if a, ok := n.Attrs["value"]; ok && a.Tensor != nil {
 			t = a.Tensor

@@ -94,6 +94,19 @@ type Graph struct {
 	Name string
 	// Doc is the ONNX graph's doc string.
 	Doc string
+	// Functions is the function library (TF's FunctionDefLibrary), by
+	// function name: the branches of If/StatelessIf and the cond and body
+	// of While/StatelessWhile, lowered to ONNX If and Loop subgraphs. Only
+	// the top graph's library is read (a function's own is ignored).
+	//
+	// A function is a Graph whose Inputs are its input args in order
+	// (Name and Tensor: the arg name, which its nodes read as an input)
+	// and whose Outputs are its output args in order (Name: the arg name;
+	// Tensor: the function's ret value, "node:out_arg:index" as a
+	// FunctionDef writes it, or "node:index"). Its Nodes read inputs as a
+	// FunctionDef writes them. Its Consts are looked up first, then the
+	// top graph's (TF.js keeps every Const value in one weights manifest).
+	Functions map[string]*Graph
 }
 
 // Options configure Convert.

@@ -25,6 +25,9 @@ type Builder struct {
 	Nodes []*onnxpb.NodeProto
 	Inits []*onnxpb.TensorProto
 	names *canonical.Namer
+	// root is the builder of the main graph when this one builds a
+	// subgraph (see Sub): initializers go there.
+	root *Builder
 }
 
 // New returns an empty builder for opset (0: DefaultOpset).
@@ -74,7 +77,11 @@ func (b *Builder) OpTo(op, out string, in []string, attrs ...*onnxpb.AttributePr
 // based on base and returns the name.
 func (b *Builder) Init(base string, dt canonical.DataType, dims []int64, raw []byte) string {
 	name := b.Fresh(base)
-	b.Inits = append(b.Inits, &onnxpb.TensorProto{Name: proto.String(name), DataType: proto.Int32(int32(dt)),
+	r := b
+	if b.root != nil {
+		r = b.root
+	}
+	r.Inits = append(r.Inits, &onnxpb.TensorProto{Name: proto.String(name), DataType: proto.Int32(int32(dt)),
 		Dims: append([]int64{}, dims...), RawData: raw})
 	return name
 }
@@ -113,6 +120,29 @@ func (b *Builder) Scalar(base string, v float32) string { return b.F32(base, nil
 // Transpose appends a Transpose of x by perm.
 func (b *Builder) Transpose(x string, perm []int64, base string) string {
 	return b.Op("Transpose", base, []string{x}, Ints("perm", perm))
+}
+
+// Sub returns a builder for a subgraph (the body of an If or a Loop): it
+// shares b's names (ONNX names are unique across a model and its
+// subgraphs) and puts its initializers in the main graph, where the
+// subgraph reads them from the outer scope. Its Nodes are its own.
+func (b *Builder) Sub() *Builder {
+	r := b
+	if b.root != nil {
+		r = b.root
+	}
+	return &Builder{Opset: b.Opset, names: b.names, root: r}
+}
+
+// Graph wraps the nodes of b (a Sub builder) into a subgraph with the
+// given inputs and outputs.
+func (b *Builder) Graph(name string, inputs, outputs []*onnxpb.ValueInfoProto) *onnxpb.GraphProto {
+	return &onnxpb.GraphProto{Name: proto.String(name), Node: b.Nodes, Input: inputs, Output: outputs}
+}
+
+// GraphAttr is a GRAPH attribute (If's branches, Loop's body).
+func GraphAttr(name string, g *onnxpb.GraphProto) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_GRAPH.Enum(), G: g}
 }
 
 // Model wraps the graph into a ModelProto with the given inputs and
