@@ -17,9 +17,14 @@
 // Supported: oblivious (symmetric) trees and non-symmetric trees
 // (Depthwise, Lossguide), float features with their borders and NaN
 // treatment, one-hot categorical features, multi-dimensional approxes,
-// scale and bias. Refused with an *UnsupportedError naming the feature:
-// CTR features (target statistics of categorical features), and features
-// computed from text or embedding features.
+// scale and bias, CTR features (target statistics of categorical features
+// and their combinations: Borders, Buckets, BinarizedTargetMeanValue,
+// FloatTargetMeanValue, Counter, FeatureFreq) from the tables the .cbm
+// carries after its core (or the JSON export's ctr_data), computed as a
+// trees.Lookup: CatBoost's projection hash, a LabelEncoder from hash to
+// the CTR value (float32, as CatBoost computes it), appended to the input
+// of the tree op. Refused with an *UnsupportedError naming the feature:
+// features computed from text or embedding features.
 package catboost
 
 import (
@@ -83,6 +88,7 @@ func Parse(data []byte) (res *Model, err error) {
 	if warn != "" {
 		res.Warnings = append(res.Warnings, warn)
 	}
+	res.Warnings = append(res.Warnings, m.notes...)
 	if len(m.textNames) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("catboost: the model declares %s but does not use them; their input columns are ignored", joinNames(m.textNames)))
 	}

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
+	"strings"
 )
 
 // cbmMagic starts a CatBoost binary model: "CBM1", then the uint32 size of
@@ -19,6 +19,7 @@ const (
 	coreFormatVersion = 0
 	coreModelTrees    = 1
 	coreInfoMap       = 2
+	coreModelPartIDs  = 3
 
 	mtApproxDimension      = 0
 	mtTreeSplits           = 1
@@ -53,8 +54,6 @@ const (
 	ctrBaseType            = 1
 	combinationCatFeatures = 0
 )
-
-var ctrTypeNames = []string{"Borders", "Buckets", "BinarizedTargetMeanValue", "FloatTargetMeanValue", "Counter", "FeatureFreq"}
 
 // parseCBM reads a .cbm file.
 func parseCBM(data []byte) (*model, error) {
@@ -100,7 +99,170 @@ func parseCBM(data []byte) (*model, error) {
 	if err := m.readTrees(mt); err != nil {
 		return nil, err
 	}
+	if len(m.ctrs) > 0 {
+		parts, err := root.strings(coreModelPartIDs)
+		if err != nil {
+			return nil, fmt.Errorf("model part ids: %w", err)
+		}
+		if err := m.readParts(parts, data[8+size:]); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
+}
+
+// readParts reads the model parts after the core, in the order of their
+// ids: CatBoost's static CTR provider (TCtrData: a count, then each
+// TCtrValueTable as a size and a flatbuffer) holds the CTR tables.
+func (m *model) readParts(ids []string, rest []byte) error {
+	if len(ids) == 0 && len(rest) > 0 {
+		// Not written by CatBoost (which lists its parts, and without them
+		// would not load the tables): the bytes after the core are read as
+		// the CTR data they are in every .cbm.
+		ids = []string{"static_provider"}
+		m.notes = append(m.notes, "catboost: the .cbm lists no model parts; the data after the model core was read as CTR tables")
+	}
+	for _, id := range ids {
+		if !strings.Contains(id, "static_provider") {
+			break // a part we cannot skip (text processing): stop here
+		}
+		n, used, err := loadSize(rest)
+		if err != nil {
+			return fmt.Errorf("CTR data: %w", err)
+		}
+		rest = rest[used:]
+		if n > uint64(len(rest))/8 {
+			return fmt.Errorf("CTR data: %d tables in %d bytes", n, len(rest))
+		}
+		m.ctrTables = map[string]*ctrTable{}
+		for i := uint64(0); i < n; i++ {
+			sz, used, err := loadSize(rest)
+			if err != nil {
+				return fmt.Errorf("CTR table %d: %w", i, err)
+			}
+			rest = rest[used:]
+			if sz > uint64(len(rest)) {
+				return fmt.Errorf("CTR table %d: %d bytes, %d left in the file", i, sz, len(rest))
+			}
+			buf := rest[:sz:sz]
+			rest = rest[sz:]
+			root, err := fbRoot(buf)
+			if err != nil {
+				return fmt.Errorf("CTR table %d: %w", i, err)
+			}
+			base, ok, err := root.table(0)
+			if err != nil || !ok {
+				return fmt.Errorf("CTR table %d: no ModelCtrBase (%v)", i, err)
+			}
+			proj, err := readCtrProj(base)
+			if err != nil {
+				return fmt.Errorf("CTR table %d: %w", i, err)
+			}
+			idx, err1 := root.bytes(1)
+			blob, err2 := root.bytes(2)
+			den, err3 := root.int32(3, 0)
+			cls, err4 := root.int32(4, 0)
+			if err := firstErr(err1, err2, err3, err4); err != nil {
+				return fmt.Errorf("CTR table %d: %w", i, err)
+			}
+			t, err := newCtrTable(proj.typ, idx, blob, den, cls)
+			if err != nil {
+				return fmt.Errorf("CTR table %d: %w", i, err)
+			}
+			m.ctrTables[proj.key()] = t
+		}
+		return nil
+	}
+	var names []string
+	for i := range m.ctrs {
+		names = append(names, m.ctrName(&m.ctrs[i]))
+	}
+	return unsupported("the model uses %d CTR features (%s) but its file carries no CTR tables onnxconv can read (model parts %q)",
+		len(m.ctrs), joinNames(names), ids)
+}
+
+// loadSize is util's LoadSize: a uint32, or 0xffffffff then a uint64.
+func loadSize(b []byte) (uint64, int, error) {
+	if len(b) < 4 {
+		return 0, 0, fmt.Errorf("truncated size")
+	}
+	v := binary.LittleEndian.Uint32(b)
+	if v != math.MaxUint32 {
+		return uint64(v), 4, nil
+	}
+	if len(b) < 12 {
+		return 0, 0, fmt.Errorf("truncated size")
+	}
+	return binary.LittleEndian.Uint64(b[4:]), 12, nil
+}
+
+// readCtrProj reads a TModelCtrBase.
+func readCtrProj(base fbTable) (ctrProj, error) {
+	var p ctrProj
+	tp, err := base.uint8(ctrBaseType, 0)
+	if err != nil {
+		return p, err
+	}
+	p.typ = int(int8(tp))
+	if p.typ < 0 || p.typ > ctrFeatureFreq {
+		return p, fmt.Errorf("unknown CTR type %d", p.typ)
+	}
+	comb, ok, err := base.table(ctrBaseCombination)
+	if err != nil || !ok {
+		return p, fmt.Errorf("CTR without feature combination (%v)", err)
+	}
+	cats, err := comb.int32s(combinationCatFeatures)
+	if err != nil {
+		return p, err
+	}
+	for _, c := range cats {
+		p.cats = append(p.cats, int(c))
+	}
+	fl, err := comb.int32Pairs(1)
+	if err != nil {
+		return p, err
+	}
+	for _, f := range fl {
+		p.floats = append(p.floats, floatProjSplit{index: int(int32(f[0])), border: float64(math.Float32frombits(f[1]))})
+	}
+	oh, err := comb.int32Pairs(2)
+	if err != nil {
+		return p, err
+	}
+	for _, o := range oh {
+		p.oneHots = append(p.oneHots, oneHotProjSplit{index: int(int32(o[0])), value: int32(o[1])})
+	}
+	return p, nil
+}
+
+// readCtrFeature reads a TCtrFeature.
+func readCtrFeature(c fbTable) (ctrFeature, error) {
+	var cf ctrFeature
+	ctr, ok, err := c.table(ctrFeatureCtr)
+	if err != nil || !ok {
+		return cf, fmt.Errorf("no Ctr (%v)", err)
+	}
+	base, ok, err := ctr.table(ctrBase)
+	if err != nil || !ok {
+		return cf, fmt.Errorf("no Base (%v)", err)
+	}
+	if cf.base, err = readCtrProj(base); err != nil {
+		return cf, err
+	}
+	tbi, err1 := ctr.int32(1, 0)
+	pn, err2 := ctr.float32(2, 0)
+	pd, err3 := ctr.float32(3, 1)
+	sh, err4 := ctr.float32(4, 0)
+	sc, err5 := ctr.float32(5, 1)
+	borders, err6 := c.float32s(1)
+	if err := firstErr(err1, err2, err3, err4, err5, err6); err != nil {
+		return cf, err
+	}
+	cf.targetBorderIdx, cf.priorNum, cf.priorDenom, cf.shift, cf.scale = int(tbi), pn, pd, sh, sc
+	for _, b := range borders {
+		cf.borders = append(cf.borders, float64(b))
+	}
+	return cf, nil
 }
 
 // readInfo takes the loss function and class names from the info map.
@@ -224,9 +386,12 @@ func (m *model) readTrees(mt fbTable) error {
 	if err != nil {
 		return fmt.Errorf("CTR features: %w", err)
 	}
-	if len(ctrs) > 0 {
-		return unsupported("the model uses %d CTR features (target statistics of categorical features: %s); onnxconv does not compute CTRs: train with one_hot_max_size above the categories' count to get one-hot splits instead",
-			len(ctrs), joinNames(m.ctrNames(ctrs)))
+	for ci, c := range ctrs {
+		cf, err := readCtrFeature(c)
+		if err != nil {
+			return fmt.Errorf("CTR feature %d: %w", ci, err)
+		}
+		m.ctrs = append(m.ctrs, cf)
 	}
 	// The binary features, in CatBoost's order: every float border, then
 	// every one-hot value.
@@ -248,6 +413,12 @@ func (m *model) readTrees(mt fbTable) error {
 		}
 		for _, v := range vals {
 			bins = append(bins, split{kind: splitOneHot, feature: int(idx), value: v})
+		}
+	}
+	// Then every CTR border.
+	for ci, c := range m.ctrs {
+		for _, b := range c.borders {
+			bins = append(bins, split{kind: splitCtr, feature: ci, border: b})
 		}
 	}
 	// Scale and bias.
@@ -407,35 +578,6 @@ func (m *model) nonSymmetricTrees(splits, sizes, starts []int32, leaves []float6
 		m.trees = append(m.trees, t)
 	}
 	return nil
-}
-
-// ctrNames describes CTR features for messages: the CTR type and the
-// categorical features it combines.
-func (m *model) ctrNames(ctrs []fbTable) []string {
-	var out []string
-	for _, c := range ctrs {
-		name := "CTR"
-		if ctr, ok, err := c.table(ctrFeatureCtr); err == nil && ok {
-			if base, ok, err := ctr.table(ctrBase); err == nil && ok {
-				if tp, err := base.uint8(ctrBaseType, 0); err == nil && int(tp) < len(ctrTypeNames) {
-					name = "CTR " + ctrTypeNames[tp]
-				}
-				if comb, ok, err := base.table(ctrBaseCombination); err == nil && ok {
-					if idx, err := comb.int32s(combinationCatFeatures); err == nil {
-						var fs []string
-						for _, i := range idx {
-							fs = append(fs, m.catName(int(i)))
-						}
-						name += " of " + joinNames(fs)
-					}
-				}
-			}
-		}
-		if !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 func (m *model) catName(i int) string {

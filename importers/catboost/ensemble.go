@@ -68,6 +68,12 @@ func (m *model) splitNode(s split) (trees.Node, error) {
 			return trees.Node{}, err
 		}
 		return trees.Node{Feature: c.flat, Mode: trees.EQ, Threshold: float64(s.value)}, nil
+	case splitCtr:
+		if s.feature < 0 || s.feature >= len(m.ctrs) {
+			return trees.Node{}, fmt.Errorf("a split uses CTR %d; the model has %d", s.feature, len(m.ctrs))
+		}
+		// CTR k is the trees' feature numFlat+k; its value is a float32.
+		return trees.Node{Feature: m.numFlat + s.feature, Mode: trees.GT, Threshold: gtThreshold(s.border)}, nil
 	}
 	return trees.Node{}, fmt.Errorf("unknown split kind %d", s.kind)
 }
@@ -109,6 +115,13 @@ func (m *model) ensemble() (*trees.Ensemble, string, error) {
 	}
 	if m.bias != nil {
 		e.Base = append([]float64(nil), m.bias...)
+	}
+	for ci := range m.ctrs {
+		l, err := m.lookup(ci)
+		if err != nil {
+			return nil, "", err
+		}
+		e.Lookups = append(e.Lookups, l)
 	}
 	named := false
 	for _, f := range m.floats {

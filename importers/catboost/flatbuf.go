@@ -264,3 +264,34 @@ func (t fbTable) strings(i int) ([]string, error) {
 	}
 	return out, nil
 }
+
+func (t fbTable) float32(i int, def float32) (float32, error) {
+	b, ok, err := t.scalar(i, 4)
+	if err != nil || !ok {
+		return def, err
+	}
+	return math.Float32frombits(binary.LittleEndian.Uint32(b)), nil
+}
+
+// bytes reads a vector of ubyte (nil when absent).
+func (t fbTable) bytes(i int) ([]byte, error) {
+	s, n, err := t.vector(i, 1)
+	if err != nil {
+		return nil, err
+	}
+	return t.buf[s : s+n : s+n], nil
+}
+
+// int32Pairs reads a vector of structs of two 4-byte fields (TFloatSplit,
+// TOneHotSplit), as raw 32-bit words.
+func (t fbTable) int32Pairs(i int) ([][2]uint32, error) {
+	s, n, err := t.vector(i, 8)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][2]uint32, n)
+	for k := range out {
+		out[k] = [2]uint32{binary.LittleEndian.Uint32(t.buf[s+8*k:]), binary.LittleEndian.Uint32(t.buf[s+8*k+4:])}
+	}
+	return out, nil
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // The JSON export (save_model(format="json")).
@@ -23,12 +24,7 @@ type jsonModel struct {
 		} `json:"categorical_features"`
 		TextFeatures      []jsonNamedFeature `json:"text_features"`
 		EmbeddingFeatures []jsonNamedFeature `json:"embedding_features"`
-		Ctrs              []struct {
-			CtrType  string `json:"ctr_type"`
-			Elements []struct {
-				CatFeatureIndex *int `json:"cat_feature_index"`
-			} `json:"elements"`
-		} `json:"ctrs"`
+		Ctrs              []jsonCtr          `json:"ctrs"`
 	} `json:"features_info"`
 	ModelInfo struct {
 		Params struct {
@@ -44,6 +40,29 @@ type jsonModel struct {
 	} `json:"oblivious_trees"`
 	Trees        []*jsonNode       `json:"trees"`
 	ScaleAndBias []json.RawMessage `json:"scale_and_bias"`
+	CtrData      map[string]struct {
+		CounterDenominator int32             `json:"counter_denominator"`
+		HashMap            []json.RawMessage `json:"hash_map"`
+		HashStride         int               `json:"hash_stride"`
+	} `json:"ctr_data"`
+}
+
+type jsonCtr struct {
+	Borders  []float64 `json:"borders"`
+	CtrType  string    `json:"ctr_type"`
+	Elements []struct {
+		CatFeatureIndex    *int     `json:"cat_feature_index"`
+		FloatFeatureIndex  *int     `json:"float_feature_index"`
+		Border             *float64 `json:"border"`
+		Value              *int64   `json:"value"`
+		CombinationElement string   `json:"combination_element"`
+	} `json:"elements"`
+	Identifier       string  `json:"identifier"`
+	PriorDenomerator float64 `json:"prior_denomerator"`
+	PriorNumerator   float64 `json:"prior_numerator"`
+	Scale            float64 `json:"scale"`
+	Shift            float64 `json:"shift"`
+	TargetBorderIdx  int     `json:"target_border_idx"`
 }
 
 type jsonNamedFeature struct {
@@ -54,6 +73,7 @@ type jsonNamedFeature struct {
 
 type jsonSplit struct {
 	SplitType         string   `json:"split_type"`
+	SplitIndex        *int     `json:"split_index"`
 	Border            *float64 `json:"border"`
 	FloatFeatureIndex *int     `json:"float_feature_index"`
 	CatFeatureIndex   *int     `json:"cat_feature_index"`
@@ -119,19 +139,8 @@ func parseJSON(data []byte) (*model, error) {
 		m.textNames = append(m.textNames, featureName("embedding", t.FeatureIndex, t.FlatFeatureIndex, t.FeatureID))
 		m.otherFlat = append(m.otherFlat, t.FlatFeatureIndex)
 	}
-	if len(fi.Ctrs) > 0 {
-		var names []string
-		for _, c := range fi.Ctrs {
-			var fs []string
-			for _, e := range c.Elements {
-				if e.CatFeatureIndex != nil {
-					fs = append(fs, m.catName(*e.CatFeatureIndex))
-				}
-			}
-			names = append(names, fmt.Sprintf("CTR %s of %s", c.CtrType, joinNames(fs)))
-		}
-		return nil, unsupported("the model uses %d CTR features (target statistics of categorical features: %s); onnxconv does not compute CTRs: train with one_hot_max_size above the categories' count to get one-hot splits instead",
-			len(fi.Ctrs), joinNames(names))
+	if err := m.jsonCtrs(&j); err != nil {
+		return nil, err
 	}
 	// scale_and_bias: [scale, [bias...]].
 	if len(j.ScaleAndBias) > 0 {
@@ -217,7 +226,7 @@ func (m *model) jsonSplit(js jsonSplit) (split, error) {
 		}
 		return split{kind: splitOneHot, feature: *js.CatFeatureIndex, value: int32(*js.Value)}, nil
 	case "OnlineCtr":
-		return split{}, unsupported("a split uses a CTR feature (target statistics of categorical features), which onnxconv does not compute")
+		return m.jsonCtrSplit(js)
 	case "EstimatedFeature", "TextFeature", "EmbeddingFeature":
 		return split{}, unsupported("a split uses a feature computed from text or embedding features (%s), which onnxconv does not compute", joinNames(m.textNames))
 	}
@@ -264,4 +273,118 @@ func (m *model) jsonNode(t *tree, jn *jsonNode, depth int) (int, error) {
 	}
 	t.nodes[at] = node{split: s, left: l, right: r}
 	return at, nil
+}
+
+var ctrTypeByName = map[string]int{"Borders": ctrBorders, "Buckets": ctrBuckets, "BinarizedTargetMeanValue": ctrBinarizedTargetMeanValue,
+	"FloatTargetMeanValue": ctrFloatTargetMeanValue, "Counter": ctrCounter, "FeatureFreq": ctrFeatureFreq}
+
+// jsonCtrs reads features_info.ctrs and their ctr_data tables (keyed by
+// the CTR's identifier; hash_map is hash, then hash_stride-1 values, per
+// bucket).
+func (m *model) jsonCtrs(j *jsonModel) error {
+	byID := map[string]*ctrTable{}
+	for ci, c := range j.FeaturesInfo.Ctrs {
+		typ, ok := ctrTypeByName[c.CtrType]
+		if !ok {
+			return unsupported("CTR %d: CTR type %q is not supported", ci, c.CtrType)
+		}
+		cf := ctrFeature{base: ctrProj{typ: typ}, targetBorderIdx: c.TargetBorderIdx,
+			priorNum: float32(c.PriorNumerator), priorDenom: float32(c.PriorDenomerator), shift: float32(c.Shift), scale: float32(c.Scale)}
+		for _, e := range c.Elements {
+			switch {
+			case e.CombinationElement == "cat_feature_value" && e.CatFeatureIndex != nil:
+				cf.base.cats = append(cf.base.cats, *e.CatFeatureIndex)
+			case e.CombinationElement == "float_feature" && e.FloatFeatureIndex != nil && e.Border != nil:
+				cf.base.floats = append(cf.base.floats, floatProjSplit{index: *e.FloatFeatureIndex, border: float64(float32(*e.Border))})
+			case e.CombinationElement == "cat_feature_exact_value" && e.CatFeatureIndex != nil && e.Value != nil:
+				cf.base.oneHots = append(cf.base.oneHots, oneHotProjSplit{index: *e.CatFeatureIndex, value: int32(*e.Value)})
+			default:
+				return unsupported("CTR %d: combination element %q is not supported", ci, e.CombinationElement)
+			}
+		}
+		for _, b := range c.Borders {
+			cf.borders = append(cf.borders, float64(float32(b)))
+		}
+		m.ctrs = append(m.ctrs, cf)
+		if _, done := byID[c.Identifier]; done {
+			m.ctrTables[cf.base.key()] = byID[c.Identifier]
+			continue
+		}
+		d, ok := j.CtrData[c.Identifier]
+		if !ok {
+			return fmt.Errorf("CTR %d (%s): no ctr_data table %q", ci, m.ctrName(&cf), c.Identifier)
+		}
+		if d.HashStride < 2 || len(d.HashMap)%d.HashStride != 0 {
+			return fmt.Errorf("CTR %d: hash_map of %d values with hash_stride %d", ci, len(d.HashMap), d.HashStride)
+		}
+		t := &ctrTable{denominator: d.CounterDenominator, targetClasses: d.HashStride - 1}
+		seen := map[uint64]bool{}
+		for p := 0; p < len(d.HashMap); p += d.HashStride {
+			var hs string
+			if err := json.Unmarshal(d.HashMap[p], &hs); err != nil {
+				return fmt.Errorf("CTR %d: hash_map hash %.30s: %w", ci, d.HashMap[p], err)
+			}
+			h, err := strconv.ParseUint(hs, 10, 64)
+			if err != nil {
+				return fmt.Errorf("CTR %d: hash_map hash %q: %w", ci, hs, err)
+			}
+			if h == emptyHash || seen[h] {
+				continue // an empty slot, printed with another slot's values
+			}
+			seen[h] = true
+			vals := d.HashMap[p+1 : p+d.HashStride]
+			b := len(t.hashes)
+			t.hashes, t.index = append(t.hashes, h), append(t.index, b)
+			switch typ {
+			case ctrBinarizedTargetMeanValue, ctrFloatTargetMeanValue:
+				var sum float32
+				var cnt int32
+				if len(vals) != 2 || json.Unmarshal(vals[0], &sum) != nil || json.Unmarshal(vals[1], &cnt) != nil {
+					return fmt.Errorf("CTR %d: hash_map entry %d: want sum and count", ci, b)
+				}
+				t.sums, t.counts = append(t.sums, sum), append(t.counts, cnt)
+			default:
+				for _, v := range vals {
+					var n int32
+					if err := json.Unmarshal(v, &n); err != nil {
+						return fmt.Errorf("CTR %d: hash_map entry %d: %w", ci, b, err)
+					}
+					t.ints = append(t.ints, n)
+				}
+			}
+		}
+		if typ == ctrCounter || typ == ctrFeatureFreq {
+			t.targetClasses = 0
+		}
+		if m.ctrTables == nil {
+			m.ctrTables = map[string]*ctrTable{}
+		}
+		m.ctrTables[cf.base.key()] = t
+		byID[c.Identifier] = t
+	}
+	return nil
+}
+
+// jsonCtrSplit finds the CTR border an OnlineCtr split's split_index
+// names: the binary features are every float border, then every CTR
+// border in features_info.ctrs order.
+func (m *model) jsonCtrSplit(js jsonSplit) (split, error) {
+	if js.SplitIndex == nil || js.Border == nil {
+		return split{}, fmt.Errorf("an OnlineCtr split without split_index or border")
+	}
+	k := *js.SplitIndex
+	for _, f := range m.floats {
+		k -= len(f.borders)
+	}
+	for ci, c := range m.ctrs {
+		if k >= 0 && k < len(c.borders) {
+			b := float64(float32(*js.Border))
+			if c.borders[k] != b {
+				return split{}, unsupported("OnlineCtr split %d: border %v, but binary feature %d is CTR %d's border %v (one-hot features before the CTRs?)", *js.SplitIndex, b, *js.SplitIndex, ci, c.borders[k])
+			}
+			return split{kind: splitCtr, feature: ci, border: b}, nil
+		}
+		k -= len(c.borders)
+	}
+	return split{}, fmt.Errorf("OnlineCtr split_index %d out of range", *js.SplitIndex)
 }

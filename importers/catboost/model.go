@@ -31,6 +31,7 @@ type splitKind uint8
 const (
 	splitFloat  splitKind = iota // float feature > border
 	splitOneHot                  // hashed cat feature == value
+	splitCtr                     // CTR feature (m.ctrs[feature]) > border
 )
 
 // split is one binary condition; true goes to the "right" (bit 1).
@@ -72,6 +73,11 @@ type model struct {
 	classNames []string
 	version    string
 	format     string // "JSON export" or "binary model (.cbm)"
+	// ctrs are the CTR features splits use, ctrTables their statistics
+	// by ctrProj.key().
+	ctrs      []ctrFeature
+	notes     []string // warnings for the user
+	ctrTables map[string]*ctrTable
 	// leafCount is how many leaf values the file holds: the expanded
 	// trees may not have many more nodes than that (a hostile file could
 	// otherwise share leaves to make a huge graph from a few bytes).
@@ -193,6 +199,11 @@ func (m *model) checkSplit(s split) error {
 	case splitOneHot:
 		_, err := m.catByIndex(s.feature)
 		return err
+	case splitCtr:
+		if s.feature < 0 || s.feature >= len(m.ctrs) {
+			return fmt.Errorf("a split uses CTR %d; the model has %d", s.feature, len(m.ctrs))
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown split kind %d", s.kind)
 }

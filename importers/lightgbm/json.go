@@ -3,6 +3,7 @@ package lightgbm
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/onnxconv/onnxconv/importers/trees"
 	"math"
 	"strconv"
 	"strings"
@@ -36,7 +37,9 @@ type jsonNode struct {
 	LeftChild    *jsonNode       `json:"left_child"`
 	RightChild   *jsonNode       `json:"right_child"`
 	LeafValue    *float64        `json:"leaf_value"`
-	LeafCoeff    json.RawMessage `json:"leaf_coeff"`
+	LeafConst    *float64        `json:"leaf_const"`
+	LeafFeatures []int           `json:"leaf_features"`
+	LeafCoeff    []float64       `json:"leaf_coeff"`
 }
 
 // parseJSON reads a dump_model() JSON document.
@@ -88,8 +91,17 @@ func (t *tree) walk(n *jsonNode, depth int) (int, error) {
 		if n.LeafValue == nil {
 			return 0, fmt.Errorf("a node has neither split_feature nor leaf_value")
 		}
-		if len(n.LeafCoeff) > 0 {
+		if n.LeafConst != nil {
+			if len(n.LeafFeatures) != len(n.LeafCoeff) {
+				return 0, fmt.Errorf("a linear leaf has %d leaf_features and %d leaf_coeff", len(n.LeafFeatures), len(n.LeafCoeff))
+			}
+			if len(t.leaves) != len(t.linears) {
+				return 0, fmt.Errorf("a tree mixes linear and constant leaves")
+			}
 			t.linear = true
+			t.linears = append(t.linears, trees.LinearLeaf{Const: *n.LeafConst, Features: n.LeafFeatures, Coeffs: n.LeafCoeff})
+		} else if t.linear {
+			return 0, fmt.Errorf("a tree mixes linear and constant leaves")
 		}
 		t.leaves = append(t.leaves, *n.LeafValue)
 		return ^(len(t.leaves) - 1), nil

@@ -14,7 +14,7 @@
 // Zero (0 and NaN take the default side) and NaN (NaN takes the default
 // side); categorical bitsets (listed categories go left, NaN and negative
 // values right). average_output (random forest) divides each tree's leaves
-// by the number of iterations. Not supported: linear_tree leaves, reg_sqrt
+// by the number of iterations. Linear_tree leaves are computed (importers/trees LinearLeaf). Not supported: reg_sqrt
 // and cross_entropy_lambda. A categorical value with a fraction is not
 // truncated (LightGBM truncates it): feed integer codes.
 package lightgbm

@@ -40,6 +40,9 @@ type tree struct {
 	splits []split
 	leaves []float64
 	linear bool
+	// linears has, for a linear tree (is_linear=1), each leaf's
+	// leaf_const, leaf_features and leaf_coeff.
+	linears []trees.LinearLeaf
 }
 
 // model is a parsed LightGBM model (text or JSON dump).
@@ -132,8 +135,11 @@ func (m *model) ensemble(numIteration int, objOverride string) (*trees.Ensemble,
 	}
 	for i := range ts {
 		t := &ts[i]
-		if t.linear {
-			return nil, fmt.Errorf("tree %d has linear leaves (linear_tree, is_linear=1), which ONNX TreeEnsemble cannot express; retrain without linear_tree", i)
+		if t.linear && len(t.linears) != len(t.leaves) {
+			return nil, fmt.Errorf("tree %d is linear (is_linear=1) but has %d linear leaves for %d leaves", i, len(t.linears), len(t.leaves))
+		}
+		if t.linear && m.average {
+			return nil, fmt.Errorf("tree %d: linear leaves (linear_tree) with average_output (random forest) are not supported", i)
 		}
 		scale := 1.0
 		if m.average && iters > 0 {
@@ -160,12 +166,20 @@ func (t *tree) convert(ti, numFeatures int, average float64) (trees.Tree, error)
 	if nl == 0 || (ns != nl-1) {
 		return trees.Tree{}, fmt.Errorf("tree %d: %d splits for %d leaves", ti, ns, nl)
 	}
+	leaf := func(j int) trees.Node {
+		n := trees.Node{Leaf: true, Value: t.leaves[j] / average}
+		if t.linear {
+			l := t.linears[j]
+			n.Linear = &l
+		}
+		return n
+	}
 	if ns == 0 {
-		return trees.Tree{Nodes: []trees.Node{{Leaf: true, Value: t.leaves[0] / average}}}, nil
+		return trees.Tree{Nodes: []trees.Node{leaf(0)}}, nil
 	}
 	nodes := make([]trees.Node, ns+nl, ns+nl+ns)
-	for j, v := range t.leaves {
-		nodes[ns+j] = trees.Node{Leaf: true, Value: v / average}
+	for j := range t.leaves {
+		nodes[ns+j] = leaf(j)
 	}
 	ref := func(i, c int) (int, error) {
 		if c >= 0 {

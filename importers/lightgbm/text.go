@@ -3,6 +3,7 @@ package lightgbm
 import (
 	"bytes"
 	"fmt"
+	"github.com/onnxconv/onnxconv/importers/trees"
 	"math"
 	"strconv"
 	"strings"
@@ -167,6 +168,9 @@ func parseTree(b map[string]string) (tree, error) {
 	}
 	if v := strings.TrimSpace(b["is_linear"]); v != "" && v != "0" {
 		t.linear = true
+		if t.linears, err = parseLinear(b, nl); err != nil {
+			return t, err
+		}
 	}
 	if nl == 1 {
 		return t, nil
@@ -243,4 +247,40 @@ func parseTree(b map[string]string) (tree, error) {
 		t.splits[i] = s
 	}
 	return t, nil
+}
+
+// parseLinear reads a linear tree's leaves (LightGBM's Tree::ToString for
+// is_linear=1): leaf_const (one per leaf), num_features (one per leaf),
+// then leaf_features and leaf_coeff, every leaf's list one after another.
+func parseLinear(b map[string]string, nl int) ([]trees.LinearLeaf, error) {
+	consts, err := floats(b, "leaf_const", nl)
+	if err != nil {
+		return nil, err
+	}
+	nf, err := ints(b, "num_features", nl, 0, 1<<24)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, n := range nf {
+		total += n
+		if total > trees.MaxLinearTerms {
+			return nil, fmt.Errorf("num_features: more than %d linear terms", trees.MaxLinearTerms)
+		}
+	}
+	feats, err := ints(b, "leaf_features", total, 0, 1<<24-1)
+	if err != nil {
+		return nil, err
+	}
+	coefs, err := floats(b, "leaf_coeff", total)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]trees.LinearLeaf, nl)
+	off := 0
+	for j := range out {
+		out[j] = trees.LinearLeaf{Const: consts[j], Features: feats[off : off+nf[j] : off+nf[j]], Coeffs: coefs[off : off+nf[j] : off+nf[j]]}
+		off += nf[j]
+	}
+	return out, nil
 }

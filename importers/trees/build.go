@@ -127,10 +127,10 @@ func Build(e *Ensemble, o BuildOptions) (*onnxpb.ModelProto, error) {
 		if err := g.linear(e, e.Linear, rawName); err != nil {
 			return nil, err
 		}
-	case o.MLOpset >= 5:
-		g.treeEnsemble(e, opName, rawName)
 	default:
-		g.treeEnsembleRegressor(e, opName, rawName)
+		if err := g.margin(e, opName, rawName, o.MLOpset, o.AIOpset); err != nil {
+			return nil, err
+		}
 	}
 	elem := g.elem()
 	// Declare the tree/linear output type: not every shape inference knows
@@ -289,7 +289,7 @@ func (g *graph) treeEnsemble(e *Ensemble, name, out string) {
 		modes                                                                        []uint8
 		splits, leafW, membership                                                    []float64
 	)
-	for _, t := range e.allTrees() {
+	for _, t := range e.opTrees() {
 		interior := make([]int64, len(t.Nodes))
 		leafIdx := make([]int64, len(t.Nodes))
 		if t.Nodes[0].Leaf { // a tree that is a single leaf
@@ -365,7 +365,7 @@ func (g *graph) treeEnsemble(e *Ensemble, name, out string) {
 	// The op runs with post_transform NONE: ONNX Runtime 1.30 ignores
 	// LOGISTIC for a single target and gives wrong values for SOFTMAX in
 	// TreeEnsemble, against the spec; the transforms are ops of their own.
-	g.add("TreeEnsemble", mlDomain, name, []string{InputName}, []string{out}, attrs...)
+	g.add("TreeEnsemble", mlDomain, name, []string{g.treeInput()}, []string{out}, attrs...)
 }
 
 // expandSets replaces Member nodes with chains of BRANCH_EQ nodes (the
@@ -417,7 +417,7 @@ func (g *graph) treeEnsembleRegressor(e *Ensemble, name, out string) {
 		values, targetW                                        []float64
 		tTree, tNode, tID                                      []int64
 	)
-	for tid, t := range e.allTrees() {
+	for tid, t := range e.opTrees() {
 		nodes := expandSets(t)
 		for i := range nodes {
 			nd := &nodes[i]
@@ -468,11 +468,11 @@ func (g *graph) treeEnsembleRegressor(e *Ensemble, name, out string) {
 		attrs = append(attrs, aFloats("target_weights", targetW))
 	}
 	if !g.double {
-		g.add("TreeEnsembleRegressor", mlDomain, name, []string{InputName}, []string{out}, attrs...)
+		g.add("TreeEnsembleRegressor", mlDomain, name, []string{g.treeInput()}, []string{out}, attrs...)
 		return
 	}
 	// TreeEnsembleRegressor's output is float whatever its input: compare
 	// in double, round the sum to float, and cast back.
-	g.add("TreeEnsembleRegressor", mlDomain, name, []string{InputName}, []string{out + "_float"}, attrs...)
+	g.add("TreeEnsembleRegressor", mlDomain, name, []string{g.treeInput()}, []string{out + "_float"}, attrs...)
 	g.add("Cast", "", name+"_to_double", []string{out + "_float"}, []string{out}, aInt("to", int64(onnxpb.TensorProto_DOUBLE)))
 }

@@ -48,10 +48,8 @@ func Embed(e *Ensemble, o EmbedOptions) ([]*onnxpb.NodeProto, []*onnxpb.TensorPr
 		name = o.Output
 	}
 	g := &graph{double: e.Double}
-	if o.MLOpset >= 5 {
-		g.treeEnsemble(e, name, o.Output)
-	} else {
-		g.treeEnsembleRegressor(e, name, o.Output)
+	if err := g.margin(e, name, o.Output, o.MLOpset, 21); err != nil {
+		return nil, nil, err
 	}
 	// The tree op reads InputName; rename it to the caller's input.
 	for _, n := range g.nodes {

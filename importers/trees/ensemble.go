@@ -58,6 +58,9 @@ type Node struct {
 	MissingTrue bool
 	// True and False index the tree's Nodes.
 	True, False int
+	// Linear, on a leaf, makes its output linear in the input (LightGBM's
+	// linear_tree); Value is then the output when a feature it uses is NaN.
+	Linear *LinearLeaf
 }
 
 // Tree is one tree; Nodes[0] is its root. Every node is reached from the
@@ -119,6 +122,9 @@ type Ensemble struct {
 	Linear *Linear
 	// FeatureNames, when set, has NumFeatures names (metadata).
 	FeatureNames []string
+	// Lookups are derived features computed from the input (CatBoost's
+	// CTRs); the trees read lookup k as feature NumFeatures+k.
+	Lookups []Lookup
 }
 
 // StructureError is an Ensemble that is not a set of well-formed trees;
@@ -173,6 +179,10 @@ func (e *Ensemble) Validate() error {
 				len(e.Linear.Weights), len(e.Linear.Bias), e.NumFeatures, e.NumTargets)
 		}
 	}
+	if err := e.validateDerived(); err != nil {
+		return err
+	}
+	treeFeatures := e.NumFeatures + len(e.Lookups)
 	total := 0
 	for ti := range e.Trees {
 		t := &e.Trees[ti]
@@ -198,8 +208,8 @@ func (e *Ensemble) Validate() error {
 			if nd.Leaf {
 				continue
 			}
-			if nd.Feature < 0 || nd.Feature >= e.NumFeatures {
-				return serr(ti, i, "splits on feature %d; the model has %d features", nd.Feature, e.NumFeatures)
+			if nd.Feature < 0 || nd.Feature >= treeFeatures {
+				return serr(ti, i, "splits on feature %d; the model has %d features", nd.Feature, treeFeatures)
 			}
 			if nd.Mode > Member {
 				return serr(ti, i, "unknown split mode %d", nd.Mode)
@@ -248,6 +258,41 @@ func (e *Ensemble) baseTrees() []Tree {
 		}
 		if b != 0 || !has[t] {
 			out = append(out, Tree{Nodes: []Node{{Leaf: true, Value: b}}, Target: t})
+		}
+	}
+	return out
+}
+
+// opTrees are the trees the tree op computes: e's trees without linear
+// leaves, then single-leaf trees carrying Base (and a zero for each target
+// the op would otherwise not vote for).
+func (e *Ensemble) opTrees() []Tree {
+	var out []Tree
+	has := make([]bool, e.NumTargets)
+	for i := range e.Trees {
+		if !e.Trees[i].isLinear() {
+			out = append(out, e.Trees[i])
+			has[e.Trees[i].Target] = true
+		}
+	}
+	for t := 0; t < e.NumTargets; t++ {
+		b := 0.0
+		if e.Base != nil {
+			b = e.Base[t]
+		}
+		if b != 0 || !has[t] {
+			out = append(out, Tree{Nodes: []Node{{Leaf: true, Value: b}}, Target: t})
+		}
+	}
+	return out
+}
+
+// linearTrees are the indexes of e's trees with linear leaves.
+func (e *Ensemble) linearTrees() []int {
+	var out []int
+	for i := range e.Trees {
+		if e.Trees[i].isLinear() {
+			out = append(out, i)
 		}
 	}
 	return out

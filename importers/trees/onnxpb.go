@@ -14,6 +14,15 @@ type graph struct {
 	inits  []*onnxpb.TensorProto
 	usesML bool
 	double bool
+	// treeIn is what the tree op reads ("" means InputName).
+	treeIn string
+}
+
+func (g *graph) treeInput() string {
+	if g.treeIn == "" {
+		return InputName
+	}
+	return g.treeIn
 }
 
 func (g *graph) add(op, domain, name string, in, out []string, attrs ...*onnxpb.AttributeProto) {

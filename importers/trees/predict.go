@@ -18,6 +18,7 @@ type Source struct {
 	raw  bool
 	what string
 	all  []Tree
+	maps []map[uint64]float64
 }
 
 // NewSource returns the direct predictor of e; raw gives the margin alone
@@ -27,7 +28,7 @@ func NewSource(e *Ensemble, raw bool, what string) (*Source, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
-	return &Source{e: e, raw: raw, what: what, all: e.allTrees()}, nil
+	return &Source{e: e, raw: raw, what: what, all: e.allTrees(), maps: e.lookupMaps()}, nil
 }
 
 // Describe says what computes the model.
@@ -107,9 +108,10 @@ func (s *Source) Margin(row, out []float64) {
 	for t := range out {
 		out[t] = 0
 	}
+	row = e.extend(row, s.maps)
 	for ti := range s.all {
 		t := &s.all[ti]
-		v := t.Nodes[t.Leaf(row, f32)].Value
+		v := leafValue(&t.Nodes[t.Leaf(row, f32)], row)
 		if f32 {
 			out[t.Target] = float64(float32(out[t.Target]) + float32(v))
 		} else {
