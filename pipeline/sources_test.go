@@ -38,6 +38,12 @@ func TestConvertVerifiesAgainstPredictors(t *testing.T) {
 		if base == "manifest.json" || strings.HasPrefix(base, "refused_") {
 			continue
 		}
+		if strings.Contains(in, "ctr_nonmean_byte_identity") {
+			// Written by a Rust port, not CatBoost: it splits on a
+			// categorical feature it does not declare, so CatBoost cannot
+			// load it either (importers/catboost tests the refusal).
+			continue
+		}
 		imp, conf, err := reg.Detect(in)
 		if err != nil || conf < 0.5 {
 			continue // data files beside the models (LightGBM's .txt inputs)
