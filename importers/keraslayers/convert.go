@@ -393,55 +393,73 @@ func (c *converter) topModel(spec *layerSpec) ([]*kval, []*kval, []*onnxpb.Value
 }
 
 func (c *converter) sequential(spec *layerSpec, path []string, in []*kval) ([]*kval, error) {
-	c.depth++
-	defer func() { c.depth-- }()
-	if c.depth > maxDepth {
-		return nil, fmt.Errorf("%s: models nested more than %d deep", c.opts.File, maxDepth)
+	leave, err := c.enter()
+	defer leave()
+	if err != nil {
+		return nil, err
 	}
 	cur := in
+	err = c.eachLayer(spec, func(l *layerSpec) error {
+		if l.class == "InputLayer" {
+			return nil
+		}
+		var err error
+		cur, err = c.call(l, path, cur)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cur, nil
+}
+
+// enter counts one more level of models nested in models, refused past
+// maxDepth; the caller defers leave (also on an error).
+func (c *converter) enter() (leave func(), err error) {
+	c.depth++
+	leave = func() { c.depth-- }
+	if c.depth > maxDepth {
+		return leave, fmt.Errorf("%s: models nested more than %d deep", c.opts.File, maxDepth)
+	}
+	return leave, nil
+}
+
+// eachLayer reads the layers of model spec in order, calling f on each.
+func (c *converter) eachLayer(spec *layerSpec, f func(*layerSpec) error) error {
 	for _, e := range layerList(spec.cfg) {
 		m, ok := e.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: model %q: a layer is not an object", c.opts.File, spec.name)
+			return fmt.Errorf("%s: model %q: a layer is not an object", c.opts.File, spec.name)
 		}
 		l, err := c.spec(m)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if l.class == "InputLayer" {
-			continue
-		}
-		cur, err = c.call(l, path, cur)
-		if err != nil {
-			return nil, err
+		if err := f(l); err != nil {
+			return err
 		}
 	}
-	return cur, nil
+	return nil
 }
 
 // functional converts a functional model whose input tensors are feeds
 // (keyed "layer:node:index" of its input layers).
 func (c *converter) functional(spec *layerSpec, path []string, feeds map[string]*kval) ([]*kval, error) {
-	c.depth++
-	defer func() { c.depth-- }()
-	if c.depth > maxDepth {
-		return nil, fmt.Errorf("%s: models nested more than %d deep", c.opts.File, maxDepth)
+	leave, err := c.enter()
+	defer leave()
+	if err != nil {
+		return nil, err
 	}
 	vals := map[string]*kval{}
 	for k, v := range feeds {
 		vals[k] = v
 	}
 	var layers []*layerSpec
-	for _, e := range layerList(spec.cfg) {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: model %q: a layer is not an object", c.opts.File, spec.name)
-		}
-		l, err := c.spec(m)
-		if err != nil {
-			return nil, err
-		}
+	if err := c.eachLayer(spec, func(l *layerSpec) error {
 		layers = append(layers, l)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	type pending struct {
 		l    *layerSpec

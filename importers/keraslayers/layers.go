@@ -495,16 +495,9 @@ func toOIHW(v []float32, d []int64) ([]float32, []int64) {
 }
 
 func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
-	v, err := x.one(ins)
+	v, nsp, err := x.spatialIn(ins, 3)
 	if err != nil {
 		return nil, err
-	}
-	if err := x.channelsLast(); err != nil {
-		return nil, err
-	}
-	nsp := v.rank - 2
-	if nsp < 1 || nsp > 3 {
-		return nil, fmt.Errorf("input of rank %d", v.rank)
 	}
 	cls := x.l.class
 	depthwise := cls == "DepthwiseConv2D"
@@ -513,18 +506,7 @@ func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 	if depthwise || separable {
 		kname = "depthwise_kernel"
 	}
-	k, kd, err := x.floats(kname)
-	if err != nil {
-		return nil, err
-	}
-	if len(kd) != nsp+2 {
-		return nil, fmt.Errorf("%s of shape %v for %d spatial axes", kname, kd, nsp)
-	}
-	strides, err := x.tuple("strides", nsp, 1)
-	if err != nil {
-		return nil, err
-	}
-	dil, err := x.tuple("dilation_rate", nsp, 1)
+	k, kd, strides, dil, err := x.convKernel(kname, nsp)
 	if err != nil {
 		return nil, err
 	}
@@ -545,12 +527,10 @@ func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 		md := append(append([]int64{}, ks...), 1, cin*mult)
 		wv, wd := toOIHW(k, md)
 		dw := []string{in, x.init(kname, wd, wv)}
-		if depthwise && x.boolean("use_bias", true) {
-			bias, bd, err := x.floats("bias")
-			if err != nil {
+		if depthwise {
+			if dw, err = x.withBias(dw); err != nil {
 				return nil, err
 			}
-			dw = append(dw, x.init("bias", bd, bias))
 		}
 		y = b.Op("Conv", x.name("depthwise"), dw, append(attrs, onnxb.Int("group", cin))...)
 		if separable {
@@ -560,12 +540,8 @@ func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 			}
 			pv, pdd := toOIHW(pk, pd)
 			pw := []string{y, x.init("pointwise_kernel", pdd, pv)}
-			if x.boolean("use_bias", true) {
-				bias, bd, err := x.floats("bias")
-				if err != nil {
-					return nil, err
-				}
-				pw = append(pw, x.init("bias", bd, bias))
+			if pw, err = x.withBias(pw); err != nil {
+				return nil, err
 			}
 			one := make([]int64, nsp)
 			for i := range one {
@@ -576,12 +552,8 @@ func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 	} else {
 		wv, wd := toOIHW(k, kd)
 		cv := []string{in, x.init("kernel", wd, wv)}
-		if x.boolean("use_bias", true) {
-			bias, bd, err := x.floats("bias")
-			if err != nil {
-				return nil, err
-			}
-			cv = append(cv, x.init("bias", bd, bias))
+		if cv, err = x.withBias(cv); err != nil {
+			return nil, err
 		}
 		groups := int64(x.num("groups", 1))
 		if groups > 1 {
@@ -589,24 +561,13 @@ func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 		}
 		y = b.Op("Conv", x.name(""), cv, attrs...)
 	}
-	y, err = x.activation(activationName(x.l.cfg["activation"]), y, 1)
-	if err != nil {
-		return nil, err
-	}
-	return []*kval{{cf: y, rank: v.rank, dt: v.dt}}, nil
+	return x.convOut(y, v)
 }
 
 func (x *layerCtx) pool(ins []*kval) ([]*kval, error) {
-	v, err := x.one(ins)
+	v, nsp, err := x.spatialIn(ins, 3)
 	if err != nil {
 		return nil, err
-	}
-	if err := x.channelsLast(); err != nil {
-		return nil, err
-	}
-	nsp := v.rank - 2
-	if nsp < 1 || nsp > 3 {
-		return nil, fmt.Errorf("input of rank %d", v.rank)
 	}
 	pk := "pool_size"
 	if _, ok := x.l.cfg[pk]; !ok {
@@ -695,19 +656,7 @@ func (x *layerCtx) batchNorm(ins []*kval) ([]*kval, error) {
 	if err != nil {
 		return nil, err
 	}
-	axis := -1
-	switch a := x.l.cfg["axis"].(type) {
-	case float64:
-		axis = int(a)
-	case []any:
-		if len(a) == 1 {
-			if f, ok := a[0].(float64); ok {
-				axis = int(f)
-			}
-		} else {
-			axis = -100
-		}
-	}
+	axis := x.normAxis()
 	if axis < 0 && axis != -100 && v.rank > 0 {
 		axis += v.rank
 	}
@@ -715,16 +664,9 @@ func (x *layerCtx) batchNorm(ins []*kval) ([]*kval, error) {
 		return nil, fmt.Errorf("axis %v: one axis other than the batch is supported", x.l.cfg["axis"])
 	}
 	eps := x.num("epsilon", 1e-3)
-	var gamma, beta []float32
-	if x.boolean("scale", true) {
-		if gamma, _, err = x.floats("gamma"); err != nil {
-			return nil, err
-		}
-	}
-	if x.boolean("center", true) {
-		if beta, _, err = x.floats("beta"); err != nil {
-			return nil, err
-		}
+	gamma, beta, err := x.scaleCenter()
+	if err != nil {
+		return nil, err
 	}
 	mean, _, err := x.floats("moving_mean")
 	if err != nil {
@@ -773,19 +715,7 @@ func (x *layerCtx) layerNorm(ins []*kval) ([]*kval, error) {
 	if err != nil {
 		return nil, err
 	}
-	axis := -1
-	switch a := x.l.cfg["axis"].(type) {
-	case float64:
-		axis = int(a)
-	case []any:
-		if len(a) == 1 {
-			if f, ok := a[0].(float64); ok {
-				axis = int(f)
-			}
-		} else {
-			axis = -100
-		}
-	}
+	axis := x.normAxis()
 	if axis != -1 && axis != v.rank-1 {
 		return nil, fmt.Errorf("axis %v: only the last axis is supported", x.l.cfg["axis"])
 	}
@@ -794,16 +724,9 @@ func (x *layerCtx) layerNorm(ins []*kval) ([]*kval, error) {
 		return nil, err
 	}
 	eps := x.num("epsilon", 1e-3)
-	var gamma, beta []float32
-	if x.boolean("scale", true) {
-		if gamma, _, err = x.floats("gamma"); err != nil {
-			return nil, err
-		}
-	}
-	if x.boolean("center", true) {
-		if beta, _, err = x.floats("beta"); err != nil {
-			return nil, err
-		}
+	gamma, beta, err := x.scaleCenter()
+	if err != nil {
+		return nil, err
 	}
 	n := len(gamma)
 	if n == 0 {
@@ -908,20 +831,10 @@ func (x *layerCtx) merge(ins []*kval, op string) ([]*kval, error) {
 	if op == "Sub" && len(ins) != 2 {
 		return nil, fmt.Errorf("Subtract takes two inputs, is given %d", len(ins))
 	}
-	cf := true
-	for _, v := range ins {
-		if v.cf == "" || v.rank != ins[0].rank {
-			cf = false
-		}
-	}
-	names := make([]string, len(ins))
-	for i, v := range ins {
-		var err error
-		if cf {
-			names[i] = v.cf
-		} else if names[i], err = x.c.cl(v); err != nil {
-			return nil, err
-		}
+	cf := allChannelsFirst(ins, ins[0].rank)
+	names, err := x.inputNames(ins, cf)
+	if err != nil {
+		return nil, err
 	}
 	b := x.c.b
 	var y string
@@ -949,20 +862,10 @@ func (x *layerCtx) concat(ins []*kval) ([]*kval, error) {
 	if axis < 0 || axis >= int64(r) {
 		return nil, fmt.Errorf("axis %v for rank %d", x.l.cfg["axis"], r)
 	}
-	cf := r >= 3
-	for _, v := range ins {
-		if v.cf == "" || v.rank != r {
-			cf = false
-		}
-	}
-	names := make([]string, len(ins))
-	for i, v := range ins {
-		var err error
-		if cf {
-			names[i] = v.cf
-		} else if names[i], err = x.c.cl(v); err != nil {
-			return nil, err
-		}
+	cf := r >= 3 && allChannelsFirst(ins, r)
+	names, err := x.inputNames(ins, cf)
+	if err != nil {
+		return nil, err
 	}
 	if cf {
 		ca := axis + 1
@@ -1006,45 +909,13 @@ func (x *layerCtx) embedding(ins []*kval) ([]*kval, error) {
 }
 
 func (x *layerCtx) zeroPad(ins []*kval) ([]*kval, error) {
-	v, err := x.one(ins)
+	v, nsp, err := x.spatialIn(ins, 3)
 	if err != nil {
 		return nil, err
 	}
-	if err := x.channelsLast(); err != nil {
+	before, after, err := x.beforeAfter("padding", nsp)
+	if err != nil {
 		return nil, err
-	}
-	nsp := v.rank - 2
-	if nsp < 1 || nsp > 3 {
-		return nil, fmt.Errorf("input of rank %d", v.rank)
-	}
-	before := make([]int64, nsp)
-	after := make([]int64, nsp)
-	switch p := x.l.cfg["padding"].(type) {
-	case float64:
-		for i := range before {
-			before[i], after[i] = int64(p), int64(p)
-		}
-	case []any:
-		if len(p) == 2 && nsp == 1 {
-			before[0], after[0] = int64(toF(p[0])), int64(toF(p[1]))
-			break
-		}
-		if len(p) != nsp {
-			return nil, fmt.Errorf("padding %v for %d spatial axes", p, nsp)
-		}
-		for i, e := range p {
-			switch q := e.(type) {
-			case float64:
-				before[i], after[i] = int64(q), int64(q)
-			case []any:
-				if len(q) != 2 {
-					return nil, fmt.Errorf("padding %v", p)
-				}
-				before[i], after[i] = int64(toF(q[0])), int64(toF(q[1]))
-			}
-		}
-	default:
-		return nil, fmt.Errorf("padding %v", x.l.cfg["padding"])
 	}
 	in, err := x.c.cf(v)
 	if err != nil {
@@ -1066,16 +937,9 @@ func toF(v any) float64 {
 }
 
 func (x *layerCtx) upSample(ins []*kval) ([]*kval, error) {
-	v, err := x.one(ins)
+	v, nsp, err := x.spatialIn(ins, 2)
 	if err != nil {
 		return nil, err
-	}
-	if err := x.channelsLast(); err != nil {
-		return nil, err
-	}
-	nsp := v.rank - 2
-	if nsp < 1 || nsp > 2 {
-		return nil, fmt.Errorf("input of rank %d", v.rank)
 	}
 	sk := "size"
 	if x.l.class == "UpSampling1D" {

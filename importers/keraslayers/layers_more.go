@@ -29,32 +29,14 @@ func moreLayers() map[string]layerFunc {
 // ONNX ConvTranspose ([in, out, k...]). "same" crops floor((k−s)/2)
 // before and the rest after, as TF does (output size in·s).
 func (x *layerCtx) convTranspose(ins []*kval) ([]*kval, error) {
-	v, err := x.one(ins)
+	v, nsp, err := x.spatialIn(ins, 3)
 	if err != nil {
 		return nil, err
-	}
-	if err := x.channelsLast(); err != nil {
-		return nil, err
-	}
-	nsp := v.rank - 2
-	if nsp < 1 || nsp > 3 {
-		return nil, fmt.Errorf("input of rank %d", v.rank)
 	}
 	if op, ok := x.l.cfg["output_padding"]; ok && op != nil {
 		return nil, errors.New("output_padding is not supported")
 	}
-	k, kd, err := x.floats("kernel")
-	if err != nil {
-		return nil, err
-	}
-	if len(kd) != nsp+2 {
-		return nil, fmt.Errorf("kernel of shape %v for %d spatial axes", kd, nsp)
-	}
-	strides, err := x.tuple("strides", nsp, 1)
-	if err != nil {
-		return nil, err
-	}
-	dil, err := x.tuple("dilation_rate", nsp, 1)
+	k, kd, strides, dil, err := x.convKernel("kernel", nsp)
 	if err != nil {
 		return nil, err
 	}
@@ -84,63 +66,23 @@ func (x *layerCtx) convTranspose(ins []*kval) ([]*kval, error) {
 		return nil, err
 	}
 	cv := []string{in, x.init("kernel", wd, wv)}
-	if x.boolean("use_bias", true) {
-		bias, bd, err := x.floats("bias")
-		if err != nil {
-			return nil, err
-		}
-		cv = append(cv, x.init("bias", bd, bias))
+	if cv, err = x.withBias(cv); err != nil {
+		return nil, err
 	}
 	y := x.c.b.Op("ConvTranspose", x.name(""), cv, onnxb.Ints("strides", strides), onnxb.Ints("dilations", dil),
 		onnxb.Ints("kernel_shape", ks), onnxb.Ints("pads", pads), onnxb.Ints("output_padding", outPad))
-	y, err = x.activation(activationName(x.l.cfg["activation"]), y, 1)
-	if err != nil {
-		return nil, err
-	}
-	return []*kval{{cf: y, rank: v.rank, dt: v.dt}}, nil
+	return x.convOut(y, v)
 }
 
 // cropping maps Cropping1D/2D/3D as one Slice over the spatial axes.
 func (x *layerCtx) cropping(ins []*kval) ([]*kval, error) {
-	v, err := x.one(ins)
+	v, nsp, err := x.spatialIn(ins, 3)
 	if err != nil {
 		return nil, err
 	}
-	if err := x.channelsLast(); err != nil {
+	before, after, err := x.beforeAfter("cropping", nsp)
+	if err != nil {
 		return nil, err
-	}
-	nsp := v.rank - 2
-	if nsp < 1 || nsp > 3 {
-		return nil, fmt.Errorf("input of rank %d", v.rank)
-	}
-	before := make([]int64, nsp)
-	after := make([]int64, nsp)
-	switch p := x.l.cfg["cropping"].(type) {
-	case float64:
-		for i := range before {
-			before[i], after[i] = int64(p), int64(p)
-		}
-	case []any:
-		if len(p) == 2 && nsp == 1 {
-			before[0], after[0] = int64(toF(p[0])), int64(toF(p[1]))
-			break
-		}
-		if len(p) != nsp {
-			return nil, fmt.Errorf("cropping %v for %d spatial axes", p, nsp)
-		}
-		for i, e := range p {
-			switch q := e.(type) {
-			case float64:
-				before[i], after[i] = int64(q), int64(q)
-			case []any:
-				if len(q) != 2 {
-					return nil, fmt.Errorf("cropping %v", p)
-				}
-				before[i], after[i] = int64(toF(q[0])), int64(toF(q[1]))
-			}
-		}
-	default:
-		return nil, fmt.Errorf("cropping %v", x.l.cfg["cropping"])
 	}
 	cf := v.cf != ""
 	in := v.cf

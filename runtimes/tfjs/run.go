@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -20,6 +19,8 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+	"github.com/onnxconv/onnxconv/runtimes/node"
 )
 
 //go:embed runner.js
@@ -104,7 +105,7 @@ func toWire(tp *onnxpb.TensorProto) (wireTensor, error) {
 			if t.DataType == canonical.Double {
 				f = float32(math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:])))
 			} else {
-				f = f16(binary.LittleEndian.Uint16(raw[2*i:]))
+				f = onnxb.F16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
 			}
 			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(f))
 		}
@@ -139,26 +140,6 @@ func toWire(tp *onnxpb.TensorProto) (wireTensor, error) {
 	}
 	w.Data = base64.StdEncoding.EncodeToString(out)
 	return w, nil
-}
-
-func f16(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := int32(h>>10) & 0x1f
-	mant := uint32(h & 0x3ff)
-	switch {
-	case exp == 0 && mant == 0:
-		return math.Float32frombits(sign)
-	case exp == 0:
-		e := int32(-14)
-		for mant&0x400 == 0 {
-			mant <<= 1
-			e--
-		}
-		return math.Float32frombits(sign | uint32(e+127)<<23 | (mant&0x3ff)<<13)
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0xff<<23 | mant<<13)
-	}
-	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | mant<<13)
 }
 
 func fromWire(w wireTensor) (*onnxpb.TensorProto, error) {
@@ -267,17 +248,21 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, env.Node, "--max-old-space-size=8192", script)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NODE_PATH="+env.Modules, "NODE_OPTIONS=")
-	cmd.Stdin = bytes.NewReader(body)
-	var stdout bytes.Buffer
-	stderr := &tailBuffer{max: 8 << 10}
-	cmd.Stdout = &limitWriter{w: &stdout, left: maxAnswer}
-	cmd.Stderr = stderr
-	runErr := cmd.Run()
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("tfjs runtime: %s: %w", modelPath, ctx.Err())
+	out, err := node.Exec(ctx, node.Process{
+		Node:      env.Node,
+		Args:      []string{"--max-old-space-size=8192", script},
+		Dir:       dir,
+		Env:       []string{"NODE_PATH=" + env.Modules, "NODE_OPTIONS="},
+		Stdin:     body,
+		MaxStdout: maxAnswer,
+		MaxStderr: 8 << 10,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tfjs runtime: %s: %w", modelPath, err)
+	}
+	runErr, stderr := out.Err, stderrTail(out.Stderr)
+	if out.Truncated {
+		runErr = errors.New("answer too large")
 	}
 	var ans struct {
 		OK      bool         `json:"ok"`
@@ -288,14 +273,14 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 		Backend string       `json:"backend"`
 		Outputs []wireTensor `json:"outputs"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &ans); err != nil {
+	if err := json.Unmarshal(out.Stdout, &ans); err != nil {
 		if runErr == nil {
 			runErr = err
 		}
-		return nil, &RunError{Model: modelPath, Detail: "node gave no answer: " + runErr.Error(), Stderr: stderr.String()}
+		return nil, &RunError{Model: modelPath, Detail: "node gave no answer: " + runErr.Error(), Stderr: stderr}
 	}
 	if !ans.OK {
-		return nil, &RunError{Model: modelPath, Detail: ans.Error, Stderr: stderr.String()}
+		return nil, &RunError{Model: modelPath, Detail: ans.Error, Stderr: stderr}
 	}
 	res := &Result{Kind: ans.Kind, Method: ans.Method, Version: ans.Version, Backend: ans.Backend, Keras: kerasKind}
 	if ans.Kind == "layers-model" {
@@ -320,36 +305,10 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 	return res, nil
 }
 
-// limitWriter fails once more than left bytes are written.
-type limitWriter struct {
-	w    *bytes.Buffer
-	left int64
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) > l.left {
-		return 0, errors.New("answer too large")
-	}
-	l.left -= int64(len(p))
-	return l.w.Write(p)
-}
-
-// tailBuffer keeps the last max bytes written.
-type tailBuffer struct {
-	b   []byte
-	max int
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
+// stderrTail is the last 20 lines of what node wrote to stderr, without
+// TF.js's advice to install tfjs-node.
+func stderrTail(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	var keep []string
 	for _, l := range lines {
 		if strings.Contains(l, "====") || strings.Contains(l, "tfjs-node") || strings.TrimSpace(l) == "" {

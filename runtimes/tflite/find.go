@@ -1,23 +1,17 @@
 package tflite
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
+	"github.com/onnxconv/onnxconv/runtimes/node"
 )
 
 // Environment variables read by Find.
 const (
 	// EnvNodeModules names a node_modules folder holding the npm packages;
 	// when set, no other folder is looked at.
-	EnvNodeModules = "ONNXCONV_NODE_MODULES"
+	EnvNodeModules = node.EnvNodeModules
 	// EnvNode names the node executable; when unset, node is looked up on
 	// $PATH.
-	EnvNode = "ONNXCONV_NODE"
+	EnvNode = node.EnvNode
 )
 
 // The npm package that holds the interpreter, and the version this package
@@ -38,6 +32,21 @@ const (
 // packages where Find looks (the user plugins folder).
 const InstallCommand = "npm install --prefix ~/.config/onnxconv/plugins @tensorflow/tfjs@4.22.0 @tensorflow/tfjs-tflite@0.0.1-alpha.10 @litertjs/core@2.5.3"
 
+// spec is what Find looks for (Package with its WebAssembly build) and how
+// a *MissingError names the runtime.
+func spec() node.Spec {
+	return node.Spec{
+		Runtime: "tflite",
+		Then:    "the interpreter",
+		Install: InstallCommand,
+		Package: Package,
+		Build:   "wasm/tflite_web_api_cc_simd.wasm",
+	}
+}
+
+// litertBuild is the compat WebAssembly build LiteRTPackage must hold.
+const litertBuild = "wasm/litert_wasm_compat_internal.wasm"
+
 // Env is where the runtime's programs are: the node executable and the
 // node_modules folder holding Package.
 type Env struct {
@@ -52,179 +61,29 @@ type Env struct {
 
 // MissingError is node or the npm package not found. Its message says what
 // to install.
-type MissingError struct {
-	// What is missing: "node" or Package.
-	What string
-	// Looked lists where it was looked for, in order.
-	Looked []string
-}
-
-func (e *MissingError) Error() string {
-	if e.What == "node" {
-		return fmt.Sprintf("tflite runtime: Node.js not found (looked for %s); install it (Debian: apt-get install nodejs, or set $%s to the node executable), then the interpreter with:\n  %s",
-			strings.Join(e.Looked, ", "), EnvNode, InstallCommand)
-	}
-	return fmt.Sprintf("tflite runtime: the npm package %s not found (looked in %s); install it with:\n  %s\n(or set $%s to a node_modules folder that holds it)",
-		e.What, strings.Join(e.Looked, ", "), InstallCommand, EnvNodeModules)
-}
+type MissingError = node.MissingError
 
 // FindOptions are what Find reads of the outside world; the zero value
 // reads the process's environment.
-type FindOptions struct {
-	Getenv     func(string) string
-	LookPath   func(string) (string, error)
-	Executable func() (string, error)
-	// UserDir returns the user plugins folder (plugins.UserDir).
-	UserDir func() (string, error)
-	Getwd   func() (string, error)
-}
-
-func (o FindOptions) withDefaults() FindOptions {
-	if o.Getenv == nil {
-		o.Getenv = os.Getenv
-	}
-	if o.LookPath == nil {
-		o.LookPath = exec.LookPath
-	}
-	if o.Executable == nil {
-		o.Executable = os.Executable
-	}
-	if o.UserDir == nil {
-		o.UserDir = userDir
-	}
-	if o.Getwd == nil {
-		o.Getwd = os.Getwd
-	}
-	return o
-}
-
-// userDir is plugins.UserDir (not imported: package plugins imports the
-// protocol this package is served through, not the other way round).
-func userDir() (string, error) {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("user plugins folder: %w", err)
-	}
-	return filepath.Join(dir, "onnxconv", "plugins"), nil
-}
+type FindOptions = node.FindOptions
 
 // ModuleDirs lists the node_modules folders Find looks in, in order:
 // $ONNXCONV_NODE_MODULES alone when set; else node_modules beside the
 // executable, node_modules in the user plugins folder
 // (~/.config/onnxconv/plugins/node_modules), and node_modules of the
 // onnxconv checkout at or above the working folder (development).
-func ModuleDirs(o FindOptions) []string {
-	o = o.withDefaults()
-	if d := o.Getenv(EnvNodeModules); d != "" {
-		return []string{d}
-	}
-	var dirs []string
-	if exe, err := o.Executable(); err == nil {
-		if r, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = r
-		}
-		dirs = append(dirs, filepath.Join(filepath.Dir(exe), "node_modules"))
-	}
-	if u, err := o.UserDir(); err == nil && u != "" {
-		dirs = append(dirs, filepath.Join(u, "node_modules"))
-	}
-	if wd, err := o.Getwd(); err == nil {
-		if root, ok := checkoutRoot(wd); ok {
-			dirs = append(dirs, filepath.Join(root, "node_modules"))
-		}
-	}
-	return dirs
-}
+func ModuleDirs(o FindOptions) []string { return node.ModuleDirs(o) }
 
-// checkoutRoot finds the onnxconv checkout (a go.mod of module
-// github.com/onnxconv/onnxconv) at or above dir.
-func checkoutRoot(dir string) (string, bool) {
-	for i := 0; i < 64; i++ {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(strings.TrimSpace(string(b)), "module github.com/onnxconv/onnxconv") {
-			return dir, true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	return "", false
-}
-
-// Find locates node and the npm package. Errors are *MissingError.
+// Find locates node and the npm package (and LiteRTPackage beside it).
+// Errors are *MissingError.
 func Find(o FindOptions) (Env, error) {
-	o = o.withDefaults()
-	var env Env
-	if n := o.Getenv(EnvNode); n != "" {
-		p, err := o.LookPath(n)
-		if err != nil {
-			return env, &MissingError{What: "node", Looked: []string{"$" + EnvNode + "=" + n}}
-		}
-		env.Node = p
-	} else {
-		p, err := o.LookPath("node")
-		if err != nil {
-			return env, &MissingError{What: "node", Looked: []string{"node on $PATH"}}
-		}
-		env.Node = p
-	}
-	dirs := ModuleDirs(o)
-	for _, d := range dirs {
-		v, err := packageVersion(d, Package)
-		if err != nil {
-			continue
-		}
-		abs, err := filepath.Abs(d)
-		if err != nil {
-			abs = d
-		}
-		env.Modules, env.Version = abs, v
-		if lv, err := litertVersion(abs); err == nil {
-			env.LiteRTVersion = lv
-		}
-		return env, nil
-	}
-	return env, &MissingError{What: Package, Looked: dirs}
-}
-
-// packageVersion reads the version of the npm package pkg under modules;
-// the package's wasm folder must be there too.
-func packageVersion(modules, pkg string) (string, error) {
-	dir := filepath.Join(modules, filepath.FromSlash(pkg))
-	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	e, err := spec().Find(o)
+	env := Env{Node: e.Node, Modules: e.Modules, Version: e.Version}
 	if err != nil {
-		return "", err
+		return env, err
 	}
-	var pj struct {
-		Version string `json:"version"`
+	if lv, err := node.PackageVersion(env.Modules, LiteRTPackage, litertBuild); err == nil {
+		env.LiteRTVersion = lv
 	}
-	if err := json.Unmarshal(b, &pj); err != nil {
-		return "", fmt.Errorf("%s: %w", filepath.Join(dir, "package.json"), err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "wasm", "tflite_web_api_cc_simd.wasm")); err != nil {
-		return "", errors.New(pkg + ": wasm build missing")
-	}
-	return pj.Version, nil
-}
-
-// litertVersion reads the version of LiteRTPackage under modules; its
-// compat WebAssembly build must be there too.
-func litertVersion(modules string) (string, error) {
-	dir := filepath.Join(modules, filepath.FromSlash(LiteRTPackage))
-	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err != nil {
-		return "", err
-	}
-	var pj struct {
-		Version string `json:"version"`
-	}
-	if err := json.Unmarshal(b, &pj); err != nil {
-		return "", fmt.Errorf("%s: %w", filepath.Join(dir, "package.json"), err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "wasm", "litert_wasm_compat_internal.wasm")); err != nil {
-		return "", errors.New(LiteRTPackage + ": wasm build missing")
-	}
-	return pj.Version, nil
+	return env, nil
 }

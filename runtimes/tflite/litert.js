@@ -3,7 +3,7 @@
 // runtimes/tflite as a second build (a cross-check on float models).
 // Embedded in the Go package and started as
 //
-//   node -e "$(cat litert.js)" -- NODE_MODULES_DIR
+//   node -e "$(cat ../node/frame.js litert.js)" -- NODE_MODULES_DIR
 //
 // The protocol is runner.js's (length-prefixed JSON header, raw tensor
 // bytes). Under Node the package needs shims: `self`, `location`,
@@ -21,36 +21,8 @@ const url = require('url');
 const PKG = '@litertjs/core';
 const WASM = 'litert_wasm_compat_internal';
 
-function readAll(fd) {
-  const chunks = [];
-  const buf = Buffer.alloc(1 << 16);
-  for (;;) {
-    let n;
-    try {
-      n = fs.readSync(fd, buf, 0, buf.length, null);
-    } catch (e) {
-      if (e.code === 'EAGAIN') continue;
-      if (e.code === 'EOF') break;
-      throw e;
-    }
-    if (n === 0) break;
-    chunks.push(Buffer.from(buf.subarray(0, n)));
-  }
-  return Buffer.concat(chunks);
-}
-
-function reply(header, blobs) {
-  const h = Buffer.from(JSON.stringify(header), 'utf8');
-  const len = Buffer.alloc(4);
-  len.writeUInt32LE(h.length, 0);
-  const out = Buffer.concat([len, h].concat(blobs || []));
-  let off = 0;
-  while (off < out.length) off += fs.writeSync(1, out, off, out.length - off);
-}
-
-function fail(kind, error, extra) {
-  reply(Object.assign({ ok: false, kind, error: String(error) }, extra || {}));
-}
+// The framed protocol (runtimes/node's frame.js, put before this script).
+const { reply, fail } = frame;
 
 const TYPED = { float32: Float32Array, int32: Int32Array };
 
@@ -65,18 +37,9 @@ async function main() {
   const version = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8')).version;
   const build = PKG + ' ' + version + ' (LiteRT.js, WebAssembly compat build, XNNPACK)';
 
-  const req = readAll(0);
-  if (req.length < 4) return fail('protocol', 'short request');
-  const hlen = req.readUInt32LE(0);
-  if (hlen > req.length - 4) return fail('protocol', 'truncated request header');
-  const head = JSON.parse(req.subarray(4, 4 + hlen).toString('utf8'));
-  let off = 4 + hlen;
-  const take = (n) => {
-    if (!(n >= 0) || off + n > req.length) throw new Error('truncated request body');
-    const b = req.subarray(off, off + n);
-    off += n;
-    return b;
-  };
+  const request = frame.readRequest();
+  if (!request) return;
+  const { head, take } = request;
   const model = take(head.model_bytes);
   const inputs = head.inputs.map((i) => Object.assign({}, i, { data: take(i.bytes) }));
 

@@ -1,16 +1,11 @@
 package tflite
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
-	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
 
@@ -19,6 +14,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	"github.com/onnxconv/onnxconv/runtimes/node"
 )
 
 //go:embed runner.js
@@ -137,7 +133,7 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 // a *MissingError.
 func RunLiteRT(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto) (*Result, error) {
 	if env.LiteRTVersion == "" {
-		return nil, &MissingError{What: LiteRTPackage, Looked: []string{env.Modules}}
+		return nil, spec().Missing(LiteRTPackage, []string{env.Modules})
 	}
 	return run(ctx, env, litertJS, LiteRTPackage+" "+env.LiteRTVersion, modelPath, inputs, 1)
 }
@@ -184,34 +180,29 @@ func run(ctx context.Context, env Env, script, pkg, modelPath string, inputs []*
 		head.Inputs = append(head.Inputs, inHead{Name: t.Name, DType: dt, Shape: append([]int64{}, t.Dims...), Bytes: len(raw)})
 		blobs = append(blobs, raw)
 	}
-	hj, err := json.Marshal(head)
+	req, err := node.Frame(head, blobs...)
 	if err != nil {
 		return nil, fmt.Errorf("tflite runtime: encoding the request: %w", err)
 	}
-	var req bytes.Buffer
-	_ = binary.Write(&req, binary.LittleEndian, uint32(len(hj)))
-	req.Write(hj)
-	for _, b := range blobs {
-		req.Write(b)
+	out, err := node.Exec(ctx, node.Process{
+		Node:      env.Node,
+		Args:      []string{"-e", node.FrameJS + script, "--", env.Modules},
+		Dir:       os.TempDir(),
+		Stdin:     req,
+		MaxStdout: maxReply,
+		MaxStderr: 64 << 10,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
 	}
-
-	cmd := exec.CommandContext(ctx, env.Node, "-e", script, "--", env.Modules)
-	cmd.Stdin = &req
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &limitedWriter{w: &stdout, n: maxReply}
-	cmd.Stderr = &limitedWriter{w: &stderr, n: 64 << 10}
-	cmd.Dir = os.TempDir()
-	runErr := cmd.Run()
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, ctx.Err())
-	}
-	rep, outs, perr := parseReply(stdout.Bytes())
+	runErr := out.Err
+	rep, outs, perr := parseReply(out.Stdout)
 	if perr != nil {
 		detail := perr.Error()
 		if runErr != nil {
 			detail = runErr.Error() + ": " + detail
 		}
-		if s := strings.TrimSpace(stderr.String()); s != "" {
+		if s := strings.TrimSpace(string(out.Stderr)); s != "" {
 			detail += "; stderr: " + s
 		}
 		return nil, &RunError{Model: modelPath, Kind: "node", Detail: detail, Package: pkg}
@@ -262,18 +253,11 @@ type reply struct {
 
 // parseReply splits node's answer into its header and output bytes.
 func parseReply(b []byte) (*reply, [][]byte, error) {
-	if len(b) < 4 {
-		return nil, nil, errors.New("no answer from the runner")
-	}
-	n := binary.LittleEndian.Uint32(b)
-	if uint64(n) > uint64(len(b)-4) {
-		return nil, nil, errors.New("truncated answer header")
-	}
 	var r reply
-	if err := json.Unmarshal(b[4:4+n], &r); err != nil {
-		return nil, nil, fmt.Errorf("bad answer header: %w", err)
+	rest, err := node.Unframe(b, &r)
+	if err != nil {
+		return nil, nil, err
 	}
-	rest := b[4+n:]
 	outs := make([][]byte, len(r.Outputs))
 	for i, o := range r.Outputs {
 		if o.Bytes < 0 || o.Bytes > int64(len(rest)) {
@@ -414,22 +398,4 @@ func dtypeOf(name string) (canonical.DataType, bool) {
 		}
 	}
 	return 0, false
-}
-
-// limitedWriter keeps at most n bytes and drops the rest.
-type limitedWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	k := len(p)
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	l.n -= int64(len(p))
-	if _, err := l.w.Write(p); err != nil {
-		return 0, err
-	}
-	return k, nil
 }

@@ -2,7 +2,7 @@
 // compiled to WebAssembly (@tensorflow/tfjs-tflite), for onnxconv's
 // runtimes/tflite. Embedded in the Go package and started as
 //
-//   node -e "$(cat runner.js)" -- NODE_MODULES_DIR
+//   node -e "$(cat ../node/frame.js runner.js)" -- NODE_MODULES_DIR
 //
 // Protocol, on stdin then stdout: a 4-byte little-endian length, a JSON
 // header of that length, then raw little-endian tensor bytes in header order.
@@ -30,39 +30,8 @@ const path = require('path');
 
 const PKG = '@tensorflow/tfjs-tflite';
 
-function readAll(fd) {
-  const chunks = [];
-  const buf = Buffer.alloc(1 << 16);
-  for (;;) {
-    let n;
-    try {
-      n = fs.readSync(fd, buf, 0, buf.length, null);
-    } catch (e) {
-      if (e.code === 'EAGAIN') continue;
-      if (e.code === 'EOF') break;
-      throw e;
-    }
-    if (n === 0) break;
-    chunks.push(Buffer.from(buf.subarray(0, n)));
-  }
-  return Buffer.concat(chunks);
-}
-
-function reply(header, blobs) {
-  const h = Buffer.from(JSON.stringify(header), 'utf8');
-  const len = Buffer.alloc(4);
-  len.writeUInt32LE(h.length, 0);
-  const parts = [len, h].concat(blobs || []);
-  let out = Buffer.concat(parts);
-  let off = 0;
-  while (off < out.length) {
-    off += fs.writeSync(1, out, off, out.length - off);
-  }
-}
-
-function fail(kind, error, extra) {
-  reply(Object.assign({ ok: false, kind, error: String(error) }, extra || {}));
-}
+// The framed protocol (runtimes/node's frame.js, put before this script).
+const { reply, fail } = frame;
 
 // loadFactory evaluates the Emscripten loader of the non-threaded SIMD build
 // (the threaded ones need Web Workers) and returns its module factory.
@@ -135,18 +104,9 @@ async function main() {
   const version = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8')).version;
   const build = PKG + ' ' + version + ' (TFLite interpreter, WebAssembly SIMD, XNNPACK)';
 
-  const req = readAll(0);
-  if (req.length < 4) return fail('protocol', 'short request');
-  const hlen = req.readUInt32LE(0);
-  if (hlen > req.length - 4) return fail('protocol', 'truncated request header');
-  const head = JSON.parse(req.subarray(4, 4 + hlen).toString('utf8'));
-  let off = 4 + hlen;
-  const take = (n) => {
-    if (!(n >= 0) || off + n > req.length) throw new Error('truncated request body');
-    const b = req.subarray(off, off + n);
-    off += n;
-    return b;
-  };
+  const request = frame.readRequest();
+  if (!request) return;
+  const { head, take } = request;
   const model = take(head.model_bytes);
   const inputs = head.inputs.map((i) => Object.assign({}, i, { data: take(i.bytes) }));
 
