@@ -98,6 +98,12 @@ type segStep struct {
 
 func (st *segStep) exec(_ context.Context, _ *Executor, en *env) (bool, error) {
 	inputs := make([]any, len(st.params))
+	ins := make([]*tensors.Tensor, 0, len(st.params))
+	defer func() {
+		for _, t := range ins {
+			t.FinalizeAll()
+		}
+	}()
 	for i, v := range st.params {
 		s := en.get(v)
 		if s == nil || s.h == nil {
@@ -110,7 +116,15 @@ func (st *segStep) exec(_ context.Context, _ *Executor, en *env) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("executor: segment input %q: %w", v.Name, err)
 		}
-		inputs[i] = t
+		ins = append(ins, t)
+		// Hand GoMLX a device buffer: given a local tensor, Graph.Run
+		// first asks for its device, which builds an error with a stack
+		// trace (a quarter of a small transformer's run time).
+		d, err := graph.DonateTensorBuffer(t, st.g.Backend(), 0)
+		if err != nil {
+			return false, fmt.Errorf("executor: segment input %q: %w", v.Name, err)
+		}
+		inputs[i] = d
 	}
 	var outs []*tensors.Tensor
 	err := func() (err error) {
@@ -124,9 +138,6 @@ func (st *segStep) exec(_ context.Context, _ *Executor, en *env) (bool, error) {
 		outs = st.g.Run(inputs...)
 		return nil
 	}()
-	for _, in := range inputs {
-		in.(*tensors.Tensor).FinalizeAll()
-	}
 	if err != nil {
 		return false, err
 	}
@@ -352,6 +363,25 @@ func (b *builder) node(n *canonical.Node) error {
 		}
 		if impl.control {
 			allStatic = false
+		}
+		if impl.kernel != nil && b.e.kern != nil && !forceHost {
+			c := b.newCtx(n, impl, ref.ver, ins)
+			if impl.kernelOK(c) {
+				if !allHost {
+					if err := b.flush(); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := callKernel(c, impl.kernel); err != nil {
+					return err
+				}
+				if allStatic {
+					return c.storeOutputs(true, true)
+				}
+				b.steps = append(b.steps, &hostStep{n: n, impl: &opImpl{host: impl.kernel}, ver: ref.ver})
+				return c.storeOutputs(false, false)
+			}
 		}
 		switch {
 		case impl.shapeOnly:

@@ -41,6 +41,7 @@ import (
 	"github.com/gomlx/gomlx/backends/simplego"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
 )
 
 // BackendEnv names the environment variable that selects the GoMLX backend
@@ -52,6 +53,13 @@ type Options struct {
 	// Backend is the GoMLX backend configuration ("go" by default; e.g.
 	// "xla:cpu" in builds with the xla tag).
 	Backend string
+	// Threads bounds the goroutines of one kernel call (MatMul, Gemm,
+	// Conv on the executor's own kernels); 0 means all cores. Results do
+	// not depend on it.
+	Threads int
+	// DisableKernels runs MatMul, Gemm and Conv through their GoMLX
+	// lowerings instead of executor/kernels (also ONNXCONV_KERNELS=0).
+	DisableKernels bool
 }
 
 // Executor runs one model. Create it with New.
@@ -59,12 +67,43 @@ type Executor struct {
 	model   *canonical.Model
 	backend backends.Backend
 	reg     registry
+	kern    *kernels.Context // nil: no host kernels (other backends, or disabled)
 	opsets  map[string]int
 	inputs  []*canonical.Value // graph inputs that are not initializers
 	infos   map[*canonical.Graph]*graphInfo
 
 	mu    sync.Mutex
 	plans map[string]*plan
+
+	// Initializers converted to host tensors once (they are read-only),
+	// and weights packed for the kernels once per node (kernel_ops.go).
+	cacheMu sync.Mutex
+	inits   map[*canonical.Value]initEntry
+	packs   map[packKey]packEntry
+}
+
+type initEntry struct {
+	t *canonical.Tensor
+	h *htensor
+}
+
+// initializer returns v's initializer as a host tensor, converted on first
+// use; a Const replaced since (a new tensor) is converted again.
+func (e *Executor) initializer(v *canonical.Value) (*htensor, error) {
+	e.cacheMu.Lock()
+	defer e.cacheMu.Unlock()
+	if ent, ok := e.inits[v]; ok && ent.t == v.Const {
+		return ent.h, nil
+	}
+	h, err := fromCanonical(v.Const)
+	if err != nil {
+		return nil, err
+	}
+	if e.inits == nil {
+		e.inits = map[*canonical.Value]initEntry{}
+	}
+	e.inits[v] = initEntry{t: v.Const, h: h}
+	return h, nil
 }
 
 // graphInfo is what New precomputes for a graph (main or subgraph).
@@ -91,6 +130,9 @@ func New(m *canonical.Model, opts Options) (*Executor, error) {
 	e := &Executor{
 		model: m, backend: be, reg: newRegistry(), opsets: map[string]int{},
 		infos: map[*canonical.Graph]*graphInfo{}, plans: map[string]*plan{},
+	}
+	if _, isGo := be.(*simplego.Backend); isGo && !kernelsDisabled(opts) {
+		e.kern = kernels.NewContext(opts.Threads)
 	}
 	for _, o := range m.OpsetImports {
 		d := o.Domain
@@ -337,7 +379,7 @@ func (e *Executor) bindInputs(inputs []*Value) (*env, error) {
 	}
 	en := newEnv(nil)
 	for _, v := range g.Initializers {
-		h, err := fromCanonical(v.Const)
+		h, err := e.initializer(v)
 		if err != nil {
 			return nil, fmt.Errorf("executor: initializer %q: %w", v.Name, err)
 		}

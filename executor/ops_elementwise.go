@@ -236,6 +236,16 @@ func lowerPow(c *lctx) error {
 	if !isFloatType(dt) {
 		return errUseHost
 	}
+	// x^2 with a constant exponent (LayerNorm decomposed at opset < 17):
+	// x·x is the same correctly rounded square, without simplego's
+	// float64 math.Pow per element.
+	if s := c.in(1); s.valStatic && s.h != nil && s.h.size() == 1 && len(s.h.shape) <= len(c.Shape(0)) {
+		if v := s.h.f64(); v[0] == 2 {
+			x := c.X(0)
+			c.Out(0, graph.Mul(x, x), dt)
+			return nil
+		}
+	}
 	x, y := c.X(0), c.X(1)
 	if y.DType() != x.DType() {
 		y = graph.ConvertDType(y, x.DType())

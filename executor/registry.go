@@ -18,6 +18,10 @@ type opImpl struct {
 	control bool
 	// random: outputs differ between runs; never folded.
 	random bool
+	// kernel runs the op with executor/kernels as a host step, in place
+	// of the lowering, for the cases kernelOK accepts (kernel_ops.go).
+	kernel   func(*lctx) error
+	kernelOK func(*lctx) bool
 }
 
 // registry maps (domain, op) to implementations. One is built per
@@ -71,6 +75,7 @@ func newRegistry() registry {
 	registerImage(r)
 	registerGradient(r)
 	registerRandom(r)
+	registerKernels(r)
 	return r
 }
 

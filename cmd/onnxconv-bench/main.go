@@ -256,6 +256,7 @@ func benchModel(cfg config, rt *ort.Runtime, dir string) (after, before *bench.R
 	}
 	opts := bench.Options{
 		Threads: cfg.threads, Warmup: cfg.warmup, Reps: cfg.reps, Backend: cfg.backend, Runtime: "onnxruntime",
+		OtherInProcess: cfg.threads == 1, // ORT runs on the calling thread then
 		Check: func(side string, outs []*canonical.Tensor) error {
 			if err := compare(outs, want, cfg.rtol, cfg.atol); err != nil {
 				return fmt.Errorf("output differs from the stored output: %w", err)

@@ -1,0 +1,358 @@
+// Package bench measures how fast a model runs on the built-in executor,
+// and optionally on another runtime side by side, like ONNX Runtime's
+// perf test: warm-up runs, timed repetitions, p50/p90/p99 latency,
+// throughput, the process's peak memory, and the ratio of the medians.
+//
+// The executor and the other runtime are timed interleaved (one executor
+// run, one runtime run, …) so that background load hits both alike.
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor"
+	"github.com/onnxconv/onnxconv/executor/kernels"
+	"github.com/onnxconv/onnxconv/verify"
+	"github.com/onnxconv/onnxconv/verify/tensorio"
+)
+
+// Runner is the other side of a benchmark (a runtime plugin's
+// plugins.RuntimeRunner, an in-process ONNX Runtime session, …).
+type Runner interface {
+	Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error)
+}
+
+// Options configure Run.
+type Options struct {
+	// Inputs is a folder of inputs (NAME.pb / NAME.npy after the graph
+	// inputs, or input_N.pb / input_N.npy). Empty: the model folder's
+	// test_data_set_0 when there is one, else generated inputs.
+	Inputs string
+	// Threads bounds the executor's kernel threads (0: all cores). The
+	// caller sets GOMAXPROCS and the runtime's threads to match.
+	Threads int
+	// Warmup runs per side before timing (the first executor run
+	// compiles); Reps timed runs per side.
+	Warmup, Reps int
+	// Backend is the executor's GoMLX backend ("" for the default).
+	Backend string
+	// DisableKernels runs the executor without executor/kernels, for
+	// before/after comparisons.
+	DisableKernels bool
+	// Runtime names the other side in the result ("onnxruntime").
+	Runtime string
+	// OtherInProcess: the other side runs in this process (on the
+	// calling goroutine's thread), so its process CPU time per run is
+	// measured too, and the ratio of CPU times is reported (steadier than
+	// wall time on a loaded machine).
+	OtherInProcess bool
+	// Check, when set, is called with the first outputs of each side
+	// ("executor", or Runtime); an error fails the benchmark.
+	Check func(side string, outs []*canonical.Tensor) error
+}
+
+// Stats are the figures of one side.
+type Stats struct {
+	Name          string        `json:"name"`
+	Runs          int           `json:"runs"`
+	Load          time.Duration `json:"load_ns"` // executor: New and the first (compiling) run
+	Min           time.Duration `json:"min_ns"`
+	P50           time.Duration `json:"p50_ns"`
+	P90           time.Duration `json:"p90_ns"`
+	P99           time.Duration `json:"p99_ns"`
+	Mean          time.Duration `json:"mean_ns"`
+	ThroughputRPS float64       `json:"throughput_per_s"` // runs per second of wall time
+	// CPU is the median process CPU time (user+sys) per run: above P50
+	// when the side used more than one core. Zero for the other side when
+	// it runs out of process.
+	CPU time.Duration `json:"cpu_ns"`
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	Model    string `json:"model"`
+	Threads  int    `json:"threads"`
+	Kernel   string `json:"sgemm_kernel"`
+	CPUs     int    `json:"cpus"`
+	LoadAvg  string `json:"load_average,omitempty"`
+	Executor Stats  `json:"executor"`
+	// PeakRSS is the process's peak resident memory (VmHWM) while the
+	// executor side loaded and ran, in bytes (0 where unknown).
+	PeakRSS int64  `json:"executor_peak_rss_bytes"`
+	Other   *Stats `json:"runtime,omitempty"`
+	// Ratio is executor P50 / other P50; CPURatio the ratio of the
+	// median CPU times (OtherInProcess only).
+	Ratio    float64 `json:"ratio,omitempty"`
+	CPURatio float64 `json:"cpu_ratio,omitempty"`
+	// MaxAbsDiff is the largest absolute difference between the outputs
+	// of the two sides (first run), when both ran.
+	MaxAbsDiff float64 `json:"max_abs_diff,omitempty"`
+}
+
+// UsageError reports bad options.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return "bench: " + e.Msg }
+
+// Run loads m (read from modelPath), and times it on the executor and,
+// when other is not nil, on other.
+func Run(ctx context.Context, modelPath string, m *canonical.Model, opts Options, other Runner) (*Result, error) {
+	if opts.Reps < 1 {
+		return nil, &UsageError{Msg: "reps must be at least 1"}
+	}
+	if opts.Warmup < 0 || opts.Threads < 0 {
+		return nil, &UsageError{Msg: "warmup and threads must not be negative"}
+	}
+	// Start from a clean heap, so that an earlier benchmark in the same
+	// process shows neither in the peak RSS nor in GC work.
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	start := time.Now()
+	ex, err := executor.New(m, executor.Options{Backend: opts.Backend, Threads: opts.Threads, DisableKernels: opts.DisableKernels})
+	if err != nil {
+		return nil, fmt.Errorf("bench %s: %w", modelPath, err)
+	}
+	defer ex.Close()
+	ins, err := inputs(modelPath, m, ex.Inputs(), opts.Inputs)
+	if err != nil {
+		return nil, fmt.Errorf("bench %s: inputs: %w", modelPath, err)
+	}
+	exOut, err := ex.Run(ctx, ins)
+	if err != nil {
+		return nil, fmt.Errorf("bench %s: executor: %w", modelPath, err)
+	}
+	load := time.Since(start)
+	if opts.Check != nil {
+		if err := opts.Check("executor", exOut); err != nil {
+			return nil, fmt.Errorf("bench %s: executor: %w", modelPath, err)
+		}
+	}
+	threads := opts.Threads
+	if threads == 0 {
+		threads = runtime.NumCPU()
+	}
+	res := &Result{Model: modelPath, Threads: threads, Kernel: kernels.KernelName(), CPUs: runtime.NumCPU(), LoadAvg: loadAvg()}
+	if other != nil {
+		oOut, err := other.Run(ctx, ins)
+		if err != nil {
+			return nil, fmt.Errorf("bench %s: %s: %w", modelPath, opts.Runtime, err)
+		}
+		if opts.Check != nil {
+			if err := opts.Check(opts.Runtime, oOut); err != nil {
+				return nil, fmt.Errorf("bench %s: %s: %w", modelPath, opts.Runtime, err)
+			}
+		}
+		if res.MaxAbsDiff, err = maxAbsDiff(exOut, oOut); err != nil {
+			return nil, fmt.Errorf("bench %s: comparing the outputs of the executor and %s: %w", modelPath, opts.Runtime, err)
+		}
+	}
+	for i := 1; i < opts.Warmup; i++ {
+		if _, err := ex.Run(ctx, ins); err != nil {
+			return nil, fmt.Errorf("bench %s: executor: %w", modelPath, err)
+		}
+		if other != nil {
+			if _, err := other.Run(ctx, ins); err != nil {
+				return nil, fmt.Errorf("bench %s: %s: %w", modelPath, opts.Runtime, err)
+			}
+		}
+	}
+	var exT, exCPU, oT, oCPU []time.Duration
+	var exWall, oWall time.Duration
+	for i := 0; i < opts.Reps; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		c0 := cpuTime()
+		t0 := time.Now()
+		if _, err := ex.Run(ctx, ins); err != nil {
+			return nil, fmt.Errorf("bench %s: executor: %w", modelPath, err)
+		}
+		d := time.Since(t0)
+		exT, exCPU, exWall = append(exT, d), append(exCPU, cpuTime()-c0), exWall+d
+		if other != nil {
+			c0 = cpuTime()
+			t0 = time.Now()
+			if _, err := other.Run(ctx, ins); err != nil {
+				return nil, fmt.Errorf("bench %s: %s: %w", modelPath, opts.Runtime, err)
+			}
+			d = time.Since(t0)
+			oT, oCPU, oWall = append(oT, d), append(oCPU, cpuTime()-c0), oWall+d
+		}
+	}
+	res.PeakRSS = peakRSS()
+	res.Executor = stats("executor", exT, exWall)
+	res.Executor.Load = load
+	res.Executor.CPU = median(exCPU)
+	if other != nil {
+		name := opts.Runtime
+		if name == "" {
+			name = "runtime"
+		}
+		s := stats(name, oT, oWall)
+		if opts.OtherInProcess {
+			s.CPU = median(oCPU)
+			if s.CPU > 0 {
+				res.CPURatio = float64(res.Executor.CPU) / float64(s.CPU)
+			}
+		}
+		res.Other = &s
+		if s.P50 > 0 {
+			res.Ratio = float64(res.Executor.P50) / float64(s.P50)
+		}
+	}
+	return res, nil
+}
+
+// inputs reads the inputs from dir, the model folder's test_data_set_0, or
+// generates them.
+func inputs(modelPath string, m *canonical.Model, vals []*canonical.Value, dir string) ([]*canonical.Tensor, error) {
+	if dir == "" {
+		ds := filepath.Join(filepath.Dir(modelPath), "test_data_set_0")
+		if _, err := os.Stat(filepath.Join(ds, "input_0.pb")); err == nil {
+			dir = ds
+		}
+	}
+	if dir == "" {
+		return verify.GenerateInputs(m, verify.GenOptions{}, 0)
+	}
+	sets, err := tensorio.LoadSamples(dir, "input", vals, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(sets) != 1 {
+		return nil, fmt.Errorf("%s holds %d samples; bench takes one", dir, len(sets))
+	}
+	return sets[0], nil
+}
+
+func stats(name string, ds []time.Duration, wall time.Duration) Stats {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	st := Stats{Name: name, Runs: len(s), Min: s[0], P50: pct(s, 50), P90: pct(s, 90), P99: pct(s, 99)}
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	st.Mean = sum / time.Duration(len(s))
+	if wall > 0 {
+		st.ThroughputRPS = float64(len(s)) / wall.Seconds()
+	}
+	return st
+}
+
+// pct is the nearest-rank percentile of sorted s.
+func pct(s []time.Duration, p int) time.Duration {
+	i := (p*len(s) + 99) / 100
+	return s[max(0, min(len(s)-1, i-1))]
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func maxAbsDiff(a, b []*canonical.Tensor) (float64, error) {
+	if len(a) != len(b) {
+		return 0, fmt.Errorf("%d outputs against %d", len(a), len(b))
+	}
+	worst := 0.0
+	for i := range a {
+		x, errA := a[i].Float64s()
+		y, errB := b[i].Float64s()
+		if errA != nil || errB != nil {
+			continue // not numeric: not compared here
+		}
+		if len(x) != len(y) {
+			return 0, fmt.Errorf("output %d has %d elements against %d", i, len(x), len(y))
+		}
+		for j := range x {
+			d := math.Abs(x[j] - y[j])
+			if math.IsNaN(d) && !(math.IsNaN(x[j]) && math.IsNaN(y[j])) {
+				d = math.Inf(1)
+			}
+			if d > worst {
+				worst = d
+			}
+		}
+	}
+	return worst, nil
+}
+
+// cpuTime is the process's user+sys CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// resetPeakRSS resets the kernel's peak-RSS mark of this process (Linux;
+// ignored elsewhere), so that peakRSS measures from here on.
+func resetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// peakRSS is VmHWM of /proc/self/status in bytes, or 0.
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// GeoMean is the geometric mean of the positive values of xs.
+func GeoMean(xs []float64) float64 {
+	s, n := 0.0, 0
+	for _, x := range xs {
+		if x > 0 {
+			s += math.Log(x)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return math.Exp(s / float64(n))
+}

@@ -1,0 +1,88 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onnxconv/onnxconv/canonical"
+)
+
+// slowRunner stands in for a runtime: it returns the executor's stored
+// outputs after a fixed delay.
+type slowRunner struct {
+	outs []*canonical.Tensor
+}
+
+func (r *slowRunner) Run(context.Context, []*canonical.Tensor) ([]*canonical.Tensor, error) {
+	time.Sleep(200 * time.Microsecond)
+	return r.outs, nil
+}
+
+func TestRunFixture(t *testing.T) {
+	path := filepath.Join("..", "fixtures", "models", "mlp_opset9", "model.onnx")
+	m, err := canonical.Load(path, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var first []*canonical.Tensor
+	res, err := Run(context.Background(), path, m, Options{Reps: 7, Warmup: 1, Threads: 1,
+		Check: func(side string, outs []*canonical.Tensor) error {
+			if side == "executor" {
+				first = outs
+			}
+			return nil
+		}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Executor
+	if s.Runs != 7 || s.Min <= 0 || s.Min > s.P50 || s.P50 > s.P90 || s.P90 > s.P99 || s.ThroughputRPS <= 0 {
+		t.Fatalf("inconsistent stats %+v", s)
+	}
+	if res.Other != nil || first == nil {
+		t.Fatalf("other side %v, executor outputs %v", res.Other, first)
+	}
+
+	res, err = Run(context.Background(), path, m, Options{Reps: 3, Runtime: "slow"}, &slowRunner{outs: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Other == nil || res.Other.P50 < 200*time.Microsecond || res.Ratio <= 0 || res.MaxAbsDiff != 0 {
+		t.Fatalf("other side %+v, ratio %g, max abs diff %g", res.Other, res.Ratio, res.MaxAbsDiff)
+	}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, []*Result{res, res}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"mlp_opset9", "executor", "slow", "geometric mean"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
+	}
+
+	_, err = Run(context.Background(), path, m, Options{Reps: 0}, nil)
+	var ue *UsageError
+	if !errors.As(err, &ue) {
+		t.Fatalf("reps 0: got %v, want a UsageError", err)
+	}
+}
+
+func TestPercentiles(t *testing.T) {
+	var ds []time.Duration
+	for i := 100; i >= 1; i-- {
+		ds = append(ds, time.Duration(i))
+	}
+	s := stats("x", ds, time.Second)
+	if s.Min != 1 || s.P50 != 50 || s.P90 != 90 || s.P99 != 99 || s.Runs != 100 {
+		t.Fatalf("%+v", s)
+	}
+	if g := GeoMean([]float64{2, 8}); g < 3.999 || g > 4.001 {
+		t.Fatalf("GeoMean(2, 8) = %g", g)
+	}
+}

@@ -1,0 +1,645 @@
+package executor
+
+import (
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
+)
+
+// The executor's own kernels (package executor/kernels: packed SGEMM with
+// AVX-512/AVX2 micro-kernels, im2col and depthwise convolution) run
+// MatMul, Gemm and 1-D/2-D Conv on float32 as host steps of the plan when
+// the backend is the pure-Go one. The builder asks kernelOK first; a case
+// it declines (other types, 3-D convolutions, another backend) takes the
+// op's GoMLX lowering as before. docs/speed.md says why host steps and
+// not a wrapping backend.
+
+// KernelsEnv names the environment variable that turns the kernels off
+// ("0" or "off"), for comparing with the plain GoMLX lowering.
+const KernelsEnv = "ONNXCONV_KERNELS"
+
+func kernelsDisabled(opts Options) bool {
+	if opts.DisableKernels {
+		return true
+	}
+	v := os.Getenv(KernelsEnv)
+	return v == "0" || v == "off" || v == "false"
+}
+
+func registerKernels(r registry) {
+	r.kernel(kernelMatMul, okMatMul, "MatMul")
+	r.kernel(kernelGemm, okGemm, "Gemm")
+	r.kernel(kernelConv, okConv, "Conv")
+	r.kernel(kernelMaxPool, okMaxPool, "MaxPool")
+	r.kernel(kernelRelu, okRelu, "Relu")
+	r.kernel(func(c *lctx) error { return kernelBinary(c, false) }, okBinary, "Add")
+	r.kernel(func(c *lctx) error { return kernelBinary(c, true) }, okBinary, "Mul")
+	r.kernel(kernelClip, okClip, "Clip")
+	r.kernel(kernelHard, okUnaryHost, "HardSigmoid", "HardSwish")
+	r.kernel(kernelGlobalAvgPool, okGlobalAvgPool, "GlobalAveragePool")
+}
+
+// kernel registers a kernel of executor/kernels for ai.onnx ops.
+func (r registry) kernel(f func(*lctx) error, ok func(*lctx) bool, ops ...string) {
+	for _, op := range ops {
+		r.impl("", op).kernel = f
+		r.impl("", op).kernelOK = ok
+	}
+}
+
+// packKey names a packed weight: the node and its input index.
+type packKey struct {
+	n *canonical.Node
+	i int
+}
+
+// packEntry is a packed weight and the host tensor it was packed from
+// (a constant: an initializer converted once, or a value folded in a
+// plan); another tensor for the same input is packed again.
+type packEntry struct {
+	h     *htensor
+	mat   *kernels.Packed
+	convs []*kernels.Packed
+}
+
+// packed returns the packing of input i made by pack, cached per node
+// when the input is a constant; nil, nil when it is not one.
+func (c *lctx) packed(i int, pack func(h *htensor) (packEntry, error)) (packEntry, error) {
+	s := c.in(i)
+	if !s.valStatic || s.h == nil {
+		return packEntry{}, nil
+	}
+	k := packKey{c.n, i}
+	e := c.e
+	e.cacheMu.Lock()
+	ent, ok := e.packs[k]
+	e.cacheMu.Unlock()
+	if ok && ent.h == s.h {
+		return ent, nil
+	}
+	ent, err := pack(s.h)
+	if err != nil {
+		return packEntry{}, err
+	}
+	ent.h = s.h
+	e.cacheMu.Lock()
+	if e.packs == nil {
+		e.packs = map[packKey]packEntry{}
+	}
+	e.packs[k] = ent
+	e.cacheMu.Unlock()
+	return ent, nil
+}
+
+func allF32(c *lctx, n int) bool {
+	for i := 0; i < n; i++ {
+		if c.Has(i) && (c.in(i).kind != kindTensor || c.DT(i) != canonical.Float) {
+			return false
+		}
+	}
+	return true
+}
+
+func f32(h *htensor) ([]float32, error) {
+	s, ok := h.data.([]float32)
+	if !ok {
+		return nil, fmt.Errorf("expected float32 data, have %T", h.data)
+	}
+	return s, nil
+}
+
+func okMatMul(c *lctx) bool {
+	return c.NIn() == 2 && allF32(c, 2) && c.Rank(0) >= 1 && c.Rank(1) >= 1
+}
+
+// kernelMatMul: numpy matmul with broadcast batch dims, one SGEMM per
+// batch entry.
+func kernelMatMul(c *lctx) error {
+	ha, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	hb, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	as, bs := ha.shape, hb.shape
+	if len(as) == 1 {
+		as = []int{1, as[0]}
+	}
+	if len(bs) == 1 {
+		bs = []int{bs[0], 1}
+	}
+	m, k, k2, n := as[len(as)-2], as[len(as)-1], bs[len(bs)-2], bs[len(bs)-1]
+	if k != k2 {
+		return fmt.Errorf("MatMul: shapes %v and %v do not match", ha.shape, hb.shape)
+	}
+	batch, err := bcastShape(as[:len(as)-2], bs[:len(bs)-2])
+	if err != nil {
+		return err
+	}
+	out := append([]int{}, batch...)
+	if len(ha.shape) != 1 {
+		out = append(out, m)
+	}
+	if len(hb.shape) != 1 {
+		out = append(out, n)
+	}
+	y := newH(canonical.Float, out)
+	a, _ := f32(ha)
+	b, _ := f32(hb)
+	yd, err := f32(y)
+	if err != nil {
+		return err
+	}
+	nb := numel(batch)
+	// B shared by every batch entry and A contiguous: one SGEMM with the
+	// batch folded into M.
+	if numel(bs[:len(bs)-2]) == 1 && numel(as[:len(as)-2]) == nb {
+		pe, err := c.packed(1, func(h *htensor) (packEntry, error) {
+			d, _ := f32(h)
+			p, err := kernels.PackB(false, k, n, d, n)
+			return packEntry{mat: p}, err
+		})
+		if err != nil {
+			return fmt.Errorf("MatMul: %w", err)
+		}
+		if err := c.e.kern.SgemmPacked(false, false, nb*m, n, k, 1, a, k, nil, b, n, pe.mat, 0, yd, n); err != nil {
+			return fmt.Errorf("MatMul: %w", err)
+		}
+		c.OutH(0, y)
+		return nil
+	}
+	ai := bcastIndex(as[:len(as)-2], batch)
+	bi := bcastIndex(bs[:len(bs)-2], batch)
+	for i := 0; i < nb; i++ {
+		if err := c.e.kern.Sgemm(false, false, m, n, k, 1, a[ai[i]*m*k:], k, b[bi[i]*k*n:], n, 0, yd[i*m*n:], n); err != nil {
+			return fmt.Errorf("MatMul: %w", err)
+		}
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// bcastIndex maps each flat index of shape out to the flat index of the
+// (right-aligned, broadcast) shape in.
+func bcastIndex(in, out []int) []int {
+	res := make([]int, numel(out))
+	idx := make([]int, len(out))
+	off := len(out) - len(in)
+	for f := range res {
+		src := 0
+		for d := off; d < len(out); d++ {
+			v := idx[d]
+			if in[d-off] == 1 {
+				v = 0
+			}
+			src = src*in[d-off] + v
+		}
+		res[f] = src
+		for d := len(out) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < out[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return res
+}
+
+func okGemm(c *lctx) bool {
+	if c.NIn() < 2 || !allF32(c, 3) || c.Rank(0) != 2 || c.Rank(1) != 2 {
+		return false
+	}
+	return !c.Has(2) || c.Rank(2) <= 2
+}
+
+func kernelGemm(c *lctx) error {
+	ha, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	hb, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	ta, tb := c.AInt("transA", 0) == 1, c.AInt("transB", 0) == 1
+	m, k := ha.shape[0], ha.shape[1]
+	if ta {
+		m, k = k, m
+	}
+	k2, n := hb.shape[0], hb.shape[1]
+	if tb {
+		k2, n = n, k2
+	}
+	if k != k2 {
+		return fmt.Errorf("Gemm: shapes %v and %v do not match (transA %v, transB %v)", ha.shape, hb.shape, ta, tb)
+	}
+	y := newH(canonical.Float, []int{m, n})
+	yd, _ := f32(y)
+	beta := float32(0)
+	if c.Has(2) {
+		hc, err := c.H(2)
+		if err != nil {
+			return err
+		}
+		cd, _ := f32(hc)
+		cs := hc.shape
+		for len(cs) < 2 {
+			cs = append([]int{1}, cs...)
+		}
+		if (cs[0] != 1 && cs[0] != m) || (cs[1] != 1 && cs[1] != n) {
+			return fmt.Errorf("Gemm: C of shape %v does not broadcast to [%d %d]", hc.shape, m, n)
+		}
+		for i := 0; i < m; i++ {
+			row := yd[i*n : (i+1)*n]
+			si := 0
+			if cs[0] != 1 {
+				si = i * cs[1]
+			}
+			if cs[1] == 1 {
+				v := cd[si]
+				for j := range row {
+					row[j] = v
+				}
+			} else {
+				copy(row, cd[si:si+n])
+			}
+		}
+		beta = c.AFloat("beta", 1)
+	}
+	a, _ := f32(ha)
+	b, _ := f32(hb)
+	pe, err := c.packed(1, func(h *htensor) (packEntry, error) {
+		d, _ := f32(h)
+		p, err := kernels.PackB(tb, k, n, d, h.shape[1])
+		return packEntry{mat: p}, err
+	})
+	if err != nil {
+		return fmt.Errorf("Gemm: %w", err)
+	}
+	if err := c.e.kern.SgemmPacked(ta, tb, m, n, k, c.AFloat("alpha", 1), a, ha.shape[1], nil, b, hb.shape[1], pe.mat, beta, yd, n); err != nil {
+		return fmt.Errorf("Gemm: %w", err)
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// convParams maps a 1-D or 2-D ONNX Conv on inputs of shape xs, ws to the
+// kernel's geometry.
+func convParams(c *lctx, xs, ws []int) (kernels.Conv2D, bool, error) {
+	ns := len(xs) - 2
+	if ns < 1 || ns > 2 || len(ws) != len(xs) {
+		return kernels.Conv2D{}, false, nil
+	}
+	kernel := ws[2:]
+	if ks := c.AInts("kernel_shape", nil); ks != nil {
+		kernel = toInts(ks)
+	}
+	if len(kernel) != ns || !shapeEq(kernel, ws[2:]) {
+		return kernels.Conv2D{}, false, nil
+	}
+	g, err := resolveGeom(c, xs[2:], kernel, false)
+	if err != nil {
+		return kernels.Conv2D{}, false, err
+	}
+	p := kernels.Conv2D{N: xs[0], C: xs[1], H: 1, W: xs[2], M: ws[0], KH: 1, KW: kernel[0],
+		SH: 1, SW: g.strides[0], DH: 1, DW: g.dil[0], PL: g.padB[0], PR: g.padE[0], Groups: int(c.AInt("group", 1))}
+	if ns == 2 {
+		p.H, p.W, p.KH, p.KW = xs[2], xs[3], kernel[0], kernel[1]
+		p.SH, p.SW, p.DH, p.DW = g.strides[0], g.strides[1], g.dil[0], g.dil[1]
+		p.PT, p.PL, p.PB, p.PR = g.padB[0], g.padB[1], g.padE[0], g.padE[1]
+	}
+	if p.Groups < 1 || p.C%p.Groups != 0 || p.M%p.Groups != 0 || ws[1] != p.C/p.Groups {
+		return kernels.Conv2D{}, false, nil
+	}
+	oh, ow := p.Out()
+	if p.N < 1 || oh < 1 || ow < 1 || p.PT < 0 || p.PL < 0 || p.PB < 0 || p.PR < 0 {
+		return kernels.Conv2D{}, false, nil
+	}
+	return p, true, nil
+}
+
+func okConv(c *lctx) bool {
+	if c.NIn() < 2 || !allF32(c, 3) {
+		return false
+	}
+	_, ok, err := convParams(c, c.Shape(0), c.Shape(1))
+	return ok && err == nil
+}
+
+func kernelConv(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	hw, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	p, ok, err := convParams(c, hx.shape, hw.shape)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("Conv: shapes %v and %v are not a 1-D or 2-D convolution the kernel runs", hx.shape, hw.shape)
+	}
+	var bias []float32
+	if c.Has(2) {
+		hb, err := c.H(2)
+		if err != nil {
+			return err
+		}
+		bias, _ = f32(hb)
+	}
+	oh, ow := p.Out()
+	out := []int{p.N, p.M, ow}
+	if len(hx.shape) == 4 {
+		out = []int{p.N, p.M, oh, ow}
+	}
+	y := newH(canonical.Float, out)
+	x, _ := f32(hx)
+	w, _ := f32(hw)
+	yd, _ := f32(y)
+	pe, err := c.packed(1, func(h *htensor) (packEntry, error) {
+		d, _ := f32(h)
+		pw, err := kernels.PackConvWeights(p, d)
+		return packEntry{convs: pw}, err
+	})
+	if err != nil {
+		return fmt.Errorf("Conv: %w", err)
+	}
+	if err := c.e.kern.Conv2DPacked(p, x, w, pe.convs, bias, yd); err != nil {
+		return fmt.Errorf("Conv: %w", err)
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// poolParams maps a 1-D or 2-D MaxPool on an input of shape xs to the
+// kernel's geometry.
+func poolParams(c *lctx, xs []int) (kernels.Pool2D, bool, error) {
+	ns := len(xs) - 2
+	if ns < 1 || ns > 2 {
+		return kernels.Pool2D{}, false, nil
+	}
+	kernel := toInts(c.AInts("kernel_shape", nil))
+	if len(kernel) != ns {
+		return kernels.Pool2D{}, false, nil
+	}
+	g, err := resolveGeom(c, xs[2:], kernel, c.AInt("ceil_mode", 0) == 1)
+	if err != nil {
+		return kernels.Pool2D{}, false, err
+	}
+	p := kernels.Pool2D{N: xs[0], C: xs[1], H: 1, W: xs[2], KH: 1, KW: kernel[0], SH: 1, SW: g.strides[0],
+		DH: 1, DW: g.dil[0], PL: g.padB[0], OH: 1, OW: g.out[0]}
+	if ns == 2 {
+		p.H, p.W, p.KH, p.KW = xs[2], xs[3], kernel[0], kernel[1]
+		p.SH, p.SW, p.DH, p.DW = g.strides[0], g.strides[1], g.dil[0], g.dil[1]
+		p.PT, p.PL, p.OH, p.OW = g.padB[0], g.padB[1], g.out[0], g.out[1]
+	}
+	if p.PT < 0 || p.PL < 0 || p.OH < 1 || p.OW < 1 || p.N < 1 || p.C < 1 {
+		return kernels.Pool2D{}, false, nil
+	}
+	return p, true, nil
+}
+
+func okMaxPool(c *lctx) bool {
+	if c.NIn() != 1 || !allF32(c, 1) || c.HasOut(1) {
+		return false
+	}
+	_, ok, err := poolParams(c, c.Shape(0))
+	return ok && err == nil
+}
+
+func kernelMaxPool(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	p, ok, err := poolParams(c, hx.shape)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("MaxPool: shape %v is not a 1-D or 2-D pool the kernel runs", hx.shape)
+	}
+	out := []int{p.N, p.C, p.OW}
+	if len(hx.shape) == 4 {
+		out = []int{p.N, p.C, p.OH, p.OW}
+	}
+	y := newH(canonical.Float, out)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	if err := c.e.kern.MaxPool2D(p, x, yd); err != nil {
+		return fmt.Errorf("MaxPool: %w", err)
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// onHost reports whether input i is already a host tensor: elementwise
+// ops run on the host only then (after a kernel), so that they never cut
+// a GoMLX segment in two.
+func onHost(c *lctx, i int) bool { return c.Has(i) && c.in(i).h != nil }
+
+func okRelu(c *lctx) bool { return c.NIn() == 1 && allF32(c, 1) && onHost(c, 0) }
+
+func kernelRelu(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	y := newH(canonical.Float, hx.shape)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	kernels.Relu(x, yd)
+	c.OutH(0, y)
+	return nil
+}
+
+// okBinary: Add or Mul on float32 host tensors where one operand has the
+// output's shape and the other broadcasts as a suffix (a bias along the
+// last axes) or as a prefix (one value per block: a per-channel scale).
+func okBinary(c *lctx) bool {
+	// Before opset 7 Add and Mul broadcast along "axis" (legacy semantics).
+	if c.NIn() != 2 || c.HasAttr("axis") || c.HasAttr("broadcast") || !allF32(c, 2) || !onHost(c, 0) || !onHost(c, 1) {
+		return false
+	}
+	_, _, _, ok := bcastKind(c.Shape(0), c.Shape(1))
+	return ok
+}
+
+// bcastKind returns which operand has the output's shape (big) and how
+// the other one broadcasts: suffix (inner == 0) or prefix blocks of inner
+// elements.
+func bcastKind(a, b []int) (big int, suffix bool, inner int, ok bool) {
+	isSuffix := func(bg, sm []int) bool {
+		for len(sm) > 0 && sm[0] == 1 {
+			sm = sm[1:]
+		}
+		return len(sm) <= len(bg) && shapeEq(bg[len(bg)-len(sm):], sm)
+	}
+	// isPrefix: sm (left-padded with 1s) equals bg on its first k axes
+	// and is 1 after them; returns the block size.
+	isPrefix := func(bg, sm []int) (int, bool) {
+		if len(sm) > len(bg) {
+			return 0, false
+		}
+		pad := make([]int, len(bg))
+		for i := range pad {
+			pad[i] = 1
+		}
+		copy(pad[len(bg)-len(sm):], sm)
+		k := len(bg)
+		for k > 0 && pad[k-1] == 1 {
+			k--
+		}
+		if !shapeEq(pad[:k], bg[:k]) {
+			return 0, false
+		}
+		return numel(bg[k:]), true
+	}
+	for _, o := range [][2]int{{0, 1}, {1, 0}} {
+		bg, sm := a, b
+		if o[0] == 1 {
+			bg, sm = b, a
+		}
+		if len(sm) > len(bg) {
+			continue
+		}
+		if isSuffix(bg, sm) {
+			return o[0], true, 0, true
+		}
+		if in, ok := isPrefix(bg, sm); ok {
+			return o[0], false, in, true
+		}
+	}
+	return 0, false, 0, false
+}
+
+func kernelBinary(c *lctx, mul bool) error {
+	ha, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	hb, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	bi, suffix, inner, ok := bcastKind(ha.shape, hb.shape)
+	if !ok {
+		return fmt.Errorf("%s: shapes %v and %v are not a suffix or prefix broadcast", c.n.OpType, ha.shape, hb.shape)
+	}
+	big, small := ha, hb
+	if bi == 1 {
+		big, small = hb, ha
+	}
+	y := newH(canonical.Float, big.shape)
+	x, _ := f32(big)
+	b, _ := f32(small)
+	yd, _ := f32(y)
+	switch {
+	case suffix && mul:
+		kernels.MulSuffix(x, b, yd)
+	case suffix:
+		kernels.AddSuffix(x, b, yd)
+	case mul:
+		kernels.MulBlocks(x, b, yd, inner)
+	default:
+		kernels.AddBlocks(x, b, yd, inner)
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+func okUnaryHost(c *lctx) bool { return c.NIn() == 1 && allF32(c, 1) && onHost(c, 0) }
+
+func kernelHard(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	y := newH(canonical.Float, hx.shape)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	if c.n.OpType == "HardSwish" {
+		kernels.HardSwish(x, yd)
+	} else {
+		kernels.HardSigmoid(x, yd, c.AFloat("alpha", 0.2), c.AFloat("beta", 0.5))
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// okClip: float32 on the host, bounds (Clip-11+) scalars on the host.
+func okClip(c *lctx) bool {
+	if c.NIn() < 1 || !allF32(c, 3) || !onHost(c, 0) {
+		return false
+	}
+	for i := 1; i < c.NIn() && i < 3; i++ {
+		if c.Has(i) && (!onHost(c, i) || numel(c.Shape(i)) != 1) {
+			return false
+		}
+	}
+	return true
+}
+
+func kernelClip(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+	if c.ver < 11 {
+		lo, hi = c.AFloat("min", lo), c.AFloat("max", hi)
+	}
+	for i, dst := range []*float32{&lo, &hi} {
+		if c.ver >= 11 && c.Has(i+1) {
+			h, err := c.H(i + 1)
+			if err != nil {
+				return err
+			}
+			v, _ := f32(h)
+			if len(v) != 1 {
+				return fmt.Errorf("Clip: bound %d has %d elements, want 1", i+1, len(v))
+			}
+			*dst = v[0]
+		}
+	}
+	y := newH(canonical.Float, hx.shape)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	kernels.Clip(x, yd, lo, hi)
+	c.OutH(0, y)
+	return nil
+}
+
+func okGlobalAvgPool(c *lctx) bool {
+	return c.NIn() == 1 && allF32(c, 1) && onHost(c, 0) && c.Rank(0) >= 3
+}
+
+func kernelGlobalAvgPool(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	out := append([]int{}, hx.shape[:2]...)
+	for range hx.shape[2:] {
+		out = append(out, 1)
+	}
+	y := newH(canonical.Float, out)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	inner := numel(hx.shape[2:])
+	if inner == 0 {
+		return fmt.Errorf("GlobalAveragePool: empty spatial extent in %v", hx.shape)
+	}
+	kernels.GlobalAveragePool(x, yd, inner)
+	c.OutH(0, y)
+	return nil
+}

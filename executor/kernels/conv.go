@@ -1,0 +1,254 @@
+package kernels
+
+// Conv2D describes a 2-D convolution over NCHW float32 tensors (a 1-D one
+// has H = KH = 1): X is [N, C, H, W], the weights [M, C/Groups, KH, KW],
+// the output [N, M, OH, OW]. Pads are begin (PT, PL) and end (PB, PR).
+type Conv2D struct {
+	N, C, H, W     int
+	M, KH, KW      int
+	SH, SW, DH, DW int
+	PT, PL, PB, PR int
+	Groups         int
+}
+
+// Out returns the output height and width.
+func (p *Conv2D) Out() (oh, ow int) {
+	oh = (p.H+p.PT+p.PB-p.DH*(p.KH-1)-1)/p.SH + 1
+	ow = (p.W+p.PL+p.PR-p.DW*(p.KW-1)-1)/p.SW + 1
+	return oh, ow
+}
+
+func (p *Conv2D) checkWeights(w []float32) error {
+	if p.C < 1 || p.M < 1 || p.KH < 1 || p.KW < 1 || p.Groups < 1 || p.C%p.Groups != 0 || p.M%p.Groups != 0 {
+		return shapeErr("conv: invalid geometry %+v", *p)
+	}
+	if len(w) != p.M*p.C/p.Groups*p.KH*p.KW {
+		return shapeErr("conv: W has %d elements, want %d", len(w), p.M*p.C/p.Groups*p.KH*p.KW)
+	}
+	return nil
+}
+
+func (p *Conv2D) check(x, w, bias, y []float32) error {
+	if p.N < 0 || p.C < 1 || p.H < 1 || p.W < 1 || p.M < 1 || p.KH < 1 || p.KW < 1 ||
+		p.SH < 1 || p.SW < 1 || p.DH < 1 || p.DW < 1 || p.PT < 0 || p.PL < 0 || p.PB < 0 || p.PR < 0 || p.Groups < 1 {
+		return shapeErr("conv: invalid geometry %+v", *p)
+	}
+	if p.C%p.Groups != 0 || p.M%p.Groups != 0 {
+		return shapeErr("conv: %d input and %d output channels do not split into %d groups", p.C, p.M, p.Groups)
+	}
+	oh, ow := p.Out()
+	if oh < 1 || ow < 1 {
+		return shapeErr("conv: empty output %d×%d", oh, ow)
+	}
+	switch {
+	case len(x) != p.N*p.C*p.H*p.W:
+		return shapeErr("conv: X has %d elements, want %d", len(x), p.N*p.C*p.H*p.W)
+	case len(w) != p.M*p.C/p.Groups*p.KH*p.KW:
+		return shapeErr("conv: W has %d elements, want %d", len(w), p.M*p.C/p.Groups*p.KH*p.KW)
+	case bias != nil && len(bias) != p.M:
+		return shapeErr("conv: B has %d elements, want %d", len(bias), p.M)
+	case len(y) != p.N*p.M*oh*ow:
+		return shapeErr("conv: Y has %d elements, want %d", len(y), p.N*p.M*oh*ow)
+	}
+	return nil
+}
+
+// Conv2D computes y = conv(x, w) + bias (bias may be nil). Convolutions
+// with one input channel per group (depthwise) run a direct kernel; the
+// others are one SGEMM per image and group, on the input itself for
+// unpadded 1×1 stride-1 convolutions and on an im2col matrix otherwise.
+func (x *Context) Conv2D(p Conv2D, in, w, bias, y []float32) error {
+	return x.Conv2DPacked(p, in, w, nil, bias, y)
+}
+
+// PackConvWeights packs the weights of a convolution that Conv2D would
+// run as SGEMMs (one packed matrix per group); nil for depthwise ones.
+func PackConvWeights(p Conv2D, w []float32) ([]*Packed, error) {
+	if err := p.checkWeights(w); err != nil {
+		return nil, err
+	}
+	if p.C == p.Groups {
+		return nil, nil
+	}
+	mg, kk := p.M/p.Groups, p.C/p.Groups*p.KH*p.KW
+	res := make([]*Packed, p.Groups)
+	for g := range res {
+		pk, err := PackA(false, mg, kk, 1, w[g*mg*kk:(g+1)*mg*kk], kk)
+		if err != nil {
+			return nil, err
+		}
+		res[g] = pk
+	}
+	return res, nil
+}
+
+// Conv2DPacked is Conv2D with the weights also given packed by
+// PackConvWeights (pw may be nil).
+func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32) error {
+	if err := p.check(in, w, bias, y); err != nil {
+		return err
+	}
+	if pw != nil && len(pw) != p.Groups {
+		return shapeErr("conv: %d packed weight groups for %d groups", len(pw), p.Groups)
+	}
+	if p.C == p.Groups {
+		x.depthwise(&p, in, w, bias, y)
+		return nil
+	}
+	oh, ow := p.Out()
+	cg, mg := p.C/p.Groups, p.M/p.Groups
+	kk := cg * p.KH * p.KW
+	npix := oh * ow
+	direct := p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PT == 0 && p.PL == 0 && p.PB == 0 && p.PR == 0
+	var s *scratch
+	if !direct {
+		s = x.get()
+		defer x.put(s)
+		s.cols = grow(s.cols, kk*npix)
+	}
+	for n := 0; n < p.N; n++ {
+		for g := 0; g < p.Groups; g++ {
+			xg := in[(n*p.C+g*cg)*p.H*p.W : (n*p.C+(g+1)*cg)*p.H*p.W]
+			yg := y[(n*p.M+g*mg)*npix : (n*p.M+(g+1)*mg)*npix]
+			wg := w[g*mg*kk : (g+1)*mg*kk]
+			beta := float32(0)
+			if bias != nil {
+				for m := 0; m < mg; m++ {
+					row := yg[m*npix : (m+1)*npix]
+					bv := bias[g*mg+m]
+					for i := range row {
+						row[i] = bv
+					}
+				}
+				beta = 1
+			}
+			b := xg
+			if !direct {
+				im2col(&p, xg, cg, oh, ow, s.cols)
+				b = s.cols
+			}
+			var pg *Packed
+			if pw != nil {
+				pg = pw[g]
+			}
+			if err := x.SgemmPacked(false, false, mg, npix, kk, 1, wg, kk, pg, b, npix, nil, beta, yg, npix); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// im2col writes cols[(c·KH+kh)·KW+kw][oh·OW+ow] = x[c][oh·SH−PT+kh·DH][ow·SW−PL+kw·DW]
+// (zero outside the input).
+func im2col(p *Conv2D, x []float32, cg, oh, ow int, cols []float32) {
+	npix := oh * ow
+	for c := 0; c < cg; c++ {
+		xc := x[c*p.H*p.W : (c+1)*p.H*p.W]
+		for kh := 0; kh < p.KH; kh++ {
+			for kw := 0; kw < p.KW; kw++ {
+				row := cols[((c*p.KH+kh)*p.KW+kw)*npix : ((c*p.KH+kh)*p.KW+kw+1)*npix]
+				// Output columns whose input column is inside [0, W).
+				off := kw*p.DW - p.PL
+				lo, hi := colRange(off, p.SW, p.W, ow)
+				for o := 0; o < oh; o++ {
+					ih := o*p.SH - p.PT + kh*p.DH
+					d := row[o*ow : (o+1)*ow]
+					if ih < 0 || ih >= p.H || lo >= hi {
+						clear(d)
+						continue
+					}
+					src := xc[ih*p.W : (ih+1)*p.W]
+					clear(d[:lo])
+					if p.SW == 1 {
+						copy(d[lo:hi], src[lo+off:hi+off])
+					} else {
+						for q := lo; q < hi; q++ {
+							d[q] = src[q*p.SW+off]
+						}
+					}
+					clear(d[hi:])
+				}
+			}
+		}
+	}
+}
+
+// colRange returns the output columns [lo, hi) with 0 ≤ q·s+off < w.
+func colRange(off, s, w, ow int) (lo, hi int) {
+	lo = 0
+	if off < 0 {
+		lo = (-off + s - 1) / s
+	}
+	hi = 0
+	if w-off > 0 {
+		hi = (w - off + s - 1) / s
+	}
+	lo, hi = min(lo, ow), min(hi, ow)
+	if hi < lo {
+		hi = lo
+	}
+	return lo, hi
+}
+
+// depthwise is the direct convolution for one input channel per group
+// (M = C·multiplier): each output channel m reads input channel
+// m/multiplier. Rows are split over threads by output channel.
+func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
+	oh, ow := p.Out()
+	mult := p.M / p.C
+	npix := oh * ow
+	total := p.N * p.M
+	run := func(lo, hi int) {
+		for nm := lo; nm < hi; nm++ {
+			n, m := nm/p.M, nm%p.M
+			xc := in[(n*p.C+m/mult)*p.H*p.W : (n*p.C+m/mult+1)*p.H*p.W]
+			yc := y[nm*npix : (nm+1)*npix]
+			wc := w[m*p.KH*p.KW : (m+1)*p.KH*p.KW]
+			bv := float32(0)
+			if bias != nil {
+				bv = bias[m]
+			}
+			for i := range yc {
+				yc[i] = bv
+			}
+			// Row by row, all taps: the output row stays in L1.
+			for o := 0; o < oh; o++ {
+				yr := yc[o*ow : (o+1)*ow]
+				for kh := 0; kh < p.KH; kh++ {
+					ih := o*p.SH - p.PT + kh*p.DH
+					if ih < 0 || ih >= p.H {
+						continue
+					}
+					src := xc[ih*p.W : (ih+1)*p.W]
+					for kw := 0; kw < p.KW; kw++ {
+						off := kw*p.DW - p.PL
+						lo, hi := colRange(off, p.SW, p.W, ow)
+						if lo >= hi {
+							continue
+						}
+						wv := wc[kh*p.KW+kw]
+						d := yr[lo:hi]
+						if p.SW == 1 {
+							axpy(wv, src[lo+off:hi+off], d)
+						} else {
+							for i := range d {
+								d[i] += wv * src[(lo+i)*p.SW+off]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t := x.Threads()
+	if work := total * npix * p.KH * p.KW; work < minParallelFlops/2 {
+		t = 1
+	}
+	if t <= 1 || total < 2 {
+		run(0, total)
+		return
+	}
+	parts := split(total, t, 1)
+	_ = x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
+}

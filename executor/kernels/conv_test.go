@@ -1,0 +1,189 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// naiveConv is the float64 direct convolution.
+func naiveConv(p Conv2D, x, w, bias []float32) []float64 {
+	oh, ow := p.Out()
+	cg, mg := p.C/p.Groups, p.M/p.Groups
+	y := make([]float64, p.N*p.M*oh*ow)
+	for n := 0; n < p.N; n++ {
+		for m := 0; m < p.M; m++ {
+			g := m / mg
+			for o := 0; o < oh; o++ {
+				for q := 0; q < ow; q++ {
+					s := 0.0
+					if bias != nil {
+						s = float64(bias[m])
+					}
+					for c := 0; c < cg; c++ {
+						for kh := 0; kh < p.KH; kh++ {
+							for kw := 0; kw < p.KW; kw++ {
+								ih, iw := o*p.SH-p.PT+kh*p.DH, q*p.SW-p.PL+kw*p.DW
+								if ih < 0 || ih >= p.H || iw < 0 || iw >= p.W {
+									continue
+								}
+								s += float64(x[((n*p.C+g*cg+c)*p.H+ih)*p.W+iw]) * float64(w[((m*cg+c)*p.KH+kh)*p.KW+kw])
+							}
+						}
+					}
+					y[((n*p.M+m)*oh+o)*ow+q] = s
+				}
+			}
+		}
+	}
+	return y
+}
+
+func convCases() []Conv2D {
+	return []Conv2D{
+		{N: 1, C: 3, H: 17, W: 17, M: 5, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 2, C: 4, H: 9, W: 13, M: 17, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 4, H: 9, W: 13, M: 6, KH: 1, KW: 1, SH: 2, SW: 2, DH: 1, DW: 1, Groups: 2},
+		{N: 1, C: 3, H: 23, W: 19, M: 8, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 3, PR: 3, Groups: 1},
+		{N: 1, C: 6, H: 11, W: 12, M: 9, KH: 3, KW: 2, SH: 2, SW: 3, DH: 2, DW: 2, PT: 0, PL: 2, PB: 3, PR: 1, Groups: 3},
+		{N: 2, C: 8, H: 15, W: 15, M: 8, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 8},
+		{N: 1, C: 5, H: 14, W: 9, M: 10, KH: 5, KW: 3, SH: 2, SW: 2, DH: 1, DW: 2, PT: 2, PL: 0, PB: 1, PR: 2, Groups: 5},
+		{N: 1, C: 16, H: 1, W: 31, M: 255, KH: 1, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PL: 1, PR: 1, Groups: 1},
+		{N: 1, C: 3, H: 3, W: 3, M: 1, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 2, H: 4, W: 4, M: 2, KH: 3, KW: 3, SH: 3, SW: 3, DH: 1, DW: 1, PT: 4, PL: 4, PB: 4, PR: 4, Groups: 2},
+		// Large enough for the thread split (SGEMM columns, depthwise channels).
+		{N: 1, C: 32, H: 20, W: 21, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 64, H: 57, W: 55, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 64},
+	}
+}
+
+func TestConv2DAgainstNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for i, p := range convCases() {
+		for _, withBias := range []bool{false, true} {
+			x := randSlice(r, p.N*p.C*p.H*p.W)
+			w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
+			var bias []float32
+			if withBias {
+				bias = randSlice(r, p.M)
+			}
+			want := naiveConv(p, x, w, bias)
+			var first []float32
+			for _, th := range []int{1, 2} {
+				oh, ow := p.Out()
+				y := make([]float32, p.N*p.M*oh*ow)
+				for j := range y {
+					y[j] = float32(math.NaN()) // every element must be written
+				}
+				var pw []*Packed
+				if withBias { // packed weights in half of the runs
+					var err error
+					if pw, err = PackConvWeights(p, w); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := NewContext(th).Conv2DPacked(p, x, w, pw, bias, y); err != nil {
+					t.Fatal(err)
+				}
+				name := fmt.Sprintf("case %d %+v threads %d bias %v", i, p, th, withBias)
+				for j := range y {
+					if d := math.Abs(float64(y[j]) - want[j]); !(d <= 1e-5*float64(p.C*p.KH*p.KW)+1e-5) {
+						t.Fatalf("%s: y[%d] = %g, want %g", name, j, y[j], want[j])
+					}
+				}
+				if first == nil {
+					first = y
+					continue
+				}
+				for j := range y {
+					if math.Float32bits(y[j]) != math.Float32bits(first[j]) {
+						t.Fatalf("%s: y[%d] = %g on 2 threads, %g on 1", name, j, y[j], first[j])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestConv2DErrors(t *testing.T) {
+	p := Conv2D{N: 1, C: 3, H: 4, W: 4, M: 2, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 2}
+	if err := NewContext(1).Conv2D(p, make([]float32, 48), make([]float32, 54), nil, make([]float32, 8)); err == nil {
+		t.Fatal("want an error for 3 channels in 2 groups")
+	}
+}
+
+// BenchmarkConv2D reports GFLOP/s of ResNet-50's first convolution and a
+// MobileNet depthwise 3×3 layer, one thread.
+func BenchmarkConv2D(b *testing.B) {
+	cases := []struct {
+		name string
+		p    Conv2D
+	}{
+		{"resnet50_conv1", Conv2D{N: 1, C: 3, H: 224, W: 224, M: 64, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 3, PR: 3, Groups: 1}},
+		{"resnet50_l1_3x3", Conv2D{N: 1, C: 64, H: 56, W: 56, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1}},
+		{"mobilenet_dw3x3_112", Conv2D{N: 1, C: 32, H: 112, W: 112, M: 32, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 32}},
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			p := c.p
+			oh, ow := p.Out()
+			x, w := randSlice(r, p.N*p.C*p.H*p.W), randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
+			y := make([]float32, p.N*p.M*oh*ow)
+			ctx := NewContext(1)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := ctx.Conv2D(p, x, w, nil, y); err != nil {
+					b.Fatal(err)
+				}
+			}
+			flops := 2 * float64(p.N*p.M*oh*ow*p.C/p.Groups*p.KH*p.KW)
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+func naiveMaxPool(p Pool2D, x []float32) []float64 {
+	y := make([]float64, p.N*p.C*p.OH*p.OW)
+	for pl := 0; pl < p.N*p.C; pl++ {
+		for o := 0; o < p.OH; o++ {
+			for q := 0; q < p.OW; q++ {
+				m := math.Inf(-1)
+				for kh := 0; kh < p.KH; kh++ {
+					for kw := 0; kw < p.KW; kw++ {
+						ih, iw := o*p.SH-p.PT+kh*p.DH, q*p.SW-p.PL+kw*p.DW
+						if ih >= 0 && ih < p.H && iw >= 0 && iw < p.W {
+							m = math.Max(m, float64(x[(pl*p.H+ih)*p.W+iw]))
+						}
+					}
+				}
+				y[(pl*p.OH+o)*p.OW+q] = m
+			}
+		}
+	}
+	return y
+}
+
+func TestMaxPool2DAgainstNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	cases := []Pool2D{
+		{N: 1, C: 3, H: 17, W: 17, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, OH: 9, OW: 9},
+		{N: 2, C: 5, H: 9, W: 13, KH: 2, KW: 3, SH: 1, SW: 3, DH: 2, DW: 1, PT: 0, PL: 1, OH: 7, OW: 5},
+		{N: 1, C: 1, H: 1, W: 255, KH: 1, KW: 4, SH: 1, SW: 4, DH: 1, DW: 1, OH: 1, OW: 64}, // ceil-mode last window
+		{N: 1, C: 2, H: 3, W: 3, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 2, PL: 2, OH: 5, OW: 5},
+	}
+	for i, p := range cases {
+		x := randSlice(r, p.N*p.C*p.H*p.W)
+		y := make([]float32, p.N*p.C*p.OH*p.OW)
+		if err := NewContext(2).MaxPool2D(p, x, y); err != nil {
+			t.Fatal(err)
+		}
+		want := naiveMaxPool(p, x)
+		for j := range y {
+			if float64(y[j]) != want[j] {
+				t.Fatalf("case %d: y[%d] = %g, want %g", i, j, y[j], want[j])
+			}
+		}
+	}
+}

@@ -1,0 +1,30 @@
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+//go:generate sh -c "cd asmgen && go run . -pkg kernels -out ../sgemm_amd64.s -stubs ../sgemm_amd64.go"
+
+// The SIMD kernels join the list before kernels.go's init picks the last
+// one (package-level variable initialization runs before init functions).
+var _ = func() bool {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		available = append(available, microKernel{name: "avx2", mr: 6, nr: 16, fn: kernelAVX2})
+		axpy = axpySIMD
+	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
+		available = append(available, microKernel{name: "avx512", mr: 12, nr: 32, fn: kernelAVX512})
+	}
+	return true
+}()
+
+// axpySIMD runs the multiple-of-8 head with AVX2+FMA and the tail in Go.
+func axpySIMD(a float32, x, y []float32) {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		axpyAVX2(n, a, &x[0], &y[0])
+	}
+	for i := n; i < len(x); i++ {
+		y[i] += a * x[i]
+	}
+}

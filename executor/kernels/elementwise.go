@@ -1,0 +1,127 @@
+package kernels
+
+// Relu sets y = max(x, 0) (NaN stays NaN); len(y) must be len(x).
+func Relu(x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		if v < 0 {
+			v = 0
+		}
+		y[i] = v
+	}
+}
+
+// AddSuffix sets y = x + b with b repeated along x (len(b) divides
+// len(x); b is x's trailing axes, as a bias). len(y) must be len(x).
+func AddSuffix(x, b, y []float32) {
+	y = y[:len(x)]
+	n := len(b)
+	if n == 0 {
+		return
+	}
+	if n == len(x) {
+		for i := range x {
+			y[i] = x[i] + b[i]
+		}
+		return
+	}
+	for o := 0; o+n <= len(x); o += n {
+		xs, ys := x[o:o+n], y[o:o+n]
+		for i := range xs {
+			ys[i] = xs[i] + b[i]
+		}
+	}
+}
+
+// MulSuffix sets y = x · b with b repeated along x, as AddSuffix.
+func MulSuffix(x, b, y []float32) {
+	y = y[:len(x)]
+	n := len(b)
+	if n == 0 {
+		return
+	}
+	for o := 0; o+n <= len(x); o += n {
+		xs, ys := x[o:o+n], y[o:o+n]
+		for i := range xs {
+			ys[i] = xs[i] * b[i]
+		}
+	}
+}
+
+// AddBlocks sets y = x + b[i] over the i-th block of inner elements of x
+// (a per-channel bias: len(x) == len(b)·inner).
+func AddBlocks(x, b, y []float32, inner int) {
+	for i, v := range b {
+		xs, ys := x[i*inner:(i+1)*inner], y[i*inner:(i+1)*inner]
+		for j := range xs {
+			ys[j] = xs[j] + v
+		}
+	}
+}
+
+// MulBlocks sets y = x · b[i] over the i-th block of inner elements of x.
+func MulBlocks(x, b, y []float32, inner int) {
+	for i, v := range b {
+		xs, ys := x[i*inner:(i+1)*inner], y[i*inner:(i+1)*inner]
+		for j := range xs {
+			ys[j] = xs[j] * v
+		}
+	}
+}
+
+// Clip sets y = min(max(x, lo), hi) (NaN stays NaN).
+func Clip(x, y []float32, lo, hi float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		if v < lo {
+			v = lo
+		}
+		if v > hi {
+			v = hi
+		}
+		y[i] = v
+	}
+}
+
+// HardSigmoid sets y = max(0, min(1, alpha·x + beta)).
+func HardSigmoid(x, y []float32, alpha, beta float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		v = alpha*v + beta
+		if v < 0 {
+			v = 0
+		}
+		if v > 1 {
+			v = 1
+		}
+		y[i] = v
+	}
+}
+
+// HardSwish sets y = x · max(0, min(1, x·(1/6) + 1/2)) (alpha = 1/6 as
+// a float32 multiplier, as ONNX defines it).
+func HardSwish(x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		s := v*(1.0/6) + 0.5
+		if s < 0 {
+			s = 0
+		}
+		if s > 1 {
+			s = 1
+		}
+		y[i] = v * s
+	}
+}
+
+// GlobalAveragePool sets y[i] to the mean of the i-th block of inner
+// elements of x (len(x) == len(y)·inner), summed in float64.
+func GlobalAveragePool(x, y []float32, inner int) {
+	for i := range y {
+		s := 0.0
+		for _, v := range x[i*inner : (i+1)*inner] {
+			s += float64(v)
+		}
+		y[i] = float32(s / float64(inner))
+	}
+}

@@ -1,0 +1,168 @@
+// Package kernels holds the executor's hot numeric kernels: a packed,
+// cache-blocked SGEMM with SIMD micro-kernels, convolution through it
+// (im2col, or the input itself for 1×1 convolutions), a direct
+// depthwise convolution, MaxPool, Relu and a bias-style Add. All work on
+// float32 slices in NCHW / row-major layout; benchmarks report GFLOP/s.
+//
+// The SGEMM micro-kernels are Go assembly generated with avo
+// (asmgen/, a module of its own; `go generate ./executor/kernels`):
+// AVX-512 (12×32 tiles) and AVX2+FMA (6×16 tiles), with a pure-Go kernel
+// (4×16) for other CPUs and architectures. The kernel is chosen once, in
+// init, from the CPU's features (golang.org/x/sys/cpu) and never changes
+// afterwards; ONNXCONV_SGEMM_KERNEL=generic|avx2|avx512 (read in init too)
+// forces a slower one, for tests and measurements.
+//
+// Results do not depend on the number of threads: every element of C is
+// one chain of fused multiply-adds in k order within a k-block, the
+// k-blocks are added in order, and threads only split rows or columns.
+package kernels
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// microKernel computes an mr×nr tile of C from packed panels: kc steps of
+// mr values of A and nr values of B. add != 0 adds the product to C.
+type microKernel struct {
+	name   string
+	mr, nr int
+	fn     func(kc int, a, b, c *float32, ldc int, add int)
+}
+
+var genericKernel = microKernel{name: "generic", mr: 4, nr: 16, fn: kernelGeneric}
+
+// available lists the kernels this CPU can run, slowest first; filled in
+// init (the amd64 file appends the SIMD ones) and read-only afterwards.
+var available = []microKernel{genericKernel}
+
+// best is the kernel Sgemm uses; chosen in init and read-only afterwards.
+var best microKernel
+
+// axpy sets y[i] += a·x[i] (len(y) == len(x)); the SIMD version is set
+// during package initialization when the CPU has AVX2 and FMA, and never
+// changes afterwards.
+var axpy = axpyGeneric
+
+func axpyGeneric(a float32, x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += a * v
+	}
+}
+
+// KernelEnv names the environment variable that forces a micro-kernel.
+const KernelEnv = "ONNXCONV_SGEMM_KERNEL"
+
+func init() {
+	best = available[len(available)-1]
+	if want := os.Getenv(KernelEnv); want != "" {
+		for _, k := range available {
+			if k.name == want {
+				best = k
+			}
+		}
+		if want == "generic" {
+			axpy = axpyGeneric
+		}
+	}
+}
+
+// KernelName names the SGEMM micro-kernel in use ("avx512", "avx2" or
+// "generic").
+func KernelName() string { return best.name }
+
+// Context carries the thread count and reusable scratch memory of the
+// kernels. It is safe for concurrent use; the zero value and nil run on
+// one thread.
+type Context struct {
+	threads int
+	pool    sync.Pool
+}
+
+// NewContext returns a Context running kernels on up to threads
+// goroutines (threads < 1: runtime.NumCPU()).
+func NewContext(threads int) *Context {
+	if threads < 1 {
+		threads = runtime.NumCPU()
+	}
+	return &Context{threads: threads}
+}
+
+// Threads is the number of goroutines a kernel call may use.
+func (x *Context) Threads() int {
+	if x == nil || x.threads < 1 {
+		return 1
+	}
+	return x.threads
+}
+
+// scratch is per-goroutine packing memory.
+type scratch struct {
+	a, b, tile []float32
+	cols       []float32
+}
+
+func (x *Context) get() *scratch {
+	if x != nil {
+		if s, ok := x.pool.Get().(*scratch); ok {
+			return s
+		}
+	}
+	return &scratch{}
+}
+
+func (x *Context) put(s *scratch) {
+	if x != nil {
+		x.pool.Put(s)
+	}
+}
+
+func grow(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	return buf[:n]
+}
+
+// kernelGeneric is the pure-Go micro-kernel (4×16).
+func kernelGeneric(kc int, a, b, c *float32, ldc int, add int) {
+	const mr, nr = 4, 16
+	pa := unsafe.Slice(a, kc*mr)
+	pb := unsafe.Slice(b, kc*nr)
+	var acc [mr][nr]float32
+	for p := 0; p < kc; p++ {
+		bp := (*[nr]float32)(pb[p*nr : p*nr+nr])
+		ap := (*[mr]float32)(pa[p*mr : p*mr+mr])
+		for i := 0; i < mr; i++ {
+			ai := ap[i]
+			r := &acc[i]
+			for j := 0; j < nr; j++ {
+				r[j] += ai * bp[j]
+			}
+		}
+	}
+	cs := unsafe.Slice(c, (mr-1)*ldc+nr)
+	for i := 0; i < mr; i++ {
+		row := cs[i*ldc : i*ldc+nr]
+		if add != 0 {
+			for j := range row {
+				row[j] += acc[i][j]
+			}
+		} else {
+			copy(row, acc[i][:])
+		}
+	}
+}
+
+// ShapeError reports arguments that do not fit together.
+type ShapeError struct{ Msg string }
+
+func (e *ShapeError) Error() string { return "kernels: " + e.Msg }
+
+func shapeErr(format string, args ...any) error {
+	return &ShapeError{Msg: fmt.Sprintf(format, args...)}
+}

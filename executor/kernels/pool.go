@@ -1,0 +1,85 @@
+package kernels
+
+import "math"
+
+// Pool2D describes a 2-D pooling window over NCHW float32 tensors (a 1-D
+// one has H = KH = 1); OH and OW are given (ceil mode and auto_pad are
+// the caller's). Window positions in the padding are ignored.
+type Pool2D struct {
+	N, C, H, W     int
+	KH, KW         int
+	SH, SW, DH, DW int
+	PT, PL         int
+	OH, OW         int
+}
+
+func (p *Pool2D) check(x, y []float32) error {
+	if p.N < 0 || p.C < 0 || p.H < 1 || p.W < 1 || p.KH < 1 || p.KW < 1 || p.SH < 1 || p.SW < 1 ||
+		p.DH < 1 || p.DW < 1 || p.PT < 0 || p.PL < 0 || p.OH < 0 || p.OW < 0 {
+		return shapeErr("pool: invalid geometry %+v", *p)
+	}
+	if len(x) != p.N*p.C*p.H*p.W || len(y) != p.N*p.C*p.OH*p.OW {
+		return shapeErr("pool: X has %d and Y %d elements for %+v", len(x), len(y), *p)
+	}
+	return nil
+}
+
+// MaxPool2D computes y = max over each window of x (−Inf for a window
+// entirely in the padding, as ONNX Runtime does).
+func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
+	if err := p.check(in, y); err != nil {
+		return err
+	}
+	planes := p.N * p.C
+	npix := p.OH * p.OW
+	run := func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			xc := in[pl*p.H*p.W : (pl+1)*p.H*p.W]
+			yc := y[pl*npix : (pl+1)*npix]
+			for i := range yc {
+				yc[i] = float32(math.Inf(-1))
+			}
+			for kh := 0; kh < p.KH; kh++ {
+				for kw := 0; kw < p.KW; kw++ {
+					off := kw*p.DW - p.PL
+					lo, hi := colRange(off, p.SW, p.W, p.OW)
+					if lo >= hi {
+						continue
+					}
+					for o := 0; o < p.OH; o++ {
+						ih := o*p.SH - p.PT + kh*p.DH
+						if ih < 0 || ih >= p.H {
+							continue
+						}
+						src := xc[ih*p.W : (ih+1)*p.W]
+						d := yc[o*p.OW+lo : o*p.OW+hi]
+						if p.SW == 1 {
+							s := src[lo+off : hi+off]
+							for i, v := range s {
+								if v > d[i] || v != v {
+									d[i] = v
+								}
+							}
+						} else {
+							for i := range d {
+								if v := src[(lo+i)*p.SW+off]; v > d[i] || v != v {
+									d[i] = v
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t := x.Threads()
+	if planes*npix*p.KH*p.KW < minParallelFlops/2 || planes < 2 {
+		t = 1
+	}
+	if t <= 1 {
+		run(0, planes)
+		return nil
+	}
+	parts := split(planes, t, 1)
+	return x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
+}

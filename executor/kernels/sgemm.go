@@ -1,0 +1,356 @@
+package kernels
+
+import "sync"
+
+// Blocking: a kc×nc block of op(B) and an mc×kc block of op(A) are packed
+// into panels the micro-kernel reads sequentially (A block ≈ L2, B panel ≈
+// L1). mc and nc are multiples of every kernel's mr and nr.
+const (
+	blockK = 256
+	blockM = 192
+	blockN = 2048
+)
+
+// minParallelFlops is the product size below which Sgemm stays on one
+// goroutine (starting goroutines costs more than it gains).
+const minParallelFlops = 1 << 21
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major float32
+// matrices: op(A) is m×k (A is m×k with row stride lda, or k×m when
+// transA), op(B) is k×n (B is k×n with row stride ldb, or n×k when
+// transB), C is m×n with row stride ldc. beta == 0 ignores C's contents.
+// Work is split over x.Threads() goroutines by rows or columns of C; the
+// result is the same for every thread count.
+func (x *Context) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
+	return x.sgemm(best, transA, transB, m, n, k, alpha, a, lda, nil, b, ldb, nil, beta, c, ldc)
+}
+
+// SgemmPacked is Sgemm with op(A) or op(B) (or both) packed beforehand by
+// PackA / PackB (alpha is then already applied to a packed A; pass 1). A
+// nil packed operand is read from the slice as in Sgemm.
+func (x *Context) SgemmPacked(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, pa *Packed, b []float32, ldb int, pb *Packed, beta float32, c []float32, ldc int) error {
+	return x.sgemm(best, transA, transB, m, n, k, alpha, a, lda, pa, b, ldb, pb, beta, c, ldc)
+}
+
+func (x *Context) sgemm(mk microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, pa *Packed, b []float32, ldb int, pb *Packed, beta float32, c []float32, ldc int) error {
+	if m < 0 || n < 0 || k < 0 {
+		return shapeErr("sgemm: negative size %d×%d×%d", m, n, k)
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if pa != nil {
+		if err := pa.fits(mk, true, m, k); err != nil {
+			return err
+		}
+	} else if err := checkMat("A", a, transA, m, k, lda); err != nil {
+		return err
+	}
+	if pb != nil {
+		if err := pb.fits(mk, false, n, k); err != nil {
+			return err
+		}
+	} else if err := checkMat("B", b, transB, k, n, ldb); err != nil {
+		return err
+	}
+	if ldc < n || len(c) < (m-1)*ldc+n {
+		return shapeErr("sgemm: C of %d elements (ldc %d) is too small for %d×%d", len(c), ldc, m, n)
+	}
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return nil
+	}
+	t := x.Threads()
+	if flops := 2 * m * n * k; flops < minParallelFlops*t {
+		t = max(1, min(t, flops/minParallelFlops))
+	}
+	// Split the larger of m and n into t parts aligned to the tile size.
+	if t > 1 && n >= m && n >= 2*mk.nr {
+		parts := split(n, t, mk.nr)
+		return x.parallel(len(parts)-1, func(i int) {
+			j0, j1 := parts[i], parts[i+1]
+			ob := operand{packed: pb, trans: transB, ld: ldb, off: j0}
+			if pb == nil {
+				bo := j0
+				if transB {
+					bo = j0 * ldb
+				}
+				ob = operand{trans: transB, s: b[bo:], ld: ldb}
+			}
+			x.serial(mk, m, j1-j0, k, alpha, operand{packed: pa, trans: transA, s: a, ld: lda}, ob, beta, c[j0:], ldc)
+		})
+	}
+	if t > 1 && m >= 2*mk.mr {
+		parts := split(m, t, mk.mr)
+		return x.parallel(len(parts)-1, func(i int) {
+			i0, i1 := parts[i], parts[i+1]
+			oa := operand{packed: pa, trans: transA, ld: lda, off: i0}
+			if pa == nil {
+				ao := i0 * lda
+				if transA {
+					ao = i0
+				}
+				oa = operand{trans: transA, s: a[ao:], ld: lda}
+			}
+			x.serial(mk, i1-i0, n, k, alpha, oa, operand{packed: pb, trans: transB, s: b, ld: ldb}, beta, c[i0*ldc:], ldc)
+		})
+	}
+	x.serial(mk, m, n, k, alpha, operand{packed: pa, trans: transA, s: a, ld: lda}, operand{packed: pb, trans: transB, s: b, ld: ldb}, beta, c, ldc)
+	return nil
+}
+
+// operand is A or B of one serial SGEMM: a packed matrix from row (A) or
+// column (B) off on, or a slice to pack block by block.
+type operand struct {
+	packed *Packed
+	off    int
+	trans  bool
+	s      []float32
+	ld     int
+}
+
+// Packed is op(A) or op(B) packed once for the micro-kernel in use, for
+// operands used by many products (weights). It is read-only and may be
+// shared by concurrent calls.
+type Packed struct {
+	kernel string
+	isA    bool
+	// rows × k: rows is m for A, n for B; pad is rows rounded up to the
+	// panel width.
+	rows, k, pad int
+	data         []float32
+}
+
+func (p *Packed) fits(mk microKernel, isA bool, rows, k int) error {
+	if p.kernel != mk.name || p.isA != isA || p.rows != rows || p.k != k {
+		return shapeErr("sgemm: packed operand (%s, A %v, %d×%d) does not fit a %d×%d operand for %s", p.kernel, p.isA, p.rows, p.k, rows, k, mk.name)
+	}
+	return nil
+}
+
+// panel returns the packed panel of rows [r, r+panel width) in the k-block
+// starting at p0.
+func (p *Packed) panel(p0, kc, r int) *float32 { return &p.data[p0*p.pad+r*kc] }
+
+// PackA packs alpha·op(A) (m×k; A is k×m when trans) for SgemmPacked.
+func PackA(trans bool, m, k int, alpha float32, a []float32, lda int) (*Packed, error) {
+	return packAll(best, true, trans, m, k, alpha, a, lda)
+}
+
+// PackB packs op(B) (k×n; B is n×k when trans) for SgemmPacked.
+func PackB(trans bool, k, n int, b []float32, ldb int) (*Packed, error) {
+	return packAll(best, false, trans, n, k, 1, b, ldb)
+}
+
+func packAll(mk microKernel, isA, trans bool, rows, k int, alpha float32, s []float32, ld int) (*Packed, error) {
+	w := mk.nr
+	if isA {
+		w = mk.mr
+	}
+	if rows < 1 || k < 1 {
+		return nil, shapeErr("pack: empty operand %d×%d", rows, k)
+	}
+	if isA {
+		if err := checkMat("A", s, trans, rows, k, ld); err != nil {
+			return nil, err
+		}
+	} else if err := checkMat("B", s, trans, k, rows, ld); err != nil {
+		return nil, err
+	}
+	pad := (rows + w - 1) / w * w
+	p := &Packed{kernel: mk.name, isA: isA, rows: rows, k: k, pad: pad, data: make([]float32, pad*k)}
+	for p0 := 0; p0 < k; p0 += blockK {
+		kc := min(blockK, k-p0)
+		dst := p.data[p0*pad : p0*pad+kc*pad]
+		if isA {
+			packA(dst, trans, s, ld, 0, rows, p0, kc, w, alpha)
+		} else {
+			packB(dst, trans, s, ld, p0, kc, 0, rows, w)
+		}
+	}
+	return p, nil
+}
+
+func checkMat(name string, s []float32, trans bool, rows, cols, ld int) error {
+	if trans {
+		rows, cols = cols, rows
+	}
+	if rows == 0 || cols == 0 {
+		return nil
+	}
+	if ld < cols || len(s) < (rows-1)*ld+cols {
+		return shapeErr("sgemm: %s of %d elements (ld %d) is too small for %d×%d", name, len(s), ld, rows, cols)
+	}
+	return nil
+}
+
+// split cuts [0, n) into at most t ranges whose inner bounds are multiples
+// of align.
+func split(n, t, align int) []int {
+	units := (n + align - 1) / align
+	t = min(t, units)
+	parts := []int{0}
+	for i := 1; i < t; i++ {
+		parts = append(parts, units*i/t*align)
+	}
+	return append(parts, n)
+}
+
+// parallel runs f(0..n-1) on n goroutines (the last one on the caller's).
+func (x *Context) parallel(n int, f func(i int)) error {
+	var wg sync.WaitGroup
+	for i := 0; i < n-1; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(i)
+		}()
+	}
+	f(n - 1)
+	wg.Wait()
+	return nil
+}
+
+func scaleC(m, n int, beta float32, c []float32, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// serial is the blocked SGEMM on one goroutine.
+func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int) {
+	s := x.get()
+	defer x.put(s)
+	mr, nr := mk.mr, mk.nr
+	first := beta == 0
+	if !first {
+		scaleC(m, n, beta, c, ldc)
+	}
+	s.tile = grow(s.tile, mr*nr)
+	for j0 := 0; j0 < n; j0 += blockN {
+		nc := min(blockN, n-j0)
+		ncp := (nc + nr - 1) / nr * nr
+		for p0 := 0; p0 < k; p0 += blockK {
+			kc := min(blockK, k-p0)
+			add := 1
+			if first && p0 == 0 {
+				add = 0
+			}
+			if ob.packed == nil {
+				s.b = grow(s.b, kc*ncp)
+				packB(s.b, ob.trans, ob.s, ob.ld, p0, kc, j0, nc, nr)
+			}
+			for i0 := 0; i0 < m; i0 += blockM {
+				mc := min(blockM, m-i0)
+				mcp := (mc + mr - 1) / mr * mr
+				if oa.packed == nil {
+					s.a = grow(s.a, kc*mcp)
+					packA(s.a, oa.trans, oa.s, oa.ld, i0, mc, p0, kc, mr, alpha)
+				}
+				for jr := 0; jr < nc; jr += nr {
+					nn := min(nr, nc-jr)
+					var pb *float32
+					if ob.packed != nil {
+						pb = ob.packed.panel(p0, kc, ob.off+j0+jr)
+					} else {
+						pb = &s.b[jr*kc]
+					}
+					for ir := 0; ir < mc; ir += mr {
+						mm := min(mr, mc-ir)
+						var pa *float32
+						if oa.packed != nil {
+							pa = oa.packed.panel(p0, kc, oa.off+i0+ir)
+						} else {
+							pa = &s.a[ir*kc]
+						}
+						ci := (i0+ir)*ldc + j0 + jr
+						if mm == mr && nn == nr {
+							mk.fn(kc, pa, pb, &c[ci], ldc, add)
+							continue
+						}
+						mk.fn(kc, pa, pb, &s.tile[0], nr, 0)
+						for i := 0; i < mm; i++ {
+							row := c[ci+i*ldc : ci+i*ldc+nn]
+							t := s.tile[i*nr : i*nr+nn]
+							if add != 0 {
+								for j := range row {
+									row[j] += t[j]
+								}
+							} else {
+								copy(row, t)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// packA packs rows [i0, i0+mc) and columns [p0, p0+kc) of alpha·op(A)
+// into panels of mr rows: panel r holds, for each p, mr values (zero past
+// the last row).
+func packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int, alpha float32) {
+	for ir := 0; ir < mc; ir += mr {
+		panel := dst[ir*kc : ir*kc+mr*kc]
+		mm := min(mr, mc-ir)
+		for r := 0; r < mm; r++ {
+			i := i0 + ir + r
+			if !trans {
+				src := a[i*lda+p0 : i*lda+p0+kc]
+				for p, v := range src {
+					panel[p*mr+r] = v * alpha
+				}
+			} else {
+				for p := 0; p < kc; p++ {
+					panel[p*mr+r] = a[(p0+p)*lda+i] * alpha
+				}
+			}
+		}
+		for r := mm; r < mr; r++ {
+			for p := 0; p < kc; p++ {
+				panel[p*mr+r] = 0
+			}
+		}
+	}
+}
+
+// packB packs rows [p0, p0+kc) and columns [j0, j0+nc) of op(B) into
+// panels of nr columns: panel j holds, for each p, nr values (zero past
+// the last column).
+func packB(dst []float32, trans bool, b []float32, ldb, p0, kc, j0, nc, nr int) {
+	for jr := 0; jr < nc; jr += nr {
+		panel := dst[jr*kc : jr*kc+nr*kc]
+		nn := min(nr, nc-jr)
+		if !trans {
+			for p := 0; p < kc; p++ {
+				row := b[(p0+p)*ldb+j0+jr:]
+				d := panel[p*nr : p*nr+nr]
+				copy(d[:nn], row[:nn])
+				clear(d[nn:])
+			}
+			continue
+		}
+		for j := 0; j < nn; j++ {
+			src := b[(j0+jr+j)*ldb+p0 : (j0+jr+j)*ldb+p0+kc]
+			for p, v := range src {
+				panel[p*nr+j] = v
+			}
+		}
+		for j := nn; j < nr; j++ {
+			for p := 0; p < kc; p++ {
+				panel[p*nr+j] = 0
+			}
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.Float64()*2 - 1)
+	}
+	return s
+}
+
+// naiveGemm is the float64 reference: C = alpha·op(A)·op(B) + beta·C.
+func naiveGemm(transA, transB bool, m, n, k int, alpha float64, a []float32, lda int, b []float32, ldb int, beta float64, c []float32, ldc int) []float64 {
+	out := make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for p := 0; p < k; p++ {
+				var av, bv float32
+				if transA {
+					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
+				}
+				if transB {
+					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
+				}
+				s += float64(av) * float64(bv)
+			}
+			cv := 0.0
+			if beta != 0 {
+				cv = beta * float64(c[i*ldc+j])
+			}
+			out[i*n+j] = alpha*s + cv
+		}
+	}
+	return out
+}
+
+func TestSgemmAgainstNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	sizes := []int{1, 3, 17, 33, 255}
+	for _, mk := range available {
+		for _, m := range sizes {
+			for _, n := range sizes {
+				for _, k := range []int{1, 3, 17, 300} {
+					for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+						if (m == 255 || n == 255) && k == 300 && (tr[0] || tr[1]) && mk.name == "generic" {
+							continue
+						}
+						alpha, beta := float32(1), float32(0)
+						if (m+n+k)%2 == 1 {
+							alpha, beta = 0.5, -1.5
+						}
+						lda, ldb, ldc := k+2, n+1, n+3
+						ar, br := m, k
+						if tr[0] {
+							lda, ar = m+1, k
+						}
+						if tr[1] {
+							ldb, br = k+3, n
+						}
+						a := randSlice(r, ar*lda)
+						b := randSlice(r, br*ldb)
+						c := randSlice(r, m*ldc)
+						want := naiveGemm(tr[0], tr[1], m, n, k, float64(alpha), a, lda, b, ldb, float64(beta), c, ldc)
+						ctx := NewContext(2)
+						// Pack A, B, both or neither, by the shape.
+						var pa, pb *Packed
+						var err error
+						mode := (m + 2*n + 3*k) % 4
+						if mode&1 != 0 {
+							if pa, err = packAll(mk, true, tr[0], m, k, alpha, a, lda); err != nil {
+								t.Fatal(err)
+							}
+						}
+						if mode&2 != 0 {
+							if pb, err = packAll(mk, false, tr[1], n, k, 1, b, ldb); err != nil {
+								t.Fatal(err)
+							}
+						}
+						al := alpha
+						if pa != nil {
+							al = 1
+						}
+						if err := ctx.sgemm(mk, tr[0], tr[1], m, n, k, al, a, lda, pa, b, ldb, pb, beta, c, ldc); err != nil {
+							t.Fatal(err)
+						}
+						name := fmt.Sprintf("%s m=%d n=%d k=%d trans=%v packed A %v B %v", mk.name, m, n, k, tr, pa != nil, pb != nil)
+						for i := 0; i < m; i++ {
+							for j := 0; j < n; j++ {
+								got, w := float64(c[i*ldc+j]), want[i*n+j]
+								if math.Abs(got-w) > 2e-6*float64(k)+1e-5*math.Abs(w) {
+									t.Fatalf("%s: C[%d,%d] = %g, want %g", name, i, j, got, w)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmThreadsIdentical: the result is bit-identical for 1, 2 and 3
+// threads.
+func TestSgemmThreadsIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, sh := range [][3]int{{64, 3136, 576}, {517, 49, 700}, {33, 1000, 17}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		a, b := randSlice(r, m*k), randSlice(r, k*n)
+		var ref []float32
+		for _, th := range []int{1, 2, 3} {
+			c := make([]float32, m*n)
+			if err := NewContext(th).Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n); err != nil {
+				t.Fatal(err)
+			}
+			if ref == nil {
+				ref = c
+				continue
+			}
+			for i := range c {
+				if math.Float32bits(c[i]) != math.Float32bits(ref[i]) {
+					t.Fatalf("%v: %d threads differ from 1 at %d: %g vs %g", sh, th, i, c[i], ref[i])
+				}
+			}
+		}
+	}
+}
+
+func TestSgemmShapeErrors(t *testing.T) {
+	var ctx *Context
+	err := ctx.Sgemm(false, false, 2, 2, 2, 1, make([]float32, 3), 2, make([]float32, 4), 2, 0, make([]float32, 4), 2)
+	var se *ShapeError
+	if err == nil || !asShape(err, &se) {
+		t.Fatalf("got %v, want a ShapeError", err)
+	}
+}
+
+func asShape(err error, target **ShapeError) bool {
+	se, ok := err.(*ShapeError)
+	if ok {
+		*target = se
+	}
+	return ok
+}
+
+// BenchmarkSgemm reports GFLOP/s on one thread at 512³ and at the GEMM
+// shapes of ResNet-50's convolutions (M = output channels, N = output
+// pixels, K = input channels × kernel size).
+func BenchmarkSgemm(b *testing.B) {
+	shapes := []struct {
+		name    string
+		m, n, k int
+	}{
+		{"512x512x512", 512, 512, 512},
+		{"resnet50_conv1_64x12544x147", 64, 12544, 147},
+		{"resnet50_l1_3x3_64x3136x576", 64, 3136, 576},
+		{"resnet50_l2_3x3_128x784x1152", 128, 784, 1152},
+		{"resnet50_l3_3x3_256x196x2304", 256, 196, 2304},
+		{"resnet50_l4_3x3_512x49x4608", 512, 49, 4608},
+		{"resnet50_l1_1x1_256x3136x64", 256, 3136, 64},
+		{"resnet50_l4_1x1_2048x49x512", 2048, 49, 512},
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, mk := range available {
+		for _, s := range shapes {
+			// "packedA": A (the weights, M×K) packed once, as the executor
+			// does for constant weights; "raw": everything packed per call.
+			for _, mode := range []string{"raw", "packedA"} {
+				b.Run(mk.name+"/"+mode+"/"+s.name, func(b *testing.B) {
+					a, bb, c := randSlice(r, s.m*s.k), randSlice(r, s.k*s.n), make([]float32, s.m*s.n)
+					var pa *Packed
+					if mode == "packedA" {
+						var err error
+						if pa, err = packAll(mk, true, false, s.m, s.k, 1, a, s.k); err != nil {
+							b.Fatal(err)
+						}
+					}
+					ctx := NewContext(1)
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						if err := ctx.sgemm(mk, false, false, s.m, s.n, s.k, 1, a, s.k, pa, bb, s.n, nil, 0, c, s.n); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
+
+func TestAxpy(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{0, 1, 3, 7, 8, 9, 17, 255} {
+		x, y := randSlice(r, n), randSlice(r, n)
+		want := make([]float64, n)
+		for i := range want {
+			want[i] = float64(y[i]) + 0.75*float64(x[i])
+		}
+		axpy(0.75, x, y)
+		for i := range y {
+			if math.Abs(float64(y[i])-want[i]) > 1e-6 {
+				t.Fatalf("n=%d: y[%d] = %g, want %g", n, i, y[i], want[i])
+			}
+		}
+	}
+}
