@@ -120,6 +120,8 @@ type VerifyOptions struct {
 	BisectBatch int
 	// Backend is the executor's GoMLX backend ("" for the default).
 	Backend string
+	// Threads bounds the executor's kernel goroutines (0: all cores).
+	Threads int
 	// Ranges set the range of generated input values by input name ("*"
 	// for all): audio samples in [-1, 1], pixels in [0, 255], ...
 	Ranges map[string]verify.Range

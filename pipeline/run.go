@@ -25,6 +25,8 @@ type RunOptions struct {
 	OutDir string
 	// Backend is the executor's GoMLX backend ("" for the default).
 	Backend string
+	// Threads bounds the executor's kernel goroutines (0: all cores).
+	Threads int
 }
 
 // RunResult holds the outputs of Run.
@@ -45,7 +47,7 @@ func Run(ctx context.Context, path string, opts RunOptions) (*RunResult, error) 
 		return nil, err
 	}
 	defer m.Close()
-	ex, err := executor.New(m, executor.Options{Backend: opts.Backend})
+	ex, err := executor.New(m, executor.Options{Backend: opts.Backend, Threads: opts.Threads})
 	if err != nil {
 		return nil, invalidErr(fmt.Errorf("%s: %w", path, err))
 	}

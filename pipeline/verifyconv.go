@@ -19,7 +19,7 @@ func (v *VerifyOptions) options() verify.Options {
 	return verify.Options{
 		Samples: v.Samples, Profile: v.Profile, RTol: v.RTol, ATol: v.ATol,
 		ByOrder: v.ByOrder, Bisect: v.Bisect, BisectBatch: v.BisectBatch,
-		Backend: v.Backend, Progress: v.Progress,
+		Backend: v.Backend, Threads: v.Threads, Progress: v.Progress,
 		Gen: verify.GenOptions{Seed: v.Seed, Distribution: v.Distribution, Dims: v.Dims, Ranges: v.Ranges},
 	}
 }

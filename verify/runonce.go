@@ -23,7 +23,7 @@ func RunOnce(ctx context.Context, a *Side, opts Options) (*Report, error) {
 	}
 	rep := newReport(a, &Side{Name: ""}, &opts)
 	rep.B = SideInfo{Kind: "none"}
-	run, closeRun, err := runnerFor(a, opts.Backend)
+	run, closeRun, err := runnerFor(a, opts.Backend, opts.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %s: %w", a.Name, err)
 	}

@@ -81,6 +81,9 @@ type Options struct {
 	// Backend is the GoMLX backend for sides run by the built-in
 	// executor ("" for the default).
 	Backend string
+	// Threads bounds the goroutines of one executor kernel call (0: all
+	// cores); results do not depend on it.
+	Threads int
 	// Progress, when set, is called after each sample.
 	Progress func(done, total int)
 	// InputSource describes where Inputs came from, for the report.
@@ -110,7 +113,7 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 	rep := newReport(a, b, &opts)
 
 	// Runners.
-	ra, closeA, err := runnerFor(a, opts.Backend)
+	ra, closeA, err := runnerFor(a, opts.Backend, opts.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("verify: reference %s: %w", a.Name, err)
 	}
@@ -118,7 +121,7 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 	var rb Runner
 	if b.Expected == nil {
 		var closeB func()
-		rb, closeB, err = runnerFor(b, opts.Backend)
+		rb, closeB, err = runnerFor(b, opts.Backend, opts.Threads)
 		if err != nil {
 			return nil, fmt.Errorf("verify: candidate %s: %w", b.Name, err)
 		}
@@ -280,11 +283,11 @@ func names(vs []*canonical.Value) []string {
 }
 
 // runnerFor returns s.Runner, or a built-in executor for s.Model.
-func runnerFor(s *Side, backend string) (Runner, func(), error) {
+func runnerFor(s *Side, backend string, threads int) (Runner, func(), error) {
 	if s.Runner != nil {
 		return s.Runner, func() {}, nil
 	}
-	ex, err := executor.New(s.Model, executor.Options{Backend: backend})
+	ex, err := executor.New(s.Model, executor.Options{Backend: backend, Threads: threads})
 	if err != nil {
 		return nil, nil, err
 	}
