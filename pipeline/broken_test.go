@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -136,5 +137,20 @@ func TestBrokenImporterIsCaught(t *testing.T) {
 	t.Logf("swapped %q and %q; diverging outputs %v", swapped[0], swapped[1], failed)
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("the broken result was written (%v)", err)
+	}
+}
+
+// A Keras/TF.js model imported channels-first (-O layout=nchw) is still
+// verified against TF.js, which computes it channels-last: the inputs and
+// outputs the importer moved are transposed for the source side.
+func TestLayoutNCHWVerified(t *testing.T) {
+	testpaths.Node(t, "@tensorflow/tfjs")
+	res, err := Convert(context.Background(), "../fixtures/tfjs/cnn/model.json", filepath.Join(t.TempDir(), "cnn.onnx"),
+		Options{ImportOptions: importers.Options{"layout": "nchw"}, Verify: &VerifyOptions{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified || !res.Equivalent || !strings.Contains(res.Conversion.Reference, "tfjs") {
+		t.Fatalf("verified %v, equivalent %v, reference %q, not verified %q", res.Verified, res.Equivalent, res.Conversion.Reference, res.Conversion.NotVerified)
 	}
 }

@@ -46,6 +46,12 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 	if err != nil {
 		return err
 	}
+	if ref != nil && ref.Runner != nil {
+		if names := channelsFirst(imported); names != nil {
+			ref = &verify.Side{Name: ref.Name, Model: ref.Model, Runner: channelsLastSource{inner: ref.Runner, names: names,
+				ins: verify.GraphInputs(imported), outs: imported.Graph.Outputs}}
+		}
+	}
 	if ref != nil {
 		rep, err := c.compare(ctx, ref, cand, samples, source)
 		switch {

@@ -27,12 +27,15 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/hdf5"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/keraslayers"
 )
 
 // Name is the importer and format name.
@@ -62,6 +65,10 @@ type Options struct {
 	// Weights is the weights .h5 of an architecture JSON (relative to the
 	// JSON's folder unless absolute); "" finds it beside the JSON.
 	Weights string
+	// Layout is the layout of the graph's image-like inputs and outputs
+	// (keraslayers.Options.Layout): "" or "nhwc" keeps Keras's
+	// channels-last, "nchw" makes them channels-first.
+	Layout string
 }
 
 // New returns the Keras importer.
@@ -73,6 +80,8 @@ func optionSpecs() []importers.OptionSpec {
 	return []importers.OptionSpec{
 		{Name: "opset", Doc: "ai.onnx opset of the result, 14 to 21 (default 17)"},
 		{Name: "weights", Doc: "weights .h5 of a Keras 2 architecture JSON (default: NAME_weights.h5, NAME.h5 or NAME.weights.h5 beside it)"},
+		{Name: "layout", Doc: "layout of the graph's image inputs and outputs: nhwc (default; Keras's channels-last) or nchw " +
+			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones; fewer Transposes; metadata onnxconv.channels_first names them)"},
 	}
 }
 
@@ -88,7 +97,7 @@ func (importer) Describe() importers.Description {
 	}
 }
 
-// ParseOptions reads "opset" and "weights".
+// ParseOptions reads "opset", "weights" and "layout".
 func ParseOptions(m map[string]string) (Options, error) {
 	var o Options
 	opts := importers.Options(m)
@@ -110,6 +119,13 @@ func ParseOptions(m map[string]string) (Options, error) {
 					Err: fmt.Errorf("give the path of the weights .h5")}
 			}
 			o.Weights = v
+		case "layout":
+			l := strings.ToLower(strings.TrimSpace(v))
+			if !slices.Contains(keraslayers.Layouts(), l) {
+				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()),
+					Err: &keraslayers.LayoutError{Layout: v}}
+			}
+			o.Layout = l
 		default:
 			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
 		}
@@ -181,7 +197,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	mp, err := src.convert(o.Opset)
+	mp, err := src.convert(o.Opset, o.Layout)
 	if err != nil {
 		return nil, nil, err
 	}

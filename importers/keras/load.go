@@ -121,7 +121,7 @@ func Load(ctx context.Context, path, weights string) (*Model, error) {
 	return m, nil
 }
 
-func (m *Model) convert(opset int) (*onnxpb.ModelProto, error) {
+func (m *Model) convert(opset int, layout string) (*onnxpb.ModelProto, error) {
 	top := m.Config
 	if m.KerasVersion != "" {
 		if _, ok := top["keras_version"]; !ok {
@@ -129,7 +129,7 @@ func (m *Model) convert(opset int) (*onnxpb.ModelProto, error) {
 			top["keras_version"] = m.KerasVersion
 		}
 	}
-	mp, err := keraslayers.ConvertConfig(top, m.Weights, keraslayers.Options{Opset: opset, File: m.Path, Keras3: m.Kind == KerasV3})
+	mp, err := keraslayers.ConvertConfig(top, m.Weights, keraslayers.Options{Opset: opset, File: m.Path, Keras3: m.Kind == KerasV3, Layout: layout})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+	"google.golang.org/protobuf/proto"
 )
 
 // Limits on hostile configs.
@@ -43,6 +44,36 @@ type converter struct {
 	kerasVersion string
 	depth        int
 	nl           int
+	// clIn names the graph inputs kept channels-last under LayoutNCHW;
+	// cfIn records those made channels-first.
+	clIn, cfIn map[string]bool
+}
+
+// clOnlyInputs returns the channels-first graph inputs gin whose only
+// readers among nodes are Transposes back to channels-last.
+func clOnlyInputs(nodes []*onnxpb.NodeProto, gin []*onnxpb.ValueInfoProto) map[string]bool {
+	readers := map[string][]*onnxpb.NodeProto{}
+	for _, n := range nodes {
+		for _, in := range n.GetInput() {
+			readers[in] = append(readers[in], n)
+		}
+	}
+	out := map[string]bool{}
+	for _, v := range gin {
+		r := len(v.GetType().GetTensorType().GetShape().GetDim())
+		rs := readers[v.GetName()]
+		if !channelsFirstIO(LayoutNCHW, r) || len(rs) == 0 {
+			continue
+		}
+		all := true
+		for _, n := range rs {
+			all = all && n.GetOpType() == "Transpose"
+		}
+		if all {
+			out[v.GetName()] = true
+		}
+	}
+	return out
 }
 
 // Convert maps a Keras model config to ONNX (see the package doc).
@@ -59,6 +90,11 @@ func ConvertConfig(top map[string]any, w Weights, opts Options) (*onnxpb.ModelPr
 	if opts.Opset != 0 && opts.Opset < 14 {
 		return nil, fmt.Errorf("keraslayers: opset %d: use 14 or later", opts.Opset)
 	}
+	switch opts.Layout {
+	case "", LayoutNHWC, LayoutNCHW:
+	default:
+		return nil, &LayoutError{Layout: opts.Layout}
+	}
 	kv, _ := top["keras_version"].(string)
 	if mc, ok := top["model_config"].(map[string]any); ok {
 		top = mc
@@ -66,31 +102,58 @@ func ConvertConfig(top map[string]any, w Weights, opts Options) (*onnxpb.ModelPr
 	if w == nil {
 		w = WeightMap{}
 	}
-	c := &converter{b: onnxb.New(opts.Opset), w: w, opts: opts, keras3: opts.Keras3, inits: map[string]string{}, kerasVersion: kv}
-	if m, _ := top["module"].(string); strings.HasPrefix(m, "keras") {
-		c.keras3 = true
+	build := func(clIn map[string]bool) (*converter, *layerSpec, []*kval, []*onnxpb.ValueInfoProto, error) {
+		c := &converter{b: onnxb.New(opts.Opset), w: w, opts: opts, keras3: opts.Keras3, inits: map[string]string{},
+			kerasVersion: kv, clIn: clIn}
+		if m, _ := top["module"].(string); strings.HasPrefix(m, "keras") {
+			c.keras3 = true
+		}
+		spec, err := c.spec(top)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		c.nl = 0
+		// The graph outputs are named after the output layers: keep
+		// those names free.
+		c.b.Reserve(outputNames(spec, max(1, len(refList(spec.cfg["output_layers"]))))...)
+		_, outs, gin, err := c.topModel(spec)
+		return c, spec, outs, gin, err
 	}
-	spec, err := c.spec(top)
+	c, spec, outs, gin, err := build(nil)
 	if err != nil {
 		return nil, err
 	}
-	c.nl = 0
-	// The graph outputs are named after the output layers: keep those
-	// names free.
+	if opts.Layout == LayoutNCHW {
+		// An input the layers read only channels-last (a sequence into an
+		// LSTM or a Dense) is not image-like: convert again with it
+		// channels-last, saving the Transpose that read it.
+		if clIn := clOnlyInputs(c.b.Nodes, gin); len(clIn) > 0 {
+			if c, spec, outs, gin, err = build(clIn); err != nil {
+				return nil, err
+			}
+		}
+	}
 	names := outputNames(spec, max(1, len(refList(spec.cfg["output_layers"]))))
-	c.b.Reserve(names...)
-	ins, outs, gin, err := c.topModel(spec)
-	if err != nil {
-		return nil, err
-	}
-	_ = ins
 	var gout []*onnxpb.ValueInfoProto
 	if len(names) != len(outs) {
 		names = outputNames(spec, len(outs))
 		c.b.Reserve(names...)
 	}
+	var cfIO []string
+	for _, v := range gin {
+		if c.cfIn[v.GetName()] {
+			cfIO = append(cfIO, v.GetName())
+		}
+	}
 	for i, o := range outs {
-		x, err := c.cl(o)
+		get := c.cl
+		// An output is channels-first when it is image-like: computed
+		// channels-first by the layer that makes it.
+		if channelsFirstIO(opts.Layout, o.rank) && o.cf != "" {
+			get = c.cf
+			cfIO = append(cfIO, names[i])
+		}
+		x, err := get(o)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +168,13 @@ func ConvertConfig(top map[string]any, w Weights, opts Options) (*onnxpb.ModelPr
 		}
 		gout = append(gout, onnxb.ValueInfo(name, o.dt, dims, o.rank < 0))
 	}
-	return c.b.Model(spec.name, "converted from a Keras "+spec.class+" model by onnxconv", gin, gout), nil
+	mp := c.b.Model(spec.name, "converted from a Keras "+spec.class+" model by onnxconv", gin, gout)
+	if opts.Layout == LayoutNCHW {
+		mp.MetadataProps = append(mp.MetadataProps,
+			&onnxpb.StringStringEntryProto{Key: proto.String(MetaLayout), Value: proto.String(LayoutNCHW)},
+			&onnxpb.StringStringEntryProto{Key: proto.String(MetaChannelsFirst), Value: proto.String(strings.Join(cfIO, ","))})
+	}
+	return mp, nil
 }
 
 func outputNames(spec *layerSpec, n int) []string {
@@ -329,6 +398,16 @@ func (c *converter) topModel(spec *layerSpec) ([]*kval, []*kval, []*onnxpb.Value
 	var gin []*onnxpb.ValueInfoProto
 	mk := func(name string, shape []int64, dt canonical.DataType) *kval {
 		n := c.b.Fresh(name)
+		if r := len(shape); channelsFirstIO(c.opts.Layout, r) && !c.clIn[n] {
+			if c.cfIn == nil {
+				c.cfIn = map[string]bool{}
+			}
+			c.cfIn[n] = true
+			// Channels-first at the edge: N, C, then the spatial dims.
+			cf := append([]int64{shape[0], shape[r-1]}, shape[1:r-1]...)
+			gin = append(gin, onnxb.ValueInfo(n, dt, cf, false))
+			return &kval{cf: n, rank: r, dt: dt}
+		}
 		gin = append(gin, onnxb.ValueInfo(n, dt, shape, false))
 		return &kval{cl: n, rank: len(shape), dt: dt}
 	}

@@ -18,7 +18,9 @@
 // Layout: Keras is channels-last; the ONNX graph keeps NHWC (NWC, NDHWC)
 // at its inputs and outputs and runs convolutions, pools and the
 // elementwise layers between them channels-first, with a Transpose only
-// where a value must change layout.
+// where a value must change layout. With Options.Layout LayoutNCHW the
+// graph's image-like inputs and outputs (rank 3, 4, 5) are channels-first
+// (NCW, NCHW, NCDHW) instead, with no Transpose at those edges.
 //
 // Errors: an unknown or custom layer class (QKeras, HGQ, a Lambda) or an
 // unsupported setting is a *LayerError naming the layer, its class and the
@@ -98,6 +100,52 @@ type Options struct {
 	// InputDType is the ONNX element type of the inputs when the config
 	// names none (0: float32).
 	InputDType canonical.DataType
+	// Layout is the layout of the graph's image-like inputs and outputs:
+	// LayoutNHWC ("" too: Keras's own channels-last NWC, NHWC, NDHWC) or
+	// LayoutNCHW (channels-first NCW, NCHW, NCDHW: the channel axis moved
+	// from last to second). Under LayoutNCHW an input of rank 3 to 5 is
+	// channels-first unless the layers read it only channels-last (a
+	// sequence into an RNN or a Dense), and an output of rank 3 to 5 is
+	// channels-first when the layer making it computes channels-first
+	// (convolutions, pools, batch norms and the elementwise layers
+	// between them); the model's metadata_props MetaLayout and
+	// MetaChannelsFirst name them. Other values are unchanged. Any other
+	// Layout is a *LayoutError.
+	Layout string
+}
+
+// The values of Options.Layout.
+const (
+	LayoutNHWC = "nhwc"
+	LayoutNCHW = "nchw"
+)
+
+// Layouts lists the values Options.Layout takes, the default first.
+func Layouts() []string { return []string{LayoutNHWC, LayoutNCHW} }
+
+// MetaLayout and MetaChannelsFirst are the metadata_props keys a model
+// converted with Layout LayoutNCHW carries: MetaLayout "nchw", and
+// MetaChannelsFirst the comma-separated names of the graph inputs and
+// outputs made channels-first (so a runner feeding the source framework
+// knows which values to transpose).
+const (
+	MetaLayout        = "onnxconv.layout"
+	MetaChannelsFirst = "onnxconv.channels_first"
+)
+
+// LayoutError is an Options.Layout value Convert does not know.
+type LayoutError struct {
+	Layout string
+}
+
+func (e *LayoutError) Error() string {
+	return fmt.Sprintf("layout %q: use %s", e.Layout, strings.Join(Layouts(), " or "))
+}
+
+// channelsFirstIO tells whether a graph input or output of rank r may be
+// channels-first under layout.
+func channelsFirstIO(layout string, r int) bool {
+	return layout == LayoutNCHW && r >= 3 && r <= 5
 }
 
 // LayerError is a layer Convert cannot map.

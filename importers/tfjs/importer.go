@@ -22,12 +22,14 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
 	"github.com/onnxconv/onnxconv/importers/tfops"
+	"google.golang.org/protobuf/proto"
 )
 
 // Name is the importer and format name, and the name of its reference
@@ -38,6 +40,12 @@ const Name = "tfjs"
 type Options struct {
 	// Opset is the ai.onnx opset of the result (0: 17).
 	Opset int
+	// Layout is the layout of the graph's image-like inputs and outputs:
+	// "" or "nhwc" keeps TF's channels-last; "nchw" makes them
+	// channels-first (those keraslayers.Options.Layout picks for a layers
+	// model, every one of rank 4 for a graph model) and names them in the
+	// metadata_props keraslayers.MetaChannelsFirst.
+	Layout string
 }
 
 // New returns the TF.js importer.
@@ -46,7 +54,12 @@ func New() importers.Importer { return importer{} }
 type importer struct{}
 
 func optionSpecs() []importers.OptionSpec {
-	return []importers.OptionSpec{{Name: "opset", Doc: "ai.onnx opset of the result, 14 to 21 (default 17)"}}
+	return []importers.OptionSpec{
+		{Name: "opset", Doc: "ai.onnx opset of the result, 14 to 21 (default 17)"},
+		{Name: "layout", Doc: "layout of the graph's image inputs and outputs: nhwc (default; TF's channels-last, as the model.json has them) or nchw " +
+			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones of a layers model, NCHW for rank 4 of a graph model; fewer Transposes; " +
+			"metadata onnxconv.channels_first names them)"},
+	}
 }
 
 func (importer) Describe() importers.Description {
@@ -83,7 +96,7 @@ func detect(head []byte) float32 {
 	return 0.9
 }
 
-// ParseOptions reads "opset".
+// ParseOptions reads "opset" and "layout".
 func ParseOptions(m map[string]string) (Options, error) {
 	var o Options
 	opts := importers.Options(m)
@@ -99,6 +112,12 @@ func ParseOptions(m map[string]string) (Options, error) {
 				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
 			}
 			o.Opset = n
+		case "layout":
+			l, err := parseLayout(v)
+			if err != nil {
+				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
+			}
+			o.Layout = l
 		default:
 			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
 		}
@@ -124,6 +143,17 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 		return nil, fmt.Errorf("tfjs import %s: the converted model is malformed (please report): %w", path, err)
 	}
 	return &importers.Result{Model: m}, nil
+}
+
+// parseLayout reads a layout option value, case-insensitively.
+func parseLayout(v string) (string, error) {
+	l := strings.ToLower(strings.TrimSpace(v))
+	for _, k := range keraslayers.Layouts() {
+		if l == k {
+			return l, nil
+		}
+	}
+	return "", &keraslayers.LayoutError{Layout: v}
 }
 
 // Kind tells a layers model from a graph model.
@@ -167,7 +197,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 		if err := json.Unmarshal(m.ModelTopology, &top); err != nil {
 			return nil, &FormatError{Path: path, Detail: "modelTopology is not a Keras model config: " + err.Error()}
 		}
-		mp, err := keraslayers.ConvertConfig(top, keraslayers.WeightMap(weights), keraslayers.Options{Opset: o.Opset, File: path})
+		mp, err := keraslayers.ConvertConfig(top, keraslayers.WeightMap(weights), keraslayers.Options{Opset: o.Opset, File: path, Layout: o.Layout})
 		if err != nil {
 			return nil, err
 		}
@@ -179,13 +209,33 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 			return nil, err
 		}
 		g.Name = base
-		mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: path})
+		mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: path, Layout: o.Layout})
 		if err != nil {
 			return nil, err
 		}
 		mp.DocString = &[]string{"TF.js graph model " + base}[0]
+		if o.Layout == keraslayers.LayoutNCHW {
+			markChannelsFirst(mp)
+		}
 		return mp, nil
 	}
+}
+
+// markChannelsFirst records on a graph model converted with layout nchw
+// which of its inputs and outputs are channels-first (those of rank 4), in
+// the metadata keys keraslayers uses for layers models.
+func markChannelsFirst(mp *onnxpb.ModelProto) {
+	var names []string
+	for _, vs := range [][]*onnxpb.ValueInfoProto{mp.GetGraph().GetInput(), mp.GetGraph().GetOutput()} {
+		for _, v := range vs {
+			if sh := v.GetType().GetTensorType().GetShape(); sh != nil && len(sh.GetDim()) == 4 {
+				names = append(names, v.GetName())
+			}
+		}
+	}
+	mp.MetadataProps = append(mp.MetadataProps,
+		&onnxpb.StringStringEntryProto{Key: proto.String(keraslayers.MetaLayout), Value: proto.String(keraslayers.LayoutNCHW)},
+		&onnxpb.StringStringEntryProto{Key: proto.String(keraslayers.MetaChannelsFirst), Value: proto.String(strings.Join(names, ","))})
 }
 
 // KindOf reads whether the model.json at path is a layers or a graph model.

@@ -76,6 +76,14 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	if opts.Opset != 0 && opts.Opset < 13 {
 		return nil, fmt.Errorf("tfops: opset %d: use 13 or later", opts.Opset)
 	}
+	var nchwIO bool
+	switch opts.Layout {
+	case "", "nhwc":
+	case "nchw":
+		nchwIO = true
+	default:
+		return nil, fmt.Errorf("tfops: layout %q: use nhwc or nchw", opts.Layout)
+	}
 	c := &converter{b: onnxb.New(opts.Opset), g: g, file: opts.File, nodes: map[string]*Node{},
 		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions}
 	for i := range g.Nodes {
@@ -142,6 +150,12 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 		if a, ok := n.Attrs["shape"]; ok && a.Shape != nil && !a.Shape.UnknownRank {
 			dims, unknown, rank = a.Shape.Dims, false, len(a.Shape.Dims)
 		}
+		if nchwIO && rank == 4 {
+			gin = append(gin, onnxb.ValueInfo(io.Name, dt, []int64{dims[0], dims[3], dims[1], dims[2]}, false))
+			c.vals[k] = &value{nchw: io.Name, rank: rank, dt: dt}
+			c.visits[nm] = 2
+			continue
+		}
 		gin = append(gin, onnxb.ValueInfo(io.Name, dt, dims, unknown))
 		c.vals[k] = &value{nhwc: io.Name, rank: rank, dt: dt}
 		c.visits[nm] = 2
@@ -156,7 +170,11 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 		if err != nil {
 			return nil, err
 		}
-		x, err := c.asNHWC(v)
+		get := c.asNHWC
+		if nchwIO && v.rank == 4 {
+			get = c.asNCHW
+		}
+		x, err := get(v)
 		if err != nil {
 			return nil, err
 		}

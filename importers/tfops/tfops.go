@@ -115,6 +115,12 @@ type Options struct {
 	Opset int
 	// File names the source file in error messages.
 	File string
+	// Layout is the layout of the graph's rank-4 inputs and outputs:
+	// "" or "nhwc" (TF's own), or "nchw" (channels-first: the channel
+	// axis moved from last to second, with no Transpose at those edges).
+	// Values of other ranks are the same in both. Any other value is an
+	// error.
+	Layout string
 }
 
 // OpError is a node Convert cannot map.
