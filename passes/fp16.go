@@ -3,6 +3,7 @@ package passes
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/verify"
@@ -33,8 +34,13 @@ type FP16Options struct {
 	BF16 bool
 	// Check enables the automatic fallback: the converted model is
 	// compared with m (profile fp16 or bf16 unless Check sets one); while
-	// it diverges, the first diverging node (bisection) is kept in float32
-	// and the model converted again. nil converts once, unchecked.
+	// it diverges, nodes are kept in float32 and the model converted
+	// again: every node whose own error (the node run alone in the low
+	// type on the float32 model's values of its inputs, on the first
+	// sample) exceeds the tolerance at its output's scale, and at least
+	// 1, 2, 4, ... of the worst in round 1, 2, 3, ...; bisection's first
+	// diverging node when that measurement cannot be made. nil converts
+	// once, unchecked.
 	Check *Check
 	// MaxRounds bounds the fallback iterations (default 32).
 	MaxRounds int
@@ -98,7 +104,10 @@ func Float16(ctx context.Context, m *canonical.Model, opts FP16Options) (*canoni
 		}
 	}
 	keep := map[int]bool{}
+	var typed *canonical.Model
+	var typedOrder []*canonical.Node
 	var ck *Check
+	var rtol, atol float64
 	var inputs [][]*canonical.Tensor
 	if opts.Check != nil {
 		c := *opts.Check
@@ -106,6 +115,7 @@ func Float16(ctx context.Context, m *canonical.Model, opts FP16Options) (*canoni
 			c.Profile = map[bool]string{false: "fp16", true: "bf16"}[opts.BF16]
 		}
 		ck = &c
+		rtol, atol = c.tolerance(c.Profile)
 		inputs = c.Inputs
 		if inputs == nil {
 			k := max(c.Samples, 1)
@@ -144,6 +154,46 @@ func Float16(ctx context.Context, m *canonical.Model, opts FP16Options) (*canoni
 		if cmp.Equivalent || rep.Rounds >= rounds {
 			rep.After = StatsOf(out)
 			return out, rep, nil
+		}
+		// The nodes of this round: those whose own low-precision error
+		// is worst (localErrors), at least batch of them, the batch
+		// doubling every round; bisection's first diverging node when
+		// that measurement fails.
+		batch := 1 << min(rep.Rounds-1, 30)
+		if typed == nil {
+			// A clone with inferred types: which nodes convertFloat
+			// converts depends on them (its clone is typed the same way,
+			// and sorted to the same order).
+			if typed, err = m.Clone(); err != nil {
+				_ = out.Close()
+				return nil, nil, fmt.Errorf("fp16: %w", err)
+			}
+			defer func() { _ = typed.Close() }()
+			inferTypes(typed)
+			if typedOrder, err = typed.Graph.TopoSort(); err != nil || len(typedOrder) != len(order) {
+				typedOrder = nil
+			}
+		}
+		// (typedOrder nil: no candidates, bisection below.)
+		if errs, lerr := localErrors(ctx, typed, typedOrder, dt, block, keep, inputs[0], ck.Backend, rtol, atol); lerr == nil && len(errs) > 0 {
+			for _, e := range pickLocal(errs, batch) {
+				keep[e.Index] = true
+				n := typedOrder[e.Index]
+				reason := fmt.Sprintf("run alone in %s on float32 inputs, its %s output differs by max abs %.3g (%.3g x the tolerance at its scale)",
+					rep.Type, e.Output, e.MaxAbs, e.Ratio)
+				if math.IsInf(e.Ratio, 1) {
+					reason = fmt.Sprintf("run alone in %s on float32 inputs, its %s output is NaN or Inf where float32's is finite (overflow)", rep.Type, e.Output)
+				}
+				if e.Ratio <= 1 {
+					reason += "; among the worst while an output diverges (" + cmp.Summary + ")"
+				}
+				rep.Kept = append(rep.Kept, KeptNode{Node: canonical.NodeLabel(n, e.Index), OpType: n.OpType, Reason: reason})
+			}
+			_ = out.Close()
+			continue
+		} else if lerr != nil && ctx.Err() != nil {
+			_ = out.Close()
+			return nil, nil, fmt.Errorf("fp16: %w", ctx.Err())
 		}
 		vo.Inputs, vo.Bisect = inputs[:1], true
 		bis, err := verify.Compare(ctx, verify.ModelSide("float32", m), verify.ModelSide(rep.Type, out), vo)

@@ -185,10 +185,8 @@ func TestLargeModels(t *testing.T) {
 			}
 			defer f16.Close()
 			if !frep.Equivalent {
-				// Open (docs/optimize.md): on these random-weight exports
-				// the fallback stops at MaxRounds before the fp16
-				// profile holds; logged so the table's other rows are
-				// still measured.
+				// Logged rather than failed, so the table's other rows
+				// are still measured (docs/optimize.md).
 				t.Logf("fp16 NOT within the fp16 profile after %d rounds: %s", frep.Rounds, frep.Final.Summary)
 			}
 			yf, err := RunModel(ctx, f16, held, "")
@@ -199,8 +197,8 @@ func TestLargeModels(t *testing.T) {
 			if c.cnn {
 				fTop = top1(t, ref, yf)
 			}
-			t.Logf("fp16 (%s): %d converted, %d blocked, %d kept; bytes %d -> %d; max abs %.3g rel %.3g; top-1 %.4g",
-				time.Since(start).Round(time.Second), frep.Converted, frep.Blocked, len(frep.Kept), frep.Before.Bytes, frep.After.Bytes, frep.MaxAbs, frep.MaxRel, fTop)
+			t.Logf("fp16 (%s, %d rounds): %d converted, %d blocked, %d kept; bytes %d -> %d; max abs %.3g rel %.3g; top-1 %.4g",
+				time.Since(start).Round(time.Second), frep.Rounds, frep.Converted, frep.Blocked, len(frep.Kept), frep.Before.Bytes, frep.After.Bytes, frep.MaxAbs, frep.MaxRel, fTop)
 
 			start = time.Now()
 			q, qrep, err := Quantize(ctx, m, QuantOptions{Mode: Static, PerChannel: true, Calibration: samples(t, m, 0, 32), Held: held})

@@ -33,7 +33,7 @@ type Options struct {
 	// a model (an Expand or Tile of a small constant).
 	FoldLimit int64
 	// Opset is the ai.onnx opset the fusions may use ops of (0: the
-	// model's). LayerNormalization needs 17, Gelu 20.
+	// model's). LayerNormalization needs 17, Gelu 20, Attention 23.
 	Opset int64
 }
 
@@ -80,6 +80,7 @@ func Builtin() []Pass {
 		{"fuse-matmul-add", "MatMul of a 2-D constant followed by Add of a constant becomes Gemm; a static N-D input is flattened to 2-D and the result reshaped back (Reshape pairs left around unary ops collapse)", fuseMatMulAdd},
 		{"fuse-layernorm", "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add becomes LayerNormalization (opset >= 17)", fuseLayerNorm},
 		{"fuse-gelu", "Div/Erf/Add/Mul/Mul becomes Gelu (opset >= 20)", fuseGelu},
+		{"fuse-attention", "MatMul(Q, Kᵀ)·scale (+mask) → Softmax → MatMul(·, V), with its head split/merge Reshapes and Transposes, becomes Attention (opset >= 23)", fuseAttention},
 		{"eliminate-dead", "nodes whose outputs nothing uses, and unused initializers, removed", eliminateDead},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -234,6 +235,11 @@ func TestFloat16FallbackKeepsOverflowingNodes(t *testing.T) {
 	if !rep.Equivalent || len(rep.Kept) == 0 {
 		t.Fatalf("fallback: equivalent %v, kept %v", rep.Equivalent, rep.Kept)
 	}
+	// Both Muls overflow on their own: kept together in one fallback
+	// round (the one-node-per-round bisection needed two).
+	if len(rep.Kept) != 2 || rep.Rounds != 2 {
+		t.Errorf("kept %d nodes in %d rounds, want 2 in 2 (convert, keep both, convert)", len(rep.Kept), rep.Rounds)
+	}
 	for _, k := range rep.Kept {
 		t.Logf("kept %s (%s): %s", k.Node, k.OpType, k.Reason)
 	}
@@ -288,5 +294,79 @@ func TestQuantizeStaticTop1(t *testing.T) {
 	}
 	if rep.After.Bytes*3 > rep.Before.Bytes {
 		t.Errorf("bytes %d -> %d: weights not int8", rep.Before.Bytes, rep.After.Bytes)
+	}
+}
+
+// Each calibration method gives every activation a range inside the
+// min-max range (the histogram methods clip outliers: at least one range
+// is strictly narrower), and the quantized resnet_small keeps top-1
+// agreement >= 99 % with float on held samples.
+func TestQuantizeCalibrationMethods(t *testing.T) {
+	m, _ := fixture(t, "resnet_small")
+	calib, held := samples(t, m, 0, 32), samples(t, m, 1000, 16)
+	var minmax []CalibRange
+	for _, c := range []struct {
+		method CalibMethod
+		pct    float64
+	}{{MinMax, 0}, {Percentile, 99.99}, {Entropy, 0}} {
+		t.Run(string(c.method), func(t *testing.T) {
+			res, rep, err := Quantize(context.Background(), m, QuantOptions{Mode: Static, PerChannel: true, Method: c.method,
+				Percentile: c.pct, Calibration: calib, Held: held})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Close()
+			if len(rep.Ranges) == 0 || rep.Method != c.method {
+				t.Fatalf("method %q, %d ranges", rep.Method, len(rep.Ranges))
+			}
+			if c.method == MinMax {
+				minmax = rep.Ranges
+			}
+			narrower := 0
+			for i, r := range rep.Ranges {
+				if r.Lo < r.Min || r.Hi > r.Max || r.Lo > r.Hi {
+					t.Errorf("%s: range [%g, %g] outside min-max [%g, %g]", r.Name, r.Lo, r.Hi, r.Min, r.Max)
+				}
+				if minmax != nil && (minmax[i].Min != r.Min || minmax[i].Max != r.Max) {
+					t.Errorf("%s: min-max [%g, %g], the min-max method saw [%g, %g]", r.Name, r.Min, r.Max, minmax[i].Min, minmax[i].Max)
+				}
+				if r.Hi-r.Lo < r.Max-r.Min {
+					narrower++
+				}
+			}
+			t.Logf("%s: top-1 %.4f, max abs %.3g, mean abs %.3g; %d of %d ranges narrower than min-max; first %s [%.4g, %.4g] of [%.4g, %.4g]",
+				c.method, rep.Top1, rep.MaxAbs, rep.MeanAbs, narrower, len(rep.Ranges), rep.Ranges[1].Name, rep.Ranges[1].Lo, rep.Ranges[1].Hi, rep.Ranges[1].Min, rep.Ranges[1].Max)
+			if (c.method == MinMax) != (narrower == 0) {
+				t.Errorf("%d ranges narrower than min-max", narrower)
+			}
+			if rep.Top1 < 0.99 {
+				t.Errorf("top-1 agreement %.4f < 0.99", rep.Top1)
+			}
+		})
+	}
+}
+
+func TestEntropyThresholdClipsOutliers(t *testing.T) {
+	// A half-normal bulk in the first 100 bins and one outlier bin at the
+	// end: the KL threshold stays near the bulk.
+	h := make([]float64, calibBins)
+	for k := range 100 {
+		h[k] = 1000 * math.Exp(-float64(k*k)/2000)
+	}
+	h[calibBins-1] = 1
+	if b := entropyBins(h, 128); b < 100 || b > 400 {
+		t.Errorf("entropy keeps %d bins, want about the bulk's 100", b)
+	}
+	lo, hi := percentileBins(h, 99.99)
+	if lo != 0 || hi >= calibBins-1 {
+		t.Errorf("percentile bins %d..%d", lo, hi)
+	}
+}
+
+func TestQuantizeUnknownMethod(t *testing.T) {
+	m, _ := fixture(t, "resnet_small")
+	_, _, err := Quantize(context.Background(), m, QuantOptions{Mode: Static, Method: "mse", Calibration: samples(t, m, 0, 1)})
+	if err == nil || !strings.Contains(err.Error(), "mse") {
+		t.Fatalf("err = %v", err)
 	}
 }

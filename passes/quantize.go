@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/verify"
 )
 
@@ -22,9 +21,35 @@ const (
 	Dynamic QuantMode = "dynamic"
 )
 
+// CalibMethod is how static mode picks each activation's range from the
+// calibration samples.
+type CalibMethod string
+
+const (
+	// MinMax: the smallest and largest value seen (the default).
+	MinMax CalibMethod = "minmax"
+	// Percentile: the values at (100-P)/2 % and 100-(100-P)/2 % of a
+	// histogram (2048 bins over the min-max range) of every value seen,
+	// as ONNX Runtime's percentile calibrator (P = QuantOptions.Percentile).
+	Percentile CalibMethod = "percentile"
+	// Entropy: the clipping threshold T that minimizes the KL divergence
+	// between the histogram of |x| (2048 bins) and its quantized form
+	// (TensorRT's entropy calibration, as ONNX Runtime's entropy
+	// calibrator); the range is [max(min, -T), min(max, T)].
+	Entropy CalibMethod = "entropy"
+)
+
+// DefaultPercentile is QuantOptions.Percentile's default (ONNX Runtime's).
+const DefaultPercentile = 99.999
+
 // QuantOptions configure Quantize.
 type QuantOptions struct {
 	Mode QuantMode
+	// Method picks activation ranges in static mode ("" = MinMax).
+	Method CalibMethod
+	// Percentile is the share of values the Percentile method keeps
+	// inside the range, in percent (0: DefaultPercentile).
+	Percentile float64
 	// Calibration are the samples that calibrate activation ranges
 	// (static mode), each in graph-input order.
 	Calibration [][]*canonical.Tensor
@@ -42,11 +67,15 @@ type QuantOptions struct {
 
 // QuantReport is what Quantize did.
 type QuantReport struct {
-	Mode       QuantMode `json:"mode"`
-	PerChannel bool      `json:"per_channel"`
-	Before     Stats     `json:"before"`
-	After      Stats     `json:"after"`
-	Quantized  int       `json:"quantized_nodes"`
+	Mode   QuantMode   `json:"mode"`
+	Method CalibMethod `json:"method,omitempty"`
+	// Ranges are the calibrated activation ranges (static mode), in the
+	// order the activations are first quantized.
+	Ranges     []CalibRange `json:"ranges,omitempty"`
+	PerChannel bool         `json:"per_channel"`
+	Before     Stats        `json:"before"`
+	After      Stats        `json:"after"`
+	Quantized  int          `json:"quantized_nodes"`
 	// Top1 is the top-1 agreement with the float model on the held
 	// samples for [N, C] outputs (-1 when there is none).
 	Top1   float64 `json:"top1"`
@@ -77,6 +106,21 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 	if opts.PerChannel && opset < 13 {
 		return nil, nil, fmt.Errorf("quantize: per-channel weights need opset 13 (the model has %d)", opset)
 	}
+	if opts.Mode == Static && opts.Method == "" {
+		opts.Method = MinMax
+	}
+	switch opts.Method {
+	case "", MinMax, Entropy:
+	case Percentile:
+		if opts.Percentile == 0 {
+			opts.Percentile = DefaultPercentile
+		}
+		if opts.Percentile <= 50 || opts.Percentile > 100 || math.IsNaN(opts.Percentile) {
+			return nil, nil, fmt.Errorf("quantize: percentile %g out of (50, 100]", opts.Percentile)
+		}
+	default:
+		return nil, nil, fmt.Errorf("quantize: unknown calibration method %q (minmax, percentile or entropy)", opts.Method)
+	}
 	if opts.Mode == Static && len(opts.Calibration) == 0 {
 		return nil, nil, fmt.Errorf("quantize: static mode needs calibration samples")
 	}
@@ -98,7 +142,7 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 	}
 	inferTypes(c)
 	g := c.Graph
-	rep := &QuantReport{Mode: opts.Mode, PerChannel: opts.PerChannel, Before: StatsOf(m), Top1: -1, MaxAbs: -1}
+	rep := &QuantReport{Mode: opts.Mode, Method: opts.Method, PerChannel: opts.PerChannel, Before: StatsOf(m), Top1: -1, MaxAbs: -1}
 
 	// Which activations to quantize.
 	var targets []*canonical.Node
@@ -125,39 +169,17 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 			actList = append(actList, x)
 		}
 	}
-	// Calibration: min-max of each activation over the samples.
+	// Calibration.
 	ranges := map[*canonical.Value][2]float64{}
 	if opts.Mode == Static && len(actList) > 0 {
-		ex, err := executor.New(m, executor.Options{Backend: opts.Backend})
+		cr, err := calibrate(ctx, m, actList, opts)
 		if err != nil {
 			return fail(err)
 		}
-		var names []string
-		for _, v := range actList {
-			names = append(names, v.Name)
+		rep.Ranges = cr
+		for i, v := range actList {
+			ranges[v] = [2]float64{cr[i].Lo, cr[i].Hi}
 		}
-		for si, s := range opts.Calibration {
-			got, err := ex.RunCapture(ctx, s, names)
-			if err != nil {
-				_ = ex.Close()
-				return fail(fmt.Errorf("calibration sample %d: %w", si, err))
-			}
-			for _, v := range actList {
-				f, ok := floats(got[v.Name])
-				if !ok {
-					continue
-				}
-				r, seen := ranges[v]
-				if !seen {
-					r = [2]float64{math.Inf(1), math.Inf(-1)}
-				}
-				for _, x := range f {
-					r[0], r[1] = math.Min(r[0], x), math.Max(r[1], x)
-				}
-				ranges[v] = r
-			}
-		}
-		_ = ex.Close()
 	}
 	nm := canonical.NewNamer(c)
 	dq := map[*canonical.Value]*canonical.Value{}
