@@ -12,20 +12,6 @@ import (
 	"github.com/onnxconv/onnxconv/pickle"
 )
 
-// TestRefusedSVCProbability: SVC(probability=True) is refused with the
-// fix, not converted with probabilities that differ from libsvm's.
-func TestRefusedSVCProbability(t *testing.T) {
-	path := filepath.Join(fixtureDir, "refused_svc_proba.p4.pkl")
-	_, err := sklearn.New().Import(context.Background(), path, nil)
-	var oe *sklearn.UnsupportedOptionError
-	if !errors.As(err, &oe) || oe.Option != "probability=True" {
-		t.Fatalf("got %v, want an UnsupportedOptionError for probability=True", err)
-	}
-	if !strings.Contains(err.Error(), "probability=False") {
-		t.Errorf("the message does not give the fix: %v", err)
-	}
-}
-
 // TestRefusedFunctionTransformer: a FunctionTransformer with a Python
 // function is refused naming the function (the allow-list refuses the
 // name; nothing is called), with what is supported.

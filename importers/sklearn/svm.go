@@ -5,8 +5,8 @@ import "math"
 // svm is SVC, NuSVC or SVR as libsvm computes them: kernel values of x
 // with the support vectors, the one-vs-one decision values
 // sum(dual coef * K) - rho per pair of classes, libsvm's votes for the
-// label, scikit-learn's ovr transform for decision_function, and for
-// two classes with probability=True libsvm's Platt scaling.
+// label, scikit-learn's ovr transform for decision_function, and with
+// probability=True libsvm's probabilities (svm_proba.go).
 type svm struct {
 	nF     int
 	sv     *mat // [S, F]
@@ -20,8 +20,9 @@ type svm struct {
 	dual       *mat      // [C-1, S]
 	icpt       []float64 // -rho per pair (scikit-learn's _intercept_)
 	ovr        bool
-	probA      []float64 // binary with probability=True
-	probB      []float64
+	// probA and probB are libsvm's Platt sigmoid per pair (probability=True).
+	probA []float64
+	probB []float64
 }
 
 func readSVM(o *obj) (predictor, error) {
@@ -102,8 +103,9 @@ func readSVM(o *obj) (predictor, error) {
 		return nil, o.errf("break_ties", "break_ties=True is not supported")
 	}
 	if o.boolOr("probability", false) {
-		return nil, &UnsupportedOptionError{Path: o.path, Option: "probability=True",
-			Why: "libsvm's probabilities (Platt scaling, then an iterative pairwise coupling that stops at a tolerance, for two classes too) have no ONNX form that reproduces them to 1e-6; refit with probability=False: labels and decision_function convert exactly"}
+		if err := m.readProb(o); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -118,7 +120,7 @@ func (m *svm) outputs() []output {
 	}
 	outs := []output{{name: "label", kind: outLabels}}
 	if m.probA != nil {
-		outs = append(outs, output{name: "probabilities", kind: outMatrix, cols: 2})
+		outs = append(outs, output{name: "probabilities", kind: outMatrix, cols: len(m.cls)})
 	}
 	switch {
 	case len(m.cls) == 2:
@@ -184,18 +186,6 @@ func (m *svm) coefMat() *mat {
 	return w
 }
 
-// platt is libsvm's sigmoid_predict, clipped as svm_predict_probability.
-func platt(dec, a, b float64) float64 {
-	f := dec*a + b
-	var p float64
-	if f >= 0 {
-		p = math.Exp(-f) / (1 + math.Exp(-f))
-	} else {
-		p = 1 / (1 + math.Exp(f))
-	}
-	return math.Min(math.Max(p, 1e-7), 1-1e-7)
-}
-
 func (m *svm) predict(x *mat) []result {
 	S := m.sv.r
 	k := newMat(x.r, S)
@@ -232,12 +222,7 @@ func (m *svm) predict(x *mat) []result {
 	}
 	out := []result{{ints: labels}}
 	if m.probA != nil {
-		pr := newMat(x.r, 2)
-		for r := 0; r < x.r; r++ {
-			p0 := platt(dec.d[r], m.probA[0], m.probB[0])
-			pr.d[2*r], pr.d[2*r+1] = p0, 1-p0
-		}
-		out = append(out, result{m: pr})
+		out = append(out, result{m: m.probabilities(dec)})
 	}
 	switch {
 	case C == 2:
@@ -314,10 +299,7 @@ func (m *svm) emit(g *graph, x string) []string {
 	votes := g.op("Add", []string{g.affine(pos, vi, nil), g.affine(neg, vj, nil)})
 	outs := []string{g.labelArgmax(m.cls, votes)}
 	if m.probA != nil {
-		f := g.op("Add", []string{g.op("Mul", []string{dec, g.scalar(m.probA[0])}), g.scalar(m.probB[0])})
-		p0 := g.op("Sigmoid", []string{g.op("Neg", []string{f})})
-		p0 = g.op("Clip", []string{p0, g.scalar(1e-7), g.scalar(1 - 1e-7)})
-		outs = append(outs, g.op("Concat", []string{p0, g.op("Sub", []string{g.scalar(1), p0})}, aInt("axis", 1)))
+		outs = append(outs, m.emitProbabilities(g, dec))
 	}
 	switch {
 	case C == 2:
