@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/onnxconv/onnxconv/opset/convert"
 )
@@ -74,4 +76,21 @@ func (p *PlanResult) String() string {
 		return fmt.Sprintf("%s: nothing blocks opset %d", p.Model, p.To)
 	}
 	return fmt.Sprintf("%s: %d node(s) block opset %d", p.Model, len(p.Blockers), p.To)
+}
+
+// WriteText writes the plan for people, as 'onnxconv opset --dry-run'
+// prints it: String, with a colon and one indented line per blocker when
+// anything blocks.
+func (p *PlanResult) WriteText(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString(p.String())
+	if len(p.Blockers) > 0 {
+		b.WriteString(":")
+	}
+	b.WriteString("\n")
+	for _, bl := range p.Blockers {
+		fmt.Fprintf(&b, "  %s\n", bl)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

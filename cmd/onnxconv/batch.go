@@ -66,7 +66,7 @@ a bad manifest or option or a folder that cannot be written.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			reg, err := cliRegistry(ctx, builtins)
+			reg, err := pluginRegistry(ctx, builtins)
 			if err != nil {
 				return badInput(fmt.Errorf("batch: %w", err))
 			}
@@ -76,21 +76,11 @@ a bad manifest or option or a folder that cannot be written.`,
 			}
 			opts := batch.Options{Out: out, Shard: sh, Jobs: jobs, Cache: cache, Importers: reg, Plugins: pluginHostOptions(builtins)}
 			if !quiet {
-				opts.Progress = func(e batch.Event) {
-					how := ""
-					switch {
-					case e.Resumed:
-						how = " (done before)"
-					case e.Record.Cached:
-						how = " (cached)"
-					}
-					fmt.Fprintf(stderr, "[%d/%d] %s %s%s\n", e.Done, e.Total, e.Record.Status, e.Job.ID, how)
-				}
+				opts.Progress = func(e batch.Event) { fmt.Fprintln(stderr, e.String()) }
 			}
 			sum, err := batch.Run(ctx, m, opts)
 			if sum != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "batch: shard %s: %d of %d job(s): %d pass, %d fail, %d error; %d run, %d cached, %d done before (%.1f s)\n",
-					sum.Shard, sum.Assigned, sum.Total, sum.Pass, sum.Fail, sum.Error, len(sum.Executed), sum.Cached, sum.Resumed, sum.DurationMS/1000)
+				fmt.Fprintln(cmd.OutOrStdout(), sum.String())
 			}
 			if err != nil {
 				return badInput(err)
@@ -146,8 +136,7 @@ missing, 2 when a folder cannot be read or a report written.`,
 					return badInput(err)
 				}
 			}
-			t := m.Totals
-			fmt.Fprintf(cmd.OutOrStdout(), "batch merge: %d job(s): %d pass, %d fail, %d error, %d missing (%d cached)\n", t.Jobs, t.Pass, t.Fail, t.Error, t.Missing, t.Cached)
+			fmt.Fprintln(cmd.OutOrStdout(), m.Totals.String())
 			if m.Failed() {
 				return silentExit(exitInvalid)
 			}

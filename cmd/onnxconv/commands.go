@@ -1,10 +1,14 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/onnxconv/onnxconv/pipeline"
+)
 
 // commands lists the subcommands; each lives in its own file.
 func commands() []*cobra.Command {
-	builtins := builtinPlugins()
+	builtins := pipeline.BuiltinPlugins()
 	return []*cobra.Command{
 		newOpsCmd(), newTargetsCmd(),
 		newInspectCmd(), newCheckCmd(), newConvertCmd(builtins),

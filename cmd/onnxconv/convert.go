@@ -1,22 +1,18 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
-	"github.com/onnxconv/onnxconv/verify"
 )
 
 // newConvertCmd returns `onnxconv convert IN OUT`, a thin shell over
@@ -101,7 +97,7 @@ pass --external-data.`,
 			if err != nil {
 				return badInput(fmt.Errorf("convert: %w", err))
 			}
-			iopts, err := parseImportOptions(importOpts)
+			iopts, err := pipeline.ParseImportOptions(importOpts)
 			if err != nil {
 				return badInput(fmt.Errorf("convert: %w", err))
 			}
@@ -112,7 +108,7 @@ pass --external-data.`,
 			// stopped and temporary files removed.
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			reg, err := cliRegistry(ctx, builtins)
+			reg, err := pluginRegistry(ctx, builtins)
 			if err != nil {
 				return badInput(fmt.Errorf("convert: %w", err))
 			}
@@ -182,19 +178,6 @@ pass --external-data.`,
 	return cmd
 }
 
-// parseImportOptions reads -O KEY=VALUE options.
-func parseImportOptions(kvs []string) (importers.Options, error) {
-	opts := importers.Options{}
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--option %q: want KEY=VALUE", kv)
-		}
-		opts[k] = v
-	}
-	return opts, nil
-}
-
 // logTo returns a pipeline log function writing lines to w.
 func logTo(w io.Writer) func(string, ...any) {
 	return func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
@@ -242,70 +225,15 @@ func printConvertResult(w io.Writer, res *pipeline.Result) {
 	}
 	for _, cmp := range res.Comparisons {
 		if cmp.RunOnce {
-			printRunOnce(w, cmp.Report)
-			continue
+			_ = cmp.Report.WriteRunOnceSummary(w)
+		} else {
+			_ = cmp.Report.WriteSummary(w, cmp.What)
 		}
-		printConvertSummary(w, cmp.What, cmp.Report)
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintln(w, n)
 	}
 	if res.Kept != "" {
 		fmt.Fprintf(w, "kept the result that is not equivalent as %s\n", res.Kept)
-	}
-}
-
-// printConvertSummary prints the equivalence summary of one comparison.
-func printConvertSummary(w io.Writer, what string, r *verify.Report) {
-	verdict := "EQUIVALENT"
-	if !r.Equivalent {
-		verdict = "NOT EQUIVALENT"
-	}
-	fmt.Fprintf(w, "verify %s: %s (%d output(s), %d sample(s))\n", what, verdict, len(r.Outputs), r.Samples)
-	for _, o := range r.Outputs {
-		res := "pass"
-		if !o.Pass {
-			res = "FAIL"
-			if o.Reason != "" {
-				res += " " + o.Reason
-			}
-		}
-		switch {
-		case o.Float != nil:
-			fmt.Fprintf(w, "  %-16s %s %v  max_abs %.3g  max_rel %.3g  (rtol %g atol %g)  %s\n",
-				o.Name, o.DType, o.Shape, o.Float.MaxAbs, o.Float.MaxRel, o.Tolerance.RTol, o.Tolerance.ATol, res)
-		case o.Exact != nil:
-			fmt.Fprintf(w, "  %-16s %s %v  %d of %d equal  %s\n", o.Name, o.DType, o.Shape, o.Exact.Equal, o.Exact.Total, res)
-		default:
-			fmt.Fprintf(w, "  %-16s %s %v  %s\n", o.Name, o.DType, o.Shape, res)
-		}
-	}
-	for _, n := range r.Unmatched {
-		fmt.Fprintf(w, "  %-16s FAIL no counterpart\n", n)
-	}
-	printBisect(w, r.Bisect)
-	for _, n := range r.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
-	}
-}
-
-// cliRegistry returns the importers of the command line: ONNX read in
-// process (canonical's checked loader; going out of process would only
-// copy the model), every other format through its plugin process, built
-// in or third-party.
-func cliRegistry(ctx context.Context, builtins map[string]func() sdk.Plugin) (*importers.Registry, error) {
-	return pluginRegistry(ctx, builtins)
-}
-
-// printRunOnce prints the checks of a result that nothing computes the
-// source of.
-func printRunOnce(w io.Writer, r *verify.Report) {
-	fmt.Fprintln(w, r.Summary)
-	for _, o := range r.Outputs {
-		res := "ok (produced, no NaN or Inf)"
-		if !o.Pass {
-			res = "FAIL " + o.Reason
-		}
-		fmt.Fprintf(w, "  %-16s %s %v  %s\n", o.Name, o.DType, o.Shape, res)
 	}
 }

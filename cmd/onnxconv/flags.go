@@ -6,7 +6,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -93,52 +92,13 @@ func (f *verifyFlags) options(changed bool) (*pipeline.VerifyOptions, error) {
 		o.ATol = &f.atol
 	}
 	var err error
-	if o.Dims, err = parseDims(f.dims); err != nil {
+	if o.Dims, err = pipeline.ParseDims(f.dims); err != nil {
 		return nil, err
 	}
-	if o.Ranges, err = parseRanges(f.ranges); err != nil {
+	if o.Ranges, err = pipeline.ParseRanges(f.ranges); err != nil {
 		return nil, err
 	}
 	return o, nil
-}
-
-// parseRanges reads --input-range LO,HI (every input) or NAME=LO,HI.
-func parseRanges(rs []string) (map[string]verify.Range, error) {
-	if len(rs) == 0 {
-		return nil, nil
-	}
-	m := map[string]verify.Range{}
-	for _, r := range rs {
-		name, spec := "*", r
-		if k, v, ok := strings.Cut(r, "="); ok {
-			name, spec = k, v
-		}
-		lo, hi, ok := strings.Cut(spec, ",")
-		a, err1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
-		b, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
-		if !ok || err1 != nil || err2 != nil || name == "" || !(a <= b) {
-			return nil, fmt.Errorf("--input-range %q: want LO,HI or NAME=LO,HI with LO <= HI", r)
-		}
-		m[name] = verify.Range{Lo: a, Hi: b}
-	}
-	return m, nil
-}
-
-// parseDims reads --dim NAME=N values.
-func parseDims(dims []string) (map[string]int64, error) {
-	m := map[string]int64{}
-	for _, d := range dims {
-		k, v, ok := strings.Cut(d, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--dim %q: want NAME=N", d)
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("--dim %q: %q is not a non-negative integer", d, v)
-		}
-		m[k] = n
-	}
-	return m, nil
 }
 
 // opsetFlags are the opset options of convert and opset.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,11 +34,6 @@ Default block list (--block replaces it; --block "" blocks nothing):
   onnxconv fp16 model.onnx model.bf16.onnx --bf16 --block ReduceMean,Softmax`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := tf.load(args[0], args[1])
-			if err != nil {
-				return err
-			}
-			defer func() { _ = m.Close() }()
 			opts := passes.FP16Options{KeepIOTypes: keepIO, BF16: bf16, MaxRounds: rounds}
 			if cmd.Flags().Changed("block") {
 				opts.Block = []string{}
@@ -49,35 +43,17 @@ Default block list (--block replaces it; --block "" blocks nothing):
 					}
 				}
 			}
-			if !nv {
-				if opts.Check, err = tf.check(m); err != nil {
-					return err
-				}
-			}
-			res, rep, err := passes.Float16(cmd.Context(), m, opts)
-			if err != nil {
-				return invalid(fmt.Errorf("fp16 %s: %w", args[0], err))
-			}
-			defer func() { _ = res.Close() }()
-			if err := tf.writeReport(rep); err != nil {
-				return err
-			}
+			o := tf.options()
+			o.Unchecked = nv
+			rep, err := pipeline.Float16(cmd.Context(), args[0], args[1], opts, o)
 			w := cmd.OutOrStdout()
-			for _, k := range rep.Kept {
-				fmt.Fprintf(w, "kept in float32: %s (%s): %s\n", k.Node, k.OpType, k.Reason)
+			if rep != nil {
+				_ = rep.WriteKept(w)
 			}
-			if !rep.Equivalent {
-				return invalid(fmt.Errorf("fp16 %s: still not within tolerance after %d rounds: %s; nothing was written", args[0], rep.Rounds, rep.Final.Summary))
-			}
-			if err := pipeline.Save(args[1], res, pipeline.SaveOptions{}); err != nil {
+			if err != nil {
 				return pipelineError(err)
 			}
-			fmt.Fprintf(w, "%s: %s, %d nodes converted, %d blocked, %d kept by the fallback; initializer bytes %d -> %d\n",
-				args[1], rep.Type, rep.Converted, rep.Blocked, len(rep.Kept), rep.Before.Bytes, rep.After.Bytes)
-			if rep.MaxAbs >= 0 {
-				fmt.Fprintf(w, "verified against %s: max abs error %.3g, max rel error %.3g\n", args[0], rep.MaxAbs, rep.MaxRel)
-			}
-			return nil
+			return rep.WriteText(w, args[0], args[1])
 		},
 	}
 	tf.add(cmd, "fp16")

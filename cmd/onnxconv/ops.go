@@ -35,7 +35,7 @@ changed between consecutive versions. NAME may carry its domain as a prefix
 					return badInput(fmt.Errorf("ops: %w", err))
 				}
 				if asJSON {
-					return writeOpsJSON(out, rows)
+					return writeJSON(out, rows)
 				}
 				return opset.WriteSummaryTable(out, rows)
 			}
@@ -44,7 +44,7 @@ changed between consecutive versions. NAME may carry its domain as a prefix
 				return badInput(fmt.Errorf("ops %s: %w", args[0], err))
 			}
 			if asJSON {
-				return writeOpsJSON(out, h)
+				return writeJSON(out, h)
 			}
 			return opset.WriteHistory(out, h)
 		},
@@ -54,7 +54,7 @@ changed between consecutive versions. NAME may carry its domain as a prefix
 	return cmd
 }
 
-func writeOpsJSON(w io.Writer, v any) error {
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {

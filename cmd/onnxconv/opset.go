@@ -67,11 +67,8 @@ why, and exits 1 when anything blocks. --to and --to-ml are older names of
 					if err := enc.Encode(plan); err != nil {
 						return err
 					}
-				} else {
-					fmt.Fprintln(w, plan.String()+map[bool]string{true: ":", false: ""}[len(plan.Blockers) > 0])
-					for _, b := range plan.Blockers {
-						fmt.Fprintf(w, "  %s\n", b)
-					}
+				} else if err := plan.WriteText(w); err != nil {
+					return err
 				}
 				if len(plan.Blockers) > 0 {
 					return silentExit(exitInvalid)

@@ -1,19 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/pipeline"
-	"github.com/onnxconv/onnxconv/verify"
-	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
 // transformFlags are the flags optimize, fp16 and quantize share.
@@ -33,52 +27,9 @@ func (f *transformFlags) add(cmd *cobra.Command, what string) {
 	cmd.Flags().BoolVar(&f.force, "force", false, "let OUT replace IN")
 }
 
-// load reads IN, refusing an OUT that would replace it without --force.
-func (f *transformFlags) load(in, out string) (*canonical.Model, error) {
-	if !f.force && sameFile(in, out) {
-		return nil, badInput(fmt.Errorf("%s: the output would overwrite the input; choose another output, or pass --force", out))
-	}
-	m, err := pipeline.Load(in, pipeline.LoadOptions{})
-	if err != nil {
-		return nil, pipelineError(err)
-	}
-	return m, nil
-}
-
-// check returns the verification setup for m.
-func (f *transformFlags) check(m *canonical.Model) (*passes.Check, error) {
-	c := &passes.Check{Samples: f.samples, Gen: verify.GenOptions{Seed: f.seed}}
-	if f.inputs != "" {
-		s, err := tensorio.LoadSamples(f.inputs, "input", verify.GraphInputs(m), false)
-		if err != nil {
-			return nil, badInput(fmt.Errorf("inputs: %w", err))
-		}
-		c.Inputs = s
-	}
-	return c, nil
-}
-
-func (f *transformFlags) writeReport(v any) error {
-	if f.report == "" {
-		return nil
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return badInput(fmt.Errorf("report: %w", err))
-	}
-	if err := canonical.WriteFileAtomic(f.report, func(w io.Writer) error {
-		_, err := w.Write(append(b, '\n'))
-		return err
-	}); err != nil {
-		return badInput(fmt.Errorf("report: %w", err))
-	}
-	return nil
-}
-
-func sameFile(a, b string) bool {
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+// options returns the library options of the flags.
+func (f *transformFlags) options() pipeline.TransformOptions {
+	return pipeline.TransformOptions{Inputs: f.inputs, Samples: f.samples, Seed: f.seed, Report: f.report, Force: f.force}
 }
 
 // newOptimizeCmd returns `onnxconv optimize IN OUT`.
@@ -115,45 +66,19 @@ Passes (default: all, in this order):
 			if err != nil {
 				return badInput(fmt.Errorf("optimize: --passes: %w", err))
 			}
-			m, err := tf.load(args[0], args[1])
-			if err != nil {
-				return err
-			}
-			defer func() { _ = m.Close() }()
-			opts := passes.RunOptions{
+			ro := passes.RunOptions{
 				Options: passes.Options{FoldLimit: foldLimit, Opset: opsetMax},
 				Logf: func(format string, a ...any) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "  "+format+"\n", a...)
 				},
 			}
-			if check {
-				if opts.Check, err = tf.check(m); err != nil {
-					return err
-				}
-			}
-			res, rep, err := passes.Run(cmd.Context(), m, ps, opts)
+			o := tf.options()
+			o.Unchecked = !check
+			rep, err := pipeline.Optimize(cmd.Context(), args[0], args[1], ps, ro, o)
 			if err != nil {
-				return invalid(fmt.Errorf("optimize %s: %w", args[0], err))
-			}
-			defer func() { _ = res.Close() }()
-			if err := tf.writeReport(rep); err != nil {
-				return err
-			}
-			if rep.Final != nil && !rep.Final.Equivalent {
-				return invalid(fmt.Errorf("optimize %s: the result is not equivalent to the input: %s; nothing was written", args[0], rep.Final.Summary))
-			}
-			if err := pipeline.Save(args[1], res, pipeline.SaveOptions{}); err != nil {
 				return pipelineError(err)
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%s: nodes %d -> %d, initializer bytes %d -> %d\n", args[1], rep.Before.Nodes, rep.After.Nodes, rep.Before.Bytes, rep.After.Bytes)
-			if rep.MaxAbs >= 0 {
-				fmt.Fprintf(w, "verified against %s: max abs error %.3g, max rel error %.3g\n", args[0], rep.MaxAbs, rep.MaxRel)
-			}
-			for _, p := range rep.RolledBack() {
-				fmt.Fprintf(w, "rolled back %s: %s\n", p.Name, p.Reason)
-			}
-			return nil
+			return rep.WriteText(cmd.OutOrStdout(), args[0], args[1])
 		},
 	}
 	tf.add(cmd, "per-pass")
@@ -166,8 +91,6 @@ Passes (default: all, in this order):
 
 func passList() string {
 	var b strings.Builder
-	for _, p := range passes.Builtin() {
-		fmt.Fprintf(&b, "  %-24s %s\n", p.Name, p.Doc)
-	}
+	_ = passes.WriteList(&b)
 	return b.String()
 }

@@ -5,11 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/pipeline"
-	"github.com/onnxconv/onnxconv/verify"
-	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
 // newQuantizeCmd returns `onnxconv quantize IN OUT --mode dynamic|static`.
@@ -39,51 +36,12 @@ mean absolute error, and the size change.`,
 			if mode != "static" && mode != "dynamic" {
 				return badInput(fmt.Errorf("quantize: --mode must be static or dynamic"))
 			}
-			m, err := tf.load(args[0], args[1])
-			if err != nil {
-				return err
-			}
-			defer func() { _ = m.Close() }()
 			opts := passes.QuantOptions{Mode: passes.QuantMode(mode), PerChannel: perChannel}
-			if calib != "" {
-				if opts.Calibration, err = tensorio.LoadSamples(calib, "input", verify.GraphInputs(m), false); err != nil {
-					return badInput(fmt.Errorf("quantize: --calibration: %w", err))
-				}
-			} else {
-				for s := range nCalib {
-					in, err := verify.GenerateInputs(m, verify.GenOptions{Seed: tf.seed}, s)
-					if err != nil {
-						return badInput(fmt.Errorf("quantize: generating calibration inputs: %w", err))
-					}
-					opts.Calibration = append(opts.Calibration, in)
-				}
-			}
-			if tf.inputs != "" {
-				if opts.Held, err = tensorio.LoadSamples(tf.inputs, "input", verify.GraphInputs(m), false); err != nil {
-					return badInput(fmt.Errorf("quantize: --inputs: %w", err))
-				}
-			}
-			res, rep, err := passes.Quantize(cmd.Context(), m, opts)
+			rep, err := pipeline.Quantize(cmd.Context(), args[0], args[1], opts, calib, nCalib, tf.options())
 			if err != nil {
-				return invalid(fmt.Errorf("quantize %s: %w", args[0], err))
-			}
-			defer func() { _ = res.Close() }()
-			if err := tf.writeReport(rep); err != nil {
-				return err
-			}
-			if err := pipeline.Save(args[1], res, pipeline.SaveOptions{}); err != nil {
 				return pipelineError(err)
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%s: %s int8 QDQ, %d nodes quantized; initializer bytes %s -> %s\n", args[1], rep.Mode, rep.Quantized,
-				canonical.HumanBytes(rep.Before.Bytes), canonical.HumanBytes(rep.After.Bytes))
-			if rep.Top1 >= 0 {
-				fmt.Fprintf(w, "top-1 agreement with the float model: %.2f%%\n", 100*rep.Top1)
-			}
-			if rep.MaxAbs >= 0 {
-				fmt.Fprintf(w, "max abs error %.3g, mean abs error %.3g\n", rep.MaxAbs, rep.MeanAbs)
-			}
-			return nil
+			return rep.WriteText(cmd.OutOrStdout(), args[1])
 		},
 	}
 	tf.add(cmd, "quantization")

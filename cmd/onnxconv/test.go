@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -54,11 +52,7 @@ The last line is 'N passed, N failed, N skipped'.`,
 			opts := backendtest.PoolOptions{Jobs: jobs, Timeout: timeout, Command: []string{exe, testWorkerCmd}}
 			results, err := backendtest.RunIsolated(cmd.Context(), cases, opts, func(r backendtest.Result) {
 				if !asJSON {
-					line := fmt.Sprintf("%-5s %s", strings.ToUpper(string(r.Status)), r.Name)
-					if r.Reason != "" {
-						line += ": " + oneLine(r.Reason, 300)
-					}
-					fmt.Fprintln(cmd.OutOrStdout(), line)
+					fmt.Fprintln(cmd.OutOrStdout(), r.Line())
 				}
 			})
 			if err != nil {
@@ -66,9 +60,8 @@ The last line is 'N passed, N failed, N skipped'.`,
 			}
 			t := backendtest.Tally(results)
 			if markdown != "" {
-				command := "onnxconv test --markdown docs/conformance.md " + strings.Join(relDirs(args), " ")
 				err := canonical.WriteFileAtomic(markdown, func(w io.Writer) error {
-					return backendtest.WriteMarkdown(w, command, results)
+					return backendtest.WriteMarkdown(w, backendtest.MarkdownCommand(args), results)
 				})
 				if err != nil {
 					return badInput(err)
@@ -81,7 +74,7 @@ The last line is 'N passed, N failed, N skipped'.`,
 					return fmt.Errorf("writing JSON: %w", err)
 				}
 			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "%d passed, %d failed, %d skipped\n", t.Passed, t.Failed, t.Skipped)
+				fmt.Fprintln(cmd.OutOrStdout(), t.String())
 			}
 			if t.Failed > 0 {
 				return silentExit(exitInvalid)
@@ -110,25 +103,4 @@ func newTestWorkerCmd() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-func oneLine(s string, max int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return s
-}
-
-// relDirs writes the folders as the report's header shows them: slashes,
-// and ../shared/... for the backend tests beside the repository.
-func relDirs(dirs []string) []string {
-	out := make([]string, len(dirs))
-	for i, d := range dirs {
-		out[i] = filepath.ToSlash(d)
-		if j := strings.Index(out[i], "shared/"); j >= 0 {
-			out[i] = "../" + out[i][j:]
-		}
-	}
-	return out
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -84,7 +83,7 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 				}
 				opts.ATol = &atol
 			}
-			if opts.Dims, err = parseDims(dims); err != nil {
+			if opts.Dims, err = pipeline.ParseDims(dims); err != nil {
 				return badInput(fmt.Errorf("verify: %w", err))
 			}
 			pr := newProgress(stderr)
@@ -98,7 +97,9 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 				return pipelineError(fmt.Errorf("verify: %w", err))
 			}
 			if !quiet {
-				printVerify(stdout, rep)
+				if err := rep.WriteText(stdout); err != nil {
+					return err
+				}
 			}
 			if !rep.Equivalent {
 				return silentExit(exitInvalid)
@@ -124,55 +125,4 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 	f.IntVar(&threads, "runtime-threads", 0, "intra-op threads of plugin runtimes (0: the runtime chooses)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing; the exit code tells")
 	return cmd
-}
-
-func printVerify(w io.Writer, r *verify.Report) {
-	fmt.Fprintln(w, r.Summary)
-	for _, o := range r.Outputs {
-		res := "pass"
-		if !o.Pass {
-			res = "FAIL " + o.Reason
-		}
-		fmt.Fprintf(w, "  %s [%s %v]: %s\n", o.Name, o.DType, o.Shape, res)
-		switch {
-		case o.Float != nil:
-			f := o.Float
-			fmt.Fprintf(w, "    max_abs %.3g  max_rel %.3g  mean_abs %.3g  rmse %.3g  cosine %.6f  max_ulp %.0f  (%s rtol %g atol %g)\n",
-				f.MaxAbs, f.MaxRel, f.MeanAbs, f.RMSE, f.Cosine, f.MaxULP, o.Tolerance.Profile, o.Tolerance.RTol, o.Tolerance.ATol)
-			if d := o.Drift; d != nil && !d.Degenerate {
-				fmt.Fprintf(w, "    drift: B = %.6f*A %+.3g (R2 %.6f)\n", d.Slope, d.Intercept, d.R2)
-			}
-			if c := o.Classifier; c != nil {
-				fmt.Fprintf(w, "    top-1 agreement %.4f", c.Top1)
-				if c.Top5 != nil {
-					fmt.Fprintf(w, ", top-5 %.4f", *c.Top5)
-				}
-				fmt.Fprintln(w)
-			}
-		case o.Exact != nil:
-			fmt.Fprintf(w, "    %d of %d equal\n", o.Exact.Equal, o.Exact.Total)
-		}
-	}
-	for _, n := range r.Unmatched {
-		fmt.Fprintf(w, "  %s: FAIL no counterpart in B\n", n)
-	}
-	printBisect(w, r.Bisect)
-	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
-}
-
-// printBisect prints where two models first diverge.
-func printBisect(w io.Writer, bi *verify.Bisection) {
-	if bi == nil {
-		return
-	}
-	if bi.First == nil {
-		fmt.Fprintf(w, "bisect: %d of %d nodes checked, none diverges\n", bi.NodesChecked, bi.NodesTotal)
-		return
-	}
-	fmt.Fprintf(w, "bisect: %d of %d nodes checked; first divergent node %q (%s)\n", bi.NodesChecked, bi.NodesTotal, bi.First.Node, bi.First.OpType)
-	for _, in := range bi.First.Inputs {
-		fmt.Fprintf(w, "    input %s (%s): %s\n", in.Name, in.Kind, in.Status)
-	}
 }

@@ -1,0 +1,76 @@
+package passes
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
+)
+
+// WriteText writes what Run did, as 'onnxconv optimize' prints it: the
+// sizes of out before and after, the error against in when checked, and
+// every pass rolled back.
+func (r *Report) WriteText(w io.Writer, in, out string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: nodes %d -> %d, initializer bytes %d -> %d\n", out, r.Before.Nodes, r.After.Nodes, r.Before.Bytes, r.After.Bytes)
+	if r.MaxAbs >= 0 {
+		fmt.Fprintf(&b, "verified against %s: max abs error %.3g, max rel error %.3g\n", in, r.MaxAbs, r.MaxRel)
+	}
+	for _, p := range r.RolledBack() {
+		fmt.Fprintf(&b, "rolled back %s: %s\n", p.Name, p.Reason)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteKept writes one line per node the fallback kept in float32.
+func (r *FP16Report) WriteKept(w io.Writer) error {
+	var b strings.Builder
+	for _, k := range r.Kept {
+		fmt.Fprintf(&b, "kept in float32: %s (%s): %s\n", k.Node, k.OpType, k.Reason)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteText writes the summary of a conversion of in to out, as
+// 'onnxconv fp16' prints it after the kept nodes (WriteKept).
+func (r *FP16Report) WriteText(w io.Writer, in, out string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s, %d nodes converted, %d blocked, %d kept by the fallback; initializer bytes %d -> %d\n",
+		out, r.Type, r.Converted, r.Blocked, len(r.Kept), r.Before.Bytes, r.After.Bytes)
+	if r.MaxAbs >= 0 {
+		fmt.Fprintf(&b, "verified against %s: max abs error %.3g, max rel error %.3g\n", in, r.MaxAbs, r.MaxRel)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteText writes the summary of a quantization written to out, as
+// 'onnxconv quantize' prints it: nodes quantized, size change, top-1
+// agreement and errors when measured.
+func (r *QuantReport) WriteText(w io.Writer, out string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s int8 QDQ, %d nodes quantized; initializer bytes %s -> %s\n", out, r.Mode, r.Quantized,
+		canonical.HumanBytes(r.Before.Bytes), canonical.HumanBytes(r.After.Bytes))
+	if r.Top1 >= 0 {
+		fmt.Fprintf(&b, "top-1 agreement with the float model: %.2f%%\n", 100*r.Top1)
+	}
+	if r.MaxAbs >= 0 {
+		fmt.Fprintf(&b, "max abs error %.3g, mean abs error %.3g\n", r.MaxAbs, r.MeanAbs)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteList writes one line per built-in pass, name and description, as
+// 'onnxconv optimize --help' lists them.
+func WriteList(w io.Writer) error {
+	var b strings.Builder
+	for _, p := range Builtin() {
+		fmt.Fprintf(&b, "  %-24s %s\n", p.Name, p.Doc)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,177 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/passes"
+	"github.com/onnxconv/onnxconv/verify"
+	"github.com/onnxconv/onnxconv/verify/tensorio"
+)
+
+// TransformOptions are the options Optimize, Float16 and Quantize share.
+type TransformOptions struct {
+	// Inputs is a folder of verification input samples; "" generates
+	// Samples of them from Seed.
+	Inputs  string
+	Samples int
+	Seed    uint64
+	// Unchecked applies the transform without checking it on the
+	// executor (Optimize and Float16).
+	Unchecked bool
+	// Report, when set, receives the transform's report as JSON.
+	Report string
+	// Force lets out replace in.
+	Force bool
+}
+
+// Optimize runs the graph passes ps over the model in and writes the
+// result to out: each pass checked on the executor against the model
+// before it and rolled back when it changes an output (unless
+// o.Unchecked). A result not equivalent to in is not written.
+func Optimize(ctx context.Context, in, out string, ps []passes.Pass, ro passes.RunOptions, o TransformOptions) (*passes.Report, error) {
+	return transform(in, out, o, func(m *canonical.Model) (*canonical.Model, *passes.Report, error) {
+		if !o.Unchecked {
+			c, err := o.check(m)
+			if err != nil {
+				return nil, nil, err
+			}
+			ro.Check = c
+		}
+		res, rep, err := passes.Run(ctx, m, ps, ro)
+		if err != nil {
+			return nil, nil, invalidErr(fmt.Errorf("optimize %s: %w", in, err))
+		}
+		if err := o.writeReport(rep); err != nil {
+			return res, nil, err
+		}
+		if rep.Final != nil && !rep.Final.Equivalent {
+			return res, rep, invalidErr(fmt.Errorf("optimize %s: the result is not equivalent to the input: %s; nothing was written", in, rep.Final.Summary))
+		}
+		return res, rep, nil
+	})
+}
+
+// Float16 converts the model in to float16 (or bfloat16) with the
+// automatic float32 fallback (unless o.Unchecked) and writes it to out. A
+// result still not within tolerance is not written; its report is
+// returned with the error.
+func Float16(ctx context.Context, in, out string, fo passes.FP16Options, o TransformOptions) (*passes.FP16Report, error) {
+	return transform(in, out, o, func(m *canonical.Model) (*canonical.Model, *passes.FP16Report, error) {
+		if !o.Unchecked {
+			c, err := o.check(m)
+			if err != nil {
+				return nil, nil, err
+			}
+			fo.Check = c
+		}
+		res, rep, err := passes.Float16(ctx, m, fo)
+		if err != nil {
+			return nil, nil, invalidErr(fmt.Errorf("fp16 %s: %w", in, err))
+		}
+		if err := o.writeReport(rep); err != nil {
+			return res, nil, err
+		}
+		if !rep.Equivalent {
+			return res, rep, invalidErr(fmt.Errorf("fp16 %s: still not within tolerance after %d rounds: %s; nothing was written", in, rep.Rounds, rep.Final.Summary))
+		}
+		return res, rep, nil
+	})
+}
+
+// Quantize quantizes the model in to int8 QDQ and writes it to out. The
+// calibration samples of static mode come from the folder calibration, or
+// are calibSamples generated ones from o.Seed; held samples from
+// o.Inputs (default: the calibration samples).
+func Quantize(ctx context.Context, in, out string, qo passes.QuantOptions, calibration string, calibSamples int, o TransformOptions) (*passes.QuantReport, error) {
+	return transform(in, out, o, func(m *canonical.Model) (*canonical.Model, *passes.QuantReport, error) {
+		var err error
+		if calibration != "" {
+			if qo.Calibration, err = tensorio.LoadSamples(calibration, "input", verify.GraphInputs(m), false); err != nil {
+				return nil, nil, inputErr(fmt.Errorf("quantize: --calibration: %w", err))
+			}
+		} else {
+			for s := range calibSamples {
+				in, err := verify.GenerateInputs(m, verify.GenOptions{Seed: o.Seed}, s)
+				if err != nil {
+					return nil, nil, inputErr(fmt.Errorf("quantize: generating calibration inputs: %w", err))
+				}
+				qo.Calibration = append(qo.Calibration, in)
+			}
+		}
+		if o.Inputs != "" {
+			if qo.Held, err = tensorio.LoadSamples(o.Inputs, "input", verify.GraphInputs(m), false); err != nil {
+				return nil, nil, inputErr(fmt.Errorf("quantize: --inputs: %w", err))
+			}
+		}
+		res, rep, err := passes.Quantize(ctx, m, qo)
+		if err != nil {
+			return nil, nil, invalidErr(fmt.Errorf("quantize %s: %w", in, err))
+		}
+		return res, rep, o.writeReport(rep)
+	})
+}
+
+// transform loads in (refusing an out that would replace it without
+// Force), runs fn and saves its result to out when fn succeeds.
+func transform[R any](in, out string, o TransformOptions, fn func(*canonical.Model) (*canonical.Model, R, error)) (R, error) {
+	var zero R
+	if !o.Force && sameExistingFile(in, out) {
+		return zero, inputErr(&OverwriteError{Path: out})
+	}
+	m, err := Load(in, LoadOptions{})
+	if err != nil {
+		return zero, err
+	}
+	defer func() { _ = m.Close() }()
+	res, rep, err := fn(m)
+	if res != nil {
+		defer func() { _ = res.Close() }()
+	}
+	if err != nil {
+		return rep, err
+	}
+	return rep, Save(out, res, SaveOptions{})
+}
+
+// check returns the verification setup for m.
+func (o TransformOptions) check(m *canonical.Model) (*passes.Check, error) {
+	c := &passes.Check{Samples: o.Samples, Gen: verify.GenOptions{Seed: o.Seed}}
+	if o.Inputs != "" {
+		s, err := tensorio.LoadSamples(o.Inputs, "input", verify.GraphInputs(m), false)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("inputs: %w", err))
+		}
+		c.Inputs = s
+	}
+	return c, nil
+}
+
+// writeReport writes v as indented JSON to o.Report, atomically.
+func (o TransformOptions) writeReport(v any) error {
+	if o.Report == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return inputErr(fmt.Errorf("report: %w", err))
+	}
+	if err := canonical.WriteFileAtomic(o.Report, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}); err != nil {
+		return inputErr(fmt.Errorf("report: %w", err))
+	}
+	return nil
+}
+
+// sameExistingFile reports whether a and b are the same existing file.
+func sameExistingFile(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}

@@ -1,0 +1,96 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/plugins/sdk"
+)
+
+// BuiltinOptions returns Options for an executable that serves the
+// built-in plugins of builtins itself, started with serveArgs followed by
+// the plugin's name: each built-in is described from its sdk.Plugin,
+// without starting it, in the order of BuiltinNames. Time and memory
+// limits are left at their defaults.
+func BuiltinOptions(builtins map[string]func() sdk.Plugin, serveArgs []string) Options {
+	opts := Options{ServeArgs: serveArgs}
+	for _, name := range BuiltinNames(builtins) {
+		imp, exp := builtins[name]().Info()
+		opts.Builtins = append(opts.Builtins, Builtin{Name: name, Importer: imp, Exporter: exp})
+	}
+	return opts
+}
+
+// BuiltinNames returns the names of builtins, sorted.
+func BuiltinNames(builtins map[string]func() sdk.Plugin) []string {
+	names := make([]string, 0, len(builtins))
+	for n := range builtins {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Registry returns the importers of a host that serves its built-in
+// importers (locals) as plugins: every local importer not named in
+// inProcess runs through its plugin of the same name on h, in the order of
+// locals, with the local importer's description (and, when it is an
+// importers.Predictor, its direct source computation, run in this
+// process); then h's third-party importer plugins in discovery order; then
+// the local importers named in inProcess, in process, in the order of
+// locals.
+func Registry(h *Host, locals []importers.Importer, inProcess ...string) (*importers.Registry, error) {
+	r := &importers.Registry{}
+	var last []importers.Importer
+	for _, imp := range locals {
+		name := imp.Describe().Name
+		if slices.Contains(inProcess, name) {
+			last = append(last, imp)
+			continue
+		}
+		hi, err := h.Importer(name)
+		if err != nil {
+			return nil, fmt.Errorf("built-in importer %s: %w", name, err)
+		}
+		if err := r.Add(ViaPlugin(imp, hi)); err != nil {
+			return nil, err
+		}
+	}
+	for _, imp := range append(h.Importers(), last...) {
+		if err := r.Add(imp); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// ViaPlugin returns a built-in importer whose Import runs out of process
+// (hi) but whose description (options, reference runtime) is local's own:
+// the plugin protocol does not carry them. When local computes its source
+// directly (importers.Predictor), that runs in this process, after the
+// out-of-process import has read the same file.
+func ViaPlugin(local importers.Importer, hi *HostImporter) importers.Importer {
+	w := pluginImporter{HostImporter: hi, local: local}
+	if p, ok := local.(importers.Predictor); ok {
+		return predictingPluginImporter{pluginImporter: w, p: p}
+	}
+	return w
+}
+
+type pluginImporter struct {
+	*HostImporter
+	local importers.Importer
+}
+
+func (w pluginImporter) Describe() importers.Description { return w.local.Describe() }
+
+type predictingPluginImporter struct {
+	pluginImporter
+	p importers.Predictor
+}
+
+func (w predictingPluginImporter) Source(ctx context.Context, path string, opts importers.Options) (importers.Source, error) {
+	return w.p.Source(ctx, path, opts)
+}

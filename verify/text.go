@@ -1,0 +1,128 @@
+package verify
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText writes the report for people, as 'onnxconv verify' prints it:
+// the summary, every output with its metrics, drift and classifier
+// agreement, unmatched outputs, the bisection and the notes.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintln(&b, r.Summary)
+	for _, o := range r.Outputs {
+		res := "pass"
+		if !o.Pass {
+			res = "FAIL " + o.Reason
+		}
+		fmt.Fprintf(&b, "  %s [%s %v]: %s\n", o.Name, o.DType, o.Shape, res)
+		switch {
+		case o.Float != nil:
+			f := o.Float
+			fmt.Fprintf(&b, "    max_abs %.3g  max_rel %.3g  mean_abs %.3g  rmse %.3g  cosine %.6f  max_ulp %.0f  (%s rtol %g atol %g)\n",
+				f.MaxAbs, f.MaxRel, f.MeanAbs, f.RMSE, f.Cosine, f.MaxULP, o.Tolerance.Profile, o.Tolerance.RTol, o.Tolerance.ATol)
+			if d := o.Drift; d != nil && !d.Degenerate {
+				fmt.Fprintf(&b, "    drift: B = %.6f*A %+.3g (R2 %.6f)\n", d.Slope, d.Intercept, d.R2)
+			}
+			if c := o.Classifier; c != nil {
+				fmt.Fprintf(&b, "    top-1 agreement %.4f", c.Top1)
+				if c.Top5 != nil {
+					fmt.Fprintf(&b, ", top-5 %.4f", *c.Top5)
+				}
+				fmt.Fprintln(&b)
+			}
+		case o.Exact != nil:
+			fmt.Fprintf(&b, "    %d of %d equal\n", o.Exact.Equal, o.Exact.Total)
+		}
+	}
+	for _, n := range r.Unmatched {
+		fmt.Fprintf(&b, "  %s: FAIL no counterpart in B\n", n)
+	}
+	r.Bisect.writeText(&b)
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteSummary writes the short equivalence summary of one comparison, as
+// 'onnxconv convert' prints it: "verify WHAT: EQUIVALENT (...)", one line
+// per output, unmatched outputs, the bisection and the notes.
+func (r *Report) WriteSummary(w io.Writer, what string) error {
+	var b strings.Builder
+	verdict := "EQUIVALENT"
+	if !r.Equivalent {
+		verdict = "NOT EQUIVALENT"
+	}
+	fmt.Fprintf(&b, "verify %s: %s (%d output(s), %d sample(s))\n", what, verdict, len(r.Outputs), r.Samples)
+	for _, o := range r.Outputs {
+		res := "pass"
+		if !o.Pass {
+			res = "FAIL"
+			if o.Reason != "" {
+				res += " " + o.Reason
+			}
+		}
+		switch {
+		case o.Float != nil:
+			fmt.Fprintf(&b, "  %-16s %s %v  max_abs %.3g  max_rel %.3g  (rtol %g atol %g)  %s\n",
+				o.Name, o.DType, o.Shape, o.Float.MaxAbs, o.Float.MaxRel, o.Tolerance.RTol, o.Tolerance.ATol, res)
+		case o.Exact != nil:
+			fmt.Fprintf(&b, "  %-16s %s %v  %d of %d equal  %s\n", o.Name, o.DType, o.Shape, o.Exact.Equal, o.Exact.Total, res)
+		default:
+			fmt.Fprintf(&b, "  %-16s %s %v  %s\n", o.Name, o.DType, o.Shape, res)
+		}
+	}
+	for _, n := range r.Unmatched {
+		fmt.Fprintf(&b, "  %-16s FAIL no counterpart\n", n)
+	}
+	r.Bisect.writeText(&b)
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteRunOnceSummary writes the checks of a report made by RunOnce (a
+// result that nothing computes the source of): the summary and, per
+// output, whether it was produced without NaN or Inf.
+func (r *Report) WriteRunOnceSummary(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintln(&b, r.Summary)
+	for _, o := range r.Outputs {
+		res := "ok (produced, no NaN or Inf)"
+		if !o.Pass {
+			res = "FAIL " + o.Reason
+		}
+		fmt.Fprintf(&b, "  %-16s %s %v  %s\n", o.Name, o.DType, o.Shape, res)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteText writes where two models first diverge, in the lines
+// Report.WriteText and WriteSummary use; nothing for a nil Bisection.
+func (bi *Bisection) WriteText(w io.Writer) error {
+	var b strings.Builder
+	bi.writeText(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (bi *Bisection) writeText(b *strings.Builder) {
+	if bi == nil {
+		return
+	}
+	if bi.First == nil {
+		fmt.Fprintf(b, "bisect: %d of %d nodes checked, none diverges\n", bi.NodesChecked, bi.NodesTotal)
+		return
+	}
+	fmt.Fprintf(b, "bisect: %d of %d nodes checked; first divergent node %q (%s)\n", bi.NodesChecked, bi.NodesTotal, bi.First.Node, bi.First.OpType)
+	for _, in := range bi.First.Inputs {
+		fmt.Fprintf(b, "    input %s (%s): %s\n", in.Name, in.Kind, in.Status)
+	}
+}
