@@ -31,6 +31,8 @@ func newConvertCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 		quantMode    string
 		calibration  string
 		perChannel   bool
+		calibMethod  string
+		layout       string
 		keepNCHW     bool
 		of           opsetFlags
 		vf           verifyFlags
@@ -104,6 +106,9 @@ pass --external-data.`,
 			if rawScore {
 				iopts["raw_score"] = "true"
 			}
+			if layout != "" {
+				iopts["layout"] = layout
+			}
 			// An interrupt cancels the run, so that plugin processes are
 			// stopped and temporary files removed.
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -141,7 +146,7 @@ pass --external-data.`,
 			switch quantMode {
 			case "":
 			case string(passes.Static), string(passes.Dynamic):
-				opts.Quantize = &passes.QuantOptions{Mode: passes.QuantMode(quantMode), PerChannel: perChannel}
+				opts.Quantize = &passes.QuantOptions{Mode: passes.QuantMode(quantMode), PerChannel: perChannel, Method: passes.CalibMethod(calibMethod)}
 			default:
 				return badInput(fmt.Errorf("convert: --quantize %q: use static or dynamic", quantMode))
 			}
@@ -171,6 +176,8 @@ pass --external-data.`,
 	fl.StringVar(&quantMode, "quantize", "", "int8 QDQ quantization after adaptation: static or dynamic")
 	fl.StringVar(&calibration, "calibration", "", "with --quantize static: folder of calibration input samples (default: 32 generated)")
 	fl.BoolVar(&perChannel, "per-channel", false, "with --quantize: per-channel weights")
+	fl.StringVar(&calibMethod, "calibration-method", "minmax", "with --quantize static: minmax, percentile or entropy")
+	fl.StringVar(&layout, "layout", "", "TF.js and Keras sources: nchw makes image inputs and outputs channels-first (as -O layout=nchw)")
 	fl.BoolVar(&keepNCHW, "keep-nchw-io", false, "TFLite output: keep the ONNX (NCHW) layout of inputs and outputs")
 	of.register(fl)
 	vf.register(fl)

@@ -27,6 +27,7 @@ type verifyFlags struct {
 	ranges           []string
 	saveInputs       string
 	samples          int
+	threads          int
 	fs               *pflag.FlagSet
 }
 
@@ -46,6 +47,7 @@ func (f *verifyFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.ranges, "input-range", nil, "range of generated input values, LO,HI for every input or NAME=LO,HI (repeatable), e.g. audio=-1,1 or 0,255")
 	fs.StringVar(&f.saveInputs, "save-inputs", "", "write the generated verification inputs to this folder (repeat the run with --inputs)")
 	fs.IntVar(&f.samples, "samples", 1, "number of generated input samples")
+	fs.IntVar(&f.threads, "threads", 0, "executor kernel threads (0: all cores; results do not depend on it)")
 }
 
 // options returns the verification options, or nil when the run does not
@@ -67,7 +69,7 @@ func (f *verifyFlags) options(changed bool) (*pipeline.VerifyOptions, error) {
 		return nil, nil
 	}
 	o := &pipeline.VerifyOptions{Inputs: f.inputs, Reference: f.refDir, Profile: f.profile, Bisect: f.bisect,
-		SaveInputs: f.saveInputs, Samples: f.samples}
+		SaveInputs: f.saveInputs, Samples: f.samples, Threads: f.threads}
 	if f.samples < 1 {
 		return nil, errors.New("--samples must be at least 1")
 	}

@@ -15,6 +15,8 @@ func newQuantizeCmd() *cobra.Command {
 		tf          transformFlags
 		mode, calib string
 		perChannel  bool
+		method      string
+		percentile  float64
 		nCalib      int
 	)
 	cmd := &cobra.Command{
@@ -36,7 +38,8 @@ mean absolute error, and the size change.`,
 			if mode != "static" && mode != "dynamic" {
 				return badInput(fmt.Errorf("quantize: --mode must be static or dynamic"))
 			}
-			opts := passes.QuantOptions{Mode: passes.QuantMode(mode), PerChannel: perChannel}
+			opts := passes.QuantOptions{Mode: passes.QuantMode(mode), PerChannel: perChannel,
+				Method: passes.CalibMethod(method), Percentile: percentile}
 			rep, err := pipeline.Quantize(cmd.Context(), args[0], args[1], opts, calib, nCalib, tf.options())
 			if err != nil {
 				return pipelineError(err)
@@ -49,5 +52,7 @@ mean absolute error, and the size change.`,
 	cmd.Flags().StringVar(&calib, "calibration", "", "folder of calibration input samples (static mode)")
 	cmd.Flags().IntVar(&nCalib, "calibration-samples", 32, "generated calibration samples when --calibration is not given")
 	cmd.Flags().BoolVar(&perChannel, "per-channel", false, "one weight scale per output channel (opset >= 13)")
+	cmd.Flags().StringVar(&method, "calibration-method", "minmax", "activation ranges in static mode: minmax, percentile or entropy")
+	cmd.Flags().Float64Var(&percentile, "percentile", 0, "with --calibration-method percentile: the share of values kept, in percent (default 99.999)")
 	return cmd
 }

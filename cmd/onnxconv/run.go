@@ -13,6 +13,7 @@ import (
 // over pipeline.Run.
 func newRunCmd() *cobra.Command {
 	var inDir, outDir, backend string
+	var threads int
 	cmd := &cobra.Command{
 		Use:   "run MODEL --inputs DIR -o DIR",
 		Short: "Run a model with the built-in executor",
@@ -26,7 +27,7 @@ inputs are input_N.pb files holding a SequenceProto or OptionalProto.`,
 			if inDir == "" || outDir == "" {
 				return badInput(fmt.Errorf("run: --inputs and -o are required"))
 			}
-			res, err := pipeline.Run(cmd.Context(), args[0], pipeline.RunOptions{Inputs: inDir, OutDir: outDir, Backend: backend})
+			res, err := pipeline.Run(cmd.Context(), args[0], pipeline.RunOptions{Inputs: inDir, OutDir: outDir, Backend: backend, Threads: threads})
 			if err != nil {
 				return pipelineError(err)
 			}
@@ -37,5 +38,6 @@ inputs are input_N.pb files holding a SequenceProto or OptionalProto.`,
 	cmd.Flags().StringVar(&inDir, "inputs", "", "folder of NAME.pb, NAME.npy, input_N.pb or input_N.npy files")
 	cmd.Flags().StringVarP(&outDir, "output", "o", "", "folder to write output_N.pb to")
 	cmd.Flags().StringVar(&backend, "backend", "", "GoMLX backend (default: go, or $"+executor.BackendEnv+")")
+	cmd.Flags().IntVar(&threads, "threads", 0, "executor kernel threads (0: all cores)")
 	return cmd
 }

@@ -16,6 +16,7 @@ import (
 func newVerifyCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 	var (
 		inputs, profile, dist, backend string
+		execThreads                    int
 		runtimeList                    string
 		samples, bisectBatch, threads  int
 		seed                           uint64
@@ -66,7 +67,7 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 			opts := pipeline.CompareOptions{
 				VerifyOptions: pipeline.VerifyOptions{
 					Inputs: inputs, Samples: samples, Seed: seed, Distribution: dist,
-					Profile: profile, ByOrder: byOrder, Bisect: bisect, BisectBatch: bisectBatch, Backend: backend,
+					Profile: profile, ByOrder: byOrder, Bisect: bisect, BisectBatch: bisectBatch, Backend: backend, Threads: execThreads,
 				},
 				Runtimes: rtNames, RuntimeThreads: threads, Plugins: pluginHostOptions(builtins),
 				Reports: reports,
@@ -121,6 +122,7 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 	f.IntVar(&bisectBatch, "bisect-batch", 64, "values captured per run while bisecting")
 	f.StringArrayVar(&reports, "report", nil, "write a report: .json, .md, .html or .xml (JUnit); repeatable")
 	f.StringVar(&backend, "backend", "", "GoMLX backend of the built-in executor")
+	f.IntVar(&execThreads, "threads", 0, "built-in executor kernel threads (0: all cores; results do not depend on it)")
 	f.StringVar(&runtimeList, "runtime", "", "runtime of both sides, or A's and B's separated by a comma: executor (default), onnxruntime, or any runtime plugin")
 	f.IntVar(&threads, "runtime-threads", 0, "intra-op threads of plugin runtimes (0: the runtime chooses)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing; the exit code tells")
