@@ -10,14 +10,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
 )
 
 // cacheKey is the SHA-256 of the model's bytes, the job's spec, the
-// contents of its reference and inputs folders and the tool's version;
-// modelHash that of the model alone.
+// contents of its reference and inputs folders and the tool's version
+// (for a bench job also the kind of machine: its measurements hold only
+// there); modelHash that of the model alone.
 func cacheKey(j *Job, tool Tool) (key, modelHash string, err error) {
 	modelHash, err = fileHash(j.File)
 	if err != nil {
@@ -29,6 +32,9 @@ func cacheKey(j *Job, tool Tool) (key, modelHash string, err error) {
 		return "", "", err
 	}
 	fmt.Fprintf(h, "onnxconv batch cache 1\ntool %s %s\nmodel %s\nspec %s\n", tool.Version, tool.Revision, modelHash, spec)
+	if j.Action == ActionBench {
+		fmt.Fprintf(h, "machine %s\n", benchMachine())
+	}
 	for _, d := range []string{j.Reference, j.Inputs} {
 		if d == "" {
 			continue
@@ -40,6 +46,13 @@ func cacheKey(j *Job, tool Tool) (key, modelHash string, err error) {
 		fmt.Fprintf(h, "folder %s\n", dh)
 	}
 	return hex.EncodeToString(h.Sum(nil)), modelHash, nil
+}
+
+// benchMachine describes what a benchmark's figures depend on besides
+// the model and the settings: the system, the architecture, the CPUs and
+// the executor's SGEMM kernel.
+func benchMachine() string {
+	return fmt.Sprintf("%s/%s cpus %d sgemm %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), kernels.KernelName())
 }
 
 func fileHash(path string) (string, error) {

@@ -31,6 +31,8 @@ func (r *runner) execute(ctx context.Context, j *Job, rec *Record) {
 		r.plan(ctx, j, rec)
 	case ActionCheck:
 		r.check(j, rec)
+	case ActionBench:
+		r.bench(ctx, j, rec)
 	default:
 		r.convert(ctx, j, rec)
 	}

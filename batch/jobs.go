@@ -28,6 +28,9 @@ const (
 	ActionCheck Action = "check"
 	// ActionReference compares the model with its stored outputs.
 	ActionReference Action = "reference"
+	// ActionBench times the model on the executor (package bench), and
+	// on Job.Bench.Runtime side by side when set.
+	ActionBench Action = "bench"
 )
 
 // Job is one unit of work: one model, one action.
@@ -77,6 +80,8 @@ type Spec struct {
 	Reference string   `json:"reference,omitempty"`
 	Inputs    string   `json:"inputs,omitempty"`
 	Reports   []string `json:"reports,omitempty"`
+	// Bench holds a bench job's settings (defaults filled in).
+	Bench *BenchSpec `json:"bench,omitempty"`
 }
 
 // Expand lists the manifest's jobs, sorted by ID. A pattern that matches
@@ -179,6 +184,12 @@ func entryJobs(e Entry, model string) []Job {
 		if a == ActionReference {
 			s.Verify = true
 		}
+		if a == ActionBench {
+			// The model is run as it is, on the inputs given (the
+			// folder's contents are hashed into the key too).
+			b := *e.Bench
+			s = Spec{Action: a, Inputs: e.Inputs, Reference: e.Reference, Bench: &b}
+		}
 		return Job{ID: prefix + model + " " + label, Model: model, Action: a, Opset: opset, MLOpset: s.MLOpset, Target: target,
 			Spec: s, Reports: reports, KeepOutputs: e.KeepOutputs}
 	}
@@ -204,6 +215,9 @@ func entryJobs(e Entry, model string) []Job {
 	}
 	if len(jobs) == 0 && e.Reference != "" {
 		jobs = append(jobs, mk(ActionReference, "reference="+e.Reference, 0, ""))
+	}
+	if e.Bench != nil {
+		jobs = append(jobs, mk(ActionBench, "bench", 0, ""))
 	}
 	return jobs
 }

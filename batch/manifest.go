@@ -88,6 +88,9 @@ type Entry struct {
 	Targets Strings `json:"targets,omitempty"`
 	Plan    Ints    `json:"plan,omitempty"`
 	Check   bool    `json:"check,omitempty"`
+	// Bench times each model on the built-in executor (true: the
+	// defaults of BenchSpec).
+	Bench *BenchSpec `json:"bench,omitempty"`
 
 	// Verify defaults to true.
 	Verify    *bool  `json:"verify,omitempty"`
@@ -104,6 +107,47 @@ type Entry struct {
 
 	Reports     []string `json:"reports,omitempty"`
 	KeepOutputs bool     `json:"keep_outputs,omitempty"`
+}
+
+// BenchSpec is what a bench job measures: Warmup untimed runs (the first
+// compiles), then Reps timed runs, on the executor held to Threads kernel
+// threads (0: all cores), and on Runtime (a runtime plugin, e.g.
+// "onnxruntime") side by side when it is set. The manifest gives it as
+// `bench: {reps: 20, warmup: 2, threads: 1}` or `bench: true`.
+type BenchSpec struct {
+	Reps    int    `json:"reps"`
+	Warmup  int    `json:"warmup"`
+	Threads int    `json:"threads"`
+	Runtime string `json:"runtime,omitempty"`
+}
+
+// The settings of `bench: true`, and of the keys a bench object leaves
+// out (those of onnxconv bench).
+const (
+	DefaultBenchReps   = 20
+	DefaultBenchWarmup = 2
+)
+
+// UnmarshalJSON accepts true (the defaults) as well as an object, whose
+// missing keys take the defaults.
+func (b *BenchSpec) UnmarshalJSON(data []byte) error {
+	var on bool
+	if err := json.Unmarshal(data, &on); err == nil {
+		if !on {
+			return errors.New("bench: false is not an action; leave bench out")
+		}
+		*b = BenchSpec{Reps: DefaultBenchReps, Warmup: DefaultBenchWarmup}
+		return nil
+	}
+	type plain BenchSpec
+	v := plain{Reps: DefaultBenchReps, Warmup: DefaultBenchWarmup}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	*b = BenchSpec(v)
+	return nil
 }
 
 // Manifest is a parsed manifest. Dir is the folder its paths are relative

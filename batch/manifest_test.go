@@ -294,7 +294,8 @@ func TestExampleManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Jobs) != 2 || len(m.Jobs[0].Opset) != 2 || len(m.Jobs[1].Targets) != 1 {
+	if len(m.Jobs) != 3 || len(m.Jobs[0].Opset) != 2 || len(m.Jobs[1].Targets) != 1 ||
+		m.Jobs[2].Bench == nil || *m.Jobs[2].Bench != (BenchSpec{Reps: 20, Warmup: 2, Threads: 1}) {
 		t.Errorf("example manifest read as %+v", m.Jobs)
 	}
 }

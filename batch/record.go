@@ -80,6 +80,9 @@ type Record struct {
 	Kind    string  `json:"kind,omitempty"`
 	Message string  `json:"message,omitempty"`
 	Figures Figures `json:"figures"`
+	// Bench holds a bench job's measurements (action bench only). They
+	// are not part of the Outcome: speed varies from run to run.
+	Bench *BenchFigures `json:"bench,omitempty"`
 	// Notes are the pipeline's remarks and warnings.
 	Notes []string `json:"notes,omitempty"`
 	// Reports are the job's own reports, relative to the output folder.
@@ -115,12 +118,22 @@ type Outcome struct {
 	Status  Status
 	Kind    string
 	Figures string
+	// Bench is what a bench job measured, less the figures that vary
+	// with speed: the settings and the runs counted per side.
+	Bench string
 }
 
 // Outcome returns r's outcome.
 func (r *Record) Outcome() Outcome {
 	f, _ := json.Marshal(r.Figures)
-	return Outcome{ID: r.ID, Status: r.Status, Kind: r.Kind, Figures: string(f)}
+	o := Outcome{ID: r.ID, Status: r.Status, Kind: r.Kind, Figures: string(f)}
+	if b := r.Bench; b != nil {
+		o.Bench = fmt.Sprintf("reps %d warmup %d threads %d; executor %d runs", b.Reps, b.Warmup, b.Threads, b.Executor.Runs)
+		if b.Runtime != nil {
+			o.Bench += fmt.Sprintf("; %s %d runs", b.Runtime.Name, b.Runtime.Runs)
+		}
+	}
+	return o
 }
 
 // writeRecord writes r as one JSON line to path, atomically.

@@ -193,6 +193,12 @@ type runner struct {
 	opts  Options
 	runID string
 
+	// exclusive lets a bench job run alone: the other jobs hold it for
+	// reading while they run, a bench job for writing, so that with
+	// --jobs J nothing shares the CPU (or the process's peak memory)
+	// with a benchmark.
+	exclusive sync.RWMutex
+
 	mu    sync.Mutex
 	sum   *Summary
 	done  int
@@ -229,7 +235,15 @@ func (r *runner) do(ctx context.Context, j *Job) error {
 		return r.finish(j, rec, false, true)
 	}
 	rec := r.newRecord(j, key, modelHash)
-	r.execute(ctx, j, rec)
+	if j.Action == ActionBench {
+		r.exclusive.Lock()
+		r.execute(ctx, j, rec)
+		r.exclusive.Unlock()
+	} else {
+		r.exclusive.RLock()
+		r.execute(ctx, j, rec)
+		r.exclusive.RUnlock()
+	}
 	if ctx.Err() != nil {
 		// Cancelled mid-way: no record, so that the job runs again.
 		return nil

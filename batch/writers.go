@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"path"
+	"strconv"
 	"strings"
 )
 
@@ -23,6 +25,64 @@ type mergedRow struct {
 	Shard   string
 	Links   []string
 	Search  string
+	// Bench is a bench job's figures as shown (nil for other jobs).
+	Bench *benchCells
+}
+
+// benchCells are a bench job's figures as the HTML and Markdown reports
+// show them.
+type benchCells struct {
+	P50, P90, P99, Throughput, RSS string
+	// Runtime is the side timed beside the executor and Ratio the ratio
+	// of the medians ("" without one).
+	Runtime, Ratio string
+}
+
+func newBenchCells(b *BenchFigures) *benchCells {
+	if b == nil {
+		return nil
+	}
+	c := &benchCells{P50: msText(b.Executor.P50MS), P90: msText(b.Executor.P90MS), P99: msText(b.Executor.P99MS),
+		Throughput: rateText(b.Executor.ThroughputPerS)}
+	if b.PeakRSSBytes > 0 {
+		c.RSS = fmt.Sprintf("%.0f", float64(b.PeakRSSBytes)/(1<<20))
+	}
+	if b.Runtime != nil {
+		c.Runtime = fmt.Sprintf("%s p50 %s ms", b.Runtime.Name, msText(b.Runtime.P50MS))
+		c.Ratio = fmt.Sprintf("%.2f", b.Ratio)
+	}
+	return c
+}
+
+// msText shows milliseconds with 3 significant figures or so.
+func msText(v float64) string {
+	switch {
+	case v < 1:
+		return fmt.Sprintf("%.3f", v)
+	case v < 100:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// rateText shows runs per second: whole above 100, else to 0.1.
+func rateText(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// benchColumns tells whether any job has bench figures, and any a
+// runtime side (the reports show those columns only then).
+func benchColumns(rs []mergedRow) (bench, runtime bool) {
+	for _, r := range rs {
+		if r.Bench != nil {
+			bench = true
+			runtime = runtime || r.Bench.Runtime != ""
+		}
+	}
+	return bench, runtime
 }
 
 func rows(m *Merged, base string) []mergedRow {
@@ -30,7 +90,7 @@ func rows(m *Merged, base string) []mergedRow {
 	for _, r := range m.Jobs {
 		row := mergedRow{Status: string(r.Status), ID: r.ID, Model: r.Model, What: what(r), Kind: r.Kind,
 			Message: firstLine(r.Message), Opsets: opsets(r), MaxAbs: worst(r), Seconds: fmt.Sprintf("%.2f", r.DurationMS/1000),
-			Cached: r.Cached, Shard: r.Shard, Links: reportLinks(r, base)}
+			Cached: r.Cached, Shard: r.Shard, Links: reportLinks(r, base), Bench: newBenchCells(r.Bench)}
 		row.Search = strings.ToLower(strings.Join([]string{row.Status, row.ID, row.What, row.Kind, row.Message}, " "))
 		out = append(out, row)
 	}
@@ -45,7 +105,7 @@ func firstLine(s string) string {
 	return s
 }
 
-var htmlPage = template.Must(template.New("batch").Parse(`<!DOCTYPE html>
+var htmlPage = template.Must(template.New("batch").Funcs(template.FuncMap{"base": path.Base}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -81,13 +141,13 @@ tr.failed td{background:#fff5f5}
 <span id="shown">{{len .Rows}} shown</span>
 </div>
 <table id="jobs">
-<thead><tr><th>Status</th><th>Job</th><th>Action</th><th>Opset</th><th>Worst max abs</th><th>Seconds</th><th>Shard</th><th>Report</th></tr></thead>
+<thead><tr><th>Status</th><th>Job</th><th>Action</th><th>Opset</th><th>Worst max abs</th>{{if .HasBench}}<th title="executor latency: median, 90th and 99th percentile of the timed runs">p50 / p90 / p99 ms</th><th>Runs/s</th><th>Peak RSS MiB</th>{{if .HasRuntime}}<th title="executor p50 / runtime p50">Ratio p50</th>{{end}}{{end}}<th>Seconds</th><th>Shard</th><th>Report</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr class="{{if ne .Status "pass"}}failed{{end}}" data-status="{{.Status}}" data-text="{{.Search}}">
 <td><span class="badge s-{{.Status}}">{{.Status}}</span></td>
 <td><code>{{.Model}}</code>{{if .Kind}}<div class="msg">{{.Kind}}: {{.Message}}</div>{{end}}</td>
-<td>{{.What}}</td><td>{{.Opsets}}</td><td class="num">{{.MaxAbs}}</td><td class="num">{{.Seconds}}{{if .Cached}} (cached){{end}}</td><td>{{.Shard}}</td>
-<td>{{range .Links}}<a href="{{.}}">report</a> {{end}}</td>
+<td>{{.What}}</td><td>{{.Opsets}}</td><td class="num">{{.MaxAbs}}</td>{{if $.HasBench}}{{with .Bench}}<td class="num bench">{{.P50}} / {{.P90}} / {{.P99}}</td><td class="num">{{.Throughput}}</td><td class="num">{{.RSS}}</td>{{if $.HasRuntime}}<td class="num"{{if .Runtime}} title="{{.Runtime}}"{{end}}>{{.Ratio}}</td>{{end}}{{else}}<td></td><td></td><td></td>{{if $.HasRuntime}}<td></td>{{end}}{{end}}{{end}}<td class="num">{{.Seconds}}{{if .Cached}} (cached){{end}}</td><td>{{.Shard}}</td>
+<td>{{range .Links}}<a href="{{.}}">{{base .}}</a> {{end}}</td>
 </tr>
 {{end}}</tbody>
 </table>
@@ -125,9 +185,11 @@ tr.failed td{background:#fff5f5}
 // linking to its own report (links relative to base, the page's folder).
 func WriteMergedHTML(w io.Writer, m *Merged, base string) error {
 	t := m.Totals
+	rs := rows(m, base)
+	hasBench, hasRuntime := benchColumns(rs)
 	data := map[string]any{
 		"Title": "onnxconv batch: " + fmt.Sprint(t.Jobs) + " job(s)", "Failed": m.Failed(), "Bad": t.Fail + t.Error + t.Missing,
-		"T": t, "Rows": rows(m, base), "Conflicts": m.Conflicts, "Tool": m.Tool, "Dirs": m.Dirs, "Shards": m.Shards,
+		"T": t, "Rows": rs, "HasBench": hasBench, "HasRuntime": hasRuntime, "Conflicts": m.Conflicts, "Tool": m.Tool, "Dirs": m.Dirs, "Shards": m.Shards,
 		"Time": m.Time.Format("2006-01-02 15:04:05 MST"), "Machine": fmt.Sprintf("%.1f s", t.DurationMS/1000),
 	}
 	if err := htmlPage.Execute(w, data); err != nil {
@@ -155,8 +217,18 @@ func WriteMergedMarkdown(w io.Writer, m *Merged, base string) error {
 	if len(m.Conflicts) > 0 {
 		fmt.Fprintf(&b, "**Conflicting duplicates:** %s\n\n", strings.Join(m.Conflicts, ", "))
 	}
-	b.WriteString("| status | model | action | opset | worst max abs | s | report |\n| --- | --- | --- | --- | ---: | ---: | --- |\n")
 	rs := rows(m, base)
+	hasBench, hasRuntime := benchColumns(rs)
+	head, align := "| status | model | action | opset | worst max abs |", "| --- | --- | --- | --- | ---: |"
+	if hasBench {
+		head += " p50 / p90 / p99 ms | runs/s | peak RSS MiB |"
+		align += " ---: | ---: | ---: |"
+		if hasRuntime {
+			head += " ratio p50 |"
+			align += " ---: |"
+		}
+	}
+	b.WriteString(head + " s | report |\n" + align + " ---: | --- |\n")
 	for i, r := range rs {
 		if i == MarkdownRows {
 			fmt.Fprintf(&b, "\n… and %d more job(s) (see the HTML or JSON report)\n", len(rs)-MarkdownRows)
@@ -173,7 +245,20 @@ func WriteMergedMarkdown(w io.Writer, m *Merged, base string) error {
 		for _, l := range r.Links {
 			links = append(links, "["+mdEscape(l[strings.LastIndex(l, "/")+1:])+"]("+strings.ReplaceAll(l, " ", "%20")+")")
 		}
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", status, strings.ReplaceAll(r.Model, "`", "'"), mdEscape(r.What), r.Opsets, r.MaxAbs, r.Seconds, strings.Join(links, " "))
+		speed := ""
+		if hasBench {
+			c := r.Bench
+			if c == nil {
+				c = &benchCells{}
+				speed = " | | |"
+			} else {
+				speed = fmt.Sprintf(" %s / %s / %s | %s | %s |", c.P50, c.P90, c.P99, c.Throughput, c.RSS)
+			}
+			if hasRuntime {
+				speed += " " + c.Ratio + " |"
+			}
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |%s %s | %s |\n", status, strings.ReplaceAll(r.Model, "`", "'"), mdEscape(r.What), r.Opsets, r.MaxAbs, speed, r.Seconds, strings.Join(links, " "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -203,12 +288,58 @@ type junitSte struct {
 }
 
 type junitCase struct {
-	Name      string      `xml:"name,attr"`
-	Classname string      `xml:"classname,attr"`
-	Time      string      `xml:"time,attr"`
-	Failure   *junitIssue `xml:"failure,omitempty"`
-	Error     *junitIssue `xml:"error,omitempty"`
-	SystemOut string      `xml:"system-out,omitempty"`
+	Name       string           `xml:"name,attr"`
+	Classname  string           `xml:"classname,attr"`
+	Time       string           `xml:"time,attr"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Failure    *junitIssue      `xml:"failure,omitempty"`
+	Error      *junitIssue      `xml:"error,omitempty"`
+	SystemOut  string           `xml:"system-out,omitempty"`
+}
+
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+// benchProperties are a bench job's figures as JUnit test case
+// properties (bench.p50_ms, ...; bench.runtime.* for the runtime side).
+func benchProperties(b *BenchFigures) *junitProperties {
+	if b == nil {
+		return nil
+	}
+	p := &junitProperties{}
+	add := func(name string, v any) {
+		p.Property = append(p.Property, junitProperty{Name: "bench." + name, Value: fmt.Sprint(v)})
+	}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	side := func(prefix string, s *BenchSide) {
+		add(prefix+"runs", s.Runs)
+		add(prefix+"p50_ms", num(s.P50MS))
+		add(prefix+"p90_ms", num(s.P90MS))
+		add(prefix+"p99_ms", num(s.P99MS))
+		add(prefix+"min_ms", num(s.MinMS))
+		add(prefix+"mean_ms", num(s.MeanMS))
+		add(prefix+"throughput_per_s", num(s.ThroughputPerS))
+	}
+	add("reps", b.Reps)
+	add("warmup", b.Warmup)
+	add("threads", b.Threads)
+	side("", &b.Executor)
+	add("load_ms", num(b.LoadMS))
+	add("peak_rss_bytes", b.PeakRSSBytes)
+	add("cpus", b.CPUs)
+	add("sgemm_kernel", b.Kernel)
+	if b.Runtime != nil {
+		add("runtime", b.Runtime.Name)
+		side("runtime.", b.Runtime)
+		add("ratio_p50", num(b.Ratio))
+	}
+	return p
 }
 
 type junitIssue struct {
@@ -232,6 +363,10 @@ func WriteMergedJUnit(w io.Writer, m *Merged) error {
 		}
 		if x := worst(r); x != "" {
 			out += ", worst max abs " + x
+		}
+		if b := r.Bench; b != nil {
+			out += fmt.Sprintf(", executor p50 %s ms, p90 %s ms, p99 %s ms, %.1f runs/s", msText(b.Executor.P50MS), msText(b.Executor.P90MS), msText(b.Executor.P99MS), b.Executor.ThroughputPerS)
+			c.Properties = benchProperties(b)
 		}
 		if len(r.Reports) > 0 {
 			out += "\nreports: " + strings.Join(r.Reports, " ")
