@@ -73,7 +73,10 @@ func main() {
 		}
 	case "exit":
 		imp.Import = func(context.Context, []byte, map[string]string) (*onnxpb.ModelProto, error) {
-			fmt.Fprintln(os.Stderr, "giving up") // reaches the host through go-plugin's stdio stream, or not at all
+			// Straight to file descriptor 2: go-plugin's stdio stream
+			// (os.Stderr once serving) is delivered asynchronously, so a
+			// line written there just before exiting may arrive after this
+			// one, or not at all.
 			os.NewFile(2, "stderr").WriteString("giving up for good\n")
 			os.Exit(3)
 			return nil, nil
