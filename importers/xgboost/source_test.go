@@ -31,7 +31,7 @@ func TestSourceAgreesWithONNX(t *testing.T) {
 				got := treetest.RunONNX(t, imp, p, opts, in)
 				src := treetest.RunSource(t, imp, p, opts, in)
 				// The predictor sums in float32 as xgboost does, the executor in
-				
+
 				e := treetest.SameOutputs(t, "predictor vs ONNX", src, got, 1e-6)
 				t.Logf("predictor vs ONNX: %.3g", e)
 			})
