@@ -356,3 +356,7 @@ func GeoMean(xs []float64) float64 {
 	}
 	return math.Exp(s / float64(n))
 }
+
+// PeakRSS is the process's peak resident memory (VmHWM) in bytes, or 0
+// where unknown.
+func PeakRSS() int64 { return peakRSS() }

@@ -20,8 +20,14 @@ import (
 // input that is still a node of the segment being built.
 var errNeedHost = errors.New("executor: value needed on the host")
 
-// plan is the recorded sequence of steps of one graph run.
-type plan struct{ steps []step }
+// plan is the recorded sequence of steps of one graph run. drops[k]
+// lists the values no step after k reads (nor the caller: graph outputs
+// and kept values are never dropped): replay removes them from the env
+// after step k, so that their memory is garbage as soon as possible.
+type plan struct {
+	steps []step
+	drops [][]*canonical.Value
+}
 
 type step interface {
 	// exec runs the step; ok is false when a guard failed.
@@ -29,7 +35,7 @@ type step interface {
 }
 
 func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
-	for _, st := range p.steps {
+	for k, st := range p.steps {
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("executor: %w", err)
 		}
@@ -37,8 +43,72 @@ func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
 		if err != nil || !ok {
 			return false, err
 		}
+		if k < len(p.drops) {
+			for _, v := range p.drops[k] {
+				delete(en.vals, v)
+			}
+		}
 	}
 	return true, nil
+}
+
+// stepIO lists the values a step reads and those it puts in the env.
+func stepIO(st step) (reads, writes []*canonical.Value) {
+	switch st := st.(type) {
+	case *hostStep:
+		return append(append([]*canonical.Value{}, st.n.Inputs...), st.n.OuterValues()...), st.n.Outputs
+	case *segStep:
+		return st.params, st.outs
+	case *guardStep:
+		return []*canonical.Value{st.v}, nil
+	case *staticStep:
+		return nil, []*canonical.Value{st.v}
+	}
+	return nil, nil
+}
+
+// planDrops computes plan.drops: each value a step of this graph's nodes
+// wrote is dropped after the last step that reads it (or after the step
+// that wrote it, when none does), unless it is a graph output or kept.
+func planDrops(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) [][]*canonical.Value {
+	last := map[*canonical.Value]int{}
+	for k, st := range steps {
+		reads, writes := stepIO(st)
+		for _, v := range writes {
+			if v != nil && gi.defs[v] && !keep[v] && gi.lastUse[v] != outputUse {
+				if _, ok := last[v]; !ok {
+					last[v] = k
+				}
+			}
+		}
+		for _, v := range reads {
+			if _, ok := last[v]; ok {
+				last[v] = k
+			}
+		}
+	}
+	if len(last) == 0 {
+		return nil
+	}
+	drops := make([][]*canonical.Value, len(steps))
+	for _, v := range orderedKeys(gi, last) {
+		drops[last[v]] = append(drops[last[v]], v)
+	}
+	return drops
+}
+
+// orderedKeys returns the values of m in the order of gi's nodes (a
+// deterministic plan).
+func orderedKeys(gi *graphInfo, m map[*canonical.Value]int) []*canonical.Value {
+	var out []*canonical.Value
+	for _, n := range gi.order {
+		for _, o := range n.Outputs {
+			if _, ok := m[o]; ok && o != nil {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
 }
 
 // staticStep puts a value computed at build time into the env.
@@ -67,17 +137,24 @@ func (st *guardStep) exec(_ context.Context, _ *Executor, en *env) (bool, error)
 	return equalH(s.h, st.h), nil
 }
 
-// hostStep runs a host kernel.
+// hostStep runs a host kernel; packs: one of executor/kernels' (which
+// read released initializers packed, or restore them themselves).
 type hostStep struct {
-	n    *canonical.Node
-	impl *opImpl
-	ver  int
+	n     *canonical.Node
+	impl  *opImpl
+	ver   int
+	packs bool
 }
 
 func (st *hostStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
 	c, err := newHostCtx(ctx, e, en, st.n, st.impl, st.ver)
 	if err != nil {
 		return false, err
+	}
+	if !st.packs {
+		if err := c.restoreReleased(); err != nil {
+			return false, err
+		}
 	}
 	if err := callKernel(c, st.impl.host); err != nil {
 		return false, err
@@ -96,7 +173,7 @@ type segStep struct {
 	mu          sync.Mutex
 }
 
-func (st *segStep) exec(_ context.Context, _ *Executor, en *env) (bool, error) {
+func (st *segStep) exec(_ context.Context, e *Executor, en *env) (bool, error) {
 	inputs := make([]any, len(st.params))
 	ins := make([]*tensors.Tensor, 0, len(st.params))
 	defer func() {
@@ -112,7 +189,14 @@ func (st *segStep) exec(_ context.Context, _ *Executor, en *env) (bool, error) {
 		if !shapeEq(s.h.shape, st.paramShapes[i].Dimensions) {
 			return false, nil
 		}
-		t, err := s.h.toGomlx()
+		h := s.h
+		if h.released {
+			var err error
+			if h, err = e.restoreInitializer(v); err != nil {
+				return false, fmt.Errorf("executor: segment input %q: %w", v.Name, err)
+			}
+		}
+		t, err := h.toGomlx()
 		if err != nil {
 			return false, fmt.Errorf("executor: segment input %q: %w", v.Name, err)
 		}
@@ -171,6 +255,7 @@ type segment struct {
 	pnode  map[*canonical.Value]*graph.Node
 	consts map[*htensor]*graph.Node
 	vals   []*canonical.Value
+	drop   []*canonical.Value // parameters read last: dropped after the run
 }
 
 type builder struct {
@@ -195,12 +280,13 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 		if err := b.node(n); err != nil {
 			return nil, fmt.Errorf("executor: node %s: %w", n, err)
 		}
+		b.dropDead(n)
 	}
 	b.idx = outputUse
 	if err := b.flush(); err != nil {
 		return nil, fmt.Errorf("executor: graph %q outputs: %w", gi.g.Name, err)
 	}
-	return &plan{steps: b.steps}, nil
+	return &plan{steps: b.steps, drops: planDrops(gi, b.steps, keep)}, nil
 }
 
 func (b *builder) live(v *canonical.Value) bool {
@@ -217,6 +303,31 @@ func (b *builder) segGraph() *segment {
 		}
 	}
 	return b.seg
+}
+
+// dropDead removes from the env the values n read last (as the plan's
+// drops do on replay); those the open segment takes as parameters are
+// dropped when it has run.
+func (b *builder) dropDead(n *canonical.Node) {
+	drop := func(v *canonical.Value) {
+		if v == nil || !b.gi.defs[v] || b.keep[v] || b.gi.lastUse[v] != b.idx {
+			return
+		}
+		if _, ok := b.en.vals[v]; !ok {
+			return
+		}
+		if b.seg != nil && b.seg.pnode[v] != nil {
+			b.seg.drop = append(b.seg.drop, v)
+			return
+		}
+		delete(b.en.vals, v)
+	}
+	for _, v := range n.Inputs {
+		drop(v)
+	}
+	for _, v := range n.OuterValues() {
+		drop(v)
+	}
 }
 
 // flush compiles and runs the open segment, materializing its live values.
@@ -255,6 +366,9 @@ func (b *builder) flush() error {
 	}
 	if !ok {
 		return fmt.Errorf("segment inputs changed shape while building")
+	}
+	for _, v := range seg.drop {
+		delete(b.en.vals, v)
 	}
 	return nil
 }
@@ -376,11 +490,22 @@ func (b *builder) node(n *canonical.Node) error {
 				if err := callKernel(c, impl.kernel); err != nil {
 					return err
 				}
+				b.pinUnpacked(n, c.packedIn)
 				if allStatic {
 					return c.storeOutputs(true, true)
 				}
-				b.steps = append(b.steps, &hostStep{n: n, impl: &opImpl{host: impl.kernel}, ver: ref.ver})
+				b.steps = append(b.steps, &hostStep{n: n, impl: &opImpl{host: impl.kernel}, ver: ref.ver, packs: true})
 				return c.storeOutputs(false, false)
+			}
+		}
+		// Every other path may read the inputs' data.
+		restored, err := b.restoreInputs(n)
+		if err != nil {
+			return err
+		}
+		if restored {
+			if ins, err = b.inputs(n); err != nil {
+				return err
 			}
 		}
 		switch {
@@ -439,6 +564,54 @@ func (b *builder) node(n *canonical.Node) error {
 		}
 	}
 	return fmt.Errorf("could not obtain the input values on the host")
+}
+
+// pinUnpacked pins the pack-only initializers among n's inputs that its
+// kernel read other than packed (bit i of packed: input i only packed).
+func (b *builder) pinUnpacked(n *canonical.Node, packed uint64) {
+	e := b.e
+	if len(e.packOnly) == 0 {
+		return
+	}
+	e.cacheMu.Lock()
+	defer e.cacheMu.Unlock()
+	for i, v := range n.Inputs {
+		if v != nil && (i >= 64 || packed&(1<<uint(i)) == 0) {
+			e.pinLocked(v)
+		}
+	}
+}
+
+// restoreInputs pins the pack-only initializers among n's inputs and
+// converts those bound as released stand-ins, binding the converted
+// tensors in the env; it reports whether it bound any.
+func (b *builder) restoreInputs(n *canonical.Node) (bool, error) {
+	e := b.e
+	if len(e.packOnly) == 0 {
+		return false, nil
+	}
+	restored := false
+	for _, v := range n.Inputs {
+		if _, ok := e.packOnly[v]; !ok || v == nil {
+			continue
+		}
+		s := b.en.get(v)
+		if s == nil || s.h == nil || !s.h.released {
+			e.cacheMu.Lock()
+			e.pinLocked(v)
+			e.cacheMu.Unlock()
+			continue
+		}
+		h, err := e.restoreInitializer(v)
+		if err != nil {
+			return false, fmt.Errorf("initializer %q: %w", v.Name, err)
+		}
+		ns := *s
+		ns.h = h
+		b.en.set(v, &ns)
+		restored = true
+	}
+	return restored, nil
 }
 
 func callKernel(c *lctx, f func(*lctx) error) error {

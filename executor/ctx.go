@@ -23,6 +23,7 @@ type lctx struct {
 	outs        []*slot
 	lowering    bool
 	readDynamic bool
+	packedIn    uint64 // inputs the kernel read only packed (lctx.packed)
 }
 
 func (b *builder) newCtx(n *canonical.Node, impl *opImpl, ver int, ins []*slot) *lctx {
@@ -264,4 +265,23 @@ func (c *lctx) runSub(g *canonical.Graph, ins []*slot) ([]*slot, error) {
 		outs[i] = s
 	}
 	return outs, nil
+}
+
+// restoreReleased replaces the released initializers among c's inputs
+// (htensor.released) by their converted host tensors.
+func (c *lctx) restoreReleased() error {
+	for i, s := range c.ins {
+		if s == nil || s.h == nil || !s.h.released {
+			continue
+		}
+		v := c.n.Inputs[i]
+		h, err := c.e.restoreInitializer(v)
+		if err != nil {
+			return fmt.Errorf("executor: node %s: initializer %q: %w", c.n, v.Name, err)
+		}
+		ns := *s
+		ns.h = h
+		c.ins[i] = &ns
+	}
+	return nil
 }

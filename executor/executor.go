@@ -80,6 +80,16 @@ type Executor struct {
 	cacheMu sync.Mutex
 	inits   map[*canonical.Value]initEntry
 	packs   map[packKey]packEntry
+	// packOnly lists the initializers of the main graph whose every use
+	// is a weight input the kernels pack (Conv, MatMul, Gemm input 1),
+	// with those uses; read-only after New. They are bound as data-less
+	// stand-ins (htensor.released): the kernels pack them straight from
+	// the model's bytes (lctx.packed) and keep only the packed form. A
+	// use that reads the data itself (another path the builder takes, a
+	// kernel declining to pack) converts it after all and pins it: then it
+	// is a host tensor like any other initializer.
+	packOnly map[*canonical.Value][]packKey
+	pinned   map[*canonical.Value]bool
 }
 
 type initEntry struct {
@@ -88,11 +98,38 @@ type initEntry struct {
 }
 
 // initializer returns v's initializer as a host tensor, converted on first
-// use; a Const replaced since (a new tensor) is converted again.
+// use (a packOnly one as a data-less stand-in); a Const replaced since (a
+// new tensor) is converted again.
 func (e *Executor) initializer(v *canonical.Value) (*htensor, error) {
 	e.cacheMu.Lock()
 	defer e.cacheMu.Unlock()
 	if ent, ok := e.inits[v]; ok && ent.t == v.Const {
+		return ent.h, nil
+	}
+	var h *htensor
+	var err error
+	if _, ok := e.packOnly[v]; ok && !e.pinned[v] {
+		h, err = releasedOf(v.Const)
+	} else {
+		h, err = fromCanonical(v.Const)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if e.inits == nil {
+		e.inits = map[*canonical.Value]initEntry{}
+	}
+	e.inits[v] = initEntry{t: v.Const, h: h}
+	return h, nil
+}
+
+// restoreInitializer converts v's initializer when it was bound as a
+// released stand-in, and pins it: some use reads the data itself.
+func (e *Executor) restoreInitializer(v *canonical.Value) (*htensor, error) {
+	e.cacheMu.Lock()
+	defer e.cacheMu.Unlock()
+	e.pinLocked(v)
+	if ent, ok := e.inits[v]; ok && ent.t == v.Const && !ent.h.released {
 		return ent.h, nil
 	}
 	h, err := fromCanonical(v.Const)
@@ -106,6 +143,51 @@ func (e *Executor) initializer(v *canonical.Value) (*htensor, error) {
 	return h, nil
 }
 
+// pinLocked marks v as read by something other than a packing kernel:
+// its host data is never released. e.cacheMu is held.
+func (e *Executor) pinLocked(v *canonical.Value) {
+	if _, ok := e.packOnly[v]; !ok {
+		return
+	}
+	if e.pinned == nil {
+		e.pinned = map[*canonical.Value]bool{}
+	}
+	e.pinned[v] = true
+}
+
+// findPackOnly fills e.packOnly (see Executor).
+func (e *Executor) findPackOnly(g *canonical.Graph) {
+	uses := map[*canonical.Value][]packKey{}
+	other := map[*canonical.Value]bool{}
+	for _, n := range g.Nodes {
+		packs := (n.Domain == "" || n.Domain == "ai.onnx") && (n.OpType == "Conv" || n.OpType == "MatMul" || n.OpType == "Gemm")
+		for i, v := range n.Inputs {
+			if v == nil {
+				continue
+			}
+			if packs && i == 1 {
+				uses[v] = append(uses[v], packKey{n, i})
+			} else {
+				other[v] = true
+			}
+		}
+		for _, v := range n.OuterValues() {
+			other[v] = true
+		}
+	}
+	for _, v := range g.Outputs {
+		other[v] = true
+	}
+	for _, v := range g.Initializers {
+		if v.Const != nil && v.Const.DataType == canonical.Float && !other[v] && len(uses[v]) > 0 {
+			if e.packOnly == nil {
+				e.packOnly = map[*canonical.Value][]packKey{}
+			}
+			e.packOnly[v] = uses[v]
+		}
+	}
+}
+
 // graphInfo is what New precomputes for a graph (main or subgraph).
 type graphInfo struct {
 	g       *canonical.Graph
@@ -113,6 +195,9 @@ type graphInfo struct {
 	lastUse map[*canonical.Value]int
 	free    []*canonical.Value // values used in g (at any depth) defined outside it
 	id      int
+	// defs holds the outputs of g's nodes: the values a run of g may drop
+	// from its env after their last use.
+	defs map[*canonical.Value]bool
 }
 
 const outputUse = 1 << 30
@@ -133,6 +218,7 @@ func New(m *canonical.Model, opts Options) (*Executor, error) {
 	}
 	if _, isGo := be.(*simplego.Backend); isGo && !kernelsDisabled(opts) {
 		e.kern = kernels.NewContext(opts.Threads)
+		e.findPackOnly(m.Graph)
 	}
 	for _, o := range m.OpsetImports {
 		d := o.Domain
@@ -219,7 +305,7 @@ func (e *Executor) analyze(g *canonical.Graph) error {
 	if err != nil {
 		return fmt.Errorf("executor: %w", err)
 	}
-	gi := &graphInfo{g: g, order: order, lastUse: map[*canonical.Value]int{}, id: len(e.infos)}
+	gi := &graphInfo{g: g, order: order, lastUse: map[*canonical.Value]int{}, id: len(e.infos), defs: map[*canonical.Value]bool{}}
 	e.infos[g] = gi
 	defined := map[*canonical.Value]bool{}
 	for _, v := range g.Inputs {
@@ -251,6 +337,7 @@ func (e *Executor) analyze(g *canonical.Graph) error {
 		for _, o := range n.Outputs {
 			if o != nil {
 				defined[o] = true
+				gi.defs[o] = true
 			}
 		}
 		for _, sg := range n.Subgraphs() {
@@ -334,10 +421,6 @@ func (e *Executor) RunCapture(ctx context.Context, inputs []*canonical.Tensor, n
 	for i, t := range inputs {
 		vals[i] = TensorValue(t)
 	}
-	env, err := e.bindInputs(vals)
-	if err != nil {
-		return nil, err
-	}
 	g := e.model.Graph
 	keep := map[*canonical.Value]bool{}
 	for _, n := range names {
@@ -346,6 +429,16 @@ func (e *Executor) RunCapture(ctx context.Context, inputs []*canonical.Tensor, n
 			return nil, fmt.Errorf("executor: RunCapture: no value named %q in the main graph", n)
 		}
 		keep[v] = true
+		if _, ok := e.packOnly[v]; ok {
+			// Returned as a tensor: its host data is needed.
+			if _, err := e.restoreInitializer(v); err != nil {
+				return nil, fmt.Errorf("executor: initializer %q: %w", v.Name, err)
+			}
+		}
+	}
+	env, err := e.bindInputs(vals)
+	if err != nil {
+		return nil, err
 	}
 	if err := e.runGraph(ctx, g, env, keep); err != nil {
 		return nil, err

@@ -58,16 +58,35 @@ type packKey struct {
 
 // packEntry is a packed weight and the host tensor it was packed from
 // (a constant: an initializer converted once, or a value folded in a
-// plan); another tensor for the same input is packed again.
+// plan); another tensor for the same input is packed again. tag says how
+// it was packed: nodes that pack the same tensor the same way (a weight
+// shared by several layers) share one packing.
 type packEntry struct {
 	h     *htensor
+	tag   packTag
 	mat   *kernels.Packed
 	convs []*kernels.Packed
 }
 
+// usable reports whether the kernel runs on the packing alone (without
+// the unpacked weights): depthwise convolutions have none.
+func (p packEntry) usable() bool { return p.mat != nil || p.convs != nil }
+
+// packTag identifies a packing of a tensor: the kind ('B': PackB of a
+// k×n operand, trans, leading dimension; 'C': PackConvWeights for M
+// output channels of C inputs in groups, KH×KW).
+type packTag struct {
+	kind            byte
+	trans           bool
+	k, n, ld        int
+	m, c, g, kh, kw int
+}
+
 // packed returns the packing of input i made by pack, cached per node
-// when the input is a constant; nil, nil when it is not one.
-func (c *lctx) packed(i int, pack func(h *htensor) (packEntry, error)) (packEntry, error) {
+// when the input is a constant; nil, nil when it is not one. A packing
+// the kernel runs on alone is recorded in c.packedIn (the builder pins
+// the initializers a kernel read otherwise).
+func (c *lctx) packed(i int, tag packTag, pack func(h *htensor) (packEntry, error)) (packEntry, error) {
 	s := c.in(i)
 	if !s.valStatic || s.h == nil {
 		return packEntry{}, nil
@@ -76,22 +95,60 @@ func (c *lctx) packed(i int, pack func(h *htensor) (packEntry, error)) (packEntr
 	e := c.e
 	e.cacheMu.Lock()
 	ent, ok := e.packs[k]
+	if !ok || ent.h != s.h || ent.tag != tag {
+		ok = false
+		for _, o := range e.packs {
+			if o.h == s.h && o.tag == tag {
+				ent, ok = o, true
+				if e.packs == nil {
+					e.packs = map[packKey]packEntry{}
+				}
+				e.packs[k] = o
+				break
+			}
+		}
+	}
 	e.cacheMu.Unlock()
-	if ok && ent.h == s.h {
-		return ent, nil
+	if !ok {
+		src := s.h
+		if src.released {
+			// Pack straight from the model's bytes (no host copy kept).
+			v := c.n.Inputs[i]
+			if v == nil || v.Const == nil {
+				return packEntry{}, fmt.Errorf("input %d: released weight without its initializer", i)
+			}
+			var err error
+			if src, err = viewF32(v.Const); err != nil {
+				return packEntry{}, err
+			}
+		}
+		var err error
+		ent, err = pack(src)
+		if err != nil {
+			return packEntry{}, err
+		}
+		ent.h, ent.tag = s.h, tag
+		e.cacheMu.Lock()
+		if e.packs == nil {
+			e.packs = map[packKey]packEntry{}
+		}
+		e.packs[k] = ent
+		e.cacheMu.Unlock()
 	}
-	ent, err := pack(s.h)
-	if err != nil {
-		return packEntry{}, err
+	if ent.usable() && i < 64 {
+		c.packedIn |= 1 << uint(i)
 	}
-	ent.h = s.h
-	e.cacheMu.Lock()
-	if e.packs == nil {
-		e.packs = map[packKey]packEntry{}
-	}
-	e.packs[k] = ent
-	e.cacheMu.Unlock()
 	return ent, nil
+}
+
+// unreleased returns input i, a released initializer (htensor.released),
+// converted (and pinned: kept as a host tensor from now on).
+func (c *lctx) unreleased(i int) (*htensor, error) {
+	v := c.n.Inputs[i]
+	if v == nil || v.Const == nil {
+		return nil, fmt.Errorf("input %d: released weight without its initializer", i)
+	}
+	return c.e.restoreInitializer(v)
 }
 
 func allF32(c *lctx, n int) bool {
@@ -159,7 +216,7 @@ func kernelMatMul(c *lctx) error {
 	// B shared by every batch entry and A contiguous: one SGEMM with the
 	// batch folded into M.
 	if numel(bs[:len(bs)-2]) == 1 && numel(as[:len(as)-2]) == nb {
-		pe, err := c.packed(1, func(h *htensor) (packEntry, error) {
+		pe, err := c.packed(1, packTag{kind: 'B', k: k, n: n, ld: n}, func(h *htensor) (packEntry, error) {
 			d, _ := f32(h)
 			p, err := kernels.PackB(false, k, n, d, n)
 			return packEntry{mat: p}, err
@@ -172,6 +229,12 @@ func kernelMatMul(c *lctx) error {
 		}
 		c.OutH(0, y)
 		return nil
+	}
+	if hb.released {
+		if hb, err = c.unreleased(1); err != nil {
+			return fmt.Errorf("MatMul: %w", err)
+		}
+		b, _ = f32(hb)
 	}
 	ai := bcastIndex(as[:len(as)-2], batch)
 	bi := bcastIndex(bs[:len(bs)-2], batch)
@@ -274,7 +337,7 @@ func kernelGemm(c *lctx) error {
 	}
 	a, _ := f32(ha)
 	b, _ := f32(hb)
-	pe, err := c.packed(1, func(h *htensor) (packEntry, error) {
+	pe, err := c.packed(1, packTag{kind: 'B', trans: tb, k: k, n: n, ld: hb.shape[1]}, func(h *htensor) (packEntry, error) {
 		d, _ := f32(h)
 		p, err := kernels.PackB(tb, k, n, d, h.shape[1])
 		return packEntry{mat: p}, err
@@ -365,13 +428,20 @@ func kernelConv(c *lctx) error {
 	x, _ := f32(hx)
 	w, _ := f32(hw)
 	yd, _ := f32(y)
-	pe, err := c.packed(1, func(h *htensor) (packEntry, error) {
+	tag := packTag{kind: 'C', m: p.M, c: p.C, g: p.Groups, kh: p.KH, kw: p.KW}
+	pe, err := c.packed(1, tag, func(h *htensor) (packEntry, error) {
 		d, _ := f32(h)
 		pw, err := kernels.PackConvWeights(p, d)
 		return packEntry{convs: pw}, err
 	})
 	if err != nil {
 		return fmt.Errorf("Conv: %w", err)
+	}
+	if pe.convs == nil && hw.released {
+		if hw, err = c.unreleased(1); err != nil {
+			return fmt.Errorf("Conv: %w", err)
+		}
+		w, _ = f32(hw)
 	}
 	if err := c.e.kern.Conv2DPacked(p, x, w, pe.convs, bias, yd); err != nil {
 		return fmt.Errorf("Conv: %w", err)

@@ -22,6 +22,10 @@ type htensor struct {
 	dt    canonical.DataType
 	shape []int
 	data  any
+	// released: a data-less (nil) stand-in for a float32 initializer that
+	// only the kernels read, packed (Executor.packOnly); every other use
+	// converts it first (Executor.restoreInitializer).
+	released bool
 }
 
 // storage kinds
@@ -280,6 +284,46 @@ func fromCanonical(t *canonical.Tensor) (*htensor, error) {
 		copy(sliceBytes(h.data), raw)
 	}
 	return h, nil
+}
+
+// releasedOf is the data-less stand-in of the float32 tensor t
+// (htensor.released).
+func releasedOf(t *canonical.Tensor) (*htensor, error) {
+	shape, err := dimsToInt(t.Dims)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
+	}
+	if _, err := canonical.NumElements(t.Dims); err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
+	}
+	if t.DataType != canonical.Float {
+		return nil, fmt.Errorf("tensor %q: %v is not float32", t.Name, t.DataType)
+	}
+	return &htensor{dt: t.DataType, shape: shape, released: true}, nil
+}
+
+// viewF32 returns the float32 tensor t as a host tensor over t's own
+// bytes when they are aligned for float32 on a little-endian host (the
+// model's memory-mapped bytes: read only, never to be written or kept),
+// else as a converted copy.
+func viewF32(t *canonical.Tensor) (*htensor, error) {
+	if t.DataType == canonical.Float && littleEndian() {
+		shape, err := dimsToInt(t.Dims)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
+		}
+		raw, err := t.Bytes()
+		n := numel(shape)
+		if err == nil && n > 0 && len(raw) == 4*n && uintptr(unsafe.Pointer(unsafe.SliceData(raw)))%4 == 0 {
+			return &htensor{dt: t.DataType, shape: shape, data: unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)}, nil
+		}
+	}
+	return fromCanonical(t)
+}
+
+func littleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
 }
 
 // toCanonical converts h into a canonical tensor named name.

@@ -18,6 +18,7 @@
 //	go build -o /tmp/ocbench ./cmd/onnxconv-bench
 //	/tmp/ocbench --threads 1 --reps 20 --before
 //	/tmp/ocbench --only squeezenet --cpuprofile /tmp/cpu   # executor-only profile in /tmp/cpu.squeezenet.pprof
+//	/tmp/ocbench --memory --threads 1 --reps 5              # peak RSS of each side, one process per model and side
 package main
 
 import (
@@ -45,7 +46,8 @@ import (
 type config struct {
 	models, only, backend, cpuprofile string
 	reps, warmup, threads             int
-	noORT, before, asJSON             bool
+	noORT, before, asJSON, memory     bool
+	memoryChild, memprofile           string
 	rtol, atol                        float64
 }
 
@@ -61,6 +63,9 @@ func main() {
 	flag.BoolVar(&cfg.noORT, "no-ort", false, "time the executor only (no ONNX Runtime)")
 	flag.BoolVar(&cfg.before, "before", false, "also time the executor without executor/kernels (MatMul, Gemm, Conv on GoMLX), in the same run")
 	flag.BoolVar(&cfg.asJSON, "json", false, "print the results as JSON")
+	flag.BoolVar(&cfg.memory, "memory", false, "measure the peak RSS of each side in a process of its own (this binary, once per model and side)")
+	flag.StringVar(&cfg.memprofile, "memprofile", "", "with --memory: write a heap profile of each executor child after its runs to PREFIX.<model>.pprof")
+	flag.StringVar(&cfg.memoryChild, "memory-child", "", "internal: run one side (executor or onnxruntime) on the model folder given as argument and print its peak RSS")
 	flag.Float64Var(&cfg.rtol, "rtol", 1e-3, "relative tolerance against the stored outputs")
 	flag.Float64Var(&cfg.atol, "atol", 1e-4, "absolute tolerance against the stored outputs")
 	flag.Parse()
@@ -68,7 +73,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "onnxconv-bench: --reps must be >= 1, --warmup and --threads >= 0")
 		os.Exit(2)
 	}
-	if err := run(cfg); err != nil {
+	var err error
+	switch {
+	case cfg.memoryChild != "":
+		if flag.NArg() != 1 {
+			fmt.Fprintln(os.Stderr, "onnxconv-bench: --memory-child takes one model folder")
+			os.Exit(2)
+		}
+		err = memoryChild(cfg, cfg.memoryChild, flag.Arg(0))
+	case cfg.memory:
+		err = runMemory(cfg)
+	default:
+		err = run(cfg)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "onnxconv-bench:", err)
 		os.Exit(1)
 	}

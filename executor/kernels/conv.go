@@ -28,7 +28,9 @@ func (p *Conv2D) checkWeights(w []float32) error {
 	return nil
 }
 
-func (p *Conv2D) check(x, w, bias, y []float32) error {
+// check validates the geometry and the lengths of x, w, bias and y; w's
+// only when !wPacked (packed weights are checked by their own shape).
+func (p *Conv2D) check(x, w, bias, y []float32, wPacked bool) error {
 	if p.N < 0 || p.C < 1 || p.H < 1 || p.W < 1 || p.M < 1 || p.KH < 1 || p.KW < 1 ||
 		p.SH < 1 || p.SW < 1 || p.DH < 1 || p.DW < 1 || p.PT < 0 || p.PL < 0 || p.PB < 0 || p.PR < 0 || p.Groups < 1 {
 		return shapeErr("conv: invalid geometry %+v", *p)
@@ -43,7 +45,7 @@ func (p *Conv2D) check(x, w, bias, y []float32) error {
 	switch {
 	case len(x) != p.N*p.C*p.H*p.W:
 		return shapeErr("conv: X has %d elements, want %d", len(x), p.N*p.C*p.H*p.W)
-	case len(w) != p.M*p.C/p.Groups*p.KH*p.KW:
+	case !wPacked && len(w) != p.M*p.C/p.Groups*p.KH*p.KW:
 		return shapeErr("conv: W has %d elements, want %d", len(w), p.M*p.C/p.Groups*p.KH*p.KW)
 	case bias != nil && len(bias) != p.M:
 		return shapeErr("conv: B has %d elements, want %d", len(bias), p.M)
@@ -83,9 +85,10 @@ func PackConvWeights(p Conv2D, w []float32) ([]*Packed, error) {
 }
 
 // Conv2DPacked is Conv2D with the weights also given packed by
-// PackConvWeights (pw may be nil).
+// PackConvWeights (pw may be nil). With pw, w is not read and may be nil
+// (the caller may have released the unpacked weights).
 func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32) error {
-	if err := p.check(in, w, bias, y); err != nil {
+	if err := p.check(in, w, bias, y, pw != nil && p.C != p.Groups); err != nil {
 		return err
 	}
 	if pw != nil && len(pw) != p.Groups {
@@ -110,7 +113,10 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 		for g := 0; g < p.Groups; g++ {
 			xg := in[(n*p.C+g*cg)*p.H*p.W : (n*p.C+(g+1)*cg)*p.H*p.W]
 			yg := y[(n*p.M+g*mg)*npix : (n*p.M+(g+1)*mg)*npix]
-			wg := w[g*mg*kk : (g+1)*mg*kk]
+			var wg []float32
+			if pw == nil {
+				wg = w[g*mg*kk : (g+1)*mg*kk]
+			}
 			beta := float32(0)
 			if bias != nil {
 				for m := 0; m < mg; m++ {
