@@ -69,18 +69,22 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 		_ = unix.Munmap(data)
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	m, err := Decode(data, dir, opts)
+	src := &mappedSource{f: f, data: data}
+	m, err := decode(data, dir, opts, src)
 	if err != nil {
-		_ = unix.Munmap(data)
+		_ = src.unmap()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// The tensor data has not been read; the protobuf around it has, and
+	// its pages need not stay mapped.
+	src.release(0, size)
 	keep = true
-	m.src = &mappedSource{f: f, data: data}
+	m.src = src
 	if m.own == nil {
 		m.own = &owner{refs: 1}
 	}
 	m.own.closers = append(m.own.closers, func() error {
-		err := unix.Munmap(data)
+		err := src.unmap()
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -93,10 +97,16 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 // data, which must therefore stay unchanged while the model is used. dir is
 // the folder external data locations are relative to ("" for none).
 func Decode(data []byte, dir string, opts LoadOptions) (*Model, error) {
+	return decode(data, dir, opts, nil)
+}
+
+// decode is Decode; src, when set, is the mapping data lies in, whose pages
+// are released behind the decoder as it goes.
+func decode(data []byte, dir string, opts LoadOptions, src *mappedSource) (*Model, error) {
 	if len(data) == 0 {
 		return nil, errors.New("no data: an empty file is not an ONNX model")
 	}
-	d := &decoder{base: data, progress: opts.Progress}
+	d := &decoder{base: data, progress: opts.Progress, src: src}
 	mp, err := d.model(data)
 	if err != nil {
 		return nil, err
@@ -114,6 +124,20 @@ func Decode(data []byte, dir string, opts LoadOptions) (*Model, error) {
 type decoder struct {
 	base     []byte
 	progress func(done, total int64)
+	// src is the mapping base lies in (nil: none). Reading a tensor's
+	// header maps the pages around it, which count in resident memory
+	// until released: the pages before released are released behind the
+	// decoder every releaseChunk bytes.
+	src      *mappedSource
+	released int64
+}
+
+// passed notes that the decoder is done with the bytes before end.
+func (d *decoder) passed(end int64) {
+	if d.src != nil && end-d.released >= releaseChunk {
+		d.src.release(d.released, end-d.released)
+		d.released = end
+	}
 }
 
 var mergeOpts = proto.UnmarshalOptions{Merge: true}
@@ -201,8 +225,10 @@ func (d *decoder) graph(b []byte, g *onnxpb.GraphProto) error {
 			return err
 		}
 		g.Initializer = append(g.Initializer, t)
+		end := d.offset(v) + int64(len(v))
+		d.passed(end)
 		if d.progress != nil {
-			d.progress(d.offset(v)+int64(len(v)), int64(len(d.base)))
+			d.progress(end, int64(len(d.base)))
 		}
 		return nil
 	}, 5)
@@ -347,6 +373,7 @@ func (x *extFiles) slice(loc string, offset, length int64, checksum string) ([]b
 				fd.Close()
 				return nil, fmt.Errorf("external data %q: cannot memory-map: %w", loc, err)
 			}
+			_ = unix.Madvise(data, unix.MADV_SEQUENTIAL)
 			f.data, f.mapped = data, true
 			f.src = &mappedSource{f: fd, data: data}
 		} else {
@@ -375,7 +402,7 @@ func (x *extFiles) close() error {
 	var first error
 	for _, f := range x.files {
 		if f.mapped {
-			if err := unix.Munmap(f.data); err != nil && first == nil {
+			if err := f.src.unmap(); err != nil && first == nil {
 				first = err
 			}
 		}

@@ -193,7 +193,7 @@ func Encode(w io.Writer, m *Model, opts SaveOptions) error {
 	}
 	pw := &progressWriter{w: w, progress: opts.Progress, total: plan.total}
 	bw := bufio.NewWriterSize(pw, 1<<20)
-	if err := plan.write(bw, nil); err != nil {
+	if err := plan.write(bw, &rawCopier{srcs: m.sources(), pw: pw}); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -221,15 +221,12 @@ func (x *extWriter) write(w *bufio.Writer, c *rawCopier) error {
 				return err
 			}
 		}
-		if done, err := c.write(w, b.data); err != nil {
+		if err := c.write(w, b.data); err != nil {
 			return err
-		} else if !done {
-			if err := writeChunked(w, b.data); err != nil {
-				return err
-			}
 		}
 		pos = b.offset + int64(len(b.data))
 	}
+	c.flush()
 	return nil
 }
 
@@ -383,15 +380,11 @@ func (p *modelPlan) write(w *bufio.Writer, c *rawCopier) error {
 		if _, err := w.Write(buf); err != nil {
 			return err
 		}
-		if done, err := c.write(w, ip.raw); err != nil {
-			return err
-		} else if done {
-			continue
-		}
-		if err := writeChunked(w, ip.raw); err != nil {
+		if err := c.write(w, ip.raw); err != nil {
 			return err
 		}
 	}
+	c.flush()
 	return nil
 }
 
