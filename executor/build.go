@@ -59,6 +59,12 @@ func stepIO(st step) (reads, writes []*canonical.Value) {
 		return append(append([]*canonical.Value{}, st.n.Inputs...), st.n.OuterValues()...), st.n.Outputs
 	case *segStep:
 		return st.params, st.outs
+	case *fusedStep:
+		for _, h := range st.steps {
+			r, w := stepIO(h)
+			reads, writes = append(reads, r...), append(writes, w...)
+		}
+		return reads, writes
 	case *guardStep:
 		return []*canonical.Value{st.v}, nil
 	case *staticStep:
@@ -286,7 +292,11 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 	if err := b.flush(); err != nil {
 		return nil, fmt.Errorf("executor: graph %q outputs: %w", gi.g.Name, err)
 	}
-	return &plan{steps: b.steps, drops: planDrops(gi, b.steps, keep)}, nil
+	steps := b.steps
+	if e.fuse {
+		steps = fuseSteps(gi, steps, keep)
+	}
+	return &plan{steps: steps, drops: planDrops(gi, steps, keep)}, nil
 }
 
 func (b *builder) live(v *canonical.Value) bool {

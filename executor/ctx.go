@@ -24,6 +24,10 @@ type lctx struct {
 	lowering    bool
 	readDynamic bool
 	packedIn    uint64 // inputs the kernel read only packed (lctx.packed)
+	// inPlace is 1 + the index of an input an elementwise kernel may
+	// overwrite with its output (a fused step's intermediate value that
+	// nothing else reads); 0: none.
+	inPlace int
 }
 
 func (b *builder) newCtx(n *canonical.Node, impl *opImpl, ver int, ins []*slot) *lctx {

@@ -60,6 +60,10 @@ type Options struct {
 	// DisableKernels runs MatMul, Gemm and Conv through their GoMLX
 	// lowerings instead of executor/kernels (also ONNXCONV_KERNELS=0).
 	DisableKernels bool
+	// DisableFusion keeps every elementwise step that follows a MatMul,
+	// Gemm or Conv kernel a step of its own on replay (fuse.go); the
+	// results are the same bit for bit.
+	DisableFusion bool
 }
 
 // Executor runs one model. Create it with New.
@@ -68,6 +72,7 @@ type Executor struct {
 	backend backends.Backend
 	reg     registry
 	kern    *kernels.Context // nil: no host kernels (other backends, or disabled)
+	fuse    bool             // fuse elementwise epilogues into kernel steps (fuse.go)
 	opsets  map[string]int
 	inputs  []*canonical.Value // graph inputs that are not initializers
 	infos   map[*canonical.Graph]*graphInfo
@@ -218,6 +223,7 @@ func New(m *canonical.Model, opts Options) (*Executor, error) {
 	}
 	if _, isGo := be.(*simplego.Backend); isGo && !kernelsDisabled(opts) {
 		e.kern = kernels.NewContext(opts.Threads)
+		e.fuse = !opts.DisableFusion
 		e.findPackOnly(m.Graph)
 	}
 	for _, o := range m.OpsetImports {

@@ -160,6 +160,47 @@ func allF32(c *lctx, n int) bool {
 	return true
 }
 
+// floatDT returns the element type shared by the first n inputs when it
+// is float32, float16 or bfloat16. Host tensors of the 16-bit types hold
+// their values as float32 (already rounded to the type): the SGEMM and
+// convolution kernels read them as they are (weights are converted while
+// packed: the packing reads the converted copy), accumulate in float32,
+// and the output is rounded to the type once (roundOut).
+func floatDT(c *lctx, n int) (canonical.DataType, bool) {
+	dt := canonical.DataType(0)
+	for i := 0; i < n; i++ {
+		if !c.Has(i) {
+			continue
+		}
+		if c.in(i).kind != kindTensor {
+			return 0, false
+		}
+		d := c.DT(i)
+		if d != canonical.Float && d != canonical.Float16 && d != canonical.BFloat16 || dt != 0 && d != dt {
+			return 0, false
+		}
+		dt = d
+	}
+	return dt, dt != 0
+}
+
+// roundOut rounds a kernel's float32 result to its 16-bit element type.
+func roundOut(y *htensor) {
+	if y.dt != canonical.Float {
+		y.roundToType()
+	}
+}
+
+// outLike returns the output tensor of an elementwise kernel over x
+// (input i): x itself when the step may overwrite it (lctx.inPlace),
+// else a new tensor.
+func (c *lctx) outLike(i int, x *htensor) *htensor {
+	if c.inPlace == i+1 && !x.released {
+		return x
+	}
+	return newH(canonical.Float, x.shape)
+}
+
 func f32(h *htensor) ([]float32, error) {
 	s, ok := h.data.([]float32)
 	if !ok {
@@ -169,7 +210,8 @@ func f32(h *htensor) ([]float32, error) {
 }
 
 func okMatMul(c *lctx) bool {
-	return c.NIn() == 2 && allF32(c, 2) && c.Rank(0) >= 1 && c.Rank(1) >= 1
+	_, ok := floatDT(c, 2)
+	return c.NIn() == 2 && ok && c.Rank(0) >= 1 && c.Rank(1) >= 1
 }
 
 // kernelMatMul: numpy matmul with broadcast batch dims, one SGEMM per
@@ -205,7 +247,7 @@ func kernelMatMul(c *lctx) error {
 	if len(hb.shape) != 1 {
 		out = append(out, n)
 	}
-	y := newH(canonical.Float, out)
+	y := newH(ha.dt, out)
 	a, _ := f32(ha)
 	b, _ := f32(hb)
 	yd, err := f32(y)
@@ -227,6 +269,7 @@ func kernelMatMul(c *lctx) error {
 		if err := c.e.kern.SgemmPacked(false, false, nb*m, n, k, 1, a, k, nil, b, n, pe.mat, 0, yd, n); err != nil {
 			return fmt.Errorf("MatMul: %w", err)
 		}
+		roundOut(y)
 		c.OutH(0, y)
 		return nil
 	}
@@ -243,6 +286,7 @@ func kernelMatMul(c *lctx) error {
 			return fmt.Errorf("MatMul: %w", err)
 		}
 	}
+	roundOut(y)
 	c.OutH(0, y)
 	return nil
 }
@@ -275,7 +319,7 @@ func bcastIndex(in, out []int) []int {
 }
 
 func okGemm(c *lctx) bool {
-	if c.NIn() < 2 || !allF32(c, 3) || c.Rank(0) != 2 || c.Rank(1) != 2 {
+	if _, ok := floatDT(c, 3); c.NIn() < 2 || !ok || c.Rank(0) != 2 || c.Rank(1) != 2 {
 		return false
 	}
 	return !c.Has(2) || c.Rank(2) <= 2
@@ -302,7 +346,7 @@ func kernelGemm(c *lctx) error {
 	if k != k2 {
 		return fmt.Errorf("Gemm: shapes %v and %v do not match (transA %v, transB %v)", ha.shape, hb.shape, ta, tb)
 	}
-	y := newH(canonical.Float, []int{m, n})
+	y := newH(ha.dt, []int{m, n})
 	yd, _ := f32(y)
 	beta := float32(0)
 	if c.Has(2) {
@@ -348,6 +392,7 @@ func kernelGemm(c *lctx) error {
 	if err := c.e.kern.SgemmPacked(ta, tb, m, n, k, c.AFloat("alpha", 1), a, ha.shape[1], nil, b, hb.shape[1], pe.mat, beta, yd, n); err != nil {
 		return fmt.Errorf("Gemm: %w", err)
 	}
+	roundOut(y)
 	c.OutH(0, y)
 	return nil
 }
@@ -388,7 +433,7 @@ func convParams(c *lctx, xs, ws []int) (kernels.Conv2D, bool, error) {
 }
 
 func okConv(c *lctx) bool {
-	if c.NIn() < 2 || !allF32(c, 3) {
+	if _, ok := floatDT(c, 3); c.NIn() < 2 || !ok {
 		return false
 	}
 	_, ok, err := convParams(c, c.Shape(0), c.Shape(1))
@@ -424,7 +469,7 @@ func kernelConv(c *lctx) error {
 	if len(hx.shape) == 4 {
 		out = []int{p.N, p.M, oh, ow}
 	}
-	y := newH(canonical.Float, out)
+	y := newH(hx.dt, out)
 	x, _ := f32(hx)
 	w, _ := f32(hw)
 	yd, _ := f32(y)
@@ -446,6 +491,7 @@ func kernelConv(c *lctx) error {
 	if err := c.e.kern.Conv2DPacked(p, x, w, pe.convs, bias, yd); err != nil {
 		return fmt.Errorf("Conv: %w", err)
 	}
+	roundOut(y)
 	c.OutH(0, y)
 	return nil
 }
@@ -524,7 +570,7 @@ func kernelRelu(c *lctx) error {
 	if err != nil {
 		return err
 	}
-	y := newH(canonical.Float, hx.shape)
+	y := c.outLike(0, hx)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	kernels.Relu(x, yd)
@@ -609,7 +655,7 @@ func kernelBinary(c *lctx, mul bool) error {
 	if bi == 1 {
 		big, small = hb, ha
 	}
-	y := newH(canonical.Float, big.shape)
+	y := c.outLike(bi, big)
 	x, _ := f32(big)
 	b, _ := f32(small)
 	yd, _ := f32(y)
@@ -634,7 +680,7 @@ func kernelHard(c *lctx) error {
 	if err != nil {
 		return err
 	}
-	y := newH(canonical.Float, hx.shape)
+	y := c.outLike(0, hx)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	if c.n.OpType == "HardSwish" {
@@ -681,7 +727,7 @@ func kernelClip(c *lctx) error {
 			*dst = v[0]
 		}
 	}
-	y := newH(canonical.Float, hx.shape)
+	y := c.outLike(0, hx)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	kernels.Clip(x, yd, lo, hi)

@@ -14,7 +14,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 )
 
-func readTensorFile(t *testing.T, p string) *canonical.Tensor {
+func readTensorFile(t testing.TB, p string) *canonical.Tensor {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {

@@ -1,0 +1,123 @@
+package executor
+
+import (
+	"context"
+
+	"github.com/onnxconv/onnxconv/canonical"
+)
+
+// Fused epilogues. In a plan, a MatMul, Gemm or Conv kernel step is often
+// followed by host elementwise steps over its output: a bias Add, an
+// activation (Relu, Clip, HardSigmoid, HardSwish) and a residual Add.
+// fuseSteps merges such a chain into one fusedStep when each intermediate
+// value is read by the next step alone and is neither a graph output nor
+// kept (captured): on replay the elementwise kernels then write into the
+// buffer the matrix kernel allocated (lctx.inPlace) instead of a new
+// tensor each, and the chain is one step. The elementwise kernels are the
+// same functions, on the same float32 values in the same order, so the
+// results are bit-identical to the unfused steps. The first run of a
+// plan (the build) runs the steps unfused.
+
+// fusedStep runs a kernel step and its elementwise epilogue steps, each
+// epilogue overwriting the previous step's output.
+type fusedStep struct {
+	steps []*hostStep
+	// in[k] is the input of steps[k] (k ≥ 1) that steps[k-1] wrote.
+	in []int
+}
+
+func (st *fusedStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
+	for k, h := range st.steps {
+		c, err := newHostCtx(ctx, e, en, h.n, h.impl, h.ver)
+		if err != nil {
+			return false, err
+		}
+		if k > 0 {
+			c.inPlace = st.in[k] + 1
+		}
+		if err := callKernel(c, h.impl.host); err != nil {
+			return false, err
+		}
+		if err := c.storeOutputs(false, false); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// fuseHead and fuseTail name the ops a fused chain starts with and those
+// its epilogue may hold.
+func fuseHead(op string) bool { return op == "MatMul" || op == "Gemm" || op == "Conv" }
+
+func fuseTail(op string) bool {
+	switch op {
+	case "Add", "Relu", "Clip", "HardSigmoid", "HardSwish":
+		return true
+	}
+	return false
+}
+
+// fuseSteps merges kernel steps with the elementwise kernel steps right
+// after them (see fusedStep).
+func fuseSteps(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []step {
+	readers := map[*canonical.Value]int{}
+	for _, st := range steps {
+		reads, _ := stepIO(st)
+		for _, v := range reads {
+			if v != nil {
+				readers[v]++
+			}
+		}
+	}
+	// fusable reports the input of next that is cur's only output and may
+	// be overwritten, or -1.
+	fusable := func(cur, next *hostStep) int {
+		if !next.packs || !fuseTail(next.n.OpType) || next.n.Domain != "" && next.n.Domain != "ai.onnx" || len(cur.n.Outputs) != 1 {
+			return -1
+		}
+		v := cur.n.Outputs[0]
+		if v == nil || !gi.defs[v] || keep[v] || gi.lastUse[v] == outputUse || readers[v] != 1 || len(next.n.OuterValues()) != 0 {
+			return -1
+		}
+		at := -1
+		for i, in := range next.n.Inputs {
+			if in == v {
+				if at >= 0 {
+					return -1 // Add(v, v)
+				}
+				at = i
+			}
+		}
+		if at > 0 && next.n.OpType != "Add" {
+			return -1 // Clip's bounds
+		}
+		return at
+	}
+	var out []step
+	for i := 0; i < len(steps); i++ {
+		h, ok := steps[i].(*hostStep)
+		if !ok || !h.packs || !fuseHead(h.n.OpType) || h.n.Domain != "" && h.n.Domain != "ai.onnx" {
+			out = append(out, steps[i])
+			continue
+		}
+		f := &fusedStep{steps: []*hostStep{h}, in: []int{-1}}
+		for i+1 < len(steps) {
+			next, ok := steps[i+1].(*hostStep)
+			if !ok {
+				break
+			}
+			at := fusable(f.steps[len(f.steps)-1], next)
+			if at < 0 {
+				break
+			}
+			f.steps, f.in = append(f.steps, next), append(f.in, at)
+			i++
+		}
+		if len(f.steps) == 1 {
+			out = append(out, h)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
