@@ -12,8 +12,10 @@ import (
 )
 
 // Convert an XGBoost model and a TFLite model to ONNX opset 13, each
-// verified against the imported model on the built-in executor before it
-// is written.
+// verified against its source before it is written: the XGBoost trees by
+// their direct Go predictor, the TFLite file by Google's TFLite interpreter
+// (under Node; without it the result is run once and reported NOT
+// VERIFIED in res.Conversion.NotVerified).
 func ExampleConvert() {
 	dir, _ := os.MkdirTemp("", "onnxconv-example-*")
 	defer os.RemoveAll(dir)
