@@ -40,6 +40,9 @@ const (
 
 	SkipNodeEnv    = "ONNXCONV_SKIP_NODE"
 	RequireNodeEnv = "ONNXCONV_REQUIRE_NODE"
+
+	SkipSlurmEnv    = "ONNXCONV_SKIP_SLURM"
+	RequireSlurmEnv = "ONNXCONV_REQUIRE_SLURM"
 )
 
 // npmORTDir is where `npm ci --ignore-scripts` puts onnxruntime-node's
@@ -56,6 +59,7 @@ const (
 	needORT need = iota
 	needChromium
 	needNode
+	needSlurm
 	numNeeds
 )
 
@@ -65,6 +69,8 @@ func (n need) name() string {
 		return "ONNX Runtime"
 	case needNode:
 		return "Node.js with the npm packages"
+	case needSlurm:
+		return "Slurm with munge"
 	}
 	return "Chromium"
 }
@@ -75,6 +81,8 @@ func (n need) skipEnv() string {
 		return SkipORTEnv
 	case needNode:
 		return SkipNodeEnv
+	case needSlurm:
+		return SkipSlurmEnv
 	}
 	return SkipChromiumEnv
 }
@@ -85,6 +93,8 @@ func (n need) requireEnv() string {
 		return RequireORTEnv
 	case needNode:
 		return RequireNodeEnv
+	case needSlurm:
+		return RequireSlurmEnv
 	}
 	return RequireChromiumEnv
 }
@@ -95,6 +105,8 @@ func (n need) hint() string {
 		return "run 'npm ci --ignore-scripts' or set " + ORTLibraryEnv
 	case needNode:
 		return "install Node.js (Debian's nodejs) and run 'npm ci --ignore-scripts'"
+	case needSlurm:
+		return "install Debian's slurmctld, slurmd, slurm-client and munge (scripts/test.sh does)"
 	}
 	return "install Debian's chromium ('apt-get install chromium')"
 }
@@ -288,6 +300,39 @@ func Node(t testing.TB, pkgs ...string) (node, modules string) {
 		skip(t, &skips, needNode, "not found (looked for "+looked+")")
 	}
 	return p, filepath.Join(e.root, "node_modules")
+}
+
+// slurmPrograms are what a single-node Slurm cluster in a test needs.
+var slurmPrograms = []string{"munged", "slurmctld", "slurmd", "sbatch", "scontrol", "squeue", "sinfo"}
+
+// Slurm returns the folder of each Slurm and munge program a test starts
+// (munged, slurmctld, slurmd, sbatch, scontrol, squeue, sinfo), found on
+// $PATH or in /usr/sbin (where Debian puts the daemons), or skips t,
+// counted for the package's report (see Main).
+func Slurm(t testing.TB) map[string]string {
+	t.Helper()
+	paths, looked, ok := findSlurm(osEnv(""))
+	if !ok {
+		skip(t, &skips, needSlurm, "not found (looked for "+looked+")")
+	}
+	return paths
+}
+
+// findSlurm returns the path of every Slurm program, or the first missing.
+func findSlurm(e env) (paths map[string]string, looked string, ok bool) {
+	paths = map[string]string{}
+	for _, name := range slurmPrograms {
+		p, err := e.lookPath(name)
+		if err != nil {
+			sbin := filepath.Join("/usr/sbin", name)
+			if !e.isFile(sbin) {
+				return nil, name + " on $PATH and in /usr/sbin", false
+			}
+			p = sbin
+		}
+		paths[name] = p
+	}
+	return paths, "", true
 }
 
 // findNode returns node's path when node and every package are there, or
