@@ -20,6 +20,9 @@ const (
 	// ActionOpset converts to Job.Opset (and MLOpset) and verifies the
 	// result against the source (pipeline.Opset).
 	ActionOpset Action = "opset"
+	// ActionConvert converts the model to ONNX as it is
+	// (pipeline.Convert with no opset or target).
+	ActionConvert Action = "convert"
 	// ActionTarget fits the model to Job.Target (pipeline.Convert).
 	ActionTarget Action = "target"
 	// ActionPlan lists what blocks Job.Opset (pipeline.Plan).
@@ -174,7 +177,7 @@ func entryJobs(e Entry, model string) []Job {
 	mk := func(a Action, label string, opset int, target string) Job {
 		s := base
 		s.Action, s.Opset, s.Target = a, opset, target
-		if a == ActionOpset || a == ActionTarget {
+		if a == ActionOpset || a == ActionTarget || a == ActionConvert {
 			s.MLOpset = e.MLOpset
 		}
 		if a == ActionPlan || a == ActionCheck {
@@ -194,6 +197,9 @@ func entryJobs(e Entry, model string) []Job {
 			Spec: s, Reports: reports, KeepOutputs: e.KeepOutputs}
 	}
 	var jobs []Job
+	if e.Convert {
+		jobs = append(jobs, mk(ActionConvert, "convert", 0, ""))
+	}
 	for _, o := range e.Opset {
 		label := "opset=" + strconv.Itoa(o)
 		if e.MLOpset != 0 {

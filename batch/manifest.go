@@ -88,6 +88,9 @@ type Entry struct {
 	Targets Strings `json:"targets,omitempty"`
 	Plan    Ints    `json:"plan,omitempty"`
 	Check   bool    `json:"check,omitempty"`
+	// Convert converts each model to ONNX as it is (no opset or target
+	// change), verified against its source unless Verify is false.
+	Convert bool `json:"convert,omitempty"`
 	// Bench times each model on the built-in executor (true: the
 	// defaults of BenchSpec).
 	Bench *BenchSpec `json:"bench,omitempty"`
