@@ -23,25 +23,41 @@ import (
 	"github.com/onnxconv/onnxconv/serve"
 )
 
-// bin is the onnxconv command built once for this package's tests (by
-// TestMain).
-var bin string
+// built is the onnxconv command built once for this package's tests, on
+// first use (the fuzz targets of this package need no build).
+var built struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// onnxconvBin returns the path of the onnxconv command, built with
+// CGO_ENABLED=0 from this checkout.
+func onnxconvBin(t testing.TB) string {
+	t.Helper()
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "ocserve")
+		if built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "onnxconv")
+		cmd := exec.Command("go", "build", "-o", built.path, "../cmd/onnxconv")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build ./cmd/onnxconv: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ocserve")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	bin = filepath.Join(dir, "onnxconv")
-	cmd := exec.Command("go", "build", "-o", bin, "../cmd/onnxconv")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build ./cmd/onnxconv: %v\n%s", err, out)
-		os.Exit(2)
-	}
 	code := testpaths.Main(m, "serve")
-	_ = os.RemoveAll(dir)
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
 	os.Exit(code)
 }
 
@@ -64,7 +80,7 @@ func startServer(t *testing.T, data string, args ...string) *server {
 	addr := l.Addr().String()
 	_ = l.Close()
 	s := &server{url: "http://" + addr, data: data, log: new(bytes.Buffer)}
-	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", data, "--audit", filepath.Join(data, "..", "audit.log")}, args...)...)
+	s.cmd = exec.Command(onnxconvBin(t), append([]string{"serve", "--addr", addr, "--data", data, "--audit", filepath.Join(data, "..", "audit.log")}, args...)...)
 	s.cmd.Dir = testpaths.RepoRoot(t) // the Node runtimes are found from the checkout
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
@@ -283,7 +299,7 @@ func TestConvertEveryFormat(t *testing.T) {
 				}
 			}
 			out := filepath.Join(t.TempDir(), "out.onnx")
-			cmd := exec.Command(bin, "convert", filepath.Join(root, c.path), out)
+			cmd := exec.Command(onnxconvBin(t), "convert", filepath.Join(root, c.path), out)
 			cmd.Dir = root
 			cliOut, err := cmd.CombinedOutput()
 			code := 0
