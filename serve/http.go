@@ -357,7 +357,7 @@ func (s *Server) setSpec(j *Job, spec []byte) error {
 func kindOf(j *Job) string {
 	var entry map[string]any
 	_ = json.Unmarshal(j.Spec, &entry)
-	for _, k := range []string{"convert", "opset", "ml_opset", "targets", "plan", "check", "reference", "bench"} {
+	for _, k := range []string{"convert", "opset", "ml_opset", "targets", "plan", "check", "reference", "bench", "quantize", "fp16", "bf16", "optimize"} {
 		if _, ok := entry[k]; ok {
 			return k
 		}
