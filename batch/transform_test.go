@@ -42,7 +42,7 @@ func TestTransformJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{
-		"half:models/mlp/model.onnx convert+fp16":        true,
+		"half:models/mlp/model.onnx convert+fp16":         true,
 		"int8:models/mlp/model.onnx convert+int8-dynamic": true,
 		"opt:models/mlp/model.onnx opset=17+optimize":     true,
 	}
