@@ -133,6 +133,10 @@ func number(v pickle.Value) (float64, bool) {
 	case *big.Int:
 		f, _ := new(big.Float).SetInt(v).Float64()
 		return f, true
+	case *Array:
+		if v.Kind != 'O' && v.Kind != 'V' && len(v.F) == 1 && len(v.Shape) == 0 {
+			return v.F[0], true
+		}
 	case *pickle.Object:
 		if a, err := toArray(v); err == nil && a.Kind != 'O' && len(a.F) == 1 && len(a.Shape) == 0 {
 			return a.F[0], true

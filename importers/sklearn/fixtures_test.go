@@ -64,7 +64,12 @@ var (
 
 func readNpy(t testing.TB, name string) npy {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtureDir, name))
+	return readNpyFile(t, filepath.Join(fixtureDir, name))
+}
+
+func readNpyFile(t testing.TB, name string) npy {
+	t.Helper()
+	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}

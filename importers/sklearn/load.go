@@ -42,7 +42,7 @@ const (
 	JoblibLZ  Container = "joblib lzma"
 	JoblibLz4 Container = "joblib lz4"
 	JoblibOld Container = "joblib < 0.10 (ZF)"
-	Skops     Container = "skops"
+	Skops     Container = "skops zip"
 )
 
 // sniff tells the container from the first bytes of a file, or "".
@@ -75,9 +75,6 @@ type UnsupportedContainerError struct {
 }
 
 func (e *UnsupportedContainerError) Error() string {
-	if e.Container == Skops {
-		return "skops files are not supported yet; save the model with joblib.dump(model, path) or pickle.dump (onnxconv reads those as data, executing nothing)"
-	}
 	return fmt.Sprintf("%s compression is not supported; re-save with joblib.dump(model, path, compress=('zlib', 3)) (or gzip, bz2, xz, lzma, lz4) or without compression", e.Container)
 }
 
@@ -89,7 +86,7 @@ func decompress(data []byte) ([]byte, Container, error) {
 		return data, c, nil
 	case "":
 		if isZip(data) {
-			return nil, Skops, &UnsupportedContainerError{Container: Skops}
+			return data, Skops, nil
 		}
 		return nil, c, &NotPickleError{}
 	}
@@ -352,6 +349,8 @@ type Array struct {
 	// Fields holds a structured array's ('V') columns by field name, each
 	// with one value per element, as float64.
 	Fields map[string][]float64
+	// dt is the element type it was decoded from.
+	dt dtype
 }
 
 // Size is the number of elements.
@@ -520,7 +519,7 @@ func decodeRaw(raw []byte, dt dtype, shape []int, fortran bool) (*Array, error) 
 		if len(shape) > 1 {
 			return nil, fmt.Errorf("structured array of %d dimensions", len(shape))
 		}
-		a := &Array{Shape: shape, Kind: 'V', Fields: map[string][]float64{}}
+		a := &Array{Shape: shape, Kind: 'V', Fields: map[string][]float64{}, dt: dt}
 		for _, f := range dt.fields {
 			col := make([]float64, n)
 			for i := range col {
@@ -530,7 +529,7 @@ func decodeRaw(raw []byte, dt dtype, shape []int, fortran bool) (*Array, error) 
 		}
 		return a, nil
 	}
-	a := &Array{Shape: shape, Kind: dt.kind, F: make([]float64, n)}
+	a := &Array{Shape: shape, Kind: dt.kind, F: make([]float64, n), dt: dt}
 	for i := range a.F {
 		a.F[i] = decodeOne(raw[i*dt.size:], dt)
 	}
