@@ -13,10 +13,53 @@ type AttributeError struct {
 	Path  string
 	Field string
 	Err   error
+	// Version is the scikit-learn version the file records (its
+	// estimator's _sklearn_version), or noVersion.
+	Version string
 }
 
+// noVersion is AttributeError.Version for a file that records none
+// (scikit-learn before 0.18 did not).
+const noVersion = "none"
+
 func (e *AttributeError) Error() string {
-	return fmt.Sprintf("%s.%s: %v", e.Path, e.Field, e.Err)
+	s := fmt.Sprintf("%s.%s: %v", e.Path, e.Field, e.Err)
+	switch e.Version {
+	case "":
+	case noVersion:
+		s += " (the file records no scikit-learn version: written before 0.18; releases 0.20 to 1.6 are read)"
+	default:
+		s += fmt.Sprintf(" (the file was written by scikit-learn %s; releases 0.20 to 1.6 are read)", e.Version)
+	}
+	return s
+}
+
+// fileVersion is the scikit-learn version recorded by the top estimator
+// of an unpickled file.
+func fileVersion(v pickle.Value) string {
+	if o, ok := v.(*pickle.Object); ok {
+		if a := o.Attrs(); a != nil {
+			if s, ok := a.Get("_sklearn_version"); ok {
+				if str, ok := s.(string); ok && str != "" {
+					return str
+				}
+			}
+		}
+	}
+	return noVersion
+}
+
+// nFeaturesIn reads the width of the input: n_features_in_ (scikit-learn
+// 0.24 on), else the attribute older releases kept, whichever the file
+// has: n_features_ (trees and ensembles before 1.2) or
+// n_input_features_ (PolynomialFeatures before 1.0).
+func (o *obj) nFeaturesIn() (int, error) {
+	for _, f := range []string{"n_features_in_", "n_features_", "n_input_features_"} {
+		if o.has(f) {
+			return o.int(f)
+		}
+	}
+	return 0, o.errf("n_features_in_", "missing, and neither n_features_ nor n_input_features_ (of older releases) is there")
 }
 
 func (e *AttributeError) Unwrap() error { return e.Err }
@@ -60,7 +103,7 @@ func (o *obj) errf(field, format string, args ...any) error {
 func (o *obj) get(field string) (pickle.Value, error) {
 	v, ok := o.attrs.Get(field)
 	if !ok {
-		return nil, o.errf(field, "missing (is the %s fitted? was it saved by scikit-learn 0.24 to 1.5?)", o.class)
+		return nil, o.errf(field, "missing (is the %s fitted?)", o.class)
 	}
 	return v, nil
 }

@@ -50,6 +50,9 @@ func sniff(head []byte) Container {
 	switch {
 	case len(head) >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5:
 		return Pickle
+	case len(head) >= 2 && head[0] != 0x80 && pickle.Sniff(head) >= 0:
+		// protocol 0 or 1: no PROTO opcode; the opcodes tell
+		return Pickle
 	case len(head) >= 2 && head[0] == 0x78 && (uint16(head[0])<<8|uint16(head[1]))%31 == 0:
 		return JoblibZ
 	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
@@ -102,7 +105,7 @@ func decompress(data []byte) ([]byte, Container, error) {
 		return nil, c, fmt.Errorf("%s: the stream expands beyond %d bytes", c, MaxDecompressed)
 	}
 	if sniff(out) != Pickle {
-		return nil, c, fmt.Errorf("%s: the decompressed stream is not a pickle of protocol 2 to 5", c)
+		return nil, c, fmt.Errorf("%s: the decompressed stream is not a pickle of protocol 0 to 5", c)
 	}
 	return out, c, nil
 }
@@ -189,7 +192,7 @@ func checkXzDictionary(data []byte) error {
 type NotPickleError struct{}
 
 func (e *NotPickleError) Error() string {
-	return "not a pickle (protocol 2 to 5) or joblib file"
+	return "not a pickle (protocol 0 to 5), joblib or skops file"
 }
 
 // UnsupportedClassError is a scikit-learn class this importer does not
@@ -235,6 +238,10 @@ var helpers = map[string]bool{
 	"ExtraTreeClassifier": true, "ExtraTreeRegressor": true, "DummyClassifier": true, "DummyRegressor": true,
 	"BinomialDeviance": true, "MultinomialDeviance": true, "LeastSquaresError": true, "LeastAbsoluteError": true,
 	"HuberLossFunction": true, "QuantileLossFunction": true, "ExponentialLoss": true,
+	// gradient boosting's init estimators and losses before 0.21/0.22
+	"LogOddsEstimator": true, "ScaledLogOddsEstimator": true, "PriorProbabilityEstimator": true,
+	"MeanEstimator": true, "QuantileEstimator": true, "ZeroEstimator": true,
+	"LeastSquaresErrorLoss": true, "BinomialDevianceLoss": true,
 	"TreePredictor": true, "_BinMapper": true,
 	"HalfSquaredError": true, "AbsoluteError": true, "PinballLoss": true, "HalfPoissonLoss": true,
 	"HalfGammaLoss": true, "HalfTweedieLoss": true, "HalfBinomialLoss": true, "HalfMultinomialLoss": true,
@@ -253,6 +260,7 @@ var plainNames = map[string]bool{
 	"numpy.ndarray":                                           true,
 	"numpy.dtype":                                             true,
 	"numpy.random._pickle.__randomstate_ctor":                 true,
+	"numpy.random.__RandomState_ctor":                         true, // numpy < 1.17
 	"numpy.random._pickle.__bit_generator_ctor":               true,
 	"numpy.random._pickle.__generator_ctor":                   true,
 	"joblib.numpy_pickle.NumpyArrayWrapper":                   true,
@@ -261,12 +269,19 @@ var plainNames = map[string]bool{
 	"copy_reg._reconstructor":                                 true,
 	"builtins.object":                                         true,
 	"__builtin__.object":                                      true,
-	"builtins.set":                                            true,
-	"builtins.frozenset":                                      true,
-	"builtins.bytearray":                                      true,
-	"_codecs.encode":                                          true,
-	"collections.OrderedDict":                                 true,
-	"builtins.slice":                                          true,
+	// what Python 3 writes for builtins at protocols 0 to 2
+	"__builtin__.set":         true,
+	"__builtin__.frozenset":   true,
+	"__builtin__.bytearray":   true,
+	"__builtin__.slice":       true,
+	"__builtin__.bytes":       true, // b'' is bytes() at protocols 0 to 2
+	"builtins.bytes":          true,
+	"builtins.set":            true,
+	"builtins.frozenset":      true,
+	"builtins.bytearray":      true,
+	"_codecs.encode":          true,
+	"collections.OrderedDict": true,
+	"builtins.slice":          true,
 	// numpy scalar types, as the dtype parameter of the encoders
 	"numpy.float64": true, "numpy.float32": true, "numpy.float16": true,
 	"numpy.int64": true, "numpy.int32": true, "numpy.int16": true, "numpy.int8": true,
@@ -697,17 +712,10 @@ func toArray(v pickle.Value) (*Array, error) {
 				return nil, err
 			}
 			fortran, _ := st.Items[3].(bool)
+			if b, ok := rawBytes(st.Items[4]); ok {
+				return decodeRaw(b, dt, shape, fortran)
+			}
 			switch data := st.Items[4].(type) {
-			case pickle.Bytes:
-				return decodeRaw(data, dt, shape, fortran)
-			case string: // protocol 2 from Python 2: latin-1 text
-				return decodeRaw(latin1(data), dt, shape, fortran)
-			case *pickle.Object: // protocol 2 from Python 3: _codecs.encode(text, 'latin1')
-				if c := data.Class(); c != nil && c.Name == "encode" && len(data.Args) == 2 {
-					if s, ok := data.Args[0].(string); ok {
-						return decodeRaw(latin1(s), dt, shape, fortran)
-					}
-				}
 			case *pickle.List:
 				if dt.kind != 'O' || int64(len(data.Items)) != count(shape) {
 					return nil, fmt.Errorf("numpy object array of shape %v with %d items", shape, len(data.Items))
@@ -727,15 +735,36 @@ func toArray(v pickle.Value) (*Array, error) {
 			if err != nil {
 				return nil, err
 			}
-			switch b := v.Args[1].(type) {
-			case pickle.Bytes:
+			if b, ok := rawBytes(v.Args[1]); ok {
 				return decodeRaw(b, dt, nil, false)
-			case string:
-				return decodeRaw(latin1(b), dt, nil, false)
 			}
 		}
 	}
 	return nil, fmt.Errorf("expected a numpy array, found %s", pickle.Describe(v))
+}
+
+// rawBytes reads the bytes of a numpy array's or scalar's data in the
+// forms pickles hold them: bytes (protocol 3 on), a latin-1 str (Python
+// 2's str, protocols 0 to 2) and _codecs.encode(text, 'latin1') (Python
+// 3's bytes at protocols 0 to 2).
+func rawBytes(v pickle.Value) ([]byte, bool) {
+	switch data := v.(type) {
+	case pickle.Bytes:
+		return data, true
+	case string:
+		return latin1(data), true
+	case *pickle.Object:
+		c := data.Class()
+		if c != nil && c.Name == "encode" && len(data.Args) == 2 {
+			if s, ok := data.Args[0].(string); ok {
+				return latin1(s), true
+			}
+		}
+		if c != nil && c.Name == "bytes" && len(data.Args) == 0 {
+			return []byte{}, true
+		}
+	}
+	return nil, false
 }
 
 func latin1(s string) []byte {

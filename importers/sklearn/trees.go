@@ -563,8 +563,47 @@ func gbInit(o *obj, cls []int64, K int) ([]float64, error) {
 			out[k] = math.Log(clip(p[k]))
 		}
 		return out, nil
+	case "LogOddsEstimator", "ScaledLogOddsEstimator":
+		// scikit-learn < 0.21, binary deviance (and exponential) loss:
+		// the raw prediction is prior, the scaled log odds.
+		p, err := io.float("prior")
+		if err != nil {
+			return nil, err
+		}
+		if K != 1 {
+			return nil, io.errf("prior", "one log-odds prior for %d trees per stage", K)
+		}
+		return []float64{p}, nil
+	case "PriorProbabilityEstimator":
+		// scikit-learn < 0.21, multinomial deviance: the raw prediction
+		// was the class priors themselves (not their logarithm, as from
+		// 0.21 on).
+		p, err := io.vector("priors")
+		if err != nil {
+			return nil, err
+		}
+		if len(p) != K {
+			return nil, io.errf("priors", "%d priors for %d trees per stage", len(p), K)
+		}
+		return p, nil
+	case "MeanEstimator", "QuantileEstimator":
+		// scikit-learn < 0.21 regressors: the constant mean or quantile.
+		field := "mean"
+		if io.class == "QuantileEstimator" {
+			field = "quantile"
+		}
+		c, err := io.float(field)
+		if err != nil {
+			return nil, err
+		}
+		if K != 1 || cls != nil {
+			return nil, io.errf(field, "a regressor's init for %d trees per stage", K)
+		}
+		return []float64{c}, nil
+	case "ZeroEstimator":
+		return make([]float64, K), nil
 	}
-	return nil, io.errf("init_", "init estimator %s is not supported (the default prior or 'zero' is)", io.class)
+	return nil, io.errf("init_", "init estimator %s is not supported (DummyClassifier/DummyRegressor, 'zero', and before 0.21 LogOddsEstimator, PriorProbabilityEstimator, MeanEstimator, QuantileEstimator, ZeroEstimator are)", io.class)
 }
 
 // readHistGradientBoosting reads HistGradientBoostingClassifier/
@@ -577,7 +616,7 @@ func readHistGradientBoosting(o *obj) (predictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	nF, err := o.int("n_features_in_")
+	nF, err := o.nFeaturesIn()
 	if err != nil {
 		return nil, err
 	}
@@ -788,7 +827,7 @@ func readIsolationForest(o *obj) (predictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	nF, err := o.int("n_features_in_")
+	nF, err := o.nFeaturesIn()
 	if err != nil {
 		return nil, err
 	}
