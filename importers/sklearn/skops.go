@@ -624,14 +624,44 @@ func (r *skopsReader) ndarray(n *jsonObject, mod, cls, at string, depth int) (pi
 		if err != nil {
 			return nil, r.errf(at, "%v", err)
 		}
-		if len(shape) != 1 || shape[0] != len(objs) {
-			// tolist() nests by dimension; only 1-D object arrays
-			// (feature names, categories) are flat lists.
-			return nil, r.errf(at, "object array of shape %v with %d items (only 1-D object arrays are supported)", shape, len(objs))
+		// tolist() nests the items by dimension: flatten them in C order.
+		flat, err := flattenObjects(objs, shape)
+		if err != nil {
+			return nil, r.errf(at, "object array of shape %v: %v", shape, err)
 		}
-		return &Array{Shape: shape, Kind: 'O', Objects: objs}, nil
+		return &Array{Shape: shape, Kind: 'O', Objects: flat}, nil
 	}
 	return nil, r.errf(at, "array type %q not supported", typ)
+}
+
+// flattenObjects flattens the nested lists of an object array's tolist()
+// (one level per dimension) in C order, checking them against shape.
+func flattenObjects(items []pickle.Value, shape []int) ([]pickle.Value, error) {
+	if len(shape) == 0 {
+		if len(items) != 1 {
+			return nil, fmt.Errorf("%d items for a 0-d array", len(items))
+		}
+		return items, nil
+	}
+	if len(items) != shape[0] {
+		return nil, fmt.Errorf("%d items where the shape has %d", len(items), shape[0])
+	}
+	if len(shape) == 1 {
+		return items, nil
+	}
+	var out []pickle.Value
+	for _, it := range items {
+		l, ok := it.(*pickle.List)
+		if !ok {
+			return nil, fmt.Errorf("an item where a list of %d was expected", shape[1])
+		}
+		sub, err := flattenObjects(l.Items, shape[1:])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub...)
+	}
+	return out, nil
 }
 
 // dtypeObject is a numpy dtype as the pickle reader records it:

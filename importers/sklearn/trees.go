@@ -23,6 +23,7 @@ type sklTree struct {
 	left, right, feature []int
 	threshold, nSamples  []float64
 	value                []float64 // [nodes, nCls] for one output
+	missLeft             []bool    // missing_go_to_left (scikit-learn >= 1.3), or nil
 	nCls                 int
 	nFeatures            int
 }
@@ -83,6 +84,15 @@ func readTree(est *obj) (*sklTree, error) {
 	t.nCls = vals.Shape[2]
 	t.value = vals.F
 	t.threshold, t.nSamples = cols["threshold"], cols["n_node_samples"]
+	// scikit-learn 1.3 on records where a missing value goes at each
+	// split (missing_go_to_left); before, NaN <= threshold was false:
+	// right.
+	if ml, ok := na.Fields["missing_go_to_left"]; ok {
+		t.missLeft = make([]bool, n)
+		for i, v := range ml {
+			t.missLeft[i] = v != 0
+		}
+	}
 	t.left, t.right, t.feature = make([]int, n), make([]int, n), make([]int, n)
 	for i := 0; i < n; i++ {
 		l, r, f := cols["left_child"][i], cols["right_child"][i], cols["feature"][i]
@@ -106,7 +116,8 @@ func readTree(est *obj) (*sklTree, error) {
 
 // toTree is t for one target with the given leaf values; features are
 // mapped through fmap when it is not nil. A node goes True (left) when
-// x <= threshold, as scikit-learn's trees do; NaN goes right.
+// x <= threshold, as scikit-learn's trees do; NaN goes where the node's
+// missing_go_to_left says (scikit-learn >= 1.3), else right.
 func (t *sklTree) toTree(target int, leaf func(i int) float64, fmap []int) trees.Tree {
 	nodes := make([]trees.Node, len(t.left))
 	for i := range nodes {
@@ -119,6 +130,9 @@ func (t *sklTree) toTree(target int, leaf func(i int) float64, fmap []int) trees
 			f = fmap[f]
 		}
 		nodes[i] = trees.Node{Feature: f, Mode: trees.LEQ, Threshold: t.threshold[i], True: t.left[i], False: t.right[i]}
+		if t.missLeft != nil {
+			nodes[i].MissingTrue = t.missLeft[i]
+		}
 	}
 	return trees.Tree{Nodes: nodes, Target: target}
 }
