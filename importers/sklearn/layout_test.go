@@ -70,3 +70,17 @@ func TestUnknownLayoutNamesVersion(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestOldJoblibArrayWrapper: a pickle naming joblib < 0.10's
+// NDArrayWrapper (an array in a separate file) is refused with the fix.
+func TestOldJoblibArrayWrapper(t *testing.T) {
+	data := []byte("ccopy_reg\n_reconstructor\np0\n(cjoblib.numpy_pickle\nNDArrayWrapper\np1\nc__builtin__\nobject\np2\nNtp3\nRp4\n.")
+	if sklearn.New().Detect("m.pkl", data) < 0.5 {
+		t.Errorf("a protocol 0 pickle is not detected")
+	}
+	_, err := sklearn.Parse(data)
+	var oe *sklearn.OldJoblibArrayError
+	if !errors.As(err, &oe) || !strings.Contains(err.Error(), "dump it again") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -311,7 +311,18 @@ func allow(module, name string) error {
 		}
 		return &UnsupportedClassError{Class: name, Nearest: nearest(name)}
 	}
+	if (name == "NDArrayWrapper" || name == "ZNDArrayWrapper") && strings.HasSuffix(module, "joblib.numpy_pickle") {
+		return &OldJoblibArrayError{Name: module + "." + name}
+	}
 	return &ForeignNameError{Name: module + "." + name}
+}
+
+// OldJoblibArrayError is an array that joblib before 0.10 stored in a
+// file of its own beside the pickle (NDArrayWrapper, ZNDArrayWrapper).
+type OldJoblibArrayError struct{ Name string }
+
+func (e *OldJoblibArrayError) Error() string {
+	return "an array that joblib < 0.10 wrote to a separate file next to the pickle (" + e.Name + "); load the model with joblib and dump it again with joblib >= 0.10 (one file)"
 }
 
 func nearest(name string) string {
