@@ -84,3 +84,4 @@ func TestOldJoblibArrayWrapper(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+

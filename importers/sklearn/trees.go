@@ -763,7 +763,7 @@ func hgbTree(po *obj, target, nF int, known [][]float64) (trees.Tree, error) {
 		}
 		return c, nil
 	}
-	names := []string{"value", "feature_idx", "num_threshold", "missing_go_to_left", "left", "right", "is_leaf", "is_categorical", "bitset_idx"}
+	names := []string{"value", "feature_idx", "num_threshold", "missing_go_to_left", "left", "right", "is_leaf"}
 	cols := map[string][]float64{}
 	for _, f := range names {
 		if cols[f], err = col(f); err != nil {
@@ -771,6 +771,15 @@ func hgbTree(po *obj, target, nF int, known [][]float64) (trees.Tree, error) {
 		}
 	}
 	n := len(cols["value"])
+	// Categorical splits came with scikit-learn 0.24; earlier node
+	// records have neither field (every split numeric).
+	for _, f := range []string{"is_categorical", "bitset_idx"} {
+		if c, ok := na.Fields[f]; ok {
+			cols[f] = c
+		} else {
+			cols[f] = make([]float64, n)
+		}
+	}
 	if n == 0 || n > trees.MaxNodes {
 		return trees.Tree{}, po.errf("nodes", "%d nodes", n)
 	}
