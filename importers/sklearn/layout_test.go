@@ -84,4 +84,3 @@ func TestOldJoblibArrayWrapper(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
-
