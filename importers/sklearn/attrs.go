@@ -3,6 +3,7 @@ package sklearn
 import (
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/onnxconv/onnxconv/pickle"
 )
@@ -50,16 +51,37 @@ func fileVersion(v pickle.Value) string {
 }
 
 // nFeaturesIn reads the width of the input: n_features_in_ (scikit-learn
-// 0.24 on), else the attribute older releases kept, whichever the file
-// has: n_features_ (trees and ensembles before 1.2) or
-// n_input_features_ (PolynomialFeatures before 1.0).
-func (o *obj) nFeaturesIn() (int, error) {
-	for _, f := range []string{"n_features_in_", "n_features_", "n_input_features_"} {
+// 0.24 on), else what older releases kept, whichever the file has:
+// n_features_ (trees and ensembles before 1.2), n_input_features_
+// (PolynomialFeatures before 1.0), _n_features (ColumnTransformer before
+// 0.24), else the length of the first of widthFrom the file has (a
+// fitted per-feature array such as scale_, or a list such as
+// categories_).
+func (o *obj) nFeaturesIn(widthFrom ...string) (int, error) {
+	for _, f := range []string{"n_features_in_", "n_features_", "n_input_features_", "_n_features"} {
 		if o.has(f) {
 			return o.int(f)
 		}
 	}
-	return 0, o.errf("n_features_in_", "missing, and neither n_features_ nor n_input_features_ (of older releases) is there")
+	for _, f := range widthFrom {
+		if !o.has(f) {
+			continue
+		}
+		v, _ := o.get(f)
+		if items, ok := pickleList(v); ok {
+			return len(items), nil
+		}
+		a, err := toArray(v)
+		if err != nil || len(a.Shape) != 1 {
+			return 0, o.errf(f, "expected a 1-D per-feature array to give the input width")
+		}
+		return a.Shape[0], nil
+	}
+	also := "n_features_, n_input_features_, _n_features"
+	if len(widthFrom) > 0 {
+		also += ", " + strings.Join(widthFrom, ", ")
+	}
+	return 0, o.errf("n_features_in_", "missing, and none of the attributes older releases kept (%s) is there", also)
 }
 
 func (e *AttributeError) Unwrap() error { return e.Err }

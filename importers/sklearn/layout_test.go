@@ -48,10 +48,36 @@ func TestOlderFeatureCount(t *testing.T) {
 	}
 }
 
+// TestWidthFromFittedArrays: transformers of releases before 0.24 kept no
+// n_features_in_ (nor any count): the width is that of their fitted
+// per-feature arrays, and the models still give scikit-learn's outputs.
+func TestWidthFromFittedArrays(t *testing.T) {
+	for _, c := range []struct{ name, out string }{
+		{"standard_scaler", "transform"}, {"minmax_scaler", "transform"}, {"maxabs_scaler", "transform"},
+		{"robust_scaler", "transform"}, {"simple_imputer_mean", "transform"}, {"one_hot_encoder", "transform"},
+		{"ordinal_encoder", "transform"}, {"pipeline_scaler_logreg", "predict_proba"},
+	} {
+		data := readP0(t, c.name+".p0.pkl", "Vn_features_in_\n", "Vold_unused_count\n")
+		m, err := sklearn.Parse(data)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		outs, err := m.Run(inputTensor(readNpy(t, c.name+".X.npy")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		if c.out == "predict_proba" {
+			i = 1
+		}
+		compare(t, c.name+" "+outs[i].Name, outs[i], readNpy(t, c.name+"."+c.out+".npy"), false)
+	}
+}
+
 // TestUnknownLayoutNamesVersion: an attribute that fits no known layout is
 // refused naming it and the scikit-learn version the file records.
 func TestUnknownLayoutNamesVersion(t *testing.T) {
-	data := readP0(t, "standard_scaler.p0.pkl", "Vn_features_in_\n", "Vn_features_zz_\n", "V1.2.1\n", "V0.19.1\n")
+	data := readP0(t, "normalizer_l2.p0.pkl", "Vn_features_in_\n", "Vn_features_zz_\n", "V1.2.1\n", "V0.19.1\n")
 	_, err := sklearn.Parse(data)
 	var ae *sklearn.AttributeError
 	if !errors.As(err, &ae) {
@@ -64,7 +90,7 @@ func TestUnknownLayoutNamesVersion(t *testing.T) {
 		t.Errorf("message %q", err)
 	}
 	// Without a recorded version (before 0.18), the message says so.
-	data = readP0(t, "standard_scaler.p0.pkl", "Vn_features_in_\n", "Vn_features_zz_\n", "V_sklearn_version\n", "V_sklearn_versiox\n")
+	data = readP0(t, "normalizer_l2.p0.pkl", "Vn_features_in_\n", "Vn_features_zz_\n", "V_sklearn_version\n", "V_sklearn_versiox\n")
 	_, err = sklearn.Parse(data)
 	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "no scikit-learn version") {
 		t.Errorf("got %v", err)

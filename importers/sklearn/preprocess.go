@@ -37,7 +37,7 @@ func missingValue(o *obj) (float64, bool, error) {
 }
 
 func readImputer(o *obj) (transformer, error) {
-	n, err := o.nFeaturesIn()
+	n, err := o.nFeaturesIn("statistics_")
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ type oneHot struct {
 }
 
 func readOneHot(o *obj) (transformer, error) {
-	n, err := o.nFeaturesIn()
+	n, err := o.nFeaturesIn("categories_")
 	if err != nil {
 		return nil, err
 	}
@@ -347,7 +347,7 @@ type ordinal struct {
 }
 
 func readOrdinal(o *obj) (transformer, error) {
-	n, err := o.nFeaturesIn()
+	n, err := o.nFeaturesIn("categories_")
 	if err != nil {
 		return nil, err
 	}

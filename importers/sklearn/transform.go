@@ -74,7 +74,7 @@ func optVector(o *obj, field string, n int) ([]float64, error) {
 }
 
 func readScaler(o *obj) (transformer, error) {
-	n, err := o.nFeaturesIn()
+	n, err := o.nFeaturesIn("scale_", "mean_", "min_", "max_abs_", "center_")
 	if err != nil {
 		return nil, err
 	}
