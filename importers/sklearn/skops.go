@@ -106,12 +106,12 @@ func loadSkops(data []byte) (pickle.Value, error) {
 	}
 	pv, ok := top.get("protocol")
 	if !ok {
-		return nil, &SkopsError{Member: "schema.json", Err: errors.New("no \"protocol\" (files of skops < 0.6 are not supported; load and re-save with a current skops)")}
+		return nil, &SkopsError{Member: "schema.json", Err: errors.New("no \"protocol\": not a schema of skops.io (0.3 on); load and re-save the model with a current skops")}
 	}
 	p, ok := pv.(json.Number)
 	n, err := p.Int64()
 	if !ok || err != nil || n < 0 || n > 2 {
-		return nil, &SkopsError{Member: "schema.json", Err: fmt.Errorf("skops protocol %v not supported (0 to 2 are, skops 0.6 to 0.13)", pv)}
+		return nil, &SkopsError{Member: "schema.json", Err: fmt.Errorf("skops protocol %v not supported (0 to 2 are: skops 0.3 to 0.13)", pv)}
 	}
 	r.protocol = n
 	v, err := r.node(top, "", 0)
