@@ -387,6 +387,10 @@ func (r *skopsReader) build(n *jsonObject, at string, depth int) (pickle.Value, 
 			}
 			st, err := r.node(c, at, depth+1)
 			if err != nil {
+				var re *pickle.RefusedError
+				if cls == "FunctionTransformer" && errors.As(err, &re) && re.Module != "" {
+					return nil, &FunctionTransformerError{Func: re.Module + "." + re.Name, Err: err}
+				}
 				return nil, err
 			}
 			o.State, o.Built = st, true
