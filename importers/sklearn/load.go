@@ -286,7 +286,7 @@ var plainNames = map[string]bool{
 	"numpy.float64": true, "numpy.float32": true, "numpy.float16": true,
 	"numpy.int64": true, "numpy.int32": true, "numpy.int16": true, "numpy.int8": true,
 	"numpy.uint64": true, "numpy.uint32": true, "numpy.uint16": true, "numpy.uint8": true,
-	"numpy.bool_": true, "numpy.object_": true,
+	"numpy.bool_": true, "numpy.bool": true, "numpy.object_": true, // numpy 2 names bool_ "bool"
 }
 
 // allow is the allow-list given to the pickle reader.
