@@ -95,7 +95,7 @@ func (r *runner) convert(ctx context.Context, j *Job, rec *Record) {
 	}
 	s := j.Spec
 	opts := pipeline.Options{From: s.From, Opset: j.Opset, MLOpset: j.MLOpset, Target: j.Target,
-		Importers: r.opts.Importers, Plugins: r.opts.Plugins, Command: r.opts.Command, Force: false}
+		Env: r.opts.Env, Command: r.opts.Command, Force: false}
 	if s.Verify {
 		opts.Verify = &pipeline.VerifyOptions{Inputs: j.Inputs, Reference: j.Reference, Samples: s.Samples, Seed: s.Seed,
 			Profile: s.Profile, RTol: s.RTol, ATol: s.ATol, Bisect: s.Bisect}

@@ -15,10 +15,8 @@ import (
 	"github.com/onnxconv/onnxconv/exporters/profiles"
 	tfliteexp "github.com/onnxconv/onnxconv/exporters/tflite"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/opset/convert"
 	"github.com/onnxconv/onnxconv/passes"
-	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -30,11 +28,9 @@ type Options struct {
 	From string
 	// ImportOptions are passed to the importer (see its Description).
 	ImportOptions importers.Options
-	// Importers is where formats are detected and importers found; nil
-	// means the built-in importers, run in this process
-	// (importers/builtin). The command line passes a registry whose
-	// importers run out of process, as plugins.
-	Importers *importers.Registry
+	// Env holds the importers and runtimes of the run (see Env); the zero
+	// Env runs the built-ins in this process.
+	Env Env
 
 	// Opset and MLOpset move the model to these ai.onnx / ai.onnx.ml
 	// opsets (0: unchanged). With Target, they are forced within the
@@ -77,11 +73,6 @@ type Options struct {
 	KeepFailed bool
 	// Force allows the output to replace the input.
 	Force bool
-
-	// Plugins is where reference runtime plugins are found (zero: the
-	// default folders); the command line passes its host options so that
-	// the runtimes built into the onnxconv binary are found too.
-	Plugins plugins.Options
 
 	// Save tunes how the result is written.
 	Save SaveOptions
@@ -352,11 +343,7 @@ func checkReports(paths []string) error {
 
 // importModel detects the format and imports the model.
 func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
-	reg := c.opts.Importers
-	if reg == nil {
-		reg = builtin.Registry()
-	}
-	imp, err := findImporter(reg, c.in, c.opts.From)
+	imp, err := findImporter(c.opts.Env.importers(), c.in, c.opts.From)
 	if err != nil {
 		return nil, err
 	}

@@ -129,18 +129,13 @@ func writeBytes(path string, data []byte) error {
 // layout. Without the runtime, the file is read back with onnxconv's own
 // TFLite importer and run on the executor, and the facts say NOT VERIFIED.
 func (c *converter) tfliteSide(ctx context.Context, path string, result *canonical.Model, rep *tfliteexp.Report) (*verify.Side, error) {
-	setup, err := runtimes.NewSetup(ctx, []string{"tflite"}, 0, c.opts.Plugins)
+	setup, err := runtimes.NewSetup([]string{"tflite"}, 0, c.opts.Env.runtimes())
 	if err == nil {
+		c.release = append(c.release, setup.Close)
 		var side *verify.Side
 		if side, err = setup.Side(0, path, result); err == nil {
 			return &verify.Side{Name: c.out + " (tflite)", Model: result, Runner: permuted{inner: side.Runner, rep: rep, outs: result.Graph.Outputs}}, nil
 		}
-	}
-	if rt, ok, lerr := localRuntime("tflite"); ok && lerr == nil {
-		return &verify.Side{Name: c.out + " (tflite)", Model: result,
-			Runner: permuted{inner: localRunner{rt: rt, path: path, m: result}, rep: rep, outs: result.Graph.Outputs}}, nil
-	} else if ok {
-		err = lerr
 	}
 	c.res.Notes = append(c.res.Notes, fmt.Sprintf("the TFLite runtime is not available (%v): the exported file was read back with onnxconv's TFLite importer and run on the executor", err))
 	back, err2 := tfliteimp.New().Import(ctx, path, nil)

@@ -67,8 +67,8 @@ func Registry(h *Host, locals []importers.Importer, inProcess ...string) (*impor
 }
 
 // ViaPlugin returns a built-in importer whose Import runs out of process
-// (hi) but whose description (options, reference runtime) is local's own:
-// the plugin protocol does not carry them. When local computes its source
+// (hi) but whose description (options, reference runtime) and detection
+// are local's own, in this process: only Import starts a process. When local computes its source
 // directly (importers.Predictor), that runs in this process, after the
 // out-of-process import has read the same file.
 func ViaPlugin(local importers.Importer, hi *HostImporter) importers.Importer {
@@ -85,6 +85,10 @@ type pluginImporter struct {
 }
 
 func (w pluginImporter) Describe() importers.Description { return w.local.Describe() }
+
+// Detect is the local importer's: a built-in Detect is a pure function of
+// the file's head, linked into the host, so detection starts no process.
+func (w pluginImporter) Detect(path string, head []byte) float32 { return w.local.Detect(path, head) }
 
 type predictingPluginImporter struct {
 	pluginImporter
