@@ -81,7 +81,7 @@ func Formats(infos []PluginInfo) []Format {
 			continue
 		}
 		list = append(list, Format{Format: p.Importer.Format, Plugin: p.Name, Extensions: append([]string{}, p.Importer.Extensions...),
-			Magic: len(p.Importer.Magic) > 0, Description: p.Importer.Description})
+			Magic: len(p.Importer.Magic) > 0, Description: p.Importer.Summary})
 	}
 	return list
 }
