@@ -47,10 +47,7 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 		return err
 	}
 	if ref != nil && ref.Runner != nil {
-		if names := channelsFirst(imported); names != nil {
-			ref = &verify.Side{Name: ref.Name, Model: ref.Model, Runner: channelsLastSource{inner: ref.Runner, names: names,
-				ins: verify.GraphInputs(imported), outs: imported.Graph.Outputs}}
-		}
+		ref = &verify.Side{Name: ref.Name, Model: ref.Model, Runner: sourceRunner(ref.Runner, imported)}
 	}
 	if ref != nil {
 		rep, err := c.compare(ctx, ref, cand, samples, source)

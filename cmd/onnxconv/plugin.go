@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	expbuiltin "github.com/onnxconv/onnxconv/exporters/builtin"
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	onnximp "github.com/onnxconv/onnxconv/importers/onnx"
 	"github.com/onnxconv/onnxconv/pipeline"
@@ -92,7 +93,7 @@ func pluginHostOptions(builtins map[string]func() sdk.Plugin) plugins.Options {
 // importer but ONNX's detected in this process and imported through its
 // plugin process, then the third-party importer plugins, then the ONNX
 // importer in process (canonical's checked loader; going out of process
-// would only copy the model); the built-in runtimes (node children of
+// would only copy the model); the built-in exporters; the built-in runtimes (node children of
 // this process) and the host's runtime plugins.
 func newEnv(ctx context.Context, builtins map[string]func() sdk.Plugin) (pipeline.Env, error) {
 	h, err := plugins.NewHost(ctx, pluginHostOptions(builtins))
@@ -103,5 +104,5 @@ func newEnv(ctx context.Context, builtins map[string]func() sdk.Plugin) (pipelin
 	if err != nil {
 		return pipeline.Env{}, err
 	}
-	return pipeline.Env{Importers: reg, Runtimes: rtbuiltin.Set(h)}, nil
+	return pipeline.Env{Importers: reg, Exporters: expbuiltin.Registry(), Runtimes: rtbuiltin.Set(h)}, nil
 }

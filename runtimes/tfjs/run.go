@@ -16,7 +16,6 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/runtimes/node"
 )
 
@@ -104,7 +103,7 @@ func toWire(tp *onnxpb.TensorProto) (wireTensor, []byte, error) {
 			if t.DataType == canonical.Double {
 				f = float32(math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:])))
 			} else {
-				f = onnxb.F16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
+				f = float32(canonical.Float16ToFloat64(binary.LittleEndian.Uint16(raw[2*i:])))
 			}
 			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(f))
 		}
