@@ -2,16 +2,14 @@ package plugins
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
 // Predicts tells whether the plugin computes its sources directly (its
@@ -46,60 +44,29 @@ func (hi *HostImporter) source(ctx context.Context, path string, opts importers.
 	if !hi.Predicts() {
 		return nil, fmt.Errorf("plugin %q does not compute its sources: %w", hi.info.Name, ErrUnsupported)
 	}
-	s := &remoteSource{plugin: hi.info.Name, path: path, reqs: make(chan sourceReq), done: make(chan struct{})}
-	ready := make(chan error, 1)
-	p := hi.info
-	go func() {
-		_, err := call(ctx, hi.host.opts, &p, "predict", path, hi.host.opts.CallTimeout, func(ctx context.Context, cp plugin.ClientProtocol) error {
-			imp, _, err := dispense(cp)
-			if err != nil {
-				return err
-			}
-			if s.desc, err = imp.OpenSource(ctx, path, opts); err != nil {
-				return err
-			}
-			ready <- nil
-			for r := range s.reqs {
-				outs, err := imp.Predict(ctx, r.inputs)
-				r.reply <- sourceReply{outs, err}
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		s.err = err
-		close(s.done)
-		select {
-		case ready <- err:
-		default:
+	src := &remoteSource{plugin: hi.info.Name, path: path}
+	sess, err := hi.host.startSession(ctx, hi.info, "predict", path, func(ctx context.Context, cp plugin.ClientProtocol) error {
+		imp, _, err := dispense(cp)
+		if err != nil {
+			return err
 		}
-	}()
-	if err := <-ready; err != nil {
+		src.imp = imp
+		src.desc, err = imp.OpenSource(ctx, path, opts)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	src.sess = sess
+	return src, nil
 }
 
 // remoteSource is a source computed in a plugin process.
 type remoteSource struct {
 	plugin, path string
 	desc         string
-	reqs         chan sourceReq
-	done         chan struct{}
-	err          error // how the plugin call ended, once done
-	mu           sync.Mutex
-	closed       bool
-}
-
-type sourceReq struct {
-	inputs []*onnxpb.TensorProto
-	reply  chan sourceReply
-}
-
-type sourceReply struct {
-	outs []*onnxpb.TensorProto
-	err  error
+	imp          protocol.Importer
+	sess         *session
 }
 
 func (s *remoteSource) Describe() string { return s.desc }
@@ -117,38 +84,17 @@ func (s *remoteSource) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*
 		}
 		in[i] = tp
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, fmt.Errorf("computing %s with plugin %q: the source is closed", s.path, s.plugin)
+	var outs []*onnxpb.TensorProto
+	err := s.sess.do(ctx, func(ctx context.Context) error {
+		var err error
+		outs, err = s.imp.Predict(ctx, in)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("computing %s with plugin %q: %w", s.path, s.plugin, err)
 	}
-	r := sourceReq{inputs: in, reply: make(chan sourceReply, 1)}
-	select {
-	case s.reqs <- r:
-	case <-s.done:
-		return nil, s.ended()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	var rep sourceReply
-	select {
-	case rep = <-r.reply:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if rep.err != nil {
-		// The call ends with the error classified (crash, timeout, ...).
-		select {
-		case <-s.done:
-			if s.err != nil {
-				return nil, s.err
-			}
-		case <-time.After(exitWait):
-		}
-		return nil, fmt.Errorf("computing %s with plugin %q: %w", s.path, s.plugin, rep.err)
-	}
-	out := make([]*canonical.Tensor, len(rep.outs))
-	for i, tp := range rep.outs {
+	out := make([]*canonical.Tensor, len(outs))
+	for i, tp := range outs {
 		t, err := canonical.TensorFromProto(tp)
 		if err != nil {
 			return nil, fmt.Errorf("computing %s with plugin %q: output %d: %w", s.path, s.plugin, i, err)
@@ -158,22 +104,8 @@ func (s *remoteSource) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*
 	return out, nil
 }
 
-// ended is the error of a call that ended before a run.
-func (s *remoteSource) ended() error {
-	if s.err != nil {
-		return s.err
-	}
-	return errors.New("the plugin process computing the source has ended")
-}
-
 // Close ends the plugin process.
 func (s *remoteSource) Close() error {
-	s.mu.Lock()
-	if !s.closed {
-		s.closed = true
-		close(s.reqs)
-	}
-	s.mu.Unlock()
-	<-s.done
+	s.sess.close()
 	return nil
 }

@@ -150,19 +150,11 @@ func (p pluginRuntime) Info() Info {
 	return Info{Name: p.info.Runtime.Name, Version: p.info.Runtime.Version, Description: p.info.Runtime.Description, Where: "plugin " + p.info.Path}
 }
 
-func (p pluginRuntime) Open(_ context.Context, modelPath string, o OpenOptions) (Session, error) {
-	r, err := p.host.Runner(p.info.Runtime.Name, modelPath, o.InputNames, plugins.RunOptions{Threads: o.Threads})
-	if err != nil {
-		return nil, err
-	}
-	return pluginSession{r}, nil
+// Open starts the runtime plugin once for the model: one process serves
+// every run of the session.
+func (p pluginRuntime) Open(ctx context.Context, modelPath string, o OpenOptions) (Session, error) {
+	return p.host.OpenRuntime(ctx, p.info.Runtime.Name, modelPath, o.InputNames, plugins.RunOptions{Threads: o.Threads})
 }
-
-// pluginSession runs a model on a runtime plugin: the plugin process is
-// started for each run.
-type pluginSession struct{ *plugins.RuntimeRunner }
-
-func (pluginSession) Close() error { return nil }
 
 // describe is the long form of a runtime's description: "NAME VERSION
 // (WHERE: DESCRIPTION)".
