@@ -89,14 +89,14 @@ func (r *runner) bench(ctx context.Context, j *Job, rec *Record) {
 			setBenchError(rec, fmt.Errorf("bench: finding runtime plugins: %w", err))
 			return
 		}
-		rr, err := host.Runner(b.Runtime, j.File, graphInputNames(m), plugins.RunOptions{Threads: b.Threads})
+		rr, err := host.OpenRuntime(ctx, b.Runtime, j.File, graphInputNames(m), plugins.RunOptions{Threads: b.Threads})
 		if err != nil {
 			setBenchError(rec, fmt.Errorf("bench: %w", err))
 			return
 		}
-		// A plugin runs the model once per process: its figures include
-		// process start and session creation.
-		other, side = rr, b.Runtime+" (plugin, cold)"
+		// One plugin process serves every run of the model.
+		defer rr.Close()
+		other, side = rr, b.Runtime+" (plugin)"
 	}
 	inputs := j.Inputs
 	if inputs == "" {

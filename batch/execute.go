@@ -96,7 +96,7 @@ func (r *runner) convert(ctx context.Context, j *Job, rec *Record) {
 	}
 	s := j.Spec
 	opts := pipeline.Options{From: s.From, Opset: j.Opset, MLOpset: j.MLOpset, Target: j.Target,
-		Importers: r.opts.Importers, Plugins: r.opts.Plugins, Command: r.opts.Command, Force: false,
+		Env: r.opts.Env, Command: r.opts.Command, Force: false,
 		Optimize: s.Optimize, Calibration: j.Calibration}
 	if s.Precision != "" {
 		opts.FP16 = &passes.FP16Options{BF16: s.Precision == "bf16", KeepIOTypes: s.KeepIOTypes}

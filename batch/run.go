@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/version"
 )
@@ -30,10 +30,11 @@ type Options struct {
 	Jobs int
 	// Cache is a folder of results shared between runs (""; none).
 	Cache string
-	// Importers and Plugins are passed to the pipeline (nil: the
-	// built-in importers, in process).
-	Importers *importers.Registry
-	Plugins   plugins.Options
+	// Env is passed to the pipeline (zero: the built-in importers and
+	// runtimes, in process).
+	Env pipeline.Env
+	// Plugins is where bench jobs find runtime plugins.
+	Plugins plugins.Options
 	// Command is recorded in the jobs' reports (nil: os.Args).
 	Command []string
 	// Tool is the version recorded and keyed in the cache (zero: the

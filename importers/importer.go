@@ -22,40 +22,43 @@ const HeadSize = 4096
 // Magic is a byte pattern that identifies a format: the file holds Bytes
 // at byte Offset.
 type Magic struct {
-	Offset int64
-	Bytes  []byte
+	Offset int64  `json:"offset"`
+	Bytes  []byte `json:"bytes"`
 }
 
 // OptionSpec documents one option an importer takes.
 type OptionSpec struct {
-	Name string
+	Name string `json:"name"`
 	// Doc says what the option does and which values it takes.
-	Doc string
+	Doc string `json:"doc,omitempty"`
 }
 
-// Description describes an importer and the format it reads.
+// Description describes an importer and the format it reads. It is the one
+// description of an importer: built-ins return it, and the plugin protocol
+// carries it whole (plugins/protocol.ImporterInfo adds the plugin's
+// version), so that a plugin importer describes itself as a built-in does.
 type Description struct {
 	// Name identifies the importer ("tflite", "xgboost", or a plugin's
 	// name).
-	Name string
+	Name string `json:"name"`
 	// Format is the name of the format read; "" means Name.
-	Format string
+	Format string `json:"format,omitempty"`
 	// Summary is one line for listings.
-	Summary string
+	Summary string `json:"description,omitempty"`
 	// Extensions are file name suffixes with the dot, lower case.
-	Extensions []string
+	Extensions []string `json:"extensions,omitempty"`
 	// Magic are byte patterns that identify the format.
-	Magic []Magic
+	Magic []Magic `json:"magic,omitempty"`
 	// Options lists the options Import takes; any other key is an
 	// *OptionError.
-	Options []OptionSpec
+	Options []OptionSpec `json:"options,omitempty"`
 	// Runtime names the reference runtime plugin (`--runtime NAME`) that
 	// computes files of this format the way their own framework does
 	// ("onnxruntime" for ONNX, "tflite" for TFLite, "tfjs" for TF.js and
 	// Keras), or "" when there is none. Verification runs the source file
 	// on it. An importer that computes the source itself implements
 	// Predictor instead.
-	Runtime string
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // FormatName is d.Format, or d.Name when Format is empty.

@@ -113,7 +113,7 @@ func TestBrokenImporterIsCaught(t *testing.T) {
 	var out string
 	for _, name := range []string{"cnn", "ops", "misc", "more", "lstm"} {
 		out = filepath.Join(dir, name+".onnx")
-		res, err = Convert(context.Background(), "../fixtures/tflite/"+name+".tflite", out, Options{Importers: reg, Verify: &VerifyOptions{}})
+		res, err = Convert(context.Background(), "../fixtures/tflite/"+name+".tflite", out, Options{Env: Env{Importers: reg}, Verify: &VerifyOptions{}})
 		if swapped[0] != "" {
 			break
 		}

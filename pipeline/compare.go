@@ -6,7 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
@@ -17,12 +16,12 @@ type CompareOptions struct {
 	VerifyOptions
 	// Runtimes run the sides: nil for the built-in executor on both; one
 	// name for both, or two (A's, then B's). "executor" is the built-in
-	// executor; others are runtime plugins ("onnxruntime").
+	// executor; others are built-in runtimes ("tflite") or runtime plugins
+	// ("onnxruntime") of Env.
 	Runtimes       []string
 	RuntimeThreads int
-	// Plugins is where runtime plugins are found (zero: the default
-	// folders).
-	Plugins plugins.Options
+	// Env holds the runtimes (see Env; zero: the built-ins, no plugins).
+	Env Env
 	// Reports are report files to write (checked before any work).
 	Reports []string
 	// Command is recorded in the reports (nil: os.Args).
@@ -71,7 +70,7 @@ func Verify(ctx context.Context, a, b string, opts CompareOptions) (*verify.Repo
 	if stB.IsDir() && len(opts.Runtimes) == 2 {
 		return nil, usageErr("a runtime is named for B, but B (%s) is stored outputs", pathB)
 	}
-	rts, err := runtimes.NewSetup(ctx, opts.Runtimes, opts.RuntimeThreads, opts.Plugins)
+	rts, err := runtimes.NewSetup(opts.Runtimes, opts.RuntimeThreads, opts.Env.runtimes())
 	if err != nil {
 		return nil, inputErr(err)
 	}

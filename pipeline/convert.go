@@ -10,15 +10,12 @@ import (
 	"time"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/exporters"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
-	onnxexp "github.com/onnxconv/onnxconv/exporters/onnx"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
-	tfliteexp "github.com/onnxconv/onnxconv/exporters/tflite"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/opset/convert"
 	"github.com/onnxconv/onnxconv/passes"
-	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -30,11 +27,9 @@ type Options struct {
 	From string
 	// ImportOptions are passed to the importer (see its Description).
 	ImportOptions importers.Options
-	// Importers is where formats are detected and importers found; nil
-	// means the built-in importers, run in this process
-	// (importers/builtin). The command line passes a registry whose
-	// importers run out of process, as plugins.
-	Importers *importers.Registry
+	// Env holds the importers and runtimes of the run (see Env); the zero
+	// Env runs the built-ins in this process.
+	Env Env
 
 	// Opset and MLOpset move the model to these ai.onnx / ai.onnx.ml
 	// opsets (0: unchanged). With Target, they are forced within the
@@ -77,11 +72,6 @@ type Options struct {
 	KeepFailed bool
 	// Force allows the output to replace the input.
 	Force bool
-
-	// Plugins is where reference runtime plugins are found (zero: the
-	// default folders); the command line passes its host options so that
-	// the runtimes built into the onnxconv binary are found too.
-	Plugins plugins.Options
 
 	// Save tunes how the result is written.
 	Save SaveOptions
@@ -175,10 +165,12 @@ type converter struct {
 	in, out string
 	opts    Options
 	imp     importers.Importer
-	// tflite: the output is a TFLite file (OUT ends in .tflite, or a
-	// tflite target); tfliteOpts are its exporter's options.
-	tflite     bool
-	tfliteOpts tfliteexp.Options
+	// exp is the exporter of the target (or of OUT's file format) and
+	// expTarget its target; fileOut: exp writes a file format other than
+	// ONNX (Result.Bytes), the last step.
+	exp       exporters.Exporter
+	expTarget string
+	fileOut   bool
 	// candidateNote, when set, says why the result itself was not run
 	// where it will run (the TFLite runtime missing): the conversion is
 	// then NOT VERIFIED even when its source was computed.
@@ -244,8 +236,8 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	}
 	cv := &c.res.Conversion
 	cv.OpsetAfter, cv.MLOpsetAfter, cv.IRAfter = result.Opset(""), result.Opset("ai.onnx.ml"), result.IRVersion
-	if c.tflite {
-		return c.res, c.toTFLite(ctx, imported, result)
+	if c.fileOut {
+		return c.res, c.toFile(ctx, imported, result)
 	}
 	if opts.Verify != nil {
 		if err := c.verify(ctx, imported, result, verify.ModelSide(c.out, result)); err != nil {
@@ -285,24 +277,16 @@ func (c *converter) check() error {
 	if err != nil {
 		return err
 	}
-	if isTFLiteTarget(o.Target) || format == TFLiteFile {
-		if o.Target != "" && !isTFLiteTarget(o.Target) {
-			return usageErr("%s is a TFLite file, but the target %s is an ONNX runtime: drop --target, or name a tflite target (%s)", c.out, o.Target, strings.Join(tfliteTargets(), ", "))
-		}
-		if format != TFLiteFile {
-			return usageErr("target %s writes a TFLite flatbuffer: name the output .tflite", o.Target)
-		}
-		t := o.Target
-		if t == "" {
-			t = tfliteexp.Target
-		}
-		topts, err := tfliteexp.OptionsForProfile(t)
-		if err != nil {
-			return &Error{Kind: KindUsage, Err: err}
-		}
-		topts.KeepNCHWIO = o.KeepNCHWIO
-		c.tflite, c.tfliteOpts = true, topts
-		c.res.Conversion.Target = t
+	exp, target, err := c.opts.Env.exporters().Find(c.out, o.Target)
+	if err != nil {
+		return &Error{Kind: KindUsage, Err: err}
+	}
+	c.exp, c.expTarget = exp, target
+	if exp != nil && exp.Describe().Format != exporters.FormatONNX {
+		c.fileOut = true
+		c.res.Conversion.Target = target
+	} else if format == TFLiteFile {
+		return usageErr("%s: no exporter writes %s files", c.out, filepath.Ext(c.out))
 	} else if o.Target != "" {
 		p, err := profiles.Get(o.Target)
 		if err != nil {
@@ -352,11 +336,7 @@ func checkReports(paths []string) error {
 
 // importModel detects the format and imports the model.
 func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
-	reg := c.opts.Importers
-	if reg == nil {
-		reg = builtin.Registry()
-	}
-	imp, err := findImporter(reg, c.in, c.opts.From)
+	imp, err := findImporter(c.opts.Env.importers(), c.in, c.opts.From)
 	if err != nil {
 		return nil, err
 	}
@@ -420,17 +400,23 @@ func classifyImport(path string, err error) error {
 func (c *converter) adapt(ctx context.Context, imported *canonical.Model) (*canonical.Model, error) {
 	o := c.opts
 	switch {
-	case o.Target != "" && !c.tflite:
-		r, err := onnxexp.Export(ctx, imported, o.Target, adapt.Options{Opset: o.Opset, MLOpset: o.MLOpset, AllowViolations: o.AllowViolations})
-		if r != nil && r.Report != nil {
-			c.adaptFacts(r.Report)
+	case o.Target != "" && !c.fileOut:
+		if c.exp == nil {
+			return nil, usageErr("target %s: no exporter serves it", o.Target)
+		}
+		r, err := c.exp.Export(ctx, imported, c.expTarget, exporters.Options{Opset: o.Opset, MLOpset: o.MLOpset, AllowViolations: o.AllowViolations})
+		if r != nil {
+			c.exportFacts(r)
 		}
 		if err != nil {
-			return nil, classifyAdapt(c.in, err)
+			return nil, classifyExport(c.in, err)
+		}
+		if r.Model == nil {
+			return nil, inputErr(fmt.Errorf("%s: the %s exporter returned no model", c.in, c.exp.Describe().Name))
 		}
 		c.closers = append(c.closers, r.Model)
 		c.timed("adapt")
-		c.logf("target %s: opset %d -> %d, IR %d -> %d", o.Target, r.Report.FromOpset, r.Report.ToOpset, r.Report.FromIRVersion, r.Report.ToIRVersion)
+		c.logf("%s", r.Summary)
 		return r.Model, nil
 	case o.Opset > 0 || o.MLOpset > 0:
 		m, err := imported.Clone()
@@ -453,22 +439,22 @@ func (c *converter) adapt(ctx context.Context, imported *canonical.Model) (*cano
 	return imported, nil
 }
 
-// adaptFacts records what a target adaptation did: the actions and notes
+// adaptFacts records what an opset adaptation did: the actions and notes
 // (nodes changed the same way summarised in one line) and the warnings.
 func (c *converter) adaptFacts(r *adapt.Report) {
+	applied, warnings := r.Facts()
+	c.facts(applied, warnings)
+}
+
+// exportFacts records what an export did.
+func (c *converter) exportFacts(r *exporters.Result) { c.facts(r.Applied, r.Warnings) }
+
+func (c *converter) facts(applied, warnings []string) {
 	cv := &c.res.Conversion
-	warnings := *r
-	warnings.Violations = nil
-	for _, v := range r.Violations {
-		if v.Warning {
-			warnings.Violations = append(warnings.Violations, v)
-		}
+	for _, w := range warnings {
+		c.warn("%s", w)
 	}
-	for _, l := range warnings.Lines() {
-		if w, ok := strings.CutPrefix(l, "warning: "); ok {
-			c.warn("%s", w)
-			continue
-		}
+	for _, l := range applied {
 		cv.Applied = append(cv.Applied, l)
 		c.logf("  %s", l)
 	}
@@ -487,11 +473,11 @@ func (c *converter) blocked(err error) error {
 	return usageErr("%s: %v", c.in, err)
 }
 
-// classifyAdapt maps a target adaptation error to a Kind.
-func classifyAdapt(path string, err error) error {
-	var ue *adapt.UnsupportedError
-	var be *convert.BlockedError
-	if errors.As(err, &ue) || errors.As(err, &be) {
+// classifyExport maps an export error to a Kind: a model that does not
+// fit the target is invalid for it, anything else unreadable input.
+func classifyExport(path string, err error) error {
+	var ue *exporters.UnfitError
+	if errors.As(err, &ue) {
 		return invalidErr(fmt.Errorf("%s: %w\nnothing was written", path, err))
 	}
 	return inputErr(fmt.Errorf("%s: %w", path, err))

@@ -3,82 +3,113 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/importers/keraslayers"
+	"github.com/onnxconv/onnxconv/exporters"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/verify"
 )
 
-// channelsFirst returns the graph inputs and outputs an importer made
-// channels-first (layout=nchw) while the source framework computes them
-// channels-last, from the model's metadata (keraslayers.MetaChannelsFirst).
-func channelsFirst(m *canonical.Model) map[string]bool {
-	for _, p := range m.MetadataProps {
-		if p.Key == keraslayers.MetaChannelsFirst && p.Value != "" {
-			out := map[string]bool{}
-			for _, n := range strings.Split(p.Value, ",") {
-				out[strings.TrimSpace(n)] = true
-			}
-			return out
-		}
+// permuting runs something whose inputs and outputs are laid out
+// differently from a model's (an exported file in its runtime; a source
+// framework that computes channels-last what the importer made
+// channels-first): model-layout inputs in, each transposed by its
+// layout's Perm; the runner's outputs matched to the model's (by name,
+// else by position) and transposed back by the inverse Perm; in the
+// model's output order. The one layout fix-up of the pipeline.
+type permuting struct {
+	inner verify.Runner // nil: model on the executor
+	model *canonical.Model
+	ins   []exporters.IOLayout
+	outs  []exporters.IOLayout
+	vals  []*canonical.Value // the model's outputs
+}
+
+// newPermuting returns inner (or model on the executor) with the layouts;
+// inner itself when there is nothing to permute.
+func newPermuting(inner verify.Runner, model *canonical.Model, ins, outs []exporters.IOLayout, vals []*canonical.Value) verify.Runner {
+	return permuting{inner: inner, model: model, ins: ins, outs: outs, vals: vals}
+}
+
+// sourceRunner returns the runner of imported's source, permuted by the
+// layout the importer recorded (importers.SourceLayout); inner itself when
+// the source's layout is the model's.
+func sourceRunner(inner verify.Runner, imported *canonical.Model) verify.Runner {
+	ins, outs := importers.SourceLayout(imported)
+	if len(ins) == 0 && len(outs) == 0 {
+		return inner
 	}
-	return nil
-}
-
-// channelsLastSource runs a channels-last source (TF.js, Keras) for a
-// model imported channels-first: the named inputs are moved channels-last
-// before the source runs, the named outputs back channels-first after.
-type channelsLastSource struct {
-	inner verify.Runner
-	names map[string]bool
-	ins   []*canonical.Value
-	outs  []*canonical.Value
-}
-
-// lastPerm moves axis 1 to the end (NCHW -> NHWC); firstPerm is its
-// inverse.
-func lastPerm(rank int) []int {
-	p := []int{0}
-	for i := 2; i < rank; i++ {
-		p = append(p, i)
+	var li, lo []exporters.IOLayout
+	for _, v := range verify.GraphInputs(imported) {
+		li = append(li, exporters.IOLayout{Name: v.Name, Perm: ins[v.Name]})
 	}
-	return append(p, 1)
-}
-
-func firstPerm(rank int) []int {
-	p := []int{0, rank - 1}
-	for i := 1; i < rank-1; i++ {
-		p = append(p, i)
+	for _, v := range imported.Graph.Outputs {
+		lo = append(lo, exporters.IOLayout{Name: v.Name, Perm: outs[v.Name]})
 	}
-	return p
+	return newPermuting(inner, nil, li, lo, imported.Graph.Outputs)
 }
 
-func (r channelsLastSource) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
+func (p permuting) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
 	in := make([]*canonical.Tensor, len(inputs))
 	for i, t := range inputs {
 		in[i] = t
-		if i < len(r.ins) && r.names[r.ins[i].Name] && len(t.Dims) >= 3 {
-			x, err := t.Transpose(lastPerm(len(t.Dims)))
+		if i < len(p.ins) && p.ins[i].Perm != nil && t != nil {
+			x, err := t.Transpose(p.ins[i].Perm)
 			if err != nil {
-				return nil, fmt.Errorf("input %q to channels-last: %w", r.ins[i].Name, err)
+				return nil, fmt.Errorf("input %d to the runner's layout: %w", i, err)
 			}
 			in[i] = x
 		}
 	}
-	got, err := r.inner.Run(ctx, in)
+	run := p.inner
+	if run == nil {
+		ex, err := executorFor(p.model)
+		if err != nil {
+			return nil, err
+		}
+		defer ex.Close()
+		run = ex
+	}
+	got, err := run.Run(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	for i, t := range got {
-		if i < len(r.outs) && t != nil && r.names[r.outs[i].Name] && len(t.Dims) >= 3 {
-			x, err := t.Transpose(firstPerm(len(t.Dims)))
-			if err != nil {
-				return nil, fmt.Errorf("output %q to channels-first: %w", r.outs[i].Name, err)
-			}
-			x.Name = t.Name
-			got[i] = x
+	byName := map[string]int{}
+	for i, o := range p.outs {
+		byName[o.Name] = i
+	}
+	gotByName := map[string]*canonical.Tensor{}
+	for _, t := range got {
+		if t != nil && t.Name != "" {
+			gotByName[t.Name] = t
 		}
 	}
-	return got, nil
+	out := make([]*canonical.Tensor, len(p.vals))
+	for i, v := range p.vals {
+		j := i
+		if k, ok := byName[v.Name]; ok {
+			j = k
+		}
+		t := gotByName[v.Name]
+		if t == nil && j < len(got) {
+			t = got[j]
+		}
+		if t == nil {
+			return nil, fmt.Errorf("the runner gave no output %q", v.Name)
+		}
+		if j < len(p.outs) && p.outs[j].Perm != nil {
+			inv := make([]int, len(p.outs[j].Perm))
+			for a, b := range p.outs[j].Perm {
+				inv[b] = a
+			}
+			x, err := t.Transpose(inv)
+			if err != nil {
+				return nil, fmt.Errorf("output %q to the model's layout: %w", v.Name, err)
+			}
+			t = x
+		}
+		t.Name = v.Name
+		out[i] = t
+	}
+	return out, nil
 }

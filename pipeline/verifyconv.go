@@ -47,10 +47,7 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 		return err
 	}
 	if ref != nil && ref.Runner != nil {
-		if names := channelsFirst(imported); names != nil {
-			ref = &verify.Side{Name: ref.Name, Model: ref.Model, Runner: channelsLastSource{inner: ref.Runner, names: names,
-				ins: verify.GraphInputs(imported), outs: imported.Graph.Outputs}}
-		}
+		ref = &verify.Side{Name: ref.Name, Model: ref.Model, Runner: sourceRunner(ref.Runner, imported)}
 	}
 	if ref != nil {
 		rep, err := c.compare(ctx, ref, cand, samples, source)
@@ -225,20 +222,15 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 	d := c.imp.Describe()
 	why := fmt.Sprintf("no reference runtime or direct predictor for format %s", d.FormatName())
 	if d.Runtime != "" && !(c.isONNX() && IsText(c.in)) {
-		setup, err := runtimes.NewSetup(ctx, []string{d.Runtime}, 0, c.opts.Plugins)
+		setup, err := runtimes.NewSetup([]string{d.Runtime}, 0, c.opts.Env.runtimes())
 		if err == nil {
+			c.release = append(c.release, setup.Close)
 			side, err2 := setup.Side(0, c.in, imported)
 			if err2 == nil {
 				cv.Reference = setup.DescribeSide(0)
 				return side, nil
 			}
 			err = err2
-		}
-		if rt, ok, lerr := localRuntime(d.Runtime); ok && lerr == nil {
-			cv.Reference = fmt.Sprintf("%s %s (run by this process)", rt.Name, rt.Version)
-			return &verify.Side{Name: c.in + " (" + rt.Name + ")", Model: imported, Runner: localRunner{rt: rt, path: c.in, m: imported}}, nil
-		} else if ok {
-			err = lerr
 		}
 		why = fmt.Sprintf("the reference runtime %q for format %s is not available: %v", d.Runtime, d.FormatName(), err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
@@ -40,11 +41,11 @@ func (h *Host) Detect(ctx context.Context, path string) (name, format string, er
 		if p.Err != nil || p.Importer == nil {
 			continue
 		}
-		if protocol.MatchMagic(head, p.Importer.Magic) {
+		if importers.MatchMagic(head, p.Importer.Magic) {
 			byMagic = append(byMagic, p)
 			continue
 		}
-		if n := protocol.MatchExtension(path, p.Importer.Extensions); n > 0 {
+		if n := importers.ExtensionLength(path, p.Importer.Extensions); n > 0 {
 			if n > bestExt {
 				bestExt, byExt = n, byExt[:0]
 			}

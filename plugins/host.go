@@ -173,3 +173,25 @@ func (h *Host) Plugin(name string) (PluginInfo, bool) {
 // MemoryLimit returns the memory limit applied to plugin processes in
 // bytes (negative: none).
 func (h *Host) MemoryLimit() int64 { return h.opts.MemoryLimit }
+
+// Folders returns the folders searched for third-party plugins, in order
+// (the plugin path, then the user plugins folder); none when third-party
+// plugins are disabled.
+func (h *Host) Folders() []string {
+	if h.opts.NoThirdParty {
+		return nil
+	}
+	var out []string
+	for _, d := range filepath.SplitList(h.opts.PluginPath) {
+		if d != "" {
+			out = append(out, d)
+		}
+	}
+	if h.opts.UserDir != "" {
+		out = append(out, h.opts.UserDir)
+	}
+	return out
+}
+
+// UserDir returns the user plugins folder of h ("" when unknown).
+func (h *Host) UserDir() string { return h.opts.UserDir }

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
@@ -66,7 +67,7 @@ func TestDetectAsksPluginsWhenAmbiguous(t *testing.T) {
 	// Served by the misbehave binary in mode "failing", its real Detect only
 	// knows ".failing" and says no; the good plugin says yes (0.5).
 	opts.Executable = misbehaveBin
-	opts.Builtins = []Builtin{{Name: "failing", Importer: &protocol.ImporterInfo{Name: "failing", Format: "failing", Extensions: []string{".good"}}}}
+	opts.Builtins = []Builtin{{Name: "failing", Importer: &protocol.ImporterInfo{Description: importers.Description{Name: "failing", Format: "failing", Extensions: []string{".good"}}}}}
 	h := newHost(t, opts)
 	path := writeFile(t, filepath.Join(t.TempDir(), "x.good"), "Relu\n")
 	name, _, err := h.Detect(context.Background(), path)
@@ -142,7 +143,7 @@ func TestDiscover(t *testing.T) {
 	opts.Executable = misbehaveBin
 	opts.Builtins = []Builtin{
 		{Name: "failing"}, // shadows path1's; described by starting it
-		{Name: "hang", Importer: &protocol.ImporterInfo{Name: "hang", Format: "hang"}},
+		{Name: "hang", Importer: &protocol.ImporterInfo{Description: importers.Description{Name: "hang", Format: "hang"}}},
 	}
 	infos, err := Discover(context.Background(), opts)
 	if err != nil {
@@ -247,8 +248,8 @@ func TestBuiltinImport(t *testing.T) {
 	opts := testOptions(t, "")
 	opts.NoThirdParty = true
 	opts.Executable = misbehaveBin
-	opts.Builtins = []Builtin{{Name: "good", Importer: &protocol.ImporterInfo{Name: "good", Format: "goodfmt",
-		Magic: []protocol.Magic{{Offset: 4, Bytes: []byte("GOODMODEL")}}}}}
+	opts.Builtins = []Builtin{{Name: "good", Importer: &protocol.ImporterInfo{Description: importers.Description{Name: "good", Format: "goodfmt",
+		Magic: []protocol.Magic{{Offset: 4, Bytes: []byte("GOODMODEL")}}}}}}
 	h := newHost(t, opts)
 	if len(h.Plugins()) != 1 {
 		t.Fatalf("plugins = %+v", h.Plugins())

@@ -56,7 +56,7 @@ func (h *Host) Importers() []importers.Importer {
 		if p.Builtin || p.Err != nil || p.Importer == nil {
 			continue
 		}
-		out = append(out, &HostImporter{host: h, info: p})
+		out = append(out, (&HostImporter{host: h, info: p}).withPredictor())
 	}
 	return out
 }
@@ -64,21 +64,16 @@ func (h *Host) Importers() []importers.Importer {
 // Plugin returns the plugin behind the importer.
 func (hi *HostImporter) Plugin() PluginInfo { return hi.info }
 
-// Describe returns the plugin's description. Options is nil: the protocol
-// does not list a plugin's options; the plugin checks them on Import.
+// Describe returns the plugin's description, as the plugin gave it (the
+// protocol carries the whole importers.Description: options and reference
+// runtime too), named as the plugin.
 func (hi *HostImporter) Describe() importers.Description {
-	ii := hi.info.Importer
-	magic := make([]importers.Magic, len(ii.Magic))
-	for i, m := range ii.Magic {
-		magic[i] = importers.Magic{Offset: m.Offset, Bytes: m.Bytes}
-	}
-	return importers.Description{
-		Name:       hi.info.Name,
-		Format:     ii.Format,
-		Summary:    ii.Description,
-		Extensions: append([]string(nil), ii.Extensions...),
-		Magic:      magic,
-	}
+	d := hi.info.Importer.Description
+	d.Name = hi.info.Name
+	d.Extensions = append([]string(nil), d.Extensions...)
+	d.Magic = append([]importers.Magic(nil), d.Magic...)
+	d.Options = append([]importers.OptionSpec(nil), d.Options...)
+	return d
 }
 
 // Detect decides from the plugin's description when it can: 1 when one of
@@ -89,11 +84,11 @@ func (hi *HostImporter) Describe() importers.Description {
 // describe timeout; a plugin that cannot answer counts as 0.
 func (hi *HostImporter) Detect(path string, head []byte) float32 {
 	ii := hi.info.Importer
-	if protocol.MatchMagic(head, ii.Magic) || hi.magicBeyondHead(path, head) {
+	if importers.MatchMagic(head, ii.Magic) || hi.magicBeyondHead(path, head) {
 		return confMagic
 	}
 	declares := len(ii.Magic) > 0 || len(ii.Extensions) > 0
-	if declares && protocol.MatchExtension(path, ii.Extensions) == 0 {
+	if declares && !importers.MatchExtension(path, ii.Extensions) {
 		return 0
 	}
 	conf, err := hi.ask(path, head)
@@ -119,7 +114,7 @@ func (hi *HostImporter) magicBeyondHead(path string, head []byte) bool {
 	if err != nil {
 		return false
 	}
-	return protocol.MatchMagic(more, hi.info.Importer.Magic)
+	return importers.MatchMagic(more, hi.info.Importer.Magic)
 }
 
 // ask calls the plugin's Detect.

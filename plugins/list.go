@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
@@ -70,6 +71,10 @@ type Format struct {
 	Extensions  []string `json:"extensions"`
 	Magic       bool     `json:"magic"`
 	Description string   `json:"description,omitempty"`
+	// Options are the importer's options (-O KEY=VALUE), as its
+	// description gives them; Runtime its reference runtime.
+	Options []importers.OptionSpec `json:"options,omitempty"`
+	Runtime string                 `json:"runtime,omitempty"`
 }
 
 // Formats returns the formats the working importer plugins of infos read,
@@ -81,7 +86,7 @@ func Formats(infos []PluginInfo) []Format {
 			continue
 		}
 		list = append(list, Format{Format: p.Importer.Format, Plugin: p.Name, Extensions: append([]string{}, p.Importer.Extensions...),
-			Magic: len(p.Importer.Magic) > 0, Description: p.Importer.Description})
+			Magic: len(p.Importer.Magic) > 0, Description: p.Importer.Summary, Options: p.Importer.Options, Runtime: p.Importer.Runtime})
 	}
 	return list
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
@@ -31,7 +32,7 @@ func TestMisbehavingPlugins(t *testing.T) {
 	// description the host already has, as onnxconv does.
 	opts.Executable = misbehaveBin
 	for _, b := range []string{"garbage", "slowstart"} {
-		opts.Builtins = append(opts.Builtins, Builtin{Name: b, Importer: &protocol.ImporterInfo{Name: b, Format: b}})
+		opts.Builtins = append(opts.Builtins, Builtin{Name: b, Importer: &protocol.ImporterInfo{Description: importers.Description{Name: b, Format: b}}})
 	}
 	h := newHost(t, opts)
 	for _, m := range modes {
@@ -203,7 +204,7 @@ func TestStartFailures(t *testing.T) {
 	opts := testOptions(t, "")
 	opts.NoThirdParty = true
 	opts.Executable = filepath.Join(dir, "missing")
-	opts.Builtins = []Builtin{{Name: "missing", Importer: &protocol.ImporterInfo{Name: "missing"}}}
+	opts.Builtins = []Builtin{{Name: "missing", Importer: &protocol.ImporterInfo{Description: importers.Description{Name: "missing"}}}}
 	h := newHost(t, opts)
 	in := writeFile(t, filepath.Join(t.TempDir(), "in.x"), "Relu\n")
 	out := filepath.Join(t.TempDir(), "out.onnx")

@@ -36,9 +36,9 @@ func BuiltinNames(builtins map[string]func() sdk.Plugin) []string {
 // Registry returns the importers of a host that serves its built-in
 // importers (locals) as plugins: every local importer not named in
 // inProcess runs through its plugin of the same name on h, in the order of
-// locals, with the local importer's description (and, when it is an
-// importers.Predictor, its direct source computation, run in this
-// process); then h's third-party importer plugins in discovery order; then
+// locals, with the local importer's description and detection (in this
+// process) and, when it is an importers.Predictor, its direct source
+// computation in a plugin process; then h's third-party importer plugins in discovery order; then
 // the local importers named in inProcess, in process, in the order of
 // locals.
 func Registry(h *Host, locals []importers.Importer, inProcess ...string) (*importers.Registry, error) {
@@ -67,14 +67,15 @@ func Registry(h *Host, locals []importers.Importer, inProcess ...string) (*impor
 }
 
 // ViaPlugin returns a built-in importer whose Import runs out of process
-// (hi) but whose description (options, reference runtime) is local's own:
-// the plugin protocol does not carry them. When local computes its source
-// directly (importers.Predictor), that runs in this process, after the
-// out-of-process import has read the same file.
+// (hi), whose description is local's own (the same the plugin gives), and
+// whose detection runs in this process (local.Detect: a pure function of
+// the head): only Import starts a process. When the plugin computes its
+// sources (local is an importers.Predictor), Source runs in a plugin
+// process too: nothing parsed from the file runs in the host.
 func ViaPlugin(local importers.Importer, hi *HostImporter) importers.Importer {
 	w := pluginImporter{HostImporter: hi, local: local}
-	if p, ok := local.(importers.Predictor); ok {
-		return predictingPluginImporter{pluginImporter: w, p: p}
+	if hi.Predicts() {
+		return predictingPluginImporter{w}
 	}
 	return w
 }
@@ -86,11 +87,16 @@ type pluginImporter struct {
 
 func (w pluginImporter) Describe() importers.Description { return w.local.Describe() }
 
-type predictingPluginImporter struct {
-	pluginImporter
-	p importers.Predictor
-}
+// Detect is the local importer's: a built-in Detect is a pure function of
+// the file's head, linked into the host, so detection starts no process.
+func (w pluginImporter) Detect(path string, head []byte) float32 { return w.local.Detect(path, head) }
 
+type predictingPluginImporter struct{ pluginImporter }
+
+var _ importers.Predictor = predictingPluginImporter{}
+
+// Source computes the source in a plugin process (see
+// predictingHostImporter.Source).
 func (w predictingPluginImporter) Source(ctx context.Context, path string, opts importers.Options) (importers.Source, error) {
-	return w.p.Source(ctx, path, opts)
+	return w.source(ctx, path, opts)
 }

@@ -3,17 +3,24 @@
 package plugins
 
 import (
+	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/onnxconv/onnxconv/canonical"
+
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	onnximp "github.com/onnxconv/onnxconv/importers/onnx"
+	"github.com/onnxconv/onnxconv/importers/trees/treetest"
+	"github.com/onnxconv/onnxconv/importers/xgboost"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
+	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
 func testBuiltins() map[string]func() sdk.Plugin {
@@ -93,7 +100,7 @@ func TestRegistry(t *testing.T) {
 
 func TestWriteTablesAndList(t *testing.T) {
 	infos := []PluginInfo{
-		{Name: "tflite", Builtin: true, Importer: &protocol.ImporterInfo{Format: "tflite", Version: "1.0", Extensions: []string{".tflite"}, Magic: []protocol.Magic{{Offset: 4, Bytes: []byte("TFL3")}}, Description: "TFLite"}},
+		{Name: "tflite", Builtin: true, Importer: &protocol.ImporterInfo{Description: importers.Description{Format: "tflite", Extensions: []string{".tflite"}, Magic: []protocol.Magic{{Offset: 4, Bytes: []byte("TFL3")}}, Summary: "TFLite"}, Version: "1.0"}},
 		{Name: "onnx-export", Builtin: true, Exporter: &protocol.ExporterInfo{Version: "1.0", Targets: []string{"a", "b", "c", "d", "e"}}},
 		{Name: "bad", Path: "/p/onnxconv-plugin-bad", Err: errors.New("does not start")},
 	}
@@ -129,5 +136,79 @@ csv     csvgraph  -           no
 `
 	if b.String() != want {
 		t.Errorf("format table\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+// A built-in predictor computes its source in a plugin process: the
+// registry's importer is an importers.Predictor whose Source runs in the
+// plugin (OpenSource, then Predict for each sample of one process), and
+// its outputs are the in-process predictor's, bit for bit.
+func TestRemoteSource(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := BuiltinOptions(testBuiltins(), []string{"__plugin", "serve"})
+	opts.Executable = exe
+	opts.NoThirdParty = true
+	o := testOptions(t, "")
+	opts.UserDir, opts.CallTimeout, opts.DescribeTimeout, opts.StartTimeout = o.UserDir, o.CallTimeout, o.DescribeTimeout, o.StartTimeout
+	h := newHost(t, opts)
+	r, err := Registry(h, builtin.Importers(), onnximp.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, err := r.Lookup("xgboost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := imp.(interface{ Plugin() PluginInfo }); !ok {
+		t.Fatal("xgboost is not served by its plugin")
+	}
+	path := filepath.Join("..", "fixtures", "xgboost", "binary_logistic.json")
+	x, err := tensorio.ReadNpyFile(filepath.Join("..", "fixtures", "xgboost", "binary_logistic.input.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := x.Float64s()
+	if err != nil || len(x.Dims) != 2 {
+		t.Fatalf("input: %v (dims %v)", err, x.Dims)
+	}
+	rows := make([][]float64, x.Dims[0])
+	for i := range rows {
+		rows[i] = v[i*int(x.Dims[1]) : (i+1)*int(x.Dims[1])]
+	}
+	in := treetest.Input(canonical.Float, rows)
+	remote := treetest.RunSource(t, imp, path, nil, in)
+	local := treetest.RunSource(t, xgboost.New(), path, nil, in)
+	if e := treetest.SameOutputs(t, "plugin vs in-process predictor", remote, local, 0); e != 0 {
+		t.Errorf("the plugin's predictor differs from the in-process one by %g", e)
+	}
+
+	// One process serves every sample; a closed source runs no more.
+	src, err := imp.(importers.Predictor).Source(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := src.Run(context.Background(), []*canonical.Tensor{in}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Run(context.Background(), []*canonical.Tensor{in}); err == nil {
+		t.Error("a closed source ran")
+	}
+	// A file the plugin cannot parse is the plugin's error, not a parse
+	// in the host.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"learner": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var pe *PluginError
+	if _, err := imp.(importers.Predictor).Source(context.Background(), bad, nil); !errors.As(err, &pe) || pe.Op != "predict" {
+		t.Errorf("bad source: %v, want a *PluginError of op predict", err)
 	}
 }

@@ -198,3 +198,94 @@ func (r *RuntimeRunner) Run(ctx context.Context, inputs []*canonical.Tensor) ([]
 	}
 	return res, nil
 }
+
+// RuntimeSession runs one model file on a runtime plugin in one plugin
+// process, started by OpenRuntime and serving every Run until Close: the
+// process starts once per model, not once per sample. (Whether the runtime
+// also keeps the model loaded between runs is the plugin's affair.)
+type RuntimeSession struct {
+	runtime, modelPath string
+	inputNames         []string
+	rt                 protocol.Runtime
+	abs                string
+	opts               RunOptions
+	sess               *session
+	plugin             PluginInfo
+}
+
+// OpenRuntime starts the plugin serving the runtime called runtime for
+// the model at modelPath (see Runner for inputNames).
+func (h *Host) OpenRuntime(ctx context.Context, runtime, modelPath string, inputNames []string, opts RunOptions) (*RuntimeSession, error) {
+	p, err := h.lookupRuntime(runtime)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(modelPath)
+	if err != nil {
+		return nil, fmt.Errorf("run %s on %s: %w", modelPath, runtime, err)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("run on %s: model %s is not a readable regular file", runtime, modelPath)
+	}
+	s := &RuntimeSession{runtime: runtime, modelPath: modelPath, inputNames: append([]string(nil), inputNames...), abs: abs, opts: opts, plugin: *p}
+	s.sess, err = h.startSession(ctx, *p, "run", modelPath, func(ctx context.Context, cp plugin.ClientProtocol) error {
+		rt, err := dispenseRuntime(cp)
+		s.rt = rt
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Run runs the model on inputs (graph inputs that are not initializers, in
+// order) and returns the graph outputs in order.
+func (s *RuntimeSession) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
+	if s.inputNames != nil && len(inputs) != len(s.inputNames) {
+		return nil, fmt.Errorf("run %s on %s: %d inputs given, the model takes %d (%s)",
+			s.modelPath, s.runtime, len(inputs), len(s.inputNames), strings.Join(s.inputNames, ", "))
+	}
+	in := make([]*onnxpb.TensorProto, len(inputs))
+	for i, t := range inputs {
+		if t == nil {
+			return nil, fmt.Errorf("run %s on %s: input %d is nil", s.modelPath, s.runtime, i)
+		}
+		tp, err := canonical.TensorToProto(t)
+		if err != nil {
+			return nil, fmt.Errorf("run %s on %s: input %d (%q): %w", s.modelPath, s.runtime, i, t.Name, err)
+		}
+		if s.inputNames != nil {
+			tp.Name = proto.String(s.inputNames[i])
+		}
+		in[i] = tp
+	}
+	var outs []*onnxpb.TensorProto
+	err := s.sess.do(ctx, func(ctx context.Context) error {
+		var err error
+		outs, err = s.rt.Run(ctx, s.abs, in, s.opts)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(outs) == 0 {
+		return nil, &PluginError{Plugin: s.plugin.Name, Path: s.plugin.Path, Op: "run", Input: s.modelPath, Kind: ErrBadOutput,
+			Detail: "reported success but returned no outputs"}
+	}
+	res := make([]*canonical.Tensor, len(outs))
+	for i, tp := range outs {
+		t, err := canonical.TensorFromProto(tp)
+		if err != nil {
+			return nil, fmt.Errorf("run %s on %s: output %d: %w", s.modelPath, s.runtime, i, err)
+		}
+		res[i] = t
+	}
+	return res, nil
+}
+
+// Close ends the plugin process.
+func (s *RuntimeSession) Close() error {
+	s.sess.close()
+	return nil
+}

@@ -151,6 +151,39 @@ func TestRuntimeORT(t *testing.T) {
 		}
 	})
 
+	t.Run("OpenRuntime", func(t *testing.T) {
+		// One process serves every run of the session; a failed run ends
+		// it, and Close leaves no process.
+		x, err := canonical.TensorFromProto(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := h.OpenRuntime(ctx, "onnxruntime", model, []string{"input"}, RunOptions{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			outs, err := s.Run(ctx, []*canonical.Tensor{x})
+			if err != nil {
+				t.Fatalf("run %d: %v", i, err)
+			}
+			raw, err := outs[0].Bytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := maxAbsDiff(t, floats(t, raw), wantF); d > 1e-5 {
+				t.Errorf("run %d: max abs diff from torch's output %g", i, d)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Run(ctx, []*canonical.Tensor{x}); err == nil {
+			t.Error("a closed session ran")
+		}
+		assertNoChildren(t)
+	})
+
 	t.Run("errors", func(t *testing.T) {
 		// A wrong shape: ONNX Runtime refuses it, the plugin reports it.
 		bad := proto.Clone(in).(*onnxpb.TensorProto)

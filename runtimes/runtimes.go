@@ -1,19 +1,23 @@
 // Package runtimes picks where each side of a comparison runs: on the
-// built-in executor, or on a reference runtime served by a plugin (ONNX
-// Runtime through the cgo executable onnxconv-plugin-onnxruntime). It is
-// what `onnxconv verify --runtime` uses, as a library:
+// built-in executor, or on a reference runtime (Runtime: load a model once,
+// run it on every sample). The runtimes of a run are a Set: the built-in
+// ones (runtimes/builtin: TFLite's and TF.js's interpreters, each in one
+// node child process per model) and the runtime plugins of the run's one
+// plugin host (ONNX Runtime through the cgo executable
+// onnxconv-plugin-onnxruntime). It is what `onnxconv verify --runtime`
+// uses, as a library:
 //
 //	names, err := runtimes.Parse("onnxruntime,executor")
-//	s, err := runtimes.NewSetup(ctx, names, 1, plugins.Options{})
+//	host, err := plugins.NewHost(ctx, plugins.Options{})
+//	s, err := runtimes.NewSetup(names, 1, runtimes.NewSet(host, builtin.Runtimes()...))
 //	defer s.Close()
 //	a, err := s.Side(0, "model.onnx", m)
 //	b, err := s.Side(1, "model.onnx", m)
 //	rep, err := verify.Compare(ctx, a, b, opts)
 //	rep.Notes = append(rep.Notes, s.Describe(b))
 //
-// This package talks to runtimes only through package plugins: it never
-// links a runtime that needs cgo (runtimes/ort), so that the onnxconv
-// binary stays static.
+// This package never links a runtime that needs cgo (runtimes/ort), so
+// that the onnxconv binary stays static.
 package runtimes
 
 import (
@@ -23,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/plugins"
@@ -103,52 +108,42 @@ func (e *MissingError) Error() string {
 // Unwrap returns the host's lookup error.
 func (e *MissingError) Unwrap() error { return e.Err }
 
-// Setup runs the sides of a comparison on their runtimes. It starts a
-// plugin host only when a runtime other than the executor is named. A Setup
-// is safe for concurrent use.
+// Setup runs the sides of a comparison on their runtimes, taken from a
+// Set. A session is opened on first use, loads its model once and serves
+// every sample; Close closes them. A Setup is safe for concurrent use.
 type Setup struct {
 	names   []string // A's and B's runtime, or one for both, or none
 	threads int
-	opts    plugins.Options
-	host    *plugins.Host // nil when only the executor is named
+	rts     []Runtime // per name; nil for the executor
+	mu      sync.Mutex
+	open    []Session
 }
 
 // NewSetup prepares the runtimes named (as Parse returns them: none, one
-// for both sides, or A's and B's). threads is the number of intra-op
-// threads of plugin runtimes (0: the runtime chooses). opts configure the
-// plugin host, which is started only when a runtime other than Executor is
-// named; every such runtime must then be served by an installed plugin, or
-// the error is a *MissingError.
-func NewSetup(ctx context.Context, names []string, threads int, opts plugins.Options) (*Setup, error) {
+// for both sides, or A's and B's) from set. threads is the number of
+// intra-op threads of the runtimes (0: the runtime chooses). Nothing is
+// started; every runtime other than Executor must be in set, or the error
+// is a *MissingError.
+func NewSetup(names []string, threads int, set *Set) (*Setup, error) {
 	if len(names) > 2 {
 		return nil, fmt.Errorf("runtimes %q: give one runtime, or two (A's, then B's)", names)
 	}
 	if threads < 0 {
 		return nil, fmt.Errorf("runtimes: threads must not be negative, got %d", threads)
 	}
-	s := &Setup{names: append([]string(nil), names...), threads: threads, opts: opts}
-	need := false
-	for _, n := range names {
+	s := &Setup{names: append([]string(nil), names...), threads: threads, rts: make([]Runtime, len(names))}
+	for i, n := range names {
 		if n == "" {
 			return nil, fmt.Errorf("runtimes %q: empty runtime name", names)
 		}
-		need = need || n != Executor
-	}
-	if !need {
-		return s, nil
-	}
-	h, err := plugins.NewHost(ctx, opts)
-	if err != nil {
-		return nil, fmt.Errorf("finding runtime plugins: %w", err)
-	}
-	s.host = h
-	for _, n := range names {
 		if n == Executor {
 			continue
 		}
-		if _, err := h.RuntimePlugin(n); err != nil {
-			return nil, s.missing(n, err)
+		rt, err := set.Lookup(n)
+		if err != nil {
+			return nil, err
 		}
+		s.rts[i] = rt
 	}
 	return s, nil
 }
@@ -156,21 +151,30 @@ func NewSetup(ctx context.Context, names []string, threads int, opts plugins.Opt
 // Runtime returns the runtime of side i (0: A, 1: B), "" when none was
 // named (the executor).
 func (s *Setup) Runtime(i int) string {
-	switch {
-	case len(s.names) == 0:
-		return ""
-	case len(s.names) == 1:
-		return s.names[0]
-	case i < 0 || i >= len(s.names):
+	k := s.index(i)
+	if k < 0 {
 		return ""
 	}
-	return s.names[i]
+	return s.names[k]
+}
+
+// index is the position in names of side i's runtime, -1 for none.
+func (s *Setup) index(i int) int {
+	switch {
+	case len(s.names) == 0 || i < 0 || i > 1:
+		return -1
+	case len(s.names) == 1:
+		return 0
+	case i >= len(s.names):
+		return -1
+	}
+	return i
 }
 
 // Side returns side i (0: A, 1: B) of a comparison for the model m read
-// from the file at path, run on its runtime. A plugin runtime loads the
-// model from path. When a runtime is named the side's name is
-// "path (runtime)", else path.
+// from the file at path, run on its runtime. A runtime loads the model
+// from path, once, on the side's first run. When a runtime is named the
+// side's name is "path (runtime)", else path.
 func (s *Setup) Side(i int, path string, m *canonical.Model) (*verify.Side, error) {
 	if i < 0 || i > 1 {
 		return nil, fmt.Errorf("runtimes: side %d: want 0 (A) or 1 (B)", i)
@@ -178,88 +182,106 @@ func (s *Setup) Side(i int, path string, m *canonical.Model) (*verify.Side, erro
 	if m == nil {
 		return nil, fmt.Errorf("runtimes: side %d (%s): no model", i, path)
 	}
-	rt := s.Runtime(i)
-	if rt == "" {
+	k := s.index(i)
+	if k < 0 {
 		return verify.ModelSide(path, m), nil
 	}
-	side := &verify.Side{Name: path + " (" + rt + ")", Model: m}
-	if rt == Executor {
+	side := &verify.Side{Name: path + " (" + s.names[k] + ")", Model: m}
+	if s.rts[k] == nil {
 		return side, nil
-	}
-	if s.host == nil {
-		return nil, fmt.Errorf("runtime %s: no plugin host (internal error: the Setup was not made by NewSetup)", rt)
 	}
 	ins := verify.GraphInputs(m)
 	names := make([]string, len(ins))
 	for j, v := range ins {
 		names[j] = v.Name
 	}
-	r, err := s.host.Runner(rt, path, names, plugins.RunOptions{Threads: s.threads})
-	if err != nil {
-		return nil, s.missing(rt, err)
-	}
-	side.Runner = r
+	side.Runner = s.Runner(s.rts[k], path, OpenOptions{InputNames: names, Threads: s.threads})
 	return side, nil
 }
 
+// Runner returns a verify.Runner that runs the model at path on rt: the
+// session is opened on the first run and serves every later one; Close
+// closes it.
+func (s *Setup) Runner(rt Runtime, path string, o OpenOptions) *Runner {
+	return &Runner{setup: s, rt: rt, path: path, opts: o}
+}
+
+// Runner runs one model file on a runtime, loading it once.
+type Runner struct {
+	setup *Setup
+	rt    Runtime
+	path  string
+	opts  OpenOptions
+	mu    sync.Mutex
+	sess  Session
+}
+
+// Runtime names the runtime r runs on.
+func (r *Runner) Runtime() string { return r.rt.Info().Name }
+
+// Run runs the model on one sample.
+func (r *Runner) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sess == nil {
+		sess, err := r.rt.Open(ctx, r.path, r.opts)
+		if err != nil {
+			return nil, err
+		}
+		r.sess = sess
+		r.setup.mu.Lock()
+		r.setup.open = append(r.setup.open, sess)
+		r.setup.mu.Unlock()
+	}
+	return r.sess.Run(ctx, inputs)
+}
+
 // Describe says where each side ran, for a report's notes: "A ran on …,
-// B on …" (or "; B is stored outputs" when b has no model). A plugin
-// runtime is named with its version (for ONNX Runtime, ONNX Runtime's own
-// version), its plugin and the plugin's description.
+// B on …" (or "; B is stored outputs" when b has no model). A runtime is
+// named with its version, where it runs and its description.
 func (s *Setup) Describe(b *verify.Side) string {
 	if b == nil || b.Model == nil {
-		return "A ran on " + s.describe(0) + "; B is stored outputs"
+		return "A ran on " + s.describe(0, describe) + "; B is stored outputs"
 	}
-	return "A ran on " + s.describe(0) + ", B on " + s.describe(1)
+	return "A ran on " + s.describe(0, describe) + ", B on " + s.describe(1, describe)
 }
 
-// describe names the runtime of side i.
-func (s *Setup) describe(i int) string {
-	rt := s.Runtime(i)
-	if rt == "" || rt == Executor || s.host == nil {
+// DescribeSide names where side i (0: A, 1: B) runs in a few words: "the
+// built-in executor", or "tflite 0.0.1-alpha.10 (in a node process)";
+// Describe gives the long form.
+func (s *Setup) DescribeSide(i int) string { return s.describe(i, short) }
+
+func (s *Setup) describe(i int, form func(Info) string) string {
+	k := s.index(i)
+	if k < 0 || s.rts[k] == nil {
 		return "the built-in executor"
 	}
-	p, err := s.host.RuntimePlugin(rt)
-	if err != nil || p.Runtime == nil {
-		return rt
-	}
-	d := fmt.Sprintf("%s %s (plugin %s", p.Runtime.Name, p.Runtime.Version, p.Path)
-	if p.Runtime.Description != "" {
-		d += ": " + p.Runtime.Description
-	}
-	return d + ")"
+	return form(s.rts[k].Info())
 }
 
-// Close releases what s holds. Plugin processes are started per run and
-// stopped after it, so there is nothing left running; Close exists so that
-// callers need not change if that does.
-func (s *Setup) Close() error { return nil }
-
-// missing turns the host's lookup error for runtime name into a
-// *MissingError when no plugin serves it.
-func (s *Setup) missing(name string, err error) error {
-	if !errors.Is(err, plugins.ErrNotFound) {
-		return fmt.Errorf("runtime %s: %w", name, err)
+// Close closes the sessions opened (stopping their processes).
+func (s *Setup) Close() error {
+	s.mu.Lock()
+	open := s.open
+	s.open = nil
+	s.mu.Unlock()
+	var errs []error
+	for _, sess := range open {
+		errs = append(errs, sess.Close())
 	}
+	return errors.Join(errs...)
+}
+
+// missingError is the *MissingError for runtime name, with the folders
+// host searched (nil host: third-party plugins are disabled).
+func missingError(name string, err error, host *plugins.Host) error {
 	e := &MissingError{Runtime: name, Err: err}
-	e.userDir = s.opts.UserDir
+	if host != nil {
+		e.Searched = host.Folders()
+		e.userDir = host.UserDir()
+	}
 	if e.userDir == "" {
 		e.userDir, _ = plugins.UserDir() // "" when unknown: the hint shows the usual folder
-	}
-	if s.opts.NoThirdParty {
-		return e
-	}
-	pp := s.opts.PluginPath
-	if pp == "" {
-		pp = os.Getenv(plugins.EnvPluginPath)
-	}
-	for _, d := range filepath.SplitList(pp) {
-		if d != "" {
-			e.Searched = append(e.Searched, d)
-		}
-	}
-	if e.userDir != "" {
-		e.Searched = append(e.Searched, e.userDir)
 	}
 	return e
 }
@@ -279,19 +301,4 @@ func displayDir(dir string) string {
 		return "~"
 	}
 	return "~/" + filepath.ToSlash(rel)
-}
-
-// DescribeSide names where side i (0: A, 1: B) runs in a few words: "the
-// built-in executor", or "tflite 0.0.1-alpha.10 (runtime plugin
-// tflite-runtime)"; Describe gives the long form with the path.
-func (s *Setup) DescribeSide(i int) string {
-	rt := s.Runtime(i)
-	if rt == "" || rt == Executor || s.host == nil {
-		return "the built-in executor"
-	}
-	p, err := s.host.RuntimePlugin(rt)
-	if err != nil || p.Runtime == nil {
-		return rt
-	}
-	return fmt.Sprintf("%s %s (runtime plugin %s)", p.Runtime.Name, p.Runtime.Version, p.Name)
 }

@@ -51,6 +51,16 @@ func fakePluginDir(t *testing.T) string {
 	return dir
 }
 
+// hostSet returns the runtimes of a plugin host made with opts.
+func hostSet(t *testing.T, opts plugins.Options) *Set {
+	t.Helper()
+	h, err := plugins.NewHost(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewSet(h)
+}
+
 // mlp loads the mlp_opset17 fixture.
 func mlp(t *testing.T) (string, *canonical.Model) {
 	t.Helper()
@@ -92,14 +102,10 @@ func TestParse(t *testing.T) {
 // third-party-free plugin setup still works.
 func TestSetupExecutorOnly(t *testing.T) {
 	path, m := mlp(t)
-	ctx := context.Background()
 	for _, names := range [][]string{nil, {Executor}, {Executor, Executor}} {
-		s, err := NewSetup(ctx, names, 0, plugins.Options{NoThirdParty: true})
+		s, err := NewSetup(names, 0, nil)
 		if err != nil {
 			t.Fatalf("%q: %v", names, err)
-		}
-		if s.host != nil {
-			t.Errorf("%q: started a plugin host", names)
 		}
 		a, err := s.Side(0, path, m)
 		if err != nil || a.Runner != nil || a.Model != m {
@@ -122,10 +128,10 @@ func TestSetupExecutorOnly(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if _, err := NewSetup(ctx, []string{Executor}, -1, plugins.Options{}); err == nil {
+	if _, err := NewSetup([]string{Executor}, -1, nil); err == nil {
 		t.Error("negative threads accepted")
 	}
-	if _, err := NewSetup(ctx, []string{"a", "b", "c"}, 0, plugins.Options{}); err == nil {
+	if _, err := NewSetup([]string{"a", "b", "c"}, 0, nil); err == nil {
 		t.Error("three runtimes accepted")
 	}
 }
@@ -133,11 +139,10 @@ func TestSetupExecutorOnly(t *testing.T) {
 // TestSetupMissing: a runtime no plugin serves is a *MissingError that
 // lists the folders searched and says how to install the plugin.
 func TestSetupMissing(t *testing.T) {
-	ctx := context.Background()
 	p1, p2, user := t.TempDir(), t.TempDir(), t.TempDir()
 	opts := plugins.Options{PluginPath: p1 + string(os.PathListSeparator) + p2, UserDir: user}
 
-	_, err := NewSetup(ctx, []string{ONNXRuntime, Executor}, 0, opts)
+	_, err := NewSetup([]string{ONNXRuntime, Executor}, 0, hostSet(t, opts))
 	var me *MissingError
 	if !errors.As(err, &me) {
 		t.Fatalf("err = %#v, want a *MissingError", err)
@@ -160,7 +165,7 @@ func TestSetupMissing(t *testing.T) {
 		}
 	}
 
-	_, err = NewSetup(ctx, []string{"tvm"}, 0, opts)
+	_, err = NewSetup([]string{"tvm"}, 0, hostSet(t, opts))
 	if !errors.As(err, &me) || me.Runtime != "tvm" || !strings.Contains(err.Error(), "no plugin serves this runtime") ||
 		!strings.Contains(err.Error(), "onnxconv-plugin-tvm") {
 		t.Errorf("unknown runtime: %v", err)
@@ -170,7 +175,7 @@ func TestSetupMissing(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	opts = plugins.Options{PluginPath: p1, UserDir: filepath.Join(home, ".config", "onnxconv", "plugins")}
-	_, err = NewSetup(ctx, []string{ONNXRuntime}, 0, opts)
+	_, err = NewSetup([]string{ONNXRuntime}, 0, hostSet(t, opts))
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "go build -o ~/.config/onnxconv/plugins/onnxconv-plugin-onnxruntime ") {
 		t.Errorf("home-relative hint: %v", err)
 	}
@@ -182,7 +187,7 @@ func TestSetupMissing(t *testing.T) {
 func TestSetupPlugin(t *testing.T) {
 	ctx := context.Background()
 	dir := fakePluginDir(t)
-	s, err := NewSetup(ctx, []string{"fake", Executor}, 1, plugins.Options{PluginPath: dir, UserDir: t.TempDir()})
+	s, err := NewSetup([]string{"fake", Executor}, 1, hostSet(t, plugins.Options{PluginPath: dir, UserDir: t.TempDir()}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +197,7 @@ func TestSetupPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, ok := a.Runner.(*plugins.RuntimeRunner)
+	r, ok := a.Runner.(*Runner)
 	if !ok || r.Runtime() != "fake" || a.Name != path+" (fake)" {
 		t.Fatalf("side A %+v", a)
 	}

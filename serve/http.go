@@ -464,8 +464,8 @@ func (s *Server) formats(w http.ResponseWriter, _ *http.Request) {
 		Extensions []string `json:"extensions"`
 	}
 	var out []format
-	if s.cfg.Importers != nil {
-		for _, imp := range s.cfg.Importers.All() {
+	if s.cfg.Env.Importers != nil {
+		for _, imp := range s.cfg.Env.Importers.All() {
 			d := imp.Describe()
 			out = append(out, format{d.Name, d.FormatName(), d.Summary, d.Extensions})
 		}

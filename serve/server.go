@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/onnxconv/onnxconv/batch"
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins"
 )
 
@@ -60,11 +60,12 @@ type Config struct {
 	// WebhookHosts are the host[:port]s a job's completion webhook may
 	// name; a spec naming another is refused (400). Empty: no webhooks.
 	WebhookHosts []string
-	// Importers and Plugins are passed to batch (nil: the built-in
-	// importers in process; the command line passes its plugin
-	// registry, so that imports run in plugin processes with limits).
-	Importers *importers.Registry
-	Plugins   plugins.Options
+	// Env is passed to batch (zero: the built-in importers in process;
+	// the command line passes the Env around its plugin host, so that
+	// imports run in plugin processes with limits); Plugins is where
+	// bench jobs find runtime plugins.
+	Env     pipeline.Env
+	Plugins plugins.Options
 	// Audit receives one JSON line per request (nil: none).
 	Audit io.Writer
 	// Version is the tool version the cache keys carry (zero: this
@@ -265,7 +266,7 @@ func (s *Server) run(parent context.Context, id string) {
 		return
 	}
 	out := filepath.Join(dir, "out")
-	opts := batch.Options{Out: out, Jobs: 1, Cache: s.cfg.Cache, Importers: s.cfg.Importers, Plugins: s.cfg.Plugins,
+	opts := batch.Options{Out: out, Jobs: 1, Cache: s.cfg.Cache, Env: s.cfg.Env, Plugins: s.cfg.Plugins,
 		Command: []string{"onnxconv", "serve", "job", id}, Tool: s.cfg.Tool,
 		Progress: func(e batch.Event) {
 			_, _ = s.store.update(id, func(j *Job) error { j.Done, j.Total = e.Done, e.Total; return nil })

@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
@@ -72,6 +73,19 @@ type server struct {
 	rt      *ort.Runtime // nil when err is set
 	version string       // ONNX Runtime's version
 	err     error        // why the library could not be found or opened
+
+	// The host keeps one plugin process for the runs of one model
+	// (plugins.Host.OpenRuntime): the last session is kept for the next
+	// run of the same file with the same settings, so the model is
+	// loaded once.
+	mu   sync.Mutex
+	last *cached
+}
+
+// cached is a loaded model and what it was loaded with.
+type cached struct {
+	key  string
+	sess *ort.Session
 }
 
 // open finds and opens the ONNX Runtime library.
@@ -137,16 +151,23 @@ func (s *server) run(ctx context.Context, modelPath string, inputs []*onnxpb.Ten
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sess, err := s.rt.NewSession(modelPath, opts...)
+	st, err := os.Stat(modelPath)
 	if err != nil {
 		return nil, err
 	}
-	outs, runErr := sess.Run(inputs)
-	if err := sess.Close(); err != nil && runErr == nil {
-		return nil, fmt.Errorf("%s: closing the session of %s: %w", RuntimeName, modelPath, err)
+	key := fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%s", modelPath, st.Size(), st.ModTime().UnixNano(), ro.Threads, ro.Options["optimization"])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil || s.last.key != key {
+		if s.last != nil {
+			_ = s.last.sess.Close()
+			s.last = nil
+		}
+		sess, err := s.rt.NewSession(modelPath, opts...)
+		if err != nil {
+			return nil, err
+		}
+		s.last = &cached{key: key, sess: sess}
 	}
-	if runErr != nil {
-		return nil, runErr
-	}
-	return outs, nil
+	return s.last.sess.Run(inputs)
 }

@@ -66,7 +66,7 @@ a bad manifest or option or a folder that cannot be written.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			reg, err := pluginRegistry(ctx, builtins)
+			env, err := newEnv(ctx, builtins)
 			if err != nil {
 				return badInput(fmt.Errorf("batch: %w", err))
 			}
@@ -74,7 +74,7 @@ a bad manifest or option or a folder that cannot be written.`,
 			if source != "" {
 				fmt.Fprintf(stderr, "batch: shard %s (from %s)\n", sh, source)
 			}
-			opts := batch.Options{Out: out, Shard: sh, Jobs: jobs, Cache: cache, Importers: reg, Plugins: pluginHostOptions(builtins)}
+			opts := batch.Options{Out: out, Shard: sh, Jobs: jobs, Cache: cache, Env: env, Plugins: pluginHostOptions(builtins)}
 			if !quiet {
 				opts.Progress = func(e batch.Event) { fmt.Fprintln(stderr, e.String()) }
 			}

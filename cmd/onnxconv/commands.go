@@ -2,13 +2,11 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/onnxconv/onnxconv/pipeline"
 )
 
 // commands lists the subcommands; each lives in its own file.
 func commands() []*cobra.Command {
-	builtins := pipeline.BuiltinPlugins()
+	builtins := builtinPlugins()
 	return []*cobra.Command{
 		newOpsCmd(), newTargetsCmd(),
 		newInspectCmd(), newCheckCmd(), newConvertCmd(builtins),

@@ -113,7 +113,7 @@ pass --external-data.`,
 			// stopped and temporary files removed.
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			reg, err := pluginRegistry(ctx, builtins)
+			env, err := newEnv(ctx, builtins)
 			if err != nil {
 				return badInput(fmt.Errorf("convert: %w", err))
 			}
@@ -135,10 +135,10 @@ pass --external-data.`,
 			}
 			opts := pipeline.Options{
 				Optimize: optimize, OptimizePasses: passList, Calibration: calibration, KeepNCHWIO: keepNCHW,
-				From: from, ImportOptions: iopts, Importers: reg,
+				From: from, ImportOptions: iopts, Env: env,
 				Opset: of.opset, MLOpset: of.mlOpset, Target: target, AllowViolations: allowViol,
 				Verify: vo, Reports: vf.reports, KeepFailed: vf.keepFailed, Force: wf.force,
-				Save: wf.save(pr.bytes), Plugins: pluginHostOptions(builtins),
+				Save: wf.save(pr.bytes),
 			}
 			if fp16 || bf16 {
 				opts.FP16 = &passes.FP16Options{BF16: bf16, KeepIOTypes: keepIOTypes}

@@ -3,8 +3,8 @@ package main
 // Plugin commands: `onnxconv plugins [--json]` and the hidden
 // `onnxconv __plugin serve NAME`, by which onnxconv starts itself to run a
 // built-in importer or exporter out of process (see plugins/README.md and
-// ARCHITECTURE.md). The built-ins are pipeline.BuiltinPlugins; the host
-// options and the importer registry come from package plugins.
+// ARCHITECTURE.md). The built-ins are builtinPlugins; the host options
+// and the importer registry come from package plugins.
 
 import (
 	"context"
@@ -13,11 +13,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/onnxconv/onnxconv/importers"
+	expbuiltin "github.com/onnxconv/onnxconv/exporters/builtin"
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	onnximp "github.com/onnxconv/onnxconv/importers/onnx"
+	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
+	rtbuiltin "github.com/onnxconv/onnxconv/runtimes/builtin"
 )
 
 // pluginServeArgs start a built-in plugin when followed by its name.
@@ -86,14 +88,21 @@ func pluginHostOptions(builtins map[string]func() sdk.Plugin) plugins.Options {
 	return plugins.BuiltinOptions(builtins, pluginServeArgs)
 }
 
-// pluginRegistry returns the importers of the command line: every built-in
-// importer but ONNX's through its plugin process, then the third-party
-// importer plugins, then the ONNX importer in process (canonical's checked
-// loader; going out of process would only copy the model).
-func pluginRegistry(ctx context.Context, builtins map[string]func() sdk.Plugin) (*importers.Registry, error) {
+// newEnv returns the Env of a command-line run, around one plugin host
+// (whose built-ins are described without being started): every built-in
+// importer but ONNX's detected in this process and imported through its
+// plugin process, then the third-party importer plugins, then the ONNX
+// importer in process (canonical's checked loader; going out of process
+// would only copy the model); the built-in exporters; the built-in runtimes (node children of
+// this process) and the host's runtime plugins.
+func newEnv(ctx context.Context, builtins map[string]func() sdk.Plugin) (pipeline.Env, error) {
 	h, err := plugins.NewHost(ctx, pluginHostOptions(builtins))
 	if err != nil {
-		return nil, fmt.Errorf("starting the plugin host: %w", err)
+		return pipeline.Env{}, fmt.Errorf("starting the plugin host: %w", err)
 	}
-	return plugins.Registry(h, builtin.Importers(), onnximp.Name)
+	reg, err := plugins.Registry(h, builtin.Importers(), onnximp.Name)
+	if err != nil {
+		return pipeline.Env{}, err
+	}
+	return pipeline.Env{Importers: reg, Exporters: expbuiltin.Registry(), Runtimes: rtbuiltin.Set(h)}, nil
 }

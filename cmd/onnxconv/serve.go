@@ -75,11 +75,11 @@ See docs/serve.md.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			reg, err := pluginRegistry(ctx, builtins)
+			env, err := newEnv(ctx, builtins)
 			if err != nil {
 				return badInput(fmt.Errorf("serve: %w", err))
 			}
-			cfg.Importers, cfg.Plugins = reg, pluginHostOptions(builtins)
+			cfg.Env, cfg.Plugins = env, pluginHostOptions(builtins)
 			return runServer(ctx, cmd.ErrOrStderr(), addr, cfg)
 		},
 	}

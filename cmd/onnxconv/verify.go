@@ -69,8 +69,13 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 					Inputs: inputs, Samples: samples, Seed: seed, Distribution: dist,
 					Profile: profile, ByOrder: byOrder, Bisect: bisect, BisectBatch: bisectBatch, Backend: backend, Threads: execThreads,
 				},
-				Runtimes: rtNames, RuntimeThreads: threads, Plugins: pluginHostOptions(builtins),
+				Runtimes: rtNames, RuntimeThreads: threads,
 				Reports: reports,
+			}
+			if len(rtNames) > 0 {
+				if opts.Env, err = newEnv(cmd.Context(), builtins); err != nil {
+					return badInput(fmt.Errorf("verify: %w", err))
+				}
 			}
 			if cmd.Flags().Changed("rtol") {
 				if rtol < 0 {

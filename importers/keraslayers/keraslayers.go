@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
 )
 
 // Weight is one weight of a layer.
@@ -130,7 +131,7 @@ func Layouts() []string { return []string{LayoutNHWC, LayoutNCHW} }
 // knows which values to transpose).
 const (
 	MetaLayout        = "onnxconv.layout"
-	MetaChannelsFirst = "onnxconv.channels_first"
+	MetaChannelsFirst = importers.MetaChannelsFirst
 )
 
 // LayoutError is an Options.Layout value Convert does not know.

@@ -125,6 +125,62 @@ func (x *MagicPattern) GetBytes() []byte {
 	return nil
 }
 
+// An option an importer takes (KEY=VALUE); any other key is refused.
+type OptionSpec struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// What the option does and which values it takes.
+	Doc           string `protobuf:"bytes,2,opt,name=doc,proto3" json:"doc,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OptionSpec) Reset() {
+	*x = OptionSpec{}
+	mi := &file_plugin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OptionSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OptionSpec) ProtoMessage() {}
+
+func (x *OptionSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OptionSpec.ProtoReflect.Descriptor instead.
+func (*OptionSpec) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *OptionSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *OptionSpec) GetDoc() string {
+	if x != nil {
+		return x.Doc
+	}
+	return ""
+}
+
+// The whole description of an importer: what importers.Description holds
+// in the host, plus the plugin's version.
 type ImporterInfo struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -132,16 +188,25 @@ type ImporterInfo struct {
 	// The format name the importer reads, e.g. "tflite". Defaults to name.
 	Format string `protobuf:"bytes,3,opt,name=format,proto3" json:"format,omitempty"`
 	// File name suffixes, with the dot, lower case: ".tflite".
-	Extensions    []string        `protobuf:"bytes,4,rep,name=extensions,proto3" json:"extensions,omitempty"`
-	Magic         []*MagicPattern `protobuf:"bytes,5,rep,name=magic,proto3" json:"magic,omitempty"`
-	Description   string          `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	Extensions []string        `protobuf:"bytes,4,rep,name=extensions,proto3" json:"extensions,omitempty"`
+	Magic      []*MagicPattern `protobuf:"bytes,5,rep,name=magic,proto3" json:"magic,omitempty"`
+	// One line for listings.
+	Description string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	// The options Import (and OpenSource) take.
+	Options []*OptionSpec `protobuf:"bytes,7,rep,name=options,proto3" json:"options,omitempty"`
+	// The reference runtime that computes files of the format as their own
+	// framework does ("tflite", "tfjs", "onnxruntime"), or "".
+	Runtime string `protobuf:"bytes,8,opt,name=runtime,proto3" json:"runtime,omitempty"`
+	// The importer computes a source model directly from its parsed
+	// structure (OpenSource, Predict).
+	Predictor     bool `protobuf:"varint,9,opt,name=predictor,proto3" json:"predictor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ImporterInfo) Reset() {
 	*x = ImporterInfo{}
-	mi := &file_plugin_proto_msgTypes[2]
+	mi := &file_plugin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -153,7 +218,7 @@ func (x *ImporterInfo) String() string {
 func (*ImporterInfo) ProtoMessage() {}
 
 func (x *ImporterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[2]
+	mi := &file_plugin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -166,7 +231,7 @@ func (x *ImporterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImporterInfo.ProtoReflect.Descriptor instead.
 func (*ImporterInfo) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{2}
+	return file_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ImporterInfo) GetName() string {
@@ -211,6 +276,27 @@ func (x *ImporterInfo) GetDescription() string {
 	return ""
 }
 
+func (x *ImporterInfo) GetOptions() []*OptionSpec {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *ImporterInfo) GetRuntime() string {
+	if x != nil {
+		return x.Runtime
+	}
+	return ""
+}
+
+func (x *ImporterInfo) GetPredictor() bool {
+	if x != nil {
+		return x.Predictor
+	}
+	return false
+}
+
 type DetectRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
@@ -222,7 +308,7 @@ type DetectRequest struct {
 
 func (x *DetectRequest) Reset() {
 	*x = DetectRequest{}
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -234,7 +320,7 @@ func (x *DetectRequest) String() string {
 func (*DetectRequest) ProtoMessage() {}
 
 func (x *DetectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -247,7 +333,7 @@ func (x *DetectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetectRequest.ProtoReflect.Descriptor instead.
 func (*DetectRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{3}
+	return file_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DetectRequest) GetPath() string {
@@ -275,7 +361,7 @@ type DetectResponse struct {
 
 func (x *DetectResponse) Reset() {
 	*x = DetectResponse{}
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -287,7 +373,7 @@ func (x *DetectResponse) String() string {
 func (*DetectResponse) ProtoMessage() {}
 
 func (x *DetectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -300,7 +386,7 @@ func (x *DetectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetectResponse.ProtoReflect.Descriptor instead.
 func (*DetectResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{4}
+	return file_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DetectResponse) GetOk() bool {
@@ -329,7 +415,7 @@ type ImportRequest struct {
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -341,7 +427,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -354,7 +440,7 @@ func (x *ImportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
 func (*ImportRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5}
+	return file_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ImportRequest) GetInputPath() string {
@@ -387,7 +473,7 @@ type ImportResponse struct {
 
 func (x *ImportResponse) Reset() {
 	*x = ImportResponse{}
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -399,7 +485,7 @@ func (x *ImportResponse) String() string {
 func (*ImportResponse) ProtoMessage() {}
 
 func (x *ImportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -412,12 +498,205 @@ func (x *ImportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResponse.ProtoReflect.Descriptor instead.
 func (*ImportResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6}
+	return file_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ImportResponse) GetWarnings() []string {
 	if x != nil {
 		return x.Warnings
+	}
+	return nil
+}
+
+// OpenSource parses the source model at input_path (with the options of
+// Import) for direct computation, inside the plugin process: the host never
+// parses the file itself. The plugin process then serves Predict for that
+// source until the host ends it.
+type SourceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	InputPath     string                 `protobuf:"bytes,1,opt,name=input_path,json=inputPath,proto3" json:"input_path,omitempty"`
+	Options       map[string]string      `protobuf:"bytes,2,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SourceRequest) Reset() {
+	*x = SourceRequest{}
+	mi := &file_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SourceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SourceRequest) ProtoMessage() {}
+
+func (x *SourceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SourceRequest.ProtoReflect.Descriptor instead.
+func (*SourceRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SourceRequest) GetInputPath() string {
+	if x != nil {
+		return x.InputPath
+	}
+	return ""
+}
+
+func (x *SourceRequest) GetOptions() map[string]string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+type SourceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What computes the source, for reports ("xgboost trees, direct Go
+	// predictor").
+	Description   string `protobuf:"bytes,1,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SourceResponse) Reset() {
+	*x = SourceResponse{}
+	mi := &file_plugin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SourceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SourceResponse) ProtoMessage() {}
+
+func (x *SourceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SourceResponse.ProtoReflect.Descriptor instead.
+func (*SourceResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *SourceResponse) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+type PredictRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Serialized onnx.TensorProto, one per graph input of the imported model
+	// that is not an initializer, in graph order.
+	Inputs        [][]byte `protobuf:"bytes,1,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PredictRequest) Reset() {
+	*x = PredictRequest{}
+	mi := &file_plugin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PredictRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PredictRequest) ProtoMessage() {}
+
+func (x *PredictRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PredictRequest.ProtoReflect.Descriptor instead.
+func (*PredictRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *PredictRequest) GetInputs() [][]byte {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
+}
+
+type PredictResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Serialized onnx.TensorProto, one per graph output, in graph order.
+	Outputs       [][]byte `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PredictResponse) Reset() {
+	*x = PredictResponse{}
+	mi := &file_plugin_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PredictResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PredictResponse) ProtoMessage() {}
+
+func (x *PredictResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PredictResponse.ProtoReflect.Descriptor instead.
+func (*PredictResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *PredictResponse) GetOutputs() [][]byte {
+	if x != nil {
+		return x.Outputs
 	}
 	return nil
 }
@@ -435,7 +714,7 @@ type ExporterInfo struct {
 
 func (x *ExporterInfo) Reset() {
 	*x = ExporterInfo{}
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -447,7 +726,7 @@ func (x *ExporterInfo) String() string {
 func (*ExporterInfo) ProtoMessage() {}
 
 func (x *ExporterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -460,7 +739,7 @@ func (x *ExporterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExporterInfo.ProtoReflect.Descriptor instead.
 func (*ExporterInfo) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ExporterInfo) GetName() string {
@@ -504,7 +783,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -516,7 +795,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -529,7 +808,7 @@ func (x *ExportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRequest.ProtoReflect.Descriptor instead.
 func (*ExportRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExportRequest) GetInputPath() string {
@@ -569,7 +848,7 @@ type ExportResponse struct {
 
 func (x *ExportResponse) Reset() {
 	*x = ExportResponse{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -581,7 +860,7 @@ func (x *ExportResponse) String() string {
 func (*ExportResponse) ProtoMessage() {}
 
 func (x *ExportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -594,7 +873,7 @@ func (x *ExportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportResponse.ProtoReflect.Descriptor instead.
 func (*ExportResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ExportResponse) GetWarnings() []string {
@@ -619,7 +898,7 @@ type RuntimeInfo struct {
 
 func (x *RuntimeInfo) Reset() {
 	*x = RuntimeInfo{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +910,7 @@ func (x *RuntimeInfo) String() string {
 func (*RuntimeInfo) ProtoMessage() {}
 
 func (x *RuntimeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +923,7 @@ func (x *RuntimeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RuntimeInfo.ProtoReflect.Descriptor instead.
 func (*RuntimeInfo) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RuntimeInfo) GetName() string {
@@ -686,7 +965,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -698,7 +977,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -711,7 +990,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RunRequest) GetModelPath() string {
@@ -752,7 +1031,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -764,7 +1043,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -777,7 +1056,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RunResponse) GetOutputs() [][]byte {
@@ -795,7 +1074,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05Empty\"<\n" +
 	"\fMagicPattern\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\fR\x05bytes\"\xce\x01\n" +
+	"\x05bytes\x18\x02 \x01(\fR\x05bytes\"2\n" +
+	"\n" +
+	"OptionSpec\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03doc\x18\x02 \x01(\tR\x03doc\"\xc0\x02\n" +
 	"\fImporterInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x16\n" +
@@ -804,7 +1087,10 @@ const file_plugin_proto_rawDesc = "" +
 	"extensions\x18\x04 \x03(\tR\n" +
 	"extensions\x126\n" +
 	"\x05magic\x18\x05 \x03(\v2 .onnxconv.plugin.v1.MagicPatternR\x05magic\x12 \n" +
-	"\vdescription\x18\x06 \x01(\tR\vdescription\"7\n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\x128\n" +
+	"\aoptions\x18\a \x03(\v2\x1e.onnxconv.plugin.v1.OptionSpecR\aoptions\x12\x18\n" +
+	"\aruntime\x18\b \x01(\tR\aruntime\x12\x1c\n" +
+	"\tpredictor\x18\t \x01(\bR\tpredictor\"7\n" +
 	"\rDetectRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04head\x18\x02 \x01(\fR\x04head\"@\n" +
@@ -823,7 +1109,20 @@ const file_plugin_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\",\n" +
 	"\x0eImportResponse\x12\x1a\n" +
-	"\bwarnings\x18\x01 \x03(\tR\bwarnings\"x\n" +
+	"\bwarnings\x18\x01 \x03(\tR\bwarnings\"\xb4\x01\n" +
+	"\rSourceRequest\x12\x1d\n" +
+	"\n" +
+	"input_path\x18\x01 \x01(\tR\tinputPath\x12H\n" +
+	"\aoptions\x18\x02 \x03(\v2..onnxconv.plugin.v1.SourceRequest.OptionsEntryR\aoptions\x1a:\n" +
+	"\fOptionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"2\n" +
+	"\x0eSourceResponse\x12 \n" +
+	"\vdescription\x18\x01 \x01(\tR\vdescription\"(\n" +
+	"\x0ePredictRequest\x12\x16\n" +
+	"\x06inputs\x18\x01 \x03(\fR\x06inputs\"+\n" +
+	"\x0fPredictResponse\x12\x18\n" +
+	"\aoutputs\x18\x01 \x03(\fR\aoutputs\"x\n" +
 	"\fExporterInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x18\n" +
@@ -856,11 +1155,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"'\n" +
 	"\vRunResponse\x12\x18\n" +
-	"\aoutputs\x18\x01 \x03(\fR\aoutputs2\xf5\x01\n" +
+	"\aoutputs\x18\x01 \x03(\fR\aoutputs2\x9e\x03\n" +
 	"\bImporter\x12G\n" +
 	"\bDescribe\x12\x19.onnxconv.plugin.v1.Empty\x1a .onnxconv.plugin.v1.ImporterInfo\x12O\n" +
 	"\x06Detect\x12!.onnxconv.plugin.v1.DetectRequest\x1a\".onnxconv.plugin.v1.DetectResponse\x12O\n" +
-	"\x06Import\x12!.onnxconv.plugin.v1.ImportRequest\x1a\".onnxconv.plugin.v1.ImportResponse2\xa4\x01\n" +
+	"\x06Import\x12!.onnxconv.plugin.v1.ImportRequest\x1a\".onnxconv.plugin.v1.ImportResponse\x12S\n" +
+	"\n" +
+	"OpenSource\x12!.onnxconv.plugin.v1.SourceRequest\x1a\".onnxconv.plugin.v1.SourceResponse\x12R\n" +
+	"\aPredict\x12\".onnxconv.plugin.v1.PredictRequest\x1a#.onnxconv.plugin.v1.PredictResponse2\xa4\x01\n" +
 	"\bExporter\x12G\n" +
 	"\bDescribe\x12\x19.onnxconv.plugin.v1.Empty\x1a .onnxconv.plugin.v1.ExporterInfo\x12O\n" +
 	"\x06Export\x12!.onnxconv.plugin.v1.ExportRequest\x1a\".onnxconv.plugin.v1.ExportResponse2\x99\x01\n" +
@@ -880,49 +1182,61 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_plugin_proto_goTypes = []any{
-	(*Empty)(nil),          // 0: onnxconv.plugin.v1.Empty
-	(*MagicPattern)(nil),   // 1: onnxconv.plugin.v1.MagicPattern
-	(*ImporterInfo)(nil),   // 2: onnxconv.plugin.v1.ImporterInfo
-	(*DetectRequest)(nil),  // 3: onnxconv.plugin.v1.DetectRequest
-	(*DetectResponse)(nil), // 4: onnxconv.plugin.v1.DetectResponse
-	(*ImportRequest)(nil),  // 5: onnxconv.plugin.v1.ImportRequest
-	(*ImportResponse)(nil), // 6: onnxconv.plugin.v1.ImportResponse
-	(*ExporterInfo)(nil),   // 7: onnxconv.plugin.v1.ExporterInfo
-	(*ExportRequest)(nil),  // 8: onnxconv.plugin.v1.ExportRequest
-	(*ExportResponse)(nil), // 9: onnxconv.plugin.v1.ExportResponse
-	(*RuntimeInfo)(nil),    // 10: onnxconv.plugin.v1.RuntimeInfo
-	(*RunRequest)(nil),     // 11: onnxconv.plugin.v1.RunRequest
-	(*RunResponse)(nil),    // 12: onnxconv.plugin.v1.RunResponse
-	nil,                    // 13: onnxconv.plugin.v1.ImportRequest.OptionsEntry
-	nil,                    // 14: onnxconv.plugin.v1.ExportRequest.OptionsEntry
-	nil,                    // 15: onnxconv.plugin.v1.RunRequest.OptionsEntry
+	(*Empty)(nil),           // 0: onnxconv.plugin.v1.Empty
+	(*MagicPattern)(nil),    // 1: onnxconv.plugin.v1.MagicPattern
+	(*OptionSpec)(nil),      // 2: onnxconv.plugin.v1.OptionSpec
+	(*ImporterInfo)(nil),    // 3: onnxconv.plugin.v1.ImporterInfo
+	(*DetectRequest)(nil),   // 4: onnxconv.plugin.v1.DetectRequest
+	(*DetectResponse)(nil),  // 5: onnxconv.plugin.v1.DetectResponse
+	(*ImportRequest)(nil),   // 6: onnxconv.plugin.v1.ImportRequest
+	(*ImportResponse)(nil),  // 7: onnxconv.plugin.v1.ImportResponse
+	(*SourceRequest)(nil),   // 8: onnxconv.plugin.v1.SourceRequest
+	(*SourceResponse)(nil),  // 9: onnxconv.plugin.v1.SourceResponse
+	(*PredictRequest)(nil),  // 10: onnxconv.plugin.v1.PredictRequest
+	(*PredictResponse)(nil), // 11: onnxconv.plugin.v1.PredictResponse
+	(*ExporterInfo)(nil),    // 12: onnxconv.plugin.v1.ExporterInfo
+	(*ExportRequest)(nil),   // 13: onnxconv.plugin.v1.ExportRequest
+	(*ExportResponse)(nil),  // 14: onnxconv.plugin.v1.ExportResponse
+	(*RuntimeInfo)(nil),     // 15: onnxconv.plugin.v1.RuntimeInfo
+	(*RunRequest)(nil),      // 16: onnxconv.plugin.v1.RunRequest
+	(*RunResponse)(nil),     // 17: onnxconv.plugin.v1.RunResponse
+	nil,                     // 18: onnxconv.plugin.v1.ImportRequest.OptionsEntry
+	nil,                     // 19: onnxconv.plugin.v1.SourceRequest.OptionsEntry
+	nil,                     // 20: onnxconv.plugin.v1.ExportRequest.OptionsEntry
+	nil,                     // 21: onnxconv.plugin.v1.RunRequest.OptionsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	1,  // 0: onnxconv.plugin.v1.ImporterInfo.magic:type_name -> onnxconv.plugin.v1.MagicPattern
-	13, // 1: onnxconv.plugin.v1.ImportRequest.options:type_name -> onnxconv.plugin.v1.ImportRequest.OptionsEntry
-	14, // 2: onnxconv.plugin.v1.ExportRequest.options:type_name -> onnxconv.plugin.v1.ExportRequest.OptionsEntry
-	15, // 3: onnxconv.plugin.v1.RunRequest.options:type_name -> onnxconv.plugin.v1.RunRequest.OptionsEntry
-	0,  // 4: onnxconv.plugin.v1.Importer.Describe:input_type -> onnxconv.plugin.v1.Empty
-	3,  // 5: onnxconv.plugin.v1.Importer.Detect:input_type -> onnxconv.plugin.v1.DetectRequest
-	5,  // 6: onnxconv.plugin.v1.Importer.Import:input_type -> onnxconv.plugin.v1.ImportRequest
-	0,  // 7: onnxconv.plugin.v1.Exporter.Describe:input_type -> onnxconv.plugin.v1.Empty
-	8,  // 8: onnxconv.plugin.v1.Exporter.Export:input_type -> onnxconv.plugin.v1.ExportRequest
-	0,  // 9: onnxconv.plugin.v1.Runtime.Describe:input_type -> onnxconv.plugin.v1.Empty
-	11, // 10: onnxconv.plugin.v1.Runtime.Run:input_type -> onnxconv.plugin.v1.RunRequest
-	2,  // 11: onnxconv.plugin.v1.Importer.Describe:output_type -> onnxconv.plugin.v1.ImporterInfo
-	4,  // 12: onnxconv.plugin.v1.Importer.Detect:output_type -> onnxconv.plugin.v1.DetectResponse
-	6,  // 13: onnxconv.plugin.v1.Importer.Import:output_type -> onnxconv.plugin.v1.ImportResponse
-	7,  // 14: onnxconv.plugin.v1.Exporter.Describe:output_type -> onnxconv.plugin.v1.ExporterInfo
-	9,  // 15: onnxconv.plugin.v1.Exporter.Export:output_type -> onnxconv.plugin.v1.ExportResponse
-	10, // 16: onnxconv.plugin.v1.Runtime.Describe:output_type -> onnxconv.plugin.v1.RuntimeInfo
-	12, // 17: onnxconv.plugin.v1.Runtime.Run:output_type -> onnxconv.plugin.v1.RunResponse
-	11, // [11:18] is the sub-list for method output_type
-	4,  // [4:11] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	2,  // 1: onnxconv.plugin.v1.ImporterInfo.options:type_name -> onnxconv.plugin.v1.OptionSpec
+	18, // 2: onnxconv.plugin.v1.ImportRequest.options:type_name -> onnxconv.plugin.v1.ImportRequest.OptionsEntry
+	19, // 3: onnxconv.plugin.v1.SourceRequest.options:type_name -> onnxconv.plugin.v1.SourceRequest.OptionsEntry
+	20, // 4: onnxconv.plugin.v1.ExportRequest.options:type_name -> onnxconv.plugin.v1.ExportRequest.OptionsEntry
+	21, // 5: onnxconv.plugin.v1.RunRequest.options:type_name -> onnxconv.plugin.v1.RunRequest.OptionsEntry
+	0,  // 6: onnxconv.plugin.v1.Importer.Describe:input_type -> onnxconv.plugin.v1.Empty
+	4,  // 7: onnxconv.plugin.v1.Importer.Detect:input_type -> onnxconv.plugin.v1.DetectRequest
+	6,  // 8: onnxconv.plugin.v1.Importer.Import:input_type -> onnxconv.plugin.v1.ImportRequest
+	8,  // 9: onnxconv.plugin.v1.Importer.OpenSource:input_type -> onnxconv.plugin.v1.SourceRequest
+	10, // 10: onnxconv.plugin.v1.Importer.Predict:input_type -> onnxconv.plugin.v1.PredictRequest
+	0,  // 11: onnxconv.plugin.v1.Exporter.Describe:input_type -> onnxconv.plugin.v1.Empty
+	13, // 12: onnxconv.plugin.v1.Exporter.Export:input_type -> onnxconv.plugin.v1.ExportRequest
+	0,  // 13: onnxconv.plugin.v1.Runtime.Describe:input_type -> onnxconv.plugin.v1.Empty
+	16, // 14: onnxconv.plugin.v1.Runtime.Run:input_type -> onnxconv.plugin.v1.RunRequest
+	3,  // 15: onnxconv.plugin.v1.Importer.Describe:output_type -> onnxconv.plugin.v1.ImporterInfo
+	5,  // 16: onnxconv.plugin.v1.Importer.Detect:output_type -> onnxconv.plugin.v1.DetectResponse
+	7,  // 17: onnxconv.plugin.v1.Importer.Import:output_type -> onnxconv.plugin.v1.ImportResponse
+	9,  // 18: onnxconv.plugin.v1.Importer.OpenSource:output_type -> onnxconv.plugin.v1.SourceResponse
+	11, // 19: onnxconv.plugin.v1.Importer.Predict:output_type -> onnxconv.plugin.v1.PredictResponse
+	12, // 20: onnxconv.plugin.v1.Exporter.Describe:output_type -> onnxconv.plugin.v1.ExporterInfo
+	14, // 21: onnxconv.plugin.v1.Exporter.Export:output_type -> onnxconv.plugin.v1.ExportResponse
+	15, // 22: onnxconv.plugin.v1.Runtime.Describe:output_type -> onnxconv.plugin.v1.RuntimeInfo
+	17, // 23: onnxconv.plugin.v1.Runtime.Run:output_type -> onnxconv.plugin.v1.RunResponse
+	15, // [15:24] is the sub-list for method output_type
+	6,  // [6:15] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -936,7 +1250,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -33,9 +33,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Importer_Describe_FullMethodName = "/onnxconv.plugin.v1.Importer/Describe"
-	Importer_Detect_FullMethodName   = "/onnxconv.plugin.v1.Importer/Detect"
-	Importer_Import_FullMethodName   = "/onnxconv.plugin.v1.Importer/Import"
+	Importer_Describe_FullMethodName   = "/onnxconv.plugin.v1.Importer/Describe"
+	Importer_Detect_FullMethodName     = "/onnxconv.plugin.v1.Importer/Detect"
+	Importer_Import_FullMethodName     = "/onnxconv.plugin.v1.Importer/Import"
+	Importer_OpenSource_FullMethodName = "/onnxconv.plugin.v1.Importer/OpenSource"
+	Importer_Predict_FullMethodName    = "/onnxconv.plugin.v1.Importer/Predict"
 )
 
 // ImporterClient is the client API for Importer service.
@@ -45,6 +47,8 @@ type ImporterClient interface {
 	Describe(ctx context.Context, in *Empty, opts ...grpc.CallOption) (*ImporterInfo, error)
 	Detect(ctx context.Context, in *DetectRequest, opts ...grpc.CallOption) (*DetectResponse, error)
 	Import(ctx context.Context, in *ImportRequest, opts ...grpc.CallOption) (*ImportResponse, error)
+	OpenSource(ctx context.Context, in *SourceRequest, opts ...grpc.CallOption) (*SourceResponse, error)
+	Predict(ctx context.Context, in *PredictRequest, opts ...grpc.CallOption) (*PredictResponse, error)
 }
 
 type importerClient struct {
@@ -85,6 +89,26 @@ func (c *importerClient) Import(ctx context.Context, in *ImportRequest, opts ...
 	return out, nil
 }
 
+func (c *importerClient) OpenSource(ctx context.Context, in *SourceRequest, opts ...grpc.CallOption) (*SourceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SourceResponse)
+	err := c.cc.Invoke(ctx, Importer_OpenSource_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *importerClient) Predict(ctx context.Context, in *PredictRequest, opts ...grpc.CallOption) (*PredictResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PredictResponse)
+	err := c.cc.Invoke(ctx, Importer_Predict_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ImporterServer is the server API for Importer service.
 // All implementations must embed UnimplementedImporterServer
 // for forward compatibility.
@@ -92,6 +116,8 @@ type ImporterServer interface {
 	Describe(context.Context, *Empty) (*ImporterInfo, error)
 	Detect(context.Context, *DetectRequest) (*DetectResponse, error)
 	Import(context.Context, *ImportRequest) (*ImportResponse, error)
+	OpenSource(context.Context, *SourceRequest) (*SourceResponse, error)
+	Predict(context.Context, *PredictRequest) (*PredictResponse, error)
 	mustEmbedUnimplementedImporterServer()
 }
 
@@ -110,6 +136,12 @@ func (UnimplementedImporterServer) Detect(context.Context, *DetectRequest) (*Det
 }
 func (UnimplementedImporterServer) Import(context.Context, *ImportRequest) (*ImportResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Import not implemented")
+}
+func (UnimplementedImporterServer) OpenSource(context.Context, *SourceRequest) (*SourceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method OpenSource not implemented")
+}
+func (UnimplementedImporterServer) Predict(context.Context, *PredictRequest) (*PredictResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Predict not implemented")
 }
 func (UnimplementedImporterServer) mustEmbedUnimplementedImporterServer() {}
 func (UnimplementedImporterServer) testEmbeddedByValue()                  {}
@@ -186,6 +218,42 @@ func _Importer_Import_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Importer_OpenSource_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SourceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ImporterServer).OpenSource(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Importer_OpenSource_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ImporterServer).OpenSource(ctx, req.(*SourceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Importer_Predict_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PredictRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ImporterServer).Predict(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Importer_Predict_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ImporterServer).Predict(ctx, req.(*PredictRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Importer_ServiceDesc is the grpc.ServiceDesc for Importer service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -204,6 +272,14 @@ var Importer_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Import",
 			Handler:    _Importer_Import_Handler,
+		},
+		{
+			MethodName: "OpenSource",
+			Handler:    _Importer_OpenSource_Handler,
+		},
+		{
+			MethodName: "Predict",
+			Handler:    _Importer_Predict_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

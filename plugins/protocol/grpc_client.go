@@ -3,6 +3,8 @@ package protocol
 import (
 	"context"
 
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/plugins/pluginpb"
 )
 
@@ -38,6 +40,28 @@ func (c *ImporterGRPCClient) Import(ctx context.Context, in, out string, opts ma
 	return resp.GetWarnings(), nil
 }
 
+// OpenSource implements Importer.
+func (c *ImporterGRPCClient) OpenSource(ctx context.Context, in string, opts map[string]string) (string, error) {
+	resp, err := c.client.OpenSource(ctx, &pluginpb.SourceRequest{InputPath: in, Options: opts})
+	if err != nil {
+		return "", err
+	}
+	return resp.GetDescription(), nil
+}
+
+// Predict implements Importer.
+func (c *ImporterGRPCClient) Predict(ctx context.Context, inputs []*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error) {
+	data, err := marshalTensors(inputs, "input")
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.client.Predict(ctx, &pluginpb.PredictRequest{Inputs: data})
+	if err != nil {
+		return nil, err
+	}
+	return unmarshalTensors(resp.GetOutputs(), "output")
+}
+
 // ExporterGRPCClient is the host side of the exporter service.
 type ExporterGRPCClient struct{ client pluginpb.ExporterClient }
 
@@ -68,17 +92,44 @@ func (c *ExporterGRPCClient) Export(ctx context.Context, in, out, target string,
 
 func importerInfoFromPB(p *pluginpb.ImporterInfo) *ImporterInfo {
 	info := &ImporterInfo{
-		Name:        p.GetName(),
-		Version:     p.GetVersion(),
-		Format:      p.GetFormat(),
-		Extensions:  p.GetExtensions(),
-		Description: p.GetDescription(),
+		Description: importers.Description{
+			Name:       p.GetName(),
+			Format:     p.GetFormat(),
+			Extensions: p.GetExtensions(),
+			Summary:    p.GetDescription(),
+			Runtime:    p.GetRuntime(),
+		},
+		Version:   p.GetVersion(),
+		Predictor: p.GetPredictor(),
 	}
 	for _, m := range p.GetMagic() {
 		info.Magic = append(info.Magic, Magic{Offset: m.GetOffset(), Bytes: m.GetBytes()})
+	}
+	for _, o := range p.GetOptions() {
+		info.Options = append(info.Options, importers.OptionSpec{Name: o.GetName(), Doc: o.GetDoc()})
 	}
 	if info.Format == "" {
 		info.Format = info.Name
 	}
 	return info
+}
+
+// importerInfoToPB is the wire form of info.
+func importerInfoToPB(info *ImporterInfo) *pluginpb.ImporterInfo {
+	out := &pluginpb.ImporterInfo{
+		Name:        info.Name,
+		Version:     info.Version,
+		Format:      info.Format,
+		Extensions:  info.Extensions,
+		Description: info.Summary,
+		Runtime:     info.Runtime,
+		Predictor:   info.Predictor,
+	}
+	for _, m := range info.Magic {
+		out.Magic = append(out.Magic, &pluginpb.MagicPattern{Offset: m.Offset, Bytes: m.Bytes})
+	}
+	for _, o := range info.Options {
+		out.Options = append(out.Options, &pluginpb.OptionSpec{Name: o.Name, Doc: o.Doc})
+	}
+	return out
 }

@@ -25,17 +25,7 @@ func (s *ImporterGRPCServer) Describe(ctx context.Context, _ *pluginpb.Empty) (*
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	out := &pluginpb.ImporterInfo{
-		Name:        info.Name,
-		Version:     info.Version,
-		Format:      info.Format,
-		Extensions:  info.Extensions,
-		Description: info.Description,
-	}
-	for _, m := range info.Magic {
-		out.Magic = append(out.Magic, &pluginpb.MagicPattern{Offset: m.Offset, Bytes: m.Bytes})
-	}
-	return out, nil
+	return importerInfoToPB(info), nil
 }
 
 // Detect implements pluginpb.ImporterServer.
@@ -60,6 +50,38 @@ func (s *ImporterGRPCServer) Import(ctx context.Context, req *pluginpb.ImportReq
 		return nil, toStatus(err)
 	}
 	return &pluginpb.ImportResponse{Warnings: warnings}, nil
+}
+
+// OpenSource implements pluginpb.ImporterServer.
+func (s *ImporterGRPCServer) OpenSource(ctx context.Context, req *pluginpb.SourceRequest) (*pluginpb.SourceResponse, error) {
+	if s.Impl == nil {
+		return nil, status.Error(codes.Unimplemented, "this plugin has no importer")
+	}
+	d, err := s.Impl.OpenSource(ctx, req.GetInputPath(), req.GetOptions())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pluginpb.SourceResponse{Description: d}, nil
+}
+
+// Predict implements pluginpb.ImporterServer.
+func (s *ImporterGRPCServer) Predict(ctx context.Context, req *pluginpb.PredictRequest) (*pluginpb.PredictResponse, error) {
+	if s.Impl == nil {
+		return nil, status.Error(codes.Unimplemented, "this plugin has no importer")
+	}
+	ins, err := unmarshalTensors(req.GetInputs(), "input")
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	outs, err := s.Impl.Predict(ctx, ins)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	data, err := marshalTensors(outs, "output")
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &pluginpb.PredictResponse{Outputs: data}, nil
 }
 
 // ExporterGRPCServer is the plugin side of the exporter service.

@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/plugins/pluginpb"
 )
 
@@ -62,19 +64,16 @@ func PluginSet(imp Importer, exp Exporter) plugin.PluginSet {
 }
 
 // Magic is a byte pattern that identifies a format.
-type Magic struct {
-	Offset int64  `json:"offset"`
-	Bytes  []byte `json:"bytes"`
-}
+type Magic = importers.Magic
 
-// ImporterInfo describes an importer.
+// ImporterInfo describes an importer: the whole importers.Description (the
+// one description of an importer, built in or plugin), the plugin's
+// version, and whether it computes its sources directly (OpenSource,
+// Predict).
 type ImporterInfo struct {
-	Name        string   `json:"name"`
-	Version     string   `json:"version"`
-	Format      string   `json:"format"`
-	Extensions  []string `json:"extensions,omitempty"`
-	Magic       []Magic  `json:"magic,omitempty"`
-	Description string   `json:"description,omitempty"`
+	importers.Description
+	Version   string `json:"version"`
+	Predictor bool   `json:"predictor,omitempty"`
 }
 
 // ExporterInfo describes an exporter.
@@ -93,6 +92,14 @@ type Importer interface {
 	Detect(ctx context.Context, path string, head []byte) (ok bool, confidence float32, err error)
 	// Import reads in and writes an ONNX ModelProto to out.
 	Import(ctx context.Context, in, out string, opts map[string]string) (warnings []string, err error)
+	// OpenSource parses the source model at in (with Import's options)
+	// for direct computation and keeps it for Predict; it returns what
+	// computes it, for reports.
+	OpenSource(ctx context.Context, in string, opts map[string]string) (description string, err error)
+	// Predict computes the opened source on one sample: the graph inputs
+	// of the imported model that are not initializers, in order; the
+	// graph outputs in order.
+	Predict(ctx context.Context, inputs []*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error)
 }
 
 // Exporter is the exporter service.

@@ -13,13 +13,27 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/plugins/pluginpb"
 )
 
 type fakeImporter struct{}
 
 func (fakeImporter) Describe(context.Context) (*ImporterInfo, error) {
-	return &ImporterInfo{Name: "f", Version: "2", Extensions: []string{".f"}, Magic: []Magic{{Offset: 8, Bytes: []byte{0, 1, 2}}}, Description: "d"}, nil
+	return &ImporterInfo{Description: importers.Description{Name: "f", Extensions: []string{".f"}, Magic: []Magic{{Offset: 8, Bytes: []byte{0, 1, 2}}}, Summary: "d",
+		Options: []importers.OptionSpec{{Name: "k", Doc: "a key"}}, Runtime: "rt"}, Version: "2", Predictor: true}, nil
+}
+
+func (fakeImporter) OpenSource(_ context.Context, in string, opts map[string]string) (string, error) {
+	return "source " + in + " " + opts["k"], nil
+}
+
+// Predict doubles the first input's name.
+func (fakeImporter) Predict(_ context.Context, inputs []*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error) {
+	return []*onnxpb.TensorProto{{Name: proto.String(inputs[0].GetName() + inputs[0].GetName()), Dims: inputs[0].GetDims()}}, nil
 }
 
 func (fakeImporter) Detect(_ context.Context, path string, head []byte) (bool, float32, error) {
@@ -63,9 +77,18 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != "f" || info.Format != "f" || info.Version != "2" || info.Description != "d" ||
-		len(info.Magic) != 1 || info.Magic[0].Offset != 8 || string(info.Magic[0].Bytes) != "\x00\x01\x02" {
+	if info.Name != "f" || info.Format != "f" || info.Version != "2" || info.Summary != "d" ||
+		len(info.Magic) != 1 || info.Magic[0].Offset != 8 || string(info.Magic[0].Bytes) != "\x00\x01\x02" ||
+		len(info.Options) != 1 || info.Options[0] != (importers.OptionSpec{Name: "k", Doc: "a key"}) || info.Runtime != "rt" || !info.Predictor {
 		t.Errorf("Describe = %+v", info)
+	}
+	d, err := ic.OpenSource(ctx, "/a", map[string]string{"k": "v"})
+	if err != nil || d != "source /a v" {
+		t.Errorf("OpenSource = %q %v", d, err)
+	}
+	outs, err := ic.Predict(ctx, []*onnxpb.TensorProto{{Name: proto.String("x"), Dims: []int64{2, 3}}})
+	if err != nil || len(outs) != 1 || outs[0].GetName() != "xx" || len(outs[0].GetDims()) != 2 {
+		t.Errorf("Predict = %v %v", outs, err)
 	}
 	ok, conf, err := ic.Detect(ctx, "x.f", []byte("abc"))
 	if !ok || conf != 0.75 || err != nil {
@@ -87,23 +110,5 @@ func TestRoundTrip(t *testing.T) {
 	// exporter".
 	if _, err := ec.Describe(ctx); status.Code(err) != codes.Unimplemented {
 		t.Errorf("exporter Describe: %v", err)
-	}
-}
-
-func TestMatch(t *testing.T) {
-	head := []byte("0123ONNXrest")
-	if !MatchMagic(head, []Magic{{Offset: 0, Bytes: []byte("x")}, {Offset: 4, Bytes: []byte("ONNX")}}) {
-		t.Error("magic at offset 4 not found")
-	}
-	for _, m := range []Magic{{Offset: 5, Bytes: []byte("ONNX")}, {Offset: 10, Bytes: []byte("rest")}, {Offset: -1, Bytes: []byte("0")}, {Offset: 0}} {
-		if MatchMagic(head, []Magic{m}) {
-			t.Errorf("%+v matched", m)
-		}
-	}
-	if n := MatchExtension("/d/model.TAR.gz", []string{".gz", ".tar.gz", ".zip"}); n != len(".tar.gz") {
-		t.Errorf("MatchExtension = %d", n)
-	}
-	if n := MatchExtension("/d.gz/model", []string{".gz"}); n != 0 {
-		t.Errorf("folder extension matched: %d", n)
 	}
 }

@@ -11,8 +11,10 @@ import (
 )
 
 // ImporterFrom serves an importers.Importer out of process: the plugin
-// describes itself from imp.Describe, detects with imp.Detect, and imports
-// with imp.Import, writing the model to the host's output path with
+// describes itself from imp.Describe (the whole description: options and
+// reference runtime too), detects with imp.Detect, computes sources with
+// imp.Source when imp is an importers.Predictor, and imports with
+// imp.Import, writing the model to the host's output path with
 // canonical.Save (atomically, external data inlined). The importer's
 // warnings become the call's warnings. version is the version the plugin
 // reports.
@@ -22,9 +24,11 @@ import (
 // process, use imp directly).
 func ImporterFrom(imp importers.Importer, version string) *Importer {
 	d := imp.Describe()
-	magic := make([]Magic, len(d.Magic))
-	for i, m := range d.Magic {
-		magic[i] = Magic{Offset: m.Offset, Bytes: m.Bytes}
+	var source func(ctx context.Context, path string, opts map[string]string) (importers.Source, error)
+	if p, ok := imp.(importers.Predictor); ok {
+		source = func(ctx context.Context, path string, opts map[string]string) (importers.Source, error) {
+			return p.Source(ctx, path, importers.Options(opts))
+		}
 	}
 	return &Importer{
 		Name:        d.Name,
@@ -32,7 +36,10 @@ func ImporterFrom(imp importers.Importer, version string) *Importer {
 		Format:      d.FormatName(),
 		Description: d.Summary,
 		Extensions:  d.Extensions,
-		Magic:       magic,
+		Magic:       d.Magic,
+		Options:     d.Options,
+		Runtime:     d.Runtime,
+		Source:      source,
 		Detect: func(path string, head []byte) (bool, float32) {
 			c := imp.Detect(path, head)
 			return c > 0, c

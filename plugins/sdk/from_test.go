@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -22,8 +23,12 @@ func TestImporterFrom(t *testing.T) {
 	}
 	ii, _ := Plugin{Importer: imp}.Info()
 	if ii.Name != "tflite" || ii.Format != "tflite" || ii.Version != "1.2" || strings.Join(ii.Extensions, ",") != ".tflite" ||
-		len(ii.Magic) != 1 || ii.Magic[0].Offset != 4 || string(ii.Magic[0].Bytes) != "TFL3" || ii.Description == "" {
+		len(ii.Magic) != 1 || ii.Magic[0].Offset != 4 || string(ii.Magic[0].Bytes) != "TFL3" || ii.Summary == "" {
 		t.Errorf("Info = %+v", ii)
+	}
+	// The whole description crosses: options and reference runtime too.
+	if d := tflite.New().Describe(); !reflect.DeepEqual(ii.Options, d.Options) || ii.Runtime != d.Runtime || d.Runtime == "" || len(d.Options) == 0 {
+		t.Errorf("options %+v, runtime %q; the importer's %+v, %q", ii.Options, ii.Runtime, d.Options, d.Runtime)
 	}
 	fixture := filepath.Join("..", "..", "fixtures", "tflite", "cnn.tflite")
 	data, err := os.ReadFile(fixture)

@@ -8,10 +8,15 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
@@ -41,6 +46,19 @@ type Importer struct {
 	// ModelProto file to outPath itself (see WriteFileAtomic). It is used
 	// when set, instead of Import.
 	ImportFile func(ctx context.Context, inPath, outPath string, opts map[string]string) error
+
+	// Options lists the options Import takes, for `onnxconv formats` and
+	// the host's help; the plugin still checks them on Import.
+	Options []importers.OptionSpec
+	// Runtime names the reference runtime that computes files of the
+	// format as their framework does ("tflite", "tfjs", "onnxruntime"), or
+	// "" (see importers.Description.Runtime).
+	Runtime string
+	// Source, if set, parses the file at path (with Import's options) for
+	// direct computation, inside the plugin process: the host's
+	// verification computes the source through it (importers.Predictor),
+	// without parsing the file itself.
+	Source func(ctx context.Context, path string, opts map[string]string) (importers.Source, error)
 }
 
 func (imp *Importer) info() *protocol.ImporterInfo {
@@ -53,12 +71,17 @@ func (imp *Importer) info() *protocol.ImporterInfo {
 		exts[i] = strings.ToLower(e)
 	}
 	return &protocol.ImporterInfo{
-		Name:        imp.Name,
-		Version:     imp.Version,
-		Format:      format,
-		Extensions:  exts,
-		Magic:       imp.Magic,
-		Description: imp.Description,
+		Description: importers.Description{
+			Name:       imp.Name,
+			Format:     format,
+			Summary:    imp.Description,
+			Extensions: exts,
+			Magic:      imp.Magic,
+			Options:    imp.Options,
+			Runtime:    imp.Runtime,
+		},
+		Version:   imp.Version,
+		Predictor: imp.Source != nil,
 	}
 }
 
@@ -83,17 +106,85 @@ func (imp *Importer) validate() error {
 }
 
 // MatchMagic reports whether head (the first bytes of a file) holds one of
-// the patterns.
-func MatchMagic(head []byte, patterns []Magic) bool { return protocol.MatchMagic(head, patterns) }
+// the patterns (importers.MatchMagic).
+func MatchMagic(head []byte, patterns []Magic) bool { return importers.MatchMagic(head, patterns) }
 
-// MatchExtension reports whether path ends with one of exts, ignoring case.
-func MatchExtension(path string, exts []string) bool { return protocol.MatchExtension(path, exts) > 0 }
+// MatchExtension reports whether path ends with one of exts, ignoring case
+// (importers.MatchExtension).
+func MatchExtension(path string, exts []string) bool { return importers.MatchExtension(path, exts) }
 
 // importerServer adapts an Importer to protocol.Importer. Stack traces of
 // panics go to stderr.
 type importerServer struct {
 	imp    *Importer
 	stderr io.Writer
+	// src is the source opened by OpenSource: a plugin process serves one
+	// source, started for it and ended by the host.
+	mu  sync.Mutex
+	src importers.Source
+}
+
+func (s *importerServer) OpenSource(ctx context.Context, in string, opts map[string]string) (d string, err error) {
+	if s.imp.Source == nil {
+		return "", status.Error(codes.Unimplemented, "this importer does not compute its sources")
+	}
+	var src importers.Source
+	err = callRecover(s.stderr, "Source", func() error {
+		var err error
+		src, err = s.imp.Source(ctx, in, opts)
+		if err == nil && src == nil {
+			err = fmt.Errorf("importer %q returned no source and no error", s.imp.Name)
+		}
+		if err == nil {
+			d = src.Describe()
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	old := s.src
+	s.src = src
+	s.mu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
+	return d, nil
+}
+
+func (s *importerServer) Predict(ctx context.Context, inputs []*onnxpb.TensorProto) (outs []*onnxpb.TensorProto, err error) {
+	s.mu.Lock()
+	src := s.src
+	s.mu.Unlock()
+	if src == nil {
+		return nil, status.Error(codes.FailedPrecondition, "Predict before OpenSource")
+	}
+	in := make([]*canonical.Tensor, len(inputs))
+	for i, tp := range inputs {
+		if in[i], err = canonical.TensorFromProto(tp); err != nil {
+			return nil, fmt.Errorf("input %d: %w", i, err)
+		}
+	}
+	var got []*canonical.Tensor
+	if err := callRecover(s.stderr, "Source.Run", func() error {
+		var err error
+		got, err = src.Run(ctx, in)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	outs = make([]*onnxpb.TensorProto, len(got))
+	for i, t := range got {
+		if t == nil {
+			return nil, fmt.Errorf("output %d is nil", i)
+		}
+		if outs[i], err = canonical.TensorToProto(t); err != nil {
+			return nil, fmt.Errorf("output %d: %w", i, err)
+		}
+		outs[i].Name = proto.String(t.Name)
+	}
+	return outs, nil
 }
 
 func (s *importerServer) Describe(context.Context) (*protocol.ImporterInfo, error) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"sync"
 )
 
 // Process is one run of node on a script.
@@ -77,6 +78,7 @@ func (c *capWriter) Write(p []byte) (int, error) {
 
 // tailWriter keeps the last max bytes written.
 type tailWriter struct {
+	mu  sync.Mutex // held by Conn's readers and writers; Exec does not need it
 	b   []byte
 	max int
 }

@@ -56,5 +56,53 @@ const frame = (() => {
     return { head, take };
   }
 
-  return { readRequest, reply, fail };
+  // stream returns next(), which reads the next request of a stream of
+  // requests on stdin (a runner that loads a model once and serves every
+  // sample): a promise of {head, take(n)} (take returns the next n bytes),
+  // or of null at the end of input. Waiting for a request costs no CPU.
+  function stream() {
+    const chunks = [];
+    let have = 0;
+    let ended = false;
+    let wake = null;
+    process.stdin.on('data', (c) => { chunks.push(c); have += c.length; if (wake) wake(); });
+    process.stdin.on('end', () => { ended = true; if (wake) wake(); });
+    process.stdin.on('error', () => { ended = true; if (wake) wake(); });
+    async function readExact(n) {
+      while (have < n) {
+        if (ended) return null;
+        await new Promise((r) => { wake = r; });
+        wake = null;
+      }
+      const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      chunks.length = 0;
+      const out = all.subarray(0, n);
+      if (all.length > n) chunks.push(all.subarray(n));
+      have -= n;
+      return out;
+    }
+    return async function next() {
+      const len = await readExact(4);
+      if (len === null) return null;
+      const h = await readExact(len.readUInt32LE(0));
+      if (h === null) throw new Error('truncated request header');
+      const head = JSON.parse(h.toString('utf8'));
+      const parts = [];
+      const take = (n) => {
+        if (!(n >= 0)) throw new Error('bad size in request');
+        const b = parts.shift();
+        if (!b || b.length !== n) throw new Error('request body does not match its header');
+        return b;
+      };
+      // The body's sizes are in the header, in order: (head.sizes).
+      for (const n of head.sizes || []) {
+        const b = await readExact(n);
+        if (b === null) throw new Error('truncated request body');
+        parts.push(b);
+      }
+      return { head, take };
+    };
+  }
+
+  return { readRequest, reply, fail, stream };
 })();

@@ -3,14 +3,15 @@ package tfjs
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/onnxconv/onnxconv/importers/keras"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // KerasError is a Keras file the runtime could not turn into a TF.js
@@ -64,11 +65,17 @@ func writeKerasAsTFJS(ctx context.Context, path, dir string) (string, keras.Kind
 			return "", "", &KerasError{Model: path, Err: fmt.Errorf("weights of layer %q: %w", name, err)}
 		}
 		for i, w := range ws {
-			v, err := onnxb.F32s(w.Tensor)
+			v, err := w.Tensor.Float64s()
 			if err != nil {
 				return "", "", &KerasError{Model: path, Err: fmt.Errorf("weight %d of layer %q: %w", i, name, err)}
 			}
-			bin.Write(onnxb.F32Bytes(v))
+			// The weights are float32: the round trip through float64 is
+			// exact.
+			raw := make([]byte, 0, 4*len(v))
+			for _, x := range v {
+				raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(float32(x)))
+			}
+			bin.Write(raw)
 			dims := w.Tensor.Dims
 			if dims == nil {
 				dims = []int64{}

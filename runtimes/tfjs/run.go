@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -19,7 +16,6 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/runtimes/node"
 )
 
@@ -67,28 +63,30 @@ type Result struct {
 	Keras string
 }
 
+// wireTensor is a tensor in a request or answer header; its bytes follow
+// the header.
 type wireTensor struct {
 	Name  string  `json:"name"`
 	DType string  `json:"dtype"`
 	Shape []int64 `json:"shape"`
-	Data  string  `json:"data"`
+	Bytes int64   `json:"bytes,omitempty"`
 }
 
 // toWire converts an ONNX tensor to what TF.js takes: float32 (float16 and
 // double converted), int32 (int64, int8, uint8, int16 converted, checked
 // for range), bool.
-func toWire(tp *onnxpb.TensorProto) (wireTensor, error) {
+func toWire(tp *onnxpb.TensorProto) (wireTensor, []byte, error) {
 	t, err := canonical.TensorFromProto(tp)
 	if err != nil {
-		return wireTensor{}, err
+		return wireTensor{}, nil, err
 	}
 	raw, err := t.Bytes()
 	if err != nil {
-		return wireTensor{}, err
+		return wireTensor{}, nil, err
 	}
 	n, err := t.NumElements()
 	if err != nil {
-		return wireTensor{}, err
+		return wireTensor{}, nil, err
 	}
 	w := wireTensor{Name: t.Name, Shape: append([]int64{}, t.Dims...)}
 	if w.Shape == nil {
@@ -105,7 +103,7 @@ func toWire(tp *onnxpb.TensorProto) (wireTensor, error) {
 			if t.DataType == canonical.Double {
 				f = float32(math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:])))
 			} else {
-				f = onnxb.F16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
+				f = float32(canonical.Float16ToFloat64(binary.LittleEndian.Uint16(raw[2*i:])))
 			}
 			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(f))
 		}
@@ -129,24 +127,19 @@ func toWire(tp *onnxpb.TensorProto) (wireTensor, error) {
 				v = int64(binary.LittleEndian.Uint16(raw[es*i:]))
 			}
 			if v < math.MinInt32 || v > math.MaxInt32 {
-				return w, fmt.Errorf("input %q: value %d does not fit TF.js's int32", t.Name, v)
+				return w, nil, fmt.Errorf("input %q: value %d does not fit TF.js's int32", t.Name, v)
 			}
 			out = binary.LittleEndian.AppendUint32(out, uint32(int32(v)))
 		}
 	case canonical.Bool:
 		w.DType, out = "bool", raw
 	default:
-		return w, fmt.Errorf("input %q: element type %s has no TF.js equivalent", t.Name, t.DataType)
+		return w, nil, fmt.Errorf("input %q: element type %s has no TF.js equivalent", t.Name, t.DataType)
 	}
-	w.Data = base64.StdEncoding.EncodeToString(out)
-	return w, nil
+	return w, out, nil
 }
 
-func fromWire(w wireTensor) (*onnxpb.TensorProto, error) {
-	raw, err := base64.StdEncoding.DecodeString(w.Data)
-	if err != nil {
-		return nil, fmt.Errorf("output %q: %w", w.Name, err)
-	}
+func fromWire(w wireTensor, raw []byte) (*onnxpb.TensorProto, error) {
 	var dt canonical.DataType
 	switch w.DType {
 	case "float32":
@@ -183,15 +176,33 @@ func looksLikeTFJS(path string) bool {
 }
 
 // Run runs the TF.js model.json at modelPath once on inputs, in a node
-// process started for the call (killed when ctx ends). Inputs are bound
-// by name to the graph model's inputs (ONNX names are TF.js node names;
-// an unknown name binds by position) and by position to a layers model's.
-// Outputs come in TF.js's order, named as the tfjs importer names them.
-// A Keras file (see the package doc) is exported to a TF.js layers model
-// in the run's temporary folder first; its outputs are named as
-// importers/keras names them, and a file the Keras loader refuses is a
-// *KerasError.
+// process started for the call (Open, Session.Run, Close): see
+// Session.Run.
 func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto) (*Result, error) {
+	s, err := Open(ctx, env, modelPath)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.Run(ctx, inputs)
+}
+
+// Session is a TF.js model (or a Keras file exported to one) loaded once
+// into TF.js in one node process, which serves every run until Close.
+type Session struct {
+	conn  *node.Conn
+	dir   string
+	model string
+	// Kind is "layers-model" or "graph-model"; Version and Backend are
+	// TF.js's; Keras the kind of Keras file ("" for a model.json).
+	Kind, Version, Backend, Keras string
+}
+
+// Open starts node on runner.js and loads the model at modelPath: a TF.js
+// model.json, or a Keras file (see the package doc), exported to a TF.js
+// layers model in the session's temporary folder first (a file the Keras
+// loader refuses is a *KerasError). The process ends with Close or ctx.
+func Open(ctx context.Context, env Env, modelPath string) (*Session, error) {
 	abs, err := filepath.Abs(modelPath)
 	if err != nil {
 		return nil, err
@@ -203,87 +214,136 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 		}
 		fromKeras = true
 	}
-	req := struct {
-		Model  string       `json:"model"`
-		Inputs []wireTensor `json:"inputs"`
-		// ByLayer: the weights manifest names LAYER/INDEX (a Keras file
-		// exported by writeKerasAsTFJS); each layer gets its weights in
-		// Keras's order.
-		ByLayer bool `json:"by_layer,omitempty"`
-	}{Model: abs}
-	for i, tp := range inputs {
-		w, err := toWire(tp)
-		if err != nil {
-			return nil, fmt.Errorf("tfjs runtime: %s: input %d: %w", modelPath, i, err)
-		}
-		req.Inputs = append(req.Inputs, w)
-	}
 	dir, err := os.MkdirTemp("", "onnxconv-tfjs-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, "runner.js")
-	if err := os.WriteFile(script, runnerJS, 0o600); err != nil {
+	s := &Session{dir: dir, model: modelPath}
+	fail := func(err error) (*Session, error) {
+		if s.conn != nil {
+			_ = s.conn.Close()
+		}
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	var kerasKind string
+	script := filepath.Join(dir, "runner.js")
+	if err := os.WriteFile(script, append([]byte(node.FrameJS), runnerJS...), 0o600); err != nil {
+		return fail(err)
+	}
+	load := struct {
+		Op    string `json:"op"`
+		Model string `json:"model"`
+		// ByLayer: the weights manifest names LAYER/INDEX (a Keras file
+		// exported by writeKerasAsTFJS); each layer gets its weights in
+		// Keras's order.
+		ByLayer bool `json:"by_layer,omitempty"`
+	}{Op: "load", Model: abs}
 	if fromKeras {
 		mdir := filepath.Join(dir, "model")
 		if err := os.Mkdir(mdir, 0o700); err != nil {
-			return nil, fmt.Errorf("tfjs runtime: %s: %w", modelPath, err)
+			return fail(fmt.Errorf("tfjs runtime: %s: %w", modelPath, err))
 		}
 		mj, kind, err := writeKerasAsTFJS(ctx, abs, mdir)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
-		req.Model, req.ByLayer, kerasKind = mj, true, string(kind)
+		load.Model, load.ByLayer, s.Keras = mj, true, string(kind)
 	}
-	body, err := json.Marshal(req)
+	if s.conn, err = node.Start(ctx, node.Process{
+		Node:      env.Node,
+		Args:      []string{"--max-old-space-size=8192", script},
+		Dir:       dir,
+		Env:       []string{"NODE_PATH=" + env.Modules, "NODE_OPTIONS="},
+		MaxStderr: 8 << 10,
+	}, maxAnswer); err != nil {
+		return fail(fmt.Errorf("tfjs runtime: %s: starting node: %w", modelPath, err))
+	}
+	ans, _, err := s.call(ctx, load, nil)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
+	s.Kind, s.Version, s.Backend = ans.Kind, ans.Version, ans.Backend
+	return s, nil
+}
+
+// Close ends the node process and removes the session's temporary folder.
+func (s *Session) Close() error {
+	err := s.conn.Close()
+	_ = os.RemoveAll(s.dir)
+	return err
+}
+
+// answer is the header of the runner's answer.
+type answer struct {
+	OK      bool         `json:"ok"`
+	Error   string       `json:"error"`
+	Kind    string       `json:"kind"`
+	Method  string       `json:"method"`
+	Version string       `json:"version"`
+	Backend string       `json:"backend"`
+	Outputs []wireTensor `json:"outputs"`
+}
+
+// call sends one request and reads its answer and output bytes. A run
+// without a deadline is bounded by DefaultTimeout.
+func (s *Session) call(ctx context.Context, head any, blobs [][]byte) (*answer, [][]byte, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	out, err := node.Exec(ctx, node.Process{
-		Node:      env.Node,
-		Args:      []string{"--max-old-space-size=8192", script},
-		Dir:       dir,
-		Env:       []string{"NODE_PATH=" + env.Modules, "NODE_OPTIONS="},
-		Stdin:     body,
-		MaxStdout: maxAnswer,
-		MaxStderr: 8 << 10,
+	var ans answer
+	body, err := s.conn.Call(ctx, head, blobs, &ans, func() (int64, error) {
+		var n int64
+		for _, o := range ans.Outputs {
+			if o.Bytes < 0 {
+				return 0, fmt.Errorf("output %q: negative size", o.Name)
+			}
+			n += o.Bytes
+		}
+		return n, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("tfjs runtime: %s: %w", modelPath, err)
-	}
-	runErr, stderr := out.Err, stderrTail(out.Stderr)
-	if out.Truncated {
-		runErr = errors.New("answer too large")
-	}
-	var ans struct {
-		OK      bool         `json:"ok"`
-		Error   string       `json:"error"`
-		Kind    string       `json:"kind"`
-		Method  string       `json:"method"`
-		Version string       `json:"version"`
-		Backend string       `json:"backend"`
-		Outputs []wireTensor `json:"outputs"`
-	}
-	if err := json.Unmarshal(out.Stdout, &ans); err != nil {
-		if runErr == nil {
-			runErr = err
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("tfjs runtime: %s: %w", s.model, err)
 		}
-		return nil, &RunError{Model: modelPath, Detail: "node gave no answer: " + runErr.Error(), Stderr: stderr}
+		return nil, nil, &RunError{Model: s.model, Detail: "node gave no answer: " + err.Error(), Stderr: stderrTail(s.conn.Stderr())}
 	}
 	if !ans.OK {
-		return nil, &RunError{Model: modelPath, Detail: ans.Error, Stderr: stderr}
+		return nil, nil, &RunError{Model: s.model, Detail: ans.Error, Stderr: stderrTail(s.conn.Stderr())}
 	}
-	res := &Result{Kind: ans.Kind, Method: ans.Method, Version: ans.Version, Backend: ans.Backend, Keras: kerasKind}
-	if ans.Kind == "layers-model" {
+	outs := make([][]byte, len(ans.Outputs))
+	for i, o := range ans.Outputs {
+		outs[i], body = body[:o.Bytes], body[o.Bytes:]
+	}
+	return &ans, outs, nil
+}
+
+// Run runs the model on inputs. Inputs are bound by name to the graph
+// model's inputs (ONNX names are TF.js node names; an unknown name binds
+// by position) and by position to a layers model's. Outputs come in
+// TF.js's order, named as the tfjs importer names them (for a Keras file,
+// as importers/keras names them).
+func (s *Session) Run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Result, error) {
+	req := struct {
+		Op     string       `json:"op"`
+		Inputs []wireTensor `json:"inputs"`
+	}{Op: "run", Inputs: []wireTensor{}}
+	var blobs [][]byte
+	for i, tp := range inputs {
+		w, b, err := toWire(tp)
+		if err != nil {
+			return nil, fmt.Errorf("tfjs runtime: %s: input %d: %w", s.model, i, err)
+		}
+		req.Inputs = append(req.Inputs, w)
+		blobs = append(blobs, b)
+	}
+	ans, outs, err := s.call(ctx, req, blobs)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Kind: s.Kind, Method: ans.Method, Version: s.Version, Backend: s.Backend, Keras: s.Keras}
+	if s.Kind == "layers-model" {
 		names := make([]string, len(ans.Outputs))
 		for i, w := range ans.Outputs {
 			names[i] = w.Name
@@ -292,15 +352,15 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 			ans.Outputs[i].Name = n
 		}
 	}
-	for _, w := range ans.Outputs {
-		tp, err := fromWire(w)
+	for i, w := range ans.Outputs {
+		tp, err := fromWire(w, outs[i])
 		if err != nil {
-			return nil, &RunError{Model: modelPath, Detail: err.Error()}
+			return nil, &RunError{Model: s.model, Detail: err.Error()}
 		}
 		res.Outputs = append(res.Outputs, tp)
 	}
 	if len(res.Outputs) == 0 {
-		return nil, &RunError{Model: modelPath, Detail: "TF.js returned no outputs"}
+		return nil, &RunError{Model: s.model, Detail: "TF.js returned no outputs"}
 	}
 	return res, nil
 }

@@ -1,16 +1,18 @@
-// runner.js: runs one TF.js model once, for onnxconv's tfjs runtime
-// (runtimes/tfjs). Embedded in the Go package and started as
+// runner.js: loads one TF.js model once and runs it on every sample it is
+// sent, for onnxconv's tfjs runtime (runtimes/tfjs). Embedded in the Go
+// package, put after runtimes/node's frame.js and started as
 // `node runner.js` with NODE_PATH set to the node_modules folder holding
 // @tensorflow/tfjs 4.22.0 (its pure JavaScript CPU backend).
 //
-// Request (stdin, one JSON object):
-//   {"model": "/abs/model.json",
-//    "inputs": [{"name", "dtype": "float32"|"int32"|"bool", "shape": [...], "data": base64 LE}],
-//    "by_layer": true}   (a Keras file the Go side exported: weights set layer by layer)
-// Answer (stdout, one JSON object):
-//   {"ok": true, "kind": "layers-model"|"graph-model", "method": "predict"|"execute"|"executeAsync",
-//    "outputs": [{"name", "dtype", "shape", "data"}], "version": "4.22.0"}
-//   or {"ok": false, "error": "..."}
+// Protocol (runtimes/node's framed protocol, one answer per request):
+//   load:   {"op": "load", "model": "/abs/model.json", "by_layer": true}
+//           (by_layer: a Keras file the Go side exported: weights set layer by layer)
+//   answer: {"ok": true, "kind": "layers-model"|"graph-model", "version": "4.22.0", "backend"}
+//   run:    {"op": "run", "inputs": [{"name", "dtype": "float32"|"int32"|"bool", "shape"}]}  input bytes (LE)
+//   answer: {"ok": true, "method": "predict"|"execute"|"executeAsync",
+//            "outputs": [{"name", "dtype", "shape", "bytes"}]}                                  output bytes
+//        or {"ok": false, "error": "..."}
+// The process ends when stdin is closed (or after a failed load).
 // The model only computes: weights are read from the files its manifest
 // names, inside the model's folder; nothing the file holds is executed.
 'use strict';
@@ -21,18 +23,7 @@ const path = require('path');
 const toErr = (...a) => process.stderr.write(a.map(String).join(' ') + '\n');
 console.log = toErr; console.info = toErr; console.warn = toErr;
 
-function answer(obj) {
-  process.stdout.write(JSON.stringify(obj));
-}
-
-function readStdin() {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    process.stdin.on('data', (c) => chunks.push(c));
-    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    process.stdin.on('error', reject);
-  });
-}
+const { reply } = frame;
 
 function inside(dir, p) {
   if (typeof p !== 'string' || p === '' || path.isAbsolute(p) || p.includes('://')) {
@@ -78,7 +69,7 @@ function artifacts(modelPath) {
 }
 
 function toTensor(tf, t) {
-  const b = Buffer.from(t.data || '', 'base64');
+  const b = t.data;
   const ab = b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
   let vals;
   switch (t.dtype) {
@@ -95,7 +86,7 @@ function fromTensor(name, x) {
   let buf;
   if (x.dtype === 'bool') buf = Buffer.from(Uint8Array.from(d));
   else buf = Buffer.from(d.buffer, d.byteOffset, d.byteLength);
-  return { name, dtype: x.dtype, shape: x.shape, data: buf.toString('base64') };
+  return { name, dtype: x.dtype, shape: x.shape, bytes: buf.length, buf };
 }
 
 // byLayer builds a layers model from a Keras file exported by the Go side
@@ -140,52 +131,75 @@ function isGraph(json) {
 }
 
 async function main() {
-  const req = JSON.parse(await readStdin());
+  const next = frame.stream();
+  const req = await next();
+  if (!req) return;
+  if (req.head.op !== 'load') throw new Error(`first request is ${req.head.op}, not load`);
   const tf = require('@tensorflow/tfjs');
   await tf.setBackend('cpu');
   await tf.ready();
-  const { json, art } = artifacts(req.model);
-  const inputs = (req.inputs || []).map((t) => ({ name: t.name, tensor: toTensor(tf, t) }));
-  const out = { ok: true, version: tf.version.tfjs, backend: tf.getBackend(), outputs: [] };
-  if (isGraph(json)) {
-    out.kind = 'graph-model';
-    const model = await tf.loadGraphModel(tf.io.fromMemory(art));
-    const names = model.inputs.map((i) => i.name);
-    const byName = {};
-    inputs.forEach((t, i) => {
-      let n = t.name;
-      if (!names.includes(n) && names.includes(n + ':0')) n = n + ':0';
-      if (!names.includes(n)) n = names[i];
-      if (n === undefined) throw new Error(`input ${t.name}: the model has ${names.length} inputs (${names.join(', ')})`);
-      byName[n] = t.tensor;
-    });
-    const outNames = model.outputs.map((o) => o.name);
-    let res;
+  const { json, art } = artifacts(req.head.model);
+  const graph = isGraph(json);
+  let model;
+  if (graph) model = await tf.loadGraphModel(tf.io.fromMemory(art));
+  else model = req.head.by_layer ? await byLayer(tf, art) : await tf.loadLayersModel(tf.io.fromMemory(art));
+  reply({ ok: true, kind: graph ? 'graph-model' : 'layers-model', version: tf.version.tfjs, backend: tf.getBackend() });
+
+  for (;;) {
+    const r = await next();
+    if (!r) return;
     try {
-      res = model.execute(byName, outNames);
-      out.method = 'execute';
+      if (r.head.op !== 'run') throw new Error(`request ${r.head.op}: want run`);
+      const inputs = r.head.inputs.map((t, k) => ({ name: t.name, tensor: toTensor(tf, Object.assign({}, t, { data: r.take(r.head.sizes[k]) })) }));
+      const out = await runOnce(inputs);
+      inputs.forEach((t) => t.tensor.dispose());
+      const blobs = out.outputs.map((o) => o.buf);
+      out.outputs.forEach((o) => { delete o.buf; });
+      reply(out, blobs);
     } catch (e) {
-      // Control flow and dynamic ops (NonMaxSuppression, Where) need executeAsync.
-      res = await model.executeAsync(byName, outNames);
-      out.method = 'executeAsync';
+      reply({ ok: false, error: String(e && e.message ? e.message : e) });
     }
-    if (!Array.isArray(res)) res = [res];
-    res.forEach((x, i) => out.outputs.push(fromTensor((outNames[i] || `output_${i}`).replace(/:0$/, ''), x)));
-  } else {
-    out.kind = 'layers-model';
-    const model = req.by_layer ? await byLayer(tf, art) : await tf.loadLayersModel(tf.io.fromMemory(art));
-    if (inputs.length !== model.inputs.length) {
-      throw new Error(`the model takes ${model.inputs.length} inputs, ${inputs.length} given`);
-    }
-    let res = model.predict(inputs.length === 1 ? inputs[0].tensor : inputs.map((t) => t.tensor));
-    out.method = 'predict';
-    if (!Array.isArray(res)) res = [res];
-    res.forEach((x, i) => out.outputs.push(fromTensor(model.outputNames ? model.outputNames[i] : `output_${i}`, x)));
   }
-  answer(out);
+
+  async function runOnce(inputs) {
+    const out = { ok: true, outputs: [] };
+    let res;
+    if (graph) {
+      const names = model.inputs.map((i) => i.name);
+      const byName = {};
+      inputs.forEach((t, i) => {
+        let n = t.name;
+        if (!names.includes(n) && names.includes(n + ':0')) n = n + ':0';
+        if (!names.includes(n)) n = names[i];
+        if (n === undefined) throw new Error(`input ${t.name}: the model has ${names.length} inputs (${names.join(', ')})`);
+        byName[n] = t.tensor;
+      });
+      const outNames = model.outputs.map((o) => o.name);
+      try {
+        res = model.execute(byName, outNames);
+        out.method = 'execute';
+      } catch (e) {
+        // Control flow and dynamic ops (NonMaxSuppression, Where) need executeAsync.
+        res = await model.executeAsync(byName, outNames);
+        out.method = 'executeAsync';
+      }
+      if (!Array.isArray(res)) res = [res];
+      res.forEach((x, i) => out.outputs.push(fromTensor((outNames[i] || `output_${i}`).replace(/:0$/, ''), x)));
+    } else {
+      if (inputs.length !== model.inputs.length) {
+        throw new Error(`the model takes ${model.inputs.length} inputs, ${inputs.length} given`);
+      }
+      res = model.predict(inputs.length === 1 ? inputs[0].tensor : inputs.map((t) => t.tensor));
+      out.method = 'predict';
+      if (!Array.isArray(res)) res = [res];
+      res.forEach((x, i) => out.outputs.push(fromTensor(model.outputNames ? model.outputNames[i] : `output_${i}`, x)));
+    }
+    res.forEach((x) => x.dispose());
+    return out;
+  }
 }
 
 main().catch((e) => {
-  answer({ ok: false, error: String(e && e.message ? e.message : e) });
+  reply({ ok: false, error: String(e && e.message ? e.message : e) });
   process.exitCode = 3;
 });

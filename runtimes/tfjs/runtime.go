@@ -3,53 +3,98 @@ package tfjs
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/plugins/sdk"
+	"github.com/onnxconv/onnxconv/runtimes"
 )
 
 // RuntimeName is the name users pick the runtime by (`--runtime tfjs`);
 // importers/tfjs names it as its formats' reference runtime.
 const RuntimeName = "tfjs"
 
-// PluginName is the name of the built-in plugin that serves the runtime
-// (`onnxconv __plugin serve tfjs-runtime`); it differs from the tfjs
-// importer plugin's name.
-const PluginName = "tfjs-runtime"
+// New returns the runtime for runtimes/builtin. Node and TF.js are looked
+// for (Find with o) when the runtime is described and on every Open. Its
+// Version is the installed TF.js version ("unknown" when missing: Open
+// then fails with the *MissingError).
+func New(o FindOptions) runtimes.Runtime { return runtime{o: o} }
 
-// Runtime returns the runtime served by the plugin. Node and TF.js are
-// looked for (Find with o) when the runtime is described and again on
-// every run. The runtime's Version is the installed TF.js version
-// ("unknown" when missing: every run then fails with the *MissingError).
-func Runtime(o FindOptions) sdk.Runtime {
+type runtime struct{ o FindOptions }
+
+func (r runtime) Info() runtimes.Info {
 	ver := "unknown"
-	if env, err := Find(o); err == nil {
+	if env, err := Find(r.o); err == nil {
 		ver = env.Version
 	}
-	return sdk.Runtime{
+	return runtimes.Info{
 		Name:    RuntimeName,
 		Version: ver,
 		Description: fmt.Sprintf("TensorFlow.js (npm %s %s, pure JavaScript CPU backend) under Node: runs TF.js model.json files "+
 			"(layers models by predict, graph models by execute or executeAsync) and Keras .keras/.h5/JSON+weights files "+
 			"(exported in memory to a TF.js layers model); install: %s",
 			Package, PackageVersion, InstallCommand),
-		Run: func(ctx context.Context, modelPath string, inputs []*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error) {
-			env, err := Find(o)
-			if err != nil {
-				return nil, err
-			}
-			res, err := Run(ctx, env, modelPath, inputs)
-			if err != nil {
-				return nil, err
-			}
-			return res.Outputs, nil
-		},
+		Where: "in a node process",
 	}
 }
 
-// Plugin returns the plugin that serves Runtime(o), for the onnxconv
-// binary's built-in plugins (PluginName).
-func Plugin(o FindOptions) sdk.Plugin {
-	rt := Runtime(o)
-	return sdk.Plugin{Runtime: &rt}
+// Check tells whether Node and the npm package are installed.
+func (r runtime) Check() error {
+	_, err := Find(r.o)
+	return err
+}
+
+func (r runtime) Open(ctx context.Context, modelPath string, o runtimes.OpenOptions) (runtimes.Session, error) {
+	env, err := Find(r.o)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Open(ctx, env, modelPath)
+	if err != nil {
+		return nil, err
+	}
+	return session{s: s, names: o.InputNames}, nil
+}
+
+// session binds canonical tensors to a Session.
+type session struct {
+	s     *Session
+	names []string
+}
+
+func (s session) Close() error { return s.s.Close() }
+
+func (s session) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
+	if s.names != nil && len(inputs) != len(s.names) {
+		return nil, fmt.Errorf("tfjs runtime: %s: %d inputs given, the model takes %d (%s)", s.s.model, len(inputs), len(s.names), strings.Join(s.names, ", "))
+	}
+	in := make([]*onnxpb.TensorProto, len(inputs))
+	for i, t := range inputs {
+		if t == nil {
+			return nil, fmt.Errorf("tfjs runtime: %s: input %d is nil", s.s.model, i)
+		}
+		tp, err := canonical.TensorToProto(t)
+		if err != nil {
+			return nil, fmt.Errorf("tfjs runtime: %s: input %d (%q): %w", s.s.model, i, t.Name, err)
+		}
+		if s.names != nil {
+			tp.Name = proto.String(s.names[i])
+		}
+		in[i] = tp
+	}
+	res, err := s.s.Run(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*canonical.Tensor, len(res.Outputs))
+	for i, tp := range res.Outputs {
+		t, err := canonical.TensorFromProto(tp)
+		if err != nil {
+			return nil, fmt.Errorf("tfjs runtime: %s: output %d: %w", s.s.model, i, err)
+		}
+		out[i] = t
+	}
+	return out, nil
 }

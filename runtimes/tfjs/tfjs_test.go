@@ -15,6 +15,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/runtimes"
 )
 
 const shared = "../../../shared/models"
@@ -128,19 +129,11 @@ func TestMissing(t *testing.T) {
 	if !errors.As(err, &me) || me.What != Package || !strings.Contains(err.Error(), InstallCommand) || !strings.Contains(err.Error(), empty) {
 		t.Errorf("no package: %v", err)
 	}
-	rt := Runtime(noPkg)
-	if rt.Name != RuntimeName || rt.Version != "unknown" {
-		t.Errorf("runtime %+v", rt)
+	rt := New(noPkg)
+	if i := rt.Info(); i.Name != RuntimeName || i.Version != "unknown" {
+		t.Errorf("runtime %+v", i)
 	}
-	if _, err := rt.Run(context.Background(), "model.json", nil); !errors.As(err, &me) {
-		t.Errorf("run without TF.js: %v", err)
-	}
-}
-
-// The plugin serves the runtime by name, described with TF.js's version.
-func TestPlugin(t *testing.T) {
-	p := Plugin(FindOptions{})
-	if p.Runtime == nil || p.Runtime.Name != "tfjs" || PluginName == RuntimeName {
-		t.Errorf("plugin %+v", p)
+	if _, err := rt.Open(context.Background(), "model.json", runtimes.OpenOptions{}); !errors.As(err, &me) {
+		t.Errorf("open without TF.js: %v", err)
 	}
 }

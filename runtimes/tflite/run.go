@@ -118,29 +118,33 @@ type Result struct {
 }
 
 // Run computes the .tflite model at modelPath once on inputs, in a node
-// process started for the call. Inputs bind to the model's inputs by name
-// (a tensor without a name binds by position); outputs come in the
-// model's output order with their TFLite names. threads <= 0 means 1.
+// process started for the call (Open, Session.Run, Close). Inputs bind to
+// the model's inputs by name (a tensor without a name binds by position);
+// outputs come in the model's output order with their TFLite names.
+// threads <= 0 means 1.
 func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto, threads int) (*Result, error) {
-	return run(ctx, env, runnerJS, "", modelPath, inputs, threads)
-}
-
-// RunLiteRT computes the model once with the second build, LiteRT.js
-// (@litertjs/core, LiteRTPackage), in a node process started for the call:
-// float32 and int32 tensors only, no variable tensors (LSTM, SVDF), no
-// resizing. It serves as a cross-check of Run on float models; a model it
-// does not take is a *RunError (kind load or inputs), and a missing package
-// a *MissingError.
-func RunLiteRT(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto) (*Result, error) {
-	if env.LiteRTVersion == "" {
-		return nil, spec().Missing(LiteRTPackage, []string{env.Modules})
+	s, err := Open(ctx, env, modelPath, threads)
+	if err != nil {
+		return nil, err
 	}
-	return run(ctx, env, litertJS, LiteRTPackage+" "+env.LiteRTVersion, modelPath, inputs, 1)
+	defer s.Close()
+	return s.Run(ctx, inputs)
 }
 
-// run starts node on script (runner.js or litert.js); pkg names the npm
-// package in errors ("" for Package).
-func run(ctx context.Context, env Env, script, pkg, modelPath string, inputs []*onnxpb.TensorProto, threads int) (*Result, error) {
+// Session is a .tflite model loaded once into the interpreter of one node
+// process, which serves every run until Close.
+type Session struct {
+	conn  *node.Conn
+	model string
+	// Build names what runs the model; Inputs are the interpreter's
+	// inputs.
+	Build  string
+	Inputs []TensorInfo
+}
+
+// Open starts node on runner.js and loads the .tflite model at modelPath
+// (its bytes travel to node once). The process ends with Close or ctx.
+func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session, error) {
 	model, err := readModel(modelPath)
 	if err != nil {
 		return nil, err
@@ -148,72 +152,119 @@ func run(ctx context.Context, env Env, script, pkg, modelPath string, inputs []*
 	if ops := microOnlyOps(model); len(ops) > 0 {
 		return nil, &UnsupportedOpError{Model: modelPath, Ops: ops}
 	}
-	type inHead struct {
-		Name  string  `json:"name"`
-		DType string  `json:"dtype"`
-		Shape []int64 `json:"shape"`
-		Bytes int     `json:"bytes"`
-	}
-	var head struct {
-		ModelBytes int               `json:"model_bytes"`
-		Threads    int               `json:"threads"`
-		Inputs     []inHead          `json:"inputs"`
-		Types      map[string]string `json:"types"`
-	}
-	head.ModelBytes, head.Threads = len(model), max(threads, 1)
-	head.Types = ioTypes(model)
-	head.Inputs = []inHead{}
-	blobs := [][]byte{model}
-	for i, tp := range inputs {
-		t, err := canonical.TensorFromProto(tp)
-		if err != nil {
-			return nil, fmt.Errorf("tflite runtime: %s: input %d: %w", modelPath, i, err)
-		}
-		dt, ok := dtypeName(t.DataType)
-		if !ok {
-			return nil, fmt.Errorf("tflite runtime: %s: input %d (%q): element type %s has no TFLite equivalent here", modelPath, i, t.Name, t.DataType)
-		}
-		raw, err := t.Bytes()
-		if err != nil {
-			return nil, fmt.Errorf("tflite runtime: %s: input %d (%q): %w", modelPath, i, t.Name, err)
-		}
-		head.Inputs = append(head.Inputs, inHead{Name: t.Name, DType: dt, Shape: append([]int64{}, t.Dims...), Bytes: len(raw)})
-		blobs = append(blobs, raw)
-	}
-	req, err := node.Frame(head, blobs...)
-	if err != nil {
-		return nil, fmt.Errorf("tflite runtime: encoding the request: %w", err)
-	}
-	out, err := node.Exec(ctx, node.Process{
+	conn, err := node.Start(ctx, node.Process{
 		Node:      env.Node,
-		Args:      []string{"-e", node.FrameJS + script, "--", env.Modules},
+		Args:      []string{"-e", node.FrameJS + runnerJS, "--", env.Modules},
 		Dir:       os.TempDir(),
-		Stdin:     req,
-		MaxStdout: maxReply,
 		MaxStderr: 64 << 10,
+	}, maxReply)
+	if err != nil {
+		return nil, fmt.Errorf("tflite runtime: %s: starting node: %w", modelPath, err)
+	}
+	s := &Session{conn: conn, model: modelPath}
+	head := struct {
+		Op      string            `json:"op"`
+		Threads int               `json:"threads"`
+		Types   map[string]string `json:"types"`
+	}{Op: "load", Threads: max(threads, 1), Types: ioTypes(model)}
+	rep, _, err := s.call(ctx, head, [][]byte{model}, "")
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	s.Build, s.Inputs = rep.Build, rep.Inputs
+	return s, nil
+}
+
+// Close ends the node process.
+func (s *Session) Close() error { return s.conn.Close() }
+
+// Run computes the model once on inputs (see Run).
+func (s *Session) Run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Result, error) {
+	head, blobs, err := requestInputs(s.model, inputs)
+	if err != nil {
+		return nil, err
+	}
+	rep, outs, err := s.call(ctx, struct {
+		Op     string   `json:"op"`
+		Inputs []inHead `json:"inputs"`
+	}{"run", head}, blobs, "")
+	if err != nil {
+		return nil, err
+	}
+	return outputs(s.model, rep, outs, "", s.Build)
+}
+
+// call sends one request and reads its answer; pkg names the npm package
+// in errors ("" for Package).
+func (s *Session) call(ctx context.Context, head any, blobs [][]byte, pkg string) (*reply, [][]byte, error) {
+	var rep reply
+	body, err := s.conn.Call(ctx, head, blobs, &rep, func() (int64, error) {
+		var n int64
+		for _, o := range rep.Outputs {
+			if o.Bytes < 0 {
+				return 0, fmt.Errorf("output %q: negative size", o.Name)
+			}
+			n += o.Bytes
+		}
+		return n, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
-	}
-	runErr := out.Err
-	rep, outs, perr := parseReply(out.Stdout)
-	if perr != nil {
-		detail := perr.Error()
-		if runErr != nil {
-			detail = runErr.Error() + ": " + detail
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("tflite runtime: %s: %w", s.model, err)
 		}
-		if s := strings.TrimSpace(string(out.Stderr)); s != "" {
-			detail += "; stderr: " + s
-		}
-		return nil, &RunError{Model: modelPath, Kind: "node", Detail: detail, Package: pkg}
+		return nil, nil, &RunError{Model: s.model, Kind: "node", Detail: err.Error(), Package: pkg}
 	}
 	if !rep.OK {
 		if rep.Kind == "shape" {
-			return nil, &ShapeError{Model: modelPath, Detail: rep.Error, Inputs: rep.Inputs}
+			return nil, nil, &ShapeError{Model: s.model, Detail: rep.Error, Inputs: rep.Inputs}
 		}
-		return nil, &RunError{Model: modelPath, Kind: rep.Kind, Detail: rep.Error, Inputs: rep.Inputs, Package: pkg}
+		return nil, nil, &RunError{Model: s.model, Kind: rep.Kind, Detail: rep.Error, Inputs: rep.Inputs, Package: pkg}
 	}
-	res := &Result{Build: rep.Build}
+	outs := make([][]byte, len(rep.Outputs))
+	for i, o := range rep.Outputs {
+		outs[i], body = body[:o.Bytes], body[o.Bytes:]
+	}
+	return &rep, outs, nil
+}
+
+// inHead is an input tensor in a request header.
+type inHead struct {
+	Name  string  `json:"name"`
+	DType string  `json:"dtype"`
+	Shape []int64 `json:"shape"`
+	Bytes int     `json:"bytes"`
+}
+
+// requestInputs encodes inputs for the runner.
+func requestInputs(modelPath string, inputs []*onnxpb.TensorProto) ([]inHead, [][]byte, error) {
+	heads := []inHead{}
+	var blobs [][]byte
+	for i, tp := range inputs {
+		t, err := canonical.TensorFromProto(tp)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tflite runtime: %s: input %d: %w", modelPath, i, err)
+		}
+		dt, ok := dtypeName(t.DataType)
+		if !ok {
+			return nil, nil, fmt.Errorf("tflite runtime: %s: input %d (%q): element type %s has no TFLite equivalent here", modelPath, i, t.Name, t.DataType)
+		}
+		raw, err := t.Bytes()
+		if err != nil {
+			return nil, nil, fmt.Errorf("tflite runtime: %s: input %d (%q): %w", modelPath, i, t.Name, err)
+		}
+		heads = append(heads, inHead{Name: t.Name, DType: dt, Shape: append([]int64{}, t.Dims...), Bytes: len(raw)})
+		blobs = append(blobs, raw)
+	}
+	return heads, blobs, nil
+}
+
+// outputs decodes the outputs of an answer.
+func outputs(modelPath string, rep *reply, outs [][]byte, pkg, build string) (*Result, error) {
+	res := &Result{Build: build}
+	if res.Build == "" {
+		res.Build = rep.Build
+	}
 	for i, o := range rep.Outputs {
 		dt, ok := dtypeOf(o.DType)
 		if !ok {
@@ -239,6 +290,69 @@ func run(ctx context.Context, env Env, script, pkg, modelPath string, inputs []*
 		res.Outputs = append(res.Outputs, tp)
 	}
 	return res, nil
+}
+
+// RunLiteRT computes the model once with the second build, LiteRT.js
+// (@litertjs/core, LiteRTPackage), in a node process started for the call:
+// float32 and int32 tensors only, no variable tensors (LSTM, SVDF), no
+// resizing. It serves as a cross-check of Run on float models; a model it
+// does not take is a *RunError (kind load or inputs), and a missing package
+// a *MissingError.
+func RunLiteRT(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto) (*Result, error) {
+	if env.LiteRTVersion == "" {
+		return nil, spec().Missing(LiteRTPackage, []string{env.Modules})
+	}
+	pkg := LiteRTPackage + " " + env.LiteRTVersion
+	model, err := readModel(modelPath)
+	if err != nil {
+		return nil, err
+	}
+	if ops := microOnlyOps(model); len(ops) > 0 {
+		return nil, &UnsupportedOpError{Model: modelPath, Ops: ops}
+	}
+	ins, blobs, err := requestInputs(modelPath, inputs)
+	if err != nil {
+		return nil, err
+	}
+	head := struct {
+		ModelBytes int               `json:"model_bytes"`
+		Threads    int               `json:"threads"`
+		Inputs     []inHead          `json:"inputs"`
+		Types      map[string]string `json:"types"`
+	}{ModelBytes: len(model), Threads: 1, Inputs: ins, Types: ioTypes(model)}
+	req, err := node.Frame(head, append([][]byte{model}, blobs...)...)
+	if err != nil {
+		return nil, fmt.Errorf("tflite runtime: encoding the request: %w", err)
+	}
+	out, err := node.Exec(ctx, node.Process{
+		Node:      env.Node,
+		Args:      []string{"-e", node.FrameJS + litertJS, "--", env.Modules},
+		Dir:       os.TempDir(),
+		Stdin:     req,
+		MaxStdout: maxReply,
+		MaxStderr: 64 << 10,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
+	}
+	rep, outs, perr := parseReply(out.Stdout)
+	if perr != nil {
+		detail := perr.Error()
+		if out.Err != nil {
+			detail = out.Err.Error() + ": " + detail
+		}
+		if s := strings.TrimSpace(string(out.Stderr)); s != "" {
+			detail += "; stderr: " + s
+		}
+		return nil, &RunError{Model: modelPath, Kind: "node", Detail: detail, Package: pkg}
+	}
+	if !rep.OK {
+		if rep.Kind == "shape" {
+			return nil, &ShapeError{Model: modelPath, Detail: rep.Error, Inputs: rep.Inputs}
+		}
+		return nil, &RunError{Model: modelPath, Kind: rep.Kind, Detail: rep.Error, Inputs: rep.Inputs, Package: pkg}
+	}
+	return outputs(modelPath, rep, outs, pkg, "")
 }
 
 type reply struct {

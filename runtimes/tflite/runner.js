@@ -1,19 +1,22 @@
-// runner.js: runs one TFLite model once with Google's TFLite interpreter
-// compiled to WebAssembly (@tensorflow/tfjs-tflite), for onnxconv's
-// runtimes/tflite. Embedded in the Go package and started as
+// runner.js: loads one TFLite model once and runs it on every sample it is
+// sent, with Google's TFLite interpreter compiled to WebAssembly
+// (@tensorflow/tfjs-tflite), for onnxconv's runtimes/tflite. Embedded in the
+// Go package and started as
 //
 //   node -e "$(cat ../node/frame.js runner.js)" -- NODE_MODULES_DIR
 //
-// Protocol, on stdin then stdout: a 4-byte little-endian length, a JSON
-// header of that length, then raw little-endian tensor bytes in header order.
-//   request:  {"model_bytes": N, "threads": T,
-//              "inputs": [{"name", "dtype", "shape", "bytes"}],
-//              "types": {"<tensor index>": "int64", ...}}          model, inputs
+// Protocol, a stream of requests on stdin, one answer each on stdout: a
+// 4-byte little-endian length, a JSON header of that length, then raw
+// little-endian bytes in header order ("sizes" lists the request's).
+//   load:     {"op": "load", "threads": T,
+//              "types": {"<tensor index>": "int64", ...}}           model
 //             (types: the element types the model's flatbuffer gives the
 //             main subgraph's inputs and outputs)
-//   response: {"ok": true, "build", "version",
-//              "outputs": [{"name", "dtype", "shape", "bytes"}]}   outputs
+//   answer:   {"ok": true, "build", "version", "inputs": [...]}
+//   run:      {"op": "run", "inputs": [{"name", "dtype", "shape", "bytes"}]}  inputs
+//   answer:   {"ok": true, "outputs": [{"name", "dtype", "shape", "bytes"}]}   outputs
 //         or  {"ok": false, "kind", "error", "inputs"?: [...]}
+// The process ends when stdin is closed (or after a failed load).
 // Nothing in the model is executed as JavaScript: the model bytes go to the
 // interpreter's flatbuffer reader only.
 //
@@ -104,11 +107,11 @@ async function main() {
   const version = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8')).version;
   const build = PKG + ' ' + version + ' (TFLite interpreter, WebAssembly SIMD, XNNPACK)';
 
-  const request = frame.readRequest();
-  if (!request) return;
-  const { head, take } = request;
-  const model = take(head.model_bytes);
-  const inputs = head.inputs.map((i) => Object.assign({}, i, { data: take(i.bytes) }));
+  const next = frame.stream();
+  const load = await next();
+  if (!load) return;
+  if (load.head.op !== 'load') return fail('protocol', `first request is ${load.head.op}, not load`);
+  const model = load.take(load.head.sizes[0]);
 
   const wasmDir = path.join(pkgDir, 'wasm');
   const factory = loadFactory(wasmDir);
@@ -118,7 +121,7 @@ async function main() {
 
   const ptr = mod._malloc(model.length);
   mod.HEAPU8.set(model, ptr);
-  const threads = head.threads > 0 ? head.threads : 1;
+  const threads = load.head.threads > 0 ? load.head.threads : 1;
   const st = mod.TFLiteWebModelRunner.CreateFromBufferAndOptions(ptr, model.length,
     { numThreads: threads, enableProfiling: false, maxProfilingBufferEntries: 1024 });
   if (!st.ok()) {
@@ -126,7 +129,7 @@ async function main() {
     return fail('load', [msg].concat(logs.filter((l) => !l.startsWith('INFO:'))).join('\n'));
   }
   const runner = st.value();
-  const types = head.types || {};
+  const types = load.head.types || {};
   // typeOf is the tensor's element type: the runner's, or the flatbuffer's
   // where the runner says "unknown".
   const typeOf = (t) => (t.dataType === 'unknown' && types[String(t.id)]) || t.dataType;
@@ -135,63 +138,80 @@ async function main() {
   const inWord = dataPointerWord(mod, mins, version);
   const byName = new Map();
   mins.forEach((t) => byName.set(t.name, t));
-  if (inputs.length !== mins.length) {
-    return fail('inputs', `${inputs.length} inputs given, the model takes ${mins.length}`, { inputs: infos });
+  reply({ ok: true, build, version, inputs: infos });
+
+  for (;;) {
+    const req = await next();
+    if (!req) return;
+    if (req.head.op !== 'run') {
+      fail('protocol', `request ${req.head.op}: want run`);
+      continue;
+    }
+    const inputs = req.head.inputs.map((i, k) => Object.assign({}, i, { data: req.take(req.head.sizes[k]) }));
+    runOnce(inputs);
   }
-  for (let k = 0; k < inputs.length; k++) {
-    const given = inputs[k];
-    const t = given.name ? byName.get(given.name) : mins[k];
-    if (!t) return fail('inputs', `no model input is named "${given.name}"`, { inputs: infos });
-    const want = Object.assign(info(t), { dtype: typeOf(t) });
-    if (want.dtype !== given.dtype) {
-      return fail('inputs', `input "${t.name}": element type ${given.dtype}, the model takes ${want.dtype}`, { inputs: infos });
+
+  // runOnce sets the inputs, runs the interpreter and answers.
+  function runOnce(inputs) {
+    if (inputs.length !== mins.length) {
+      return fail('inputs', `${inputs.length} inputs given, the model takes ${mins.length}`, { inputs: infos });
     }
-    if (want.shape.length !== given.shape.length || want.shape.some((d, j) => d !== given.shape[j])) {
-      return fail('shape', `input "${t.name}": shape [${given.shape}], the interpreter holds [${want.shape}] ` +
-        `(${PKG} cannot resize inputs, so a dynamic (-1) dim runs at the size of the model's static shape)`, { inputs: infos });
-    }
-    let dst;
-    if (t.dataType === 'unknown') {
-      dst = heapView(mod, t, want.dtype, inWord);
-      if (typeof dst === 'string') return fail('output-type', `input "${t.name}": ${dst}`, { inputs: infos });
-    } else {
-      const view = t.data();
-      dst = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-    }
-    const src = new Uint8Array(given.data.buffer, given.data.byteOffset, given.data.length);
-    if (dst.length !== src.length) {
-      return fail('inputs', `input "${t.name}": ${src.length} bytes given, the interpreter holds ${dst.length}`, { inputs: infos });
-    }
-    dst.set(src);
-  }
-  if (!runner.Infer()) {
-    return fail('run', ['Infer() failed'].concat(logs.filter((l) => !l.startsWith('INFO:'))).join('\n'));
-  }
-  // Outputs are read after Infer: their shapes may depend on the inputs.
-  const mouts = vecToArray(runner.GetOutputs());
-  const outWord = dataPointerWord(mod, mouts.concat(vecToArray(runner.GetInputs())), version);
-  const outs = [];
-  const blobs = [];
-  for (const t of mouts) {
-    const i = Object.assign(info(t), { dtype: typeOf(t) });
-    let bytes;
-    if (t.dataType === 'unknown') {
-      bytes = heapView(mod, t, i.dtype, outWord);
-      if (typeof bytes === 'string') {
-        return fail('output-type', `output "${i.name}": the interpreter's runner of ${PKG} ${version} does not expose this ${bytes}`);
+    for (let k = 0; k < inputs.length; k++) {
+      const given = inputs[k];
+      const t = given.name ? byName.get(given.name) : mins[k];
+      if (!t) return fail('inputs', `no model input is named "${given.name}"`, { inputs: infos });
+      const want = Object.assign(info(t), { dtype: typeOf(t) });
+      if (want.dtype !== given.dtype) {
+        return fail('inputs', `input "${t.name}": element type ${given.dtype}, the model takes ${want.dtype}`, { inputs: infos });
       }
-    } else if (!TYPED[i.dtype]) {
-      return fail('output-type', `output "${i.name}": the interpreter's runner of ${PKG} ${version} does not expose this element type (${i.dtype}; string and complex outputs are not readable through it)`);
-    } else {
-      const view = t.data();
-      bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+      if (want.shape.length !== given.shape.length || want.shape.some((d, j) => d !== given.shape[j])) {
+        return fail('shape', `input "${t.name}": shape [${given.shape}], the interpreter holds [${want.shape}] ` +
+          `(${PKG} cannot resize inputs, so a dynamic (-1) dim runs at the size of the model's static shape)`, { inputs: infos });
+      }
+      let dst;
+      if (t.dataType === 'unknown') {
+        dst = heapView(mod, t, want.dtype, inWord);
+        if (typeof dst === 'string') return fail('output-type', `input "${t.name}": ${dst}`, { inputs: infos });
+      } else {
+        const view = t.data();
+        dst = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+      }
+      const src = new Uint8Array(given.data.buffer, given.data.byteOffset, given.data.length);
+      if (dst.length !== src.length) {
+        return fail('inputs', `input "${t.name}": ${src.length} bytes given, the interpreter holds ${dst.length}`, { inputs: infos });
+      }
+      dst.set(src);
     }
-    const b = Buffer.from(bytes);
-    i.bytes = b.length;
-    outs.push(i);
-    blobs.push(b);
+    logs.length = 0;
+    if (!runner.Infer()) {
+      return fail('run', ['Infer() failed'].concat(logs.filter((l) => !l.startsWith('INFO:'))).join('\n'));
+    }
+    // Outputs are read after Infer: their shapes may depend on the inputs.
+    const mouts = vecToArray(runner.GetOutputs());
+    const outWord = dataPointerWord(mod, mouts.concat(vecToArray(runner.GetInputs())), version);
+    const outs = [];
+    const blobs = [];
+    for (const t of mouts) {
+      const i = Object.assign(info(t), { dtype: typeOf(t) });
+      let bytes;
+      if (t.dataType === 'unknown') {
+        bytes = heapView(mod, t, i.dtype, outWord);
+        if (typeof bytes === 'string') {
+          return fail('output-type', `output "${i.name}": the interpreter's runner of ${PKG} ${version} does not expose this ${bytes}`);
+        }
+      } else if (!TYPED[i.dtype]) {
+        return fail('output-type', `output "${i.name}": the interpreter's runner of ${PKG} ${version} does not expose this element type (${i.dtype}; string and complex outputs are not readable through it)`);
+      } else {
+        const view = t.data();
+        bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+      }
+      const b = Buffer.from(bytes);
+      i.bytes = b.length;
+      outs.push(i);
+      blobs.push(b);
+    }
+    return reply({ ok: true, outputs: outs }, blobs);
   }
-  reply({ ok: true, build, version, inputs: infos, outputs: outs }, blobs);
 }
 
 main().catch((e) => fail('internal', e && e.stack ? e.stack : e));
