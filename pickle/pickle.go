@@ -42,6 +42,10 @@ type Options struct {
 	// writes numpy array data there) and return the value that replaces
 	// the object on the stack, or obj itself.
 	AfterBuild func(d *Decoder, obj *Object) (Value, error)
+	// Persistent, if set, resolves BINPERSID's persistent id (the value
+	// on the stack, normally a tuple) to the value pushed in its place
+	// (see persistent.go); unset, persistent ids are refused.
+	Persistent func(pid Value) (Value, error)
 	// MaxDepth bounds the nesting of containers and marks
 	// (DefaultMaxDepth if 0).
 	MaxDepth int
@@ -536,7 +540,12 @@ func (d *Decoder) run() (Value, error) {
 			_, err = d.top()
 		case 0x97: // NEXT_BUFFER
 			return nil, &RefusedError{Name: "NEXT_BUFFER", Offset: at, Err: errors.New("out-of-band buffers are not part of the file")}
-		case 'P', 'Q': // PERSID, BINPERSID
+		case 'Q': // BINPERSID
+			if d.opts.Persistent == nil {
+				return nil, &RefusedError{Name: "a persistent id", Offset: at, Err: errors.New("persistent ids need the writer's own loader")}
+			}
+			err = d.persistentID(at)
+		case 'P': // PERSID
 			return nil, &RefusedError{Name: "a persistent id", Offset: at, Err: errors.New("persistent ids need the writer's own loader")}
 		case 0x82, 0x83, 0x84: // EXT1, EXT2, EXT4
 			return nil, &RefusedError{Name: "an extension code", Offset: at, Err: errors.New("the copyreg extension registry is not read")}
