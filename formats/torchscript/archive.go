@@ -67,12 +67,17 @@ func Identify(head []byte) string {
 		return ""
 	}
 	first := string(head[30 : 30+n])
-	switch {
-	case strings.HasSuffix(first, "/data.pkl"), strings.HasSuffix(first, "/.data/version"),
-		strings.HasSuffix(first, "/version") && bytes.Contains(head, []byte("/data.pkl")):
-		return KindTorchScript
-	case strings.Contains(first, "archive_format"), bytes.Contains(head, []byte("serialized_exported_program")):
+	if strings.Contains(first, "archive_format") || bytes.Contains(head, []byte("serialized_exported_program")) {
 		return KindPT2
+	}
+	_, rest, ok := strings.Cut(first, "/")
+	if !ok {
+		return ""
+	}
+	top, _, _ := strings.Cut(rest, "/")
+	switch top {
+	case "data.pkl", "data", "code", "constants.pkl", "constants", "version", ".data", "byteorder":
+		return KindTorchScript
 	}
 	return ""
 }
