@@ -141,7 +141,7 @@ func allow(module, name string) error {
 		return nil
 	case module == "collections" && name == "OrderedDict":
 		return nil
-	case module == "torch.jit._pickle" && strings.HasPrefix(name, "build_") && name != "build_tensor_from_id":
+	case module == "torch.jit._pickle" && (strings.HasPrefix(name, "build_") && name != "build_tensor_from_id" || name == "restore_type_tag"):
 		return nil
 	case module == "torch" && name == "device":
 		return nil
