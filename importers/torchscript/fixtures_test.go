@@ -165,7 +165,7 @@ func checkFixture(t *testing.T, dir string) {
 // and compares the executor's outputs with torch's.
 func TestFixtures(t *testing.T) {
 	root := filepath.Join(testpaths.RepoRoot(t), "fixtures", "torchscript")
-	for _, name := range []string{"branchy_scripted", "shufflenet_v2_x0_5_traced"} {
+	for _, name := range []string{"branchy_scripted", "shufflenet_v2_x0_5_traced", "recurrent_scripted", "transformer_encoder_scripted"} {
 		t.Run(name, func(t *testing.T) { checkFixture(t, filepath.Join(root, name)) })
 	}
 }

@@ -540,8 +540,8 @@ func (c *conv) eval(f *frame, e fts.Expr) (value, error) {
 		if err != nil {
 			return nil, err
 		}
-		if b, ok := x.(builtin); ok && (b.name == "__annotations__") {
-			return nil, nil
+		if b, ok := x.(builtin); ok {
+			return b, nil // a type: List[int], Optional[Tensor], __annotations__["0"]
 		}
 		return c.subscript(f, e, x)
 	case *fts.Unary:
@@ -662,6 +662,15 @@ func (c *conv) evalCall(f *frame, e *fts.Call) (value, error) {
 	if _, local := f.vars[strings.SplitN(name, ".", 2)[0]]; local {
 		name = ""
 	}
+	switch name {
+	case "annotate", "unchecked_cast":
+		if len(e.Args) != 2 {
+			return nil, c.errAt(e.P, "%s takes 2 arguments", name)
+		}
+		return c.eval(f, e.Args[1])
+	case "uninitialized":
+		return uninitialized{}, nil
+	}
 	args, err := c.evalAll(f, e.Args)
 	if err != nil {
 		return nil, err
@@ -675,13 +684,6 @@ func (c *conv) evalCall(f *frame, e *fts.Call) (value, error) {
 		kw[k.Name] = v
 	}
 	switch {
-	case name == "annotate" || name == "unchecked_cast":
-		if len(args) != 2 {
-			return nil, c.errAt(e.P, "%s takes 2 arguments", name)
-		}
-		return args[1], nil
-	case name == "uninitialized":
-		return uninitialized{}, nil
 	case name == "getattr":
 		if len(args) < 2 {
 			return nil, c.errAt(e.P, "getattr takes 2 arguments")

@@ -24,7 +24,9 @@ func (c *conv) op(p fts.Pos, name string, args []value, kw map[string]value) (va
 			return poison{}, nil
 		}
 	}
-	name = strings.TrimSuffix(name, "_") // in-place variants (relu_, add_) compute the same
+	if !strings.HasSuffix(name, "__") {
+		name = strings.TrimSuffix(name, "_") // in-place variants (relu_, add_) compute the same
+	}
 	if name == "" {
 		name = "_"
 	}
@@ -131,8 +133,35 @@ func (c *conv) pyOp(p fts.Pos, name string, args []value, kw map[string]value) (
 		if _, ok := arg(0).(*tensor); ok || name == "prim::NumToTensor" || name == "_unwrap_optional" || name == "prim::unchecked_unwrap_optional" || name == "jit._unwrap_optional" {
 			return arg(0), true, nil
 		}
-	case "is_grad_enabled":
-		return false, true, nil
+	case "is_grad_enabled", "prim::requires_grad":
+		// The walk takes the autograd path: nn.TransformerEncoderLayer's
+		// composite ops rather than its fused inference kernel (the same
+		// math, which torch picks only under no_grad).
+		return true, true, nil
+	case "append":
+		if l, ok := arg(0).(*list); ok {
+			v, err := c.listMethod(p, l, "append", args[1:])
+			return v, true, err
+		}
+	case "find":
+		if s, ok := arg(0).(string); ok {
+			sub, _ := arg(1).(string)
+			return int64(strings.Index(s, sub)), true, nil
+		}
+	case "all", "any":
+		if l, ok := arg(0).(*list); ok && !hasTensor(l.items) {
+			all := name == "all"
+			for _, it := range l.items {
+				b, _ := truth(it)
+				if name == "all" && !b {
+					return false, true, nil
+				}
+				if name == "any" && b {
+					return true, true, nil
+				}
+			}
+			return all, true, nil
+		}
 	case "warn", "prim::warn", "builtins::print", "_assert":
 		return nil, true, nil
 	case "is_scripting", "jit.is_scripting":
@@ -141,7 +170,7 @@ func (c *conv) pyOp(p fts.Pos, name string, args []value, kw map[string]value) (
 		return false, true, nil
 	case "prim::is_cuda", "is_cuda", "prim::is_nested", "prim::is_sparse", "prim::is_mkldnn", "prim::is_quantized", "prim::is_meta":
 		return false, true, nil
-	case "prim::requires_grad", "is_autocast_enabled", "overrides.has_torch_function", "_C._has_torch_function":
+	case "is_autocast_enabled", "overrides.has_torch_function", "_C._has_torch_function":
 		return false, true, nil
 	case "dim", "prim::dim":
 		if t, ok := arg(0).(*tensor); ok {
@@ -188,7 +217,15 @@ func (c *conv) pyOp(p fts.Pos, name string, args []value, kw map[string]value) (
 			}
 			return x.dims[0], true, nil
 		}
-	case "format", "builtins::str", "str":
+	case "builtins::str", "str":
+		if d, ok := arg(0).(device); ok {
+			return string(d), true, nil
+		}
+		if s, ok := arg(0).(string); ok {
+			return s, true, nil
+		}
+		return "", true, nil
+	case "format":
 		return "", true, nil
 	case "list", "builtins::list":
 		switch x := arg(0).(type) {
@@ -346,7 +383,7 @@ func (c *conv) pyOp(p fts.Pos, name string, args []value, kw map[string]value) (
 		x, okx := num(arg(0))
 		if !okx {
 			if name == "eq" || name == "ne" {
-				eq := same(arg(0), arg(1))
+				eq := pyEqual(arg(0), arg(1))
 				if s, ok := arg(0).(string); ok {
 					t, _ := arg(1).(string)
 					eq = s == t
@@ -648,4 +685,34 @@ func (c *conv) unary(op string, x *tensor, attrs ...any) *tensor {
 	}
 	n := c.b.Op(op, strings.ToLower(op), []string{x.name}, as...)
 	return &tensor{name: n, dt: x.dt, dims: x.dims}
+}
+
+// pyEqual is Python's == on values known when converting.
+func pyEqual(a, b value) bool {
+	if x, ok := num(a); ok {
+		y, ok := num(b)
+		return ok && x == y
+	}
+	seq := func(v value) ([]value, bool) {
+		switch v := v.(type) {
+		case *list:
+			return v.items, true
+		case *tuple:
+			return v.items, true
+		}
+		return nil, false
+	}
+	if xs, ok := seq(a); ok {
+		ys, ok := seq(b)
+		if !ok || len(xs) != len(ys) {
+			return false
+		}
+		for i := range xs {
+			if !pyEqual(xs[i], ys[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return same(a, b)
 }
