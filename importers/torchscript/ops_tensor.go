@@ -1274,11 +1274,13 @@ func (c *conv) split(p fts.Pos, name string, args []value, kw map[string]value) 
 	if prod(sizes) < 0 || len(sizes) > 1<<16 {
 		return nil, c.errAt(p, "%s into %d parts", name, len(sizes))
 	}
+	// one Slice per part (rather than Split: every exporter has Slice)
 	var outs []string
-	for range sizes {
-		outs = append(outs, c.b.Fresh(name))
+	start := int64(0)
+	for _, n := range sizes {
+		outs = append(outs, c.b.Op("Slice", name, []string{x.name, c.b.Ints("starts", start), c.b.Ints("ends", start+n), c.b.Ints("axes", int64(ax))}))
+		start += n
 	}
-	c.b.Node("Split", []string{x.name, c.b.Ints("split", sizes...)}, outs, onnxb.Int("axis", int64(ax)))
 	res := &list{}
 	for i, o := range outs {
 		dims := slices.Clone(x.dims)
