@@ -40,7 +40,13 @@ const (
 
 	SkipNodeEnv    = "ONNXCONV_SKIP_NODE"
 	RequireNodeEnv = "ONNXCONV_REQUIRE_NODE"
+
+	SkipLibtorchEnv    = "ONNXCONV_SKIP_LIBTORCH"
+	RequireLibtorchEnv = "ONNXCONV_REQUIRE_LIBTORCH"
 )
+
+// libtorchHeader is where Debian's libtorch-dev puts torch/script.h.
+const libtorchHeader = "/usr/include/torch/script.h"
 
 // npmORTDir is where `npm ci --ignore-scripts` puts onnxruntime-node's
 // native files, relative to the repository root.
@@ -56,6 +62,7 @@ const (
 	needORT need = iota
 	needChromium
 	needNode
+	needLibtorch
 	numNeeds
 )
 
@@ -65,6 +72,8 @@ func (n need) name() string {
 		return "ONNX Runtime"
 	case needNode:
 		return "Node.js with the npm packages"
+	case needLibtorch:
+		return "libtorch"
 	}
 	return "Chromium"
 }
@@ -75,6 +84,8 @@ func (n need) skipEnv() string {
 		return SkipORTEnv
 	case needNode:
 		return SkipNodeEnv
+	case needLibtorch:
+		return SkipLibtorchEnv
 	}
 	return SkipChromiumEnv
 }
@@ -85,6 +96,8 @@ func (n need) requireEnv() string {
 		return RequireORTEnv
 	case needNode:
 		return RequireNodeEnv
+	case needLibtorch:
+		return RequireLibtorchEnv
 	}
 	return RequireChromiumEnv
 }
@@ -95,6 +108,8 @@ func (n need) hint() string {
 		return "run 'npm ci --ignore-scripts' or set " + ORTLibraryEnv
 	case needNode:
 		return "install Node.js (Debian's nodejs) and run 'npm ci --ignore-scripts'"
+	case needLibtorch:
+		return "install Debian's libtorch-dev and a C++ compiler ('apt-get install libtorch-dev g++')"
 	}
 	return "install Debian's chromium ('apt-get install chromium')"
 }
@@ -304,6 +319,20 @@ func findNode(e env, pkgs []string) (path, looked string, ok bool) {
 		}
 	}
 	return p, "", true
+}
+
+// Libtorch checks that the libtorch plugin can be built here (Debian's
+// libtorch-dev headers and g++), or skips t, counted for the package's
+// report (see Main; ONNXCONV_SKIP_LIBTORCH=1 lets the package pass).
+func Libtorch(t testing.TB) {
+	t.Helper()
+	e := osEnv(RepoRoot(t))
+	if !e.isFile(libtorchHeader) {
+		skip(t, &skips, needLibtorch, "not found (looked for "+libtorchHeader+")")
+	}
+	if _, err := e.lookPath("g++"); err != nil {
+		skip(t, &skips, needLibtorch, "not usable (no g++ on $PATH)")
+	}
 }
 
 // Main runs the package's tests (m.Run) and returns the exit code for
