@@ -177,23 +177,93 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 
 // Convert builds the ONNX model of method o.Method of the archive's root
 // module.
+//
+// Module state: an attribute that the method assigns (self._state = …)
+// is state carried from one call to the next. The method is walked once
+// to find those attributes and their values after a call; then again with
+// every tensor attribute among them lifted to a graph input named
+// "state.<attribute path>" (state._state, state.decoder.h) of the shape it
+// has after a call, whose new value is the output "state.<attribute
+// path>.out"; number attributes keep the value they have after the first
+// call. The caller feeds each output back into its input on the next
+// call; zeros are the state of a module whose reset sets empty or zero
+// tensors (Silero VAD's reset_states).
 func Convert(a *fts.Archive, o Options) (*onnxpb.ModelProto, []string, error) {
 	if o.Method == "" {
 		o.Method = "forward"
 	}
+	first, err := walk(a, o, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(first.assigned) == 0 {
+		return first.model(a, o, nil)
+	}
+	var st []stateAttr
+	for _, as := range first.assigned {
+		v := as.obj.attrs[as.name]
+		sa := stateAttr{path: joinPath(as.obj.path, as.name), value: v}
+		if t, ok := v.(*tensor); ok {
+			sa.tensor = &tensor{name: "state." + sa.path, dt: t.dt, dims: t.dims}
+		} else if !isNumber(v) {
+			return nil, nil, &CodeError{File: a.File, Msg: fmt.Sprintf("%s assigns attribute %s the value %s, which is neither a tensor nor a number", o.Method, sa.path, describe(v))}
+		}
+		st = append(st, sa)
+	}
+	second, err := walk(a, o, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	return second.model(a, o, st)
+}
+
+type stateAttr struct {
+	path   string
+	value  value   // after the first call
+	tensor *tensor // the lifted input, nil for a number
+}
+
+func joinPath(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}
+
+func isNumber(v value) bool {
+	switch v.(type) {
+	case nil, bool, int64, float64, string:
+		return true
+	}
+	return false
+}
+
+// walked is one walk of the method.
+type walked struct {
+	c        *conv
+	root     *object
+	inputs   []*onnxpb.ValueInfoProto
+	ret      value
+	assigned []assignment
+	def      *fts.Def
+}
+
+// walk walks the method with the state attributes st preset (nil on the
+// first walk).
+func walk(a *fts.Archive, o Options, st []stateAttr) (*walked, error) {
 	c := &conv{file: a.File, a: a, b: onnxb.New(17), unsup: &importers.UnsupportedOpsError{Format: Name, File: a.File},
 		inits: map[*fts.TensorRef]*tensor{}, warned: map[string]bool{}}
 	rootV, err := c.fromPickle(fts.Pos{}, a.Data, "")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	root, ok := rootV.(*object)
 	if !ok {
-		return nil, nil, &fts.FormatError{File: a.File, Detail: "data.pkl does not hold a TorchScript module (found " + pickle.Describe(a.Data) + ")"}
+		return nil, &fts.FormatError{File: a.File, Detail: "data.pkl does not hold a TorchScript module (found " + pickle.Describe(a.Data) + ")"}
 	}
 	cls, err := c.classOf(fts.Pos{}, root)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var def *fts.Def
 	var methods []string
@@ -204,11 +274,11 @@ func Convert(a *fts.Archive, o Options) (*onnxpb.ModelProto, []string, error) {
 		}
 	}
 	if def == nil {
-		return nil, nil, &importers.OptionError{Importer: Name, Key: "method", Value: o.Method, Known: methods,
+		return nil, &importers.OptionError{Importer: Name, Key: "method", Value: o.Method, Known: methods,
 			Err: fmt.Errorf("%s has no method %s (it has %s)", root.qual, o.Method, strings.Join(methods, ", "))}
 	}
+	w := &walked{c: c, root: root, def: def}
 	var args []value
-	var inputs []*onnxpb.ValueInfoProto
 	k := 0
 	for _, prm := range def.Params[1:] {
 		typ := typeName(prm.Type)
@@ -219,44 +289,103 @@ func Convert(a *fts.Archive, o Options) (*onnxpb.ModelProto, []string, error) {
 		switch {
 		case typ == "Tensor":
 			if k >= len(o.Shapes) {
-				return nil, nil, &importers.OptionError{Importer: Name, Key: "shapes", Value: "",
+				return nil, &importers.OptionError{Importer: Name, Key: "shapes", Value: "",
 					Known: importers.Names(optionSpecs()), Err: fmt.Errorf("%s.%s takes tensor input %q whose shape the archive does not record: give every tensor input's shape, e.g. -O shapes=1x3x224x224", root.qual, o.Method, prm.Name)}
 			}
 			t := &tensor{name: prm.Name, dt: canonical.Float, dims: o.Shapes[k]}
 			k++
 			c.b.Reserve(prm.Name)
 			args = append(args, t)
-			inputs = append(inputs, onnxb.ValueInfo(t.name, t.dt, t.dims, false))
+			w.inputs = append(w.inputs, onnxb.ValueInfo(t.name, t.dt, t.dims, false))
 		case prm.Default != nil:
 			v, err := c.eval(&frame{vars: map[string]value{}}, prm.Default)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			args = append(args, v)
 		default:
-			return nil, nil, &importers.OptionError{Importer: Name, Key: "bind", Value: "", Known: importers.Names(optionSpecs()),
+			return nil, &importers.OptionError{Importer: Name, Key: "bind", Value: "", Known: importers.Names(optionSpecs()),
 				Err: fmt.Errorf("%s.%s takes %s input %q: give its value, e.g. -O bind=%s=…", root.qual, o.Method, typ, prm.Name, prm.Name)}
 		}
 	}
-	ret, err := c.invoke(def.P, def, root, args, nil)
+	for _, s := range st {
+		obj, name, err := c.objectAt(root, s.path)
+		if err != nil {
+			return nil, err
+		}
+		if s.tensor != nil {
+			c.b.Reserve(s.tensor.name)
+			obj.attrs[name] = s.tensor
+			w.inputs = append(w.inputs, onnxb.ValueInfo(s.tensor.name, s.tensor.dt, s.tensor.dims, false))
+		} else {
+			obj.attrs[name] = s.value
+		}
+	}
+	c.track = true
+	w.ret, err = c.invoke(def.P, def, root, args, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := c.unsup.Err(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	w.assigned = c.assigned
+	return w, nil
+}
+
+// objectAt finds the object holding the attribute at path (a.b.name)
+// below root.
+func (c *conv) objectAt(root *object, path string) (*object, string, error) {
+	parts := strings.Split(path, ".")
+	obj := root
+	for _, p := range parts[:len(parts)-1] {
+		v, err := c.attr(fts.Pos{}, obj, p)
+		if err != nil {
+			return nil, "", err
+		}
+		o, ok := v.(*object)
+		if !ok {
+			return nil, "", &CodeError{File: c.file, Msg: fmt.Sprintf("state attribute %s: %s is not a module", path, p)}
+		}
+		obj = o
+	}
+	return obj, parts[len(parts)-1], nil
+}
+
+// model makes the ModelProto of a walk: the method's outputs, then the new
+// value of each lifted state attribute.
+func (w *walked) model(a *fts.Archive, o Options, st []stateAttr) (*onnxpb.ModelProto, []string, error) {
+	c := w.c
 	var outs []*tensor
-	if err := flatten(ret, &outs); err != nil {
-		return nil, nil, &CodeError{File: a.File, Pos: def.P, Msg: fmt.Sprintf("%s returns %s: %v", o.Method, describe(ret), err)}
+	if err := flatten(w.ret, &outs); err != nil {
+		return nil, nil, &CodeError{File: a.File, Pos: w.def.P, Msg: fmt.Sprintf("%s returns %s: %v", o.Method, describe(w.ret), err)}
+	}
+	names := make([]string, len(outs))
+	for i := range outs {
+		names[i] = fmt.Sprintf("output_%d", i)
+	}
+	for _, s := range st {
+		if s.tensor == nil {
+			continue
+		}
+		obj, name, err := c.objectAt(w.root, s.path)
+		if err != nil {
+			return nil, nil, err
+		}
+		t, ok := obj.attrs[name].(*tensor)
+		if !ok || t.dt != s.tensor.dt || !equalDims(t.dims, s.tensor.dims) {
+			return nil, nil, &CodeError{File: a.File, Msg: fmt.Sprintf("state attribute %s is %s after the call and %s after two: its shape does not settle", s.path, describe(s.tensor), describe(obj.attrs[name]))}
+		}
+		outs = append(outs, t)
+		names = append(names, s.tensor.name+".out")
 	}
 	var outputs []*onnxpb.ValueInfoProto
 	for i, t := range outs {
-		name := fmt.Sprintf("output_%d", i)
-		c.b.Reserve(name)
-		c.b.OpTo("Identity", name, []string{t.name})
-		outputs = append(outputs, onnxb.ValueInfo(name, t.dt, t.dims, false))
+		c.b.Reserve(names[i])
+		c.b.OpTo("Identity", names[i], []string{t.name})
+		outputs = append(outputs, onnxb.ValueInfo(names[i], t.dt, t.dims, false))
 	}
-	mp := c.b.Model(filepath.Base(a.File), fmt.Sprintf("TorchScript %s.%s", root.qual, o.Method), inputs, outputs)
+	mp := c.b.Model(filepath.Base(a.File), fmt.Sprintf("TorchScript %s.%s", w.root.qual, o.Method), w.inputs, outputs)
 	return mp, c.warns, nil
 }
 

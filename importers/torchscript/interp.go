@@ -61,6 +61,15 @@ type conv struct {
 	inits  map[*fts.TensorRef]*tensor
 	warns  []string
 	warned map[string]bool
+	// track records the module attributes the method assigns.
+	track    bool
+	assigned []assignment
+}
+
+// assignment is a module attribute assigned by the walked method.
+type assignment struct {
+	obj  *object
+	name string
 }
 
 type frame struct {
@@ -212,6 +221,15 @@ func (c *conv) assign(f *frame, target fts.Expr, v value) error {
 			return c.errAt(t.P, "assignment to attribute %s of %s", t.Name, describe(x))
 		}
 		o.attrs[t.Name] = v
+		if c.track {
+			seen := false
+			for _, a := range c.assigned {
+				seen = seen || a.obj == o && a.name == t.Name
+			}
+			if !seen {
+				c.assigned = append(c.assigned, assignment{obj: o, name: t.Name})
+			}
+		}
 		return nil
 	case *fts.Subscript:
 		x, err := c.eval(f, t.X)

@@ -80,7 +80,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		return def
 	}
 	switch name {
-	case "add", "sub", "mul", "div", "true_divide", "rsub", "pow", "maximum", "minimum", "floor_divide", "remainder", "fmod", "atan2":
+	case "add", "sub", "mul", "div", "true_divide", "rsub", "pow", "maximum", "minimum", "floor_divide", "remainder", "fmod":
 		x, y := arg(0, "self"), arg(1, "other")
 		if name == "rsub" {
 			x, y = y, x
@@ -854,6 +854,14 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		return c.out("Expand", name, []string{v.name, c.b.Ints("shape", shape...)}, dt, shape), nil
 	case "lstm", "gru":
 		return c.rnn(p, name, args, kw)
+	case "lstm_cell":
+		return c.lstmCell(p, args)
+	case "atan2":
+		y, x, err := c.operands(p, arg(0, "self"), arg(1, "other"))
+		if err != nil {
+			return nil, err
+		}
+		return c.atan2(y, x), nil
 	case "embedding":
 		w, err := tens(0, "weight")
 		if err != nil {

@@ -1,6 +1,7 @@
 package torchscript
 
 import (
+	"github.com/onnxconv/onnxconv/canonical"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
 	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
@@ -167,4 +168,76 @@ func (c *conv) rnn(p fts.Pos, name string, args []value, kw map[string]value) (v
 		return &tuple{items: []value{out, catState(hOut)}}, nil
 	}
 	return &tuple{items: []value{out, catState(hOut), catState(cOut)}}, nil
+}
+
+// lstmCell maps aten::lstm_cell(input [B,I], [h, c], w_ih, w_hh, b_ih,
+// b_hh) to its equations: gates = x·W_ihᵀ + b_ih + h·W_hhᵀ + b_hh split
+// in torch's order i f g o; c' = σ(f)·c + σ(i)·tanh(g); h' = σ(o)·tanh(c').
+func (c *conv) lstmCell(p fts.Pos, args []value) (value, error) {
+	if len(args) < 4 {
+		return nil, nil
+	}
+	x, ok := args[0].(*tensor)
+	hc, ok2 := args[1].(*list)
+	wih, ok3 := args[2].(*tensor)
+	whh, ok4 := args[3].(*tensor)
+	if !ok || !ok2 || !ok3 || !ok4 || len(hc.items) != 2 || x.rank() != 2 {
+		return nil, c.errAt(p, "lstm_cell of %s", describe(&tuple{items: args}))
+	}
+	h, ok := hc.items[0].(*tensor)
+	cs, ok2 := hc.items[1].(*tensor)
+	if !ok || !ok2 {
+		return nil, c.errAt(p, "lstm_cell state %s", describe(hc))
+	}
+	B, H := x.dims[0], whh.dims[1]
+	lin := func(in, w *tensor, b value) *tensor {
+		wt := c.out("Transpose", "wt", []string{w.name}, w.dt, []int64{w.dims[1], w.dims[0]}, onnxb.Ints("perm", []int64{1, 0}))
+		y := c.out("MatMul", "mm", []string{in.name, wt.name}, x.dt, []int64{B, 4 * H})
+		if bt, ok := b.(*tensor); ok {
+			y = c.out("Add", "bias", []string{y.name, bt.name}, x.dt, y.dims)
+		}
+		return y
+	}
+	var bih, bhh value
+	if len(args) > 4 {
+		bih = args[4]
+	}
+	if len(args) > 5 {
+		bhh = args[5]
+	}
+	g := c.out("Add", "gates", []string{lin(x, wih, bih).name, lin(h, whh, bhh).name}, x.dt, []int64{B, 4 * H})
+	part := func(k int64) *tensor {
+		return c.out("Slice", "gate", []string{g.name, c.b.Ints("s", k*H), c.b.Ints("e", (k+1)*H), c.b.Ints("a", 1)}, x.dt, []int64{B, H})
+	}
+	i := c.out("Sigmoid", "i", []string{part(0).name}, x.dt, []int64{B, H})
+	f := c.out("Sigmoid", "f", []string{part(1).name}, x.dt, []int64{B, H})
+	gg := c.out("Tanh", "g", []string{part(2).name}, x.dt, []int64{B, H})
+	o := c.out("Sigmoid", "o", []string{part(3).name}, x.dt, []int64{B, H})
+	fc := c.out("Mul", "fc", []string{f.name, cs.name}, x.dt, []int64{B, H})
+	ig := c.out("Mul", "ig", []string{i.name, gg.name}, x.dt, []int64{B, H})
+	c2 := c.out("Add", "c", []string{fc.name, ig.name}, x.dt, []int64{B, H})
+	t := c.out("Tanh", "tc", []string{c2.name}, x.dt, []int64{B, H})
+	h2 := c.out("Mul", "h", []string{o.name, t.name}, x.dt, []int64{B, H})
+	return &tuple{items: []value{h2, c2}}, nil
+}
+
+// atan2 is atan(y/x) moved to the quadrant of (x, y): +π when x < 0 and
+// y ≥ 0, −π when x < 0 and y < 0, ±π/2 when x = 0.
+func (c *conv) atan2(y, x *tensor) *tensor {
+	dims, _ := broadcast(y.dims, x.dims)
+	zero, _ := c.constOf(0.0, x.dt)
+	pi, _ := c.constOf(3.141592653589793, x.dt)
+	halfPi, _ := c.constOf(1.5707963267948966, x.dt)
+	q := c.out("Div", "yx", []string{y.name, x.name}, x.dt, dims)
+	a := c.out("Atan", "atan", []string{q.name}, x.dt, dims)
+	xneg := c.out("Less", "xneg", []string{x.name, zero.name}, canonical.Bool, x.dims)
+	yneg := c.out("Less", "yneg", []string{y.name, zero.name}, canonical.Bool, y.dims)
+	xzero := c.out("Equal", "xzero", []string{x.name, zero.name}, canonical.Bool, x.dims)
+	negPi := c.out("Neg", "negpi", []string{pi.name}, x.dt, nil)
+	shift := c.out("Where", "shift", []string{yneg.name, negPi.name, pi.name}, x.dt, y.dims)
+	moved := c.out("Add", "moved", []string{a.name, shift.name}, x.dt, dims)
+	r := c.out("Where", "q", []string{xneg.name, moved.name, a.name}, x.dt, dims)
+	negHalf := c.out("Neg", "neghalf", []string{halfPi.name}, x.dt, nil)
+	axis := c.out("Where", "axis", []string{yneg.name, negHalf.name, halfPi.name}, x.dt, y.dims)
+	return c.out("Where", "atan2", []string{xzero.name, axis.name, r.name}, x.dt, dims)
 }
