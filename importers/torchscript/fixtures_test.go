@@ -145,9 +145,18 @@ func relErr(t *testing.T, got, want *canonical.Tensor) float64 {
 	return worst
 }
 
-func checkFixture(t *testing.T, dir string) {
+func checkFixture(t *testing.T, dir string, ops ...string) {
 	f := loadFixture(t, dir)
 	m := importDetected(t, filepath.Join(dir, "model.pt"), map[string]string{"shapes": shapesOption(f.ins)})
+	for _, op := range ops {
+		found := false
+		for _, n := range m.Graph.Nodes {
+			found = found || n.OpType == op
+		}
+		if !found {
+			t.Errorf("%s: no %s node", dir, op)
+		}
+	}
 	outs := run(t, m, f.ins)
 	if len(outs) != len(f.out) {
 		t.Fatalf("%d outputs, want %d", len(outs), len(f.out))
@@ -165,7 +174,10 @@ func checkFixture(t *testing.T, dir string) {
 // and compares the executor's outputs with torch's.
 func TestFixtures(t *testing.T) {
 	root := filepath.Join(testpaths.RepoRoot(t), "fixtures", "torchscript")
-	for _, name := range []string{"branchy_scripted", "shufflenet_v2_x0_5_traced", "recurrent_scripted", "transformer_encoder_scripted"} {
+	// the if on a tensor is an If, the for loop a Loop
+	t.Run("branchy_scripted", func(t *testing.T) { checkFixture(t, filepath.Join(root, "branchy_scripted"), "If", "Loop") })
+	t.Run("recurrent_scripted", func(t *testing.T) { checkFixture(t, filepath.Join(root, "recurrent_scripted"), "LSTM", "GRU") })
+	for _, name := range []string{"shufflenet_v2_x0_5_traced", "transformer_encoder_scripted"} {
 		t.Run(name, func(t *testing.T) { checkFixture(t, filepath.Join(root, name)) })
 	}
 }

@@ -482,6 +482,11 @@ func (c *conv) execFor(f *frame, s *fts.For) (flow, value, error) {
 	case *tuple:
 		items = it.items
 	case *rangeVal:
+		if n := rangeLen(it); it.step == 1 && it.start == 0 {
+			if done, err := c.tryLoop(f, s, n); err != nil || done {
+				return flowNormal, nil, err
+			}
+		}
 		for i := it.start; (it.step > 0 && i < it.stop) || (it.step < 0 && i > it.stop); i += it.step {
 			if len(items) > maxSteps {
 				return 0, nil, c.errAt(s.P, "a loop of more than %d iterations", maxSteps)
@@ -510,6 +515,16 @@ func (c *conv) execFor(f *frame, s *fts.For) (flow, value, error) {
 }
 
 type rangeVal struct{ start, stop, step int64 }
+
+func rangeLen(r *rangeVal) int64 {
+	switch {
+	case r.step > 0 && r.start < r.stop:
+		return (r.stop - r.start + r.step - 1) / r.step
+	case r.step < 0 && r.start > r.stop:
+		return (r.start - r.stop - r.step - 1) / -r.step
+	}
+	return 0
+}
 
 // dotted returns "a.b.c" for a chain of names and attributes, else "".
 func dotted(e fts.Expr) string {
