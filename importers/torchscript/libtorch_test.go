@@ -66,7 +66,7 @@ func TestAgainstLibtorch(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := filepath.Join(testpaths.RepoRoot(t), "fixtures", "torchscript")
-	for _, name := range []string{"branchy_scripted", "shufflenet_v2_x0_5_traced", "recurrent_scripted", "transformer_encoder_scripted"} {
+	for _, name := range []string{"branchy_scripted", "shufflenet_v2_x0_5_traced", "recurrent_scripted", "transformer_encoder_scripted", "spectrogram_scripted"} {
 		t.Run(name, func(t *testing.T) {
 			d := filepath.Join(root, name)
 			f := loadFixture(t, d)

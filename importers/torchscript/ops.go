@@ -383,6 +383,39 @@ func (c *conv) pyOp(p fts.Pos, name string, args []value, kw map[string]value) (
 		}
 		return best, true, nil
 	}
+	if l, ok := arg(0).(*list); ok && len(args) == 2 && !hasTensor(args) {
+		switch name {
+		case "mul":
+			n, ok := arg(1).(int64)
+			if !ok || n*int64(len(l.items)) > maxSteps {
+				return nil, true, c.errAt(p, "list repeated %s times", describe(arg(1)))
+			}
+			out := &list{}
+			for i := int64(0); i < n; i++ {
+				out.items = append(out.items, l.items...)
+			}
+			return out, true, nil
+		case "add":
+			m, ok := arg(1).(*list)
+			if !ok {
+				return nil, true, c.errAt(p, "list + %s", describe(arg(1)))
+			}
+			return &list{items: append(append([]value{}, l.items...), m.items...)}, true, nil
+		}
+	}
+	if z, ok := arg(0).(*complexT); ok {
+		switch name {
+		case "abs":
+			return c.complexAbs(z), true, nil
+		case "view_as_real":
+			return c.complexAsReal(p, z)
+		case "real":
+			return z.re, true, nil
+		case "imag":
+			return z.im, true, nil
+		}
+		return nil, true, c.errAt(p, "%s of a complex tensor is not mapped (abs, real, imag and view_as_real are)", name)
+	}
 	if hasTensor(args) {
 		return nil, false, nil
 	}

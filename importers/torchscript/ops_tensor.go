@@ -854,6 +854,8 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		return c.out("Expand", name, []string{v.name, c.b.Ints("shape", shape...)}, dt, shape), nil
 	case "lstm", "gru":
 		return c.rnn(p, name, args, kw)
+	case "stft":
+		return c.stft(p, args, kw)
 	case "lstm_cell":
 		return c.lstmCell(p, args)
 	case "atan2":
