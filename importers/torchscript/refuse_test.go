@@ -107,6 +107,35 @@ func TestHostileArchives(t *testing.T) {
 	}
 }
 
+// TestZipBomb: an entry that inflates beyond the archive's size is
+// refused before it is inflated.
+func TestZipBomb(t *testing.T) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.Create("m/data.pkl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(make([]byte, 64<<20)); err != nil {
+		t.Fatal(err)
+	}
+	w, err = zw.Create("m/code/__torch__.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("class M(Module):\n  pass\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = fts.Open("bomb.pt", buf.Bytes())
+	var fe *fts.FormatError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "more than the archive") {
+		t.Fatalf("a %d-byte archive inflating to 64 MiB: %v", buf.Len(), err)
+	}
+}
+
 // TestUnsupportedListed: every unmapped op is listed in one
 // *importers.UnsupportedOpsError.
 func TestUnsupportedListed(t *testing.T) {
@@ -123,5 +152,20 @@ func TestUnsupportedListed(t *testing.T) {
 	}
 	if len(ue.Ops) != 2 || ue.Ops[0].Op != "aten::frobnicate" || ue.Ops[0].Count != 2 || ue.Ops[1].Op != "aten::quux" {
 		t.Fatalf("ops = %+v", ue.Ops)
+	}
+}
+
+// TestMethodOption: -O method picks the method; an unknown one is an
+// *importers.OptionError naming the methods there are.
+func TestMethodOption(t *testing.T) {
+	path := filepath.Join(testpaths.Shared(t, "models", "torchscript", "silero_vad"), "silero_vad.jit")
+	_, err := torchscript.New().Import(context.Background(), path, map[string]string{"method": "nope", "shapes": "1x512", "bind": "sr=16000"})
+	var oe *importers.OptionError
+	if !errors.As(err, &oe) || !strings.Contains(err.Error(), "reset_states") {
+		t.Fatalf("method=nope: %v", err)
+	}
+	_, err = torchscript.New().Import(context.Background(), path, map[string]string{"shapes": "1x512"})
+	if !errors.As(err, &oe) || oe.Key != "bind" {
+		t.Fatalf("without sr bound: %v", err)
 	}
 }
