@@ -384,6 +384,9 @@ func (a *Archive) Tensor(name string, t *TensorRef) (*canonical.Tensor, error) {
 			maxIdx += (d - 1) * t.Stride[i]
 		}
 	}
+	if es <= 0 || n > (4*a.size+1<<20)/es {
+		return nil, &FormatError{File: a.File, Detail: fmt.Sprintf("tensor %s of %d elements expands its storage %s/%s beyond four times the archive's size", name, n, s.Dir, s.Key)}
+	}
 	if n > 0 && (t.Offset < 0 || maxIdx >= s.Numel) {
 		return nil, &FormatError{File: a.File, Detail: fmt.Sprintf("tensor %s reads outside its storage %s/%s (%d elements)", name, s.Dir, s.Key, s.Numel)}
 	}
