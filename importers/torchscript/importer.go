@@ -250,7 +250,14 @@ type walked struct {
 
 // walk walks the method with the state attributes st preset (nil on the
 // first walk).
-func walk(a *fts.Archive, o Options, st []stateAttr) (*walked, error) {
+func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
+	defer func() {
+		// The walk checks what it reads; should a check be missing, hostile
+		// source is still an error, not a crash.
+		if r := recover(); r != nil {
+			w, err = nil, &CodeError{File: a.File, Msg: fmt.Sprintf("the importer failed on this source (please report): %v", r)}
+		}
+	}()
 	c := &conv{file: a.File, a: a, b: onnxb.New(17), unsup: &importers.UnsupportedOpsError{Format: Name, File: a.File},
 		inits: map[*fts.TensorRef]*tensor{}, warned: map[string]bool{}}
 	rootV, err := c.fromPickle(fts.Pos{}, a.Data, "")
@@ -277,7 +284,10 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (*walked, error) {
 		return nil, &importers.OptionError{Importer: Name, Key: "method", Value: o.Method, Known: methods,
 			Err: fmt.Errorf("%s has no method %s (it has %s)", root.qual, o.Method, strings.Join(methods, ", "))}
 	}
-	w := &walked{c: c, root: root, def: def}
+	if len(def.Params) == 0 {
+		return nil, &CodeError{File: a.File, Pos: def.P, Msg: fmt.Sprintf("method %s has no self parameter", def.Name)}
+	}
+	w = &walked{c: c, root: root, def: def}
 	var args []value
 	k := 0
 	for _, prm := range def.Params[1:] {

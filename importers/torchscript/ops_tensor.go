@@ -1074,6 +1074,9 @@ func (c *conv) transpose(p fts.Pos, x *tensor, perm []int64) (*tensor, error) {
 }
 
 func (c *conv) convolution(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	if len(args) < 3 {
+		return nil, c.errAt(p, "%s takes input, weight and bias", name)
+	}
 	x, ok := args[0].(*tensor)
 	w, ok2 := args[1].(*tensor)
 	if !ok || !ok2 || len(args) < 7 && name == "_convolution" {
@@ -1149,6 +1152,9 @@ func (c *conv) convolution(p fts.Pos, name string, args []value, kw map[string]v
 }
 
 func (c *conv) pool(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	if len(args) < 2 {
+		return nil, c.errAt(p, "%s takes an input and a kernel size", name)
+	}
 	x, ok := args[0].(*tensor)
 	if !ok {
 		return nil, c.errAt(p, "%s of %s", name, describe(args[0]))
@@ -1222,6 +1228,9 @@ func (c *conv) pool(p fts.Pos, name string, args []value, kw map[string]value) (
 }
 
 func (c *conv) split(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	if len(args) < 1 || name != "unbind" && len(args) < 2 {
+		return nil, c.errAt(p, "%s: missing arguments", name)
+	}
 	x, ok := args[0].(*tensor)
 	if !ok {
 		return nil, c.errAt(p, "%s of %s", name, describe(args[0]))

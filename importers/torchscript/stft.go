@@ -29,7 +29,7 @@ func (c *conv) stft(p fts.Pos, args []value, kw map[string]value) (value, error)
 	}
 	x, ok := arg(0, "self").(*tensor)
 	nfft, ok2 := arg(1, "n_fft").(int64)
-	if !ok || !ok2 || nfft <= 0 || nfft > 1<<16 || (x.rank() != 1 && x.rank() != 2) {
+	if !ok || !ok2 || nfft <= 0 || nfft > 1<<14 || (x.rank() != 1 && x.rank() != 2) {
 		return nil, c.errAt(p, "stft of %s with n_fft %s", describe(arg(0, "self")), describe(arg(1, "n_fft")))
 	}
 	hop := nfft / 4
