@@ -15,6 +15,7 @@ import (
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
@@ -146,6 +147,11 @@ func relErr(t *testing.T, got, want *canonical.Tensor) float64 {
 }
 
 func checkFixture(t *testing.T, dir string, ops ...string) {
+	checkFixtureOn(t, nil, dir, ops...)
+}
+
+// checkFixtureOn also compares with libtorch when host is not nil.
+func checkFixtureOn(t *testing.T, host *plugins.Host, dir string, ops ...string) {
 	f := loadFixture(t, dir)
 	m := importDetected(t, filepath.Join(dir, "model.pt"), map[string]string{"shapes": shapesOption(f.ins)})
 	for _, op := range ops {
@@ -168,6 +174,9 @@ func checkFixture(t *testing.T, dir string, ops ...string) {
 			t.Errorf("%s output_%d: max relative error %.3g > 1e-5", filepath.Base(dir), i, e)
 		}
 	}
+	if host != nil {
+		compareLibtorch(t, host, dir, f, outs)
+	}
 }
 
 // TestFixtures converts the committed archives of make.py without --from
@@ -183,13 +192,18 @@ func TestFixtures(t *testing.T) {
 }
 
 // TestLargeFixtures does the same for the torchvision models make.py
-// --large writes (tens of MB each, not committed).
+// --large writes (tens of MB each, not committed), and compares them with
+// libtorch too (testpaths.Libtorch: ONNXCONV_SKIP_LIBTORCH=1 skips that).
 func TestLargeFixtures(t *testing.T) {
 	dir := os.Getenv(LargeModelsEnv)
 	if dir == "" {
 		t.Skip("set " + LargeModelsEnv + " to the folder of 'fixtures/torchscript/make.py --large DIR'")
 	}
+	var host *plugins.Host
+	if os.Getenv(testpaths.SkipLibtorchEnv) != "1" {
+		host = libtorchHost(t)
+	}
 	for _, name := range []string{"resnet18_traced", "mobilenet_v3_small_traced", "googlenet_traced", "densenet121_traced", "shufflenet_v2_x1_0_traced"} {
-		t.Run(name, func(t *testing.T) { checkFixture(t, filepath.Join(dir, "torchscript", name)) })
+		t.Run(name, func(t *testing.T) { checkFixtureOn(t, host, filepath.Join(dir, "torchscript", name)) })
 	}
 }

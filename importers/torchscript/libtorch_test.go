@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/plugins"
 )
@@ -53,49 +54,62 @@ type buildError struct {
 
 func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
+var libtorchPlugin pluginDir
+
+// libtorchHost starts a plugin host that finds the libtorch plugin (built
+// once per test process), or skips t as testpaths.Libtorch does.
+func libtorchHost(t *testing.T) *plugins.Host {
+	t.Helper()
+	dir := libtorchPlugin.build(t)
+	host, err := plugins.NewHost(context.Background(), plugins.Options{PluginPath: dir, UserDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host
+}
+
+// compareLibtorch runs the archive in dir on libtorch and compares it with
+// torch's stored outputs and with the converted model's outputs got.
+func compareLibtorch(t *testing.T, host *plugins.Host, dir string, f fixture, got []*canonical.Tensor) {
+	t.Helper()
+	name := filepath.Base(dir)
+	r, err := host.Runner("libtorch", filepath.Join(dir, "model.pt"), nil, plugins.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	lt, err := r.Run(rctx, f.ins)
+	if err != nil {
+		t.Fatalf("libtorch: %v", err)
+	}
+	if len(lt) != len(got) || len(lt) != len(f.out) {
+		t.Fatalf("libtorch gives %d outputs, the converted model %d, torch stored %d", len(lt), len(got), len(f.out))
+	}
+	for i := range lt {
+		if e := relErr(t, lt[i], f.out[i]); e > 1e-6 {
+			t.Errorf("output_%d: libtorch differs from torch's stored output by %.3g", i, e)
+		}
+		e := relErr(t, got[i], lt[i])
+		t.Logf("%s output_%d: converted vs libtorch max relative error %.3g", name, i, e)
+		if e > 1e-5 {
+			t.Errorf("output_%d: converted model vs libtorch %.3g > 1e-5", i, e)
+		}
+	}
+}
+
 // TestAgainstLibtorch runs each committed archive with libtorch through
 // the plugin (what `convert x.pt` verifies against) and compares with the
 // converted model on the executor and with torch's stored outputs.
 func TestAgainstLibtorch(t *testing.T) {
-	var pd pluginDir
-	dir := pd.build(t)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	ctx := context.Background()
-	host, err := plugins.NewHost(ctx, plugins.Options{PluginPath: dir, UserDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	host := libtorchHost(t)
 	root := filepath.Join(testpaths.RepoRoot(t), "fixtures", "torchscript")
 	for _, name := range []string{"branchy_scripted", "shufflenet_v2_x0_5_traced", "recurrent_scripted", "transformer_encoder_scripted", "spectrogram_scripted"} {
 		t.Run(name, func(t *testing.T) {
 			d := filepath.Join(root, name)
 			f := loadFixture(t, d)
-			path := filepath.Join(d, "model.pt")
-			r, err := host.Runner("libtorch", path, nil, plugins.RunOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-			defer cancel()
-			lt, err := r.Run(rctx, f.ins)
-			if err != nil {
-				t.Fatalf("libtorch: %v", err)
-			}
-			m := importDetected(t, path, map[string]string{"shapes": shapesOption(f.ins)})
-			got := run(t, m, f.ins)
-			if len(lt) != len(got) || len(lt) != len(f.out) {
-				t.Fatalf("libtorch gives %d outputs, the converted model %d, torch stored %d", len(lt), len(got), len(f.out))
-			}
-			for i := range lt {
-				if e := relErr(t, lt[i], f.out[i]); e > 1e-6 {
-					t.Errorf("output_%d: libtorch differs from torch's stored output by %.3g", i, e)
-				}
-				e := relErr(t, got[i], lt[i])
-				t.Logf("%s output_%d: converted vs libtorch max relative error %.3g", name, i, e)
-				if e > 1e-5 {
-					t.Errorf("output_%d: converted model vs libtorch %.3g > 1e-5", i, e)
-				}
-			}
+			m := importDetected(t, filepath.Join(d, "model.pt"), map[string]string{"shapes": shapesOption(f.ins)})
+			compareLibtorch(t, host, d, f, run(t, m, f.ins))
 		})
 	}
 }

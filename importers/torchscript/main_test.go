@@ -7,4 +7,10 @@ import (
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
-func TestMain(m *testing.M) { os.Exit(testpaths.Main(m, "importers/torchscript")) }
+func TestMain(m *testing.M) {
+	code := testpaths.Main(m, "importers/torchscript")
+	if libtorchPlugin.dir != "" {
+		os.RemoveAll(libtorchPlugin.dir)
+	}
+	os.Exit(code)
+}
