@@ -38,6 +38,8 @@ type Options struct {
 	Method string
 	// Shapes are the static shapes of the tensor inputs, in order.
 	Shapes [][]int64
+	// DTypes are their element types (0: float32).
+	DTypes []canonical.DataType
 	// Bind gives values to the non-tensor inputs (int, float, bool):
 	// they are folded into the graph.
 	Bind map[string]value
@@ -51,7 +53,7 @@ type importer struct{}
 func optionSpecs() []importers.OptionSpec {
 	return []importers.OptionSpec{
 		{Name: "method", Doc: "the method of the root module to convert (default forward; reset_states and other methods are not converted)"},
-		{Name: "shapes", Doc: "static shapes of the tensor inputs, in order, ';' between inputs, 'x' between dims: 1x3x224x224 or 2x7x10;2x20 (a 0-d input: 's')"},
+		{Name: "shapes", Doc: "static shapes of the tensor inputs, in order, ';' between inputs, 'x' between dims, ':TYPE' after a shape for an input that is not float32: 1x3x224x224 or 2x7x10;2x5:int64 (a 0-d input: 's')"},
 		{Name: "bind", Doc: "values of the int/float/bool inputs, folded into the graph: sr=16000 (',' between several)"},
 	}
 }
@@ -97,6 +99,15 @@ func ParseOptions(m map[string]string) (Options, error) {
 		case "shapes":
 			for _, s := range strings.Split(v, ";") {
 				s = strings.TrimSpace(s)
+				dt := canonical.Float
+				if sh, ty, ok := strings.Cut(s, ":"); ok {
+					d, ok := inputTypes[strings.TrimSpace(ty)]
+					if !ok {
+						return o, bad(k, v, fmt.Errorf("element type %q (float32, float64, float16, int64, int32, int8, uint8, bool)", ty))
+					}
+					s, dt = strings.TrimSpace(sh), d
+				}
+				o.DTypes = append(o.DTypes, dt)
 				if s == "s" || s == "" {
 					o.Shapes = append(o.Shapes, []int64{})
 					continue
@@ -138,6 +149,9 @@ func ParseOptions(m map[string]string) (Options, error) {
 	}
 	return o, nil
 }
+
+var inputTypes = map[string]canonical.DataType{"float32": canonical.Float, "float": canonical.Float, "float64": canonical.Double,
+	"float16": canonical.Float16, "int64": canonical.Int64, "int32": canonical.Int32, "int8": canonical.Int8, "uint8": canonical.Uint8, "bool": canonical.Bool}
 
 func (importer) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
 	o, err := ParseOptions(opts)
@@ -302,7 +316,11 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 				return nil, &importers.OptionError{Importer: Name, Key: "shapes", Value: "",
 					Known: importers.Names(optionSpecs()), Err: fmt.Errorf("%s.%s takes tensor input %q whose shape the archive does not record: give every tensor input's shape, e.g. -O shapes=1x3x224x224", root.qual, o.Method, prm.Name)}
 			}
-			t := &tensor{name: prm.Name, dt: canonical.Float, dims: o.Shapes[k]}
+			dt := canonical.Float
+			if k < len(o.DTypes) && o.DTypes[k] != 0 {
+				dt = o.DTypes[k]
+			}
+			t := &tensor{name: prm.Name, dt: dt, dims: o.Shapes[k]}
 			k++
 			c.b.Reserve(prm.Name)
 			args = append(args, t)

@@ -856,6 +856,9 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		return c.rnn(p, name, args, kw)
 	case "stft":
 		return c.stft(p, args, kw)
+	case "index", "index_select", "group_norm", "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "upsample_bilinear2d",
+		"upsample_linear1d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cumsum", "max", "min", "argmax", "argmin", "arange":
+		return c.moreOp(p, name, args, kw)
 	case "lstm_cell":
 		return c.lstmCell(p, args)
 	case "atan2":
