@@ -1,7 +1,6 @@
 package torchscript
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -454,8 +453,7 @@ func same(a, b value) bool {
 	case *list, *tuple, *object:
 		return a == b
 	}
-	defer func() { _ = recover() }()
-	return a == b
+	return a == b // the remaining values are comparable: numbers, strings, names, pointers
 }
 
 func equalDims(a, b []int64) bool {
@@ -1044,5 +1042,3 @@ func scalarOf(dt canonical.DataType, raw []byte) (value, bool) {
 	}
 	return nil, false
 }
-
-var errPoison = errors.New("poisoned")

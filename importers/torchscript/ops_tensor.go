@@ -1,7 +1,6 @@
 package torchscript
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -433,18 +432,16 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		}
 		var axes []int64
 		if v := arg(1, "dim"); v != nil {
-			if _, isDT := v.(int64); !isDT || name != "sum" || len(args) != 2 || true {
-				d, ok := intsOf(v)
-				if !ok {
-					return nil, c.errAt(p, "%s: dim is %s", name, describe(v))
-				}
-				axes = d
+			d, ok := intsOf(v)
+			if !ok {
+				return nil, c.errAt(p, "%s: dim is %s", name, describe(v))
 			}
+			axes = d
 		}
 		keep, _ := arg(2, "keepdim").(bool)
-		if len(args) == 2 {
-			if _, ok := args[1].(int64); ok && name == "sum" {
-				// sum(x, dtype): a dtype, not a dim, when the overload takes it
+		if dtv, ok := kw["dtype"].(int64); ok {
+			if dt, ok := scalarTypes[dtv]; ok {
+				x = c.cast(x, dt)
 			}
 		}
 		if axes == nil {
@@ -1318,5 +1315,3 @@ func (c *conv) split(p fts.Pos, name string, args []value, kw map[string]value) 
 	}
 	return &tuple{items: res.items}, nil
 }
-
-var _ = fmt.Sprintf
