@@ -444,7 +444,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 				x = c.cast(x, dt)
 			}
 		}
-		if axes == nil {
+		if len(axes) == 0 { // no dim or an empty list: every axis
 			for i := range x.dims {
 				axes = append(axes, int64(i))
 			}
