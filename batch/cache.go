@@ -35,7 +35,7 @@ func cacheKey(j *Job, tool Tool) (key, modelHash string, err error) {
 	if j.Action == ActionBench {
 		fmt.Fprintf(h, "machine %s\n", benchMachine())
 	}
-	for _, d := range []string{j.Reference, j.Inputs} {
+	for _, d := range []string{j.Reference, j.Inputs, j.Calibration} {
 		if d == "" {
 			continue
 		}

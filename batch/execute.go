@@ -13,6 +13,7 @@ import (
 	schemacheck "github.com/onnxconv/onnxconv/canonical/check"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
 	"github.com/onnxconv/onnxconv/opset/convert"
+	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/pipeline"
 )
 
@@ -95,7 +96,18 @@ func (r *runner) convert(ctx context.Context, j *Job, rec *Record) {
 	}
 	s := j.Spec
 	opts := pipeline.Options{From: s.From, Opset: j.Opset, MLOpset: j.MLOpset, Target: j.Target,
-		Importers: r.opts.Importers, Plugins: r.opts.Plugins, Command: r.opts.Command, Force: false}
+		Importers: r.opts.Importers, Plugins: r.opts.Plugins, Command: r.opts.Command, Force: false,
+		Optimize: s.Optimize, Calibration: j.Calibration}
+	if s.Precision != "" {
+		opts.FP16 = &passes.FP16Options{BF16: s.Precision == "bf16", KeepIOTypes: s.KeepIOTypes}
+	}
+	if s.Quantize != "" {
+		method := s.CalibrationMethod
+		if method == "" {
+			method = "minmax"
+		}
+		opts.Quantize = &passes.QuantOptions{Mode: passes.QuantMode(s.Quantize), PerChannel: s.PerChannel, Method: passes.CalibMethod(method)}
+	}
 	if s.Verify {
 		opts.Verify = &pipeline.VerifyOptions{Inputs: j.Inputs, Reference: j.Reference, Samples: s.Samples, Seed: s.Seed,
 			Profile: s.Profile, RTol: s.RTol, ATol: s.ATol, Bisect: s.Bisect}

@@ -20,6 +20,9 @@ const (
 	// ActionOpset converts to Job.Opset (and MLOpset) and verifies the
 	// result against the source (pipeline.Opset).
 	ActionOpset Action = "opset"
+	// ActionConvert converts the model to ONNX as it is
+	// (pipeline.Convert with no opset or target).
+	ActionConvert Action = "convert"
 	// ActionTarget fits the model to Job.Target (pipeline.Convert).
 	ActionTarget Action = "target"
 	// ActionPlan lists what blocks Job.Opset (pipeline.Plan).
@@ -52,9 +55,11 @@ type Job struct {
 	Target  string `json:"target,omitempty"`
 	// Spec holds the settings that shape the result (the cache key).
 	Spec Spec `json:"spec"`
-	// Reference and Inputs are the resolved folders ("" for none).
-	Reference string `json:"-"`
-	Inputs    string `json:"-"`
+	// Reference, Inputs and Calibration are the resolved folders (""
+	// for none).
+	Reference   string `json:"-"`
+	Inputs      string `json:"-"`
+	Calibration string `json:"-"`
 	// Reports are the formats of the job's own report ("html", ...).
 	Reports     []string `json:"-"`
 	KeepOutputs bool     `json:"-"`
@@ -82,6 +87,30 @@ type Spec struct {
 	Reports   []string `json:"reports,omitempty"`
 	// Bench holds a bench job's settings (defaults filled in).
 	Bench *BenchSpec `json:"bench,omitempty"`
+	// Transforms of a conversion's result (see Entry).
+	Optimize          bool   `json:"optimize,omitempty"`
+	Precision         string `json:"precision,omitempty"` // "fp16", "bf16"
+	KeepIOTypes       bool   `json:"keep_io_types,omitempty"`
+	Quantize          string `json:"quantize,omitempty"`
+	PerChannel        bool   `json:"per_channel,omitempty"`
+	CalibrationMethod string `json:"calibration_method,omitempty"`
+	Calibration       string `json:"calibration,omitempty"`
+}
+
+// transforms is the label suffix of a job whose result is transformed
+// ("+optimize+fp16").
+func (s Spec) transforms() string {
+	var b strings.Builder
+	if s.Optimize {
+		b.WriteString("+optimize")
+	}
+	if s.Precision != "" {
+		b.WriteString("+" + s.Precision)
+	}
+	if s.Quantize != "" {
+		b.WriteString("+int8-" + s.Quantize)
+	}
+	return b.String()
 }
 
 // Expand lists the manifest's jobs, sorted by ID. A pattern that matches
@@ -112,6 +141,9 @@ func (m *Manifest) Expand() ([]Job, error) {
 				}
 				if e.Inputs != "" {
 					j.Inputs = filepath.Join(filepath.Dir(file), filepath.FromSlash(e.Inputs))
+				}
+				if j.Spec.Calibration != "" {
+					j.Calibration = filepath.Join(filepath.Dir(file), filepath.FromSlash(e.Calibration))
 				}
 				if prev, dup := seen[j.ID]; dup {
 					return nil, &ManifestError{Path: m.Path, Field: field, Err: fmt.Errorf("job %q is also made by /jobs/%d: give the entries different names", j.ID, prev)}
@@ -167,6 +199,17 @@ func entryJobs(e Entry, model string) []Job {
 	}
 	base := Spec{From: e.From, Verify: verify, Samples: e.Samples, Seed: e.Seed, Profile: e.Profile,
 		RTol: e.RTol, ATol: e.ATol, Bisect: e.Bisect, Reference: e.Reference, Inputs: e.Inputs, Reports: reports}
+	// The transforms apply to the conversions (convert, opset, target).
+	tf := Spec{Optimize: e.Optimize, KeepIOTypes: e.KeepIOTypes && (e.FP16 || e.BF16), Quantize: e.Quantize}
+	if e.FP16 {
+		tf.Precision = "fp16"
+	} else if e.BF16 {
+		tf.Precision = "bf16"
+	}
+	if e.Quantize != "" {
+		tf.PerChannel, tf.CalibrationMethod, tf.Calibration = e.PerChannel, e.CalibrationMethod, e.Calibration
+	}
+	transformed := tf.transforms() != ""
 	prefix := ""
 	if e.Name != "" {
 		prefix = e.Name + ":"
@@ -174,8 +217,11 @@ func entryJobs(e Entry, model string) []Job {
 	mk := func(a Action, label string, opset int, target string) Job {
 		s := base
 		s.Action, s.Opset, s.Target = a, opset, target
-		if a == ActionOpset || a == ActionTarget {
+		if a == ActionOpset || a == ActionTarget || a == ActionConvert {
 			s.MLOpset = e.MLOpset
+			s.Optimize, s.Precision, s.KeepIOTypes, s.Quantize = tf.Optimize, tf.Precision, tf.KeepIOTypes, tf.Quantize
+			s.PerChannel, s.CalibrationMethod, s.Calibration = tf.PerChannel, tf.CalibrationMethod, tf.Calibration
+			label += s.transforms()
 		}
 		if a == ActionPlan || a == ActionCheck {
 			// Nothing is run: only the action and its opset matter.
@@ -194,6 +240,9 @@ func entryJobs(e Entry, model string) []Job {
 			Spec: s, Reports: reports, KeepOutputs: e.KeepOutputs}
 	}
 	var jobs []Job
+	if e.Convert || (transformed && len(e.Opset) == 0 && e.MLOpset == 0 && len(e.Targets) == 0) {
+		jobs = append(jobs, mk(ActionConvert, "convert", 0, ""))
+	}
 	for _, o := range e.Opset {
 		label := "opset=" + strconv.Itoa(o)
 		if e.MLOpset != 0 {

@@ -88,6 +88,22 @@ type Entry struct {
 	Targets Strings `json:"targets,omitempty"`
 	Plan    Ints    `json:"plan,omitempty"`
 	Check   bool    `json:"check,omitempty"`
+	// Convert converts each model to ONNX as it is (no opset or target
+	// change), verified against its source unless Verify is false.
+	Convert bool `json:"convert,omitempty"`
+	// Optimize, FP16/BF16 and Quantize transform the result of every
+	// convert, opset and target job of the entry as onnxconv convert's
+	// --optimize, --fp16/--bf16 and --quantize do (an entry with only
+	// these converts). Calibration is a folder of samples for static
+	// quantization, relative to each model's folder.
+	Optimize          bool   `json:"optimize,omitempty"`
+	FP16              bool   `json:"fp16,omitempty"`
+	BF16              bool   `json:"bf16,omitempty"`
+	KeepIOTypes       bool   `json:"keep_io_types,omitempty"`
+	Quantize          string `json:"quantize,omitempty"`
+	PerChannel        bool   `json:"per_channel,omitempty"`
+	CalibrationMethod string `json:"calibration_method,omitempty"`
+	Calibration       string `json:"calibration,omitempty"`
 	// Bench times each model on the built-in executor (true: the
 	// defaults of BenchSpec).
 	Bench *BenchSpec `json:"bench,omitempty"`

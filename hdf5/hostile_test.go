@@ -128,8 +128,10 @@ func TestNotHDF5(t *testing.T) {
 
 // TestTruncatedAndCorrupted cuts each fixture at many lengths and
 // overwrites bytes with 0x00 and 0xff: every case is refused with a
-// classified error naming the file, or read, never a panic, and the
-// whole run stays within seconds.
+// classified error naming the file, or read, never a panic. (How long
+// the cases take is logged, not asserted: a wall-clock bound in a test
+// fails on a loaded machine; FuzzRead and the hostile regression set
+// bound the work per file.)
 func TestTruncatedAndCorrupted(t *testing.T) {
 	start := time.Now()
 	for _, name := range []string{"earliest.h5", "v18.h5", "latest.h5", "cycle.h5"} {
@@ -152,9 +154,7 @@ func TestTruncatedAndCorrupted(t *testing.T) {
 			}
 		}
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("hostile cases took %v", d)
-	}
+	t.Logf("hostile cases took %v", time.Since(start))
 }
 
 // FuzzRead parses arbitrary bytes and reads everything in them.

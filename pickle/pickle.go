@@ -1,12 +1,20 @@
-// Package pickle reads Python pickles (protocols 2 to 5) as data, without
+// Package pickle reads Python pickles (protocols 0 to 5) as data, without
 // executing anything they contain.
 //
 // Load interprets the pickle opcodes and builds an inert tree of Values.
 // A module-level name (GLOBAL, STACK_GLOBAL, INST, OBJ) is resolved only
 // when the caller's Options.Allow accepts it, and then only to a *Global,
 // which is a name; REDUCE, NEWOBJ, NEWOBJ_EX and BUILD call nothing, they
-// record an *Object. Persistent ids, the extension registry and
-// out-of-band buffers are refused.
+// record an *Object. Persistent ids (PERSID, BINPERSID) are refused unless
+// the caller's Options.PersistentLoad turns them into values; the
+// extension registry and out-of-band buffers are refused.
+//
+// Protocols 0 and 1 (no PROTO opcode) use the text opcodes too: STRING
+// (a quoted Python 2 str) and UNICODE (raw-unicode-escape) as well as
+// INT, LONG, FLOAT, GET, PUT, GLOBAL, INST and OBJ. Python 2 strs
+// (STRING, BINSTRING, SHORT_BINSTRING) decode as latin-1, as numpy asks
+// of Python 3's unpickler for them (encoding="latin1"): each byte one
+// rune, so no byte is lost.
 //
 // Hostile input is an error, never a panic, a hang or a huge allocation:
 // nesting depth, memo size and the marks are bounded, every declared
@@ -42,10 +50,6 @@ type Options struct {
 	// writes numpy array data there) and return the value that replaces
 	// the object on the stack, or obj itself.
 	AfterBuild func(d *Decoder, obj *Object) (Value, error)
-	// Persistent, if set, resolves BINPERSID's persistent id (the value
-	// on the stack, normally a tuple) to the value pushed in its place
-	// (see persistent.go); unset, persistent ids are refused.
-	Persistent func(pid Value) (Value, error)
 	// MaxDepth bounds the nesting of containers and marks
 	// (DefaultMaxDepth if 0).
 	MaxDepth int
@@ -54,6 +58,11 @@ type Options struct {
 	// MaxAlloc bounds the bytes the values may take, estimated (default:
 	// 64 times the input size plus 1 MiB).
 	MaxAlloc int64
+	// PersistentLoad, if set, turns the persistent id of a PERSID (a
+	// string) or BINPERSID (any value) into the value that replaces it,
+	// as pickle's Unpickler.persistent_load does; it must call nothing
+	// the file names. Nil refuses persistent ids.
+	PersistentLoad func(pid Value) (Value, error)
 }
 
 // RefusedError is a name the allow-list refused (or an opcode refused as
@@ -273,10 +282,17 @@ func (d *Decoder) uint(n int) (uint64, error) {
 
 // line reads up to and excluding the next '\n' (text opcodes), at most
 // 4096 bytes.
-func (d *Decoder) line() (string, error) {
+func (d *Decoder) line() (string, error) { return d.lineN(4096) }
+
+// textLine reads the line of a STRING or UNICODE opcode, which may be as
+// long as the input (protocol 0 writes array data that way).
+func (d *Decoder) textLine() (string, error) { return d.lineN(len(d.data)) }
+
+// lineN reads up to and excluding the next '\n', at most max bytes.
+func (d *Decoder) lineN(max int) (string, error) {
 	end := len(d.data)
-	if end-d.pos > 4096 {
-		end = d.pos + 4096
+	if end-d.pos > max {
+		end = d.pos + max
 	}
 	for i := d.pos; i < end; i++ {
 		if d.data[i] == '\n' {
@@ -396,8 +412,8 @@ func (d *Decoder) appendItems(target Value, items []Value) error {
 // run interprets opcodes until STOP.
 func (d *Decoder) run() (Value, error) {
 	start := d.pos
-	if len(d.data)-d.pos < 2 || d.data[d.pos] != 0x80 {
-		return nil, d.errf("not a pickle of protocol 2 to 5 (no PROTO opcode)")
+	if len(d.data)-d.pos < 2 {
+		return nil, d.errf("not a pickle (too short)")
 	}
 	for {
 		at := d.pos
@@ -411,8 +427,8 @@ func (d *Decoder) run() (Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			if v < 2 || v > 5 {
-				return nil, &FormatError{Offset: at, Msg: fmt.Sprintf("pickle protocol %d not supported (2 to 5 are)", v)}
+			if v > 5 {
+				return nil, &FormatError{Offset: at, Msg: fmt.Sprintf("pickle protocol %d not supported (0 to 5 are)", v)}
 			}
 			if at != start {
 				return nil, &FormatError{Offset: at, Msg: "PROTO after the start"}
@@ -527,26 +543,64 @@ func (d *Decoder) run() (Value, error) {
 			if b, err = d.sized(width); err == nil {
 				err = d.push(Bytes(b))
 			}
-		case 'T', 'U': // BINSTRING, SHORT_BINSTRING (Python 2 str): bytes
+		case 'T', 'U': // BINSTRING, SHORT_BINSTRING (Python 2 str): latin-1
 			width := 4
 			if op == 'U' {
 				width = 1
 			}
 			var b []byte
 			if b, err = d.sized(width); err == nil {
-				err = d.push(Bytes(b))
+				var s string
+				if s, err = d.latin1(b); err == nil {
+					err = d.push(s)
+				}
+			}
+		case 'S': // STRING: a quoted Python 2 str (repr), latin-1
+			var s string
+			if s, err = d.textLine(); err == nil {
+				var b []byte
+				if b, err = unquote(s); err != nil {
+					return nil, &FormatError{Offset: at, Msg: fmt.Sprintf("bad STRING %.40q: %v", s, err)}
+				}
+				if s, err = d.latin1(b); err == nil {
+					err = d.push(s)
+				}
+			}
+		case 'V': // UNICODE: raw-unicode-escape text
+			var s string
+			if s, err = d.textLine(); err == nil {
+				var u string
+				if u, err = rawUnicodeEscape(s); err != nil {
+					return nil, &FormatError{Offset: at, Msg: fmt.Sprintf("bad UNICODE %.40q: %v", s, err)}
+				}
+				if err = d.charge(int64(len(u))); err == nil {
+					err = d.push(u)
+				}
 			}
 		case 0x98: // READONLY_BUFFER: no-op for an in-band buffer
 			_, err = d.top()
 		case 0x97: // NEXT_BUFFER
 			return nil, &RefusedError{Name: "NEXT_BUFFER", Offset: at, Err: errors.New("out-of-band buffers are not part of the file")}
-		case 'Q': // BINPERSID
-			if d.opts.Persistent == nil {
+		case 'P', 'Q': // PERSID, BINPERSID
+			if d.opts.PersistentLoad == nil {
 				return nil, &RefusedError{Name: "a persistent id", Offset: at, Err: errors.New("persistent ids need the writer's own loader")}
 			}
-			err = d.persistentID(at)
-		case 'P': // PERSID
-			return nil, &RefusedError{Name: "a persistent id", Offset: at, Err: errors.New("persistent ids need the writer's own loader")}
+			var pid Value
+			if op == 'P' {
+				var s string
+				if s, err = d.line(); err == nil {
+					pid, err = d.latin1([]byte(s))
+				}
+			} else {
+				pid, err = d.pop()
+			}
+			if err == nil {
+				var v Value
+				if v, err = d.opts.PersistentLoad(pid); err != nil {
+					return nil, &RefusedError{Name: "persistent id " + Describe(pid), Offset: at, Err: err}
+				}
+				err = d.push(v)
+			}
 		case 0x82, 0x83, 0x84: // EXT1, EXT2, EXT4
 			return nil, &RefusedError{Name: "an extension code", Offset: at, Err: errors.New("the copyreg extension registry is not read")}
 		case ')':
@@ -815,6 +869,118 @@ func (d *Decoder) run() (Value, error) {
 			return nil, err
 		}
 	}
+}
+
+// latin1 decodes b as latin-1 (each byte one rune), within the budget.
+func (d *Decoder) latin1(b []byte) (string, error) {
+	if err := d.charge(2 * int64(len(b))); err != nil {
+		return "", err
+	}
+	ascii := true
+	for _, c := range b {
+		if c >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return string(b), nil
+	}
+	r := make([]rune, len(b))
+	for i, c := range b {
+		r[i] = rune(c)
+	}
+	return string(r), nil
+}
+
+// unquote decodes the repr of a Python 2 str as the STRING opcode holds
+// it: in single or double quotes, with Python's backslash escapes.
+func unquote(s string) ([]byte, error) {
+	if len(s) < 2 || (s[0] != '\'' && s[0] != '"') || s[len(s)-1] != s[0] {
+		return nil, errors.New("not a quoted string")
+	}
+	s = s[1 : len(s)-1]
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++
+		if i >= len(s) {
+			return nil, errors.New("trailing backslash")
+		}
+		switch e := s[i]; e {
+		case '\\', '\'', '"':
+			out = append(out, e)
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'a':
+			out = append(out, 7)
+		case 'b':
+			out = append(out, 8)
+		case 'f':
+			out = append(out, 12)
+		case 'v':
+			out = append(out, 11)
+		case '\n': // line continuation
+		case 'x':
+			if i+3 > len(s) {
+				return nil, errors.New("truncated \\x escape")
+			}
+			v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			if err != nil {
+				return nil, errors.New("bad \\x escape")
+			}
+			out = append(out, byte(v))
+			i += 2
+		default:
+			if e >= '0' && e <= '7' {
+				j := i
+				for j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7' {
+					j++
+				}
+				v, _ := strconv.ParseUint(s[i:j], 8, 16)
+				out = append(out, byte(v))
+				i = j - 1
+				continue
+			}
+			out = append(out, '\\', e) // Python keeps unknown escapes
+		}
+	}
+	return out, nil
+}
+
+// rawUnicodeEscape decodes Python's raw-unicode-escape: bytes are latin-1
+// code points except \uXXXX and \UXXXXXXXX.
+func rawUnicodeEscape(s string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' && i+1 < len(s) && (s[i+1] == 'u' || s[i+1] == 'U') {
+			n := 4
+			if s[i+1] == 'U' {
+				n = 8
+			}
+			if i+2+n > len(s) {
+				return "", errors.New("truncated \\u escape")
+			}
+			v, err := strconv.ParseUint(s[i+2:i+2+n], 16, 32)
+			if err != nil || v > 0x10FFFF {
+				return "", errors.New("bad \\u escape")
+			}
+			b.WriteRune(rune(v))
+			i += 1 + n
+			continue
+		}
+		b.WriteRune(rune(c))
+	}
+	return b.String(), nil
 }
 
 func (d *Decoder) addItems(s *Set, items []Value) error {

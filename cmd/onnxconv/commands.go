@@ -15,7 +15,7 @@ func commands() []*cobra.Command {
 		newOpsetCmd(), newInferCmd(),
 		newRunCmd(), newTestCmd(), newTestWorkerCmd(),
 		newVerifyCmd(builtins),
-		newBatchCmd(builtins),
+		newBatchCmd(builtins), newServeCmd(builtins),
 		newBenchCmd(),
 		newOptimizeCmd(), newFP16Cmd(), newQuantizeCmd(),
 		newFormatsCmd(builtins), newPluginsCmd(builtins), newPluginServeCmd(builtins),

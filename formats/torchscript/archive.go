@@ -279,7 +279,7 @@ func (a *Archive) loadPickle(name string, raw []byte, dir string) (pickle.Value,
 		storages[key] = s
 		return s, nil
 	}
-	v, _, err := pickle.Load(raw, pickle.Options{Allow: allow, Persistent: persistent})
+	v, _, err := pickle.Load(raw, pickle.Options{Allow: allow, PersistentLoad: persistent})
 	if err != nil {
 		return nil, &FormatError{File: a.File, Detail: fmt.Sprintf("%s%s: %v", a.Prefix, name, err)}
 	}

@@ -3,6 +3,7 @@ package sklearn
 import (
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/onnxconv/onnxconv/pickle"
 )
@@ -13,10 +14,74 @@ type AttributeError struct {
 	Path  string
 	Field string
 	Err   error
+	// Version is the scikit-learn version the file records (its
+	// estimator's _sklearn_version), or noVersion.
+	Version string
 }
 
+// noVersion is AttributeError.Version for a file that records none
+// (scikit-learn before 0.18 did not).
+const noVersion = "none"
+
 func (e *AttributeError) Error() string {
-	return fmt.Sprintf("%s.%s: %v", e.Path, e.Field, e.Err)
+	s := fmt.Sprintf("%s.%s: %v", e.Path, e.Field, e.Err)
+	switch e.Version {
+	case "":
+	case noVersion:
+		s += " (the file records no scikit-learn version: written before 0.18; releases 0.20 to 1.6 are read)"
+	default:
+		s += fmt.Sprintf(" (the file was written by scikit-learn %s; releases 0.20 to 1.6 are read)", e.Version)
+	}
+	return s
+}
+
+// fileVersion is the scikit-learn version recorded by the top estimator
+// of an unpickled file.
+func fileVersion(v pickle.Value) string {
+	if o, ok := v.(*pickle.Object); ok {
+		if a := o.Attrs(); a != nil {
+			if s, ok := a.Get("_sklearn_version"); ok {
+				if str, ok := s.(string); ok && str != "" {
+					return str
+				}
+			}
+		}
+	}
+	return noVersion
+}
+
+// nFeaturesIn reads the width of the input: n_features_in_ (scikit-learn
+// 0.24 on), else what older releases kept, whichever the file has:
+// n_features_ (trees and ensembles before 1.2), n_input_features_
+// (PolynomialFeatures before 1.0), _n_features (ColumnTransformer before
+// 0.24), else the length of the first of widthFrom the file has (a
+// fitted per-feature array such as scale_, or a list such as
+// categories_).
+func (o *obj) nFeaturesIn(widthFrom ...string) (int, error) {
+	for _, f := range []string{"n_features_in_", "n_features_", "n_input_features_", "_n_features"} {
+		if o.has(f) {
+			return o.int(f)
+		}
+	}
+	for _, f := range widthFrom {
+		if !o.has(f) {
+			continue
+		}
+		v, _ := o.get(f)
+		if items, ok := pickleList(v); ok {
+			return len(items), nil
+		}
+		a, err := toArray(v)
+		if err != nil || len(a.Shape) != 1 {
+			return 0, o.errf(f, "expected a 1-D per-feature array to give the input width")
+		}
+		return a.Shape[0], nil
+	}
+	also := "n_features_, n_input_features_, _n_features"
+	if len(widthFrom) > 0 {
+		also += ", " + strings.Join(widthFrom, ", ")
+	}
+	return 0, o.errf("n_features_in_", "missing, and none of the attributes older releases kept (%s) is there", also)
 }
 
 func (e *AttributeError) Unwrap() error { return e.Err }
@@ -60,7 +125,7 @@ func (o *obj) errf(field, format string, args ...any) error {
 func (o *obj) get(field string) (pickle.Value, error) {
 	v, ok := o.attrs.Get(field)
 	if !ok {
-		return nil, o.errf(field, "missing (is the %s fitted? was it saved by scikit-learn 0.24 to 1.5?)", o.class)
+		return nil, o.errf(field, "missing (is the %s fitted?)", o.class)
 	}
 	return v, nil
 }
@@ -133,6 +198,10 @@ func number(v pickle.Value) (float64, bool) {
 	case *big.Int:
 		f, _ := new(big.Float).SetInt(v).Float64()
 		return f, true
+	case *Array:
+		if v.Kind != 'O' && v.Kind != 'V' && len(v.F) == 1 && len(v.Shape) == 0 {
+			return v.F[0], true
+		}
 	case *pickle.Object:
 		if a, err := toArray(v); err == nil && a.Kind != 'O' && len(a.F) == 1 && len(a.Shape) == 0 {
 			return a.F[0], true

@@ -208,7 +208,7 @@ func weightOf(w map[string]float64, name string) (float64, bool) {
 // remainder among them, the columns as indices, slices, boolean masks or
 // names (through feature_names_in_).
 func readColumnTransformer(o *obj) (transformer, error) {
-	n, err := o.int("n_features_in_")
+	n, err := o.nFeaturesIn()
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,12 @@ var (
 
 func readNpy(t testing.TB, name string) npy {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtureDir, name))
+	return readNpyFile(t, filepath.Join(fixtureDir, name))
+}
+
+func readNpyFile(t testing.TB, name string) npy {
+	t.Helper()
+	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +114,7 @@ func readNpy(t testing.TB, name string) npy {
 }
 
 func fixtureFiles(f fixture) []string {
-	return []string{f.Name + ".p4.pkl", f.Name + ".p5.pkl", f.Name + ".joblib", f.Name + "." + f.Compressed + ".joblib"}
+	return []string{f.Name + ".skops", f.Name + ".p0.pkl", f.Name + ".p1.pkl", f.Name + ".p4.pkl", f.Name + ".p5.pkl", f.Name + ".joblib", f.Name + "." + f.Compressed + ".joblib"}
 }
 
 // expected maps each graph output to the scikit-learn output stored for

@@ -66,6 +66,10 @@ func TestHostile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	valid0, err := os.ReadFile(filepath.Join(fixtureDir, "logreg_binary.p0.pkl"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	big := make([]byte, 8)
 	binary.LittleEndian.PutUint64(big, 1<<62)
 	rng := rand.New(rand.NewSource(7))
@@ -100,6 +104,18 @@ func TestHostile(t *testing.T) {
 		{"plain_dict", pk([]byte{'}', 0x94}), "expected a scikit-learn estimator, found {}", nil},
 		{"persistent_id", pk(ustr("x"), []byte{'Q'}), "persistent id", new(*pickle.RefusedError)},
 		{"out_of_band_buffer", pk([]byte{0x97}), "NEXT_BUFFER", new(*pickle.RefusedError)},
+		// protocols 0 and 1 (no PROTO)
+		{"p0_os_system", []byte("cos\nsystem\n(S'" + touch + "'\ntR."), "refusing to load os.system", new(*pickle.RefusedError)},
+		{"p0_inst_popen", []byte("(S'" + touch + "'\nisubprocess\nPopen\n."), "refusing to load subprocess.Popen", new(*pickle.RefusedError)},
+		{"p0_unicode_eval", []byte("c__builtin__\neval\n(V__import__('os').system('" + touch + "')\ntR."), "refusing to load __builtin__.eval", new(*pickle.RefusedError)},
+		{"p1_obj_popen", []byte("(csubprocess\nPopen\nX\x02\x00\x00\x00lso."), "refusing to load subprocess.Popen", new(*pickle.RefusedError)},
+		{"p0_persid", []byte("ccopy_reg\n_reconstructor\n(P0\ntR."), "persistent id", new(*pickle.RefusedError)},
+		{"p0_bad_string", []byte("ccopy_reg\n_reconstructor\n(S'unterminated\ntR."), "not a pickle", new(*sklearn.NotPickleError)}, // Sniff refuses it
+		{"p0_bad_escape", []byte("ccopy_reg\n_reconstructor\n(V\\u12\ntR."), "bad UNICODE", new(*pickle.FormatError)},
+		{"p0_truncated", valid0[:len(valid0)/2], "truncated", new(*pickle.FormatError)},
+		{"p0_get_unset", []byte("ccopy_reg\n_reconstructor\n(g99\ntR."), "never stored", new(*pickle.FormatError)},
+		{"p0_nested_marks", append([]byte("ccopy_reg\n_reconstructor\n"), bytes.Repeat([]byte{'('}, 200000)...), "not a pickle", new(*sklearn.NotPickleError)}, // Sniff: more than 1000 marks
+		{"text_file", []byte("cat notes.txt\nthen run it\n"), "not a pickle", new(*sklearn.NotPickleError)},
 	}
 	imp := sklearn.New()
 	for _, c := range cases {

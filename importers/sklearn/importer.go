@@ -27,10 +27,13 @@ func (importer) Describe() importers.Description {
 	return importers.Description{
 		Name:       Name,
 		Format:     Name,
-		Summary:    "scikit-learn estimator, pickle protocol 2-5, joblib (zlib, gzip, bz2, xz, lzma, lz4) or skops, read as data: nothing in the file is executed",
+		Summary:    "scikit-learn estimator, pickle protocol 0-5, joblib (zlib, gzip, bz2, xz, lzma, lz4) or skops (protocols 0-2), read as data: nothing in the file is executed",
 		Extensions: []string{".pkl", ".pickle", ".joblib", ".sav", ".skops"},
 		Magic: []importers.Magic{
 			{Bytes: []byte{0x80, 0x02}}, {Bytes: []byte{0x80, 0x03}}, {Bytes: []byte{0x80, 0x04}}, {Bytes: []byte{0x80, 0x05}},
+			// protocols 0 and 1: an estimator's copyreg._reconstructor
+			// (Detect checks the opcodes)
+			{Bytes: []byte("ccopy_reg\n_reconstructor\n")}, {Bytes: []byte("ccopyreg\n_reconstructor\n")},
 		},
 	}
 }

@@ -42,13 +42,16 @@ const (
 	JoblibLZ  Container = "joblib lzma"
 	JoblibLz4 Container = "joblib lz4"
 	JoblibOld Container = "joblib < 0.10 (ZF)"
-	Skops     Container = "skops"
+	Skops     Container = "skops zip"
 )
 
 // sniff tells the container from the first bytes of a file, or "".
 func sniff(head []byte) Container {
 	switch {
 	case len(head) >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5:
+		return Pickle
+	case len(head) >= 2 && head[0] != 0x80 && pickle.Sniff(head) >= 0:
+		// protocol 0 or 1: no PROTO opcode; the opcodes tell
 		return Pickle
 	case len(head) >= 2 && head[0] == 0x78 && (uint16(head[0])<<8|uint16(head[1]))%31 == 0:
 		return JoblibZ
@@ -75,9 +78,6 @@ type UnsupportedContainerError struct {
 }
 
 func (e *UnsupportedContainerError) Error() string {
-	if e.Container == Skops {
-		return "skops files are not supported yet; save the model with joblib.dump(model, path) or pickle.dump (onnxconv reads those as data, executing nothing)"
-	}
 	return fmt.Sprintf("%s compression is not supported; re-save with joblib.dump(model, path, compress=('zlib', 3)) (or gzip, bz2, xz, lzma, lz4) or without compression", e.Container)
 }
 
@@ -89,7 +89,7 @@ func decompress(data []byte) ([]byte, Container, error) {
 		return data, c, nil
 	case "":
 		if isZip(data) {
-			return nil, Skops, &UnsupportedContainerError{Container: Skops}
+			return data, Skops, nil
 		}
 		return nil, c, &NotPickleError{}
 	}
@@ -105,7 +105,7 @@ func decompress(data []byte) ([]byte, Container, error) {
 		return nil, c, fmt.Errorf("%s: the stream expands beyond %d bytes", c, MaxDecompressed)
 	}
 	if sniff(out) != Pickle {
-		return nil, c, fmt.Errorf("%s: the decompressed stream is not a pickle of protocol 2 to 5", c)
+		return nil, c, fmt.Errorf("%s: the decompressed stream is not a pickle of protocol 0 to 5", c)
 	}
 	return out, c, nil
 }
@@ -192,7 +192,7 @@ func checkXzDictionary(data []byte) error {
 type NotPickleError struct{}
 
 func (e *NotPickleError) Error() string {
-	return "not a pickle (protocol 2 to 5) or joblib file"
+	return "not a pickle (protocol 0 to 5), joblib or skops file"
 }
 
 // UnsupportedClassError is a scikit-learn class this importer does not
@@ -238,6 +238,10 @@ var helpers = map[string]bool{
 	"ExtraTreeClassifier": true, "ExtraTreeRegressor": true, "DummyClassifier": true, "DummyRegressor": true,
 	"BinomialDeviance": true, "MultinomialDeviance": true, "LeastSquaresError": true, "LeastAbsoluteError": true,
 	"HuberLossFunction": true, "QuantileLossFunction": true, "ExponentialLoss": true,
+	// gradient boosting's init estimators and losses before 0.21/0.22
+	"LogOddsEstimator": true, "ScaledLogOddsEstimator": true, "PriorProbabilityEstimator": true,
+	"MeanEstimator": true, "QuantileEstimator": true, "ZeroEstimator": true,
+	"LeastSquaresErrorLoss": true, "BinomialDevianceLoss": true,
 	"TreePredictor": true, "_BinMapper": true,
 	"HalfSquaredError": true, "AbsoluteError": true, "PinballLoss": true, "HalfPoissonLoss": true,
 	"HalfGammaLoss": true, "HalfTweedieLoss": true, "HalfBinomialLoss": true, "HalfMultinomialLoss": true,
@@ -256,6 +260,7 @@ var plainNames = map[string]bool{
 	"numpy.ndarray":                                           true,
 	"numpy.dtype":                                             true,
 	"numpy.random._pickle.__randomstate_ctor":                 true,
+	"numpy.random.__RandomState_ctor":                         true, // numpy < 1.17
 	"numpy.random._pickle.__bit_generator_ctor":               true,
 	"numpy.random._pickle.__generator_ctor":                   true,
 	"joblib.numpy_pickle.NumpyArrayWrapper":                   true,
@@ -264,17 +269,24 @@ var plainNames = map[string]bool{
 	"copy_reg._reconstructor":                                 true,
 	"builtins.object":                                         true,
 	"__builtin__.object":                                      true,
-	"builtins.set":                                            true,
-	"builtins.frozenset":                                      true,
-	"builtins.bytearray":                                      true,
-	"_codecs.encode":                                          true,
-	"collections.OrderedDict":                                 true,
-	"builtins.slice":                                          true,
+	// what Python 3 writes for builtins at protocols 0 to 2
+	"__builtin__.set":         true,
+	"__builtin__.frozenset":   true,
+	"__builtin__.bytearray":   true,
+	"__builtin__.slice":       true,
+	"__builtin__.bytes":       true, // b'' is bytes() at protocols 0 to 2
+	"builtins.bytes":          true,
+	"builtins.set":            true,
+	"builtins.frozenset":      true,
+	"builtins.bytearray":      true,
+	"_codecs.encode":          true,
+	"collections.OrderedDict": true,
+	"builtins.slice":          true,
 	// numpy scalar types, as the dtype parameter of the encoders
 	"numpy.float64": true, "numpy.float32": true, "numpy.float16": true,
 	"numpy.int64": true, "numpy.int32": true, "numpy.int16": true, "numpy.int8": true,
 	"numpy.uint64": true, "numpy.uint32": true, "numpy.uint16": true, "numpy.uint8": true,
-	"numpy.bool_": true, "numpy.object_": true,
+	"numpy.bool_": true, "numpy.bool": true, "numpy.object_": true, // numpy 2 names bool_ "bool"
 }
 
 // allow is the allow-list given to the pickle reader.
@@ -299,7 +311,18 @@ func allow(module, name string) error {
 		}
 		return &UnsupportedClassError{Class: name, Nearest: nearest(name)}
 	}
+	if (name == "NDArrayWrapper" || name == "ZNDArrayWrapper") && strings.HasSuffix(module, "joblib.numpy_pickle") {
+		return &OldJoblibArrayError{Name: module + "." + name}
+	}
 	return &ForeignNameError{Name: module + "." + name}
+}
+
+// OldJoblibArrayError is an array that joblib before 0.10 stored in a
+// file of its own beside the pickle (NDArrayWrapper, ZNDArrayWrapper).
+type OldJoblibArrayError struct{ Name string }
+
+func (e *OldJoblibArrayError) Error() string {
+	return "an array that joblib < 0.10 wrote to a separate file next to the pickle (" + e.Name + "); load the model with joblib and dump it again with joblib >= 0.10 (one file)"
 }
 
 func nearest(name string) string {
@@ -352,6 +375,8 @@ type Array struct {
 	// Fields holds a structured array's ('V') columns by field name, each
 	// with one value per element, as float64.
 	Fields map[string][]float64
+	// dt is the element type it was decoded from.
+	dt dtype
 }
 
 // Size is the number of elements.
@@ -520,7 +545,7 @@ func decodeRaw(raw []byte, dt dtype, shape []int, fortran bool) (*Array, error) 
 		if len(shape) > 1 {
 			return nil, fmt.Errorf("structured array of %d dimensions", len(shape))
 		}
-		a := &Array{Shape: shape, Kind: 'V', Fields: map[string][]float64{}}
+		a := &Array{Shape: shape, Kind: 'V', Fields: map[string][]float64{}, dt: dt}
 		for _, f := range dt.fields {
 			col := make([]float64, n)
 			for i := range col {
@@ -530,7 +555,7 @@ func decodeRaw(raw []byte, dt dtype, shape []int, fortran bool) (*Array, error) 
 		}
 		return a, nil
 	}
-	a := &Array{Shape: shape, Kind: dt.kind, F: make([]float64, n)}
+	a := &Array{Shape: shape, Kind: dt.kind, F: make([]float64, n), dt: dt}
 	for i := range a.F {
 		a.F[i] = decodeOne(raw[i*dt.size:], dt)
 	}
@@ -698,17 +723,10 @@ func toArray(v pickle.Value) (*Array, error) {
 				return nil, err
 			}
 			fortran, _ := st.Items[3].(bool)
+			if b, ok := rawBytes(st.Items[4]); ok {
+				return decodeRaw(b, dt, shape, fortran)
+			}
 			switch data := st.Items[4].(type) {
-			case pickle.Bytes:
-				return decodeRaw(data, dt, shape, fortran)
-			case string: // protocol 2 from Python 2: latin-1 text
-				return decodeRaw(latin1(data), dt, shape, fortran)
-			case *pickle.Object: // protocol 2 from Python 3: _codecs.encode(text, 'latin1')
-				if c := data.Class(); c != nil && c.Name == "encode" && len(data.Args) == 2 {
-					if s, ok := data.Args[0].(string); ok {
-						return decodeRaw(latin1(s), dt, shape, fortran)
-					}
-				}
 			case *pickle.List:
 				if dt.kind != 'O' || int64(len(data.Items)) != count(shape) {
 					return nil, fmt.Errorf("numpy object array of shape %v with %d items", shape, len(data.Items))
@@ -728,15 +746,36 @@ func toArray(v pickle.Value) (*Array, error) {
 			if err != nil {
 				return nil, err
 			}
-			switch b := v.Args[1].(type) {
-			case pickle.Bytes:
+			if b, ok := rawBytes(v.Args[1]); ok {
 				return decodeRaw(b, dt, nil, false)
-			case string:
-				return decodeRaw(latin1(b), dt, nil, false)
 			}
 		}
 	}
 	return nil, fmt.Errorf("expected a numpy array, found %s", pickle.Describe(v))
+}
+
+// rawBytes reads the bytes of a numpy array's or scalar's data in the
+// forms pickles hold them: bytes (protocol 3 on), a latin-1 str (Python
+// 2's str, protocols 0 to 2) and _codecs.encode(text, 'latin1') (Python
+// 3's bytes at protocols 0 to 2).
+func rawBytes(v pickle.Value) ([]byte, bool) {
+	switch data := v.(type) {
+	case pickle.Bytes:
+		return data, true
+	case string:
+		return latin1(data), true
+	case *pickle.Object:
+		c := data.Class()
+		if c != nil && c.Name == "encode" && len(data.Args) == 2 {
+			if s, ok := data.Args[0].(string); ok {
+				return latin1(s), true
+			}
+		}
+		if c != nil && c.Name == "bytes" && len(data.Args) == 0 {
+			return []byte{}, true
+		}
+	}
+	return nil, false
 }
 
 func latin1(s string) []byte {

@@ -2,6 +2,7 @@ package sklearn
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -104,8 +105,22 @@ type Model struct {
 	nIn   int
 }
 
-// readModel turns the unpickled value into a Model.
+// readModel turns the unpickled value into a Model. An attribute that
+// does not fit is reported with the scikit-learn version the file
+// records.
 func readModel(v pickle.Value) (*Model, error) {
+	m, err := readModelLayout(v)
+	if err != nil {
+		var ae *AttributeError
+		if errors.As(err, &ae) && ae.Version == "" {
+			ae.Version = fileVersion(v)
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+func readModelLayout(v pickle.Value) (*Model, error) {
 	o, err := asObj(v, "")
 	if err != nil {
 		return nil, err

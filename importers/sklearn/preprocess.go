@@ -37,7 +37,7 @@ func missingValue(o *obj) (float64, bool, error) {
 }
 
 func readImputer(o *obj) (transformer, error) {
-	n, err := o.int("n_features_in_")
+	n, err := o.nFeaturesIn("statistics_")
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ type oneHot struct {
 }
 
 func readOneHot(o *obj) (transformer, error) {
-	n, err := o.int("n_features_in_")
+	n, err := o.nFeaturesIn("categories_")
 	if err != nil {
 		return nil, err
 	}
@@ -347,7 +347,7 @@ type ordinal struct {
 }
 
 func readOrdinal(o *obj) (transformer, error) {
-	n, err := o.int("n_features_in_")
+	n, err := o.nFeaturesIn("categories_")
 	if err != nil {
 		return nil, err
 	}
@@ -460,7 +460,7 @@ func readFunctionTransformer(o *obj) (transformer, error) {
 		return nil, &UnsupportedOptionError{Path: o.path, Option: "func=" + name,
 			Why: "only the identity FunctionTransformer (func=None) is converted; an arbitrary Python function has no ONNX form and is never called"}
 	}
-	n, err := o.int("n_features_in_")
+	n, err := o.nFeaturesIn()
 	if err != nil {
 		return nil, err
 	}

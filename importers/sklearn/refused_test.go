@@ -31,9 +31,9 @@ func TestRefusedFunctionTransformer(t *testing.T) {
 	}
 }
 
-// TestSkopsRefusedClearly: a .skops file (a zip) is recognised and
-// refused with the fix.
-func TestSkopsRefusedClearly(t *testing.T) {
+// TestSkopsNotAZip: a .skops file that is no readable zip is
+// recognised and refused as a skops file.
+func TestSkopsNotAZip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.skops")
 	if err := os.WriteFile(path, []byte("PK\x03\x04rest of a zip"), 0o644); err != nil {
 		t.Fatal(err)
@@ -42,8 +42,8 @@ func TestSkopsRefusedClearly(t *testing.T) {
 		t.Errorf("Detect gives %v for a .skops zip", c)
 	}
 	_, err := sklearn.New().Import(context.Background(), path, nil)
-	var ue *sklearn.UnsupportedContainerError
-	if !errors.As(err, &ue) || ue.Container != sklearn.Skops || !strings.Contains(err.Error(), "joblib.dump") {
+	var se *sklearn.SkopsError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "zip") {
 		t.Fatalf("got %v", err)
 	}
 }

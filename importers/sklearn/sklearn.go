@@ -46,7 +46,12 @@ func Parse(data []byte) (m *Model, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("sklearn: %w", err)
 	}
-	v, err := loadPickle(stream)
+	var v pickle.Value
+	if c == Skops {
+		v, err = loadSkops(stream)
+	} else {
+		v, err = loadPickle(stream)
+	}
 	if err != nil {
 		var re *pickle.RefusedError
 		if errors.As(err, &re) && re.Module != "" && inFunctionTransformer(stream, re.Offset) {

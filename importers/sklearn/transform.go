@@ -74,7 +74,7 @@ func optVector(o *obj, field string, n int) ([]float64, error) {
 }
 
 func readScaler(o *obj) (transformer, error) {
-	n, err := o.int("n_features_in_")
+	n, err := o.nFeaturesIn("scale_", "mean_", "min_", "max_abs_", "center_")
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ type normalizer struct {
 }
 
 func readNormalizer(o *obj) (transformer, error) {
-	n, err := o.int("n_features_in_")
+	n, err := o.nFeaturesIn()
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +252,7 @@ type polynomial struct {
 }
 
 func readPolynomial(o *obj) (transformer, error) {
-	n, err := o.int("n_features_in_")
+	n, err := o.nFeaturesIn()
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ type sklTree struct {
 	left, right, feature []int
 	threshold, nSamples  []float64
 	value                []float64 // [nodes, nCls] for one output
+	missLeft             []bool    // missing_go_to_left (scikit-learn >= 1.3), or nil
 	nCls                 int
 	nFeatures            int
 }
@@ -83,6 +84,15 @@ func readTree(est *obj) (*sklTree, error) {
 	t.nCls = vals.Shape[2]
 	t.value = vals.F
 	t.threshold, t.nSamples = cols["threshold"], cols["n_node_samples"]
+	// scikit-learn 1.3 on records where a missing value goes at each
+	// split (missing_go_to_left); before, NaN <= threshold was false:
+	// right.
+	if ml, ok := na.Fields["missing_go_to_left"]; ok {
+		t.missLeft = make([]bool, n)
+		for i, v := range ml {
+			t.missLeft[i] = v != 0
+		}
+	}
 	t.left, t.right, t.feature = make([]int, n), make([]int, n), make([]int, n)
 	for i := 0; i < n; i++ {
 		l, r, f := cols["left_child"][i], cols["right_child"][i], cols["feature"][i]
@@ -106,7 +116,8 @@ func readTree(est *obj) (*sklTree, error) {
 
 // toTree is t for one target with the given leaf values; features are
 // mapped through fmap when it is not nil. A node goes True (left) when
-// x <= threshold, as scikit-learn's trees do; NaN goes right.
+// x <= threshold, as scikit-learn's trees do; NaN goes where the node's
+// missing_go_to_left says (scikit-learn >= 1.3), else right.
 func (t *sklTree) toTree(target int, leaf func(i int) float64, fmap []int) trees.Tree {
 	nodes := make([]trees.Node, len(t.left))
 	for i := range nodes {
@@ -119,6 +130,9 @@ func (t *sklTree) toTree(target int, leaf func(i int) float64, fmap []int) trees
 			f = fmap[f]
 		}
 		nodes[i] = trees.Node{Feature: f, Mode: trees.LEQ, Threshold: t.threshold[i], True: t.left[i], False: t.right[i]}
+		if t.missLeft != nil {
+			nodes[i].MissingTrue = t.missLeft[i]
+		}
 	}
 	return trees.Tree{Nodes: nodes, Target: target}
 }
@@ -563,8 +577,47 @@ func gbInit(o *obj, cls []int64, K int) ([]float64, error) {
 			out[k] = math.Log(clip(p[k]))
 		}
 		return out, nil
+	case "LogOddsEstimator", "ScaledLogOddsEstimator":
+		// scikit-learn < 0.21, binary deviance (and exponential) loss:
+		// the raw prediction is prior, the scaled log odds.
+		p, err := io.float("prior")
+		if err != nil {
+			return nil, err
+		}
+		if K != 1 {
+			return nil, io.errf("prior", "one log-odds prior for %d trees per stage", K)
+		}
+		return []float64{p}, nil
+	case "PriorProbabilityEstimator":
+		// scikit-learn < 0.21, multinomial deviance: the raw prediction
+		// was the class priors themselves (not their logarithm, as from
+		// 0.21 on).
+		p, err := io.vector("priors")
+		if err != nil {
+			return nil, err
+		}
+		if len(p) != K {
+			return nil, io.errf("priors", "%d priors for %d trees per stage", len(p), K)
+		}
+		return p, nil
+	case "MeanEstimator", "QuantileEstimator":
+		// scikit-learn < 0.21 regressors: the constant mean or quantile.
+		field := "mean"
+		if io.class == "QuantileEstimator" {
+			field = "quantile"
+		}
+		c, err := io.float(field)
+		if err != nil {
+			return nil, err
+		}
+		if K != 1 || cls != nil {
+			return nil, io.errf(field, "a regressor's init for %d trees per stage", K)
+		}
+		return []float64{c}, nil
+	case "ZeroEstimator":
+		return make([]float64, K), nil
 	}
-	return nil, io.errf("init_", "init estimator %s is not supported (the default prior or 'zero' is)", io.class)
+	return nil, io.errf("init_", "init estimator %s is not supported (DummyClassifier/DummyRegressor, 'zero', and before 0.21 LogOddsEstimator, PriorProbabilityEstimator, MeanEstimator, QuantileEstimator, ZeroEstimator are)", io.class)
 }
 
 // readHistGradientBoosting reads HistGradientBoostingClassifier/
@@ -577,7 +630,7 @@ func readHistGradientBoosting(o *obj) (predictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	nF, err := o.int("n_features_in_")
+	nF, err := o.nFeaturesIn()
 	if err != nil {
 		return nil, err
 	}
@@ -710,7 +763,7 @@ func hgbTree(po *obj, target, nF int, known [][]float64) (trees.Tree, error) {
 		}
 		return c, nil
 	}
-	names := []string{"value", "feature_idx", "num_threshold", "missing_go_to_left", "left", "right", "is_leaf", "is_categorical", "bitset_idx"}
+	names := []string{"value", "feature_idx", "num_threshold", "missing_go_to_left", "left", "right", "is_leaf"}
 	cols := map[string][]float64{}
 	for _, f := range names {
 		if cols[f], err = col(f); err != nil {
@@ -718,6 +771,15 @@ func hgbTree(po *obj, target, nF int, known [][]float64) (trees.Tree, error) {
 		}
 	}
 	n := len(cols["value"])
+	// Categorical splits came with scikit-learn 0.24; earlier node
+	// records have neither field (every split numeric).
+	for _, f := range []string{"is_categorical", "bitset_idx"} {
+		if c, ok := na.Fields[f]; ok {
+			cols[f] = c
+		} else {
+			cols[f] = make([]float64, n)
+		}
+	}
 	if n == 0 || n > trees.MaxNodes {
 		return trees.Tree{}, po.errf("nodes", "%d nodes", n)
 	}
@@ -788,7 +850,7 @@ func readIsolationForest(o *obj) (predictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	nF, err := o.int("n_features_in_")
+	nF, err := o.nFeaturesIn()
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,10 @@
 package xgboost
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -101,6 +104,36 @@ func FuzzImport(f *testing.F) {
 					t.Fatalf("invalid TreeEnsemble: %v", err)
 				}
 			}
+		}
+	})
+}
+
+// FuzzLegacy checks that no input makes the legacy binary reader (and the
+// ensemble and graph built from what it accepts) panic, hang or allocate
+// without bound; the seeds are the legacy fixtures and the hostile ones.
+func FuzzLegacy(f *testing.F) {
+	for _, pattern := range []string{"../../fixtures/xgboost/legacy/*.model", "../../fixtures/hostile/xgboost-legacy/*.model"} {
+		files, _ := filepath.Glob(pattern)
+		for _, p := range files {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := parseLegacy(data)
+		if err != nil {
+			var le *LegacyError
+			if !errors.As(err, &le) {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			return
+		}
+		if _, err := m.ensemble(); err != nil {
+			return
+		}
+		if _, err := build(m, Options{MLOpset: 5, AIOpset: 21, Output: OutputMargin}); err != nil {
+			return
 		}
 	})
 }

@@ -42,10 +42,11 @@ func (importer) Describe() importers.Description {
 	for _, p := range ubjPrefixes() {
 		magic = append(magic, importers.Magic{Bytes: p})
 	}
+	magic = append(magic, legacyMagic()...)
 	return importers.Description{
 		Name:       Name,
 		Format:     Name,
-		Summary:    "XGBoost model, JSON or UBJSON (xgboost >= 1.0): gbtree, dart, gblinear",
+		Summary:    "XGBoost model, JSON or UBJSON (xgboost >= 1.0) or the legacy binary format (xgboost 0.x, save_raw(\"deprecated\")): gbtree, dart, gblinear",
 		Extensions: []string{".json", ".ubj"},
 		Magic:      magic,
 		Options:    optionSpecs(),

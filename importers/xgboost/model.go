@@ -538,8 +538,15 @@ func (m *model) decodeTree(tv *value, p path) ([]node, error) {
 		}
 	}
 
-	// Walk the reachable nodes from the root, renumbering them in pre-order
-	// and rejecting cycles, shared children and indices out of range.
+	return m.walkTree(p, left, right, feat, cond, dl, splitType, catSets)
+}
+
+// walkTree walks the reachable nodes of a tree given as parallel arrays
+// (left_children of -1 for a leaf) from the root, renumbering them in
+// pre-order and rejecting cycles, shared children and indices out of
+// range.
+func (m *model) walkTree(p path, left, right, feat []int64, cond []float32, dl, splitType []int64, catSets map[int][]float32) ([]node, error) {
+	n := len(left)
 	newID := make([]int, n)
 	for i := range newID {
 		newID[i] = -1

@@ -93,13 +93,9 @@ func Import(data []byte, opts Options) (mp *onnxpb.ModelProto, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("xgboost: %w", err)
 	}
-	doc, format, err := parse(data)
+	m, err := readModel(data)
 	if err != nil {
-		return nil, fmt.Errorf("xgboost: reading %s: %w", format, err)
-	}
-	m, err := decodeModel(&doc)
-	if err != nil {
-		return nil, fmt.Errorf("xgboost: %s model: %w", format, err)
+		return nil, err
 	}
 	mp, err = build(m, o)
 	if err != nil {
@@ -116,6 +112,25 @@ func Ensemble(data []byte) (e *trees.Ensemble, err error) {
 			e, err = nil, fmt.Errorf("xgboost: internal error while reading: %v", r)
 		}
 	}()
+	m, err := readModel(data)
+	if err != nil {
+		return nil, err
+	}
+	if e, err = m.ensemble(); err != nil {
+		return nil, fmt.Errorf("xgboost: %w", err)
+	}
+	return e, nil
+}
+
+// readModel decodes a JSON, UBJSON or legacy binary model.
+func readModel(data []byte) (*model, error) {
+	if claimsLegacy(data) {
+		m, err := parseLegacy(data)
+		if err != nil {
+			return nil, fmt.Errorf("xgboost: %w", err)
+		}
+		return m, nil
+	}
 	doc, format, err := parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("xgboost: reading %s: %w", format, err)
@@ -124,10 +139,7 @@ func Ensemble(data []byte) (e *trees.Ensemble, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("xgboost: %s model: %w", format, err)
 	}
-	if e, err = m.ensemble(); err != nil {
-		return nil, fmt.Errorf("xgboost: %w", err)
-	}
-	return e, nil
+	return m, nil
 }
 
 // parse decodes JSON (first non-space byte '{' followed by a quote or
@@ -182,6 +194,9 @@ func detect(head []byte, path string) bool {
 	}
 	t := bytes.TrimLeft(head, " \t\r\n")
 	if len(t) > 0 && t[0] == '{' && isJSON(t) && bytes.Contains(t, []byte(`"learner"`)) {
+		return true
+	}
+	if isLegacy(head) {
 		return true
 	}
 	// A UBJSON object whose first key is not learner (another writer's key

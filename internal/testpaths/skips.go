@@ -41,6 +41,8 @@ const (
 	SkipNodeEnv    = "ONNXCONV_SKIP_NODE"
 	RequireNodeEnv = "ONNXCONV_REQUIRE_NODE"
 
+	SkipSlurmEnv       = "ONNXCONV_SKIP_SLURM"
+	RequireSlurmEnv    = "ONNXCONV_REQUIRE_SLURM"
 	SkipLibtorchEnv    = "ONNXCONV_SKIP_LIBTORCH"
 	RequireLibtorchEnv = "ONNXCONV_REQUIRE_LIBTORCH"
 )
@@ -62,6 +64,7 @@ const (
 	needORT need = iota
 	needChromium
 	needNode
+	needSlurm
 	needLibtorch
 	numNeeds
 )
@@ -72,6 +75,8 @@ func (n need) name() string {
 		return "ONNX Runtime"
 	case needNode:
 		return "Node.js with the npm packages"
+	case needSlurm:
+		return "Slurm with munge"
 	case needLibtorch:
 		return "libtorch"
 	}
@@ -84,6 +89,8 @@ func (n need) skipEnv() string {
 		return SkipORTEnv
 	case needNode:
 		return SkipNodeEnv
+	case needSlurm:
+		return SkipSlurmEnv
 	case needLibtorch:
 		return SkipLibtorchEnv
 	}
@@ -96,6 +103,8 @@ func (n need) requireEnv() string {
 		return RequireORTEnv
 	case needNode:
 		return RequireNodeEnv
+	case needSlurm:
+		return RequireSlurmEnv
 	case needLibtorch:
 		return RequireLibtorchEnv
 	}
@@ -108,6 +117,8 @@ func (n need) hint() string {
 		return "run 'npm ci --ignore-scripts' or set " + ORTLibraryEnv
 	case needNode:
 		return "install Node.js (Debian's nodejs) and run 'npm ci --ignore-scripts'"
+	case needSlurm:
+		return "install Debian's slurmctld, slurmd, slurm-client and munge (scripts/test.sh does)"
 	case needLibtorch:
 		return "install Debian's libtorch-dev and a C++ compiler ('apt-get install libtorch-dev g++')"
 	}
@@ -303,6 +314,39 @@ func Node(t testing.TB, pkgs ...string) (node, modules string) {
 		skip(t, &skips, needNode, "not found (looked for "+looked+")")
 	}
 	return p, filepath.Join(e.root, "node_modules")
+}
+
+// slurmPrograms are what a single-node Slurm cluster in a test needs.
+var slurmPrograms = []string{"munged", "slurmctld", "slurmd", "sbatch", "scontrol", "squeue", "sinfo"}
+
+// Slurm returns the folder of each Slurm and munge program a test starts
+// (munged, slurmctld, slurmd, sbatch, scontrol, squeue, sinfo), found on
+// $PATH or in /usr/sbin (where Debian puts the daemons), or skips t,
+// counted for the package's report (see Main).
+func Slurm(t testing.TB) map[string]string {
+	t.Helper()
+	paths, looked, ok := findSlurm(osEnv(""))
+	if !ok {
+		skip(t, &skips, needSlurm, "not found (looked for "+looked+")")
+	}
+	return paths
+}
+
+// findSlurm returns the path of every Slurm program, or the first missing.
+func findSlurm(e env) (paths map[string]string, looked string, ok bool) {
+	paths = map[string]string{}
+	for _, name := range slurmPrograms {
+		p, err := e.lookPath(name)
+		if err != nil {
+			sbin := filepath.Join("/usr/sbin", name)
+			if !e.isFile(sbin) {
+				return nil, name + " on $PATH and in /usr/sbin", false
+			}
+			p = sbin
+		}
+		paths[name] = p
+	}
+	return paths, "", true
 }
 
 // findNode returns node's path when node and every package are there, or

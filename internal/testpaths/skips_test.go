@@ -261,3 +261,27 @@ func TestFindNode(t *testing.T) {
 		t.Fatalf("line:\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestFindSlurm(t *testing.T) {
+	// Debian puts the daemons in /usr/sbin, which a user's $PATH may lack.
+	e := fakeEnv(nil, "/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd",
+		"/usr/bin/sbatch", "/usr/bin/scontrol", "/usr/bin/squeue", "/usr/bin/sinfo")
+	e.lookPath = func(n string) (string, error) {
+		if strings.HasPrefix(n, "s") && n != "slurmctld" && n != "slurmd" {
+			return "/usr/bin/" + n, nil
+		}
+		return "", os.ErrNotExist
+	}
+	paths, _, ok := findSlurm(e)
+	if !ok || paths["slurmd"] != "/usr/sbin/slurmd" || paths["sbatch"] != "/usr/bin/sbatch" || paths["munged"] != "/usr/sbin/munged" {
+		t.Fatalf("findSlurm: %v %v", paths, ok)
+	}
+	e = fakeEnv(nil, "/usr/sbin/slurmctld")
+	if _, looked, ok := findSlurm(e); ok || looked != "munged on $PATH and in /usr/sbin" {
+		t.Fatalf("missing munge: looked %q ok %v", looked, ok)
+	}
+	want := "p: 1 test(s) skipped: Slurm with munge not found (looked for munged on $PATH and in /usr/sbin); install Debian's slurmctld, slurmd, slurm-client and munge (scripts/test.sh does); set ONNXCONV_SKIP_SLURM=1 to skip them"
+	if got := line("p", needSlurm, 1, "not found (looked for munged on $PATH and in /usr/sbin)", true); got != want {
+		t.Fatalf("line:\n%s\nwant\n%s", got, want)
+	}
+}

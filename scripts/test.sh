@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs what the tests need, then runs them: the one test command of
+# README.md, which CI (.ci/run) runs too, so the two cannot drift apart.
+#
+#   bash scripts/test.sh            # from anywhere; ../shared must sit beside the checkout
+#
+# It installs, when missing:
+#   - the npm packages of package.json (ONNX Runtime 1.30's library inside
+#     onnxruntime-node, TF.js 4.22, the TFLite interpreters): npm ci --ignore-scripts
+#   - Debian's chromium (HTML report tests), slurmctld/slurmd/slurm-client/munge
+#     (a real Slurm cluster for the batch example test), libtorch-dev and g++
+#     (the libtorch runtime plugin the torchscript tests build and verify against;
+#     164 MB download, 664 MB installed, about 1.5 min)
+# Debian packages need root (CI runs as root); otherwise it says which are
+# missing and the tests that need them fail their package with one line
+# naming the SKIP variable that lets it pass (see README).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ort=node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1
+if [ ! -f "$ort" ] || [ ! -f node_modules/@tensorflow/tfjs-tflite/package.json ] ||
+   [ ! -f node_modules/@tensorflow/tfjs/package.json ] || [ ! -f node_modules/@litertjs/core/package.json ]; then
+  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+fi
+
+# Debian packages the tests need, when the command each provides is
+# missing: chromium as before (with its recommended fonts), the Slurm
+# daemons and munge without recommends (they pull in development files).
+debs=() slim=()
+has() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
+has chromium || debs+=(chromium)
+has slurmctld || slim+=(slurmctld slurm-client)
+has slurmd || slim+=(slurmd)
+has munged || slim+=(munge)
+[ -f /usr/include/torch/script.h ] || debs+=(libtorch-dev)
+has g++ || debs+=(g++)
+if [ ${#debs[@]} -gt 0 ] || [ ${#slim[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    opts=(-y -qq -o DPkg::Lock::Timeout=300)
+    [ ${#debs[@]} -eq 0 ] || apt-get install "${opts[@]}" "${debs[@]}" >/dev/null
+    [ ${#slim[@]} -eq 0 ] || apt-get install "${opts[@]}" --no-install-recommends "${slim[@]}" >/dev/null
+  else
+    echo "scripts/test.sh: not root, so not installing Debian packages: ${debs[*]} ${slim[*]}" >&2
+  fi
+fi
+
+go version
+go vet ./...
+go test -timeout 80m ./...

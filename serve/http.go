@@ -1,0 +1,493 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/onnxconv/onnxconv/batch"
+	"github.com/onnxconv/onnxconv/exporters/profiles"
+)
+
+//go:embed openapi.yaml
+var openAPI []byte
+
+//go:embed index.html
+var indexHTML []byte
+
+// Handler returns the server's HTTP API (see docs/serve.md and
+// /v1/openapi.yaml).
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.page)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /v1/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(openAPI)
+	})
+	mux.HandleFunc("POST /v1/jobs", s.auth(s.submit))
+	mux.HandleFunc("GET /v1/jobs/{id}", s.auth(s.status))
+	mux.HandleFunc("GET /v1/jobs/{id}/artifacts/{name}", s.auth(s.artifact))
+	mux.HandleFunc("DELETE /v1/jobs/{id}", s.auth(s.cancel))
+	mux.HandleFunc("GET /v1/formats", s.auth(s.formats))
+	mux.HandleFunc("GET /v1/targets", s.auth(s.targets))
+	return s.audit(mux)
+}
+
+// auditKey carries the audit fields a handler fills.
+type auditKey struct{}
+
+type auditInfo struct {
+	Token   string `json:"token,omitempty"`
+	Job     string `json:"job,omitempty"`
+	SHA256  string `json:"model_sha256,omitempty"`
+	Verdict string `json:"verdict,omitempty"`
+}
+
+// statusWriter records the status code for the audit line.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) { w.status = code; w.ResponseWriter.WriteHeader(code) }
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = 200
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// audit writes one JSON line per request to cfg.Audit: time, method,
+// path, status, token ID, job, model hash, verdict.
+func (s *Server) audit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := &auditInfo{}
+		sw := &statusWriter{ResponseWriter: w}
+		start := time.Now()
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), auditKey{}, info)))
+		s.metrics.bytesOut.Add(float64(sw.bytes))
+		if s.cfg.Audit == nil {
+			return
+		}
+		line, _ := json.Marshal(struct {
+			Time   time.Time `json:"time"`
+			Method string    `json:"method"`
+			Path   string    `json:"path"`
+			Status int       `json:"status"`
+			MS     float64   `json:"ms"`
+			*auditInfo
+		}{start.UTC(), r.Method, r.URL.Path, sw.status, float64(time.Since(start).Microseconds()) / 1000, info})
+		s.mu.Lock()
+		_, _ = s.cfg.Audit.Write(append(line, '\n'))
+		s.mu.Unlock()
+	})
+}
+
+func auditOf(r *http.Request) *auditInfo {
+	if a, ok := r.Context().Value(auditKey{}).(*auditInfo); ok {
+		return a
+	}
+	return &auditInfo{}
+}
+
+// auth requires a valid bearer token when the server has tokens.
+func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Tokens == nil {
+			h(w, r)
+			return
+		}
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		id, valid := "", false
+		if ok {
+			id, valid = s.cfg.Tokens.check(strings.TrimSpace(tok))
+		}
+		if !valid {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="onnxconv"`)
+			writeError(w, http.StatusUnauthorized, "a valid bearer token is required (Authorization: Bearer TOKEN)")
+			return
+		}
+		auditOf(r).Token = id
+		h(w, r)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	ready := s.ready
+	s.mu.Unlock()
+	if !ready {
+		writeError(w, http.StatusServiceUnavailable, "not ready (starting or shutting down)")
+		return
+	}
+	_, _ = io.WriteString(w, "ready\n")
+}
+
+func (s *Server) page(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-src 'self'")
+	_, _ = w.Write(indexHTML)
+}
+
+// submit is POST /v1/jobs: multipart with a "model" file part (a model
+// file, or a folder as .zip/.tar/.tar.gz) and an optional "spec" part.
+func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	stopping, full := false, s.queued >= s.cfg.QueueSize
+	select {
+	case <-s.stopping:
+		stopping = true
+	default:
+	}
+	s.mu.Unlock()
+	if stopping {
+		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
+		return
+	}
+	if full {
+		w.Header().Set("Retry-After", "30")
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("the queue is full (%d jobs waiting); retry later", s.cfg.QueueSize))
+		return
+	}
+	if r.ContentLength > s.cfg.MaxUpload {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is larger than the limit of %d bytes", s.cfg.MaxUpload))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload)
+	j, err := s.accept(r)
+	if err != nil {
+		var re *RequestError
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is larger than the limit of %d bytes", s.cfg.MaxUpload))
+		case errors.As(err, &re):
+			writeError(w, re.Status, re.Msg)
+		default:
+			writeError(w, http.StatusInternalServerError, "storing the upload: "+err.Error())
+		}
+		return
+	}
+	a := auditOf(r)
+	a.Job, a.SHA256 = j.ID, j.ModelSHA256
+	s.metrics.bytesIn.Add(float64(j.Bytes))
+	writeJSON(w, http.StatusAccepted, map[string]any{"id": j.ID, "state": j.State, "url": "/v1/jobs/" + j.ID})
+}
+
+// accept reads the request into a new job's folder and queues it.
+func (s *Server) accept(r *http.Request) (*Job, error) {
+	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || ct != "multipart/form-data" || params["boundary"] == "" {
+		return nil, badRequest("send multipart/form-data with a \"model\" file part and an optional \"spec\" part")
+	}
+	id := newID()
+	dir := s.jobDir(id)
+	if err := os.MkdirAll(filepath.Join(dir, "upload"), 0o700); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	j := &Job{ID: id, State: StateQueued, Created: time.Now().UTC(), Token: auditOf(r).Token}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, badRequest("malformed multipart body: %v", err)
+	}
+	var spec []byte
+	var upload string
+	for {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, err
+			}
+			return nil, badRequest("malformed multipart body: %v", err)
+		}
+		switch p.FormName() {
+		case "spec":
+			spec, err = io.ReadAll(io.LimitReader(p, 64<<10+1))
+			if err != nil {
+				return nil, badRequest("reading the spec: %v", err)
+			}
+			if len(spec) > 64<<10 {
+				return nil, &RequestError{Status: 413, Msg: "the spec is larger than 64 KiB"}
+			}
+		case "model":
+			if upload != "" {
+				return nil, badRequest("more than one \"model\" part")
+			}
+			// The client's file name gives the extension and a name
+			// for the report, never a path.
+			upload = safeName(p.FileName())
+			n, sum, err := saveUpload(p, filepath.Join(dir, "upload", upload))
+			if err != nil {
+				var mbe *http.MaxBytesError
+				if errors.As(err, &mbe) {
+					return nil, err
+				}
+				return nil, badRequest("reading the model part: %v", err)
+			}
+			j.Bytes, j.ModelSHA256 = n, sum
+		default:
+			_, _ = io.Copy(io.Discard, p)
+		}
+		_ = p.Close()
+	}
+	if upload == "" {
+		return nil, badRequest("no \"model\" file part")
+	}
+	if j.Bytes == 0 {
+		return nil, badRequest("the model file is empty")
+	}
+	if err := s.setSpec(j, spec); err != nil {
+		return nil, err
+	}
+	// The model goes under input/: a folder packed as an archive is
+	// unpacked there, within limits; a file is moved there.
+	in := filepath.Join(dir, "input")
+	if kind := archiveKind(upload); kind != "" {
+		target := filepath.Join(in, strings.TrimSuffix(strings.TrimSuffix(upload, filepath.Ext(upload)), ".tar"))
+		if err := unpack(filepath.Join(dir, "upload", upload), kind, target, unpackLimits{bytes: s.cfg.MaxUnpacked, files: s.cfg.MaxFiles}); err != nil {
+			return nil, err
+		}
+		rel, err := filepath.Rel(in, modelIn(target))
+		if err != nil {
+			return nil, err
+		}
+		j.Model = filepath.ToSlash(rel)
+		if strings.ContainsAny(j.Model, "*?[]{}\\") {
+			return nil, badRequest("the model's path in the archive, %q, has a glob character", j.Model)
+		}
+	} else {
+		if err := os.MkdirAll(in, 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(filepath.Join(dir, "upload", upload), filepath.Join(in, upload)); err != nil {
+			return nil, err
+		}
+		j.Model = upload
+	}
+	if _, err := batch.ParseManifest(mustManifest(j), dir); err != nil {
+		return nil, badRequest("spec: %v", err)
+	}
+	if err := s.store.put(j); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.queued++
+	s.metrics.queueDepth.Set(float64(s.queued))
+	s.mu.Unlock()
+	s.metrics.submitted.WithLabelValues(kindOf(j)).Inc()
+	ok = true
+	s.queue <- j.ID
+	return j, nil
+}
+
+// setSpec checks and keeps the spec (default: convert, verified).
+func (s *Server) setSpec(j *Job, spec []byte) error {
+	spec = bytes.TrimSpace(spec)
+	if len(spec) == 0 {
+		spec = []byte(`{"convert": true}`)
+	}
+	var entry map[string]any
+	if err := json.Unmarshal(spec, &entry); err != nil || entry == nil {
+		return badRequest("spec: not a JSON object: %v", err)
+	}
+	if _, has := entry["models"]; has {
+		return badRequest("spec: \"models\" is the uploaded file; leave it out")
+	}
+	if wh, has := entry["webhook"]; has {
+		u, ok := wh.(string)
+		if !ok {
+			return badRequest("spec: webhook must be a URL")
+		}
+		pu, err := url.Parse(u)
+		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return badRequest("spec: webhook %q is not an http(s) URL", u)
+		}
+		if !slices.Contains(s.cfg.WebhookHosts, pu.Host) {
+			return badRequest("spec: webhook host %q is not allowed (the server's --webhook-host list)", pu.Host)
+		}
+		j.Webhook = u
+	}
+	j.Spec = json.RawMessage(spec)
+	return nil
+}
+
+// kindOf is a job's action for metrics: the first action key of its spec.
+func kindOf(j *Job) string {
+	var entry map[string]any
+	_ = json.Unmarshal(j.Spec, &entry)
+	for _, k := range []string{"convert", "opset", "ml_opset", "targets", "plan", "check", "reference", "bench", "quantize", "fp16", "bf16", "optimize"} {
+		if _, ok := entry[k]; ok {
+			return k
+		}
+	}
+	return "other"
+}
+
+func (s *Server) job(w http.ResponseWriter, r *http.Request) (*Job, bool) {
+	id := r.PathValue("id")
+	auditOf(r).Job = id
+	j, err := s.store.get(id)
+	if errors.Is(err, errNoJob) {
+		writeError(w, http.StatusNotFound, "no job "+id)
+		return nil, false
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return nil, false
+	}
+	a := auditOf(r)
+	a.SHA256, a.Verdict = j.ModelSHA256, string(j.Verdict)
+	return j, true
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		writeJSON(w, http.StatusOK, j)
+	}
+}
+
+func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.job(w, r)
+	if !ok {
+		return
+	}
+	rel, ok := j.Artifacts[r.PathValue("name")]
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("job %s has no artifact %q (see its \"artifacts\")", j.ID, r.PathValue("name")))
+		return
+	}
+	root, err := os.OpenRoot(filepath.Join(s.jobDir(j.ID), "out"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, "the job's results are gone")
+		return
+	}
+	defer root.Close()
+	f, err := root.Open(filepath.FromSlash(rel))
+	if err != nil {
+		writeError(w, http.StatusNotFound, "the artifact is gone")
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		writeError(w, http.StatusNotFound, "the artifact is gone")
+		return
+	}
+	name := r.PathValue("name")
+	if strings.HasSuffix(name, ".html") {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	} else if strings.HasSuffix(name, ".json") {
+		w.Header().Set("Content-Type", "application/json")
+	} else {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	}
+	http.ServeContent(w, r, name, st.ModTime(), f)
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.job(w, r)
+	if !ok {
+		return
+	}
+	if j.State.Final() {
+		writeError(w, http.StatusConflict, fmt.Sprintf("job %s is already %s", j.ID, j.State))
+		return
+	}
+	j, err := s.store.update(j.ID, func(j *Job) error {
+		if j.State.Final() {
+			return errSkip
+		}
+		j.State, j.Finished = StateCanceled, time.Now().UTC()
+		return nil
+	})
+	if err != nil {
+		writeError(w, http.StatusConflict, "the job finished meanwhile")
+		return
+	}
+	s.mu.Lock()
+	if cancel := s.cancels[j.ID]; cancel != nil {
+		cancel()
+	}
+	s.mu.Unlock()
+	s.metrics.finished(j)
+	writeJSON(w, http.StatusOK, j)
+}
+
+func (s *Server) formats(w http.ResponseWriter, _ *http.Request) {
+	type format struct {
+		Name       string   `json:"name"`
+		Format     string   `json:"format"`
+		Summary    string   `json:"summary"`
+		Extensions []string `json:"extensions"`
+	}
+	var out []format
+	if s.cfg.Importers != nil {
+		for _, imp := range s.cfg.Importers.All() {
+			d := imp.Describe()
+			out = append(out, format{d.Name, d.FormatName(), d.Summary, d.Extensions})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) targets(w http.ResponseWriter, _ *http.Request) {
+	all, err := profiles.All()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	type target struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		MinOpset    int    `json:"min_opset"`
+		MaxOpset    int    `json:"max_opset"`
+	}
+	out := make([]target, 0, len(all))
+	for _, p := range all {
+		out = append(out, target{p.Name, p.Description, p.MinOpset, p.MaxOpset})
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,123 @@
+package serve
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSafeName(t *testing.T) {
+	for in, want := range map[string]string{
+		"model.tflite":             "model.tflite",
+		"../../etc/passwd":         "passwd",
+		`..\..\windows\system.ini`: "system.ini",
+		".hidden":                  "hidden",
+		"a b;rm -rf.onnx":          "a_b_rm_-rf.onnx",
+		"":                         "model",
+		"..":                       "model",
+		"/":                        "model",
+		"x\x00y.onnx":              "x_y.onnx",
+		strings.Repeat("a", 300):   strings.Repeat("a", 100),
+	} {
+		if got := safeName(in); got != want {
+			t.Errorf("safeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCheckAddr(t *testing.T) {
+	for addr, ok := range map[string]bool{"127.0.0.1:8080": true, "[::1]:80": true, "localhost:1": true,
+		"0.0.0.0:8080": false, ":8080": false, "10.0.0.1:80": false, "example.com:80": false} {
+		if err := CheckAddr(addr, false); (err == nil) != ok {
+			t.Errorf("CheckAddr(%q) = %v", addr, err)
+		}
+		if err := CheckAddr(addr, true); err != nil {
+			t.Errorf("with tokens, CheckAddr(%q) = %v", addr, err)
+		}
+	}
+}
+
+func TestTokensFile(t *testing.T) {
+	tok, line, err := NewToken("ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := parseTokens(strings.NewReader("# comment\n\n"+line+"\n"), "tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, ok := ts.check(tok); !ok || id != "ci" {
+		t.Errorf("check(token) = %q %v", id, ok)
+	}
+	if _, ok := ts.check(tok + "x"); ok {
+		t.Error("a wrong token was accepted")
+	}
+	for _, bad := range []string{"ci " + tok, "ci", "bad id deadbeef", ""} {
+		if _, err := parseTokens(strings.NewReader(bad), "tokens"); err == nil {
+			t.Errorf("tokens file %q accepted", bad)
+		}
+	}
+	if _, _, err := NewToken("no spaces"); err == nil {
+		t.Error("a token ID with a space was accepted")
+	}
+}
+
+// FuzzUnpack: whatever an uploaded archive holds, unpacking either fails
+// with an error or writes regular files inside the target folder only,
+// within the limits.
+func FuzzUnpack(f *testing.F) {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, _ := zw.Create("m/model.json")
+	_, _ = w.Write([]byte(`{"modelTopology": {}}`))
+	w, _ = zw.Create("m/group1-shard1of1.bin")
+	_, _ = w.Write(make([]byte, 64))
+	_ = zw.Close()
+	f.Add(b.Bytes(), "m.zip")
+	f.Add([]byte("not an archive"), "m.tar")
+	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0}, "m.tgz")
+	f.Fuzz(func(t *testing.T, data []byte, name string) {
+		kind := archiveKind(name)
+		if kind == "" {
+			kind = "zip"
+		}
+		dir := t.TempDir()
+		file := filepath.Join(dir, "upload")
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		target := filepath.Join(dir, "out")
+		err := unpack(file, kind, target, unpackLimits{bytes: 1 << 20, files: 50})
+		var re *RequestError
+		if err != nil && !errors.As(err, &re) {
+			return // an I/O error of the test's own folder
+		}
+		var total int64
+		files := 0
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || p == dir || p == file {
+				return nil
+			}
+			if !strings.HasPrefix(p, target+string(filepath.Separator)) && p != target {
+				t.Errorf("%s written outside the target folder", p)
+			}
+			if d.Type()&os.ModeSymlink != 0 {
+				t.Errorf("symlink %s", p)
+			}
+			if d.Type().IsRegular() {
+				files++
+				if info, err := d.Info(); err == nil {
+					total += info.Size()
+				}
+			}
+			return nil
+		})
+		if files > 51 || total > 1<<20+1 {
+			t.Errorf("%d files, %d bytes unpacked past the limits", files, total)
+		}
+	})
+}

@@ -1,0 +1,43 @@
+package serve
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// CheckAddr refuses an address that is not loopback when the server has
+// no tokens: without authentication it serves this machine only.
+func CheckAddr(addr string, haveTokens bool) error {
+	if haveTokens {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("serve: --addr %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("serve: --addr %q is not a loopback address: without --tokens the server binds only to 127.0.0.1, ::1 or localhost (make tokens with 'onnxconv serve token ID')", addr)
+	}
+	return nil
+}
+
+// HTTPServer returns an http.Server for h with the timeouts that keep
+// slow or stalled clients from holding connections: 10 s for the
+// headers, 15 min for a whole request (an upload of the largest model on a
+// slow link) and its response, 2 min idle, 64 KiB of headers.
+func HTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       15 * time.Minute,
+		WriteTimeout:      15 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}

@@ -1,0 +1,94 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+)
+
+// TestPageInChromium drives the page at / in headless Chromium as a person
+// would: chooses a fixture model, converts it, waits for the verdict,
+// sees the report inline and downloads the model, which must be the file
+// `onnxconv convert` writes.
+func TestPageInChromium(t *testing.T) {
+	chromium := testpaths.Chromium(t)
+	root := testpaths.RepoRoot(t)
+	tmp := t.TempDir()
+	s := startServer(t, filepath.Join(tmp, "data"))
+	model := filepath.Join(root, "fixtures", "tflite", "cnn.tflite")
+	downloads := filepath.Join(tmp, "downloads")
+	if err := os.MkdirAll(downloads, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(filepath.Join(tmp, "profile")))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+
+	var status, report string
+	err := chromedp.Run(ctx,
+		browser.SetDownloadBehavior(browser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(downloads).WithEventsEnabled(true),
+		chromedp.Navigate(s.url+"/"),
+		chromedp.WaitVisible("#file", chromedp.ByID),
+		chromedp.SetUploadFiles("#file", []string{model}, chromedp.ByID),
+		chromedp.SetValue("#action", "convert", chromedp.ByID),
+		chromedp.Click("#go", chromedp.ByID),
+		chromedp.WaitVisible(`body[data-done="done"]`, chromedp.ByQuery),
+		chromedp.Text("#status", &status, chromedp.ByID),
+		chromedp.AttributeValue("#report", "srcdoc", &report, nil, chromedp.ByID),
+		chromedp.Click(`a[id="artifact-model.onnx"]`, chromedp.ByQuery),
+	)
+	if err != nil {
+		t.Fatalf("driving the page: %v\n%s", err, s.log)
+	}
+	if !strings.Contains(status, "verdict: pass") {
+		t.Errorf("the page shows %q, want a pass verdict", status)
+	}
+	if !strings.Contains(report, "<svg") && !strings.Contains(report, "EQUIVALENT") {
+		t.Errorf("the report shown inline is not the HTML report (%d bytes)", len(report))
+	}
+	// The download lands in the folder; compare it with the CLI's file.
+	var got []byte
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(downloads, "model.onnx")); err == nil && len(b) > 0 {
+			got = b
+			break
+		}
+	}
+	if got == nil {
+		entries, _ := os.ReadDir(downloads)
+		t.Fatalf("no model.onnx downloaded (folder holds %v)", entries)
+	}
+	out := filepath.Join(tmp, "cli.onnx")
+	cmd := exec.Command(onnxconvBin(t), "convert", model, out)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("onnxconv convert: %v\n%s", err, b)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the downloaded model (%d bytes) differs from onnxconv convert's (%d bytes)", len(got), len(want))
+	}
+	t.Logf("page: %s; downloaded %d bytes, identical to onnxconv convert", strings.SplitN(status, "\n", 2)[0], len(got))
+}

@@ -1,0 +1,223 @@
+package serve
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// A RequestError is the client's fault: the status says which (400, 413…).
+type RequestError struct {
+	Status int
+	Msg    string
+}
+
+func (e *RequestError) Error() string { return e.Msg }
+
+func badRequest(format string, a ...any) error {
+	return &RequestError{Status: 400, Msg: fmt.Sprintf(format, a...)}
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// safeName turns a client's file name into a name for a file in the job's
+// folder: the last element only, characters outside [A-Za-z0-9._-]
+// replaced, no leading dot; "model" when nothing is left.
+func safeName(name string) string {
+	name = path.Base(strings.ReplaceAll(name, "\\", "/"))
+	name = unsafeChars.ReplaceAllString(name, "_")
+	name = strings.TrimLeft(name, ".")
+	if len(name) > 100 {
+		name = name[len(name)-100:]
+	}
+	if name == "" || name == "_" {
+		return "model"
+	}
+	return name
+}
+
+// saveUpload copies r into dir/name and returns its size and SHA-256.
+// The reader is already bounded by the upload limit.
+func saveUpload(r io.Reader, file string) (int64, string, error) {
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return 0, "", err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return n, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// archiveKind tells whether an upload is a folder packed as zip or tar.
+func archiveKind(name string) string {
+	l := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(l, ".zip") && !strings.HasSuffix(l, ".keras.zip"):
+		return "zip"
+	case strings.HasSuffix(l, ".tar"):
+		return "tar"
+	case strings.HasSuffix(l, ".tar.gz"), strings.HasSuffix(l, ".tgz"):
+		return "tgz"
+	}
+	return ""
+}
+
+// limits of an unpacked folder.
+type unpackLimits struct {
+	bytes int64 // all files together
+	files int
+}
+
+// unpack extracts the archive at file into dir: regular files and folders
+// only, every name relative and inside dir (no "..", no absolute path, no
+// link), at most lim.files files and lim.bytes bytes in all.
+func unpack(file, kind, dir string, lim unpackLimits) error {
+	var total int64
+	files := 0
+	put := func(name string, isDir bool, r io.Reader) error {
+		clean := path.Clean(strings.ReplaceAll(name, "\\", "/"))
+		if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(name, "\x00") {
+			return badRequest("archive member %q is outside the archive's folder", name)
+		}
+		if clean == "." {
+			return nil
+		}
+		target := filepath.Join(dir, filepath.FromSlash(clean))
+		if isDir {
+			return os.MkdirAll(target, 0o700)
+		}
+		files++
+		if files > lim.files {
+			return &RequestError{Status: 413, Msg: fmt.Sprintf("the archive holds more than %d files", lim.files)}
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return badRequest("archive member %q appears twice", name)
+			}
+			return err
+		}
+		n, err := io.Copy(f, io.LimitReader(r, lim.bytes-total+1))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		total += n
+		if total > lim.bytes {
+			return &RequestError{Status: 413, Msg: fmt.Sprintf("the archive unpacks to more than %d bytes", lim.bytes)}
+		}
+		return err
+	}
+	switch kind {
+	case "zip":
+		zr, err := zip.OpenReader(file)
+		if err != nil {
+			return badRequest("not a zip archive: %v", err)
+		}
+		defer zr.Close()
+		for _, zf := range zr.File {
+			mode := zf.Mode()
+			if mode&os.ModeSymlink != 0 || (!mode.IsRegular() && !mode.IsDir()) {
+				return badRequest("archive member %q is not a regular file or folder", zf.Name)
+			}
+			if mode.IsDir() {
+				if err := put(zf.Name, true, nil); err != nil {
+					return err
+				}
+				continue
+			}
+			rc, err := zf.Open()
+			if err != nil {
+				return badRequest("archive member %q: %v", zf.Name, err)
+			}
+			err = put(zf.Name, false, rc)
+			rc.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	case "tar", "tgz":
+		f, err := os.Open(file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		var r io.Reader = f
+		if kind == "tgz" {
+			gz, err := gzip.NewReader(f)
+			if err != nil {
+				return badRequest("not a gzip file: %v", err)
+			}
+			defer gz.Close()
+			r = gz
+		}
+		tr := tar.NewReader(r)
+		for {
+			h, err := tr.Next()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return badRequest("not a tar archive: %v", err)
+			}
+			switch h.Typeflag {
+			case tar.TypeDir:
+				err = put(h.Name, true, nil)
+			case tar.TypeReg:
+				err = put(h.Name, false, tr)
+			case tar.TypeXGlobalHeader, tar.TypeXHeader:
+				continue
+			default:
+				return badRequest("archive member %q is not a regular file or folder", h.Name)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return badRequest("unknown archive kind %q", kind)
+}
+
+// modelIn returns what to convert in an unpacked folder: the folder
+// itself when it is a SavedModel (saved_model.pb), a TF.js or Keras
+// model.json, the one file of a one-file archive, or the folder.
+// One top folder that holds everything is stepped into first.
+func modelIn(dir string) string {
+	for {
+		ents, err := os.ReadDir(dir)
+		if err != nil || len(ents) != 1 || !ents[0].IsDir() {
+			break
+		}
+		dir = filepath.Join(dir, ents[0].Name())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "saved_model.pb")); err == nil {
+		return dir
+	}
+	if _, err := os.Stat(filepath.Join(dir, "model.json")); err == nil {
+		return filepath.Join(dir, "model.json")
+	}
+	ents, err := os.ReadDir(dir)
+	if err == nil && len(ents) == 1 && ents[0].Type().IsRegular() {
+		return filepath.Join(dir, ents[0].Name())
+	}
+	return dir
+}
