@@ -731,9 +731,8 @@ func (c *conv) evalCall(f *frame, e *fts.Call) (value, error) {
 		if d, ok := c.a.Funcs[name]; ok {
 			return c.invoke(e.P, d, nil, args, kw)
 		}
-		if cls, ok := c.a.Classes[name]; ok {
+		if _, ok := c.a.Classes[name]; ok {
 			// a NamedTuple-like constructor (PackedSequence): a tuple
-			_ = cls
 			return &tuple{items: args}, nil
 		}
 		return nil, c.errAt(e.P, "%s is not defined in the archive", name)

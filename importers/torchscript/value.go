@@ -41,9 +41,6 @@ type funcRef struct {
 	def  *fts.Def
 }
 
-// classRef is a class named in code (__torch__.a.b.C), used with __new__.
-type classRef struct{ qual string }
-
 // builtin is a name under torch., ops. or a Python builtin, called as an op.
 type builtin struct{ name string }
 
