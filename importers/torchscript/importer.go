@@ -43,6 +43,9 @@ type Options struct {
 	// Bind gives values to the non-tensor inputs (int, float, bool):
 	// they are folded into the graph.
 	Bind map[string]value
+	// DynamicBatch makes the first dim of the inputs and outputs dynamic
+	// ("N") when the graph allows it (see convertDynamicBatch).
+	DynamicBatch bool
 }
 
 // New returns the TorchScript importer.
@@ -54,6 +57,7 @@ func optionSpecs() []importers.OptionSpec {
 	return []importers.OptionSpec{
 		{Name: "method", Doc: "the method of the root module to convert (default forward; reset_states and other methods are not converted)"},
 		{Name: "shapes", Doc: "static shapes of the tensor inputs, in order, ';' between inputs, 'x' between dims, ':TYPE' after a shape for an input that is not float32: 1x3x224x224 or 2x7x10;2x5:int64 (a 0-d input: 's')"},
+		{Name: "dynamic_batch", Doc: "true: the first dim of every input and output is dynamic (N), when the graph depends on the batch size only through sizes (checked by converting at two batch sizes); default false (static shapes)"},
 		{Name: "bind", Doc: "values of the int/float/bool inputs, folded into the graph: sr=16000 (',' between several)"},
 	}
 }
@@ -122,6 +126,12 @@ func ParseOptions(m map[string]string) (Options, error) {
 				}
 				o.Shapes = append(o.Shapes, dims)
 			}
+		case "dynamic_batch":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return o, bad(k, v, err)
+			}
+			o.DynamicBatch = b
 		case "bind":
 			for _, kv := range strings.Split(v, ",") {
 				name, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
@@ -203,6 +213,13 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 // call; zeros are the state of a module whose reset sets empty or zero
 // tensors (Silero VAD's reset_states).
 func Convert(a *fts.Archive, o Options) (*onnxpb.ModelProto, []string, error) {
+	if o.DynamicBatch {
+		return convertDynamicBatch(a, o)
+	}
+	return convertStatic(a, o)
+}
+
+func convertStatic(a *fts.Archive, o Options) (*onnxpb.ModelProto, []string, error) {
 	if o.Method == "" {
 		o.Method = "forward"
 	}

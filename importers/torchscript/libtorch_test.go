@@ -68,21 +68,28 @@ func libtorchHost(t *testing.T) *plugins.Host {
 	return host
 }
 
-// compareLibtorch runs the archive in dir on libtorch and compares it with
-// torch's stored outputs and with the converted model's outputs got.
-func compareLibtorch(t *testing.T, host *plugins.Host, dir string, f fixture, got []*canonical.Tensor) {
+// runLibtorch runs the archive in dir on libtorch.
+func runLibtorch(t *testing.T, host *plugins.Host, dir string, ins []*canonical.Tensor) []*canonical.Tensor {
 	t.Helper()
-	name := filepath.Base(dir)
 	r, err := host.Runner("libtorch", filepath.Join(dir, "model.pt"), nil, plugins.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	lt, err := r.Run(rctx, f.ins)
+	lt, err := r.Run(rctx, ins)
 	if err != nil {
 		t.Fatalf("libtorch: %v", err)
 	}
+	return lt
+}
+
+// compareLibtorch runs the archive in dir on libtorch and compares it with
+// torch's stored outputs and with the converted model's outputs got.
+func compareLibtorch(t *testing.T, host *plugins.Host, dir string, f fixture, got []*canonical.Tensor) {
+	t.Helper()
+	name := filepath.Base(dir)
+	lt := runLibtorch(t, host, dir, f.ins)
 	if len(lt) != len(got) || len(lt) != len(f.out) {
 		t.Fatalf("libtorch gives %d outputs, the converted model %d, torch stored %d", len(lt), len(got), len(f.out))
 	}
