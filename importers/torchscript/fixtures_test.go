@@ -190,7 +190,7 @@ func TestFixtures(t *testing.T) {
 	// the if on a tensor is an If, the for loop a Loop
 	t.Run("branchy_scripted", func(t *testing.T) { checkFixture(t, filepath.Join(root, "branchy_scripted"), "If", "Loop") })
 	t.Run("recurrent_scripted", func(t *testing.T) { checkFixture(t, filepath.Join(root, "recurrent_scripted"), "LSTM", "GRU") })
-	for _, name := range []string{"shufflenet_v2_x0_5_traced", "transformer_encoder_scripted", "spectrogram_scripted", "more_ops_scripted"} {
+	for _, name := range []string{"shufflenet_v2_x0_5_traced", "transformer_encoder_scripted", "spectrogram_scripted", "more_ops_scripted", "conv_transpose_traced"} {
 		t.Run(name, func(t *testing.T) { checkFixture(t, filepath.Join(root, name)) })
 	}
 }

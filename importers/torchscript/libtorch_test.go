@@ -111,7 +111,7 @@ func compareLibtorch(t *testing.T, host *plugins.Host, dir string, f fixture, go
 func TestAgainstLibtorch(t *testing.T) {
 	host := libtorchHost(t)
 	root := filepath.Join(testpaths.RepoRoot(t), "fixtures", "torchscript")
-	for _, name := range []string{"branchy_scripted", "shufflenet_v2_x0_5_traced", "recurrent_scripted", "transformer_encoder_scripted", "spectrogram_scripted", "more_ops_scripted"} {
+	for _, name := range []string{"branchy_scripted", "shufflenet_v2_x0_5_traced", "recurrent_scripted", "transformer_encoder_scripted", "spectrogram_scripted", "more_ops_scripted", "conv_transpose_traced"} {
 		t.Run(name, func(t *testing.T) {
 			d := filepath.Join(root, name)
 			f := loadFixture(t, d)

@@ -1,6 +1,7 @@
 package torchscript
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -1104,7 +1105,12 @@ func (c *conv) convolution(p fts.Pos, name string, args []value, kw map[string]v
 	groups := int64(1)
 	if name == "_convolution" {
 		if t, _ := args[6].(bool); t {
-			return nil, nil // transposed
+			// transposed: conv_transposeNd(input, weight, bias, stride, padding, output_padding, groups, dilation)
+			var outPad, groups value
+			if len(args) > 8 {
+				outPad, groups = args[7], args[8]
+			}
+			return c.moreOp(p, fmt.Sprintf("conv_transpose%dd", nd), []value{x, w, args[2], args[3], args[4], outPad, groups, args[5]}, nil)
 		}
 		if g, ok := args[8].(int64); ok {
 			groups = g
