@@ -99,6 +99,13 @@ func (e *MissingError) Error() string {
 			"(or set ONNXRUNTIME_LIB to a libonnxruntime.so.1)",
 			e.Runtime, where, plugins.EnvPluginPath, dir, plugins.ExecutablePrefix, dir)
 	}
+	if e.Runtime == "libtorch" { // issue 29: the torchscript format's reference runtime
+		return fmt.Sprintf("runtime %s: the libtorch plugin is not installed (%s).\n"+
+			"Install libtorch and build the plugin (needs cgo) into the user plugins folder or a folder of $%s:\n"+
+			"  apt-get install libtorch-dev\n"+
+			"  go build -tags libtorch -o %s/%slibtorch ./cmd/onnxconv-plugin-libtorch",
+			e.Runtime, where, plugins.EnvPluginPath, dir, plugins.ExecutablePrefix)
+	}
 	return fmt.Sprintf("runtime %s: no plugin serves this runtime (%s).\n"+
 		"Install a plugin executable named %s%s in the user plugins folder or a folder of $%s, "+
 		"or use the runtime %q for the built-in executor",

@@ -8,7 +8,9 @@
 #   - the npm packages of package.json (ONNX Runtime 1.30's library inside
 #     onnxruntime-node, TF.js 4.22, the TFLite interpreters): npm ci --ignore-scripts
 #   - Debian's chromium (HTML report tests), slurmctld/slurmd/slurm-client/munge
-#     (a real Slurm cluster for the batch example test)
+#     (a real Slurm cluster for the batch example test), libtorch-dev and g++
+#     (the libtorch runtime plugin the torchscript tests build and verify against;
+#     164 MB download, 664 MB installed, about 1.5 min)
 # Debian packages need root (CI runs as root); otherwise it says which are
 # missing and the tests that need them fail their package with one line
 # naming the SKIP variable that lets it pass (see README).
@@ -30,6 +32,8 @@ has chromium || debs+=(chromium)
 has slurmctld || slim+=(slurmctld slurm-client)
 has slurmd || slim+=(slurmd)
 has munged || slim+=(munge)
+[ -f /usr/include/torch/script.h ] || debs+=(libtorch-dev)
+has g++ || debs+=(g++)
 if [ ${#debs[@]} -gt 0 ] || [ ${#slim[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive

@@ -16,6 +16,7 @@ import (
 	"github.com/onnxconv/onnxconv/importers/tensorflow"
 	"github.com/onnxconv/onnxconv/importers/tfjs"
 	"github.com/onnxconv/onnxconv/importers/tflite"
+	"github.com/onnxconv/onnxconv/importers/torchscript"
 	"github.com/onnxconv/onnxconv/importers/xgboost"
 )
 
@@ -24,6 +25,7 @@ import (
 func Importers() []importers.Importer {
 	return []importers.Importer{
 		tflite.New(),
+		torchscript.New(),
 		tfjs.New(),
 		xgboost.New(),
 		lightgbm.New(),

@@ -41,9 +41,14 @@ const (
 	SkipNodeEnv    = "ONNXCONV_SKIP_NODE"
 	RequireNodeEnv = "ONNXCONV_REQUIRE_NODE"
 
-	SkipSlurmEnv    = "ONNXCONV_SKIP_SLURM"
-	RequireSlurmEnv = "ONNXCONV_REQUIRE_SLURM"
+	SkipSlurmEnv       = "ONNXCONV_SKIP_SLURM"
+	RequireSlurmEnv    = "ONNXCONV_REQUIRE_SLURM"
+	SkipLibtorchEnv    = "ONNXCONV_SKIP_LIBTORCH"
+	RequireLibtorchEnv = "ONNXCONV_REQUIRE_LIBTORCH"
 )
+
+// libtorchHeader is where Debian's libtorch-dev puts torch/script.h.
+const libtorchHeader = "/usr/include/torch/script.h"
 
 // npmORTDir is where `npm ci --ignore-scripts` puts onnxruntime-node's
 // native files, relative to the repository root.
@@ -60,6 +65,7 @@ const (
 	needChromium
 	needNode
 	needSlurm
+	needLibtorch
 	numNeeds
 )
 
@@ -71,6 +77,8 @@ func (n need) name() string {
 		return "Node.js with the npm packages"
 	case needSlurm:
 		return "Slurm with munge"
+	case needLibtorch:
+		return "libtorch"
 	}
 	return "Chromium"
 }
@@ -83,6 +91,8 @@ func (n need) skipEnv() string {
 		return SkipNodeEnv
 	case needSlurm:
 		return SkipSlurmEnv
+	case needLibtorch:
+		return SkipLibtorchEnv
 	}
 	return SkipChromiumEnv
 }
@@ -95,6 +105,8 @@ func (n need) requireEnv() string {
 		return RequireNodeEnv
 	case needSlurm:
 		return RequireSlurmEnv
+	case needLibtorch:
+		return RequireLibtorchEnv
 	}
 	return RequireChromiumEnv
 }
@@ -107,6 +119,8 @@ func (n need) hint() string {
 		return "install Node.js (Debian's nodejs) and run 'npm ci --ignore-scripts'"
 	case needSlurm:
 		return "install Debian's slurmctld, slurmd, slurm-client and munge (scripts/test.sh does)"
+	case needLibtorch:
+		return "install Debian's libtorch-dev and a C++ compiler ('apt-get install libtorch-dev g++')"
 	}
 	return "install Debian's chromium ('apt-get install chromium')"
 }
@@ -349,6 +363,20 @@ func findNode(e env, pkgs []string) (path, looked string, ok bool) {
 		}
 	}
 	return p, "", true
+}
+
+// Libtorch checks that the libtorch plugin can be built here (Debian's
+// libtorch-dev headers and g++), or skips t, counted for the package's
+// report (see Main; ONNXCONV_SKIP_LIBTORCH=1 lets the package pass).
+func Libtorch(t testing.TB) {
+	t.Helper()
+	e := osEnv(RepoRoot(t))
+	if !e.isFile(libtorchHeader) {
+		skip(t, &skips, needLibtorch, "not found (looked for "+libtorchHeader+")")
+	}
+	if _, err := e.lookPath("g++"); err != nil {
+		skip(t, &skips, needLibtorch, "not usable (no g++ on $PATH)")
+	}
 }
 
 // Main runs the package's tests (m.Run) and returns the exit code for

@@ -1,0 +1,38 @@
+/* The C interface of the libtorch shim (shim.cc): load a TorchScript
+ * archive with torch::jit::load and run one of its methods on dense CPU
+ * tensors. Element types are ONNX TensorProto codes. Every buffer the shim
+ * returns is malloc'd; lt_free_outputs frees them. */
+#ifndef ONNXCONV_LIBTORCH_SHIM_H
+#define ONNXCONV_LIBTORCH_SHIM_H
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lt_module lt_module;
+
+typedef struct {
+	int dtype;      /* ONNX element type */
+	int rank;
+	int64_t dims[8];
+	void *data;     /* dense, row-major */
+	int64_t nbytes;
+} lt_tensor;
+
+/* lt_version is the libtorch version the shim was built against. */
+const char *lt_version(void);
+/* lt_load returns NULL and sets *err (malloc'd) on failure. */
+lt_module *lt_load(const char *path, char **err);
+void lt_free(lt_module *m);
+/* lt_run calls method with the inputs (a 0-d tensor feeds an int, float
+ * or bool parameter as a number) and flattens the result (tensors, numbers,
+ * tuples and lists of them) into *outs (malloc'd, *n_out entries). It
+ * returns 0, or -1 with *err set. */
+int lt_run(lt_module *m, const char *method, const lt_tensor *ins, int n_in, int threads,
+           lt_tensor **outs, int *n_out, char **err);
+void lt_free_outputs(lt_tensor *outs, int n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
