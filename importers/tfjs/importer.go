@@ -209,7 +209,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 			return nil, err
 		}
 		g.Name = base
-		mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: path, Layout: o.Layout})
+		mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: path, Layout: o.Layout, Format: "tfjs"})
 		if err != nil {
 			return nil, err
 		}

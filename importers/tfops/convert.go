@@ -124,6 +124,14 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	if len(outputs) == 0 {
 		return nil, fmt.Errorf("%s: the graph has no outputs", opts.File)
 	}
+	format := opts.Format
+	if format == "" {
+		format = "TensorFlow"
+	}
+	if ue := c.unsupportedOps(outputs, format); ue != nil {
+		first := ue.Ops[0]
+		return nil, &OpError{File: c.file, Node: first.Node, Op: first.Op, Unsupported: true, Err: ue}
+	}
 	for _, io := range inputs {
 		c.b.Reserve(io.Name)
 	}

@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
 )
 
 // Node is one TF NodeDef.
@@ -121,9 +122,15 @@ type Options struct {
 	// Values of other ranks are the same in both. Any other value is an
 	// error.
 	Layout string
+	// Format names the source format in the error that lists unmapped
+	// ops ("tfjs"; "" is "TensorFlow").
+	Format string
 }
 
-// OpError is a node Convert cannot map.
+// OpError is a node Convert cannot map. When the graph uses ops the
+// mapping lacks, Convert returns one OpError with Unsupported set, naming
+// the first, whose Err is an *importers.UnsupportedOpsError listing every
+// unmapped op of the graph (errors.As finds either).
 type OpError struct {
 	File string
 	Node string
@@ -138,9 +145,13 @@ func (e *OpError) Error() string {
 	if e.File != "" {
 		where = e.File + ": "
 	}
+	var ue *importers.UnsupportedOpsError
+	if e.Unsupported && errors.As(e.Err, &ue) {
+		return ue.Error() + "\nthe fix is a mapping in importers/tfops, or a model re-exported without them ('onnxconv formats tfjs --ops' lists the mapped ops)"
+	}
 	if e.Unsupported {
-		return fmt.Sprintf("%snode %q: TF op %s is not supported by the TF-op mapping (supported: %s); the fix is a mapping in importers/tfops, or re-export the model without it",
-			where, e.Node, e.Op, strings.Join(Supported(), ", "))
+		return fmt.Sprintf("%snode %q: TF op %s is not supported by the TF-op mapping; the fix is a mapping in importers/tfops, or re-export the model without it ('onnxconv formats tfjs --ops' lists the mapped ops)",
+			where, e.Node, e.Op)
 	}
 	return fmt.Sprintf("%snode %q (TF op %s): %v", where, e.Node, e.Op, e.Err)
 }
