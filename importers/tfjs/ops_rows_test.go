@@ -1,0 +1,229 @@
+package tfjs_test
+
+// The rows of the op harness (ops_tfjs_test.go): each builds a tiny graph
+// model around one op and one attribute set.
+
+// unaryRow is op applied to a [2,3,4] float input with values in [lo, hi].
+func unaryRow(name, op string, lo, hi float64, a attrs) opRow {
+	return opRow{name: name, ops: []string{op}, build: func(g *gm) {
+		x := g.in("x", []int64{2, 3, 4}, vals(24, lo, hi, len(name)))
+		g.out(g.op("y", op, []string{x}, a))
+	}}
+}
+
+// binaryRow is op applied to a [2,3,4] input and a [3,1] (broadcast)
+// input, values in [lo, hi].
+func binaryRow(name, op string, lo, hi float64) opRow {
+	return opRow{name: name, ops: []string{op}, build: func(g *gm) {
+		x := g.in("x", []int64{2, 3, 4}, vals(24, lo, hi, 1))
+		y := g.in("y", []int64{3, 1}, vals(3, lo, hi, 2))
+		g.out(g.op("z", op, []string{x, y}, nil))
+	}}
+}
+
+// intBinaryRow is op on int32 [2,3] and [3] inputs in [lo, hi] (the
+// second without zeros when nz).
+func intBinaryRow(name, op string, lo, hi int32, nz bool) opRow {
+	return opRow{name: name, ops: []string{op}, build: func(g *gm) {
+		a := g.inI("a", []int64{2, 3}, ivals(6, lo, hi, 1))
+		bv := ivals(3, lo, hi, 5)
+		if nz {
+			for i := range bv {
+				if bv[i] == 0 {
+					bv[i] = 3
+				}
+			}
+		}
+		b := g.inI("b", []int64{3}, bv)
+		g.out(g.op("z", op, []string{a, b}, nil))
+	}}
+}
+
+// cmpRow compares inputs with equal elements (Equal, GreaterEqual …).
+func cmpRow(name, op string) opRow {
+	return opRow{name: name, ops: []string{op}, build: func(g *gm) {
+		a := g.in("a", []int64{2, 3}, []float32{1, 2, 3, 4, 5, 6})
+		b := g.in("b", []int64{3}, []float32{1, 5, 3})
+		g.out(g.op("z", op, []string{a, b}, nil))
+	}}
+}
+
+func boolIn(g *gm, name string, v ...bool) string {
+	raw := make([]byte, len(v))
+	for i, b := range v {
+		if b {
+			raw[i] = 1
+		}
+	}
+	return g.input(name, canonicalBool([]int64{int64(len(v))}, raw))
+}
+
+// nhwc is a [1,5,5,2] image input.
+func nhwc(g *gm) string { return g.in("x", []int64{1, 5, 5, 2}, vals(50, -1, 1, 3)) }
+
+func opRows() []opRow {
+	F := aT("DT_FLOAT")
+	rows := []opRow{
+		unaryRow("relu", "Relu", -1, 1, nil),
+		unaryRow("abs", "Abs", -1, 1, nil),
+		unaryRow("ceil", "Ceil", -3, 3, nil),
+		unaryRow("floor", "Floor", -3, 3, nil),
+		unaryRow("elu", "Elu", -2, 2, nil),
+		unaryRow("exp", "Exp", -2, 2, nil),
+		unaryRow("log", "Log", 0.1, 3, nil),
+		unaryRow("reciprocal", "Reciprocal", 0.5, 3, nil),
+		unaryRow("relu6", "Relu6", -3, 9, nil),
+		unaryRow("rsqrt", "Rsqrt", 0.1, 3, nil),
+		unaryRow("selu", "Selu", -2, 2, nil),
+		unaryRow("softplus", "Softplus", -3, 3, nil),
+		unaryRow("sqrt", "Sqrt", 0, 3, nil),
+		unaryRow("square", "Square", -3, 3, nil),
+		unaryRow("sigmoid", "Sigmoid", -3, 3, nil),
+		unaryRow("tanh", "Tanh", -3, 3, nil),
+		unaryRow("neg", "Neg", -3, 3, nil),
+		unaryRow("leakyrelu", "LeakyRelu", -3, 3, attrs{"alpha": aF(0.3)}),
+		unaryRow("identity", "Identity", -3, 3, nil),
+		unaryRow("snapshot", "Snapshot", -3, 3, nil),
+		unaryRow("stopgradient", "StopGradient", -3, 3, nil),
+		unaryRow("softmax", "Softmax", -3, 3, nil),
+		unaryRow("logsoftmax", "LogSoftmax", -3, 3, nil),
+		binaryRow("add", "Add", -1, 1),
+		binaryRow("addv2", "AddV2", -1, 1),
+		binaryRow("sub", "Sub", -1, 1),
+		binaryRow("mul", "Mul", -1, 1),
+		binaryRow("div", "Div", 0.5, 2),
+		binaryRow("realdiv", "RealDiv", 0.5, 2),
+		binaryRow("maximum", "Maximum", -1, 1),
+		binaryRow("minimum", "Minimum", -1, 1),
+		binaryRow("pow", "Pow", 0.2, 2),
+		binaryRow("squareddifference", "SquaredDifference", -1, 1),
+		binaryRow("greater", "Greater", -1, 1),
+		binaryRow("less", "Less", -1, 1),
+		cmpRow("equal", "Equal"),
+		cmpRow("notequal", "NotEqual"),
+		cmpRow("greaterequal", "GreaterEqual"),
+		cmpRow("lessequal", "LessEqual"),
+		{name: "logical", ops: []string{"LogicalAnd", "LogicalOr", "LogicalNot"}, build: func(g *gm) {
+			a := boolIn(g, "a", true, true, false, false)
+			b := boolIn(g, "b", true, false, true, false)
+			g.out(g.op("and", "LogicalAnd", []string{a, b}, nil), g.op("or", "LogicalOr", []string{a, b}, nil), g.op("not", "LogicalNot", []string{a}, nil))
+		}},
+		{name: "biasadd", ops: []string{"BiasAdd"}, build: func(g *gm) {
+			x := nhwc(g)
+			g.out(g.op("y", "BiasAdd", []string{x, g.c("b", []int64{2}, []float32{0.5, -1})}, attrs{"data_format": aS("NHWC")}))
+		}},
+		{name: "prelu", ops: []string{"Prelu"}, build: func(g *gm) {
+			x := nhwc(g)
+			g.out(g.op("y", "Prelu", []string{x, g.c("a", []int64{2}, []float32{0.1, 0.3})}, nil))
+		}},
+		{name: "cast", ops: []string{"Cast"}, build: func(g *gm) {
+			x := g.in("x", []int64{6}, []float32{-2.7, -0.5, 0, 0.4, 1.9, 3})
+			g.out(g.op("i", "Cast", []string{x}, attrs{"DstT": aT("DT_INT32"), "SrcT": F}),
+				g.op("b", "Cast", []string{x}, attrs{"DstT": aT("DT_BOOL"), "SrcT": F}))
+		}},
+		{name: "concatv2", ops: []string{"ConcatV2"}, build: func(g *gm) {
+			a := g.in("a", []int64{2, 3}, vals(6, -1, 1, 1))
+			b := g.in("b", []int64{2, 2}, vals(4, -1, 1, 2))
+			g.out(g.op("y", "ConcatV2", []string{a, b, g.cs("axis", -1)}, attrs{"N": aI(2)}))
+		}},
+		{name: "expanddims", ops: []string{"ExpandDims"}, build: func(g *gm) {
+			a := g.in("a", []int64{2, 3}, vals(6, -1, 1, 1))
+			g.out(g.op("y", "ExpandDims", []string{a, g.cs("axis", -1)}, nil), g.op("z", "ExpandDims", []string{a, g.cs("axis1", 1)}, nil))
+		}},
+		{name: "gather", ops: []string{"Gather"}, build: func(g *gm) {
+			a := g.in("a", []int64{4, 3}, vals(12, -1, 1, 1))
+			g.out(g.op("y", "Gather", []string{a, g.ci("i", []int64{2, 2}, 3, 0, 1, 1)}, nil))
+		}},
+		{name: "reduce_keep", ops: []string{"Mean", "Min", "Prod", "Max", "Sum"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3, 4}, vals(24, 0.5, 1.5, 1))
+			ax := g.ci1("ax", 0, -1)
+			for _, op := range []string{"Mean", "Min", "Prod", "Max", "Sum"} {
+				g.out(g.op(op+"_k", op, []string{x, ax}, attrs{"keep_dims": aB(true)}), g.op(op, op, []string{x, g.cs(op+"_ax", 1)}, attrs{"keep_dims": aB(false)}))
+			}
+		}},
+		{name: "pad", ops: []string{"Pad", "PadV2", "MirrorPad"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3}, vals(6, -1, 1, 1))
+			p := g.ci("p", []int64{2, 2}, 1, 0, 2, 1)
+			g.out(g.op("pad", "Pad", []string{x, p}, nil), g.op("padv2", "PadV2", []string{x, p, g.cf("cv", 7)}, nil),
+				g.op("reflect", "MirrorPad", []string{x, p}, attrs{"mode": aS("REFLECT")}), g.op("symmetric", "MirrorPad", []string{x, p}, attrs{"mode": aS("SYMMETRIC")}))
+		}},
+		{name: "reshape", ops: []string{"Reshape"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3, 4}, vals(24, -1, 1, 1))
+			g.out(g.op("y", "Reshape", []string{x, g.ci1("s", 4, -1)}, nil))
+		}},
+		{name: "select", ops: []string{"Select", "SelectV2"}, build: func(g *gm) {
+			c := g.input("c", canonicalBool([]int64{2, 3}, []byte{1, 0, 0, 1, 1, 0}))
+			a := g.in("a", []int64{2, 3}, vals(6, -1, 1, 1))
+			b := g.in("b", []int64{2, 3}, vals(6, -1, 1, 2))
+			c3 := g.cb("c3", []int64{3}, true, false, true)
+			g.out(g.op("s", "Select", []string{c, a, b}, nil), g.op("s2", "SelectV2", []string{c3, a, b}, nil))
+		}},
+		{name: "squeeze", ops: []string{"Squeeze"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 1, 3, 1}, vals(6, -1, 1, 1))
+			g.out(g.op("y", "Squeeze", []string{x}, attrs{"squeeze_dims": aInts(1), "axis": aInts(1)}))
+		}},
+		{name: "transpose", ops: []string{"Transpose"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3, 4}, vals(24, -1, 1, 1))
+			g.out(g.op("y", "Transpose", []string{x, g.ci1("p", 2, 0, 1)}, nil))
+		}},
+		{name: "if", ops: []string{"If"}, build: func(g *gm) {
+			x := g.in("x", []int64{3}, vals(3, -1, 1, 1))
+			c := boolIn(g, "c", false)
+			th := g.fn(g.n("then"), [][2]string{{"a", "DT_FLOAT"}}, func() [][3]string {
+				g.op("e", "Exp", []string{"a"}, nil)
+				return [][3]string{{"out", "e:y:0", "DT_FLOAT"}}
+			})
+			el := g.fn(g.n("else"), [][2]string{{"a", "DT_FLOAT"}}, func() [][3]string {
+				g.op("n", "Neg", []string{"a"}, nil)
+				return [][3]string{{"out", "n:y:0", "DT_FLOAT"}}
+			})
+			cs := g.op("cs", "Squeeze", []string{c}, attrs{"squeeze_dims": aInts(0), "axis": aInts(0)})
+			g.out(g.op("if", "If", []string{cs, x}, attrs{"then_branch": aFunc(th), "else_branch": aFunc(el), "Tcond": aT("DT_BOOL"), "Tin": aTypes("DT_FLOAT"), "Tout": aTypes("DT_FLOAT")}))
+		}},
+		{name: "noop", ops: []string{"NoOp"}, build: func(g *gm) {
+			x := g.in("x", []int64{3}, vals(3, -1, 1, 1))
+			n := g.op("n", "NoOp", nil, nil)
+			g.out(g.op("y", "Identity", []string{x, "^" + n}, nil))
+		}},
+		{name: "pools", ops: []string{"MaxPool", "AvgPool"}, build: func(g *gm) {
+			x := nhwc(g)
+			for _, op := range []string{"MaxPool", "AvgPool"} {
+				for _, pad := range []string{"SAME", "VALID"} {
+					g.out(g.op(op+pad, op, []string{x}, attrs{"ksize": aInts(1, 3, 2, 1), "strides": aInts(1, 2, 1, 1), "padding": aS(pad), "data_format": aS("NHWC")}))
+				}
+			}
+		}},
+		{name: "depthwise", ops: []string{"DepthwiseConv2dNative", "FusedDepthwiseConv2dNative"}, build: func(g *gm) {
+			x := nhwc(g)
+			w := g.c("w", []int64{3, 3, 2, 2}, vals(36, -1, 1, 4))
+			g.out(g.op("dw", "DepthwiseConv2dNative", []string{x, w}, attrs{"strides": aInts(1, 1, 1, 1), "padding": aS("SAME"), "dilations": aInts(1, 1, 1, 1), "data_format": aS("NHWC")}),
+				g.op("fdw", "FusedDepthwiseConv2dNative", []string{x, w, g.c("b", []int64{4}, []float32{0.1, -0.2, 0.3, 0})},
+					attrs{"strides": aInts(1, 2, 2, 1), "padding": aS("VALID"), "dilations": aInts(1, 1, 1, 1), "fused_ops": aStrs("BiasAdd", "Relu"), "num_args": aI(1), "data_format": aS("NHWC")}))
+		}},
+		{name: "fusedconv", ops: []string{"_FusedConv2D", "Conv2D"}, build: func(g *gm) {
+			x := nhwc(g)
+			w := g.c("w", []int64{3, 3, 2, 3}, vals(54, -1, 1, 4))
+			g.out(g.op("conv", "Conv2D", []string{x, w}, attrs{"strides": aInts(1, 2, 2, 1), "padding": aS("SAME"), "dilations": aInts(1, 1, 1, 1), "data_format": aS("NHWC")}),
+				g.op("fconv", "_FusedConv2D", []string{x, w, g.c("b", []int64{3}, []float32{0.1, -0.2, 0.3})},
+					attrs{"strides": aInts(1, 1, 1, 1), "padding": aS("VALID"), "dilations": aInts(1, 1, 1, 1), "fused_ops": aStrs("BiasAdd", "Relu6"), "num_args": aI(1), "data_format": aS("NHWC")}))
+		}},
+		{name: "matmuls", ops: []string{"MatMul", "_FusedMatMul", "BatchMatMul", "BatchMatMulV2"}, build: func(g *gm) {
+			a := g.in("a", []int64{3, 2}, vals(6, -1, 1, 1))
+			b := g.c("b", []int64{4, 3}, vals(12, -1, 1, 2))
+			x := g.in("x", []int64{2, 3, 4}, vals(24, -1, 1, 3))
+			y := g.in("y", []int64{2, 3, 4}, vals(24, -1, 1, 4))
+			g.out(g.op("mm", "MatMul", []string{a, b}, attrs{"transpose_a": aB(true), "transpose_b": aB(true)}),
+				g.op("fmm", "_FusedMatMul", []string{a, b, g.c("bias", []int64{4}, []float32{1, 2, 3, 4})}, attrs{"transpose_a": aB(true), "transpose_b": aB(true), "fused_ops": aStrs("BiasAdd"), "num_args": aI(1)}),
+				g.op("bmm", "BatchMatMul", []string{x, y}, attrs{"adj_y": aB(true)}),
+				g.op("bmm2", "BatchMatMulV2", []string{x, y}, attrs{"adj_x": aB(true)}))
+		}},
+		{name: "batchnorm", ops: []string{"FusedBatchNorm", "FusedBatchNormV3"}, build: func(g *gm) {
+			x := nhwc(g)
+			s, o := g.c("s", []int64{2}, []float32{1.5, 0.5}), g.c("o", []int64{2}, []float32{0.1, -0.1})
+			m, v := g.c("m", []int64{2}, []float32{0.2, -0.3}), g.c("v", []int64{2}, []float32{0.5, 2})
+			g.out(g.op("bn", "FusedBatchNorm", []string{x, s, o, m, v}, attrs{"epsilon": aF(0.001), "is_training": aB(false)}),
+				g.op("bn3", "FusedBatchNormV3", []string{x, s, o, m, v}, attrs{"epsilon": aF(0.01), "is_training": aB(false)}))
+		}},
+	}
+	return rows
+}
