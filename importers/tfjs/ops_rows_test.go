@@ -1,5 +1,7 @@
 package tfjs_test
 
+import "math"
+
 // The rows of the op harness (ops_tfjs_test.go): each builds a tiny graph
 // model around one op and one attribute set.
 
@@ -223,6 +225,66 @@ func opRows() []opRow {
 			m, v := g.c("m", []int64{2}, []float32{0.2, -0.3}), g.c("v", []int64{2}, []float32{0.5, 2})
 			g.out(g.op("bn", "FusedBatchNorm", []string{x, s, o, m, v}, attrs{"epsilon": aF(0.001), "is_training": aB(false)}),
 				g.op("bn3", "FusedBatchNormV3", []string{x, s, o, m, v}, attrs{"epsilon": aF(0.01), "is_training": aB(false)}))
+		}},
+	}
+	rows = append(rows, mathRows()...)
+	return rows
+}
+
+func mathRows() []opRow {
+	rows := []opRow{
+		unaryRow("acos", "Acos", -0.99, 0.99, nil),
+		unaryRow("asin", "Asin", -0.99, 0.99, nil),
+		unaryRow("atan", "Atan", -5, 5, nil),
+		unaryRow("cos", "Cos", -4, 4, nil),
+		unaryRow("cosh", "Cosh", -3, 3, nil),
+		unaryRow("sin", "Sin", -4, 4, nil),
+		unaryRow("sinh", "Sinh", -3, 3, nil),
+		unaryRow("tan", "Tan", -1.4, 1.4, nil),
+		unaryRow("asinh", "Asinh", -5, 5, nil),
+		unaryRow("acosh", "Acosh", 1, 5, nil),
+		unaryRow("atanh", "Atanh", -0.95, 0.95, nil),
+		unaryRow("erf", "Erf", -3, 3, nil),
+		unaryRow("expm1", "Expm1", -2, 2, nil),
+		unaryRow("log1p", "Log1p", -0.9, 3, nil),
+		{name: "sign_round", ops: []string{"Sign", "Round"}, build: func(g *gm) {
+			x := g.in("x", []int64{10}, []float32{-2.5, -1.5, -0.5, 0, 0.5, 1.5, 2.5, 0.49, -3.7, 2.2})
+			g.out(g.op("sign", "Sign", []string{x}, nil), g.op("round", "Round", []string{x}, nil))
+		}},
+		{name: "predicates", ops: []string{"IsNan", "IsInf", "IsFinite"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3}, []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, -2, 3e38})
+			g.out(g.op("nan", "IsNan", []string{x}, nil), g.op("inf", "IsInf", []string{x}, nil), g.op("finite", "IsFinite", []string{x}, nil))
+		}},
+		{name: "addn", ops: []string{"AddN"}, build: func(g *gm) {
+			a := nhwc(g)
+			w := g.c("w", []int64{1, 1, 2, 2}, []float32{1, 0, 0, 1})
+			conv := g.op("conv", "Conv2D", []string{a, w}, attrs{"strides": aInts(1, 1, 1, 1), "padding": aS("SAME"), "dilations": aInts(1, 1, 1, 1), "data_format": aS("NHWC")})
+			b := g.in("b", []int64{1, 5, 5, 2}, vals(50, -1, 1, 7))
+			g.out(g.op("sum3", "AddN", []string{conv, b, a}, attrs{"N": aI(3)}), g.op("sum1", "AddN", []string{b}, attrs{"N": aI(1)}))
+		}},
+		{name: "clipbyvalue", ops: []string{"ClipByValue"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3, 4}, vals(24, -3, 3, 1))
+			g.out(g.op("y", "ClipByValue", []string{x, g.cf("lo", -1), g.cf("hi", 1.5)}, nil))
+		}},
+		{name: "floordiv_float", ops: []string{"FloorDiv", "FloorMod", "Mod"}, anyType: "TF.js's floorDiv of floats is int32; TF's (and the import's) is float", build: func(g *gm) {
+			a := g.in("a", []int64{2, 3}, []float32{-7, 7, -5.5, 5.5, 3, -3})
+			b := g.in("b", []int64{3}, []float32{2, -2, 1.5})
+			g.out(g.op("fd", "FloorDiv", []string{a, b}, nil), g.op("fm", "FloorMod", []string{a, b}, nil), g.op("m", "Mod", []string{a, b}, nil))
+		}},
+		{name: "floordiv_int", ops: []string{"FloorDiv", "FloorMod", "Mod"}, build: func(g *gm) {
+			a := g.inI("a", []int64{2, 3}, []int32{-7, 7, -5, 5, 6, -9})
+			b := g.inI("b", []int64{3}, []int32{2, -2, 3})
+			g.out(g.op("fd", "FloorDiv", []string{a, b}, nil), g.op("fm", "FloorMod", []string{a, b}, nil), g.op("m", "Mod", []string{a, b}, nil))
+		}},
+		{name: "divnonan", ops: []string{"DivNoNan"}, build: func(g *gm) {
+			a := g.in("a", []int64{2, 3}, []float32{1, 2, 3, 4, 5, 6})
+			b := g.in("b", []int64{3}, []float32{2, 0, -4})
+			g.out(g.op("y", "DivNoNan", []string{a, b}, nil))
+		}},
+		{name: "atan2", ops: []string{"Atan2"}, build: func(g *gm) {
+			y := g.in("y", []int64{9}, []float32{1, 1, -1, -1, 0, 0, 0, 2, -2})
+			x := g.in("x", []int64{9}, []float32{1, -1, 1, -1, 1, -1, 0, 0, 0})
+			g.out(g.op("z", "Atan2", []string{y, x}, nil))
 		}},
 	}
 	return rows

@@ -87,6 +87,11 @@ func opTable() map[string]opFunc {
 	for k, f := range moreOps() {
 		t[k] = f
 	}
+	for k, f := range mathOps() {
+		if _, ok := t[k]; !ok {
+			t[k] = f
+		}
+	}
 	for k, f := range controlOps() {
 		t[k] = f
 	}

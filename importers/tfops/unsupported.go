@@ -81,6 +81,8 @@ func (c *converter) unsupportedOps(outputs []IO, format string) *importers.Unsup
 // have one.
 func unsupportedReason(op string) string {
 	switch op {
+	case "BitwiseAnd":
+		return "TF.js 4.22 cannot run it (its op list binds no inputs), so no reference checks a mapping; ONNX BitwiseAnd needs opset 18"
 	case "StaticRegexReplace", "StringNGrams", "StringSplit", "StringToHashBucketFast":
 		return "ONNX has no operator for this string transformation"
 	case "SimpleMLCreateModelResource", "SimpleMLLoadModelFromPathWithHandle", "SimpleMLInferenceOpWithHandle":
