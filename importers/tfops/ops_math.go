@@ -81,8 +81,8 @@ func mathOps() map[string]opFunc {
 				return c.b.Op("Where", n.Name, []string{isZero, c.b.Op("CastLike", n.Name+"_zeros", []string{zero, q}), q})
 			})
 		},
-		"Atan2":      (*converter).atan2,
-		"Relu":       un("Relu"),
+		"Atan2": (*converter).atan2,
+		"Relu":  un("Relu"),
 	}
 }
 
