@@ -1,6 +1,9 @@
 package tfjs_test
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // The rows of the op harness (ops_tfjs_test.go): each builds a tiny graph
 // model around one op and one attribute set.
@@ -228,6 +231,7 @@ func opRows() []opRow {
 		}},
 	}
 	rows = append(rows, mathRows()...)
+	rows = append(rows, shapeRows()...)
 	return rows
 }
 
@@ -288,4 +292,147 @@ func mathRows() []opRow {
 		}},
 	}
 	return rows
+}
+
+func shapeRows() []opRow {
+	I := aT("DT_INT32")
+	F := aT("DT_FLOAT")
+	return []opRow{
+		{name: "argminmax", ops: []string{"ArgMax", "ArgMin"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3, 4}, vals(24, -1, 1, 3))
+			g.out(g.op("amax", "ArgMax", []string{x, g.cs("a0", -1)}, attrs{"output_type": aT("DT_INT32")}), g.op("amin", "ArgMin", []string{x, g.cs("a1", 1)}, nil))
+		}},
+		{name: "size_rank_shapen", ops: []string{"Size", "Rank", "ShapeN"}, anyType: "TF.js's ShapeN gives float32 shapes; TF's (and the import's) are out_type", build: func(g *gm) {
+			x := g.in("x", []int64{2, 3, 4}, vals(24, -1, 1, 3))
+			y := g.in("y", []int64{5}, vals(5, -1, 1, 3))
+			sn := g.op("sn", "ShapeN", []string{x, y}, attrs{"N": aI(2), "out_type": I})
+			g.out(g.op("size", "Size", []string{x}, attrs{"out_type": I}), g.op("rank", "Rank", []string{x}, nil), sn, sn+":1")
+		}},
+		{name: "broadcast", ops: []string{"BroadcastTo", "BroadcastArgs"}, build: func(g *gm) {
+			x := g.in("x", []int64{3, 1}, vals(3, -1, 1, 3))
+			g.out(g.op("bt", "BroadcastTo", []string{x, g.ci1("s", 2, 3, 4)}, nil), g.op("ba", "BroadcastArgs", []string{g.ci1("s0", 3, 1), g.ci1("s1", 2, 1, 5)}, nil))
+		}},
+		{name: "fills", ops: []string{"OnesLike", "ZerosLike", "Ones", "Zeros"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3}, vals(6, -1, 1, 3))
+			xi := g.inI("xi", []int64{4}, []int32{1, 2, 3, 4})
+			g.out(g.op("ol", "OnesLike", []string{x}, attrs{"T": F, "dtype": F}), g.op("zl", "ZerosLike", []string{xi}, attrs{"T": I}),
+				g.op("o", "Ones", []string{g.ci1("s", 2, 2)}, attrs{"T": F}), g.op("z", "Zeros", []string{g.ci1("s2", 3)}, attrs{"T": I}))
+		}},
+		{name: "linspace", ops: []string{"LinSpace"}, build: func(g *gm) {
+			g.out(g.op("y", "LinSpace", []string{g.cf("a", -1), g.cf("b", 2), g.cs("n", 7)}, attrs{"T": F, "Tidx": I}))
+		}},
+		{name: "onehot", ops: []string{"OneHot"}, build: func(g *gm) {
+			i := g.inI("i", []int64{2, 3}, []int32{0, 2, -1, 3, 1, 4})
+			g.out(g.op("y", "OneHot", []string{i, g.cs("d", 4), g.cf("on", 5), g.cf("off", -1)}, attrs{"T": F, "axis": aI(-1)}))
+		}},
+		{name: "cumsum", ops: []string{"Cumsum"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3, 4}, vals(24, -1, 1, 3))
+			for _, ex := range []bool{false, true} {
+				for _, rv := range []bool{false, true} {
+					g.out(g.op(fmt.Sprintf("cs_%v_%v", ex, rv), "Cumsum", []string{x, g.cs(fmt.Sprintf("a_%v_%v", ex, rv), 2)}, attrs{"exclusive": aB(ex), "reverse": aB(rv)}))
+				}
+			}
+			g.out(g.op("cs1", "Cumsum", []string{x, g.cs("a1", 1)}, nil))
+		}},
+		{name: "cumprod", ops: []string{"Cumprod"}, tol: 1e-5, build: func(g *gm) {
+			x := g.in("x", []int64{2, 5}, []float32{1.5, -2, 0.5, 0, 3, -1, -1.5, 2, 0.25, -4})
+			for _, ex := range []bool{false, true} {
+				for _, rv := range []bool{false, true} {
+					g.out(g.op(fmt.Sprintf("cp_%v_%v", ex, rv), "Cumprod", []string{x, g.cs(fmt.Sprintf("a_%v_%v", ex, rv), 1)}, attrs{"exclusive": aB(ex), "reverse": aB(rv)}))
+				}
+			}
+		}},
+		{name: "reverse", ops: []string{"Reverse", "ReverseV2"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3, 4}, vals(24, -1, 1, 3))
+			g.out(g.op("r2", "ReverseV2", []string{x, g.ci1("ax", -1, 0)}, nil), g.op("r", "Reverse", []string{x, g.cb("d", []int64{3}, false, true, false)}, nil))
+		}},
+		{name: "scatter", ops: []string{"ScatterNd", "TensorScatterUpdate"}, build: func(g *gm) {
+			u := g.in("u", []int64{3, 4}, vals(12, -1, 1, 3))
+			x := g.in("x", []int64{5, 4}, vals(20, -1, 1, 4))
+			idx := g.ci("i", []int64{3, 1}, 4, 0, 2)
+			g.out(g.op("snd", "ScatterNd", []string{idx, u, g.ci1("s", 5, 4)}, nil), g.op("tsu", "TensorScatterUpdate", []string{x, idx, u}, nil))
+		}},
+		{name: "sparsetodense", ops: []string{"SparseToDense"}, build: func(g *gm) {
+			v := g.in("v", []int64{3}, []float32{1, 2, 3})
+			g.out(g.op("y", "SparseToDense", []string{g.ci("i", []int64{3, 2}, 0, 1, 1, 2, 2, 0), g.ci1("s", 3, 4), v, g.cf("d", -1)}, nil),
+				g.op("y1", "SparseToDense", []string{g.ci1("i1", 4, 1), g.ci1("s1", 6), g.cf("sv", 7), g.cf("d1", 0.5)}, nil))
+		}},
+		// TF.js 4.22 reads num_upper from input 1 (its op list gives
+		// both bounds start 1), so the rows keep num_lower = num_upper.
+		{name: "matrixbandpart", ops: []string{"MatrixBandPart"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 4, 5}, vals(40, -1, 1, 3))
+			g.out(g.op("b", "MatrixBandPart", []string{x, g.cs("l", 1), g.cs("u", 1)}, nil), g.op("all", "MatrixBandPart", []string{x, g.cs("l2", -1), g.cs("u2", -1)}, nil),
+				g.op("diag", "MatrixBandPart", []string{x, g.cs("l3", 0), g.cs("u3", 0)}, nil))
+		}},
+		{name: "depthtospace", ops: []string{"DepthToSpace"}, build: func(g *gm) {
+			x := g.in("x", []int64{1, 2, 3, 8}, vals(48, -1, 1, 3))
+			g.out(g.op("y", "DepthToSpace", []string{x}, attrs{"block_size": aI(2), "data_format": aS("NHWC")}))
+		}},
+		{name: "aliases", ops: []string{"DepthwiseConv2d", "FusedBatchNormV2"}, build: func(g *gm) {
+			x := nhwc(g)
+			w := g.c("w", []int64{2, 2, 2, 1}, vals(8, -1, 1, 4))
+			s, o := g.c("s", []int64{2}, []float32{1.5, 0.5}), g.c("o", []int64{2}, []float32{0.1, -0.1})
+			m, v := g.c("m", []int64{2}, []float32{0.2, -0.3}), g.c("v", []int64{2}, []float32{0.5, 2})
+			g.out(g.op("dw", "DepthwiseConv2d", []string{x, w}, attrs{"strides": aInts(1, 1, 1, 1), "padding": aS("VALID"), "dilations": aInts(1, 1, 1, 1), "data_format": aS("NHWC")}),
+				g.op("bn", "FusedBatchNormV2", []string{x, s, o, m, v}, attrs{"epsilon": aF(0.001), "is_training": aB(false)}))
+		}},
+		{name: "placeholderwithdefault", ops: []string{"PlaceholderWithDefault"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3}, vals(6, -1, 1, 1))
+			d := g.op("d", "PlaceholderWithDefault", []string{g.c("dv", []int64{3}, []float32{1, 2, 3})}, attrs{"dtype": F, "shape": aShape(3)})
+			g.out(g.op("y", "Mul", []string{x, d}, nil))
+		}},
+		{name: "concat_v1", ops: []string{"Concat"}, build: func(g *gm) {
+			a := g.in("a", []int64{2, 3}, vals(6, -1, 1, 1))
+			b := g.in("b", []int64{1, 3}, vals(3, -1, 1, 2))
+			g.out(g.op("y", "Concat", []string{g.cs("ax", 0), a, b}, attrs{"N": aI(2)}))
+		}},
+		{name: "passthrough", ops: []string{"Print", "EnsureShape", "IdentityN"}, build: func(g *gm) {
+			a := g.in("a", []int64{2, 3}, vals(6, -1, 1, 1))
+			b := g.in("b", []int64{3}, vals(3, -1, 1, 2))
+			idn := g.op("idn", "IdentityN", []string{a, b}, attrs{"T": aTypes("DT_FLOAT", "DT_FLOAT")})
+			g.out(g.op("p", "Print", []string{a, b}, attrs{"message": aS("x"), "summarize": aI(3)}), g.op("es", "EnsureShape", []string{b, g.ci1("s", 3)}, nil), g.op("neg", "Neg", []string{idn + ":1"}, nil))
+		}},
+		{name: "allany", ops: []string{"All", "Any"}, build: func(g *gm) {
+			x := g.input("x", canonicalBool([]int64{2, 3}, []byte{1, 1, 0, 0, 0, 0}))
+			g.out(g.op("all", "All", []string{x, g.ci1("a", 1)}, attrs{"keep_dims": aB(false)}), g.op("any", "Any", []string{x, g.ci1("b", 1)}, attrs{"keep_dims": aB(true)}),
+				g.op("all0", "All", []string{x, g.ci1("c", 0)}, nil))
+		}},
+		{name: "euclideannorm", ops: []string{"EuclideanNorm"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3, 4}, vals(24, -1, 1, 3))
+			g.out(g.op("n", "EuclideanNorm", []string{x, g.ci1("a", 0, 2)}, attrs{"keep_dims": aB(true)}))
+		}},
+		{name: "unique", ops: []string{"Unique"}, build: func(g *gm) {
+			x := g.in("x", []int64{8}, []float32{3, 1, 3, 2, 1, 5, 5, 0})
+			u := g.op("u", "Unique", []string{x}, attrs{"out_idx": I})
+			g.out(u, u+":1")
+		}},
+		{name: "uniquev2", ops: []string{"UniqueV2"}, build: func(g *gm) {
+			x := g.inI("x", []int64{4, 2}, []int32{1, 2, 3, 4, 1, 2, 0, 0})
+			u := g.op("u", "UniqueV2", []string{x, g.ci1("a", 0)}, attrs{"out_idx": I})
+			g.out(u, u+":1")
+		}},
+		{name: "listdiff", ops: []string{"ListDiff"}, build: func(g *gm) {
+			x := g.inI("x", []int64{6}, []int32{1, 2, 3, 4, 5, 6})
+			y := g.inI("y", []int64{3}, []int32{1, 3, 5})
+			d := g.op("d", "ListDiff", []string{x, y}, attrs{"out_idx": I})
+			g.out(d, d+":1")
+		}},
+		{name: "bounds", ops: []string{"LowerBound", "UpperBound"}, build: func(g *gm) {
+			s := g.in("s", []int64{2, 4}, []float32{1, 2, 2, 5, -1, 0, 3, 3})
+			v := g.in("v", []int64{2, 3}, []float32{2, 0, 6, 3, -2, 0})
+			g.out(g.op("lb", "LowerBound", []string{s, v}, attrs{"out_type": I}), g.op("ub", "UpperBound", []string{s, v}, attrs{"out_type": I}))
+		}},
+		{name: "bincount", ops: []string{"Bincount", "DenseBincount"}, build: func(g *gm) {
+			x := g.inI("x", []int64{6}, []int32{1, 1, 3, 0, 7, 3})
+			w := g.in("w", []int64{6}, []float32{0.5, 1, 2, 3, 4, 5})
+			x2 := g.inI("x2", []int64{2, 3}, []int32{1, 1, 3, 0, 2, 2})
+			g.out(g.op("bc", "Bincount", []string{x, g.cs("n", 5), w}, nil), g.op("bc0", "Bincount", []string{x, g.cs("n0", 5), g.c("e", []int64{0}, nil)}, nil),
+				g.op("dbc", "DenseBincount", []string{x2, g.cs("n2", 4), g.c("e2", []int64{0}, nil)}, attrs{"binary_output": aB(true), "T": F, "Tidx": I}))
+		}},
+		{name: "nmsv2", ops: []string{"NonMaxSuppressionV2"}, build: func(g *gm) {
+			b := g.in("b", []int64{4, 4}, []float32{0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, 2, 1, 3, 0, 0.9, 1, 1.9})
+			s := g.in("s", []int64{4}, []float32{0.9, 0.8, 0.7, 0.95})
+			g.out(g.op("y", "NonMaxSuppressionV2", []string{b, s, g.cs("m", 3), g.cf("iou", 0.5)}, nil))
+		}},
+	}
 }

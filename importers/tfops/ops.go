@@ -87,6 +87,11 @@ func opTable() map[string]opFunc {
 	for k, f := range moreOps() {
 		t[k] = f
 	}
+	for k, f := range shapeOps() {
+		if _, ok := t[k]; !ok {
+			t[k] = f
+		}
+	}
 	for k, f := range mathOps() {
 		if _, ok := t[k]; !ok {
 			t[k] = f
@@ -215,7 +220,7 @@ func (c *converter) conv2D(n *Node) error {
 	if err != nil {
 		return err
 	}
-	depthwise := n.Op == "DepthwiseConv2dNative" || n.Op == "FusedDepthwiseConv2dNative"
+	depthwise := n.Op == "DepthwiseConv2dNative" || n.Op == "FusedDepthwiseConv2dNative" || n.Op == "DepthwiseConv2d"
 	kd := w.konst.Dims // [kh, kw, in, out] or [kh, kw, in, mult]
 	raw, err := w.konst.Bytes()
 	if err != nil {

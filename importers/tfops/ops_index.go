@@ -636,8 +636,10 @@ func (c *converter) nms(n *Node) error {
 	if err != nil {
 		return err
 	}
-	score, err := floatIn(4, "score_threshold")
-	if err != nil {
+	var score string
+	if n.Op == "NonMaxSuppressionV2" {
+		score = c.b.Scalar(n.Name+"_no_score_threshold", float32(math.Inf(-1)))
+	} else if score, err = floatIn(4, "score_threshold"); err != nil {
 		return err
 	}
 	if n.Op == "NonMaxSuppressionV5" {
