@@ -87,6 +87,9 @@ func opTable() map[string]opFunc {
 	for k, f := range moreOps() {
 		t[k] = f
 	}
+	for k, f := range convOps() {
+		t[k] = f
+	}
 	for k, f := range shapeOps() {
 		if _, ok := t[k]; !ok {
 			t[k] = f
@@ -673,6 +676,9 @@ func (c *converter) pad(n *Node) error {
 	pv, err := c.in(n, 1)
 	if err != nil {
 		return err
+	}
+	if pv.konst == nil {
+		return c.padComputed(n, x, pv)
 	}
 	p, err := constInts(pv, "the paddings")
 	if err != nil {
