@@ -237,6 +237,7 @@ func opRows() []opRow {
 	rows = append(rows, mathRows()...)
 	rows = append(rows, shapeRows()...)
 	rows = append(rows, convRows()...)
+	rows = append(rows, randomRows()...)
 	return rows
 }
 
@@ -513,6 +514,100 @@ func convRows() []opRow {
 			p := g.inI("p", []int64{2, 2}, []int32{1, 0, 2, 1})
 			g.out(g.op("pad", "Pad", []string{x, p}, nil), g.op("padv2", "PadV2", []string{x, p, g.cf("cv", 7)}, nil),
 				g.op("reflect", "MirrorPad", []string{x, p}, attrs{"mode": aS("REFLECT")}))
+		}},
+	}
+}
+
+// sameDistribution compares the values of a random op's output with
+// TF.js's draw: same shape, both inside [lo, hi], means within 6
+// standard errors and standard deviations within 4% of each other (the
+// generators differ, so values cannot match).
+func sameDistribution(lo, hi float64) func(t *testing.T, out string, got, want *canonical.Tensor) {
+	return func(t *testing.T, out string, got, want *canonical.Tensor) {
+		t.Helper()
+		if fmt.Sprint(got.Dims) != fmt.Sprint(want.Dims) {
+			t.Fatalf("%s: shape %v, TF.js %v", out, got.Dims, want.Dims)
+		}
+		stats := func(v []float64) (float64, float64) {
+			m, s := 0.0, 0.0
+			for _, x := range v {
+				m += x
+			}
+			m /= float64(len(v))
+			for _, x := range v {
+				s += (x - m) * (x - m)
+			}
+			return m, math.Sqrt(s / float64(len(v)))
+		}
+		g, w := asFloat64(t, got), asFloat64(t, want)
+		for _, x := range g {
+			if x < lo || x > hi || math.IsNaN(x) {
+				t.Fatalf("%s: value %g outside [%g, %g]", out, x, lo, hi)
+			}
+		}
+		mg, sg := stats(g)
+		mw, sw := stats(w)
+		se := sw / math.Sqrt(float64(len(w)))
+		if math.Abs(mg-mw) > 6*se*math.Sqrt2 || math.Abs(sg-sw) > 0.04*sw {
+			t.Errorf("%s: mean %.4f std %.4f, TF.js mean %.4f std %.4f", out, mg, sg, mw, sw)
+		}
+		t.Logf("%s: mean %.4f std %.4f, TF.js mean %.4f std %.4f (%d values)", out, mg, sg, mw, sw, len(w))
+	}
+}
+
+func randomRows() []opRow {
+	F := aT("DT_FLOAT")
+	I := aT("DT_INT32")
+	return []opRow{
+		{name: "random_uniform", ops: []string{"RandomUniform"}, check: sameDistribution(-2, 3), build: func(g *gm) {
+			g.out(g.op("u", "RandomUniform", []string{g.ci1("s", 100, 100)}, attrs{"dtype": F, "minval": aF(-2), "maxval": aF(3), "seed": aI(0), "T": I}))
+		}},
+		{name: "random_normal", ops: []string{"RandomStandardNormal"}, check: sameDistribution(-10, 10), build: func(g *gm) {
+			g.out(g.op("n", "RandomStandardNormal", []string{g.ci1("s", 100, 100)}, attrs{"dtype": F, "seed": aI(0), "T": I}))
+		}},
+		{name: "truncated_normal", ops: []string{"TruncatedNormal"}, check: sameDistribution(1-2*0.5, 1+2*0.5), build: func(g *gm) {
+			g.out(g.op("n", "TruncatedNormal", []string{g.ci1("s", 100, 100)}, attrs{"dtype": F, "seed": aI(0), "T": I, "means": aF(1), "stddev": aF(0.5)}))
+		}},
+		{name: "random_uniform_int", ops: []string{"RandomUniformInt"}, check: sameDistribution(3, 11), build: func(g *gm) {
+			g.out(g.op("u", "RandomUniformInt", []string{g.ci1("s", 100, 100), g.cs("lo", 3), g.cs("hi", 12)}, attrs{"minval": aI(3), "maxval": aI(12), "seed": aI(0), "Tout": I, "T": I}))
+		}},
+		{name: "multinomial", ops: []string{"Multinomial"}, check: sameDistribution(0, 3), build: func(g *gm) {
+			l := g.c("l", []int64{2, 4}, []float32{0, 1, 2, -1, 1, 1, 0.5, -3})
+			g.out(g.op("m", "Multinomial", []string{l, g.cs("k", 5000)}, attrs{"seed": aI(0), "seed2": aI(0), "T": F, "output_dtype": I}))
+		}},
+		{name: "complex_fft", ops: []string{"Complex", "Real", "Imag", "ComplexAbs", "FFT", "IFFT"}, tol: 1e-4, build: func(g *gm) {
+			re := g.in("re", []int64{2, 8}, vals(16, -1, 1, 3))
+			im := g.in("im", []int64{2, 8}, vals(16, -1, 1, 4))
+			z := g.op("z", "Complex", []string{re, im}, attrs{"T": F, "Tout": aT("DT_COMPLEX64")})
+			f := g.op("f", "FFT", []string{z}, attrs{"Tcomplex": aT("DT_COMPLEX64")})
+			fi := g.op("fi", "IFFT", []string{f}, attrs{"Tcomplex": aT("DT_COMPLEX64")})
+			g.out(g.op("f_re", "Real", []string{f}, attrs{"Tout": F}), g.op("f_im", "Imag", []string{f}, attrs{"Tout": F}),
+				g.op("abs", "ComplexAbs", []string{z}, attrs{"Tout": F}), g.op("back", "Real", []string{fi}, attrs{"Tout": F}), g.op("back_im", "Imag", []string{fi}, attrs{"Tout": F}))
+		}},
+		// TF.js 4.22 ignores fft_length (RFFT transforms the whole
+		// innermost axis, IRFFT returns 2·(m−1) values), so the rows use
+		// the lengths it implies.
+		{name: "rfft", ops: []string{"RFFT", "IRFFT"}, tol: 1e-4, build: func(g *gm) {
+			x := g.in("x", []int64{2, 8}, vals(16, -1, 1, 3))
+			r := g.op("r", "RFFT", []string{x, g.ci1("n", 8)}, attrs{"Treal": F, "Tcomplex": aT("DT_COMPLEX64")})
+			x6 := g.in("x6", []int64{3, 6}, vals(18, -1, 1, 5))
+			r6 := g.op("r6", "RFFT", []string{x6, g.ci1("n6", 6)}, attrs{"Treal": F, "Tcomplex": aT("DT_COMPLEX64")})
+			g.out(g.op("r_re", "Real", []string{r}, attrs{"Tout": F}), g.op("r_im", "Imag", []string{r}, attrs{"Tout": F}),
+				g.op("r6_abs", "ComplexAbs", []string{r6}, attrs{"Tout": F}),
+				g.op("ir", "IRFFT", []string{r, g.ci1("m", 8)}, attrs{"Treal": F, "Tcomplex": aT("DT_COMPLEX64")}),
+				g.op("ir6", "IRFFT", []string{r6, g.ci1("m6", 6)}, attrs{"Treal": F, "Tcomplex": aT("DT_COMPLEX64")}))
+		}},
+		// TF.js runs FakeQuantWithMinMaxVars as an identity (its
+		// executor says the op is ignored): the row feeds values on
+		// the quantization grid inside the range, where TF's
+		// quantization leaves them unchanged too.
+		{name: "fakequant", ops: []string{"FakeQuantWithMinMaxVars"}, tol: 1e-5, build: func(g *gm) {
+			v := make([]float32, 12)
+			for i := range v {
+				v[i] = float32(i*20-100) * 6 / 255
+			}
+			x := g.in("x", []int64{12}, v)
+			g.out(g.op("q", "FakeQuantWithMinMaxVars", []string{x, g.cf("lo", -6), g.cf("hi", 6)}, attrs{"min": aF(-6), "max": aF(6), "num_bits": aI(8)}))
 		}},
 	}
 }

@@ -22,6 +22,9 @@ type value struct {
 	rank       int // -1 unknown
 	dt         canonical.DataType
 	konst      *canonical.Tensor
+	// cplx marks a complex tensor, held (NHWC only) as float with a
+	// last axis of 2 (real, imaginary) that rank does not count.
+	cplx bool
 }
 
 type converter struct {
