@@ -179,12 +179,10 @@ func opRows() []opRow {
 			x := g.in("x", []int64{3}, vals(3, -1, 1, 1))
 			c := boolIn(g, "c", false)
 			th := g.fn(g.n("then"), [][2]string{{"a", "DT_FLOAT"}}, func() [][3]string {
-				g.op("e", "Exp", []string{"a"}, nil)
-				return [][3]string{{"out", "e:y:0", "DT_FLOAT"}}
+				return [][3]string{{"out", g.op("e", "Exp", []string{"a"}, nil) + ":y:0", "DT_FLOAT"}}
 			})
 			el := g.fn(g.n("else"), [][2]string{{"a", "DT_FLOAT"}}, func() [][3]string {
-				g.op("n", "Neg", []string{"a"}, nil)
-				return [][3]string{{"out", "n:y:0", "DT_FLOAT"}}
+				return [][3]string{{"out", g.op("n", "Neg", []string{"a"}, nil) + ":y:0", "DT_FLOAT"}}
 			})
 			cs := g.op("cs", "Squeeze", []string{c}, attrs{"squeeze_dims": aInts(0), "axis": aInts(0)})
 			g.out(g.op("if", "If", []string{cs, x}, attrs{"then_branch": aFunc(th), "else_branch": aFunc(el), "Tcond": aT("DT_BOOL"), "Tin": aTypes("DT_FLOAT"), "Tout": aTypes("DT_FLOAT")}))
@@ -238,6 +236,7 @@ func opRows() []opRow {
 	rows = append(rows, shapeRows()...)
 	rows = append(rows, convRows()...)
 	rows = append(rows, randomRows()...)
+	rows = append(rows, listRows()...)
 	return rows
 }
 
@@ -608,6 +607,84 @@ func randomRows() []opRow {
 			}
 			x := g.in("x", []int64{12}, v)
 			g.out(g.op("q", "FakeQuantWithMinMaxVars", []string{x, g.cf("lo", -6), g.cf("hi", 6)}, attrs{"min": aF(-6), "max": aF(6), "num_bits": aI(8)}))
+		}},
+	}
+}
+
+func listRows() []opRow {
+	F := aT("DT_FLOAT")
+	I := aT("DT_INT32")
+	el := attrs{"element_dtype": F, "shape_type": I}
+	return []opRow{
+		// A TF2 loop over a TensorList: while i < 5, item i of the list
+		// made from x is set as item 4−i of a reserved list, and its
+		// doubled sum added to an accumulator; the list is stacked after
+		// the loop. (TF.js 4.22 disposes every tensor a While body
+		// computes, so the items stored are the ones read, not new ones.)
+		{name: "tensorlist_while", ops: []string{"TensorListReserve", "TensorListFromTensor", "TensorListGetItem", "TensorListSetItem", "TensorListStack", "TensorListLength", "StatelessWhile", "While"}, build: func(g *gm) {
+			x := g.in("x", []int64{5, 3}, vals(15, -1, 1, 3))
+			es := g.ci1("es", 3)
+			res := g.op("res", "TensorListReserve", []string{es, g.cs("n", 5)}, el)
+			xs := g.op("xs", "TensorListFromTensor", []string{x, es}, el)
+			args := [][2]string{{"i", "DT_INT32"}, {"l", "DT_VARIANT"}, {"s", "DT_VARIANT"}, {"acc", "DT_FLOAT"}}
+			cond := g.fn(g.n("cond"), args, func() [][3]string {
+				lt := g.op("lt", "Less", []string{"i", g.cs("five", 5) + ":output:0"}, attrs{"T": I})
+				return [][3]string{{"out", lt + ":z:0", "DT_BOOL"}}
+			})
+			body := g.fn(g.n("body"), args, func() [][3]string {
+				item := g.op("item", "TensorListGetItem", []string{"s", "i", g.ci1("shape", 3) + ":output:0"}, el)
+				at := g.op("at", "Sub", []string{g.cs("four", 4) + ":output:0", "i"}, attrs{"T": I})
+				set := g.op("set", "TensorListSetItem", []string{"l", at + ":z:0", item + ":item:0"}, el)
+				dbl := g.op("dbl", "Mul", []string{item + ":item:0", g.cf("two", 2) + ":output:0"}, attrs{"T": F})
+				sum := g.op("sum", "Sum", []string{dbl + ":z:0", g.cs("ax", 0) + ":output:0"}, attrs{"T": F, "keep_dims": aB(false)})
+				acc := g.op("accn", "AddV2", []string{"acc", sum + ":output:0"}, attrs{"T": F})
+				next := g.op("next", "AddV2", []string{"i", g.cs("one", 1) + ":output:0"}, attrs{"T": I})
+				return [][3]string{{"i_out", next + ":z:0", "DT_INT32"}, {"l_out", set + ":output_handle:0", "DT_VARIANT"}, {"s_out", "s", "DT_VARIANT"}, {"acc_out", acc + ":z:0", "DT_FLOAT"}}
+			})
+			T := aTypes("DT_INT32", "DT_VARIANT", "DT_VARIANT", "DT_FLOAT")
+			w := g.op("w", "StatelessWhile", []string{g.cs("i0", 0), res, xs, g.cf("acc0", 0.5)}, attrs{"T": T, "cond": aFunc(cond), "body": aFunc(body), "parallel_iterations": aI(10)})
+			w2 := g.op("w2", "While", []string{g.cs("i1", 2), res, xs, g.cf("acc1", 0)}, attrs{"T": T, "cond": aFunc(cond), "body": aFunc(body), "parallel_iterations": aI(10)})
+			g.out(g.op("stack", "TensorListStack", []string{w + ":1", es}, attrs{"element_dtype": F, "num_elements": aI(-1)}),
+				g.op("len", "TensorListLength", []string{w + ":1"}, nil), w, w+":3", w2+":3")
+		}},
+		{name: "tensorlist_ops", ops: []string{"EmptyTensorList", "TensorListPushBack", "TensorListGather", "TensorListScatter", "TensorListScatterV2", "TensorListSplit", "TensorListConcat", "TensorListConcatV2", "TensorListResize"}, build: func(g *gm) {
+			x := g.in("x", []int64{4, 2}, vals(8, -1, 1, 3))
+			es := g.ci1("es", 2)
+			e := g.op("e", "EmptyTensorList", []string{es, g.cs("max", -1)}, el)
+			a := g.op("a", "TensorListPushBack", []string{e, g.op("x0", "StridedSlice", []string{x, g.ci1("b0", 0), g.ci1("e0", 1), g.ci1("s0", 1)}, attrs{"shrink_axis_mask": aI(1), "Index": I})}, el)
+			b := g.op("b", "TensorListPushBack", []string{a, g.op("x3", "StridedSlice", []string{x, g.ci1("b3", 3), g.ci1("e3", 4), g.ci1("s3", 1)}, attrs{"shrink_axis_mask": aI(1), "Index": I})}, el)
+			sc := g.op("sc", "TensorListScatter", []string{x, g.ci1("idx", 2, 0, 3, 1), es}, el)
+			sc2 := g.op("sc2", "TensorListScatterV2", []string{x, g.ci1("idx2", 3, 1, 0, 2), es, g.cs("ne", 4)}, el)
+			sp := g.op("sp", "TensorListSplit", []string{x, g.ci1("es0", 2), g.ci1("lens", 1, 1, 1, 1)}, el)
+			rs := g.op("rs", "TensorListResize", []string{sc, g.cs("size", 2)}, nil)
+			g.out(g.op("pushed", "TensorListStack", []string{b, es}, attrs{"element_dtype": F, "num_elements": aI(-1)}), g.op("len_b", "TensorListLength", []string{b}, nil),
+				g.op("gather", "TensorListGather", []string{sc, g.ci1("gi", 3, 0), es}, el),
+				g.op("stack2", "TensorListStack", []string{sc2, es}, attrs{"element_dtype": F, "num_elements": aI(-1)}),
+				g.op("cat", "TensorListConcat", []string{sc}, attrs{"element_dtype": F, "element_shape": aShape(2)}),
+				g.op("cat2", "TensorListConcatV2", []string{sc2, g.ci1("es2", 2), g.cs("lz", 0)}, attrs{"element_dtype": F, "shape_type": I, "element_shape": aShape(2)}),
+				// TF.js gives a split list the element shape of one row
+				// and cannot read its items back (it reshapes them to
+				// it): the row compares the list's length only.
+				g.op("split_len", "TensorListLength", []string{sp}, nil),
+				g.op("resized", "TensorListStack", []string{rs, es}, attrs{"element_dtype": F, "num_elements": aI(-1)}))
+		}},
+		// TF1 TensorArrays, written and read outside a loop: the flow
+		// orders reads after writes.
+		{name: "tensorarray", ops: []string{"TensorArrayV3", "TensorArrayWriteV3", "TensorArrayReadV3", "TensorArrayGatherV3", "TensorArrayScatterV3", "TensorArrayConcatV3", "TensorArraySplitV3", "TensorArraySizeV3", "TensorArrayCloseV3"}, build: func(g *gm) {
+			x := g.in("x", []int64{3, 2}, vals(6, -1, 1, 3))
+			y := g.in("y", []int64{2}, vals(2, -1, 1, 4))
+			ta := g.op("ta", "TensorArrayV3", []string{g.cs("n", 4)}, attrs{"dtype": F, "element_shape": aShape(2), "dynamic_size": aB(false), "clear_after_read": aB(false), "identical_element_shapes": aB(true), "tensor_array_name": aS("")})
+			sc := g.op("sc", "TensorArrayScatterV3", []string{ta, g.ci1("idx", 2, 0, 1), x, ta + ":1"}, attrs{"T": F})
+			wr := g.op("wr", "TensorArrayWriteV3", []string{ta, g.cs("three", 3), y, sc}, attrs{"T": F})
+			rd := g.op("rd", "TensorArrayReadV3", []string{ta, g.cs("zero", 0), wr}, attrs{"dtype": F})
+			ga := g.op("ga", "TensorArrayGatherV3", []string{ta, g.ci1("gi", 3, 2, 0), wr}, attrs{"dtype": F, "element_shape": aShape(2)})
+			sz := g.op("sz", "TensorArraySizeV3", []string{ta, wr}, nil)
+			ta2 := g.op("ta2", "TensorArrayV3", []string{g.cs("n2", 2)}, attrs{"dtype": F, "element_shape": aShape(-1, 2), "dynamic_size": aB(false), "clear_after_read": aB(false), "identical_element_shapes": aB(false), "tensor_array_name": aS("")})
+			spl := g.op("spl", "TensorArraySplitV3", []string{ta2, x, g.ci1("lens", 2, 1), ta2 + ":1"}, attrs{"T": F})
+			cat := g.op("cat", "TensorArrayConcatV3", []string{ta2, spl}, attrs{"dtype": F, "element_shape_except0": aShape(2)})
+			neg := g.op("neg", "Neg", []string{rd}, nil)
+			cl := g.op("close", "TensorArrayCloseV3", []string{ta, "^" + neg, "^" + ga, "^" + sz}, nil)
+			g.out(neg, ga, g.op("size", "Identity", []string{sz, "^" + cl}, nil), cat)
 		}},
 	}
 }

@@ -25,6 +25,9 @@ type value struct {
 	// cplx marks a complex tensor, held (NHWC only) as float with a
 	// last axis of 2 (real, imaginary) that rank does not count.
 	cplx bool
+	// seq marks a TensorList or TensorArray, held as an ONNX sequence of
+	// tensors of type dt.
+	seq bool
 }
 
 type converter struct {
