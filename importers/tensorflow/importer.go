@@ -210,9 +210,6 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 	if err != nil {
 		return nil, err
 	}
-	if nodes, lib, err = recoverTF1(file, nodes, lib); err != nil {
-		return nil, err
-	}
 	return convert(file, &tfops.Graph{Nodes: nodes, Name: filepath.Base(file), Functions: lib}, o)
 }
 

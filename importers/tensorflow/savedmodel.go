@@ -153,9 +153,6 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, o Options
 	if g.Functions, err = functions(file, gd.GetLibrary(), nn); err != nil {
 		return nil, err
 	}
-	if nn, g.Functions, err = recoverTF1(file, nn, g.Functions); err != nil {
-		return nil, err
-	}
 	for i := range g.Outputs {
 		g.Outputs[i].Tensor = resolve(g.Outputs[i].Tensor)
 	}

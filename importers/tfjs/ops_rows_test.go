@@ -237,6 +237,7 @@ func opRows() []opRow {
 	rows = append(rows, convRows()...)
 	rows = append(rows, randomRows()...)
 	rows = append(rows, listRows()...)
+	rows = append(rows, tf1Rows()...)
 	return rows
 }
 
@@ -685,6 +686,85 @@ func listRows() []opRow {
 			neg := g.op("neg", "Neg", []string{rd}, nil)
 			cl := g.op("close", "TensorArrayCloseV3", []string{ta, "^" + neg, "^" + ga, "^" + sz}, nil)
 			g.out(neg, ga, g.op("size", "Identity", []string{sz, "^" + cl}, nil), cat)
+		}},
+	}
+}
+
+// tf1Loop adds a TF1 while frame (tf.while_loop with control flow v1):
+// i, acc = 0, x; while i < limit: i, acc = i + 1, tanh(acc @ w); with a
+// TensorArray written at i each iteration (its flow a loop variable),
+// stacked after the loop.
+func tf1Loop(g *gm, x string, limit int32) []string {
+	I, F := aT("DT_INT32"), aT("DT_FLOAT")
+	frame := aS(g.n("while/while_context"))
+	enter := func(name, in string, constant bool, t map[string]any) string {
+		return g.op(name, "Enter", []string{in}, attrs{"T": t, "frame_name": frame, "is_constant": aB(constant), "parallel_iterations": aI(10)})
+	}
+	w := g.c("w", []int64{3, 3}, vals(9, -0.9, 0.9, 7))
+	ta := g.op("ta", "TensorArrayV3", []string{g.cs("ta_size", limit)}, attrs{"dtype": F, "element_shape": aShape(-1, 3), "dynamic_size": aB(false), "clear_after_read": aB(true), "identical_element_shapes": aB(true), "tensor_array_name": aS("")})
+	e0 := enter("while/Enter", g.cs("i0", 0), false, I)
+	e1 := enter("while/Enter_1", x, false, F)
+	e2 := enter("while/Enter_2", w, true, F)
+	e3 := enter("while/Enter_3", g.cs("limit", limit), true, I)
+	e4 := enter("while/Enter_4", ta+":1", false, F)
+	e5 := enter("while/Enter_5", ta, true, aT("DT_RESOURCE"))
+	m0 := g.op("while/Merge", "Merge", []string{e0, g.n("while/NextIteration")}, attrs{"T": I, "N": aI(2)})
+	m1 := g.op("while/Merge_1", "Merge", []string{e1, g.n("while/NextIteration_1")}, attrs{"T": F, "N": aI(2)})
+	m2 := g.op("while/Merge_2", "Merge", []string{e4, g.n("while/NextIteration_2")}, attrs{"T": F, "N": aI(2)})
+	less := g.op("while/Less", "Less", []string{m0, e3}, attrs{"T": I})
+	lc := g.op("while/LoopCond", "LoopCond", []string{less}, nil)
+	s0 := g.op("while/Switch", "Switch", []string{m0, lc}, attrs{"T": I})
+	s1 := g.op("while/Switch_1", "Switch", []string{m1, lc}, attrs{"T": F})
+	s2 := g.op("while/Switch_2", "Switch", []string{m2, lc}, attrs{"T": F})
+	id0 := g.op("while/Identity", "Identity", []string{s0 + ":1"}, attrs{"T": I})
+	id1 := g.op("while/Identity_1", "Identity", []string{s1 + ":1"}, attrs{"T": F})
+	id2 := g.op("while/Identity_2", "Identity", []string{s2 + ":1"}, attrs{"T": F})
+	one := g.op("while/add/y", "Const", []string{"^" + id0}, attrs{"dtype": I, "value": {"tensor": map[string]any{"dtype": "DT_INT32", "tensorShape": map[string]any{}}}})
+	g.weights = append(g.weights, map[string]any{"name": one, "shape": []int64{}, "dtype": "int32"})
+	g.data = append(g.data, []byte{1, 0, 0, 0})
+	add := g.op("while/add", "AddV2", []string{id0, one}, attrs{"T": I})
+	mm := g.op("while/MatMul", "MatMul", []string{id1, e2}, attrs{"T": F, "transpose_a": aB(false), "transpose_b": aB(false)})
+	th := g.op("while/Tanh", "Tanh", []string{mm}, attrs{"T": F})
+	wr := g.op("while/TensorArrayWrite", "TensorArrayWriteV3", []string{e5, id0, th, id2}, attrs{"T": F})
+	g.op("while/NextIteration", "NextIteration", []string{add}, attrs{"T": I})
+	g.op("while/NextIteration_1", "NextIteration", []string{th}, attrs{"T": F})
+	g.op("while/NextIteration_2", "NextIteration", []string{wr}, attrs{"T": F})
+	x0 := g.op("while/Exit", "Exit", []string{s0}, attrs{"T": I})
+	x1 := g.op("while/Exit_1", "Exit", []string{s1}, attrs{"T": F})
+	x2 := g.op("while/Exit_2", "Exit", []string{s2}, attrs{"T": F})
+	st := g.op("stacked", "TensorArrayGatherV3", []string{ta, g.op("range", "Range", []string{g.cs("r0", 0), g.op("size", "TensorArraySizeV3", []string{ta, x2}, nil), g.cs("r1", 1)}, attrs{"Tidx": I}), x2}, attrs{"dtype": F, "element_shape": aShape(-1, 3)})
+	return []string{g.op("count", "Identity", []string{x0}, attrs{"T": I}), g.op("y", "Identity", []string{x1}, attrs{"T": F}), st}
+}
+
+// tf1Cond adds a TF1 conditional: exp(x)·c if sum(x) > 0 else −x, c a
+// constant of the then branch (anchored by a control input, as tf.cond
+// writes them).
+func tf1Cond(g *gm, x string) []string {
+	F := aT("DT_FLOAT")
+	sum := g.op("cond/sum", "Sum", []string{x, g.ci1("cond/axes", 0, 1)}, attrs{"T": F, "keep_dims": aB(false)})
+	pred := g.op("cond/pred", "Greater", []string{sum, g.cf("cond/zero", 0)}, attrs{"T": F})
+	sw := g.op("cond/Switch", "Switch", []string{x, pred}, attrs{"T": F})
+	pt := g.op("cond/switch_t", "Identity", []string{sw + ":1"}, attrs{"T": F})
+	c := g.op("cond/c", "Const", []string{"^" + pt}, attrs{"dtype": F, "value": {"tensor": map[string]any{"dtype": "DT_FLOAT", "tensorShape": map[string]any{}}}})
+	g.weights = append(g.weights, map[string]any{"name": c, "shape": []int64{}, "dtype": "float32"})
+	g.data = append(g.data, []byte{0, 0, 0x40, 0x40}) // 3.0
+	t := g.op("cond/then", "Mul", []string{g.op("cond/exp", "Exp", []string{sw + ":1"}, attrs{"T": F}), c}, attrs{"T": F})
+	e := g.op("cond/else", "Neg", []string{sw}, attrs{"T": F})
+	m := g.op("cond/Merge", "Merge", []string{e, t}, attrs{"T": F, "N": aI(2)})
+	return []string{m} // TF.js gives Merge no value_index output
+}
+
+func tf1Rows() []opRow {
+	return []opRow{
+		{name: "tf1_while", ops: []string{"Enter", "Merge", "Switch", "LoopCond", "NextIteration", "Exit", "TensorArrayWriteV3"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3}, []float32{0.3, -0.2, 0.9, 1.5, 0.01, -0.7})
+			g.out(tf1Loop(g, x, 3)...)
+		}},
+		{name: "tf1_cond_then", ops: []string{"Switch", "Merge"}, build: func(g *gm) {
+			g.out(tf1Cond(g, g.in("x", []int64{2, 3}, vals(6, -0.5, 1, 3)))...)
+		}},
+		{name: "tf1_cond_else", ops: []string{"Switch", "Merge"}, build: func(g *gm) {
+			g.out(tf1Cond(g, g.in("x", []int64{2, 3}, vals(6, -1, 0.2, 3)))...)
 		}},
 	}
 }

@@ -90,6 +90,19 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	default:
 		return nil, fmt.Errorf("tfops: layout %q: use nhwc or nchw", opts.Layout)
 	}
+	// TF1 while frames become StatelessWhile nodes with cond and body
+	// functions (tf1.go), in a copy of the graph.
+	lib := make(map[string]*Graph, len(g.Functions))
+	for k, f := range g.Functions {
+		lib[k] = f
+	}
+	nodes, lib, err := recoverTF1(opts.File, g.Nodes, lib)
+	if err != nil {
+		return nil, err
+	}
+	cp := *g
+	cp.Nodes, cp.Functions = nodes, lib
+	g = &cp
 	c := &converter{b: onnxb.New(opts.Opset), g: g, file: opts.File, nodes: map[string]*Node{},
 		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions}
 	for i := range g.Nodes {
