@@ -37,6 +37,12 @@ type Options struct {
 	Signature string
 	// Opset is the ai.onnx opset (0: tfops's default).
 	Opset int
+	// Inputs and Outputs, when set, replace the graph's (a GraphDef's
+	// Placeholders and unread nodes, a SavedModel signature's): the
+	// graph is cut at the named tensors (tfops.ParseTensors).
+	Inputs, Outputs []tfops.IO
+	// Warn, when set, receives the conversion's warnings.
+	Warn func(string)
 }
 
 // New returns the TensorFlow importer.
@@ -48,6 +54,8 @@ func optionSpecs() []importers.OptionSpec {
 	return []importers.OptionSpec{
 		{Name: "signature", Doc: "SavedModel signature to convert (default serving_default)"},
 		{Name: "opset", Doc: "ai.onnx opset of the result (13 or later; default the TF-op mapping's)"},
+		{Name: "inputs", Doc: "graph inputs, TF tensor names NAME:0,… (the graph is cut there, as tf2onnx --inputs; default the Placeholders or the signature's)"},
+		{Name: "outputs", Doc: "graph outputs, TF tensor names NAME:0,… (as tf2onnx --outputs; default the unread nodes or the signature's)"},
 	}
 }
 
@@ -141,6 +149,10 @@ func ParseOptions(m map[string]string) (Options, error) {
 			if o.Opset, err = strconv.Atoi(v); err == nil && o.Opset < 13 {
 				err = fmt.Errorf("opset %d: use 13 or later", o.Opset)
 			}
+		case "inputs":
+			o.Inputs, err = tfops.ParseTensors(v)
+		case "outputs":
+			o.Outputs, err = tfops.ParseTensors(v)
 		default:
 			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
 		}
@@ -158,6 +170,8 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
+	var warnings []string
+	o.Warn = func(w string) { warnings = append(warnings, w) }
 	mp, err := ImportFile(ctx, path, o)
 	if err != nil {
 		return nil, err
@@ -170,7 +184,7 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, fmt.Errorf("%s import %s: the converted model is malformed (please report): %w", Name, path, err)
 	}
-	return &importers.Result{Model: m}, nil
+	return &importers.Result{Model: m, Warnings: warnings}, nil
 }
 
 // ImportFile converts the GraphDef or SavedModel at path to ONNX.
@@ -210,11 +224,11 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 	if err != nil {
 		return nil, err
 	}
-	return convert(file, &tfops.Graph{Nodes: nodes, Name: filepath.Base(file), Functions: lib}, o)
+	return convert(file, &tfops.Graph{Nodes: nodes, Name: filepath.Base(file), Functions: lib, Inputs: o.Inputs, Outputs: o.Outputs}, o)
 }
 
 func convert(file string, g *tfops.Graph, o Options) (*onnxpb.ModelProto, error) {
-	mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: file})
+	mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: file, Warn: o.Warn})
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,12 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, o Options
 	for _, k := range sortedKeys(sig.GetOutputs()) {
 		g.Outputs = append(g.Outputs, tfops.IO{Name: k, Tensor: sig.GetOutputs()[k].GetName()})
 	}
+	if o.Inputs != nil {
+		g.Inputs = o.Inputs
+	}
+	if o.Outputs != nil {
+		g.Outputs = o.Outputs
+	}
 	gd := mg.GetGraphDef()
 	vars, err := readVariables(file, filepath.Join(filepath.Dir(file), "variables", "variables"))
 	if err != nil {
@@ -105,6 +111,11 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, o Options
 	var stack []string
 	for _, io := range g.Outputs {
 		stack = append(stack, strings.Split(io.Tensor, ":")[0])
+	}
+	// The inputs are kept, read or not (a signature may name redundant
+	// inputs), and the graph is cut there.
+	for _, io := range g.Inputs {
+		need[strings.Split(io.Tensor, ":")[0]] = true
 	}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]

@@ -31,12 +31,14 @@ type value struct {
 }
 
 type converter struct {
-	b      *onnxb.Builder
-	g      *Graph
-	file   string
-	nodes  map[string]*Node
-	vals   map[string]*value // "node:idx"
-	inIdx  map[string]bool
+	b     *onnxb.Builder
+	g     *Graph
+	file  string
+	nodes map[string]*Node
+	vals  map[string]*value // "node:idx"
+	inIdx map[string]bool
+	// cut marks graph inputs that replace a computed tensor.
+	cut    map[string]bool
 	visits map[string]int // 0 new, 1 in progress, 2 done
 	// lib is the top graph's function library; parent the converter of
 	// the graph that calls this function (nil at the top), fname its
@@ -100,11 +102,20 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Default outputs are read off the graph before the dropout
+	// rewrite, which leaves the mask's nodes unread.
+	unrewritten := nodes
+	nodes, dropouts := dropDropout(nodes)
+	if opts.Warn != nil {
+		for _, w := range leftoverWarnings(opts.File, nodes, dropouts) {
+			opts.Warn(w)
+		}
+	}
 	cp := *g
 	cp.Nodes, cp.Functions = nodes, lib
 	g = &cp
 	c := &converter{b: onnxb.New(opts.Opset), g: g, file: opts.File, nodes: map[string]*Node{},
-		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions}
+		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions, cut: map[string]bool{}}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if n.Name == "" {
@@ -126,7 +137,7 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	outputs := g.Outputs
 	if outputs == nil {
 		used := map[string]bool{}
-		for _, n := range g.Nodes {
+		for _, n := range unrewritten {
 			for _, in := range n.Inputs {
 				if k, ok := tensorKey(in); ok {
 					nm, _ := splitKey(k)
@@ -134,8 +145,8 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 				}
 			}
 		}
-		for _, n := range g.Nodes {
-			if !used[n.Name] && n.Op != "Const" && n.Op != "Placeholder" && n.Op != "NoOp" {
+		for _, n := range unrewritten {
+			if !used[n.Name] && n.Op != "Const" && n.Op != "Placeholder" && n.Op != "NoOp" && !debugOps[n.Op] {
 				outputs = append(outputs, IO{Name: n.Name, Tensor: n.Name + ":0"})
 			}
 		}
@@ -147,7 +158,7 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	if format == "" {
 		format = "TensorFlow"
 	}
-	if ue := c.unsupportedOps(outputs, format); ue != nil {
+	if ue := c.unsupportedOps(inputs, outputs, format); ue != nil {
 		first := ue.Ops[0]
 		return nil, &OpError{File: c.file, Node: first.Node, Op: first.Op, Unsupported: true, Err: ue}
 	}
@@ -162,10 +173,21 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 		k, _ := tensorKey(io.Tensor)
 		nm, _ := splitKey(k)
 		n := c.nodes[nm]
-		if n == nil || n.Op != "Placeholder" {
-			return nil, fmt.Errorf("%s: input %q: no Placeholder node %q", opts.File, io.Name, nm)
+		if n == nil {
+			return nil, fmt.Errorf("%s: input %q: no node %q in the graph", opts.File, io.Name, nm)
+		}
+		if n.Op != "Placeholder" {
+			// A cut: the tensor is fed, what computes it is left out.
+			c.cut[k] = true
 		}
 		dt := canonical.Float
+		for _, t := range []string{"T", "DstT", "out_type", "dtype"} {
+			if a, ok := n.Attrs[t]; ok && a.Type != "" {
+				if d, ok := DataType(a.Type); ok {
+					dt = d
+				}
+			}
+		}
 		if a, ok := n.Attrs["dtype"]; ok {
 			d, ok := DataType(a.Type)
 			if !ok {
@@ -180,12 +202,16 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 		if nchwIO && rank == 4 {
 			gin = append(gin, onnxb.ValueInfo(io.Name, dt, []int64{dims[0], dims[3], dims[1], dims[2]}, false))
 			c.vals[k] = &value{nchw: io.Name, rank: rank, dt: dt}
-			c.visits[nm] = 2
+			if !c.cut[k] {
+				c.visits[nm] = 2
+			}
 			continue
 		}
 		gin = append(gin, onnxb.ValueInfo(io.Name, dt, dims, unknown))
 		c.vals[k] = &value{nhwc: io.Name, rank: rank, dt: dt}
-		c.visits[nm] = 2
+		if !c.cut[k] {
+			c.visits[nm] = 2
+		}
 	}
 	var gout []*onnxpb.ValueInfoProto
 	for _, io := range outputs {
@@ -277,6 +303,9 @@ func (c *converter) convertFrom(root string) error {
 				continue
 			}
 			dep, _ := splitKey(k)
+			if _, fed := c.vals[k]; fed && c.cut[k] {
+				continue // a graph input cuts the graph here
+			}
 			if c.visits[dep] == 2 {
 				continue
 			}
@@ -325,7 +354,13 @@ func dataInputs(n *Node) int {
 	return j
 }
 
-func (c *converter) set(n *Node, idx int, v *value) { c.vals[n.Name+":"+strconv.Itoa(idx)] = v }
+func (c *converter) set(n *Node, idx int, v *value) {
+	k := n.Name + ":" + strconv.Itoa(idx)
+	if c.cut[k] {
+		return // a graph input replaces it
+	}
+	c.vals[k] = v
+}
 
 // asNHWC returns v's value in TF layout, adding a Transpose if needed.
 func (c *converter) asNHWC(v *value) (string, error) {

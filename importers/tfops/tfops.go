@@ -74,6 +74,9 @@ type Shape struct {
 }
 
 // IO binds an ONNX graph input or output name to a TF tensor ("node:0").
+// An input may name any tensor, not only a Placeholder's: the graph is
+// cut there (what computes the tensor is left out), as tf2onnx's
+// --inputs does.
 type IO struct {
 	Name   string
 	Tensor string
@@ -125,6 +128,10 @@ type Options struct {
 	// Format names the source format in the error that lists unmapped
 	// ops ("tfjs"; "" is "TensorFlow").
 	Format string
+	// Warn, when set, receives what the conversion changed that a user
+	// should know (training-mode dropout made the identity, assertion and
+	// summary ops removed, defaults taken).
+	Warn func(string)
 }
 
 // OpError is a node Convert cannot map. When the graph uses ops the
@@ -210,4 +217,32 @@ func DataType(tf string) (canonical.DataType, bool) {
 		return canonical.BFloat16, true
 	}
 	return canonical.Undefined, false
+}
+
+// ParseTensors reads the value of an inputs= or outputs= option: TF
+// tensor names separated by commas ("X:0,Placeholder:0"); each becomes an
+// IO named after the tensor (":0" dropped), as tf2onnx's --inputs and
+// --outputs name them.
+func ParseTensors(s string) ([]IO, error) {
+	var out []IO
+	seen := map[string]bool{}
+	for _, t := range strings.Split(s, ",") {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			continue
+		}
+		if strings.HasPrefix(t, "^") {
+			return nil, fmt.Errorf("%q is a control input, not a tensor", t)
+		}
+		k, _ := tensorKey(t)
+		if seen[k] {
+			return nil, fmt.Errorf("tensor %q is named twice", t)
+		}
+		seen[k] = true
+		out = append(out, IO{Name: onnxName(k), Tensor: k})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no tensor names (want NAME:0,NAME:1,…)")
+	}
+	return out, nil
 }

@@ -6,14 +6,20 @@ import (
 	"github.com/onnxconv/onnxconv/importers"
 )
 
-// unsupportedOps walks every node the outputs read (through data inputs,
+// unsupportedOps walks every node the outputs read, up to the inputs (through data inputs,
 // and every node of the library functions they call) and collects the
 // ops the mapping lacks, so that one error lists them all. It returns
 // nil when every op is mapped.
-func (c *converter) unsupportedOps(outputs []IO, format string) *importers.UnsupportedOpsError {
+func (c *converter) unsupportedOps(inputs, outputs []IO, format string) *importers.UnsupportedOpsError {
 	table := opTable()
 	errs := &importers.UnsupportedOpsError{Format: format, File: c.file}
 	seen := map[string]bool{}
+	for _, io := range inputs {
+		if k, ok := tensorKey(io.Tensor); ok {
+			nm, _ := splitKey(k)
+			seen[nm] = true // the graph is cut at its inputs
+		}
+	}
 	var stack []string
 	for _, io := range outputs {
 		if k, ok := tensorKey(io.Tensor); ok {
