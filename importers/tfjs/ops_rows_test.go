@@ -238,6 +238,7 @@ func opRows() []opRow {
 	rows = append(rows, randomRows()...)
 	rows = append(rows, listRows()...)
 	rows = append(rows, tf1Rows()...)
+	rows = append(rows, sparseRows()...)
 	return rows
 }
 
@@ -765,6 +766,23 @@ func tf1Rows() []opRow {
 		}},
 		{name: "tf1_cond_else", ops: []string{"Switch", "Merge"}, build: func(g *gm) {
 			g.out(tf1Cond(g, g.in("x", []int64{2, 3}, vals(6, -1, 0.2, 3)))...)
+		}},
+	}
+}
+
+func sparseRows() []opRow {
+	return []opRow{
+		{name: "sparsesegment", ops: []string{"SparseSegmentSum", "SparseSegmentMean"}, build: func(g *gm) {
+			d := g.in("d", []int64{4, 3}, vals(12, -1, 1, 3))
+			idx := g.ci1("idx", 0, 1, 3, 2, 1)
+			seg := g.ci1("seg", 0, 0, 2, 2, 3)
+			g.out(g.op("sum", "SparseSegmentSum", []string{d, idx, seg}, nil), g.op("mean", "SparseSegmentMean", []string{d, idx, seg}, nil))
+		}},
+		{name: "sparsereshape", ops: []string{"SparseReshape"}, build: func(g *gm) {
+			idx := g.inI("idx", []int64{3, 2}, []int32{0, 0, 1, 2, 2, 3})
+			r := g.op("r", "SparseReshape", []string{idx, g.ci1("s", 3, 4), g.ci1("ns", 2, -1)}, nil)
+			r2 := g.op("r2", "SparseReshape", []string{idx, g.ci1("s2", 3, 4), g.ci1("ns2", 2, 3, 2)}, nil)
+			g.out(r, r+":1", r2)
 		}},
 	}
 }
