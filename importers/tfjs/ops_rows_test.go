@@ -239,6 +239,7 @@ func opRows() []opRow {
 	rows = append(rows, listRows()...)
 	rows = append(rows, tf1Rows()...)
 	rows = append(rows, sparseRows()...)
+	rows = append(rows, tableRows()...)
 	return rows
 }
 
@@ -783,6 +784,43 @@ func sparseRows() []opRow {
 			r := g.op("r", "SparseReshape", []string{idx, g.ci1("s", 3, 4), g.ci1("ns", 2, -1)}, nil)
 			r2 := g.op("r2", "SparseReshape", []string{idx, g.ci1("s2", 3, 4), g.ci1("ns2", 2, 3, 2)}, nil)
 			g.out(r, r+":1", r2)
+		}},
+	}
+}
+
+func tableRows() []opRow {
+	I := aT("DT_INT32")
+	F := aT("DT_FLOAT")
+	table := func(g *gm, name, op string, vt map[string]any) string {
+		return g.op(name, op, nil, attrs{"shared_name": aS(g.n(name)), "use_node_name_sharing": aB(false), "key_dtype": I, "value_dtype": vt})
+	}
+	return []opRow{
+		// A TF2 table (V2 ops) filled in the modelInitializer graph, as
+		// tensorflowjs_converter writes one.
+		{name: "hashtable_v2", ops: []string{"HashTableV2", "LookupTableImportV2", "LookupTableFindV2", "LookupTableSizeV2"}, build: func(g *gm) {
+			g.initGraph(func() {
+				t := table(g, "table", "HashTableV2", F)
+				g.op("import", "LookupTableImportV2", []string{t, g.ci1("keys", 3, 7, -2, 10), g.c("values", []int64{4}, []float32{0.5, -1, 2.5, 9})}, attrs{"Tin": I, "Tout": F})
+			})
+			t := table(g, "table", "HashTableV2", F)
+			// 1-D keys: TF.js flattens the result (TF keeps the keys' shape).
+			k := g.inI("k", []int64{6}, []int32{7, 3, 4, 10, -2, 0})
+			g.out(g.op("find", "LookupTableFindV2", []string{t, k, g.cf("default", -7)}, attrs{"Tin": I, "Tout": F}), g.op("size", "LookupTableSizeV2", []string{t}, nil))
+		}},
+		// A TF1 table (V1 ops) filled in the graph itself, as a frozen
+		// GraphDef holds it.
+		{name: "hashtable_v1", ops: []string{"HashTable", "InitializeTable", "LookupTableFind", "LookupTableSize", "InitializeTableV2", "LookupTableImport"}, build: func(g *gm) {
+			t := table(g, "table", "HashTable", I)
+			in := g.op("init", "InitializeTable", []string{t, g.ci1("keys", 1, 2, 5), g.ci1("values", 10, 20, 50)}, attrs{"Tkey": I, "Tval": I})
+			t2 := table(g, "table2", "HashTable", I)
+			in2 := g.op("init2", "InitializeTableV2", []string{t2, g.ci1("keys2", 4, 6), g.ci1("values2", 40, 60)}, attrs{"Tkey": I, "Tval": I})
+			t3 := table(g, "table3", "HashTable", I)
+			in3 := g.op("init3", "LookupTableImport", []string{t3, g.ci1("keys3", 8), g.ci1("values3", 80)}, attrs{"Tin": I, "Tout": I})
+			k := g.inI("k", []int64{5}, []int32{5, 1, 3, 2, 6})
+			g.out(g.op("find", "LookupTableFind", []string{t, k, g.cs("default", -1), "^" + in}, attrs{"Tin": I, "Tout": I}),
+				g.op("find2", "LookupTableFind", []string{t2, k, g.cs("default2", 0), "^" + in2}, attrs{"Tin": I, "Tout": I}),
+				g.op("find3", "LookupTableFind", []string{t3, k, g.cs("default3", 0), "^" + in3}, attrs{"Tin": I, "Tout": I}),
+				g.op("size", "LookupTableSize", []string{t, "^" + in}, nil))
 		}},
 	}
 }

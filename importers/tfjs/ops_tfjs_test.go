@@ -59,8 +59,20 @@ type gm struct {
 	outs    []string
 	feeds   []*canonical.Tensor
 	funcs   []map[string]any
-	// inFunc collects the nodes of a library function being built.
+	// inFunc collects the nodes of a library function (or of the
+	// initializer graph) being built.
 	inFunc *[]map[string]any
+	// initNodes are the modelInitializer graph's nodes.
+	initNodes []map[string]any
+}
+
+// initGraph adds the nodes body adds to the modelInitializer graph (run
+// once at load by TF.js: hash table contents).
+func (g *gm) initGraph(body func()) {
+	saved := g.inFunc
+	g.inFunc = &g.initNodes
+	body()
+	g.inFunc = saved
 }
 
 func newGM(prefix string) *gm {
@@ -258,6 +270,7 @@ func (g *gm) merge(r *gm) {
 	g.outs = append(g.outs, r.outs...)
 	g.feeds = append(g.feeds, r.feeds...)
 	g.funcs = append(g.funcs, r.funcs...)
+	g.initNodes = append(g.initNodes, r.initNodes...)
 }
 
 // write writes model.json and weights.bin into dir.
@@ -280,6 +293,9 @@ func (g *gm) write(t testing.TB, dir string) string {
 		"signature":       map[string]any{"inputs": g.inSig, "outputs": g.outSig},
 		"modelTopology":   map[string]any{"node": g.nodes, "library": lib, "versions": map[string]any{"producer": 1395}},
 		"weightsManifest": []any{map[string]any{"paths": []string{"weights.bin"}, "weights": weights}},
+	}
+	if len(g.initNodes) > 0 {
+		m["modelInitializer"] = map[string]any{"node": g.initNodes, "versions": map[string]any{"producer": 1395}}
 	}
 	b, err := json.MarshalIndent(m, "", " ")
 	if err != nil {

@@ -2,7 +2,9 @@ package tfops
 
 import (
 	"errors"
+
 	"fmt"
+	"google.golang.org/protobuf/proto"
 	"strconv"
 	"strings"
 
@@ -28,6 +30,8 @@ type value struct {
 	// seq marks a TensorList or TensorArray, held as an ONNX sequence of
 	// tensors of type dt.
 	seq bool
+	// table names the hash table node a table handle refers to.
+	table *Node
 }
 
 type converter struct {
@@ -38,7 +42,10 @@ type converter struct {
 	vals  map[string]*value // "node:idx"
 	inIdx map[string]bool
 	// cut marks graph inputs that replace a computed tensor.
-	cut    map[string]bool
+	cut map[string]bool
+	// usesML is set on the top converter when a node of the ai.onnx.ml
+	// domain is added.
+	usesML bool
 	visits map[string]int // 0 new, 1 in progress, 2 done
 	// lib is the top graph's function library; parent the converter of
 	// the graph that calls this function (nil at the top), fname its
@@ -246,7 +253,11 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	if name == "" {
 		name = "tf_graph"
 	}
-	return c.b.Model(name, g.Doc, gin, gout), nil
+	mp := c.b.Model(name, g.Doc, gin, gout)
+	if c.usesML {
+		mp.OpsetImport = append(mp.OpsetImport, &onnxpb.OperatorSetIdProto{Domain: proto.String("ai.onnx.ml"), Version: proto.Int64(2)})
+	}
+	return mp, nil
 }
 
 // value returns the ONNX value of TF tensor key, converting its node (and

@@ -111,6 +111,10 @@ type Graph struct {
 	// FunctionDef writes them. Its Consts are looked up first, then the
 	// top graph's (TF.js keeps every Const value in one weights manifest).
 	Functions map[string]*Graph
+	// Init is the initializer graph (a TF.js modelInitializer): hash
+	// tables read their contents from its LookupTableImport nodes (a
+	// frozen GraphDef holds those in Nodes).
+	Init []Node
 }
 
 // Options configure Convert.
