@@ -240,6 +240,7 @@ func opRows() []opRow {
 	rows = append(rows, tf1Rows()...)
 	rows = append(rows, sparseRows()...)
 	rows = append(rows, tableRows()...)
+	rows = append(rows, raggedRows()...)
 	return rows
 }
 
@@ -821,6 +822,60 @@ func tableRows() []opRow {
 				g.op("find2", "LookupTableFind", []string{t2, k, g.cs("default2", 0), "^" + in2}, attrs{"Tin": I, "Tout": I}),
 				g.op("find3", "LookupTableFind", []string{t3, k, g.cs("default3", 0), "^" + in3}, attrs{"Tin": I, "Tout": I}),
 				g.op("size", "LookupTableSize", []string{t, "^" + in}, nil))
+		}},
+	}
+}
+
+func raggedRows() []opRow {
+	I := aT("DT_INT32")
+	F := aT("DT_FLOAT")
+	return []opRow{
+		// The ragged ops: TF.js 4.22's Node bundle does not dispatch them
+		// in graph models, so tfjs-core's kernels (tf.raggedRange, …) on
+		// the same values are the reference.
+		{name: "raggedrange", ops: []string{"RaggedRange"}, jsRef: `
+			const r = tf.raggedRange(tf.tensor1d([0, 5, 2], 'int32'), tf.tensor1d([3, 5, 8], 'int32'), tf.tensor1d([1, 1, 3], 'int32'));
+			const f = tf.raggedRange(tf.scalar(0.5), tf.tensor1d([2, 3.1]), tf.scalar(0.5));
+			return [r.rtNestedSplits, r.rtDenseValues, f.rtNestedSplits, f.rtDenseValues];`, build: func(g *gm) {
+			r := g.op("r", "RaggedRange", []string{g.ci1("st", 0, 5, 2), g.ci1("lim", 3, 5, 8), g.ci1("d", 1, 1, 3)}, attrs{"T": I, "Tsplits": I})
+			st := g.in("st_f", []int64{}, []float32{0.5})
+			rf := g.op("rf", "RaggedRange", []string{st, g.c("lim_f", []int64{2}, []float32{2, 3.1}), g.cf("d_f", 0.5)}, attrs{"T": F, "Tsplits": I})
+			g.out(r, r+":1", rf, rf+":1")
+		}},
+		{name: "raggedtotensor", ops: []string{"RaggedTensorToTensor"}, jsRef: `
+			const v = tf.tensor1d([1, 2, 3, 4, 5, 6]);
+			const s = tf.tensor1d([0, 2, 2, 5, 6], 'int32');
+			return [
+				tf.raggedTensorToTensor(tf.tensor1d([-1, -1], 'int32'), v, tf.scalar(0), [s], ['ROW_SPLITS']),
+				tf.raggedTensorToTensor(tf.tensor1d([5, 4], 'int32'), v, tf.scalar(-1), [s], ['ROW_SPLITS']),
+				tf.raggedTensorToTensor(tf.tensor1d([-1, 3], 'int32'), v, tf.scalar(9), [tf.scalar(4, 'int32'), tf.tensor1d([0, 0, 2, 2, 2, 3], 'int32')], ['FIRST_DIM_SIZE', 'VALUE_ROWIDS'])];`, build: func(g *gm) {
+			v := g.in("v", []int64{6}, []float32{1, 2, 3, 4, 5, 6})
+			a := attrs{"T": F, "Tindex": I, "Tshape": I, "num_row_partition_tensors": aI(1), "row_partition_types": aStrs("ROW_SPLITS")}
+			a2 := attrs{"T": F, "Tindex": I, "Tshape": I, "num_row_partition_tensors": aI(2), "row_partition_types": aStrs("FIRST_DIM_SIZE", "VALUE_ROWIDS")}
+			g.out(g.op("t", "RaggedTensorToTensor", []string{g.ci1("s", -1, -1), v, g.cf("dv", 0), g.ci1("splits", 0, 2, 2, 5, 6)}, a),
+				g.op("t2", "RaggedTensorToTensor", []string{g.ci1("s2", 5, 4), v, g.cf("dv2", -1), g.ci1("splits2", 0, 2, 2, 5, 6)}, a),
+				g.op("t3", "RaggedTensorToTensor", []string{g.ci1("s3", -1, 3), v, g.cf("dv3", 9), g.cs("nrows", 4), g.ci1("rowids", 0, 0, 2, 2, 2, 3)}, a2))
+		}},
+		{name: "raggedgather", ops: []string{"RaggedGather"}, jsRef: `
+			const r = tf.raggedGather([tf.tensor1d([0, 2, 2, 5, 6], 'int32')], tf.tensor1d([1, 2, 3, 4, 5, 6]), tf.tensor1d([3, 0, 2, 1], 'int32'), 1);
+			return [r.outputNestedSplits[0], r.outputDenseValues];`, build: func(g *gm) {
+			v := g.in("v", []int64{6}, []float32{1, 2, 3, 4, 5, 6})
+			r := g.op("r", "RaggedGather", []string{g.ci1("splits", 0, 2, 2, 5, 6), v, g.ci1("idx", 3, 0, 2, 1)}, attrs{"Tvalues": F, "Tindices": I, "Tsplits": I, "PARAMS_RAGGED_RANK": aI(1), "OUTPUT_RAGGED_RANK": aI(1)})
+			g.out(r, r+":1")
+		}},
+		{name: "sparsefillemptyrows", ops: []string{"SparseFillEmptyRows"}, build: func(g *gm) {
+			v := g.in("v", []int64{4}, []float32{1, 2, 3, 4})
+			r := g.op("r", "SparseFillEmptyRows", []string{g.ci("idx", []int64{4, 2}, 0, 1, 0, 3, 2, 2, 2, 0), v, g.ci1("shape", 4, 4), g.cf("dv", -1)}, attrs{"T": F})
+			g.out(r, r+":1", r+":2", r+":3")
+		}},
+		{name: "imageprojectivetransform", ops: []string{"ImageProjectiveTransformV3"}, tol: 1e-4, build: func(g *gm) {
+			// One image: TF.js 4.22's CPU kernel returns after the first
+			// image of a batch (the others keep the fill value).
+			x := g.in("x", []int64{1, 5, 6, 2}, vals(60, -1, 1, 3))
+			tr := g.in("tr", []int64{1, 8}, []float32{1.1, 0.2, -0.4, 0.1, 0.9, 0.3, 0.01, 0.02})
+			for _, m := range []string{"BILINEAR", "NEAREST"} {
+				g.out(g.op(m, "ImageProjectiveTransformV3", []string{x, tr, g.ci1("os"+m, 4, 5), g.cf("fill"+m, 0.5)}, attrs{"interpolation": aS(m), "fill_mode": aS("CONSTANT"), "dtype": F}))
+			}
 		}},
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/onnxconv/onnxconv/importers/tfjs"
 	"github.com/onnxconv/onnxconv/importers/tfops"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/runtimes/node"
 	tfjsrt "github.com/onnxconv/onnxconv/runtimes/tfjs"
 )
 
@@ -43,6 +44,11 @@ type opRow struct {
 	// compared), with the reason: a TF.js quirk where TF's own type is
 	// kept.
 	anyType string
+	// jsRef, when set, is the reference instead of the graph model: the
+	// body of a JavaScript function of tf (TF.js 4.22) returning the row's
+	// outputs in order, for ops TF.js's Node graph executor does not
+	// dispatch although tfjs-core has their kernels (the ragged ops).
+	jsRef string
 	// check replaces the value comparison of every output (random ops:
 	// a comparison of distributions); nil compares values.
 	check func(t *testing.T, out string, got, want *canonical.Tensor)
@@ -479,18 +485,37 @@ func TestOpsMatchTFJS(t *testing.T) {
 	}
 	all := newGM("")
 	seen := map[string]bool{}
+	var kernelRows []opRow
 	for _, r := range rows {
 		if seen[r.name] {
 			t.Fatalf("two rows are named %s", r.name)
 		}
 		seen[r.name] = true
+		if r.jsRef != "" {
+			kernelRows = append(kernelRows, r)
+			continue
+		}
 		all.merge(rowGraph(r))
 	}
-	want, err := runTFJS(t, env, all.write(t, filepath.Join(dir, "all")), all.feeds)
+	want := map[string]*canonical.Tensor{}
+	var err error
+	if len(all.outs) > 0 {
+		want, err = runTFJS(t, env, all.write(t, filepath.Join(dir, "all")), all.feeds)
+	}
+	if err == nil && len(kernelRows) > 0 {
+		var kw map[string]*canonical.Tensor
+		kw, err = runKernels(t, env, kernelRows)
+		for k, v := range kw {
+			want[k] = v
+		}
+	}
 	if err != nil {
 		// Find the rows TF.js refuses, one by one.
 		var bad []string
 		for _, r := range rows {
+			if r.jsRef != "" {
+				continue
+			}
 			g := rowGraph(r)
 			if _, err := runTFJS(t, env, g.write(t, filepath.Join(dir, "tfjs_"+r.name)), g.feeds); err != nil {
 				bad = append(bad, fmt.Sprintf("%s: %v", r.name, err))
@@ -641,4 +666,80 @@ func TestEveryMappedOpIsCheckedAgainstTFJS(t *testing.T) {
 
 func canonicalBool(dims []int64, raw []byte) *canonical.Tensor {
 	return canonical.NewTensor("", canonical.Bool, dims, raw)
+}
+
+// kernelScript runs each row's jsRef and answers its outputs as the
+// runner does: {"rows": {name: [{dtype, shape, data}]}}.
+const kernelScript = `'use strict';
+const tf = require('@tensorflow/tfjs');
+const toErr = (...a) => process.stderr.write(a.map(String).join(' ') + '\\n');
+console.log = toErr; console.warn = toErr; console.info = toErr;
+(async () => {
+  await tf.setBackend('cpu');
+  const rows = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+  const out = {};
+  for (const [name, body] of Object.entries(rows)) {
+    const ts = new Function('tf', body)(tf);
+    out[name] = ts.map((x) => {
+      const d = x.dataSync();
+      const buf = x.dtype === 'bool' ? Buffer.from(Uint8Array.from(d)) : Buffer.from(d.buffer, d.byteOffset, d.byteLength);
+      return { dtype: x.dtype, shape: x.shape, data: buf.toString('base64') };
+    });
+  }
+  process.stdout.write(JSON.stringify({ rows: out }));
+})().catch((e) => { process.stdout.write(JSON.stringify({ error: String(e && e.stack || e) })); });
+`
+
+// runKernels computes the jsRef rows with TF.js's kernels, by output name.
+func runKernels(t *testing.T, env tfjsrt.Env, rows []opRow) (map[string]*canonical.Tensor, error) {
+	t.Helper()
+	req := map[string]string{}
+	for _, r := range rows {
+		req[r.name] = r.jsRef
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := node.Exec(ctx, node.Process{Node: env.Node, Args: []string{"-e", kernelScript}, Env: []string{"NODE_PATH=" + env.Modules, "NODE_OPTIONS="},
+		Stdin: body, MaxStdout: 1 << 24, MaxStderr: 8 << 10})
+	if err != nil {
+		return nil, err
+	}
+	var ans struct {
+		Rows map[string][]struct {
+			DType string  `json:"dtype"`
+			Shape []int64 `json:"shape"`
+			Data  string  `json:"data"`
+		} `json:"rows"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(res.Stdout, &ans); err != nil {
+		return nil, fmt.Errorf("TF.js kernels: %v (stderr %s)", err, res.Stderr)
+	}
+	if ans.Error != "" {
+		return nil, fmt.Errorf("TF.js kernels: %s", ans.Error)
+	}
+	out := map[string]*canonical.Tensor{}
+	for _, r := range rows {
+		g := rowGraph(r)
+		got := ans.Rows[r.name]
+		if len(got) != len(g.outs) {
+			return nil, fmt.Errorf("row %s: TF.js's kernels gave %d outputs, the row has %d", r.name, len(got), len(g.outs))
+		}
+		for i, w := range got {
+			raw, err := base64.StdEncoding.DecodeString(w.Data)
+			if err != nil {
+				return nil, err
+			}
+			dt := map[string]canonical.DataType{"float32": canonical.Float, "int32": canonical.Int32, "bool": canonical.Bool}[w.DType]
+			if dt == canonical.Undefined {
+				return nil, fmt.Errorf("row %s: dtype %s", r.name, w.DType)
+			}
+			out[g.outs[i]] = canonical.NewTensor(g.outs[i], dt, w.Shape, raw)
+		}
+	}
+	return out, nil
 }

@@ -87,6 +87,9 @@ func opTable() map[string]opFunc {
 	for k, f := range moreOps() {
 		t[k] = f
 	}
+	for k, f := range raggedOps() {
+		t[k] = f
+	}
 	for k, f := range tableOps() {
 		t[k] = f
 	}
