@@ -254,6 +254,7 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 		name = "tf_graph"
 	}
 	mp := c.b.Model(name, g.Doc, gin, gout)
+	markRandomOutputs(mp)
 	if c.usesML {
 		mp.OpsetImport = append(mp.OpsetImport, &onnxpb.OperatorSetIdProto{Domain: proto.String("ai.onnx.ml"), Version: proto.Int64(2)})
 	}

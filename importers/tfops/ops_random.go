@@ -4,8 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
@@ -384,4 +388,67 @@ func (c *converter) fakeQuant(n *Node) error {
 	y := c.b.Op("Add", n.Name, []string{c.b.Op("Mul", n.Name+"_deq", []string{q, c.b.Scalar("scale", s)}), c.b.Scalar("nudged_min", nmin)})
 	c.setNHWC(n, 0, y, x.rank, x.dt)
 	return nil
+}
+
+// MetaRandomOutputs is the metadata_props key that names, comma
+// separated, the graph outputs whose values depend on a random op (a
+// RandomUniform, RandomNormal or Multinomial node, in the graph or in a
+// subgraph of a node they flow through). Their values cannot match the
+// source's, whose generator differs: verification compares their
+// distributions, or skips them, for that stated reason.
+const MetaRandomOutputs = "onnxconv.random_outputs"
+
+var randomONNXOps = map[string]bool{"RandomUniform": true, "RandomUniformLike": true, "RandomNormal": true,
+	"RandomNormalLike": true, "Multinomial": true, "Bernoulli": true}
+
+// hasRandom reports whether g or a subgraph of one of its nodes holds a
+// random op.
+func hasRandom(g *onnxpb.GraphProto, depth int) bool {
+	if g == nil || depth > maxFuncDepth+4 {
+		return false
+	}
+	for _, n := range g.GetNode() {
+		if randomONNXOps[n.GetOpType()] {
+			return true
+		}
+		for _, a := range n.GetAttribute() {
+			if hasRandom(a.GetG(), depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// markRandomOutputs records MetaRandomOutputs on mp (nodes are in
+// topological order, as the converter adds them).
+func markRandomOutputs(mp *onnxpb.ModelProto) {
+	g := mp.GetGraph()
+	if !hasRandom(g, 0) {
+		return
+	}
+	tainted := map[string]bool{}
+	for _, n := range g.GetNode() {
+		t := randomONNXOps[n.GetOpType()]
+		for _, in := range n.GetInput() {
+			t = t || tainted[in]
+		}
+		for _, a := range n.GetAttribute() {
+			t = t || hasRandom(a.GetG(), 1)
+		}
+		if t {
+			for _, o := range n.GetOutput() {
+				tainted[o] = true
+			}
+		}
+	}
+	var names []string
+	for _, o := range g.GetOutput() {
+		if tainted[o.GetName()] {
+			names = append(names, o.GetName())
+		}
+	}
+	if len(names) > 0 {
+		mp.MetadataProps = append(mp.MetadataProps, &onnxpb.StringStringEntryProto{Key: proto.String(MetaRandomOutputs), Value: proto.String(strings.Join(names, ","))})
+	}
 }

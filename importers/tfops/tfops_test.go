@@ -74,3 +74,30 @@ func TestUnmappedOp(t *testing.T) {
 		}
 	}
 }
+
+// Outputs that depend on a random op are named in the metadata
+// MetaRandomOutputs (verification compares their distributions); the
+// others are not.
+func TestRandomOutputsMarked(t *testing.T) {
+	shape := canonical.NewTensor("", canonical.Int32, []int64{1}, []byte{3, 0, 0, 0})
+	g := &Graph{Nodes: []Node{
+		{Name: "x", Op: "Placeholder", Attrs: map[string]Attr{"dtype": {Type: "DT_FLOAT"}}},
+		{Name: "s", Op: "Const", Attrs: map[string]Attr{"value": {Tensor: shape}}},
+		{Name: "u", Op: "RandomUniform", Inputs: []string{"s"}, Attrs: map[string]Attr{"dtype": {Type: "DT_FLOAT"}}},
+		{Name: "noisy", Op: "Add", Inputs: []string{"x", "u"}},
+		{Name: "clean", Op: "Relu", Inputs: []string{"x"}},
+	}}
+	mp, err := Convert(g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, p := range mp.GetMetadataProps() {
+		if p.GetKey() == MetaRandomOutputs {
+			got = p.GetValue()
+		}
+	}
+	if got != "noisy" {
+		t.Errorf("%s = %q, want noisy", MetaRandomOutputs, got)
+	}
+}
