@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -65,8 +66,8 @@ func (importer) Describe() importers.Description {
 	return importers.Description{
 		Name:       Name,
 		Format:     Name,
-		Summary:    "TensorFlow frozen GraphDef (.pb) or SavedModel (folder or saved_model.pb, variables/ bundle)",
-		Extensions: []string{".pb"},
+		Summary:    "TensorFlow frozen GraphDef (.pb), SavedModel (folder or saved_model.pb, variables/ bundle) or TF1 checkpoint (.meta beside its .index/.data bundle; -O inputs=/outputs= name the tensors)",
+		Extensions: []string{".pb", ".meta"},
 		Options:    optionSpecs(),
 	}
 }
@@ -75,6 +76,9 @@ func (importer) Describe() importers.Description {
 // saved_model_schema_version = 1 and a MetaGraphDef; a GraphDef with a
 // NodeDef whose name and op are printable.
 func (importer) Detect(path string, head []byte) float32 {
+	if filepath.Ext(path) == ".meta" && len(head) > 2 && head[0] == 0x0a {
+		return 0.7 // a MetaGraphDef: meta_info_def (field 1) first
+	}
 	return detect(head)
 }
 
@@ -200,12 +204,21 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if filepath.Ext(file) == ".meta" {
+		// A TF1 checkpoint: the MetaGraphDef, its variables in the bundle
+		// beside it (model.meta, model.index, model.data-*).
+		var mg tfpb.MetaGraphDef
+		if err := proto.Unmarshal(data, &mg); err != nil {
+			return nil, &FormatError{File: file, What: fmt.Sprintf("not a MetaGraphDef protobuf: %v", err)}
+		}
+		return savedModel(ctx, file, &tfpb.SavedModel{MetaGraphs: []*tfpb.MetaGraphDef{&mg}}, strings.TrimSuffix(file, ".meta"), o)
+	}
 	if detect(data) >= 0.9 || filepath.Base(file) == "saved_model.pb" {
 		var sm tfpb.SavedModel
 		if err := proto.Unmarshal(data, &sm); err != nil {
 			return nil, &FormatError{File: file, What: fmt.Sprintf("not a SavedModel protobuf: %v", err)}
 		}
-		return savedModel(ctx, file, &sm, o)
+		return savedModel(ctx, file, &sm, filepath.Join(filepath.Dir(file), "variables", "variables"), o)
 	}
 	var gd tfpb.GraphDef
 	if err := proto.Unmarshal(data, &gd); err != nil {

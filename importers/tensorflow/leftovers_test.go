@@ -170,3 +170,63 @@ func TestGraphCutting(t *testing.T) {
 		}
 	}
 }
+
+// A TF1 checkpoint (model.meta beside its model.index/.data bundle) has
+// no signature: it converts with -O inputs= and -O outputs= naming its
+// tensors, its variables read from the bundle, and computes what TF.js
+// computes on the frozen graph tf2onnx made of the same model; without
+// them the error names the options.
+func TestCheckpointMatchesTFJS(t *testing.T) {
+	meta := testpaths.Shared(t, "models", "tf_checkpoint", "tf2onnx_regression", "model.meta")
+	if _, err := New().Import(context.Background(), meta, nil); err == nil || !strings.Contains(err.Error(), "-O inputs=") {
+		t.Errorf("without inputs and outputs: %v", err)
+	}
+	if got := New().Detect(meta, mustHead(t, meta)); got <= 0 {
+		t.Errorf("Detect(model.meta) = %v", got)
+	}
+	opts := map[string]string{"inputs": "X:0", "outputs": "pred:0"}
+	x := f32("X", []int64{4, 1}, 0, 0.25, 0.5, 0.75)
+	got := run(t, meta, opts, x)
+	frozen := testpaths.Shared(t, "models", "tf_graphdef", "tf2onnx_regression", "frozen.pb")
+	compareTFJS(t, frozen, x, got)
+}
+
+func mustHead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 4096 {
+		b = b[:4096]
+	}
+	return b
+}
+
+// FuzzCheckpoint: model.meta bytes (beside the real bundle) never panic
+// or hang the importer, with or without the tensors named.
+func FuzzCheckpoint(f *testing.F) {
+	src := "../../../shared/models/tf_checkpoint/tf2onnx_regression"
+	meta, err1 := os.ReadFile(filepath.Join(src, "model.meta"))
+	idx, err2 := os.ReadFile(filepath.Join(src, "model.index"))
+	shard, err3 := os.ReadFile(filepath.Join(src, "model.data-00000-of-00001"))
+	if err1 != nil || err2 != nil || err3 != nil {
+		f.Skip("../shared/models not found")
+	}
+	f.Add(meta, true)
+	f.Fuzz(func(t *testing.T, data []byte, named bool) {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "model.meta")
+		_ = os.WriteFile(p, data, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "model.index"), idx, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "model.data-00000-of-00001"), shard, 0o644)
+		_ = New().Detect(p, data)
+		var opts map[string]string
+		if named {
+			opts = map[string]string{"inputs": "X:0", "outputs": "pred:0"}
+		}
+		if res, err := New().Import(context.Background(), p, opts); err == nil {
+			res.Model.Close()
+		}
+	})
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +24,9 @@ const (
 	maxBundleKeys  = 1 << 20
 )
 
-func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, o Options) (*onnxpb.ModelProto, error) {
+// savedModel converts a SavedModel's serving meta graph, its variables
+// read from the tensor bundle varPrefix (.index, .data-*).
+func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, varPrefix string, o Options) (*onnxpb.ModelProto, error) {
 	var mg *tfpb.MetaGraphDef
 	for _, m := range sm.GetMetaGraphs() {
 		if slices.Contains(m.GetMetaInfoDef().GetTags(), "serve") {
@@ -44,13 +45,15 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, o Options
 		sigName = "serving_default"
 	}
 	sig, ok := mg.GetSignatureDef()[sigName]
-	if !ok {
+	if !ok && o.Inputs != nil && o.Outputs != nil {
+		sig = &tfpb.SignatureDef{} // the graph is cut at the options' tensors
+	} else if !ok {
 		var names []string
 		for k := range mg.GetSignatureDef() {
 			names = append(names, k)
 		}
 		slices.Sort(names)
-		return nil, &UnsupportedError{File: file, What: fmt.Sprintf("no signature %q (signatures: %s); choose one with -O signature=NAME", sigName, strings.Join(names, ", "))}
+		return nil, &UnsupportedError{File: file, What: fmt.Sprintf("no signature %q (signatures: %s); choose one with -O signature=NAME, or name the graph's tensors with -O inputs=NAME:0,… -O outputs=NAME:0,…", sigName, strings.Join(names, ", "))}
 	}
 	g := &tfops.Graph{Name: sigName}
 	for _, k := range sortedKeys(sig.GetInputs()) {
@@ -66,7 +69,7 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, o Options
 		g.Outputs = o.Outputs
 	}
 	gd := mg.GetGraphDef()
-	vars, err := readVariables(file, filepath.Join(filepath.Dir(file), "variables", "variables"))
+	vars, err := readVariables(file, varPrefix)
 	if err != nil {
 		return nil, err
 	}
