@@ -46,6 +46,8 @@ type converter struct {
 	// usesML is set on the top converter when a node of the ai.onnx.ml
 	// domain is added.
 	usesML bool
+	// table is the op table, on the top converter.
+	table map[string]opFunc
 	visits map[string]int // 0 new, 1 in progress, 2 done
 	// lib is the top graph's function library; parent the converter of
 	// the graph that calls this function (nil at the top), fname its
@@ -480,7 +482,11 @@ func (c *converter) convertNode(n *Node) error {
 	if c.fname != "" {
 		name = c.fname + "/" + n.Name // a node of a library function
 	}
-	fn, ok := opTable()[n.Op]
+	r := c.root()
+	if r.table == nil {
+		r.table = opTable() // built once per conversion
+	}
+	fn, ok := r.table[n.Op]
 	if !ok {
 		return &OpError{File: c.file, Node: name, Op: n.Op, Unsupported: true}
 	}
@@ -493,3 +499,4 @@ func (c *converter) convertNode(n *Node) error {
 	}
 	return nil
 }
+
