@@ -47,7 +47,7 @@ type converter struct {
 	// domain is added.
 	usesML bool
 	// table is the op table, on the top converter.
-	table map[string]opFunc
+	table  map[string]opFunc
 	visits map[string]int // 0 new, 1 in progress, 2 done
 	// lib is the top graph's function library; parent the converter of
 	// the graph that calls this function (nil at the top), fname its
@@ -499,4 +499,3 @@ func (c *converter) convertNode(n *Node) error {
 	}
 	return nil
 }
-
