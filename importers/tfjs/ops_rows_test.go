@@ -139,6 +139,15 @@ func opRows() []opRow {
 			a := g.in("a", []int64{2, 3}, vals(6, -1, 1, 1))
 			g.out(g.op("y", "ExpandDims", []string{a, g.cs("axis", -1)}, nil), g.op("z", "ExpandDims", []string{a, g.cs("axis1", 1)}, nil))
 		}},
+		{name: "gather_batch_dims", ops: []string{"GatherV2"}, build: func(g *gm) {
+			p := g.in("p", []int64{2, 3, 4, 2}, vals(48, -1, 1, 1))
+			i := g.ci("i", []int64{2, 2}, 2, 0, 1, 1)
+			i3 := g.ci("i3", []int64{2, 3, 2}, 3, 0, 1, 1, 2, 0, 0, 3, 2, 2, 1, 0)
+			g.out(g.op("b1a1", "GatherV2", []string{p, i, g.cs("a1", 1)}, attrs{"batch_dims": aI(1)}),
+				g.op("b1a2", "GatherV2", []string{p, i, g.cs("a2", 2)}, attrs{"batch_dims": aI(1)}),
+				g.op("b2a2", "GatherV2", []string{p, i3, g.cs("a3", 2)}, attrs{"batch_dims": aI(2)}),
+				g.op("bneg", "GatherV2", []string{p, i3, g.cs("a4", -2)}, attrs{"batch_dims": aI(-1)}))
+		}},
 		{name: "gather", ops: []string{"Gather"}, build: func(g *gm) {
 			a := g.in("a", []int64{4, 3}, vals(12, -1, 1, 1))
 			g.out(g.op("y", "Gather", []string{a, g.ci("i", []int64{2, 2}, 3, 0, 1, 1)}, nil))
