@@ -883,7 +883,9 @@ func raggedRows() []opRow {
 			x := g.in("x", []int64{1, 5, 6, 2}, vals(60, -1, 1, 3))
 			tr := g.in("tr", []int64{1, 8}, []float32{1.1, 0.2, -0.4, 0.1, 0.9, 0.3, 0.01, 0.02})
 			for _, m := range []string{"BILINEAR", "NEAREST"} {
-				g.out(g.op(m, "ImageProjectiveTransformV3", []string{x, tr, g.ci1("os"+m, 4, 5), g.cf("fill"+m, 0.5)}, attrs{"interpolation": aS(m), "fill_mode": aS("CONSTANT"), "dtype": F}))
+				for _, f := range []string{"CONSTANT", "NEAREST"} {
+					g.out(g.op(m+"_"+f, "ImageProjectiveTransformV3", []string{x, tr, g.ci1("os"+m+f, 4, 5), g.cf("fill"+m+f, 0.5)}, attrs{"interpolation": aS(m), "fill_mode": aS(f), "dtype": F}))
+				}
 			}
 		}},
 	}

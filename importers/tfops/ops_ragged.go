@@ -199,7 +199,8 @@ func (c *converter) raggedGather(n *Node) error {
 	return nil
 }
 
-// imageTransform maps ImageProjectiveTransformV3 (fill_mode CONSTANT):
+// imageTransform maps ImageProjectiveTransformV3 (fill_mode CONSTANT or
+// NEAREST, the coordinates clamped: GridSample's border padding):
 // output pixel (x, y) samples the input at ((a0·x + a1·y + a2)/k,
 // (b0·x + b1·y + b2)/k), k = c0·x + c1·y + 1, with GridSample (align
 // corners) of images − fill, plus fill: points outside read fill_value.
@@ -231,8 +232,9 @@ func (c *converter) imageTransform(n *Node) error {
 	if err != nil {
 		return err
 	}
-	if m := c.str(n, "fill_mode", "CONSTANT"); m != "CONSTANT" {
-		return fmt.Errorf("fill_mode %s is not supported (CONSTANT)", m)
+	fillMode := c.str(n, "fill_mode", "CONSTANT")
+	if fillMode != "CONSTANT" && fillMode != "NEAREST" {
+		return fmt.Errorf("fill_mode %s is not supported (CONSTANT, NEAREST)", fillMode)
 	}
 	mode := "bilinear"
 	switch m := c.str(n, "interpolation", "NEAREST"); m {
@@ -275,6 +277,12 @@ func (c *converter) imageTransform(n *Node) error {
 	nb := c.b.Op("Slice", n.Name+"_nb", []string{c.b.Op("Shape", n.Name+"_xshape", []string{xin}), c.b.Ints("zero", 0), c.b.Ints("one", 1)})
 	grid := c.b.Op("Expand", n.Name+"_grid", []string{c.b.Op("Concat", n.Name+"_gridxy", []string{gx, gy}, onnxb.Int("axis", -1)),
 		c.b.Op("Concat", n.Name+"_gshape", []string{nb, c.b.Ints("hw2", oh, ow, 2)}, onnxb.Int("axis", 0))})
+	if fillMode == "NEAREST" {
+		// Coordinates clamped to the image: GridSample's border padding.
+		y := c.b.Op("GridSample", n.Name, []string{xin, grid}, onnxb.Int("align_corners", 1), onnxb.String("mode", mode), onnxb.String("padding_mode", "border"))
+		c.set(n, 0, &value{nchw: y, rank: 4, dt: x.dt})
+		return nil
+	}
 	fill := c.b.Op("CastLike", n.Name+"_fill", []string{fn, xin})
 	s := c.b.Op("GridSample", n.Name+"_sampled", []string{c.b.Op("Sub", n.Name+"_shifted", []string{xin, fill}), grid},
 		onnxb.Int("align_corners", 1), onnxb.String("mode", mode), onnxb.String("padding_mode", "zeros"))
