@@ -466,7 +466,11 @@ func convRows() []opRow {
 			g.out(g.op("same", "Conv2DBackpropInput", []string{g.ci1("s1", 1, 6, 6, 2), w, dy}, conv("SAME", 2)),
 				g.op("same_odd", "Conv2DBackpropInput", []string{g.ci1("s2", 1, 5, 5, 2), w, dy}, conv("SAME", 2)),
 				g.op("valid", "Conv2DBackpropInput", []string{g.ci1("s3", 1, 8, 8, 2), w, dy}, conv("VALID", 2)),
-				g.op("valid1", "Conv2DBackpropInput", []string{g.ci1("s4", 1, 5, 5, 2), w, dy}, conv("VALID", 1)))
+				g.op("valid1", "Conv2DBackpropInput", []string{g.ci1("s4", 1, 5, 5, 2), w, dy}, conv("VALID", 1)),
+				// input_sizes packed from the batch size, as a free batch writes it.
+				g.op("packed", "Conv2DBackpropInput", []string{g.op("sizes", "Pack", []string{
+					g.op("batch", "StridedSlice", []string{g.op("shape", "Shape", []string{dy}, attrs{"out_type": aT("DT_INT32")}), g.ci1("b0", 0), g.ci1("e0", 1), g.ci1("st0", 1)}, attrs{"shrink_axis_mask": aI(1)}),
+					g.cs("h", 6), g.cs("w6", 6), g.cs("c", 2)}, attrs{"N": aI(4), "axis": aI(0)}), w, dy}, conv("SAME", 2)))
 		}},
 		{name: "conv1d", ops: []string{"Conv1D"}, build: func(g *gm) {
 			x := g.in("x", []int64{2, 7, 3}, vals(42, -1, 1, 3))

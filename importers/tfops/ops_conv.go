@@ -48,11 +48,7 @@ func (c *converter) conv2DBackpropInput(n *Node) error {
 	if err := checkNHWC(c, n); err != nil {
 		return err
 	}
-	sv, err := c.in(n, 0)
-	if err != nil {
-		return err
-	}
-	size, err := constInts(sv, "input_sizes")
+	size, err := c.inputSizes(n)
 	if err != nil {
 		return err
 	}
@@ -674,4 +670,36 @@ func (c *converter) padComputed(n *Node, x, pv *value) error {
 	}
 	c.setNHWC(n, 0, c.b.Op("Pad", n.Name, ins, onnxb.String("mode", mode)), x.rank, x.dt)
 	return nil
+}
+
+// inputSizes reads Conv2DBackpropInput's input_sizes: a constant, or a
+// Pack whose height, width and channels are constants (the batch size
+// computed, as models with a free batch write it; it is not needed).
+func (c *converter) inputSizes(n *Node) ([]int64, error) {
+	sv, err := c.in(n, 0)
+	if err != nil {
+		return nil, err
+	}
+	if sv.konst != nil {
+		return constInts(sv, "input_sizes")
+	}
+	k, _ := tensorKey(n.Inputs[0])
+	nm, _ := splitKey(k)
+	p := c.nodes[nm]
+	if p == nil || p.Op != "Pack" || dataInputs(p) != 4 {
+		return nil, errors.New("input_sizes must be a constant, or a Pack of a batch size and constant height, width and channels")
+	}
+	out := []int64{-1}
+	for i := 1; i < 4; i++ {
+		v, err := c.in(p, i)
+		if err != nil {
+			return nil, err
+		}
+		d, err := constInts(v, "input_sizes")
+		if err != nil || len(d) != 1 {
+			return nil, errors.New("input_sizes is a Pack whose height, width or channels is not a constant")
+		}
+		out = append(out, d[0])
+	}
+	return out, nil
 }
