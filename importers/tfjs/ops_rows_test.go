@@ -523,7 +523,9 @@ func convRows() []opRow {
 			x := g.in("x", []int64{1, 5, 6, 2}, vals(60, -1, 1, 3))
 			w := g.c("w", []int64{2, 3, 2}, vals(12, -0.5, 0.5, 4))
 			g.out(g.op("same", "Dilation2D", []string{x, w}, attrs{"strides": aInts(1, 1, 1, 1), "rates": aInts(1, 1, 1, 1), "padding": aS("SAME")}),
-				g.op("valid", "Dilation2D", []string{x, w}, attrs{"strides": aInts(1, 1, 1, 1), "rates": aInts(1, 2, 1, 1), "padding": aS("VALID")}))
+				g.op("valid", "Dilation2D", []string{x, w}, attrs{"strides": aInts(1, 1, 1, 1), "rates": aInts(1, 2, 1, 1), "padding": aS("VALID")}),
+				g.op("same_s2", "Dilation2D", []string{x, w}, attrs{"strides": aInts(1, 2, 2, 1), "rates": aInts(1, 1, 1, 1), "padding": aS("SAME")}),
+				g.op("valid_s2", "Dilation2D", []string{x, w}, attrs{"strides": aInts(1, 2, 3, 1), "rates": aInts(1, 1, 2, 1), "padding": aS("VALID")}))
 		}},
 		{name: "pad_computed", ops: []string{"Pad", "PadV2", "MirrorPad"}, build: func(g *gm) {
 			x := g.in("x", []int64{2, 3}, vals(6, -1, 1, 1))

@@ -572,9 +572,11 @@ func (c *converter) cropAndResize(n *Node) error {
 	return nil
 }
 
-// dilation2D maps Dilation2D (grayscale morphological dilation:
-// max over the window of x + filter) with stride 1: one shifted slice per
-// filter tap, added to the tap's values, and a Max over them.
+// dilation2D maps Dilation2D (grayscale morphological dilation: max over
+// the window of x + filter): one strided slice per filter tap, added to
+// the tap's values, and a Max over them; SAME pads with the lowest float
+// as TF's forward convolution pads (the sizes computed from the input's
+// shape).
 func (c *converter) dilation2D(n *Node) error {
 	x, xn, err := c.nhwcIn(n, 0)
 	if err != nil {
@@ -595,9 +597,6 @@ func (c *converter) dilation2D(n *Node) error {
 	if err != nil {
 		return err
 	}
-	if st[0] != 1 || st[1] != 1 {
-		return fmt.Errorf("strides %v: only stride 1 is supported", c.ints(n, "strides"))
-	}
 	kh, kw, ch := w.konst.Dims[0], w.konst.Dims[1], w.konst.Dims[2]
 	if kh*kw > 1024 {
 		return fmt.Errorf("a %dx%d filter is too large to unroll", kh, kw)
@@ -606,28 +605,39 @@ func (c *converter) dilation2D(n *Node) error {
 	if err != nil {
 		return err
 	}
-	eh, ew := (kh-1)*rates[0]+1, (kw-1)*rates[1]+1
-	src := xn
-	var hOut, wOut string
+	if int64(len(fv)) != kh*kw*ch {
+		return fmt.Errorf("filter of %d values for shape %v", len(fv), w.konst.Dims)
+	}
+	eff := []int64{(kh-1)*rates[0] + 1, (kw-1)*rates[1] + 1}
 	shape := c.b.Op("Shape", n.Name+"_shape", []string{xn})
+	hw := c.b.Op("Slice", n.Name+"_hw", []string{shape, c.b.Ints("one", 1), c.b.Ints("three", 3)})
+	stv, effv := c.b.Ints("strides", st...), c.b.Ints("eff", eff...)
+	one2 := c.b.Ints("ones", 1, 1)
+	var out, src string
 	switch p := c.str(n, "padding", "VALID"); p {
-	case "SAME":
-		ph, pw := eh-1, ew-1
-		pads := []int64{0, ph / 2, pw / 2, 0, 0, ph - ph/2, pw - pw/2, 0}
-		src = c.b.Op("Pad", n.Name+"_pad", []string{xn, c.b.Ints("pads", pads...), c.b.Op("CastLike", n.Name+"_ninf", []string{c.b.Scalar("ninf", -3.4028235e38), xn})})
-		hOut, wOut = c.dimOf(n.Name+"_h", shape, 1), c.dimOf(n.Name+"_w", shape, 2)
 	case "VALID":
-		hOut = c.b.Op("Sub", n.Name+"_h", []string{c.dimOf(n.Name+"_hin", shape, 1), c.b.Ints("eh", eh-1)})
-		wOut = c.b.Op("Sub", n.Name+"_w", []string{c.dimOf(n.Name+"_win", shape, 2), c.b.Ints("ew", ew-1)})
+		out = c.b.Op("Add", n.Name+"_out", []string{c.b.Op("Div", n.Name+"_q", []string{c.b.Op("Sub", n.Name+"_room", []string{hw, effv}), stv}), one2})
+		src = xn
+	case "SAME":
+		out = c.b.Op("Div", n.Name+"_out", []string{c.b.Op("Sub", n.Name+"_up", []string{c.b.Op("Add", n.Name+"_hs", []string{hw, stv}), one2}), stv})
+		need := c.b.Op("Sub", n.Name+"_need", []string{c.b.Op("Add", n.Name+"_span", []string{c.b.Op("Mul", n.Name+"_steps", []string{c.b.Op("Sub", n.Name+"_om1", []string{out, one2}), stv}), effv}), hw})
+		total := c.b.Op("Max", n.Name+"_total", []string{need, c.b.Ints("zeros", 0, 0)})
+		before := c.b.Op("Div", n.Name+"_before", []string{total, c.b.Ints("twos", 2, 2)})
+		after := c.b.Op("Sub", n.Name+"_after", []string{total, before})
+		z := c.b.Ints("zero", 0)
+		pads := c.b.Op("Concat", n.Name+"_pads", []string{z, before, z, z, after, z}, onnxb.Int("axis", 0))
+		src = c.b.Op("Pad", n.Name+"_pad", []string{xn, pads, c.b.Op("CastLike", n.Name+"_ninf", []string{c.b.Scalar("ninf", -3.4028235e38), xn})})
 	default:
 		return fmt.Errorf("padding %q is not supported", p)
 	}
+	// A tap's slice: from its offset, stride steps, out values.
+	length := c.b.Op("Add", n.Name+"_len", []string{c.b.Op("Mul", n.Name+"_lm", []string{c.b.Op("Sub", n.Name+"_o1", []string{out, one2}), stv}), one2})
 	var taps []string
 	for i := int64(0); i < kh; i++ {
 		for j := int64(0); j < kw; j++ {
 			starts := c.b.Ints("starts", i*rates[0], j*rates[1])
-			ends := c.b.Op("Add", fmt.Sprintf("%s_end%d_%d", n.Name, i, j), []string{c.b.Op("Concat", n.Name+"_hw", []string{hOut, wOut}, onnxb.Int("axis", 0)), starts})
-			sl := c.b.Op("Slice", fmt.Sprintf("%s_tap%d_%d", n.Name, i, j), []string{src, starts, ends, c.b.Ints("axes", 1, 2)})
+			ends := c.b.Op("Add", fmt.Sprintf("%s_end%d_%d", n.Name, i, j), []string{starts, length})
+			sl := c.b.Op("Slice", fmt.Sprintf("%s_tap%d_%d", n.Name, i, j), []string{src, starts, ends, c.b.Ints("axes", 1, 2), stv})
 			tap := fv[(i*kw+j)*ch : (i*kw+j+1)*ch]
 			taps = append(taps, c.b.Op("Add", fmt.Sprintf("%s_sum%d_%d", n.Name, i, j), []string{sl, c.b.Op("CastLike", n.Name+"_w", []string{c.b.F32("tap", []int64{ch}, tap), xn})}))
 		}
