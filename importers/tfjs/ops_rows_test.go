@@ -712,7 +712,7 @@ func listRows() []opRow {
 // i, acc = 0, x; while i < limit: i, acc = i + 1, tanh(acc @ w); with a
 // TensorArray written at i each iteration (its flow a loop variable),
 // stacked after the loop.
-func tf1Loop(g *gm, x string, limit int32) []string {
+func tf1Loop(g *gm, x string, limit int32, withCond bool) []string {
 	I, F := aT("DT_INT32"), aT("DT_FLOAT")
 	frame := aS(g.n("while/while_context"))
 	enter := func(name, in string, constant bool, t map[string]any) string {
@@ -743,6 +743,25 @@ func tf1Loop(g *gm, x string, limit int32) []string {
 	add := g.op("while/add", "AddV2", []string{id0, one}, attrs{"T": I})
 	mm := g.op("while/MatMul", "MatMul", []string{id1, e2}, attrs{"T": F, "transpose_a": aB(false), "transpose_b": aB(false)})
 	th := g.op("while/Tanh", "Tanh", []string{mm}, attrs{"T": F})
+	if withCond {
+		// acc = i < 2 ? tanh(acc @ w) : 0.5·acc + 1, a TF1 conditional
+		// in the body; the else branch's constants hang on its pivot.
+		two := g.op("while/cond/two", "Const", []string{"^" + id0}, attrs{"dtype": I, "value": {"tensor": map[string]any{"dtype": "DT_INT32", "tensorShape": map[string]any{}}}})
+		g.weights = append(g.weights, map[string]any{"name": two, "shape": []int64{}, "dtype": "int32"})
+		g.data = append(g.data, []byte{2, 0, 0, 0})
+		pred := g.op("while/cond/pred", "Less", []string{id0, two}, attrs{"T": I})
+		swT := g.op("while/cond/Switch", "Switch", []string{th, pred}, attrs{"T": F})
+		swA := g.op("while/cond/Switch_1", "Switch", []string{id1, pred}, attrs{"T": F})
+		pf := g.op("while/cond/switch_f", "Identity", []string{swA}, attrs{"T": F})
+		half := g.op("while/cond/half", "Const", []string{"^" + pf}, attrs{"dtype": F, "value": {"tensor": map[string]any{"dtype": "DT_FLOAT", "tensorShape": map[string]any{}}}})
+		g.weights = append(g.weights, map[string]any{"name": half, "shape": []int64{}, "dtype": "float32"})
+		g.data = append(g.data, []byte{0, 0, 0, 0x3f})
+		onef := g.op("while/cond/one", "Const", []string{"^" + pf}, attrs{"dtype": F, "value": {"tensor": map[string]any{"dtype": "DT_FLOAT", "tensorShape": map[string]any{}}}})
+		g.weights = append(g.weights, map[string]any{"name": onef, "shape": []int64{}, "dtype": "float32"})
+		g.data = append(g.data, []byte{0, 0, 0x80, 0x3f})
+		els := g.op("while/cond/else", "AddV2", []string{g.op("while/cond/scaled", "Mul", []string{swA, half}, attrs{"T": F}), onef}, attrs{"T": F})
+		th = g.op("while/cond/Merge", "Merge", []string{els, swT + ":1"}, attrs{"T": F, "N": aI(2)})
+	}
 	wr := g.op("while/TensorArrayWrite", "TensorArrayWriteV3", []string{e5, id0, th, id2}, attrs{"T": F})
 	g.op("while/NextIteration", "NextIteration", []string{add}, attrs{"T": I})
 	g.op("while/NextIteration_1", "NextIteration", []string{th}, attrs{"T": F})
@@ -776,7 +795,11 @@ func tf1Rows() []opRow {
 	return []opRow{
 		{name: "tf1_while", ops: []string{"Enter", "Merge", "Switch", "LoopCond", "NextIteration", "Exit", "TensorArrayWriteV3"}, build: func(g *gm) {
 			x := g.in("x", []int64{2, 3}, []float32{0.3, -0.2, 0.9, 1.5, 0.01, -0.7})
-			g.out(tf1Loop(g, x, 3)...)
+			g.out(tf1Loop(g, x, 3, false)...)
+		}},
+		{name: "tf1_while_cond", ops: []string{"Enter", "Merge", "Switch", "LoopCond", "NextIteration", "Exit"}, build: func(g *gm) {
+			x := g.in("x", []int64{2, 3}, []float32{0.3, -0.2, 0.9, 1.5, 0.01, -0.7})
+			g.out(tf1Loop(g, x, 4, true)...)
 		}},
 		{name: "tf1_cond_then", ops: []string{"Switch", "Merge"}, build: func(g *gm) {
 			g.out(tf1Cond(g, g.in("x", []int64{2, 3}, vals(6, -0.5, 1, 3)))...)

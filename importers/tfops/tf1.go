@@ -13,9 +13,11 @@ import (
 // is_constant. recoverTF1 lowers each such frame to a StatelessWhile whose
 // cond and body functions are the nodes computing the LoopCond from the
 // Merges and the NextIterations from the Switches; tfops then lowers it to
-// an ONNX Loop. Anything else (nested frames, Switch/Merge conditionals,
-// a frame read from outside but through Exit, a Merge with other inputs)
-// is refused as before.
+// an ONNX Loop. Conditionals (Switch/Merge) outside frames or inside a
+// body convert on their own (tf1cond.go); a conditional's pivot read by
+// control inputs only is dropped with the frame. Anything else (nested
+// frames, a frame read from outside but through Exit, a loop Merge with
+// other inputs) is refused.
 
 // tf1Ops are the TF1 control-flow ops.
 var tf1Ops = map[string]bool{"Switch": true, "Merge": true, "Enter": true, "Exit": true, "NextIteration": true, "LoopCond": true}
@@ -115,6 +117,14 @@ func recoverTF1(file string, nodes []Node, lib map[string]*Graph) ([]Node, map[s
 		}
 		whiles = append(whiles, w)
 	}
+	dataRead := map[string]bool{}
+	for _, n := range nodes {
+		for _, in := range n.Inputs {
+			if r, _, ok := dataRef(in); ok {
+				dataRead[r] = true
+			}
+		}
+	}
 	out := make([]Node, 0, len(nodes)+len(whiles))
 	for _, n := range nodes {
 		if r, ok := replaced[n.Name]; ok {
@@ -127,10 +137,17 @@ func recoverTF1(file string, nodes []Node, lib map[string]*Graph) ([]Node, map[s
 		if tf1Ops[n.Op] && n.Op != "Switch" && n.Op != "Merge" {
 			return nil, nil, tf1Refusal(file, n.Name, n.Op, " outside a recognisable while loop")
 		}
+		inside := ""
 		for _, in := range n.Inputs {
 			if r, _, ok := dataRef(in); ok && removed[r] && replaced[r].Name == "" {
-				return nil, nil, tf1Refusal(file, n.Name, n.Op, fmt.Sprintf(" (the node reads %q inside a while loop other than through its Exit)", r))
+				inside = r
 			}
+		}
+		if inside != "" {
+			if !dataRead[n.Name] {
+				continue // a conditional's pivot inside the loop, read by control inputs only
+			}
+			return nil, nil, tf1Refusal(file, n.Name, n.Op, fmt.Sprintf(" (the node reads %q inside a while loop other than through its Exit)", inside))
 		}
 		out = append(out, n)
 	}
@@ -247,8 +264,10 @@ func (f *frame) lower(file string, byName map[string]*Node, lib map[string]*Grap
 			if n == nil {
 				return "", "", fmt.Errorf("%s: the loop reads %q, which no node produces", file, nm)
 			}
-			if tf1Ops[n.Op] || n.Op == "Placeholder" {
-				return "", "", tf1Refusal(file, n.Name, n.Op, fmt.Sprintf(" inside the %s of while loop %q (a nested loop or a conditional)", what, f.name))
+			// A conditional's Switch and Merge in the body convert with it
+			// (tf1cond.go); any other TF1 op is a nested loop.
+			if (tf1Ops[n.Op] && n.Op != "Switch" && n.Op != "Merge") || n.Op == "Placeholder" {
+				return "", "", tf1Refusal(file, n.Name, n.Op, fmt.Sprintf(" inside the %s of while loop %q (a nested loop)", what, f.name))
 			}
 			return in, nm, nil
 		}

@@ -14,7 +14,8 @@ import (
 // computes both branches and Merge selects with Where(pred, then, else):
 // the same values, as both branches of a tf.cond compute without side
 // effects (a branch that fails on the other branch's data is not
-// supported). TF1 while frames are lowered before (tf1.go).
+// supported). TF1 while frames are lowered before (tf1.go); a conditional
+// in a loop body converts inside the body function.
 
 // maxCondDepth bounds the chains followed to find a value's branch.
 const maxCondDepth = 1 << 14
@@ -129,15 +130,25 @@ func (c *converter) mergeOp(n *Node) error {
 	}
 	memo := map[string][]branch{}
 	var sides [2]branch
+	var found [2]bool
 	for i, k := range keys {
 		ctx, err := c.condContext(k, 0, memo)
 		if err != nil {
 			return err
 		}
-		if len(ctx) == 0 {
-			return fmt.Errorf("input %s is not inside a conditional branch (a TF1 while loop that could not be recovered?)", k)
+		if len(ctx) > 0 {
+			sides[i], found[i] = ctx[len(ctx)-1], true
 		}
-		sides[i] = ctx[len(ctx)-1]
+	}
+	// A branch that is only a constant (its control input dropped with a
+	// while frame's) is the other branch's opposite side.
+	switch {
+	case !found[0] && !found[1]:
+		return errors.New("neither merged value is inside a conditional branch (a TF1 while loop that could not be recovered?)")
+	case !found[0]:
+		sides[0] = branch{pred: sides[1].pred, then: !sides[1].then}
+	case !found[1]:
+		sides[1] = branch{pred: sides[0].pred, then: !sides[0].then}
 	}
 	if sides[0].pred != sides[1].pred || sides[0].then == sides[1].then {
 		return errors.New("the merged values are not the two branches of one conditional")
