@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -37,6 +38,12 @@ type Options struct {
 	Signature string
 	// Opset is the ai.onnx opset (0: tfops's default).
 	Opset int
+	// Inputs and Outputs, when set, replace the graph's (a GraphDef's
+	// Placeholders and unread nodes, a SavedModel signature's): the
+	// graph is cut at the named tensors (tfops.ParseTensors).
+	Inputs, Outputs []tfops.IO
+	// Warn, when set, receives the conversion's warnings.
+	Warn func(string)
 }
 
 // New returns the TensorFlow importer.
@@ -48,6 +55,8 @@ func optionSpecs() []importers.OptionSpec {
 	return []importers.OptionSpec{
 		{Name: "signature", Doc: "SavedModel signature to convert (default serving_default)"},
 		{Name: "opset", Doc: "ai.onnx opset of the result (13 or later; default the TF-op mapping's)"},
+		{Name: "inputs", Doc: "graph inputs, TF tensor names NAME:0,… (the graph is cut there, as tf2onnx --inputs; default the Placeholders or the signature's)"},
+		{Name: "outputs", Doc: "graph outputs, TF tensor names NAME:0,… (as tf2onnx --outputs; default the unread nodes or the signature's)"},
 	}
 }
 
@@ -57,8 +66,8 @@ func (importer) Describe() importers.Description {
 	return importers.Description{
 		Name:       Name,
 		Format:     Name,
-		Summary:    "TensorFlow frozen GraphDef (.pb) or SavedModel (folder or saved_model.pb, variables/ bundle)",
-		Extensions: []string{".pb"},
+		Summary:    "TensorFlow frozen GraphDef (.pb), SavedModel (folder or saved_model.pb, variables/ bundle) or TF1 checkpoint (.meta beside its .index/.data bundle; -O inputs=/outputs= name the tensors)",
+		Extensions: []string{".pb", ".meta"},
 		Options:    optionSpecs(),
 	}
 }
@@ -67,6 +76,9 @@ func (importer) Describe() importers.Description {
 // saved_model_schema_version = 1 and a MetaGraphDef; a GraphDef with a
 // NodeDef whose name and op are printable.
 func (importer) Detect(path string, head []byte) float32 {
+	if filepath.Ext(path) == ".meta" && len(head) > 2 && head[0] == 0x0a {
+		return 0.7 // a MetaGraphDef: meta_info_def (field 1) first
+	}
 	return detect(head)
 }
 
@@ -141,6 +153,10 @@ func ParseOptions(m map[string]string) (Options, error) {
 			if o.Opset, err = strconv.Atoi(v); err == nil && o.Opset < 13 {
 				err = fmt.Errorf("opset %d: use 13 or later", o.Opset)
 			}
+		case "inputs":
+			o.Inputs, err = tfops.ParseTensors(v)
+		case "outputs":
+			o.Outputs, err = tfops.ParseTensors(v)
 		default:
 			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
 		}
@@ -158,6 +174,8 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
+	var warnings []string
+	o.Warn = func(w string) { warnings = append(warnings, w) }
 	mp, err := ImportFile(ctx, path, o)
 	if err != nil {
 		return nil, err
@@ -170,7 +188,7 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, fmt.Errorf("%s import %s: the converted model is malformed (please report): %w", Name, path, err)
 	}
-	return &importers.Result{Model: m}, nil
+	return &importers.Result{Model: m, Warnings: warnings}, nil
 }
 
 // ImportFile converts the GraphDef or SavedModel at path to ONNX.
@@ -186,12 +204,21 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if filepath.Ext(file) == ".meta" {
+		// A TF1 checkpoint: the MetaGraphDef, its variables in the bundle
+		// beside it (model.meta, model.index, model.data-*).
+		var mg tfpb.MetaGraphDef
+		if err := proto.Unmarshal(data, &mg); err != nil {
+			return nil, &FormatError{File: file, What: fmt.Sprintf("not a MetaGraphDef protobuf: %v", err)}
+		}
+		return savedModel(ctx, file, &tfpb.SavedModel{MetaGraphs: []*tfpb.MetaGraphDef{&mg}}, strings.TrimSuffix(file, ".meta"), o)
+	}
 	if detect(data) >= 0.9 || filepath.Base(file) == "saved_model.pb" {
 		var sm tfpb.SavedModel
 		if err := proto.Unmarshal(data, &sm); err != nil {
 			return nil, &FormatError{File: file, What: fmt.Sprintf("not a SavedModel protobuf: %v", err)}
 		}
-		return savedModel(ctx, file, &sm, o)
+		return savedModel(ctx, file, &sm, filepath.Join(filepath.Dir(file), "variables", "variables"), o)
 	}
 	var gd tfpb.GraphDef
 	if err := proto.Unmarshal(data, &gd); err != nil {
@@ -210,14 +237,11 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 	if err != nil {
 		return nil, err
 	}
-	if nodes, lib, err = recoverTF1(file, nodes, lib); err != nil {
-		return nil, err
-	}
-	return convert(file, &tfops.Graph{Nodes: nodes, Name: filepath.Base(file), Functions: lib}, o)
+	return convert(file, &tfops.Graph{Nodes: nodes, Name: filepath.Base(file), Functions: lib, Inputs: o.Inputs, Outputs: o.Outputs}, o)
 }
 
 func convert(file string, g *tfops.Graph, o Options) (*onnxpb.ModelProto, error) {
-	mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: file})
+	mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: file, Warn: o.Warn})
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +24,9 @@ const (
 	maxBundleKeys  = 1 << 20
 )
 
-func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, o Options) (*onnxpb.ModelProto, error) {
+// savedModel converts a SavedModel's serving meta graph, its variables
+// read from the tensor bundle varPrefix (.index, .data-*).
+func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, varPrefix string, o Options) (*onnxpb.ModelProto, error) {
 	var mg *tfpb.MetaGraphDef
 	for _, m := range sm.GetMetaGraphs() {
 		if slices.Contains(m.GetMetaInfoDef().GetTags(), "serve") {
@@ -44,13 +45,15 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, o Options
 		sigName = "serving_default"
 	}
 	sig, ok := mg.GetSignatureDef()[sigName]
-	if !ok {
+	if !ok && o.Inputs != nil && o.Outputs != nil {
+		sig = &tfpb.SignatureDef{} // the graph is cut at the options' tensors
+	} else if !ok {
 		var names []string
 		for k := range mg.GetSignatureDef() {
 			names = append(names, k)
 		}
 		slices.Sort(names)
-		return nil, &UnsupportedError{File: file, What: fmt.Sprintf("no signature %q (signatures: %s); choose one with -O signature=NAME", sigName, strings.Join(names, ", "))}
+		return nil, &UnsupportedError{File: file, What: fmt.Sprintf("no signature %q (signatures: %s); choose one with -O signature=NAME, or name the graph's tensors with -O inputs=NAME:0,… -O outputs=NAME:0,…", sigName, strings.Join(names, ", "))}
 	}
 	g := &tfops.Graph{Name: sigName}
 	for _, k := range sortedKeys(sig.GetInputs()) {
@@ -59,8 +62,14 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, o Options
 	for _, k := range sortedKeys(sig.GetOutputs()) {
 		g.Outputs = append(g.Outputs, tfops.IO{Name: k, Tensor: sig.GetOutputs()[k].GetName()})
 	}
+	if o.Inputs != nil {
+		g.Inputs = o.Inputs
+	}
+	if o.Outputs != nil {
+		g.Outputs = o.Outputs
+	}
 	gd := mg.GetGraphDef()
-	vars, err := readVariables(file, filepath.Join(filepath.Dir(file), "variables", "variables"))
+	vars, err := readVariables(file, varPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +114,11 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, o Options
 	var stack []string
 	for _, io := range g.Outputs {
 		stack = append(stack, strings.Split(io.Tensor, ":")[0])
+	}
+	// The inputs are kept, read or not (a signature may name redundant
+	// inputs), and the graph is cut there.
+	for _, io := range g.Inputs {
+		need[strings.Split(io.Tensor, ":")[0]] = true
 	}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
@@ -151,9 +165,6 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, o Options
 		return nil, err
 	}
 	if g.Functions, err = functions(file, gd.GetLibrary(), nn); err != nil {
-		return nil, err
-	}
-	if nn, g.Functions, err = recoverTF1(file, nn, g.Functions); err != nil {
 		return nil, err
 	}
 	for i := range g.Outputs {

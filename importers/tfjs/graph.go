@@ -226,6 +226,15 @@ func graphModel(path string, m *modelJSON, weights map[string]*canonical.Tensor,
 	if g.Nodes, err = jsonNodes(path, "", jg.Node); err != nil {
 		return nil, err
 	}
+	if len(m.ModelInitializer) > 0 && string(m.ModelInitializer) != "null" {
+		var ig jsonGraph
+		if err := json.Unmarshal(m.ModelInitializer, &ig); err != nil {
+			return nil, &FormatError{Path: path, Detail: "modelInitializer is not a GraphDef: " + err.Error()}
+		}
+		if g.Init, err = jsonNodes(path, "modelInitializer", ig.Node); err != nil {
+			return nil, err
+		}
+	}
 	sig := m.Signature
 	if len(sig) == 0 {
 		sig = m.UserDefinedMetadata

@@ -46,6 +46,11 @@ type Options struct {
 	// model, every one of rank 4 for a graph model) and names them in the
 	// metadata_props keraslayers.MetaChannelsFirst.
 	Layout string
+	// Inputs and Outputs, when set, replace a graph model's signature:
+	// the graph is cut at the named tensors (tfops.ParseTensors).
+	Inputs, Outputs []tfops.IO
+	// Warn, when set, receives the conversion's warnings.
+	Warn func(string)
 }
 
 // New returns the TF.js importer.
@@ -56,6 +61,8 @@ type importer struct{}
 func optionSpecs() []importers.OptionSpec {
 	return []importers.OptionSpec{
 		{Name: "opset", Doc: "ai.onnx opset of the result, 14 to 21 (default 17)"},
+		{Name: "inputs", Doc: "graph inputs of a graph model, TF tensor names NAME:0,… replacing the signature's (the graph is cut there, as tf2onnx --inputs)"},
+		{Name: "outputs", Doc: "graph outputs of a graph model, TF tensor names NAME:0,… replacing the signature's (as tf2onnx --outputs)"},
 		{Name: "layout", Doc: "layout of the graph's image inputs and outputs: nhwc (default; TF's channels-last, as the model.json has them) or nchw " +
 			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones of a layers model, NCHW for rank 4 of a graph model; fewer Transposes; " +
 			"metadata onnxconv.channels_first names them)"},
@@ -118,6 +125,16 @@ func ParseOptions(m map[string]string) (Options, error) {
 				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
 			}
 			o.Layout = l
+		case "inputs", "outputs":
+			io, err := tfops.ParseTensors(v)
+			if err != nil {
+				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
+			}
+			if k == "inputs" {
+				o.Inputs = io
+			} else {
+				o.Outputs = io
+			}
 		default:
 			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
 		}
@@ -130,6 +147,8 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
+	var warnings []string
+	o.Warn = func(w string) { warnings = append(warnings, w) }
 	mp, err := ImportFile(ctx, path, o)
 	if err != nil {
 		return nil, err
@@ -142,7 +161,7 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, fmt.Errorf("tfjs import %s: the converted model is malformed (please report): %w", path, err)
 	}
-	return &importers.Result{Model: m}, nil
+	return &importers.Result{Model: m, Warnings: warnings}, nil
 }
 
 // parseLayout reads a layout option value, case-insensitively.
@@ -209,7 +228,13 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 			return nil, err
 		}
 		g.Name = base
-		mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: path, Layout: o.Layout})
+		if o.Inputs != nil {
+			g.Inputs = o.Inputs
+		}
+		if o.Outputs != nil {
+			g.Outputs = o.Outputs
+		}
+		mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: path, Layout: o.Layout, Format: "tfjs", Warn: o.Warn})
 		if err != nil {
 			return nil, err
 		}

@@ -48,6 +48,9 @@ type modelJSON struct {
 	WeightsManifest     []weightGroup   `json:"weightsManifest"`
 	Signature           json.RawMessage `json:"signature"`
 	UserDefinedMetadata json.RawMessage `json:"userDefinedMetadata"`
+	// ModelInitializer is a graph TF.js runs once at load (hash table
+	// initialization).
+	ModelInitializer json.RawMessage `json:"modelInitializer"`
 }
 
 type weightGroup struct {

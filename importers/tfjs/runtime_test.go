@@ -58,6 +58,8 @@ func everyModel() []struct {
 		{fixtureDir + "/graph_image/model.json", -1, 1, false},
 		{fixtureDir + "/graph_nms/model.json", -1, 1, false},
 		{fixtureDir + "/graph_control/model.json", -1, 1, false},
+		{fixtureDir + "/graph_tf1_control/model.json", -1, 1, false},
+		{fixtureDir + "/graph_tensorlist/model.json", -1, 1, false},
 	}
 }
 

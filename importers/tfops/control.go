@@ -202,7 +202,7 @@ func (c *converter) bind(v *value, keepConst bool) (*value, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &value{nhwc: x, rank: v.rank, dt: v.dt}
+	a := &value{nhwc: x, rank: v.rank, dt: v.dt, seq: v.seq, cplx: v.cplx}
 	if keepConst {
 		a.konst = v.konst
 	}
@@ -232,7 +232,7 @@ func subOutputs(s *converter, vals []*value, base string) ([]*onnxpb.ValueInfoPr
 			return nil, err
 		}
 		y := s.b.Op("Identity", base, []string{x})
-		out = append(out, valueInfo(y, v.dt, v.rank))
+		out = append(out, valueInfoOf(y, v, v.rank))
 	}
 	return out, nil
 }
@@ -337,7 +337,7 @@ func (c *converter) ifOp(n *Node) error {
 		if i < len(ranks) && ranks[i] >= 0 {
 			rank = ranks[i]
 		}
-		c.set(n, i, &value{nhwc: y, rank: rank, dt: dt})
+		c.set(n, i, &value{nhwc: y, rank: rank, dt: dt, seq: t.seq, cplx: t.cplx})
 	}
 	return nil
 }
@@ -439,12 +439,12 @@ func (c *converter) whileOp(n *Node) error {
 		if i < len(ranks) && ranks[i] >= 0 {
 			rank = ranks[i]
 		}
-		bodyIns = append(bodyIns, valueInfo(name, init[i].dt, rank))
+		bodyIns = append(bodyIns, valueInfoOf(name, init[i], rank))
 		if passThrough(bodyF, i) {
 			cp := *init[i] // unchanged by the loop: the outer value
 			bargs[i] = &cp
 		} else {
-			bargs[i] = &value{nhwc: name, rank: rank, dt: init[i].dt}
+			bargs[i] = &value{nhwc: name, rank: rank, dt: init[i].dt, seq: init[i].seq, cplx: init[i].cplx}
 		}
 	}
 	bs, next, err := c.call(bodyF, bodyName, bargs, sb)
@@ -486,7 +486,7 @@ func (c *converter) whileOp(n *Node) error {
 		if next[i].rank != rank {
 			rank = -1
 		}
-		v := &value{nhwc: y, rank: rank, dt: init[i].dt}
+		v := &value{nhwc: y, rank: rank, dt: init[i].dt, seq: init[i].seq, cplx: init[i].cplx}
 		if passThrough(bodyF, i) {
 			v.konst = init[i].konst
 		}

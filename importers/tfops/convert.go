@@ -2,7 +2,9 @@ package tfops
 
 import (
 	"errors"
+
 	"fmt"
+	"google.golang.org/protobuf/proto"
 	"strconv"
 	"strings"
 
@@ -22,15 +24,30 @@ type value struct {
 	rank       int // -1 unknown
 	dt         canonical.DataType
 	konst      *canonical.Tensor
+	// cplx marks a complex tensor, held (NHWC only) as float with a
+	// last axis of 2 (real, imaginary) that rank does not count.
+	cplx bool
+	// seq marks a TensorList or TensorArray, held as an ONNX sequence of
+	// tensors of type dt.
+	seq bool
+	// table names the hash table node a table handle refers to.
+	table *Node
 }
 
 type converter struct {
-	b      *onnxb.Builder
-	g      *Graph
-	file   string
-	nodes  map[string]*Node
-	vals   map[string]*value // "node:idx"
-	inIdx  map[string]bool
+	b     *onnxb.Builder
+	g     *Graph
+	file  string
+	nodes map[string]*Node
+	vals  map[string]*value // "node:idx"
+	inIdx map[string]bool
+	// cut marks graph inputs that replace a computed tensor.
+	cut map[string]bool
+	// usesML is set on the top converter when a node of the ai.onnx.ml
+	// domain is added.
+	usesML bool
+	// table is the op table, on the top converter.
+	table  map[string]opFunc
 	visits map[string]int // 0 new, 1 in progress, 2 done
 	// lib is the top graph's function library; parent the converter of
 	// the graph that calls this function (nil at the top), fname its
@@ -84,8 +101,30 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	default:
 		return nil, fmt.Errorf("tfops: layout %q: use nhwc or nchw", opts.Layout)
 	}
+	// TF1 while frames become StatelessWhile nodes with cond and body
+	// functions (tf1.go), in a copy of the graph.
+	lib := make(map[string]*Graph, len(g.Functions))
+	for k, f := range g.Functions {
+		lib[k] = f
+	}
+	nodes, lib, err := recoverTF1(opts.File, g.Nodes, lib)
+	if err != nil {
+		return nil, err
+	}
+	// Default outputs are read off the graph before the dropout
+	// rewrite, which leaves the mask's nodes unread.
+	unrewritten := nodes
+	nodes, dropouts := dropDropout(nodes)
+	if opts.Warn != nil {
+		for _, w := range leftoverWarnings(opts.File, nodes, dropouts) {
+			opts.Warn(w)
+		}
+	}
+	cp := *g
+	cp.Nodes, cp.Functions = nodes, lib
+	g = &cp
 	c := &converter{b: onnxb.New(opts.Opset), g: g, file: opts.File, nodes: map[string]*Node{},
-		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions}
+		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions, cut: map[string]bool{}}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if n.Name == "" {
@@ -107,7 +146,7 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	outputs := g.Outputs
 	if outputs == nil {
 		used := map[string]bool{}
-		for _, n := range g.Nodes {
+		for _, n := range unrewritten {
 			for _, in := range n.Inputs {
 				if k, ok := tensorKey(in); ok {
 					nm, _ := splitKey(k)
@@ -115,14 +154,22 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 				}
 			}
 		}
-		for _, n := range g.Nodes {
-			if !used[n.Name] && n.Op != "Const" && n.Op != "Placeholder" && n.Op != "NoOp" {
+		for _, n := range unrewritten {
+			if !used[n.Name] && n.Op != "Const" && n.Op != "Placeholder" && n.Op != "NoOp" && !debugOps[n.Op] {
 				outputs = append(outputs, IO{Name: n.Name, Tensor: n.Name + ":0"})
 			}
 		}
 	}
 	if len(outputs) == 0 {
 		return nil, fmt.Errorf("%s: the graph has no outputs", opts.File)
+	}
+	format := opts.Format
+	if format == "" {
+		format = "TensorFlow"
+	}
+	if ue := c.unsupportedOps(inputs, outputs, format); ue != nil {
+		first := ue.Ops[0]
+		return nil, &OpError{File: c.file, Node: first.Node, Op: first.Op, Unsupported: true, Err: ue}
 	}
 	for _, io := range inputs {
 		c.b.Reserve(io.Name)
@@ -135,10 +182,21 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 		k, _ := tensorKey(io.Tensor)
 		nm, _ := splitKey(k)
 		n := c.nodes[nm]
-		if n == nil || n.Op != "Placeholder" {
-			return nil, fmt.Errorf("%s: input %q: no Placeholder node %q", opts.File, io.Name, nm)
+		if n == nil {
+			return nil, fmt.Errorf("%s: input %q: no node %q in the graph", opts.File, io.Name, nm)
+		}
+		if n.Op != "Placeholder" {
+			// A cut: the tensor is fed, what computes it is left out.
+			c.cut[k] = true
 		}
 		dt := canonical.Float
+		for _, t := range []string{"T", "DstT", "out_type", "dtype"} {
+			if a, ok := n.Attrs[t]; ok && a.Type != "" {
+				if d, ok := DataType(a.Type); ok {
+					dt = d
+				}
+			}
+		}
 		if a, ok := n.Attrs["dtype"]; ok {
 			d, ok := DataType(a.Type)
 			if !ok {
@@ -153,12 +211,16 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 		if nchwIO && rank == 4 {
 			gin = append(gin, onnxb.ValueInfo(io.Name, dt, []int64{dims[0], dims[3], dims[1], dims[2]}, false))
 			c.vals[k] = &value{nchw: io.Name, rank: rank, dt: dt}
-			c.visits[nm] = 2
+			if !c.cut[k] {
+				c.visits[nm] = 2
+			}
 			continue
 		}
 		gin = append(gin, onnxb.ValueInfo(io.Name, dt, dims, unknown))
 		c.vals[k] = &value{nhwc: io.Name, rank: rank, dt: dt}
-		c.visits[nm] = 2
+		if !c.cut[k] {
+			c.visits[nm] = 2
+		}
 	}
 	var gout []*onnxpb.ValueInfoProto
 	for _, io := range outputs {
@@ -193,7 +255,12 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	if name == "" {
 		name = "tf_graph"
 	}
-	return c.b.Model(name, g.Doc, gin, gout), nil
+	mp := c.b.Model(name, g.Doc, gin, gout)
+	markRandomOutputs(mp)
+	if c.usesML {
+		mp.OpsetImport = append(mp.OpsetImport, &onnxpb.OperatorSetIdProto{Domain: proto.String("ai.onnx.ml"), Version: proto.Int64(2)})
+	}
+	return mp, nil
 }
 
 // value returns the ONNX value of TF tensor key, converting its node (and
@@ -250,6 +317,9 @@ func (c *converter) convertFrom(root string) error {
 				continue
 			}
 			dep, _ := splitKey(k)
+			if _, fed := c.vals[k]; fed && c.cut[k] {
+				continue // a graph input cuts the graph here
+			}
 			if c.visits[dep] == 2 {
 				continue
 			}
@@ -298,7 +368,13 @@ func dataInputs(n *Node) int {
 	return j
 }
 
-func (c *converter) set(n *Node, idx int, v *value) { c.vals[n.Name+":"+strconv.Itoa(idx)] = v }
+func (c *converter) set(n *Node, idx int, v *value) {
+	k := n.Name + ":" + strconv.Itoa(idx)
+	if c.cut[k] {
+		return // a graph input replaces it
+	}
+	c.vals[k] = v
+}
 
 // asNHWC returns v's value in TF layout, adding a Transpose if needed.
 func (c *converter) asNHWC(v *value) (string, error) {
@@ -406,7 +482,11 @@ func (c *converter) convertNode(n *Node) error {
 	if c.fname != "" {
 		name = c.fname + "/" + n.Name // a node of a library function
 	}
-	fn, ok := opTable()[n.Op]
+	r := c.root()
+	if r.table == nil {
+		r.table = opTable() // built once per conversion
+	}
+	fn, ok := r.table[n.Op]
 	if !ok {
 		return &OpError{File: c.file, Node: name, Op: n.Op, Unsupported: true}
 	}

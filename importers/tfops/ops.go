@@ -87,6 +87,37 @@ func opTable() map[string]opFunc {
 	for k, f := range moreOps() {
 		t[k] = f
 	}
+	for k, f := range raggedOps() {
+		t[k] = f
+	}
+	for k, f := range tableOps() {
+		t[k] = f
+	}
+	for k, f := range sparseOps() {
+		t[k] = f
+	}
+	for k, f := range condOps() {
+		t[k] = f
+	}
+	for k, f := range listOps() {
+		t[k] = f
+	}
+	for k, f := range randomOps() {
+		t[k] = f
+	}
+	for k, f := range convOps() {
+		t[k] = f
+	}
+	for k, f := range shapeOps() {
+		if _, ok := t[k]; !ok {
+			t[k] = f
+		}
+	}
+	for k, f := range mathOps() {
+		if _, ok := t[k]; !ok {
+			t[k] = f
+		}
+	}
 	for k, f := range controlOps() {
 		t[k] = f
 	}
@@ -210,7 +241,7 @@ func (c *converter) conv2D(n *Node) error {
 	if err != nil {
 		return err
 	}
-	depthwise := n.Op == "DepthwiseConv2dNative" || n.Op == "FusedDepthwiseConv2dNative"
+	depthwise := n.Op == "DepthwiseConv2dNative" || n.Op == "FusedDepthwiseConv2dNative" || n.Op == "DepthwiseConv2d"
 	kd := w.konst.Dims // [kh, kw, in, out] or [kh, kw, in, mult]
 	raw, err := w.konst.Bytes()
 	if err != nil {
@@ -663,6 +694,9 @@ func (c *converter) pad(n *Node) error {
 	pv, err := c.in(n, 1)
 	if err != nil {
 		return err
+	}
+	if pv.konst == nil {
+		return c.padComputed(n, x, pv)
 	}
 	p, err := constInts(pv, "the paddings")
 	if err != nil {

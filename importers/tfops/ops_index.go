@@ -290,7 +290,7 @@ func (c *converter) gather(n *Node) error {
 		axis = a[0]
 	}
 	if bd := c.attrInt(n, "batch_dims", 0); bd != 0 {
-		return fmt.Errorf("batch_dims=%d is not supported (0 only)", bd)
+		return c.gatherBatched(n, x, iv, xn, in, axis, bd)
 	}
 	rank := -1
 	if x.rank >= 0 && iv.rank >= 0 {
@@ -636,8 +636,10 @@ func (c *converter) nms(n *Node) error {
 	if err != nil {
 		return err
 	}
-	score, err := floatIn(4, "score_threshold")
-	if err != nil {
+	var score string
+	if n.Op == "NonMaxSuppressionV2" {
+		score = c.b.Scalar(n.Name+"_no_score_threshold", float32(math.Inf(-1)))
+	} else if score, err = floatIn(4, "score_threshold"); err != nil {
 		return err
 	}
 	if n.Op == "NonMaxSuppressionV5" {
@@ -831,4 +833,66 @@ func (c *converter) mirrorSymmetric(name, xn string, pads []int64) string {
 		y = c.b.Op("Concat", fmt.Sprintf("%s_axis%d", name, ax), parts, onnxb.Int("axis", int64(ax)))
 	}
 	return y
+}
+
+// gatherBatched maps GatherV2 with batch_dims b: ONNX GatherND with
+// batch_dims b over indices with a last axis of 1, the gathered axis
+// moved to position b first and the result's axes put back in TF's order
+// params[:axis] + indices[b:] + params[axis+1:] (known ranks).
+func (c *converter) gatherBatched(n *Node, x, iv *value, xn, in string, axis, bd int64) error {
+	if x.rank < 0 || iv.rank < 0 {
+		return errors.New("batch_dims needs inputs of known rank")
+	}
+	pr, ir := int64(x.rank), int64(iv.rank)
+	if bd < 0 {
+		bd += ir
+	}
+	if axis < 0 {
+		axis += pr
+	}
+	if bd < 0 || bd > ir || bd > axis || axis >= pr {
+		return fmt.Errorf("batch_dims %d and axis %d for params of rank %d and indices of rank %d", bd, axis, pr, ir)
+	}
+	data := xn
+	if axis != bd {
+		perm := make([]int64, 0, pr)
+		for i := int64(0); i < bd; i++ {
+			perm = append(perm, i)
+		}
+		perm = append(perm, axis)
+		for i := bd; i < pr; i++ {
+			if i != axis {
+				perm = append(perm, i)
+			}
+		}
+		data = c.b.Transpose(xn, perm, n.Name+"_axis_first")
+	}
+	idx := in
+	if iv.dt != canonical.Int64 {
+		idx = c.castTo(n.Name+"_idx64", in, canonical.Int64)
+	}
+	idx = c.b.Op("Unsqueeze", n.Name+"_idx", []string{idx, c.b.Ints("last", -1)})
+	y := c.b.Op("GatherND", n.Name+"_gathered", []string{data, idx}, onnxb.Int("batch_dims", bd))
+	// y: [B…, I…, params[bd:axis]…, params[axis+1:]…]; TF: [B…,
+	// params[bd:axis]…, I…, params[axis+1:]…].
+	outRank := pr - 1 + ir - bd
+	if axis != bd {
+		ni, nm := ir-bd, axis-bd
+		perm := make([]int64, 0, outRank)
+		for i := int64(0); i < bd; i++ {
+			perm = append(perm, i)
+		}
+		for i := int64(0); i < nm; i++ {
+			perm = append(perm, bd+ni+i)
+		}
+		for i := int64(0); i < ni; i++ {
+			perm = append(perm, bd+i)
+		}
+		for i := bd + ni + nm; i < outRank; i++ {
+			perm = append(perm, i)
+		}
+		y = c.b.Transpose(y, perm, n.Name+"_tf_order")
+	}
+	c.setNHWC(n, 0, c.b.Op("Identity", n.Name, []string{y}), int(outRank), x.dt)
+	return nil
 }

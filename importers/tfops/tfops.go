@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
 )
 
 // Node is one TF NodeDef.
@@ -73,6 +74,9 @@ type Shape struct {
 }
 
 // IO binds an ONNX graph input or output name to a TF tensor ("node:0").
+// An input may name any tensor, not only a Placeholder's: the graph is
+// cut there (what computes the tensor is left out), as tf2onnx's
+// --inputs does.
 type IO struct {
 	Name   string
 	Tensor string
@@ -107,6 +111,10 @@ type Graph struct {
 	// FunctionDef writes them. Its Consts are looked up first, then the
 	// top graph's (TF.js keeps every Const value in one weights manifest).
 	Functions map[string]*Graph
+	// Init is the initializer graph (a TF.js modelInitializer): hash
+	// tables read their contents from its LookupTableImport nodes (a
+	// frozen GraphDef holds those in Nodes).
+	Init []Node
 }
 
 // Options configure Convert.
@@ -121,9 +129,19 @@ type Options struct {
 	// Values of other ranks are the same in both. Any other value is an
 	// error.
 	Layout string
+	// Format names the source format in the error that lists unmapped
+	// ops ("tfjs"; "" is "TensorFlow").
+	Format string
+	// Warn, when set, receives what the conversion changed that a user
+	// should know (training-mode dropout made the identity, assertion and
+	// summary ops removed, defaults taken).
+	Warn func(string)
 }
 
-// OpError is a node Convert cannot map.
+// OpError is a node Convert cannot map. When the graph uses ops the
+// mapping lacks, Convert returns one OpError with Unsupported set, naming
+// the first, whose Err is an *importers.UnsupportedOpsError listing every
+// unmapped op of the graph (errors.As finds either).
 type OpError struct {
 	File string
 	Node string
@@ -138,9 +156,13 @@ func (e *OpError) Error() string {
 	if e.File != "" {
 		where = e.File + ": "
 	}
+	var ue *importers.UnsupportedOpsError
+	if e.Unsupported && errors.As(e.Err, &ue) {
+		return ue.Error() + "\nthe fix is a mapping in importers/tfops, or a model re-exported without them ('onnxconv formats tfjs --ops' lists the mapped ops)"
+	}
 	if e.Unsupported {
-		return fmt.Sprintf("%snode %q: TF op %s is not supported by the TF-op mapping (supported: %s); the fix is a mapping in importers/tfops, or re-export the model without it",
-			where, e.Node, e.Op, strings.Join(Supported(), ", "))
+		return fmt.Sprintf("%snode %q: TF op %s is not supported by the TF-op mapping; the fix is a mapping in importers/tfops, or re-export the model without it ('onnxconv formats tfjs --ops' lists the mapped ops)",
+			where, e.Node, e.Op)
 	}
 	return fmt.Sprintf("%snode %q (TF op %s): %v", where, e.Node, e.Op, e.Err)
 }
@@ -199,4 +221,32 @@ func DataType(tf string) (canonical.DataType, bool) {
 		return canonical.BFloat16, true
 	}
 	return canonical.Undefined, false
+}
+
+// ParseTensors reads the value of an inputs= or outputs= option: TF
+// tensor names separated by commas ("X:0,Placeholder:0"); each becomes an
+// IO named after the tensor (":0" dropped), as tf2onnx's --inputs and
+// --outputs name them.
+func ParseTensors(s string) ([]IO, error) {
+	var out []IO
+	seen := map[string]bool{}
+	for _, t := range strings.Split(s, ",") {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			continue
+		}
+		if strings.HasPrefix(t, "^") {
+			return nil, fmt.Errorf("%q is a control input, not a tensor", t)
+		}
+		k, _ := tensorKey(t)
+		if seen[k] {
+			return nil, fmt.Errorf("tensor %q is named twice", t)
+		}
+		seen[k] = true
+		out = append(out, IO{Name: onnxName(k), Tensor: k})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no tensor names (want NAME:0,NAME:1,…)")
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
@@ -37,15 +38,66 @@ func TestGraphDefStyle(t *testing.T) {
 	}
 }
 
-// An unmapped op is an *OpError naming the op and the node.
+// An unmapped op is an *OpError naming the op and the node; every
+// unmapped op of the graph (here three, one used twice, one inside a
+// library function) is listed in the one *importers.UnsupportedOpsError
+// it wraps.
 func TestUnmappedOp(t *testing.T) {
 	g := &Graph{Nodes: []Node{
 		{Name: "x", Op: "Placeholder"},
 		{Name: "y", Op: "Bucketize", Inputs: []string{"x"}},
-	}}
+		{Name: "z", Op: "Relu", Inputs: []string{"y"}},
+		{Name: "w", Op: "Bucketize", Inputs: []string{"z"}},
+		{Name: "v", Op: "StatelessIf", Inputs: []string{"x", "w"}, Attrs: map[string]Attr{"then_branch": {Func: "then"}, "else_branch": {Func: "then"}}},
+		{Name: "u", Op: "StringToHashBucketFast", Inputs: []string{"v"}},
+	}, Functions: map[string]*Graph{"then": {Nodes: []Node{{Name: "h", Op: "HistogramFixedWidth", Inputs: []string{"a"}}},
+		Inputs: []IO{{Name: "a", Tensor: "a"}}, Outputs: []IO{{Name: "output_0", Tensor: "h:out:0"}}}}}
 	_, err := Convert(g, Options{File: "frozen.pb"})
 	var oe *OpError
-	if !errors.As(err, &oe) || oe.Op != "Bucketize" || oe.Node != "y" || !strings.Contains(err.Error(), "frozen.pb") {
-		t.Errorf("%v", err)
+	if !errors.As(err, &oe) || !oe.Unsupported || !strings.Contains(err.Error(), "frozen.pb") {
+		t.Fatalf("%v", err)
+	}
+	var ue *importers.UnsupportedOpsError
+	if !errors.As(err, &ue) {
+		t.Fatalf("%T does not wrap an *importers.UnsupportedOpsError: %v", err, err)
+	}
+	got := map[string]importers.UnsupportedOp{}
+	for _, o := range ue.Ops {
+		got[o.Op] = o
+	}
+	if len(got) != 3 || got["Bucketize"].Count != 2 || got["HistogramFixedWidth"].Node != "then/h" || got["StringToHashBucketFast"].Reason == "" {
+		t.Errorf("unsupported ops %+v", ue.Ops)
+	}
+	for _, s := range []string{"3 TensorFlow operators", "Bucketize", "and 1 more", "HistogramFixedWidth", "StringToHashBucketFast"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("message lacks %q:\n%v", s, err)
+		}
+	}
+}
+
+// Outputs that depend on a random op are named in the metadata
+// MetaRandomOutputs (verification compares their distributions); the
+// others are not.
+func TestRandomOutputsMarked(t *testing.T) {
+	shape := canonical.NewTensor("", canonical.Int32, []int64{1}, []byte{3, 0, 0, 0})
+	g := &Graph{Nodes: []Node{
+		{Name: "x", Op: "Placeholder", Attrs: map[string]Attr{"dtype": {Type: "DT_FLOAT"}}},
+		{Name: "s", Op: "Const", Attrs: map[string]Attr{"value": {Tensor: shape}}},
+		{Name: "u", Op: "RandomUniform", Inputs: []string{"s"}, Attrs: map[string]Attr{"dtype": {Type: "DT_FLOAT"}}},
+		{Name: "noisy", Op: "Add", Inputs: []string{"x", "u"}},
+		{Name: "clean", Op: "Relu", Inputs: []string{"x"}},
+	}}
+	mp, err := Convert(g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ""
+	for _, p := range mp.GetMetadataProps() {
+		if p.GetKey() == MetaRandomOutputs {
+			got = p.GetValue()
+		}
+	}
+	if got != "noisy" {
+		t.Errorf("%s = %q, want noisy", MetaRandomOutputs, got)
 	}
 }

@@ -95,8 +95,56 @@ function fromTensor(name, x) {
 // (the manifest names them LAYER/INDEX), so the names TF.js would give
 // the variables do not matter. Every weight of the file must find its
 // layer, and every layer with weights must get all of them.
+// withoutInitializers returns a copy of a Keras config whose
+// *_initializer entries are Zeros: byLayer sets every weight right after
+// building the model, so initializing them is wasted work (TF.js's
+// Orthogonal initializer takes minutes on a long LSTM's recurrent kernel).
+function withoutInitializers(cfg) {
+  if (Array.isArray(cfg)) return cfg.map(withoutInitializers);
+  if (!cfg || typeof cfg !== 'object') return cfg;
+  const out = {};
+  for (const [k, v] of Object.entries(cfg)) {
+    out[k] = k.endsWith('_initializer') && v ? { class_name: 'Zeros', config: {} } : withoutInitializers(v);
+  }
+  return out;
+}
+
+// failingLayer names the first layer of a Keras config that TF.js cannot
+// build on its own (keys converted as TF.js converts them, roughly), so an
+// error from building the model (some TF.js errors are empty) can say
+// which layer it came from.
+function failingLayer(tf, topo) {
+  const camel = (v) => {
+    if (Array.isArray(v)) return v.map(camel);
+    if (!v || typeof v !== 'object') return v;
+    const o = {};
+    for (const [k, x] of Object.entries(v)) o[k.replace(/_([a-z])/g, (_, c) => c.toUpperCase())] = camel(x);
+    return o;
+  };
+  const cfg = topo && (topo.model_config || topo);
+  const layers = (cfg && cfg.config && (cfg.config.layers || cfg.config)) || [];
+  const map = tf.serialization.SerializationMap.getMap().classNameMap;
+  for (const l of Array.isArray(layers) ? layers : []) {
+    const entry = map[l.class_name];
+    if (!entry || l.class_name === 'InputLayer') continue;
+    try {
+      entry[1](entry[0], camel(l.config || {}));
+    } catch (e) {
+      return `${l.class_name} ${(l.config && l.config.name) || l.name || ''}`.trim();
+    }
+  }
+  return '';
+}
+
 async function byLayer(tf, art) {
-  const model = await tf.models.modelFromJSON({ modelTopology: art.modelTopology });
+  let model;
+  try {
+    model = await tf.models.modelFromJSON({ modelTopology: withoutInitializers(art.modelTopology) });
+  } catch (e) {
+    const msg = (e && e.message) || '(TF.js gave an empty error)';
+    const layer = failingLayer(tf, art.modelTopology);
+    throw new Error(layer ? `layer ${layer}: ${msg}` : msg);
+  }
   const all = new Uint8Array(art.weightData);
   const groups = new Map();
   let off = 0;
@@ -116,7 +164,11 @@ async function byLayer(tf, art) {
     if (l.weights.length !== ws.length) {
       throw new Error(`layer ${name}: TF.js has ${l.weights.length} weights, the Keras file ${ws.length}`);
     }
-    l.setWeights(ws);
+    try {
+      l.setWeights(ws);
+    } catch (e) {
+      throw new Error(`layer ${name}: ${(e && e.message) || '(TF.js gave an empty error)'}`);
+    }
   }
   for (const l of model.layers) {
     if (l.weights.length > 0 && !groups.has(l.name)) throw new Error(`layer ${l.name}: the Keras file has no weights for it`);
@@ -200,6 +252,6 @@ async function main() {
 }
 
 main().catch((e) => {
-  reply({ ok: false, error: String(e && e.message ? e.message : e) });
+  reply({ ok: false, error: e && e.message ? e.message : `TF.js failed with an empty error (${String(e)})` });
   process.exitCode = 3;
 });

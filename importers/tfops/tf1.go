@@ -1,11 +1,9 @@
-package tensorflow
+package tfops
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/onnxconv/onnxconv/importers/tfops"
 )
 
 // TF1 while loops (tf.while_loop with control flow v1) are written as a
@@ -15,9 +13,11 @@ import (
 // is_constant. recoverTF1 lowers each such frame to a StatelessWhile whose
 // cond and body functions are the nodes computing the LoopCond from the
 // Merges and the NextIterations from the Switches; tfops then lowers it to
-// an ONNX Loop. Anything else (nested frames, Switch/Merge conditionals,
-// a frame read from outside but through Exit, a Merge with other inputs)
-// is refused as before.
+// an ONNX Loop. Conditionals (Switch/Merge) outside frames or inside a
+// body convert on their own (tf1cond.go); a conditional's pivot read by
+// control inputs only is dropped with the frame. Anything else (nested
+// frames, a frame read from outside but through Exit, a loop Merge with
+// other inputs) is refused.
 
 // tf1Ops are the TF1 control-flow ops.
 var tf1Ops = map[string]bool{"Switch": true, "Merge": true, "Enter": true, "Exit": true, "NextIteration": true, "LoopCond": true}
@@ -36,7 +36,7 @@ func dataRef(in string) (string, int, bool) {
 	return in, 0, true
 }
 
-func dataInputs(n *tfops.Node) []string {
+func tf1DataInputs(n *Node) []string {
 	var out []string
 	for _, in := range n.Inputs {
 		if _, _, ok := dataRef(in); ok {
@@ -49,20 +49,20 @@ func dataInputs(n *tfops.Node) []string {
 // frame is one TF1 while loop being recovered.
 type frame struct {
 	name     string
-	vars     []*tfops.Node // non-constant Enters, one per loop variable
-	invs     []*tfops.Node // constant Enters
-	merges   []*tfops.Node
-	switches []*tfops.Node
-	nexts    []*tfops.Node
-	exits    []*tfops.Node // nil where the variable has no Exit
-	cond     *tfops.Node   // the LoopCond
+	vars     []*Node // non-constant Enters, one per loop variable
+	invs     []*Node // constant Enters
+	merges   []*Node
+	switches []*Node
+	nexts    []*Node
+	exits    []*Node // nil where the variable has no Exit
+	cond     *Node   // the LoopCond
 }
 
 // recoverTF1 rewrites the TF1 while loops of nodes to StatelessWhile
 // nodes, adding their cond and body functions to lib.
-func recoverTF1(file string, nodes []tfops.Node, lib map[string]*tfops.Graph) ([]tfops.Node, map[string]*tfops.Graph, error) {
-	byName := map[string]*tfops.Node{}
-	readers := map[string][]*tfops.Node{}
+func recoverTF1(file string, nodes []Node, lib map[string]*Graph) ([]Node, map[string]*Graph, error) {
+	byName := map[string]*Node{}
+	readers := map[string][]*Node{}
 	var order []string
 	frames := map[string]*frame{}
 	hasTF1 := false
@@ -101,11 +101,11 @@ func recoverTF1(file string, nodes []tfops.Node, lib map[string]*tfops.Graph) ([
 		}
 	}
 	if lib == nil {
-		lib = map[string]*tfops.Graph{}
+		lib = map[string]*Graph{}
 	}
 	removed := map[string]bool{}
-	replaced := map[string]tfops.Node{}
-	var whiles []tfops.Node
+	replaced := map[string]Node{}
+	var whiles []Node
 	for _, fn := range order {
 		f := frames[fn]
 		if err := f.match(file, byName, readers); err != nil {
@@ -117,7 +117,15 @@ func recoverTF1(file string, nodes []tfops.Node, lib map[string]*tfops.Graph) ([
 		}
 		whiles = append(whiles, w)
 	}
-	out := make([]tfops.Node, 0, len(nodes)+len(whiles))
+	dataRead := map[string]bool{}
+	for _, n := range nodes {
+		for _, in := range n.Inputs {
+			if r, _, ok := dataRef(in); ok {
+				dataRead[r] = true
+			}
+		}
+	}
+	out := make([]Node, 0, len(nodes)+len(whiles))
 	for _, n := range nodes {
 		if r, ok := replaced[n.Name]; ok {
 			out = append(out, r)
@@ -126,13 +134,20 @@ func recoverTF1(file string, nodes []tfops.Node, lib map[string]*tfops.Graph) ([
 		if removed[n.Name] {
 			continue
 		}
-		if tf1Ops[n.Op] {
+		if tf1Ops[n.Op] && n.Op != "Switch" && n.Op != "Merge" {
 			return nil, nil, tf1Refusal(file, n.Name, n.Op, " outside a recognisable while loop")
 		}
+		inside := ""
 		for _, in := range n.Inputs {
 			if r, _, ok := dataRef(in); ok && removed[r] && replaced[r].Name == "" {
-				return nil, nil, tf1Refusal(file, n.Name, n.Op, fmt.Sprintf(" (the node reads %q inside a while loop other than through its Exit)", r))
+				inside = r
 			}
+		}
+		if inside != "" {
+			if !dataRead[n.Name] {
+				continue // a conditional's pivot inside the loop, read by control inputs only
+			}
+			return nil, nil, tf1Refusal(file, n.Name, n.Op, fmt.Sprintf(" (the node reads %q inside a while loop other than through its Exit)", inside))
 		}
 		out = append(out, n)
 	}
@@ -141,12 +156,12 @@ func recoverTF1(file string, nodes []tfops.Node, lib map[string]*tfops.Graph) ([
 
 // match finds the Merge, Switch, NextIteration, Exit and LoopCond of each
 // loop variable, refusing any other shape.
-func (f *frame) match(file string, byName map[string]*tfops.Node, readers map[string][]*tfops.Node) error {
+func (f *frame) match(file string, byName map[string]*Node, readers map[string][]*Node) error {
 	if len(f.vars) == 0 {
 		return tf1Refusal(file, f.invs[0].Name, "Enter", fmt.Sprintf(" (frame %q has no loop variable)", f.name))
 	}
-	only := func(n *tfops.Node, op string) (*tfops.Node, error) {
-		var found *tfops.Node
+	only := func(n *Node, op string) (*Node, error) {
+		var found *Node
 		for _, r := range readers[n.Name] {
 			if r.Op == op {
 				if found != nil && found != r {
@@ -165,11 +180,11 @@ func (f *frame) match(file string, byName map[string]*tfops.Node, readers map[st
 		if err != nil {
 			return err
 		}
-		ins := dataInputs(m)
+		ins := tf1DataInputs(m)
 		if len(ins) != 2 {
 			return tf1Refusal(file, m.Name, m.Op, fmt.Sprintf(" with %d inputs (a while loop's has 2)", len(ins)))
 		}
-		var ni *tfops.Node
+		var ni *Node
 		for _, in := range ins {
 			r, _, _ := dataRef(in)
 			if r == e.Name {
@@ -186,7 +201,7 @@ func (f *frame) match(file string, byName map[string]*tfops.Node, readers map[st
 		if err != nil {
 			return err
 		}
-		sins := dataInputs(s)
+		sins := tf1DataInputs(s)
 		if len(sins) != 2 {
 			return tf1Refusal(file, s.Name, s.Op, " without a predicate")
 		}
@@ -199,7 +214,7 @@ func (f *frame) match(file string, byName map[string]*tfops.Node, readers map[st
 			return tf1Refusal(file, s.Name, s.Op, " whose predicate is not the frame's one LoopCond (a conditional)")
 		}
 		f.cond = lc
-		var exit *tfops.Node
+		var exit *Node
 		for _, r := range readers[s.Name] {
 			for _, in := range r.Inputs {
 				nm, k, ok := dataRef(in)
@@ -217,14 +232,14 @@ func (f *frame) match(file string, byName map[string]*tfops.Node, readers map[st
 		f.nexts = append(f.nexts, ni)
 		f.exits = append(f.exits, exit)
 	}
-	if len(dataInputs(f.cond)) != 1 {
+	if len(tf1DataInputs(f.cond)) != 1 {
 		return tf1Refusal(file, f.cond.Name, f.cond.Op, " without one input")
 	}
 	return nil
 }
 
 // lower builds the cond and body functions and the StatelessWhile node.
-func (f *frame) lower(file string, byName map[string]*tfops.Node, lib map[string]*tfops.Graph, removed map[string]bool, replaced map[string]tfops.Node) (tfops.Node, error) {
+func (f *frame) lower(file string, byName map[string]*Node, lib map[string]*Graph, removed map[string]bool, replaced map[string]Node) (Node, error) {
 	varArg := func(k int) string { return "_var" + strconv.Itoa(k) }
 	invArg := func(j int) string { return "_inv" + strconv.Itoa(j) }
 	inv := map[string]int{}
@@ -237,8 +252,8 @@ func (f *frame) lower(file string, byName map[string]*tfops.Node, lib map[string
 		sw[f.switches[k].Name] = k
 	}
 	// slice collects the nodes computing roots from the frame's args.
-	slice := func(what string, roots []string, arg func(node string, idx int) (string, bool)) ([]tfops.Node, []string, error) {
-		var fn []tfops.Node
+	slice := func(what string, roots []string, arg func(node string, idx int) (string, bool)) ([]Node, []string, error) {
+		var fn []Node
 		seen := map[string]bool{}
 		mapRef := func(in string) (string, string, error) {
 			nm, idx, _ := dataRef(in)
@@ -249,8 +264,10 @@ func (f *frame) lower(file string, byName map[string]*tfops.Node, lib map[string
 			if n == nil {
 				return "", "", fmt.Errorf("%s: the loop reads %q, which no node produces", file, nm)
 			}
-			if tf1Ops[n.Op] || n.Op == "Placeholder" {
-				return "", "", tf1Refusal(file, n.Name, n.Op, fmt.Sprintf(" inside the %s of while loop %q (a nested loop or a conditional)", what, f.name))
+			// A conditional's Switch and Merge in the body convert with it
+			// (tf1cond.go); any other TF1 op is a nested loop.
+			if (tf1Ops[n.Op] && n.Op != "Switch" && n.Op != "Merge") || n.Op == "Placeholder" {
+				return "", "", tf1Refusal(file, n.Name, n.Op, fmt.Sprintf(" inside the %s of while loop %q (a nested loop)", what, f.name))
 			}
 			return in, nm, nil
 		}
@@ -274,7 +291,7 @@ func (f *frame) lower(file string, byName map[string]*tfops.Node, lib map[string
 			}
 			seen[nm] = true
 			if len(seen) > maxNodes {
-				return nil, nil, &FormatError{File: file, What: fmt.Sprintf("while loop %q: more than %d nodes", f.name, maxNodes)}
+				return nil, nil, fmt.Errorf("%s: while loop %q: more than %d nodes", file, f.name, maxNodes)
 			}
 			n := *byName[nm]
 			var ins []string
@@ -303,20 +320,20 @@ func (f *frame) lower(file string, byName map[string]*tfops.Node, lib map[string
 		}
 		return "", false
 	}
-	condNodes, condRets, err := slice("condition", dataInputs(f.cond), func(nm string, idx int) (string, bool) {
+	condNodes, condRets, err := slice("condition", tf1DataInputs(f.cond), func(nm string, idx int) (string, bool) {
 		if k, ok := merge[nm]; ok && idx == 0 {
 			return varArg(k), true
 		}
 		return invOrNot(nm)
 	})
 	if err != nil {
-		return tfops.Node{}, err
+		return Node{}, err
 	}
 	var nextRefs []string
 	for _, ni := range f.nexts {
-		ins := dataInputs(ni)
+		ins := tf1DataInputs(ni)
 		if len(ins) != 1 {
-			return tfops.Node{}, tf1Refusal(file, ni.Name, ni.Op, " without one input")
+			return Node{}, tf1Refusal(file, ni.Name, ni.Op, " without one input")
 		}
 		nextRefs = append(nextRefs, ins[0])
 	}
@@ -327,7 +344,7 @@ func (f *frame) lower(file string, byName map[string]*tfops.Node, lib map[string
 		return invOrNot(nm)
 	})
 	if err != nil {
-		return tfops.Node{}, err
+		return Node{}, err
 	}
 	name := f.name + "/tf1_while"
 	for i := 1; byName[name] != nil; i++ {
@@ -335,39 +352,39 @@ func (f *frame) lower(file string, byName map[string]*tfops.Node, lib map[string
 	}
 	condName, bodyName := name+"/cond", name+"/body"
 	if lib[condName] != nil || lib[bodyName] != nil {
-		return tfops.Node{}, &FormatError{File: file, What: fmt.Sprintf("library functions %q or %q exist already", condName, bodyName)}
+		return Node{}, fmt.Errorf("%s: library functions %q or %q exist already", file, condName, bodyName)
 	}
-	var args []tfops.IO
+	var args []IO
 	var types []string
 	var inputs []string
 	for k, e := range f.vars {
-		args = append(args, tfops.IO{Name: varArg(k), Tensor: varArg(k)})
+		args = append(args, IO{Name: varArg(k), Tensor: varArg(k)})
 		types = append(types, e.Attrs["T"].Type)
-		ins := dataInputs(e)
+		ins := tf1DataInputs(e)
 		if len(ins) != 1 {
-			return tfops.Node{}, tf1Refusal(file, e.Name, e.Op, " without one input")
+			return Node{}, tf1Refusal(file, e.Name, e.Op, " without one input")
 		}
 		inputs = append(inputs, ins[0])
 	}
 	for j, e := range f.invs {
-		args = append(args, tfops.IO{Name: invArg(j), Tensor: invArg(j)})
+		args = append(args, IO{Name: invArg(j), Tensor: invArg(j)})
 		types = append(types, e.Attrs["T"].Type)
-		ins := dataInputs(e)
+		ins := tf1DataInputs(e)
 		if len(ins) != 1 {
-			return tfops.Node{}, tf1Refusal(file, e.Name, e.Op, " without one input")
+			return Node{}, tf1Refusal(file, e.Name, e.Op, " without one input")
 		}
 		inputs = append(inputs, ins[0])
 	}
-	cond := &tfops.Graph{Name: condName, Nodes: condNodes, Inputs: args, Outputs: []tfops.IO{{Name: "output_0", Tensor: condRets[0]}}}
-	body := &tfops.Graph{Name: bodyName, Nodes: bodyNodes, Inputs: args}
+	cond := &Graph{Name: condName, Nodes: condNodes, Inputs: args, Outputs: []IO{{Name: "output_0", Tensor: condRets[0]}}}
+	body := &Graph{Name: bodyName, Nodes: bodyNodes, Inputs: args}
 	for k, r := range bodyRets {
-		body.Outputs = append(body.Outputs, tfops.IO{Name: "output_" + strconv.Itoa(k), Tensor: r})
+		body.Outputs = append(body.Outputs, IO{Name: "output_" + strconv.Itoa(k), Tensor: r})
 	}
 	for j := range f.invs {
-		body.Outputs = append(body.Outputs, tfops.IO{Name: "output_" + strconv.Itoa(len(f.vars)+j), Tensor: invArg(j)})
+		body.Outputs = append(body.Outputs, IO{Name: "output_" + strconv.Itoa(len(f.vars)+j), Tensor: invArg(j)})
 	}
 	lib[condName], lib[bodyName] = cond, body
-	for _, group := range [][]*tfops.Node{f.vars, f.invs, f.merges, f.switches, f.nexts, {f.cond}} {
+	for _, group := range [][]*Node{f.vars, f.invs, f.merges, f.switches, f.nexts, {f.cond}} {
 		for _, n := range group {
 			removed[n.Name] = true
 		}
@@ -375,12 +392,19 @@ func (f *frame) lower(file string, byName map[string]*tfops.Node, lib map[string
 	for k, x := range f.exits {
 		if x != nil {
 			removed[x.Name] = true
-			replaced[x.Name] = tfops.Node{Name: x.Name, Op: "Identity", Inputs: []string{name + ":" + strconv.Itoa(k)}, Attrs: map[string]tfops.Attr{"T": x.Attrs["T"]}}
+			replaced[x.Name] = Node{Name: x.Name, Op: "Identity", Inputs: []string{name + ":" + strconv.Itoa(k)}, Attrs: map[string]Attr{"T": x.Attrs["T"]}}
 		}
 	}
-	return tfops.Node{Name: name, Op: "StatelessWhile", Inputs: inputs, Attrs: map[string]tfops.Attr{
-		"T":    {List: &tfops.AttrList{Type: types}},
+	return Node{Name: name, Op: "StatelessWhile", Inputs: inputs, Attrs: map[string]Attr{
+		"T":    {List: &AttrList{Type: types}},
 		"cond": {Func: condName},
 		"body": {Func: bodyName},
 	}}, nil
+}
+
+// tf1Refusal is the error for TF1 control flow the mapping does not
+// recover.
+func tf1Refusal(file, node, op, why string) error {
+	return &OpError{File: file, Node: node, Op: op, Err: fmt.Errorf(
+		"TF1 control flow (%s)%s: the TF-op mapping converts functional If/While, TF1 while loops whose bodies hold no nested loop or conditional, and TF1 conditionals (Switch/Merge); re-export the model with TF2 control flow (tf.function, control_flow_v2)", op, why)}
 }

@@ -1,0 +1,82 @@
+package keras_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers/keras"
+	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+	tfjsrt "github.com/onnxconv/onnxconv/runtimes/tfjs"
+	"github.com/onnxconv/onnxconv/verify/tensorio"
+)
+
+// rnnFixtures is fixtures/keras_rnn (fixtures/keras_rnn/make.py): Keras 2
+// RNN files and the outputs torch 1.13 computes for them.
+const rnnFixtures = "../../fixtures/keras_rnn"
+
+func npy(t *testing.T, name string) *canonical.Tensor {
+	t.Helper()
+	x, err := tensorio.ReadNpyFile(filepath.Join(rnnFixtures, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func f32s(t *testing.T, x *canonical.Tensor) []float32 {
+	t.Helper()
+	v, err := onnxb.F32s(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// A GRU with reset_after=True (TF.js 4.22 refuses it, so TF.js cannot be
+// the reference) computes what torch.nn.GRU (the reset-after cell)
+// computes with the same weights, stored by make.py.
+func TestGRUResetAfterMatchesTorch(t *testing.T) {
+	path := filepath.Join(rnnFixtures, "gru_reset_after.json")
+	m := importDetected(t, path)
+	x := npy(t, "gru_reset_after_input.npy")
+	x.Name = m.Graph.Inputs[0].Name
+	got := runExecutor(t, m, []*canonical.Tensor{x})
+	want := npy(t, "gru_reset_after_output.npy")
+	worst := maxRelErr(t, "gru", f32s(t, got[0]), f32s(t, want), 1e-5)
+	t.Logf("max rel err vs torch %.3g", worst)
+	// TF.js says why it cannot run it; the runtime names the layer.
+	node, modules := testpaths.Node(t, tfjsrt.Package)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := tfjsrt.Run(ctx, tfjsrt.Env{Node: node, Modules: modules}, path, nil)
+	var re *tfjsrt.RunError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "reset_after") || !strings.Contains(err.Error(), "layer GRU gru") {
+		t.Errorf("TF.js on reset_after=True: %v", err)
+	}
+}
+
+// A 128-unit LSTM over 40 steps: TF.js runs it (its orthogonal
+// initializer is skipped: the weights are set right after) and agrees
+// with the import and with torch.nn.LSTM's stored outputs.
+func TestLongLSTMMatchesTFJSAndTorch(t *testing.T) {
+	path := filepath.Join(rnnFixtures, "lstm_long.json")
+	m := importDetected(t, path)
+	x := npy(t, "lstm_long_input.npy")
+	x.Name = m.Graph.Inputs[0].Name
+	got := f32s(t, runExecutor(t, m, []*canonical.Tensor{x})[0])
+	want := f32s(t, npy(t, "lstm_long_output.npy"))
+	t.Logf("max rel err vs torch %.3g", maxRelErr(t, "lstm vs torch", got, want, 1e-5))
+	src, err := keras.Load(context.Background(), path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	tj := runTFJS(t, src, []wireTensor{{Shape: x.Dims, Data: f32s(t, x)}})
+	t.Logf("TF.js ran in %v; max rel err vs TF.js %.3g", time.Since(start).Round(time.Millisecond), maxRelErr(t, "lstm vs TF.js", got, tj[0].Data, 1e-4))
+}
