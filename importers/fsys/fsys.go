@@ -205,9 +205,9 @@ func (r *Root) Local(name string) (string, error) {
 	case strings.Contains(name, "://"):
 		return "", &OutsideError{Root: r.dir, Name: name, Why: "a URL, not a file name"}
 	case filepath.IsAbs(n) || strings.HasPrefix(name, "/"):
-		return "", &OutsideError{Root: r.dir, Name: name, Why: "an absolute path"}
+		return "", &OutsideError{Root: r.dir, Name: name, Why: "an absolute path; names must be relative to the model's folder"}
 	case !filepath.IsLocal(n):
-		return "", &OutsideError{Root: r.dir, Name: name, Why: "a path that leaves the folder (..)"}
+		return "", &OutsideError{Root: r.dir, Name: name, Why: "a path that leaves the model's folder (..)"}
 	}
 	return filepath.Clean(n), nil
 }
