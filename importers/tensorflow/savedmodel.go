@@ -195,6 +195,7 @@ func inline(file string, nodes []tfops.Node, lib *tfpb.FunctionDefLibrary) ([]tf
 	}
 	alias := map[string]string{} // "call:i" -> tensor
 	var out []tfops.Node
+	work := newInlineWork(file, nodes, lib)
 	var expand func(n tfops.Node, depth int) error
 	add := func(n tfops.Node, depth int) error {
 		if n.Op == "ReadVariableOp" {
@@ -253,6 +254,9 @@ func inline(file string, nodes []tfops.Node, lib *tfpb.FunctionDefLibrary) ([]tf
 				return "^" + strings.Split(r, ":")[0]
 			}
 			return r
+		}
+		if err := work.take(call.Name, len(fd.GetNodeDef())); err != nil {
+			return err
 		}
 		body, err := neutral(file, fd.GetNodeDef())
 		if err != nil {

@@ -39,6 +39,8 @@ type converter struct {
 	parent *converter
 	fname  string
 	depth  int
+	// work is the expansion budget shared by the whole conversion.
+	work *work
 }
 
 func tensorKey(in string) (string, bool) {
@@ -85,7 +87,7 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 		return nil, fmt.Errorf("tfops: layout %q: use nhwc or nchw", opts.Layout)
 	}
 	c := &converter{b: onnxb.New(opts.Opset), g: g, file: opts.File, nodes: map[string]*Node{},
-		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions}
+		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions, work: newWork(g)}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if n.Name == "" {
