@@ -8,7 +8,7 @@ import "fmt"
 // 2^depth times from a small file; this bounds the width too, in
 // proportion to the graph and its library.
 const (
-	minWork   = 1 << 16
+	minWork   = 1 << 14
 	workRatio = 64
 )
 

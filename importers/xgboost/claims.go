@@ -60,7 +60,7 @@ func checkSegments(p path, sizes []int64, cats int) error {
 // parser a whole value, so a flood of nulls would take a hundred times
 // the file in memory. xgboost writes its arrays typed ("$d#"), so a real
 // model holds a few values per tree.
-func ubjValueBudget(size int) int { return 1<<20 + size/16 }
+func ubjValueBudget(size int) int { return 1<<16 + size/8 }
 
 // countValue counts one more element of an untyped container, or refuses.
 func (p *ubjParser) countValue() error {
