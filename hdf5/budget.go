@@ -1,11 +1,11 @@
 package hdf5
 
 // DefaultMaxTotal is the default bound on the bytes all reads of a file of
-// size bytes decode to together: 512 MiB, or 16 times the file, whichever
+// size bytes decode to together: 128 MiB, or 16 times the file, whichever
 // is more (a real weights file is read about once; compressed datasets
 // expand a few times).
 func DefaultMaxTotal(size uint64) uint64 {
-	return max(512<<20, 16*size)
+	return max(128<<20, 16*size)
 }
 
 // charge counts n more decoded bytes of the object at path, or returns a
