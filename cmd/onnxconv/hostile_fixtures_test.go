@@ -211,3 +211,28 @@ func folderState(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestLongTMPDIR: with a TMPDIR of 150 characters the CLI still imports
+// through its plugins (their socket paths stay under the platform's 108
+// bytes), where it used to fail every non-ONNX import.
+func TestLongTMPDIR(t *testing.T) {
+	bin := onnxconvBin(t)
+	base := t.TempDir()
+	long := filepath.Join(base, strings.Repeat("t", 150-len(base)-1))
+	if err := os.Mkdir(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if len(long) != 150 {
+		t.Fatalf("TMPDIR is %d characters, want 150", len(long))
+	}
+	out := filepath.Join(base, "m.onnx")
+	cmd := exec.Command(bin, "convert", filepath.Join(repoDir(t), "fixtures", "sklearn", "normalizer_l1.p4.pkl"), out, "--no-verify")
+	cmd.Env = append(os.Environ(), "TMPDIR="+long)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("convert with a 150-character TMPDIR: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("no output: %v\n%s", err, b)
+	}
+}
