@@ -97,7 +97,7 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("%s: HDF5 object %q would decode to more than 2**64 bytes (limit %d)", e.File, e.Path, e.Limit)
 	}
 	if e.Total {
-		return fmt.Sprintf("%s: reading HDF5 object %q brings the bytes decoded from the file to %d, more than the limit of %d (one dataset linked or named many times?)", e.File, e.Path, e.Bytes, e.Limit)
+		return fmt.Sprintf("%s: reading HDF5 object %q brings the bytes decoded from the file to %d, more than the limit of %d for a file of this size (one dataset linked or named many times, or compressed far beyond what real weights allow?)", e.File, e.Path, e.Bytes, e.Limit)
 	}
 	return fmt.Sprintf("%s: HDF5 object %q would decode to %d bytes, more than the limit of %d", e.File, e.Path, e.Bytes, e.Limit)
 }
