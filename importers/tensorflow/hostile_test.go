@@ -197,6 +197,13 @@ func FuzzGraphDef(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	// Small graphs, cheap to mutate: the hostile fixtures' GraphDefs
+	// (a Const fill, call and If fan-outs, a plain graph).
+	for _, c := range []string{"graphdef_as_onnx", "graphdef_const_fill", "graphdef_call_fanout", "graphdef_if_fanout"} {
+		if b, err := os.ReadFile(filepath.Join("../../fixtures/hostile/tensorflow", c, "frozen.pb")); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "frozen.pb")
 		_ = os.WriteFile(p, data, 0o644)
