@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/onnxconv/onnxconv/importers"
 )
 
 // Limits shape a Budget: an import may allocate (decompress, fill,
@@ -272,19 +274,10 @@ func (r *Root) Stat(name string) (int64, error) {
 	return st.Size(), nil
 }
 
-// TooLargeError is a file larger than the reader takes.
-type TooLargeError struct {
-	Path        string
-	Size, Limit int64
-}
-
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("%s: the file is %d bytes, more than the %d this importer reads", e.Path, e.Size, e.Limit)
-}
-
 // ReadFile reads the regular file name inside the folder, at most limit
-// bytes (<= 0: no limit but the budget). A file read a second time is
-// charged to the budget.
+// bytes (<= 0: no limit but the budget; a larger file is an
+// *importers.TooLargeError). A file read a second time is charged to the
+// budget.
 func (r *Root) ReadFile(name string, limit int64) ([]byte, error) {
 	f, st, n, err := r.open(name)
 	if err != nil {
@@ -293,7 +286,7 @@ func (r *Root) ReadFile(name string, limit int64) ([]byte, error) {
 	defer f.Close()
 	full := filepath.Join(r.dir, n)
 	if limit > 0 && st.Size() > limit {
-		return nil, &TooLargeError{Path: full, Size: st.Size(), Limit: limit}
+		return nil, &importers.TooLargeError{Path: full, Size: st.Size(), Limit: limit}
 	}
 	if err := r.budget.readOnce(full, st.Size()); err != nil {
 		return nil, err
