@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 )
 
@@ -75,20 +76,7 @@ type BudgetError struct {
 
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("%s needs %s, beyond the import's budget of %s (%s already used): the file asks for far more memory than its size warrants",
-		e.What, Size(e.Need), Size(e.Limit), Size(e.Used))
-}
-
-// Size formats a byte count for messages (12 MiB, 3.5 GiB).
-func Size(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
+		e.What, canonical.HumanBytes(e.Need), canonical.HumanBytes(e.Limit), canonical.HumanBytes(e.Used))
 }
 
 func (b *Budget) limit() int64 {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // MaxRatio is the default bound on how many times its compressed size a
@@ -22,7 +24,7 @@ type InflateError struct {
 
 func (e *InflateError) Error() string {
 	return fmt.Sprintf("%s: the %s compressed stream expands beyond %s (a decompression bomb?); onnxconv stops there",
-		e.What, Size(e.Compressed), Size(e.Limit))
+		e.What, canonical.HumanBytes(e.Compressed), canonical.HumanBytes(e.Limit))
 }
 
 // Inflate reads the decompressed stream r (made from compressed bytes of
