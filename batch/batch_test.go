@@ -30,6 +30,7 @@ func collection(t *testing.T) *Manifest {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.AllowOutside = true // its models are the repository's and ../shared's
 	return m
 }
 

@@ -46,6 +46,7 @@ func benchManifest(t *testing.T, reps int) *Manifest {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.AllowOutside = true // the fixture models are the repository's
 	return m
 }
 

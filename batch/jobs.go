@@ -130,20 +130,22 @@ func (m *Manifest) Expand() ([]Job, error) {
 			if !path.IsAbs(model) {
 				file = filepath.Join(m.Dir, filepath.FromSlash(model))
 			}
+			if err := confined(m.Dir, file, model, m.AllowOutside); err != nil {
+				return nil, &ManifestError{Path: m.Path, Field: field + "/models", Err: err}
+			}
 			st, err := os.Stat(file)
 			if err != nil {
 				return nil, &ManifestError{Path: m.Path, Field: field + "/models", Err: err}
 			}
+			ref, inputs, calib, err := m.folders(e, file, field)
+			if err != nil {
+				return nil, err
+			}
 			for _, j := range entryJobs(e, model) {
 				j.File, j.Size = file, st.Size()
-				if e.Reference != "" {
-					j.Reference = filepath.Join(filepath.Dir(file), filepath.FromSlash(e.Reference))
-				}
-				if e.Inputs != "" {
-					j.Inputs = filepath.Join(filepath.Dir(file), filepath.FromSlash(e.Inputs))
-				}
+				j.Reference, j.Inputs = ref, inputs
 				if j.Spec.Calibration != "" {
-					j.Calibration = filepath.Join(filepath.Dir(file), filepath.FromSlash(e.Calibration))
+					j.Calibration = calib
 				}
 				if prev, dup := seen[j.ID]; dup {
 					return nil, &ManifestError{Path: m.Path, Field: field, Err: fmt.Errorf("job %q is also made by /jobs/%d: give the entries different names", j.ID, prev)}
@@ -161,6 +163,9 @@ func (m *Manifest) Expand() ([]Job, error) {
 func (m *Manifest) models(e Entry) ([]string, error) {
 	set := map[string]bool{}
 	for _, p := range e.Models {
+		if err := localPattern(m.Dir, p, m.AllowOutside); err != nil {
+			return nil, err
+		}
 		got, err := Glob(m.Dir, p)
 		if err != nil {
 			return nil, err
@@ -186,6 +191,37 @@ func (m *Manifest) models(e Entry) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// folders resolves an entry's reference and inputs folders beside the
+// model file, refused outside the manifest's folder unless AllowOutside.
+func (m *Manifest) folders(e Entry, file, field string) (ref, inputs, calib string, err error) {
+	for _, f := range []struct {
+		name, key string
+		out       *string
+	}{{e.Reference, "reference", &ref}, {e.Inputs, "inputs", &inputs}, {e.Calibration, "calibration", &calib}} {
+		if f.name == "" {
+			continue
+		}
+		p := filepath.Join(filepath.Dir(file), filepath.FromSlash(f.name))
+		if !m.AllowOutside {
+			if filepath.IsAbs(f.name) || path.IsAbs(filepath.ToSlash(f.name)) {
+				return "", "", "", &ManifestError{Path: m.Path, Field: field + "/" + f.key, Err: &OutsideError{Dir: m.Dir, Name: f.name, Why: "is an absolute path"}}
+			}
+			if rel, err := filepath.Rel(m.Dir, p); err != nil || !filepath.IsLocal(rel) && rel != "." {
+				return "", "", "", &ManifestError{Path: m.Path, Field: field + "/" + f.key, Err: &OutsideError{Dir: m.Dir, Name: f.name, Why: "leaves the folder (..)"}}
+			}
+			// A folder that does not exist is the job's error later; one
+			// that exists must resolve inside.
+			if _, err := os.Lstat(p); err == nil {
+				if err := confined(m.Dir, p, f.name, false); err != nil {
+					return "", "", "", &ManifestError{Path: m.Path, Field: field + "/" + f.key, Err: err}
+				}
+			}
+		}
+		*f.out = p
+	}
+	return ref, inputs, calib, nil
 }
 
 func splitSlash(p string) []string { return strings.Split(path.Clean(p), "/") }

@@ -174,6 +174,11 @@ type Manifest struct {
 	Dir     string  `json:"-"`
 	// Path is the manifest file ("" when parsed from bytes).
 	Path string `json:"-"`
+	// AllowOutside lets model patterns, reference and inputs folders
+	// lead outside Dir (absolute, "..", or through a symbolic link);
+	// otherwise Expand refuses them with an *OutsideError
+	// (`onnxconv batch --allow-outside`).
+	AllowOutside bool `json:"-"`
 }
 
 // ManifestError is a manifest that cannot be read or is not valid. Field
@@ -386,24 +391,3 @@ func Glob(dir, pattern string) ([]string, error) {
 }
 
 func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[\\") }
-
-// matchSegs matches path segments against pattern segments, "**"
-// matching zero or more segments.
-func matchSegs(pat, segs []string) bool {
-	if len(pat) == 0 {
-		return len(segs) == 0
-	}
-	if pat[0] == "**" {
-		for k := 0; k <= len(segs); k++ {
-			if matchSegs(pat[1:], segs[k:]) {
-				return true
-			}
-		}
-		return false
-	}
-	if len(segs) == 0 {
-		return false
-	}
-	ok, _ := path.Match(pat[0], segs[0])
-	return ok && matchSegs(pat[1:], segs[1:])
-}

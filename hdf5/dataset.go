@@ -108,6 +108,9 @@ func (d *Dataset) Read() (*Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.charge(o.path, size); err != nil {
+		return nil, err
+	}
 	lm := o.h.find(msgLayout)
 	c := f.cursor(lm.data, lm.at)
 	version := c.u8()

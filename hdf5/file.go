@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 )
 
 // Limits that hold whatever a file claims.
@@ -86,11 +87,17 @@ type LimitError struct {
 	Path  string
 	Bytes uint64
 	Limit uint64
+	// Total is set when the reads of the file together passed the limit
+	// (Options.MaxTotal), not one object.
+	Total bool
 }
 
 func (e *LimitError) Error() string {
 	if e.Bytes == undef {
 		return fmt.Sprintf("%s: HDF5 object %q would decode to more than 2**64 bytes (limit %d)", e.File, e.Path, e.Limit)
+	}
+	if e.Total {
+		return fmt.Sprintf("%s: reading HDF5 object %q brings the bytes decoded from the file to %d, more than the limit of %d for a file of this size (one dataset linked or named many times, or compressed far beyond what real weights allow?)", e.File, e.Path, e.Bytes, e.Limit)
 	}
 	return fmt.Sprintf("%s: HDF5 object %q would decode to %d bytes, more than the limit of %d", e.File, e.Path, e.Bytes, e.Limit)
 }
@@ -102,6 +109,11 @@ type Options struct {
 	// the file size plus 1 MiB, as deflate expands at most about 1032
 	// times.
 	MaxBytes uint64
+	// MaxTotal bounds the bytes all dataset reads of the file decode to
+	// together, so that one dataset linked from many groups, or read for
+	// many weight names, is not decoded without end (default
+	// DefaultMaxTotal for the file's size).
+	MaxTotal uint64
 }
 
 // File is a parsed HDF5 file.
@@ -113,6 +125,10 @@ type File struct {
 	super    int // superblock version
 	root     uint64
 	maxBytes uint64
+	// maxTotal bounds the bytes every Read of the file decodes to,
+	// together; decoded counts them (see budget.go).
+	maxTotal uint64
+	decoded  atomic.Uint64
 }
 
 // Open reads and parses the file at path with default options.
@@ -142,6 +158,10 @@ func Parse(name string, data []byte, opts Options) (*File, error) {
 	}
 	if lim := uint64(len(data))*1100 + 1<<20; lim < f.maxBytes {
 		f.maxBytes = lim
+	}
+	f.maxTotal = opts.MaxTotal
+	if f.maxTotal == 0 {
+		f.maxTotal = DefaultMaxTotal(uint64(len(data)))
 	}
 	// The superblock is at 0, 512, 1024, 2048, ...
 	at := -1

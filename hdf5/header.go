@@ -99,7 +99,7 @@ func (f *File) header(addr uint64) (*header, error) {
 		if c.err != nil {
 			return nil, c.err
 		}
-		if size > uint64(len(b))-16 {
+		if len(b) < 16 || size > uint64(len(b))-16 {
 			return nil, f.errf(at, "object header of %d bytes runs past the end of the file", size)
 		}
 		if err := f.messagesV1(h, b[16:16+size], at+16, &pending); err != nil {

@@ -52,6 +52,9 @@ func Load(path string, opts LoadOptions) (*canonical.Model, error) {
 		}
 		return m, nil
 	}
+	if format := claimedByOther(path); format != "" {
+		return nil, inputErr(&NotONNXError{Path: path, Format: format})
+	}
 	lo := canonical.LoadOptions{SkipDataChecks: opts.SkipDataChecks}
 	if opts.Progress != nil {
 		lo.Progress = func(done, total int64) { opts.Progress("reading", done, total) }

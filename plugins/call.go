@@ -42,7 +42,7 @@ func call(ctx context.Context, opts Options, p *PluginInfo, op, input string, ti
 	// The plugin's gRPC socket goes in a private folder that is removed
 	// after the call: a plugin that is killed cannot remove its socket,
 	// which would otherwise be left in the system's temporary folder.
-	sockDir, err := os.MkdirTemp("", "onnxconv-plugin-*")
+	sockDir, err := socketTempDir()
 	if err != nil {
 		return 0, &PluginError{Plugin: p.Name, Path: p.Path, Op: op, Input: input, Kind: ErrFailed,
 			Err: err, Detail: "cannot create the plugin's socket folder"}
@@ -106,10 +106,10 @@ func call(ctx context.Context, opts Options, p *PluginInfo, op, input string, ti
 		perr.Stderr = tail.String()
 		perr.Kind = ErrTimeout
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			perr.Detail = fmt.Sprintf("did not finish within %s; the plugin was killed", timeout.Round(time.Millisecond))
+			perr.Detail = timeLimitDetail(op, input, timeout)
 		} else {
 			perr.Kind = context.Canceled
-			perr.Detail = "canceled; the plugin was killed"
+			perr.Detail = canceledDetail(ctx, op, input)
 		}
 	case isStatus && (st.Code() == codes.Unavailable || st.Code() == codes.Internal || st.Code() == codes.Canceled):
 		// The connection broke: the process most likely died.
@@ -118,7 +118,7 @@ func call(ctx context.Context, opts Options, p *PluginInfo, op, input string, ti
 		stop(client, perr.PID, true)
 		perr.Stderr = tail.String()
 		if exited {
-			describeExit(perr, cmd, opts.MemoryLimit)
+			describeExit(perr, cmd, opts.MemoryLimit, op, input)
 		} else {
 			perr.Kind = ErrFailed
 			perr.Detail = "lost the connection to the plugin: " + st.Message()
@@ -191,7 +191,7 @@ func waitExit(ctx context.Context, client *plugin.Client, d time.Duration) {
 }
 
 // describeExit fills perr for a plugin process that ended during a call.
-func describeExit(perr *PluginError, cmd *exec.Cmd, memLimit int64) {
+func describeExit(perr *PluginError, cmd *exec.Cmd, memLimit int64, op, input string) {
 	how := "exited"
 	if ps := cmd.ProcessState; ps != nil {
 		how = "exited (" + ps.String() + ")"
@@ -199,7 +199,7 @@ func describeExit(perr *PluginError, cmd *exec.Cmd, memLimit int64) {
 	key := keyLine(perr.Stderr)
 	if memLimit > 0 && outOfMemory(perr.Stderr) {
 		perr.Kind = ErrMemoryLimit
-		perr.Detail = fmt.Sprintf("exceeded its memory limit of %s and %s: %s", formatBytes(memLimit), how, key)
+		perr.Detail = memoryLimitDetail(op, input, memLimit, how, key)
 		return
 	}
 	perr.Kind = ErrCrashed

@@ -112,6 +112,9 @@ func (o Options) withDefaults() (Options, error) {
 			o.UserDir = filepath.Join(dir, "onnxconv", "plugins")
 		}
 	}
+	if err := limitsFromEnv(&o); err != nil {
+		return o, err
+	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = DefaultCallTimeout
 	}

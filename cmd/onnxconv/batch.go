@@ -21,9 +21,10 @@ func newBatchCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 		out, shard, cache string
 		jobs              int
 		strict, quiet     bool
+		allowOutside      bool
 	)
 	cmd := &cobra.Command{
-		Use:   "batch MANIFEST --out DIR [--shard I/N] [--jobs J] [--cache DIR]",
+		Use:   "batch MANIFEST --out DIR [--shard I/N] [--jobs J] [--cache DIR] [--allow-outside]",
 		Short: "Run a manifest of jobs over a model collection, sharded; 'batch merge' joins the shards' results",
 		Long: `batch runs the jobs a manifest lists (YAML or JSON; see docs/batch.md and
 docs/batch.schema.json): models by path or glob, relative to the manifest's
@@ -64,6 +65,7 @@ a bad manifest or option or a folder that cannot be written.`,
 			if err != nil {
 				return badInput(err)
 			}
+			m.AllowOutside = allowOutside
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			env, err := newEnv(ctx, builtins)
@@ -97,6 +99,7 @@ a bad manifest or option or a folder that cannot be written.`,
 	fl.IntVar(&jobs, "jobs", 1, "jobs run at once")
 	fl.StringVar(&cache, "cache", "", "folder of cached results, shareable between runs")
 	fl.BoolVar(&strict, "strict", false, "exit 1 when a job of the shard failed")
+	fl.BoolVar(&allowOutside, "allow-outside", false, "let the manifest name models, references and inputs outside its folder (absolute, .., symbolic links)")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on standard error")
 	cmd.AddCommand(newBatchMergeCmd())
 	return cmd

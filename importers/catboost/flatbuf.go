@@ -19,6 +19,8 @@ type fbTable struct {
 	pos   int // the table's start
 	vt    int // its vtable's start
 	vtLen int
+	// dec counts what the reads of one buffer decode (fbdecode.go).
+	dec *fbDecoded
 }
 
 func fbErr(format string, a ...any) error {
@@ -45,7 +47,9 @@ func fbRoot(buf []byte) (fbTable, error) {
 	if err != nil {
 		return fbTable{}, err
 	}
-	return fbTableAt(buf, int64(off))
+	t, err := fbTableAt(buf, int64(off))
+	t.dec = newFBDecoded(len(buf))
+	return t, err
 }
 
 func fbTableAt(buf []byte, pos int64) (fbTable, error) {
@@ -136,6 +140,7 @@ func (t fbTable) table(i int) (fbTable, bool, error) {
 		return fbTable{}, false, err
 	}
 	tt, err := fbTableAt(t.buf, p)
+	tt.dec = t.dec
 	return tt, err == nil, err
 }
 
@@ -153,6 +158,9 @@ func (t fbTable) vector(i, elem int) (int, int, error) {
 	start := p + 4
 	if n > (int64(len(t.buf))-start)/int64(elem) {
 		return 0, 0, fbErr("vector of field %d: %d elements of %d bytes past the end", i, n, elem)
+	}
+	if err := t.dec.take(n*int64(elem), i); err != nil {
+		return 0, 0, err
 	}
 	return int(start), int(n), nil
 }
@@ -239,6 +247,7 @@ func (t fbTable) tables(i int) ([]fbTable, error) {
 		if out[k], err = fbTableAt(t.buf, int64(p)+int64(off)); err != nil {
 			return nil, err
 		}
+		out[k].dec = t.dec
 	}
 	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/hdf5"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/fsys"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
 )
 
@@ -216,6 +217,10 @@ func detectZip(path string) float32 {
 		if i > maxZipEntries {
 			break
 		}
+		if !localZipName(f.Name) {
+			// Claimed so that the refusal says why (loadZip).
+			return 0.5
+		}
 		switch f.Name {
 		case "config.json":
 			cfg = true
@@ -255,8 +260,14 @@ func zipEntry(path string, zr *zip.Reader, name string, limit int64, required bo
 		return nil, &FormatError{Path: path, Detail: "cannot open " + name, Err: err}
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, int64(found.UncompressedSize64)+1))
+	// Inflated in steps, bounded by the declared size, the compression
+	// ratio a real member reaches and limit: never held whole past them.
+	b, err := fsys.Inflate(io.LimitReader(rc, int64(found.UncompressedSize64)+1), int64(found.CompressedSize64), zipRatio(found), limit, nil, name)
 	if err != nil {
+		var ie *fsys.InflateError
+		if errors.As(err, &ie) {
+			return nil, &FormatError{Path: path, Detail: fmt.Sprintf("zip member %s", name), Err: err}
+		}
 		return nil, &FormatError{Path: path, Detail: "reading " + name + " (truncated or corrupt zip)", Err: err}
 	}
 	if uint64(len(b)) != found.UncompressedSize64 {
@@ -269,6 +280,11 @@ func loadZip(path string, data []byte) (*Model, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return nil, &FormatError{Path: path, Detail: "not a readable zip (truncated .keras file?)", Err: err}
+	}
+	for _, f := range zr.File {
+		if !localZipName(f.Name) {
+			return nil, &FormatError{Path: path, Detail: fmt.Sprintf("zip member %q has a name that leaves the archive's folder (absolute, .. or \\); a .keras file holds only config.json, metadata.json and model.weights.h5, so this is not one", f.Name)}
+		}
 	}
 	if len(zr.File) > maxZipEntries {
 		return nil, &FormatError{Path: path, Detail: fmt.Sprintf("the zip has %d entries (a .keras file has 3)", len(zr.File))}
@@ -413,7 +429,7 @@ func loadJSON(ctx context.Context, path string, data []byte, weights string) (*M
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	wdata, err := importers.ReadFile(wp, MaxFileBytes)
+	wdata, err := readWeights(path, wp, weights != "")
 	if err != nil {
 		return nil, fmt.Errorf("keras import %s: weights: %w", path, err)
 	}
@@ -449,10 +465,18 @@ func findWeights(path, weights string) (string, error) {
 	}
 	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	var tried []string
+	root, err := fsys.OpenRoot(dir, nil)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
 	for _, c := range []string{stem + "_weights.h5", stem + ".h5", stem + ".weights.h5", stem + "_weights.hdf5", stem + ".hdf5"} {
-		p := filepath.Join(dir, c)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return p, nil
+		// Only a regular file inside the folder (a link leaving it is
+		// not followed, not even to look at it).
+		if _, err := root.Stat(c); err == nil {
+			return filepath.Join(dir, c), nil
+		} else if oe := (*fsys.OutsideError)(nil); errors.As(err, &oe) {
+			return "", &FormatError{Path: path, Detail: "weights", Err: err}
 		}
 		tried = append(tried, c)
 	}

@@ -176,18 +176,24 @@ func (w *v3Weights) LayerWeights(path []string) ([]keraslayers.Weight, error) {
 		}
 	}
 	var out []keraslayers.Weight
-	if err := collectVars(g, &out, 0); err != nil {
+	if err := collectVars(g, &out, 0, map[uint64]bool{}); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // collectVars appends the vars of g, then those of its sublayers
-// (forward_layer before backward_layer, others by name).
-func collectVars(g *hdf5.Object, out *[]keraslayers.Weight, depth int) error {
+// (forward_layer before backward_layer, others by name). Each group is
+// visited once (seen holds the headers visited): groups linked from many
+// places in a DAG cost one visit each, not one per path.
+func collectVars(g *hdf5.Object, out *[]keraslayers.Weight, depth int, seen map[uint64]bool) error {
 	if depth > 16 {
 		return fmt.Errorf("%s: sublayers nested more than 16 deep", g.Path())
 	}
+	if seen[g.Addr()] {
+		return nil
+	}
+	seen[g.Addr()] = true
 	links, err := g.Links()
 	if err != nil {
 		return err
@@ -255,7 +261,7 @@ func collectVars(g *hdf5.Object, out *[]keraslayers.Weight, depth int) error {
 		if c.Kind() != hdf5.KindGroup {
 			continue
 		}
-		if err := collectVars(c, out, depth+1); err != nil {
+		if err := collectVars(c, out, depth+1, seen); err != nil {
 			return err
 		}
 	}

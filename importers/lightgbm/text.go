@@ -227,6 +227,7 @@ func parseTree(b map[string]string) (tree, error) {
 		}
 	}
 	t.splits = make([]split, ns)
+	catUsed := make([]bool, numCat) // each bitset belongs to one split
 	for i := range t.splits {
 		s := split{feature: feat[i], threshold: thr[i], left: left[i], right: right[i],
 			defaultLeft: dt[i]&defaultLeftMask != 0, missing: (dt[i] >> 2) & 3}
@@ -236,6 +237,12 @@ func parseTree(b map[string]string) (tree, error) {
 			if float64(ci) != thr[i] || ci < 0 || ci >= numCat {
 				return t, fmt.Errorf("node %d: categorical split index %v out of range (num_cat %d)", i, thr[i], numCat)
 			}
+			if catUsed[ci] {
+				// LightGBM writes one bitset per categorical split;
+				// sharing one would expand it once per split.
+				return t, fmt.Errorf("node %d: categorical bitset %d is used by a second split (LightGBM writes one per split)", i, ci)
+			}
+			catUsed[ci] = true
 			for w := bounds[ci]; w < bounds[ci+1]; w++ {
 				for bit := 0; bit < 32; bit++ {
 					if words[w]&(1<<bit) != 0 {

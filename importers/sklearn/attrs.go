@@ -99,18 +99,18 @@ type obj struct {
 func asObj(v pickle.Value, path string) (*obj, error) {
 	o, ok := v.(*pickle.Object)
 	if !ok {
-		return nil, fmt.Errorf("%s: expected a scikit-learn estimator, found %s", path, pickle.Describe(v))
+		return nil, fmt.Errorf("%s: expected a scikit-learn estimator, found %s", objPath(path), pickle.Describe(v))
 	}
 	g := o.Class()
 	if g != nil && g.Name == "_reconstructor" && len(o.Args) > 0 {
 		g, _ = o.Args[0].(*pickle.Global)
 	}
 	if g == nil {
-		return nil, fmt.Errorf("%s: expected a scikit-learn estimator, found %s", path, pickle.Describe(v))
+		return nil, fmt.Errorf("%s: expected a scikit-learn estimator, found %s", objPath(path), pickle.Describe(v))
 	}
 	attrs := o.Attrs()
 	if attrs == nil {
-		return nil, fmt.Errorf("%s: %s has no attributes (not fitted?)", path, g)
+		return nil, fmt.Errorf("%s: %s has no attributes (not fitted?)", objPath(path), g)
 	}
 	if path == "" {
 		path = g.Name
@@ -301,4 +301,13 @@ func pickleList(v pickle.Value) ([]pickle.Value, bool) {
 		return l.Items, true
 	}
 	return nil, false
+}
+
+// objPath names an object's place in the pickle for messages: its path,
+// or "the pickled object" for the top one.
+func objPath(path string) string {
+	if path == "" {
+		return "the pickled object"
+	}
+	return path
 }

@@ -73,6 +73,11 @@ func (importer) Detect(path string, head []byte) float32 {
 		inner := peekDecompressed(head)
 		if sniff(inner) != Pickle {
 			if c == JoblibZ || c == JoblibGz || len(inner) > 0 {
+				// A joblib name: claimed weakly, so that Import says
+				// what the stream holds instead of "no importer".
+				if len(inner) > 0 && importers.MatchExtension(path, []string{".pkl", ".pickle", ".joblib", ".sav"}) {
+					return 0.3
+				}
 				return 0
 			}
 			// The xz, lzma and lz4 decoders give nothing before a whole

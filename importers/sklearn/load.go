@@ -17,6 +17,7 @@ import (
 	"github.com/ulikunitz/xz"
 	"github.com/ulikunitz/xz/lzma"
 
+	"github.com/onnxconv/onnxconv/importers/fsys"
 	"github.com/onnxconv/onnxconv/internal/suggest"
 	"github.com/onnxconv/onnxconv/pickle"
 )
@@ -24,6 +25,10 @@ import (
 // MaxDecompressed bounds the pickle stream a compressed joblib file may
 // expand to.
 const MaxDecompressed = 1 << 30
+
+// MaxRatio bounds how many times its compressed size a joblib stream
+// may expand to (joblib's compressed models expand 2 to 20 times).
+const MaxRatio = fsys.MaxRatio
 
 // MaxDictionary bounds the dictionary an xz or lzma stream may ask the
 // decompressor to allocate (Python's presets use at most 64 MiB).
@@ -97,12 +102,11 @@ func decompress(data []byte) ([]byte, Container, error) {
 	if err != nil {
 		return nil, c, fmt.Errorf("%s: %w", c, err)
 	}
-	out, err := io.ReadAll(io.LimitReader(r, MaxDecompressed+1))
+	// Streamed in steps: a bomb stops at MaxRatio times the file or
+	// MaxDecompressed, whichever comes first, not after filling memory.
+	out, err := fsys.Inflate(r, int64(len(data)), MaxRatio, MaxDecompressed, nil, string(c)+" stream")
 	if err != nil {
-		return nil, c, fmt.Errorf("%s: decompressing: %w", c, err)
-	}
-	if len(out) > MaxDecompressed {
-		return nil, c, fmt.Errorf("%s: the stream expands beyond %d bytes", c, MaxDecompressed)
+		return nil, c, fmt.Errorf("%s: %w", c, err)
 	}
 	if sniff(out) != Pickle {
 		return nil, c, fmt.Errorf("%s: the decompressed stream is not a pickle of protocol 0 to 5", c)

@@ -88,6 +88,11 @@ func tensorFromProto(file, name string, tp *tfpb.TensorProto) (*canonical.Tensor
 	default:
 		return nil, &UnsupportedError{File: file, Node: name, What: fmt.Sprintf("constant of type %s", tp.GetDtype())}
 	}
+	if uint64(count) < n {
+		if err := checkFill(file, name, dims, count, n*uint64(es)); err != nil {
+			return nil, err
+		}
+	}
 	raw := make([]byte, n*uint64(es))
 	if count > 0 {
 		for i := 0; i < int(n); i++ {

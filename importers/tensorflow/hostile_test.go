@@ -199,6 +199,14 @@ func FuzzGraphDef(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	// Small graphs, cheap to mutate: two of the hostile fixtures'
+	// GraphDefs (a plain graph, a Const fill; the fan-outs take a second
+	// each, too slow for a seed).
+	for _, c := range []string{"graphdef_as_onnx", "graphdef_const_fill"} {
+		if b, err := os.ReadFile(filepath.Join("../../fixtures/hostile/tensorflow", c, "frozen.pb")); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "frozen.pb")
 		_ = os.WriteFile(p, data, 0o644)

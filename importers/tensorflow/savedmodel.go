@@ -3,8 +3,10 @@ package tensorflow
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/importers/fsys"
 	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers/tfops"
 )
@@ -73,6 +76,7 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, varPrefix
 	if err != nil {
 		return nil, err
 	}
+	defer vars.close()
 	// Variables: TF1 VariableV2 by node name; TF2 VarHandleOp captured by
 	// a signature call, by the checkpoint key of the bound object.
 	bound := map[string]string{} // VarHandleOp node name -> checkpoint key
@@ -203,6 +207,7 @@ func inline(file string, nodes []tfops.Node, lib *tfpb.FunctionDefLibrary) ([]tf
 	}
 	alias := map[string]string{} // "call:i" -> tensor
 	var out []tfops.Node
+	work := newInlineWork(file, nodes, lib)
 	var expand func(n tfops.Node, depth int) error
 	add := func(n tfops.Node, depth int) error {
 		if n.Op == "ReadVariableOp" {
@@ -262,6 +267,9 @@ func inline(file string, nodes []tfops.Node, lib *tfpb.FunctionDefLibrary) ([]tf
 			}
 			return r
 		}
+		if err := work.take(call.Name, len(fd.GetNodeDef())); err != nil {
+			return err
+		}
 		body, err := neutral(file, fd.GetNodeDef())
 		if err != nil {
 			return err
@@ -320,22 +328,43 @@ func inline(file string, nodes []tfops.Node, lib *tfpb.FunctionDefLibrary) ([]tf
 
 // bundle is a TensorFlow tensor bundle (variables.index + data shards).
 type bundle struct {
-	file    string
-	prefix  string
+	file   string
+	prefix string
+	// root is the SavedModel's folder: the index and the shards are read
+	// inside it only (fsys), local is prefix relative to it.
+	root    *fsys.Root
+	local   string
 	header  *tfpb.BundleHeaderProto
 	entries map[string]*tfpb.BundleEntryProto
 }
 
 // readVariables reads the bundle at prefix; nil when it has no index.
 func readVariables(file, prefix string) (*bundle, error) {
-	data, err := os.ReadFile(prefix + ".index")
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
+	dir := filepath.Dir(file)
+	local, err := filepath.Rel(dir, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	b := &bundle{file: prefix + ".index", prefix: prefix, entries: map[string]*tfpb.BundleEntryProto{}}
+	root, err := fsys.OpenRoot(dir, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	data, err := root.ReadFile(local+".index", MaxFileSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		root.Close()
+		return nil, nil
+	}
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	b := &bundle{file: prefix + ".index", prefix: prefix, root: root, local: local, entries: map[string]*tfpb.BundleEntryProto{}}
+	ok := false
+	defer func() {
+		if !ok {
+			root.Close()
+		}
+	}()
 	kv, err := readTable(b.file, data)
 	if err != nil {
 		return nil, err
@@ -360,7 +389,20 @@ func readVariables(file, prefix string) (*bundle, error) {
 	if b.header.GetEndianness() != tfpb.BundleHeaderProto_LITTLE {
 		return nil, &UnsupportedError{File: b.file, What: "big-endian tensor bundle"}
 	}
+	ok = true
 	return b, nil
+}
+
+// close closes the bundle's folder (nil: no bundle).
+func (b *bundle) close() {
+	if b != nil {
+		b.root.Close()
+	}
+}
+
+// shard is the local name of data shard id.
+func (b *bundle) shard(id int32) string {
+	return fmt.Sprintf("%s.data-%05d-of-%05d", b.local, id, b.header.GetNumShards())
 }
 
 func (b *bundle) has(key string) bool {
@@ -398,22 +440,17 @@ func (b *bundle) tensor(key string) (*canonical.Tensor, error) {
 	if e.GetShardId() < 0 || e.GetShardId() >= b.header.GetNumShards() {
 		return nil, &FormatError{File: b.file, What: fmt.Sprintf("%q in shard %d of %d", key, e.GetShardId(), b.header.GetNumShards())}
 	}
-	shard := fmt.Sprintf("%s.data-%05d-of-%05d", b.prefix, e.GetShardId(), b.header.GetNumShards())
-	f, err := os.Open(shard)
+	shard := filepath.Join(b.root.Dir(), b.shard(e.GetShardId()))
+	size, err := b.root.Stat(b.shard(e.GetShardId()))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.file, err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	if e.GetOffset() < 0 || want > uint64(size) || uint64(e.GetOffset()) > uint64(size)-want {
+		return nil, &FormatError{File: shard, What: fmt.Sprintf("%q at %d+%d past the end (%d bytes)", key, e.GetOffset(), want, size)}
+	}
+	raw, err := b.root.ReadAt(b.shard(e.GetShardId()), e.GetOffset(), int64(want))
 	if err != nil {
-		return nil, err
-	}
-	if e.GetOffset() < 0 || uint64(e.GetOffset())+want > uint64(st.Size()) {
-		return nil, &FormatError{File: shard, What: fmt.Sprintf("%q at %d+%d past the end (%d bytes)", key, e.GetOffset(), want, st.Size())}
-	}
-	raw := make([]byte, want)
-	if _, err := f.ReadAt(raw, e.GetOffset()); err != nil {
-		return nil, fmt.Errorf("%s: %w", shard, err)
+		return nil, fmt.Errorf("%s: %w", b.file, err)
 	}
 	return canonical.NewTensor(key, dt, dims, raw), nil
 }
@@ -447,18 +484,21 @@ func (b *bundle) objectKeys() (map[int32]string, error) {
 // varint length table, a checksum, then the bytes).
 func (b *bundle) rawString(key string) ([]byte, error) {
 	e := b.entries[key]
-	shard := fmt.Sprintf("%s.data-%05d-of-%05d", b.prefix, e.GetShardId(), b.header.GetNumShards())
-	data, err := os.ReadFile(shard)
+	shard := filepath.Join(b.root.Dir(), b.shard(e.GetShardId()))
+	fsize, err := b.root.Stat(b.shard(e.GetShardId()))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.file, err)
 	}
 	off, size := e.GetOffset(), e.GetSize()
-	if off < 0 || size < 0 || off+size > int64(len(data)) {
+	if off < 0 || size < 0 || off > fsize || size > fsize-off {
 		return nil, &FormatError{File: shard, What: fmt.Sprintf("%q past the end", key)}
 	}
-	s := data[off : off+size]
+	s, err := b.root.ReadAt(b.shard(e.GetShardId()), off, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.file, err)
+	}
 	l, n := binary.Uvarint(s)
-	if n <= 0 || uint64(len(s)-n) < 4+l {
+	if n <= 0 || l > uint64(len(s)-n) || uint64(len(s)-n)-l < 4 {
 		return nil, &FormatError{File: shard, What: fmt.Sprintf("string tensor %q", key)}
 	}
 	return s[n+4 : n+4+int(l)], nil
@@ -483,7 +523,7 @@ func readTable(file string, data []byte) (map[string][]byte, error) {
 		return nil, bad("bad footer")
 	}
 	block := func(off, size uint64) ([]byte, error) {
-		if off > uint64(len(data)) || size+5 > uint64(len(data))-off {
+		if off > uint64(len(data)) || size > uint64(len(data)) || size+5 > uint64(len(data))-off {
 			return nil, bad(fmt.Sprintf("block at %d+%d past the end", off, size))
 		}
 		if data[off+size] != 0 {

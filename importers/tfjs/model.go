@@ -7,12 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/fsys"
 	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
@@ -142,44 +141,42 @@ func elemBytes(dt string) (int64, canonical.DataType, error) {
 	return 0, 0, fmt.Errorf("unknown weight dtype %q", dt)
 }
 
-// safeJoin resolves a manifest path inside dir, refusing absolute paths,
-// URLs and paths that leave dir.
-func safeJoin(dir, p string) (string, error) {
-	if p == "" || filepath.IsAbs(p) || strings.Contains(p, "://") || strings.HasPrefix(p, "/") {
-		return "", fmt.Errorf("weight path %q must be relative to the model's folder", p)
-	}
-	clean := filepath.Clean(filepath.FromSlash(p))
-	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("weight path %q leaves the model's folder", p)
-	}
-	return filepath.Join(dir, clean), nil
-}
-
 // loadWeights reads every weight of the manifest, as float32 (quantized
 // and float16 weights dequantized, as TF.js does when it loads them) or
-// int32/bool.
+// int32/bool. The weight files are read through fsys: regular files inside
+// the model's folder only (no absolute path, "..", or symbolic link
+// leaving it), each file once.
 func loadWeights(path string, m *modelJSON) (map[string]*canonical.Tensor, error) {
-	dir := filepath.Dir(path)
+	root, err := fsys.OpenRoot(filepath.Dir(path), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	out := map[string]*canonical.Tensor{}
 	var total int64
+	listed := map[string]int{}
 	for gi, g := range m.WeightsManifest {
 		var buf []byte
 		for _, p := range g.Paths {
-			fp, err := safeJoin(dir, p)
+			local, err := root.Local(p)
 			if err != nil {
 				return nil, &FormatError{Path: path, Detail: fmt.Sprintf("weights group %d: %v", gi, err)}
 			}
-			st, err := os.Stat(fp)
+			if prev, dup := listed[local]; dup {
+				return nil, &FormatError{Path: path, Detail: fmt.Sprintf("weights group %d lists %q, which weights group %d lists already (each weight file holds its own bytes)", gi, p, prev)}
+			}
+			listed[local] = gi
+			size, err := root.Stat(local)
 			if err != nil {
 				return nil, fmt.Errorf("%s: weights group %d: %w (the weight files must be beside model.json)", path, gi, err)
 			}
-			total += st.Size()
+			total += size
 			if total > MaxWeightBytes {
-				return nil, &importers.TooLargeError{Path: fp, Size: total, Limit: MaxWeightBytes}
+				return nil, &importers.TooLargeError{Path: filepath.Join(root.Dir(), local), Size: total, Limit: MaxWeightBytes}
 			}
-			b, err := importers.ReadFile(fp, MaxWeightBytes)
+			b, err := root.ReadFile(local, MaxWeightBytes)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%s: weights group %d: %w", path, gi, err)
 			}
 			buf = append(buf, b...)
 		}

@@ -39,6 +39,9 @@ func (c *converter) child(gi int32, what string) (*converter, error) {
 	if c.st.subgraphs++; c.st.subgraphs > maxSubgraphConversions {
 		return nil, fmt.Errorf("%s subgraph %d: more than %d subgraph conversions", what, gi, maxSubgraphConversions)
 	}
+	if err := c.chargeOps(gi, what); err != nil {
+		return nil, err
+	}
 	k := newConverter(c.m, c.m.subgraphs[gi], c.opts, c.names, c.st)
 	k.root, k.parent, k.sub, k.depth, k.inBody = c.root, c, int(gi), c.depth+1, c.inBody
 	return k, nil

@@ -71,8 +71,10 @@ type state struct {
 	// vars holds the current ONNX value of each resource variable.
 	vars     map[string]string
 	assigned []string
-	// subgraphs counts the subgraph conversions (bounded).
+	// subgraphs counts the subgraph conversions (bounded); ops the
+	// operators they hold together (bounded by opBudget).
 	subgraphs int
+	ops       int
 }
 
 // newConverter prepares the conversion of subgraph g: tensor names kept,

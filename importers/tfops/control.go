@@ -142,8 +142,11 @@ func (c *converter) call(f *Graph, name string, args []*value, b *onnxb.Builder)
 	if len(args) != len(f.Inputs) {
 		return nil, nil, fmt.Errorf("function %q takes %d inputs, %d given", name, len(f.Inputs), len(args))
 	}
+	if err := c.work.take(name, len(f.Nodes)); err != nil {
+		return nil, nil, err
+	}
 	s := &converter{b: b, g: f, file: c.file, nodes: map[string]*Node{}, vals: map[string]*value{},
-		inIdx: map[string]bool{}, visits: map[string]int{}, lib: c.lib, parent: c, fname: name, depth: c.depth + 1}
+		inIdx: map[string]bool{}, visits: map[string]int{}, lib: c.lib, parent: c, fname: name, depth: c.depth + 1, work: c.work}
 	copies := make([]Node, len(f.Nodes))
 	for i := range f.Nodes {
 		copies[i] = f.Nodes[i]

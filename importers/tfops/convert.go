@@ -56,6 +56,8 @@ type converter struct {
 	parent *converter
 	fname  string
 	depth  int
+	// work is the expansion budget shared by the whole conversion.
+	work *work
 }
 
 func tensorKey(in string) (string, bool) {
@@ -124,7 +126,8 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	cp.Nodes, cp.Functions = nodes, lib
 	g = &cp
 	c := &converter{b: onnxb.New(opts.Opset), g: g, file: opts.File, nodes: map[string]*Node{},
-		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions, cut: map[string]bool{}}
+		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions, cut: map[string]bool{},
+		work: newWork(g)}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if n.Name == "" {

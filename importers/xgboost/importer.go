@@ -59,6 +59,9 @@ func (importer) Detect(path string, head []byte) float32 {
 	if detect(head, path) {
 		return confDetect
 	}
+	if looksOldBinary(head) {
+		return 0.5 // Import says how to convert it (OldBinaryError)
+	}
 	return 0
 }
 
@@ -70,7 +73,8 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 		return nil, err
 	}
 	return importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*onnxpb.ModelProto, error) {
-		return Import(data, o)
+		mp, err := Import(data, o)
+		return mp, oldBinaryFallback(data, err)
 	})
 }
 

@@ -418,6 +418,9 @@ func (m *model) decodeTrees(mv *value, p path, weightDrop []float32) error {
 		return fmt.Errorf("%s.trees: expected an array of objects", p)
 	}
 	nTrees := len(ta.elems)
+	if err := checkNumTrees(mv, p, nTrees); err != nil {
+		return err
+	}
 	info, err := intArray(mv, p, "tree_info", 0, int64(m.numTargets-1))
 	if err != nil {
 		return fmt.Errorf("%w (tree_info gives each tree's output group, %d groups)", err, m.numTargets)
@@ -522,6 +525,9 @@ func (m *model) decodeTree(tv *value, p path) ([]node, error) {
 		}
 		if len(seg) != len(cn) || len(sz) != len(cn) {
 			return nil, fmt.Errorf("%s: categories_nodes, categories_segments and categories_sizes differ in length (%d, %d, %d)", p, len(cn), len(seg), len(sz))
+		}
+		if err := checkSegments(p, sz, len(cats)); err != nil {
+			return nil, err
 		}
 		for k, id := range cn {
 			if seg[k] > int64(len(cats)) || sz[k] > int64(len(cats))-seg[k] {

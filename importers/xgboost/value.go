@@ -403,6 +403,9 @@ type ubjParser struct {
 	// (Z, T, F) may claim in all: they cost no input bytes, so without a
 	// shared budget a few bytes could ask for unbounded memory.
 	free int
+	// values counts the elements of untyped containers (see
+	// ubjValueBudget).
+	values int
 }
 
 func parseUBJSON(b []byte) (value, error) {
@@ -665,6 +668,9 @@ func (p *ubjParser) container(isObj bool, depth int) (value, error) {
 			e, err = p.value(depth)
 		}
 		if err != nil {
+			return value{}, err
+		}
+		if err := p.countValue(); err != nil {
 			return value{}, err
 		}
 		elems = append(elems, e)
