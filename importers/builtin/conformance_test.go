@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/importertest"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
@@ -17,6 +18,8 @@ func TestConformance(t *testing.T) {
 		"sklearn": {{Path: filepath.Join(fixtures, "sklearn", "decision_tree_regressor.p4.pkl")}},
 		"tfjs":    {{Path: filepath.Join(fixtures, "tfjs", "cnn", "model.json")}},
 		"onnx":    {{Path: filepath.Join(fixtures, "models", "mlp_opset17", "model.onnx"), MinDetect: 0.9}},
+		// TorchScript inputs have no stored shapes: -O shapes gives them.
+		"torchscript": {{Path: filepath.Join(fixtures, "torchscript", "branchy_scripted", "model.pt"), Options: importers.Options{"shapes": "2x16"}}},
 		// Third-party models of ../shared.
 		"lightgbm":   {{Path: testpaths.Shared(t, "models", "lightgbm", "leaves_breast_cancer_binary", "lg_breast_cancer.txt")}},
 		"catboost":   {{Path: testpaths.Shared(t, "models", "catboost", "catboost_cgo", "regressor", "regressor.cbm")}},
