@@ -15,16 +15,22 @@ import (
 // newFormatsCmd returns `onnxconv formats [--json]`: the formats convert
 // reads, from the built-in and third-party importer plugins.
 func newFormatsCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
-	var asJSON bool
+	var asJSON, ops bool
 	cmd := &cobra.Command{
-		Use:   "formats",
+		Use:   "formats [FORMAT --ops]",
 		Short: "List the model formats convert reads (importer plugins)",
 		Long: `List the formats convert reads: one line per importer plugin, built-in or
 third-party (see 'onnxconv plugins'), with the extensions and whether it
 recognizes files by magic bytes. Detection tries magic bytes first, then
-the extension; --from FORMAT names the format instead.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+the extension; --from FORMAT names the format instead.
+
+'onnxconv formats tflite --ops' prints the TFLite op table: for each
+builtin operator, how it imports and which ONNX ops export to it.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 || ops {
+				return writeFormatOps(cmd.OutOrStdout(), args, ops, asJSON)
+			}
 			infos, err := plugins.Discover(cmd.Context(), pluginHostOptions(builtins))
 			if err != nil {
 				return badInput(fmt.Errorf("listing formats: %w", err))
@@ -36,5 +42,6 @@ the extension; --from FORMAT names the format instead.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&ops, "ops", false, "print the format's op table (tflite)")
 	return cmd
 }

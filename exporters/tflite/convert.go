@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 	"github.com/onnxconv/onnxconv/passes"
 )
 

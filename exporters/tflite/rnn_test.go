@@ -12,7 +12,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	importer "github.com/onnxconv/onnxconv/importers/tflite"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 	rt "github.com/onnxconv/onnxconv/runtimes/tflite"
 )
 

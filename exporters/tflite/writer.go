@@ -5,7 +5,7 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // The TFLite model as plain Go values, serialized at the end by write.
