@@ -11,8 +11,8 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	importer "github.com/onnxconv/onnxconv/importers/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+	importer "github.com/onnxconv/onnxconv/importers/tflite"
 	rt "github.com/onnxconv/onnxconv/runtimes/tflite"
 )
 
