@@ -363,6 +363,13 @@ func readTensor(t *fb.Tensor, qp *fb.QuantizationParameters, index int, buffers 
 			default:
 				return nil, fmt.Errorf("tensor %d %q: %d scales but %d zero points", index, tt.name, ns, nz)
 			}
+			if ns > 1 && rank == 1 && tt.shape[0] == int64(ns) {
+				// A per-channel bias: TFLite's kernels scale it per output
+				// channel whatever its quantized_dimension says (converters
+				// copy the weight's, 3 for a depthwise filter); its own axis
+				// is 0.
+				qq.dim = 0
+			}
 			if ns > 1 {
 				if qq.dim < 0 || int(qq.dim) >= rank || tt.shape[qq.dim] != int64(ns) {
 					return nil, fmt.Errorf("tensor %d %q: %d per-channel scales do not match dimension %d of %v", index, tt.name, ns, qq.dim, tt.shape)

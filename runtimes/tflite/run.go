@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 	"github.com/onnxconv/onnxconv/runtimes/node"
 )
@@ -164,6 +166,16 @@ func run(ctx context.Context, env Env, script, pkg, modelPath string, inputs []*
 	head.Types = ioTypes(model)
 	head.Inputs = []inHead{}
 	blobs := [][]byte{model}
+	names, err := formats.MainIO(model)
+	if err != nil {
+		return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
+	}
+	byPosition := names.Ambiguous()
+	if byPosition {
+		if inputs, err = inModelOrder(names, inputs); err != nil {
+			return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
+		}
+	}
 	for i, tp := range inputs {
 		t, err := canonical.TensorFromProto(tp)
 		if err != nil {
@@ -176,6 +188,9 @@ func run(ctx context.Context, env Env, script, pkg, modelPath string, inputs []*
 		raw, err := t.Bytes()
 		if err != nil {
 			return nil, fmt.Errorf("tflite runtime: %s: input %d (%q): %w", modelPath, i, t.Name, err)
+		}
+		if byPosition {
+			t.Name = "" // bound by position
 		}
 		head.Inputs = append(head.Inputs, inHead{Name: t.Name, DType: dt, Shape: append([]int64{}, t.Dims...), Bytes: len(raw)})
 		blobs = append(blobs, raw)
@@ -215,6 +230,9 @@ func run(ctx context.Context, env Env, script, pkg, modelPath string, inputs []*
 	}
 	res := &Result{Build: rep.Build}
 	for i, o := range rep.Outputs {
+		if byPosition && i < len(names.OutONNX) {
+			o.Name = names.OutONNX[i] // the importer's name for it
+		}
 		dt, ok := dtypeOf(o.DType)
 		if !ok {
 			return nil, &RunError{Model: modelPath, Kind: "run", Detail: fmt.Sprintf("output %q: element type %s", o.Name, o.DType), Package: pkg}
@@ -239,6 +257,32 @@ func run(ctx context.Context, env Env, script, pkg, modelPath string, inputs []*
 		res.Outputs = append(res.Outputs, tp)
 	}
 	return res, nil
+}
+
+// inModelOrder orders inputs as the model's inputs when the model's
+// tensor names are empty or repeated and cannot bind them: each input
+// named as the importer names the model's input (formats/tflite
+// TensorNames) goes to its position; unnamed inputs keep theirs.
+func inModelOrder(names formats.IO, inputs []*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error) {
+	if len(inputs) != len(names.InONNX) {
+		return inputs, nil // the runner says how many it takes
+	}
+	out := make([]*onnxpb.TensorProto, len(inputs))
+	for k, in := range inputs {
+		j := k
+		if in.GetName() != "" {
+			j = slices.Index(names.InONNX, in.GetName())
+			if j < 0 {
+				return nil, fmt.Errorf("no model input is named %q: the model's input names are empty or repeated, so its inputs are named by position: %s",
+					in.GetName(), strings.Join(names.InONNX, ", "))
+			}
+		}
+		if out[j] != nil {
+			return nil, fmt.Errorf("two inputs for the model's input %d (%q)", j, names.InONNX[j])
+		}
+		out[j] = in
+	}
+	return out, nil
 }
 
 type reply struct {
