@@ -337,6 +337,10 @@ func (c *converter) pool(o *operator) error {
 	op := "MaxPool"
 	switch o.code {
 	case fb.BuiltinOperatorAVERAGE_POOL_2D:
+		// Quantized: TFLite's integer kernel, exactly (exact8.go).
+		if done, err := c.exactAvgPool(o, opt, attrs); done || err != nil {
+			return err
+		}
 		op = "AveragePool"
 		attrs = append(attrs, attrInt("count_include_pad", 0))
 	case fb.BuiltinOperatorL2_POOL_2D:

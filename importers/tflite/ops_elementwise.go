@@ -134,6 +134,12 @@ func (c *converter) binary(o *operator, op string, post ...string) error {
 	}
 	out := c.tensor(o.outputs[0])
 	lay := c.chooseLayout(o.inputs[:2], len(out.shape))
+	if len(post) == 0 {
+		// Quantized ADD/SUB: TFLite's integer kernel, exactly (exact8.go).
+		if done, err := c.exactAddSub(o, act, lay); done || err != nil {
+			return err
+		}
+	}
 	var ins []string
 	for _, i := range o.inputs[:2] {
 		v, err := c.floatValue(i, lay)
