@@ -128,7 +128,8 @@ var (
 func TestFixtureModels(t *testing.T) {
 	env := tfliteEnv(t)
 	root := testpaths.RepoRoot(t)
-	for _, name := range []string{"mlp_opset9", "mlp_opset17", "resnet_small", "squeezenet", "transformer_encoder", "transformer_block_opset21"} {
+	for _, name := range []string{"mlp_opset9", "mlp_opset17", "resnet_small", "squeezenet", "transformer_encoder", "transformer_block_opset21",
+		"unet", "attention_causal", "lstm", "detector_head"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(root, "fixtures", "models", name)
 			m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})

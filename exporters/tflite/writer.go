@@ -261,6 +261,8 @@ func opVersion(c fb.BuiltinOperator, q8 bool) int32 {
 		return 1
 	case fb.BuiltinOperatorGATHER:
 		return 1
+	case fb.BuiltinOperatorBROADCAST_TO:
+		return 2 // registered from version 2
 	}
 	return 1
 }

@@ -99,6 +99,19 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorREAD_VARIABLE:                (*converter).readVariable,
 		fb.BuiltinOperatorASSIGN_VARIABLE:              (*converter).assignVariable,
 		fb.BuiltinOperatorSVDF:                         (*converter).svdf,
+		fb.BuiltinOperatorTOPK_V2:                      (*converter).topK,
+		fb.BuiltinOperatorBROADCAST_TO:                 (*converter).broadcastTo,
+		fb.BuiltinOperatorCUMSUM:                       (*converter).cumSum,
+		fb.BuiltinOperatorRANGE:                        (*converter).rangeOp,
+		fb.BuiltinOperatorGATHER_ND:                    (*converter).gatherND,
+		fb.BuiltinOperatorZEROS_LIKE:                   (*converter).likeOp,
+		fb.BuiltinOperatorFILL:                         (*converter).fill,
+		fb.BuiltinOperatorREVERSE_V2:                   (*converter).reverse,
+		fb.BuiltinOperatorFLOOR_MOD:                    (*converter).floorMod,
+		fb.BuiltinOperatorL2_NORMALIZATION:             (*converter).l2Norm,
+		fb.BuiltinOperatorSCATTER_ND:                   (*converter).scatterND,
+		fb.BuiltinOperatorWHERE:                        (*converter).whereOp,
+		fb.BuiltinOperatorRANK:                         (*converter).rankOp,
 	}
 }
 

@@ -335,6 +335,7 @@ func oneOpCases() []oneOp {
 	cs = append(cs, convCases()...)
 	cs = append(cs, quantCases()...)
 	cs = append(cs, int8Cases()...)
+	cs = append(cs, shapeCases()...)
 	return cs
 }
 
