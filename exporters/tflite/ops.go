@@ -13,7 +13,7 @@ import (
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
-func asUnsupported(err error, ue **UnsupportedError) bool { return errors.As(err, ue) }
+func asUnsupported(err error, ue **nodeUnsupported) bool { return errors.As(err, ue) }
 
 func emptyOpts(start func(*flatbuffers.Builder), end func(*flatbuffers.Builder) flatbuffers.UOffsetT) optFn {
 	return func(b *flatbuffers.Builder) flatbuffers.UOffsetT { start(b); return end(b) }

@@ -81,6 +81,10 @@ func MainIO(model []byte) (io IO, err error) {
 	if m.SubgraphsLength() == 0 || !m.Subgraphs(&g, 0) {
 		return IO{}, fmt.Errorf("the model has no subgraph")
 	}
+	if g.TensorsLength() > len(model)/4 {
+		// Each tensor takes a 4-byte offset: a larger count is a lie.
+		return IO{}, fmt.Errorf("the main subgraph claims %d tensors in a %d-byte file", g.TensorsLength(), len(model))
+	}
 	raw := make([]string, g.TensorsLength())
 	var t fb.Tensor
 	for i := range raw {
@@ -90,6 +94,9 @@ func MainIO(model []byte) (io IO, err error) {
 	}
 	names := TensorNames(raw)
 	pick := func(n int, at func(int) int32) (r, o []string, err error) {
+		if n > len(model)/4 {
+			return nil, nil, fmt.Errorf("%d inputs or outputs in a %d-byte file", n, len(model))
+		}
 		for i := 0; i < n; i++ {
 			idx := at(i)
 			if idx < 0 || int(idx) >= len(raw) {
