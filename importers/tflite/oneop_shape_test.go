@@ -275,3 +275,35 @@ func (m mspec) withInput(t tspec) mspec {
 	m.inputs = append(m.inputs, idx)
 	return m
 }
+
+// dynamicCases have a dynamic (-1) dim in shape_signature: the importer
+// keeps it symbolic, the interpreter runs the static shape.
+func dynamicCases() []oneOp {
+	var cs []oneOp
+	dyn := func(t tspec, sig ...int32) tspec { t.sig = sig; return t }
+	add := func(name string, m mspec) { cs = append(cs, oneOp{name: name, m: m, lo: -2, hi: 2}) }
+	ot, o := convOpts(fb.PaddingSAME, 1, 1, fb.ActivationFunctionTypeRELU)
+	add("conv_2d/f32/dynamic_batch", single(fb.BuiltinOperatorCONV_2D, ot, o, []tspec{dyn(fshape(1, 6, 6, 3), -1, 6, 6, 3),
+		constF([]int32{4, 3, 3, 3}, randFloats(31, 108, -1, 1)...), constF([]int32{4}, 0.1, 0.2, -0.1, 0)}, dyn(fshape(1, 6, 6, 4), -1, 6, 6, 4)))
+	ot, o = addOpts(fb.ActivationFunctionTypeNONE)
+	add("add/f32/dynamic_dims", single(fb.BuiltinOperatorADD, ot, o, []tspec{dyn(fshape(1, 5, 3), -1, -1, 3), constF([]int32{3}, 1, 2, 3)}, dyn(fshape(1, 5, 3), -1, -1, 3)))
+	ot, o = fcOpts(fb.ActivationFunctionTypeNONE, false)
+	add("fully_connected/f32/dynamic_batch", single(fb.BuiltinOperatorFULLY_CONNECTED, ot, o, []tspec{dyn(fshape(2, 4), -1, 4),
+		constF([]int32{3, 4}, randFloats(32, 12, -1, 1)...), constF([]int32{3}, 0.5, -0.5, 0)}, dyn(fshape(2, 3), -1, 3)))
+	add("softmax/f32/dynamic_batch", single(fb.BuiltinOperatorSOFTMAX, fb.BuiltinOptionsSoftmaxOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+		fb.SoftmaxOptionsStart(b)
+		fb.SoftmaxOptionsAddBeta(b, 1)
+		return fb.SoftmaxOptionsEnd(b)
+	}, []tspec{dyn(fshape(2, 6), -1, 6)}, dyn(fshape(2, 6), -1, 6)))
+	add("mean/f32/dynamic_spatial", single(fb.BuiltinOperatorMEAN, fb.BuiltinOptionsReducerOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+		fb.ReducerOptionsStart(b)
+		fb.ReducerOptionsAddKeepDims(b, false)
+		return fb.ReducerOptionsEnd(b)
+	}, []tspec{dyn(fshape(1, 4, 4, 3), 1, -1, -1, 3), constI32([]int32{2}, 1, 2)}, fshape(1, 3)))
+	ot, o = addOpts(fb.ActivationFunctionTypeNONE)
+	add("add/int8/dynamic_batch", single(fb.BuiltinOperatorADD, ot, o, []tspec{dyn(q8(0.02, 1, 2, 6), -1, 6), dyn(q8(0.03, -2, 2, 6), -1, 6)}, dyn(q8(0.05, 0, 2, 6), -1, 6)))
+	for i := range cs {
+		cs[i].exact = true
+	}
+	return cs
+}

@@ -336,6 +336,7 @@ func oneOpCases() []oneOp {
 	cs = append(cs, quantCases()...)
 	cs = append(cs, int8Cases()...)
 	cs = append(cs, shapeCases()...)
+	cs = append(cs, dynamicCases()...)
 	return cs
 }
 
@@ -480,6 +481,7 @@ func TestOneOpAgainstTFLite(t *testing.T) {
 	cases := oneOpCases()
 	dir := t.TempDir()
 	seen := map[string]bool{}
+	checks := map[fb.BuiltinOperator][]string{}
 	for _, c := range cases {
 		if seen[c.name] {
 			t.Fatalf("two cases named %s", c.name)
@@ -519,10 +521,31 @@ func TestOneOpAgainstTFLite(t *testing.T) {
 					t.Errorf("output %q: %s, want every value exact", want.GetName(), r)
 				}
 				t.Logf("%s: %s", c.name, r)
+				if !t.Failed() {
+					checks[c.m.ops[0].code] = append(checks[c.m.ops[0].code], fmt.Sprintf("`%s` (%s)", c.name, shortResult(r)))
+				}
 			}
 		})
 	}
 	t.Logf("%d one-op cases", len(cases))
+	if os.Getenv(writeOpsDocEnv) == "1" {
+		writeOpsDoc(t, len(cases), checks)
+	}
+}
+
+// shortResult abbreviates a compareOutput result for the ops table.
+func shortResult(r string) string {
+	if i := strings.Index(r, ", max error "); i >= 0 {
+		rest := r[i+len(", max error "):]
+		if j := strings.Index(rest, " "); j >= 0 {
+			rest = rest[:j]
+		}
+		return "max rel. error " + rest
+	}
+	if i := strings.Index(r, "max "); i >= 0 {
+		return r[i:]
+	}
+	return r
 }
 
 // checkNaN fails when the two float outputs have NaN in different places
