@@ -102,6 +102,12 @@ func handlers() map[string]func(*converter, *canonical.Node) error {
 		"ArgMin":                (*converter).argMinMax,
 		"Sum":                   (*converter).sum,
 		"Shape":                 (*converter).shapeOp,
+		"Erf":                   (*converter).erf,
+		"ReduceL1":              (*converter).reduceMore,
+		"ReduceL2":              (*converter).reduceMore,
+		"ReduceSumSquare":       (*converter).reduceMore,
+		"ReduceLogSum":          (*converter).reduceMore,
+		"ReduceLogSumExp":       (*converter).reduceMore,
 	}
 }
 

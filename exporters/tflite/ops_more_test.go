@@ -105,11 +105,38 @@ g (float[3,4] x, float[3,4] z) => (bool[3,4] y) {
   e = And (c, d)
   y = Not (e)
 }`, map[string][]int64{"k": {4}}, []input{{"x", []int64{3, 4}}, {"z", []int64{3, 4}}}},
+		{"Erf/torch_gelu", `<ir_version: 8, opset_import: ["" : 17]>
+g (float[4,8] x) => (float[4,8] y) {
+  a = Div (x, r2)
+  e = Erf (a)
+  p = Add (e, one)
+  m = Mul (x, p)
+  y = Mul (m, half)
+}`, nil, []input{{"x", []int64{4, 8}}}},
+		{"Reduce/L1_L2_SumSquare_LogSum_LogSumExp", `<ir_version: 8, opset_import: ["" : 18]>
+g (float[3,5,4] x) => (float[3,1,4] a, float[3,4] b, float[3,5,1] c, float[1,1,4] d, float[3,4] e) {
+  ax = Constant <value: tensor = int64[1] {1}> ()
+  a = ReduceL1 (x, ax)
+  b = ReduceL2 <keepdims: int = 0> (x, ax)
+  ax2 = Constant <value: tensor = int64[1] {2}> ()
+  c = ReduceSumSquare (x, ax2)
+  sq = Mul (x, x)
+  ax01 = Constant <value: tensor = int64[2] {0, 1}> ()
+  d = ReduceLogSum (sq, ax01)
+  e = ReduceLogSumExp <keepdims: int = 0> (x, ax)
+}`, nil, []input{{"x", []int64{3, 5, 4}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := parseModel(t, c.src)
 			fillInits(t, m, 0.8, c.inits)
+			if c.name == "Erf/torch_gelu" {
+				for name, v := range map[string]float64{"r2": math.Sqrt2, "one": 1, "half": 0.5} {
+					if _, err := m.Graph.AddInitializer(f32Tensor(name, nil, []float64{v})); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			var ins []*canonical.Tensor
 			for k, in := range c.ins {
 				n, _ := canonical.NumElements(in.dims)

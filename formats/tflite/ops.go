@@ -203,6 +203,12 @@ func Decomposed() map[string][]string {
 		"HardSigmoid":        {"MUL", "ADD", "RELU6 / MINIMUM + MAXIMUM"},
 		"Reciprocal":         {"DIV"},
 		"Sum":                {"ADD"},
+		"Erf":                {"ABS", "MUL", "ADD", "DIV", "NEG", "EXP", "SUB", "SIGN"},
+		"ReduceL1":           {"ABS", "SUM"},
+		"ReduceL2":           {"MUL", "SUM", "SQRT"},
+		"ReduceSumSquare":    {"MUL", "SUM"},
+		"ReduceLogSum":       {"SUM", "LOG"},
+		"ReduceLogSumExp":    {"EXP", "SUM", "LOG"},
 		"GRU":                {"FULLY_CONNECTED", "BATCH_MATMUL", "LOGISTIC", "TANH", "MUL", "ADD", "SUB", "PACK"},
 	}
 }
