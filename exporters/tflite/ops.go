@@ -103,6 +103,7 @@ func handlers() map[string]func(*converter, *canonical.Node) error {
 		"Sum":                   (*converter).sum,
 		"Shape":                 (*converter).shapeOp,
 		"Erf":                   (*converter).erf,
+		"Einsum":                (*converter).einsum,
 		"ReduceL1":              (*converter).reduceMore,
 		"ReduceL2":              (*converter).reduceMore,
 		"ReduceSumSquare":       (*converter).reduceMore,

@@ -105,6 +105,14 @@ g (float[3,4] x, float[3,4] z) => (bool[3,4] y) {
   e = And (c, d)
   y = Not (e)
 }`, map[string][]int64{"k": {4}}, []input{{"x", []int64{3, 4}}, {"z", []int64{3, 4}}}},
+		{"Einsum/common_forms", `<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,3,4] x, float[2,4,5] z, float[2,6,3,4] q, float[2,6,5,4] k) => (float[2,3,5] a, float[2,6,3,5] b, float[3,2] c, float[4,2,3] d, float[2,3] e) {
+  a = Einsum <equation: string = "bij,bjk->bik"> (x, z)
+  b = Einsum <equation: string = "bhid,bhjd->bhij"> (q, k)
+  c = Einsum <equation: string = "bij,j->ib"> (x, v)
+  d = Einsum <equation: string = "bij->jbi"> (x)
+  e = Einsum <equation: string = "bij->bi"> (x)
+}`, map[string][]int64{"v": {4}}, []input{{"x", []int64{2, 3, 4}}, {"z", []int64{2, 4, 5}}, {"q", []int64{2, 6, 3, 4}}, {"k", []int64{2, 6, 5, 4}}}},
 		{"Erf/torch_gelu", `<ir_version: 8, opset_import: ["" : 17]>
 g (float[4,8] x) => (float[4,8] y) {
   a = Div (x, r2)

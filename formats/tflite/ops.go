@@ -204,6 +204,7 @@ func Decomposed() map[string][]string {
 		"Reciprocal":         {"DIV"},
 		"Sum":                {"ADD"},
 		"Erf":                {"ABS", "MUL", "ADD", "DIV", "NEG", "EXP", "SUB", "SIGN"},
+		"Einsum":             {"TRANSPOSE", "RESHAPE", "BATCH_MATMUL", "SUM"},
 		"ReduceL1":           {"ABS", "SUM"},
 		"ReduceL2":           {"MUL", "SUM", "SQRT"},
 		"ReduceSumSquare":    {"MUL", "SUM"},
