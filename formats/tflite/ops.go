@@ -188,6 +188,11 @@ func entries() []entry {
 		s(fb.BuiltinOperatorSCATTER_ND, "ScatterND (reduction add) into ConstantOfShape zeros"),
 		s(fb.BuiltinOperatorWHERE, "NonZero + Transpose (coordinates)"),
 		s(fb.BuiltinOperatorRANK, "Size(Shape)"),
+		s(fb.BuiltinOperatorLOCAL_RESPONSE_NORMALIZATION, "LRN (alpha times the window size), NCHW"),
+		s(fb.BuiltinOperatorONE_HOT, "OneHot with values [off, on]"),
+		s(fb.BuiltinOperatorEMBEDDING_LOOKUP, "Gather on axis 0"),
+		s(fb.BuiltinOperatorREDUCE_ANY, "ReduceMax of the values as int32"),
+		s(fb.BuiltinOperatorREDUCE_ALL, "ReduceMin of the values as int32"),
 	}
 }
 

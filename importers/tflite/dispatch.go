@@ -112,6 +112,11 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorSCATTER_ND:                   (*converter).scatterND,
 		fb.BuiltinOperatorWHERE:                        (*converter).whereOp,
 		fb.BuiltinOperatorRANK:                         (*converter).rankOp,
+		fb.BuiltinOperatorLOCAL_RESPONSE_NORMALIZATION: (*converter).localResponseNorm,
+		fb.BuiltinOperatorONE_HOT:                      (*converter).oneHot,
+		fb.BuiltinOperatorEMBEDDING_LOOKUP:             (*converter).embeddingLookup,
+		fb.BuiltinOperatorREDUCE_ANY:                   (*converter).reduceAnyAll,
+		fb.BuiltinOperatorREDUCE_ALL:                   (*converter).reduceAnyAll,
 	}
 }
 

@@ -264,6 +264,33 @@ func shapeCases() []oneOp {
 	}, []tspec{fshape(3, 8)}, fshape(3, 8)))
 	add("scatter_nd/f32", single(fb.BuiltinOperatorSCATTER_ND, ot, o, []tspec{constI32([]int32{3, 1}, 4, 0, 2), fshape(3, 2), constI32([]int32{2}, 6, 2)}, fshape(6, 2)))
 	add("rank/f32", single(fb.BuiltinOperatorRANK, ot, o, []tspec{x4}, i32()))
+	add("local_response_normalization/f32", single(fb.BuiltinOperatorLOCAL_RESPONSE_NORMALIZATION, fb.BuiltinOptionsLocalResponseNormalizationOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+		fb.LocalResponseNormalizationOptionsStart(b)
+		fb.LocalResponseNormalizationOptionsAddRadius(b, 2)
+		fb.LocalResponseNormalizationOptionsAddBias(b, 1.5)
+		fb.LocalResponseNormalizationOptionsAddAlpha(b, 0.3)
+		fb.LocalResponseNormalizationOptionsAddBeta(b, 0.75)
+		return fb.LocalResponseNormalizationOptionsEnd(b)
+	}, []tspec{fshape(1, 3, 4, 7)}, fshape(1, 3, 4, 7)))
+	for _, ax := range []int32{-1, 0} {
+		a := ax
+		osh := []int32{3, 5}
+		if ax == 0 {
+			osh = []int32{5, 3}
+		}
+		add(fmt.Sprintf("one_hot/f32/axis%d", ax), single(fb.BuiltinOperatorONE_HOT, fb.BuiltinOptionsOneHotOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.OneHotOptionsStart(b)
+			fb.OneHotOptionsAddAxis(b, a)
+			return fb.OneHotOptionsEnd(b)
+		}, []tspec{i32(3), constI32([]int32{}, 5), constF([]int32{}, 2.5), constF([]int32{}, -1)}, fshape(osh...)))
+	}
+	add("embedding_lookup/f32", single(fb.BuiltinOperatorEMBEDDING_LOOKUP, ot, o, []tspec{constI32([]int32{4}, 3, 0, 2, 3), fshape(5, 6)}, fshape(4, 6)))
+	for _, code := range []fb.BuiltinOperator{fb.BuiltinOperatorREDUCE_ANY, fb.BuiltinOperatorREDUCE_ALL} {
+		add(strings.ToLower(code.String())+"/bool", single(code, fb.BuiltinOptionsReducerOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.ReducerOptionsStart(b)
+			return fb.ReducerOptionsEnd(b)
+		}, []tspec{boolT(3, 4), constI32([]int32{1}, 1)}, boolT(3)))
+	}
 	return cs
 }
 

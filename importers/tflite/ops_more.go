@@ -372,3 +372,120 @@ func constantValueAttr(dt onnxpb.TensorProto_DataType, v float64) *onnxpb.Attrib
 	}
 	return &onnxpb.AttributeProto{Name: proto.String("value"), Type: onnxpb.AttributeProto_TENSOR.Enum(), T: t}
 }
+
+// localResponseNorm is LOCAL_RESPONSE_NORMALIZATION on the last (channel)
+// axis of a 4-D tensor: ONNX LRN on NCHW, whose alpha is divided by the
+// window size (TFLite's is not).
+func (c *converter) localResponseNorm(o *operator) error {
+	if err := needInputs(o, 1); err != nil {
+		return err
+	}
+	if err := c.need4D(o.inputs[0]); err != nil {
+		return err
+	}
+	opt, err := options[fb.LocalResponseNormalizationOptions](o, fb.BuiltinOptionsLocalResponseNormalizationOptions)
+	if err != nil {
+		return err
+	}
+	size := int64(2*opt.Radius() + 1)
+	x, err := c.floatValue(o.inputs[0], nchw)
+	if err != nil {
+		return err
+	}
+	return c.emit(o.outputs[0], nchw, fb.ActivationFunctionTypeNONE, func(y string) error {
+		c.node("LRN", []string{x}, []string{y}, attrInt("size", size), attrFloat("alpha", opt.Alpha()*float32(size)),
+			attrFloat("beta", opt.Beta()), attrFloat("bias", opt.Bias()))
+		return nil
+	})
+}
+
+// oneHot is ONE_HOT(indices, depth, on, off) as OneHot(indices, depth,
+// [off, on]).
+func (c *converter) oneHot(o *operator) error {
+	if err := needInputs(o, 4); err != nil {
+		return err
+	}
+	opt, err := options[fb.OneHotOptions](o, fb.BuiltinOptionsOneHotOptions)
+	if err != nil {
+		return err
+	}
+	idx, err := c.int64Of(o.inputs[0])
+	if err != nil {
+		return err
+	}
+	depth, err := c.int64Of(o.inputs[1])
+	if err != nil {
+		return err
+	}
+	on, err := c.floatValue(o.inputs[2], native)
+	if err != nil {
+		return err
+	}
+	off, err := c.floatValue(o.inputs[3], native)
+	if err != nil {
+		return err
+	}
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		vals := c.unique(y + "_values")
+		var parts []string
+		for k, v := range []string{off, on} {
+			r := c.unique(y + "_value" + string(rune('0'+k)))
+			c.node("Reshape", []string{v, c.constI64(r+"_shape", []int64{1})}, []string{r})
+			parts = append(parts, r)
+		}
+		c.node("Concat", parts, []string{vals}, attrInt("axis", 0))
+		c.node("OneHot", []string{idx, depth, vals}, []string{y}, attrInt("axis", int64(opt.Axis())))
+		return nil
+	})
+}
+
+// embeddingLookup is EMBEDDING_LOOKUP(ids, table): Gather on axis 0.
+func (c *converter) embeddingLookup(o *operator) error {
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
+	ids, err := c.int64Of(o.inputs[0])
+	if err != nil {
+		return err
+	}
+	tbl, err := c.floatValue(o.inputs[1], native)
+	if err != nil {
+		return err
+	}
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		c.node("Gather", []string{tbl, ids}, []string{y}, attrInt("axis", 0))
+		return nil
+	})
+}
+
+// reduceAnyAll is REDUCE_ANY / REDUCE_ALL on bool: ReduceMax / ReduceMin
+// of the values cast to int32, cast back.
+func (c *converter) reduceAnyAll(o *operator) error {
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
+	opt, err := options[fb.ReducerOptions](o, fb.BuiltinOptionsReducerOptions)
+	if err != nil {
+		return err
+	}
+	axes, err := c.constInts(o.inputs[1])
+	if err != nil {
+		return fmt.Errorf("axes: %w", err)
+	}
+	x, err := c.rawValue(int(o.inputs[0]), native)
+	if err != nil {
+		return err
+	}
+	op := "ReduceMax"
+	if o.code == fb.BuiltinOperatorREDUCE_ALL {
+		op = "ReduceMin"
+	}
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		xi := c.unique(y + "_i32")
+		c.node("Cast", []string{x}, []string{xi}, attrInt("to", int64(onnxpb.TensorProto_INT32)))
+		r := c.unique(y + "_reduced")
+		c.node(op, []string{xi, c.constI64(y+"_axes", axes)}, []string{r}, attrInt("keepdims", b2i(opt.KeepDims())))
+		c.node("Cast", []string{r}, []string{y}, attrInt("to", int64(onnxpb.TensorProto_BOOL)))
+		return nil
+	})
+}
