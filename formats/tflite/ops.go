@@ -193,6 +193,7 @@ func entries() []entry {
 		s(fb.BuiltinOperatorEMBEDDING_LOOKUP, "Gather on axis 0"),
 		s(fb.BuiltinOperatorREDUCE_ANY, "ReduceMax of the values as int32"),
 		s(fb.BuiltinOperatorREDUCE_ALL, "ReduceMin of the values as int32"),
+		s(fb.BuiltinOperatorDENSIFY, "Identity (sparse constants are densified when the model is read)"),
 	}
 }
 

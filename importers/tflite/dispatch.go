@@ -117,6 +117,7 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorEMBEDDING_LOOKUP:             (*converter).embeddingLookup,
 		fb.BuiltinOperatorREDUCE_ANY:                   (*converter).reduceAnyAll,
 		fb.BuiltinOperatorREDUCE_ALL:                   (*converter).reduceAnyAll,
+		fb.BuiltinOperatorDENSIFY:                      func(c *converter, o *operator) error { return c.unary(o, "Identity") },
 	}
 }
 

@@ -320,12 +320,19 @@ func readTensor(t *fb.Tensor, qp *fb.QuantizationParameters, index int, buffers 
 	}
 	if bi > 0 && len(buffers[bi]) > 0 {
 		tt.data = buffers[bi]
-		if t.Sparsity(nil) != nil {
-			return nil, fmt.Errorf("tensor %d %q: sparse constant tensors are not supported", index, tt.name)
-		}
 		es := elemSize(tt.typ)
 		if es == 0 {
 			return nil, fmt.Errorf("tensor %d %q: constant of type %s is not supported", index, tt.name, tt.typ)
+		}
+		if sp := t.Sparsity(nil); sp != nil {
+			if tt.typ == fb.TensorTypeINT4 {
+				return nil, fmt.Errorf("tensor %d %q: sparse int4 constants are not supported", index, tt.name)
+			}
+			dense, err := densify(sp, tt.shape, es, tt.data)
+			if err != nil {
+				return nil, fmt.Errorf("tensor %d %q: %w", index, tt.name, err)
+			}
+			tt.data = dense
 		}
 		for _, d := range tt.shape {
 			if d < 0 {

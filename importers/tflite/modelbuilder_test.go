@@ -23,6 +23,9 @@ type tspec struct {
 	zp       []int64
 	qdim     int32
 	variable bool
+	// sparsity writes the tensor's SparsityParameters (data then holds
+	// the stored values only).
+	sparsity func(*flatbuffers.Builder) flatbuffers.UOffsetT
 }
 
 type opspec struct {
@@ -112,8 +115,15 @@ func (m *mspec) bytes() []byte {
 			fb.QuantizationParametersAddQuantizedDimension(b, t.qdim)
 			q = fb.QuantizationParametersEnd(b)
 		}
+		var sp flatbuffers.UOffsetT
+		if t.sparsity != nil {
+			sp = t.sparsity(b)
+		}
 		fb.TensorStart(b)
 		fb.TensorAddName(b, name)
+		if sp != 0 {
+			fb.TensorAddSparsity(b, sp)
+		}
 		fb.TensorAddShape(b, shape)
 		if t.sig != nil {
 			fb.TensorAddShapeSignature(b, sig)

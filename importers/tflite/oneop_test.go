@@ -337,6 +337,7 @@ func oneOpCases() []oneOp {
 	cs = append(cs, int8Cases()...)
 	cs = append(cs, shapeCases()...)
 	cs = append(cs, dynamicCases()...)
+	cs = append(cs, sparseCases()...)
 	return cs
 }
 
