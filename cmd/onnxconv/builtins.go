@@ -29,7 +29,7 @@ builtin operator, how it imports and which ONNX ops export to it.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 || ops {
-				return writeFormatOps(cmd.OutOrStdout(), args, ops, asJSON)
+				return writeTFLiteOps(cmd.OutOrStdout(), args, ops, asJSON)
 			}
 			infos, err := plugins.Discover(cmd.Context(), pluginHostOptions(builtins))
 			if err != nil {

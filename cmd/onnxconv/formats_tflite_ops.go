@@ -12,8 +12,8 @@ import (
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 )
 
-// writeFormatOps prints the op table of the format args names.
-func writeFormatOps(w io.Writer, args []string, ops, asJSON bool) error {
+// writeTFLiteOps prints the TFLite op table ('formats tflite --ops').
+func writeTFLiteOps(w io.Writer, args []string, ops, asJSON bool) error {
 	if len(args) != 1 || !ops {
 		return badInput(fmt.Errorf("formats: give a format and --ops, as in 'onnxconv formats tflite --ops'"))
 	}
