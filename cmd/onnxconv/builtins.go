@@ -25,7 +25,9 @@ recognizes files by magic bytes. Detection tries magic bytes first, then
 the extension; --from FORMAT names the format instead.
 
 'onnxconv formats tfjs --ops' (or tensorflow) lists every op of TF.js's
-graph-model op list and whether the TF-op mapping maps it.`,
+graph-model op list and whether the TF-op mapping maps it;
+'onnxconv formats tflite --ops' prints the TFLite op table: for each
+builtin operator, how it imports and which ONNX ops export to it.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ops || len(args) > 0 {
@@ -42,6 +44,6 @@ graph-model op list and whether the TF-op mapping maps it.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().BoolVar(&ops, "ops", false, "list the source ops of FORMAT (tfjs, tensorflow) and whether each is mapped")
+	cmd.Flags().BoolVar(&ops, "ops", false, "list the ops of FORMAT (tfjs, tensorflow, tflite) and how each is mapped")
 	return cmd
 }

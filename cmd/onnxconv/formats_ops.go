@@ -24,12 +24,14 @@ type formatOps struct {
 
 func writeFormatOps(cmd *cobra.Command, args []string, ops, asJSON bool) error {
 	if !ops || len(args) != 1 {
-		return badInput(errors.New("formats: list a format's ops with 'onnxconv formats FORMAT --ops' (FORMAT: tfjs or tensorflow)"))
+		return badInput(errors.New("formats: list a format's ops with 'onnxconv formats FORMAT --ops' (FORMAT: tfjs, tensorflow or tflite)"))
 	}
 	switch args[0] {
 	case "tfjs", "tensorflow":
+	case "tflite":
+		return writeTFLiteOps(cmd.OutOrStdout(), args, ops, asJSON)
 	default:
-		return badInput(fmt.Errorf("formats %s --ops: op lists are known for tfjs and tensorflow (one TF-op mapping serves both)", args[0]))
+		return badInput(fmt.Errorf("formats %s --ops: op lists are known for tfjs, tensorflow (one TF-op mapping serves both) and tflite", args[0]))
 	}
 	cov := tfops.TFJSCoverage()
 	res := formatOps{Format: args[0], Source: "@tensorflow/tfjs-converter " + tfops.TFJSVersion + " op list", Total: len(cov), Ops: cov}

@@ -8,7 +8,8 @@ import (
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/passes"
 )
 
@@ -528,6 +529,10 @@ func (c *converter) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Every node TFLite cannot express is collected, so that a user sees
+	// them all at once; the nodes that read their outputs are not tried.
+	errs := &importers.UnsupportedOpsError{Format: "tflite export"}
+	failed := map[*canonical.Value]bool{}
 	for _, n := range nodes {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -535,14 +540,27 @@ func (c *converter) run(ctx context.Context) error {
 		if c.skip[n] {
 			continue
 		}
+		if slices.ContainsFunc(n.Inputs, func(v *canonical.Value) bool { return v != nil && failed[v] }) {
+			for _, v := range n.Outputs {
+				failed[v] = true
+			}
+			continue
+		}
 		c.cur = n
 		if err := c.node(n); err != nil {
-			var ue *UnsupportedError
+			var ue *nodeUnsupported
 			if asUnsupported(err, &ue) {
-				return err
+				errs.Add(ue.Op, ue.Node, ue.Reason)
+				for _, v := range n.Outputs {
+					failed[v] = true
+				}
+				continue
 			}
 			return fmt.Errorf("node %q (%s): %w", n.Name, n.OpType, err)
 		}
+	}
+	if err := errs.Err(); err != nil {
+		return err
 	}
 	c.cur = nil
 	used := map[int32]bool{}

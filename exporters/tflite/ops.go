@@ -9,117 +9,129 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	formats "github.com/onnxconv/onnxconv/formats/tflite"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
-func asUnsupported(err error, ue **UnsupportedError) bool { return errors.As(err, ue) }
+func asUnsupported(err error, ue **nodeUnsupported) bool { return errors.As(err, ue) }
 
 func emptyOpts(start func(*flatbuffers.Builder), end func(*flatbuffers.Builder) flatbuffers.UOffsetT) optFn {
 	return func(b *flatbuffers.Builder) flatbuffers.UOffsetT { start(b); return end(b) }
 }
 
-var unaryOps = map[string]fb.BuiltinOperator{
-	"Relu": fb.BuiltinOperatorRELU, "Sigmoid": fb.BuiltinOperatorLOGISTIC, "Tanh": fb.BuiltinOperatorTANH,
-	"Exp": fb.BuiltinOperatorEXP, "Log": fb.BuiltinOperatorLOG, "Sqrt": fb.BuiltinOperatorSQRT,
-	"Abs": fb.BuiltinOperatorABS, "Neg": fb.BuiltinOperatorNEG, "Floor": fb.BuiltinOperatorFLOOR,
-	"Ceil": fb.BuiltinOperatorCEIL, "Sin": fb.BuiltinOperatorSIN, "Cos": fb.BuiltinOperatorCOS,
-	"Round": fb.BuiltinOperatorROUND, "Sign": fb.BuiltinOperatorSIGN, "Not": fb.BuiltinOperatorLOGICAL_NOT,
-	"HardSwish": fb.BuiltinOperatorHARD_SWISH,
+// handlers maps each ONNX op that has its own converter to it; the Unary
+// and Binary rows of the op table in formats/tflite are the one-to-one ops.
+// TestOpTable checks that the ops exported here are the table's.
+func handlers() map[string]func(*converter, *canonical.Node) error {
+	return map[string]func(*converter, *canonical.Node) error{
+		"Identity": (*converter).elide,
+		"Dropout":  (*converter).elide,
+		"Transpose": func(c *converter, n *canonical.Node) error {
+			r := c.rank(n.Inputs[0])
+			if r < 0 {
+				return fmt.Errorf("input rank unknown")
+			}
+			p := intsOf(n.AttrInts("perm", nil))
+			if len(p) == 0 {
+				p = identity(r)
+				slices.Reverse(p)
+			}
+			c.aliases[n.Outputs[0]] = alias{src: n.Inputs[0], perm: norm(p)}
+			return nil
+		},
+		"Conv":              (*converter).conv,
+		"ConvTranspose":     (*converter).convTranspose,
+		"Gemm":              (*converter).gemm,
+		"MatMul":            (*converter).matmul,
+		"MaxPool":           (*converter).pool,
+		"AveragePool":       (*converter).pool,
+		"GlobalAveragePool": (*converter).globalPool,
+		"GlobalMaxPool":     (*converter).globalPool,
+		"Flatten":           (*converter).reshapeNode,
+		"Reshape":           (*converter).reshapeNode,
+		"Squeeze":           (*converter).reshapeNode,
+		"Unsqueeze":         (*converter).reshapeNode,
+		"Concat":            (*converter).concat,
+		"Softmax":           (*converter).softmax,
+		"LogSoftmax":        (*converter).softmax,
+		"ReduceMean":        (*converter).reduce,
+		"ReduceSum":         (*converter).reduce,
+		"ReduceMax":         (*converter).reduce,
+		"ReduceMin":         (*converter).reduce,
+		"ReduceProd":        (*converter).reduce,
+		"Gather":            (*converter).gather,
+		"Slice":             (*converter).slice,
+		"Pad":               (*converter).pad,
+		"Clip":              (*converter).clip,
+		"LeakyRelu": func(c *converter, n *canonical.Node) error {
+			alpha := n.AttrFloat("alpha", 0.01)
+			return c.unaryWith(n, fb.BuiltinOperatorLEAKY_RELU, fb.BuiltinOptionsLeakyReluOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+				fb.LeakyReluOptionsStart(b)
+				fb.LeakyReluOptionsAddAlpha(b, alpha)
+				return fb.LeakyReluOptionsEnd(b)
+			})
+		},
+		"Gelu": func(c *converter, n *canonical.Node) error {
+			approx := n.AttrString("approximate", "none") == "tanh"
+			return c.unaryWith(n, fb.BuiltinOperatorGELU, fb.BuiltinOptionsGeluOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+				fb.GeluOptionsStart(b)
+				fb.GeluOptionsAddApproximate(b, approx)
+				return fb.GeluOptionsEnd(b)
+			})
+		},
+		"Reciprocal":            (*converter).reciprocal,
+		"BatchNormalization":    (*converter).batchNorm,
+		"LayerNormalization":    (*converter).layerNorm,
+		"Resize":                (*converter).resize,
+		"Upsample":              (*converter).resize,
+		"LSTM":                  (*converter).lstm,
+		"GRU":                   (*converter).gru,
+		"HardSigmoid":           (*converter).hardSigmoid,
+		"InstanceNormalization": (*converter).instanceNorm,
+		"GroupNormalization":    (*converter).groupNorm,
+		"Split":                 (*converter).split,
+		"TopK":                  (*converter).topK,
+		"Where":                 (*converter).where,
+		"Expand":                (*converter).expand,
+		"Tile":                  (*converter).tile,
+		"Cast":                  (*converter).cast,
+		"CumSum":                (*converter).cumSum,
+		"Range":                 (*converter).rangeOp,
+		"GatherND":              (*converter).gatherND,
+		"ArgMax":                (*converter).argMinMax,
+		"ArgMin":                (*converter).argMinMax,
+		"Sum":                   (*converter).sum,
+		"Shape":                 (*converter).shapeOp,
+		"Erf":                   (*converter).erf,
+		"Einsum":                (*converter).einsum,
+		"ReduceL1":              (*converter).reduceMore,
+		"ReduceL2":              (*converter).reduceMore,
+		"ReduceSumSquare":       (*converter).reduceMore,
+		"ReduceLogSum":          (*converter).reduceMore,
+		"ReduceLogSumExp":       (*converter).reduceMore,
+	}
 }
 
-var binaryOps = map[string]fb.BuiltinOperator{
-	"Add": fb.BuiltinOperatorADD, "Sub": fb.BuiltinOperatorSUB, "Mul": fb.BuiltinOperatorMUL,
-	"Div": fb.BuiltinOperatorDIV, "Pow": fb.BuiltinOperatorPOW, "Max": fb.BuiltinOperatorMAXIMUM,
-	"Min": fb.BuiltinOperatorMINIMUM, "Less": fb.BuiltinOperatorLESS, "LessOrEqual": fb.BuiltinOperatorLESS_EQUAL,
-	"Greater": fb.BuiltinOperatorGREATER, "GreaterOrEqual": fb.BuiltinOperatorGREATER_EQUAL,
-	"Equal": fb.BuiltinOperatorEQUAL, "And": fb.BuiltinOperatorLOGICAL_AND, "Or": fb.BuiltinOperatorLOGICAL_OR,
-	"PRelu": fb.BuiltinOperatorPRELU,
+// elide writes n (formats/tflite Elided) as no op: its output is its input.
+func (c *converter) elide(n *canonical.Node) error {
+	c.aliases[n.Outputs[0]] = alias{src: n.Inputs[0]}
+	return nil
 }
 
 func (c *converter) node(n *canonical.Node) error {
-	if op, ok := unaryOps[n.OpType]; ok {
-		return c.unary(n, op)
+	if row, ok := formats.ElementwiseFor(n.OpType); ok {
+		for attr, want := range row.Fixed {
+			if v := n.AttrFloat(attr, want); v != want {
+				return unsupported(n, "TFLite %s has %s %g, this node has %g", row.Name, attr, want, v)
+			}
+		}
+		if row.Kind == formats.Unary {
+			return c.unary(n, row.Builtin)
+		}
+		return c.binary(n, row.Builtin)
 	}
-	if op, ok := binaryOps[n.OpType]; ok {
-		return c.binary(n, op)
-	}
-	switch n.OpType {
-	case "Identity", "Dropout":
-		c.aliases[n.Outputs[0]] = alias{src: n.Inputs[0]}
-		return nil
-	case "Transpose":
-		r := c.rank(n.Inputs[0])
-		if r < 0 {
-			return fmt.Errorf("input rank unknown")
-		}
-		p := intsOf(n.AttrInts("perm", nil))
-		if len(p) == 0 {
-			p = identity(r)
-			slices.Reverse(p)
-		}
-		c.aliases[n.Outputs[0]] = alias{src: n.Inputs[0], perm: norm(p)}
-		return nil
-	case "Conv":
-		return c.conv(n)
-	case "ConvTranspose":
-		return c.convTranspose(n)
-	case "Gemm":
-		return c.gemm(n)
-	case "MatMul":
-		return c.matmul(n)
-	case "MaxPool", "AveragePool":
-		return c.pool(n)
-	case "GlobalAveragePool", "GlobalMaxPool":
-		return c.globalPool(n)
-	case "Flatten", "Reshape", "Squeeze", "Unsqueeze":
-		return c.reshapeNode(n)
-	case "Concat":
-		return c.concat(n)
-	case "Softmax", "LogSoftmax":
-		return c.softmax(n)
-	case "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd":
-		return c.reduce(n)
-	case "Gather":
-		return c.gather(n)
-	case "Slice":
-		return c.slice(n)
-	case "Pad":
-		return c.pad(n)
-	case "Clip":
-		return c.clip(n)
-	case "LeakyRelu":
-		alpha := n.AttrFloat("alpha", 0.01)
-		return c.unaryWith(n, fb.BuiltinOperatorLEAKY_RELU, fb.BuiltinOptionsLeakyReluOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
-			fb.LeakyReluOptionsStart(b)
-			fb.LeakyReluOptionsAddAlpha(b, alpha)
-			return fb.LeakyReluOptionsEnd(b)
-		})
-	case "Elu":
-		if a := n.AttrFloat("alpha", 1); a != 1 {
-			return unsupported(n, "TFLite ELU has alpha 1, this node has %g", a)
-		}
-		return c.unary(n, fb.BuiltinOperatorELU)
-	case "Gelu":
-		approx := n.AttrString("approximate", "none") == "tanh"
-		return c.unaryWith(n, fb.BuiltinOperatorGELU, fb.BuiltinOptionsGeluOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
-			fb.GeluOptionsStart(b)
-			fb.GeluOptionsAddApproximate(b, approx)
-			return fb.GeluOptionsEnd(b)
-		})
-	case "Reciprocal":
-		return c.reciprocal(n)
-	case "BatchNormalization":
-		return c.batchNorm(n)
-	case "LayerNormalization":
-		return c.layerNorm(n)
-	case "Resize", "Upsample":
-		return c.resize(n)
-	case "LSTM":
-		return c.lstm(n)
-	case "GRU":
-		return c.gru(n)
-	case "HardSigmoid":
-		return c.hardSigmoid(n)
+	if h, ok := handlers()[n.OpType]; ok {
+		return h(c, n)
 	}
 	return unsupported(n, "op %s is not supported by the TFLite exporter", n.OpType)
 }
@@ -366,14 +378,6 @@ func (c *converter) clip(n *canonical.Node) error {
 	return nil
 }
 
-// samePads returns TFLite's SAME padding (before, after) for one spatial
-// dim.
-func samePads(in, k, s, d int64) (int64, int64) {
-	out := (in + s - 1) / s
-	total := max((out-1)*s+(k-1)*d+1-in, 0)
-	return total / 2, total - total/2
-}
-
 // spatial holds the 2-D window attributes of a conv or pool.
 type spatial struct {
 	k, s, d    [2]int64
@@ -410,7 +414,7 @@ func (c *converter) window(n *canonical.Node, x *canonical.Value, kernel []int64
 	dyn := sh[2] < 0 || sh[3] < 0
 	if !dyn {
 		for i := 0; i < 2; i++ {
-			same[i], same[i+2] = samePads(sh[2+i], sp.k[i], sp.s[i], sp.d[i])
+			same[i], same[i+2] = formats.SamePads(sh[2+i], sp.k[i], sp.s[i], sp.d[i])
 		}
 	}
 	switch auto {

@@ -11,8 +11,9 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+	"github.com/onnxconv/onnxconv/importers"
 	importer "github.com/onnxconv/onnxconv/importers/tflite"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
 	rt "github.com/onnxconv/onnxconv/runtimes/tflite"
 )
 
@@ -130,9 +131,9 @@ g (float[5,2,3] x) => (float[5,1,2,4] y) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ue *UnsupportedError
-	if _, err := Export(context.Background(), mc, Options{}); !errors.As(err, &ue) || ue.Op != "LSTM" {
-		t.Errorf("LSTM with clip: err = %v, want an *UnsupportedError", err)
+	var ue *importers.UnsupportedOpsError
+	if _, err := Export(context.Background(), mc, Options{}); !errors.As(err, &ue) || len(ue.Ops) != 1 || ue.Ops[0].Op != "LSTM" {
+		t.Errorf("LSTM with clip: err = %v, want an *importers.UnsupportedOpsError naming LSTM", err)
 	}
 }
 

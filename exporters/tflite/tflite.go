@@ -25,8 +25,8 @@
 // say which.
 //
 // Dynamic dims become shape_signature -1 (the static shape holds 1).
-// A model that TFLite cannot express is an *UnsupportedError naming the node
-// and op.
+// A model that TFLite cannot express is an *importers.UnsupportedOpsError
+// naming every op it cannot express, its first node and why.
 package tflite
 
 import (
@@ -39,6 +39,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/infer"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/passes"
 )
 
@@ -146,27 +147,27 @@ type Result struct {
 	Report *Report
 }
 
-// UnsupportedError is a node that TFLite (or this exporter) cannot
-// express.
-type UnsupportedError struct {
+// nodeUnsupported is one node that TFLite (or this exporter) cannot
+// express; Export collects them into one *importers.UnsupportedOpsError.
+type nodeUnsupported struct {
 	Node, Op string
 	Reason   string
 }
 
-func (e *UnsupportedError) Error() string {
+func (e *nodeUnsupported) Error() string {
 	return fmt.Sprintf("node %q (%s): cannot be expressed in TFLite: %s", e.Node, e.Op, e.Reason)
 }
 
 func unsupported(n *canonical.Node, format string, args ...any) error {
-	return &UnsupportedError{Node: n.Name, Op: n.OpType, Reason: fmt.Sprintf(format, args...)}
+	return &nodeUnsupported{Node: n.Name, Op: n.OpType, Reason: fmt.Sprintf(format, args...)}
 }
 
 // prePasses are the graph passes run before the export.
 var prePasses = []string{"constant-to-initializer", "eliminate-noop", "fold-constants", "fuse-conv-bn", "eliminate-noop", "eliminate-dead"}
 
 // Export converts m to a TFLite flatbuffer; m is not changed. Errors are
-// wrapped with context; a node TFLite cannot express is an
-// *UnsupportedError (errors.As).
+// wrapped with context; nodes TFLite cannot express are listed, all of
+// them, in an *importers.UnsupportedOpsError (errors.As).
 func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, error) {
 	if m == nil || m.Graph == nil {
 		return nil, errors.New("tflite export: model has no graph")
@@ -180,14 +181,14 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 	if opts.Int8 && len(opts.Calibration) == 0 {
 		return nil, errors.New("tflite export: int8 quantization needs calibration samples (Options.Calibration; the pipeline loads --calibration DIR or generates 32)")
 	}
-	for _, o := range m.OpsetImports {
-		if o.Domain != "" && o.Domain != "ai.onnx" {
-			for _, n := range m.Graph.Nodes {
-				if n.Domain == o.Domain {
-					return nil, fmt.Errorf("tflite export: %w", unsupported(n, "domain %q has no TFLite equivalent", o.Domain))
-				}
-			}
+	foreign := &importers.UnsupportedOpsError{Format: "tflite export"}
+	for _, n := range m.Graph.Nodes {
+		if n.Domain != "" && n.Domain != "ai.onnx" {
+			foreign.Add(n.Domain+"."+n.OpType, n.Name, fmt.Sprintf("domain %q has no TFLite equivalent", n.Domain))
 		}
+	}
+	if err := foreign.Err(); err != nil {
+		return nil, fmt.Errorf("tflite export: %w", err)
 	}
 	rep := &Report{Ops: map[string]int{}, Nodes: len(m.Graph.Nodes)}
 	for _, n := range m.Graph.Nodes {

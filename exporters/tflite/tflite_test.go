@@ -16,6 +16,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/canonical/onnxtext"
 	"github.com/onnxconv/onnxconv/executor"
+	"github.com/onnxconv/onnxconv/importers"
 	importer "github.com/onnxconv/onnxconv/importers/tflite"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	rt "github.com/onnxconv/onnxconv/runtimes/tflite"
@@ -128,7 +129,8 @@ var (
 func TestFixtureModels(t *testing.T) {
 	env := tfliteEnv(t)
 	root := testpaths.RepoRoot(t)
-	for _, name := range []string{"mlp_opset9", "mlp_opset17", "resnet_small", "squeezenet", "transformer_encoder", "transformer_block_opset21"} {
+	for _, name := range []string{"mlp_opset9", "mlp_opset17", "resnet_small", "squeezenet", "transformer_encoder", "transformer_block_opset21",
+		"unet", "attention_causal", "lstm", "detector_head"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(root, "fixtures", "models", name)
 			m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
@@ -239,19 +241,38 @@ func parseModel(t *testing.T, src string) *canonical.Model {
 	return m
 }
 
-// TestUnsupported: a node TFLite cannot express is an *UnsupportedError
-// naming the node and op.
+// TestUnsupported: the ops TFLite cannot express are listed all at once
+// (*importers.UnsupportedOpsError), each with its first node and reason;
+// the nodes that read their outputs are not reported again.
 func TestUnsupported(t *testing.T) {
 	m := parseModel(t, `<ir_version: 8, opset_import: ["" : 17]>
-g (float[2,3] x) => (float[2,3] y) {
-  y = Erf (x)
+g (float[2,3] x) => (float[2,3] y, float[3,2] z, float[2,3] w) {
+  a = Hardmax (x)
+  b = Hardmax (a)
+  c = Relu (b)
+  y = Sigmoid (c)
+  e0 = Celu (x)
+  e = Transpose <perm: ints = [1, 0]> (e0)
+  z = Elu <alpha: float = 0.5> (e)
+  w = Elu <alpha: float = 0.5> (x)
 }`)
-	m.Graph.Nodes[0].Name = "the_erf"
+	m.Graph.Nodes[0].Name = "the_hardmax"
 	_, err := Export(context.Background(), m, Options{})
-	var ue *UnsupportedError
-	if !errors.As(err, &ue) || ue.Node != "the_erf" || ue.Op != "Erf" {
-		t.Fatalf("err = %v, want an *UnsupportedError for node the_erf (Erf)", err)
+	var ue *importers.UnsupportedOpsError
+	if !errors.As(err, &ue) {
+		t.Fatalf("err = %v, want an *importers.UnsupportedOpsError", err)
 	}
+	got := map[string]importers.UnsupportedOp{}
+	for _, o := range ue.Ops {
+		got[o.Op] = o
+	}
+	if len(got) != 3 || got["Hardmax"].Node != "the_hardmax" || got["Celu"].Op == "" || !strings.Contains(got["Elu"].Reason, "alpha") {
+		t.Errorf("ops %+v, want Hardmax (node the_hardmax), Celu and Elu (alpha) once each", ue.Ops)
+	}
+	if got["Hardmax"].Count != 1 {
+		t.Errorf("Hardmax counted %d times, want 1 (the second reads the first's output)", got["Hardmax"].Count)
+	}
+	t.Log(err)
 }
 
 // TestKeepNCHWIOAndGroups: depthwise, grouped and padded convs, average

@@ -5,7 +5,7 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // The TFLite model as plain Go values, serialized at the end by write.
@@ -261,6 +261,8 @@ func opVersion(c fb.BuiltinOperator, q8 bool) int32 {
 		return 1
 	case fb.BuiltinOperatorGATHER:
 		return 1
+	case fb.BuiltinOperatorBROADCAST_TO:
+		return 2 // registered from version 2
 	}
 	return 1
 }

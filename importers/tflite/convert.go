@@ -13,7 +13,8 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	formats "github.com/onnxconv/onnxconv/formats/tflite"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 	"github.com/onnxconv/onnxconv/version"
 )
 
@@ -108,13 +109,15 @@ func newConverter(m *model, g *subgraph, opts Options, names *canonical.Namer, s
 		}
 	}
 	c.base = make([]string, len(g.tensors))
+	raw := make([]string, len(g.tensors))
 	for i, t := range g.tensors {
-		name := sanitize(t.name)
-		if name == "" {
-			name = "tensor_" + strconv.Itoa(i)
-		}
+		raw[i] = t.name
+	}
+	// formats/tflite's naming rule, which the TFLite runtime applies too;
+	// a subgraph's names are made unique against its parents'.
+	for i, name := range formats.TensorNames(raw) {
 		if c.names.Used(name) {
-			name = c.unique(name + "_" + strconv.Itoa(i))
+			name = c.unique(name)
 		}
 		c.names.Reserve(name)
 		c.base[i] = name
@@ -234,13 +237,6 @@ func irVersion(opset int) int64 {
 		return 10
 	}
 	return 11
-}
-
-func sanitize(s string) string {
-	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
-		return s
-	}
-	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "_")
 }
 
 // unique returns s, or s_N when s is taken (canonical's namer).
@@ -802,21 +798,13 @@ func (c *converter) finishAs(idx int32, lay layout, val string, raw bool) error 
 		if t.typ == fb.TensorTypeINT64 || t.typ == fb.TensorTypeINT32 && len(t.q.scale) > 1 {
 			return fmt.Errorf("cannot quantize activation %q to %s", t.name, t.typ)
 		}
-		scale, zp, err := c.qparams(t)
-		if err != nil {
+		if t.typ == fb.TensorTypeINT32 {
+			// QuantizeLinear has no int32 output in ONNX Runtime (it
+			// refuses an int32 zero point): round, shift and cast instead.
+			c.raw[key] = c.quantizeInt32(idx, lay, val)
+		} else if err := c.quantizeLinear(idx, lay, val); err != nil {
 			return err
 		}
-		name := c.layoutName(int(idx), lay)
-		var attrs []*onnxpb.AttributeProto
-		if len(t.q.scale) > 1 {
-			axis := int64(t.q.dim)
-			if lay == nchw {
-				axis = int64(indexOf(toNCHW(), int(axis)))
-			}
-			attrs = append(attrs, attrInt("axis", axis))
-		}
-		c.node("QuantizeLinear", []string{val, scale, zp}, []string{name}, attrs...)
-		c.raw[key] = name
 	} else {
 		c.raw[key] = val
 	}
@@ -827,6 +815,27 @@ func (c *converter) finishAs(idx int32, lay layout, val string, raw bool) error 
 		}
 		delete(c.raw, key)
 	}
+	return nil
+}
+
+// quantizeLinear stores val quantized as tensor idx in layout lay.
+func (c *converter) quantizeLinear(idx int32, lay layout, val string) error {
+	t := c.tensor(idx)
+	scale, zp, err := c.qparams(t)
+	if err != nil {
+		return err
+	}
+	name := c.layoutName(int(idx), lay)
+	var attrs []*onnxpb.AttributeProto
+	if len(t.q.scale) > 1 {
+		axis := int64(t.q.dim)
+		if lay == nchw {
+			axis = int64(indexOf(toNCHW(), int(axis)))
+		}
+		attrs = append(attrs, attrInt("axis", axis))
+	}
+	c.node("QuantizeLinear", []string{val, scale, zp}, []string{name}, attrs...)
+	c.raw[layoutKey{int(idx), lay}] = name
 	return nil
 }
 
@@ -901,4 +910,23 @@ func (c *converter) emit(out int32, lay layout, act fb.ActivationFunctionType, b
 		}
 	}
 	return c.finish(out, lay, y)
+}
+
+// quantizeInt32 returns an int32-quantized activation: Round(val / scale) + zp,
+// clamped to int32 and cast (TFLite's quantize rule, without a
+// QuantizeLinear to int32).
+func (c *converter) quantizeInt32(idx int32, lay layout, val string) string {
+	t := c.tensor(idx)
+	y := c.layoutName(int(idx), lay)
+	n := c.unique(y + "_q32")
+	d := n + "_scaled"
+	c.node("Div", []string{val, c.constF32(n+"_scale", nil, []float32{t.q.scale[0]})}, []string{d})
+	r := n + "_rounded"
+	c.node("Round", []string{d}, []string{r})
+	z := n + "_shifted"
+	c.node("Add", []string{r, c.constF32(n+"_zero_point", nil, []float32{float32(t.q.zp[0])})}, []string{z})
+	cl := n + "_clamped"
+	c.node("Clip", []string{z, c.constF32(n+"_min", nil, []float32{math.MinInt32}), c.constF32(n+"_max", nil, []float32{2147483520})}, []string{cl})
+	c.node("Cast", []string{cl}, []string{y}, attrInt("to", int64(onnxpb.TensorProto_INT32)))
+	return y
 }

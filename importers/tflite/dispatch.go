@@ -3,188 +3,142 @@ package tflite
 import (
 	"fmt"
 
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	formats "github.com/onnxconv/onnxconv/formats/tflite"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
-// convertOp dispatches each TFLite builtin operator to its converter (the
-// ops_*.go files, lstm.go); unaryOp and binaryOp are the one-to-one maps.
-
-// unaryOp maps TFLite ops without options onto one ONNX op of the same
-// semantics; they keep the layout of their input.
-func unaryOp(code fb.BuiltinOperator) (string, bool) {
-	op, ok := map[fb.BuiltinOperator]string{
-		fb.BuiltinOperatorLOGISTIC:    "Sigmoid",
-		fb.BuiltinOperatorTANH:        "Tanh",
-		fb.BuiltinOperatorRELU:        "Relu",
-		fb.BuiltinOperatorEXP:         "Exp",
-		fb.BuiltinOperatorLOG:         "Log",
-		fb.BuiltinOperatorSQRT:        "Sqrt",
-		fb.BuiltinOperatorABS:         "Abs",
-		fb.BuiltinOperatorNEG:         "Neg",
-		fb.BuiltinOperatorFLOOR:       "Floor",
-		fb.BuiltinOperatorCEIL:        "Ceil",
-		fb.BuiltinOperatorSIN:         "Sin",
-		fb.BuiltinOperatorCOS:         "Cos",
-		fb.BuiltinOperatorELU:         "Elu",
-		fb.BuiltinOperatorROUND:       "Round",
-		fb.BuiltinOperatorSIGN:        "Sign",
-		fb.BuiltinOperatorLOGICAL_NOT: "Not",
-	}[code]
-	return op, ok
-}
-
-// binaryOp maps broadcasting binary ops.
-func binaryOp(code fb.BuiltinOperator) (string, bool) {
-	op, ok := map[fb.BuiltinOperator]string{
-		fb.BuiltinOperatorADD:           "Add",
-		fb.BuiltinOperatorSUB:           "Sub",
-		fb.BuiltinOperatorMUL:           "Mul",
-		fb.BuiltinOperatorDIV:           "Div",
-		fb.BuiltinOperatorMAXIMUM:       "Max",
-		fb.BuiltinOperatorMINIMUM:       "Min",
-		fb.BuiltinOperatorPOW:           "Pow",
-		fb.BuiltinOperatorLESS:          "Less",
-		fb.BuiltinOperatorLESS_EQUAL:    "LessOrEqual",
-		fb.BuiltinOperatorGREATER:       "Greater",
-		fb.BuiltinOperatorGREATER_EQUAL: "GreaterOrEqual",
-		fb.BuiltinOperatorEQUAL:         "Equal",
-		fb.BuiltinOperatorLOGICAL_AND:   "And",
-		fb.BuiltinOperatorLOGICAL_OR:    "Or",
-	}[code]
-	return op, ok
+// handlers maps each TFLite builtin operator that has its own converter
+// (the ops_*.go files, lstm.go) to it; the Unary and Binary rows of the
+// op table in formats/tflite are the one-to-one ops (unary, binary).
+// TestOpTable checks that the builtins imported here are the table's.
+func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
+	return map[fb.BuiltinOperator]func(*converter, *operator) error{
+		fb.BuiltinOperatorCONV_2D:           (*converter).conv2d,
+		fb.BuiltinOperatorDEPTHWISE_CONV_2D: (*converter).depthwise,
+		fb.BuiltinOperatorTRANSPOSE_CONV:    (*converter).transposeConv,
+		fb.BuiltinOperatorFULLY_CONNECTED:   (*converter).fullyConnected,
+		fb.BuiltinOperatorAVERAGE_POOL_2D:   (*converter).pool,
+		fb.BuiltinOperatorMAX_POOL_2D:       (*converter).pool,
+		fb.BuiltinOperatorL2_POOL_2D:        (*converter).pool,
+		fb.BuiltinOperatorRELU6:             func(c *converter, o *operator) error { return c.clip(o, 0, 6) },
+		fb.BuiltinOperatorRELU_N1_TO_1:      func(c *converter, o *operator) error { return c.clip(o, -1, 1) },
+		fb.BuiltinOperatorRELU_0_TO_1:       func(c *converter, o *operator) error { return c.clip(o, 0, 1) },
+		fb.BuiltinOperatorLEAKY_RELU: func(c *converter, o *operator) error {
+			opt, err := options[fb.LeakyReluOptions](o, fb.BuiltinOptionsLeakyReluOptions)
+			if err != nil {
+				return err
+			}
+			return c.unary(o, "LeakyRelu", attrFloat("alpha", opt.Alpha()))
+		},
+		fb.BuiltinOperatorGELU: func(c *converter, o *operator) error {
+			opt, err := options[fb.GeluOptions](o, fb.BuiltinOptionsGeluOptions)
+			if err != nil {
+				return err
+			}
+			if c.opts.Opset < 20 {
+				return fmt.Errorf("Gelu needs opset 20")
+			}
+			a := "none"
+			if opt.Approximate() {
+				a = "tanh"
+			}
+			return c.unary(o, "Gelu", attrString("approximate", a))
+		},
+		fb.BuiltinOperatorRSQRT:              func(c *converter, o *operator) error { return c.unaryChain(o, "Sqrt", "Reciprocal") },
+		fb.BuiltinOperatorSQUARE:             (*converter).square,
+		fb.BuiltinOperatorSQUARED_DIFFERENCE: func(c *converter, o *operator) error { return c.binary(o, "Sub", "square") },
+		fb.BuiltinOperatorFLOOR_DIV: func(c *converter, o *operator) error {
+			if len(o.outputs) > 0 && c.tensor(o.outputs[0]).typ != fb.TensorTypeFLOAT32 {
+				return fmt.Errorf("FLOOR_DIV on %s is not supported (float only)", c.tensor(o.outputs[0]).typ)
+			}
+			return c.binary(o, "Div", "floor")
+		},
+		fb.BuiltinOperatorNOT_EQUAL:                    func(c *converter, o *operator) error { return c.binary(o, "Equal", "not") },
+		fb.BuiltinOperatorSOFTMAX:                      (*converter).softmax,
+		fb.BuiltinOperatorLOG_SOFTMAX:                  (*converter).softmax,
+		fb.BuiltinOperatorRESHAPE:                      (*converter).reshape,
+		fb.BuiltinOperatorSQUEEZE:                      (*converter).squeeze,
+		fb.BuiltinOperatorEXPAND_DIMS:                  (*converter).expandDims,
+		fb.BuiltinOperatorCONCATENATION:                (*converter).concat,
+		fb.BuiltinOperatorPAD:                          (*converter).pad,
+		fb.BuiltinOperatorPADV2:                        (*converter).pad,
+		fb.BuiltinOperatorMIRROR_PAD:                   (*converter).pad,
+		fb.BuiltinOperatorMEAN:                         (*converter).reduce,
+		fb.BuiltinOperatorSUM:                          (*converter).reduce,
+		fb.BuiltinOperatorREDUCE_MAX:                   (*converter).reduce,
+		fb.BuiltinOperatorREDUCE_MIN:                   (*converter).reduce,
+		fb.BuiltinOperatorREDUCE_PROD:                  (*converter).reduce,
+		fb.BuiltinOperatorTRANSPOSE:                    (*converter).transpose,
+		fb.BuiltinOperatorSTRIDED_SLICE:                (*converter).stridedSlice,
+		fb.BuiltinOperatorSLICE:                        (*converter).slice,
+		fb.BuiltinOperatorGATHER:                       (*converter).gather,
+		fb.BuiltinOperatorRESIZE_BILINEAR:              (*converter).resize,
+		fb.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR:      (*converter).resize,
+		fb.BuiltinOperatorQUANTIZE:                     (*converter).quantize,
+		fb.BuiltinOperatorDEQUANTIZE:                   (*converter).quantize,
+		fb.BuiltinOperatorCAST:                         (*converter).cast,
+		fb.BuiltinOperatorDEPTH_TO_SPACE:               (*converter).depthSpace,
+		fb.BuiltinOperatorSPACE_TO_DEPTH:               (*converter).depthSpace,
+		fb.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM: (*converter).lstm,
+		fb.BuiltinOperatorSPLIT:                        (*converter).split,
+		fb.BuiltinOperatorSPLIT_V:                      (*converter).split,
+		fb.BuiltinOperatorPACK:                         (*converter).pack,
+		fb.BuiltinOperatorUNPACK:                       (*converter).unpack,
+		fb.BuiltinOperatorBATCH_MATMUL:                 (*converter).batchMatMul,
+		fb.BuiltinOperatorARG_MAX:                      (*converter).argMinMax,
+		fb.BuiltinOperatorARG_MIN:                      (*converter).argMinMax,
+		fb.BuiltinOperatorTILE:                         (*converter).tile,
+		fb.BuiltinOperatorSHAPE:                        (*converter).shape,
+		fb.BuiltinOperatorSELECT:                       (*converter).selectV2,
+		fb.BuiltinOperatorSELECT_V2:                    (*converter).selectV2,
+		fb.BuiltinOperatorADD_N:                        (*converter).addN,
+		fb.BuiltinOperatorIF:                           (*converter).ifOp,
+		fb.BuiltinOperatorWHILE:                        (*converter).whileOp,
+		fb.BuiltinOperatorCALL_ONCE:                    (*converter).callOnce,
+		fb.BuiltinOperatorVAR_HANDLE:                   (*converter).varHandle,
+		fb.BuiltinOperatorREAD_VARIABLE:                (*converter).readVariable,
+		fb.BuiltinOperatorASSIGN_VARIABLE:              (*converter).assignVariable,
+		fb.BuiltinOperatorSVDF:                         (*converter).svdf,
+		fb.BuiltinOperatorTOPK_V2:                      (*converter).topK,
+		fb.BuiltinOperatorBROADCAST_TO:                 (*converter).broadcastTo,
+		fb.BuiltinOperatorCUMSUM:                       (*converter).cumSum,
+		fb.BuiltinOperatorRANGE:                        (*converter).rangeOp,
+		fb.BuiltinOperatorGATHER_ND:                    (*converter).gatherND,
+		fb.BuiltinOperatorZEROS_LIKE:                   (*converter).likeOp,
+		fb.BuiltinOperatorFILL:                         (*converter).fill,
+		fb.BuiltinOperatorREVERSE_V2:                   (*converter).reverse,
+		fb.BuiltinOperatorFLOOR_MOD:                    (*converter).floorMod,
+		fb.BuiltinOperatorL2_NORMALIZATION:             (*converter).l2Norm,
+		fb.BuiltinOperatorSCATTER_ND:                   (*converter).scatterND,
+		fb.BuiltinOperatorWHERE:                        (*converter).whereOp,
+		fb.BuiltinOperatorRANK:                         (*converter).rankOp,
+		fb.BuiltinOperatorLOCAL_RESPONSE_NORMALIZATION: (*converter).localResponseNorm,
+		fb.BuiltinOperatorONE_HOT:                      (*converter).oneHot,
+		fb.BuiltinOperatorEMBEDDING_LOOKUP:             (*converter).embeddingLookup,
+		fb.BuiltinOperatorREDUCE_ANY:                   (*converter).reduceAnyAll,
+		fb.BuiltinOperatorREDUCE_ALL:                   (*converter).reduceAnyAll,
+		fb.BuiltinOperatorDENSIFY:                      func(c *converter, o *operator) error { return c.unary(o, "Identity") },
+	}
 }
 
 func (c *converter) convertOp(o *operator) error {
 	if o.code == fb.BuiltinOperatorCUSTOM {
 		return fmt.Errorf("custom operator %q is not supported", o.custom)
 	}
-	if op, ok := unaryOp(o.code); ok {
-		return c.unary(o, op)
+	if row, ok := formats.Elementwise(o.code); ok {
+		if row.Since > c.opts.Opset {
+			if o.code == fb.BuiltinOperatorHARD_SWISH {
+				return c.hardSwish13(o)
+			}
+			return fmt.Errorf("%s needs opset %d", row.ONNX, row.Since)
+		}
+		if row.Kind == formats.Unary {
+			return c.unary(o, row.ONNX)
+		}
+		return c.binary(o, row.ONNX)
 	}
-	if op, ok := binaryOp(o.code); ok {
-		return c.binary(o, op)
-	}
-	switch o.code {
-	case fb.BuiltinOperatorCONV_2D:
-		return c.conv2d(o)
-	case fb.BuiltinOperatorDEPTHWISE_CONV_2D:
-		return c.depthwise(o)
-	case fb.BuiltinOperatorTRANSPOSE_CONV:
-		return c.transposeConv(o)
-	case fb.BuiltinOperatorFULLY_CONNECTED:
-		return c.fullyConnected(o)
-	case fb.BuiltinOperatorAVERAGE_POOL_2D, fb.BuiltinOperatorMAX_POOL_2D, fb.BuiltinOperatorL2_POOL_2D:
-		return c.pool(o)
-	case fb.BuiltinOperatorRELU6:
-		return c.clip(o, 0, 6)
-	case fb.BuiltinOperatorRELU_N1_TO_1:
-		return c.clip(o, -1, 1)
-	case fb.BuiltinOperatorRELU_0_TO_1:
-		return c.clip(o, 0, 1)
-	case fb.BuiltinOperatorLEAKY_RELU:
-		opt, err := options[fb.LeakyReluOptions](o, fb.BuiltinOptionsLeakyReluOptions)
-		if err != nil {
-			return err
-		}
-		return c.unary(o, "LeakyRelu", attrFloat("alpha", opt.Alpha()))
-	case fb.BuiltinOperatorHARD_SWISH:
-		if c.opts.Opset < 14 {
-			return c.hardSwish13(o)
-		}
-		return c.unary(o, "HardSwish")
-	case fb.BuiltinOperatorGELU:
-		opt, err := options[fb.GeluOptions](o, fb.BuiltinOptionsGeluOptions)
-		if err != nil {
-			return err
-		}
-		if c.opts.Opset < 20 {
-			return fmt.Errorf("Gelu needs opset 20")
-		}
-		a := "none"
-		if opt.Approximate() {
-			a = "tanh"
-		}
-		return c.unary(o, "Gelu", attrString("approximate", a))
-	case fb.BuiltinOperatorRSQRT:
-		return c.unaryChain(o, "Sqrt", "Reciprocal")
-	case fb.BuiltinOperatorSQUARE:
-		return c.square(o)
-	case fb.BuiltinOperatorSQUARED_DIFFERENCE:
-		return c.binary(o, "Sub", "square")
-	case fb.BuiltinOperatorFLOOR_DIV:
-		if len(o.outputs) > 0 && c.tensor(o.outputs[0]).typ != fb.TensorTypeFLOAT32 {
-			return fmt.Errorf("FLOOR_DIV on %s is not supported (float only)", c.tensor(o.outputs[0]).typ)
-		}
-		return c.binary(o, "Div", "floor")
-	case fb.BuiltinOperatorNOT_EQUAL:
-		return c.binary(o, "Equal", "not")
-	case fb.BuiltinOperatorSOFTMAX, fb.BuiltinOperatorLOG_SOFTMAX:
-		return c.softmax(o)
-	case fb.BuiltinOperatorRESHAPE:
-		return c.reshape(o)
-	case fb.BuiltinOperatorSQUEEZE:
-		return c.squeeze(o)
-	case fb.BuiltinOperatorEXPAND_DIMS:
-		return c.expandDims(o)
-	case fb.BuiltinOperatorCONCATENATION:
-		return c.concat(o)
-	case fb.BuiltinOperatorPAD, fb.BuiltinOperatorPADV2, fb.BuiltinOperatorMIRROR_PAD:
-		return c.pad(o)
-	case fb.BuiltinOperatorMEAN, fb.BuiltinOperatorSUM, fb.BuiltinOperatorREDUCE_MAX,
-		fb.BuiltinOperatorREDUCE_MIN, fb.BuiltinOperatorREDUCE_PROD:
-		return c.reduce(o)
-	case fb.BuiltinOperatorTRANSPOSE:
-		return c.transpose(o)
-	case fb.BuiltinOperatorSTRIDED_SLICE:
-		return c.stridedSlice(o)
-	case fb.BuiltinOperatorSLICE:
-		return c.slice(o)
-	case fb.BuiltinOperatorGATHER:
-		return c.gather(o)
-	case fb.BuiltinOperatorRESIZE_BILINEAR, fb.BuiltinOperatorRESIZE_NEAREST_NEIGHBOR:
-		return c.resize(o)
-	case fb.BuiltinOperatorQUANTIZE, fb.BuiltinOperatorDEQUANTIZE:
-		return c.quantize(o)
-	case fb.BuiltinOperatorCAST:
-		return c.cast(o)
-	case fb.BuiltinOperatorDEPTH_TO_SPACE, fb.BuiltinOperatorSPACE_TO_DEPTH:
-		return c.depthSpace(o)
-	case fb.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM:
-		return c.lstm(o)
-	case fb.BuiltinOperatorSPLIT, fb.BuiltinOperatorSPLIT_V:
-		return c.split(o)
-	case fb.BuiltinOperatorPACK:
-		return c.pack(o)
-	case fb.BuiltinOperatorUNPACK:
-		return c.unpack(o)
-	case fb.BuiltinOperatorBATCH_MATMUL:
-		return c.batchMatMul(o)
-	case fb.BuiltinOperatorARG_MAX, fb.BuiltinOperatorARG_MIN:
-		return c.argMinMax(o)
-	case fb.BuiltinOperatorTILE:
-		return c.tile(o)
-	case fb.BuiltinOperatorSHAPE:
-		return c.shape(o)
-	case fb.BuiltinOperatorSELECT, fb.BuiltinOperatorSELECT_V2:
-		return c.selectV2(o)
-	case fb.BuiltinOperatorADD_N:
-		return c.addN(o)
-	case fb.BuiltinOperatorPRELU:
-		return c.binary(o, "PRelu")
-	case fb.BuiltinOperatorIF:
-		return c.ifOp(o)
-	case fb.BuiltinOperatorWHILE:
-		return c.whileOp(o)
-	case fb.BuiltinOperatorCALL_ONCE:
-		return c.callOnce(o)
-	case fb.BuiltinOperatorVAR_HANDLE:
-		return c.varHandle(o)
-	case fb.BuiltinOperatorREAD_VARIABLE:
-		return c.readVariable(o)
-	case fb.BuiltinOperatorASSIGN_VARIABLE:
-		return c.assignVariable(o)
-	case fb.BuiltinOperatorSVDF:
-		return c.svdf(o)
+	if h, ok := handlers()[o.code]; ok {
+		return h(c, o)
 	}
 	return fmt.Errorf("operator %s is not supported", opName(o))
 }

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // Exact int16x8 convolutions. TFLite computes a CONV_2D, DEPTHWISE_CONV_2D

@@ -10,7 +10,7 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // FuzzImport feeds arbitrary bytes to Import: it must return a model or an

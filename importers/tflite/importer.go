@@ -38,6 +38,7 @@ func optionSpecs() []importers.OptionSpec {
 		{Name: "opset", Doc: "ai.onnx opset of the result, 13 to 23 (default 21; int16-quantized models need 21 or newer)"},
 		{Name: "keep_nhwc", Doc: "true keeps every value in the TFLite NHWC layout, with Transposes around NCHW-only ops (default false)"},
 		{Name: "subgraph", Doc: "index of the subgraph to convert (default 0, the main one)"},
+		{Name: "int8_kernels", Doc: "whose integer arithmetic int8 ADD/SUB reproduce exactly: xnnpack (default; TFLite's CPU delegate) or reference (TFLite's reference kernels, TFLite Micro)"},
 	}
 }
 
@@ -98,6 +99,10 @@ func ParseOptions(m map[string]string) (Options, error) {
 			}
 		case "keep_nhwc":
 			o.KeepNHWC, err = strconv.ParseBool(v)
+		case "int8_kernels":
+			if o.Int8Kernels = v; v != Int8XNNPACK && v != Int8Reference {
+				err = fmt.Errorf("want %s or %s", Int8XNNPACK, Int8Reference)
+			}
 		case "subgraph":
 			if o.Subgraph, err = strconv.Atoi(v); err == nil && o.Subgraph < 0 {
 				err = fmt.Errorf("subgraph %d is negative", o.Subgraph)

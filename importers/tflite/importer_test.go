@@ -29,7 +29,7 @@ func TestDetectDescribe(t *testing.T) {
 	if d.Name != "tflite" || len(d.Extensions) != 1 || d.Extensions[0] != ".tflite" || string(d.Magic[0].Bytes) != "TFL3" || d.Magic[0].Offset != 4 {
 		t.Errorf("Describe() = %+v", d)
 	}
-	if got := strings.Join(importers.Names(d.Options), ","); got != "opset,keep_nhwc,subgraph" {
+	if got := strings.Join(importers.Names(d.Options), ","); got != "opset,keep_nhwc,subgraph,int8_kernels" {
 		t.Errorf("options %s", got)
 	}
 	o, err := ParseOptions(map[string]string{"opset": "17", "keep_nhwc": "true", "subgraph": "0"})
@@ -50,6 +50,7 @@ func TestOptionErrors(t *testing.T) {
 		{map[string]string{"opset": "12"}, "opset", true},
 		{map[string]string{"keep_nhwc": "maybe"}, "keep_nhwc", true},
 		{map[string]string{"subgraph": "-1"}, "subgraph", true},
+		{map[string]string{"int8_kernels": "gpu"}, "int8_kernels", true},
 		// Keys are checked in sorted order: the first error is stable.
 		{map[string]string{"zz": "1", "aa": "1"}, "aa", false},
 	} {
@@ -59,7 +60,7 @@ func TestOptionErrors(t *testing.T) {
 			t.Errorf("ParseOptions(%v) = %v (%#v)", c.opts, err, oe)
 			continue
 		}
-		if !c.badValue && strings.Join(oe.Known, ",") != "opset,keep_nhwc,subgraph" {
+		if !c.badValue && strings.Join(oe.Known, ",") != "opset,keep_nhwc,subgraph,int8_kernels" {
 			t.Errorf("Known = %v", oe.Known)
 		}
 		// Import through the interface reports the same, before reading.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // UNIDIRECTIONAL_SEQUENCE_LSTM input slots.

@@ -7,7 +7,7 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // The model read out of the flatbuffer into plain Go values. Everything the
@@ -320,12 +320,19 @@ func readTensor(t *fb.Tensor, qp *fb.QuantizationParameters, index int, buffers 
 	}
 	if bi > 0 && len(buffers[bi]) > 0 {
 		tt.data = buffers[bi]
-		if t.Sparsity(nil) != nil {
-			return nil, fmt.Errorf("tensor %d %q: sparse constant tensors are not supported", index, tt.name)
-		}
 		es := elemSize(tt.typ)
 		if es == 0 {
 			return nil, fmt.Errorf("tensor %d %q: constant of type %s is not supported", index, tt.name, tt.typ)
+		}
+		if sp := t.Sparsity(nil); sp != nil {
+			if tt.typ == fb.TensorTypeINT4 {
+				return nil, fmt.Errorf("tensor %d %q: sparse int4 constants are not supported", index, tt.name)
+			}
+			dense, err := densify(sp, tt.shape, es, tt.data)
+			if err != nil {
+				return nil, fmt.Errorf("tensor %d %q: %w", index, tt.name, err)
+			}
+			tt.data = dense
 		}
 		for _, d := range tt.shape {
 			if d < 0 {
@@ -362,6 +369,13 @@ func readTensor(t *fb.Tensor, qp *fb.QuantizationParameters, index int, buffers 
 				}
 			default:
 				return nil, fmt.Errorf("tensor %d %q: %d scales but %d zero points", index, tt.name, ns, nz)
+			}
+			if ns > 1 && rank == 1 && tt.shape[0] == int64(ns) {
+				// A per-channel bias: TFLite's kernels scale it per output
+				// channel whatever its quantized_dimension says (converters
+				// copy the weight's, 3 for a depthwise filter); its own axis
+				// is 0.
+				qq.dim = 0
 			}
 			if ns > 1 {
 				if qq.dim < 0 || int(qq.dim) >= rank || tt.shape[qq.dim] != int64(ns) {

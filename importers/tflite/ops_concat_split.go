@@ -3,7 +3,7 @@ package tflite
 import (
 	"fmt"
 
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // Joining and splitting: CONCATENATION, SPLIT / SPLIT_V, PACK, UNPACK, and

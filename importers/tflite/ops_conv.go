@@ -4,15 +4,17 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	formats "github.com/onnxconv/onnxconv/formats/tflite"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // Convolution and pooling: CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV,
 // AVERAGE_POOL_2D / MAX_POOL_2D / L2_POOL_2D, with their padding and weight
 // layout helpers.
 
-// tflPadding computes TFLite's padding for one spatial dimension: SAME puts
-// the odd pixel after. ok is false when the input size is unknown.
+// tflPadding is TFLite's padding for one spatial dimension
+// (formats/tflite SamePads for SAME, none for VALID). ok is false when the
+// input size is unknown.
 func tflPadding(in, k, stride, dil int64, same bool) (before, after int64, ok bool) {
 	if !same {
 		return 0, 0, true
@@ -20,13 +22,8 @@ func tflPadding(in, k, stride, dil int64, same bool) (before, after int64, ok bo
 	if in < 0 {
 		return 0, 0, false
 	}
-	eff := (k-1)*dil + 1
-	out := (in + stride - 1) / stride
-	total := (out-1)*stride + eff - in
-	if total < 0 {
-		total = 0
-	}
-	return total / 2, total - total/2, true
+	before, after = formats.SamePads(in, k, stride, dil)
+	return before, after, true
 }
 
 // padAttrs gives the Conv/Pool padding attributes for TFLite padding.
@@ -340,6 +337,10 @@ func (c *converter) pool(o *operator) error {
 	op := "MaxPool"
 	switch o.code {
 	case fb.BuiltinOperatorAVERAGE_POOL_2D:
+		// Quantized: TFLite's integer kernel, exactly (exact8.go).
+		if done, err := c.exactAvgPool(o, opt, attrs); done || err != nil {
+			return err
+		}
 		op = "AveragePool"
 		attrs = append(attrs, attrInt("count_include_pad", 0))
 	case fb.BuiltinOperatorL2_POOL_2D:

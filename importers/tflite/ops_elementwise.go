@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // Elementwise ops: unary math and activations (with the fused-activation
@@ -134,6 +134,12 @@ func (c *converter) binary(o *operator, op string, post ...string) error {
 	}
 	out := c.tensor(o.outputs[0])
 	lay := c.chooseLayout(o.inputs[:2], len(out.shape))
+	if len(post) == 0 {
+		// Quantized ADD/SUB: TFLite's integer kernel, exactly (exact8.go).
+		if done, err := c.exactAddSub(o, act, lay); done || err != nil {
+			return err
+		}
+	}
 	var ins []string
 	for _, i := range o.inputs[:2] {
 		v, err := c.floatValue(i, lay)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // Indexing: STRIDED_SLICE, SLICE, GATHER.

@@ -2,7 +2,7 @@ package tflite
 
 import (
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // QUANTIZE and DEQUANTIZE.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // Reductions: MEAN, SUM, REDUCE_MAX/MIN/PROD, SOFTMAX / LOG_SOFTMAX,

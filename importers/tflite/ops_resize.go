@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // Shape and layout ops: RESHAPE, SQUEEZE, EXPAND_DIMS, TRANSPOSE,
@@ -202,10 +202,14 @@ func (c *converter) pad(o *operator) error {
 		if err != nil {
 			return err
 		}
-		if opt.Mode() != fb.MirrorPadModeREFLECT {
-			return fmt.Errorf("mirror pad mode %s has no ONNX equivalent", opt.Mode())
+		switch opt.Mode() {
+		case fb.MirrorPadModeREFLECT:
+			mode = "reflect"
+		case fb.MirrorPadModeSYMMETRIC:
+			return c.symmetricPad(o, p)
+		default:
+			return fmt.Errorf("mirror pad mode %s is not supported", opt.Mode())
 		}
-		mode = "reflect"
 	}
 	lay := c.prefers(o.inputs[0])
 	x, err := c.floatValue(o.inputs[0], lay)
@@ -389,4 +393,65 @@ func (c *converter) shape(o *operator) error {
 		}
 		return nil
 	})
+}
+
+// symmetricPad is MIRROR_PAD in SYMMETRIC mode (the edge repeated), which
+// ONNX Pad lacks: on each padded axis the first b and last e elements
+// reversed (Slice with step -1) are concatenated before and after.
+func (c *converter) symmetricPad(o *operator, p []int64) error {
+	xt := c.tensor(o.inputs[0])
+	r := len(xt.shape)
+	for i := 0; i < r; i++ {
+		if (p[2*i] > 0 || p[2*i+1] > 0) && (xt.shape[i] < 0 || p[2*i] > xt.shape[i] || p[2*i+1] > xt.shape[i] || p[2*i] < 0 || p[2*i+1] < 0) {
+			return fmt.Errorf("symmetric padding %d, %d of axis %d (size %d) needs a known size at least as large", p[2*i], p[2*i+1], i, xt.shape[i])
+		}
+	}
+	x, err := c.floatValue(o.inputs[0], native)
+	if err != nil {
+		return err
+	}
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		cur := x
+		for i := 0; i < r; i++ {
+			b, e := p[2*i], p[2*i+1]
+			if b == 0 && e == 0 {
+				continue
+			}
+			n := c.unique(y + "_sym")
+			parts := []string{}
+			ax := c.constI64(n+"_axis", []int64{int64(i)})
+			step := c.constI64(n+"_step", []int64{-1})
+			if b > 0 {
+				l := c.unique(n + "_before")
+				c.node("Slice", []string{cur, c.constI64(n+"_b_start", []int64{b - 1}), c.constI64(n+"_b_end", []int64{-1 << 62}), ax, step}, []string{l})
+				parts = append(parts, l)
+			}
+			parts = append(parts, cur)
+			if e > 0 {
+				a := c.unique(n + "_after")
+				c.node("Slice", []string{cur, c.constI64(n+"_a_start", []int64{-1}), c.constI64(n+"_a_end", []int64{-1 - e}), ax, step}, []string{a})
+				parts = append(parts, a)
+			}
+			out := y
+			if i < r-1 && hasPadAfter(p, i+1) {
+				out = c.unique(n + "_padded")
+			}
+			c.node("Concat", parts, []string{out}, attrInt("axis", int64(i)))
+			cur = out
+		}
+		if cur == x {
+			c.node("Identity", []string{x}, []string{y})
+		}
+		return nil
+	})
+}
+
+// hasPadAfter reports whether an axis from i on is padded.
+func hasPadAfter(p []int64, i int) bool {
+	for j := 2 * i; j < len(p); j++ {
+		if p[j] != 0 {
+			return true
+		}
+	}
+	return false
 }

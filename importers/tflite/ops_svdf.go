@@ -3,7 +3,7 @@ package tflite
 import (
 	"fmt"
 
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // svdf is SVDF as TFLite's reference kernels compute it: float

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // The SVDF variants TFLite's kernel (lite/kernels/svdf.cc) chooses between.

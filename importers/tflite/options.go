@@ -7,7 +7,7 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 type initer interface {

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 	tfliteruntime "github.com/onnxconv/onnxconv/runtimes/tflite"
 )
 

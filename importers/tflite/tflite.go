@@ -37,7 +37,18 @@ type Options struct {
 	KeepNHWC bool
 	// Subgraph selects the subgraph to convert (default 0, the main one).
 	Subgraph int
+	// Int8Kernels says whose integer arithmetic int8 ADD/SUB reproduce
+	// bit for bit: Int8XNNPACK (the default; TFLite's CPU default delegate,
+	// which the reference interpreter runs them on) or Int8Reference
+	// (TFLite's reference kernels, as TFLite Micro runs them).
+	Int8Kernels string
 }
+
+// The values of Options.Int8Kernels.
+const (
+	Int8XNNPACK   = "xnnpack"
+	Int8Reference = "reference"
+)
 
 // Import converts a .tflite model to ONNX. Hostile input yields an error,
 // never a panic. Constant tensors are not copied: initializers keep their
@@ -56,6 +67,12 @@ func Import(data []byte, opts Options) (mp *onnxpb.ModelProto, err error) {
 	}()
 	if opts.Opset == 0 {
 		opts.Opset = DefaultOpset
+	}
+	if opts.Int8Kernels == "" {
+		opts.Int8Kernels = Int8XNNPACK
+	}
+	if opts.Int8Kernels != Int8XNNPACK && opts.Int8Kernels != Int8Reference {
+		return nil, fmt.Errorf("tflite: int8 kernels %q: want %q or %q", opts.Int8Kernels, Int8XNNPACK, Int8Reference)
 	}
 	if opts.Opset < 13 || opts.Opset > 23 {
 		return nil, fmt.Errorf("tflite: opset %d not supported (13 to 23)", opts.Opset)

@@ -26,9 +26,7 @@ var neutral = map[string]bool{
 // removes it. A new upward import fails the test; an entry that no longer
 // happens is logged, to be dropped.
 var known = map[string]string{
-	"exporters/tflite -> importers/tflite/tflitefb": "issue 26 moves the TFLite schema to formats/tflite",
-	"runtimes/tflite -> importers/tflite/tflitefb":  "issue 26 moves the TFLite schema to formats/tflite",
-	"runtimes/tfjs -> importers/keras":              "the Keras loader is to move under formats/ (issue 22, left)",
+	"runtimes/tfjs -> importers/keras": "the Keras loader is to move under formats/ (issue 22, left)",
 }
 
 // imports lists the direct imports (inside the module) of every package,

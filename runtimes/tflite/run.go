@@ -13,7 +13,8 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	fb "github.com/onnxconv/onnxconv/importers/tflite/tflitefb"
+	formats "github.com/onnxconv/onnxconv/formats/tflite"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 	"github.com/onnxconv/onnxconv/runtimes/node"
 )
 
@@ -136,6 +137,7 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 type Session struct {
 	conn  *node.Conn
 	model string
+	names formats.IO // the importer's names of the model's inputs and outputs
 	// Build names what runs the model; Inputs are the interpreter's
 	// inputs.
 	Build  string
@@ -152,6 +154,12 @@ func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session
 	if ops := microOnlyOps(model); len(ops) > 0 {
 		return nil, &UnsupportedOpError{Model: modelPath, Ops: ops}
 	}
+	// A model whose tensor names are empty or repeated binds its inputs
+	// by position, named as the importer names them.
+	names, err := formats.MainIO(model)
+	if err != nil {
+		return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
+	}
 	conn, err := node.Start(ctx, node.Process{
 		Node:      env.Node,
 		Args:      []string{"-e", node.FrameJS + runnerJS, "--", env.Modules},
@@ -161,7 +169,7 @@ func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session
 	if err != nil {
 		return nil, fmt.Errorf("tflite runtime: %s: starting node: %w", modelPath, err)
 	}
-	s := &Session{conn: conn, model: modelPath}
+	s := &Session{conn: conn, model: modelPath, names: names}
 	head := struct {
 		Op      string            `json:"op"`
 		Threads int               `json:"threads"`
@@ -181,7 +189,14 @@ func (s *Session) Close() error { return s.conn.Close() }
 
 // Run computes the model once on inputs (see Run).
 func (s *Session) Run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Result, error) {
-	head, blobs, err := requestInputs(s.model, inputs)
+	byPosition := s.names.Ambiguous()
+	if byPosition {
+		var err error
+		if inputs, err = inModelOrder(s.names, inputs); err != nil {
+			return nil, fmt.Errorf("tflite runtime: %s: %w", s.model, err)
+		}
+	}
+	head, blobs, err := requestInputs(s.model, inputs, byPosition)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +207,11 @@ func (s *Session) Run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	return outputs(s.model, rep, outs, "", s.Build)
+	var outNames []string
+	if byPosition {
+		outNames = s.names.OutONNX
+	}
+	return outputs(s.model, rep, outs, "", s.Build, outNames)
 }
 
 // call sends one request and reads its answer; pkg names the npm package
@@ -237,7 +256,7 @@ type inHead struct {
 }
 
 // requestInputs encodes inputs for the runner.
-func requestInputs(modelPath string, inputs []*onnxpb.TensorProto) ([]inHead, [][]byte, error) {
+func requestInputs(modelPath string, inputs []*onnxpb.TensorProto, byPosition bool) ([]inHead, [][]byte, error) {
 	heads := []inHead{}
 	var blobs [][]byte
 	for i, tp := range inputs {
@@ -253,19 +272,26 @@ func requestInputs(modelPath string, inputs []*onnxpb.TensorProto) ([]inHead, []
 		if err != nil {
 			return nil, nil, fmt.Errorf("tflite runtime: %s: input %d (%q): %w", modelPath, i, t.Name, err)
 		}
+		if byPosition {
+			t.Name = "" // bound by position
+		}
 		heads = append(heads, inHead{Name: t.Name, DType: dt, Shape: append([]int64{}, t.Dims...), Bytes: len(raw)})
 		blobs = append(blobs, raw)
 	}
 	return heads, blobs, nil
 }
 
-// outputs decodes the outputs of an answer.
-func outputs(modelPath string, rep *reply, outs [][]byte, pkg, build string) (*Result, error) {
+// outputs decodes the outputs of an answer; names, when set, rename them
+// by position (a model whose tensor names are empty or repeated).
+func outputs(modelPath string, rep *reply, outs [][]byte, pkg, build string, names []string) (*Result, error) {
 	res := &Result{Build: build}
 	if res.Build == "" {
 		res.Build = rep.Build
 	}
 	for i, o := range rep.Outputs {
+		if i < len(names) {
+			o.Name = names[i] // the importer's name for it
+		}
 		dt, ok := dtypeOf(o.DType)
 		if !ok {
 			return nil, &RunError{Model: modelPath, Kind: "run", Detail: fmt.Sprintf("output %q: element type %s", o.Name, o.DType), Package: pkg}
@@ -310,7 +336,7 @@ func RunLiteRT(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.
 	if ops := microOnlyOps(model); len(ops) > 0 {
 		return nil, &UnsupportedOpError{Model: modelPath, Ops: ops}
 	}
-	ins, blobs, err := requestInputs(modelPath, inputs)
+	ins, blobs, err := requestInputs(modelPath, inputs, false)
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +378,7 @@ func RunLiteRT(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.
 		}
 		return nil, &RunError{Model: modelPath, Kind: rep.Kind, Detail: rep.Error, Inputs: rep.Inputs, Package: pkg}
 	}
-	return outputs(modelPath, rep, outs, pkg, "")
+	return outputs(modelPath, rep, outs, pkg, "", nil)
 }
 
 type reply struct {

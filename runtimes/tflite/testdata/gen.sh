@@ -2,4 +2,4 @@
 # Compiles the test models of this folder from their JSON (Debian's flatc:
 # apt-get install flatbuffers-compiler). Run from this folder.
 set -e
-flatc -b -o . ../../../importers/tflite/tflitefb/schema.fbs signal_window.json
+flatc -b -o . ../../../formats/tflite/tflitefb/schema.fbs signal_window.json

@@ -1,0 +1,386 @@
+package tflite
+
+import (
+	"math"
+	"slices"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+)
+
+// Exact int8/int16 elementwise arithmetic. TFLite's reference kernels for
+// quantized ADD and SUB work in integers (kernels/internal/reference/add.h,
+// PrepareGeneralSubOp): each input has its zero point removed, is shifted
+// left by 20 bits (15 for int16) and scaled by a fixed-point multiplier
+// smaller than one (in / (2 * max input scale)); the sum is scaled by the
+// output multiplier, the output zero point added and the result clamped to
+// the fused activation's range. A float graph with QuantizeLinear rounds
+// differently on a few per cent of the values (one step); this builds the
+// integer computation, in int64:
+//
+//   - SaturatingRoundingDoublingHighMul(a, m) = trunc((a*m + nudge) / 2^31),
+//     nudge 2^30 for a*m >= 0, 1 - 2^30 otherwise (truncation as
+//     (v - Mod(v, d, fmod=1)) / d);
+//   - RoundingDivideByPOT(x, e) = floor(x / 2^e) + (r > (2^e-1)/2 + [x<0]),
+//     r = x mod 2^e (Mod with fmod=0 is floored).
+
+// fixedMultiplier is TFLite's QuantizeMultiplier: real = m * 2^(shift-31),
+// m in [2^30, 2^31).
+func fixedMultiplier(real float64) (m int64, shift int) {
+	if real == 0 {
+		return 0, 0
+	}
+	fr, sh := math.Frexp(real)
+	q := int64(math.Round(fr * (1 << 31)))
+	if q == 1<<31 {
+		q /= 2
+		sh++
+	}
+	if sh < -31 {
+		return 0, 0
+	}
+	return q, sh
+}
+
+// i64 returns a scalar int64 initializer.
+func (c *converter) i64(name string, v int64) string {
+	return c.constI64Dims(c.unique(name), nil, []int64{v})
+}
+
+// srdhm is SaturatingRoundingDoublingHighMul(x, m) on int64 values of int32
+// range (the saturating case, both INT32_MIN, cannot occur: m > 0).
+func (c *converter) srdhm(x string, m int64, n string) string {
+	ab := c.unique(n + "_ab")
+	c.node("Mul", []string{x, c.i64(n+"_m", m)}, []string{ab})
+	neg := c.unique(n + "_neg")
+	c.node("Less", []string{ab, c.i64(n+"_zero", 0)}, []string{neg})
+	nudge := c.unique(n + "_nudge")
+	c.node("Where", []string{neg, c.i64(n+"_nudge_neg", 1-(1<<30)), c.i64(n+"_nudge_pos", 1<<30)}, []string{nudge})
+	s := c.unique(n + "_nudged")
+	c.node("Add", []string{ab, nudge}, []string{s})
+	d := c.i64(n+"_2p31", 1<<31)
+	rem := c.unique(n + "_trem")
+	c.node("Mod", []string{s, d}, []string{rem}, attrInt("fmod", 1))
+	ex := c.unique(n + "_texact")
+	c.node("Sub", []string{s, rem}, []string{ex})
+	q := c.unique(n + "_high")
+	c.node("Div", []string{ex, d}, []string{q})
+	return q
+}
+
+// rdbpot is RoundingDivideByPOT(x, e).
+func (c *converter) rdbpot(x string, e int, n string) string {
+	if e == 0 {
+		return x
+	}
+	d := c.i64(n+"_pot", 1<<e)
+	rem := c.unique(n + "_rem")
+	c.node("Mod", []string{x, d}, []string{rem}, attrInt("fmod", 0))
+	ex := c.unique(n + "_exact")
+	c.node("Sub", []string{x, rem}, []string{ex})
+	fl := c.unique(n + "_floor")
+	c.node("Div", []string{ex, d}, []string{fl})
+	neg := c.unique(n + "_isneg")
+	c.node("Less", []string{x, c.i64(n+"_zero", 0)}, []string{neg})
+	negI := c.unique(n + "_isneg_i64")
+	c.node("Cast", []string{neg}, []string{negI}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	thr := c.unique(n + "_threshold")
+	c.node("Add", []string{negI, c.i64(n+"_half_mask", ((1<<e)-1)>>1)}, []string{thr})
+	up := c.unique(n + "_up")
+	c.node("Greater", []string{rem, thr}, []string{up})
+	upI := c.unique(n + "_up_i64")
+	c.node("Cast", []string{up}, []string{upI}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	r := c.unique(n + "_rounded")
+	c.node("Add", []string{fl, upI}, []string{r})
+	return r
+}
+
+// mulByQuantized is MultiplyByQuantizedMultiplier(x, m, shift).
+func (c *converter) mulByQuantized(x string, m int64, shift int, n string) string {
+	if shift > 0 {
+		l := c.unique(n + "_lshift")
+		c.node("Mul", []string{x, c.i64(n+"_lmul", 1<<shift)}, []string{l})
+		x = l
+	}
+	return c.rdbpot(c.srdhm(x, m, n), max(-shift, 0), n)
+}
+
+// exactAddSub builds a quantized ADD or SUB (int8 or int16, one scale per
+// tensor) as TFLite's reference kernel computes it; ok is false when the
+// op is not such an op.
+func (c *converter) exactAddSub(o *operator, act fb.ActivationFunctionType, lay layout) (bool, error) {
+	if o.code != fb.BuiltinOperatorADD && o.code != fb.BuiltinOperatorSUB {
+		return false, nil
+	}
+	at, bt, yt := c.tensor(o.inputs[0]), c.tensor(o.inputs[1]), c.tensor(o.outputs[0])
+	typ := yt.typ
+	if typ != fb.TensorTypeINT8 && typ != fb.TensorTypeINT16 {
+		return false, nil
+	}
+	for _, t := range []*tensor{at, bt, yt} {
+		if t.typ != typ || !isQuant(t) || len(t.q.scale) != 1 {
+			return false, nil
+		}
+		if typ == fb.TensorTypeINT16 && t.q.zp[0] != 0 {
+			return false, nil
+		}
+	}
+	lo, hi := int64(-128), int64(127)
+	leftShift := 20
+	if typ == fb.TensorTypeINT16 {
+		lo, hi, leftShift = -32768, 32767, 15
+	}
+	switch act {
+	case fb.ActivationFunctionTypeNONE:
+	case fb.ActivationFunctionTypeRELU, fb.ActivationFunctionTypeRELU6, fb.ActivationFunctionTypeRELU_N1_TO_1:
+		l, h := actRangeQ(act, yt.q.scale[0], yt.q.zp[0])
+		lo, hi = max(lo, l), min(hi, h)
+	default:
+		return false, nil
+	}
+	if typ == fb.TensorTypeINT8 && c.opts.Int8Kernels == Int8XNNPACK {
+		if ok, err := c.xnnpackAddSub(o, lay, lo, hi); ok || err != nil {
+			return ok, err
+		}
+	}
+	as, bs, ys := float64(at.q.scale[0]), float64(bt.q.scale[0]), float64(yt.q.scale[0])
+	twice := 2 * max(as, bs)
+	m1, s1 := fixedMultiplier(as / twice)
+	m2, s2 := fixedMultiplier(bs / twice)
+	mo, so := fixedMultiplier(twice / (float64(int64(1)<<leftShift) * ys))
+	if m1 == 0 || m2 == 0 || mo == 0 || s1 > 0 || s2 > 0 || so > 0 {
+		return false, nil
+	}
+	n := c.unique(c.base[o.outputs[0]] + "_exact")
+	scaled := make([]string, 2)
+	for k, in := range []struct {
+		idx   int32
+		zp    int64
+		m     int64
+		shift int
+	}{{o.inputs[0], at.q.zp[0], m1, s1}, {o.inputs[1], bt.q.zp[0], m2, s2}} {
+		x, err := c.rawValue(int(in.idx), lay)
+		if err != nil {
+			return false, err
+		}
+		xi := c.unique(n + "_in_i64")
+		c.node("Cast", []string{x}, []string{xi}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+		sh := c.unique(n + "_in_shifted")
+		// (x - zp) << leftShift
+		off := c.unique(n + "_in_offset")
+		c.node("Sub", []string{xi, c.i64(n+"_in_zp", in.zp)}, []string{off})
+		c.node("Mul", []string{off, c.i64(n+"_in_lshift", 1<<leftShift)}, []string{sh})
+		scaled[k] = c.mulByQuantized(sh, in.m, in.shift, n+"_in"+string(rune('0'+k)))
+	}
+	sum := c.unique(n + "_sum")
+	op := "Add"
+	if o.code == fb.BuiltinOperatorSUB {
+		op = "Sub"
+	}
+	c.node(op, scaled, []string{sum})
+	r := c.mulByQuantized(sum, mo, so, n+"_out")
+	z := c.unique(n + "_zp")
+	c.node("Add", []string{r, c.i64(n+"_out_zp", yt.q.zp[0])}, []string{z})
+	return true, c.finishInt(o.outputs[0], lay, z, lo, hi, n)
+}
+
+// finishInt clamps the int64 value z to [lo, hi], casts it to the output
+// tensor's type and stores it as the tensor's (quantized) value.
+func (c *converter) finishInt(out int32, lay layout, z string, lo, hi int64, n string) error {
+	cl := c.unique(n + "_clamped")
+	c.node("Clip", []string{z, c.i64(n+"_lo", lo), c.i64(n+"_hi", hi)}, []string{cl})
+	y := c.layoutName(int(out), lay)
+	dt := onnxpb.TensorProto_INT8
+	if c.tensor(out).typ == fb.TensorTypeINT16 {
+		dt = onnxpb.TensorProto_INT16
+	}
+	c.node("Cast", []string{cl}, []string{y}, attrInt("to", int64(dt)))
+	return c.finishAs(out, lay, y, true)
+}
+
+// xnnpackAddSub builds an int8 ADD or SUB as XNNPACK's QS8 add/subtract
+// computes it (xnn_init_qs8_add_minmax_scalar_params and the vadd
+// kernels), which TFLite's default CPU delegate runs: with the float32
+// ratios r = in_scale / out_scale (negated for SUB's second input), the
+// largest one's binary exponent e, shift = 20 - e, each multiplier
+// m = lrintf(r * 2^shift), the bias 2^(shift-1) - m_a*zp_a - m_b*zp_b:
+// y = clamp(floor((bias + a*m_a + b*m_b) / 2^shift) + zp_y). ok is false
+// where XNNPACK refuses the op (a ratio outside [2^-10, 2^8)); the
+// reference kernel runs then.
+func (c *converter) xnnpackAddSub(o *operator, lay layout, lo, hi int64) (bool, error) {
+	at, bt, yt := c.tensor(o.inputs[0]), c.tensor(o.inputs[1]), c.tensor(o.outputs[0])
+	ra := at.q.scale[0] / yt.q.scale[0]
+	rb := bt.q.scale[0] / yt.q.scale[0]
+	for _, r := range []float32{ra, rb} {
+		if r < 1.0/1024 || r >= 256 {
+			return false, nil
+		}
+	}
+	if o.code == fb.BuiltinOperatorSUB {
+		rb = -rb
+	}
+	mx := max(float32(math.Abs(float64(ra))), float32(math.Abs(float64(rb))))
+	exp := int32(math.Float32bits(mx)>>23) - 127
+	shift := uint32(20 - exp)
+	mult := func(r float32) int64 {
+		abs := float32(math.Abs(float64(r)))
+		m := int64(math.RoundToEven(float64(math.Float32frombits(math.Float32bits(abs) + shift<<23))))
+		if r < 0 {
+			m = -m
+		}
+		return m
+	}
+	ma, mb := mult(ra), mult(rb)
+	bias := int64(1)<<(shift-1) - ma*at.q.zp[0] - mb*bt.q.zp[0]
+	n := c.unique(c.base[o.outputs[0]] + "_xnnpack")
+	terms := make([]string, 2)
+	for k, in := range []struct {
+		idx int32
+		m   int64
+	}{{o.inputs[0], ma}, {o.inputs[1], mb}} {
+		x, err := c.rawValue(int(in.idx), lay)
+		if err != nil {
+			return false, err
+		}
+		xi := c.unique(n + "_in_i64")
+		c.node("Cast", []string{x}, []string{xi}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+		terms[k] = c.unique(n + "_term")
+		c.node("Mul", []string{xi, c.i64(n+"_multiplier", in.m)}, []string{terms[k]})
+	}
+	sum := c.unique(n + "_sum")
+	c.node("Add", terms, []string{sum})
+	acc := c.unique(n + "_acc")
+	c.node("Add", []string{sum, c.i64(n+"_bias", bias)}, []string{acc})
+	d := c.i64(n+"_pot", int64(1)<<shift)
+	rem := c.unique(n + "_rem")
+	c.node("Mod", []string{acc, d}, []string{rem}, attrInt("fmod", 0))
+	ex := c.unique(n + "_exact")
+	c.node("Sub", []string{acc, rem}, []string{ex})
+	fl := c.unique(n + "_shifted")
+	c.node("Div", []string{ex, d}, []string{fl})
+	z := c.unique(n + "_zp")
+	c.node("Add", []string{fl, c.i64(n+"_out_zp", yt.q.zp[0])}, []string{z})
+	return true, c.finishInt(o.outputs[0], lay, z, lo, hi, n)
+}
+
+// actRangeQ is CalculateActivationRangeQuantized for a fused activation:
+// the quantized bounds of RELU, RELU6, RELU_N1_TO_1 (before the type's own
+// range is applied).
+func actRangeQ(act fb.ActivationFunctionType, scale float32, zp int64) (lo, hi int64) {
+	q := func(f float32) int64 { return zp + int64(math.Round(float64(f/scale))) }
+	lo, hi = math.MinInt64, math.MaxInt64
+	switch act {
+	case fb.ActivationFunctionTypeRELU:
+		lo = q(0)
+	case fb.ActivationFunctionTypeRELU6:
+		lo, hi = q(0), q(6)
+	case fb.ActivationFunctionTypeRELU_N1_TO_1:
+		lo, hi = q(-1), q(1)
+	}
+	return lo, hi
+}
+
+// exactAvgPool builds a quantized AVERAGE_POOL_2D (int8 or int16, input
+// and output quantized alike, static shape) as TFLite's integer kernel
+// computes it (reference_integer_ops::AveragePool): the sum of the raw
+// values in the window's valid part, divided by their count rounding half
+// away from zero ((acc ± count/2) / count, truncated), clamped to the
+// fused activation's range. The sum is AveragePool with the padding
+// counted times the window size, exact in float32; the counts are
+// constants.
+func (c *converter) exactAvgPool(o *operator, opt *fb.Pool2DOptions, attrs []*onnxpb.AttributeProto) (bool, error) {
+	xt, yt := c.tensor(o.inputs[0]), c.tensor(o.outputs[0])
+	if (xt.typ != fb.TensorTypeINT8 && xt.typ != fb.TensorTypeINT16) || yt.typ != xt.typ || !isQuant(xt) || !isQuant(yt) ||
+		len(xt.q.scale) != 1 || len(yt.q.scale) != 1 || xt.q.scale[0] != yt.q.scale[0] || xt.q.zp[0] != yt.q.zp[0] ||
+		!staticShape(xt.shape) || !staticShape(yt.shape) || len(yt.shape) != 4 {
+		return false, nil
+	}
+	act := opt.FusedActivationFunction()
+	lo, hi := int64(-128), int64(127)
+	if xt.typ == fb.TensorTypeINT16 {
+		lo, hi = -32768, 32767
+	}
+	switch act {
+	case fb.ActivationFunctionTypeNONE:
+	case fb.ActivationFunctionTypeRELU, fb.ActivationFunctionTypeRELU6, fb.ActivationFunctionTypeRELU_N1_TO_1:
+		l, h := actRangeQ(act, yt.q.scale[0], yt.q.zp[0])
+		lo, hi = max(lo, l), min(hi, h)
+	default:
+		return false, nil
+	}
+	kH, kW := int64(opt.FilterHeight()), int64(opt.FilterWidth())
+	sH, sW := int64(opt.StrideH()), int64(opt.StrideW())
+	inH, inW := xt.shape[1], xt.shape[2]
+	outH, outW := yt.shape[1], yt.shape[2]
+	var padT, padL int64
+	if opt.Padding() == fb.PaddingSAME {
+		padT, _ = tflPaddingMust(inH, kH, sH)
+		padL, _ = tflPaddingMust(inW, kW, sW)
+	}
+	counts := make([]int64, outH*outW)
+	for oy := int64(0); oy < outH; oy++ {
+		y0 := oy*sH - padT
+		ys := max(0, -y0)
+		ye := min(kH, inH-y0)
+		for ox := int64(0); ox < outW; ox++ {
+			x0 := ox*sW - padL
+			xs := max(0, -x0)
+			xe := min(kW, inW-x0)
+			n := max(ye-ys, 0) * max(xe-xs, 0)
+			if n == 0 {
+				return false, nil
+			}
+			counts[oy*outW+ox] = n
+		}
+	}
+	x, err := c.rawValue(int(o.inputs[0]), nchw)
+	if err != nil {
+		return false, err
+	}
+	n := c.unique(c.base[o.outputs[0]] + "_exact")
+	xf := c.unique(n + "_x_f32")
+	c.node("Cast", []string{x}, []string{xf}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
+	pa := append(slices.Clone(attrs), attrInt("count_include_pad", 1))
+	avg := c.unique(n + "_mean_padded")
+	c.node("AveragePool", []string{xf}, []string{avg}, pa...)
+	sumF := c.unique(n + "_sum_f32")
+	c.node("Mul", []string{avg, c.constF32(n+"_window", nil, []float32{float32(kH * kW)})}, []string{sumF})
+	sumR := c.unique(n + "_sum_rounded")
+	c.node("Round", []string{sumF}, []string{sumR})
+	acc := c.unique(n + "_acc")
+	c.node("Cast", []string{sumR}, []string{acc}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	cnt := c.constI64Dims(c.unique(n+"_counts"), []int64{1, 1, outH, outW}, counts)
+	half := make([]int64, len(counts))
+	for i, v := range counts {
+		half[i] = v / 2
+	}
+	h := c.constI64Dims(c.unique(n+"_half_counts"), []int64{1, 1, outH, outW}, half)
+	floorDiv := func(v, tag string) string {
+		rem := c.unique(n + "_" + tag + "_rem")
+		c.node("Mod", []string{v, cnt}, []string{rem}, attrInt("fmod", 0))
+		ex := c.unique(n + "_" + tag + "_exact")
+		c.node("Sub", []string{v, rem}, []string{ex})
+		q := c.unique(n + "_" + tag + "_quotient")
+		c.node("Div", []string{ex, cnt}, []string{q})
+		return q
+	}
+	up := c.unique(n + "_acc_plus_half")
+	c.node("Add", []string{acc, h}, []string{up})
+	pos := floorDiv(up, "pos")
+	down := c.unique(n + "_half_minus_acc")
+	c.node("Sub", []string{h, acc}, []string{down})
+	negQ := floorDiv(down, "neg")
+	neg := c.unique(n + "_neg")
+	c.node("Neg", []string{negQ}, []string{neg})
+	isPos := c.unique(n + "_acc_positive")
+	c.node("Greater", []string{acc, c.i64(n+"_zero", 0)}, []string{isPos})
+	q := c.unique(n + "_mean")
+	c.node("Where", []string{isPos, pos, neg}, []string{q})
+	return true, c.finishInt(o.outputs[0], nchw, q, lo, hi, n)
+}
+
+// tflPaddingMust is TFLite's SAME padding of a known dimension.
+func tflPaddingMust(in, k, s int64) (before, after int64) {
+	b, a, _ := tflPadding(in, k, s, 1, true)
+	return b, a
+}
