@@ -17,7 +17,7 @@ type OldBinaryError struct {
 func (e *OldBinaryError) Error() string {
 	s := "XGBoost binary format from before 1.0: load it in xgboost (xgboost.Booster(model_file=PATH)) and save_model('model.json'), then convert model.json"
 	if e.Err != nil {
-		s += " (reading it as JSON/UBJSON: " + e.Err.Error() + ")"
+		s += " (" + e.Err.Error() + ")"
 	}
 	return s
 }
