@@ -381,3 +381,13 @@ func stderrTail(b []byte) string {
 	}
 	return strings.Join(keep, "\n")
 }
+
+// RunProtos computes the model once on inputs, returning only the
+// outputs (runtimes.ProtoRunner).
+func (s *Session) RunProtos(ctx context.Context, inputs []*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error) {
+	res, err := s.Run(ctx, inputs)
+	if err != nil {
+		return nil, err
+	}
+	return res.Outputs, nil
+}

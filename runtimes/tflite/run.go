@@ -539,3 +539,13 @@ func dtypeOf(name string) (canonical.DataType, bool) {
 	}
 	return 0, false
 }
+
+// RunProtos computes the model once on inputs, returning only the
+// outputs (runtimes.ProtoRunner).
+func (s *Session) RunProtos(ctx context.Context, inputs []*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error) {
+	res, err := s.Run(ctx, inputs)
+	if err != nil {
+		return nil, err
+	}
+	return res.Outputs, nil
+}

@@ -3,12 +3,7 @@ package tflite
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/runtimes"
 )
 
@@ -56,46 +51,5 @@ func (r runtime) Open(ctx context.Context, modelPath string, o runtimes.OpenOpti
 	if err != nil {
 		return nil, err
 	}
-	return session{s: s, names: o.InputNames}, nil
-}
-
-// session binds canonical tensors to a Session.
-type session struct {
-	s     *Session
-	names []string
-}
-
-func (s session) Close() error { return s.s.Close() }
-
-func (s session) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
-	if s.names != nil && len(inputs) != len(s.names) {
-		return nil, fmt.Errorf("tflite runtime: %s: %d inputs given, the model takes %d (%s)", s.s.model, len(inputs), len(s.names), strings.Join(s.names, ", "))
-	}
-	in := make([]*onnxpb.TensorProto, len(inputs))
-	for i, t := range inputs {
-		if t == nil {
-			return nil, fmt.Errorf("tflite runtime: %s: input %d is nil", s.s.model, i)
-		}
-		tp, err := canonical.TensorToProto(t)
-		if err != nil {
-			return nil, fmt.Errorf("tflite runtime: %s: input %d (%q): %w", s.s.model, i, t.Name, err)
-		}
-		if s.names != nil {
-			tp.Name = proto.String(s.names[i])
-		}
-		in[i] = tp
-	}
-	res, err := s.s.Run(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*canonical.Tensor, len(res.Outputs))
-	for i, tp := range res.Outputs {
-		t, err := canonical.TensorFromProto(tp)
-		if err != nil {
-			return nil, fmt.Errorf("tflite runtime: %s: output %d: %w", s.s.model, i, err)
-		}
-		out[i] = t
-	}
-	return out, nil
+	return runtimes.ProtoSession("tflite runtime: "+modelPath, s, o.InputNames), nil
 }
