@@ -54,16 +54,16 @@ go vet ./...
 go test -timeout 80m ./...
 
 # A short pass of every fuzz target of the repository (every reader has
-# one), ONNXCONV_FUZZTIME each (default 3s). A finding fails the run; go
+# one), ONNXCONV_FUZZTIME each (default 2s). A finding fails the run; go
 # test keeps the input under the package's testdata/fuzz/, where it is a
 # regression case of every later plain test run.
 grep -rE --include='*_test.go' --exclude-dir=node_modules '^func Fuzz[A-Za-z0-9_]+\(' . |
   sed -E 's|^\./(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]+)\(.*|\1 \2|' | sort -u |
   while read -r pkg target; do
-    if ! out=$(go test "./$pkg" -run '^$' -fuzz "^$target\$" -fuzztime "${ONNXCONV_FUZZTIME:-3s}" 2>&1); then
+    if ! out=$(go test "./$pkg" -run '^$' -fuzz "^$target\$" -fuzztime "${ONNXCONV_FUZZTIME:-2s}" 2>&1); then
       printf '%s\n' "$out" | tail -40 >&2
       echo "fuzz: $pkg $target failed; the input is kept under $pkg/testdata/fuzz/$target" >&2
       exit 1
     fi
   done
-echo "fuzz: every target ran ${ONNXCONV_FUZZTIME:-3s} without a failure"
+echo "fuzz: every target ran ${ONNXCONV_FUZZTIME:-2s} without a failure"
