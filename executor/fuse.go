@@ -51,7 +51,7 @@ func fuseHead(op string) bool { return op == "MatMul" || op == "Gemm" || op == "
 
 func fuseTail(op string) bool {
 	switch op {
-	case "Add", "Relu", "Clip", "HardSigmoid", "HardSwish":
+	case "Add", "Mul", "Sub", "Div", "Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "Tanh", "BatchNormalization":
 		return true
 	}
 	return false
@@ -88,8 +88,8 @@ func fuseSteps(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []st
 				at = i
 			}
 		}
-		if at > 0 && next.n.OpType != "Add" {
-			return -1 // Clip's bounds
+		if at > 0 && !binaryOp(next.n.OpType) {
+			return -1 // Clip's bounds, BatchNormalization's statistics
 		}
 		return at
 	}
@@ -121,3 +121,5 @@ func fuseSteps(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []st
 	}
 	return out
 }
+
+func binaryOp(op string) bool { return op == "Add" || op == "Mul" || op == "Sub" || op == "Div" }

@@ -40,6 +40,7 @@ func registerKernels(r registry) {
 	r.kernel(kernelClip, okClip, "Clip")
 	r.kernel(kernelHard, okUnaryHost, "HardSigmoid", "HardSwish")
 	r.kernel(kernelGlobalAvgPool, okGlobalAvgPool, "GlobalAveragePool")
+	registerHostKernels(r)
 }
 
 // kernel registers a kernel of executor/kernels for ai.onnx ops.

@@ -1,0 +1,503 @@
+package executor
+
+import (
+	"fmt"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
+)
+
+// Host kernels for the ops around the matrix kernels: when their inputs
+// are already host tensors (after a Conv or MatMul kernel), running them
+// on the host keeps a CNN or a transformer block in one chain of host
+// steps instead of cutting it into tiny GoMLX segments (a copy in, a
+// simplego dispatch and a copy out each). Views (Reshape, Squeeze,
+// Unsqueeze, Flatten) share their input's data; Transpose, Concat, Split
+// and Slice copy contiguous runs; BatchNormalization (inference),
+// InstanceNormalization, LayerNormalization, Softmax, AveragePool,
+// Sigmoid, Tanh, Sub and Div are single-pass kernels of executor/kernels.
+// Each accepts float32 only (views: any type) and declines everything
+// else, which then takes the op's GoMLX lowering as before.
+
+func registerHostKernels(r registry) {
+	for _, op := range []string{"Reshape", "Squeeze", "Unsqueeze", "Flatten"} {
+		op := op
+		r.kernel(func(c *lctx) error {
+			sh, err := reshapeTarget(c, op)
+			if err != nil {
+				return err
+			}
+			return outReshaped(c, sh)
+		}, okAllHost, op)
+	}
+	r.kernel(kernelTranspose, okF32Host, "Transpose")
+	r.kernel(kernelConcat, okF32Host, "Concat")
+	r.kernel(lowerSplit, okF32Host, "Split")
+	r.kernel(sliceOp, okF32Host, "Slice")
+	r.kernel(kernelBatchNorm, okBatchNorm, "BatchNormalization")
+	r.kernel(kernelInstanceNorm, okInstanceNorm, "InstanceNormalization")
+	r.kernel(kernelLayerNorm, okLayerNorm, "LayerNormalization")
+	r.kernel(kernelSoftmax, okSoftmax, "Softmax")
+	r.kernel(kernelAvgPool, okAvgPool, "AveragePool")
+	r.kernel(kernelUnary, okUnaryHost, "Sigmoid", "Tanh")
+	r.kernel(func(c *lctx) error { return kernelSubDiv(c, false) }, okBinary, "Sub")
+	r.kernel(func(c *lctx) error { return kernelSubDiv(c, true) }, okBinary, "Div")
+}
+
+// okAllHost: every input is a host tensor.
+func okAllHost(c *lctx) bool {
+	for i := 0; i < c.NIn(); i++ {
+		if c.Has(i) && (c.in(i).kind != kindTensor || c.in(i).h == nil) {
+			return false
+		}
+	}
+	return c.NIn() > 0 && c.Has(0)
+}
+
+// okF32Host: every input is a host tensor and input 0 is float32.
+func okF32Host(c *lctx) bool {
+	return okAllHost(c) && c.DT(0) == canonical.Float
+}
+
+func kernelTranspose(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	r := len(hx.shape)
+	p := make([]int, r)
+	for i := range p {
+		p[i] = r - 1 - i
+	}
+	if perm := c.AInts("perm", nil); perm != nil {
+		if len(perm) != r {
+			return fmt.Errorf("Transpose: perm %v for rank %d", perm, r)
+		}
+		seen := make([]bool, r)
+		for i, v := range perm {
+			ax, err := normAxis(v, r)
+			if err != nil || seen[ax] {
+				return fmt.Errorf("Transpose: perm %v is not a permutation of %d axes", perm, r)
+			}
+			seen[ax], p[i] = true, ax
+		}
+	}
+	out := make([]int, r)
+	for i, a := range p {
+		out[i] = hx.shape[a]
+	}
+	y := newH(hx.dt, out)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	kernels.Transpose(x, hx.shape, p, yd)
+	c.OutH(0, y)
+	return nil
+}
+
+func kernelConcat(c *lctx) error {
+	var hs []*htensor
+	for i := 0; i < c.NIn(); i++ {
+		if !c.Has(i) {
+			continue
+		}
+		h, err := c.H(i)
+		if err != nil {
+			return err
+		}
+		if h.dt != canonical.Float {
+			return fmt.Errorf("Concat: input %d is %v, not float32", i, h.dt)
+		}
+		hs = append(hs, h)
+	}
+	if len(hs) == 0 {
+		return fmt.Errorf("Concat: no inputs")
+	}
+	r := len(hs[0].shape)
+	ax, err := normAxis(c.AInt("axis", 0), r)
+	if err != nil {
+		return fmt.Errorf("Concat: %w", err)
+	}
+	out := append([]int{}, hs[0].shape...)
+	out[ax] = 0
+	for _, h := range hs {
+		if len(h.shape) != r {
+			return fmt.Errorf("Concat: ranks %d and %d", r, len(h.shape))
+		}
+		for d := range out {
+			if d != ax && h.shape[d] != out[d] {
+				return fmt.Errorf("Concat: shapes %v and %v differ off axis %d", hs[0].shape, h.shape, ax)
+			}
+		}
+		out[ax] += h.shape[ax]
+	}
+	y := newH(canonical.Float, out)
+	yd, _ := f32(y)
+	outer := numel(out[:ax])
+	row := numel(out[ax:])
+	off := 0
+	for _, h := range hs {
+		x, _ := f32(h)
+		chunk := numel(h.shape[ax:])
+		for i := 0; i < outer; i++ {
+			copy(yd[i*row+off:i*row+off+chunk], x[i*chunk:(i+1)*chunk])
+		}
+		off += chunk
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// sliceF32 copies the strided slice specs of x (shape) into a new slice,
+// whole runs when the last axis has step 1.
+func sliceF32(x []float32, shape []int, specs []sliceSpec) []float32 {
+	r := len(shape)
+	out := make([]int, r)
+	for i, s := range specs {
+		out[i] = s.count
+	}
+	n := numel(out)
+	y := make([]float32, n)
+	if n == 0 {
+		return y
+	}
+	if r == 0 {
+		copy(y, x)
+		return y
+	}
+	st := strides(shape)
+	last := specs[r-1]
+	idx := make([]int, r-1)
+	for o := 0; o < n; o += last.count {
+		src := last.start * st[r-1]
+		for d, v := range idx {
+			src += (specs[d].start + v*specs[d].step) * st[d]
+		}
+		dst := y[o : o+last.count]
+		if last.step == 1 {
+			copy(dst, x[src:src+last.count])
+		} else {
+			for j := range dst {
+				dst[j] = x[src+j*last.step]
+			}
+		}
+		for d := r - 2; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < out[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return y
+}
+
+// okBatchNorm: inference mode (no running statistics out), float32,
+// statistics on the host.
+func okBatchNorm(c *lctx) bool {
+	if c.NIn() != 5 || !okAllHost(c) || !allF32(c, 5) || c.Rank(0) < 2 {
+		return false
+	}
+	if c.AInt("training_mode", 0) == 1 || c.HasOut(1) || c.HasOut(2) {
+		return false
+	}
+	ch := c.Shape(0)[1]
+	for i := 1; i < 5; i++ {
+		if numel(c.Shape(i)) != ch || c.Rank(i) != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+func kernelBatchNorm(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	var p [4][]float32
+	for i := range p {
+		h, err := c.H(i + 1)
+		if err != nil {
+			return err
+		}
+		if p[i], err = f32(h); err != nil {
+			return fmt.Errorf("BatchNormalization: input %d: %w", i+1, err)
+		}
+	}
+	ch := hx.shape[1]
+	if len(p[0]) != ch || len(p[1]) != ch || len(p[2]) != ch || len(p[3]) != ch {
+		return fmt.Errorf("BatchNormalization: %d channels, parameters of %d, %d, %d, %d", ch, len(p[0]), len(p[1]), len(p[2]), len(p[3]))
+	}
+	sb := make([]float32, 2*ch)
+	kernels.BatchNormScaleShift(p[0], p[1], p[2], p[3], float64(c.AFloat("epsilon", 1e-5)), sb[:ch], sb[ch:])
+	y := c.outLike(0, hx)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	kernels.ScaleShiftBlocks(x, sb[:ch], sb[ch:], yd, numel(hx.shape[2:]))
+	c.OutH(0, y)
+	return nil
+}
+
+func okInstanceNorm(c *lctx) bool {
+	if c.NIn() != 3 || !okAllHost(c) || !allF32(c, 3) || c.Rank(0) < 3 {
+		return false
+	}
+	ch := c.Shape(0)[1]
+	return numel(c.Shape(1)) == ch && numel(c.Shape(2)) == ch
+}
+
+func kernelInstanceNorm(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	hs, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	hb, err := c.H(2)
+	if err != nil {
+		return err
+	}
+	s, _ := f32(hs)
+	b, _ := f32(hb)
+	if len(s) != hx.shape[1] || len(b) != hx.shape[1] {
+		return fmt.Errorf("InstanceNormalization: %d channels, scale %d, bias %d", hx.shape[1], len(s), len(b))
+	}
+	y := c.outLike(0, hx)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	kernels.InstanceNorm(x, s, b, yd, numel(hx.shape[2:]), float64(c.AFloat("epsilon", 1e-5)))
+	c.OutH(0, y)
+	return nil
+}
+
+// okLayerNorm: float32, no Mean/InvStdDev outputs, scale and bias of the
+// normalized axes' full size (no broadcast).
+func okLayerNorm(c *lctx) bool {
+	if c.NIn() < 2 || !okAllHost(c) || !allF32(c, 3) || c.HasOut(1) || c.HasOut(2) {
+		return false
+	}
+	if c.HasAttr("stash_type") && c.AInt("stash_type", 1) != 1 {
+		return false
+	}
+	r := c.Rank(0)
+	ax, err := normAxis(c.AInt("axis", -1), r)
+	if err != nil || r == 0 {
+		return false
+	}
+	inner := numel(c.Shape(0)[ax:])
+	return numel(c.Shape(1)) == inner && (!c.Has(2) || numel(c.Shape(2)) == inner)
+}
+
+func kernelLayerNorm(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	ax, err := normAxis(c.AInt("axis", -1), len(hx.shape))
+	if err != nil {
+		return fmt.Errorf("LayerNormalization: %w", err)
+	}
+	inner := numel(hx.shape[ax:])
+	hs, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	s, _ := f32(hs)
+	var b []float32
+	if c.Has(2) {
+		hb, err := c.H(2)
+		if err != nil {
+			return err
+		}
+		b, _ = f32(hb)
+	}
+	if len(s) != inner || b != nil && len(b) != inner {
+		return fmt.Errorf("LayerNormalization: %d normalized elements, scale %d, bias %d", inner, len(s), len(b))
+	}
+	y := c.outLike(0, hx)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	kernels.LayerNorm(x, s, b, yd, float64(c.AFloat("epsilon", 1e-5)))
+	c.OutH(0, y)
+	return nil
+}
+
+// okSoftmax: float32 over the last axis (before opset 13 the input is
+// coerced to 2-D at axis, which is the same when axis is the last one).
+func okSoftmax(c *lctx) bool {
+	if c.NIn() != 1 || !okF32Host(c) || c.Rank(0) < 1 {
+		return false
+	}
+	def := int64(-1)
+	if c.ver < 13 {
+		def = 1
+	}
+	ax, err := normAxis(c.AInt("axis", def), c.Rank(0))
+	return err == nil && ax == c.Rank(0)-1
+}
+
+func kernelSoftmax(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	y := c.outLike(0, hx)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	kernels.Softmax(x, yd, hx.shape[len(hx.shape)-1])
+	c.OutH(0, y)
+	return nil
+}
+
+func okAvgPool(c *lctx) bool {
+	if c.NIn() != 1 || !okF32Host(c) {
+		return false
+	}
+	_, ok, err := poolParams(c, c.Shape(0))
+	return ok && err == nil
+}
+
+func kernelAvgPool(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	p, ok, err := poolParams(c, hx.shape)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("AveragePool: shape %v is not a 1-D or 2-D pool the kernel runs", hx.shape)
+	}
+	kernel := toInts(c.AInts("kernel_shape", nil))
+	g, err := resolveGeom(c, hx.shape[2:], kernel, c.AInt("ceil_mode", 0) == 1)
+	if err != nil {
+		return err
+	}
+	pb, pr := 0, g.padE[0]
+	if len(g.padE) == 2 {
+		pb, pr = g.padE[0], g.padE[1]
+	}
+	out := []int{p.N, p.C, p.OW}
+	if len(hx.shape) == 4 {
+		out = []int{p.N, p.C, p.OH, p.OW}
+	}
+	y := newH(canonical.Float, out)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	if err := c.e.kern.AvgPool2D(p, pb, pr, c.AInt("count_include_pad", 0) == 1, x, yd); err != nil {
+		return fmt.Errorf("AveragePool: %w", err)
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+func kernelUnary(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	y := c.outLike(0, hx)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	switch c.n.OpType {
+	case "Sigmoid":
+		kernels.Sigmoid(x, yd)
+	case "Tanh":
+		kernels.Tanh(x, yd)
+	default:
+		return fmt.Errorf("no host kernel for %s", c.n.OpType)
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// kernelSubDiv: a − b or a / b with one operand broadcast as a suffix or
+// per block (bcastKind), in the operands' order.
+func kernelSubDiv(c *lctx, div bool) error {
+	ha, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	hb, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	bi, suffix, inner, ok := bcastKind(ha.shape, hb.shape)
+	if !ok {
+		return fmt.Errorf("%s: shapes %v and %v are not a suffix or prefix broadcast", c.n.OpType, ha.shape, hb.shape)
+	}
+	big, small := ha, hb
+	if bi == 1 {
+		big, small = hb, ha
+	}
+	y := c.outLike(bi, big)
+	x, _ := f32(big)
+	s, _ := f32(small)
+	yd, _ := f32(y)
+	n := len(s)
+	if n == 0 {
+		c.OutH(0, y)
+		return nil
+	}
+	if suffix {
+		for o := 0; o+n <= len(x); o += n {
+			subDivRow(x[o:o+n], s, nil, yd[o:o+n], div, bi == 1)
+		}
+	} else {
+		for i := range s {
+			subDivRow(x[i*inner:(i+1)*inner], nil, s[i:i+1], yd[i*inner:(i+1)*inner], div, bi == 1)
+		}
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// subDivRow sets y = x − b (or x / b) elementwise with b = vec, or the
+// scalar sc[0] when vec is nil; swapped computes b − x (b / x).
+func subDivRow(x, vec, sc, y []float32, div, swapped bool) {
+	y = y[:len(x)]
+	if vec == nil {
+		v := sc[0]
+		switch {
+		case div && swapped:
+			for i, u := range x {
+				y[i] = v / u
+			}
+		case div:
+			for i, u := range x {
+				y[i] = u / v
+			}
+		case swapped:
+			for i, u := range x {
+				y[i] = v - u
+			}
+		default:
+			for i, u := range x {
+				y[i] = u - v
+			}
+		}
+		return
+	}
+	vec = vec[:len(x)]
+	switch {
+	case div && swapped:
+		for i, u := range x {
+			y[i] = vec[i] / u
+		}
+	case div:
+		for i, u := range x {
+			y[i] = u / vec[i]
+		}
+	case swapped:
+		for i, u := range x {
+			y[i] = vec[i] - u
+		}
+	default:
+		for i, u := range x {
+			y[i] = u - vec[i]
+		}
+	}
+}
