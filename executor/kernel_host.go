@@ -15,7 +15,8 @@ import (
 // Unsqueeze, Flatten) share their input's data; Transpose, Concat, Split
 // and Slice copy contiguous runs; BatchNormalization (inference),
 // InstanceNormalization, LayerNormalization, Softmax, AveragePool,
-// Sigmoid, Tanh, Sub and Div are single-pass kernels of executor/kernels.
+// Sigmoid, Tanh, Sub and Div are single-pass kernels of executor/kernels;
+// ConvTranspose is one SGEMM and a col2im per image and group.
 // Each accepts float32 only (views: any type) and declines everything
 // else, which then takes the op's GoMLX lowering as before.
 
@@ -39,6 +40,7 @@ func registerHostKernels(r registry) {
 	r.kernel(kernelLayerNorm, okLayerNorm, "LayerNormalization")
 	r.kernel(kernelSoftmax, okSoftmax, "Softmax")
 	r.kernel(kernelAvgPool, okAvgPool, "AveragePool")
+	r.kernel(kernelConvTranspose, okConvTranspose, "ConvTranspose")
 	r.kernel(kernelUnary, okUnaryHost, "Sigmoid", "Tanh")
 	r.kernel(func(c *lctx) error { return kernelSubDiv(c, false) }, okBinary, "Sub")
 	r.kernel(func(c *lctx) error { return kernelSubDiv(c, true) }, okBinary, "Div")
@@ -500,4 +502,74 @@ func subDivRow(x, vec, sc, y []float32, div, swapped bool) {
 			y[i] = u - vec[i]
 		}
 	}
+}
+
+// convTParams maps a 1-D or 2-D float32 ConvTranspose to the kernel's
+// geometry.
+func convTParams(c *lctx, xs, ws []int) (kernels.ConvT2D, bool) {
+	ns := len(xs) - 2
+	if ns < 1 || ns > 2 || len(ws) != len(xs) {
+		return kernels.ConvT2D{}, false
+	}
+	kernel, strd, dil, pb, out, groups, cout := convTransposeGeom(c, xs, ws)
+	if len(kernel) != ns || !shapeEq(kernel, ws[2:]) || groups < 1 || xs[1] != ws[0] || xs[1]%groups != 0 {
+		return kernels.ConvT2D{}, false
+	}
+	p := kernels.ConvT2D{N: xs[0], C: xs[1], H: 1, W: xs[2], M: cout, KH: 1, KW: kernel[0], SH: 1, SW: strd[0],
+		DH: 1, DW: dil[0], PL: pb[0], OH: 1, OW: out[0], Groups: groups}
+	if ns == 2 {
+		p.H, p.W, p.KH, p.KW = xs[2], xs[3], kernel[0], kernel[1]
+		p.SH, p.SW, p.DH, p.DW = strd[0], strd[1], dil[0], dil[1]
+		p.PT, p.PL, p.OH, p.OW = pb[0], pb[1], out[0], out[1]
+	}
+	// Negative begin pads (output_shape larger than the full output) and
+	// degenerate sizes stay with the reference kernel.
+	if p.N < 1 || p.PT < 0 || p.PL < 0 || p.OH < 1 || p.OW < 1 || p.SH < 1 || p.SW < 1 || p.DH < 1 || p.DW < 1 {
+		return kernels.ConvT2D{}, false
+	}
+	return p, true
+}
+
+func okConvTranspose(c *lctx) bool {
+	if c.NIn() < 2 || !okAllHost(c) || !allF32(c, 3) {
+		return false
+	}
+	_, ok := convTParams(c, c.Shape(0), c.Shape(1))
+	return ok
+}
+
+func kernelConvTranspose(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	hw, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	p, ok := convTParams(c, hx.shape, hw.shape)
+	if !ok {
+		return fmt.Errorf("ConvTranspose: shapes %v and %v are not a 1-D or 2-D transposed convolution the kernel runs", hx.shape, hw.shape)
+	}
+	var bias []float32
+	if c.Has(2) {
+		hb, err := c.H(2)
+		if err != nil {
+			return err
+		}
+		bias, _ = f32(hb)
+	}
+	out := []int{p.N, p.M, p.OW}
+	if len(hx.shape) == 4 {
+		out = []int{p.N, p.M, p.OH, p.OW}
+	}
+	y := newH(canonical.Float, out)
+	x, _ := f32(hx)
+	w, _ := f32(hw)
+	yd, _ := f32(y)
+	if err := c.e.kern.ConvTranspose2D(p, x, w, bias, yd); err != nil {
+		return fmt.Errorf("ConvTranspose: %w", err)
+	}
+	c.OutH(0, y)
+	return nil
 }

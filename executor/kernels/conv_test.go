@@ -187,3 +187,81 @@ func TestMaxPool2DAgainstNaive(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkMaxPool2D(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		p    Pool2D
+	}{
+		{"3x3s2_64x112", Pool2D{N: 1, C: 64, H: 112, W: 112, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, OH: 56, OW: 56}},
+		{"3x3s1_192x28", Pool2D{N: 1, C: 192, H: 28, W: 28, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, OH: 28, OW: 28}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			x := randSlice(r, tc.p.N*tc.p.C*tc.p.H*tc.p.W)
+			y := make([]float32, tc.p.N*tc.p.C*tc.p.OH*tc.p.OW)
+			for b.Loop() {
+				if err := (*Context)(nil).MaxPool2D(tc.p, x, y); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func naiveConvT(p ConvT2D, x, w, bias []float32) []float64 {
+	y := make([]float64, p.N*p.M*p.OH*p.OW)
+	cg, mg := p.C/p.Groups, p.M/p.Groups
+	for n := 0; n < p.N; n++ {
+		for ci := 0; ci < p.C; ci++ {
+			g := ci / cg
+			for ih := 0; ih < p.H; ih++ {
+				for iw := 0; iw < p.W; iw++ {
+					xv := float64(x[((n*p.C+ci)*p.H+ih)*p.W+iw])
+					for oc := 0; oc < mg; oc++ {
+						for kh := 0; kh < p.KH; kh++ {
+							for kw := 0; kw < p.KW; kw++ {
+								oh, ow := ih*p.SH+kh*p.DH-p.PT, iw*p.SW+kw*p.DW-p.PL
+								if oh < 0 || oh >= p.OH || ow < 0 || ow >= p.OW {
+									continue
+								}
+								y[((n*p.M+g*mg+oc)*p.OH+oh)*p.OW+ow] += xv * float64(w[((ci*mg+oc)*p.KH+kh)*p.KW+kw])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if bias != nil {
+		for i := range y {
+			y[i] += float64(bias[(i/(p.OH*p.OW))%p.M])
+		}
+	}
+	return y
+}
+
+func TestConvTranspose2DAgainstNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 4))
+	for i, p := range []ConvT2D{
+		{N: 1, C: 4, H: 5, W: 7, M: 3, KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, OH: 10, OW: 14, Groups: 1},
+		{N: 2, C: 3, H: 4, W: 5, M: 5, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, OH: 4, OW: 5, Groups: 1},
+		{N: 1, C: 4, H: 3, W: 6, M: 6, KH: 3, KW: 2, SH: 2, SW: 3, DH: 1, DW: 2, PT: 1, PL: 2, OH: 6, OW: 17, Groups: 2},
+		{N: 1, C: 17, H: 1, W: 9, M: 33, KH: 1, KW: 4, SH: 1, SW: 2, DH: 1, DW: 1, PL: 1, OH: 1, OW: 19, Groups: 1}, // 1-D, output_padding
+	} {
+		x := randSlice(r, p.N*p.C*p.H*p.W)
+		w := randSlice(r, p.C*p.M/p.Groups*p.KH*p.KW)
+		for _, bias := range [][]float32{nil, randSlice(r, p.M)} {
+			y := make([]float32, p.N*p.M*p.OH*p.OW)
+			if err := NewContext(2).ConvTranspose2D(p, x, w, bias, y); err != nil {
+				t.Fatal(err)
+			}
+			want := naiveConvT(p, x, w, bias)
+			for j := range y {
+				if math.Abs(float64(y[j])-want[j]) > 1e-4*(1+math.Abs(want[j])) {
+					t.Fatalf("case %d: y[%d] = %g, want %g", i, j, y[j], want[j])
+				}
+			}
+		}
+	}
+}

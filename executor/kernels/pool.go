@@ -54,18 +54,9 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 						src := xc[ih*p.W : (ih+1)*p.W]
 						d := yc[o*p.OW+lo : o*p.OW+hi]
 						if p.SW == 1 {
-							s := src[lo+off : hi+off]
-							for i, v := range s {
-								if v > d[i] || v != v {
-									d[i] = v
-								}
-							}
+							maxInto(d, src[lo+off:hi+off])
 						} else {
-							for i := range d {
-								if v := src[(lo+i)*p.SW+off]; v > d[i] || v != v {
-									d[i] = v
-								}
-							}
+							maxIntoStrided(d, src[lo*p.SW+off:], p.SW)
 						}
 					}
 				}
@@ -82,4 +73,24 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 	}
 	parts := split(planes, t, 1)
 	return x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
+}
+
+// maxInto sets d[i] = max(d[i], s[i]), NaN winning (Go's max), without
+// a data-dependent branch.
+func maxInto(d, s []float32) {
+	s = s[:len(d)]
+	for i, v := range s {
+		d[i] = max(d[i], v)
+	}
+}
+
+// maxIntoStrided sets d[i] = max(d[i], s[i·stride]).
+func maxIntoStrided(d, s []float32, stride int) {
+	if len(d) == 0 {
+		return
+	}
+	s = s[:(len(d)-1)*stride+1]
+	for i := range d {
+		d[i] = max(d[i], s[i*stride])
+	}
 }
