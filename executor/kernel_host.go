@@ -31,6 +31,7 @@ func registerHostKernels(r registry) {
 			return outReshaped(c, sh)
 		}, okAllHost, op)
 	}
+	r.kernel(lowerExpand, okAllHost, "Expand")
 	r.kernel(kernelTranspose, okF32Host, "Transpose")
 	r.kernel(kernelConcat, okF32Host, "Concat")
 	r.kernel(lowerSplit, okF32Host, "Split")
@@ -41,6 +42,7 @@ func registerHostKernels(r registry) {
 	r.kernel(kernelSoftmax, okSoftmax, "Softmax")
 	r.kernel(kernelAvgPool, okAvgPool, "AveragePool")
 	r.kernel(kernelConvTranspose, okConvTranspose, "ConvTranspose")
+	r.kernel(kernelLSTM, okLSTM, "LSTM")
 	r.kernel(kernelUnary, okUnaryHost, "Sigmoid", "Tanh")
 	r.kernel(func(c *lctx) error { return kernelSubDiv(c, false) }, okBinary, "Sub")
 	r.kernel(func(c *lctx) error { return kernelSubDiv(c, true) }, okBinary, "Div")

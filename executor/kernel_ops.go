@@ -67,11 +67,14 @@ type packEntry struct {
 	tag   packTag
 	mat   *kernels.Packed
 	convs []*kernels.Packed
+	// rows: per part (an LSTM direction) the weights as plain rows,
+	// transposed (kernels.AddVecMat).
+	rows [][]float32
 }
 
 // usable reports whether the kernel runs on the packing alone (without
 // the unpacked weights): depthwise convolutions have none.
-func (p packEntry) usable() bool { return p.mat != nil || p.convs != nil }
+func (p packEntry) usable() bool { return p.mat != nil || p.convs != nil || p.rows != nil }
 
 // packTag identifies a packing of a tensor: the kind ('B': PackB of a
 // k×n operand, trans, leading dimension; 'C': PackConvWeights for M

@@ -220,3 +220,50 @@ func TestAvgPool2DAgainstNaive(t *testing.T) {
 		}
 	}
 }
+
+func TestFastActivations(t *testing.T) {
+	worst := 0.0
+	for i := -200000; i <= 200000; i++ {
+		x := float32(i) * 1e-4 // [-20, 20]
+		y := make([]float32, 2)
+		TanhFast([]float32{x}, y[:1])
+		SigmoidFast([]float32{x}, y[1:])
+		et := math.Abs(float64(y[0]) - math.Tanh(float64(x)))
+		es := math.Abs(float64(y[1]) - 1/(1+math.Exp(-float64(x))))
+		worst = math.Max(worst, math.Max(et, es))
+	}
+	if worst > 1e-6 {
+		t.Fatalf("largest absolute error %g, want ≤ 1e-6", worst)
+	}
+	n := float32(math.NaN())
+	y := []float32{0}
+	TanhFast([]float32{n}, y)
+	if y[0] == y[0] {
+		t.Fatalf("tanh(NaN) = %g", y[0])
+	}
+}
+
+func TestLSTMCellAgainstNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 5))
+	for _, hidden := range []int{1, 7, 33} {
+		rows := 3
+		g := randSlice(r, rows*4*hidden)
+		for i := range g {
+			g[i] *= 4
+		}
+		c, h := randSlice(r, rows*hidden), make([]float32, rows*hidden)
+		c0 := append([]float32{}, c...)
+		LSTMCell(g, c, h, hidden)
+		sig := func(v float32) float64 { return 1 / (1 + math.Exp(-float64(v))) }
+		for rr := 0; rr < rows; rr++ {
+			for j := 0; j < hidden; j++ {
+				gr := g[rr*4*hidden:]
+				cn := sig(gr[2*hidden+j])*float64(c0[rr*hidden+j]) + sig(gr[j])*math.Tanh(float64(gr[3*hidden+j]))
+				hn := sig(gr[hidden+j]) * math.Tanh(cn)
+				if math.Abs(float64(c[rr*hidden+j])-cn) > 1e-5 || math.Abs(float64(h[rr*hidden+j])-hn) > 1e-5 {
+					t.Fatalf("H=%d row %d unit %d: c %g h %g, want %g %g", hidden, rr, j, c[rr*hidden+j], h[rr*hidden+j], cn, hn)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package kernels
+
+// Float32 activations for the recurrent cells: a rational approximation
+// of tanh (the one Eigen and MLAS use, clamped at ±9, where it is ±1 in
+// float32) and sigmoid(x) = ½·tanh(x/2) + ½. Absolute error below 1e-6.
+
+const (
+	tanhA1  = 4.89352455891786e-03
+	tanhA3  = 6.37261928875436e-04
+	tanhA5  = 1.48572235717979e-05
+	tanhA7  = 5.12229709037114e-08
+	tanhA9  = -8.60467152213735e-11
+	tanhA11 = 2.00018790482477e-13
+	tanhA13 = -2.76076847742355e-16
+	tanhB0  = 4.89352518554385e-03
+	tanhB2  = 2.26843463243900e-03
+	tanhB4  = 1.18534705686654e-04
+	tanhB6  = 1.19825839466702e-06
+)
+
+func tanh32(x float32) float32 {
+	if x > 9 {
+		x = 9
+	} else if x < -9 {
+		x = -9
+	} else if x != x {
+		return x
+	}
+	x2 := x * x
+	p := ((((((tanhA13*x2+tanhA11)*x2+tanhA9)*x2+tanhA7)*x2+tanhA5)*x2+tanhA3)*x2 + tanhA1) * x
+	q := ((tanhB6*x2+tanhB4)*x2+tanhB2)*x2 + tanhB0
+	return p / q
+}
+
+// TanhFast sets y = tanh(x) (the approximation above).
+func TanhFast(x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = tanh32(v)
+	}
+}
+
+// SigmoidFast sets y = 1/(1+exp(−x)) as ½·tanh(x/2) + ½.
+func SigmoidFast(x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = 0.5*tanh32(0.5*v) + 0.5
+	}
+}
+
+// LSTMCell advances one LSTM step (ONNX gate order i, o, f, c; default
+// activations sigmoid, tanh, tanh; no peepholes) for rows of gates g
+// ([rows, 4H]: the input and recurrent products plus both biases): c
+// and h ([rows, H]) are updated in place.
+func LSTMCell(g, c, h []float32, hidden int) {
+	rows := len(c) / hidden
+	for r := 0; r < rows; r++ {
+		gr := g[r*4*hidden : (r+1)*4*hidden]
+		gi, go_, gf, gc := gr[:hidden], gr[hidden:2*hidden], gr[2*hidden:3*hidden], gr[3*hidden:]
+		cr, hr := c[r*hidden:(r+1)*hidden], h[r*hidden:(r+1)*hidden]
+		for j := range cr {
+			i := 0.5*tanh32(0.5*gi[j]) + 0.5
+			f := 0.5*tanh32(0.5*gf[j]) + 0.5
+			o := 0.5*tanh32(0.5*go_[j]) + 0.5
+			cn := f*cr[j] + i*tanh32(gc[j])
+			cr[j] = cn
+			hr[j] = o * tanh32(cn)
+		}
+	}
+}
+
+// AddVecMat sets g += h·M for each row of h ([rows, k]) and g ([rows, n])
+// with M [k, n] row-major: one SIMD axpy per element of h, in k order
+// (small row counts, where a tiled SGEMM would pad rows to its tile).
+func AddVecMat(h, m, g []float32, k, n int) {
+	rows := len(h) / k
+	for r := 0; r < rows; r++ {
+		hr, gr := h[r*k:(r+1)*k], g[r*n:(r+1)*n]
+		for i, v := range hr {
+			if v != 0 {
+				axpy(v, m[i*n:(i+1)*n], gr)
+			}
+		}
+	}
+}
