@@ -47,7 +47,15 @@ func (st *fusedStep) exec(ctx context.Context, e *Executor, en *env) (bool, erro
 
 // fuseHead and fuseTail name the ops a fused chain starts with and those
 // its epilogue may hold.
-func fuseHead(op string) bool { return op == "MatMul" || op == "Gemm" || op == "Conv" }
+// A head's kernel always writes a new tensor (never a view of an input).
+func fuseHead(op string) bool {
+	switch op {
+	case "MatMul", "Gemm", "Conv", "ConvTranspose", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
+		"Concat", "MaxPool", "AveragePool", "GlobalAveragePool":
+		return true
+	}
+	return false
+}
 
 func fuseTail(op string) bool {
 	switch op {

@@ -32,6 +32,7 @@ func registerHostKernels(r registry) {
 		}, okAllHost, op)
 	}
 	r.kernel(lowerExpand, okAllHost, "Expand")
+	r.kernel(kernelPad, okPad, "Pad")
 	r.kernel(kernelTranspose, okF32Host, "Transpose")
 	r.kernel(kernelConcat, okF32Host, "Concat")
 	r.kernel(lowerSplit, okF32Host, "Split")
@@ -571,6 +572,108 @@ func kernelConvTranspose(c *lctx) error {
 	yd, _ := f32(y)
 	if err := c.e.kern.ConvTranspose2D(p, x, w, bias, yd); err != nil {
 		return fmt.Errorf("ConvTranspose: %w", err)
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// padSpec returns a constant-mode Pad's begin and end pads per axis and
+// its value when the kernel runs it: float32, no negative pads, no axes
+// input.
+func padSpec(c *lctx) (pb, pe []int, val float32, ok bool) {
+	if c.AStr("mode", "constant") != "constant" || c.ver >= 18 && c.Has(3) {
+		return nil, nil, 0, false
+	}
+	r := c.Rank(0)
+	var pads []int64
+	if c.ver < 11 {
+		pads = c.AInts("pads", c.AInts("paddings", nil))
+		val = c.AFloat("value", 0)
+	} else {
+		if !c.Has(1) || c.in(1).h == nil {
+			return nil, nil, 0, false
+		}
+		pads = c.in(1).h.i64()
+		if c.Has(2) {
+			h := c.in(2).h
+			v, isF := h.data.([]float32)
+			if h == nil || !isF || len(v) != 1 {
+				return nil, nil, 0, false
+			}
+			val = v[0]
+		}
+	}
+	if len(pads) != 2*r {
+		return nil, nil, 0, false
+	}
+	pb, pe = make([]int, r), make([]int, r)
+	for i := 0; i < r; i++ {
+		pb[i], pe[i] = int(pads[i]), int(pads[i+r])
+		if pb[i] < 0 || pe[i] < 0 {
+			return nil, nil, 0, false
+		}
+	}
+	return pb, pe, val, true
+}
+
+func okPad(c *lctx) bool {
+	if !okF32Host(c) {
+		return false
+	}
+	_, _, _, ok := padSpec(c)
+	return ok
+}
+
+// kernelPad: constant padding by whole-row copies; all-zero pads share
+// the input's data (a view).
+func kernelPad(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	pb, pe, val, ok := padSpec(c)
+	if !ok {
+		return fmt.Errorf("Pad: not a non-negative constant padding the kernel runs")
+	}
+	r := len(hx.shape)
+	out := make([]int, r)
+	zero := true
+	for i := range out {
+		out[i] = hx.shape[i] + pb[i] + pe[i]
+		zero = zero && pb[i] == 0 && pe[i] == 0
+	}
+	if zero {
+		c.OutH(0, &htensor{dt: hx.dt, shape: out, data: hx.data})
+		return nil
+	}
+	y := newH(canonical.Float, out)
+	yd, _ := f32(y)
+	if val != 0 {
+		for i := range yd {
+			yd[i] = val
+		}
+	}
+	x, _ := f32(hx)
+	if len(x) == 0 || r == 0 {
+		c.OutH(0, y)
+		return nil
+	}
+	ost := strides(out)
+	inner := hx.shape[r-1]
+	idx := make([]int, r-1)
+	for o := 0; o < len(x); o += inner {
+		dst := pb[r-1]
+		for d, v := range idx {
+			dst += (v + pb[d]) * ost[d]
+		}
+		copy(yd[dst:dst+inner], x[o:o+inner])
+		for d := r - 2; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < hx.shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
 	}
 	c.OutH(0, y)
 	return nil

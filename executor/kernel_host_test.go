@@ -71,6 +71,8 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 		{"split", "Split", 13, []hkIn{f(2, 6, 3), ints(1, 2, 3)}, []*canonical.Attribute{a("axis", 1)}, 3},
 		{"slice", "Slice", 13, []hkIn{f(4, 10, 6), ints(1, -1), ints(3, -10), ints(0, 1), ints(1, -2)}, nil, 1},
 		{"expand", "Expand", 13, []hkIn{f(3, 1), ints(2, 3, 4)}, nil, 1},
+		{"pad_const", "Pad", 13, []hkIn{f(2, 3, 4), ints(0, 1, 2, 1, 0, 3), w()}, nil, 1},
+		{"pad_zero", "Pad", 13, []hkIn{f(2, 3, 4), ints(0, 0, 0, 0, 0, 0)}, nil, 1},
 		{"reshape", "Reshape", 14, []hkIn{f(2, 3, 4), ints(4, -1)}, nil, 1},
 	}
 	for _, cs := range cases {

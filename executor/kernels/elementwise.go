@@ -4,10 +4,7 @@ package kernels
 func Relu(x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
-		if v < 0 {
-			v = 0
-		}
-		y[i] = v
+		y[i] = max(v, 0) // no data-dependent branch; NaN stays NaN
 	}
 }
 
