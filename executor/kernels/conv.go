@@ -206,6 +206,16 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 	npix := oh * ow
 	total := p.N * p.M
 	run := func(lo, hi int) {
+		// Strided rows are split into their SW phases once per tap row,
+		// so that every tap is a contiguous axpy.
+		var phases, prow []float32
+		pw := (p.W + p.SW - 1) / p.SW
+		if p.SW > 1 {
+			phases = make([]float32, p.SW*pw)
+		}
+		if ow < smallRow {
+			prow = make([]float32, (ow-1)*p.SW+(p.KW-1)*p.DW+1)
+		}
 		for nm := lo; nm < hi; nm++ {
 			n, m := nm/p.M, nm%p.M
 			xc := in[(n*p.C+m/mult)*p.H*p.W : (n*p.C+m/mult+1)*p.H*p.W]
@@ -218,6 +228,10 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 			for i := range yc {
 				yc[i] = bv
 			}
+			if ow < smallRow {
+				depthwiseSmall(p, xc, wc, yc, oh, ow, prow)
+				continue
+			}
 			// Row by row, all taps: the output row stays in L1.
 			for o := 0; o < oh; o++ {
 				yr := yc[o*ow : (o+1)*ow]
@@ -227,6 +241,11 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 						continue
 					}
 					src := xc[ih*p.W : (ih+1)*p.W]
+					if p.SW > 1 {
+						for j, v := range src {
+							phases[(j%p.SW)*pw+j/p.SW] = v
+						}
+					}
 					for kw := 0; kw < p.KW; kw++ {
 						off := kw*p.DW - p.PL
 						lo, hi := colRange(off, p.SW, p.W, ow)
@@ -238,9 +257,12 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 						if p.SW == 1 {
 							axpy(wv, src[lo+off:hi+off], d)
 						} else {
-							for i := range d {
-								d[i] += wv * src[(lo+i)*p.SW+off]
-							}
+							// src[(lo+i)·SW + off] = phase q at lo + i + b,
+							// with off = b·SW + q, 0 ≤ q < SW.
+							q := ((off % p.SW) + p.SW) % p.SW
+							b := (off - q) / p.SW
+							ph := phases[q*pw : (q+1)*pw]
+							axpy(wv, ph[lo+b:hi+b], d)
 						}
 					}
 				}
@@ -257,4 +279,52 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 	}
 	parts := split(total, t, 1)
 	_ = x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
+}
+
+// smallRow: output rows shorter than this run depthwiseSmall (a call per
+// tap and row costs more than the row's arithmetic).
+const smallRow = 32
+
+// depthwiseSmall accumulates one depthwise output plane yc (oh×ow,
+// holding the bias) from input plane xc: per output row and kernel row,
+// the input row is copied into prow with its padding as zeros, then
+// every output element adds all KW taps in one pass.
+func depthwiseSmall(p *Conv2D, xc, wc, yc []float32, oh, ow int, prow []float32) {
+	for o := 0; o < oh; o++ {
+		yr := yc[o*ow : (o+1)*ow]
+		for kh := 0; kh < p.KH; kh++ {
+			ih := o*p.SH - p.PT + kh*p.DH
+			if ih < 0 || ih >= p.H {
+				continue
+			}
+			src := xc[ih*p.W : (ih+1)*p.W]
+			clear(prow)
+			if p.PL < len(prow) {
+				copy(prow[p.PL:], src)
+			}
+			wr := wc[kh*p.KW : (kh+1)*p.KW]
+			switch {
+			case p.KW == 3 && p.DW == 1:
+				w0, w1, w2 := wr[0], wr[1], wr[2]
+				for i := range yr {
+					r := prow[i*p.SW : i*p.SW+3]
+					yr[i] += w0*r[0] + w1*r[1] + w2*r[2]
+				}
+			case p.KW == 5 && p.DW == 1:
+				w0, w1, w2, w3, w4 := wr[0], wr[1], wr[2], wr[3], wr[4]
+				for i := range yr {
+					r := prow[i*p.SW : i*p.SW+5]
+					yr[i] += w0*r[0] + w1*r[1] + w2*r[2] + w3*r[3] + w4*r[4]
+				}
+			default:
+				for i := range yr {
+					acc := float32(0)
+					for kw, wv := range wr {
+						acc += wv * prow[i*p.SW+kw*p.DW]
+					}
+					yr[i] += acc
+				}
+			}
+		}
+	}
 }

@@ -49,6 +49,8 @@ func convCases() []Conv2D {
 		{N: 1, C: 6, H: 11, W: 12, M: 9, KH: 3, KW: 2, SH: 2, SW: 3, DH: 2, DW: 2, PT: 0, PL: 2, PB: 3, PR: 1, Groups: 3},
 		{N: 2, C: 8, H: 15, W: 15, M: 8, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 8},
 		{N: 1, C: 5, H: 14, W: 9, M: 10, KH: 5, KW: 3, SH: 2, SW: 2, DH: 1, DW: 2, PT: 2, PL: 0, PB: 1, PR: 2, Groups: 5},
+		{N: 2, C: 7, H: 13, W: 15, M: 7, KH: 5, KW: 5, SH: 2, SW: 2, DH: 1, DW: 1, PT: 2, PL: 2, PB: 2, PR: 2, Groups: 7},
+		{N: 1, C: 3, H: 8, W: 16, M: 6, KH: 3, KW: 4, SH: 1, SW: 3, DH: 1, DW: 1, PT: 1, PL: 1, PB: 0, PR: 2, Groups: 3},
 		{N: 1, C: 16, H: 1, W: 31, M: 255, KH: 1, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PL: 1, PR: 1, Groups: 1},
 		{N: 1, C: 3, H: 3, W: 3, M: 1, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 		{N: 1, C: 2, H: 4, W: 4, M: 2, KH: 3, KW: 3, SH: 3, SW: 3, DH: 1, DW: 1, PT: 4, PL: 4, PB: 4, PR: 4, Groups: 2},
