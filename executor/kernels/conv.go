@@ -242,9 +242,7 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 					}
 					src := xc[ih*p.W : (ih+1)*p.W]
 					if p.SW > 1 {
-						for j, v := range src {
-							phases[(j%p.SW)*pw+j/p.SW] = v
-						}
+						splitPhases(src, p.SW, pw, phases)
 					}
 					for kw := 0; kw < p.KW; kw++ {
 						off := kw*p.DW - p.PL

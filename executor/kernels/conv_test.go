@@ -267,3 +267,33 @@ func TestConvTranspose2DAgainstNaive(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxIntoNaN(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, n := range []int{1, 8, 19} {
+		for _, at := range []int{0, n / 2, n - 1} {
+			for _, inD := range []bool{false, true} {
+				d, s := make([]float32, n), make([]float32, n)
+				for i := range d {
+					d[i], s[i] = float32(i), float32(n-i)
+				}
+				if inD {
+					d[at] = nan
+				} else {
+					s[at] = nan
+				}
+				maxInto(d, s)
+				for i, v := range d {
+					want := float32(max(i, n-i))
+					if i == at {
+						if v == v {
+							t.Fatalf("n=%d NaN at %d (in d: %v): got %g, want NaN", n, at, inD, v)
+						}
+					} else if v != want {
+						t.Fatalf("n=%d: d[%d] = %g, want %g", n, i, v, want)
+					}
+				}
+			}
+		}
+	}
+}

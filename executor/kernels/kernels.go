@@ -67,6 +67,7 @@ func init() {
 		}
 		if want == "generic" {
 			axpy = axpyGeneric
+			vmax = maxGeneric
 		}
 	}
 }

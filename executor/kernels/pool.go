@@ -39,6 +39,10 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 			for i := range yc {
 				yc[i] = float32(math.Inf(-1))
 			}
+			if p.SW > 1 {
+				maxPoolStrided(&p, xc, yc)
+				continue
+			}
 			for kh := 0; kh < p.KH; kh++ {
 				for kw := 0; kw < p.KW; kw++ {
 					off := kw*p.DW - p.PL
@@ -75,14 +79,20 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 	return x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
 }
 
-// maxInto sets d[i] = max(d[i], s[i]), NaN winning (Go's max), without
-// a data-dependent branch.
-func maxInto(d, s []float32) {
+// vmax sets d[i] = max(d[i], s[i]), NaN winning (Go's max); the SIMD
+// version is set during package initialization when the CPU has AVX2
+// and never changes afterwards.
+var vmax = maxGeneric
+
+func maxGeneric(d, s []float32) {
 	s = s[:len(d)]
 	for i, v := range s {
 		d[i] = max(d[i], v)
 	}
 }
+
+// maxInto sets d[i] = max(d[i], s[i]) (vmax).
+func maxInto(d, s []float32) { vmax(d, s) }
 
 // maxIntoStrided sets d[i] = max(d[i], s[i·stride]).
 func maxIntoStrided(d, s []float32, stride int) {
@@ -92,5 +102,47 @@ func maxIntoStrided(d, s []float32, stride int) {
 	s = s[:(len(d)-1)*stride+1]
 	for i := range d {
 		d[i] = max(d[i], s[i*stride])
+	}
+}
+
+// maxPoolStrided pools one plane with SW > 1: each input row a window
+// row reads is split into its SW phases once, so that every window
+// column is a contiguous SIMD max over one phase.
+func maxPoolStrided(p *Pool2D, xc, yc []float32) {
+	pw := (p.W + p.SW - 1) / p.SW
+	phases := make([]float32, p.SW*pw)
+	for o := 0; o < p.OH; o++ {
+		yr := yc[o*p.OW : (o+1)*p.OW]
+		for kh := 0; kh < p.KH; kh++ {
+			ih := o*p.SH - p.PT + kh*p.DH
+			if ih < 0 || ih >= p.H {
+				continue
+			}
+			splitPhases(xc[ih*p.W:(ih+1)*p.W], p.SW, pw, phases)
+			for kw := 0; kw < p.KW; kw++ {
+				off := kw*p.DW - p.PL
+				lo, hi := colRange(off, p.SW, p.W, p.OW)
+				if lo >= hi {
+					continue
+				}
+				// x[(lo+i)·SW + off] is phase q at lo + i + b (off = b·SW + q).
+				q := ((off % p.SW) + p.SW) % p.SW
+				b := (off - q) / p.SW
+				vmax(yr[lo:hi], phases[q*pw+lo+b:q*pw+hi+b])
+			}
+		}
+	}
+}
+
+// splitPhases writes phase q of src (src[q], src[q+s], …) to
+// ph[q·pw:], for q < s.
+func splitPhases(src []float32, s, pw int, ph []float32) {
+	for q := 0; q < s; q++ {
+		d := ph[q*pw : (q+1)*pw]
+		k := 0
+		for j := q; j < len(src); j += s {
+			d[k] = src[j]
+			k++
+		}
 	}
 }
