@@ -64,9 +64,9 @@ func vmax() {
 	Label("max_loop")
 	yv, m, nan := YMM(), YMM(), YMM()
 	VMOVUPS(Mem{Base: py}, yv)
-	VMAXPS(Mem{Base: px}, yv, m)   // m = max(y, x); x where either is NaN
-	VCMPPS(Imm(3), yv, yv, nan)    // unordered: y is NaN
-	VBLENDVPS(nan, yv, m, m)       // m = nan ? y : m
+	VMAXPS(Mem{Base: px}, yv, m) // m = max(y, x); x where either is NaN
+	VCMPPS(Imm(3), yv, yv, nan)  // unordered: y is NaN
+	VBLENDVPS(nan, yv, m, m)     // m = nan ? y : m
 	VMOVUPS(m, Mem{Base: py})
 	ADDQ(Imm(32), px)
 	ADDQ(Imm(32), py)
