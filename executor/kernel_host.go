@@ -143,9 +143,11 @@ func kernelConcat(c *lctx) error {
 	for _, h := range hs {
 		x, _ := f32(h)
 		chunk := numel(h.shape[ax:])
-		for i := 0; i < outer; i++ {
-			copy(yd[i*row+off:i*row+off+chunk], x[i*chunk:(i+1)*chunk])
-		}
+		c.e.kern.Range(outer, chunk, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				copy(yd[i*row+off:i*row+off+chunk], x[i*chunk:(i+1)*chunk])
+			}
+		})
 		off += chunk
 	}
 	c.OutH(0, y)
@@ -238,7 +240,10 @@ func kernelBatchNorm(c *lctx) error {
 	y := c.outLike(0, hx)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
-	kernels.ScaleShiftBlocks(x, sb[:ch], sb[ch:], yd, numel(hx.shape[2:]))
+	inner := numel(hx.shape[2:])
+	c.e.kern.Range(len(x)/max(inner, 1), inner, func(lo, hi int) {
+		kernels.ScaleShiftBlocks(x[lo*inner:hi*inner], sb[:ch], sb[ch:], yd[lo*inner:hi*inner], inner, lo)
+	})
 	c.OutH(0, y)
 	return nil
 }
@@ -272,7 +277,10 @@ func kernelInstanceNorm(c *lctx) error {
 	y := c.outLike(0, hx)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
-	kernels.InstanceNorm(x, s, b, yd, numel(hx.shape[2:]), float64(c.AFloat("epsilon", 1e-5)))
+	inner, eps := numel(hx.shape[2:]), float64(c.AFloat("epsilon", 1e-5))
+	c.e.kern.Range(len(x)/max(inner, 1), inner, func(lo, hi int) {
+		kernels.InstanceNorm(x[lo*inner:hi*inner], s, b, yd[lo*inner:hi*inner], inner, lo, eps)
+	})
 	c.OutH(0, y)
 	return nil
 }
@@ -324,7 +332,10 @@ func kernelLayerNorm(c *lctx) error {
 	y := c.outLike(0, hx)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
-	kernels.LayerNorm(x, s, b, yd, float64(c.AFloat("epsilon", 1e-5)))
+	eps := float64(c.AFloat("epsilon", 1e-5))
+	c.e.kern.Range(len(x)/inner, inner, func(lo, hi int) {
+		kernels.LayerNorm(x[lo*inner:hi*inner], s, b, yd[lo*inner:hi*inner], eps)
+	})
 	c.OutH(0, y)
 	return nil
 }
@@ -351,7 +362,12 @@ func kernelSoftmax(c *lctx) error {
 	y := c.outLike(0, hx)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
-	kernels.Softmax(x, yd, hx.shape[len(hx.shape)-1])
+	n := hx.shape[len(hx.shape)-1]
+	if n == 0 {
+		c.OutH(0, y)
+		return nil
+	}
+	c.e.kern.Range(len(x)/n, n, func(lo, hi int) { kernels.Softmax(x[lo*n:hi*n], yd[lo*n:hi*n], n) })
 	c.OutH(0, y)
 	return nil
 }
@@ -409,9 +425,9 @@ func kernelUnary(c *lctx) error {
 	yd, _ := f32(y)
 	switch c.n.OpType {
 	case "Sigmoid":
-		kernels.Sigmoid(x, yd)
+		c.e.kern.Range(len(x), 1, func(lo, hi int) { kernels.Sigmoid(x[lo:hi], yd[lo:hi]) })
 	case "Tanh":
-		kernels.Tanh(x, yd)
+		c.e.kern.Range(len(x), 1, func(lo, hi int) { kernels.Tanh(x[lo:hi], yd[lo:hi]) })
 	default:
 		return fmt.Errorf("no host kernel for %s", c.n.OpType)
 	}

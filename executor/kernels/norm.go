@@ -11,14 +11,17 @@ import "math"
 // elements of x, cycling through s and b (len(s) == len(b) = C; x is
 // N·C blocks): an inference BatchNormalization folded to one scale and
 // shift per channel.
-func ScaleShiftBlocks(x, s, b, y []float32, inner int) {
+//
+// first is the index of x's first block (x may be a range of blocks):
+// block i uses channel (first+i) mod C.
+func ScaleShiftBlocks(x, s, b, y []float32, inner, first int) {
 	c := len(s)
 	if c == 0 || inner == 0 {
 		return
 	}
 	y = y[:len(x)]
 	for blk := 0; blk*inner < len(x); blk++ {
-		sc, sh := s[blk%c], b[blk%c]
+		sc, sh := s[(first+blk)%c], b[(first+blk)%c]
 		xs, ys := x[blk*inner:(blk+1)*inner], y[blk*inner:(blk+1)*inner]
 		for j, v := range xs {
 			ys[j] = v*sc + sh
@@ -56,8 +59,9 @@ func meanVar(x []float32) (float64, float64) {
 }
 
 // InstanceNorm normalizes each plane of inner elements of x (N·C planes)
-// to zero mean and unit variance, then applies scale[c] and bias[c].
-func InstanceNorm(x, scale, bias, y []float32, inner int, eps float64) {
+// to zero mean and unit variance, then applies scale[c] and bias[c];
+// x's first plane is plane first of the tensor.
+func InstanceNorm(x, scale, bias, y []float32, inner, first int, eps float64) {
 	c := len(scale)
 	if c == 0 || inner == 0 {
 		return
@@ -66,8 +70,8 @@ func InstanceNorm(x, scale, bias, y []float32, inner int, eps float64) {
 	for p := 0; p*inner < len(x); p++ {
 		xs, ys := x[p*inner:(p+1)*inner], y[p*inner:(p+1)*inner]
 		m, v := meanVar(xs)
-		a := float32(float64(scale[p%c]) / math.Sqrt(v+eps))
-		mf, b := float32(m), bias[p%c]
+		a := float32(float64(scale[(first+p)%c]) / math.Sqrt(v+eps))
+		mf, b := float32(m), bias[(first+p)%c]
 		for j, xv := range xs {
 			ys[j] = (xv-mf)*a + b
 		}

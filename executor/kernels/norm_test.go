@@ -44,7 +44,7 @@ func TestNormsAgainstNaive(t *testing.T) {
 					want[j] = (float64(x[j])-m)/sd*float64(sc[p]) + float64(bi[p])
 				}
 			}
-			InstanceNorm(x, sc, bi, y, inner, 1e-5)
+			InstanceNorm(x, sc, bi, y, inner, 0, 1e-5)
 			closeTo(t, "InstanceNorm", y, want, 1e-5)
 
 			ls, lb := randSlice(r, inner), randSlice(r, inner)
@@ -91,7 +91,7 @@ func TestNormsAgainstNaive(t *testing.T) {
 					}
 					s, b := make([]float32, 3), make([]float32, 3)
 					BatchNormScaleShift(g, be, mu, va, 1e-3, s, b)
-					ScaleShiftBlocks(x, s, b, y, inner3)
+					ScaleShiftBlocks(x, s, b, y, inner3, 0)
 					for i := range want {
 						ch := (i / inner3) % 3
 						want[i] = (float64(x[i])-float64(mu[ch]))/math.Sqrt(float64(va[ch])+1e-3)*float64(g[ch]) + float64(be[ch])
