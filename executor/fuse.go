@@ -59,7 +59,7 @@ func fuseHead(op string) bool {
 
 func fuseTail(op string) bool {
 	switch op {
-	case "Add", "Mul", "Sub", "Div", "Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "Tanh", "BatchNormalization":
+	case "Add", "Mul", "Sub", "Div", "Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "Tanh", "BatchNormalization", "Gelu", "Erf", "Sqrt":
 		return true
 	}
 	return false

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor/kernels"
@@ -44,6 +45,9 @@ func registerHostKernels(r registry) {
 	r.kernel(kernelAvgPool, okAvgPool, "AveragePool")
 	r.kernel(kernelConvTranspose, okConvTranspose, "ConvTranspose")
 	r.kernel(kernelLSTM, okLSTM, "LSTM")
+	r.kernel(kernelReduceMean, okReduceMean, "ReduceMean")
+	r.kernel(kernelPow, okPow, "Pow")
+	r.kernel(kernelGeluErf, okGelu, "Gelu", "Erf", "Sqrt")
 	r.kernel(kernelUnary, okUnaryHost, "Sigmoid", "Tanh")
 	r.kernel(func(c *lctx) error { return kernelSubDiv(c, false) }, okBinary, "Sub")
 	r.kernel(func(c *lctx) error { return kernelSubDiv(c, true) }, okBinary, "Div")
@@ -689,6 +693,161 @@ func kernelPad(c *lctx) error {
 				break
 			}
 			idx[d] = 0
+		}
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// reduceTail returns the number of trailing elements a ReduceMean sums
+// per output element when its axes are the last k axes of the input (the
+// only layout the kernel runs), k, and whether they are.
+func reduceTail(c *lctx) (int, int, bool) {
+	r := c.Rank(0)
+	var axes []int64
+	if c.ver >= 18 {
+		if c.Has(1) {
+			h := c.in(1).h
+			if h == nil {
+				return 0, 0, false
+			}
+			axes = h.i64()
+		}
+	} else {
+		axes = c.AInts("axes", nil)
+	}
+	if len(axes) == 0 {
+		if c.ver >= 18 && c.AInt("noop_with_empty_axes", 0) == 1 {
+			return 0, 0, false
+		}
+		return numel(c.Shape(0)), r, r > 0
+	}
+	seen := make([]bool, r)
+	for _, a := range axes {
+		ax, err := normAxis(a, r)
+		if err != nil || seen[ax] {
+			return 0, 0, false
+		}
+		seen[ax] = true
+	}
+	k := len(axes)
+	for i := r - k; i < r; i++ {
+		if i < 0 || !seen[i] {
+			return 0, 0, false
+		}
+	}
+	return numel(c.Shape(0)[r-k:]), k, true
+}
+
+func okReduceMean(c *lctx) bool {
+	if !okF32Host(c) || c.Rank(0) == 0 {
+		return false
+	}
+	inner, _, ok := reduceTail(c)
+	return ok && inner > 0
+}
+
+// kernelReduceMean: the mean over the trailing axes (sums in float64).
+func kernelReduceMean(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	inner, k, ok := reduceTail(c)
+	if !ok || inner == 0 {
+		return fmt.Errorf("ReduceMean: axes are not the trailing axes of %v", hx.shape)
+	}
+	r := len(hx.shape)
+	out := append([]int{}, hx.shape[:r-k]...)
+	if c.AInt("keepdims", 1) == 1 {
+		for i := 0; i < k; i++ {
+			out = append(out, 1)
+		}
+	}
+	y := newH(canonical.Float, out)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	kernels.GlobalAveragePool(x, yd, inner)
+	c.OutH(0, y)
+	return nil
+}
+
+// okPow: float32 base on the host, a constant scalar exponent of 2 or 0.5.
+func okPow(c *lctx) bool {
+	if c.NIn() != 2 || !okF32Host(c) || c.DT(1) != canonical.Float || numel(c.Shape(1)) != 1 || !c.in(1).valStatic {
+		return false
+	}
+	e := c.in(1).h.data.([]float32)[0]
+	return e == 2 || e == 0.5
+}
+
+func kernelPow(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	he, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	ev, err := f32(he)
+	if err != nil || len(ev) != 1 {
+		return fmt.Errorf("Pow: exponent is not one float32")
+	}
+	y := c.outLike(0, hx)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	switch ev[0] {
+	case 2:
+		for i, v := range x {
+			yd[i] = v * v
+		}
+	case 0.5:
+		for i, v := range x {
+			yd[i] = float32(math.Sqrt(float64(v)))
+		}
+	default:
+		return fmt.Errorf("Pow: exponent %g has no host kernel", ev[0])
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// okGelu: float32 Gelu (exact or tanh approximation) or Erf on the host.
+func okGelu(c *lctx) bool {
+	if c.NIn() != 1 || !okF32Host(c) {
+		return false
+	}
+	a := c.AStr("approximate", "none")
+	return a == "none" || a == "tanh"
+}
+
+func kernelGeluErf(c *lctx) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	y := c.outLike(0, hx)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	switch {
+	case c.n.OpType == "Erf":
+		for i, v := range x {
+			yd[i] = float32(math.Erf(float64(v)))
+		}
+	case c.n.OpType == "Sqrt":
+		for i, v := range x {
+			yd[i] = float32(math.Sqrt(float64(v)))
+		}
+	case c.AStr("approximate", "none") == "tanh":
+		for i, v := range x {
+			u := float64(v)
+			yd[i] = float32(0.5 * u * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(u+0.044715*u*u*u))))
+		}
+	default:
+		for i, v := range x {
+			u := float64(v)
+			yd[i] = float32(0.5 * u * (1 + math.Erf(u/math.Sqrt2)))
 		}
 	}
 	c.OutH(0, y)

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand"
 	"strconv"
@@ -20,6 +21,7 @@ type hkIn struct {
 	pos   bool
 	ints  []int64
 	none  bool
+	two   bool // the scalar 2
 }
 
 // TestHostKernelsAgainstReference runs each host kernel of kernel_host.go
@@ -79,6 +81,15 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 		{"add_blocks_large", "Add", 17, []hkIn{f(1, 7, 100, 100), w(1, 7, 1, 1)}, nil, 1},
 		{"mul_suffix_large", "Mul", 17, []hkIn{f(7, 100, 100), w(100)}, nil, 1},
 		{"softmax_large", "Softmax", 13, []hkIn{f(300, 301)}, nil, 1},
+		{"reducemean_last", "ReduceMean", 13, []hkIn{f(3, 5, 17)}, []*canonical.Attribute{as("axes", -1)}, 1},
+		{"reducemean_2axes_nokeep", "ReduceMean", 13, []hkIn{f(3, 5, 7)}, []*canonical.Attribute{as("axes", 2, 1), a("keepdims", 0)}, 1},
+		{"reducemean_unit_nokeep", "ReduceMean", 13, []hkIn{f(3, 5, 1)}, []*canonical.Attribute{as("axes", -1), a("keepdims", 0)}, 1},
+		{"reducemean_opset18", "ReduceMean", 18, []hkIn{f(4, 9), ints(-1)}, nil, 1},
+		{"pow2", "Pow", 15, []hkIn{f(3, 17), {shape: []int{}, init: true, pos: true, two: true}}, nil, 1},
+		{"sqrt", "Sqrt", 13, []hkIn{{shape: []int{4, 9}, pos: true}}, nil, 1},
+		{"erf", "Erf", 13, []hkIn{f(4, 9)}, nil, 1},
+		{"gelu", "Gelu", 20, []hkIn{f(4, 9)}, nil, 1},
+		{"gelu_tanh", "Gelu", 20, []hkIn{f(4, 9)}, []*canonical.Attribute{canonical.StringAttr("approximate", "tanh")}, 1},
 		{"pad_const", "Pad", 13, []hkIn{f(2, 3, 4), ints(0, 1, 2, 1, 0, 3), w()}, nil, 1},
 		{"pad_zero", "Pad", 13, []hkIn{f(2, 3, 4), ints(0, 0, 0, 0, 0, 0)}, nil, 1},
 		{"reshape", "Reshape", 14, []hkIn{f(2, 3, 4), ints(4, -1)}, nil, 1},
@@ -106,6 +117,9 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 						h := must(fromCanonical(ct))
 						for k, v := range h.data.([]float32) {
 							h.data.([]float32)[k] = float32(math.Abs(float64(v))) + 0.1
+							if in.two {
+								h.data.([]float32)[k] = 2
+							}
 						}
 						ct = must(h.toCanonical(name))
 					}
@@ -127,6 +141,7 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 			}
 			g.Outputs = n.Outputs
 			var got [3][][]float32
+			var dims [3][]string
 			for k, opts := range []Options{{DisableKernels: true}, {Threads: 1}, {Threads: 2}} {
 				ex, err := New(m, opts)
 				if err != nil {
@@ -137,9 +152,10 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got[k] = nil
+					got[k], dims[k] = nil, nil
 					for _, o := range res {
 						got[k] = append(got[k], append([]float32{}, hostValues(t, o)...))
+						dims[k] = append(dims[k], fmt.Sprint(o.Dims))
 					}
 				}
 				if k > 0 && !hasHostStep(ex, cs.op) {
@@ -148,6 +164,9 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 				ex.Close()
 			}
 			for o := range got[0] {
+				if dims[1][o] != dims[0][o] || dims[2][o] != dims[0][o] {
+					t.Fatalf("output %d has shape %s (2 threads: %s), reference %s", o, dims[1][o], dims[2][o], dims[0][o])
+				}
 				ref := got[0][o]
 				if len(got[1][o]) != len(ref) {
 					t.Fatalf("output %d: %d values, reference %d", o, len(got[1][o]), len(ref))
