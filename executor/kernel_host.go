@@ -853,3 +853,26 @@ func kernelGeluErf(c *lctx) error {
 	c.OutH(0, y)
 	return nil
 }
+
+// kernelShapeStatic reports whether a kernel step's output shapes follow
+// from its inputs' shapes alone (given that those are static in the
+// plan): for the ops listed, whose shapes depend on input shapes and
+// attributes only, and for any op whose other inputs (shape, pads,
+// starts, split sizes, axes) are constants. Shape and the integer
+// arithmetic on it then fold at build time instead of running as tiny
+// segments on every replay.
+func kernelShapeStatic(n *canonical.Node, ins []*slot) bool {
+	switch n.OpType {
+	case "MatMul", "Gemm", "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
+		"Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "Tanh", "Gelu", "Erf", "Sqrt", "Pow",
+		"Add", "Mul", "Sub", "Div", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
+		"Softmax", "Concat", "Transpose", "LSTM":
+		return true
+	}
+	for i, s := range ins {
+		if i > 0 && s != nil && !s.valStatic {
+			return false
+		}
+	}
+	return true
+}
