@@ -103,11 +103,18 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 	kk := cg * p.KH * p.KW
 	npix := oh * ow
 	direct := p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PT == 0 && p.PL == 0 && p.PB == 0 && p.PR == 0
+	// The im2col matrix covers at most maxCols elements: taller outputs
+	// run in chunks of output rows (each element of Y is the same chain
+	// of FMAs whatever the chunk, as for a split between threads).
+	rows := oh
+	if kk*npix > maxCols {
+		rows = max(1, maxCols/(kk*ow))
+	}
 	var s *scratch
 	if !direct {
 		s = x.get()
 		defer x.put(s)
-		s.cols = grow(s.cols, kk*npix)
+		s.cols = grow(s.cols, kk*rows*ow)
 	}
 	for n := 0; n < p.N; n++ {
 		for g := 0; g < p.Groups; g++ {
@@ -128,17 +135,23 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 				}
 				beta = 1
 			}
-			b := xg
-			if !direct {
-				im2col(&p, xg, cg, oh, ow, s.cols)
-				b = s.cols
-			}
 			var pg *Packed
 			if pw != nil {
 				pg = pw[g]
 			}
-			if err := x.SgemmPacked(false, false, mg, npix, kk, 1, wg, kk, pg, b, npix, nil, beta, yg, npix); err != nil {
-				return err
+			if direct {
+				if err := x.SgemmPacked(false, false, mg, npix, kk, 1, wg, kk, pg, xg, npix, nil, beta, yg, npix); err != nil {
+					return err
+				}
+				continue
+			}
+			for o0 := 0; o0 < oh; o0 += rows {
+				o1 := min(o0+rows, oh)
+				nc := (o1 - o0) * ow
+				im2col(&p, xg, cg, o0, o1, ow, s.cols)
+				if err := x.SgemmPacked(false, false, mg, nc, kk, 1, wg, kk, pg, s.cols[:kk*nc], nc, nil, beta, yg[o0*ow:], npix); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -147,8 +160,10 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 
 // im2col writes cols[(c·KH+kh)·KW+kw][oh·OW+ow] = x[c][oh·SH−PT+kh·DH][ow·SW−PL+kw·DW]
 // (zero outside the input).
-func im2col(p *Conv2D, x []float32, cg, oh, ow int, cols []float32) {
-	npix := oh * ow
+//
+// Only output rows [o0, o1) are written (cols then has (o1−o0)·OW columns).
+func im2col(p *Conv2D, x []float32, cg, o0, o1, ow int, cols []float32) {
+	npix := (o1 - o0) * ow
 	for c := 0; c < cg; c++ {
 		xc := x[c*p.H*p.W : (c+1)*p.H*p.W]
 		for kh := 0; kh < p.KH; kh++ {
@@ -157,9 +172,9 @@ func im2col(p *Conv2D, x []float32, cg, oh, ow int, cols []float32) {
 				// Output columns whose input column is inside [0, W).
 				off := kw*p.DW - p.PL
 				lo, hi := colRange(off, p.SW, p.W, ow)
-				for o := 0; o < oh; o++ {
+				for o := o0; o < o1; o++ {
 					ih := o*p.SH - p.PT + kh*p.DH
-					d := row[o*ow : (o+1)*ow]
+					d := row[(o-o0)*ow : (o-o0+1)*ow]
 					if ih < 0 || ih >= p.H || lo >= hi {
 						clear(d)
 						continue
@@ -278,6 +293,9 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 	parts := split(total, t, 1)
 	_ = x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
 }
+
+// maxCols bounds the im2col matrix of a convolution (elements, 4 MiB).
+const maxCols = 1 << 20
 
 // smallRow: output rows shorter than this run depthwiseSmall (a call per
 // tap and row costs more than the row's arithmetic).

@@ -57,6 +57,9 @@ func convCases() []Conv2D {
 		// Large enough for the thread split (SGEMM columns, depthwise channels).
 		{N: 1, C: 32, H: 20, W: 21, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 64, H: 57, W: 55, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 64},
+		// im2col matrices over maxCols: run in chunks of output rows.
+		{N: 1, C: 16, H: 100, W: 101, M: 5, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 2, C: 64, H: 90, W: 90, M: 3, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 	}
 }
 
