@@ -68,6 +68,7 @@ func init() {
 		if want == "generic" {
 			axpy = axpyGeneric
 			vmax = maxGeneric
+			relu = reluGeneric
 		}
 	}
 }

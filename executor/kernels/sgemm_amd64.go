@@ -15,3 +15,6 @@ func axpyAVX2(n int, a float32, x *float32, y *float32)
 
 // maxAVX2 sets y[i] = max(y[i], x[i]) for i < n (NaN wins); n is a multiple of 8.
 func maxAVX2(n int, x *float32, y *float32)
+
+// reluAVX2 sets y[i] = max(x[i], 0) for i < n (NaN stays NaN); n is a multiple of 8.
+func reluAVX2(n int, x *float32, y *float32)

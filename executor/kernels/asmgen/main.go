@@ -20,6 +20,7 @@ func main() {
 	kernel("kernelAVX2", 6, 2, 8, func(i int) reg.VecVirtual { return YMM() })
 	axpy()
 	vmax()
+	relu()
 	Generate()
 }
 
@@ -73,6 +74,32 @@ func vmax() {
 	DECQ(n)
 	JNZ(LabelRef("max_loop"))
 	Label("max_done")
+	VZEROUPPER()
+	RET()
+}
+
+// relu emits func reluAVX2(n int, x, y *float32): y[i] = max(x[i], 0)
+// for i < n, n a multiple of 8; VMAXPS returns its second source (x)
+// when either is NaN, so NaN stays NaN.
+func relu() {
+	TEXT("reluAVX2", NOSPLIT, "func(n int, x, y *float32)")
+	Doc("reluAVX2 sets y[i] = max(x[i], 0) for i < n (NaN stays NaN); n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	zero := YMM()
+	VXORPS(zero, zero, zero)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("relu_done"))
+	Label("relu_loop")
+	t := YMM()
+	VMAXPS(Mem{Base: px}, zero, t) // max(0, x); x where either is NaN
+	VMOVUPS(t, Mem{Base: py})
+	ADDQ(Imm(32), px)
+	ADDQ(Imm(32), py)
+	DECQ(n)
+	JNZ(LabelRef("relu_loop"))
+	Label("relu_done")
 	VZEROUPPER()
 	RET()
 }
