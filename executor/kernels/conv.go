@@ -228,8 +228,9 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 		if p.SW > 1 {
 			phases = make([]float32, p.SW*pw)
 		}
+		wp := p.W + p.PL + p.PR
 		if ow < smallRow {
-			prow = make([]float32, (ow-1)*p.SW+(p.KW-1)*p.DW+1)
+			prow = make([]float32, (p.H+p.PT+p.PB)*wp)
 		}
 		for nm := lo; nm < hi; nm++ {
 			n, m := nm/p.M, nm%p.M
@@ -244,7 +245,7 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 				yc[i] = bv
 			}
 			if ow < smallRow {
-				depthwiseSmall(p, xc, wc, yc, oh, ow, prow)
+				depthwiseSmall(p, xc, wc, yc, oh, ow, prow, wp)
 				continue
 			}
 			// Row by row, all taps: the output row stays in L1.
@@ -302,22 +303,20 @@ const maxCols = 1 << 20
 const smallRow = 32
 
 // depthwiseSmall accumulates one depthwise output plane yc (oh×ow,
-// holding the bias) from input plane xc: per output row and kernel row,
-// the input row is copied into prow with its padding as zeros, then
-// every output element adds all KW taps in one pass.
-func depthwiseSmall(p *Conv2D, xc, wc, yc []float32, oh, ow int, prow []float32) {
+// holding the bias) from input plane xc: the plane is copied once into
+// pp with its padding as zeros (rows of wp = W+PL+PR), then per output
+// row and kernel row every output element adds all KW taps in one pass.
+func depthwiseSmall(p *Conv2D, xc, wc, yc []float32, oh, ow int, pp []float32, wp int) {
+	clear(pp)
+	for ih := 0; ih < p.H; ih++ {
+		copy(pp[(ih+p.PT)*wp+p.PL:], xc[ih*p.W:(ih+1)*p.W])
+	}
+	span := (ow-1)*p.SW + (p.KW-1)*p.DW + 1
 	for o := 0; o < oh; o++ {
 		yr := yc[o*ow : (o+1)*ow]
 		for kh := 0; kh < p.KH; kh++ {
-			ih := o*p.SH - p.PT + kh*p.DH
-			if ih < 0 || ih >= p.H {
-				continue
-			}
-			src := xc[ih*p.W : (ih+1)*p.W]
-			clear(prow)
-			if p.PL < len(prow) {
-				copy(prow[p.PL:], src)
-			}
+			r0 := (o*p.SH + kh*p.DH) * wp
+			prow := pp[r0 : r0+span]
 			wr := wc[kh*p.KW : (kh+1)*p.KW]
 			switch {
 			case p.KW == 3 && p.DW == 1:
