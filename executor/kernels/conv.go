@@ -229,8 +229,12 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 			phases = make([]float32, p.SW*pw)
 		}
 		wp := p.W + p.PL + p.PR
+		var tmp []float32
 		if ow < smallRow {
-			prow = make([]float32, (p.H+p.PT+p.PB)*wp)
+			prow = make([]float32, (p.H+p.PT+p.PB)*wp+p.KW)
+			if p.SH == 1 && p.SW == 1 && p.DH == 1 && p.DW == 1 {
+				tmp = make([]float32, oh*wp)
+			}
 		}
 		for nm := lo; nm < hi; nm++ {
 			n, m := nm/p.M, nm%p.M
@@ -245,7 +249,7 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 				yc[i] = bv
 			}
 			if ow < smallRow {
-				depthwiseSmall(p, xc, wc, yc, oh, ow, prow, wp)
+				depthwiseSmall(p, xc, wc, yc, oh, ow, prow, wp, tmp)
 				continue
 			}
 			// Row by row, all taps: the output row stays in L1.
@@ -306,10 +310,31 @@ const smallRow = 32
 // holding the bias) from input plane xc: the plane is copied once into
 // pp with its padding as zeros (rows of wp = W+PL+PR), then per output
 // row and kernel row every output element adds all KW taps in one pass.
-func depthwiseSmall(p *Conv2D, xc, wc, yc []float32, oh, ow int, pp []float32, wp int) {
+//
+// With unit strides and dilations (tmp != nil, oh·wp elements) the taps
+// run over the whole padded plane at once instead: tap (kh, kw) is one
+// SIMD axpy of pp shifted by kh·wp + kw into tmp, whose columns past ow
+// are discarded; then tmp is added to the plane.
+func depthwiseSmall(p *Conv2D, xc, wc, yc []float32, oh, ow int, pp []float32, wp int, tmp []float32) {
 	clear(pp)
 	for ih := 0; ih < p.H; ih++ {
 		copy(pp[(ih+p.PT)*wp+p.PL:], xc[ih*p.W:(ih+1)*p.W])
+	}
+	if tmp != nil {
+		clear(tmp)
+		for kh := 0; kh < p.KH; kh++ {
+			for kw := 0; kw < p.KW; kw++ {
+				o := kh*wp + kw
+				axpy(wc[kh*p.KW+kw], pp[o:o+len(tmp)], tmp)
+			}
+		}
+		for o := 0; o < oh; o++ {
+			yr, tr := yc[o*ow:(o+1)*ow], tmp[o*wp:o*wp+ow]
+			for i, v := range tr {
+				yr[i] += v
+			}
+		}
+		return
 	}
 	span := (ow-1)*p.SW + (p.KW-1)*p.DW + 1
 	for o := 0; o < oh; o++ {
