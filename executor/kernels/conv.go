@@ -111,7 +111,7 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 		rows = max(1, maxCols/(kk*ow))
 	}
 	var s *scratch
-	if !direct {
+	if !direct && pw == nil {
 		s = x.get()
 		defer x.put(s)
 		s.cols = grow(s.cols, kk*rows*ow)
@@ -141,6 +141,14 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 			}
 			if direct {
 				if err := x.SgemmPacked(false, false, mg, npix, kk, 1, wg, kk, pg, xg, npix, nil, beta, yg, npix); err != nil {
+					return err
+				}
+				continue
+			}
+			if pg != nil {
+				// Implicit GEMM: B packed straight from the input.
+				cb := &convB{p: &p, x: xg, oh: oh, ow: ow}
+				if err := x.sgemmConv(best, mg, npix, kk, pg, cb, beta, yg, npix); err != nil {
 					return err
 				}
 				continue
@@ -367,4 +375,99 @@ func depthwiseSmall(p *Conv2D, xc, wc, yc []float32, oh, ow int, pp []float32, w
 			}
 		}
 	}
+}
+
+// convB is the im2col matrix of one image and group of a convolution
+// (rows (c·KH+kh)·KW+kw, columns the output pixels oh·OW+ow), never
+// formed: pack writes its panels straight from the input.
+type convB struct {
+	p      *Conv2D
+	x      []float32
+	oh, ow int
+}
+
+// pack packs rows [p0, p0+kc) and columns [j0, j0+nc) into panels of nr
+// columns, as packB does for a formed matrix (same values, same layout).
+func (cb *convB) pack(dst []float32, p0, kc, j0, nc, nr int) {
+	p := cb.p
+	hw := p.H * p.W
+	for jr := 0; jr < nc; jr += nr {
+		panel := dst[jr*kc : jr*kc+nr*kc]
+		nn := min(nr, nc-jr)
+		q0 := j0 + jr // first output pixel of the panel
+		for r := 0; r < kc; r++ {
+			row := p0 + r
+			kw := row % p.KW
+			kh := (row / p.KW) % p.KH
+			ch := row / (p.KW * p.KH)
+			xc := cb.x[ch*hw : (ch+1)*hw]
+			d := panel[r*nr : r*nr+nr]
+			clear(d[nn:])
+			off := kw*p.DW - p.PL
+			// The panel's pixels, one output row segment at a time.
+			for i := 0; i < nn; {
+				q := q0 + i
+				o, c0 := q/cb.ow, q%cb.ow
+				seg := min(nn-i, cb.ow-c0)
+				ds := d[i : i+seg]
+				ih := o*p.SH - p.PT + kh*p.DH
+				if ih < 0 || ih >= p.H {
+					clear(ds)
+					i += seg
+					continue
+				}
+				src := xc[ih*p.W : (ih+1)*p.W]
+				lo, hi := colRange(off, p.SW, p.W, cb.ow)
+				// Columns c0..c0+seg of the output row; inside: [lo, hi).
+				a, b := max(lo, c0), min(hi, c0+seg)
+				if a >= b {
+					clear(ds)
+					i += seg
+					continue
+				}
+				clear(ds[:a-c0])
+				if p.SW == 1 {
+					copy(ds[a-c0:b-c0], src[a+off:b+off])
+				} else {
+					for c := a; c < b; c++ {
+						ds[c-c0] = src[c*p.SW+off]
+					}
+				}
+				clear(ds[b-c0:])
+				i += seg
+			}
+		}
+	}
+}
+
+// sgemmConv computes C = A·B + beta·C with A packed and B the implicit
+// im2col matrix cb (k×n), split over the threads by columns or rows as
+// sgemm does (the same result for every thread count).
+func (x *Context) sgemmConv(mk microKernel, m, n, k int, pa *Packed, cb *convB, beta float32, c []float32, ldc int) error {
+	if err := pa.fits(mk, true, m, k); err != nil {
+		return err
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	t := x.Threads()
+	if flops := 2 * m * n * k; flops < minParallelFlops*t {
+		t = max(1, min(t, flops/minParallelFlops))
+	}
+	if t > 1 && n >= m && n >= 2*mk.nr {
+		parts := split(n, t, mk.nr)
+		return x.parallel(len(parts)-1, func(i int) {
+			j0, j1 := parts[i], parts[i+1]
+			x.serial(mk, m, j1-j0, k, 1, operand{packed: pa}, operand{conv: cb, off: j0}, beta, c[j0:], ldc)
+		})
+	}
+	if t > 1 && m >= 2*mk.mr {
+		parts := split(m, t, mk.mr)
+		return x.parallel(len(parts)-1, func(i int) {
+			i0, i1 := parts[i], parts[i+1]
+			x.serial(mk, i1-i0, n, k, 1, operand{packed: pa, off: i0}, operand{conv: cb}, beta, c[i0*ldc:], ldc)
+		})
+	}
+	x.serial(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc)
+	return nil
 }

@@ -300,3 +300,40 @@ func TestMaxIntoNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestConvImplicitMatchesIm2col: with packed weights the convolution
+// packs B straight from the input (convB); the result is bit-identical
+// to the im2col matrix path (unpacked weights), on 1 and 2 threads.
+func TestConvImplicitMatchesIm2col(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 6))
+	for _, p := range []Conv2D{
+		{N: 1, C: 64, H: 90, W: 90, M: 33, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 2, C: 6, H: 11, W: 12, M: 9, KH: 3, KW: 2, SH: 2, SW: 3, DH: 2, DW: 2, PT: 0, PL: 2, PB: 3, PR: 1, Groups: 3},
+		{N: 1, C: 16, H: 100, W: 101, M: 40, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 3, H: 61, W: 7, M: 5, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 3, PR: 3, Groups: 1},
+	} {
+		x := randSlice(r, p.N*p.C*p.H*p.W)
+		w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
+		b := randSlice(r, p.M)
+		oh, ow := p.Out()
+		pw, err := PackConvWeights(p, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, p.N*p.M*oh*ow)
+		if err := NewContext(1).Conv2D(p, x, w, b, want); err != nil {
+			t.Fatal(err)
+		}
+		for _, th := range []int{1, 2} {
+			y := make([]float32, len(want))
+			if err := NewContext(th).Conv2DPacked(p, x, w, pw, b, y); err != nil {
+				t.Fatal(err)
+			}
+			for i := range y {
+				if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v, %d threads: y[%d] = %v, im2col path %v", p, th, i, y[i], want[i])
+				}
+			}
+		}
+	}
+}
