@@ -33,14 +33,22 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 	planes := p.N * p.C
 	npix := p.OH * p.OW
 	run := func(lo, hi int) {
+		var phases []float32
+		if p.SW > 1 && p.OW >= smallRow {
+			phases = make([]float32, p.SW*((p.W+p.SW-1)/p.SW))
+		}
 		for pl := lo; pl < hi; pl++ {
 			xc := in[pl*p.H*p.W : (pl+1)*p.H*p.W]
 			yc := y[pl*npix : (pl+1)*npix]
 			for i := range yc {
 				yc[i] = float32(math.Inf(-1))
 			}
+			if p.SW > 1 && p.OW < smallRow {
+				maxPoolSmall(&p, xc, yc)
+				continue
+			}
 			if p.SW > 1 {
-				maxPoolStrided(&p, xc, yc)
+				maxPoolStrided(&p, xc, yc, phases)
 				continue
 			}
 			for kh := 0; kh < p.KH; kh++ {
@@ -108,9 +116,8 @@ func maxIntoStrided(d, s []float32, stride int) {
 // maxPoolStrided pools one plane with SW > 1: each input row a window
 // row reads is split into its SW phases once, so that every window
 // column is a contiguous SIMD max over one phase.
-func maxPoolStrided(p *Pool2D, xc, yc []float32) {
+func maxPoolStrided(p *Pool2D, xc, yc, phases []float32) {
 	pw := (p.W + p.SW - 1) / p.SW
-	phases := make([]float32, p.SW*pw)
 	for o := 0; o < p.OH; o++ {
 		yr := yc[o*p.OW : (o+1)*p.OW]
 		for kh := 0; kh < p.KH; kh++ {
@@ -143,6 +150,32 @@ func splitPhases(src []float32, s, pw int, ph []float32) {
 		for j := q; j < len(src); j += s {
 			d[k] = src[j]
 			k++
+		}
+	}
+}
+
+// maxPoolSmall pools one plane whose output rows are short (a call per
+// window column would cost more than the row): per output element, the
+// window's maximum in registers (Go's max: NaN wins).
+func maxPoolSmall(p *Pool2D, xc, yc []float32) {
+	for o := 0; o < p.OH; o++ {
+		yr := yc[o*p.OW : (o+1)*p.OW]
+		for kh := 0; kh < p.KH; kh++ {
+			ih := o*p.SH - p.PT + kh*p.DH
+			if ih < 0 || ih >= p.H {
+				continue
+			}
+			src := xc[ih*p.W : (ih+1)*p.W]
+			for q := range yr {
+				m := yr[q]
+				iw := q*p.SW - p.PL
+				for kw := 0; kw < p.KW; kw, iw = kw+1, iw+p.DW {
+					if uint(iw) < uint(len(src)) {
+						m = max(m, src[iw])
+					}
+				}
+				yr[q] = m
+			}
 		}
 	}
 }
