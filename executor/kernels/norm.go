@@ -104,7 +104,7 @@ func LayerNorm(x, scale, bias, y []float32, eps float64) {
 }
 
 // Softmax sets each row of n elements of y to the softmax of x's row
-// (max subtracted; the sum in float64).
+// (max subtracted, exp32, the sum in float64).
 func Softmax(x, y []float32, n int) {
 	if n == 0 {
 		return
@@ -120,7 +120,7 @@ func Softmax(x, y []float32, n int) {
 		}
 		s := 0.0
 		for j, v := range xs {
-			e := float32(math.Exp(float64(v - mx)))
+			e := exp32(v - mx)
 			ys[j] = e
 			s += float64(e)
 		}

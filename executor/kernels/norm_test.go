@@ -267,3 +267,24 @@ func TestLSTMCellAgainstNaive(t *testing.T) {
 		}
 	}
 }
+
+func TestExp32(t *testing.T) {
+	worst := 0.0
+	for i := -873000; i <= 887000; i++ {
+		x := float32(i) * 1e-4
+		got, want := float64(exp32(x)), math.Exp(float64(x))
+		worst = math.Max(worst, math.Abs(got-want)/want)
+	}
+	if worst > 3e-7 {
+		t.Fatalf("largest relative error %g, want ≤ 3e-7", worst)
+	}
+	if v := exp32(-100); v != 0 {
+		t.Fatalf("exp32(-100) = %g", v)
+	}
+	if v := exp32(float32(math.NaN())); v == v {
+		t.Fatalf("exp32(NaN) = %g", v)
+	}
+	if v := exp32(float32(math.Inf(-1))); v != 0 {
+		t.Fatalf("exp32(-Inf) = %g", v)
+	}
+}

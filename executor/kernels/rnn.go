@@ -1,5 +1,7 @@
 package kernels
 
+import "math"
+
 // Float32 activations for the recurrent cells: a rational approximation
 // of tanh (the one Eigen and MLAS use, clamped at ±9, where it is ±1 in
 // float32) and sigmoid(x) = ½·tanh(x/2) + ½. Absolute error below 1e-6.
@@ -82,4 +84,26 @@ func AddVecMat(h, m, g []float32, k, n int) {
 			}
 		}
 	}
+}
+
+// exp32 is e^x in float32 (Cephes expf: x = n·ln2 + r, |r| ≤ ln2/2, a
+// degree-6 polynomial for e^r, scaled by 2^n; relative error about 1e-7).
+// Below −87.3 it returns 0 (no subnormals), above 88.7 +Inf; NaN stays NaN.
+func exp32(x float32) float32 {
+	switch {
+	case x != x:
+		return x
+	case x > 88.72283:
+		return float32(math.Inf(1))
+	case x < -87.33654:
+		return 0
+	}
+	const log2e, ln2hi, ln2lo = 1.44269504088896341, 0.693359375, -2.12194440e-4
+	n := float32(math.Floor(float64(x*log2e + 0.5)))
+	r := x - n*ln2hi - n*ln2lo
+	p := ((((((1.9875691500e-4*r+1.3981999507e-3)*r+8.3334519073e-3)*r+4.1665795894e-2)*r+1.6666665459e-1)*r+5.0000001201e-1)*r*r + r + 1)
+	if n > 127 { // x close to the overflow bound: 2^n in two steps
+		return p * math.Float32frombits(uint32(127+127)<<23) * 2
+	}
+	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
 }
