@@ -845,10 +845,7 @@ func kernelGeluErf(c *lctx) error {
 			yd[i] = float32(0.5 * u * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(u+0.044715*u*u*u))))
 		}
 	default:
-		for i, v := range x {
-			u := float64(v)
-			yd[i] = float32(0.5 * u * (1 + math.Erf(u/math.Sqrt2)))
-		}
+		kernels.Gelu(x, yd)
 	}
 	c.OutH(0, y)
 	return nil

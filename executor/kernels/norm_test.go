@@ -288,3 +288,23 @@ func TestExp32(t *testing.T) {
 		t.Fatalf("exp32(-Inf) = %g", v)
 	}
 }
+
+func TestGeluAgainstErf(t *testing.T) {
+	var xs []float32
+	for i := -120000; i <= 120000; i++ {
+		xs = append(xs, float32(i)*1e-4)
+	}
+	ys := make([]float32, len(xs))
+	Gelu(xs, ys)
+	for i, v := range xs {
+		want := 0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2))
+		if d := math.Abs(float64(ys[i]) - want); d > 1e-6*(1+math.Abs(want)) {
+			t.Fatalf("Gelu(%g) = %g, want %g", v, ys[i], want)
+		}
+	}
+	y := []float32{0}
+	Gelu([]float32{float32(math.NaN())}, y)
+	if y[0] == y[0] {
+		t.Fatalf("Gelu(NaN) = %g", y[0])
+	}
+}

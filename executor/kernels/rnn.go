@@ -107,3 +107,28 @@ func exp32(x float32) float32 {
 	}
 	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
 }
+
+// Gelu sets y = x·½·(1 + erf(x/√2)) with erf from Abramowitz and Stegun
+// 7.1.26 (absolute error below 1.5e-7) on exp32: |y − gelu(x)| stays
+// below 1e-6·(1+|x|).
+func Gelu(x, y []float32) {
+	y = y[:len(x)]
+	const (
+		p                      = 0.3275911
+		a1, a2, a3, a4, a5     = 0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429
+		invSqrt2       float32 = 0.70710678118654752
+	)
+	for i, v := range x {
+		u := v * invSqrt2
+		au := u
+		if au < 0 {
+			au = -au
+		}
+		t := 1 / (1 + p*au)
+		e := 1 - ((((a5*t+a4)*t+a3)*t+a2)*t+a1)*t*exp32(-au*au)
+		if u < 0 {
+			e = -e
+		}
+		y[i] = 0.5 * v * (1 + e)
+	}
+}
