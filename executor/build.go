@@ -505,7 +505,7 @@ func (b *builder) node(n *canonical.Node) error {
 					return c.storeOutputs(true, true)
 				}
 				b.steps = append(b.steps, &hostStep{n: n, impl: &opImpl{host: impl.kernel}, ver: ref.ver, packs: true})
-				return c.storeOutputs(false, false)
+				return c.storeOutputs(false, allShapeStatic && kernelShapeStatic(n, ins))
 			}
 		}
 		// Every other path may read the inputs' data.

@@ -47,11 +47,20 @@ func (st *fusedStep) exec(ctx context.Context, e *Executor, en *env) (bool, erro
 
 // fuseHead and fuseTail name the ops a fused chain starts with and those
 // its epilogue may hold.
-func fuseHead(op string) bool { return op == "MatMul" || op == "Gemm" || op == "Conv" }
+// A head's kernel always writes a new tensor (never a view of an input).
+func fuseHead(op string) bool {
+	switch op {
+	case "MatMul", "Gemm", "Conv", "ConvTranspose", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
+		"Concat", "MaxPool", "AveragePool", "GlobalAveragePool":
+		return true
+	}
+	return false
+}
 
 func fuseTail(op string) bool {
 	switch op {
-	case "Add", "Relu", "Clip", "HardSigmoid", "HardSwish":
+	case "Add", "Mul", "Sub", "Div", "Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "Tanh", "BatchNormalization", "Gelu", "Erf", "Sqrt",
+		"Pow", "Softmax", "LayerNormalization", "InstanceNormalization":
 		return true
 	}
 	return false
@@ -88,8 +97,8 @@ func fuseSteps(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []st
 				at = i
 			}
 		}
-		if at > 0 && next.n.OpType != "Add" {
-			return -1 // Clip's bounds
+		if at > 0 && !binaryOp(next.n.OpType) {
+			return -1 // Clip's bounds, BatchNormalization's statistics
 		}
 		return at
 	}
@@ -121,3 +130,5 @@ func fuseSteps(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []st
 	}
 	return out
 }
+
+func binaryOp(op string) bool { return op == "Add" || op == "Mul" || op == "Sub" || op == "Div" }

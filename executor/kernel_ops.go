@@ -40,6 +40,7 @@ func registerKernels(r registry) {
 	r.kernel(kernelClip, okClip, "Clip")
 	r.kernel(kernelHard, okUnaryHost, "HardSigmoid", "HardSwish")
 	r.kernel(kernelGlobalAvgPool, okGlobalAvgPool, "GlobalAveragePool")
+	registerHostKernels(r)
 }
 
 // kernel registers a kernel of executor/kernels for ai.onnx ops.
@@ -66,11 +67,14 @@ type packEntry struct {
 	tag   packTag
 	mat   *kernels.Packed
 	convs []*kernels.Packed
+	// rows: per part (an LSTM direction) the weights as plain rows,
+	// transposed (kernels.AddVecMat).
+	rows [][]float32
 }
 
 // usable reports whether the kernel runs on the packing alone (without
 // the unpacked weights): depthwise convolutions have none.
-func (p packEntry) usable() bool { return p.mat != nil || p.convs != nil }
+func (p packEntry) usable() bool { return p.mat != nil || p.convs != nil || p.rows != nil }
 
 // packTag identifies a packing of a tensor: the kind ('B': PackB of a
 // k×n operand, trans, leading dimension; 'C': PackConvWeights for M
@@ -573,7 +577,7 @@ func kernelRelu(c *lctx) error {
 	y := c.outLike(0, hx)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
-	kernels.Relu(x, yd)
+	c.e.kern.Range(len(x), 1, func(lo, hi int) { kernels.Relu(x[lo:hi], yd[lo:hi]) })
 	c.OutH(0, y)
 	return nil
 }
@@ -660,14 +664,24 @@ func kernelBinary(c *lctx, mul bool) error {
 	b, _ := f32(small)
 	yd, _ := f32(y)
 	switch {
-	case suffix && mul:
-		kernels.MulSuffix(x, b, yd)
+	case len(b) == 0:
 	case suffix:
-		kernels.AddSuffix(x, b, yd)
-	case mul:
-		kernels.MulBlocks(x, b, yd, inner)
+		n := len(b)
+		c.e.kern.Range(len(x)/n, n, func(lo, hi int) {
+			if mul {
+				kernels.MulSuffix(x[lo*n:hi*n], b, yd[lo*n:hi*n])
+			} else {
+				kernels.AddSuffix(x[lo*n:hi*n], b, yd[lo*n:hi*n])
+			}
+		})
 	default:
-		kernels.AddBlocks(x, b, yd, inner)
+		c.e.kern.Range(len(b), inner, func(lo, hi int) {
+			if mul {
+				kernels.MulBlocks(x[lo*inner:hi*inner], b[lo:hi], yd[lo*inner:hi*inner], inner)
+			} else {
+				kernels.AddBlocks(x[lo*inner:hi*inner], b[lo:hi], yd[lo*inner:hi*inner], inner)
+			}
+		})
 	}
 	c.OutH(0, y)
 	return nil
@@ -684,9 +698,10 @@ func kernelHard(c *lctx) error {
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	if c.n.OpType == "HardSwish" {
-		kernels.HardSwish(x, yd)
+		c.e.kern.Range(len(x), 1, func(lo, hi int) { kernels.HardSwish(x[lo:hi], yd[lo:hi]) })
 	} else {
-		kernels.HardSigmoid(x, yd, c.AFloat("alpha", 0.2), c.AFloat("beta", 0.5))
+		al, be := c.AFloat("alpha", 0.2), c.AFloat("beta", 0.5)
+		c.e.kern.Range(len(x), 1, func(lo, hi int) { kernels.HardSigmoid(x[lo:hi], yd[lo:hi], al, be) })
 	}
 	c.OutH(0, y)
 	return nil
@@ -730,7 +745,7 @@ func kernelClip(c *lctx) error {
 	y := c.outLike(0, hx)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
-	kernels.Clip(x, yd, lo, hi)
+	c.e.kern.Range(len(x), 1, func(a, b int) { kernels.Clip(x[a:b], yd[a:b], lo, hi) })
 	c.OutH(0, y)
 	return nil
 }

@@ -134,6 +134,10 @@ func sliceOp(c *lctx) error {
 	if err != nil {
 		return err
 	}
+	if x, ok := h.data.([]float32); ok {
+		c.OutH(0, &htensor{dt: h.dt, shape: out, data: sliceF32(x, h.shape, specs)})
+		return nil
+	}
 	st := strides(h.shape)
 	idx := make([]int, 0, numel(out))
 	forEachIndex(out, func(o []int) {

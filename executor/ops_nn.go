@@ -566,51 +566,8 @@ func hostConvTranspose(c *lctx) error {
 	}
 	xs, ws := xh.shape, wh.shape
 	ns := len(xs) - 2
-	groups := int(c.AInt("group", 1))
 	cin := xs[1]
-	cout := ws[1] * groups
-	kernel := ws[2:]
-	if ks := c.AInts("kernel_shape", nil); ks != nil {
-		kernel = toInts(ks)
-	}
-	stv, dlv, pads := c.AInts("strides", nil), c.AInts("dilations", nil), c.AInts("pads", nil)
-	opad, oshape := c.AInts("output_padding", nil), c.AInts("output_shape", nil)
-	strd, dil, pb, pe, out := make([]int, ns), make([]int, ns), make([]int, ns), make([]int, ns), make([]int, ns)
-	ap := c.AStr("auto_pad", "NOTSET")
-	for i := 0; i < ns; i++ {
-		strd[i], dil[i] = 1, 1
-		if stv != nil {
-			strd[i] = int(stv[i])
-		}
-		if dlv != nil {
-			dil[i] = int(dlv[i])
-		}
-		if pads != nil {
-			pb[i], pe[i] = int(pads[i]), int(pads[i+ns])
-		}
-		op := 0
-		if opad != nil {
-			op = int(opad[i])
-		}
-		full := (xs[2+i]-1)*strd[i] + (kernel[i]-1)*dil[i] + 1 + op
-		if oshape != nil || ap == "SAME_UPPER" || ap == "SAME_LOWER" {
-			target := xs[2+i] * strd[i]
-			if oshape != nil {
-				target = int(oshape[len(oshape)-ns+i])
-			}
-			total := full - target
-			half := total / 2
-			if total < 0 && total%2 != 0 {
-				half-- // floor division, as the reference does
-			}
-			if ap == "SAME_UPPER" {
-				pb[i], pe[i] = half, total-half
-			} else {
-				pb[i], pe[i] = total-half, half
-			}
-		}
-		out[i] = full - pb[i] - pe[i]
-	}
+	kernel, strd, dil, pb, out, groups, cout := convTransposeGeom(c, xs, ws)
 	oshp := append([]int{xs[0], cout}, out...)
 	res := make([]float64, numel(oshp))
 	x, w := xh.f64(), wh.f64()
@@ -663,6 +620,59 @@ func hostConvTranspose(c *lctx) error {
 	}
 	c.OutH(0, fromF64(xh.dt, oshp, res))
 	return nil
+}
+
+// convTransposeGeom resolves a ConvTranspose's geometry on inputs of
+// shapes xs and ws: the kernel, strides, dilations, begin pads and output
+// spatial sizes, the groups and the output channels.
+func convTransposeGeom(c *lctx, xs, ws []int) (kernel, strd, dil, pb, out []int, groups, cout int) {
+	ns := len(xs) - 2
+	groups = int(c.AInt("group", 1))
+	cout = ws[1] * groups
+	kernel = ws[2:]
+	if ks := c.AInts("kernel_shape", nil); ks != nil {
+		kernel = toInts(ks)
+	}
+	stv, dlv, pads := c.AInts("strides", nil), c.AInts("dilations", nil), c.AInts("pads", nil)
+	opad, oshape := c.AInts("output_padding", nil), c.AInts("output_shape", nil)
+	strd, dil, pb, out = make([]int, ns), make([]int, ns), make([]int, ns), make([]int, ns)
+	pe := make([]int, ns)
+	ap := c.AStr("auto_pad", "NOTSET")
+	for i := 0; i < ns; i++ {
+		strd[i], dil[i] = 1, 1
+		if stv != nil {
+			strd[i] = int(stv[i])
+		}
+		if dlv != nil {
+			dil[i] = int(dlv[i])
+		}
+		if pads != nil {
+			pb[i], pe[i] = int(pads[i]), int(pads[i+ns])
+		}
+		op := 0
+		if opad != nil {
+			op = int(opad[i])
+		}
+		full := (xs[2+i]-1)*strd[i] + (kernel[i]-1)*dil[i] + 1 + op
+		if oshape != nil || ap == "SAME_UPPER" || ap == "SAME_LOWER" {
+			target := xs[2+i] * strd[i]
+			if oshape != nil {
+				target = int(oshape[len(oshape)-ns+i])
+			}
+			total := full - target
+			half := total / 2
+			if total < 0 && total%2 != 0 {
+				half-- // floor division, as the reference does
+			}
+			if ap == "SAME_UPPER" {
+				pb[i], pe[i] = half, total-half
+			} else {
+				pb[i], pe[i] = total-half, half
+			}
+		}
+		out[i] = full - pb[i] - pe[i]
+	}
+	return kernel, strd, dil, pb, out, groups, cout
 }
 
 func forEachIndexFlat(shape []int, f func(idx []int, flat int)) {

@@ -389,6 +389,14 @@ func hostConcat(c *lctx) error {
 func sliceH(h *htensor, axis, start, end int) *htensor {
 	out := append([]int{}, h.shape...)
 	out[axis] = end - start
+	if x, ok := h.data.([]float32); ok {
+		specs := make([]sliceSpec, len(h.shape))
+		for d, n := range h.shape {
+			specs[d] = sliceSpec{start: 0, step: 1, count: n}
+		}
+		specs[axis] = sliceSpec{start: start, step: 1, count: end - start}
+		return &htensor{dt: h.dt, shape: out, data: sliceF32(x, h.shape, specs)}
+	}
 	st := strides(h.shape)
 	idx := make([]int, 0, numel(out))
 	forEachIndex(out, func(o []int) {

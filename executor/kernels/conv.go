@@ -103,11 +103,18 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 	kk := cg * p.KH * p.KW
 	npix := oh * ow
 	direct := p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PT == 0 && p.PL == 0 && p.PB == 0 && p.PR == 0
+	// The im2col matrix covers at most maxCols elements: taller outputs
+	// run in chunks of output rows (each element of Y is the same chain
+	// of FMAs whatever the chunk, as for a split between threads).
+	rows := oh
+	if kk*npix > maxCols {
+		rows = max(1, maxCols/(kk*ow))
+	}
 	var s *scratch
-	if !direct {
+	if !direct && pw == nil {
 		s = x.get()
 		defer x.put(s)
-		s.cols = grow(s.cols, kk*npix)
+		s.cols = grow(s.cols, kk*rows*ow)
 	}
 	for n := 0; n < p.N; n++ {
 		for g := 0; g < p.Groups; g++ {
@@ -128,17 +135,31 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 				}
 				beta = 1
 			}
-			b := xg
-			if !direct {
-				im2col(&p, xg, cg, oh, ow, s.cols)
-				b = s.cols
-			}
 			var pg *Packed
 			if pw != nil {
 				pg = pw[g]
 			}
-			if err := x.SgemmPacked(false, false, mg, npix, kk, 1, wg, kk, pg, b, npix, nil, beta, yg, npix); err != nil {
-				return err
+			if direct {
+				if err := x.SgemmPacked(false, false, mg, npix, kk, 1, wg, kk, pg, xg, npix, nil, beta, yg, npix); err != nil {
+					return err
+				}
+				continue
+			}
+			if pg != nil {
+				// Implicit GEMM: B packed straight from the input.
+				cb := &convB{p: &p, x: xg, oh: oh, ow: ow}
+				if err := x.sgemmConv(best, mg, npix, kk, pg, cb, beta, yg, npix); err != nil {
+					return err
+				}
+				continue
+			}
+			for o0 := 0; o0 < oh; o0 += rows {
+				o1 := min(o0+rows, oh)
+				nc := (o1 - o0) * ow
+				im2col(&p, xg, cg, o0, o1, ow, s.cols)
+				if err := x.SgemmPacked(false, false, mg, nc, kk, 1, wg, kk, pg, s.cols[:kk*nc], nc, nil, beta, yg[o0*ow:], npix); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -147,8 +168,10 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 
 // im2col writes cols[(c·KH+kh)·KW+kw][oh·OW+ow] = x[c][oh·SH−PT+kh·DH][ow·SW−PL+kw·DW]
 // (zero outside the input).
-func im2col(p *Conv2D, x []float32, cg, oh, ow int, cols []float32) {
-	npix := oh * ow
+//
+// Only output rows [o0, o1) are written (cols then has (o1−o0)·OW columns).
+func im2col(p *Conv2D, x []float32, cg, o0, o1, ow int, cols []float32) {
+	npix := (o1 - o0) * ow
 	for c := 0; c < cg; c++ {
 		xc := x[c*p.H*p.W : (c+1)*p.H*p.W]
 		for kh := 0; kh < p.KH; kh++ {
@@ -157,9 +180,9 @@ func im2col(p *Conv2D, x []float32, cg, oh, ow int, cols []float32) {
 				// Output columns whose input column is inside [0, W).
 				off := kw*p.DW - p.PL
 				lo, hi := colRange(off, p.SW, p.W, ow)
-				for o := 0; o < oh; o++ {
+				for o := o0; o < o1; o++ {
 					ih := o*p.SH - p.PT + kh*p.DH
-					d := row[o*ow : (o+1)*ow]
+					d := row[(o-o0)*ow : (o-o0+1)*ow]
 					if ih < 0 || ih >= p.H || lo >= hi {
 						clear(d)
 						continue
@@ -206,6 +229,21 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 	npix := oh * ow
 	total := p.N * p.M
 	run := func(lo, hi int) {
+		// Strided rows are split into their SW phases once per tap row,
+		// so that every tap is a contiguous axpy.
+		var phases, prow []float32
+		pw := (p.W + p.SW - 1) / p.SW
+		if p.SW > 1 {
+			phases = make([]float32, p.SW*pw)
+		}
+		wp := p.W + p.PL + p.PR
+		var tmp []float32
+		if ow < smallRow {
+			prow = make([]float32, (p.H+p.PT+p.PB)*wp+p.KW)
+			if p.SH == 1 && p.SW == 1 && p.DH == 1 && p.DW == 1 {
+				tmp = make([]float32, oh*wp)
+			}
+		}
 		for nm := lo; nm < hi; nm++ {
 			n, m := nm/p.M, nm%p.M
 			xc := in[(n*p.C+m/mult)*p.H*p.W : (n*p.C+m/mult+1)*p.H*p.W]
@@ -218,6 +256,10 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 			for i := range yc {
 				yc[i] = bv
 			}
+			if ow < smallRow {
+				depthwiseSmall(p, xc, wc, yc, oh, ow, prow, wp, tmp)
+				continue
+			}
 			// Row by row, all taps: the output row stays in L1.
 			for o := 0; o < oh; o++ {
 				yr := yc[o*ow : (o+1)*ow]
@@ -227,6 +269,9 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 						continue
 					}
 					src := xc[ih*p.W : (ih+1)*p.W]
+					if p.SW > 1 {
+						splitPhases(src, p.SW, pw, phases)
+					}
 					for kw := 0; kw < p.KW; kw++ {
 						off := kw*p.DW - p.PL
 						lo, hi := colRange(off, p.SW, p.W, ow)
@@ -238,9 +283,12 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 						if p.SW == 1 {
 							axpy(wv, src[lo+off:hi+off], d)
 						} else {
-							for i := range d {
-								d[i] += wv * src[(lo+i)*p.SW+off]
-							}
+							// src[(lo+i)·SW + off] = phase q at lo + i + b,
+							// with off = b·SW + q, 0 ≤ q < SW.
+							q := ((off % p.SW) + p.SW) % p.SW
+							b := (off - q) / p.SW
+							ph := phases[q*pw : (q+1)*pw]
+							axpy(wv, ph[lo+b:hi+b], d)
 						}
 					}
 				}
@@ -257,4 +305,169 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 	}
 	parts := split(total, t, 1)
 	_ = x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
+}
+
+// maxCols bounds the im2col matrix of a convolution (elements, 4 MiB).
+const maxCols = 1 << 20
+
+// smallRow: output rows shorter than this run depthwiseSmall (a call per
+// tap and row costs more than the row's arithmetic).
+const smallRow = 32
+
+// depthwiseSmall accumulates one depthwise output plane yc (oh×ow,
+// holding the bias) from input plane xc: the plane is copied once into
+// pp with its padding as zeros (rows of wp = W+PL+PR), then per output
+// row and kernel row every output element adds all KW taps in one pass.
+//
+// With unit strides and dilations (tmp != nil, oh·wp elements) the taps
+// run over the whole padded plane at once instead: tap (kh, kw) is one
+// SIMD axpy of pp shifted by kh·wp + kw into tmp, whose columns past ow
+// are discarded; then tmp is added to the plane.
+func depthwiseSmall(p *Conv2D, xc, wc, yc []float32, oh, ow int, pp []float32, wp int, tmp []float32) {
+	clear(pp)
+	for ih := 0; ih < p.H; ih++ {
+		copy(pp[(ih+p.PT)*wp+p.PL:], xc[ih*p.W:(ih+1)*p.W])
+	}
+	if tmp != nil {
+		clear(tmp)
+		for kh := 0; kh < p.KH; kh++ {
+			for kw := 0; kw < p.KW; kw++ {
+				o := kh*wp + kw
+				axpy(wc[kh*p.KW+kw], pp[o:o+len(tmp)], tmp)
+			}
+		}
+		for o := 0; o < oh; o++ {
+			yr, tr := yc[o*ow:(o+1)*ow], tmp[o*wp:o*wp+ow]
+			for i, v := range tr {
+				yr[i] += v
+			}
+		}
+		return
+	}
+	span := (ow-1)*p.SW + (p.KW-1)*p.DW + 1
+	for o := 0; o < oh; o++ {
+		yr := yc[o*ow : (o+1)*ow]
+		for kh := 0; kh < p.KH; kh++ {
+			r0 := (o*p.SH + kh*p.DH) * wp
+			prow := pp[r0 : r0+span]
+			wr := wc[kh*p.KW : (kh+1)*p.KW]
+			switch {
+			case p.KW == 3 && p.DW == 1:
+				w0, w1, w2 := wr[0], wr[1], wr[2]
+				for i := range yr {
+					r := prow[i*p.SW : i*p.SW+3]
+					yr[i] += w0*r[0] + w1*r[1] + w2*r[2]
+				}
+			case p.KW == 5 && p.DW == 1:
+				w0, w1, w2, w3, w4 := wr[0], wr[1], wr[2], wr[3], wr[4]
+				for i := range yr {
+					r := prow[i*p.SW : i*p.SW+5]
+					yr[i] += w0*r[0] + w1*r[1] + w2*r[2] + w3*r[3] + w4*r[4]
+				}
+			default:
+				for i := range yr {
+					acc := float32(0)
+					for kw, wv := range wr {
+						acc += wv * prow[i*p.SW+kw*p.DW]
+					}
+					yr[i] += acc
+				}
+			}
+		}
+	}
+}
+
+// convB is the im2col matrix of one image and group of a convolution
+// (rows (c·KH+kh)·KW+kw, columns the output pixels oh·OW+ow), never
+// formed: pack writes its panels straight from the input.
+type convB struct {
+	p      *Conv2D
+	x      []float32
+	oh, ow int
+}
+
+// pack packs rows [p0, p0+kc) and columns [j0, j0+nc) into panels of nr
+// columns, as packB does for a formed matrix (same values, same layout).
+func (cb *convB) pack(dst []float32, p0, kc, j0, nc, nr int) {
+	p := cb.p
+	hw := p.H * p.W
+	for jr := 0; jr < nc; jr += nr {
+		panel := dst[jr*kc : jr*kc+nr*kc]
+		nn := min(nr, nc-jr)
+		q0 := j0 + jr // first output pixel of the panel
+		for r := 0; r < kc; r++ {
+			row := p0 + r
+			kw := row % p.KW
+			kh := (row / p.KW) % p.KH
+			ch := row / (p.KW * p.KH)
+			xc := cb.x[ch*hw : (ch+1)*hw]
+			d := panel[r*nr : r*nr+nr]
+			clear(d[nn:])
+			off := kw*p.DW - p.PL
+			// The panel's pixels, one output row segment at a time.
+			for i := 0; i < nn; {
+				q := q0 + i
+				o, c0 := q/cb.ow, q%cb.ow
+				seg := min(nn-i, cb.ow-c0)
+				ds := d[i : i+seg]
+				ih := o*p.SH - p.PT + kh*p.DH
+				if ih < 0 || ih >= p.H {
+					clear(ds)
+					i += seg
+					continue
+				}
+				src := xc[ih*p.W : (ih+1)*p.W]
+				lo, hi := colRange(off, p.SW, p.W, cb.ow)
+				// Columns c0..c0+seg of the output row; inside: [lo, hi).
+				a, b := max(lo, c0), min(hi, c0+seg)
+				if a >= b {
+					clear(ds)
+					i += seg
+					continue
+				}
+				clear(ds[:a-c0])
+				if p.SW == 1 {
+					copy(ds[a-c0:b-c0], src[a+off:b+off])
+				} else {
+					for c := a; c < b; c++ {
+						ds[c-c0] = src[c*p.SW+off]
+					}
+				}
+				clear(ds[b-c0:])
+				i += seg
+			}
+		}
+	}
+}
+
+// sgemmConv computes C = A·B + beta·C with A packed and B the implicit
+// im2col matrix cb (k×n), split over the threads by columns or rows as
+// sgemm does (the same result for every thread count).
+func (x *Context) sgemmConv(mk microKernel, m, n, k int, pa *Packed, cb *convB, beta float32, c []float32, ldc int) error {
+	if err := pa.fits(mk, true, m, k); err != nil {
+		return err
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	t := x.Threads()
+	if flops := 2 * m * n * k; flops < minParallelFlops*t {
+		t = max(1, min(t, flops/minParallelFlops))
+	}
+	if t > 1 && n >= m && n >= 2*mk.nr {
+		parts := split(n, t, mk.nr)
+		return x.parallel(len(parts)-1, func(i int) {
+			j0, j1 := parts[i], parts[i+1]
+			x.serial(mk, m, j1-j0, k, 1, operand{packed: pa}, operand{conv: cb, off: j0}, beta, c[j0:], ldc)
+		})
+	}
+	if t > 1 && m >= 2*mk.mr {
+		parts := split(m, t, mk.mr)
+		return x.parallel(len(parts)-1, func(i int) {
+			i0, i1 := parts[i], parts[i+1]
+			x.serial(mk, i1-i0, n, k, 1, operand{packed: pa, off: i0}, operand{conv: cb}, beta, c[i0*ldc:], ldc)
+		})
+	}
+	x.serial(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc)
+	return nil
 }

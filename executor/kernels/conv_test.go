@@ -49,12 +49,17 @@ func convCases() []Conv2D {
 		{N: 1, C: 6, H: 11, W: 12, M: 9, KH: 3, KW: 2, SH: 2, SW: 3, DH: 2, DW: 2, PT: 0, PL: 2, PB: 3, PR: 1, Groups: 3},
 		{N: 2, C: 8, H: 15, W: 15, M: 8, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 8},
 		{N: 1, C: 5, H: 14, W: 9, M: 10, KH: 5, KW: 3, SH: 2, SW: 2, DH: 1, DW: 2, PT: 2, PL: 0, PB: 1, PR: 2, Groups: 5},
+		{N: 2, C: 7, H: 13, W: 15, M: 7, KH: 5, KW: 5, SH: 2, SW: 2, DH: 1, DW: 1, PT: 2, PL: 2, PB: 2, PR: 2, Groups: 7},
+		{N: 1, C: 3, H: 8, W: 16, M: 6, KH: 3, KW: 4, SH: 1, SW: 3, DH: 1, DW: 1, PT: 1, PL: 1, PB: 0, PR: 2, Groups: 3},
 		{N: 1, C: 16, H: 1, W: 31, M: 255, KH: 1, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PL: 1, PR: 1, Groups: 1},
 		{N: 1, C: 3, H: 3, W: 3, M: 1, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 		{N: 1, C: 2, H: 4, W: 4, M: 2, KH: 3, KW: 3, SH: 3, SW: 3, DH: 1, DW: 1, PT: 4, PL: 4, PB: 4, PR: 4, Groups: 2},
 		// Large enough for the thread split (SGEMM columns, depthwise channels).
 		{N: 1, C: 32, H: 20, W: 21, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 64, H: 57, W: 55, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 64},
+		// im2col matrices over maxCols: run in chunks of output rows.
+		{N: 1, C: 16, H: 100, W: 101, M: 5, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 2, C: 64, H: 90, W: 90, M: 3, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 	}
 }
 
@@ -183,6 +188,151 @@ func TestMaxPool2DAgainstNaive(t *testing.T) {
 		for j := range y {
 			if float64(y[j]) != want[j] {
 				t.Fatalf("case %d: y[%d] = %g, want %g", i, j, y[j], want[j])
+			}
+		}
+	}
+}
+
+func BenchmarkMaxPool2D(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		p    Pool2D
+	}{
+		{"3x3s2_64x112", Pool2D{N: 1, C: 64, H: 112, W: 112, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, OH: 56, OW: 56}},
+		{"3x3s1_192x28", Pool2D{N: 1, C: 192, H: 28, W: 28, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, OH: 28, OW: 28}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			x := randSlice(r, tc.p.N*tc.p.C*tc.p.H*tc.p.W)
+			y := make([]float32, tc.p.N*tc.p.C*tc.p.OH*tc.p.OW)
+			for b.Loop() {
+				if err := (*Context)(nil).MaxPool2D(tc.p, x, y); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func naiveConvT(p ConvT2D, x, w, bias []float32) []float64 {
+	y := make([]float64, p.N*p.M*p.OH*p.OW)
+	cg, mg := p.C/p.Groups, p.M/p.Groups
+	for n := 0; n < p.N; n++ {
+		for ci := 0; ci < p.C; ci++ {
+			g := ci / cg
+			for ih := 0; ih < p.H; ih++ {
+				for iw := 0; iw < p.W; iw++ {
+					xv := float64(x[((n*p.C+ci)*p.H+ih)*p.W+iw])
+					for oc := 0; oc < mg; oc++ {
+						for kh := 0; kh < p.KH; kh++ {
+							for kw := 0; kw < p.KW; kw++ {
+								oh, ow := ih*p.SH+kh*p.DH-p.PT, iw*p.SW+kw*p.DW-p.PL
+								if oh < 0 || oh >= p.OH || ow < 0 || ow >= p.OW {
+									continue
+								}
+								y[((n*p.M+g*mg+oc)*p.OH+oh)*p.OW+ow] += xv * float64(w[((ci*mg+oc)*p.KH+kh)*p.KW+kw])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if bias != nil {
+		for i := range y {
+			y[i] += float64(bias[(i/(p.OH*p.OW))%p.M])
+		}
+	}
+	return y
+}
+
+func TestConvTranspose2DAgainstNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 4))
+	for i, p := range []ConvT2D{
+		{N: 1, C: 4, H: 5, W: 7, M: 3, KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, OH: 10, OW: 14, Groups: 1},
+		{N: 2, C: 3, H: 4, W: 5, M: 5, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, OH: 4, OW: 5, Groups: 1},
+		{N: 1, C: 4, H: 3, W: 6, M: 6, KH: 3, KW: 2, SH: 2, SW: 3, DH: 1, DW: 2, PT: 1, PL: 2, OH: 6, OW: 17, Groups: 2},
+		{N: 1, C: 17, H: 1, W: 9, M: 33, KH: 1, KW: 4, SH: 1, SW: 2, DH: 1, DW: 1, PL: 1, OH: 1, OW: 19, Groups: 1}, // 1-D, output_padding
+	} {
+		x := randSlice(r, p.N*p.C*p.H*p.W)
+		w := randSlice(r, p.C*p.M/p.Groups*p.KH*p.KW)
+		for _, bias := range [][]float32{nil, randSlice(r, p.M)} {
+			y := make([]float32, p.N*p.M*p.OH*p.OW)
+			if err := NewContext(2).ConvTranspose2D(p, x, w, bias, y); err != nil {
+				t.Fatal(err)
+			}
+			want := naiveConvT(p, x, w, bias)
+			for j := range y {
+				if math.Abs(float64(y[j])-want[j]) > 1e-4*(1+math.Abs(want[j])) {
+					t.Fatalf("case %d: y[%d] = %g, want %g", i, j, y[j], want[j])
+				}
+			}
+		}
+	}
+}
+
+func TestMaxIntoNaN(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, n := range []int{1, 8, 19} {
+		for _, at := range []int{0, n / 2, n - 1} {
+			for _, inD := range []bool{false, true} {
+				d, s := make([]float32, n), make([]float32, n)
+				for i := range d {
+					d[i], s[i] = float32(i), float32(n-i)
+				}
+				if inD {
+					d[at] = nan
+				} else {
+					s[at] = nan
+				}
+				maxInto(d, s)
+				for i, v := range d {
+					want := float32(max(i, n-i))
+					if i == at {
+						if v == v {
+							t.Fatalf("n=%d NaN at %d (in d: %v): got %g, want NaN", n, at, inD, v)
+						}
+					} else if v != want {
+						t.Fatalf("n=%d: d[%d] = %g, want %g", n, i, v, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestConvImplicitMatchesIm2col: with packed weights the convolution
+// packs B straight from the input (convB); the result is bit-identical
+// to the im2col matrix path (unpacked weights), on 1 and 2 threads.
+func TestConvImplicitMatchesIm2col(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 6))
+	for _, p := range []Conv2D{
+		{N: 1, C: 64, H: 90, W: 90, M: 33, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 2, C: 6, H: 11, W: 12, M: 9, KH: 3, KW: 2, SH: 2, SW: 3, DH: 2, DW: 2, PT: 0, PL: 2, PB: 3, PR: 1, Groups: 3},
+		{N: 1, C: 16, H: 100, W: 101, M: 40, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 3, H: 61, W: 7, M: 5, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 3, PR: 3, Groups: 1},
+	} {
+		x := randSlice(r, p.N*p.C*p.H*p.W)
+		w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
+		b := randSlice(r, p.M)
+		oh, ow := p.Out()
+		pw, err := PackConvWeights(p, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, p.N*p.M*oh*ow)
+		if err := NewContext(1).Conv2D(p, x, w, b, want); err != nil {
+			t.Fatal(err)
+		}
+		for _, th := range []int{1, 2} {
+			y := make([]float32, len(want))
+			if err := NewContext(th).Conv2DPacked(p, x, w, pw, b, y); err != nil {
+				t.Fatal(err)
+			}
+			for i := range y {
+				if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v, %d threads: y[%d] = %v, im2col path %v", p, th, i, y[i], want[i])
+				}
 			}
 		}
 	}

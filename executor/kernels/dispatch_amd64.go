@@ -10,6 +10,8 @@ var _ = func() bool {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		available = append(available, microKernel{name: "avx2", mr: 6, nr: 16, fn: kernelAVX2})
 		axpy = axpySIMD
+		vmax = maxSIMD
+		relu = reluSIMD
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
 		available = append(available, microKernel{name: "avx512", mr: 12, nr: 32, fn: kernelAVX512})
@@ -27,4 +29,26 @@ func axpySIMD(a float32, x, y []float32) {
 	for i := n; i < len(x); i++ {
 		y[i] += a * x[i]
 	}
+}
+
+// maxSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.
+func maxSIMD(d, s []float32) {
+	s = s[:len(d)]
+	n := len(d) &^ 7
+	if n > 0 {
+		maxAVX2(n, &s[0], &d[0])
+	}
+	for i := n; i < len(d); i++ {
+		d[i] = max(d[i], s[i])
+	}
+}
+
+// reluSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.
+func reluSIMD(x, y []float32) {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		reluAVX2(n, &x[0], &y[0])
+	}
+	reluGeneric(x[n:], y[n:])
 }

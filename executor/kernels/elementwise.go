@@ -1,11 +1,17 @@
 package kernels
 
 // Relu sets y = max(x, 0) (NaN stays NaN); len(y) must be len(x).
-func Relu(x, y []float32) {
+func Relu(x, y []float32) { relu(x, y) }
+
+// relu is Relu's implementation: AVX2 when the CPU has it (set during
+// package initialization, never changed afterwards).
+var relu = reluGeneric
+
+func reluGeneric(x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
 		if v < 0 {
-			v = 0
+			v = 0 // NaN and -0 stay as they are, as in the AVX2 kernel
 		}
 		y[i] = v
 	}

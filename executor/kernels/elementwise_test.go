@@ -66,3 +66,25 @@ func TestElementwiseAgainstNaive(t *testing.T) {
 		}
 	}
 }
+
+func TestReluLanes(t *testing.T) {
+	for _, n := range []int{8, 19, 33} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i%5) - 2
+		}
+		x[0], x[n/2] = float32(math.NaN()), float32(math.NaN())
+		y := make([]float32, n)
+		Relu(x, y)
+		for i, v := range x {
+			switch {
+			case v != v:
+				if y[i] == y[i] {
+					t.Fatalf("n=%d: Relu(NaN) at %d = %g", n, i, y[i])
+				}
+			case y[i] != max(v, 0):
+				t.Fatalf("n=%d: Relu(%g) at %d = %g", n, v, i, y[i])
+			}
+		}
+	}
+}

@@ -67,6 +67,8 @@ func init() {
 		}
 		if want == "generic" {
 			axpy = axpyGeneric
+			vmax = maxGeneric
+			relu = reluGeneric
 		}
 	}
 }
@@ -165,4 +167,23 @@ func (e *ShapeError) Error() string { return "kernels: " + e.Msg }
 
 func shapeErr(format string, args ...any) error {
 	return &ShapeError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// minParallelElems is the element count below which Range stays on the
+// caller's goroutine (a goroutine costs about a microsecond).
+const minParallelElems = 1 << 16
+
+// Range runs f over [0, n) — n rows of unit elements each — split into
+// up to Threads() contiguous ranges on as many goroutines when there are
+// at least minParallelElems elements, else as f(0, n) on the caller. For
+// kernels whose rows are independent: the results do not depend on the
+// split.
+func (x *Context) Range(n, unit int, f func(lo, hi int)) {
+	t := x.Threads()
+	if t <= 1 || n < 2 || n*unit < minParallelElems {
+		f(0, n)
+		return
+	}
+	parts := split(n, t, 1)
+	_ = x.parallel(len(parts)-1, func(i int) { f(parts[i], parts[i+1]) })
 }

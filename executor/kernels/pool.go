@@ -33,11 +33,23 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 	planes := p.N * p.C
 	npix := p.OH * p.OW
 	run := func(lo, hi int) {
+		var phases []float32
+		if p.SW > 1 && p.OW >= smallRow {
+			phases = make([]float32, p.SW*((p.W+p.SW-1)/p.SW))
+		}
 		for pl := lo; pl < hi; pl++ {
 			xc := in[pl*p.H*p.W : (pl+1)*p.H*p.W]
 			yc := y[pl*npix : (pl+1)*npix]
 			for i := range yc {
 				yc[i] = float32(math.Inf(-1))
+			}
+			if p.SW > 1 && p.OW < smallRow {
+				maxPoolSmall(&p, xc, yc)
+				continue
+			}
+			if p.SW > 1 {
+				maxPoolStrided(&p, xc, yc, phases)
+				continue
 			}
 			for kh := 0; kh < p.KH; kh++ {
 				for kw := 0; kw < p.KW; kw++ {
@@ -54,18 +66,9 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 						src := xc[ih*p.W : (ih+1)*p.W]
 						d := yc[o*p.OW+lo : o*p.OW+hi]
 						if p.SW == 1 {
-							s := src[lo+off : hi+off]
-							for i, v := range s {
-								if v > d[i] || v != v {
-									d[i] = v
-								}
-							}
+							maxInto(d, src[lo+off:hi+off])
 						} else {
-							for i := range d {
-								if v := src[(lo+i)*p.SW+off]; v > d[i] || v != v {
-									d[i] = v
-								}
-							}
+							maxIntoStrided(d, src[lo*p.SW+off:], p.SW)
 						}
 					}
 				}
@@ -82,4 +85,97 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 	}
 	parts := split(planes, t, 1)
 	return x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
+}
+
+// vmax sets d[i] = max(d[i], s[i]), NaN winning (Go's max); the SIMD
+// version is set during package initialization when the CPU has AVX2
+// and never changes afterwards.
+var vmax = maxGeneric
+
+func maxGeneric(d, s []float32) {
+	s = s[:len(d)]
+	for i, v := range s {
+		d[i] = max(d[i], v)
+	}
+}
+
+// maxInto sets d[i] = max(d[i], s[i]) (vmax).
+func maxInto(d, s []float32) { vmax(d, s) }
+
+// maxIntoStrided sets d[i] = max(d[i], s[i·stride]).
+func maxIntoStrided(d, s []float32, stride int) {
+	if len(d) == 0 {
+		return
+	}
+	s = s[:(len(d)-1)*stride+1]
+	for i := range d {
+		d[i] = max(d[i], s[i*stride])
+	}
+}
+
+// maxPoolStrided pools one plane with SW > 1: each input row a window
+// row reads is split into its SW phases once, so that every window
+// column is a contiguous SIMD max over one phase.
+func maxPoolStrided(p *Pool2D, xc, yc, phases []float32) {
+	pw := (p.W + p.SW - 1) / p.SW
+	for o := 0; o < p.OH; o++ {
+		yr := yc[o*p.OW : (o+1)*p.OW]
+		for kh := 0; kh < p.KH; kh++ {
+			ih := o*p.SH - p.PT + kh*p.DH
+			if ih < 0 || ih >= p.H {
+				continue
+			}
+			splitPhases(xc[ih*p.W:(ih+1)*p.W], p.SW, pw, phases)
+			for kw := 0; kw < p.KW; kw++ {
+				off := kw*p.DW - p.PL
+				lo, hi := colRange(off, p.SW, p.W, p.OW)
+				if lo >= hi {
+					continue
+				}
+				// x[(lo+i)·SW + off] is phase q at lo + i + b (off = b·SW + q).
+				q := ((off % p.SW) + p.SW) % p.SW
+				b := (off - q) / p.SW
+				vmax(yr[lo:hi], phases[q*pw+lo+b:q*pw+hi+b])
+			}
+		}
+	}
+}
+
+// splitPhases writes phase q of src (src[q], src[q+s], …) to
+// ph[q·pw:], for q < s.
+func splitPhases(src []float32, s, pw int, ph []float32) {
+	for q := 0; q < s; q++ {
+		d := ph[q*pw : (q+1)*pw]
+		k := 0
+		for j := q; j < len(src); j += s {
+			d[k] = src[j]
+			k++
+		}
+	}
+}
+
+// maxPoolSmall pools one plane whose output rows are short (a call per
+// window column would cost more than the row): per output element, the
+// window's maximum in registers (Go's max: NaN wins).
+func maxPoolSmall(p *Pool2D, xc, yc []float32) {
+	for o := 0; o < p.OH; o++ {
+		yr := yc[o*p.OW : (o+1)*p.OW]
+		for kh := 0; kh < p.KH; kh++ {
+			ih := o*p.SH - p.PT + kh*p.DH
+			if ih < 0 || ih >= p.H {
+				continue
+			}
+			src := xc[ih*p.W : (ih+1)*p.W]
+			for q := range yr {
+				m := yr[q]
+				iw := q*p.SW - p.PL
+				for kw := 0; kw < p.KW; kw, iw = kw+1, iw+p.DW {
+					if uint(iw) < uint(len(src)) {
+						m = max(m, src[iw])
+					}
+				}
+				yr[q] = m
+			}
+		}
+	}
 }

@@ -107,6 +107,9 @@ type operand struct {
 	trans  bool
 	s      []float32
 	ld     int
+	// conv: B is the im2col matrix of a convolution input, packed
+	// straight from the input (columns from off on).
+	conv *convB
 }
 
 // Packed is op(A) or op(B) packed once for the micro-kernel in use, for
@@ -248,7 +251,11 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 			}
 			if ob.packed == nil {
 				s.b = grow(s.b, kc*ncp)
-				packB(s.b, ob.trans, ob.s, ob.ld, p0, kc, j0, nc, nr)
+				if ob.conv != nil {
+					ob.conv.pack(s.b, p0, kc, ob.off+j0, nc, nr)
+				} else {
+					packB(s.b, ob.trans, ob.s, ob.ld, p0, kc, j0, nc, nr)
+				}
 			}
 			for i0 := 0; i0 < m; i0 += blockM {
 				mc := min(blockM, m-i0)

@@ -12,3 +12,9 @@ func kernelAVX2(kc int, a *float32, b *float32, c *float32, ldc int, add int)
 
 // axpyAVX2 sets y[i] += a·x[i] for i < n; n is a multiple of 8.
 func axpyAVX2(n int, a float32, x *float32, y *float32)
+
+// maxAVX2 sets y[i] = max(y[i], x[i]) for i < n (NaN wins); n is a multiple of 8.
+func maxAVX2(n int, x *float32, y *float32)
+
+// reluAVX2 sets y[i] = max(x[i], 0) for i < n (NaN stays NaN); n is a multiple of 8.
+func reluAVX2(n int, x *float32, y *float32)

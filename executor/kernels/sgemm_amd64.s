@@ -320,3 +320,49 @@ axpy_loop:
 axpy_done:
 	VZEROUPPER
 	RET
+
+// func maxAVX2(n int, x *float32, y *float32)
+// Requires: AVX
+TEXT ·maxAVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ y+16(FP), DX
+	SHRQ $0x03, AX
+	JZ   max_done
+
+max_loop:
+	VMOVUPS   (DX), Y0
+	VMAXPS    (CX), Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, (DX)
+	ADDQ      $0x20, CX
+	ADDQ      $0x20, DX
+	DECQ      AX
+	JNZ       max_loop
+
+max_done:
+	VZEROUPPER
+	RET
+
+// func reluAVX2(n int, x *float32, y *float32)
+// Requires: AVX
+TEXT ·reluAVX2(SB), NOSPLIT, $0-24
+	MOVQ   n+0(FP), AX
+	MOVQ   x+8(FP), CX
+	MOVQ   y+16(FP), DX
+	VXORPS Y0, Y0, Y0
+	SHRQ   $0x03, AX
+	JZ     relu_done
+
+relu_loop:
+	VMAXPS  (CX), Y0, Y1
+	VMOVUPS Y1, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	DECQ    AX
+	JNZ     relu_loop
+
+relu_done:
+	VZEROUPPER
+	RET

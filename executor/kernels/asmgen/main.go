@@ -19,6 +19,8 @@ func main() {
 	// AVX2+FMA: 6 rows × 16 columns (two ymm per row), 12 accumulators.
 	kernel("kernelAVX2", 6, 2, 8, func(i int) reg.VecVirtual { return YMM() })
 	axpy()
+	vmax()
+	relu()
 	Generate()
 }
 
@@ -44,6 +46,60 @@ func axpy() {
 	DECQ(n)
 	JNZ(LabelRef("axpy_loop"))
 	Label("axpy_done")
+	VZEROUPPER()
+	RET()
+}
+
+// vmax emits func maxAVX2(n int, x, y *float32): y[i] = max(y[i], x[i])
+// for i < n, n a multiple of 8, NaN in either operand giving NaN (as Go's
+// max): VMAXPS returns its second source when either is NaN, so the
+// lanes where y is NaN are blended back from y.
+func vmax() {
+	TEXT("maxAVX2", NOSPLIT, "func(n int, x, y *float32)")
+	Doc("maxAVX2 sets y[i] = max(y[i], x[i]) for i < n (NaN wins); n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("max_done"))
+	Label("max_loop")
+	yv, m, nan := YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: py}, yv)
+	VMAXPS(Mem{Base: px}, yv, m) // m = max(y, x); x where either is NaN
+	VCMPPS(Imm(3), yv, yv, nan)  // unordered: y is NaN
+	VBLENDVPS(nan, yv, m, m)     // m = nan ? y : m
+	VMOVUPS(m, Mem{Base: py})
+	ADDQ(Imm(32), px)
+	ADDQ(Imm(32), py)
+	DECQ(n)
+	JNZ(LabelRef("max_loop"))
+	Label("max_done")
+	VZEROUPPER()
+	RET()
+}
+
+// relu emits func reluAVX2(n int, x, y *float32): y[i] = max(x[i], 0)
+// for i < n, n a multiple of 8; VMAXPS returns its second source (x)
+// when either is NaN, so NaN stays NaN.
+func relu() {
+	TEXT("reluAVX2", NOSPLIT, "func(n int, x, y *float32)")
+	Doc("reluAVX2 sets y[i] = max(x[i], 0) for i < n (NaN stays NaN); n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	zero := YMM()
+	VXORPS(zero, zero, zero)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("relu_done"))
+	Label("relu_loop")
+	t := YMM()
+	VMAXPS(Mem{Base: px}, zero, t) // max(0, x); x where either is NaN
+	VMOVUPS(t, Mem{Base: py})
+	ADDQ(Imm(32), px)
+	ADDQ(Imm(32), py)
+	DECQ(n)
+	JNZ(LabelRef("relu_loop"))
+	Label("relu_done")
 	VZEROUPPER()
 	RET()
 }

@@ -1,0 +1,248 @@
+package kernels
+
+import "math"
+
+// Fused single-pass host kernels for the normalizations, softmax and the
+// per-channel affine map of an inference BatchNormalization. Sums and
+// variances accumulate in float64 (two passes over each row/plane: mean,
+// then squared deviations), the outputs are float32.
+
+// ScaleShiftBlocks sets y = x·s[i] + b[i] over the i-th block of inner
+// elements of x, cycling through s and b (len(s) == len(b) = C; x is
+// N·C blocks): an inference BatchNormalization folded to one scale and
+// shift per channel.
+//
+// first is the index of x's first block (x may be a range of blocks):
+// block i uses channel (first+i) mod C.
+func ScaleShiftBlocks(x, s, b, y []float32, inner, first int) {
+	c := len(s)
+	if c == 0 || inner == 0 {
+		return
+	}
+	y = y[:len(x)]
+	for blk := 0; blk*inner < len(x); blk++ {
+		sc, sh := s[(first+blk)%c], b[(first+blk)%c]
+		xs, ys := x[blk*inner:(blk+1)*inner], y[blk*inner:(blk+1)*inner]
+		for j, v := range xs {
+			ys[j] = v*sc + sh
+		}
+	}
+}
+
+// BatchNormScaleShift folds inference BatchNormalization parameters into
+// one scale and shift per channel: s = gamma / sqrt(var + eps),
+// b = beta − mean·s (computed in float64).
+func BatchNormScaleShift(gamma, beta, mean, variance []float32, eps float64, s, b []float32) {
+	for i := range s {
+		sc := float64(gamma[i]) / math.Sqrt(float64(variance[i])+eps)
+		s[i] = float32(sc)
+		b[i] = float32(float64(beta[i]) - float64(mean[i])*sc)
+	}
+}
+
+// meanVar returns the mean and (biased) variance of x.
+func meanVar(x []float32) (float64, float64) {
+	if len(x) == 0 {
+		return 0, 0
+	}
+	s := 0.0
+	for _, v := range x {
+		s += float64(v)
+	}
+	m := s / float64(len(x))
+	q := 0.0
+	for _, v := range x {
+		d := float64(v) - m
+		q += d * d
+	}
+	return m, q / float64(len(x))
+}
+
+// InstanceNorm normalizes each plane of inner elements of x (N·C planes)
+// to zero mean and unit variance, then applies scale[c] and bias[c];
+// x's first plane is plane first of the tensor.
+func InstanceNorm(x, scale, bias, y []float32, inner, first int, eps float64) {
+	c := len(scale)
+	if c == 0 || inner == 0 {
+		return
+	}
+	y = y[:len(x)]
+	for p := 0; p*inner < len(x); p++ {
+		xs, ys := x[p*inner:(p+1)*inner], y[p*inner:(p+1)*inner]
+		m, v := meanVar(xs)
+		a := float32(float64(scale[(first+p)%c]) / math.Sqrt(v+eps))
+		mf, b := float32(m), bias[(first+p)%c]
+		for j, xv := range xs {
+			ys[j] = (xv-mf)*a + b
+		}
+	}
+}
+
+// LayerNorm normalizes each row of len(scale) elements of x, then
+// applies scale and bias (nil: none) elementwise.
+func LayerNorm(x, scale, bias, y []float32, eps float64) {
+	n := len(scale)
+	if n == 0 {
+		return
+	}
+	y = y[:len(x)]
+	for o := 0; o+n <= len(x); o += n {
+		xs, ys := x[o:o+n], y[o:o+n]
+		m, v := meanVar(xs)
+		inv := float32(1 / math.Sqrt(v+eps))
+		mf := float32(m)
+		if bias == nil {
+			for j, xv := range xs {
+				ys[j] = (xv - mf) * inv * scale[j]
+			}
+		} else {
+			for j, xv := range xs {
+				ys[j] = (xv-mf)*inv*scale[j] + bias[j]
+			}
+		}
+	}
+}
+
+// Softmax sets each row of n elements of y to the softmax of x's row
+// (max subtracted, exp32, the sum in float64).
+func Softmax(x, y []float32, n int) {
+	if n == 0 {
+		return
+	}
+	y = y[:len(x)]
+	for o := 0; o+n <= len(x); o += n {
+		xs, ys := x[o:o+n], y[o:o+n]
+		mx := float32(math.Inf(-1))
+		for _, v := range xs {
+			if v > mx || v != v {
+				mx = v
+			}
+		}
+		s := 0.0
+		for j, v := range xs {
+			e := exp32(v - mx)
+			ys[j] = e
+			s += float64(e)
+		}
+		inv := float32(1 / s)
+		for j := range ys {
+			ys[j] *= inv
+		}
+	}
+}
+
+// AvgPool2D computes y = the mean over each window of x; includePad
+// counts the window positions in the padding (ONNX count_include_pad),
+// else only those inside the input. Windows are clipped to the padded
+// extent H+PT+PB (ceil mode windows past it count only up to it).
+func (x *Context) AvgPool2D(p Pool2D, pb, pr int, includePad bool, in, y []float32) error {
+	if err := p.check(in, y); err != nil {
+		return err
+	}
+	planes := p.N * p.C
+	for pl := 0; pl < planes; pl++ {
+		xc := in[pl*p.H*p.W : (pl+1)*p.H*p.W]
+		yc := y[pl*p.OH*p.OW : (pl+1)*p.OH*p.OW]
+		for oh := 0; oh < p.OH; oh++ {
+			h0 := oh*p.SH - p.PT
+			for ow := 0; ow < p.OW; ow++ {
+				w0 := ow*p.SW - p.PL
+				s := float32(0)
+				cnt, cntPad := 0, 0
+				for kh := 0; kh < p.KH; kh++ {
+					ih := h0 + kh*p.DH
+					if ih >= p.H+pb {
+						break
+					}
+					for kw := 0; kw < p.KW; kw++ {
+						iw := w0 + kw*p.DW
+						if iw >= p.W+pr {
+							break
+						}
+						cntPad++
+						if ih < 0 || ih >= p.H || iw < 0 || iw >= p.W {
+							continue
+						}
+						s += xc[ih*p.W+iw]
+						cnt++
+					}
+				}
+				d := cnt
+				if includePad {
+					d = cntPad
+				}
+				if d == 0 {
+					yc[oh*p.OW+ow] = 0
+					continue
+				}
+				yc[oh*p.OW+ow] = s / float32(d)
+			}
+		}
+	}
+	return nil
+}
+
+// Sigmoid sets y = 1 / (1 + exp(−x)).
+func Sigmoid(x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = float32(1 / (1 + math.Exp(-float64(v))))
+	}
+}
+
+// Tanh sets y = tanh(x).
+func Tanh(x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = float32(math.Tanh(float64(v)))
+	}
+}
+
+// Transpose permutes the axes of x (shape, row-major) into y: y's axis i
+// is x's axis perm[i]. Runs of x's last axis that stay the last axis are
+// copied whole.
+func Transpose(x []float32, shape, perm []int, y []float32) {
+	r := len(shape)
+	if r == 0 {
+		copy(y, x)
+		return
+	}
+	st := make([]int, r)
+	s := 1
+	for i := r - 1; i >= 0; i-- {
+		st[i] = s
+		s *= shape[i]
+	}
+	out := make([]int, r)
+	ost := make([]int, r) // x-stride of each y axis
+	for i, p := range perm {
+		out[i], ost[i] = shape[p], st[p]
+	}
+	total := len(x)
+	if total == 0 {
+		return
+	}
+	inner, innerStride := out[r-1], ost[r-1]
+	idx := make([]int, r-1)
+	for o := 0; o < total; o += inner {
+		src := 0
+		for d, v := range idx {
+			src += v * ost[d]
+		}
+		dst := y[o : o+inner]
+		if innerStride == 1 {
+			copy(dst, x[src:src+inner])
+		} else {
+			for j := range dst {
+				dst[j] = x[src+j*innerStride]
+			}
+		}
+		for d := r - 2; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < out[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+}
