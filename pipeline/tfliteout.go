@@ -133,11 +133,11 @@ func (c *converter) tfliteSide(ctx context.Context, path string, result *canonic
 	if err == nil {
 		var side *verify.Side
 		if side, err = setup.Side(0, path, result); err == nil {
-			return &verify.Side{Name: c.out + " (tflite)", Model: result, Runner: permuted{inner: side.Runner, rep: rep, outs: result.Graph.Outputs}}, nil
+			return &verify.Side{Name: c.out + " (tflite)", Model: result, ComputedBy: setup.DescribeSide(0), Runner: permuted{inner: side.Runner, rep: rep, outs: result.Graph.Outputs}}, nil
 		}
 	}
 	if rt, ok, lerr := localRuntime("tflite"); ok && lerr == nil {
-		return &verify.Side{Name: c.out + " (tflite)", Model: result,
+		return &verify.Side{Name: c.out + " (tflite)", Model: result, ComputedBy: fmt.Sprintf("%s %s (run by this process)", rt.Name, rt.Version),
 			Runner: permuted{inner: localRunner{rt: rt, path: path, m: result}, rep: rep, outs: result.Graph.Outputs}}, nil
 	} else if ok {
 		err = lerr
@@ -149,7 +149,7 @@ func (c *converter) tfliteSide(ctx context.Context, path string, result *canonic
 	}
 	c.closers = append(c.closers, back.Model)
 	c.candidateNote = "the TFLite file was not run in the TFLite runtime (install it: see 'onnxconv plugins'); it was checked by reading it back with onnxconv's own TFLite importer"
-	return &verify.Side{Name: c.out + " (read back)", Model: back.Model, Runner: permuted{rep: rep, outs: result.Graph.Outputs, model: back.Model}}, nil
+	return &verify.Side{Name: c.out + " (read back)", Model: back.Model, ComputedBy: "onnxconv's TFLite importer on the built-in executor (NOT the TFLite runtime)", Runner: permuted{rep: rep, outs: result.Graph.Outputs, model: back.Model}}, nil
 }
 
 // permuted runs a TFLite file whose inputs and outputs may be permuted

@@ -21,7 +21,8 @@ type TransformOptions struct {
 	Samples int
 	Seed    uint64
 	// Unchecked applies the transform without checking it on the
-	// executor (Optimize and Float16).
+	// executor (Optimize and Float16) and writes a quantized result that
+	// is not equivalent (Quantize).
 	Unchecked bool
 	// Report, when set, receives the transform's report as JSON.
 	Report string
@@ -112,7 +113,13 @@ func Quantize(ctx context.Context, in, out string, qo passes.QuantOptions, calib
 		if err != nil {
 			return nil, nil, invalidErr(fmt.Errorf("quantize %s: %w", in, err))
 		}
-		return res, rep, o.writeReport(rep)
+		if err := o.writeReport(rep); err != nil {
+			return res, rep, err
+		}
+		if !o.Unchecked && rep.Final != nil && !rep.Final.Equivalent {
+			return res, rep, invalidErr(fmt.Errorf("quantize %s: the result is not equivalent to the input within the int8 profile: %s; nothing was written (--no-verify writes it anyway)", in, rep.Final.Summary))
+		}
+		return res, rep, nil
 	})
 }
 

@@ -48,7 +48,7 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 	}
 	if ref != nil && ref.Runner != nil {
 		if names := channelsFirst(imported); names != nil {
-			ref = &verify.Side{Name: ref.Name, Model: ref.Model, Runner: channelsLastSource{inner: ref.Runner, names: names,
+			ref = &verify.Side{Name: ref.Name, Model: ref.Model, ComputedBy: ref.ComputedBy, Runner: channelsLastSource{inner: ref.Runner, names: names,
 				ins: verify.GraphInputs(imported), outs: imported.Graph.Outputs}}
 		}
 	}
@@ -220,7 +220,7 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		}
 		c.release = append(c.release, src.Close)
 		cv.Reference = src.Describe()
-		return &verify.Side{Name: c.in, Model: imported, Runner: src}, nil
+		return &verify.Side{Name: c.in, Model: imported, Runner: src, ComputedBy: cv.Reference}, nil
 	}
 	d := c.imp.Describe()
 	why := fmt.Sprintf("no reference runtime or direct predictor for format %s", d.FormatName())
@@ -230,13 +230,14 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 			side, err2 := setup.Side(0, c.in, imported)
 			if err2 == nil {
 				cv.Reference = setup.DescribeSide(0)
+				side.ComputedBy = cv.Reference
 				return side, nil
 			}
 			err = err2
 		}
 		if rt, ok, lerr := localRuntime(d.Runtime); ok && lerr == nil {
 			cv.Reference = fmt.Sprintf("%s %s (run by this process)", rt.Name, rt.Version)
-			return &verify.Side{Name: c.in + " (" + rt.Name + ")", Model: imported, Runner: localRunner{rt: rt, path: c.in, m: imported}}, nil
+			return &verify.Side{Name: c.in + " (" + rt.Name + ")", Model: imported, Runner: localRunner{rt: rt, path: c.in, m: imported}, ComputedBy: cv.Reference}, nil
 		} else if ok {
 			err = lerr
 		}

@@ -43,6 +43,9 @@ type SideInfo struct {
 	Kind  string `json:"kind"` // "model" or "outputs"
 	Opset int64  `json:"opset,omitempty"`
 	Nodes int    `json:"nodes,omitempty"`
+	// ComputedBy says what computed this side's outputs: the built-in
+	// executor, a reference runtime, a direct predictor, stored outputs.
+	ComputedBy string `json:"computed_by,omitempty"`
 }
 
 // OptionsInfo records the options that shaped the result.
@@ -150,7 +153,17 @@ func newReport(a, b *Side, o *Options) *Report {
 }
 
 func sideInfo(s *Side) SideInfo {
-	si := SideInfo{Name: s.Name, Kind: "model"}
+	si := SideInfo{Name: s.Name, Kind: "model", ComputedBy: s.ComputedBy}
+	if si.ComputedBy == "" {
+		switch {
+		case s.Expected != nil:
+			si.ComputedBy = "stored outputs"
+		case s.Runner == nil:
+			si.ComputedBy = "the built-in executor"
+		default:
+			si.ComputedBy = "an external runtime"
+		}
+	}
 	if s.Model == nil {
 		si.Kind = "outputs"
 		return si

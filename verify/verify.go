@@ -45,6 +45,10 @@ type Side struct {
 	Model *canonical.Model
 	// Runner runs Model; nil means the built-in executor.
 	Runner Runner
+	// ComputedBy says what computes this side for reports ("TFLite
+	// interpreter 2.16 under Node"); empty derives it: the built-in
+	// executor, stored outputs or "an external runtime".
+	ComputedBy string
 	// Expected holds stored outputs, one slice per sample, in the order
 	// of the reference's outputs (or named after them). A side with
 	// Expected is not run.

@@ -55,9 +55,8 @@ other than ONNX's run out of process, as plugins.
 version converter; --target PROFILE fits it to a target runtime (opset,
 operators, IR version; see 'onnxconv targets').
 
-Verification is on whenever the model is changed (--opset, --ml-opset,
---target) and with any verification option; --verify asks for it,
---no-verify turns it off. It compares the result, run on the built-in
+Every convert is verified unless --no-verify (one vocabulary with opset,
+optimize, fp16 and quantize). It compares the result, run on the built-in
 executor, with the SOURCE as its own framework computes it, on the same
 inputs: a direct predictor over the parsed source for tree models
 (XGBoost, ...), the format's reference runtime plugin (ONNX Runtime for
@@ -95,7 +94,9 @@ pass --external-data.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stderr := cmd.ErrOrStderr()
-			vo, err := vf.options(of.opset > 0 || of.mlOpset > 0 || target != "")
+			// Every convert changes the model (format, opset, target,
+			// precision or layout): it verifies unless --no-verify.
+			vo, err := vf.options(true)
 			if err != nil {
 				return badInput(fmt.Errorf("convert: %w", err))
 			}
@@ -123,15 +124,6 @@ pass --external-data.`,
 			}
 			if passList != nil {
 				optimize = true
-			}
-			changed := optimize || fp16 || bf16 || quantMode != ""
-			if changed && vo == nil && !vf.noVerify {
-				if vo, err = vf.options(true); err != nil {
-					return badInput(fmt.Errorf("convert: %w", err))
-				}
-				if vo != nil {
-					vo.Progress = pr.samples
-				}
 			}
 			opts := pipeline.Options{
 				Optimize: optimize, OptimizePasses: passList, Calibration: calibration, KeepNCHWIO: keepNCHW,
@@ -236,6 +228,9 @@ func printConvertResult(w io.Writer, res *pipeline.Result) {
 		} else {
 			_ = cmp.Report.WriteSummary(w, cmp.What)
 		}
+	}
+	if len(res.Comparisons) == 0 && res.Written != "" {
+		fmt.Fprintf(w, "verify: NOT VERIFIED (--no-verify): %s was written unchecked\n", res.Written)
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintln(w, n)
