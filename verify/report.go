@@ -78,10 +78,14 @@ type OutputResult struct {
 	BShape []int64 `json:"b_shape"`
 	Pass   bool    `json:"pass"`
 	// Reason says why the output failed (empty when it passed).
-	Reason     string             `json:"reason,omitempty"`
-	Tolerance  Tolerance          `json:"tolerance"`
-	Elements   int64              `json:"elements"`
-	Mismatched int64              `json:"mismatched"`
+	Reason     string    `json:"reason,omitempty"`
+	Tolerance  Tolerance `json:"tolerance"`
+	Elements   int64     `json:"elements"`
+	Mismatched int64     `json:"mismatched"`
+	// Ratio is the worst difference relative to the tolerance (<= 1
+	// passes for floats, < 1 for integers): how far from, or how much
+	// beyond, the tolerance the output is.
+	Ratio      float64            `json:"ratio"`
 	Float      *FloatMetrics      `json:"float,omitempty"`
 	Exact      *ExactMetrics      `json:"exact,omitempty"`
 	Classifier *ClassifierMetrics `json:"classifier,omitempty"`
