@@ -255,6 +255,9 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 			return c.res, c.failed(result)
 		}
 	}
+	if err := checkResult(out, result); err != nil {
+		return c.res, err
+	}
 	if err := Save(out, result, c.saveOptions()); err != nil {
 		return c.res, err
 	}

@@ -142,6 +142,9 @@ func transform[R any](in, out string, o TransformOptions, fn func(*canonical.Mod
 	if err != nil {
 		return rep, err
 	}
+	if err := checkResult(out, res); err != nil {
+		return rep, err
+	}
 	return rep, Save(out, res, SaveOptions{})
 }
 
