@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,8 @@ import (
 	tfliteexp "github.com/onnxconv/onnxconv/exporters/tflite"
 	tfliteimp "github.com/onnxconv/onnxconv/importers/tflite"
 	"github.com/onnxconv/onnxconv/runtimes"
+	"github.com/onnxconv/onnxconv/runtimes/discover"
+	"github.com/onnxconv/onnxconv/runtimes/node"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -129,7 +132,13 @@ func writeBytes(path string, data []byte) error {
 // layout. Without the runtime, the file is read back with onnxconv's own
 // TFLite importer and run on the executor, and the facts say NOT VERIFIED.
 func (c *converter) tfliteSide(ctx context.Context, path string, result *canonical.Model, rep *tfliteexp.Report) (*verify.Side, error) {
-	setup, err := runtimes.NewSetup(ctx, []string{"tflite"}, 0, c.opts.Plugins)
+	var setup *runtimes.Setup
+	var err error
+	if why := discover.Missing("tflite", node.FindOptions{}); why != "" {
+		err = errors.New(why)
+	} else {
+		setup, err = runtimes.NewSetup(ctx, []string{"tflite"}, 0, c.opts.Plugins)
+	}
 	if err == nil {
 		var side *verify.Side
 		if side, err = setup.Side(0, path, result); err == nil {

@@ -28,6 +28,14 @@ type TransformOptions struct {
 	Report string
 	// Force lets out replace in.
 	Force bool
+	// Dims sets the symbolic dims of generated inputs (NAME or
+	// INPUT:AXIS); unset ones are 1 (64 rows for a tabular input).
+	Dims map[string]int64
+}
+
+// gen returns the options of m's generated inputs.
+func (o TransformOptions) gen(m *canonical.Model) verify.GenOptions {
+	return verify.GenOptions{Seed: o.Seed, Dims: defaultDims(m, o.Dims, func(string, ...any) {})}
 }
 
 // Optimize runs the graph passes ps over the model in and writes the
@@ -97,7 +105,7 @@ func Quantize(ctx context.Context, in, out string, qo passes.QuantOptions, calib
 			}
 		} else {
 			for s := range calibSamples {
-				in, err := verify.GenerateInputs(m, verify.GenOptions{Seed: o.Seed}, s)
+				in, err := verify.GenerateInputs(m, o.gen(m), s)
 				if err != nil {
 					return nil, nil, inputErr(fmt.Errorf("quantize: generating calibration inputs: %w", err))
 				}
@@ -150,7 +158,7 @@ func transform[R any](in, out string, o TransformOptions, fn func(*canonical.Mod
 
 // check returns the verification setup for m.
 func (o TransformOptions) check(m *canonical.Model) (*passes.Check, error) {
-	c := &passes.Check{Samples: o.Samples, Gen: verify.GenOptions{Seed: o.Seed}}
+	c := &passes.Check{Samples: o.Samples, Gen: o.gen(m)}
 	if o.Inputs != "" {
 		s, err := tensorio.LoadSamples(o.Inputs, "input", verify.GraphInputs(m), false)
 		if err != nil {

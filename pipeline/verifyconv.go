@@ -10,6 +10,8 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/runtimes"
+	"github.com/onnxconv/onnxconv/runtimes/discover"
+	"github.com/onnxconv/onnxconv/runtimes/node"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -77,8 +79,6 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 			c.res.Notes = append(c.res.Notes, "the source itself was not run ("+cv.NotVerified+"); the result is checked against the stored outputs in "+vo.Reference)
 			cv.Reference = "stored outputs in " + vo.Reference + " (the source itself was not run: " + cv.NotVerified + ")"
 			cv.NotVerified = ""
-		} else {
-			c.logf("NOT VERIFIED against the source: %s", cv.NotVerified)
 		}
 		if imported != result {
 			rep, err := c.compare(ctx, verify.ModelSide(c.in+" (as imported)", imported), cand, samples, source)
@@ -224,6 +224,11 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 	}
 	d := c.imp.Describe()
 	why := fmt.Sprintf("no reference runtime or direct predictor for format %s", d.FormatName())
+	if why := discover.Missing(d.Runtime, node.FindOptions{}); why != "" && !c.isONNX() {
+		// One line, said once: the runtime is not installed.
+		cv.NotVerified = why
+		return nil, nil
+	}
 	if d.Runtime != "" && !(c.isONNX() && IsText(c.in)) {
 		setup, err := runtimes.NewSetup(ctx, []string{d.Runtime}, 0, c.opts.Plugins)
 		if err == nil {
@@ -333,6 +338,10 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 	for k, v := range dims {
 		out[k] = v
 	}
+	// The sizes the source's runtime runs (a TFLite interpreter cannot
+	// resize), then the least sizes the graph's constant indices need.
+	rt := verify.RuntimeDims(m)
+	least := verify.MinDims(m)
 	for _, v := range verify.GraphInputs(m) {
 		_, ds, hasShape, ok := canonical.TensorTypeOf(v.Type)
 		if !ok || !hasShape {
@@ -351,9 +360,13 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 				// and enough to reach many paths of a tree model; other
 				// dims get 1.
 				size := int64(1)
-				if i == 0 && len(ds) == 2 {
+				switch {
+				case rt[key] > 0:
+					size = rt[key]
+				case i == 0 && len(ds) == 2:
 					size = tabularRows
 				}
+				size = max(size, least[key])
 				out[key] = size
 				logf("verify: generated inputs use %s=%d (set it with --dim %s=SIZE)", key, size, key)
 			}

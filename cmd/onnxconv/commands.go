@@ -19,5 +19,6 @@ func commands() []*cobra.Command {
 		newBenchCmd(),
 		newOptimizeCmd(), newFP16Cmd(), newQuantizeCmd(),
 		newFormatsCmd(builtins), newPluginsCmd(builtins), newPluginServeCmd(builtins),
+		newRuntimesCmd(),
 	}
 }

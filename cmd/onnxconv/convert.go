@@ -213,7 +213,8 @@ func notVerified(res *pipeline.Result) error {
 	if res == nil || res.Conversion.NotVerified == "" {
 		return nil
 	}
-	return &exitError{code: exitNotVerified, err: fmt.Errorf("%s was written, but NOT VERIFIED against its source: %s", res.Written, res.Conversion.NotVerified)}
+	// The reason is in the summary above: said once.
+	return &exitError{code: exitNotVerified, err: fmt.Errorf("%s was written, but NOT VERIFIED against its source (the reason is in the summary)", res.Written)}
 }
 
 // printConvertResult prints the equivalence summary of every comparison,

@@ -46,7 +46,7 @@ func (f *verifyFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.keepFailed, "keep-failed", false, "when the result is not equivalent, write it anyway as OUT with .not-equivalent before the extension")
 	fs.StringArrayVar(&f.ranges, "input-range", nil, "range of generated input values, LO,HI for every input or NAME=LO,HI (repeatable), e.g. audio=-1,1 or 0,255")
 	fs.StringVar(&f.saveInputs, "save-inputs", "", "write the generated verification inputs to this folder (repeat the run with --inputs)")
-	fs.IntVar(&f.samples, "samples", 1, "number of generated input samples")
+	fs.IntVar(&f.samples, "samples", 2, "number of generated input samples")
 	fs.IntVar(&f.threads, "threads", 0, "executor kernel threads (0: all cores; results do not depend on it)")
 }
 

@@ -19,6 +19,7 @@ type transformFlags struct {
 	// convert and opset; verification is the default.
 	verify, noVerify bool
 	inputs           string
+	dims             []string
 	samples          int
 	seed             uint64
 	report           string
@@ -31,6 +32,7 @@ func (f *transformFlags) add(cmd *cobra.Command, what string) {
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "seed of generated verification inputs")
 	cmd.Flags().StringVar(&f.report, "report", "", "write the "+what+" report as JSON to FILE")
 	cmd.Flags().BoolVar(&f.force, "force", false, "let OUT replace IN")
+	cmd.Flags().StringArrayVar(&f.dims, "dim", nil, "symbolic dim value for generated inputs, NAME=N or INPUT:AXIS=N (repeatable)")
 	cmd.Flags().BoolVar(&f.verify, "verify", false, "check the result against IN on the executor and refuse it when not equivalent (the default)")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "apply unchecked (the summary says NOT VERIFIED)")
 }
@@ -40,7 +42,11 @@ func (f *transformFlags) options() (pipeline.TransformOptions, error) {
 	if f.verify && f.noVerify {
 		return pipeline.TransformOptions{}, errors.New("--verify and --no-verify contradict each other")
 	}
-	return pipeline.TransformOptions{Inputs: f.inputs, Samples: f.samples, Seed: f.seed, Report: f.report, Force: f.force, Unchecked: f.noVerify}, nil
+	dims, err := pipeline.ParseDims(f.dims)
+	if err != nil {
+		return pipeline.TransformOptions{}, err
+	}
+	return pipeline.TransformOptions{Inputs: f.inputs, Samples: f.samples, Seed: f.seed, Report: f.report, Force: f.force, Unchecked: f.noVerify, Dims: dims}, nil
 }
 
 // printVerdict prints the verification verdict of a transform: the

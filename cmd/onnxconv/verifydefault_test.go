@@ -4,6 +4,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // TestConvertVerifiesByDefault: a plain convert (no --opset, --target or
@@ -48,6 +51,66 @@ func TestTransformsVerifyByDefault(t *testing.T) {
 		}
 		if code, _, _ = execCmd(t, append(args, "--no-verify", "--verify", "--force")...); code != 2 {
 			t.Errorf("%s --verify --no-verify: exit %d, want 2", c[0], code)
+		}
+	}
+}
+
+// TestInputsFitTheSource: generated inputs the source's runtime can run.
+// logmel_t5's time axis is dynamic but the TFLite interpreter holds it at
+// 5 (it cannot resize): the inputs use 5, not 1. graph_slicing gathers
+// with constant indices into batch row 1: the batch is at least 2. Both
+// end EQUIVALENT against their frameworks (exit 0).
+func TestInputsFitTheSource(t *testing.T) {
+	testpaths.Node(t, "@tensorflow/tfjs-tflite", "@tensorflow/tfjs")
+	dir := t.TempDir()
+	for _, c := range []struct{ in, dim string }{
+		{filepath.Join("tflite", "logmel_t5.tflite"), "spectrogram_dim1=5"},
+		{filepath.Join("tfjs", "graph_slicing", "model.json"), "N=2"},
+	} {
+		code, stdout, stderr := execCmd(t, "convert", filepath.Join(repoDir(t), "fixtures", c.in), filepath.Join(dir, "out.onnx"), "--force")
+		if code != 0 || !strings.Contains(stdout, ": EQUIVALENT") || !strings.Contains(stderr, "generated inputs use "+c.dim) {
+			t.Errorf("%s: exit %d\n%s%s", c.in, code, stdout, stderr)
+		}
+	}
+}
+
+// TestDimOnEveryCommand: run, bench, optimize, fp16 and quantize take
+// --dim for the symbolic dims of generated inputs; run generates inputs
+// when --inputs is not given.
+func TestDimOnEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "xgb.onnx")
+	if code, _, stderr := execCmd(t, "convert", filepath.Join(repoDir(t), "fixtures", "xgboost", "binary_logistic.json"), model, "-q", "--no-verify"); code != 0 {
+		t.Fatal(stderr)
+	}
+	m, err := canonical.Load(model, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ds, _, _ := canonical.TensorTypeOf(m.Graph.Inputs[0].Type)
+	_ = m.Close()
+	if len(ds) == 0 || ds[0].Known || ds[0].Param == "" {
+		t.Fatalf("the XGBoost input has no symbolic batch: %v", ds)
+	}
+	dim := ds[0].Param + "=3"
+	out := filepath.Join(dir, "run")
+	if code, _, stderr := execCmd(t, "run", model, "--dim", dim, "-o", out); code != 0 {
+		t.Fatalf("run --dim: exit %d: %s", code, stderr)
+	}
+	o, err := canonical.ReadTensorFile(filepath.Join(out, "output_0.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Dims) == 0 || o.Dims[0] != 3 {
+		t.Errorf("run --dim %s: output dims %v, want 3 rows", dim, o.Dims)
+	}
+	for _, args := range [][]string{
+		{"bench", model, "--reps", "1", "--warmup", "0"},
+		{"optimize", model, filepath.Join(dir, "o.onnx")},
+		{"quantize", model, filepath.Join(dir, "q.onnx"), "--mode", "dynamic"},
+	} {
+		if code, stdout, stderr := execCmd(t, append(args, "--dim", dim)...); code != 0 && code != 1 {
+			t.Errorf("%s --dim: exit %d: %s%s", args[0], code, stdout, stderr)
 		}
 	}
 }

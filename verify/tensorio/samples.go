@@ -119,7 +119,14 @@ func loadSample(dir, prefix string, names []string, optional bool) ([]*canonical
 				return nil, err
 			}
 		}
-		if !optional {
+		// A file named after a value is that value's (a Keras model's
+		// one input named input_1 reads input_1.npy), not another
+		// model's positional tensor.
+		named := map[string]bool{}
+		for _, n := range names {
+			named[SafeName(n)] = true
+		}
+		if !optional && !named[prefix+"_"+strconv.Itoa(len(names))] {
 			for _, ext := range []string{".pb", ".npy"} {
 				extra := prefix + "_" + strconv.Itoa(len(names)) + ext
 				if _, err := os.Stat(filepath.Join(dir, extra)); err == nil {
