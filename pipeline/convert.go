@@ -225,6 +225,7 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	if err := c.check(); err != nil {
 		return c.res, err
 	}
+	c.res.Conversion.SourceSHA256 = fileSHA256(in)
 	imported, err := c.importModel(ctx)
 	if err != nil {
 		return c.res, err
@@ -262,6 +263,9 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 		return c.res, err
 	}
 	c.timed("write")
+	if err := c.recordWritten(out); err != nil {
+		return c.res, err
+	}
 	c.res.Written = out
 	c.logf("wrote %s (opset %d, IR %d)", out, cv.OpsetAfter, cv.IRAfter)
 	return c.res, nil
@@ -511,6 +515,10 @@ func (c *converter) failed(result *canonical.Model) error {
 		}
 		c.res.Kept, ne.Kept = kept, kept
 		c.logf("kept the failed result as %s", kept)
+	}
+	// The reports name the file actually written: the kept one, or none.
+	if err := c.recordWritten(c.res.Kept); err != nil {
+		return err
 	}
 	return &Error{Kind: KindInvalid, Err: ne}
 }

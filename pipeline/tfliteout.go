@@ -83,6 +83,9 @@ func (c *converter) toTFLite(ctx context.Context, imported, result *canonical.Mo
 				}
 				c.res.Kept = kept
 			}
+			if err := c.recordWritten(c.res.Kept); err != nil {
+				return err
+			}
 			return &Error{Kind: KindInvalid, Err: &NotEquivalentError{Input: c.in, Output: c.out, Kept: c.res.Kept, Result: c.res}}
 		}
 	}
@@ -90,6 +93,9 @@ func (c *converter) toTFLite(ctx context.Context, imported, result *canonical.Mo
 		return inputErr(err)
 	}
 	c.timed("write")
+	if err := c.recordWritten(c.out); err != nil {
+		return err
+	}
 	c.res.Written = c.out
 	c.logf("wrote %s (TFLite, %d bytes)", c.out, len(r.Data))
 	return nil

@@ -120,6 +120,7 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 // outputs to the same names with "-reference" before the extension, any
 // other to "-N".
 func (c *converter) writeReports() error {
+	c.res.ReportFiles = nil // written again once the output is (its SHA-256)
 	for i, cmp := range c.res.Comparisons {
 		cmp.Report.Provenance = &c.res.Provenance
 		conv := c.res.Conversion
