@@ -106,6 +106,9 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 		c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the reference outputs in " + vo.Reference, Report: rep})
 		c.res.Verified = true
 	}
+	if err := c.inTarget(ctx, ref, result, samples, source); err != nil {
+		return err
+	}
 	if c.candidateNote != "" && cv.NotVerified == "" {
 		cv.NotVerified = c.candidateNote
 		c.res.Verified = false

@@ -85,3 +85,22 @@ func lineStarting(s, prefix string) string {
 	}
 	return ""
 }
+
+// TestConvertRunsResultInORT: with the ONNX Runtime plugin installed, a
+// convert for ONNX Runtime (no target) also loads the result in ONNX
+// Runtime 1.30 and compares it with the source; without the plugin a note
+// says it was not run there.
+func TestConvertRunsResultInORT(t *testing.T) {
+	env := ortEnv(t)
+	in := filepath.Join(repoDir(t), "fixtures", "xgboost", "binary_logistic.json")
+	out := filepath.Join(t.TempDir(), "x.onnx")
+	code, stdout, stderr := execEnv(t, env, "convert", in, out, "-q")
+	if code != 0 || !strings.Contains(stdout, "verify against the source, the result run in ONNX Runtime: EQUIVALENT") ||
+		!strings.Contains(stdout, "computed by onnxruntime 1.30") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = execEnv(t, []string{"ONNXCONV_PLUGIN_PATH=" + t.TempDir()}, "convert", in, out, "-q", "--force")
+	if code != 0 || !strings.Contains(stdout, "not run in ONNX Runtime") {
+		t.Errorf("without the plugin: exit %d\n%s", code, stdout)
+	}
+}

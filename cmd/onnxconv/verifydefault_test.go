@@ -114,3 +114,14 @@ func TestDimOnEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestInputsFromTable: --inputs reads a TSV table (a real LightGBM test
+// set, leaves' breast cancer data) as the rows of a tabular model.
+func TestInputsFromTable(t *testing.T) {
+	dir := testpaths.Shared(t, "models", "lightgbm", "leaves_breast_cancer_binary")
+	out := filepath.Join(t.TempDir(), "lg.onnx")
+	code, stdout, stderr := execCmd(t, "convert", filepath.Join(dir, "lg_breast_cancer.txt"), out, "-q", "--inputs", filepath.Join(dir, "breast_cancer_test.tsv"))
+	if code != 0 || !strings.Contains(stdout, ": EQUIVALENT") || !strings.Contains(stdout, "breast_cancer_test.tsv") && !strings.Contains(stdout, "1 sample(s)") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
