@@ -48,6 +48,14 @@ type Options struct {
 	// KeepNCHWIO keeps the ONNX layout of a TFLite output's inputs and
 	// outputs (by default 4-D inputs of convolutions become NHWC).
 	KeepNCHWIO bool
+	// SetDims fixes symbolic dims of the result's inputs and outputs by
+	// name (--set-dim NAME=N); Dynamic makes fixed dims symbolic
+	// (--dynamic NAME:AXIS); Rename renames inputs and outputs (--rename
+	// OLD=NEW). The shapes inside are inferred again and the result is
+	// verified as any other.
+	SetDims map[string]int64
+	Dynamic []DynamicDim
+	Rename  map[string]string
 
 	// Optimize runs the graph passes (passes.Builtin, or the names in
 	// OptimizePasses) after import, before adaptation: each pass is
@@ -241,6 +249,9 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 		return c.res, err
 	}
 	if result, err = c.reduce(ctx, result); err != nil {
+		return c.res, err
+	}
+	if result, err = c.editIO(imported, result); err != nil {
 		return c.res, err
 	}
 	cv := &c.res.Conversion

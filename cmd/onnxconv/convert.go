@@ -34,6 +34,9 @@ func newConvertCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 		calibMethod  string
 		layout       string
 		keepNCHW     bool
+		setDims      []string
+		dynamic      []string
+		renames      []string
 		of           opsetFlags
 		vf           verifyFlags
 		wf           writeFlags
@@ -125,7 +128,20 @@ pass --external-data.`,
 			if passList != nil {
 				optimize = true
 			}
+			sd, err := pipeline.ParseDims(setDims)
+			if err != nil {
+				return badInput(fmt.Errorf("convert: --set-dim: %w", err))
+			}
+			dyn, err := pipeline.ParseDynamic(dynamic)
+			if err != nil {
+				return badInput(fmt.Errorf("convert: %w", err))
+			}
+			ren, err := pipeline.ParseRenames(renames)
+			if err != nil {
+				return badInput(fmt.Errorf("convert: %w", err))
+			}
 			opts := pipeline.Options{
+				SetDims: sd, Dynamic: dyn, Rename: ren,
 				Optimize: optimize, OptimizePasses: passList, Calibration: calibration, KeepNCHWIO: keepNCHW,
 				From: from, ImportOptions: iopts, Importers: reg,
 				Opset: of.opset, MLOpset: of.mlOpset, Target: target, AllowViolations: allowViol,
@@ -171,6 +187,9 @@ pass --external-data.`,
 	fl.StringVar(&calibMethod, "calibration-method", "minmax", "with --quantize static: minmax, percentile or entropy")
 	fl.StringVar(&layout, "layout", "", "TF.js and Keras sources: nchw makes image inputs and outputs channels-first (as -O layout=nchw)")
 	fl.BoolVar(&keepNCHW, "keep-nchw-io", false, "TFLite output: keep the ONNX (NCHW) layout of inputs and outputs")
+	fl.StringArrayVar(&setDims, "set-dim", nil, "write a fixed size for a symbolic dim of the inputs and outputs, NAME=N (repeatable; verified at that size)")
+	fl.StringArrayVar(&dynamic, "dynamic", nil, "make a dim of an input or output symbolic, NAME:AXIS or NAME:AXIS=PARAM (repeatable)")
+	fl.StringArrayVar(&renames, "rename", nil, "rename an input or output of the result, OLD=NEW (repeatable; verified by position)")
 	of.register(fl)
 	vf.register(fl)
 	wf.register(fl)
