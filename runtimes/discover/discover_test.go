@@ -35,9 +35,9 @@ func TestListFromDataFolder(t *testing.T) {
 	}
 	data := t.TempDir()
 	fakeModules(t, filepath.Join(data, "onnxconv"), map[string]string{
-		"@tensorflow/tfjs/package.json":        `{"version": "4.22.0"}`,
-		"@tensorflow/tfjs/dist/tf.node.js":     "",
-		"onnxruntime-node/package.json":        `{"version": "1.30.0"}`,
+		"@tensorflow/tfjs/package.json":    `{"version": "4.22.0"}`,
+		"@tensorflow/tfjs/dist/tf.node.js": "",
+		"onnxruntime-node/package.json":    `{"version": "1.30.0"}`,
 		"onnxruntime-node/bin/napi-v6/" + npmPlatform() + "/" + npmArch() + "/" + libName(): "",
 	})
 	env := map[string]string{"XDG_DATA_HOME": data}
