@@ -54,10 +54,12 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 				ins: verify.GraphInputs(imported), outs: imported.Graph.Outputs}}
 		}
 	}
+	srcFailed := false
 	if ref != nil {
 		rep, err := c.compare(ctx, ref, cand, samples, source)
 		switch {
 		case err != nil && ref.Runner != nil:
+			srcFailed = true
 			// The reference runtime could not compute this source (a
 			// build without an op, a file it does not read): the result
 			// is not verified, and the facts say why.
@@ -91,6 +93,13 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 			o := vo.options()
 			o.Inputs, o.InputSource = samples, source
 			rep, err := verify.RunOnce(ctx, cand, o)
+			if err != nil && srcFailed && source == "generated" {
+				// Neither the source's own runtime nor the result runs on
+				// these inputs: the generated inputs do not fit the model
+				// (a dim too small for a convolution, an index out of
+				// range), which is not the conversion's fault.
+				return inputErr(fmt.Errorf("%s: the generated inputs do not fit the model: its own runtime (%s) and the result both refuse them (%v); give inputs with --inputs DIR, or sizes with --dim NAME=N", c.in, cv.NotVerified, err))
+			}
 			if err != nil {
 				return invalidErr(fmt.Errorf("%s: the converted model does not run: %w", c.in, err))
 			}

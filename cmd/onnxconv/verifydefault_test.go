@@ -169,3 +169,16 @@ func TestSetDimDynamicRename(t *testing.T) {
 		t.Errorf("--set-dim of an unknown dim: exit %d, want 2", code)
 	}
 }
+
+// TestGeneratedInputsThatDoNotFit: with --dim N=1 graph_slicing's
+// constant gather indices reach past the batch; TF.js and the result both
+// refuse the inputs. That is an input problem (exit 2, naming --dim and
+// --inputs), not a failed conversion (exit 1).
+func TestGeneratedInputsThatDoNotFit(t *testing.T) {
+	testpaths.Node(t, "@tensorflow/tfjs")
+	code, stdout, stderr := execCmd(t, "convert", filepath.Join(repoDir(t), "fixtures", "tfjs", "graph_slicing", "model.json"),
+		filepath.Join(t.TempDir(), "g.onnx"), "-q", "--dim", "N=1")
+	if code != 2 || !strings.Contains(stderr, "the generated inputs do not fit the model") || !strings.Contains(stderr, "--dim") {
+		t.Errorf("exit %d (want 2)\n%s%s", code, stdout, stderr)
+	}
+}
