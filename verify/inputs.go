@@ -128,6 +128,9 @@ func GenerateInputs(m *canonical.Model, opts GenOptions, sample int) ([]*canonic
 		if err != nil {
 			return nil, err
 		}
+		if rp == nil {
+			categorical(t, categories(v, 0), rng)
+		}
 		out[i] = t
 	}
 	return out, nil
