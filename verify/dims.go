@@ -35,7 +35,8 @@ func RuntimeDims(m *canonical.Model) map[string]int64 {
 // MinDims returns, per symbolic dim of the graph inputs, the smallest
 // size the graph can run at when the graph says so: a constant index of
 // Gather or GatherND into an input along that dim needs the dim to exceed
-// it.
+// it; a convolution or pooling window over the input needs the dim to
+// hold the window (less its padding).
 func MinDims(m *canonical.Model) map[string]int64 {
 	out := map[string]int64{}
 	for _, v := range GraphInputs(m) {
@@ -55,6 +56,13 @@ func MinDims(m *canonical.Model) map[string]int64 {
 		}
 		for _, u := range v.Uses() {
 			n := u.Node
+			if n != nil && u.Index == 0 {
+				// A window (convolution or pooling) needs its input at
+				// least as long as the window, less the padding.
+				for ax, size := range windowMin(n) {
+					need(int64(ax), size-1)
+				}
+			}
 			if n == nil || u.Index != 0 || len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil {
 				continue
 			}
@@ -114,6 +122,44 @@ func FillDims(m *canonical.Model, dims map[string]int64) map[string]int64 {
 			if _, set := out[key]; !set {
 				out[key] = max(rt[key], least[key], 1)
 			}
+		}
+	}
+	return out
+}
+
+// windowMin returns, per input axis of a Conv, MaxPool, AveragePool or
+// LpPool node (spatial axes from 2), the least size its window runs on:
+// (kernel-1)*dilation+1 less the explicit padding.
+func windowMin(n *canonical.Node) map[int]int64 {
+	var kernel []int64
+	switch n.OpType {
+	case "Conv":
+		if len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil || len(n.Inputs[1].Const.Dims) < 3 {
+			return nil
+		}
+		kernel = n.Inputs[1].Const.Dims[2:]
+	case "MaxPool", "AveragePool", "LpPool":
+		kernel = n.AttrInts("kernel_shape", nil)
+	default:
+		return nil
+	}
+	if n.AttrString("auto_pad", "NOTSET") == "SAME_UPPER" || n.AttrString("auto_pad", "NOTSET") == "SAME_LOWER" {
+		return nil
+	}
+	dil := n.AttrInts("dilations", nil)
+	pads := n.AttrInts("pads", nil)
+	out := map[int]int64{}
+	for i, k := range kernel {
+		d := int64(1)
+		if i < len(dil) {
+			d = dil[i]
+		}
+		size := (k-1)*d + 1
+		if len(pads) == 2*len(kernel) {
+			size -= pads[i] + pads[i+len(kernel)]
+		}
+		if size > 1 {
+			out[2+i] = size
 		}
 	}
 	return out

@@ -302,3 +302,29 @@ func mustRaw(t *testing.T, x *canonical.Tensor) []byte {
 	}
 	return b
 }
+
+// TestMinDimsWindow: a symbolic time axis read by a Conv with a kernel of
+// 5 and dilation 2 needs at least 9 steps; the generated input has them.
+func TestMinDimsWindow(t *testing.T) {
+	g := canonical.NewGraph("conv")
+	x, err := g.AddInput("audio", symType(canonical.Float, 1, 1, "time"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := g.AddInitializer(f32("w", []int64{1, 1, 5}, 1, 1, 1, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := g.AddNode("conv", "", "Conv", []*canonical.Value{x, w}, []string{"y"}, canonical.IntsAttr("dilations", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Outputs = []*canonical.Value{c.Outputs[0]}
+	m := &canonical.Model{IRVersion: 8, OpsetImports: []canonical.OpsetID{{Domain: "", Version: 17}}, Graph: g}
+	if got := MinDims(m)["time"]; got != 9 {
+		t.Errorf("MinDims[time] = %d, want 9 ((5-1)*2+1)", got)
+	}
+	if got := FillDims(m, nil)["time"]; got != 9 {
+		t.Errorf("FillDims[time] = %d, want 9", got)
+	}
+}
