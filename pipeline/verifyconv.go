@@ -355,6 +355,11 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 	// resize), then the least sizes the graph's constant indices need.
 	rt := verify.RuntimeDims(m)
 	least := verify.MinDims(m)
+	for k, n := range dims {
+		if least[k] > n {
+			logf("verify: --dim %s=%d is below the %d the graph needs (a constant index or a convolution/pooling window along it); the inputs may not fit", k, n, least[k])
+		}
+	}
 	for _, v := range verify.GraphInputs(m) {
 		_, ds, hasShape, ok := canonical.TensorTypeOf(v.Type)
 		if !ok || !hasShape {

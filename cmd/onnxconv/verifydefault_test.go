@@ -177,8 +177,9 @@ func TestSetDimDynamicRename(t *testing.T) {
 func TestGeneratedInputsThatDoNotFit(t *testing.T) {
 	testpaths.Node(t, "@tensorflow/tfjs")
 	code, stdout, stderr := execCmd(t, "convert", filepath.Join(repoDir(t), "fixtures", "tfjs", "graph_slicing", "model.json"),
-		filepath.Join(t.TempDir(), "g.onnx"), "-q", "--dim", "N=1")
-	if code != 2 || !strings.Contains(stderr, "the generated inputs do not fit the model") || !strings.Contains(stderr, "--dim") {
+		filepath.Join(t.TempDir(), "g.onnx"), "--dim", "N=1")
+	if code != 2 || !strings.Contains(stderr, "the generated inputs do not fit the model") || !strings.Contains(stderr, "--dim") ||
+		!strings.Contains(stderr, "--dim N=1 is below the 2 the graph needs") {
 		t.Errorf("exit %d (want 2)\n%s%s", code, stdout, stderr)
 	}
 }
