@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
 )
 
@@ -22,7 +21,7 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	if c.tflite || (c.opts.Target != "" && !strings.HasPrefix(c.opts.Target, "onnxruntime")) {
 		return nil
 	}
-	setup, err := runtimes.NewSetup(ctx, []string{"onnxruntime"}, 0, c.opts.Plugins)
+	setup, err := c.ortSetup(ctx)
 	if err != nil {
 		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime (its plugin is not installed; see 'onnxconv runtimes')")
 		return nil

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,8 +12,6 @@ import (
 	tfliteexp "github.com/onnxconv/onnxconv/exporters/tflite"
 	tfliteimp "github.com/onnxconv/onnxconv/importers/tflite"
 	"github.com/onnxconv/onnxconv/runtimes"
-	"github.com/onnxconv/onnxconv/runtimes/discover"
-	"github.com/onnxconv/onnxconv/runtimes/node"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -83,9 +80,6 @@ func (c *converter) toTFLite(ctx context.Context, imported, result *canonical.Mo
 				}
 				c.res.Kept = kept
 			}
-			if err := c.recordWritten(c.res.Kept); err != nil {
-				return err
-			}
 			return &Error{Kind: KindInvalid, Err: &NotEquivalentError{Input: c.in, Output: c.out, Kept: c.res.Kept, Result: c.res}}
 		}
 	}
@@ -93,9 +87,6 @@ func (c *converter) toTFLite(ctx context.Context, imported, result *canonical.Mo
 		return inputErr(err)
 	}
 	c.timed("write")
-	if err := c.recordWritten(c.out); err != nil {
-		return err
-	}
 	c.res.Written = c.out
 	c.logf("wrote %s (TFLite, %d bytes)", c.out, len(r.Data))
 	return nil
@@ -138,21 +129,15 @@ func writeBytes(path string, data []byte) error {
 // layout. Without the runtime, the file is read back with onnxconv's own
 // TFLite importer and run on the executor, and the facts say NOT VERIFIED.
 func (c *converter) tfliteSide(ctx context.Context, path string, result *canonical.Model, rep *tfliteexp.Report) (*verify.Side, error) {
-	var setup *runtimes.Setup
-	var err error
-	if why := discover.Missing("tflite", node.FindOptions{}); why != "" {
-		err = errors.New(why)
-	} else {
-		setup, err = runtimes.NewSetup(ctx, []string{"tflite"}, 0, c.opts.Plugins)
-	}
+	setup, err := runtimes.NewSetup(ctx, []string{"tflite"}, 0, c.opts.Plugins)
 	if err == nil {
 		var side *verify.Side
 		if side, err = setup.Side(0, path, result); err == nil {
-			return &verify.Side{Name: c.out + " (tflite)", Model: result, ComputedBy: setup.DescribeSide(0), Runner: permuted{inner: side.Runner, rep: rep, outs: result.Graph.Outputs}}, nil
+			return &verify.Side{Name: c.out + " (tflite)", Model: result, Runner: permuted{inner: side.Runner, rep: rep, outs: result.Graph.Outputs}}, nil
 		}
 	}
 	if rt, ok, lerr := localRuntime("tflite"); ok && lerr == nil {
-		return &verify.Side{Name: c.out + " (tflite)", Model: result, ComputedBy: fmt.Sprintf("%s %s (run by this process)", rt.Name, rt.Version),
+		return &verify.Side{Name: c.out + " (tflite)", Model: result,
 			Runner: permuted{inner: localRunner{rt: rt, path: path, m: result}, rep: rep, outs: result.Graph.Outputs}}, nil
 	} else if ok {
 		err = lerr
@@ -164,7 +149,7 @@ func (c *converter) tfliteSide(ctx context.Context, path string, result *canonic
 	}
 	c.closers = append(c.closers, back.Model)
 	c.candidateNote = "the TFLite file was not run in the TFLite runtime (install it: see 'onnxconv plugins'); it was checked by reading it back with onnxconv's own TFLite importer"
-	return &verify.Side{Name: c.out + " (read back)", Model: back.Model, ComputedBy: "onnxconv's TFLite importer on the built-in executor (NOT the TFLite runtime)", Runner: permuted{rep: rep, outs: result.Graph.Outputs, model: back.Model}}, nil
+	return &verify.Side{Name: c.out + " (read back)", Model: back.Model, Runner: permuted{rep: rep, outs: result.Graph.Outputs, model: back.Model}}, nil
 }
 
 // permuted runs a TFLite file whose inputs and outputs may be permuted

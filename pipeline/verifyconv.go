@@ -50,7 +50,7 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 	}
 	if ref != nil && ref.Runner != nil {
 		if names := channelsFirst(imported); names != nil {
-			ref = &verify.Side{Name: ref.Name, Model: ref.Model, ComputedBy: ref.ComputedBy, Runner: channelsLastSource{inner: ref.Runner, names: names,
+			ref = &verify.Side{Name: ref.Name, Model: ref.Model, Runner: channelsLastSource{inner: ref.Runner, names: names,
 				ins: verify.GraphInputs(imported), outs: imported.Graph.Outputs}}
 		}
 	}
@@ -213,6 +213,10 @@ func (c *converter) compare(ctx context.Context, ref, cand *verify.Side, samples
 		// hands out; a source computed elsewhere is compared by outputs.
 		o.Bisect = false
 	}
+	if ref.Runner != nil && ref.ComputedBy == "" && c.res.Conversion.Reference != "" {
+		// The source's runtime, wrapped (layout) or run in process.
+		ref.ComputedBy = c.res.Conversion.Reference
+	}
 	c.logf("verifying %s against %s", c.out, ref.Name)
 	rep, err := verify.Compare(ctx, ref, cand, o)
 	if err != nil {
@@ -255,7 +259,7 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		}
 		if rt, ok, lerr := localRuntime(d.Runtime); ok && lerr == nil {
 			cv.Reference = fmt.Sprintf("%s %s (run by this process)", rt.Name, rt.Version)
-			return &verify.Side{Name: c.in + " (" + rt.Name + ")", Model: imported, Runner: localRunner{rt: rt, path: c.in, m: imported}, ComputedBy: cv.Reference}, nil
+			return &verify.Side{Name: c.in + " (" + rt.Name + ")", Model: imported, Runner: localRunner{rt: rt, path: c.in, m: imported}}, nil
 		} else if ok {
 			err = lerr
 		}

@@ -138,13 +138,9 @@ async function main() {
   if (inputs.length !== mins.length) {
     return fail('inputs', `${inputs.length} inputs given, the model takes ${mins.length}`, { inputs: infos });
   }
-  // Names are used only when the model's input names are all set and
-  // distinct; otherwise (a keyword model with unnamed tensors) inputs go
-  // by position, as given in the model's input order.
-  const named = mins.every((t) => t.name) && byName.size === mins.length;
   for (let k = 0; k < inputs.length; k++) {
     const given = inputs[k];
-    const t = given.name && named ? byName.get(given.name) : mins[k];
+    const t = given.name ? byName.get(given.name) : mins[k];
     if (!t) return fail('inputs', `no model input is named "${given.name}"`, { inputs: infos });
     const want = Object.assign(info(t), { dtype: typeOf(t) });
     if (want.dtype !== given.dtype) {
