@@ -233,7 +233,12 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	if err := c.check(); err != nil {
 		return c.res, err
 	}
-	c.res.Conversion.SourceSHA256 = fileSHA256(in)
+	if len(opts.Reports) > 0 {
+		// Only for report files: hashing reads the whole source, and
+		// otherwise the host reads no more of it than the detection head
+		// (the importer plugins parse it).
+		c.res.Conversion.SourceSHA256 = fileSHA256(in)
+	}
 	imported, err := c.importModel(ctx)
 	if err != nil {
 		return c.res, err
