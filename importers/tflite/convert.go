@@ -786,20 +786,6 @@ func (c *converter) qparams(t *tensor) (string, string, error) {
 	return scale, zp, nil
 }
 
-// quantizeInt32 writes name = int32(round(val/scale) + zp), TFLite's
-// quantization of an int32 tensor, with ops every runtime implements.
-func (c *converter) quantizeInt32(val, scale, zp, name string) {
-	div := c.unique(name + "_div")
-	c.node("Div", []string{val, scale}, []string{div})
-	rnd := c.unique(name + "_round")
-	c.node("Round", []string{div}, []string{rnd})
-	zpf := c.unique(name + "_zero_point_float")
-	c.node("Cast", []string{zp}, []string{zpf}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
-	sum := c.unique(name + "_shifted")
-	c.node("Add", []string{rnd, zpf}, []string{sum})
-	c.node("Cast", []string{sum}, []string{name}, attrInt("to", int64(onnxpb.TensorProto_INT32)))
-}
-
 // output is the float-domain value an op writes for its output tensor idx
 // in layout lay; finish turns it into the tensor (quantizing it if the
 // tensor is quantized).
@@ -840,14 +826,7 @@ func (c *converter) finishAs(idx int32, lay layout, val string, raw bool) error 
 			}
 			attrs = append(attrs, attrInt("axis", axis))
 		}
-		if t.typ == fb.TensorTypeINT32 {
-			// QuantizeLinear has no int32 output at any opset (ONNX
-			// Runtime refuses an int32 zero point on it): round and
-			// shift in float, then Cast.
-			c.quantizeInt32(val, scale, zp, name)
-		} else {
-			c.node("QuantizeLinear", []string{val, scale, zp}, []string{name}, attrs...)
-		}
+		c.node("QuantizeLinear", []string{val, scale, zp}, []string{name}, attrs...)
 		c.raw[key] = name
 	} else {
 		c.raw[key] = val
