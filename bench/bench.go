@@ -41,6 +41,9 @@ type Options struct {
 	// inputs, or input_N.pb / input_N.npy). Empty: the model folder's
 	// test_data_set_0 when there is one, else generated inputs.
 	Inputs string
+	// Dims sets the symbolic dims of generated inputs (NAME or
+	// INPUT:AXIS; unset ones are 1).
+	Dims map[string]int64
 	// Threads bounds the executor's kernel threads (0: all cores). The
 	// caller sets GOMAXPROCS and the runtime's threads to match.
 	Threads int
@@ -126,7 +129,7 @@ func Run(ctx context.Context, modelPath string, m *canonical.Model, opts Options
 		return nil, fmt.Errorf("bench %s: %w", modelPath, err)
 	}
 	defer ex.Close()
-	ins, err := inputs(modelPath, m, ex.Inputs(), opts.Inputs)
+	ins, err := inputs(modelPath, m, ex.Inputs(), opts.Inputs, opts.Dims)
 	if err != nil {
 		return nil, fmt.Errorf("bench %s: inputs: %w", modelPath, err)
 	}
@@ -218,7 +221,7 @@ func Run(ctx context.Context, modelPath string, m *canonical.Model, opts Options
 
 // inputs reads the inputs from dir, the model folder's test_data_set_0, or
 // generates them.
-func inputs(modelPath string, m *canonical.Model, vals []*canonical.Value, dir string) ([]*canonical.Tensor, error) {
+func inputs(modelPath string, m *canonical.Model, vals []*canonical.Value, dir string, dims map[string]int64) ([]*canonical.Tensor, error) {
 	if dir == "" {
 		ds := filepath.Join(filepath.Dir(modelPath), "test_data_set_0")
 		if _, err := os.Stat(filepath.Join(ds, "input_0.pb")); err == nil {
@@ -226,7 +229,7 @@ func inputs(modelPath string, m *canonical.Model, vals []*canonical.Value, dir s
 		}
 	}
 	if dir == "" {
-		return verify.GenerateInputs(m, verify.GenOptions{}, 0)
+		return verify.GenerateInputs(m, verify.GenOptions{Dims: verify.FillDims(m, dims)}, 0)
 	}
 	sets, err := tensorio.LoadSamples(dir, "input", vals, false)
 	if err != nil {

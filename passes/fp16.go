@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"math"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/verify"
 )
 
@@ -263,6 +266,10 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 	toHigh := map[*canonical.Value]*canonical.Value{} // dt value -> float32 version
 	setType := func(v *canonical.Value, t canonical.DataType) {
 		if v.Type != nil && v.Type.GetTensorType() != nil {
+			// A copy: inference may share one TypeProto between values
+			// (Identity's output and its input), and the input, kept in
+			// float32 for a blocked node, must keep its type.
+			v.Type = proto.Clone(v.Type).(*onnxpb.TypeProto)
 			e := int32(t)
 			v.Type.GetTensorType().ElemType = &e
 		}

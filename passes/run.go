@@ -322,8 +322,8 @@ func (c *checker) compare(ctx context.Context, refModel *canonical.Model, refOut
 	}
 	defer func() { _ = ex.Close() }()
 	rec := &recorder{r: ex}
-	a := &verify.Side{Name: "before", Model: refModel, Runner: &replay{outs: refOut}}
-	b := &verify.Side{Name: "after", Model: cand, Runner: rec}
+	a := &verify.Side{Name: "before", Model: refModel, Runner: &replay{outs: refOut}, ComputedBy: "the built-in executor"}
+	b := &verify.Side{Name: "after", Model: cand, Runner: rec, ComputedBy: "the built-in executor"}
 	rep, err := verify.Compare(ctx, a, b, c.verifyOptions())
 	if err != nil {
 		return nil, err

@@ -43,6 +43,14 @@ type Options struct {
 	// KeepNCHWIO keeps the ONNX layout of a TFLite output's inputs and
 	// outputs (by default 4-D inputs of convolutions become NHWC).
 	KeepNCHWIO bool
+	// SetDims fixes symbolic dims of the result's inputs and outputs by
+	// name (--set-dim NAME=N); Dynamic makes fixed dims symbolic
+	// (--dynamic NAME:AXIS); Rename renames inputs and outputs (--rename
+	// OLD=NEW). The shapes inside are inferred again and the result is
+	// verified as any other.
+	SetDims map[string]int64
+	Dynamic []DynamicDim
+	Rename  map[string]string
 
 	// Optimize runs the graph passes (passes.Builtin, or the names in
 	// OptimizePasses) after import, before adaptation: each pass is
@@ -217,6 +225,12 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	if err := c.check(); err != nil {
 		return c.res, err
 	}
+	if len(opts.Reports) > 0 {
+		// Only for report files: hashing reads the whole source, and
+		// otherwise the host reads no more of it than the detection head
+		// (the importer plugins parse it).
+		c.res.Conversion.SourceSHA256 = fileSHA256(in)
+	}
 	imported, err := c.importModel(ctx)
 	if err != nil {
 		return c.res, err
@@ -234,6 +248,9 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	if result, err = c.reduce(ctx, result); err != nil {
 		return c.res, err
 	}
+	if result, err = c.editIO(imported, result); err != nil {
+		return c.res, err
+	}
 	cv := &c.res.Conversion
 	cv.OpsetAfter, cv.MLOpsetAfter, cv.IRAfter = result.Opset(""), result.Opset("ai.onnx.ml"), result.IRVersion
 	if c.fileOut {
@@ -247,10 +264,16 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 			return c.res, c.failed(result)
 		}
 	}
+	if err := checkResult(out, result); err != nil {
+		return c.res, err
+	}
 	if err := Save(out, result, c.saveOptions()); err != nil {
 		return c.res, err
 	}
 	c.timed("write")
+	if err := c.recordWritten(out); err != nil {
+		return c.res, err
+	}
 	c.res.Written = out
 	c.logf("wrote %s (opset %d, IR %d)", out, cv.OpsetAfter, cv.IRAfter)
 	return c.res, nil
@@ -494,6 +517,10 @@ func (c *converter) failed(result *canonical.Model) error {
 		}
 		c.res.Kept, ne.Kept = kept, kept
 		c.logf("kept the failed result as %s", kept)
+	}
+	// The reports name the file actually written: the kept one, or none.
+	if err := c.recordWritten(c.res.Kept); err != nil {
+		return err
 	}
 	return &Error{Kind: KindInvalid, Err: ne}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor"
+	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/backendtest"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -27,6 +28,9 @@ type RunOptions struct {
 	Backend string
 	// Threads bounds the executor's kernel goroutines (0: all cores).
 	Threads int
+	// Dims sets the symbolic dims of generated inputs (when Inputs is
+	// ""), NAME or INPUT:AXIS; unset ones are 1.
+	Dims map[string]int64
 }
 
 // RunResult holds the outputs of Run.
@@ -39,9 +43,6 @@ type RunResult struct {
 // Run runs the model at path with the built-in executor on the inputs in
 // opts.Inputs, and writes the outputs to opts.OutDir when set.
 func Run(ctx context.Context, path string, opts RunOptions) (*RunResult, error) {
-	if opts.Inputs == "" {
-		return nil, usageErr("run: give the inputs folder")
-	}
 	m, err := Load(path, LoadOptions{})
 	if err != nil {
 		return nil, err
@@ -52,8 +53,17 @@ func Run(ctx context.Context, path string, opts RunOptions) (*RunResult, error) 
 		return nil, invalidErr(fmt.Errorf("%s: %w", path, err))
 	}
 	defer ex.Close()
-	ins, err := runInputs(opts.Inputs, ex.Inputs())
-	if err != nil {
+	var ins []*executor.Value
+	if opts.Inputs == "" {
+		// Generated inputs, sized by Dims (as verification sizes them).
+		ts, err := verify.GenerateInputs(m, verify.GenOptions{Dims: defaultDims(m, opts.Dims, func(string, ...any) {})}, 0)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("run %s: %w (or give --inputs)", path, err))
+		}
+		for _, t := range ts {
+			ins = append(ins, &executor.Value{Tensor: t})
+		}
+	} else if ins, err = runInputs(opts.Inputs, ex.Inputs()); err != nil {
 		return nil, inputErr(err)
 	}
 	outs, err := ex.RunValues(ctx, ins)

@@ -21,12 +21,21 @@ type TransformOptions struct {
 	Samples int
 	Seed    uint64
 	// Unchecked applies the transform without checking it on the
-	// executor (Optimize and Float16).
+	// executor (Optimize and Float16) and writes a quantized result that
+	// is not equivalent (Quantize).
 	Unchecked bool
 	// Report, when set, receives the transform's report as JSON.
 	Report string
 	// Force lets out replace in.
 	Force bool
+	// Dims sets the symbolic dims of generated inputs (NAME or
+	// INPUT:AXIS); unset ones are 1 (64 rows for a tabular input).
+	Dims map[string]int64
+}
+
+// gen returns the options of m's generated inputs.
+func (o TransformOptions) gen(m *canonical.Model) verify.GenOptions {
+	return verify.GenOptions{Seed: o.Seed, Dims: defaultDims(m, o.Dims, func(string, ...any) {})}
 }
 
 // Optimize runs the graph passes ps over the model in and writes the
@@ -96,7 +105,7 @@ func Quantize(ctx context.Context, in, out string, qo passes.QuantOptions, calib
 			}
 		} else {
 			for s := range calibSamples {
-				in, err := verify.GenerateInputs(m, verify.GenOptions{Seed: o.Seed}, s)
+				in, err := verify.GenerateInputs(m, o.gen(m), s)
 				if err != nil {
 					return nil, nil, inputErr(fmt.Errorf("quantize: generating calibration inputs: %w", err))
 				}
@@ -112,7 +121,13 @@ func Quantize(ctx context.Context, in, out string, qo passes.QuantOptions, calib
 		if err != nil {
 			return nil, nil, invalidErr(fmt.Errorf("quantize %s: %w", in, err))
 		}
-		return res, rep, o.writeReport(rep)
+		if err := o.writeReport(rep); err != nil {
+			return res, rep, err
+		}
+		if !o.Unchecked && rep.Final != nil && !rep.Final.Equivalent {
+			return res, rep, invalidErr(fmt.Errorf("quantize %s: the result is not equivalent to the input within the int8 profile: %s; nothing was written (--no-verify writes it anyway)", in, rep.Final.Summary))
+		}
+		return res, rep, nil
 	})
 }
 
@@ -135,12 +150,15 @@ func transform[R any](in, out string, o TransformOptions, fn func(*canonical.Mod
 	if err != nil {
 		return rep, err
 	}
+	if err := checkResult(out, res); err != nil {
+		return rep, err
+	}
 	return rep, Save(out, res, SaveOptions{})
 }
 
 // check returns the verification setup for m.
 func (o TransformOptions) check(m *canonical.Model) (*passes.Check, error) {
-	c := &passes.Check{Samples: o.Samples, Gen: verify.GenOptions{Seed: o.Seed}}
+	c := &passes.Check{Samples: o.Samples, Gen: o.gen(m)}
 	if o.Inputs != "" {
 		s, err := tensorio.LoadSamples(o.Inputs, "input", verify.GraphInputs(m), false)
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/runtimes"
+	"github.com/onnxconv/onnxconv/runtimes/discover"
+	"github.com/onnxconv/onnxconv/runtimes/node"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -49,10 +51,12 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 	if ref != nil && ref.Runner != nil {
 		ref = &verify.Side{Name: ref.Name, Model: ref.Model, Runner: sourceRunner(ref.Runner, imported)}
 	}
+	srcFailed := false
 	if ref != nil {
 		rep, err := c.compare(ctx, ref, cand, samples, source)
 		switch {
 		case err != nil && ref.Runner != nil:
+			srcFailed = true
 			// The reference runtime could not compute this source (a
 			// build without an op, a file it does not read): the result
 			// is not verified, and the facts say why.
@@ -74,8 +78,6 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 			c.res.Notes = append(c.res.Notes, "the source itself was not run ("+cv.NotVerified+"); the result is checked against the stored outputs in "+vo.Reference)
 			cv.Reference = "stored outputs in " + vo.Reference + " (the source itself was not run: " + cv.NotVerified + ")"
 			cv.NotVerified = ""
-		} else {
-			c.logf("NOT VERIFIED against the source: %s", cv.NotVerified)
 		}
 		if imported != result {
 			rep, err := c.compare(ctx, verify.ModelSide(c.in+" (as imported)", imported), cand, samples, source)
@@ -88,6 +90,13 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 			o := vo.options()
 			o.Inputs, o.InputSource = samples, source
 			rep, err := verify.RunOnce(ctx, cand, o)
+			if err != nil && srcFailed && source == "generated" {
+				// Neither the source's own runtime nor the result runs on
+				// these inputs: the generated inputs do not fit the model
+				// (a dim too small for a convolution, an index out of
+				// range), which is not the conversion's fault.
+				return inputErr(fmt.Errorf("%s: the generated inputs do not fit the model: its own runtime (%s) and the result both refuse them (%v); give inputs with --inputs DIR, or sizes with --dim NAME=N", c.in, cv.NotVerified, err))
+			}
 			if err != nil {
 				return invalidErr(fmt.Errorf("%s: the converted model does not run: %w", c.in, err))
 			}
@@ -103,6 +112,9 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 		c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the reference outputs in " + vo.Reference, Report: rep})
 		c.res.Verified = true
 	}
+	if err := c.inTarget(ctx, ref, result, samples, source); err != nil {
+		return err
+	}
 	if c.candidateNote != "" && cv.NotVerified == "" {
 		cv.NotVerified = c.candidateNote
 		c.res.Verified = false
@@ -117,6 +129,7 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 // outputs to the same names with "-reference" before the extension, any
 // other to "-N".
 func (c *converter) writeReports() error {
+	c.res.ReportFiles = nil // written again once the output is (its SHA-256)
 	for i, cmp := range c.res.Comparisons {
 		cmp.Report.Provenance = &c.res.Provenance
 		conv := c.res.Conversion
@@ -197,6 +210,10 @@ func (c *converter) compare(ctx context.Context, ref, cand *verify.Side, samples
 		// hands out; a source computed elsewhere is compared by outputs.
 		o.Bisect = false
 	}
+	if ref.Runner != nil && ref.ComputedBy == "" && c.res.Conversion.Reference != "" {
+		// The source's runtime, wrapped (layout) or run in process.
+		ref.ComputedBy = c.res.Conversion.Reference
+	}
 	c.logf("verifying %s against %s", c.out, ref.Name)
 	rep, err := verify.Compare(ctx, ref, cand, o)
 	if err != nil {
@@ -217,10 +234,15 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		}
 		c.release = append(c.release, src.Close)
 		cv.Reference = src.Describe()
-		return &verify.Side{Name: c.in, Model: imported, Runner: src}, nil
+		return &verify.Side{Name: c.in, Model: imported, Runner: src, ComputedBy: cv.Reference}, nil
 	}
 	d := c.imp.Describe()
 	why := fmt.Sprintf("no reference runtime or direct predictor for format %s", d.FormatName())
+	if why := discover.Missing(d.Runtime, node.FindOptions{}); why != "" && !c.isONNX() {
+		// One line, said once: the runtime is not installed.
+		cv.NotVerified = why
+		return nil, nil
+	}
 	if d.Runtime != "" && !(c.isONNX() && IsText(c.in)) {
 		setup, err := runtimes.NewSetup([]string{d.Runtime}, 0, c.opts.Env.runtimes())
 		if err == nil {
@@ -228,6 +250,7 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 			side, err2 := setup.Side(0, c.in, imported)
 			if err2 == nil {
 				cv.Reference = setup.DescribeSide(0)
+				side.ComputedBy = cv.Reference
 				return side, nil
 			}
 			err = err2
@@ -324,6 +347,15 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 	for k, v := range dims {
 		out[k] = v
 	}
+	// The sizes the source's runtime runs (a TFLite interpreter cannot
+	// resize), then the least sizes the graph's constant indices need.
+	rt := verify.RuntimeDims(m)
+	least := verify.MinDims(m)
+	for k, n := range dims {
+		if least[k] > n {
+			logf("verify: --dim %s=%d is below the %d the graph needs (a constant index or a convolution/pooling window along it); the inputs may not fit", k, n, least[k])
+		}
+	}
 	for _, v := range verify.GraphInputs(m) {
 		_, ds, hasShape, ok := canonical.TensorTypeOf(v.Type)
 		if !ok || !hasShape {
@@ -342,9 +374,13 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 				// and enough to reach many paths of a tree model; other
 				// dims get 1.
 				size := int64(1)
-				if i == 0 && len(ds) == 2 {
+				switch {
+				case rt[key] > 0:
+					size = rt[key]
+				case i == 0 && len(ds) == 2:
 					size = tabularRows
 				}
+				size = max(size, least[key])
 				out[key] = size
 				logf("verify: generated inputs use %s=%d (set it with --dim %s=SIZE)", key, size, key)
 			}

@@ -49,8 +49,10 @@ func call(ctx context.Context, opts Options, p *PluginInfo, op, input string, ti
 	}
 	defer os.RemoveAll(sockDir)
 	cmd := exec.Command(p.Path, p.Args...)
+	// The plugin's temporary files go in that folder too (TMPDIR), so
+	// that a plugin killed on an interrupt or a timeout leaves none.
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", protocol.EnvMemoryLimit, max(opts.MemoryLimit, 0)),
-		plugin.EnvUnixSocketDir+"="+sockDir)
+		plugin.EnvUnixSocketDir+"="+sockDir, "TMPDIR="+sockDir)
 	setProcAttr(cmd)
 	tail := newHeadTailBuffer(stderrHead, stderrTail)
 	var stderr io.Writer = tail

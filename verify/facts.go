@@ -131,5 +131,11 @@ func conversionFacts(c *Conversion) []fact {
 		fs = append(fs, fact{Key: "conversion.ml_opset", Label: "ai.onnx.ml opset", Value: beforeAfter(c.MLOpsetBefore, c.MLOpsetAfter)})
 	}
 	fs = append(fs, fact{Key: "conversion.ir", Label: "IR version", Value: beforeAfter(c.IRBefore, c.IRAfter)})
+	if c.SourceSHA256 != "" {
+		fs = append(fs, fact{Key: "conversion.source_sha256", Label: "source SHA-256", Value: c.SourceSHA256, Code: true})
+	}
+	if c.OutputSHA256 != "" {
+		fs = append(fs, fact{Key: "conversion.output_sha256", Label: "output SHA-256", Value: c.OutputSHA256, Code: true})
+	}
 	return fs
 }

@@ -56,8 +56,11 @@ func WriteHTML(w io.Writer, r *Report) error {
 		if !o.Pass {
 			res = `<span class="fail">FAIL</span> ` + esc(o.Reason)
 		}
-		tol := fmt.Sprintf("%s rtol %g atol %g", o.Tolerance.Profile, o.Tolerance.RTol, o.Tolerance.ATol)
-		if f := o.Float; f != nil {
+		tol := fmt.Sprintf("%s rtol %g atol %s", o.Tolerance.Profile, o.Tolerance.RTol, o.Tolerance.atolText())
+		if e := o.Exact; e != nil && e.Steps != nil {
+			fmt.Fprintf(&b, "<tr><td class=\"l\"><code>%s</code></td><td class=\"l\">%s</td><td class=\"l\">%v</td><td class=\"l\">%s</td><td>%d step(s)</td><td></td><td>%.3g step(s)</td><td></td><td></td><td></td><td>%d / %d</td><td class=\"l\">%s</td></tr>\n",
+				esc(o.Name), esc(o.DType), o.Shape, res, e.MaxAbs, e.MeanAbs, o.Mismatched, o.Elements, esc(fmt.Sprintf("%d step(s); steps %s", o.Tolerance.IntATol, e.stepsText())))
+		} else if f := o.Float; f != nil {
 			fmt.Fprintf(&b, "<tr><td class=\"l\"><code>%s</code></td><td class=\"l\">%s</td><td class=\"l\">%v</td><td class=\"l\">%s</td><td>%.3g</td><td>%.3g</td><td>%.3g</td><td>%.3g</td><td>%.6f</td><td>%.0f</td><td>%d / %d</td><td class=\"l\">%s</td></tr>\n",
 				esc(o.Name), esc(o.DType), o.Shape, res, f.MaxAbs, f.MaxRel, f.MeanAbs, f.RMSE, f.Cosine, f.MaxULP, o.Mismatched, o.Elements, esc(tol))
 		} else {
@@ -186,6 +189,9 @@ func truncate(s string, n int) string {
 func ratioOf(o *OutputResult) float64 {
 	if o.Float != nil {
 		return o.Float.WorstRatio
+	}
+	if o.Exact != nil && o.Exact.Steps != nil {
+		return o.Exact.WorstRatio
 	}
 	if o.Elements > 0 {
 		return float64(o.Mismatched) / float64(o.Elements) * 1e3 // any mismatch shows above the line

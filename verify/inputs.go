@@ -128,14 +128,27 @@ func GenerateInputs(m *canonical.Model, opts GenOptions, sample int) ([]*canonic
 		if err != nil {
 			return nil, err
 		}
+		if rp == nil {
+			categorical(t, categories(v, 0), rng)
+		}
 		out[i] = t
 	}
 	return out, nil
 }
 
 func genTensor(v *canonical.Value, dt canonical.DataType, shape []int64, n int, rng *rand.Rand, dist string, r *Range) (*canonical.Tensor, error) {
+	// A float input the graph casts to an index (a Keras Embedding's
+	// input) gets whole numbers within the indexed dim.
+	ext, isIndex := int64(0), false
+	if r == nil && canonical.IsFloatType(dt) {
+		if ext, isIndex = indexExtent(v, 0); isIndex && ext < 1 {
+			ext = 1
+		}
+	}
 	float := func() float64 {
 		switch {
+		case isIndex:
+			return float64(rng.Int64N(ext))
 		case r != nil:
 			return r.Lo + rng.Float64()*(r.Hi-r.Lo)
 		case dist == "uniform":

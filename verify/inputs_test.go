@@ -254,3 +254,77 @@ func TestGenerateInputsRange(t *testing.T) {
 		t.Error("an empty range was accepted")
 	}
 }
+
+// TestFloatIndexInput: a float input the graph casts to an index (a Keras
+// Embedding's input, as TF.js exports it) is generated as whole numbers
+// within the embedding's rows: TF.js refuses negative or fractional ids.
+func TestFloatIndexInput(t *testing.T) {
+	g := canonical.NewGraph("emb")
+	ids, err := g.AddInput("ids", symType(canonical.Float, "batch", 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := g.AddInitializer(f32("emb", []int64{7, 1}, 1, 2, 3, 4, 5, 6, 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := g.AddNode("cast", "", "Cast", []*canonical.Value{ids}, []string{"ids_i"}, canonical.IntAttr("to", int64(canonical.Int64)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ga, err := g.AddNode("gather", "", "Gather", []*canonical.Value{emb, c.Outputs[0]}, []string{"y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Outputs = []*canonical.Value{ga.Outputs[0]}
+	m := &canonical.Model{IRVersion: 8, OpsetImports: []canonical.OpsetID{{Domain: "", Version: 17}}, Graph: g}
+	in, err := GenerateInputs(m, GenOptions{Dims: map[string]int64{"batch": 40}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[float32]bool{}
+	for _, x := range f32s(mustRaw(t, in[0])) {
+		if x != float32(int(x)) || x < 0 || x >= 7 {
+			t.Fatalf("generated id %v: want a whole number in [0, 7)", x)
+		}
+		seen[x] = true
+	}
+	if len(seen) < 3 {
+		t.Errorf("only %d distinct ids in 200", len(seen))
+	}
+}
+
+func mustRaw(t *testing.T, x *canonical.Tensor) []byte {
+	t.Helper()
+	b, err := x.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestMinDimsWindow: a symbolic time axis read by a Conv with a kernel of
+// 5 and dilation 2 needs at least 9 steps; the generated input has them.
+func TestMinDimsWindow(t *testing.T) {
+	g := canonical.NewGraph("conv")
+	x, err := g.AddInput("audio", symType(canonical.Float, 1, 1, "time"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := g.AddInitializer(f32("w", []int64{1, 1, 5}, 1, 1, 1, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := g.AddNode("conv", "", "Conv", []*canonical.Value{x, w}, []string{"y"}, canonical.IntsAttr("dilations", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Outputs = []*canonical.Value{c.Outputs[0]}
+	m := &canonical.Model{IRVersion: 8, OpsetImports: []canonical.OpsetID{{Domain: "", Version: 17}}, Graph: g}
+	if got := MinDims(m)["time"]; got != 9 {
+		t.Errorf("MinDims[time] = %d, want 9 ((5-1)*2+1)", got)
+	}
+	if got := FillDims(m, nil)["time"]; got != 9 {
+		t.Errorf("FillDims[time] = %d, want 9", got)
+	}
+}

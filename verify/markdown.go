@@ -49,8 +49,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		if !o.Pass {
 			res = "**FAIL**"
 		}
-		tol := fmt.Sprintf("%s (rtol %g, atol %g)", o.Tolerance.Profile, o.Tolerance.RTol, o.Tolerance.ATol)
-		if o.Float != nil {
+		tol := fmt.Sprintf("%s (rtol %g, atol %s)", o.Tolerance.Profile, o.Tolerance.RTol, o.Tolerance.atolText())
+		if e := o.Exact; e != nil && e.Steps != nil {
+			fmt.Fprintf(&b, "| %s | %s | %v | %s | %d step(s) | | %.3g step(s) mean | | | %d / %d | %s |\n",
+				mdCode(o.Name), o.DType, o.Shape, res, e.MaxAbs, e.MeanAbs, o.Mismatched, o.Elements,
+				mdEscape(fmt.Sprintf("%d step(s), ratio %.3g; steps %s", o.Tolerance.IntATol, o.Ratio, e.stepsText())))
+		} else if o.Float != nil {
 			f := o.Float
 			fmt.Fprintf(&b, "| %s | %s | %v | %s | %.3g | %.3g | %.3g | %.6f | %.0f | %d / %d | %s |\n",
 				mdCode(o.Name), o.DType, o.Shape, res, f.MaxAbs, f.MaxRel, f.RMSE, f.Cosine, f.MaxULP, o.Mismatched, o.Elements, tol)

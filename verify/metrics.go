@@ -51,7 +51,43 @@ type HistBin struct {
 type ExactMetrics struct {
 	Equal  int64 `json:"equal"`
 	Total  int64 `json:"total"`
-	MaxAbs int64 `json:"max_abs"` // integers only
+	MaxAbs int64 `json:"max_abs"` // integers only, in quantization steps
+	// MeanAbs is the mean difference in steps (integers only).
+	MeanAbs float64 `json:"mean_abs"`
+	// WorstRatio is MaxAbs / (IntATol + 0.5): below 1 passes, as the
+	// float ratio (integers only).
+	WorstRatio float64 `json:"worst_ratio"`
+	// Steps counts the elements per difference in quantization steps:
+	// 0, 1, 2, 3, 4-7, 8-15, 16-127, >= 128 (integers only).
+	Steps []StepBin `json:"steps,omitempty"`
+}
+
+// StepBin is one bin of the per-step histogram of integer outputs: Lo <=
+// |B-A| <= Hi steps (Hi -1: no upper bound).
+type StepBin struct {
+	Label string `json:"label"`
+	Lo    int64  `json:"lo"`
+	Hi    int64  `json:"hi"`
+	Count int64  `json:"count"`
+}
+
+func newStepHistogram() []StepBin {
+	return []StepBin{{"0", 0, 0, 0}, {"1", 1, 1, 0}, {"2", 2, 2, 0}, {"3", 3, 3, 0},
+		{"4-7", 4, 7, 0}, {"8-15", 8, 15, 0}, {"16-127", 16, 127, 0}, {">=128", 128, -1, 0}}
+}
+
+func stepIndex(d int64) int {
+	switch {
+	case d <= 3:
+		return int(d)
+	case d <= 7:
+		return 4
+	case d <= 15:
+		return 5
+	case d <= 127:
+		return 6
+	}
+	return 7
 }
 
 // ClassifierMetrics compare the rows of a 2-D [N, C] float output as class
@@ -118,6 +154,11 @@ type accumulator struct {
 	top1, top5, rows   int64
 	samples, sample    int
 	noDrift            bool
+	// scale is the largest finite |ref| seen (the output's scale); the
+	// absolute tolerance scales with it (Tolerance.ATolScale).
+	scale float64
+	// intSum sums integer differences in steps.
+	intSum float64
 }
 
 func newAccumulator(res *OutputResult, tol Tolerance, samples int) *accumulator {
@@ -220,6 +261,9 @@ func (a *accumulator) addInts(ref, cand *canonical.Tensor) error {
 		return nil
 	}
 	e := a.exact()
+	if e.Steps == nil {
+		e.Steps = newStepHistogram()
+	}
 	for i := range va {
 		e.Total++
 		d := absDiffInt(va[i], vb[i])
@@ -232,8 +276,17 @@ func (a *accumulator) addInts(ref, cand *canonical.Tensor) error {
 		if d > a.tol.IntATol {
 			a.res.Mismatched++
 		}
+		a.intSum += float64(d)
+		e.Steps[stepIndex(d)].Count++
 	}
 	a.res.Elements += int64(len(va))
+	if len(ref.Dims) == 2 && ref.Dims[1] > 1 && ref.DataType != canonical.Bool {
+		fa, fb := make([]float64, len(va)), make([]float64, len(vb))
+		for i := range va {
+			fa[i], fb[i] = float64(va[i]), float64(vb[i])
+		}
+		a.addClassifier(fa, fb, int(ref.Dims[0]), int(ref.Dims[1]))
+	}
 	return nil
 }
 
@@ -315,6 +368,13 @@ func (a *accumulator) addFloat(ref, cand *canonical.Tensor) error {
 	f := r.Float
 	complexT := ref.DataType == canonical.Complex64 || ref.DataType == canonical.Complex128
 	common := ref.DataType == cand.DataType
+	for _, x := range va {
+		if isFinite(x) {
+			a.scale = max(a.scale, math.Abs(x))
+		}
+	}
+	atol := a.tol.atolFor(a.scale)
+	r.Tolerance.Scale, r.Tolerance.EffectiveATol = a.scale, atol
 	ka, kb := ulpKeys(ref, va, common), ulpKeys(cand, vb, common)
 	for i := range va {
 		x, y := va[i], vb[i]
@@ -353,7 +413,7 @@ func (a *accumulator) addFloat(ref, cand *canonical.Tensor) error {
 		if x != 0 {
 			f.MaxRel = max(f.MaxRel, d/math.Abs(x))
 		}
-		allowed := a.tol.ATol + a.tol.RTol*math.Abs(x)
+		allowed := atol + a.tol.RTol*math.Abs(x)
 		if d > allowed {
 			r.Mismatched++
 		}
@@ -427,6 +487,20 @@ func topK(v []float64, k int) []int {
 // finish computes the derived metrics and the verdict.
 func (a *accumulator) finish() {
 	r := a.res
+	if e := r.Exact; e != nil && e.Steps != nil {
+		if e.Total > 0 {
+			e.MeanAbs = a.intSum / float64(e.Total)
+		}
+		e.WorstRatio = float64(e.MaxAbs) / (float64(a.tol.IntATol) + 0.5)
+		r.Ratio = e.WorstRatio
+	}
+	if a.rows > 0 && r.Float == nil {
+		r.Classifier = &ClassifierMetrics{Rows: a.rows, Classes: r.Shape[1], Top1: float64(a.top1) / float64(a.rows)}
+		if r.Shape[1] > 5 {
+			t5 := float64(a.top5) / float64(a.rows)
+			r.Classifier.Top5 = &t5
+		}
+	}
 	if f := r.Float; f != nil {
 		if a.n > 0 {
 			f.MeanAbs = a.sumAbs / float64(a.n)
@@ -443,6 +517,7 @@ func (a *accumulator) finish() {
 		if f.WorstRatio == math.MaxFloat64 {
 			f.WorstRatio = 1e300
 		}
+		r.Ratio = f.WorstRatio
 		if !a.noDrift {
 			r.Drift = fitDrift(a.driftRef, a.driftCnd)
 		}
@@ -461,6 +536,12 @@ func (a *accumulator) finish() {
 		case r.Float != nil && (r.Float.NaNMismatch > 0 || r.Float.InfMismatch > 0):
 			r.Reason = fmt.Sprintf("%d of %d elements differ beyond tolerance (%d NaN and %d Inf positions disagree)",
 				r.Mismatched, r.Elements, r.Float.NaNMismatch, r.Float.InfMismatch)
+		case r.Float != nil:
+			r.Reason = fmt.Sprintf("%d of %d elements differ beyond tolerance; the worst is %.3g times the tolerance (max_abs %.3g, allowed atol %.3g + rtol %g*|A|)",
+				r.Mismatched, r.Elements, r.Float.WorstRatio, r.Float.MaxAbs, r.Tolerance.EffectiveATol, r.Tolerance.RTol)
+		case r.Exact != nil && r.Exact.Steps != nil:
+			r.Reason = fmt.Sprintf("%d of %d elements differ by more than %d quantization step(s); the worst by %d step(s), %.3g times the tolerance",
+				r.Mismatched, r.Elements, r.Tolerance.IntATol, r.Exact.MaxAbs, r.Exact.WorstRatio)
 		default:
 			r.Reason = fmt.Sprintf("%d of %d elements differ beyond tolerance", r.Mismatched, r.Elements)
 		}

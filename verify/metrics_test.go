@@ -162,3 +162,47 @@ func TestDriftFit(t *testing.T) {
 		t.Errorf("constant reference: %+v, want degenerate", d)
 	}
 }
+
+func i8(name string, dims []int64, v ...int8) *canonical.Tensor {
+	raw := make([]byte, len(v))
+	for i, x := range v {
+		raw[i] = byte(x)
+	}
+	return canonical.NewTensor(name, canonical.Int8, dims, raw)
+}
+
+// TestQuantizedSteps: int8 outputs are compared in quantization steps, one
+// allowed by default, --atol N allowing N; the per-step histogram, the
+// ratio and top-1 agreement of [N, C] scores are reported, and a failure
+// says by how many steps.
+func TestQuantizedSteps(t *testing.T) {
+	a := i8("y", []int64{2, 4}, -128, 10, 20, 5, 3, 4, 100, -7)
+	b := i8("y", []int64{2, 4}, -127, 10, 21, 5, 3, 4, 96, -7)
+	r := compareTensors(t, a, b, Options{})
+	e := r.Exact
+	if r.Pass || r.Tolerance.IntATol != 1 || e.MaxAbs != 4 || r.Mismatched != 1 {
+		t.Fatalf("pass %v int_atol %d max %d mismatched %d", r.Pass, r.Tolerance.IntATol, e.MaxAbs, r.Mismatched)
+	}
+	if e.Steps[0].Count != 5 || e.Steps[1].Count != 2 || e.Steps[4].Label != "4-7" || e.Steps[4].Count != 1 {
+		t.Errorf("steps %+v, want 5 at 0, 2 at 1, 1 in 4-7", e.Steps)
+	}
+	if want := 4 / 1.5; math.Abs(r.Ratio-want) > 1e-12 || math.Abs(e.MeanAbs-6.0/8) > 1e-12 {
+		t.Errorf("ratio %g (want %g), mean %g", r.Ratio, want, e.MeanAbs)
+	}
+	if !strings.Contains(r.Reason, "by 4 step(s)") {
+		t.Errorf("reason %q does not say by how much", r.Reason)
+	}
+	if c := r.Classifier; c == nil || c.Rows != 2 || c.Top1 != 1 {
+		t.Errorf("classifier %+v, want top-1 agreement 1 over 2 rows", c)
+	}
+	four := 4.0
+	if r := compareTensors(t, a, b, Options{ATol: &four}); !r.Pass || r.Tolerance.IntATol != 4 || r.Ratio >= 1 {
+		t.Errorf("--atol 4: pass %v int_atol %d ratio %g", r.Pass, r.Tolerance.IntATol, r.Ratio)
+	}
+	// int64 labels stay exact.
+	l := canonical.NewTensor("l", canonical.Int64, []int64{1}, binary.LittleEndian.AppendUint64(nil, 3))
+	m := canonical.NewTensor("l", canonical.Int64, []int64{1}, binary.LittleEndian.AppendUint64(nil, 4))
+	if r := compareTensors(t, l, m, Options{}); r.Pass || r.Tolerance.IntATol != 0 {
+		t.Errorf("int64 off by one passed (int_atol %d)", r.Tolerance.IntATol)
+	}
+}

@@ -2,20 +2,40 @@ package verify
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
 )
 
-// Tolerance decides whether two elements agree: |cand-ref| <= ATol +
-// RTol*|ref| (numpy.allclose with the reference on the right). IntATol is
-// the largest difference allowed between integer elements (0: exact).
+// Tolerance decides whether two elements agree: |cand-ref| <= atol +
+// RTol*|ref| (numpy.allclose with the reference on the right), where atol
+// is ATol raised to ATolScale times the output's scale (the largest
+// finite |ref| of the output) when ATolScale is set: an absolute error
+// that float32 rounding makes grows with the magnitude of what is
+// accumulated, not with the element compared (docs/verify.md). IntATol is
+// the largest difference allowed between integer elements, in
+// quantization steps (units of the integer type; 0: exact).
 type Tolerance struct {
 	Profile string  `json:"profile"`
 	RTol    float64 `json:"rtol"`
 	ATol    float64 `json:"atol"`
 	IntATol int64   `json:"int_atol"`
+	// ATolScale is the absolute tolerance relative to the output's
+	// scale; 0 when the absolute tolerance was given (--atol).
+	ATolScale float64 `json:"atol_scale,omitempty"`
+	// Scale is the output's largest finite |ref| over all samples, and
+	// EffectiveATol the absolute tolerance used: max(ATol,
+	// ATolScale*Scale). Set by the comparison.
+	Scale         float64 `json:"scale,omitempty"`
+	EffectiveATol float64 `json:"effective_atol,omitempty"`
+}
+
+// atolFor returns the absolute tolerance for an output of the given
+// scale.
+func (t Tolerance) atolFor(scale float64) float64 {
+	return math.Max(t.ATol, t.ATolScale*scale)
 }
 
 // profileTable returns the named tolerance profiles (see docs/verify.md for why
@@ -24,21 +44,27 @@ type Tolerance struct {
 // is looser (a model converted to fp16 inside still has fp32 outputs).
 func profileTable() map[string]Tolerance {
 	return map[string]Tolerance{
+		// The absolute tolerance of each profile also scales with the
+		// output (ATolScale x its largest |ref|): an element near 0 of an
+		// output whose values reach 100 carries the rounding of sums of
+		// terms of size 100, not of size 0.
 		// float64 outputs: a few ulp of double after reordered sums.
-		"fp64": {Profile: "fp64", RTol: 1e-7, ATol: 1e-9},
+		"fp64": {Profile: "fp64", RTol: 1e-7, ATol: 1e-9, ATolScale: 1e-9},
 		// float32: reordered reductions (GEMM blocking, fused kernels) move
-		// results by tens of float32 ulp (eps 1.19e-7) on deep graphs.
-		"fp32": {Profile: "fp32", RTol: 1e-4, ATol: 1e-5},
+		// results by tens of float32 ulp (eps 1.19e-7) on deep graphs;
+		// 1e-5 of the output's scale is about 84 ulp of its largest value.
+		"fp32": {Profile: "fp32", RTol: 1e-4, ATol: 1e-5, ATolScale: 1e-5},
 		// float16: eps 9.77e-4; ten half ulp relative, atol for values near 0.
-		"fp16": {Profile: "fp16", RTol: 1e-2, ATol: 1e-3},
+		"fp16": {Profile: "fp16", RTol: 1e-2, ATol: 1e-3, ATolScale: 1e-3},
 		// bfloat16: eps 7.81e-3 (8 mantissa bits); about five bf16 ulp.
-		"bf16": {Profile: "bf16", RTol: 4e-2, ATol: 1e-2},
+		"bf16": {Profile: "bf16", RTol: 4e-2, ATol: 1e-2, ATolScale: 1e-2},
 		// float8 (E4M3 / E5M2): eps 0.125 / 0.25.
-		"fp8": {Profile: "fp8", RTol: 2.5e-1, ATol: 5e-2},
+		"fp8": {Profile: "fp8", RTol: 2.5e-1, ATol: 5e-2, ATolScale: 5e-2},
 		// int8: a model quantized to 8 bit against its float source; each
-		// quantized layer adds up to half a quantization step. Integer
-		// outputs may differ by one step (rounding ties).
-		"int8": {Profile: "int8", RTol: 1e-1, ATol: 5e-2, IntATol: 1},
+		// quantized layer adds up to half a quantization step (1/255 of
+		// the range). Integer outputs may differ by one step (rounding
+		// ties, requantization order).
+		"int8": {Profile: "int8", RTol: 1e-1, ATol: 5e-2, ATolScale: 2e-2, IntATol: 1},
 	}
 }
 
@@ -74,7 +100,10 @@ func dtypeProfile(dt canonical.DataType) string {
 		canonical.Float8E8M0, canonical.Float4E2M1:
 		return "fp8"
 	case canonical.Int8, canonical.Uint8, canonical.Int4, canonical.Uint4, canonical.Int2, canonical.Uint2:
-		return "fp32" // exact unless --profile int8
+		// Quantized outputs: compared in quantization steps, one step
+		// allowed (rounding ties and requantization order differ
+		// between runtimes).
+		return "int8"
 	}
 	return "fp32"
 }
@@ -94,7 +123,10 @@ func (o *Options) toleranceFor(da, db canonical.DataType) Tolerance {
 		t.Profile = "custom"
 	}
 	if o.ATol != nil {
-		t.ATol = *o.ATol
+		// An absolute tolerance given is absolute, and for integer
+		// outputs the number of quantization steps allowed.
+		t.ATol, t.ATolScale = *o.ATol, 0
+		t.IntATol = int64(math.Floor(*o.ATol))
 		t.Profile = "custom"
 	}
 	return t

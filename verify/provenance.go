@@ -56,6 +56,11 @@ type Conversion struct {
 	Warnings []string `json:"warnings"`
 	// Timings are the steps of the run with their durations.
 	Timings []Timing `json:"timings"`
+	// SourceSHA256 and OutputSHA256 are the SHA-256 of the source file
+	// and of the file written (Output), hex; empty when not a single
+	// file or not written.
+	SourceSHA256 string `json:"source_sha256,omitempty"`
+	OutputSHA256 string `json:"output_sha256,omitempty"`
 }
 
 // Timing is one step of a run and how long it took.

@@ -43,6 +43,9 @@ type SideInfo struct {
 	Kind  string `json:"kind"` // "model" or "outputs"
 	Opset int64  `json:"opset,omitempty"`
 	Nodes int    `json:"nodes,omitempty"`
+	// ComputedBy says what computed this side's outputs: the built-in
+	// executor, a reference runtime, a direct predictor, stored outputs.
+	ComputedBy string `json:"computed_by,omitempty"`
 }
 
 // OptionsInfo records the options that shaped the result.
@@ -75,10 +78,14 @@ type OutputResult struct {
 	BShape []int64 `json:"b_shape"`
 	Pass   bool    `json:"pass"`
 	// Reason says why the output failed (empty when it passed).
-	Reason     string             `json:"reason,omitempty"`
-	Tolerance  Tolerance          `json:"tolerance"`
-	Elements   int64              `json:"elements"`
-	Mismatched int64              `json:"mismatched"`
+	Reason     string    `json:"reason,omitempty"`
+	Tolerance  Tolerance `json:"tolerance"`
+	Elements   int64     `json:"elements"`
+	Mismatched int64     `json:"mismatched"`
+	// Ratio is the worst difference relative to the tolerance (<= 1
+	// passes for floats, < 1 for integers): how far from, or how much
+	// beyond, the tolerance the output is.
+	Ratio      float64            `json:"ratio"`
 	Float      *FloatMetrics      `json:"float,omitempty"`
 	Exact      *ExactMetrics      `json:"exact,omitempty"`
 	Classifier *ClassifierMetrics `json:"classifier,omitempty"`
@@ -150,7 +157,17 @@ func newReport(a, b *Side, o *Options) *Report {
 }
 
 func sideInfo(s *Side) SideInfo {
-	si := SideInfo{Name: s.Name, Kind: "model"}
+	si := SideInfo{Name: s.Name, Kind: "model", ComputedBy: s.ComputedBy}
+	if si.ComputedBy == "" {
+		switch {
+		case s.Expected != nil:
+			si.ComputedBy = "stored outputs"
+		case s.Runner == nil:
+			si.ComputedBy = "the built-in executor"
+		default:
+			si.ComputedBy = "an external runtime"
+		}
+	}
 	if s.Model == nil {
 		si.Kind = "outputs"
 		return si

@@ -21,8 +21,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		switch {
 		case o.Float != nil:
 			f := o.Float
-			fmt.Fprintf(&b, "    max_abs %.3g  max_rel %.3g  mean_abs %.3g  rmse %.3g  cosine %.6f  max_ulp %.0f  (%s rtol %g atol %g)\n",
-				f.MaxAbs, f.MaxRel, f.MeanAbs, f.RMSE, f.Cosine, f.MaxULP, o.Tolerance.Profile, o.Tolerance.RTol, o.Tolerance.ATol)
+			fmt.Fprintf(&b, "    max_abs %.3g  max_rel %.3g  mean_abs %.3g  rmse %.3g  cosine %.6f  max_ulp %.0f  (%s rtol %g atol %s)  ratio %.3g\n",
+				f.MaxAbs, f.MaxRel, f.MeanAbs, f.RMSE, f.Cosine, f.MaxULP, o.Tolerance.Profile, o.Tolerance.RTol, o.Tolerance.atolText(), o.Ratio)
 			if d := o.Drift; d != nil && !d.Degenerate {
 				fmt.Fprintf(&b, "    drift: B = %.6f*A %+.3g (R2 %.6f)\n", d.Slope, d.Intercept, d.R2)
 			}
@@ -35,6 +35,13 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		case o.Exact != nil:
 			fmt.Fprintf(&b, "    %d of %d equal\n", o.Exact.Equal, o.Exact.Total)
+			if o.Exact.Steps != nil {
+				fmt.Fprintf(&b, "    max %d step(s), mean %.3g (tolerance %d step(s), ratio %.3g); steps: %s\n",
+					o.Exact.MaxAbs, o.Exact.MeanAbs, o.Tolerance.IntATol, o.Ratio, o.Exact.stepsText())
+			}
+			if c := o.Classifier; c != nil {
+				fmt.Fprintf(&b, "    top-1 agreement %.4f\n", c.Top1)
+			}
 		}
 	}
 	for _, n := range r.Unmatched {
@@ -58,6 +65,12 @@ func (r *Report) WriteSummary(w io.Writer, what string) error {
 		verdict = "NOT EQUIVALENT"
 	}
 	fmt.Fprintf(&b, "verify %s: %s (%d output(s), %d sample(s))\n", what, verdict, len(r.Outputs), r.Samples)
+	if r.Samples == 1 && r.Options.InputSource == "generated" {
+		fmt.Fprintf(&b, "  warning: one sample only: a single input can agree by chance; use --samples N (or --inputs with more)\n")
+	}
+	if r.A.ComputedBy != "" || r.B.ComputedBy != "" {
+		fmt.Fprintf(&b, "  A (reference) %s: computed by %s\n  B (result)    %s: computed by %s\n", r.A.Name, r.A.ComputedBy, r.B.Name, r.B.ComputedBy)
+	}
 	for _, o := range r.Outputs {
 		res := "pass"
 		if !o.Pass {
@@ -68,8 +81,14 @@ func (r *Report) WriteSummary(w io.Writer, what string) error {
 		}
 		switch {
 		case o.Float != nil:
-			fmt.Fprintf(&b, "  %-16s %s %v  max_abs %.3g  max_rel %.3g  (rtol %g atol %g)  %s\n",
-				o.Name, o.DType, o.Shape, o.Float.MaxAbs, o.Float.MaxRel, o.Tolerance.RTol, o.Tolerance.ATol, res)
+			fmt.Fprintf(&b, "  %-16s %s %v  max_abs %.3g  max_rel %.3g  (rtol %g atol %s)  ratio %.3g  %s\n",
+				o.Name, o.DType, o.Shape, o.Float.MaxAbs, o.Float.MaxRel, o.Tolerance.RTol, o.Tolerance.atolText(), o.Ratio, res)
+		case o.Exact != nil && o.Exact.Steps != nil:
+			fmt.Fprintf(&b, "  %-16s %s %v  %d of %d equal, max %d step(s) (tolerance %d)  ratio %.3g  %s\n", o.Name, o.DType, o.Shape,
+				o.Exact.Equal, o.Exact.Total, o.Exact.MaxAbs, o.Tolerance.IntATol, o.Ratio, res)
+			if !o.Pass {
+				fmt.Fprintf(&b, "    steps: %s\n", o.Exact.stepsText())
+			}
 		case o.Exact != nil:
 			fmt.Fprintf(&b, "  %-16s %s %v  %d of %d equal  %s\n", o.Name, o.DType, o.Shape, o.Exact.Equal, o.Exact.Total, res)
 		default:
@@ -125,4 +144,24 @@ func (bi *Bisection) writeText(b *strings.Builder) {
 	for _, in := range bi.First.Inputs {
 		fmt.Fprintf(b, "    input %s (%s): %s\n", in.Name, in.Kind, in.Status)
 	}
+}
+
+// atolText is the absolute tolerance as used: "1e-05", or with a scaled
+// one "0.00096 (1e-05 x scale 96)".
+func (t Tolerance) atolText() string {
+	if t.ATolScale > 0 && t.EffectiveATol > t.ATol {
+		return fmt.Sprintf("%.3g (%g x scale %.3g)", t.EffectiveATol, t.ATolScale, t.Scale)
+	}
+	return fmt.Sprintf("%g", t.ATol)
+}
+
+// stepsText is the per-step histogram in one line: "0:812 1:40 2:3".
+func (e *ExactMetrics) stepsText() string {
+	var parts []string
+	for _, s := range e.Steps {
+		if s.Count > 0 {
+			parts = append(parts, fmt.Sprintf("%s:%d", s.Label, s.Count))
+		}
+	}
+	return strings.Join(parts, " ")
 }

@@ -12,7 +12,8 @@ func textReport() *Report {
 		Outputs: []*OutputResult{
 			{Name: "y", DType: "float32", Shape: []int64{2, 3}, Reason: "max_abs 0.5 > tol",
 				Tolerance:  Tolerance{Profile: "fp32", RTol: 1e-4, ATol: 1e-5},
-				Float:      &FloatMetrics{MaxAbs: 0.5, MaxRel: 0.25, MeanAbs: 0.125, RMSE: 0.2, Cosine: 0.99, MaxULP: 12},
+				Ratio:      5e3,
+				Float:      &FloatMetrics{MaxAbs: 0.5, MaxRel: 0.25, MeanAbs: 0.125, RMSE: 0.2, Cosine: 0.99, MaxULP: 12, WorstRatio: 5e3},
 				Drift:      &Drift{Slope: 1.5, Intercept: -0.25, R2: 0.98},
 				Classifier: &ClassifierMetrics{Top1: 0.5, Top5: &top5}},
 			{Name: "k", DType: "int64", Shape: []int64{2}, Pass: true, Exact: &ExactMetrics{Equal: 2, Total: 2}},
@@ -32,7 +33,7 @@ func TestReportWriteText(t *testing.T) {
 	}
 	want := `NOT EQUIVALENT: y differs
   y [float32 [2 3]]: FAIL max_abs 0.5 > tol
-    max_abs 0.5  max_rel 0.25  mean_abs 0.125  rmse 0.2  cosine 0.990000  max_ulp 12  (fp32 rtol 0.0001 atol 1e-05)
+    max_abs 0.5  max_rel 0.25  mean_abs 0.125  rmse 0.2  cosine 0.990000  max_ulp 12  (fp32 rtol 0.0001 atol 1e-05)  ratio 5e+03
     drift: B = 1.500000*A -0.25 (R2 0.980000)
     top-1 agreement 0.5000, top-5 0.7500
   k [int64 [2]]: pass
@@ -54,7 +55,7 @@ func TestReportWriteSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `verify against the source: NOT EQUIVALENT (3 output(s), 2 sample(s))
-  y                float32 [2 3]  max_abs 0.5  max_rel 0.25  (rtol 0.0001 atol 1e-05)  FAIL max_abs 0.5 > tol
+  y                float32 [2 3]  max_abs 0.5  max_rel 0.25  (rtol 0.0001 atol 1e-05)  ratio 5e+03  FAIL max_abs 0.5 > tol
   k                int64 [2]  2 of 2 equal  pass
   s                string []  pass
   z                FAIL no counterpart

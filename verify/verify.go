@@ -45,6 +45,10 @@ type Side struct {
 	Model *canonical.Model
 	// Runner runs Model; nil means the built-in executor.
 	Runner Runner
+	// ComputedBy says what computes this side for reports ("TFLite
+	// interpreter 2.16 under Node"); empty derives it: the built-in
+	// executor, stored outputs or "an external runtime".
+	ComputedBy string
 	// Expected holds stored outputs, one slice per sample, in the order
 	// of the reference's outputs (or named after them). A side with
 	// Expected is not run.
@@ -59,7 +63,8 @@ type Options struct {
 	// Inputs are explicit input samples, each in the order of A's graph
 	// inputs. When nil, Samples samples are generated.
 	Inputs [][]*canonical.Tensor
-	// Samples is the number of generated samples (default 1).
+	// Samples is the number of generated samples (default
+	// DefaultSamples).
 	Samples int
 	// Gen controls generated inputs (seed, distribution, symbolic dims).
 	Gen GenOptions
@@ -137,7 +142,7 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("verify: comparing against stored outputs needs the inputs they were computed from (--inputs)")
 		}
 		if k <= 0 {
-			k = 1
+			k = DefaultSamples
 		}
 		for s := range k {
 			in, err := GenerateInputs(a.Model, opts.Gen, s)
@@ -380,3 +385,7 @@ func inputsForB(in []*canonical.Tensor, mapB []int, vb []*canonical.Value) ([]*c
 	}
 	return out, nil
 }
+
+// DefaultSamples is the number of generated samples when none is given:
+// two, so that one input that agrees by chance does not decide.
+const DefaultSamples = 2

@@ -232,6 +232,21 @@ func (c *checker) graph(g *canonical.Graph, path string, s *scope) {
 			}
 		}
 	}
+	// Node names are optional, but those given are unique in a graph:
+	// ONNX Runtime refuses "two nodes with same node name".
+	named := map[string]int{}
+	for i, n := range g.Nodes {
+		if n == nil || n.Name == "" {
+			continue
+		}
+		if j, ok := named[n.Name]; ok {
+			c.add(Problem{Path: path, Node: n.Name, OpType: n.OpType, Index: i,
+				Msg: fmt.Sprintf("node name %q is also the name of node[%d] (%s); ONNX Runtime refuses two nodes with the same node name", n.Name, j, g.Nodes[j].OpType),
+				Fix: "give every node a unique name (canonical.Namer.Fresh)"})
+			continue
+		}
+		named[n.Name] = i
+	}
 	for i, n := range g.Nodes {
 		nc := &nodeCheck{c: c, n: n, index: i, path: path}
 		for k, in := range n.Inputs {
@@ -362,7 +377,77 @@ func (nc *nodeCheck) schema() {
 	nc.arity(s)
 	nc.attributes(s)
 	nc.types(s)
+	nc.quantization(s)
 	nc.bodies()
+}
+
+// quantization checks QuantizeLinear and DequantizeLinear beyond their
+// type constraints, as ONNX Runtime does when it loads them: before
+// opset 13 the scale and zero point are scalars (per-axis quantization,
+// the axis attribute, came with version 13); scale and zero point have
+// the same shape; a per-axis scale is 1-D.
+func (nc *nodeCheck) quantization(s *opset.Schema) {
+	n := nc.n
+	if opset.NormalizeDomain(n.Domain) != opset.DomainONNX || (n.OpType != "QuantizeLinear" && n.OpType != "DequantizeLinear") || len(n.Inputs) < 2 {
+		return
+	}
+	scale, sok := dimsOf(n.Inputs[1])
+	var zp []int64
+	zok := false
+	if len(n.Inputs) > 2 && n.Inputs[2] != nil {
+		zp, zok = dimsOf(n.Inputs[2])
+	}
+	if s.SinceVersion < 13 {
+		for _, p := range []struct {
+			what string
+			d    []int64
+			ok   bool
+		}{{"scale", scale, sok}, {"zero point", zp, zok}} {
+			if p.ok && len(p.d) > 0 && numel(p.d) != 1 {
+				nc.add(fmt.Sprintf("%s-%d takes a scalar %s, this one has shape %v (per-axis quantization needs opset 13)", n.OpType, s.SinceVersion, p.what, p.d),
+					"raise the ai.onnx opset import to 13 (onnxconv opset --opset 13), or quantize per tensor")
+				return
+			}
+		}
+		return
+	}
+	if sok && len(scale) > 1 && n.AttrInt("block_size", 0) == 0 {
+		nc.add(fmt.Sprintf("the scale of %s has shape %v: it must be a scalar (per tensor) or 1-D (per axis)", n.OpType, scale),
+			"reshape the scale to 1-D along the quantized axis")
+	}
+	if sok && zok && numel(scale) != numel(zp) {
+		nc.add(fmt.Sprintf("the scale of %s has shape %v but its zero point %v: they must match", n.OpType, scale, zp),
+			"give the zero point the scale's shape")
+	}
+}
+
+// dimsOf returns the static shape of v from its type or its constant.
+func dimsOf(v *canonical.Value) ([]int64, bool) {
+	if v == nil {
+		return nil, false
+	}
+	if v.Const != nil {
+		return v.Const.Dims, true
+	}
+	if v.Type == nil || v.Type.GetTensorType() == nil || v.Type.GetTensorType().GetShape() == nil {
+		return nil, false
+	}
+	var d []int64
+	for _, x := range v.Type.GetTensorType().GetShape().GetDim() {
+		if _, ok := x.GetValue().(*onnxpb.TensorShapeProto_Dimension_DimValue); !ok {
+			return nil, false
+		}
+		d = append(d, x.GetDimValue())
+	}
+	return d, true
+}
+
+func numel(d []int64) int64 {
+	n := int64(1)
+	for _, x := range d {
+		n *= x
+	}
+	return n
 }
 
 // bodies checks that the subgraphs of If, Loop and Scan have the number

@@ -22,6 +22,7 @@ func newBenchCmd() *cobra.Command {
 		inDir, rtName, backend string
 		threads, reps, warmup  int
 		noKernels, asJSON      bool
+		dimFlags               []string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench MODEL... [--inputs DIR] [--threads N] [--runtime onnxruntime] [--reps N]",
@@ -33,7 +34,8 @@ plugin runs the same inputs, interleaved with the executor, and the ratio
 of the medians is printed (with several models, their geometric mean).
 
 Inputs come from --inputs (NAME.pb / NAME.npy / input_N.pb), else the
-model folder's test_data_set_0, else they are generated.
+model folder's test_data_set_0, else they are generated (symbolic dims
+from --dim, else 1).
 
 --threads N (default: all cores) holds the executor to N threads
 (GOMAXPROCS and its kernels) and asks the runtime for N intra-op threads.
@@ -47,6 +49,10 @@ tensors; cmd/onnxconv-bench (cgo, in process) has none of that.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if reps < 1 || warmup < 0 || threads < 0 {
 				return badInput(errors.New("bench: --reps must be at least 1, --warmup and --threads not negative"))
+			}
+			dims, err := pipeline.ParseDims(dimFlags)
+			if err != nil {
+				return badInput(fmt.Errorf("bench: %w", err))
 			}
 			if threads > 0 {
 				runtime.GOMAXPROCS(threads)
@@ -80,7 +86,7 @@ tensors; cmd/onnxconv-bench (cgo, in process) has none of that.`,
 				}
 				res, err := bench.Run(ctx, path, m, bench.Options{
 					Inputs: inDir, Threads: threads, Warmup: warmup, Reps: reps,
-					Backend: backend, DisableKernels: noKernels, Runtime: side,
+					Backend: backend, DisableKernels: noKernels, Runtime: side, Dims: dims,
 				}, other)
 				if c, ok := other.(interface{ Close() error }); ok {
 					_ = c.Close()
@@ -106,6 +112,7 @@ tensors; cmd/onnxconv-bench (cgo, in process) has none of that.`,
 	f := cmd.Flags()
 	f.StringVar(&inDir, "inputs", "", "folder of NAME.pb, NAME.npy, input_N.pb or input_N.npy files")
 	f.IntVar(&threads, "threads", 0, "threads of the executor and of the runtime (0: all cores)")
+	f.StringArrayVar(&dimFlags, "dim", nil, "symbolic dim value for generated inputs, NAME=N or INPUT:AXIS=N (repeatable; unset: 1)")
 	f.StringVar(&rtName, "runtime", "", "a runtime plugin to time side by side (e.g. onnxruntime)")
 	f.IntVar(&reps, "reps", 20, "timed runs per side")
 	f.IntVar(&warmup, "warmup", 2, "untimed runs per side before timing (the first executor run compiles)")

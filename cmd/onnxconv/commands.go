@@ -17,5 +17,6 @@ func commands() []*cobra.Command {
 		newBenchCmd(),
 		newOptimizeCmd(), newFP16Cmd(), newQuantizeCmd(),
 		newFormatsCmd(builtins), newPluginsCmd(builtins), newPluginServeCmd(builtins),
+		newRuntimesCmd(),
 	}
 }

@@ -34,6 +34,9 @@ func newConvertCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 		calibMethod  string
 		layout       string
 		keepNCHW     bool
+		setDims      []string
+		dynamic      []string
+		renames      []string
 		of           opsetFlags
 		vf           verifyFlags
 		wf           writeFlags
@@ -55,9 +58,8 @@ other than ONNX's run out of process, as plugins.
 version converter; --target PROFILE fits it to a target runtime (opset,
 operators, IR version; see 'onnxconv targets').
 
-Verification is on whenever the model is changed (--opset, --ml-opset,
---target) and with any verification option; --verify asks for it,
---no-verify turns it off. It compares the result, run on the built-in
+Every convert is verified unless --no-verify (one vocabulary with opset,
+optimize, fp16 and quantize). It compares the result, run on the built-in
 executor, with the SOURCE as its own framework computes it, on the same
 inputs: a direct predictor over the parsed source for tree models
 (XGBoost, ...), the format's reference runtime plugin (ONNX Runtime for
@@ -95,7 +97,9 @@ pass --external-data.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stderr := cmd.ErrOrStderr()
-			vo, err := vf.options(of.opset > 0 || of.mlOpset > 0 || target != "")
+			// Every convert changes the model (format, opset, target,
+			// precision or layout): it verifies unless --no-verify.
+			vo, err := vf.options(true)
 			if err != nil {
 				return badInput(fmt.Errorf("convert: %w", err))
 			}
@@ -124,16 +128,20 @@ pass --external-data.`,
 			if passList != nil {
 				optimize = true
 			}
-			changed := optimize || fp16 || bf16 || quantMode != ""
-			if changed && vo == nil && !vf.noVerify {
-				if vo, err = vf.options(true); err != nil {
-					return badInput(fmt.Errorf("convert: %w", err))
-				}
-				if vo != nil {
-					vo.Progress = pr.samples
-				}
+			sd, err := pipeline.ParseDims(setDims)
+			if err != nil {
+				return badInput(fmt.Errorf("convert: --set-dim: %w", err))
+			}
+			dyn, err := pipeline.ParseDynamic(dynamic)
+			if err != nil {
+				return badInput(fmt.Errorf("convert: %w", err))
+			}
+			ren, err := pipeline.ParseRenames(renames)
+			if err != nil {
+				return badInput(fmt.Errorf("convert: %w", err))
 			}
 			opts := pipeline.Options{
+				SetDims: sd, Dynamic: dyn, Rename: ren,
 				Optimize: optimize, OptimizePasses: passList, Calibration: calibration, KeepNCHWIO: keepNCHW,
 				From: from, ImportOptions: iopts, Env: env,
 				Opset: of.opset, MLOpset: of.mlOpset, Target: target, AllowViolations: allowViol,
@@ -179,6 +187,9 @@ pass --external-data.`,
 	fl.StringVar(&calibMethod, "calibration-method", "minmax", "with --quantize static: minmax, percentile or entropy")
 	fl.StringVar(&layout, "layout", "", "TF.js and Keras sources: nchw makes image inputs and outputs channels-first (as -O layout=nchw)")
 	fl.BoolVar(&keepNCHW, "keep-nchw-io", false, "TFLite output: keep the ONNX (NCHW) layout of inputs and outputs")
+	fl.StringArrayVar(&setDims, "set-dim", nil, "write a fixed size for a symbolic dim of the inputs and outputs, NAME=N (repeatable; verified at that size)")
+	fl.StringArrayVar(&dynamic, "dynamic", nil, "make a dim of an input or output symbolic, NAME:AXIS or NAME:AXIS=PARAM (repeatable)")
+	fl.StringArrayVar(&renames, "rename", nil, "rename an input or output of the result, OLD=NEW (repeatable; verified by position)")
 	of.register(fl)
 	vf.register(fl)
 	wf.register(fl)
@@ -221,7 +232,8 @@ func notVerified(res *pipeline.Result) error {
 	if res == nil || res.Conversion.NotVerified == "" {
 		return nil
 	}
-	return &exitError{code: exitNotVerified, err: fmt.Errorf("%s was written, but NOT VERIFIED against its source: %s", res.Written, res.Conversion.NotVerified)}
+	// The reason is in the summary above: said once.
+	return &exitError{code: exitNotVerified, err: fmt.Errorf("%s was written, but NOT VERIFIED against its source (the reason is in the summary)", res.Written)}
 }
 
 // printConvertResult prints the equivalence summary of every comparison,
@@ -236,6 +248,9 @@ func printConvertResult(w io.Writer, res *pipeline.Result) {
 		} else {
 			_ = cmp.Report.WriteSummary(w, cmp.What)
 		}
+	}
+	if len(res.Comparisons) == 0 && res.Written != "" {
+		fmt.Fprintf(w, "verify: NOT VERIFIED (--no-verify): %s was written unchecked\n", res.Written)
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintln(w, n)

@@ -33,8 +33,8 @@ type verifyFlags struct {
 
 func (f *verifyFlags) register(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.BoolVar(&f.verify, "verify", false, "check that the result computes what the source computes (default when the model is changed: --opset, --ml-opset, --target)")
-	fs.BoolVar(&f.noVerify, "no-verify", false, "do not verify")
+	fs.BoolVar(&f.verify, "verify", false, "check that the result computes what the source computes (the default)")
+	fs.BoolVar(&f.noVerify, "no-verify", false, "do not verify (the result is written unchecked and the summary says so)")
 	fs.StringVar(&f.inputs, "inputs", "", "folder (or .npz) of verification inputs: NAME.pb, NAME.npy, input_N.pb, input_N.npy, test_data_set_N/")
 	fs.StringVar(&f.refDir, "reference", "", "folder (or .npz) of expected outputs to compare the result with: NAME.npy, NAME.pb, output_N.pb/.npy")
 	fs.StringArrayVar(&f.reports, "report", nil, "write the verification report: .json, .md, .html or .xml (JUnit); repeatable")
@@ -46,7 +46,7 @@ func (f *verifyFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.keepFailed, "keep-failed", false, "when the result is not equivalent, write it anyway as OUT with .not-equivalent before the extension")
 	fs.StringArrayVar(&f.ranges, "input-range", nil, "range of generated input values, LO,HI for every input or NAME=LO,HI (repeatable), e.g. audio=-1,1 or 0,255")
 	fs.StringVar(&f.saveInputs, "save-inputs", "", "write the generated verification inputs to this folder (repeat the run with --inputs)")
-	fs.IntVar(&f.samples, "samples", 1, "number of generated input samples")
+	fs.IntVar(&f.samples, "samples", 2, "number of generated input samples")
 	fs.IntVar(&f.threads, "threads", 0, "executor kernel threads (0: all cores; results do not depend on it)")
 }
 

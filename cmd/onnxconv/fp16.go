@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,10 +13,10 @@ import (
 // newFP16Cmd returns `onnxconv fp16 IN OUT`.
 func newFP16Cmd() *cobra.Command {
 	var (
-		tf               transformFlags
-		keepIO, bf16, nv bool
-		block            string
-		rounds           int
+		tf           transformFlags
+		keepIO, bf16 bool
+		block        string
+		rounds       int
 	)
 	cmd := &cobra.Command{
 		Use:   "fp16 IN OUT",
@@ -43,12 +44,15 @@ Default block list (--block replaces it; --block "" blocks nothing):
 					}
 				}
 			}
-			o := tf.options()
-			o.Unchecked = nv
+			o, err := tf.options()
+			if err != nil {
+				return badInput(fmt.Errorf("fp16: %w", err))
+			}
 			rep, err := pipeline.Float16(cmd.Context(), args[0], args[1], opts, o)
 			w := cmd.OutOrStdout()
 			if rep != nil {
 				_ = rep.WriteKept(w)
+				printVerdict(w, rep.Final, args[0], o.Unchecked)
 			}
 			if err != nil {
 				return pipelineError(err)
@@ -61,6 +65,5 @@ Default block list (--block replaces it; --block "" blocks nothing):
 	cmd.Flags().BoolVar(&bf16, "bf16", false, "convert to bfloat16 instead of float16")
 	cmd.Flags().StringVar(&block, "block", "", "comma-separated op types kept in float32 (replaces the default list)")
 	cmd.Flags().IntVar(&rounds, "max-rounds", 32, "most fallback rounds")
-	cmd.Flags().BoolVar(&nv, "no-verify", false, "convert once, unchecked (no fallback)")
 	return cmd
 }

@@ -3,14 +3,18 @@
 // The command line is thin: every command is a few calls into the library
 // packages (canonical, opset, executor, verify, plugins, importers,
 // exporters). Exit codes: 0 success; 1 the models are not equivalent or the
-// model is invalid; 2 bad usage or unreadable input.
+// model is invalid; 2 bad usage or unreadable input; 3 written but not
+// verified; 130 interrupted.
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +31,9 @@ const (
 	// against its source (no reference runtime or predictor for the
 	// format).
 	exitNotVerified = 3
+	// exitInterrupted: Ctrl-C (SIGINT) or SIGTERM ended the run; plugin
+	// processes were stopped and temporary files removed.
+	exitInterrupted = 130
 )
 
 // exitError carries an exit code out of a command. Commands return
@@ -57,7 +64,15 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	// An interrupt cancels the command's context: plugin processes are
+	// stopped, temporary files removed, and the exit code is 130.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := root.ExecuteContext(ctx)
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "onnxconv: interrupted")
+		return exitInterrupted
+	}
 	if err == nil {
 		return exitOK
 	}

@@ -1,22 +1,29 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/pipeline"
+	"github.com/onnxconv/onnxconv/verify"
 )
 
 // transformFlags are the flags optimize, fp16 and quantize share.
 type transformFlags struct {
-	inputs  string
-	samples int
-	seed    uint64
-	report  string
-	force   bool
+	// verify, noVerify: the one --verify/--no-verify vocabulary of
+	// convert and opset; verification is the default.
+	verify, noVerify bool
+	inputs           string
+	dims             []string
+	samples          int
+	seed             uint64
+	report           string
+	force            bool
 }
 
 func (f *transformFlags) add(cmd *cobra.Command, what string) {
@@ -25,11 +32,35 @@ func (f *transformFlags) add(cmd *cobra.Command, what string) {
 	cmd.Flags().Uint64Var(&f.seed, "seed", 0, "seed of generated verification inputs")
 	cmd.Flags().StringVar(&f.report, "report", "", "write the "+what+" report as JSON to FILE")
 	cmd.Flags().BoolVar(&f.force, "force", false, "let OUT replace IN")
+	cmd.Flags().StringArrayVar(&f.dims, "dim", nil, "symbolic dim value for generated inputs, NAME=N or INPUT:AXIS=N (repeatable)")
+	cmd.Flags().BoolVar(&f.verify, "verify", false, "check the result against IN on the executor and refuse it when not equivalent (the default)")
+	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "apply unchecked (the summary says NOT VERIFIED)")
 }
 
 // options returns the library options of the flags.
-func (f *transformFlags) options() pipeline.TransformOptions {
-	return pipeline.TransformOptions{Inputs: f.inputs, Samples: f.samples, Seed: f.seed, Report: f.report, Force: f.force}
+func (f *transformFlags) options() (pipeline.TransformOptions, error) {
+	if f.verify && f.noVerify {
+		return pipeline.TransformOptions{}, errors.New("--verify and --no-verify contradict each other")
+	}
+	dims, err := pipeline.ParseDims(f.dims)
+	if err != nil {
+		return pipeline.TransformOptions{}, err
+	}
+	return pipeline.TransformOptions{Inputs: f.inputs, Samples: f.samples, Seed: f.seed, Report: f.report, Force: f.force, Unchecked: f.noVerify, Dims: dims}, nil
+}
+
+// printVerdict prints the verification verdict of a transform: the
+// summary of its last comparison (what computed each side), or NOT
+// VERIFIED when unchecked.
+func printVerdict(w io.Writer, final *verify.Report, in string, unchecked bool) {
+	switch {
+	case unchecked:
+		fmt.Fprintln(w, "verify: NOT VERIFIED (--no-verify): the result was written unchecked")
+	case final != nil:
+		_ = final.WriteSummary(w, "against "+in)
+	default:
+		fmt.Fprintln(w, "verify: nothing changed, nothing to compare")
+	}
 }
 
 // newOptimizeCmd returns `onnxconv optimize IN OUT`.
@@ -37,7 +68,6 @@ func newOptimizeCmd() *cobra.Command {
 	var (
 		tf        transformFlags
 		list      string
-		check     bool
 		foldLimit int64
 		opsetMax  int64
 	)
@@ -45,7 +75,7 @@ func newOptimizeCmd() *cobra.Command {
 		Use:   "optimize IN OUT",
 		Short: "Simplify a model with passes that keep its numbers, each checked by the executor",
 		Long: `Apply graph passes to IN and write the result to OUT. Each pass runs on a
-copy of the model; with --verify (the default) the copy is run by the
+copy of the model; unless --no-verify the copy is run by the
 built-in executor on the verification inputs and compared with the model
 before the pass (fp32: rtol 1e-4, atol 1e-5). A pass that changes an
 output beyond tolerance is rolled back and named, with the first diverging
@@ -72,9 +102,14 @@ Passes (default: all, in this order):
 					fmt.Fprintf(cmd.ErrOrStderr(), "  "+format+"\n", a...)
 				},
 			}
-			o := tf.options()
-			o.Unchecked = !check
+			o, err := tf.options()
+			if err != nil {
+				return badInput(fmt.Errorf("optimize: %w", err))
+			}
 			rep, err := pipeline.Optimize(cmd.Context(), args[0], args[1], ps, ro, o)
+			if rep != nil {
+				printVerdict(cmd.OutOrStdout(), rep.Final, args[0], o.Unchecked)
+			}
 			if err != nil {
 				return pipelineError(err)
 			}
@@ -83,7 +118,6 @@ Passes (default: all, in this order):
 	}
 	tf.add(cmd, "per-pass")
 	cmd.Flags().StringVar(&list, "passes", "", "comma-separated passes to run, in order (default: all)")
-	cmd.Flags().BoolVar(&check, "verify", true, "check every pass on the executor and roll back those that change an output (--verify=false: apply unchecked)")
 	cmd.Flags().Int64Var(&foldLimit, "fold-limit", passes.DefaultFoldLimit, "largest tensor in bytes that constant folding writes")
 	cmd.Flags().Int64Var(&opsetMax, "max-opset", 0, "highest ai.onnx opset the fusions may use ops of (default: the model's)")
 	return cmd

@@ -28,7 +28,9 @@ func newQuantizeCmd() *cobra.Command {
 asymmetric. --mode static calibrates activation ranges (min-max) from the
 samples in --calibration DIR (or --calibration-samples generated ones);
 --mode dynamic quantizes activations at run time (DynamicQuantizeLinear).
-The report gives top-1 agreement with the float model on the held samples
+The result is verified against IN on the held samples with the int8
+tolerance profile and refused when not equivalent (--no-verify: written
+anyway, the summary says NOT VERIFIED). The report gives top-1 agreement with the float model on the held samples
 (--inputs, default the calibration samples) for [N, C] outputs, the max and
 mean absolute error, and the size change.`,
 		Example: `  onnxconv quantize model.onnx model.int8.onnx --mode static --calibration calib/ --per-channel
@@ -40,7 +42,14 @@ mean absolute error, and the size change.`,
 			}
 			opts := passes.QuantOptions{Mode: passes.QuantMode(mode), PerChannel: perChannel,
 				Method: passes.CalibMethod(method), Percentile: percentile}
-			rep, err := pipeline.Quantize(cmd.Context(), args[0], args[1], opts, calib, nCalib, tf.options())
+			o, err := tf.options()
+			if err != nil {
+				return badInput(fmt.Errorf("quantize: %w", err))
+			}
+			rep, err := pipeline.Quantize(cmd.Context(), args[0], args[1], opts, calib, nCalib, o)
+			if rep != nil {
+				printVerdict(cmd.OutOrStdout(), rep.Final, args[0], o.Unchecked)
+			}
 			if err != nil {
 				return pipelineError(err)
 			}

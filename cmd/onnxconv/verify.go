@@ -115,7 +115,7 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&inputs, "inputs", "", "folder (or .npz) of inputs: input_N.pb, NAME.pb, NAME.npy, test_data_set_N/")
-	f.IntVar(&samples, "samples", 1, "number of generated input samples")
+	f.IntVar(&samples, "samples", 2, "number of generated input samples")
 	f.Uint64Var(&seed, "seed", 0, "seed of the generated inputs")
 	f.StringVar(&dist, "dist", "normal", "distribution of generated float inputs: normal or uniform")
 	f.Float64Var(&rtol, "rtol", 0, "relative tolerance (overrides the profile)")

@@ -136,6 +136,7 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 		graph.Name = proto.String("main")
 	}
 	produced := map[int]bool{}
+	var runtimeDims []string
 	for _, i := range g.inputs {
 		t := g.tensors[i]
 		if t.data != nil {
@@ -148,6 +149,13 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 		graph.Input = append(graph.Input, vi)
 		c.raw[layoutKey{int(i), native}] = c.base[i]
 		produced[int(i)] = true
+		// The interpreter runs a dynamic dim at its static placeholder
+		// size (it cannot resize inputs): verification generates that.
+		for k, d := range vi.GetType().GetTensorType().GetShape().GetDim() {
+			if p := d.GetDimParam(); p != "" && k < len(t.static) && t.static[k] > 0 {
+				runtimeDims = append(runtimeDims, fmt.Sprintf("%s=%d", p, t.static[k]))
+			}
+		}
 	}
 	// Variable tensors (LSTM state) without data start at zero.
 	for i, t := range g.tensors {
@@ -203,6 +211,11 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 		mp.MetadataProps = append(mp.MetadataProps, &onnxpb.StringStringEntryProto{Key: proto.String(k), Value: proto.String(v)})
 	}
 	meta("source_format", "tflite")
+	if len(runtimeDims) > 0 {
+		// verify.RuntimeDimsKey: the sizes the TFLite interpreter runs
+		// the dynamic dims of the inputs at.
+		meta("onnxconv.runtime_dims", strings.Join(runtimeDims, ","))
+	}
 	meta("tflite.schema_version", strconv.FormatUint(uint64(m.version), 10))
 	if m.description != "" {
 		meta("tflite.description", m.description)

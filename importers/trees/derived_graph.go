@@ -112,7 +112,7 @@ func (g *graph) lookups(e *Ensemble, name string) string {
 			keys[i] = int64(k)
 		}
 		attrs := []*onnxpb.AttributeProto{aInts("keys_int64s", keys), aFloats("values_floats", l.Values), aFloat("default_float", l.Default)}
-		g.add("LabelEncoder", mlDomain, q, []string{h}, []string{q + "_float"}, attrs...)
+		g.add("LabelEncoder", mlDomain, q+"_float", []string{h}, []string{q + "_float"}, attrs...)
 		v := q + "_float"
 		if g.double {
 			g.add("Cast", "", q, []string{v}, []string{q}, aInt("to", int64(onnxpb.TensorProto_DOUBLE)))

@@ -291,6 +291,11 @@ func expandTrilu(sc *stepCtx, to int) error {
 	if err != nil {
 		return err
 	}
+	if elemType(n.Input(0)) == canonical.Bool {
+		// ONNX Runtime's CPU Where has no bool kernel: a bool triangle
+		// is the input and the mask.
+		return b.finish(b.op("And", []*canonical.Value{n.Input(0), mv}))
+	}
 	y := b.op("Where", []*canonical.Value{mv, n.Input(0), b.scalar(0)})
 	return b.finish(y)
 }

@@ -62,7 +62,7 @@ func (e *MissingError) Error() string {
 		return fmt.Sprintf("%s runtime: Node.js not found (looked for %s); install it (Debian: apt-get install nodejs, or set $%s to the node executable), then %s with:\n  %s",
 			e.Runtime, strings.Join(e.Looked, ", "), EnvNode, e.Then, e.Install)
 	}
-	return fmt.Sprintf("%s runtime: the npm package %s not found (looked in %s); install it with:\n  %s\n(or set $%s to a node_modules folder that holds it)",
+	return fmt.Sprintf("%s runtime not installed (npm package %s not found in %s): run '%s' (or set $%s)",
 		e.Runtime, e.What, strings.Join(e.Looked, ", "), e.Install, EnvNodeModules)
 }
 
@@ -111,9 +111,31 @@ func userDir() (string, error) {
 	return filepath.Join(dir, "onnxconv", "plugins"), nil
 }
 
+// DataDir is the user's onnxconv data folder, where 'onnxconv runtimes
+// install' puts the reference runtimes: $XDG_DATA_HOME/onnxconv, else
+// ~/.local/share/onnxconv.
+func DataDir(getenv func(string) string) (string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if d := getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "onnxconv"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("onnxconv data folder: %w", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "share", "onnxconv"), nil
+}
+
 // ModuleDirs lists the node_modules folders Find looks in, in order:
 // $ONNXCONV_NODE_MODULES alone when set; else node_modules beside the
-// executable, node_modules in the user plugins folder
+// executable, node_modules in the data folder (DataDir, where 'onnxconv
+// runtimes install' puts them), node_modules in the user plugins folder
 // (~/.config/onnxconv/plugins/node_modules), and node_modules of the
 // onnxconv checkout at or above the working folder (development).
 func ModuleDirs(o FindOptions) []string {
@@ -127,6 +149,10 @@ func ModuleDirs(o FindOptions) []string {
 			exe = r
 		}
 		dirs = append(dirs, filepath.Join(filepath.Dir(exe), "node_modules"))
+	}
+	if d, err := DataDir(o.Getenv); err == nil {
+		// Where 'onnxconv runtimes install' puts the packages.
+		dirs = append(dirs, filepath.Join(d, "node_modules"))
 	}
 	if u, err := o.UserDir(); err == nil && u != "" {
 		dirs = append(dirs, filepath.Join(u, "node_modules"))

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/plugins"
+	"github.com/onnxconv/onnxconv/runtimes/node"
 )
 
 // LibraryEnv is the environment variable that names the ONNX Runtime shared
@@ -27,7 +28,7 @@ const NPMVersion = "1.30.0"
 const NPMLibraryPath = "node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1"
 
 // InstallHint tells a person how to get the library.
-const InstallHint = "install ONNX Runtime with `npm install --ignore-scripts onnxruntime-node@" + NPMVersion + "` " +
+const InstallHint = "install ONNX Runtime with `onnxconv runtimes install` (npm install --ignore-scripts onnxruntime-node@" + NPMVersion + " into the onnxconv data folder), or `npm install --ignore-scripts onnxruntime-node@" + NPMVersion + "` " +
 	"(npm's onnxruntime-node ships the library: " + NPMLibraryPath + " on linux/amd64), " +
 	"then set " + LibraryEnv + " to that file, or copy libonnxruntime.so.1 beside the onnxconv-plugin-onnxruntime executable " +
 	"or into the user plugins folder"
@@ -98,7 +99,9 @@ func (e *LibraryNotFoundError) Unwrap() error { return e.Err }
 //  2. the folder of the running executable (the plugin), and lib/ in it:
 //     the folder of its absolute os.Args[0] (a link in a plugin folder),
 //     then that of os.Executable() with links resolved;
-//  3. the user plugins folder (plugins.UserDir), and lib/ in it;
+//  3. node_modules/onnxruntime-node/bin/napi-v6/<os>/<arch> in the
+//     onnxconv data folder (node.DataDir: 'onnxconv runtimes install'),
+//     the user plugins folder (plugins.UserDir), and lib/ in it;
 //  4. node_modules/onnxruntime-node/bin/napi-v6/<os>/<arch> under the
 //     nearest folder at or above the working directory holding a go.mod
 //     (a development checkout, after `npm ci --ignore-scripts`);
@@ -119,6 +122,7 @@ type search struct {
 	lib     string   // $ONNXRUNTIME_LIB
 	exeDirs []string // folders of the running executable: as started, and with links resolved
 	userDir string   // user plugins folder; "" unknown
+	dataDir string   // onnxconv data folder ('onnxconv runtimes install'); "" unknown
 	wd      string   // working directory; "" unknown
 	ldPath  string   // $LD_LIBRARY_PATH (or the platform's equivalent)
 	sysDirs []string // the loader's default folders
@@ -143,6 +147,9 @@ func defaultSearch() search {
 	}
 	if d, err := plugins.UserDir(); err == nil {
 		s.userDir = d
+	}
+	if d, err := node.DataDir(os.Getenv); err == nil {
+		s.dataDir = d
 	}
 	if wd, err := os.Getwd(); err == nil {
 		s.wd = wd
@@ -202,6 +209,10 @@ func (s search) folders() (dirs, why []string) {
 	for _, d := range s.exeDirs {
 		add(d, "beside the executable")
 		add(filepath.Join(d, "lib"), "beside the executable")
+	}
+	if s.dataDir != "" {
+		add(filepath.Join(s.dataDir, "node_modules", "onnxruntime-node", "bin", "napi-v6", npmPlatform(s.goos), npmArch(s.goarch)),
+			"onnxconv runtimes install")
 	}
 	if s.userDir != "" {
 		add(s.userDir, "user plugins folder")

@@ -22,8 +22,8 @@ const (
 )
 
 // InstallCommand is the one documented command that installs the npm
-// packages where Find looks (the user plugins folder).
-const InstallCommand = "npm install --prefix ~/.config/onnxconv/plugins @tensorflow/tfjs@4.22.0"
+// packages where Find looks (the data folder, node.DataDir).
+const InstallCommand = "onnxconv runtimes install"
 
 // spec is what Find looks for (Package with its Node build,
 // dist/tf.node.js) and how a *MissingError names the runtime.

@@ -29,8 +29,8 @@ const (
 )
 
 // InstallCommand is the one documented command that installs the npm
-// packages where Find looks (the user plugins folder).
-const InstallCommand = "npm install --prefix ~/.config/onnxconv/plugins @tensorflow/tfjs@4.22.0 @tensorflow/tfjs-tflite@0.0.1-alpha.10 @litertjs/core@2.5.3"
+// packages where Find looks (the data folder, node.DataDir).
+const InstallCommand = "onnxconv runtimes install"
 
 // spec is what Find looks for (Package with its WebAssembly build) and how
 // a *MissingError names the runtime.

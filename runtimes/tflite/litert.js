@@ -85,7 +85,10 @@ async function main() {
   const tensors = new Array(mins.length);
   for (let k = 0; k < inputs.length; k++) {
     const given = inputs[k];
-    const j = given.name ? infos.findIndex((d) => d.name === given.name) : k;
+    // By name only when every input name is set and distinct, else by
+    // position (unnamed tensors of keyword models).
+    const named = infos.every((d) => d.name) && new Set(infos.map((d) => d.name)).size === infos.length;
+    const j = given.name && named ? infos.findIndex((d) => d.name === given.name) : k;
     if (j < 0) return fail('inputs', `no model input is named "${given.name}"`, { inputs: infos });
     const want = infos[j];
     if (want.dtype !== given.dtype || !TYPED[given.dtype]) {

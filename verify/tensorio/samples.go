@@ -60,6 +60,8 @@ func (e *ExtraTensorError) Error() string {
 //  4. member PREFIX_i of the .npz archive.
 //
 // In an .npz given as path, members NAME, SAFE and PREFIX_i are tried.
+// A .csv or .tsv path is one sample for a model with one 2-D input (a
+// tabular model): its rows (see ReadTableFile).
 // That is, by name first, then by position. A missing tensor is an error
 // (a *MissingTensorError naming what was looked for) unless optional is
 // set, in which case its entry is nil. A sample folder that holds
@@ -67,6 +69,9 @@ func (e *ExtraTensorError) Error() string {
 // *ExtraTensorError) unless optional is set: the files are another
 // model's.
 func LoadSamples(path, prefix string, vals []*canonical.Value, optional bool) ([][]*canonical.Tensor, error) {
+	if IsTable(path) {
+		return loadTable(path, prefix, vals)
+	}
 	names := make([]string, len(vals))
 	for i, v := range vals {
 		if v != nil {
@@ -119,7 +124,14 @@ func loadSample(dir, prefix string, names []string, optional bool) ([]*canonical
 				return nil, err
 			}
 		}
-		if !optional {
+		// A file named after a value is that value's (a Keras model's
+		// one input named input_1 reads input_1.npy), not another
+		// model's positional tensor.
+		named := map[string]bool{}
+		for _, n := range names {
+			named[SafeName(n)] = true
+		}
+		if !optional && !named[prefix+"_"+strconv.Itoa(len(names))] {
 			for _, ext := range []string{".pb", ".npy"} {
 				extra := prefix + "_" + strconv.Itoa(len(names)) + ext
 				if _, err := os.Stat(filepath.Join(dir, extra)); err == nil {
@@ -195,4 +207,29 @@ func loadSample(dir, prefix string, names []string, optional bool) ([]*canonical
 		out[i].Name = name
 	}
 	return out, nil
+}
+
+// loadTable reads a CSV/TSV table as the one sample of a model whose one
+// input is a [rows, features] matrix.
+func loadTable(path, prefix string, vals []*canonical.Value) ([][]*canonical.Tensor, error) {
+	if prefix != "input" || len(vals) != 1 || vals[0] == nil {
+		return nil, fmt.Errorf("%s: a table feeds a model with one [rows, features] input; this one has %d %ss", path, len(vals), prefix)
+	}
+	v := vals[0]
+	dt, ds, hasShape, ok := canonical.TensorTypeOf(v.Type)
+	if !ok || !hasShape || len(ds) != 2 {
+		return nil, fmt.Errorf("%s: a table feeds a [rows, features] input; %q is %s", path, v.Name, canonical.TypeString(v.Type))
+	}
+	want := int64(0)
+	if ds[1].Known {
+		want = ds[1].Value
+	}
+	t, err := ReadTableFile(path, v.Name, dt, want)
+	if err != nil {
+		return nil, err
+	}
+	if ds[0].Known && ds[0].Value != t.Dims[0] {
+		return nil, fmt.Errorf("%s: %d rows, input %q takes %d", path, t.Dims[0], v.Name, ds[0].Value)
+	}
+	return [][]*canonical.Tensor{{t}}, nil
 }

@@ -235,3 +235,33 @@ func TestLoadSamplesSets(t *testing.T) {
 		t.Errorf("outputs: %v", err)
 	}
 }
+
+// TestLoadSamplesInputNamedLikePosition: a model whose one input is named
+// input_1 (every Keras model exported by tf2onnx) reads input_1.npy as
+// that input, not as another model's second positional tensor.
+func TestLoadSamplesInputNamedLikePosition(t *testing.T) {
+	ins, _, fdir := fixture(t, "mlp_opset9")
+	in, err := canonical.ReadTensorFile(filepath.Join(fdir, "test_data_set_0", "input_0.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := *ins[0]
+	v.Name = "input_1"
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "input_1.npy"), npyOf(t, in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadSamples(dir, "input", []*canonical.Value{&v}, false)
+	if err != nil {
+		t.Fatalf("input_1.npy for the input named input_1: %v", err)
+	}
+	if !bytes.Equal(mustBytes(t, got[0][0]), mustBytes(t, in)) {
+		t.Error("input_1.npy was not read as input_1")
+	}
+	// With the input named otherwise, input_1.npy still marks another
+	// model's files.
+	v.Name = "x"
+	if _, err := LoadSamples(dir, "input", []*canonical.Value{&v}, false); err == nil {
+		t.Error("input_1.npy beside a one-input model named x was accepted")
+	}
+}

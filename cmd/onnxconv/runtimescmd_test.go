@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+)
+
+// runIn runs the onnxconv binary in dir with env added to a clean
+// environment (no $ONNXCONV_NODE_MODULES, a private $HOME).
+func runIn(t *testing.T, dir string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(onnxconvBin(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out.String(), errb.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+// TestRuntimesFoundAnywhere: from a folder outside the checkout, with the
+// Node packages in the data folder ($XDG_DATA_HOME/onnxconv/node_modules,
+// where 'onnxconv runtimes install' puts them), 'onnxconv runtimes' lists
+// them there and a plain convert of a TFLite model is EQUIVALENT against
+// the TFLite interpreter (exit 0). With an empty data folder the runtime
+// is missing: one line with the install command, said once, exit 3.
+func TestRuntimesFoundAnywhere(t *testing.T) {
+	_, modules := testpaths.Node(t, "@tensorflow/tfjs-tflite", "@tensorflow/tfjs")
+	outside := t.TempDir()
+	data := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(data, "onnxconv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(modules, filepath.Join(data, "onnxconv", "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"XDG_DATA_HOME=" + data}
+	code, stdout, stderr := runIn(t, outside, env, "runtimes")
+	if code != 0 {
+		t.Fatalf("runtimes: exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{"tflite", "tfjs"} {
+		line := lineStarting(stdout, name+" ")
+		if !strings.Contains(line, filepath.Join(data, "onnxconv", "node_modules")) || strings.Contains(line, "MISSING") {
+			t.Errorf("runtimes: %s not found in the data folder:\n%s", name, stdout)
+		}
+	}
+	tfl := filepath.Join(repoDir(t), "fixtures", "tflite", "cnn.tflite")
+	code, stdout, stderr = runIn(t, outside, env, "convert", tfl, filepath.Join(outside, "cnn.onnx"), "-q")
+	if code != 0 || !strings.Contains(stdout, "EQUIVALENT") || !strings.Contains(stdout, "computed by tflite") {
+		t.Errorf("convert from outside the checkout: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	empty := []string{"XDG_DATA_HOME=" + t.TempDir()}
+	code, stdout, _ = runIn(t, outside, empty, "runtimes")
+	if code != 0 || !strings.Contains(lineStarting(stdout, "tflite "), "MISSING") || !strings.Contains(stdout, "onnxconv runtimes install") {
+		t.Errorf("runtimes without the packages: exit %d\n%s", code, stdout)
+	}
+	code, stdout, stderr = runIn(t, outside, empty, "convert", tfl, filepath.Join(outside, "cnn2.onnx"))
+	all := stdout + stderr
+	if code != 3 || strings.Count(all, "onnxconv runtimes install") != 1 {
+		t.Errorf("convert without the runtime: exit %d (want 3), install line %d times (want 1):\n%s", code, strings.Count(all, "onnxconv runtimes install"), all)
+	}
+}
+
+func lineStarting(s, prefix string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestConvertRunsResultInORT: with the ONNX Runtime plugin installed, a
+// convert for ONNX Runtime (no target) also loads the result in ONNX
+// Runtime 1.30 and compares it with the source; without the plugin a note
+// says it was not run there.
+func TestConvertRunsResultInORT(t *testing.T) {
+	env := ortEnv(t)
+	in := filepath.Join(repoDir(t), "fixtures", "xgboost", "binary_logistic.json")
+	out := filepath.Join(t.TempDir(), "x.onnx")
+	code, stdout, stderr := execEnv(t, env, "convert", in, out, "-q")
+	if code != 0 || !strings.Contains(stdout, "verify against the source, the result run in ONNX Runtime: EQUIVALENT") ||
+		!strings.Contains(stdout, "computed by onnxruntime 1.30") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = execEnv(t, []string{"ONNXCONV_PLUGIN_PATH=" + t.TempDir()}, "convert", in, out, "-q", "--force")
+	if code != 0 || !strings.Contains(stdout, "not run in ONNX Runtime") {
+		t.Errorf("without the plugin: exit %d\n%s", code, stdout)
+	}
+}

@@ -1,0 +1,80 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/verify"
+)
+
+// inTarget runs the result where it will run: when it is for ONNX Runtime
+// (an onnxruntime target, or none) and the ONNX Runtime plugin is
+// installed, the result is loaded in ONNX Runtime and compared with the
+// source on the verification inputs (or, without a reference, run once).
+// A result ONNX Runtime cannot load or run is refused. Without the plugin
+// a note says the result was not run in ONNX Runtime.
+func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *canonical.Model, samples [][]*canonical.Tensor, source string) error {
+	if c.tflite || (c.opts.Target != "" && !strings.HasPrefix(c.opts.Target, "onnxruntime")) {
+		return nil
+	}
+	setup, err := c.ortSetup(ctx)
+	if err != nil {
+		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime (its plugin is not installed; see 'onnxconv runtimes')")
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "onnxconv-ort-*")
+	if err != nil {
+		return inputErr(fmt.Errorf("running the result in ONNX Runtime: %w", err))
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "result.onnx")
+	if err := Save(path, result, SaveOptions{}); err != nil {
+		return err
+	}
+	side, err := setup.Side(0, path, result)
+	if err != nil {
+		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: "+oneLineErr(err))
+		return nil
+	}
+	side.Name, side.ComputedBy = c.out+" (onnxruntime)", setup.DescribeSide(0)
+	if ref != nil {
+		if c.opts.Verify.Profile == "" && c.opts.Verify.RTol == nil && c.opts.Verify.ATol == nil {
+			// The ONNX Runtime run is held to float32 precision at
+			// least: its double kernels are not double-exact
+			// everywhere (a polynomial SVR's double MatMul/Pow chain
+			// differs by 1.9e-5 relative), while the comparison on
+			// the executor above keeps the float64 profile.
+			defer func(v *VerifyOptions) { c.opts.Verify = v }(c.opts.Verify)
+			v := *c.opts.Verify
+			v.Profile = "fp32"
+			c.opts.Verify = &v
+		}
+		rep, err := c.compare(ctx, ref, side, samples, source)
+		if err != nil {
+			return invalidErr(fmt.Errorf("%s: ONNX Runtime cannot run the result: %v; nothing was written", c.in, oneLineErr(err)))
+		}
+		c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the source, the result run in ONNX Runtime", Report: rep})
+		return nil
+	}
+	o := c.opts.Verify.options()
+	o.Inputs, o.InputSource = samples, source
+	rep, err := verify.RunOnce(ctx, side, o)
+	if err != nil {
+		return invalidErr(fmt.Errorf("%s: ONNX Runtime cannot run the result: %v; nothing was written", c.in, oneLineErr(err)))
+	}
+	rep.Summary = "the result runs in ONNX Runtime (NOT VERIFIED against the source)"
+	c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "run once in ONNX Runtime", Report: rep, RunOnce: true})
+	return nil
+}
+
+func oneLineErr(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
