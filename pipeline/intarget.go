@@ -18,7 +18,7 @@ import (
 // A result ONNX Runtime cannot load or run is refused. Without the plugin
 // a note says the result was not run in ONNX Runtime.
 func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *canonical.Model, samples [][]*canonical.Tensor, source string) error {
-	if c.tflite || (c.opts.Target != "" && !strings.HasPrefix(c.opts.Target, "onnxruntime")) {
+	if c.fileOut || (c.opts.Target != "" && !strings.HasPrefix(c.opts.Target, "onnxruntime")) {
 		return nil
 	}
 	setup, err := c.ortSetup(ctx)

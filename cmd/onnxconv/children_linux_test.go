@@ -68,9 +68,15 @@ func TestChildProcesses(t *testing.T) {
 		}
 	})
 	t.Run("xgboost", func(t *testing.T) {
-		n, _, execs := run("convert", "fixtures/xgboost/binary_hinge.json", filepath.Join(dir, "xgb.onnx"))
+		n, _, execs := run("convert", "fixtures/xgboost/binary_hinge.json", filepath.Join(dir, "xgb.onnx"), "--no-verify")
 		if len(execs) > 1 || n > 1 {
 			t.Errorf("an XGBoost conversion started %d process(es), want at most 1 (the importer): %v", len(execs), execs)
+		}
+		// Verified (the default), the direct Go predictor parses the
+		// file in a plugin process of its own: 2 at most.
+		n, _, execs = run("convert", "fixtures/xgboost/binary_hinge.json", filepath.Join(dir, "xgb2.onnx"))
+		if len(execs) > 2 || n > 2 {
+			t.Errorf("a verified XGBoost conversion started %d process(es), want at most 2 (the importer, the predictor): %v", len(execs), execs)
 		}
 	})
 	t.Run("tflite", func(t *testing.T) {
