@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -66,6 +67,11 @@ func (c *converter) toFile(ctx context.Context, imported, result *canonical.Mode
 				}
 				c.res.Kept = kept
 			}
+			// The reports name the file actually written (the kept
+			// one, or none) with its SHA-256.
+			if err := c.recordWritten(c.res.Kept); err != nil {
+				return err
+			}
 			return &Error{Kind: KindInvalid, Err: &NotEquivalentError{Input: c.in, Output: c.out, Kept: c.res.Kept, Result: c.res}}
 		}
 	}
@@ -75,7 +81,7 @@ func (c *converter) toFile(ctx context.Context, imported, result *canonical.Mode
 	c.timed("write")
 	c.res.Written = c.out
 	c.logf("wrote %s (%s, %d bytes)", c.out, d.Format, len(r.Bytes))
-	return nil
+	return c.recordWritten(c.out)
 }
 
 // calibration returns the samples that calibrate a quantizing export: the
@@ -117,14 +123,16 @@ func writeBytes(path string, data []byte) error {
 // on the executor, and the facts say NOT VERIFIED.
 func (c *converter) fileSide(ctx context.Context, path string, result *canonical.Model, r *exporters.Result, format string) (*verify.Side, error) {
 	var err error
-	if r.Runtime != "" {
+	if why := c.runtimeMissing(r.Runtime); why != "" {
+		err = errors.New(why) // one line, with the install command
+	} else if r.Runtime != "" {
 		var setup *runtimes.Setup
 		setup, err = runtimes.NewSetup([]string{r.Runtime}, 0, c.opts.Env.runtimes())
 		if err == nil {
 			c.release = append(c.release, setup.Close)
 			var side *verify.Side
 			if side, err = setup.Side(0, path, result); err == nil {
-				return &verify.Side{Name: c.out + " (" + r.Runtime + ")", Model: result,
+				return &verify.Side{Name: c.out + " (" + r.Runtime + ")", Model: result, ComputedBy: setup.DescribeSide(0),
 					Runner: newPermuting(side.Runner, nil, r.Inputs, r.Outputs, result.Graph.Outputs)}, nil
 			}
 		}
@@ -138,7 +146,8 @@ func (c *converter) fileSide(ctx context.Context, path string, result *canonical
 	}
 	c.closers = append(c.closers, back)
 	c.candidateNote = fmt.Sprintf("the %s file was not run in the %s runtime (install it: see 'onnxconv plugins'); it was checked by reading it back with onnxconv's own %s importer", format, format, format)
-	return &verify.Side{Name: c.out + " (read back)", Model: back, Runner: newPermuting(nil, back, r.Inputs, r.Outputs, result.Graph.Outputs)}, nil
+	return &verify.Side{Name: c.out + " (read back)", Model: back, ComputedBy: fmt.Sprintf("onnxconv's %s importer on the built-in executor (NOT the %s runtime)", format, format),
+		Runner: newPermuting(nil, back, r.Inputs, r.Outputs, result.Graph.Outputs)}, nil
 }
 
 // readBack imports the exported file at path with the importer of format.

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 
 	"github.com/onnxconv/onnxconv/runtimes"
 )
@@ -15,4 +16,22 @@ func (c *converter) ortSetup(_ context.Context) (*runtimes.Setup, error) {
 		c.release = append(c.release, s.Close)
 	}
 	return s, err
+}
+
+// runtimeMissing returns one line saying that the reference runtime name
+// of the run's Env is not installed, with the command that installs it;
+// "" when it is there, or when it is not one that says so (the setup
+// then fails with its own error).
+func (c *converter) runtimeMissing(name string) string {
+	if name == "" {
+		return ""
+	}
+	// Lookup fails with a Checker's error: a runtime under Node that is
+	// not installed says so in one line.
+	_, err := c.opts.Env.runtimes().Lookup(name)
+	var ni *runtimes.NotInstalledError
+	if errors.As(err, &ni) {
+		return ni.Line
+	}
+	return ""
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/runtimes"
-	"github.com/onnxconv/onnxconv/runtimes/discover"
-	"github.com/onnxconv/onnxconv/runtimes/node"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -238,7 +236,7 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 	}
 	d := c.imp.Describe()
 	why := fmt.Sprintf("no reference runtime or direct predictor for format %s", d.FormatName())
-	if why := discover.Missing(d.Runtime, node.FindOptions{}); why != "" && !c.isONNX() {
+	if why := c.runtimeMissing(d.Runtime); why != "" && !c.isONNX() {
 		// One line, said once: the runtime is not installed.
 		cv.NotVerified = why
 		return nil, nil

@@ -178,3 +178,19 @@ func short(i Info) string {
 	}
 	return fmt.Sprintf("%s %s (%s)", i.Name, i.Version, where)
 }
+
+// NotInstalledError is a reference runtime that is not installed. Its
+// message is one line with the command that installs it (what a user
+// sees once, not the search paths); Err holds the details.
+type NotInstalledError struct {
+	// Runtime is the runtime's name ("tflite"); Line the one line.
+	Runtime, Line string
+	Err           error
+}
+
+func (e *NotInstalledError) Error() string { return e.Line }
+func (e *NotInstalledError) Unwrap() error { return e.Err }
+
+// InstallCommand installs the reference runtimes under Node and ONNX
+// Runtime's library in the user's data folder.
+const InstallCommand = "onnxconv runtimes install"

@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/runtimes/node"
 	"github.com/onnxconv/onnxconv/runtimes/tfjs"
 	"github.com/onnxconv/onnxconv/runtimes/tflite"
@@ -24,7 +25,7 @@ import (
 
 // InstallCommand is the one command that installs every reference
 // runtime where onnxconv finds it.
-const InstallCommand = "onnxconv runtimes install"
+const InstallCommand = runtimes.InstallCommand
 
 // ORTPackage and ORTVersion are the npm package that ships ONNX Runtime's
 // library, and its tested release.
@@ -216,15 +217,8 @@ func Missing(name string, o node.FindOptions) string {
 	default:
 		return ""
 	}
-	var me *node.MissingError
-	if errors.As(err, &me) {
-		if me.What == "node" {
-			return fmt.Sprintf("the %s runtime needs Node.js, which was not found (Debian: apt-get install nodejs), then '%s'", name, InstallCommand)
-		}
-		return fmt.Sprintf("the %s runtime is not installed: run '%s'", name, InstallCommand)
-	}
 	if err != nil {
-		return oneLine(err)
+		return oneLine(node.NotInstalled(name, err))
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/runtimes"
+	"github.com/onnxconv/onnxconv/runtimes/node"
 )
 
 // RuntimeName is the name users pick the runtime by (`--runtime tflite`).
@@ -39,7 +40,7 @@ func (r runtime) Info() runtimes.Info {
 // Check tells whether Node and the npm package are installed.
 func (r runtime) Check() error {
 	_, err := Find(r.o)
-	return err
+	return node.NotInstalled(RuntimeName, err)
 }
 
 func (r runtime) Open(ctx context.Context, modelPath string, o runtimes.OpenOptions) (runtimes.Session, error) {
