@@ -14,9 +14,9 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/fsys"
 	"github.com/onnxconv/onnxconv/hdf5"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/fsys"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
 )
 

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/onnxconv/onnxconv/fsys"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/fsys"
 )
 
 // localZipName reports whether a zip member name stays inside the archive
