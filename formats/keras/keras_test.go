@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-const shared = "../../../shared/models"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+)
 
 // Load reads each kind of Keras file into its config and weights: the
 // kind, the Keras version the file records, and the weights of a layer in
@@ -24,7 +24,7 @@ func TestLoadKinds(t *testing.T) {
 		{"keras_h5/hls4ml_KERAS_3layer/KERAS_3layer.json", JSONWeights, ""},
 	} {
 		t.Run(c.path, func(t *testing.T) {
-			p := filepath.Join(shared, c.path)
+			p := testpaths.Shared(t, "models", c.path)
 			head, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
@@ -90,18 +90,18 @@ func TestLoadRefusals(t *testing.T) {
 		"keras_h5/hls4ml_qkeras_3layer/qkeras_3layer.json":         "QKeras",
 		"keras_h5/hls4ml_hgq_jet_classifier/hgq_jet_classifier.h5": "HGQ",
 	} {
-		_, err := Load(context.Background(), filepath.Join(shared, p), "")
+		_, err := Load(context.Background(), testpaths.Shared(t, "models", p), "")
 		var ce *CustomLayerError
 		if !errors.As(err, &ce) || ce.Library != lib || len(ce.Classes) == 0 {
 			t.Errorf("%s: %v, want a *CustomLayerError from %s", p, err, lib)
 		}
 	}
-	_, err := Load(context.Background(), filepath.Join(shared, "keras_h5/hls4ml_KERAS_3layer/KERAS_3layer_weights.h5"), "")
+	_, err := Load(context.Background(), testpaths.Shared(t, "models", "keras_h5/hls4ml_KERAS_3layer/KERAS_3layer_weights.h5"), "")
 	var fe *FormatError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "-O weights=") {
 		t.Errorf("weights alone: %v", err)
 	}
-	_, err = Load(context.Background(), filepath.Join("..", "..", "fixtures", "hostile", "keras", "json_symlink_weights", "model.json"), "")
+	_, err = Load(context.Background(), filepath.Join(testpaths.RepoRoot(t), "fixtures", "hostile", "keras", "json_symlink_weights", "model.json"), "")
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "outside the folder") {
 		t.Errorf("symlinked weights: %v", err)
 	}
@@ -112,7 +112,7 @@ func TestLoadRefusals(t *testing.T) {
 func FuzzLoad(f *testing.F) {
 	for _, p := range []string{"keras_v3/flownet_25-06_model/model.keras", "keras_h5/hls4ml_hgq_jet_classifier/hgq_jet_classifier.h5",
 		"keras_h5/hls4ml_KERAS_conv1d_small/KERAS_conv1d_small.json"} {
-		if b, err := os.ReadFile(filepath.Join(shared, p)); err == nil {
+		if b, err := os.ReadFile(testpaths.Shared(f, "models", p)); err == nil {
 			f.Add(b)
 		}
 	}
