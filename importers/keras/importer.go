@@ -12,20 +12,21 @@
 //     (NAME_weights.h5, NAME.h5, NAME.weights.h5) or named with the option
 //     "weights".
 //
-// The layers are mapped by importers/keraslayers, the one Keras-layer
-// mapping (shared with TF.js layers models); weights are read with the
-// hdf5 package. A custom layer (QKeras, HGQ, any class keraslayers does not
-// map) is a *CustomLayerError naming every such class. Files are detected
-// by content (zip entries, the HDF5 signature and a model_config
-// attribute, a Keras config JSON), not by name. Nothing a file contains is
+// The files are read by formats/keras (shared with the TF.js runtime); the
+// layers are mapped by importers/keraslayers, the one Keras-layer mapping
+// (shared with TF.js layers models). A custom layer (QKeras, HGQ, any class
+// keraslayers does not map) is a *keras.CustomLayerError of formats/keras
+// naming every such class. Files are detected by content (zip entries, the
+// HDF5 signature and a model_config attribute, a Keras config JSON), not by
+// name. Nothing a file contains is
 // executed (a Lambda layer's code is refused, not run). The reference
 // runtime is TF.js ("tfjs"), which runs the same architecture and weights.
 package keras
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -33,7 +34,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/hdf5"
+	kfile "github.com/onnxconv/onnxconv/formats/keras"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
 )
@@ -44,19 +45,6 @@ const Name = "keras"
 // Runtime is the reference runtime that computes Keras models as their
 // framework does: TF.js running the same architecture and weights.
 const Runtime = "tfjs"
-
-// Limits on what a file may make the importer read.
-const (
-	// MaxFileBytes bounds a .keras zip, an .h5 file and an architecture JSON.
-	MaxFileBytes = 4 << 30
-	// MaxConfigBytes bounds config.json, metadata.json and a model_config
-	// attribute.
-	MaxConfigBytes = 64 << 20
-	// maxZipEntries bounds the entries of a .keras zip.
-	maxZipEntries = 1 << 12
-	// maxJSONDepth bounds the nesting of a config.
-	maxJSONDepth = 256
-)
 
 // Options of Import.
 type Options struct {
@@ -133,38 +121,12 @@ func ParseOptions(m map[string]string) (Options, error) {
 	return o, nil
 }
 
-// Detect is 1 for a zip holding config.json and model.weights.h5, and for
-// an HDF5 file with a model_config attribute; 0.5 for an HDF5 file of
-// Keras weights alone (Import then says to give the architecture JSON);
-// 0.8 for a JSON object that looks like a Keras model config; else 0.
-func (importer) Detect(path string, head []byte) float32 {
-	switch {
-	case hdf5.IsHDF5(head):
-		return detectHDF5(path)
-	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
-		return detectZip(path)
-	}
-	return detectJSON(head)
-}
-
-func detectJSON(head []byte) float32 {
-	t := bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf")
-	if len(t) == 0 || t[0] != '{' {
-		return 0
-	}
-	if bytes.Contains(t, []byte(`"modelTopology"`)) || bytes.Contains(t, []byte(`"weightsManifest"`)) {
-		return 0 // a TF.js model.json
-	}
-	if !bytes.Contains(t, []byte(`"class_name"`)) {
-		return 0
-	}
-	for _, k := range []string{`"keras_version"`, `"backend"`, `"Sequential"`, `"Functional"`, `"Model"`} {
-		if bytes.Contains(t, []byte(k)) {
-			return 0.8
-		}
-	}
-	return 0
-}
+// Detect is formats/keras's Detect: 1 for a zip holding config.json and
+// model.weights.h5, and for an HDF5 file with a model_config attribute;
+// 0.5 for an HDF5 file of Keras weights alone (Import then says to give
+// the architecture JSON); 0.8 for a JSON object that looks like a Keras
+// model config; else 0.
+func (importer) Detect(path string, head []byte) float32 { return kfile.Detect(path, head) }
 
 // Import reads the file at path.
 func (importer) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
@@ -190,16 +152,38 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 // ImportFile converts the Keras file at path to an ONNX ModelProto, with
 // warnings for the user.
 func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, []string, error) {
-	src, err := Load(ctx, path, o.Weights)
+	src, err := kfile.Load(ctx, path, o.Weights)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	mp, err := src.convert(o.Opset, o.Layout)
+	mp, err := convert(src, o.Opset, o.Layout)
 	if err != nil {
 		return nil, nil, err
 	}
 	return mp, src.Warnings, nil
+}
+
+// convert builds the ONNX model of the Keras file m.
+func convert(m *kfile.Model, opset int, layout string) (*onnxpb.ModelProto, error) {
+	top := m.Config
+	if m.KerasVersion != "" {
+		if _, ok := top["keras_version"]; !ok {
+			top = maps.Clone(top)
+			top["keras_version"] = m.KerasVersion
+		}
+	}
+	mp, err := keraslayers.ConvertConfig(top, m.Weights, keraslayers.Options{Opset: opset, File: m.Path, Keras3: m.Kind == kfile.KerasV3, Layout: layout})
+	if err != nil {
+		return nil, err
+	}
+	doc := fmt.Sprintf("Keras model %s (%s", filepath.Base(m.Path), m.Kind)
+	if m.KerasVersion != "" {
+		doc += ", Keras " + m.KerasVersion
+	}
+	doc += ")"
+	mp.DocString = &doc
+	return mp, nil
 }

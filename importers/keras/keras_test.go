@@ -13,6 +13,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor"
+	kfile "github.com/onnxconv/onnxconv/formats/keras"
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/importers/keras"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
@@ -106,7 +107,8 @@ func fixedInputs(t testing.TB, m *canonical.Model) ([]*canonical.Tensor, []wireT
 // Every Keras file of ../shared/models made of built-in layers converts
 // without --from and computes what TF.js 4.22.0 computes running the same
 // architecture and weights (exported to TF.js layers format by the test
-// helper), within 1e-4 relative.
+// helper), within 1e-4 relative, in outputs named as the TF.js runtime
+// names them.
 func TestEveryModelMatchesTFJS(t *testing.T) {
 	var rows []string
 	for _, p := range convertible {
@@ -115,7 +117,7 @@ func TestEveryModelMatchesTFJS(t *testing.T) {
 			m := importDetected(t, path)
 			ins, wire := fixedInputs(t, m)
 			got := runExecutor(t, m, ins)
-			src, err := keras.Load(context.Background(), path, "")
+			src, err := kfile.Load(context.Background(), path, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,6 +127,11 @@ func TestEveryModelMatchesTFJS(t *testing.T) {
 			}
 			worst, worstAbs := 0.0, 0.0
 			for i, o := range got {
+				// The runtime names its outputs as the importer names
+				// the ONNX outputs.
+				if name := m.Graph.Outputs[i].Name; name != want[i].Name {
+					t.Errorf("output %d: named %q, TF.js runtime %q", i, name, want[i].Name)
+				}
 				if fmt.Sprint(o.Dims) != fmt.Sprint(want[i].Shape) {
 					t.Errorf("output %d: shape %v, TF.js %v", i, o.Dims, want[i].Shape)
 					continue
@@ -192,9 +199,9 @@ func TestCustomLayersRefused(t *testing.T) {
 				t.Fatalf("detect: %v %v", imp, err)
 			}
 			_, err = imp.Import(context.Background(), path, nil)
-			var ce *keras.CustomLayerError
+			var ce *kfile.CustomLayerError
 			if !errors.As(err, &ce) {
-				t.Fatalf("err = %v, want a *keras.CustomLayerError", err)
+				t.Fatalf("err = %v, want a *kfile.CustomLayerError", err)
 			}
 			if fmt.Sprint(ce.Classes) != fmt.Sprint(tc.classes) || ce.Library != tc.library {
 				t.Errorf("classes %v from %q, want %v from %q", ce.Classes, ce.Library, tc.classes, tc.library)
@@ -214,11 +221,11 @@ func TestDescription(t *testing.T) {
 	if d.Runtime != "tfjs" || d.Name != "keras" {
 		t.Errorf("description %+v", d)
 	}
-	m, err := keras.Load(context.Background(), filepath.Join(shared, convertible[5]), "")
+	m, err := kfile.Load(context.Background(), filepath.Join(shared, convertible[5]), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Kind != keras.KerasV3 || m.KerasVersion != "3.9.2" {
+	if m.Kind != kfile.KerasV3 || m.KerasVersion != "3.9.2" {
 		t.Errorf("kind %s version %q", m.Kind, m.KerasVersion)
 	}
 	ws, err := m.Weights.LayerWeights([]string{"dense_1"})

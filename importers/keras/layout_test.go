@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	kfile "github.com/onnxconv/onnxconv/formats/keras"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/keras"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
@@ -125,7 +126,7 @@ func TestLayoutNCHWMatchesTFJS(t *testing.T) {
 				t.Fatalf("no channels-first input (metadata %v)", m.MetadataProps)
 			}
 			got := runExecutor(t, m, ins)
-			src, err := keras.Load(context.Background(), path, "")
+			src, err := kfile.Load(context.Background(), path, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/importers/keras"
+	kfile "github.com/onnxconv/onnxconv/formats/keras"
 	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfjsrt "github.com/onnxconv/onnxconv/runtimes/tfjs"
@@ -72,7 +72,7 @@ func TestLongLSTMMatchesTFJSAndTorch(t *testing.T) {
 	got := f32s(t, runExecutor(t, m, []*canonical.Tensor{x})[0])
 	want := f32s(t, npy(t, "lstm_long_output.npy"))
 	t.Logf("max rel err vs torch %.3g", maxRelErr(t, "lstm vs torch", got, want, 1e-5))
-	src, err := keras.Load(context.Background(), path, "")
+	src, err := kfile.Load(context.Background(), path, "")
 	if err != nil {
 		t.Fatal(err)
 	}

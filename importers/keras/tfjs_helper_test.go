@@ -7,13 +7,15 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/keras"
+	kfile "github.com/onnxconv/onnxconv/formats/keras"
 	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfjsrt "github.com/onnxconv/onnxconv/runtimes/tfjs"
 )
 
 type wireTensor struct {
+	// Name is the output's name (TF.js outputs only).
+	Name  string    `json:"name,omitempty"`
 	Shape []int64   `json:"shape"`
 	Data  []float32 `json:"data"`
 }
@@ -21,7 +23,7 @@ type wireTensor struct {
 // runTFJS computes the Keras file m was loaded from on inputs with TF.js
 // 4.22.0, through the tfjs reference runtime (runtimes/tfjs exports the
 // architecture and weights to TF.js layers format and runs it).
-func runTFJS(t *testing.T, m *keras.Model, inputs []wireTensor) []wireTensor {
+func runTFJS(t *testing.T, m *kfile.Model, inputs []wireTensor) []wireTensor {
 	t.Helper()
 	node, modules := testpaths.Node(t, tfjsrt.Package)
 	var ins []*onnxpb.TensorProto
@@ -51,7 +53,7 @@ func runTFJS(t *testing.T, m *keras.Model, inputs []wireTensor) []wireTensor {
 		if err != nil {
 			t.Fatal(err)
 		}
-		outs = append(outs, wireTensor{Shape: o.Dims, Data: v})
+		outs = append(outs, wireTensor{Name: tp.GetName(), Shape: o.Dims, Data: v})
 	}
 	return outs
 }

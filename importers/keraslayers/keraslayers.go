@@ -34,29 +34,18 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/formats/keras"
 	"github.com/onnxconv/onnxconv/importers"
 )
 
-// Weight is one weight of a layer.
-type Weight struct {
-	// Name is the weight's short Keras name ("kernel", "bias",
-	// "recurrent_kernel", "gamma", "beta", "moving_mean",
-	// "moving_variance", "embeddings", "depthwise_kernel",
-	// "pointwise_kernel", "alpha"), or "" when the file gives only
-	// positions (Keras 3 vars/0, vars/1, ...): the weights are then taken
-	// in Keras's order (layer.weights).
-	Name   string
-	Tensor *canonical.Tensor
-}
+// Weight is one weight of a layer (formats/keras reads them from Keras
+// files).
+type Weight = keras.Weight
 
-// Weights finds the weights of a layer.
-type Weights interface {
-	// LayerWeights returns the weights of the layer whose name path is
-	// path (the names of the enclosing nested models, then the layer's;
-	// the top model is not included), in Keras's order when the names are
-	// empty. A layer with no weights returns nil, nil.
-	LayerWeights(path []string) ([]Weight, error)
-}
+// Weights finds the weights of a layer (LayerWeights returns those of the
+// layer whose name path is path, in Keras's order when the names are
+// empty; a layer with no weights returns nil, nil).
+type Weights = keras.Weights
 
 // WeightMap is a Weights keyed by Keras weight names as TF.js manifests
 // and Keras 2 HDF5 files write them: "layer/kernel", "layer/kernel:0",

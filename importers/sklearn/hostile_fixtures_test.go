@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onnxconv/onnxconv/importers/fsys"
+	"github.com/onnxconv/onnxconv/fsys"
 	"github.com/onnxconv/onnxconv/importers/sklearn"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/ulikunitz/xz"
 	"github.com/ulikunitz/xz/lzma"
 
-	"github.com/onnxconv/onnxconv/importers/fsys"
+	"github.com/onnxconv/onnxconv/fsys"
 	"github.com/onnxconv/onnxconv/internal/suggest"
 	"github.com/onnxconv/onnxconv/pickle"
 )

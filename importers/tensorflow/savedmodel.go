@@ -15,7 +15,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/fsys"
+	"github.com/onnxconv/onnxconv/fsys"
 	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers/tfops"
 )

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/fsys"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/fsys"
 	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 

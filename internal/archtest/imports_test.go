@@ -25,9 +25,7 @@ var neutral = map[string]bool{
 // known are the upward imports still left, each with the issue that
 // removes it. A new upward import fails the test; an entry that no longer
 // happens is logged, to be dropped.
-var known = map[string]string{
-	"runtimes/tfjs -> importers/keras": "the Keras loader is to move under formats/ (issue 22, left)",
-}
+var known = map[string]string{}
 
 // imports lists the direct imports (inside the module) of every package,
 // by path relative to the module, from `go list`.
@@ -84,7 +82,8 @@ func format(pkg string) bool {
 // imports no importers/<format>, exporters/<format> or runtimes/<format>
 // package, only the interfaces and the registries of built-ins); no
 // exporters/* or runtimes/* package imports an importers/* package;
-// canonical/... depends on nothing of opset/convert.
+// formats/... imports no importers, exporters, runtimes or pipeline
+// package; canonical/... depends on nothing of opset/convert.
 func TestImportGraph(t *testing.T) {
 	g := imports(t)
 	seen := map[string]bool{}
@@ -108,6 +107,21 @@ func TestImportGraph(t *testing.T) {
 				continue
 			}
 			t.Errorf("%s: an exporter or runtime imports an importer package; move what both need below the roles (formats/)", edge)
+		}
+	}
+	// formats/... is below the roles: it imports no importer, exporter,
+	// runtime or pipeline package (what it needs from them moves down, as
+	// fsys did).
+	for pkg, imps := range g {
+		if !under(pkg, "formats") {
+			continue
+		}
+		for _, imp := range imps {
+			for _, root := range []string{"importers", "exporters", "runtimes", "pipeline"} {
+				if imp == root || under(imp, root) {
+					t.Errorf("%s -> %s: a format package imports a role package; formats/ is shared by the roles and sits below them", pkg, imp)
+				}
+			}
 		}
 	}
 	for edge := range known {

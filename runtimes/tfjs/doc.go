@@ -18,8 +18,9 @@
 // Keras files run the same way, as TF.js runs their architecture and
 // weights (the reference runtime importers/keras names): a Keras 3 .keras
 // zip, a Keras 2 full-model .h5, or an architecture JSON with its weights
-// .h5 beside it is read with importers/keras's loader (custom layers
-// refused as the importer refuses them, a *KerasError) and written, in Go,
+// .h5 beside it is read with formats/keras, the loader importers/keras
+// uses too (custom layers refused as the importer refuses them, a
+// *KerasError) and written, in Go,
 // as a TF.js layers model (model.json with the topology in the Keras 2
 // form TF.js deserializes, a weights manifest and float32 weights.bin) into
 // the run's private temporary folder, removed after the run; runner.js

@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/onnxconv/onnxconv/importers/keras"
+	"github.com/onnxconv/onnxconv/formats/keras"
 )
 
 // KerasError is a Keras file the runtime could not turn into a TF.js
 // layers model: not a well-formed Keras file, a custom layer (Err is then
-// the importer's *keras.CustomLayerError or *keras.FormatError, reachable
+// formats/keras's *keras.CustomLayerError or *keras.FormatError, reachable
 // with errors.As), weights that do not fit.
 type KerasError struct {
 	Model string
@@ -29,7 +29,7 @@ func (e *KerasError) Error() string {
 
 func (e *KerasError) Unwrap() error { return e.Err }
 
-// looksLikeKeras tells whether the file at path is one the Keras importer
+// looksLikeKeras tells whether the file at path is one formats/keras
 // reads (a .keras zip, a full-model .h5, a Keras architecture JSON, or
 // Keras weights alone, which Load then refuses naming what to give).
 func looksLikeKeras(path string) bool {
@@ -40,11 +40,11 @@ func looksLikeKeras(path string) bool {
 	defer f.Close()
 	head := make([]byte, 1<<16)
 	n, _ := f.Read(head)
-	return keras.New().Detect(path, head[:n]) > 0
+	return keras.Detect(path, head[:n]) > 0
 }
 
-// writeKerasAsTFJS reads the Keras file at path with importers/keras's
-// loader (the weights .h5 of an architecture JSON is found beside it) and
+// writeKerasAsTFJS reads the Keras file at path with formats/keras (the
+// loader importers/keras uses) (the weights .h5 of an architecture JSON is found beside it) and
 // writes it into dir as a TF.js layers model: model.json (the topology in
 // the Keras 2 form TF.js 4.22 deserializes, and a weights manifest) and
 // weights.bin (float32). Each manifest entry is named LAYER/INDEX, INDEX

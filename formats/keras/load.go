@@ -1,3 +1,24 @@
+// Package keras reads Keras model files (format "keras") into their model
+// config and weights, for every role that needs them (importers/keras
+// builds the ONNX graph from them; runtimes/tfjs writes them as a TF.js
+// layers model):
+//
+//   - Keras 3 .keras files: a zip holding config.json (the model config),
+//     metadata.json and model.weights.h5 (weights by position:
+//     layers/NAME/vars/0, 1, ...);
+//   - Keras 2 full-model HDF5 files (.h5): a model_config attribute on the
+//     root group and the weights in the model_weights group (by name, in the
+//     order of each layer's weight_names attribute);
+//   - Keras 2 architecture JSON (model.to_json()) with its weights .h5
+//     (save_weights): the weights file is found beside the JSON
+//     (NAME_weights.h5, NAME.h5, NAME.weights.h5) through fsys (a regular
+//     file inside the JSON's folder only), or named by the caller.
+//
+// Files are detected by content (Detect), not by name. Reading is bounded:
+// file and config sizes, zip entries and their inflation, JSON nesting and
+// the weights of a layer all have limits. A layer class onnxconv does not
+// map (QKeras, HGQ, a custom or Lambda layer) is a *CustomLayerError
+// naming every such class. Nothing a file contains is executed.
 package keras
 
 import (
@@ -13,11 +34,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/fsys"
 	"github.com/onnxconv/onnxconv/hdf5"
-	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/fsys"
-	"github.com/onnxconv/onnxconv/importers/keraslayers"
 )
 
 // Kind is the kind of Keras file.
@@ -52,7 +70,7 @@ func (e *FormatError) Error() string {
 func (e *FormatError) Unwrap() error { return e.Err }
 
 // CustomLayerError is a model holding layers of classes that Keras does
-// not define or importers/keraslayers does not map (QKeras, HGQ, a custom
+// not define or onnxconv does not map (see Layers) (QKeras, HGQ, a custom
 // or Lambda layer).
 type CustomLayerError struct {
 	Path string
@@ -76,7 +94,7 @@ func (e *CustomLayerError) Error() string {
 	}
 	return fmt.Sprintf("%s: the model uses custom layer class(es)%s that onnxconv cannot convert: %s; "+
 		"rebuild the model with built-in Keras layers (for a quantized model, export the float model), "+
-		"or add the mapping in importers/keraslayers",
+		"or add the mapping in importers/keraslayers (and its class to formats/keras Layers)",
 		e.Path, lib, strings.Join(parts, ", "))
 }
 
@@ -90,7 +108,7 @@ type Model struct {
 	KerasVersion string
 	// Weights finds each layer's weights (by name for Keras 2, in Keras's
 	// order for Keras 3).
-	Weights keraslayers.Weights
+	Weights Weights
 	// WeightsPath is the weights .h5 read (the .keras or .h5 itself, or
 	// the one beside an architecture JSON).
 	WeightsPath string
@@ -100,7 +118,7 @@ type Model struct {
 // Load reads the Keras file at path; weights names the weights .h5 of an
 // architecture JSON ("" to look beside it).
 func Load(ctx context.Context, path, weights string) (*Model, error) {
-	data, err := importers.ReadFile(path, MaxFileBytes)
+	data, err := fsys.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("keras import: %w", err)
 	}
@@ -120,35 +138,6 @@ func Load(ctx context.Context, path, weights string) (*Model, error) {
 		return nil, err
 	}
 	return m, nil
-}
-
-func (m *Model) convert(opset int, layout string) (*onnxpb.ModelProto, error) {
-	top := m.Config
-	if m.KerasVersion != "" {
-		if _, ok := top["keras_version"]; !ok {
-			top = shallowCopy(top)
-			top["keras_version"] = m.KerasVersion
-		}
-	}
-	mp, err := keraslayers.ConvertConfig(top, m.Weights, keraslayers.Options{Opset: opset, File: m.Path, Keras3: m.Kind == KerasV3, Layout: layout})
-	if err != nil {
-		return nil, err
-	}
-	doc := fmt.Sprintf("Keras model %s (%s", filepath.Base(m.Path), m.Kind)
-	if m.KerasVersion != "" {
-		doc += ", Keras " + m.KerasVersion
-	}
-	doc += ")"
-	mp.DocString = &doc
-	return mp, nil
-}
-
-func shallowCopy(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // parseConfig decodes a model config, refusing deep nesting and non-objects.
@@ -329,7 +318,7 @@ func detectHDF5(path string) float32 {
 	if err != nil || !st.Mode().IsRegular() || st.Size() > MaxFileBytes {
 		return 0
 	}
-	data, err := importers.ReadFile(path, MaxFileBytes)
+	data, err := fsys.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return 0
 	}
@@ -416,7 +405,7 @@ func loadH5(path string, data []byte) (*Model, error) {
 
 func loadJSON(ctx context.Context, path string, data []byte, weights string) (*Model, error) {
 	if int64(len(data)) > MaxConfigBytes {
-		return nil, &importers.TooLargeError{Path: path, Size: int64(len(data)), Limit: MaxConfigBytes}
+		return nil, &fsys.TooLargeError{Path: path, Size: int64(len(data)), Limit: MaxConfigBytes}
 	}
 	top, err := parseConfig(path, "the architecture JSON", data)
 	if err != nil {
@@ -486,11 +475,11 @@ func findWeights(path, weights string) (string, error) {
 
 // --- custom layers ---
 
-// checkLayers refuses a config with layer classes keraslayers does not
-// map, naming every such class at once.
+// checkLayers refuses a config with layer classes onnxconv does not
+// map (Layers), naming every such class at once.
 func checkLayers(path string, top map[string]any) error {
 	known := map[string]bool{}
-	for _, c := range keraslayers.Supported() {
+	for _, c := range Layers() {
 		known[c] = true
 	}
 	e := &CustomLayerError{Path: path}

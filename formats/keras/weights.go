@@ -8,8 +8,6 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/hdf5"
-	"github.com/onnxconv/onnxconv/importers/keraslayers"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // maxLayerWeights bounds the weights of one layer.
@@ -36,7 +34,7 @@ func readTensor(o *hdf5.Object, name string) (*canonical.Tensor, error) {
 	if n, err := canonical.NumElements(dims); err != nil || int(n) != len(f) {
 		return nil, fmt.Errorf("%s: shape %v does not hold %d values", o.Path(), dims, len(f))
 	}
-	return canonical.NewTensor(name, canonical.Float, dims, onnxb.F32Bytes(f)), nil
+	return canonical.NewTensor(name, canonical.Float, dims, f32Bytes(f)), nil
 }
 
 func notFound(err error) bool {
@@ -53,7 +51,7 @@ type v2Weights struct {
 	g    *hdf5.Object
 }
 
-func (w *v2Weights) LayerWeights(path []string) ([]keraslayers.Weight, error) {
+func (w *v2Weights) LayerWeights(path []string) ([]Weight, error) {
 	if len(path) == 0 {
 		return nil, nil
 	}
@@ -69,7 +67,7 @@ func (w *v2Weights) LayerWeights(path []string) ([]keraslayers.Weight, error) {
 		return nil, err
 	}
 	last := path[len(path)-1]
-	var out []keraslayers.Weight
+	var out []Weight
 	for _, n := range names {
 		comps := strings.Split(n, "/")
 		if len(path) > 1 && !containsComp(comps[:len(comps)-1], last) {
@@ -87,7 +85,7 @@ func (w *v2Weights) LayerWeights(path []string) ([]keraslayers.Weight, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, keraslayers.Weight{Name: short, Tensor: t})
+		out = append(out, Weight{Name: short, Tensor: t})
 	}
 	// Names that repeat (a Bidirectional's two cells) leave only the
 	// order to tell the weights apart.
@@ -157,7 +155,7 @@ type v3Weights struct {
 	f *hdf5.File
 }
 
-func (w *v3Weights) LayerWeights(path []string) ([]keraslayers.Weight, error) {
+func (w *v3Weights) LayerWeights(path []string) ([]Weight, error) {
 	if len(path) == 0 {
 		return nil, nil
 	}
@@ -175,7 +173,7 @@ func (w *v3Weights) LayerWeights(path []string) ([]keraslayers.Weight, error) {
 			return nil, err
 		}
 	}
-	var out []keraslayers.Weight
+	var out []Weight
 	if err := collectVars(g, &out, 0, map[uint64]bool{}); err != nil {
 		return nil, err
 	}
@@ -186,7 +184,7 @@ func (w *v3Weights) LayerWeights(path []string) ([]keraslayers.Weight, error) {
 // (forward_layer before backward_layer, others by name). Each group is
 // visited once (seen holds the headers visited): groups linked from many
 // places in a DAG cost one visit each, not one per path.
-func collectVars(g *hdf5.Object, out *[]keraslayers.Weight, depth int, seen map[uint64]bool) error {
+func collectVars(g *hdf5.Object, out *[]Weight, depth int, seen map[uint64]bool) error {
 	if depth > 16 {
 		return fmt.Errorf("%s: sublayers nested more than 16 deep", g.Path())
 	}
@@ -229,7 +227,7 @@ func collectVars(g *hdf5.Object, out *[]keraslayers.Weight, depth int, seen map[
 				if err != nil {
 					return err
 				}
-				*out = append(*out, keraslayers.Weight{Tensor: t})
+				*out = append(*out, Weight{Tensor: t})
 			}
 			continue
 		}

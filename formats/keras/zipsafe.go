@@ -6,8 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/fsys"
+	"github.com/onnxconv/onnxconv/fsys"
 )
 
 // localZipName reports whether a zip member name stays inside the archive
@@ -31,7 +30,7 @@ func zipRatio(f *zip.File) int64 {
 // through fsys (a regular file inside its folder only).
 func readWeights(path, wp string, given bool) ([]byte, error) {
 	if given {
-		return importers.ReadFile(wp, MaxFileBytes)
+		return fsys.ReadFile(wp, MaxFileBytes)
 	}
 	root, err := fsys.OpenRoot(filepath.Dir(path), nil)
 	if err != nil {

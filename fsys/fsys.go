@@ -1,4 +1,6 @@
-// Package fsys is the one file-access layer of the importers: a Root opens
+// Package fsys is the one file-access layer of the importers and of the
+// format readers under formats/ (it is below both, so that a reader shared
+// with an exporter or a runtime is confined the same way): a Root opens
 // only regular files inside a model's folder (through os.Root, so no
 // path — "..", an absolute name or a symbolic link — reaches outside it),
 // and a Budget bounds the bytes one import may read, decompress and
@@ -21,7 +23,6 @@ import (
 	"sync"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/importers"
 )
 
 // Limits shape a Budget: an import may allocate (decompress, fill,
@@ -264,7 +265,7 @@ func (r *Root) Stat(name string) (int64, error) {
 
 // ReadFile reads the regular file name inside the folder, at most limit
 // bytes (<= 0: no limit but the budget; a larger file is an
-// *importers.TooLargeError). A file read a second time is charged to the
+// *TooLargeError). A file read a second time is charged to the
 // budget.
 func (r *Root) ReadFile(name string, limit int64) ([]byte, error) {
 	f, st, n, err := r.open(name)
@@ -274,7 +275,7 @@ func (r *Root) ReadFile(name string, limit int64) ([]byte, error) {
 	defer f.Close()
 	full := filepath.Join(r.dir, n)
 	if limit > 0 && st.Size() > limit {
-		return nil, &importers.TooLargeError{Path: full, Size: st.Size(), Limit: limit}
+		return nil, &TooLargeError{Path: full, Size: st.Size(), Limit: limit}
 	}
 	if err := r.budget.readOnce(full, st.Size()); err != nil {
 		return nil, err
