@@ -489,6 +489,9 @@ func layoutWords(perm []int, rank int) string {
 	if rank == 4 && slices.Equal(perm, nhwc) {
 		return "NHWC (the ONNX value is NCHW)"
 	}
+	if rank == 3 && slices.Equal(perm, nwc) {
+		return "NWC (the ONNX value is NCW)"
+	}
 	return fmt.Sprintf("transposed by %v from the ONNX layout", perm)
 }
 
@@ -511,6 +514,13 @@ func (c *converter) run(ctx context.Context) error {
 			for _, u := range v.Uses() {
 				if wantsNHWC(u.Node) {
 					perm = nhwc
+				}
+			}
+		}
+		if len(sh) == 3 && !c.opts.KeepNCHWIO {
+			for _, u := range v.Uses() {
+				if wantsNWC(u.Node) {
+					perm = nwc
 				}
 			}
 		}
