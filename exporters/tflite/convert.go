@@ -43,6 +43,9 @@ type converter struct {
 	// derived gives the int8 calibration range of intermediate tensors
 	// that hold no ONNX value: an affine map of a value's range.
 	derived map[int32]derivedRange
+	// controlWhy says, by node name, why an If or Loop was not lowered
+	// (lowerControl).
+	controlWhy map[string]string
 }
 
 // derivedRange is the range of a*src + b, clamped to [lo, hi].

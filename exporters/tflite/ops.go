@@ -133,6 +133,9 @@ func (c *converter) node(n *canonical.Node) error {
 	if h, ok := handlers()[n.OpType]; ok {
 		return h(c, n)
 	}
+	if why, ok := c.controlWhy[n.Name]; ok && (n.OpType == "If" || n.OpType == "Loop") {
+		return unsupported(n, "%s", why)
+	}
 	return unsupported(n, "op %s is not supported by the TFLite exporter", n.OpType)
 }
 

@@ -51,3 +51,20 @@ func TestTorchScriptSpectrogram(t *testing.T) {
 		t.Errorf("interpreter vs torch: max relative error %.3g > 1e-5", e)
 	}
 }
+
+// TestTorchScriptBranchy: the branchy fixture (an `if` on a tensor → If, a
+// `for` loop → Loop of 3 iterations) exported with the If as SELECT_V2 and
+// the Loop unrolled, in the interpreter against the executor and torch.
+func TestTorchScriptBranchy(t *testing.T) {
+	m, ins, want := importTorchScript(t, "branchy_scripted", "2x16")
+	ins[0].Name = m.Graph.Inputs[0].Name
+	rep, got := checkInInterpreterOuts(t, m, ins, 1e-5)
+	if rep.Ops["SELECT_V2"] != 1 || rep.Ops["TANH"] != 3 {
+		t.Errorf("ops %v, want one SELECT_V2 (the If) and 3 TANH (the unrolled Loop)", rep.Ops)
+	}
+	e := maxRel(t, floatsOf(t, got[0]), floatsOf(t, want[0]))
+	t.Logf("interpreter vs torch: max error %.3g relative to the largest output", e)
+	if e > 1e-5 {
+		t.Errorf("interpreter vs torch: max relative error %.3g > 1e-5", e)
+	}
+}
