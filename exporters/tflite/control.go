@@ -8,6 +8,10 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 )
 
+// loweredOps are the ONNX ops lowerControl rewrites before the converter
+// runs (formats/tflite lists them as decomposed).
+func loweredOps() []string { return []string{"If", "Loop"} }
+
 // maxUnroll is the largest Loop trip count unrolled into the graph.
 const maxUnroll = 64
 
