@@ -1,7 +1,10 @@
 package tflite
 
 import (
+	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -65,5 +68,48 @@ g (float[2,3,24] x) => (float[2,4,6] y) {
 				}
 			}
 		})
+	}
+}
+
+// TestConv1DInt8: a 1-D conv + depthwise conv + max pool model exported
+// full-integer (calibrated on 32 generated samples) and run in the
+// interpreter on 4 held samples, against the float model on the executor
+// (max error relative to the largest output <= 0.05):
+// the RESHAPEs around the 2-D ops share their quantization.
+func TestConv1DInt8(t *testing.T) {
+	env := tfliteEnv(t)
+	m := parseModel(t, `<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,3,32] x) => (float[1,8,16] y) {
+  c = Conv <pads: ints = [1,1]> (x, w, b)
+  r = Relu (c)
+  d = Conv <group: int = 8, pads: ints = [2,2], dilations: ints = [2]> (r, wd)
+  y = MaxPool <kernel_shape: ints = [2], strides: ints = [2]> (d)
+}`)
+	fillInits(t, m, 0.8, map[string][]int64{"w": {8, 3, 3}, "b": {8}, "wd": {8, 1, 3}})
+	m2, err := canonical.FromProto(mustProto(t, m), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Export(context.Background(), m2, Options{Int8: true, Calibration: genSamples(t, m2, 0, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", res.Report.Summary())
+	if res.Report.Int8 == nil || len(res.Report.Int8.Float) != 0 {
+		t.Errorf("int8 report %+v, want every op int8", res.Report.Int8)
+	}
+	path := filepath.Join(t.TempDir(), "m.tflite")
+	if err := os.WriteFile(path, res.Data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held := genSamples(t, m2, 1000, 4)
+	got := runTFLiteMany(t, env, path, res.Report, held)
+	for i, s := range held {
+		want := runExec(t, m2, s)[0]
+		e := maxRel(t, got[i], floatsOf(t, want))
+		t.Logf("sample %d: max error %.3g relative to the largest output", i, e)
+		if e > 0.05 {
+			t.Errorf("sample %d: max relative error %.3g > 0.05 (int8)", i, e)
+		}
 	}
 }
