@@ -15,6 +15,9 @@ func loweredOps() []string { return []string{"If", "Loop"} }
 // maxUnroll is the largest Loop trip count unrolled into the graph.
 const maxUnroll = 64
 
+// maxUnrolledNodes bounds the nodes one unrolled Loop adds.
+const maxUnrolledNodes = 4096
+
 // lowerControl rewrites the If and Loop nodes of g (the top-level graph of
 // a clone) into plain nodes TFLite can express, and returns, by node name,
 // why the ones it left could not be:
@@ -244,6 +247,9 @@ func (l *lowerer) lowerLoop(n *canonical.Node) (string, error) {
 	}
 	if nested(body) {
 		return "the body holds a nested If/Loop/Scan", nil
+	}
+	if trips*int64(len(body.Nodes)) > maxUnrolledNodes {
+		return fmt.Sprintf("unrolling %d iterations of %d nodes would add more than %d nodes", trips, len(body.Nodes), maxUnrolledNodes), nil
 	}
 	condIn, condOut := body.Inputs[1], body.Outputs[0]
 	if p, _ := condOut.Producer(); condOut != condIn && !(p != nil && p.OpType == "Identity" && p.Input(0) == condIn) {
