@@ -43,6 +43,9 @@ type converter struct {
 	// derived gives the int8 calibration range of intermediate tensors
 	// that hold no ONNX value: an affine map of a value's range.
 	derived map[int32]derivedRange
+	// controlWhy says, by node name, why an If or Loop was not lowered
+	// (lowerControl).
+	controlWhy map[string]string
 }
 
 // derivedRange is the range of a*src + b, clamped to [lo, hi].
@@ -489,6 +492,9 @@ func layoutWords(perm []int, rank int) string {
 	if rank == 4 && slices.Equal(perm, nhwc) {
 		return "NHWC (the ONNX value is NCHW)"
 	}
+	if rank == 3 && slices.Equal(perm, nwc) {
+		return "NWC (the ONNX value is NCW)"
+	}
 	return fmt.Sprintf("transposed by %v from the ONNX layout", perm)
 }
 
@@ -511,6 +517,13 @@ func (c *converter) run(ctx context.Context) error {
 			for _, u := range v.Uses() {
 				if wantsNHWC(u.Node) {
 					perm = nhwc
+				}
+			}
+		}
+		if len(sh) == 3 && !c.opts.KeepNCHWIO {
+			for _, u := range v.Uses() {
+				if wantsNWC(u.Node) {
+					perm = nwc
 				}
 			}
 		}

@@ -110,7 +110,7 @@ func runTFLiteMany(t *testing.T, env rt.Env, path string, rep *Report, samples [
 				return
 			}
 			if p := rep.Outputs[0].Perm; p != nil {
-				f = transposeData(f, permute(g.Dims, invert(p)), p)
+				f = transposeData(f, g.Dims, invert(p))
 			}
 			out[i] = f
 		}()

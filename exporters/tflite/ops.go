@@ -133,6 +133,9 @@ func (c *converter) node(n *canonical.Node) error {
 	if h, ok := handlers()[n.OpType]; ok {
 		return h(c, n)
 	}
+	if why, ok := c.controlWhy[n.Name]; ok && (n.OpType == "If" || n.OpType == "Loop") {
+		return unsupported(n, "%s", why)
+	}
 	return unsupported(n, "op %s is not supported by the TFLite exporter", n.OpType)
 }
 
@@ -393,22 +396,38 @@ func (c *converter) window(n *canonical.Node, x *canonical.Value, kernel []int64
 	if err != nil {
 		return nil, err
 	}
+	strides, dilations, pads := n.AttrInts("strides", nil), n.AttrInts("dilations", nil), n.AttrInts("pads", nil)
+	if len(sh) == 3 && len(kernel) == 1 {
+		// A 1-D window [N,C,W] runs as the 2-D window of height 1 on the
+		// [N,C,1,W] view (to1D4 / from1D4 hold it as NHWC [N,1,W,C]).
+		sh = []int64{sh[0], sh[1], 1, sh[2]}
+		kernel = []int64{1, kernel[0]}
+		if len(strides) == 1 {
+			strides = []int64{1, strides[0]}
+		}
+		if len(dilations) == 1 {
+			dilations = []int64{1, dilations[0]}
+		}
+		if len(pads) == 2 {
+			pads = []int64{0, pads[0], 0, pads[1]}
+		}
+	}
 	if len(sh) != 4 {
-		return nil, unsupported(n, "only 2-D windows (4-D input) are supported, input has rank %d", len(sh))
+		return nil, unsupported(n, "only 1-D and 2-D windows (3-D or 4-D input) are supported, input has rank %d", len(sh))
 	}
 	if len(kernel) != 2 {
-		return nil, unsupported(n, "kernel of rank %d (2-D only)", len(kernel))
+		return nil, unsupported(n, "kernel of rank %d (1-D or 2-D only)", len(kernel))
 	}
 	sp := &spatial{k: [2]int64{kernel[0], kernel[1]}, s: [2]int64{1, 1}, d: [2]int64{1, 1}, in: [2]int64{sh[2], sh[3]}}
-	if s := n.AttrInts("strides", nil); len(s) == 2 {
-		sp.s = [2]int64{s[0], s[1]}
+	if len(strides) == 2 {
+		sp.s = [2]int64{strides[0], strides[1]}
 	}
-	if d := n.AttrInts("dilations", nil); len(d) == 2 {
-		sp.d = [2]int64{d[0], d[1]}
+	if len(dilations) == 2 {
+		sp.d = [2]int64{dilations[0], dilations[1]}
 	}
 	auto := n.AttrString("auto_pad", "NOTSET")
-	if p := n.AttrInts("pads", nil); len(p) == 4 {
-		sp.pads = [4]int64{p[0], p[1], p[2], p[3]}
+	if len(pads) == 4 {
+		sp.pads = [4]int64{pads[0], pads[1], pads[2], pads[3]}
 	}
 	var same [4]int64
 	dyn := sh[2] < 0 || sh[3] < 0
@@ -490,8 +509,8 @@ func (c *converter) conv(n *canonical.Node) error {
 		return unsupported(n, "the weights are not constant (TFLite convolutions take constant filters here)")
 	}
 	wd := w.Const.Dims
-	if len(wd) != 4 {
-		return unsupported(n, "%d-D convolution (2-D only)", len(wd)-2)
+	if len(wd) != 4 && len(wd) != 3 {
+		return unsupported(n, "%d-D convolution (1-D and 2-D only)", len(wd)-2)
 	}
 	kernel := n.AttrInts("kernel_shape", nil)
 	if kernel == nil {
@@ -502,6 +521,10 @@ func (c *converter) conv(n *canonical.Node) error {
 		return err
 	}
 	xs, _ := c.shape(x)
+	if len(wd) == 3 {
+		// the weights [M,C/g,K] as [M,C/g,1,K]: the same data
+		wd = []int64{wd[0], wd[1], 1, wd[2]}
+	}
 	group := n.AttrInt("group", 1)
 	M, cg := wd[0], wd[1]
 	cin := cg * group
@@ -518,7 +541,7 @@ func (c *converter) conv(n *canonical.Node) error {
 			return err
 		}
 	}
-	in, err := c.get(x, nhwc)
+	in, err := c.windowIn(x)
 	if err != nil {
 		return err
 	}
@@ -526,7 +549,7 @@ func (c *converter) conv(n *canonical.Node) error {
 		in = c.padNHWC(in, sp, 0, false)
 	}
 	act, final := c.fuse(n.Outputs[0])
-	out, err := c.newOut(final, nhwc)
+	out, done, err := c.windowOut(final)
 	if err != nil {
 		return err
 	}
@@ -547,7 +570,7 @@ func (c *converter) conv(n *canonical.Node) error {
 		filt := c.constF32(w.Name, transposeData(wf, wd, nhwc), permute(wd, nhwc), true)
 		bt := c.constF32(n.Name+"_bias", bias, []int64{M}, true)
 		c.t.addOp(fb.BuiltinOperatorCONV_2D, []int32{in, filt, bt}, []int32{out}, fb.BuiltinOptionsConv2DOptions, convOpts(sp, act), n.Name)
-	case cg == 1 && (len(xs) == 4 && (xs[1] == group || xs[1] < 0)) && M%group == 0:
+	case cg == 1 && len(xs) >= 3 && (xs[1] == group || xs[1] < 0) && M%group == 0:
 		mult := M / group
 		filt := c.constF32(w.Name, transposeData(wf, wd, []int{1, 2, 3, 0}), []int64{1, wd[2], wd[3], M}, true)
 		bt := c.constF32(n.Name+"_bias", bias, []int64{M}, true)
@@ -594,6 +617,7 @@ func (c *converter) conv(n *canonical.Node) error {
 		}
 		c.t.addOp(fb.BuiltinOperatorCONCATENATION, outs, []int32{out}, fb.BuiltinOptionsConcatenationOptions, concatOpts(3), n.Name)
 	}
+	done()
 	return nil
 }
 
@@ -861,7 +885,7 @@ func (c *converter) pool(n *canonical.Node) error {
 	if len(n.Outputs) > 1 && n.Outputs[1] != nil {
 		return unsupported(n, "MaxPool indices output")
 	}
-	in, err := c.get(x, nhwc)
+	in, err := c.windowIn(x)
 	if err != nil {
 		return err
 	}
@@ -880,7 +904,7 @@ func (c *converter) pool(n *canonical.Node) error {
 		in = c.padNHWC(in, sp, -math.MaxFloat32, true)
 	}
 	act, final := c.fuse(n.Outputs[0])
-	out, err := c.newOut(final, nhwc)
+	out, done, err := c.windowOut(final)
 	if err != nil {
 		return err
 	}
@@ -894,6 +918,7 @@ func (c *converter) pool(n *canonical.Node) error {
 		fb.Pool2DOptionsAddFusedActivationFunction(b, act)
 		return fb.Pool2DOptionsEnd(b)
 	}, n.Name)
+	done()
 	return nil
 }
 

@@ -11,7 +11,7 @@ import (
 // TestOpTable checks that the ONNX ops this exporter converts are the ones
 // the op table of formats/tflite says it exports.
 func TestOpTable(t *testing.T) {
-	got := slices.Collect(maps.Keys(handlers()))
+	got := append(slices.Collect(maps.Keys(handlers())), loweredOps()...)
 	for _, o := range formats.Ops() {
 		if o.Kind == formats.Unary || o.Kind == formats.Binary {
 			got = append(got, o.ONNX)

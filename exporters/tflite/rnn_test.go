@@ -42,6 +42,14 @@ func fillInits(t *testing.T, m *canonical.Model, scale float64, inits map[string
 // and compares every output with the executor; it returns the report.
 func checkInInterpreter(t *testing.T, m *canonical.Model, ins []*canonical.Tensor, tol float64) *Report {
 	t.Helper()
+	rep, _ := checkInInterpreterOuts(t, m, ins, tol)
+	return rep
+}
+
+// checkInInterpreterOuts is checkInInterpreter that also returns the
+// interpreter's outputs, in the ONNX layout.
+func checkInInterpreterOuts(t *testing.T, m *canonical.Model, ins []*canonical.Tensor, tol float64) (*Report, []*canonical.Tensor) {
+	t.Helper()
 	env := tfliteEnv(t)
 	m2, err := canonical.FromProto(mustProto(t, m), "")
 	if err != nil {
@@ -81,10 +89,16 @@ func checkInInterpreter(t *testing.T, m *canonical.Model, ins []*canonical.Tenso
 	if len(got.Outputs) != len(want) {
 		t.Fatalf("%d outputs, want %d", len(got.Outputs), len(want))
 	}
+	var outs []*canonical.Tensor
 	for i, w := range want {
 		g, err := canonical.TensorFromProto(got.Outputs[i])
 		if err != nil {
 			t.Fatal(err)
+		}
+		if p := res.Report.Outputs[i].Perm; p != nil {
+			outs = append(outs, toLayout(t, g, invert(p)))
+		} else {
+			outs = append(outs, g)
 		}
 		e := maxRel(t, floatsOf(t, g), floatsOf(t, toLayout(t, w, res.Report.Outputs[i].Perm)))
 		t.Logf("output %s %v: max error %.3g relative to the largest output", res.Report.Outputs[i].Name, g.Dims, e)
@@ -97,7 +111,7 @@ func checkInInterpreter(t *testing.T, m *canonical.Model, ins []*canonical.Tenso
 			}
 		}
 	}
-	return res.Report
+	return res.Report, outs
 }
 
 // TestRNN: ONNX LSTM (time-major with peepholes and clip; batch-major) as

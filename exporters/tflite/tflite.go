@@ -206,6 +206,20 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 	}
 	defer work.Close()
 	rep.Passes = prep
+	why, notes, err := lowerControl(work.Graph)
+	if err != nil {
+		return nil, fmt.Errorf("tflite export: lowering If/Loop: %w", err)
+	}
+	if len(notes) > 0 {
+		// the inlined branches and bodies get the same preparing passes
+		again, _, err := passes.Run(ctx, work, ps, passes.RunOptions{Check: opts.Check})
+		if err != nil {
+			return nil, fmt.Errorf("tflite export: preparing the graph after lowering If/Loop: %w", err)
+		}
+		defer again.Close()
+		work = again
+		rep.Notes = append(rep.Notes, notes...)
+	}
 	if _, err := infer.Infer(work, infer.Options{}); err != nil {
 		return nil, fmt.Errorf("tflite export: shape inference: %w", err)
 	}
@@ -213,6 +227,7 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 		return nil, fmt.Errorf("tflite export: %w", err)
 	}
 	c := newConverter(work, opts, rep)
+	c.controlWhy = why
 	if err := c.run(ctx); err != nil {
 		return nil, fmt.Errorf("tflite export: %w", err)
 	}

@@ -166,7 +166,7 @@ func entries() []entry {
 		s(fb.BuiltinOperatorTILE, "Tile", "Tile"),
 		s(fb.BuiltinOperatorSHAPE, "Shape", "Shape"),
 		s(fb.BuiltinOperatorSELECT, "Where"),
-		s(fb.BuiltinOperatorSELECT_V2, "Where", "Where"),
+		s(fb.BuiltinOperatorSELECT_V2, "Where", "Where", "If"),
 		s(fb.BuiltinOperatorADD_N, "Sum"),
 		s(fb.BuiltinOperatorIF, "If"),
 		s(fb.BuiltinOperatorWHILE, "Loop"),
@@ -217,6 +217,7 @@ func Decomposed() map[string][]string {
 		"ReduceLogSum":       {"SUM", "LOG"},
 		"ReduceLogSumExp":    {"EXP", "SUM", "LOG"},
 		"GRU":                {"FULLY_CONNECTED", "BATCH_MATMUL", "LOGISTIC", "TANH", "MUL", "ADD", "SUB", "PACK"},
+		"Loop":               {"the body's ops, once per iteration (constant trip count, unrolled)"},
 	}
 }
 

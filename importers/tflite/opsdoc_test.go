@@ -47,7 +47,7 @@ and exporters/tflite both read, with the checks that prove each row. %d builtins
 - **Export checks**: exporters/tflite TestExportOps (one-op ONNX models: InstanceNormalization,
   GroupNormalization, Split, TopK, Where, Expand, Tile, Cast, CumSum, GatherND, ArgMax/ArgMin, Sum,
   comparisons and logical ops), TestFixtureModels (the torch exports of fixtures/models, float32 and float16),
-  TestRNN, TestKeepNCHWIOAndGroups, TestInt8: each exported file run in the interpreter against the ONNX source
+  TestRNN, TestKeepNCHWIOAndGroups, TestInt8, TestConv1D (1-D convs and pools), TestIfLoop, TestTorchScriptSpectrogram/Branchy: each exported file run in the interpreter against the ONNX source
   on the executor, and re-imported.
 
 Written by `+"`ONNXCONV_WRITE_TFLITE_OPS_DOC=1 go test ./importers/tflite -run TestOneOpAgainstTFLite`"+`.
