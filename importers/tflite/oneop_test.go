@@ -338,6 +338,7 @@ func oneOpCases() []oneOp {
 	cs = append(cs, shapeCases()...)
 	cs = append(cs, dynamicCases()...)
 	cs = append(cs, sparseCases()...)
+	cs = append(cs, moreCases()...)
 	return cs
 }
 
