@@ -9,7 +9,8 @@ import (
 )
 
 // moreCases are the builtins whose one-op check came last: WHERE (the
-// coordinates form, a data-dependent output shape) and float SVDF.
+// coordinates form, a data-dependent output shape), float SVDF and float
+// UNIDIRECTIONAL_SEQUENCE_LSTM.
 func moreCases() []oneOp {
 	var cs []oneOp
 	add := func(name string, m mspec, lo, hi float64) {
@@ -29,6 +30,24 @@ func moreCases() []oneOp {
 	add("svdf/f32/rank2/none", svdfModel(1, 2, fb.ActivationFunctionTypeNONE, true), -2, 2)
 	add("svdf/f32/rank2/no_bias/3_steps", svdfModel(3, 2, fb.ActivationFunctionTypeNONE, false), -2, 2)
 	add("svdf/f32/rank1/relu/3_steps", svdfModel(3, 1, fb.ActivationFunctionTypeRELU, true), -2, 2)
+	// UNIDIRECTIONAL_SEQUENCE_LSTM, float: the forms the importer maps to
+	// ONNX LSTM (plain, time-major, peephole) and the ones it unrolls (CIFG,
+	// projection, cell and projection clip).
+	for _, l := range []struct {
+		name string
+		v    lstmVariant
+	}{
+		{"plain", lstmVariant{}},
+		{"time_major", lstmVariant{timeMajor: true}},
+		{"peephole", lstmVariant{peephole: true}},
+		{"cifg", lstmVariant{cifg: true}},
+		{"cifg_peephole", lstmVariant{cifg: true, peephole: true}},
+		{"projection", lstmVariant{projection: true}},
+		{"cell_clip", lstmVariant{cellClip: 0.3}},
+		{"projection_clip_time_major", lstmVariant{projection: true, projClip: 0.1, timeMajor: true}},
+	} {
+		add("unidirectional_sequence_lstm/f32/"+l.name, lstmModel(l.v), -2, 2)
+	}
 	return cs
 }
 
@@ -64,5 +83,74 @@ func svdfModel(steps int, rank int32, act fb.ActivationFunctionType, bias bool) 
 		m.outputs = append(m.outputs, y)
 		m.ops = append(m.ops, opspec{code: fb.BuiltinOperatorSVDF, optType: ot, opts: o, inputs: []int32{x, wf, wt, b, st}, outputs: []int32{y}})
 	}
+	return m
+}
+
+// lstmVariant picks the optional parts of a float UNIDIRECTIONAL_SEQUENCE_LSTM.
+type lstmVariant struct {
+	timeMajor, cifg, peephole, projection bool
+	cellClip, projClip                    float32
+}
+
+// lstmModel is one float UNIDIRECTIONAL_SEQUENCE_LSTM (batch 2, 5 steps,
+// input 3, 4 cells; 2 outputs with a projection) over zero-initialised
+// output and cell state variables, its 24 inputs in the schema's order.
+func lstmModel(v lstmVariant) mspec {
+	const batch, steps, nIn, nCell = 2, 5, 3, 4
+	nOut := int32(nCell)
+	if v.projection {
+		nOut = 2
+	}
+	var m mspec
+	seed := uint64(50)
+	w := func(name string, shape ...int32) int32 {
+		seed++
+		return m.add(tspec{name: name, typ: fb.TensorTypeFLOAT32, shape: shape, data: f32Bytes(randFloats(seed, numel32(shape), -0.8, 0.8)...)})
+	}
+	xs := []int32{batch, steps, nIn}
+	ys := []int32{batch, steps, nOut}
+	if v.timeMajor {
+		xs, ys = []int32{steps, batch, nIn}, []int32{steps, batch, nOut}
+	}
+	ins := make([]int32, 24)
+	for i := range ins {
+		ins[i] = -1
+	}
+	ins[0] = m.add(tspec{name: "x", typ: fb.TensorTypeFLOAT32, shape: xs})
+	m.inputs = []int32{ins[0]}
+	if !v.cifg {
+		ins[1] = w("w_input", nCell, nIn)
+	}
+	ins[2], ins[3], ins[4] = w("w_forget", nCell, nIn), w("w_cell", nCell, nIn), w("w_output", nCell, nIn)
+	if !v.cifg {
+		ins[5] = w("r_input", nCell, nOut)
+	}
+	ins[6], ins[7], ins[8] = w("r_forget", nCell, nOut), w("r_cell", nCell, nOut), w("r_output", nCell, nOut)
+	if v.peephole {
+		if !v.cifg {
+			ins[9] = w("p_input", nCell)
+		}
+		ins[10], ins[11] = w("p_forget", nCell), w("p_output", nCell)
+	}
+	if !v.cifg {
+		ins[12] = w("b_input", nCell)
+	}
+	ins[13], ins[14], ins[15] = w("b_forget", nCell), w("b_cell", nCell), w("b_output", nCell)
+	if v.projection {
+		ins[16], ins[17] = w("projection", nOut, nCell), w("projection_bias", nOut)
+	}
+	ins[18] = m.add(tspec{name: "output_state", typ: fb.TensorTypeFLOAT32, shape: []int32{batch, nOut}, variable: true})
+	ins[19] = m.add(tspec{name: "cell_state", typ: fb.TensorTypeFLOAT32, shape: []int32{batch, nCell}, variable: true})
+	y := m.add(tspec{name: "y", typ: fb.TensorTypeFLOAT32, shape: ys})
+	m.outputs = []int32{y}
+	m.ops = []opspec{{code: fb.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM, inputs: ins, outputs: []int32{y},
+		optType: fb.BuiltinOptionsUnidirectionalSequenceLSTMOptions, opts: func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.UnidirectionalSequenceLSTMOptionsStart(b)
+			fb.UnidirectionalSequenceLSTMOptionsAddFusedActivationFunction(b, fb.ActivationFunctionTypeTANH)
+			fb.UnidirectionalSequenceLSTMOptionsAddCellClip(b, v.cellClip)
+			fb.UnidirectionalSequenceLSTMOptionsAddProjClip(b, v.projClip)
+			fb.UnidirectionalSequenceLSTMOptionsAddTimeMajor(b, v.timeMajor)
+			return fb.UnidirectionalSequenceLSTMOptionsEnd(b)
+		}}}
 	return m
 }
