@@ -26,10 +26,12 @@ func moreCases() []oneOp {
 	add("where/int32/rank2", single(fb.BuiltinOperatorWHERE, ot, o, []tspec{{typ: fb.TensorTypeINT32, shape: []int32{4, 3}}}, coords(2)), -2, 2)
 	// SVDF, float: one step from the zero state, and three steps through
 	// the state variable.
-	add("svdf/f32/rank1/relu", svdfModel(1, 1, fb.ActivationFunctionTypeRELU, true), -2, 2)
-	add("svdf/f32/rank2/none", svdfModel(1, 2, fb.ActivationFunctionTypeNONE, true), -2, 2)
-	add("svdf/f32/rank2/no_bias/3_steps", svdfModel(3, 2, fb.ActivationFunctionTypeNONE, false), -2, 2)
-	add("svdf/f32/rank1/relu/3_steps", svdfModel(3, 1, fb.ActivationFunctionTypeRELU, true), -2, 2)
+	add("svdf/f32/rank1/relu", svdfModel(1, 1, fb.ActivationFunctionTypeRELU, true, false), -2, 2)
+	add("svdf/f32/rank2/none", svdfModel(1, 2, fb.ActivationFunctionTypeNONE, true, false), -2, 2)
+	add("svdf/f32/rank2/no_bias/3_steps", svdfModel(3, 2, fb.ActivationFunctionTypeNONE, false, false), -2, 2)
+	add("svdf/f32/rank1/relu/3_steps", svdfModel(3, 1, fb.ActivationFunctionTypeRELU, true, false), -2, 2)
+	add("svdf/hybrid_int8/rank2/3_steps", svdfModel(3, 2, fb.ActivationFunctionTypeNONE, true, true), -2, 2)
+	add("svdf/hybrid_int8/rank1/relu", svdfModel(1, 1, fb.ActivationFunctionTypeRELU, false, true), -2, 2)
 	// UNIDIRECTIONAL_SEQUENCE_LSTM, float: the forms the importer maps to
 	// ONNX LSTM (plain, time-major, peephole) and the ones it unrolls (CIFG,
 	// projection, cell and projection clip).
@@ -64,12 +66,19 @@ func svdfOpts(rank int32, act fb.ActivationFunctionType) (fb.BuiltinOptions, opt
 // variable (batch 2, input 5, 4 filters of memory 3, rank 2 so 2 units):
 // step i reads input i and writes output i, so from the second step on the
 // output depends on the state the step before shifted in.
-func svdfModel(steps int, rank int32, act fb.ActivationFunctionType, bias bool) mspec {
+// With hybrid the weights are int8 (per tensor, zero point 0): TFLite's
+// hybrid kernel, which quantizes the input per batch.
+func svdfModel(steps int, rank int32, act fb.ActivationFunctionType, bias, hybrid bool) mspec {
 	const batch, inSize, filters, memory = 2, 5, 4, 3
 	units := filters / rank
 	var m mspec
-	wf := m.add(tspec{name: "weights_feature", typ: fb.TensorTypeFLOAT32, shape: []int32{filters, inSize}, data: f32Bytes(randFloats(41, filters*inSize, -1, 1)...)})
-	wt := m.add(tspec{name: "weights_time", typ: fb.TensorTypeFLOAT32, shape: []int32{filters, memory}, data: f32Bytes(randFloats(42, filters*memory, -1, 1)...)})
+	wfs := tspec{name: "weights_feature", typ: fb.TensorTypeFLOAT32, shape: []int32{filters, inSize}, data: f32Bytes(randFloats(41, filters*inSize, -1, 1)...)}
+	wts := tspec{name: "weights_time", typ: fb.TensorTypeFLOAT32, shape: []int32{filters, memory}, data: f32Bytes(randFloats(42, filters*memory, -1, 1)...)}
+	if hybrid {
+		wfs.typ, wfs.data, wfs.scale, wfs.zp = fb.TensorTypeINT8, i8Bytes(randInt8s(41, filters*inSize)...), []float32{0.008}, []int64{0}
+		wts.typ, wts.data, wts.scale, wts.zp = fb.TensorTypeINT8, i8Bytes(randInt8s(42, filters*memory)...), []float32{0.007}, []int64{0}
+	}
+	wf, wt := m.add(wfs), m.add(wts)
 	b := int32(-1)
 	if bias {
 		b = m.add(tspec{name: "bias", typ: fb.TensorTypeFLOAT32, shape: []int32{units}, data: f32Bytes(randFloats(43, int(units), -1, 1)...)})
