@@ -1,6 +1,7 @@
 package tflite
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -32,6 +33,8 @@ func moreCases() []oneOp {
 	add("svdf/f32/rank1/relu/3_steps", svdfModel(3, 1, fb.ActivationFunctionTypeRELU, true, false), -2, 2)
 	add("svdf/hybrid_int8/rank2/3_steps", svdfModel(3, 2, fb.ActivationFunctionTypeNONE, true, true), -2, 2)
 	add("svdf/hybrid_int8/rank1/relu", svdfModel(1, 1, fb.ActivationFunctionTypeRELU, false, true), -2, 2)
+	add("svdf/int8/rank2/relu/3_steps", svdfIntModel(3, 2, fb.ActivationFunctionTypeRELU), -2, 2)
+	add("svdf/int8/rank1/relu/3_steps", svdfIntModel(3, 1, fb.ActivationFunctionTypeRELU), -2, 2)
 	// UNIDIRECTIONAL_SEQUENCE_LSTM, float: the forms the importer maps to
 	// ONNX LSTM (plain, time-major, peephole) and the ones it unrolls (CIFG,
 	// projection, cell and projection clip).
@@ -162,4 +165,42 @@ func lstmModel(v lstmVariant) mspec {
 			return fb.UnidirectionalSequenceLSTMOptionsEnd(b)
 		}}}
 	return m
+}
+
+// svdfIntModel is steps integer SVDF ops (TFLite's EvalIntegerSVDF: int8
+// input and output, int8 weights_feature, int16 weights_time and state,
+// int32 bias) sharing one zero-initialised state variable; shapes as in
+// svdfModel. The interpreter's integer kernel runs only with RELU
+// (svdf.cc: "params->activation != kTfLiteActRelu").
+func svdfIntModel(steps int, rank int32, act fb.ActivationFunctionType) mspec {
+	const batch, inSize, filters, memory = 2, 5, 4, 3
+	units := filters / rank
+	var m mspec
+	wf := m.add(tspec{name: "weights_feature", typ: fb.TensorTypeINT8, shape: []int32{filters, inSize}, data: i8Bytes(randInt8s(44, filters*inSize)...),
+		scale: []float32{0.01}, zp: []int64{0}})
+	wtv := make([]byte, 2*filters*memory)
+	for i, v := range randInt8s(45, filters*memory) {
+		binary.LittleEndian.PutUint16(wtv[2*i:], uint16(int16(v)*97))
+	}
+	wt := m.add(tspec{name: "weights_time", typ: fb.TensorTypeINT16, shape: []int32{filters, memory}, data: wtv, scale: []float32{1.0 / 16384}, zp: []int64{0}})
+	b := m.add(tspec{name: "bias", typ: fb.TensorTypeINT32, shape: []int32{units}, data: i32Bytes(randI32s(units, 300)...), scale: []float32{0.0005}, zp: []int64{0}})
+	st := m.add(tspec{name: "state", typ: fb.TensorTypeINT16, shape: []int32{batch, filters * memory}, variable: true, scale: []float32{0.0004}, zp: []int64{0}})
+	ot, o := svdfOpts(rank, act)
+	for i := range steps {
+		x := m.add(tspec{name: fmt.Sprintf("x%d", i), typ: fb.TensorTypeINT8, shape: []int32{batch, inSize}, scale: []float32{0.02}, zp: []int64{3}})
+		y := m.add(tspec{name: fmt.Sprintf("y%d", i), typ: fb.TensorTypeINT8, shape: []int32{batch, units}, scale: []float32{0.08}, zp: []int64{-5}})
+		m.inputs = append(m.inputs, x)
+		m.outputs = append(m.outputs, y)
+		m.ops = append(m.ops, opspec{code: fb.BuiltinOperatorSVDF, optType: ot, opts: o, inputs: []int32{x, wf, wt, b, st}, outputs: []int32{y}})
+	}
+	return m
+}
+
+// randI32s are n seeded int32 values in [-r, r].
+func randI32s(n, r int32) []int32 {
+	v := make([]int32, n)
+	for i, x := range randFloats(46, int(n), -float32(r), float32(r)) {
+		v[i] = int32(x)
+	}
+	return v
 }
