@@ -2,6 +2,7 @@ package tflite
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -42,6 +43,9 @@ type mspec struct {
 	tensors         []tspec
 	ops             []opspec
 	inputs, outputs []int32
+	// subgraphs are the model's further subgraphs (1, 2, ...), for IF,
+	// WHILE and CALL_ONCE.
+	subgraphs []mspec
 }
 
 // add appends a tensor and returns its index.
@@ -66,25 +70,111 @@ func (m *mspec) bytes() []byte {
 		}
 		return b.EndVector(len(v))
 	}
-	// Buffers: 0 empty, then one per constant tensor.
+	// Buffers: 0 empty, then one per constant tensor of each subgraph.
+	graphs := []*mspec{m}
+	for i := range m.subgraphs {
+		graphs = append(graphs, &m.subgraphs[i])
+	}
 	var bufs []flatbuffers.UOffsetT
 	fb.BufferStart(b)
 	bufs = append(bufs, fb.BufferEnd(b))
-	bufIdx := make([]uint32, len(m.tensors))
-	for i, t := range m.tensors {
-		if t.data == nil {
-			continue
+	bufIdx := make([][]uint32, len(graphs))
+	for gi, g := range graphs {
+		bufIdx[gi] = make([]uint32, len(g.tensors))
+		for i, t := range g.tensors {
+			if t.data == nil {
+				continue
+			}
+			b.StartVector(1, len(t.data), 16)
+			for j := len(t.data) - 1; j >= 0; j-- {
+				b.PrependByte(t.data[j])
+			}
+			d := b.EndVector(len(t.data))
+			fb.BufferStart(b)
+			fb.BufferAddData(b, d)
+			bufIdx[gi][i] = uint32(len(bufs))
+			bufs = append(bufs, fb.BufferEnd(b))
 		}
-		b.StartVector(1, len(t.data), 16)
-		for j := len(t.data) - 1; j >= 0; j-- {
-			b.PrependByte(t.data[j])
-		}
-		d := b.EndVector(len(t.data))
-		fb.BufferStart(b)
-		fb.BufferAddData(b, d)
-		bufIdx[i] = uint32(len(bufs))
-		bufs = append(bufs, fb.BufferEnd(b))
 	}
+	// Operator codes, one per distinct (code, custom), shared by the
+	// subgraphs.
+	type key struct {
+		code   fb.BuiltinOperator
+		custom string
+	}
+	codeIdx := map[key]uint32{}
+	var codes []flatbuffers.UOffsetT
+	var sgs []flatbuffers.UOffsetT
+	for gi, g := range graphs {
+		tens := g.tensorOffsets(b, ivec, bufIdx[gi])
+		var ops []flatbuffers.UOffsetT
+		for _, o := range g.ops {
+			k := key{o.code, o.custom}
+			if _, ok := codeIdx[k]; !ok {
+				var cn flatbuffers.UOffsetT
+				if o.custom != "" {
+					cn = b.CreateString(o.custom)
+				}
+				fb.OperatorCodeStart(b)
+				fb.OperatorCodeAddBuiltinCode(b, o.code)
+				fb.OperatorCodeAddDeprecatedBuiltinCode(b, int8(min(int32(o.code), 127)))
+				if o.custom != "" {
+					fb.OperatorCodeAddCustomCode(b, cn)
+				}
+				fb.OperatorCodeAddVersion(b, max(o.version, 1))
+				codeIdx[k] = uint32(len(codes))
+				codes = append(codes, fb.OperatorCodeEnd(b))
+			}
+			var opt flatbuffers.UOffsetT
+			if o.opts != nil {
+				opt = o.opts(b)
+			}
+			in := ivec(o.inputs, fb.OperatorStartInputsVector)
+			out := ivec(o.outputs, fb.OperatorStartOutputsVector)
+			fb.OperatorStart(b)
+			fb.OperatorAddOpcodeIndex(b, codeIdx[k])
+			fb.OperatorAddInputs(b, in)
+			fb.OperatorAddOutputs(b, out)
+			if o.opts != nil {
+				fb.OperatorAddBuiltinOptionsType(b, o.optType)
+				fb.OperatorAddBuiltinOptions(b, opt)
+			}
+			ops = append(ops, fb.OperatorEnd(b))
+		}
+		tv := offs(tens, fb.SubGraphStartTensorsVector)
+		ov := offs(ops, fb.SubGraphStartOperatorsVector)
+		gin := ivec(g.inputs, fb.SubGraphStartInputsVector)
+		gout := ivec(g.outputs, fb.SubGraphStartOutputsVector)
+		gname := b.CreateString("main")
+		if gi > 0 {
+			gname = b.CreateString(fmt.Sprintf("subgraph%d", gi))
+		}
+		fb.SubGraphStart(b)
+		fb.SubGraphAddTensors(b, tv)
+		fb.SubGraphAddInputs(b, gin)
+		fb.SubGraphAddOutputs(b, gout)
+		fb.SubGraphAddOperators(b, ov)
+		fb.SubGraphAddName(b, gname)
+		sgs = append(sgs, fb.SubGraphEnd(b))
+	}
+	cv := offs(codes, fb.ModelStartOperatorCodesVector)
+	sv := offs(sgs, fb.ModelStartSubgraphsVector)
+	bv := offs(bufs, fb.ModelStartBuffersVector)
+	desc := b.CreateString("onnxconv one-op test")
+	fb.ModelStart(b)
+	fb.ModelAddVersion(b, 3)
+	fb.ModelAddOperatorCodes(b, cv)
+	fb.ModelAddSubgraphs(b, sv)
+	fb.ModelAddBuffers(b, bv)
+	fb.ModelAddDescription(b, desc)
+	mo := fb.ModelEnd(b)
+	b.FinishWithFileIdentifier(mo, []byte("TFL3"))
+	return b.FinishedBytes()
+}
+
+// tensorOffsets writes the subgraph's tensors (bufIdx gives each constant's
+// buffer).
+func (m *mspec) tensorOffsets(b *flatbuffers.Builder, ivec func([]int32, func(*flatbuffers.Builder, int) flatbuffers.UOffsetT) flatbuffers.UOffsetT, bufIdx []uint32) []flatbuffers.UOffsetT {
 	var tens []flatbuffers.UOffsetT
 	for i, t := range m.tensors {
 		name := b.CreateString(t.name)
@@ -136,72 +226,7 @@ func (m *mspec) bytes() []byte {
 		fb.TensorAddIsVariable(b, t.variable)
 		tens = append(tens, fb.TensorEnd(b))
 	}
-	// Operator codes, one per distinct (code, custom).
-	type key struct {
-		code   fb.BuiltinOperator
-		custom string
-	}
-	codeIdx := map[key]uint32{}
-	var codes []flatbuffers.UOffsetT
-	var ops []flatbuffers.UOffsetT
-	for _, o := range m.ops {
-		k := key{o.code, o.custom}
-		if _, ok := codeIdx[k]; !ok {
-			var cn flatbuffers.UOffsetT
-			if o.custom != "" {
-				cn = b.CreateString(o.custom)
-			}
-			fb.OperatorCodeStart(b)
-			fb.OperatorCodeAddBuiltinCode(b, o.code)
-			fb.OperatorCodeAddDeprecatedBuiltinCode(b, int8(min(int32(o.code), 127)))
-			if o.custom != "" {
-				fb.OperatorCodeAddCustomCode(b, cn)
-			}
-			fb.OperatorCodeAddVersion(b, max(o.version, 1))
-			codeIdx[k] = uint32(len(codes))
-			codes = append(codes, fb.OperatorCodeEnd(b))
-		}
-		var opt flatbuffers.UOffsetT
-		if o.opts != nil {
-			opt = o.opts(b)
-		}
-		in := ivec(o.inputs, fb.OperatorStartInputsVector)
-		out := ivec(o.outputs, fb.OperatorStartOutputsVector)
-		fb.OperatorStart(b)
-		fb.OperatorAddOpcodeIndex(b, codeIdx[k])
-		fb.OperatorAddInputs(b, in)
-		fb.OperatorAddOutputs(b, out)
-		if o.opts != nil {
-			fb.OperatorAddBuiltinOptionsType(b, o.optType)
-			fb.OperatorAddBuiltinOptions(b, opt)
-		}
-		ops = append(ops, fb.OperatorEnd(b))
-	}
-	tv := offs(tens, fb.SubGraphStartTensorsVector)
-	ov := offs(ops, fb.SubGraphStartOperatorsVector)
-	gin := ivec(m.inputs, fb.SubGraphStartInputsVector)
-	gout := ivec(m.outputs, fb.SubGraphStartOutputsVector)
-	gname := b.CreateString("main")
-	fb.SubGraphStart(b)
-	fb.SubGraphAddTensors(b, tv)
-	fb.SubGraphAddInputs(b, gin)
-	fb.SubGraphAddOutputs(b, gout)
-	fb.SubGraphAddOperators(b, ov)
-	fb.SubGraphAddName(b, gname)
-	sg := fb.SubGraphEnd(b)
-	cv := offs(codes, fb.ModelStartOperatorCodesVector)
-	sv := offs([]flatbuffers.UOffsetT{sg}, fb.ModelStartSubgraphsVector)
-	bv := offs(bufs, fb.ModelStartBuffersVector)
-	desc := b.CreateString("onnxconv one-op test")
-	fb.ModelStart(b)
-	fb.ModelAddVersion(b, 3)
-	fb.ModelAddOperatorCodes(b, cv)
-	fb.ModelAddSubgraphs(b, sv)
-	fb.ModelAddBuffers(b, bv)
-	fb.ModelAddDescription(b, desc)
-	mo := fb.ModelEnd(b)
-	b.FinishWithFileIdentifier(mo, []byte("TFL3"))
-	return b.FinishedBytes()
+	return tens
 }
 
 func f32Bytes(v ...float32) []byte {

@@ -34,6 +34,10 @@ type oneOp struct {
 	lo, hi float64
 	// exact asks integer outputs to be exact, not within one step.
 	exact bool
+	// also lists further builtins of the main graph the case checks
+	// (VAR_HANDLE, READ_VARIABLE ... work only together); the ops table
+	// lists the case under each.
+	also []fb.BuiltinOperator
 }
 
 func fshape(s ...int32) tspec { return tspec{typ: fb.TensorTypeFLOAT32, shape: s} }
@@ -338,6 +342,8 @@ func oneOpCases() []oneOp {
 	cs = append(cs, shapeCases()...)
 	cs = append(cs, dynamicCases()...)
 	cs = append(cs, sparseCases()...)
+	cs = append(cs, moreCases()...)
+	cs = append(cs, controlCases()...)
 	return cs
 }
 
@@ -523,7 +529,9 @@ func TestOneOpAgainstTFLite(t *testing.T) {
 				}
 				t.Logf("%s: %s", c.name, r)
 				if !t.Failed() {
-					checks[c.m.ops[0].code] = append(checks[c.m.ops[0].code], fmt.Sprintf("`%s` (%s)", c.name, shortResult(r)))
+					for _, code := range append([]fb.BuiltinOperator{c.m.ops[0].code}, c.also...) {
+						checks[code] = append(checks[code], fmt.Sprintf("`%s` (%s)", c.name, shortResult(r)))
+					}
 				}
 			}
 		})
