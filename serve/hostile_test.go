@@ -148,29 +148,30 @@ func TestRefusals(t *testing.T) {
 
 	// Hostile model files: each is a failed job (error or fail verdict),
 	// never a crash of the server.
-	hostile, _ := filepath.Glob(filepath.Join(root, "fixtures", "hostile", "*", "*"))
+	// The regression set: every case of cases.json (a case folder is sent
+	// as a zip of the folder, its links as link entries; a one-file case as
+	// the file) and every file of the readers' own sets.
+	uploads := hostileUploads(t, filepath.Join(root, "fixtures", "hostile"))
 	n := 0
-	for _, f := range hostile {
-		st, err := os.Stat(f)
-		if err != nil || !st.Mode().IsRegular() || st.Size() > 1<<20 || strings.HasSuffix(f, ".go") || strings.HasSuffix(f, ".py") || strings.HasSuffix(f, ".md") {
-			continue
-		}
-		b, _ := os.ReadFile(f)
-		id, code, _ := s.submit(t, filepath.Base(f), b, "")
+	for _, u := range uploads {
+		id, code, _ := s.submit(t, u.name, u.data, "")
 		if code/100 == 4 {
 			n++
 			continue
 		}
 		if code != http.StatusAccepted {
-			t.Errorf("%s: status %d", f, code)
+			t.Errorf("%s: status %d", u.what, code)
 			continue
 		}
 		if j := s.wait(t, id, 2*time.Minute); j.Verdict == "pass" {
-			t.Errorf("%s: hostile file passed", filepath.Base(f))
+			t.Errorf("%s: hostile file passed", u.what)
 		}
 		n++
 	}
-	t.Logf("%d hostile model files refused or failed", n)
+	if n < 60 {
+		t.Errorf("only %d hostile uploads; the regression set has more", n)
+	}
+	t.Logf("%d hostile uploads refused (4xx) or failed as jobs", n)
 
 	// A client that stalls in its headers is cut off; others are served
 	// meanwhile.
@@ -337,4 +338,109 @@ func TestWebhook(t *testing.T) {
 	if n := calls.Load(); n != 2 {
 		t.Errorf("%d webhook calls, want 2 (one refused, one retried)", n)
 	}
+}
+
+// hostileUpload is one file of the hostile regression set as a client
+// would upload it.
+type hostileUpload struct {
+	what, name string
+	data       []byte
+}
+
+// hostileUploads reads fixtures/hostile: the cases of cases.json and the
+// flat folders of the readers' own sets (skops, legacy XGBoost,
+// TorchScript).
+func hostileUploads(t *testing.T, root string) []hostileUpload {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "cases.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct{ Dir, Model string }
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	var out []hostileUpload
+	for _, c := range cases {
+		dir := filepath.Join(root, filepath.FromSlash(c.Dir))
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model := filepath.Join(dir, filepath.FromSlash(c.Model))
+		if st, err := os.Lstat(model); len(ents) == 1 && err == nil && st.Mode().IsRegular() {
+			data, err := os.ReadFile(model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, hostileUpload{c.Dir, filepath.Base(model), data})
+			continue
+		}
+		out = append(out, hostileUpload{c.Dir, filepath.Base(dir) + ".zip", zipWithLinks(t, dir)})
+	}
+	for _, d := range []string{"skops", "xgboost-legacy", "torchscript"} {
+		files, _ := filepath.Glob(filepath.Join(root, d, "*"))
+		for _, f := range files {
+			if strings.HasSuffix(f, ".py") {
+				continue
+			}
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, hostileUpload{d + "/" + filepath.Base(f), filepath.Base(f), data})
+		}
+	}
+	return out
+}
+
+// zipWithLinks packs dir as a zip with dir's name as its top folder;
+// symbolic links become link entries (never followed).
+func zipWithLinks(t *testing.T, dir string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	base := filepath.Base(dir)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		name := base + "/" + filepath.ToSlash(rel)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			h := &zip.FileHeader{Name: name}
+			h.SetMode(fs.ModeSymlink | 0o777)
+			w, err := zw.CreateHeader(h)
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(w, target)
+			return err
+		case d.IsDir():
+			_, err := zw.Create(name + "/")
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		w, err := zw.Create(name)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
