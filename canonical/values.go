@@ -213,26 +213,6 @@ func (t *Tensor) numericData() ([]byte, int, error) {
 func nibble(raw []byte, i int) uint8 { return (raw[i/2] >> (4 * uint(i%2))) & 0xF }
 func crumb(raw []byte, i int) uint8  { return (raw[i/4] >> (2 * uint(i%4))) & 0x3 }
 
-// Float16ToFloat64 decodes an IEEE 754 half-precision code.
-func Float16ToFloat64(h uint16) float64 {
-	sign := 1.0
-	if h&0x8000 != 0 {
-		sign = -1
-	}
-	e := int(h>>10) & 0x1F
-	m := float64(h & 0x3FF)
-	switch e {
-	case 0:
-		return sign * math.Ldexp(m, -24)
-	case 0x1F:
-		if m != 0 {
-			return math.NaN()
-		}
-		return math.Inf(int(sign))
-	}
-	return sign * math.Ldexp(1+m/1024, e-15)
-}
-
 // Float8ToFloat64 decodes one code of a float8 type (FLOAT8E4M3FN,
 // FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0) as the ONNX
 // specification defines it; NaN codes give NaN. Other types give NaN.

@@ -9,7 +9,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/x448/float16"
 
 	"github.com/onnxconv/onnxconv/canonical"
 )
@@ -244,7 +243,7 @@ func fromCanonical(t *canonical.Tensor) (*htensor, error) {
 	case canonical.Float16:
 		out := h.data.([]float32)
 		for i := 0; i < n; i++ {
-			out[i] = float16.Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32()
+			out[i] = canonical.Float16ToFloat32(binary.LittleEndian.Uint16(raw[2*i:]))
 		}
 	case canonical.BFloat16:
 		out := h.data.([]float32)
@@ -341,13 +340,13 @@ func (h *htensor) toCanonical(name string) (*canonical.Tensor, error) {
 	case canonical.Float16:
 		out := make([]byte, 2*n)
 		for i, v := range h.data.([]float32) {
-			binary.LittleEndian.PutUint16(out[2*i:], float16.Fromfloat32(v).Bits())
+			binary.LittleEndian.PutUint16(out[2*i:], canonical.Float32ToFloat16(v))
 		}
 		return canonical.NewTensor(name, h.dt, dims, out), nil
 	case canonical.BFloat16:
 		out := make([]byte, 2*n)
 		for i, v := range h.data.([]float32) {
-			binary.LittleEndian.PutUint16(out[2*i:], bf16Bits(v))
+			binary.LittleEndian.PutUint16(out[2*i:], canonical.Float32ToBFloat16(v))
 		}
 		return canonical.NewTensor(name, h.dt, dims, out), nil
 	case canonical.Float8E4M3FN, canonical.Float8E4M3FNUZ, canonical.Float8E5M2, canonical.Float8E5M2FNUZ, canonical.Float8E8M0:
@@ -395,16 +394,6 @@ func (h *htensor) toCanonical(name string) (*canonical.Tensor, error) {
 	return canonical.NewTensor(name, h.dt, dims, append([]byte{}, b...)), nil
 }
 
-func bf16Bits(v float32) uint16 {
-	b := math.Float32bits(v)
-	if v != v {
-		return uint16(b>>16) | 0x40
-	}
-	// round to nearest even
-	b += 0x7FFF + ((b >> 16) & 1)
-	return uint16(b >> 16)
-}
-
 // roundTo rounds float32 storage to the precision of dt in place.
 func (h *htensor) roundToType() {
 	s, ok := h.data.([]float32)
@@ -414,11 +403,11 @@ func (h *htensor) roundToType() {
 	switch h.dt {
 	case canonical.Float16:
 		for i, v := range s {
-			s[i] = float16.Fromfloat32(v).Float32()
+			s[i] = canonical.Float16ToFloat32(canonical.Float32ToFloat16(v))
 		}
 	case canonical.BFloat16:
 		for i, v := range s {
-			s[i] = math.Float32frombits(uint32(bf16Bits(v)) << 16)
+			s[i] = math.Float32frombits(uint32(canonical.Float32ToBFloat16(v)) << 16)
 		}
 	case canonical.Float8E4M3FN, canonical.Float8E4M3FNUZ, canonical.Float8E5M2, canonical.Float8E5M2FNUZ, canonical.Float8E8M0:
 		tab := f8Table(h.dt)

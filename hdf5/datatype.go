@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // Class is an HDF5 datatype class.
@@ -243,7 +245,7 @@ func (v *Value) Float64s() ([]float64, error) {
 			b := v.raw[i*sz:]
 			switch sz {
 			case 2:
-				out[i] = float64(halfToFloat(bo.Uint16(b)))
+				out[i] = canonical.Float16ToFloat64(bo.Uint16(b))
 			case 4:
 				out[i] = float64(math.Float32frombits(bo.Uint32(b)))
 			case 8:
@@ -435,24 +437,4 @@ func (f *File) globalObject(addr uint64, idx uint32) ([]byte, error) {
 		}
 	}
 	return nil, f.errf(at, "global heap object %d not in its collection", idx)
-}
-
-// halfToFloat converts an IEEE binary16 to float32.
-func halfToFloat(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	man := uint32(h) & 0x3ff
-	switch {
-	case exp == 0 && man == 0:
-		return math.Float32frombits(sign)
-	case exp == 0:
-		v := float32(math.Ldexp(float64(man), -24))
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	case exp == 31:
-		return math.Float32frombits(sign | 0xff<<23 | man<<13)
-	}
-	return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
 }

@@ -136,12 +136,12 @@ func floatTensor(name string, dt canonical.DataType, dims []int64, vals []float6
 	case canonical.Float16:
 		raw = make([]byte, 2*len(vals))
 		for i, v := range vals {
-			binary.LittleEndian.PutUint16(raw[2*i:], Float32ToFloat16(float32(v)))
+			binary.LittleEndian.PutUint16(raw[2*i:], canonical.Float32ToFloat16(float32(v)))
 		}
 	case canonical.BFloat16:
 		raw = make([]byte, 2*len(vals))
 		for i, v := range vals {
-			binary.LittleEndian.PutUint16(raw[2*i:], Float32ToBFloat16(float32(v)))
+			binary.LittleEndian.PutUint16(raw[2*i:], canonical.Float32ToBFloat16(float32(v)))
 		}
 	default:
 		return nil, fmt.Errorf("floatTensor: unsupported type %s", canonical.ElemTypeName(dt))
@@ -156,55 +156,6 @@ func int64Tensor(name string, dims []int64, vals []int64) *canonical.Tensor {
 		binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
 	}
 	return canonical.NewTensor(name, canonical.Int64, append([]int64{}, dims...), raw)
-}
-
-// Float32ToFloat16 rounds f to the nearest IEEE half (ties to even);
-// values beyond the half range become ±Inf.
-func Float32ToFloat16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int32(b>>23) & 0xff
-	mant := b & 0x7fffff
-	if exp == 0xff { // Inf or NaN
-		if mant != 0 {
-			return sign | 0x7e00
-		}
-		return sign | 0x7c00
-	}
-	e := exp - 127 + 15
-	if e >= 0x1f {
-		return sign | 0x7c00
-	}
-	if e <= 0 {
-		if e < -10 {
-			return sign
-		}
-		mant |= 0x800000
-		shift := uint32(14 - e)
-		half := mant >> shift
-		rem := mant & ((1 << shift) - 1)
-		mid := uint32(1) << (shift - 1)
-		if rem > mid || (rem == mid && half&1 == 1) {
-			half++
-		}
-		return sign | uint16(half)
-	}
-	half := uint32(e)<<10 | mant>>13
-	rem := mant & 0x1fff
-	if rem > 0x1000 || (rem == 0x1000 && half&1 == 1) {
-		half++ // may carry into the exponent, up to Inf: correct
-	}
-	return sign | uint16(half)
-}
-
-// Float32ToBFloat16 rounds f to the nearest bfloat16 (ties to even).
-func Float32ToBFloat16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if f != f {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
 }
 
 // removeNodes deletes nodes from their graph, after their outputs' uses

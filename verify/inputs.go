@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/x448/float16"
-
 	"github.com/onnxconv/onnxconv/canonical"
 )
 
@@ -172,12 +170,12 @@ func genTensor(v *canonical.Value, dt canonical.DataType, shape []int64, n int, 
 	case canonical.Float16:
 		raw = make([]byte, 0, 2*n)
 		for range n {
-			raw = le.AppendUint16(raw, float16.Fromfloat32(float32(float())).Bits())
+			raw = le.AppendUint16(raw, canonical.Float32ToFloat16(float32(float())))
 		}
 	case canonical.BFloat16:
 		raw = make([]byte, 0, 2*n)
 		for range n {
-			raw = le.AppendUint16(raw, bf16(float32(float())))
+			raw = le.AppendUint16(raw, canonical.Float32ToBFloat16(float32(float())))
 		}
 	case canonical.Complex64:
 		raw = make([]byte, 0, 8*n)
@@ -225,14 +223,6 @@ func genTensor(v *canonical.Value, dt canonical.DataType, shape []int64, n int, 
 		return nil, fmt.Errorf("input %q: cannot generate %s values; pass them with --inputs", v.Name, canonical.ElemTypeName(dt))
 	}
 	return canonical.NewTensor(v.Name, dt, shape, raw), nil
-}
-
-func bf16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if f != f {
-		return uint16(b>>16) | 0x40
-	}
-	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
 }
 
 // intRange picks the half-open range of a generated integer input: the
@@ -373,9 +363,9 @@ func castFloat(t *canonical.Tensor, dt canonical.DataType) (*canonical.Tensor, e
 		case canonical.Double:
 			raw = le.AppendUint64(raw, math.Float64bits(v))
 		case canonical.Float16:
-			raw = le.AppendUint16(raw, float16.Fromfloat32(float32(v)).Bits())
+			raw = le.AppendUint16(raw, canonical.Float32ToFloat16(float32(v)))
 		default:
-			raw = le.AppendUint16(raw, bf16(float32(v)))
+			raw = le.AppendUint16(raw, canonical.Float32ToBFloat16(float32(v)))
 		}
 	}
 	return canonical.NewTensor(t.Name, dt, t.Dims, raw), nil

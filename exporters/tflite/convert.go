@@ -10,7 +10,6 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/passes"
 )
 
 var nhwc = []int{0, 2, 3, 1}
@@ -353,7 +352,7 @@ func (c *converter) constF32(base string, v []float32, shape []int64, weights bo
 	if weights && c.opts.Float16 {
 		b := make([]byte, 2*len(v))
 		for i, x := range v {
-			binary.LittleEndian.PutUint16(b[2*i:], passes.Float32ToFloat16(x))
+			binary.LittleEndian.PutUint16(b[2*i:], canonical.Float32ToFloat16(x))
 		}
 		h := c.t.addTensor(c.uniqueName(name+";fp16"), fb.TensorTypeFLOAT16, shape, nonNil(b))
 		out := c.t.addTensor(c.uniqueName(name), fb.TensorTypeFLOAT32, shape, nil)

@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/x448/float16"
 )
 
 // constValue returns the tensor v always holds: an initializer that is not
@@ -71,7 +70,7 @@ func floatTensor(name string, dt canonical.DataType, dims []int64, vals []float6
 		case canonical.Double:
 			raw = binary.LittleEndian.AppendUint64(raw, math.Float64bits(v))
 		case canonical.Float16:
-			raw = binary.LittleEndian.AppendUint16(raw, float16.Fromfloat32(float32(v)).Bits())
+			raw = binary.LittleEndian.AppendUint16(raw, canonical.Float32ToFloat16(float32(v)))
 		case canonical.BFloat16:
 			raw = binary.LittleEndian.AppendUint16(raw, uint16(math.Float32bits(float32(v))>>16))
 		case canonical.Int64:
@@ -147,7 +146,7 @@ func tensorFloats(t *canonical.Tensor) ([]float64, error) {
 		}
 	case canonical.Float16:
 		for i := 0; i+2 <= len(b); i += 2 {
-			out = append(out, float64(float16.Frombits(binary.LittleEndian.Uint16(b[i:])).Float32()))
+			out = append(out, canonical.Float16ToFloat64(binary.LittleEndian.Uint16(b[i:])))
 		}
 	case canonical.BFloat16:
 		for i := 0; i+2 <= len(b); i += 2 {
