@@ -380,23 +380,10 @@ func (c *converter) pool(n *Node) error {
 	if err != nil {
 		return err
 	}
-	xin, err := c.asNCHW(x)
+	xin, attrs, err := c.poolInput(n, x)
 	if err != nil {
 		return err
 	}
-	k, err := spatial(c.ints(n, "ksize"), 1)
-	if err != nil {
-		return fmt.Errorf("ksize: %w", err)
-	}
-	s, err := spatial(c.ints(n, "strides"), 1)
-	if err != nil {
-		return fmt.Errorf("strides: %w", err)
-	}
-	attrs, err := c.padAttrs(n)
-	if err != nil {
-		return err
-	}
-	attrs = append(attrs, onnxb.Ints("kernel_shape", k), onnxb.Ints("strides", s))
 	op := "MaxPool"
 	if n.Op == "AvgPool" {
 		op = "AveragePool"
@@ -1055,4 +1042,27 @@ func (c *converter) cast(n *Node) error {
 	}
 	c.set(n, 0, &value{nhwc: c.b.Op("Cast", n.Name, []string{xn}, onnxb.Int("to", int64(dt))), rank: x.rank, dt: dt})
 	return nil
+}
+
+// poolInput is what a TF pool node (MaxPool, AvgPool, MaxPoolWithArgmax)
+// gives its ONNX pool: x in NCHW, and the kernel_shape, strides and
+// padding attributes from ksize, strides and padding.
+func (c *converter) poolInput(n *Node, x *value) (string, []*onnxpb.AttributeProto, error) {
+	xin, err := c.asNCHW(x)
+	if err != nil {
+		return "", nil, err
+	}
+	k, err := spatial(c.ints(n, "ksize"), 1)
+	if err != nil {
+		return "", nil, fmt.Errorf("ksize: %w", err)
+	}
+	s, err := spatial(c.ints(n, "strides"), 1)
+	if err != nil {
+		return "", nil, fmt.Errorf("strides: %w", err)
+	}
+	attrs, err := c.padAttrs(n)
+	if err != nil {
+		return "", nil, err
+	}
+	return xin, append(attrs, onnxb.Ints("kernel_shape", k), onnxb.Ints("strides", s)), nil
 }

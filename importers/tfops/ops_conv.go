@@ -260,23 +260,10 @@ func (c *converter) maxPoolWithArgmax(n *Node) error {
 	if err != nil {
 		return err
 	}
-	xin, err := c.asNCHW(x)
+	xin, attrs, err := c.poolInput(n, x)
 	if err != nil {
 		return err
 	}
-	k, err := spatial(c.ints(n, "ksize"), 1)
-	if err != nil {
-		return fmt.Errorf("ksize: %w", err)
-	}
-	s, err := spatial(c.ints(n, "strides"), 1)
-	if err != nil {
-		return fmt.Errorf("strides: %w", err)
-	}
-	attrs, err := c.padAttrs(n)
-	if err != nil {
-		return err
-	}
-	attrs = append(attrs, onnxb.Ints("kernel_shape", k), onnxb.Ints("strides", s))
 	y, idx := c.b.Fresh(n.Name), c.b.Fresh(n.Name+"_nchw_index")
 	c.b.Node("MaxPool", []string{xin}, []string{y, idx}, attrs...)
 	shape := c.b.Op("Shape", n.Name+"_shape", []string{xin})
