@@ -173,6 +173,9 @@ type converter struct {
 	in, out string
 	opts    Options
 	imp     importers.Importer
+	// src is the source opened with the import, in the importer's
+	// process, when verification will compute it (importers.SourceImporter).
+	src importers.Source
 	// exp is the exporter of the target (or of OUT's file format) and
 	// expTarget its target; fileOut: exp writes a file format other than
 	// ONNX (Result.Bytes), the last step.
@@ -368,7 +371,7 @@ func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
 	cv := &c.res.Conversion
 	cv.SourceFormat, cv.Importer = d.FormatName(), d.Name
 	c.logf("%s: format %s (importer %s)", c.in, cv.SourceFormat, cv.Importer)
-	r, err := imp.Import(ctx, c.in, c.opts.ImportOptions)
+	r, err := c.importFile(ctx, imp)
 	if err != nil {
 		return nil, classifyImport(c.in, err)
 	}
@@ -383,6 +386,25 @@ func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
 		c.logf("%s: imported: opset %d, IR %d, %d node(s)", c.in, cv.OpsetBefore, cv.IRBefore, len(m.Graph.Nodes))
 	}
 	return m, nil
+}
+
+// importFile imports the file with imp. When the source will be computed
+// for verification and imp can open it with the import, it does: one
+// reader (one plugin process) serves both.
+func (c *converter) importFile(ctx context.Context, imp importers.Importer) (*importers.Result, error) {
+	si, ok := imp.(importers.SourceImporter)
+	if !ok || c.opts.Verify == nil {
+		return imp.Import(ctx, c.in, c.opts.ImportOptions)
+	}
+	r, src, err := si.ImportSource(ctx, c.in, c.opts.ImportOptions)
+	if err != nil {
+		return nil, err
+	}
+	if src != nil {
+		c.src = src
+		c.release = append(c.release, src.Close)
+	}
+	return r, nil
 }
 
 // findImporter resolves from (a format or importer name) or detects the
