@@ -27,8 +27,9 @@ type Options struct {
 	From string
 	// ImportOptions are passed to the importer (see its Description).
 	ImportOptions importers.Options
-	// Env holds the importers and runtimes of the run (see Env); the zero
-	// Env runs the built-ins in this process.
+	// Env holds the importers, exporters and runtimes of the run (see
+	// Env; builtinenv.New gives the built-ins in this process). It must
+	// hold importers and exporters.
 	Env Env
 
 	// Opset and MLOpset move the model to these ai.onnx / ai.onnx.ml
@@ -296,6 +297,9 @@ func (c *converter) close() {
 // check validates the options before any work.
 func (c *converter) check() error {
 	o := c.opts
+	if err := o.Env.check(); err != nil {
+		return err
+	}
 	if o.Opset < 0 || o.MLOpset < 0 {
 		return usageErr("the opset and ml opset must be positive")
 	}
@@ -303,7 +307,7 @@ func (c *converter) check() error {
 	if err != nil {
 		return err
 	}
-	exp, target, err := c.opts.Env.exporters().Find(c.out, o.Target)
+	exp, target, err := c.opts.Env.Exporters.Find(c.out, o.Target)
 	if err != nil {
 		return &Error{Kind: KindUsage, Err: err}
 	}
@@ -362,7 +366,7 @@ func checkReports(paths []string) error {
 
 // importModel detects the format and imports the model.
 func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
-	imp, err := findImporter(c.opts.Env.importers(), c.in, c.opts.From)
+	imp, err := findImporter(c.opts.Env.Importers, c.in, c.opts.From)
 	if err != nil {
 		return nil, err
 	}

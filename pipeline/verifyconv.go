@@ -245,7 +245,7 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		return nil, nil
 	}
 	if d.Runtime != "" && !(c.isONNX() && IsText(c.in)) {
-		setup, err := runtimes.NewSetup([]string{d.Runtime}, 0, c.opts.Env.runtimes())
+		setup, err := runtimes.NewSetup([]string{d.Runtime}, 0, c.opts.Env.Runtimes)
 		if err == nil {
 			c.release = append(c.release, setup.Close)
 			side, err2 := setup.Side(0, c.in, imported)
