@@ -52,7 +52,7 @@ func (hi *HostImporter) importSource(ctx context.Context, path string, opts impo
 		return nil, nil, err
 	}
 	src := &remoteSource{plugin: hi.info.Name, path: path, imp: imp, sess: sess}
-	err = sess.do(ctx, func(ctx context.Context) error {
+	err = sess.do(ctx, "predict", func(ctx context.Context) error {
 		var err error
 		src.desc, err = imp.OpenSource(ctx, path, opts)
 		return err

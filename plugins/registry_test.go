@@ -241,19 +241,7 @@ func TestImportSource(t *testing.T) {
 		t.Fatal("the xgboost plugin importer is no importers.SourceImporter")
 	}
 	path := filepath.Join("..", "fixtures", "xgboost", "binary_logistic.json")
-	x, err := tensorio.ReadNpyFile(filepath.Join("..", "fixtures", "xgboost", "binary_logistic.input.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := x.Float64s()
-	if err != nil || len(x.Dims) != 2 {
-		t.Fatalf("input: %v (dims %v)", err, x.Dims)
-	}
-	rows := make([][]float64, x.Dims[0])
-	for i := range rows {
-		rows[i] = v[i*int(x.Dims[1]) : (i+1)*int(x.Dims[1])]
-	}
-	in := treetest.Input(canonical.Float, rows)
+	in := xgbInput(t)
 	res, src, err := si.ImportSource(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
