@@ -8,8 +8,8 @@ import (
 
 // builtins is the Env of the built-in formats in this process, as
 // builtinenv.New assembles it (builtinenv imports pipeline, so this
-// package's own tests cannot call it; builtinenv's test checks the two
-// agree).
+// package's own tests cannot call it; builtinenv's TestNew checks that
+// New holds exactly these registries' importers, exporters and runtimes).
 func builtins() Env {
 	return Env{Importers: builtin.Registry(), Exporters: expbuiltin.Registry(), Runtimes: rtbuiltin.Set(nil)}
 }
