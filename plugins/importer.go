@@ -144,6 +144,15 @@ func (hi *HostImporter) ask(path string, head []byte) (float32, error) {
 // temporary files; plugin failures stay *PluginError values of their kind
 // (ErrTimeout, ErrMemoryLimit, ErrCrashed, ErrFailed, ...).
 func (hi *HostImporter) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
+	return hi.importWith(path, func(out string) ([]string, error) {
+		return hi.host.Import(ctx, hi.info.Name, path, out, opts)
+	})
+}
+
+// importWith runs an import of the file at path by the plugin (run, which
+// writes the model to out) into a private temporary folder, and loads the
+// model it wrote (see Import).
+func (hi *HostImporter) importWith(path string, run func(out string) ([]string, error)) (*importers.Result, error) {
 	tmpDir, err := os.MkdirTemp("", "onnxconv-import-*")
 	if err != nil {
 		return nil, fmt.Errorf("importing %s with plugin %q: creating a temporary folder: %w", path, hi.info.Name, err)
@@ -155,7 +164,7 @@ func (hi *HostImporter) Import(ctx context.Context, path string, opts importers.
 	}
 	const repl = "(the plugin's output)"
 	out := filepath.Join(tmpDir, "model.onnx")
-	warnings, err := hi.host.Import(ctx, hi.info.Name, path, out, opts)
+	warnings, err := run(out)
 	if err != nil {
 		return nil, scrubError(err, repl, dirs)
 	}
