@@ -311,3 +311,29 @@ func TestKernelTablesPerRelease(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAdaptKernelTypes adapts the transformer block to
+// onnxruntime-1.30 with its CPU kernel tables (kernel-type check with
+// shape inference) and without them (the same profile, tables cleared):
+// the difference is the cost of the kernel-type check.
+func BenchmarkAdaptKernelTypes(b *testing.B) {
+	path := filepath.Join(fixtureDir(b, "transformer_block_opset21"), "model.onnx")
+	for _, tables := range []bool{true, false} {
+		b.Run(fmt.Sprintf("tables=%v", tables), func(b *testing.B) {
+			p := mustProfile(b, "onnxruntime-1.30")
+			if !tables {
+				p.KernelTables = nil
+			}
+			for b.Loop() {
+				m, err := canonical.Load(path, canonical.LoadOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := Adapt(m, p, Options{}); err != nil {
+					b.Fatal(err)
+				}
+				m.Close()
+			}
+		})
+	}
+}
