@@ -337,3 +337,48 @@ func BenchmarkAdaptKernelTypes(b *testing.B) {
 		})
 	}
 }
+
+// TestTorchMasksRunInORT: torch 1.13's own export of a model with a Where
+// on bool masks and Relu and Max on int16 (testdata/torch_masks, made by
+// its make.py) is refused by ONNX Runtime 1.30; adapted to
+// onnxruntime-1.30 it loads and gives torch's output.
+func TestTorchMasksRunInORT(t *testing.T) {
+	rt := openORT(t)
+	d := filepath.Join("testdata", "torch_masks")
+	src := filepath.Join(d, "model.onnx")
+	in := readPB(t, filepath.Join(d, "test_data_set_0", "input_0.pb"))
+	want := readPB(t, filepath.Join(d, "test_data_set_0", "output_0.pb"))
+	if _, err := rt.Run(src, []*onnxpb.TensorProto{in}); err == nil || !strings.Contains(err.Error(), "Could not find an implementation") {
+		t.Fatalf("ONNX Runtime on torch's export: %v; want a missing kernel", err)
+	}
+	m, err := canonical.Load(src, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	r, err := Adapt(m, mustProfile(t, "onnxruntime-1.30"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lowered := map[string]bool{}
+	for _, a := range r.Actions {
+		if strings.Contains(a.What, "between Casts") {
+			lowered[a.OpType] = true
+			t.Log(a)
+		}
+	}
+	for _, op := range []string{"Where", "Relu", "Max"} {
+		if !lowered[op] {
+			t.Errorf("%s was not computed in another type", op)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "adapted.onnx")
+	if err := canonical.Save(out, m, canonical.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rt.Run(out, []*onnxpb.TensorProto{in})
+	if err != nil {
+		t.Fatalf("ONNX Runtime refuses the adapted model: %v", err)
+	}
+	t.Logf("max abs diff to torch %g", assertClose(t, "torch_masks", got[0], want))
+}
