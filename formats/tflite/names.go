@@ -22,9 +22,9 @@ func Sanitize(s string) string {
 // order) stable unique ONNX names: the sanitized name; "tensor_I" for an
 // empty one; NAME_I (then NAME_I_2, …) for the second and later tensors
 // of a name already taken, I being the tensor's index. The importer names
-// the main graph's tensors so, and the TFLite runtime names the inputs
-// and outputs of a model whose names are empty or repeated the same way,
-// so the two match by position.
+// subgraphs' tensors so; the main graph's through IONames, which the TFLite
+// runtime also applies to the inputs and outputs of a model whose names are
+// empty or repeated, so the two match by position.
 func TensorNames(raw []string) []string {
 	used := make(map[string]bool, len(raw))
 	out := make([]string, len(raw))
