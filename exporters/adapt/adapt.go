@@ -22,7 +22,6 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/infer"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
-	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/opset"
 	"github.com/onnxconv/onnxconv/opset/convert"
 )
@@ -260,18 +259,6 @@ func nodeList(nodes []string) string {
 type UnsupportedError struct {
 	Profile    string
 	Violations []Violation
-	// Ops lists the nodes whose element types the target's CPU kernels
-	// do not implement (nil when there are none), in the one
-	// unsupported-op shape; errors.As finds it through Unwrap.
-	Ops *importers.UnsupportedOpsError
-}
-
-// Unwrap returns the unsupported-op error of the kernel types, if any.
-func (e *UnsupportedError) Unwrap() error {
-	if e.Ops == nil {
-		return nil
-	}
-	return e.Ops
 }
 
 func (e *UnsupportedError) Error() string {
@@ -353,14 +340,14 @@ func Adapt(m *canonical.Model, p *profiles.Profile, opts Options) (*Report, erro
 	// expand them where the converter knows an expansion.
 	names := canonical.NewNamer(m)
 	expandUnsupported(r, m, p, to, names)
-	kernelErrs := fitKernels(r, m, p, names)
+	fitKernels(r, m, p, names)
 
 	setIRVersion(r, m, p, to, toML)
 	r.ToIRVersion = m.IRVersion
 
 	check(r, m, p)
 	if !r.OK() {
-		return r, &UnsupportedError{Profile: p.Name, Violations: r.Errors(), Ops: kernelErrs}
+		return r, &UnsupportedError{Profile: p.Name, Violations: r.Errors()}
 	}
 	return r, nil
 }

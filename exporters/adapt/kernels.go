@@ -2,8 +2,6 @@ package adapt
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -11,7 +9,6 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/infer"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
-	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/opset"
 )
 
@@ -247,17 +244,18 @@ func normDom(d string) string {
 // whose element type the kernel of its operator version lacks is computed
 // in a wider type the kernel implements, between Casts, when that gives
 // the same values (see widen); the others are violations naming the node,
-// the operator, the type and the target. Element types come from the
+// the operator, the type and the target (Adapt's *UnsupportedError, whose
+// entries are the one unsupported-op shape). Element types come from the
 // model's declarations and from shape inference (which adds no
 // value_info).
-func fitKernels(r *Report, m *canonical.Model, p *profiles.Profile, names *canonical.Namer) *importers.UnsupportedOpsError {
+func fitKernels(r *Report, m *canonical.Model, p *profiles.Profile, names *canonical.Namer) {
 	k, err := p.CPUKernels()
 	if err != nil {
 		r.Notes = append(r.Notes, fmt.Sprintf("CPU kernel types not checked: %v", err))
-		return nil
+		return
 	}
 	if k == nil {
-		return nil
+		return
 	}
 	if _, err := infer.Infer(m, infer.Options{NoValueInfo: true}); err != nil {
 		r.Notes = append(r.Notes, fmt.Sprintf("CPU kernel types checked on declared types only (shape inference failed: %v)", err))
@@ -291,20 +289,8 @@ func fitKernels(r *Report, m *canonical.Model, p *profiles.Profile, names *canon
 			break
 		}
 	}
-	if len(left) == 0 {
-		return nil
-	}
-	errs := &importers.UnsupportedOpsError{Format: "ONNX (" + p.Name + " CPU kernels)"}
 	for i, miss := range left {
-		fix := "compute it in a type the kernel implements before export (" + why[i] + ")"
 		r.Violations = append(r.Violations, Violation{Graph: miss.path, Node: miss.n.Name, OpType: miss.n.OpType, Domain: miss.n.Domain, Index: miss.idx,
-			Problem: miss.problem(p), Fix: fix})
-		node := miss.n.Name
-		if node == "" {
-			node = fmt.Sprintf("%s_%d", miss.n.OpType, miss.idx)
-		}
-		errs.Add(miss.n.OpType, node, miss.problem(p)+"; "+fix)
+			Problem: miss.problem(p), Fix: "compute it in a type the kernel implements before export (" + why[i] + ")"})
 	}
-	sort.SliceStable(errs.Ops, func(i, j int) bool { return strings.Compare(errs.Ops[i].Op, errs.Ops[j].Op) < 0 })
-	return errs
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers"
 )
 
 // TestAttentionToOldOpsetsRunsInORT: the torch causal-attention fixture
@@ -239,8 +238,9 @@ func TestKernelLoweringsRunInORT(t *testing.T) {
 
 // TestKernelRefusalNamesNode: a node no wider type can compute exactly on
 // a kernel the target has (Erf on int32: ONNX Runtime has only float Erf)
-// is refused in the unsupported-op shape, naming the node, operator, type
-// and target; ONNX Runtime indeed refuses the model.
+// is refused (a violation of the target, the node's entry in the one
+// unsupported-op shape), naming the node, operator, type and target; ONNX
+// Runtime indeed refuses the model.
 func TestKernelRefusalNamesNode(t *testing.T) {
 	m := &canonical.Model{IRVersion: 8, Graph: canonical.NewGraph("erf")}
 	m.SetOpset("", 13)
@@ -263,9 +263,9 @@ func TestKernelRefusalNamesNode(t *testing.T) {
 		t.Fatal("ONNX Runtime runs an int32 Erf: the table says it has no such kernel")
 	}
 	_, err = Adapt(m, mustProfile(t, "onnxruntime-1.30"), Options{})
-	var ops *importers.UnsupportedOpsError
-	if !errors.As(err, &ops) {
-		t.Fatalf("Adapt: %v, want an *importers.UnsupportedOpsError", err)
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) {
+		t.Fatalf("Adapt: %v, want an *UnsupportedError", err)
 	}
 	msg := err.Error()
 	t.Log(msg)
@@ -274,8 +274,8 @@ func TestKernelRefusalNamesNode(t *testing.T) {
 			t.Errorf("the error does not name %q: %s", want, msg)
 		}
 	}
-	if len(ops.Ops) != 1 || ops.Ops[0].Op != "Erf" || ops.Ops[0].Node != "my_erf" {
-		t.Errorf("unsupported ops %+v, want Erf at my_erf", ops.Ops)
+	if len(ue.Violations) != 1 || ue.Violations[0].OpType != "Erf" || ue.Violations[0].Node != "my_erf" {
+		t.Errorf("violations %+v, want Erf at my_erf", ue.Violations)
 	}
 }
 
