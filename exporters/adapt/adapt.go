@@ -340,6 +340,7 @@ func Adapt(m *canonical.Model, p *profiles.Profile, opts Options) (*Report, erro
 	// expand them where the converter knows an expansion.
 	names := canonical.NewNamer(m)
 	expandUnsupported(r, m, p, to, names)
+	fitKernels(r, m, p, names)
 
 	setIRVersion(r, m, p, to, toML)
 	r.ToIRVersion = m.IRVersion

@@ -115,7 +115,11 @@ func newConverter(m *model, g *subgraph, opts Options, names *canonical.Namer, s
 	}
 	// formats/tflite's naming rule, which the TFLite runtime applies too;
 	// a subgraph's names are made unique against its parents'.
-	for i, name := range formats.TensorNames(raw) {
+	names0 := formats.TensorNames(raw)
+	if len(m.subgraphs) > 0 && g == m.subgraphs[0] {
+		names0 = formats.IONames(raw, g.inputs, g.outputs, m.sigIO)
+	}
+	for i, name := range names0 {
 		if c.names.Used(name) {
 			name = c.unique(name)
 		}

@@ -336,7 +336,20 @@ func RunLiteRT(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.
 	if ops := microOnlyOps(model); len(ops) > 0 {
 		return nil, &UnsupportedOpError{Model: modelPath, Ops: ops}
 	}
-	ins, blobs, err := requestInputs(modelPath, inputs, false)
+	// Empty or repeated tensor names bind by position, named as the
+	// importer names them, as in Run.
+	names, err := formats.MainIO(model)
+	if err != nil {
+		return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
+	}
+	var outNames []string
+	if names.Ambiguous() {
+		if inputs, err = inModelOrder(names, inputs); err != nil {
+			return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
+		}
+		outNames = names.OutONNX
+	}
+	ins, blobs, err := requestInputs(modelPath, inputs, outNames != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +391,7 @@ func RunLiteRT(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.
 		}
 		return nil, &RunError{Model: modelPath, Kind: rep.Kind, Detail: rep.Error, Inputs: rep.Inputs, Package: pkg}
 	}
-	return outputs(modelPath, rep, outs, pkg, "", nil)
+	return outputs(modelPath, rep, outs, pkg, "", outNames)
 }
 
 type reply struct {
