@@ -174,7 +174,9 @@ func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session
 		Op      string            `json:"op"`
 		Threads int               `json:"threads"`
 		Types   map[string]string `json:"types"`
-	}{Op: "load", Threads: max(threads, 1), Types: ioTypes(model)}
+		// Stateful asks for a fresh interpreter for every sample.
+		Stateful bool `json:"stateful"`
+	}{Op: "load", Threads: max(threads, 1), Types: ioTypes(model), Stateful: stateful(model)}
 	rep, _, err := s.call(ctx, head, [][]byte{model}, "")
 	if err != nil {
 		_ = conn.Close()
@@ -506,6 +508,48 @@ func ioTypes(model []byte) (types map[string]string) {
 		add(g.Outputs(i))
 	}
 	return types
+}
+
+// stateful reports whether the model keeps state between inferences:
+// a variable tensor in any subgraph (SVDF's state, LSTM's cell state
+// kept as a variable) or a resource variable op. The converted model
+// starts every inference from the initial state, so the interpreter must
+// too (a corrupt flatbuffer says no: the interpreter then reports it).
+func stateful(model []byte) (yes bool) {
+	defer func() {
+		if recover() != nil {
+			yes = false
+		}
+	}()
+	m := fb.GetRootAsModel(model, 0)
+	var g fb.SubGraph
+	var t fb.Tensor
+	var op fb.Operator
+	var code fb.OperatorCode
+	for s := 0; s < m.SubgraphsLength(); s++ {
+		if !m.Subgraphs(&g, s) {
+			continue
+		}
+		for i := 0; i < g.TensorsLength(); i++ {
+			if g.Tensors(&t, i) && t.IsVariable() {
+				return true
+			}
+		}
+		for i := 0; i < g.OperatorsLength(); i++ {
+			if !g.Operators(&op, i) || int(op.OpcodeIndex()) >= m.OperatorCodesLength() || !m.OperatorCodes(&code, int(op.OpcodeIndex())) {
+				continue
+			}
+			b := code.BuiltinCode()
+			if dep := fb.BuiltinOperator(code.DeprecatedBuiltinCode()); dep > b {
+				b = dep
+			}
+			switch b {
+			case fb.BuiltinOperatorVAR_HANDLE, fb.BuiltinOperatorASSIGN_VARIABLE, fb.BuiltinOperatorREAD_VARIABLE:
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // heapTypes are the element types whose bytes runner.js reads from the

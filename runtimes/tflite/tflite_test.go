@@ -388,3 +388,54 @@ func TestLiteRT(t *testing.T) {
 		}
 	}
 }
+
+// TestStatefulSamples runs one session of an SVDF model (variable state
+// tensors) on two different samples and then the first again: each
+// answer must be the one a fresh interpreter gives (the converted model
+// computes every sample from the initial state), so the state of one
+// sample does not leak into the next. A session that kept one
+// interpreter answered the repeated first sample differently.
+func TestStatefulSamples(t *testing.T) {
+	env := realEnv(t)
+	path := filepath.Join(testpaths.RepoRoot(t), "fixtures", "tflite", "svdf_int8.tflite")
+	s, err := Open(context.Background(), env, path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sample := func(seed byte) []*onnxpb.TensorProto {
+		var in []*onnxpb.TensorProto
+		for k, ti := range s.Inputs {
+			n := 1
+			for _, d := range ti.Shape {
+				n *= int(d)
+			}
+			raw := make([]byte, n)
+			for i := range raw {
+				raw[i] = byte(int(seed)*31 + k*7 + i*13)
+			}
+			in = append(in, &onnxpb.TensorProto{Name: proto.String(ti.Name), DataType: proto.Int32(int32(onnxpb.TensorProto_INT8)), Dims: append([]int64(nil), ti.Shape...), RawData: raw})
+		}
+		return in
+	}
+	first, second := sample(1), sample(2)
+	var answers [][]*onnxpb.TensorProto
+	for _, in := range [][]*onnxpb.TensorProto{first, second, first} {
+		res, err := s.Run(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, res.Outputs)
+	}
+	fresh, err := Run(context.Background(), env, path, first, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{0, 2} {
+		for i, o := range answers[k] {
+			if !proto.Equal(o, fresh.Outputs[i]) {
+				t.Errorf("run %d, output %q: %v, a fresh interpreter gives %v", k+1, o.GetName(), o.GetRawData(), fresh.Outputs[i].GetRawData())
+			}
+		}
+	}
+}
