@@ -129,6 +129,9 @@ func (e *OpsError) Error() string {
 	for _, op := range ops {
 		b.WriteString("\n  ")
 		if op.Op == "" {
+			if op.Node != "" {
+				fmt.Fprintf(&b, "node %q: ", op.Node)
+			}
 			b.WriteString(op.Reason)
 			continue
 		}
