@@ -57,7 +57,7 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, varPrefix
 			names = append(names, k)
 		}
 		slices.Sort(names)
-		return nil, &importers.OptionError{Importer: Name, Key: "signature", Value: sigName, Known: importers.Names(optionSpecs()),
+		return nil, &importers.OptionError{Importer: Name, Key: "signature", Value: sigName, Known: importers.Names(optionSet().Specs()),
 			Err: fmt.Errorf("%s has no signature %q (signatures: %s); choose one with -O signature=NAME, or name the graph's tensors with -O inputs=NAME:0,… -O outputs=NAME:0,…", file, sigName, strings.Join(names, ", "))}
 	}
 	g := &tfops.Graph{Name: sigName}
