@@ -69,6 +69,40 @@ func (s OptionSpec) Want() string {
 	return "a string"
 }
 
+// Synopsis is the option's values and default in a few characters, for
+// help texts: "13..23 (default 21)", "true|false (default false)",
+// "xnnpack|reference", "LIST".
+func (s OptionSpec) Synopsis() string {
+	var v string
+	switch s.Kind {
+	case KindBool:
+		v = "true|false"
+	case KindInt:
+		switch {
+		case s.Min != nil && s.Max != nil:
+			v = fmt.Sprintf("%d..%d", *s.Min, *s.Max)
+		case s.Min != nil:
+			v = fmt.Sprintf("%d..", *s.Min)
+		case s.Max != nil:
+			v = fmt.Sprintf("..%d", *s.Max)
+		default:
+			v = "INT"
+		}
+	case KindFloat:
+		v = "NUMBER"
+	case KindEnum:
+		v = strings.Join(s.Values, "|")
+	case KindList:
+		v = "LIST"
+	default:
+		v = "TEXT"
+	}
+	if s.Default != "" {
+		v += " (default " + s.Default + ")"
+	}
+	return v
+}
+
 // Check checks v against the kind, values and range of the spec and
 // returns it normalized (an enum value as Values spells it). A value that
 // does not fit is a *ValueError.
