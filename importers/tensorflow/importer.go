@@ -52,21 +52,13 @@ type importer struct{}
 
 // optionSet is every option of the importer, with its parser.
 func optionSet() importers.OptionSet[Options] {
-	tensors := func(field func(*Options) *[]tfops.IO) func(*Options, string) error {
-		return func(o *Options, v string) (err error) {
-			*field(o), err = tfops.ParseTensors(v)
-			return err
-		}
-	}
 	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
 		importers.String("signature", "serving_default", "SavedModel signature to convert", func(o *Options) *string { return &o.Signature }),
 		importers.Int("opset", "", "ai.onnx opset of the result (default: the TF-op mapping's)", func(o *Options) *int { return &o.Opset }).AtLeast(13),
-		{OptionSpec: importers.OptionSpec{Name: "inputs", Kind: importers.KindList,
-			Doc: "graph inputs, TF tensor names NAME:0,… (the graph is cut there, as tf2onnx --inputs; default the Placeholders or the signature's)"},
-			Set: tensors(func(o *Options) *[]tfops.IO { return &o.Inputs })},
-		{OptionSpec: importers.OptionSpec{Name: "outputs", Kind: importers.KindList,
-			Doc: "graph outputs, TF tensor names NAME:0,… (as tf2onnx --outputs; default the unread nodes or the signature's)"},
-			Set: tensors(func(o *Options) *[]tfops.IO { return &o.Outputs })},
+		tfops.TensorsOption("inputs", "graph inputs, TF tensor names NAME:0,… (the graph is cut there, as tf2onnx --inputs; default the Placeholders or the signature's)",
+			func(o *Options) *[]tfops.IO { return &o.Inputs }),
+		tfops.TensorsOption("outputs", "graph outputs, TF tensor names NAME:0,… (as tf2onnx --outputs; default the unread nodes or the signature's)",
+			func(o *Options) *[]tfops.IO { return &o.Outputs }),
 	}}
 }
 

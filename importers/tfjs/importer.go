@@ -59,20 +59,12 @@ type importer struct{}
 
 // optionSet is every option of the importer, with its parser.
 func optionSet() importers.OptionSet[Options] {
-	tensors := func(field func(*Options) *[]tfops.IO) func(*Options, string) error {
-		return func(o *Options, v string) (err error) {
-			*field(o), err = tfops.ParseTensors(v)
-			return err
-		}
-	}
 	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
 		keraslayers.OpsetOption(func(o *Options) *int { return &o.Opset }),
-		{OptionSpec: importers.OptionSpec{Name: "inputs", Kind: importers.KindList,
-			Doc: "graph inputs of a graph model, TF tensor names NAME:0,… replacing the signature's (the graph is cut there, as tf2onnx --inputs)"},
-			Set: tensors(func(o *Options) *[]tfops.IO { return &o.Inputs })},
-		{OptionSpec: importers.OptionSpec{Name: "outputs", Kind: importers.KindList,
-			Doc: "graph outputs of a graph model, TF tensor names NAME:0,… replacing the signature's (as tf2onnx --outputs)"},
-			Set: tensors(func(o *Options) *[]tfops.IO { return &o.Outputs })},
+		tfops.TensorsOption("inputs", "graph inputs of a graph model, TF tensor names NAME:0,… replacing the signature's (the graph is cut there, as tf2onnx --inputs)",
+			func(o *Options) *[]tfops.IO { return &o.Inputs }),
+		tfops.TensorsOption("outputs", "graph outputs of a graph model, TF tensor names NAME:0,… replacing the signature's (as tf2onnx --outputs)",
+			func(o *Options) *[]tfops.IO { return &o.Outputs }),
 		keraslayers.LayoutOption("layout of the graph's image inputs and outputs: nhwc (TF's channels-last, as the model.json has them) or nchw "+
 			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones of a layers model, NCHW for rank 4 of a graph model; fewer Transposes; "+
 			"metadata onnxconv.channels_first names them)", func(o *Options) *string { return &o.Layout }),
