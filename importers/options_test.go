@@ -129,3 +129,24 @@ func TestSynopsis(t *testing.T) {
 		t.Errorf("Synopsis = %q, want %q", got, want)
 	}
 }
+
+// FuzzOptionSetParse: any key and value parse or fail with an
+// *OptionError, never a panic, and the host's check as data agrees with
+// the parser (testSet's parsers refuse nothing the specs accept).
+func FuzzOptionSetParse(f *testing.F) {
+	for _, s := range [][2]string{{"n", "7"}, {"n", "-1"}, {"b", "T"}, {"e", " Down"}, {"l", ","}, {"zz", ""}, {"n", "99999999999999999999"}} {
+		f.Add(s[0], s[1])
+	}
+	d := Description{Name: "fmt", Options: testSet().Specs()}
+	f.Fuzz(func(t *testing.T, k, v string) {
+		opts := Options{k: v}
+		_, err := testSet().Parse(opts)
+		var oe *OptionError
+		if err != nil && (!errors.As(err, &oe) || oe.Key != k) {
+			t.Fatalf("Parse(%q=%q) = %v, want an *OptionError for it", k, v, err)
+		}
+		if cerr := CheckOptions(d, opts); (cerr == nil) != (err == nil) {
+			t.Fatalf("%q=%q: CheckOptions %v, Parse %v", k, v, cerr, err)
+		}
+	})
+}
