@@ -40,7 +40,7 @@ func (r *runner) execute(ctx context.Context, j *Job, rec *Record) {
 
 // plan is opset --dry-run.
 func (r *runner) plan(ctx context.Context, j *Job, rec *Record) {
-	p, err := pipeline.Plan(ctx, j.File, j.Opset, j.MLOpset)
+	p, err := pipeline.Plan(ctx, j.File, j.Opset, j.MLOpset, pipeline.LoadOptions{Importers: r.opts.Env.Importers})
 	if err != nil {
 		setError(rec, err)
 		return
@@ -61,7 +61,7 @@ func (r *runner) plan(ctx context.Context, j *Job, rec *Record) {
 
 // check is onnxconv check: the structure and every node's schema.
 func (r *runner) check(j *Job, rec *Record) {
-	m, err := pipeline.Load(j.File, pipeline.LoadOptions{})
+	m, err := pipeline.Load(j.File, pipeline.LoadOptions{Importers: r.opts.Env.Importers})
 	if err != nil {
 		setError(rec, err)
 		return

@@ -50,7 +50,7 @@ func TestConvertVerifiesAgainstPredictors(t *testing.T) {
 		}
 		format := imp.Describe().FormatName()
 		t.Run(format+"/"+base, func(t *testing.T) {
-			res, err := Convert(context.Background(), in, filepath.Join(dir, base+".onnx"), Options{Verify: &VerifyOptions{}})
+			res, err := Convert(context.Background(), in, filepath.Join(dir, base+".onnx"), Options{Env: builtins(), Verify: &VerifyOptions{}})
 			var ue *importers.UnsupportedOpsError
 			if errors.As(err, &ue) {
 				// CTR, text and embedding features: refused, naming them.

@@ -151,6 +151,15 @@ func (hi *HostImporter) Import(ctx context.Context, path string, opts importers.
 	if err := importers.CheckOptions(hi.Describe(), opts); err != nil {
 		return nil, err
 	}
+	return hi.importWith(path, func(out string) ([]string, error) {
+		return hi.host.Import(ctx, hi.info.Name, path, out, opts)
+	})
+}
+
+// importWith runs an import of the file at path by the plugin (run, which
+// writes the model to out) into a private temporary folder, and loads the
+// model it wrote (see Import).
+func (hi *HostImporter) importWith(path string, run func(out string) ([]string, error)) (*importers.Result, error) {
 	tmpDir, err := os.MkdirTemp("", "onnxconv-import-*")
 	if err != nil {
 		return nil, fmt.Errorf("importing %s with plugin %q: creating a temporary folder: %w", path, hi.info.Name, err)
@@ -162,7 +171,7 @@ func (hi *HostImporter) Import(ctx context.Context, path string, opts importers.
 	}
 	const repl = "(the plugin's output)"
 	out := filepath.Join(tmpDir, "model.onnx")
-	warnings, err := hi.host.Import(ctx, hi.info.Name, path, out, opts)
+	warnings, err := run(out)
 	if err != nil {
 		return nil, scrubError(err, repl, dirs)
 	}

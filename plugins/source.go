@@ -88,7 +88,7 @@ func (s *remoteSource) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*
 		in[i] = tp
 	}
 	var outs []*onnxpb.TensorProto
-	err := s.sess.do(ctx, func(ctx context.Context) error {
+	err := s.sess.do(ctx, "predict", func(ctx context.Context) error {
 		var err error
 		outs, err = s.imp.Predict(ctx, in)
 		return err
