@@ -90,6 +90,16 @@ func (e *OpsError) AddOp(o Op) {
 	e.Ops = append(e.Ops, o)
 }
 
+// ByOp returns the entries by op type (the last of a type listed under
+// several domains or versions).
+func (e *OpsError) ByOp() map[string]Op {
+	m := make(map[string]Op, len(e.Ops))
+	for _, o := range e.Ops {
+		m[o.Op] = o
+	}
+	return m
+}
+
 // Nodes is the number of nodes (or parts) listed.
 func (e *OpsError) Nodes() int {
 	n := 0

@@ -19,7 +19,7 @@ func TestOpsErrorListsEveryOp(t *testing.T) {
 	e.AddOp(Op{Op: "Gelu", Domain: "com.microsoft", Version: 1, Node: "g", Reason: "no kernel"})
 	err := fmt.Errorf("import: %w", e.Err())
 	var got *OpsError
-	if !errors.As(err, &got) || len(got.Ops) != 3 || got.Nodes() != 4 {
+	if !errors.As(err, &got) || len(got.Ops) != 3 || got.Nodes() != 4 || got.ByOp()["AddN"].Count != 2 || got.ByOp()["Gelu"].Domain != "com.microsoft" {
 		t.Fatalf("errors.As: %v", err)
 	}
 	msg := err.Error()

@@ -32,10 +32,7 @@ g (float[2,3] x) => (float[2,3] y, float[2,3] z) {
 	if !errors.As(fmt.Errorf("export: %w", err), &ue) {
 		t.Fatalf("err = %v, want an *unsupported.OpsError", err)
 	}
-	ops := map[string]unsupported.Op{}
-	for _, o := range ue.Ops {
-		ops[o.Op] = o
-	}
+	ops := ue.ByOp()
 	if len(ops) != 2 || ops["Gelu"].Node != "the_gelu" || ops["Trilu"].Node != "the_trilu" || ue.Stage != unsupported.StageTarget || ue.Format != "onnx-opset7" {
 		t.Fatalf("ops %+v (stage %q, format %q), want Gelu and Trilu with their nodes", ue.Ops, ue.Stage, ue.Format)
 	}

@@ -262,10 +262,7 @@ g (float[2,3] x) => (float[2,3] y, float[3,2] z, float[2,3] w) {
 	if !errors.As(err, &ue) {
 		t.Fatalf("err = %v, want an *unsupportedpkg.OpsError", err)
 	}
-	got := map[string]unsupportedpkg.Op{}
-	for _, o := range ue.Ops {
-		got[o.Op] = o
-	}
+	got := ue.ByOp()
 	if len(got) != 3 || got["Hardmax"].Node != "the_hardmax" || got["Celu"].Op == "" || !strings.Contains(got["Elu"].Reason, "alpha") {
 		t.Errorf("ops %+v, want Hardmax (node the_hardmax), Celu and Elu (alpha) once each", ue.Ops)
 	}

@@ -20,10 +20,7 @@ func TestUnsupportedNodesNamedAtOnce(t *testing.T) {
 	if !errors.As(err, &ue) {
 		t.Fatalf("err = %v, want an *importers.UnsupportedOpsError", err)
 	}
-	got := map[string]importers.UnsupportedOp{}
-	for _, o := range ue.Ops {
-		got[o.Op] = o
-	}
+	got := ue.ByOp()
 	if len(got) != 3 || got["Enter"].Node != "body/Enter" || got["Merge"].Count != 2 || got[""].Node != "s" || !strings.Contains(got[""].Reason, "DT_STRING") {
 		t.Errorf("ops %+v, want Enter, Merge (2 nodes) and the string constant s", ue.Ops)
 	}

@@ -49,10 +49,7 @@ func TestUnsupportedOpsNamedAtOnce(t *testing.T) {
 	if !errors.As(err, &ue) {
 		t.Fatalf("err = %v, want an *importers.UnsupportedOpsError", err)
 	}
-	got := map[string]importers.UnsupportedOp{}
-	for _, o := range ue.Ops {
-		got[o.Op] = o
-	}
+	got := ue.ByOp()
 	if len(got) != 2 || got["CUSTOM:FancyOp"].Node != "a" || got["CUSTOM:FancyOp"].Count != 2 || got[unmapped.String()].Node != "c" {
 		t.Errorf("ops %+v, want CUSTOM:FancyOp (a, 2 nodes) and %s (c)", ue.Ops, unmapped)
 	}

@@ -22,10 +22,7 @@ func TestBlockedIsUnsupportedOps(t *testing.T) {
 	if !errors.As(fmt.Errorf("opset: %w", be), &ue) {
 		t.Fatalf("a *BlockedError is no *unsupported.OpsError")
 	}
-	ops := map[string]unsupported.Op{}
-	for _, o := range ue.Ops {
-		ops[o.Op] = o
-	}
+	ops := ue.ByOp()
 	g := ops["Gelu"]
 	if len(ops) != 3 || g.Node != "g1" || g.Count != 2 || g.Version != 7 || g.Reason != "Gelu 20 -> opset 7: needs Erf; target opset 9 or later" ||
 		ops["Trilu"].Node != "t" || ops["LinearClassifier"].Version != 0 || ue.Stage != unsupported.StageConvert || ue.Nodes() != len(be.Blockers) {
