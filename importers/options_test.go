@@ -9,12 +9,11 @@ import (
 )
 
 type testOpts struct {
-	N      int
-	B      bool
-	S, E   string
-	L      []string
-	Seen   []string
-	Exotic bool
+	N    int
+	B    bool
+	S, E string
+	L    []string
+	Seen []string
 }
 
 func testSet() OptionSet[testOpts] {
