@@ -142,8 +142,15 @@ func (hi *HostImporter) ask(path string, head []byte) (float32, error) {
 // (on Linux and other Unix systems the model stays memory-mapped; elsewhere
 // it is read into memory first). Errors name path and the plugin, never the
 // temporary files; plugin failures stay *PluginError values of their kind
-// (ErrTimeout, ErrMemoryLimit, ErrCrashed, ErrFailed, ...).
+// (ErrTimeout, ErrMemoryLimit, ErrCrashed, ErrFailed, ...). Options that do
+// not fit the plugin's specs are an *importers.OptionError, before a process
+// starts.
 func (hi *HostImporter) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
+	// The options are checked against the plugin's specs here, before a
+	// process starts; the plugin parses them.
+	if err := importers.CheckOptions(hi.Describe(), opts); err != nil {
+		return nil, err
+	}
 	return hi.importWith(path, func(out string) ([]string, error) {
 		return hi.host.Import(ctx, hi.info.Name, path, out, opts)
 	})

@@ -37,6 +37,9 @@ func (hi *HostImporter) importSource(ctx context.Context, path string, opts impo
 		res, err := hi.Import(ctx, path, opts)
 		return res, nil, err
 	}
+	if err := importers.CheckOptions(hi.Describe(), opts); err != nil {
+		return nil, nil, err
+	}
 	var sess *session
 	var imp protocol.Importer
 	res, err := hi.importWith(path, func(out string) ([]string, error) {

@@ -3,13 +3,14 @@ package tflite
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	unsupportedpkg "github.com/onnxconv/onnxconv/canonical/unsupported"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
-	"github.com/onnxconv/onnxconv/importers"
 )
 
 var nhwc = []int{0, 2, 3, 1}
@@ -543,7 +544,7 @@ func (c *converter) run(ctx context.Context) error {
 	}
 	// Every node TFLite cannot express is collected, so that a user sees
 	// them all at once; the nodes that read their outputs are not tried.
-	errs := &importers.UnsupportedOpsError{Format: "tflite export"}
+	errs := &unsupportedpkg.OpsError{Format: exportFormat, Stage: unsupportedpkg.StageExport}
 	failed := map[*canonical.Value]bool{}
 	for _, n := range nodes {
 		if err := ctx.Err(); err != nil {
@@ -560,9 +561,11 @@ func (c *converter) run(ctx context.Context) error {
 		}
 		c.cur = n
 		if err := c.node(n); err != nil {
-			var ue *nodeUnsupported
-			if asUnsupported(err, &ue) {
-				errs.Add(ue.Op, ue.Node, ue.Reason)
+			var ue *unsupportedpkg.OpsError
+			if errors.As(err, &ue) {
+				for _, o := range ue.Ops {
+					errs.AddOp(o)
+				}
 				for _, v := range n.Outputs {
 					failed[v] = true
 				}

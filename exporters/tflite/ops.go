@@ -1,7 +1,6 @@
 package tflite
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,8 +11,6 @@ import (
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
-
-func asUnsupported(err error, ue **nodeUnsupported) bool { return errors.As(err, ue) }
 
 func emptyOpts(start func(*flatbuffers.Builder), end func(*flatbuffers.Builder) flatbuffers.UOffsetT) optFn {
 	return func(b *flatbuffers.Builder) flatbuffers.UOffsetT { start(b); return end(b) }

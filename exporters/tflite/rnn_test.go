@@ -11,8 +11,8 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	unsupportedpkg "github.com/onnxconv/onnxconv/canonical/unsupported"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
-	"github.com/onnxconv/onnxconv/importers"
 	importer "github.com/onnxconv/onnxconv/importers/tflite"
 	rt "github.com/onnxconv/onnxconv/runtimes/tflite"
 )
@@ -145,9 +145,9 @@ g (float[5,2,3] x) => (float[5,1,2,4] y) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ue *importers.UnsupportedOpsError
+	var ue *unsupportedpkg.OpsError
 	if _, err := Export(context.Background(), mc, Options{}); !errors.As(err, &ue) || len(ue.Ops) != 1 || ue.Ops[0].Op != "LSTM" {
-		t.Errorf("LSTM with clip: err = %v, want an *importers.UnsupportedOpsError naming LSTM", err)
+		t.Errorf("LSTM with clip: err = %v, want an *unsupportedpkg.OpsError naming LSTM", err)
 	}
 }
 

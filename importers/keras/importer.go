@@ -28,9 +28,6 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
@@ -64,13 +61,21 @@ func New() importers.Importer { return importer{} }
 
 type importer struct{}
 
-func optionSpecs() []importers.OptionSpec {
-	return []importers.OptionSpec{
-		{Name: "opset", Doc: "ai.onnx opset of the result, 14 to 21 (default 17)"},
-		{Name: "weights", Doc: "weights .h5 of a Keras 2 architecture JSON (default: NAME_weights.h5, NAME.h5 or NAME.weights.h5 beside it)"},
-		{Name: "layout", Doc: "layout of the graph's image inputs and outputs: nhwc (default; Keras's channels-last) or nchw " +
-			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones; fewer Transposes; metadata onnxconv.channels_first names them)"},
-	}
+// optionSet is every option of the importer, with its parser.
+func optionSet() importers.OptionSet[Options] {
+	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
+		keraslayers.OpsetOption(func(o *Options) *int { return &o.Opset }),
+		importers.String("weights", "", "weights .h5 of a Keras 2 architecture JSON (default: NAME_weights.h5, NAME.h5 or NAME.weights.h5 beside it)",
+			func(o *Options) *string { return &o.Weights }).Then(func(_ *Options, v string) error {
+			if v == "" {
+				return fmt.Errorf("give the path of the weights .h5")
+			}
+			return nil
+		}),
+		keraslayers.LayoutOption("layout of the graph's image inputs and outputs: nhwc (Keras's channels-last) or nchw "+
+			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones; fewer Transposes; metadata onnxconv.channels_first names them)",
+			func(o *Options) *string { return &o.Layout }),
+	}}
 }
 
 func (importer) Describe() importers.Description {
@@ -80,46 +85,14 @@ func (importer) Describe() importers.Description {
 		Summary:    "Keras 3 .keras zip, Keras 2 full-model .h5, or Keras 2 architecture JSON with its weights .h5",
 		Extensions: []string{".keras", ".h5", ".hdf5", ".json"},
 		Magic:      []importers.Magic{{Offset: 0, Bytes: []byte("\x89HDF\r\n\x1a\n")}},
-		Options:    optionSpecs(),
+		Options:    optionSet().Specs(),
 		Runtime:    Runtime,
 	}
 }
 
-// ParseOptions reads "opset", "weights" and "layout".
-func ParseOptions(m map[string]string) (Options, error) {
-	var o Options
-	opts := importers.Options(m)
-	for _, k := range opts.Keys() {
-		v := opts[k]
-		switch k {
-		case "opset":
-			n, err := strconv.Atoi(v)
-			if err == nil && (n < 14 || n > 21) {
-				err = fmt.Errorf("opset %d: use 14 to 21", n)
-			}
-			if err != nil {
-				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
-			}
-			o.Opset = n
-		case "weights":
-			if v == "" {
-				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()),
-					Err: fmt.Errorf("give the path of the weights .h5")}
-			}
-			o.Weights = v
-		case "layout":
-			l := strings.ToLower(strings.TrimSpace(v))
-			if !slices.Contains(keraslayers.Layouts(), l) {
-				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()),
-					Err: &keraslayers.LayoutError{Layout: v}}
-			}
-			o.Layout = l
-		default:
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
-		}
-	}
-	return o, nil
-}
+// ParseOptions reads "opset", "weights" and "layout"; an unknown key or a
+// bad value is an *importers.OptionError.
+func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
 
 // Detect is formats/keras's Detect: 1 for a zip holding config.json and
 // model.weights.h5, and for an HDF5 file with a model_config attribute;

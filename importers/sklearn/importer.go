@@ -125,11 +125,10 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	})
 }
 
+// checkOptions refuses every option: the importer takes none.
 func checkOptions(opts importers.Options) error {
-	for _, k := range opts.Keys() {
-		return &importers.OptionError{Importer: Name, Key: k, Value: opts[k]}
-	}
-	return nil
+	_, err := importers.OptionSet[struct{}]{Name: Name}.Parse(opts)
+	return err
 }
 
 // Source parses the file at path for direct computation in Go.

@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -58,15 +57,18 @@ func New() importers.Importer { return importer{} }
 
 type importer struct{}
 
-func optionSpecs() []importers.OptionSpec {
-	return []importers.OptionSpec{
-		{Name: "opset", Doc: "ai.onnx opset of the result, 14 to 21 (default 17)"},
-		{Name: "inputs", Doc: "graph inputs of a graph model, TF tensor names NAME:0,… replacing the signature's (the graph is cut there, as tf2onnx --inputs)"},
-		{Name: "outputs", Doc: "graph outputs of a graph model, TF tensor names NAME:0,… replacing the signature's (as tf2onnx --outputs)"},
-		{Name: "layout", Doc: "layout of the graph's image inputs and outputs: nhwc (default; TF's channels-last, as the model.json has them) or nchw " +
-			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones of a layers model, NCHW for rank 4 of a graph model; fewer Transposes; " +
-			"metadata onnxconv.channels_first names them)"},
-	}
+// optionSet is every option of the importer, with its parser.
+func optionSet() importers.OptionSet[Options] {
+	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
+		keraslayers.OpsetOption(func(o *Options) *int { return &o.Opset }),
+		tfops.TensorsOption("inputs", "graph inputs of a graph model, TF tensor names NAME:0,… replacing the signature's (the graph is cut there, as tf2onnx --inputs)",
+			func(o *Options) *[]tfops.IO { return &o.Inputs }),
+		tfops.TensorsOption("outputs", "graph outputs of a graph model, TF tensor names NAME:0,… replacing the signature's (as tf2onnx --outputs)",
+			func(o *Options) *[]tfops.IO { return &o.Outputs }),
+		keraslayers.LayoutOption("layout of the graph's image inputs and outputs: nhwc (TF's channels-last, as the model.json has them) or nchw "+
+			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones of a layers model, NCHW for rank 4 of a graph model; fewer Transposes; "+
+			"metadata onnxconv.channels_first names them)", func(o *Options) *string { return &o.Layout }),
+	}}
 }
 
 func (importer) Describe() importers.Description {
@@ -75,7 +77,7 @@ func (importer) Describe() importers.Description {
 		Format:     Name,
 		Summary:    "TensorFlow.js model.json (layers or graph model) with its weight files",
 		Extensions: []string{".json"},
-		Options:    optionSpecs(),
+		Options:    optionSet().Specs(),
 		Runtime:    Name,
 	}
 }
@@ -103,44 +105,9 @@ func detect(head []byte) float32 {
 	return 0.9
 }
 
-// ParseOptions reads "opset" and "layout".
-func ParseOptions(m map[string]string) (Options, error) {
-	var o Options
-	opts := importers.Options(m)
-	for _, k := range opts.Keys() {
-		v := opts[k]
-		switch k {
-		case "opset":
-			n, err := strconv.Atoi(v)
-			if err == nil && (n < 14 || n > 21) {
-				err = fmt.Errorf("opset %d: use 14 to 21", n)
-			}
-			if err != nil {
-				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
-			}
-			o.Opset = n
-		case "layout":
-			l, err := parseLayout(v)
-			if err != nil {
-				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
-			}
-			o.Layout = l
-		case "inputs", "outputs":
-			io, err := tfops.ParseTensors(v)
-			if err != nil {
-				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
-			}
-			if k == "inputs" {
-				o.Inputs = io
-			} else {
-				o.Outputs = io
-			}
-		default:
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
-		}
-	}
-	return o, nil
-}
+// ParseOptions reads "opset", "inputs", "outputs" and "layout"; an unknown
+// key or a bad value is an *importers.OptionError.
+func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
 
 func (importer) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
 	o, err := ParseOptions(opts)
@@ -162,17 +129,6 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 		return nil, fmt.Errorf("tfjs import %s: the converted model is malformed (please report): %w", path, err)
 	}
 	return &importers.Result{Model: m, Warnings: warnings}, nil
-}
-
-// parseLayout reads a layout option value, case-insensitively.
-func parseLayout(v string) (string, error) {
-	l := strings.ToLower(strings.TrimSpace(v))
-	for _, k := range keraslayers.Layouts() {
-		if l == k {
-			return l, nil
-		}
-	}
-	return "", &keraslayers.LayoutError{Layout: v}
 }
 
 // Kind tells a layers model from a graph model.

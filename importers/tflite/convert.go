@@ -167,6 +167,9 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 			produced[i] = true
 		}
 	}
+	if err := c.unsupportedOps(); err != nil {
+		return nil, err
+	}
 	for _, o := range g.ops {
 		if err := c.convertOp(o); err != nil {
 			return nil, fmt.Errorf("tflite: operator %d (%s, output %q): %w", o.index, opName(o), c.firstOutName(o), err)

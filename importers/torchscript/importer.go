@@ -53,13 +53,26 @@ func New() importers.Importer { return importer{} }
 
 type importer struct{}
 
-func optionSpecs() []importers.OptionSpec {
-	return []importers.OptionSpec{
-		{Name: "method", Doc: "the method of the root module to convert (default forward; reset_states and other methods are not converted)"},
-		{Name: "shapes", Doc: "static shapes of the tensor inputs, in order, ';' between inputs, 'x' between dims, ':TYPE' after a shape for an input that is not float32: 1x3x224x224 or 2x7x10;2x5:int64 (a 0-d input: 's')"},
-		{Name: "dynamic_batch", Doc: "true: the first dim of every input and output is dynamic (N), when the graph depends on the batch size only through sizes (checked by converting at two batch sizes); default false (static shapes)"},
-		{Name: "bind", Doc: "values of the int/float/bool inputs, folded into the graph: sr=16000 (',' between several)"},
-	}
+// optionSet is every option of the importer, with its parser.
+func optionSet() importers.OptionSet[Options] {
+	return importers.OptionSet[Options]{Name: Name, Init: func() Options { return Options{Method: "forward", Bind: map[string]value{}} },
+		Options: []importers.Option[Options]{
+			importers.String("method", "forward", "the method of the root module to convert (reset_states and other methods are not converted)",
+				func(o *Options) *string { return &o.Method }).Then(func(_ *Options, v string) error {
+				if v == "" || strings.ContainsAny(v, " .") {
+					return fmt.Errorf("a method name")
+				}
+				return nil
+			}),
+			{OptionSpec: importers.OptionSpec{Name: "shapes", Kind: importers.KindList,
+				Doc: "static shapes of the tensor inputs, in order, ';' between inputs, 'x' between dims, ':TYPE' after a shape for an input that is not float32: 1x3x224x224 or 2x7x10;2x5:int64 (a 0-d input: 's')"},
+				Set: parseShapes},
+			importers.Bool("dynamic_batch", "false", "true: the first dim of every input and output is dynamic (N), when the graph depends on the batch size only through sizes (checked by converting at two batch sizes); false: static shapes",
+				func(o *Options) *bool { return &o.DynamicBatch }),
+			{OptionSpec: importers.OptionSpec{Name: "bind", Kind: importers.KindList,
+				Doc: "values of the int/float/bool inputs, folded into the graph: sr=16000 (',' between several)"},
+				Set: parseBind},
+		}}
 }
 
 func (importer) Describe() importers.Description {
@@ -69,7 +82,7 @@ func (importer) Describe() importers.Description {
 		Summary:    "TorchScript archive (torch.jit.save of a traced or scripted module), read without Python",
 		Extensions: []string{".pt", ".pth", ".jit", ".torchscript", ".ptl"},
 		Magic:      []importers.Magic{{Offset: 0, Bytes: []byte("PK\x03\x04")}},
-		Options:    optionSpecs(),
+		Options:    optionSet().Specs(),
 		Runtime:    "libtorch",
 	}
 }
@@ -85,79 +98,62 @@ func (importer) Detect(path string, head []byte) float32 {
 	return 0
 }
 
-// ParseOptions reads method, shapes and bind.
-func ParseOptions(m map[string]string) (Options, error) {
-	o := Options{Method: "forward", Bind: map[string]value{}}
-	opts := importers.Options(m)
-	bad := func(k, v string, err error) error {
-		return &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
+// ParseOptions reads method, shapes, dynamic_batch and bind.
+func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
+
+// parseShapes reads the value of "shapes".
+func parseShapes(o *Options, v string) error {
+	for _, s := range strings.Split(v, ";") {
+		s = strings.TrimSpace(s)
+		dt := canonical.Float
+		if sh, ty, ok := strings.Cut(s, ":"); ok {
+			d, ok := inputTypes[strings.TrimSpace(ty)]
+			if !ok {
+				return fmt.Errorf("element type %q (float32, float64, float16, int64, int32, int8, uint8, bool)", ty)
+			}
+			s, dt = strings.TrimSpace(sh), d
+		}
+		o.DTypes = append(o.DTypes, dt)
+		if s == "s" || s == "" {
+			o.Shapes = append(o.Shapes, []int64{})
+			continue
+		}
+		var dims []int64
+		for _, d := range strings.Split(s, "x") {
+			n, err := strconv.ParseInt(strings.TrimSpace(d), 10, 64)
+			if err != nil || n < 0 || n > 1<<31 {
+				return fmt.Errorf("dim %q is not a size", d)
+			}
+			dims = append(dims, n)
+		}
+		o.Shapes = append(o.Shapes, dims)
 	}
-	for _, k := range opts.Keys() {
-		v := opts[k]
-		switch k {
-		case "method":
-			if v == "" || strings.ContainsAny(v, " .") {
-				return o, bad(k, v, fmt.Errorf("a method name"))
-			}
-			o.Method = v
-		case "shapes":
-			for _, s := range strings.Split(v, ";") {
-				s = strings.TrimSpace(s)
-				dt := canonical.Float
-				if sh, ty, ok := strings.Cut(s, ":"); ok {
-					d, ok := inputTypes[strings.TrimSpace(ty)]
-					if !ok {
-						return o, bad(k, v, fmt.Errorf("element type %q (float32, float64, float16, int64, int32, int8, uint8, bool)", ty))
-					}
-					s, dt = strings.TrimSpace(sh), d
-				}
-				o.DTypes = append(o.DTypes, dt)
-				if s == "s" || s == "" {
-					o.Shapes = append(o.Shapes, []int64{})
-					continue
-				}
-				var dims []int64
-				for _, d := range strings.Split(s, "x") {
-					n, err := strconv.ParseInt(strings.TrimSpace(d), 10, 64)
-					if err != nil || n < 0 || n > 1<<31 {
-						return o, bad(k, v, fmt.Errorf("dim %q is not a size", d))
-					}
-					dims = append(dims, n)
-				}
-				o.Shapes = append(o.Shapes, dims)
-			}
-		case "dynamic_batch":
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return o, bad(k, v, err)
-			}
-			o.DynamicBatch = b
-		case "bind":
-			for _, kv := range strings.Split(v, ",") {
-				name, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
-				if !ok || name == "" {
-					return o, bad(k, v, fmt.Errorf("NAME=VALUE expected"))
-				}
-				switch {
-				case val == "True" || val == "true":
-					o.Bind[name] = true
-				case val == "False" || val == "false":
-					o.Bind[name] = false
-				default:
-					if n, err := strconv.ParseInt(val, 10, 64); err == nil {
-						o.Bind[name] = n
-					} else if f, err := strconv.ParseFloat(val, 64); err == nil {
-						o.Bind[name] = f
-					} else {
-						return o, bad(k, v, fmt.Errorf("%q is not a number or bool", val))
-					}
-				}
-			}
+	return nil
+}
+
+// parseBind reads the value of "bind".
+func parseBind(o *Options, v string) error {
+	for _, kv := range strings.Split(v, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || name == "" {
+			return fmt.Errorf("NAME=VALUE expected")
+		}
+		switch {
+		case val == "True" || val == "true":
+			o.Bind[name] = true
+		case val == "False" || val == "false":
+			o.Bind[name] = false
 		default:
-			return o, bad(k, v, nil)
+			if n, err := strconv.ParseInt(val, 10, 64); err == nil {
+				o.Bind[name] = n
+			} else if f, err := strconv.ParseFloat(val, 64); err == nil {
+				o.Bind[name] = f
+			} else {
+				return fmt.Errorf("%q is not a number or bool", val)
+			}
 		}
 	}
-	return o, nil
+	return nil
 }
 
 var inputTypes = map[string]canonical.DataType{"float32": canonical.Float, "float": canonical.Float, "float64": canonical.Double,
@@ -331,7 +327,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 		case typ == "Tensor":
 			if k >= len(o.Shapes) {
 				return nil, &importers.OptionError{Importer: Name, Key: "shapes", Value: "",
-					Known: importers.Names(optionSpecs()), Err: fmt.Errorf("%s.%s takes tensor input %q whose shape the archive does not record: give every tensor input's shape, e.g. -O shapes=1x3x224x224", root.qual, o.Method, prm.Name)}
+					Known: importers.Names(optionSet().Specs()), Err: fmt.Errorf("%s.%s takes tensor input %q whose shape the archive does not record: give every tensor input's shape, e.g. -O shapes=1x3x224x224", root.qual, o.Method, prm.Name)}
 			}
 			dt := canonical.Float
 			if k < len(o.DTypes) && o.DTypes[k] != 0 {
@@ -349,7 +345,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 			}
 			args = append(args, v)
 		default:
-			return nil, &importers.OptionError{Importer: Name, Key: "bind", Value: "", Known: importers.Names(optionSpecs()),
+			return nil, &importers.OptionError{Importer: Name, Key: "bind", Value: "", Known: importers.Names(optionSet().Specs()),
 				Err: fmt.Errorf("%s.%s takes %s input %q: give its value, e.g. -O bind=%s=…", root.qual, o.Method, typ, prm.Name, prm.Name)}
 		}
 	}

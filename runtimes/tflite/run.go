@@ -13,6 +13,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 	"github.com/onnxconv/onnxconv/runtimes/node"
@@ -31,19 +32,16 @@ const MaxModelSize = 2 << 30
 // maxReply bounds the answer read from node.
 const maxReply = 4 << 30
 
-// UnsupportedOpError is a model with ops that neither WebAssembly build of
-// TFLite runs.
-type UnsupportedOpError struct {
-	Model string
-	// Ops are the custom op names found.
-	Ops []string
-}
-
-func (e *UnsupportedOpError) Error() string {
-	return fmt.Sprintf("tflite runtime: %s uses the custom op(s) %s, which only TFLite Micro has (its Signal audio-frontend library); "+
-		"neither TFLite WebAssembly build (%s %s, @litertjs/core) runs them, so this model cannot be computed by a reference runtime here: "+
-		"verify it against stored outputs (--reference DIR) instead",
-		e.Model, strings.Join(e.Ops, ", "), Package, PackageVersion)
+// microOnlyError is the *unsupported.OpsError of a model whose ops
+// (every node of each, by op) neither WebAssembly build of TFLite runs.
+func microOnlyError(modelPath string, ops []unsupported.Op) error {
+	e := &unsupported.OpsError{Format: "tflite runtime", Stage: unsupported.StageRun, File: modelPath,
+		Hint: fmt.Sprintf("neither TFLite WebAssembly build (%s %s, @litertjs/core) runs them, so this model cannot be computed by a reference runtime here: "+
+			"verify it against stored outputs (--reference DIR) instead", Package, PackageVersion)}
+	for _, o := range ops {
+		e.AddOp(o)
+	}
+	return e.Err()
 }
 
 // ShapeError is an input whose shape the interpreter does not take:
@@ -152,7 +150,7 @@ func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session
 		return nil, err
 	}
 	if ops := microOnlyOps(model); len(ops) > 0 {
-		return nil, &UnsupportedOpError{Model: modelPath, Ops: ops}
+		return nil, microOnlyError(modelPath, ops)
 	}
 	// A model whose tensor names are empty or repeated binds its inputs
 	// by position, named as the importer names them.
@@ -336,7 +334,7 @@ func RunLiteRT(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.
 		return nil, err
 	}
 	if ops := microOnlyOps(model); len(ops) > 0 {
-		return nil, &UnsupportedOpError{Model: modelPath, Ops: ops}
+		return nil, microOnlyError(modelPath, ops)
 	}
 	// Empty or repeated tensor names bind by position, named as the
 	// importer names them, as in Run.
@@ -454,25 +452,55 @@ func readModel(path string) ([]byte, error) {
 // microOnlyOps lists the custom ops of the model that only TFLite Micro
 // has (names starting with "Signal"). A corrupt flatbuffer yields none:
 // the interpreter then reports it.
-func microOnlyOps(model []byte) (ops []string) {
+func microOnlyOps(model []byte) (ops []unsupported.Op) {
 	defer func() {
 		if recover() != nil {
 			ops = nil
 		}
 	}()
 	m := fb.GetRootAsModel(model, 0)
-	seen := map[string]bool{}
+	micro := map[int]string{}
 	var oc fb.OperatorCode
 	for i := 0; i < m.OperatorCodesLength(); i++ {
 		if !m.OperatorCodes(&oc, i) {
 			continue
 		}
-		if c := string(oc.CustomCode()); strings.HasPrefix(c, "Signal") && !seen[c] {
-			seen[c] = true
-			ops = append(ops, c)
+		if c := string(oc.CustomCode()); strings.HasPrefix(c, "Signal") {
+			micro[i] = c
 		}
 	}
-	sort.Strings(ops)
+	if len(micro) == 0 {
+		return nil
+	}
+	const reason = "a custom op that only TFLite Micro has (its Signal audio-frontend library)"
+	var sg fb.SubGraph
+	var op fb.Operator
+	var t fb.Tensor
+	for i := 0; i < m.SubgraphsLength(); i++ {
+		if !m.Subgraphs(&sg, i) {
+			continue
+		}
+		for j := 0; j < sg.OperatorsLength(); j++ {
+			if !sg.Operators(&op, j) {
+				continue
+			}
+			c, ok := micro[int(op.OpcodeIndex())]
+			if !ok {
+				continue
+			}
+			node := fmt.Sprintf("operator %d", j)
+			if op.OutputsLength() > 0 && sg.Tensors(&t, int(op.Outputs(0))) && len(t.Name()) > 0 {
+				node = string(t.Name())
+			}
+			ops = append(ops, unsupported.Op{Op: c, Node: node, Reason: reason})
+		}
+	}
+	if len(ops) == 0 { // codes that no operator uses: still name them
+		for _, c := range micro {
+			ops = append(ops, unsupported.Op{Op: c, Reason: reason})
+		}
+		sort.Slice(ops, func(a, b int) bool { return ops[a].Op < ops[b].Op })
+	}
 	return ops
 }
 

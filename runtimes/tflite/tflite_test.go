@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
@@ -203,10 +204,10 @@ func TestErrors(t *testing.T) {
 		t.Errorf("Run with a wrong input name = %v, want a *RunError of kind inputs naming the model's input", err)
 	}
 	signal := filepath.Join("testdata", "signal_window.tflite")
-	var ue *UnsupportedOpError
-	if _, err := Run(context.Background(), env, signal, nil, 1); !errors.As(err, &ue) || len(ue.Ops) != 1 || ue.Ops[0] != "SignalWindow" ||
-		!strings.Contains(err.Error(), "only TFLite Micro") {
-		t.Errorf("Run on a Signal op model = %v, want *UnsupportedOpError naming SignalWindow", err)
+	var ue *unsupported.OpsError
+	if _, err := Run(context.Background(), env, signal, nil, 1); !errors.As(err, &ue) || len(ue.Ops) != 1 || ue.Ops[0].Op != "SignalWindow" ||
+		ue.Ops[0].Node == "" || ue.Stage != unsupported.StageRun || !strings.Contains(err.Error(), "only TFLite Micro") {
+		t.Errorf("Run on a Signal op model = %v, want *unsupported.OpsError naming SignalWindow", err)
 	}
 }
 
