@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -276,6 +277,14 @@ func TestKernelRefusalNamesNode(t *testing.T) {
 	}
 	if len(ue.Violations) != 1 || ue.Violations[0].OpType != "Erf" || ue.Violations[0].Node != "my_erf" {
 		t.Errorf("violations %+v, want Erf at my_erf", ue.Violations)
+	}
+	// Classified as the one unsupported-op shape, naming the node.
+	var ops *unsupported.OpsError
+	if !errors.As(err, &ops) {
+		t.Fatalf("Adapt: %v, want it to unwrap to *unsupported.OpsError", err)
+	}
+	if len(ops.Ops) != 1 || ops.Ops[0].Op != "Erf" || ops.Ops[0].Node != "my_erf" {
+		t.Errorf("unsupported ops %+v, want Erf at my_erf", ops.Ops)
 	}
 }
 
