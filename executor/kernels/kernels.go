@@ -106,6 +106,8 @@ func (x *Context) Threads() int {
 type scratch struct {
 	a, b, tile []float32
 	cols       []float32
+	phase      []float32 // phase planes of convFlat
+	rowOff     []int     // B row starts of convFlat
 }
 
 func (x *Context) get() *scratch {
