@@ -65,6 +65,9 @@ func (x *Context) Conv2D(p Conv2D, in, w, bias, y []float32) error {
 
 // PackConvWeights packs the weights of a convolution that Conv2D would
 // run as SGEMMs (one packed matrix per group); nil for depthwise ones.
+// Layers with few output pixels (convSwapped) get Wᵀ packed as the B
+// operand, the others W as the A operand; Conv2DPacked runs either form
+// on any geometry.
 func PackConvWeights(p Conv2D, w []float32) ([]*Packed, error) {
 	if err := p.checkWeights(w); err != nil {
 		return nil, err
