@@ -69,6 +69,8 @@ func init() {
 			axpy = axpyGeneric
 			vmax = maxGeneric
 			relu = reluGeneric
+			expSub = expSubGeneric
+			gelu = geluGeneric
 		}
 	}
 }

@@ -118,10 +118,9 @@ func Softmax(x, y []float32, n int) {
 				mx = v
 			}
 		}
+		expSub(xs, mx, ys)
 		s := 0.0
-		for j, v := range xs {
-			e := exp32(v - mx)
-			ys[j] = e
+		for _, e := range ys {
 			s += float64(e)
 		}
 		inv := float32(1 / s)

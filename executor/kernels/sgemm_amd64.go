@@ -18,3 +18,9 @@ func maxAVX2(n int, x *float32, y *float32)
 
 // reluAVX2 sets y[i] = max(x[i], 0) for i < n (NaN stays NaN); n is a multiple of 8.
 func reluAVX2(n int, x *float32, y *float32)
+
+// expSubAVX2 sets y[i] = exp32(x[i] − sub) for i < n (bit-identical to exp32); n is a multiple of 8.
+func expSubAVX2(n int, x *float32, sub float32, y *float32)
+
+// geluAVX2 sets y[i] = gelu(x[i]) for i < n (bit-identical to Gelu's loop but for NaN signs); n is a multiple of 8.
+func geluAVX2(n int, x *float32, y *float32)
