@@ -38,6 +38,7 @@ func registerHostKernels(r registry) {
 	r.kernel(kernelConcat, okF32Host, "Concat")
 	r.kernel(lowerSplit, okF32Host, "Split")
 	r.kernel(sliceOp, okF32Host, "Slice")
+	r.kernel(kernelGather, okGather, "Gather")
 	r.kernel(kernelBatchNorm, okBatchNorm, "BatchNormalization")
 	r.kernel(kernelInstanceNorm, okInstanceNorm, "InstanceNormalization")
 	r.kernel(kernelLayerNorm, okLayerNorm, "LayerNormalization")
@@ -863,7 +864,7 @@ func kernelShapeStatic(n *canonical.Node, ins []*slot) bool {
 	case "MatMul", "Gemm", "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
 		"Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "Tanh", "Gelu", "Erf", "Sqrt", "Pow",
 		"Add", "Mul", "Sub", "Div", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
-		"Softmax", "Concat", "Transpose", "LSTM":
+		"Softmax", "Concat", "Transpose", "LSTM", "Gather":
 		return true
 	}
 	for i, s := range ins {

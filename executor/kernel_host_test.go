@@ -93,6 +93,9 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 		{"pad_const", "Pad", 13, []hkIn{f(2, 3, 4), ints(0, 1, 2, 1, 0, 3), w()}, nil, 1},
 		{"pad_zero", "Pad", 13, []hkIn{f(2, 3, 4), ints(0, 0, 0, 0, 0, 0)}, nil, 1},
 		{"reshape", "Reshape", 14, []hkIn{f(2, 3, 4), ints(4, -1)}, nil, 1},
+		{"gather_axis1", "Gather", 13, []hkIn{f(2, 5, 3), ints(4, -1, 0, 4, -5)}, []*canonical.Attribute{a("axis", 1)}, 1},
+		{"gather_axis0", "Gather", 13, []hkIn{f(7, 3), ints(-2, 3)}, nil, 1},
+		{"gather_last", "Gather", 13, []hkIn{f(3, 2, 6), ints(5, 0)}, []*canonical.Attribute{a("axis", -1)}, 1},
 	}
 	for _, cs := range cases {
 		t.Run(cs.name, func(t *testing.T) {
