@@ -39,6 +39,7 @@ func registerHostKernels(r registry) {
 	r.kernel(lowerSplit, okF32Host, "Split")
 	r.kernel(sliceOp, okF32Host, "Slice")
 	r.kernel(kernelGather, okGather, "Gather")
+	r.kernel(kernelTopK, okTopK, "TopK")
 	r.kernel(kernelBatchNorm, okBatchNorm, "BatchNormalization")
 	r.kernel(kernelInstanceNorm, okInstanceNorm, "InstanceNormalization")
 	r.kernel(kernelLayerNorm, okLayerNorm, "LayerNormalization")
@@ -96,12 +97,34 @@ func kernelTranspose(c *lctx) error {
 	for i, a := range p {
 		out[i] = hx.shape[a]
 	}
+	if transposeIsReshape(hx.shape, p) {
+		// Only axes of size 1 move: the same data in the same order, a
+		// view (as Reshape's).
+		c.OutH(0, &htensor{dt: hx.dt, shape: out, data: hx.data})
+		return nil
+	}
 	y := newH(hx.dt, out)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	kernels.Transpose(x, hx.shape, p, yd)
 	c.OutH(0, y)
 	return nil
+}
+
+// transposeIsReshape reports whether permutation p of shape keeps the
+// axes longer than 1 in their order (the elements stay in place).
+func transposeIsReshape(shape, p []int) bool {
+	last := -1
+	for _, a := range p {
+		if shape[a] == 1 {
+			continue
+		}
+		if a < last {
+			return false
+		}
+		last = a
+	}
+	return true
 }
 
 func kernelConcat(c *lctx) error {
