@@ -51,7 +51,11 @@ func (st *fusedStep) exec(ctx context.Context, e *Executor, en *env) (bool, erro
 func fuseHead(op string) bool {
 	switch op {
 	case "MatMul", "Gemm", "Conv", "ConvTranspose", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
-		"Concat", "MaxPool", "AveragePool", "GlobalAveragePool":
+		"Concat", "MaxPool", "AveragePool", "GlobalAveragePool",
+		// The steps of a decomposed LayerNormalization (ReduceMean, Sub,
+		// Pow, ReduceMean, Add, Sqrt, Div, Mul, Add): their kernels write
+		// a new tensor unless told to work in place.
+		"ReduceMean", "Sub", "Div", "Pow", "Sqrt":
 		return true
 	}
 	return false
