@@ -294,7 +294,7 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 	}
 	steps := b.steps
 	if e.fuse {
-		steps = fuseSteps(gi, steps, keep)
+		steps = fuseSteps(gi, fuseTransposeMatMul(gi, steps, keep), keep)
 	}
 	return &plan{steps: steps, drops: planDrops(gi, steps, keep)}, nil
 }
