@@ -44,6 +44,11 @@ func fuseTransposeMatMul(gi *graphInfo, steps []step, keep map[*canonical.Value]
 		ins := append([]*canonical.Value{}, h.n.Inputs...)
 		changed := false
 		for i, v := range h.n.Inputs {
+			if o := h.n.Inputs[1-i]; o != nil && o.Const != nil {
+				// A weight: its packed form (kernelMatMul) beats a
+				// strided operand repacked per batch entry.
+				continue
+			}
 			j, ok := producer[v]
 			if !ok || j > k || removed[j] || readers[v] != 1 || keep[v] || !gi.defs[v] || gi.lastUse[v] == outputUse {
 				continue
@@ -106,6 +111,22 @@ type stridedOperand struct {
 	data          []float32
 }
 
+// contiguous reports whether the operand is row-major in its logical
+// shape (axes of size 1 aside).
+func (o *stridedOperand) contiguous() bool {
+	want := 1
+	for d := len(o.shape) - 1; d >= 0; d-- {
+		if o.shape[d] == 1 {
+			continue
+		}
+		if o.stride[d] != want {
+			return false
+		}
+		want *= o.shape[d]
+	}
+	return true
+}
+
 // matrix returns the SGEMM form of the operand's matrices: transposed or
 // not and the leading dimension.
 func (o *stridedOperand) matrix() (trans bool, ld int, err error) {
@@ -161,6 +182,21 @@ func kernelMatMulStrided(c *lctx, perms [2][]int) error {
 			o.shape, o.stride = h.shape, st
 		}
 		ops[i] = o
+	}
+	if (perms[0] == nil || ops[0].contiguous()) && (perms[1] == nil || ops[1].contiguous()) {
+		// The Transposes moved only unit axes: plain views.
+		var hs [2]*htensor
+		for i := range hs {
+			h, err := c.H(i)
+			if err != nil {
+				return err
+			}
+			if perms[i] != nil {
+				h = &htensor{dt: h.dt, shape: ops[i].shape, data: h.data}
+			}
+			hs[i] = h
+		}
+		return matMulH(c, hs[0], hs[1])
 	}
 	a, b := &ops[0], &ops[1]
 	ra, rb := len(a.shape), len(b.shape)

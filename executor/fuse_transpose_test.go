@@ -33,6 +33,7 @@ func TestTransposeIntoMatMul(t *testing.T) {
 		{"v_only", operand{[]int{2, 3, 5, 7}, nil}, operand{[]int{2, 7, 3, 4}, []int64{0, 2, 1, 3}}, true, false},
 		{"broadcast_weight", operand{[]int{3, 5, 7}, []int64{0, 2, 1}}, operand{[]int{5, 4}, nil}, true, false},
 		{"rank1_b", operand{[]int{4, 6}, []int64{1, 0}}, operand{[]int{4}, nil}, true, false},
+		{"unit_axes_only", operand{[]int{1, 5, 3}, []int64{1, 0, 2}}, operand{[]int{3, 4}, nil}, true, false},
 		{"not_a_view", operand{[]int{4, 2, 3, 5}, []int64{3, 1, 2, 0}}, operand{[]int{5, 2, 4, 6}, nil}, false, false},
 		{"also_output", operand{[]int{1, 6, 2, 3}, []int64{0, 2, 1, 3}}, operand{[]int{1, 2, 3, 5}, nil}, false, true},
 	}

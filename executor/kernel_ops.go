@@ -229,6 +229,13 @@ func kernelMatMul(c *lctx) error {
 	if err != nil {
 		return err
 	}
+	return matMulH(c, ha, hb)
+}
+
+// matMulH is kernelMatMul on the tensors ha and hb (inputs 0 and 1, or
+// views of them).
+func matMulH(c *lctx, ha, hb *htensor) error {
+	var err error
 	as, bs := ha.shape, hb.shape
 	if len(as) == 1 {
 		as = []int{1, as[0]}
