@@ -4,16 +4,19 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
 )
 
 // Transposes folded into MatMul. Attention blocks transpose Q, K and V
 // (perm [0,2,1,3] or [0,2,3,1], or [1,0,2] / [1,2,0] at rank 3) right
-// before the MatMuls. When the transposed operand's two matrix axes come
+// before the MatMuls, and the heads' outputs back right after. When the transposed operand's two matrix axes come
 // from the source's last axis and one other (so the matrix is a strided
 // view: rows at a stride, columns contiguous, or the reverse), the
 // MatMul reads the Transpose's input directly with those strides
 // (SGEMM's leading dimension and transpose flag) and the Transpose step
-// goes from the plan: no copy, no allocation, one step fewer. SGEMM
+// goes from the plan: no copy, no allocation, one step fewer. A
+// Transpose reading the MatMul's output alone, keeping its rows
+// contiguous, likewise: C is written in its layout (SGEMM's ldc). SGEMM
 // packs its panels from the strided view, so every output element is the
 // same chain of FMAs as on the transposed copy: results are bit-identical.
 
@@ -22,6 +25,7 @@ import (
 func fuseTransposeMatMul(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []step {
 	readers := map[*canonical.Value]int{}
 	producer := map[*canonical.Value]int{}
+	consumer := map[*canonical.Value]int{} // a Transpose step's input
 	for k, st := range steps {
 		reads, _ := stepIO(st)
 		for _, v := range reads {
@@ -32,6 +36,9 @@ func fuseTransposeMatMul(gi *graphInfo, steps []step, keep map[*canonical.Value]
 		if h, ok := st.(*hostStep); ok && h.packs && h.n.OpType == "Transpose" && plainDomain(h.n) &&
 			len(h.n.Inputs) == 1 && len(h.n.Outputs) == 1 && h.n.Outputs[0] != nil {
 			producer[h.n.Outputs[0]] = k
+			if v := h.n.Inputs[0]; v != nil {
+				consumer[v] = k
+			}
 		}
 	}
 	removed := map[int]bool{}
@@ -61,12 +68,25 @@ func fuseTransposeMatMul(gi *graphInfo, steps []step, keep map[*canonical.Value]
 			perms[i], ins[i] = p, t.n.Inputs[0]
 			removed[j], changed = true, true
 		}
+		// The output: C written straight in the layout of the Transpose
+		// that is its sole reader, when that keeps C's rows contiguous.
+		var outPerm []int
+		outs := h.n.Outputs
+		if y := h.n.Outputs[0]; len(h.n.Outputs) == 1 && y != nil {
+			if j, ok := consumer[y]; ok && j > k && !removed[j] && readers[y] == 1 && !keep[y] && gi.defs[y] && gi.lastUse[y] != outputUse {
+				t := steps[j].(*hostStep)
+				if p, ok := matrixPerm(t.n.AttrInts("perm", nil)); ok && p[len(p)-1] == len(p)-1 {
+					outPerm, outs = p, t.n.Outputs
+					removed[j], changed = true, true
+				}
+			}
+		}
 		if !changed {
 			continue
 		}
 		n := *h.n
-		n.Inputs = ins
-		steps[k] = &hostStep{n: &n, impl: &opImpl{host: func(c *lctx) error { return kernelMatMulStrided(c, perms) }}, ver: h.ver, packs: true}
+		n.Inputs, n.Outputs = ins, outs
+		steps[k] = &hostStep{n: &n, impl: &opImpl{host: func(c *lctx) error { return kernelMatMulStrided(c, perms, outPerm) }}, ver: h.ver, packs: true}
 	}
 	if len(removed) == 0 {
 		return steps
@@ -143,8 +163,9 @@ func (o *stridedOperand) matrix() (trans bool, ld int, err error) {
 }
 
 // kernelMatMulStrided is kernelMatMul with operand i read through
-// perms[i] (nil: as it is) from the tensor in the MatMul's input i.
-func kernelMatMulStrided(c *lctx, perms [2][]int) error {
+// perms[i] (nil: as it is) from the tensor in the MatMul's input i, and
+// its output written transposed by outPerm (nil: as it is).
+func kernelMatMulStrided(c *lctx, perms [2][]int, outPerm []int) error {
 	var ops [2]stridedOperand
 	var dt canonical.DataType
 	for i := range ops {
@@ -183,7 +204,7 @@ func kernelMatMulStrided(c *lctx, perms [2][]int) error {
 		}
 		ops[i] = o
 	}
-	if (perms[0] == nil || ops[0].contiguous()) && (perms[1] == nil || ops[1].contiguous()) {
+	if outPerm == nil && (perms[0] == nil || ops[0].contiguous()) && (perms[1] == nil || ops[1].contiguous()) {
 		// The Transposes moved only unit axes: plain views.
 		var hs [2]*htensor
 		for i := range hs {
@@ -215,6 +236,27 @@ func kernelMatMulStrided(c *lctx, perms [2][]int) error {
 	if perms[1] != nil || len(c.Shape(1)) != 1 {
 		out = append(out, n)
 	}
+	// C's batch entries and rows in the output's layout.
+	r := len(out)
+	cstr, ldc := strides(out), n
+	var after []int // a Transpose left to do (a rank-1 operand's output)
+	if outPerm != nil && len(outPerm) != r {
+		return fmt.Errorf("MatMul: output perm %v for an output of shape %v", outPerm, out)
+	}
+	if outPerm != nil && r != len(batch)+2 {
+		after, outPerm = outPerm, nil
+	}
+	if outPerm != nil {
+		z := make([]int, r)
+		for i, a := range outPerm {
+			z[i] = out[a]
+		}
+		zs := strides(z)
+		for i, a := range outPerm {
+			cstr[a] = zs[i]
+		}
+		out, ldc = z, cstr[r-2]
+	}
 	y := newH(dt, out)
 	yd, err := f32(y)
 	if err != nil {
@@ -228,14 +270,18 @@ func kernelMatMulStrided(c *lctx, perms [2][]int) error {
 	if err != nil {
 		return fmt.Errorf("MatMul: %w", err)
 	}
-	if m*n == 0 {
+	if m*n == 0 && after == nil {
 		c.OutH(0, y)
 		return nil
 	}
 	idx := make([]int, len(batch))
 	for f := 0; f < numel(batch); f++ {
 		oa, ob := batchOffset(a, idx, len(batch)), batchOffset(b, idx, len(batch))
-		if err := c.e.kern.Sgemm(ta, tb, m, n, k, 1, a.data[oa:], lda, b.data[ob:], ldb, 0, yd[f*m*n:], n); err != nil {
+		oc := 0
+		for d, v := range idx {
+			oc += v * cstr[d]
+		}
+		if err := c.e.kern.Sgemm(ta, tb, m, n, k, 1, a.data[oa:], lda, b.data[ob:], ldb, 0, yd[oc:], ldc); err != nil {
 			return fmt.Errorf("MatMul: %w", err)
 		}
 		for d := len(idx) - 1; d >= 0; d-- {
@@ -246,6 +292,16 @@ func kernelMatMulStrided(c *lctx, perms [2][]int) error {
 		}
 	}
 	roundOut(y)
+	if after != nil {
+		z := make([]int, r)
+		for i, a := range after {
+			z[i] = out[a]
+		}
+		t := newH(dt, z)
+		td, _ := f32(t)
+		kernels.Transpose(yd, out, after, td)
+		y = t
+	}
 	c.OutH(0, y)
 	return nil
 }

@@ -27,15 +27,22 @@ func TestTransposeIntoMatMul(t *testing.T) {
 		a, b       operand
 		folded     bool // the Transposes go from the plan
 		alsoOutput bool // the transposed A is a graph output too
+		outPerm    []int64
 	}{
-		{"qk_rank4", operand{[]int{1, 16, 4, 8}, []int64{0, 2, 1, 3}}, operand{[]int{1, 16, 4, 8}, []int64{0, 2, 3, 1}}, true, false},
-		{"encoder_rank3", operand{[]int{5, 3, 4}, []int64{1, 0, 2}}, operand{[]int{6, 3, 4}, []int64{1, 2, 0}}, true, false},
-		{"v_only", operand{[]int{2, 3, 5, 7}, nil}, operand{[]int{2, 7, 3, 4}, []int64{0, 2, 1, 3}}, true, false},
-		{"broadcast_weight", operand{[]int{3, 5, 7}, []int64{0, 2, 1}}, operand{[]int{5, 4}, nil}, true, false},
-		{"rank1_b", operand{[]int{4, 6}, []int64{1, 0}}, operand{[]int{4}, nil}, true, false},
-		{"unit_axes_only", operand{[]int{1, 5, 3}, []int64{1, 0, 2}}, operand{[]int{3, 4}, nil}, true, false},
-		{"not_a_view", operand{[]int{4, 2, 3, 5}, []int64{3, 1, 2, 0}}, operand{[]int{5, 2, 4, 6}, nil}, false, false},
-		{"also_output", operand{[]int{1, 6, 2, 3}, []int64{0, 2, 1, 3}}, operand{[]int{1, 2, 3, 5}, nil}, false, true},
+		{"qk_rank4", operand{[]int{1, 16, 4, 8}, []int64{0, 2, 1, 3}}, operand{[]int{1, 16, 4, 8}, []int64{0, 2, 3, 1}}, true, false, nil},
+		{"encoder_rank3", operand{[]int{5, 3, 4}, []int64{1, 0, 2}}, operand{[]int{6, 3, 4}, []int64{1, 2, 0}}, true, false, nil},
+		{"v_only", operand{[]int{2, 3, 5, 7}, nil}, operand{[]int{2, 7, 3, 4}, []int64{0, 2, 1, 3}}, true, false, nil},
+		{"broadcast_weight", operand{[]int{3, 5, 7}, []int64{0, 2, 1}}, operand{[]int{5, 4}, nil}, true, false, nil},
+		{"rank1_b", operand{[]int{4, 6}, []int64{1, 0}}, operand{[]int{4}, nil}, true, false, nil},
+		{"unit_axes_only", operand{[]int{1, 5, 3}, []int64{1, 0, 2}}, operand{[]int{3, 4}, nil}, true, false, nil},
+		{"not_a_view", operand{[]int{4, 2, 3, 5}, []int64{3, 1, 2, 0}}, operand{[]int{5, 2, 4, 6}, nil}, false, false, nil},
+		{"also_output", operand{[]int{1, 6, 2, 3}, []int64{0, 2, 1, 3}}, operand{[]int{1, 2, 3, 5}, nil}, false, true, nil},
+		// A Transpose of the output.
+		{"heads_out", operand{[]int{1, 4, 6, 5}, nil}, operand{[]int{1, 4, 5, 3}, nil}, true, false, []int64{0, 2, 1, 3}},
+		{"encoder_out", operand{[]int{4, 6, 5}, nil}, operand{[]int{4, 5, 3}, nil}, true, false, []int64{1, 0, 2}},
+		{"qkv_in_and_out", operand{[]int{2, 6, 4, 5}, []int64{0, 2, 1, 3}}, operand{[]int{2, 5, 4, 3}, []int64{0, 2, 1, 3}}, true, false, []int64{0, 2, 1, 3}},
+		{"out_rows_not_contiguous", operand{[]int{2, 3, 6, 5}, nil}, operand{[]int{2, 3, 5, 4}, nil}, false, false, []int64{0, 1, 3, 2}},
+		{"rank1_out", operand{[]int{3, 4, 5}, nil}, operand{[]int{5}, nil}, true, false, []int64{0, 1}},
 	}
 	for _, cs := range cases {
 		t.Run(cs.name, func(t *testing.T) {
@@ -66,7 +73,15 @@ func TestTransposeIntoMatMul(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g.Outputs = append(mm.Outputs, extra...)
+			outs := mm.Outputs
+			if cs.outPerm != nil {
+				tn, err := g.AddNode("tout", "", "Transpose", mm.Outputs, []string{"z"}, canonical.IntsAttr("perm", cs.outPerm...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs = tn.Outputs
+			}
+			g.Outputs = append(outs, extra...)
 			var got [4][][]float32
 			for k, opts := range []Options{{DisableKernels: true}, {Threads: 1, DisableFusion: true}, {Threads: 1}, {Threads: 2}} {
 				ex, err := New(m, opts)
