@@ -40,6 +40,7 @@ func registerHostKernels(r registry) {
 	r.kernel(sliceOp, okF32Host, "Slice")
 	r.kernel(kernelGather, okGather, "Gather")
 	r.kernel(kernelTopK, okTopK, "TopK")
+	r.kernel(kernelWhere, okWhere, "Where")
 	r.kernel(kernelBatchNorm, okBatchNorm, "BatchNormalization")
 	r.kernel(kernelInstanceNorm, okInstanceNorm, "InstanceNormalization")
 	r.kernel(kernelLayerNorm, okLayerNorm, "LayerNormalization")
@@ -887,7 +888,7 @@ func kernelShapeStatic(n *canonical.Node, ins []*slot) bool {
 	case "MatMul", "Gemm", "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
 		"Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "Tanh", "Gelu", "Erf", "Sqrt", "Pow",
 		"Add", "Mul", "Sub", "Div", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
-		"Softmax", "Concat", "Transpose", "LSTM", "Gather":
+		"Softmax", "Concat", "Transpose", "LSTM", "Gather", "Where":
 		return true
 	}
 	for i, s := range ins {
