@@ -480,7 +480,7 @@ func kernelConv(c *lctx) error {
 	if len(hx.shape) == 4 {
 		out = []int{p.N, p.M, oh, ow}
 	}
-	y := newH(hx.dt, out)
+	y := c.newOut(hx.dt, out)
 	x, _ := f32(hx)
 	w, _ := f32(hw)
 	yd, _ := f32(y)
