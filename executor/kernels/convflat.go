@@ -33,8 +33,14 @@ func flatGeom(p *Conv2D) (hph, wph int) {
 
 // useFlat reports whether the phase-plane GEMM is worth it: the wider grid
 // (Wph ≥ OW columns per output row) adds SGEMM columns; on panels of nr
-// columns that must not add more than half.
+// columns that must not add more than half. The planes are a copy of one
+// image and group's input: above maxCols elements (large images, where
+// convB's row segments are long anyway) the implicit GEMM packs straight
+// from the input instead, for peak memory.
 func useFlat(p *Conv2D, nr int) bool {
+	if flatSize(p, p.C/p.Groups, nr) > maxCols {
+		return false
+	}
 	oh, ow := p.Out()
 	_, wph := flatGeom(p)
 	grid := (oh*wph + nr - 1) / nr
