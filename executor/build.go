@@ -306,7 +306,8 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 	}
 	steps := b.steps
 	if e.fuse {
-		steps = fuseConcat(gi, fuseSteps(gi, fuseTransposeMatMul(gi, steps, keep), keep), keep)
+		steps = fuseTransposeMatMul(gi, fuseLayerNorm(gi, steps, keep), keep)
+		steps = fuseConcat(gi, fuseSteps(gi, steps, keep), keep)
 	}
 	return &plan{steps: steps, drops: planDrops(gi, steps, keep)}, nil
 }
