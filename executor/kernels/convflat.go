@@ -94,14 +94,22 @@ func newFlat(p *Conv2D, x []float32, cg int, buf []float32, rowOff []int) *flatC
 		}
 	}
 	clear(buf[cg*p.SH*p.SW*plane:])
-	for c := 0; c < cg; c++ {
-		for kh := 0; kh < p.KH; kh++ {
-			th := kh * p.DH
-			for kw := 0; kw < p.KW; kw++ {
-				tw := kw * p.DW
-				pl := (c*p.SH+th%p.SH)*p.SW + tw%p.SW
-				rowOff[(c*p.KH+kh)*p.KW+kw] = pl*plane + th/p.SH*wph + tw/p.SW
-			}
+	// Channel 0's taps, then every channel's: a channel's phase planes
+	// follow the previous channel's.
+	taps := p.KH * p.KW
+	for kh := 0; kh < p.KH; kh++ {
+		th := kh * p.DH
+		for kw := 0; kw < p.KW; kw++ {
+			tw := kw * p.DW
+			pl := (th%p.SH)*p.SW + tw%p.SW
+			rowOff[kh*p.KW+kw] = pl*plane + th/p.SH*wph + tw/p.SW
+		}
+	}
+	step := p.SH * p.SW * plane
+	for c := 1; c < cg; c++ {
+		dst, src := rowOff[c*taps:(c+1)*taps], rowOff[:taps]
+		for t, o := range src {
+			dst[t] = o + c*step
 		}
 	}
 	return &flatConv{buf: buf, rowOff: rowOff, wph: wph, ncols: oh * wph}
