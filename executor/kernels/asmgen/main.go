@@ -32,6 +32,7 @@ func main() {
 // for i < n, n a multiple of 8 (the caller does the tail), with FMA.
 func axpy() {
 	TEXT("axpyAVX2", NOSPLIT, "func(n int, a float32, x, y *float32)")
+	Pragma("noescape")
 	Doc("axpyAVX2 sets y[i] += a·x[i] for i < n; n is a multiple of 8.")
 	n := Load(Param("n"), GP64())
 	px := Load(Param("x"), GP64())
@@ -60,6 +61,7 @@ func axpy() {
 // lanes where y is NaN are blended back from y.
 func vmax() {
 	TEXT("maxAVX2", NOSPLIT, "func(n int, x, y *float32)")
+	Pragma("noescape")
 	Doc("maxAVX2 sets y[i] = max(y[i], x[i]) for i < n (NaN wins); n is a multiple of 8.")
 	n := Load(Param("n"), GP64())
 	px := Load(Param("x"), GP64())
@@ -87,6 +89,7 @@ func vmax() {
 // when either is NaN, so NaN stays NaN.
 func relu() {
 	TEXT("reluAVX2", NOSPLIT, "func(n int, x, y *float32)")
+	Pragma("noescape")
 	Doc("reluAVX2 sets y[i] = max(x[i], 0) for i < n (NaN stays NaN); n is a multiple of 8.")
 	n := Load(Param("n"), GP64())
 	px := Load(Param("x"), GP64())
@@ -115,6 +118,7 @@ func relu() {
 // is one chain of FMAs from zero in k order, then stored or added once.
 func kernel(name string, mr, nv, w int, vec func(int) reg.VecVirtual) {
 	TEXT(name, NOSPLIT, "func(kc int, a, b, c *float32, ldc int, add int)")
+	Pragma("noescape")
 	Doc(fmt.Sprintf("%s computes a %d×%d SGEMM tile from packed panels.", name, mr, nv*w))
 	kc := Load(Param("kc"), GP64())
 	pa := Load(Param("a"), GP64())
@@ -268,6 +272,7 @@ func (g *gen) exp32(x reg.VecVirtual) reg.VecVirtual {
 // exponentials), bit-identical to the Go exp32.
 func (g *gen) expSub() {
 	TEXT("expSubAVX2", NOSPLIT, "func(n int, x *float32, sub float32, y *float32)")
+	Pragma("noescape")
 	Doc("expSubAVX2 sets y[i] = exp32(x[i] − sub) for i < n (bit-identical to exp32); n is a multiple of 8.")
 	n := Load(Param("n"), GP64())
 	px := Load(Param("x"), GP64())
@@ -296,6 +301,7 @@ func (g *gen) expSub() {
 // Go loop except for the sign and payload of NaNs.
 func (g *gen) gelu() {
 	TEXT("geluAVX2", NOSPLIT, "func(n int, x, y *float32)")
+	Pragma("noescape")
 	Doc("geluAVX2 sets y[i] = gelu(x[i]) for i < n (bit-identical to Gelu's loop but for NaN signs); n is a multiple of 8.")
 	n := Load(Param("n"), GP64())
 	px := Load(Param("x"), GP64())
