@@ -411,9 +411,11 @@ type convB struct {
 	p      *Conv2D
 	x      []float32
 	oh, ow int
-	// flat: B is the phase-plane grid (convflat.go) from column col0 on.
+	// flat: B is the phase-plane grid (convflat.go) from column col0 on;
+	// for convFlatT, pix (when set) lists the grid columns of A's rows.
 	flat *flatConv
 	col0 int
+	pix  []int
 }
 
 // pack packs rows [p0, p0+kc) and columns [j0, j0+nc) into panels of nr

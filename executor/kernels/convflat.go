@@ -187,6 +187,28 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 	return nil
 }
 
+// packA packs the rows [i0, i0+mc) of the transposed im2col matrix (grid
+// pixels from col0 on, or the pixels listed in pix) for rows [p0, p0+kc)
+// of B into panels of mr.
+func (cb *convB) packA(dst []float32, p0, kc, i0, mc, mr int) {
+	if cb.pix == nil {
+		cb.flat.packA(dst, p0, kc, cb.col0+i0, mc, mr)
+		return
+	}
+	offs := cb.flat.rowOff[p0 : p0+kc]
+	buf := cb.flat.buf
+	for ir := 0; ir < mc; ir += mr {
+		panel := dst[ir*kc : ir*kc+mr*kc]
+		pix := cb.pix[i0+ir : i0+ir+mr]
+		for r, o := range offs {
+			d := panel[r*mr : r*mr+mr]
+			for i, g := range pix {
+				d[i] = buf[o+g]
+			}
+		}
+	}
+}
+
 // packA packs grid pixels [i0, i0+mc) (the rows of the transposed im2col
 // matrix) and rows [p0, p0+kc) of B into panels of mr pixels, as packA
 // does for a formed matrix; pixels past the grid hold whatever follows in
@@ -220,16 +242,27 @@ func (f *flatConv) packA(dst []float32, p0, kc, i0, mc, mr int) {
 // less of the micro-kernel's tiles than Y = W·im2col, whose pixels are
 // padded to nr columns. Chosen when it needs a fifth fewer tile elements.
 func convSwapped(p *Conv2D, mk microKernel) bool {
-	if p.C == p.Groups {
+	if p.C == p.Groups || flatSize(p, p.C/p.Groups, max(mk.nr, mk.mr)) > maxCols {
 		return false
 	}
-	oh, _ := p.Out()
+	oh, ow := p.Out()
 	_, wph := flatGeom(p)
 	n, mg := oh*wph, p.M/p.Groups
-	up := func(v, a int) int { return (v + a - 1) / a * a }
-	normal := up(mg, mk.mr) * up(n, mk.nr)
-	swapped := up(n, mk.mr) * up(mg, mk.nr)
+	normal := roundUp(mg, mk.mr) * roundUp(n, mk.nr)
+	swapped := min(roundUp(n, mk.mr), roundUp(oh*ow, mk.mr)) * roundUp(mg, mk.nr)
 	return 5*swapped < 4*normal
+}
+
+func roundUp(v, a int) int { return (v + a - 1) / a * a }
+
+// realPixels reports whether convFlatT takes the output pixels themselves
+// as its rows rather than the grid's (fewer tiles of mr rows: the grid's
+// thrown-away columns weigh most on tiny outputs, 3×3 with padding 1 is
+// a 3×5 grid).
+func realPixels(p *Conv2D, mk microKernel) bool {
+	oh, ow := p.Out()
+	_, wph := flatGeom(p)
+	return roundUp(oh*ow, mk.mr) < roundUp(oh*wph, mk.mr)
 }
 
 // convFlatT is convFlat transposed (convSwapped): pg holds Wᵀ packed as
@@ -251,9 +284,27 @@ func (x *Context) convFlatT(p *Conv2D, mk microKernel, pg *Packed, xg []float32,
 		rows = max(1, maxCols/(mg*f.wph))
 	}
 	s.cols = grow(s.cols, mg*rows*f.wph)
+	real := realPixels(p, mk)
 	for o0 := 0; o0 < oh; o0 += rows {
 		o1 := min(o0+rows, oh)
 		n := (o1 - o0) * f.wph
+		cb := &convB{p: p, x: xg, oh: oh, ow: ow, flat: f, col0: o0 * f.wph}
+		if real {
+			// Row i is output pixel o0·OW + i, at grid column
+			// (o0 + i/OW)·Wph + i%OW; past the last, grid column 0 (rows
+			// the SGEMM computes and never stores).
+			n = (o1 - o0) * ow
+			if cap(s.pix) < n+mk.mr {
+				s.pix = make([]int, n+mk.mr)
+			}
+			cb.pix = s.pix[:n+mk.mr]
+			for i := range cb.pix {
+				cb.pix[i] = 0
+				if i < n {
+					cb.pix[i] = (o0+i/ow)*f.wph + i%ow
+				}
+			}
+		}
 		c := s.cols[:n*mg]
 		beta := float32(0)
 		if bg != nil {
@@ -262,9 +313,17 @@ func (x *Context) convFlatT(p *Conv2D, mk microKernel, pg *Packed, xg []float32,
 				copy(c[q*mg:(q+1)*mg], bg)
 			}
 		}
-		cb := &convB{p: p, x: xg, oh: oh, ow: ow, flat: f, col0: o0 * f.wph}
 		if err := x.sgemmConvT(mk, n, mg, kk, cb, pg, beta, c, mg); err != nil {
 			return err
+		}
+		if real {
+			base := o0 * ow
+			for q := 0; q < n; q++ {
+				for m, v := range c[q*mg : (q+1)*mg] {
+					yg[m*npix+base+q] = v
+				}
+			}
+			continue
 		}
 		for o := o0; o < o1; o++ {
 			for q := 0; q < ow; q++ {

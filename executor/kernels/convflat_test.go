@@ -14,6 +14,8 @@ func convPath(p Conv2D) string {
 	switch {
 	case p.C == p.Groups:
 		return "depthwise"
+	case convSwapped(&p, best) && realPixels(&p, best):
+		return "swapped pixels"
 	case convSwapped(&p, best):
 		return "swapped"
 	case direct:
@@ -51,6 +53,14 @@ func TestConvFlatMatchesIm2col(t *testing.T) {
 		{N: 1, C: 16, H: 2, W: 100, M: 16, KH: 2, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 0, PL: 1, PB: 0, PR: 1, Groups: 1},
 		{N: 1, C: 3, H: 7, W: 40, M: 4, KH: 1, KW: 3, SH: 1, SW: 3, DH: 1, DW: 1, Groups: 1},
 		{N: 1, C: 5, H: 40, W: 2, M: 8, KH: 1, KW: 7, SH: 1, SW: 1, DH: 1, DW: 1, PL: 3, PR: 3, Groups: 1},
+		// Inputs over maxCols: no phase planes (the implicit GEMM).
+		{N: 1, C: 64, H: 130, W: 129, M: 8, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		// Tiny outputs: the transposed path on the output pixels
+		// themselves (a 3×3 output is a 3×5 grid), squeezenet's last
+		// fire modules and resnet's second stage.
+		{N: 1, C: 48, H: 3, W: 3, M: 192, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 2, C: 32, H: 8, W: 8, M: 32, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 6, H: 5, W: 4, M: 70, KH: 2, KW: 3, SH: 2, SW: 1, DH: 1, DW: 2, PT: 1, PL: 2, PB: 0, PR: 1, Groups: 2},
 		// 1×1 convolutions on few pixels (squeezenet's last fire modules).
 		{N: 1, C: 256, H: 3, W: 3, M: 48, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 		{N: 1, C: 48, H: 3, W: 3, M: 192, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
@@ -102,7 +112,7 @@ func TestConvFlatMatchesIm2col(t *testing.T) {
 			}
 		}
 	}
-	for _, path := range []string{"swapped", "flat", "implicit", "direct"} {
+	for _, path := range []string{"swapped", "swapped pixels", "flat", "implicit", "direct"} {
 		if !seen[path] {
 			t.Errorf("no case takes the %s path", path)
 		}

@@ -110,6 +110,7 @@ type scratch struct {
 	cols       []float32
 	phase      []float32 // phase planes of convFlat
 	rowOff     []int     // B row starts of convFlat
+	pix        []int     // convFlatT's rows as grid columns
 }
 
 func (x *Context) get() *scratch {

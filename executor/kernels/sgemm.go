@@ -264,7 +264,7 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 				if oa.packed == nil {
 					s.a = grow(s.a, kc*mcp)
 					if oa.conv != nil {
-						oa.conv.flat.packA(s.a, p0, kc, oa.conv.col0+oa.off+i0, mc, mr)
+						oa.conv.packA(s.a, p0, kc, oa.off+i0, mc, mr)
 					} else {
 						packA(s.a, oa.trans, oa.s, oa.ld, i0, mc, p0, kc, mr, alpha)
 					}
