@@ -249,20 +249,25 @@ func convSwapped(p *Conv2D, mk microKernel) bool {
 	_, wph := flatGeom(p)
 	n, mg := oh*wph, p.M/p.Groups
 	normal := roundUp(mg, mk.mr) * roundUp(n, mk.nr)
-	swapped := min(roundUp(n, mk.mr), roundUp(oh*ow, mk.mr)) * roundUp(mg, mk.nr)
+	rows := roundUp(n, mk.mr)
+	if realPixels(p, mk) {
+		rows = roundUp(oh*ow, mk.mr)
+	}
+	swapped := rows * roundUp(mg, mk.nr)
 	return 5*swapped < 4*normal
 }
 
 func roundUp(v, a int) int { return (v + a - 1) / a * a }
 
 // realPixels reports whether convFlatT takes the output pixels themselves
-// as its rows rather than the grid's (fewer tiles of mr rows: the grid's
-// thrown-away columns weigh most on tiny outputs, 3×3 with padding 1 is
-// a 3×5 grid).
+// as its rows rather than the grid's: when that saves a third of the
+// tiles of mr rows (the grid's thrown-away columns weigh most on tiny
+// outputs: 3×3 with padding 1 is a 3×5 grid), which pays for gathering
+// the rows instead of copying runs.
 func realPixels(p *Conv2D, mk microKernel) bool {
 	oh, ow := p.Out()
 	_, wph := flatGeom(p)
-	return roundUp(oh*ow, mk.mr) < roundUp(oh*wph, mk.mr)
+	return 3*roundUp(oh*ow, mk.mr) <= 2*roundUp(oh*wph, mk.mr)
 }
 
 // convFlatT is convFlat transposed (convSwapped): pg holds Wᵀ packed as

@@ -60,6 +60,7 @@ func TestConvFlatMatchesIm2col(t *testing.T) {
 		// fire modules and resnet's second stage.
 		{N: 1, C: 48, H: 3, W: 3, M: 192, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 2, C: 32, H: 8, W: 8, M: 32, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 16, H: 2, W: 3, M: 40, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 6, H: 5, W: 4, M: 70, KH: 2, KW: 3, SH: 2, SW: 1, DH: 1, DW: 2, PT: 1, PL: 2, PB: 0, PR: 1, Groups: 2},
 		// 1×1 convolutions on few pixels (squeezenet's last fire modules).
 		{N: 1, C: 256, H: 3, W: 3, M: 48, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
