@@ -69,6 +69,8 @@ func init() {
 			axpy = axpyGeneric
 			vmax = maxGeneric
 			relu = reluGeneric
+			expSub = expSubGeneric
+			gelu = geluGeneric
 		}
 	}
 }
@@ -106,6 +108,9 @@ func (x *Context) Threads() int {
 type scratch struct {
 	a, b, tile []float32
 	cols       []float32
+	phase      []float32 // phase planes of convFlat
+	rowOff     []int     // B row starts of convFlat
+	pix        []int     // convFlatT's rows as grid columns
 }
 
 func (x *Context) get() *scratch {
