@@ -25,28 +25,52 @@ func ReadFile(path string, limit int64) ([]byte, error) { return fsys.ReadFile(p
 
 // ImportBytes is the body of Import for an importer that converts a whole
 // file in memory: it reads path (at most limit bytes), stops if ctx is
-// done, converts the bytes with convert (a pure function of them) and
-// turns the ModelProto into a canonical model whose external data would be
-// relative to path's folder. Errors name the file and the format.
-func ImportBytes(ctx context.Context, path string, limit int64, format string, convert func(data []byte) (*onnxpb.ModelProto, error)) (*Result, error) {
-	data, err := ReadFile(path, limit)
+// done and converts the bytes with convert (a pure function of them) into
+// a canonical model whose external data would be relative to path's
+// folder. Errors name the file and the format.
+func ImportBytes(ctx context.Context, path string, limit int64, format string, convert func(data []byte) (*canonical.Model, error)) (*Result, error) {
+	data, dir, err := readForImport(ctx, path, limit, format)
 	if err != nil {
-		return nil, fmt.Errorf("%s import: %w", format, err)
+		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s import %s: %w", format, path, err)
+	m, err := convert(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m.Dir = dir
+	return &Result{Model: m}, nil
+}
+
+// ImportProtoBytes is ImportBytes for an importer that still builds a
+// ModelProto (the canonical builder, canonical/build, is the way for new
+// code): the result is converted once.
+func ImportProtoBytes(ctx context.Context, path string, limit int64, format string, convert func(data []byte) (*onnxpb.ModelProto, error)) (*Result, error) {
+	data, dir, err := readForImport(ctx, path, limit, format)
+	if err != nil {
+		return nil, err
 	}
 	mp, err := convert(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("%s import %s: %w", format, path, err)
 	}
 	m, err := canonical.FromProto(mp, dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s import %s: the converted model is malformed (please report): %w", format, path, err)
 	}
 	return &Result{Model: m}, nil
+}
+
+func readForImport(ctx context.Context, path string, limit int64, format string) ([]byte, string, error) {
+	data, err := ReadFile(path, limit)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s import: %w", format, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, "", fmt.Errorf("%s import %s: %w", format, path, err)
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, "", fmt.Errorf("%s import %s: %w", format, path, err)
+	}
+	return data, dir, nil
 }

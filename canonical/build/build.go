@@ -50,6 +50,24 @@ func TensorInfo(name string, dt canonical.DataType, dims []int64, unknownRank bo
 	return Info{Name: name, Type: canonical.TensorTypeDims(dt, ds)}
 }
 
+// TensorInfoDims describes a tensor value whose dims are each a symbolic
+// name (a string) or a size (an int or int64); other values are unknown
+// dims.
+func TensorInfoDims(name string, dt canonical.DataType, dims ...any) Info {
+	ds := make([]canonical.Dim, len(dims))
+	for i, d := range dims {
+		switch d := d.(type) {
+		case string:
+			ds[i] = canonical.Dim{Param: d}
+		case int:
+			ds[i] = canonical.Dim{Value: int64(d), Known: true}
+		case int64:
+			ds[i] = canonical.Dim{Value: d, Known: true}
+		}
+	}
+	return Info{Name: name, Type: canonical.TensorTypeDims(dt, ds)}
+}
+
 // node is one node to be: values are names ("" for an omitted optional
 // input or output).
 type node struct {
@@ -67,6 +85,8 @@ type Builder struct {
 	nodes []node
 	names *canonical.Namer
 	root  *Builder
+	// decls are intermediate values whose type is declared (value_info).
+	decls []Info
 	// On the root only.
 	inits  []*canonical.Tensor
 	opsets map[string]int64
@@ -235,6 +255,10 @@ func (b *Builder) Graph(name string, inputs, outputs []Info) *canonical.Graph {
 	return g
 }
 
+// Declare gives intermediate values of b's graph a declared type
+// (value_info), for values whose type not every shape inference knows.
+func (b *Builder) Declare(infos ...Info) { b.decls = append(b.decls, infos...) }
+
 // Len is the number of nodes added to b so far.
 func (b *Builder) Len() int { return len(b.nodes) }
 
@@ -342,8 +366,14 @@ func (b *Builder) Model(graphName string, inputs, outputs []Info) (*canonical.Mo
 	if err := a.outputs(g, outputs); err != nil {
 		return nil, err
 	}
+	if err := a.declared(g, b.decls); err != nil {
+		return nil, err
+	}
 	for _, s := range a.pendingOuts {
 		if err := a.outputs(s.g, s.out); err != nil {
+			return nil, err
+		}
+		if err := a.declared(s.g, s.decls); err != nil {
 			return nil, err
 		}
 	}
@@ -370,8 +400,8 @@ type link struct {
 }
 
 type pendingGraph struct {
-	g   *canonical.Graph
-	out []Info
+	g          *canonical.Graph
+	out, decls []Info
 }
 
 type assembler struct {
@@ -431,7 +461,7 @@ func (a *assembler) subgraph(sg, parent *canonical.Graph, owner *canonical.Node)
 	if err := a.nodes(sg, s.b); err != nil {
 		return fmt.Errorf("build: subgraph %q: %w", sg.Name, err)
 	}
-	a.pendingOuts = append(a.pendingOuts, pendingGraph{g: sg, out: s.out})
+	a.pendingOuts = append(a.pendingOuts, pendingGraph{g: sg, out: s.out, decls: s.b.decls})
 	return nil
 }
 
@@ -464,6 +494,18 @@ func (a *assembler) outputs(g *canonical.Graph, outputs []Info) error {
 			}
 		}
 		g.Outputs = append(g.Outputs, v)
+	}
+	return nil
+}
+
+func (a *assembler) declared(g *canonical.Graph, decls []Info) error {
+	for _, io := range decls {
+		v := g.Lookup(io.Name)
+		if v == nil || v.Graph() != g {
+			return fmt.Errorf("build: graph %q: declared value %q is not defined in it", g.Name, io.Name)
+		}
+		v.Type = io.Type
+		g.ValueInfo = append(g.ValueInfo, v)
 	}
 	return nil
 }

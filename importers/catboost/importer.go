@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/trees"
 )
@@ -99,7 +99,7 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 		return nil, err
 	}
 	var warnings []string
-	res, err := importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*onnxpb.ModelProto, error) {
+	res, err := importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*canonical.Model, error) {
 		mp, w, err := Import(data, o)
 		warnings = w
 		return mp, err

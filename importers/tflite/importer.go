@@ -78,7 +78,7 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	return importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*onnxpb.ModelProto, error) {
+	return importers.ImportProtoBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*onnxpb.ModelProto, error) {
 		return Import(data, o)
 	})
 }
