@@ -197,6 +197,24 @@ func (b *Builder) Const(base string, t *canonical.Tensor) string {
 	return t.Name
 }
 
+// Tensor adds the data of t (which is not modified) as an initializer under
+// a fresh name based on base.
+func (b *Builder) Tensor(base string, t *canonical.Tensor) (string, error) {
+	dims := append([]int64{}, t.Dims...)
+	if t.DataType == canonical.String {
+		s, err := t.Strings()
+		if err != nil {
+			return "", err
+		}
+		return b.Const(base, canonical.NewStringTensor("", dims, s)), nil
+	}
+	raw, err := t.Bytes()
+	if err != nil {
+		return "", err
+	}
+	return b.Const(base, canonical.NewTensor("", t.DataType, dims, raw)), nil
+}
+
 // ConstNamed adds t as an initializer named t.Name exactly (the caller
 // made it unique); it returns the name.
 func (b *Builder) ConstNamed(t *canonical.Tensor) string {

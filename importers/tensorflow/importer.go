@@ -19,7 +19,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers/tfops"
@@ -184,15 +183,12 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s import %s: the converted model is malformed (please report): %w", Name, path, err)
-	}
-	return &importers.Result{Model: m, Warnings: warnings}, nil
+	mp.Dir = dir
+	return &importers.Result{Model: mp, Warnings: warnings}, nil
 }
 
 // ImportFile converts the GraphDef or SavedModel at path to ONNX.
-func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, error) {
+func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, error) {
 	file := path
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		file = filepath.Join(path, "saved_model.pb")
@@ -240,7 +236,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 	return convert(file, &tfops.Graph{Nodes: nodes, Name: filepath.Base(file), Functions: lib, Inputs: o.Inputs, Outputs: o.Outputs}, o)
 }
 
-func convert(file string, g *tfops.Graph, o Options) (*onnxpb.ModelProto, error) {
+func convert(file string, g *tfops.Graph, o Options) (*canonical.Model, error) {
 	mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: file, Warn: o.Warn})
 	if err != nil {
 		return nil, err
