@@ -211,13 +211,9 @@ func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, 
 		if err := json.Unmarshal(m.ModelTopology, &top); err != nil {
 			return nil, &FormatError{Path: path, Detail: "modelTopology is not a Keras model config: " + err.Error()}
 		}
-		lp, err := keraslayers.ConvertConfig(top, keraslayers.WeightMap(weights), keraslayers.Options{Opset: o.Opset, File: path, Layout: o.Layout})
+		mp, err := keraslayers.ConvertConfig(top, keraslayers.WeightMap(weights), keraslayers.Options{Opset: o.Opset, File: path, Layout: o.Layout})
 		if err != nil {
 			return nil, err
-		}
-		mp, err := canonical.FromProto(lp, "")
-		if err != nil {
-			return nil, fmt.Errorf("tfjs import %s: the converted model is malformed (please report): %w", path, err)
 		}
 		mp.DocString = "TF.js layers model " + base
 		return mp, nil
