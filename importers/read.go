@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/fsys"
 )
 
@@ -38,25 +37,6 @@ func ImportBytes(ctx context.Context, path string, limit int64, format string, c
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m.Dir = dir
-	return &Result{Model: m}, nil
-}
-
-// ImportProtoBytes is ImportBytes for an importer that still builds a
-// ModelProto (the canonical builder, canonical/build, is the way for new
-// code): the result is converted once.
-func ImportProtoBytes(ctx context.Context, path string, limit int64, format string, convert func(data []byte) (*onnxpb.ModelProto, error)) (*Result, error) {
-	data, dir, err := readForImport(ctx, path, limit, format)
-	if err != nil {
-		return nil, err
-	}
-	mp, err := convert(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s import %s: the converted model is malformed (please report): %w", format, path, err)
-	}
 	return &Result{Model: m}, nil
 }
 

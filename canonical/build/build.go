@@ -111,6 +111,14 @@ func New(opset int) *Builder {
 	return b
 }
 
+// WithNamer is New with names handed out by nm, which the caller shares
+// (a format whose tensor names it keeps reserves them there).
+func WithNamer(opset int, nm *canonical.Namer) *Builder {
+	b := New(opset)
+	b.names = nm
+	return b
+}
+
 // Reserve marks names as taken (graph inputs and outputs the caller names
 // itself).
 func (b *Builder) Reserve(names ...string) { b.names.Reserve(names...) }

@@ -188,14 +188,10 @@ func TestFixtureModels(t *testing.T) {
 					continue
 				}
 				// Round trip: the file re-imported by importers/tflite, on the executor.
-				mp, err := importer.Import(res.Data, importer.Options{})
+				back, err := importer.Import(res.Data, importer.Options{})
 				if err != nil {
 					r.round = "import error"
 					t.Fatalf("re-import: %v", err)
-				}
-				back, err := canonical.FromProto(mp, "")
-				if err != nil {
-					t.Fatal(err)
 				}
 				again := runExec(t, back, []*canonical.Tensor{toLayout(t, in, rep.Inputs[0].Perm)})
 				worst = 0
