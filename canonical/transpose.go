@@ -23,9 +23,19 @@ func (t *Tensor) Transpose(perm []int) (*Tensor, error) {
 
 // TransposeBytes permutes the axes of row-major data of the given dims,
 // elements of size bytes each, as ONNX's Transpose does: output axis i is
-// input axis perm[i]. It returns the new data and dims. It is the one
-// transpose of packed data in the project.
+// input axis perm[i]. It returns the new data and dims.
 func TransposeBytes(data []byte, size int, dims []int64, perm []int) ([]byte, []int64, error) {
+	return transpose(data, size, dims, perm)
+}
+
+// TransposeSlice is TransposeBytes for a slice of elements of any type.
+func TransposeSlice[T any](data []T, dims []int64, perm []int) ([]T, []int64, error) {
+	return transpose(data, 1, dims, perm)
+}
+
+// transpose is the one transpose of packed data in the project: elements
+// are runs of size items of data.
+func transpose[T any](data []T, size int, dims []int64, perm []int) ([]T, []int64, error) {
 	rank := len(dims)
 	if len(perm) != rank {
 		return nil, nil, fmt.Errorf("permutation %v for rank %d", perm, rank)
@@ -45,7 +55,7 @@ func TransposeBytes(data []byte, size int, dims []int64, perm []int) ([]byte, []
 		return nil, nil, err
 	}
 	if int64(len(data)) != n*int64(size) {
-		return nil, nil, fmt.Errorf("%d bytes for %d elements of %d bytes", len(data), n, size)
+		return nil, nil, fmt.Errorf("%d items of data for %d elements of %d", len(data), n, size)
 	}
 	outDims := make([]int64, rank)
 	for i, p := range perm {
@@ -63,7 +73,7 @@ func TransposeBytes(data []byte, size int, dims []int64, perm []int) ([]byte, []
 		stride[i] = in[p]
 	}
 	es := int64(size)
-	out := make([]byte, len(data))
+	out := make([]T, len(data))
 	idx := make([]int64, rank)
 	for o := int64(0); o < n; o++ {
 		var src int64

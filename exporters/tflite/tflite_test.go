@@ -74,7 +74,11 @@ func toLayout(t *testing.T, x *canonical.Tensor, perm []int) *canonical.Tensor {
 	if perm == nil {
 		return x
 	}
-	return f32Tensor(x.Name, permute(x.Dims, perm), transposeData(floatsOf(t, x), x.Dims, perm))
+	y, err := x.Transpose(perm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f32Tensor(x.Name, y.Dims, floatsOf(t, y))
 }
 
 // maxRel is max|a-b| / max|b| (relative to the output's largest
