@@ -18,6 +18,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/opset"
 	"github.com/onnxconv/onnxconv/version"
 )
 
@@ -322,35 +323,12 @@ func (b *Builder) Splice(s *Builder) {
 	s.nodes = nil
 }
 
-// IRVersion is the lowest IR version that knows ai.onnx opset ai and
-// ai.onnx.ml opset ml (0: not used).
+// IRVersion is the IR version a built model declares: the lowest that
+// knows ai.onnx opset ai (opset.IRVersion), and at least 10 with ai.onnx.ml
+// 5 (which came with ONNX 1.16).
 func IRVersion(ai, ml int) int64 {
-	var ir int64
-	switch {
-	case ai <= 8:
-		ir = 3
-	case ai == 9:
-		ir = 4
-	case ai == 10:
-		ir = 5
-	case ai == 11:
-		ir = 6
-	case ai <= 14:
-		ir = 7
-	case ai <= 18:
-		ir = 8
-	case ai <= 20:
-		ir = 9
-	case ai <= 22:
-		ir = 10
-	case ai == 23:
-		ir = 11
-	case ai == 24:
-		ir = 12
-	default:
-		ir = 13
-	}
-	if ml >= 5 && ir < 10 { // ai.onnx.ml 5 came with ONNX 1.16 (IR 10)
+	ir := opset.IRVersion(opset.DomainONNX, ai)
+	if ml >= 5 && ir < 10 {
 		ir = 10
 	}
 	return ir
