@@ -5,7 +5,6 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 )
 
 // expandExtra expands more function operators below their introduction.
@@ -604,14 +603,13 @@ func rangeLoop(sc *stepCtx, b *builder, start, limit, delta *canonical.Value, dt
 	}
 	body := canonical.NewGraph(sc.c.names.Fresh(base + "_loop_body"))
 	body.Parent = sc.g
-	scalar := func(d canonical.DataType) *onnxpb.TypeProto { return canonical.TensorType(d, []int64{}) }
 	var err error
 	add := func(name string, d canonical.DataType) *canonical.Value {
 		if err != nil {
 			return nil
 		}
 		var v *canonical.Value
-		v, err = body.AddInput(sc.c.names.Fresh(base+"_"+name), scalar(d))
+		v, err = body.AddInput(sc.c.names.Fresh(base+"_"+name), canonical.TensorType(d, []int64{}))
 		return v
 	}
 	_ = add("iter", canonical.Int64)
