@@ -51,6 +51,19 @@ func TensorInfo(name string, dt canonical.DataType, dims []int64, unknownRank bo
 	return Info{Name: name, Type: canonical.TensorTypeDims(dt, ds)}
 }
 
+// RankInfo describes a tensor value of known rank and unknown dims (named
+// as TensorInfo names them); a negative rank is an unknown rank.
+func RankInfo(name string, dt canonical.DataType, rank int) Info {
+	if rank < 0 {
+		return TensorInfo(name, dt, nil, true)
+	}
+	dims := make([]int64, rank)
+	for i := range dims {
+		dims[i] = -1
+	}
+	return TensorInfo(name, dt, dims, false)
+}
+
 // TensorInfoDims describes a tensor value whose dims are each a symbolic
 // name (a string) or a size (an int or int64); other values are unknown
 // dims.

@@ -155,14 +155,7 @@ func ConvertConfig(top map[string]any, w Weights, opts Options) (*canonical.Mode
 		}
 		name := names[i]
 		c.b.OpTo("Identity", name, []string{x})
-		var dims []int64
-		if o.rank >= 0 {
-			dims = make([]int64, o.rank)
-			for j := range dims {
-				dims[j] = -1
-			}
-		}
-		gout = append(gout, build.TensorInfo(name, o.dt, dims, o.rank < 0))
+		gout = append(gout, build.RankInfo(name, o.dt, o.rank))
 	}
 	mp, err := c.b.Model(spec.name, gin, gout)
 	if err != nil {

@@ -239,17 +239,6 @@ func subOutputs(s *converter, vals []*value, base string) ([]build.Info, error) 
 	return out, nil
 }
 
-func valueInfo(name string, dt canonical.DataType, rank int) build.Info {
-	if rank < 0 {
-		return build.TensorInfo(name, dt, nil, true)
-	}
-	dims := make([]int64, rank)
-	for i := range dims {
-		dims[i] = -1
-	}
-	return build.TensorInfo(name, dt, dims, false)
-}
-
 // outTypes reads a list-of-types attr (Tout, T), nil when absent.
 func outTypes(n *Node, attr string) []canonical.DataType {
 	a, ok := n.Attrs[attr]

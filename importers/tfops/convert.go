@@ -239,15 +239,7 @@ func Convert(g *Graph, opts Options) (*canonical.Model, error) {
 			return nil, err
 		}
 		c.b.OpTo("Identity", io.Name, []string{x})
-		var dims []int64
-		unknown := v.rank < 0
-		if !unknown {
-			dims = make([]int64, v.rank)
-			for i := range dims {
-				dims[i] = -1
-			}
-		}
-		gout = append(gout, build.TensorInfo(io.Name, v.dt, dims, unknown))
+		gout = append(gout, build.RankInfo(io.Name, v.dt, v.rank))
 	}
 	name := g.Name
 	if name == "" {

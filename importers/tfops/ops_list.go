@@ -49,7 +49,7 @@ func listOps() map[string]opFunc {
 
 // valueInfoOf is the value info of v (a sequence type for a list).
 func valueInfoOf(name string, v *value, rank int) build.Info {
-	vi := valueInfo(name, v.dt, rank)
+	vi := build.RankInfo(name, v.dt, rank)
 	if v.seq {
 		vi.Type = canonical.SequenceType(canonical.TensorTypeNoShape(v.dt))
 	}
