@@ -255,11 +255,6 @@ func (b *Builder) F32(base string, dims []int64, v []float32) string {
 	return b.Const(base, canonical.Float32Tensor("", append([]int64{}, dims...), v))
 }
 
-// F64 adds a float64 initializer.
-func (b *Builder) F64(base string, dims []int64, v []float64) string {
-	return b.Const(base, canonical.Float64Tensor("", append([]int64{}, dims...), v))
-}
-
 // I64 adds an int64 initializer.
 func (b *Builder) I64(base string, dims []int64, v []int64) string {
 	return b.Const(base, canonical.Int64Tensor("", append([]int64{}, dims...), v))
@@ -298,22 +293,6 @@ func (b *Builder) Graph(name string, inputs, outputs []Info) *canonical.Graph {
 // Declare gives intermediate values of b's graph a declared type
 // (value_info), for values whose type not every shape inference knows.
 func (b *Builder) Declare(infos ...Info) { b.decls = append(b.decls, infos...) }
-
-// Len is the number of nodes added to b so far.
-func (b *Builder) Len() int { return len(b.nodes) }
-
-// NodeOps lists the op types of b's nodes in order (domain-qualified when
-// not ai.onnx); for tests and checks of what was emitted.
-func (b *Builder) NodeOps() []string {
-	out := make([]string, len(b.nodes))
-	for i, n := range b.nodes {
-		out[i] = n.op
-		if n.domain != "" {
-			out[i] = n.domain + "." + n.op
-		}
-	}
-	return out
-}
 
 // Readers returns, for each name, the op types of b's nodes (not those of
 // its subgraphs) that read it.

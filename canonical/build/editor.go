@@ -30,13 +30,6 @@ func On(g *canonical.Graph, names *canonical.Namer, base string) *Editor {
 // Err is the first error met, nil when none.
 func (e *Editor) Err() error { return e.err }
 
-// Fail records err as the Editor's error unless one is already recorded.
-func (e *Editor) Fail(err error) {
-	if e.err == nil {
-		e.err = err
-	}
-}
-
 // Op adds an ai.onnx node with one output and returns it (nil after an
 // error).
 func (e *Editor) Op(op string, in []*canonical.Value, attrs ...*canonical.Attribute) *canonical.Value {
