@@ -3,7 +3,6 @@ package importers
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/fsys"
@@ -25,32 +24,18 @@ func ReadFile(path string, limit int64) ([]byte, error) { return fsys.ReadFile(p
 // ImportBytes is the body of Import for an importer that converts a whole
 // file in memory: it reads path (at most limit bytes), stops if ctx is
 // done and converts the bytes with convert (a pure function of them) into
-// a canonical model whose external data would be relative to path's
-// folder. Errors name the file and the format.
+// a canonical model. Errors name the file and the format.
 func ImportBytes(ctx context.Context, path string, limit int64, format string, convert func(data []byte) (*canonical.Model, error)) (*Result, error) {
-	data, dir, err := readForImport(ctx, path, limit, format)
+	data, err := ReadFile(path, limit)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s import: %w", format, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s import %s: %w", format, path, err)
 	}
 	m, err := convert(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	m.Dir = dir
 	return &Result{Model: m}, nil
-}
-
-func readForImport(ctx context.Context, path string, limit int64, format string) ([]byte, string, error) {
-	data, err := ReadFile(path, limit)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s import: %w", format, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, "", fmt.Errorf("%s import %s: %w", format, path, err)
-	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, "", fmt.Errorf("%s import %s: %w", format, path, err)
-	}
-	return data, dir, nil
 }

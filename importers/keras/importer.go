@@ -137,11 +137,6 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("keras import %s: %w", path, err)
-	}
-	mp.Dir = dir
 	return &importers.Result{Model: mp, Warnings: warns}, nil
 }
 

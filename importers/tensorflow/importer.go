@@ -179,11 +179,6 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	mp.Dir = dir
 	return &importers.Result{Model: mp, Warnings: warnings}, nil
 }
 
