@@ -367,37 +367,14 @@ func (c *converter) constF32(base string, v []float32, shape []int64, weights bo
 	return c.t.addTensor(c.uniqueName(name), fb.TensorTypeFLOAT32, shape, nonNil(b))
 }
 
-// transposeData permutes row-major data of dims by perm.
-func transposeData[T any](data []T, dims []int64, perm []int) []T {
+// transposeData permutes row-major data of dims by perm (nil: unchanged)
+// with canonical's transpose.
+func transposeData[T any](data []T, dims []int64, perm []int) ([]T, error) {
 	if perm == nil {
-		return data
+		return data, nil
 	}
-	rank := len(dims)
-	out := make([]T, len(data))
-	newDims := permute(dims, perm)
-	// strides of the source
-	st := make([]int64, rank)
-	s := int64(1)
-	for i := rank - 1; i >= 0; i-- {
-		st[i] = s
-		s *= dims[i]
-	}
-	idx := make([]int64, rank)
-	for o := range out {
-		var src int64
-		for j := 0; j < rank; j++ {
-			src += idx[j] * st[perm[j]]
-		}
-		out[o] = data[src]
-		for j := rank - 1; j >= 0; j-- {
-			idx[j]++
-			if idx[j] < newDims[j] {
-				break
-			}
-			idx[j] = 0
-		}
-	}
-	return out
+	out, _, err := canonical.TransposeSlice(data, dims, perm)
+	return out, err
 }
 
 func (c *converter) floats(v *canonical.Value) ([]float32, error) {
@@ -440,13 +417,21 @@ func (c *converter) constTensor(v *canonical.Value, perm []int) (int32, error) {
 		if err != nil {
 			return 0, err
 		}
-		return c.constF32(v.Name, transposeData(f, dims, perm), shape, len(f) > 1), nil
+		t11, err := transposeData(f, dims, perm)
+		if err != nil {
+			return 0, err
+		}
+		return c.constF32(v.Name, t11, shape, len(f) > 1), nil
 	case canonical.Int64, canonical.Int32, canonical.Int16, canonical.Int8, canonical.Uint8:
 		x, err := c.ints(v)
 		if err != nil {
 			return 0, err
 		}
-		x = transposeData(x, dims, perm)
+		t12, err := transposeData(x, dims, perm)
+		if err != nil {
+			return 0, err
+		}
+		x = t12
 		y := make([]int32, len(x))
 		for i, e := range x {
 			if e > math.MaxInt32 || e < math.MinInt32 {
@@ -460,7 +445,11 @@ func (c *converter) constTensor(v *canonical.Value, perm []int) (int32, error) {
 		if err != nil {
 			return 0, err
 		}
-		raw = transposeData(append([]byte(nil), raw...), dims, perm)
+		t13, err := transposeData(append([]byte(nil), raw...), dims, perm)
+		if err != nil {
+			return 0, err
+		}
+		raw = t13
 		return c.t.addTensor(c.uniqueName(v.Name), fb.TensorTypeBOOL, shape, nonNil(raw)), nil
 	}
 	return 0, fmt.Errorf("constant %q: element type %s not supported", v.Name, v.Const.DataType)

@@ -74,7 +74,11 @@ func toLayout(t *testing.T, x *canonical.Tensor, perm []int) *canonical.Tensor {
 	if perm == nil {
 		return x
 	}
-	return f32Tensor(x.Name, permute(x.Dims, perm), transposeData(floatsOf(t, x), x.Dims, perm))
+	y, err := x.Transpose(perm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f32Tensor(x.Name, y.Dims, floatsOf(t, y))
 }
 
 // maxRel is max|a-b| / max|b| (relative to the output's largest
@@ -188,14 +192,10 @@ func TestFixtureModels(t *testing.T) {
 					continue
 				}
 				// Round trip: the file re-imported by importers/tflite, on the executor.
-				mp, err := importer.Import(res.Data, importer.Options{})
+				back, err := importer.Import(res.Data, importer.Options{})
 				if err != nil {
 					r.round = "import error"
 					t.Fatalf("re-import: %v", err)
-				}
-				back, err := canonical.FromProto(mp, "")
-				if err != nil {
-					t.Fatal(err)
 				}
 				again := runExec(t, back, []*canonical.Tensor{toLayout(t, in, rep.Inputs[0].Perm)})
 				worst = 0

@@ -32,7 +32,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers/trees"
 )
 
@@ -96,7 +96,7 @@ func Parse(data []byte) (res *Model, err error) {
 }
 
 // Import converts a CatBoost model (.cbm or JSON export) to ONNX.
-func Import(data []byte, o Options) (*onnxpb.ModelProto, []string, error) {
+func Import(data []byte, o Options) (*canonical.Model, []string, error) {
 	m, err := Parse(data)
 	if err != nil {
 		return nil, nil, err

@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/trees"
 )
@@ -73,7 +73,7 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 		return nil, err
 	}
 	var warnings []string
-	res, err := importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*onnxpb.ModelProto, error) {
+	res, err := importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*canonical.Model, error) {
 		mp, w, err := Import(data, o)
 		warnings = w
 		return mp, err

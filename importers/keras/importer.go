@@ -30,7 +30,6 @@ import (
 	"path/filepath"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	kfile "github.com/onnxconv/onnxconv/formats/keras"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
@@ -111,20 +110,12 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("keras import %s: %w", path, err)
-	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("keras import %s: the converted model is malformed (please report): %w", path, err)
-	}
-	return &importers.Result{Model: m, Warnings: warns}, nil
+	return &importers.Result{Model: mp, Warnings: warns}, nil
 }
 
-// ImportFile converts the Keras file at path to an ONNX ModelProto, with
+// ImportFile converts the Keras file at path to a canonical ONNX model, with
 // warnings for the user.
-func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, []string, error) {
+func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, []string, error) {
 	src, err := kfile.Load(ctx, path, o.Weights)
 	if err != nil {
 		return nil, nil, err
@@ -140,7 +131,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 }
 
 // convert builds the ONNX model of the Keras file m.
-func convert(m *kfile.Model, opset int, layout string) (*onnxpb.ModelProto, error) {
+func convert(m *kfile.Model, opset int, layout string) (*canonical.Model, error) {
 	top := m.Config
 	if m.KerasVersion != "" {
 		if _, ok := top["keras_version"]; !ok {
@@ -157,6 +148,6 @@ func convert(m *kfile.Model, opset int, layout string) (*onnxpb.ModelProto, erro
 		doc += ", Keras " + m.KerasVersion
 	}
 	doc += ")"
-	mp.DocString = &doc
+	mp.DocString = doc
 	return mp, nil
 }

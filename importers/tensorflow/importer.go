@@ -18,7 +18,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers/tfops"
@@ -158,19 +157,11 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s import %s: the converted model is malformed (please report): %w", Name, path, err)
-	}
-	return &importers.Result{Model: m, Warnings: warnings}, nil
+	return &importers.Result{Model: mp, Warnings: warnings}, nil
 }
 
 // ImportFile converts the GraphDef or SavedModel at path to ONNX.
-func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, error) {
+func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, error) {
 	file := path
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		file = filepath.Join(path, "saved_model.pb")
@@ -218,7 +209,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 	return convert(file, &tfops.Graph{Nodes: nodes, Name: filepath.Base(file), Functions: lib, Inputs: o.Inputs, Outputs: o.Outputs}, o)
 }
 
-func convert(file string, g *tfops.Graph, o Options) (*onnxpb.ModelProto, error) {
+func convert(file string, g *tfops.Graph, o Options) (*canonical.Model, error) {
 	mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: file, Warn: o.Warn})
 	if err != nil {
 		return nil, err

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/fsys"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
@@ -30,7 +29,7 @@ const (
 
 // savedModel converts a SavedModel's serving meta graph, its variables
 // read from the tensor bundle varPrefix (.index, .data-*).
-func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, varPrefix string, o Options) (*onnxpb.ModelProto, error) {
+func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, varPrefix string, o Options) (*canonical.Model, error) {
 	var mg *tfpb.MetaGraphDef
 	for _, m := range sm.GetMetaGraphs() {
 		if slices.Contains(m.GetMetaInfoDef().GetTags(), "serve") {

@@ -24,11 +24,9 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
 	"github.com/onnxconv/onnxconv/importers/tfops"
-	"google.golang.org/protobuf/proto"
 )
 
 // Name is the importer and format name, and the name of its reference
@@ -120,15 +118,7 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("tfjs import %s: %w", path, err)
-	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("tfjs import %s: the converted model is malformed (please report): %w", path, err)
-	}
-	return &importers.Result{Model: m, Warnings: warnings}, nil
+	return &importers.Result{Model: mp, Warnings: warnings}, nil
 }
 
 // Kind tells a layers model from a graph model.
@@ -142,7 +132,7 @@ const (
 
 // ImportFile converts the model.json at path (weights read from beside
 // it) to an ONNX ModelProto.
-func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, error) {
+func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, error) {
 	data, err := importers.ReadFile(path, MaxModelJSON)
 	if err != nil {
 		return nil, fmt.Errorf("tfjs import: %w", err)
@@ -176,7 +166,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 		if err != nil {
 			return nil, err
 		}
-		mp.DocString = &[]string{"TF.js layers model " + base}[0]
+		mp.DocString = "TF.js layers model " + base
 		return mp, nil
 	default:
 		g, err := graphModel(path, m, weights, o.Opset)
@@ -194,7 +184,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 		if err != nil {
 			return nil, err
 		}
-		mp.DocString = &[]string{"TF.js graph model " + base}[0]
+		mp.DocString = "TF.js graph model " + base
 		if o.Layout == keraslayers.LayoutNCHW {
 			markChannelsFirst(mp)
 		}
@@ -205,18 +195,18 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 // markChannelsFirst records on a graph model converted with layout nchw
 // which of its inputs and outputs are channels-first (those of rank 4), in
 // the metadata keys keraslayers uses for layers models.
-func markChannelsFirst(mp *onnxpb.ModelProto) {
+func markChannelsFirst(m *canonical.Model) {
 	var names []string
-	for _, vs := range [][]*onnxpb.ValueInfoProto{mp.GetGraph().GetInput(), mp.GetGraph().GetOutput()} {
+	for _, vs := range [][]*canonical.Value{m.Graph.Inputs, m.Graph.Outputs} {
 		for _, v := range vs {
-			if sh := v.GetType().GetTensorType().GetShape(); sh != nil && len(sh.GetDim()) == 4 {
-				names = append(names, v.GetName())
+			if _, dims, hasShape, ok := canonical.TensorTypeOf(v.Type); ok && hasShape && len(dims) == 4 {
+				names = append(names, v.Name)
 			}
 		}
 	}
-	mp.MetadataProps = append(mp.MetadataProps,
-		&onnxpb.StringStringEntryProto{Key: proto.String(keraslayers.MetaLayout), Value: proto.String(keraslayers.LayoutNCHW)},
-		&onnxpb.StringStringEntryProto{Key: proto.String(keraslayers.MetaChannelsFirst), Value: proto.String(strings.Join(names, ","))})
+	m.MetadataProps = append(m.MetadataProps,
+		canonical.StringPair{Key: keraslayers.MetaLayout, Value: keraslayers.LayoutNCHW},
+		canonical.StringPair{Key: keraslayers.MetaChannelsFirst, Value: strings.Join(names, ",")})
 }
 
 // KindOf reads whether the model.json at path is a layers or a graph model.

@@ -228,7 +228,7 @@ func TestControlFlowCycle(t *testing.T) {
 		if !mutated {
 			t.Fatalf("%s: could not patch the subgraph index", code)
 		}
-		_, err = Import(data, Options{})
+		_, err = importProto(data, Options{})
 		if err == nil || !strings.Contains(err.Error(), "calls itself") {
 			t.Errorf("%s calling the main subgraph: %v, want a 'calls itself' error", code, err)
 		}

@@ -19,10 +19,9 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/pickle"
 )
 
@@ -168,19 +167,11 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("torchscript import %s: %w", path, err)
-	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("torchscript import %s: the converted model is malformed (please report): %w", path, err)
-	}
-	return &importers.Result{Model: m, Warnings: warns}, nil
+	return &importers.Result{Model: mp, Warnings: warns}, nil
 }
 
-// ImportFile converts the archive at path to an ONNX ModelProto.
-func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, []string, error) {
+// ImportFile converts the archive at path to a canonical ONNX model.
+func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, []string, error) {
 	data, err := importers.ReadFile(path, MaxArchiveBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("torchscript import: %w", err)
@@ -208,14 +199,14 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 // call. The caller feeds each output back into its input on the next
 // call; zeros are the state of a module whose reset sets empty or zero
 // tensors (Silero VAD's reset_states).
-func Convert(a *fts.Archive, o Options) (*onnxpb.ModelProto, []string, error) {
+func Convert(a *fts.Archive, o Options) (*canonical.Model, []string, error) {
 	if o.DynamicBatch {
 		return convertDynamicBatch(a, o)
 	}
 	return convertStatic(a, o)
 }
 
-func convertStatic(a *fts.Archive, o Options) (*onnxpb.ModelProto, []string, error) {
+func convertStatic(a *fts.Archive, o Options) (*canonical.Model, []string, error) {
 	if o.Method == "" {
 		o.Method = "forward"
 	}
@@ -269,7 +260,7 @@ func isNumber(v value) bool {
 type walked struct {
 	c        *conv
 	root     *object
-	inputs   []*onnxpb.ValueInfoProto
+	inputs   []build.Info
 	ret      value
 	assigned []assignment
 	def      *fts.Def
@@ -285,7 +276,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 			w, err = nil, &CodeError{File: a.File, Msg: fmt.Sprintf("the importer failed on this source (please report): %v", r)}
 		}
 	}()
-	c := &conv{file: a.File, a: a, b: onnxb.New(17), unsup: &importers.UnsupportedOpsError{Format: Name, File: a.File},
+	c := &conv{file: a.File, a: a, b: build.New(17), unsup: &importers.UnsupportedOpsError{Format: Name, File: a.File},
 		inits: map[*fts.TensorRef]*tensor{}, warned: map[string]bool{}}
 	rootV, err := c.fromPickle(fts.Pos{}, a.Data, "")
 	if err != nil {
@@ -337,7 +328,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 			k++
 			c.b.Reserve(prm.Name)
 			args = append(args, t)
-			w.inputs = append(w.inputs, onnxb.ValueInfo(t.name, t.dt, t.dims, false))
+			w.inputs = append(w.inputs, build.TensorInfo(t.name, t.dt, t.dims, false))
 		case prm.Default != nil:
 			v, err := c.eval(&frame{vars: map[string]value{}}, prm.Default)
 			if err != nil {
@@ -357,7 +348,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 		if s.tensor != nil {
 			c.b.Reserve(s.tensor.name)
 			obj.attrs[name] = s.tensor
-			w.inputs = append(w.inputs, onnxb.ValueInfo(s.tensor.name, s.tensor.dt, s.tensor.dims, false))
+			w.inputs = append(w.inputs, build.TensorInfo(s.tensor.name, s.tensor.dt, s.tensor.dims, false))
 		} else {
 			obj.attrs[name] = s.value
 		}
@@ -395,7 +386,7 @@ func (c *conv) objectAt(root *object, path string) (*object, string, error) {
 
 // model makes the ModelProto of a walk: the method's outputs, then the new
 // value of each lifted state attribute.
-func (w *walked) model(a *fts.Archive, o Options, st []stateAttr) (*onnxpb.ModelProto, []string, error) {
+func (w *walked) model(a *fts.Archive, o Options, st []stateAttr) (*canonical.Model, []string, error) {
 	c := w.c
 	var outs []*tensor
 	if err := flatten(w.ret, &outs); err != nil {
@@ -420,13 +411,17 @@ func (w *walked) model(a *fts.Archive, o Options, st []stateAttr) (*onnxpb.Model
 		outs = append(outs, t)
 		names = append(names, s.tensor.name+".out")
 	}
-	var outputs []*onnxpb.ValueInfoProto
+	var outputs []build.Info
 	for i, t := range outs {
 		c.b.Reserve(names[i])
 		c.b.OpTo("Identity", names[i], []string{t.name})
-		outputs = append(outputs, onnxb.ValueInfo(names[i], t.dt, t.dims, false))
+		outputs = append(outputs, build.TensorInfo(names[i], t.dt, t.dims, false))
 	}
-	mp := c.b.Model(filepath.Base(a.File), fmt.Sprintf("TorchScript %s.%s", w.root.qual, o.Method), w.inputs, outputs)
+	mp, err := c.b.Model(filepath.Base(a.File), w.inputs, outputs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", a.File, err)
+	}
+	mp.Graph.DocString = fmt.Sprintf("TorchScript %s.%s", w.root.qual, o.Method)
 	return mp, c.warns, nil
 }
 
