@@ -18,6 +18,11 @@ func okGather(c *lctx) bool {
 	if !okAllHost(c) || c.NIn() != 2 || !c.Has(1) {
 		return false
 	}
+	// Indices of a data-dependent count (NonMaxSuppression's selection)
+	// stay on the GoMLX path, which plans for their changing shape.
+	if !c.in(0).shapeStatic || !c.in(1).shapeStatic {
+		return false
+	}
 	switch c.DT(1) {
 	case canonical.Int64, canonical.Int32:
 	default:
