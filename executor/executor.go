@@ -297,8 +297,9 @@ func newBackend(name string) (backends.Backend, error) {
 	return be, nil
 }
 
-// Close releases the backend.
+// Close releases the backend and stops the kernels' helper goroutines.
 func (e *Executor) Close() error {
+	e.kern.Close()
 	e.backend.Finalize()
 	return nil
 }

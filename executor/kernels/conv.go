@@ -295,16 +295,13 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 			}
 		}
 	}
-	t := x.Threads()
-	if work := total * npix * p.KH * p.KW; work < minParallelFlops/2 {
-		t = 1
-	}
-	if t <= 1 || total < 2 {
+	c := x.chunks(total*npix*p.KH*p.KW*tapWork, total)
+	if c <= 1 {
 		run(0, total)
 		return
 	}
-	parts := split(total, t, 1)
-	_ = x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
+	parts := split(total, c, 1)
+	x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
 }
 
 // maxCols bounds the im2col matrix of a convolution (elements, 4 MiB).
@@ -450,24 +447,6 @@ func (x *Context) sgemmConv(mk microKernel, m, n, k int, pa *Packed, cb *convB, 
 	if m == 0 || n == 0 {
 		return nil
 	}
-	t := x.Threads()
-	if flops := 2 * m * n * k; flops < minParallelFlops*t {
-		t = max(1, min(t, flops/minParallelFlops))
-	}
-	if t > 1 && n >= m && n >= 2*mk.nr {
-		parts := split(n, t, mk.nr)
-		return x.parallel(len(parts)-1, func(i int) {
-			j0, j1 := parts[i], parts[i+1]
-			x.serial(mk, m, j1-j0, k, 1, operand{packed: pa}, operand{conv: cb, off: j0}, beta, c[j0:], ldc)
-		})
-	}
-	if t > 1 && m >= 2*mk.mr {
-		parts := split(m, t, mk.mr)
-		return x.parallel(len(parts)-1, func(i int) {
-			i0, i1 := parts[i], parts[i+1]
-			x.serial(mk, i1-i0, n, k, 1, operand{packed: pa, off: i0}, operand{conv: cb}, beta, c[i0*ldc:], ldc)
-		})
-	}
-	x.serial(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc)
+	x.gemm(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc)
 	return nil
 }

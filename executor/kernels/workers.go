@@ -1,0 +1,229 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Fork-join on persistent workers.
+//
+// A Context with more than one thread keeps Threads()−1 helper goroutines
+// (started on its first parallel call). A parallel call publishes a job of
+// n chunks; the caller and the helpers claim chunks from one atomic
+// counter until none is left, so a helper that is slow to start (a parked
+// OS thread takes tens of microseconds to wake on a virtual machine) only
+// does fewer chunks instead of holding up the caller. After a job a
+// helper polls for the next one for spinWait before parking, so that the
+// back-to-back kernels of a model run find it awake.
+//
+// Which goroutine runs a chunk never changes what the chunk computes: the
+// results of a kernel depend on its chunk boundaries only, and those
+// depend on the shapes, never on the thread count or the timing.
+
+// spinWait is how long an idle helper polls for the next job before it
+// parks (polling costs CPU time; parking costs a wake-up of tens of µs).
+const spinWait = 25 * time.Microsecond
+
+// job is one parallel call: chunks 0..n−1 of f.
+type job struct {
+	f    func(i int)
+	n    int64
+	next atomic.Int64 // next chunk to claim
+	done atomic.Int64 // chunks finished
+	// panicked holds the first panic of a chunk, raised again on the
+	// caller's goroutine once every chunk has returned.
+	panicked atomic.Pointer[any]
+}
+
+// work claims and runs chunks until none is left.
+func (j *job) work() {
+	for {
+		i := j.next.Add(1) - 1
+		if i >= j.n {
+			return
+		}
+		j.runRecover(int(i))
+		j.done.Add(1)
+	}
+}
+
+func (j *job) runRecover(i int) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.panicked.CompareAndSwap(nil, &r)
+		}
+	}()
+	j.f(i)
+}
+
+// helper is one persistent worker goroutine.
+type helper struct {
+	job    atomic.Pointer[job]
+	parked atomic.Bool
+	wake   chan struct{} // capacity 1
+}
+
+// team is the helpers of a Context. Its goroutines reference the team,
+// never the Context, so that an unreachable Context can stop them.
+type team struct {
+	// busy is held by the caller whose job the helpers run; a parallel
+	// call that finds it held (a concurrent or nested call) runs its
+	// chunks on its own goroutine.
+	busy    sync.Mutex
+	helpers []*helper
+	stop    atomic.Bool
+}
+
+func newTeam(n int) *team {
+	tm := &team{helpers: make([]*helper, n)}
+	for i := range tm.helpers {
+		h := &helper{wake: make(chan struct{}, 1)}
+		tm.helpers[i] = h
+		go h.loop(&tm.stop)
+	}
+	return tm
+}
+
+func (h *helper) loop(stop *atomic.Bool) {
+	for {
+		if j := h.job.Load(); j != nil {
+			j.work()
+			// Drop the finished job (and what its chunks reference),
+			// unless a new one replaced it meanwhile.
+			h.job.CompareAndSwap(j, nil)
+			continue
+		}
+		if stop.Load() {
+			return
+		}
+		if !h.poll(stop) {
+			h.parked.Store(true)
+			// Re-check after announcing the park: a job published
+			// before this point is seen here, one published after it
+			// finds parked set and sends a wake token.
+			if h.job.Load() == nil && !stop.Load() {
+				<-h.wake
+			}
+			h.parked.Store(false)
+		}
+	}
+}
+
+// poll waits up to spinWait for a job; false when none came.
+func (h *helper) poll(stop *atomic.Bool) bool {
+	start := time.Now()
+	for n := 1; ; n++ {
+		if h.job.Load() != nil || stop.Load() {
+			return true
+		}
+		if n%64 == 0 {
+			if time.Since(start) > spinWait {
+				return false
+			}
+			// Let the goroutines queued on this P (the GC's, a timer's)
+			// run.
+			runtime.Gosched()
+		}
+	}
+}
+
+// post hands j to the helper.
+func (h *helper) post(j *job) {
+	h.job.Store(j)
+	if h.parked.Load() {
+		select {
+		case h.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (tm *team) close() {
+	tm.stop.Store(true)
+	for _, h := range tm.helpers {
+		select {
+		case h.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// getTeam returns the Context's helpers, starting them on first use.
+func (x *Context) getTeam() *team {
+	x.teamOnce.Do(func() {
+		tm := newTeam(x.threads - 1)
+		x.team = tm
+		runtime.AddCleanup(x, func(tm *team) { tm.close() }, tm)
+	})
+	return x.team
+}
+
+// Close stops the Context's helper goroutines. The Context stays usable
+// (parallel calls then run on the caller's goroutine only); an unreachable
+// Context stops its helpers without Close.
+func (x *Context) Close() {
+	if x == nil || x.threads <= 1 {
+		return
+	}
+	x.getTeam().close()
+}
+
+// parallel runs f(0), …, f(n−1), each exactly once, on the caller's
+// goroutine and the Context's helpers; it returns when all have returned.
+// A panic in f is raised again on the caller's goroutine.
+func (x *Context) parallel(n int, f func(i int)) {
+	if n <= 1 || x.Threads() <= 1 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	tm := x.getTeam()
+	if tm.stop.Load() || !tm.busy.TryLock() {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	defer tm.busy.Unlock()
+	j := &job{f: f, n: int64(n)}
+	for _, h := range tm.helpers[:min(len(tm.helpers), n-1)] {
+		h.post(j)
+	}
+	j.work()
+	// Chunks still running on helpers are short: wait for them polling.
+	for k := 1; j.done.Load() < j.n; k++ {
+		if k%64 == 0 {
+			runtime.Gosched()
+		}
+	}
+	if p := j.panicked.Load(); p != nil {
+		panic(*p)
+	}
+}
+
+// chunks is the number of chunks to cut work units of work (an estimate
+// of the operations: flops, or elements touched) into: one when the work
+// is below minWork or there is one thread; else enough that every thread
+// gets several (for balance when a helper starts late or shares its CPU),
+// each of at least minWork, and at most units.
+func (x *Context) chunks(work, units int) int {
+	t := x.Threads()
+	if t <= 1 || work < 2*minWork || units < 2 {
+		return 1
+	}
+	return max(1, min(units, work/minWork, chunksPerThread*t))
+}
+
+// minWork is the work estimate (about one multiply-add or element each)
+// below which a chunk is not worth handing to another thread (≈ 10 µs).
+const minWork = 1 << 19
+
+// tapWork is the work estimate of one tap of a depthwise convolution or
+// a pool (a scalar or short-vector step, not a GEMM's SIMD multiply-add).
+const tapWork = 4
+
+// chunksPerThread bounds the chunks per thread of one parallel call.
+const chunksPerThread = 4
