@@ -126,13 +126,16 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 			}
 			beta := float32(0)
 			if bias != nil {
-				for m := 0; m < mg; m++ {
-					row := yg[m*npix : (m+1)*npix]
-					bv := bias[g*mg+m]
-					for i := range row {
-						row[i] = bv
+				bg := bias[g*mg : (g+1)*mg]
+				x.Range(mg, npix, func(lo, hi int) {
+					for m := lo; m < hi; m++ {
+						row := yg[m*npix : (m+1)*npix]
+						bv := bg[m]
+						for i := range row {
+							row[i] = bv
+						}
 					}
-				}
+				})
 				beta = 1
 			}
 			var pg *Packed
@@ -295,13 +298,7 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 			}
 		}
 	}
-	c := x.chunks(total*npix*p.KH*p.KW*tapWork, total)
-	if c <= 1 {
-		run(0, total)
-		return
-	}
-	parts := split(total, c, 1)
-	x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
+	x.rangeWork(total, npix*p.KH*p.KW*tapWork, run)
 }
 
 // maxCols bounds the im2col matrix of a convolution (elements, 4 MiB).

@@ -185,7 +185,12 @@ const elemWork = 16
 // For kernels whose rows are independent: the results do not depend on
 // the split.
 func (x *Context) Range(n, unit int, f func(lo, hi int)) {
-	c := x.chunks(n*unit*elemWork, n)
+	x.rangeWork(n, unit*elemWork, f)
+}
+
+// rangeWork is Range for rows of the given work estimate each.
+func (x *Context) rangeWork(n, work int, f func(lo, hi int)) {
+	c := x.chunks(n*work, n)
 	if c <= 1 {
 		f(0, n)
 		return

@@ -75,13 +75,7 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 			}
 		}
 	}
-	c := x.chunks(planes*npix*p.KH*p.KW*tapWork, planes)
-	if c <= 1 {
-		run(0, planes)
-		return nil
-	}
-	parts := split(planes, c, 1)
-	x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
+	x.rangeWork(planes, npix*p.KH*p.KW*tapWork, run)
 	return nil
 }
 
