@@ -1,0 +1,177 @@
+//go:build cgo
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/onnxconv/onnxconv/bench"
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor"
+	"github.com/onnxconv/onnxconv/executor/kernels"
+	"github.com/onnxconv/onnxconv/verify/tensorio"
+)
+
+// parseThreadList parses --scaling: thread counts separated by commas.
+func parseThreadList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--scaling %q: want thread counts >= 1 separated by commas", s)
+		}
+		out = append(out, n)
+	}
+	if len(out) < 2 {
+		return nil, fmt.Errorf("--scaling %q: want at least two thread counts", s)
+	}
+	return out, nil
+}
+
+// scalingRow is one model on one thread count.
+type scalingRow struct {
+	threads       int
+	p50, min, cpu time.Duration
+	runsPerSec    float64
+}
+
+// runScaling times the executor of each model with each thread count of
+// counts, in one process: one Executor per count, the counts taking turns
+// run by run (GOMAXPROCS set to the count before each run), so that a
+// change in the machine's load hits every count alike. It checks the
+// outputs against the stored ones and that every count gives the same
+// bits, and prints runs/s, p50, min and CPU time per run with the
+// speed-up over the first count.
+func runScaling(cfg config, counts []int) error {
+	dirs, err := modelDirs(cfg.models, cfg.only)
+	if err != nil {
+		return err
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	fmt.Printf("executor scaling: threads %v, SGEMM kernel %s, %d CPUs, %d reps per count (alternating), load average %s\n",
+		counts, kernels.KernelName(), runtime.NumCPU(), cfg.reps, bench.LoadAverage())
+	tw := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tCPU ratio\t")
+	failed := false
+	for _, d := range dirs {
+		rows, err := scaleModel(cfg, d, counts)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(d), err)
+			failed = true
+			continue
+		}
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", filepath.Base(d), r.threads, r.runsPerSec,
+				msf(r.p50), msf(r.min), msf(r.cpu), float64(rows[0].p50)/float64(r.p50), float64(rows[0].min)/float64(r.min),
+				float64(r.cpu)/float64(rows[0].cpu))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Printf("load average after: %s\n", bench.LoadAverage())
+	if failed {
+		return fmt.Errorf("some models failed (see above)")
+	}
+	return nil
+}
+
+func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
+	modelPath := filepath.Join(dir, "model.onnx")
+	want, err := readOutputs(filepath.Join(dir, "test_data_set_0"))
+	if err != nil {
+		return nil, err
+	}
+	m, err := canonical.Load(modelPath, canonical.LoadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("loading: %w", err)
+	}
+	defer m.Close()
+	exs := make([]*executor.Executor, len(counts))
+	for i, t := range counts {
+		if exs[i], err = executor.New(m, executor.Options{Backend: cfg.backend, Threads: t}); err != nil {
+			return nil, err
+		}
+		defer exs[i].Close()
+	}
+	sets, err := tensorio.LoadSamples(filepath.Join(dir, "test_data_set_0"), "input", exs[0].Inputs(), false)
+	if err != nil {
+		return nil, fmt.Errorf("inputs: %w", err)
+	}
+	if len(sets) != 1 {
+		return nil, fmt.Errorf("test_data_set_0 holds %d samples, want 1", len(sets))
+	}
+	ins := sets[0]
+	ctx := context.Background()
+	run := func(i int) ([]*canonical.Tensor, error) {
+		runtime.GOMAXPROCS(counts[i])
+		return exs[i].Run(ctx, ins)
+	}
+	// Warm up; check the outputs and that they are the same bits for
+	// every count.
+	var first [][]byte
+	for i := range counts {
+		var outs []*canonical.Tensor
+		for w := 0; w <= cfg.warmup; w++ {
+			if outs, err = run(i); err != nil {
+				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
+			}
+		}
+		if err := compare(outs, want, cfg.rtol, cfg.atol); err != nil {
+			return nil, fmt.Errorf("%d threads: output differs from the stored output: %w", counts[i], err)
+		}
+		for o, t := range outs {
+			b, err := t.Bytes()
+			if err != nil {
+				return nil, err
+			}
+			if i == 0 {
+				first = append(first, b)
+			} else if !bytes.Equal(b, first[o]) {
+				return nil, fmt.Errorf("output %d on %d threads is not bit-identical to %d threads", o, counts[i], counts[0])
+			}
+		}
+	}
+	wall := make([][]time.Duration, len(counts))
+	cpu := make([][]time.Duration, len(counts))
+	total := make([]time.Duration, len(counts))
+	for r := 0; r < cfg.reps; r++ {
+		for k := range counts {
+			i := k
+			if r%2 == 1 { // alternate the order too
+				i = len(counts) - 1 - k
+			}
+			c0, t0 := bench.ProcessCPU(), time.Now()
+			if _, err := run(i); err != nil {
+				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
+			}
+			d := time.Since(t0)
+			wall[i], cpu[i], total[i] = append(wall[i], d), append(cpu[i], bench.ProcessCPU()-c0), total[i]+d
+		}
+	}
+	rows := make([]scalingRow, len(counts))
+	for i, t := range counts {
+		w := sorted(wall[i])
+		rows[i] = scalingRow{threads: t, p50: w[len(w)/2], min: w[0], cpu: sorted(cpu[i])[len(w)/2],
+			runsPerSec: float64(len(w)) / total[i].Seconds()}
+	}
+	return rows, nil
+}
+
+func sorted(ds []time.Duration) []time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s
+}
