@@ -153,6 +153,11 @@ type hostStep struct {
 }
 
 func (st *hostStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
+	if st.packs && fuseHead(st.n.OpType) {
+		// A matrix, norm, pool or Concat kernel: wake the kernel
+		// threads while this goroutine prepares it.
+		e.kern.Wake()
+	}
 	c, err := newHostCtx(ctx, e, en, st.n, st.impl, st.ver)
 	if err != nil {
 		return false, err

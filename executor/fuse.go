@@ -27,6 +27,7 @@ type fusedStep struct {
 }
 
 func (st *fusedStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
+	e.kern.Wake()
 	for k, h := range st.steps {
 		c, err := newHostCtx(ctx, e, en, h.n, h.impl, h.ver)
 		if err != nil {

@@ -22,15 +22,24 @@ type packTask struct{ p0, kc, r0, nr int }
 // gemm computes C = op(A)·op(B) + beta·C (alpha is applied while packing
 // A) on the Context's threads.
 func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int) {
-	byCols := n >= m
-	units := (m + mk.mr - 1) / mk.mr
-	if byCols {
-		units = (n + mk.nr - 1) / mk.nr
-	}
 	// The micro-kernel computes whole tiles: a thin product (a GEMV)
 	// costs as much as its padded one.
-	mp, np := (m+mk.mr-1)/mk.mr*mk.mr, (n+mk.nr-1)/mk.nr*mk.nr
-	nc := x.chunks(mp*np*k, units)
+	rows, cols := (m+mk.mr-1)/mk.mr, (n+mk.nr-1)/mk.nr
+	work := rows * mk.mr * cols * mk.nr * k
+	// Cut the axis whose chunks the threads finish soonest (the columns
+	// when it is a tie and n ≥ m).
+	nr, spanR := x.chunks(work, rows)
+	ncol, spanC := x.chunks(work, cols)
+	byCols := n >= m
+	if tr, tc := spanR*mk.mr*cols*mk.nr, spanC*mk.nr*rows*mk.mr; tr < tc {
+		byCols = false
+	} else if tc < tr {
+		byCols = true
+	}
+	nc := nr
+	if byCols {
+		nc = ncol
+	}
 	if nc <= 1 {
 		x.serial(mk, m, n, k, alpha, oa, ob, beta, c, ldc)
 		return

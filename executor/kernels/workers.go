@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,8 @@ type job struct {
 	n    int64
 	next atomic.Int64 // next chunk to claim
 	done atomic.Int64 // chunks finished
+	// finished is closed by whoever finishes the last chunk.
+	finished chan struct{}
 	// panicked holds the first panic of a chunk, raised again on the
 	// caller's goroutine once every chunk has returned.
 	panicked atomic.Pointer[any]
@@ -45,7 +48,9 @@ func (j *job) work() {
 			return
 		}
 		j.runRecover(int(i))
-		j.done.Add(1)
+		if j.done.Add(1) == j.n {
+			close(j.finished)
+		}
 	}
 }
 
@@ -118,10 +123,10 @@ func (h *helper) poll(stop *atomic.Bool) bool {
 		if h.job.Load() != nil || stop.Load() {
 			return true
 		}
-		if n%64 == 0 {
-			if time.Since(start) > spinWait {
-				return false
-			}
+		if n%64 == 0 && time.Since(start) > spinWait {
+			return false
+		}
+		if n%1024 == 0 {
 			// Let the goroutines queued on this P (the GC's, a timer's)
 			// run.
 			runtime.Gosched()
@@ -136,6 +141,24 @@ func (h *helper) post(j *job) {
 		select {
 		case h.wake <- struct{}{}:
 		default:
+		}
+	}
+}
+
+// Wake makes parked helpers poll for a job again (for spinWait): a
+// caller about to run a parallel kernel after some serial work (say,
+// allocating the kernel's output) calls it first, so that the helpers'
+// wake-up (tens of µs on a virtual machine) overlaps that work.
+func (x *Context) Wake() {
+	if x == nil || x.threads <= 1 {
+		return
+	}
+	for _, h := range x.getTeam().helpers {
+		if h.parked.Load() {
+			select {
+			case h.wake <- struct{}{}:
+			default:
+			}
 		}
 	}
 }
@@ -188,15 +211,19 @@ func (x *Context) parallel(n int, f func(i int)) {
 		return
 	}
 	defer tm.busy.Unlock()
-	j := &job{f: f, n: int64(n)}
+	j := &job{f: f, n: int64(n), finished: make(chan struct{})}
 	for _, h := range tm.helpers[:min(len(tm.helpers), n-1)] {
 		h.post(j)
 	}
 	j.work()
-	// Chunks still running on helpers are short: wait for them polling.
+	// The chunks still running on helpers are short: poll for them for
+	// a while, then block (a helper may have lost its CPU to another
+	// process: polling would keep that CPU busy).
+	start := time.Now()
 	for k := 1; j.done.Load() < j.n; k++ {
-		if k%64 == 0 {
-			runtime.Gosched()
+		if k%64 == 0 && time.Since(start) > spinWait {
+			<-j.finished
+			break
 		}
 	}
 	if p := j.panicked.Load(); p != nil {
@@ -204,26 +231,61 @@ func (x *Context) parallel(n int, f func(i int)) {
 	}
 }
 
-// chunks is the number of chunks to cut work units of work (an estimate
-// of the operations: flops, or elements touched) into: one when the work
-// is below minWork or there is one thread; else enough that every thread
-// gets several (for balance when a helper starts late or shares its CPU),
-// each of at least minWork, and at most units.
-func (x *Context) chunks(work, units int) int {
+// chunks is the number of chunks to cut work (an estimate of the
+// operations, see minWork) made of units equal indivisible units into:
+// one when the work is below 2·minWork or there is one thread; else the
+// count, at most units, work/minWork and chunksPerThread per thread, whose
+// chunks (cut by split) the threads finish soonest taking them in turn
+// (the largest such count: several chunks per thread even out a helper
+// that starts late or shares its CPU). span is that time in units.
+func (x *Context) chunks(work, units int) (c, span int) {
 	t := x.Threads()
 	if t <= 1 || work < 2*minWork || units < 2 {
-		return 1
+		return 1, units
 	}
-	return max(1, min(units, work/minWork, chunksPerThread*t))
+	return balance(units, min(units, work/minWork, chunksPerThread*t), t)
 }
 
-// minWork is the work estimate (about one multiply-add or element each)
-// below which a chunk is not worth handing to another thread (≈ 10 µs).
-const minWork = 1 << 19
+// balance returns the count c ≤ maxc of chunks of u units, as split cuts
+// them, with which t threads taking chunks in turn finish soonest, or
+// nearly (within 1/16): the largest such c. span is that time in units.
+func balance(u, maxc, t int) (c, span int) {
+	spans := make([]int, maxc+1)
+	free := make([]int, t)
+	best := u
+	for k := 1; k <= maxc; k++ {
+		clear(free)
+		for i := 0; i < k; i++ {
+			j := 0
+			for q := range free {
+				if free[q] < free[j] {
+					j = q
+				}
+			}
+			free[j] += u*(i+1)/k - u*i/k
+		}
+		spans[k] = slices.Max(free)
+		best = min(best, spans[k])
+	}
+	c = 1
+	for k := maxc; k > 1; k-- {
+		if spans[k] <= best+best/16 {
+			c = k
+			break
+		}
+	}
+	return c, spans[c]
+}
+
+// minWork is the work estimate below which a chunk is not worth handing
+// to another thread: about 5 µs, in units of one SIMD multiply-add of
+// the SGEMM (≈ 13 ps).
+const minWork = 1 << 18
 
 // tapWork is the work estimate of one tap of a depthwise convolution or
-// a pool (a scalar or short-vector step, not a GEMM's SIMD multiply-add).
-const tapWork = 4
+// a pool (scalar or short-vector steps, far slower per tap than the
+// SGEMM's multiply-adds).
+const tapWork = 32
 
 // chunksPerThread bounds the chunks per thread of one parallel call.
 const chunksPerThread = 4

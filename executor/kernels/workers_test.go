@@ -162,3 +162,46 @@ func TestSgemmSplitsIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestBalance: the chunk count balance picks finishes within 1/16 of the
+// best count's time (in units, the threads taking chunks in turn), and
+// no larger count does as well.
+func TestBalance(t *testing.T) {
+	sim := func(u, c, th int) int {
+		free := make([]int, th)
+		parts := split(u, c, 1)
+		for i := 0; i+1 < len(parts); i++ {
+			j := 0
+			for q := range free {
+				if free[q] < free[j] {
+					j = q
+				}
+			}
+			free[j] += parts[i+1] - parts[i]
+		}
+		m := 0
+		for _, f := range free {
+			m = max(m, f)
+		}
+		return m
+	}
+	for th := 1; th <= 3; th++ {
+		for u := 2; u <= 60; u++ {
+			for maxc := 1; maxc <= min(u, 12); maxc++ {
+				c, span := balance(u, maxc, th)
+				best := u
+				for k := 1; k <= maxc; k++ {
+					best = min(best, sim(u, k, th))
+				}
+				if c < 1 || c > maxc || span != sim(u, c, th) || span > best+best/16 {
+					t.Fatalf("balance(%d, %d, %d) = %d chunks, span %d (simulated %d, best %d)", u, maxc, th, c, span, sim(u, c, th), best)
+				}
+				for k := c + 1; k <= maxc; k++ {
+					if sim(u, k, th) <= best+best/16 {
+						t.Fatalf("balance(%d, %d, %d) = %d chunks, but %d chunks are as fast", u, maxc, th, c, k)
+					}
+				}
+			}
+		}
+	}
+}
