@@ -64,6 +64,9 @@ type Options struct {
 	// Gemm or Conv kernel a step of its own on replay (fuse.go); the
 	// results are the same bit for bit.
 	DisableFusion bool
+	// KernelProfile, when not nil, records the kernels' parallel calls
+	// (while it is started; see kernels.ParallelProfile).
+	KernelProfile *kernels.ParallelProfile
 }
 
 // Executor runs one model. Create it with New.
@@ -223,6 +226,9 @@ func New(m *canonical.Model, opts Options) (*Executor, error) {
 	}
 	if _, isGo := be.(*simplego.Backend); isGo && !kernelsDisabled(opts) {
 		e.kern = kernels.NewContext(opts.Threads)
+		if opts.KernelProfile != nil {
+			e.kern.SetProfile(opts.KernelProfile)
+		}
 		e.fuse = !opts.DisableFusion
 		e.findPackOnly(m.Graph)
 	}

@@ -43,6 +43,10 @@ type scalingRow struct {
 	threads       int
 	p50, min, cpu time.Duration
 	runsPerSec    float64
+	// critical is the critical path of a run and serial the caller's
+	// thread CPU time outside parallel kernel calls (profiled runs, see
+	// kernels.ParallelProfile); zero where thread CPU time is unknown.
+	critical, serial time.Duration
 }
 
 // runScaling times the executor of each model with each thread count of
@@ -51,7 +55,10 @@ type scalingRow struct {
 // change in the machine's load hits every count alike. It checks the
 // outputs against the stored ones and that every count gives the same
 // bits, and prints runs/s, p50, min and CPU time per run with the
-// speed-up over the first count.
+// speed-up over the first count. Then it profiles as many runs of each
+// count for their critical path (criticalPath): the wall time with a CPU
+// for each thread and no other load, and its serial part — the parallel
+// structure, measurable on a busy machine too.
 func runScaling(cfg config, counts []int) error {
 	dirs, err := modelDirs(cfg.models, cfg.only)
 	if err != nil {
@@ -61,7 +68,7 @@ func runScaling(cfg config, counts []int) error {
 	fmt.Printf("executor scaling: threads %v, SGEMM kernel %s, %d CPUs, %d reps per count (alternating), load average %s\n",
 		counts, kernels.KernelName(), runtime.NumCPU(), cfg.reps, bench.LoadAverage())
 	tw := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tCPU ratio\t")
+	fmt.Fprintln(tw, "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tCPU ratio\tcritical ms\tserial ms\tspeed-up critical\t")
 	failed := false
 	for _, d := range dirs {
 		rows, err := scaleModel(cfg, d, counts)
@@ -71,9 +78,13 @@ func runScaling(cfg config, counts []int) error {
 			continue
 		}
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", filepath.Base(d), r.threads, r.runsPerSec,
+			crit := 0.0
+			if r.critical > 0 {
+				crit = float64(rows[0].critical) / float64(r.critical)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", filepath.Base(d), r.threads, r.runsPerSec,
 				msf(r.p50), msf(r.min), msf(r.cpu), float64(rows[0].p50)/float64(r.p50), float64(rows[0].min)/float64(r.min),
-				float64(r.cpu)/float64(rows[0].cpu))
+				float64(r.cpu)/float64(rows[0].cpu), msf(r.critical), msf(r.serial), crit)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -100,8 +111,10 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 	}
 	defer m.Close()
 	exs := make([]*executor.Executor, len(counts))
+	profs := make([]*kernels.ParallelProfile, len(counts))
 	for i, t := range counts {
-		if exs[i], err = executor.New(m, executor.Options{Backend: cfg.backend, Threads: t}); err != nil {
+		profs[i] = &kernels.ParallelProfile{}
+		if exs[i], err = executor.New(m, executor.Options{Backend: cfg.backend, Threads: t, KernelProfile: profs[i]}); err != nil {
 			return nil, err
 		}
 		defer exs[i].Close()
@@ -166,8 +179,35 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 		w := sorted(wall[i])
 		rows[i] = scalingRow{threads: t, p50: w[len(w)/2], min: w[0], cpu: sorted(cpu[i])[len(w)/2],
 			runsPerSec: float64(len(w)) / total[i].Seconds()}
+		if rows[i].critical, rows[i].serial, err = criticalPath(cfg.reps, profs[i], func() error {
+			_, err := run(i)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("%d threads: %w", t, err)
+		}
 	}
 	return rows, nil
+}
+
+// criticalPath runs run reps times on this goroutine locked to its
+// thread with prof started, and returns the mean critical path of a run
+// and the mean thread CPU time outside parallel calls (see
+// kernels.ParallelProfile).
+func criticalPath(reps int, prof *kernels.ParallelProfile, run func() error) (critical, serial time.Duration, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	prof.Start()
+	defer prof.Stop()
+	c0 := kernels.ThreadCPUTime()
+	for r := 0; r < reps; r++ {
+		if err := run(); err != nil {
+			return 0, 0, err
+		}
+	}
+	main := kernels.ThreadCPUTime() - c0
+	_, caller, _, span := prof.Totals()
+	serial = (main - caller) / time.Duration(reps)
+	return serial + span/time.Duration(reps), serial, nil
 }
 
 func sorted(ds []time.Duration) []time.Duration {

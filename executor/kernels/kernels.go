@@ -85,6 +85,7 @@ type Context struct {
 	pool     sync.Pool
 	teamOnce sync.Once
 	team     *team
+	prof     *ParallelProfile // nil: not profiled (SetProfile)
 }
 
 // NewContext returns a Context running kernels on up to threads

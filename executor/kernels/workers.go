@@ -211,6 +211,11 @@ func (x *Context) parallel(n int, f func(i int)) {
 		return
 	}
 	defer tm.busy.Unlock()
+	if p := x.prof; p != nil && p.on.Load() {
+		var done func()
+		f, done = p.record(n, f)
+		defer done()
+	}
 	j := &job{f: f, n: int64(n), finished: make(chan struct{})}
 	for _, h := range tm.helpers[:min(len(tm.helpers), n-1)] {
 		h.post(j)
@@ -278,9 +283,9 @@ func balance(u, maxc, t int) (c, span int) {
 }
 
 // minWork is the work estimate below which a chunk is not worth handing
-// to another thread: about 5 µs, in units of one SIMD multiply-add of
+// to another thread: about 7 µs, in units of one SIMD multiply-add of
 // the SGEMM (≈ 13 ps).
-const minWork = 1 << 18
+const minWork = 1 << 19
 
 // tapWork is the work estimate of one tap of a depthwise convolution or
 // a pool (scalar or short-vector steps, far slower per tap than the
