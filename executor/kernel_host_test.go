@@ -83,6 +83,8 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 		{"relu_large", "Relu", 17, []hkIn{f(301, 300)}, nil, 1},
 		{"add_blocks_large", "Add", 17, []hkIn{f(1, 7, 100, 100), w(1, 7, 1, 1)}, nil, 1},
 		{"mul_suffix_large", "Mul", 17, []hkIn{f(7, 100, 100), w(100)}, nil, 1},
+		{"add_residual_large", "Add", 17, []hkIn{f(1, 9, 120, 100), f(1, 9, 120, 100)}, nil, 1},
+		{"mul_rows_large", "Mul", 17, []hkIn{f(3, 40000), w(40000)}, nil, 1},
 		{"softmax_large", "Softmax", 13, []hkIn{f(300, 301)}, nil, 1},
 		{"reducemean_last", "ReduceMean", 13, []hkIn{f(3, 5, 17)}, []*canonical.Attribute{as("axes", -1)}, 1},
 		{"reducemean_2axes_nokeep", "ReduceMean", 13, []hkIn{f(3, 5, 7)}, []*canonical.Attribute{as("axes", 2, 1), a("keepdims", 0)}, 1},

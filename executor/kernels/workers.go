@@ -25,7 +25,7 @@ import (
 
 // spinWait is how long an idle helper polls for the next job before it
 // parks (polling costs CPU time; parking costs a wake-up of tens of µs).
-const spinWait = 25 * time.Microsecond
+const spinWait = 100 * time.Microsecond
 
 // job is one parallel call: chunks 0..n−1 of f.
 type job struct {
