@@ -70,12 +70,22 @@ func runScaling(cfg config, counts []int) error {
 	tw := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tCPU ratio\tcritical ms\tserial ms\tspeed-up critical\t")
 	failed := false
+	// Per count after the first: the models' p50 and critical-path
+	// speed-ups, for their geometric means.
+	sp50 := make([][]float64, len(counts))
+	spCrit := make([][]float64, len(counts))
 	for _, d := range dirs {
 		rows, err := scaleModel(cfg, d, counts)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(d), err)
 			failed = true
 			continue
+		}
+		for i, r := range rows {
+			sp50[i] = append(sp50[i], float64(rows[0].p50)/float64(r.p50))
+			if r.critical > 0 {
+				spCrit[i] = append(spCrit[i], float64(rows[0].critical)/float64(r.critical))
+			}
 		}
 		for _, r := range rows {
 			crit := 0.0
@@ -89,6 +99,10 @@ func runScaling(cfg config, counts []int) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for i := 1; i < len(counts); i++ {
+		fmt.Printf("%d threads: geometric mean speed-up over %d: p50 %.2f, critical path %.2f\n",
+			counts[i], counts[0], bench.GeoMean(sp50[i]), bench.GeoMean(spCrit[i]))
 	}
 	fmt.Printf("load average after: %s\n", bench.LoadAverage())
 	if failed {

@@ -205,3 +205,42 @@ func TestBalance(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelProfile: a profiled parallel call records its chunks'
+// thread CPU time (Linux), and its span lies between the longest chunk
+// and the sum of all chunks; nothing is recorded once stopped.
+func TestParallelProfile(t *testing.T) {
+	x := NewContext(2)
+	defer x.Close()
+	var p ParallelProfile
+	x.SetProfile(&p)
+	burn := func() {
+		s := float32(0)
+		for i := 0; i < 2_000_000; i++ {
+			s += float32(i)
+		}
+		if s == 0 {
+			t.Error("no work")
+		}
+	}
+	p.Start()
+	x.parallel(4, func(int) { burn() })
+	x.parallel(3, func(int) { burn() })
+	p.Stop()
+	x.parallel(4, func(int) { burn() })
+	calls, caller, chunks, span := p.Totals()
+	if calls != 2 {
+		t.Fatalf("%d calls recorded, want 2", calls)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if chunks <= 0 || caller <= 0 || span <= 0 {
+		t.Fatalf("caller %v, chunks %v, span %v: want positive thread CPU times", caller, chunks, span)
+	}
+	// 7 chunks on 2 threads: at least the 4 of the longer of the two
+	// calls' halves, at most all of them.
+	if span > chunks || span < chunks*2/7 {
+		t.Fatalf("span %v against %v of chunks", span, chunks)
+	}
+}
