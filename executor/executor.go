@@ -53,9 +53,10 @@ type Options struct {
 	// Backend is the GoMLX backend configuration ("go" by default; e.g.
 	// "xla:cpu" in builds with the xla tag).
 	Backend string
-	// Threads bounds the goroutines of one kernel call (MatMul, Gemm,
-	// Conv on the executor's own kernels); 0 means all cores. Results do
-	// not depend on it.
+	// Threads is the number of threads the executor's own kernels
+	// (MatMul, Gemm, Conv, pools, norms, elementwise) split their work
+	// over: the calling goroutine and Threads−1 helper goroutines kept
+	// until Close; 0 means all cores. Results do not depend on it.
 	Threads int
 	// DisableKernels runs MatMul, Gemm and Conv through their GoMLX
 	// lowerings instead of executor/kernels (also ONNXCONV_KERNELS=0).

@@ -56,7 +56,7 @@ type scalingRow struct {
 // outputs against the stored ones and that every count gives the same
 // bits, and prints runs/s, p50, min and CPU time per run with the
 // speed-up over the first count. Then it profiles as many runs of each
-// count for their critical path (criticalPath): the wall time with a CPU
+// count for their critical path (criticalPaths): the wall time with a CPU
 // for each thread and no other load, and its serial part — the parallel
 // structure, measurable on a busy machine too.
 func runScaling(cfg config, counts []int) error {
@@ -188,40 +188,53 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 			wall[i], cpu[i], total[i] = append(wall[i], d), append(cpu[i], bench.ProcessCPU()-c0), total[i]+d
 		}
 	}
+	crit, serial, err := criticalPaths(cfg.reps, profs, run)
+	if err != nil {
+		return nil, err
+	}
 	rows := make([]scalingRow, len(counts))
 	for i, t := range counts {
 		w := sorted(wall[i])
 		rows[i] = scalingRow{threads: t, p50: w[len(w)/2], min: w[0], cpu: sorted(cpu[i])[len(w)/2],
-			runsPerSec: float64(len(w)) / total[i].Seconds()}
-		if rows[i].critical, rows[i].serial, err = criticalPath(cfg.reps, profs[i], func() error {
-			_, err := run(i)
-			return err
-		}); err != nil {
-			return nil, fmt.Errorf("%d threads: %w", t, err)
-		}
+			runsPerSec: float64(len(w)) / total[i].Seconds(), critical: crit[i], serial: serial[i]}
 	}
 	return rows, nil
 }
 
-// criticalPath runs run reps times on this goroutine locked to its
-// thread with prof started, and returns the mean critical path of a run
-// and the mean thread CPU time outside parallel calls (see
-// kernels.ParallelProfile).
-func criticalPath(reps int, prof *kernels.ParallelProfile, run func() error) (critical, serial time.Duration, err error) {
+// criticalPaths runs run(i) reps times for each count i, the counts
+// taking turns as in the timed runs, on this goroutine locked to its
+// thread with profs[i] started, and returns for each count the mean
+// critical path of a run and the mean thread CPU time outside parallel
+// calls (see kernels.ParallelProfile).
+func criticalPaths(reps int, profs []*kernels.ParallelProfile, run func(i int) ([]*canonical.Tensor, error)) (critical, serial []time.Duration, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	prof.Start()
-	defer prof.Stop()
-	c0 := kernels.ThreadCPUTime()
+	n := len(profs)
+	for _, p := range profs {
+		p.Start()
+		defer p.Stop()
+	}
+	main := make([]time.Duration, n)
 	for r := 0; r < reps; r++ {
-		if err := run(); err != nil {
-			return 0, 0, err
+		for k := range n {
+			i := k
+			if r%2 == 1 {
+				i = n - 1 - k
+			}
+			c0 := kernels.ThreadCPUTime()
+			if _, err := run(i); err != nil {
+				return nil, nil, err
+			}
+			main[i] += kernels.ThreadCPUTime() - c0
 		}
 	}
-	main := kernels.ThreadCPUTime() - c0
-	_, caller, _, span := prof.Totals()
-	serial = (main - caller) / time.Duration(reps)
-	return serial + span/time.Duration(reps), serial, nil
+	critical, serial = make([]time.Duration, n), make([]time.Duration, n)
+	for i, p := range profs {
+		_, caller, _, span := p.Totals()
+		serial[i] = (main[i] - caller) / time.Duration(reps)
+		critical[i] = serial[i] + span/time.Duration(reps)
+	}
+	return critical, serial, nil
 }
 
 func sorted(ds []time.Duration) []time.Duration {
