@@ -78,7 +78,7 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 // rowsFrom returns A from row i0 on.
 func (o operand) rowsFrom(i0 int) operand {
 	switch {
-	case o.packed != nil:
+	case o.packed != nil, o.conv != nil:
 		o.off += i0
 	case o.trans:
 		o.s = o.s[i0:]
@@ -110,7 +110,9 @@ func (x *Context) packShared(mk microKernel, isA bool, rows, k int, alpha float3
 		w = mk.mr
 	}
 	pad := (rows + w - 1) / w * w
-	if pad*k > maxShared {
+	if pad*k > maxShared || isA && o.conv != nil {
+		// (A as a convolution's implicit matrix is packed by each
+		// chunk, as serial packs it.)
 		return nil
 	}
 	s.shared = grow(s.shared, pad*k)
