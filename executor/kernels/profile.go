@@ -63,7 +63,8 @@ func (p *ParallelProfile) Totals() (calls int, caller, chunks, span time.Duratio
 // record wraps f to time its chunks; done adds the call to p.
 func (p *ParallelProfile) record(n int, f func(i int)) (timed func(i int), done func()) {
 	times := make([]time.Duration, n)
-	c0 := ThreadCPUTime()
+	tid0, c0 := threadClock()
+	w0 := time.Now()
 	timed = func(i int) {
 		tid0, c0 := threadClock()
 		w0 := time.Now()
@@ -77,7 +78,12 @@ func (p *ParallelProfile) record(n int, f func(i int)) (timed func(i int), done 
 		times[i] = c - c0
 	}
 	done = func() {
-		caller := ThreadCPUTime() - c0
+		tid, c := threadClock()
+		caller := c - c0
+		if tid != tid0 {
+			// The caller is not locked to its thread and moved.
+			caller = time.Since(w0)
+		}
 		// Chunks are claimed in index order, each by the first free
 		// thread.
 		free := make([]time.Duration, p.threads)

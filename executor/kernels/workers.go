@@ -79,6 +79,9 @@ type team struct {
 	busy    sync.Mutex
 	helpers []*helper
 	stop    atomic.Bool
+	// exited is done when every helper goroutine has returned (after
+	// close).
+	exited sync.WaitGroup
 }
 
 func newTeam(n int) *team {
@@ -86,7 +89,11 @@ func newTeam(n int) *team {
 	for i := range tm.helpers {
 		h := &helper{wake: make(chan struct{}, 1)}
 		tm.helpers[i] = h
-		go h.loop(&tm.stop)
+		tm.exited.Add(1)
+		go func() {
+			defer tm.exited.Done()
+			h.loop(&tm.stop)
+		}()
 	}
 	return tm
 }

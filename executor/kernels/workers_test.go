@@ -76,18 +76,22 @@ func TestParallelPanic(t *testing.T) {
 // TestCloseStopsHelpers: Close ends the helper goroutines; the Context
 // then runs parallel calls on the caller's goroutine.
 func TestCloseStopsHelpers(t *testing.T) {
-	before := runtime.NumGoroutine()
 	x := NewContext(4)
-	x.parallel(4, func(int) {})
-	if n := runtime.NumGoroutine(); n < before+3 {
-		t.Fatalf("%d goroutines with 3 helpers, %d before", n, before)
+	var ran atomic.Int32
+	x.parallel(64, func(int) { ran.Add(1) })
+	if len(x.team.helpers) != 3 || ran.Load() != 64 {
+		t.Fatalf("%d helpers, %d chunks ran; want 3 and 64", len(x.team.helpers), ran.Load())
 	}
 	x.Close()
-	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > before; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines after Close, %d before", runtime.NumGoroutine(), before)
-		}
-		time.Sleep(time.Millisecond)
+	exited := make(chan struct{})
+	go func() {
+		x.team.exited.Wait()
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("helpers still running 10 s after Close")
 	}
 	var sum atomic.Int32
 	x.parallel(5, func(i int) { sum.Add(int32(i)) })
@@ -210,6 +214,8 @@ func TestBalance(t *testing.T) {
 // thread CPU time (Linux), and its span lies between the longest chunk
 // and the sum of all chunks; nothing is recorded once stopped.
 func TestParallelProfile(t *testing.T) {
+	runtime.LockOSThread() // the caller's thread CPU time is read across each call
+	defer runtime.UnlockOSThread()
 	x := NewContext(2)
 	defer x.Close()
 	var p ParallelProfile
