@@ -178,7 +178,7 @@ func shapeErr(format string, args ...any) error {
 
 // elemWork is the work estimate (see minWork) of one element of a
 // memory-bound elementwise kernel.
-const elemWork = 16
+const elemWork = 32
 
 // Range runs f over [0, n) — n rows of unit elements each — split into
 // contiguous ranges run on the Context's threads when there are enough
