@@ -92,7 +92,7 @@ func runScaling(cfg config, counts []int) error {
 			if r.critical > 0 {
 				crit = float64(rows[0].critical) / float64(r.critical)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", filepath.Base(d), r.threads, r.runsPerSec,
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t\n", filepath.Base(d), r.threads, r.runsPerSec,
 				msf(r.p50), msf(r.min), msf(r.cpu), float64(rows[0].p50)/float64(r.p50), float64(rows[0].min)/float64(r.min),
 				float64(r.cpu)/float64(rows[0].cpu), msf(r.critical), msf(r.serial), crit)
 		}
@@ -142,15 +142,16 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 	}
 	ins := sets[0]
 	ctx := context.Background()
-	run := func(i int) ([]*canonical.Tensor, error) {
-		runtime.GOMAXPROCS(counts[i])
-		return exs[i].Run(ctx, ins)
-	}
+	// setProcs sets GOMAXPROCS for count i (a stop-the-world of the
+	// runtime: done before the clocks start); run runs count i.
+	setProcs := func(i int) { runtime.GOMAXPROCS(counts[i]) }
+	run := func(i int) ([]*canonical.Tensor, error) { return exs[i].Run(ctx, ins) }
 	// Warm up; check the outputs and that they are the same bits for
 	// every count.
 	var first [][]byte
 	for i := range counts {
 		var outs []*canonical.Tensor
+		setProcs(i)
 		for w := 0; w <= cfg.warmup; w++ {
 			if outs, err = run(i); err != nil {
 				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
@@ -180,6 +181,7 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 			if r%2 == 1 { // alternate the order too
 				i = len(counts) - 1 - k
 			}
+			setProcs(i)
 			c0, t0 := bench.ProcessCPU(), time.Now()
 			if _, err := run(i); err != nil {
 				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
@@ -188,7 +190,7 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 			wall[i], cpu[i], total[i] = append(wall[i], d), append(cpu[i], bench.ProcessCPU()-c0), total[i]+d
 		}
 	}
-	crit, serial, err := criticalPaths(cfg.reps, profs, run)
+	crit, serial, err := criticalPaths(cfg.reps, profs, setProcs, run)
 	if err != nil {
 		return nil, err
 	}
@@ -201,12 +203,13 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 	return rows, nil
 }
 
-// criticalPaths runs run(i) reps times for each count i, the counts
+// criticalPaths runs run(i) reps times for each count i (after
+// setProcs(i)), the counts
 // taking turns as in the timed runs, on this goroutine locked to its
 // thread with profs[i] started, and returns for each count the mean
 // critical path of a run and the mean thread CPU time outside parallel
 // calls (see kernels.ParallelProfile).
-func criticalPaths(reps int, profs []*kernels.ParallelProfile, run func(i int) ([]*canonical.Tensor, error)) (critical, serial []time.Duration, err error) {
+func criticalPaths(reps int, profs []*kernels.ParallelProfile, setProcs func(i int), run func(i int) ([]*canonical.Tensor, error)) (critical, serial []time.Duration, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	n := len(profs)
@@ -221,6 +224,7 @@ func criticalPaths(reps int, profs []*kernels.ParallelProfile, run func(i int) (
 			if r%2 == 1 {
 				i = n - 1 - k
 			}
+			setProcs(i)
 			c0 := kernels.ThreadCPUTime()
 			if _, err := run(i); err != nil {
 				return nil, nil, err
