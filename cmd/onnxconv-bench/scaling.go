@@ -142,16 +142,21 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 	}
 	ins := sets[0]
 	ctx := context.Background()
-	// setProcs sets GOMAXPROCS for count i (a stop-the-world of the
-	// runtime: done before the clocks start); run runs count i.
-	setProcs := func(i int) { runtime.GOMAXPROCS(counts[i]) }
 	run := func(i int) ([]*canonical.Tensor, error) { return exs[i].Run(ctx, ins) }
+	// setProcs sets GOMAXPROCS for count i and runs it once untimed: the
+	// change stops the world and leaves the runtime's per-P caches cold,
+	// which would show in a sub-millisecond model's timed run.
+	setProcs := func(i int) error {
+		runtime.GOMAXPROCS(counts[i])
+		_, err := run(i)
+		return err
+	}
 	// Warm up; check the outputs and that they are the same bits for
 	// every count.
 	var first [][]byte
 	for i := range counts {
 		var outs []*canonical.Tensor
-		setProcs(i)
+		runtime.GOMAXPROCS(counts[i])
 		for w := 0; w <= cfg.warmup; w++ {
 			if outs, err = run(i); err != nil {
 				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
@@ -181,7 +186,9 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 			if r%2 == 1 { // alternate the order too
 				i = len(counts) - 1 - k
 			}
-			setProcs(i)
+			if err := setProcs(i); err != nil {
+				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
+			}
 			c0, t0 := bench.ProcessCPU(), time.Now()
 			if _, err := run(i); err != nil {
 				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
@@ -209,13 +216,12 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 // thread with profs[i] started, and returns for each count the mean
 // critical path of a run and the mean thread CPU time outside parallel
 // calls (see kernels.ParallelProfile).
-func criticalPaths(reps int, profs []*kernels.ParallelProfile, setProcs func(i int), run func(i int) ([]*canonical.Tensor, error)) (critical, serial []time.Duration, err error) {
+func criticalPaths(reps int, profs []*kernels.ParallelProfile, setProcs func(i int) error, run func(i int) ([]*canonical.Tensor, error)) (critical, serial []time.Duration, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	n := len(profs)
 	for _, p := range profs {
-		p.Start()
-		defer p.Stop()
+		p.Reset()
 	}
 	main := make([]time.Duration, n)
 	for r := 0; r < reps; r++ {
@@ -224,9 +230,14 @@ func criticalPaths(reps int, profs []*kernels.ParallelProfile, setProcs func(i i
 			if r%2 == 1 {
 				i = n - 1 - k
 			}
-			setProcs(i)
+			if err := setProcs(i); err != nil {
+				return nil, nil, err
+			}
+			profs[i].Start()
 			c0 := kernels.ThreadCPUTime()
-			if _, err := run(i); err != nil {
+			_, err := run(i)
+			profs[i].Stop()
+			if err != nil {
 				return nil, nil, err
 			}
 			main[i] += kernels.ThreadCPUTime() - c0

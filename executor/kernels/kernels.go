@@ -22,6 +22,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -86,6 +87,7 @@ type Context struct {
 	teamOnce sync.Once
 	team     *team
 	prof     *ParallelProfile // nil: not profiled (SetProfile)
+	calls    atomic.Uint64    // parallel calls handed to the helpers
 }
 
 // NewContext returns a Context running kernels on up to threads

@@ -40,18 +40,20 @@ func (x *Context) SetProfile(p *ParallelProfile) {
 	}
 }
 
-// Start clears the figures and starts recording.
-func (p *ParallelProfile) Start() {
-	p.mu.Lock()
-	p.calls, p.caller, p.chunks, p.span = 0, 0, 0, 0
-	p.mu.Unlock()
-	p.on.Store(true)
-}
+// Start starts recording (adding to the figures recorded so far).
+func (p *ParallelProfile) Start() { p.on.Store(true) }
 
 // Stop stops recording.
 func (p *ParallelProfile) Stop() { p.on.Store(false) }
 
-// Totals returns the figures recorded since Start: the number of parallel
+// Reset clears the figures.
+func (p *ParallelProfile) Reset() {
+	p.mu.Lock()
+	p.calls, p.caller, p.chunks, p.span = 0, 0, 0, 0
+	p.mu.Unlock()
+}
+
+// Totals returns the figures recorded since Reset: the number of parallel
 // calls, the caller's thread CPU time inside them, all chunks' thread CPU
 // time, and the calls' time on Threads() CPUs (see ParallelProfile).
 func (p *ParallelProfile) Totals() (calls int, caller, chunks, span time.Duration) {

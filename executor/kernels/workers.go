@@ -170,6 +170,16 @@ func (x *Context) Wake() {
 	}
 }
 
+// Calls is the number of calls x has split over its threads so far (a
+// caller can tell whether a kernel used the helpers, to Wake them before
+// its next run).
+func (x *Context) Calls() uint64 {
+	if x == nil {
+		return 0
+	}
+	return x.calls.Load()
+}
+
 func (tm *team) close() {
 	tm.stop.Store(true)
 	for _, h := range tm.helpers {
@@ -218,6 +228,7 @@ func (x *Context) parallel(n int, f func(i int)) {
 		return
 	}
 	defer tm.busy.Unlock()
+	x.calls.Add(1)
 	if p := x.prof; p != nil && p.on.Load() {
 		var done func()
 		f, done = p.record(n, f)

@@ -230,6 +230,8 @@ func TestParallelProfile(t *testing.T) {
 		}
 	}
 	p.Start()
+	x.parallel(2, func(int) { burn() })
+	p.Reset()
 	x.parallel(4, func(int) { burn() })
 	x.parallel(3, func(int) { burn() })
 	p.Stop()
