@@ -207,7 +207,10 @@ func (x *Context) Close() {
 	if x == nil || x.threads <= 1 {
 		return
 	}
-	x.getTeam().close()
+	// A Context that never split a call gets a stopped team without
+	// helpers instead of starting them.
+	x.teamOnce.Do(func() { x.team = &team{} })
+	x.team.close()
 }
 
 // parallel runs f(0), …, f(n−1), each exactly once, on the caller's

@@ -100,6 +100,22 @@ func TestCloseStopsHelpers(t *testing.T) {
 	}
 }
 
+// TestCloseUnused: closing a Context that never split a call starts no
+// helpers, and the Context still runs parallel calls (on the caller).
+func TestCloseUnused(t *testing.T) {
+	x := NewContext(3)
+	x.Close()
+	if len(x.team.helpers) != 0 {
+		t.Fatalf("%d helpers started by Close", len(x.team.helpers))
+	}
+	var sum atomic.Int32
+	x.parallel(5, func(i int) { sum.Add(int32(i)) })
+	x.Wake()
+	if sum.Load() != 10 {
+		t.Fatalf("after Close: sum %d, want 10", sum.Load())
+	}
+}
+
 // TestSgemmSplitsIdentical: the parallel SGEMM (column chunks with A
 // packed once and shared, row chunks with B packed once and shared,
 // either operand packed beforehand, transposed, beta ≠ 0, a GEMV) is
