@@ -74,7 +74,7 @@ func (r *runner) bench(ctx context.Context, j *Job, rec *Record) {
 		rec.Status, rec.Kind, rec.Message = StatusError, "internal", "internal error (please report it): a bench job without settings"
 		return
 	}
-	m, err := pipeline.Load(j.File, pipeline.LoadOptions{})
+	m, err := pipeline.Load(j.File, pipeline.LoadOptions{Importers: r.opts.Env.Importers})
 	if err != nil {
 		setError(rec, err)
 		return

@@ -11,8 +11,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	schemacheck "github.com/onnxconv/onnxconv/canonical/check"
-	"github.com/onnxconv/onnxconv/exporters/adapt"
-	"github.com/onnxconv/onnxconv/opset/convert"
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/pipeline"
 )
@@ -41,7 +40,7 @@ func (r *runner) execute(ctx context.Context, j *Job, rec *Record) {
 
 // plan is opset --dry-run.
 func (r *runner) plan(ctx context.Context, j *Job, rec *Record) {
-	p, err := pipeline.Plan(ctx, j.File, j.Opset, j.MLOpset)
+	p, err := pipeline.Plan(ctx, j.File, j.Opset, j.MLOpset, pipeline.LoadOptions{Importers: r.opts.Env.Importers})
 	if err != nil {
 		setError(rec, err)
 		return
@@ -62,7 +61,7 @@ func (r *runner) plan(ctx context.Context, j *Job, rec *Record) {
 
 // check is onnxconv check: the structure and every node's schema.
 func (r *runner) check(j *Job, rec *Record) {
-	m, err := pipeline.Load(j.File, pipeline.LoadOptions{})
+	m, err := pipeline.Load(j.File, pipeline.LoadOptions{Importers: r.opts.Env.Importers})
 	if err != nil {
 		setError(rec, err)
 		return
@@ -186,19 +185,19 @@ func (r *runner) facts(res *pipeline.Result, rec *Record) {
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // setError classifies a pipeline error into rec: a result that is not
-// equivalent, blocked or unsupported by the target, or an invalid model
+// equivalent, blocked (opset conversion) or using operators a step cannot
+// map (*unsupported.OpsError of any stage), or an invalid model
 // fails the job; unreadable input or a bad option is an error.
 func setError(rec *Record, err error) {
 	rec.Message = err.Error()
 	var ne *pipeline.NotEquivalentError
-	var be *convert.BlockedError
-	var ue *adapt.UnsupportedError
+	var ue *unsupported.OpsError
 	switch {
 	case errors.As(err, &ne):
 		rec.Status, rec.Kind = StatusFail, "not_equivalent"
-	case errors.As(err, &be):
+	case errors.As(err, &ue) && ue.Stage == unsupported.StageConvert:
 		rec.Status, rec.Kind = StatusFail, "blocked"
-		rec.Figures.Blockers = len(be.Blockers)
+		rec.Figures.Blockers = ue.Nodes()
 	case errors.As(err, &ue):
 		rec.Status, rec.Kind = StatusFail, "unsupported"
 	case pipeline.KindOf(err) == pipeline.KindInvalid:

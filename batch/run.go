@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/onnxconv/onnxconv/builtinenv"
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins"
@@ -30,8 +31,8 @@ type Options struct {
 	Jobs int
 	// Cache is a folder of results shared between runs (""; none).
 	Cache string
-	// Env is passed to the pipeline (zero: the built-in importers and
-	// runtimes, in process).
+	// Env is passed to the pipeline (zero: builtinenv.New, the built-in
+	// formats in process).
 	Env pipeline.Env
 	// Plugins is where bench jobs find runtime plugins.
 	Plugins plugins.Options
@@ -119,6 +120,9 @@ func Run(ctx context.Context, m *Manifest, opts Options) (*Summary, error) {
 	}
 	if opts.Out == "" {
 		return nil, &RunError{Op: "options", Err: errors.New("give the output folder")}
+	}
+	if opts.Env == (pipeline.Env{}) {
+		opts.Env = builtinenv.New()
 	}
 	all, err := m.Expand()
 	if err != nil {

@@ -27,6 +27,12 @@ func TestTransposeBackend(t *testing.T) {
 	if !slices.Equal(got.Dims, want.Dims) || !slices.Equal(g, w) {
 		t.Fatalf("got %v %v, want %v %v", got.Dims, g, want.Dims, w)
 	}
+	// The element-typed entry point gives the same values.
+	xs, _ := x.Float64s()
+	ys, dims, err := TransposeSlice(xs, x.Dims, []int{1, 2, 0})
+	if err != nil || !slices.Equal(dims, want.Dims) || !slices.Equal(ys, w) {
+		t.Fatalf("TransposeSlice: %v %v %v, want %v %v", dims, ys, err, want.Dims, w)
+	}
 	if _, err := x.Transpose([]int{0, 0, 1}); err == nil {
 		t.Error("a repeated axis was accepted")
 	}

@@ -66,6 +66,12 @@ func stepIO(st step) (reads, writes []*canonical.Value) {
 			reads, writes = append(reads, r...), append(writes, w...)
 		}
 		return reads, writes
+	case *concatStep:
+		for _, p := range append(append([]step{}, st.parts...), st.concat) {
+			r, w := stepIO(p)
+			reads, writes = append(reads, r...), append(writes, w...)
+		}
+		return reads, writes
 	case *guardStep:
 		return []*canonical.Value{st.v}, nil
 	case *staticStep:
@@ -173,10 +179,16 @@ func (st *hostStep) exec(ctx context.Context, e *Executor, en *env) (bool, error
 	if st.packs {
 		defer wakeFor(e, &st.split)()
 	}
+	return st.execArena(ctx, e, en, nil)
+}
+
+// execArena is exec with the kernel's output taken from ar (lctx.newOut).
+func (st *hostStep) execArena(ctx context.Context, e *Executor, en *env, ar *outArena) (bool, error) {
 	c, err := newHostCtx(ctx, e, en, st.n, st.impl, st.ver)
 	if err != nil {
 		return false, err
 	}
+	c.arena = ar
 	if !st.packs {
 		if err := c.restoreReleased(); err != nil {
 			return false, err
@@ -314,7 +326,8 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 	}
 	steps := b.steps
 	if e.fuse {
-		steps = fuseSteps(gi, steps, keep)
+		steps = fuseTransposeMatMul(gi, fuseLayerNorm(gi, steps, keep), keep)
+		steps = fuseConcat(gi, fuseSteps(gi, steps, keep), keep)
 	}
 	return &plan{steps: steps, drops: planDrops(gi, steps, keep)}, nil
 }

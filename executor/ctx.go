@@ -28,6 +28,8 @@ type lctx struct {
 	// overwrite with its output (a fused step's intermediate value that
 	// nothing else reads); 0: none.
 	inPlace int
+	// arena: a head kernel's output buffer (lctx.newOut, fuse_concat.go).
+	arena *outArena
 }
 
 func (b *builder) newCtx(n *canonical.Node, impl *opImpl, ver int, ins []*slot) *lctx {

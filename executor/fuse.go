@@ -31,6 +31,12 @@ type fusedStep struct {
 
 func (st *fusedStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
 	defer wakeFor(e, &st.split)()
+	return st.execArena(ctx, e, en, nil)
+}
+
+// execArena is exec with the head kernel's output taken from ar
+// (lctx.newOut; fuse_concat.go).
+func (st *fusedStep) execArena(ctx context.Context, e *Executor, en *env, ar *outArena) (bool, error) {
 	for k, h := range st.steps {
 		c, err := newHostCtx(ctx, e, en, h.n, h.impl, h.ver)
 		if err != nil {
@@ -38,6 +44,8 @@ func (st *fusedStep) exec(ctx context.Context, e *Executor, en *env) (bool, erro
 		}
 		if k > 0 {
 			c.inPlace = st.in[k] + 1
+		} else {
+			c.arena = ar
 		}
 		if err := callKernel(c, h.impl.host); err != nil {
 			return false, err
@@ -55,7 +63,11 @@ func (st *fusedStep) exec(ctx context.Context, e *Executor, en *env) (bool, erro
 func fuseHead(op string) bool {
 	switch op {
 	case "MatMul", "Gemm", "Conv", "ConvTranspose", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
-		"Concat", "MaxPool", "AveragePool", "GlobalAveragePool":
+		"Concat", "MaxPool", "AveragePool", "GlobalAveragePool",
+		// The steps of a decomposed LayerNormalization (ReduceMean, Sub,
+		// Pow, ReduceMean, Add, Sqrt, Div, Mul, Add): their kernels write
+		// a new tensor unless told to work in place.
+		"ReduceMean", "Sub", "Div", "Pow", "Sqrt":
 		return true
 	}
 	return false

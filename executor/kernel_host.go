@@ -38,6 +38,9 @@ func registerHostKernels(r registry) {
 	r.kernel(kernelConcat, okF32Host, "Concat")
 	r.kernel(lowerSplit, okF32Host, "Split")
 	r.kernel(sliceOp, okF32Host, "Slice")
+	r.kernel(kernelGather, okGather, "Gather")
+	r.kernel(kernelTopK, okTopK, "TopK")
+	r.kernel(kernelWhere, okWhere, "Where")
 	r.kernel(kernelBatchNorm, okBatchNorm, "BatchNormalization")
 	r.kernel(kernelInstanceNorm, okInstanceNorm, "InstanceNormalization")
 	r.kernel(kernelLayerNorm, okLayerNorm, "LayerNormalization")
@@ -95,12 +98,34 @@ func kernelTranspose(c *lctx) error {
 	for i, a := range p {
 		out[i] = hx.shape[a]
 	}
+	if transposeIsReshape(hx.shape, p) {
+		// Only axes of size 1 move: the same data in the same order, a
+		// view (as Reshape's).
+		c.OutH(0, &htensor{dt: hx.dt, shape: out, data: hx.data})
+		return nil
+	}
 	y := newH(hx.dt, out)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	kernels.Transpose(x, hx.shape, p, yd)
 	c.OutH(0, y)
 	return nil
+}
+
+// transposeIsReshape reports whether permutation p of shape keeps the
+// axes longer than 1 in their order (the elements stay in place).
+func transposeIsReshape(shape, p []int) bool {
+	last := -1
+	for _, a := range p {
+		if shape[a] == 1 {
+			continue
+		}
+		if a < last {
+			return false
+		}
+		last = a
+	}
+	return true
 }
 
 func kernelConcat(c *lctx) error {
@@ -138,6 +163,12 @@ func kernelConcat(c *lctx) error {
 			}
 		}
 		out[ax] += h.shape[ax]
+	}
+	if v := c.arena.adjacent(hs, out, ax); v != nil {
+		// The inputs already lie side by side in one buffer (an output
+		// arena, fuse_concat.go): the output is a view of them.
+		c.OutH(0, &htensor{dt: canonical.Float, shape: out, data: v})
+		return nil
 	}
 	y := newH(canonical.Float, out)
 	yd, _ := f32(y)
@@ -885,7 +916,7 @@ func kernelShapeStatic(n *canonical.Node, ins []*slot) bool {
 	case "MatMul", "Gemm", "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
 		"Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "Tanh", "Gelu", "Erf", "Sqrt", "Pow",
 		"Add", "Mul", "Sub", "Div", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
-		"Softmax", "Concat", "Transpose", "LSTM":
+		"Softmax", "Concat", "Transpose", "LSTM", "Gather", "Where":
 		return true
 	}
 	for i, s := range ins {

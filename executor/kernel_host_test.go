@@ -70,6 +70,8 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 		{"tanh", "Tanh", 17, []hkIn{f(3, 17)}, nil, 1},
 		{"concat", "Concat", 17, []hkIn{f(2, 3, 4), f(2, 5, 4), f(2, 1, 4)}, []*canonical.Attribute{a("axis", 1)}, 1},
 		{"transpose", "Transpose", 17, []hkIn{f(3, 4, 5)}, []*canonical.Attribute{as("perm", 2, 0, 1)}, 1},
+		{"transpose_unit_axes", "Transpose", 17, []hkIn{f(1, 6, 1, 5)}, []*canonical.Attribute{as("perm", 1, 2, 3, 0)}, 1},
+		{"transpose_unit_axes_swapped", "Transpose", 17, []hkIn{f(1, 6, 1, 5)}, []*canonical.Attribute{as("perm", 3, 2, 0, 1)}, 1},
 		{"split", "Split", 13, []hkIn{f(2, 6, 3), ints(1, 2, 3)}, []*canonical.Attribute{a("axis", 1)}, 3},
 		{"slice", "Slice", 13, []hkIn{f(4, 10, 6), ints(1, -1), ints(3, -10), ints(0, 1), ints(1, -2)}, nil, 1},
 		{"expand", "Expand", 13, []hkIn{f(3, 1), ints(2, 3, 4)}, nil, 1},
@@ -98,6 +100,9 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 		{"pad_const", "Pad", 13, []hkIn{f(2, 3, 4), ints(0, 1, 2, 1, 0, 3), w()}, nil, 1},
 		{"pad_zero", "Pad", 13, []hkIn{f(2, 3, 4), ints(0, 0, 0, 0, 0, 0)}, nil, 1},
 		{"reshape", "Reshape", 14, []hkIn{f(2, 3, 4), ints(4, -1)}, nil, 1},
+		{"gather_axis1", "Gather", 13, []hkIn{f(2, 5, 3), ints(4, -1, 0, 4, -5)}, []*canonical.Attribute{a("axis", 1)}, 1},
+		{"gather_axis0", "Gather", 13, []hkIn{f(7, 3), ints(-2, 3)}, nil, 1},
+		{"gather_last", "Gather", 13, []hkIn{f(3, 2, 6), ints(5, 0)}, []*canonical.Attribute{a("axis", -1)}, 1},
 	}
 	for _, cs := range cases {
 		t.Run(cs.name, func(t *testing.T) {

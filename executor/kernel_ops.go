@@ -229,6 +229,13 @@ func kernelMatMul(c *lctx) error {
 	if err != nil {
 		return err
 	}
+	return matMulH(c, ha, hb)
+}
+
+// matMulH is kernelMatMul on the tensors ha and hb (inputs 0 and 1, or
+// views of them).
+func matMulH(c *lctx, ha, hb *htensor) error {
+	var err error
 	as, bs := ha.shape, hb.shape
 	if len(as) == 1 {
 		as = []int{1, as[0]}
@@ -473,7 +480,7 @@ func kernelConv(c *lctx) error {
 	if len(hx.shape) == 4 {
 		out = []int{p.N, p.M, oh, ow}
 	}
-	y := newH(hx.dt, out)
+	y := c.newOut(hx.dt, out)
 	x, _ := f32(hx)
 	w, _ := f32(hw)
 	yd, _ := f32(y)

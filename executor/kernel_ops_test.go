@@ -37,7 +37,7 @@ func readTensorFile(t testing.TB, p string) *canonical.Tensor {
 // bit-identical outputs.
 func TestKernelsOnFixtures(t *testing.T) {
 	root := filepath.Join("..", "fixtures", "models")
-	for _, name := range []string{"resnet_small", "squeezenet", "transformer_encoder", "transformer_block_opset21", "mlp_opset9"} {
+	for _, name := range []string{"resnet_small", "squeezenet", "transformer_encoder", "transformer_block_opset21", "mlp_opset9", "detector_head", "unet"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(root, name)
 			m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})

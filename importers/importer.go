@@ -26,13 +26,6 @@ type Magic struct {
 	Bytes  []byte `json:"bytes"`
 }
 
-// OptionSpec documents one option an importer takes.
-type OptionSpec struct {
-	Name string `json:"name"`
-	// Doc says what the option does and which values it takes.
-	Doc string `json:"doc,omitempty"`
-}
-
 // Description describes an importer and the format it reads. It is the one
 // description of an importer: built-ins return it, and the plugin protocol
 // carries it whole (plugins/protocol.ImporterInfo adds the plugin's
@@ -49,8 +42,8 @@ type Description struct {
 	Extensions []string `json:"extensions,omitempty"`
 	// Magic are byte patterns that identify the format.
 	Magic []Magic `json:"magic,omitempty"`
-	// Options lists the options Import takes; any other key is an
-	// *OptionError.
+	// Options lists the options Import takes (declared once, with their
+	// parser, as an OptionSet); any other key is an *OptionError.
 	Options []OptionSpec `json:"options,omitempty"`
 	// Runtime names the reference runtime plugin (`--runtime NAME`) that
 	// computes files of this format the way their own framework does
@@ -70,7 +63,7 @@ func (d Description) FormatName() string {
 }
 
 // Options are importer options, KEY=VALUE as given on the command line
-// (-O keep_nhwc=true). Each importer parses its own.
+// (-O keep_nhwc=true). Each importer parses them with its OptionSet.
 type Options map[string]string
 
 // Result is an imported model.

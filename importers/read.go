@@ -3,10 +3,8 @@ package importers
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/fsys"
 )
 
@@ -25,10 +23,9 @@ func ReadFile(path string, limit int64) ([]byte, error) { return fsys.ReadFile(p
 
 // ImportBytes is the body of Import for an importer that converts a whole
 // file in memory: it reads path (at most limit bytes), stops if ctx is
-// done, converts the bytes with convert (a pure function of them) and
-// turns the ModelProto into a canonical model whose external data would be
-// relative to path's folder. Errors name the file and the format.
-func ImportBytes(ctx context.Context, path string, limit int64, format string, convert func(data []byte) (*onnxpb.ModelProto, error)) (*Result, error) {
+// done and converts the bytes with convert (a pure function of them) into
+// a canonical model. Errors name the file and the format.
+func ImportBytes(ctx context.Context, path string, limit int64, format string, convert func(data []byte) (*canonical.Model, error)) (*Result, error) {
 	data, err := ReadFile(path, limit)
 	if err != nil {
 		return nil, fmt.Errorf("%s import: %w", format, err)
@@ -36,17 +33,9 @@ func ImportBytes(ctx context.Context, path string, limit int64, format string, c
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%s import %s: %w", format, path, err)
 	}
-	mp, err := convert(data)
+	m, err := convert(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("%s import %s: %w", format, path, err)
-	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s import %s: the converted model is malformed (please report): %w", format, path, err)
 	}
 	return &Result{Model: m}, nil
 }

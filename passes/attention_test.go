@@ -36,7 +36,7 @@ func sdpaModel(t *testing.T) *canonical.Model {
 		return val
 	}
 	shape := func(name string, d ...int64) *canonical.Value {
-		val, err := g.AddInitializer(int64Tensor(name, []int64{int64(len(d))}, d))
+		val, err := g.AddInitializer(canonical.Int64Tensor(name, []int64{int64(len(d))}, d))
 		if err != nil {
 			t.Fatal(err)
 		}

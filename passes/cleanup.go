@@ -56,9 +56,9 @@ func constantTensor(n *canonical.Node) *canonical.Tensor {
 			t, _ := floatTensor("", canonical.Float, []int64{int64(len(v))}, v)
 			return t
 		case "value_int":
-			return int64Tensor("", nil, []int64{a.I})
+			return canonical.Int64Tensor("", nil, []int64{a.I})
 		case "value_ints":
-			return int64Tensor("", []int64{int64(len(a.Ints))}, a.Ints)
+			return canonical.Int64Tensor("", []int64{int64(len(a.Ints))}, a.Ints)
 		}
 	}
 	return nil

@@ -277,7 +277,7 @@ func fuseMatMulAdd(m *canonical.Model, opts Options) (bool, error) {
 		if flat {
 			out.Type = canonical.TensorType(canonical.Float, []int64{mdim, ndim})
 			od := append(append([]int64(nil), ad[:len(ad)-1]...), ndim)
-			sv, err := addConst(g, nm, name+"_shape", int64Tensor("", []int64{int64(len(od))}, od))
+			sv, err := addConst(g, nm, name+"_shape", canonical.Int64Tensor("", []int64{int64(len(od))}, od))
 			if err != nil {
 				undo()
 				return changed, err
@@ -313,7 +313,7 @@ func flatten2D(g *canonical.Graph, nm *canonical.Namer, name string, a *canonica
 			return p.Input(0), nil, nil
 		}
 	}
-	sv, err := addConst(g, nm, name+"_shape2d", int64Tensor("", []int64{2}, []int64{m, k}))
+	sv, err := addConst(g, nm, name+"_shape2d", canonical.Int64Tensor("", []int64{2}, []int64{m, k}))
 	if err != nil {
 		return nil, nil, err
 	}

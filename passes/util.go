@@ -1,9 +1,7 @@
 package passes
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
 )
@@ -119,43 +117,14 @@ func allEqual(t *canonical.Tensor, x float64) bool {
 	return true
 }
 
-// floatTensor makes a tensor of dt (float32, float64 or float16) from vals.
+// floatTensor makes a tensor of dt (float32, float64, float16 or
+// bfloat16) from vals.
 func floatTensor(name string, dt canonical.DataType, dims []int64, vals []float64) (*canonical.Tensor, error) {
-	var raw []byte
 	switch dt {
-	case canonical.Float:
-		raw = make([]byte, 4*len(vals))
-		for i, v := range vals {
-			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(v)))
-		}
-	case canonical.Double:
-		raw = make([]byte, 8*len(vals))
-		for i, v := range vals {
-			binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(v))
-		}
-	case canonical.Float16:
-		raw = make([]byte, 2*len(vals))
-		for i, v := range vals {
-			binary.LittleEndian.PutUint16(raw[2*i:], canonical.Float32ToFloat16(float32(v)))
-		}
-	case canonical.BFloat16:
-		raw = make([]byte, 2*len(vals))
-		for i, v := range vals {
-			binary.LittleEndian.PutUint16(raw[2*i:], canonical.Float32ToBFloat16(float32(v)))
-		}
-	default:
-		return nil, fmt.Errorf("floatTensor: unsupported type %s", canonical.ElemTypeName(dt))
+	case canonical.Float, canonical.Double, canonical.Float16, canonical.BFloat16:
+		return canonical.NumberTensor(name, dt, append([]int64{}, dims...), vals), nil
 	}
-	return canonical.NewTensor(name, dt, append([]int64{}, dims...), raw), nil
-}
-
-// int64Tensor makes an int64 tensor.
-func int64Tensor(name string, dims []int64, vals []int64) *canonical.Tensor {
-	raw := make([]byte, 8*len(vals))
-	for i, v := range vals {
-		binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
-	}
-	return canonical.NewTensor(name, canonical.Int64, append([]int64{}, dims...), raw)
+	return nil, fmt.Errorf("floatTensor: unsupported type %s", canonical.ElemTypeName(dt))
 }
 
 // removeNodes deletes nodes from their graph, after their outputs' uses

@@ -113,7 +113,7 @@ func TestBrokenImporterIsCaught(t *testing.T) {
 	var out string
 	for _, name := range []string{"cnn", "ops", "misc", "more", "lstm"} {
 		out = filepath.Join(dir, name+".onnx")
-		res, err = Convert(context.Background(), "../fixtures/tflite/"+name+".tflite", out, Options{Env: Env{Importers: reg}, Verify: &VerifyOptions{}})
+		res, err = Convert(context.Background(), "../fixtures/tflite/"+name+".tflite", out, Options{Env: Env{Importers: reg, Exporters: builtins().Exporters, Runtimes: builtins().Runtimes}, Verify: &VerifyOptions{}})
 		if swapped[0] != "" {
 			break
 		}
@@ -146,7 +146,7 @@ func TestBrokenImporterIsCaught(t *testing.T) {
 func TestLayoutNCHWVerified(t *testing.T) {
 	testpaths.Node(t, "@tensorflow/tfjs")
 	res, err := Convert(context.Background(), "../fixtures/tfjs/cnn/model.json", filepath.Join(t.TempDir(), "cnn.onnx"),
-		Options{ImportOptions: importers.Options{"layout": "nchw"}, Verify: &VerifyOptions{}})
+		Options{Env: builtins(), ImportOptions: importers.Options{"layout": "nchw"}, Verify: &VerifyOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ type CompareOptions struct {
 	// ("onnxruntime") of Env.
 	Runtimes       []string
 	RuntimeThreads int
-	// Env holds the runtimes (see Env; zero: the built-ins, no plugins).
+	// Env holds the runtimes (see Env; zero: none, the executor only).
 	Env Env
 	// Reports are report files to write (checked before any work).
 	Reports []string
@@ -70,13 +70,13 @@ func Verify(ctx context.Context, a, b string, opts CompareOptions) (*verify.Repo
 	if stB.IsDir() && len(opts.Runtimes) == 2 {
 		return nil, usageErr("a runtime is named for B, but B (%s) is stored outputs", pathB)
 	}
-	rts, err := runtimes.NewSetup(opts.Runtimes, opts.RuntimeThreads, opts.Env.runtimes())
+	rts, err := runtimes.NewSetup(opts.Runtimes, opts.RuntimeThreads, opts.Env.Runtimes)
 	if err != nil {
 		return nil, inputErr(err)
 	}
 	defer rts.Close()
 
-	ma, err := Load(a, LoadOptions{Progress: opts.LoadProgress})
+	ma, err := Load(a, LoadOptions{Progress: opts.LoadProgress, Importers: opts.Env.Importers})
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func Verify(ctx context.Context, a, b string, opts CompareOptions) (*verify.Repo
 	} else {
 		mb := ma
 		if b != "" {
-			if mb, err = Load(b, LoadOptions{Progress: opts.LoadProgress}); err != nil {
+			if mb, err = Load(b, LoadOptions{Progress: opts.LoadProgress, Importers: opts.Env.Importers}); err != nil {
 				return nil, err
 			}
 			defer mb.Close()

@@ -27,8 +27,9 @@ type Options struct {
 	From string
 	// ImportOptions are passed to the importer (see its Description).
 	ImportOptions importers.Options
-	// Env holds the importers and runtimes of the run (see Env); the zero
-	// Env runs the built-ins in this process.
+	// Env holds the importers, exporters and runtimes of the run (see
+	// Env; builtinenv.New gives the built-ins in this process). It must
+	// hold importers and exporters.
 	Env Env
 
 	// Opset and MLOpset move the model to these ai.onnx / ai.onnx.ml
@@ -173,6 +174,9 @@ type converter struct {
 	in, out string
 	opts    Options
 	imp     importers.Importer
+	// src is the source opened with the import, in the importer's
+	// process, when verification will compute it (importers.SourceImporter).
+	src importers.Source
 	// exp is the exporter of the target (or of OUT's file format) and
 	// expTarget its target; fileOut: exp writes a file format other than
 	// ONNX (Result.Bytes), the last step.
@@ -293,6 +297,9 @@ func (c *converter) close() {
 // check validates the options before any work.
 func (c *converter) check() error {
 	o := c.opts
+	if err := o.Env.check(); err != nil {
+		return err
+	}
 	if o.Opset < 0 || o.MLOpset < 0 {
 		return usageErr("the opset and ml opset must be positive")
 	}
@@ -300,7 +307,7 @@ func (c *converter) check() error {
 	if err != nil {
 		return err
 	}
-	exp, target, err := c.opts.Env.exporters().Find(c.out, o.Target)
+	exp, target, err := c.opts.Env.Exporters.Find(c.out, o.Target)
 	if err != nil {
 		return &Error{Kind: KindUsage, Err: err}
 	}
@@ -359,7 +366,7 @@ func checkReports(paths []string) error {
 
 // importModel detects the format and imports the model.
 func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
-	imp, err := findImporter(c.opts.Env.importers(), c.in, c.opts.From)
+	imp, err := findImporter(c.opts.Env.Importers, c.in, c.opts.From)
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +375,7 @@ func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
 	cv := &c.res.Conversion
 	cv.SourceFormat, cv.Importer = d.FormatName(), d.Name
 	c.logf("%s: format %s (importer %s)", c.in, cv.SourceFormat, cv.Importer)
-	r, err := imp.Import(ctx, c.in, c.opts.ImportOptions)
+	r, err := c.importFile(ctx, imp)
 	if err != nil {
 		return nil, classifyImport(c.in, err)
 	}
@@ -383,6 +390,25 @@ func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
 		c.logf("%s: imported: opset %d, IR %d, %d node(s)", c.in, cv.OpsetBefore, cv.IRBefore, len(m.Graph.Nodes))
 	}
 	return m, nil
+}
+
+// importFile imports the file with imp. When the source will be computed
+// for verification and imp can open it with the import, it does: one
+// reader (one plugin process) serves both.
+func (c *converter) importFile(ctx context.Context, imp importers.Importer) (*importers.Result, error) {
+	si, ok := imp.(importers.SourceImporter)
+	if !ok || c.opts.Verify == nil {
+		return imp.Import(ctx, c.in, c.opts.ImportOptions)
+	}
+	r, src, err := si.ImportSource(ctx, c.in, c.opts.ImportOptions)
+	if err != nil {
+		return nil, err
+	}
+	if src != nil {
+		c.src = src
+		c.release = append(c.release, src.Close)
+	}
+	return r, nil
 }
 
 // findImporter resolves from (a format or importer name) or detects the

@@ -7,14 +7,17 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/builtin"
 )
 
-// claimedByOther names the format of path when a built-in importer other
+// claimedByOther names the format of path when an importer of reg other
 // than ONNX's is more confident of it than ONNX's own detection, before
 // the file is parsed as ONNX (a TensorFlow GraphDef or a TFLite file can
 // parse as an empty ModelProto; detecting first refuses it by its name).
-func claimedByOther(path string) string {
+// It is "" when reg is nil.
+func claimedByOther(reg *importers.Registry, path string) string {
+	if reg == nil {
+		return ""
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -28,7 +31,7 @@ func claimedByOther(path string) string {
 	head = head[:n]
 	var onnxConf, best float32
 	format := ""
-	for _, imp := range builtin.Importers() {
+	for _, imp := range reg.All() {
 		c := imp.Detect(path, head)
 		name := imp.Describe().FormatName()
 		if strings.EqualFold(name, "onnx") {

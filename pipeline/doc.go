@@ -7,6 +7,9 @@
 // over pkg/crane in go-containerregistry: a Go program that converts and
 // verifies calls exactly what the command line calls.
 //
+// pipeline names no format: the importers, exporters and runtimes come in
+// a caller's Env (package builtinenv assembles the built-in ones).
+//
 // Every job returns a result that carries the facts a reader needs
 // (source format, importer, opsets and IR version before and after, every
 // adapter and expansion applied, warnings, timings, the verification

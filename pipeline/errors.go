@@ -31,8 +31,9 @@ func (k Kind) String() string {
 }
 
 // Error is the error of every job; use errors.As to read its Kind. Err
-// keeps the underlying typed error (e.g. *convert.BlockedError,
-// *adapt.UnsupportedError, *importers.OptionError) for errors.As.
+// keeps the underlying typed error (e.g. *unsupported.OpsError, which a
+// blocked conversion and a target's violations unwrap to,
+// *importers.OptionError) for errors.As.
 type Error struct {
 	Kind Kind
 	Err  error

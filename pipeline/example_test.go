@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/onnxconv/onnxconv/builtinenv"
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/pipeline"
 )
@@ -15,13 +16,17 @@ import (
 // verified against its source before it is written: the XGBoost trees by
 // their direct Go predictor, the TFLite file by Google's TFLite interpreter
 // (under Node; without it the result is run once and reported NOT
-// VERIFIED in res.Conversion.NotVerified).
+// VERIFIED in res.Conversion.NotVerified). The Env holds the importers,
+// exporters and runtimes, built once: builtinenv.New gives the built-in
+// formats in this process.
 func ExampleConvert() {
 	dir, _ := os.MkdirTemp("", "onnxconv-example-*")
 	defer os.RemoveAll(dir)
+	env := builtinenv.New()
 	for _, in := range []string{"../fixtures/xgboost/binary_logistic.json", "../fixtures/tflite/cnn.tflite"} {
 		out := filepath.Join(dir, filepath.Base(in)+".onnx")
 		res, err := pipeline.Convert(context.Background(), in, out, pipeline.Options{
+			Env:    env,
 			Opset:  13,
 			Verify: &pipeline.VerifyOptions{},
 		})

@@ -127,7 +127,7 @@ func (c *converter) fileSide(ctx context.Context, path string, result *canonical
 		err = errors.New(why) // one line, with the install command
 	} else if r.Runtime != "" {
 		var setup *runtimes.Setup
-		setup, err = runtimes.NewSetup([]string{r.Runtime}, 0, c.opts.Env.runtimes())
+		setup, err = runtimes.NewSetup([]string{r.Runtime}, 0, c.opts.Env.Runtimes)
 		if err == nil {
 			c.release = append(c.release, setup.Close)
 			var side *verify.Side
@@ -152,7 +152,7 @@ func (c *converter) fileSide(ctx context.Context, path string, result *canonical
 
 // readBack imports the exported file at path with the importer of format.
 func (c *converter) readBack(ctx context.Context, path, format string) (*canonical.Model, error) {
-	imp, err := c.opts.Env.importers().Lookup(format)
+	imp, err := c.opts.Env.Importers.Lookup(format)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxtext"
-	"github.com/onnxconv/onnxconv/importers/builtin"
+	"github.com/onnxconv/onnxconv/importers"
 )
 
 // Progress reports bytes done of total for a long read or write; what is
@@ -22,6 +22,11 @@ type LoadOptions struct {
 	// tensor data is missing or damaged).
 	SkipDataChecks bool
 	Progress       Progress
+	// Importers, when set, name the format of a file that is not ONNX
+	// (a *NotONNXError: "convert it first"), and refuse a file another
+	// importer is surer of before it is parsed as ONNX. Nil: such a file
+	// is refused as an unreadable ONNX model, unnamed.
+	Importers *importers.Registry
 }
 
 // IsText reports whether path names an ONNX text syntax file (.onnxtxt).
@@ -52,7 +57,7 @@ func Load(path string, opts LoadOptions) (*canonical.Model, error) {
 		}
 		return m, nil
 	}
-	if format := claimedByOther(path); format != "" {
+	if format := claimedByOther(opts.Importers, path); format != "" {
 		return nil, inputErr(&NotONNXError{Path: path, Format: format})
 	}
 	lo := canonical.LoadOptions{SkipDataChecks: opts.SkipDataChecks}
@@ -61,7 +66,7 @@ func Load(path string, opts LoadOptions) (*canonical.Model, error) {
 	}
 	m, err := canonical.Load(path, lo)
 	if err != nil {
-		if format := otherFormat(path); format != "" {
+		if format := otherFormat(opts.Importers, path); format != "" {
 			return nil, inputErr(&NotONNXError{Path: path, Format: format})
 		}
 		return nil, inputErr(fmt.Errorf("%w; the file is not a readable ONNX model (re-export it, or check that its external data files are beside it)", err))
@@ -80,10 +85,13 @@ func (e *NotONNXError) Error() string {
 	return fmt.Sprintf("%s is not an ONNX model: it is in the %s format; convert it first: onnxconv convert %s OUT.onnx", e.Path, e.Format, e.Path)
 }
 
-// otherFormat names the format of path when a built-in importer other
-// than ONNX's recognises it.
-func otherFormat(path string) string {
-	imp, conf, err := builtin.Registry().Detect(path)
+// otherFormat names the format of path when an importer of reg other
+// than ONNX's recognises it ("" when reg is nil).
+func otherFormat(reg *importers.Registry, path string) string {
+	if reg == nil {
+		return ""
+	}
+	imp, conf, err := reg.Detect(path)
 	if err != nil || conf < 0.5 {
 		return ""
 	}

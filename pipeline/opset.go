@@ -37,8 +37,9 @@ type PlanResult struct {
 }
 
 // Plan converts nothing: it lists every node of the ONNX model in that
-// blocks the move to opset (and mlOpset), with the reason and a fix.
-func Plan(ctx context.Context, in string, opset, mlOpset int) (*PlanResult, error) {
+// blocks the move to opset (and mlOpset), with the reason and a fix. lo
+// loads the model (its Importers name a file that is not ONNX).
+func Plan(ctx context.Context, in string, opset, mlOpset int, lo LoadOptions) (*PlanResult, error) {
 	if opset == 0 && mlOpset == 0 {
 		return nil, usageErr("give the target opset (ai.onnx) and/or the ai.onnx.ml opset")
 	}
@@ -48,7 +49,7 @@ func Plan(ctx context.Context, in string, opset, mlOpset int) (*PlanResult, erro
 	if err := checkInputFile(in); err != nil {
 		return nil, err
 	}
-	m, err := Load(in, LoadOptions{})
+	m, err := Load(in, lo)
 	if err != nil {
 		return nil, err
 	}

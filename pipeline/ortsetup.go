@@ -11,7 +11,7 @@ import (
 // run (inTarget), from the run's Env; it is closed with the run. It is the
 // one place inTarget meets the runtimes API.
 func (c *converter) ortSetup(_ context.Context) (*runtimes.Setup, error) {
-	s, err := runtimes.NewSetup([]string{"onnxruntime"}, 0, c.opts.Env.runtimes())
+	s, err := runtimes.NewSetup([]string{"onnxruntime"}, 0, c.opts.Env.Runtimes)
 	if err == nil {
 		c.release = append(c.release, s.Close)
 	}
@@ -28,7 +28,7 @@ func (c *converter) runtimeMissing(name string) string {
 	}
 	// Lookup fails with a Checker's error: a runtime under Node that is
 	// not installed says so in one line.
-	_, err := c.opts.Env.runtimes().Lookup(name)
+	_, err := c.opts.Env.Runtimes.Lookup(name)
 	var ni *runtimes.NotInstalledError
 	if errors.As(err, &ni) {
 		return ni.Line

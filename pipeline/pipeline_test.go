@@ -61,7 +61,7 @@ func TestConvertFacts(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "block.onnx")
 	rep := filepath.Join(dir, "r.json")
-	res, err := Convert(context.Background(), blockModel, out, Options{
+	res, err := Convert(context.Background(), blockModel, out, Options{Env: builtins(),
 		Target: "onnxruntime-1.15", Verify: &VerifyOptions{}, Reports: []string{rep}, Command: []string{"test"},
 	})
 	if err != nil {
@@ -119,7 +119,7 @@ func TestConvertKeepsTheSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "mlp17.onnx")
-	res, err := Convert(context.Background(), mlp9, out, Options{Opset: 17, Verify: &VerifyOptions{}})
+	res, err := Convert(context.Background(), mlp9, out, Options{Env: builtins(), Opset: 17, Verify: &VerifyOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,16 +135,16 @@ func TestConvertKeepsTheSource(t *testing.T) {
 func TestConvertOverwriteNeedsForce(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(copyTo(t, dir, "m", map[string]string{mlp9: "model.onnx"}), "model.onnx")
-	_, err := Convert(context.Background(), in, in, Options{Opset: 13})
+	_, err := Convert(context.Background(), in, in, Options{Env: builtins(), Opset: 13})
 	var oe *OverwriteError
 	if !errors.As(err, &oe) || KindOf(err) != KindUsage {
 		t.Fatalf("err %v, want an OverwriteError", err)
 	}
-	_, err = Opset(context.Background(), in, filepath.Join(dir, "m", ".", "model.onnx"), Options{Opset: 13})
+	_, err = Opset(context.Background(), in, filepath.Join(dir, "m", ".", "model.onnx"), Options{Env: builtins(), Opset: 13})
 	if !errors.As(err, &oe) {
 		t.Fatalf("opset: err %v, want an OverwriteError", err)
 	}
-	if _, err := Opset(context.Background(), in, in, Options{Opset: 13, Force: true, Verify: &VerifyOptions{}}); err != nil {
+	if _, err := Opset(context.Background(), in, in, Options{Env: builtins(), Opset: 13, Force: true, Verify: &VerifyOptions{}}); err != nil {
 		t.Fatalf("--force: %v", err)
 	}
 	m, err := Load(in, LoadOptions{})
@@ -166,7 +166,7 @@ func TestConvertKeepFailed(t *testing.T) {
 	// binary_hinge's predictions: not what binary_logistic computes.
 	ref := copyTo(t, dir, "wrong", map[string]string{fx + "binary_hinge.predict.npy": "predict.npy"})
 	out := filepath.Join(dir, "out.onnx")
-	opts := Options{Verify: &VerifyOptions{Inputs: in, Reference: ref}}
+	opts := Options{Env: builtins(), Verify: &VerifyOptions{Inputs: in, Reference: ref}}
 	res, err := Convert(context.Background(), xgbModel, out, opts)
 	var ne *NotEquivalentError
 	if !errors.As(err, &ne) || KindOf(err) != KindInvalid || res.Equivalent {
@@ -194,7 +194,7 @@ func TestConvertKeepFailed(t *testing.T) {
 func TestConvertBisect(t *testing.T) {
 	zero := 0.0
 	out := filepath.Join(t.TempDir(), "block16.onnx")
-	res, err := Convert(context.Background(), blockModel, out, Options{Opset: 16,
+	res, err := Convert(context.Background(), blockModel, out, Options{Env: builtins(), Opset: 16,
 		Verify: &VerifyOptions{RTol: &zero, ATol: &zero, Bisect: true}})
 	var ne *NotEquivalentError
 	if !errors.As(err, &ne) {
@@ -215,7 +215,7 @@ func TestConvertBisect(t *testing.T) {
 // Report paths are checked before anything is read.
 func TestConvertChecksReportPathFirst(t *testing.T) {
 	var logged []string
-	_, err := Convert(context.Background(), xgbModel, filepath.Join(t.TempDir(), "o.onnx"), Options{
+	_, err := Convert(context.Background(), xgbModel, filepath.Join(t.TempDir(), "o.onnx"), Options{Env: builtins(),
 		Opset: 13, Verify: &VerifyOptions{}, Reports: []string{"/nonexistent-folder/r.json"},
 		Log: func(f string, a ...any) { logged = append(logged, f) },
 	})
@@ -229,7 +229,7 @@ func TestConvertChecksReportPathFirst(t *testing.T) {
 
 // out.txt is not silently binary: it is refused with the fix.
 func TestOutputFormat(t *testing.T) {
-	_, err := Convert(context.Background(), mlp9, filepath.Join(t.TempDir(), "out.txt"), Options{})
+	_, err := Convert(context.Background(), mlp9, filepath.Join(t.TempDir(), "out.txt"), Options{Env: builtins()})
 	if KindOf(err) != KindUsage || !strings.Contains(err.Error(), ".onnxtxt") {
 		t.Fatalf("out.txt: err %v", err)
 	}
@@ -246,7 +246,7 @@ func TestOutputFormat(t *testing.T) {
 }
 
 func TestConvertUnknownTarget(t *testing.T) {
-	_, err := Convert(context.Background(), mlp9, filepath.Join(t.TempDir(), "o.onnx"), Options{Target: "onnxruntime-1.71"})
+	_, err := Convert(context.Background(), mlp9, filepath.Join(t.TempDir(), "o.onnx"), Options{Env: builtins(), Target: "onnxruntime-1.71"})
 	var ue *profiles.UnknownTargetError
 	if !errors.As(err, &ue) || KindOf(err) != KindUsage {
 		t.Fatalf("err %v", err)
@@ -258,12 +258,12 @@ func TestConvertUnknownTarget(t *testing.T) {
 
 func TestConvertUnknownFormatAndOptions(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "o.onnx")
-	_, err := Convert(context.Background(), xgbModel, out, Options{From: "xgbost"})
+	_, err := Convert(context.Background(), xgbModel, out, Options{Env: builtins(), From: "xgbost"})
 	var fe *importers.UnknownFormatError
 	if !errors.As(err, &fe) || fe.Suggestion != "xgboost" || KindOf(err) != KindUsage {
 		t.Fatalf("err %v", err)
 	}
-	_, err = Convert(context.Background(), xgbModel, out, Options{ImportOptions: importers.Options{"nope": "1"}})
+	_, err = Convert(context.Background(), xgbModel, out, Options{Env: builtins(), ImportOptions: importers.Options{"nope": "1"}})
 	var oe *importers.OptionError
 	if !errors.As(err, &oe) || KindOf(err) != KindUsage {
 		t.Fatalf("err %v", err)
@@ -272,14 +272,14 @@ func TestConvertUnknownFormatAndOptions(t *testing.T) {
 
 // An ml opset the model cannot reach is blamed on the ml opset.
 func TestConvertMLOpsetErrorNamesMLOpset(t *testing.T) {
-	_, err := Convert(context.Background(), xgbModel, filepath.Join(t.TempDir(), "o.onnx"), Options{MLOpset: 9})
+	_, err := Convert(context.Background(), xgbModel, filepath.Join(t.TempDir(), "o.onnx"), Options{Env: builtins(), MLOpset: 9})
 	if err == nil || !strings.Contains(err.Error(), "ml") || strings.Contains(err.Error(), "--opset") {
 		t.Fatalf("err %v", err)
 	}
 }
 
 func TestLoadNotONNX(t *testing.T) {
-	_, err := Load(xgbModel, LoadOptions{})
+	_, err := Load(xgbModel, LoadOptions{Importers: builtins().Importers})
 	var ne *NotONNXError
 	if !errors.As(err, &ne) || ne.Format != "xgboost" {
 		t.Fatalf("err %v", err)
@@ -287,10 +287,30 @@ func TestLoadNotONNX(t *testing.T) {
 	if !strings.Contains(err.Error(), "convert it first") {
 		t.Errorf("message %q", err)
 	}
+	// Without importers the file is refused all the same, unnamed.
+	_, err = Load(xgbModel, LoadOptions{})
+	if err == nil || errors.As(err, &ne) || KindOf(err) != KindInput {
+		t.Errorf("without importers: %v, want an unnamed input error", err)
+	}
+}
+
+// A Convert whose Env lacks importers or exporters is a usage error that
+// says how to build one; pipeline names no format, so it has no defaults.
+func TestConvertNeedsEnv(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "o.onnx")
+	for _, env := range []Env{{}, {Importers: builtins().Importers}, {Exporters: builtins().Exporters}} {
+		_, err := Convert(context.Background(), mlp9, out, Options{Env: env, Opset: 13})
+		if KindOf(err) != KindUsage || !strings.Contains(err.Error(), "builtinenv.New") {
+			t.Errorf("Env %+v: %v, want a usage error naming builtinenv.New", env, err)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("something was written: %v", err)
+	}
 }
 
 func TestPlan(t *testing.T) {
-	p, err := Plan(context.Background(), blockModel, 7, 0)
+	p, err := Plan(context.Background(), blockModel, 7, 0, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +329,7 @@ func TestPlan(t *testing.T) {
 // The same sample folder gives the same inputs to convert and verify.
 func TestConvertAndVerifyReadInputsAlike(t *testing.T) {
 	set := "../fixtures/models/mlp_opset9/test_data_set_0"
-	res, err := Convert(context.Background(), mlp9, filepath.Join(t.TempDir(), "o.onnx"), Options{Opset: 13, Verify: &VerifyOptions{Inputs: set}})
+	res, err := Convert(context.Background(), mlp9, filepath.Join(t.TempDir(), "o.onnx"), Options{Env: builtins(), Opset: 13, Verify: &VerifyOptions{Inputs: set}})
 	if err != nil {
 		t.Fatal(err)
 	}

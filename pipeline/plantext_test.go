@@ -15,7 +15,7 @@ func TestPlanWriteText(t *testing.T) {
 		{7, path + ": 1 node(s) block opset 7:\n  main: node 45 \"Gelu_0\" (Gelu), Gelu 20 -> opset 7: Gelu needs Erf, which does not exist before opset 9; target opset 9 or later (Erf)\n"},
 		{19, path + ": nothing blocks opset 19\n"},
 	} {
-		p, err := Plan(context.Background(), path, c.opset, 0)
+		p, err := Plan(context.Background(), path, c.opset, 0, LoadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/backendtest"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
@@ -31,6 +32,9 @@ type RunOptions struct {
 	// Dims sets the symbolic dims of generated inputs (when Inputs is
 	// ""), NAME or INPUT:AXIS; unset ones are 1.
 	Dims map[string]int64
+	// Importers name the format of a path that is not ONNX (see
+	// LoadOptions).
+	Importers *importers.Registry
 }
 
 // RunResult holds the outputs of Run.
@@ -43,7 +47,7 @@ type RunResult struct {
 // Run runs the model at path with the built-in executor on the inputs in
 // opts.Inputs, and writes the outputs to opts.OutDir when set.
 func Run(ctx context.Context, path string, opts RunOptions) (*RunResult, error) {
-	m, err := Load(path, LoadOptions{})
+	m, err := Load(path, LoadOptions{Importers: opts.Importers})
 	if err != nil {
 		return nil, err
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/builtin"
-	"github.com/onnxconv/onnxconv/importers/catboost"
 )
 
 // convert --verify compares every tree and scikit-learn fixture with the
@@ -50,8 +50,8 @@ func TestConvertVerifiesAgainstPredictors(t *testing.T) {
 		}
 		format := imp.Describe().FormatName()
 		t.Run(format+"/"+base, func(t *testing.T) {
-			res, err := Convert(context.Background(), in, filepath.Join(dir, base+".onnx"), Options{Verify: &VerifyOptions{}})
-			var ue *catboost.UnsupportedError
+			res, err := Convert(context.Background(), in, filepath.Join(dir, base+".onnx"), Options{Env: builtins(), Verify: &VerifyOptions{}})
+			var ue *importers.UnsupportedOpsError
 			if errors.As(err, &ue) {
 				// CTR, text and embedding features: refused, naming them.
 				t.Skipf("refused: %v", err)

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
@@ -31,6 +32,9 @@ type TransformOptions struct {
 	// Dims sets the symbolic dims of generated inputs (NAME or
 	// INPUT:AXIS); unset ones are 1 (64 rows for a tabular input).
 	Dims map[string]int64
+	// Importers name the format of an input that is not ONNX (see
+	// LoadOptions).
+	Importers *importers.Registry
 }
 
 // gen returns the options of m's generated inputs.
@@ -138,7 +142,7 @@ func transform[R any](in, out string, o TransformOptions, fn func(*canonical.Mod
 	if !o.Force && sameExistingFile(in, out) {
 		return zero, inputErr(&OverwriteError{Path: out})
 	}
-	m, err := Load(in, LoadOptions{})
+	m, err := Load(in, LoadOptions{Importers: o.Importers})
 	if err != nil {
 		return zero, err
 	}

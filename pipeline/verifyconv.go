@@ -226,11 +226,14 @@ func (c *converter) compare(ctx context.Context, ref, cand *verify.Side, samples
 func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (*verify.Side, error) {
 	cv := &c.res.Conversion
 	if p, ok := c.imp.(importers.Predictor); ok {
-		src, err := p.Source(ctx, c.in, c.opts.ImportOptions)
-		if err != nil {
-			return nil, inputErr(fmt.Errorf("%s: computing the source directly: %w", c.in, err))
+		src := c.src
+		if src == nil {
+			var err error
+			if src, err = p.Source(ctx, c.in, c.opts.ImportOptions); err != nil {
+				return nil, inputErr(fmt.Errorf("%s: computing the source directly: %w", c.in, err))
+			}
+			c.release = append(c.release, src.Close)
 		}
-		c.release = append(c.release, src.Close)
 		cv.Reference = src.Describe()
 		return &verify.Side{Name: c.in, Model: imported, Runner: src, ComputedBy: cv.Reference}, nil
 	}
@@ -242,7 +245,7 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		return nil, nil
 	}
 	if d.Runtime != "" && !(c.isONNX() && IsText(c.in)) {
-		setup, err := runtimes.NewSetup([]string{d.Runtime}, 0, c.opts.Env.runtimes())
+		setup, err := runtimes.NewSetup([]string{d.Runtime}, 0, c.opts.Env.Runtimes)
 		if err == nil {
 			c.release = append(c.release, setup.Close)
 			side, err2 := setup.Side(0, c.in, imported)

@@ -32,7 +32,7 @@ func TestReportNamesTheFileWritten(t *testing.T) {
 	in := filepath.Join(testpaths.RepoRoot(t), "fixtures", "xgboost", "binary_logistic.json")
 	dir := t.TempDir()
 	out, js := filepath.Join(dir, "x.onnx"), filepath.Join(dir, "r.json")
-	if _, err := Convert(context.Background(), in, out, Options{Verify: &VerifyOptions{}, Reports: []string{js}}); err != nil {
+	if _, err := Convert(context.Background(), in, out, Options{Env: builtins(), Verify: &VerifyOptions{}, Reports: []string{js}}); err != nil {
 		t.Fatal(err)
 	}
 	var r verify.Report
@@ -52,7 +52,7 @@ func TestReportNamesTheFileWritten(t *testing.T) {
 	zero := 0.0
 	mlp := filepath.Join(testpaths.RepoRoot(t), "fixtures", "models", "mlp_opset17", "model.onnx")
 	out2 := filepath.Join(dir, "y.onnx")
-	_, err = Convert(context.Background(), mlp, out2, Options{FP16: &passes.FP16Options{}, Verify: &VerifyOptions{RTol: &zero, ATol: &zero}, Reports: []string{js}, KeepFailed: true})
+	_, err = Convert(context.Background(), mlp, out2, Options{Env: builtins(), FP16: &passes.FP16Options{}, Verify: &VerifyOptions{RTol: &zero, ATol: &zero}, Reports: []string{js}, KeepFailed: true})
 	if err == nil {
 		t.Fatal("float16 at tolerance 0 passed")
 	}

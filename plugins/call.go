@@ -35,9 +35,28 @@ const exitWait = 2 * time.Second
 // id the plugin had. A failure is returned as a *PluginError.
 func call(ctx context.Context, opts Options, p *PluginInfo, op, input string, timeout time.Duration,
 	fn func(ctx context.Context, cp plugin.ClientProtocol) error) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return callOp(ctx, opts, p, &op, input, timeout, fn)
+}
+
+// callOp is call whose operation (*op, read when a failure is
+// classified) may change while fn runs, as the requests of a session do.
+// A timeout of 0 puts no limit on the whole call: fn then bounds its own
+// steps (a *requestEnded error says that one ran out of time or was
+// canceled).
+func callOp(ctx context.Context, opts Options, p *PluginInfo, opp *string, input string, timeout time.Duration,
+	fn func(ctx context.Context, cp plugin.ClientProtocol) error) (int, error) {
+	var cancel context.CancelFunc
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
 	defer cancel()
-	deadline, _ := ctx.Deadline()
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(opts.StartTimeout + time.Hour) // only the start is bounded here
+	}
+	op := *opp
 
 	// The plugin's gRPC socket goes in a private folder that is removed
 	// after the call: a plugin that is killed cannot remove its socket,
@@ -94,6 +113,8 @@ func call(ctx context.Context, opts Options, p *PluginInfo, op, input string, ti
 		stop(client, perr.PID, false)
 		return perr.PID, nil
 	}
+	op = *opp
+	perr.Op = op
 	perr.Err = err
 	if ctx.Err() == nil && time.Until(deadline) < 250*time.Millisecond {
 		// gRPC sends the deadline along: the plugin's side can see it
@@ -102,7 +123,21 @@ func call(ctx context.Context, opts Options, p *PluginInfo, op, input string, ti
 		<-ctx.Done()
 	}
 	st, isStatus := status.FromError(err)
+	var re *requestEnded
 	switch {
+	case errors.As(err, &re):
+		// A request of a session ran out of its time, or its caller
+		// gave up on it.
+		stop(client, perr.PID, true)
+		perr.Stderr = tail.String()
+		perr.Err = re.err
+		if re.caller != nil {
+			perr.Kind = re.caller.Err()
+			perr.Detail = canceledDetail(re.caller, op, input)
+		} else {
+			perr.Kind = ErrTimeout
+			perr.Detail = timeLimitDetail(op, input, re.limit)
+		}
 	case ctx.Err() != nil:
 		stop(client, perr.PID, true)
 		perr.Stderr = tail.String()

@@ -142,8 +142,24 @@ func (hi *HostImporter) ask(path string, head []byte) (float32, error) {
 // (on Linux and other Unix systems the model stays memory-mapped; elsewhere
 // it is read into memory first). Errors name path and the plugin, never the
 // temporary files; plugin failures stay *PluginError values of their kind
-// (ErrTimeout, ErrMemoryLimit, ErrCrashed, ErrFailed, ...).
+// (ErrTimeout, ErrMemoryLimit, ErrCrashed, ErrFailed, ...). Options that do
+// not fit the plugin's specs are an *importers.OptionError, before a process
+// starts.
 func (hi *HostImporter) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
+	// The options are checked against the plugin's specs here, before a
+	// process starts; the plugin parses them.
+	if err := importers.CheckOptions(hi.Describe(), opts); err != nil {
+		return nil, err
+	}
+	return hi.importWith(path, func(out string) ([]string, error) {
+		return hi.host.Import(ctx, hi.info.Name, path, out, opts)
+	})
+}
+
+// importWith runs an import of the file at path by the plugin (run, which
+// writes the model to out) into a private temporary folder, and loads the
+// model it wrote (see Import).
+func (hi *HostImporter) importWith(path string, run func(out string) ([]string, error)) (*importers.Result, error) {
 	tmpDir, err := os.MkdirTemp("", "onnxconv-import-*")
 	if err != nil {
 		return nil, fmt.Errorf("importing %s with plugin %q: creating a temporary folder: %w", path, hi.info.Name, err)
@@ -155,7 +171,7 @@ func (hi *HostImporter) Import(ctx context.Context, path string, opts importers.
 	}
 	const repl = "(the plugin's output)"
 	out := filepath.Join(tmpDir, "model.onnx")
-	warnings, err := hi.host.Import(ctx, hi.info.Name, path, out, opts)
+	warnings, err := run(out)
 	if err != nil {
 		return nil, scrubError(err, repl, dirs)
 	}

@@ -291,5 +291,24 @@ func TestBuiltinServedFromImporter(t *testing.T) {
 	if !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), `unknown option "layout"`) {
 		t.Errorf("unknown option: %v", err)
 	}
+	// Through the HostImporter the host checks them against the specs the
+	// protocol carried, before a process starts: typed errors (which the
+	// protocol could not carry) naming the option, and the known ones or
+	// the kind.
+	for _, c := range []struct {
+		opts map[string]string
+		want string
+	}{
+		{map[string]string{"layout": "nchw"}, `tflite importer: unknown option "layout" (known: opset, keep_nhwc, subgraph, int8_kernels)`},
+		{map[string]string{"opset": "99"}, `tflite importer: option opset="99": 99 is out of range: want an int from 13 to 23`},
+		{map[string]string{"keep_nhwc": "maybe"}, `tflite importer: option keep_nhwc="maybe": want a bool (true or false)`},
+		{map[string]string{"int8_kernels": "gpu"}, `tflite importer: option int8_kernels="gpu": want one of xnnpack, reference`},
+	} {
+		_, err = imp.Import(ctx, path, c.opts)
+		var oe *importers.OptionError
+		if !errors.As(err, &oe) || err.Error() != c.want {
+			t.Errorf("HostImporter with %v: %v, want an *importers.OptionError %q", c.opts, err, c.want)
+		}
+	}
 	assertNoChildren(t)
 }

@@ -76,48 +76,71 @@ func (h *Host) lookup(name string) (*PluginInfo, error) {
 func (h *Host) produce(ctx context.Context, p *PluginInfo, op, in, out string,
 	fn func(ctx context.Context, cp plugin.ClientProtocol, absIn, tmpOut string) error,
 	check func(path string) error) error {
-	absIn, err := filepath.Abs(in)
+	st, err := stage(op, in, out)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", op, in, err)
-	}
-	absOut, err := filepath.Abs(out)
-	if err != nil {
-		return fmt.Errorf("%s %s: output %s: %w", op, in, out, err)
-	}
-	st, err := os.Stat(absIn)
-	if err != nil {
-		return fmt.Errorf("%s: reading input: %w", op, err)
-	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: input %s is not a regular file", op, in)
-	}
-	if absIn == absOut {
-		return fmt.Errorf("%s %s: the output would overwrite the input", op, in)
-	}
-	tmpDir, err := os.MkdirTemp(filepath.Dir(absOut), ".onnxconv-"+filepath.Base(absOut)+"-*")
-	if err != nil {
-		return fmt.Errorf("%s %s: creating a temporary folder beside the output: %w", op, in, err)
+		return err
 	}
 	// call returns only after the plugin process is gone, so nothing
-	// writes into tmpDir once it is removed.
-	defer func() { _ = os.RemoveAll(tmpDir) }()
-	tmpOut := filepath.Join(tmpDir, filepath.Base(absOut))
-
+	// writes into the staging folder once it is removed.
+	defer st.cleanup()
 	pid, err := call(ctx, h.opts, p, op, in, h.opts.CallTimeout, func(ctx context.Context, cp plugin.ClientProtocol) error {
-		return fn(ctx, cp, absIn, tmpOut)
+		return fn(ctx, cp, st.absIn, st.tmpOut)
 	})
 	if err != nil {
 		return err
 	}
-	if err := check(tmpOut); err != nil {
+	return st.commit(p, op, in, out, pid, check)
+}
+
+// staged is the private temporary folder beside an output that a plugin
+// writes into (tmpOut), for an input that was checked to be a regular file
+// other than the output.
+type staged struct {
+	absIn, absOut, tmpDir, tmpOut string
+}
+
+// stage checks in and out and creates the temporary folder beside out.
+func stage(op, in, out string) (*staged, error) {
+	absIn, err := filepath.Abs(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, in, err)
+	}
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: output %s: %w", op, in, out, err)
+	}
+	st, err := os.Stat(absIn)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading input: %w", op, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: input %s is not a regular file", op, in)
+	}
+	if absIn == absOut {
+		return nil, fmt.Errorf("%s %s: the output would overwrite the input", op, in)
+	}
+	tmpDir, err := os.MkdirTemp(filepath.Dir(absOut), ".onnxconv-"+filepath.Base(absOut)+"-*")
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: creating a temporary folder beside the output: %w", op, in, err)
+	}
+	return &staged{absIn: absIn, absOut: absOut, tmpDir: tmpDir, tmpOut: filepath.Join(tmpDir, filepath.Base(absOut))}, nil
+}
+
+// commit checks what the plugin (process pid, 0 when unknown) wrote and
+// renames it onto the output.
+func (s *staged) commit(p *PluginInfo, op, in, out string, pid int, check func(path string) error) error {
+	if err := check(s.tmpOut); err != nil {
 		return &PluginError{Plugin: p.Name, Path: p.Path, Op: op, Input: in, Kind: ErrBadOutput, Err: err, PID: pid,
 			Detail: "reported success but its output is unusable: " + err.Error()}
 	}
-	if err := os.Rename(tmpOut, absOut); err != nil {
+	if err := os.Rename(s.tmpOut, s.absOut); err != nil {
 		return fmt.Errorf("%s %s: moving the result onto %s: %w", op, in, out, err)
 	}
 	return nil
 }
+
+// cleanup removes the temporary folder.
+func (s *staged) cleanup() { _ = os.RemoveAll(s.tmpDir) }
 
 func checkNonEmpty(path string) error {
 	st, err := os.Stat(path)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -211,4 +212,116 @@ func TestRemoteSource(t *testing.T) {
 	if _, err := imp.(importers.Predictor).Source(context.Background(), bad, nil); !errors.As(err, &pe) || pe.Op != "predict" {
 		t.Errorf("bad source: %v, want a *PluginError of op predict", err)
 	}
+}
+
+// ImportSource imports and opens the source in one plugin process: the
+// model is Import's, the source computes what the in-process predictor
+// computes, and while it is open the host has one child process.
+func TestImportSource(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := BuiltinOptions(testBuiltins(), []string{"__plugin", "serve"})
+	opts.Executable = exe
+	opts.NoThirdParty = true
+	o := testOptions(t, "")
+	opts.UserDir, opts.CallTimeout, opts.DescribeTimeout, opts.StartTimeout = o.UserDir, o.CallTimeout, o.DescribeTimeout, o.StartTimeout
+	h := newHost(t, opts)
+	r, err := Registry(h, builtin.Importers(), onnximp.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, err := r.Lookup("xgboost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	si, ok := imp.(importers.SourceImporter)
+	if !ok {
+		t.Fatal("the xgboost plugin importer is no importers.SourceImporter")
+	}
+	path := filepath.Join("..", "fixtures", "xgboost", "binary_logistic.json")
+	in := xgbInput(t)
+	res, src, err := si.ImportSource(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Model.Close()
+	if src == nil {
+		t.Fatal("no source")
+	}
+	want, err := imp.Import(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Model.Close()
+	if a, b := len(res.Model.Graph.Nodes), len(want.Model.Graph.Nodes); a != b || a == 0 {
+		t.Errorf("ImportSource's model has %d node(s), Import's %d", a, b)
+	}
+	n, err := childProcesses()
+	t.Logf("%d child process(es) while the source is open (%v)", n, err)
+	if err == nil && n != 1 {
+		t.Errorf("%d child process(es) while the source is open, want 1 (the importer's, which serves it)", n)
+	}
+	// RunSource runs the open source and closes it.
+	remote := treetest.RunSource(t, openSource{imp, src}, path, nil, in)
+	local := treetest.RunSource(t, xgboost.New(), path, nil, in)
+	if e := treetest.SameOutputs(t, "ImportSource's source vs in-process predictor", remote, local, 0); e != 0 {
+		t.Errorf("the plugin's predictor differs from the in-process one by %g", e)
+	}
+	if n, err := childProcesses(); err == nil && n != 0 {
+		t.Errorf("%d child process(es) after the source closed, want 0", n)
+	}
+
+	// A file the plugin cannot import is the import's *PluginError.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"learner": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var pe *PluginError
+	if _, src, err := si.ImportSource(context.Background(), bad, nil); !errors.As(err, &pe) || pe.Op != "import" || src != nil {
+		t.Errorf("bad file: %v (source %v), want a *PluginError of op import and no source", err, src)
+	}
+}
+
+// openSource is an importer whose Source is src, already open.
+type openSource struct {
+	importers.Importer
+	src importers.Source
+}
+
+func (o openSource) Source(context.Context, string, importers.Options) (importers.Source, error) {
+	return o.src, nil
+}
+
+// childProcesses counts the live child processes of this process (from
+// /proc; an error where there is none).
+func childProcesses() (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	self := strconv.Itoa(os.Getpid())
+	n := 0
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split
+		// after its closing parenthesis.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 2 && f[1] == self && f[0] != "Z" {
+			n++
+		}
+	}
+	return n, nil
 }

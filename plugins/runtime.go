@@ -261,7 +261,7 @@ func (s *RuntimeSession) Run(ctx context.Context, inputs []*canonical.Tensor) ([
 		in[i] = tp
 	}
 	var outs []*onnxpb.TensorProto
-	err := s.sess.do(ctx, func(ctx context.Context) error {
+	err := s.sess.do(ctx, "", func(ctx context.Context) error {
 		var err error
 		outs, err = s.rt.Run(ctx, s.abs, in, s.opts)
 		return err

@@ -44,6 +44,9 @@ func (hi *HostImporter) source(ctx context.Context, path string, opts importers.
 	if !hi.Predicts() {
 		return nil, fmt.Errorf("plugin %q does not compute its sources: %w", hi.info.Name, ErrUnsupported)
 	}
+	if err := importers.CheckOptions(hi.Describe(), opts); err != nil {
+		return nil, err
+	}
 	src := &remoteSource{plugin: hi.info.Name, path: path}
 	sess, err := hi.host.startSession(ctx, hi.info, "predict", path, func(ctx context.Context, cp plugin.ClientProtocol) error {
 		imp, _, err := dispense(cp)
@@ -85,7 +88,7 @@ func (s *remoteSource) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*
 		in[i] = tp
 	}
 	var outs []*onnxpb.TensorProto
-	err := s.sess.do(ctx, func(ctx context.Context) error {
+	err := s.sess.do(ctx, "predict", func(ctx context.Context) error {
 		var err error
 		outs, err = s.imp.Predict(ctx, in)
 		return err

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/onnxconv/onnxconv/batch"
+	"github.com/onnxconv/onnxconv/builtinenv"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins"
 )
@@ -60,7 +61,7 @@ type Config struct {
 	// WebhookHosts are the host[:port]s a job's completion webhook may
 	// name; a spec naming another is refused (400). Empty: no webhooks.
 	WebhookHosts []string
-	// Env is passed to batch (zero: the built-in importers in process;
+	// Env is passed to batch (zero: builtinenv.New, the built-ins in process;
 	// the command line passes the Env around its plugin host, so that
 	// imports run in plugin processes with limits); Plugins is where
 	// bench jobs find runtime plugins.
@@ -74,6 +75,9 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
+	if c.Env == (pipeline.Env{}) {
+		c.Env = builtinenv.New()
+	}
 	if c.Workers <= 0 {
 		c.Workers = 2
 	}

@@ -54,15 +54,19 @@ func MinDims(m *canonical.Model) map[string]int64 {
 			}
 			out[key] = max(out[key], idx+1)
 		}
+		// A window (convolution or pooling) needs its input at least as
+		// long as the window, less the padding: read directly or through
+		// Reshape, Unsqueeze, Squeeze, Transpose and elementwise ops.
+		for ax, d := range ds {
+			if d.Known {
+				continue
+			}
+			if least := windowLeast(v, ax, len(ds)); least > 1 {
+				need(int64(ax), least-1)
+			}
+		}
 		for _, u := range v.Uses() {
 			n := u.Node
-			if n != nil && u.Index == 0 {
-				// A window (convolution or pooling) needs its input at
-				// least as long as the window, less the padding.
-				for ax, size := range windowMin(n) {
-					need(int64(ax), size-1)
-				}
-			}
 			if n == nil || u.Index != 0 || len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil {
 				continue
 			}

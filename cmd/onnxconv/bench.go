@@ -11,6 +11,7 @@ import (
 	"github.com/onnxconv/onnxconv/bench"
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor"
+	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins"
 )
@@ -70,7 +71,7 @@ tensors; cmd/onnxconv-bench (cgo, in process) has none of that.`,
 			side := rtName + " (plugin)"
 			var results []*bench.Result
 			for _, path := range args {
-				m, err := pipeline.Load(path, pipeline.LoadOptions{})
+				m, err := pipeline.Load(path, pipeline.LoadOptions{Importers: builtin.Registry()})
 				if err != nil {
 					return pipelineError(err)
 				}

@@ -90,7 +90,9 @@ With --external-data, every tensor of at least --external-threshold bytes is
 moved to one data file beside OUT (OUT's name + ".data" unless
 --external-file is given), aligned to 4096 bytes. Without it, external data
 of IN is inlined. A model whose protobuf would exceed 2 GiB is refused:
-pass --external-data.`,
+pass --external-data.
+
+` + importerOptionsHelp(),
 		Example: `  onnxconv convert model.tflite model.onnx --verify --inputs data/ --reference data/
   onnxconv convert booster.json booster.onnx --opset 13
   onnxconv convert model.onnx ort.onnx --target onnxruntime-1.17 --report verify.html --bisect`,
@@ -174,7 +176,7 @@ pass --external-data.`,
 	fl.StringVar(&target, "target", "", "fit the model to a target runtime profile (see 'onnxconv targets')")
 	fl.BoolVar(&allowViol, "allow-violations", false, "with --target, write the model even when the target does not support all of it")
 	fl.BoolVar(&rawScore, "raw-score", false, "tree models: output the raw margin (before the link function), as -O raw_score=true")
-	fl.StringArrayVarP(&importOpts, "option", "O", nil, "importer option KEY=VALUE (repeatable), e.g. -O keep_nhwc=true for tflite; 'onnxconv formats' lists them")
+	fl.StringArrayVarP(&importOpts, "option", "O", nil, "importer option KEY=VALUE (repeatable), e.g. -O keep_nhwc=true for tflite; the help's last section and 'onnxconv formats --json' list them")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on standard error")
 	fl.BoolVar(&optimize, "optimize", false, "run the graph passes after import (each checked on the executor, rolled back if it changes an output)")
 	fl.StringSliceVar(&passList, "passes", nil, "with --optimize: the passes to run, comma separated (see 'onnxconv optimize --help')")

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/pipeline"
 )
 
@@ -15,7 +16,7 @@ func loadModel(path string, stderr io.Writer) (*canonical.Model, error) {
 
 // loadModelOpts is loadModel with load options.
 func loadModelOpts(path string, stderr io.Writer, opts canonical.LoadOptions) (*canonical.Model, error) {
-	m, err := pipeline.Load(path, pipeline.LoadOptions{SkipDataChecks: opts.SkipDataChecks, Progress: newProgress(stderr).bytes})
+	m, err := pipeline.Load(path, pipeline.LoadOptions{SkipDataChecks: opts.SkipDataChecks, Progress: newProgress(stderr).bytes, Importers: builtin.Registry()})
 	if err != nil {
 		return nil, badInput(err)
 	}

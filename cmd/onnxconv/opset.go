@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/onnxconv/onnxconv/builtinenv"
+	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/pipeline"
 )
 
@@ -57,7 +59,7 @@ why, and exits 1 when anything blocks. --to and --to-ml are older names of
 				if out != "" {
 					return badInput(errors.New("opset: --dry-run writes nothing; drop OUT"))
 				}
-				plan, err := pipeline.Plan(cmd.Context(), args[0], of.opset, of.mlOpset)
+				plan, err := pipeline.Plan(cmd.Context(), args[0], of.opset, of.mlOpset, pipeline.LoadOptions{Importers: builtin.Registry()})
 				if err != nil {
 					return pipelineError(err)
 				}
@@ -92,6 +94,7 @@ why, and exits 1 when anything blocks. --to and --to-ml are older names of
 				vo.Progress = pr.samples
 			}
 			opts := pipeline.Options{
+				Env:   builtinenv.New(), // ONNX in, in process
 				Opset: of.opset, MLOpset: of.mlOpset,
 				Verify: vo, Reports: vf.reports, KeepFailed: vf.keepFailed, Force: wf.force,
 				Save: wf.save(pr.bytes),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/verify"
@@ -46,7 +47,8 @@ func (f *transformFlags) options() (pipeline.TransformOptions, error) {
 	if err != nil {
 		return pipeline.TransformOptions{}, err
 	}
-	return pipeline.TransformOptions{Inputs: f.inputs, Samples: f.samples, Seed: f.seed, Report: f.report, Force: f.force, Unchecked: f.noVerify, Dims: dims}, nil
+	return pipeline.TransformOptions{Inputs: f.inputs, Samples: f.samples, Seed: f.seed, Report: f.report, Force: f.force, Unchecked: f.noVerify, Dims: dims,
+		Importers: builtin.Registry()}, nil
 }
 
 // printVerdict prints the verification verdict of a transform: the

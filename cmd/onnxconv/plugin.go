@@ -13,13 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	expbuiltin "github.com/onnxconv/onnxconv/exporters/builtin"
-	"github.com/onnxconv/onnxconv/importers/builtin"
-	onnximp "github.com/onnxconv/onnxconv/importers/onnx"
+	"github.com/onnxconv/onnxconv/builtinenv"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
-	rtbuiltin "github.com/onnxconv/onnxconv/runtimes/builtin"
 )
 
 // pluginServeArgs start a built-in plugin when followed by its name.
@@ -89,20 +86,14 @@ func pluginHostOptions(builtins map[string]func() sdk.Plugin) plugins.Options {
 }
 
 // newEnv returns the Env of a command-line run, around one plugin host
-// (whose built-ins are described without being started): every built-in
-// importer but ONNX's detected in this process and imported through its
-// plugin process, then the third-party importer plugins, then the ONNX
-// importer in process (canonical's checked loader; going out of process
-// would only copy the model); the built-in exporters; the built-in runtimes (node children of
-// this process) and the host's runtime plugins.
+// (whose built-ins are described without being started; see
+// builtinenv.Hosted): built-in importers detected in this process and
+// imported through their plugin processes, third-party importer plugins,
+// the built-in exporters and runtimes, and the host's runtime plugins.
 func newEnv(ctx context.Context, builtins map[string]func() sdk.Plugin) (pipeline.Env, error) {
 	h, err := plugins.NewHost(ctx, pluginHostOptions(builtins))
 	if err != nil {
 		return pipeline.Env{}, fmt.Errorf("starting the plugin host: %w", err)
 	}
-	reg, err := plugins.Registry(h, builtin.Importers(), onnximp.Name)
-	if err != nil {
-		return pipeline.Env{}, err
-	}
-	return pipeline.Env{Importers: reg, Exporters: expbuiltin.Registry(), Runtimes: rtbuiltin.Set(h)}, nil
+	return builtinenv.Hosted(h)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/onnxconv/onnxconv/executor"
+	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/pipeline"
 )
 
@@ -33,7 +34,7 @@ inputs are input_N.pb files holding a SequenceProto or OptionalProto.`,
 			if err != nil {
 				return badInput(fmt.Errorf("run: %w", err))
 			}
-			res, err := pipeline.Run(cmd.Context(), args[0], pipeline.RunOptions{Inputs: inDir, OutDir: outDir, Backend: backend, Threads: threads, Dims: d})
+			res, err := pipeline.Run(cmd.Context(), args[0], pipeline.RunOptions{Inputs: inDir, OutDir: outDir, Backend: backend, Threads: threads, Dims: d, Importers: builtin.Registry()})
 			if err != nil {
 				return pipelineError(err)
 			}

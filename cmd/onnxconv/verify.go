@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/onnxconv/onnxconv/builtinenv"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
 	"github.com/onnxconv/onnxconv/runtimes"
@@ -76,6 +77,8 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 				if opts.Env, err = newEnv(cmd.Context(), builtins); err != nil {
 					return badInput(fmt.Errorf("verify: %w", err))
 				}
+			} else {
+				opts.Env = builtinenv.New() // names a file that is not ONNX
 			}
 			if cmd.Flags().Changed("rtol") {
 				if rtol < 0 {

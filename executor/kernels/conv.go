@@ -65,6 +65,9 @@ func (x *Context) Conv2D(p Conv2D, in, w, bias, y []float32) error {
 
 // PackConvWeights packs the weights of a convolution that Conv2D would
 // run as SGEMMs (one packed matrix per group); nil for depthwise ones.
+// Layers with few output pixels (convSwapped) get Wᵀ packed as the B
+// operand, the others W as the A operand; Conv2DPacked runs either form
+// on any geometry.
 func PackConvWeights(p Conv2D, w []float32) ([]*Packed, error) {
 	if err := p.checkWeights(w); err != nil {
 		return nil, err
@@ -73,9 +76,17 @@ func PackConvWeights(p Conv2D, w []float32) ([]*Packed, error) {
 		return nil, nil
 	}
 	mg, kk := p.M/p.Groups, p.C/p.Groups*p.KH*p.KW
+	swapped := convSwapped(&p, best)
 	res := make([]*Packed, p.Groups)
 	for g := range res {
-		pk, err := PackA(false, mg, kk, 1, w[g*mg*kk:(g+1)*mg*kk], kk)
+		var pk *Packed
+		var err error
+		if swapped {
+			// Wᵀ as the B operand (k × mg).
+			pk, err = PackB(true, kk, mg, w[g*mg*kk:(g+1)*mg*kk], kk)
+		} else {
+			pk, err = PackA(false, mg, kk, 1, w[g*mg*kk:(g+1)*mg*kk], kk)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -124,6 +135,26 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 			if pw == nil {
 				wg = w[g*mg*kk : (g+1)*mg*kk]
 			}
+			var pg *Packed
+			if pw != nil {
+				pg = pw[g]
+			}
+			var bg []float32
+			if bias != nil {
+				bg = bias[g*mg : (g+1)*mg]
+			}
+			switch {
+			case pg != nil && !pg.isA:
+				if err := x.convFlatT(&p, best, pg, xg, cg, mg, bg, yg); err != nil {
+					return err
+				}
+				continue
+			case pg != nil && !direct && useFlat(&p, best.nr):
+				if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg); err != nil {
+					return err
+				}
+				continue
+			}
 			beta := float32(0)
 			if bias != nil {
 				bg := bias[g*mg : (g+1)*mg]
@@ -137,10 +168,6 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 					}
 				})
 				beta = 1
-			}
-			var pg *Packed
-			if pw != nil {
-				pg = pw[g]
 			}
 			if direct {
 				if err := x.SgemmPacked(false, false, mg, npix, kk, 1, wg, kk, pg, xg, npix, nil, beta, yg, npix); err != nil {
@@ -378,11 +405,20 @@ type convB struct {
 	p      *Conv2D
 	x      []float32
 	oh, ow int
+	// flat: B is the phase-plane grid (convflat.go) from column col0 on;
+	// for convFlatT, pix (when set) lists the grid columns of A's rows.
+	flat *flatConv
+	col0 int
+	pix  []int
 }
 
 // pack packs rows [p0, p0+kc) and columns [j0, j0+nc) into panels of nr
 // columns, as packB does for a formed matrix (same values, same layout).
 func (cb *convB) pack(dst []float32, p0, kc, j0, nc, nr int) {
+	if cb.flat != nil {
+		cb.flat.pack(dst, p0, kc, cb.col0+j0, nc, nr)
+		return
+	}
 	p := cb.p
 	hw := p.H * p.W
 	for jr := 0; jr < nc; jr += nr {

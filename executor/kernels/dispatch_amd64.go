@@ -12,6 +12,8 @@ var _ = func() bool {
 		axpy = axpySIMD
 		vmax = maxSIMD
 		relu = reluSIMD
+		expSub = expSubSIMD
+		gelu = geluSIMD
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
 		available = append(available, microKernel{name: "avx512", mr: 12, nr: 32, fn: kernelAVX512})
@@ -51,4 +53,37 @@ func reluSIMD(x, y []float32) {
 		reluAVX2(n, &x[0], &y[0])
 	}
 	reluGeneric(x[n:], y[n:])
+}
+
+// expSubSIMD runs whole blocks of 8 with AVX2 and the tail as one more
+// block through a copy, so that every element takes the same path
+// whatever the slice's length or offset (results do not depend on how
+// rows are split between threads).
+func expSubSIMD(x []float32, sub float32, y []float32) {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		expSubAVX2(n, &x[0], sub, &y[0])
+	}
+	if n < len(x) {
+		var buf [8]float32
+		copy(buf[:], x[n:])
+		expSubAVX2(8, &buf[0], sub, &buf[0])
+		copy(y[n:], buf[:])
+	}
+}
+
+// geluSIMD is Gelu with AVX2, the tail as in expSubSIMD.
+func geluSIMD(x, y []float32) {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		geluAVX2(n, &x[0], &y[0])
+	}
+	if n < len(x) {
+		var buf [8]float32
+		copy(buf[:], x[n:])
+		geluAVX2(8, &buf[0], &buf[0])
+		copy(y[n:], buf[:])
+	}
 }

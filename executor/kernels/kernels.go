@@ -70,6 +70,8 @@ func init() {
 			axpy = axpyGeneric
 			vmax = maxGeneric
 			relu = reluGeneric
+			expSub = expSubGeneric
+			gelu = geluGeneric
 		}
 	}
 }
@@ -115,6 +117,9 @@ type scratch struct {
 	cols       []float32
 	// shared: an operand packed once for all chunks of a parallel SGEMM.
 	shared []float32
+	phase  []float32 // phase planes of convFlat
+	rowOff []int     // B row starts of convFlat
+	pix    []int     // convFlatT's rows as grid columns
 }
 
 func (x *Context) get() *scratch {

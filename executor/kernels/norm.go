@@ -40,22 +40,41 @@ func BatchNormScaleShift(gamma, beta, mean, variance []float32, eps float64, s, 
 	}
 }
 
-// meanVar returns the mean and (biased) variance of x.
+// meanVar returns the mean and (biased) variance of x, in float64 with
+// four interleaved partial sums per pass (a single chain of dependent
+// adds runs at the adder's latency; the order is fixed, so the result
+// does not depend on anything but x).
 func meanVar(x []float32) (float64, float64) {
 	if len(x) == 0 {
 		return 0, 0
 	}
-	s := 0.0
-	for _, v := range x {
-		s += float64(v)
+	n4 := len(x) &^ 3
+	var s0, s1, s2, s3 float64
+	for i := 0; i < n4; i += 4 {
+		v := x[i : i+4 : i+4]
+		s0 += float64(v[0])
+		s1 += float64(v[1])
+		s2 += float64(v[2])
+		s3 += float64(v[3])
 	}
-	m := s / float64(len(x))
-	q := 0.0
-	for _, v := range x {
+	for _, v := range x[n4:] {
+		s0 += float64(v)
+	}
+	m := ((s0 + s1) + (s2 + s3)) / float64(len(x))
+	var q0, q1, q2, q3 float64
+	for i := 0; i < n4; i += 4 {
+		v := x[i : i+4 : i+4]
+		d0, d1, d2, d3 := float64(v[0])-m, float64(v[1])-m, float64(v[2])-m, float64(v[3])-m
+		q0 += d0 * d0
+		q1 += d1 * d1
+		q2 += d2 * d2
+		q3 += d3 * d3
+	}
+	for _, v := range x[n4:] {
 		d := float64(v) - m
-		q += d * d
+		q0 += d * d
 	}
-	return m, q / float64(len(x))
+	return m, ((q0 + q1) + (q2 + q3)) / float64(len(x))
 }
 
 // InstanceNorm normalizes each plane of inner elements of x (N·C planes)
@@ -118,10 +137,9 @@ func Softmax(x, y []float32, n int) {
 				mx = v
 			}
 		}
+		expSub(xs, mx, ys)
 		s := 0.0
-		for j, v := range xs {
-			e := exp32(v - mx)
-			ys[j] = e
+		for _, e := range ys {
 			s += float64(e)
 		}
 		inv := float32(1 / s)

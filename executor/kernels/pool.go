@@ -37,15 +37,19 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 		if p.SW > 1 && p.OW >= smallRow {
 			phases = make([]float32, p.SW*((p.W+p.SW-1)/p.SW))
 		}
+		var vrow []float32
+		if p.SW > 1 && p.OW < smallRow {
+			vrow = make([]float32, p.W)
+		}
 		for pl := lo; pl < hi; pl++ {
 			xc := in[pl*p.H*p.W : (pl+1)*p.H*p.W]
 			yc := y[pl*npix : (pl+1)*npix]
+			if vrow != nil {
+				maxPoolSmall(&p, xc, yc, vrow)
+				continue
+			}
 			for i := range yc {
 				yc[i] = float32(math.Inf(-1))
-			}
-			if p.SW > 1 && p.OW < smallRow {
-				maxPoolSmall(&p, xc, yc)
-				continue
 			}
 			if p.SW > 1 {
 				maxPoolStrided(&p, xc, yc, phases)
@@ -147,27 +151,74 @@ func splitPhases(src []float32, s, pw int, ph []float32) {
 }
 
 // maxPoolSmall pools one plane whose output rows are short (a call per
-// window column would cost more than the row): per output element, the
-// window's maximum in registers (Go's max: NaN wins).
-func maxPoolSmall(p *Pool2D, xc, yc []float32) {
+// window column would cost more than the row): per output row, the
+// maximum over the window's rows first, with SIMD over whole input rows
+// into v (W elements), then per output element the maximum over the
+// window's columns of v in registers (Go's max: NaN wins, and the
+// maximum of a set does not depend on the order).
+func maxPoolSmall(p *Pool2D, xc, yc, v []float32) {
+	ninf := float32(math.Inf(-1))
+	// Output columns whose window columns are all inside [0, W).
+	qlo, qhi := colRange(-p.PL, p.SW, p.W, p.OW)
+	if _, h := colRange((p.KW-1)*p.DW-p.PL, p.SW, p.W, p.OW); h < qhi {
+		qhi = h
+	}
+	if l, _ := colRange((p.KW-1)*p.DW-p.PL, p.SW, p.W, p.OW); l > qlo {
+		qlo = l
+	}
+	qhi = max(qhi, qlo)
 	for o := 0; o < p.OH; o++ {
 		yr := yc[o*p.OW : (o+1)*p.OW]
+		first := true
 		for kh := 0; kh < p.KH; kh++ {
 			ih := o*p.SH - p.PT + kh*p.DH
 			if ih < 0 || ih >= p.H {
 				continue
 			}
 			src := xc[ih*p.W : (ih+1)*p.W]
+			if first {
+				copy(v, src)
+				first = false
+			} else {
+				vmax(v, src)
+			}
+		}
+		if first { // every window row in the padding
 			for q := range yr {
-				m := yr[q]
-				iw := q*p.SW - p.PL
-				for kw := 0; kw < p.KW; kw, iw = kw+1, iw+p.DW {
-					if uint(iw) < uint(len(src)) {
-						m = max(m, src[iw])
-					}
+				yr[q] = ninf
+			}
+			continue
+		}
+		edge := func(q int) {
+			m := ninf
+			iw := q*p.SW - p.PL
+			for kw := 0; kw < p.KW; kw, iw = kw+1, iw+p.DW {
+				if uint(iw) < uint(len(v)) {
+					m = max(m, v[iw])
+				}
+			}
+			yr[q] = m
+		}
+		for q := 0; q < qlo; q++ {
+			edge(q)
+		}
+		if p.KW == 3 && p.DW == 1 {
+			for q := qlo; q < qhi; q++ {
+				r := v[q*p.SW-p.PL:][:3]
+				yr[q] = max(r[0], r[1], r[2])
+			}
+		} else {
+			for q := qlo; q < qhi; q++ {
+				r := v[q*p.SW-p.PL:]
+				m := r[0]
+				for kw := 1; kw < p.KW; kw++ {
+					m = max(m, r[kw*p.DW])
 				}
 				yr[q] = m
 			}
+		}
+		for q := qhi; q < p.OW; q++ {
+			edge(q)
 		}
 	}
 }

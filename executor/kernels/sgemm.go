@@ -67,7 +67,8 @@ type operand struct {
 	s      []float32
 	ld     int
 	// conv: B is the im2col matrix of a convolution input, packed
-	// straight from the input (columns from off on).
+	// straight from the input (columns from off on); or A is its
+	// transpose on the phase-plane grid (rows from off on).
 	conv *convB
 }
 
@@ -206,7 +207,11 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 				mcp := (mc + mr - 1) / mr * mr
 				if oa.packed == nil {
 					s.a = grow(s.a, kc*mcp)
-					packA(s.a, oa.trans, oa.s, oa.ld, i0, mc, p0, kc, mr, alpha)
+					if oa.conv != nil {
+						oa.conv.packA(s.a, p0, kc, oa.off+i0, mc, mr)
+					} else {
+						packA(s.a, oa.trans, oa.s, oa.ld, i0, mc, p0, kc, mr, alpha)
+					}
 				}
 				for jr := 0; jr < nc; jr += nr {
 					nn := min(nr, nc-jr)

@@ -5,16 +5,36 @@
 package kernels
 
 // kernelAVX512 computes a 12×32 SGEMM tile from packed panels.
+//
+//go:noescape
 func kernelAVX512(kc int, a *float32, b *float32, c *float32, ldc int, add int)
 
 // kernelAVX2 computes a 6×16 SGEMM tile from packed panels.
+//
+//go:noescape
 func kernelAVX2(kc int, a *float32, b *float32, c *float32, ldc int, add int)
 
 // axpyAVX2 sets y[i] += a·x[i] for i < n; n is a multiple of 8.
+//
+//go:noescape
 func axpyAVX2(n int, a float32, x *float32, y *float32)
 
 // maxAVX2 sets y[i] = max(y[i], x[i]) for i < n (NaN wins); n is a multiple of 8.
+//
+//go:noescape
 func maxAVX2(n int, x *float32, y *float32)
 
 // reluAVX2 sets y[i] = max(x[i], 0) for i < n (NaN stays NaN); n is a multiple of 8.
+//
+//go:noescape
 func reluAVX2(n int, x *float32, y *float32)
+
+// expSubAVX2 sets y[i] = exp32(x[i] − sub) for i < n (bit-identical to exp32); n is a multiple of 8.
+//
+//go:noescape
+func expSubAVX2(n int, x *float32, sub float32, y *float32)
+
+// geluAVX2 sets y[i] = gelu(x[i]) for i < n (bit-identical to Gelu's loop but for NaN signs); n is a multiple of 8.
+//
+//go:noescape
+func geluAVX2(n int, x *float32, y *float32)

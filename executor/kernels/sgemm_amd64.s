@@ -366,3 +366,264 @@ relu_loop:
 relu_done:
 	VZEROUPPER
 	RET
+
+// func expSubAVX2(n int, x *float32, sub float32, y *float32)
+// Requires: AVX, AVX2
+TEXT ·expSubAVX2(SB), NOSPLIT, $0-32
+	MOVQ         n+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         y+24(FP), DX
+	VBROADCASTSS sub+16(FP), Y0
+	SHRQ         $0x03, AX
+	JZ           expsub_done
+
+expsub_loop:
+	VMOVUPS      (CX), Y1
+	VSUBPS       Y0, Y1, Y1
+	VBROADCASTSS exp_log2e<>+0(SB), Y2
+	VMULPS       Y2, Y1, Y2
+	VBROADCASTSS exp_half<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VROUNDPS     $0x09, Y2, Y2
+	VBROADCASTSS exp_ln2hi<>+0(SB), Y3
+	VMULPS       Y3, Y2, Y4
+	VSUBPS       Y4, Y1, Y3
+	VBROADCASTSS exp_ln2lo<>+0(SB), Y4
+	VMULPS       Y4, Y2, Y4
+	VSUBPS       Y4, Y3, Y3
+	VBROADCASTSS exp_c0<>+0(SB), Y4
+	VMULPS       Y3, Y4, Y4
+	VBROADCASTSS exp_c1<>+0(SB), Y5
+	VADDPS       Y5, Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VBROADCASTSS exp_c2<>+0(SB), Y5
+	VADDPS       Y5, Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VBROADCASTSS exp_c3<>+0(SB), Y5
+	VADDPS       Y5, Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VBROADCASTSS exp_c4<>+0(SB), Y5
+	VADDPS       Y5, Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VBROADCASTSS exp_c5<>+0(SB), Y5
+	VADDPS       Y5, Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VMULPS       Y3, Y4, Y4
+	VADDPS       Y3, Y4, Y4
+	VBROADCASTSS exp_one<>+0(SB), Y3
+	VADDPS       Y3, Y4, Y4
+	VBROADCASTSS exp_127<>+0(SB), Y3
+	VMINPS       Y3, Y2, Y5
+	VCVTTPS2DQ   Y5, Y5
+	VBROADCASTSS exp_bias<>+0(SB), Y6
+	VPADDD       Y6, Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y5, Y4, Y4
+	VCMPPS       $0x1e, Y3, Y2, Y2
+	VADDPS       Y4, Y4, Y3
+	VBLENDVPS    Y2, Y3, Y4, Y4
+	VBROADCASTSS exp_hi<>+0(SB), Y2
+	VCMPPS       $0x1e, Y2, Y1, Y2
+	VBROADCASTSS exp_inf<>+0(SB), Y3
+	VBLENDVPS    Y2, Y3, Y4, Y4
+	VBROADCASTSS exp_lo<>+0(SB), Y2
+	VCMPPS       $0x11, Y2, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VBLENDVPS    Y1, Y2, Y4, Y4
+	VMOVUPS      Y4, (DX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	DECQ         AX
+	JNZ          expsub_loop
+
+expsub_done:
+	VZEROUPPER
+	RET
+
+DATA exp_log2e<>+0(SB)/4, $0x3fb8aa3b
+GLOBL exp_log2e<>(SB), RODATA|NOPTR, $4
+
+DATA exp_half<>+0(SB)/4, $0x3f000000
+GLOBL exp_half<>(SB), RODATA|NOPTR, $4
+
+DATA exp_ln2hi<>+0(SB)/4, $0x3f318000
+GLOBL exp_ln2hi<>(SB), RODATA|NOPTR, $4
+
+DATA exp_ln2lo<>+0(SB)/4, $0xb95e8083
+GLOBL exp_ln2lo<>(SB), RODATA|NOPTR, $4
+
+DATA exp_c0<>+0(SB)/4, $0x39506967
+GLOBL exp_c0<>(SB), RODATA|NOPTR, $4
+
+DATA exp_c1<>+0(SB)/4, $0x3ab743ce
+GLOBL exp_c1<>(SB), RODATA|NOPTR, $4
+
+DATA exp_c2<>+0(SB)/4, $0x3c088908
+GLOBL exp_c2<>(SB), RODATA|NOPTR, $4
+
+DATA exp_c3<>+0(SB)/4, $0x3d2aa9c1
+GLOBL exp_c3<>(SB), RODATA|NOPTR, $4
+
+DATA exp_c4<>+0(SB)/4, $0x3e2aaaaa
+GLOBL exp_c4<>(SB), RODATA|NOPTR, $4
+
+DATA exp_c5<>+0(SB)/4, $0x3f000000
+GLOBL exp_c5<>(SB), RODATA|NOPTR, $4
+
+DATA exp_one<>+0(SB)/4, $0x3f800000
+GLOBL exp_one<>(SB), RODATA|NOPTR, $4
+
+DATA exp_127<>+0(SB)/4, $0x42fe0000
+GLOBL exp_127<>(SB), RODATA|NOPTR, $4
+
+DATA exp_bias<>+0(SB)/4, $0x0000007f
+GLOBL exp_bias<>(SB), RODATA|NOPTR, $4
+
+DATA exp_hi<>+0(SB)/4, $0x42b17217
+GLOBL exp_hi<>(SB), RODATA|NOPTR, $4
+
+DATA exp_inf<>+0(SB)/4, $0x7f800000
+GLOBL exp_inf<>(SB), RODATA|NOPTR, $4
+
+DATA exp_lo<>+0(SB)/4, $0xc2aeac4f
+GLOBL exp_lo<>(SB), RODATA|NOPTR, $4
+
+// func geluAVX2(n int, x *float32, y *float32)
+// Requires: AVX, AVX2
+TEXT ·geluAVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ y+16(FP), DX
+	SHRQ $0x03, AX
+	JZ   gelu_done
+
+gelu_loop:
+	VMOVUPS      (CX), Y0
+	VBROADCASTSS gelu_invsqrt2<>+0(SB), Y1
+	VMULPS       Y1, Y0, Y1
+	VBROADCASTSS gelu_abs<>+0(SB), Y2
+	VANDPS       Y2, Y1, Y2
+	VBROADCASTSS gelu_one<>+0(SB), Y3
+	VBROADCASTSS gelu_p<>+0(SB), Y4
+	VMULPS       Y4, Y2, Y4
+	VADDPS       Y3, Y4, Y4
+	VDIVPS       Y4, Y3, Y4
+	VBROADCASTSS gelu_a5<>+0(SB), Y5
+	VMULPS       Y4, Y5, Y5
+	VBROADCASTSS gelu_a4<>+0(SB), Y6
+	VADDPS       Y6, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VBROADCASTSS gelu_a3<>+0(SB), Y6
+	VADDPS       Y6, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VBROADCASTSS gelu_a2<>+0(SB), Y6
+	VADDPS       Y6, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VBROADCASTSS gelu_a1<>+0(SB), Y6
+	VADDPS       Y6, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VMULPS       Y2, Y2, Y2
+	VBROADCASTSS gelu_sign<>+0(SB), Y4
+	VXORPS       Y4, Y2, Y2
+	VBROADCASTSS exp_log2e<>+0(SB), Y6
+	VMULPS       Y6, Y2, Y6
+	VBROADCASTSS exp_half<>+0(SB), Y7
+	VADDPS       Y7, Y6, Y6
+	VROUNDPS     $0x09, Y6, Y6
+	VBROADCASTSS exp_ln2hi<>+0(SB), Y7
+	VMULPS       Y7, Y6, Y8
+	VSUBPS       Y8, Y2, Y7
+	VBROADCASTSS exp_ln2lo<>+0(SB), Y8
+	VMULPS       Y8, Y6, Y8
+	VSUBPS       Y8, Y7, Y7
+	VBROADCASTSS exp_c0<>+0(SB), Y8
+	VMULPS       Y7, Y8, Y8
+	VBROADCASTSS exp_c1<>+0(SB), Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y7, Y8, Y8
+	VBROADCASTSS exp_c2<>+0(SB), Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y7, Y8, Y8
+	VBROADCASTSS exp_c3<>+0(SB), Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y7, Y8, Y8
+	VBROADCASTSS exp_c4<>+0(SB), Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y7, Y8, Y8
+	VBROADCASTSS exp_c5<>+0(SB), Y9
+	VADDPS       Y9, Y8, Y8
+	VMULPS       Y7, Y8, Y8
+	VMULPS       Y7, Y8, Y8
+	VADDPS       Y7, Y8, Y8
+	VBROADCASTSS exp_one<>+0(SB), Y7
+	VADDPS       Y7, Y8, Y8
+	VBROADCASTSS exp_127<>+0(SB), Y7
+	VMINPS       Y7, Y6, Y9
+	VCVTTPS2DQ   Y9, Y9
+	VBROADCASTSS exp_bias<>+0(SB), Y10
+	VPADDD       Y10, Y9, Y9
+	VPSLLD       $0x17, Y9, Y9
+	VMULPS       Y9, Y8, Y8
+	VCMPPS       $0x1e, Y7, Y6, Y6
+	VADDPS       Y8, Y8, Y7
+	VBLENDVPS    Y6, Y7, Y8, Y8
+	VBROADCASTSS exp_hi<>+0(SB), Y6
+	VCMPPS       $0x1e, Y6, Y2, Y6
+	VBROADCASTSS exp_inf<>+0(SB), Y7
+	VBLENDVPS    Y6, Y7, Y8, Y8
+	VBROADCASTSS exp_lo<>+0(SB), Y6
+	VCMPPS       $0x11, Y6, Y2, Y2
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPS    Y2, Y6, Y8, Y8
+	VMULPS       Y8, Y5, Y5
+	VSUBPS       Y5, Y3, Y2
+	VXORPS       Y5, Y5, Y5
+	VCMPPS       $0x11, Y5, Y1, Y1
+	VANDPS       Y4, Y1, Y1
+	VXORPS       Y1, Y2, Y2
+	VBROADCASTSS gelu_half<>+0(SB), Y1
+	VMULPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y2, Y0, Y0
+	VMOVUPS      Y0, (DX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	DECQ         AX
+	JNZ          gelu_loop
+
+gelu_done:
+	VZEROUPPER
+	RET
+
+DATA gelu_invsqrt2<>+0(SB)/4, $0x3f3504f3
+GLOBL gelu_invsqrt2<>(SB), RODATA|NOPTR, $4
+
+DATA gelu_abs<>+0(SB)/4, $0x7fffffff
+GLOBL gelu_abs<>(SB), RODATA|NOPTR, $4
+
+DATA gelu_one<>+0(SB)/4, $0x3f800000
+GLOBL gelu_one<>(SB), RODATA|NOPTR, $4
+
+DATA gelu_p<>+0(SB)/4, $0x3ea7ba05
+GLOBL gelu_p<>(SB), RODATA|NOPTR, $4
+
+DATA gelu_a5<>+0(SB)/4, $0x3f87dc22
+GLOBL gelu_a5<>(SB), RODATA|NOPTR, $4
+
+DATA gelu_a4<>+0(SB)/4, $0xbfba00e3
+GLOBL gelu_a4<>(SB), RODATA|NOPTR, $4
+
+DATA gelu_a3<>+0(SB)/4, $0x3fb5f0e3
+GLOBL gelu_a3<>(SB), RODATA|NOPTR, $4
+
+DATA gelu_a2<>+0(SB)/4, $0xbe91a98e
+GLOBL gelu_a2<>(SB), RODATA|NOPTR, $4
+
+DATA gelu_a1<>+0(SB)/4, $0x3e827906
+GLOBL gelu_a1<>(SB), RODATA|NOPTR, $4
+
+DATA gelu_sign<>+0(SB)/4, $0x80000000
+GLOBL gelu_sign<>(SB), RODATA|NOPTR, $4
+
+DATA gelu_half<>+0(SB)/4, $0x3f000000
+GLOBL gelu_half<>(SB), RODATA|NOPTR, $4

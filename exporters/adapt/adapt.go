@@ -21,6 +21,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/infer"
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
 	"github.com/onnxconv/onnxconv/opset"
 	"github.com/onnxconv/onnxconv/opset/convert"
@@ -255,7 +256,9 @@ func nodeList(nodes []string) string {
 }
 
 // UnsupportedError is returned when the adapted model (or the conversion
-// towards it) still uses something the target does not support.
+// towards it) still uses something the target does not support. It is the
+// target's report (graph paths, indexes, fixes); Unwrap gives the same in
+// the one unsupported-op shape, which callers classify with errors.As.
 type UnsupportedError struct {
 	Profile    string
 	Violations []Violation
@@ -269,6 +272,24 @@ func (e *UnsupportedError) Error() string {
 		b.WriteString(v.String())
 	}
 	return b.String()
+}
+
+// Unwrap gives the violations as an *unsupported.OpsError (Stage
+// StageTarget, Format the profile): one entry per operator, and one per
+// problem of the model as a whole (Op "").
+func (e *UnsupportedError) Unwrap() error {
+	u := &unsupported.OpsError{Format: e.Profile, Stage: unsupported.StageTarget}
+	for _, v := range e.Violations {
+		if v.Warning {
+			continue
+		}
+		reason := v.Problem
+		if v.Fix != "" {
+			reason += "; " + v.Fix
+		}
+		u.AddOp(unsupported.Op{Op: v.OpType, Domain: v.Domain, Node: v.Node, Reason: reason})
+	}
+	return u.Err()
 }
 
 // Adapt rewrites m in place for profile p: it modifies its argument.
@@ -340,6 +361,7 @@ func Adapt(m *canonical.Model, p *profiles.Profile, opts Options) (*Report, erro
 	// expand them where the converter knows an expansion.
 	names := canonical.NewNamer(m)
 	expandUnsupported(r, m, p, to, names)
+	fitKernels(r, m, p, names)
 
 	setIRVersion(r, m, p, to, toML)
 	r.ToIRVersion = m.IRVersion

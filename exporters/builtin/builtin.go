@@ -9,12 +9,12 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/exporters"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
 	onnxexp "github.com/onnxconv/onnxconv/exporters/onnx"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
 	"github.com/onnxconv/onnxconv/exporters/tflite"
-	"github.com/onnxconv/onnxconv/opset/convert"
 )
 
 // Exporters returns the built-in exporters.
@@ -53,9 +53,10 @@ func (onnxExporter) Export(ctx context.Context, m *canonical.Model, target strin
 		res.ExternalData = rep.ExternalData
 	}
 	if err != nil {
-		var ue *adapt.UnsupportedError
-		var be *convert.BlockedError
-		if errors.As(err, &ue) || errors.As(err, &be) {
+		// a target's violations and a blocked conversion are both the one
+		// unsupported-op shape
+		var ue *unsupported.OpsError
+		if errors.As(err, &ue) {
 			err = &exporters.UnfitError{Target: target, Err: err}
 		}
 		return res, err

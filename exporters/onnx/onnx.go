@@ -14,13 +14,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
 )
 
@@ -127,61 +125,29 @@ const (
 	OptExternalData    = "external_data"    // save tensor data in a file beside the model (bool)
 )
 
-// OptionKeys are the keys ParseOptions knows.
-var optionKeys = []string{OptOpset, OptMLOpset, OptAllowViolations, OptExternalData}
+// optionSet is every option of the exporter, with its parser (the one
+// declarative option machinery of importers).
+func optionSet() importers.OptionSet[adapt.Options] {
+	return importers.OptionSet[adapt.Options]{Name: Name, Exporter: true, Options: []importers.Option[adapt.Options]{
+		importers.Int(OptOpset, "", "force the ai.onnx opset (default: the target's)", func(o *adapt.Options) *int { return &o.Opset }),
+		importers.Int(OptMLOpset, "", "force the ai.onnx.ml opset (default: the target's)", func(o *adapt.Options) *int { return &o.MLOpset }),
+		importers.Bool(OptAllowViolations, "false", "write even when the target does not support everything", func(o *adapt.Options) *bool { return &o.AllowViolations }),
+		importers.Bool(OptExternalData, "false", "save tensor data in a file beside the model", func(o *adapt.Options) *bool { return &o.ExternalData }),
+	}}
+}
 
 // OptionKeys returns the option keys ParseOptions knows, in order.
-func OptionKeys() []string { return slices.Clone(optionKeys) }
+func OptionKeys() []string { return importers.Names(optionSet().Specs()) }
 
 // OptionError is a bad exporter option: an unknown key (Err nil, Known
 // lists the keys) or a value that does not parse (Err says why).
-type OptionError struct {
-	Key, Value string
-	Known      []string
-	Err        error
-}
-
-func (e *OptionError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("%s: unknown option %q (known: %s)", Name, e.Key, strings.Join(e.Known, ", "))
-	}
-	return fmt.Sprintf("%s: option %s=%q: %v", Name, e.Key, e.Value, e.Err)
-}
-
-func (e *OptionError) Unwrap() error { return e.Err }
+type OptionError = importers.OptionError
 
 // ParseOptions reads the exporter options (keys Opt*: opset, ml_opset,
 // allow_violations, external_data). An unknown key or a bad value is an
 // *OptionError; keys are checked in sorted order, so the error is the
 // same from run to run.
-func ParseOptions(opts map[string]string) (adapt.Options, error) {
-	var o adapt.Options
-	keys := make([]string, 0, len(opts))
-	for k := range opts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		v := opts[k]
-		var err error
-		switch k {
-		case OptOpset:
-			o.Opset, err = strconv.Atoi(v)
-		case OptMLOpset:
-			o.MLOpset, err = strconv.Atoi(v)
-		case OptAllowViolations:
-			o.AllowViolations, err = strconv.ParseBool(v)
-		case OptExternalData:
-			o.ExternalData, err = strconv.ParseBool(v)
-		default:
-			return o, &OptionError{Key: k, Value: v, Known: OptionKeys()}
-		}
-		if err != nil {
-			return o, &OptionError{Key: k, Value: v, Err: err}
-		}
-	}
-	return o, nil
-}
+func ParseOptions(opts map[string]string) (adapt.Options, error) { return optionSet().Parse(opts) }
 
 // SingleFileError is returned by the plugin's export when the adapted
 // model needs external data, which a plugin (writing one file into the

@@ -284,7 +284,12 @@ type Profile struct {
 	MLMaxOpset   int               `json:"ml_max_opset,omitempty"`
 	MaxIRVersion int64             `json:"max_ir_version"`
 	Ops          map[string]*OpSet `json:"ops"`
-	Types        *Types            `json:"types,omitempty"`
+	// KernelTables names the CPU kernel tables (kernels.go) that say which
+	// element types each operator version's kernel implements; with
+	// several, a type must be in each. Empty: types are not known per
+	// operator.
+	KernelTables []string `json:"cpu_kernels,omitempty"`
+	Types        *Types   `json:"types,omitempty"`
 	// Fallback is true when an operator the target lacks still runs, on a
 	// slower device (ONNX Runtime Web's WebGPU EP falls back to the CPU):
 	// such operators are warnings, not errors.
@@ -407,6 +412,11 @@ func (p *Profile) validate() error {
 		return fmt.Errorf("profile %s: bad max IR version %d", p.Name, p.MaxIRVersion)
 	case p.opSet("") == nil:
 		return fmt.Errorf("profile %s lists no ai.onnx operators", p.Name)
+	}
+	for _, t := range p.KernelTables {
+		if !hasKernelTable(t) {
+			return fmt.Errorf("profile %s: unknown CPU kernel table %q", p.Name, t)
+		}
 	}
 	if p.Types != nil {
 		for t, w := range p.Types.Where {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/importers"
+	unsupportedpkg "github.com/onnxconv/onnxconv/canonical/unsupported"
 )
 
 // TestIfLoop: an If (both branches read outer values) lowered to both
@@ -73,9 +73,9 @@ g (float[3] x) => (float[3] z) {
 }`)
 	m.Graph.Nodes[len(m.Graph.Nodes)-1].Name = "the_loop"
 	_, err := Export(context.Background(), m, Options{})
-	var ue *importers.UnsupportedOpsError
+	var ue *unsupportedpkg.OpsError
 	if !errors.As(err, &ue) {
-		t.Fatalf("err = %v, want an *importers.UnsupportedOpsError", err)
+		t.Fatalf("err = %v, want an *unsupportedpkg.OpsError", err)
 	}
 	if len(ue.Ops) != 1 || ue.Ops[0].Op != "Loop" || ue.Ops[0].Node != "the_loop" || !strings.Contains(ue.Ops[0].Reason, "exit condition") {
 		t.Errorf("ops %+v, want Loop the_loop refused for its exit condition", ue.Ops)

@@ -3,13 +3,14 @@ package tflite
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	unsupportedpkg "github.com/onnxconv/onnxconv/canonical/unsupported"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
-	"github.com/onnxconv/onnxconv/importers"
 )
 
 var nhwc = []int{0, 2, 3, 1}
@@ -366,37 +367,14 @@ func (c *converter) constF32(base string, v []float32, shape []int64, weights bo
 	return c.t.addTensor(c.uniqueName(name), fb.TensorTypeFLOAT32, shape, nonNil(b))
 }
 
-// transposeData permutes row-major data of dims by perm.
-func transposeData[T any](data []T, dims []int64, perm []int) []T {
+// transposeData permutes row-major data of dims by perm (nil: unchanged)
+// with canonical's transpose.
+func transposeData[T any](data []T, dims []int64, perm []int) ([]T, error) {
 	if perm == nil {
-		return data
+		return data, nil
 	}
-	rank := len(dims)
-	out := make([]T, len(data))
-	newDims := permute(dims, perm)
-	// strides of the source
-	st := make([]int64, rank)
-	s := int64(1)
-	for i := rank - 1; i >= 0; i-- {
-		st[i] = s
-		s *= dims[i]
-	}
-	idx := make([]int64, rank)
-	for o := range out {
-		var src int64
-		for j := 0; j < rank; j++ {
-			src += idx[j] * st[perm[j]]
-		}
-		out[o] = data[src]
-		for j := rank - 1; j >= 0; j-- {
-			idx[j]++
-			if idx[j] < newDims[j] {
-				break
-			}
-			idx[j] = 0
-		}
-	}
-	return out
+	out, _, err := canonical.TransposeSlice(data, dims, perm)
+	return out, err
 }
 
 func (c *converter) floats(v *canonical.Value) ([]float32, error) {
@@ -439,13 +417,21 @@ func (c *converter) constTensor(v *canonical.Value, perm []int) (int32, error) {
 		if err != nil {
 			return 0, err
 		}
-		return c.constF32(v.Name, transposeData(f, dims, perm), shape, len(f) > 1), nil
+		t11, err := transposeData(f, dims, perm)
+		if err != nil {
+			return 0, err
+		}
+		return c.constF32(v.Name, t11, shape, len(f) > 1), nil
 	case canonical.Int64, canonical.Int32, canonical.Int16, canonical.Int8, canonical.Uint8:
 		x, err := c.ints(v)
 		if err != nil {
 			return 0, err
 		}
-		x = transposeData(x, dims, perm)
+		t12, err := transposeData(x, dims, perm)
+		if err != nil {
+			return 0, err
+		}
+		x = t12
 		y := make([]int32, len(x))
 		for i, e := range x {
 			if e > math.MaxInt32 || e < math.MinInt32 {
@@ -459,7 +445,11 @@ func (c *converter) constTensor(v *canonical.Value, perm []int) (int32, error) {
 		if err != nil {
 			return 0, err
 		}
-		raw = transposeData(append([]byte(nil), raw...), dims, perm)
+		t13, err := transposeData(append([]byte(nil), raw...), dims, perm)
+		if err != nil {
+			return 0, err
+		}
+		raw = t13
 		return c.t.addTensor(c.uniqueName(v.Name), fb.TensorTypeBOOL, shape, nonNil(raw)), nil
 	}
 	return 0, fmt.Errorf("constant %q: element type %s not supported", v.Name, v.Const.DataType)
@@ -543,7 +533,7 @@ func (c *converter) run(ctx context.Context) error {
 	}
 	// Every node TFLite cannot express is collected, so that a user sees
 	// them all at once; the nodes that read their outputs are not tried.
-	errs := &importers.UnsupportedOpsError{Format: "tflite export"}
+	errs := &unsupportedpkg.OpsError{Format: exportFormat, Stage: unsupportedpkg.StageExport}
 	failed := map[*canonical.Value]bool{}
 	for _, n := range nodes {
 		if err := ctx.Err(); err != nil {
@@ -560,9 +550,11 @@ func (c *converter) run(ctx context.Context) error {
 		}
 		c.cur = n
 		if err := c.node(n); err != nil {
-			var ue *nodeUnsupported
-			if asUnsupported(err, &ue) {
-				errs.Add(ue.Op, ue.Node, ue.Reason)
+			var ue *unsupportedpkg.OpsError
+			if errors.As(err, &ue) {
+				for _, o := range ue.Ops {
+					errs.AddOp(o)
+				}
 				for _, v := range n.Outputs {
 					failed[v] = true
 				}

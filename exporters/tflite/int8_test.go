@@ -110,7 +110,10 @@ func runTFLiteMany(t *testing.T, env rt.Env, path string, rep *Report, samples [
 				return
 			}
 			if p := rep.Outputs[0].Perm; p != nil {
-				f = transposeData(f, g.Dims, invert(p))
+				if f, err = transposeData(f, g.Dims, invert(p)); err != nil {
+					errs[i] = err
+					return
+				}
 			}
 			out[i] = f
 		}()

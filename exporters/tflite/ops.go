@@ -1,7 +1,6 @@
 package tflite
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,8 +11,6 @@ import (
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
-
-func asUnsupported(err error, ue **nodeUnsupported) bool { return errors.As(err, ue) }
 
 func emptyOpts(start func(*flatbuffers.Builder), end func(*flatbuffers.Builder) flatbuffers.UOffsetT) optFn {
 	return func(b *flatbuffers.Builder) flatbuffers.UOffsetT { start(b); return end(b) }
@@ -251,14 +248,22 @@ func (c *converter) operand(v *canonical.Value, perm []int, rank int) (int32, er
 			if err != nil {
 				return 0, err
 			}
-			return c.constF32(v.Name, transposeData(f, dims, perm), permute(dims, perm), len(f) > 1), nil
+			t1, err := transposeData(f, dims, perm)
+			if err != nil {
+				return 0, err
+			}
+			return c.constF32(v.Name, t1, permute(dims, perm), len(f) > 1), nil
 		}
 		x, err := c.ints(v)
 		if err != nil {
 			return 0, err
 		}
 		y := make([]int32, len(x))
-		for i, e := range transposeData(x, dims, perm) {
+		t2, err := transposeData(x, dims, perm)
+		if err != nil {
+			return 0, err
+		}
+		for i, e := range t2 {
 			y[i] = int32(e)
 		}
 		return c.constI32(v.Name, y, permute(dims, perm)), nil
@@ -567,12 +572,20 @@ func (c *converter) conv(n *canonical.Node) error {
 	}
 	switch {
 	case group == 1:
-		filt := c.constF32(w.Name, transposeData(wf, wd, nhwc), permute(wd, nhwc), true)
+		t3, err := transposeData(wf, wd, nhwc)
+		if err != nil {
+			return err
+		}
+		filt := c.constF32(w.Name, t3, permute(wd, nhwc), true)
 		bt := c.constF32(n.Name+"_bias", bias, []int64{M}, true)
 		c.t.addOp(fb.BuiltinOperatorCONV_2D, []int32{in, filt, bt}, []int32{out}, fb.BuiltinOptionsConv2DOptions, convOpts(sp, act), n.Name)
 	case cg == 1 && len(xs) >= 3 && (xs[1] == group || xs[1] < 0) && M%group == 0:
 		mult := M / group
-		filt := c.constF32(w.Name, transposeData(wf, wd, []int{1, 2, 3, 0}), []int64{1, wd[2], wd[3], M}, true)
+		t4, err := transposeData(wf, wd, []int{1, 2, 3, 0})
+		if err != nil {
+			return err
+		}
+		filt := c.constF32(w.Name, t4, []int64{1, wd[2], wd[3], M}, true)
 		bt := c.constF32(n.Name+"_bias", bias, []int64{M}, true)
 		s, a := sp, act
 		c.t.addOp(fb.BuiltinOperatorDEPTHWISE_CONV_2D, []int32{in, filt, bt}, []int32{out}, fb.BuiltinOptionsDepthwiseConv2DOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
@@ -610,7 +623,11 @@ func (c *converter) conv(n *canonical.Node) error {
 		osh := c.t.tensors[out].shape
 		outs := make([]int32, group)
 		for i := range outs {
-			filt := c.constF32(fmt.Sprintf("%s;group%d", w.Name, i), transposeData(wf[i*per:(i+1)*per], gw, nhwc), permute(gw, nhwc), true)
+			t5, err := transposeData(wf[i*per:(i+1)*per], gw, nhwc)
+			if err != nil {
+				return err
+			}
+			filt := c.constF32(fmt.Sprintf("%s;group%d", w.Name, i), t5, permute(gw, nhwc), true)
 			bt := c.constF32(fmt.Sprintf("%s_bias;group%d", n.Name, i), bias[int64(i)*mg:int64(i+1)*mg], []int64{mg}, true)
 			outs[i] = c.tmp(fmt.Sprintf("%s;group%d", final.Name, i), fb.TensorTypeFLOAT32, []int64{osh[0], osh[1], osh[2], mg})
 			c.t.addOp(fb.BuiltinOperatorCONV_2D, []int32{parts[i], filt, bt}, []int32{outs[i]}, fb.BuiltinOptionsConv2DOptions, convOpts(sp, act), n.Name)
@@ -668,7 +685,11 @@ func (c *converter) convTranspose(n *canonical.Node) error {
 		return err
 	}
 	M := wd[1]
-	filt := c.constF32(w.Name, transposeData(wf, wd, []int{1, 2, 3, 0}), []int64{M, wd[2], wd[3], wd[0]}, true)
+	t6, err := transposeData(wf, wd, []int{1, 2, 3, 0})
+	if err != nil {
+		return err
+	}
+	filt := c.constF32(w.Name, t6, []int64{M, wd[2], wd[3], wd[0]}, true)
 	in, err := c.get(x, nhwc)
 	if err != nil {
 		return err
@@ -744,7 +765,11 @@ func (c *converter) gemm(n *canonical.Node) error {
 	}
 	bd := bv.Const.Dims
 	if !transB {
-		bf = transposeData(bf, bd, []int{1, 0})
+		t7, err := transposeData(bf, bd, []int{1, 0})
+		if err != nil {
+			return err
+		}
+		bf = t7
 		bd = []int64{bd[1], bd[0]}
 	}
 	N := bd[0]
@@ -827,7 +852,11 @@ func (c *converter) matmul(n *canonical.Node) error {
 			return err
 		}
 		bd := bv.Const.Dims
-		w := c.constF32(bv.Name, transposeData(bf, bd, []int{1, 0}), []int64{bd[1], bd[0]}, true)
+		t8, err := transposeData(bf, bd, []int{1, 0})
+		if err != nil {
+			return err
+		}
+		w := c.constF32(bv.Name, t8, []int64{bd[1], bd[0]}, true)
 		act, final := c.fuse(n.Outputs[0])
 		out, err := c.newOut(final, nil)
 		if err != nil {
@@ -1394,8 +1423,16 @@ func (c *converter) batchNorm(n *canonical.Node) error {
 		return err
 	}
 	perm := r.perm
-	st := c.constF32(n.Name+"_scale", transposeData(scale, dims, perm), permute(dims, perm), true)
-	bt := c.constF32(n.Name+"_shift", transposeData(shift, dims, perm), permute(dims, perm), true)
+	t9, err := transposeData(scale, dims, perm)
+	if err != nil {
+		return err
+	}
+	st := c.constF32(n.Name+"_scale", t9, permute(dims, perm), true)
+	t10, err := transposeData(shift, dims, perm)
+	if err != nil {
+		return err
+	}
+	bt := c.constF32(n.Name+"_shift", t10, permute(dims, perm), true)
 	sh, _ := c.shape(n.Outputs[0])
 	mid := c.tmp(n.Outputs[0].Name+";scaled", fb.TensorTypeFLOAT32, permute(sh, perm))
 	c.t.addOp(fb.BuiltinOperatorMUL, []int32{r.t, st}, []int32{mid}, fb.BuiltinOptionsMulOptions, emptyOpts(fb.MulOptionsStart, fb.MulOptionsEnd), n.Name)

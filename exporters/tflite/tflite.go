@@ -25,7 +25,7 @@
 // say which.
 //
 // Dynamic dims become shape_signature -1 (the static shape holds 1).
-// A model that TFLite cannot express is an *importers.UnsupportedOpsError
+// A model that TFLite cannot express is an *unsupported.OpsError
 // naming every op it cannot express, its first node and why.
 package tflite
 
@@ -39,7 +39,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/infer"
-	"github.com/onnxconv/onnxconv/importers"
+	unsupportedpkg "github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/passes"
 )
 
@@ -147,27 +147,23 @@ type Result struct {
 	Report *Report
 }
 
-// nodeUnsupported is one node that TFLite (or this exporter) cannot
-// express; Export collects them into one *importers.UnsupportedOpsError.
-type nodeUnsupported struct {
-	Node, Op string
-	Reason   string
-}
-
-func (e *nodeUnsupported) Error() string {
-	return fmt.Sprintf("node %q (%s): cannot be expressed in TFLite: %s", e.Node, e.Op, e.Reason)
-}
-
+// unsupportedNode is one node that TFLite (or this exporter) cannot
+// express: an *unsupported.OpsError of one op, which Export merges into
+// the one listing every such node.
 func unsupported(n *canonical.Node, format string, args ...any) error {
-	return &nodeUnsupported{Node: n.Name, Op: n.OpType, Reason: fmt.Sprintf(format, args...)}
+	return &unsupportedpkg.OpsError{Format: exportFormat, Stage: unsupportedpkg.StageExport,
+		Ops: []unsupportedpkg.Op{{Op: n.OpType, Domain: n.Domain, Node: n.Name, Reason: fmt.Sprintf(format, args...)}}}
 }
+
+// exportFormat names the exporter in its *unsupported.OpsError.
+const exportFormat = "tflite export"
 
 // prePasses are the graph passes run before the export.
 var prePasses = []string{"constant-to-initializer", "eliminate-noop", "fold-constants", "fuse-conv-bn", "eliminate-noop", "eliminate-dead"}
 
 // Export converts m to a TFLite flatbuffer; m is not changed. Errors are
 // wrapped with context; nodes TFLite cannot express are listed, all of
-// them, in an *importers.UnsupportedOpsError (errors.As).
+// them, in an *unsupported.OpsError (errors.As).
 func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, error) {
 	if m == nil || m.Graph == nil {
 		return nil, errors.New("tflite export: model has no graph")
@@ -181,10 +177,10 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 	if opts.Int8 && len(opts.Calibration) == 0 {
 		return nil, errors.New("tflite export: int8 quantization needs calibration samples (Options.Calibration; the pipeline loads --calibration DIR or generates 32)")
 	}
-	foreign := &importers.UnsupportedOpsError{Format: "tflite export"}
+	foreign := &unsupportedpkg.OpsError{Format: exportFormat, Stage: unsupportedpkg.StageExport}
 	for _, n := range m.Graph.Nodes {
 		if n.Domain != "" && n.Domain != "ai.onnx" {
-			foreign.Add(n.Domain+"."+n.OpType, n.Name, fmt.Sprintf("domain %q has no TFLite equivalent", n.Domain))
+			foreign.AddOp(unsupportedpkg.Op{Op: n.OpType, Domain: n.Domain, Node: n.Name, Reason: fmt.Sprintf("domain %q has no TFLite equivalent", n.Domain)})
 		}
 	}
 	if err := foreign.Err(); err != nil {

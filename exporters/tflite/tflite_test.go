@@ -15,8 +15,8 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/canonical/onnxtext"
+	unsupportedpkg "github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/executor"
-	"github.com/onnxconv/onnxconv/importers"
 	importer "github.com/onnxconv/onnxconv/importers/tflite"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	rt "github.com/onnxconv/onnxconv/runtimes/tflite"
@@ -74,7 +74,11 @@ func toLayout(t *testing.T, x *canonical.Tensor, perm []int) *canonical.Tensor {
 	if perm == nil {
 		return x
 	}
-	return f32Tensor(x.Name, permute(x.Dims, perm), transposeData(floatsOf(t, x), x.Dims, perm))
+	y, err := x.Transpose(perm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f32Tensor(x.Name, y.Dims, floatsOf(t, y))
 }
 
 // maxRel is max|a-b| / max|b| (relative to the output's largest
@@ -188,14 +192,10 @@ func TestFixtureModels(t *testing.T) {
 					continue
 				}
 				// Round trip: the file re-imported by importers/tflite, on the executor.
-				mp, err := importer.Import(res.Data, importer.Options{})
+				back, err := importer.Import(res.Data, importer.Options{})
 				if err != nil {
 					r.round = "import error"
 					t.Fatalf("re-import: %v", err)
-				}
-				back, err := canonical.FromProto(mp, "")
-				if err != nil {
-					t.Fatal(err)
 				}
 				again := runExec(t, back, []*canonical.Tensor{toLayout(t, in, rep.Inputs[0].Perm)})
 				worst = 0
@@ -242,7 +242,7 @@ func parseModel(t *testing.T, src string) *canonical.Model {
 }
 
 // TestUnsupported: the ops TFLite cannot express are listed all at once
-// (*importers.UnsupportedOpsError), each with its first node and reason;
+// (*unsupportedpkg.OpsError), each with its first node and reason;
 // the nodes that read their outputs are not reported again.
 func TestUnsupported(t *testing.T) {
 	m := parseModel(t, `<ir_version: 8, opset_import: ["" : 17]>
@@ -258,14 +258,11 @@ g (float[2,3] x) => (float[2,3] y, float[3,2] z, float[2,3] w) {
 }`)
 	m.Graph.Nodes[0].Name = "the_hardmax"
 	_, err := Export(context.Background(), m, Options{})
-	var ue *importers.UnsupportedOpsError
+	var ue *unsupportedpkg.OpsError
 	if !errors.As(err, &ue) {
-		t.Fatalf("err = %v, want an *importers.UnsupportedOpsError", err)
+		t.Fatalf("err = %v, want an *unsupportedpkg.OpsError", err)
 	}
-	got := map[string]importers.UnsupportedOp{}
-	for _, o := range ue.Ops {
-		got[o.Op] = o
-	}
+	got := ue.ByOp()
 	if len(got) != 3 || got["Hardmax"].Node != "the_hardmax" || got["Celu"].Op == "" || !strings.Contains(got["Elu"].Reason, "alpha") {
 		t.Errorf("ops %+v, want Hardmax (node the_hardmax), Celu and Elu (alpha) once each", ue.Ops)
 	}

@@ -22,9 +22,9 @@ func Sanitize(s string) string {
 // order) stable unique ONNX names: the sanitized name; "tensor_I" for an
 // empty one; NAME_I (then NAME_I_2, …) for the second and later tensors
 // of a name already taken, I being the tensor's index. The importer names
-// the main graph's tensors so, and the TFLite runtime names the inputs
-// and outputs of a model whose names are empty or repeated the same way,
-// so the two match by position.
+// subgraphs' tensors so; the main graph's through IONames, which the TFLite
+// runtime also applies to the inputs and outputs of a model whose names are
+// empty or repeated, so the two match by position.
 func TensorNames(raw []string) []string {
 	used := make(map[string]bool, len(raw))
 	out := make([]string, len(raw))
@@ -48,7 +48,8 @@ func TensorNames(raw []string) []string {
 
 // IO is the inputs and outputs of a model's main subgraph.
 type IO struct {
-	// Raw are the TFLite names, ONNX the names TensorNames gives them.
+	// Raw are the TFLite names, ONNX the names IONames gives them (as the
+	// importer names them).
 	InRaw, InONNX, OutRaw, OutONNX []string
 }
 
@@ -92,7 +93,21 @@ func MainIO(model []byte) (io IO, err error) {
 			raw[i] = string(t.Name())
 		}
 	}
-	names := TensorNames(raw)
+	var ins, outs []int32
+	if g.InputsLength() > len(model)/4 || g.OutputsLength() > len(model)/4 {
+		return IO{}, fmt.Errorf("%d inputs and %d outputs in a %d-byte file", g.InputsLength(), g.OutputsLength(), len(model))
+	}
+	for i := 0; i < g.InputsLength(); i++ {
+		ins = append(ins, g.Inputs(i))
+	}
+	for i := 0; i < g.OutputsLength(); i++ {
+		outs = append(outs, g.Outputs(i))
+	}
+	sig, err := SignatureNames(m, 0, len(model))
+	if err != nil {
+		return IO{}, err
+	}
+	names := IONames(raw, ins, outs, sig)
 	pick := func(n int, at func(int) int32) (r, o []string, err error) {
 		if n > len(model)/4 {
 			return nil, nil, fmt.Errorf("%d inputs or outputs in a %d-byte file", n, len(model))

@@ -23,7 +23,7 @@
 // carries after its core (or the JSON export's ctr_data), computed as a
 // trees.Lookup: CatBoost's projection hash, a LabelEncoder from hash to
 // the CTR value (float32, as CatBoost computes it), appended to the input
-// of the tree op. Refused with an *UnsupportedError naming the feature:
+// of the tree op. Refused with an *importers.UnsupportedOpsError naming the feature:
 // features computed from text or embedding features.
 package catboost
 
@@ -32,7 +32,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers/trees"
 )
 
@@ -62,7 +62,7 @@ type Model struct {
 
 // Parse reads a .cbm file or a JSON export into the tree ensemble it
 // computes. Models with CTR, text or embedding features are an
-// *UnsupportedError.
+// *importers.UnsupportedOpsError.
 func Parse(data []byte) (res *Model, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -96,7 +96,7 @@ func Parse(data []byte) (res *Model, err error) {
 }
 
 // Import converts a CatBoost model (.cbm or JSON export) to ONNX.
-func Import(data []byte, o Options) (*onnxpb.ModelProto, []string, error) {
+func Import(data []byte, o Options) (*canonical.Model, []string, error) {
 	m, err := Parse(data)
 	if err != nil {
 		return nil, nil, err

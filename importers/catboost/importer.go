@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strconv"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/trees"
 )
@@ -21,12 +20,13 @@ type importer struct{}
 
 var _ importers.Predictor = importer{}
 
-func optionSpecs() []importers.OptionSpec {
-	return []importers.OptionSpec{
-		{Name: "ml_opset", Doc: fmt.Sprintf("ai.onnx.ml opset, 3 to %d (default 5: TreeEnsemble; 3 and 4: TreeEnsembleRegressor, whose output is float)", trees.MaxMLOpset)},
-		{Name: "opset", Doc: fmt.Sprintf("ai.onnx opset, %d to %d (default 21)", trees.MinAIOpset, trees.MaxAIOpset)},
-		{Name: "raw_score", Doc: `"true": the raw formula value alone as output "margin" (prediction_type="RawFormulaVal"); default false`},
-	}
+// optionSet is every option of the importer, with its parser.
+func optionSet() importers.OptionSet[Options] {
+	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
+		trees.MLOpsetOption(3, "3 and 4: TreeEnsembleRegressor, whose output is float; 1 and 2 lack the double the model computes in", func(o *Options) *int { return &o.MLOpset }),
+		trees.AIOpsetOption(func(o *Options) *int { return &o.AIOpset }),
+		trees.RawScoreOption(`true: the raw formula value alone as output "margin" (prediction_type="RawFormulaVal")`, func(o *Options) *bool { return &o.RawScore }),
+	}}
 }
 
 // Describe names the format: "catboost", .cbm and .json files.
@@ -37,7 +37,7 @@ func (importer) Describe() importers.Description {
 		Summary:    "CatBoost model: binary .cbm (save_model) or JSON export (save_model(format=\"json\"))",
 		Extensions: []string{".cbm", ".json"},
 		Magic:      []importers.Magic{{Bytes: cbmMagic}},
-		Options:    optionSpecs(),
+		Options:    optionSet().Specs(),
 	}
 }
 
@@ -64,33 +64,7 @@ func (importer) Detect(path string, head []byte) float32 {
 
 // ParseOptions reads "ml_opset", "opset" and "raw_score"; an unknown key
 // or a bad value is an *importers.OptionError.
-func ParseOptions(m map[string]string) (Options, error) {
-	var o Options
-	opts := importers.Options(m)
-	known := importers.Names(optionSpecs())
-	for _, k := range opts.Keys() {
-		v := opts[k]
-		var err error
-		switch k {
-		case "ml_opset":
-			if o.MLOpset, err = strconv.Atoi(v); err == nil && (o.MLOpset < 3 || o.MLOpset > trees.MaxMLOpset) {
-				err = fmt.Errorf("ai.onnx.ml opset %d not supported: use 3 to %d (the model computes in double, which ml opsets 1 and 2 lack)", o.MLOpset, trees.MaxMLOpset)
-			}
-		case "opset":
-			if o.AIOpset, err = strconv.Atoi(v); err == nil && (o.AIOpset < trees.MinAIOpset || o.AIOpset > trees.MaxAIOpset) {
-				err = fmt.Errorf("ai.onnx opset %d not supported: use %d to %d", o.AIOpset, trees.MinAIOpset, trees.MaxAIOpset)
-			}
-		case "raw_score":
-			o.RawScore, err = strconv.ParseBool(v)
-		default:
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: known}
-		}
-		if err != nil {
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: known, Err: err}
-		}
-	}
-	return o, nil
-}
+func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
 
 // Import reads the model at path and converts it with Import.
 func (importer) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
@@ -99,7 +73,7 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 		return nil, err
 	}
 	var warnings []string
-	res, err := importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*onnxpb.ModelProto, error) {
+	res, err := importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*canonical.Model, error) {
 		mp, w, err := Import(data, o)
 		warnings = w
 		return mp, err

@@ -3,6 +3,8 @@ package catboost
 import (
 	"fmt"
 	"strings"
+
+	"github.com/onnxconv/onnxconv/importers"
 )
 
 // nanTreatment is how a float feature's NaN takes its splits.
@@ -208,17 +210,12 @@ func (m *model) checkSplit(s split) error {
 	return fmt.Errorf("unknown split kind %d", s.kind)
 }
 
-// UnsupportedError is a model that uses what the importer cannot compute
-// (CTR-encoded categorical features, text or embedding features): the
-// message names the feature.
-type UnsupportedError struct {
-	What string
-}
-
-func (e *UnsupportedError) Error() string { return e.What }
-
+// unsupported is a model that uses what the importer cannot compute
+// (CTR-encoded categorical features, text or embedding features): an
+// *importers.UnsupportedOpsError, the one shape, whose reason names the
+// feature.
 func unsupported(format string, a ...any) error {
-	return &UnsupportedError{What: fmt.Sprintf(format, a...)}
+	return &importers.UnsupportedOpsError{Format: Name, Ops: []importers.UnsupportedOp{{Reason: fmt.Sprintf(format, a...)}}}
 }
 
 func joinNames(names []string) string {

@@ -259,7 +259,7 @@ func tol3(ml string) float64 {
 }
 
 // refused are the real files that use CTR or text features: each is an
-// *UnsupportedError naming the feature.
+// *importers.UnsupportedOpsError naming the feature.
 // invalid are files not written by CatBoost that CatBoost could not load
 // either: the Rust port's hand-built CTR baseline splits on categorical
 // feature 0 but declares no categorical feature (and lists no model parts).
@@ -295,7 +295,7 @@ func modelFiles(t *testing.T) []string {
 // ../shared/models/catboost without --from at ml opsets 5 and 3, raw and
 // not, and checks that the direct predictor and the ONNX result agree on
 // generated inputs; the files with CTR or text features are refused with
-// an *UnsupportedError naming the feature.
+// an *importers.UnsupportedOpsError naming the feature.
 func TestAllRealFiles(t *testing.T) {
 	files := modelFiles(t)
 	if len(files) < 40 {
@@ -317,7 +317,7 @@ func TestAllRealFiles(t *testing.T) {
 				return
 			}
 			if want, ok := refused[rel]; ok {
-				var ue *catboost.UnsupportedError
+				var ue *importers.UnsupportedOpsError
 				if !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
 					t.Fatalf("want an UnsupportedError naming %q, got %v", want, err)
 				}

@@ -1,8 +1,9 @@
 // Package importertest is the conformance suite every importer runs: on
 // each fixture its Describe and Detect agree, Import is deterministic, an
-// unknown option is an *importers.OptionError, and truncated or corrupted
-// copies of the file fail (or import) without a panic, within a time
-// bound. Call Run from the importer's tests (or from importers/builtin's,
+// unknown option or a value that does not fit an option's spec is an
+// *importers.OptionError (every spec is complete and its default fits),
+// and truncated or corrupted copies of the file fail (or import) without
+// a panic, within a time bound. Call Run from the importer's tests (or from importers/builtin's,
 // for all the built-ins at once).
 package importertest
 
@@ -44,11 +45,7 @@ func Run(t *testing.T, imp importers.Importer, cases ...Case) {
 	if d.Name == "" || d.FormatName() == "" || d.Summary == "" {
 		t.Errorf("incomplete description %+v", d)
 	}
-	for _, o := range d.Options {
-		if o.Name == "" || o.Doc == "" {
-			t.Errorf("%s: option %+v without a name or a doc", d.Name, o)
-		}
-	}
+	specs(t, d)
 	if len(cases) == 0 {
 		t.Fatalf("%s: no fixture", d.Name)
 	}
@@ -61,6 +58,7 @@ func Run(t *testing.T, imp importers.Importer, cases ...Case) {
 			detect(t, imp, c, data)
 			deterministic(t, imp, c)
 			unknownOption(t, imp, c)
+			badValues(t, imp, c)
 			damaged(t, imp, c, data)
 		})
 	}
@@ -117,6 +115,51 @@ func unknownOption(t *testing.T, imp importers.Importer, c Case) {
 	var oe *importers.OptionError
 	if !errors.As(err, &oe) || oe.Key != "no_such_option_xyz" {
 		t.Errorf("an unknown option: %v, want an *importers.OptionError for it", err)
+	}
+}
+
+// specs: every option is declared whole: a name, a doc, a kind; an enum
+// lists its values; a default fits the option's own spec.
+func specs(t *testing.T, d importers.Description) {
+	t.Helper()
+	for _, o := range d.Options {
+		if o.Name == "" || o.Doc == "" || o.Kind == "" {
+			t.Errorf("%s: option %+v without a name, a doc or a kind", d.Name, o)
+		}
+		if (o.Kind == importers.KindEnum) != (len(o.Values) > 0) {
+			t.Errorf("%s: option %s of kind %s with values %v", d.Name, o.Name, o.Kind, o.Values)
+		}
+		if o.Default != "" {
+			if _, err := o.Check(o.Default); err != nil {
+				t.Errorf("%s: option %s: its default %q does not fit it: %v", d.Name, o.Name, o.Default, err)
+			}
+		}
+	}
+}
+
+// badValues: a value that does not fit an option's kind is an
+// *importers.OptionError naming the option, with the reason.
+func badValues(t *testing.T, imp importers.Importer, c Case) {
+	t.Helper()
+	for _, o := range imp.Describe().Options {
+		switch o.Kind {
+		case importers.KindBool, importers.KindInt, importers.KindFloat, importers.KindEnum:
+		default:
+			continue
+		}
+		opts := importers.Options{}
+		for k, v := range c.Options {
+			opts[k] = v
+		}
+		opts[o.Name] = "no such value"
+		r, err := imp.Import(context.Background(), c.Path, opts)
+		if r != nil && r.Model != nil {
+			r.Model.Close()
+		}
+		var oe *importers.OptionError
+		if !errors.As(err, &oe) || oe.Key != o.Name || oe.Err == nil {
+			t.Errorf("option %s=%q: %v, want an *importers.OptionError for it", o.Name, opts[o.Name], err)
+		}
 	}
 }
 

@@ -28,12 +28,8 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	kfile "github.com/onnxconv/onnxconv/formats/keras"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
@@ -64,13 +60,21 @@ func New() importers.Importer { return importer{} }
 
 type importer struct{}
 
-func optionSpecs() []importers.OptionSpec {
-	return []importers.OptionSpec{
-		{Name: "opset", Doc: "ai.onnx opset of the result, 14 to 21 (default 17)"},
-		{Name: "weights", Doc: "weights .h5 of a Keras 2 architecture JSON (default: NAME_weights.h5, NAME.h5 or NAME.weights.h5 beside it)"},
-		{Name: "layout", Doc: "layout of the graph's image inputs and outputs: nhwc (default; Keras's channels-last) or nchw " +
-			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones; fewer Transposes; metadata onnxconv.channels_first names them)"},
-	}
+// optionSet is every option of the importer, with its parser.
+func optionSet() importers.OptionSet[Options] {
+	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
+		keraslayers.OpsetOption(func(o *Options) *int { return &o.Opset }),
+		importers.String("weights", "", "weights .h5 of a Keras 2 architecture JSON (default: NAME_weights.h5, NAME.h5 or NAME.weights.h5 beside it)",
+			func(o *Options) *string { return &o.Weights }).Then(func(_ *Options, v string) error {
+			if v == "" {
+				return fmt.Errorf("give the path of the weights .h5")
+			}
+			return nil
+		}),
+		keraslayers.LayoutOption("layout of the graph's image inputs and outputs: nhwc (Keras's channels-last) or nchw "+
+			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones; fewer Transposes; metadata onnxconv.channels_first names them)",
+			func(o *Options) *string { return &o.Layout }),
+	}}
 }
 
 func (importer) Describe() importers.Description {
@@ -80,46 +84,14 @@ func (importer) Describe() importers.Description {
 		Summary:    "Keras 3 .keras zip, Keras 2 full-model .h5, or Keras 2 architecture JSON with its weights .h5",
 		Extensions: []string{".keras", ".h5", ".hdf5", ".json"},
 		Magic:      []importers.Magic{{Offset: 0, Bytes: []byte("\x89HDF\r\n\x1a\n")}},
-		Options:    optionSpecs(),
+		Options:    optionSet().Specs(),
 		Runtime:    Runtime,
 	}
 }
 
-// ParseOptions reads "opset", "weights" and "layout".
-func ParseOptions(m map[string]string) (Options, error) {
-	var o Options
-	opts := importers.Options(m)
-	for _, k := range opts.Keys() {
-		v := opts[k]
-		switch k {
-		case "opset":
-			n, err := strconv.Atoi(v)
-			if err == nil && (n < 14 || n > 21) {
-				err = fmt.Errorf("opset %d: use 14 to 21", n)
-			}
-			if err != nil {
-				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
-			}
-			o.Opset = n
-		case "weights":
-			if v == "" {
-				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()),
-					Err: fmt.Errorf("give the path of the weights .h5")}
-			}
-			o.Weights = v
-		case "layout":
-			l := strings.ToLower(strings.TrimSpace(v))
-			if !slices.Contains(keraslayers.Layouts(), l) {
-				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()),
-					Err: &keraslayers.LayoutError{Layout: v}}
-			}
-			o.Layout = l
-		default:
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
-		}
-	}
-	return o, nil
-}
+// ParseOptions reads "opset", "weights" and "layout"; an unknown key or a
+// bad value is an *importers.OptionError.
+func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
 
 // Detect is formats/keras's Detect: 1 for a zip holding config.json and
 // model.weights.h5, and for an HDF5 file with a model_config attribute;
@@ -138,20 +110,12 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("keras import %s: %w", path, err)
-	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("keras import %s: the converted model is malformed (please report): %w", path, err)
-	}
-	return &importers.Result{Model: m, Warnings: warns}, nil
+	return &importers.Result{Model: mp, Warnings: warns}, nil
 }
 
-// ImportFile converts the Keras file at path to an ONNX ModelProto, with
+// ImportFile converts the Keras file at path to a canonical ONNX model, with
 // warnings for the user.
-func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, []string, error) {
+func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, []string, error) {
 	src, err := kfile.Load(ctx, path, o.Weights)
 	if err != nil {
 		return nil, nil, err
@@ -167,7 +131,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 }
 
 // convert builds the ONNX model of the Keras file m.
-func convert(m *kfile.Model, opset int, layout string) (*onnxpb.ModelProto, error) {
+func convert(m *kfile.Model, opset int, layout string) (*canonical.Model, error) {
 	top := m.Config
 	if m.KerasVersion != "" {
 		if _, ok := top["keras_version"]; !ok {
@@ -184,6 +148,6 @@ func convert(m *kfile.Model, opset int, layout string) (*onnxpb.ModelProto, erro
 		doc += ", Keras " + m.KerasVersion
 	}
 	doc += ")"
-	mp.DocString = &doc
+	mp.DocString = doc
 	return mp, nil
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/importers/keras"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/verify"
 )
 
@@ -98,7 +97,7 @@ func fixedInputs(t testing.TB, m *canonical.Model) ([]*canonical.Tensor, []wireT
 		for i := range vals {
 			vals[i] = float32(2 * math.Sin(float64(i)*0.37+float64(k)*1.3+0.1))
 		}
-		out = append(out, canonical.NewTensor(v.Name, canonical.Float, shape, onnxb.F32Bytes(vals)))
+		out = append(out, canonical.Float32Tensor(v.Name, shape, vals))
 		wire = append(wire, wireTensor{Shape: shape, Data: vals})
 	}
 	return out, wire
@@ -136,7 +135,7 @@ func TestEveryModelMatchesTFJS(t *testing.T) {
 					t.Errorf("output %d: shape %v, TF.js %v", i, o.Dims, want[i].Shape)
 					continue
 				}
-				g, err := onnxb.F32s(o)
+				g, err := o.Float32s()
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -14,7 +14,6 @@ import (
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/keras"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // convModels are the Keras files of ../shared/models with convolutions.
@@ -144,7 +143,7 @@ func TestLayoutNCHWMatchesTFJS(t *testing.T) {
 					t.Errorf("output %d: shape %v, TF.js %v", i, o.Dims, w.Shape)
 					continue
 				}
-				g, err := onnxb.F32s(o)
+				g, err := o.Float32s()
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	kfile "github.com/onnxconv/onnxconv/formats/keras"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfjsrt "github.com/onnxconv/onnxconv/runtimes/tfjs"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
@@ -31,7 +30,7 @@ func npy(t *testing.T, name string) *canonical.Tensor {
 
 func f32s(t *testing.T, x *canonical.Tensor) []float32 {
 	t.Helper()
-	v, err := onnxb.F32s(x)
+	v, err := x.Float32s()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	kfile "github.com/onnxconv/onnxconv/formats/keras"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfjsrt "github.com/onnxconv/onnxconv/runtimes/tfjs"
 )
@@ -28,7 +27,7 @@ func runTFJS(t *testing.T, m *kfile.Model, inputs []wireTensor) []wireTensor {
 	node, modules := testpaths.Node(t, tfjsrt.Package)
 	var ins []*onnxpb.TensorProto
 	for _, w := range inputs {
-		tp, err := canonical.TensorToProto(canonical.NewTensor("", canonical.Float, w.Shape, onnxb.F32Bytes(w.Data)))
+		tp, err := canonical.TensorToProto(canonical.Float32Tensor("", w.Shape, w.Data))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +48,7 @@ func runTFJS(t *testing.T, m *kfile.Model, inputs []wireTensor) []wireTensor {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := onnxb.F32s(o)
+		v, err := o.Float32s()
 		if err != nil {
 			t.Fatal(err)
 		}

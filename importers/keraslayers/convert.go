@@ -8,9 +8,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
-	"google.golang.org/protobuf/proto"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // Limits on hostile configs.
@@ -35,7 +33,7 @@ type layerSpec struct {
 }
 
 type converter struct {
-	b      *onnxb.Builder
+	b      *build.Builder
 	w      Weights
 	opts   Options
 	keras3 bool
@@ -50,34 +48,32 @@ type converter struct {
 }
 
 // clOnlyInputs returns the channels-first graph inputs gin whose only
-// readers among nodes are Transposes back to channels-last.
-func clOnlyInputs(nodes []*onnxpb.NodeProto, gin []*onnxpb.ValueInfoProto) map[string]bool {
-	readers := map[string][]*onnxpb.NodeProto{}
-	for _, n := range nodes {
-		for _, in := range n.GetInput() {
-			readers[in] = append(readers[in], n)
-		}
-	}
+// readers among the main graph's nodes (readers: name -> op types) are
+// Transposes back to channels-last.
+func clOnlyInputs(readers map[string][]string, gin []build.Info) map[string]bool {
 	out := map[string]bool{}
 	for _, v := range gin {
-		r := len(v.GetType().GetTensorType().GetShape().GetDim())
-		rs := readers[v.GetName()]
+		r := 0
+		if _, dims, hasShape, ok := canonical.TensorTypeOf(v.Type); ok && hasShape {
+			r = len(dims)
+		}
+		rs := readers[v.Name]
 		if !channelsFirstIO(LayoutNCHW, r) || len(rs) == 0 {
 			continue
 		}
 		all := true
-		for _, n := range rs {
-			all = all && n.GetOpType() == "Transpose"
+		for _, op := range rs {
+			all = all && op == "Transpose"
 		}
 		if all {
-			out[v.GetName()] = true
+			out[v.Name] = true
 		}
 	}
 	return out
 }
 
 // Convert maps a Keras model config to ONNX (see the package doc).
-func Convert(config []byte, w Weights, opts Options) (*onnxpb.ModelProto, error) {
+func Convert(config []byte, w Weights, opts Options) (*canonical.Model, error) {
 	var top map[string]any
 	if err := json.Unmarshal(config, &top); err != nil {
 		return nil, fmt.Errorf("%s: the Keras model config is not a JSON object: %w", opts.File, err)
@@ -86,7 +82,7 @@ func Convert(config []byte, w Weights, opts Options) (*onnxpb.ModelProto, error)
 }
 
 // ConvertConfig is Convert on an already decoded config object.
-func ConvertConfig(top map[string]any, w Weights, opts Options) (*onnxpb.ModelProto, error) {
+func ConvertConfig(top map[string]any, w Weights, opts Options) (*canonical.Model, error) {
 	if opts.Opset != 0 && opts.Opset < 14 {
 		return nil, fmt.Errorf("keraslayers: opset %d: use 14 or later", opts.Opset)
 	}
@@ -102,8 +98,8 @@ func ConvertConfig(top map[string]any, w Weights, opts Options) (*onnxpb.ModelPr
 	if w == nil {
 		w = WeightMap{}
 	}
-	build := func(clIn map[string]bool) (*converter, *layerSpec, []*kval, []*onnxpb.ValueInfoProto, error) {
-		c := &converter{b: onnxb.New(opts.Opset), w: w, opts: opts, keras3: opts.Keras3, inits: map[string]string{},
+	convert := func(clIn map[string]bool) (*converter, *layerSpec, []*kval, []build.Info, error) {
+		c := &converter{b: build.New(opts.Opset), w: w, opts: opts, keras3: opts.Keras3, inits: map[string]string{},
 			kerasVersion: kv, clIn: clIn}
 		if m, _ := top["module"].(string); strings.HasPrefix(m, "keras") {
 			c.keras3 = true
@@ -119,7 +115,7 @@ func ConvertConfig(top map[string]any, w Weights, opts Options) (*onnxpb.ModelPr
 		_, outs, gin, err := c.topModel(spec)
 		return c, spec, outs, gin, err
 	}
-	c, spec, outs, gin, err := build(nil)
+	c, spec, outs, gin, err := convert(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -127,22 +123,22 @@ func ConvertConfig(top map[string]any, w Weights, opts Options) (*onnxpb.ModelPr
 		// An input the layers read only channels-last (a sequence into an
 		// LSTM or a Dense) is not image-like: convert again with it
 		// channels-last, saving the Transpose that read it.
-		if clIn := clOnlyInputs(c.b.Nodes, gin); len(clIn) > 0 {
-			if c, spec, outs, gin, err = build(clIn); err != nil {
+		if clIn := clOnlyInputs(c.b.Readers(), gin); len(clIn) > 0 {
+			if c, spec, outs, gin, err = convert(clIn); err != nil {
 				return nil, err
 			}
 		}
 	}
 	names := outputNames(spec, max(1, len(refList(spec.cfg["output_layers"]))))
-	var gout []*onnxpb.ValueInfoProto
+	var gout []build.Info
 	if len(names) != len(outs) {
 		names = outputNames(spec, len(outs))
 		c.b.Reserve(names...)
 	}
 	var cfIO []string
 	for _, v := range gin {
-		if c.cfIn[v.GetName()] {
-			cfIO = append(cfIO, v.GetName())
+		if c.cfIn[v.Name] {
+			cfIO = append(cfIO, v.Name)
 		}
 	}
 	for i, o := range outs {
@@ -159,20 +155,17 @@ func ConvertConfig(top map[string]any, w Weights, opts Options) (*onnxpb.ModelPr
 		}
 		name := names[i]
 		c.b.OpTo("Identity", name, []string{x})
-		var dims []int64
-		if o.rank >= 0 {
-			dims = make([]int64, o.rank)
-			for j := range dims {
-				dims[j] = -1
-			}
-		}
-		gout = append(gout, onnxb.ValueInfo(name, o.dt, dims, o.rank < 0))
+		gout = append(gout, build.RankInfo(name, o.dt, o.rank))
 	}
-	mp := c.b.Model(spec.name, "converted from a Keras "+spec.class+" model by onnxconv", gin, gout)
+	mp, err := c.b.Model(spec.name, gin, gout)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.File, err)
+	}
+	mp.Graph.DocString = "converted from a Keras " + spec.class + " model by onnxconv"
 	if opts.Layout == LayoutNCHW {
 		mp.MetadataProps = append(mp.MetadataProps,
-			&onnxpb.StringStringEntryProto{Key: proto.String(MetaLayout), Value: proto.String(LayoutNCHW)},
-			&onnxpb.StringStringEntryProto{Key: proto.String(MetaChannelsFirst), Value: proto.String(strings.Join(cfIO, ","))})
+			canonical.StringPair{Key: MetaLayout, Value: LayoutNCHW},
+			canonical.StringPair{Key: MetaChannelsFirst, Value: strings.Join(cfIO, ",")})
 	}
 	return mp, nil
 }
@@ -390,12 +383,12 @@ func dtypeOf(cfg map[string]any, def canonical.DataType) canonical.DataType {
 }
 
 // topModel converts the top model, making graph inputs.
-func (c *converter) topModel(spec *layerSpec) ([]*kval, []*kval, []*onnxpb.ValueInfoProto, error) {
+func (c *converter) topModel(spec *layerSpec) ([]*kval, []*kval, []build.Info, error) {
 	def := c.opts.InputDType
 	if def == 0 {
 		def = canonical.Float
 	}
-	var gin []*onnxpb.ValueInfoProto
+	var gin []build.Info
 	mk := func(name string, shape []int64, dt canonical.DataType) *kval {
 		n := c.b.Fresh(name)
 		if r := len(shape); channelsFirstIO(c.opts.Layout, r) && !c.clIn[n] {
@@ -405,10 +398,10 @@ func (c *converter) topModel(spec *layerSpec) ([]*kval, []*kval, []*onnxpb.Value
 			c.cfIn[n] = true
 			// Channels-first at the edge: N, C, then the spatial dims.
 			cf := append([]int64{shape[0], shape[r-1]}, shape[1:r-1]...)
-			gin = append(gin, onnxb.ValueInfo(n, dt, cf, false))
+			gin = append(gin, build.TensorInfo(n, dt, cf, false))
 			return &kval{cf: n, rank: r, dt: dt}
 		}
-		gin = append(gin, onnxb.ValueInfo(n, dt, shape, false))
+		gin = append(gin, build.TensorInfo(n, dt, shape, false))
 		return &kval{cl: n, rank: len(shape), dt: dt}
 	}
 	switch spec.class {

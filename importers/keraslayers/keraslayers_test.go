@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 )
 
 // positional gives weights without names, in Keras's order (as Keras 3
@@ -26,7 +26,7 @@ func f32(dims []int64, n int) *canonical.Tensor {
 	for i := range v {
 		v[i] = float32(i%5) * 0.1
 	}
-	return canonical.NewTensor("", canonical.Float, dims, onnxb.F32Bytes(v))
+	return canonical.Float32Tensor("", dims, v)
 }
 
 // A Keras 3 functional config (inbound nodes as args with keras_history,
@@ -43,7 +43,7 @@ func TestKeras3Functional(t *testing.T) {
 	 ],
 	 "input_layers": [["inp", 0, 0]], "output_layers": [["sum", 0, 0]]}}`
 	w := positional{"d": {f32([]int64{3, 2}, 6), f32([]int64{2}, 2)}}
-	mp, err := Convert([]byte(cfg), w, Options{File: "config.json"})
+	mp, err := convertProto([]byte(cfg), w, Options{File: "config.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,4 +83,14 @@ func TestWeightMap(t *testing.T) {
 	if len(ws) != 1 || ws[0].Name != "kernel" {
 		t.Errorf("conv: %v", ws)
 	}
+}
+
+// convertProto is Convert with the model as a ModelProto, for tests that
+// read its encoding.
+func convertProto(config []byte, w Weights, opts Options) (*onnxpb.ModelProto, error) {
+	m, err := Convert(config, w, opts)
+	if err != nil {
+		return nil, err
+	}
+	return m.ToProto()
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 type layerFunc func(x *layerCtx, ins []*kval) ([]*kval, error)
@@ -46,7 +44,7 @@ func (x *layerCtx) floats(name string) ([]float32, []int64, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := onnxb.F32s(t)
+	v, err := t.Float32s()
 	if err != nil {
 		return nil, nil, fmt.Errorf("weight %q: %w", name, err)
 	}
@@ -269,13 +267,13 @@ func (x *layerCtx) activation(name, y string, caxis int64) (string, error) {
 	case "tanh":
 		return b.Op("Tanh", n, []string{y}), nil
 	case "softmax":
-		return b.Op("Softmax", n, []string{y}, onnxb.Int("axis", caxis)), nil
+		return b.Op("Softmax", n, []string{y}, canonical.IntAttr("axis", caxis)), nil
 	case "log_softmax":
-		return b.Op("LogSoftmax", n, []string{y}, onnxb.Int("axis", caxis)), nil
+		return b.Op("LogSoftmax", n, []string{y}, canonical.IntAttr("axis", caxis)), nil
 	case "elu":
 		return b.Op("Elu", n, []string{y}), nil
 	case "selu":
-		return b.Op("Selu", n, []string{y}, onnxb.Float("alpha", 1.6732632423543772), onnxb.Float("gamma", 1.0507009873554805)), nil
+		return b.Op("Selu", n, []string{y}, canonical.FloatAttr("alpha", 1.6732632423543772), canonical.FloatAttr("gamma", 1.0507009873554805)), nil
 	case "softplus":
 		return b.Op("Softplus", n, []string{y}), nil
 	case "softsign":
@@ -287,7 +285,7 @@ func (x *layerCtx) activation(name, y string, caxis int64) (string, error) {
 		if x.c.keras3 {
 			alpha = 1.0 / 6
 		}
-		return b.Op("HardSigmoid", n, []string{y}, onnxb.Float("alpha", alpha), onnxb.Float("beta", 0.5)), nil
+		return b.Op("HardSigmoid", n, []string{y}, canonical.FloatAttr("alpha", alpha), canonical.FloatAttr("beta", 0.5)), nil
 	case "swish", "silu":
 		return b.Op("Mul", n, []string{y, b.Op("Sigmoid", n+"_sigmoid", []string{y})}), nil
 	case "mish":
@@ -298,7 +296,7 @@ func (x *layerCtx) activation(name, y string, caxis int64) (string, error) {
 		h := b.Op("Add", n+"_one", []string{e, b.Scalar("one", 1)})
 		return b.Op("Mul", n, []string{b.Op("Mul", n+"_half", []string{y, b.Scalar("half", 0.5)}), h}), nil
 	case "leaky_relu":
-		return b.Op("LeakyRelu", n, []string{y}, onnxb.Float("alpha", 0.2)), nil
+		return b.Op("LeakyRelu", n, []string{y}, canonical.FloatAttr("alpha", 0.2)), nil
 	}
 	return "", fmt.Errorf("activation %q is not supported", name)
 }
@@ -379,7 +377,7 @@ func (x *layerCtx) leakyReLU(ins []*kval) ([]*kval, error) {
 	}
 	alpha := x.num("alpha", x.num("negative_slope", 0.3))
 	return x.elementwise(v, func(in string, cf bool) (string, error) {
-		return x.c.b.Op("LeakyRelu", x.name(""), []string{in}, onnxb.Float("alpha", float32(alpha))), nil
+		return x.c.b.Op("LeakyRelu", x.name(""), []string{in}, canonical.FloatAttr("alpha", float32(alpha))), nil
 	})
 }
 
@@ -390,7 +388,7 @@ func (x *layerCtx) eluLayer(ins []*kval) ([]*kval, error) {
 	}
 	alpha := x.num("alpha", 1)
 	return x.elementwise(v, func(in string, cf bool) (string, error) {
-		return x.c.b.Op("Elu", x.name(""), []string{in}, onnxb.Float("alpha", float32(alpha))), nil
+		return x.c.b.Op("Elu", x.name(""), []string{in}, canonical.FloatAttr("alpha", float32(alpha))), nil
 	})
 }
 
@@ -405,14 +403,14 @@ func (x *layerCtx) softmaxLayer(ins []*kval) ([]*kval, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []*kval{{cl: x.c.b.Op("Softmax", x.name(""), []string{in}, onnxb.Int("axis", axis)), rank: v.rank, dt: v.dt}}, nil
+		return []*kval{{cl: x.c.b.Op("Softmax", x.name(""), []string{in}, canonical.IntAttr("axis", axis)), rank: v.rank, dt: v.dt}}, nil
 	}
 	return x.elementwise(v, func(in string, cf bool) (string, error) {
 		a := int64(-1)
 		if cf {
 			a = 1
 		}
-		return x.c.b.Op("Softmax", x.name(""), []string{in}, onnxb.Int("axis", a)), nil
+		return x.c.b.Op("Softmax", x.name(""), []string{in}, canonical.IntAttr("axis", a)), nil
 	})
 }
 
@@ -458,17 +456,17 @@ func (x *layerCtx) prelu(ins []*kval) ([]*kval, error) {
 	return []*kval{{cl: x.c.b.Op("PRelu", x.name(""), []string{in, x.init("alpha", ad, a)}), rank: v.rank, dt: v.dt}}, nil
 }
 
-func (x *layerCtx) padAttr(k, strides, dil []int64) ([]*onnxpb.AttributeProto, error) {
+func (x *layerCtx) padAttr(k, strides, dil []int64) ([]*canonical.Attribute, error) {
 	switch p := x.str("padding", "valid"); p {
 	case "valid":
-		return []*onnxpb.AttributeProto{onnxb.String("auto_pad", "VALID")}, nil
+		return []*canonical.Attribute{canonical.StringAttr("auto_pad", "VALID")}, nil
 	case "same":
-		return []*onnxpb.AttributeProto{onnxb.String("auto_pad", "SAME_UPPER")}, nil
+		return []*canonical.Attribute{canonical.StringAttr("auto_pad", "SAME_UPPER")}, nil
 	case "causal":
 		if len(k) != 1 {
 			return nil, errors.New("causal padding is for 1-D convolutions")
 		}
-		return []*onnxpb.AttributeProto{onnxb.Ints("pads", []int64{(k[0] - 1) * dil[0], 0})}, nil
+		return []*canonical.Attribute{canonical.IntsAttr("pads", []int64{(k[0] - 1) * dil[0], 0}...)}, nil
 	default:
 		return nil, fmt.Errorf("padding %q is not supported", p)
 	}
@@ -515,7 +513,7 @@ func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 	if err != nil {
 		return nil, err
 	}
-	attrs := append(pads, onnxb.Ints("strides", strides), onnxb.Ints("dilations", dil), onnxb.Ints("kernel_shape", ks))
+	attrs := append(pads, canonical.IntsAttr("strides", strides...), canonical.IntsAttr("dilations", dil...), canonical.IntsAttr("kernel_shape", ks...))
 	in, err := x.c.cf(v)
 	if err != nil {
 		return nil, err
@@ -532,7 +530,7 @@ func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 				return nil, err
 			}
 		}
-		y = b.Op("Conv", x.name("depthwise"), dw, append(attrs, onnxb.Int("group", cin))...)
+		y = b.Op("Conv", x.name("depthwise"), dw, append(attrs, canonical.IntAttr("group", cin))...)
 		if separable {
 			pk, pd, err := x.floats("pointwise_kernel")
 			if err != nil {
@@ -547,7 +545,7 @@ func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 			for i := range one {
 				one[i] = 1
 			}
-			y = b.Op("Conv", x.name("pointwise"), pw, onnxb.Ints("kernel_shape", one))
+			y = b.Op("Conv", x.name("pointwise"), pw, canonical.IntsAttr("kernel_shape", one...))
 		}
 	} else {
 		wv, wd := toOIHW(k, kd)
@@ -557,7 +555,7 @@ func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 		}
 		groups := int64(x.num("groups", 1))
 		if groups > 1 {
-			attrs = append(attrs, onnxb.Int("group", groups))
+			attrs = append(attrs, canonical.IntAttr("group", groups))
 		}
 		y = b.Op("Conv", x.name(""), cv, attrs...)
 	}
@@ -595,7 +593,7 @@ func (x *layerCtx) pool(ins []*kval) ([]*kval, error) {
 	if x.l.class[:3] == "Ave" {
 		op = "AveragePool"
 	}
-	y := x.c.b.Op(op, x.name(""), []string{in}, append(pads, onnxb.Ints("kernel_shape", k), onnxb.Ints("strides", s))...)
+	y := x.c.b.Op(op, x.name(""), []string{in}, append(pads, canonical.IntsAttr("kernel_shape", k...), canonical.IntsAttr("strides", s...))...)
 	return []*kval{{cf: y, rank: v.rank, dt: v.dt}}, nil
 }
 
@@ -622,9 +620,9 @@ func (x *layerCtx) globalPool(ins []*kval) ([]*kval, error) {
 	b := x.c.b
 	reduce := func(in string, axes []int64) string {
 		if b.Opset >= 18 {
-			return b.Op(op, x.name(""), []string{in, b.Ints("axes", axes...)}, onnxb.Int("keepdims", k))
+			return b.Op(op, x.name(""), []string{in, b.Ints("axes", axes...)}, canonical.IntAttr("keepdims", k))
 		}
-		return b.Op(op, x.name(""), []string{in}, onnxb.Ints("axes", axes), onnxb.Int("keepdims", k))
+		return b.Op(op, x.name(""), []string{in}, canonical.IntsAttr("axes", axes...), canonical.IntAttr("keepdims", k))
 	}
 	if v.cf != "" || v.cl == "" {
 		in, _ := x.c.cf(v)
@@ -745,7 +743,7 @@ func (x *layerCtx) layerNorm(ins []*kval) ([]*kval, error) {
 	if beta != nil {
 		lin = append(lin, x.init("beta", []int64{int64(n)}, beta))
 	}
-	y := x.c.b.Op("LayerNormalization", x.name(""), lin, onnxb.Int("axis", -1), onnxb.Float("epsilon", float32(eps)))
+	y := x.c.b.Op("LayerNormalization", x.name(""), lin, canonical.IntAttr("axis", -1), canonical.FloatAttr("epsilon", float32(eps)))
 	return []*kval{{cl: y, rank: v.rank, dt: v.dt}}, nil
 }
 
@@ -758,7 +756,7 @@ func (x *layerCtx) flatten(ins []*kval) ([]*kval, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []*kval{{cl: x.c.b.Op("Flatten", x.name(""), []string{in}, onnxb.Int("axis", 1)), rank: 2, dt: v.dt}}, nil
+	return []*kval{{cl: x.c.b.Op("Flatten", x.name(""), []string{in}, canonical.IntAttr("axis", 1)), rank: 2, dt: v.dt}}, nil
 }
 
 func (x *layerCtx) reshape(ins []*kval) ([]*kval, error) {
@@ -874,9 +872,9 @@ func (x *layerCtx) concat(ins []*kval) ([]*kval, error) {
 		} else if axis == 0 {
 			ca = 0
 		}
-		return []*kval{{cf: x.c.b.Op("Concat", x.name(""), names, onnxb.Int("axis", ca)), rank: r, dt: ins[0].dt}}, nil
+		return []*kval{{cf: x.c.b.Op("Concat", x.name(""), names, canonical.IntAttr("axis", ca)), rank: r, dt: ins[0].dt}}, nil
 	}
-	return []*kval{{cl: x.c.b.Op("Concat", x.name(""), names, onnxb.Int("axis", axis)), rank: r, dt: ins[0].dt}}, nil
+	return []*kval{{cl: x.c.b.Op("Concat", x.name(""), names, canonical.IntAttr("axis", axis)), rank: r, dt: ins[0].dt}}, nil
 }
 
 func (x *layerCtx) embedding(ins []*kval) ([]*kval, error) {
@@ -899,8 +897,8 @@ func (x *layerCtx) embedding(ins []*kval) ([]*kval, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx := b.Op("Cast", x.name("indices"), []string{in}, onnxb.Int("to", int64(canonical.Int64)))
-	y := b.Op("Gather", x.name(""), []string{x.init("embeddings", ed, e), idx}, onnxb.Int("axis", 0))
+	idx := b.Op("Cast", x.name("indices"), []string{in}, canonical.IntAttr("to", int64(canonical.Int64)))
+	y := b.Op("Gather", x.name(""), []string{x.init("embeddings", ed, e), idx}, canonical.IntAttr("axis", 0))
 	r := -1
 	if v.rank >= 0 {
 		r = v.rank + 1
@@ -964,7 +962,7 @@ func (x *layerCtx) upSample(ins []*kval) ([]*kval, error) {
 		scales = append(scales, float32(s))
 	}
 	b := x.c.b
-	attrs := []*onnxpb.AttributeProto{onnxb.String("mode", "nearest"), onnxb.String("coordinate_transformation_mode", "asymmetric"), onnxb.String("nearest_mode", "floor")}
+	attrs := []*canonical.Attribute{canonical.StringAttr("mode", "nearest"), canonical.StringAttr("coordinate_transformation_mode", "asymmetric"), canonical.StringAttr("nearest_mode", "floor")}
 	if interp == "bilinear" {
 		// TF.js resizes with resizeBilinear's defaults (no half-pixel
 		// centers); Keras with tf.image.resize (half-pixel centers).
@@ -972,7 +970,7 @@ func (x *layerCtx) upSample(ins []*kval) ([]*kval, error) {
 		if strings.HasPrefix(x.c.kerasVersion, "tfjs") {
 			ctm = "asymmetric"
 		}
-		attrs = []*onnxpb.AttributeProto{onnxb.String("mode", "linear"), onnxb.String("coordinate_transformation_mode", ctm)}
+		attrs = []*canonical.Attribute{canonical.StringAttr("mode", "linear"), canonical.StringAttr("coordinate_transformation_mode", ctm)}
 	}
 	y := b.Op("Resize", x.name(""), []string{in, "", b.F32(x.name("scales"), []int64{int64(len(scales))}, scales)}, attrs...)
 	return []*kval{{cf: y, rank: v.rank, dt: v.dt}}, nil

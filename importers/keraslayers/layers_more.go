@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // moreLayers are the transposed convolution, cropping, Dot and the
@@ -69,8 +69,8 @@ func (x *layerCtx) convTranspose(ins []*kval) ([]*kval, error) {
 	if cv, err = x.withBias(cv); err != nil {
 		return nil, err
 	}
-	y := x.c.b.Op("ConvTranspose", x.name(""), cv, onnxb.Ints("strides", strides), onnxb.Ints("dilations", dil),
-		onnxb.Ints("kernel_shape", ks), onnxb.Ints("pads", pads), onnxb.Ints("output_padding", outPad))
+	y := x.c.b.Op("ConvTranspose", x.name(""), cv, canonical.IntsAttr("strides", strides...), canonical.IntsAttr("dilations", dil...),
+		canonical.IntsAttr("kernel_shape", ks...), canonical.IntsAttr("pads", pads...), canonical.IntsAttr("output_padding", outPad...))
 	return x.convOut(y, v)
 }
 
@@ -146,7 +146,7 @@ func (x *layerCtx) dot(ins []*kval) ([]*kval, error) {
 		if x.boolean("normalize", false) {
 			// x / sqrt(max(sum(x²), 1e-12)) along the axis, as l2_normalize.
 			sq := b.Op("Mul", x.name(fmt.Sprintf("sq%d", i)), []string{s, s})
-			sum := b.Op("ReduceSum", x.name(fmt.Sprintf("sumsq%d", i)), []string{sq, b.Ints("axes", ax[i])}, onnxb.Int("keepdims", 1))
+			sum := b.Op("ReduceSum", x.name(fmt.Sprintf("sumsq%d", i)), []string{sq, b.Ints("axes", ax[i])}, canonical.IntAttr("keepdims", 1))
 			den := b.Op("Sqrt", x.name(fmt.Sprintf("norm%d", i)), []string{b.Op("Max", x.name(fmt.Sprintf("clamp%d", i)), []string{sum, b.Scalar("eps", 1e-12)})})
 			s = b.Op("Div", x.name(fmt.Sprintf("normalized%d", i)), []string{s, den})
 		}
@@ -179,7 +179,7 @@ func (x *layerCtx) dot(ins []*kval) ([]*kval, error) {
 		}
 	}
 	eq := string(la) + "," + string(lb) + "->" + string(outL)
-	y := b.Op("Einsum", x.name(""), names, onnxb.String("equation", eq))
+	y := b.Op("Einsum", x.name(""), names, canonical.StringAttr("equation", eq))
 	r := len(outL)
 	if r == 1 { // Keras keeps a trailing axis of 1
 		y = b.Op("Unsqueeze", x.name("expand"), []string{y, b.Ints("axes", 1)})
@@ -284,7 +284,7 @@ func (x *layerCtx) bidirectional(ins []*kval) ([]*kval, error) {
 	}
 	switch mode := x.l.cfg["merge_mode"]; mode {
 	case "concat":
-		return []*kval{{cl: b.Op("Concat", x.name(""), []string{f.cl, r.cl}, onnxb.Int("axis", -1)), rank: f.rank, dt: f.dt}}, nil
+		return []*kval{{cl: b.Op("Concat", x.name(""), []string{f.cl, r.cl}, canonical.IntAttr("axis", -1)), rank: f.rank, dt: f.dt}}, nil
 	case "sum":
 		return []*kval{{cl: b.Op("Add", x.name(""), []string{f.cl, r.cl}), rank: f.rank, dt: f.dt}}, nil
 	case "mul":
@@ -320,7 +320,7 @@ func (x *layerCtx) timeDistributed(ins []*kval) ([]*kval, error) {
 	shape := b.Op("Shape", x.name("shape"), []string{in})
 	bt := b.Op("Slice", x.name("batch_time"), []string{shape, b.Ints("zero", 0), b.Ints("two", 2)})
 	rest := b.Op("Slice", x.name("step_shape"), []string{shape, b.Ints("two", 2), b.Ints("end", math.MaxInt64)})
-	merged := b.Op("Reshape", x.name("merged"), []string{in, b.Op("Concat", x.name("merged_shape"), []string{b.Ints("minus_one", -1), rest}, onnxb.Int("axis", 0))})
+	merged := b.Op("Reshape", x.name("merged"), []string{in, b.Op("Concat", x.name("merged_shape"), []string{b.Ints("minus_one", -1), rest}, canonical.IntAttr("axis", 0))})
 	outs, err := x.callWrapped(l, []*kval{{cl: merged, rank: v.rank - 1, dt: v.dt}}, x.w)
 	if err != nil {
 		return nil, err
@@ -332,7 +332,7 @@ func (x *layerCtx) timeDistributed(ins []*kval) ([]*kval, error) {
 			return nil, err
 		}
 		os := b.Op("Slice", x.name("out_step_shape"), []string{b.Op("Shape", x.name("out_shape"), []string{oc}), b.Ints("one", 1), b.Ints("end", math.MaxInt64)})
-		y := b.Op("Reshape", x.name(""), []string{oc, b.Op("Concat", x.name("split_shape"), []string{bt, os}, onnxb.Int("axis", 0))})
+		y := b.Op("Reshape", x.name(""), []string{oc, b.Op("Concat", x.name("split_shape"), []string{bt, os}, canonical.IntAttr("axis", 0))})
 		r := -1
 		if o.rank >= 0 {
 			r = o.rank + 1

@@ -26,7 +26,7 @@ func TestLayoutNCHW(t *testing.T) {
 	w := WeightMap{"conv/kernel": f32([]int64{1, 1, 3, 2}, 6), "conv/bias": f32([]int64{2}, 2),
 		"d/kernel": f32([]int64{4, 2}, 8), "d/bias": f32([]int64{2}, 2)}
 	for _, layout := range []string{"", LayoutNHWC, LayoutNCHW} {
-		mp, err := Convert([]byte(cfg), w, Options{File: "f.json", Layout: layout})
+		mp, err := convertProto([]byte(cfg), w, Options{File: "f.json", Layout: layout})
 		if err != nil {
 			t.Fatal(err)
 		}

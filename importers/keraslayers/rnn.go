@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // rnnActivation maps a Keras activation to an ONNX RNN activation name
@@ -99,8 +98,16 @@ func (x *layerCtx) rnn(ins []*kval) ([]*kval, error) {
 		}
 		return out
 	}
-	W := reorder(onnxb.Transpose2D(k, int(in), int(gates*units)), in)
-	R := reorder(onnxb.Transpose2D(rk, int(units), int(gates*units)), units)
+	kt, err := transpose2D(k, kd)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	rkt, err := transpose2D(rk, rd)
+	if err != nil {
+		return nil, fmt.Errorf("recurrent_kernel: %w", err)
+	}
+	W := reorder(kt, in)
+	R := reorder(rkt, units)
 	B := make([]float32, 2*gates*units)
 	if bias != nil {
 		wb := bias[:gates*units]
@@ -157,16 +164,16 @@ func (x *layerCtx) rnn(ins []*kval) ([]*kval, error) {
 		return nil, err
 	}
 	seq := b.Transpose(xin, []int64{1, 0, 2}, x.name("time_major"))
-	attrs := []*onnxpb.AttributeProto{onnxb.Int("hidden_size", units), onnxb.Strings("activations", names)}
+	attrs := []*canonical.Attribute{canonical.IntAttr("hidden_size", units), canonical.StringsAttr("activations", names...)}
 	if needAB {
-		attrs = append(attrs, onnxb.Floats("activation_alpha", alphas), onnxb.Floats("activation_beta", betas))
+		attrs = append(attrs, canonical.FloatsAttr("activation_alpha", alphas...), canonical.FloatsAttr("activation_beta", betas...))
 	}
 	back := x.boolean("go_backwards", false)
 	if back {
-		attrs = append(attrs, onnxb.String("direction", "reverse"))
+		attrs = append(attrs, canonical.StringAttr("direction", "reverse"))
 	}
 	if resetAfter {
-		attrs = append(attrs, onnxb.Int("linear_before_reset", 1))
+		attrs = append(attrs, canonical.IntAttr("linear_before_reset", 1))
 	}
 	op := map[string]string{"SimpleRNN": "RNN", "GRU": "GRU", "LSTM": "LSTM"}[x.l.class]
 	wn := x.init("W", []int64{1, gates * units, in}, W)
@@ -214,4 +221,13 @@ func (x *layerCtx) rnn(ins []*kval) ([]*kval, error) {
 		}
 	}
 	return res, nil
+}
+
+// transpose2D returns the [c, r] transpose of the [r, c] matrix m.
+func transpose2D(m []float32, dims []int64) ([]float32, error) {
+	t, err := canonical.Float32Tensor("", dims, m).Transpose([]int{1, 0})
+	if err != nil {
+		return nil, err
+	}
+	return t.Float32s()
 }

@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/trees"
 )
@@ -22,17 +21,26 @@ type importer struct{}
 
 var _ importers.Predictor = importer{}
 
-func optionSpecs() []importers.OptionSpec {
-	return []importers.OptionSpec{
-		{Name: "ml_opset", Doc: fmt.Sprintf("ai.onnx.ml opset, 3 to %d (default 5: TreeEnsemble; 3 and 4: TreeEnsembleRegressor, categorical sets as BRANCH_EQ chains)", trees.MaxMLOpset)},
-		{Name: "opset", Doc: fmt.Sprintf("ai.onnx opset, %d to %d (default 21)", trees.MinAIOpset, trees.MaxAIOpset)},
-		{Name: "raw_score", Doc: `"true": the raw margin alone as output "margin" (predict(raw_score=True)); default false`},
-		{Name: "num_iteration", Doc: "use the first N iterations (default 0: all)"},
-		{Name: "objective", Doc: `the objective of a file that names none (LightGBM 2.x JSON dumps): "binary", "multiclass num_class:5", ...; refused when it contradicts the file's`},
-	}
+// optionSet is every option of the importer, with its parser.
+func optionSet() importers.OptionSet[Options] {
+	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
+		trees.MLOpsetOption(3, "3 and 4: TreeEnsembleRegressor, categorical sets as BRANCH_EQ chains; 1 and 2 lack the double the model computes in", func(o *Options) *int { return &o.MLOpset }),
+		trees.AIOpsetOption(func(o *Options) *int { return &o.AIOpset }),
+		trees.RawScoreOption(`true: the raw margin alone as output "margin" (predict(raw_score=True))`, func(o *Options) *bool { return &o.RawScore }),
+		importers.Int("num_iteration", "0", "use the first N iterations (0: all)", func(o *Options) *int { return &o.NumIteration }).AtLeast(0),
+		importers.String("objective", "", `the objective of a file that names none (LightGBM 2.x JSON dumps): "binary", "multiclass num_class:5", ...; refused when it contradicts the file's`,
+			func(o *Options) *string { return &o.Objective }).Then(func(_ *Options, v string) error {
+			if _, _, _, _, err := objective(v, 1<<16); err != nil {
+				return err
+			}
+			if strings.TrimSpace(v) == "" {
+				return fmt.Errorf("empty objective")
+			}
+			return nil
+		}),
+	}}
 }
 
-// Describe names the format: "lightgbm", .txt, .model and .json files.
 func (importer) Describe() importers.Description {
 	return importers.Description{
 		Name:       Name,
@@ -40,7 +48,7 @@ func (importer) Describe() importers.Description {
 		Summary:    "LightGBM model: text format (save_model) or JSON dump (dump_model)",
 		Extensions: []string{".txt", ".model", ".json"},
 		Magic:      []importers.Magic{{Bytes: []byte("tree\nversion=")}},
-		Options:    optionSpecs(),
+		Options:    optionSet().Specs(),
 	}
 }
 
@@ -63,45 +71,10 @@ func (importer) Detect(path string, head []byte) float32 {
 	return 0
 }
 
-// ParseOptions reads "ml_opset", "opset", "raw_score" and
-// "num_iteration"; an unknown key or a bad value is an
+// ParseOptions reads "ml_opset", "opset", "raw_score", "num_iteration"
+// and "objective"; an unknown key or a bad value is an
 // *importers.OptionError.
-func ParseOptions(m map[string]string) (Options, error) {
-	var o Options
-	opts := importers.Options(m)
-	known := importers.Names(optionSpecs())
-	for _, k := range opts.Keys() {
-		v := opts[k]
-		var err error
-		switch k {
-		case "ml_opset":
-			if o.MLOpset, err = strconv.Atoi(v); err == nil && (o.MLOpset < 3 || o.MLOpset > trees.MaxMLOpset) {
-				err = fmt.Errorf("ai.onnx.ml opset %d not supported: use 3 to %d (the model computes in double, which ml opsets 1 and 2 lack)", o.MLOpset, trees.MaxMLOpset)
-			}
-		case "opset":
-			if o.AIOpset, err = strconv.Atoi(v); err == nil && (o.AIOpset < trees.MinAIOpset || o.AIOpset > trees.MaxAIOpset) {
-				err = fmt.Errorf("ai.onnx opset %d not supported: use %d to %d", o.AIOpset, trees.MinAIOpset, trees.MaxAIOpset)
-			}
-		case "raw_score":
-			o.RawScore, err = strconv.ParseBool(v)
-		case "num_iteration":
-			if o.NumIteration, err = strconv.Atoi(v); err == nil && o.NumIteration < 0 {
-				err = fmt.Errorf("num_iteration %d is negative", o.NumIteration)
-			}
-		case "objective":
-			o.Objective = v
-			if _, _, _, _, err = objective(v, 1<<16); err == nil && strings.TrimSpace(v) == "" {
-				err = fmt.Errorf("empty objective")
-			}
-		default:
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: known}
-		}
-		if err != nil {
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: known, Err: err}
-		}
-	}
-	return o, nil
-}
+func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
 
 // Import reads the model at path and converts it with Import.
 func (importer) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
@@ -109,7 +82,7 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	return importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*onnxpb.ModelProto, error) {
+	return importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*canonical.Model, error) {
 		return Import(data, o)
 	})
 }

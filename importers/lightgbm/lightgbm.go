@@ -25,7 +25,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers/trees"
 )
 
@@ -88,7 +88,7 @@ func ensemble(data []byte, o Options) (e *trees.Ensemble, m *model, err error) {
 }
 
 // Import converts a LightGBM text model or JSON dump to ONNX.
-func Import(data []byte, o Options) (*onnxpb.ModelProto, error) {
+func Import(data []byte, o Options) (*canonical.Model, error) {
 	e, m, err := ensemble(data, o)
 	if err != nil {
 		return nil, err

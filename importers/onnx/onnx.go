@@ -175,8 +175,8 @@ func (importer) Detect(path string, head []byte) float32 { return detect(path, h
 
 // Import reads the model at path. The onnx importer takes no options.
 func (importer) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
-	if keys := opts.Keys(); len(keys) > 0 {
-		return nil, &importers.OptionError{Importer: Name, Key: keys[0], Value: opts[keys[0]]}
+	if _, err := (importers.OptionSet[struct{}]{Name: Name}).Parse(opts); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("onnx import %s: %w", path, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/pickle"
 )
 
@@ -172,7 +173,7 @@ func (u *union) emit(g *graph, x string) string {
 	if len(outs) == 1 {
 		return g.op("Identity", outs)
 	}
-	return g.op("Concat", outs, aInt("axis", 1))
+	return g.op("Concat", outs, canonical.IntAttr("axis", 1))
 }
 
 // weights reads transformer_weights: None or {name: weight}.

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers"
 )
 
@@ -120,16 +119,15 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err := checkOptions(opts); err != nil {
 		return nil, err
 	}
-	return importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*onnxpb.ModelProto, error) {
+	return importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*canonical.Model, error) {
 		return Import(data)
 	})
 }
 
+// checkOptions refuses every option: the importer takes none.
 func checkOptions(opts importers.Options) error {
-	for _, k := range opts.Keys() {
-		return &importers.OptionError{Importer: Name, Key: k, Value: opts[k]}
-	}
-	return nil
+	_, err := importers.OptionSet[struct{}]{Name: Name}.Parse(opts)
+	return err
 }
 
 // Source parses the file at path for direct computation in Go.

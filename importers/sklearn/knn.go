@@ -3,7 +3,7 @@ package sklearn
 import (
 	"math"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // knn is KNeighborsClassifier/Regressor with the euclidean metric: the
@@ -190,28 +190,28 @@ func (m *knn) predict(x *mat) []result {
 func (m *knn) emit(g *graph, x string) []string {
 	x3 := g.op("Unsqueeze", []string{x, g.int64s("axes", []int64{1}, []int64{1})})
 	d := g.op("Sub", []string{x3, g.matrix("fit_X", m.fit)})
-	sq := g.op("ReduceSum", []string{g.op("Mul", []string{d, d}), g.int64s("axes", []int64{1}, []int64{2})}, aInt("keepdims", 0))
+	sq := g.op("ReduceSum", []string{g.op("Mul", []string{d, d}), g.int64s("axes", []int64{1}, []int64{2})}, canonical.IntAttr("keepdims", 0))
 	kk := g.int64s("k", []int64{1}, []int64{int64(m.k)})
 	top := g.name("TopK")
 	idx := top + "_indices"
-	g.nodes = append(g.nodes, nodeProto("TopK", top, []string{sq, kk}, []string{top + "_values", idx}, aInt("axis", 1), aInt("largest", 0), aInt("sorted", 1)))
+	g.b.NodeIn("", "TopK", top, []string{sq, kk}, []string{top + "_values", idx}, canonical.IntAttr("axis", 1), canonical.IntAttr("largest", 0), canonical.IntAttr("sorted", 1))
 	var w string // [N, k] weights, with distance
 	if m.distance {
 		w = g.op("Div", []string{g.scalar(1), g.op("Sqrt", []string{top + "_values"})})
 		inf := g.op("IsInf", []string{w})
-		infD := g.op("Cast", []string{inf}, aInt("to", int64(onnxpb.TensorProto_DOUBLE)))
-		row := g.op("ReduceMax", []string{infD}, aInts("axes", 1), aInt("keepdims", 1))
+		infD := g.op("Cast", []string{inf}, canonical.IntAttr("to", int64(canonical.Double)))
+		row := g.op("ReduceMax", []string{infD}, canonical.IntsAttr("axes", 1), canonical.IntAttr("keepdims", 1))
 		anyInf := g.op("Greater", []string{row, g.scalar(0)})
 		w = g.op("Where", []string{anyInf, infD, w})
 	}
 	if m.cls == nil {
 		y := g.double("y", []int64{int64(len(m.y))}, m.y)
-		v := g.op("Gather", []string{y, idx}, aInt("axis", 0))
+		v := g.op("Gather", []string{y, idx}, canonical.IntAttr("axis", 0))
 		if m.distance {
 			num := g.sumRows(g.op("Mul", []string{v, w}))
 			return []string{g.op("Div", []string{num, g.sumRows(w)})}
 		}
-		return []string{g.op("ReduceMean", []string{v}, aInts("axes", 1), aInt("keepdims", 1))}
+		return []string{g.op("ReduceMean", []string{v}, canonical.IntsAttr("axes", 1), canonical.IntAttr("keepdims", 1))}
 	}
 	C := len(m.cls)
 	// One-hot rows of the training classes, gathered: [N, k, C].
@@ -219,13 +219,13 @@ func (m *knn) emit(g *graph, x string) []string {
 	for i, c := range m.yIdx {
 		oh.d[i*C+c] = 1
 	}
-	v := g.op("Gather", []string{g.matrix("onehot", oh), idx}, aInt("axis", 0))
+	v := g.op("Gather", []string{g.matrix("onehot", oh), idx}, canonical.IntAttr("axis", 0))
 	if m.distance {
 		// [N, k, C] one-hot rows times [N, k, 1] weights, summed over k,
 		// divided by the row sum (0 kept as 1).
 		v = g.op("Mul", []string{v, g.op("Unsqueeze", []string{w, g.int64s("axes", []int64{1}, []int64{2})})})
 	}
-	counts := g.op("ReduceSum", []string{v, g.int64s("axes", []int64{1}, []int64{1})}, aInt("keepdims", 0))
+	counts := g.op("ReduceSum", []string{v, g.int64s("axes", []int64{1}, []int64{1})}, canonical.IntAttr("keepdims", 0))
 	var p string
 	if m.distance {
 		s := g.sumRows(counts)

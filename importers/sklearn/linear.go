@@ -1,6 +1,9 @@
 package sklearn
 
-import "math"
+import (
+	"github.com/onnxconv/onnxconv/canonical"
+	"math"
+)
 
 // Output element kinds.
 type outKind int
@@ -244,12 +247,12 @@ func (g *graph) linearProba(s string, binary bool, pk probaKind) string {
 	if binary {
 		if pk == probaSoftmax {
 			neg := g.op("Neg", []string{s})
-			return g.op("Softmax", []string{g.op("Concat", []string{neg, s}, aInt("axis", 1))}, aInt("axis", 1))
+			return g.op("Softmax", []string{g.op("Concat", []string{neg, s}, canonical.IntAttr("axis", 1))}, canonical.IntAttr("axis", 1))
 		}
 		return g.twoColumns(g.op("Sigmoid", []string{s}))
 	}
 	if pk == probaSoftmax {
-		return g.op("Softmax", []string{s}, aInt("axis", 1))
+		return g.op("Softmax", []string{s}, canonical.IntAttr("axis", 1))
 	}
 	p := g.op("Sigmoid", []string{s})
 	return g.op("Div", []string{p, g.sumRows(p)})

@@ -18,6 +18,7 @@ import (
 	"github.com/ulikunitz/xz/lzma"
 
 	"github.com/onnxconv/onnxconv/fsys"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/internal/suggest"
 	"github.com/onnxconv/onnxconv/pickle"
 )
@@ -214,6 +215,12 @@ func (e *UnsupportedClassError) Error() string {
 	return s + "; see docs/sklearn.md for the supported estimators"
 }
 
+// Unwrap gives the class in the one unsupported-op shape (an estimator
+// class is an operator of the model), for errors.As.
+func (e *UnsupportedClassError) Unwrap() error {
+	return &importers.UnsupportedOpsError{Format: Name, Ops: []importers.UnsupportedOp{{Op: e.Class, Reason: e.Error()}}}
+}
+
 // UnsupportedOptionError is a supported estimator fitted with an option
 // this importer does not convert.
 type UnsupportedOptionError struct {
@@ -222,6 +229,12 @@ type UnsupportedOptionError struct {
 
 func (e *UnsupportedOptionError) Error() string {
 	return fmt.Sprintf("%s: %s is not supported: %s", e.Path, e.Option, e.Why)
+}
+
+// Unwrap gives the option in the one unsupported-op shape (the estimator
+// at Path is the node), for errors.As.
+func (e *UnsupportedOptionError) Unwrap() error {
+	return &importers.UnsupportedOpsError{Format: Name, Ops: []importers.UnsupportedOp{{Op: e.Option, Node: e.Path, Reason: e.Why}}}
 }
 
 // ForeignNameError is a name outside scikit-learn, numpy's array

@@ -1,6 +1,8 @@
 package sklearn
 
-import "math"
+import (
+	"math"
+)
 
 // mat is a row-major float64 matrix.
 type mat struct {

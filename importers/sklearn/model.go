@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"math"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/pickle"
-	"github.com/onnxconv/onnxconv/version"
 )
 
 // InputName is the graph input: double [N, n_features_in_].
@@ -218,9 +215,13 @@ func (m *Model) predict(x *mat) []result {
 }
 
 // build makes the ONNX model.
-func (m *Model) build() (*onnxpb.ModelProto, error) {
-	g := &graph{}
+func (m *Model) build() (*canonical.Model, error) {
+	g := &graph{b: build.New(Opset)}
 	x := InputName
+	g.b.Reserve(InputName)
+	for _, o := range m.outputs() {
+		g.b.Reserve(o.name)
+	}
 	for i, s := range m.steps {
 		g.prefix = fmt.Sprintf("step%d_", i)
 		x = s.emit(g, x)
@@ -233,55 +234,28 @@ func (m *Model) build() (*onnxpb.ModelProto, error) {
 		names = []string{x}
 	}
 	outs := m.outputs()
-	var vis []*onnxpb.ValueInfoProto
+	var vis []build.Info
 	for i, o := range outs {
 		g.opTo(o.name, "Identity", []string{names[i]})
 		switch o.kind {
 		case outLabels:
-			vis = append(vis, valueInfo(o.name, onnxpb.TensorProto_INT64, "N"))
+			vis = append(vis, build.TensorInfoDims(o.name, canonical.Int64, "N"))
 		case outVector:
-			vis = append(vis, valueInfo(o.name, onnxpb.TensorProto_DOUBLE, "N"))
+			vis = append(vis, build.TensorInfoDims(o.name, canonical.Double, "N"))
 		default:
-			vis = append(vis, valueInfo(o.name, onnxpb.TensorProto_DOUBLE, "N", o.cols))
+			vis = append(vis, build.TensorInfoDims(o.name, canonical.Double, "N", o.cols))
 		}
 	}
 	if g.err != nil {
 		return nil, fmt.Errorf("sklearn: building the graph of %s: %w", m.Class, g.err)
 	}
-	ir := int64(8)
-	opsets := []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(Opset)}}
-	if g.ml {
-		ir = 10 // ai.onnx.ml 5 came with IR 10
-		opsets = append(opsets, &onnxpb.OperatorSetIdProto{Domain: proto.String("ai.onnx.ml"), Version: proto.Int64(MLOpset)})
+	mod, err := g.b.Model(m.Class, []build.Info{build.TensorInfoDims(InputName, canonical.Double, "N", m.nIn)}, vis)
+	if err != nil {
+		return nil, fmt.Errorf("sklearn: building the graph of %s: %w", m.Class, err)
 	}
-	return &onnxpb.ModelProto{
-		IrVersion:       proto.Int64(ir),
-		ProducerName:    proto.String("onnxconv"),
-		ProducerVersion: proto.String(version.Get().Short()),
-		Domain:          proto.String("ai.onnxconv.sklearn"),
-		DocString:       proto.String("scikit-learn " + m.Class + ", converted by onnxconv from its pickle, which was read as data and not executed"),
-		OpsetImport:     opsets,
-		Graph: &onnxpb.GraphProto{
-			Name:        proto.String(m.Class),
-			Node:        g.nodes,
-			Initializer: g.inits,
-			Input:       []*onnxpb.ValueInfoProto{valueInfo(InputName, onnxpb.TensorProto_DOUBLE, "N", m.nIn)},
-			Output:      vis,
-		},
-	}, nil
-}
-
-func valueInfo(name string, elem onnxpb.TensorProto_DataType, dims ...any) *onnxpb.ValueInfoProto {
-	shape := &onnxpb.TensorShapeProto{}
-	for _, d := range dims {
-		switch d := d.(type) {
-		case string:
-			shape.Dim = append(shape.Dim, &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: d}})
-		case int:
-			shape.Dim = append(shape.Dim, &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: int64(d)}})
-		}
-	}
-	return &onnxpb.ValueInfoProto{Name: proto.String(name), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{ElemType: dt(elem), Shape: shape}}}}
+	mod.Domain = "ai.onnxconv.sklearn"
+	mod.DocString = "scikit-learn " + m.Class + ", converted by onnxconv from its pickle, which was read as data and not executed"
+	return mod, nil
 }
 
 // run computes the model on a canonical input tensor (double or float

@@ -2,6 +2,7 @@ package sklearn
 
 import (
 	"fmt"
+	"github.com/onnxconv/onnxconv/canonical"
 	"math"
 )
 
@@ -162,7 +163,7 @@ func (m *naiveBayes) emit(g *graph, x string) []string {
 	if m.w != nil {
 		xb := x
 		if m.binarize != nil {
-			xb = g.op("Cast", []string{g.op("Greater", []string{x, g.scalar(*m.binarize)})}, aInt("to", 11))
+			xb = g.op("Cast", []string{g.op("Greater", []string{x, g.scalar(*m.binarize)})}, canonical.IntAttr("to", 11))
 		}
 		j = g.affine(xb, m.w, m.base)
 	} else {
@@ -170,12 +171,12 @@ func (m *naiveBayes) emit(g *graph, x string) []string {
 		x3 := g.op("Unsqueeze", []string{x, g.int64s("axes", []int64{1}, []int64{1})})
 		d := g.op("Sub", []string{x3, g.matrix("theta", m.theta)})
 		q := g.op("Div", []string{g.op("Mul", []string{d, d}), g.matrix("var", m.v)})
-		s := g.op("ReduceSum", []string{q, g.int64s("axes", []int64{1}, []int64{2})}, aInt("keepdims", 0))
+		s := g.op("ReduceSum", []string{q, g.int64s("axes", []int64{1}, []int64{2})}, canonical.IntAttr("keepdims", 0))
 		j = g.op("Sub", []string{g.double("base", []int64{1, C}, m.base), g.op("Mul", []string{g.scalar(0.5), s})})
 	}
 	label := g.labelArgmax(m.cls, j)
 	// exp(jll - logsumexp(jll))
-	mx := g.op("ReduceMax", []string{j}, aInts("axes", 1), aInt("keepdims", 1))
+	mx := g.op("ReduceMax", []string{j}, canonical.IntsAttr("axes", 1), canonical.IntAttr("keepdims", 1))
 	lse := g.op("Add", []string{mx, g.op("Log", []string{g.sumRows(g.op("Exp", []string{g.op("Sub", []string{j, mx})}))})})
 	p := g.op("Exp", []string{g.op("Sub", []string{j, lse})})
 	return []string{label, p}
@@ -240,7 +241,7 @@ func (m *kmeans) emit(g *graph, x string) []string {
 	xc := g.affine(x, m.c.transpose(), nil)
 	sq := g.op("Add", []string{g.op("Sub", []string{xx, g.op("Mul", []string{g.scalar(2), xc})}), g.row("cc", m.cc)})
 	d := g.op("Sqrt", []string{g.op("Max", []string{sq, g.scalar(0)})})
-	label := g.op("ArgMin", []string{d}, aInt("axis", 1), aInt("keepdims", 0))
+	label := g.op("ArgMin", []string{d}, canonical.IntAttr("axis", 1), canonical.IntAttr("keepdims", 0))
 	return []string{label, d}
 }
 
@@ -376,7 +377,7 @@ func (g *graph) activation(a, x string) string {
 	case "logistic":
 		return g.op("Sigmoid", []string{x})
 	case "softmax":
-		return g.op("Softmax", []string{x}, aInt("axis", 1))
+		return g.op("Softmax", []string{x}, canonical.IntAttr("axis", 1))
 	}
 	return x
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/pickle"
 )
 
@@ -163,11 +163,11 @@ func (m *imputer) emit(g *graph, x string) string {
 	if len(m.indicator) == 0 {
 		return y
 	}
-	ind := g.op("Cast", []string{g.columns(mask, m.indicator)}, aInt("to", int64(onnxpb.TensorProto_DOUBLE)))
+	ind := g.op("Cast", []string{g.columns(mask, m.indicator)}, canonical.IntAttr("to", int64(canonical.Double)))
 	if m.keep != nil && len(m.keep) == 0 {
 		return ind
 	}
-	return g.op("Concat", []string{y, ind}, aInt("axis", 1))
+	return g.op("Concat", []string{y, ind}, canonical.IntAttr("axis", 1))
 }
 
 // columns is x[:, idx] (Gather on axis 1).
@@ -176,7 +176,7 @@ func (g *graph) columns(x string, idx []int) string {
 	for i, c := range idx {
 		v[i] = int64(c)
 	}
-	return g.op("Gather", []string{x, g.int64s("columns", []int64{int64(len(v))}, v)}, aInt("axis", 1))
+	return g.op("Gather", []string{x, g.int64s("columns", []int64{int64(len(v))}, v)}, canonical.IntAttr("axis", 1))
 }
 
 // categories reads an encoder's categories_: one numeric array per
@@ -230,10 +230,10 @@ func (g *graph) catMatch(x string, cols []int, cats []float64) string {
 	}
 	if anyNaN {
 		isNaN := g.op("IsNaN", []string{gat})
-		sel := g.op("Cast", []string{g.row("nan_categories", nanCats)}, aInt("to", int64(onnxpb.TensorProto_BOOL)))
+		sel := g.op("Cast", []string{g.row("nan_categories", nanCats)}, canonical.IntAttr("to", int64(canonical.Bool)))
 		eq = g.op("Or", []string{eq, g.op("And", []string{isNaN, sel})})
 	}
-	return g.op("Cast", []string{eq}, aInt("to", int64(onnxpb.TensorProto_DOUBLE)))
+	return g.op("Cast", []string{eq}, canonical.IntAttr("to", int64(canonical.Double)))
 }
 
 // same is v == c, NaN matching NaN.
@@ -434,7 +434,7 @@ func (m *ordinal) emit(g *graph, x string) string {
 	y := g.op("Where", []string{none, g.row("unknown_value", unknown), code})
 	for _, h := range hasNaN {
 		if h != 0 {
-			sel := g.op("Cast", []string{g.row("nan_category", hasNaN)}, aInt("to", int64(onnxpb.TensorProto_BOOL)))
+			sel := g.op("Cast", []string{g.row("nan_category", hasNaN)}, canonical.IntAttr("to", int64(canonical.Bool)))
 			miss := g.op("And", []string{g.op("IsNaN", []string{x}), sel})
 			enc := make([]float64, m.n)
 			for f := range enc {

@@ -30,7 +30,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/pickle"
 )
 
@@ -67,7 +67,7 @@ func Parse(data []byte) (m *Model, err error) {
 }
 
 // Import converts a pickle or joblib file's bytes to an ONNX model.
-func Import(data []byte) (*onnxpb.ModelProto, error) {
+func Import(data []byte) (*canonical.Model, error) {
 	m, err := Parse(data)
 	if err != nil {
 		return nil, err

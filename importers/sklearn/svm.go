@@ -1,6 +1,9 @@
 package sklearn
 
-import "math"
+import (
+	"github.com/onnxconv/onnxconv/canonical"
+	"math"
+)
 
 // svm is SVC, NuSVC or SVR as libsvm computes them: kernel values of x
 // with the support vectors, the one-vs-one decision values
@@ -267,7 +270,7 @@ func (m *svm) emit(g *graph, x string) []string {
 	case "rbf":
 		x3 := g.op("Unsqueeze", []string{x, g.int64s("axes", []int64{1}, []int64{1})})
 		d := g.op("Sub", []string{x3, sv})
-		s := g.op("ReduceSum", []string{g.op("Mul", []string{d, d}), g.int64s("axes", []int64{1}, []int64{2})}, aInt("keepdims", 0))
+		s := g.op("ReduceSum", []string{g.op("Mul", []string{d, d}), g.int64s("axes", []int64{1}, []int64{2})}, canonical.IntAttr("keepdims", 0))
 		k = g.op("Exp", []string{g.op("Mul", []string{s, g.scalar(-m.gamma)})})
 	default:
 		k = g.affine(x, m.sv.transpose(), nil)
@@ -284,7 +287,7 @@ func (m *svm) emit(g *graph, x string) []string {
 	}
 	C, P := len(m.cls), m.pairs()
 	// Votes: pair (i, j) votes i when dec > 0, else j.
-	pos := g.op("Cast", []string{g.op("Greater", []string{dec, g.scalar(0)})}, aInt("to", 11))
+	pos := g.op("Cast", []string{g.op("Greater", []string{dec, g.scalar(0)})}, canonical.IntAttr("to", 11))
 	vi, vj := newMat(P, C), newMat(P, C)
 	p := 0
 	for i := 0; i < C; i++ {
@@ -306,7 +309,7 @@ func (m *svm) emit(g *graph, x string) []string {
 		return append(outs, g.flatten(g.op("Neg", []string{dec})))
 	case m.ovr:
 		// votes for i where dec >= 0 (not dec < 0), confidences -dec.
-		ge := g.op("Cast", []string{g.op("Not", []string{g.op("Less", []string{dec, g.scalar(0)})})}, aInt("to", 11))
+		ge := g.op("Cast", []string{g.op("Not", []string{g.op("Less", []string{dec, g.scalar(0)})})}, canonical.IntAttr("to", 11))
 		ovrVotes := g.op("Add", []string{g.affine(ge, vi, nil), g.affine(g.op("Sub", []string{g.scalar(1), ge}), vj, nil)})
 		// conf[i] += dec, conf[j] -= dec
 		sgn := newMat(P, C)

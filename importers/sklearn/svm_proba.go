@@ -3,9 +3,8 @@ package sklearn
 import (
 	"math"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // SVC and NuSVC with probability=True: predict_proba is libsvm's
@@ -148,14 +147,12 @@ func (g *graph) bools(base string, dims []int64, v []bool) string {
 			raw[i] = 1
 		}
 	}
-	name := g.name(base)
-	g.inits = append(g.inits, &onnxpb.TensorProto{Name: proto.String(name), Dims: dims, DataType: dt(onnxpb.TensorProto_BOOL), RawData: raw})
-	return name
+	return g.b.ConstNamed(canonical.NewTensor(g.name(base), canonical.Bool, dims, raw))
 }
 
 // column is x[:, j] as [N, 1].
 func (g *graph) column(x string, j int) string {
-	return g.op("Gather", []string{x, g.int64s("col", []int64{1}, []int64{int64(j)})}, aInt("axis", 1))
+	return g.op("Gather", []string{x, g.int64s("col", []int64{1}, []int64{int64(j)})}, canonical.IntAttr("axis", 1))
 }
 
 // sumInOrder is ((a0 + a1) + a2) + …, the order of a C loop that starts
@@ -196,7 +193,7 @@ func (m *svm) emitProbabilities(g *graph, dec string) string {
 			q++
 		}
 	}
-	vw := g.op("Concat", []string{v, w}, aInt("axis", 1))
+	vw := g.op("Concat", []string{v, w}, canonical.IntAttr("axis", 1))
 	sq := g.op("Mul", []string{vw, vw})
 	// Q[t][t] = sum over j != t, ascending, of r[j][t]^2: term m of
 	// every t at once.
@@ -210,12 +207,12 @@ func (m *svm) emitProbabilities(g *graph, dec string) string {
 			}
 			idx[t] = pairIdx[j][t]
 		}
-		terms = append(terms, g.op("Gather", []string{sq, g.int64s("idx", []int64{int64(k)}, idx)}, aInt("axis", 1)))
+		terms = append(terms, g.op("Gather", []string{sq, g.int64s("idx", []int64{int64(k)}, idx)}, canonical.IntAttr("axis", 1)))
 	}
 	diag := g.sumInOrder(terms)
 	// Q[t][j] = Q[j][t] = -r[j][t] r[t][j] for t < j: -(w v) per pair.
 	off := g.op("Neg", []string{g.op("Mul", []string{w, v})})
-	dq := g.op("Concat", []string{diag, off}, aInt("axis", 1))
+	dq := g.op("Concat", []string{diag, off}, canonical.IntAttr("axis", 1))
 	Q := make([][]string, k)
 	for t := 0; t < k; t++ {
 		Q[t] = make([]string, k)
@@ -224,7 +221,7 @@ func (m *svm) emitProbabilities(g *graph, dec string) string {
 			if j != t {
 				c = int64(k) + min(pairIdx[t][j], pairIdx[j][t])
 			}
-			Q[t][j] = g.op("Gather", []string{dq, g.int64s("idx", []int64{1}, []int64{c})}, aInt("axis", 1))
+			Q[t][j] = g.op("Gather", []string{dq, g.int64s("idx", []int64{1}, []int64{c})}, canonical.IntAttr("axis", 1))
 		}
 	}
 	// Initial state: p = 1/k, no row done.
@@ -232,7 +229,7 @@ func (m *svm) emitProbabilities(g *graph, dec string) string {
 	n1 := g.op("Concat", []string{
 		g.op("Slice", []string{shape, g.int64s("start", []int64{1}, []int64{0}), g.int64s("end", []int64{1}, []int64{1})}),
 		g.int64s("one", []int64{1}, []int64{1}),
-	}, aInt("axis", 0))
+	}, canonical.IntAttr("axis", 0))
 	init := make([]float64, k)
 	for t := range init {
 		init[t] = 1.0 / float64(k)
@@ -240,7 +237,7 @@ func (m *svm) emitProbabilities(g *graph, dec string) string {
 	p0 := g.op("Expand", []string{g.row("p0", init), n1})
 	done0 := g.op("Expand", []string{g.bools("done0", []int64{1, 1}, []bool{false}), n1})
 
-	b := &graph{n: g.n, prefix: g.prefix}
+	b := &graph{b: g.b.Sub(), n: g.n, prefix: g.prefix}
 	iterIn, condIn, pIn, doneIn := b.name("iter"), b.name("cond"), b.name("p"), b.name("done")
 	p := make([]string, k)
 	for j := range p {
@@ -259,8 +256,8 @@ func (m *svm) emitProbabilities(g *graph, dec string) string {
 	}
 	pQp := b.sumInOrder(pq)
 	// (a copy: the update below rebinds Qp[j], and the node keeps its slice)
-	qpAll := b.op("Concat", append([]string(nil), Qp...), aInt("axis", 1))
-	maxErr := b.op("ReduceMax", []string{b.op("Abs", []string{b.op("Sub", []string{qpAll, pQp})})}, aInts("axes", 1), aInt("keepdims", 1))
+	qpAll := b.op("Concat", append([]string(nil), Qp...), canonical.IntAttr("axis", 1))
+	maxErr := b.op("ReduceMax", []string{b.op("Abs", []string{b.op("Sub", []string{qpAll, pQp})})}, canonical.IntsAttr("axes", 1), canonical.IntAttr("keepdims", 1))
 	done := b.op("Or", []string{doneIn, b.op("Less", []string{maxErr, b.scalar(probEps(k))})})
 	// One iteration of the update.
 	one := b.scalar(1)
@@ -275,39 +272,33 @@ func (m *svm) emitProbabilities(g *graph, dec string) string {
 			p[j] = b.op("Div", []string{p[j], opd})
 		}
 	}
-	pNew := b.op("Concat", append([]string(nil), p...), aInt("axis", 1))
+	pNew := b.op("Concat", append([]string(nil), p...), canonical.IntAttr("axis", 1))
 	pOut := b.op("Where", []string{done, pIn, pNew})
 	doneOut := b.op("Identity", []string{done})
-	left := b.op("ReduceSum", []string{b.op("Cast", []string{b.op("Not", []string{done})}, aInt("to", int64(onnxpb.TensorProto_DOUBLE)))}, aInt("keepdims", 0))
+	left := b.op("ReduceSum", []string{b.op("Cast", []string{b.op("Not", []string{done})}, canonical.IntAttr("to", int64(canonical.Double)))}, canonical.IntAttr("keepdims", 0))
 	condOut := b.op("Greater", []string{left, b.scalar(0)})
 	// The body's constants go to the main graph (the body reads them
 	// from the outer scope, as it reads Q).
-	g.inits = append(g.inits, b.inits...)
 	g.n = b.n
 	if b.err != nil {
 		g.fail(b.err)
 	}
-	body := &onnxpb.GraphProto{
-		Name: proto.String(g.name("multiclass_probability")),
-		Node: b.nodes,
-		Input: []*onnxpb.ValueInfoProto{
-			valueInfo(iterIn, onnxpb.TensorProto_INT64),
-			valueInfo(condIn, onnxpb.TensorProto_BOOL),
-			valueInfo(pIn, onnxpb.TensorProto_DOUBLE, "N", k),
-			valueInfo(doneIn, onnxpb.TensorProto_BOOL, "N", 1),
-		},
-		Output: []*onnxpb.ValueInfoProto{
-			valueInfo(condOut, onnxpb.TensorProto_BOOL),
-			valueInfo(pOut, onnxpb.TensorProto_DOUBLE, "N", k),
-			valueInfo(doneOut, onnxpb.TensorProto_BOOL, "N", 1),
-		},
-	}
+	body := b.b.Graph(g.name("multiclass_probability"), []build.Info{
+		build.TensorInfoDims(iterIn, canonical.Int64),
+		build.TensorInfoDims(condIn, canonical.Bool),
+		build.TensorInfoDims(pIn, canonical.Double, "N", k),
+		build.TensorInfoDims(doneIn, canonical.Bool, "N", 1),
+	}, []build.Info{
+		build.TensorInfoDims(condOut, canonical.Bool),
+		build.TensorInfoDims(pOut, canonical.Double, "N", k),
+		build.TensorInfoDims(doneOut, canonical.Bool, "N", 1),
+	})
 	loop := g.name("Loop")
 	pFinal, doneFinal := loop+"_p", loop+"_done"
-	g.nodes = append(g.nodes, nodeProto("Loop", loop, []string{
+	g.b.NodeIn("", "Loop", loop, []string{
 		g.int64s("max_iter", nil, []int64{int64(probMaxIter(k))}),
 		g.bools("cond", nil, []bool{true}),
 		p0, done0,
-	}, []string{pFinal, doneFinal}, &onnxpb.AttributeProto{Name: proto.String("body"), Type: attrType(onnxpb.AttributeProto_GRAPH), G: body}))
+	}, []string{pFinal, doneFinal}, canonical.GraphAttr("body", body))
 	return pFinal
 }

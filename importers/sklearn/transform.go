@@ -1,6 +1,7 @@
 package sklearn
 
 import (
+	"github.com/onnxconv/onnxconv/canonical"
 	"math"
 )
 
@@ -172,7 +173,7 @@ func (m *normalizer) emit(g *graph, x string) string {
 	case "l2":
 		norm = g.op("Sqrt", []string{g.sumRows(g.op("Mul", []string{x, x}))})
 	case "max":
-		norm = g.op("ReduceMax", []string{g.op("Abs", []string{x})}, aInts("axes", 1), aInt("keepdims", 1))
+		norm = g.op("ReduceMax", []string{g.op("Abs", []string{x})}, canonical.IntsAttr("axes", 1), canonical.IntAttr("keepdims", 1))
 	}
 	zero := g.op("Equal", []string{norm, g.scalar(0)})
 	norm = g.op("Where", []string{zero, g.scalar(1), norm})
@@ -348,13 +349,13 @@ func (p *polynomial) transform(x *mat) *mat {
 // multiplies them (ReduceProd over the last axis).
 func (p *polynomial) emit(g *graph, x string) string {
 	if p.maxLen == 0 {
-		ones := g.op("ReduceSum", []string{g.op("Mul", []string{x, g.scalar(0)}), g.int64s("axes", []int64{1}, []int64{1})}, aInt("keepdims", 1))
+		ones := g.op("ReduceSum", []string{g.op("Mul", []string{x, g.scalar(0)}), g.int64s("axes", []int64{1}, []int64{1})}, canonical.IntAttr("keepdims", 1))
 		return g.op("Add", []string{ones, g.scalar(1)})
 	}
 	// a column of ones beside x: x[:, :1] * 0 + 1
 	first := g.op("Slice", []string{x, g.int64s("s", []int64{1}, []int64{0}), g.int64s("e", []int64{1}, []int64{1}), g.int64s("a", []int64{1}, []int64{1})})
 	one := g.op("Add", []string{g.op("Mul", []string{first, g.scalar(0)}), g.scalar(1)})
-	xo := g.op("Concat", []string{x, one}, aInt("axis", 1))
+	xo := g.op("Concat", []string{x, one}, canonical.IntAttr("axis", 1))
 	idx := make([]int64, 0, len(p.combos)*p.maxLen)
 	for _, c := range p.combos {
 		for j := 0; j < p.maxLen; j++ {
@@ -365,6 +366,6 @@ func (p *polynomial) emit(g *graph, x string) string {
 			}
 		}
 	}
-	gat := g.op("Gather", []string{xo, g.int64s("idx", []int64{int64(len(p.combos)), int64(p.maxLen)}, idx)}, aInt("axis", 1))
-	return g.op("ReduceProd", []string{gat}, aInts("axes", 2), aInt("keepdims", 0))
+	gat := g.op("Gather", []string{xo, g.int64s("idx", []int64{int64(len(p.combos)), int64(p.maxLen)}, idx)}, canonical.IntAttr("axis", 1))
+	return g.op("ReduceProd", []string{gat}, canonical.IntsAttr("axes", 2), canonical.IntAttr("keepdims", 0))
 }

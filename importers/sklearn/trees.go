@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers/trees"
 	"github.com/onnxconv/onnxconv/pickle"
 )
@@ -294,18 +294,14 @@ func (m *treeModel) predict(x *mat) []result {
 func (m *treeModel) emit(g *graph, x string) []string {
 	in := x
 	if m.f32 {
-		f := g.op("Cast", []string{x}, aInt("to", int64(onnxpb.TensorProto_FLOAT)))
-		in = g.op("Cast", []string{f}, aInt("to", int64(onnxpb.TensorProto_DOUBLE)))
+		f := g.op("Cast", []string{x}, canonical.IntAttr("to", int64(canonical.Float)))
+		in = g.op("Cast", []string{f}, canonical.IntAttr("to", int64(canonical.Double)))
 	}
 	mg := g.name("trees")
-	nodes, inits, err := trees.Embed(m.e, trees.EmbedOptions{Input: in, Output: mg, MLOpset: MLOpset})
-	if err != nil {
+	if err := trees.Embed(g.b, m.e, trees.EmbedOptions{Input: in, Output: mg, MLOpset: MLOpset}); err != nil {
 		g.fail(err)
 		return nil
 	}
-	g.nodes = append(g.nodes, nodes...)
-	g.inits = append(g.inits, inits...)
-	g.ml = true
 	if m.div != 0 {
 		mg = g.op("Div", []string{mg, g.scalar(m.div)})
 	}
@@ -318,7 +314,7 @@ func (m *treeModel) emit(g *graph, x string) []string {
 		p := g.twoColumns(g.op("Sigmoid", []string{mg}))
 		return []string{g.labelArgmax(m.cls, p), p, g.flatten(mg)}
 	case postMulti:
-		p := g.op("Softmax", []string{mg}, aInt("axis", 1))
+		p := g.op("Softmax", []string{mg}, canonical.IntAttr("axis", 1))
 		return []string{g.labelArgmax(m.cls, mg), p, mg}
 	case postIForest:
 		e := g.op("Neg", []string{g.op("Div", []string{mg, g.scalar(m.denom)})})

@@ -34,9 +34,9 @@ func newInlineWork(file string, nodes []tfops.Node, lib *tfpb.FunctionDefLibrary
 func (w *inlineWork) take(call string, n int) error {
 	w.left -= n
 	if w.left < 0 {
-		return &UnsupportedError{File: w.file, Node: call, What: fmt.Sprintf(
+		return unsupportedNode(w.file, call, "", fmt.Sprintf(
 			"inlining the function calls copies more than %d nodes from a graph and library of %d (calls that fan out exponentially?)",
-			max(minInlineWork, inlineWorkRatio*w.size), w.size)}
+			max(minInlineWork, inlineWorkRatio*w.size), w.size))
 	}
 	return nil
 }

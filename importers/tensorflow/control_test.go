@@ -150,8 +150,8 @@ func TestWhileGraphDefMatchesTFJS(t *testing.T) {
 		t.Fatal(err)
 	}
 	ops := map[string]int{}
-	for _, n := range mp.GetGraph().GetNode() {
-		ops[n.GetOpType()]++
+	for _, n := range mp.Graph.Nodes {
+		ops[n.OpType]++
 	}
 	if ops["Loop"] != 1 || ops["If"] != 1 {
 		t.Errorf("ops %v: want one Loop and one If", ops)
@@ -267,8 +267,8 @@ func TestTF1WhileLoopMatchesTFJS(t *testing.T) {
 		t.Fatal(err)
 	}
 	ops := map[string]int{}
-	for _, n := range mp.GetGraph().GetNode() {
-		ops[n.GetOpType()]++
+	for _, n := range mp.Graph.Nodes {
+		ops[n.OpType]++
 	}
 	if ops["Loop"] != 1 {
 		t.Errorf("ops %v: want one Loop", ops)

@@ -2,10 +2,12 @@ package tensorflow
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers/tfops"
 )
@@ -21,19 +23,13 @@ type FormatError struct {
 
 func (e *FormatError) Error() string { return fmt.Sprintf("%s: %s", e.File, e.What) }
 
-// UnsupportedError is a valid TensorFlow construct this importer does not
-// convert (a TF1 Switch/Merge loop, a string variable, ...).
-type UnsupportedError struct {
-	File string
-	Node string
-	What string
-}
-
-func (e *UnsupportedError) Error() string {
-	if e.Node != "" {
-		return fmt.Sprintf("%s: node %q: %s", e.File, e.Node, e.What)
-	}
-	return fmt.Sprintf("%s: %s", e.File, e.What)
+// unsupportedNode is a valid TensorFlow construct this importer does not
+// convert (a TF1 Switch/Merge loop, a string constant, ...) at node (""
+// for the model as a whole) of op (or ""): an *importers.UnsupportedOpsError,
+// the one shape, which neutralNodes merges so that every such node of a
+// graph is named at once.
+func unsupportedNode(file, node, op, what string) error {
+	return &importers.UnsupportedOpsError{Format: Name, File: file, Ops: []importers.UnsupportedOp{{Op: op, Node: node, Reason: what}}}
 }
 
 // tensorFromProto converts a TensorProto (inline Const value or bundle
@@ -41,7 +37,7 @@ func (e *UnsupportedError) Error() string {
 func tensorFromProto(file, name string, tp *tfpb.TensorProto) (*canonical.Tensor, error) {
 	dt, ok := tfops.DataType(tp.GetDtype().String())
 	if !ok || dt == canonical.String {
-		return nil, &UnsupportedError{File: file, Node: name, What: fmt.Sprintf("constant of type %s", tp.GetDtype())}
+		return nil, unsupportedNode(file, name, "", fmt.Sprintf("constant of type %s", tp.GetDtype()))
 	}
 	dims, n, err := shapeOf(file, name, tp.GetTensorShape())
 	if err != nil {
@@ -86,7 +82,7 @@ func tensorFromProto(file, name string, tp *tfpb.TensorProto) (*canonical.Tensor
 		v := tp.GetHalfVal()
 		count, put = len(v), func(d []byte, i int) { binary.LittleEndian.PutUint16(d, uint16(v[i])) }
 	default:
-		return nil, &UnsupportedError{File: file, Node: name, What: fmt.Sprintf("constant of type %s", tp.GetDtype())}
+		return nil, unsupportedNode(file, name, "", fmt.Sprintf("constant of type %s", tp.GetDtype()))
 	}
 	if uint64(count) < n {
 		if err := checkFill(file, name, dims, count, n*uint64(es)); err != nil {
@@ -127,24 +123,30 @@ func neutral(file string, nodes []*tfpb.NodeDef) ([]tfops.Node, error) {
 // tf1Refusal is the error for TF1 control flow this importer does not
 // recover.
 func tf1Refusal(file, node, op, why string) error {
-	return &UnsupportedError{File: file, Node: node, What: fmt.Sprintf(
-		"TF1 control flow (%s)%s: this importer converts functional If/While and simple counted TF1 while loops only; re-export the model with TF2 control flow (tf.function, control_flow_v2)", op, why)}
+	return unsupportedNode(file, node, op, fmt.Sprintf(
+		"TF1 control flow%s: this importer converts functional If/While and simple counted TF1 while loops only; re-export the model with TF2 control flow (tf.function, control_flow_v2)", why))
 }
 
 // neutralNodes converts NodeDefs to tfops nodes; TF1 control-flow ops are
 // refused unless tf1 (the top graph, whose TF1 loops recoverTF1 lowers).
 func neutralNodes(file string, nodes []*tfpb.NodeDef, tf1 bool) ([]tfops.Node, error) {
 	out := make([]tfops.Node, 0, len(nodes))
+	// every unsupported node is named at once
+	errs := &importers.UnsupportedOpsError{Format: Name, File: file}
 	for _, nd := range nodes {
 		n := tfops.Node{Name: nd.GetName(), Op: nd.GetOp(), Inputs: nd.GetInput(), Attrs: map[string]tfops.Attr{}}
 		switch n.Op {
 		case "Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond":
 			if !tf1 {
-				return nil, tf1Refusal(file, n.Name, n.Op, "")
+				mergeUnsupported(errs, tf1Refusal(file, n.Name, n.Op, ""))
+				continue
 			}
 		}
 		for k, av := range nd.GetAttr() {
 			a, err := attr(file, n.Name, av)
+			if mergeUnsupported(errs, err) {
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -152,7 +154,23 @@ func neutralNodes(file string, nodes []*tfpb.NodeDef, tf1 bool) ([]tfops.Node, e
 		}
 		out = append(out, n)
 	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// mergeUnsupported adds the ops of err to errs when err is an
+// *importers.UnsupportedOpsError, and tells whether it was.
+func mergeUnsupported(errs *importers.UnsupportedOpsError, err error) bool {
+	var ue *importers.UnsupportedOpsError
+	if !errors.As(err, &ue) {
+		return false
+	}
+	for _, o := range ue.Ops {
+		errs.AddOp(o)
+	}
+	return true
 }
 
 func attr(file, node string, av *tfpb.AttrValue) (tfops.Attr, error) {

@@ -13,13 +13,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers/tfops"
@@ -51,13 +49,16 @@ func New() importers.Importer { return importer{} }
 
 type importer struct{}
 
-func optionSpecs() []importers.OptionSpec {
-	return []importers.OptionSpec{
-		{Name: "signature", Doc: "SavedModel signature to convert (default serving_default)"},
-		{Name: "opset", Doc: "ai.onnx opset of the result (13 or later; default the TF-op mapping's)"},
-		{Name: "inputs", Doc: "graph inputs, TF tensor names NAME:0,… (the graph is cut there, as tf2onnx --inputs; default the Placeholders or the signature's)"},
-		{Name: "outputs", Doc: "graph outputs, TF tensor names NAME:0,… (as tf2onnx --outputs; default the unread nodes or the signature's)"},
-	}
+// optionSet is every option of the importer, with its parser.
+func optionSet() importers.OptionSet[Options] {
+	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
+		importers.String("signature", "serving_default", "SavedModel signature to convert", func(o *Options) *string { return &o.Signature }),
+		importers.Int("opset", "", "ai.onnx opset of the result (default: the TF-op mapping's)", func(o *Options) *int { return &o.Opset }).AtLeast(13),
+		tfops.TensorsOption("inputs", "graph inputs, TF tensor names NAME:0,… (the graph is cut there, as tf2onnx --inputs; default the Placeholders or the signature's)",
+			func(o *Options) *[]tfops.IO { return &o.Inputs }),
+		tfops.TensorsOption("outputs", "graph outputs, TF tensor names NAME:0,… (as tf2onnx --outputs; default the unread nodes or the signature's)",
+			func(o *Options) *[]tfops.IO { return &o.Outputs }),
+	}}
 }
 
 // Describe names the format "tensorflow" (.pb files; a SavedModel is given
@@ -68,7 +69,7 @@ func (importer) Describe() importers.Description {
 		Format:     Name,
 		Summary:    "TensorFlow frozen GraphDef (.pb), SavedModel (folder or saved_model.pb, variables/ bundle) or TF1 checkpoint (.meta beside its .index/.data bundle; -O inputs=/outputs= name the tensors)",
 		Extensions: []string{".pb", ".meta"},
-		Options:    optionSpecs(),
+		Options:    optionSet().Specs(),
 	}
 }
 
@@ -139,33 +140,9 @@ func printable(b []byte) bool {
 	return true
 }
 
-// ParseOptions reads "signature" and "opset".
-func ParseOptions(m map[string]string) (Options, error) {
-	var o Options
-	opts := importers.Options(m)
-	for _, k := range opts.Keys() {
-		v := opts[k]
-		var err error
-		switch k {
-		case "signature":
-			o.Signature = v
-		case "opset":
-			if o.Opset, err = strconv.Atoi(v); err == nil && o.Opset < 13 {
-				err = fmt.Errorf("opset %d: use 13 or later", o.Opset)
-			}
-		case "inputs":
-			o.Inputs, err = tfops.ParseTensors(v)
-		case "outputs":
-			o.Outputs, err = tfops.ParseTensors(v)
-		default:
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
-		}
-		if err != nil {
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
-		}
-	}
-	return o, nil
-}
+// ParseOptions reads "signature", "opset", "inputs" and "outputs"; an
+// unknown key or a bad value is an *importers.OptionError.
+func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
 
 // Import reads a frozen GraphDef file, a SavedModel folder, or a
 // saved_model.pb (whose folder holds variables/).
@@ -180,19 +157,11 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s import %s: the converted model is malformed (please report): %w", Name, path, err)
-	}
-	return &importers.Result{Model: m, Warnings: warnings}, nil
+	return &importers.Result{Model: mp, Warnings: warnings}, nil
 }
 
 // ImportFile converts the GraphDef or SavedModel at path to ONNX.
-func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, error) {
+func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, error) {
 	file := path
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		file = filepath.Join(path, "saved_model.pb")
@@ -240,7 +209,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 	return convert(file, &tfops.Graph{Nodes: nodes, Name: filepath.Base(file), Functions: lib, Inputs: o.Inputs, Outputs: o.Outputs}, o)
 }
 
-func convert(file string, g *tfops.Graph, o Options) (*onnxpb.ModelProto, error) {
+func convert(file string, g *tfops.Graph, o Options) (*canonical.Model, error) {
 	mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: file, Warn: o.Warn})
 	if err != nil {
 		return nil, err

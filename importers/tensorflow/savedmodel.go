@@ -14,8 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/fsys"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers/tfops"
 )
@@ -29,7 +29,7 @@ const (
 
 // savedModel converts a SavedModel's serving meta graph, its variables
 // read from the tensor bundle varPrefix (.index, .data-*).
-func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, varPrefix string, o Options) (*onnxpb.ModelProto, error) {
+func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, varPrefix string, o Options) (*canonical.Model, error) {
 	var mg *tfpb.MetaGraphDef
 	for _, m := range sm.GetMetaGraphs() {
 		if slices.Contains(m.GetMetaInfoDef().GetTags(), "serve") {
@@ -56,7 +56,8 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, varPrefix
 			names = append(names, k)
 		}
 		slices.Sort(names)
-		return nil, &UnsupportedError{File: file, What: fmt.Sprintf("no signature %q (signatures: %s); choose one with -O signature=NAME, or name the graph's tensors with -O inputs=NAME:0,… -O outputs=NAME:0,…", sigName, strings.Join(names, ", "))}
+		return nil, &importers.OptionError{Importer: Name, Key: "signature", Value: sigName, Known: importers.Names(optionSet().Specs()),
+			Err: fmt.Errorf("%s has no signature %q (signatures: %s); choose one with -O signature=NAME, or name the graph's tensors with -O inputs=NAME:0,… -O outputs=NAME:0,…", file, sigName, strings.Join(names, ", "))}
 	}
 	g := &tfops.Graph{Name: sigName}
 	for _, k := range sortedKeys(sig.GetInputs()) {
@@ -224,7 +225,7 @@ func inline(file string, nodes []tfops.Node, lib *tfpb.FunctionDefLibrary) ([]tf
 	}
 	expand = func(call tfops.Node, depth int) error {
 		if depth > maxInlineDepth {
-			return &UnsupportedError{File: file, Node: call.Name, What: fmt.Sprintf("function calls nested deeper than %d (recursion?)", maxInlineDepth)}
+			return unsupportedNode(file, call.Name, call.Op, fmt.Sprintf("function calls nested deeper than %d (recursion?)", maxInlineDepth))
 		}
 		fd, ok := funcs[call.Attrs["f"].Func]
 		if !ok {
@@ -387,7 +388,7 @@ func readVariables(file, prefix string) (*bundle, error) {
 		return nil, &FormatError{File: b.file, What: "tensor bundle without header"}
 	}
 	if b.header.GetEndianness() != tfpb.BundleHeaderProto_LITTLE {
-		return nil, &UnsupportedError{File: b.file, What: "big-endian tensor bundle"}
+		return nil, unsupportedNode(b.file, "", "", "big-endian tensor bundle")
 	}
 	ok = true
 	return b, nil
@@ -423,11 +424,11 @@ func (b *bundle) tensor(key string) (*canonical.Tensor, error) {
 		return nil, &FormatError{File: b.file, What: fmt.Sprintf("no tensor %q in the bundle", key)}
 	}
 	if len(e.GetSlices()) > 0 {
-		return nil, &UnsupportedError{File: b.file, What: fmt.Sprintf("%q is saved in slices", key)}
+		return nil, unsupportedNode(b.file, "", "", fmt.Sprintf("%q is saved in slices", key))
 	}
 	dt, ok := tfops.DataType(e.GetDtype().String())
 	if !ok || dt == canonical.String {
-		return nil, &UnsupportedError{File: b.file, What: fmt.Sprintf("%q has type %s", key, e.GetDtype())}
+		return nil, unsupportedNode(b.file, "", "", fmt.Sprintf("%q has type %s", key, e.GetDtype()))
 	}
 	dims, n, err := shapeOf(b.file, key, e.GetShape())
 	if err != nil {
@@ -527,7 +528,7 @@ func readTable(file string, data []byte) (map[string][]byte, error) {
 			return nil, bad(fmt.Sprintf("block at %d+%d past the end", off, size))
 		}
 		if data[off+size] != 0 {
-			return nil, &UnsupportedError{File: file, What: "compressed tensor bundle index blocks"}
+			return nil, unsupportedNode(file, "", "", "compressed tensor bundle index blocks")
 		}
 		return data[off : off+size], nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
@@ -126,8 +127,8 @@ func TestMultipleSignatures(t *testing.T) {
 		check(t, "timestwo", run(t, p, map[string]string{"signature": "timestwo"}, f32("x", nil, x))[0], canonical.Float, float64(2*x))
 	}
 	_, err := New().Import(t.Context(), p, map[string]string{"signature": "wrong_signature"})
-	var ue *UnsupportedError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "timestwo") || !strings.Contains(err.Error(), "wrong_signature") {
+	var oe *importers.OptionError
+	if !errors.As(err, &oe) || oe.Key != "signature" || !strings.Contains(err.Error(), "timestwo") || !strings.Contains(err.Error(), "wrong_signature") {
 		t.Errorf("wrong signature: %v", err)
 	}
 }

@@ -21,15 +21,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
 	"github.com/onnxconv/onnxconv/importers/tfops"
-	"google.golang.org/protobuf/proto"
 )
 
 // Name is the importer and format name, and the name of its reference
@@ -58,15 +55,18 @@ func New() importers.Importer { return importer{} }
 
 type importer struct{}
 
-func optionSpecs() []importers.OptionSpec {
-	return []importers.OptionSpec{
-		{Name: "opset", Doc: "ai.onnx opset of the result, 14 to 21 (default 17)"},
-		{Name: "inputs", Doc: "graph inputs of a graph model, TF tensor names NAME:0,… replacing the signature's (the graph is cut there, as tf2onnx --inputs)"},
-		{Name: "outputs", Doc: "graph outputs of a graph model, TF tensor names NAME:0,… replacing the signature's (as tf2onnx --outputs)"},
-		{Name: "layout", Doc: "layout of the graph's image inputs and outputs: nhwc (default; TF's channels-last, as the model.json has them) or nchw " +
-			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones of a layers model, NCHW for rank 4 of a graph model; fewer Transposes; " +
-			"metadata onnxconv.channels_first names them)"},
-	}
+// optionSet is every option of the importer, with its parser.
+func optionSet() importers.OptionSet[Options] {
+	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
+		keraslayers.OpsetOption(func(o *Options) *int { return &o.Opset }),
+		tfops.TensorsOption("inputs", "graph inputs of a graph model, TF tensor names NAME:0,… replacing the signature's (the graph is cut there, as tf2onnx --inputs)",
+			func(o *Options) *[]tfops.IO { return &o.Inputs }),
+		tfops.TensorsOption("outputs", "graph outputs of a graph model, TF tensor names NAME:0,… replacing the signature's (as tf2onnx --outputs)",
+			func(o *Options) *[]tfops.IO { return &o.Outputs }),
+		keraslayers.LayoutOption("layout of the graph's image inputs and outputs: nhwc (TF's channels-last, as the model.json has them) or nchw "+
+			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones of a layers model, NCHW for rank 4 of a graph model; fewer Transposes; "+
+			"metadata onnxconv.channels_first names them)", func(o *Options) *string { return &o.Layout }),
+	}}
 }
 
 func (importer) Describe() importers.Description {
@@ -75,7 +75,7 @@ func (importer) Describe() importers.Description {
 		Format:     Name,
 		Summary:    "TensorFlow.js model.json (layers or graph model) with its weight files",
 		Extensions: []string{".json"},
-		Options:    optionSpecs(),
+		Options:    optionSet().Specs(),
 		Runtime:    Name,
 	}
 }
@@ -103,44 +103,9 @@ func detect(head []byte) float32 {
 	return 0.9
 }
 
-// ParseOptions reads "opset" and "layout".
-func ParseOptions(m map[string]string) (Options, error) {
-	var o Options
-	opts := importers.Options(m)
-	for _, k := range opts.Keys() {
-		v := opts[k]
-		switch k {
-		case "opset":
-			n, err := strconv.Atoi(v)
-			if err == nil && (n < 14 || n > 21) {
-				err = fmt.Errorf("opset %d: use 14 to 21", n)
-			}
-			if err != nil {
-				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
-			}
-			o.Opset = n
-		case "layout":
-			l, err := parseLayout(v)
-			if err != nil {
-				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
-			}
-			o.Layout = l
-		case "inputs", "outputs":
-			io, err := tfops.ParseTensors(v)
-			if err != nil {
-				return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
-			}
-			if k == "inputs" {
-				o.Inputs = io
-			} else {
-				o.Outputs = io
-			}
-		default:
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
-		}
-	}
-	return o, nil
-}
+// ParseOptions reads "opset", "inputs", "outputs" and "layout"; an unknown
+// key or a bad value is an *importers.OptionError.
+func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
 
 func (importer) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
 	o, err := ParseOptions(opts)
@@ -153,26 +118,7 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("tfjs import %s: %w", path, err)
-	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("tfjs import %s: the converted model is malformed (please report): %w", path, err)
-	}
-	return &importers.Result{Model: m, Warnings: warnings}, nil
-}
-
-// parseLayout reads a layout option value, case-insensitively.
-func parseLayout(v string) (string, error) {
-	l := strings.ToLower(strings.TrimSpace(v))
-	for _, k := range keraslayers.Layouts() {
-		if l == k {
-			return l, nil
-		}
-	}
-	return "", &keraslayers.LayoutError{Layout: v}
+	return &importers.Result{Model: mp, Warnings: warnings}, nil
 }
 
 // Kind tells a layers model from a graph model.
@@ -186,7 +132,7 @@ const (
 
 // ImportFile converts the model.json at path (weights read from beside
 // it) to an ONNX ModelProto.
-func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, error) {
+func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, error) {
 	data, err := importers.ReadFile(path, MaxModelJSON)
 	if err != nil {
 		return nil, fmt.Errorf("tfjs import: %w", err)
@@ -220,7 +166,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 		if err != nil {
 			return nil, err
 		}
-		mp.DocString = &[]string{"TF.js layers model " + base}[0]
+		mp.DocString = "TF.js layers model " + base
 		return mp, nil
 	default:
 		g, err := graphModel(path, m, weights, o.Opset)
@@ -238,7 +184,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 		if err != nil {
 			return nil, err
 		}
-		mp.DocString = &[]string{"TF.js graph model " + base}[0]
+		mp.DocString = "TF.js graph model " + base
 		if o.Layout == keraslayers.LayoutNCHW {
 			markChannelsFirst(mp)
 		}
@@ -249,18 +195,18 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 // markChannelsFirst records on a graph model converted with layout nchw
 // which of its inputs and outputs are channels-first (those of rank 4), in
 // the metadata keys keraslayers uses for layers models.
-func markChannelsFirst(mp *onnxpb.ModelProto) {
+func markChannelsFirst(m *canonical.Model) {
 	var names []string
-	for _, vs := range [][]*onnxpb.ValueInfoProto{mp.GetGraph().GetInput(), mp.GetGraph().GetOutput()} {
+	for _, vs := range [][]*canonical.Value{m.Graph.Inputs, m.Graph.Outputs} {
 		for _, v := range vs {
-			if sh := v.GetType().GetTensorType().GetShape(); sh != nil && len(sh.GetDim()) == 4 {
-				names = append(names, v.GetName())
+			if _, dims, hasShape, ok := canonical.TensorTypeOf(v.Type); ok && hasShape && len(dims) == 4 {
+				names = append(names, v.Name)
 			}
 		}
 	}
-	mp.MetadataProps = append(mp.MetadataProps,
-		&onnxpb.StringStringEntryProto{Key: proto.String(keraslayers.MetaLayout), Value: proto.String(keraslayers.LayoutNCHW)},
-		&onnxpb.StringStringEntryProto{Key: proto.String(keraslayers.MetaChannelsFirst), Value: proto.String(strings.Join(names, ","))})
+	m.MetadataProps = append(m.MetadataProps,
+		canonical.StringPair{Key: keraslayers.MetaLayout, Value: keraslayers.LayoutNCHW},
+		canonical.StringPair{Key: keraslayers.MetaChannelsFirst, Value: strings.Join(names, ",")})
 }
 
 // KindOf reads whether the model.json at path is a layers or a graph model.

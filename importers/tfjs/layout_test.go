@@ -15,7 +15,6 @@ import (
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
 	"github.com/onnxconv/onnxconv/importers/tfjs"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfjsrt "github.com/onnxconv/onnxconv/runtimes/tfjs"
 )
@@ -94,7 +93,7 @@ func transposeF32(t testing.TB, in *canonical.Tensor, perm []int) *canonical.Ten
 			idx[i] = 0
 		}
 	}
-	return canonical.NewTensor(in.Name, canonical.Float, dims, onnxb.F32Bytes(out))
+	return canonical.Float32Tensor(in.Name, dims, out)
 }
 
 // channelsFirst returns the graph inputs and outputs m (imported with

@@ -12,7 +12,6 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/fsys"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // Limits on what a model.json may make the importer read.
@@ -240,7 +239,7 @@ func decodeWeight(w weightEntry, dims []int64, raw []byte) (*canonical.Tensor, e
 	case "float16":
 		vals = make([]float64, len(raw)/2)
 		for i := range vals {
-			vals[i] = float64(onnxb.F16ToF32(binary.LittleEndian.Uint16(raw[2*i:])))
+			vals[i] = float64(canonical.Float16ToFloat32(binary.LittleEndian.Uint16(raw[2*i:])))
 		}
 	case "uint8", "uint16":
 		if q.Scale == nil || q.Min == nil {
@@ -269,7 +268,7 @@ func decodeWeight(w weightEntry, dims []int64, raw []byte) (*canonical.Tensor, e
 		for i, v := range vals {
 			f[i] = float32(v)
 		}
-		return canonical.NewTensor(w.Name, dt, dims, onnxb.F32Bytes(f)), nil
+		return canonical.Float32Tensor(w.Name, dims, f), nil
 	case canonical.Int32:
 		b := make([]byte, 4*len(vals))
 		for i, v := range vals {

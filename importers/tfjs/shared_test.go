@@ -13,7 +13,6 @@ import (
 	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/importers/tfjs"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
@@ -57,7 +56,7 @@ func runExecutor(t testing.TB, m *canonical.Model, ins []*canonical.Tensor) []*c
 
 func floats(t testing.TB, tt *canonical.Tensor) []float32 {
 	t.Helper()
-	v, err := onnxb.F32s(tt)
+	v, err := tt.Float32s()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +134,7 @@ func TestGraphModelsStoredReference(t *testing.T) {
 }
 
 func f32Tensor(name string, dims []int64, v []float32) *canonical.Tensor {
-	return canonical.NewTensor(name, canonical.Float, dims, onnxb.F32Bytes(v))
+	return canonical.Float32Tensor(name, dims, v)
 }
 
 // The models whose TF.js outputs the upstream test (load_predict_test.ts,

@@ -1,6 +1,8 @@
 package tflite
 
-import "fmt"
+import (
+	"fmt"
+)
 
 // The operators converted over every subgraph conversion are bounded in
 // proportion to the model: IF branches that each convert a large leaf

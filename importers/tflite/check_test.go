@@ -20,7 +20,7 @@ func TestChecker(t *testing.T) {
 	}
 	for _, p := range paths {
 		for _, opts := range []Options{{}, {Opset: 13, KeepNHWC: true}} {
-			mp, err := Import(readFile(t, p), opts)
+			mp, err := importProto(readFile(t, p), opts)
 			if err != nil {
 				if opts.Opset == 13 && filepath.Base(filepath.Dir(p)) == "seanet" {
 					continue // int16 needs opset 21

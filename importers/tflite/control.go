@@ -3,9 +3,8 @@ package tflite
 import (
 	"fmt"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -44,12 +43,13 @@ func (c *converter) child(gi int32, what string) (*converter, error) {
 	}
 	k := newConverter(c.m, c.m.subgraphs[gi], c.opts, c.names, c.st)
 	k.root, k.parent, k.sub, k.depth, k.inBody = c.root, c, int(gi), c.depth+1, c.inBody
+	k.b = c.b.Sub()
 	return k, nil
 }
 
 // inline converts the subgraph's ops with its inputs bound to vals (values
 // in the native layout) and returns its outputs (native layout). The nodes
-// are in k.nodes.
+// are in k.b.
 func (k *converter) inline(vals []string) ([]string, error) {
 	if len(vals) != len(k.g.inputs) {
 		return nil, fmt.Errorf("subgraph %d (%q) takes %d inputs, given %d", k.sub, k.g.name, len(k.g.inputs), len(vals))
@@ -75,27 +75,16 @@ func (k *converter) inline(vals []string) ([]string, error) {
 
 // typeInfo is a value's element type without a shape (loop-carried values
 // and branch outputs may change shape).
-func typeInfo(name string, t *tensor) (*onnxpb.ValueInfoProto, error) {
+func typeInfo(name string, t *tensor) (build.Info, error) {
 	dt, err := onnxType(t.typ)
 	if err != nil {
-		return nil, fmt.Errorf("%q: %w", t.name, err)
+		return build.Info{}, fmt.Errorf("%q: %w", t.name, err)
 	}
-	return &onnxpb.ValueInfoProto{
-		Name: proto.String(name),
-		Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(int32(dt))}}},
-	}, nil
+	return build.Info{Name: name, Type: canonical.TensorTypeNoShape(dt)}, nil
 }
 
-func attrGraph(name string, g *onnxpb.GraphProto) *onnxpb.AttributeProto {
-	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_GRAPH.Enum(), G: g}
-}
-
-func scalarBoolInfo(name string) *onnxpb.ValueInfoProto {
-	return &onnxpb.ValueInfoProto{
-		Name: proto.String(name),
-		Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
-			ElemType: proto.Int32(int32(onnxpb.TensorProto_BOOL)), Shape: &onnxpb.TensorShapeProto{}}}},
-	}
+func scalarBoolInfo(name string) build.Info {
+	return build.TensorInfo(name, canonical.Bool, nil, false)
 }
 
 // condition reshapes a one-element boolean TFLite condition to the scalar
@@ -152,7 +141,7 @@ func (c *converter) ifOp(o *operator) error {
 	for i, idx := range o.outputs {
 		outNames[i] = c.layoutName(int(idx), native)
 	}
-	var attrs []*onnxpb.AttributeProto
+	var attrs []*canonical.Attribute
 	for _, br := range []struct {
 		attr string
 		gi   int32
@@ -169,7 +158,8 @@ func (c *converter) ifOp(o *operator) error {
 		if len(outs) != len(o.outputs) {
 			return fmt.Errorf("%s subgraph %d has %d outputs, IF has %d", br.attr, br.gi, len(outs), len(o.outputs))
 		}
-		g := &onnxpb.GraphProto{Name: proto.String(c.unique(outNames[0] + "_" + br.attr))}
+		gname := c.unique(outNames[0] + "_" + br.attr)
+		var gout []build.Info
 		for i, v := range outs {
 			y := k.unique(outNames[i] + "_" + br.attr)
 			k.node("Identity", []string{v}, []string{y})
@@ -177,10 +167,9 @@ func (c *converter) ifOp(o *operator) error {
 			if err != nil {
 				return err
 			}
-			g.Output = append(g.Output, vi)
+			gout = append(gout, vi)
 		}
-		g.Node = k.nodes
-		attrs = append(attrs, attrGraph(br.attr, g))
+		attrs = append(attrs, canonical.GraphAttr(br.attr, k.b.Graph(gname, nil, gout)))
 	}
 	c.node("If", []string{cond}, outNames, attrs...)
 	for i, idx := range o.outputs {
@@ -215,7 +204,7 @@ func (c *converter) whileOp(o *operator) error {
 	if len(co) != 1 {
 		return fmt.Errorf("cond subgraph %d has %d outputs, want 1", opt.CondSubgraphIndex(), len(co))
 	}
-	c.nodes = append(c.nodes, kc.nodes...)
+	c.b.Splice(kc.b)
 	condTensor := kc.tensor(kc.g.outputs[0])
 	cond0, err := c.condition(co[0], condTensor)
 	if err != nil {
@@ -228,13 +217,10 @@ func (c *converter) whileOp(o *operator) error {
 	for i, idx := range o.outputs {
 		outNames[i] = c.layoutName(int(idx), native)
 	}
-	body := &onnxpb.GraphProto{Name: proto.String(c.unique(outNames[0] + "_body"))}
+	bodyName := c.unique(outNames[0] + "_body")
 	iter, condIn := c.unique(outNames[0]+"_iteration"), c.unique(outNames[0]+"_cond_in")
-	body.Input = append(body.Input, &onnxpb.ValueInfoProto{
-		Name: proto.String(iter),
-		Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
-			ElemType: proto.Int32(int32(onnxpb.TensorProto_INT64)), Shape: &onnxpb.TensorShapeProto{}}}},
-	}, scalarBoolInfo(condIn))
+	bodyIn := []build.Info{build.TensorInfo(iter, canonical.Int64, nil, false), scalarBoolInfo(condIn)}
+	var bodyOut []build.Info
 	formals := make([]string, len(o.inputs))
 	for i, idx := range o.inputs {
 		formals[i] = c.unique(outNames[i] + "_in")
@@ -242,7 +228,7 @@ func (c *converter) whileOp(o *operator) error {
 		if err != nil {
 			return err
 		}
-		body.Input = append(body.Input, vi)
+		bodyIn = append(bodyIn, vi)
 	}
 	kb, err := c.child(opt.BodySubgraphIndex(), "body")
 	if err != nil {
@@ -265,12 +251,12 @@ func (c *converter) whileOp(o *operator) error {
 	if err != nil {
 		return fmt.Errorf("cond: %w", err)
 	}
-	kb.nodes = append(kb.nodes, kc2.nodes...)
+	kb.b.Splice(kc2.b)
 	condOut, err := kb.condition(co2[0], condTensor)
 	if err != nil {
 		return err
 	}
-	body.Output = append(body.Output, scalarBoolInfo(condOut))
+	bodyOut = append(bodyOut, scalarBoolInfo(condOut))
 	for i, v := range bo {
 		y := kb.unique(outNames[i] + "_out")
 		kb.node("Identity", []string{v}, []string{y})
@@ -278,10 +264,9 @@ func (c *converter) whileOp(o *operator) error {
 		if err != nil {
 			return err
 		}
-		body.Output = append(body.Output, vi)
+		bodyOut = append(bodyOut, vi)
 	}
-	body.Node = kb.nodes
-	c.node("Loop", append([]string{"", cond0}, init...), outNames, attrGraph("body", body))
+	c.node("Loop", append([]string{"", cond0}, init...), outNames, canonical.GraphAttr("body", kb.b.Graph(bodyName, bodyIn, bodyOut)))
 	for i, idx := range o.outputs {
 		if err := c.finishAs(idx, native, outNames[i], true); err != nil {
 			return err
@@ -307,7 +292,7 @@ func (c *converter) callOnce(o *operator) error {
 	if _, err := k.inline(nil); err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
-	c.nodes = append(c.nodes, k.nodes...)
+	c.b.Splice(k.b)
 	return nil
 }
 

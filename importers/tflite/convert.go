@@ -9,13 +9,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
-	"github.com/onnxconv/onnxconv/version"
 )
 
 // layout of an ONNX value relative to its TFLite tensor.
@@ -37,11 +34,12 @@ type layoutKey struct {
 }
 
 type converter struct {
-	opts  Options
-	m     *model
-	g     *subgraph
-	nodes []*onnxpb.NodeProto
-	inits []*onnxpb.TensorProto
+	opts Options
+	m    *model
+	g    *subgraph
+	// b builds this graph (a Sub builder in a subgraph): initializers go
+	// to the main graph, names come from names.
+	b     *build.Builder
 	names *canonical.Namer
 	base  []string             // unique ONNX base name per tensor
 	raw   map[layoutKey]string // value holding the tensor (quantized if it is) in a layout
@@ -115,7 +113,11 @@ func newConverter(m *model, g *subgraph, opts Options, names *canonical.Namer, s
 	}
 	// formats/tflite's naming rule, which the TFLite runtime applies too;
 	// a subgraph's names are made unique against its parents'.
-	for i, name := range formats.TensorNames(raw) {
+	names0 := formats.TensorNames(raw)
+	if len(m.subgraphs) > 0 && g == m.subgraphs[0] {
+		names0 = formats.IONames(raw, g.inputs, g.outputs, m.sigIO)
+	}
+	for i, name := range names0 {
 		if c.names.Used(name) {
 			name = c.unique(name)
 		}
@@ -125,16 +127,18 @@ func newConverter(m *model, g *subgraph, opts Options, names *canonical.Namer, s
 	return c
 }
 
-func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
+func convertModel(m *model, opts Options) (*canonical.Model, error) {
 	g := m.subgraphs[opts.Subgraph]
 	c := newConverter(m, g, opts, canonical.NewNamer(nil), &state{vars: map[string]string{}})
 	c.sub = opts.Subgraph
 	c.depth = 1
+	c.b = build.WithNamer(opts.Opset, c.names)
 
-	graph := &onnxpb.GraphProto{Name: proto.String(g.name)}
-	if g.name == "" {
-		graph.Name = proto.String("main")
+	graphName := g.name
+	if graphName == "" {
+		graphName = "main"
 	}
+	var inputs, outputs []build.Info
 	produced := map[int]bool{}
 	var runtimeDims []string
 	for _, i := range g.inputs {
@@ -146,12 +150,12 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tflite: graph input %q: %w", t.name, err)
 		}
-		graph.Input = append(graph.Input, vi)
+		inputs = append(inputs, vi)
 		c.raw[layoutKey{int(i), native}] = c.base[i]
 		produced[int(i)] = true
 		// The interpreter runs a dynamic dim at its static placeholder
 		// size (it cannot resize inputs): verification generates that.
-		for k, d := range vi.GetType().GetTensorType().GetShape().GetDim() {
+		for k, d := range vi.Type.GetTensorType().GetShape().GetDim() {
 			if p := d.GetDimParam(); p != "" && k < len(t.static) && t.static[k] > 0 {
 				runtimeDims = append(runtimeDims, fmt.Sprintf("%s=%d", p, t.static[k]))
 			}
@@ -162,6 +166,9 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 		if t.variable && t.data == nil && !produced[i] {
 			produced[i] = true
 		}
+	}
+	if err := c.unsupportedOps(); err != nil {
+		return nil, err
 	}
 	for _, o := range g.ops {
 		if err := c.convertOp(o); err != nil {
@@ -184,31 +191,26 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tflite: graph output %q: %w", t.name, err)
 		}
-		graph.Output = append(graph.Output, vi)
+		outputs = append(outputs, vi)
 	}
-	graph.Node = c.nodes
-	graph.Initializer = c.inits
+	mp, err := c.b.Model(graphName, inputs, outputs)
+	if err != nil {
+		return nil, fmt.Errorf("tflite: %w", err)
+	}
+	graph := mp.Graph
 	if len(c.st.assigned) > 0 {
 		// Resource variables written by the main graph keep their value
 		// across invocations in TFLite; the ONNX graph computes one
 		// invocation (the first) and cannot carry state out.
-		graph.DocString = proto.String(strings.TrimSpace(graph.GetDocString() + "\nresource variables written (state not carried across runs): " + strings.Join(c.st.assigned, ", ")))
+		graph.DocString = strings.TrimSpace(graph.DocString + "\nresource variables written (state not carried across runs): " + strings.Join(c.st.assigned, ", "))
 	}
-
-	mp := &onnxpb.ModelProto{
-		IrVersion:       proto.Int64(irVersion(c.opts.Opset)),
-		ProducerName:    proto.String("onnxconv"),
-		ProducerVersion: proto.String(version.Get().Short()),
-		OpsetImport:     []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(int64(c.opts.Opset))}},
-		Graph:           graph,
-		ModelVersion:    proto.Int64(int64(m.version)),
-	}
+	mp.ModelVersion = int64(m.version)
 	if m.description != "" {
-		mp.DocString = proto.String(m.description)
-		graph.DocString = proto.String(m.description)
+		mp.DocString = m.description
+		graph.DocString = m.description
 	}
 	meta := func(k, v string) {
-		mp.MetadataProps = append(mp.MetadataProps, &onnxpb.StringStringEntryProto{Key: proto.String(k), Value: proto.String(v)})
+		mp.MetadataProps = append(mp.MetadataProps, canonical.StringPair{Key: k, Value: v})
 	}
 	meta("source_format", "tflite")
 	if len(runtimeDims) > 0 {
@@ -238,20 +240,6 @@ func convertModel(m *model, opts Options) (*onnxpb.ModelProto, error) {
 	return mp, nil
 }
 
-func irVersion(opset int) int64 {
-	switch {
-	case opset <= 13:
-		return 7
-	case opset <= 18:
-		return 8
-	case opset <= 20:
-		return 9
-	case opset <= 22:
-		return 10
-	}
-	return 11
-}
-
 // unique returns s, or s_N when s is taken (canonical's namer).
 func (c *converter) unique(s string) string { return c.names.Fresh(s) }
 
@@ -264,127 +252,77 @@ func (c *converter) firstOutName(o *operator) string {
 
 // ---- ONNX building helpers -------------------------------------------------
 
-func (c *converter) node(op string, in, out []string, attrs ...*onnxpb.AttributeProto) *onnxpb.NodeProto {
-	n := &onnxpb.NodeProto{OpType: proto.String(op), Input: in, Output: out, Attribute: attrs}
-	if len(out) > 0 {
-		n.Name = proto.String(out[0])
-	}
-	c.nodes = append(c.nodes, n)
-	return n
+func (c *converter) node(op string, in, out []string, attrs ...*canonical.Attribute) {
+	c.b.Node(op, in, out, attrs...)
 }
 
-func attrInt(name string, v int64) *onnxpb.AttributeProto {
-	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(v)}
+func (c *converter) addInit(name string, dt canonical.DataType, dims []int64, raw []byte) string {
+	return c.b.Init(name, dt, dims, raw)
 }
 
-func attrInts(name string, v []int64) *onnxpb.AttributeProto {
-	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: v}
-}
-
-func attrFloat(name string, v float32) *onnxpb.AttributeProto {
-	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(v)}
-}
-
-func attrString(name, v string) *onnxpb.AttributeProto {
-	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_STRING.Enum(), S: []byte(v)}
-}
-
-func attrStrings(name string, v []string) *onnxpb.AttributeProto {
-	b := make([][]byte, len(v))
-	for i, s := range v {
-		b[i] = []byte(s)
-	}
-	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_STRINGS.Enum(), Strings: b}
-}
-
-func (c *converter) addInit(name string, dt onnxpb.TensorProto_DataType, dims []int64, raw []byte) string {
-	name = c.unique(name)
-	c.root.inits = append(c.root.inits, &onnxpb.TensorProto{
-		Name: proto.String(name), DataType: proto.Int32(int32(dt)), Dims: append([]int64(nil), dims...), RawData: raw,
-	})
-	return name
-}
-
-func (c *converter) constI64(name string, v []int64) string {
-	b := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
-	}
-	return c.addInit(name, onnxpb.TensorProto_INT64, []int64{int64(len(v))}, b)
-}
+func (c *converter) constI64(name string, v []int64) string { return c.b.Ints(name, v...) }
 
 func (c *converter) constF32(name string, dims []int64, v []float32) string {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return c.addInit(name, onnxpb.TensorProto_FLOAT, dims, b)
+	return c.b.F32(name, dims, v)
 }
 
 func (c *converter) scalarF32(name string, v float32) string {
 	return c.constF32(name, nil, []float32{v})
 }
 
-func onnxType(t fb.TensorType) (onnxpb.TensorProto_DataType, error) {
+func onnxType(t fb.TensorType) (canonical.DataType, error) {
 	switch t {
 	case fb.TensorTypeFLOAT32:
-		return onnxpb.TensorProto_FLOAT, nil
+		return canonical.Float, nil
 	case fb.TensorTypeFLOAT16:
-		return onnxpb.TensorProto_FLOAT16, nil
+		return canonical.Float16, nil
 	case fb.TensorTypeBFLOAT16:
-		return onnxpb.TensorProto_BFLOAT16, nil
+		return canonical.BFloat16, nil
 	case fb.TensorTypeFLOAT64:
-		return onnxpb.TensorProto_DOUBLE, nil
+		return canonical.Double, nil
 	case fb.TensorTypeINT32:
-		return onnxpb.TensorProto_INT32, nil
+		return canonical.Int32, nil
 	case fb.TensorTypeUINT32:
-		return onnxpb.TensorProto_UINT32, nil
+		return canonical.Uint32, nil
 	case fb.TensorTypeINT64:
-		return onnxpb.TensorProto_INT64, nil
+		return canonical.Int64, nil
 	case fb.TensorTypeUINT64:
-		return onnxpb.TensorProto_UINT64, nil
+		return canonical.Uint64, nil
 	case fb.TensorTypeINT16:
-		return onnxpb.TensorProto_INT16, nil
+		return canonical.Int16, nil
 	case fb.TensorTypeUINT16:
-		return onnxpb.TensorProto_UINT16, nil
+		return canonical.Uint16, nil
 	case fb.TensorTypeINT8:
-		return onnxpb.TensorProto_INT8, nil
+		return canonical.Int8, nil
 	case fb.TensorTypeUINT8:
-		return onnxpb.TensorProto_UINT8, nil
+		return canonical.Uint8, nil
 	case fb.TensorTypeBOOL:
-		return onnxpb.TensorProto_BOOL, nil
+		return canonical.Bool, nil
 	case fb.TensorTypeSTRING:
-		return onnxpb.TensorProto_STRING, nil
+		return canonical.String, nil
 	case fb.TensorTypeINT4:
-		return onnxpb.TensorProto_INT4, nil
+		return canonical.Int4, nil
 	}
 	return 0, fmt.Errorf("tensor type %s has no ONNX equivalent", t)
 }
 
-func (c *converter) valueInfo(name string, t *tensor, static bool) (*onnxpb.ValueInfoProto, error) {
+func (c *converter) valueInfo(name string, t *tensor, static bool) (build.Info, error) {
 	dt, err := onnxType(t.typ)
 	if err != nil {
-		return nil, err
+		return build.Info{}, err
 	}
-	shape := &onnxpb.TensorShapeProto{}
+	dims := make([]canonical.Dim, len(t.shape))
 	for i, d := range t.shape {
-		dim := &onnxpb.TensorShapeProto_Dimension{}
 		if t.sig != nil && t.sig[i] < 0 || d < 0 {
-			dim.Value = &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: fmt.Sprintf("%s_dim%d", name, i)}
+			dims[i] = canonical.Dim{Param: fmt.Sprintf("%s_dim%d", name, i)}
 			if i == 0 {
-				dim.Value = &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: "batch"}
+				dims[i] = canonical.Dim{Param: "batch"}
 			}
 		} else {
-			dim.Value = &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: d}
+			dims[i] = canonical.Dim{Value: d, Known: true}
 		}
-		shape.Dim = append(shape.Dim, dim)
 	}
-	return &onnxpb.ValueInfoProto{
-		Name: proto.String(name),
-		Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
-			ElemType: proto.Int32(int32(dt)), Shape: shape,
-		}}},
-	}, nil
+	return build.Info{Name: name, Type: canonical.TensorTypeDims(dt, dims)}, nil
 }
 
 // ---- tensors, layouts and quantization ------------------------------------
@@ -538,7 +476,7 @@ func (c *converter) rawValue(idx int, lay layout) (string, error) {
 		perm = toNHWC()
 	}
 	name := c.layoutName(idx, lay)
-	c.node("Transpose", []string{src}, []string{name}, attrInts("perm", ints64(perm)))
+	c.node("Transpose", []string{src}, []string{name}, canonical.IntsAttr("perm", ints64(perm)...))
 	c.raw[layoutKey{idx, lay}] = name
 	return name, nil
 }
@@ -554,7 +492,7 @@ func (c *converter) constant(idx int, lay layout) (string, error) {
 	}
 	if lay == native {
 		name := c.base[idx]
-		c.root.inits = append(c.root.inits, &onnxpb.TensorProto{Name: proto.String(name), DataType: proto.Int32(int32(dt)), Dims: append([]int64(nil), t.shape...), RawData: t.data})
+		c.b.ConstNamed(canonical.NewTensor(name, dt, append([]int64(nil), t.shape...), t.data))
 		c.raw[layoutKey{idx, native}] = name
 		return name, nil
 	}
@@ -562,7 +500,7 @@ func (c *converter) constant(idx int, lay layout) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	data, dims, err := permuteBytes(t.data, elemSize(t.typ), shape, perm)
+	data, dims, err := canonical.TransposeBytes(t.data, elemSize(t.typ), shape, perm)
 	if err != nil {
 		return "", fmt.Errorf("constant %q: %w", t.name, err)
 	}
@@ -602,48 +540,6 @@ func ints64(v []int) []int64 {
 		out[i] = int64(x)
 	}
 	return out
-}
-
-// permuteBytes transposes row-major data of the given shape: output dim i is
-// input dim perm[i].
-func permuteBytes(data []byte, es int, shape []int64, perm []int) ([]byte, []int64, error) {
-	r := len(shape)
-	if len(perm) != r {
-		return nil, nil, fmt.Errorf("permutation %v does not fit shape %v", perm, shape)
-	}
-	n := numel(shape)
-	if int64(len(data)) != n*int64(es) {
-		return nil, nil, fmt.Errorf("data of %d bytes does not fit shape %v", len(data), shape)
-	}
-	inStride := make([]int64, r)
-	s := int64(1)
-	for i := r - 1; i >= 0; i-- {
-		inStride[i] = s
-		s *= shape[i]
-	}
-	dims := make([]int64, r)
-	strides := make([]int64, r)
-	for i, p := range perm {
-		dims[i] = shape[p]
-		strides[i] = inStride[p]
-	}
-	out := make([]byte, len(data))
-	idx := make([]int64, r)
-	for o := int64(0); o < n; o++ {
-		off := int64(0)
-		for i := 0; i < r; i++ {
-			off += idx[i] * strides[i]
-		}
-		copy(out[o*int64(es):(o+1)*int64(es)], data[off*int64(es):(off+1)*int64(es)])
-		for i := r - 1; i >= 0; i-- {
-			idx[i]++
-			if idx[i] < dims[i] {
-				break
-			}
-			idx[i] = 0
-		}
-	}
-	return out, dims, nil
 }
 
 // floatValue returns tensor idx in layout lay in the float domain: the
@@ -699,9 +595,9 @@ func (c *converter) floatValue(idx int32, lay layout) (string, error) {
 		return "", err
 	}
 	name := c.unique(c.base[idx] + "_dq")
-	var attrs []*onnxpb.AttributeProto
+	var attrs []*canonical.Attribute
 	if len(t.q.scale) > 1 {
-		attrs = append(attrs, attrInt("axis", axis))
+		attrs = append(attrs, canonical.IntAttr("axis", axis))
 	}
 	c.node("DequantizeLinear", []string{src, scale, zp}, []string{name}, attrs...)
 	c.flt[key] = name
@@ -839,13 +735,13 @@ func (c *converter) quantizeLinear(idx int32, lay layout, val string) error {
 		return err
 	}
 	name := c.layoutName(int(idx), lay)
-	var attrs []*onnxpb.AttributeProto
+	var attrs []*canonical.Attribute
 	if len(t.q.scale) > 1 {
 		axis := int64(t.q.dim)
 		if lay == nchw {
 			axis = int64(indexOf(toNCHW(), int(axis)))
 		}
-		attrs = append(attrs, attrInt("axis", axis))
+		attrs = append(attrs, canonical.IntAttr("axis", axis))
 	}
 	c.node("QuantizeLinear", []string{val, scale, zp}, []string{name}, attrs...)
 	c.raw[layoutKey{int(idx), lay}] = name
@@ -940,6 +836,6 @@ func (c *converter) quantizeInt32(idx int32, lay layout, val string) string {
 	c.node("Add", []string{r, c.constF32(n+"_zero_point", nil, []float32{float32(t.q.zp[0])})}, []string{z})
 	cl := n + "_clamped"
 	c.node("Clip", []string{z, c.constF32(n+"_min", nil, []float32{math.MinInt32}), c.constF32(n+"_max", nil, []float32{2147483520})}, []string{cl})
-	c.node("Cast", []string{cl}, []string{y}, attrInt("to", int64(onnxpb.TensorProto_INT32)))
+	c.node("Cast", []string{cl}, []string{y}, canonical.IntAttr("to", int64(canonical.Int32)))
 	return y
 }

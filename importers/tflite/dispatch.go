@@ -3,6 +3,7 @@ package tflite
 import (
 	"fmt"
 
+	"github.com/onnxconv/onnxconv/canonical"
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
@@ -28,7 +29,7 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 			if err != nil {
 				return err
 			}
-			return c.unary(o, "LeakyRelu", attrFloat("alpha", opt.Alpha()))
+			return c.unary(o, "LeakyRelu", canonical.FloatAttr("alpha", opt.Alpha()))
 		},
 		fb.BuiltinOperatorGELU: func(c *converter, o *operator) error {
 			opt, err := options[fb.GeluOptions](o, fb.BuiltinOptionsGeluOptions)
@@ -42,7 +43,7 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 			if opt.Approximate() {
 				a = "tanh"
 			}
-			return c.unary(o, "Gelu", attrString("approximate", a))
+			return c.unary(o, "Gelu", canonical.StringAttr("approximate", a))
 		},
 		fb.BuiltinOperatorRSQRT:              func(c *converter, o *operator) error { return c.unaryChain(o, "Sqrt", "Reciprocal") },
 		fb.BuiltinOperatorSQUARE:             (*converter).square,

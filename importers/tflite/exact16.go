@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -127,7 +127,7 @@ func (c *converter) planExact16(o *operator, xIdx, wIdx, bIdx int32, outChannels
 
 // int8Floats permutes an int8 constant and returns it as float32 integers.
 func (c *converter) int8Floats(t *tensor, perm []int, suffix string) (string, error) {
-	data, dims, err := permuteBytes(t.data, 1, t.shape, perm)
+	data, dims, err := canonical.TransposeBytes(t.data, 1, t.shape, perm)
 	if err != nil {
 		return "", err
 	}
@@ -143,7 +143,7 @@ func (c *converter) constI64Dims(name string, dims []int64, v []int64) string {
 	for i, x := range v {
 		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
 	}
-	return c.addInit(name, onnxpb.TensorProto_INT64, dims, b)
+	return c.addInit(name, canonical.Int64, dims, b)
 }
 
 // emitExact16 builds the integer graph for the NCHW int16 input x, with
@@ -154,7 +154,7 @@ func (c *converter) emitExact16(out int32, x string, p *exact16Plan, conv func(i
 	n := c.unique(y + "_exact")
 	// u = x + 32768 in [0, 65535], as int32.
 	x32 := n + "_x_i32"
-	c.node("Cast", []string{x}, []string{x32}, attrInt("to", int64(onnxpb.TensorProto_INT32)))
+	c.node("Cast", []string{x}, []string{x32}, canonical.IntAttr("to", int64(canonical.Int32)))
 	u := n + "_u"
 	c.node("Add", []string{x32, c.constI32(n+"_offset", 32768)}, []string{u})
 	sixteen := c.constI32(n+"_16", 16)
@@ -170,13 +170,13 @@ func (c *converter) emitExact16(out int32, x string, p *exact16Plan, conv func(i
 	pieces[3] = c.unique(n + "_nibble3")
 	c.node("Sub", []string{rest, c.constI32(n+"_8", 8)}, []string{pieces[3]})
 	stacked := c.unique(n + "_pieces")
-	c.node("Concat", pieces, []string{stacked}, attrInt("axis", 0))
+	c.node("Concat", pieces, []string{stacked}, canonical.IntAttr("axis", 0))
 	pf := c.unique(n + "_pieces_f32")
-	c.node("Cast", []string{stacked}, []string{pf}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
+	c.node("Cast", []string{stacked}, []string{pf}, canonical.IntAttr("to", int64(canonical.Float)))
 	cf := c.unique(n + "_conv_f32")
 	conv(pf, cf)
 	ci := c.unique(n + "_conv_i64")
-	c.node("Cast", []string{cf}, []string{ci}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	c.node("Cast", []string{cf}, []string{ci}, canonical.IntAttr("to", int64(canonical.Int64)))
 	// [4N, O, H, W] -> [4, N, O, H, W], weighted by 16^i, summed.
 	c5 := c.unique(n + "_conv_5d")
 	yt := c.tensor(out)
@@ -184,7 +184,7 @@ func (c *converter) emitExact16(out int32, x string, p *exact16Plan, conv func(i
 	w5 := c.unique(n + "_weighted")
 	c.node("Mul", []string{c5, c.constI64Dims(n+"_nibble_weights", []int64{4, 1, 1, 1, 1}, []int64{1, 16, 256, 4096})}, []string{w5})
 	acc := c.unique(n + "_acc")
-	c.node("ReduceSum", []string{w5, c.constI64(acc+"_axes", []int64{0})}, []string{acc}, attrInt("keepdims", 0))
+	c.node("ReduceSum", []string{w5, c.constI64(acc+"_axes", []int64{0})}, []string{acc}, canonical.IntAttr("keepdims", 0))
 	och := []int64{int64(len(p.mult)), 1, 1}
 	if p.bias != nil {
 		b := c.unique(n + "_acc_bias")
@@ -197,19 +197,19 @@ func (c *converter) emitExact16(out int32, x string, p *exact16Plan, conv func(i
 	c.node("Add", []string{m, c.constI64Dims(n+"_rounding", och, p.round)}, []string{r})
 	d := c.constI64Dims(n+"_divisor", och, p.div)
 	rem := c.unique(n + "_remainder")
-	c.node("Mod", []string{r, d}, []string{rem}, attrInt("fmod", 0))
+	c.node("Mod", []string{r, d}, []string{rem}, canonical.IntAttr("fmod", 0))
 	ex := c.unique(n + "_exact_multiple")
 	c.node("Sub", []string{r, rem}, []string{ex})
 	q := c.unique(n + "_shifted")
 	c.node("Div", []string{ex, d}, []string{q})
 	cl := c.unique(n + "_clamped")
 	c.node("Clip", []string{q, c.constI64Dims(n+"_min", nil, []int64{p.lo}), c.constI64Dims(n+"_max", nil, []int64{p.hi})}, []string{cl})
-	c.node("Cast", []string{cl}, []string{y}, attrInt("to", int64(onnxpb.TensorProto_INT16)))
+	c.node("Cast", []string{cl}, []string{y}, canonical.IntAttr("to", int64(canonical.Int16)))
 	return c.finishAs(out, nchw, y, true)
 }
 
 func (c *converter) constI32(name string, v int32) string {
 	b := make([]byte, 4)
 	binary.LittleEndian.PutUint32(b, uint32(v))
-	return c.addInit(name, onnxpb.TensorProto_INT32, nil, b)
+	return c.addInit(name, canonical.Int32, nil, b)
 }

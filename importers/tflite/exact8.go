@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -60,7 +60,7 @@ func (c *converter) srdhm(x string, m int64, n string) string {
 	c.node("Add", []string{ab, nudge}, []string{s})
 	d := c.i64(n+"_2p31", 1<<31)
 	rem := c.unique(n + "_trem")
-	c.node("Mod", []string{s, d}, []string{rem}, attrInt("fmod", 1))
+	c.node("Mod", []string{s, d}, []string{rem}, canonical.IntAttr("fmod", 1))
 	ex := c.unique(n + "_texact")
 	c.node("Sub", []string{s, rem}, []string{ex})
 	q := c.unique(n + "_high")
@@ -75,7 +75,7 @@ func (c *converter) rdbpot(x string, e int, n string) string {
 	}
 	d := c.i64(n+"_pot", 1<<e)
 	rem := c.unique(n + "_rem")
-	c.node("Mod", []string{x, d}, []string{rem}, attrInt("fmod", 0))
+	c.node("Mod", []string{x, d}, []string{rem}, canonical.IntAttr("fmod", 0))
 	ex := c.unique(n + "_exact")
 	c.node("Sub", []string{x, rem}, []string{ex})
 	fl := c.unique(n + "_floor")
@@ -83,13 +83,13 @@ func (c *converter) rdbpot(x string, e int, n string) string {
 	neg := c.unique(n + "_isneg")
 	c.node("Less", []string{x, c.i64(n+"_zero", 0)}, []string{neg})
 	negI := c.unique(n + "_isneg_i64")
-	c.node("Cast", []string{neg}, []string{negI}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	c.node("Cast", []string{neg}, []string{negI}, canonical.IntAttr("to", int64(canonical.Int64)))
 	thr := c.unique(n + "_threshold")
 	c.node("Add", []string{negI, c.i64(n+"_half_mask", ((1<<e)-1)>>1)}, []string{thr})
 	up := c.unique(n + "_up")
 	c.node("Greater", []string{rem, thr}, []string{up})
 	upI := c.unique(n + "_up_i64")
-	c.node("Cast", []string{up}, []string{upI}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	c.node("Cast", []string{up}, []string{upI}, canonical.IntAttr("to", int64(canonical.Int64)))
 	r := c.unique(n + "_rounded")
 	c.node("Add", []string{fl, upI}, []string{r})
 	return r
@@ -164,7 +164,7 @@ func (c *converter) exactAddSub(o *operator, act fb.ActivationFunctionType, lay 
 			return false, err
 		}
 		xi := c.unique(n + "_in_i64")
-		c.node("Cast", []string{x}, []string{xi}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+		c.node("Cast", []string{x}, []string{xi}, canonical.IntAttr("to", int64(canonical.Int64)))
 		sh := c.unique(n + "_in_shifted")
 		// (x - zp) << leftShift
 		off := c.unique(n + "_in_offset")
@@ -190,11 +190,11 @@ func (c *converter) finishInt(out int32, lay layout, z string, lo, hi int64, n s
 	cl := c.unique(n + "_clamped")
 	c.node("Clip", []string{z, c.i64(n+"_lo", lo), c.i64(n+"_hi", hi)}, []string{cl})
 	y := c.layoutName(int(out), lay)
-	dt := onnxpb.TensorProto_INT8
+	dt := canonical.Int8
 	if c.tensor(out).typ == fb.TensorTypeINT16 {
-		dt = onnxpb.TensorProto_INT16
+		dt = canonical.Int16
 	}
-	c.node("Cast", []string{cl}, []string{y}, attrInt("to", int64(dt)))
+	c.node("Cast", []string{cl}, []string{y}, canonical.IntAttr("to", int64(dt)))
 	return c.finishAs(out, lay, y, true)
 }
 
@@ -243,7 +243,7 @@ func (c *converter) xnnpackAddSub(o *operator, lay layout, lo, hi int64) (bool, 
 			return false, err
 		}
 		xi := c.unique(n + "_in_i64")
-		c.node("Cast", []string{x}, []string{xi}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+		c.node("Cast", []string{x}, []string{xi}, canonical.IntAttr("to", int64(canonical.Int64)))
 		terms[k] = c.unique(n + "_term")
 		c.node("Mul", []string{xi, c.i64(n+"_multiplier", in.m)}, []string{terms[k]})
 	}
@@ -253,7 +253,7 @@ func (c *converter) xnnpackAddSub(o *operator, lay layout, lo, hi int64) (bool, 
 	c.node("Add", []string{sum, c.i64(n+"_bias", bias)}, []string{acc})
 	d := c.i64(n+"_pot", int64(1)<<shift)
 	rem := c.unique(n + "_rem")
-	c.node("Mod", []string{acc, d}, []string{rem}, attrInt("fmod", 0))
+	c.node("Mod", []string{acc, d}, []string{rem}, canonical.IntAttr("fmod", 0))
 	ex := c.unique(n + "_exact")
 	c.node("Sub", []string{acc, rem}, []string{ex})
 	fl := c.unique(n + "_shifted")
@@ -288,7 +288,7 @@ func actRangeQ(act fb.ActivationFunctionType, scale float32, zp int64) (lo, hi i
 // fused activation's range. The sum is AveragePool with the padding
 // counted times the window size, exact in float32; the counts are
 // constants.
-func (c *converter) exactAvgPool(o *operator, opt *fb.Pool2DOptions, attrs []*onnxpb.AttributeProto) (bool, error) {
+func (c *converter) exactAvgPool(o *operator, opt *fb.Pool2DOptions, attrs []*canonical.Attribute) (bool, error) {
 	xt, yt := c.tensor(o.inputs[0]), c.tensor(o.outputs[0])
 	if (xt.typ != fb.TensorTypeINT8 && xt.typ != fb.TensorTypeINT16) || yt.typ != xt.typ || !isQuant(xt) || !isQuant(yt) ||
 		len(xt.q.scale) != 1 || len(yt.q.scale) != 1 || xt.q.scale[0] != yt.q.scale[0] || xt.q.zp[0] != yt.q.zp[0] ||
@@ -339,8 +339,8 @@ func (c *converter) exactAvgPool(o *operator, opt *fb.Pool2DOptions, attrs []*on
 	}
 	n := c.unique(c.base[o.outputs[0]] + "_exact")
 	xf := c.unique(n + "_x_f32")
-	c.node("Cast", []string{x}, []string{xf}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
-	pa := append(slices.Clone(attrs), attrInt("count_include_pad", 1))
+	c.node("Cast", []string{x}, []string{xf}, canonical.IntAttr("to", int64(canonical.Float)))
+	pa := append(slices.Clone(attrs), canonical.IntAttr("count_include_pad", 1))
 	avg := c.unique(n + "_mean_padded")
 	c.node("AveragePool", []string{xf}, []string{avg}, pa...)
 	sumF := c.unique(n + "_sum_f32")
@@ -348,7 +348,7 @@ func (c *converter) exactAvgPool(o *operator, opt *fb.Pool2DOptions, attrs []*on
 	sumR := c.unique(n + "_sum_rounded")
 	c.node("Round", []string{sumF}, []string{sumR})
 	acc := c.unique(n + "_acc")
-	c.node("Cast", []string{sumR}, []string{acc}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	c.node("Cast", []string{sumR}, []string{acc}, canonical.IntAttr("to", int64(canonical.Int64)))
 	cnt := c.constI64Dims(c.unique(n+"_counts"), []int64{1, 1, outH, outW}, counts)
 	half := make([]int64, len(counts))
 	for i, v := range counts {
@@ -357,7 +357,7 @@ func (c *converter) exactAvgPool(o *operator, opt *fb.Pool2DOptions, attrs []*on
 	h := c.constI64Dims(c.unique(n+"_half_counts"), []int64{1, 1, outH, outW}, half)
 	floorDiv := func(v, tag string) string {
 		rem := c.unique(n + "_" + tag + "_rem")
-		c.node("Mod", []string{v, cnt}, []string{rem}, attrInt("fmod", 0))
+		c.node("Mod", []string{v, cnt}, []string{rem}, canonical.IntAttr("fmod", 0))
 		ex := c.unique(n + "_" + tag + "_exact")
 		c.node("Sub", []string{v, rem}, []string{ex})
 		q := c.unique(n + "_" + tag + "_quotient")

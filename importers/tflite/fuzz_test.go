@@ -25,7 +25,7 @@ func FuzzImport(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		mp, err := Import(data, Options{})
+		mp, err := importProto(data, Options{})
 		if err != nil {
 			if mp != nil {
 				t.Fatalf("model and error both returned")
@@ -70,7 +70,7 @@ func TestHostileInputs(t *testing.T) {
 		}{b, ""}
 	}
 	for name, tc := range cases {
-		_, err := Import(tc.data, Options{})
+		_, err := importProto(tc.data, Options{})
 		if err == nil {
 			// Random bytes may decode as an empty but valid model; only the
 			// named cases must fail.
@@ -181,7 +181,7 @@ func buildModel(l lie) []byte {
 
 func TestLyingIndices(t *testing.T) {
 	ok := lie{bufferIndex: 1, weightBytes: 48, subgraphs: 1, outputTensor: 2}
-	if _, err := Import(buildModel(ok), Options{}); err != nil {
+	if _, err := importProto(buildModel(ok), Options{}); err != nil {
 		t.Fatalf("valid hand-built model: %v", err)
 	}
 	cases := []struct {
@@ -198,15 +198,15 @@ func TestLyingIndices(t *testing.T) {
 		{"graph output index", lie{bufferIndex: 1, weightBytes: 48, subgraphs: 1, outputTensor: 3}, "tensor index 3 out of range"},
 	}
 	for _, tc := range cases {
-		_, err := Import(buildModel(tc.l), Options{})
+		_, err := importProto(buildModel(tc.l), Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := Import(buildModel(ok), Options{Subgraph: 1}); err == nil || !strings.Contains(err.Error(), "subgraph 1 out of range") {
+	if _, err := importProto(buildModel(ok), Options{Subgraph: 1}); err == nil || !strings.Contains(err.Error(), "subgraph 1 out of range") {
 		t.Errorf("subgraph option: %v", err)
 	}
-	if _, err := Import(readFile(t, filepath.Join(sharedDir, "seanet", "conv1.tflite")), Options{Opset: 17}); err == nil || !strings.Contains(err.Error(), "opset 21") {
+	if _, err := importProto(readFile(t, filepath.Join(sharedDir, "seanet", "conv1.tflite")), Options{Opset: 17}); err == nil || !strings.Contains(err.Error(), "opset 21") {
 		t.Errorf("int16 at opset 17: %v", err)
 	}
 }

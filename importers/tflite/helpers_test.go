@@ -143,7 +143,7 @@ func opCounts(mp *onnxpb.ModelProto) map[string]int {
 
 func convert(t testing.TB, path string, opts Options) *onnxpb.ModelProto {
 	t.Helper()
-	mp, err := Import(readFile(t, path), opts)
+	mp, err := importProto(readFile(t, path), opts)
 	if err != nil {
 		t.Fatalf("Import(%s): %v", path, err)
 	}
@@ -156,4 +156,14 @@ func inputDims(mp *onnxpb.ModelProto, i int) []int64 {
 		dims = append(dims, d.GetDimValue())
 	}
 	return dims
+}
+
+// importProto is Import with the model as a ModelProto, for tests that
+// read its encoding.
+func importProto(data []byte, opts Options) (*onnxpb.ModelProto, error) {
+	m, err := Import(data, opts)
+	if err != nil {
+		return nil, err
+	}
+	return m.ToProto()
 }

@@ -15,7 +15,7 @@ func TestHostileIfFanout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Import(data, Options{})
+	_, err = importProto(data, Options{})
 	if err == nil || !strings.Contains(err.Error(), "operators for a model of this size") {
 		t.Errorf("IF fan-out: %v", err)
 	}

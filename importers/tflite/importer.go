@@ -3,11 +3,9 @@ package tflite
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"path/filepath"
-	"strconv"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 )
 
@@ -32,14 +30,15 @@ func New() importers.Importer { return importer{} }
 
 type importer struct{}
 
-// optionSpecs are the options ParseOptions reads.
-func optionSpecs() []importers.OptionSpec {
-	return []importers.OptionSpec{
-		{Name: "opset", Doc: "ai.onnx opset of the result, 13 to 23 (default 21; int16-quantized models need 21 or newer)"},
-		{Name: "keep_nhwc", Doc: "true keeps every value in the TFLite NHWC layout, with Transposes around NCHW-only ops (default false)"},
-		{Name: "subgraph", Doc: "index of the subgraph to convert (default 0, the main one)"},
-		{Name: "int8_kernels", Doc: "whose integer arithmetic int8 ADD/SUB reproduce exactly: xnnpack (default; TFLite's CPU delegate) or reference (TFLite's reference kernels, TFLite Micro)"},
-	}
+// optionSet is every option of the importer, with its parser.
+func optionSet() importers.OptionSet[Options] {
+	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
+		importers.Int("opset", "21", "ai.onnx opset of the result (int16-quantized models need 21 or newer)", func(o *Options) *int { return &o.Opset }).Range(13, 23),
+		importers.Bool("keep_nhwc", "false", "true keeps every value in the TFLite NHWC layout, with Transposes around NCHW-only ops", func(o *Options) *bool { return &o.KeepNHWC }),
+		importers.Int("subgraph", "0", "index of the subgraph to convert (0: the main one)", func(o *Options) *int { return &o.Subgraph }).AtLeast(0),
+		importers.Enum("int8_kernels", Int8XNNPACK, "whose integer arithmetic int8 ADD/SUB reproduce exactly: xnnpack (TFLite's CPU delegate) or reference (TFLite's reference kernels, TFLite Micro)",
+			[]string{Int8XNNPACK, Int8Reference}, func(o *Options) *string { return &o.Int8Kernels }),
+	}}
 }
 
 // Describe names the format: "tflite", extension .tflite, identifier
@@ -51,7 +50,7 @@ func (importer) Describe() importers.Description {
 		Summary:    "TensorFlow Lite flatbuffer model (float, int8/uint8 and int16 quantized)",
 		Extensions: []string{".tflite"},
 		Magic:      []importers.Magic{{Offset: 4, Bytes: bytes.Clone(magic)}},
-		Options:    optionSpecs(),
+		Options:    optionSet().Specs(),
 		Runtime:    "tflite",
 	}
 }
@@ -78,7 +77,7 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	return importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*onnxpb.ModelProto, error) {
+	return importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*canonical.Model, error) {
 		return Import(data, o)
 	})
 }
@@ -86,33 +85,4 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 // ParseOptions reads Options from string options: "opset" (integer, 13 to
 // 23), "keep_nhwc" (true/false), "subgraph" (integer, 0 or more). An
 // unknown key or a bad value is an *importers.OptionError.
-func ParseOptions(m map[string]string) (Options, error) {
-	var o Options
-	opts := importers.Options(m)
-	for _, k := range opts.Keys() {
-		v := opts[k]
-		var err error
-		switch k {
-		case "opset":
-			if o.Opset, err = strconv.Atoi(v); err == nil && (o.Opset < 13 || o.Opset > 23) {
-				err = fmt.Errorf("opset %d not supported (13 to 23)", o.Opset)
-			}
-		case "keep_nhwc":
-			o.KeepNHWC, err = strconv.ParseBool(v)
-		case "int8_kernels":
-			if o.Int8Kernels = v; v != Int8XNNPACK && v != Int8Reference {
-				err = fmt.Errorf("want %s or %s", Int8XNNPACK, Int8Reference)
-			}
-		case "subgraph":
-			if o.Subgraph, err = strconv.Atoi(v); err == nil && o.Subgraph < 0 {
-				err = fmt.Errorf("subgraph %d is negative", o.Subgraph)
-			}
-		default:
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
-		}
-		if err != nil {
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
-		}
-	}
-	return o, nil
-}
+func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }

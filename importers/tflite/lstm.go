@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -147,7 +147,7 @@ func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int
 	zero := c.constI64(y0+"_axis0", []int64{0})
 	stack := func(name string, parts []string) string {
 		cat := c.unique(name + "_concat")
-		c.node("Concat", parts, []string{cat}, attrInt("axis", 0))
+		c.node("Concat", parts, []string{cat}, canonical.IntAttr("axis", 0))
 		out := c.unique(name)
 		c.node("Unsqueeze", []string{cat, zero}, []string{out})
 		return out
@@ -164,7 +164,7 @@ func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int
 	// TFLite sequences are transposed in and out.
 	if !timeMajor {
 		t := c.unique(y0 + "_time_major_input")
-		c.node("Transpose", []string{x}, []string{t}, attrInts("perm", []int64{1, 0, 2}))
+		c.node("Transpose", []string{x}, []string{t}, canonical.IntsAttr("perm", []int64{1, 0, 2}...))
 		x = t
 	}
 	stateAxis := int64(0)
@@ -177,9 +177,9 @@ func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int
 	if peep {
 		ins = append(ins, P)
 	}
-	attrs := []*onnxpb.AttributeProto{
-		attrInt("hidden_size", hidden),
-		attrStrings("activations", []string{"Sigmoid", act, act}),
+	attrs := []*canonical.Attribute{
+		canonical.IntAttr("hidden_size", hidden),
+		canonical.StringsAttr("activations", []string{"Sigmoid", act, act}...),
 	}
 	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
 		yy := c.unique(y + "_Y")
@@ -189,7 +189,7 @@ func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int
 		if !timeMajor {
 			sq := c.unique(y + "_time_major")
 			c.node("Squeeze", []string{yy, c.constI64(y+"_dir_axis", []int64{dirAxis})}, []string{sq})
-			c.node("Transpose", []string{sq}, []string{y}, attrInts("perm", []int64{1, 0, 2}))
+			c.node("Transpose", []string{sq}, []string{y}, canonical.IntsAttr("perm", []int64{1, 0, 2}...))
 			return nil
 		}
 		c.node("Squeeze", []string{yy, c.constI64(y+"_dir_axis", []int64{dirAxis})}, []string{y})
@@ -234,7 +234,7 @@ func (c *converter) lstmUnrolled(o *operator, opt *fb.UnidirectionalSequenceLSTM
 			parts = append(parts, v)
 		}
 		out := c.unique(name)
-		c.node("Concat", parts, []string{out}, attrInt("axis", axis))
+		c.node("Concat", parts, []string{out}, canonical.IntAttr("axis", axis))
 		return out, nil
 	}
 	W, err := cat(y0+"_W", gates, 0) // [G*H, I]
@@ -300,18 +300,18 @@ func (c *converter) lstmUnrolled(o *operator, opt *fb.UnidirectionalSequenceLSTM
 		p := y0 + "_t" + strconv.FormatInt(t, 10)
 		n := func(s string) string { return c.unique(p + "_" + s) }
 		xg := n("x")
-		c.node("Gather", []string{x, c.constI64(p+"_index", []int64{t})}, []string{xg}, attrInt("axis", timeAxis))
+		c.node("Gather", []string{x, c.constI64(p+"_index", []int64{t})}, []string{xg}, canonical.IntAttr("axis", timeAxis))
 		xs := n("x_step")
 		c.node("Squeeze", []string{xg, tAxis}, []string{xs})
 		xw := n("xw")
-		c.node("Gemm", []string{xs, W, B}, []string{xw}, attrInt("transB", 1))
+		c.node("Gemm", []string{xs, W, B}, []string{xw}, canonical.IntAttr("transB", 1))
 		z := n("z")
-		c.node("Gemm", []string{h, R, xw}, []string{z}, attrInt("transB", 1))
+		c.node("Gemm", []string{h, R, xw}, []string{z}, canonical.IntAttr("transB", 1))
 		parts := make([]string, ng)
 		for i := range parts {
 			parts[i] = n("gate" + strconv.Itoa(i))
 		}
-		c.node("Split", []string{z, split}, parts, attrInt("axis", 1))
+		c.node("Split", []string{z, split}, parts, canonical.IntAttr("axis", 1))
 		k := 0
 		var zi string
 		if !cifg {
@@ -365,7 +365,7 @@ func (c *converter) lstmUnrolled(o *operator, opt *fb.UnidirectionalSequenceLSTM
 			if pb != "" {
 				in = append(in, pb)
 			}
-			c.node("Gemm", in, []string{hp}, attrInt("transB", 1))
+			c.node("Gemm", in, []string{hp}, canonical.IntAttr("transB", 1))
 			hn = clip(hp, opt.ProjClip(), p+"_h_clipped")
 		}
 		// A quantized LSTM keeps its states quantized between steps.
@@ -384,7 +384,7 @@ func (c *converter) lstmUnrolled(o *operator, opt *fb.UnidirectionalSequenceLSTM
 		hs = append(hs, hu)
 	}
 	return c.emitMove(o.outputs[0], native, rawOut, func(y string) error {
-		c.node("Concat", hs, []string{y}, attrInt("axis", timeAxis))
+		c.node("Concat", hs, []string{y}, canonical.IntAttr("axis", timeAxis))
 		return nil
 	})
 }

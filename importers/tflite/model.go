@@ -7,6 +7,7 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
+	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -63,7 +64,10 @@ type model struct {
 	metadata    map[string][]byte
 	metaOrder   []string
 	signatures  []string
-	subgraphs   []*subgraph
+	// sigIO holds the signature keys of the main subgraph's inputs and
+	// outputs, by tensor index.
+	sigIO     map[int32]string
+	subgraphs []*subgraph
 }
 
 // Limits that keep hostile files from making the reader allocate or loop
@@ -165,6 +169,13 @@ func readModel(data []byte) (*model, error) {
 		}
 		m.signatures = append(m.signatures, string(sd.SignatureKey()))
 	}
+	// The signature keys of the main subgraph's inputs and outputs name
+	// the unnamed ones (formats/tflite IONames).
+	sigIO, err := formats.SignatureNames(fm, 0, n)
+	if err != nil {
+		return nil, fmt.Errorf("tflite: %w", err)
+	}
+	m.sigIO = sigIO
 
 	// Operator codes.
 	nc := fm.OperatorCodesLength()

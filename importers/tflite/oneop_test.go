@@ -504,7 +504,7 @@ func TestOneOpAgainstTFLite(t *testing.T) {
 			if err != nil {
 				t.Fatalf("reading the model: %v", err)
 			}
-			mp, err := Import(data, Options{})
+			mp, err := importProto(data, Options{})
 			if err != nil {
 				t.Fatalf("Import: %v", err)
 			}
@@ -635,12 +635,12 @@ func TestBiasQuantizedDimension(t *testing.T) {
 			c = q
 		}
 	}
-	want, err := Import(c.m.bytes(), Options{})
+	want, err := importProto(c.m.bytes(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.m.tensors[2].qdim = 3
-	got, err := Import(c.m.bytes(), Options{})
+	got, err := importProto(c.m.bytes(), Options{})
 	if err != nil {
 		t.Fatalf("bias with quantized_dimension 3: %v", err)
 	}
@@ -648,7 +648,7 @@ func TestBiasQuantizedDimension(t *testing.T) {
 		t.Error("the graph differs from the one with quantized_dimension 0")
 	}
 	c.m.tensors[1].shape = []int32{1, 3, 8, 3} // weight's scales no longer match its dimension 3
-	if _, err := Import(c.m.bytes(), Options{}); err == nil || !strings.Contains(err.Error(), "per-channel scales do not match dimension 3") {
+	if _, err := importProto(c.m.bytes(), Options{}); err == nil || !strings.Contains(err.Error(), "per-channel scales do not match dimension 3") {
 		t.Errorf("weight with 8 scales on dimension 3 of [1 3 8 3]: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package tflite
 import (
 	"fmt"
 
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -50,7 +51,7 @@ func (c *converter) concat(o *operator) error {
 		ins = append(ins, v)
 	}
 	build := func(y string) error {
-		c.node("Concat", ins, []string{y}, attrInt("axis", axis))
+		c.node("Concat", ins, []string{y}, canonical.IntAttr("axis", axis))
 		return nil
 	}
 	if raw {
@@ -177,7 +178,7 @@ func (c *converter) split(o *operator) error {
 	}
 	onnxAxis, _ := axisIn(axis, r, lay)
 	return c.emitMulti(o.outputs, lay, raw, func(ys []string) error {
-		c.node("Split", []string{x, c.constI64(ys[0]+"_split", sizes)}, ys, attrInt("axis", onnxAxis))
+		c.node("Split", []string{x, c.constI64(ys[0]+"_split", sizes)}, ys, canonical.IntAttr("axis", onnxAxis))
 		return nil
 	})
 }
@@ -214,7 +215,7 @@ func (c *converter) pack(o *operator) error {
 			c.node("Unsqueeze", []string{v, ax}, []string{u})
 			us = append(us, u)
 		}
-		c.node("Concat", us, []string{y}, attrInt("axis", axis))
+		c.node("Concat", us, []string{y}, canonical.IntAttr("axis", axis))
 		return nil
 	})
 }
@@ -244,7 +245,7 @@ func (c *converter) unpack(o *operator) error {
 		for i, y := range ys {
 			parts[i] = c.unique(y + "_unsqueezed")
 		}
-		c.node("Split", []string{x, c.constI64(ys[0]+"_split", repeat(1, len(ys)))}, parts, attrInt("axis", axis))
+		c.node("Split", []string{x, c.constI64(ys[0]+"_split", repeat(1, len(ys)))}, parts, canonical.IntAttr("axis", axis))
 		ax := c.constI64(ys[0]+"_axis", []int64{axis})
 		for i, y := range ys {
 			c.node("Squeeze", []string{parts[i], ax}, []string{y})

@@ -3,7 +3,7 @@ package tflite
 import (
 	"fmt"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
@@ -27,7 +27,7 @@ func tflPadding(in, k, stride, dil int64, same bool) (before, after int64, ok bo
 }
 
 // padAttrs gives the Conv/Pool padding attributes for TFLite padding.
-func padAttrs(padding fb.Padding, inH, inW, kH, kW, sH, sW, dH, dW int64) ([]*onnxpb.AttributeProto, error) {
+func padAttrs(padding fb.Padding, inH, inW, kH, kW, sH, sW, dH, dW int64) ([]*canonical.Attribute, error) {
 	same := padding == fb.PaddingSAME
 	if padding != fb.PaddingSAME && padding != fb.PaddingVALID {
 		return nil, fmt.Errorf("padding %d is not SAME or VALID", padding)
@@ -35,9 +35,9 @@ func padAttrs(padding fb.Padding, inH, inW, kH, kW, sH, sW, dH, dW int64) ([]*on
 	t, b, ok1 := tflPadding(inH, kH, sH, dH, same)
 	l, r, ok2 := tflPadding(inW, kW, sW, dW, same)
 	if !ok1 || !ok2 {
-		return []*onnxpb.AttributeProto{attrString("auto_pad", "SAME_UPPER")}, nil
+		return []*canonical.Attribute{canonical.StringAttr("auto_pad", "SAME_UPPER")}, nil
 	}
-	return []*onnxpb.AttributeProto{attrInts("pads", []int64{t, l, b, r})}, nil
+	return []*canonical.Attribute{canonical.IntsAttr("pads", []int64{t, l, b, r}...)}, nil
 }
 
 func positive(name string, v ...int32) error {
@@ -63,7 +63,7 @@ func (c *converter) weightValue(idx int32, perm []int, suffix string) (string, e
 			return "", err
 		}
 		name := c.unique(c.base[idx] + suffix)
-		c.node("Transpose", []string{v}, []string{name}, attrInts("perm", ints64(perm)))
+		c.node("Transpose", []string{v}, []string{name}, canonical.IntsAttr("perm", ints64(perm)...))
 		return name, nil
 	}
 	dt, err := onnxType(t.typ)
@@ -73,7 +73,7 @@ func (c *converter) weightValue(idx int32, perm []int, suffix string) (string, e
 	if t.typ == fb.TensorTypeINT4 {
 		return "", fmt.Errorf("int4 weights are not supported")
 	}
-	data, dims, err := permuteBytes(t.data, elemSize(t.typ), t.shape, perm)
+	data, dims, err := canonical.TransposeBytes(t.data, elemSize(t.typ), t.shape, perm)
 	if err != nil {
 		return "", fmt.Errorf("weight %q: %w", t.name, err)
 	}
@@ -86,9 +86,9 @@ func (c *converter) weightValue(idx int32, perm []int, suffix string) (string, e
 		return "", err
 	}
 	dq := c.unique(name + "_dq")
-	var attrs []*onnxpb.AttributeProto
+	var attrs []*canonical.Attribute
 	if len(t.q.scale) > 1 {
-		attrs = append(attrs, attrInt("axis", int64(indexOf(perm, int(t.q.dim)))))
+		attrs = append(attrs, canonical.IntAttr("axis", int64(indexOf(perm, int(t.q.dim)))))
 	}
 	c.node("DequantizeLinear", []string{name, scale, zp}, []string{dq}, attrs...)
 	return dq, nil
@@ -174,10 +174,10 @@ func (c *converter) emitConv(o *operator, perm []int, suffix string, group int64
 		return err
 	}
 	attrs = append(attrs,
-		attrInts("kernel_shape", []int64{wt.shape[1], wt.shape[2]}),
-		attrInts("strides", []int64{g.sh, g.sw}),
-		attrInts("dilations", []int64{g.dh, g.dw}),
-		attrInt("group", group))
+		canonical.IntsAttr("kernel_shape", []int64{wt.shape[1], wt.shape[2]}...),
+		canonical.IntsAttr("strides", []int64{g.sh, g.sw}...),
+		canonical.IntsAttr("dilations", []int64{g.dh, g.dw}...),
+		canonical.IntAttr("group", group))
 	// int16x8: TFLite's integer requantization, exactly (exact16.go).
 	outCh := wt.shape[perm[0]]
 	if wt.shape[0] > 0 && wt.shape[1] > 0 && wt.shape[2] > 0 && wt.shape[3] > 0 {
@@ -275,13 +275,13 @@ func (c *converter) transposeConv(o *operator) error {
 	if opH < 0 || opW < 0 || opH >= sH && opH > 0 || opW >= sW && opW > 0 {
 		return fmt.Errorf("output shape %v does not follow from input %v, filter %v and strides %d,%d", outShape, xt.shape, wt.shape, sH, sW)
 	}
-	attrs := []*onnxpb.AttributeProto{
-		attrInts("kernel_shape", []int64{kH, kW}),
-		attrInts("strides", []int64{sH, sW}),
-		attrInts("pads", []int64{t, l, b, r}),
+	attrs := []*canonical.Attribute{
+		canonical.IntsAttr("kernel_shape", []int64{kH, kW}...),
+		canonical.IntsAttr("strides", []int64{sH, sW}...),
+		canonical.IntsAttr("pads", []int64{t, l, b, r}...),
 	}
 	if opH > 0 || opW > 0 {
-		attrs = append(attrs, attrInts("output_padding", []int64{opH, opW}))
+		attrs = append(attrs, canonical.IntsAttr("output_padding", []int64{opH, opW}...))
 	}
 	// int16x8: TFLite's integer requantization, exactly (exact16.go). Each
 	// output sums at most ceil(kH/sH)*ceil(kW/sW)*I products.
@@ -332,8 +332,8 @@ func (c *converter) pool(o *operator) error {
 		return err
 	}
 	attrs = append(attrs,
-		attrInts("kernel_shape", []int64{kH, kW}),
-		attrInts("strides", []int64{int64(opt.StrideH()), int64(opt.StrideW())}))
+		canonical.IntsAttr("kernel_shape", []int64{kH, kW}...),
+		canonical.IntsAttr("strides", []int64{int64(opt.StrideH()), int64(opt.StrideW())}...))
 	op := "MaxPool"
 	switch o.code {
 	case fb.BuiltinOperatorAVERAGE_POOL_2D:
@@ -342,11 +342,11 @@ func (c *converter) pool(o *operator) error {
 			return err
 		}
 		op = "AveragePool"
-		attrs = append(attrs, attrInt("count_include_pad", 0))
+		attrs = append(attrs, canonical.IntAttr("count_include_pad", 0))
 	case fb.BuiltinOperatorL2_POOL_2D:
 		// TFLite: sqrt(mean of squares over the valid window), which is not
 		// LpPool (no mean): Sqrt(AveragePool(x*x)).
-		attrs = append(attrs, attrInt("count_include_pad", 0))
+		attrs = append(attrs, canonical.IntAttr("count_include_pad", 0))
 		return c.emit(o.outputs[0], nchw, opt.FusedActivationFunction(), func(y string) error {
 			sq := c.unique(y + "_square")
 			c.node("Mul", []string{x, x}, []string{sq})

@@ -3,14 +3,14 @@ package tflite
 import (
 	"fmt"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
 // Elementwise ops: unary math and activations (with the fused-activation
 // clips), broadcasting binary ops, ADD_N, SELECT_V2, CAST.
 
-func (c *converter) unary(o *operator, op string, attrs ...*onnxpb.AttributeProto) error {
+func (c *converter) unary(o *operator, op string, attrs ...*canonical.Attribute) error {
 	if err := needInputs(o, 1); err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (c *converter) hardSwish13(o *operator) error {
 	}
 	return c.emit(o.outputs[0], lay, fb.ActivationFunctionTypeNONE, func(y string) error {
 		hs := c.unique(y + "_hard_sigmoid")
-		c.node("HardSigmoid", []string{x}, []string{hs}, attrFloat("alpha", 1.0/6), attrFloat("beta", 0.5))
+		c.node("HardSigmoid", []string{x}, []string{hs}, canonical.FloatAttr("alpha", 1.0/6), canonical.FloatAttr("beta", 0.5))
 		c.node("Mul", []string{x, hs}, []string{y})
 		return nil
 	})
@@ -182,7 +182,7 @@ func (c *converter) cast(o *operator) error {
 		return err
 	}
 	return c.emit(o.outputs[0], lay, fb.ActivationFunctionTypeNONE, func(y string) error {
-		c.node("Cast", []string{x}, []string{y}, attrInt("to", int64(dt)))
+		c.node("Cast", []string{x}, []string{y}, canonical.IntAttr("to", int64(dt)))
 		return nil
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -150,7 +151,7 @@ func (c *converter) gather(o *operator) error {
 		return err
 	}
 	return c.emitMove(o.outputs[0], lay, raw, func(y string) error {
-		c.node("Gather", []string{x, idx}, []string{y}, attrInt("axis", axis))
+		c.node("Gather", []string{x, idx}, []string{y}, canonical.IntAttr("axis", axis))
 		return nil
 	})
 }

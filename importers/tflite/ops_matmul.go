@@ -3,7 +3,7 @@ package tflite
 import (
 	"fmt"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -37,7 +37,7 @@ func (c *converter) fullyConnected(o *operator) error {
 		// W[u, h, w, c] -> W[u, c, h, w]
 		tmp := *wt
 		tmp.shape = []int64{units, h, wd, ch}
-		data, _, err := permuteBytes(wt.data, elemSize(wt.typ), tmp.shape, []int{0, 3, 1, 2})
+		data, _, err := canonical.TransposeBytes(wt.data, elemSize(wt.typ), tmp.shape, []int{0, 3, 1, 2})
 		if err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func (c *converter) fullyConnected(o *operator) error {
 		if reshapeOut {
 			gemmOut = c.unique(y + "_2d")
 		}
-		c.node("Gemm", ins, []string{gemmOut}, attrInt("transB", 1))
+		c.node("Gemm", ins, []string{gemmOut}, canonical.IntAttr("transB", 1))
 		if reshapeOut {
 			// keep_num_dims: the input's leading dims, then units. One
 			// dynamic dim becomes -1; more are read from the input's shape
@@ -125,7 +125,7 @@ func (c *converter) fullyConnected(o *operator) error {
 				lead := c.unique(y + "_lead_shape")
 				c.node("Slice", []string{full, c.constI64(lead+"_starts", []int64{0}), c.constI64(lead+"_ends", []int64{-1})}, []string{lead})
 				target = c.unique(y + "_shape")
-				c.node("Concat", []string{lead, c.constI64(y+"_units", []int64{units})}, []string{target}, attrInt("axis", 0))
+				c.node("Concat", []string{lead, c.constI64(y+"_units", []int64{units})}, []string{target}, canonical.IntAttr("axis", 0))
 			}
 			c.node("Reshape", []string{gemmOut, target}, []string{y})
 		}
@@ -152,9 +152,9 @@ func (c *converter) weightFromTensor(t *tensor, suffix string) (string, error) {
 		return "", err
 	}
 	dq := c.unique(name + "_dq")
-	var attrs []*onnxpb.AttributeProto
+	var attrs []*canonical.Attribute
 	if len(t.q.scale) > 1 {
-		attrs = append(attrs, attrInt("axis", int64(t.q.dim)))
+		attrs = append(attrs, canonical.IntAttr("axis", int64(t.q.dim)))
 	}
 	c.node("DequantizeLinear", []string{name, scale, zp}, []string{dq}, attrs...)
 	return dq, nil
@@ -185,7 +185,7 @@ func (c *converter) batchMatMul(o *operator) error {
 			}
 			perm[r-2], perm[r-1] = perm[r-1], perm[r-2]
 			t := c.unique(v + "_adjoint")
-			c.node("Transpose", []string{v}, []string{t}, attrInts("perm", perm))
+			c.node("Transpose", []string{v}, []string{t}, canonical.IntsAttr("perm", perm...))
 			v = t
 		}
 		ins = append(ins, v)

@@ -3,9 +3,7 @@ package tflite
 import (
 	"fmt"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -32,7 +30,7 @@ func (c *converter) int64Of(idx int32) (string, error) {
 		return x, nil
 	}
 	y := c.unique(c.base[idx] + "_i64")
-	c.node("Cast", []string{x}, []string{y}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	c.node("Cast", []string{x}, []string{y}, canonical.IntAttr("to", int64(canonical.Int64)))
 	return y, nil
 }
 
@@ -43,10 +41,10 @@ func (c *converter) castOut(idx int32, v string) error {
 		return err
 	}
 	y := c.output(idx, native)
-	if dt == onnxpb.TensorProto_INT64 {
+	if dt == canonical.Int64 {
 		c.node("Identity", []string{v}, []string{y})
 	} else {
-		c.node("Cast", []string{v}, []string{y}, attrInt("to", int64(dt)))
+		c.node("Cast", []string{v}, []string{y}, canonical.IntAttr("to", int64(dt)))
 	}
 	return c.finish(idx, native, y)
 }
@@ -70,7 +68,7 @@ func (c *converter) topK(o *operator) error {
 	c.node("Reshape", []string{k, c.constI64(k1+"_shape", []int64{1})}, []string{k1})
 	vals := c.output(o.outputs[0], native)
 	idx := c.unique(c.base[o.outputs[1]] + "_i64")
-	c.node("TopK", []string{x, k1}, []string{vals, idx}, attrInt("axis", -1), attrInt("largest", 1), attrInt("sorted", 1))
+	c.node("TopK", []string{x, k1}, []string{vals, idx}, canonical.IntAttr("axis", -1), canonical.IntAttr("largest", 1), canonical.IntAttr("sorted", 1))
 	if err := c.finish(o.outputs[0], native, vals); err != nil {
 		return err
 	}
@@ -112,7 +110,7 @@ func (c *converter) cumSum(o *operator) error {
 		return err
 	}
 	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
-		c.node("CumSum", []string{x, a}, []string{y}, attrInt("exclusive", b2i(opt.Exclusive())), attrInt("reverse", b2i(opt.Reverse())))
+		c.node("CumSum", []string{x, a}, []string{y}, canonical.IntAttr("exclusive", b2i(opt.Exclusive())), canonical.IntAttr("reverse", b2i(opt.Reverse())))
 		return nil
 	})
 }
@@ -250,7 +248,7 @@ func (c *converter) floorMod(o *operator) error {
 	isFloat := c.tensor(o.outputs[0]).typ == fb.TensorTypeFLOAT32
 	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
 		if !isFloat {
-			c.node("Mod", ins, []string{y}, attrInt("fmod", 0))
+			c.node("Mod", ins, []string{y}, canonical.IntAttr("fmod", 0))
 			return nil
 		}
 		d := c.unique(y + "_div")
@@ -282,7 +280,7 @@ func (c *converter) l2Norm(o *operator) error {
 		sq := c.unique(y + "_sq")
 		c.node("Mul", []string{x, x}, []string{sq})
 		s := c.unique(y + "_sum")
-		c.node("ReduceSum", []string{sq, c.constI64(y+"_axes", []int64{-1})}, []string{s}, attrInt("keepdims", 1))
+		c.node("ReduceSum", []string{sq, c.constI64(y+"_axes", []int64{-1})}, []string{s}, canonical.IntAttr("keepdims", 1))
 		m := c.unique(y + "_clamped")
 		c.node("Max", []string{s, c.scalarF32(y+"_eps", 1e-6)}, []string{m})
 		r := c.unique(y + "_norm")
@@ -315,12 +313,12 @@ func (c *converter) scatterND(o *operator) error {
 		return err
 	}
 	if isQuant(c.tensor(o.outputs[0])) {
-		dt = onnxpb.TensorProto_FLOAT
+		dt = canonical.Float
 	}
 	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
 		z := c.unique(y + "_zeros")
 		c.node("ConstantOfShape", []string{s}, []string{z}, constantValueAttr(dt, 0))
-		c.node("ScatterND", []string{z, i, u}, []string{y}, attrString("reduction", "add"))
+		c.node("ScatterND", []string{z, i, u}, []string{y}, canonical.StringAttr("reduction", "add"))
 		return nil
 	})
 }
@@ -338,7 +336,7 @@ func (c *converter) whereOp(o *operator) error {
 	nz := c.unique(c.base[o.outputs[0]] + "_nonzero")
 	c.node("NonZero", []string{x}, []string{nz})
 	t := c.unique(c.base[o.outputs[0]] + "_coords")
-	c.node("Transpose", []string{nz}, []string{t}, attrInts("perm", []int64{1, 0}))
+	c.node("Transpose", []string{nz}, []string{t}, canonical.IntsAttr("perm", []int64{1, 0}...))
 	return c.castOut(o.outputs[0], t)
 }
 
@@ -360,17 +358,8 @@ func (c *converter) rankOp(o *operator) error {
 
 // constantValueAttr is ConstantOfShape's value attribute: one element of
 // type dt equal to v.
-func constantValueAttr(dt onnxpb.TensorProto_DataType, v float64) *onnxpb.AttributeProto {
-	t := &onnxpb.TensorProto{Dims: []int64{1}, DataType: proto.Int32(int32(dt))}
-	switch dt {
-	case onnxpb.TensorProto_FLOAT:
-		t.FloatData = []float32{float32(v)}
-	case onnxpb.TensorProto_INT32, onnxpb.TensorProto_INT8, onnxpb.TensorProto_UINT8, onnxpb.TensorProto_INT16, onnxpb.TensorProto_BOOL:
-		t.Int32Data = []int32{int32(v)}
-	case onnxpb.TensorProto_INT64:
-		t.Int64Data = []int64{int64(v)}
-	}
-	return &onnxpb.AttributeProto{Name: proto.String("value"), Type: onnxpb.AttributeProto_TENSOR.Enum(), T: t}
+func constantValueAttr(dt canonical.DataType, v float64) *canonical.Attribute {
+	return canonical.TensorAttr("value", canonical.NumberTensor("", dt, []int64{1}, []float64{v}))
 }
 
 // localResponseNorm is LOCAL_RESPONSE_NORMALIZATION on the last (channel)
@@ -393,8 +382,8 @@ func (c *converter) localResponseNorm(o *operator) error {
 		return err
 	}
 	return c.emit(o.outputs[0], nchw, fb.ActivationFunctionTypeNONE, func(y string) error {
-		c.node("LRN", []string{x}, []string{y}, attrInt("size", size), attrFloat("alpha", opt.Alpha()*float32(size)),
-			attrFloat("beta", opt.Beta()), attrFloat("bias", opt.Bias()))
+		c.node("LRN", []string{x}, []string{y}, canonical.IntAttr("size", size), canonical.FloatAttr("alpha", opt.Alpha()*float32(size)),
+			canonical.FloatAttr("beta", opt.Beta()), canonical.FloatAttr("bias", opt.Bias()))
 		return nil
 	})
 }
@@ -433,8 +422,8 @@ func (c *converter) oneHot(o *operator) error {
 			c.node("Reshape", []string{v, c.constI64(r+"_shape", []int64{1})}, []string{r})
 			parts = append(parts, r)
 		}
-		c.node("Concat", parts, []string{vals}, attrInt("axis", 0))
-		c.node("OneHot", []string{idx, depth, vals}, []string{y}, attrInt("axis", int64(opt.Axis())))
+		c.node("Concat", parts, []string{vals}, canonical.IntAttr("axis", 0))
+		c.node("OneHot", []string{idx, depth, vals}, []string{y}, canonical.IntAttr("axis", int64(opt.Axis())))
 		return nil
 	})
 }
@@ -453,7 +442,7 @@ func (c *converter) embeddingLookup(o *operator) error {
 		return err
 	}
 	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
-		c.node("Gather", []string{tbl, ids}, []string{y}, attrInt("axis", 0))
+		c.node("Gather", []string{tbl, ids}, []string{y}, canonical.IntAttr("axis", 0))
 		return nil
 	})
 }
@@ -482,10 +471,10 @@ func (c *converter) reduceAnyAll(o *operator) error {
 	}
 	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
 		xi := c.unique(y + "_i32")
-		c.node("Cast", []string{x}, []string{xi}, attrInt("to", int64(onnxpb.TensorProto_INT32)))
+		c.node("Cast", []string{x}, []string{xi}, canonical.IntAttr("to", int64(canonical.Int32)))
 		r := c.unique(y + "_reduced")
-		c.node(op, []string{xi, c.constI64(y+"_axes", axes)}, []string{r}, attrInt("keepdims", b2i(opt.KeepDims())))
-		c.node("Cast", []string{r}, []string{y}, attrInt("to", int64(onnxpb.TensorProto_BOOL)))
+		c.node(op, []string{xi, c.constI64(y+"_axes", axes)}, []string{r}, canonical.IntAttr("keepdims", b2i(opt.KeepDims())))
+		c.node("Cast", []string{r}, []string{y}, canonical.IntAttr("to", int64(canonical.Bool)))
 		return nil
 	})
 }

@@ -1,7 +1,7 @@
 package tflite
 
 import (
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -23,13 +23,13 @@ func (c *converter) quantize(o *operator) error {
 		if err != nil {
 			return err
 		}
-		var attrs []*onnxpb.AttributeProto
+		var attrs []*canonical.Attribute
 		if len(xt.q.scale) > 1 {
 			axis, err := axisIn(int64(xt.q.dim), len(xt.shape), lay)
 			if err != nil {
 				return err
 			}
-			attrs = append(attrs, attrInt("axis", axis))
+			attrs = append(attrs, canonical.IntAttr("axis", axis))
 		}
 		return c.emit(o.outputs[0], lay, fb.ActivationFunctionTypeNONE, func(y string) error {
 			c.node("DequantizeLinear", []string{x, scale, zp}, []string{y}, attrs...)
@@ -43,7 +43,7 @@ func (c *converter) quantize(o *operator) error {
 	if o.code == fb.BuiltinOperatorDEQUANTIZE && !isQuant(xt) && xt.typ != fb.TensorTypeFLOAT32 {
 		// float16 weights: a Cast.
 		return c.emit(o.outputs[0], lay, fb.ActivationFunctionTypeNONE, func(y string) error {
-			c.node("Cast", []string{x}, []string{y}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
+			c.node("Cast", []string{x}, []string{y}, canonical.IntAttr("to", int64(canonical.Float)))
 			return nil
 		})
 	}

@@ -3,7 +3,7 @@ package tflite
 import (
 	"fmt"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -41,7 +41,7 @@ func (c *converter) softmax(o *operator) error {
 			in = c.unique(y + "_scaled")
 			c.node("Mul", []string{x, c.scalarF32(y+"_beta", beta)}, []string{in})
 		}
-		c.node(op, []string{in}, []string{y}, attrInt("axis", axis))
+		c.node(op, []string{in}, []string{y}, canonical.IntAttr("axis", axis))
 		return nil
 	})
 }
@@ -119,9 +119,9 @@ func (c *converter) reduce(o *operator) error {
 			return nil
 		}
 		if c.opts.Opset >= 18 || op == "ReduceSum" {
-			c.node(op, []string{x, c.constI64(y+"_axes", onnxAxes)}, []string{y}, attrInt("keepdims", keepI))
+			c.node(op, []string{x, c.constI64(y+"_axes", onnxAxes)}, []string{y}, canonical.IntAttr("keepdims", keepI))
 		} else {
-			c.node(op, []string{x}, []string{y}, attrInts("axes", onnxAxes), attrInt("keepdims", keepI))
+			c.node(op, []string{x}, []string{y}, canonical.IntsAttr("axes", onnxAxes...), canonical.IntAttr("keepdims", keepI))
 		}
 		return nil
 	})
@@ -172,12 +172,12 @@ func (c *converter) argMinMax(o *operator) error {
 	}
 	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
 		if outType == fb.TensorTypeINT64 {
-			c.node(op, []string{x}, []string{y}, attrInt("axis", onnxAxis), attrInt("keepdims", 0))
+			c.node(op, []string{x}, []string{y}, canonical.IntAttr("axis", onnxAxis), canonical.IntAttr("keepdims", 0))
 			return nil
 		}
 		i64 := c.unique(y + "_int64")
-		c.node(op, []string{x}, []string{i64}, attrInt("axis", onnxAxis), attrInt("keepdims", 0))
-		c.node("Cast", []string{i64}, []string{y}, attrInt("to", int64(onnxpb.TensorProto_INT32)))
+		c.node(op, []string{x}, []string{i64}, canonical.IntAttr("axis", onnxAxis), canonical.IntAttr("keepdims", 0))
+		c.node("Cast", []string{i64}, []string{y}, canonical.IntAttr("to", int64(canonical.Int32)))
 		return nil
 	})
 }

@@ -3,7 +3,7 @@ package tflite
 import (
 	"fmt"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -37,7 +37,7 @@ func (c *converter) resize(o *operator) error {
 	if align && half {
 		return fmt.Errorf("align_corners together with half_pixel_centers is not supported")
 	}
-	attrs := []*onnxpb.AttributeProto{}
+	attrs := []*canonical.Attribute{}
 	coord := "asymmetric"
 	if align {
 		coord = "align_corners"
@@ -45,9 +45,9 @@ func (c *converter) resize(o *operator) error {
 		coord = "half_pixel"
 	}
 	if o.code == fb.BuiltinOperatorRESIZE_BILINEAR {
-		attrs = append(attrs, attrString("mode", "linear"))
+		attrs = append(attrs, canonical.StringAttr("mode", "linear"))
 	} else {
-		attrs = append(attrs, attrString("mode", "nearest"))
+		attrs = append(attrs, canonical.StringAttr("mode", "nearest"))
 		// TFLite: floor(x*scale) plain, round(x*scale) with align_corners,
 		// floor((x+0.5)*scale) with half pixel centers, which is ONNX's
 		// half_pixel rounded half up.
@@ -55,14 +55,14 @@ func (c *converter) resize(o *operator) error {
 		if align || half {
 			nm = "round_prefer_ceil"
 		}
-		attrs = append(attrs, attrString("nearest_mode", nm))
+		attrs = append(attrs, canonical.StringAttr("nearest_mode", nm))
 	}
-	attrs = append(attrs, attrString("coordinate_transformation_mode", coord))
+	attrs = append(attrs, canonical.StringAttr("coordinate_transformation_mode", coord))
 	xt := c.tensor(o.inputs[0])
 	var sizes []int64
 	if c.opts.Opset >= 18 {
 		sizes = []int64{size[0], size[1]}
-		attrs = append(attrs, attrInts("axes", []int64{2, 3}))
+		attrs = append(attrs, canonical.IntsAttr("axes", []int64{2, 3}...))
 	} else {
 		if xt.shape[0] <= 0 || xt.shape[3] <= 0 {
 			return fmt.Errorf("resize of an input with unknown batch or channels needs opset 18")

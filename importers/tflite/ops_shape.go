@@ -3,7 +3,7 @@ package tflite
 import (
 	"fmt"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -64,7 +64,7 @@ func (c *converter) reshape(o *operator) error {
 			return err
 		}
 		shapeName = c.unique(c.base[o.inputs[1]] + "_i64")
-		c.node("Cast", []string{s}, []string{shapeName}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+		c.node("Cast", []string{s}, []string{shapeName}, canonical.IntAttr("to", int64(canonical.Int64)))
 	}
 	var shape []int64
 	if shapeName == "" {
@@ -239,7 +239,7 @@ func (c *converter) pad(o *operator) error {
 	}
 	return c.emit(o.outputs[0], lay, fb.ActivationFunctionTypeNONE, func(y string) error {
 		ins[1] = c.constI64(y+"_pads", pads)
-		c.node("Pad", ins, []string{y}, attrString("mode", mode))
+		c.node("Pad", ins, []string{y}, canonical.StringAttr("mode", mode))
 		return nil
 	})
 }
@@ -287,7 +287,7 @@ func (c *converter) transpose(o *operator) error {
 		if identity {
 			c.node("Identity", []string{x}, []string{y})
 		} else {
-			c.node("Transpose", []string{x}, []string{y}, attrInts("perm", q))
+			c.node("Transpose", []string{x}, []string{y}, canonical.IntsAttr("perm", q...))
 		}
 		return nil
 	})
@@ -323,9 +323,9 @@ func (c *converter) depthSpace(o *operator) error {
 	if err != nil {
 		return err
 	}
-	attrs := []*onnxpb.AttributeProto{attrInt("blocksize", int64(bs))}
+	attrs := []*canonical.Attribute{canonical.IntAttr("blocksize", int64(bs))}
 	if op == "DepthToSpace" {
-		attrs = append(attrs, attrString("mode", "DCR"))
+		attrs = append(attrs, canonical.StringAttr("mode", "DCR"))
 	}
 	return c.emitMove(o.outputs[0], nchw, raw, func(y string) error {
 		c.node(op, []string{x}, []string{y}, attrs...)
@@ -383,13 +383,13 @@ func (c *converter) shape(o *operator) error {
 		c.node("Shape", []string{x}, []string{s})
 		if lay == nchw {
 			g := c.unique(y + "_nhwc")
-			c.node("Gather", []string{s, c.constI64(y+"_perm", ints64(toNHWC()))}, []string{g}, attrInt("axis", 0))
+			c.node("Gather", []string{s, c.constI64(y+"_perm", ints64(toNHWC()))}, []string{g}, canonical.IntAttr("axis", 0))
 			s = g
 		}
 		if opt.OutType() == fb.TensorTypeINT64 {
 			c.node("Identity", []string{s}, []string{y})
 		} else {
-			c.node("Cast", []string{s}, []string{y}, attrInt("to", int64(onnxpb.TensorProto_INT32)))
+			c.node("Cast", []string{s}, []string{y}, canonical.IntAttr("to", int64(canonical.Int32)))
 		}
 		return nil
 	})
@@ -436,7 +436,7 @@ func (c *converter) symmetricPad(o *operator, p []int64) error {
 			if i < r-1 && hasPadAfter(p, i+1) {
 				out = c.unique(n + "_padded")
 			}
-			c.node("Concat", parts, []string{out}, attrInt("axis", int64(i)))
+			c.node("Concat", parts, []string{out}, canonical.IntAttr("axis", int64(i)))
 			cur = out
 		}
 		if cur == x {

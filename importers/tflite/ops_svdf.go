@@ -3,6 +3,7 @@ package tflite
 import (
 	"fmt"
 
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -85,16 +86,16 @@ func (c *converter) svdf(o *operator) error {
 			return err
 		}
 		feat = c.unique(y0 + "_feature")
-		c.node("Gemm", []string{x, wf}, []string{feat}, attrInt("transB", 1))
+		c.node("Gemm", []string{x, wf}, []string{feat}, canonical.IntAttr("transB", 1))
 	}
 	feat3 := c.unique(y0 + "_feature_3d")
 	c.node("Unsqueeze", []string{feat, c.constI64(feat3+"_axes", []int64{2})}, []string{feat3})
 	next := c.unique(y0 + "_state_next_3d")
-	c.node("Concat", []string{old, feat3}, []string{next}, attrInt("axis", 2))
+	c.node("Concat", []string{old, feat3}, []string{next}, canonical.IntAttr("axis", 2))
 	weighted := c.unique(y0 + "_time_weighted")
 	c.node("Mul", []string{next, wt}, []string{weighted})
 	perFilter := c.unique(y0 + "_per_filter")
-	c.node("ReduceSum", []string{weighted, c.constI64(perFilter+"_axes", []int64{2})}, []string{perFilter}, attrInt("keepdims", 0))
+	c.node("ReduceSum", []string{weighted, c.constI64(perFilter+"_axes", []int64{2})}, []string{perFilter}, canonical.IntAttr("keepdims", 0))
 	grouped := c.unique(y0 + "_grouped")
 	c.node("Reshape", []string{perFilter, c.constI64(grouped+"_shape", []int64{-1, units, rank})}, []string{grouped})
 
@@ -110,7 +111,7 @@ func (c *converter) svdf(o *operator) error {
 		if bias != "" {
 			sum = c.unique(y + "_no_bias")
 		}
-		c.node("ReduceSum", []string{grouped, c.constI64(y+"_axes", []int64{2})}, []string{sum}, attrInt("keepdims", 0))
+		c.node("ReduceSum", []string{grouped, c.constI64(y+"_axes", []int64{2})}, []string{sum}, canonical.IntAttr("keepdims", 0))
 		if bias != "" {
 			c.node("Add", []string{sum, bias}, []string{y})
 		}

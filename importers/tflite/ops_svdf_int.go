@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -109,7 +109,7 @@ func (c *converter) transposedInt8(t *tensor, suffix string) string {
 			b[k*rows+r] = t.data[r*cols+k]
 		}
 	}
-	return c.addInit(c.base[t.index]+suffix, onnxpb.TensorProto_INT8, []int64{cols, rows}, b)
+	return c.addInit(c.base[t.index]+suffix, canonical.Int8, []int64{cols, rows}, b)
 }
 
 // hybridFeature is the newest state column of a hybrid SVDF: TFLite
@@ -124,7 +124,7 @@ func (c *converter) hybridFeature(x string, wft *tensor, y0 string) (string, err
 	abs := n + "_abs"
 	c.node("Abs", []string{x}, []string{abs})
 	rng := n + "_range"
-	c.node("ReduceMax", []string{abs, c.constI64(rng+"_axes", []int64{1})}, []string{rng}, attrInt("keepdims", 1))
+	c.node("ReduceMax", []string{abs, c.constI64(rng+"_axes", []int64{1})}, []string{rng}, canonical.IntAttr("keepdims", 1))
 	zero := n + "_range_is_zero"
 	c.node("Equal", []string{rng, c.scalarF32(n+"_zero", 0)}, []string{zero})
 	safe := n + "_range_safe"
@@ -143,7 +143,7 @@ func (c *converter) hybridFeature(x string, wft *tensor, y0 string) (string, err
 	up := n + "_round_up"
 	c.node("GreaterOrEqual", []string{frac, c.scalarF32(n+"_half", 0.5)}, []string{up})
 	upf := n + "_round_up_f"
-	c.node("Cast", []string{up}, []string{upf}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
+	c.node("Cast", []string{up}, []string{upf}, canonical.IntAttr("to", int64(canonical.Float)))
 	mag := n + "_rounded_abs"
 	c.node("Add", []string{fl, upf}, []string{mag})
 	sgn := n + "_sign"
@@ -153,11 +153,11 @@ func (c *converter) hybridFeature(x string, wft *tensor, y0 string) (string, err
 	cl := n + "_clamped"
 	c.node("Clip", []string{r, c.scalarF32(n+"_min", -127), c.scalarF32(n+"_max", 127)}, []string{cl})
 	q := n + "_q"
-	c.node("Cast", []string{cl}, []string{q}, attrInt("to", int64(onnxpb.TensorProto_INT8)))
+	c.node("Cast", []string{cl}, []string{q}, canonical.IntAttr("to", int64(canonical.Int8)))
 	dot := n + "_dot"
 	c.node("MatMulInteger", []string{q, c.transposedInt8(wft, "_t")}, []string{dot})
 	dotf := n + "_dot_f"
-	c.node("Cast", []string{dot}, []string{dotf}, attrInt("to", int64(onnxpb.TensorProto_FLOAT)))
+	c.node("Cast", []string{dot}, []string{dotf}, canonical.IntAttr("to", int64(canonical.Float)))
 	sf := n + "_input_scale"
 	c.node("Div", []string{safe, c.scalarF32(n+"_127b", 127)}, []string{sf})
 	sfw := n + "_batch_scale"
@@ -214,7 +214,7 @@ func (c *converter) mulQuantized(x, n string, real float64) (string, error) {
 	negB := c.unique(n + "_ab_negative")
 	c.node("Less", []string{ab, i64("zero", 0)}, []string{negB})
 	neg := c.unique(n + "_ab_negative_i64")
-	c.node("Cast", []string{negB}, []string{neg}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	c.node("Cast", []string{negB}, []string{neg}, canonical.IntAttr("to", int64(canonical.Int64)))
 	abs := c.unique(n + "_ab_abs")
 	c.node("Abs", []string{ab}, []string{abs})
 	nudged := c.unique(n + "_ab_nudged")
@@ -233,7 +233,7 @@ func (c *converter) mulQuantized(x, n string, real float64) (string, error) {
 	// RoundingDivideByPOT(v, e): (v >> e) + (v & mask > (mask >> 1) + [v < 0]).
 	d := i64("two_pow_right", 1<<right)
 	rem := c.unique(n + "_remainder")
-	c.node("Mod", []string{high, d}, []string{rem}, attrInt("fmod", 0))
+	c.node("Mod", []string{high, d}, []string{rem}, canonical.IntAttr("fmod", 0))
 	ex := c.unique(n + "_exact_multiple")
 	c.node("Sub", []string{high, rem}, []string{ex})
 	fl := c.unique(n + "_floor")
@@ -241,13 +241,13 @@ func (c *converter) mulQuantized(x, n string, real float64) (string, error) {
 	vnegB := c.unique(n + "_negative")
 	c.node("Less", []string{high, i64("zero_b", 0)}, []string{vnegB})
 	vneg := c.unique(n + "_negative_i64")
-	c.node("Cast", []string{vnegB}, []string{vneg}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	c.node("Cast", []string{vnegB}, []string{vneg}, canonical.IntAttr("to", int64(canonical.Int64)))
 	thr := c.unique(n + "_threshold")
 	c.node("Add", []string{vneg, i64("half_mask", ((int64(1)<<right)-1)>>1)}, []string{thr})
 	upB := c.unique(n + "_round_up")
 	c.node("Greater", []string{rem, thr}, []string{upB})
 	up := c.unique(n + "_round_up_i64")
-	c.node("Cast", []string{upB}, []string{up}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	c.node("Cast", []string{upB}, []string{up}, canonical.IntAttr("to", int64(canonical.Int64)))
 	out := c.unique(n + "_requantized")
 	c.node("Add", []string{fl, up}, []string{out})
 	return out, nil
@@ -285,11 +285,11 @@ func (c *converter) svdfInteger(o *operator, filters, memory, rank int64) error 
 	}
 	y0 := c.base[o.outputs[0]]
 	n := c.unique(y0 + "_int")
-	zp := c.addInit(n+"_x_zero_point", onnxpb.TensorProto_INT8, nil, []byte{byte(int8(xt.q.zp[0]))})
+	zp := c.addInit(n+"_x_zero_point", canonical.Int8, nil, []byte{byte(int8(xt.q.zp[0]))})
 	dot := n + "_dot"
 	c.node("MatMulInteger", []string{x, c.transposedInt8(wft, "_t"), zp}, []string{dot})
 	dot64 := n + "_dot_i64"
-	c.node("Cast", []string{dot}, []string{dot64}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	c.node("Cast", []string{dot}, []string{dot64}, canonical.IntAttr("to", int64(canonical.Int64)))
 	s1 := float64(xt.q.scale[0] * wft.q.scale[0] / st.q.scale[0])
 	feat, err := c.mulQuantized(dot64, n+"_feature", s1)
 	if err != nil {
@@ -301,13 +301,13 @@ func (c *converter) svdfInteger(o *operator, filters, memory, rank int64) error 
 	c.node("Unsqueeze", []string{featC, c.constI64(feat3+"_axes", []int64{2})}, []string{feat3})
 
 	s64 := n + "_state_i64"
-	c.node("Cast", []string{state}, []string{s64}, attrInt("to", int64(onnxpb.TensorProto_INT64)))
+	c.node("Cast", []string{state}, []string{s64}, canonical.IntAttr("to", int64(canonical.Int64)))
 	s3 := n + "_state_3d"
 	c.node("Reshape", []string{s64, c.constI64(s3+"_shape", []int64{-1, filters, memory})}, []string{s3})
 	old := n + "_state_older"
 	c.node("Slice", []string{s3, c.constI64(old+"_starts", []int64{1}), c.constI64(old+"_ends", []int64{memory}), c.constI64(old+"_axes", []int64{2})}, []string{old})
 	next := n + "_state_next_3d"
-	c.node("Concat", []string{old, feat3}, []string{next}, attrInt("axis", 2))
+	c.node("Concat", []string{old, feat3}, []string{next}, canonical.IntAttr("axis", 2))
 
 	wt := make([]int64, filters*memory)
 	for i := range wt {
@@ -316,11 +316,11 @@ func (c *converter) svdfInteger(o *operator, filters, memory, rank int64) error 
 	weighted := n + "_time_weighted"
 	c.node("Mul", []string{next, c.constI64Dims(n+"_weights_time", []int64{filters, memory}, wt)}, []string{weighted})
 	perFilter := n + "_per_filter"
-	c.node("ReduceSum", []string{weighted, c.constI64(perFilter+"_axes", []int64{2})}, []string{perFilter}, attrInt("keepdims", 0))
+	c.node("ReduceSum", []string{weighted, c.constI64(perFilter+"_axes", []int64{2})}, []string{perFilter}, canonical.IntAttr("keepdims", 0))
 	grouped := n + "_grouped"
 	c.node("Reshape", []string{perFilter, c.constI64(grouped+"_shape", []int64{-1, units, rank})}, []string{grouped})
 	acc := n + "_units"
-	c.node("ReduceSum", []string{grouped, c.constI64(acc+"_axes", []int64{2})}, []string{acc}, attrInt("keepdims", 0))
+	c.node("ReduceSum", []string{grouped, c.constI64(acc+"_axes", []int64{2})}, []string{acc}, canonical.IntAttr("keepdims", 0))
 	if b := c.in(o, 3); b >= 0 {
 		bt := c.tensor(b)
 		if numel(bt.shape) != units || len(bt.data) != 4*int(units) {
@@ -344,13 +344,13 @@ func (c *converter) svdfInteger(o *operator, filters, memory, rank int64) error 
 	clamped := n + "_output_clamped"
 	c.node("Clip", []string{shifted, c.constI64Dims(n+"_i8_min", nil, []int64{-128}), c.constI64Dims(n+"_i8_max", nil, []int64{127})}, []string{clamped})
 	y := c.layoutName(int(o.outputs[0]), native)
-	c.node("Cast", []string{clamped}, []string{y}, attrInt("to", int64(onnxpb.TensorProto_INT8)))
+	c.node("Cast", []string{clamped}, []string{y}, canonical.IntAttr("to", int64(canonical.Int8)))
 
 	// The new state: the tensor's value from here on.
 	nextState := c.unique(c.base[o.inputs[4]] + "_next")
 	flat := n + "_state_next_i64"
 	c.node("Reshape", []string{next, c.constI64(flat+"_shape", []int64{-1, filters * memory})}, []string{flat})
-	c.node("Cast", []string{flat}, []string{nextState}, attrInt("to", int64(onnxpb.TensorProto_INT16)))
+	c.node("Cast", []string{flat}, []string{nextState}, canonical.IntAttr("to", int64(canonical.Int16)))
 	c.raw[layoutKey{int(o.inputs[4]), native}] = nextState
 	delete(c.raw, layoutKey{int(o.inputs[4]), nchw})
 	delete(c.flt, layoutKey{int(o.inputs[4]), native})

@@ -89,7 +89,7 @@ func TestAgainstTFLiteRuntime(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.ops = opList(m)
-			mp, err := Import(data, Options{})
+			mp, err := importProto(data, Options{})
 			if err != nil {
 				r.result = "import error: " + err.Error()
 				t.Fatalf("Import: %v", err)

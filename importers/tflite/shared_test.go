@@ -128,7 +128,7 @@ func TestSeanetConvGolden(t *testing.T) {
 		name := fmt.Sprintf("conv%d", i)
 		t.Run(name, func(t *testing.T) {
 			data := readFile(t, filepath.Join(sharedDir, "seanet", name+".tflite"))
-			mp, err := Import(data, Options{})
+			mp, err := importProto(data, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,7 +20,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // DefaultOpset is the ONNX opset Import targets when Options.Opset is 0.
@@ -53,7 +53,7 @@ const (
 // Import converts a .tflite model to ONNX. Hostile input yields an error,
 // never a panic. Constant tensors are not copied: initializers keep their
 // raw data in slices of data, which the caller must not modify afterwards.
-func Import(data []byte, opts Options) (mp *onnxpb.ModelProto, err error) {
+func Import(data []byte, opts Options) (mp *canonical.Model, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			mp = nil

@@ -1,6 +1,8 @@
 package tfops
 
-import "fmt"
+import (
+	"fmt"
+)
 
 // Expansion work: the function-body nodes one conversion converts, over
 // every call of every If, While and PartitionedCall. Depth limits alone

@@ -7,8 +7,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // Functional control flow: If/StatelessIf → ONNX If (each branch function
@@ -135,7 +134,7 @@ func funcRef(in string, nodes map[string]*Node) (string, error) {
 // call converts function f (named name) with args bound to its inputs,
 // adding its nodes to b (c's own builder when the function is inlined,
 // a Sub builder for a subgraph), and returns its outputs.
-func (c *converter) call(f *Graph, name string, args []*value, b *onnxb.Builder) (*converter, []*value, error) {
+func (c *converter) call(f *Graph, name string, args []*value, b *build.Builder) (*converter, []*value, error) {
 	if len(f.Nodes) > maxNodes {
 		return nil, nil, fmt.Errorf("function %q has %d nodes", name, len(f.Nodes))
 	}
@@ -222,13 +221,13 @@ func (c *converter) asBool(v *value, base string) (string, error) {
 	if v.dt == canonical.Bool {
 		return x, nil
 	}
-	return c.b.Op("Cast", base, []string{x}, onnxb.Int("to", int64(canonical.Bool))), nil
+	return c.b.Op("Cast", base, []string{x}, canonical.IntAttr("to", int64(canonical.Bool))), nil
 }
 
 // subOutputs ends subgraph s with an Identity per value (an output of a
 // subgraph is a value it computes) and returns their value infos.
-func subOutputs(s *converter, vals []*value, base string) ([]*onnxpb.ValueInfoProto, error) {
-	var out []*onnxpb.ValueInfoProto
+func subOutputs(s *converter, vals []*value, base string) ([]build.Info, error) {
+	var out []build.Info
 	for _, v := range vals {
 		x, err := s.asNHWC(v)
 		if err != nil {
@@ -238,17 +237,6 @@ func subOutputs(s *converter, vals []*value, base string) ([]*onnxpb.ValueInfoPr
 		out = append(out, valueInfoOf(y, v, v.rank))
 	}
 	return out, nil
-}
-
-func valueInfo(name string, dt canonical.DataType, rank int) *onnxpb.ValueInfoProto {
-	if rank < 0 {
-		return onnxb.ValueInfo(name, dt, nil, true)
-	}
-	dims := make([]int64, rank)
-	for i := range dims {
-		dims[i] = -1
-	}
-	return onnxb.ValueInfo(name, dt, dims, false)
 }
 
 // outTypes reads a list-of-types attr (Tout, T), nil when absent.
@@ -300,7 +288,7 @@ func (c *converter) ifOp(n *Node) error {
 	if err != nil {
 		return err
 	}
-	var graphs [2]*onnxpb.GraphProto
+	var graphs [2]*canonical.Graph
 	var results [2][]*value
 	for k, attr := range []string{"then_branch", "else_branch"} {
 		f, fname, err := c.function(n, attr)
@@ -327,7 +315,7 @@ func (c *converter) ifOp(n *Node) error {
 	for i := range outNames {
 		outNames[i] = c.b.Fresh(onnxName(n.Name + ":" + strconv.Itoa(i)))
 	}
-	c.b.Node("If", []string{condName}, outNames, onnxb.GraphAttr("then_branch", graphs[0]), onnxb.GraphAttr("else_branch", graphs[1]))
+	c.b.Node("If", []string{condName}, outNames, canonical.GraphAttr("then_branch", graphs[0]), canonical.GraphAttr("else_branch", graphs[1]))
 	for i, y := range outNames {
 		t, e := results[0][i], results[1][i]
 		dt, rank := t.dt, t.rank
@@ -434,7 +422,7 @@ func (c *converter) whileOp(n *Node) error {
 	sb := c.b.Sub()
 	iter := sb.Fresh(n.Name + "_iter")
 	condIn := sb.Fresh(n.Name + "_cond_in")
-	bodyIns := []*onnxpb.ValueInfoProto{onnxb.ValueInfo(iter, canonical.Int64, nil, false), onnxb.ValueInfo(condIn, canonical.Bool, nil, false)}
+	bodyIns := []build.Info{build.TensorInfo(iter, canonical.Int64, nil, false), build.TensorInfo(condIn, canonical.Bool, nil, false)}
 	bargs := make([]*value, nv)
 	for i := range bargs {
 		name := sb.Fresh(n.Name + "_var")
@@ -475,12 +463,12 @@ func (c *converter) whileOp(n *Node) error {
 	if err != nil {
 		return fmt.Errorf("body: %w", err)
 	}
-	body := sb.Graph(n.Name+"_body", bodyIns, append([]*onnxpb.ValueInfoProto{onnxb.ValueInfo(condOut, canonical.Bool, nil, false)}, outVIs...))
+	body := sb.Graph(n.Name+"_body", bodyIns, append([]build.Info{build.TensorInfo(condOut, canonical.Bool, nil, false)}, outVIs...))
 	outNames := make([]string, nv)
 	for i := range outNames {
 		outNames[i] = c.b.Fresh(onnxName(n.Name + ":" + strconv.Itoa(i)))
 	}
-	c.b.Node("Loop", append([]string{"", condInit}, initNames...), outNames, onnxb.GraphAttr("body", body))
+	c.b.Node("Loop", append([]string{"", condInit}, initNames...), outNames, canonical.GraphAttr("body", body))
 	for i, y := range outNames {
 		rank := init[i].rank
 		if i < len(ranks) && ranks[i] >= 0 {

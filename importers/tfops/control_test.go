@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // A While whose body runs the same While (a function calling itself), a
@@ -17,7 +16,7 @@ func TestControlFlowRefusals(t *testing.T) {
 	loop := func(name, input, body string) Node {
 		return Node{Name: name, Op: "StatelessWhile", Inputs: []string{input}, Attrs: map[string]Attr{"cond": {Func: "cond"}, "body": {Func: body}}}
 	}
-	cond := &Graph{Nodes: []Node{{Name: "zero", Op: "Const", Attrs: map[string]Attr{"value": {Tensor: canonical.NewTensor("", canonical.Float, nil, onnxb.F32Bytes([]float32{0}))}}}, {Name: "t", Op: "Greater", Inputs: []string{"a", "zero"}}},
+	cond := &Graph{Nodes: []Node{{Name: "zero", Op: "Const", Attrs: map[string]Attr{"value": {Tensor: canonical.Float32Tensor("", nil, []float32{0})}}}, {Name: "t", Op: "Greater", Inputs: []string{"a", "zero"}}},
 		Inputs: []IO{{Name: "a", Tensor: "a"}}, Outputs: []IO{{Name: "output_0", Tensor: "t:z:0"}}}
 	self := &Graph{Nodes: []Node{loop("inner", "a", "self")},
 		Inputs: []IO{{Name: "a", Tensor: "a"}}, Outputs: []IO{{Name: "output_0", Tensor: "inner:output:0"}}}

@@ -4,13 +4,11 @@ import (
 	"errors"
 
 	"fmt"
-	"google.golang.org/protobuf/proto"
 	"strconv"
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // maxNodes bounds the graphs Convert reads.
@@ -35,7 +33,7 @@ type value struct {
 }
 
 type converter struct {
-	b     *onnxb.Builder
+	b     *build.Builder
 	g     *Graph
 	file  string
 	nodes map[string]*Node
@@ -43,9 +41,6 @@ type converter struct {
 	inIdx map[string]bool
 	// cut marks graph inputs that replace a computed tensor.
 	cut map[string]bool
-	// usesML is set on the top converter when a node of the ai.onnx.ml
-	// domain is added.
-	usesML bool
 	// table is the op table, on the top converter.
 	table  map[string]opFunc
 	visits map[string]int // 0 new, 1 in progress, 2 done
@@ -85,7 +80,7 @@ func onnxName(key string) string {
 }
 
 // Convert maps g to an ONNX model (see the package doc).
-func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
+func Convert(g *Graph, opts Options) (*canonical.Model, error) {
 	if g == nil {
 		return nil, errors.New("tfops: no graph")
 	}
@@ -125,7 +120,7 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	cp := *g
 	cp.Nodes, cp.Functions = nodes, lib
 	g = &cp
-	c := &converter{b: onnxb.New(opts.Opset), g: g, file: opts.File, nodes: map[string]*Node{},
+	c := &converter{b: build.New(opts.Opset), g: g, file: opts.File, nodes: map[string]*Node{},
 		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions, cut: map[string]bool{},
 		work: newWork(g)}
 	for i := range g.Nodes {
@@ -180,7 +175,7 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 	for _, io := range outputs {
 		c.b.Reserve(io.Name)
 	}
-	var gin []*onnxpb.ValueInfoProto
+	var gin []build.Info
 	for _, io := range inputs {
 		k, _ := tensorKey(io.Tensor)
 		nm, _ := splitKey(k)
@@ -212,20 +207,20 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 			dims, unknown, rank = a.Shape.Dims, false, len(a.Shape.Dims)
 		}
 		if nchwIO && rank == 4 {
-			gin = append(gin, onnxb.ValueInfo(io.Name, dt, []int64{dims[0], dims[3], dims[1], dims[2]}, false))
+			gin = append(gin, build.TensorInfo(io.Name, dt, []int64{dims[0], dims[3], dims[1], dims[2]}, false))
 			c.vals[k] = &value{nchw: io.Name, rank: rank, dt: dt}
 			if !c.cut[k] {
 				c.visits[nm] = 2
 			}
 			continue
 		}
-		gin = append(gin, onnxb.ValueInfo(io.Name, dt, dims, unknown))
+		gin = append(gin, build.TensorInfo(io.Name, dt, dims, unknown))
 		c.vals[k] = &value{nhwc: io.Name, rank: rank, dt: dt}
 		if !c.cut[k] {
 			c.visits[nm] = 2
 		}
 	}
-	var gout []*onnxpb.ValueInfoProto
+	var gout []build.Info
 	for _, io := range outputs {
 		k, ok := tensorKey(io.Tensor)
 		if !ok {
@@ -244,26 +239,19 @@ func Convert(g *Graph, opts Options) (*onnxpb.ModelProto, error) {
 			return nil, err
 		}
 		c.b.OpTo("Identity", io.Name, []string{x})
-		var dims []int64
-		unknown := v.rank < 0
-		if !unknown {
-			dims = make([]int64, v.rank)
-			for i := range dims {
-				dims[i] = -1
-			}
-		}
-		gout = append(gout, onnxb.ValueInfo(io.Name, v.dt, dims, unknown))
+		gout = append(gout, build.RankInfo(io.Name, v.dt, v.rank))
 	}
 	name := g.Name
 	if name == "" {
 		name = "tf_graph"
 	}
-	mp := c.b.Model(name, g.Doc, gin, gout)
-	markRandomOutputs(mp)
-	if c.usesML {
-		mp.OpsetImport = append(mp.OpsetImport, &onnxpb.OperatorSetIdProto{Domain: proto.String("ai.onnx.ml"), Version: proto.Int64(2)})
+	m, err := c.b.Model(name, gin, gout)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.File, err)
 	}
-	return mp, nil
+	m.Graph.DocString = g.Doc
+	markRandomOutputs(m)
+	return m, nil
 }
 
 // value returns the ONNX value of TF tensor key, converting its node (and

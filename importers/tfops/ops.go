@@ -5,14 +5,12 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 type opFunc func(c *converter, n *Node) error
 
 func opTable() map[string]opFunc {
-	un := func(op string, attrs ...*onnxpb.AttributeProto) opFunc {
+	un := func(op string, attrs ...*canonical.Attribute) opFunc {
 		return func(c *converter, n *Node) error { return c.unary(n, op, attrs...) }
 	}
 	bin := func(op string) opFunc { return func(c *converter, n *Node) error { return c.binary(n, op) } }
@@ -47,7 +45,7 @@ func opTable() map[string]opFunc {
 		"Sigmoid":                    un("Sigmoid"),
 		"Tanh":                       un("Tanh"),
 		"Elu":                        un("Elu"),
-		"Selu":                       un("Selu", onnxb.Float("alpha", 1.6732632423543772), onnxb.Float("gamma", 1.0507009873554805)),
+		"Selu":                       un("Selu", canonical.FloatAttr("alpha", 1.6732632423543772), canonical.FloatAttr("gamma", 1.0507009873554805)),
 		"Exp":                        un("Exp"),
 		"Log":                        un("Log"),
 		"Sqrt":                       un("Sqrt"),
@@ -179,7 +177,7 @@ func constInts(v *value, what string) ([]int64, error) {
 	if v.konst == nil {
 		return nil, fmt.Errorf("%s must be a constant", what)
 	}
-	return onnxb.I64s(v.konst)
+	return v.konst.Int64s()
 }
 
 func checkNHWC(c *converter, n *Node) error {
@@ -204,18 +202,18 @@ func spatial(l []int64, def int64) ([]int64, error) {
 	return []int64{l[1], l[2]}, nil
 }
 
-func (c *converter) padAttrs(n *Node) ([]*onnxpb.AttributeProto, error) {
+func (c *converter) padAttrs(n *Node) ([]*canonical.Attribute, error) {
 	switch p := c.str(n, "padding", "VALID"); p {
 	case "SAME":
-		return []*onnxpb.AttributeProto{onnxb.String("auto_pad", "SAME_UPPER")}, nil
+		return []*canonical.Attribute{canonical.StringAttr("auto_pad", "SAME_UPPER")}, nil
 	case "VALID":
-		return []*onnxpb.AttributeProto{onnxb.String("auto_pad", "VALID")}, nil
+		return []*canonical.Attribute{canonical.StringAttr("auto_pad", "VALID")}, nil
 	case "EXPLICIT":
 		ep := c.ints(n, "explicit_paddings")
 		if len(ep) != 8 {
 			return nil, fmt.Errorf("explicit_paddings %v: want 8 values", ep)
 		}
-		return []*onnxpb.AttributeProto{onnxb.Ints("pads", []int64{ep[2], ep[4], ep[3], ep[5]})}, nil
+		return []*canonical.Attribute{canonical.IntsAttr("pads", []int64{ep[2], ep[4], ep[3], ep[5]}...)}, nil
 	default:
 		return nil, fmt.Errorf("padding %q is not supported", p)
 	}
@@ -269,10 +267,10 @@ func (c *converter) conv2D(n *Node) error {
 	if err != nil {
 		return err
 	}
-	attrs = append(attrs, onnxb.Ints("strides", strides), onnxb.Ints("dilations", dil),
-		onnxb.Ints("kernel_shape", []int64{kd[0], kd[1]}))
+	attrs = append(attrs, canonical.IntsAttr("strides", strides...), canonical.IntsAttr("dilations", dil...),
+		canonical.IntsAttr("kernel_shape", []int64{kd[0], kd[1]}...))
 	if depthwise {
-		attrs = append(attrs, onnxb.Int("group", kd[2]))
+		attrs = append(attrs, canonical.IntAttr("group", kd[2]))
 	}
 	ins := []string{xin, wname}
 	fused := fusedOps(n)
@@ -345,7 +343,7 @@ func (c *converter) fusedActivation(n *Node, fused []string, x *value, argIdx in
 		if a, ok := n.Attrs["leakyrelu_alpha"]; ok {
 			alpha = a.F
 		}
-		y = c.b.Op("LeakyRelu", n.Name+"_leakyrelu", []string{xn}, onnxb.Float("alpha", alpha))
+		y = c.b.Op("LeakyRelu", n.Name+"_leakyrelu", []string{xn}, canonical.FloatAttr("alpha", alpha))
 	case "Prelu":
 		av, err := c.in(n, argIdx)
 		if err != nil {
@@ -476,7 +474,7 @@ func (c *converter) inputs(n *Node, k int) ([]*value, error) {
 	return vs, nil
 }
 
-func (c *converter) unary(n *Node, op string, attrs ...*onnxpb.AttributeProto) error {
+func (c *converter) unary(n *Node, op string, attrs ...*canonical.Attribute) error {
 	vs, err := c.inputs(n, 1)
 	if err != nil {
 		return err
@@ -541,7 +539,7 @@ func (c *converter) leakyRelu(n *Node) error {
 		alpha = a.F
 	}
 	return c.emitElementwise(n, vs, func(ins []string) string {
-		return c.b.Op("LeakyRelu", n.Name, ins, onnxb.Float("alpha", alpha))
+		return c.b.Op("LeakyRelu", n.Name, ins, canonical.FloatAttr("alpha", alpha))
 	})
 }
 
@@ -567,9 +565,9 @@ func (c *converter) reduceOp(op, name, x string, axes []int64, keep bool) string
 		k = 1
 	}
 	if op == "ReduceSum" || c.b.Opset >= 18 {
-		return c.b.Op(op, name, []string{x, c.b.Ints("axes", axes...)}, onnxb.Int("keepdims", k))
+		return c.b.Op(op, name, []string{x, c.b.Ints("axes", axes...)}, canonical.IntAttr("keepdims", k))
 	}
-	return c.b.Op(op, name, []string{x}, onnxb.Ints("axes", axes), onnxb.Int("keepdims", k))
+	return c.b.Op(op, name, []string{x}, canonical.IntsAttr("axes", axes...), canonical.IntAttr("keepdims", k))
 }
 
 func (c *converter) reduce(n *Node, op string) error {
@@ -662,14 +660,14 @@ func (c *converter) softmax(n *Node) error {
 		op = "LogSoftmax"
 	}
 	if x.rank == 4 && x.nhwc == "" {
-		c.set(n, 0, &value{nchw: c.b.Op(op, n.Name, []string{x.nchw}, onnxb.Int("axis", 1)), rank: 4, dt: x.dt})
+		c.set(n, 0, &value{nchw: c.b.Op(op, n.Name, []string{x.nchw}, canonical.IntAttr("axis", 1)), rank: 4, dt: x.dt})
 		return nil
 	}
 	xn, err := c.asNHWC(x)
 	if err != nil {
 		return err
 	}
-	c.set(n, 0, &value{nhwc: c.b.Op(op, n.Name, []string{xn}, onnxb.Int("axis", -1)), rank: x.rank, dt: x.dt})
+	c.set(n, 0, &value{nhwc: c.b.Op(op, n.Name, []string{xn}, canonical.IntAttr("axis", -1)), rank: x.rank, dt: x.dt})
 	return nil
 }
 
@@ -741,7 +739,7 @@ func (c *converter) pad(n *Node) error {
 		}
 		ins = append(ins, cn)
 	}
-	y := c.b.Op("Pad", n.Name, ins, onnxb.String("mode", mode))
+	y := c.b.Op("Pad", n.Name, ins, canonical.StringAttr("mode", mode))
 	if nchw {
 		c.set(n, 0, &value{nchw: y, rank: 4, dt: x.dt})
 	} else {
@@ -764,7 +762,7 @@ func (c *converter) reshape(n *Node) error {
 		return err
 	}
 	if sv.konst != nil {
-		s, err := onnxb.I64s(sv.konst)
+		s, err := sv.konst.Int64s()
 		if err != nil {
 			return err
 		}
@@ -775,7 +773,7 @@ func (c *converter) reshape(n *Node) error {
 	if err != nil {
 		return err
 	}
-	s64 := c.b.Op("Cast", n.Name+"_shape", []string{sn}, onnxb.Int("to", int64(canonical.Int64)))
+	s64 := c.b.Op("Cast", n.Name+"_shape", []string{sn}, canonical.IntAttr("to", int64(canonical.Int64)))
 	c.set(n, 0, &value{nhwc: c.b.Op("Reshape", n.Name, []string{xn, s64}), rank: -1, dt: x.dt})
 	return nil
 }
@@ -827,10 +825,10 @@ func (c *converter) concat(n *Node) error {
 		if axis < 0 || axis > 3 {
 			return fmt.Errorf("axis %d for rank 4", a[0])
 		}
-		c.set(n, 0, &value{nchw: c.b.Op("Concat", n.Name, ins, onnxb.Int("axis", nhwcToNCHW[axis])), rank: 4, dt: vs[0].dt})
+		c.set(n, 0, &value{nchw: c.b.Op("Concat", n.Name, ins, canonical.IntAttr("axis", nhwcToNCHW[axis])), rank: 4, dt: vs[0].dt})
 		return nil
 	}
-	c.set(n, 0, &value{nhwc: c.b.Op("Concat", n.Name, ins, onnxb.Int("axis", axis)), rank: rank, dt: vs[0].dt})
+	c.set(n, 0, &value{nhwc: c.b.Op("Concat", n.Name, ins, canonical.IntAttr("axis", axis)), rank: rank, dt: vs[0].dt})
 	return nil
 }
 
@@ -952,7 +950,7 @@ func (c *converter) batchNorm(n *Node) error {
 	if a, ok := n.Attrs["epsilon"]; ok {
 		eps = a.F
 	}
-	c.set(n, 0, &value{nchw: c.b.Op("BatchNormalization", n.Name, ins, onnxb.Float("epsilon", eps)), rank: 4, dt: vs[0].dt})
+	c.set(n, 0, &value{nchw: c.b.Op("BatchNormalization", n.Name, ins, canonical.FloatAttr("epsilon", eps)), rank: 4, dt: vs[0].dt})
 	return nil
 }
 
@@ -1040,14 +1038,14 @@ func (c *converter) cast(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.set(n, 0, &value{nhwc: c.b.Op("Cast", n.Name, []string{xn}, onnxb.Int("to", int64(dt))), rank: x.rank, dt: dt})
+	c.set(n, 0, &value{nhwc: c.b.Op("Cast", n.Name, []string{xn}, canonical.IntAttr("to", int64(dt))), rank: x.rank, dt: dt})
 	return nil
 }
 
 // poolInput is what a TF pool node (MaxPool, AvgPool, MaxPoolWithArgmax)
 // gives its ONNX pool: x in NCHW, and the kernel_shape, strides and
 // padding attributes from ksize, strides and padding.
-func (c *converter) poolInput(n *Node, x *value) (string, []*onnxpb.AttributeProto, error) {
+func (c *converter) poolInput(n *Node, x *value) (string, []*canonical.Attribute, error) {
 	xin, err := c.asNCHW(x)
 	if err != nil {
 		return "", nil, err
@@ -1064,5 +1062,5 @@ func (c *converter) poolInput(n *Node, x *value) (string, []*onnxpb.AttributePro
 	if err != nil {
 		return "", nil, err
 	}
-	return xin, append(attrs, onnxb.Ints("kernel_shape", k), onnxb.Ints("strides", s)), nil
+	return xin, append(attrs, canonical.IntsAttr("kernel_shape", k...), canonical.IntsAttr("strides", s...)), nil
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // convOps are the convolutions, pools and image ops beyond opTable's 2-D
@@ -119,8 +117,8 @@ func (c *converter) conv2DBackpropInput(n *Node) error {
 		}
 		bePads[i], bePads[2+i] = pads[i], total-pads[i]
 	}
-	attrs := []*onnxpb.AttributeProto{onnxb.Ints("strides", strides), onnxb.Ints("dilations", dil),
-		onnxb.Ints("kernel_shape", []int64{kd[0], kd[1]}), onnxb.Ints("pads", bePads[:]), onnxb.Ints("output_padding", outPad[:])}
+	attrs := []*canonical.Attribute{canonical.IntsAttr("strides", strides...), canonical.IntsAttr("dilations", dil...),
+		canonical.IntsAttr("kernel_shape", []int64{kd[0], kd[1]}...), canonical.IntsAttr("pads", bePads[:]...), canonical.IntsAttr("output_padding", outPad[:]...)}
 	y := c.b.Op("ConvTranspose", n.Name, []string{dyn, wname}, attrs...)
 	c.set(n, 0, &value{nchw: y, rank: 4, dt: dy.dt})
 	return nil
@@ -152,7 +150,7 @@ func (c *converter) conv1D(n *Node) error {
 	if err != nil {
 		return err
 	}
-	attrs = append(attrs, onnxb.Ints("strides", []int64{s}), onnxb.Ints("dilations", []int64{d}), onnxb.Ints("kernel_shape", []int64{w.konst.Dims[0]}))
+	attrs = append(attrs, canonical.IntsAttr("strides", []int64{s}...), canonical.IntsAttr("dilations", []int64{d}...), canonical.IntsAttr("kernel_shape", []int64{w.konst.Dims[0]}...))
 	xc := c.b.Transpose(xn, []int64{0, 2, 1}, n.Name+"_ncw")
 	y := c.b.Op("Conv", n.Name+"_conv", []string{xc, wname}, attrs...)
 	c.setNHWC(n, 0, c.b.Transpose(y, []int64{0, 2, 1}, n.Name), 3, x.dt)
@@ -213,7 +211,7 @@ func (c *converter) conv3D(n *Node) error {
 	if err != nil {
 		return err
 	}
-	attrs = append(attrs, onnxb.Ints("strides", s), onnxb.Ints("dilations", d), onnxb.Ints("kernel_shape", w.konst.Dims[:3]))
+	attrs = append(attrs, canonical.IntsAttr("strides", s...), canonical.IntsAttr("dilations", d...), canonical.IntsAttr("kernel_shape", w.konst.Dims[:3]...))
 	xc := c.b.Transpose(xn, []int64{0, 4, 1, 2, 3}, n.Name+"_ncdhw")
 	y := c.b.Op("Conv", n.Name+"_conv", []string{xc, wname}, attrs...)
 	c.setNHWC(n, 0, c.b.Transpose(y, []int64{0, 2, 3, 4, 1}, n.Name), 5, x.dt)
@@ -240,7 +238,7 @@ func (c *converter) pool3D(n *Node) error {
 	if err != nil {
 		return err
 	}
-	attrs = append(attrs, onnxb.Ints("kernel_shape", k), onnxb.Ints("strides", s))
+	attrs = append(attrs, canonical.IntsAttr("kernel_shape", k...), canonical.IntsAttr("strides", s...))
 	op := "MaxPool"
 	if n.Op == "AvgPool3D" {
 		op = "AveragePool"
@@ -268,7 +266,7 @@ func (c *converter) maxPoolWithArgmax(n *Node) error {
 	c.b.Node("MaxPool", []string{xin}, []string{y, idx}, attrs...)
 	shape := c.b.Op("Shape", n.Name+"_shape", []string{xin})
 	dim := func(i int64, what string) string {
-		return c.b.Op("Gather", n.Name+"_"+what, []string{shape, c.b.I64(what, nil, []int64{i})}, onnxb.Int("axis", 0))
+		return c.b.Op("Gather", n.Name+"_"+what, []string{shape, c.b.I64(what, nil, []int64{i})}, canonical.IntAttr("axis", 0))
 	}
 	ch, hw := dim(1, "c"), c.b.Op("Mul", n.Name+"_hw", []string{dim(2, "h"), dim(3, "w")})
 	pos := c.b.Op("Mod", n.Name+"_pos", []string{idx, hw})
@@ -313,8 +311,8 @@ func (c *converter) lrn(n *Node) error {
 		return def
 	}
 	size := 2*r + 1
-	y := c.b.Op("LRN", n.Name, []string{xin}, onnxb.Int("size", size), onnxb.Float("alpha", f("alpha", 1)*float32(size)),
-		onnxb.Float("beta", f("beta", 0.5)), onnxb.Float("bias", f("bias", 1)))
+	y := c.b.Op("LRN", n.Name, []string{xin}, canonical.IntAttr("size", size), canonical.FloatAttr("alpha", f("alpha", 1)*float32(size)),
+		canonical.FloatAttr("beta", f("beta", 0.5)), canonical.FloatAttr("bias", f("bias", 1)))
 	c.set(n, 0, &value{nchw: y, rank: 4, dt: x.dt})
 	return nil
 }
@@ -386,7 +384,7 @@ func (c *converter) spaceToBatch(n *Node) error {
 	if r > m+1 {
 		parts = append(parts, c.b.Op("Slice", n.Name+"_rest", []string{shape, c.b.Ints("start", int64(m+1)), c.b.Ints("end", i64max)}))
 	}
-	split := c.b.Op("Reshape", n.Name+"_split", []string{p, c.b.Op("Concat", n.Name+"_split_shape", parts, onnxb.Int("axis", 0))})
+	split := c.b.Op("Reshape", n.Name+"_split", []string{p, c.b.Op("Concat", n.Name+"_split_shape", parts, canonical.IntAttr("axis", 0))})
 	var perm []int64
 	for i := 0; i < m; i++ {
 		perm = append(perm, int64(2+2*i))
@@ -410,7 +408,7 @@ func (c *converter) spaceToBatch(n *Node) error {
 	if r > m+1 {
 		out = append(out, parts[len(parts)-1])
 	}
-	c.setNHWC(n, 0, c.b.Op("Reshape", n.Name, []string{t, c.b.Op("Concat", n.Name+"_out_shape", out, onnxb.Int("axis", 0))}), r, x.dt)
+	c.setNHWC(n, 0, c.b.Op("Reshape", n.Name, []string{t, c.b.Op("Concat", n.Name+"_out_shape", out, canonical.IntAttr("axis", 0))}), r, x.dt)
 	return nil
 }
 
@@ -440,7 +438,7 @@ func (c *converter) batchToSpace(n *Node) error {
 	shape := c.b.Op("Shape", n.Name+"_shape", []string{xn})
 	batch := c.b.Op("Div", n.Name+"_batch", []string{c.dimOf(n.Name+"_n", shape, 0), c.b.Ints("prod", prod)})
 	parts := []string{c.b.Ints("block", block...), batch, c.b.Op("Slice", n.Name+"_rest", []string{shape, c.b.Ints("start", 1), c.b.Ints("end", i64max)})}
-	split := c.b.Op("Reshape", n.Name+"_split", []string{xn, c.b.Op("Concat", n.Name+"_split_shape", parts, onnxb.Int("axis", 0))})
+	split := c.b.Op("Reshape", n.Name+"_split", []string{xn, c.b.Op("Concat", n.Name+"_split_shape", parts, canonical.IntAttr("axis", 0))})
 	perm := []int64{int64(m)}
 	for i := 0; i < m; i++ {
 		perm = append(perm, int64(m+1+i), int64(i))
@@ -456,7 +454,7 @@ func (c *converter) batchToSpace(n *Node) error {
 	if r > m+1 {
 		out = append(out, c.b.Op("Slice", n.Name+"_tail", []string{shape, c.b.Ints("start", int64(m+1)), c.b.Ints("end", i64max)}))
 	}
-	y := c.b.Op("Reshape", n.Name+"_merged", []string{t, c.b.Op("Concat", n.Name+"_out_shape", out, onnxb.Int("axis", 0))})
+	y := c.b.Op("Reshape", n.Name+"_merged", []string{t, c.b.Op("Concat", n.Name+"_out_shape", out, canonical.IntAttr("axis", 0))})
 	starts, ends, axes := make([]int64, m), make([]int64, m), make([]int64, m)
 	for i := 0; i < m; i++ {
 		starts[i], ends[i], axes[i] = crops[2*i], -crops[2*i+1], int64(1+i)
@@ -511,9 +509,9 @@ func (c *converter) cropAndResize(n *Node) error {
 	if a, ok := n.Attrs["extrapolation_value"]; ok {
 		extra = a.F
 	}
-	imgs := c.b.Op("Gather", n.Name+"_images", []string{xin, ind}, onnxb.Int("axis", 0))
+	imgs := c.b.Op("Gather", n.Name+"_images", []string{xin, ind}, canonical.IntAttr("axis", 0))
 	col := func(i int64) string {
-		return c.b.Op("Gather", fmt.Sprintf("%s_b%d", n.Name, i), []string{boxes, c.b.I64("col", nil, []int64{i})}, onnxb.Int("axis", 1))
+		return c.b.Op("Gather", fmt.Sprintf("%s_b%d", n.Name, i), []string{boxes, c.b.I64("col", nil, []int64{i})}, canonical.IntAttr("axis", 1))
 	}
 	y1, x1, y2, x2 := col(0), col(1), col(2), col(3)
 	// Normalized box coordinates t in [0, 1] of the image map to the
@@ -542,11 +540,11 @@ func (c *converter) cropAndResize(n *Node) error {
 	gy := c.b.Op("Sub", n.Name+"_gy", []string{c.b.Op("Mul", n.Name+"_gy2", []string{ty, c.b.Scalar("two", 2)}), c.b.Scalar("one", 1)})
 	gx := c.b.Op("Sub", n.Name+"_gx", []string{c.b.Op("Mul", n.Name+"_gx2", []string{tx, c.b.Scalar("two", 2)}), c.b.Scalar("one", 1)})
 	// grid [nb, ch, cw, 2] holding (x, y).
-	gridShape := c.b.Op("Concat", n.Name+"_grid_shape", []string{c.b.Op("Slice", n.Name+"_nb", []string{c.b.Op("Shape", n.Name+"_bshape", []string{boxes}), c.b.Ints("zero", 0), c.b.Ints("one", 1)}), c.b.Ints("crop", crop[0], crop[1], 1)}, onnxb.Int("axis", 0))
+	gridShape := c.b.Op("Concat", n.Name+"_grid_shape", []string{c.b.Op("Slice", n.Name+"_nb", []string{c.b.Op("Shape", n.Name+"_bshape", []string{boxes}), c.b.Ints("zero", 0), c.b.Ints("one", 1)}), c.b.Ints("crop", crop[0], crop[1], 1)}, canonical.IntAttr("axis", 0))
 	gxe := c.b.Op("Expand", n.Name+"_gxe", []string{c.b.Op("Unsqueeze", n.Name+"_gxu", []string{gx, c.b.Ints("axes", 1, 3)}), gridShape})
 	gye := c.b.Op("Expand", n.Name+"_gye", []string{c.b.Op("Unsqueeze", n.Name+"_gyu", []string{gy, c.b.Ints("axes", 2, 3)}), gridShape})
-	grid := c.b.Op("Concat", n.Name+"_grid", []string{gxe, gye}, onnxb.Int("axis", 3))
-	s := c.b.Op("GridSample", n.Name+"_sampled", []string{imgs, grid}, onnxb.Int("align_corners", 1), onnxb.String("mode", mode), onnxb.String("padding_mode", "border"))
+	grid := c.b.Op("Concat", n.Name+"_grid", []string{gxe, gye}, canonical.IntAttr("axis", 3))
+	s := c.b.Op("GridSample", n.Name+"_sampled", []string{imgs, grid}, canonical.IntAttr("align_corners", 1), canonical.StringAttr("mode", mode), canonical.StringAttr("padding_mode", "border"))
 	// Outside the image (a coordinate beyond [−1, 1]): extrapolation_value.
 	outside := func(g, what string) string {
 		return c.b.Op("Greater", n.Name+"_"+what+"_out", []string{c.b.Op("Abs", n.Name+"_"+what+"_abs", []string{g}), c.b.Scalar("one", 1)})
@@ -588,7 +586,7 @@ func (c *converter) dilation2D(n *Node) error {
 	if kh*kw > 1024 {
 		return fmt.Errorf("a %dx%d filter is too large to unroll", kh, kw)
 	}
-	fv, err := onnxb.F32s(w.konst)
+	fv, err := w.konst.Float32s()
 	if err != nil {
 		return err
 	}
@@ -612,7 +610,7 @@ func (c *converter) dilation2D(n *Node) error {
 		before := c.b.Op("Div", n.Name+"_before", []string{total, c.b.Ints("twos", 2, 2)})
 		after := c.b.Op("Sub", n.Name+"_after", []string{total, before})
 		z := c.b.Ints("zero", 0)
-		pads := c.b.Op("Concat", n.Name+"_pads", []string{z, before, z, z, after, z}, onnxb.Int("axis", 0))
+		pads := c.b.Op("Concat", n.Name+"_pads", []string{z, before, z, z, after, z}, canonical.IntAttr("axis", 0))
 		src = c.b.Op("Pad", n.Name+"_pad", []string{xn, pads, c.b.Op("CastLike", n.Name+"_ninf", []string{c.b.Scalar("ninf", -3.4028235e38), xn})})
 	default:
 		return fmt.Errorf("padding %q is not supported", p)
@@ -665,7 +663,7 @@ func (c *converter) padComputed(n *Node, x, pv *value) error {
 		}
 		ins = append(ins, cn)
 	}
-	c.setNHWC(n, 0, c.b.Op("Pad", n.Name, ins, onnxb.String("mode", mode)), x.rank, x.dt)
+	c.setNHWC(n, 0, c.b.Op("Pad", n.Name, ins, canonical.StringAttr("mode", mode)), x.rank, x.dt)
 	return nil
 }
 

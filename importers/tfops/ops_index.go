@@ -6,8 +6,6 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // moreOps are the shape, indexing, image and detection ops; opTable
@@ -70,7 +68,7 @@ func (c *converter) int64In(n *Node, i int, what string) (string, *value, error)
 		return "", nil, err
 	}
 	if v.konst != nil {
-		vals, err := onnxb.I64s(v.konst)
+		vals, err := v.konst.Int64s()
 		if err != nil {
 			return "", nil, fmt.Errorf("%s: %w", what, err)
 		}
@@ -83,7 +81,7 @@ func (c *converter) int64In(n *Node, i int, what string) (string, *value, error)
 	if v.dt == canonical.Int64 {
 		return s, v, nil
 	}
-	return c.b.Op("Cast", n.Name+"_"+what, []string{s}, onnxb.Int("to", int64(canonical.Int64))), v, nil
+	return c.b.Op("Cast", n.Name+"_"+what, []string{s}, canonical.IntAttr("to", int64(canonical.Int64))), v, nil
 }
 
 func (c *converter) setNHWC(n *Node, idx int, y string, rank int, dt canonical.DataType) {
@@ -230,11 +228,11 @@ func (c *converter) slice(n *Node) error {
 		return err
 	}
 	if bv.konst != nil && sv.konst != nil {
-		b, err := onnxb.I64s(bv.konst)
+		b, err := bv.konst.Int64s()
 		if err != nil {
 			return err
 		}
-		s, err := onnxb.I64s(sv.konst)
+		s, err := sv.konst.Int64s()
 		if err != nil {
 			return err
 		}
@@ -296,7 +294,7 @@ func (c *converter) gather(n *Node) error {
 	if x.rank >= 0 && iv.rank >= 0 {
 		rank = x.rank - 1 + iv.rank
 	}
-	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{xn, in}, onnxb.Int("axis", axis)), rank, x.dt)
+	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{xn, in}, canonical.IntAttr("axis", axis)), rank, x.dt)
 	return nil
 }
 
@@ -319,9 +317,9 @@ func (c *converter) splitEqual(n *Node, xn string, axis int64, k int) []string {
 	for i := range outs {
 		outs[i] = c.b.Fresh(fmt.Sprintf("%s_%d", n.Name, i))
 	}
-	attrs := []*onnxpb.AttributeProto{onnxb.Int("axis", axis)}
+	attrs := []*canonical.Attribute{canonical.IntAttr("axis", axis)}
 	if c.b.Opset >= 18 {
-		attrs = append(attrs, onnxb.Int("num_outputs", int64(k)))
+		attrs = append(attrs, canonical.IntAttr("num_outputs", int64(k)))
 	}
 	c.b.Node("Split", []string{xn}, outs, attrs...)
 	return outs
@@ -444,7 +442,7 @@ func (c *converter) pack(n *Node) error {
 	if r >= 0 {
 		rank = r + 1
 	}
-	c.setNHWC(n, 0, c.b.Op("Concat", n.Name, ins, onnxb.Int("axis", axis)), rank, vs[0].dt)
+	c.setNHWC(n, 0, c.b.Op("Concat", n.Name, ins, canonical.IntAttr("axis", axis)), rank, vs[0].dt)
 	return nil
 }
 
@@ -499,7 +497,7 @@ func (c *converter) fill(n *Node) error {
 	}
 	rank := -1
 	if dv.konst != nil {
-		if dims, err := onnxb.I64s(dv.konst); err == nil {
+		if dims, err := dv.konst.Int64s(); err == nil {
 			rank = len(dims)
 		}
 	}
@@ -523,7 +521,7 @@ func (c *converter) rangeOp(n *Node) error {
 			s = c.b.Op("Reshape", fmt.Sprintf("%s_scalar%d", n.Name, i), []string{s, c.b.I64("scalar", []int64{0}, nil)})
 		}
 		if v.dt != dt {
-			s = c.b.Op("Cast", fmt.Sprintf("%s_cast%d", n.Name, i), []string{s}, onnxb.Int("to", int64(dt)))
+			s = c.b.Op("Cast", fmt.Sprintf("%s_cast%d", n.Name, i), []string{s}, canonical.IntAttr("to", int64(dt)))
 		}
 		ins[i] = s
 	}
@@ -546,7 +544,7 @@ func (c *converter) shapeOp(n *Node) error {
 	}
 	y := c.b.Op("Shape", n.Name+"_i64", []string{xn})
 	if dt != canonical.Int64 {
-		y = c.b.Op("Cast", n.Name, []string{y}, onnxb.Int("to", int64(dt)))
+		y = c.b.Op("Cast", n.Name, []string{y}, canonical.IntAttr("to", int64(dt)))
 	}
 	c.setNHWC(n, 0, y, 1, dt)
 	return nil
@@ -580,8 +578,8 @@ func (c *converter) resize(n *Node) error {
 		return errors.New("align_corners and half_pixel_centers are both set")
 	}
 	nc := c.b.Op("Slice", n.Name+"_nc", []string{c.b.Op("Shape", n.Name+"_shape", []string{xn}), c.b.Ints("zero", 0), c.b.Ints("two", 2)})
-	sizes := c.b.Op("Concat", n.Name+"_sizes", []string{nc, size}, onnxb.Int("axis", 0))
-	var attrs []*onnxpb.AttributeProto
+	sizes := c.b.Op("Concat", n.Name+"_sizes", []string{nc, size}, canonical.IntAttr("axis", 0))
+	var attrs []*canonical.Attribute
 	if n.Op == "ResizeBilinear" {
 		ctm := "asymmetric"
 		if ac {
@@ -589,7 +587,7 @@ func (c *converter) resize(n *Node) error {
 		} else if hp {
 			ctm = "half_pixel"
 		}
-		attrs = append(attrs, onnxb.String("mode", "linear"), onnxb.String("coordinate_transformation_mode", ctm))
+		attrs = append(attrs, canonical.StringAttr("mode", "linear"), canonical.StringAttr("coordinate_transformation_mode", ctm))
 	} else {
 		ctm, nm := "asymmetric", "floor"
 		if ac {
@@ -597,7 +595,7 @@ func (c *converter) resize(n *Node) error {
 		} else if hp {
 			ctm, nm = "half_pixel", "round_prefer_ceil"
 		}
-		attrs = append(attrs, onnxb.String("mode", "nearest"), onnxb.String("coordinate_transformation_mode", ctm), onnxb.String("nearest_mode", nm))
+		attrs = append(attrs, canonical.StringAttr("mode", "nearest"), canonical.StringAttr("coordinate_transformation_mode", ctm), canonical.StringAttr("nearest_mode", nm))
 	}
 	y := c.b.Op("Resize", n.Name, []string{xn, "", "", sizes}, attrs...)
 	c.set(n, 0, &value{nchw: y, rank: 4, dt: x.dt})
@@ -628,7 +626,7 @@ func (c *converter) nms(n *Node) error {
 		}
 		v, _ := c.in(n, i)
 		if v.dt != canonical.Float {
-			s = c.b.Op("Cast", n.Name+"_"+what, []string{s}, onnxb.Int("to", int64(canonical.Float)))
+			s = c.b.Op("Cast", n.Name+"_"+what, []string{s}, canonical.IntAttr("to", int64(canonical.Float)))
 		}
 		return s, nil
 	}
@@ -650,7 +648,7 @@ func (c *converter) nms(n *Node) error {
 		if sg.konst == nil {
 			return errors.New("soft_nms_sigma must be a constant")
 		}
-		f, err := onnxb.F32s(sg.konst)
+		f, err := sg.konst.Float32s()
 		if err != nil {
 			return err
 		}
@@ -662,22 +660,22 @@ func (c *converter) nms(n *Node) error {
 	s3 := c.b.Op("Unsqueeze", n.Name+"_scores", []string{scores, c.b.Ints("axes", 0, 1)})
 	mo := c.b.Op("Reshape", n.Name+"_max", []string{maxOut, c.b.Ints("one", 1)})
 	sel := c.b.Op("NonMaxSuppression", n.Name+"_selected", []string{b3, s3, mo, iou, score})
-	idx64 := c.b.Op("Gather", n.Name+"_indices64", []string{sel, c.b.I64("col", nil, []int64{2})}, onnxb.Int("axis", 1))
-	count := c.b.Op("Gather", n.Name+"_count64", []string{c.b.Op("Shape", n.Name+"_n", []string{idx64}), c.b.I64("first", nil, []int64{0})}, onnxb.Int("axis", 0))
+	idx64 := c.b.Op("Gather", n.Name+"_indices64", []string{sel, c.b.I64("col", nil, []int64{2})}, canonical.IntAttr("axis", 1))
+	count := c.b.Op("Gather", n.Name+"_count64", []string{c.b.Op("Shape", n.Name+"_n", []string{idx64}), c.b.I64("first", nil, []int64{0})}, canonical.IntAttr("axis", 0))
 	idx := idx64
 	pad := n.Op == "NonMaxSuppressionV4" && c.attrBool(n, "pad_to_max_output_size")
 	if pad {
 		amount := c.b.Op("Sub", n.Name+"_pad_amount", []string{mo, c.b.Op("Reshape", n.Name+"_n1", []string{count, c.b.Ints("one", 1)})})
-		idx = c.b.Op("Pad", n.Name+"_padded", []string{idx64, c.b.Op("Concat", n.Name+"_pads", []string{c.b.Ints("zero", 0), amount}, onnxb.Int("axis", 0))})
+		idx = c.b.Op("Pad", n.Name+"_padded", []string{idx64, c.b.Op("Concat", n.Name+"_pads", []string{c.b.Ints("zero", 0), amount}, canonical.IntAttr("axis", 0))})
 	}
-	c.setNHWC(n, 0, c.b.Op("Cast", n.Name, []string{idx}, onnxb.Int("to", int64(canonical.Int32))), 1, canonical.Int32)
+	c.setNHWC(n, 0, c.b.Op("Cast", n.Name, []string{idx}, canonical.IntAttr("to", int64(canonical.Int32))), 1, canonical.Int32)
 	validIdx := 1
 	if n.Op == "NonMaxSuppressionV5" {
-		c.setNHWC(n, 1, c.b.Op("Gather", n.Name+"_selected_scores", []string{scores, idx64}, onnxb.Int("axis", 0)), 1, sv.dt)
+		c.setNHWC(n, 1, c.b.Op("Gather", n.Name+"_selected_scores", []string{scores, idx64}, canonical.IntAttr("axis", 0)), 1, sv.dt)
 		validIdx = 2
 	}
 	if n.Op != "NonMaxSuppressionV3" {
-		c.setNHWC(n, validIdx, c.b.Op("Cast", n.Name+"_valid_outputs", []string{count}, onnxb.Int("to", int64(canonical.Int32))), 0, canonical.Int32)
+		c.setNHWC(n, validIdx, c.b.Op("Cast", n.Name+"_valid_outputs", []string{count}, canonical.IntAttr("to", int64(canonical.Int32))), 0, canonical.Int32)
 	}
 	return nil
 }
@@ -693,9 +691,9 @@ func (c *converter) topK(n *Node) error {
 	}
 	k1 := c.b.Op("Reshape", n.Name+"_k", []string{k, c.b.Ints("one", 1)})
 	vals, idx := c.b.Fresh(n.Name), c.b.Fresh(n.Name+"_indices64")
-	c.b.Node("TopK", []string{xn, k1}, []string{vals, idx}, onnxb.Int("axis", -1), onnxb.Int("largest", 1), onnxb.Int("sorted", 1))
+	c.b.Node("TopK", []string{xn, k1}, []string{vals, idx}, canonical.IntAttr("axis", -1), canonical.IntAttr("largest", 1), canonical.IntAttr("sorted", 1))
 	c.setNHWC(n, 0, vals, x.rank, x.dt)
-	c.setNHWC(n, 1, c.b.Op("Cast", n.Name+"_indices", []string{idx}, onnxb.Int("to", int64(canonical.Int32))), x.rank, canonical.Int32)
+	c.setNHWC(n, 1, c.b.Op("Cast", n.Name+"_indices", []string{idx}, canonical.IntAttr("to", int64(canonical.Int32))), x.rank, canonical.Int32)
 	return nil
 }
 
@@ -760,7 +758,7 @@ func (c *converter) einsum(n *Node) error {
 	if i := indexOf(eq, "->"); i >= 0 && indexOf(eq, ".") < 0 {
 		rank = len(eq) - i - 2
 	}
-	c.setNHWC(n, 0, c.b.Op("Einsum", n.Name, ins, onnxb.String("equation", eq)), rank, vs[0].dt)
+	c.setNHWC(n, 0, c.b.Op("Einsum", n.Name, ins, canonical.StringAttr("equation", eq)), rank, vs[0].dt)
 	return nil
 }
 
@@ -830,7 +828,7 @@ func (c *converter) mirrorSymmetric(name, xn string, pads []int64) string {
 		if a > 0 {
 			parts = append(parts, c.b.Op("Slice", fmt.Sprintf("%s_after%d", name, ax), []string{y, c.b.Ints("starts", -1), c.b.Ints("ends", -a-1), axes, neg}))
 		}
-		y = c.b.Op("Concat", fmt.Sprintf("%s_axis%d", name, ax), parts, onnxb.Int("axis", int64(ax)))
+		y = c.b.Op("Concat", fmt.Sprintf("%s_axis%d", name, ax), parts, canonical.IntAttr("axis", int64(ax)))
 	}
 	return y
 }
@@ -872,7 +870,7 @@ func (c *converter) gatherBatched(n *Node, x, iv *value, xn, in string, axis, bd
 		idx = c.castTo(n.Name+"_idx64", in, canonical.Int64)
 	}
 	idx = c.b.Op("Unsqueeze", n.Name+"_idx", []string{idx, c.b.Ints("last", -1)})
-	y := c.b.Op("GatherND", n.Name+"_gathered", []string{data, idx}, onnxb.Int("batch_dims", bd))
+	y := c.b.Op("GatherND", n.Name+"_gathered", []string{data, idx}, canonical.IntAttr("batch_dims", bd))
 	// y: [B…, I…, params[bd:axis]…, params[axis+1:]…]; TF: [B…,
 	// params[bd:axis]…, I…, params[axis+1:]…].
 	outRank := pr - 1 + ir - bd

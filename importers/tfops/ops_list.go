@@ -5,8 +5,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // TensorLists (TF2) and TensorArrays (TF1) are held as ONNX sequences of
@@ -49,11 +48,10 @@ func listOps() map[string]opFunc {
 }
 
 // valueInfoOf is the value info of v (a sequence type for a list).
-func valueInfoOf(name string, v *value, rank int) *onnxpb.ValueInfoProto {
-	vi := valueInfo(name, v.dt, rank)
+func valueInfoOf(name string, v *value, rank int) build.Info {
+	vi := build.RankInfo(name, v.dt, rank)
 	if v.seq {
-		vi.Type = &onnxpb.TypeProto{Value: &onnxpb.TypeProto_SequenceType{SequenceType: &onnxpb.TypeProto_Sequence{
-			ElemType: valueInfo(name, v.dt, -1).Type}}}
+		vi.Type = canonical.SequenceType(canonical.TensorTypeNoShape(v.dt))
 	}
 	return vi
 }
@@ -102,7 +100,7 @@ func (c *converter) emptyList(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.setSeq(n, 0, c.b.Op("SequenceEmpty", n.Name, nil, onnxb.Int("dtype", int64(dt))), dt)
+	c.setSeq(n, 0, c.b.Op("SequenceEmpty", n.Name, nil, canonical.IntAttr("dtype", int64(dt))), dt)
 	return nil
 }
 
@@ -112,7 +110,7 @@ func knownShape(v *value) []int64 {
 	if v.konst == nil {
 		return nil
 	}
-	s, err := onnxb.I64s(v.konst)
+	s, err := v.konst.Int64s()
 	if err != nil {
 		return nil
 	}
@@ -150,9 +148,9 @@ func (c *converter) listReserve(n *Node) error {
 }
 
 func (c *converter) reserve(n *Node, idx int, cnt string, shape []int64, dt canonical.DataType) error {
-	full := c.b.Op("Concat", n.Name+"_shape", []string{c.b.Op("Reshape", n.Name+"_n", []string{cnt, c.b.Ints("one", 1)}), c.b.Ints("elem_shape", shape...)}, onnxb.Int("axis", 0))
+	full := c.b.Op("Concat", n.Name+"_shape", []string{c.b.Op("Reshape", n.Name+"_n", []string{cnt, c.b.Ints("one", 1)}), c.b.Ints("elem_shape", shape...)}, canonical.IntAttr("axis", 0))
 	zeros := c.b.Op("Expand", n.Name+"_zeros", []string{c.castTo(n.Name+"_zero", c.b.Scalar("zero", 0), dt), full})
-	c.setSeq(n, idx, c.b.Op("SplitToSequence", n.Name, []string{zeros}, onnxb.Int("axis", 0), onnxb.Int("keepdims", 0)), dt)
+	c.setSeq(n, idx, c.b.Op("SplitToSequence", n.Name, []string{zeros}, canonical.IntAttr("axis", 0), canonical.IntAttr("keepdims", 0)), dt)
 	return nil
 }
 
@@ -161,7 +159,7 @@ func (c *converter) listFromTensor(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.setSeq(n, 0, c.b.Op("SplitToSequence", n.Name, []string{vn}, onnxb.Int("axis", 0), onnxb.Int("keepdims", 0)), v.dt)
+	c.setSeq(n, 0, c.b.Op("SplitToSequence", n.Name, []string{vn}, canonical.IntAttr("axis", 0), canonical.IntAttr("keepdims", 0)), v.dt)
 	return nil
 }
 
@@ -201,7 +199,7 @@ func (c *converter) listSetItem(n *Node) error {
 }
 
 func (c *converter) stack(name, l string) string {
-	return c.b.Op("ConcatFromSequence", name, []string{l}, onnxb.Int("axis", 0), onnxb.Int("new_axis", 1))
+	return c.b.Op("ConcatFromSequence", name, []string{l}, canonical.IntAttr("axis", 0), canonical.IntAttr("new_axis", 1))
 }
 
 func (c *converter) listStack(n *Node) error {
@@ -222,7 +220,7 @@ func (c *converter) listGather(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{c.stack(n.Name+"_stacked", l.nhwc), idx}, onnxb.Int("axis", 0)), -1, l.dt)
+	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{c.stack(n.Name+"_stacked", l.nhwc), idx}, canonical.IntAttr("axis", 0)), -1, l.dt)
 	return nil
 }
 
@@ -236,9 +234,9 @@ func (c *converter) scatterSeq(name, tn, idx, count string) string {
 		count = c.b.Op("Max", name+"_count", []string{c.b.Op("Reshape", name+"_n", []string{count, c.b.Ints("one", 1)}), m})
 	}
 	rest := c.b.Op("Slice", name+"_rest", []string{c.b.Op("Shape", name+"_tshape", []string{tn}), c.b.Ints("one", 1), c.b.Ints("end", i64max)})
-	base := c.b.Op("Expand", name+"_base", []string{c.like(0, tn), c.b.Op("Concat", name+"_shape", []string{count, rest}, onnxb.Int("axis", 0))})
+	base := c.b.Op("Expand", name+"_base", []string{c.like(0, tn), c.b.Op("Concat", name+"_shape", []string{count, rest}, canonical.IntAttr("axis", 0))})
 	dense := c.b.Op("ScatterND", name+"_dense", []string{base, c.b.Op("Unsqueeze", name+"_idx", []string{idx, c.b.Ints("last", -1)}), tn})
-	return c.b.Op("SplitToSequence", name, []string{dense}, onnxb.Int("axis", 0), onnxb.Int("keepdims", 0))
+	return c.b.Op("SplitToSequence", name, []string{dense}, canonical.IntAttr("axis", 0), canonical.IntAttr("keepdims", 0))
 }
 
 func (c *converter) listScatter(n *Node) error {
@@ -269,7 +267,7 @@ func (c *converter) listSplit(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.setSeq(n, 0, c.b.Op("SplitToSequence", n.Name, []string{tn, lengths}, onnxb.Int("axis", 0)), t.dt)
+	c.setSeq(n, 0, c.b.Op("SplitToSequence", n.Name, []string{tn, lengths}, canonical.IntAttr("axis", 0)), t.dt)
 	return nil
 }
 
@@ -278,9 +276,9 @@ func (c *converter) lengthsOf(name, l string, dt canonical.DataType) string {
 	sb := c.b.Sub()
 	in := sb.Fresh(name + "_item")
 	first := sb.Op("Slice", name+"_len", []string{sb.Op("Shape", name+"_shape", []string{in}), sb.Ints("zero", 0), sb.Ints("one", 1)})
-	body := sb.Graph(name+"_body", []*onnxpb.ValueInfoProto{onnxb.ValueInfo(in, dt, nil, true)}, []*onnxpb.ValueInfoProto{onnxb.ValueInfo(first, canonical.Int64, []int64{1}, false)})
-	seq := c.b.Op("SequenceMap", name+"_lens", []string{l}, onnxb.GraphAttr("body", body))
-	return c.b.Op("ConcatFromSequence", name, []string{seq}, onnxb.Int("axis", 0))
+	body := sb.Graph(name+"_body", []build.Info{build.TensorInfo(in, dt, nil, true)}, []build.Info{build.TensorInfo(first, canonical.Int64, []int64{1}, false)})
+	seq := c.b.Op("SequenceMap", name+"_lens", []string{l}, canonical.GraphAttr("body", body))
+	return c.b.Op("ConcatFromSequence", name, []string{seq}, canonical.IntAttr("axis", 0))
 }
 
 func (c *converter) listConcat(n *Node) error {
@@ -288,7 +286,7 @@ func (c *converter) listConcat(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.setNHWC(n, 0, c.b.Op("ConcatFromSequence", n.Name, []string{l.nhwc}, onnxb.Int("axis", 0)), -1, l.dt)
+	c.setNHWC(n, 0, c.b.Op("ConcatFromSequence", n.Name, []string{l.nhwc}, canonical.IntAttr("axis", 0)), -1, l.dt)
 	c.setNHWC(n, 1, c.lengthsOf(n.Name+"_lengths", l.nhwc, l.dt), 1, canonical.Int64)
 	return nil
 }
@@ -350,10 +348,10 @@ func (c *converter) listResize(n *Node) error {
 		c.b.Op("Slice", n.Name+"_p0", []string{zeros, c.b.Ints("zero", 0), c.b.Op("Reshape", n.Name+"_rl1", []string{rank, c.b.Ints("one", 1)})}),
 		grow,
 		c.b.Op("Slice", n.Name+"_p1", []string{zeros, c.b.Ints("zero", 0), c.b.Op("Reshape", n.Name+"_rl2", []string{restLen, c.b.Ints("one", 1)})}),
-	}, onnxb.Int("axis", 0))
+	}, canonical.IntAttr("axis", 0))
 	padded := c.b.Op("Pad", n.Name+"_padded", []string{st, pads})
 	cut := c.b.Op("Slice", n.Name+"_cut", []string{padded, c.b.Ints("zero", 0), size, c.b.Ints("axis0", 0)})
-	c.setSeq(n, 0, c.b.Op("SplitToSequence", n.Name, []string{cut}, onnxb.Int("axis", 0), onnxb.Int("keepdims", 0)), l.dt)
+	c.setSeq(n, 0, c.b.Op("SplitToSequence", n.Name, []string{cut}, canonical.IntAttr("axis", 0), canonical.IntAttr("keepdims", 0)), l.dt)
 	return nil
 }
 
@@ -440,7 +438,7 @@ func (c *converter) arrayGather(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{c.stack(n.Name+"_stacked", f.nhwc), idx}, onnxb.Int("axis", 0)), -1, f.dt)
+	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{c.stack(n.Name+"_stacked", f.nhwc), idx}, canonical.IntAttr("axis", 0)), -1, f.dt)
 	return nil
 }
 
@@ -461,7 +459,7 @@ func (c *converter) arrayScatter(n *Node) error {
 	// Stack the array, scatter the rows, split it again.
 	st := c.stack(n.Name+"_stacked", f.nhwc)
 	dense := c.b.Op("ScatterND", n.Name+"_dense", []string{st, c.b.Op("Unsqueeze", n.Name+"_idx", []string{idx, c.b.Ints("last", -1)}), tn})
-	c.setSeq(n, 0, c.b.Op("SplitToSequence", n.Name, []string{dense}, onnxb.Int("axis", 0), onnxb.Int("keepdims", 0)), f.dt)
+	c.setSeq(n, 0, c.b.Op("SplitToSequence", n.Name, []string{dense}, canonical.IntAttr("axis", 0), canonical.IntAttr("keepdims", 0)), f.dt)
 	return nil
 }
 
@@ -470,7 +468,7 @@ func (c *converter) arrayConcat(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.setNHWC(n, 0, c.b.Op("ConcatFromSequence", n.Name, []string{f.nhwc}, onnxb.Int("axis", 0)), -1, f.dt)
+	c.setNHWC(n, 0, c.b.Op("ConcatFromSequence", n.Name, []string{f.nhwc}, canonical.IntAttr("axis", 0)), -1, f.dt)
 	c.setNHWC(n, 1, c.lengthsOf(n.Name+"_lengths", f.nhwc, f.dt), 1, canonical.Int64)
 	return nil
 }
@@ -488,7 +486,7 @@ func (c *converter) arraySplit(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.setSeq(n, 0, c.b.Op("SplitToSequence", n.Name, []string{tn, lengths}, onnxb.Int("axis", 0)), f.dt)
+	c.setSeq(n, 0, c.b.Op("SplitToSequence", n.Name, []string{tn, lengths}, canonical.IntAttr("axis", 0)), f.dt)
 	return nil
 }
 

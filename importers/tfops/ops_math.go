@@ -6,8 +6,6 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // mathOps are the elementwise math ops beyond the activations of opTable:
@@ -125,7 +123,7 @@ func (c *converter) floorMod(n *Node) error {
 	}
 	return c.emitElementwise(n, vs, func(ins []string) string {
 		if isInt(vs[0].dt) {
-			return c.b.Op("Mod", n.Name, ins, onnxb.Int("fmod", 0))
+			return c.b.Op("Mod", n.Name, ins, canonical.IntAttr("fmod", 0))
 		}
 		q := c.b.Op("Floor", n.Name+"_floor", []string{c.b.Op("Div", n.Name+"_div", ins)})
 		return c.b.Op("Sub", n.Name, []string{ins[0], c.b.Op("Mul", n.Name+"_mul", []string{q, ins[1]})})
@@ -141,7 +139,7 @@ func (c *converter) floorDiv(n *Node) error {
 	}
 	return c.emitElementwise(n, vs, func(ins []string) string {
 		if isInt(vs[0].dt) {
-			m := c.b.Op("Mod", n.Name+"_mod", ins, onnxb.Int("fmod", 0))
+			m := c.b.Op("Mod", n.Name+"_mod", ins, canonical.IntAttr("fmod", 0))
 			return c.b.Op("Div", n.Name, []string{c.b.Op("Sub", n.Name+"_sub", []string{ins[0], m}), ins[1]})
 		}
 		return c.b.Op("Floor", n.Name, []string{c.b.Op("Div", n.Name+"_div", ins)})
@@ -170,4 +168,3 @@ func (c *converter) atan2(n *Node) error {
 }
 
 var _ = fmt.Sprintf
-var _ *onnxpb.NodeProto

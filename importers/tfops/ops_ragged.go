@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // Ragged tensors of ragged rank 1 as TF passes them between ops: row
@@ -26,19 +25,19 @@ func raggedOps() map[string]opFunc {
 // of a ragged tensor with int64 row splits, its row (the number of
 // splits[1:] ≤ p) and its offset p − splits[row].
 func (c *converter) rowOf(name, splits string) (pos, row, off string) {
-	total := c.b.Op("Gather", name+"_total", []string{splits, c.b.I64("last", nil, []int64{-1})}, onnxb.Int("axis", 0))
+	total := c.b.Op("Gather", name+"_total", []string{splits, c.b.I64("last", nil, []int64{-1})}, canonical.IntAttr("axis", 0))
 	pos = c.b.Op("Range", name+"_pos", []string{c.b.I64("zero", nil, []int64{0}), total, c.b.I64("one", nil, []int64{1})})
 	ends := c.b.Op("Slice", name+"_ends", []string{splits, c.b.Ints("one", 1), c.b.Ints("end", i64max)})
 	le := c.b.Op("LessOrEqual", name+"_le", []string{c.b.Op("Unsqueeze", name+"_e", []string{ends, c.b.Ints("axis", 0)}), c.b.Op("Unsqueeze", name+"_p", []string{pos, c.b.Ints("axis", 1)})})
-	row = c.b.Op("ReduceSum", name+"_row", []string{c.castTo(name+"_lei", le, canonical.Int64), c.b.Ints("axis", 1)}, onnxb.Int("keepdims", 0))
-	off = c.b.Op("Sub", name+"_off", []string{pos, c.b.Op("Gather", name+"_start", []string{splits, row}, onnxb.Int("axis", 0))})
+	row = c.b.Op("ReduceSum", name+"_row", []string{c.castTo(name+"_lei", le, canonical.Int64), c.b.Ints("axis", 1)}, canonical.IntAttr("keepdims", 0))
+	off = c.b.Op("Sub", name+"_off", []string{pos, c.b.Op("Gather", name+"_start", []string{splits, row}, canonical.IntAttr("axis", 0))})
 	return pos, row, off
 }
 
 // splitsOf is the row splits [0, cumsum(lens)] of int64 row lengths.
 func (c *converter) splitsOf(name, lens string) string {
 	cs := c.b.Op("CumSum", name+"_cumsum", []string{lens, c.b.I64("axis0", nil, []int64{0})})
-	return c.b.Op("Concat", name, []string{c.b.Ints("zero", 0), cs}, onnxb.Int("axis", 0))
+	return c.b.Op("Concat", name, []string{c.b.Ints("zero", 0), cs}, canonical.IntAttr("axis", 0))
 }
 
 func (c *converter) splitsType(n *Node) (canonical.DataType, error) {
@@ -68,7 +67,7 @@ func (c *converter) raggedRange(n *Node) error {
 	splits := c.splitsOf(n.Name+"_splits", lens)
 	_, row, off := c.rowOf(n.Name, splits)
 	g := func(x, what string) string {
-		return c.b.Op("Gather", n.Name+"_"+what+"_row", []string{x, row}, onnxb.Int("axis", 0))
+		return c.b.Op("Gather", n.Name+"_"+what+"_row", []string{x, row}, canonical.IntAttr("axis", 0))
 	}
 	vals := c.b.Op("Add", n.Name+"_values", []string{g(st, "st"), c.b.Op("Mul", n.Name+"_step", []string{c.b.Op("CastLike", n.Name+"_offc", []string{off, st}), g(d, "d")})})
 	dt, err := c.splitsType(n)
@@ -120,7 +119,7 @@ func (c *converter) raggedToTensor(n *Node) error {
 		nrows = c.b.Op("Reshape", n.Name+"_nrows", []string{nrows, c.b.I64("scalar", []int64{0}, nil)})
 		rows := c.b.Op("Range", n.Name+"_rows", []string{c.b.I64("zero", nil, []int64{0}), nrows, c.b.I64("one", nil, []int64{1})})
 		hit := c.b.Op("Equal", n.Name+"_hit", []string{c.b.Op("Unsqueeze", n.Name+"_ids", []string{ids, c.b.Ints("axis", 1)}), rows})
-		lens := c.b.Op("ReduceSum", n.Name+"_lens", []string{c.castTo(n.Name+"_hiti", hit, canonical.Int64), c.b.Ints("axis0", 0)}, onnxb.Int("keepdims", 0))
+		lens := c.b.Op("ReduceSum", n.Name+"_lens", []string{c.castTo(n.Name+"_hiti", hit, canonical.Int64), c.b.Ints("axis0", 0)}, canonical.IntAttr("keepdims", 0))
 		splits = c.splitsOf(n.Name+"_splits", lens)
 	default:
 		return fmt.Errorf("row_partition_types %q: one ragged dimension (ROW_SPLITS, or FIRST_DIM_SIZE and VALUE_ROWIDS) is supported", types)
@@ -129,7 +128,7 @@ func (c *converter) raggedToTensor(n *Node) error {
 	nrows := c.b.Op("Shape", n.Name+"_nr", []string{lens})
 	ncols := c.reduceOp("ReduceMax", n.Name+"_nc", lens, []int64{0}, true)
 	if sv.konst != nil {
-		if s, err := onnxb.I64s(sv.konst); err == nil && len(s) >= 2 {
+		if s, err := sv.konst.Int64s(); err == nil && len(s) >= 2 {
 			if s[0] >= 0 {
 				nrows = c.b.Ints("rows", s[0])
 			}
@@ -146,11 +145,11 @@ func (c *converter) raggedToTensor(n *Node) error {
 	nreal := c.b.Op("Size", n.Name+"_nreal", []string{lens})
 	inRows := c.b.Op("Less", n.Name+"_inrows", []string{r, nreal})
 	rs := c.b.Op("Where", n.Name+"_rsafe", []string{inRows, r, c.b.I64("zero", nil, []int64{0})})
-	rowLen := c.b.Op("Where", n.Name+"_rowlen", []string{inRows, c.b.Op("Gather", n.Name+"_lenr", []string{lens, rs}, onnxb.Int("axis", 0)), c.b.I64("zero", nil, []int64{0})})
+	rowLen := c.b.Op("Where", n.Name+"_rowlen", []string{inRows, c.b.Op("Gather", n.Name+"_lenr", []string{lens, rs}, canonical.IntAttr("axis", 0)), c.b.I64("zero", nil, []int64{0})})
 	valid := c.b.Op("Less", n.Name+"_valid", []string{k, rowLen})
-	src := c.b.Op("Add", n.Name+"_src", []string{c.b.Op("Gather", n.Name+"_start", []string{splits, rs}, onnxb.Int("axis", 0)), k})
+	src := c.b.Op("Add", n.Name+"_src", []string{c.b.Op("Gather", n.Name+"_start", []string{splits, rs}, canonical.IntAttr("axis", 0)), k})
 	src = c.b.Op("Where", n.Name+"_srcsafe", []string{valid, src, c.b.I64("zero", nil, []int64{0})})
-	g := c.b.Op("Gather", n.Name+"_g", []string{vn, src}, onnxb.Int("axis", 0))
+	g := c.b.Op("Gather", n.Name+"_g", []string{vn, src}, canonical.IntAttr("axis", 0))
 	mask := valid
 	if v.rank > 1 {
 		axes := make([]int64, v.rank-1)
@@ -189,13 +188,13 @@ func (c *converter) raggedGather(n *Node) error {
 	if err != nil {
 		return err
 	}
-	lo := c.b.Op("Gather", n.Name+"_lo", []string{splits, idx}, onnxb.Int("axis", 0))
-	hi := c.b.Op("Gather", n.Name+"_hi", []string{splits, c.b.Op("Add", n.Name+"_idx1", []string{idx, c.b.I64("one", nil, []int64{1})})}, onnxb.Int("axis", 0))
+	lo := c.b.Op("Gather", n.Name+"_lo", []string{splits, idx}, canonical.IntAttr("axis", 0))
+	hi := c.b.Op("Gather", n.Name+"_hi", []string{splits, c.b.Op("Add", n.Name+"_idx1", []string{idx, c.b.I64("one", nil, []int64{1})})}, canonical.IntAttr("axis", 0))
 	out := c.splitsOf(n.Name+"_splits", c.b.Op("Sub", n.Name+"_lens", []string{hi, lo}))
 	_, row, off := c.rowOf(n.Name, out)
-	src := c.b.Op("Add", n.Name+"_src", []string{c.b.Op("Gather", n.Name+"_base", []string{lo, row}, onnxb.Int("axis", 0)), off})
+	src := c.b.Op("Add", n.Name+"_src", []string{c.b.Op("Gather", n.Name+"_base", []string{lo, row}, canonical.IntAttr("axis", 0)), off})
 	c.setNHWC(n, 0, c.castTo(n.Name, out, sv.dt), 1, sv.dt)
-	c.setNHWC(n, 1, c.b.Op("Gather", n.Name+"_values", []string{vn, src}, onnxb.Int("axis", 0)), v.rank, v.dt)
+	c.setNHWC(n, 1, c.b.Op("Gather", n.Name+"_values", []string{vn, src}, canonical.IntAttr("axis", 0)), v.rank, v.dt)
 	return nil
 }
 
@@ -254,7 +253,7 @@ func (c *converter) imageTransform(n *Node) error {
 	px := c.b.F32("px", []int64{1, oh, ow}, xs)
 	py := c.b.F32("py", []int64{1, oh, ow}, ys)
 	col := func(i int64) string {
-		g := c.b.Op("Gather", fmt.Sprintf("%s_t%d", n.Name, i), []string{tn, c.b.I64("col", nil, []int64{i})}, onnxb.Int("axis", 1))
+		g := c.b.Op("Gather", fmt.Sprintf("%s_t%d", n.Name, i), []string{tn, c.b.I64("col", nil, []int64{i})}, canonical.IntAttr("axis", 1))
 		return c.b.Op("Unsqueeze", fmt.Sprintf("%s_u%d", n.Name, i), []string{g, c.b.Ints("axes", 1, 2)})
 	}
 	lin := func(a, b, cc string, what string) string {
@@ -263,9 +262,9 @@ func (c *converter) imageTransform(n *Node) error {
 	k := lin(col(6), col(7), c.b.Scalar("one", 1), "k")
 	mx := c.b.Op("Div", n.Name+"_mx", []string{lin(col(0), col(1), col(2), "nx"), k})
 	my := c.b.Op("Div", n.Name+"_my", []string{lin(col(3), col(4), col(5), "ny"), k})
-	shape := c.b.Op("Cast", n.Name+"_shape_f", []string{c.b.Op("Shape", n.Name+"_shape", []string{xin})}, onnxb.Int("to", int64(canonical.Float)))
+	shape := c.b.Op("Cast", n.Name+"_shape_f", []string{c.b.Op("Shape", n.Name+"_shape", []string{xin})}, canonical.IntAttr("to", int64(canonical.Float)))
 	dim := func(i int64, what string) string {
-		return c.b.Op("Gather", n.Name+"_"+what, []string{shape, c.b.I64(what, nil, []int64{i})}, onnxb.Int("axis", 0))
+		return c.b.Op("Gather", n.Name+"_"+what, []string{shape, c.b.I64(what, nil, []int64{i})}, canonical.IntAttr("axis", 0))
 	}
 	norm := func(m, size, what string) string {
 		den := c.b.Op("Max", n.Name+"_"+what+"_den", []string{c.b.Op("Sub", n.Name+"_"+what+"_m1", []string{size, c.b.Scalar("one", 1)}), c.b.Scalar("one", 1)})
@@ -275,17 +274,17 @@ func (c *converter) imageTransform(n *Node) error {
 	gy := c.b.Op("Unsqueeze", n.Name+"_gyu", []string{norm(my, dim(2, "h"), "gy"), c.b.Ints("last", -1)})
 	// The transforms may be one for the whole batch.
 	nb := c.b.Op("Slice", n.Name+"_nb", []string{c.b.Op("Shape", n.Name+"_xshape", []string{xin}), c.b.Ints("zero", 0), c.b.Ints("one", 1)})
-	grid := c.b.Op("Expand", n.Name+"_grid", []string{c.b.Op("Concat", n.Name+"_gridxy", []string{gx, gy}, onnxb.Int("axis", -1)),
-		c.b.Op("Concat", n.Name+"_gshape", []string{nb, c.b.Ints("hw2", oh, ow, 2)}, onnxb.Int("axis", 0))})
+	grid := c.b.Op("Expand", n.Name+"_grid", []string{c.b.Op("Concat", n.Name+"_gridxy", []string{gx, gy}, canonical.IntAttr("axis", -1)),
+		c.b.Op("Concat", n.Name+"_gshape", []string{nb, c.b.Ints("hw2", oh, ow, 2)}, canonical.IntAttr("axis", 0))})
 	if fillMode == "NEAREST" {
 		// Coordinates clamped to the image: GridSample's border padding.
-		y := c.b.Op("GridSample", n.Name, []string{xin, grid}, onnxb.Int("align_corners", 1), onnxb.String("mode", mode), onnxb.String("padding_mode", "border"))
+		y := c.b.Op("GridSample", n.Name, []string{xin, grid}, canonical.IntAttr("align_corners", 1), canonical.StringAttr("mode", mode), canonical.StringAttr("padding_mode", "border"))
 		c.set(n, 0, &value{nchw: y, rank: 4, dt: x.dt})
 		return nil
 	}
 	fill := c.b.Op("CastLike", n.Name+"_fill", []string{fn, xin})
 	s := c.b.Op("GridSample", n.Name+"_sampled", []string{c.b.Op("Sub", n.Name+"_shifted", []string{xin, fill}), grid},
-		onnxb.Int("align_corners", 1), onnxb.String("mode", mode), onnxb.String("padding_mode", "zeros"))
+		canonical.IntAttr("align_corners", 1), canonical.StringAttr("mode", mode), canonical.StringAttr("padding_mode", "zeros"))
 	c.set(n, 0, &value{nchw: c.b.Op("Add", n.Name, []string{s, fill}), rank: 4, dt: x.dt})
 	return nil
 }
@@ -314,28 +313,28 @@ func (c *converter) sparseFillEmptyRows(n *Node) error {
 	nrows := c.b.Op("Slice", n.Name+"_nrows", []string{shape, c.b.Ints("zero", 0), c.b.Ints("one", 1)})
 	nr := c.b.Op("Reshape", n.Name+"_nr", []string{nrows, c.b.I64("scalar", []int64{0}, nil)})
 	rows := c.b.Op("Range", n.Name+"_rows", []string{c.b.I64("zero", nil, []int64{0}), nr, c.b.I64("one", nil, []int64{1})})
-	r0 := c.b.Op("Gather", n.Name+"_r0", []string{idx, c.b.I64("c0", nil, []int64{0})}, onnxb.Int("axis", 1))
+	r0 := c.b.Op("Gather", n.Name+"_r0", []string{idx, c.b.I64("c0", nil, []int64{0})}, canonical.IntAttr("axis", 1))
 	hit := c.b.Op("Equal", n.Name+"_hit", []string{c.b.Op("Unsqueeze", n.Name+"_r0u", []string{r0, c.b.Ints("axis", 1)}), rows})
-	cnt := c.b.Op("ReduceSum", n.Name+"_cnt", []string{c.castTo(n.Name+"_hiti", hit, canonical.Int64), c.b.Ints("axis0", 0)}, onnxb.Int("keepdims", 1))
+	cnt := c.b.Op("ReduceSum", n.Name+"_cnt", []string{c.castTo(n.Name+"_hiti", hit, canonical.Int64), c.b.Ints("axis0", 0)}, canonical.IntAttr("keepdims", 1))
 	cnt = c.b.Op("Reshape", n.Name+"_cntf", []string{cnt, c.b.Ints("flat", -1)})
 	empty := c.b.Op("Equal", n.Name+"_empty", []string{cnt, c.b.I64("zero", nil, []int64{0})})
 	emptyRows := c.b.Op("Reshape", n.Name+"_erows", []string{c.b.Op("NonZero", n.Name+"_nz", []string{empty}), c.b.Ints("flat", -1)})
 	// New entries: (row, 0, …, 0).
 	rank := c.b.Op("Shape", n.Name+"_rank", []string{shape})
-	zerosRest := c.b.Op("Expand", n.Name+"_zr", []string{c.b.I64("zero", nil, []int64{0}), c.b.Op("Concat", n.Name+"_zrs", []string{c.b.Op("Shape", n.Name+"_ne", []string{emptyRows}), c.b.Op("Sub", n.Name+"_rm1", []string{rank, c.b.Ints("one", 1)})}, onnxb.Int("axis", 0))})
-	newIdx := c.b.Op("Concat", n.Name+"_newidx", []string{c.b.Op("Unsqueeze", n.Name+"_eru", []string{emptyRows, c.b.Ints("axis", 1)}), zerosRest}, onnxb.Int("axis", 1))
+	zerosRest := c.b.Op("Expand", n.Name+"_zr", []string{c.b.I64("zero", nil, []int64{0}), c.b.Op("Concat", n.Name+"_zrs", []string{c.b.Op("Shape", n.Name+"_ne", []string{emptyRows}), c.b.Op("Sub", n.Name+"_rm1", []string{rank, c.b.Ints("one", 1)})}, canonical.IntAttr("axis", 0))})
+	newIdx := c.b.Op("Concat", n.Name+"_newidx", []string{c.b.Op("Unsqueeze", n.Name+"_eru", []string{emptyRows, c.b.Ints("axis", 1)}), zerosRest}, canonical.IntAttr("axis", 1))
 	newVals := c.b.Op("Expand", n.Name+"_newvals", []string{dn, c.b.Op("Shape", n.Name+"_ne2", []string{emptyRows})})
-	allIdx := c.b.Op("Concat", n.Name+"_allidx", []string{idx, newIdx}, onnxb.Int("axis", 0))
-	allVals := c.b.Op("Concat", n.Name+"_allvals", []string{vn, newVals}, onnxb.Int("axis", 0))
+	allIdx := c.b.Op("Concat", n.Name+"_allidx", []string{idx, newIdx}, canonical.IntAttr("axis", 0))
+	allVals := c.b.Op("Concat", n.Name+"_allvals", []string{vn, newVals}, canonical.IntAttr("axis", 0))
 	// Stable sort by row: key row·M + position, M the entry count.
-	allRows := c.b.Op("Gather", n.Name+"_allrows", []string{allIdx, c.b.I64("c0", nil, []int64{0})}, onnxb.Int("axis", 1))
+	allRows := c.b.Op("Gather", n.Name+"_allrows", []string{allIdx, c.b.I64("c0", nil, []int64{0})}, canonical.IntAttr("axis", 1))
 	m := c.b.Op("Shape", n.Name+"_m", []string{allRows})
 	pos := c.b.Op("Range", n.Name+"_pos", []string{c.b.I64("zero", nil, []int64{0}), c.b.Op("Reshape", n.Name+"_ms", []string{m, c.b.I64("scalar", []int64{0}, nil)}), c.b.I64("one", nil, []int64{1})})
 	key := c.b.Op("Add", n.Name+"_key", []string{c.b.Op("Mul", n.Name+"_rk", []string{allRows, m}), pos})
 	sorted, order := c.b.Fresh(n.Name+"_sorted"), c.b.Fresh(n.Name+"_order")
-	c.b.Node("TopK", []string{key, m}, []string{sorted, order}, onnxb.Int("axis", 0), onnxb.Int("largest", 0), onnxb.Int("sorted", 1))
-	outIdx := c.b.Op("Gather", n.Name+"_out_indices", []string{allIdx, order}, onnxb.Int("axis", 0))
-	outVals := c.b.Op("Gather", n.Name+"_out_values", []string{allVals, order}, onnxb.Int("axis", 0))
+	c.b.Node("TopK", []string{key, m}, []string{sorted, order}, canonical.IntAttr("axis", 0), canonical.IntAttr("largest", 0), canonical.IntAttr("sorted", 1))
+	outIdx := c.b.Op("Gather", n.Name+"_out_indices", []string{allIdx, order}, canonical.IntAttr("axis", 0))
+	outVals := c.b.Op("Gather", n.Name+"_out_values", []string{allVals, order}, canonical.IntAttr("axis", 0))
 	// reverse_index_map[i]: where input entry i went.
 	inv := c.b.Op("ScatterND", n.Name+"_inv", []string{pos, c.b.Op("Unsqueeze", n.Name+"_ordu", []string{order, c.b.Ints("axis", 1)}), pos})
 	n0 := c.b.Op("Slice", n.Name+"_n0", []string{c.b.Op("Shape", n.Name+"_vshape", []string{vn}), c.b.Ints("zero", 0), c.b.Ints("one", 1)})

@@ -6,11 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // randomOps are the random and complex/spectral ops, and FakeQuant;
@@ -74,7 +70,7 @@ func (c *converter) randomUniform(n *Node) error {
 	if _, ok := n.Attrs["maxval"]; !ok {
 		hi = 1
 	}
-	y := c.b.Op("RandomUniformLike", n.Name, []string{tmpl}, onnxb.Int("dtype", int64(dt)), onnxb.Float("low", lo), onnxb.Float("high", hi))
+	y := c.b.Op("RandomUniformLike", n.Name, []string{tmpl}, canonical.IntAttr("dtype", int64(dt)), canonical.FloatAttr("low", lo), canonical.FloatAttr("high", hi))
 	c.setNHWC(n, 0, y, rank, dt)
 	return nil
 }
@@ -106,10 +102,10 @@ func (c *converter) randomNormal(n *Node) error {
 		if err != nil {
 			return err
 		}
-		t3 := c.b.Op("Expand", n.Name+"_template3", []string{c.b.Scalar("zero", 0), c.b.Op("Concat", n.Name+"_shape3", []string{c.b.Ints("three", 3), s}, onnxb.Int("axis", 0))})
-		draws := c.b.Op("RandomNormalLike", n.Name+"_draws", []string{t3}, onnxb.Int("dtype", int64(canonical.Float)))
+		t3 := c.b.Op("Expand", n.Name+"_template3", []string{c.b.Scalar("zero", 0), c.b.Op("Concat", n.Name+"_shape3", []string{c.b.Ints("three", 3), s}, canonical.IntAttr("axis", 0))})
+		draws := c.b.Op("RandomNormalLike", n.Name+"_draws", []string{t3}, canonical.IntAttr("dtype", int64(canonical.Float)))
 		draw := func(k int64) string {
-			return c.b.Op("Gather", fmt.Sprintf("%s_draw%d", n.Name, k), []string{draws, c.b.I64("k", nil, []int64{k})}, onnxb.Int("axis", 0))
+			return c.b.Op("Gather", fmt.Sprintf("%s_draw%d", n.Name, k), []string{draws, c.b.I64("k", nil, []int64{k})}, canonical.IntAttr("axis", 0))
 		}
 		two := c.b.Scalar("two", 2)
 		pick := func(a, b, what string) string {
@@ -119,7 +115,7 @@ func (c *converter) randomNormal(n *Node) error {
 		last := c.b.Op("Clip", n.Name+"_clipped", []string{draw(2), c.b.Scalar("minus_two", -2), two})
 		y = pick(draw(0), pick(draw(1), last, "second"), "first")
 	} else {
-		y = c.b.Op("RandomNormalLike", n.Name+"_draw", []string{tmpl}, onnxb.Int("dtype", int64(canonical.Float)))
+		y = c.b.Op("RandomNormalLike", n.Name+"_draw", []string{tmpl}, canonical.IntAttr("dtype", int64(canonical.Float)))
 	}
 	if mean != 0 || std != 1 {
 		y = c.b.Op("Add", n.Name+"_shifted", []string{c.b.Op("Mul", n.Name+"_scaled", []string{y, c.b.Scalar("std", std)}), c.b.Scalar("mean", mean)})
@@ -156,7 +152,7 @@ func (c *converter) randomUniformInt(n *Node) error {
 	} else {
 		lo, hi = c.b.Scalar("minval", float32(c.attrInt(n, "minval", 0))), c.b.Scalar("maxval", float32(c.attrInt(n, "maxval", 0)))
 	}
-	u := c.b.Op("RandomUniformLike", n.Name+"_u", []string{tmpl}, onnxb.Int("dtype", int64(canonical.Float)))
+	u := c.b.Op("RandomUniformLike", n.Name+"_u", []string{tmpl}, canonical.IntAttr("dtype", int64(canonical.Float)))
 	v := c.b.Op("Add", n.Name+"_v", []string{c.b.Op("Floor", n.Name+"_floor", []string{c.b.Op("Mul", n.Name+"_span", []string{u, c.b.Op("Sub", n.Name+"_range", []string{hi, lo})})}), lo})
 	c.setNHWC(n, 0, c.castTo(n.Name, v, dt), rank, dt)
 	return nil
@@ -185,7 +181,7 @@ func (c *converter) multinomial(n *Node) error {
 	if dt != canonical.Int32 && dt != canonical.Int64 {
 		dt = canonical.Int64
 	}
-	c.setNHWC(n, 0, c.b.Op("Multinomial", n.Name, []string{ln}, onnxb.Int("sample_size", k[0]), onnxb.Int("dtype", int64(dt))), 2, dt)
+	c.setNHWC(n, 0, c.b.Op("Multinomial", n.Name, []string{ln}, canonical.IntAttr("sample_size", k[0]), canonical.IntAttr("dtype", int64(dt))), 2, dt)
 	return nil
 }
 
@@ -200,7 +196,7 @@ func (c *converter) complexIn(n *Node, i int) (*value, string, error) {
 		return v, vn, nil
 	}
 	re := c.b.Op("Unsqueeze", n.Name+"_re", []string{vn, c.b.Ints("last", -1)})
-	return v, c.b.Op("Concat", n.Name+"_complex", []string{re, c.b.Op("Mul", n.Name+"_im", []string{re, c.like(0, re)})}, onnxb.Int("axis", -1)), nil
+	return v, c.b.Op("Concat", n.Name+"_complex", []string{re, c.b.Op("Mul", n.Name+"_im", []string{re, c.like(0, re)})}, canonical.IntAttr("axis", -1)), nil
 }
 
 func (c *converter) complexOp(n *Node) error {
@@ -216,7 +212,7 @@ func (c *converter) complexOp(n *Node) error {
 	zero := c.b.Op("Mul", n.Name+"_zero", []string{c.b.Op("Add", n.Name+"_b", []string{rn, in}), c.like(0, rn)})
 	re := c.b.Op("Unsqueeze", n.Name+"_re", []string{c.b.Op("Add", n.Name+"_rb", []string{rn, zero}), c.b.Ints("last", -1)})
 	im := c.b.Op("Unsqueeze", n.Name+"_im", []string{c.b.Op("Add", n.Name+"_ib", []string{in, zero}), c.b.Ints("last", -1)})
-	c.set(n, 0, &value{nhwc: c.b.Op("Concat", n.Name, []string{re, im}, onnxb.Int("axis", -1)), rank: r.rank, dt: r.dt, cplx: true})
+	c.set(n, 0, &value{nhwc: c.b.Op("Concat", n.Name, []string{re, im}, canonical.IntAttr("axis", -1)), rank: r.rank, dt: r.dt, cplx: true})
 	return nil
 }
 
@@ -237,7 +233,7 @@ func (c *converter) realImag(n *Node) error {
 	if n.Op == "Imag" {
 		k = 1
 	}
-	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{vn, c.b.I64("part", nil, []int64{k})}, onnxb.Int("axis", -1)), v.rank, v.dt)
+	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{vn, c.b.I64("part", nil, []int64{k})}, canonical.IntAttr("axis", -1)), v.rank, v.dt)
 	return nil
 }
 
@@ -246,7 +242,7 @@ func (c *converter) complexAbs(n *Node) error {
 	if err != nil {
 		return err
 	}
-	sq := c.b.Op("ReduceSum", n.Name+"_sq", []string{c.b.Op("Mul", n.Name+"_sq2", []string{vn, vn}), c.b.Ints("last", -1)}, onnxb.Int("keepdims", 0))
+	sq := c.b.Op("ReduceSum", n.Name+"_sq", []string{c.b.Op("Mul", n.Name+"_sq2", []string{vn, vn}), c.b.Ints("last", -1)}, canonical.IntAttr("keepdims", 0))
 	c.setNHWC(n, 0, c.b.Op("Sqrt", n.Name, []string{sq}), v.rank, v.dt)
 	return nil
 }
@@ -273,7 +269,7 @@ func (c *converter) fft(n *Node) error {
 	if n.Op == "IFFT" {
 		inv = 1
 	}
-	y := c.b.Op("DFT", n.Name, []string{vn}, onnxb.Int("axis", ax), onnxb.Int("inverse", inv))
+	y := c.b.Op("DFT", n.Name, []string{vn}, canonical.IntAttr("axis", ax), canonical.IntAttr("inverse", inv))
 	c.set(n, 0, &value{nhwc: y, rank: v.rank, dt: v.dt, cplx: true})
 	return nil
 }
@@ -307,7 +303,7 @@ func (c *converter) rfft(n *Node) error {
 		return err
 	}
 	x := c.b.Op("Unsqueeze", n.Name+"_real", []string{vn, c.b.Ints("last", -1)})
-	y := c.b.Op("DFT", n.Name, []string{x, c.b.I64("fft_length", nil, []int64{l})}, onnxb.Int("axis", ax), onnxb.Int("onesided", 1))
+	y := c.b.Op("DFT", n.Name, []string{x, c.b.I64("fft_length", nil, []int64{l})}, canonical.IntAttr("axis", ax), canonical.IntAttr("onesided", 1))
 	c.set(n, 0, &value{nhwc: y, rank: v.rank, dt: v.dt, cplx: true})
 	return nil
 }
@@ -339,9 +335,9 @@ func (c *converter) irfft(n *Node) error {
 		conj := c.b.Op("Mul", n.Name+"_conj", []string{mirror, c.b.F32("conj", []int64{2}, []float32{1, -1})})
 		parts = append(parts, conj)
 	}
-	full := c.b.Op("Concat", n.Name+"_full", parts, onnxb.Int("axis", ax))
-	inv := c.b.Op("DFT", n.Name+"_inverse", []string{full}, onnxb.Int("axis", ax), onnxb.Int("inverse", 1))
-	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{inv, c.b.I64("part", nil, []int64{0})}, onnxb.Int("axis", -1)), v.rank, v.dt)
+	full := c.b.Op("Concat", n.Name+"_full", parts, canonical.IntAttr("axis", ax))
+	inv := c.b.Op("DFT", n.Name+"_inverse", []string{full}, canonical.IntAttr("axis", ax), canonical.IntAttr("inverse", 1))
+	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{inv, c.b.I64("part", nil, []int64{0})}, canonical.IntAttr("axis", -1)), v.rank, v.dt)
 	return nil
 }
 
@@ -363,7 +359,7 @@ func (c *converter) fakeQuant(n *Node) error {
 			if v.konst == nil {
 				return errors.New("min and max must be constants")
 			}
-			f, err := onnxb.F32s(v.konst)
+			f, err := v.konst.Float32s()
 			if err != nil || len(f) != 1 {
 				return errors.New("min and max must be scalars (per-channel ranges are not supported)")
 			}
@@ -403,16 +399,16 @@ var randomONNXOps = map[string]bool{"RandomUniform": true, "RandomUniformLike": 
 
 // hasRandom reports whether g or a subgraph of one of its nodes holds a
 // random op.
-func hasRandom(g *onnxpb.GraphProto, depth int) bool {
+func hasRandom(g *canonical.Graph, depth int) bool {
 	if g == nil || depth > maxFuncDepth+4 {
 		return false
 	}
-	for _, n := range g.GetNode() {
-		if randomONNXOps[n.GetOpType()] {
+	for _, n := range g.Nodes {
+		if randomONNXOps[n.OpType] {
 			return true
 		}
-		for _, a := range n.GetAttribute() {
-			if hasRandom(a.GetG(), depth+1) {
+		for _, a := range n.Attributes {
+			if hasRandom(a.G, depth+1) {
 				return true
 			}
 		}
@@ -420,35 +416,37 @@ func hasRandom(g *onnxpb.GraphProto, depth int) bool {
 	return false
 }
 
-// markRandomOutputs records MetaRandomOutputs on mp (nodes are in
+// markRandomOutputs records MetaRandomOutputs on m (nodes are in
 // topological order, as the converter adds them).
-func markRandomOutputs(mp *onnxpb.ModelProto) {
-	g := mp.GetGraph()
+func markRandomOutputs(m *canonical.Model) {
+	g := m.Graph
 	if !hasRandom(g, 0) {
 		return
 	}
-	tainted := map[string]bool{}
-	for _, n := range g.GetNode() {
-		t := randomONNXOps[n.GetOpType()]
-		for _, in := range n.GetInput() {
-			t = t || tainted[in]
+	tainted := map[*canonical.Value]bool{}
+	for _, n := range g.Nodes {
+		t := randomONNXOps[n.OpType]
+		for _, in := range n.Inputs {
+			t = t || (in != nil && tainted[in])
 		}
-		for _, a := range n.GetAttribute() {
-			t = t || hasRandom(a.GetG(), 1)
+		for _, a := range n.Attributes {
+			t = t || hasRandom(a.G, 1)
 		}
 		if t {
-			for _, o := range n.GetOutput() {
-				tainted[o] = true
+			for _, o := range n.Outputs {
+				if o != nil {
+					tainted[o] = true
+				}
 			}
 		}
 	}
 	var names []string
-	for _, o := range g.GetOutput() {
-		if tainted[o.GetName()] {
-			names = append(names, o.GetName())
+	for _, o := range g.Outputs {
+		if tainted[o] {
+			names = append(names, o.Name)
 		}
 	}
 	if len(names) > 0 {
-		mp.MetadataProps = append(mp.MetadataProps, &onnxpb.StringStringEntryProto{Key: proto.String(MetaRandomOutputs), Value: proto.String(strings.Join(names, ","))})
+		m.MetadataProps = append(m.MetadataProps, canonical.StringPair{Key: MetaRandomOutputs, Value: strings.Join(names, ",")})
 	}
 }

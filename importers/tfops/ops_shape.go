@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // shapeOps are the shape, creation, scan and indexing ops beyond
@@ -106,7 +104,7 @@ func (c *converter) outType(n *Node, attr string, def canonical.DataType) (canon
 }
 
 func (c *converter) castTo(name, x string, dt canonical.DataType) string {
-	return c.b.Op("Cast", name, []string{x}, onnxb.Int("to", int64(dt)))
+	return c.b.Op("Cast", name, []string{x}, canonical.IntAttr("to", int64(dt)))
 }
 
 func (c *converter) argMinMax(n *Node) error {
@@ -122,7 +120,7 @@ func (c *converter) argMinMax(n *Node) error {
 	if err != nil {
 		return err
 	}
-	y := c.b.Op(n.Op, n.Name+"_i64", []string{xn}, onnxb.Int("axis", ax), onnxb.Int("keepdims", 0))
+	y := c.b.Op(n.Op, n.Name+"_i64", []string{xn}, canonical.IntAttr("axis", ax), canonical.IntAttr("keepdims", 0))
 	if dt != canonical.Int64 {
 		y = c.castTo(n.Name, y, dt)
 	}
@@ -181,7 +179,7 @@ func (c *converter) shapeN(n *Node) error {
 // shapeRank is the length of a constant shape input, -1 otherwise.
 func shapeRank(v *value) int {
 	if v.konst != nil {
-		if s, err := onnxb.I64s(v.konst); err == nil {
+		if s, err := v.konst.Int64s(); err == nil {
 			return len(s)
 		}
 	}
@@ -299,12 +297,12 @@ func (c *converter) oneHot(n *Node) error {
 	i64 = c.b.Op("Where", n.Name+"_idx", []string{neg, d1, i64})
 	values := c.b.Op("Concat", n.Name+"_values", []string{
 		c.b.Op("Reshape", n.Name+"_off", []string{offN, c.b.Ints("one", 1)}),
-		c.b.Op("Reshape", n.Name+"_on", []string{onN, c.b.Ints("one", 1)})}, onnxb.Int("axis", 0))
+		c.b.Op("Reshape", n.Name+"_on", []string{onN, c.b.Ints("one", 1)})}, canonical.IntAttr("axis", 0))
 	rank := -1
 	if iv.rank >= 0 {
 		rank = iv.rank + 1
 	}
-	c.setNHWC(n, 0, c.b.Op("OneHot", n.Name, []string{i64, d1, values}, onnxb.Int("axis", axis)), rank, on.dt)
+	c.setNHWC(n, 0, c.b.Op("OneHot", n.Name, []string{i64, d1, values}, canonical.IntAttr("axis", axis)), rank, on.dt)
 	return nil
 }
 
@@ -329,7 +327,7 @@ func (c *converter) cumulative(n *Node) error {
 	}
 	axis := c.b.I64(n.Name+"_axis", nil, []int64{ax})
 	cum := func(name, v string) string {
-		return c.b.Op("CumSum", name, []string{v, axis}, onnxb.Int("exclusive", attrs[0]), onnxb.Int("reverse", attrs[1]))
+		return c.b.Op("CumSum", name, []string{v, axis}, canonical.IntAttr("exclusive", attrs[0]), canonical.IntAttr("reverse", attrs[1]))
 	}
 	if n.Op == "Cumsum" {
 		c.setNHWC(n, 0, cum(n.Name, xn), x.rank, x.dt)
@@ -342,7 +340,7 @@ func (c *converter) cumulative(n *Node) error {
 	zero := c.like(0, xf)
 	mag := c.b.Op("Exp", n.Name+"_mag", []string{cum(n.Name+"_logsum", c.b.Op("Log", n.Name+"_log", []string{c.b.Op("Abs", n.Name+"_abs", []string{xf})}))})
 	negs := cum(n.Name+"_negs", c.castTo(n.Name+"_isneg", c.b.Op("Less", n.Name+"_neg", []string{xf, zero}), canonical.Float))
-	odd := c.b.Op("Mod", n.Name+"_odd", []string{negs, c.b.Scalar("two", 2)}, onnxb.Int("fmod", 1))
+	odd := c.b.Op("Mod", n.Name+"_odd", []string{negs, c.b.Scalar("two", 2)}, canonical.IntAttr("fmod", 1))
 	sign := c.b.Op("Sub", n.Name+"_sign", []string{c.b.Scalar("one", 1), c.b.Op("Mul", n.Name+"_2odd", []string{odd, c.b.Scalar("two", 2)})})
 	zeros := cum(n.Name+"_zeros", c.castTo(n.Name+"_iszero", c.b.Op("Equal", n.Name+"_eq0", []string{xf, zero}), canonical.Float))
 	p := c.b.Op("Mul", n.Name+"_signed", []string{c.b.Op("CastLike", n.Name+"_signl", []string{sign, mag}), mag})
@@ -419,7 +417,7 @@ func (c *converter) scatterNd(n *Node) error {
 		return err
 	}
 	base := c.zerosOf(n.Name+"_zeros", s, un)
-	c.setNHWC(n, 0, c.b.Op("ScatterND", n.Name, []string{base, idx, un}, onnxb.String("reduction", "add")), shapeRank(sv), u.dt)
+	c.setNHWC(n, 0, c.b.Op("ScatterND", n.Name, []string{base, idx, un}, canonical.StringAttr("reduction", "add")), shapeRank(sv), u.dt)
 	return nil
 }
 
@@ -487,7 +485,7 @@ func (c *converter) matrixBandPart(n *Node) error {
 	}
 	shape := c.b.Op("Shape", n.Name+"_shape", []string{xn})
 	dim := func(k int64, what string) string {
-		d := c.b.Op("Gather", n.Name+"_"+what, []string{shape, c.b.I64(what, nil, []int64{k})}, onnxb.Int("axis", 0))
+		d := c.b.Op("Gather", n.Name+"_"+what, []string{shape, c.b.I64(what, nil, []int64{k})}, canonical.IntAttr("axis", 0))
 		return c.b.Op("Range", n.Name+"_"+what+"_range", []string{c.b.I64("zero", nil, []int64{0}), d, c.b.I64("one", nil, []int64{1})})
 	}
 	i := c.b.Op("Unsqueeze", n.Name+"_i", []string{dim(-2, "rows"), c.b.Ints("axis", 1)})
@@ -522,10 +520,10 @@ func (c *converter) depthToSpace(n *Node) error {
 	if bs < 2 || bs > 1<<12 {
 		return fmt.Errorf("block_size %d", bs)
 	}
-	attrs := onnxb.Int("blocksize", bs)
+	attrs := canonical.IntAttr("blocksize", bs)
 	var y string
 	if n.Op == "DepthToSpace" {
-		y = c.b.Op("DepthToSpace", n.Name, []string{xn}, attrs, onnxb.String("mode", "DCR"))
+		y = c.b.Op("DepthToSpace", n.Name, []string{xn}, attrs, canonical.StringAttr("mode", "DCR"))
 	} else {
 		y = c.b.Op("SpaceToDepth", n.Name, []string{xn}, attrs)
 	}
@@ -607,9 +605,9 @@ func (c *converter) euclideanNorm(n *Node) error {
 	}
 	var y string
 	if c.b.Opset >= 18 {
-		y = c.b.Op("ReduceL2", n.Name, []string{xn, c.b.Ints("axes", axes...)}, onnxb.Int("keepdims", k))
+		y = c.b.Op("ReduceL2", n.Name, []string{xn, c.b.Ints("axes", axes...)}, canonical.IntAttr("keepdims", k))
 	} else {
-		y = c.b.Op("ReduceL2", n.Name, []string{xn}, onnxb.Ints("axes", axes), onnxb.Int("keepdims", k))
+		y = c.b.Op("ReduceL2", n.Name, []string{xn}, canonical.IntsAttr("axes", axes...), canonical.IntAttr("keepdims", k))
 	}
 	rank := -1
 	if x.rank >= 0 {
@@ -629,7 +627,7 @@ func (c *converter) unique(n *Node) error {
 	if err != nil {
 		return err
 	}
-	attrs := []*onnxpb.AttributeProto{onnxb.Int("sorted", 0)}
+	attrs := []*canonical.Attribute{canonical.IntAttr("sorted", 0)}
 	if n.Op == "UniqueV2" {
 		av, err := c.in(n, 1)
 		if err != nil {
@@ -640,7 +638,7 @@ func (c *converter) unique(n *Node) error {
 			return err
 		}
 		if len(a) == 1 {
-			attrs = append(attrs, onnxb.Int("axis", a[0]))
+			attrs = append(attrs, canonical.IntAttr("axis", a[0]))
 		} else if len(a) > 1 {
 			return errors.New("more than one axis")
 		}
@@ -674,7 +672,7 @@ func (c *converter) listDiff(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{xn, idx}, onnxb.Int("axis", 0)), 1, x.dt)
+	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{xn, idx}, canonical.IntAttr("axis", 0)), 1, x.dt)
 	c.setNHWC(n, 1, c.castTo(n.Name+"_idx", idx, dt), 1, dt)
 	return nil
 }
@@ -695,7 +693,7 @@ func (c *converter) bound(n *Node) error {
 		op = "LessOrEqual"
 	}
 	cmp := c.b.Op(op, n.Name+"_cmp", []string{c.b.Op("Unsqueeze", n.Name+"_s", []string{sn, c.b.Ints("axis", -2)}), c.b.Op("Unsqueeze", n.Name+"_v", []string{vn, c.b.Ints("axis", -1)})})
-	cnt := c.b.Op("ReduceSum", n.Name+"_count", []string{c.castTo(n.Name+"_cmpi", cmp, canonical.Int64), c.b.Ints("axis", -1)}, onnxb.Int("keepdims", 0))
+	cnt := c.b.Op("ReduceSum", n.Name+"_count", []string{c.castTo(n.Name+"_cmpi", cmp, canonical.Int64), c.b.Ints("axis", -1)}, canonical.IntAttr("keepdims", 0))
 	dt, err := c.outType(n, "out_type", canonical.Int32)
 	if err != nil {
 		return err
@@ -736,7 +734,7 @@ func (c *converter) bincount(n *Node) error {
 	if x.rank == 2 {
 		axis = 1
 	}
-	y := c.b.Op("ReduceSum", n.Name+"_sum", []string{contrib, c.b.Ints("axis", axis)}, onnxb.Int("keepdims", 0))
+	y := c.b.Op("ReduceSum", n.Name+"_sum", []string{contrib, c.b.Ints("axis", axis)}, canonical.IntAttr("keepdims", 0))
 	if c.attrBool(n, "binary_output") {
 		y = c.b.Op("CastLike", n.Name+"_bin", []string{c.b.Op("Greater", n.Name+"_any", []string{y, c.like(0, y)}), y})
 	}

@@ -2,8 +2,7 @@ package tfops
 
 import (
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // sparseOps are the sparse-tensor ops; opTable merges them in.
@@ -31,18 +30,18 @@ func (c *converter) sparseSegment(n *Node) error {
 	if err != nil {
 		return err
 	}
-	rows := c.b.Op("Gather", n.Name+"_rows", []string{dn, idx}, onnxb.Int("axis", 0))
+	rows := c.b.Op("Gather", n.Name+"_rows", []string{dn, idx}, canonical.IntAttr("axis", 0))
 	count := c.b.Op("Add", n.Name+"_count", []string{c.reduceOp("ReduceMax", n.Name+"_max", seg, []int64{0}, true), c.b.Ints("one", 1)})
 	rest := c.b.Op("Slice", n.Name+"_rest", []string{c.b.Op("Shape", n.Name+"_dshape", []string{dn}), c.b.Ints("one", 1), c.b.Ints("end", i64max)})
-	shape := c.b.Op("Concat", n.Name+"_shape", []string{count, rest}, onnxb.Int("axis", 0))
+	shape := c.b.Op("Concat", n.Name+"_shape", []string{count, rest}, canonical.IntAttr("axis", 0))
 	ids := c.b.Op("Unsqueeze", n.Name+"_ids", []string{seg, c.b.Ints("last", -1)})
-	sum := c.b.Op("ScatterND", n.Name+"_sum", []string{c.zerosOf(n.Name+"_zeros", shape, dn), ids, rows}, onnxb.String("reduction", "add"))
+	sum := c.b.Op("ScatterND", n.Name+"_sum", []string{c.zerosOf(n.Name+"_zeros", shape, dn), ids, rows}, canonical.StringAttr("reduction", "add"))
 	if n.Op == "SparseSegmentSum" {
 		c.setNHWC(n, 0, c.b.Op("Identity", n.Name, []string{sum}), d.rank, d.dt)
 		return nil
 	}
 	ones := c.b.Op("Expand", n.Name+"_ones", []string{c.like(1, dn), c.b.Op("Shape", n.Name+"_sshape", []string{seg})})
-	cnt := c.b.Op("ScatterND", n.Name+"_n", []string{c.zerosOf(n.Name+"_nzeros", count, dn), ids, ones}, onnxb.String("reduction", "add"))
+	cnt := c.b.Op("ScatterND", n.Name+"_n", []string{c.zerosOf(n.Name+"_nzeros", count, dn), ids, ones}, canonical.StringAttr("reduction", "add"))
 	cnt = c.b.Op("Max", n.Name+"_n1", []string{cnt, c.like(1, dn)})
 	axes := make([]int64, 0, 4)
 	if d.rank > 1 {
@@ -96,17 +95,17 @@ func (c *converter) revExclusiveProd(name, s string) string {
 	iter, cond, acc := sb.Fresh(name+"_i"), sb.Fresh(name+"_cond"), sb.Fresh(name+"_acc")
 	// position r-1-i holds acc; then acc *= s[r-1-i]
 	pos := sb.Op("Sub", name+"_pos", []string{sb.Op("Sub", name+"_rm1", []string{r, sb.I64("one", nil, []int64{1})}), iter})
-	dim := sb.Op("Gather", name+"_dim", []string{s, pos}, onnxb.Int("axis", 0))
+	dim := sb.Op("Gather", name+"_dim", []string{s, pos}, canonical.IntAttr("axis", 0))
 	next := sb.Op("Mul", name+"_next", []string{acc, dim})
 	condOut := sb.Op("Identity", name+"_cond_out", []string{cond})
 	scan := sb.Op("Identity", name+"_scan", []string{acc})
-	body := sb.Graph(name+"_body", []*onnxpb.ValueInfoProto{
-		onnxb.ValueInfo(iter, canonical.Int64, nil, false), onnxb.ValueInfo(cond, canonical.Bool, nil, false), onnxb.ValueInfo(acc, canonical.Int64, nil, false),
-	}, []*onnxpb.ValueInfoProto{
-		onnxb.ValueInfo(condOut, canonical.Bool, nil, false), onnxb.ValueInfo(next, canonical.Int64, nil, false), onnxb.ValueInfo(scan, canonical.Int64, nil, false),
+	body := sb.Graph(name+"_body", []build.Info{
+		build.TensorInfo(iter, canonical.Int64, nil, false), build.TensorInfo(cond, canonical.Bool, nil, false), build.TensorInfo(acc, canonical.Int64, nil, false),
+	}, []build.Info{
+		build.TensorInfo(condOut, canonical.Bool, nil, false), build.TensorInfo(next, canonical.Int64, nil, false), build.TensorInfo(scan, canonical.Int64, nil, false),
 	})
 	final, scanned := c.b.Fresh(name+"_final"), c.b.Fresh(name+"_rev")
-	c.b.Node("Loop", []string{r, "", c.b.I64("one", nil, []int64{1})}, []string{final, scanned}, onnxb.GraphAttr("body", body))
+	c.b.Node("Loop", []string{r, "", c.b.I64("one", nil, []int64{1})}, []string{final, scanned}, canonical.GraphAttr("body", body))
 	// scanned[i] = prod of the i last dims; out[j] = scanned[r-1-j].
 	return c.b.Op("Slice", name, []string{scanned, c.b.Ints("start", -1), c.b.Ints("end", i64min), c.b.Ints("axis", 0), c.b.Ints("back", -1)})
 }

@@ -4,11 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // Hash tables: a HashTable node is a handle; its contents come from the
@@ -148,7 +144,7 @@ func (c *converter) tableFind(n *Node) error {
 	if dv.konst == nil {
 		return errors.New("the default value must be a constant")
 	}
-	var attrs []*onnxpb.AttributeProto
+	var attrs []*canonical.Attribute
 	in := kn
 	switch {
 	case keys.DataType == canonical.String:
@@ -156,9 +152,9 @@ func (c *converter) tableFind(n *Node) error {
 		if err != nil {
 			return err
 		}
-		attrs = append(attrs, onnxb.Strings("keys_strings", strs(s)))
+		attrs = append(attrs, canonical.StringsAttr("keys_strings", strs(s)...))
 	case isInt(keys.DataType):
-		k, err := onnxb.I64s(keys)
+		k, err := keys.Int64s()
 		if err != nil {
 			return err
 		}
@@ -167,11 +163,11 @@ func (c *converter) tableFind(n *Node) error {
 			in = c.castTo(n.Name+"_keys", kn, canonical.Int64)
 		}
 	default:
-		k, err := onnxb.F32s(keys)
+		k, err := keys.Float32s()
 		if err != nil {
 			return err
 		}
-		attrs = append(attrs, onnxb.Floats("keys_floats", k))
+		attrs = append(attrs, canonical.FloatsAttr("keys_floats", k...))
 		if kv.dt != canonical.Float {
 			in = c.castTo(n.Name+"_keys", kn, canonical.Float)
 		}
@@ -187,31 +183,30 @@ func (c *converter) tableFind(n *Node) error {
 		if err != nil || len(d) != 1 {
 			return errors.New("the default value must be one string")
 		}
-		attrs = append(attrs, onnxb.Strings("values_strings", strs(s)), onnxb.String("default_string", string(d[0])))
+		attrs = append(attrs, canonical.StringsAttr("values_strings", strs(s)...), canonical.StringAttr("default_string", string(d[0])))
 	case isInt(vals.DataType):
-		v, err := onnxb.I64s(vals)
+		v, err := vals.Int64s()
 		if err != nil {
 			return err
 		}
-		d, err := onnxb.I64s(dv.konst)
+		d, err := dv.konst.Int64s()
 		if err != nil || len(d) != 1 {
 			return errors.New("the default value must be one number")
 		}
-		attrs = append(attrs, ints64("values_int64s", v), onnxb.Int("default_int64", d[0]))
+		attrs = append(attrs, ints64("values_int64s", v), canonical.IntAttr("default_int64", d[0]))
 	default:
-		v, err := onnxb.F32s(vals)
+		v, err := vals.Float32s()
 		if err != nil {
 			return err
 		}
-		d, err := onnxb.F32s(dv.konst)
+		d, err := dv.konst.Float32s()
 		if err != nil || len(d) != 1 {
 			return errors.New("the default value must be one number")
 		}
-		attrs = append(attrs, onnxb.Floats("values_floats", v), onnxb.Float("default_float", d[0]))
+		attrs = append(attrs, canonical.FloatsAttr("values_floats", v...), canonical.FloatAttr("default_float", d[0]))
 	}
-	y := c.b.Op("LabelEncoder", n.Name+"_encoded", []string{in}, attrs...)
-	c.b.Nodes[len(c.b.Nodes)-1].Domain = proto.String("ai.onnx.ml")
-	c.root().usesML = true
+	y := c.b.OpIn(canonical.MLDomain, "LabelEncoder", n.Name+"_encoded", []string{in}, attrs...)
+	c.b.Import(canonical.MLDomain, 2)
 	if isInt(outDT) && outDT != canonical.Int64 {
 		y = c.castTo(n.Name, y, outDT)
 	} else if outDT == canonical.Double {
@@ -221,7 +216,7 @@ func (c *converter) tableFind(n *Node) error {
 	return nil
 }
 
-func ints64(name string, v []int64) *onnxpb.AttributeProto { return onnxb.Ints(name, v) }
+func ints64(name string, v []int64) *canonical.Attribute { return canonical.IntsAttr(name, v...) }
 
 func (c *converter) tableSize(n *Node) error {
 	t, err := c.tableIn(n)

@@ -119,7 +119,7 @@ type Graph struct {
 
 // Options configure Convert.
 type Options struct {
-	// Opset is the ai.onnx opset (0: onnxb.DefaultOpset, 17; at least 13).
+	// Opset is the ai.onnx opset (0: build.DefaultOpset, 17; at least 13).
 	Opset int
 	// File names the source file in error messages.
 	File string

@@ -7,14 +7,13 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // A GraphDef-style graph (Const values inline in the value attr, no
 // signature) converts: inputs are the Placeholders, outputs the unread
 // nodes, NHWC kept at both ends with one Transpose each way.
 func TestGraphDefStyle(t *testing.T) {
-	w := canonical.NewTensor("", canonical.Float, []int64{1, 1, 2, 3}, onnxb.F32Bytes([]float32{1, 2, 3, 4, 5, 6}))
+	w := canonical.Float32Tensor("", []int64{1, 1, 2, 3}, []float32{1, 2, 3, 4, 5, 6})
 	g := &Graph{Nodes: []Node{
 		{Name: "x", Op: "Placeholder", Attrs: map[string]Attr{"dtype": {Type: "DT_FLOAT"}, "shape": {Shape: &Shape{Dims: []int64{-1, 4, 4, 2}}}}},
 		{Name: "w", Op: "Const", Attrs: map[string]Attr{"value": {Tensor: w}}},
@@ -27,14 +26,14 @@ func TestGraphDefStyle(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ops []string
-	for _, n := range mp.GetGraph().GetNode() {
-		ops = append(ops, n.GetOpType())
+	for _, n := range mp.Graph.Nodes {
+		ops = append(ops, n.OpType)
 	}
 	if got := strings.Join(ops, ","); got != "Transpose,Conv,Relu,Transpose,Identity" {
 		t.Errorf("ops %s", got)
 	}
-	if mp.GetGraph().GetOutput()[0].GetName() != "relu" || mp.GetGraph().GetInput()[0].GetName() != "x" {
-		t.Errorf("io %v %v", mp.GetGraph().GetInput(), mp.GetGraph().GetOutput())
+	if mp.Graph.Outputs[0].Name != "relu" || mp.Graph.Inputs[0].Name != "x" {
+		t.Errorf("io %v %v", mp.Graph.Inputs, mp.Graph.Outputs)
 	}
 }
 
@@ -92,9 +91,9 @@ func TestRandomOutputsMarked(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := ""
-	for _, p := range mp.GetMetadataProps() {
-		if p.GetKey() == MetaRandomOutputs {
-			got = p.GetValue()
+	for _, p := range mp.MetadataProps {
+		if p.Key == MetaRandomOutputs {
+			got = p.Value
 		}
 	}
 	if got != "noisy" {

@@ -8,9 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // BatchError is a model whose graph cannot be given a dynamic batch size
@@ -32,7 +30,7 @@ func (e *BatchError) Error() string {
 // size, and the inputs' and outputs' batch dims become "N". Anything
 // else that differs (a float constant, a node, an attribute) is a
 // *BatchError.
-func convertDynamicBatch(a *fts.Archive, o Options) (*onnxpb.ModelProto, []string, error) {
+func convertDynamicBatch(a *fts.Archive, o Options) (*canonical.Model, []string, error) {
 	if len(o.Shapes) == 0 {
 		return nil, nil, &BatchError{File: a.File, Detail: "the method has no tensor input"}
 	}
@@ -59,7 +57,17 @@ func convertDynamicBatch(a *fts.Archive, o Options) (*onnxpb.ModelProto, []strin
 	if err != nil {
 		return nil, nil, err
 	}
-	g1, g2 := m1.Graph, m2.Graph
+	// The two graphs are compared in their encoded form; m1 is then
+	// edited in place.
+	p1, err := m1.ToProto()
+	if err != nil {
+		return nil, nil, err
+	}
+	p2, err := m2.ToProto()
+	if err != nil {
+		return nil, nil, err
+	}
+	g1, g2 := p1.Graph, p2.Graph
 	bad := func(format string, args ...any) error {
 		return &BatchError{File: a.File, Detail: fmt.Sprintf(format, args...)}
 	}
@@ -74,24 +82,13 @@ func convertDynamicBatch(a *fts.Archive, o Options) (*onnxpb.ModelProto, []strin
 	if len(g1.Input) > len(o.Shapes) {
 		return nil, nil, bad("the module has state inputs")
 	}
-	b := onnxb.New(int(m1.OpsetImport[0].GetVersion()))
-	reserveNames(b, g1)
-	for _, t := range g1.Initializer {
-		b.Reserve(t.GetName())
-	}
-	for _, v := range g1.Input {
-		b.Reserve(v.GetName())
-	}
-	shape := b.Op("Shape", "batch_shape", []string{g1.Input[0].GetName()})
-	batch := b.Op("Gather", "batch", []string{shape, b.I64("zero", nil, []int64{0})}, onnxb.Int("axis", 0))
-	var keep []*onnxpb.TensorProto
+	var changed []batchConst
 	for i, t1 := range g1.Initializer {
 		t2 := g2.Initializer[i]
 		if t1.GetName() != t2.GetName() || !slices.Equal(t1.Dims, t2.Dims) || t1.GetDataType() != t2.GetDataType() {
 			return nil, nil, bad("constant %s changes with the batch size", t1.GetName())
 		}
 		if string(t1.RawData) == string(t2.RawData) {
-			keep = append(keep, t1)
 			continue
 		}
 		if canonical.DataType(t1.GetDataType()) != canonical.Int64 || len(t1.RawData) != len(t2.RawData) || len(t1.RawData)%8 != 0 {
@@ -112,36 +109,89 @@ func convertDynamicBatch(a *fts.Archive, o Options) (*onnxpb.ModelProto, []strin
 				return nil, nil, bad("constant %s holds %d at batch %d and %d at batch %d", t1.GetName(), v1, B1, v2, B1+1)
 			}
 		}
-		prod := b.Op("Mul", t1.GetName()+"_k", []string{batch, b.I64("k", t1.Dims, k)})
-		b.OpTo("Add", t1.GetName(), []string{prod, b.I64("base", t1.Dims, base)})
+		changed = append(changed, batchConst{name: t1.GetName(), dims: t1.Dims, k: k, base: base})
 	}
-	g1.Initializer = append(keep, b.Inits...)
-	g1.Node = append(b.Nodes, g1.Node...)
-	for _, vs := range [][]*onnxpb.ValueInfoProto{g1.Input, g1.Output} {
+	if err := computeFromBatch(m1, changed); err != nil {
+		return nil, nil, err
+	}
+	g := m1.Graph
+	for _, vs := range [][]*canonical.Value{g.Inputs, g.Outputs} {
 		for _, v := range vs {
-			sh := v.GetType().GetTensorType().GetShape()
-			if sh != nil && len(sh.Dim) > 0 && sh.Dim[0].GetDimValue() == B1 {
-				sh.Dim[0] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: "N"}}
+			dt, dims, hasShape, ok := canonical.TensorTypeOf(v.Type)
+			if ok && hasShape && len(dims) > 0 && dims[0].Known && dims[0].Value == B1 {
+				dims[0] = canonical.Dim{Param: "N"}
+				v.Type = canonical.TensorTypeDims(dt, dims)
 			}
 		}
 	}
 	return m1, warns, nil
 }
 
-// reserveNames marks every value name of g and its subgraphs as taken.
-func reserveNames(b *onnxb.Builder, g *onnxpb.GraphProto) {
-	for _, n := range g.Node {
-		b.Reserve(n.Output...)
-		for _, at := range n.Attribute {
-			if at.G != nil {
-				reserveNames(b, at.G)
-			}
-			for _, sg := range at.Graphs {
-				reserveNames(b, sg)
-			}
+// batchConst is an int64 constant that becomes k·batch + base.
+type batchConst struct {
+	name          string
+	dims, k, base []int64
+}
+
+// computeFromBatch replaces each constant of cs (an initializer of m's
+// main graph) by nodes computing k·batch + base, the batch being the first
+// dim of the first graph input; the nodes come first in the graph.
+func computeFromBatch(m *canonical.Model, cs []batchConst) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	g := m.Graph
+	names := canonical.NewNamer(m)
+	var added []*canonical.Node
+	var err error
+	node := func(op string, in []*canonical.Value, out string, attrs ...*canonical.Attribute) *canonical.Value {
+		if err != nil {
+			return nil
+		}
+		var n *canonical.Node
+		if n, err = g.AddNode(names.Fresh(out), "", op, in, []string{names.Fresh(out)}, attrs...); err != nil {
+			return nil
+		}
+		added = append(added, n)
+		return n.Outputs[0]
+	}
+	konst := func(base string, dims, v []int64) *canonical.Value {
+		if err != nil {
+			return nil
+		}
+		var c *canonical.Value
+		c, err = g.AddInitializer(canonical.Int64Tensor(names.Fresh(base), dims, v))
+		return c
+	}
+	shape := node("Shape", []*canonical.Value{g.Inputs[0]}, "batch_shape")
+	batch := node("Gather", []*canonical.Value{shape, konst("zero", nil, []int64{0})}, "batch", canonical.IntAttr("axis", 0))
+	for _, c := range cs {
+		old := g.Lookup(c.name)
+		if old == nil || old.Const == nil {
+			return fmt.Errorf("constant %s: not an initializer of the main graph", c.name)
+		}
+		prod := node("Mul", []*canonical.Value{batch, konst("k", c.dims, c.k)}, c.name+"_k")
+		sum := node("Add", []*canonical.Value{prod, konst("base", c.dims, c.base)}, c.name+"_sum")
+		if err != nil {
+			return err
+		}
+		sum.Type = old.Type
+		g.ReplaceAllUsesWith(old, sum)
+		g.RemoveInitializer(old)
+		if err := g.RenameValue(sum, c.name); err != nil {
+			return err
 		}
 	}
-	for _, v := range g.Input {
-		b.Reserve(v.GetName())
+	if err != nil {
+		return err
 	}
+	var first *canonical.Node
+	for _, n := range g.Nodes {
+		if !slices.Contains(added, n) {
+			first = n
+			break
+		}
+	}
+	g.MoveNodes(added, first)
+	return nil
 }

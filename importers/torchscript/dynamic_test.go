@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/importers/torchscript"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
@@ -41,7 +40,7 @@ func TestDynamicBatch(t *testing.T) {
 			for i := range v {
 				v[i] = float32(math.Sin(float64(i) * 0.37))
 			}
-			x := canonical.NewTensor("x", canonical.Float, tc.run, onnxb.F32Bytes(v))
+			x := canonical.Float32Tensor("x", tc.run, v)
 			f := fixture{dir: d, ins: []*canonical.Tensor{x}}
 			got := run(t, m, f.ins)
 			lt := runLibtorch(t, host, d, f.ins)

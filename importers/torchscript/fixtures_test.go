@@ -13,7 +13,6 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/importers/builtin"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
@@ -124,11 +123,11 @@ func run(t *testing.T, m *canonical.Model, ins []*canonical.Tensor) []*canonical
 // fixture tests compare the same way).
 func relErr(t *testing.T, got, want *canonical.Tensor) float64 {
 	t.Helper()
-	g, err := onnxb.F32s(got)
+	g, err := got.Float32s()
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := onnxb.F32s(want)
+	w, err := want.Float32s()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,10 +19,9 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/pickle"
 )
 
@@ -53,13 +52,26 @@ func New() importers.Importer { return importer{} }
 
 type importer struct{}
 
-func optionSpecs() []importers.OptionSpec {
-	return []importers.OptionSpec{
-		{Name: "method", Doc: "the method of the root module to convert (default forward; reset_states and other methods are not converted)"},
-		{Name: "shapes", Doc: "static shapes of the tensor inputs, in order, ';' between inputs, 'x' between dims, ':TYPE' after a shape for an input that is not float32: 1x3x224x224 or 2x7x10;2x5:int64 (a 0-d input: 's')"},
-		{Name: "dynamic_batch", Doc: "true: the first dim of every input and output is dynamic (N), when the graph depends on the batch size only through sizes (checked by converting at two batch sizes); default false (static shapes)"},
-		{Name: "bind", Doc: "values of the int/float/bool inputs, folded into the graph: sr=16000 (',' between several)"},
-	}
+// optionSet is every option of the importer, with its parser.
+func optionSet() importers.OptionSet[Options] {
+	return importers.OptionSet[Options]{Name: Name, Init: func() Options { return Options{Method: "forward", Bind: map[string]value{}} },
+		Options: []importers.Option[Options]{
+			importers.String("method", "forward", "the method of the root module to convert (reset_states and other methods are not converted)",
+				func(o *Options) *string { return &o.Method }).Then(func(_ *Options, v string) error {
+				if v == "" || strings.ContainsAny(v, " .") {
+					return fmt.Errorf("a method name")
+				}
+				return nil
+			}),
+			{OptionSpec: importers.OptionSpec{Name: "shapes", Kind: importers.KindList,
+				Doc: "static shapes of the tensor inputs, in order, ';' between inputs, 'x' between dims, ':TYPE' after a shape for an input that is not float32: 1x3x224x224 or 2x7x10;2x5:int64 (a 0-d input: 's')"},
+				Set: parseShapes},
+			importers.Bool("dynamic_batch", "false", "true: the first dim of every input and output is dynamic (N), when the graph depends on the batch size only through sizes (checked by converting at two batch sizes); false: static shapes",
+				func(o *Options) *bool { return &o.DynamicBatch }),
+			{OptionSpec: importers.OptionSpec{Name: "bind", Kind: importers.KindList,
+				Doc: "values of the int/float/bool inputs, folded into the graph: sr=16000 (',' between several)"},
+				Set: parseBind},
+		}}
 }
 
 func (importer) Describe() importers.Description {
@@ -69,7 +81,7 @@ func (importer) Describe() importers.Description {
 		Summary:    "TorchScript archive (torch.jit.save of a traced or scripted module), read without Python",
 		Extensions: []string{".pt", ".pth", ".jit", ".torchscript", ".ptl"},
 		Magic:      []importers.Magic{{Offset: 0, Bytes: []byte("PK\x03\x04")}},
-		Options:    optionSpecs(),
+		Options:    optionSet().Specs(),
 		Runtime:    "libtorch",
 	}
 }
@@ -85,79 +97,62 @@ func (importer) Detect(path string, head []byte) float32 {
 	return 0
 }
 
-// ParseOptions reads method, shapes and bind.
-func ParseOptions(m map[string]string) (Options, error) {
-	o := Options{Method: "forward", Bind: map[string]value{}}
-	opts := importers.Options(m)
-	bad := func(k, v string, err error) error {
-		return &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
+// ParseOptions reads method, shapes, dynamic_batch and bind.
+func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
+
+// parseShapes reads the value of "shapes".
+func parseShapes(o *Options, v string) error {
+	for _, s := range strings.Split(v, ";") {
+		s = strings.TrimSpace(s)
+		dt := canonical.Float
+		if sh, ty, ok := strings.Cut(s, ":"); ok {
+			d, ok := inputTypes[strings.TrimSpace(ty)]
+			if !ok {
+				return fmt.Errorf("element type %q (float32, float64, float16, int64, int32, int8, uint8, bool)", ty)
+			}
+			s, dt = strings.TrimSpace(sh), d
+		}
+		o.DTypes = append(o.DTypes, dt)
+		if s == "s" || s == "" {
+			o.Shapes = append(o.Shapes, []int64{})
+			continue
+		}
+		var dims []int64
+		for _, d := range strings.Split(s, "x") {
+			n, err := strconv.ParseInt(strings.TrimSpace(d), 10, 64)
+			if err != nil || n < 0 || n > 1<<31 {
+				return fmt.Errorf("dim %q is not a size", d)
+			}
+			dims = append(dims, n)
+		}
+		o.Shapes = append(o.Shapes, dims)
 	}
-	for _, k := range opts.Keys() {
-		v := opts[k]
-		switch k {
-		case "method":
-			if v == "" || strings.ContainsAny(v, " .") {
-				return o, bad(k, v, fmt.Errorf("a method name"))
-			}
-			o.Method = v
-		case "shapes":
-			for _, s := range strings.Split(v, ";") {
-				s = strings.TrimSpace(s)
-				dt := canonical.Float
-				if sh, ty, ok := strings.Cut(s, ":"); ok {
-					d, ok := inputTypes[strings.TrimSpace(ty)]
-					if !ok {
-						return o, bad(k, v, fmt.Errorf("element type %q (float32, float64, float16, int64, int32, int8, uint8, bool)", ty))
-					}
-					s, dt = strings.TrimSpace(sh), d
-				}
-				o.DTypes = append(o.DTypes, dt)
-				if s == "s" || s == "" {
-					o.Shapes = append(o.Shapes, []int64{})
-					continue
-				}
-				var dims []int64
-				for _, d := range strings.Split(s, "x") {
-					n, err := strconv.ParseInt(strings.TrimSpace(d), 10, 64)
-					if err != nil || n < 0 || n > 1<<31 {
-						return o, bad(k, v, fmt.Errorf("dim %q is not a size", d))
-					}
-					dims = append(dims, n)
-				}
-				o.Shapes = append(o.Shapes, dims)
-			}
-		case "dynamic_batch":
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return o, bad(k, v, err)
-			}
-			o.DynamicBatch = b
-		case "bind":
-			for _, kv := range strings.Split(v, ",") {
-				name, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
-				if !ok || name == "" {
-					return o, bad(k, v, fmt.Errorf("NAME=VALUE expected"))
-				}
-				switch {
-				case val == "True" || val == "true":
-					o.Bind[name] = true
-				case val == "False" || val == "false":
-					o.Bind[name] = false
-				default:
-					if n, err := strconv.ParseInt(val, 10, 64); err == nil {
-						o.Bind[name] = n
-					} else if f, err := strconv.ParseFloat(val, 64); err == nil {
-						o.Bind[name] = f
-					} else {
-						return o, bad(k, v, fmt.Errorf("%q is not a number or bool", val))
-					}
-				}
-			}
+	return nil
+}
+
+// parseBind reads the value of "bind".
+func parseBind(o *Options, v string) error {
+	for _, kv := range strings.Split(v, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || name == "" {
+			return fmt.Errorf("NAME=VALUE expected")
+		}
+		switch {
+		case val == "True" || val == "true":
+			o.Bind[name] = true
+		case val == "False" || val == "false":
+			o.Bind[name] = false
 		default:
-			return o, bad(k, v, nil)
+			if n, err := strconv.ParseInt(val, 10, 64); err == nil {
+				o.Bind[name] = n
+			} else if f, err := strconv.ParseFloat(val, 64); err == nil {
+				o.Bind[name] = f
+			} else {
+				return fmt.Errorf("%q is not a number or bool", val)
+			}
 		}
 	}
-	return o, nil
+	return nil
 }
 
 var inputTypes = map[string]canonical.DataType{"float32": canonical.Float, "float": canonical.Float, "float64": canonical.Double,
@@ -172,19 +167,11 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("torchscript import %s: %w", path, err)
-	}
-	m, err := canonical.FromProto(mp, dir)
-	if err != nil {
-		return nil, fmt.Errorf("torchscript import %s: the converted model is malformed (please report): %w", path, err)
-	}
-	return &importers.Result{Model: m, Warnings: warns}, nil
+	return &importers.Result{Model: mp, Warnings: warns}, nil
 }
 
-// ImportFile converts the archive at path to an ONNX ModelProto.
-func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto, []string, error) {
+// ImportFile converts the archive at path to a canonical ONNX model.
+func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, []string, error) {
 	data, err := importers.ReadFile(path, MaxArchiveBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("torchscript import: %w", err)
@@ -212,14 +199,14 @@ func ImportFile(ctx context.Context, path string, o Options) (*onnxpb.ModelProto
 // call. The caller feeds each output back into its input on the next
 // call; zeros are the state of a module whose reset sets empty or zero
 // tensors (Silero VAD's reset_states).
-func Convert(a *fts.Archive, o Options) (*onnxpb.ModelProto, []string, error) {
+func Convert(a *fts.Archive, o Options) (*canonical.Model, []string, error) {
 	if o.DynamicBatch {
 		return convertDynamicBatch(a, o)
 	}
 	return convertStatic(a, o)
 }
 
-func convertStatic(a *fts.Archive, o Options) (*onnxpb.ModelProto, []string, error) {
+func convertStatic(a *fts.Archive, o Options) (*canonical.Model, []string, error) {
 	if o.Method == "" {
 		o.Method = "forward"
 	}
@@ -273,7 +260,7 @@ func isNumber(v value) bool {
 type walked struct {
 	c        *conv
 	root     *object
-	inputs   []*onnxpb.ValueInfoProto
+	inputs   []build.Info
 	ret      value
 	assigned []assignment
 	def      *fts.Def
@@ -289,7 +276,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 			w, err = nil, &CodeError{File: a.File, Msg: fmt.Sprintf("the importer failed on this source (please report): %v", r)}
 		}
 	}()
-	c := &conv{file: a.File, a: a, b: onnxb.New(17), unsup: &importers.UnsupportedOpsError{Format: Name, File: a.File},
+	c := &conv{file: a.File, a: a, b: build.New(17), unsup: &importers.UnsupportedOpsError{Format: Name, File: a.File},
 		inits: map[*fts.TensorRef]*tensor{}, warned: map[string]bool{}}
 	rootV, err := c.fromPickle(fts.Pos{}, a.Data, "")
 	if err != nil {
@@ -331,7 +318,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 		case typ == "Tensor":
 			if k >= len(o.Shapes) {
 				return nil, &importers.OptionError{Importer: Name, Key: "shapes", Value: "",
-					Known: importers.Names(optionSpecs()), Err: fmt.Errorf("%s.%s takes tensor input %q whose shape the archive does not record: give every tensor input's shape, e.g. -O shapes=1x3x224x224", root.qual, o.Method, prm.Name)}
+					Known: importers.Names(optionSet().Specs()), Err: fmt.Errorf("%s.%s takes tensor input %q whose shape the archive does not record: give every tensor input's shape, e.g. -O shapes=1x3x224x224", root.qual, o.Method, prm.Name)}
 			}
 			dt := canonical.Float
 			if k < len(o.DTypes) && o.DTypes[k] != 0 {
@@ -341,7 +328,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 			k++
 			c.b.Reserve(prm.Name)
 			args = append(args, t)
-			w.inputs = append(w.inputs, onnxb.ValueInfo(t.name, t.dt, t.dims, false))
+			w.inputs = append(w.inputs, build.TensorInfo(t.name, t.dt, t.dims, false))
 		case prm.Default != nil:
 			v, err := c.eval(&frame{vars: map[string]value{}}, prm.Default)
 			if err != nil {
@@ -349,7 +336,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 			}
 			args = append(args, v)
 		default:
-			return nil, &importers.OptionError{Importer: Name, Key: "bind", Value: "", Known: importers.Names(optionSpecs()),
+			return nil, &importers.OptionError{Importer: Name, Key: "bind", Value: "", Known: importers.Names(optionSet().Specs()),
 				Err: fmt.Errorf("%s.%s takes %s input %q: give its value, e.g. -O bind=%s=…", root.qual, o.Method, typ, prm.Name, prm.Name)}
 		}
 	}
@@ -361,7 +348,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 		if s.tensor != nil {
 			c.b.Reserve(s.tensor.name)
 			obj.attrs[name] = s.tensor
-			w.inputs = append(w.inputs, onnxb.ValueInfo(s.tensor.name, s.tensor.dt, s.tensor.dims, false))
+			w.inputs = append(w.inputs, build.TensorInfo(s.tensor.name, s.tensor.dt, s.tensor.dims, false))
 		} else {
 			obj.attrs[name] = s.value
 		}
@@ -399,7 +386,7 @@ func (c *conv) objectAt(root *object, path string) (*object, string, error) {
 
 // model makes the ModelProto of a walk: the method's outputs, then the new
 // value of each lifted state attribute.
-func (w *walked) model(a *fts.Archive, o Options, st []stateAttr) (*onnxpb.ModelProto, []string, error) {
+func (w *walked) model(a *fts.Archive, o Options, st []stateAttr) (*canonical.Model, []string, error) {
 	c := w.c
 	var outs []*tensor
 	if err := flatten(w.ret, &outs); err != nil {
@@ -424,13 +411,17 @@ func (w *walked) model(a *fts.Archive, o Options, st []stateAttr) (*onnxpb.Model
 		outs = append(outs, t)
 		names = append(names, s.tensor.name+".out")
 	}
-	var outputs []*onnxpb.ValueInfoProto
+	var outputs []build.Info
 	for i, t := range outs {
 		c.b.Reserve(names[i])
 		c.b.OpTo("Identity", names[i], []string{t.name})
-		outputs = append(outputs, onnxb.ValueInfo(names[i], t.dt, t.dims, false))
+		outputs = append(outputs, build.TensorInfo(names[i], t.dt, t.dims, false))
 	}
-	mp := c.b.Model(filepath.Base(a.File), fmt.Sprintf("TorchScript %s.%s", w.root.qual, o.Method), w.inputs, outputs)
+	mp, err := c.b.Model(filepath.Base(a.File), w.inputs, outputs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", a.File, err)
+	}
+	mp.Graph.DocString = fmt.Sprintf("TorchScript %s.%s", w.root.qual, o.Method)
 	return mp, c.warns, nil
 }
 

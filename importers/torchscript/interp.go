@@ -7,10 +7,9 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/pickle"
 )
 
@@ -53,7 +52,7 @@ const (
 type conv struct {
 	file   string
 	a      *fts.Archive
-	b      *onnxb.Builder
+	b      *build.Builder
 	unsup  *importers.UnsupportedOpsError
 	depth  int
 	steps  int
@@ -330,7 +329,7 @@ func (c *conv) execIf(f *frame, s *fts.If) (flow, value, error) {
 func (c *conv) tensorIf(f *frame, s *fts.If, cond *tensor) (flow, value, error) {
 	outer := c.b
 	before := maps.Clone(f.vars)
-	run := func(body []fts.Stmt) (*onnxb.Builder, map[string]value, flow, value, error) {
+	run := func(body []fts.Stmt) (*build.Builder, map[string]value, flow, value, error) {
 		sb := outer.Sub()
 		c.b = sb
 		f.vars = maps.Clone(before)
@@ -355,7 +354,7 @@ func (c *conv) tensorIf(f *frame, s *fts.If, cond *tensor) (flow, value, error) 
 		if ft == flowRaise {
 			keep, vars, fl, rv = be, ve, fe, re
 		}
-		outer.Nodes = append(outer.Nodes, keep.Nodes...)
+		outer.Splice(keep)
 		f.vars = vars
 		return fl, rv, nil
 	}
@@ -404,11 +403,11 @@ func (c *conv) tensorIf(f *frame, s *fts.If, cond *tensor) (flow, value, error) 
 		results = append(results, ta)
 	}
 	sortTogether(names, outT, outE, results)
-	mk := func(sb *onnxb.Builder, outs []string, branch string) *onnxpb.GraphProto {
-		var vis []*onnxpb.ValueInfoProto
+	mk := func(sb *build.Builder, outs []string, branch string) *canonical.Graph {
+		var vis []build.Info
 		for i, o := range outs {
 			id := sb.Op("Identity", names[i]+"_"+branch, []string{o})
-			vis = append(vis, onnxb.ValueInfo(id, results[i].dt, results[i].dims, false))
+			vis = append(vis, build.TensorInfo(id, results[i].dt, results[i].dims, false))
 		}
 		return sb.Graph(branch, nil, vis)
 	}
@@ -423,7 +422,7 @@ func (c *conv) tensorIf(f *frame, s *fts.If, cond *tensor) (flow, value, error) 
 		f.vars = merged
 		return flowNormal, nil, nil
 	}
-	outer.Node("If", []string{cb}, outs, onnxb.GraphAttr("then_branch", gt), onnxb.GraphAttr("else_branch", ge))
+	outer.Node("If", []string{cb}, outs, canonical.GraphAttr("then_branch", gt), canonical.GraphAttr("else_branch", ge))
 	for i, n := range names {
 		merged[n] = &tensor{name: outs[i], dt: results[i].dt, dims: results[i].dims}
 	}

@@ -5,9 +5,8 @@ import (
 	"sort"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // tryLoop emits a for loop over range(n) as an ONNX Loop when its body
@@ -39,12 +38,12 @@ func (c *conv) tryLoop(f *frame, s *fts.For, n int64) (bool, error) {
 	before := maps.Clone(f.vars)
 	sb := outer.Sub()
 	iter, cond := sb.Fresh("iter"), sb.Fresh("cond")
-	bodyIn := []*onnxpb.ValueInfoProto{onnxb.ValueInfo(iter, canonical.Int64, nil, false), onnxb.ValueInfo(cond, canonical.Bool, nil, false)}
+	bodyIn := []build.Info{build.TensorInfo(iter, canonical.Int64, nil, false), build.TensorInfo(cond, canonical.Bool, nil, false)}
 	var initial []string
 	for _, name := range carried {
 		t := f.vars[name].(*tensor)
 		in := sb.Fresh(name + "_in")
-		bodyIn = append(bodyIn, onnxb.ValueInfo(in, t.dt, t.dims, false))
+		bodyIn = append(bodyIn, build.TensorInfo(in, t.dt, t.dims, false))
 		initial = append(initial, t.name)
 		f.vars[name] = &tensor{name: in, dt: t.dt, dims: t.dims}
 	}
@@ -70,7 +69,7 @@ func (c *conv) tryLoop(f *frame, s *fts.For, n int64) (bool, error) {
 		}
 	}
 	condOut := sb.Op("Identity", "cond_out", []string{cond})
-	bodyOut := []*onnxpb.ValueInfoProto{onnxb.ValueInfo(condOut, canonical.Bool, nil, false)}
+	bodyOut := []build.Info{build.TensorInfo(condOut, canonical.Bool, nil, false)}
 	var results []*tensor
 	for _, name := range carried {
 		t, ok := f.vars[name].(*tensor)
@@ -79,7 +78,7 @@ func (c *conv) tryLoop(f *frame, s *fts.For, n int64) (bool, error) {
 			return undo()
 		}
 		o := sb.Op("Identity", name+"_out", []string{t.name})
-		bodyOut = append(bodyOut, onnxb.ValueInfo(o, t.dt, t.dims, false))
+		bodyOut = append(bodyOut, build.TensorInfo(o, t.dt, t.dims, false))
 		results = append(results, b)
 	}
 	body := sb.Graph("loop_body", bodyIn, bodyOut)
@@ -88,7 +87,7 @@ func (c *conv) tryLoop(f *frame, s *fts.For, n int64) (bool, error) {
 	for _, name := range carried {
 		outs = append(outs, outer.Fresh(name+"_loop"))
 	}
-	outer.Node("Loop", append([]string{m, ""}, initial...), outs, onnxb.GraphAttr("body", body))
+	outer.Node("Loop", append([]string{m, ""}, initial...), outs, canonical.GraphAttr("body", body))
 	f.vars = before
 	for i, name := range carried {
 		f.vars[name] = &tensor{name: outs[i], dt: results[i].dt, dims: results[i].dims}

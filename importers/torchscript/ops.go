@@ -7,7 +7,6 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // op applies the TorchScript builtin name (aten op "conv2d", "prim::x",
@@ -576,14 +575,14 @@ func (c *conv) toBool(t *tensor) string {
 	if t.dt == canonical.Bool {
 		return t.name
 	}
-	return c.b.Op("Cast", t.name+"_bool", []string{t.name}, onnxb.Int("to", int64(canonical.Bool)))
+	return c.b.Op("Cast", t.name+"_bool", []string{t.name}, canonical.IntAttr("to", int64(canonical.Bool)))
 }
 
 func (c *conv) cast(t *tensor, dt canonical.DataType) *tensor {
 	if t.dt == dt {
 		return t
 	}
-	n := c.b.Op("Cast", t.name+"_cast", []string{t.name}, onnxb.Int("to", int64(dt)))
+	n := c.b.Op("Cast", t.name+"_cast", []string{t.name}, canonical.IntAttr("to", int64(dt)))
 	return &tensor{name: n, dt: dt, dims: t.dims}
 }
 
@@ -628,7 +627,7 @@ func (c *conv) constOf(v value, dt canonical.DataType) (*tensor, error) {
 			f[i] = float32(x)
 		}
 		n := c.b.F32("c", dims, f)
-		name = c.b.Op("Cast", "c", []string{n}, onnxb.Int("to", int64(dt)))
+		name = c.b.Op("Cast", "c", []string{n}, canonical.IntAttr("to", int64(dt)))
 	}
 	return &tensor{name: name, dt: dt, dims: dims}, nil
 }
@@ -720,9 +719,9 @@ func promote(a, b *tensor) canonical.DataType {
 }
 
 func (c *conv) unary(op string, x *tensor, attrs ...any) *tensor {
-	var as []*onnxpbAttr
+	var as []*canonical.Attribute
 	for _, a := range attrs {
-		as = append(as, a.(*onnxpbAttr))
+		as = append(as, a.(*canonical.Attribute))
 	}
 	n := c.b.Op(op, strings.ToLower(op), []string{x.name}, as...)
 	return &tensor{name: n, dt: x.dt, dims: x.dims}

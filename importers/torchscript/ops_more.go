@@ -6,7 +6,6 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // moreOp maps the indexing, normalization, resampling and scan ops; nil,
@@ -66,10 +65,10 @@ func (c *conv) moreOp(p fts.Pos, name string, args []value, kw map[string]value)
 		// normalize [N, G, C/G·spatial] over its last axis, then scale per channel
 		shape := []int64{x.dims[0], g, prod(x.dims[1:]) / g}
 		r := c.reshape(x, shape)
-		mean := c.out("ReduceMean", "gn_mean", []string{r.name}, x.dt, []int64{shape[0], g, 1}, onnxb.Ints("axes", []int64{2}), onnxb.Int("keepdims", 1))
+		mean := c.out("ReduceMean", "gn_mean", []string{r.name}, x.dt, []int64{shape[0], g, 1}, canonical.IntsAttr("axes", []int64{2}...), canonical.IntAttr("keepdims", 1))
 		d := c.out("Sub", "gn_d", []string{r.name, mean.name}, x.dt, shape)
 		sq := c.out("Mul", "gn_sq", []string{d.name, d.name}, x.dt, shape)
-		vr := c.out("ReduceMean", "gn_var", []string{sq.name}, x.dt, []int64{shape[0], g, 1}, onnxb.Ints("axes", []int64{2}), onnxb.Int("keepdims", 1))
+		vr := c.out("ReduceMean", "gn_var", []string{sq.name}, x.dt, []int64{shape[0], g, 1}, canonical.IntsAttr("axes", []int64{2}...), canonical.IntAttr("keepdims", 1))
 		e, _ := c.constOf(eps, x.dt)
 		ve := c.out("Add", "gn_ve", []string{vr.name, e.name}, x.dt, vr.dims)
 		sd := c.out("Sqrt", "gn_sd", []string{ve.name}, x.dt, vr.dims)
@@ -118,7 +117,7 @@ func (c *conv) moreOp(p fts.Pos, name string, args []value, kw map[string]value)
 		}
 		sizes := c.b.Ints("sizes", dims...)
 		return c.out("Resize", name, []string{x.name, "", "", sizes}, x.dt, dims,
-			onnxb.String("mode", mode), onnxb.String("coordinate_transformation_mode", ctm), onnxb.String("nearest_mode", nm)), nil
+			canonical.StringAttr("mode", mode), canonical.StringAttr("coordinate_transformation_mode", ctm), canonical.StringAttr("nearest_mode", nm)), nil
 	case "conv_transpose1d", "conv_transpose2d", "conv_transpose3d":
 		w, ok := arg(1, "weight").(*tensor)
 		if !ok {
@@ -146,9 +145,9 @@ func (c *conv) moreOp(p fts.Pos, name string, args []value, kw map[string]value)
 		if b, ok := arg(2, "bias").(*tensor); ok {
 			in = append(in, b.name)
 		}
-		return c.out("ConvTranspose", name, in, x.dt, dims, onnxb.Ints("kernel_shape", w.dims[2:]), onnxb.Ints("strides", stride),
-			onnxb.Ints("pads", append(slices.Clone(pad), pad...)), onnxb.Ints("output_padding", outPad), onnxb.Ints("dilations", dil),
-			onnxb.Int("group", groups)), nil
+		return c.out("ConvTranspose", name, in, x.dt, dims, canonical.IntsAttr("kernel_shape", w.dims[2:]...), canonical.IntsAttr("strides", stride...),
+			canonical.IntsAttr("pads", append(slices.Clone(pad), pad...)...), canonical.IntsAttr("output_padding", outPad...), canonical.IntsAttr("dilations", dil...),
+			canonical.IntAttr("group", groups)), nil
 	case "cumsum":
 		d, _ := arg(1, "dim").(int64)
 		ax, err := c.axis(p, d, x.rank())
@@ -168,7 +167,7 @@ func (c *conv) moreOp(p fts.Pos, name string, args []value, kw map[string]value)
 					axes[i] = int64(i)
 				}
 				op := map[string]string{"max": "ReduceMax", "min": "ReduceMin"}[name]
-				return c.out(op, name, []string{x.name}, x.dt, nil, onnxb.Ints("axes", axes), onnxb.Int("keepdims", 0)), nil
+				return c.out(op, name, []string{x.name}, x.dt, nil, canonical.IntsAttr("axes", axes...), canonical.IntAttr("keepdims", 0)), nil
 			}
 			return nil, nil
 		}
@@ -185,12 +184,12 @@ func (c *conv) moreOp(p fts.Pos, name string, args []value, kw map[string]value)
 			dims[ax] = 1
 		}
 		argOp := map[string]string{"max": "ArgMax", "argmax": "ArgMax", "min": "ArgMin", "argmin": "ArgMin"}[name]
-		idx := c.out(argOp, "arg", []string{x.name}, canonical.Int64, dims, onnxb.Int("axis", int64(ax)), onnxb.Int("keepdims", k), onnxb.Int("select_last_index", 0))
+		idx := c.out(argOp, "arg", []string{x.name}, canonical.Int64, dims, canonical.IntAttr("axis", int64(ax)), canonical.IntAttr("keepdims", k), canonical.IntAttr("select_last_index", 0))
 		if name == "argmax" || name == "argmin" {
 			return idx, nil
 		}
 		redOp := map[string]string{"max": "ReduceMax", "min": "ReduceMin"}[name]
-		vals := c.out(redOp, name, []string{x.name}, x.dt, dims, onnxb.Ints("axes", []int64{int64(ax)}), onnxb.Int("keepdims", k))
+		vals := c.out(redOp, name, []string{x.name}, x.dt, dims, canonical.IntsAttr("axes", []int64{int64(ax)}...), canonical.IntAttr("keepdims", k))
 		return &tuple{items: []value{vals, idx}}, nil
 	case "arange":
 		var nums []float64
@@ -256,5 +255,5 @@ func (c *conv) gather(x, idx *tensor, ax int) *tensor {
 	if i.dt != canonical.Int64 && i.dt != canonical.Int32 {
 		i = c.cast(i, canonical.Int64)
 	}
-	return c.out("Gather", "index", []string{x.name, i.name}, x.dt, dims, onnxb.Int("axis", int64(ax)))
+	return c.out("Gather", "index", []string{x.name, i.name}, x.dt, dims, canonical.IntAttr("axis", int64(ax)))
 }

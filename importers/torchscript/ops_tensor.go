@@ -5,12 +5,8 @@ import (
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
-
-type onnxpbAttr = onnxpb.AttributeProto
 
 func intsOf(v value) ([]int64, bool) {
 	var items []value
@@ -46,7 +42,7 @@ func rep(v []int64, n int) []int64 {
 	return v
 }
 
-func (c *conv) out(op string, base string, in []string, dt canonical.DataType, dims []int64, attrs ...*onnxpbAttr) *tensor {
+func (c *conv) out(op string, base string, in []string, dt canonical.DataType, dims []int64, attrs ...*canonical.Attribute) *tensor {
 	n := c.b.Op(op, base, in, attrs...)
 	return &tensor{name: n, dt: dt, dims: dims}
 }
@@ -112,9 +108,9 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 				return nil, nil
 			}
 		}
-		var attrs []*onnxpbAttr
+		var attrs []*canonical.Attribute
 		if name == "fmod" || name == "remainder" && isFloat(tx.dt) {
-			attrs = append(attrs, onnxb.Int("fmod", 1))
+			attrs = append(attrs, canonical.IntAttr("fmod", 1))
 			if name == "remainder" {
 				return nil, nil
 			}
@@ -156,7 +152,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 			s := c.out("Sqrt", "sqrt", []string{x.name}, x.dt, x.dims)
 			return c.out("Reciprocal", "rsqrt", []string{s.name}, x.dt, x.dims), nil
 		case "hardsigmoid":
-			return c.out("HardSigmoid", "hardsigmoid", []string{x.name}, x.dt, x.dims, onnxb.Float("alpha", 1.0/6)), nil
+			return c.out("HardSigmoid", "hardsigmoid", []string{x.name}, x.dt, x.dims, canonical.FloatAttr("alpha", 1.0/6)), nil
 		case "silu":
 			s := c.out("Sigmoid", "sigmoid", []string{x.name}, x.dt, x.dims)
 			return c.out("Mul", "silu", []string{x.name, s.name}, x.dt, x.dims), nil
@@ -209,7 +205,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		if arg(1, "negative_slope") == nil {
 			a = 0.01
 		}
-		return c.out("LeakyRelu", name, []string{x.name}, x.dt, x.dims, onnxb.Float("alpha", float32(a))), nil
+		return c.out("LeakyRelu", name, []string{x.name}, x.dt, x.dims, canonical.FloatAttr("alpha", float32(a))), nil
 	case "hardtanh", "clamp", "clip":
 		x, err := tens(0, "self")
 		if err != nil {
@@ -267,7 +263,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		if name == "log_softmax" {
 			op = "LogSoftmax"
 		}
-		return c.out(op, name, []string{x.name}, x.dt, x.dims, onnxb.Int("axis", int64(ax))), nil
+		return c.out(op, name, []string{x.name}, x.dt, x.dims, canonical.IntAttr("axis", int64(ax))), nil
 	case "_convolution", "conv1d", "conv2d", "conv3d":
 		return c.convolution(p, name, args, kw)
 	case "batch_norm":
@@ -290,7 +286,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		if bias == nil {
 			bias, _ = c.constOf(&list{items: repeatF(0, ch)}, x.dt)
 		}
-		return c.out("BatchNormalization", "bn", []string{x.name, w.name, bias.name, mean.name, vr.name}, x.dt, x.dims, onnxb.Float("epsilon", float32(eps))), nil
+		return c.out("BatchNormalization", "bn", []string{x.name, w.name, bias.name, mean.name, vr.name}, x.dt, x.dims, canonical.FloatAttr("epsilon", float32(eps))), nil
 	case "layer_norm":
 		x, err := tens(0, "input")
 		if err != nil {
@@ -311,7 +307,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		if bias != nil {
 			in = append(in, bias.name)
 		}
-		return c.out("LayerNormalization", "ln", in, x.dt, x.dims, onnxb.Int("axis", int64(x.rank()-len(shape))), onnxb.Float("epsilon", float32(eps))), nil
+		return c.out("LayerNormalization", "ln", in, x.dt, x.dims, canonical.IntAttr("axis", int64(x.rank()-len(shape))), canonical.FloatAttr("epsilon", float32(eps))), nil
 	case "linear":
 		x, err := tens(0, "input")
 		if err != nil {
@@ -321,7 +317,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		if err != nil {
 			return nil, err
 		}
-		wt := c.out("Transpose", "wt", []string{w.name}, w.dt, []int64{w.dims[1], w.dims[0]}, onnxb.Ints("perm", []int64{1, 0}))
+		wt := c.out("Transpose", "wt", []string{w.name}, w.dt, []int64{w.dims[1], w.dims[0]}, canonical.IntsAttr("perm", []int64{1, 0}...))
 		dims := append(slices.Clone(x.dims[:x.rank()-1]), w.dims[0])
 		y := c.out("MatMul", "linear", []string{x.name, wt.name}, x.dt, dims)
 		if b, ok := arg(2, "bias").(*tensor); ok {
@@ -344,7 +340,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		beta, _ := num(orDefault(arg(3, "beta"), 1.0))
 		alpha, _ := num(orDefault(arg(4, "alpha"), 1.0))
 		return c.out("Gemm", "addmm", []string{x.name, w.name, bias.name}, x.dt, []int64{x.dims[0], w.dims[1]},
-			onnxb.Float("alpha", float32(alpha)), onnxb.Float("beta", float32(beta))), nil
+			canonical.FloatAttr("alpha", float32(alpha)), canonical.FloatAttr("beta", float32(beta))), nil
 	case "matmul", "mm", "bmm":
 		x, err := tens(0, "self")
 		if err != nil {
@@ -425,7 +421,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		if name == "adaptive_max_pool2d" {
 			return nil, nil
 		}
-		return c.out("AveragePool", name, []string{x.name}, x.dt, dims, onnxb.Ints("kernel_shape", k), onnxb.Ints("strides", k)), nil
+		return c.out("AveragePool", name, []string{x.name}, x.dt, dims, canonical.IntsAttr("kernel_shape", k...), canonical.IntsAttr("strides", k...)), nil
 	case "mean", "sum", "amax", "amin", "prod":
 		x, err := tens(0, "self")
 		if err != nil {
@@ -475,9 +471,9 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 		}
 		if op == "ReduceSum" {
 			ax := c.b.Ints("axes", norm...)
-			return c.out(op, name, []string{x.name, ax}, x.dt, dims, onnxb.Int("keepdims", k)), nil
+			return c.out(op, name, []string{x.name, ax}, x.dt, dims, canonical.IntAttr("keepdims", k)), nil
 		}
-		return c.out(op, name, []string{x.name}, x.dt, dims, onnxb.Ints("axes", norm), onnxb.Int("keepdims", k)), nil
+		return c.out(op, name, []string{x.name}, x.dt, dims, canonical.IntsAttr("axes", norm...), canonical.IntAttr("keepdims", k)), nil
 	case "cat", "concat", "stack":
 		l, ok := arg(0, "tensors").(*list)
 		if !ok {
@@ -528,7 +524,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 				dims[ax] += t.dims[ax]
 			}
 		}
-		return c.out("Concat", name, in, ts[0].dt, dims, onnxb.Int("axis", int64(ax))), nil
+		return c.out("Concat", name, in, ts[0].dt, dims, canonical.IntAttr("axis", int64(ax))), nil
 	case "view", "reshape", "_reshape_alias":
 		x, err := tens(0, "self")
 		if err != nil {
@@ -761,7 +757,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 			return nil, c.errAt(p, "select index %d out of range %d", i, x.dims[ax])
 		}
 		dims := slices.Delete(slices.Clone(x.dims), ax, ax+1)
-		return c.out("Gather", "select", []string{x.name, c.b.I64("i", nil, []int64{i})}, x.dt, dims, onnxb.Int("axis", int64(ax))), nil
+		return c.out("Gather", "select", []string{x.name, c.b.I64("i", nil, []int64{i})}, x.dt, dims, canonical.IntAttr("axis", int64(ax))), nil
 	case "__getitem__":
 		// x[i] on a tensor
 		x, err := tens(0, "self")
@@ -875,7 +871,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 			return nil, err
 		}
 		dims := append(slices.Clone(idx.dims), w.dims[1:]...)
-		return c.out("Gather", "embedding", []string{w.name, idx.name}, w.dt, dims, onnxb.Int("axis", 0)), nil
+		return c.out("Gather", "embedding", []string{w.name, idx.name}, w.dt, dims, canonical.IntAttr("axis", 0)), nil
 	case "where":
 		cond, err := tens(0, "condition")
 		if err != nil {
@@ -953,7 +949,7 @@ func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]valu
 			}
 			in = append(in, cv.name)
 		}
-		return c.out("Pad", name, in, x.dt, dims, onnxb.String("mode", mode)), nil
+		return c.out("Pad", name, in, x.dt, dims, canonical.StringAttr("mode", mode)), nil
 	}
 	return nil, nil
 }
@@ -1071,7 +1067,7 @@ func (c *conv) transpose(p fts.Pos, x *tensor, perm []int64) (*tensor, error) {
 	if ident {
 		return x, nil
 	}
-	return c.out("Transpose", "transpose", []string{x.name}, x.dt, dims, onnxb.Ints("perm", perm)), nil
+	return c.out("Transpose", "transpose", []string{x.name}, x.dt, dims, canonical.IntsAttr("perm", perm...)), nil
 }
 
 func (c *conv) convolution(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
@@ -1153,8 +1149,8 @@ func (c *conv) convolution(p fts.Pos, name string, args []value, kw map[string]v
 	if b, ok := args[2].(*tensor); ok {
 		in = append(in, b.name)
 	}
-	return c.out("Conv", "conv", in, x.dt, dims, onnxb.Ints("kernel_shape", w.dims[2:]), onnxb.Ints("strides", stride),
-		onnxb.Ints("pads", append(slices.Clone(pad), pad...)), onnxb.Ints("dilations", dil), onnxb.Int("group", groups)), nil
+	return c.out("Conv", "conv", in, x.dt, dims, canonical.IntsAttr("kernel_shape", w.dims[2:]...), canonical.IntsAttr("strides", stride...),
+		canonical.IntsAttr("pads", append(slices.Clone(pad), pad...)...), canonical.IntsAttr("dilations", dil...), canonical.IntAttr("group", groups)), nil
 }
 
 func (c *conv) pool(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
@@ -1218,17 +1214,17 @@ func (c *conv) pool(p fts.Pos, name string, args []value, kw map[string]value) (
 	if ceil {
 		c64 = 1
 	}
-	attrs := []*onnxpbAttr{onnxb.Ints("kernel_shape", k), onnxb.Ints("strides", stride), onnxb.Ints("pads", append(slices.Clone(pad), pad...)), onnxb.Int("ceil_mode", c64)}
+	attrs := []*canonical.Attribute{canonical.IntsAttr("kernel_shape", k...), canonical.IntsAttr("strides", stride...), canonical.IntsAttr("pads", append(slices.Clone(pad), pad...)...), canonical.IntAttr("ceil_mode", c64)}
 	op := "MaxPool"
 	if isMax {
-		attrs = append(attrs, onnxb.Ints("dilations", dil))
+		attrs = append(attrs, canonical.IntsAttr("dilations", dil...))
 	} else {
 		op = "AveragePool"
 		cp := int64(0)
 		if countPad {
 			cp = 1
 		}
-		attrs = append(attrs, onnxb.Int("count_include_pad", cp))
+		attrs = append(attrs, canonical.IntAttr("count_include_pad", cp))
 	}
 	return c.out(op, name, []string{x.name}, x.dt, dims, attrs...), nil
 }

@@ -3,7 +3,6 @@ package torchscript
 import (
 	"github.com/onnxconv/onnxconv/canonical"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // rnn maps aten::lstm and aten::gru (the dense-input overload: input, hx,
@@ -89,12 +88,12 @@ func (c *conv) rnn(p fts.Pos, name string, args []value, kw map[string]value) (v
 		for i := range sizes {
 			sizes[i] = rows
 		}
-		c.b.Node("Split", []string{w.name, c.b.Ints("split", sizes...)}, parts, onnxb.Int("axis", 0))
+		c.b.Node("Split", []string{w.name, c.b.Ints("split", sizes...)}, parts, canonical.IntAttr("axis", 0))
 		var in []string
 		for _, o := range order {
 			in = append(in, parts[o])
 		}
-		return c.b.Op("Concat", "w_onnx", in, onnxb.Int("axis", 0))
+		return c.b.Op("Concat", "w_onnx", in, canonical.IntAttr("axis", 0))
 	}
 	var hOut, cOut []string
 	for l := int64(0); l < layers; l++ {
@@ -104,7 +103,7 @@ func (c *conv) rnn(p fts.Pos, name string, args []value, kw map[string]value) (v
 			W = append(W, c.b.Op("Unsqueeze", "W", []string{reorder(ws[k]), c.b.Ints("axes", 0)}))
 			R = append(R, c.b.Op("Unsqueeze", "R", []string{reorder(ws[k+1]), c.b.Ints("axes", 0)}))
 			if hasBias {
-				b := c.b.Op("Concat", "B", []string{reorder(ws[k+2]), reorder(ws[k+3])}, onnxb.Int("axis", 0))
+				b := c.b.Op("Concat", "B", []string{reorder(ws[k+2]), reorder(ws[k+3])}, canonical.IntAttr("axis", 0))
 				Bs = append(Bs, c.b.Op("Unsqueeze", "B", []string{b, c.b.Ints("axes", 0)}))
 			}
 		}
@@ -112,7 +111,7 @@ func (c *conv) rnn(p fts.Pos, name string, args []value, kw map[string]value) (v
 			if len(v) == 1 {
 				return v[0]
 			}
-			return c.b.Op("Concat", base, v, onnxb.Int("axis", 0))
+			return c.b.Op("Concat", base, v, canonical.IntAttr("axis", 0))
 		}
 		sliceState := func(h *tensor) string {
 			return c.b.Op("Slice", "h0", []string{h.name, c.b.Ints("s", l*dirs), c.b.Ints("e", (l+1)*dirs), c.b.Ints("a", 0)})
@@ -127,12 +126,12 @@ func (c *conv) rnn(p fts.Pos, name string, args []value, kw map[string]value) (v
 		}
 		y, yh := c.b.Fresh(name+"_y"), c.b.Fresh(name+"_h")
 		outs := []string{y, yh}
-		attrs := []*onnxpbAttr{onnxb.Int("hidden_size", hidden)}
+		attrs := []*canonical.Attribute{canonical.IntAttr("hidden_size", hidden)}
 		if bidir {
-			attrs = append(attrs, onnxb.String("direction", "bidirectional"))
+			attrs = append(attrs, canonical.StringAttr("direction", "bidirectional"))
 		}
 		if op == "GRU" {
-			attrs = append(attrs, onnxb.Int("linear_before_reset", 1))
+			attrs = append(attrs, canonical.IntAttr("linear_before_reset", 1))
 		} else {
 			yc := c.b.Fresh(name + "_c")
 			outs = append(outs, yc)
@@ -160,7 +159,7 @@ func (c *conv) rnn(p fts.Pos, name string, args []value, kw map[string]value) (v
 	catState := func(v []string) *tensor {
 		n := v[0]
 		if len(v) > 1 {
-			n = c.b.Op("Concat", "state", v, onnxb.Int("axis", 0))
+			n = c.b.Op("Concat", "state", v, canonical.IntAttr("axis", 0))
 		}
 		return &tensor{name: n, dt: x.dt, dims: []int64{layers * dirs, B, hidden}}
 	}
@@ -191,7 +190,7 @@ func (c *conv) lstmCell(p fts.Pos, args []value) (value, error) {
 	}
 	B, H := x.dims[0], whh.dims[1]
 	lin := func(in, w *tensor, b value) *tensor {
-		wt := c.out("Transpose", "wt", []string{w.name}, w.dt, []int64{w.dims[1], w.dims[0]}, onnxb.Ints("perm", []int64{1, 0}))
+		wt := c.out("Transpose", "wt", []string{w.name}, w.dt, []int64{w.dims[1], w.dims[0]}, canonical.IntsAttr("perm", []int64{1, 0}...))
 		y := c.out("MatMul", "mm", []string{in.name, wt.name}, x.dt, []int64{B, 4 * H})
 		if bt, ok := b.(*tensor); ok {
 			y = c.out("Add", "bias", []string{y.name, bt.name}, x.dt, y.dims)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -30,12 +29,12 @@ func zeros(dims []int64) *canonical.Tensor {
 
 func rows(t *testing.T, x *canonical.Tensor, k int) *canonical.Tensor {
 	t.Helper()
-	v, err := onnxb.F32s(x)
+	v, err := x.Float32s()
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := int(x.Dims[1])
-	return canonical.NewTensor("x", canonical.Float, []int64{1, int64(w)}, onnxb.F32Bytes(v[k*w:(k+1)*w]))
+	return canonical.Float32Tensor("x", []int64{1, int64(w)}, v[k*w:(k+1)*w])
 }
 
 // TestSileroVAD converts the real Silero VAD archive of ../shared with
@@ -78,7 +77,7 @@ func TestSileroVAD(t *testing.T) {
 		}
 	}
 	seq := npy(t, filepath.Join(dir, "sequence", "input_0.npy"))
-	want, err := onnxb.F32s(npy(t, filepath.Join(dir, "sequence", "output_0.npy")))
+	want, err := npy(t, filepath.Join(dir, "sequence", "output_0.npy")).Float32s()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +85,7 @@ func TestSileroVAD(t *testing.T) {
 	for k := 0; k < 4; k++ {
 		outs := run(t, m, append([]*canonical.Tensor{rows(t, seq, k)}, state...))
 		state = outs[1:]
-		w := canonical.NewTensor("", canonical.Float, []int64{1, 1}, onnxb.F32Bytes(want[k:k+1]))
+		w := canonical.Float32Tensor("", []int64{1, 1}, want[k:k+1])
 		e := relErr(t, outs[0], w)
 		t.Logf("sequence call %d: max relative error %.3g", k, e)
 		if e > 1e-5 {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
-	"github.com/onnxconv/onnxconv/importers/tfops/onnxb"
 )
 
 // complexT is a complex tensor as two real ones (aten::stft with
@@ -105,7 +104,7 @@ func (c *conv) stft(p fts.Pos, args []value, kw map[string]value) (value, error)
 	conv := func(b *tensor, base string) *tensor {
 		dims := []int64{in.dims[0], F, frames}
 		y := c.out("Conv", base, []string{in.name, b.name}, canonical.Float, dims,
-			onnxb.Ints("kernel_shape", []int64{nfft}), onnxb.Ints("strides", []int64{hop}))
+			canonical.IntsAttr("kernel_shape", []int64{nfft}...), canonical.IntsAttr("strides", []int64{hop}...))
 		if x.rank() == 1 {
 			y = c.reshape(y, []int64{F, frames})
 		}
@@ -133,5 +132,5 @@ func (c *conv) complexAsReal(p fts.Pos, z *complexT) (value, bool, error) {
 	im := c.reshape(z.im, dims)
 	out := slices.Clone(dims)
 	out[len(out)-1] = 2
-	return c.out("Concat", "view_as_real", []string{re.name, im.name}, z.re.dt, out, onnxb.Int("axis", int64(len(dims)-1))), true, nil
+	return c.out("Concat", "view_as_real", []string{re.name, im.name}, z.re.dt, out, canonical.IntAttr("axis", int64(len(dims)-1))), true, nil
 }

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/version"
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 const mlDomain = "ai.onnx.ml"
@@ -89,7 +87,7 @@ func (e *Ensemble) OutputNames(raw bool) []string {
 // transform and outputs: "predict" ([N] for one target, else [N, T]), and
 // for classifiers "label" (int64 [N]) and "probabilities" ([N, 2] for one
 // target, else [N, T]); or "margin" alone when o.Raw.
-func Build(e *Ensemble, o BuildOptions) (*onnxpb.ModelProto, error) {
+func Build(e *Ensemble, o BuildOptions) (*canonical.Model, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
@@ -100,7 +98,7 @@ func Build(e *Ensemble, o BuildOptions) (*onnxpb.ModelProto, error) {
 	if e.Double && o.MLOpset < 3 {
 		return nil, fmt.Errorf("%s computes in double precision, which TreeEnsembleRegressor has from ai.onnx.ml opset 3; got ml opset %d", e.Format, o.MLOpset)
 	}
-	g := &graph{double: e.Double}
+	g := &graph{b: build.New(o.AIOpset), double: e.Double}
 	T := e.NumTargets
 	post := ""
 	if !o.Raw {
@@ -135,7 +133,7 @@ func Build(e *Ensemble, o BuildOptions) (*onnxpb.ModelProto, error) {
 	elem := g.elem()
 	// Declare the tree/linear output type: not every shape inference knows
 	// the ai.onnx.ml ops.
-	valueInfos := []*onnxpb.ValueInfoProto{valueInfo(rawName, elem, "N", T)}
+	g.b.Declare(build.TensorInfoDims(rawName, elem, "N", T))
 	switch post {
 	case "Sigmoid":
 		in := rawName
@@ -146,19 +144,19 @@ func Build(e *Ensemble, o BuildOptions) (*onnxpb.ModelProto, error) {
 		}
 		g.add("Sigmoid", "", "logistic", []string{in}, []string{scoreName})
 	case "Softmax":
-		g.add("Softmax", "", "softmax", []string{rawName}, []string{scoreName}, aInt("axis", 1))
+		g.add("Softmax", "", "softmax", []string{rawName}, []string{scoreName}, canonical.IntAttr("axis", 1))
 	}
 
-	var outputs []*onnxpb.ValueInfoProto
+	var outputs []build.Info
 	// toVector reshapes [N, 1] to [N].
-	toVector := func(in, out, name string) *onnxpb.ValueInfoProto {
+	toVector := func(in, out, name string) build.Info {
 		if T == 1 {
-			shape := g.init(int64Tensor(name+"_shape", []int64{1}, []int64{-1}))
+			shape := g.init(canonical.Int64Tensor(name+"_shape", []int64{1}, []int64{-1}))
 			g.add("Reshape", "", name, []string{in, shape}, []string{out})
-			return valueInfo(out, elem, "N")
+			return build.TensorInfoDims(out, elem, "N")
 		}
 		g.add("Identity", "", name, []string{in}, []string{out})
-		return valueInfo(out, elem, "N", T)
+		return build.TensorInfoDims(out, elem, "N", T)
 	}
 	// classes makes label and probabilities from p [N, T]: [1-p, p] for one
 	// target, p itself for more.
@@ -166,16 +164,16 @@ func Build(e *Ensemble, o BuildOptions) (*onnxpb.ModelProto, error) {
 		if T == 1 {
 			one := g.scalar("one", 1)
 			g.add("Sub", "", "negative_class", []string{one, p}, []string{"p_negative"})
-			g.add("Concat", "", "probabilities", []string{"p_negative", p}, []string{OutputProbabilities}, aInt("axis", 1))
-			g.add("ArgMax", "", "label", []string{OutputProbabilities}, []string{OutputLabel}, aInt("axis", 1), aInt("keepdims", 0))
-			outputs = append(outputs, valueInfo(OutputLabel, onnxpb.TensorProto_INT64, "N"),
-				valueInfo(OutputProbabilities, elem, "N", 2))
+			g.add("Concat", "", "probabilities", []string{"p_negative", p}, []string{OutputProbabilities}, canonical.IntAttr("axis", 1))
+			g.add("ArgMax", "", "label", []string{OutputProbabilities}, []string{OutputLabel}, canonical.IntAttr("axis", 1), canonical.IntAttr("keepdims", 0))
+			outputs = append(outputs, build.TensorInfoDims(OutputLabel, canonical.Int64, "N"),
+				build.TensorInfoDims(OutputProbabilities, elem, "N", 2))
 			return
 		}
 		g.add("Identity", "", "probabilities", []string{p}, []string{OutputProbabilities})
-		g.add("ArgMax", "", "label", []string{p}, []string{OutputLabel}, aInt("axis", 1), aInt("keepdims", 0))
-		outputs = append(outputs, valueInfo(OutputLabel, onnxpb.TensorProto_INT64, "N"),
-			valueInfo(OutputProbabilities, elem, "N", T))
+		g.add("ArgMax", "", "label", []string{p}, []string{OutputLabel}, canonical.IntAttr("axis", 1), canonical.IntAttr("keepdims", 0))
+		outputs = append(outputs, build.TensorInfoDims(OutputLabel, canonical.Int64, "N"),
+			build.TensorInfoDims(OutputProbabilities, elem, "N", T))
 	}
 
 	switch {
@@ -194,7 +192,7 @@ func Build(e *Ensemble, o BuildOptions) (*onnxpb.ModelProto, error) {
 	case e.Objective == Hinge:
 		zero := g.scalar("zero", 0)
 		g.add("Greater", "", "hinge", []string{scoreName, zero}, []string{"positive"})
-		g.add("Cast", "", "hinge_cast", []string{"positive"}, []string{"hinge_2d"}, aInt("to", int64(elem)))
+		g.add("Cast", "", "hinge_cast", []string{"positive"}, []string{"hinge_2d"}, canonical.IntAttr("to", int64(elem)))
 		outputs = append(outputs, toVector("hinge_2d", OutputPredict, "predict"))
 		if e.Classifier {
 			classes("hinge_2d")
@@ -202,52 +200,37 @@ func Build(e *Ensemble, o BuildOptions) (*onnxpb.ModelProto, error) {
 	case e.Objective == Softprob:
 		g.add("Identity", "", "predict", []string{scoreName}, []string{OutputPredict})
 		g.add("Identity", "", "probabilities", []string{scoreName}, []string{OutputProbabilities})
-		g.add("ArgMax", "", "label", []string{scoreName}, []string{OutputLabel}, aInt("axis", 1), aInt("keepdims", 0))
-		outputs = append(outputs, valueInfo(OutputPredict, elem, "N", T),
-			valueInfo(OutputLabel, onnxpb.TensorProto_INT64, "N"),
-			valueInfo(OutputProbabilities, elem, "N", T))
+		g.add("ArgMax", "", "label", []string{scoreName}, []string{OutputLabel}, canonical.IntAttr("axis", 1), canonical.IntAttr("keepdims", 0))
+		outputs = append(outputs, build.TensorInfoDims(OutputPredict, elem, "N", T),
+			build.TensorInfoDims(OutputLabel, canonical.Int64, "N"),
+			build.TensorInfoDims(OutputProbabilities, elem, "N", T))
 	case e.Objective == SoftmaxLabel:
-		g.add("ArgMax", "", "label", []string{scoreName}, []string{OutputLabel}, aInt("axis", 1), aInt("keepdims", 0))
-		g.add("Cast", "", "predict", []string{OutputLabel}, []string{OutputPredict}, aInt("to", int64(elem)))
-		g.add("Softmax", "", "probabilities", []string{scoreName}, []string{OutputProbabilities}, aInt("axis", 1))
-		outputs = append(outputs, valueInfo(OutputPredict, elem, "N"),
-			valueInfo(OutputLabel, onnxpb.TensorProto_INT64, "N"),
-			valueInfo(OutputProbabilities, elem, "N", T))
+		g.add("ArgMax", "", "label", []string{scoreName}, []string{OutputLabel}, canonical.IntAttr("axis", 1), canonical.IntAttr("keepdims", 0))
+		g.add("Cast", "", "predict", []string{OutputLabel}, []string{OutputPredict}, canonical.IntAttr("to", int64(elem)))
+		g.add("Softmax", "", "probabilities", []string{scoreName}, []string{OutputProbabilities}, canonical.IntAttr("axis", 1))
+		outputs = append(outputs, build.TensorInfoDims(OutputPredict, elem, "N"),
+			build.TensorInfoDims(OutputLabel, canonical.Int64, "N"),
+			build.TensorInfoDims(OutputProbabilities, elem, "N", T))
 	default:
 		return nil, fmt.Errorf("unknown objective %d", e.Objective)
 	}
 
-	opsets := []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(int64(o.AIOpset))}}
-	mlVersion := 0
 	if g.usesML {
-		mlVersion = o.MLOpset
-		opsets = append(opsets, &onnxpb.OperatorSetIdProto{Domain: proto.String(mlDomain), Version: proto.Int64(int64(o.MLOpset))})
-	}
-	var meta []*onnxpb.StringStringEntryProto
-	for _, kv := range o.Metadata {
-		meta = append(meta, &onnxpb.StringStringEntryProto{Key: proto.String(kv[0]), Value: proto.String(kv[1])})
+		g.b.Import(mlDomain, int64(o.MLOpset))
 	}
 	name := o.GraphName
 	if name == "" {
 		name = e.Format
 	}
-	return &onnxpb.ModelProto{
-		IrVersion:       proto.Int64(IRVersion(o.AIOpset, mlVersion)),
-		OpsetImport:     opsets,
-		ProducerName:    proto.String("onnxconv"),
-		ProducerVersion: proto.String(version.Get().Short()),
-		Domain:          proto.String(o.Domain),
-		DocString:       proto.String(o.Doc),
-		MetadataProps:   meta,
-		Graph: &onnxpb.GraphProto{
-			Name:        proto.String(name),
-			Node:        g.nodes,
-			Initializer: g.inits,
-			Input:       []*onnxpb.ValueInfoProto{valueInfo(InputName, elem, "N", e.NumFeatures)},
-			Output:      outputs,
-			ValueInfo:   valueInfos,
-		},
-	}, nil
+	m, err := g.b.Model(name, []build.Info{build.TensorInfoDims(InputName, elem, "N", e.NumFeatures)}, outputs)
+	if err != nil {
+		return nil, err
+	}
+	m.Domain, m.DocString = o.Domain, o.Doc
+	for _, kv := range o.Metadata {
+		m.MetadataProps = append(m.MetadataProps, canonical.StringPair{Key: kv[0], Value: kv[1]})
+	}
+	return m, nil
 }
 
 // linear builds margin = where(isnan(x), 0, x) @ W + bias + base.
@@ -269,8 +252,8 @@ func (g *graph) linear(e *Ensemble, l *Linear, out string) error {
 	wName := g.init(realTensor("weights", []int64{int64(F), int64(T)}, l.Weights, g.double))
 	bName := g.init(realTensor("bias", []int64{int64(T)}, bias, g.double))
 	zero := g.scalar("missing_as_zero", 0)
-	g.add("IsNaN", "", "is_missing", []string{InputName}, []string{"is_missing"})
-	g.add("Where", "", "fill_missing", []string{"is_missing", zero, InputName}, []string{"input_filled"})
+	g.add("IsNaN", "", "is_missing", []string{g.in()}, []string{"is_missing"})
+	g.add("Where", "", "fill_missing", []string{"is_missing", zero, g.in()}, []string{"input_filled"})
 	g.add("MatMul", "", "linear", []string{"input_filled", wName}, []string{"linear_out"})
 	g.add("Add", "", "add_bias", []string{"linear_out", bName}, []string{out})
 	return nil
@@ -343,24 +326,24 @@ func (g *graph) treeEnsemble(e *Ensemble, name, out string) {
 			missingTrue = append(missingTrue, b2i(nd.MissingTrue))
 		}
 	}
-	attrs := []*onnxpb.AttributeProto{
-		aInt("n_targets", int64(e.NumTargets)),
-		aInt("aggregate_function", 1), // SUM
-		aInt("post_transform", 0),     // NONE
-		aInts("tree_roots", roots),
-		aInts("nodes_featureids", feat),
-		aTensor("nodes_modes", uint8Tensor("nodes_modes", modes)),
-		aTensor("nodes_splits", realTensor("nodes_splits", []int64{int64(len(splits))}, splits, g.double)),
-		aInts("nodes_truenodeids", trueIDs),
-		aInts("nodes_trueleafs", trueLeaf),
-		aInts("nodes_falsenodeids", falseIDs),
-		aInts("nodes_falseleafs", falseLeaf),
-		aInts("nodes_missing_value_tracks_true", missingTrue),
-		aInts("leaf_targetids", leafTarget),
-		aTensor("leaf_weights", realTensor("leaf_weights", []int64{int64(len(leafW))}, leafW, g.double)),
+	attrs := []*canonical.Attribute{
+		canonical.IntAttr("n_targets", int64(e.NumTargets)),
+		canonical.IntAttr("aggregate_function", 1), // SUM
+		canonical.IntAttr("post_transform", 0),     // NONE
+		canonical.IntsAttr("tree_roots", roots...),
+		canonical.IntsAttr("nodes_featureids", feat...),
+		canonical.TensorAttr("nodes_modes", canonical.NewTensor("nodes_modes", canonical.Uint8, []int64{int64(len(modes))}, modes)),
+		canonical.TensorAttr("nodes_splits", realTensor("nodes_splits", []int64{int64(len(splits))}, splits, g.double)),
+		canonical.IntsAttr("nodes_truenodeids", trueIDs...),
+		canonical.IntsAttr("nodes_trueleafs", trueLeaf...),
+		canonical.IntsAttr("nodes_falsenodeids", falseIDs...),
+		canonical.IntsAttr("nodes_falseleafs", falseLeaf...),
+		canonical.IntsAttr("nodes_missing_value_tracks_true", missingTrue...),
+		canonical.IntsAttr("leaf_targetids", leafTarget...),
+		canonical.TensorAttr("leaf_weights", realTensor("leaf_weights", []int64{int64(len(leafW))}, leafW, g.double)),
 	}
 	if len(membership) > 0 {
-		attrs = append(attrs, aTensor("membership_values", realTensor("membership_values", []int64{int64(len(membership))}, membership, g.double)))
+		attrs = append(attrs, canonical.TensorAttr("membership_values", realTensor("membership_values", []int64{int64(len(membership))}, membership, g.double)))
 	}
 	// The op runs with post_transform NONE: ONNX Runtime 1.30 ignores
 	// LOGISTIC for a single target and gives wrong values for SOFTMAX in
@@ -440,32 +423,32 @@ func (g *graph) treeEnsembleRegressor(e *Ensemble, name, out string) {
 			missingTrue = append(missingTrue, b2i(nd.MissingTrue))
 		}
 	}
-	attrs := []*onnxpb.AttributeProto{
-		aInt("n_targets", int64(e.NumTargets)),
-		aString("aggregate_function", "SUM"),
-		aString("post_transform", "NONE"),
-		aInts("nodes_treeids", treeIDs),
-		aInts("nodes_nodeids", nodeIDs),
-		aInts("nodes_featureids", feat),
-		aStrings("nodes_modes", modes),
+	attrs := []*canonical.Attribute{
+		canonical.IntAttr("n_targets", int64(e.NumTargets)),
+		canonical.StringAttr("aggregate_function", "SUM"),
+		canonical.StringAttr("post_transform", "NONE"),
+		canonical.IntsAttr("nodes_treeids", treeIDs...),
+		canonical.IntsAttr("nodes_nodeids", nodeIDs...),
+		canonical.IntsAttr("nodes_featureids", feat...),
+		canonical.StringsAttr("nodes_modes", modes...),
 	}
 	if g.double {
-		attrs = append(attrs, aTensor("nodes_values_as_tensor", realTensor("nodes_values_as_tensor", []int64{int64(len(values))}, values, true)))
+		attrs = append(attrs, canonical.TensorAttr("nodes_values_as_tensor", realTensor("nodes_values_as_tensor", []int64{int64(len(values))}, values, true)))
 	} else {
-		attrs = append(attrs, aFloats("nodes_values", values))
+		attrs = append(attrs, canonical.FloatsAttr("nodes_values", f32s(values)...))
 	}
 	attrs = append(attrs,
-		aInts("nodes_truenodeids", trueIDs),
-		aInts("nodes_falsenodeids", falseIDs),
-		aInts("nodes_missing_value_tracks_true", missingTrue),
-		aInts("target_treeids", tTree),
-		aInts("target_nodeids", tNode),
-		aInts("target_ids", tID),
+		canonical.IntsAttr("nodes_truenodeids", trueIDs...),
+		canonical.IntsAttr("nodes_falsenodeids", falseIDs...),
+		canonical.IntsAttr("nodes_missing_value_tracks_true", missingTrue...),
+		canonical.IntsAttr("target_treeids", tTree...),
+		canonical.IntsAttr("target_nodeids", tNode...),
+		canonical.IntsAttr("target_ids", tID...),
 	)
 	if g.double {
-		attrs = append(attrs, aTensor("target_weights_as_tensor", realTensor("target_weights_as_tensor", []int64{int64(len(targetW))}, targetW, true)))
+		attrs = append(attrs, canonical.TensorAttr("target_weights_as_tensor", realTensor("target_weights_as_tensor", []int64{int64(len(targetW))}, targetW, true)))
 	} else {
-		attrs = append(attrs, aFloats("target_weights", targetW))
+		attrs = append(attrs, canonical.FloatsAttr("target_weights", f32s(targetW)...))
 	}
 	if !g.double {
 		g.add("TreeEnsembleRegressor", mlDomain, name, []string{g.treeInput()}, []string{out}, attrs...)
@@ -474,5 +457,5 @@ func (g *graph) treeEnsembleRegressor(e *Ensemble, name, out string) {
 	// TreeEnsembleRegressor's output is float whatever its input: compare
 	// in double, round the sum to float, and cast back.
 	g.add("TreeEnsembleRegressor", mlDomain, name, []string{g.treeInput()}, []string{out + "_float"}, attrs...)
-	g.add("Cast", "", name+"_to_double", []string{out + "_float"}, []string{out}, aInt("to", int64(onnxpb.TensorProto_DOUBLE)))
+	g.add("Cast", "", name+"_to_double", []string{out + "_float"}, []string{out}, canonical.IntAttr("to", int64(canonical.Double)))
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // margin emits the nodes computing e's margin [N, NumTargets] into out:
@@ -38,7 +38,7 @@ func (g *graph) margin(e *Ensemble, name, out string, mlOpset, aiOpset int) erro
 }
 
 func (g *graph) i64(name string, dims []int64, v ...int64) string {
-	return g.init(int64Tensor(name, dims, v))
+	return g.init(canonical.Int64Tensor(name, dims, v))
 }
 
 // lookups emits e's lookups and returns the name of the input with the
@@ -48,30 +48,26 @@ func (g *graph) lookups(e *Ensemble, name string) string {
 	mult := g.i64(p+"_hash_multiplier", nil, int64(HashMultiplier))
 	column := func(f int) string {
 		col := p + "_column_" + strconv.Itoa(f)
-		for _, n := range g.nodes {
-			if len(n.Output) == 1 && n.Output[0] == col {
-				return col
-			}
+		if g.b.Used(col) {
+			return col
 		}
 		idx := g.i64(col+"_index", []int64{1}, int64(f))
-		g.add("Gather", "", col, []string{InputName, idx}, []string{col}, aInt("axis", 1))
+		g.add("Gather", "", col, []string{g.in(), idx}, []string{col}, canonical.IntAttr("axis", 1))
 		return col
 	}
 	catKey := func(f int) string {
 		k := p + "_key_" + strconv.Itoa(f)
-		for _, n := range g.nodes {
-			if len(n.Output) == 1 && n.Output[0] == k {
-				return k
-			}
+		if g.b.Used(k) {
+			return k
 		}
 		col := column(f)
 		// The int32 hash, sign-extended to 64 bits (CatBoost's (ui64)(int)h).
-		g.add("Cast", "", k+"_i64", []string{col}, []string{k + "_i64"}, aInt("to", int64(onnxpb.TensorProto_INT64)))
-		g.add("Cast", "", k+"_i32", []string{k + "_i64"}, []string{k + "_i32"}, aInt("to", int64(onnxpb.TensorProto_INT32)))
-		g.add("Cast", "", k, []string{k + "_i32"}, []string{k}, aInt("to", int64(onnxpb.TensorProto_INT64)))
+		g.add("Cast", "", k+"_i64", []string{col}, []string{k + "_i64"}, canonical.IntAttr("to", int64(canonical.Int64)))
+		g.add("Cast", "", k+"_i32", []string{k + "_i64"}, []string{k + "_i32"}, canonical.IntAttr("to", int64(canonical.Int32)))
+		g.add("Cast", "", k, []string{k + "_i32"}, []string{k}, canonical.IntAttr("to", int64(canonical.Int64)))
 		return k
 	}
-	cols := []string{InputName}
+	cols := []string{g.in()}
 	for li := range e.Lookups {
 		l := &e.Lookups[li]
 		q := p + strconv.Itoa(li)
@@ -104,34 +100,25 @@ func (g *graph) lookups(e *Ensemble, name string) string {
 				g.add("Or", "", s+"_or_nan", []string{s + "_nan", s}, []string{s + "_or_nan"})
 				cond = s + "_or_nan"
 			}
-			g.add("Cast", "", s+"_bit", []string{cond}, []string{s + "_bit"}, aInt("to", int64(onnxpb.TensorProto_INT64)))
+			g.add("Cast", "", s+"_bit", []string{cond}, []string{s + "_bit"}, canonical.IntAttr("to", int64(canonical.Int64)))
 			combine(s + "_bit")
 		}
 		keys := make([]int64, len(l.Keys))
 		for i, k := range l.Keys {
 			keys[i] = int64(k)
 		}
-		attrs := []*onnxpb.AttributeProto{aInts("keys_int64s", keys), aFloats("values_floats", l.Values), aFloat("default_float", l.Default)}
+		attrs := []*canonical.Attribute{canonical.IntsAttr("keys_int64s", keys...), canonical.FloatsAttr("values_floats", f32s(l.Values)...), canonical.FloatAttr("default_float", float32(l.Default))}
 		g.add("LabelEncoder", mlDomain, q+"_float", []string{h}, []string{q + "_float"}, attrs...)
 		v := q + "_float"
 		if g.double {
-			g.add("Cast", "", q, []string{v}, []string{q}, aInt("to", int64(onnxpb.TensorProto_DOUBLE)))
+			g.add("Cast", "", q, []string{v}, []string{q}, canonical.IntAttr("to", int64(canonical.Double)))
 			v = q
 		}
 		cols = append(cols, v)
 	}
 	out := p + "_features"
-	g.add("Concat", "", out, cols, []string{out}, aInt("axis", 1))
+	g.add("Concat", "", out, cols, []string{out}, canonical.IntAttr("axis", 1))
 	return out
-}
-
-func aFloat(name string, v float64) *onnxpb.AttributeProto {
-	a := aFloats(name, []float64{v})
-	a.Type = attrType(onnxpb.AttributeProto_FLOAT)
-	f := a.Floats[0]
-	a.Floats = nil
-	a.F = &f
-	return a
 }
 
 // linearLeaves emits the outputs of the trees lin (those with linear
@@ -189,8 +176,8 @@ func (g *graph) linearLeaves(e *Ensemble, lin []int, name string, mlOpset int, t
 	} else {
 		g.treeEnsembleRegressor(ids, p+"_leaf_ids", leafOut)
 	}
-	i64 := int64(onnxpb.TensorProto_INT64)
-	g.add("Cast", "", p+"_ids", []string{leafOut}, []string{p + "_ids"}, aInt("to", i64))
+	i64 := int64(canonical.Int64)
+	g.add("Cast", "", p+"_ids", []string{leafOut}, []string{p + "_ids"}, canonical.IntAttr("to", i64))
 	constT := g.init(realTensor(p+"_const_table", []int64{int64(L)}, consts, g.double))
 	valueT := g.init(realTensor(p+"_value_table", []int64{int64(L)}, values, g.double))
 	g.add("Gather", "", p+"_const", []string{constT, p + "_ids"}, []string{p + "_const"})
@@ -201,11 +188,11 @@ func (g *graph) linearLeaves(e *Ensemble, lin []int, name string, mlOpset int, t
 		featT := g.i64(p+"_feature_table", []int64{int64(L), int64(K)}, feats...)
 		coefT := g.init(realTensor(p+"_coeff_table", []int64{int64(L), int64(K)}, coefs, g.double))
 		validT := g.init(realTensor(p+"_used_table", []int64{int64(L), int64(K)}, valid, g.double))
-		g.add("Cast", "", p+"_used_bool", []string{validT}, []string{p + "_used_bool"}, aInt("to", int64(onnxpb.TensorProto_BOOL)))
+		g.add("Cast", "", p+"_used_bool", []string{validT}, []string{p + "_used_bool"}, canonical.IntAttr("to", int64(canonical.Bool)))
 		g.add("Gather", "", p+"_features", []string{featT, p + "_ids"}, []string{p + "_features"})
 		flat := g.i64(p+"_flat_shape", []int64{2}, 0, -1)
 		g.add("Reshape", "", p+"_features_flat", []string{p + "_features", flat}, []string{p + "_features_flat"})
-		g.add("GatherElements", "", p+"_x_flat", []string{InputName, p + "_features_flat"}, []string{p + "_x_flat"}, aInt("axis", 1))
+		g.add("GatherElements", "", p+"_x_flat", []string{g.in(), p + "_features_flat"}, []string{p + "_x_flat"}, canonical.IntAttr("axis", 1))
 		shape3 := g.i64(p+"_shape3", []int64{3}, 0, T, int64(K))
 		g.add("Reshape", "", p+"_x", []string{p + "_x_flat", shape3}, []string{p + "_x"})
 		g.add("Gather", "", p+"_coeffs", []string{coefT, p + "_ids"}, []string{p + "_coeffs"})
@@ -218,12 +205,12 @@ func (g *graph) linearLeaves(e *Ensemble, lin []int, name string, mlOpset int, t
 		for k := 0; k < K; k++ {
 			s := p + "_term" + strconv.Itoa(k)
 			kk := g.i64(s+"_index", nil, int64(k))
-			g.add("Gather", "", s+"_c", []string{p + "_coeffs", kk}, []string{s + "_c"}, aInt("axis", 2))
-			g.add("Gather", "", s+"_x", []string{p + "_x_used", kk}, []string{s + "_x"}, aInt("axis", 2))
+			g.add("Gather", "", s+"_c", []string{p + "_coeffs", kk}, []string{s + "_c"}, canonical.IntAttr("axis", 2))
+			g.add("Gather", "", s+"_x", []string{p + "_x_used", kk}, []string{s + "_x"}, canonical.IntAttr("axis", 2))
 			g.add("Mul", "", s, []string{s + "_c", s + "_x"}, []string{s})
 			g.add("Add", "", s+"_sum", []string{acc, s}, []string{s + "_sum"})
 			acc = s + "_sum"
-			g.add("Gather", "", s+"_nan", []string{p + "_nan", kk}, []string{s + "_nan"}, aInt("axis", 2))
+			g.add("Gather", "", s+"_nan", []string{p + "_nan", kk}, []string{s + "_nan"}, canonical.IntAttr("axis", 2))
 			if any == "" {
 				any = s + "_nan"
 			} else {
@@ -244,7 +231,7 @@ func (g *graph) linearLeaves(e *Ensemble, lin []int, name string, mlOpset int, t
 			}
 			c := p + "_tree" + strconv.Itoa(j)
 			idx := g.i64(c+"_index", []int64{1}, int64(j))
-			g.add("Gather", "", c, []string{val, idx}, []string{c}, aInt("axis", 1))
+			g.add("Gather", "", c, []string{val, idx}, []string{c}, canonical.IntAttr("axis", 1))
 			if s == "" {
 				s = c
 				continue
@@ -255,7 +242,7 @@ func (g *graph) linearLeaves(e *Ensemble, lin []int, name string, mlOpset int, t
 		if s == "" { // no linear tree for this target: zeros [N, 1]
 			z := p + "_target" + strconv.Itoa(t) + "_zero"
 			idx := g.i64(z+"_index", []int64{1}, 0)
-			g.add("Gather", "", z+"_col", []string{val, idx}, []string{z + "_col"}, aInt("axis", 1))
+			g.add("Gather", "", z+"_col", []string{val, idx}, []string{z + "_col"}, canonical.IntAttr("axis", 1))
 			zero := g.scalar(z+"_value", 0)
 			g.add("Mul", "", z+"_mul", []string{z + "_col", zero}, []string{z + "_mul"})
 			g.add("Where", "", z, []string{g.trueLike(z+"_mul", z), zero, zero}, []string{z})
@@ -266,7 +253,7 @@ func (g *graph) linearLeaves(e *Ensemble, lin []int, name string, mlOpset int, t
 	sum := cols[0]
 	if len(cols) > 1 {
 		sum = p + "_sum"
-		g.add("Concat", "", sum, cols, []string{sum}, aInt("axis", 1))
+		g.add("Concat", "", sum, cols, []string{sum}, canonical.IntAttr("axis", 1))
 	}
 	g.add("Add", "", p+"_add", []string{trees, sum}, []string{out})
 	return nil

@@ -3,7 +3,7 @@ package trees
 import (
 	"fmt"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // EmbedOptions places an ensemble's tree op inside a larger graph.
@@ -19,45 +19,38 @@ type EmbedOptions struct {
 	MLOpset int
 }
 
-// Embed returns the nodes (and their constants) computing e's margin from
-// o.Input into o.Output, for a caller that builds its own graph around
+// Embed adds to b the nodes (and their constants) computing e's margin
+// from o.Input into o.Output, for a caller that builds its own graph around
 // the trees (a scikit-learn Pipeline, a forest that averages its trees).
 // The element type of Input and Output is double when e.Double, else
-// float. The caller imports ai.onnx.ml at o.MLOpset.
-func Embed(e *Ensemble, o EmbedOptions) ([]*onnxpb.NodeProto, []*onnxpb.TensorProto, error) {
+// float. It imports ai.onnx.ml at o.MLOpset into b's model.
+func Embed(b *build.Builder, e *Ensemble, o EmbedOptions) error {
 	if o.MLOpset == 0 {
 		o.MLOpset = 5
 	}
 	if o.MLOpset < 1 || o.MLOpset > MaxMLOpset {
-		return nil, nil, fmt.Errorf("ai.onnx.ml opset %d not supported: use 1 to %d", o.MLOpset, MaxMLOpset)
+		return fmt.Errorf("ai.onnx.ml opset %d not supported: use 1 to %d", o.MLOpset, MaxMLOpset)
 	}
 	if o.Input == "" || o.Output == "" {
-		return nil, nil, fmt.Errorf("embedding %s trees: input and output names are needed", e.Format)
+		return fmt.Errorf("embedding %s trees: input and output names are needed", e.Format)
 	}
 	if err := e.Validate(); err != nil {
-		return nil, nil, err
+		return err
 	}
 	if e.Linear != nil {
-		return nil, nil, fmt.Errorf("embedding %s: a linear model has no trees", e.Format)
+		return fmt.Errorf("embedding %s: a linear model has no trees", e.Format)
 	}
 	if e.Double && o.MLOpset < 3 {
-		return nil, nil, fmt.Errorf("%s computes in double precision, which TreeEnsembleRegressor has from ai.onnx.ml opset 3; got ml opset %d", e.Format, o.MLOpset)
+		return fmt.Errorf("%s computes in double precision, which TreeEnsembleRegressor has from ai.onnx.ml opset 3; got ml opset %d", e.Format, o.MLOpset)
 	}
 	name := o.Name
 	if name == "" {
 		name = o.Output
 	}
-	g := &graph{double: e.Double}
+	g := &graph{b: b, double: e.Double, input: o.Input}
 	if err := g.margin(e, name, o.Output, o.MLOpset, 21); err != nil {
-		return nil, nil, err
+		return err
 	}
-	// The tree op reads InputName; rename it to the caller's input.
-	for _, n := range g.nodes {
-		for i, in := range n.Input {
-			if in == InputName {
-				n.Input[i] = o.Input
-			}
-		}
-	}
-	return g.nodes, g.inits, nil
+	b.Import(mlDomain, int64(o.MLOpset))
+	return nil
 }

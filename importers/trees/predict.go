@@ -308,16 +308,5 @@ func (s *Source) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canoni
 
 // real is a float or double tensor, as the model computes.
 func (s *Source) real(name string, dims []int64, v []float64) *canonical.Tensor {
-	if s.e.Double {
-		raw := make([]byte, 8*len(v))
-		for i, f := range v {
-			binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(f))
-		}
-		return canonical.NewTensor(name, canonical.Double, dims, raw)
-	}
-	raw := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(f)))
-	}
-	return canonical.NewTensor(name, canonical.Float, dims, raw)
+	return realTensor(name, dims, v, s.e.Double)
 }

@@ -1,6 +1,8 @@
 package xgboost
 
-import "github.com/onnxconv/onnxconv/importers/trees"
+import (
+	"github.com/onnxconv/onnxconv/importers/trees"
+)
 
 // inputName is the graph input of imported models (importers/trees).
 const inputName = trees.InputName

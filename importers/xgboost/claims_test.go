@@ -12,12 +12,12 @@ import (
 // refused, naming both counts; the claim of a real model passes.
 func TestNumTreesClaim(t *testing.T) {
 	good := handModel("reg:squarederror", "5E-1", 0)
-	if _, err := Import([]byte(good), Options{}); err != nil {
+	if _, err := importProto([]byte(good), Options{}); err != nil {
 		t.Fatalf("one tree, num_trees 1: %v", err)
 	}
 	for _, claim := range []string{"1000000000", "0", "2", "x"} {
 		bad := strings.Replace(good, `"num_trees":"1"`, `"num_trees":"`+claim+`"`, 1)
-		_, err := Import([]byte(bad), Options{})
+		_, err := importProto([]byte(bad), Options{})
 		if err == nil || !strings.Contains(err.Error(), "num_trees") {
 			t.Errorf("num_trees %q: %v, want a refusal naming num_trees", claim, err)
 		}
@@ -34,11 +34,11 @@ func TestOverlappingCategorySegments(t *testing.T) {
 		`"split_indices":[1,1,0,0,0],"split_conditions":[0,0,5,-3,1],"default_left":[0,0,0,0,0],
    "split_type":[1,1,0,0,0],"categories":[1,3],"categories_nodes":[0,1],"categories_segments":[0,0],"categories_sizes":[2,2]`, 1)
 	two = strings.Replace(two, `"num_nodes":"3"`, `"num_nodes":"5"`, 1)
-	_, err := Import([]byte(two), Options{})
+	_, err := importProto([]byte(two), Options{})
 	if err == nil || !strings.Contains(err.Error(), "overlap") {
 		t.Errorf("two splits sharing one segment: %v, want the overlap refused", err)
 	}
-	if _, err := Import([]byte(handCategorical), Options{}); err != nil {
+	if _, err := importProto([]byte(handCategorical), Options{}); err != nil {
 		t.Errorf("one segment: %v", err)
 	}
 }
@@ -69,7 +69,7 @@ func TestOldBinaryMessage(t *testing.T) {
 	if looksOldBinary([]byte(handCategorical)) {
 		t.Error("a JSON model taken for the old binary format")
 	}
-	_, err := Import(head, Options{})
+	_, err := importProto(head, Options{})
 	err = oldBinaryFallback(head, err)
 	var ob *OldBinaryError
 	if !errors.As(err, &ob) || !strings.Contains(err.Error(), "save_model('model.json')") {

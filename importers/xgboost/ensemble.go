@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers/trees"
 )
 
@@ -94,7 +94,7 @@ func leafWeight(t *tree, v float32) float32 {
 }
 
 // build turns the decoded model into an ONNX model through trees.Build.
-func build(m *model, o Options) (*onnxpb.ModelProto, error) {
+func build(m *model, o Options) (*canonical.Model, error) {
 	if m.categorical && o.MLOpset < 5 && m.booster != "gblinear" {
 		return nil, fmt.Errorf("the model has categorical splits, which need ai.onnx.ml opset 5 (TreeEnsemble BRANCH_MEMBER); got ml opset %d", o.MLOpset)
 	}

@@ -82,7 +82,7 @@ func FuzzImport(f *testing.F) {
 	f.Add([]byte("{i\x07learner{i\x09objective{i\x04nameSi\x0fbinary:logistic}}}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, o := range []Options{{}, {MLOpset: 3, Output: OutputMargin}} {
-			mp, err := Import(data, o)
+			mp, err := importProto(data, o)
 			if err != nil {
 				if strings.Contains(err.Error(), "internal error") {
 					t.Fatalf("panic: %v", err)

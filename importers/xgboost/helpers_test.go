@@ -200,3 +200,13 @@ func floatsOf(t *onnxpb.TensorProto) []float32 {
 	}
 	return out
 }
+
+// importProto is Import with the model as a ModelProto, for tests that
+// read its encoding.
+func importProto(data []byte, o Options) (*onnxpb.ModelProto, error) {
+	m, err := Import(data, o)
+	if err != nil {
+		return nil, err
+	}
+	return m.ToProto()
+}

@@ -19,7 +19,7 @@ func tree3(left, right, feat string) string {
 
 func wantErr(t *testing.T, name string, data []byte, substr string) {
 	t.Helper()
-	_, err := Import(data, Options{})
+	_, err := importProto(data, Options{})
 	if err == nil {
 		t.Errorf("%s: no error", name)
 		return
@@ -71,7 +71,7 @@ func TestHostileTrees(t *testing.T) {
 		wantErr(t, c.name, []byte(c.model), c.want)
 	}
 	// The well-formed version of the same tree imports.
-	if _, err := Import([]byte(treeModel(tree3("[1,-1,-1]", "[2,-1,-1]", "[0,0,0]"), "[0]")), Options{}); err != nil {
+	if _, err := importProto([]byte(treeModel(tree3("[1,-1,-1]", "[2,-1,-1]", "[0,0,0]"), "[0]")), Options{}); err != nil {
 		t.Errorf("valid tree: %v", err)
 	}
 }
@@ -116,7 +116,7 @@ func TestTruncatedFixtures(t *testing.T) {
 	for _, name := range []string{"binary_logistic.json", "binary_logistic.ubj", "categorical_reg.ubj", "gblinear_softprob.ubj"} {
 		data := readFixture(t, name)
 		for n := 0; n < len(data); n += 1 + n/64 {
-			if _, err := Import(data[:n], Options{}); err == nil {
+			if _, err := importProto(data[:n], Options{}); err == nil {
 				t.Errorf("%s cut at %d of %d: no error", name, n, len(data))
 			} else if strings.Contains(err.Error(), "internal error") {
 				t.Errorf("%s cut at %d: %v", name, n, err)
@@ -136,7 +136,7 @@ func TestMutatedFixtures(t *testing.T) {
 			for k := 0; k < 1+rng.Intn(4); k++ {
 				data[rng.Intn(len(data))] = byte(rng.Intn(256))
 			}
-			if _, err := Import(data, Options{}); err != nil && strings.Contains(err.Error(), "internal error") {
+			if _, err := importProto(data, Options{}); err != nil && strings.Contains(err.Error(), "internal error") {
 				t.Fatalf("%s mutation %d: %v", name, i, err)
 			}
 		}
@@ -145,7 +145,7 @@ func TestMutatedFixtures(t *testing.T) {
 		data := make([]byte, 1+rng.Intn(256))
 		rng.Read(data)
 		data[0] = "{[{"[i%3]
-		if _, err := Import(data, Options{}); err == nil {
+		if _, err := importProto(data, Options{}); err == nil {
 			t.Errorf("random bytes %q imported", data)
 		} else if strings.Contains(err.Error(), "internal error") {
 			t.Fatalf("random bytes: %v", err)

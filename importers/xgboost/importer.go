@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/trees"
 )
@@ -26,17 +26,30 @@ func New() importers.Importer { return importer{} }
 
 type importer struct{}
 
-func optionSpecs() []importers.OptionSpec {
-	return []importers.OptionSpec{
-		{Name: "ml_opset", Doc: fmt.Sprintf("ai.onnx.ml opset, 1 to %d (default 5: TreeEnsemble; 1 to 4: TreeEnsembleRegressor, no categorical splits)", MaxMLOpset)},
-		{Name: "opset", Doc: fmt.Sprintf("ai.onnx opset, %d to %d (default 21)", MinAIOpset, MaxAIOpset)},
-		{Name: "output", Doc: `"predict" (default: predict, and label and probabilities for classifiers) or "margin" (the raw margin alone)`},
-		{Name: "raw_score", Doc: `"true": the raw margin alone (the same as output=margin); default false`},
-	}
+// optionSet is every option of the importer, with its parser.
+func optionSet() importers.OptionSet[Options] {
+	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
+		trees.MLOpsetOption(1, "1 to 4: TreeEnsembleRegressor, no categorical splits", func(o *Options) *int { return &o.MLOpset }),
+		trees.AIOpsetOption(func(o *Options) *int { return &o.AIOpset }),
+		importers.Enum("output", OutputPredict, `predict: predict, and label and probabilities for classifiers; margin: the raw margin alone`,
+			[]string{OutputPredict, OutputMargin}, func(o *Options) *string { return &o.Output }),
+		{OptionSpec: importers.OptionSpec{Name: "raw_score", Kind: importers.KindBool, Default: "false", Doc: "true: the raw margin alone (the same as output=margin)"},
+			Set: func(o *Options, v string) error {
+				raw, err := strconv.ParseBool(v)
+				if err != nil {
+					return err
+				}
+				if raw && o.Output == OutputPredict {
+					return fmt.Errorf("raw_score=true contradicts output=predict")
+				}
+				if raw {
+					o.Output = OutputMargin
+				}
+				return nil
+			}},
+	}}
 }
 
-// Describe names the format: "xgboost", extensions .json and .ubj, and the
-// starts of xgboost's JSON and UBJSON files.
 func (importer) Describe() importers.Description {
 	magic := []importers.Magic{{Bytes: []byte(`{"learner"`)}}
 	for _, p := range ubjPrefixes() {
@@ -49,7 +62,7 @@ func (importer) Describe() importers.Description {
 		Summary:    "XGBoost model, JSON or UBJSON (xgboost >= 1.0) or the legacy binary format (xgboost 0.x, save_raw(\"deprecated\")): gbtree, dart, gblinear",
 		Extensions: []string{".json", ".ubj"},
 		Magic:      magic,
-		Options:    optionSpecs(),
+		Options:    optionSet().Specs(),
 	}
 }
 
@@ -72,7 +85,7 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	return importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*onnxpb.ModelProto, error) {
+	return importers.ImportBytes(ctx, path, MaxFileSize, Name, func(data []byte) (*canonical.Model, error) {
 		mp, err := Import(data, o)
 		return mp, oldBinaryFallback(data, err)
 	})
@@ -106,44 +119,4 @@ var _ importers.Predictor = importer{}
 // MaxMLOpset), "opset" (MinAIOpset to MaxAIOpset) and "output" ("predict"
 // or "margin"). An unknown key or a bad value is an
 // *importers.OptionError.
-func ParseOptions(m map[string]string) (Options, error) {
-	var o Options
-	opts := importers.Options(m)
-	for _, k := range opts.Keys() {
-		v := opts[k]
-		var err error
-		switch k {
-		case "ml_opset":
-			if o.MLOpset, err = strconv.Atoi(v); err == nil && (o.MLOpset < 1 || o.MLOpset > MaxMLOpset) {
-				err = fmt.Errorf("ai.onnx.ml opset %d not supported: use 1 to %d", o.MLOpset, MaxMLOpset)
-			}
-		case "opset":
-			if o.AIOpset, err = strconv.Atoi(v); err == nil && (o.AIOpset < MinAIOpset || o.AIOpset > MaxAIOpset) {
-				err = fmt.Errorf("ai.onnx opset %d not supported: use %d to %d", o.AIOpset, MinAIOpset, MaxAIOpset)
-			}
-		case "output":
-			if v != OutputPredict && v != OutputMargin {
-				err = fmt.Errorf("output %q not supported: use %q or %q", v, OutputPredict, OutputMargin)
-			} else if o.Output == OutputMargin && v == OutputPredict {
-				err = fmt.Errorf("output=predict contradicts raw_score=true")
-			} else {
-				o.Output = v
-			}
-		case "raw_score":
-			var raw bool
-			if raw, err = strconv.ParseBool(v); err == nil {
-				if raw && o.Output == OutputPredict {
-					err = fmt.Errorf("raw_score=true contradicts output=predict")
-				} else if raw {
-					o.Output = OutputMargin
-				}
-			}
-		default:
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs())}
-		}
-		if err != nil {
-			return o, &importers.OptionError{Importer: Name, Key: k, Value: v, Known: importers.Names(optionSpecs()), Err: err}
-		}
-	}
-	return o, nil
-}
+func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }

@@ -108,7 +108,7 @@ func TestORTFixtures(t *testing.T) {
 			for _, output := range []string{OutputPredict, OutputMargin} {
 				name := fm.Name + "/ml" + string(rune('0'+ml)) + "/" + output
 				t.Run(name, func(t *testing.T) {
-					mp, err := Import(readFixture(t, fm.Name+".json"), Options{MLOpset: ml, Output: output})
+					mp, err := importProto(readFixture(t, fm.Name+".json"), Options{MLOpset: ml, Output: output})
 					if strings.HasPrefix(fm.Name, "categorical") && ml < 5 {
 						if err == nil || !strings.Contains(err.Error(), "ml opset 5") {
 							t.Fatalf("categorical model with ml opset %d: want an error naming ml opset 5, got %v", ml, err)
@@ -218,7 +218,7 @@ func TestORTHandModels(t *testing.T) {
 				if c.output == OutputMargin {
 					output = OutputMargin
 				}
-				mp, err := Import([]byte(c.model), Options{MLOpset: ml, Output: output})
+				mp, err := importProto([]byte(c.model), Options{MLOpset: ml, Output: output})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -241,7 +241,7 @@ func TestORTOldOpsets(t *testing.T) {
 		in := inputTensor(readNpy(t, name+".input.npy"))
 		for _, o := range []Options{{AIOpset: MinAIOpset, MLOpset: 1}, {AIOpset: 13, MLOpset: 3}} {
 			t.Run(fmt.Sprintf("%s/ai%d/ml%d", name, o.AIOpset, o.MLOpset), func(t *testing.T) {
-				mp, err := Import(readFixture(t, name+".ubj"), o)
+				mp, err := importProto(readFixture(t, name+".ubj"), o)
 				if err != nil {
 					t.Fatal(err)
 				}

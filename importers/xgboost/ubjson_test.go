@@ -129,7 +129,7 @@ func TestUBJSONStyles(t *testing.T) {
 		"catfixture":  readFixture(t, "categorical_reg.json"),
 	}
 	for name, js := range models {
-		want, err := Import(js, Options{})
+		want, err := importProto(js, Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -140,7 +140,7 @@ func TestUBJSONStyles(t *testing.T) {
 		for style := 0; style < 2; style++ {
 			w := &ubjWriter{style: style}
 			w.value(&doc)
-			got, err := Import(w.buf, Options{})
+			got, err := importProto(w.buf, Options{})
 			if err != nil {
 				t.Errorf("%s style %d: %v", name, style, err)
 				continue

@@ -30,7 +30,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers/trees"
 )
 
@@ -83,7 +83,7 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // Import converts an XGBoost JSON or UBJSON model to ONNX.
-func Import(data []byte, opts Options) (mp *onnxpb.ModelProto, err error) {
+func Import(data []byte, opts Options) (mp *canonical.Model, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			mp, err = nil, fmt.Errorf("xgboost: internal error while importing: %v", r)

@@ -44,7 +44,7 @@ const handCategorical = `{"learner":{
 
 func mustImport(t *testing.T, data string, o Options) *onnxpb.ModelProto {
 	t.Helper()
-	mp, err := Import([]byte(data), o)
+	mp, err := importProto([]byte(data), o)
 	if err != nil {
 		t.Fatalf("Import: %v", err)
 	}
@@ -186,7 +186,7 @@ func TestBaseScoreMargin(t *testing.T) {
 			t.Errorf("%s: no %s node", c.objective, c.post)
 		}
 	}
-	if _, err := Import([]byte(handModel("binary:logistic", "1.5", 1)), Options{}); err == nil || !strings.Contains(err.Error(), "(0, 1)") {
+	if _, err := importProto([]byte(handModel("binary:logistic", "1.5", 1)), Options{}); err == nil || !strings.Contains(err.Error(), "(0, 1)") {
 		t.Errorf("base_score 1.5 for logistic: got %v", err)
 	}
 }
@@ -212,7 +212,7 @@ func TestHandCategorical(t *testing.T) {
 		t.Errorf("feature ids %v", got)
 	}
 	for _, ml := range []int{1, 3, 4} {
-		_, err := Import([]byte(handCategorical), Options{MLOpset: ml})
+		_, err := importProto([]byte(handCategorical), Options{MLOpset: ml})
 		if err == nil || !strings.Contains(err.Error(), "categorical splits") || !strings.Contains(err.Error(), "ml opset 5") {
 			t.Errorf("ml %d: want categorical error, got %v", ml, err)
 		}
@@ -233,11 +233,11 @@ func TestFixtureStructure(t *testing.T) {
 			if New().Detect(fm.Name+".json", js[:min(len(js), 64)]) != 1 || New().Detect(fm.Name+".ubj", ub[:min(len(ub), 64)]) != 1 {
 				t.Error("Detect does not recognise the fixture")
 			}
-			a, err := Import(js, Options{})
+			a, err := importProto(js, Options{})
 			if err != nil {
 				t.Fatalf("json: %v", err)
 			}
-			b, err := Import(ub, Options{})
+			b, err := importProto(ub, Options{})
 			if err != nil {
 				t.Fatalf("ubj: %v", err)
 			}
@@ -284,7 +284,7 @@ func TestFixtureStructure(t *testing.T) {
 			} else if attr(te, "post_transform").GetI() != 0 {
 				t.Error("TreeEnsemble post_transform should be NONE")
 			}
-			m, err := Import(js, Options{Output: OutputMargin})
+			m, err := importProto(js, Options{Output: OutputMargin})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +320,7 @@ func TestDartWeights(t *testing.T) {
 			t.Errorf("tree %d weight %g, want %g", i, tr.weight, want[i])
 		}
 	}
-	mp, err := Import(js, Options{MLOpset: 3})
+	mp, err := importProto(js, Options{MLOpset: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +342,7 @@ func TestDartWeights(t *testing.T) {
 func TestOptions(t *testing.T) {
 	data := []byte(handModel("reg:squarederror", "0", 0))
 	for _, o := range []Options{{MLOpset: 6}, {MLOpset: -1}, {AIOpset: 8}, {AIOpset: 99}, {Output: "proba"}} {
-		if _, err := Import(data, o); err == nil {
+		if _, err := importProto(data, o); err == nil {
 			t.Errorf("options %+v: want an error", o)
 		}
 	}
@@ -385,7 +385,7 @@ func BenchmarkImport(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for i := 0; i < b.N; i++ {
-				if _, err := Import(data, Options{}); err != nil {
+				if _, err := importProto(data, Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -418,7 +418,7 @@ func TestXGBoost3Forms(t *testing.T) {
 		t.Errorf("tree_roots %v", got)
 	}
 	bad := strings.Replace(model, "[1E-1,2E-1,3E-1]", "[1E-1,2E-1]", 1)
-	if _, err := Import([]byte(bad), Options{}); err == nil || !strings.Contains(err.Error(), "2 values for 3 targets") {
+	if _, err := importProto([]byte(bad), Options{}); err == nil || !strings.Contains(err.Error(), "2 values for 3 targets") {
 		t.Errorf("2 base scores for 3 classes: %v", err)
 	}
 }

@@ -79,8 +79,9 @@ func format(pkg string) bool {
 }
 
 // TestImportGraph checks the layering: pipeline names no format (it
-// imports no importers/<format>, exporters/<format> or runtimes/<format>
-// package, only the interfaces and the registries of built-ins); no
+// depends on no importers/<format>, exporters/<format> or
+// runtimes/<format> package, not even through the registries of
+// built-ins: its callers assemble the Env, with builtinenv); no
 // exporters/* or runtimes/* package imports an importers/* package;
 // formats/... imports no importers, exporters, runtimes or pipeline
 // package; canonical/... depends on nothing of opset/convert.
@@ -92,6 +93,7 @@ func TestImportGraph(t *testing.T) {
 			t.Errorf("pipeline imports %s: reach formats through importers.Importer, exporters.Exporter and runtimes.Runtime (Env)", imp)
 		}
 	}
+	pipelineNamesNoFormat(t, g)
 	for pkg, imps := range g {
 		if !under(pkg, "exporters") && !under(pkg, "runtimes") {
 			continue
@@ -151,5 +153,48 @@ func TestImportGraph(t *testing.T) {
 			visited = map[string]bool{}
 			walk(pkg, []string{pkg})
 		}
+	}
+}
+
+// registry tells whether pkg is a registry of built-ins
+// (importers/builtin, exporters/builtin, runtimes/builtin), which imports
+// every format of its role.
+func registry(pkg string) bool {
+	for _, root := range []string{"importers", "exporters", "runtimes"} {
+		if pkg == root+"/builtin" {
+			return true
+		}
+	}
+	return false
+}
+
+// pipelineNamesNoFormat fails for every format package and registry of
+// built-ins that pipeline depends on, directly or not, with the chain of
+// imports that reaches it (as `go list -deps ./pipeline` would list it).
+func pipelineNamesNoFormat(t *testing.T, g map[string][]string) {
+	t.Helper()
+	from := map[string]string{"pipeline": ""}
+	queue := []string{"pipeline"}
+	for len(queue) > 0 {
+		pkg := queue[0]
+		queue = queue[1:]
+		for _, imp := range g[pkg] {
+			if _, ok := from[imp]; ok {
+				continue
+			}
+			from[imp] = pkg
+			if format(imp) || registry(imp) {
+				chain := []string{imp}
+				for p := pkg; p != ""; p = from[p] {
+					chain = append([]string{p}, chain...)
+				}
+				t.Errorf("pipeline depends on %s (%s): it names no format; the callers build the Env (builtinenv)", imp, strings.Join(chain, " -> "))
+				continue
+			}
+			queue = append(queue, imp)
+		}
+	}
+	if len(from) < 5 {
+		t.Errorf("pipeline has %d dependencies in the module: the walk is broken", len(from)-1)
 	}
 }

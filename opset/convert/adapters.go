@@ -70,8 +70,8 @@ func adapters() map[adapterKey]adapter {
 		if sc.n.Input(2) == nil {
 			b := newBuilder(sc, sc.c.to)
 			sc.n.SetInput(2, b.scalar(0))
-			if b.err != nil {
-				return b.err
+			if b.Err() != nil {
+				return b.Err()
 			}
 		}
 		return genericStep(sc, false)
@@ -326,8 +326,8 @@ func resizeUp11(sc *stepCtx) error {
 	scales := n.Input(1)
 	b := newBuilder(sc, 11)
 	roi := b.constF([]int64{0})
-	if b.err != nil {
-		return b.err
+	if b.Err() != nil {
+		return b.Err()
 	}
 	n.SetInput(1, roi)
 	n.SetInput(2, scales)
@@ -377,8 +377,8 @@ func resizeDown13(sc *stepCtx) error {
 	if n.Input(2) == nil {
 		n.SetInput(2, b.constF([]int64{0}))
 	}
-	if b.err != nil {
-		return b.err
+	if b.Err() != nil {
+		return b.Err()
 	}
 	if ct := n.AttrString("coordinate_transformation_mode", "half_pixel"); ct == "tf_half_pixel_for_nn" {
 		return nil

@@ -19,7 +19,7 @@ func synthetic(tb testing.TB, n int) *canonical.Model {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	one, err := g.AddInitializer(floatTensor("one", canonical.Float, []int64{8}, []float64{1, 1, 1, 1, 1, 1, 1, 1}))
+	one, err := g.AddInitializer(canonical.NumberTensor("one", canonical.Float, []int64{8}, []float64{1, 1, 1, 1, 1, 1, 1, 1}))
 	if err != nil {
 		tb.Fatal(err)
 	}

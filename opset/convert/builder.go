@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // builder emits the nodes that replace one node. New nodes and values are
@@ -11,11 +12,9 @@ import (
 // original output values' names, so consumers and graph outputs keep
 // finding them.
 type builder struct {
-	sc    *stepCtx
-	to    int // opset the emitted nodes must be valid at
-	base  string
-	nodes []*canonical.Node
-	err   error
+	*build.Editor
+	sc *stepCtx
+	to int // opset the emitted nodes must be valid at
 	// dt is the element type of the data the replaced node computes on,
 	// used for scalar constants; Undefined means "like the input" through
 	// CastLike (opset >= 15) or float otherwise.
@@ -27,40 +26,19 @@ func newBuilder(sc *stepCtx, to int) *builder {
 	if base == "" {
 		base = sc.n.OpType
 	}
-	b := &builder{sc: sc, to: to, base: base}
+	b := &builder{Editor: build.On(sc.g, sc.c.names, base), sc: sc, to: to}
 	b.dt = elemType(sc.n.Input(0))
 	return b
 }
 
 // op emits one node with one output and returns that output.
 func (b *builder) op(opType string, inputs []*canonical.Value, attrs ...*canonical.Attribute) *canonical.Value {
-	outs := b.opN(opType, inputs, 1, attrs...)
-	if outs == nil {
-		return nil
-	}
-	return outs[0]
+	return b.Op(opType, inputs, attrs...)
 }
 
 // opN emits one node with n outputs.
 func (b *builder) opN(opType string, inputs []*canonical.Value, n int, attrs ...*canonical.Attribute) []*canonical.Value {
-	if b.err != nil {
-		return nil
-	}
-	name := b.sc.c.names.Fresh(b.base + "_" + opType)
-	outs := make([]string, n)
-	for i := range outs {
-		outs[i] = b.sc.c.names.Fresh(name + fmt.Sprintf("_out%d", i))
-		if n == 1 {
-			outs[i] = b.sc.c.names.Fresh(name + "_out")
-		}
-	}
-	node, err := b.sc.g.AddNode(name, "", opType, inputs, outs, attrs...)
-	if err != nil {
-		b.err = err
-		return nil
-	}
-	b.nodes = append(b.nodes, node)
-	return node.Outputs
+	return b.OpN(opType, n, inputs, attrs...)
 }
 
 // scalar returns a scalar constant of the data's element type.
@@ -70,32 +48,12 @@ func (b *builder) scalar(v float64) *canonical.Value {
 
 // constF returns a floating constant of the data's element type.
 func (b *builder) constF(dims []int64, vals ...float64) *canonical.Value {
-	if b.err != nil {
-		return nil
-	}
-	dt := b.dt
-	if dt == canonical.Undefined {
-		dt = canonical.Float
-	}
-	v, err := b.sc.constant("const", floatTensor("", dt, dims, vals))
-	if err != nil {
-		b.err = err
-		return nil
-	}
-	return v
+	return b.Number(b.dataType(), dims, vals...)
 }
 
 // constI returns an int64 constant.
 func (b *builder) constI(dims []int64, vals ...int64) *canonical.Value {
-	if b.err != nil {
-		return nil
-	}
-	v, err := b.sc.constant("const", int64Tensor("", dims, vals))
-	if err != nil {
-		b.err = err
-		return nil
-	}
-	return v
+	return b.Int64s(dims, vals...)
 }
 
 // reduce emits a Reduce* op over axes in the form the target opset takes
@@ -123,8 +81,8 @@ func (b *builder) unsqueeze(x *canonical.Value, axes ...int64) *canonical.Value 
 // finish replaces the node by the emitted nodes: outs[i] takes over the
 // node's output i (nil leaves an unused output out).
 func (b *builder) finish(outs ...*canonical.Value) error {
-	if b.err != nil {
-		return fmt.Errorf("building the replacement: %w", b.err)
+	if err := b.Err(); err != nil {
+		return fmt.Errorf("building the replacement: %w", err)
 	}
 	sc := b.sc
 	n, g := sc.n, sc.g
@@ -168,16 +126,16 @@ func (b *builder) finish(outs ...*canonical.Value) error {
 			outs[i].Type = orig.Type
 		}
 	}
-	g.MoveNodes(b.nodes, at)
+	g.MoveNodes(b.Added, at)
 	// The node computing the result takes the replaced node's name.
-	if len(b.nodes) > 0 && n.Name != "" {
-		sc.c.names.Release(b.nodes[len(b.nodes)-1].Name)
-		b.nodes[len(b.nodes)-1].Name = n.Name
+	if len(b.Added) > 0 && n.Name != "" {
+		sc.c.names.Release(b.Added[len(b.Added)-1].Name)
+		b.Added[len(b.Added)-1].Name = n.Name
 	}
 	for _, in := range inputs {
 		sc.dropIfUnused(in)
 	}
-	sc.replaced = b.nodes
+	sc.replaced = b.Added
 	return nil
 }
 
@@ -192,15 +150,7 @@ func (b *builder) dataType() canonical.DataType {
 
 // typed returns a scalar constant of element type dt.
 func (b *builder) typed(dt canonical.DataType, v float64) *canonical.Value {
-	if b.err != nil {
-		return nil
-	}
-	c, err := b.sc.constant("const", floatTensor("", dt, nil, []float64{v}))
-	if err != nil {
-		b.err = err
-		return nil
-	}
-	return c
+	return b.Number(dt, nil, v)
 }
 
 // reduceAll emits a Reduce* op over every axis, to a scalar.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/infer"
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/opset"
 )
 
@@ -126,6 +127,25 @@ func (e *BlockedError) Error() string {
 		b.WriteString(bl.String())
 	}
 	return b.String()
+}
+
+// Unwrap gives the blockers in the one unsupported-op shape, so that
+// callers classify a blocked conversion with errors.As on an
+// *unsupported.OpsError (Stage StageConvert) without importing this
+// package.
+func (e *BlockedError) Unwrap() error {
+	u := &unsupported.OpsError{Format: "ai.onnx", Stage: unsupported.StageConvert}
+	for _, bl := range e.Blockers {
+		o := unsupported.Op{Op: bl.OpType, Domain: bl.Domain, Node: bl.Node, Reason: bl.Step + ": " + bl.Reason}
+		if bl.Domain == "" || bl.Domain == "ai.onnx" {
+			o.Version = e.To
+		}
+		if bl.Fix != "" {
+			o.Reason += "; " + bl.Fix
+		}
+		u.AddOp(o)
+	}
+	return u.Err()
 }
 
 // Result summarises a conversion.

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // expandExtra expands more function operators below their introduction.
@@ -117,13 +117,13 @@ func expandRange(sc *stepCtx, to int) error {
 		}
 		var t *canonical.Tensor
 		if dt == canonical.Int64 {
-			t = int64Tensor("", []int64{cnt}, vals)
+			t = canonical.Int64Tensor("", []int64{cnt}, vals)
 		} else {
 			fv := make([]float64, cnt)
 			for i, v := range vals {
 				fv[i] = float64(v)
 			}
-			t = floatTensor("", dt, []int64{cnt}, fv)
+			t = canonical.NumberTensor("", dt, []int64{cnt}, fv)
 		}
 		return finishConst(sc, to, t)
 	}
@@ -156,7 +156,7 @@ func expandRange(sc *stepCtx, to int) error {
 			x += delta
 		}
 	}
-	return finishConst(sc, to, floatTensor("", dt, []int64{cnt}, vals))
+	return finishConst(sc, to, canonical.NumberTensor("", dt, []int64{cnt}, vals))
 }
 
 // expandWindow replaces a window function with a constant of the window
@@ -200,9 +200,9 @@ func expandWindow(sc *stepCtx, to int) error {
 		for i, v := range vals {
 			iv[i] = int64(v)
 		}
-		return finishConst(sc, to, int64Tensor("", []int64{size}, iv))
+		return finishConst(sc, to, canonical.Int64Tensor("", []int64{size}, iv))
 	}
-	return finishConst(sc, to, floatTensor("", dt, []int64{size}, vals))
+	return finishConst(sc, to, canonical.NumberTensor("", dt, []int64{size}, vals))
 }
 
 // expandCenterCropPad pads then slices, per the operator's definition,
@@ -603,14 +603,13 @@ func rangeLoop(sc *stepCtx, b *builder, start, limit, delta *canonical.Value, dt
 	}
 	body := canonical.NewGraph(sc.c.names.Fresh(base + "_loop_body"))
 	body.Parent = sc.g
-	scalar := func(d canonical.DataType) *onnxpb.TypeProto { return canonical.TensorType(d, []int64{}) }
 	var err error
 	add := func(name string, d canonical.DataType) *canonical.Value {
 		if err != nil {
 			return nil
 		}
 		var v *canonical.Value
-		v, err = body.AddInput(sc.c.names.Fresh(base+"_"+name), scalar(d))
+		v, err = body.AddInput(sc.c.names.Fresh(base+"_"+name), canonical.TensorType(d, []int64{}))
 		return v
 	}
 	_ = add("iter", canonical.Int64)
@@ -620,23 +619,13 @@ func rangeLoop(sc *stepCtx, b *builder, start, limit, delta *canonical.Value, dt
 	if err != nil {
 		return nil, err
 	}
-	node := func(op string, ins ...*canonical.Value) *canonical.Value {
-		if err != nil {
-			return nil
-		}
-		name := sc.c.names.Fresh(base + "_loop_" + op)
-		var m *canonical.Node
-		m, err = body.AddNode(name, "", op, ins, []string{sc.c.names.Fresh(name + "_out")})
-		if err != nil {
-			return nil
-		}
-		return m.Outputs[0]
-	}
+	be := build.On(body, sc.c.names, base+"_loop")
+	node := func(op string, ins ...*canonical.Value) *canonical.Value { return be.Op(op, ins) }
 	condOut := node("Identity", condIn)
 	next := node("Add", prev, d)
 	dOut := node("Identity", d)
 	scan := node("Identity", prev)
-	if err != nil {
+	if err := be.Err(); err != nil {
 		return nil, err
 	}
 	body.Outputs = []*canonical.Value{condOut, next, dOut, scan}
@@ -648,9 +637,9 @@ func rangeLoop(sc *stepCtx, b *builder, start, limit, delta *canonical.Value, dt
 	trip := b.op("Cast", []*canonical.Value{cnt}, canonical.IntAttr("to", int64(canonical.Int64)))
 	outs := b.opN("Loop", []*canonical.Value{trip, nil, start, delta}, 3, canonical.GraphAttr("body", body))
 	if outs == nil {
-		return nil, b.err
+		return nil, b.Err()
 	}
-	body.Owner = b.nodes[len(b.nodes)-1]
+	body.Owner = b.Added[len(b.Added)-1]
 	return outs[2], nil
 }
 

@@ -209,14 +209,14 @@ func (sc *stepCtx) attrTensor(a *canonical.Attribute) (*canonical.Tensor, error)
 	name := inputNameFor(sc.n.OpType, a.Name)
 	switch a.Type {
 	case canonical.AttrInts:
-		return int64Tensor(name, []int64{int64(len(a.Ints))}, a.Ints), nil
+		return canonical.Int64Tensor(name, []int64{int64(len(a.Ints))}, a.Ints), nil
 	case canonical.AttrInt:
 		if sc.n.OpType == "TopK" {
-			return int64Tensor(name, []int64{1}, []int64{a.I}), nil
+			return canonical.Int64Tensor(name, []int64{1}, []int64{a.I}), nil
 		}
-		return int64Tensor(name, nil, []int64{a.I}), nil
+		return canonical.Int64Tensor(name, nil, []int64{a.I}), nil
 	case canonical.AttrFloats:
-		return floatTensor(name, canonical.Float, []int64{int64(len(a.Floats))}, toF64(a.Floats)), nil
+		return canonical.NumberTensor(name, canonical.Float, []int64{int64(len(a.Floats))}, toF64(a.Floats)), nil
 	case canonical.AttrFloat:
 		dt := canonical.Float
 		if sc.n.OpType != "Dropout" {
@@ -227,7 +227,7 @@ func (sc *stepCtx) attrTensor(a *canonical.Attribute) (*canonical.Tensor, error)
 				}
 			}
 		}
-		return floatTensor(name, dt, nil, []float64{float64(a.F)}), nil
+		return canonical.NumberTensor(name, dt, nil, []float64{float64(a.F)}), nil
 	}
 	return nil, blocked("", "attribute %q of type %s cannot become an input", a.Name, a.Type)
 }

@@ -52,21 +52,7 @@ func aiOpset(sc *stepCtx) int {
 
 // mlOp emits one ai.onnx.ml node with n outputs through the builder.
 func mlOp(b *builder, opType string, inputs []*canonical.Value, n int, attrs ...*canonical.Attribute) []*canonical.Value {
-	if b.err != nil {
-		return nil
-	}
-	name := b.sc.c.names.Fresh(b.base + "_" + opType)
-	outs := make([]string, n)
-	for i := range outs {
-		outs[i] = b.sc.c.names.Fresh(name + "_out" + itoa(i))
-	}
-	node, err := b.sc.g.AddNode(name, opset.DomainML, opType, inputs, outs, attrs...)
-	if err != nil {
-		b.err = fmt.Errorf("adding %s: %w", opType, err)
-		return nil
-	}
-	b.nodes = append(b.nodes, node)
-	return node.Outputs
+	return b.OpIn(opset.DomainML, opType, n, inputs, attrs...)
 }
 
 // ---- forests ----
@@ -352,7 +338,7 @@ func valueTensor(double bool, vals []float64) *canonical.Tensor {
 	if double {
 		dt = canonical.Double
 	}
-	return floatTensor("", dt, []int64{int64(len(vals))}, vals)
+	return canonical.NumberTensor("", dt, []int64{int64(len(vals))}, vals)
 }
 
 // newAttrs encodes f (one vote per leaf) as TreeEnsemble-5 attributes.
@@ -739,7 +725,7 @@ func ensembleUp(b *builder, f *forest, k int, agg string, base []float64, post s
 		canonical.IntAttr("aggregate_function", int64(ai)), canonical.IntAttr("post_transform", int64(pi)))
 	outs := mlOp(b, "TreeEnsemble", []*canonical.Value{x}, 1, attrs...)
 	if outs == nil {
-		return nil, 0, "", b.err
+		return nil, 0, "", b.Err()
 	}
 	y := outs[0]
 	if scale && len(f.roots) > 0 {
@@ -839,7 +825,7 @@ func treeClassifierUp5(sc *stepCtx) error {
 	} else {
 		ints := n.AttrInts("classlabels_int64s", nil)
 		k = len(ints)
-		labels = int64Tensor("", []int64{int64(k)}, ints)
+		labels = canonical.Int64Tensor("", []int64{int64(k)}, ints)
 	}
 	if k == 0 {
 		return blocked("fix the model", "TreeEnsembleClassifier has no class labels")
@@ -1056,7 +1042,7 @@ func treeEnsembleDown(sc *stepCtx, to int) error {
 	}
 	outs := mlOp(b, "TreeEnsembleRegressor", []*canonical.Value{x}, 1, attrs...)
 	if outs == nil {
-		return fmt.Errorf("building TreeEnsembleRegressor: %w", b.err)
+		return fmt.Errorf("building TreeEnsembleRegressor: %w", b.Err())
 	}
 	y := outs[0]
 	if dt != canonical.Float && dt != canonical.Undefined {

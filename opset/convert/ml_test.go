@@ -154,15 +154,11 @@ func TestXGBoostMLOpsets(t *testing.T) {
 		for _, pair := range [][2]int{{3, 5}, {5, 3}} {
 			from, to := pair[0], pair[1]
 			t.Run(fm.Name+"/"+itoa(from)+"_to_"+itoa(to), func(t *testing.T) {
-				mp, err := xgboost.Import(data, xgboost.Options{MLOpset: from})
+				m, err := xgboost.Import(data, xgboost.Options{MLOpset: from})
 				if err != nil {
 					if from < 5 && strings.HasPrefix(fm.Name, "categorical") {
 						t.Skipf("source not importable at ml %d: %v", from, err)
 					}
-					t.Fatal(err)
-				}
-				m, err := canonical.FromProto(mp, "")
-				if err != nil {
 					t.Fatal(err)
 				}
 				if _, err := Convert(m, Options{ToML: to}); err != nil {
@@ -412,7 +408,7 @@ func probeInput() *canonical.Tensor {
 	for _, r := range rows {
 		vals = append(vals, r[0], r[1])
 	}
-	return floatTensor("X", canonical.Float, []int64{int64(len(rows)), 2}, vals)
+	return canonical.NumberTensor("X", canonical.Float, []int64{int64(len(rows)), 2}, vals)
 }
 
 // checkUp5 converts mp to ml 5 and compares with the executor's run of
@@ -572,9 +568,9 @@ func TestLabelEncoderSteps(t *testing.T) {
 		}
 	}
 	strIn := canonical.NewStringTensor("X", []int64{6}, [][]byte{[]byte("c"), []byte("a"), []byte("zz"), []byte("b"), []byte(""), []byte("a")})
-	intIn := int64Tensor("X", []int64{6}, []int64{2, 0, 9, 3, -1, 1})
+	intIn := canonical.Int64Tensor("X", []int64{6}, []int64{2, 0, 9, 3, -1, 1})
 	// A repeated string maps to its last position (as ONNX Runtime does).
-	wantInt := int64Tensor("Y", []int64{6}, []int64{2, 0, -7, 3, -7, 0})
+	wantInt := canonical.Int64Tensor("Y", []int64{6}, []int64{2, 0, -7, 3, -7, 0})
 	wantStr := canonical.NewStringTensor("Y", []int64{6}, [][]byte{[]byte("c"), []byte("a"), []byte("none"), []byte("b"), []byte("none"), []byte("b")})
 	for _, toInt := range []bool{true, false} {
 		in, want := strIn, wantInt

@@ -31,16 +31,16 @@ func constValue(v *canonical.Value) *canonical.Tensor {
 		return a.T
 	}
 	if a := p.Attr("value_int"); a != nil {
-		return int64Tensor(v.Name, nil, []int64{a.I})
+		return canonical.Int64Tensor(v.Name, nil, []int64{a.I})
 	}
 	if a := p.Attr("value_ints"); a != nil {
-		return int64Tensor(v.Name, []int64{int64(len(a.Ints))}, a.Ints)
+		return canonical.Int64Tensor(v.Name, []int64{int64(len(a.Ints))}, a.Ints)
 	}
 	if a := p.Attr("value_float"); a != nil {
-		return floatTensor(v.Name, canonical.Float, nil, []float64{float64(a.F)})
+		return canonical.NumberTensor(v.Name, canonical.Float, nil, []float64{float64(a.F)})
 	}
 	if a := p.Attr("value_floats"); a != nil {
-		return floatTensor(v.Name, canonical.Float, []int64{int64(len(a.Floats))}, toF64(a.Floats))
+		return canonical.NumberTensor(v.Name, canonical.Float, []int64{int64(len(a.Floats))}, toF64(a.Floats))
 	}
 	return nil
 }
@@ -51,59 +51,6 @@ func toF64(fs []float32) []float64 {
 		out[i] = float64(f)
 	}
 	return out
-}
-
-func int64Tensor(name string, dims []int64, vals []int64) *canonical.Tensor {
-	raw := make([]byte, 0, 8*len(vals))
-	for _, v := range vals {
-		raw = binary.LittleEndian.AppendUint64(raw, uint64(v))
-	}
-	return canonical.NewTensor(name, canonical.Int64, dims, raw)
-}
-
-// floatTensor builds a tensor of any numeric type dt from vals (integers
-// are truncated toward zero; Undefined means float).
-func floatTensor(name string, dt canonical.DataType, dims []int64, vals []float64) *canonical.Tensor {
-	raw := []byte{}
-	for _, v := range vals {
-		switch dt {
-		case canonical.Double:
-			raw = binary.LittleEndian.AppendUint64(raw, math.Float64bits(v))
-		case canonical.Float16:
-			raw = binary.LittleEndian.AppendUint16(raw, canonical.Float32ToFloat16(float32(v)))
-		case canonical.BFloat16:
-			raw = binary.LittleEndian.AppendUint16(raw, uint16(math.Float32bits(float32(v))>>16))
-		case canonical.Int64:
-			raw = binary.LittleEndian.AppendUint64(raw, uint64(int64(v)))
-		case canonical.Uint64:
-			raw = binary.LittleEndian.AppendUint64(raw, uint64(v))
-		case canonical.Int32:
-			raw = binary.LittleEndian.AppendUint32(raw, uint32(int32(v)))
-		case canonical.Uint32:
-			raw = binary.LittleEndian.AppendUint32(raw, uint32(v))
-		case canonical.Int16:
-			raw = binary.LittleEndian.AppendUint16(raw, uint16(int16(v)))
-		case canonical.Uint16:
-			raw = binary.LittleEndian.AppendUint16(raw, uint16(v))
-		case canonical.Int8:
-			raw = append(raw, byte(int8(v)))
-		case canonical.Uint8:
-			raw = append(raw, byte(v))
-		case canonical.Bool:
-			b := byte(0)
-			if v != 0 {
-				b = 1
-			}
-			raw = append(raw, b)
-		default:
-			dt = canonical.Float
-			raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(float32(v)))
-		}
-	}
-	if dt == canonical.Undefined {
-		dt = canonical.Float
-	}
-	return canonical.NewTensor(name, dt, dims, raw)
 }
 
 // tensorInts reads an integer tensor.

@@ -125,12 +125,26 @@ func (x *MagicPattern) GetBytes() []byte {
 	return nil
 }
 
-// An option an importer takes (KEY=VALUE); any other key is refused.
+// An option an importer takes (KEY=VALUE); any other key is refused. It is
+// importers.OptionSpec whole: the data a host needs to list the option and
+// to check a value's kind before starting the plugin (the parser runs in
+// the plugin).
 type OptionSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// What the option does and which values it takes.
-	Doc           string `protobuf:"bytes,2,opt,name=doc,proto3" json:"doc,omitempty"`
+	// What the option does.
+	Doc string `protobuf:"bytes,2,opt,name=doc,proto3" json:"doc,omitempty"`
+	// The kind of value: "bool", "int", "float", "string", "enum" or "list"
+	// ("" is read as "string").
+	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The value used when the option is not given, as text ("" when the
+	// importer decides from the file).
+	DefaultValue string `protobuf:"bytes,4,opt,name=default_value,json=defaultValue,proto3" json:"default_value,omitempty"`
+	// The values of an "enum" option.
+	Values []string `protobuf:"bytes,5,rep,name=values,proto3" json:"values,omitempty"`
+	// Bounds of an "int" option, when set.
+	Min           *int64 `protobuf:"varint,6,opt,name=min,proto3,oneof" json:"min,omitempty"`
+	Max           *int64 `protobuf:"varint,7,opt,name=max,proto3,oneof" json:"max,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -177,6 +191,41 @@ func (x *OptionSpec) GetDoc() string {
 		return x.Doc
 	}
 	return ""
+}
+
+func (x *OptionSpec) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *OptionSpec) GetDefaultValue() string {
+	if x != nil {
+		return x.DefaultValue
+	}
+	return ""
+}
+
+func (x *OptionSpec) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *OptionSpec) GetMin() int64 {
+	if x != nil && x.Min != nil {
+		return *x.Min
+	}
+	return 0
+}
+
+func (x *OptionSpec) GetMax() int64 {
+	if x != nil && x.Max != nil {
+		return *x.Max
+	}
+	return 0
 }
 
 // The whole description of an importer: what importers.Description holds
@@ -1074,11 +1123,18 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05Empty\"<\n" +
 	"\fMagicPattern\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\fR\x05bytes\"2\n" +
+	"\x05bytes\x18\x02 \x01(\fR\x05bytes\"\xc1\x01\n" +
 	"\n" +
 	"OptionSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
-	"\x03doc\x18\x02 \x01(\tR\x03doc\"\xc0\x02\n" +
+	"\x03doc\x18\x02 \x01(\tR\x03doc\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12#\n" +
+	"\rdefault_value\x18\x04 \x01(\tR\fdefaultValue\x12\x16\n" +
+	"\x06values\x18\x05 \x03(\tR\x06values\x12\x15\n" +
+	"\x03min\x18\x06 \x01(\x03H\x00R\x03min\x88\x01\x01\x12\x15\n" +
+	"\x03max\x18\a \x01(\x03H\x01R\x03max\x88\x01\x01B\x06\n" +
+	"\x04_minB\x06\n" +
+	"\x04_max\"\xc0\x02\n" +
 	"\fImporterInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x16\n" +
@@ -1244,6 +1300,7 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
+	file_plugin_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

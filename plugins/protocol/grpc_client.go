@@ -106,7 +106,7 @@ func importerInfoFromPB(p *pluginpb.ImporterInfo) *ImporterInfo {
 		info.Magic = append(info.Magic, Magic{Offset: m.GetOffset(), Bytes: m.GetBytes()})
 	}
 	for _, o := range p.GetOptions() {
-		info.Options = append(info.Options, importers.OptionSpec{Name: o.GetName(), Doc: o.GetDoc()})
+		info.Options = append(info.Options, optionFromPB(o))
 	}
 	if info.Format == "" {
 		info.Format = info.Name
@@ -129,7 +129,7 @@ func importerInfoToPB(info *ImporterInfo) *pluginpb.ImporterInfo {
 		out.Magic = append(out.Magic, &pluginpb.MagicPattern{Offset: m.Offset, Bytes: m.Bytes})
 	}
 	for _, o := range info.Options {
-		out.Options = append(out.Options, &pluginpb.OptionSpec{Name: o.Name, Doc: o.Doc})
+		out.Options = append(out.Options, optionToPB(o))
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -24,7 +25,7 @@ type fakeImporter struct{}
 
 func (fakeImporter) Describe(context.Context) (*ImporterInfo, error) {
 	return &ImporterInfo{Description: importers.Description{Name: "f", Extensions: []string{".f"}, Magic: []Magic{{Offset: 8, Bytes: []byte{0, 1, 2}}}, Summary: "d",
-		Options: []importers.OptionSpec{{Name: "k", Doc: "a key"}}, Runtime: "rt"}, Version: "2", Predictor: true}, nil
+		Options: testSpecs(), Runtime: "rt"}, Version: "2", Predictor: true}, nil
 }
 
 func (fakeImporter) OpenSource(_ context.Context, in string, opts map[string]string) (string, error) {
@@ -79,7 +80,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if info.Name != "f" || info.Format != "f" || info.Version != "2" || info.Summary != "d" ||
 		len(info.Magic) != 1 || info.Magic[0].Offset != 8 || string(info.Magic[0].Bytes) != "\x00\x01\x02" ||
-		len(info.Options) != 1 || info.Options[0] != (importers.OptionSpec{Name: "k", Doc: "a key"}) || info.Runtime != "rt" || !info.Predictor {
+		!reflect.DeepEqual(info.Options, testSpecs()) || info.Runtime != "rt" || !info.Predictor {
 		t.Errorf("Describe = %+v", info)
 	}
 	d, err := ic.OpenSource(ctx, "/a", map[string]string{"k": "v"})
@@ -110,5 +111,19 @@ func TestRoundTrip(t *testing.T) {
 	// exporter".
 	if _, err := ec.Describe(ctx); status.Code(err) != codes.Unimplemented {
 		t.Errorf("exporter Describe: %v", err)
+	}
+}
+
+// testSpecs are option specs of every kind, each field set: the protocol
+// carries them whole.
+func testSpecs() []importers.OptionSpec {
+	lo, hi := -2, 9
+	return []importers.OptionSpec{
+		{Name: "k", Doc: "a key"},
+		{Name: "n", Kind: importers.KindInt, Default: "3", Min: &lo, Max: &hi, Doc: "a number"},
+		{Name: "m", Kind: importers.KindInt, Min: &lo},
+		{Name: "e", Kind: importers.KindEnum, Default: "b", Values: []string{"a", "b"}},
+		{Name: "b", Kind: importers.KindBool, Default: "false"},
+		{Name: "l", Kind: importers.KindList},
 	}
 }

@@ -61,9 +61,9 @@ func TestImporterFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.GetGraph().GetNode()) != len(want.GetGraph().GetNode()) || got.GetOpsetImport()[0].GetVersion() != 17 ||
-		got.GetProducerVersion() != want.GetProducerVersion() {
-		t.Errorf("served: %d nodes opset %d; in process %d nodes", len(got.GetGraph().GetNode()), got.GetOpsetImport()[0].GetVersion(), len(want.GetGraph().GetNode()))
+	if len(got.GetGraph().GetNode()) != len(want.Graph.Nodes) || got.GetOpsetImport()[0].GetVersion() != 17 ||
+		got.GetProducerVersion() != want.ProducerVersion {
+		t.Errorf("served: %d nodes opset %d; in process %d nodes", len(got.GetGraph().GetNode()), got.GetOpsetImport()[0].GetVersion(), len(want.Graph.Nodes))
 	}
 	if entries(t, dir) != "out.onnx" {
 		t.Errorf("folder holds %s", entries(t, dir))

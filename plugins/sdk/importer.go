@@ -47,8 +47,11 @@ type Importer struct {
 	// when set, instead of Import.
 	ImportFile func(ctx context.Context, inPath, outPath string, opts map[string]string) error
 
-	// Options lists the options Import takes, for `onnxconv formats` and
-	// the host's help; the plugin still checks them on Import.
+	// Options lists the options Import takes (importers.OptionSet.Specs
+	// gives them with their parser), for `onnxconv formats` and the host's
+	// help; the host refuses an unknown key or a value that does not fit
+	// its spec before starting the plugin, and the plugin parses them on
+	// Import. None means the plugin decides alone.
 	Options []importers.OptionSpec
 	// Runtime names the reference runtime that computes files of the
 	// format as their framework does ("tflite", "tfjs", "onnxruntime"), or

@@ -34,7 +34,7 @@
 // Limits, said plainly in the errors: tfjs-tflite cannot resize inputs, so
 // a dynamic (-1) dim runs at the size the model's static shape holds for it
 // (*ShapeError); custom ops that only TFLite Micro has (the Signal* audio
-// ops) run in neither build (*UnsupportedOpError).
+// ops) run in neither build (an *unsupported.OpsError naming every node).
 //
 // Inputs and outputs are matched by name: the TFLite importer keeps the
 // TFLite tensor names and the TFLite NHWC layout at the graph inputs and

@@ -11,12 +11,13 @@ import (
 
 // A model whose input or output tensor names are empty or repeated cannot
 // bind by name: its inputs bind by position, named as the importer names
-// them (formats/tflite TensorNames), and its outputs get those names too.
+// them (formats/tflite IONames: signature keys, else input_K/output_K),
+// and its outputs get those names too.
 
 // inModelOrder orders inputs as the model's inputs when the model's
 // tensor names are empty or repeated and cannot bind them: each input
 // named as the importer names the model's input (formats/tflite
-// TensorNames) goes to its position; unnamed inputs keep theirs.
+// IONames) goes to its position; unnamed inputs keep theirs.
 func inModelOrder(names formats.IO, inputs []*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error) {
 	if len(inputs) != len(names.InONNX) {
 		return inputs, nil // the runner says how many it takes

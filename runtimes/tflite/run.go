@@ -13,6 +13,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 	"github.com/onnxconv/onnxconv/runtimes/node"
@@ -31,19 +32,16 @@ const MaxModelSize = 2 << 30
 // maxReply bounds the answer read from node.
 const maxReply = 4 << 30
 
-// UnsupportedOpError is a model with ops that neither WebAssembly build of
-// TFLite runs.
-type UnsupportedOpError struct {
-	Model string
-	// Ops are the custom op names found.
-	Ops []string
-}
-
-func (e *UnsupportedOpError) Error() string {
-	return fmt.Sprintf("tflite runtime: %s uses the custom op(s) %s, which only TFLite Micro has (its Signal audio-frontend library); "+
-		"neither TFLite WebAssembly build (%s %s, @litertjs/core) runs them, so this model cannot be computed by a reference runtime here: "+
-		"verify it against stored outputs (--reference DIR) instead",
-		e.Model, strings.Join(e.Ops, ", "), Package, PackageVersion)
+// microOnlyError is the *unsupported.OpsError of a model whose ops
+// (every node of each, by op) neither WebAssembly build of TFLite runs.
+func microOnlyError(modelPath string, ops []unsupported.Op) error {
+	e := &unsupported.OpsError{Format: "tflite runtime", Stage: unsupported.StageRun, File: modelPath,
+		Hint: fmt.Sprintf("neither TFLite WebAssembly build (%s %s, @litertjs/core) runs them, so this model cannot be computed by a reference runtime here: "+
+			"verify it against stored outputs (--reference DIR) instead", Package, PackageVersion)}
+	for _, o := range ops {
+		e.AddOp(o)
+	}
+	return e.Err()
 }
 
 // ShapeError is an input whose shape the interpreter does not take:
@@ -152,7 +150,7 @@ func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session
 		return nil, err
 	}
 	if ops := microOnlyOps(model); len(ops) > 0 {
-		return nil, &UnsupportedOpError{Model: modelPath, Ops: ops}
+		return nil, microOnlyError(modelPath, ops)
 	}
 	// A model whose tensor names are empty or repeated binds its inputs
 	// by position, named as the importer names them.
@@ -174,7 +172,9 @@ func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session
 		Op      string            `json:"op"`
 		Threads int               `json:"threads"`
 		Types   map[string]string `json:"types"`
-	}{Op: "load", Threads: max(threads, 1), Types: ioTypes(model)}
+		// Stateful asks for a fresh interpreter for every sample.
+		Stateful bool `json:"stateful"`
+	}{Op: "load", Threads: max(threads, 1), Types: ioTypes(model), Stateful: stateful(model)}
 	rep, _, err := s.call(ctx, head, [][]byte{model}, "")
 	if err != nil {
 		_ = conn.Close()
@@ -334,9 +334,22 @@ func RunLiteRT(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.
 		return nil, err
 	}
 	if ops := microOnlyOps(model); len(ops) > 0 {
-		return nil, &UnsupportedOpError{Model: modelPath, Ops: ops}
+		return nil, microOnlyError(modelPath, ops)
 	}
-	ins, blobs, err := requestInputs(modelPath, inputs, false)
+	// Empty or repeated tensor names bind by position, named as the
+	// importer names them, as in Run.
+	names, err := formats.MainIO(model)
+	if err != nil {
+		return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
+	}
+	var outNames []string
+	if names.Ambiguous() {
+		if inputs, err = inModelOrder(names, inputs); err != nil {
+			return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
+		}
+		outNames = names.OutONNX
+	}
+	ins, blobs, err := requestInputs(modelPath, inputs, outNames != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +391,7 @@ func RunLiteRT(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.
 		}
 		return nil, &RunError{Model: modelPath, Kind: rep.Kind, Detail: rep.Error, Inputs: rep.Inputs, Package: pkg}
 	}
-	return outputs(modelPath, rep, outs, pkg, "", nil)
+	return outputs(modelPath, rep, outs, pkg, "", outNames)
 }
 
 type reply struct {
@@ -439,25 +452,55 @@ func readModel(path string) ([]byte, error) {
 // microOnlyOps lists the custom ops of the model that only TFLite Micro
 // has (names starting with "Signal"). A corrupt flatbuffer yields none:
 // the interpreter then reports it.
-func microOnlyOps(model []byte) (ops []string) {
+func microOnlyOps(model []byte) (ops []unsupported.Op) {
 	defer func() {
 		if recover() != nil {
 			ops = nil
 		}
 	}()
 	m := fb.GetRootAsModel(model, 0)
-	seen := map[string]bool{}
+	micro := map[int]string{}
 	var oc fb.OperatorCode
 	for i := 0; i < m.OperatorCodesLength(); i++ {
 		if !m.OperatorCodes(&oc, i) {
 			continue
 		}
-		if c := string(oc.CustomCode()); strings.HasPrefix(c, "Signal") && !seen[c] {
-			seen[c] = true
-			ops = append(ops, c)
+		if c := string(oc.CustomCode()); strings.HasPrefix(c, "Signal") {
+			micro[i] = c
 		}
 	}
-	sort.Strings(ops)
+	if len(micro) == 0 {
+		return nil
+	}
+	const reason = "a custom op that only TFLite Micro has (its Signal audio-frontend library)"
+	var sg fb.SubGraph
+	var op fb.Operator
+	var t fb.Tensor
+	for i := 0; i < m.SubgraphsLength(); i++ {
+		if !m.Subgraphs(&sg, i) {
+			continue
+		}
+		for j := 0; j < sg.OperatorsLength(); j++ {
+			if !sg.Operators(&op, j) {
+				continue
+			}
+			c, ok := micro[int(op.OpcodeIndex())]
+			if !ok {
+				continue
+			}
+			node := fmt.Sprintf("operator %d", j)
+			if op.OutputsLength() > 0 && sg.Tensors(&t, int(op.Outputs(0))) && len(t.Name()) > 0 {
+				node = string(t.Name())
+			}
+			ops = append(ops, unsupported.Op{Op: c, Node: node, Reason: reason})
+		}
+	}
+	if len(ops) == 0 { // codes that no operator uses: still name them
+		for _, c := range micro {
+			ops = append(ops, unsupported.Op{Op: c, Reason: reason})
+		}
+		sort.Slice(ops, func(a, b int) bool { return ops[a].Op < ops[b].Op })
+	}
 	return ops
 }
 
@@ -493,6 +536,48 @@ func ioTypes(model []byte) (types map[string]string) {
 		add(g.Outputs(i))
 	}
 	return types
+}
+
+// stateful reports whether the model keeps state between inferences:
+// a variable tensor in any subgraph (SVDF's state, LSTM's cell state
+// kept as a variable) or a resource variable op. The converted model
+// starts every inference from the initial state, so the interpreter must
+// too (a corrupt flatbuffer says no: the interpreter then reports it).
+func stateful(model []byte) (yes bool) {
+	defer func() {
+		if recover() != nil {
+			yes = false
+		}
+	}()
+	m := fb.GetRootAsModel(model, 0)
+	var g fb.SubGraph
+	var t fb.Tensor
+	var op fb.Operator
+	var code fb.OperatorCode
+	for s := 0; s < m.SubgraphsLength(); s++ {
+		if !m.Subgraphs(&g, s) {
+			continue
+		}
+		for i := 0; i < g.TensorsLength(); i++ {
+			if g.Tensors(&t, i) && t.IsVariable() {
+				return true
+			}
+		}
+		for i := 0; i < g.OperatorsLength(); i++ {
+			if !g.Operators(&op, i) || int(op.OpcodeIndex()) >= m.OperatorCodesLength() || !m.OperatorCodes(&code, int(op.OpcodeIndex())) {
+				continue
+			}
+			b := code.BuiltinCode()
+			if dep := fb.BuiltinOperator(code.DeprecatedBuiltinCode()); dep > b {
+				b = dep
+			}
+			switch b {
+			case fb.BuiltinOperatorVAR_HANDLE, fb.BuiltinOperatorASSIGN_VARIABLE, fb.BuiltinOperatorREAD_VARIABLE:
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // heapTypes are the element types whose bytes runner.js reads from the

@@ -122,23 +122,36 @@ async function main() {
   const ptr = mod._malloc(model.length);
   mod.HEAPU8.set(model, ptr);
   const threads = load.head.threads > 0 ? load.head.threads : 1;
-  const st = mod.TFLiteWebModelRunner.CreateFromBufferAndOptions(ptr, model.length,
-    { numThreads: threads, enableProfiling: false, maxProfilingBufferEntries: 1024 });
-  if (!st.ok()) {
-    const msg = st.errorMessage();
-    return fail('load', [msg].concat(logs.filter((l) => !l.startsWith('INFO:'))).join('\n'));
-  }
-  const runner = st.value();
   const types = load.head.types || {};
   // typeOf is the tensor's element type: the runner's, or the flatbuffer's
   // where the runner says "unknown".
   const typeOf = (t) => (t.dataType === 'unknown' && types[String(t.id)]) || t.dataType;
-  const mins = vecToArray(runner.GetInputs());
-  const infos = mins.map((t) => Object.assign(info(t), { dtype: typeOf(t) }));
-  const inWord = dataPointerWord(mod, mins, version);
-  const byName = new Map();
-  mins.forEach((t) => byName.set(t.name, t));
+  // create makes an interpreter on the model's bytes (kept in the
+  // WebAssembly heap); it returns an error message or undefined.
+  let runner, mins, infos, inWord, byName;
+  function create() {
+    const st = mod.TFLiteWebModelRunner.CreateFromBufferAndOptions(ptr, model.length,
+      { numThreads: threads, enableProfiling: false, maxProfilingBufferEntries: 1024 });
+    if (!st.ok()) {
+      return [st.errorMessage()].concat(logs.filter((l) => !l.startsWith('INFO:'))).join('\n');
+    }
+    runner = st.value();
+    mins = vecToArray(runner.GetInputs());
+    infos = mins.map((t) => Object.assign(info(t), { dtype: typeOf(t) }));
+    inWord = dataPointerWord(mod, mins, version);
+    byName = new Map();
+    mins.forEach((t) => byName.set(t.name, t));
+    return undefined;
+  }
+  const loadErr = create();
+  if (loadErr !== undefined) return fail('load', loadErr);
   reply({ ok: true, build, version, inputs: infos });
+  // A stateful model (variable tensors: SVDF state, resource variables)
+  // computes every sample from its initial state, as one inference of
+  // the converted model does: each run after the first gets a fresh
+  // interpreter on the bytes already loaded.
+  const stateful = !!load.head.stateful;
+  let runs = 0;
 
   for (;;) {
     const req = await next();
@@ -148,6 +161,15 @@ async function main() {
       continue;
     }
     const inputs = req.head.inputs.map((i, k) => Object.assign({}, i, { data: req.take(req.head.sizes[k]) }));
+    if (stateful && runs > 0) {
+      if (typeof runner.delete === 'function') runner.delete();
+      const err = create();
+      if (err !== undefined) {
+        fail('load', err);
+        continue;
+      }
+    }
+    runs++;
     runOnce(inputs);
   }
 

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
@@ -203,10 +204,10 @@ func TestErrors(t *testing.T) {
 		t.Errorf("Run with a wrong input name = %v, want a *RunError of kind inputs naming the model's input", err)
 	}
 	signal := filepath.Join("testdata", "signal_window.tflite")
-	var ue *UnsupportedOpError
-	if _, err := Run(context.Background(), env, signal, nil, 1); !errors.As(err, &ue) || len(ue.Ops) != 1 || ue.Ops[0] != "SignalWindow" ||
-		!strings.Contains(err.Error(), "only TFLite Micro") {
-		t.Errorf("Run on a Signal op model = %v, want *UnsupportedOpError naming SignalWindow", err)
+	var ue *unsupported.OpsError
+	if _, err := Run(context.Background(), env, signal, nil, 1); !errors.As(err, &ue) || len(ue.Ops) != 1 || ue.Ops[0].Op != "SignalWindow" ||
+		ue.Ops[0].Node == "" || ue.Stage != unsupported.StageRun || !strings.Contains(err.Error(), "only TFLite Micro") {
+		t.Errorf("Run on a Signal op model = %v, want *unsupported.OpsError naming SignalWindow", err)
 	}
 }
 
@@ -385,6 +386,57 @@ func TestLiteRT(t *testing.T) {
 		var re *RunError
 		if !errors.As(err, &re) || re.Kind != "load" || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), LiteRTPackage) {
 			t.Errorf("RunLiteRT(%s) = %v, want a load *RunError of %s mentioning %q", c.model, err, LiteRTPackage, c.want)
+		}
+	}
+}
+
+// TestStatefulSamples runs one session of an SVDF model (variable state
+// tensors) on two different samples and then the first again: each
+// answer must be the one a fresh interpreter gives (the converted model
+// computes every sample from the initial state), so the state of one
+// sample does not leak into the next. A session that kept one
+// interpreter answered the repeated first sample differently.
+func TestStatefulSamples(t *testing.T) {
+	env := realEnv(t)
+	path := filepath.Join(testpaths.RepoRoot(t), "fixtures", "tflite", "svdf_int8.tflite")
+	s, err := Open(context.Background(), env, path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sample := func(seed byte) []*onnxpb.TensorProto {
+		var in []*onnxpb.TensorProto
+		for k, ti := range s.Inputs {
+			n := 1
+			for _, d := range ti.Shape {
+				n *= int(d)
+			}
+			raw := make([]byte, n)
+			for i := range raw {
+				raw[i] = byte(int(seed)*31 + k*7 + i*13)
+			}
+			in = append(in, &onnxpb.TensorProto{Name: proto.String(ti.Name), DataType: proto.Int32(int32(onnxpb.TensorProto_INT8)), Dims: append([]int64(nil), ti.Shape...), RawData: raw})
+		}
+		return in
+	}
+	first, second := sample(1), sample(2)
+	var answers [][]*onnxpb.TensorProto
+	for _, in := range [][]*onnxpb.TensorProto{first, second, first} {
+		res, err := s.Run(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, res.Outputs)
+	}
+	fresh, err := Run(context.Background(), env, path, first, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{0, 2} {
+		for i, o := range answers[k] {
+			if !proto.Equal(o, fresh.Outputs[i]) {
+				t.Errorf("run %d, output %q: %v, a fresh interpreter gives %v", k+1, o.GetName(), o.GetRawData(), fresh.Outputs[i].GetRawData())
+			}
 		}
 	}
 }

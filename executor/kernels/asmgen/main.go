@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -21,6 +22,9 @@ func main() {
 	axpy()
 	vmax()
 	relu()
+	g := &gen{consts: map[string]Mem{}}
+	g.expSub()
+	g.gelu()
 	Generate()
 }
 
@@ -28,6 +32,7 @@ func main() {
 // for i < n, n a multiple of 8 (the caller does the tail), with FMA.
 func axpy() {
 	TEXT("axpyAVX2", NOSPLIT, "func(n int, a float32, x, y *float32)")
+	Pragma("noescape")
 	Doc("axpyAVX2 sets y[i] += a·x[i] for i < n; n is a multiple of 8.")
 	n := Load(Param("n"), GP64())
 	px := Load(Param("x"), GP64())
@@ -56,6 +61,7 @@ func axpy() {
 // lanes where y is NaN are blended back from y.
 func vmax() {
 	TEXT("maxAVX2", NOSPLIT, "func(n int, x, y *float32)")
+	Pragma("noescape")
 	Doc("maxAVX2 sets y[i] = max(y[i], x[i]) for i < n (NaN wins); n is a multiple of 8.")
 	n := Load(Param("n"), GP64())
 	px := Load(Param("x"), GP64())
@@ -83,6 +89,7 @@ func vmax() {
 // when either is NaN, so NaN stays NaN.
 func relu() {
 	TEXT("reluAVX2", NOSPLIT, "func(n int, x, y *float32)")
+	Pragma("noescape")
 	Doc("reluAVX2 sets y[i] = max(x[i], 0) for i < n (NaN stays NaN); n is a multiple of 8.")
 	n := Load(Param("n"), GP64())
 	px := Load(Param("x"), GP64())
@@ -111,6 +118,7 @@ func relu() {
 // is one chain of FMAs from zero in k order, then stored or added once.
 func kernel(name string, mr, nv, w int, vec func(int) reg.VecVirtual) {
 	TEXT(name, NOSPLIT, "func(kc int, a, b, c *float32, ldc int, add int)")
+	Pragma("noescape")
 	Doc(fmt.Sprintf("%s computes a %d×%d SGEMM tile from packed panels.", name, mr, nv*w))
 	kc := Load(Param("kc"), GP64())
 	pa := Load(Param("a"), GP64())
@@ -176,6 +184,168 @@ func kernel(name string, mr, nv, w int, vec func(int) reg.VecVirtual) {
 			ADDQ(ldc, pc)
 		}
 	}
+	VZEROUPPER()
+	RET()
+}
+
+// bcast broadcasts the float32 constant named name (value v) into a new
+// ymm register.
+func (g *gen) bcast(name string, v float32) reg.VecVirtual {
+	r := YMM()
+	// As its bits: the assembler's float DATA is not a float32.
+	VBROADCASTSS(g.constant(name, U32(math.Float32bits(v))), r)
+	return r
+}
+
+// gen emits the functions that use constants in memory: consts holds
+// the constants emitted so far (each is emitted once and shared by the
+// functions that use it).
+type gen struct{ consts map[string]Mem }
+
+func (g *gen) constant(name string, v Constant) Mem {
+	if m, ok := g.consts[name]; ok {
+		return m
+	}
+	m := ConstData(name, v)
+	g.consts[name] = m
+	return m
+}
+
+// bcastBits broadcasts the 32-bit pattern v into a new ymm register.
+func (g *gen) bcastBits(name string, v uint32) reg.VecVirtual {
+	r := YMM()
+	VBROADCASTSS(g.constant(name, U32(v)), r)
+	return r
+}
+
+// exp32 emits, on the 8 lanes of x, exactly the float32 operations of
+// package kernels' exp32 (Cephes expf) in the same order, with no FMA,
+// so every lane is bit-identical to the Go function: n = floor(x·log2e +
+// ½), r = x − n·ln2hi − n·ln2lo, a degree-6 polynomial, times 2^n (in two
+// steps when n = 128); +Inf above 88.72283, 0 below −87.33654, NaN stays
+// NaN (the comparisons are ordered, so NaN lanes keep the computed NaN).
+func (g *gen) exp32(x reg.VecVirtual) reg.VecVirtual {
+	fx := YMM()
+	VMULPS(g.bcast("exp_log2e", 1.44269504088896341), x, fx)
+	VADDPS(g.bcast("exp_half", 0.5), fx, fx)
+	n := YMM()
+	VROUNDPS(Imm(9), fx, n) // floor, no precision exception
+	r, t := YMM(), YMM()
+	VMULPS(g.bcast("exp_ln2hi", 0.693359375), n, t)
+	VSUBPS(t, x, r) // r = x − n·ln2hi
+	VMULPS(g.bcast("exp_ln2lo", -2.12194440e-4), n, t)
+	VSUBPS(t, r, r) // r −= n·ln2lo
+	p := g.bcast("exp_c0", 1.9875691500e-4)
+	for i, c := range []float32{1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1} {
+		VMULPS(r, p, p)
+		VADDPS(g.bcast(fmt.Sprintf("exp_c%d", i+1), c), p, p)
+	}
+	VMULPS(r, p, p)
+	VMULPS(r, p, p)
+	VADDPS(r, p, p)
+	VADDPS(g.bcast("exp_one", 1), p, p)
+	// 2^min(n, 127) from the exponent bits; n = 128 doubles afterwards.
+	c127 := g.bcast("exp_127", 127)
+	n2, ni := YMM(), YMM()
+	VMINPS(c127, n, n2)
+	VCVTTPS2DQ(n2, ni)
+	VPADDD(g.bcastBits("exp_bias", 127), ni, ni)
+	VPSLLD(Imm(23), ni, ni)
+	res := YMM()
+	VMULPS(ni, p, res)
+	big, twice := YMM(), YMM()
+	VCMPPS(Imm(0x1e), c127, n, big) // n > 127
+	VADDPS(res, res, twice)
+	VBLENDVPS(big, twice, res, res)
+	over, under := YMM(), YMM()
+	VCMPPS(Imm(0x1e), g.bcast("exp_hi", 88.72283), x, over) // x > 88.72283
+	VBLENDVPS(over, g.bcastBits("exp_inf", 0x7f800000), res, res)
+	VCMPPS(Imm(0x11), g.bcast("exp_lo", -87.33654), x, under) // x < −87.33654
+	zero := YMM()
+	VXORPS(zero, zero, zero)
+	VBLENDVPS(under, zero, res, res)
+	return res
+}
+
+// expSub emits func expSubAVX2(n int, x *float32, sub float32, y *float32):
+// y[i] = exp32(x[i] − sub) for i < n, n a multiple of 8 (Softmax's
+// exponentials), bit-identical to the Go exp32.
+func (g *gen) expSub() {
+	TEXT("expSubAVX2", NOSPLIT, "func(n int, x *float32, sub float32, y *float32)")
+	Pragma("noescape")
+	Doc("expSubAVX2 sets y[i] = exp32(x[i] − sub) for i < n (bit-identical to exp32); n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	sv := YMM()
+	VBROADCASTSS(NewParamAddr("sub", 16), sv)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("expsub_done"))
+	Label("expsub_loop")
+	xv := YMM()
+	VMOVUPS(Mem{Base: px}, xv)
+	VSUBPS(sv, xv, xv)
+	VMOVUPS(g.exp32(xv), Mem{Base: py})
+	ADDQ(Imm(32), px)
+	ADDQ(Imm(32), py)
+	DECQ(n)
+	JNZ(LabelRef("expsub_loop"))
+	Label("expsub_done")
+	VZEROUPPER()
+	RET()
+}
+
+// gelu emits func geluAVX2(n int, x, y *float32): package kernels' Gelu
+// (erf by Abramowitz and Stegun 7.1.26 on exp32) on 8 lanes, the same
+// float32 operations in the same order with no FMA, bit-identical to the
+// Go loop except for the sign and payload of NaNs.
+func (g *gen) gelu() {
+	TEXT("geluAVX2", NOSPLIT, "func(n int, x, y *float32)")
+	Pragma("noescape")
+	Doc("geluAVX2 sets y[i] = gelu(x[i]) for i < n (bit-identical to Gelu's loop but for NaN signs); n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("gelu_done"))
+	Label("gelu_loop")
+	v, u, au := YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: px}, v)
+	VMULPS(g.bcast("gelu_invsqrt2", 0.70710678118654752), v, u)
+	VANDPS(g.bcastBits("gelu_abs", 0x7fffffff), u, au)
+	one := g.bcast("gelu_one", 1)
+	t := YMM()
+	VMULPS(g.bcast("gelu_p", 0.3275911), au, t)
+	VADDPS(one, t, t)
+	VDIVPS(t, one, t) // t = 1 / (1 + p·|u|)
+	q := g.bcast("gelu_a5", 1.061405429)
+	for i, c := range []float32{-1.453152027, 1.421413741, -0.284496736, 0.254829592} {
+		VMULPS(t, q, q)
+		VADDPS(g.bcast(fmt.Sprintf("gelu_a%d", 4-i), c), q, q)
+	}
+	VMULPS(t, q, q)
+	w := YMM()
+	VMULPS(au, au, w)
+	sign := g.bcastBits("gelu_sign", 0x80000000)
+	VXORPS(sign, w, w) // −|u|·|u|
+	VMULPS(g.exp32(w), q, q)
+	e := YMM()
+	VSUBPS(q, one, e) // e = 1 − q·t·exp
+	neg, zero := YMM(), YMM()
+	VXORPS(zero, zero, zero)
+	VCMPPS(Imm(0x11), zero, u, neg) // u < 0
+	VANDPS(sign, neg, neg)
+	VXORPS(neg, e, e)
+	h := YMM()
+	VMULPS(g.bcast("gelu_half", 0.5), v, h)
+	VADDPS(one, e, e)
+	VMULPS(e, h, h)
+	VMOVUPS(h, Mem{Base: py})
+	ADDQ(Imm(32), px)
+	ADDQ(Imm(32), py)
+	DECQ(n)
+	JNZ(LabelRef("gelu_loop"))
+	Label("gelu_done")
 	VZEROUPPER()
 	RET()
 }

@@ -1,0 +1,358 @@
+package kernels
+
+// The phase-plane implicit GEMM: a convolution's input is copied once,
+// zero-padded, into SH·SW phase planes per channel (phase (a, b) holds the
+// padded input's rows a, a+SH, … and columns b, b+SW, …; each plane is
+// Hph × Wph). The convolution is then computed on a grid of OH × Wph
+// output pixels (columns OW…Wph−1 are computed and thrown away): output
+// pixel (o, c) reads, for tap (kh, kw), phase (kh·DH mod SH, kw·DW mod SW)
+// at row o + kh·DH div SH and column c + kw·DW div SW — so every row of the
+// implicit im2col matrix is one contiguous run of a phase plane, and
+// packing a panel of B is one straight copy of nr floats per row, with no
+// index arithmetic, bounds checks or padding tests per element (convB.pack
+// spends more than the SGEMM itself on small channel counts).
+//
+// The values packed are the im2col matrix's (zeros in the padding), so
+// every output element is the same chain of FMAs as on the im2col path:
+// results are bit-identical to it.
+
+// flatConv is the phase-plane form of one image and group's input.
+type flatConv struct {
+	buf    []float32 // phase planes, then slack
+	rowOff []int     // start in buf of B row r (= (c·KH+kh)·KW+kw) for grid pixel 0
+	wph    int       // grid width (phase plane width)
+	ncols  int       // grid pixels: OH·Wph
+}
+
+// flatGeom returns the phase planes' height and width.
+func flatGeom(p *Conv2D) (hph, wph int) {
+	hph = (p.H + p.PT + p.PB + p.SH - 1) / p.SH
+	wph = (p.W + p.PL + p.PR + p.SW - 1) / p.SW
+	return hph, wph
+}
+
+// useFlat reports whether the phase-plane GEMM is worth it: the wider grid
+// (Wph ≥ OW columns per output row) adds SGEMM columns; on panels of nr
+// columns that must not add more than half. The planes are a copy of one
+// image and group's input: above maxCols elements (large images, where
+// convB's row segments are long anyway) the implicit GEMM packs straight
+// from the input instead, for peak memory.
+func useFlat(p *Conv2D, nr int) bool {
+	if flatSize(p, p.C/p.Groups, nr) > maxCols {
+		return false
+	}
+	oh, ow := p.Out()
+	_, wph := flatGeom(p)
+	grid := (oh*wph + nr - 1) / nr
+	real := (oh*ow + nr - 1) / nr
+	return 2*grid <= 3*real
+}
+
+// flatSize is the length of the buffer newFlat needs for cg channels.
+func flatSize(p *Conv2D, cg, nr int) int {
+	hph, wph := flatGeom(p)
+	// Slack: the thrown-away columns of the last rows read past the last
+	// plane by at most a row plus the largest tap shift, and the last
+	// panel reads up to nr more.
+	return cg*p.SH*p.SW*hph*wph + wph + p.KW*p.DW + p.KH*p.DH*wph + nr
+}
+
+// newFlat fills buf (flatSize elements) with the phase planes of the cg
+// channels of x and rowOff (cg·KH·KW entries) with each B row's start.
+func newFlat(p *Conv2D, x []float32, cg int, buf []float32, rowOff []int) *flatConv {
+	hph, wph := flatGeom(p)
+	oh, _ := p.Out()
+	plane := hph * wph
+	hw := p.H * p.W
+	for c := 0; c < cg; c++ {
+		xc := x[c*hw : (c+1)*hw]
+		for a := 0; a < p.SH; a++ {
+			for b := 0; b < p.SW; b++ {
+				pl := buf[((c*p.SH+a)*p.SW+b)*plane : ((c*p.SH+a)*p.SW+b+1)*plane]
+				// Columns j of the phase with 0 ≤ j·SW + b − PL < W.
+				lo, hi := colRange(b-p.PL, p.SW, p.W, wph)
+				for i := 0; i < hph; i++ {
+					d := pl[i*wph : (i+1)*wph]
+					ih := i*p.SH + a - p.PT
+					if ih < 0 || ih >= p.H || lo >= hi {
+						clear(d)
+						continue
+					}
+					src := xc[ih*p.W : (ih+1)*p.W]
+					clear(d[:lo])
+					off := b - p.PL
+					if p.SW == 1 {
+						copy(d[lo:hi], src[lo+off:hi+off])
+					} else {
+						for j := lo; j < hi; j++ {
+							d[j] = src[j*p.SW+off]
+						}
+					}
+					clear(d[hi:])
+				}
+			}
+		}
+	}
+	clear(buf[cg*p.SH*p.SW*plane:])
+	// Channel 0's taps, then every channel's: a channel's phase planes
+	// follow the previous channel's.
+	taps := p.KH * p.KW
+	for kh := 0; kh < p.KH; kh++ {
+		th := kh * p.DH
+		for kw := 0; kw < p.KW; kw++ {
+			tw := kw * p.DW
+			pl := (th%p.SH)*p.SW + tw%p.SW
+			rowOff[kh*p.KW+kw] = pl*plane + th/p.SH*wph + tw/p.SW
+		}
+	}
+	step := p.SH * p.SW * plane
+	for c := 1; c < cg; c++ {
+		dst, src := rowOff[c*taps:(c+1)*taps], rowOff[:taps]
+		for t, o := range src {
+			dst[t] = o + c*step
+		}
+	}
+	return &flatConv{buf: buf, rowOff: rowOff, wph: wph, ncols: oh * wph}
+}
+
+// pack packs rows [p0, p0+kc) and grid columns [j0, j0+nc) into panels
+// of nr columns (columns past the grid hold whatever follows in buf;
+// the SGEMM never stores them).
+func (f *flatConv) pack(dst []float32, p0, kc, j0, nc, nr int) {
+	offs := f.rowOff[p0 : p0+kc]
+	for jr := 0; jr < nc; jr += nr {
+		panel := dst[jr*kc : jr*kc+nr*kc]
+		q0 := j0 + jr
+		switch nr {
+		case 32:
+			for r, o := range offs {
+				*(*[32]float32)(panel[r*32:]) = *(*[32]float32)(f.buf[o+q0:])
+			}
+		case 16:
+			for r, o := range offs {
+				*(*[16]float32)(panel[r*16:]) = *(*[16]float32)(f.buf[o+q0:])
+			}
+		default:
+			for r, o := range offs {
+				copy(panel[r*nr:r*nr+nr], f.buf[o+q0:o+q0+nr])
+			}
+		}
+	}
+}
+
+// convFlat runs one image and group of a convolution (packed weights pg,
+// input xg of cg channels, output yg of mg planes, bias bg or nil) on the phase-plane grid, in chunks of output rows whose
+// grid stays within maxCols elements of scratch.
+func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg []float32, yg []float32) error {
+	oh, ow := p.Out()
+	npix := oh * ow
+	kk := cg * p.KH * p.KW
+	s := x.get()
+	defer x.put(s)
+	s.phase = grow(s.phase, flatSize(p, cg, mk.nr))
+	if cap(s.rowOff) < kk {
+		s.rowOff = make([]int, kk)
+	}
+	f := newFlat(p, xg, cg, s.phase, s.rowOff[:kk])
+	rows := oh
+	if mg*oh*f.wph > maxCols {
+		rows = max(1, maxCols/(mg*f.wph))
+	}
+	s.cols = grow(s.cols, mg*rows*f.wph)
+	for o0 := 0; o0 < oh; o0 += rows {
+		o1 := min(o0+rows, oh)
+		n := (o1 - o0) * f.wph
+		c := s.cols[:mg*n]
+		beta := float32(0)
+		if bg != nil {
+			beta = 1
+			for m, bv := range bg {
+				row := c[m*n : (m+1)*n]
+				for i := range row {
+					row[i] = bv
+				}
+			}
+		}
+		cb := &convB{p: p, x: xg, oh: oh, ow: ow, flat: f, col0: o0 * f.wph}
+		if err := x.sgemmConv(mk, mg, n, kk, pg, cb, beta, c, n); err != nil {
+			return err
+		}
+		for m := 0; m < mg; m++ {
+			for o := o0; o < o1; o++ {
+				src := c[m*n+(o-o0)*f.wph:]
+				copy(yg[m*npix+o*ow:m*npix+(o+1)*ow], src[:ow])
+			}
+		}
+	}
+	return nil
+}
+
+// packA packs the rows [i0, i0+mc) of the transposed im2col matrix (grid
+// pixels from col0 on, or the pixels listed in pix) for rows [p0, p0+kc)
+// of B into panels of mr.
+func (cb *convB) packA(dst []float32, p0, kc, i0, mc, mr int) {
+	if cb.pix == nil {
+		cb.flat.packA(dst, p0, kc, cb.col0+i0, mc, mr)
+		return
+	}
+	offs := cb.flat.rowOff[p0 : p0+kc]
+	buf := cb.flat.buf
+	for ir := 0; ir < mc; ir += mr {
+		panel := dst[ir*kc : ir*kc+mr*kc]
+		pix := cb.pix[i0+ir : i0+ir+mr]
+		for r, o := range offs {
+			d := panel[r*mr : r*mr+mr]
+			for i, g := range pix {
+				d[i] = buf[o+g]
+			}
+		}
+	}
+}
+
+// packA packs grid pixels [i0, i0+mc) (the rows of the transposed im2col
+// matrix) and rows [p0, p0+kc) of B into panels of mr pixels, as packA
+// does for a formed matrix; pixels past the grid hold whatever follows in
+// buf (the SGEMM never stores their rows).
+func (f *flatConv) packA(dst []float32, p0, kc, i0, mc, mr int) {
+	offs := f.rowOff[p0 : p0+kc]
+	for ir := 0; ir < mc; ir += mr {
+		panel := dst[ir*kc : ir*kc+mr*kc]
+		q0 := i0 + ir
+		switch mr {
+		case 12:
+			for r, o := range offs {
+				*(*[12]float32)(panel[r*12:]) = *(*[12]float32)(f.buf[o+q0:])
+			}
+		case 6:
+			for r, o := range offs {
+				*(*[6]float32)(panel[r*6:]) = *(*[6]float32)(f.buf[o+q0:])
+			}
+		default:
+			for r, o := range offs {
+				copy(panel[r*mr:r*mr+mr], f.buf[o+q0:o+q0+mr])
+			}
+		}
+	}
+}
+
+// convSwapped reports whether a convolution of this geometry runs
+// transposed, Yᵀ = im2colᵀ·Wᵀ with the output pixels as the SGEMM's rows
+// (mr at a time) and the output channels as its columns (nr at a time):
+// when there are few output pixels (deep, small layers) this wastes far
+// less of the micro-kernel's tiles than Y = W·im2col, whose pixels are
+// padded to nr columns. Chosen when it needs a fifth fewer tile elements.
+func convSwapped(p *Conv2D, mk microKernel) bool {
+	if p.C == p.Groups || flatSize(p, p.C/p.Groups, max(mk.nr, mk.mr)) > maxCols {
+		return false
+	}
+	oh, ow := p.Out()
+	_, wph := flatGeom(p)
+	n, mg := oh*wph, p.M/p.Groups
+	normal := roundUp(mg, mk.mr) * roundUp(n, mk.nr)
+	rows := roundUp(n, mk.mr)
+	if realPixels(p, mk) {
+		rows = roundUp(oh*ow, mk.mr)
+	}
+	swapped := rows * roundUp(mg, mk.nr)
+	return 5*swapped < 4*normal
+}
+
+func roundUp(v, a int) int { return (v + a - 1) / a * a }
+
+// realPixels reports whether convFlatT takes the output pixels themselves
+// as its rows rather than the grid's: when that saves a third of the
+// tiles of mr rows (the grid's thrown-away columns weigh most on tiny
+// outputs: 3×3 with padding 1 is a 3×5 grid), which pays for gathering
+// the rows instead of copying runs.
+func realPixels(p *Conv2D, mk microKernel) bool {
+	oh, ow := p.Out()
+	_, wph := flatGeom(p)
+	return 3*roundUp(oh*ow, mk.mr) <= 2*roundUp(oh*wph, mk.mr)
+}
+
+// convFlatT is convFlat transposed (convSwapped): pg holds Wᵀ packed as
+// B; the grid's pixels are the SGEMM's rows. Every output element is the
+// same chain of FMAs as on the other paths (bit-identical results).
+func (x *Context) convFlatT(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg []float32, yg []float32) error {
+	oh, ow := p.Out()
+	npix := oh * ow
+	kk := cg * p.KH * p.KW
+	s := x.get()
+	defer x.put(s)
+	s.phase = grow(s.phase, flatSize(p, cg, max(mk.nr, mk.mr)))
+	if cap(s.rowOff) < kk {
+		s.rowOff = make([]int, kk)
+	}
+	f := newFlat(p, xg, cg, s.phase, s.rowOff[:kk])
+	rows := oh
+	if mg*oh*f.wph > maxCols {
+		rows = max(1, maxCols/(mg*f.wph))
+	}
+	s.cols = grow(s.cols, mg*rows*f.wph)
+	real := realPixels(p, mk)
+	for o0 := 0; o0 < oh; o0 += rows {
+		o1 := min(o0+rows, oh)
+		n := (o1 - o0) * f.wph
+		cb := &convB{p: p, x: xg, oh: oh, ow: ow, flat: f, col0: o0 * f.wph}
+		if real {
+			// Row i is output pixel o0·OW + i, at grid column
+			// (o0 + i/OW)·Wph + i%OW; past the last, grid column 0 (rows
+			// the SGEMM computes and never stores).
+			n = (o1 - o0) * ow
+			if cap(s.pix) < n+mk.mr {
+				s.pix = make([]int, n+mk.mr)
+			}
+			cb.pix = s.pix[:n+mk.mr]
+			for i := range cb.pix {
+				cb.pix[i] = 0
+				if i < n {
+					cb.pix[i] = (o0+i/ow)*f.wph + i%ow
+				}
+			}
+		}
+		c := s.cols[:n*mg]
+		beta := float32(0)
+		if bg != nil {
+			beta = 1
+			for q := 0; q < n; q++ {
+				copy(c[q*mg:(q+1)*mg], bg)
+			}
+		}
+		if err := x.sgemmConvT(mk, n, mg, kk, cb, pg, beta, c, mg); err != nil {
+			return err
+		}
+		if real {
+			base := o0 * ow
+			for q := 0; q < n; q++ {
+				for m, v := range c[q*mg : (q+1)*mg] {
+					yg[m*npix+base+q] = v
+				}
+			}
+			continue
+		}
+		for o := o0; o < o1; o++ {
+			for q := 0; q < ow; q++ {
+				src := c[((o-o0)*f.wph+q)*mg:][:mg]
+				for m, v := range src {
+					yg[m*npix+o*ow+q] = v
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// sgemmConvT computes C = A·B + beta·C with A the transposed implicit
+// im2col matrix cb (m pixels × k) and B packed (k × n), split over the
+// threads by rows or columns as sgemm does (the same result for every
+// thread count).
+func (x *Context) sgemmConvT(mk microKernel, m, n, k int, cb *convB, pb *Packed, beta float32, c []float32, ldc int) error {
+	if err := pb.fits(mk, false, n, k); err != nil {
+		return err
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	x.gemm(mk, m, n, k, 1, operand{conv: cb}, operand{packed: pb}, beta, c, ldc)
+	return nil
+}

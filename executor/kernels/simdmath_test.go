@@ -1,0 +1,84 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// mathInputs: a sweep over [lo, hi], the float32 neighbours of the
+// exponential's and Gelu's thresholds, specials, and random values.
+func mathInputs(lo, hi float32) []float32 {
+	var xs []float32
+	for v := lo; v <= hi; v += (hi - lo) / 200003 {
+		xs = append(xs, v)
+	}
+	for _, b := range []float32{88.72283, -87.33654, 88.0, -87.0, 0, 1, -1, 5, -5, 0.5, -0.5} {
+		v := b
+		for i := 0; i < 40; i++ {
+			xs = append(xs, v, -v)
+			v = math.Nextafter32(v, float32(math.Inf(1)))
+		}
+		v = b
+		for i := 0; i < 40; i++ {
+			v = math.Nextafter32(v, float32(math.Inf(-1)))
+			xs = append(xs, v)
+		}
+	}
+	inf := float32(math.Inf(1))
+	xs = append(xs, inf, -inf, float32(math.NaN()), float32(math.Copysign(0, -1)),
+		math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, 1e-30, -1e-30)
+	r := rand.New(rand.NewPCG(46, 2))
+	for i := 0; i < 100000; i++ {
+		xs = append(xs, float32(r.NormFloat64()*float64(hi)/3))
+	}
+	return xs
+}
+
+func sameBits(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+}
+
+// TestSIMDMathMatchesGo: the exponentials of Softmax (expSub) and Gelu,
+// with AVX2 when the CPU has it, are bit-identical to the Go code (NaN
+// for NaN), for every length (the tail goes through a copy) and offset.
+func TestSIMDMathMatchesGo(t *testing.T) {
+	t.Logf("SGEMM kernel %s", KernelName())
+	xs := mathInputs(-100, 100)
+	for _, sub := range []float32{0, 3.5, -2, 80} {
+		got, want := make([]float32, len(xs)), make([]float32, len(xs))
+		expSub(xs, sub, got)
+		expSubGeneric(xs, sub, want)
+		for i := range xs {
+			if !sameBits(got[i], want[i]) {
+				t.Fatalf("exp32(%g − %g) = %g, Go %g", xs[i], sub, got[i], want[i])
+			}
+		}
+	}
+	gs := mathInputs(-20, 20)
+	got, want := make([]float32, len(gs)), make([]float32, len(gs))
+	Gelu(gs, got)
+	geluGeneric(gs, want)
+	for i := range gs {
+		if !sameBits(got[i], want[i]) {
+			t.Fatalf("Gelu(%g) = %g, Go %g", gs[i], got[i], want[i])
+		}
+	}
+	// Every length and offset: same values as one call over everything.
+	for off := 0; off < 9; off++ {
+		for n := 0; n < 27; n++ {
+			y := make([]float32, n)
+			Gelu(gs[off:off+n], y)
+			e := make([]float32, n)
+			expSub(xs[off:off+n], 1, e)
+			for i := range y {
+				if !sameBits(y[i], want[off+i]) {
+					t.Fatalf("Gelu over [%d, %d): y[%d] = %g, want %g", off, off+n, i, y[i], want[off+i])
+				}
+				if w := exp32(xs[off+i] - 1); !sameBits(e[i], w) {
+					t.Fatalf("expSub over [%d, %d): y[%d] = %g, want %g", off, off+n, i, e[i], w)
+				}
+			}
+		}
+	}
+}
