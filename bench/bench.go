@@ -298,6 +298,12 @@ func maxAbsDiff(a, b []*canonical.Tensor) (float64, error) {
 	return worst, nil
 }
 
+// ProcessCPU is the process's user+sys CPU time (0 where unknown).
+func ProcessCPU() time.Duration { return cpuTime() }
+
+// LoadAverage is the 1, 5 and 15 minute load averages ("" where unknown).
+func LoadAverage() string { return loadAvg() }
+
 // cpuTime is the process's user+sys CPU time.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -156,9 +157,28 @@ type hostStep struct {
 	impl  *opImpl
 	ver   int
 	packs bool
+	// split: the kernel split its work over the kernel threads on its
+	// last run (see wakeFor).
+	split atomic.Bool
+}
+
+// wakeFor wakes the kernel threads before a step whose kernels split
+// their work last time, so that they wake while this goroutine prepares
+// the step (allocates its output), and returns the finish function that
+// records whether the step split its work this time. Steps that do not
+// split (small ones) leave parked threads parked.
+func wakeFor(e *Executor, split *atomic.Bool) (finish func()) {
+	if split.Load() {
+		e.kern.Wake()
+	}
+	n0 := e.kern.Calls()
+	return func() { split.Store(e.kern.Calls() != n0) }
 }
 
 func (st *hostStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
+	if st.packs {
+		defer wakeFor(e, &st.split)()
+	}
 	return st.execArena(ctx, e, en, nil)
 }
 

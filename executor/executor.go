@@ -53,9 +53,10 @@ type Options struct {
 	// Backend is the GoMLX backend configuration ("go" by default; e.g.
 	// "xla:cpu" in builds with the xla tag).
 	Backend string
-	// Threads bounds the goroutines of one kernel call (MatMul, Gemm,
-	// Conv on the executor's own kernels); 0 means all cores. Results do
-	// not depend on it.
+	// Threads is the number of threads the executor's own kernels
+	// (MatMul, Gemm, Conv, pools, norms, elementwise) split their work
+	// over: the calling goroutine and Threads−1 helper goroutines kept
+	// until Close; 0 means all cores. Results do not depend on it.
 	Threads int
 	// DisableKernels runs MatMul, Gemm and Conv through their GoMLX
 	// lowerings instead of executor/kernels (also ONNXCONV_KERNELS=0).
@@ -64,6 +65,9 @@ type Options struct {
 	// Gemm or Conv kernel a step of its own on replay (fuse.go); the
 	// results are the same bit for bit.
 	DisableFusion bool
+	// KernelProfile, when not nil, records the kernels' parallel calls
+	// (while it is started; see kernels.ParallelProfile).
+	KernelProfile *kernels.ParallelProfile
 }
 
 // Executor runs one model. Create it with New.
@@ -223,6 +227,9 @@ func New(m *canonical.Model, opts Options) (*Executor, error) {
 	}
 	if _, isGo := be.(*simplego.Backend); isGo && !kernelsDisabled(opts) {
 		e.kern = kernels.NewContext(opts.Threads)
+		if opts.KernelProfile != nil {
+			e.kern.SetProfile(opts.KernelProfile)
+		}
 		e.fuse = !opts.DisableFusion
 		e.findPackOnly(m.Graph)
 	}
@@ -297,8 +304,9 @@ func newBackend(name string) (backends.Backend, error) {
 	return be, nil
 }
 
-// Close releases the backend.
+// Close releases the backend and stops the kernels' helper goroutines.
 func (e *Executor) Close() error {
+	e.kern.Close()
 	e.backend.Finalize()
 	return nil
 }

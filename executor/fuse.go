@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/onnxconv/onnxconv/canonical"
 )
@@ -24,9 +25,12 @@ type fusedStep struct {
 	steps []*hostStep
 	// in[k] is the input of steps[k] (k ≥ 1) that steps[k-1] wrote.
 	in []int
+	// split: the chain split work over the kernel threads last time.
+	split atomic.Bool
 }
 
 func (st *fusedStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
+	defer wakeFor(e, &st.split)()
 	return st.execArena(ctx, e, en, nil)
 }
 

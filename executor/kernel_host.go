@@ -172,21 +172,43 @@ func kernelConcat(c *lctx) error {
 	}
 	y := newH(canonical.Float, out)
 	yd, _ := f32(y)
-	outer := numel(out[:ax])
 	row := numel(out[ax:])
+	// Y is, row after row, the inputs' rows in order: ends[i] is where
+	// input i's part of a row ends. Y is split over the threads by
+	// element ranges, so that a Concat of few rows (the channel axis of
+	// one image) is split too.
+	xs := make([][]float32, len(hs))
+	ends := make([]int, len(hs))
 	off := 0
-	for _, h := range hs {
-		x, _ := f32(h)
-		chunk := numel(h.shape[ax:])
-		c.e.kern.Range(outer, chunk, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				copy(yd[i*row+off:i*row+off+chunk], x[i*chunk:(i+1)*chunk])
-			}
-		})
-		off += chunk
+	for i, h := range hs {
+		xs[i], _ = f32(h)
+		off += numel(h.shape[ax:])
+		ends[i] = off
 	}
+	c.e.kern.Range(len(yd), 1, func(lo, hi int) { concatRange(yd, xs, ends, row, lo, hi) })
 	c.OutH(0, y)
 	return nil
+}
+
+// concatRange writes elements [lo, hi) of Concat's output y (rows of row
+// elements; input i fills columns [ends[i−1], ends[i]) of each row).
+func concatRange(y []float32, xs [][]float32, ends []int, row, lo, hi int) {
+	for g := lo; g < hi; {
+		r, col := g/row, g%row
+		i := 0
+		for ends[i] <= col {
+			i++
+		}
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		w := ends[i] - start
+		n := min(hi-g, ends[i]-col)
+		src := r*w + col - start
+		copy(y[g:g+n], xs[i][src:src+n])
+		g += n
+	}
 }
 
 // sliceF32 copies the strided slice specs of x (shape) into a new slice,

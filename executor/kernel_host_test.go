@@ -25,7 +25,7 @@ type hkIn struct {
 }
 
 // TestHostKernelsAgainstReference runs each host kernel of kernel_host.go
-// and kernel_rnn.go on odd shapes, on 1 and 2 threads, against the
+// and kernel_rnn.go on odd shapes, on 1, 2 and 3 threads, against the
 // executor's reference path for the same node (the GoMLX lowering or the
 // float64 host kernel, which the ONNX backend tests check:
 // DisableKernels), and checks that the kernel ran.
@@ -75,13 +75,18 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 		{"split", "Split", 13, []hkIn{f(2, 6, 3), ints(1, 2, 3)}, []*canonical.Attribute{a("axis", 1)}, 3},
 		{"slice", "Slice", 13, []hkIn{f(4, 10, 6), ints(1, -1), ints(3, -10), ints(0, 1), ints(1, -2)}, nil, 1},
 		{"expand", "Expand", 13, []hkIn{f(3, 1), ints(2, 3, 4)}, nil, 1},
-		// Past kernels.minParallelElems: split over 2 threads.
+		// Large enough to be split over the threads.
 		{"batchnorm_large", "BatchNormalization", 15, []hkIn{f(1, 8, 96, 97), w(8), w(8), w(8), {shape: []int{8}, init: true, pos: true}}, nil, 1},
 		{"instancenorm_large", "InstanceNormalization", 17, []hkIn{f(1, 5, 128, 130), w(5), w(5)}, nil, 1},
 		{"concat_large", "Concat", 17, []hkIn{f(1, 3, 150, 151), f(1, 2, 150, 151)}, []*canonical.Attribute{a("axis", 1)}, 1},
+		{"concat_rows_large", "Concat", 17, []hkIn{f(3, 70, 301), f(3, 1, 301), f(3, 45, 301)}, []*canonical.Attribute{a("axis", 1)}, 1},
+		{"avgpool_large", "AveragePool", 17, []hkIn{f(1, 37, 56, 57)},
+			[]*canonical.Attribute{as("kernel_shape", 2, 2), as("strides", 2, 2)}, 1},
 		{"relu_large", "Relu", 17, []hkIn{f(301, 300)}, nil, 1},
 		{"add_blocks_large", "Add", 17, []hkIn{f(1, 7, 100, 100), w(1, 7, 1, 1)}, nil, 1},
 		{"mul_suffix_large", "Mul", 17, []hkIn{f(7, 100, 100), w(100)}, nil, 1},
+		{"add_residual_large", "Add", 17, []hkIn{f(1, 9, 120, 100), f(1, 9, 120, 100)}, nil, 1},
+		{"mul_rows_large", "Mul", 17, []hkIn{f(3, 40000), w(40000)}, nil, 1},
 		{"softmax_large", "Softmax", 13, []hkIn{f(300, 301)}, nil, 1},
 		{"reducemean_last", "ReduceMean", 13, []hkIn{f(3, 5, 17)}, []*canonical.Attribute{as("axes", -1)}, 1},
 		{"reducemean_2axes_nokeep", "ReduceMean", 13, []hkIn{f(3, 5, 7)}, []*canonical.Attribute{as("axes", 2, 1), a("keepdims", 0)}, 1},
@@ -145,9 +150,9 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			g.Outputs = n.Outputs
-			var got [3][][]float32
-			var dims [3][]string
-			for k, opts := range []Options{{DisableKernels: true}, {Threads: 1}, {Threads: 2}} {
+			var got [4][][]float32
+			var dims [4][]string
+			for k, opts := range []Options{{DisableKernels: true}, {Threads: 1}, {Threads: 2}, {Threads: 3}} {
 				ex, err := New(m, opts)
 				if err != nil {
 					t.Fatal(err)
@@ -169,8 +174,8 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 				ex.Close()
 			}
 			for o := range got[0] {
-				if dims[1][o] != dims[0][o] || dims[2][o] != dims[0][o] {
-					t.Fatalf("output %d has shape %s (2 threads: %s), reference %s", o, dims[1][o], dims[2][o], dims[0][o])
+				if dims[1][o] != dims[0][o] || dims[2][o] != dims[0][o] || dims[3][o] != dims[0][o] {
+					t.Fatalf("output %d has shape %s (2, 3 threads: %s, %s), reference %s", o, dims[1][o], dims[2][o], dims[3][o], dims[0][o])
 				}
 				ref := got[0][o]
 				if len(got[1][o]) != len(ref) {
@@ -180,8 +185,10 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 					if d := math.Abs(float64(got[1][o][i]) - float64(v)); d > 1e-5*(1+math.Abs(float64(v))) || d != d {
 						t.Fatalf("output %d value %d = %v, reference %v", o, i, got[1][o][i], v)
 					}
-					if math.Float32bits(got[1][o][i]) != math.Float32bits(got[2][o][i]) {
-						t.Fatalf("output %d value %d: 1 thread %v, 2 threads %v", o, i, got[1][o][i], got[2][o][i])
+					for th := 2; th <= 3; th++ {
+						if math.Float32bits(got[1][o][i]) != math.Float32bits(got[th][o][i]) {
+							t.Fatalf("output %d value %d: 1 thread %v, %d threads %v", o, i, got[1][o][i], th, got[th][o][i])
+						}
 					}
 				}
 			}

@@ -673,12 +673,23 @@ func kernelBinary(c *lctx, mul bool) error {
 	switch {
 	case len(b) == 0:
 	case suffix:
+		op := kernels.AddSuffix
+		if mul {
+			op = kernels.MulSuffix
+		}
 		n := len(b)
-		c.e.kern.Range(len(x)/n, n, func(lo, hi int) {
-			if mul {
-				kernels.MulSuffix(x[lo*n:hi*n], b, yd[lo*n:hi*n])
-			} else {
-				kernels.AddSuffix(x[lo*n:hi*n], b, yd[lo*n:hi*n])
+		if len(x)/n >= 8 || n < 1024 {
+			c.e.kern.Range(len(x)/n, n, func(lo, hi int) { op(x[lo*n:hi*n], b, yd[lo*n:hi*n]) })
+			break
+		}
+		// Few long rows (a residual Add: b as large as x): split by
+		// element ranges, each cut at the row ends.
+		c.e.kern.Range(len(x), 1, func(lo, hi int) {
+			for g := lo; g < hi; {
+				a := g % n
+				e := min(n, a+hi-g)
+				op(x[g:g+e-a], b[a:e], yd[g:g+e-a])
+				g += e - a
 			}
 		})
 	default:

@@ -19,6 +19,7 @@
 //	/tmp/ocbench --threads 1 --reps 20 --before
 //	/tmp/ocbench --only squeezenet --cpuprofile /tmp/cpu   # executor-only profile in /tmp/cpu.squeezenet.pprof
 //	/tmp/ocbench --memory --threads 1 --reps 5              # peak RSS of each side, one process per model and side
+//	/tmp/ocbench --scaling 1,2 --reps 20                    # executor runs/s on 1 and 2 threads, alternating
 package main
 
 import (
@@ -47,7 +48,7 @@ type config struct {
 	models, only, backend, cpuprofile string
 	reps, warmup, threads             int
 	noORT, before, asJSON, memory     bool
-	memoryChild, memprofile           string
+	memoryChild, memprofile, scaling  string
 	rtol, atol                        float64
 }
 
@@ -66,6 +67,7 @@ func main() {
 	flag.BoolVar(&cfg.memory, "memory", false, "measure the peak RSS of each side in a process of its own (this binary, once per model and side)")
 	flag.StringVar(&cfg.memprofile, "memprofile", "", "with --memory: write a heap profile of each executor child after its runs to PREFIX.<model>.pprof")
 	flag.StringVar(&cfg.memoryChild, "memory-child", "", "internal: run one side (executor or onnxruntime) on the model folder given as argument and print its peak RSS")
+	flag.StringVar(&cfg.scaling, "scaling", "", "thread counts, e.g. 1,2: time the executor alone with each count, alternating run by run in one process, and print runs/s, CPU time per run and the speed-up over the first count (outputs checked to be bit-identical)")
 	flag.Float64Var(&cfg.rtol, "rtol", 1e-3, "relative tolerance against the stored outputs")
 	flag.Float64Var(&cfg.atol, "atol", 1e-4, "absolute tolerance against the stored outputs")
 	flag.Parse()
@@ -83,6 +85,11 @@ func main() {
 		err = memoryChild(cfg, cfg.memoryChild, flag.Arg(0))
 	case cfg.memory:
 		err = runMemory(cfg)
+	case cfg.scaling != "":
+		var counts []int
+		if counts, err = parseThreadList(cfg.scaling); err == nil {
+			err = runScaling(cfg, counts)
+		}
 	default:
 		err = run(cfg)
 	}

@@ -157,13 +157,16 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 			}
 			beta := float32(0)
 			if bias != nil {
-				for m := 0; m < mg; m++ {
-					row := yg[m*npix : (m+1)*npix]
-					bv := bias[g*mg+m]
-					for i := range row {
-						row[i] = bv
+				bg := bias[g*mg : (g+1)*mg]
+				x.Range(mg, npix, func(lo, hi int) {
+					for m := lo; m < hi; m++ {
+						row := yg[m*npix : (m+1)*npix]
+						bv := bg[m]
+						for i := range row {
+							row[i] = bv
+						}
 					}
-				}
+				})
 				beta = 1
 			}
 			if direct {
@@ -322,16 +325,7 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 			}
 		}
 	}
-	t := x.Threads()
-	if work := total * npix * p.KH * p.KW; work < minParallelFlops/2 {
-		t = 1
-	}
-	if t <= 1 || total < 2 {
-		run(0, total)
-		return
-	}
-	parts := split(total, t, 1)
-	_ = x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
+	x.rangeWork(total, npix*p.KH*p.KW*tapWork, run)
 }
 
 // maxCols bounds the im2col matrix of a convolution (elements, 4 MiB).
@@ -486,24 +480,6 @@ func (x *Context) sgemmConv(mk microKernel, m, n, k int, pa *Packed, cb *convB, 
 	if m == 0 || n == 0 {
 		return nil
 	}
-	t := x.Threads()
-	if flops := 2 * m * n * k; flops < minParallelFlops*t {
-		t = max(1, min(t, flops/minParallelFlops))
-	}
-	if t > 1 && n >= m && n >= 2*mk.nr {
-		parts := split(n, t, mk.nr)
-		return x.parallel(len(parts)-1, func(i int) {
-			j0, j1 := parts[i], parts[i+1]
-			x.serial(mk, m, j1-j0, k, 1, operand{packed: pa}, operand{conv: cb, off: j0}, beta, c[j0:], ldc)
-		})
-	}
-	if t > 1 && m >= 2*mk.mr {
-		parts := split(m, t, mk.mr)
-		return x.parallel(len(parts)-1, func(i int) {
-			i0, i1 := parts[i], parts[i+1]
-			x.serial(mk, i1-i0, n, k, 1, operand{packed: pa, off: i0}, operand{conv: cb}, beta, c[i0*ldc:], ldc)
-		})
-	}
-	x.serial(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc)
+	x.gemm(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc)
 	return nil
 }

@@ -319,6 +319,9 @@ func TestConvImplicitMatchesIm2col(t *testing.T) {
 		{N: 2, C: 6, H: 11, W: 12, M: 9, KH: 3, KW: 2, SH: 2, SW: 3, DH: 2, DW: 2, PT: 0, PL: 2, PB: 3, PR: 1, Groups: 3},
 		{N: 1, C: 16, H: 100, W: 101, M: 40, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 3, H: 61, W: 7, M: 5, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 3, PR: 3, Groups: 1},
+		// More channels than pixels: row chunks over one shared B.
+		{N: 1, C: 96, H: 15, W: 13, M: 250, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 2, C: 64, H: 15, W: 15, M: 300, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 0, PB: 1, PR: 2, Groups: 1},
 	} {
 		x := randSlice(r, p.N*p.C*p.H*p.W)
 		w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
@@ -332,7 +335,7 @@ func TestConvImplicitMatchesIm2col(t *testing.T) {
 		if err := NewContext(1).Conv2D(p, x, w, b, want); err != nil {
 			t.Fatal(err)
 		}
-		for _, th := range []int{1, 2} {
+		for _, th := range []int{1, 2, 3} {
 			y := make([]float32, len(want))
 			if err := NewContext(th).Conv2DPacked(p, x, w, pw, b, y); err != nil {
 				t.Fatal(err)

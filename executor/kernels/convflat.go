@@ -353,24 +353,6 @@ func (x *Context) sgemmConvT(mk microKernel, m, n, k int, cb *convB, pb *Packed,
 	if m == 0 || n == 0 {
 		return nil
 	}
-	t := x.Threads()
-	if flops := 2 * m * n * k; flops < minParallelFlops*t {
-		t = max(1, min(t, flops/minParallelFlops))
-	}
-	if t > 1 && m >= n && m >= 2*mk.mr {
-		parts := split(m, t, mk.mr)
-		return x.parallel(len(parts)-1, func(i int) {
-			i0, i1 := parts[i], parts[i+1]
-			x.serial(mk, i1-i0, n, k, 1, operand{conv: cb, off: i0}, operand{packed: pb}, beta, c[i0*ldc:], ldc)
-		})
-	}
-	if t > 1 && n >= 2*mk.nr {
-		parts := split(n, t, mk.nr)
-		return x.parallel(len(parts)-1, func(i int) {
-			j0, j1 := parts[i], parts[i+1]
-			x.serial(mk, m, j1-j0, k, 1, operand{conv: cb}, operand{packed: pb, off: j0}, beta, c[j0:], ldc)
-		})
-	}
-	x.serial(mk, m, n, k, 1, operand{conv: cb}, operand{packed: pb}, beta, c, ldc)
+	x.gemm(mk, m, n, k, 1, operand{conv: cb}, operand{packed: pb}, beta, c, ldc)
 	return nil
 }

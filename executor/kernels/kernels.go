@@ -22,6 +22,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -83,12 +84,18 @@ func KernelName() string { return best.name }
 // kernels. It is safe for concurrent use; the zero value and nil run on
 // one thread.
 type Context struct {
-	threads int
-	pool    sync.Pool
+	threads  int
+	pool     sync.Pool
+	teamOnce sync.Once
+	team     *team
+	prof     *ParallelProfile // nil: not profiled (SetProfile)
+	calls    atomic.Uint64    // parallel calls handed to the helpers
 }
 
 // NewContext returns a Context running kernels on up to threads
-// goroutines (threads < 1: runtime.NumCPU()).
+// goroutines (threads < 1: runtime.NumCPU()): the caller's and
+// threads−1 persistent helpers (workers.go), started on first use and
+// stopped by Close or when the Context becomes unreachable.
 func NewContext(threads int) *Context {
 	if threads < 1 {
 		threads = runtime.NumCPU()
@@ -108,9 +115,11 @@ func (x *Context) Threads() int {
 type scratch struct {
 	a, b, tile []float32
 	cols       []float32
-	phase      []float32 // phase planes of convFlat
-	rowOff     []int     // B row starts of convFlat
-	pix        []int     // convFlatT's rows as grid columns
+	// shared: an operand packed once for all chunks of a parallel SGEMM.
+	shared []float32
+	phase  []float32 // phase planes of convFlat
+	rowOff []int     // B row starts of convFlat
+	pix    []int     // convFlatT's rows as grid columns
 }
 
 func (x *Context) get() *scratch {
@@ -174,21 +183,26 @@ func shapeErr(format string, args ...any) error {
 	return &ShapeError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// minParallelElems is the element count below which Range stays on the
-// caller's goroutine (a goroutine costs about a microsecond).
-const minParallelElems = 1 << 16
+// elemWork is the work estimate (see minWork) of one element of a
+// memory-bound elementwise kernel.
+const elemWork = 32
 
 // Range runs f over [0, n) — n rows of unit elements each — split into
-// up to Threads() contiguous ranges on as many goroutines when there are
-// at least minParallelElems elements, else as f(0, n) on the caller. For
-// kernels whose rows are independent: the results do not depend on the
-// split.
+// contiguous ranges run on the Context's threads when there are enough
+// elements to be worth it (see chunks), else as f(0, n) on the caller.
+// For kernels whose rows are independent: the results do not depend on
+// the split.
 func (x *Context) Range(n, unit int, f func(lo, hi int)) {
-	t := x.Threads()
-	if t <= 1 || n < 2 || n*unit < minParallelElems {
+	x.rangeWork(n, unit*elemWork, f)
+}
+
+// rangeWork is Range for rows of the given work estimate each.
+func (x *Context) rangeWork(n, work int, f func(lo, hi int)) {
+	c, _ := x.chunks(n*work, n)
+	if c <= 1 {
 		f(0, n)
 		return
 	}
-	parts := split(n, t, 1)
-	_ = x.parallel(len(parts)-1, func(i int) { f(parts[i], parts[i+1]) })
+	parts := split(n, c, 1)
+	x.parallel(len(parts)-1, func(i int) { f(parts[i], parts[i+1]) })
 }

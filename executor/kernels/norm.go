@@ -158,7 +158,13 @@ func (x *Context) AvgPool2D(p Pool2D, pb, pr int, includePad bool, in, y []float
 		return err
 	}
 	planes := p.N * p.C
-	for pl := 0; pl < planes; pl++ {
+	x.rangeWork(planes, p.OH*p.OW*p.KH*p.KW*tapWork, func(lo, hi int) { avgPoolPlanes(&p, pb, pr, includePad, in, y, lo, hi) })
+	return nil
+}
+
+// avgPoolPlanes runs AvgPool2D on planes [lo, hi).
+func avgPoolPlanes(p *Pool2D, pb, pr int, includePad bool, in, y []float32, lo, hi int) {
+	for pl := lo; pl < hi; pl++ {
 		xc := in[pl*p.H*p.W : (pl+1)*p.H*p.W]
 		yc := y[pl*p.OH*p.OW : (pl+1)*p.OH*p.OW]
 		for oh := 0; oh < p.OH; oh++ {
@@ -197,7 +203,6 @@ func (x *Context) AvgPool2D(p Pool2D, pb, pr int, includePad bool, in, y []float
 			}
 		}
 	}
-	return nil
 }
 
 // Sigmoid sets y = 1 / (1 + exp(−x)).

@@ -79,16 +79,8 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 			}
 		}
 	}
-	t := x.Threads()
-	if planes*npix*p.KH*p.KW < minParallelFlops/2 || planes < 2 {
-		t = 1
-	}
-	if t <= 1 {
-		run(0, planes)
-		return nil
-	}
-	parts := split(planes, t, 1)
-	return x.parallel(len(parts)-1, func(i int) { run(parts[i], parts[i+1]) })
+	x.rangeWork(planes, npix*p.KH*p.KW*tapWork, run)
+	return nil
 }
 
 // vmax sets d[i] = max(d[i], s[i]), NaN winning (Go's max); the SIMD

@@ -1,7 +1,5 @@
 package kernels
 
-import "sync"
-
 // Blocking: a kc×nc block of op(B) and an mc×kc block of op(A) are packed
 // into panels the micro-kernel reads sequentially (A block ≈ L2, B panel ≈
 // L1). mc and nc are multiples of every kernel's mr and nr.
@@ -11,16 +9,12 @@ const (
 	blockN = 2048
 )
 
-// minParallelFlops is the product size below which Sgemm stays on one
-// goroutine (starting goroutines costs more than it gains).
-const minParallelFlops = 1 << 21
-
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major float32
 // matrices: op(A) is m×k (A is m×k with row stride lda, or k×m when
 // transA), op(B) is k×n (B is k×n with row stride ldb, or n×k when
 // transB), C is m×n with row stride ldc. beta == 0 ignores C's contents.
-// Work is split over x.Threads() goroutines by rows or columns of C; the
-// result is the same for every thread count.
+// Work is split over the Context's threads by rows or columns of C
+// (gemm); the result is the same for every thread count.
 func (x *Context) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) error {
 	return x.sgemm(best, transA, transB, m, n, k, alpha, a, lda, nil, b, ldb, nil, beta, c, ldc)
 }
@@ -60,42 +54,7 @@ func (x *Context) sgemm(mk microKernel, transA, transB bool, m, n, k int, alpha 
 		scaleC(m, n, beta, c, ldc)
 		return nil
 	}
-	t := x.Threads()
-	if flops := 2 * m * n * k; flops < minParallelFlops*t {
-		t = max(1, min(t, flops/minParallelFlops))
-	}
-	// Split the larger of m and n into t parts aligned to the tile size.
-	if t > 1 && n >= m && n >= 2*mk.nr {
-		parts := split(n, t, mk.nr)
-		return x.parallel(len(parts)-1, func(i int) {
-			j0, j1 := parts[i], parts[i+1]
-			ob := operand{packed: pb, trans: transB, ld: ldb, off: j0}
-			if pb == nil {
-				bo := j0
-				if transB {
-					bo = j0 * ldb
-				}
-				ob = operand{trans: transB, s: b[bo:], ld: ldb}
-			}
-			x.serial(mk, m, j1-j0, k, alpha, operand{packed: pa, trans: transA, s: a, ld: lda}, ob, beta, c[j0:], ldc)
-		})
-	}
-	if t > 1 && m >= 2*mk.mr {
-		parts := split(m, t, mk.mr)
-		return x.parallel(len(parts)-1, func(i int) {
-			i0, i1 := parts[i], parts[i+1]
-			oa := operand{packed: pa, trans: transA, ld: lda, off: i0}
-			if pa == nil {
-				ao := i0 * lda
-				if transA {
-					ao = i0
-				}
-				oa = operand{trans: transA, s: a[ao:], ld: lda}
-			}
-			x.serial(mk, i1-i0, n, k, alpha, oa, operand{packed: pb, trans: transB, s: b, ld: ldb}, beta, c[i0*ldc:], ldc)
-		})
-	}
-	x.serial(mk, m, n, k, alpha, operand{packed: pa, trans: transA, s: a, ld: lda}, operand{packed: pb, trans: transB, s: b, ld: ldb}, beta, c, ldc)
+	x.gemm(mk, m, n, k, alpha, operand{packed: pa, trans: transA, s: a, ld: lda}, operand{packed: pb, trans: transB, s: b, ld: ldb}, beta, c, ldc)
 	return nil
 }
 
@@ -198,21 +157,6 @@ func split(n, t, align int) []int {
 		parts = append(parts, units*i/t*align)
 	}
 	return append(parts, n)
-}
-
-// parallel runs f(0..n-1) on n goroutines (the last one on the caller's).
-func (x *Context) parallel(n int, f func(i int)) error {
-	var wg sync.WaitGroup
-	for i := 0; i < n-1; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(i)
-		}()
-	}
-	f(n - 1)
-	wg.Wait()
-	return nil
 }
 
 func scaleC(m, n int, beta float32, c []float32, ldc int) {

@@ -1,0 +1,259 @@
+//go:build cgo
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/onnxconv/onnxconv/bench"
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor"
+	"github.com/onnxconv/onnxconv/executor/kernels"
+	"github.com/onnxconv/onnxconv/verify/tensorio"
+)
+
+// parseThreadList parses --scaling: thread counts separated by commas.
+func parseThreadList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--scaling %q: want thread counts >= 1 separated by commas", s)
+		}
+		out = append(out, n)
+	}
+	if len(out) < 2 {
+		return nil, fmt.Errorf("--scaling %q: want at least two thread counts", s)
+	}
+	return out, nil
+}
+
+// scalingRow is one model on one thread count.
+type scalingRow struct {
+	threads       int
+	p50, min, cpu time.Duration
+	runsPerSec    float64
+	// critical is the critical path of a run and serial the caller's
+	// thread CPU time outside parallel kernel calls (profiled runs, see
+	// kernels.ParallelProfile); zero where thread CPU time is unknown.
+	critical, serial time.Duration
+}
+
+// runScaling times the executor of each model with each thread count of
+// counts, in one process: one Executor per count, the counts taking turns
+// run by run (GOMAXPROCS set to the count before each run), so that a
+// change in the machine's load hits every count alike. It checks the
+// outputs against the stored ones and that every count gives the same
+// bits, and prints runs/s, p50, min and CPU time per run with the
+// speed-up over the first count. Then it profiles as many runs of each
+// count for their critical path (criticalPaths): the wall time with a CPU
+// for each thread and no other load, and its serial part — the parallel
+// structure, measurable on a busy machine too.
+func runScaling(cfg config, counts []int) error {
+	dirs, err := modelDirs(cfg.models, cfg.only)
+	if err != nil {
+		return err
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	fmt.Printf("executor scaling: threads %v, SGEMM kernel %s, %d CPUs, %d reps per count (alternating), load average %s\n",
+		counts, kernels.KernelName(), runtime.NumCPU(), cfg.reps, bench.LoadAverage())
+	tw := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tCPU ratio\tcritical ms\tserial ms\tspeed-up critical\t")
+	failed := false
+	// Per count after the first: the models' p50 and critical-path
+	// speed-ups, for their geometric means.
+	sp50 := make([][]float64, len(counts))
+	spCrit := make([][]float64, len(counts))
+	for _, d := range dirs {
+		rows, err := scaleModel(cfg, d, counts)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(d), err)
+			failed = true
+			continue
+		}
+		for i, r := range rows {
+			sp50[i] = append(sp50[i], float64(rows[0].p50)/float64(r.p50))
+			if r.critical > 0 {
+				spCrit[i] = append(spCrit[i], float64(rows[0].critical)/float64(r.critical))
+			}
+		}
+		for _, r := range rows {
+			crit := 0.0
+			if r.critical > 0 {
+				crit = float64(rows[0].critical) / float64(r.critical)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t\n", filepath.Base(d), r.threads, r.runsPerSec,
+				msf(r.p50), msf(r.min), msf(r.cpu), float64(rows[0].p50)/float64(r.p50), float64(rows[0].min)/float64(r.min),
+				float64(r.cpu)/float64(rows[0].cpu), msf(r.critical), msf(r.serial), crit)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for i := 1; i < len(counts); i++ {
+		fmt.Printf("%d threads: geometric mean speed-up over %d: p50 %.2f, critical path %.2f\n",
+			counts[i], counts[0], bench.GeoMean(sp50[i]), bench.GeoMean(spCrit[i]))
+	}
+	fmt.Printf("load average after: %s\n", bench.LoadAverage())
+	if failed {
+		return fmt.Errorf("some models failed (see above)")
+	}
+	return nil
+}
+
+func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
+	modelPath := filepath.Join(dir, "model.onnx")
+	want, err := readOutputs(filepath.Join(dir, "test_data_set_0"))
+	if err != nil {
+		return nil, err
+	}
+	m, err := canonical.Load(modelPath, canonical.LoadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("loading: %w", err)
+	}
+	defer m.Close()
+	exs := make([]*executor.Executor, len(counts))
+	profs := make([]*kernels.ParallelProfile, len(counts))
+	for i, t := range counts {
+		profs[i] = &kernels.ParallelProfile{}
+		if exs[i], err = executor.New(m, executor.Options{Backend: cfg.backend, Threads: t, KernelProfile: profs[i]}); err != nil {
+			return nil, err
+		}
+		defer exs[i].Close()
+	}
+	sets, err := tensorio.LoadSamples(filepath.Join(dir, "test_data_set_0"), "input", exs[0].Inputs(), false)
+	if err != nil {
+		return nil, fmt.Errorf("inputs: %w", err)
+	}
+	if len(sets) != 1 {
+		return nil, fmt.Errorf("test_data_set_0 holds %d samples, want 1", len(sets))
+	}
+	ins := sets[0]
+	ctx := context.Background()
+	run := func(i int) ([]*canonical.Tensor, error) { return exs[i].Run(ctx, ins) }
+	// setProcs sets GOMAXPROCS for count i and runs it once untimed: the
+	// change stops the world and leaves the runtime's per-P caches cold,
+	// which would show in a sub-millisecond model's timed run.
+	setProcs := func(i int) error {
+		runtime.GOMAXPROCS(counts[i])
+		_, err := run(i)
+		return err
+	}
+	// Warm up; check the outputs and that they are the same bits for
+	// every count.
+	var first [][]byte
+	for i := range counts {
+		var outs []*canonical.Tensor
+		runtime.GOMAXPROCS(counts[i])
+		for w := 0; w <= cfg.warmup; w++ {
+			if outs, err = run(i); err != nil {
+				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
+			}
+		}
+		if err := compare(outs, want, cfg.rtol, cfg.atol); err != nil {
+			return nil, fmt.Errorf("%d threads: output differs from the stored output: %w", counts[i], err)
+		}
+		for o, t := range outs {
+			b, err := t.Bytes()
+			if err != nil {
+				return nil, err
+			}
+			if i == 0 {
+				first = append(first, b)
+			} else if !bytes.Equal(b, first[o]) {
+				return nil, fmt.Errorf("output %d on %d threads is not bit-identical to %d threads", o, counts[i], counts[0])
+			}
+		}
+	}
+	wall := make([][]time.Duration, len(counts))
+	cpu := make([][]time.Duration, len(counts))
+	total := make([]time.Duration, len(counts))
+	for r := 0; r < cfg.reps; r++ {
+		for k := range counts {
+			i := k
+			if r%2 == 1 { // alternate the order too
+				i = len(counts) - 1 - k
+			}
+			if err := setProcs(i); err != nil {
+				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
+			}
+			c0, t0 := bench.ProcessCPU(), time.Now()
+			if _, err := run(i); err != nil {
+				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
+			}
+			d := time.Since(t0)
+			wall[i], cpu[i], total[i] = append(wall[i], d), append(cpu[i], bench.ProcessCPU()-c0), total[i]+d
+		}
+	}
+	crit, serial, err := criticalPaths(cfg.reps, profs, setProcs, run)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]scalingRow, len(counts))
+	for i, t := range counts {
+		w := sorted(wall[i])
+		rows[i] = scalingRow{threads: t, p50: w[len(w)/2], min: w[0], cpu: sorted(cpu[i])[len(w)/2],
+			runsPerSec: float64(len(w)) / total[i].Seconds(), critical: crit[i], serial: serial[i]}
+	}
+	return rows, nil
+}
+
+// criticalPaths runs run(i) reps times for each count i (after
+// setProcs(i)), the counts
+// taking turns as in the timed runs, on this goroutine locked to its
+// thread with profs[i] started, and returns for each count the mean
+// critical path of a run and the mean thread CPU time outside parallel
+// calls (see kernels.ParallelProfile).
+func criticalPaths(reps int, profs []*kernels.ParallelProfile, setProcs func(i int) error, run func(i int) ([]*canonical.Tensor, error)) (critical, serial []time.Duration, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	n := len(profs)
+	for _, p := range profs {
+		p.Reset()
+	}
+	main := make([]time.Duration, n)
+	for r := 0; r < reps; r++ {
+		for k := range n {
+			i := k
+			if r%2 == 1 {
+				i = n - 1 - k
+			}
+			if err := setProcs(i); err != nil {
+				return nil, nil, err
+			}
+			profs[i].Start()
+			c0 := kernels.ThreadCPUTime()
+			_, err := run(i)
+			profs[i].Stop()
+			if err != nil {
+				return nil, nil, err
+			}
+			main[i] += kernels.ThreadCPUTime() - c0
+		}
+	}
+	critical, serial = make([]time.Duration, n), make([]time.Duration, n)
+	for i, p := range profs {
+		_, caller, _, span := p.Totals()
+		serial[i] = (main[i] - caller) / time.Duration(reps)
+		critical[i] = serial[i] + span/time.Duration(reps)
+	}
+	return critical, serial, nil
+}
+
+func sorted(ds []time.Duration) []time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s
+}

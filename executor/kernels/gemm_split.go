@@ -1,0 +1,143 @@
+package kernels
+
+// Work splitting of one SGEMM over the Context's threads.
+//
+// C is cut into chunks of whole columns (when n ≥ m) or whole rows, with
+// inner bounds on the micro-kernel's tile size; each chunk is the serial
+// blocked SGEMM of its part of C, so every element of C is computed by
+// the same chain of multiply-adds whatever the chunks are. The operand
+// every chunk reads in full (A for column chunks, B for row chunks) is
+// packed once, shared, by all threads together, instead of by each chunk
+// (packing B of a convolution — its im2col — costs as much as the
+// multiply when the output has few channels or few pixels).
+
+// maxShared bounds an operand packed once for all chunks (elements,
+// 32 MiB); a larger one is packed by each chunk.
+const maxShared = 1 << 23
+
+// packTask is one k-block and one range of rows (A) or columns (B) of a
+// shared packing.
+type packTask struct{ p0, kc, r0, nr int }
+
+// gemm computes C = op(A)·op(B) + beta·C (alpha is applied while packing
+// A) on the Context's threads.
+func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int) {
+	// The micro-kernel computes whole tiles: a thin product (a GEMV)
+	// costs as much as its padded one.
+	rows, cols := (m+mk.mr-1)/mk.mr, (n+mk.nr-1)/mk.nr
+	work := rows * mk.mr * cols * mk.nr * k
+	// Cut the axis whose chunks the threads finish soonest (the columns
+	// when it is a tie and n ≥ m).
+	nr, spanR := x.chunks(work, rows)
+	ncol, spanC := x.chunks(work, cols)
+	byCols := n >= m
+	if tr, tc := spanR*mk.mr*cols*mk.nr, spanC*mk.nr*rows*mk.mr; tr < tc {
+		byCols = false
+	} else if tc < tr {
+		byCols = true
+	}
+	nc := nr
+	if byCols {
+		nc = ncol
+	}
+	if nc <= 1 {
+		x.serial(mk, m, n, k, alpha, oa, ob, beta, c, ldc)
+		return
+	}
+	s := x.get()
+	defer x.put(s)
+	if byCols {
+		if oa.packed == nil {
+			if pk := x.packShared(mk, true, m, k, alpha, oa, s); pk != nil {
+				oa, alpha = operand{packed: pk}, 1
+			} else {
+				nc = min(nc, x.Threads())
+			}
+		}
+		parts := split(n, nc, mk.nr)
+		x.parallel(len(parts)-1, func(i int) {
+			j0, j1 := parts[i], parts[i+1]
+			x.serial(mk, m, j1-j0, k, alpha, oa, ob.colsFrom(j0), beta, c[j0:], ldc)
+		})
+		return
+	}
+	if ob.packed == nil {
+		if pk := x.packShared(mk, false, n, k, 1, ob, s); pk != nil {
+			ob = operand{packed: pk}
+		} else {
+			nc = min(nc, x.Threads())
+		}
+	}
+	parts := split(m, nc, mk.mr)
+	x.parallel(len(parts)-1, func(i int) {
+		i0, i1 := parts[i], parts[i+1]
+		x.serial(mk, i1-i0, n, k, alpha, oa.rowsFrom(i0), ob, beta, c[i0*ldc:], ldc)
+	})
+}
+
+// rowsFrom returns A from row i0 on.
+func (o operand) rowsFrom(i0 int) operand {
+	switch {
+	case o.packed != nil, o.conv != nil:
+		o.off += i0
+	case o.trans:
+		o.s = o.s[i0:]
+	default:
+		o.s = o.s[i0*o.ld:]
+	}
+	return o
+}
+
+// colsFrom returns B from column j0 on.
+func (o operand) colsFrom(j0 int) operand {
+	switch {
+	case o.packed != nil, o.conv != nil:
+		o.off += j0
+	case o.trans:
+		o.s = o.s[j0*o.ld:]
+	default:
+		o.s = o.s[j0:]
+	}
+	return o
+}
+
+// packShared packs all of op(A) (isA: rows = m, alpha applied) or op(B)
+// (rows = n) into s.shared, in parallel by k-blocks and row ranges, as
+// packAll would; nil when it is larger than maxShared.
+func (x *Context) packShared(mk microKernel, isA bool, rows, k int, alpha float32, o operand, s *scratch) *Packed {
+	w := mk.nr
+	if isA {
+		w = mk.mr
+	}
+	pad := (rows + w - 1) / w * w
+	if pad*k > maxShared || isA && o.conv != nil {
+		// (A as a convolution's implicit matrix is packed by each
+		// chunk, as serial packs it.)
+		return nil
+	}
+	s.shared = grow(s.shared, pad*k)
+	p := &Packed{kernel: mk.name, isA: isA, rows: rows, k: k, pad: pad, data: s.shared}
+	// Tasks of about minWork/8 packed elements (packing an element costs
+	// several multiply-adds' time).
+	per := max(w, (minWork/8)/blockK/w*w)
+	var tasks []packTask
+	for p0 := 0; p0 < k; p0 += blockK {
+		kc := min(blockK, k-p0)
+		for r0 := 0; r0 < rows; r0 += per {
+			tasks = append(tasks, packTask{p0, kc, r0, min(per, rows-r0)})
+		}
+	}
+	x.parallel(len(tasks), func(i int) {
+		t := tasks[i]
+		dst := p.data[t.p0*pad+t.r0*t.kc : t.p0*pad+t.kc*pad]
+		switch {
+		case isA:
+			packA(dst, o.trans, o.s, o.ld, t.r0, t.nr, t.p0, t.kc, w, alpha)
+		case o.conv != nil:
+			o.conv.pack(dst, t.p0, t.kc, o.off+t.r0, t.nr, w)
+		default:
+			packB(dst, o.trans, o.s, o.ld, t.p0, t.kc, t.r0, t.nr, w)
+		}
+	})
+	return p
+}

@@ -1,0 +1,317 @@
+package kernels
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Fork-join on persistent workers.
+//
+// A Context with more than one thread keeps Threads()−1 helper goroutines
+// (started on its first parallel call). A parallel call publishes a job of
+// n chunks; the caller and the helpers claim chunks from one atomic
+// counter until none is left, so a helper that is slow to start (a parked
+// OS thread takes tens of microseconds to wake on a virtual machine) only
+// does fewer chunks instead of holding up the caller. After a job a
+// helper polls for the next one for spinWait before parking, so that the
+// back-to-back kernels of a model run find it awake.
+//
+// Which goroutine runs a chunk never changes what the chunk computes: the
+// results of a kernel depend on its chunk boundaries only, and those
+// depend on the shapes, never on the thread count or the timing.
+
+// spinWait is how long an idle helper polls for the next job before it
+// parks (polling costs CPU time; parking costs a wake-up of tens of µs).
+const spinWait = 100 * time.Microsecond
+
+// job is one parallel call: chunks 0..n−1 of f.
+type job struct {
+	f    func(i int)
+	n    int64
+	next atomic.Int64 // next chunk to claim
+	done atomic.Int64 // chunks finished
+	// finished is closed by whoever finishes the last chunk.
+	finished chan struct{}
+	// panicked holds the first panic of a chunk, raised again on the
+	// caller's goroutine once every chunk has returned.
+	panicked atomic.Pointer[any]
+}
+
+// work claims and runs chunks until none is left.
+func (j *job) work() {
+	for {
+		i := j.next.Add(1) - 1
+		if i >= j.n {
+			return
+		}
+		j.runRecover(int(i))
+		if j.done.Add(1) == j.n {
+			close(j.finished)
+		}
+	}
+}
+
+func (j *job) runRecover(i int) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.panicked.CompareAndSwap(nil, &r)
+		}
+	}()
+	j.f(i)
+}
+
+// helper is one persistent worker goroutine.
+type helper struct {
+	job    atomic.Pointer[job]
+	parked atomic.Bool
+	wake   chan struct{} // capacity 1
+}
+
+// team is the helpers of a Context. Its goroutines reference the team,
+// never the Context, so that an unreachable Context can stop them.
+type team struct {
+	// busy is held by the caller whose job the helpers run; a parallel
+	// call that finds it held (a concurrent or nested call) runs its
+	// chunks on its own goroutine.
+	busy    sync.Mutex
+	helpers []*helper
+	stop    atomic.Bool
+	// exited is done when every helper goroutine has returned (after
+	// close).
+	exited sync.WaitGroup
+}
+
+func newTeam(n int) *team {
+	tm := &team{helpers: make([]*helper, n)}
+	for i := range tm.helpers {
+		h := &helper{wake: make(chan struct{}, 1)}
+		tm.helpers[i] = h
+		tm.exited.Add(1)
+		go func() {
+			defer tm.exited.Done()
+			h.loop(&tm.stop)
+		}()
+	}
+	return tm
+}
+
+func (h *helper) loop(stop *atomic.Bool) {
+	for {
+		if j := h.job.Load(); j != nil {
+			j.work()
+			// Drop the finished job (and what its chunks reference),
+			// unless a new one replaced it meanwhile.
+			h.job.CompareAndSwap(j, nil)
+			continue
+		}
+		if stop.Load() {
+			return
+		}
+		if !h.poll(stop) {
+			h.parked.Store(true)
+			// Re-check after announcing the park: a job published
+			// before this point is seen here, one published after it
+			// finds parked set and sends a wake token.
+			if h.job.Load() == nil && !stop.Load() {
+				<-h.wake
+			}
+			h.parked.Store(false)
+		}
+	}
+}
+
+// poll waits up to spinWait for a job; false when none came.
+func (h *helper) poll(stop *atomic.Bool) bool {
+	start := time.Now()
+	for n := 1; ; n++ {
+		if h.job.Load() != nil || stop.Load() {
+			return true
+		}
+		if n%64 == 0 && time.Since(start) > spinWait {
+			return false
+		}
+		if n%1024 == 0 {
+			// Let the goroutines queued on this P (the GC's, a timer's)
+			// run.
+			runtime.Gosched()
+		}
+	}
+}
+
+// post hands j to the helper.
+func (h *helper) post(j *job) {
+	h.job.Store(j)
+	if h.parked.Load() {
+		select {
+		case h.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Wake makes parked helpers poll for a job again (for spinWait): a
+// caller about to run a parallel kernel after some serial work (say,
+// allocating the kernel's output) calls it first, so that the helpers'
+// wake-up (tens of µs on a virtual machine) overlaps that work.
+func (x *Context) Wake() {
+	if x == nil || x.threads <= 1 {
+		return
+	}
+	for _, h := range x.getTeam().helpers {
+		if h.parked.Load() {
+			select {
+			case h.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// Calls is the number of calls x has split over its threads so far (a
+// caller can tell whether a kernel used the helpers, to Wake them before
+// its next run).
+func (x *Context) Calls() uint64 {
+	if x == nil {
+		return 0
+	}
+	return x.calls.Load()
+}
+
+func (tm *team) close() {
+	tm.stop.Store(true)
+	for _, h := range tm.helpers {
+		select {
+		case h.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// getTeam returns the Context's helpers, starting them on first use.
+func (x *Context) getTeam() *team {
+	x.teamOnce.Do(func() {
+		tm := newTeam(x.threads - 1)
+		x.team = tm
+		runtime.AddCleanup(x, func(tm *team) { tm.close() }, tm)
+	})
+	return x.team
+}
+
+// Close stops the Context's helper goroutines. The Context stays usable
+// (parallel calls then run on the caller's goroutine only); an unreachable
+// Context stops its helpers without Close.
+func (x *Context) Close() {
+	if x == nil || x.threads <= 1 {
+		return
+	}
+	// A Context that never split a call gets a stopped team without
+	// helpers instead of starting them.
+	x.teamOnce.Do(func() { x.team = &team{} })
+	x.team.close()
+}
+
+// parallel runs f(0), …, f(n−1), each exactly once, on the caller's
+// goroutine and the Context's helpers; it returns when all have returned.
+// A panic in f is raised again on the caller's goroutine.
+func (x *Context) parallel(n int, f func(i int)) {
+	if n <= 1 || x.Threads() <= 1 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	tm := x.getTeam()
+	if tm.stop.Load() || !tm.busy.TryLock() {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	defer tm.busy.Unlock()
+	x.calls.Add(1)
+	if p := x.prof; p != nil && p.on.Load() {
+		var done func()
+		f, done = p.record(n, f)
+		defer done()
+	}
+	j := &job{f: f, n: int64(n), finished: make(chan struct{})}
+	for _, h := range tm.helpers[:min(len(tm.helpers), n-1)] {
+		h.post(j)
+	}
+	j.work()
+	// The chunks still running on helpers are short: poll for them for
+	// a while, then block (a helper may have lost its CPU to another
+	// process: polling would keep that CPU busy).
+	start := time.Now()
+	for k := 1; j.done.Load() < j.n; k++ {
+		if k%64 == 0 && time.Since(start) > spinWait {
+			<-j.finished
+			break
+		}
+	}
+	if p := j.panicked.Load(); p != nil {
+		panic(*p)
+	}
+}
+
+// chunks is the number of chunks to cut work (an estimate of the
+// operations, see minWork) made of units equal indivisible units into:
+// one when the work is below 2·minWork or there is one thread; else the
+// count, at most units, work/minWork and chunksPerThread per thread, whose
+// chunks (cut by split) the threads finish soonest taking them in turn
+// (the largest such count: several chunks per thread even out a helper
+// that starts late or shares its CPU). span is that time in units.
+func (x *Context) chunks(work, units int) (c, span int) {
+	t := x.Threads()
+	if t <= 1 || work < 2*minWork || units < 2 {
+		return 1, units
+	}
+	return balance(units, min(units, work/minWork, chunksPerThread*t), t)
+}
+
+// balance returns the count c ≤ maxc of chunks of u units, as split cuts
+// them, with which t threads taking chunks in turn finish soonest, or
+// nearly (within 1/16): the largest such c. span is that time in units.
+func balance(u, maxc, t int) (c, span int) {
+	spans := make([]int, maxc+1)
+	free := make([]int, t)
+	best := u
+	for k := 1; k <= maxc; k++ {
+		clear(free)
+		for i := 0; i < k; i++ {
+			j := 0
+			for q := range free {
+				if free[q] < free[j] {
+					j = q
+				}
+			}
+			free[j] += u*(i+1)/k - u*i/k
+		}
+		spans[k] = slices.Max(free)
+		best = min(best, spans[k])
+	}
+	c = 1
+	for k := maxc; k > 1; k-- {
+		if spans[k] <= best+best/16 {
+			c = k
+			break
+		}
+	}
+	return c, spans[c]
+}
+
+// minWork is the work estimate below which a chunk is not worth handing
+// to another thread: about 7 µs, in units of one SIMD multiply-add of
+// the SGEMM (≈ 13 ps).
+const minWork = 1 << 19
+
+// tapWork is the work estimate of one tap of a depthwise convolution or
+// a pool (scalar or short-vector steps, far slower per tap than the
+// SGEMM's multiply-adds).
+const tapWork = 32
+
+// chunksPerThread bounds the chunks per thread of one parallel call.
+const chunksPerThread = 4

@@ -1,0 +1,270 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestParallelRunsEveryChunkOnce: every chunk runs exactly once, for
+// concurrent callers sharing a Context and for nested calls (which run
+// on the caller's goroutine).
+func TestParallelRunsEveryChunkOnce(t *testing.T) {
+	for _, th := range []int{1, 2, 3, 4} {
+		x := NewContext(th)
+		var wg sync.WaitGroup
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, n := range []int{0, 1, 2, 3, 7, 64} {
+					counts := make([]atomic.Int32, n*5)
+					x.parallel(n, func(i int) {
+						counts[i*5].Add(1)
+						x.parallel(4, func(k int) { counts[i*5+1+k].Add(1) })
+					})
+					for i := range counts {
+						if c := counts[i].Load(); c != 1 {
+							t.Errorf("%d threads, %d chunks: chunk %d ran %d times", th, n, i, c)
+							return
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		x.Close()
+	}
+}
+
+// TestParallelPanic: a panic in a chunk is raised on the caller once
+// every chunk has returned, and the Context stays usable.
+func TestParallelPanic(t *testing.T) {
+	x := NewContext(2)
+	defer x.Close()
+	for round := 0; round < 20; round++ {
+		var ran atomic.Int32
+		got := func() (r any) {
+			defer func() { r = recover() }()
+			x.parallel(8, func(i int) {
+				ran.Add(1)
+				if i == round%8 {
+					panic(fmt.Sprintf("chunk %d", i))
+				}
+			})
+			return nil
+		}()
+		if got != fmt.Sprintf("chunk %d", round%8) {
+			t.Fatalf("round %d: recovered %v", round, got)
+		}
+		if n := ran.Load(); n != 8 {
+			t.Fatalf("round %d: %d chunks ran, want 8", round, n)
+		}
+	}
+	var sum atomic.Int32
+	x.parallel(5, func(i int) { sum.Add(int32(i)) })
+	if sum.Load() != 10 {
+		t.Fatalf("after panics: sum %d, want 10", sum.Load())
+	}
+}
+
+// TestCloseStopsHelpers: Close ends the helper goroutines; the Context
+// then runs parallel calls on the caller's goroutine.
+func TestCloseStopsHelpers(t *testing.T) {
+	x := NewContext(4)
+	var ran atomic.Int32
+	x.parallel(64, func(int) { ran.Add(1) })
+	if len(x.team.helpers) != 3 || ran.Load() != 64 {
+		t.Fatalf("%d helpers, %d chunks ran; want 3 and 64", len(x.team.helpers), ran.Load())
+	}
+	x.Close()
+	exited := make(chan struct{})
+	go func() {
+		x.team.exited.Wait()
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("helpers still running 10 s after Close")
+	}
+	var sum atomic.Int32
+	x.parallel(5, func(i int) { sum.Add(int32(i)) })
+	if sum.Load() != 10 {
+		t.Fatalf("after Close: sum %d, want 10", sum.Load())
+	}
+}
+
+// TestCloseUnused: closing a Context that never split a call starts no
+// helpers, and the Context still runs parallel calls (on the caller).
+func TestCloseUnused(t *testing.T) {
+	x := NewContext(3)
+	x.Close()
+	if len(x.team.helpers) != 0 {
+		t.Fatalf("%d helpers started by Close", len(x.team.helpers))
+	}
+	var sum atomic.Int32
+	x.parallel(5, func(i int) { sum.Add(int32(i)) })
+	x.Wake()
+	if sum.Load() != 10 {
+		t.Fatalf("after Close: sum %d, want 10", sum.Load())
+	}
+}
+
+// TestSgemmSplitsIdentical: the parallel SGEMM (column chunks with A
+// packed once and shared, row chunks with B packed once and shared,
+// either operand packed beforehand, transposed, beta ≠ 0, a GEMV) is
+// bit-identical to one thread for 2, 3 and 4 threads.
+func TestSgemmSplitsIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 1))
+	type tc struct {
+		m, n, k      int
+		ta, tb       bool
+		packA, packB bool
+		alpha, beta  float32
+	}
+	cases := []tc{
+		{m: 64, n: 3136, k: 576, alpha: 1},                              // columns, A shared
+		{m: 70, n: 1000, k: 300, ta: true, alpha: 0.5, beta: -1.5},      // columns, transposed A shared
+		{m: 64, n: 3136, k: 576, packA: true, alpha: 1},                 // columns, A packed
+		{m: 517, n: 49, k: 700, alpha: 1},                               // rows, B shared
+		{m: 300, n: 77, k: 520, tb: true, alpha: 2, beta: 1},            // rows, transposed B shared
+		{m: 300, n: 77, k: 520, packB: true, alpha: 1, beta: 0.5},       // rows, B packed
+		{m: 1, n: 1000, k: 1024, alpha: 1},                              // GEMV
+		{m: 2048, n: 5, k: 513, ta: true, tb: true, alpha: 1, beta: -1}, // rows, both transposed
+	}
+	for _, c := range cases {
+		lda, ldb := c.k+1, c.n+2
+		ar, br := c.m, c.k
+		if c.ta {
+			lda, ar = c.m+3, c.k
+		}
+		if c.tb {
+			ldb, br = c.k+2, c.n
+		}
+		a, b, c0 := randSlice(r, ar*lda), randSlice(r, br*ldb), randSlice(r, c.m*c.n)
+		var pa, pb *Packed
+		var err error
+		alpha := c.alpha
+		if c.packA {
+			if pa, err = PackA(c.ta, c.m, c.k, c.alpha, a, lda); err != nil {
+				t.Fatal(err)
+			}
+			alpha = 1
+		}
+		if c.packB {
+			if pb, err = PackB(c.tb, c.k, c.n, b, ldb); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var ref []float32
+		for _, th := range []int{1, 2, 3, 4} {
+			x := NewContext(th)
+			y := append([]float32{}, c0...)
+			if err := x.SgemmPacked(c.ta, c.tb, c.m, c.n, c.k, alpha, a, lda, pa, b, ldb, pb, c.beta, y, c.n); err != nil {
+				t.Fatal(err)
+			}
+			x.Close()
+			if ref == nil {
+				ref = y
+				continue
+			}
+			for i := range y {
+				if math.Float32bits(y[i]) != math.Float32bits(ref[i]) {
+					t.Fatalf("%+v: %d threads differ from 1 at %d: %g vs %g", c, th, i, y[i], ref[i])
+				}
+			}
+		}
+	}
+}
+
+// TestBalance: the chunk count balance picks finishes within 1/16 of the
+// best count's time (in units, the threads taking chunks in turn), and
+// no larger count does as well.
+func TestBalance(t *testing.T) {
+	sim := func(u, c, th int) int {
+		free := make([]int, th)
+		parts := split(u, c, 1)
+		for i := 0; i+1 < len(parts); i++ {
+			j := 0
+			for q := range free {
+				if free[q] < free[j] {
+					j = q
+				}
+			}
+			free[j] += parts[i+1] - parts[i]
+		}
+		m := 0
+		for _, f := range free {
+			m = max(m, f)
+		}
+		return m
+	}
+	for th := 1; th <= 3; th++ {
+		for u := 2; u <= 60; u++ {
+			for maxc := 1; maxc <= min(u, 12); maxc++ {
+				c, span := balance(u, maxc, th)
+				best := u
+				for k := 1; k <= maxc; k++ {
+					best = min(best, sim(u, k, th))
+				}
+				if c < 1 || c > maxc || span != sim(u, c, th) || span > best+best/16 {
+					t.Fatalf("balance(%d, %d, %d) = %d chunks, span %d (simulated %d, best %d)", u, maxc, th, c, span, sim(u, c, th), best)
+				}
+				for k := c + 1; k <= maxc; k++ {
+					if sim(u, k, th) <= best+best/16 {
+						t.Fatalf("balance(%d, %d, %d) = %d chunks, but %d chunks are as fast", u, maxc, th, c, k)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestParallelProfile: a profiled parallel call records its chunks'
+// thread CPU time (Linux), and its span lies between the longest chunk
+// and the sum of all chunks; nothing is recorded once stopped.
+func TestParallelProfile(t *testing.T) {
+	runtime.LockOSThread() // the caller's thread CPU time is read across each call
+	defer runtime.UnlockOSThread()
+	x := NewContext(2)
+	defer x.Close()
+	var p ParallelProfile
+	x.SetProfile(&p)
+	burn := func() {
+		s := float32(0)
+		for i := 0; i < 2_000_000; i++ {
+			s += float32(i)
+		}
+		if s == 0 {
+			t.Error("no work")
+		}
+	}
+	p.Start()
+	x.parallel(2, func(int) { burn() })
+	p.Reset()
+	x.parallel(4, func(int) { burn() })
+	x.parallel(3, func(int) { burn() })
+	p.Stop()
+	x.parallel(4, func(int) { burn() })
+	calls, caller, chunks, span := p.Totals()
+	if calls != 2 {
+		t.Fatalf("%d calls recorded, want 2", calls)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if chunks <= 0 || caller <= 0 || span <= 0 {
+		t.Fatalf("caller %v, chunks %v, span %v: want positive thread CPU times", caller, chunks, span)
+	}
+	// 7 chunks on 2 threads: at least the 4 of the longer of the two
+	// calls' halves, at most all of them.
+	if span > chunks || span < chunks*2/7 {
+		t.Fatalf("span %v against %v of chunks", span, chunks)
+	}
+}
