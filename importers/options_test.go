@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/options"
 )
 
 type testOpts struct {
@@ -18,11 +20,11 @@ type testOpts struct {
 
 func testSet() OptionSet[testOpts] {
 	return OptionSet[testOpts]{Name: "fmt", Init: func() testOpts { return testOpts{S: "init"} }, Options: []Option[testOpts]{
-		Int("n", "3", "a number", func(o *testOpts) *int { return &o.N }).Range(1, 9),
-		Bool("b", "false", "a flag", func(o *testOpts) *bool { return &o.B }),
-		String("s", "", "a text", func(o *testOpts) *string { return &o.S }),
-		Enum("e", "up", "a direction", []string{"up", "down"}, func(o *testOpts) *string { return &o.E }),
-		{OptionSpec: OptionSpec{Name: "l", Kind: KindList, Doc: "items"}, Set: func(o *testOpts, v string) error {
+		options.Int("n", "3", "a number", func(o *testOpts) *int { return &o.N }).Range(1, 9),
+		options.Bool("b", "false", "a flag", func(o *testOpts) *bool { return &o.B }),
+		options.String("s", "", "a text", func(o *testOpts) *string { return &o.S }),
+		options.Enum("e", "up", "a direction", []string{"up", "down"}, func(o *testOpts) *string { return &o.E }),
+		{Spec: OptionSpec{Name: "l", Kind: KindList, Doc: "items"}, Set: func(o *testOpts, v string) error {
 			o.L = strings.Split(v, ",")
 			return nil
 		}},
@@ -78,10 +80,10 @@ func TestOptionSetErrors(t *testing.T) {
 // its spec refuses.
 func TestOptionThenAndInvalid(t *testing.T) {
 	mine := errors.New("mine")
-	e := Enum("e", "", "", []string{"a"}, func(o *testOpts) *string { return &o.E })
+	e := options.Enum("e", "", "", []string{"a"}, func(o *testOpts) *string { return &o.E })
 	e.Invalid = func(string, error) error { return mine }
 	set := OptionSet[testOpts]{Name: "f", Options: []Option[testOpts]{e,
-		String("s", "", "", func(o *testOpts) *string { return &o.S }).Then(func(o *testOpts, v string) error {
+		options.String("s", "", "", func(o *testOpts) *string { return &o.S }).Then(func(o *testOpts, v string) error {
 			if v == "" {
 				return errors.New("empty")
 			}

@@ -2,6 +2,7 @@ package importers
 
 import (
 	"errors"
+	"github.com/onnxconv/onnxconv/options"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,7 +40,7 @@ func TestOptionsKeys(t *testing.T) {
 	if got := strings.Join(Options{"b": "1", "a": "2", "c": ""}.Keys(), ","); got != "a,b,c" {
 		t.Errorf("Keys = %s", got)
 	}
-	if got := Names([]OptionSpec{{Name: "x"}, {Name: "y"}}); strings.Join(got, ",") != "x,y" {
+	if got := options.Names([]OptionSpec{{Name: "x"}, {Name: "y"}}); strings.Join(got, ",") != "x,y" {
 		t.Errorf("Names = %v", got)
 	}
 }

@@ -9,40 +9,12 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/internal/suggest"
+	"github.com/onnxconv/onnxconv/options"
 )
 
 // OptionError is an option an importer does not know, or a value it
-// cannot parse.
-type OptionError struct {
-	// Importer names the importer (the exporter, with Exporter).
-	Importer string
-	// Exporter marks an exporter's option: the message names it alone.
-	Exporter bool
-	Key      string
-	Value    string
-	// Known lists the options the importer takes.
-	Known []string
-	// Err is the parse error of Value (nil for an unknown key), a
-	// *ValueError when it does not fit the option's kind.
-	Err error
-}
-
-func (e *OptionError) Error() string {
-	who := e.Importer + " importer"
-	if e.Exporter {
-		who = e.Importer
-	}
-	if e.Err != nil {
-		return fmt.Sprintf("%s: option %s=%q: %v", who, e.Key, e.Value, e.Err)
-	}
-	known := "none"
-	if len(e.Known) > 0 {
-		known = strings.Join(e.Known, ", ")
-	}
-	return fmt.Sprintf("%s: unknown option %q (known: %s)", who, e.Key, known)
-}
-
-func (e *OptionError) Unwrap() error { return e.Err }
+// cannot parse (the options package's error).
+type OptionError = options.Error
 
 // UnknownFormatError is a format or importer name that no importer of the
 // registry has.

@@ -18,7 +18,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/options"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
 )
 
@@ -127,21 +127,21 @@ const (
 
 // optionSet is every option of the exporter, with its parser (the one
 // declarative option machinery of importers).
-func optionSet() importers.OptionSet[adapt.Options] {
-	return importers.OptionSet[adapt.Options]{Name: Name, Exporter: true, Options: []importers.Option[adapt.Options]{
-		importers.Int(OptOpset, "", "force the ai.onnx opset (default: the target's)", func(o *adapt.Options) *int { return &o.Opset }),
-		importers.Int(OptMLOpset, "", "force the ai.onnx.ml opset (default: the target's)", func(o *adapt.Options) *int { return &o.MLOpset }),
-		importers.Bool(OptAllowViolations, "false", "write even when the target does not support everything", func(o *adapt.Options) *bool { return &o.AllowViolations }),
-		importers.Bool(OptExternalData, "false", "save tensor data in a file beside the model", func(o *adapt.Options) *bool { return &o.ExternalData }),
+func optionSet() options.Set[adapt.Options] {
+	return options.Set[adapt.Options]{Name: Name, Exporter: true, Options: []options.Option[adapt.Options]{
+		options.Int(OptOpset, "", "force the ai.onnx opset (default: the target's)", func(o *adapt.Options) *int { return &o.Opset }),
+		options.Int(OptMLOpset, "", "force the ai.onnx.ml opset (default: the target's)", func(o *adapt.Options) *int { return &o.MLOpset }),
+		options.Bool(OptAllowViolations, "false", "write even when the target does not support everything", func(o *adapt.Options) *bool { return &o.AllowViolations }),
+		options.Bool(OptExternalData, "false", "save tensor data in a file beside the model", func(o *adapt.Options) *bool { return &o.ExternalData }),
 	}}
 }
 
 // OptionKeys returns the option keys ParseOptions knows, in order.
-func OptionKeys() []string { return importers.Names(optionSet().Specs()) }
+func OptionKeys() []string { return options.Names(optionSet().Specs()) }
 
 // OptionError is a bad exporter option: an unknown key (Err nil, Known
 // lists the keys) or a value that does not parse (Err says why).
-type OptionError = importers.OptionError
+type OptionError = options.Error
 
 // ParseOptions reads the exporter options (keys Opt*: opset, ml_opset,
 // allow_violations, external_data). An unknown key or a bad value is an

@@ -33,6 +33,7 @@ import (
 	kfile "github.com/onnxconv/onnxconv/formats/keras"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
+	"github.com/onnxconv/onnxconv/options"
 )
 
 // Name is the importer and format name.
@@ -64,7 +65,7 @@ type importer struct{}
 func optionSet() importers.OptionSet[Options] {
 	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
 		keraslayers.OpsetOption(func(o *Options) *int { return &o.Opset }),
-		importers.String("weights", "", "weights .h5 of a Keras 2 architecture JSON (default: NAME_weights.h5, NAME.h5 or NAME.weights.h5 beside it)",
+		options.String("weights", "", "weights .h5 of a Keras 2 architecture JSON (default: NAME_weights.h5, NAME.h5 or NAME.weights.h5 beside it)",
 			func(o *Options) *string { return &o.Weights }).Then(func(_ *Options, v string) error {
 			if v == "" {
 				return fmt.Errorf("give the path of the weights .h5")

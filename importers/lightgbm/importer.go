@@ -9,6 +9,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/trees"
+	"github.com/onnxconv/onnxconv/options"
 )
 
 // MaxFileSize bounds the files Import reads (parsed in memory).
@@ -27,8 +28,8 @@ func optionSet() importers.OptionSet[Options] {
 		trees.MLOpsetOption(3, "3 and 4: TreeEnsembleRegressor, categorical sets as BRANCH_EQ chains; 1 and 2 lack the double the model computes in", func(o *Options) *int { return &o.MLOpset }),
 		trees.AIOpsetOption(func(o *Options) *int { return &o.AIOpset }),
 		trees.RawScoreOption(`true: the raw margin alone as output "margin" (predict(raw_score=True))`, func(o *Options) *bool { return &o.RawScore }),
-		importers.Int("num_iteration", "0", "use the first N iterations (0: all)", func(o *Options) *int { return &o.NumIteration }).AtLeast(0),
-		importers.String("objective", "", `the objective of a file that names none (LightGBM 2.x JSON dumps): "binary", "multiclass num_class:5", ...; refused when it contradicts the file's`,
+		options.Int("num_iteration", "0", "use the first N iterations (0: all)", func(o *Options) *int { return &o.NumIteration }).AtLeast(0),
+		options.String("objective", "", `the objective of a file that names none (LightGBM 2.x JSON dumps): "binary", "multiclass num_class:5", ...; refused when it contradicts the file's`,
 			func(o *Options) *string { return &o.Objective }).Then(func(_ *Options, v string) error {
 			if _, _, _, _, err := objective(v, 1<<16); err != nil {
 				return err

@@ -21,6 +21,7 @@ import (
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers/tfops"
+	"github.com/onnxconv/onnxconv/options"
 )
 
 // Name is the importer and format name.
@@ -52,8 +53,8 @@ type importer struct{}
 // optionSet is every option of the importer, with its parser.
 func optionSet() importers.OptionSet[Options] {
 	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
-		importers.String("signature", "serving_default", "SavedModel signature to convert", func(o *Options) *string { return &o.Signature }),
-		importers.Int("opset", "", "ai.onnx opset of the result (default: the TF-op mapping's)", func(o *Options) *int { return &o.Opset }).AtLeast(13),
+		options.String("signature", "serving_default", "SavedModel signature to convert", func(o *Options) *string { return &o.Signature }),
+		options.Int("opset", "", "ai.onnx opset of the result (default: the TF-op mapping's)", func(o *Options) *int { return &o.Opset }).AtLeast(13),
 		tfops.TensorsOption("inputs", "graph inputs, TF tensor names NAME:0,… (the graph is cut there, as tf2onnx --inputs; default the Placeholders or the signature's)",
 			func(o *Options) *[]tfops.IO { return &o.Inputs }),
 		tfops.TensorsOption("outputs", "graph outputs, TF tensor names NAME:0,… (as tf2onnx --outputs; default the unread nodes or the signature's)",

@@ -18,6 +18,7 @@ import (
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers/tfops"
+	"github.com/onnxconv/onnxconv/options"
 )
 
 // Limits on what a SavedModel may hold.
@@ -56,7 +57,7 @@ func savedModel(ctx context.Context, file string, sm *tfpb.SavedModel, varPrefix
 			names = append(names, k)
 		}
 		slices.Sort(names)
-		return nil, &importers.OptionError{Importer: Name, Key: "signature", Value: sigName, Known: importers.Names(optionSet().Specs()),
+		return nil, &importers.OptionError{Importer: Name, Key: "signature", Value: sigName, Known: options.Names(optionSet().Specs()),
 			Err: fmt.Errorf("%s has no signature %q (signatures: %s); choose one with -O signature=NAME, or name the graph's tensors with -O inputs=NAME:0,… -O outputs=NAME:0,…", file, sigName, strings.Join(names, ", "))}
 	}
 	g := &tfops.Graph{Name: sigName}

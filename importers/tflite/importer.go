@@ -7,6 +7,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
+	optspec "github.com/onnxconv/onnxconv/options"
 )
 
 // Name is the importer and format name.
@@ -33,10 +34,10 @@ type importer struct{}
 // optionSet is every option of the importer, with its parser.
 func optionSet() importers.OptionSet[Options] {
 	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
-		importers.Int("opset", "21", "ai.onnx opset of the result (int16-quantized models need 21 or newer)", func(o *Options) *int { return &o.Opset }).Range(13, 23),
-		importers.Bool("keep_nhwc", "false", "true keeps every value in the TFLite NHWC layout, with Transposes around NCHW-only ops", func(o *Options) *bool { return &o.KeepNHWC }),
-		importers.Int("subgraph", "0", "index of the subgraph to convert (0: the main one)", func(o *Options) *int { return &o.Subgraph }).AtLeast(0),
-		importers.Enum("int8_kernels", Int8XNNPACK, "whose integer arithmetic int8 ADD/SUB reproduce exactly: xnnpack (TFLite's CPU delegate) or reference (TFLite's reference kernels, TFLite Micro)",
+		optspec.Int("opset", "21", "ai.onnx opset of the result (int16-quantized models need 21 or newer)", func(o *Options) *int { return &o.Opset }).Range(13, 23),
+		optspec.Bool("keep_nhwc", "false", "true keeps every value in the TFLite NHWC layout, with Transposes around NCHW-only ops", func(o *Options) *bool { return &o.KeepNHWC }),
+		optspec.Int("subgraph", "0", "index of the subgraph to convert (0: the main one)", func(o *Options) *int { return &o.Subgraph }).AtLeast(0),
+		optspec.Enum("int8_kernels", Int8XNNPACK, "whose integer arithmetic int8 ADD/SUB reproduce exactly: xnnpack (TFLite's CPU delegate) or reference (TFLite's reference kernels, TFLite Micro)",
 			[]string{Int8XNNPACK, Int8Reference}, func(o *Options) *string { return &o.Int8Kernels }),
 	}}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/importers"
+	optspec "github.com/onnxconv/onnxconv/options"
 	"github.com/onnxconv/onnxconv/version"
 )
 
@@ -29,7 +30,7 @@ func TestDetectDescribe(t *testing.T) {
 	if d.Name != "tflite" || len(d.Extensions) != 1 || d.Extensions[0] != ".tflite" || string(d.Magic[0].Bytes) != "TFL3" || d.Magic[0].Offset != 4 {
 		t.Errorf("Describe() = %+v", d)
 	}
-	if got := strings.Join(importers.Names(d.Options), ","); got != "opset,keep_nhwc,subgraph,int8_kernels" {
+	if got := strings.Join(optspec.Names(d.Options), ","); got != "opset,keep_nhwc,subgraph,int8_kernels" {
 		t.Errorf("options %s", got)
 	}
 	o, err := ParseOptions(map[string]string{"opset": "17", "keep_nhwc": "true", "subgraph": "0"})

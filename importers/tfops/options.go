@@ -6,7 +6,7 @@ import "github.com/onnxconv/onnxconv/importers"
 // NAME:0,… (ParseTensors), stored in the field field returns: the graph is
 // cut there, as tf2onnx's --inputs and --outputs do.
 func TensorsOption[T any](name, doc string, field func(*T) *[]IO) importers.Option[T] {
-	return importers.Option[T]{OptionSpec: importers.OptionSpec{Name: name, Kind: importers.KindList, Doc: doc},
+	return importers.Option[T]{Spec: importers.OptionSpec{Name: name, Kind: importers.KindList, Doc: doc},
 		Set: func(o *T, v string) (err error) {
 			*field(o), err = ParseTensors(v)
 			return err

@@ -22,6 +22,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/build"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/options"
 	"github.com/onnxconv/onnxconv/pickle"
 )
 
@@ -56,19 +57,19 @@ type importer struct{}
 func optionSet() importers.OptionSet[Options] {
 	return importers.OptionSet[Options]{Name: Name, Init: func() Options { return Options{Method: "forward", Bind: map[string]value{}} },
 		Options: []importers.Option[Options]{
-			importers.String("method", "forward", "the method of the root module to convert (reset_states and other methods are not converted)",
+			options.String("method", "forward", "the method of the root module to convert (reset_states and other methods are not converted)",
 				func(o *Options) *string { return &o.Method }).Then(func(_ *Options, v string) error {
 				if v == "" || strings.ContainsAny(v, " .") {
 					return fmt.Errorf("a method name")
 				}
 				return nil
 			}),
-			{OptionSpec: importers.OptionSpec{Name: "shapes", Kind: importers.KindList,
+			{Spec: importers.OptionSpec{Name: "shapes", Kind: importers.KindList,
 				Doc: "static shapes of the tensor inputs, in order, ';' between inputs, 'x' between dims, ':TYPE' after a shape for an input that is not float32: 1x3x224x224 or 2x7x10;2x5:int64 (a 0-d input: 's')"},
 				Set: parseShapes},
-			importers.Bool("dynamic_batch", "false", "true: the first dim of every input and output is dynamic (N), when the graph depends on the batch size only through sizes (checked by converting at two batch sizes); false: static shapes",
+			options.Bool("dynamic_batch", "false", "true: the first dim of every input and output is dynamic (N), when the graph depends on the batch size only through sizes (checked by converting at two batch sizes); false: static shapes",
 				func(o *Options) *bool { return &o.DynamicBatch }),
-			{OptionSpec: importers.OptionSpec{Name: "bind", Kind: importers.KindList,
+			{Spec: importers.OptionSpec{Name: "bind", Kind: importers.KindList,
 				Doc: "values of the int/float/bool inputs, folded into the graph: sr=16000 (',' between several)"},
 				Set: parseBind},
 		}}
@@ -318,7 +319,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 		case typ == "Tensor":
 			if k >= len(o.Shapes) {
 				return nil, &importers.OptionError{Importer: Name, Key: "shapes", Value: "",
-					Known: importers.Names(optionSet().Specs()), Err: fmt.Errorf("%s.%s takes tensor input %q whose shape the archive does not record: give every tensor input's shape, e.g. -O shapes=1x3x224x224", root.qual, o.Method, prm.Name)}
+					Known: options.Names(optionSet().Specs()), Err: fmt.Errorf("%s.%s takes tensor input %q whose shape the archive does not record: give every tensor input's shape, e.g. -O shapes=1x3x224x224", root.qual, o.Method, prm.Name)}
 			}
 			dt := canonical.Float
 			if k < len(o.DTypes) && o.DTypes[k] != 0 {
@@ -336,7 +337,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 			}
 			args = append(args, v)
 		default:
-			return nil, &importers.OptionError{Importer: Name, Key: "bind", Value: "", Known: importers.Names(optionSet().Specs()),
+			return nil, &importers.OptionError{Importer: Name, Key: "bind", Value: "", Known: options.Names(optionSet().Specs()),
 				Err: fmt.Errorf("%s.%s takes %s input %q: give its value, e.g. -O bind=%s=…", root.qual, o.Method, typ, prm.Name, prm.Name)}
 		}
 	}

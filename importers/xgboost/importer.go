@@ -8,6 +8,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/trees"
+	"github.com/onnxconv/onnxconv/options"
 )
 
 // Name is the importer and format name.
@@ -31,9 +32,9 @@ func optionSet() importers.OptionSet[Options] {
 	return importers.OptionSet[Options]{Name: Name, Options: []importers.Option[Options]{
 		trees.MLOpsetOption(1, "1 to 4: TreeEnsembleRegressor, no categorical splits", func(o *Options) *int { return &o.MLOpset }),
 		trees.AIOpsetOption(func(o *Options) *int { return &o.AIOpset }),
-		importers.Enum("output", OutputPredict, `predict: predict, and label and probabilities for classifiers; margin: the raw margin alone`,
+		options.Enum("output", OutputPredict, `predict: predict, and label and probabilities for classifiers; margin: the raw margin alone`,
 			[]string{OutputPredict, OutputMargin}, func(o *Options) *string { return &o.Output }),
-		{OptionSpec: importers.OptionSpec{Name: "raw_score", Kind: importers.KindBool, Default: "false", Doc: "true: the raw margin alone (the same as output=margin)"},
+		{Spec: importers.OptionSpec{Name: "raw_score", Kind: importers.KindBool, Default: "false", Doc: "true: the raw margin alone (the same as output=margin)"},
 			Set: func(o *Options, v string) error {
 				raw, err := strconv.ParseBool(v)
 				if err != nil {

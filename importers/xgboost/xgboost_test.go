@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/options"
 )
 
 // handModel is a one-tree model: x0 < 0.5 (missing goes left when
@@ -356,7 +356,7 @@ func TestDetectDescribe(t *testing.T) {
 	imp := New()
 	d := imp.Describe()
 	if d.Name != "xgboost" || !slices.Equal(d.Extensions, []string{".json", ".ubj"}) || len(d.Magic) == 0 ||
-		!slices.Equal(importers.Names(d.Options), []string{"ml_opset", "opset", "output", "raw_score"}) {
+		!slices.Equal(options.Names(d.Options), []string{"ml_opset", "opset", "output", "raw_score"}) {
 		t.Errorf("Describe() = %+v", d)
 	}
 	cases := []struct {
