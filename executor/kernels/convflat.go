@@ -58,14 +58,45 @@ func flatSize(p *Conv2D, cg, nr int) int {
 }
 
 // newFlat fills buf (flatSize elements) with the phase planes of the cg
-// channels of x and rowOff (cg·KH·KW entries) with each B row's start.
-func newFlat(p *Conv2D, x []float32, cg int, buf []float32, rowOff []int) *flatConv {
+// channels of in and rowOff (cg·KH·KW entries) with each B row's start.
+// The channels are copied on the Context's threads when there are enough
+// of them (each channel's planes are its own: the same buffer whatever
+// the split).
+func (x *Context) newFlat(p *Conv2D, in []float32, cg int, buf []float32, rowOff []int) *flatConv {
 	hph, wph := flatGeom(p)
 	oh, _ := p.Out()
 	plane := hph * wph
+	x.rangeWork(cg, p.SH*p.SW*plane*elemWork, func(c0, c1 int) { flatChannels(p, in, c0, c1, buf) })
+	clear(buf[cg*p.SH*p.SW*plane:])
+	// Channel 0's taps, then every channel's: a channel's phase planes
+	// follow the previous channel's.
+	taps := p.KH * p.KW
+	for kh := 0; kh < p.KH; kh++ {
+		th := kh * p.DH
+		for kw := 0; kw < p.KW; kw++ {
+			tw := kw * p.DW
+			pl := (th%p.SH)*p.SW + tw%p.SW
+			rowOff[kh*p.KW+kw] = pl*plane + th/p.SH*wph + tw/p.SW
+		}
+	}
+	step := p.SH * p.SW * plane
+	for c := 1; c < cg; c++ {
+		dst, src := rowOff[c*taps:(c+1)*taps], rowOff[:taps]
+		for t, o := range src {
+			dst[t] = o + c*step
+		}
+	}
+	return &flatConv{buf: buf, rowOff: rowOff, wph: wph, ncols: oh * wph}
+}
+
+// flatChannels writes the phase planes of channels [c0, c1) of in into
+// buf (laid out as newFlat's).
+func flatChannels(p *Conv2D, in []float32, c0, c1 int, buf []float32) {
+	hph, wph := flatGeom(p)
+	plane := hph * wph
 	hw := p.H * p.W
-	for c := 0; c < cg; c++ {
-		xc := x[c*hw : (c+1)*hw]
+	for c := c0; c < c1; c++ {
+		xc := in[c*hw : (c+1)*hw]
 		for a := 0; a < p.SH; a++ {
 			for b := 0; b < p.SW; b++ {
 				pl := buf[((c*p.SH+a)*p.SW+b)*plane : ((c*p.SH+a)*p.SW+b+1)*plane]
@@ -93,26 +124,6 @@ func newFlat(p *Conv2D, x []float32, cg int, buf []float32, rowOff []int) *flatC
 			}
 		}
 	}
-	clear(buf[cg*p.SH*p.SW*plane:])
-	// Channel 0's taps, then every channel's: a channel's phase planes
-	// follow the previous channel's.
-	taps := p.KH * p.KW
-	for kh := 0; kh < p.KH; kh++ {
-		th := kh * p.DH
-		for kw := 0; kw < p.KW; kw++ {
-			tw := kw * p.DW
-			pl := (th%p.SH)*p.SW + tw%p.SW
-			rowOff[kh*p.KW+kw] = pl*plane + th/p.SH*wph + tw/p.SW
-		}
-	}
-	step := p.SH * p.SW * plane
-	for c := 1; c < cg; c++ {
-		dst, src := rowOff[c*taps:(c+1)*taps], rowOff[:taps]
-		for t, o := range src {
-			dst[t] = o + c*step
-		}
-	}
-	return &flatConv{buf: buf, rowOff: rowOff, wph: wph, ncols: oh * wph}
 }
 
 // pack packs rows [p0, p0+kc) and grid columns [j0, j0+nc) into panels
@@ -153,7 +164,7 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 	if cap(s.rowOff) < kk {
 		s.rowOff = make([]int, kk)
 	}
-	f := newFlat(p, xg, cg, s.phase, s.rowOff[:kk])
+	f := x.newFlat(p, xg, cg, s.phase, s.rowOff[:kk])
 	rows := oh
 	if mg*oh*f.wph > maxCols {
 		rows = max(1, maxCols/(mg*f.wph))
@@ -166,23 +177,28 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 		beta := float32(0)
 		if bg != nil {
 			beta = 1
-			for m, bv := range bg {
-				row := c[m*n : (m+1)*n]
-				for i := range row {
-					row[i] = bv
+			x.Range(mg, n, func(lo, hi int) {
+				for m := lo; m < hi; m++ {
+					row := c[m*n : (m+1)*n]
+					bv := bg[m]
+					for i := range row {
+						row[i] = bv
+					}
 				}
-			}
+			})
 		}
 		cb := &convB{p: p, x: xg, oh: oh, ow: ow, flat: f, col0: o0 * f.wph}
 		if err := x.sgemmConv(mk, mg, n, kk, pg, cb, beta, c, n); err != nil {
 			return err
 		}
-		for m := 0; m < mg; m++ {
-			for o := o0; o < o1; o++ {
-				src := c[m*n+(o-o0)*f.wph:]
-				copy(yg[m*npix+o*ow:m*npix+(o+1)*ow], src[:ow])
+		x.Range(mg, (o1-o0)*ow, func(lo, hi int) {
+			for m := lo; m < hi; m++ {
+				for o := o0; o < o1; o++ {
+					src := c[m*n+(o-o0)*f.wph:]
+					copy(yg[m*npix+o*ow:m*npix+(o+1)*ow], src[:ow])
+				}
 			}
-		}
+		})
 	}
 	return nil
 }
@@ -283,7 +299,7 @@ func (x *Context) convFlatT(p *Conv2D, mk microKernel, pg *Packed, xg []float32,
 	if cap(s.rowOff) < kk {
 		s.rowOff = make([]int, kk)
 	}
-	f := newFlat(p, xg, cg, s.phase, s.rowOff[:kk])
+	f := x.newFlat(p, xg, cg, s.phase, s.rowOff[:kk])
 	rows := oh
 	if mg*oh*f.wph > maxCols {
 		rows = max(1, maxCols/(mg*f.wph))
@@ -314,30 +330,37 @@ func (x *Context) convFlatT(p *Conv2D, mk microKernel, pg *Packed, xg []float32,
 		beta := float32(0)
 		if bg != nil {
 			beta = 1
-			for q := 0; q < n; q++ {
-				copy(c[q*mg:(q+1)*mg], bg)
-			}
+			x.Range(n, mg, func(lo, hi int) {
+				for q := lo; q < hi; q++ {
+					copy(c[q*mg:(q+1)*mg], bg)
+				}
+			})
 		}
 		if err := x.sgemmConvT(mk, n, mg, kk, cb, pg, beta, c, mg); err != nil {
 			return err
 		}
+		// The output channels [lo, hi) of C's rows into their planes.
 		if real {
 			base := o0 * ow
-			for q := 0; q < n; q++ {
-				for m, v := range c[q*mg : (q+1)*mg] {
-					yg[m*npix+base+q] = v
+			x.Range(mg, n, func(lo, hi int) {
+				for q := 0; q < n; q++ {
+					for m, v := range c[q*mg+lo : q*mg+hi] {
+						yg[(lo+m)*npix+base+q] = v
+					}
 				}
-			}
+			})
 			continue
 		}
-		for o := o0; o < o1; o++ {
-			for q := 0; q < ow; q++ {
-				src := c[((o-o0)*f.wph+q)*mg:][:mg]
-				for m, v := range src {
-					yg[m*npix+o*ow+q] = v
+		x.Range(mg, (o1-o0)*ow, func(lo, hi int) {
+			for o := o0; o < o1; o++ {
+				for q := 0; q < ow; q++ {
+					src := c[((o-o0)*f.wph+q)*mg:][lo:hi]
+					for m, v := range src {
+						yg[(lo+m)*npix+o*ow+q] = v
+					}
 				}
 			}
-		}
+		})
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ func convPath(p Conv2D) string {
 
 // TestConvFlatMatchesIm2col: the phase-plane grid paths (convFlat, and
 // convFlatT with the weights transposed) give results bit-identical to
-// the im2col path, on 1 and 2 threads, on odd shapes (strides, dilations,
+// the im2col path, on 1 to 4 threads, on odd shapes (strides, dilations,
 // asymmetric pads, groups, batches, chunked grids); and the cases cover
 // every path Conv2DPacked chooses.
 func TestConvFlatMatchesIm2col(t *testing.T) {
@@ -66,6 +66,11 @@ func TestConvFlatMatchesIm2col(t *testing.T) {
 		{N: 1, C: 256, H: 3, W: 3, M: 48, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 		{N: 1, C: 48, H: 3, W: 3, M: 192, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 		{N: 2, C: 7, H: 9, W: 13, M: 17, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		// Enough work that the phase-plane copy, the bias fill and the
+		// output copy split over the threads too (TestFlatSplits).
+		{N: 1, C: 64, H: 28, W: 28, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 33, H: 57, W: 55, M: 48, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 0, PR: 1, Groups: 1},
+		{N: 1, C: 16, H: 3, W: 3, M: 4100, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 	}
 	seen := map[string]bool{}
 	for i, p := range cases {
@@ -95,7 +100,7 @@ func TestConvFlatMatchesIm2col(t *testing.T) {
 				name string
 				pw   []*Packed
 			}{{path, pw}, {"transposed", pt}} {
-				for _, th := range []int{1, 2} {
+				for _, th := range []int{1, 2, 3, 4} {
 					y := make([]float32, len(want))
 					for j := range y {
 						y[j] = float32(math.NaN())
@@ -116,6 +121,74 @@ func TestConvFlatMatchesIm2col(t *testing.T) {
 	for _, path := range []string{"swapped", "swapped pixels", "flat", "implicit", "direct"} {
 		if !seen[path] {
 			t.Errorf("no case takes the %s path", path)
+		}
+	}
+}
+
+// TestFlatSplits: the phase-plane copy, and convFlat's and convFlatT's
+// bias fill and output copy, split over the threads on large layers
+// (counted by Context.Calls) and stay on the caller on small ones (the
+// minimum-work rule); the planes are bit-identical for 1 to 4 threads.
+func TestFlatSplits(t *testing.T) {
+	r := rand.New(rand.NewPCG(49, 1))
+	large := Conv2D{N: 1, C: 64, H: 28, W: 28, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1}
+	strided := Conv2D{N: 1, C: 33, H: 57, W: 55, M: 48, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 0, PR: 1, Groups: 1}
+	small := Conv2D{N: 1, C: 16, H: 16, W: 16, M: 16, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1}
+	for _, c := range []struct {
+		p     Conv2D
+		split bool
+	}{{large, true}, {strided, true}, {small, false}} {
+		p := c.p
+		in := randSlice(r, p.C*p.H*p.W)
+		kk := p.C * p.KH * p.KW
+		var ref []float32
+		for _, th := range []int{1, 2, 3, 4} {
+			x := NewContext(th)
+			buf := make([]float32, flatSize(&p, p.C, 32))
+			for i := range buf {
+				buf[i] = float32(math.NaN())
+			}
+			x.newFlat(&p, in, p.C, buf, make([]int, kk))
+			if got := x.Calls() > 0; th > 1 && got != c.split {
+				t.Errorf("%+v, %d threads: phase-plane copy split %v, want %v", p, th, got, c.split)
+			}
+			if ref == nil {
+				ref = buf
+			}
+			for i := range buf {
+				if math.Float32bits(buf[i]) != math.Float32bits(ref[i]) {
+					t.Fatalf("%+v, %d threads: plane element %d = %v, 1 thread %v", p, th, i, buf[i], ref[i])
+				}
+			}
+			x.Close()
+		}
+		if !c.split {
+			continue
+		}
+		// The whole convolution on 2 threads splits more calls than its
+		// SGEMM alone: the bias fill and the output copy.
+		w := randSlice(r, p.M*kk)
+		bias := randSlice(r, p.M)
+		oh, ow := p.Out()
+		pw, err := PackConvWeights(p, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if convPath(p) != "flat" {
+			t.Fatalf("%+v takes the %s path, want flat", p, convPath(p))
+		}
+		y := make([]float32, p.M*oh*ow)
+		calls := func(bias []float32) uint64 {
+			x := NewContext(2)
+			defer x.Close()
+			if err := x.Conv2DPacked(p, in, nil, pw, bias, y); err != nil {
+				t.Fatal(err)
+			}
+			return x.Calls()
+		}
+		without, with := calls(nil), calls(bias)
+		if with < without+1 || without < 3 {
+			t.Errorf("%+v: %d split calls with a bias, %d without; want the copy, the SGEMM and the output copy split, and the bias fill too", p, with, without)
 		}
 	}
 }
