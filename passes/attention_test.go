@@ -25,10 +25,7 @@ func sdpaModel(t *testing.T) *canonical.Model {
 	x, _ := g.AddInput("x", canonical.TensorType(canonical.Float, []int64{1, 8, 32}))
 	mask, _ := g.AddInput("mask", canonical.TensorType(canonical.Float, []int64{1, 1, 8, 8}))
 	c := func(name string, dims []int64, v []float64) *canonical.Value {
-		tt, err := floatTensor(name, canonical.Float, dims, v)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tt := canonical.NumberTensor(name, canonical.Float, dims, v)
 		val, err := g.AddInitializer(tt)
 		if err != nil {
 			t.Fatal(err)

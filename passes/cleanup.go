@@ -46,15 +46,9 @@ func constantTensor(n *canonical.Node) *canonical.Tensor {
 			}
 			return canonical.NewTensor("", a.T.DataType, append([]int64{}, a.T.Dims...), raw)
 		case "value_float":
-			t, _ := floatTensor("", canonical.Float, nil, []float64{float64(a.F)})
-			return t
+			return canonical.Float32Tensor("", nil, []float32{a.F})
 		case "value_floats":
-			v := make([]float64, len(a.Floats))
-			for i, f := range a.Floats {
-				v[i] = float64(f)
-			}
-			t, _ := floatTensor("", canonical.Float, []int64{int64(len(v))}, v)
-			return t
+			return canonical.Float32Tensor("", []int64{int64(len(a.Floats))}, a.Floats)
 		case "value_int":
 			return canonical.Int64Tensor("", nil, []int64{a.I})
 		case "value_ints":

@@ -3,10 +3,12 @@ package passes
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/executor"
 )
 
@@ -49,8 +51,9 @@ func foldConstants(m *canonical.Model, opts Options) (bool, error) {
 			continue
 		}
 		t := consts[v]
-		nv, err := addConst(g, nm, v.Name+"_folded", canonical.NewTensor("", canonical.Int64, append([]int64{}, t.Dims...), mustBytes(t)))
-		if err != nil {
+		e := build.On(g, nm, v.Name)
+		nv := e.Const("folded", canonical.NewTensor("", canonical.Int64, slices.Clone(t.Dims), mustBytes(t)))
+		if err := e.Err(); err != nil {
 			return changed, err
 		}
 		if bypassConst(g, v, nv) {
@@ -151,8 +154,9 @@ func foldConstants(m *canonical.Model, opts Options) (bool, error) {
 		if err != nil {
 			continue
 		}
-		nv, err := addConst(g, nm, v.Name+"_folded", canonical.NewTensor("", t.DataType, append([]int64{}, t.Dims...), raw))
-		if err != nil {
+		e := build.On(g, nm, v.Name)
+		nv := e.Const("folded", canonical.NewTensor("", t.DataType, slices.Clone(t.Dims), raw))
+		if err := e.Err(); err != nil {
 			return changed, err
 		}
 		if bypassConst(g, v, nv) {
@@ -201,6 +205,9 @@ func evalNodes(m *canonical.Model, nodes []*canonical.Node, want []*canonical.Va
 		sub.SetOpset(o.Domain, o.Version)
 	}
 	g := sub.Graph
+	// m's Namer: the copies' names clash with none of the constants taken
+	// from m under their own names.
+	e := build.On(g, canonical.NewNamer(m), "fold")
 	vmap := map[*canonical.Value]*canonical.Value{}
 	get := func(v *canonical.Value) (*canonical.Value, error) {
 		if v == nil {
@@ -231,21 +238,13 @@ func evalNodes(m *canonical.Model, nodes []*canonical.Node, want []*canonical.Va
 			}
 			ins = append(ins, w)
 		}
-		var outs []string
-		for _, o := range n.Outputs {
-			if o == nil {
-				outs = append(outs, "")
-			} else {
-				outs = append(outs, o.Name)
-			}
-		}
-		nn, err := g.AddNode(n.Name, n.Domain, n.OpType, ins, outs, n.Attributes...)
-		if err != nil {
+		outs := e.Copy(n, ins)
+		if err := e.Err(); err != nil {
 			return nil, err
 		}
 		for i, o := range n.Outputs {
 			if o != nil {
-				vmap[o] = nn.Outputs[i]
+				vmap[o] = outs[i]
 			}
 		}
 	}

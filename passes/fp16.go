@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/verify"
 )
@@ -275,11 +277,9 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 		}
 	}
 	cast := func(v *canonical.Value, to canonical.DataType) (*canonical.Value, error) {
-		n, err := g.AddNode(nm.Fresh(v.Name+"_cast"), "", "Cast", []*canonical.Value{v}, []string{nm.Fresh(v.Name + "_" + canonical.ElemTypeName(to))}, canonical.IntAttr("to", int64(to)))
-		if err != nil {
-			return nil, err
-		}
-		return n.Output(0), nil
+		e := build.On(g, nm, v.Name)
+		w := e.Op("Cast", []*canonical.Value{v}, canonical.IntAttr("to", int64(to)))
+		return w, e.Err()
 	}
 	lowOf := func(v *canonical.Value) (*canonical.Value, error) {
 		if low[v] {
@@ -305,11 +305,9 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 					f[i] = -lim
 				}
 			}
-			nt, err := floatTensor("", dt, t.Dims, f)
-			if err != nil {
-				return nil, err
-			}
-			if w, err = addConst(g, nm, v.Name+"_"+canonical.ElemTypeName(dt), nt); err != nil {
+			e := build.On(g, nm, v.Name)
+			w = e.Const(canonical.ElemTypeName(dt), canonical.NumberTensor("", dt, slices.Clone(t.Dims), f))
+			if err := e.Err(); err != nil {
 				return nil, err
 			}
 		} else {

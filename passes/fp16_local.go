@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/verify"
 )
@@ -139,7 +140,10 @@ func localErrors(ctx context.Context, m *canonical.Model, order []*canonical.Nod
 		out   string // the output's name in m
 	}
 	var probes []probe
-	for k, i := range cand {
+	// m's Namer: the copies' names clash with none of the inputs and
+	// constants taken from m.
+	e := build.On(g, canonical.NewNamer(m), "local")
+	for _, i := range cand {
 		n := order[i]
 		ins := make([]*canonical.Value, len(n.Inputs))
 		for j, in := range n.Inputs {
@@ -147,14 +151,8 @@ func localErrors(ctx context.Context, m *canonical.Model, order []*canonical.Nod
 				return nil, err
 			}
 		}
-		outs := make([]string, len(n.Outputs))
-		for j, o := range n.Outputs {
-			if o != nil {
-				outs[j] = fmt.Sprintf("__local%d_%d", k, j)
-			}
-		}
-		c, err := g.AddNode(fmt.Sprintf("__local%d", k), n.Domain, n.OpType, ins, outs, append([]*canonical.Attribute(nil), n.Attributes...)...)
-		if err != nil {
+		outs := e.Copy(n, ins)
+		if err := e.Err(); err != nil {
 			return nil, err
 		}
 		for j, o := range n.Outputs {
@@ -162,7 +160,7 @@ func localErrors(ctx context.Context, m *canonical.Model, order []*canonical.Nod
 			if o == nil || t == nil || t.DataType != canonical.Float {
 				continue
 			}
-			co := c.Output(j)
+			co := outs[j]
 			co.Type = canonical.TensorType(canonical.Float, t.Dims)
 			g.Outputs = append(g.Outputs, co)
 			probes = append(probes, probe{i, o.Name})

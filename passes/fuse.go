@@ -2,8 +2,10 @@ package passes
 
 import (
 	"math"
+	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // convWeights returns the Conv's constant float32 weights and bias (bias
@@ -35,24 +37,10 @@ func convWeights(conv *canonical.Node) (w, b []float64, oc int64, ok bool) {
 // setConvWeights replaces the Conv's weights and bias with new initializers.
 func setConvWeights(g *canonical.Graph, nm *canonical.Namer, conv *canonical.Node, w, b []float64) error {
 	wt := conv.Input(1).Const
-	nw, err := floatTensor("", canonical.Float, wt.Dims, w)
-	if err != nil {
-		return err
-	}
-	wv, err := addConst(g, nm, conv.Input(1).Name+"_fused", nw)
-	if err != nil {
-		return err
-	}
-	nb, err := floatTensor("", canonical.Float, []int64{int64(len(b))}, b)
-	if err != nil {
-		return err
-	}
-	base := conv.Output(0).Name + "_bias"
-	if conv.Input(2) != nil {
-		base = conv.Input(2).Name + "_fused"
-	}
-	bv, err := addConst(g, nm, base, nb)
-	if err != nil {
+	e := build.On(g, nm, conv.Output(0).Name)
+	wv := e.Const("weight", canonical.NumberTensor("", canonical.Float, slices.Clone(wt.Dims), w))
+	bv := e.Const("bias", canonical.NumberTensor("", canonical.Float, []int64{int64(len(b))}, b))
+	if err := e.Err(); err != nil {
 		return err
 	}
 	conv.SetInput(1, wv)
@@ -254,41 +242,25 @@ func fuseMatMulAdd(m *canonical.Model, opts Options) (bool, error) {
 		if name == "" {
 			name = "Gemm"
 		}
-		a := mm.Input(0)
-		var added []*canonical.Node
+		e := build.On(g, nm, name)
 		undo := func() {
-			for _, n := range added {
+			for _, n := range e.Added {
 				g.RemoveNode(n)
 			}
 		}
+		a := mm.Input(0)
 		if flat {
-			var err error
-			if a, added, err = flatten2D(g, nm, name, a, mdim, k); err != nil {
-				return changed, err
-			}
+			a = flatten2D(e, a, mdim, k)
 		}
-		gemm, err := g.AddNode(nm.Fresh(name+"_gemm"), "", "Gemm", []*canonical.Value{a, mm.Input(1), other}, []string{nm.Fresh(add.Output(0).Name + "_gemm")})
-		if err != nil {
-			undo()
-			return changed, err
-		}
-		added = append(added, gemm)
-		out := gemm.Output(0)
-		if flat {
+		out := e.Op("Gemm", []*canonical.Value{a, mm.Input(1), other})
+		if flat && out != nil {
 			out.Type = canonical.TensorType(canonical.Float, []int64{mdim, ndim})
 			od := append(append([]int64(nil), ad[:len(ad)-1]...), ndim)
-			sv, err := addConst(g, nm, name+"_shape", canonical.Int64Tensor("", []int64{int64(len(od))}, od))
-			if err != nil {
-				undo()
-				return changed, err
-			}
-			back, err := g.AddNode(nm.Fresh(name+"_reshape"), "", "Reshape", []*canonical.Value{out, sv}, []string{nm.Fresh(add.Output(0).Name + "_nd")})
-			if err != nil {
-				undo()
-				return changed, err
-			}
-			added = append(added, back)
-			out = back.Output(0)
+			out = e.Op("Reshape", []*canonical.Value{out, e.Int64s([]int64{int64(len(od))}, od...)})
+		}
+		if err := e.Err(); err != nil {
+			undo()
+			return changed, err
 		}
 		out.Type = add.Output(0).Type
 		if !bypass(g, add.Output(0), out) {
@@ -306,23 +278,18 @@ func fuseMatMulAdd(m *canonical.Model, opts Options) (bool, error) {
 
 // flatten2D returns a (static dims, last K) as [m, k]: the input of the
 // Reshape producing a when that already is [m, k], that Reshape retargeted
-// when a is used only by the caller, or a new Reshape (returned in added).
-func flatten2D(g *canonical.Graph, nm *canonical.Namer, name string, a *canonical.Value, m, k int64) (*canonical.Value, []*canonical.Node, error) {
-	if p := producer(a); isOp(p, "Reshape") && p.Graph == g && singleUse(a) && !isGraphOutput(a) {
+// when a is used only by the caller, or a new Reshape added by e.
+func flatten2D(e *build.Editor, a *canonical.Value, m, k int64) *canonical.Value {
+	if p := producer(a); isOp(p, "Reshape") && p.Graph == e.G && singleUse(a) && !isGraphOutput(a) {
 		if d, _, ok := tensorDims(p.Input(0)); ok && sameDims(d, []int64{m, k}) {
-			return p.Input(0), nil, nil
+			return p.Input(0)
 		}
 	}
-	sv, err := addConst(g, nm, name+"_shape2d", canonical.Int64Tensor("", []int64{2}, []int64{m, k}))
-	if err != nil {
-		return nil, nil, err
+	r := e.Op("Reshape", []*canonical.Value{a, e.Int64s([]int64{2}, m, k)})
+	if r != nil {
+		r.Type = canonical.TensorType(canonical.Float, []int64{m, k})
 	}
-	r, err := g.AddNode(nm.Fresh(name+"_flatten"), "", "Reshape", []*canonical.Value{a, sv}, []string{nm.Fresh(a.Name + "_2d")})
-	if err != nil {
-		return nil, nil, err
-	}
-	r.Output(0).Type = canonical.TensorType(canonical.Float, []int64{m, k})
-	return r.Output(0), []*canonical.Node{r}, nil
+	return r
 }
 
 // reshapeCommutes are unary elementwise ops (with only constant extra

@@ -26,10 +26,7 @@ func ffnModel(t *testing.T) *canonical.Model {
 		for i := range v {
 			v[i] = math.Sin(float64(i) + float64(len(name)))
 		}
-		tt, err := floatTensor(name, canonical.Float, dims, v)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tt := canonical.NumberTensor(name, canonical.Float, dims, v)
 		val, err := g.AddInitializer(tt)
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // permOf returns n's Transpose perm when n is a Transpose.
@@ -151,6 +152,11 @@ func fuseAttention(m *canonical.Model, opts Options) (bool, error) {
 				}
 			}
 		}
+		name := qk.Name
+		if name == "" {
+			name = "Attention"
+		}
+		e := build.On(g, nm, name)
 		if merge != nil {
 			inputs = []*canonical.Value{q3, k3, v3}
 			attrs = append(attrs, canonical.IntAttr("q_num_heads", heads), canonical.IntAttr("kv_num_heads", heads))
@@ -168,23 +174,13 @@ func fuseAttention(m *canonical.Model, opts Options) (bool, error) {
 					if samePerm(pk, 0, 1, 2, 3) {
 						k4 = tr.Input(0)
 					} else {
-						n, err := g.AddNode(nm.Fresh(tr.Name+"_k"), "", "Transpose", []*canonical.Value{tr.Input(0)},
-							[]string{nm.Fresh(kt4.Name + "_k")}, canonical.IntsAttr("perm", pk...))
-						if err != nil {
-							return changed, err
-						}
-						k4 = n.Output(0)
+						k4 = e.Op("Transpose", []*canonical.Value{tr.Input(0)}, canonical.IntsAttr("perm", pk...))
 					}
 					removed = append(removed, tr)
 				}
 			}
 			if k4 == kt4 {
-				n, err := g.AddNode(nm.Fresh(qk.Name+"_k"), "", "Transpose", []*canonical.Value{kt4},
-					[]string{nm.Fresh(kt4.Name + "_k")}, canonical.IntsAttr("perm", 0, 1, 3, 2))
-				if err != nil {
-					return changed, err
-				}
-				k4 = n.Output(0)
+				k4 = e.Op("Transpose", []*canonical.Value{kt4}, canonical.IntsAttr("perm", 0, 1, 3, 2))
 			}
 			inputs = []*canonical.Value{q4, k4, v4}
 		}
@@ -192,16 +188,12 @@ func fuseAttention(m *canonical.Model, opts Options) (bool, error) {
 			inputs = append(inputs, mask)
 		}
 		attrs = append(attrs, canonical.FloatAttr("scale", float32(scale)))
-		name := qk.Name
-		if name == "" {
-			name = "Attention"
-		}
-		at, err := g.AddNode(nm.Fresh(name+"_attention"), "", "Attention", inputs, []string{nm.Fresh(out.Name + "_attention")}, attrs...)
-		if err != nil {
+		at := e.Op("Attention", inputs, attrs...)
+		if err := e.Err(); err != nil {
 			return changed, err
 		}
-		at.Output(0).Type = out.Type
-		if !bypass(g, out, at.Output(0)) {
+		at.Type = out.Type
+		if !bypass(g, out, at) {
 			return changed, errAttention
 		}
 		// Outputs first: each removed node's consumers are gone.

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // otherInput returns the input of a binary node that is not v, or nil.
@@ -143,15 +144,14 @@ func fuseLayerNorm(m *canonical.Model, opts Options) (bool, error) {
 		if name == "" {
 			name = "LayerNorm"
 		}
-		ln, err := g.AddNode(nm.Fresh(name+"_layernorm"), "", "LayerNormalization", inputs,
-			[]string{nm.Fresh(last.Output(0).Name + "_ln")},
-			canonical.IntAttr("axis", -1), canonical.FloatAttr("epsilon", float32(eps)))
-		if err != nil {
+		e := build.On(g, nm, name)
+		ln := e.Op("LayerNormalization", inputs, canonical.IntAttr("axis", -1), canonical.FloatAttr("epsilon", float32(eps)))
+		if err := e.Err(); err != nil {
 			return changed, err
 		}
-		ln.Output(0).Type = last.Output(0).Type
-		if !bypass(g, last.Output(0), ln.Output(0)) {
-			g.RemoveNode(ln)
+		ln.Type = last.Output(0).Type
+		if !bypass(g, last.Output(0), ln) {
+			removeNodes(g, e.Added...)
 			continue
 		}
 		removeNodes(g, last)
@@ -229,13 +229,14 @@ func fuseGelu(m *canonical.Model, opts Options) (bool, error) {
 		if name == "" {
 			name = "Gelu"
 		}
-		gl, err := g.AddNode(nm.Fresh(name+"_gelu"), "", "Gelu", []*canonical.Value{x}, []string{nm.Fresh(last.Output(0).Name + "_gelu")})
-		if err != nil {
+		e := build.On(g, nm, name)
+		gl := e.Op("Gelu", []*canonical.Value{x})
+		if err := e.Err(); err != nil {
 			return changed, err
 		}
-		gl.Output(0).Type = last.Output(0).Type
-		if !bypass(g, last.Output(0), gl.Output(0)) {
-			g.RemoveNode(gl)
+		gl.Type = last.Output(0).Type
+		if !bypass(g, last.Output(0), gl) {
+			removeNodes(g, e.Added...)
 			continue
 		}
 		removeNodes(g, last)

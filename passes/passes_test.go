@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/verify"
 )
@@ -32,20 +33,12 @@ func scaleOutput(m *canonical.Model, _ Options) (bool, error) {
 	g := m.Graph
 	last := g.Nodes[len(g.Nodes)-1]
 	x := last.Input(0)
-	nm := canonical.NewNamer(m)
-	c, err := floatTensor("", canonical.Float, nil, []float64{1.01})
-	if err != nil {
+	e := build.On(g, canonical.NewNamer(m), "planted")
+	y := e.Op("Mul", []*canonical.Value{x, e.Number(canonical.Float, nil, 1.01)})
+	if err := e.Err(); err != nil {
 		return false, err
 	}
-	cv, err := addConst(g, nm, "planted_scale", c)
-	if err != nil {
-		return false, err
-	}
-	n, err := g.AddNode("planted_mul", "", "Mul", []*canonical.Value{x, cv}, []string{nm.Fresh("planted_out")})
-	if err != nil {
-		return false, err
-	}
-	last.SetInput(0, n.Output(0))
+	last.SetInput(0, y)
 	return true, nil
 }
 
@@ -74,7 +67,7 @@ func TestPlantedPassRolledBackAndNamed(t *testing.T) {
 	}
 	t.Logf("rolled back: %s", p.Reason)
 	for _, n := range res.Graph.Nodes {
-		if n.Name == "planted_mul" {
+		if n.Name == "planted_Mul" {
 			t.Fatal("the planted node is in the result")
 		}
 	}
@@ -161,10 +154,7 @@ func convBNModel(t *testing.T) *canonical.Model {
 		w[i] = math.Sin(float64(i))
 	}
 	add := func(name string, dims []int64, v []float64) *canonical.Value {
-		tt, err := floatTensor(name, canonical.Float, dims, v)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tt := canonical.NumberTensor(name, canonical.Float, dims, v)
 		val, err := g.AddInitializer(tt)
 		if err != nil {
 			t.Fatal(err)
@@ -197,7 +187,7 @@ func overflowModel(t *testing.T) *canonical.Model {
 		w[i] = 10 * math.Cos(float64(i))
 	}
 	mk := func(name string, dims []int64, v []float64) *canonical.Value {
-		tt, _ := floatTensor(name, canonical.Float, dims, v)
+		tt := canonical.NumberTensor(name, canonical.Float, dims, v)
 		val, err := g.AddInitializer(tt)
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/verify"
 )
 
@@ -263,38 +264,20 @@ func qdqStatic(g *canonical.Graph, nm *canonical.Namer, x *canonical.Value, lo, 
 	}
 	zp := math.Round(-lo / scale)
 	zp = math.Max(0, math.Min(255, zp))
-	st, _ := floatTensor("", canonical.Float, nil, []float64{scale})
-	sv, err := addConst(g, nm, x.Name+"_scale", st)
-	if err != nil {
-		return nil, err
-	}
-	zv, err := addConst(g, nm, x.Name+"_zero_point", canonical.NewTensor("", canonical.Uint8, nil, []byte{byte(zp)}))
-	if err != nil {
-		return nil, err
-	}
-	q, err := g.AddNode(nm.Fresh(x.Name+"_QuantizeLinear"), "", "QuantizeLinear", []*canonical.Value{x, sv, zv}, []string{nm.Fresh(x.Name + "_quantized")})
-	if err != nil {
-		return nil, err
-	}
-	d, err := g.AddNode(nm.Fresh(x.Name+"_DequantizeLinear"), "", "DequantizeLinear", []*canonical.Value{q.Output(0), sv, zv}, []string{nm.Fresh(x.Name + "_dequantized")})
-	if err != nil {
-		return nil, err
-	}
-	return d.Output(0), nil
+	e := build.On(g, nm, x.Name)
+	sv := e.Const("scale", canonical.NumberTensor("", canonical.Float, nil, []float64{scale}))
+	zv := e.Const("zero_point", canonical.NewTensor("", canonical.Uint8, nil, []byte{byte(zp)}))
+	q := e.Op("QuantizeLinear", []*canonical.Value{x, sv, zv})
+	d := e.Op("DequantizeLinear", []*canonical.Value{q, sv, zv})
+	return d, e.Err()
 }
 
 // qdqDynamic inserts DynamicQuantizeLinear/DequantizeLinear for x.
 func qdqDynamic(g *canonical.Graph, nm *canonical.Namer, x *canonical.Value) (*canonical.Value, error) {
-	q, err := g.AddNode(nm.Fresh(x.Name+"_DynamicQuantizeLinear"), "", "DynamicQuantizeLinear", []*canonical.Value{x},
-		[]string{nm.Fresh(x.Name + "_quantized"), nm.Fresh(x.Name + "_scale"), nm.Fresh(x.Name + "_zero_point")})
-	if err != nil {
-		return nil, err
-	}
-	d, err := g.AddNode(nm.Fresh(x.Name+"_DequantizeLinear"), "", "DequantizeLinear", q.Outputs, []string{nm.Fresh(x.Name + "_dequantized")})
-	if err != nil {
-		return nil, err
-	}
-	return d.Output(0), nil
+	e := build.On(g, nm, x.Name)
+	q := e.OpN("DynamicQuantizeLinear", 3, []*canonical.Value{x})
+	d := e.Op("DequantizeLinear", q)
+	return d, e.Err()
 }
 
 // qdqWeight stores w as int8 (symmetric, zero point 0), per channel along
@@ -332,35 +315,20 @@ func qdqWeight(g *canonical.Graph, nm *canonical.Namer, w *canonical.Value, perC
 		v := math.RoundToEven(x / scales[c])
 		q[i] = byte(int8(math.Max(-127, math.Min(127, v))))
 	}
-	qv, err := addConst(g, nm, w.Name+"_quantized", canonical.NewTensor("", canonical.Int8, append([]int64{}, dims...), q))
-	if err != nil {
-		return nil, err
-	}
+	e := build.On(g, nm, w.Name)
+	qv := e.Const("quantized", canonical.NewTensor("", canonical.Int8, append([]int64{}, dims...), q))
 	var sdims []int64
 	if perChannel {
 		sdims = []int64{channels}
+	} else {
+		scales = scales[:1]
 	}
-	st, _ := floatTensor("", canonical.Float, sdims, scales)
-	if !perChannel {
-		st, _ = floatTensor("", canonical.Float, nil, scales[:1])
-	}
-	sv, err := addConst(g, nm, w.Name+"_scale", st)
-	if err != nil {
-		return nil, err
-	}
-	zraw := make([]byte, len(scales))
-	zt := canonical.NewTensor("", canonical.Int8, sdims, zraw)
-	zv, err := addConst(g, nm, w.Name+"_zero_point", zt)
-	if err != nil {
-		return nil, err
-	}
+	sv := e.Const("scale", canonical.NumberTensor("", canonical.Float, sdims, scales))
+	zv := e.Const("zero_point", canonical.NewTensor("", canonical.Int8, sdims, make([]byte, len(scales))))
 	var attrs []*canonical.Attribute
 	if perChannel {
 		attrs = append(attrs, canonical.IntAttr("axis", axis))
 	}
-	d, err := g.AddNode(nm.Fresh(w.Name+"_DequantizeLinear"), "", "DequantizeLinear", []*canonical.Value{qv, sv, zv}, []string{nm.Fresh(w.Name + "_dequantized")}, attrs...)
-	if err != nil {
-		return nil, err
-	}
-	return d.Output(0), nil
+	d := e.Op("DequantizeLinear", []*canonical.Value{qv, sv, zv}, attrs...)
+	return d, e.Err()
 }

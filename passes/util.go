@@ -1,8 +1,6 @@
 package passes
 
 import (
-	"fmt"
-
 	"github.com/onnxconv/onnxconv/canonical"
 )
 
@@ -117,16 +115,6 @@ func allEqual(t *canonical.Tensor, x float64) bool {
 	return true
 }
 
-// floatTensor makes a tensor of dt (float32, float64, float16 or
-// bfloat16) from vals.
-func floatTensor(name string, dt canonical.DataType, dims []int64, vals []float64) (*canonical.Tensor, error) {
-	switch dt {
-	case canonical.Float, canonical.Double, canonical.Float16, canonical.BFloat16:
-		return canonical.NumberTensor(name, dt, append([]int64{}, dims...), vals), nil
-	}
-	return nil, fmt.Errorf("floatTensor: unsupported type %s", canonical.ElemTypeName(dt))
-}
-
 // removeNodes deletes nodes from their graph, after their outputs' uses
 // were replaced.
 func removeNodes(g *canonical.Graph, nodes ...*canonical.Node) {
@@ -211,10 +199,4 @@ func sameDims(a, b []int64) bool {
 		}
 	}
 	return true
-}
-
-// addConst adds an initializer with a fresh name based on base.
-func addConst(g *canonical.Graph, nm *canonical.Namer, base string, t *canonical.Tensor) (*canonical.Value, error) {
-	t.Name = nm.Fresh(base)
-	return g.AddInitializer(t)
 }

@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
 )
@@ -49,21 +50,65 @@ func (e *Editor) OpN(op string, n int, in []*canonical.Value, attrs ...*canonica
 // "<Base>_<op>" (made fresh), its outputs after it ("_out", or "_out<i>"
 // for several).
 func (e *Editor) OpIn(domain, op string, n int, in []*canonical.Value, attrs ...*canonical.Attribute) []*canonical.Value {
+	present := make([]bool, n)
+	for i := range present {
+		present[i] = true
+	}
+	return e.add(domain, op, present, in, attrs)
+}
+
+// OpTo adds an ai.onnx node with one output named out exactly (not made
+// fresh), for a transform that recomputes a value under its old name; the
+// name must be free in G.
+func (e *Editor) OpTo(op string, in []*canonical.Value, out string, attrs ...*canonical.Attribute) *canonical.Value {
+	if e.err != nil {
+		return nil
+	}
+	e.Names.Reserve(out)
+	outs := e.node(e.Names.Fresh(e.Base+"_"+op), "", op, in, []string{out}, attrs)
+	if outs == nil {
+		return nil
+	}
+	return outs[0]
+}
+
+// Copy adds a node computing what n computes (its domain, op and
+// attributes) from in, which stand for n's inputs, possibly in another
+// graph: the node is named "<Base>_<op>" (made fresh) and an output of n
+// that is absent stays absent. It returns the copy's outputs, one for each
+// of n's.
+func (e *Editor) Copy(n *canonical.Node, in []*canonical.Value) []*canonical.Value {
+	present := make([]bool, len(n.Outputs))
+	for i, o := range n.Outputs {
+		present[i] = o != nil
+	}
+	return e.add(n.Domain, n.OpType, present, in, slices.Clone(n.Attributes))
+}
+
+// add adds a node with fresh names for its present outputs.
+func (e *Editor) add(domain, op string, present []bool, in []*canonical.Value, attrs []*canonical.Attribute) []*canonical.Value {
 	if e.err != nil {
 		return nil
 	}
 	name := e.Names.Fresh(e.Base + "_" + op)
-	outs := make([]string, n)
-	for i := range outs {
-		if n == 1 {
+	outs := make([]string, len(present))
+	for i, p := range present {
+		switch {
+		case !p:
+		case len(present) == 1:
 			outs[i] = e.Names.Fresh(name + "_out")
-		} else {
+		default:
 			outs[i] = e.Names.Fresh(fmt.Sprintf("%s_out%d", name, i))
 		}
 	}
+	return e.node(name, domain, op, in, outs, attrs)
+}
+
+// node adds the node and records it, or keeps the error.
+func (e *Editor) node(name, domain, op string, in []*canonical.Value, outs []string, attrs []*canonical.Attribute) []*canonical.Value {
 	node, err := e.G.AddNode(name, domain, op, in, outs, attrs...)
 	if err != nil {
-		e.err = err
+		e.err = fmt.Errorf("adding %s node %q: %w", op, name, err)
 		return nil
 	}
 	e.Added = append(e.Added, node)

@@ -43,3 +43,44 @@ func TestEditor(t *testing.T) {
 		t.Fatal("an Editor with an error still added a node")
 	}
 }
+
+// OpTo keeps the name it is given; Copy repeats a node of another graph
+// (op, domain, attributes) on new inputs with fresh names, keeping absent
+// outputs absent.
+func TestEditorOpToCopy(t *testing.T) {
+	src := canonical.NewGraph("src")
+	a, err := src.AddInput("a", canonical.TensorType(canonical.Float, []int64{4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := src.AddNode("drop", "", "Dropout", []*canonical.Value{a}, []string{"y", ""}, canonical.FloatAttr("ratio", 0.25))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	g := canonical.NewGraph("g")
+	x, err := g.AddInput("x", canonical.TensorType(canonical.Float, []int64{4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := build.On(g, canonical.NewNamer(&canonical.Model{Graph: g}), "x")
+	outs := e.Copy(orig, []*canonical.Value{x})
+	kept := e.OpTo("Relu", []*canonical.Value{outs[0]}, "kept")
+	if err := e.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 2 || outs[1] != nil || outs[0].Name != "x_Dropout_out0" {
+		t.Fatalf("copy outputs %v", outs)
+	}
+	p, _ := outs[0].Producer()
+	if p == orig || p.Graph != g || p.OpType != "Dropout" || p.Inputs[0] != x || p.Attr("ratio") == nil || p.Attr("ratio").F != 0.25 {
+		t.Fatalf("copy %+v", p)
+	}
+	if kept.Name != "kept" || g.Lookup("kept") != kept {
+		t.Fatalf("OpTo named its output %q", kept.Name)
+	}
+	// The name is taken now: a second OpTo to it is an error, kept.
+	if v := e.OpTo("Relu", []*canonical.Value{x}, "kept"); v != nil || e.Err() == nil {
+		t.Fatalf("OpTo to a taken name: %v, err %v", v, e.Err())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
 	"github.com/onnxconv/onnxconv/opset"
 	"github.com/onnxconv/onnxconv/opset/convert"
@@ -130,6 +131,11 @@ func expandNode(m *canonical.Model, g *canonical.Graph, n *canonical.Node, to in
 	}
 
 	// Splice: map scratch values to values of g.
+	base := n.Name
+	if base == "" {
+		base = n.OpType
+	}
+	e := build.On(g, names, base)
 	vals := map[*canonical.Value]*canonical.Value{}
 	for _, v := range mg.Inputs {
 		vals[v] = inVals[v.Name]
@@ -140,18 +146,16 @@ func expandNode(m *canonical.Model, g *canonical.Graph, n *canonical.Node, to in
 			continue
 		}
 		t := *v.Const
-		t.Name = names.Fresh(v.Name)
-		nv, err := g.AddInitializer(&t)
-		if err != nil {
-			return nil, fmt.Errorf("adding constant %q: %w", t.Name, err)
+		nv := e.Const(v.Name, &t)
+		if err := e.Err(); err != nil {
+			return nil, err
 		}
 		vals[v] = nv
 	}
-	var added []*canonical.Node
 	var addedInits []*canonical.Value
 	undo := func() {
-		for i := len(added) - 1; i >= 0; i-- {
-			g.RemoveNode(added[i])
+		for i := len(e.Added) - 1; i >= 0; i-- {
+			g.RemoveNode(e.Added[i])
 		}
 		for _, v := range addedInits {
 			g.RemoveInitializer(v)
@@ -176,28 +180,17 @@ func expandNode(m *canonical.Model, g *canonical.Graph, n *canonical.Node, to in
 			}
 			nins = append(nins, mv)
 		}
-		outs := make([]string, len(sn.Outputs))
-		for i, o := range sn.Outputs {
-			if o != nil {
-				outs[i] = names.Fresh(o.Name + "_x")
-			}
-		}
-		name := sn.Name
-		if name != n.Name {
-			name = names.Fresh(name)
-		}
-		nn, err := g.AddNode(name, sn.Domain, sn.OpType, nins, outs, sn.Attributes...)
-		if err != nil {
+		outs := e.Copy(sn, nins)
+		if err := e.Err(); err != nil {
 			undo()
-			return nil, fmt.Errorf("adding %s: %w", sn.OpType, err)
+			return nil, err
 		}
 		for i, o := range sn.Outputs {
 			if o != nil {
-				vals[o] = nn.Outputs[i]
-				nn.Outputs[i].Type = o.Type
+				vals[o] = outs[i]
+				outs[i].Type = o.Type
 			}
 		}
-		added = append(added, nn)
 	}
 	// The scratch graph's outputs are n's outputs, in order.
 	repl := make([]*canonical.Value, len(n.Outputs))
@@ -215,13 +208,11 @@ func expandNode(m *canonical.Model, g *canonical.Graph, n *canonical.Node, to in
 		if p, _ := rv.Producer(); p == nil {
 			// The expansion passes an input through: keep a node
 			// producing the output.
-			id, err := g.AddNode(names.Fresh(n.Name+"_Identity"), "", "Identity", []*canonical.Value{rv}, []string{names.Fresh(o.Name + "_x")})
-			if err != nil {
+			rv = e.Op("Identity", []*canonical.Value{rv})
+			if err := e.Err(); err != nil {
 				undo()
-				return nil, fmt.Errorf("adding Identity: %w", err)
+				return nil, err
 			}
-			added = append(added, id)
-			rv = id.Outputs[0]
 		}
 		repl[i] = rv
 	}
@@ -250,13 +241,13 @@ func expandNode(m *canonical.Model, g *canonical.Graph, n *canonical.Node, to in
 			repl[i].Type = o.Type
 		}
 	}
-	g.MoveNodes(added, at)
+	g.MoveNodes(e.Added, at)
 	for _, in := range inputs {
 		if in != nil && in.Const != nil && len(in.Uses()) == 0 && !isListed(g.Outputs, in) && !isListed(g.Inputs, in) {
 			g.RemoveInitializer(in)
 		}
 	}
-	return added, nil
+	return e.Added, nil
 }
 
 func isListed(vs []*canonical.Value, v *canonical.Value) bool {

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/canonical/infer"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
@@ -182,23 +183,22 @@ func castAround(m *canonical.Model, miss kernelMiss, w canonical.DataType, names
 	if label == "" {
 		label = n.OpType
 	}
-	var before, after []*canonical.Node
+	before := build.On(g, names, label+"_to_"+typeName(w))
 	for i, in := range n.Inputs {
 		if in == nil || !bound(s.Inputs, i) {
 			continue
 		}
-		c, err := g.AddNode(names.Fresh(label+"_to_"+typeName(w)), "", "Cast", []*canonical.Value{in},
-			[]string{names.Fresh(in.Name + "_" + typeName(w))}, canonical.IntAttr("to", int64(w)))
-		if err != nil {
+		c := before.Op("Cast", []*canonical.Value{in}, canonical.IntAttr("to", int64(w)))
+		if err := before.Err(); err != nil {
 			return fmt.Errorf("adding a Cast before %s %q: %w", n.OpType, n.Name, err)
 		}
-		c.Outputs[0].Type = retype(in.Type, w)
+		c.Type = retype(in.Type, w)
 		if in.Type == nil && in.Const != nil {
-			c.Outputs[0].Type = canonical.TensorType(w, in.Const.Dims)
+			c.Type = canonical.TensorType(w, in.Const.Dims)
 		}
-		n.SetInput(i, c.Outputs[0])
-		before = append(before, c)
+		n.SetInput(i, c)
 	}
+	after := build.On(g, names, label+"_back_to_"+typeName(miss.got))
 	for j, o := range n.Outputs {
 		if o == nil || !bound(s.Outputs, j) {
 			continue
@@ -209,27 +209,25 @@ func castAround(m *canonical.Model, miss kernelMiss, w canonical.DataType, names
 			return fmt.Errorf("renaming output %q of %s %q: %w", orig, n.OpType, n.Name, err)
 		}
 		o.Type = retype(origType, w)
-		c, err := g.AddNode(names.Fresh(label+"_back_to_"+typeName(miss.got)), "", "Cast", []*canonical.Value{o},
-			[]string{orig}, canonical.IntAttr("to", int64(miss.got)))
-		if err != nil {
+		c := after.OpTo("Cast", []*canonical.Value{o}, orig, canonical.IntAttr("to", int64(miss.got)))
+		if err := after.Err(); err != nil {
 			return fmt.Errorf("adding a Cast after %s %q: %w", n.OpType, n.Name, err)
 		}
-		c.Outputs[0].Type = origType
-		g.ReplaceAllUsesWith(o, c.Outputs[0])
-		c.SetInput(0, o)
-		after = append(after, c)
+		c.Type = origType
+		g.ReplaceAllUsesWith(o, c)
+		after.Added[len(after.Added)-1].SetInput(0, o)
 	}
-	g.MoveNodes(before, n)
+	g.MoveNodes(before.Added, n)
 	var next *canonical.Node
 	for i, x := range g.Nodes {
 		if x == n && i+1 < len(g.Nodes) {
 			next = g.Nodes[i+1]
 		}
 	}
-	if next != nil && len(after) > 0 && next == after[0] {
+	if next != nil && len(after.Added) > 0 && next == after.Added[0] {
 		return nil // already right after n (AddNode appended them)
 	}
-	g.MoveNodes(after, next)
+	g.MoveNodes(after.Added, next)
 	return nil
 }
 

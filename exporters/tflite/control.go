@@ -1,11 +1,11 @@
 package tflite
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // loweredOps are the ONNX ops lowerControl rewrites before the converter
@@ -35,7 +35,9 @@ const maxUnrolledNodes = 4096
 // notes says what was done, for the report.
 func lowerControl(g *canonical.Graph) (why map[string]string, notes []string, err error) {
 	why = map[string]string{}
-	l := &lowerer{g: g}
+	names := canonical.NewNamer(nil)
+	names.ReserveGraph(g)
+	l := &lowerer{g: g, names: names}
 	for _, n := range slices.Clone(g.Nodes) {
 		var reason string
 		switch n.OpType {
@@ -59,20 +61,9 @@ func lowerControl(g *canonical.Graph) (why map[string]string, notes []string, er
 }
 
 type lowerer struct {
-	g    *canonical.Graph
-	note string
-	seq  int
-}
-
-// fresh returns a name not yet defined in the graph.
-func (l *lowerer) fresh(base string) string {
-	for {
-		l.seq++
-		name := fmt.Sprintf("%s;%d", base, l.seq)
-		if l.g.Lookup(name) == nil {
-			return name
-		}
-	}
+	g     *canonical.Graph
+	names *canonical.Namer // every name of g and its subgraphs
+	note  string
 }
 
 // nested reports whether a node of sg holds a subgraph.
@@ -84,14 +75,13 @@ func nested(sg *canonical.Graph) bool {
 // the values of sg's inputs (and filled with the copies of its values);
 // values from outside sg stay as they are.
 func (l *lowerer) inline(sg *canonical.Graph, vmap map[*canonical.Value]*canonical.Value, prefix string) error {
+	e := build.On(l.g, l.names, prefix)
 	for _, v := range sg.Initializers {
 		t := *v.Const
-		t.Name = l.fresh(prefix + "/" + v.Name)
-		nv, err := l.g.AddInitializer(&t)
-		if err != nil {
-			return err
-		}
-		vmap[v] = nv
+		vmap[v] = e.Const(v.Name, &t)
+	}
+	if err := e.Err(); err != nil {
+		return err
 	}
 	order, err := sg.TopoSort()
 	if err != nil {
@@ -102,19 +92,13 @@ func (l *lowerer) inline(sg *canonical.Graph, vmap map[*canonical.Value]*canonic
 		for i, in := range m.Inputs {
 			ins[i] = l.lookup(vmap, in)
 		}
-		outs := make([]string, len(m.Outputs))
-		for i, o := range m.Outputs {
-			if o != nil {
-				outs[i] = l.fresh(prefix + "/" + o.Name)
-			}
-		}
-		nn, err := l.g.AddNode(l.fresh(prefix+"/"+m.Name), m.Domain, m.OpType, ins, outs, m.Attributes...)
-		if err != nil {
+		outs := e.Copy(m, ins)
+		if err := e.Err(); err != nil {
 			return err
 		}
 		for i, o := range m.Outputs {
 			if o != nil {
-				vmap[o] = nn.Outputs[i]
+				vmap[o] = outs[i]
 			}
 		}
 	}
@@ -136,15 +120,16 @@ func (l *lowerer) lookup(vmap map[*canonical.Value]*canonical.Value, v *canonica
 func (l *lowerer) replaceOutputs(n *canonical.Node, op string, args [][]*canonical.Value) error {
 	olds := slices.Clone(n.Outputs)
 	l.g.RemoveNode(n)
+	e := build.On(l.g, l.names, n.Name)
 	for i, old := range olds {
 		if old == nil {
 			continue
 		}
-		nn, err := l.g.AddNode(l.fresh(n.Name+"/out"), "", op, args[i], []string{old.Name})
-		if err != nil {
+		v := e.OpTo(op, args[i], old.Name)
+		if err := e.Err(); err != nil {
 			return err
 		}
-		l.g.ReplaceAllUsesWith(old, nn.Outputs[0])
+		l.g.ReplaceAllUsesWith(old, v)
 	}
 	return nil
 }
@@ -257,18 +242,17 @@ func (l *lowerer) lowerLoop(n *canonical.Node) (string, error) {
 			return "the body computes its own exit condition (a data-dependent exit needs TFLite WHILE, which is not written)", nil
 		}
 	}
-	trueV, err := l.g.AddInitializer(canonical.NewTensor(l.fresh(n.Name+"/cond"), canonical.Bool, nil, []byte{1}))
-	if err != nil {
+	e := build.On(l.g, l.names, n.Name)
+	trueV := e.Const("cond", canonical.NewTensor("", canonical.Bool, nil, []byte{1}))
+	if err := e.Err(); err != nil {
 		return "", err
 	}
 	cur := slices.Clone(n.Inputs[2:])
 	for it := int64(0); it < trips; it++ {
 		vmap := map[*canonical.Value]*canonical.Value{condIn: trueV}
 		if len(body.Inputs[0].Uses()) > 0 {
-			b := make([]byte, 8)
-			binary.LittleEndian.PutUint64(b, uint64(it))
-			iv, err := l.g.AddInitializer(canonical.NewTensor(l.fresh(fmt.Sprintf("%s/iter%d", n.Name, it)), canonical.Int64, nil, b))
-			if err != nil {
+			iv := e.Const(fmt.Sprintf("iter%d", it), canonical.Int64Tensor("", nil, []int64{it}))
+			if err := e.Err(); err != nil {
 				return "", err
 			}
 			vmap[body.Inputs[0]] = iv

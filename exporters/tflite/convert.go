@@ -38,7 +38,7 @@ type converter struct {
 	reps    map[*canonical.Value][]rep
 	aliases map[*canonical.Value]alias
 	skip    map[*canonical.Node]bool
-	names   map[string]int
+	names   *canonical.Namer // the TFLite tensors' names
 	cur     *canonical.Node
 	// derived gives the int8 calibration range of intermediate tensors
 	// that hold no ONNX value: an affine map of a value's range.
@@ -57,7 +57,7 @@ type derivedRange struct {
 func newConverter(m *canonical.Model, opts Options, r *Report) *converter {
 	return &converter{m: m, opts: opts, rep: r, t: newTModel(),
 		reps: map[*canonical.Value][]rep{}, aliases: map[*canonical.Value]alias{},
-		skip: map[*canonical.Node]bool{}, names: map[string]int{}, derived: map[int32]derivedRange{}}
+		skip: map[*canonical.Node]bool{}, names: canonical.NewNamer(nil), derived: map[int32]derivedRange{}}
 }
 
 func isIdentity(p []int) bool {
@@ -108,15 +108,6 @@ func permute[T any](s []T, p []int) []T {
 		out[i] = s[v]
 	}
 	return out
-}
-
-func (c *converter) uniqueName(base string) string {
-	k := c.names[base]
-	c.names[base] = k + 1
-	if k == 0 {
-		return base
-	}
-	return fmt.Sprintf("%s_%d", base, k)
 }
 
 func nodeName(n *canonical.Node) string {
@@ -210,14 +201,14 @@ func (c *converter) newOut(v *canonical.Value, perm []int) (int32, error) {
 	if perm != nil {
 		name += ";perm"
 	}
-	t := c.t.addTensor(c.uniqueName(name), tt, permute(sh, perm), nil)
+	t := c.t.addTensor(c.names.Fresh(name), tt, permute(sh, perm), nil)
 	c.reps[v] = append(c.reps[v], rep{perm: perm, t: t})
 	return t, nil
 }
 
 // tmp makes an intermediate tensor.
 func (c *converter) tmp(base string, typ fb.TensorType, shape []int64) int32 {
-	return c.t.addTensor(c.uniqueName(base), typ, shape, nil)
+	return c.t.addTensor(c.names.Fresh(base), typ, shape, nil)
 }
 
 // native returns the layout v is cheapest to have in, and its tensor.
@@ -333,7 +324,7 @@ func (c *converter) constI32(base string, v []int32, shape []int64) int32 {
 	if c.cur != nil {
 		name = c.cur.Name + "/" + base
 	}
-	return c.t.addTensor(c.uniqueName(name), fb.TensorTypeINT32, shape, nonNil(b))
+	return c.t.addTensor(c.names.Fresh(name), fb.TensorTypeINT32, shape, nonNil(b))
 }
 
 func nonNil(b []byte) []byte {
@@ -355,8 +346,8 @@ func (c *converter) constF32(base string, v []float32, shape []int64, weights bo
 		for i, x := range v {
 			binary.LittleEndian.PutUint16(b[2*i:], canonical.Float32ToFloat16(x))
 		}
-		h := c.t.addTensor(c.uniqueName(name+";fp16"), fb.TensorTypeFLOAT16, shape, nonNil(b))
-		out := c.t.addTensor(c.uniqueName(name), fb.TensorTypeFLOAT32, shape, nil)
+		h := c.t.addTensor(c.names.Fresh(name+";fp16"), fb.TensorTypeFLOAT16, shape, nonNil(b))
+		out := c.t.addTensor(c.names.Fresh(name), fb.TensorTypeFLOAT32, shape, nil)
 		c.t.addOp(fb.BuiltinOperatorDEQUANTIZE, []int32{h}, []int32{out}, 0, nil, nodeName(c.cur))
 		return out
 	}
@@ -364,7 +355,7 @@ func (c *converter) constF32(base string, v []float32, shape []int64, weights bo
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
-	return c.t.addTensor(c.uniqueName(name), fb.TensorTypeFLOAT32, shape, nonNil(b))
+	return c.t.addTensor(c.names.Fresh(name), fb.TensorTypeFLOAT32, shape, nonNil(b))
 }
 
 // transposeData permutes row-major data of dims by perm (nil: unchanged)
@@ -450,7 +441,7 @@ func (c *converter) constTensor(v *canonical.Value, perm []int) (int32, error) {
 			return 0, err
 		}
 		raw = t13
-		return c.t.addTensor(c.uniqueName(v.Name), fb.TensorTypeBOOL, shape, nonNil(raw)), nil
+		return c.t.addTensor(c.names.Fresh(v.Name), fb.TensorTypeBOOL, shape, nonNil(raw)), nil
 	}
 	return 0, fmt.Errorf("constant %q: element type %s not supported", v.Name, v.Const.DataType)
 }

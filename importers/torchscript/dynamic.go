@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
 )
 
@@ -141,38 +142,18 @@ func computeFromBatch(m *canonical.Model, cs []batchConst) error {
 		return nil
 	}
 	g := m.Graph
-	names := canonical.NewNamer(m)
-	var added []*canonical.Node
-	var err error
-	node := func(op string, in []*canonical.Value, out string, attrs ...*canonical.Attribute) *canonical.Value {
-		if err != nil {
-			return nil
-		}
-		var n *canonical.Node
-		if n, err = g.AddNode(names.Fresh(out), "", op, in, []string{names.Fresh(out)}, attrs...); err != nil {
-			return nil
-		}
-		added = append(added, n)
-		return n.Outputs[0]
-	}
-	konst := func(base string, dims, v []int64) *canonical.Value {
-		if err != nil {
-			return nil
-		}
-		var c *canonical.Value
-		c, err = g.AddInitializer(canonical.Int64Tensor(names.Fresh(base), dims, v))
-		return c
-	}
-	shape := node("Shape", []*canonical.Value{g.Inputs[0]}, "batch_shape")
-	batch := node("Gather", []*canonical.Value{shape, konst("zero", nil, []int64{0})}, "batch", canonical.IntAttr("axis", 0))
+	e := build.On(g, canonical.NewNamer(m), "batch")
+	shape := e.Op("Shape", []*canonical.Value{g.Inputs[0]})
+	batch := e.Op("Gather", []*canonical.Value{shape, e.Int64s(nil, 0)}, canonical.IntAttr("axis", 0))
 	for _, c := range cs {
 		old := g.Lookup(c.name)
 		if old == nil || old.Const == nil {
 			return fmt.Errorf("constant %s: not an initializer of the main graph", c.name)
 		}
-		prod := node("Mul", []*canonical.Value{batch, konst("k", c.dims, c.k)}, c.name+"_k")
-		sum := node("Add", []*canonical.Value{prod, konst("base", c.dims, c.base)}, c.name+"_sum")
-		if err != nil {
+		e.Base = c.name
+		prod := e.Op("Mul", []*canonical.Value{batch, e.Const("k", canonical.Int64Tensor("", c.dims, c.k))})
+		sum := e.Op("Add", []*canonical.Value{prod, e.Const("base", canonical.Int64Tensor("", c.dims, c.base))})
+		if err := e.Err(); err != nil {
 			return err
 		}
 		sum.Type = old.Type
@@ -182,9 +163,10 @@ func computeFromBatch(m *canonical.Model, cs []batchConst) error {
 			return err
 		}
 	}
-	if err != nil {
+	if err := e.Err(); err != nil {
 		return err
 	}
+	added := e.Added
 	var first *canonical.Node
 	for _, n := range g.Nodes {
 		if !slices.Contains(added, n) {
