@@ -102,10 +102,16 @@ func DepthwiseHWIO(dims []int64) ([]int64, error) {
 	return append(out, 1, dims[r-2]*dims[r-1]), nil
 }
 
-// Inverse returns the permutation that undoes p.
+// Inverse returns the permutation that undoes p, or nil when p is not a
+// permutation of len(p) axes (which a transpose then refuses).
 func Inverse(p []int) []int {
 	inv := make([]int, len(p))
+	seen := make([]bool, len(p))
 	for i, v := range p {
+		if v < 0 || v >= len(p) || seen[v] {
+			return nil
+		}
+		seen[v] = true
 		inv[v] = i
 	}
 	return inv

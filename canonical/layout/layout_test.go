@@ -201,6 +201,9 @@ func TestAxis(t *testing.T) {
 	if g := Axis(FromHWIO(4), 3); g != 0 {
 		t.Errorf("Axis(FromHWIO(4), 3) = %d", g)
 	}
+	if Inverse([]int{0, 0, 1}) != nil || Inverse([]int{0, 3}) != nil || Inverse([]int{-1}) != nil {
+		t.Error("Inverse of a non-permutation is not nil")
+	}
 	if !slices.Equal(Int64s([]int{0, 3, 1, 2}), []int64{0, 3, 1, 2}) {
 		t.Error("Int64s")
 	}
