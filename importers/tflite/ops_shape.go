@@ -272,10 +272,11 @@ func (c *converter) transpose(o *operator) error {
 	}
 	q := perm
 	if lay == nchw {
-		// The NCHW value v relates to the TFLite tensor as t = v.T(clayout.ToLast(4)).
+		// The NCHW value v relates to the TFLite tensor as t = v.T(back).
+		back := clayout.ToLast(4)
 		q = make([]int64, r)
 		for i, p := range perm {
-			q[i] = int64(clayout.ToLast(4)[p])
+			q[i] = int64(back[p])
 		}
 	}
 	identity := true
