@@ -7,12 +7,12 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 )
 
-// iota fills n elements with distinct values, so that a misplaced element
-// shows.
+// iota fills the elements of dims with distinct values, so that a
+// misplaced element shows.
 func iota(dims []int64) []int32 {
-	n := int64(1)
-	for _, d := range dims {
-		n *= d
+	n, err := canonical.NumElements(dims)
+	if err != nil {
+		panic(err)
 	}
 	v := make([]int32, n)
 	for i := range v {
@@ -30,22 +30,21 @@ func at(data []int32, dims []int64, idx []int64) int32 {
 	return data[off]
 }
 
-// each calls f with every multi-index of dims.
+// each calls f with every multi-index of dims, in row-major order: the
+// index of flat offset o, digit by digit.
 func each(dims []int64, f func(idx []int64)) {
+	n, err := canonical.NumElements(dims)
+	if err != nil {
+		panic(err)
+	}
 	idx := make([]int64, len(dims))
-	for {
+	for o := int64(0); o < n; o++ {
+		rest := o
+		for i := len(dims) - 1; i >= 0; i-- {
+			idx[i] = rest % dims[i]
+			rest /= dims[i]
+		}
 		f(idx)
-		i := len(dims) - 1
-		for ; i >= 0; i-- {
-			idx[i]++
-			if idx[i] < dims[i] {
-				break
-			}
-			idx[i] = 0
-		}
-		if i < 0 {
-			return
-		}
 	}
 }
 
