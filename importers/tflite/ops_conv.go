@@ -293,7 +293,7 @@ func (c *converter) transposeConv(o *operator) error {
 			if err != nil {
 				return err
 			}
-			wf, err := c.int8Floats(wt, []int{3, 0, 1, 2}, "_iohw_int")
+			wf, err := c.int8Floats(wt, clayout.FromIHWO(4), "_iohw_int")
 			if err != nil {
 				return err
 			}
