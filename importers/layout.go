@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 )
 
 // MetaChannelsFirst is the metadata_props key by which an importer says
@@ -34,11 +35,7 @@ func SourceLayout(m *canonical.Model) (ins, outs map[string][]int) {
 		if !ok || !hasShape || len(dims) < 3 || !names[v.Name] {
 			return nil
 		}
-		p := []int{0}
-		for i := 2; i < len(dims); i++ {
-			p = append(p, i)
-		}
-		return append(p, 1)
+		return layout.ToLast(len(dims))
 	}
 	ins, outs = map[string][]int{}, map[string][]int{}
 	for _, v := range m.Graph.Inputs {

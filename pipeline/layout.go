@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 	"github.com/onnxconv/onnxconv/exporters"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/verify"
@@ -98,11 +99,7 @@ func (p permuting) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*cano
 			return nil, fmt.Errorf("the runner gave no output %q", v.Name)
 		}
 		if j < len(p.outs) && p.outs[j].Perm != nil {
-			inv := make([]int, len(p.outs[j].Perm))
-			for a, b := range p.outs[j].Perm {
-				inv[b] = a
-			}
-			x, err := t.Transpose(inv)
+			x, err := t.Transpose(layout.Inverse(p.outs[j].Perm))
 			if err != nil {
 				return nil, fmt.Errorf("output %q to the model's layout: %w", v.Name, err)
 			}

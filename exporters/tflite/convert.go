@@ -9,11 +9,10 @@ import (
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 	unsupportedpkg "github.com/onnxconv/onnxconv/canonical/unsupported"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
-
-var nhwc = []int{0, 2, 3, 1}
 
 // rep is a TFLite tensor holding transpose(value, perm) (perm nil: the
 // value as it is).
@@ -76,38 +75,11 @@ func norm(p []int) []int {
 	return p
 }
 
-func invert(p []int) []int {
-	inv := make([]int, len(p))
-	for i, v := range p {
-		inv[v] = i
-	}
-	return inv
-}
-
-func identity(n int) []int {
-	p := make([]int, n)
-	for i := range p {
-		p[i] = i
-	}
-	return p
-}
-
 func full(p []int, rank int) []int {
 	if p == nil {
-		return identity(rank)
+		return layout.Identity(rank)
 	}
 	return p
-}
-
-func permute[T any](s []T, p []int) []T {
-	if p == nil {
-		return append([]T(nil), s...)
-	}
-	out := make([]T, len(p))
-	for i, v := range p {
-		out[i] = s[v]
-	}
-	return out
 }
 
 func nodeName(n *canonical.Node) string {
@@ -201,7 +173,7 @@ func (c *converter) newOut(v *canonical.Value, perm []int) (int32, error) {
 	if perm != nil {
 		name += ";perm"
 	}
-	t := c.t.addTensor(c.names.Fresh(name), tt, permute(sh, perm), nil)
+	t := c.t.addTensor(c.names.Fresh(name), tt, layout.Apply(sh, perm), nil)
 	c.reps[v] = append(c.reps[v], rep{perm: perm, t: t})
 	return t, nil
 }
@@ -223,7 +195,7 @@ func (c *converter) native(v *canonical.Value) (rep, error) {
 		}
 		// t = transpose(src, L'); v = transpose(src, P): t holds v in Pinv∘L'.
 		rank := len(a.perm)
-		pinv := invert(full(a.perm, rank))
+		pinv := layout.Inverse(full(a.perm, rank))
 		lp := full(r.perm, rank)
 		l := make([]int, rank)
 		for i := range l {
@@ -281,7 +253,7 @@ func (c *converter) get(v *canonical.Value, perm []int) (int32, error) {
 	if rank < 0 {
 		return 0, fmt.Errorf("value %q: rank unknown, cannot change its layout", v.Name)
 	}
-	linv := invert(full(r.perm, rank))
+	linv := layout.Inverse(full(r.perm, rank))
 	q := full(perm, rank)
 	rp := make([]int, rank)
 	for j := range rp {
@@ -401,7 +373,7 @@ func valueName(v *canonical.Value) string {
 // constTensor writes initializer v in layout perm.
 func (c *converter) constTensor(v *canonical.Value, perm []int) (int32, error) {
 	dims := v.Const.Dims
-	shape := permute(dims, perm)
+	shape := layout.Apply(dims, perm)
 	switch v.Const.DataType {
 	case canonical.Float, canonical.Float16, canonical.Double, canonical.BFloat16:
 		f, err := c.floats(v)
@@ -452,7 +424,7 @@ func wantsNHWC(n *canonical.Node) bool {
 	case "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Resize", "Upsample":
 		return true
 	case "Transpose":
-		return slices.Equal(intsOf(n.AttrInts("perm", nil)), nhwc)
+		return slices.Equal(intsOf(n.AttrInts("perm", nil)), layout.ToLast(4))
 	}
 	return false
 }
@@ -469,10 +441,10 @@ func layoutWords(perm []int, rank int) string {
 	if perm == nil {
 		return "as ONNX"
 	}
-	if rank == 4 && slices.Equal(perm, nhwc) {
+	if rank == 4 && slices.Equal(perm, layout.ToLast(4)) {
 		return "NHWC (the ONNX value is NCHW)"
 	}
-	if rank == 3 && slices.Equal(perm, nwc) {
+	if rank == 3 && slices.Equal(perm, layout.ToLast(3)) {
 		return "NWC (the ONNX value is NCW)"
 	}
 	return fmt.Sprintf("transposed by %v from the ONNX layout", perm)
@@ -496,14 +468,14 @@ func (c *converter) run(ctx context.Context) error {
 		if len(sh) == 4 && !c.opts.KeepNCHWIO {
 			for _, u := range v.Uses() {
 				if wantsNHWC(u.Node) {
-					perm = nhwc
+					perm = layout.ToLast(4)
 				}
 			}
 		}
 		if len(sh) == 3 && !c.opts.KeepNCHWIO {
 			for _, u := range v.Uses() {
 				if wantsNWC(u.Node) {
-					perm = nwc
+					perm = layout.ToLast(3)
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -102,7 +103,7 @@ func (c *converter) einsum(n *canonical.Node) error {
 			perm[i] = strings.IndexRune(labels, l)
 		}
 		if !isIdentity(perm) {
-			t := c.tmp(n.Outputs[0].Name+";operand_t", fb.TensorTypeFLOAT32, permute(shapes[k], perm))
+			t := c.tmp(n.Outputs[0].Name+";operand_t", fb.TensorTypeFLOAT32, layout.Apply(shapes[k], perm))
 			c.transpose(x, perm, t)
 			x = t
 		}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	rt "github.com/onnxconv/onnxconv/runtimes/tflite"
@@ -110,7 +111,7 @@ func runTFLiteMany(t *testing.T, env rt.Env, path string, rep *Report, samples [
 				return
 			}
 			if p := rep.Outputs[0].Perm; p != nil {
-				if f, err = transposeData(f, g.Dims, invert(p)); err != nil {
+				if f, err = transposeData(f, g.Dims, layout.Inverse(p)); err != nil {
 					errs[i] = err
 					return
 				}

@@ -8,6 +8,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
@@ -30,7 +31,7 @@ func handlers() map[string]func(*converter, *canonical.Node) error {
 			}
 			p := intsOf(n.AttrInts("perm", nil))
 			if len(p) == 0 {
-				p = identity(r)
+				p = layout.Identity(r)
 				slices.Reverse(p)
 			}
 			c.aliases[n.Outputs[0]] = alias{src: n.Inputs[0], perm: norm(p)}
@@ -252,7 +253,7 @@ func (c *converter) operand(v *canonical.Value, perm []int, rank int) (int32, er
 			if err != nil {
 				return 0, err
 			}
-			return c.constF32(v.Name, t1, permute(dims, perm), len(f) > 1), nil
+			return c.constF32(v.Name, t1, layout.Apply(dims, perm), len(f) > 1), nil
 		}
 		x, err := c.ints(v)
 		if err != nil {
@@ -266,7 +267,7 @@ func (c *converter) operand(v *canonical.Value, perm []int, rank int) (int32, er
 		for i, e := range t2 {
 			y[i] = int32(e)
 		}
-		return c.constI32(v.Name, y, permute(dims, perm)), nil
+		return c.constI32(v.Name, y, layout.Apply(dims, perm)), nil
 	}
 	return c.get(v, perm)
 }
@@ -371,7 +372,7 @@ func (c *converter) clip(n *canonical.Node) error {
 	sh, _ := c.shape(n.Outputs[0])
 	cur := r.t
 	if !math.IsInf(float64(lo), -1) {
-		t := c.tmp(n.Outputs[0].Name+";lo", fb.TensorTypeFLOAT32, permute(sh, r.perm))
+		t := c.tmp(n.Outputs[0].Name+";lo", fb.TensorTypeFLOAT32, layout.Apply(sh, r.perm))
 		c.t.addOp(fb.BuiltinOperatorMAXIMUM, []int32{cur, c.constF32("min", []float32{lo}, []int64{}, false)}, []int32{t}, 0, nil, n.Name)
 		cur = t
 	}
@@ -572,16 +573,16 @@ func (c *converter) conv(n *canonical.Node) error {
 	}
 	switch {
 	case group == 1:
-		t3, err := transposeData(wf, wd, nhwc)
+		t3, err := transposeData(wf, wd, layout.ToLast(4))
 		if err != nil {
 			return err
 		}
-		filt := c.constF32(w.Name, t3, permute(wd, nhwc), true)
+		filt := c.constF32(w.Name, t3, layout.Apply(wd, layout.ToLast(4)), true)
 		bt := c.constF32(n.Name+"_bias", bias, []int64{M}, true)
 		c.t.addOp(fb.BuiltinOperatorCONV_2D, []int32{in, filt, bt}, []int32{out}, fb.BuiltinOptionsConv2DOptions, convOpts(sp, act), n.Name)
 	case cg == 1 && len(xs) >= 3 && (xs[1] == group || xs[1] < 0) && M%group == 0:
 		mult := M / group
-		t4, err := transposeData(wf, wd, []int{1, 2, 3, 0})
+		t4, err := transposeData(wf, wd, layout.ToIHWO(4))
 		if err != nil {
 			return err
 		}
@@ -623,11 +624,11 @@ func (c *converter) conv(n *canonical.Node) error {
 		osh := c.t.tensors[out].shape
 		outs := make([]int32, group)
 		for i := range outs {
-			t5, err := transposeData(wf[i*per:(i+1)*per], gw, nhwc)
+			t5, err := transposeData(wf[i*per:(i+1)*per], gw, layout.ToLast(4))
 			if err != nil {
 				return err
 			}
-			filt := c.constF32(fmt.Sprintf("%s;group%d", w.Name, i), t5, permute(gw, nhwc), true)
+			filt := c.constF32(fmt.Sprintf("%s;group%d", w.Name, i), t5, layout.Apply(gw, layout.ToLast(4)), true)
 			bt := c.constF32(fmt.Sprintf("%s_bias;group%d", n.Name, i), bias[int64(i)*mg:int64(i+1)*mg], []int64{mg}, true)
 			outs[i] = c.tmp(fmt.Sprintf("%s;group%d", final.Name, i), fb.TensorTypeFLOAT32, []int64{osh[0], osh[1], osh[2], mg})
 			c.t.addOp(fb.BuiltinOperatorCONV_2D, []int32{parts[i], filt, bt}, []int32{outs[i]}, fb.BuiltinOptionsConv2DOptions, convOpts(sp, act), n.Name)
@@ -685,12 +686,12 @@ func (c *converter) convTranspose(n *canonical.Node) error {
 		return err
 	}
 	M := wd[1]
-	t6, err := transposeData(wf, wd, []int{1, 2, 3, 0})
+	t6, err := transposeData(wf, wd, layout.ToIHWO(4))
 	if err != nil {
 		return err
 	}
 	filt := c.constF32(w.Name, t6, []int64{M, wd[2], wd[3], wd[0]}, true)
-	in, err := c.get(x, nhwc)
+	in, err := c.get(x, layout.ToLast(4))
 	if err != nil {
 		return err
 	}
@@ -713,7 +714,7 @@ func (c *converter) convTranspose(n *canonical.Node) error {
 		cur = t
 	}
 	act, final := c.fuse(n.Outputs[0])
-	out, err := c.newOut(final, nhwc)
+	out, err := c.newOut(final, layout.ToLast(4))
 	if err != nil {
 		return err
 	}
@@ -963,7 +964,7 @@ func (c *converter) globalPool(n *canonical.Node) error {
 	if c.rank(n.Inputs[0]) != 4 {
 		return unsupported(n, "input rank %d (4 supported)", c.rank(n.Inputs[0]))
 	}
-	in, err := c.get(n.Inputs[0], nhwc)
+	in, err := c.get(n.Inputs[0], layout.ToLast(4))
 	if err != nil {
 		return err
 	}
@@ -971,7 +972,7 @@ func (c *converter) globalPool(n *canonical.Node) error {
 	if n.OpType == "GlobalMaxPool" {
 		op = fb.BuiltinOperatorREDUCE_MAX
 	}
-	out, err := c.newOut(n.Outputs[0], nhwc)
+	out, err := c.newOut(n.Outputs[0], layout.ToLast(4))
 	if err != nil {
 		return err
 	}
@@ -1019,14 +1020,6 @@ func (c *converter) reshapeNode(n *canonical.Node) error {
 	return nil
 }
 
-// axisIn returns the position of ONNX axis a in layout perm.
-func axisIn(perm []int, a int) int {
-	if perm == nil {
-		return a
-	}
-	return slices.Index(perm, a)
-}
-
 func normAxis(a int64, rank int) int {
 	if a < 0 {
 		a += int64(rank)
@@ -1053,7 +1046,7 @@ func (c *converter) concat(n *canonical.Node) error {
 	if err != nil {
 		return err
 	}
-	c.t.addOp(fb.BuiltinOperatorCONCATENATION, ins, []int32{out}, fb.BuiltinOptionsConcatenationOptions, concatOpts(axisIn(perm, axis)), n.Name)
+	c.t.addOp(fb.BuiltinOperatorCONCATENATION, ins, []int32{out}, fb.BuiltinOptionsConcatenationOptions, concatOpts(layout.Axis(perm, axis)), n.Name)
 	return nil
 }
 
@@ -1074,10 +1067,10 @@ func (c *converter) softmax(n *canonical.Node) error {
 		return err
 	}
 	perm := r.perm
-	if axisIn(perm, axis) != rank-1 {
+	if layout.Axis(perm, axis) != rank-1 {
 		perm = nil
 		if axis != rank-1 {
-			p := identity(rank)
+			p := layout.Identity(rank)
 			p = append(append(p[:axis:axis], p[axis+1:]...), axis)
 			perm = p
 		}
@@ -1149,7 +1142,7 @@ func (c *converter) reduce(n *canonical.Node) error {
 	}
 	ax := make([]int32, len(axes))
 	for i, a := range axes {
-		ax[i] = int32(axisIn(perm, normAxis(a, rank)))
+		ax[i] = int32(layout.Axis(perm, normAxis(a, rank)))
 	}
 	at := c.constI32("axes", ax, []int64{int64(len(ax))})
 	out, err := c.newOut(n.Outputs[0], perm)
@@ -1258,7 +1251,7 @@ func (c *converter) slice(n *canonical.Node) error {
 	}
 	for i, a := range axes {
 		ax := normAxis(a, rank)
-		j := axisIn(perm, ax)
+		j := layout.Axis(perm, ax)
 		st := int64(1)
 		if steps != nil {
 			st = steps[i]
@@ -1427,14 +1420,14 @@ func (c *converter) batchNorm(n *canonical.Node) error {
 	if err != nil {
 		return err
 	}
-	st := c.constF32(n.Name+"_scale", t9, permute(dims, perm), true)
+	st := c.constF32(n.Name+"_scale", t9, layout.Apply(dims, perm), true)
 	t10, err := transposeData(shift, dims, perm)
 	if err != nil {
 		return err
 	}
-	bt := c.constF32(n.Name+"_shift", t10, permute(dims, perm), true)
+	bt := c.constF32(n.Name+"_shift", t10, layout.Apply(dims, perm), true)
 	sh, _ := c.shape(n.Outputs[0])
-	mid := c.tmp(n.Outputs[0].Name+";scaled", fb.TensorTypeFLOAT32, permute(sh, perm))
+	mid := c.tmp(n.Outputs[0].Name+";scaled", fb.TensorTypeFLOAT32, layout.Apply(sh, perm))
 	c.t.addOp(fb.BuiltinOperatorMUL, []int32{r.t, st}, []int32{mid}, fb.BuiltinOptionsMulOptions, emptyOpts(fb.MulOptionsStart, fb.MulOptionsEnd), n.Name)
 	act, final := c.fuse(n.Outputs[0])
 	out, err := c.newOut(final, perm)
@@ -1565,12 +1558,12 @@ func (c *converter) resize(n *canonical.Node) error {
 	default:
 		return unsupported(n, "mode %s with coordinate_transformation_mode %s and nearest_mode %s has no TFLite resize equivalent", mode, ctm, nearest)
 	}
-	in, err := c.get(n.Inputs[0], nhwc)
+	in, err := c.get(n.Inputs[0], layout.ToLast(4))
 	if err != nil {
 		return err
 	}
 	size := c.constI32("size", []int32{int32(osh[2]), int32(osh[3])}, []int64{2})
-	out, err := c.newOut(n.Outputs[0], nhwc)
+	out, err := c.newOut(n.Outputs[0], layout.ToLast(4))
 	if err != nil {
 		return err
 	}
@@ -1604,7 +1597,7 @@ func (c *converter) hardSigmoid(n *canonical.Node) error {
 	if err != nil {
 		return err
 	}
-	sh = permute(sh, r.perm)
+	sh = layout.Apply(sh, r.perm)
 	base := n.Outputs[0].Name
 	a := c.tmp(base+";scaled", fb.TensorTypeFLOAT32, sh)
 	c.t.addOp(fb.BuiltinOperatorMUL, []int32{r.t, c.constF32("alpha6", []float32{6 * alpha}, []int64{}, false)}, []int32{a},

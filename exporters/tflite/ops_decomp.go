@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -112,7 +113,7 @@ func (c *converter) reduceMore(n *canonical.Node) error {
 	}
 	ax := make([]int32, len(axes))
 	for i, a := range axes {
-		ax[i] = int32(axisIn(perm, normAxis(a, rank)))
+		ax[i] = int32(layout.Axis(perm, normAxis(a, rank)))
 	}
 	at := c.constI32("axes", ax, []int64{int64(len(ax))})
 	post := fb.BuiltinOperator(-1)

@@ -7,6 +7,7 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -97,17 +98,17 @@ func (c *converter) instanceNorm(n *canonical.Node) error {
 	if err != nil {
 		return err
 	}
-	sh := permute(osh, perm)
+	sh := layout.Apply(osh, perm)
 	var axes []int32
 	for a := 2; a < rank; a++ {
-		axes = append(axes, int32(axisIn(perm, a)))
+		axes = append(axes, int32(layout.Axis(perm, a)))
 	}
 	x := c.normalized(n, r.t, sh, axes, n.AttrFloat("epsilon", 1e-5))
 	out, err := c.newOut(n.Outputs[0], perm)
 	if err != nil {
 		return err
 	}
-	if err := c.affine(n, x, sh, axisIn(perm, 1), out); err != nil {
+	if err := c.affine(n, x, sh, layout.Axis(perm, 1), out); err != nil {
 		return err
 	}
 	c.rep.Notes = append(c.rep.Notes, fmt.Sprintf("InstanceNormalization %q decomposed (MEAN, SUB, MUL, MEAN, ADD, RSQRT, MUL, MUL, ADD)", n.Name))
@@ -208,7 +209,7 @@ func (c *converter) split(n *canonical.Node) error {
 		sz[i] = int32(s)
 	}
 	st := c.constI32("size_splits", sz, []int64{int64(len(sz))})
-	at := c.constI32("axis", []int32{int32(axisIn(r.perm, axis))}, []int64{})
+	at := c.constI32("axis", []int32{int32(layout.Axis(r.perm, axis))}, []int64{})
 	var outs []int32
 	for _, v := range n.Outputs {
 		o, err := c.newOut(v, r.perm)
@@ -385,7 +386,7 @@ func (c *converter) tile(n *canonical.Node) error {
 	if err != nil {
 		return unsupported(n, "repeats must be constant")
 	}
-	reps = permute(reps, r.perm)
+	reps = layout.Apply(reps, r.perm)
 	y := make([]int32, len(reps))
 	for i, e := range reps {
 		y[i] = int32(e)
@@ -440,7 +441,7 @@ func (c *converter) cumSum(n *canonical.Node) error {
 	if err != nil {
 		return err
 	}
-	at := c.constI32("axis", []int32{int32(axisIn(r.perm, normAxis(ax[0], rank)))}, []int64{})
+	at := c.constI32("axis", []int32{int32(layout.Axis(r.perm, normAxis(ax[0], rank)))}, []int64{})
 	out, err := c.newOut(n.Outputs[0], r.perm)
 	if err != nil {
 		return err
@@ -588,7 +589,7 @@ func (c *converter) sum(n *canonical.Node) error {
 				return err
 			}
 		} else {
-			o = c.tmp(n.Outputs[0].Name+";partial", tt, permute(osh, perm))
+			o = c.tmp(n.Outputs[0].Name+";partial", tt, layout.Apply(osh, perm))
 		}
 		c.t.addOp(fb.BuiltinOperatorADD, []int32{cur, t}, []int32{o}, fb.BuiltinOptionsAddOptions, emptyOpts(fb.AddOptionsStart, fb.AddOptionsEnd), n.Name)
 		cur = o

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	unsupportedpkg "github.com/onnxconv/onnxconv/canonical/unsupported"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
@@ -94,7 +95,7 @@ func checkInInterpreterOuts(t *testing.T, m *canonical.Model, ins []*canonical.T
 			t.Fatal(err)
 		}
 		if p := res.Report.Outputs[i].Perm; p != nil {
-			outs = append(outs, toLayout(t, g, invert(p)))
+			outs = append(outs, toLayout(t, g, layout.Inverse(p)))
 		} else {
 			outs = append(outs, g)
 		}

@@ -1,20 +1,19 @@
 package tflite
 
-import "github.com/onnxconv/onnxconv/canonical"
-
-// nwc holds a rank-3 ONNX value [N,C,W] as [N,W,C], the layout of 1-D
-// convolutions and pools: a RESHAPE makes it the NHWC [N,1,W,C] view that
-// CONV_2D, DEPTHWISE_CONV_2D and the 2-D pools take (no data movement).
-var nwc = []int{0, 2, 1}
+import (
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
+)
 
 // windowIn returns the NHWC tensor a conv or pool reads x from: x in
-// NHWC for a 4-D x; for a 3-D x ([N,C,W]), x in NWC reshaped to
-// [N,1,W,C].
+// NHWC for a 4-D x; for a 3-D x ([N,C,W]), x in NWC (layout.ToLast(3))
+// reshaped to [N,1,W,C], the NHWC view that CONV_2D, DEPTHWISE_CONV_2D and
+// the 2-D pools take (no data movement).
 func (c *converter) windowIn(x *canonical.Value) (int32, error) {
 	if c.rank(x) != 3 {
-		return c.get(x, nhwc)
+		return c.get(x, layout.ToLast(4))
 	}
-	t, err := c.get(x, nwc)
+	t, err := c.get(x, layout.ToLast(3))
 	if err != nil {
 		return 0, err
 	}
@@ -30,10 +29,10 @@ func (c *converter) windowIn(x *canonical.Value) (int32, error) {
 // RESHAPE of the [N,1,W,C] result to v held in NWC.
 func (c *converter) windowOut(v *canonical.Value) (int32, func(), error) {
 	if c.rank(v) != 3 {
-		t, err := c.newOut(v, nhwc)
+		t, err := c.newOut(v, layout.ToLast(4))
 		return t, func() {}, err
 	}
-	t, err := c.newOut(v, nwc)
+	t, err := c.newOut(v, layout.ToLast(3))
 	if err != nil {
 		return 0, nil, err
 	}

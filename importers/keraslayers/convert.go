@@ -9,6 +9,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 )
 
 // Limits on hostile configs.
@@ -676,12 +677,7 @@ func (c *converter) cl(v *kval) (string, error) {
 	if v.cl != "" {
 		return v.cl, nil
 	}
-	perm := []int64{0}
-	for i := 2; i < v.rank; i++ {
-		perm = append(perm, int64(i))
-	}
-	perm = append(perm, 1)
-	v.cl = c.b.Transpose(v.cf, perm, v.cf+"_cl")
+	v.cl = c.b.Transpose(v.cf, layout.Int64s(layout.ToLast(v.rank)), v.cf+"_cl")
 	return v.cl, nil
 }
 
@@ -693,10 +689,6 @@ func (c *converter) cf(v *kval) (string, error) {
 	if v.rank < 3 {
 		return "", fmt.Errorf("a tensor of rank >= 3 was expected, got rank %d", v.rank)
 	}
-	perm := []int64{0, int64(v.rank - 1)}
-	for i := 1; i < v.rank-1; i++ {
-		perm = append(perm, int64(i))
-	}
-	v.cf = c.b.Transpose(v.cl, perm, v.cl+"_cf")
+	v.cf = c.b.Transpose(v.cl, layout.Int64s(layout.ToFirst(v.rank)), v.cl+"_cf")
 	return v.cf, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 )
 
 type layerFunc func(x *layerCtx, ins []*kval) ([]*kval, error)
@@ -472,26 +473,6 @@ func (x *layerCtx) padAttr(k, strides, dil []int64) ([]*canonical.Attribute, err
 	}
 }
 
-// toOIHW permutes a Keras kernel [k..., in, out] to ONNX [out, in, k...].
-func toOIHW(v []float32, d []int64) ([]float32, []int64) {
-	r := len(d)
-	sp := d[:r-2]
-	in, o := d[r-2], d[r-1]
-	s := int64(1)
-	for _, e := range sp {
-		s *= e
-	}
-	outv := make([]float32, len(v))
-	for p := int64(0); p < s; p++ {
-		for i := int64(0); i < in; i++ {
-			for j := int64(0); j < o; j++ {
-				outv[(j*in+i)*s+p] = v[(p*in+i)*o+j]
-			}
-		}
-	}
-	return outv, append([]int64{o, in}, sp...)
-}
-
 func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 	v, nsp, err := x.spatialIn(ins, 3)
 	if err != nil {
@@ -521,9 +502,15 @@ func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 	b := x.c.b
 	var y string
 	if depthwise || separable {
-		cin, mult := kd[nsp], kd[nsp+1]
-		md := append(append([]int64{}, ks...), 1, cin*mult)
-		wv, wd := toOIHW(k, md)
+		cin := kd[nsp]
+		md, err := layout.DepthwiseHWIO(kd)
+		if err != nil {
+			return nil, err
+		}
+		wv, wd, err := canonical.TransposeSlice(k, md, layout.FromHWIO(len(md)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", kname, err)
+		}
 		dw := []string{in, x.init(kname, wd, wv)}
 		if depthwise {
 			if dw, err = x.withBias(dw); err != nil {
@@ -536,7 +523,10 @@ func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 			if err != nil {
 				return nil, err
 			}
-			pv, pdd := toOIHW(pk, pd)
+			pv, pdd, err := canonical.TransposeSlice(pk, pd, layout.FromHWIO(len(pd)))
+			if err != nil {
+				return nil, fmt.Errorf("pointwise_kernel: %w", err)
+			}
 			pw := []string{y, x.init("pointwise_kernel", pdd, pv)}
 			if pw, err = x.withBias(pw); err != nil {
 				return nil, err
@@ -548,7 +538,10 @@ func (x *layerCtx) conv(ins []*kval) ([]*kval, error) {
 			y = b.Op("Conv", x.name("pointwise"), pw, canonical.IntsAttr("kernel_shape", one...))
 		}
 	} else {
-		wv, wd := toOIHW(k, kd)
+		wv, wd, err := canonical.TransposeSlice(k, kd, layout.FromHWIO(len(kd)))
+		if err != nil {
+			return nil, fmt.Errorf("kernel: %w", err)
+		}
 		cv := []string{in, x.init("kernel", wd, wv)}
 		if cv, err = x.withBias(cv); err != nil {
 			return nil, err
@@ -866,12 +859,7 @@ func (x *layerCtx) concat(ins []*kval) ([]*kval, error) {
 		return nil, err
 	}
 	if cf {
-		ca := axis + 1
-		if axis == int64(r-1) {
-			ca = 1
-		} else if axis == 0 {
-			ca = 0
-		}
+		ca := int64(layout.Axis(layout.ToFirst(r), int(axis)))
 		return []*kval{{cf: x.c.b.Op("Concat", x.name(""), names, canonical.IntAttr("axis", ca)), rank: r, dt: ins[0].dt}}, nil
 	}
 	return []*kval{{cl: x.c.b.Op("Concat", x.name(""), names, canonical.IntAttr("axis", axis)), rank: r, dt: ins[0].dt}}, nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 )
 
 // moreLayers are the transposed convolution, cropping, Dot and the
@@ -40,9 +41,12 @@ func (x *layerCtx) convTranspose(ins []*kval) ([]*kval, error) {
 	if err != nil {
 		return nil, err
 	}
-	// [k..., out, in] -> [in, out, k...]: toOIHW reads [k..., I, O] and
+	// [k..., out, in] -> [in, out, k...]: FromHWIO reads [k..., I, O] and
 	// writes [O, I, k...], so the roles of in and out swap.
-	wv, wd := toOIHW(k, kd)
+	wv, wd, err := canonical.TransposeSlice(k, kd, layout.FromHWIO(len(kd)))
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
 	ks := kd[:nsp]
 	pads := make([]int64, 2*nsp)
 	outPad := make([]int64, nsp)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
+	clayout "github.com/onnxconv/onnxconv/canonical/layout"
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
@@ -22,11 +23,6 @@ const (
 	native layout = iota // as in TFLite (NHWC for 4-D activations)
 	nchw                 // 4-D tensor transposed with perm [0,3,1,2]
 )
-
-// toNCHW and toNHWC are the Transpose perms between the layouts (functions,
-// so that the package holds no mutable state).
-func toNCHW() []int { return []int{0, 3, 1, 2} }
-func toNHWC() []int { return []int{0, 2, 3, 1} }
 
 type layoutKey struct {
 	idx int
@@ -471,12 +467,12 @@ func (c *converter) rawValue(idx int, lay layout) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("tensor %q is read before any operator produces it", t.name)
 	}
-	perm := toNCHW()
+	perm := clayout.ToFirst(4)
 	if lay == native {
-		perm = toNHWC()
+		perm = clayout.ToLast(4)
 	}
 	name := c.layoutName(idx, lay)
-	c.node("Transpose", []string{src}, []string{name}, canonical.IntsAttr("perm", ints64(perm)...))
+	c.node("Transpose", []string{src}, []string{name}, canonical.IntsAttr("perm", clayout.Int64s(perm)...))
 	c.raw[layoutKey{idx, lay}] = name
 	return name, nil
 }
@@ -496,11 +492,10 @@ func (c *converter) constant(idx int, lay layout) (string, error) {
 		c.raw[layoutKey{idx, native}] = name
 		return name, nil
 	}
-	shape, perm, err := nchwConstPlan(t)
-	if err != nil {
-		return "", err
+	if t.typ == fb.TensorTypeINT4 || t.typ == fb.TensorTypeSTRING {
+		return "", fmt.Errorf("constant %q of type %s cannot be permuted", t.name, t.typ)
 	}
-	data, dims, err := canonical.TransposeBytes(t.data, elemSize(t.typ), shape, perm)
+	data, dims, err := clayout.ConstToFirst(t.data, elemSize(t.typ), t.shape, 4)
 	if err != nil {
 		return "", fmt.Errorf("constant %q: %w", t.name, err)
 	}
@@ -509,37 +504,12 @@ func (c *converter) constant(idx int, lay layout) (string, error) {
 	return name, nil
 }
 
-// nchwConstPlan gives the rank-4 shape and permutation that put a constant
-// of rank <= 4 into NCHW broadcasting position.
-func nchwConstPlan(t *tensor) ([]int64, []int, error) {
-	if len(t.shape) > 4 {
-		return nil, nil, fmt.Errorf("constant %q of rank %d has no NCHW layout", t.name, len(t.shape))
-	}
-	if t.typ == fb.TensorTypeINT4 || t.typ == fb.TensorTypeSTRING {
-		return nil, nil, fmt.Errorf("constant %q of type %s cannot be permuted", t.name, t.typ)
-	}
-	shape := make([]int64, 4-len(t.shape), 4)
-	for i := range shape {
-		shape[i] = 1
-	}
-	shape = append(shape, t.shape...)
-	return shape, toNCHW(), nil
-}
-
 func numel(shape []int64) int64 {
 	n := int64(1)
 	for _, d := range shape {
 		n *= d
 	}
 	return n
-}
-
-func ints64(v []int) []int64 {
-	out := make([]int64, len(v))
-	for i, x := range v {
-		out[i] = int64(x)
-	}
-	return out
 }
 
 // floatValue returns tensor idx in layout lay in the float domain: the
@@ -559,7 +529,7 @@ func (c *converter) floatValue(idx int32, lay layout) (string, error) {
 	axis := int64(t.q.dim)
 	if lay == nchw {
 		axis += int64(4 - len(t.shape))
-		axis = int64(indexOf(toNCHW(), int(axis)))
+		axis = int64(clayout.Axis(clayout.ToFirst(4), int(axis)))
 	}
 	if _, written := c.raw[layoutKey{int(idx), native}]; t.variable && t.data == nil && !written && lay == native &&
 		len(t.q.scale) == 1 && staticShape(t.shape) && numel(t.shape) <= maxStateElements {
@@ -602,15 +572,6 @@ func (c *converter) floatValue(idx int32, lay layout) (string, error) {
 	c.node("DequantizeLinear", []string{src, scale, zp}, []string{name}, attrs...)
 	c.flt[key] = name
 	return name, nil
-}
-
-func indexOf(v []int, x int) int {
-	for i, y := range v {
-		if y == x {
-			return i
-		}
-	}
-	return -1
 }
 
 func dequantInt64(t *tensor) ([]float32, error) {
@@ -739,7 +700,7 @@ func (c *converter) quantizeLinear(idx int32, lay layout, val string) error {
 	if len(t.q.scale) > 1 {
 		axis := int64(t.q.dim)
 		if lay == nchw {
-			axis = int64(indexOf(toNCHW(), int(axis)))
+			axis = int64(clayout.Axis(clayout.ToFirst(4), int(axis)))
 		}
 		attrs = append(attrs, canonical.IntAttr("axis", axis))
 	}

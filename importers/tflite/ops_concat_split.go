@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	clayout "github.com/onnxconv/onnxconv/canonical/layout"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -86,7 +87,7 @@ func (c *converter) emitMulti(outs []int32, lay layout, raw bool, build func(ys 
 // value leaves the remaining dims in their TFLite order.
 func keepsOrder(reduced []bool) bool {
 	last := -1
-	for _, d := range toNCHW() {
+	for _, d := range clayout.ToFirst(4) {
 		if reduced[d] {
 			continue
 		}

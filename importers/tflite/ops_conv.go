@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	clayout "github.com/onnxconv/onnxconv/canonical/layout"
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
@@ -63,7 +64,7 @@ func (c *converter) weightValue(idx int32, perm []int, suffix string) (string, e
 			return "", err
 		}
 		name := c.unique(c.base[idx] + suffix)
-		c.node("Transpose", []string{v}, []string{name}, canonical.IntsAttr("perm", ints64(perm)...))
+		c.node("Transpose", []string{v}, []string{name}, canonical.IntsAttr("perm", clayout.Int64s(perm)...))
 		return name, nil
 	}
 	dt, err := onnxType(t.typ)
@@ -88,7 +89,7 @@ func (c *converter) weightValue(idx int32, perm []int, suffix string) (string, e
 	dq := c.unique(name + "_dq")
 	var attrs []*canonical.Attribute
 	if len(t.q.scale) > 1 {
-		attrs = append(attrs, canonical.IntAttr("axis", int64(indexOf(perm, int(t.q.dim)))))
+		attrs = append(attrs, canonical.IntAttr("axis", int64(clayout.Axis(perm, int(t.q.dim)))))
 	}
 	c.node("DequantizeLinear", []string{name, scale, zp}, []string{dq}, attrs...)
 	return dq, nil
@@ -137,7 +138,7 @@ func (c *converter) conv2d(o *operator) error {
 		group = xt.shape[3] / wt.shape[3]
 	}
 	// [O, H, W, I] -> [O, I, H, W]
-	return c.emitConv(o, []int{0, 3, 1, 2}, "_oihw", group, convGeom{opt.Padding(),
+	return c.emitConv(o, clayout.ToFirst(4), "_oihw", group, convGeom{opt.Padding(),
 		int64(opt.StrideH()), int64(opt.StrideW()), int64(opt.DilationHFactor()), int64(opt.DilationWFactor())},
 		opt.FusedActivationFunction())
 }
@@ -216,7 +217,7 @@ func (c *converter) depthwise(o *operator) error {
 		return fmt.Errorf("depthwise filter %v does not fit input %v", wt.shape, xt.shape)
 	}
 	// [1, H, W, C*M] -> [C*M, 1, H, W]
-	return c.emitConv(o, []int{3, 0, 1, 2}, "_m1hw", cin, convGeom{opt.Padding(),
+	return c.emitConv(o, clayout.FromIHWO(4), "_m1hw", cin, convGeom{opt.Padding(),
 		int64(opt.StrideH()), int64(opt.StrideW()), int64(opt.DilationHFactor()), int64(opt.DilationWFactor())},
 		opt.FusedActivationFunction())
 }
@@ -251,7 +252,7 @@ func (c *converter) transposeConv(o *operator) error {
 		return err
 	}
 	// [O, H, W, I] -> [I, O, H, W]
-	w, err := c.weightValue(o.inputs[1], []int{3, 0, 1, 2}, "_iohw")
+	w, err := c.weightValue(o.inputs[1], clayout.FromIHWO(4), "_iohw")
 	if err != nil {
 		return err
 	}
@@ -292,7 +293,7 @@ func (c *converter) transposeConv(o *operator) error {
 			if err != nil {
 				return err
 			}
-			wf, err := c.int8Floats(wt, []int{3, 0, 1, 2}, "_iohw_int")
+			wf, err := c.int8Floats(wt, clayout.FromIHWO(4), "_iohw_int")
 			if err != nil {
 				return err
 			}

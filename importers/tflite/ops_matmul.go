@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	clayout "github.com/onnxconv/onnxconv/canonical/layout"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -37,7 +38,7 @@ func (c *converter) fullyConnected(o *operator) error {
 		// W[u, h, w, c] -> W[u, c, h, w]
 		tmp := *wt
 		tmp.shape = []int64{units, h, wd, ch}
-		data, _, err := canonical.TransposeBytes(wt.data, elemSize(wt.typ), tmp.shape, []int{0, 3, 1, 2})
+		data, _, err := canonical.TransposeBytes(wt.data, elemSize(wt.typ), tmp.shape, clayout.ToFirst(4))
 		if err != nil {
 			return err
 		}

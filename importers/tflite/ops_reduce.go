@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	clayout "github.com/onnxconv/onnxconv/canonical/layout"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -73,7 +74,7 @@ func (c *converter) reduce(o *operator) error {
 	if lay == nchw && !keep {
 		// The remaining dims must keep their TFLite order in NCHW.
 		last := -1
-		for _, d := range toNCHW() {
+		for _, d := range clayout.ToFirst(4) {
 			if reduced[d] {
 				continue
 			}

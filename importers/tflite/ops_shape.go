@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	clayout "github.com/onnxconv/onnxconv/canonical/layout"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -18,7 +19,7 @@ func sameMemoryOrder(shape []int64) bool {
 		return false
 	}
 	last := -1
-	for _, d := range toNCHW() {
+	for _, d := range clayout.ToFirst(4) {
 		if shape[d] == 1 {
 			continue
 		}
@@ -178,7 +179,7 @@ func axisIn(axis int64, r int, lay layout) (int64, error) {
 		return 0, fmt.Errorf("axis %d out of range for rank %d", axis, r)
 	}
 	if lay == nchw {
-		return int64(indexOf(toNCHW(), int(axis))), nil
+		return int64(clayout.Axis(clayout.ToFirst(4), int(axis))), nil
 	}
 	return axis, nil
 }
@@ -271,10 +272,11 @@ func (c *converter) transpose(o *operator) error {
 	}
 	q := perm
 	if lay == nchw {
-		// The NCHW value v relates to the TFLite tensor as t = v.T(toNHWC()).
+		// The NCHW value v relates to the TFLite tensor as t = v.T(back).
+		back := clayout.ToLast(4)
 		q = make([]int64, r)
 		for i, p := range perm {
-			q[i] = int64(toNHWC()[p])
+			q[i] = int64(back[p])
 		}
 	}
 	identity := true
@@ -383,7 +385,7 @@ func (c *converter) shape(o *operator) error {
 		c.node("Shape", []string{x}, []string{s})
 		if lay == nchw {
 			g := c.unique(y + "_nhwc")
-			c.node("Gather", []string{s, c.constI64(y+"_perm", ints64(toNHWC()))}, []string{g}, canonical.IntAttr("axis", 0))
+			c.node("Gather", []string{s, c.constI64(y+"_perm", clayout.Int64s(clayout.ToLast(4)))}, []string{g}, canonical.IntAttr("axis", 0))
 			s = g
 		}
 		if opt.OutType() == fb.TensorTypeINT64 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 )
 
 // maxNodes bounds the graphs Convert reads.
@@ -375,7 +376,7 @@ func (c *converter) asNHWC(v *value) (string, error) {
 	if v.konst != nil {
 		return c.constant(v, false)
 	}
-	v.nhwc = c.b.Transpose(v.nchw, []int64{0, 2, 3, 1}, v.nchw+"_nhwc")
+	v.nhwc = c.b.Transpose(v.nchw, layout.Int64s(layout.ToLast(4)), v.nchw+"_nhwc")
 	return v.nhwc, nil
 }
 
@@ -390,7 +391,7 @@ func (c *converter) asNCHW(v *value) (string, error) {
 	if v.konst != nil {
 		return c.constant(v, true)
 	}
-	v.nchw = c.b.Transpose(v.nhwc, []int64{0, 3, 1, 2}, v.nhwc+"_nchw")
+	v.nchw = c.b.Transpose(v.nhwc, layout.Int64s(layout.ToFirst(4)), v.nhwc+"_nchw")
 	return v.nchw, nil
 }
 
@@ -407,65 +408,20 @@ func (c *converter) constant(v *value, nchw bool) (string, error) {
 		v.nhwc = name
 		return name, nil
 	}
-	dims := append([]int64{}, t.Dims...)
-	for len(dims) < 4 {
-		dims = append([]int64{1}, dims...)
-	}
-	if len(dims) != 4 {
+	if len(t.Dims) > 4 {
 		return "", fmt.Errorf("constant %q of rank %d cannot broadcast against an NHWC activation", t.Name, len(t.Dims))
 	}
 	raw, err := t.Bytes()
 	if err != nil {
 		return "", err
 	}
-	es := canonical.ElemBits(t.DataType) / 8
-	pr, pd, err := permute(raw, es, dims, []int{0, 3, 1, 2})
+	pr, pd, err := layout.ConstToFirst(raw, canonical.ElemBits(t.DataType)/8, t.Dims, 4)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("constant %q: %w", t.Name, err)
 	}
 	name := c.b.Init(t.Name+"_nchw", t.DataType, pd, pr)
 	v.nchw = name
 	return name, nil
-}
-
-// permute returns data of shape dims (elements of es bytes) permuted by
-// perm.
-func permute(data []byte, es int, dims []int64, perm []int) ([]byte, []int64, error) {
-	n, err := canonical.NumElements(dims)
-	if err != nil {
-		return nil, nil, err
-	}
-	if es <= 0 || int64(len(data)) != n*int64(es) {
-		return nil, nil, fmt.Errorf("%d bytes for %d elements of %d bytes", len(data), n, es)
-	}
-	r := len(dims)
-	out := make([]byte, len(data))
-	nd := make([]int64, r)
-	for i, p := range perm {
-		nd[i] = dims[p]
-	}
-	stride := make([]int64, r)
-	s := int64(1)
-	for i := r - 1; i >= 0; i-- {
-		stride[i] = s
-		s *= dims[i]
-	}
-	idx := make([]int64, r)
-	for o := int64(0); o < n; o++ {
-		src := int64(0)
-		for i := 0; i < r; i++ {
-			src += idx[i] * stride[perm[i]]
-		}
-		copy(out[o*int64(es):(o+1)*int64(es)], data[src*int64(es):(src+1)*int64(es)])
-		for i := r - 1; i >= 0; i-- {
-			idx[i]++
-			if idx[i] < nd[i] {
-				break
-			}
-			idx[i] = 0
-		}
-	}
-	return out, nd, nil
 }
 
 func (c *converter) convertNode(n *Node) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 )
 
 type opFunc func(c *converter, n *Node) error
@@ -241,20 +242,16 @@ func (c *converter) conv2D(n *Node) error {
 	}
 	depthwise := n.Op == "DepthwiseConv2dNative" || n.Op == "FusedDepthwiseConv2dNative" || n.Op == "DepthwiseConv2d"
 	kd := w.konst.Dims // [kh, kw, in, out] or [kh, kw, in, mult]
-	raw, err := w.konst.Bytes()
+	dims := kd
+	if depthwise {
+		if dims, err = layout.DepthwiseHWIO(kd); err != nil {
+			return fmt.Errorf("filter: %w", err)
+		}
+	}
+	wname, err := c.filterInit(w, dims, layout.FromHWIO(4), "_oihw")
 	if err != nil {
 		return err
 	}
-	es := canonical.ElemBits(w.konst.DataType) / 8
-	dims := kd
-	if depthwise {
-		dims = []int64{kd[0], kd[1], 1, kd[2] * kd[3]}
-	}
-	pr, pd, err := permute(raw, es, dims, []int{3, 2, 0, 1})
-	if err != nil {
-		return fmt.Errorf("filter: %w", err)
-	}
-	wname := c.b.Init(w.konst.Name+"_oihw", w.konst.DataType, pd, pr)
 	strides, err := spatial(c.ints(n, "strides"), 1)
 	if err != nil {
 		return fmt.Errorf("strides: %w", err)
@@ -543,7 +540,8 @@ func (c *converter) leakyRelu(n *Node) error {
 	})
 }
 
-var nhwcToNCHW = [4]int64{0, 2, 3, 1}
+// nchwAxis is where axis a of an NHWC value stands once it is held NCHW.
+func nchwAxis(a int64) int64 { return int64(layout.Axis(layout.ToFirst(4), int(a))) }
 
 func normAxes(axes []int64, rank int) ([]int64, error) {
 	out := make([]int64, len(axes))
@@ -620,16 +618,16 @@ func (c *converter) reduce(n *Node, op string) error {
 		mapped := make([]int64, len(axes))
 		for i, a := range axes {
 			red[a] = true
-			mapped[i] = nhwcToNCHW[a]
+			mapped[i] = nchwAxis(a)
 		}
 		ordered := true
 		last := int64(-1)
 		for a := int64(0); a < 4; a++ {
 			if !red[a] {
-				if nhwcToNCHW[a] < last {
+				if nchwAxis(a) < last {
 					ordered = false
 				}
-				last = nhwcToNCHW[a]
+				last = nchwAxis(a)
 			}
 		}
 		if keep || ordered {
@@ -708,7 +706,7 @@ func (c *converter) pad(n *Node) error {
 	for i := 0; i < r; i++ {
 		j := int64(i)
 		if nchw {
-			j = nhwcToNCHW[i]
+			j = nchwAxis(int64(i))
 		}
 		pads[j], pads[int64(r)+j] = p[2*i], p[2*i+1]
 	}
@@ -825,7 +823,7 @@ func (c *converter) concat(n *Node) error {
 		if axis < 0 || axis > 3 {
 			return fmt.Errorf("axis %d for rank 4", a[0])
 		}
-		c.set(n, 0, &value{nchw: c.b.Op("Concat", n.Name, ins, canonical.IntAttr("axis", nhwcToNCHW[axis])), rank: 4, dt: vs[0].dt})
+		c.set(n, 0, &value{nchw: c.b.Op("Concat", n.Name, ins, canonical.IntAttr("axis", nchwAxis(axis))), rank: 4, dt: vs[0].dt})
 		return nil
 	}
 	c.set(n, 0, &value{nhwc: c.b.Op("Concat", n.Name, ins, canonical.IntAttr("axis", axis)), rank: rank, dt: vs[0].dt})
@@ -841,20 +839,13 @@ func (c *converter) operandT(v *value, t bool, name string) (string, error) {
 		return "", errors.New("a transposed operand needs a known rank of at least 2")
 	}
 	if v.konst != nil {
-		raw, err := v.konst.Bytes()
-		if err != nil {
-			return "", err
-		}
-		perm := make([]int, v.rank)
-		for i := range perm {
-			perm[i] = i
-		}
+		perm := layout.Identity(v.rank)
 		perm[v.rank-1], perm[v.rank-2] = v.rank-2, v.rank-1
-		pr, pd, err := permute(raw, canonical.ElemBits(v.konst.DataType)/8, v.konst.Dims, perm)
+		t, err := v.konst.Transpose(perm)
 		if err != nil {
 			return "", err
 		}
-		return c.b.Init(v.konst.Name+"_T", v.konst.DataType, pd, pr), nil
+		return c.b.Const(v.konst.Name+"_T", t), nil
 	}
 	x, err := c.asNHWC(v)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/layout"
 )
 
 // convOps are the convolutions, pools and image ops beyond opTable's 2-D
@@ -31,7 +32,7 @@ func (c *converter) filterInit(w *value, dims []int64, perm []int, suffix string
 	if err != nil {
 		return "", err
 	}
-	pr, pd, err := permute(raw, canonical.ElemBits(w.konst.DataType)/8, dims, perm)
+	pr, pd, err := canonical.TransposeBytes(raw, canonical.ElemBits(w.konst.DataType)/8, dims, perm)
 	if err != nil {
 		return "", fmt.Errorf("filter: %w", err)
 	}
@@ -69,7 +70,7 @@ func (c *converter) conv2DBackpropInput(n *Node) error {
 		return err
 	}
 	kd := w.konst.Dims
-	wname, err := c.filterInit(w, kd, []int{3, 2, 0, 1}, "_iohw")
+	wname, err := c.filterInit(w, kd, layout.FromHWIO(4), "_iohw")
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func (c *converter) conv1D(n *Node) error {
 	if w.konst == nil || len(w.konst.Dims) != 3 {
 		return errors.New("the filter must be a constant of rank 3")
 	}
-	wname, err := c.filterInit(w, w.konst.Dims, []int{2, 1, 0}, "_oiw")
+	wname, err := c.filterInit(w, w.konst.Dims, layout.FromHWIO(3), "_oiw")
 	if err != nil {
 		return err
 	}
@@ -151,9 +152,9 @@ func (c *converter) conv1D(n *Node) error {
 		return err
 	}
 	attrs = append(attrs, canonical.IntsAttr("strides", []int64{s}...), canonical.IntsAttr("dilations", []int64{d}...), canonical.IntsAttr("kernel_shape", []int64{w.konst.Dims[0]}...))
-	xc := c.b.Transpose(xn, []int64{0, 2, 1}, n.Name+"_ncw")
+	xc := c.b.Transpose(xn, layout.Int64s(layout.ToFirst(3)), n.Name+"_ncw")
 	y := c.b.Op("Conv", n.Name+"_conv", []string{xc, wname}, attrs...)
-	c.setNHWC(n, 0, c.b.Transpose(y, []int64{0, 2, 1}, n.Name), 3, x.dt)
+	c.setNHWC(n, 0, c.b.Transpose(y, layout.Int64s(layout.ToLast(3)), n.Name), 3, x.dt)
 	return nil
 }
 
@@ -195,7 +196,7 @@ func (c *converter) conv3D(n *Node) error {
 	if w.konst == nil || len(w.konst.Dims) != 5 {
 		return errors.New("the filter must be a constant of rank 5")
 	}
-	wname, err := c.filterInit(w, w.konst.Dims, []int{4, 3, 0, 1, 2}, "_oidhw")
+	wname, err := c.filterInit(w, w.konst.Dims, layout.FromHWIO(5), "_oidhw")
 	if err != nil {
 		return err
 	}
@@ -212,9 +213,9 @@ func (c *converter) conv3D(n *Node) error {
 		return err
 	}
 	attrs = append(attrs, canonical.IntsAttr("strides", s...), canonical.IntsAttr("dilations", d...), canonical.IntsAttr("kernel_shape", w.konst.Dims[:3]...))
-	xc := c.b.Transpose(xn, []int64{0, 4, 1, 2, 3}, n.Name+"_ncdhw")
+	xc := c.b.Transpose(xn, layout.Int64s(layout.ToFirst(5)), n.Name+"_ncdhw")
 	y := c.b.Op("Conv", n.Name+"_conv", []string{xc, wname}, attrs...)
-	c.setNHWC(n, 0, c.b.Transpose(y, []int64{0, 2, 3, 4, 1}, n.Name), 5, x.dt)
+	c.setNHWC(n, 0, c.b.Transpose(y, layout.Int64s(layout.ToLast(5)), n.Name), 5, x.dt)
 	return nil
 }
 
@@ -243,9 +244,9 @@ func (c *converter) pool3D(n *Node) error {
 	if n.Op == "AvgPool3D" {
 		op = "AveragePool"
 	}
-	xc := c.b.Transpose(xn, []int64{0, 4, 1, 2, 3}, n.Name+"_ncdhw")
+	xc := c.b.Transpose(xn, layout.Int64s(layout.ToFirst(5)), n.Name+"_ncdhw")
 	y := c.b.Op(op, n.Name+"_pool", []string{xc}, attrs...)
-	c.setNHWC(n, 0, c.b.Transpose(y, []int64{0, 2, 3, 4, 1}, n.Name), 5, x.dt)
+	c.setNHWC(n, 0, c.b.Transpose(y, layout.Int64s(layout.ToLast(5)), n.Name), 5, x.dt)
 	return nil
 }
 
