@@ -495,26 +495,11 @@ func kernelUnary(c *lctx) error {
 // kernelSubDiv: a − b or a / b with one operand broadcast as a suffix or
 // per block (bcastKind), in the operands' order.
 func kernelSubDiv(c *lctx, div bool) error {
-	ha, err := c.H(0)
+	ops, err := binaryPrologue(c)
 	if err != nil {
 		return err
 	}
-	hb, err := c.H(1)
-	if err != nil {
-		return err
-	}
-	bi, suffix, inner, ok := bcastKind(ha.shape, hb.shape)
-	if !ok {
-		return fmt.Errorf("%s: shapes %v and %v are not a suffix or prefix broadcast", c.n.OpType, ha.shape, hb.shape)
-	}
-	big, small := ha, hb
-	if bi == 1 {
-		big, small = hb, ha
-	}
-	y := c.outLike(bi, big)
-	x, _ := f32(big)
-	s, _ := f32(small)
-	yd, _ := f32(y)
+	y, x, s, yd, suffix, inner, bi := ops.y, ops.x, ops.b, ops.yd, ops.suffix, ops.inner, ops.bi
 	n := len(s)
 	if n == 0 {
 		c.OutH(0, y)

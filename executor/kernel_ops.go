@@ -649,27 +649,47 @@ func bcastKind(a, b []int) (big int, suffix bool, inner int, ok bool) {
 	return 0, false, 0, false
 }
 
-func kernelBinary(c *lctx, mul bool) error {
+// binaryOperands is the prologue of the float32 binary kernels: the two
+// operands, the larger (x, its data) and the broadcast one (b) with bcastKind's
+// layout (bi the index of the larger, suffix or per-block with inner
+// elements), and the output y shaped like the larger.
+type binaryOperands struct {
+	bi, inner int
+	suffix    bool
+	x, b, yd  []float32
+	y         *htensor
+}
+
+func binaryPrologue(c *lctx) (binaryOperands, error) {
 	ha, err := c.H(0)
 	if err != nil {
-		return err
+		return binaryOperands{}, err
 	}
 	hb, err := c.H(1)
 	if err != nil {
-		return err
+		return binaryOperands{}, err
 	}
 	bi, suffix, inner, ok := bcastKind(ha.shape, hb.shape)
 	if !ok {
-		return fmt.Errorf("%s: shapes %v and %v are not a suffix or prefix broadcast", c.n.OpType, ha.shape, hb.shape)
+		return binaryOperands{}, fmt.Errorf("%s: shapes %v and %v are not a suffix or prefix broadcast", c.n.OpType, ha.shape, hb.shape)
 	}
 	big, small := ha, hb
 	if bi == 1 {
 		big, small = hb, ha
 	}
-	y := c.outLike(bi, big)
-	x, _ := f32(big)
-	b, _ := f32(small)
-	yd, _ := f32(y)
+	op := binaryOperands{bi: bi, inner: inner, suffix: suffix, y: c.outLike(bi, big)}
+	op.x, _ = f32(big)
+	op.b, _ = f32(small)
+	op.yd, _ = f32(op.y)
+	return op, nil
+}
+
+func kernelBinary(c *lctx, mul bool) error {
+	ops, err := binaryPrologue(c)
+	if err != nil {
+		return err
+	}
+	y, x, b, yd, suffix, inner := ops.y, ops.x, ops.b, ops.yd, ops.suffix, ops.inner
 	switch {
 	case len(b) == 0:
 	case suffix:
