@@ -90,31 +90,11 @@ func okTopK(c *lctx) bool { return okF32Host(c) && c.NOut() == 2 }
 // sort, as the reference host kernel); NaN counts as larger than every
 // number. Small k select by k passes, larger k sort the indices.
 func kernelTopK(c *lctx) error {
-	h, err := c.H(0)
+	h, k, ax, err := topKArgs(c)
 	if err != nil {
 		return err
 	}
-	var k int
-	if c.ver < 10 {
-		k = int(c.AInt("k", 0))
-	} else {
-		kv, err := c.Ints(1)
-		if err != nil {
-			return err
-		}
-		if len(kv) != 1 {
-			return fmt.Errorf("TopK: K has %d values, want 1", len(kv))
-		}
-		k = int(kv[0])
-	}
-	ax, err := normAxis(c.AInt("axis", -1), len(h.shape))
-	if err != nil {
-		return fmt.Errorf("TopK: %w", err)
-	}
 	n := h.shape[ax]
-	if k < 0 || k > n {
-		return fmt.Errorf("TopK: K = %d for an axis of %d", k, n)
-	}
 	largest := c.AInt("largest", 1) == 1
 	out := append([]int{}, h.shape...)
 	out[ax] = k

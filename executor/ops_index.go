@@ -537,22 +537,37 @@ func hostNonZero(c *lctx) error {
 	return nil
 }
 
-func hostTopK(c *lctx) error {
-	h, err := c.H(0)
+// topKArgs reads TopK's operands: the data, K (an attribute before
+// opset 10, input 1 after) checked against the axis, and the axis.
+func topKArgs(c *lctx) (h *htensor, k, ax int, err error) {
+	h, err = c.H(0)
 	if err != nil {
-		return err
+		return nil, 0, 0, err
 	}
-	var k int
 	if c.ver < 10 {
 		k = int(c.AInt("k", 0))
 	} else {
 		kv, err := c.Ints(1)
 		if err != nil {
-			return err
+			return nil, 0, 0, err
+		}
+		if len(kv) != 1 {
+			return nil, 0, 0, fmt.Errorf("TopK: K has %d values, want 1", len(kv))
 		}
 		k = int(kv[0])
 	}
-	ax, err := normAxis(c.AInt("axis", -1), len(h.shape))
+	ax, err = normAxis(c.AInt("axis", -1), len(h.shape))
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("TopK: %w", err)
+	}
+	if n := h.shape[ax]; k < 0 || k > n {
+		return nil, 0, 0, fmt.Errorf("TopK: K = %d for an axis of %d", k, n)
+	}
+	return h, k, ax, nil
+}
+
+func hostTopK(c *lctx) error {
+	h, k, ax, err := topKArgs(c)
 	if err != nil {
 		return err
 	}
