@@ -246,7 +246,8 @@ func lastConverted(order []*canonical.Node, keep map[int]bool, block map[string]
 }
 
 // convertFloat returns a converted clone of m: nodes with a float32 input
-// that are neither blocked nor kept compute in dt.
+// that are neither blocked nor kept, and whose schema at m's opset admits
+// dt (schemaAllowsLow), compute in dt.
 func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bool, keep map[int]bool, keepIO bool) (*canonical.Model, int, int, error) {
 	c, err := m.Clone()
 	if err != nil {
@@ -349,7 +350,9 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 		if !hasFloat {
 			continue
 		}
-		if keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0 {
+		retyped := func(v *canonical.Value) bool { return low[v] || elemType(v) == canonical.Float }
+		if keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0 ||
+			!schemaAllowsLow(c, n, dt, retyped) {
 			if !keep[i] {
 				blocked++
 			}

@@ -43,15 +43,16 @@ func (c *Check) tolerance(fallback string) (rtol, atol float64) {
 	return rtol, atol
 }
 
-// convertible reports whether convertFloat would compute n in the low
-// type (not blocked, not kept, ai.onnx, no subgraphs, a float input).
-func convertible(n *canonical.Node, i int, block map[string]bool, keep map[int]bool) bool {
+// convertible reports whether convertFloat would compute n (a node of
+// the typed model m) in dt: not blocked, not kept, ai.onnx, no
+// subgraphs, a float input, and a schema that admits dt.
+func convertible(m *canonical.Model, n *canonical.Node, i int, dt canonical.DataType, block map[string]bool, keep map[int]bool) bool {
 	if keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0 {
 		return false
 	}
 	for _, in := range n.Inputs {
 		if elemType(in) == canonical.Float {
-			return true
+			return schemaAllowsLow(m, n, dt, func(v *canonical.Value) bool { return elemType(v) == canonical.Float })
 		}
 	}
 	return false
@@ -77,7 +78,7 @@ func localErrors(ctx context.Context, m *canonical.Model, order []*canonical.Nod
 		}
 	}
 	for i, n := range order {
-		if !convertible(n, i, block, keep) {
+		if !convertible(m, n, i, dt, block, keep) {
 			continue
 		}
 		cand = append(cand, i)
