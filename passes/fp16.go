@@ -49,6 +49,12 @@ type FP16Options struct {
 	Check *Check
 	// MaxRounds bounds the fallback iterations (default 32).
 	MaxRounds int
+	// Runs, when set, says whether the target runtime's kernel of op
+	// (version since of domain, "" for ai.onnx) runs type variable param
+	// in dt; a node whose kernel does not stays in float32 with Casts
+	// around it, as one whose schema does not admit dt (nil: every
+	// kernel runs what its schema admits).
+	Runs func(domain, op string, since int, param string, dt canonical.DataType) bool
 }
 
 // KeptNode is a node kept in float32 by the fallback.
@@ -139,7 +145,7 @@ func Float16(ctx context.Context, m *canonical.Model, opts FP16Options) (*canoni
 	}
 	for {
 		rep.Rounds++
-		out, conv, blocked, err := convertFloat(m, dt, block, keep, opts.KeepIOTypes)
+		out, conv, blocked, err := convertFloat(m, dt, block, keep, opts.KeepIOTypes, opts.Runs)
 		if err != nil {
 			return nil, nil, fmt.Errorf("fp16: %w", err)
 		}
@@ -180,7 +186,7 @@ func Float16(ctx context.Context, m *canonical.Model, opts FP16Options) (*canoni
 			}
 		}
 		// (typedOrder nil: no candidates, bisection below.)
-		if errs, lerr := localErrors(ctx, typed, typedOrder, dt, block, keep, inputs[0], ck.Backend, rtol, atol); lerr == nil && len(errs) > 0 {
+		if errs, lerr := localErrors(ctx, typed, typedOrder, dt, block, keep, opts.Runs, inputs[0], ck.Backend, rtol, atol); lerr == nil && len(errs) > 0 {
 			for _, e := range pickLocal(errs, batch) {
 				keep[e.Index] = true
 				n := typedOrder[e.Index]
@@ -248,7 +254,8 @@ func lastConverted(order []*canonical.Node, keep map[int]bool, block map[string]
 // convertFloat returns a converted clone of m: nodes with a float32 input
 // that are neither blocked nor kept, and whose schema at m's opset admits
 // dt (schemaAllowsLow), compute in dt.
-func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bool, keep map[int]bool, keepIO bool) (*canonical.Model, int, int, error) {
+func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bool, keep map[int]bool, keepIO bool,
+	runs func(domain, op string, since int, param string, dt canonical.DataType) bool) (*canonical.Model, int, int, error) {
 	c, err := m.Clone()
 	if err != nil {
 		return nil, 0, 0, err
@@ -352,7 +359,7 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 		}
 		retyped := func(v *canonical.Value) bool { return low[v] || elemType(v) == canonical.Float }
 		if keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0 ||
-			!schemaAllowsLow(c, n, dt, retyped) {
+			!schemaAllowsLow(c, n, dt, retyped, runs) {
 			if !keep[i] {
 				blocked++
 			}

@@ -14,8 +14,10 @@ import (
 // already in dt). A node whose schema does not admit it (Where in
 // bfloat16 before opset 16, for one) stays in float32 with Casts
 // around it, as a blocked node does; so does a node whose schema is
-// unknown.
-func schemaAllowsLow(m *canonical.Model, n *canonical.Node, dt canonical.DataType, retyped func(*canonical.Value) bool) bool {
+// unknown, or whose target kernel does not run dt (runs, when set; see
+// FP16Options.Runs).
+func schemaAllowsLow(m *canonical.Model, n *canonical.Node, dt canonical.DataType, retyped func(*canonical.Value) bool,
+	runs func(domain, op string, since int, param string, dt canonical.DataType) bool) bool {
 	domain := opset.NormalizeDomain(n.Domain)
 	s, ok := opset.Lookup(domain, n.OpType, int(m.Opset(domain)))
 	if !ok {
@@ -29,6 +31,9 @@ func schemaAllowsLow(m *canonical.Model, n *canonical.Node, dt canonical.DataTyp
 			}
 			f, ok := formalAt(formals, i)
 			if !ok || !slices.Contains(s.AllowedTypes(f.TypeStr), want) {
+				return false
+			}
+			if runs != nil && !runs(domain, n.OpType, s.SinceVersion, f.TypeStr, dt) {
 				return false
 			}
 		}

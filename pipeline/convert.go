@@ -599,6 +599,13 @@ func (c *converter) reduce(ctx context.Context, m *canonical.Model) (*canonical.
 		if fo.Check == nil {
 			fo.Check = &passes.Check{Samples: 2, Gen: verify.GenOptions{Dims: c.genDims(m)}}
 		}
+		if fo.Runs == nil && !c.fileOut {
+			runs, err := kernelRuns(c.opts.Target)
+			if err != nil {
+				return nil, &Error{Kind: KindUsage, Err: err}
+			}
+			fo.Runs = runs
+		}
 		out, rep, err := passes.Float16(ctx, m, fo)
 		if err != nil {
 			return nil, inputErr(fmt.Errorf("%s: %s: %w", c.in, map[bool]string{true: "bf16", false: "fp16"}[fo.BF16], err))
