@@ -103,6 +103,9 @@ func Float16(ctx context.Context, m *canonical.Model, opts FP16Options) (*canoni
 	if opts.BF16 {
 		dt, rep.Type = canonical.BFloat16, "bfloat16"
 	}
+	if err := castAdmits(m, dt); err != nil {
+		return nil, nil, fmt.Errorf("fp16: %w", err)
+	}
 	// Nodes are identified by their index in m's topological order.
 	order, err := m.Graph.TopoSort()
 	if err != nil {

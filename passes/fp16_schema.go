@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -52,4 +53,36 @@ func formalAt(fs []opset.FormalParameter, i int) (opset.FormalParameter, bool) {
 		return fs[len(fs)-1], true
 	}
 	return opset.FormalParameter{}, false
+}
+
+// castAdmits returns an error when Cast at m's ai.onnx opset cannot
+// convert to and from dt (bfloat16 before opset 13): every conversion
+// needs such Casts, at the graph's edges or around the nodes kept in
+// float32, so the result could not pass the checker.
+func castAdmits(m *canonical.Model, dt canonical.DataType) error {
+	want := "tensor(" + check.ElemTypeName(dt) + ")"
+	admits := func(s *opset.Schema) bool {
+		for _, f := range s.Inputs {
+			if !slices.Contains(s.AllowedTypes(f.TypeStr), want) {
+				return false
+			}
+		}
+		for _, f := range s.Outputs {
+			if !slices.Contains(s.AllowedTypes(f.TypeStr), want) {
+				return false
+			}
+		}
+		return true
+	}
+	ver := int(m.Opset(""))
+	if s, ok := opset.Lookup("", "Cast", ver); ok && admits(s) {
+		return nil
+	}
+	for _, s := range opset.Versions("", "Cast") {
+		if s.SinceVersion > ver && admits(s) {
+			return fmt.Errorf("%s needs ai.onnx opset %d or later (Cast to and from %s), the model imports opset %d: convert it first (onnxconv opset IN OUT --opset %d)",
+				check.ElemTypeName(dt), s.SinceVersion, check.ElemTypeName(dt), ver, s.SinceVersion)
+		}
+	}
+	return fmt.Errorf("no Cast of ai.onnx converts to and from %s (the model imports opset %d)", check.ElemTypeName(dt), ver)
 }

@@ -2,6 +2,7 @@ package passes
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -89,4 +90,23 @@ func TestBF16WhereStaysFloat(t *testing.T) {
 	if wheres == 0 {
 		t.Fatal("attention_causal has no Where")
 	}
+}
+
+// TestBF16RefusesBeforeOpset13: Cast has no bfloat16 before Cast-13, so
+// the bfloat16 conversion of an opset-9 model is refused with the opset
+// it needs; its float16 conversion (Cast-9 has float16) is not.
+func TestBF16RefusesBeforeOpset13(t *testing.T) {
+	m, _ := fixture(t, "mlp_opset9")
+	_, _, err := Float16(context.Background(), m, FP16Options{BF16: true})
+	if err == nil || !strings.Contains(err.Error(), "opset 13") {
+		t.Fatalf("bf16 at opset 9: %v, want a refusal naming opset 13", err)
+	}
+	res, _, err := Float16(context.Background(), m, FP16Options{})
+	if err != nil {
+		t.Fatalf("fp16 at opset 9: %v", err)
+	}
+	if err := check.Model(res); err != nil {
+		t.Error(err)
+	}
+	_ = res.Close()
 }
