@@ -72,9 +72,13 @@ type FP16Report struct {
 	Converted int    `json:"converted_nodes"`
 	// Blocked counts nodes kept in float32 by the block list; Kept lists
 	// those the fallback kept.
-	Blocked int        `json:"blocked_nodes"`
-	Kept    []KeptNode `json:"kept"`
-	Rounds  int        `json:"rounds"`
+	Blocked int `json:"blocked_nodes"`
+	// Unsupported counts nodes kept in float32 because their schema at
+	// the model's opset, or the target's kernel (FP16Options.Runs), has
+	// no such low type.
+	Unsupported int        `json:"unsupported_nodes"`
+	Kept        []KeptNode `json:"kept"`
+	Rounds      int        `json:"rounds"`
 	// Equivalent: the last check passed (true when unchecked).
 	Equivalent bool    `json:"equivalent"`
 	MaxAbs     float64 `json:"max_abs"`
@@ -148,11 +152,11 @@ func Float16(ctx context.Context, m *canonical.Model, opts FP16Options) (*canoni
 	}
 	for {
 		rep.Rounds++
-		out, conv, blocked, err := convertFloat(m, dt, block, keep, opts.KeepIOTypes, opts.Runs)
+		out, counts, err := convertFloat(m, dt, block, keep, opts.KeepIOTypes, opts.Runs)
 		if err != nil {
 			return nil, nil, fmt.Errorf("fp16: %w", err)
 		}
-		rep.Converted, rep.Blocked = conv, blocked
+		rep.Converted, rep.Blocked, rep.Unsupported = counts.converted, counts.blocked, counts.unsupported
 		if ck == nil {
 			rep.After = StatsOf(out)
 			return out, rep, nil
@@ -258,14 +262,15 @@ func lastConverted(order []*canonical.Node, keep map[int]bool, block map[string]
 // that are neither blocked nor kept, and whose schema at m's opset admits
 // dt (schemaAllowsLow), compute in dt.
 func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bool, keep map[int]bool, keepIO bool,
-	runs func(domain, op string, since int, param string, dt canonical.DataType) bool) (*canonical.Model, int, int, error) {
+	runs func(domain, op string, since int, param string, dt canonical.DataType) bool) (*canonical.Model, convertCounts, error) {
+	var counts convertCounts
 	c, err := m.Clone()
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, counts, err
 	}
-	fail := func(err error) (*canonical.Model, int, int, error) {
+	fail := func(err error) (*canonical.Model, convertCounts, error) {
 		_ = c.Close()
-		return nil, 0, 0, err
+		return nil, counts, err
 	}
 	inferTypes(c)
 	g := c.Graph
@@ -349,7 +354,6 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 			}
 		}
 	}
-	converted, blocked := 0, 0
 	for i, n := range order {
 		hasFloat := false
 		for _, in := range n.Inputs {
@@ -361,10 +365,13 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 			continue
 		}
 		retyped := func(v *canonical.Value) bool { return low[v] || elemType(v) == canonical.Float }
-		if keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0 ||
-			!schemaAllowsLow(c, n, dt, retyped, runs) {
-			if !keep[i] {
-				blocked++
+		other := keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0
+		if other || !schemaAllowsLow(c, n, dt, retyped, runs) {
+			switch {
+			case !other:
+				counts.unsupported++
+			case !keep[i]:
+				counts.blocked++
 			}
 			for k, in := range n.Inputs {
 				if in != nil && low[in] {
@@ -377,7 +384,7 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 			}
 			continue
 		}
-		converted++
+		counts.converted++
 		for k, in := range n.Inputs {
 			if in != nil && elemType(in) == canonical.Float && !low[in] {
 				w, err := lowOf(in)
@@ -433,5 +440,12 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 	// changed in place (setType); entries of values no longer in the
 	// graph go.
 	pruneValueInfo(c)
-	return c, converted, blocked, nil
+	return c, counts, nil
+}
+
+// convertCounts counts convertFloat's nodes: computed in the low type,
+// kept in float32 by the block list (or domain, or subgraphs), and kept
+// because their schema or kernel has no low type.
+type convertCounts struct {
+	converted, blocked, unsupported int
 }

@@ -168,7 +168,7 @@ func localErrors(ctx context.Context, m *canonical.Model, order []*canonical.Nod
 			probes = append(probes, probe{i, o.Name})
 		}
 	}
-	low, _, _, err := convertFloat(iso, dt, nil, nil, true, runs)
+	low, _, err := convertFloat(iso, dt, nil, nil, true, runs)
 	if err != nil {
 		return nil, err
 	}

@@ -69,11 +69,14 @@ func TestBF16KeepsOpsWithoutLowType(t *testing.T) {
 // float32 in the bfloat16 model.
 func TestBF16WhereStaysFloat(t *testing.T) {
 	m, _ := fixture(t, "attention_causal")
-	res, _, err := Float16(context.Background(), m, FP16Options{BF16: true})
+	res, rep, err := Float16(context.Background(), m, FP16Options{BF16: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = res.Close() }()
+	if rep.Unsupported == 0 {
+		t.Errorf("report: %d nodes without a bfloat16 type, want Where counted", rep.Unsupported)
+	}
 	inferTypes(res)
 	wheres := 0
 	for _, n := range res.Graph.Nodes {
