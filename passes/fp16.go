@@ -70,8 +70,9 @@ type FP16Report struct {
 	Before    Stats  `json:"before"`
 	After     Stats  `json:"after"`
 	Converted int    `json:"converted_nodes"`
-	// Blocked counts nodes kept in float32 by the block list; Kept lists
-	// those the fallback kept.
+	// Blocked counts nodes kept in float32 by the block list (and those
+	// that would gain nothing: constants read only by float32 nodes);
+	// Kept lists those the fallback kept.
 	Blocked int `json:"blocked_nodes"`
 	// Unsupported counts nodes kept in float32 because their schema at
 	// the model's opset, or the target's kernel (FP16Options.Runs), has
@@ -354,6 +355,7 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 			}
 		}
 	}
+	idle := idleNodes(c, order, dt, block, keep, low, runs)
 	for i, n := range order {
 		hasFloat := false
 		for _, in := range n.Inputs {
@@ -365,7 +367,7 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 			continue
 		}
 		retyped := func(v *canonical.Value) bool { return low[v] || elemType(v) == canonical.Float }
-		other := keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0
+		other := keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0 || idle[n]
 		if other || !schemaAllowsLow(c, n, dt, retyped, runs) {
 			switch {
 			case !other:

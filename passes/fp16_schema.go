@@ -86,3 +86,57 @@ func castAdmits(m *canonical.Model, dt canonical.DataType) error {
 	}
 	return fmt.Errorf("no Cast of ai.onnx converts to and from %s (the model imports opset %d)", check.ElemTypeName(dt), ver)
 }
+
+// idleNodes returns the nodes convertFloat would compute in dt for
+// nothing: every float input a constant (a weight), every float output
+// read only by nodes that stay float32 and none a graph output. Computed
+// in dt, such a node (an Identity sharing a weight between layers) adds a
+// low-precision copy of the weight and a Cast back, and the float32
+// weight stays for its other readers.
+func idleNodes(m *canonical.Model, order []*canonical.Node, dt canonical.DataType, block map[string]bool, keep map[int]bool,
+	low map[*canonical.Value]bool, runs func(domain, op string, since int, param string, dt canonical.DataType) bool) map[*canonical.Node]bool {
+	retyped := func(v *canonical.Value) bool { return low[v] || elemType(v) == canonical.Float }
+	converts := map[*canonical.Node]bool{}
+	for i, n := range order {
+		if keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0 {
+			continue
+		}
+		if slices.ContainsFunc(n.Inputs, retyped) && schemaAllowsLow(m, n, dt, retyped, runs) {
+			converts[n] = true
+		}
+	}
+	outputs := map[*canonical.Value]bool{}
+	for _, o := range m.Graph.Outputs {
+		outputs[o] = true
+	}
+	idle := map[*canonical.Node]bool{}
+	for _, n := range order {
+		if !converts[n] {
+			continue
+		}
+		weights := true
+		for _, in := range n.Inputs {
+			if in != nil && retyped(in) && (low[in] || constOf(in) == nil) {
+				weights = false
+			}
+		}
+		read := false
+		for _, o := range n.Outputs {
+			if o == nil {
+				continue
+			}
+			if outputs[o] {
+				read = true
+			}
+			for _, u := range o.Uses() {
+				if converts[u.Node] {
+					read = true
+				}
+			}
+		}
+		if weights && !read {
+			idle[n] = true
+		}
+	}
+	return idle
+}

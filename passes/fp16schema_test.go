@@ -7,6 +7,8 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/check"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/exporters/profiles"
 	"github.com/onnxconv/onnxconv/opset"
 )
 
@@ -29,6 +31,11 @@ func TestBF16KeepsOpsWithoutLowType(t *testing.T) {
 				}
 				if !rep.Equivalent {
 					t.Errorf("%s bf16=%v: not equivalent: %s", name, bf16, rep.Final.Summary)
+				}
+				if rep.After.Bytes > rep.Before.Bytes {
+					// A weight copied to the low type for nodes whose
+					// readers stay float32 (idleNodes).
+					t.Errorf("%s bf16=%v: initializer bytes %d -> %d", name, bf16, rep.Before.Bytes, rep.After.Bytes)
 				}
 				if rep.Converted == 0 {
 					t.Errorf("%s bf16=%v: nothing converted", name, bf16)
@@ -112,4 +119,38 @@ func TestBF16RefusesBeforeOpset13(t *testing.T) {
 		t.Error(err)
 	}
 	_ = res.Close()
+}
+
+// TestBF16ORTKernelsNoWeightCopies: fitted to ONNX Runtime 1.30's CPU
+// kernels, transformer_encoder's MatMuls stay float32; the Identity nodes
+// sharing its weights between layers then gain nothing in bfloat16
+// (idleNodes) and stay float32 too, so no weight is stored twice.
+func TestBF16ORTKernelsNoWeightCopies(t *testing.T) {
+	m, _ := fixture(t, "transformer_encoder")
+	p, err := profiles.Get("onnxruntime-1.30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := p.CPUKernels()
+	if err != nil || k == nil {
+		t.Fatalf("kernels: %v", err)
+	}
+	runs := func(domain, op string, since int, param string, dt canonical.DataType) bool {
+		ok, _ := k.Implements(domain, op, since, param, onnxpb.TensorProto_DataType(dt))
+		return ok
+	}
+	res, rep, err := Float16(context.Background(), m, FP16Options{BF16: true, Runs: runs, Check: &Check{Samples: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = res.Close() }()
+	if err := check.Model(res); err != nil {
+		t.Error(err)
+	}
+	if rep.Unsupported == 0 || !rep.Equivalent {
+		t.Errorf("report: %d without a bfloat16 kernel, equivalent %v", rep.Unsupported, rep.Equivalent)
+	}
+	if rep.After.Bytes > rep.Before.Bytes {
+		t.Errorf("initializer bytes %d -> %d: weights stored twice", rep.Before.Bytes, rep.After.Bytes)
+	}
 }
