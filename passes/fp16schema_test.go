@@ -13,7 +13,7 @@ import (
 )
 
 // TestBF16KeepsOpsWithoutLowType: at opset 14, Where has no bfloat16
-// type (it came with Where-16), nor Pow (Pow-15); the bfloat16 conversion
+// type (it came with Where-16); the bfloat16 conversion
 // keeps such nodes in float32 with Casts around them, and the result
 // passes the checker, checked and unchecked, float16 and bfloat16. Every
 // node left in bfloat16 has a schema that admits it.
