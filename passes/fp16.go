@@ -49,6 +49,12 @@ type FP16Options struct {
 	Check *Check
 	// MaxRounds bounds the fallback iterations (default 32).
 	MaxRounds int
+	// Runs, when set, says whether the target runtime's kernel of op
+	// (version since of domain, "" for ai.onnx) runs type variable param
+	// in dt; a node whose kernel does not stays in float32 with Casts
+	// around it, as one whose schema does not admit dt (nil: every
+	// kernel runs what its schema admits).
+	Runs func(domain, op string, since int, param string, dt canonical.DataType) bool
 }
 
 // KeptNode is a node kept in float32 by the fallback.
@@ -64,11 +70,16 @@ type FP16Report struct {
 	Before    Stats  `json:"before"`
 	After     Stats  `json:"after"`
 	Converted int    `json:"converted_nodes"`
-	// Blocked counts nodes kept in float32 by the block list; Kept lists
-	// those the fallback kept.
-	Blocked int        `json:"blocked_nodes"`
-	Kept    []KeptNode `json:"kept"`
-	Rounds  int        `json:"rounds"`
+	// Blocked counts nodes kept in float32 by the block list (and those
+	// that would gain nothing: constants read only by float32 nodes);
+	// Kept lists those the fallback kept.
+	Blocked int `json:"blocked_nodes"`
+	// Unsupported counts nodes kept in float32 because their schema at
+	// the model's opset, or the target's kernel (FP16Options.Runs), has
+	// no such low type.
+	Unsupported int        `json:"unsupported_nodes"`
+	Kept        []KeptNode `json:"kept"`
+	Rounds      int        `json:"rounds"`
 	// Equivalent: the last check passed (true when unchecked).
 	Equivalent bool    `json:"equivalent"`
 	MaxAbs     float64 `json:"max_abs"`
@@ -96,6 +107,9 @@ func Float16(ctx context.Context, m *canonical.Model, opts FP16Options) (*canoni
 	rep := &FP16Report{Type: "float16", Before: StatsOf(m), Equivalent: true, MaxAbs: -1, MaxRel: -1}
 	if opts.BF16 {
 		dt, rep.Type = canonical.BFloat16, "bfloat16"
+	}
+	if err := castAdmits(m, dt); err != nil {
+		return nil, nil, fmt.Errorf("fp16: %w", err)
 	}
 	// Nodes are identified by their index in m's topological order.
 	order, err := m.Graph.TopoSort()
@@ -139,11 +153,11 @@ func Float16(ctx context.Context, m *canonical.Model, opts FP16Options) (*canoni
 	}
 	for {
 		rep.Rounds++
-		out, conv, blocked, err := convertFloat(m, dt, block, keep, opts.KeepIOTypes)
+		out, counts, err := convertFloat(m, dt, block, keep, opts.KeepIOTypes, opts.Runs)
 		if err != nil {
 			return nil, nil, fmt.Errorf("fp16: %w", err)
 		}
-		rep.Converted, rep.Blocked = conv, blocked
+		rep.Converted, rep.Blocked, rep.Unsupported = counts.converted, counts.blocked, counts.unsupported
 		if ck == nil {
 			rep.After = StatsOf(out)
 			return out, rep, nil
@@ -180,7 +194,7 @@ func Float16(ctx context.Context, m *canonical.Model, opts FP16Options) (*canoni
 			}
 		}
 		// (typedOrder nil: no candidates, bisection below.)
-		if errs, lerr := localErrors(ctx, typed, typedOrder, dt, block, keep, inputs[0], ck.Backend, rtol, atol); lerr == nil && len(errs) > 0 {
+		if errs, lerr := localErrors(ctx, typed, typedOrder, dt, block, keep, opts.Runs, inputs[0], ck.Backend, rtol, atol); lerr == nil && len(errs) > 0 {
 			for _, e := range pickLocal(errs, batch) {
 				keep[e.Index] = true
 				n := typedOrder[e.Index]
@@ -246,15 +260,18 @@ func lastConverted(order []*canonical.Node, keep map[int]bool, block map[string]
 }
 
 // convertFloat returns a converted clone of m: nodes with a float32 input
-// that are neither blocked nor kept compute in dt.
-func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bool, keep map[int]bool, keepIO bool) (*canonical.Model, int, int, error) {
+// that are neither blocked nor kept, and whose schema at m's opset admits
+// dt (schemaAllowsLow), compute in dt.
+func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bool, keep map[int]bool, keepIO bool,
+	runs func(domain, op string, since int, param string, dt canonical.DataType) bool) (*canonical.Model, convertCounts, error) {
+	var counts convertCounts
 	c, err := m.Clone()
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, counts, err
 	}
-	fail := func(err error) (*canonical.Model, int, int, error) {
+	fail := func(err error) (*canonical.Model, convertCounts, error) {
 		_ = c.Close()
-		return nil, 0, 0, err
+		return nil, counts, err
 	}
 	inferTypes(c)
 	g := c.Graph
@@ -338,7 +355,7 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 			}
 		}
 	}
-	converted, blocked := 0, 0
+	idle := idleNodes(c, order, dt, block, keep, low, runs)
 	for i, n := range order {
 		hasFloat := false
 		for _, in := range n.Inputs {
@@ -349,9 +366,14 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 		if !hasFloat {
 			continue
 		}
-		if keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0 {
-			if !keep[i] {
-				blocked++
+		retyped := func(v *canonical.Value) bool { return low[v] || elemType(v) == canonical.Float }
+		other := keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0 || idle[n]
+		if other || !schemaAllowsLow(c, n, dt, retyped, runs) {
+			switch {
+			case !other:
+				counts.unsupported++
+			case !keep[i]:
+				counts.blocked++
 			}
 			for k, in := range n.Inputs {
 				if in != nil && low[in] {
@@ -364,7 +386,7 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 			}
 			continue
 		}
-		converted++
+		counts.converted++
 		for k, in := range n.Inputs {
 			if in != nil && elemType(in) == canonical.Float && !low[in] {
 				w, err := lowOf(in)
@@ -420,5 +442,12 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 	// changed in place (setType); entries of values no longer in the
 	// graph go.
 	pruneValueInfo(c)
-	return c, converted, blocked, nil
+	return c, counts, nil
+}
+
+// convertCounts counts convertFloat's nodes: computed in the low type,
+// kept in float32 by the block list (or domain, or subgraphs), and kept
+// because their schema or kernel has no low type.
+type convertCounts struct {
+	converted, blocked, unsupported int
 }

@@ -43,15 +43,17 @@ func (c *Check) tolerance(fallback string) (rtol, atol float64) {
 	return rtol, atol
 }
 
-// convertible reports whether convertFloat would compute n in the low
-// type (not blocked, not kept, ai.onnx, no subgraphs, a float input).
-func convertible(n *canonical.Node, i int, block map[string]bool, keep map[int]bool) bool {
+// convertible reports whether convertFloat would compute n (a node of
+// the typed model m) in dt: not blocked, not kept, ai.onnx, no
+// subgraphs, a float input, and a schema that admits dt.
+func convertible(m *canonical.Model, n *canonical.Node, i int, dt canonical.DataType, block map[string]bool, keep map[int]bool,
+	runs func(domain, op string, since int, param string, dt canonical.DataType) bool) bool {
 	if keep[i] || block[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Subgraphs()) > 0 {
 		return false
 	}
 	for _, in := range n.Inputs {
 		if elemType(in) == canonical.Float {
-			return true
+			return schemaAllowsLow(m, n, dt, func(v *canonical.Value) bool { return elemType(v) == canonical.Float }, runs)
 		}
 	}
 	return false
@@ -66,7 +68,7 @@ func convertible(n *canonical.Node, i int, block map[string]bool, keep map[int]b
 // float32 inputs already overflow dt shows as diverging, as it does in
 // the converted model. The result is sorted by Ratio, largest first.
 func localErrors(ctx context.Context, m *canonical.Model, order []*canonical.Node, dt canonical.DataType,
-	block map[string]bool, keep map[int]bool, sample []*canonical.Tensor, backend string, rtol, atol float64) ([]localError, error) {
+	block map[string]bool, keep map[int]bool, runs func(domain, op string, since int, param string, dt canonical.DataType) bool, sample []*canonical.Tensor, backend string, rtol, atol float64) ([]localError, error) {
 	var cand []int
 	need := map[string]bool{}
 	var names []string
@@ -77,7 +79,7 @@ func localErrors(ctx context.Context, m *canonical.Model, order []*canonical.Nod
 		}
 	}
 	for i, n := range order {
-		if !convertible(n, i, block, keep) {
+		if !convertible(m, n, i, dt, block, keep, runs) {
 			continue
 		}
 		cand = append(cand, i)
@@ -166,7 +168,7 @@ func localErrors(ctx context.Context, m *canonical.Model, order []*canonical.Nod
 			probes = append(probes, probe{i, o.Name})
 		}
 	}
-	low, _, _, err := convertFloat(iso, dt, nil, nil, true)
+	low, _, err := convertFloat(iso, dt, nil, nil, true, runs)
 	if err != nil {
 		return nil, err
 	}

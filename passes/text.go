@@ -38,8 +38,11 @@ func (r *FP16Report) WriteKept(w io.Writer) error {
 // 'onnxconv fp16' prints it after the kept nodes (WriteKept).
 func (r *FP16Report) WriteText(w io.Writer, in, out string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s, %d nodes converted, %d blocked, %d kept by the fallback; initializer bytes %d -> %d\n",
-		out, r.Type, r.Converted, r.Blocked, len(r.Kept), r.Before.Bytes, r.After.Bytes)
+	fmt.Fprintf(&b, "%s: %s, %d nodes converted, %d blocked, ", out, r.Type, r.Converted, r.Blocked)
+	if r.Unsupported > 0 {
+		fmt.Fprintf(&b, "%d without a %s type or kernel, ", r.Unsupported, r.Type)
+	}
+	fmt.Fprintf(&b, "%d kept by the fallback; initializer bytes %d -> %d\n", len(r.Kept), r.Before.Bytes, r.After.Bytes)
 	if r.MaxAbs >= 0 {
 		fmt.Fprintf(&b, "verified against %s: max abs error %.3g, max rel error %.3g\n", in, r.MaxAbs, r.MaxRel)
 	}

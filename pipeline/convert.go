@@ -599,13 +599,20 @@ func (c *converter) reduce(ctx context.Context, m *canonical.Model) (*canonical.
 		if fo.Check == nil {
 			fo.Check = &passes.Check{Samples: 2, Gen: verify.GenOptions{Dims: c.genDims(m)}}
 		}
+		if fo.Runs == nil && !c.fileOut {
+			runs, err := kernelRuns(c.opts.Target)
+			if err != nil {
+				return nil, &Error{Kind: KindUsage, Err: err}
+			}
+			fo.Runs = runs
+		}
 		out, rep, err := passes.Float16(ctx, m, fo)
 		if err != nil {
 			return nil, inputErr(fmt.Errorf("%s: %s: %w", c.in, map[bool]string{true: "bf16", false: "fp16"}[fo.BF16], err))
 		}
 		c.closers = append(c.closers, out)
-		cv.Applied = append(cv.Applied, fmt.Sprintf("%s: %d node(s) converted, %d kept in float32 by the block list, %d by the fallback; %d -> %d bytes",
-			rep.Type, rep.Converted, rep.Blocked, len(rep.Kept), rep.Before.Bytes, rep.After.Bytes))
+		cv.Applied = append(cv.Applied, fmt.Sprintf("%s: %d node(s) converted, %d kept in float32 by the block list, %d for lack of a %s type or kernel, %d by the fallback; %d -> %d bytes",
+			rep.Type, rep.Converted, rep.Blocked, rep.Unsupported, rep.Type, len(rep.Kept), rep.Before.Bytes, rep.After.Bytes))
 		for _, k := range rep.Kept {
 			cv.Applied = append(cv.Applied, fmt.Sprintf("%s %q kept in float32: %s", k.OpType, k.Node, k.Reason))
 		}

@@ -70,7 +70,9 @@ func Optimize(ctx context.Context, in, out string, ps []passes.Pass, ro passes.R
 }
 
 // Float16 converts the model in to float16 (or bfloat16) with the
-// automatic float32 fallback (unless o.Unchecked) and writes it to out. A
+// automatic float32 fallback (unless o.Unchecked) and writes it to out;
+// nodes ONNX Runtime's CPU kernels (fp16DefaultTarget) do not run in the
+// low type stay float32 unless fo.Runs says otherwise. A
 // result still not within tolerance is not written; its report is
 // returned with the error.
 func Float16(ctx context.Context, in, out string, fo passes.FP16Options, o TransformOptions) (*passes.FP16Report, error) {
@@ -81,6 +83,13 @@ func Float16(ctx context.Context, in, out string, fo passes.FP16Options, o Trans
 				return nil, nil, err
 			}
 			fo.Check = c
+		}
+		if fo.Runs == nil {
+			runs, err := kernelRuns("")
+			if err != nil {
+				return nil, nil, err
+			}
+			fo.Runs = runs
 		}
 		res, rep, err := passes.Float16(ctx, m, fo)
 		if err != nil {

@@ -22,7 +22,11 @@ func newFP16Cmd() *cobra.Command {
 		Use:   "fp16 IN OUT",
 		Short: "Convert weights and compute to float16 (or bfloat16), checked, with automatic float32 fallback",
 		Long: `Convert IN's float32 weights and compute to float16 (--bf16: bfloat16) and
-write OUT. Ops in the block list stay in float32, with Casts between. The
+write OUT. Ops in the block list stay in float32, with Casts between; so do
+nodes whose op schema at the model's opset has no such type (Where in
+bfloat16 before opset 16) and nodes ONNX Runtime 1.30's CPU kernels do not
+run in it (in bfloat16 most arithmetic: MatMul, Add, Div...), so that OUT
+loads in ONNX Runtime. --bf16 needs opset 13 or later. The
 converted model is run by the built-in executor on the verification inputs
 and compared with IN (tolerance profile fp16: rtol 1e-2, atol 1e-3; bf16:
 rtol 4e-2, atol 1e-2). While an output diverges, the first diverging node is

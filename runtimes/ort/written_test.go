@@ -19,8 +19,8 @@ import (
 	"github.com/onnxconv/onnxconv/verify"
 )
 
-// TestWrittenFilesLoadInORT runs convert, opset, optimize, fp16 and
-// quantize of the onnxconv binary over the suite's fixtures (ONNX models,
+// TestWrittenFilesLoadInORT runs convert, opset, optimize, fp16 (float16
+// and bfloat16) and quantize of the onnxconv binary over the suite's fixtures (ONNX models,
 // TFLite, TF.js, XGBoost, scikit-learn, and CatBoost from ../shared) and
 // loads and runs every ONNX file they write in ONNX Runtime 1.30. A command
 // may refuse (exit 1) before writing, naming the node; a file written that
@@ -51,6 +51,7 @@ func TestWrittenFilesLoadInORT(t *testing.T) {
 			job{[]string{"optimize", m}, nil},
 			job{[]string{"fp16", m}, []string{"--keep-io-types"}},
 			job{[]string{"fp16", m}, nil},
+			job{[]string{"fp16", m}, []string{"--bf16"}},
 			job{[]string{"quantize", m}, []string{"--mode", "dynamic"}},
 			job{[]string{"quantize", m}, []string{"--mode", "static", "--calibration-samples", "4"}})
 	}
