@@ -69,7 +69,13 @@ func (r *Report) WriteSummary(w io.Writer, what string) error {
 		fmt.Fprintf(&b, "  warning: one sample only: a single input can agree by chance; use --samples N (or --inputs with more)\n")
 	}
 	if r.A.ComputedBy != "" || r.B.ComputedBy != "" {
-		fmt.Fprintf(&b, "  A (reference) %s: computed by %s\n  B (result)    %s: computed by %s\n", r.A.Name, r.A.ComputedBy, r.B.Name, r.B.ComputedBy)
+		// Stored outputs are always B: they are then the reference and
+		// the model run is the result.
+		ra, rb := "A (reference)", "B (result)   "
+		if r.B.Kind == "outputs" {
+			ra, rb = "A (result)   ", "B (reference)"
+		}
+		fmt.Fprintf(&b, "  %s %s: computed by %s\n  %s %s: computed by %s\n", ra, r.A.Name, r.A.ComputedBy, rb, r.B.Name, r.B.ComputedBy)
 	}
 	for _, o := range r.Outputs {
 		res := "pass"

@@ -96,3 +96,31 @@ func TestBisectionWriteText(t *testing.T) {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
 }
+// TestSummarySidesAgainstStoredOutputs: against stored outputs the model
+// run is the result and the stored outputs the reference, whichever
+// letter each side has.
+func TestSummarySidesAgainstStoredOutputs(t *testing.T) {
+	for _, c := range []struct {
+		bKind, wantA, wantB string
+	}{
+		{"model", "A (reference) src.tflite", "B (result)    out.onnx"},
+		{"outputs", "A (result)    out.onnx", "B (reference) expected/"},
+	} {
+		r := &Report{Equivalent: true, Samples: 2,
+			A: SideInfo{Name: "src.tflite", Kind: "model", ComputedBy: "tflite"},
+			B: SideInfo{Name: "out.onnx", Kind: c.bKind, ComputedBy: "the built-in executor"}}
+		if c.bKind == "outputs" {
+			r.A = SideInfo{Name: "out.onnx", Kind: "model", ComputedBy: "the built-in executor"}
+			r.B = SideInfo{Name: "expected/", Kind: "outputs", ComputedBy: "stored outputs"}
+		}
+		var b strings.Builder
+		if err := r.WriteSummary(&b, "against the source"); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{c.wantA, c.wantB} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("B is %s: the summary does not say %q:\n%s", c.bKind, want, b.String())
+			}
+		}
+	}
+}
