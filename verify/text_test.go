@@ -96,6 +96,7 @@ func TestBisectionWriteText(t *testing.T) {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
 }
+
 // TestSummarySidesAgainstStoredOutputs: against stored outputs the model
 // run is the result and the stored outputs the reference, whichever
 // letter each side has.
