@@ -574,6 +574,15 @@ func (e *Executor) runGraph(ctx context.Context, g *canonical.Graph, en *env, ke
 	p := e.plans[key]
 	e.mu.Unlock()
 	if p != nil {
+		if en.parent == nil && en.bufs == nil {
+			rb := p.bufs.get()
+			en.bufs = rb
+			defer func() {
+				rb.recycle(en)
+				en.bufs = nil
+				p.bufs.put(rb)
+			}()
+		}
 		ok, err := p.replay(ctx, e, en)
 		if err != nil || ok {
 			return err

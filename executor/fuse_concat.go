@@ -65,7 +65,7 @@ func (c *lctx) newOut(dt canonical.DataType, shape []int) *htensor {
 			return &htensor{dt: dt, shape: append([]int{}, shape...), data: s}
 		}
 	}
-	return newH(dt, shape)
+	return c.newH(dt, shape)
 }
 
 // concatStep runs the steps making a Concat's inputs with one output
@@ -79,7 +79,11 @@ type concatStep struct {
 func (st *concatStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
 	var ar *outArena
 	if n := st.size.Load(); n > 0 {
-		ar = &outArena{buf: make([]float32, n)}
+		if rb := en.runBufs(); rb != nil {
+			ar = &outArena{buf: rb.take(int(n))}
+		} else {
+			ar = &outArena{buf: make([]float32, n)}
+		}
 	}
 	for _, p := range st.parts {
 		var ok bool
