@@ -576,6 +576,7 @@ func (e *Executor) runGraph(ctx context.Context, g *canonical.Graph, en *env, ke
 	if p != nil {
 		if en.parent == nil && en.bufs == nil {
 			rb := p.bufs.get()
+			rb.kern = e.kern
 			en.bufs = rb
 			defer func() {
 				rb.recycle(en)

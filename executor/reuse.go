@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
 )
 
 // Output buffers reused across runs of a plan.
@@ -29,6 +30,33 @@ import (
 type runBufs struct {
 	free map[int][][]float32 // by length
 	got  [][]float32         // handed out in the current run
+	// kern clears large reused buffers on the kernel threads (nil: on
+	// the caller).
+	kern *kernels.Context
+	// live, maxHi: recycle's scratch.
+	live  []span
+	maxHi []uintptr
+}
+
+// clearRow is the number of elements per row of a parallel clear, and
+// clearUnit its work in kernels.Range's units (a clear writes about 16
+// elements in the time an elementwise kernel computes one; 2 per
+// element).
+const (
+	clearRow  = 4096
+	clearUnit = clearRow / 16
+)
+
+// zero clears s, on the kernel threads when it is large.
+func (rb *runBufs) zero(s []float32) {
+	if rb.kern == nil || len(s) < 4*clearRow {
+		clear(s)
+		return
+	}
+	rows := (len(s) + clearRow - 1) / clearRow
+	rb.kern.Range(rows, clearUnit, func(lo, hi int) {
+		clear(s[lo*clearRow : min(hi*clearRow, len(s))])
+	})
 }
 
 // take returns a zeroed float32 buffer of n elements.
@@ -38,7 +66,7 @@ func (rb *runBufs) take(n int) []float32 {
 		s = l[len(l)-1]
 		l[len(l)-1] = nil
 		rb.free[n] = l[:len(l)-1]
-		clear(s)
+		rb.zero(s)
 	} else {
 		s = make([]float32, n)
 	}
@@ -61,7 +89,7 @@ func (rb *runBufs) recycle(en *env) {
 	if len(rb.got) == 0 {
 		return
 	}
-	var live []span
+	live := rb.live[:0]
 	add := func(h *htensor) {
 		if h == nil || h.data == nil {
 			return
@@ -74,8 +102,8 @@ func (rb *runBufs) recycle(en *env) {
 		}
 	}
 	for _, s := range en.vals {
-		if s == nil {
-			continue
+		if s == nil || s.valStatic {
+			continue // static values (initializers) are never run buffers
 		}
 		add(s.h)
 		for _, h := range s.seq {
@@ -92,7 +120,8 @@ func (rb *runBufs) recycle(en *env) {
 		return 0
 	})
 	// maxHi[i]: the largest end among live[:i+1] (spans may nest).
-	maxHi := make([]uintptr, len(live))
+	maxHi := slices.Grow(rb.maxHi[:0], len(live))[:len(live)]
+	rb.live, rb.maxHi = live, maxHi
 	var m uintptr
 	for i, s := range live {
 		m = max(m, s.hi)
