@@ -58,14 +58,14 @@ func (a *outArena) adjacent(hs []*htensor, out []int, ax int) []float32 {
 }
 
 // newOut is newH for a head kernel's output, from the step's arena when
-// it has one with room.
-func (c *lctx) newOut(dt canonical.DataType, shape []int) *htensor {
+// it has one with room; zero as for newHAs.
+func (c *lctx) newOut(dt canonical.DataType, shape []int, zero bool) *htensor {
 	if storageOf(dt) == kF32 {
 		if s := c.arena.take(numel(shape)); s != nil {
 			return &htensor{dt: dt, shape: append([]int{}, shape...), data: s}
 		}
 	}
-	return c.newH(dt, shape)
+	return c.newHAs(dt, shape, zero)
 }
 
 // concatStep runs the steps making a Concat's inputs with one output

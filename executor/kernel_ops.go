@@ -202,7 +202,9 @@ func (c *lctx) outLike(i int, x *htensor) *htensor {
 	if c.inPlace == i+1 && !x.released {
 		return x
 	}
-	return c.newH(canonical.Float, x.shape)
+	// Every kernel taking its output here writes each element (as it
+	// must when the output is x itself).
+	return c.newHAs(canonical.Float, x.shape, false)
 }
 
 func f32(h *htensor) ([]float32, error) {
@@ -480,7 +482,10 @@ func kernelConv(c *lctx) error {
 	if len(hx.shape) == 4 {
 		out = []int{p.N, p.M, oh, ow}
 	}
-	y := c.newOut(hx.dt, out)
+	// Every path of Conv2DPacked writes each output element when the
+	// reduction is not empty (the bias first, or an SGEMM with beta 0,
+	// or the depthwise loops' bias start).
+	y := c.newOut(hx.dt, out, p.C/max(p.Groups, 1)*p.KH*p.KW == 0)
 	x, _ := f32(hx)
 	w, _ := f32(hw)
 	yd, _ := f32(y)

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"math"
 	"slices"
 	"sync"
 	"unsafe"
@@ -33,6 +34,9 @@ type runBufs struct {
 	// kern clears large reused buffers on the kernel threads (nil: on
 	// the caller).
 	kern *kernels.Context
+	// poison: fill the buffers handed out unzeroed with NaN (tests:
+	// a kernel that does not write every element shows).
+	poison bool
 	// live, maxHi: recycle's scratch.
 	live  []span
 	maxHi []uintptr
@@ -60,13 +64,24 @@ func (rb *runBufs) zero(s []float32) {
 }
 
 // take returns a zeroed float32 buffer of n elements.
-func (rb *runBufs) take(n int) []float32 {
+func (rb *runBufs) take(n int) []float32 { return rb.takeAs(n, true) }
+
+// takeAs returns a float32 buffer of n elements, zeroed if zero (else
+// with any contents: for kernels that write every element).
+func (rb *runBufs) takeAs(n int, zero bool) []float32 {
 	var s []float32
 	if l := rb.free[n]; len(l) > 0 {
 		s = l[len(l)-1]
 		l[len(l)-1] = nil
 		rb.free[n] = l[:len(l)-1]
-		rb.zero(s)
+		switch {
+		case zero:
+			rb.zero(s)
+		case rb.poison:
+			for i := range s {
+				s[i] = float32(math.NaN())
+			}
+		}
 	} else {
 		s = make([]float32, n)
 	}
@@ -184,9 +199,15 @@ func (p *bufPool) put(rb *runBufs) {
 // newH is newH for a kernel's output: float32 outputs of a replayed step
 // come from the run's runBufs.
 func (c *lctx) newH(dt canonical.DataType, shape []int) *htensor {
+	return c.newHAs(dt, shape, true)
+}
+
+// newHAs is newH, with the contents of a reused buffer left as they are
+// unless zero: for kernels that write every element of their output.
+func (c *lctx) newHAs(dt canonical.DataType, shape []int, zero bool) *htensor {
 	if c.b == nil && storageOf(dt) == kF32 {
 		if rb := c.en.runBufs(); rb != nil {
-			return &htensor{dt: dt, shape: append([]int{}, shape...), data: rb.take(numel(shape))}
+			return &htensor{dt: dt, shape: append([]int{}, shape...), data: rb.takeAs(numel(shape), zero)}
 		}
 	}
 	return newH(dt, shape)

@@ -102,6 +102,7 @@ func TestReuseAcrossRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ex.Close()
+			ex.poisonReuse = true
 			var held [][]*canonical.Tensor // outputs as returned, run by run
 			for pass := range 2 {          // the first pass builds the plan
 				for r := range runs {
