@@ -62,6 +62,9 @@ func (a *outArena) adjacent(hs []*htensor, out []int, ax int) []float32 {
 func (c *lctx) newOut(dt canonical.DataType, shape []int, zero bool) *htensor {
 	if storageOf(dt) == kF32 {
 		if s := c.arena.take(numel(shape)); s != nil {
+			if zero {
+				clear(s) // the arena comes unzeroed (concatStep)
+			}
 			return &htensor{dt: dt, shape: append([]int{}, shape...), data: s}
 		}
 	}
@@ -80,7 +83,10 @@ func (st *concatStep) exec(ctx context.Context, e *Executor, en *env) (bool, err
 	var ar *outArena
 	if n := st.size.Load(); n > 0 {
 		if rb := en.runBufs(); rb != nil {
-			ar = &outArena{buf: rb.take(int(n))}
+			// Unzeroed: only newOut takes from it, clearing what it
+			// hands to a kernel that needs zeros; the Concat reads it
+			// only when its inputs cover it exactly (adjacent).
+			ar = &outArena{buf: rb.takeAs(int(n), false)}
 		} else {
 			ar = &outArena{buf: make([]float32, n)}
 		}
