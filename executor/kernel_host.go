@@ -104,7 +104,7 @@ func kernelTranspose(c *lctx) error {
 		c.OutH(0, &htensor{dt: hx.dt, shape: out, data: hx.data})
 		return nil
 	}
-	y := c.newH(hx.dt, out)
+	y := c.newHAs(hx.dt, out, false) // Transpose writes every element
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	kernels.Transpose(x, hx.shape, p, yd)
@@ -170,7 +170,7 @@ func kernelConcat(c *lctx) error {
 		c.OutH(0, &htensor{dt: canonical.Float, shape: out, data: v})
 		return nil
 	}
-	y := c.newH(canonical.Float, out)
+	y := c.newHAs(canonical.Float, out, false) // concatRange writes every element
 	yd, _ := f32(y)
 	row := numel(out[ax:])
 	// Y is, row after row, the inputs' rows in order: ends[i] is where
