@@ -28,6 +28,8 @@ var errNeedHost = errors.New("executor: value needed on the host")
 type plan struct {
 	steps []step
 	drops [][]*canonical.Value
+	// bufs: output buffers kept for the next run (reuse.go).
+	bufs bufPool
 }
 
 type step interface {

@@ -93,7 +93,7 @@ func (c *lctx) H(i int) (*htensor, error) {
 	}
 	if c.lowering && !s.valStatic && c.b != nil {
 		c.readDynamic = true
-		c.b.steps = append(c.b.steps, &guardStep{v: c.n.Inputs[i], h: s.h})
+		c.b.steps = append(c.b.steps, &guardStep{v: c.n.Inputs[i], h: cloneH(s.h)})
 	}
 	return s.h, nil
 }

@@ -99,6 +99,9 @@ type Executor struct {
 	// is a host tensor like any other initializer.
 	packOnly map[*canonical.Value][]packKey
 	pinned   map[*canonical.Value]bool
+	// poisonReuse: reused output buffers a kernel takes unzeroed are
+	// filled with NaN first (tests, reuse.go).
+	poisonReuse bool
 }
 
 type initEntry struct {
@@ -574,6 +577,16 @@ func (e *Executor) runGraph(ctx context.Context, g *canonical.Graph, en *env, ke
 	p := e.plans[key]
 	e.mu.Unlock()
 	if p != nil {
+		if en.parent == nil && en.bufs == nil {
+			rb := p.bufs.get()
+			rb.kern, rb.poison = e.kern, e.poisonReuse
+			en.bufs = rb
+			defer func() {
+				rb.recycle(en)
+				en.bufs = nil
+				p.bufs.put(rb)
+			}()
+		}
 		ok, err := p.replay(ctx, e, en)
 		if err != nil || ok {
 			return err

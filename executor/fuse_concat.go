@@ -58,14 +58,17 @@ func (a *outArena) adjacent(hs []*htensor, out []int, ax int) []float32 {
 }
 
 // newOut is newH for a head kernel's output, from the step's arena when
-// it has one with room.
-func (c *lctx) newOut(dt canonical.DataType, shape []int) *htensor {
+// it has one with room; zero as for newHAs.
+func (c *lctx) newOut(dt canonical.DataType, shape []int, zero bool) *htensor {
 	if storageOf(dt) == kF32 {
 		if s := c.arena.take(numel(shape)); s != nil {
+			if zero {
+				clear(s) // the arena comes unzeroed (concatStep)
+			}
 			return &htensor{dt: dt, shape: append([]int{}, shape...), data: s}
 		}
 	}
-	return newH(dt, shape)
+	return c.newHAs(dt, shape, zero)
 }
 
 // concatStep runs the steps making a Concat's inputs with one output
@@ -79,7 +82,14 @@ type concatStep struct {
 func (st *concatStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
 	var ar *outArena
 	if n := st.size.Load(); n > 0 {
-		ar = &outArena{buf: make([]float32, n)}
+		if rb := en.runBufs(); rb != nil {
+			// Unzeroed: only newOut takes from it, clearing what it
+			// hands to a kernel that needs zeros; the Concat reads it
+			// only when its inputs cover it exactly (adjacent).
+			ar = &outArena{buf: rb.takeAs(int(n), false)}
+		} else {
+			ar = &outArena{buf: make([]float32, n)}
+		}
 	}
 	for _, p := range st.parts {
 		var ok bool

@@ -170,7 +170,7 @@ func kernelLayerNormDecomposed(c *lctx) error {
 		return fmt.Errorf("LayerNormalization (decomposed): x %v, gamma %v, beta %v", hs[0].shape, hs[1].shape, hs[2].shape)
 	}
 	eps := epsv[0]
-	y := newH(canonical.Float, hs[0].shape)
+	y := c.newH(canonical.Float, hs[0].shape)
 	yd, _ := f32(y)
 	c.e.kern.Range(len(x)/inner, inner, func(lo, hi int) {
 		for row := lo; row < hi; row++ {

@@ -257,7 +257,7 @@ func kernelMatMulStrided(c *lctx, perms [2][]int, outPerm []int) error {
 		}
 		out, ldc = z, cstr[r-2]
 	}
-	y := newH(dt, out)
+	y := c.newH(dt, out)
 	yd, err := f32(y)
 	if err != nil {
 		return err
@@ -297,7 +297,7 @@ func kernelMatMulStrided(c *lctx, perms [2][]int, outPerm []int) error {
 		for i, a := range after {
 			z[i] = out[a]
 		}
-		t := newH(dt, z)
+		t := c.newH(dt, z)
 		td, _ := f32(t)
 		kernels.Transpose(yd, out, after, td)
 		y = t

@@ -55,7 +55,7 @@ func kernelGather(c *lctx) error {
 		}
 	}
 	out := append(append(append([]int{}, h.shape[:ax]...), ih.shape...), h.shape[ax+1:]...)
-	y := newH(h.dt, out)
+	y := c.newH(h.dt, out)
 	outer, inner := numel(h.shape[:ax]), numel(h.shape[ax+1:])
 	switch src := h.data.(type) {
 	case []float32:
@@ -99,7 +99,7 @@ func kernelTopK(c *lctx) error {
 	out := append([]int{}, h.shape...)
 	out[ax] = k
 	x, _ := f32(h)
-	yv := newH(h.dt, out)
+	yv := c.newH(h.dt, out)
 	vals, _ := f32(yv)
 	inds := make([]int64, numel(out))
 	outer, inner := numel(h.shape[:ax]), numel(h.shape[ax+1:])

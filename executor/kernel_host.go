@@ -104,7 +104,7 @@ func kernelTranspose(c *lctx) error {
 		c.OutH(0, &htensor{dt: hx.dt, shape: out, data: hx.data})
 		return nil
 	}
-	y := newH(hx.dt, out)
+	y := c.newHAs(hx.dt, out, false) // Transpose writes every element
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	kernels.Transpose(x, hx.shape, p, yd)
@@ -170,7 +170,7 @@ func kernelConcat(c *lctx) error {
 		c.OutH(0, &htensor{dt: canonical.Float, shape: out, data: v})
 		return nil
 	}
-	y := newH(canonical.Float, out)
+	y := c.newHAs(canonical.Float, out, false) // concatRange writes every element
 	yd, _ := f32(y)
 	row := numel(out[ax:])
 	// Y is, row after row, the inputs' rows in order: ends[i] is where
@@ -462,7 +462,7 @@ func kernelAvgPool(c *lctx) error {
 	if len(hx.shape) == 4 {
 		out = []int{p.N, p.C, p.OH, p.OW}
 	}
-	y := newH(canonical.Float, out)
+	y := c.newH(canonical.Float, out)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	if err := c.e.kern.AvgPool2D(p, pb, pr, c.AInt("count_include_pad", 0) == 1, x, yd); err != nil {
@@ -624,7 +624,7 @@ func kernelConvTranspose(c *lctx) error {
 	if len(hx.shape) == 4 {
 		out = []int{p.N, p.M, p.OH, p.OW}
 	}
-	y := newH(canonical.Float, out)
+	y := c.newH(canonical.Float, out)
 	x, _ := f32(hx)
 	w, _ := f32(hw)
 	yd, _ := f32(y)
@@ -704,7 +704,7 @@ func kernelPad(c *lctx) error {
 		c.OutH(0, &htensor{dt: hx.dt, shape: out, data: hx.data})
 		return nil
 	}
-	y := newH(canonical.Float, out)
+	y := c.newH(canonical.Float, out)
 	yd, _ := f32(y)
 	if val != 0 {
 		for i := range yd {
@@ -802,7 +802,7 @@ func kernelReduceMean(c *lctx) error {
 			out = append(out, 1)
 		}
 	}
-	y := newH(canonical.Float, out)
+	y := c.newH(canonical.Float, out)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	kernels.GlobalAveragePool(x, yd, inner)

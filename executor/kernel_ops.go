@@ -202,7 +202,9 @@ func (c *lctx) outLike(i int, x *htensor) *htensor {
 	if c.inPlace == i+1 && !x.released {
 		return x
 	}
-	return newH(canonical.Float, x.shape)
+	// Every kernel taking its output here writes each element (as it
+	// must when the output is x itself).
+	return c.newHAs(canonical.Float, x.shape, false)
 }
 
 func f32(h *htensor) ([]float32, error) {
@@ -258,7 +260,7 @@ func matMulH(c *lctx, ha, hb *htensor) error {
 	if len(hb.shape) != 1 {
 		out = append(out, n)
 	}
-	y := newH(ha.dt, out)
+	y := c.newH(ha.dt, out)
 	a, _ := f32(ha)
 	b, _ := f32(hb)
 	yd, err := f32(y)
@@ -357,7 +359,7 @@ func kernelGemm(c *lctx) error {
 	if k != k2 {
 		return fmt.Errorf("Gemm: shapes %v and %v do not match (transA %v, transB %v)", ha.shape, hb.shape, ta, tb)
 	}
-	y := newH(ha.dt, []int{m, n})
+	y := c.newH(ha.dt, []int{m, n})
 	yd, _ := f32(y)
 	beta := float32(0)
 	if c.Has(2) {
@@ -480,7 +482,10 @@ func kernelConv(c *lctx) error {
 	if len(hx.shape) == 4 {
 		out = []int{p.N, p.M, oh, ow}
 	}
-	y := c.newOut(hx.dt, out)
+	// Every path of Conv2DPacked writes each output element when the
+	// reduction is not empty (the bias first, or an SGEMM with beta 0,
+	// or the depthwise loops' bias start).
+	y := c.newOut(hx.dt, out, p.C/max(p.Groups, 1)*p.KH*p.KW == 0)
 	x, _ := f32(hx)
 	w, _ := f32(hw)
 	yd, _ := f32(y)
@@ -559,7 +564,7 @@ func kernelMaxPool(c *lctx) error {
 	if len(hx.shape) == 4 {
 		out = []int{p.N, p.C, p.OH, p.OW}
 	}
-	y := newH(canonical.Float, out)
+	y := c.newH(canonical.Float, out)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	if err := c.e.kern.MaxPool2D(p, x, yd); err != nil {
@@ -801,7 +806,7 @@ func kernelGlobalAvgPool(c *lctx) error {
 	for range hx.shape[2:] {
 		out = append(out, 1)
 	}
-	y := newH(canonical.Float, out)
+	y := c.newH(canonical.Float, out)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	inner := numel(hx.shape[2:])

@@ -35,7 +35,7 @@ func kernelWhere(c *lctx) error {
 	}
 	x, _ := f32(hs[1])
 	y, _ := f32(hs[2])
-	z := newH(canonical.Float, out)
+	z := c.newH(canonical.Float, out)
 	zd, _ := f32(z)
 	if numel(hs[0].shape) == len(zd) && len(x) == len(zd) && len(y) == len(zd) {
 		for i, b := range cond {

@@ -129,6 +129,8 @@ func (s *slot) toValue(name string) (*Value, error) {
 type env struct {
 	vals   map[*canonical.Value]*slot
 	parent *env
+	// bufs: the run's reusable output buffers (reuse.go); root env only.
+	bufs *runBufs
 }
 
 func newEnv(parent *env) *env { return &env{vals: map[*canonical.Value]*slot{}, parent: parent} }
