@@ -32,11 +32,12 @@ func npyF32(t *testing.T, name string) *canonical.Tensor {
 // set as for every layer) and compute what torch computes with the same
 // weights, stored by fixtures/keras_rnn/make.py and make_gru_variants.py
 // (return_sequences, go_backwards with the last step only, no bias with a
-// hard_sigmoid recurrent activation); the session names the layers it
+// hard_sigmoid recurrent activation, after a Masking layer: a masked step
+// keeps the previous state); the session names the layers it
 // computed that way.
 func TestRunKerasGRUResetAfter(t *testing.T) {
 	e := env(t)
-	for _, name := range []string{"gru_reset_after", "gru_backwards", "gru_nobias_hard"} {
+	for _, name := range []string{"gru_reset_after", "gru_backwards", "gru_nobias_hard", "gru_masked"} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
