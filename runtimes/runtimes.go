@@ -124,6 +124,16 @@ type Setup struct {
 	rts     []Runtime // per name; nil for the executor
 	mu      sync.Mutex
 	open    []Session
+	notes   [2]string // per side: the runtime's ModelNote on its model
+}
+
+// ModelNoter is a Runtime that computes some models other than by
+// running them on its framework as they are (a layer the framework
+// refuses computed by the runtime with the framework's ops): ModelNote
+// says how, for the model file at path ("" when it runs as it is), and
+// DescribeSide and Describe add it to the runtime's name.
+type ModelNoter interface {
+	ModelNote(path string) string
 }
 
 // NewSetup prepares the runtimes named (as Parse returns them: none, one
@@ -197,6 +207,12 @@ func (s *Setup) Side(i int, path string, m *canonical.Model) (*verify.Side, erro
 	if s.rts[k] == nil {
 		return side, nil
 	}
+	if n, ok := s.rts[k].(ModelNoter); ok {
+		note := n.ModelNote(path)
+		s.mu.Lock()
+		s.notes[i] = note
+		s.mu.Unlock()
+	}
 	ins := verify.GraphInputs(m)
 	names := make([]string, len(ins))
 	for j, v := range ins {
@@ -263,7 +279,13 @@ func (s *Setup) describe(i int, form func(Info) string) string {
 	if k < 0 || s.rts[k] == nil {
 		return "the built-in executor"
 	}
-	return form(s.rts[k].Info())
+	info := s.rts[k].Info()
+	s.mu.Lock()
+	if i >= 0 && i < len(s.notes) && s.notes[i] != "" {
+		info.Where += "; " + s.notes[i]
+	}
+	s.mu.Unlock()
+	return form(info)
 }
 
 // Close closes the sessions opened (stopping their processes).

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/onnxconv/onnxconv/formats/keras"
 )
@@ -225,6 +226,55 @@ func topLayers(cfg map[string]any) []string {
 		out = append(out, name)
 	}
 	return out
+}
+
+// resetAfterGRULayers lists the top-level GRU layers of a Keras model
+// config with reset_after=true: TF.js's GRUCell refuses them, and
+// runner.js computes them with its reset-after GRU in TF.js ops (the same
+// rule as runner.js's withResetAfterGRU).
+func resetAfterGRULayers(cfg map[string]any) []string {
+	if mc, ok := cfg["model_config"].(map[string]any); ok {
+		cfg = mc
+	}
+	var layers []any
+	switch c := cfg["config"].(type) {
+	case map[string]any:
+		layers, _ = c["layers"].([]any)
+	case []any:
+		layers = c
+	}
+	var out []string
+	for _, l := range layers {
+		lm, _ := l.(map[string]any)
+		c, _ := lm["config"].(map[string]any)
+		if lm["class_name"] != "GRU" || c == nil || c["reset_after"] != true {
+			continue
+		}
+		name, _ := c["name"].(string)
+		if name == "" {
+			name, _ = lm["name"].(string)
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// modelNote says how the runtime computes the Keras file at path when it
+// does not run it on TF.js's layers alone: "" for a TF.js model.json, a
+// file that is not Keras or that cannot be read (Open then says why).
+func modelNote(path string) string {
+	if looksLikeTFJS(path) || !looksLikeKeras(path) {
+		return ""
+	}
+	m, err := keras.Load(context.Background(), path, "")
+	if err != nil {
+		return ""
+	}
+	names := resetAfterGRULayers(m.Config)
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("a reset-after GRU in TF.js ops for layer(s) %s, which TF.js's GRUCell refuses", strings.Join(names, ", "))
 }
 
 // uniqueNames renames repeated output names as importers/keraslayers names

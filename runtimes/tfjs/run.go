@@ -196,6 +196,11 @@ type Session struct {
 	// Kind is "layers-model" or "graph-model"; Version and Backend are
 	// TF.js's; Keras the kind of Keras file ("" for a model.json).
 	Kind, Version, Backend, Keras string
+	// ResetAfterGRU names the GRU layers with reset_after=true, which
+	// TF.js's GRUCell refuses: runner.js computes them with its
+	// reset-after GRU made of TF.js ops (Keras's formulas, Keras's
+	// weights).
+	ResetAfterGRU []string
 }
 
 // Open starts node on runner.js and loads the model at modelPath: a TF.js
@@ -262,7 +267,7 @@ func Open(ctx context.Context, env Env, modelPath string) (*Session, error) {
 	if err != nil {
 		return fail(err)
 	}
-	s.Kind, s.Version, s.Backend = ans.Kind, ans.Version, ans.Backend
+	s.Kind, s.Version, s.Backend, s.ResetAfterGRU = ans.Kind, ans.Version, ans.Backend, ans.ResetAfterGRU
 	return s, nil
 }
 
@@ -275,13 +280,16 @@ func (s *Session) Close() error {
 
 // answer is the header of the runner's answer.
 type answer struct {
-	OK      bool         `json:"ok"`
-	Error   string       `json:"error"`
-	Kind    string       `json:"kind"`
-	Method  string       `json:"method"`
-	Version string       `json:"version"`
-	Backend string       `json:"backend"`
-	Outputs []wireTensor `json:"outputs"`
+	OK      bool   `json:"ok"`
+	Error   string `json:"error"`
+	Kind    string `json:"kind"`
+	Method  string `json:"method"`
+	Version string `json:"version"`
+	Backend string `json:"backend"`
+	// ResetAfterGRU: the GRU layers runner.js computed with its
+	// reset-after GRU (load answer).
+	ResetAfterGRU []string     `json:"reset_after_gru"`
+	Outputs       []wireTensor `json:"outputs"`
 }
 
 // call sends one request and reads its answer and output bytes. A run

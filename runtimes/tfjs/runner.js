@@ -7,7 +7,8 @@
 // Protocol (runtimes/node's framed protocol, one answer per request):
 //   load:   {"op": "load", "model": "/abs/model.json", "by_layer": true}
 //           (by_layer: a Keras file the Go side exported: weights set layer by layer)
-//   answer: {"ok": true, "kind": "layers-model"|"graph-model", "version": "4.22.0", "backend"}
+//   answer: {"ok": true, "kind": "layers-model"|"graph-model", "version": "4.22.0", "backend",
+//            "reset_after_gru": [names of the GRU layers computed by runner.js's reset-after GRU]}
 //   run:    {"op": "run", "inputs": [{"name", "dtype": "float32"|"int32"|"bool", "shape"}]}  input bytes (LE)
 //   answer: {"ok": true, "method": "predict"|"execute"|"executeAsync",
 //            "outputs": [{"name", "dtype", "shape", "bytes"}]}                                  output bytes
@@ -136,13 +137,201 @@ function failingLayer(tf, topo) {
   return '';
 }
 
+// RESET_AFTER_GRU is the class name runner.js gives a Keras GRU layer
+// with reset_after=true: TF.js 4.22's GRUCell refuses that parameter, so
+// byLayer substitutes resetAfterGRU, the same computation in TF.js ops.
+const RESET_AFTER_GRU = 'OnnxconvResetAfterGRU';
+
+// activationFn is TF.js's activation of that name (as TF.js's own
+// activations compute them: hard_sigmoid is clip(0.2x + 0.5, 0, 1)).
+function activationFn(tf, name, layer) {
+  switch (name === undefined || name === null ? 'linear' : name) {
+    case 'tanh': return (x) => tf.tanh(x);
+    case 'sigmoid': return (x) => tf.sigmoid(x);
+    case 'hard_sigmoid': case 'hardSigmoid': return (x) => tf.clipByValue(tf.add(tf.mul(x, 0.2), 0.5), 0, 1);
+    case 'relu': return (x) => tf.relu(x);
+    case 'relu6': return (x) => tf.relu6(x);
+    case 'elu': return (x) => tf.elu(x);
+    case 'selu': return (x) => tf.selu(x);
+    case 'softsign': return (x) => tf.div(x, tf.add(tf.abs(x), 1));
+    case 'softplus': return (x) => tf.softplus(x);
+    case 'swish': case 'silu': return (x) => tf.mul(x, tf.sigmoid(x));
+    case 'linear': return (x) => x;
+    default: throw new Error(`layer GRU ${layer}: activation ${JSON.stringify(name)} is not supported by the reset-after GRU`);
+  }
+}
+
+// resetAfterGRUClass defines (once per process) the TF.js layer that
+// computes Keras's GRU with reset_after=true, with Keras's weights in
+// Keras's order: kernel [in, 3u], recurrent_kernel [u, 3u], bias [2, 3u]
+// (row 0 the input bias, row 1 the recurrent bias); gate order z, r, h.
+// Per step from a zero initial state:
+//   x_z, x_r, x_h = split(x·W + b_in);  h_z, h_r, h_h = split(h·U + b_rec)
+//   z = rec_act(x_z + h_z); r = rec_act(x_r + h_r)
+//   n = act(x_h + r ⊙ h_h); h' = z ⊙ h + (1 − z) ⊙ n
+// return_sequences, return_state, go_backwards (outputs in processing
+// order, as Keras and TF.js give them), time_major and an input mask
+// (masked steps keep the previous state) are honoured; stateful is refused.
+let resetAfterGRU = null;
+function resetAfterGRUClass(tf) {
+  if (resetAfterGRU) return resetAfterGRU;
+  const pick = (c, camel, snake, dflt) => (c[camel] !== undefined ? c[camel] : c[snake] !== undefined ? c[snake] : dflt);
+  class ResetAfterGRU extends tf.layers.Layer {
+    constructor(config) {
+      super(config);
+      const c = config || {};
+      this.units = pick(c, 'units', 'units', 0);
+      this.returnSequences = !!pick(c, 'returnSequences', 'return_sequences', false);
+      this.returnState = !!pick(c, 'returnState', 'return_state', false);
+      this.goBackwards = !!pick(c, 'goBackwards', 'go_backwards', false);
+      this.timeMajor = !!pick(c, 'timeMajor', 'time_major', false);
+      this.useBias = pick(c, 'useBias', 'use_bias', true) !== false;
+      const act = pick(c, 'activation', 'activation', 'tanh');
+      const rec = pick(c, 'recurrentActivation', 'recurrent_activation', 'sigmoid');
+      this.activationName = act;
+      this.recurrentActivationName = rec;
+      this.act = activationFn(tf, act, this.name);
+      this.recAct = activationFn(tf, rec, this.name);
+      if (pick(c, 'stateful', 'stateful', false)) {
+        throw new Error(`layer GRU ${this.name}: stateful=true is not supported by the reset-after GRU`);
+      }
+      if (!Number.isInteger(this.units) || this.units <= 0) {
+        throw new Error(`layer GRU ${this.name}: units ${JSON.stringify(this.units)} must be a positive integer`);
+      }
+      this.supportsMasking = true;
+    }
+
+    build(inputShape) {
+      const s = Array.isArray(inputShape[0]) ? inputShape[0] : inputShape;
+      const inDim = s[s.length - 1];
+      if (!Number.isInteger(inDim)) throw new Error(`layer GRU ${this.name}: the input's last dimension must be known`);
+      const u = this.units;
+      const zeros = tf.initializers.zeros();
+      this.kernel = this.addWeight('kernel', [inDim, 3 * u], 'float32', zeros);
+      this.recurrentKernel = this.addWeight('recurrent_kernel', [u, 3 * u], 'float32', zeros);
+      if (this.useBias) this.bias = this.addWeight('bias', [2, 3 * u], 'float32', zeros);
+      this.built = true;
+    }
+
+    computeOutputShape(inputShape) {
+      const s = Array.isArray(inputShape[0]) ? inputShape[0] : inputShape;
+      const [b, t] = this.timeMajor ? [s[1], s[0]] : [s[0], s[1]];
+      const out = this.returnSequences ? (this.timeMajor ? [t, b, this.units] : [b, t, this.units]) : [b, this.units];
+      return this.returnState ? [out, [b, this.units]] : out;
+    }
+
+    computeMask(inputs, mask) {
+      const m = Array.isArray(mask) ? mask[0] : mask;
+      const out = this.returnSequences ? (m || null) : null;
+      return this.returnState ? [out, null] : out;
+    }
+
+    call(inputs, kwargs) {
+      return tf.tidy(() => {
+        let x = Array.isArray(inputs) ? inputs[0] : inputs;
+        if (Array.isArray(inputs) && inputs.length > 1) {
+          throw new Error(`layer GRU ${this.name}: an initial state input is not supported by the reset-after GRU`);
+        }
+        if (x.rank !== 3) throw new Error(`layer GRU ${this.name}: input of rank ${x.rank}, want 3`);
+        if (this.timeMajor) x = tf.transpose(x, [1, 0, 2]);
+        let mask = kwargs && kwargs.mask;
+        if (Array.isArray(mask)) mask = mask[0];
+        const [batch, steps] = x.shape;
+        const u = this.units;
+        const W = this.kernel.read();
+        const U = this.recurrentKernel.read();
+        let bIn = null;
+        let bRec = null;
+        if (this.useBias) {
+          const [b0, b1] = tf.split(this.bias.read(), 2, 0);
+          bIn = tf.reshape(b0, [3 * u]);
+          bRec = tf.reshape(b1, [3 * u]);
+        }
+        // x·W + b_in for every step at once: [batch, steps, 3u].
+        let xw = tf.reshape(tf.matMul(tf.reshape(x, [batch * steps, x.shape[2]]), W), [batch, steps, 3 * u]);
+        if (bIn) xw = tf.add(xw, bIn);
+        let h = tf.zeros([batch, u]);
+        const outs = [];
+        for (let k = 0; k < steps; k++) {
+          const t = this.goBackwards ? steps - 1 - k : k;
+          const xt = tf.reshape(tf.slice(xw, [0, t, 0], [batch, 1, 3 * u]), [batch, 3 * u]);
+          let hu = tf.matMul(h, U);
+          if (bRec) hu = tf.add(hu, bRec);
+          const [xz, xr, xh] = tf.split(xt, 3, 1);
+          const [hz, hr, hh] = tf.split(hu, 3, 1);
+          const z = this.recAct(tf.add(xz, hz));
+          const r = this.recAct(tf.add(xr, hr));
+          const n = this.act(tf.add(xh, tf.mul(r, hh)));
+          let next = tf.add(tf.mul(z, h), tf.mul(tf.sub(1, z), n));
+          if (mask) {
+            const mt = tf.reshape(tf.slice(tf.cast(mask, 'bool'), [0, t], [batch, 1]), [batch, 1]);
+            next = tf.where(tf.broadcastTo(mt, [batch, u]), next, h);
+          }
+          h = next;
+          outs.push(h);
+        }
+        let out = h;
+        if (this.returnSequences) {
+          out = tf.stack(outs, 1);
+          if (this.timeMajor) out = tf.transpose(out, [1, 0, 2]);
+        }
+        return this.returnState ? [out, h] : out;
+      });
+    }
+
+    getConfig() {
+      return Object.assign({}, super.getConfig(), {
+        units: this.units,
+        returnSequences: this.returnSequences,
+        returnState: this.returnState,
+        goBackwards: this.goBackwards,
+        timeMajor: this.timeMajor,
+        useBias: this.useBias,
+        activation: this.activationName,
+        recurrentActivation: this.recurrentActivationName,
+        resetAfter: true,
+      });
+    }
+
+    static get className() { return RESET_AFTER_GRU; }
+  }
+  tf.serialization.registerClass(ResetAfterGRU);
+  resetAfterGRU = ResetAfterGRU;
+  return ResetAfterGRU;
+}
+
+// withResetAfterGRU returns a copy of a Keras topology whose top-level GRU
+// layers with reset_after=true are the reset-after GRU above, and the
+// names of those layers (none: the topology is returned as it is).
+function withResetAfterGRU(tf, topo) {
+  const names = [];
+  const rewrite = (layers) => layers.map((l) => {
+    if (!l || l.class_name !== 'GRU' || !l.config || !(l.config.reset_after === true || l.config.resetAfter === true)) return l;
+    names.push(l.config.name || l.name || '');
+    return Object.assign({}, l, { class_name: RESET_AFTER_GRU });
+  });
+  if (!topo || typeof topo !== 'object') return { topo, names };
+  const hasMC = !!topo.model_config;
+  const mc = hasMC ? topo.model_config : topo;
+  if (!mc || !mc.config) return { topo, names };
+  let cfg;
+  if (Array.isArray(mc.config)) cfg = rewrite(mc.config);
+  else if (Array.isArray(mc.config.layers)) cfg = Object.assign({}, mc.config, { layers: rewrite(mc.config.layers) });
+  else return { topo, names };
+  if (names.length === 0) return { topo, names };
+  resetAfterGRUClass(tf);
+  const out = Object.assign({}, mc, { config: cfg });
+  return { topo: hasMC ? Object.assign({}, topo, { model_config: out }) : out, names };
+}
+
 async function byLayer(tf, art) {
   let model;
+  const gru = withResetAfterGRU(tf, art.modelTopology);
   try {
-    model = await tf.models.modelFromJSON({ modelTopology: withoutInitializers(art.modelTopology) });
+    model = await tf.models.modelFromJSON({ modelTopology: withoutInitializers(gru.topo) });
   } catch (e) {
     const msg = (e && e.message) || '(TF.js gave an empty error)';
-    const layer = failingLayer(tf, art.modelTopology);
+    const layer = failingLayer(tf, gru.topo);
     throw new Error(layer ? `layer ${layer}: ${msg}` : msg);
   }
   const all = new Uint8Array(art.weightData);
@@ -173,7 +362,7 @@ async function byLayer(tf, art) {
   for (const l of model.layers) {
     if (l.weights.length > 0 && !groups.has(l.name)) throw new Error(`layer ${l.name}: the Keras file has no weights for it`);
   }
-  return model;
+  return { model, resetAfterGRU: gru.names };
 }
 
 function isGraph(json) {
@@ -193,9 +382,11 @@ async function main() {
   const { json, art } = artifacts(req.head.model);
   const graph = isGraph(json);
   let model;
+  let substituted = [];
   if (graph) model = await tf.loadGraphModel(tf.io.fromMemory(art));
-  else model = req.head.by_layer ? await byLayer(tf, art) : await tf.loadLayersModel(tf.io.fromMemory(art));
-  reply({ ok: true, kind: graph ? 'graph-model' : 'layers-model', version: tf.version.tfjs, backend: tf.getBackend() });
+  else if (req.head.by_layer) ({ model, resetAfterGRU: substituted } = await byLayer(tf, art));
+  else model = await tf.loadLayersModel(tf.io.fromMemory(art));
+  reply({ ok: true, kind: graph ? 'graph-model' : 'layers-model', version: tf.version.tfjs, backend: tf.getBackend(), reset_after_gru: substituted });
 
   for (;;) {
     const r = await next();
