@@ -162,7 +162,7 @@ func layerTable() map[string]layerFunc {
 		"GaussianDropout":        ident,
 		"AlphaDropout":           ident,
 		"ActivityRegularization": ident,
-		"Masking":                ident,
+		"Masking":                (*layerCtx).masking,
 		"Dense":                  (*layerCtx).dense,
 		"Activation":             (*layerCtx).activationLayer,
 		"ReLU":                   (*layerCtx).reluLayer,
@@ -863,6 +863,15 @@ func (x *layerCtx) concat(ins []*kval) ([]*kval, error) {
 		return []*kval{{cf: x.c.b.Op("Concat", x.name(""), names, canonical.IntAttr("axis", ca)), rank: r, dt: ins[0].dt}}, nil
 	}
 	return []*kval{{cl: x.c.b.Op("Concat", x.name(""), names, canonical.IntAttr("axis", axis)), rank: r, dt: ins[0].dt}}, nil
+}
+
+// masking refuses a Masking layer: its mask changes what later layers
+// compute (an RNN keeps its state on a masked step, a pooling or
+// attention layer skips it), which the converted graph does not carry; as
+// an identity the result would differ wherever a step is masked, and
+// generated inputs, which never hold a masked step, would not show it.
+func (x *layerCtx) masking(ins []*kval) ([]*kval, error) {
+	return nil, errors.New("Masking is not supported (the mask changes what later layers compute: RNNs keep their state on masked steps)")
 }
 
 func (x *layerCtx) embedding(ins []*kval) ([]*kval, error) {
