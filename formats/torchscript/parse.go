@@ -555,36 +555,25 @@ func (p *parser) test() (Expr, error) {
 	return x, nil
 }
 
-func (p *parser) orTest() (Expr, error) {
-	x, err := p.andTest()
-	if err != nil {
-		return nil, err
-	}
-	for p.isName("or") {
-		pos := p.at()
-		p.next()
-		y, err := p.andTest()
-		if err != nil {
-			return nil, err
-		}
-		x = &Binary{P: pos, Op: "or", X: x, Y: y}
-	}
-	return x, nil
-}
+func (p *parser) orTest() (Expr, error) { return p.wordChain("or", p.andTest) }
 
-func (p *parser) andTest() (Expr, error) {
-	x, err := p.notTest()
+func (p *parser) andTest() (Expr, error) { return p.wordChain("and", p.notTest) }
+
+// wordChain parses sub (word sub)*, left-associative: the `or` and `and`
+// levels.
+func (p *parser) wordChain(word string, sub func() (Expr, error)) (Expr, error) {
+	x, err := sub()
 	if err != nil {
 		return nil, err
 	}
-	for p.isName("and") {
+	for p.isName(word) {
 		pos := p.at()
 		p.next()
-		y, err := p.notTest()
+		y, err := sub()
 		if err != nil {
 			return nil, err
 		}
-		x = &Binary{P: pos, Op: "and", X: x, Y: y}
+		x = &Binary{P: pos, Op: word, X: x, Y: y}
 	}
 	return x, nil
 }
