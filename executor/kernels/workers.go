@@ -17,7 +17,9 @@ import (
 // OS thread takes tens of microseconds to wake on a virtual machine) only
 // does fewer chunks instead of holding up the caller. After a job a
 // helper polls for the next one for spinWait before parking, so that the
-// back-to-back kernels of a model run find it awake.
+// back-to-back kernels of a model run find it awake; while a caller holds
+// the Context (Hold: a model run is in progress) the helpers do not park
+// at all.
 //
 // Which goroutine runs a chunk never changes what the chunk computes: the
 // results of a kernel depend on its chunk boundaries only, and those
@@ -79,6 +81,8 @@ type team struct {
 	busy    sync.Mutex
 	helpers []*helper
 	stop    atomic.Bool
+	// held counts the callers holding the helpers awake (Hold).
+	held atomic.Int32
 	// exited is done when every helper goroutine has returned (after
 	// close).
 	exited sync.WaitGroup
@@ -92,13 +96,14 @@ func newTeam(n int) *team {
 		tm.exited.Add(1)
 		go func() {
 			defer tm.exited.Done()
-			h.loop(&tm.stop)
+			h.loop(tm)
 		}()
 	}
 	return tm
 }
 
-func (h *helper) loop(stop *atomic.Bool) {
+func (h *helper) loop(tm *team) {
+	stop := &tm.stop
 	for {
 		if j := h.job.Load(); j != nil {
 			j.work()
@@ -110,7 +115,7 @@ func (h *helper) loop(stop *atomic.Bool) {
 		if stop.Load() {
 			return
 		}
-		if !h.poll(stop) {
+		if !h.poll(tm) {
 			h.parked.Store(true)
 			// Re-check after announcing the park: a job published
 			// before this point is seen here, one published after it
@@ -123,14 +128,15 @@ func (h *helper) loop(stop *atomic.Bool) {
 	}
 }
 
-// poll waits up to spinWait for a job; false when none came.
-func (h *helper) poll(stop *atomic.Bool) bool {
+// poll waits for a job, up to spinWait unless the team is held; false
+// when none came.
+func (h *helper) poll(tm *team) bool {
 	start := time.Now()
 	for n := 1; ; n++ {
-		if h.job.Load() != nil || stop.Load() {
+		if h.job.Load() != nil || tm.stop.Load() {
 			return true
 		}
-		if n%64 == 0 && time.Since(start) > spinWait {
+		if n%64 == 0 && tm.held.Load() == 0 && time.Since(start) > spinWait {
 			return false
 		}
 		if n%1024 == 0 {
@@ -168,6 +174,21 @@ func (x *Context) Wake() {
 			}
 		}
 	}
+}
+
+// Hold keeps the helpers polling for jobs instead of parking until
+// release is called (a model run holds them for its whole run: its
+// serial steps are short, and a parked helper's wake-up costs more than
+// the split saves). It wakes parked helpers. Holds may nest and overlap.
+func (x *Context) Hold() (release func()) {
+	if x == nil || x.threads <= 1 {
+		return func() {}
+	}
+	tm := x.getTeam()
+	tm.held.Add(1)
+	x.Wake()
+	var once sync.Once
+	return func() { once.Do(func() { tm.held.Add(-1) }) }
 }
 
 // Calls is the number of calls x has split over its threads so far (a
