@@ -107,7 +107,8 @@ func kernelTranspose(c *lctx) error {
 	y := c.newHAs(hx.dt, out, false) // Transpose writes every element
 	x, _ := f32(hx)
 	yd, _ := f32(y)
-	kernels.Transpose(x, hx.shape, p, yd)
+	rows := kernels.TransposeRowCount(hx.shape, p)
+	c.e.kern.Range(rows, len(yd)/max(rows, 1), func(lo, hi int) { kernels.TransposeRows(x, hx.shape, p, yd, lo, hi) })
 	c.OutH(0, y)
 	return nil
 }
@@ -805,7 +806,7 @@ func kernelReduceMean(c *lctx) error {
 	y := c.newH(canonical.Float, out)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
-	kernels.GlobalAveragePool(x, yd, inner)
+	c.e.kern.Range(len(yd), inner, func(lo, hi int) { kernels.GlobalAveragePoolRows(x, yd, inner, lo, hi) })
 	c.OutH(0, y)
 	return nil
 }
