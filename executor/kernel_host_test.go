@@ -93,6 +93,8 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 		{"globalavgpool_large", "GlobalAveragePool", 17, []hkIn{f(2, 41, 30, 31)}, nil, 1},
 		{"reducemean_last_large", "ReduceMean", 13, []hkIn{f(4, 51, 701)}, []*canonical.Attribute{as("axes", -1)}, 1},
 		{"hardswish_small_split", "HardSwish", 17, []hkIn{f(1, 24, 28, 29)}, nil, 1},
+		{"split_large", "Split", 13, []hkIn{f(1, 116, 28, 29), ints(58, 58)}, []*canonical.Attribute{a("axis", 1)}, 2},
+		{"slice_large", "Slice", 13, []hkIn{f(3, 200, 101), ints(1, -1), ints(3, -200), ints(0, 1), ints(1, -2)}, nil, 1},
 		{"reducemean_last", "ReduceMean", 13, []hkIn{f(3, 5, 17)}, []*canonical.Attribute{as("axes", -1)}, 1},
 		{"reducemean_2axes_nokeep", "ReduceMean", 13, []hkIn{f(3, 5, 7)}, []*canonical.Attribute{as("axes", 2, 1), a("keepdims", 0)}, 1},
 		{"reducemean_unit_nokeep", "ReduceMean", 13, []hkIn{f(3, 5, 1)}, []*canonical.Attribute{as("axes", -1), a("keepdims", 0)}, 1},
@@ -114,6 +116,7 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 	mustSplit := map[string]bool{
 		"channel_shuffle_large": true, "transpose_strided_large": true, "globalavgpool_large": true,
 		"reducemean_last_large": true, "hardswish_small_split": true, "relu_large": true,
+		"split_large": true, "slice_large": true,
 	}
 	for _, cs := range cases {
 		t.Run(cs.name, func(t *testing.T) {
