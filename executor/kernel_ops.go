@@ -813,7 +813,7 @@ func kernelGlobalAvgPool(c *lctx) error {
 	if inner == 0 {
 		return fmt.Errorf("GlobalAveragePool: empty spatial extent in %v", hx.shape)
 	}
-	kernels.GlobalAveragePool(x, yd, inner)
+	c.e.kern.Range(len(yd), inner, func(lo, hi int) { kernels.GlobalAveragePoolRows(x, yd, inner, lo, hi) })
 	c.OutH(0, y)
 	return nil
 }

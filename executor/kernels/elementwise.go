@@ -123,7 +123,12 @@ func HardSwish(x, y []float32) {
 // GlobalAveragePool sets y[i] to the mean of the i-th block of inner
 // elements of x (len(x) == len(y)·inner), summed in float64.
 func GlobalAveragePool(x, y []float32, inner int) {
-	for i := range y {
+	GlobalAveragePoolRows(x, y, inner, 0, len(y))
+}
+
+// GlobalAveragePoolRows is GlobalAveragePool for y[lo:hi] only.
+func GlobalAveragePoolRows(x, y []float32, inner, lo, hi int) {
+	for i := lo; i < hi; i++ {
 		s := 0.0
 		for _, v := range x[i*inner : (i+1)*inner] {
 			s += float64(v)

@@ -198,7 +198,7 @@ func (x *Context) Range(n, unit int, f func(lo, hi int)) {
 
 // rangeWork is Range for rows of the given work estimate each.
 func (x *Context) rangeWork(n, work int, f func(lo, hi int)) {
-	c, _ := x.chunks(n*work, n)
+	c, _ := x.chunksMin(n*work, n, minRangeWork)
 	if c <= 1 {
 		f(0, n)
 		return

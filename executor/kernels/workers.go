@@ -286,11 +286,16 @@ func (x *Context) parallel(n int, f func(i int)) {
 // (the largest such count: several chunks per thread even out a helper
 // that starts late or shares its CPU). span is that time in units.
 func (x *Context) chunks(work, units int) (c, span int) {
+	return x.chunksMin(work, units, minWork)
+}
+
+// chunksMin is chunks with minw in place of minWork.
+func (x *Context) chunksMin(work, units, minw int) (c, span int) {
 	t := x.Threads()
-	if t <= 1 || work < 2*minWork || units < 2 {
+	if t <= 1 || work < 2*minw || units < 2 {
 		return 1, units
 	}
-	return balance(units, min(units, work/minWork, chunksPerThread*t), t)
+	return balance(units, min(units, work/minw, chunksPerThread*t), t)
 }
 
 // balance returns the count c ≤ maxc of chunks of u units, as split cuts
@@ -328,6 +333,12 @@ func balance(u, maxc, t int) (c, span int) {
 // to another thread: about 7 µs, in units of one SIMD multiply-add of
 // the SGEMM (≈ 13 ps).
 const minWork = 1 << 19
+
+// minRangeWork is minWork for the row-independent kernels of Range and
+// rangeWork (elementwise, depthwise, pools, copies): their chunks need no
+// packing or shared operand, so a chunk pays off from about 2 µs (4 Ki
+// elements of a memory-bound elementwise kernel) when a helper is polling.
+const minRangeWork = minWork / 4
 
 // tapWork is the work estimate of one tap of a depthwise convolution or
 // a pool (scalar or short-vector steps, far slower per tap than the
