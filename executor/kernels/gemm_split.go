@@ -22,10 +22,15 @@ type packTask struct{ p0, kc, r0, nr int }
 // gemm computes C = op(A)·op(B) + beta·C (alpha is applied while packing
 // A) on the Context's threads.
 func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int) {
-	// The micro-kernel computes whole tiles: a thin product (a GEMV)
-	// costs as much as its padded one.
+	// The micro-kernel computes whole tiles of nr columns, and of mr rows
+	// unless it has edge kernels. A thin product (a GEMV) loads each
+	// element of B for a few multiply-adds: it counts as at least 4 rows.
 	rows, cols := (m+mk.mr-1)/mk.mr, (n+mk.nr-1)/mk.nr
-	work := rows * mk.mr * cols * mk.nr * k
+	mw := rows * mk.mr
+	if mk.edge != nil {
+		mw = max(m, 4)
+	}
+	work := mw * cols * mk.nr * k
 	// Cut the axis whose chunks the threads finish soonest (the columns
 	// when it is a tie and n ≥ m).
 	nr, spanR := x.chunks(work, rows)

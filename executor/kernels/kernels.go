@@ -32,6 +32,9 @@ type microKernel struct {
 	name   string
 	mr, nr int
 	fn     func(kc int, a, b, c *float32, ldc int, add int)
+	// edge[r] (0 < r < mr) computes the first r rows of fn's tile, each
+	// element exactly as fn does (nil: fn computes whole tiles only).
+	edge []func(kc int, a, b, c *float32, ldc int, add int)
 }
 
 var genericKernel = microKernel{name: "generic", mr: 4, nr: 16, fn: kernelGeneric}

@@ -230,11 +230,17 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 							pa = &s.a[ir*kc]
 						}
 						ci := (i0+ir)*ldc + j0 + jr
-						if mm == mr && nn == nr {
-							mk.fn(kc, pa, pb, &c[ci], ldc, add)
+						fn, rows := mk.fn, mr
+						if mm < mr && mk.edge != nil {
+							// The tile's real rows only (a GEMV's one row
+							// costs one row, not mr).
+							fn, rows = mk.edge[mm], mm
+						}
+						if rows == mm && nn == nr {
+							fn(kc, pa, pb, &c[ci], ldc, add)
 							continue
 						}
-						mk.fn(kc, pa, pb, &s.tile[0], nr, 0)
+						fn(kc, pa, pb, &s.tile[0], nr, 0)
 						for i := 0; i < mm; i++ {
 							row := c[ci+i*ldc : ci+i*ldc+nn]
 							t := s.tile[i*nr : i*nr+nn]
