@@ -162,9 +162,7 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 					for m := lo; m < hi; m++ {
 						row := yg[m*npix : (m+1)*npix]
 						bv := bg[m]
-						for i := range row {
-							row[i] = bv
-						}
+						fill(row, bv)
 					}
 				})
 				beta = 1
@@ -283,9 +281,7 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 			if bias != nil {
 				bv = bias[m]
 			}
-			for i := range yc {
-				yc[i] = bv
-			}
+			fill(yc, bv)
 			if ow < smallRow {
 				depthwiseSmall(p, xc, wc, yc, oh, ow, prow, wp, tmp)
 				continue

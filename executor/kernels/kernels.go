@@ -19,6 +19,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"sync"
@@ -137,6 +138,22 @@ func (x *Context) get() *scratch {
 func (x *Context) put(s *scratch) {
 	if x != nil {
 		x.pool.Put(s)
+	}
+}
+
+// fill sets every element of s to v, by doubling copies (the runtime's
+// vectorized memmove) rather than one store at a time.
+func fill(s []float32, v float32) {
+	if len(s) == 0 {
+		return
+	}
+	if math.Float32bits(v) == 0 { // +0 only: −0 is written as itself
+		clear(s)
+		return
+	}
+	s[0] = v
+	for n := 1; n < len(s); n *= 2 {
+		copy(s[n:], s[:n])
 	}
 }
 
