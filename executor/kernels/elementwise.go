@@ -1,5 +1,7 @@
 package kernels
 
+import "math"
+
 // Relu sets y = max(x, 0) (NaN stays NaN); len(y) must be len(x).
 func Relu(x, y []float32) { relu(x, y) }
 
@@ -93,7 +95,7 @@ func Clip(x, y []float32, lo, hi float32) {
 func HardSigmoid(x, y []float32, alpha, beta float32) {
 	y = y[:len(x)]
 	for i, v := range x {
-		v = alpha*v + beta
+		v = float32(alpha*v) + beta // rounded product: never a fused multiply-add
 		if v < 0 {
 			v = 0
 		}
@@ -105,18 +107,28 @@ func HardSigmoid(x, y []float32, alpha, beta float32) {
 }
 
 // HardSwish sets y = x · max(0, min(1, x·(1/6) + 1/2)) (alpha = 1/6 as
-// a float32 multiplier, as ONNX defines it).
-func HardSwish(x, y []float32) {
+// a float32 multiplier, as ONNX defines it): bit for bit x times
+// HardSigmoid(x; 1/6, 1/2) (the executor rewrites that pair into it).
+func HardSwish(x, y []float32) { hardSwish(x, y) }
+
+// hardSwish is HardSwish's implementation: AVX2 when the CPU has it
+// (set during package initialization, never changed afterwards).
+var hardSwish = hardSwishGeneric
+
+// hardSwishGeneric clamps the factor on its bits, without branches
+// (values on both sides of the clamps mispredict them: up to 9× slower):
+// a negative factor becomes +0 (it is never −0: a sum with 0.5 is −0
+// only when both terms are, and HardSigmoid's comparison makes +0 too)
+// and one above 1 (as integers: positive floats order as their bits)
+// becomes 1. A NaN x gives a NaN factor, made 0 or 1, so the product is
+// x quieted, as x·HardSigmoid(x) is whichever operand the product keeps
+// (both are x's NaN).
+func hardSwishGeneric(x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
-		s := v*(1.0/6) + 0.5
-		if s < 0 {
-			s = 0
-		}
-		if s > 1 {
-			s = 1
-		}
-		y[i] = v * s
+		b := math.Float32bits(float32(v*(1.0/6)) + 0.5) // as HardSigmoid: no fused multiply-add
+		b &^= uint32(int32(b) >> 31)
+		y[i] = v * math.Float32frombits(min(b, 0x3f800000))
 	}
 }
 

@@ -72,6 +72,7 @@ func init() {
 			relu = reluGeneric
 			expSub = expSubGeneric
 			gelu = geluGeneric
+			hardSwish = hardSwishGeneric
 		}
 	}
 }
