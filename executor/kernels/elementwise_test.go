@@ -129,3 +129,51 @@ func TestHardSwishLanes(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobalAveragePoolOrder: each block's mean is its float64 sum in
+// order from the block's start, bit for bit, for every count of blocks
+// and any range of them. The blocks hold ±2^60 at two random places:
+// the values in between vanish in the sum taken in order (2^60 + v
+// rounds to 2^60), so that a sum in another grouping (lanes, pairs)
+// gives another mean.
+func TestGlobalAveragePoolOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(62, 53))
+	for _, inner := range []int{1, 3, 49, 196} {
+		for nb := 1; nb <= 11; nb++ {
+			x := make([]float32, nb*inner)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * math.Exp2(float64(r.IntN(20)-10)))
+			}
+			if inner >= 2 {
+				for b := 0; b < nb; b++ {
+					p := r.IntN(inner - 1)
+					q := p + 1 + r.IntN(inner-1-p)
+					x[b*inner+p], x[b*inner+q] = 0x1p60, -0x1p60
+				}
+			}
+			want := make([]float32, nb)
+			for i := range want {
+				s := 0.0
+				for _, v := range x[i*inner : (i+1)*inner] {
+					s += float64(v)
+				}
+				want[i] = float32(s / float64(inner))
+			}
+			for lo := 0; lo < nb; lo++ {
+				for hi := lo; hi <= nb; hi++ {
+					y := make([]float32, nb)
+					GlobalAveragePoolRows(x, y, inner, lo, hi)
+					for i := range y {
+						w := want[i]
+						if i < lo || i >= hi {
+							w = 0
+						}
+						if math.Float32bits(y[i]) != math.Float32bits(w) {
+							t.Fatalf("inner %d, %d blocks, rows [%d, %d): y[%d] = %g, want %g", inner, nb, lo, hi, i, y[i], w)
+						}
+					}
+				}
+			}
+		}
+	}
+}
