@@ -110,12 +110,14 @@ func planChains(e *Executor) (chains []string, single map[string]int) {
 
 // TestFuseHardSwish builds y = Mul(x, HardSigmoid(x; 1/6, 0.5)) after a
 // Conv (and after a Gemm, and on the graph input holding the probes) as
-// torch exports HardSwish before opset 14, in both Mul operand orders,
-// and variants that must stay two steps (another alpha or beta, the
-// HardSigmoid's output also a graph output, the Mul's other operand not
-// x). The fused plans run Conv+HardSwish (Gemm+HardSwish) as one chain
-// or HardSwish as one step, and every plan's outputs over a build and two
-// replays on 1 and 2 threads are bit-identical to the unfused plan's.
+// torch exports HardSwish before opset 14, in both Mul operand orders;
+// x also a graph output (one HardSwish step, not chained to the Conv,
+// which would overwrite x); and variants that must stay two steps
+// (another alpha or beta, the HardSigmoid's output also a graph output,
+// the Mul's other operand not x). The fused plans run Conv+HardSwish
+// (Gemm+HardSwish) as one chain or HardSwish as one step, and every
+// plan's outputs over a build and two replays on 1 and 2 threads are
+// bit-identical to the unfused plan's.
 func TestFuseHardSwish(t *testing.T) {
 	third := float32(1.0 / 6)
 	cases := []struct {
@@ -125,6 +127,7 @@ func TestFuseHardSwish(t *testing.T) {
 		noBeta      bool
 		swap        bool // Mul(HardSigmoid(x), x)
 		exposeS     bool // HardSigmoid's output is a graph output too
+		exposeX     bool // x is a graph output too (the Conv cannot take the HardSwish)
 		otherMul    bool // Mul(y2, HardSigmoid(x)) with y2 ≠ x
 		want        string
 	}{
@@ -134,6 +137,7 @@ func TestFuseHardSwish(t *testing.T) {
 		{name: "gemm", head: "Gemm", alpha: third, beta: 0.5, swap: true, want: "Gemm+HardSwish"},
 		{name: "input_probes", alpha: third, beta: 0.5, want: "HardSwish"},
 		{name: "input_probes_swapped", alpha: third, beta: 0.5, swap: true, want: "HardSwish"},
+		{name: "conv_output_kept", head: "Conv", alpha: third, beta: 0.5, exposeX: true, want: "HardSwish"},
 		{name: "alpha_off", head: "Conv", alpha: math.Nextafter32(third, 1), beta: 0.5},
 		{name: "beta_off", head: "Conv", alpha: third, beta: 0.25},
 		{name: "sigmoid_output", head: "Conv", alpha: third, beta: 0.5, exposeS: true},
@@ -185,6 +189,9 @@ func TestFuseHardSwish(t *testing.T) {
 			if cs.exposeS {
 				g.Outputs = append(g.Outputs, s)
 			}
+			if cs.exposeX {
+				g.Outputs = append(g.Outputs, x)
+			}
 			var got [3][]uint32
 			for k, opts := range []Options{{Threads: 1, DisableFusion: true}, {Threads: 1}, {Threads: 2}} {
 				ex, err := New(m, opts)
@@ -218,8 +225,8 @@ func TestFuseHardSwish(t *testing.T) {
 						t.Fatalf("%+v: HardSwish in the plan (chains %v)", opts, chains)
 					}
 				case cs.want == "HardSwish":
-					if single["HardSwish"] != 1 || single["HardSigmoid"]+single["Mul"] != 0 {
-						t.Fatalf("%+v: kernel steps %v, want one HardSwish", opts, single)
+					if single["HardSwish"] != 1 || single["HardSigmoid"]+single["Mul"] != 0 || len(chains) != 0 {
+						t.Fatalf("%+v: kernel steps %v and chains %v, want one HardSwish step", opts, single, chains)
 					}
 				default:
 					if len(chains) != 1 || chains[0] != cs.want || single["HardSigmoid"]+single["Mul"] != 0 {
