@@ -91,6 +91,12 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 		{"channel_shuffle_large", "Transpose", 17, []hkIn{f(1, 2, 58, 28, 29)}, []*canonical.Attribute{as("perm", 0, 2, 1, 3, 4)}, 1},
 		{"transpose_strided_large", "Transpose", 17, []hkIn{f(41, 30, 53)}, []*canonical.Attribute{as("perm", 2, 0, 1)}, 1},
 		{"globalavgpool_large", "GlobalAveragePool", 17, []hkIn{f(2, 41, 30, 31)}, nil, 1},
+		// MobileNet-v3-small's squeeze-excitation pools (the smallest of them
+		// split too), and an odd one just above the split threshold.
+		{"globalavgpool_se_56", "GlobalAveragePool", 13, []hkIn{f(1, 16, 56, 56)}, nil, 1},
+		{"globalavgpool_se_14", "GlobalAveragePool", 13, []hkIn{f(1, 96, 14, 14)}, nil, 1},
+		{"globalavgpool_se_7", "GlobalAveragePool", 13, []hkIn{f(1, 288, 7, 7)}, nil, 1},
+		{"globalavgpool_odd", "GlobalAveragePool", 13, []hkIn{f(1, 13, 29, 23)}, nil, 1},
 		{"reducemean_last_large", "ReduceMean", 13, []hkIn{f(4, 51, 701)}, []*canonical.Attribute{as("axes", -1)}, 1},
 		{"hardswish_small_split", "HardSwish", 17, []hkIn{f(1, 24, 28, 29)}, nil, 1},
 		{"split_large", "Split", 13, []hkIn{f(1, 116, 28, 29), ints(58, 58)}, []*canonical.Attribute{a("axis", 1)}, 2},
@@ -115,6 +121,7 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 	// bit-identity check above covers the split).
 	mustSplit := map[string]bool{
 		"channel_shuffle_large": true, "transpose_strided_large": true, "globalavgpool_large": true,
+		"globalavgpool_se_56": true, "globalavgpool_se_14": true, "globalavgpool_se_7": true, "globalavgpool_odd": true,
 		"reducemean_last_large": true, "hardswish_small_split": true, "relu_large": true,
 		"split_large": true, "slice_large": true,
 	}

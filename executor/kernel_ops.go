@@ -737,6 +737,9 @@ func kernelHard(c *lctx) error {
 	if err != nil {
 		return err
 	}
+	if hx.dt != canonical.Float {
+		return fmt.Errorf("%s: input is %v, not float32", c.n.OpType, hx.dt)
+	}
 	y := c.outLike(0, hx)
 	x, _ := f32(hx)
 	yd, _ := f32(y)

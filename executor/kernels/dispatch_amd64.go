@@ -15,6 +15,7 @@ var _ = func() bool {
 		relu = reluSIMD
 		expSub = expSubSIMD
 		gelu = geluSIMD
+		hardSwish = hardSwishSIMD
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
 		available = append(available, microKernel{name: "avx512", mr: 12, nr: 32, fn: kernelAVX512,
@@ -89,4 +90,15 @@ func geluSIMD(x, y []float32) {
 		geluAVX2(8, &buf[0], &buf[0])
 		copy(y[n:], buf[:])
 	}
+}
+
+// hardSwishSIMD runs the multiple-of-8 head with AVX2 and the tail in Go
+// (the same values: hardSwishAVX2 is bit-identical to the Go loop).
+func hardSwishSIMD(x, y []float32) {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		hardSwishAVX2(n, &x[0], &y[0])
+	}
+	hardSwishGeneric(x[n:], y[n:])
 }

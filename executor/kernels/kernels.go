@@ -76,6 +76,7 @@ func init() {
 			relu = reluGeneric
 			expSub = expSubGeneric
 			gelu = geluGeneric
+			hardSwish = hardSwishGeneric
 		}
 	}
 }

@@ -118,3 +118,8 @@ func expSubAVX2(n int, x *float32, sub float32, y *float32)
 //
 //go:noescape
 func geluAVX2(n int, x *float32, y *float32)
+
+// hardSwishAVX2 sets y[i] = hardswish(x[i]) for i < n (bit-identical to HardSwish's loop); n is a multiple of 8.
+//
+//go:noescape
+func hardSwishAVX2(n int, x *float32, y *float32)

@@ -2160,3 +2160,42 @@ GLOBL gelu_sign<>(SB), RODATA|NOPTR, $4
 
 DATA gelu_half<>+0(SB)/4, $0x3f000000
 GLOBL gelu_half<>(SB), RODATA|NOPTR, $4
+
+// func hardSwishAVX2(n int, x *float32, y *float32)
+// Requires: AVX
+TEXT ·hardSwishAVX2(SB), NOSPLIT, $0-24
+	MOVQ         n+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         y+16(FP), DX
+	VBROADCASTSS hswish_sixth<>+0(SB), Y0
+	VBROADCASTSS hswish_half<>+0(SB), Y1
+	VBROADCASTSS hswish_one<>+0(SB), Y2
+	VXORPS       Y3, Y3, Y3
+	SHRQ         $0x03, AX
+	JZ           hswish_done
+
+hswish_loop:
+	VMOVUPS (CX), Y4
+	VMULPS  Y0, Y4, Y5
+	VADDPS  Y1, Y5, Y5
+	VMAXPS  Y3, Y5, Y5
+	VMINPS  Y2, Y5, Y5
+	VMULPS  Y5, Y4, Y5
+	VMOVUPS Y5, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	DECQ    AX
+	JNZ     hswish_loop
+
+hswish_done:
+	VZEROUPPER
+	RET
+
+DATA hswish_sixth<>+0(SB)/4, $0x3e2aaaab
+GLOBL hswish_sixth<>(SB), RODATA|NOPTR, $4
+
+DATA hswish_half<>+0(SB)/4, $0x3f000000
+GLOBL hswish_half<>(SB), RODATA|NOPTR, $4
+
+DATA hswish_one<>+0(SB)/4, $0x3f800000
+GLOBL hswish_one<>(SB), RODATA|NOPTR, $4

@@ -34,6 +34,7 @@ func main() {
 	g := &gen{consts: map[string]Mem{}}
 	g.expSub()
 	g.gelu()
+	g.hardSwish()
 	Generate()
 }
 
@@ -359,6 +360,41 @@ func (g *gen) gelu() {
 	DECQ(n)
 	JNZ(LabelRef("gelu_loop"))
 	Label("gelu_done")
+	VZEROUPPER()
+	RET()
+}
+
+// hardSwish emits func hardSwishAVX2(n int, x, y *float32): package
+// kernels' HardSwish on 8 lanes, bit-identical to its Go loop: the
+// factor s = x·float32(1/6) + 0.5 (a product, then a sum: no FMA), then
+// max(s, 0), which gives its second source +0 where s is NaN or negative
+// (s is never −0), then min(·, 1), then x·s (x quieted where x is NaN).
+func (g *gen) hardSwish() {
+	TEXT("hardSwishAVX2", NOSPLIT, "func(n int, x, y *float32)")
+	Pragma("noescape")
+	Doc("hardSwishAVX2 sets y[i] = hardswish(x[i]) for i < n (bit-identical to HardSwish's loop); n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	sixth, half, one := g.bcast("hswish_sixth", float32(1.0/6)), g.bcast("hswish_half", 0.5), g.bcast("hswish_one", 1)
+	zero := YMM()
+	VXORPS(zero, zero, zero)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("hswish_done"))
+	Label("hswish_loop")
+	v, s := YMM(), YMM()
+	VMOVUPS(Mem{Base: px}, v)
+	VMULPS(sixth, v, s)
+	VADDPS(half, s, s)
+	VMAXPS(zero, s, s) // max(s, 0); +0 where s is NaN
+	VMINPS(one, s, s)
+	VMULPS(s, v, s)
+	VMOVUPS(s, Mem{Base: py})
+	ADDQ(Imm(32), px)
+	ADDQ(Imm(32), py)
+	DECQ(n)
+	JNZ(LabelRef("hswish_loop"))
+	Label("hswish_done")
 	VZEROUPPER()
 	RET()
 }
