@@ -149,6 +149,9 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 					return err
 				}
 				continue
+			case useRows(&p, best, pg):
+				x.convRows(&p, best, pg, xg, cg, mg, bg, yg)
+				continue
 			case pg != nil && !direct && useFlat(&p, best.nr):
 				if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg); err != nil {
 					return err
