@@ -95,10 +95,7 @@ func newRowsConv(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int
 	if bg != nil {
 		r.brows = make([]float32, mg*mk.nr)
 		for m, v := range bg {
-			row := r.brows[m*mk.nr : (m+1)*mk.nr]
-			for i := range row {
-				row[i] = v
-			}
+			fill(r.brows[m*mk.nr:(m+1)*mk.nr], v)
 		}
 	}
 	index := func(list *[]int, v int) int {

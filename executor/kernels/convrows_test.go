@@ -126,3 +126,21 @@ func TestSplit2(t *testing.T) {
 		}
 	}
 }
+
+// TestFill: every element set, none past the slice, for every length.
+func TestFill(t *testing.T) {
+	buf := make([]float32, 80)
+	for n := 0; n < 70; n++ {
+		clear(buf)
+		fill(buf[3:3+n], 2.5)
+		for i, v := range buf {
+			want := float32(0)
+			if i >= 3 && i < 3+n {
+				want = 2.5
+			}
+			if v != want {
+				t.Fatalf("length %d: element %d is %v, want %v", n, i, v, want)
+			}
+		}
+	}
+}
