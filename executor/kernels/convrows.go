@@ -74,6 +74,9 @@ type rowsConv struct {
 	// offsets, cols how each offset's plane row is copied.
 	phases, offs []int
 	cols         []tapCol
+	// whole[ph] is the offset (index) whose plane rows are stride-2
+	// column phase ph, or −1.
+	whole [2]int
 	// tapPlane[t] is tap t's (kh·KW+kw) plane within a channel's
 	// planes (phase index·len(offs) + offset index); tapRow its row
 	// shift (kh·DH div SH).
@@ -85,9 +88,9 @@ type rowsConv struct {
 }
 
 // tapCol is one column offset off of the tap planes: columns [lo, hi)
-// are inside the input; a strided row's are copied from its column
-// phases (laid out as splitPhases') from element from on.
-type tapCol struct{ off, lo, hi, from int }
+// are inside the input; a strided row's are its column phase ph's
+// elements from at on.
+type tapCol struct{ off, lo, hi, ph, at int }
 
 func newRowsConv(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) *rowsConv {
 	oh, ow := p.Out()
@@ -124,8 +127,17 @@ func newRowsConv(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int
 		// src[q·SW + o] is column phase ph's element q + sh.
 		ph := ((o % p.SW) + p.SW) % p.SW
 		sh := (o - ph) / p.SW
-		pw := (p.W + p.SW - 1) / p.SW
-		r.cols = append(r.cols, tapCol{off: o, lo: lo, hi: hi, from: ph*pw + lo + sh})
+		r.cols = append(r.cols, tapCol{off: o, lo: lo, hi: hi, ph: ph, at: lo + sh})
+	}
+	// Stride 2: an offset whose plane row is a whole column phase gets
+	// the phase split straight into it (the others copy from it).
+	r.whole = [2]int{-1, -1}
+	if p.SW == 2 {
+		for oi, t := range r.cols {
+			if n := (p.W + 1 - t.ph) / 2; t.lo == 0 && t.at == 0 && t.hi == n && r.whole[t.ph] < 0 {
+				r.whole[t.ph] = oi
+			}
+		}
 	}
 	r.tapPlane = make([]int, taps)
 	for t := range r.tapPlane {
@@ -232,21 +244,36 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 					continue
 				}
 				src := xc[ih*p.W : (ih+1)*p.W]
+				row := func(oi int) []float32 { return s.cols[base+oi*plane+i*ow : base+oi*plane+(i+1)*ow] }
+				// The column phases: the rows of the offsets that are a
+				// whole phase, or s.a.
+				var ph [2][]float32
 				switch p.SW {
 				case 1:
 				case 2:
-					split2(src, s.a[:pw], s.a[pw:2*pw])
+					ph[0], ph[1] = s.a[:pw], s.a[pw:2*pw]
+					for q, oi := range r.whole {
+						if oi >= 0 {
+							ph[q] = row(oi)
+						}
+					}
+					split2(src, ph[0], ph[1])
 				default:
 					splitPhases(src, p.SW, pw, s.a)
 				}
 				for oi, t := range r.cols {
-					d := s.cols[base+oi*plane+i*ow : base+oi*plane+(i+1)*ow]
-					clear(d[:t.lo])
-					if p.SW == 1 {
+					d := row(oi)
+					switch {
+					case p.SW == 1:
 						copy(d[t.lo:t.hi], src[t.lo+t.off:t.hi+t.off])
-					} else {
-						copy(d[t.lo:t.hi], s.a[t.from:t.from+t.hi-t.lo])
+					case p.SW == 2:
+						if r.whole[t.ph] != oi {
+							copy(d[t.lo:t.hi], ph[t.ph][t.at:t.at+t.hi-t.lo])
+						}
+					default:
+						copy(d[t.lo:t.hi], s.a[t.ph*pw+t.at:t.ph*pw+t.at+t.hi-t.lo])
 					}
+					clear(d[:t.lo])
 					clear(d[t.hi:])
 				}
 			}
