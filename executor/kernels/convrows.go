@@ -36,8 +36,9 @@ import (
 // chunks and the thread count.
 
 // rowsMaxA bounds the packed weights of a convolution run by convRows
-// (elements: 32 KiB, read for every panel of pixels).
-const rowsMaxA = 1 << 13
+// (elements: 64 KiB, read for every panel of pixels: 64 outputs of a
+// 7×7 convolution on 3 channels, ResNet's and GoogLeNet's first).
+const rowsMaxA = 1 << 14
 
 // rowsPlanes bounds the tap planes of one block of rows (elements,
 // 128 KiB, in L2).
@@ -143,14 +144,15 @@ func newRowsConv(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int
 	for t := range r.tapPlane {
 		r.tapPlane[t] = phase[t]*len(r.offs) + off[t]
 	}
-	// Blocks of output rows whose planes fit rowsPlanes, a whole number
-	// of panels when that is at most 4 rows.
+	// Blocks of output rows whose planes fit rowsPlanes, but at least
+	// four times the rows the taps reach below (which each block copies
+	// again), a whole number of panels when that is at most 4 rows.
 	perRow := cg * len(r.phases) * len(r.offs) * ow
 	r.align = rowsAlign(ow, mk.nr)
 	if r.align > 4 {
 		r.align = 1
 	}
-	r.block = max(1, rowsPlanes/perRow-r.maxRow)
+	r.block = max(1, rowsPlanes/perRow-r.maxRow, 4*r.maxRow)
 	if r.block > r.align {
 		r.block = r.block / r.align * r.align
 	}
