@@ -13,7 +13,7 @@ import (
 // first convolution (3 channels, 3×3 stride 2 on 224×224, 16 and 24
 // outputs) and on odd shapes: odd sizes, 3 and 13 outputs (partial
 // tiles), asymmetric pads, stride 3, dilation, groups, batch 2, stride 1
-// (U-Net's first layer).
+// (U-Net's first layer), 7×7 with 64 outputs (ResNet's first).
 func TestConvRowsMatchesIm2col(t *testing.T) {
 	r := rand.New(rand.NewPCG(63, 1))
 	cases := []Conv2D{
@@ -29,6 +29,8 @@ func TestConvRowsMatchesIm2col(t *testing.T) {
 		{N: 1, C: 2, H: 45, W: 43, M: 32, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 3, H: 70, W: 67, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 5, H: 20, W: 19, M: 7, KH: 2, KW: 5, SH: 1, SW: 2, DH: 1, DW: 1, PT: 0, PL: 2, PB: 1, PR: 1, Groups: 1},
+		// ResNet's first (7×7 stride 2 pad 3, 64 outputs), smaller.
+		{N: 1, C: 3, H: 95, W: 89, M: 64, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 3, PR: 3, Groups: 1},
 	}
 	for i, p := range cases {
 		if path := convPath(p); path != "rows" {
