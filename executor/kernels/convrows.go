@@ -93,14 +93,18 @@ type rowsConv struct {
 // elements from at on.
 type tapCol struct{ off, lo, hi, ph, at int }
 
-func newRowsConv(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) *rowsConv {
+// set makes r one image and group of a convolution, reusing r's lists.
+func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) {
 	oh, ow := p.Out()
-	r := &rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow}
+	*r = rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow,
+		phases: r.phases[:0], offs: r.offs[:0], cols: r.cols[:0], tapPlane: r.tapPlane[:0], tapRow: r.tapRow[:0], brows: r.brows[:0]}
 	if bg != nil {
-		r.brows = make([]float32, mg*mk.nr)
+		r.brows = grow(r.brows, mg*mk.nr)
 		for m, v := range bg {
 			fill(r.brows[m*mk.nr:(m+1)*mk.nr], v)
 		}
+	} else {
+		r.brows = nil
 	}
 	index := func(list *[]int, v int) int {
 		for i, u := range *list {
@@ -111,17 +115,17 @@ func newRowsConv(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int
 		*list = append(*list, v)
 		return len(*list) - 1
 	}
-	taps := p.KH * p.KW
-	phase, off := make([]int, taps), make([]int, taps)
-	r.tapRow = make([]int, taps)
+	// tapPlane holds each tap's phase index until the offsets are known.
 	for kh := 0; kh < p.KH; kh++ {
 		for kw := 0; kw < p.KW; kw++ {
-			t := kh*p.KW + kw
-			phase[t] = index(&r.phases, kh*p.DH%p.SH)
-			off[t] = index(&r.offs, kw*p.DW-p.PL)
-			r.tapRow[t] = kh * p.DH / p.SH
-			r.maxRow = max(r.maxRow, r.tapRow[t])
+			r.tapPlane = append(r.tapPlane, index(&r.phases, kh*p.DH%p.SH))
+			index(&r.offs, kw*p.DW-p.PL)
+			r.tapRow = append(r.tapRow, kh*p.DH/p.SH)
+			r.maxRow = max(r.maxRow, kh*p.DH/p.SH)
 		}
+	}
+	for t, ph := range r.tapPlane {
+		r.tapPlane[t] = ph*len(r.offs) + index(&r.offs, t%p.KW*p.DW-p.PL)
 	}
 	for _, o := range r.offs {
 		lo, hi := colRange(o, p.SW, p.W, ow)
@@ -140,10 +144,6 @@ func newRowsConv(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int
 			}
 		}
 	}
-	r.tapPlane = make([]int, taps)
-	for t := range r.tapPlane {
-		r.tapPlane[t] = phase[t]*len(r.offs) + off[t]
-	}
 	// Blocks of output rows whose planes fit rowsPlanes, but at least
 	// four times the rows the taps reach below (which each block copies
 	// again), a whole number of panels when that is at most 4 rows.
@@ -156,7 +156,6 @@ func newRowsConv(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int
 	if r.block > r.align {
 		r.block = r.block / r.align * r.align
 	}
-	return r
 }
 
 // rowsAlign is the number of output rows of ow pixels that make a whole
@@ -173,7 +172,15 @@ func rowsAlign(ow, nr int) int {
 // input xg of cg channels, output yg of mg planes, bias bg or nil) as
 // fused blocks of output rows, split over the threads by rows.
 func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) {
-	r := newRowsConv(p, mk, pg, xg, cg, mg, bg, yg)
+	s := x.get()
+	defer x.put(s)
+	if s.rows == nil {
+		s.rows = &rowsConv{}
+	}
+	r := s.rows
+	r.set(p, mk, pg, xg, cg, mg, bg, yg)
+	// Do not keep the tensors alive from the pool.
+	defer func() { r.p, r.pg, r.x, r.y = nil, nil, nil, nil }()
 	units := (r.oh + r.align - 1) / r.align
 	work := roundUp(mg, mk.mr) * roundUp(r.oh*r.ow, mk.nr) * r.kk
 	c, _ := x.chunks(work, units)
@@ -183,8 +190,17 @@ func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 	}
 	// At least one chunk per block: many chunks even out a helper that
 	// starts late or shares its CPU.
-	parts := split(r.oh, max(c, (r.oh+r.block-1)/r.block), min(r.align, r.block))
-	x.parallel(len(parts)-1, func(i int) { x.rowsChunk(r, parts[i], parts[i+1]) })
+	align := min(r.align, r.block)
+	n := min(max(c, (r.oh+r.block-1)/r.block), (r.oh+align-1)/align)
+	x.parallel(n, func(i int) { x.rowsChunk(r, cutAt(r.oh, n, align, i), cutAt(r.oh, n, align, i+1)) })
+}
+
+// cutAt is split(n, t, align)[i], for t ≤ ⌈n/align⌉, without the list.
+func cutAt(n, t, align, i int) int {
+	if i >= t {
+		return n
+	}
+	return (n + align - 1) / align * i / t * align
 }
 
 // rowsChunk runs output rows [o0, o1) block by block.
@@ -192,9 +208,10 @@ func (x *Context) rowsChunk(r *rowsConv, o0, o1 int) {
 	s := x.get()
 	defer x.put(s)
 	mk := r.mk
-	blocks := split(o1-o0, (o1-o0+r.block-1)/r.block, min(r.align, r.block))
-	for b := 0; b+1 < len(blocks); b++ {
-		b0, b1 := o0+blocks[b], o0+blocks[b+1]
+	align := min(r.align, r.block)
+	nb := min((o1-o0+r.block-1)/r.block, (o1-o0+align-1)/align)
+	for b := 0; b < nb; b++ {
+		b0, b1 := o0+cutAt(o1-o0, nb, align, b), o0+cutAt(o1-o0, nb, align, b+1)
 		r.planes(s, b0, b1)
 		// B row (c, t) of pixel q (from b0·OW on) is at rowOff + q.
 		if cap(s.rowOff) < r.kk {
