@@ -20,7 +20,7 @@ func convPath(p Conv2D) string {
 		return "swapped"
 	case direct:
 		return "direct"
-	case p.C/p.Groups*p.KH*p.KW <= blockK && roundUp(p.M/p.Groups, best.mr)*p.C/p.Groups*p.KH*p.KW <= rowsMaxA:
+	case useRows(&p, best, &Packed{isA: true}):
 		return "rows"
 	case useFlat(&p, best.nr):
 		return "flat"

@@ -55,7 +55,14 @@ func useRows(p *Conv2D, mk microKernel, pg *Packed) bool {
 		return false
 	}
 	mg, kk := p.M/p.Groups, p.C/p.Groups*p.KH*p.KW
-	return kk <= blockK && roundUp(mg, mk.mr)*kk <= rowsMaxA
+	if kk > blockK || roundUp(mg, mk.mr)*kk > rowsMaxA {
+		return false
+	}
+	// The planes of the smallest block (4·maxRow rows and maxRow more,
+	// see set) within maxCols elements, for peak memory on large images.
+	_, ow := p.Out()
+	maxRow := (p.KH - 1) * p.DH / p.SH
+	return p.C/p.Groups*min(p.SH, p.KH)*p.KW*ow*(5*maxRow+1) <= maxCols
 }
 
 // rowsConv is one image and group of a convolution run by convRows.
