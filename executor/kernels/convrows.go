@@ -195,10 +195,13 @@ func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 		x.rowsChunk(r, 0, r.oh)
 		return
 	}
-	// At least one chunk per block: many chunks even out a helper that
-	// starts late or shares its CPU.
+	// Two chunks per thread: one more evens out a helper that starts
+	// late, and a thread running its blocks in order finds the rows the
+	// last one's taps reached below in cache (measured on the first
+	// convolution of the mobile nets on 2 threads: 4 chunks ≈ 100 µs, 8
+	// ≈ 120 µs, 16 ≈ 130 µs).
 	align := min(r.align, r.block)
-	n := min(max(c, (r.oh+r.block-1)/r.block), (r.oh+align-1)/align)
+	n := min(c, 2*x.Threads(), (r.oh+align-1)/align)
 	x.parallel(n, func(i int) { x.rowsChunk(r, cutAt(r.oh, n, align, i), cutAt(r.oh, n, align, i+1)) })
 }
 
