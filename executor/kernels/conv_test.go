@@ -57,6 +57,11 @@ func convCases() []Conv2D {
 		// Large enough for the thread split (SGEMM columns, depthwise channels).
 		{N: 1, C: 32, H: 20, W: 21, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 64, H: 57, W: 55, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 64},
+		// Depthwise with strided rows of 32 outputs and more (rows split
+		// into column phases): stride 2, a channel multiplier, stride 3.
+		{N: 2, C: 5, H: 70, W: 67, M: 5, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 5},
+		{N: 1, C: 4, H: 71, W: 69, M: 8, KH: 5, KW: 5, SH: 2, SW: 2, DH: 1, DW: 1, PT: 2, PL: 2, PB: 1, PR: 2, Groups: 4},
+		{N: 1, C: 3, H: 20, W: 101, M: 3, KH: 3, KW: 4, SH: 1, SW: 3, DH: 1, DW: 2, PT: 0, PL: 3, PB: 1, PR: 0, Groups: 3},
 		// im2col matrices over maxCols: run in chunks of output rows.
 		{N: 1, C: 16, H: 100, W: 101, M: 5, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 2, C: 64, H: 90, W: 90, M: 3, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
