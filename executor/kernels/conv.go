@@ -150,6 +150,9 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 				}
 				continue
 			case useRows(&p, best, pg):
+				if err := pg.fits(best, true, mg, kk); err != nil {
+					return err
+				}
 				x.convRows(&p, best, pg, xg, cg, mg, bg, yg)
 				continue
 			case pg != nil && !direct && useFlat(&p, best.nr):

@@ -146,3 +146,22 @@ func TestFill(t *testing.T) {
 		}
 	}
 }
+
+// TestConvRowsPackedMismatch: weights packed for another geometry are an
+// error, not a read past them.
+func TestConvRowsPackedMismatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(63, 3))
+	p := Conv2D{N: 1, C: 3, H: 20, W: 20, M: 16, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1}
+	q := p
+	q.M = 8
+	pw, err := PackConvWeights(q, randSlice(r, q.M*q.C*q.KH*q.KW))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oh, ow := p.Out()
+	err = NewContext(1).Conv2DPacked(p, randSlice(r, p.C*p.H*p.W), nil, pw, nil, make([]float32, p.M*oh*ow))
+	var se *ShapeError
+	if !asShape(err, &se) {
+		t.Fatalf("got %v, want a ShapeError", err)
+	}
+}
