@@ -149,6 +149,12 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 					return err
 				}
 				continue
+			case useRows(&p, best, pg):
+				if err := pg.fits(best, true, mg, kk); err != nil {
+					return err
+				}
+				x.convRows(&p, best, pg, xg, cg, mg, bg, yg)
+				continue
 			case pg != nil && !direct && useFlat(&p, best.nr):
 				if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg); err != nil {
 					return err
@@ -161,8 +167,7 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 				x.Range(mg, npix, func(lo, hi int) {
 					for m := lo; m < hi; m++ {
 						row := yg[m*npix : (m+1)*npix]
-						bv := bg[m]
-						fill(row, bv)
+						fill(row, bg[m])
 					}
 				})
 				beta = 1
@@ -257,19 +262,37 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 	npix := oh * ow
 	total := p.N * p.M
 	run := func(lo, hi int) {
-		// Strided rows are split into their SW phases once per tap row,
-		// so that every tap is a contiguous axpy.
+		// Strided rows are split into their SW phases, every row of an
+		// input channel once (a row is read by up to KH output rows), so
+		// that every tap is a contiguous axpy.
+		s := x.get()
+		defer x.put(s)
 		var phases, prow []float32
 		pw := (p.W + p.SW - 1) / p.SW
-		if p.SW > 1 {
-			phases = make([]float32, p.SW*pw)
+		split := -1 // the input channel (n·C + c) split into phases
+		if p.SW > 1 && ow >= smallRow {
+			s.a = grow(s.a, p.H*p.SW*pw)
+			phases = s.a
+		}
+		// Per kernel column: the output columns [lo, hi) inside the
+		// input, and for strided rows the phase q and shift b with
+		// src[(lo+i)·SW + off] = phase q at lo + i + b.
+		type tapCol struct{ off, lo, hi, q, b int }
+		cols := make([]tapCol, p.KW)
+		for kw := range cols {
+			off := kw*p.DW - p.PL
+			lo, hi := colRange(off, p.SW, p.W, ow)
+			q := ((off % p.SW) + p.SW) % p.SW
+			cols[kw] = tapCol{off: off, lo: lo, hi: hi, q: q, b: (off - q) / p.SW}
 		}
 		wp := p.W + p.PL + p.PR
 		var tmp []float32
 		if ow < smallRow {
-			prow = make([]float32, (p.H+p.PT+p.PB)*wp+p.KW)
+			s.cols = grow(s.cols, (p.H+p.PT+p.PB)*wp+p.KW)
+			prow = s.cols
 			if p.SH == 1 && p.SW == 1 && p.DH == 1 && p.DW == 1 {
-				tmp = make([]float32, oh*wp)
+				s.b = grow(s.b, oh*wp)
+				tmp = s.b
 			}
 		}
 		for nm := lo; nm < hi; nm++ {
@@ -286,6 +309,17 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 				depthwiseSmall(p, xc, wc, yc, oh, ow, prow, wp, tmp)
 				continue
 			}
+			if ic := n*p.C + m/mult; p.SW > 1 && split != ic {
+				for ih := 0; ih < p.H; ih++ {
+					src, ph := xc[ih*p.W:(ih+1)*p.W], phases[ih*p.SW*pw:(ih+1)*p.SW*pw]
+					if p.SW == 2 {
+						split2(src, ph[:pw], ph[pw:])
+					} else {
+						splitPhases(src, p.SW, pw, ph)
+					}
+				}
+				split = ic
+			}
 			// Row by row, all taps: the output row stays in L1.
 			for o := 0; o < oh; o++ {
 				yr := yc[o*ow : (o+1)*ow]
@@ -295,26 +329,17 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 						continue
 					}
 					src := xc[ih*p.W : (ih+1)*p.W]
-					if p.SW > 1 {
-						splitPhases(src, p.SW, pw, phases)
-					}
-					for kw := 0; kw < p.KW; kw++ {
-						off := kw*p.DW - p.PL
-						lo, hi := colRange(off, p.SW, p.W, ow)
-						if lo >= hi {
+					for kw, t := range cols {
+						if t.lo >= t.hi {
 							continue
 						}
 						wv := wc[kh*p.KW+kw]
-						d := yr[lo:hi]
+						d := yr[t.lo:t.hi]
 						if p.SW == 1 {
-							axpy(wv, src[lo+off:hi+off], d)
+							axpy(wv, src[t.lo+t.off:t.hi+t.off], d)
 						} else {
-							// src[(lo+i)·SW + off] = phase q at lo + i + b,
-							// with off = b·SW + q, 0 ≤ q < SW.
-							q := ((off % p.SW) + p.SW) % p.SW
-							b := (off - q) / p.SW
-							ph := phases[q*pw : (q+1)*pw]
-							axpy(wv, ph[lo+b:hi+b], d)
+							ph := phases[(ih*p.SW+t.q)*pw : (ih*p.SW+t.q+1)*pw]
+							axpy(wv, ph[t.lo+t.b:t.hi+t.b], d)
 						}
 					}
 				}

@@ -57,6 +57,11 @@ func convCases() []Conv2D {
 		// Large enough for the thread split (SGEMM columns, depthwise channels).
 		{N: 1, C: 32, H: 20, W: 21, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 64, H: 57, W: 55, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 64},
+		// Depthwise with strided rows of 32 outputs and more (rows split
+		// into column phases): stride 2, a channel multiplier, stride 3.
+		{N: 2, C: 5, H: 70, W: 67, M: 5, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 5},
+		{N: 1, C: 4, H: 71, W: 69, M: 8, KH: 5, KW: 5, SH: 2, SW: 2, DH: 1, DW: 1, PT: 2, PL: 2, PB: 1, PR: 2, Groups: 4},
+		{N: 1, C: 3, H: 20, W: 101, M: 3, KH: 3, KW: 4, SH: 1, SW: 3, DH: 1, DW: 2, PT: 0, PL: 3, PB: 1, PR: 0, Groups: 3},
 		// im2col matrices over maxCols: run in chunks of output rows.
 		{N: 1, C: 16, H: 100, W: 101, M: 5, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 2, C: 64, H: 90, W: 90, M: 3, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
@@ -345,6 +350,37 @@ func TestConvImplicitMatchesIm2col(t *testing.T) {
 					t.Fatalf("%+v, %d threads: y[%d] = %v, im2col path %v", p, th, i, y[i], want[i])
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkConvFirst times the first convolution of the mobile nets (3
+// input channels, 3×3 stride 2 pad 1 on 224×224, weights packed at load,
+// with a bias) on 1 and 2 threads, the helpers held awake as in a model
+// run.
+func BenchmarkConvFirst(b *testing.B) {
+	r := rand.New(rand.NewPCG(28, 63))
+	for _, m := range []int{16, 24} {
+		p := Conv2D{N: 1, C: 3, H: 224, W: 224, M: m, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1}
+		oh, ow := p.Out()
+		x, w, bias := randSlice(r, p.C*p.H*p.W), randSlice(r, p.M*p.C*p.KH*p.KW), randSlice(r, p.M)
+		pw, err := PackConvWeights(p, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		y := make([]float32, p.M*oh*ow)
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("M%d/threads%d", m, th), func(b *testing.B) {
+				ctx := NewContext(th)
+				defer ctx.Close()
+				release := ctx.Hold()
+				defer release()
+				for b.Loop() {
+					if err := ctx.Conv2DPacked(p, x, nil, pw, bias, y); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

@@ -180,8 +180,7 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 			x.Range(mg, n, func(lo, hi int) {
 				for m := lo; m < hi; m++ {
 					row := c[m*n : (m+1)*n]
-					bv := bg[m]
-					fill(row, bv)
+					fill(row, bg[m])
 				}
 			})
 		}

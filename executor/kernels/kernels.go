@@ -125,6 +125,7 @@ type scratch struct {
 	phase  []float32 // phase planes of convFlat
 	rowOff []int     // B row starts of convFlat
 	pix    []int     // convFlatT's rows as grid columns
+	rows   *rowsConv // convRows' geometry (its lists reused)
 }
 
 func (x *Context) get() *scratch {
