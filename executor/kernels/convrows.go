@@ -292,6 +292,13 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 				}
 				for oi, t := range r.cols {
 					d := row(oi)
+					if t.lo >= t.hi {
+						// A tap column wholly in the padding.
+						if p.SW != 2 || r.whole[t.ph] != oi {
+							clear(d)
+						}
+						continue
+					}
 					switch {
 					case p.SW == 1:
 						copy(d[t.lo:t.hi], src[t.lo+t.off:t.hi+t.off])

@@ -29,6 +29,10 @@ func TestConvRowsMatchesIm2col(t *testing.T) {
 		{N: 1, C: 2, H: 45, W: 43, M: 32, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 3, H: 70, W: 67, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 5, H: 20, W: 19, M: 7, KH: 2, KW: 5, SH: 1, SW: 2, DH: 1, DW: 1, PT: 0, PL: 2, PB: 1, PR: 1, Groups: 1},
+		// A 1-D convolution wider than its input (ONNX backend test
+		// test_Conv1d_pad2size1: one input column, kernel 5, pads 2).
+		{N: 1, C: 4, H: 1, W: 1, M: 4, KH: 1, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, PL: 2, PR: 2, Groups: 1},
+		{N: 1, C: 3, H: 2, W: 3, M: 5, KH: 3, KW: 5, SH: 1, SW: 2, DH: 1, DW: 1, PT: 1, PL: 2, PB: 1, PR: 3, Groups: 1},
 		// ResNet's first (7×7 stride 2 pad 3, 64 outputs), smaller.
 		{N: 1, C: 3, H: 95, W: 89, M: 64, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 3, PR: 3, Groups: 1},
 	}
