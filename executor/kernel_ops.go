@@ -504,7 +504,11 @@ func kernelConv(c *lctx) error {
 		}
 		w, _ = f32(hw)
 	}
-	if err := c.e.kern.Conv2DPacked(p, x, w, pe.convs, bias, yd); err != nil {
+	var epi kernels.Epilogue
+	if c.epilogue != nil {
+		epi = c.epilogue(yd)
+	}
+	if err := c.e.kern.Conv2DPackedEpilogue(p, x, w, pe.convs, bias, yd, epi); err != nil {
 		return fmt.Errorf("Conv: %w", err)
 	}
 	roundOut(y)

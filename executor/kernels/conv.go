@@ -99,6 +99,15 @@ func PackConvWeights(p Conv2D, w []float32) ([]*Packed, error) {
 // PackConvWeights (pw may be nil). With pw, w is not read and may be nil
 // (the caller may have released the unpacked weights).
 func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32) error {
+	return x.Conv2DPackedEpilogue(p, in, w, pw, bias, y, nil)
+}
+
+// Conv2DPackedEpilogue is Conv2DPacked followed by epi (nil: none) on
+// every element of y: run on each part of y by the thread that computed
+// it, right after, for the depthwise and direct (1×1) convolutions (their
+// most frequent steps in mobile nets); as one more parallel pass after
+// the other paths.
+func (x *Context) Conv2DPackedEpilogue(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32, epi Epilogue) error {
 	if err := p.check(in, w, bias, y, pw != nil && p.C != p.Groups); err != nil {
 		return err
 	}
@@ -106,7 +115,7 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 		return shapeErr("conv: %d packed weight groups for %d groups", len(pw), p.Groups)
 	}
 	if p.C == p.Groups {
-		x.depthwise(&p, in, w, bias, y)
+		x.depthwise(&p, in, w, bias, y, epi)
 		return nil
 	}
 	oh, ow := p.Out()
@@ -143,6 +152,16 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 			if bias != nil {
 				bg = bias[g*mg : (g+1)*mg]
 			}
+			base := (n*p.M + g*mg) * npix
+			// A 1×1 convolution run as one SGEMM takes the bias fill and
+			// the epilogue inside its chunks: one parallel call for the
+			// whole step.
+			directFin := direct && (pg == nil || pg.isA) && !useRows(&p, best, pg)
+			if epi != nil && !directFin {
+				// The other paths: one more pass, once every group is
+				// computed (deferred; on an error y is not used).
+				defer x.Range(len(yg), 1, func(lo, hi int) { epi(base+lo, hi-lo) })
+			}
 			switch {
 			case pg != nil && !pg.isA:
 				if err := x.convFlatT(&p, best, pg, xg, cg, mg, bg, yg); err != nil {
@@ -160,6 +179,12 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 					return err
 				}
 				continue
+			case directFin:
+				fin := &finish{bias: bg, epi: epi, base: base}
+				if err := x.sgemmFinish(best, false, false, mg, npix, kk, 1, wg, kk, pg, xg, npix, nil, 0, yg, npix, fin); err != nil {
+					return err
+				}
+				continue
 			}
 			beta := float32(0)
 			if bias != nil {
@@ -171,12 +196,6 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 					}
 				})
 				beta = 1
-			}
-			if direct {
-				if err := x.SgemmPacked(false, false, mg, npix, kk, 1, wg, kk, pg, xg, npix, nil, beta, yg, npix); err != nil {
-					return err
-				}
-				continue
 			}
 			if pg != nil {
 				// Implicit GEMM: B packed straight from the input.
@@ -256,7 +275,7 @@ func colRange(off, s, w, ow int) (lo, hi int) {
 // depthwise is the direct convolution for one input channel per group
 // (M = C·multiplier): each output channel m reads input channel
 // m/multiplier. Rows are split over threads by output channel.
-func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
+func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32, epi Epilogue) {
 	oh, ow := p.Out()
 	mult := p.M / p.C
 	npix := oh * ow
@@ -344,6 +363,9 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 					}
 				}
 			}
+		}
+		if epi != nil {
+			epi(lo*npix, (hi-lo)*npix)
 		}
 	}
 	x.rangeWork(total, npix*p.KH*p.KW*tapWork, run)
@@ -501,6 +523,6 @@ func (x *Context) sgemmConv(mk microKernel, m, n, k int, pa *Packed, cb *convB, 
 	if m == 0 || n == 0 {
 		return nil
 	}
-	x.gemm(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc)
+	x.gemm(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc, nil)
 	return nil
 }

@@ -373,6 +373,6 @@ func (x *Context) sgemmConvT(mk microKernel, m, n, k int, cb *convB, pb *Packed,
 	if m == 0 || n == 0 {
 		return nil
 	}
-	x.gemm(mk, m, n, k, 1, operand{conv: cb}, operand{packed: pb}, beta, c, ldc)
+	x.gemm(mk, m, n, k, 1, operand{conv: cb}, operand{packed: pb}, beta, c, ldc, nil)
 	return nil
 }
