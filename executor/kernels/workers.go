@@ -345,5 +345,10 @@ const minRangeWork = minWork / 4
 // SGEMM's multiply-adds).
 const tapWork = 32
 
-// chunksPerThread bounds the chunks per thread of one parallel call.
-const chunksPerThread = 4
+// chunksPerThread bounds the chunks per thread of one parallel call. Two
+// rather than four since the helpers stay awake for a whole run (Hold):
+// a late helper no longer needs small chunks to even out, and each chunk
+// costs a claim and a cache-cold start (`--scaling 1,2`, 2 rounds, 9 CNNs:
+// geometric mean 1.67 → 1.70; the first convolution of the mobile nets
+// alone: ≈100 µs with 4 chunks against ≈120 µs with 8).
+const chunksPerThread = 2
