@@ -328,7 +328,7 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 	}
 	steps := b.steps
 	if e.fuse {
-		steps = fuseTransposeMatMul(gi, fuseLayerNorm(gi, steps, keep), keep)
+		steps = fuseTransposeMatMul(gi, fuseLayerNorm(gi, fuseHardSwish(gi, steps, keep), keep), keep)
 		steps = fuseConcat(gi, fuseSteps(gi, steps, keep), keep)
 	}
 	return &plan{steps: steps, drops: planDrops(gi, steps, keep)}, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
 )
 
 // lctx is what a lowering or host kernel sees of one node.
@@ -30,6 +31,9 @@ type lctx struct {
 	inPlace int
 	// arena: a head kernel's output buffer (lctx.newOut, fuse_concat.go).
 	arena *outArena
+	// epilogue, when set, gives the epilogue a head kernel must run on
+	// its float32 output y (fuse_epilogue.go).
+	epilogue func(y []float32) kernels.Epilogue
 }
 
 func (b *builder) newCtx(n *canonical.Node, impl *opImpl, ver int, ins []*slot) *lctx {

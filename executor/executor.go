@@ -411,6 +411,7 @@ func (e *Executor) RunValues(ctx context.Context, inputs []*Value) ([]*Value, er
 		return nil, err
 	}
 	g := e.model.Graph
+	defer e.kern.Hold()()
 	if err := e.runGraph(ctx, g, env, nil); err != nil {
 		return nil, err
 	}
@@ -457,6 +458,7 @@ func (e *Executor) RunCapture(ctx context.Context, inputs []*canonical.Tensor, n
 	if err != nil {
 		return nil, err
 	}
+	defer e.kern.Hold()()
 	if err := e.runGraph(ctx, g, env, keep); err != nil {
 		return nil, err
 	}

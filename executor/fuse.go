@@ -27,6 +27,9 @@ type fusedStep struct {
 	in []int
 	// split: the chain split work over the kernel threads last time.
 	split atomic.Bool
+	// epilogue: the tail ran as the head's epilogue last time
+	// (fuse_epilogue.go).
+	epilogue atomic.Bool
 }
 
 func (st *fusedStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
@@ -37,6 +40,9 @@ func (st *fusedStep) exec(ctx context.Context, e *Executor, en *env) (bool, erro
 // execArena is exec with the head kernel's output taken from ar
 // (lctx.newOut; fuse_concat.go).
 func (st *fusedStep) execArena(ctx context.Context, e *Executor, en *env, ar *outArena) (bool, error) {
+	if handled, ok, err := st.execEpilogue(ctx, e, en, ar); handled || err != nil {
+		return ok, err
+	}
 	for k, h := range st.steps {
 		c, err := newHostCtx(ctx, e, en, h.n, h.impl, h.ver)
 		if err != nil {

@@ -15,6 +15,13 @@ import (
 
 // planSteps counts the steps and the fused steps of every plan of e.
 func planSteps(e *Executor) (steps, fused, fusedOps int) {
+	steps, fused, fusedOps, _ = planStepsEpi(e)
+	return
+}
+
+// planStepsEpi is planSteps with the number of fused steps whose tail ran
+// as their head's epilogue on the last run.
+func planStepsEpi(e *Executor) (steps, fused, fusedOps, epi int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, p := range e.plans {
@@ -23,6 +30,9 @@ func planSteps(e *Executor) (steps, fused, fusedOps int) {
 			if f, ok := st.(*fusedStep); ok {
 				fused++
 				fusedOps += len(f.steps)
+				if f.epilogue.Load() {
+					epi++
+				}
 			}
 		}
 	}
@@ -64,9 +74,9 @@ func TestFusedEpilogues(t *testing.T) {
 				}
 				ins = append(ins, readTensorFile(t, p))
 			}
-			var outs [2][][]byte
-			var steps, fused [2]int
-			for k, opts := range []Options{{Threads: 1, DisableFusion: true}, {Threads: 1}} {
+			var outs [4][][]byte
+			var steps, fused, epi [4]int
+			for k, opts := range []Options{{Threads: 1, DisableFusion: true}, {Threads: 1}, {Threads: 2}, {Threads: 3}} {
 				ex, err := New(m, opts)
 				if err != nil {
 					t.Fatal(err)
@@ -84,18 +94,23 @@ func TestFusedEpilogues(t *testing.T) {
 						outs[k] = append(outs[k], b)
 					}
 				}
-				steps[k], fused[k], _ = planSteps(ex)
+				steps[k], fused[k], _, epi[k] = planStepsEpi(ex)
 				ex.Close()
 			}
-			if len(outs[0]) != len(outs[1]) {
-				t.Fatalf("%d outputs unfused, %d fused", len(outs[0]), len(outs[1]))
-			}
-			for i := range outs[0] {
-				if !bytes.Equal(outs[0][i], outs[0][0:][i%(len(outs[0])/3)]) || !bytes.Equal(outs[0][i], outs[1][i]) {
-					t.Fatalf("output %d (run %d) differs between fused and unfused runs", i%(len(outs[0])/3), i/(len(outs[0])/3))
+			for k := 1; k < len(outs); k++ {
+				if len(outs[0]) != len(outs[k]) {
+					t.Fatalf("%d outputs unfused, %d fused", len(outs[0]), len(outs[k]))
+				}
+				for i := range outs[0] {
+					if !bytes.Equal(outs[0][i], outs[0][0:][i%(len(outs[0])/3)]) || !bytes.Equal(outs[0][i], outs[k][i]) {
+						t.Fatalf("output %d (run %d) differs between fused (%d threads) and unfused runs", i%(len(outs[0])/3), i/(len(outs[0])/3), k)
+					}
 				}
 			}
-			t.Logf("steps: %d unfused, %d fused (%d fused steps)", steps[0], steps[1], fused[1])
+			t.Logf("steps: %d unfused, %d fused (%d fused steps, %d with an epilogue)", steps[0], steps[1], fused[1], epi[1])
+			if (name == "resnet_small" || name == "squeezenet") && epi[1] == 0 {
+				t.Fatalf("no fused step ran its tail as an epilogue")
+			}
 			if fused[0] != 0 {
 				t.Fatalf("DisableFusion: %d fused steps", fused[0])
 			}

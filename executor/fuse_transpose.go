@@ -299,7 +299,8 @@ func kernelMatMulStrided(c *lctx, perms [2][]int, outPerm []int) error {
 		}
 		t := c.newH(dt, z)
 		td, _ := f32(t)
-		kernels.Transpose(yd, out, after, td)
+		rows := kernels.TransposeRowCount(out, after)
+		c.e.kern.Range(rows, len(td)/max(rows, 1), func(lo, hi int) { kernels.TransposeRows(yd, out, after, td, lo, hi) })
 		y = t
 	}
 	c.OutH(0, y)

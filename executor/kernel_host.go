@@ -107,7 +107,8 @@ func kernelTranspose(c *lctx) error {
 	y := c.newHAs(hx.dt, out, false) // Transpose writes every element
 	x, _ := f32(hx)
 	yd, _ := f32(y)
-	kernels.Transpose(x, hx.shape, p, yd)
+	rows := kernels.TransposeRowCount(hx.shape, p)
+	c.e.kern.Range(rows, len(yd)/max(rows, 1), func(lo, hi int) { kernels.TransposeRows(x, hx.shape, p, yd, lo, hi) })
 	c.OutH(0, y)
 	return nil
 }
@@ -214,24 +215,68 @@ func concatRange(y []float32, xs [][]float32, ends []int, row, lo, hi int) {
 // sliceF32 copies the strided slice specs of x (shape) into a new slice,
 // whole runs when the last axis has step 1.
 func sliceF32(x []float32, shape []int, specs []sliceSpec) []float32 {
+	y := make([]float32, sliceLen(specs))
+	sliceF32Rows(x, shape, specs, y, 0, sliceRows(specs))
+	return y
+}
+
+// sliceLen is the number of elements of a slice.
+func sliceLen(specs []sliceSpec) int {
+	n := 1
+	for _, s := range specs {
+		n *= s.count
+	}
+	return n
+}
+
+// sliceRows is the number of rows (runs of the last axis) of a slice.
+func sliceRows(specs []sliceSpec) int {
+	if len(specs) == 0 {
+		return 1
+	}
+	if last := specs[len(specs)-1].count; last > 0 {
+		return sliceLen(specs) / last
+	}
+	return 0
+}
+
+// hostSliceF32 is sliceF32 into a buffer of the run (every element is
+// written), its rows split over the kernel threads.
+func (c *lctx) hostSliceF32(dt canonical.DataType, x []float32, shape, out []int, specs []sliceSpec) *htensor {
+	y := c.newHAs(dt, out, false)
+	yd, _ := f32(y)
+	rows := sliceRows(specs)
+	if c.e.kern == nil {
+		sliceF32Rows(x, shape, specs, yd, 0, rows)
+		return y
+	}
+	c.e.kern.Range(rows, len(yd)/max(rows, 1), func(lo, hi int) { sliceF32Rows(x, shape, specs, yd, lo, hi) })
+	return y
+}
+
+// sliceF32Rows writes rows r0 ≤ row < r1 of the slice of x (shape)
+// given by specs into y, which holds the whole slice.
+func sliceF32Rows(x []float32, shape []int, specs []sliceSpec, y []float32, r0, r1 int) {
 	r := len(shape)
+	if len(y) == 0 || r0 >= r1 {
+		return
+	}
+	if r == 0 {
+		copy(y, x)
+		return
+	}
 	out := make([]int, r)
 	for i, s := range specs {
 		out[i] = s.count
 	}
-	n := numel(out)
-	y := make([]float32, n)
-	if n == 0 {
-		return y
-	}
-	if r == 0 {
-		copy(y, x)
-		return y
-	}
 	st := strides(shape)
 	last := specs[r-1]
 	idx := make([]int, r-1)
-	for o := 0; o < n; o += last.count {
+	for d, q := r-2, r0; d >= 0; d-- {
+		idx[d] = q % out[d]
+		q /= out[d]
+	}
+	for o := r0 * last.count; o < r1*last.count; o += last.count {
 		src := last.start * st[r-1]
 		for d, v := range idx {
 			src += (specs[d].start + v*specs[d].step) * st[d]
@@ -252,7 +297,6 @@ func sliceF32(x []float32, shape []int, specs []sliceSpec) []float32 {
 			idx[d] = 0
 		}
 	}
-	return y
 }
 
 // okBatchNorm: inference mode (no running statistics out), float32,
@@ -805,7 +849,7 @@ func kernelReduceMean(c *lctx) error {
 	y := c.newH(canonical.Float, out)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
-	kernels.GlobalAveragePool(x, yd, inner)
+	c.e.kern.Range(len(yd), inner, func(lo, hi int) { kernels.GlobalAveragePoolRows(x, yd, inner, lo, hi) })
 	c.OutH(0, y)
 	return nil
 }

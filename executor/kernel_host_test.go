@@ -88,6 +88,19 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 		{"add_residual_large", "Add", 17, []hkIn{f(1, 9, 120, 100), f(1, 9, 120, 100)}, nil, 1},
 		{"mul_rows_large", "Mul", 17, []hkIn{f(3, 40000), w(40000)}, nil, 1},
 		{"softmax_large", "Softmax", 13, []hkIn{f(300, 301)}, nil, 1},
+		{"channel_shuffle_large", "Transpose", 17, []hkIn{f(1, 2, 58, 28, 29)}, []*canonical.Attribute{as("perm", 0, 2, 1, 3, 4)}, 1},
+		{"transpose_strided_large", "Transpose", 17, []hkIn{f(41, 30, 53)}, []*canonical.Attribute{as("perm", 2, 0, 1)}, 1},
+		{"globalavgpool_large", "GlobalAveragePool", 17, []hkIn{f(2, 41, 30, 31)}, nil, 1},
+		// MobileNet-v3-small's squeeze-excitation pools (the smallest of them
+		// split too), and an odd one just above the split threshold.
+		{"globalavgpool_se_56", "GlobalAveragePool", 13, []hkIn{f(1, 16, 56, 56)}, nil, 1},
+		{"globalavgpool_se_14", "GlobalAveragePool", 13, []hkIn{f(1, 96, 14, 14)}, nil, 1},
+		{"globalavgpool_se_7", "GlobalAveragePool", 13, []hkIn{f(1, 288, 7, 7)}, nil, 1},
+		{"globalavgpool_odd", "GlobalAveragePool", 13, []hkIn{f(1, 13, 29, 23)}, nil, 1},
+		{"reducemean_last_large", "ReduceMean", 13, []hkIn{f(4, 51, 701)}, []*canonical.Attribute{as("axes", -1)}, 1},
+		{"hardswish_small_split", "HardSwish", 17, []hkIn{f(1, 24, 28, 29)}, nil, 1},
+		{"split_large", "Split", 13, []hkIn{f(1, 116, 28, 29), ints(58, 58)}, []*canonical.Attribute{a("axis", 1)}, 2},
+		{"slice_large", "Slice", 13, []hkIn{f(3, 200, 101), ints(1, -1), ints(3, -200), ints(0, 1), ints(1, -2)}, nil, 1},
 		{"reducemean_last", "ReduceMean", 13, []hkIn{f(3, 5, 17)}, []*canonical.Attribute{as("axes", -1)}, 1},
 		{"reducemean_2axes_nokeep", "ReduceMean", 13, []hkIn{f(3, 5, 7)}, []*canonical.Attribute{as("axes", 2, 1), a("keepdims", 0)}, 1},
 		{"reducemean_unit_nokeep", "ReduceMean", 13, []hkIn{f(3, 5, 1)}, []*canonical.Attribute{as("axes", -1), a("keepdims", 0)}, 1},
@@ -103,6 +116,14 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 		{"gather_axis1", "Gather", 13, []hkIn{f(2, 5, 3), ints(4, -1, 0, 4, -5)}, []*canonical.Attribute{a("axis", 1)}, 1},
 		{"gather_axis0", "Gather", 13, []hkIn{f(7, 3), ints(-2, 3)}, nil, 1},
 		{"gather_last", "Gather", 13, []hkIn{f(3, 2, 6), ints(5, 0)}, []*canonical.Attribute{a("axis", -1)}, 1},
+	}
+	// Cases whose kernel must split its work on 2–4 threads (so that the
+	// bit-identity check above covers the split).
+	mustSplit := map[string]bool{
+		"channel_shuffle_large": true, "transpose_strided_large": true, "globalavgpool_large": true,
+		"globalavgpool_se_56": true, "globalavgpool_se_14": true, "globalavgpool_se_7": true, "globalavgpool_odd": true,
+		"reducemean_last_large": true, "hardswish_small_split": true, "relu_large": true,
+		"split_large": true, "slice_large": true,
 	}
 	for _, cs := range cases {
 		t.Run(cs.name, func(t *testing.T) {
@@ -150,9 +171,9 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			g.Outputs = n.Outputs
-			var got [4][][]float32
-			var dims [4][]string
-			for k, opts := range []Options{{DisableKernels: true}, {Threads: 1}, {Threads: 2}, {Threads: 3}} {
+			var got [5][][]float32
+			var dims [5][]string
+			for k, opts := range []Options{{DisableKernels: true}, {Threads: 1}, {Threads: 2}, {Threads: 3}, {Threads: 4}} {
 				ex, err := New(m, opts)
 				if err != nil {
 					t.Fatal(err)
@@ -171,11 +192,14 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 				if k > 0 && !hasHostStep(ex, cs.op) {
 					t.Fatalf("%s did not run on the host kernel", cs.op)
 				}
+				if k > 1 && mustSplit[cs.name] && ex.kern.Calls() == 0 {
+					t.Fatalf("%s on %d threads was not split over the threads", cs.op, opts.Threads)
+				}
 				ex.Close()
 			}
 			for o := range got[0] {
-				if dims[1][o] != dims[0][o] || dims[2][o] != dims[0][o] || dims[3][o] != dims[0][o] {
-					t.Fatalf("output %d has shape %s (2, 3 threads: %s, %s), reference %s", o, dims[1][o], dims[2][o], dims[3][o], dims[0][o])
+				if dims[1][o] != dims[0][o] || dims[2][o] != dims[0][o] || dims[3][o] != dims[0][o] || dims[4][o] != dims[0][o] {
+					t.Fatalf("output %d has shape %s (2, 3, 4 threads: %s, %s, %s), reference %s", o, dims[1][o], dims[2][o], dims[3][o], dims[4][o], dims[0][o])
 				}
 				ref := got[0][o]
 				if len(got[1][o]) != len(ref) {
@@ -185,7 +209,7 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 					if d := math.Abs(float64(got[1][o][i]) - float64(v)); d > 1e-5*(1+math.Abs(float64(v))) || d != d {
 						t.Fatalf("output %d value %d = %v, reference %v", o, i, got[1][o][i], v)
 					}
-					for th := 2; th <= 3; th++ {
+					for th := 2; th <= 4; th++ {
 						if math.Float32bits(got[1][o][i]) != math.Float32bits(got[th][o][i]) {
 							t.Fatalf("output %d value %d: 1 thread %v, %d threads %v", o, i, got[1][o][i], th, got[th][o][i])
 						}

@@ -504,7 +504,11 @@ func kernelConv(c *lctx) error {
 		}
 		w, _ = f32(hw)
 	}
-	if err := c.e.kern.Conv2DPacked(p, x, w, pe.convs, bias, yd); err != nil {
+	var epi kernels.Epilogue
+	if c.epilogue != nil {
+		epi = c.epilogue(yd)
+	}
+	if err := c.e.kern.Conv2DPackedEpilogue(p, x, w, pe.convs, bias, yd, epi); err != nil {
 		return fmt.Errorf("Conv: %w", err)
 	}
 	roundOut(y)
@@ -737,6 +741,9 @@ func kernelHard(c *lctx) error {
 	if err != nil {
 		return err
 	}
+	if hx.dt != canonical.Float {
+		return fmt.Errorf("%s: input is %v, not float32", c.n.OpType, hx.dt)
+	}
 	y := c.outLike(0, hx)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
@@ -813,7 +820,7 @@ func kernelGlobalAvgPool(c *lctx) error {
 	if inner == 0 {
 		return fmt.Errorf("GlobalAveragePool: empty spatial extent in %v", hx.shape)
 	}
-	kernels.GlobalAveragePool(x, yd, inner)
+	c.e.kern.Range(len(yd), inner, func(lo, hi int) { kernels.GlobalAveragePoolRows(x, yd, inner, lo, hi) })
 	c.OutH(0, y)
 	return nil
 }

@@ -466,7 +466,18 @@ func lowerSplit(c *lctx) error {
 			if err != nil {
 				return err
 			}
-			c.OutH(i, sliceH(h, ax, start, end))
+			if x, ok := h.data.([]float32); ok {
+				out := append([]int{}, h.shape...)
+				out[ax] = end - start
+				specs := make([]sliceSpec, len(h.shape))
+				for d, n := range h.shape {
+					specs[d] = sliceSpec{start: 0, step: 1, count: n}
+				}
+				specs[ax] = sliceSpec{start: start, step: 1, count: end - start}
+				c.OutH(i, c.hostSliceF32(h.dt, x, h.shape, out, specs))
+			} else {
+				c.OutH(i, sliceH(h, ax, start, end))
+			}
 		}
 		start = end
 	}

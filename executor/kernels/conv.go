@@ -99,6 +99,15 @@ func PackConvWeights(p Conv2D, w []float32) ([]*Packed, error) {
 // PackConvWeights (pw may be nil). With pw, w is not read and may be nil
 // (the caller may have released the unpacked weights).
 func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32) error {
+	return x.Conv2DPackedEpilogue(p, in, w, pw, bias, y, nil)
+}
+
+// Conv2DPackedEpilogue is Conv2DPacked followed by epi (nil: none) on
+// every element of y: run on each part of y by the thread that computed
+// it, right after, for the depthwise and direct (1×1) convolutions (their
+// most frequent steps in mobile nets); as one more parallel pass after
+// the other paths.
+func (x *Context) Conv2DPackedEpilogue(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32, epi Epilogue) error {
 	if err := p.check(in, w, bias, y, pw != nil && p.C != p.Groups); err != nil {
 		return err
 	}
@@ -106,7 +115,7 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 		return shapeErr("conv: %d packed weight groups for %d groups", len(pw), p.Groups)
 	}
 	if p.C == p.Groups {
-		x.depthwise(&p, in, w, bias, y)
+		x.depthwise(&p, in, w, bias, y, epi)
 		return nil
 	}
 	oh, ow := p.Out()
@@ -143,14 +152,36 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 			if bias != nil {
 				bg = bias[g*mg : (g+1)*mg]
 			}
+			base := (n*p.M + g*mg) * npix
+			// A 1×1 convolution run as one SGEMM takes the bias fill and
+			// the epilogue inside its chunks: one parallel call for the
+			// whole step.
+			directFin := direct && (pg == nil || pg.isA) && !useRows(&p, best, pg)
+			if epi != nil && !directFin {
+				// The other paths: one more pass, once every group is
+				// computed (deferred; on an error y is not used).
+				defer x.Range(len(yg), 1, func(lo, hi int) { epi(base+lo, hi-lo) })
+			}
 			switch {
 			case pg != nil && !pg.isA:
 				if err := x.convFlatT(&p, best, pg, xg, cg, mg, bg, yg); err != nil {
 					return err
 				}
 				continue
+			case useRows(&p, best, pg):
+				if err := pg.fits(best, true, mg, kk); err != nil {
+					return err
+				}
+				x.convRows(&p, best, pg, xg, cg, mg, bg, yg)
+				continue
 			case pg != nil && !direct && useFlat(&p, best.nr):
 				if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg); err != nil {
+					return err
+				}
+				continue
+			case directFin:
+				fin := &finish{bias: bg, epi: epi, base: base}
+				if err := x.sgemmFinish(best, false, false, mg, npix, kk, 1, wg, kk, pg, xg, npix, nil, 0, yg, npix, fin); err != nil {
 					return err
 				}
 				continue
@@ -161,19 +192,10 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 				x.Range(mg, npix, func(lo, hi int) {
 					for m := lo; m < hi; m++ {
 						row := yg[m*npix : (m+1)*npix]
-						bv := bg[m]
-						for i := range row {
-							row[i] = bv
-						}
+						fill(row, bg[m])
 					}
 				})
 				beta = 1
-			}
-			if direct {
-				if err := x.SgemmPacked(false, false, mg, npix, kk, 1, wg, kk, pg, xg, npix, nil, beta, yg, npix); err != nil {
-					return err
-				}
-				continue
 			}
 			if pg != nil {
 				// Implicit GEMM: B packed straight from the input.
@@ -253,25 +275,43 @@ func colRange(off, s, w, ow int) (lo, hi int) {
 // depthwise is the direct convolution for one input channel per group
 // (M = C·multiplier): each output channel m reads input channel
 // m/multiplier. Rows are split over threads by output channel.
-func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
+func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32, epi Epilogue) {
 	oh, ow := p.Out()
 	mult := p.M / p.C
 	npix := oh * ow
 	total := p.N * p.M
 	run := func(lo, hi int) {
-		// Strided rows are split into their SW phases once per tap row,
-		// so that every tap is a contiguous axpy.
+		// Strided rows are split into their SW phases, every row of an
+		// input channel once (a row is read by up to KH output rows), so
+		// that every tap is a contiguous axpy.
+		s := x.get()
+		defer x.put(s)
 		var phases, prow []float32
 		pw := (p.W + p.SW - 1) / p.SW
-		if p.SW > 1 {
-			phases = make([]float32, p.SW*pw)
+		split := -1 // the input channel (n·C + c) split into phases
+		if p.SW > 1 && ow >= smallRow {
+			s.a = grow(s.a, p.H*p.SW*pw)
+			phases = s.a
+		}
+		// Per kernel column: the output columns [lo, hi) inside the
+		// input, and for strided rows the phase q and shift b with
+		// src[(lo+i)·SW + off] = phase q at lo + i + b.
+		type tapCol struct{ off, lo, hi, q, b int }
+		cols := make([]tapCol, p.KW)
+		for kw := range cols {
+			off := kw*p.DW - p.PL
+			lo, hi := colRange(off, p.SW, p.W, ow)
+			q := ((off % p.SW) + p.SW) % p.SW
+			cols[kw] = tapCol{off: off, lo: lo, hi: hi, q: q, b: (off - q) / p.SW}
 		}
 		wp := p.W + p.PL + p.PR
 		var tmp []float32
 		if ow < smallRow {
-			prow = make([]float32, (p.H+p.PT+p.PB)*wp+p.KW)
+			s.cols = grow(s.cols, (p.H+p.PT+p.PB)*wp+p.KW)
+			prow = s.cols
 			if p.SH == 1 && p.SW == 1 && p.DH == 1 && p.DW == 1 {
-				tmp = make([]float32, oh*wp)
+				s.b = grow(s.b, oh*wp)
+				tmp = s.b
 			}
 		}
 		for nm := lo; nm < hi; nm++ {
@@ -283,12 +323,21 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 			if bias != nil {
 				bv = bias[m]
 			}
-			for i := range yc {
-				yc[i] = bv
-			}
+			fill(yc, bv)
 			if ow < smallRow {
 				depthwiseSmall(p, xc, wc, yc, oh, ow, prow, wp, tmp)
 				continue
+			}
+			if ic := n*p.C + m/mult; p.SW > 1 && split != ic {
+				for ih := 0; ih < p.H; ih++ {
+					src, ph := xc[ih*p.W:(ih+1)*p.W], phases[ih*p.SW*pw:(ih+1)*p.SW*pw]
+					if p.SW == 2 {
+						split2(src, ph[:pw], ph[pw:])
+					} else {
+						splitPhases(src, p.SW, pw, ph)
+					}
+				}
+				split = ic
 			}
 			// Row by row, all taps: the output row stays in L1.
 			for o := 0; o < oh; o++ {
@@ -299,30 +348,24 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32) {
 						continue
 					}
 					src := xc[ih*p.W : (ih+1)*p.W]
-					if p.SW > 1 {
-						splitPhases(src, p.SW, pw, phases)
-					}
-					for kw := 0; kw < p.KW; kw++ {
-						off := kw*p.DW - p.PL
-						lo, hi := colRange(off, p.SW, p.W, ow)
-						if lo >= hi {
+					for kw, t := range cols {
+						if t.lo >= t.hi {
 							continue
 						}
 						wv := wc[kh*p.KW+kw]
-						d := yr[lo:hi]
+						d := yr[t.lo:t.hi]
 						if p.SW == 1 {
-							axpy(wv, src[lo+off:hi+off], d)
+							axpy(wv, src[t.lo+t.off:t.hi+t.off], d)
 						} else {
-							// src[(lo+i)·SW + off] = phase q at lo + i + b,
-							// with off = b·SW + q, 0 ≤ q < SW.
-							q := ((off % p.SW) + p.SW) % p.SW
-							b := (off - q) / p.SW
-							ph := phases[q*pw : (q+1)*pw]
-							axpy(wv, ph[lo+b:hi+b], d)
+							ph := phases[(ih*p.SW+t.q)*pw : (ih*p.SW+t.q+1)*pw]
+							axpy(wv, ph[t.lo+t.b:t.hi+t.b], d)
 						}
 					}
 				}
 			}
+		}
+		if epi != nil {
+			epi(lo*npix, (hi-lo)*npix)
 		}
 	}
 	x.rangeWork(total, npix*p.KH*p.KW*tapWork, run)
@@ -480,6 +523,6 @@ func (x *Context) sgemmConv(mk microKernel, m, n, k int, pa *Packed, cb *convB, 
 	if m == 0 || n == 0 {
 		return nil
 	}
-	x.gemm(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc)
+	x.gemm(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc, nil)
 	return nil
 }

@@ -180,10 +180,7 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 			x.Range(mg, n, func(lo, hi int) {
 				for m := lo; m < hi; m++ {
 					row := c[m*n : (m+1)*n]
-					bv := bg[m]
-					for i := range row {
-						row[i] = bv
-					}
+					fill(row, bg[m])
 				}
 			})
 		}
@@ -376,6 +373,6 @@ func (x *Context) sgemmConvT(mk microKernel, m, n, k int, cb *convB, pb *Packed,
 	if m == 0 || n == 0 {
 		return nil
 	}
-	x.gemm(mk, m, n, k, 1, operand{conv: cb}, operand{packed: pb}, beta, c, ldc)
+	x.gemm(mk, m, n, k, 1, operand{conv: cb}, operand{packed: pb}, beta, c, ldc, nil)
 	return nil
 }

@@ -20,6 +20,8 @@ func convPath(p Conv2D) string {
 		return "swapped"
 	case direct:
 		return "direct"
+	case useRows(&p, best, &Packed{isA: true}):
+		return "rows"
 	case useFlat(&p, best.nr):
 		return "flat"
 	}
@@ -118,7 +120,7 @@ func TestConvFlatMatchesIm2col(t *testing.T) {
 			}
 		}
 	}
-	for _, path := range []string{"swapped", "swapped pixels", "flat", "implicit", "direct"} {
+	for _, path := range []string{"swapped", "swapped pixels", "rows", "flat", "implicit", "direct"} {
 		if !seen[path] {
 			t.Errorf("no case takes the %s path", path)
 		}

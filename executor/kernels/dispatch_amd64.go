@@ -8,15 +8,19 @@ import "golang.org/x/sys/cpu"
 // one (package-level variable initialization runs before init functions).
 var _ = func() bool {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		available = append(available, microKernel{name: "avx2", mr: 6, nr: 16, fn: kernelAVX2})
+		available = append(available, microKernel{name: "avx2", mr: 6, nr: 16, fn: kernelAVX2,
+			edge: []func(int, *float32, *float32, *float32, int, int){nil, kernelAVX2R1, kernelAVX2R2, kernelAVX2R3, kernelAVX2R4, kernelAVX2R5}})
 		axpy = axpySIMD
 		vmax = maxSIMD
 		relu = reluSIMD
 		expSub = expSubSIMD
 		gelu = geluSIMD
+		hardSwish = hardSwishSIMD
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
-		available = append(available, microKernel{name: "avx512", mr: 12, nr: 32, fn: kernelAVX512})
+		available = append(available, microKernel{name: "avx512", mr: 12, nr: 32, fn: kernelAVX512,
+			edge: []func(int, *float32, *float32, *float32, int, int){nil, kernelAVX512R1, kernelAVX512R2, kernelAVX512R3, kernelAVX512R4,
+				kernelAVX512R5, kernelAVX512R6, kernelAVX512R7, kernelAVX512R8, kernelAVX512R9, kernelAVX512R10, kernelAVX512R11}})
 	}
 	return true
 }()
@@ -86,4 +90,15 @@ func geluSIMD(x, y []float32) {
 		geluAVX2(8, &buf[0], &buf[0])
 		copy(y[n:], buf[:])
 	}
+}
+
+// hardSwishSIMD runs the multiple-of-8 head with AVX2 and the tail in Go
+// (the same values: hardSwishAVX2 is bit-identical to the Go loop).
+func hardSwishSIMD(x, y []float32) {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		hardSwishAVX2(n, &x[0], &y[0])
+	}
+	hardSwishGeneric(x[n:], y[n:])
 }

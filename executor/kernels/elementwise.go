@@ -1,5 +1,7 @@
 package kernels
 
+import "math"
+
 // Relu sets y = max(x, 0) (NaN stays NaN); len(y) must be len(x).
 func Relu(x, y []float32) { relu(x, y) }
 
@@ -93,7 +95,7 @@ func Clip(x, y []float32, lo, hi float32) {
 func HardSigmoid(x, y []float32, alpha, beta float32) {
 	y = y[:len(x)]
 	for i, v := range x {
-		v = alpha*v + beta
+		v = float32(alpha*v) + beta // rounded product: never a fused multiply-add
 		if v < 0 {
 			v = 0
 		}
@@ -105,25 +107,58 @@ func HardSigmoid(x, y []float32, alpha, beta float32) {
 }
 
 // HardSwish sets y = x · max(0, min(1, x·(1/6) + 1/2)) (alpha = 1/6 as
-// a float32 multiplier, as ONNX defines it).
-func HardSwish(x, y []float32) {
+// a float32 multiplier, as ONNX defines it): bit for bit x times
+// HardSigmoid(x; 1/6, 1/2) (the executor rewrites that pair into it).
+func HardSwish(x, y []float32) { hardSwish(x, y) }
+
+// hardSwish is HardSwish's implementation: AVX2 when the CPU has it
+// (set during package initialization, never changed afterwards).
+var hardSwish = hardSwishGeneric
+
+// hardSwishGeneric clamps the factor on its bits, without branches
+// (values on both sides of the clamps mispredict them: up to 9× slower):
+// a negative factor becomes +0 (it is never −0: a sum with 0.5 is −0
+// only when both terms are, and HardSigmoid's comparison makes +0 too)
+// and one above 1 (as integers: positive floats order as their bits)
+// becomes 1. A NaN x gives a NaN factor, made 0 or 1, so the product is
+// x quieted, as x·HardSigmoid(x) is whichever operand the product keeps
+// (both are x's NaN).
+func hardSwishGeneric(x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
-		s := v*(1.0/6) + 0.5
-		if s < 0 {
-			s = 0
-		}
-		if s > 1 {
-			s = 1
-		}
-		y[i] = v * s
+		b := math.Float32bits(float32(v*(1.0/6)) + 0.5) // as HardSigmoid: no fused multiply-add
+		b &^= uint32(int32(b) >> 31)
+		y[i] = v * math.Float32frombits(min(b, 0x3f800000))
 	}
 }
 
 // GlobalAveragePool sets y[i] to the mean of the i-th block of inner
 // elements of x (len(x) == len(y)·inner), summed in float64.
 func GlobalAveragePool(x, y []float32, inner int) {
-	for i := range y {
+	GlobalAveragePoolRows(x, y, inner, 0, len(y))
+}
+
+// GlobalAveragePoolRows is GlobalAveragePool for y[lo:hi] only. Each
+// block is summed in order from 0, whichever blocks it runs with: four
+// blocks at a time, in four independent chains of additions (the
+// latency of one chain bounded the loop), then one at a time.
+func GlobalAveragePoolRows(x, y []float32, inner, lo, hi int) {
+	n := float64(inner)
+	for ; lo+4 <= hi; lo += 4 {
+		p := x[lo*inner : (lo+4)*inner]
+		p0 := p[:inner]
+		p1, p2, p3 := p[inner:2*inner], p[2*inner:3*inner], p[3*inner:]
+		p1, p2, p3 = p1[:len(p0)], p2[:len(p0)], p3[:len(p0)]
+		var s0, s1, s2, s3 float64
+		for j, v := range p0 {
+			s0 += float64(v)
+			s1 += float64(p1[j])
+			s2 += float64(p2[j])
+			s3 += float64(p3[j])
+		}
+		y[lo], y[lo+1], y[lo+2], y[lo+3] = float32(s0/n), float32(s1/n), float32(s2/n), float32(s3/n)
+	}
+	for i := lo; i < hi; i++ {
 		s := 0.0
 		for _, v := range x[i*inner : (i+1)*inner] {
 			s += float64(v)

@@ -88,3 +88,24 @@ func TestReluLanes(t *testing.T) {
 		}
 	}
 }
+
+func TestFill(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 8, 9, 100, 1023} {
+		for _, v := range []float32{0, float32(math.Copysign(0, -1)), -0.5, 3} {
+			s := make([]float32, n+2)
+			for i := range s {
+				s[i] = 9
+			}
+			fill(s[1:n+1], v)
+			for i := range s {
+				want := v
+				if i == 0 || i == n+1 {
+					want = 9
+				}
+				if math.Float32bits(s[i]) != math.Float32bits(want) {
+					t.Fatalf("n %d v %g: s[%d] = %g, want %g", n, v, i, s[i], want)
+				}
+			}
+		}
+	}
+}

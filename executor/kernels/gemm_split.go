@@ -19,13 +19,60 @@ const maxShared = 1 << 23
 // shared packing.
 type packTask struct{ p0, kc, r0, nr int }
 
+// Epilogue finishes a kernel's output in place: it is called once for
+// each segment [off, off+n) of the output (offsets in the output tensor)
+// as soon as the segment's values are final, on whichever thread computed
+// them, so that an activation or a residual Add runs on values still in
+// that thread's cache and in the kernel's own parallel call. Segments do
+// not overlap and together cover the output; an Epilogue must only
+// compute element by element (its results may not depend on how the
+// output is cut into segments).
+type Epilogue func(off, n int)
+
+// finish is what a GEMM does around the computing of a part of C: C's
+// rows start as bias (one value per row; the product is then added to
+// them) and epi runs on each finished part. base is the offset of c[0]
+// in epi's output.
+type finish struct {
+	bias []float32
+	epi  Epilogue
+	base int
+}
+
+// run fills rows [i0, i1) × columns [j0, j1) of C with the bias, calls
+// compute with the beta it must use, then runs the epilogue on them.
+func (f *finish) run(c []float32, ldc, i0, i1, j0, j1 int, beta float32, compute func(beta float32)) {
+	if f != nil && f.bias != nil {
+		for r := i0; r < i1; r++ {
+			fill(c[r*ldc+j0:r*ldc+j1], f.bias[r])
+		}
+		beta = 1
+	}
+	compute(beta)
+	if f == nil || f.epi == nil {
+		return
+	}
+	if j0 == 0 && j1 == ldc {
+		f.epi(f.base+i0*ldc, (i1-i0)*ldc)
+		return
+	}
+	for r := i0; r < i1; r++ {
+		f.epi(f.base+r*ldc+j0, j1-j0)
+	}
+}
+
 // gemm computes C = op(A)·op(B) + beta·C (alpha is applied while packing
-// A) on the Context's threads.
-func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int) {
-	// The micro-kernel computes whole tiles: a thin product (a GEMV)
-	// costs as much as its padded one.
+// A) on the Context's threads, with fin (nil: none) around each part.
+func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, fin *finish) {
+	// The micro-kernel computes whole tiles of nr columns, and of mr rows
+	// unless it has edge kernels. A thin product (a GEMV) loads each
+	// element of B for a few multiply-adds: it counts as at least 4 rows.
 	rows, cols := (m+mk.mr-1)/mk.mr, (n+mk.nr-1)/mk.nr
-	work := rows * mk.mr * cols * mk.nr * k
+	mw := rows * mk.mr
+	if mk.edge != nil {
+		mw = max(m, 4)
+	}
+	work := mw * cols * mk.nr * k
 	// Cut the axis whose chunks the threads finish soonest (the columns
 	// when it is a tie and n ≥ m).
 	nr, spanR := x.chunks(work, rows)
@@ -41,7 +88,9 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 		nc = ncol
 	}
 	if nc <= 1 {
-		x.serial(mk, m, n, k, alpha, oa, ob, beta, c, ldc)
+		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32) {
+			x.serial(mk, m, n, k, alpha, oa, ob, beta, c, ldc)
+		})
 		return
 	}
 	s := x.get()
@@ -57,7 +106,9 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 		parts := split(n, nc, mk.nr)
 		x.parallel(len(parts)-1, func(i int) {
 			j0, j1 := parts[i], parts[i+1]
-			x.serial(mk, m, j1-j0, k, alpha, oa, ob.colsFrom(j0), beta, c[j0:], ldc)
+			fin.run(c, ldc, 0, m, j0, j1, beta, func(beta float32) {
+				x.serial(mk, m, j1-j0, k, alpha, oa, ob.colsFrom(j0), beta, c[j0:], ldc)
+			})
 		})
 		return
 	}
@@ -71,7 +122,9 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 	parts := split(m, nc, mk.mr)
 	x.parallel(len(parts)-1, func(i int) {
 		i0, i1 := parts[i], parts[i+1]
-		x.serial(mk, i1-i0, n, k, alpha, oa.rowsFrom(i0), ob, beta, c[i0*ldc:], ldc)
+		fin.run(c, ldc, i0, i1, 0, n, beta, func(beta float32) {
+			x.serial(mk, i1-i0, n, k, alpha, oa.rowsFrom(i0), ob, beta, c[i0*ldc:], ldc)
+		})
 	})
 }
 

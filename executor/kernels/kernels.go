@@ -19,6 +19,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"sync"
@@ -32,6 +33,9 @@ type microKernel struct {
 	name   string
 	mr, nr int
 	fn     func(kc int, a, b, c *float32, ldc int, add int)
+	// edge[r] (0 < r < mr) computes the first r rows of fn's tile, each
+	// element exactly as fn does (nil: fn computes whole tiles only).
+	edge []func(kc int, a, b, c *float32, ldc int, add int)
 }
 
 var genericKernel = microKernel{name: "generic", mr: 4, nr: 16, fn: kernelGeneric}
@@ -72,6 +76,7 @@ func init() {
 			relu = reluGeneric
 			expSub = expSubGeneric
 			gelu = geluGeneric
+			hardSwish = hardSwishGeneric
 		}
 	}
 }
@@ -120,6 +125,7 @@ type scratch struct {
 	phase  []float32 // phase planes of convFlat
 	rowOff []int     // B row starts of convFlat
 	pix    []int     // convFlatT's rows as grid columns
+	rows   *rowsConv // convRows' geometry (its lists reused)
 }
 
 func (x *Context) get() *scratch {
@@ -134,6 +140,22 @@ func (x *Context) get() *scratch {
 func (x *Context) put(s *scratch) {
 	if x != nil {
 		x.pool.Put(s)
+	}
+}
+
+// fill sets every element of s to v, by doubling copies (the runtime's
+// vectorized memmove) rather than one store at a time.
+func fill(s []float32, v float32) {
+	if len(s) == 0 {
+		return
+	}
+	if math.Float32bits(v) == 0 { // +0 only: −0 is written as itself
+		clear(s)
+		return
+	}
+	s[0] = v
+	for n := 1; n < len(s); n *= 2 {
+		copy(s[n:], s[:n])
 	}
 }
 
@@ -198,7 +220,7 @@ func (x *Context) Range(n, unit int, f func(lo, hi int)) {
 
 // rangeWork is Range for rows of the given work estimate each.
 func (x *Context) rangeWork(n, work int, f func(lo, hi int)) {
-	c, _ := x.chunks(n*work, n)
+	c, _ := x.chunksMin(n*work, n, minRangeWork)
 	if c <= 1 {
 		f(0, n)
 		return

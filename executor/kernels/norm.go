@@ -225,9 +225,36 @@ func Tanh(x, y []float32) {
 // is x's axis perm[i]. Runs of x's last axis that stay the last axis are
 // copied whole.
 func Transpose(x []float32, shape, perm []int, y []float32) {
+	TransposeRows(x, shape, perm, y, 0, TransposeRowCount(shape, perm))
+}
+
+// TransposeRowCount is the number of rows (runs of y's last axis) that
+// TransposeRows splits y into.
+func TransposeRowCount(shape, perm []int) int {
 	r := len(shape)
 	if r == 0 {
-		copy(y, x)
+		return 1
+	}
+	inner := shape[perm[r-1]]
+	if inner == 0 {
+		return 0
+	}
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n / inner
+}
+
+// TransposeRows is Transpose for rows r0 ≤ row < r1 of y only (rows are
+// runs of y's last axis, see TransposeRowCount): each row is written the
+// same whatever the split.
+func TransposeRows(x []float32, shape, perm []int, y []float32, r0, r1 int) {
+	r := len(shape)
+	if r == 0 {
+		if r0 < r1 {
+			copy(y, x)
+		}
 		return
 	}
 	st := make([]int, r)
@@ -241,13 +268,17 @@ func Transpose(x []float32, shape, perm []int, y []float32) {
 	for i, p := range perm {
 		out[i], ost[i] = shape[p], st[p]
 	}
-	total := len(x)
-	if total == 0 {
+	if len(x) == 0 || r0 >= r1 {
 		return
 	}
 	inner, innerStride := out[r-1], ost[r-1]
+	// The index over y's outer axes of row r0.
 	idx := make([]int, r-1)
-	for o := 0; o < total; o += inner {
+	for d, q := r-2, r0; d >= 0; d-- {
+		idx[d] = q % out[d]
+		q /= out[d]
+	}
+	for o := r0 * inner; o < r1*inner; o += inner {
 		src := 0
 		for d, v := range idx {
 			src += v * ost[d]

@@ -27,6 +27,11 @@ func (x *Context) SgemmPacked(transA, transB bool, m, n, k int, alpha float32, a
 }
 
 func (x *Context) sgemm(mk microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, pa *Packed, b []float32, ldb int, pb *Packed, beta float32, c []float32, ldc int) error {
+	return x.sgemmFinish(mk, transA, transB, m, n, k, alpha, a, lda, pa, b, ldb, pb, beta, c, ldc, nil)
+}
+
+// sgemmFinish is sgemm with fin (nil: none) around each part of C.
+func (x *Context) sgemmFinish(mk microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, pa *Packed, b []float32, ldb int, pb *Packed, beta float32, c []float32, ldc int, fin *finish) error {
 	if m < 0 || n < 0 || k < 0 {
 		return shapeErr("sgemm: negative size %d×%d×%d", m, n, k)
 	}
@@ -50,11 +55,14 @@ func (x *Context) sgemm(mk microKernel, transA, transB bool, m, n, k int, alpha 
 	if ldc < n || len(c) < (m-1)*ldc+n {
 		return shapeErr("sgemm: C of %d elements (ldc %d) is too small for %d×%d", len(c), ldc, m, n)
 	}
+	if fin != nil && fin.bias != nil && len(fin.bias) < m {
+		return shapeErr("sgemm: %d bias values for %d rows", len(fin.bias), m)
+	}
 	if k == 0 || alpha == 0 {
-		scaleC(m, n, beta, c, ldc)
+		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32) { scaleC(m, n, beta, c, ldc) })
 		return nil
 	}
-	x.gemm(mk, m, n, k, alpha, operand{packed: pa, trans: transA, s: a, ld: lda}, operand{packed: pb, trans: transB, s: b, ld: ldb}, beta, c, ldc)
+	x.gemm(mk, m, n, k, alpha, operand{packed: pa, trans: transA, s: a, ld: lda}, operand{packed: pb, trans: transB, s: b, ld: ldb}, beta, c, ldc, fin)
 	return nil
 }
 
@@ -230,11 +238,17 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 							pa = &s.a[ir*kc]
 						}
 						ci := (i0+ir)*ldc + j0 + jr
-						if mm == mr && nn == nr {
-							mk.fn(kc, pa, pb, &c[ci], ldc, add)
+						fn, rows := mk.fn, mr
+						if mm < mr && mk.edge != nil {
+							// The tile's real rows only (a GEMV's one row
+							// costs one row, not mr).
+							fn, rows = mk.edge[mm], mm
+						}
+						if rows == mm && nn == nr {
+							fn(kc, pa, pb, &c[ci], ldc, add)
 							continue
 						}
-						mk.fn(kc, pa, pb, &s.tile[0], nr, 0)
+						fn(kc, pa, pb, &s.tile[0], nr, 0)
 						for i := 0; i < mm; i++ {
 							row := c[ci+i*ldc : ci+i*ldc+nn]
 							t := s.tile[i*nr : i*nr+nn]

@@ -215,3 +215,39 @@ func TestAxpy(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeKernelsMatchFullTile checks that each edge kernel computes the
+// first r rows of its micro-kernel's tile bit for bit (set and add), from
+// panels of mr rows, and writes nothing past row r.
+func TestEdgeKernelsMatchFullTile(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, mk := range available {
+		if mk.edge == nil {
+			continue
+		}
+		if len(mk.edge) != mk.mr {
+			t.Fatalf("%s: %d edge kernels for %d rows", mk.name, len(mk.edge), mk.mr)
+		}
+		for _, kc := range []int{0, 1, 7, 37} {
+			a, b := randSlice(r, kc*mk.mr+1), randSlice(r, kc*mk.nr+1)
+			c0 := randSlice(r, mk.mr*(mk.nr+3))
+			for add := 0; add <= 1; add++ {
+				full := append([]float32(nil), c0...)
+				mk.fn(kc, &a[0], &b[0], &full[0], mk.nr+3, add)
+				for rows := 1; rows < mk.mr; rows++ {
+					got := append([]float32(nil), c0...)
+					mk.edge[rows](kc, &a[0], &b[0], &got[0], mk.nr+3, add)
+					for i := range got {
+						want := full[i]
+						if i/(mk.nr+3) >= rows || i%(mk.nr+3) >= mk.nr {
+							want = c0[i] // untouched
+						}
+						if math.Float32bits(got[i]) != math.Float32bits(want) {
+							t.Fatalf("%s rows %d kc %d add %d: c[%d] = %g, want %g", mk.name, rows, kc, add, i, got[i], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

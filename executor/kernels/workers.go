@@ -17,7 +17,9 @@ import (
 // OS thread takes tens of microseconds to wake on a virtual machine) only
 // does fewer chunks instead of holding up the caller. After a job a
 // helper polls for the next one for spinWait before parking, so that the
-// back-to-back kernels of a model run find it awake.
+// back-to-back kernels of a model run find it awake; while a caller holds
+// the Context (Hold: a model run is in progress) the helpers do not park
+// at all.
 //
 // Which goroutine runs a chunk never changes what the chunk computes: the
 // results of a kernel depend on its chunk boundaries only, and those
@@ -79,6 +81,8 @@ type team struct {
 	busy    sync.Mutex
 	helpers []*helper
 	stop    atomic.Bool
+	// held counts the callers holding the helpers awake (Hold).
+	held atomic.Int32
 	// exited is done when every helper goroutine has returned (after
 	// close).
 	exited sync.WaitGroup
@@ -92,13 +96,14 @@ func newTeam(n int) *team {
 		tm.exited.Add(1)
 		go func() {
 			defer tm.exited.Done()
-			h.loop(&tm.stop)
+			h.loop(tm)
 		}()
 	}
 	return tm
 }
 
-func (h *helper) loop(stop *atomic.Bool) {
+func (h *helper) loop(tm *team) {
+	stop := &tm.stop
 	for {
 		if j := h.job.Load(); j != nil {
 			j.work()
@@ -110,7 +115,7 @@ func (h *helper) loop(stop *atomic.Bool) {
 		if stop.Load() {
 			return
 		}
-		if !h.poll(stop) {
+		if !h.poll(tm) {
 			h.parked.Store(true)
 			// Re-check after announcing the park: a job published
 			// before this point is seen here, one published after it
@@ -123,14 +128,15 @@ func (h *helper) loop(stop *atomic.Bool) {
 	}
 }
 
-// poll waits up to spinWait for a job; false when none came.
-func (h *helper) poll(stop *atomic.Bool) bool {
+// poll waits for a job, up to spinWait unless the team is held; false
+// when none came.
+func (h *helper) poll(tm *team) bool {
 	start := time.Now()
 	for n := 1; ; n++ {
-		if h.job.Load() != nil || stop.Load() {
+		if h.job.Load() != nil || tm.stop.Load() {
 			return true
 		}
-		if n%64 == 0 && time.Since(start) > spinWait {
+		if n%64 == 0 && tm.held.Load() == 0 && time.Since(start) > spinWait {
 			return false
 		}
 		if n%1024 == 0 {
@@ -168,6 +174,21 @@ func (x *Context) Wake() {
 			}
 		}
 	}
+}
+
+// Hold keeps the helpers polling for jobs instead of parking until
+// release is called (a model run holds them for its whole run: its
+// serial steps are short, and a parked helper's wake-up costs more than
+// the split saves). It wakes parked helpers. Holds may nest and overlap.
+func (x *Context) Hold() (release func()) {
+	if x == nil || x.threads <= 1 {
+		return func() {}
+	}
+	tm := x.getTeam()
+	tm.held.Add(1)
+	x.Wake()
+	var once sync.Once
+	return func() { once.Do(func() { tm.held.Add(-1) }) }
 }
 
 // Calls is the number of calls x has split over its threads so far (a
@@ -265,11 +286,16 @@ func (x *Context) parallel(n int, f func(i int)) {
 // (the largest such count: several chunks per thread even out a helper
 // that starts late or shares its CPU). span is that time in units.
 func (x *Context) chunks(work, units int) (c, span int) {
+	return x.chunksMin(work, units, minWork)
+}
+
+// chunksMin is chunks with minw in place of minWork.
+func (x *Context) chunksMin(work, units, minw int) (c, span int) {
 	t := x.Threads()
-	if t <= 1 || work < 2*minWork || units < 2 {
+	if t <= 1 || work < 2*minw || units < 2 {
 		return 1, units
 	}
-	return balance(units, min(units, work/minWork, chunksPerThread*t), t)
+	return balance(units, min(units, work/minw, chunksPerThread*t), t)
 }
 
 // balance returns the count c ≤ maxc of chunks of u units, as split cuts
@@ -308,10 +334,21 @@ func balance(u, maxc, t int) (c, span int) {
 // the SGEMM (≈ 13 ps).
 const minWork = 1 << 19
 
+// minRangeWork is minWork for the row-independent kernels of Range and
+// rangeWork (elementwise, depthwise, pools, copies): their chunks need no
+// packing or shared operand, so a chunk pays off from about 2 µs (4 Ki
+// elements of a memory-bound elementwise kernel) when a helper is polling.
+const minRangeWork = minWork / 4
+
 // tapWork is the work estimate of one tap of a depthwise convolution or
 // a pool (scalar or short-vector steps, far slower per tap than the
 // SGEMM's multiply-adds).
 const tapWork = 32
 
-// chunksPerThread bounds the chunks per thread of one parallel call.
-const chunksPerThread = 4
+// chunksPerThread bounds the chunks per thread of one parallel call. Two
+// rather than four since the helpers stay awake for a whole run (Hold):
+// a late helper no longer needs small chunks to even out, and each chunk
+// costs a claim and a cache-cold start (`--scaling 1,2`, 2 rounds, 9 CNNs:
+// geometric mean 1.67 → 1.70; the first convolution of the mobile nets
+// alone: ≈100 µs with 4 chunks against ≈120 µs with 8).
+const chunksPerThread = 2

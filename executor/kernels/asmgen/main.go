@@ -16,15 +16,25 @@ import (
 func main() {
 	ConstraintExpr("amd64")
 	// AVX-512: 12 rows × 32 columns (two zmm per row), 24 accumulators.
-	kernel("kernelAVX512", 12, 2, 16, func(i int) reg.VecVirtual { return ZMM() })
+	kernel("kernelAVX512", 12, 12, 2, 16, func(i int) reg.VecVirtual { return ZMM() })
 	// AVX2+FMA: 6 rows × 16 columns (two ymm per row), 12 accumulators.
-	kernel("kernelAVX2", 6, 2, 8, func(i int) reg.VecVirtual { return YMM() })
+	kernel("kernelAVX2", 6, 6, 2, 8, func(i int) reg.VecVirtual { return YMM() })
+	// Edge kernels: the first r rows of a tile (the last rows of C, a
+	// GEMV's single row), reading the same panels of mr rows and computing
+	// each element with the same chain of multiply-adds as the full tile.
+	for r := 1; r < 12; r++ {
+		kernel(fmt.Sprintf("kernelAVX512R%d", r), r, 12, 2, 16, func(i int) reg.VecVirtual { return ZMM() })
+	}
+	for r := 1; r < 6; r++ {
+		kernel(fmt.Sprintf("kernelAVX2R%d", r), r, 6, 2, 8, func(i int) reg.VecVirtual { return YMM() })
+	}
 	axpy()
 	vmax()
 	relu()
 	g := &gen{consts: map[string]Mem{}}
 	g.expSub()
 	g.gelu()
+	g.hardSwish()
 	Generate()
 }
 
@@ -113,13 +123,17 @@ func relu() {
 
 // kernel emits func name(kc int, a, b, c *float32, ldc int, add int):
 // the mr×(nv·w) tile of C at c (row stride ldc elements) gets the product
-// of the packed panels a (kc steps of mr values) and b (kc steps of nv·w
-// values); add != 0 adds it to C, otherwise it replaces C. Every element
+// of the packed panels a (kc steps of stride values, of which the first mr
+// are read) and b (kc steps of nv·w values); add != 0 adds it to C, otherwise it replaces C. Every element
 // is one chain of FMAs from zero in k order, then stored or added once.
-func kernel(name string, mr, nv, w int, vec func(int) reg.VecVirtual) {
+func kernel(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
 	TEXT(name, NOSPLIT, "func(kc int, a, b, c *float32, ldc int, add int)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s computes a %d×%d SGEMM tile from packed panels.", name, mr, nv*w))
+	if mr == stride {
+		Doc(fmt.Sprintf("%s computes a %d×%d SGEMM tile from packed panels.", name, mr, nv*w))
+	} else {
+		Doc(fmt.Sprintf("%s computes the first %d rows of a %d×%d SGEMM tile from packed panels.", name, mr, stride, nv*w))
+	}
 	kc := Load(Param("kc"), GP64())
 	pa := Load(Param("a"), GP64())
 	pb := Load(Param("b"), GP64())
@@ -153,7 +167,7 @@ func kernel(name string, mr, nv, w int, vec func(int) reg.VecVirtual) {
 			VFMADD231PS(bv[j], t, acc[i][j])
 		}
 	}
-	ADDQ(Imm(uint64(4*mr)), pa)
+	ADDQ(Imm(uint64(4*stride)), pa)
 	ADDQ(Imm(uint64(4*nv*w)), pb)
 	DECQ(kc)
 	JNZ(LabelRef(name + "_loop"))
@@ -346,6 +360,41 @@ func (g *gen) gelu() {
 	DECQ(n)
 	JNZ(LabelRef("gelu_loop"))
 	Label("gelu_done")
+	VZEROUPPER()
+	RET()
+}
+
+// hardSwish emits func hardSwishAVX2(n int, x, y *float32): package
+// kernels' HardSwish on 8 lanes, bit-identical to its Go loop: the
+// factor s = x·float32(1/6) + 0.5 (a product, then a sum: no FMA), then
+// max(s, 0), which gives its second source +0 where s is NaN or negative
+// (s is never −0), then min(·, 1), then x·s (x quieted where x is NaN).
+func (g *gen) hardSwish() {
+	TEXT("hardSwishAVX2", NOSPLIT, "func(n int, x, y *float32)")
+	Pragma("noescape")
+	Doc("hardSwishAVX2 sets y[i] = hardswish(x[i]) for i < n (bit-identical to HardSwish's loop); n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	sixth, half, one := g.bcast("hswish_sixth", float32(1.0/6)), g.bcast("hswish_half", 0.5), g.bcast("hswish_one", 1)
+	zero := YMM()
+	VXORPS(zero, zero, zero)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("hswish_done"))
+	Label("hswish_loop")
+	v, s := YMM(), YMM()
+	VMOVUPS(Mem{Base: px}, v)
+	VMULPS(sixth, v, s)
+	VADDPS(half, s, s)
+	VMAXPS(zero, s, s) // max(s, 0); +0 where s is NaN
+	VMINPS(one, s, s)
+	VMULPS(s, v, s)
+	VMOVUPS(s, Mem{Base: py})
+	ADDQ(Imm(32), px)
+	ADDQ(Imm(32), py)
+	DECQ(n)
+	JNZ(LabelRef("hswish_loop"))
+	Label("hswish_done")
 	VZEROUPPER()
 	RET()
 }

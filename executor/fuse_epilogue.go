@@ -1,0 +1,200 @@
+package executor
+
+import (
+	"context"
+	"math"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
+)
+
+// Epilogues: the elementwise tail of a fused chain headed by a Conv runs
+// inside the convolution's own parallel call, on each part of the output
+// as soon as that part is final (kernels.Epilogue), instead of as one
+// more pass over the output with a parallel call of its own per tail op.
+// On a mobile net most steps are tens of µs long, and each parallel call
+// costs a fork-join and the imbalance of its chunks; the tail also finds
+// the values in the cache of the thread that computed them.
+//
+// A tail op runs as an epilogue when its kernel is element by element on
+// float32 values it overwrites in place: Relu, Clip, HardSigmoid,
+// HardSwish, and Add or Mul with an operand of the output's own shape (a
+// residual). Each segment runs the same kernel function as the tail's
+// own kernel, on the same values in the same order, so the results are
+// the same bits (TestEpilogueMatchesChain).
+
+// segFn applies one tail op to y[off:off+n] in place.
+type segFn func(y []float32, off, n int)
+
+// epilogueSegs returns the segment functions of st's tail ops (steps 1…)
+// over the head's output of shape out, or nil when one of them cannot run
+// as an epilogue of this run's values.
+func (st *fusedStep) epilogueSegs(en *env, out []int) []segFn {
+	segs := make([]segFn, 0, len(st.steps)-1)
+	for k, h := range st.steps[1:] {
+		f := tailSeg(en, h, st.in[k+1], out)
+		if f == nil {
+			return nil
+		}
+		segs = append(segs, f)
+	}
+	return segs
+}
+
+// tailSeg returns the segment function of tail step h whose input at is
+// the chain's value (of shape out), or nil.
+func tailSeg(en *env, h *hostStep, at int, out []int) segFn {
+	n := h.n
+	if len(n.Outputs) != 1 {
+		return nil
+	}
+	switch n.OpType {
+	case "Relu":
+		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.Relu(s, s) }
+	case "HardSwish":
+		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.HardSwish(s, s) }
+	case "HardSigmoid":
+		al, be := n.AttrFloat("alpha", 0.2), n.AttrFloat("beta", 0.5)
+		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.HardSigmoid(s, s, al, be) }
+	case "Clip":
+		if at != 0 {
+			return nil
+		}
+		lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+		if h.ver < 11 {
+			lo, hi = n.AttrFloat("min", lo), n.AttrFloat("max", hi)
+		} else {
+			for i, dst := range []*float32{&lo, &hi} {
+				if i+1 >= len(n.Inputs) || n.Inputs[i+1] == nil {
+					continue
+				}
+				v, ok := hostF32(en, n.Inputs[i+1])
+				if !ok || len(v) != 1 {
+					return nil
+				}
+				*dst = v[0]
+			}
+		}
+		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.Clip(s, s, lo, hi) }
+	case "Add", "Mul":
+		if len(n.Inputs) != 2 || at < 0 || at > 1 {
+			return nil
+		}
+		so := en.get(n.Inputs[1-at])
+		if so == nil || so.h == nil || !shapeEq(so.h.shape, out) {
+			return nil
+		}
+		od, ok := hostF32(en, n.Inputs[1-at])
+		if !ok {
+			return nil
+		}
+		op := kernels.AddSuffix
+		if n.OpType == "Mul" {
+			op = kernels.MulSuffix
+		}
+		// kernelBinary computes big ∘ small with big the operand of the
+		// output's shape (bcastKind); with both of that shape, keep its
+		// choice so that the operands are in the same order.
+		chainBig := bigIsChain(at, out)
+		return func(y []float32, off, k int) {
+			s, o := y[off:off+k], od[off:off+k]
+			if chainBig {
+				op(s, o, s)
+			} else {
+				op(o, s, s)
+			}
+		}
+	}
+	return nil
+}
+
+// bigIsChain reports which operand kernelBinary takes as the big one
+// when both have the output's shape: input 0 unless bcastKind says 1.
+func bigIsChain(at int, shape []int) bool {
+	bi, _, _, _ := bcastKind(shape, shape)
+	return bi == at
+}
+
+// hostF32 returns v's float32 host data.
+func hostF32(en *env, v *canonical.Value) ([]float32, bool) {
+	s := en.get(v)
+	if s == nil || s.h == nil || s.h.released || s.dt != canonical.Float {
+		return nil, false
+	}
+	d, ok := s.h.data.([]float32)
+	return d, ok
+}
+
+// execEpilogue runs st with its tail as the head's epilogue when it can
+// (handled false: run it as a chain): the head kernel gets the epilogue
+// (lctx.epilogue), and each tail step only passes the head's output on as
+// its own (what its kernel would have written in place).
+func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar *outArena) (handled, ok bool, err error) {
+	head := st.steps[0]
+	if head.n.OpType != "Conv" || len(st.steps) < 2 || e.kern == nil {
+		return false, false, nil
+	}
+	c, err := newHostCtx(ctx, e, en, head.n, head.impl, head.ver)
+	if err != nil {
+		return false, false, err
+	}
+	out, ok := convOutShape(c)
+	if !ok {
+		return false, false, nil
+	}
+	segs := st.epilogueSegs(en, out)
+	st.epilogue.Store(segs != nil)
+	if segs == nil {
+		return false, false, nil
+	}
+	c.arena = ar
+	c.epilogue = func(y []float32) kernels.Epilogue {
+		return func(off, n int) {
+			for _, f := range segs {
+				f(y, off, n)
+			}
+		}
+	}
+	if err := callKernel(c, head.impl.host); err != nil {
+		return true, false, err
+	}
+	if err := c.storeOutputs(false, false); err != nil {
+		return true, false, err
+	}
+	for k, h := range st.steps[1:] {
+		tc, err := newHostCtx(ctx, e, en, h.n, h.impl, h.ver)
+		if err != nil {
+			return true, false, err
+		}
+		hx, err := tc.H(st.in[k+1])
+		if err != nil {
+			return true, false, err
+		}
+		tc.OutH(0, hx)
+		if err := tc.storeOutputs(false, false); err != nil {
+			return true, false, err
+		}
+	}
+	return true, true, nil
+}
+
+// convOutShape is the output shape of the float32 Conv of c, as
+// kernelConv computes it; false when kernelConv would not run it.
+func convOutShape(c *lctx) ([]int, bool) {
+	if c.NIn() < 2 || !c.Has(0) || !c.Has(1) || c.DT(0) != canonical.Float {
+		return nil, false
+	}
+	hx, err := c.H(0)
+	if err != nil || hx.dt != canonical.Float {
+		return nil, false
+	}
+	p, ok, err := convParams(c, hx.shape, c.Shape(1))
+	if err != nil || !ok {
+		return nil, false
+	}
+	oh, ow := p.Out()
+	if len(hx.shape) == 4 {
+		return []int{p.N, p.M, oh, ow}, true
+	}
+	return []int{p.N, p.M, ow}, true
+}

@@ -1,0 +1,408 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
+// The fused row-block convolution, for convolutions whose im2col matrix
+// has few rows (k = C/G·KH·KW ≤ blockK, one k-block) and whose packed
+// weights are small: the first convolution of the mobile nets (3 input
+// channels, 3×3 stride 2 on 224×224) and the like. convFlat runs such a
+// layer as four passes over memory, each a parallel call: the phase
+// planes (split by channel: 3 channels on 2 threads is 2 against 1), the
+// bias fill of the whole output, the SGEMM, the copy of the grid to the
+// output (and scalar strided copies build the planes). Here one
+// parallel call cuts the output rows into chunks; each chunk runs, block
+// of rows by block of rows (a few output rows: its planes stay in L2):
+//
+//   - tap planes: for each input channel c, row phase a (kh·DH mod SH)
+//     and column offset off (kw·DW − PL), the rows i of the block (and
+//     the rows below it the taps reach) as im2col rows,
+//     plane[i·OW + q] = x[c][i·SH + a − PT][q·SW + off] (zero outside):
+//     B row (c, kh, kw) for output pixel o·OW + q is the plane of (c, kh's
+//     phase, kw's offset) at (o + kh·DH div SH)·OW + q — one contiguous
+//     run for any panel of pixels, even across output rows. The rows of
+//     a strided input are split into their column phases once per row
+//     and the planes are shifted copies of the phases;
+//   - per panel of nr output pixels: B packed by nr-float copies, then
+//     the micro-kernel per mr output channels: without a bias straight
+//     into Y; with one into a tile holding the bias, added to (the same
+//     C + A·B as the SGEMM with beta 1), whose rows are then copied to
+//     Y (faster than adding to Y itself, which is not in cache).
+//
+// Every output element is bias + (one chain of FMAs from zero in k
+// order), as on the im2col path: bit-identical results whatever the
+// chunks and the thread count.
+
+// rowsMaxA bounds the packed weights of a convolution run by convRows
+// (elements: 64 KiB, read for every panel of pixels: 64 outputs of a
+// 7×7 convolution on 3 channels, ResNet's and GoogLeNet's first).
+const rowsMaxA = 1 << 14
+
+// rowsPlanes bounds the tap planes of one block of rows (elements,
+// 128 KiB, in L2).
+const rowsPlanes = 1 << 15
+
+// useRows reports whether convRows runs a convolution whose weights pg
+// packed (as A) for mk: one k-block, small packed weights, and not a
+// plain 1×1 convolution (the SGEMM on the input itself).
+func useRows(p *Conv2D, mk microKernel, pg *Packed) bool {
+	if pg == nil || !pg.isA {
+		return false
+	}
+	if p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PT == 0 && p.PL == 0 && p.PB == 0 && p.PR == 0 {
+		return false
+	}
+	mg, kk := p.M/p.Groups, p.C/p.Groups*p.KH*p.KW
+	if kk > blockK || roundUp(mg, mk.mr)*kk > rowsMaxA {
+		return false
+	}
+	// The planes of the smallest block (4·maxRow rows and maxRow more,
+	// see set) within maxCols elements, for peak memory on large images.
+	_, ow := p.Out()
+	maxRow := (p.KH - 1) * p.DH / p.SH
+	return p.C/p.Groups*min(p.SH, p.KH)*p.KW*ow*(5*maxRow+1) <= maxCols
+}
+
+// rowsConv is one image and group of a convolution run by convRows.
+type rowsConv struct {
+	p      *Conv2D
+	mk     microKernel
+	pg     *Packed
+	x      []float32 // cg input planes
+	y      []float32 // mg output planes
+	cg, mg int
+	kk     int
+	oh, ow int
+	// brows holds nr copies of each output channel's bias (nil: no
+	// bias).
+	brows []float32
+	// phases lists the row phases the taps read; offs the column
+	// offsets, cols how each offset's plane row is copied.
+	phases, offs []int
+	cols         []tapCol
+	// whole[ph] is the offset (index) whose plane rows are stride-2
+	// column phase ph, or −1.
+	whole [2]int
+	// tapPlane[t] is tap t's (kh·KW+kw) plane within a channel's
+	// planes (phase index·len(offs) + offset index); tapRow its row
+	// shift (kh·DH div SH).
+	tapPlane, tapRow []int
+	maxRow           int // largest tapRow
+	// block is the output rows of one block of tap planes; align the
+	// rows that make a whole number of panels (1 when that is over 4).
+	block, align int
+}
+
+// tapCol is one column offset off of the tap planes: columns [lo, hi)
+// are inside the input; a strided row's are its column phase ph's
+// elements from at on.
+type tapCol struct{ off, lo, hi, ph, at int }
+
+// set makes r one image and group of a convolution, reusing r's lists.
+func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) {
+	oh, ow := p.Out()
+	*r = rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow,
+		phases: r.phases[:0], offs: r.offs[:0], cols: r.cols[:0], tapPlane: r.tapPlane[:0], tapRow: r.tapRow[:0], brows: r.brows[:0]}
+	if bg != nil {
+		r.brows = grow(r.brows, mg*mk.nr)
+		for m, v := range bg {
+			fill(r.brows[m*mk.nr:(m+1)*mk.nr], v)
+		}
+	} else {
+		r.brows = nil
+	}
+	index := func(list *[]int, v int) int {
+		for i, u := range *list {
+			if u == v {
+				return i
+			}
+		}
+		*list = append(*list, v)
+		return len(*list) - 1
+	}
+	// tapPlane holds each tap's phase index until the offsets are known.
+	for kh := 0; kh < p.KH; kh++ {
+		for kw := 0; kw < p.KW; kw++ {
+			r.tapPlane = append(r.tapPlane, index(&r.phases, kh*p.DH%p.SH))
+			index(&r.offs, kw*p.DW-p.PL)
+			r.tapRow = append(r.tapRow, kh*p.DH/p.SH)
+			r.maxRow = max(r.maxRow, kh*p.DH/p.SH)
+		}
+	}
+	for t, ph := range r.tapPlane {
+		r.tapPlane[t] = ph*len(r.offs) + index(&r.offs, t%p.KW*p.DW-p.PL)
+	}
+	for _, o := range r.offs {
+		lo, hi := colRange(o, p.SW, p.W, ow)
+		// src[q·SW + o] is column phase ph's element q + sh.
+		ph := ((o % p.SW) + p.SW) % p.SW
+		sh := (o - ph) / p.SW
+		r.cols = append(r.cols, tapCol{off: o, lo: lo, hi: hi, ph: ph, at: lo + sh})
+	}
+	// Stride 2: an offset whose plane row is a whole column phase gets
+	// the phase split straight into it (the others copy from it).
+	r.whole = [2]int{-1, -1}
+	if p.SW == 2 {
+		for oi, t := range r.cols {
+			if n := (p.W + 1 - t.ph) / 2; t.lo == 0 && t.at == 0 && t.hi == n && r.whole[t.ph] < 0 {
+				r.whole[t.ph] = oi
+			}
+		}
+	}
+	// Blocks of output rows whose planes fit rowsPlanes, but at least
+	// four times the rows the taps reach below (which each block copies
+	// again), a whole number of panels when that is at most 4 rows.
+	perRow := cg * len(r.phases) * len(r.offs) * ow
+	r.align = rowsAlign(ow, mk.nr)
+	if r.align > 4 {
+		r.align = 1
+	}
+	r.block = max(1, rowsPlanes/perRow-r.maxRow, 4*r.maxRow)
+	if r.block > r.align {
+		r.block = r.block / r.align * r.align
+	}
+}
+
+// rowsAlign is the number of output rows of ow pixels that make a whole
+// number of panels of nr.
+func rowsAlign(ow, nr int) int {
+	a, b := ow, nr
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return nr / a
+}
+
+// convRows runs one image and group of a convolution (packed weights pg,
+// input xg of cg channels, output yg of mg planes, bias bg or nil) as
+// fused blocks of output rows, split over the threads by rows.
+func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) {
+	s := x.get()
+	defer x.put(s)
+	if s.rows == nil {
+		s.rows = &rowsConv{}
+	}
+	r := s.rows
+	r.set(p, mk, pg, xg, cg, mg, bg, yg)
+	// Do not keep the tensors alive from the pool.
+	defer func() { r.p, r.pg, r.x, r.y = nil, nil, nil, nil }()
+	units := (r.oh + r.align - 1) / r.align
+	work := roundUp(mg, mk.mr) * roundUp(r.oh*r.ow, mk.nr) * r.kk
+	c, _ := x.chunks(work, units)
+	if c <= 1 {
+		x.rowsChunk(r, 0, r.oh)
+		return
+	}
+	// Two chunks per thread: one more evens out a helper that starts
+	// late, and a thread running its blocks in order finds the rows the
+	// last one's taps reached below in cache (measured on the first
+	// convolution of the mobile nets on 2 threads: 4 chunks ≈ 100 µs, 8
+	// ≈ 120 µs, 16 ≈ 130 µs).
+	align := min(r.align, r.block)
+	n := min(c, 2*x.Threads(), (r.oh+align-1)/align)
+	x.parallel(n, func(i int) { x.rowsChunk(r, cutAt(r.oh, n, align, i), cutAt(r.oh, n, align, i+1)) })
+}
+
+// cutAt is split(n, t, align)[i], for t ≤ ⌈n/align⌉, without the list.
+func cutAt(n, t, align, i int) int {
+	if i >= t {
+		return n
+	}
+	return (n + align - 1) / align * i / t * align
+}
+
+// rowsChunk runs output rows [o0, o1) block by block.
+func (x *Context) rowsChunk(r *rowsConv, o0, o1 int) {
+	s := x.get()
+	defer x.put(s)
+	mk := r.mk
+	align := min(r.align, r.block)
+	nb := min((o1-o0+r.block-1)/r.block, (o1-o0+align-1)/align)
+	for b := 0; b < nb; b++ {
+		b0, b1 := o0+cutAt(o1-o0, nb, align, b), o0+cutAt(o1-o0, nb, align, b+1)
+		r.planes(s, b0, b1)
+		// B row (c, t) of pixel q (from b0·OW on) is at rowOff + q.
+		if cap(s.rowOff) < r.kk {
+			s.rowOff = make([]int, r.kk)
+		}
+		rowOff := s.rowOff[:r.kk]
+		lrows := b1 - b0 + r.maxRow
+		plane := lrows * r.ow
+		taps := len(r.tapPlane)
+		for c := 0; c < r.cg; c++ {
+			for t, pl := range r.tapPlane {
+				rowOff[c*taps+t] = ((c*len(r.phases)*len(r.offs))+pl)*plane + r.tapRow[t]*r.ow
+			}
+		}
+		q0, q1 := b0*r.ow, b1*r.ow
+		s.b = grow(s.b, r.kk*mk.nr)
+		s.tile = grow(s.tile, mk.mr*mk.nr)
+		for q := q0; q < q1; q += mk.nr {
+			nn := min(mk.nr, q1-q)
+			r.packPanel(s.b, s.cols, rowOff, q-q0, nn)
+			r.panel(s, q, nn)
+		}
+	}
+}
+
+// planes fills s.cols with the tap planes of output rows [b0, b1): for
+// each channel, phase and offset, rows b0 … b1+maxRow−1 of OW elements.
+func (r *rowsConv) planes(s *scratch, b0, b1 int) {
+	p := r.p
+	ow := r.ow
+	lrows := b1 - b0 + r.maxRow
+	plane := lrows * ow
+	s.cols = grow(s.cols, r.cg*len(r.phases)*len(r.offs)*plane)
+	// The column phases of one input row.
+	pw := (p.W + p.SW - 1) / p.SW
+	if p.SW > 1 {
+		s.a = grow(s.a, p.SW*pw)
+	}
+	for c := 0; c < r.cg; c++ {
+		xc := r.x[c*p.H*p.W : (c+1)*p.H*p.W]
+		for ai, a := range r.phases {
+			base := (c*len(r.phases) + ai) * len(r.offs) * plane
+			for i := 0; i < lrows; i++ {
+				ih := (b0+i)*p.SH + a - p.PT
+				if ih < 0 || ih >= p.H {
+					for oi := range r.offs {
+						clear(s.cols[base+oi*plane+i*ow : base+oi*plane+(i+1)*ow])
+					}
+					continue
+				}
+				src := xc[ih*p.W : (ih+1)*p.W]
+				row := func(oi int) []float32 { return s.cols[base+oi*plane+i*ow : base+oi*plane+(i+1)*ow] }
+				// The column phases: the rows of the offsets that are a
+				// whole phase, or s.a.
+				var ph [2][]float32
+				switch p.SW {
+				case 1:
+				case 2:
+					ph[0], ph[1] = s.a[:pw], s.a[pw:2*pw]
+					for q, oi := range r.whole {
+						if oi >= 0 {
+							ph[q] = row(oi)
+						}
+					}
+					split2(src, ph[0], ph[1])
+				default:
+					splitPhases(src, p.SW, pw, s.a)
+				}
+				for oi, t := range r.cols {
+					d := row(oi)
+					if t.lo >= t.hi {
+						// A tap column wholly in the padding.
+						if p.SW != 2 || r.whole[t.ph] != oi {
+							clear(d)
+						}
+						continue
+					}
+					switch {
+					case p.SW == 1:
+						copy(d[t.lo:t.hi], src[t.lo+t.off:t.hi+t.off])
+					case p.SW == 2:
+						if r.whole[t.ph] != oi {
+							copy(d[t.lo:t.hi], ph[t.ph][t.at:t.at+t.hi-t.lo])
+						}
+					default:
+						copy(d[t.lo:t.hi], s.a[t.ph*pw+t.at:t.ph*pw+t.at+t.hi-t.lo])
+					}
+					clear(d[:t.lo])
+					clear(d[t.hi:])
+				}
+			}
+		}
+	}
+}
+
+// split2 splits src into its even and odd elements (ev holds
+// ⌈len(src)/2⌉, od ⌊len(src)/2⌋).
+func split2(src, ev, od []float32) {
+	ev, od = ev[:(len(src)+1)/2], od[:len(src)/2]
+	if len(src) == 0 {
+		return
+	}
+	if uintptr(unsafe.Pointer(&src[0]))%8 != 0 {
+		// src[0] alone, then pairs of an odd and an even element.
+		ev[0] = src[0]
+		splitPairs(src[1:], od, ev[1:])
+		return
+	}
+	splitPairs(src, ev, od)
+}
+
+// splitPairs sets first[j] = src[2j] and second[j] = src[2j+1]; src
+// starts at a multiple of 8 bytes. Each pair is one 64-bit load and two
+// 32-bit stores: a third faster than two loads and two stores.
+func splitPairs(src, first, second []float32) {
+	n := len(src) / 2
+	if n > 0 {
+		pairs := unsafe.Slice((*uint64)(unsafe.Pointer(&src[0])), n)
+		f := unsafe.Slice((*uint32)(unsafe.Pointer(&first[0])), n)
+		s := unsafe.Slice((*uint32)(unsafe.Pointer(&second[0])), n)
+		lo, hi := 0, 32 // the bits of src[2j] and src[2j+1]
+		if !littleEndian {
+			lo, hi = 32, 0
+		}
+		for j, v := range pairs {
+			f[j] = uint32(v >> lo)
+			s[j] = uint32(v >> hi)
+		}
+	}
+	if len(src)%2 == 1 {
+		first[n] = src[2*n]
+	}
+}
+
+// littleEndian: the first of two float32 in memory is the low half of
+// the uint64 at their address.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// packPanel packs B's rows for the nn pixels from q (counted from the
+// block's first pixel) into one panel of nr (zero past nn).
+func (r *rowsConv) packPanel(dst, planes []float32, rowOff []int, q, nn int) {
+	nr := r.mk.nr
+	if nn == nr && nr == 32 {
+		for i, o := range rowOff {
+			*(*[32]float32)(dst[i*32:]) = *(*[32]float32)(planes[o+q:])
+		}
+		return
+	}
+	for i, o := range rowOff {
+		d := dst[i*nr : (i+1)*nr]
+		copy(d[:nn], planes[o+q:o+q+nn])
+		clear(d[nn:])
+	}
+}
+
+// panel computes the output pixels [q, q+nn) of every output channel
+// from the packed panel s.b.
+func (r *rowsConv) panel(s *scratch, q, nn int) {
+	mk := r.mk
+	mr, nr := mk.mr, mk.nr
+	npix := r.oh * r.ow
+	kk := r.kk
+	add := 0
+	if r.brows != nil {
+		add = 1
+	}
+	pb := &s.b[0]
+	for i0 := 0; i0 < r.mg; i0 += mr {
+		mm := min(mr, r.mg-i0)
+		pa := r.pg.panel(0, kk, i0)
+		if mm == mr && nn == nr && r.brows == nil {
+			mk.fn(kk, pa, pb, &r.y[i0*npix+q], npix, 0)
+			continue
+		}
+		t := s.tile[:mr*nr]
+		if r.brows != nil {
+			copy(t[:mm*nr], r.brows[i0*nr:(i0+mm)*nr])
+		}
+		mk.fn(kk, pa, pb, &t[0], nr, add)
+		for i := 0; i < mm; i++ {
+			copy(r.y[(i0+i)*npix+q:(i0+i)*npix+q+nn], t[i*nr:i*nr+nn])
+		}
+	}
+}
