@@ -61,16 +61,7 @@ func fuseHardSwish(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) 
 		steps[k] = &hostStep{n: &n, impl: hs.impl, ver: hs.ver, packs: true}
 		removed[j] = true
 	}
-	if len(removed) == 0 {
-		return steps
-	}
-	out := make([]step, 0, len(steps)-len(removed))
-	for k, st := range steps {
-		if !removed[k] {
-			out = append(out, st)
-		}
-	}
-	return out
+	return withoutSteps(steps, removed)
 }
 
 // isHardSwishSigmoid reports whether h is a HardSigmoid kernel step

@@ -88,6 +88,11 @@ func fuseTransposeMatMul(gi *graphInfo, steps []step, keep map[*canonical.Value]
 		n.Inputs, n.Outputs = ins, outs
 		steps[k] = &hostStep{n: &n, impl: &opImpl{host: func(c *lctx) error { return kernelMatMulStrided(c, perms, outPerm) }}, ver: h.ver, packs: true}
 	}
+	return withoutSteps(steps, removed)
+}
+
+// withoutSteps returns steps without those whose index removed holds.
+func withoutSteps(steps []step, removed map[int]bool) []step {
 	if len(removed) == 0 {
 		return steps
 	}
