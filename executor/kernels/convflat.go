@@ -130,11 +130,18 @@ func flatChannels(p *Conv2D, in []float32, c0, c1 int, buf []float32) {
 // of nr columns (columns past the grid hold whatever follows in buf;
 // the SGEMM never stores them).
 func (f *flatConv) pack(dst []float32, p0, kc, j0, nc, nr int) {
+	f.panels(dst, p0, kc, j0, nc, nr)
+}
+
+// panels copies, for grid columns [c0, c0+n) in groups of w, the w
+// columns of each of rows [p0, p0+kc) into consecutive panels of dst (a
+// panel of w·kc elements per group): pack's panels of B, packA's of A.
+func (f *flatConv) panels(dst []float32, p0, kc, c0, n, w int) {
 	offs := f.rowOff[p0 : p0+kc]
-	for jr := 0; jr < nc; jr += nr {
-		panel := dst[jr*kc : jr*kc+nr*kc]
-		q0 := j0 + jr
-		switch nr {
+	for jr := 0; jr < n; jr += w {
+		panel := dst[jr*kc : jr*kc+w*kc]
+		q0 := c0 + jr
+		switch w {
 		case 32:
 			for r, o := range offs {
 				*(*[32]float32)(panel[r*32:]) = *(*[32]float32)(f.buf[o+q0:])
@@ -143,9 +150,17 @@ func (f *flatConv) pack(dst []float32, p0, kc, j0, nc, nr int) {
 			for r, o := range offs {
 				*(*[16]float32)(panel[r*16:]) = *(*[16]float32)(f.buf[o+q0:])
 			}
+		case 12:
+			for r, o := range offs {
+				*(*[12]float32)(panel[r*12:]) = *(*[12]float32)(f.buf[o+q0:])
+			}
+		case 6:
+			for r, o := range offs {
+				*(*[6]float32)(panel[r*6:]) = *(*[6]float32)(f.buf[o+q0:])
+			}
 		default:
 			for r, o := range offs {
-				copy(panel[r*nr:r*nr+nr], f.buf[o+q0:o+q0+nr])
+				copy(panel[r*w:r*w+w], f.buf[o+q0:o+q0+w])
 			}
 		}
 	}
@@ -227,25 +242,7 @@ func (cb *convB) packA(dst []float32, p0, kc, i0, mc, mr int) {
 // does for a formed matrix; pixels past the grid hold whatever follows in
 // buf (the SGEMM never stores their rows).
 func (f *flatConv) packA(dst []float32, p0, kc, i0, mc, mr int) {
-	offs := f.rowOff[p0 : p0+kc]
-	for ir := 0; ir < mc; ir += mr {
-		panel := dst[ir*kc : ir*kc+mr*kc]
-		q0 := i0 + ir
-		switch mr {
-		case 12:
-			for r, o := range offs {
-				*(*[12]float32)(panel[r*12:]) = *(*[12]float32)(f.buf[o+q0:])
-			}
-		case 6:
-			for r, o := range offs {
-				*(*[6]float32)(panel[r*6:]) = *(*[6]float32)(f.buf[o+q0:])
-			}
-		default:
-			for r, o := range offs {
-				copy(panel[r*mr:r*mr+mr], f.buf[o+q0:o+q0+mr])
-			}
-		}
-	}
+	f.panels(dst, p0, kc, i0, mc, mr)
 }
 
 // convSwapped reports whether a convolution of this geometry runs

@@ -56,13 +56,7 @@ func axpy() {
 	VMOVUPS(Mem{Base: py}, t)
 	VFMADD231PS(Mem{Base: px}, av, t)
 	VMOVUPS(t, Mem{Base: py})
-	ADDQ(Imm(32), px)
-	ADDQ(Imm(32), py)
-	DECQ(n)
-	JNZ(LabelRef("axpy_loop"))
-	Label("axpy_done")
-	VZEROUPPER()
-	RET()
+	loopEnd("axpy", n, px, py)
 }
 
 // vmax emits func maxAVX2(n int, x, y *float32): y[i] = max(y[i], x[i])
@@ -85,13 +79,7 @@ func vmax() {
 	VCMPPS(Imm(3), yv, yv, nan)  // unordered: y is NaN
 	VBLENDVPS(nan, yv, m, m)     // m = nan ? y : m
 	VMOVUPS(m, Mem{Base: py})
-	ADDQ(Imm(32), px)
-	ADDQ(Imm(32), py)
-	DECQ(n)
-	JNZ(LabelRef("max_loop"))
-	Label("max_done")
-	VZEROUPPER()
-	RET()
+	loopEnd("max", n, px, py)
 }
 
 // relu emits func reluAVX2(n int, x, y *float32): y[i] = max(x[i], 0)
@@ -112,13 +100,7 @@ func relu() {
 	t := YMM()
 	VMAXPS(Mem{Base: px}, zero, t) // max(0, x); x where either is NaN
 	VMOVUPS(t, Mem{Base: py})
-	ADDQ(Imm(32), px)
-	ADDQ(Imm(32), py)
-	DECQ(n)
-	JNZ(LabelRef("relu_loop"))
-	Label("relu_done")
-	VZEROUPPER()
-	RET()
+	loopEnd("relu", n, px, py)
 }
 
 // kernel emits func name(kc int, a, b, c *float32, ldc int, add int):
@@ -300,13 +282,7 @@ func (g *gen) expSub() {
 	VMOVUPS(Mem{Base: px}, xv)
 	VSUBPS(sv, xv, xv)
 	VMOVUPS(g.exp32(xv), Mem{Base: py})
-	ADDQ(Imm(32), px)
-	ADDQ(Imm(32), py)
-	DECQ(n)
-	JNZ(LabelRef("expsub_loop"))
-	Label("expsub_done")
-	VZEROUPPER()
-	RET()
+	loopEnd("expsub", n, px, py)
 }
 
 // gelu emits func geluAVX2(n int, x, y *float32): package kernels' Gelu
@@ -355,13 +331,7 @@ func (g *gen) gelu() {
 	VADDPS(one, e, e)
 	VMULPS(e, h, h)
 	VMOVUPS(h, Mem{Base: py})
-	ADDQ(Imm(32), px)
-	ADDQ(Imm(32), py)
-	DECQ(n)
-	JNZ(LabelRef("gelu_loop"))
-	Label("gelu_done")
-	VZEROUPPER()
-	RET()
+	loopEnd("gelu", n, px, py)
 }
 
 // hardSwish emits func hardSwishAVX2(n int, x, y *float32): package
@@ -390,11 +360,18 @@ func (g *gen) hardSwish() {
 	VMINPS(one, s, s)
 	VMULPS(s, v, s)
 	VMOVUPS(s, Mem{Base: py})
+	loopEnd("hswish", n, px, py)
+}
+
+// loopEnd closes an 8-lane loop over x and y opened with
+// Label(name+"_loop") (n counting blocks of 8): both pointers step 32
+// bytes, then the return at Label(name+"_done").
+func loopEnd(name string, n, px, py reg.Register) {
 	ADDQ(Imm(32), px)
 	ADDQ(Imm(32), py)
 	DECQ(n)
-	JNZ(LabelRef("hswish_loop"))
-	Label("hswish_done")
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
 	VZEROUPPER()
 	RET()
 }
