@@ -199,7 +199,7 @@ func roundOut(y *htensor) {
 // (input i): x itself when the step may overwrite it (lctx.inPlace),
 // else a new tensor.
 func (c *lctx) outLike(i int, x *htensor) *htensor {
-	if c.inPlace == i+1 && !x.released {
+	if c.inPlace == i+1 && !x.released && !x.borrowed {
 		return x
 	}
 	// Every kernel taking its output here writes each element (as it

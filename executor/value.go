@@ -91,7 +91,7 @@ func slotFromValue(v *Value) (*slot, error) {
 		}
 		return s, nil
 	case v.Tensor != nil:
-		h, err := fromCanonical(v.Tensor)
+		h, err := borrowCanonical(v.Tensor)
 		if err != nil {
 			return nil, err
 		}
