@@ -386,6 +386,13 @@ func (c *cluster) requeueMidRun(t *testing.T, work, job string) (string, map[str
 			if out, err := c.client(c.progs["scontrol"], "suspend", task).CombinedOutput(); err != nil {
 				t.Fatalf("scontrol suspend %s: %v %s", task, err, out)
 			}
+			// slurmd answers the suspend at once and stops the task's
+			// processes afterwards (SIGTSTP, then SIGSTOP): a requeue
+			// sent before the SIGSTOP lands is answered by the
+			// processes (they start their graceful exit on SIGTERM) and
+			// then the late SIGSTOP freezes them for good, the requeued
+			// task never starts again and `sbatch --wait` never returns.
+			waitStopped(t, work, "results/shard-"+idx)
 			before := records(t, dir)
 			if len(before) >= planned {
 				// It finished its last job as it was suspended: not
@@ -413,6 +420,57 @@ func (c *cluster) requeueMidRun(t *testing.T, work, job string) (string, map[str
 	}
 	t.Fatalf("no array task was seen mid-run within 5 minutes\n%s", c.logs())
 	return "", nil
+}
+
+// waitStopped waits (up to 30 s) until every process running in work
+// whose command line holds arg is stopped, then 2 s more: slurmd stops
+// a task with SIGTSTP and sends SIGSTOP after it, so a stopped process
+// may still get a stop signal (Linux /proc; the Slurm tests run on Linux
+// only).
+func waitStopped(t *testing.T, work, arg string) {
+	t.Helper()
+	if w, err := filepath.EvalSymlinks(work); err == nil {
+		work = w
+	}
+	for deadline := time.Now().Add(30 * time.Second); !allStopped(work, arg); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Logf("the processes of %s did not all stop within 30 s", arg)
+			return
+		}
+	}
+	time.Sleep(2 * time.Second)
+}
+
+// allStopped reports whether every process in work whose command line
+// holds arg is in state T (stopped).
+func allStopped(work, arg string) bool {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range ents {
+		pid := e.Name()
+		if _, err := strconv.Atoi(pid); err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		if err != nil || !bytes.Contains(cmd, []byte(arg)) {
+			continue
+		}
+		if cwd, err := os.Readlink(filepath.Join("/proc", pid, "cwd")); err != nil || cwd != work {
+			continue
+		}
+		status, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
+		if err != nil {
+			continue // exited
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "State:"); ok && !strings.HasPrefix(strings.TrimSpace(v), "T") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // plannedJobs is how many jobs a shard's plan lists (0 before it starts).
