@@ -163,6 +163,19 @@ func (x *Context) Conv2DPackedEpilogue(p Conv2D, in, w []float32, pw []*Packed, 
 				defer x.Range(len(yg), 1, func(lo, hi int) { epi(base+lo, hi-lo) })
 			}
 			switch {
+			case pg != nil && !pg.isA && direct && npix == 1:
+				// One pixel (an SE block's 1×1 convolutions): y = x·Wᵀ
+				// + bias, a GEMV on the packed weights, without
+				// convFlatT's grid, bias rows and output copy.
+				beta := float32(0)
+				if bg != nil {
+					copy(yg, bg)
+					beta = 1
+				}
+				if err := x.sgemmFinish(best, false, false, 1, mg, cg, 1, xg, cg, nil, nil, 0, pg, beta, yg, mg, nil); err != nil {
+					return err
+				}
+				continue
 			case pg != nil && !pg.isA:
 				if err := x.convFlatT(&p, best, pg, xg, cg, mg, bg, yg); err != nil {
 					return err

@@ -49,6 +49,10 @@ func TestConvFlatMatchesIm2col(t *testing.T) {
 		{N: 1, C: 24, H: 3, W: 3, M: 100, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 2},
 		{N: 1, C: 5, H: 1, W: 29, M: 7, KH: 1, KW: 5, SH: 1, SW: 2, DH: 1, DW: 1, PL: 2, PR: 2, Groups: 1},
 		{N: 1, C: 8, H: 6, W: 6, M: 8, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		// One pixel, 1×1 (the SE blocks' convolutions): a GEMV on the
+		// packed weights; batch 2 and groups too.
+		{N: 1, C: 576, H: 1, W: 1, M: 144, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 2, C: 24, H: 1, W: 1, M: 70, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 2},
 		// Grids over maxCols: chunks of output rows.
 		{N: 1, C: 4, H: 200, W: 190, M: 40, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		// Wide rows, many output pixels: the convB implicit GEMM.
