@@ -46,35 +46,7 @@ func IONames(raw []string, inputs, outputs []int32, sig map[int32]string) []stri
 	}
 	pick(inputs, "input")
 	pick(outputs, "output")
-	if len(fixed) == 0 {
-		return TensorNames(raw)
-	}
-	// TensorNames over the other tensors, with the fixed names taken.
-	used := make(map[string]bool, len(raw))
-	for _, n := range fixed {
-		used[n] = true
-	}
-	out := make([]string, len(raw))
-	for i, s := range raw {
-		if n, ok := fixed[i]; ok {
-			out[i] = n
-			continue
-		}
-		name := Sanitize(s)
-		if name == "" {
-			name = "tensor_" + strconv.Itoa(i)
-		}
-		if used[name] {
-			base := name + "_" + strconv.Itoa(i)
-			name = base
-			for k := 2; used[name]; k++ {
-				name = base + "_" + strconv.Itoa(k)
-			}
-		}
-		used[name] = true
-		out[i] = name
-	}
-	return out
+	return tensorNames(raw, fixed)
 }
 
 // SignatureNames returns, for subgraph sub, the signature keys of its

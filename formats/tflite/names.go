@@ -25,10 +25,21 @@ func Sanitize(s string) string {
 // subgraphs' tensors so; the main graph's through IONames, which the TFLite
 // runtime also applies to the inputs and outputs of a model whose names are
 // empty or repeated, so the two match by position.
-func TensorNames(raw []string) []string {
+func TensorNames(raw []string) []string { return tensorNames(raw, nil) }
+
+// tensorNames is TensorNames with the names of fixed (by index) given and
+// taken.
+func tensorNames(raw []string, fixed map[int]string) []string {
 	used := make(map[string]bool, len(raw))
+	for _, n := range fixed {
+		used[n] = true
+	}
 	out := make([]string, len(raw))
 	for i, s := range raw {
+		if n, ok := fixed[i]; ok {
+			out[i] = n
+			continue
+		}
 		name := Sanitize(s)
 		if name == "" {
 			name = "tensor_" + strconv.Itoa(i)

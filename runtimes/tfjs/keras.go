@@ -204,20 +204,27 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// topLayers lists the names of the model's top-level layers.
-func topLayers(cfg map[string]any) []string {
+// modelLayers returns the top-level layer configs of a Keras model config
+// (a Sequential's list or a Functional's "layers", under "model_config"
+// in a model.json).
+func modelLayers(cfg map[string]any) []any {
 	if mc, ok := cfg["model_config"].(map[string]any); ok {
 		cfg = mc
 	}
-	var layers []any
 	switch c := cfg["config"].(type) {
 	case map[string]any:
-		layers, _ = c["layers"].([]any)
+		layers, _ := c["layers"].([]any)
+		return layers
 	case []any:
-		layers = c
+		return c
 	}
+	return nil
+}
+
+// topLayers lists the names of the model's top-level layers.
+func topLayers(cfg map[string]any) []string {
 	var out []string
-	for _, l := range layers {
+	for _, l := range modelLayers(cfg) {
 		lm, _ := l.(map[string]any)
 		name, _ := lm["name"].(string)
 		if c, ok := lm["config"].(map[string]any); ok && name == "" {
@@ -233,18 +240,8 @@ func topLayers(cfg map[string]any) []string {
 // runner.js computes them with its reset-after GRU in TF.js ops (the same
 // rule as runner.js's withResetAfterGRU).
 func resetAfterGRULayers(cfg map[string]any) []string {
-	if mc, ok := cfg["model_config"].(map[string]any); ok {
-		cfg = mc
-	}
-	var layers []any
-	switch c := cfg["config"].(type) {
-	case map[string]any:
-		layers, _ = c["layers"].([]any)
-	case []any:
-		layers = c
-	}
 	var out []string
-	for _, l := range layers {
+	for _, l := range modelLayers(cfg) {
 		lm, _ := l.(map[string]any)
 		c, _ := lm["config"].(map[string]any)
 		if lm["class_name"] != "GRU" || c == nil || c["reset_after"] != true {
