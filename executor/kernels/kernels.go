@@ -32,11 +32,17 @@ import (
 type microKernel struct {
 	name   string
 	mr, nr int
-	fn     func(kc int, a, b, c *float32, ldc int, add int)
+	fn     tileFunc
 	// edge[r] (0 < r < mr) computes the first r rows of fn's tile, each
 	// element exactly as fn does (nil: fn computes whole tiles only).
-	edge []func(kc int, a, b, c *float32, ldc int, add int)
+	edge []tileFunc
 }
+
+// tileFunc computes an mr×nr tile of C at c (row stride ldc) from the
+// packed A panel a (kc steps of mr values) and kc rows of nr values of B
+// at b, ldb apart (nr for a packed panel); add != 0 adds the product to
+// C, otherwise it replaces C.
+type tileFunc func(kc int, a, b *float32, ldb int, c *float32, ldc int, add int)
 
 var genericKernel = microKernel{name: "generic", mr: 4, nr: 16, fn: kernelGeneric}
 
@@ -167,13 +173,13 @@ func grow(buf []float32, n int) []float32 {
 }
 
 // kernelGeneric is the pure-Go micro-kernel (4×16).
-func kernelGeneric(kc int, a, b, c *float32, ldc int, add int) {
+func kernelGeneric(kc int, a, b *float32, ldb int, c *float32, ldc int, add int) {
 	const mr, nr = 4, 16
 	pa := unsafe.Slice(a, kc*mr)
-	pb := unsafe.Slice(b, kc*nr)
+	pb := unsafe.Slice(b, max(kc-1, 0)*ldb+nr)
 	var acc [mr][nr]float32
 	for p := 0; p < kc; p++ {
-		bp := (*[nr]float32)(pb[p*nr : p*nr+nr])
+		bp := (*[nr]float32)(pb[p*ldb : p*ldb+nr])
 		ap := (*[mr]float32)(pa[p*mr : p*mr+mr])
 		for i := 0; i < mr; i++ {
 			ai := ap[i]

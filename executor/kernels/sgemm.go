@@ -80,6 +80,18 @@ type operand struct {
 	conv *convB
 }
 
+// direct reports whether the micro-kernel reads B's whole panels in
+// place (rows ld apart) instead of from a packed copy: B is a plain
+// row-major matrix whose row stride does not map the rows of a panel onto
+// a few cache sets (a stride of a multiple of 64 floats, 256 bytes, would:
+// the rows of one panel would then evict each other from L1). Reading in
+// place computes the same values; it saves the packing, which costs as
+// much as the product when B has few columns (the 1×1 convolutions of the
+// late layers of a mobile net: 49 or 196 pixels).
+func (o operand) direct() bool {
+	return o.packed == nil && o.conv == nil && !o.trans && o.ld%64 != 0
+}
+
 // Packed is op(A) or op(B) packed once for the micro-kernel in use, for
 // operands used by many products (weights). It is read-only and may be
 // shared by concurrent calls.
@@ -193,16 +205,27 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 		scaleC(m, n, beta, c, ldc)
 	}
 	s.tile = grow(s.tile, mr*nr)
+	direct := ob.direct()
 	for j0 := 0; j0 < n; j0 += blockN {
 		nc := min(blockN, n-j0)
 		ncp := (nc + nr - 1) / nr * nr
+		// full: the columns of the block in whole panels of nr (read in
+		// place when direct; the rest is packed).
+		full := nc / nr * nr
 		for p0 := 0; p0 < k; p0 += blockK {
 			kc := min(blockK, k-p0)
 			add := 1
 			if first && p0 == 0 {
 				add = 0
 			}
-			if ob.packed == nil {
+			switch {
+			case ob.packed != nil:
+			case direct:
+				if full < nc {
+					s.b = grow(s.b, kc*nr)
+					packB(s.b, false, ob.s, ob.ld, p0, kc, j0+full, nc-full, nr)
+				}
+			default:
 				s.b = grow(s.b, kc*ncp)
 				if ob.conv != nil {
 					ob.conv.pack(s.b, p0, kc, ob.off+j0, nc, nr)
@@ -224,9 +247,15 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 				for jr := 0; jr < nc; jr += nr {
 					nn := min(nr, nc-jr)
 					var pb *float32
-					if ob.packed != nil {
+					ldb := nr
+					switch {
+					case ob.packed != nil:
 						pb = ob.packed.panel(p0, kc, ob.off+j0+jr)
-					} else {
+					case direct && jr < full:
+						pb, ldb = &ob.s[p0*ob.ld+j0+jr], ob.ld
+					case direct:
+						pb = &s.b[0]
+					default:
 						pb = &s.b[jr*kc]
 					}
 					for ir := 0; ir < mc; ir += mr {
@@ -245,10 +274,10 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 							fn, rows = mk.edge[mm], mm
 						}
 						if rows == mm && nn == nr {
-							fn(kc, pa, pb, &c[ci], ldc, add)
+							fn(kc, pa, pb, ldb, &c[ci], ldc, add)
 							continue
 						}
-						fn(kc, pa, pb, &s.tile[0], nr, 0)
+						fn(kc, pa, pb, ldb, &s.tile[0], nr, 0)
 						for i := 0; i < mm; i++ {
 							row := c[ci+i*ldc : ci+i*ldc+nn]
 							t := s.tile[i*nr : i*nr+nn]

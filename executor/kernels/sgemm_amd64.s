@@ -4,16 +4,18 @@
 
 #include "textflag.h"
 
-// func kernelAVX512(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX512(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX512(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -81,69 +83,69 @@ kernelAVX512_loop:
 	VFMADD231PS  Z24, Z26, Z22
 	VFMADD231PS  Z25, Z26, Z23
 	ADDQ         $0x30, CX
-	ADDQ         $0x80, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX512_loop
 
 kernelAVX512_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX512_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VADDPS  64(AX), Z1, Z1
 	VMOVUPS Z1, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z2, Z2
 	VMOVUPS Z2, (AX)
 	VADDPS  64(AX), Z3, Z3
 	VMOVUPS Z3, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z4, Z4
 	VMOVUPS Z4, (AX)
 	VADDPS  64(AX), Z5, Z5
 	VMOVUPS Z5, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z6, Z6
 	VMOVUPS Z6, (AX)
 	VADDPS  64(AX), Z7, Z7
 	VMOVUPS Z7, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z8, Z8
 	VMOVUPS Z8, (AX)
 	VADDPS  64(AX), Z9, Z9
 	VMOVUPS Z9, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z10, Z10
 	VMOVUPS Z10, (AX)
 	VADDPS  64(AX), Z11, Z11
 	VMOVUPS Z11, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z12, Z12
 	VMOVUPS Z12, (AX)
 	VADDPS  64(AX), Z13, Z13
 	VMOVUPS Z13, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z14, Z14
 	VMOVUPS Z14, (AX)
 	VADDPS  64(AX), Z15, Z15
 	VMOVUPS Z15, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z16, Z16
 	VMOVUPS Z16, (AX)
 	VADDPS  64(AX), Z17, Z17
 	VMOVUPS Z17, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z18, Z18
 	VMOVUPS Z18, (AX)
 	VADDPS  64(AX), Z19, Z19
 	VMOVUPS Z19, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z20, Z20
 	VMOVUPS Z20, (AX)
 	VADDPS  64(AX), Z21, Z21
 	VMOVUPS Z21, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z22, Z22
 	VMOVUPS Z22, (AX)
 	VADDPS  64(AX), Z23, Z23
@@ -152,54 +154,56 @@ kernelAVX512_store:
 	RET
 
 kernelAVX512_set:
-	VMOVUPS Z0, (BX)
-	VMOVUPS Z1, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z2, (BX)
-	VMOVUPS Z3, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z4, (BX)
-	VMOVUPS Z5, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z6, (BX)
-	VMOVUPS Z7, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z8, (BX)
-	VMOVUPS Z9, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z10, (BX)
-	VMOVUPS Z11, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z12, (BX)
-	VMOVUPS Z13, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z14, (BX)
-	VMOVUPS Z15, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z16, (BX)
-	VMOVUPS Z17, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z18, (BX)
-	VMOVUPS Z19, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z20, (BX)
-	VMOVUPS Z21, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z22, (BX)
-	VMOVUPS Z23, 64(BX)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z12, (SI)
+	VMOVUPS Z13, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z14, (SI)
+	VMOVUPS Z15, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z16, (SI)
+	VMOVUPS Z17, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z18, (SI)
+	VMOVUPS Z19, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z20, (SI)
+	VMOVUPS Z21, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z22, (SI)
+	VMOVUPS Z23, 64(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX2(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, FMA3
-TEXT ·kernelAVX2(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX2(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -237,39 +241,39 @@ kernelAVX2_loop:
 	VFMADD231PS  Y12, Y14, Y10
 	VFMADD231PS  Y13, Y14, Y11
 	ADDQ         $0x18, CX
-	ADDQ         $0x40, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX2_loop
 
 kernelAVX2_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX2_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Y0, Y0
 	VMOVUPS Y0, (AX)
 	VADDPS  32(AX), Y1, Y1
 	VMOVUPS Y1, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y2, Y2
 	VMOVUPS Y2, (AX)
 	VADDPS  32(AX), Y3, Y3
 	VMOVUPS Y3, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y4, Y4
 	VMOVUPS Y4, (AX)
 	VADDPS  32(AX), Y5, Y5
 	VMOVUPS Y5, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y6, Y6
 	VMOVUPS Y6, (AX)
 	VADDPS  32(AX), Y7, Y7
 	VMOVUPS Y7, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y8, Y8
 	VMOVUPS Y8, (AX)
 	VADDPS  32(AX), Y9, Y9
 	VMOVUPS Y9, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y10, Y10
 	VMOVUPS Y10, (AX)
 	VADDPS  32(AX), Y11, Y11
@@ -278,36 +282,38 @@ kernelAVX2_store:
 	RET
 
 kernelAVX2_set:
-	VMOVUPS Y0, (BX)
-	VMOVUPS Y1, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y2, (BX)
-	VMOVUPS Y3, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y4, (BX)
-	VMOVUPS Y5, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y6, (BX)
-	VMOVUPS Y7, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y8, (BX)
-	VMOVUPS Y9, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y10, (BX)
-	VMOVUPS Y11, 32(BX)
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y5, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y6, (SI)
+	VMOVUPS Y7, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y8, (SI)
+	VMOVUPS Y9, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y10, (SI)
+	VMOVUPS Y11, 32(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R1(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX512R1(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R1(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX512R1(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	TESTQ  AX, AX
@@ -320,14 +326,14 @@ kernelAVX512R1_loop:
 	VFMADD231PS  Z2, Z4, Z0
 	VFMADD231PS  Z3, Z4, Z1
 	ADDQ         $0x30, CX
-	ADDQ         $0x80, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX512R1_loop
 
 kernelAVX512R1_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX512R1_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VADDPS  64(AX), Z1, Z1
@@ -336,21 +342,23 @@ kernelAVX512R1_store:
 	RET
 
 kernelAVX512R1_set:
-	VMOVUPS Z0, (BX)
-	VMOVUPS Z1, 64(BX)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R2(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX512R2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R2(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX512R2(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -368,19 +376,19 @@ kernelAVX512R2_loop:
 	VFMADD231PS  Z4, Z6, Z2
 	VFMADD231PS  Z5, Z6, Z3
 	ADDQ         $0x30, CX
-	ADDQ         $0x80, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX512R2_loop
 
 kernelAVX512R2_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX512R2_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VADDPS  64(AX), Z1, Z1
 	VMOVUPS Z1, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z2, Z2
 	VMOVUPS Z2, (AX)
 	VADDPS  64(AX), Z3, Z3
@@ -389,24 +397,26 @@ kernelAVX512R2_store:
 	RET
 
 kernelAVX512R2_set:
-	VMOVUPS Z0, (BX)
-	VMOVUPS Z1, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z2, (BX)
-	VMOVUPS Z3, 64(BX)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R3(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX512R3(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R3(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX512R3(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -429,24 +439,24 @@ kernelAVX512R3_loop:
 	VFMADD231PS  Z6, Z8, Z4
 	VFMADD231PS  Z7, Z8, Z5
 	ADDQ         $0x30, CX
-	ADDQ         $0x80, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX512R3_loop
 
 kernelAVX512R3_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX512R3_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VADDPS  64(AX), Z1, Z1
 	VMOVUPS Z1, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z2, Z2
 	VMOVUPS Z2, (AX)
 	VADDPS  64(AX), Z3, Z3
 	VMOVUPS Z3, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z4, Z4
 	VMOVUPS Z4, (AX)
 	VADDPS  64(AX), Z5, Z5
@@ -455,27 +465,29 @@ kernelAVX512R3_store:
 	RET
 
 kernelAVX512R3_set:
-	VMOVUPS Z0, (BX)
-	VMOVUPS Z1, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z2, (BX)
-	VMOVUPS Z3, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z4, (BX)
-	VMOVUPS Z5, 64(BX)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R4(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX512R4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R4(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX512R4(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -503,29 +515,29 @@ kernelAVX512R4_loop:
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
 	ADDQ         $0x30, CX
-	ADDQ         $0x80, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX512R4_loop
 
 kernelAVX512R4_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX512R4_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VADDPS  64(AX), Z1, Z1
 	VMOVUPS Z1, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z2, Z2
 	VMOVUPS Z2, (AX)
 	VADDPS  64(AX), Z3, Z3
 	VMOVUPS Z3, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z4, Z4
 	VMOVUPS Z4, (AX)
 	VADDPS  64(AX), Z5, Z5
 	VMOVUPS Z5, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z6, Z6
 	VMOVUPS Z6, (AX)
 	VADDPS  64(AX), Z7, Z7
@@ -534,30 +546,32 @@ kernelAVX512R4_store:
 	RET
 
 kernelAVX512R4_set:
-	VMOVUPS Z0, (BX)
-	VMOVUPS Z1, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z2, (BX)
-	VMOVUPS Z3, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z4, (BX)
-	VMOVUPS Z5, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z6, (BX)
-	VMOVUPS Z7, 64(BX)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R5(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX512R5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R5(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX512R5(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -590,34 +604,34 @@ kernelAVX512R5_loop:
 	VFMADD231PS  Z10, Z12, Z8
 	VFMADD231PS  Z11, Z12, Z9
 	ADDQ         $0x30, CX
-	ADDQ         $0x80, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX512R5_loop
 
 kernelAVX512R5_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX512R5_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VADDPS  64(AX), Z1, Z1
 	VMOVUPS Z1, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z2, Z2
 	VMOVUPS Z2, (AX)
 	VADDPS  64(AX), Z3, Z3
 	VMOVUPS Z3, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z4, Z4
 	VMOVUPS Z4, (AX)
 	VADDPS  64(AX), Z5, Z5
 	VMOVUPS Z5, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z6, Z6
 	VMOVUPS Z6, (AX)
 	VADDPS  64(AX), Z7, Z7
 	VMOVUPS Z7, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z8, Z8
 	VMOVUPS Z8, (AX)
 	VADDPS  64(AX), Z9, Z9
@@ -626,33 +640,35 @@ kernelAVX512R5_store:
 	RET
 
 kernelAVX512R5_set:
-	VMOVUPS Z0, (BX)
-	VMOVUPS Z1, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z2, (BX)
-	VMOVUPS Z3, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z4, (BX)
-	VMOVUPS Z5, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z6, (BX)
-	VMOVUPS Z7, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z8, (BX)
-	VMOVUPS Z9, 64(BX)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R6(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX512R6(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R6(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX512R6(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -690,39 +706,39 @@ kernelAVX512R6_loop:
 	VFMADD231PS  Z12, Z14, Z10
 	VFMADD231PS  Z13, Z14, Z11
 	ADDQ         $0x30, CX
-	ADDQ         $0x80, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX512R6_loop
 
 kernelAVX512R6_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX512R6_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VADDPS  64(AX), Z1, Z1
 	VMOVUPS Z1, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z2, Z2
 	VMOVUPS Z2, (AX)
 	VADDPS  64(AX), Z3, Z3
 	VMOVUPS Z3, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z4, Z4
 	VMOVUPS Z4, (AX)
 	VADDPS  64(AX), Z5, Z5
 	VMOVUPS Z5, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z6, Z6
 	VMOVUPS Z6, (AX)
 	VADDPS  64(AX), Z7, Z7
 	VMOVUPS Z7, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z8, Z8
 	VMOVUPS Z8, (AX)
 	VADDPS  64(AX), Z9, Z9
 	VMOVUPS Z9, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z10, Z10
 	VMOVUPS Z10, (AX)
 	VADDPS  64(AX), Z11, Z11
@@ -731,36 +747,38 @@ kernelAVX512R6_store:
 	RET
 
 kernelAVX512R6_set:
-	VMOVUPS Z0, (BX)
-	VMOVUPS Z1, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z2, (BX)
-	VMOVUPS Z3, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z4, (BX)
-	VMOVUPS Z5, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z6, (BX)
-	VMOVUPS Z7, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z8, (BX)
-	VMOVUPS Z9, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z10, (BX)
-	VMOVUPS Z11, 64(BX)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R7(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX512R7(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R7(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX512R7(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -803,44 +821,44 @@ kernelAVX512R7_loop:
 	VFMADD231PS  Z14, Z16, Z12
 	VFMADD231PS  Z15, Z16, Z13
 	ADDQ         $0x30, CX
-	ADDQ         $0x80, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX512R7_loop
 
 kernelAVX512R7_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX512R7_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VADDPS  64(AX), Z1, Z1
 	VMOVUPS Z1, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z2, Z2
 	VMOVUPS Z2, (AX)
 	VADDPS  64(AX), Z3, Z3
 	VMOVUPS Z3, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z4, Z4
 	VMOVUPS Z4, (AX)
 	VADDPS  64(AX), Z5, Z5
 	VMOVUPS Z5, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z6, Z6
 	VMOVUPS Z6, (AX)
 	VADDPS  64(AX), Z7, Z7
 	VMOVUPS Z7, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z8, Z8
 	VMOVUPS Z8, (AX)
 	VADDPS  64(AX), Z9, Z9
 	VMOVUPS Z9, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z10, Z10
 	VMOVUPS Z10, (AX)
 	VADDPS  64(AX), Z11, Z11
 	VMOVUPS Z11, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z12, Z12
 	VMOVUPS Z12, (AX)
 	VADDPS  64(AX), Z13, Z13
@@ -849,39 +867,41 @@ kernelAVX512R7_store:
 	RET
 
 kernelAVX512R7_set:
-	VMOVUPS Z0, (BX)
-	VMOVUPS Z1, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z2, (BX)
-	VMOVUPS Z3, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z4, (BX)
-	VMOVUPS Z5, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z6, (BX)
-	VMOVUPS Z7, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z8, (BX)
-	VMOVUPS Z9, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z10, (BX)
-	VMOVUPS Z11, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z12, (BX)
-	VMOVUPS Z13, 64(BX)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z12, (SI)
+	VMOVUPS Z13, 64(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R8(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX512R8(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R8(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX512R8(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -929,49 +949,49 @@ kernelAVX512R8_loop:
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
 	ADDQ         $0x30, CX
-	ADDQ         $0x80, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX512R8_loop
 
 kernelAVX512R8_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX512R8_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VADDPS  64(AX), Z1, Z1
 	VMOVUPS Z1, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z2, Z2
 	VMOVUPS Z2, (AX)
 	VADDPS  64(AX), Z3, Z3
 	VMOVUPS Z3, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z4, Z4
 	VMOVUPS Z4, (AX)
 	VADDPS  64(AX), Z5, Z5
 	VMOVUPS Z5, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z6, Z6
 	VMOVUPS Z6, (AX)
 	VADDPS  64(AX), Z7, Z7
 	VMOVUPS Z7, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z8, Z8
 	VMOVUPS Z8, (AX)
 	VADDPS  64(AX), Z9, Z9
 	VMOVUPS Z9, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z10, Z10
 	VMOVUPS Z10, (AX)
 	VADDPS  64(AX), Z11, Z11
 	VMOVUPS Z11, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z12, Z12
 	VMOVUPS Z12, (AX)
 	VADDPS  64(AX), Z13, Z13
 	VMOVUPS Z13, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z14, Z14
 	VMOVUPS Z14, (AX)
 	VADDPS  64(AX), Z15, Z15
@@ -980,42 +1000,44 @@ kernelAVX512R8_store:
 	RET
 
 kernelAVX512R8_set:
-	VMOVUPS Z0, (BX)
-	VMOVUPS Z1, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z2, (BX)
-	VMOVUPS Z3, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z4, (BX)
-	VMOVUPS Z5, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z6, (BX)
-	VMOVUPS Z7, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z8, (BX)
-	VMOVUPS Z9, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z10, (BX)
-	VMOVUPS Z11, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z12, (BX)
-	VMOVUPS Z13, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z14, (BX)
-	VMOVUPS Z15, 64(BX)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z12, (SI)
+	VMOVUPS Z13, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z14, (SI)
+	VMOVUPS Z15, 64(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R9(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX512R9(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R9(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX512R9(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -1068,54 +1090,54 @@ kernelAVX512R9_loop:
 	VFMADD231PS  Z18, Z20, Z16
 	VFMADD231PS  Z19, Z20, Z17
 	ADDQ         $0x30, CX
-	ADDQ         $0x80, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX512R9_loop
 
 kernelAVX512R9_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX512R9_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VADDPS  64(AX), Z1, Z1
 	VMOVUPS Z1, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z2, Z2
 	VMOVUPS Z2, (AX)
 	VADDPS  64(AX), Z3, Z3
 	VMOVUPS Z3, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z4, Z4
 	VMOVUPS Z4, (AX)
 	VADDPS  64(AX), Z5, Z5
 	VMOVUPS Z5, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z6, Z6
 	VMOVUPS Z6, (AX)
 	VADDPS  64(AX), Z7, Z7
 	VMOVUPS Z7, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z8, Z8
 	VMOVUPS Z8, (AX)
 	VADDPS  64(AX), Z9, Z9
 	VMOVUPS Z9, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z10, Z10
 	VMOVUPS Z10, (AX)
 	VADDPS  64(AX), Z11, Z11
 	VMOVUPS Z11, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z12, Z12
 	VMOVUPS Z12, (AX)
 	VADDPS  64(AX), Z13, Z13
 	VMOVUPS Z13, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z14, Z14
 	VMOVUPS Z14, (AX)
 	VADDPS  64(AX), Z15, Z15
 	VMOVUPS Z15, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z16, Z16
 	VMOVUPS Z16, (AX)
 	VADDPS  64(AX), Z17, Z17
@@ -1124,45 +1146,47 @@ kernelAVX512R9_store:
 	RET
 
 kernelAVX512R9_set:
-	VMOVUPS Z0, (BX)
-	VMOVUPS Z1, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z2, (BX)
-	VMOVUPS Z3, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z4, (BX)
-	VMOVUPS Z5, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z6, (BX)
-	VMOVUPS Z7, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z8, (BX)
-	VMOVUPS Z9, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z10, (BX)
-	VMOVUPS Z11, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z12, (BX)
-	VMOVUPS Z13, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z14, (BX)
-	VMOVUPS Z15, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z16, (BX)
-	VMOVUPS Z17, 64(BX)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z12, (SI)
+	VMOVUPS Z13, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z14, (SI)
+	VMOVUPS Z15, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z16, (SI)
+	VMOVUPS Z17, 64(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R10(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX512R10(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R10(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX512R10(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -1220,59 +1244,59 @@ kernelAVX512R10_loop:
 	VFMADD231PS  Z20, Z22, Z18
 	VFMADD231PS  Z21, Z22, Z19
 	ADDQ         $0x30, CX
-	ADDQ         $0x80, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX512R10_loop
 
 kernelAVX512R10_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX512R10_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VADDPS  64(AX), Z1, Z1
 	VMOVUPS Z1, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z2, Z2
 	VMOVUPS Z2, (AX)
 	VADDPS  64(AX), Z3, Z3
 	VMOVUPS Z3, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z4, Z4
 	VMOVUPS Z4, (AX)
 	VADDPS  64(AX), Z5, Z5
 	VMOVUPS Z5, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z6, Z6
 	VMOVUPS Z6, (AX)
 	VADDPS  64(AX), Z7, Z7
 	VMOVUPS Z7, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z8, Z8
 	VMOVUPS Z8, (AX)
 	VADDPS  64(AX), Z9, Z9
 	VMOVUPS Z9, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z10, Z10
 	VMOVUPS Z10, (AX)
 	VADDPS  64(AX), Z11, Z11
 	VMOVUPS Z11, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z12, Z12
 	VMOVUPS Z12, (AX)
 	VADDPS  64(AX), Z13, Z13
 	VMOVUPS Z13, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z14, Z14
 	VMOVUPS Z14, (AX)
 	VADDPS  64(AX), Z15, Z15
 	VMOVUPS Z15, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z16, Z16
 	VMOVUPS Z16, (AX)
 	VADDPS  64(AX), Z17, Z17
 	VMOVUPS Z17, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z18, Z18
 	VMOVUPS Z18, (AX)
 	VADDPS  64(AX), Z19, Z19
@@ -1281,48 +1305,50 @@ kernelAVX512R10_store:
 	RET
 
 kernelAVX512R10_set:
-	VMOVUPS Z0, (BX)
-	VMOVUPS Z1, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z2, (BX)
-	VMOVUPS Z3, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z4, (BX)
-	VMOVUPS Z5, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z6, (BX)
-	VMOVUPS Z7, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z8, (BX)
-	VMOVUPS Z9, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z10, (BX)
-	VMOVUPS Z11, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z12, (BX)
-	VMOVUPS Z13, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z14, (BX)
-	VMOVUPS Z15, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z16, (BX)
-	VMOVUPS Z17, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z18, (BX)
-	VMOVUPS Z19, 64(BX)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z12, (SI)
+	VMOVUPS Z13, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z14, (SI)
+	VMOVUPS Z15, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z16, (SI)
+	VMOVUPS Z17, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z18, (SI)
+	VMOVUPS Z19, 64(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R11(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX512R11(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R11(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX512R11(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -1385,64 +1411,64 @@ kernelAVX512R11_loop:
 	VFMADD231PS  Z22, Z24, Z20
 	VFMADD231PS  Z23, Z24, Z21
 	ADDQ         $0x30, CX
-	ADDQ         $0x80, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX512R11_loop
 
 kernelAVX512R11_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX512R11_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Z0, Z0
 	VMOVUPS Z0, (AX)
 	VADDPS  64(AX), Z1, Z1
 	VMOVUPS Z1, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z2, Z2
 	VMOVUPS Z2, (AX)
 	VADDPS  64(AX), Z3, Z3
 	VMOVUPS Z3, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z4, Z4
 	VMOVUPS Z4, (AX)
 	VADDPS  64(AX), Z5, Z5
 	VMOVUPS Z5, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z6, Z6
 	VMOVUPS Z6, (AX)
 	VADDPS  64(AX), Z7, Z7
 	VMOVUPS Z7, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z8, Z8
 	VMOVUPS Z8, (AX)
 	VADDPS  64(AX), Z9, Z9
 	VMOVUPS Z9, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z10, Z10
 	VMOVUPS Z10, (AX)
 	VADDPS  64(AX), Z11, Z11
 	VMOVUPS Z11, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z12, Z12
 	VMOVUPS Z12, (AX)
 	VADDPS  64(AX), Z13, Z13
 	VMOVUPS Z13, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z14, Z14
 	VMOVUPS Z14, (AX)
 	VADDPS  64(AX), Z15, Z15
 	VMOVUPS Z15, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z16, Z16
 	VMOVUPS Z16, (AX)
 	VADDPS  64(AX), Z17, Z17
 	VMOVUPS Z17, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z18, Z18
 	VMOVUPS Z18, (AX)
 	VADDPS  64(AX), Z19, Z19
 	VMOVUPS Z19, 64(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Z20, Z20
 	VMOVUPS Z20, (AX)
 	VADDPS  64(AX), Z21, Z21
@@ -1451,51 +1477,53 @@ kernelAVX512R11_store:
 	RET
 
 kernelAVX512R11_set:
-	VMOVUPS Z0, (BX)
-	VMOVUPS Z1, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z2, (BX)
-	VMOVUPS Z3, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z4, (BX)
-	VMOVUPS Z5, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z6, (BX)
-	VMOVUPS Z7, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z8, (BX)
-	VMOVUPS Z9, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z10, (BX)
-	VMOVUPS Z11, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z12, (BX)
-	VMOVUPS Z13, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z14, (BX)
-	VMOVUPS Z15, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z16, (BX)
-	VMOVUPS Z17, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z18, (BX)
-	VMOVUPS Z19, 64(BX)
-	ADDQ    SI, BX
-	VMOVUPS Z20, (BX)
-	VMOVUPS Z21, 64(BX)
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z12, (SI)
+	VMOVUPS Z13, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z14, (SI)
+	VMOVUPS Z15, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z16, (SI)
+	VMOVUPS Z17, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z18, (SI)
+	VMOVUPS Z19, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z20, (SI)
+	VMOVUPS Z21, 64(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX2R1(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX2R1(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, FMA3
-TEXT ·kernelAVX2R1(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX2R1(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	TESTQ  AX, AX
@@ -1508,14 +1536,14 @@ kernelAVX2R1_loop:
 	VFMADD231PS  Y2, Y4, Y0
 	VFMADD231PS  Y3, Y4, Y1
 	ADDQ         $0x18, CX
-	ADDQ         $0x40, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX2R1_loop
 
 kernelAVX2R1_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX2R1_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Y0, Y0
 	VMOVUPS Y0, (AX)
 	VADDPS  32(AX), Y1, Y1
@@ -1524,21 +1552,23 @@ kernelAVX2R1_store:
 	RET
 
 kernelAVX2R1_set:
-	VMOVUPS Y0, (BX)
-	VMOVUPS Y1, 32(BX)
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX2R2(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX2R2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, FMA3
-TEXT ·kernelAVX2R2(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX2R2(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -1556,19 +1586,19 @@ kernelAVX2R2_loop:
 	VFMADD231PS  Y4, Y6, Y2
 	VFMADD231PS  Y5, Y6, Y3
 	ADDQ         $0x18, CX
-	ADDQ         $0x40, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX2R2_loop
 
 kernelAVX2R2_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX2R2_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Y0, Y0
 	VMOVUPS Y0, (AX)
 	VADDPS  32(AX), Y1, Y1
 	VMOVUPS Y1, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y2, Y2
 	VMOVUPS Y2, (AX)
 	VADDPS  32(AX), Y3, Y3
@@ -1577,24 +1607,26 @@ kernelAVX2R2_store:
 	RET
 
 kernelAVX2R2_set:
-	VMOVUPS Y0, (BX)
-	VMOVUPS Y1, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y2, (BX)
-	VMOVUPS Y3, 32(BX)
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, 32(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX2R3(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX2R3(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, FMA3
-TEXT ·kernelAVX2R3(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX2R3(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -1617,24 +1649,24 @@ kernelAVX2R3_loop:
 	VFMADD231PS  Y6, Y8, Y4
 	VFMADD231PS  Y7, Y8, Y5
 	ADDQ         $0x18, CX
-	ADDQ         $0x40, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX2R3_loop
 
 kernelAVX2R3_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX2R3_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Y0, Y0
 	VMOVUPS Y0, (AX)
 	VADDPS  32(AX), Y1, Y1
 	VMOVUPS Y1, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y2, Y2
 	VMOVUPS Y2, (AX)
 	VADDPS  32(AX), Y3, Y3
 	VMOVUPS Y3, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y4, Y4
 	VMOVUPS Y4, (AX)
 	VADDPS  32(AX), Y5, Y5
@@ -1643,27 +1675,29 @@ kernelAVX2R3_store:
 	RET
 
 kernelAVX2R3_set:
-	VMOVUPS Y0, (BX)
-	VMOVUPS Y1, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y2, (BX)
-	VMOVUPS Y3, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y4, (BX)
-	VMOVUPS Y5, 32(BX)
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y5, 32(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX2R4(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX2R4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, FMA3
-TEXT ·kernelAVX2R4(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX2R4(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -1691,29 +1725,29 @@ kernelAVX2R4_loop:
 	VFMADD231PS  Y8, Y10, Y6
 	VFMADD231PS  Y9, Y10, Y7
 	ADDQ         $0x18, CX
-	ADDQ         $0x40, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX2R4_loop
 
 kernelAVX2R4_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX2R4_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Y0, Y0
 	VMOVUPS Y0, (AX)
 	VADDPS  32(AX), Y1, Y1
 	VMOVUPS Y1, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y2, Y2
 	VMOVUPS Y2, (AX)
 	VADDPS  32(AX), Y3, Y3
 	VMOVUPS Y3, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y4, Y4
 	VMOVUPS Y4, (AX)
 	VADDPS  32(AX), Y5, Y5
 	VMOVUPS Y5, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y6, Y6
 	VMOVUPS Y6, (AX)
 	VADDPS  32(AX), Y7, Y7
@@ -1722,30 +1756,32 @@ kernelAVX2R4_store:
 	RET
 
 kernelAVX2R4_set:
-	VMOVUPS Y0, (BX)
-	VMOVUPS Y1, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y2, (BX)
-	VMOVUPS Y3, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y4, (BX)
-	VMOVUPS Y5, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y6, (BX)
-	VMOVUPS Y7, 32(BX)
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y5, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y6, (SI)
+	VMOVUPS Y7, 32(SI)
 	VZEROUPPER
 	RET
 
-// func kernelAVX2R5(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+// func kernelAVX2R5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
 // Requires: AVX, FMA3
-TEXT ·kernelAVX2R5(SB), NOSPLIT, $0-48
+TEXT ·kernelAVX2R5(SB), NOSPLIT, $0-56
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
-	MOVQ   c+24(FP), BX
-	MOVQ   ldc+32(FP), SI
-	MOVQ   add+40(FP), DI
-	SHLQ   $0x02, SI
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	MOVQ   add+48(FP), R8
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -1778,34 +1814,34 @@ kernelAVX2R5_loop:
 	VFMADD231PS  Y10, Y12, Y8
 	VFMADD231PS  Y11, Y12, Y9
 	ADDQ         $0x18, CX
-	ADDQ         $0x40, DX
+	ADDQ         BX, DX
 	DECQ         AX
 	JNZ          kernelAVX2R5_loop
 
 kernelAVX2R5_store:
-	TESTQ   DI, DI
+	TESTQ   R8, R8
 	JZ      kernelAVX2R5_set
-	MOVQ    BX, AX
+	MOVQ    SI, AX
 	VADDPS  (AX), Y0, Y0
 	VMOVUPS Y0, (AX)
 	VADDPS  32(AX), Y1, Y1
 	VMOVUPS Y1, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y2, Y2
 	VMOVUPS Y2, (AX)
 	VADDPS  32(AX), Y3, Y3
 	VMOVUPS Y3, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y4, Y4
 	VMOVUPS Y4, (AX)
 	VADDPS  32(AX), Y5, Y5
 	VMOVUPS Y5, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y6, Y6
 	VMOVUPS Y6, (AX)
 	VADDPS  32(AX), Y7, Y7
 	VMOVUPS Y7, 32(AX)
-	ADDQ    SI, AX
+	ADDQ    DI, AX
 	VADDPS  (AX), Y8, Y8
 	VMOVUPS Y8, (AX)
 	VADDPS  32(AX), Y9, Y9
@@ -1814,20 +1850,20 @@ kernelAVX2R5_store:
 	RET
 
 kernelAVX2R5_set:
-	VMOVUPS Y0, (BX)
-	VMOVUPS Y1, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y2, (BX)
-	VMOVUPS Y3, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y4, (BX)
-	VMOVUPS Y5, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y6, (BX)
-	VMOVUPS Y7, 32(BX)
-	ADDQ    SI, BX
-	VMOVUPS Y8, (BX)
-	VMOVUPS Y9, 32(BX)
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y5, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y6, (SI)
+	VMOVUPS Y7, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y8, (SI)
+	VMOVUPS Y9, 32(SI)
 	VZEROUPPER
 	RET
 

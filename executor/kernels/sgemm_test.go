@@ -233,10 +233,10 @@ func TestEdgeKernelsMatchFullTile(t *testing.T) {
 			c0 := randSlice(r, mk.mr*(mk.nr+3))
 			for add := 0; add <= 1; add++ {
 				full := append([]float32(nil), c0...)
-				mk.fn(kc, &a[0], &b[0], &full[0], mk.nr+3, add)
+				mk.fn(kc, &a[0], &b[0], mk.nr, &full[0], mk.nr+3, add)
 				for rows := 1; rows < mk.mr; rows++ {
 					got := append([]float32(nil), c0...)
-					mk.edge[rows](kc, &a[0], &b[0], &got[0], mk.nr+3, add)
+					mk.edge[rows](kc, &a[0], &b[0], mk.nr, &got[0], mk.nr+3, add)
 					for i := range got {
 						want := full[i]
 						if i/(mk.nr+3) >= rows || i%(mk.nr+3) >= mk.nr {

@@ -103,25 +103,29 @@ func relu() {
 	loopEnd("relu", n, px, py)
 }
 
-// kernel emits func name(kc int, a, b, c *float32, ldc int, add int):
-// the mr×(nv·w) tile of C at c (row stride ldc elements) gets the product
-// of the packed panels a (kc steps of stride values, of which the first mr
-// are read) and b (kc steps of nv·w values); add != 0 adds it to C, otherwise it replaces C. Every element
+// kernel emits func name(kc int, a, b *float32, ldb int, c *float32, ldc
+// int, add int): the mr×(nv·w) tile of C at c (row stride ldc elements)
+// gets the product of the packed panel a (kc steps of stride values, of
+// which the first mr are read) and b (kc rows of nv·w values, ldb elements
+// apart: nv·w for a packed panel, B's row stride when the kernel reads B
+// in place); add != 0 adds it to C, otherwise it replaces C. Every element
 // is one chain of FMAs from zero in k order, then stored or added once.
 func kernel(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
-	TEXT(name, NOSPLIT, "func(kc int, a, b, c *float32, ldc int, add int)")
+	TEXT(name, NOSPLIT, "func(kc int, a, b *float32, ldb int, c *float32, ldc int, add int)")
 	Pragma("noescape")
 	if mr == stride {
-		Doc(fmt.Sprintf("%s computes a %d×%d SGEMM tile from packed panels.", name, mr, nv*w))
+		Doc(fmt.Sprintf("%s computes a %d×%d SGEMM tile from a packed A panel and B rows ldb apart.", name, mr, nv*w))
 	} else {
-		Doc(fmt.Sprintf("%s computes the first %d rows of a %d×%d SGEMM tile from packed panels.", name, mr, stride, nv*w))
+		Doc(fmt.Sprintf("%s computes the first %d rows of a %d×%d SGEMM tile from a packed A panel and B rows ldb apart.", name, mr, stride, nv*w))
 	}
 	kc := Load(Param("kc"), GP64())
 	pa := Load(Param("a"), GP64())
 	pb := Load(Param("b"), GP64())
+	ldb := Load(Param("ldb"), GP64())
 	pc := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
 	add := Load(Param("add"), GP64())
+	SHLQ(Imm(2), ldb)
 	SHLQ(Imm(2), ldc)
 
 	acc := make([][]reg.VecVirtual, mr)
@@ -150,7 +154,7 @@ func kernel(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
 		}
 	}
 	ADDQ(Imm(uint64(4*stride)), pa)
-	ADDQ(Imm(uint64(4*nv*w)), pb)
+	ADDQ(ldb, pb)
 	DECQ(kc)
 	JNZ(LabelRef(name + "_loop"))
 
