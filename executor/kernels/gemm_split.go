@@ -170,14 +170,23 @@ func (x *Context) packShared(mk microKernel, isA bool, rows, k int, alpha float3
 	}
 	s.shared = grow(s.shared, pad*k)
 	p := &Packed{kernel: mk.name, isA: isA, rows: rows, k: k, pad: pad, data: s.shared}
-	// Tasks of about minWork/8 packed elements (packing an element costs
-	// several multiply-adds' time).
-	per := max(w, (minWork/8)/blockK/w*w)
+	// Tasks of about 3–5 µs: packing B moves whole runs of nr values,
+	// A one value at a time into panels of mr (≈ 0.6 ns a value: 40 µs
+	// for 256×256 on one thread), so A's tasks hold fewer values. Each
+	// k-block's rows are cut evenly (into tasks of a fixed size and a
+	// short rest, 256 rows of A were a task of 252 and one of 4: a
+	// serial packing).
+	per := minWork / 16
+	if isA {
+		per = minWork / 64
+	}
 	var tasks []packTask
 	for p0 := 0; p0 < k; p0 += blockK {
 		kc := min(blockK, k-p0)
-		for r0 := 0; r0 < rows; r0 += per {
-			tasks = append(tasks, packTask{p0, kc, r0, min(per, rows-r0)})
+		n := max(1, min(pad/w, kc*rows/per))
+		parts := split(rows, n, w)
+		for i := 0; i+1 < len(parts); i++ {
+			tasks = append(tasks, packTask{p0, kc, parts[i], parts[i+1] - parts[i]})
 		}
 	}
 	x.parallel(len(tasks), func(i int) {

@@ -303,6 +303,10 @@ func packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int, 
 	for ir := 0; ir < mc; ir += mr {
 		panel := dst[ir*kc : ir*kc+mr*kc]
 		mm := min(mr, mc-ir)
+		if !trans && mm == mr && mr == 12 {
+			packA12(panel, a, lda, (i0+ir)*lda+p0, kc, alpha)
+			continue
+		}
 		for r := 0; r < mm; r++ {
 			i := i0 + ir + r
 			if !trans {
@@ -321,6 +325,32 @@ func packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int, 
 				panel[p*mr+r] = 0
 			}
 		}
+	}
+}
+
+// packA12 packs a whole panel of 12 rows of a row-major A (row r's kc
+// values from at + r·lda on) step by step: each step's 12 values are
+// written together, from 12 rows read in parallel (writing row by row,
+// into every 12th value, was three times slower).
+func packA12(panel, a []float32, lda, at, kc int, alpha float32) {
+	var rows [12][]float32
+	for r := range rows {
+		rows[r] = a[at+r*lda : at+r*lda+kc]
+	}
+	for p := 0; p < kc; p++ {
+		d := (*[12]float32)(panel[p*12 : p*12+12])
+		d[0] = rows[0][p] * alpha
+		d[1] = rows[1][p] * alpha
+		d[2] = rows[2][p] * alpha
+		d[3] = rows[3][p] * alpha
+		d[4] = rows[4][p] * alpha
+		d[5] = rows[5][p] * alpha
+		d[6] = rows[6][p] * alpha
+		d[7] = rows[7][p] * alpha
+		d[8] = rows[8][p] * alpha
+		d[9] = rows[9][p] * alpha
+		d[10] = rows[10][p] * alpha
+		d[11] = rows[11][p] * alpha
 	}
 }
 

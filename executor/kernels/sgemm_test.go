@@ -251,3 +251,52 @@ func TestEdgeKernelsMatchFullTile(t *testing.T) {
 		}
 	}
 }
+
+// TestSgemmDirectBMatchesPacked: B read in place (a row stride that is
+// not a multiple of 64) and B packed (the same matrix stored with a row
+// stride of 64·q) give bit-identical products, serial and split, with a
+// tail panel, one or several k-blocks, and with A packed or not.
+func TestSgemmDirectBMatchesPacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, sh := range [][3]int{{58, 49, 58}, {232, 196, 300}, {12, 45, 7}, {100, 64, 600}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		a := randSlice(r, m*k)
+		bd := randSlice(r, k*n)
+		ldp := (n + 63) / 64 * 64
+		bp := make([]float32, k*ldp)
+		for p := 0; p < k; p++ {
+			copy(bp[p*ldp:p*ldp+n], bd[p*n:(p+1)*n])
+		}
+		if !(operand{s: bd, ld: n}).direct() && n%64 != 0 {
+			t.Fatalf("%v: B of stride %d is not read in place", sh, n)
+		}
+		if (operand{s: bp, ld: ldp}).direct() {
+			t.Fatalf("%v: B of stride %d is read in place", sh, ldp)
+		}
+		for _, th := range []int{1, 2, 3} {
+			for _, packA := range []bool{false, true} {
+				x := NewContext(th)
+				var pa *Packed
+				if packA {
+					var err error
+					if pa, err = PackA(false, m, k, 1, a, k); err != nil {
+						t.Fatal(err)
+					}
+				}
+				cd, cp := make([]float32, m*n), make([]float32, m*n)
+				if err := x.SgemmPacked(false, false, m, n, k, 1, a, k, pa, bd, n, nil, 0, cd, n); err != nil {
+					t.Fatal(err)
+				}
+				if err := x.SgemmPacked(false, false, m, n, k, 1, a, k, pa, bp, ldp, nil, 0, cp, n); err != nil {
+					t.Fatal(err)
+				}
+				x.Close()
+				for i := range cd {
+					if math.Float32bits(cd[i]) != math.Float32bits(cp[i]) {
+						t.Fatalf("%v, %d threads, A packed %v: C[%d] = %g in place, %g packed", sh, th, packA, i, cd[i], cp[i])
+					}
+				}
+			}
+		}
+	}
+}
