@@ -216,6 +216,7 @@ func concatRange(y []float32, xs [][]float32, ends []int, row, lo, hi int) {
 // whole runs when the last axis has step 1.
 func sliceF32(x []float32, shape []int, specs []sliceSpec) []float32 {
 	y := make([]float32, sliceLen(specs))
+	shape, specs = coalesceSlice(shape, specs)
 	sliceF32Rows(x, shape, specs, y, 0, sliceRows(specs))
 	return y
 }
@@ -240,11 +241,23 @@ func sliceRows(specs []sliceSpec) int {
 	return 0
 }
 
-// hostSliceF32 is sliceF32 into a buffer of the run (every element is
-// written), its rows split over the kernel threads.
-func (c *lctx) hostSliceF32(dt canonical.DataType, x []float32, shape, out []int, specs []sliceSpec) *htensor {
+// hostSliceF32 is the slice specs (output shape out) of h, whose data is
+// x: a view of x when the slice is one contiguous run of it (a Split or
+// Slice of the channels of one image: ShuffleNet's halves), else
+// sliceF32 into a buffer of the run (every element is written), its rows
+// split over the kernel threads. A view is safe: the run's buffers are
+// reused only after the run, and a kernel writes over its input only
+// when that input is a fused chain's own intermediate (lctx.outLike),
+// which no Slice or Split makes.
+func (c *lctx) hostSliceF32(h *htensor, x []float32, out []int, specs []sliceSpec) *htensor {
+	dt, shape := h.dt, h.shape
+	if off, ok := contiguousSlice(shape, specs); ok {
+		n := sliceLen(specs)
+		return &htensor{dt: dt, shape: out, data: x[off : off+n : off+n], borrowed: h.borrowed}
+	}
 	y := c.newHAs(dt, out, false)
 	yd, _ := f32(y)
+	shape, specs = coalesceSlice(shape, specs)
 	rows := sliceRows(specs)
 	if c.e.kern == nil {
 		sliceF32Rows(x, shape, specs, yd, 0, rows)
@@ -252,6 +265,56 @@ func (c *lctx) hostSliceF32(dt canonical.DataType, x []float32, shape, out []int
 	}
 	c.e.kern.Range(rows, len(yd)/max(rows, 1), func(lo, hi int) { sliceF32Rows(x, shape, specs, yd, lo, hi) })
 	return y
+}
+
+// coalesceSlice merges each whole axis (start 0, step 1, all of it) into
+// the axis before it when that one has step 1: the same elements in the
+// same order, in runs as long as they can be (a Slice of some channels
+// of several images copies whole planes, not rows).
+func coalesceSlice(shape []int, specs []sliceSpec) ([]int, []sliceSpec) {
+	if len(specs) != len(shape) {
+		return shape, specs
+	}
+	var sh []int
+	var sp []sliceSpec
+	for d, s := range specs {
+		if k := len(sp) - 1; k >= 0 && sp[k].step == 1 && s.start == 0 && s.step == 1 && s.count == shape[d] {
+			sp[k] = sliceSpec{start: sp[k].start * shape[d], step: 1, count: sp[k].count * shape[d]}
+			sh[k] *= shape[d]
+			continue
+		}
+		sh, sp = append(sh, shape[d]), append(sp, s)
+	}
+	return sh, sp
+}
+
+// contiguousSlice reports whether the slice specs of a row-major tensor
+// of shape is one contiguous run of its elements, and the run's offset:
+// axes of one element, then an axis of step 1 (or one element), then
+// whole axes. An empty slice is not (it is made, empty, as before).
+func contiguousSlice(shape []int, specs []sliceSpec) (off int, ok bool) {
+	if len(specs) != len(shape) || sliceLen(specs) == 0 {
+		return 0, false
+	}
+	st := strides(shape)
+	d := 0
+	for d < len(specs) && specs[d].count == 1 {
+		off += specs[d].start * st[d]
+		d++
+	}
+	if d < len(specs) {
+		if specs[d].step != 1 {
+			return 0, false
+		}
+		off += specs[d].start * st[d]
+		d++
+	}
+	for ; d < len(specs); d++ {
+		if specs[d].start != 0 || specs[d].step != 1 || specs[d].count != shape[d] {
+			return 0, false
+		}
+	}
+	return off, true
 }
 
 // sliceF32Rows writes rows r0 ≤ row < r1 of the slice of x (shape)

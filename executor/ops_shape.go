@@ -474,7 +474,7 @@ func lowerSplit(c *lctx) error {
 					specs[d] = sliceSpec{start: 0, step: 1, count: n}
 				}
 				specs[ax] = sliceSpec{start: start, step: 1, count: end - start}
-				c.OutH(i, c.hostSliceF32(h.dt, x, h.shape, out, specs))
+				c.OutH(i, c.hostSliceF32(h, x, out, specs))
 			} else {
 				c.OutH(i, sliceH(h, ax, start, end))
 			}
