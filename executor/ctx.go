@@ -34,6 +34,9 @@ type lctx struct {
 	// epilogue, when set, gives the epilogue a head kernel must run on
 	// its float32 output y (fuse_epilogue.go).
 	epilogue func(y []float32) kernels.Epilogue
+	// act is the activation a head Conv applies before its epilogue
+	// (fuse_epilogue.go).
+	act kernels.Act
 }
 
 func (b *builder) newCtx(n *canonical.Node, impl *opImpl, ver int, ins []*slot) *lctx {

@@ -508,7 +508,7 @@ func kernelConv(c *lctx) error {
 	if c.epilogue != nil {
 		epi = c.epilogue(yd)
 	}
-	if err := c.e.kern.Conv2DPackedEpilogue(p, x, w, pe.convs, bias, yd, epi); err != nil {
+	if err := c.e.kern.Conv2DPackedAct(p, x, w, pe.convs, bias, yd, c.act, epi); err != nil {
 		return fmt.Errorf("Conv: %w", err)
 	}
 	roundOut(y)

@@ -30,25 +30,38 @@ type packTask struct{ p0, kc, r0, nr int }
 type Epilogue func(off, n int)
 
 // finish is what a GEMM does around the computing of a part of C: C's
-// rows start as bias (one value per row; the product is then added to
-// them) and epi runs on each finished part. base is the offset of c[0]
-// in epi's output.
+// rows start as bias (one value per row, added to each element's product
+// as the micro-kernel stores it in the first k-block: the same addition
+// as filling C with the bias and adding the product to it), relu clamps
+// each element as the micro-kernel stores it in the last k-block (as a
+// Relu epilogue would), and epi runs on each finished part. base is the
+// offset of c[0] in epi's output.
 type finish struct {
 	bias []float32
+	relu bool
 	epi  Epilogue
 	base int
 }
 
-// run fills rows [i0, i1) × columns [j0, j1) of C with the bias, calls
-// compute with the beta it must use, then runs the epilogue on them.
-func (f *finish) run(c []float32, ldc, i0, i1, j0, j1 int, beta float32, compute func(beta float32)) {
-	if f != nil && f.bias != nil {
-		for r := i0; r < i1; r++ {
-			fill(c[r*ldc+j0:r*ldc+j1], f.bias[r])
+// store is what the micro-kernel does to the tiles of one serial GEMM
+// besides the product (see finish): bias holds the value of each row of
+// its C (nil: none; C's contents are then ignored as with beta 0).
+type store struct {
+	bias []float32
+	relu bool
+}
+
+// run computes rows [i0, i1) × columns [j0, j1) of C (compute, with the
+// beta and store it must use), then runs the epilogue on them.
+func (f *finish) run(c []float32, ldc, i0, i1, j0, j1 int, beta float32, compute func(beta float32, st store)) {
+	var st store
+	if f != nil {
+		if f.bias != nil {
+			st.bias, beta = f.bias[i0:i1], 0
 		}
-		beta = 1
+		st.relu = f.relu
 	}
-	compute(beta)
+	compute(beta, st)
 	if f == nil || f.epi == nil {
 		return
 	}
@@ -88,8 +101,8 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 		nc = ncol
 	}
 	if nc <= 1 {
-		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32) {
-			x.serial(mk, m, n, k, alpha, oa, ob, beta, c, ldc)
+		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32, st store) {
+			x.serial(mk, m, n, k, alpha, oa, ob, beta, c, ldc, st)
 		})
 		return
 	}
@@ -106,8 +119,8 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 		parts := split(n, nc, mk.nr)
 		x.parallel(len(parts)-1, func(i int) {
 			j0, j1 := parts[i], parts[i+1]
-			fin.run(c, ldc, 0, m, j0, j1, beta, func(beta float32) {
-				x.serial(mk, m, j1-j0, k, alpha, oa, ob.colsFrom(j0), beta, c[j0:], ldc)
+			fin.run(c, ldc, 0, m, j0, j1, beta, func(beta float32, st store) {
+				x.serial(mk, m, j1-j0, k, alpha, oa, ob.colsFrom(j0), beta, c[j0:], ldc, st)
 			})
 		})
 		return
@@ -122,8 +135,8 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 	parts := split(m, nc, mk.mr)
 	x.parallel(len(parts)-1, func(i int) {
 		i0, i1 := parts[i], parts[i+1]
-		fin.run(c, ldc, i0, i1, 0, n, beta, func(beta float32) {
-			x.serial(mk, i1-i0, n, k, alpha, oa.rowsFrom(i0), ob, beta, c[i0*ldc:], ldc)
+		fin.run(c, ldc, i0, i1, 0, n, beta, func(beta float32, st store) {
+			x.serial(mk, i1-i0, n, k, alpha, oa.rowsFrom(i0), ob, beta, c[i0*ldc:], ldc, st)
 		})
 	})
 }

@@ -59,7 +59,18 @@ func (x *Context) sgemmFinish(mk microKernel, transA, transB bool, m, n, k int, 
 		return shapeErr("sgemm: %d bias values for %d rows", len(fin.bias), m)
 	}
 	if k == 0 || alpha == 0 {
-		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32) { scaleC(m, n, beta, c, ldc) })
+		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32, st store) {
+			scaleC(m, n, beta, c, ldc)
+			for i := 0; i < m; i++ {
+				row := c[i*ldc : i*ldc+n]
+				if st.bias != nil {
+					fill(row, st.bias[i])
+				}
+				if st.relu {
+					reluGeneric(row, row)
+				}
+			}
+		})
 		return nil
 	}
 	x.gemm(mk, m, n, k, alpha, operand{packed: pa, trans: transA, s: a, ld: lda}, operand{packed: pb, trans: transB, s: b, ld: ldb}, beta, c, ldc, fin)
@@ -195,16 +206,22 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 	}
 }
 
-// serial is the blocked SGEMM on one goroutine.
-func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int) {
+// serial is the blocked SGEMM on one goroutine, with st's bias and ReLU
+// applied by the micro-kernel as it stores C's tiles.
+func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, st store) {
 	s := x.get()
 	defer x.put(s)
 	mr, nr := mk.mr, mk.nr
-	first := beta == 0
+	first := beta == 0 || st.bias != nil
 	if !first {
 		scaleC(m, n, beta, c, ldc)
 	}
+	relu := 0
+	if st.relu {
+		relu = 1
+	}
 	s.tile = grow(s.tile, mr*nr)
+	s.biasTile = grow(s.biasTile, mr)
 	direct := ob.direct()
 	for j0 := 0; j0 < n; j0 += blockN {
 		nc := min(blockN, n-j0)
@@ -217,6 +234,16 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 			add := 1
 			if first && p0 == 0 {
 				add = 0
+			}
+			// The block's bias (in the first k-block) and ReLU (in the
+			// last).
+			var bias []float32
+			if add == 0 && st.bias != nil {
+				bias = st.bias
+			}
+			last := 0
+			if p0+kc == k {
+				last = relu
 			}
 			switch {
 			case ob.packed != nil:
@@ -273,17 +300,36 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 							// costs one row, not mr).
 							fn, rows = mk.edge[mm], mm
 						}
+						var pbias *float32
+						if bias != nil {
+							pbias = &bias[i0+ir]
+							if rows > mm {
+								// A whole tile for fewer rows: a bias
+								// for each of its rows.
+								clear(s.biasTile[copy(s.biasTile, bias[i0+ir:i0+ir+mm]):])
+								pbias = &s.biasTile[0]
+							}
+						}
 						if rows == mm && nn == nr {
-							fn(kc, pa, pb, ldb, &c[ci], ldc, add)
+							fn(kc, pa, pb, ldb, &c[ci], ldc, add, pbias, last)
 							continue
 						}
-						fn(kc, pa, pb, ldb, &s.tile[0], nr, 0)
+						// Through a tile: the kernel's ReLU only when the
+						// tile is C's final value.
+						tileRelu := 0
+						if add == 0 {
+							tileRelu = last
+						}
+						fn(kc, pa, pb, ldb, &s.tile[0], nr, 0, pbias, tileRelu)
 						for i := 0; i < mm; i++ {
 							row := c[ci+i*ldc : ci+i*ldc+nn]
 							t := s.tile[i*nr : i*nr+nn]
 							if add != 0 {
 								for j := range row {
 									row[j] += t[j]
+								}
+								if last != 0 {
+									reluGeneric(row, row)
 								}
 							} else {
 								copy(row, t)

@@ -4,16 +4,15 @@
 
 #include "textflag.h"
 
-// func kernelAVX512(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX512(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX512(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
@@ -88,70 +87,117 @@ kernelAVX512_loop:
 	JNZ          kernelAVX512_loop
 
 kernelAVX512_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX512_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VADDPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z2, Z2
-	VMOVUPS Z2, (AX)
-	VADDPS  64(AX), Z3, Z3
-	VMOVUPS Z3, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z4, Z4
-	VMOVUPS Z4, (AX)
-	VADDPS  64(AX), Z5, Z5
-	VMOVUPS Z5, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z6, Z6
-	VMOVUPS Z6, (AX)
-	VADDPS  64(AX), Z7, Z7
-	VMOVUPS Z7, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z8, Z8
-	VMOVUPS Z8, (AX)
-	VADDPS  64(AX), Z9, Z9
-	VMOVUPS Z9, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z10, Z10
-	VMOVUPS Z10, (AX)
-	VADDPS  64(AX), Z11, Z11
-	VMOVUPS Z11, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z12, Z12
-	VMOVUPS Z12, (AX)
-	VADDPS  64(AX), Z13, Z13
-	VMOVUPS Z13, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z14, Z14
-	VMOVUPS Z14, (AX)
-	VADDPS  64(AX), Z15, Z15
-	VMOVUPS Z15, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z16, Z16
-	VMOVUPS Z16, (AX)
-	VADDPS  64(AX), Z17, Z17
-	VMOVUPS Z17, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z18, Z18
-	VMOVUPS Z18, (AX)
-	VADDPS  64(AX), Z19, Z19
-	VMOVUPS Z19, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z20, Z20
-	VMOVUPS Z20, (AX)
-	VADDPS  64(AX), Z21, Z21
-	VMOVUPS Z21, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z22, Z22
-	VMOVUPS Z22, (AX)
-	VADDPS  64(AX), Z23, Z23
-	VMOVUPS Z23, 64(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	ADDQ   DI, AX
+	VADDPS (AX), Z12, Z12
+	VADDPS 64(AX), Z13, Z13
+	ADDQ   DI, AX
+	VADDPS (AX), Z14, Z14
+	VADDPS 64(AX), Z15, Z15
+	ADDQ   DI, AX
+	VADDPS (AX), Z16, Z16
+	VADDPS 64(AX), Z17, Z17
+	ADDQ   DI, AX
+	VADDPS (AX), Z18, Z18
+	VADDPS 64(AX), Z19, Z19
+	ADDQ   DI, AX
+	VADDPS (AX), Z20, Z20
+	VADDPS 64(AX), Z21, Z21
+	ADDQ   DI, AX
+	VADDPS (AX), Z22, Z22
+	VADDPS 64(AX), Z23, Z23
+	JMP    kernelAVX512_relu
+
+kernelAVX512_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512_relu
+	VBROADCASTSS (AX), Z24
+	VADDPS       Z24, Z0, Z0
+	VADDPS       Z24, Z1, Z1
+	VBROADCASTSS 4(AX), Z24
+	VADDPS       Z24, Z2, Z2
+	VADDPS       Z24, Z3, Z3
+	VBROADCASTSS 8(AX), Z24
+	VADDPS       Z24, Z4, Z4
+	VADDPS       Z24, Z5, Z5
+	VBROADCASTSS 12(AX), Z24
+	VADDPS       Z24, Z6, Z6
+	VADDPS       Z24, Z7, Z7
+	VBROADCASTSS 16(AX), Z24
+	VADDPS       Z24, Z8, Z8
+	VADDPS       Z24, Z9, Z9
+	VBROADCASTSS 20(AX), Z24
+	VADDPS       Z24, Z10, Z10
+	VADDPS       Z24, Z11, Z11
+	VBROADCASTSS 24(AX), Z24
+	VADDPS       Z24, Z12, Z12
+	VADDPS       Z24, Z13, Z13
+	VBROADCASTSS 28(AX), Z24
+	VADDPS       Z24, Z14, Z14
+	VADDPS       Z24, Z15, Z15
+	VBROADCASTSS 32(AX), Z24
+	VADDPS       Z24, Z16, Z16
+	VADDPS       Z24, Z17, Z17
+	VBROADCASTSS 36(AX), Z24
+	VADDPS       Z24, Z18, Z18
+	VADDPS       Z24, Z19, Z19
+	VBROADCASTSS 40(AX), Z24
+	VADDPS       Z24, Z20, Z20
+	VADDPS       Z24, Z21, Z21
+	VBROADCASTSS 44(AX), Z24
+	VADDPS       Z24, Z22, Z22
+	VADDPS       Z24, Z23, Z23
+
+kernelAVX512_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512_set
+	VXORPS Z24, Z24, Z24
+	VMAXPS Z0, Z24, Z0
+	VMAXPS Z1, Z24, Z1
+	VMAXPS Z2, Z24, Z2
+	VMAXPS Z3, Z24, Z3
+	VMAXPS Z4, Z24, Z4
+	VMAXPS Z5, Z24, Z5
+	VMAXPS Z6, Z24, Z6
+	VMAXPS Z7, Z24, Z7
+	VMAXPS Z8, Z24, Z8
+	VMAXPS Z9, Z24, Z9
+	VMAXPS Z10, Z24, Z10
+	VMAXPS Z11, Z24, Z11
+	VMAXPS Z12, Z24, Z12
+	VMAXPS Z13, Z24, Z13
+	VMAXPS Z14, Z24, Z14
+	VMAXPS Z15, Z24, Z15
+	VMAXPS Z16, Z24, Z16
+	VMAXPS Z17, Z24, Z17
+	VMAXPS Z18, Z24, Z18
+	VMAXPS Z19, Z24, Z19
+	VMAXPS Z20, Z24, Z20
+	VMAXPS Z21, Z24, Z21
+	VMAXPS Z22, Z24, Z22
+	VMAXPS Z23, Z24, Z23
 
 kernelAVX512_set:
 	VMOVUPS Z0, (SI)
@@ -192,16 +238,15 @@ kernelAVX512_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, FMA3
-TEXT ·kernelAVX2(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX2(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
@@ -246,40 +291,69 @@ kernelAVX2_loop:
 	JNZ          kernelAVX2_loop
 
 kernelAVX2_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX2_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Y0, Y0
-	VMOVUPS Y0, (AX)
-	VADDPS  32(AX), Y1, Y1
-	VMOVUPS Y1, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y2, Y2
-	VMOVUPS Y2, (AX)
-	VADDPS  32(AX), Y3, Y3
-	VMOVUPS Y3, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y4, Y4
-	VMOVUPS Y4, (AX)
-	VADDPS  32(AX), Y5, Y5
-	VMOVUPS Y5, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y6, Y6
-	VMOVUPS Y6, (AX)
-	VADDPS  32(AX), Y7, Y7
-	VMOVUPS Y7, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y8, Y8
-	VMOVUPS Y8, (AX)
-	VADDPS  32(AX), Y9, Y9
-	VMOVUPS Y9, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y10, Y10
-	VMOVUPS Y10, (AX)
-	VADDPS  32(AX), Y11, Y11
-	VMOVUPS Y11, 32(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX2_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	ADDQ   DI, AX
+	VADDPS (AX), Y2, Y2
+	VADDPS 32(AX), Y3, Y3
+	ADDQ   DI, AX
+	VADDPS (AX), Y4, Y4
+	VADDPS 32(AX), Y5, Y5
+	ADDQ   DI, AX
+	VADDPS (AX), Y6, Y6
+	VADDPS 32(AX), Y7, Y7
+	ADDQ   DI, AX
+	VADDPS (AX), Y8, Y8
+	VADDPS 32(AX), Y9, Y9
+	ADDQ   DI, AX
+	VADDPS (AX), Y10, Y10
+	VADDPS 32(AX), Y11, Y11
+	JMP    kernelAVX2_relu
+
+kernelAVX2_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX2_relu
+	VBROADCASTSS (AX), Y12
+	VADDPS       Y12, Y0, Y0
+	VADDPS       Y12, Y1, Y1
+	VBROADCASTSS 4(AX), Y12
+	VADDPS       Y12, Y2, Y2
+	VADDPS       Y12, Y3, Y3
+	VBROADCASTSS 8(AX), Y12
+	VADDPS       Y12, Y4, Y4
+	VADDPS       Y12, Y5, Y5
+	VBROADCASTSS 12(AX), Y12
+	VADDPS       Y12, Y6, Y6
+	VADDPS       Y12, Y7, Y7
+	VBROADCASTSS 16(AX), Y12
+	VADDPS       Y12, Y8, Y8
+	VADDPS       Y12, Y9, Y9
+	VBROADCASTSS 20(AX), Y12
+	VADDPS       Y12, Y10, Y10
+	VADDPS       Y12, Y11, Y11
+
+kernelAVX2_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX2_set
+	VXORPS Y12, Y12, Y12
+	VMAXPS Y0, Y12, Y0
+	VMAXPS Y1, Y12, Y1
+	VMAXPS Y2, Y12, Y2
+	VMAXPS Y3, Y12, Y3
+	VMAXPS Y4, Y12, Y4
+	VMAXPS Y5, Y12, Y5
+	VMAXPS Y6, Y12, Y6
+	VMAXPS Y7, Y12, Y7
+	VMAXPS Y8, Y12, Y8
+	VMAXPS Y9, Y12, Y9
+	VMAXPS Y10, Y12, Y10
+	VMAXPS Y11, Y12, Y11
 
 kernelAVX2_set:
 	VMOVUPS Y0, (SI)
@@ -302,16 +376,15 @@ kernelAVX2_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R1(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX512R1(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R1(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX512R1(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
@@ -331,15 +404,29 @@ kernelAVX512R1_loop:
 	JNZ          kernelAVX512R1_loop
 
 kernelAVX512R1_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX512R1_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VADDPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R1_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	JMP    kernelAVX512R1_relu
+
+kernelAVX512R1_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R1_relu
+	VBROADCASTSS (AX), Z2
+	VADDPS       Z2, Z0, Z0
+	VADDPS       Z2, Z1, Z1
+
+kernelAVX512R1_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R1_set
+	VXORPS Z2, Z2, Z2
+	VMAXPS Z0, Z2, Z0
+	VMAXPS Z1, Z2, Z1
 
 kernelAVX512R1_set:
 	VMOVUPS Z0, (SI)
@@ -347,16 +434,15 @@ kernelAVX512R1_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX512R2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R2(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX512R2(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
@@ -381,20 +467,37 @@ kernelAVX512R2_loop:
 	JNZ          kernelAVX512R2_loop
 
 kernelAVX512R2_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX512R2_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VADDPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z2, Z2
-	VMOVUPS Z2, (AX)
-	VADDPS  64(AX), Z3, Z3
-	VMOVUPS Z3, 64(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R2_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	JMP    kernelAVX512R2_relu
+
+kernelAVX512R2_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R2_relu
+	VBROADCASTSS (AX), Z4
+	VADDPS       Z4, Z0, Z0
+	VADDPS       Z4, Z1, Z1
+	VBROADCASTSS 4(AX), Z4
+	VADDPS       Z4, Z2, Z2
+	VADDPS       Z4, Z3, Z3
+
+kernelAVX512R2_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R2_set
+	VXORPS Z4, Z4, Z4
+	VMAXPS Z0, Z4, Z0
+	VMAXPS Z1, Z4, Z1
+	VMAXPS Z2, Z4, Z2
+	VMAXPS Z3, Z4, Z3
 
 kernelAVX512R2_set:
 	VMOVUPS Z0, (SI)
@@ -405,16 +508,15 @@ kernelAVX512R2_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R3(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX512R3(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R3(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX512R3(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
@@ -444,25 +546,45 @@ kernelAVX512R3_loop:
 	JNZ          kernelAVX512R3_loop
 
 kernelAVX512R3_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX512R3_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VADDPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z2, Z2
-	VMOVUPS Z2, (AX)
-	VADDPS  64(AX), Z3, Z3
-	VMOVUPS Z3, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z4, Z4
-	VMOVUPS Z4, (AX)
-	VADDPS  64(AX), Z5, Z5
-	VMOVUPS Z5, 64(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R3_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	JMP    kernelAVX512R3_relu
+
+kernelAVX512R3_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R3_relu
+	VBROADCASTSS (AX), Z6
+	VADDPS       Z6, Z0, Z0
+	VADDPS       Z6, Z1, Z1
+	VBROADCASTSS 4(AX), Z6
+	VADDPS       Z6, Z2, Z2
+	VADDPS       Z6, Z3, Z3
+	VBROADCASTSS 8(AX), Z6
+	VADDPS       Z6, Z4, Z4
+	VADDPS       Z6, Z5, Z5
+
+kernelAVX512R3_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R3_set
+	VXORPS Z6, Z6, Z6
+	VMAXPS Z0, Z6, Z0
+	VMAXPS Z1, Z6, Z1
+	VMAXPS Z2, Z6, Z2
+	VMAXPS Z3, Z6, Z3
+	VMAXPS Z4, Z6, Z4
+	VMAXPS Z5, Z6, Z5
 
 kernelAVX512R3_set:
 	VMOVUPS Z0, (SI)
@@ -476,16 +598,15 @@ kernelAVX512R3_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX512R4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R4(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX512R4(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
@@ -520,30 +641,53 @@ kernelAVX512R4_loop:
 	JNZ          kernelAVX512R4_loop
 
 kernelAVX512R4_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX512R4_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VADDPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z2, Z2
-	VMOVUPS Z2, (AX)
-	VADDPS  64(AX), Z3, Z3
-	VMOVUPS Z3, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z4, Z4
-	VMOVUPS Z4, (AX)
-	VADDPS  64(AX), Z5, Z5
-	VMOVUPS Z5, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z6, Z6
-	VMOVUPS Z6, (AX)
-	VADDPS  64(AX), Z7, Z7
-	VMOVUPS Z7, 64(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R4_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	JMP    kernelAVX512R4_relu
+
+kernelAVX512R4_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R4_relu
+	VBROADCASTSS (AX), Z8
+	VADDPS       Z8, Z0, Z0
+	VADDPS       Z8, Z1, Z1
+	VBROADCASTSS 4(AX), Z8
+	VADDPS       Z8, Z2, Z2
+	VADDPS       Z8, Z3, Z3
+	VBROADCASTSS 8(AX), Z8
+	VADDPS       Z8, Z4, Z4
+	VADDPS       Z8, Z5, Z5
+	VBROADCASTSS 12(AX), Z8
+	VADDPS       Z8, Z6, Z6
+	VADDPS       Z8, Z7, Z7
+
+kernelAVX512R4_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R4_set
+	VXORPS Z8, Z8, Z8
+	VMAXPS Z0, Z8, Z0
+	VMAXPS Z1, Z8, Z1
+	VMAXPS Z2, Z8, Z2
+	VMAXPS Z3, Z8, Z3
+	VMAXPS Z4, Z8, Z4
+	VMAXPS Z5, Z8, Z5
+	VMAXPS Z6, Z8, Z6
+	VMAXPS Z7, Z8, Z7
 
 kernelAVX512R4_set:
 	VMOVUPS Z0, (SI)
@@ -560,16 +704,15 @@ kernelAVX512R4_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX512R5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R5(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX512R5(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
@@ -609,35 +752,61 @@ kernelAVX512R5_loop:
 	JNZ          kernelAVX512R5_loop
 
 kernelAVX512R5_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX512R5_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VADDPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z2, Z2
-	VMOVUPS Z2, (AX)
-	VADDPS  64(AX), Z3, Z3
-	VMOVUPS Z3, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z4, Z4
-	VMOVUPS Z4, (AX)
-	VADDPS  64(AX), Z5, Z5
-	VMOVUPS Z5, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z6, Z6
-	VMOVUPS Z6, (AX)
-	VADDPS  64(AX), Z7, Z7
-	VMOVUPS Z7, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z8, Z8
-	VMOVUPS Z8, (AX)
-	VADDPS  64(AX), Z9, Z9
-	VMOVUPS Z9, 64(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R5_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	JMP    kernelAVX512R5_relu
+
+kernelAVX512R5_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R5_relu
+	VBROADCASTSS (AX), Z10
+	VADDPS       Z10, Z0, Z0
+	VADDPS       Z10, Z1, Z1
+	VBROADCASTSS 4(AX), Z10
+	VADDPS       Z10, Z2, Z2
+	VADDPS       Z10, Z3, Z3
+	VBROADCASTSS 8(AX), Z10
+	VADDPS       Z10, Z4, Z4
+	VADDPS       Z10, Z5, Z5
+	VBROADCASTSS 12(AX), Z10
+	VADDPS       Z10, Z6, Z6
+	VADDPS       Z10, Z7, Z7
+	VBROADCASTSS 16(AX), Z10
+	VADDPS       Z10, Z8, Z8
+	VADDPS       Z10, Z9, Z9
+
+kernelAVX512R5_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R5_set
+	VXORPS Z10, Z10, Z10
+	VMAXPS Z0, Z10, Z0
+	VMAXPS Z1, Z10, Z1
+	VMAXPS Z2, Z10, Z2
+	VMAXPS Z3, Z10, Z3
+	VMAXPS Z4, Z10, Z4
+	VMAXPS Z5, Z10, Z5
+	VMAXPS Z6, Z10, Z6
+	VMAXPS Z7, Z10, Z7
+	VMAXPS Z8, Z10, Z8
+	VMAXPS Z9, Z10, Z9
 
 kernelAVX512R5_set:
 	VMOVUPS Z0, (SI)
@@ -657,16 +826,15 @@ kernelAVX512R5_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R6(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX512R6(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R6(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX512R6(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
@@ -711,40 +879,69 @@ kernelAVX512R6_loop:
 	JNZ          kernelAVX512R6_loop
 
 kernelAVX512R6_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX512R6_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VADDPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z2, Z2
-	VMOVUPS Z2, (AX)
-	VADDPS  64(AX), Z3, Z3
-	VMOVUPS Z3, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z4, Z4
-	VMOVUPS Z4, (AX)
-	VADDPS  64(AX), Z5, Z5
-	VMOVUPS Z5, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z6, Z6
-	VMOVUPS Z6, (AX)
-	VADDPS  64(AX), Z7, Z7
-	VMOVUPS Z7, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z8, Z8
-	VMOVUPS Z8, (AX)
-	VADDPS  64(AX), Z9, Z9
-	VMOVUPS Z9, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z10, Z10
-	VMOVUPS Z10, (AX)
-	VADDPS  64(AX), Z11, Z11
-	VMOVUPS Z11, 64(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R6_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	JMP    kernelAVX512R6_relu
+
+kernelAVX512R6_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R6_relu
+	VBROADCASTSS (AX), Z12
+	VADDPS       Z12, Z0, Z0
+	VADDPS       Z12, Z1, Z1
+	VBROADCASTSS 4(AX), Z12
+	VADDPS       Z12, Z2, Z2
+	VADDPS       Z12, Z3, Z3
+	VBROADCASTSS 8(AX), Z12
+	VADDPS       Z12, Z4, Z4
+	VADDPS       Z12, Z5, Z5
+	VBROADCASTSS 12(AX), Z12
+	VADDPS       Z12, Z6, Z6
+	VADDPS       Z12, Z7, Z7
+	VBROADCASTSS 16(AX), Z12
+	VADDPS       Z12, Z8, Z8
+	VADDPS       Z12, Z9, Z9
+	VBROADCASTSS 20(AX), Z12
+	VADDPS       Z12, Z10, Z10
+	VADDPS       Z12, Z11, Z11
+
+kernelAVX512R6_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R6_set
+	VXORPS Z12, Z12, Z12
+	VMAXPS Z0, Z12, Z0
+	VMAXPS Z1, Z12, Z1
+	VMAXPS Z2, Z12, Z2
+	VMAXPS Z3, Z12, Z3
+	VMAXPS Z4, Z12, Z4
+	VMAXPS Z5, Z12, Z5
+	VMAXPS Z6, Z12, Z6
+	VMAXPS Z7, Z12, Z7
+	VMAXPS Z8, Z12, Z8
+	VMAXPS Z9, Z12, Z9
+	VMAXPS Z10, Z12, Z10
+	VMAXPS Z11, Z12, Z11
 
 kernelAVX512R6_set:
 	VMOVUPS Z0, (SI)
@@ -767,16 +964,15 @@ kernelAVX512R6_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R7(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX512R7(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R7(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX512R7(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
@@ -826,45 +1022,77 @@ kernelAVX512R7_loop:
 	JNZ          kernelAVX512R7_loop
 
 kernelAVX512R7_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX512R7_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VADDPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z2, Z2
-	VMOVUPS Z2, (AX)
-	VADDPS  64(AX), Z3, Z3
-	VMOVUPS Z3, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z4, Z4
-	VMOVUPS Z4, (AX)
-	VADDPS  64(AX), Z5, Z5
-	VMOVUPS Z5, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z6, Z6
-	VMOVUPS Z6, (AX)
-	VADDPS  64(AX), Z7, Z7
-	VMOVUPS Z7, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z8, Z8
-	VMOVUPS Z8, (AX)
-	VADDPS  64(AX), Z9, Z9
-	VMOVUPS Z9, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z10, Z10
-	VMOVUPS Z10, (AX)
-	VADDPS  64(AX), Z11, Z11
-	VMOVUPS Z11, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z12, Z12
-	VMOVUPS Z12, (AX)
-	VADDPS  64(AX), Z13, Z13
-	VMOVUPS Z13, 64(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R7_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	ADDQ   DI, AX
+	VADDPS (AX), Z12, Z12
+	VADDPS 64(AX), Z13, Z13
+	JMP    kernelAVX512R7_relu
+
+kernelAVX512R7_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R7_relu
+	VBROADCASTSS (AX), Z14
+	VADDPS       Z14, Z0, Z0
+	VADDPS       Z14, Z1, Z1
+	VBROADCASTSS 4(AX), Z14
+	VADDPS       Z14, Z2, Z2
+	VADDPS       Z14, Z3, Z3
+	VBROADCASTSS 8(AX), Z14
+	VADDPS       Z14, Z4, Z4
+	VADDPS       Z14, Z5, Z5
+	VBROADCASTSS 12(AX), Z14
+	VADDPS       Z14, Z6, Z6
+	VADDPS       Z14, Z7, Z7
+	VBROADCASTSS 16(AX), Z14
+	VADDPS       Z14, Z8, Z8
+	VADDPS       Z14, Z9, Z9
+	VBROADCASTSS 20(AX), Z14
+	VADDPS       Z14, Z10, Z10
+	VADDPS       Z14, Z11, Z11
+	VBROADCASTSS 24(AX), Z14
+	VADDPS       Z14, Z12, Z12
+	VADDPS       Z14, Z13, Z13
+
+kernelAVX512R7_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R7_set
+	VXORPS Z14, Z14, Z14
+	VMAXPS Z0, Z14, Z0
+	VMAXPS Z1, Z14, Z1
+	VMAXPS Z2, Z14, Z2
+	VMAXPS Z3, Z14, Z3
+	VMAXPS Z4, Z14, Z4
+	VMAXPS Z5, Z14, Z5
+	VMAXPS Z6, Z14, Z6
+	VMAXPS Z7, Z14, Z7
+	VMAXPS Z8, Z14, Z8
+	VMAXPS Z9, Z14, Z9
+	VMAXPS Z10, Z14, Z10
+	VMAXPS Z11, Z14, Z11
+	VMAXPS Z12, Z14, Z12
+	VMAXPS Z13, Z14, Z13
 
 kernelAVX512R7_set:
 	VMOVUPS Z0, (SI)
@@ -890,16 +1118,15 @@ kernelAVX512R7_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R8(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX512R8(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R8(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX512R8(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
@@ -954,50 +1181,85 @@ kernelAVX512R8_loop:
 	JNZ          kernelAVX512R8_loop
 
 kernelAVX512R8_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX512R8_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VADDPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z2, Z2
-	VMOVUPS Z2, (AX)
-	VADDPS  64(AX), Z3, Z3
-	VMOVUPS Z3, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z4, Z4
-	VMOVUPS Z4, (AX)
-	VADDPS  64(AX), Z5, Z5
-	VMOVUPS Z5, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z6, Z6
-	VMOVUPS Z6, (AX)
-	VADDPS  64(AX), Z7, Z7
-	VMOVUPS Z7, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z8, Z8
-	VMOVUPS Z8, (AX)
-	VADDPS  64(AX), Z9, Z9
-	VMOVUPS Z9, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z10, Z10
-	VMOVUPS Z10, (AX)
-	VADDPS  64(AX), Z11, Z11
-	VMOVUPS Z11, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z12, Z12
-	VMOVUPS Z12, (AX)
-	VADDPS  64(AX), Z13, Z13
-	VMOVUPS Z13, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z14, Z14
-	VMOVUPS Z14, (AX)
-	VADDPS  64(AX), Z15, Z15
-	VMOVUPS Z15, 64(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R8_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	ADDQ   DI, AX
+	VADDPS (AX), Z12, Z12
+	VADDPS 64(AX), Z13, Z13
+	ADDQ   DI, AX
+	VADDPS (AX), Z14, Z14
+	VADDPS 64(AX), Z15, Z15
+	JMP    kernelAVX512R8_relu
+
+kernelAVX512R8_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R8_relu
+	VBROADCASTSS (AX), Z16
+	VADDPS       Z16, Z0, Z0
+	VADDPS       Z16, Z1, Z1
+	VBROADCASTSS 4(AX), Z16
+	VADDPS       Z16, Z2, Z2
+	VADDPS       Z16, Z3, Z3
+	VBROADCASTSS 8(AX), Z16
+	VADDPS       Z16, Z4, Z4
+	VADDPS       Z16, Z5, Z5
+	VBROADCASTSS 12(AX), Z16
+	VADDPS       Z16, Z6, Z6
+	VADDPS       Z16, Z7, Z7
+	VBROADCASTSS 16(AX), Z16
+	VADDPS       Z16, Z8, Z8
+	VADDPS       Z16, Z9, Z9
+	VBROADCASTSS 20(AX), Z16
+	VADDPS       Z16, Z10, Z10
+	VADDPS       Z16, Z11, Z11
+	VBROADCASTSS 24(AX), Z16
+	VADDPS       Z16, Z12, Z12
+	VADDPS       Z16, Z13, Z13
+	VBROADCASTSS 28(AX), Z16
+	VADDPS       Z16, Z14, Z14
+	VADDPS       Z16, Z15, Z15
+
+kernelAVX512R8_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R8_set
+	VXORPS Z16, Z16, Z16
+	VMAXPS Z0, Z16, Z0
+	VMAXPS Z1, Z16, Z1
+	VMAXPS Z2, Z16, Z2
+	VMAXPS Z3, Z16, Z3
+	VMAXPS Z4, Z16, Z4
+	VMAXPS Z5, Z16, Z5
+	VMAXPS Z6, Z16, Z6
+	VMAXPS Z7, Z16, Z7
+	VMAXPS Z8, Z16, Z8
+	VMAXPS Z9, Z16, Z9
+	VMAXPS Z10, Z16, Z10
+	VMAXPS Z11, Z16, Z11
+	VMAXPS Z12, Z16, Z12
+	VMAXPS Z13, Z16, Z13
+	VMAXPS Z14, Z16, Z14
+	VMAXPS Z15, Z16, Z15
 
 kernelAVX512R8_set:
 	VMOVUPS Z0, (SI)
@@ -1026,16 +1288,15 @@ kernelAVX512R8_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R9(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX512R9(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R9(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX512R9(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
@@ -1095,55 +1356,93 @@ kernelAVX512R9_loop:
 	JNZ          kernelAVX512R9_loop
 
 kernelAVX512R9_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX512R9_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VADDPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z2, Z2
-	VMOVUPS Z2, (AX)
-	VADDPS  64(AX), Z3, Z3
-	VMOVUPS Z3, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z4, Z4
-	VMOVUPS Z4, (AX)
-	VADDPS  64(AX), Z5, Z5
-	VMOVUPS Z5, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z6, Z6
-	VMOVUPS Z6, (AX)
-	VADDPS  64(AX), Z7, Z7
-	VMOVUPS Z7, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z8, Z8
-	VMOVUPS Z8, (AX)
-	VADDPS  64(AX), Z9, Z9
-	VMOVUPS Z9, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z10, Z10
-	VMOVUPS Z10, (AX)
-	VADDPS  64(AX), Z11, Z11
-	VMOVUPS Z11, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z12, Z12
-	VMOVUPS Z12, (AX)
-	VADDPS  64(AX), Z13, Z13
-	VMOVUPS Z13, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z14, Z14
-	VMOVUPS Z14, (AX)
-	VADDPS  64(AX), Z15, Z15
-	VMOVUPS Z15, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z16, Z16
-	VMOVUPS Z16, (AX)
-	VADDPS  64(AX), Z17, Z17
-	VMOVUPS Z17, 64(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R9_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	ADDQ   DI, AX
+	VADDPS (AX), Z12, Z12
+	VADDPS 64(AX), Z13, Z13
+	ADDQ   DI, AX
+	VADDPS (AX), Z14, Z14
+	VADDPS 64(AX), Z15, Z15
+	ADDQ   DI, AX
+	VADDPS (AX), Z16, Z16
+	VADDPS 64(AX), Z17, Z17
+	JMP    kernelAVX512R9_relu
+
+kernelAVX512R9_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R9_relu
+	VBROADCASTSS (AX), Z18
+	VADDPS       Z18, Z0, Z0
+	VADDPS       Z18, Z1, Z1
+	VBROADCASTSS 4(AX), Z18
+	VADDPS       Z18, Z2, Z2
+	VADDPS       Z18, Z3, Z3
+	VBROADCASTSS 8(AX), Z18
+	VADDPS       Z18, Z4, Z4
+	VADDPS       Z18, Z5, Z5
+	VBROADCASTSS 12(AX), Z18
+	VADDPS       Z18, Z6, Z6
+	VADDPS       Z18, Z7, Z7
+	VBROADCASTSS 16(AX), Z18
+	VADDPS       Z18, Z8, Z8
+	VADDPS       Z18, Z9, Z9
+	VBROADCASTSS 20(AX), Z18
+	VADDPS       Z18, Z10, Z10
+	VADDPS       Z18, Z11, Z11
+	VBROADCASTSS 24(AX), Z18
+	VADDPS       Z18, Z12, Z12
+	VADDPS       Z18, Z13, Z13
+	VBROADCASTSS 28(AX), Z18
+	VADDPS       Z18, Z14, Z14
+	VADDPS       Z18, Z15, Z15
+	VBROADCASTSS 32(AX), Z18
+	VADDPS       Z18, Z16, Z16
+	VADDPS       Z18, Z17, Z17
+
+kernelAVX512R9_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R9_set
+	VXORPS Z18, Z18, Z18
+	VMAXPS Z0, Z18, Z0
+	VMAXPS Z1, Z18, Z1
+	VMAXPS Z2, Z18, Z2
+	VMAXPS Z3, Z18, Z3
+	VMAXPS Z4, Z18, Z4
+	VMAXPS Z5, Z18, Z5
+	VMAXPS Z6, Z18, Z6
+	VMAXPS Z7, Z18, Z7
+	VMAXPS Z8, Z18, Z8
+	VMAXPS Z9, Z18, Z9
+	VMAXPS Z10, Z18, Z10
+	VMAXPS Z11, Z18, Z11
+	VMAXPS Z12, Z18, Z12
+	VMAXPS Z13, Z18, Z13
+	VMAXPS Z14, Z18, Z14
+	VMAXPS Z15, Z18, Z15
+	VMAXPS Z16, Z18, Z16
+	VMAXPS Z17, Z18, Z17
 
 kernelAVX512R9_set:
 	VMOVUPS Z0, (SI)
@@ -1175,16 +1474,15 @@ kernelAVX512R9_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R10(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX512R10(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R10(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX512R10(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
@@ -1249,60 +1547,101 @@ kernelAVX512R10_loop:
 	JNZ          kernelAVX512R10_loop
 
 kernelAVX512R10_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX512R10_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VADDPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z2, Z2
-	VMOVUPS Z2, (AX)
-	VADDPS  64(AX), Z3, Z3
-	VMOVUPS Z3, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z4, Z4
-	VMOVUPS Z4, (AX)
-	VADDPS  64(AX), Z5, Z5
-	VMOVUPS Z5, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z6, Z6
-	VMOVUPS Z6, (AX)
-	VADDPS  64(AX), Z7, Z7
-	VMOVUPS Z7, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z8, Z8
-	VMOVUPS Z8, (AX)
-	VADDPS  64(AX), Z9, Z9
-	VMOVUPS Z9, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z10, Z10
-	VMOVUPS Z10, (AX)
-	VADDPS  64(AX), Z11, Z11
-	VMOVUPS Z11, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z12, Z12
-	VMOVUPS Z12, (AX)
-	VADDPS  64(AX), Z13, Z13
-	VMOVUPS Z13, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z14, Z14
-	VMOVUPS Z14, (AX)
-	VADDPS  64(AX), Z15, Z15
-	VMOVUPS Z15, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z16, Z16
-	VMOVUPS Z16, (AX)
-	VADDPS  64(AX), Z17, Z17
-	VMOVUPS Z17, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z18, Z18
-	VMOVUPS Z18, (AX)
-	VADDPS  64(AX), Z19, Z19
-	VMOVUPS Z19, 64(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R10_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	ADDQ   DI, AX
+	VADDPS (AX), Z12, Z12
+	VADDPS 64(AX), Z13, Z13
+	ADDQ   DI, AX
+	VADDPS (AX), Z14, Z14
+	VADDPS 64(AX), Z15, Z15
+	ADDQ   DI, AX
+	VADDPS (AX), Z16, Z16
+	VADDPS 64(AX), Z17, Z17
+	ADDQ   DI, AX
+	VADDPS (AX), Z18, Z18
+	VADDPS 64(AX), Z19, Z19
+	JMP    kernelAVX512R10_relu
+
+kernelAVX512R10_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R10_relu
+	VBROADCASTSS (AX), Z20
+	VADDPS       Z20, Z0, Z0
+	VADDPS       Z20, Z1, Z1
+	VBROADCASTSS 4(AX), Z20
+	VADDPS       Z20, Z2, Z2
+	VADDPS       Z20, Z3, Z3
+	VBROADCASTSS 8(AX), Z20
+	VADDPS       Z20, Z4, Z4
+	VADDPS       Z20, Z5, Z5
+	VBROADCASTSS 12(AX), Z20
+	VADDPS       Z20, Z6, Z6
+	VADDPS       Z20, Z7, Z7
+	VBROADCASTSS 16(AX), Z20
+	VADDPS       Z20, Z8, Z8
+	VADDPS       Z20, Z9, Z9
+	VBROADCASTSS 20(AX), Z20
+	VADDPS       Z20, Z10, Z10
+	VADDPS       Z20, Z11, Z11
+	VBROADCASTSS 24(AX), Z20
+	VADDPS       Z20, Z12, Z12
+	VADDPS       Z20, Z13, Z13
+	VBROADCASTSS 28(AX), Z20
+	VADDPS       Z20, Z14, Z14
+	VADDPS       Z20, Z15, Z15
+	VBROADCASTSS 32(AX), Z20
+	VADDPS       Z20, Z16, Z16
+	VADDPS       Z20, Z17, Z17
+	VBROADCASTSS 36(AX), Z20
+	VADDPS       Z20, Z18, Z18
+	VADDPS       Z20, Z19, Z19
+
+kernelAVX512R10_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R10_set
+	VXORPS Z20, Z20, Z20
+	VMAXPS Z0, Z20, Z0
+	VMAXPS Z1, Z20, Z1
+	VMAXPS Z2, Z20, Z2
+	VMAXPS Z3, Z20, Z3
+	VMAXPS Z4, Z20, Z4
+	VMAXPS Z5, Z20, Z5
+	VMAXPS Z6, Z20, Z6
+	VMAXPS Z7, Z20, Z7
+	VMAXPS Z8, Z20, Z8
+	VMAXPS Z9, Z20, Z9
+	VMAXPS Z10, Z20, Z10
+	VMAXPS Z11, Z20, Z11
+	VMAXPS Z12, Z20, Z12
+	VMAXPS Z13, Z20, Z13
+	VMAXPS Z14, Z20, Z14
+	VMAXPS Z15, Z20, Z15
+	VMAXPS Z16, Z20, Z16
+	VMAXPS Z17, Z20, Z17
+	VMAXPS Z18, Z20, Z18
+	VMAXPS Z19, Z20, Z19
 
 kernelAVX512R10_set:
 	VMOVUPS Z0, (SI)
@@ -1337,16 +1676,15 @@ kernelAVX512R10_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX512R11(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX512R11(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kernelAVX512R11(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX512R11(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Z0, Z0, Z0
@@ -1416,65 +1754,109 @@ kernelAVX512R11_loop:
 	JNZ          kernelAVX512R11_loop
 
 kernelAVX512R11_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX512R11_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Z0, Z0
-	VMOVUPS Z0, (AX)
-	VADDPS  64(AX), Z1, Z1
-	VMOVUPS Z1, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z2, Z2
-	VMOVUPS Z2, (AX)
-	VADDPS  64(AX), Z3, Z3
-	VMOVUPS Z3, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z4, Z4
-	VMOVUPS Z4, (AX)
-	VADDPS  64(AX), Z5, Z5
-	VMOVUPS Z5, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z6, Z6
-	VMOVUPS Z6, (AX)
-	VADDPS  64(AX), Z7, Z7
-	VMOVUPS Z7, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z8, Z8
-	VMOVUPS Z8, (AX)
-	VADDPS  64(AX), Z9, Z9
-	VMOVUPS Z9, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z10, Z10
-	VMOVUPS Z10, (AX)
-	VADDPS  64(AX), Z11, Z11
-	VMOVUPS Z11, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z12, Z12
-	VMOVUPS Z12, (AX)
-	VADDPS  64(AX), Z13, Z13
-	VMOVUPS Z13, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z14, Z14
-	VMOVUPS Z14, (AX)
-	VADDPS  64(AX), Z15, Z15
-	VMOVUPS Z15, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z16, Z16
-	VMOVUPS Z16, (AX)
-	VADDPS  64(AX), Z17, Z17
-	VMOVUPS Z17, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z18, Z18
-	VMOVUPS Z18, (AX)
-	VADDPS  64(AX), Z19, Z19
-	VMOVUPS Z19, 64(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Z20, Z20
-	VMOVUPS Z20, (AX)
-	VADDPS  64(AX), Z21, Z21
-	VMOVUPS Z21, 64(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R11_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	ADDQ   DI, AX
+	VADDPS (AX), Z12, Z12
+	VADDPS 64(AX), Z13, Z13
+	ADDQ   DI, AX
+	VADDPS (AX), Z14, Z14
+	VADDPS 64(AX), Z15, Z15
+	ADDQ   DI, AX
+	VADDPS (AX), Z16, Z16
+	VADDPS 64(AX), Z17, Z17
+	ADDQ   DI, AX
+	VADDPS (AX), Z18, Z18
+	VADDPS 64(AX), Z19, Z19
+	ADDQ   DI, AX
+	VADDPS (AX), Z20, Z20
+	VADDPS 64(AX), Z21, Z21
+	JMP    kernelAVX512R11_relu
+
+kernelAVX512R11_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R11_relu
+	VBROADCASTSS (AX), Z22
+	VADDPS       Z22, Z0, Z0
+	VADDPS       Z22, Z1, Z1
+	VBROADCASTSS 4(AX), Z22
+	VADDPS       Z22, Z2, Z2
+	VADDPS       Z22, Z3, Z3
+	VBROADCASTSS 8(AX), Z22
+	VADDPS       Z22, Z4, Z4
+	VADDPS       Z22, Z5, Z5
+	VBROADCASTSS 12(AX), Z22
+	VADDPS       Z22, Z6, Z6
+	VADDPS       Z22, Z7, Z7
+	VBROADCASTSS 16(AX), Z22
+	VADDPS       Z22, Z8, Z8
+	VADDPS       Z22, Z9, Z9
+	VBROADCASTSS 20(AX), Z22
+	VADDPS       Z22, Z10, Z10
+	VADDPS       Z22, Z11, Z11
+	VBROADCASTSS 24(AX), Z22
+	VADDPS       Z22, Z12, Z12
+	VADDPS       Z22, Z13, Z13
+	VBROADCASTSS 28(AX), Z22
+	VADDPS       Z22, Z14, Z14
+	VADDPS       Z22, Z15, Z15
+	VBROADCASTSS 32(AX), Z22
+	VADDPS       Z22, Z16, Z16
+	VADDPS       Z22, Z17, Z17
+	VBROADCASTSS 36(AX), Z22
+	VADDPS       Z22, Z18, Z18
+	VADDPS       Z22, Z19, Z19
+	VBROADCASTSS 40(AX), Z22
+	VADDPS       Z22, Z20, Z20
+	VADDPS       Z22, Z21, Z21
+
+kernelAVX512R11_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512R11_set
+	VXORPS Z22, Z22, Z22
+	VMAXPS Z0, Z22, Z0
+	VMAXPS Z1, Z22, Z1
+	VMAXPS Z2, Z22, Z2
+	VMAXPS Z3, Z22, Z3
+	VMAXPS Z4, Z22, Z4
+	VMAXPS Z5, Z22, Z5
+	VMAXPS Z6, Z22, Z6
+	VMAXPS Z7, Z22, Z7
+	VMAXPS Z8, Z22, Z8
+	VMAXPS Z9, Z22, Z9
+	VMAXPS Z10, Z22, Z10
+	VMAXPS Z11, Z22, Z11
+	VMAXPS Z12, Z22, Z12
+	VMAXPS Z13, Z22, Z13
+	VMAXPS Z14, Z22, Z14
+	VMAXPS Z15, Z22, Z15
+	VMAXPS Z16, Z22, Z16
+	VMAXPS Z17, Z22, Z17
+	VMAXPS Z18, Z22, Z18
+	VMAXPS Z19, Z22, Z19
+	VMAXPS Z20, Z22, Z20
+	VMAXPS Z21, Z22, Z21
 
 kernelAVX512R11_set:
 	VMOVUPS Z0, (SI)
@@ -1512,16 +1894,15 @@ kernelAVX512R11_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX2R1(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX2R1(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, FMA3
-TEXT ·kernelAVX2R1(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX2R1(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
@@ -1541,15 +1922,29 @@ kernelAVX2R1_loop:
 	JNZ          kernelAVX2R1_loop
 
 kernelAVX2R1_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX2R1_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Y0, Y0
-	VMOVUPS Y0, (AX)
-	VADDPS  32(AX), Y1, Y1
-	VMOVUPS Y1, 32(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX2R1_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	JMP    kernelAVX2R1_relu
+
+kernelAVX2R1_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX2R1_relu
+	VBROADCASTSS (AX), Y2
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y2, Y1, Y1
+
+kernelAVX2R1_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX2R1_set
+	VXORPS Y2, Y2, Y2
+	VMAXPS Y0, Y2, Y0
+	VMAXPS Y1, Y2, Y1
 
 kernelAVX2R1_set:
 	VMOVUPS Y0, (SI)
@@ -1557,16 +1952,15 @@ kernelAVX2R1_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX2R2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX2R2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, FMA3
-TEXT ·kernelAVX2R2(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX2R2(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
@@ -1591,20 +1985,37 @@ kernelAVX2R2_loop:
 	JNZ          kernelAVX2R2_loop
 
 kernelAVX2R2_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX2R2_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Y0, Y0
-	VMOVUPS Y0, (AX)
-	VADDPS  32(AX), Y1, Y1
-	VMOVUPS Y1, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y2, Y2
-	VMOVUPS Y2, (AX)
-	VADDPS  32(AX), Y3, Y3
-	VMOVUPS Y3, 32(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX2R2_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	ADDQ   DI, AX
+	VADDPS (AX), Y2, Y2
+	VADDPS 32(AX), Y3, Y3
+	JMP    kernelAVX2R2_relu
+
+kernelAVX2R2_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX2R2_relu
+	VBROADCASTSS (AX), Y4
+	VADDPS       Y4, Y0, Y0
+	VADDPS       Y4, Y1, Y1
+	VBROADCASTSS 4(AX), Y4
+	VADDPS       Y4, Y2, Y2
+	VADDPS       Y4, Y3, Y3
+
+kernelAVX2R2_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX2R2_set
+	VXORPS Y4, Y4, Y4
+	VMAXPS Y0, Y4, Y0
+	VMAXPS Y1, Y4, Y1
+	VMAXPS Y2, Y4, Y2
+	VMAXPS Y3, Y4, Y3
 
 kernelAVX2R2_set:
 	VMOVUPS Y0, (SI)
@@ -1615,16 +2026,15 @@ kernelAVX2R2_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX2R3(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX2R3(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, FMA3
-TEXT ·kernelAVX2R3(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX2R3(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
@@ -1654,25 +2064,45 @@ kernelAVX2R3_loop:
 	JNZ          kernelAVX2R3_loop
 
 kernelAVX2R3_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX2R3_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Y0, Y0
-	VMOVUPS Y0, (AX)
-	VADDPS  32(AX), Y1, Y1
-	VMOVUPS Y1, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y2, Y2
-	VMOVUPS Y2, (AX)
-	VADDPS  32(AX), Y3, Y3
-	VMOVUPS Y3, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y4, Y4
-	VMOVUPS Y4, (AX)
-	VADDPS  32(AX), Y5, Y5
-	VMOVUPS Y5, 32(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX2R3_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	ADDQ   DI, AX
+	VADDPS (AX), Y2, Y2
+	VADDPS 32(AX), Y3, Y3
+	ADDQ   DI, AX
+	VADDPS (AX), Y4, Y4
+	VADDPS 32(AX), Y5, Y5
+	JMP    kernelAVX2R3_relu
+
+kernelAVX2R3_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX2R3_relu
+	VBROADCASTSS (AX), Y6
+	VADDPS       Y6, Y0, Y0
+	VADDPS       Y6, Y1, Y1
+	VBROADCASTSS 4(AX), Y6
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y6, Y3, Y3
+	VBROADCASTSS 8(AX), Y6
+	VADDPS       Y6, Y4, Y4
+	VADDPS       Y6, Y5, Y5
+
+kernelAVX2R3_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX2R3_set
+	VXORPS Y6, Y6, Y6
+	VMAXPS Y0, Y6, Y0
+	VMAXPS Y1, Y6, Y1
+	VMAXPS Y2, Y6, Y2
+	VMAXPS Y3, Y6, Y3
+	VMAXPS Y4, Y6, Y4
+	VMAXPS Y5, Y6, Y5
 
 kernelAVX2R3_set:
 	VMOVUPS Y0, (SI)
@@ -1686,16 +2116,15 @@ kernelAVX2R3_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX2R4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX2R4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, FMA3
-TEXT ·kernelAVX2R4(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX2R4(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
@@ -1730,30 +2159,53 @@ kernelAVX2R4_loop:
 	JNZ          kernelAVX2R4_loop
 
 kernelAVX2R4_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX2R4_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Y0, Y0
-	VMOVUPS Y0, (AX)
-	VADDPS  32(AX), Y1, Y1
-	VMOVUPS Y1, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y2, Y2
-	VMOVUPS Y2, (AX)
-	VADDPS  32(AX), Y3, Y3
-	VMOVUPS Y3, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y4, Y4
-	VMOVUPS Y4, (AX)
-	VADDPS  32(AX), Y5, Y5
-	VMOVUPS Y5, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y6, Y6
-	VMOVUPS Y6, (AX)
-	VADDPS  32(AX), Y7, Y7
-	VMOVUPS Y7, 32(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX2R4_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	ADDQ   DI, AX
+	VADDPS (AX), Y2, Y2
+	VADDPS 32(AX), Y3, Y3
+	ADDQ   DI, AX
+	VADDPS (AX), Y4, Y4
+	VADDPS 32(AX), Y5, Y5
+	ADDQ   DI, AX
+	VADDPS (AX), Y6, Y6
+	VADDPS 32(AX), Y7, Y7
+	JMP    kernelAVX2R4_relu
+
+kernelAVX2R4_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX2R4_relu
+	VBROADCASTSS (AX), Y8
+	VADDPS       Y8, Y0, Y0
+	VADDPS       Y8, Y1, Y1
+	VBROADCASTSS 4(AX), Y8
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y8, Y3, Y3
+	VBROADCASTSS 8(AX), Y8
+	VADDPS       Y8, Y4, Y4
+	VADDPS       Y8, Y5, Y5
+	VBROADCASTSS 12(AX), Y8
+	VADDPS       Y8, Y6, Y6
+	VADDPS       Y8, Y7, Y7
+
+kernelAVX2R4_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX2R4_set
+	VXORPS Y8, Y8, Y8
+	VMAXPS Y0, Y8, Y0
+	VMAXPS Y1, Y8, Y1
+	VMAXPS Y2, Y8, Y2
+	VMAXPS Y3, Y8, Y3
+	VMAXPS Y4, Y8, Y4
+	VMAXPS Y5, Y8, Y5
+	VMAXPS Y6, Y8, Y6
+	VMAXPS Y7, Y8, Y7
 
 kernelAVX2R4_set:
 	VMOVUPS Y0, (SI)
@@ -1770,16 +2222,15 @@ kernelAVX2R4_set:
 	VZEROUPPER
 	RET
 
-// func kernelAVX2R5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int)
+// func kernelAVX2R5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 // Requires: AVX, FMA3
-TEXT ·kernelAVX2R5(SB), NOSPLIT, $0-56
+TEXT ·kernelAVX2R5(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
 	MOVQ   b+16(FP), DX
 	MOVQ   ldb+24(FP), BX
 	MOVQ   c+32(FP), SI
 	MOVQ   ldc+40(FP), DI
-	MOVQ   add+48(FP), R8
 	SHLQ   $0x02, BX
 	SHLQ   $0x02, DI
 	VXORPS Y0, Y0, Y0
@@ -1819,35 +2270,61 @@ kernelAVX2R5_loop:
 	JNZ          kernelAVX2R5_loop
 
 kernelAVX2R5_store:
-	TESTQ   R8, R8
-	JZ      kernelAVX2R5_set
-	MOVQ    SI, AX
-	VADDPS  (AX), Y0, Y0
-	VMOVUPS Y0, (AX)
-	VADDPS  32(AX), Y1, Y1
-	VMOVUPS Y1, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y2, Y2
-	VMOVUPS Y2, (AX)
-	VADDPS  32(AX), Y3, Y3
-	VMOVUPS Y3, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y4, Y4
-	VMOVUPS Y4, (AX)
-	VADDPS  32(AX), Y5, Y5
-	VMOVUPS Y5, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y6, Y6
-	VMOVUPS Y6, (AX)
-	VADDPS  32(AX), Y7, Y7
-	VMOVUPS Y7, 32(AX)
-	ADDQ    DI, AX
-	VADDPS  (AX), Y8, Y8
-	VMOVUPS Y8, (AX)
-	VADDPS  32(AX), Y9, Y9
-	VMOVUPS Y9, 32(AX)
-	VZEROUPPER
-	RET
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX2R5_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	ADDQ   DI, AX
+	VADDPS (AX), Y2, Y2
+	VADDPS 32(AX), Y3, Y3
+	ADDQ   DI, AX
+	VADDPS (AX), Y4, Y4
+	VADDPS 32(AX), Y5, Y5
+	ADDQ   DI, AX
+	VADDPS (AX), Y6, Y6
+	VADDPS 32(AX), Y7, Y7
+	ADDQ   DI, AX
+	VADDPS (AX), Y8, Y8
+	VADDPS 32(AX), Y9, Y9
+	JMP    kernelAVX2R5_relu
+
+kernelAVX2R5_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX2R5_relu
+	VBROADCASTSS (AX), Y10
+	VADDPS       Y10, Y0, Y0
+	VADDPS       Y10, Y1, Y1
+	VBROADCASTSS 4(AX), Y10
+	VADDPS       Y10, Y2, Y2
+	VADDPS       Y10, Y3, Y3
+	VBROADCASTSS 8(AX), Y10
+	VADDPS       Y10, Y4, Y4
+	VADDPS       Y10, Y5, Y5
+	VBROADCASTSS 12(AX), Y10
+	VADDPS       Y10, Y6, Y6
+	VADDPS       Y10, Y7, Y7
+	VBROADCASTSS 16(AX), Y10
+	VADDPS       Y10, Y8, Y8
+	VADDPS       Y10, Y9, Y9
+
+kernelAVX2R5_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX2R5_set
+	VXORPS Y10, Y10, Y10
+	VMAXPS Y0, Y10, Y0
+	VMAXPS Y1, Y10, Y1
+	VMAXPS Y2, Y10, Y2
+	VMAXPS Y3, Y10, Y3
+	VMAXPS Y4, Y10, Y4
+	VMAXPS Y5, Y10, Y5
+	VMAXPS Y6, Y10, Y6
+	VMAXPS Y7, Y10, Y7
+	VMAXPS Y8, Y10, Y8
+	VMAXPS Y9, Y10, Y9
 
 kernelAVX2R5_set:
 	VMOVUPS Y0, (SI)
