@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"sync/atomic"
 	"context"
 	"fmt"
 
@@ -37,6 +38,9 @@ type lctx struct {
 	// act is the activation a head Conv applies before its epilogue
 	// (fuse_epilogue.go).
 	act kernels.Act
+	// conv is the step's memo of a Conv's geometry (nil: none;
+	// convParams).
+	conv *atomic.Pointer[convMemo]
 }
 
 func (b *builder) newCtx(n *canonical.Node, impl *opImpl, ver int, ins []*slot) *lctx {

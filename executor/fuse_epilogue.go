@@ -138,6 +138,7 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 	if err != nil {
 		return false, false, err
 	}
+	c.conv = &head.conv
 	out, ok := convOutShape(c)
 	if !ok {
 		return false, false, nil

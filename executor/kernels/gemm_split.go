@@ -79,11 +79,14 @@ func (f *finish) run(c []float32, ldc, i0, i1, j0, j1 int, beta float32, compute
 func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, fin *finish) {
 	// The micro-kernel computes whole tiles of nr columns, and of mr rows
 	// unless it has edge kernels. A thin product (a GEMV) loads each
-	// element of B for a few multiply-adds: it counts as at least 4 rows.
+	// element of B for a few multiply-adds: it counts as at least 16 rows
+	// (streaming B from L2 or L3 costs about 16 multiply-adds' time an
+	// element), so that the 1×1 convolutions of an SE block on one pixel
+	// (576×144 weights: 15 µs on one thread) are split.
 	rows, cols := (m+mk.mr-1)/mk.mr, (n+mk.nr-1)/mk.nr
 	mw := rows * mk.mr
 	if mk.edge != nil {
-		mw = max(m, 4)
+		mw = max(m, 16)
 	}
 	work := mw * cols * mk.nr * k
 	// Cut the axis whose chunks the threads finish soonest (the columns
