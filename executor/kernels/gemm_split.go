@@ -88,7 +88,10 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 	if mk.edge != nil {
 		mw = max(m, 16)
 	}
-	work := mw * cols * mk.nr * k
+	// Storing an element of C costs about 8 multiply-adds' time: a
+	// product with a short k (a 1×1 convolution of 16 channels on
+	// 56×56) is bound by its output, not its multiply-adds.
+	work := mw*cols*mk.nr*k + 8*m*n
 	// Cut the axis whose chunks the threads finish soonest (the columns
 	// when it is a tie and n ≥ m).
 	nr, spanR := x.chunks(work, rows)
