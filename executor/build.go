@@ -332,6 +332,7 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 	steps := b.steps
 	if e.fuse {
 		steps = fuseTransposeMatMul(gi, fuseLayerNorm(gi, fuseHardSwish(gi, steps, keep), keep), keep)
+		steps = fuseConcatTranspose(gi, steps, keep)
 		steps = fuseConcat(gi, fuseSteps(gi, steps, keep), keep)
 	}
 	return &plan{steps: steps, drops: planDrops(gi, steps, keep)}, nil

@@ -1,9 +1,9 @@
 package executor
 
 import (
-	"sync/atomic"
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"

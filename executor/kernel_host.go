@@ -77,22 +77,9 @@ func kernelTranspose(c *lctx) error {
 		return err
 	}
 	r := len(hx.shape)
-	p := make([]int, r)
-	for i := range p {
-		p[i] = r - 1 - i
-	}
-	if perm := c.AInts("perm", nil); perm != nil {
-		if len(perm) != r {
-			return fmt.Errorf("Transpose: perm %v for rank %d", perm, r)
-		}
-		seen := make([]bool, r)
-		for i, v := range perm {
-			ax, err := normAxis(v, r)
-			if err != nil || seen[ax] {
-				return fmt.Errorf("Transpose: perm %v is not a permutation of %d axes", perm, r)
-			}
-			seen[ax], p[i] = true, ax
-		}
+	p, err := transposePerm(c.AInts("perm", nil), r)
+	if err != nil {
+		return err
 	}
 	out := make([]int, r)
 	for i, a := range p {
@@ -113,6 +100,30 @@ func kernelTranspose(c *lctx) error {
 	return nil
 }
 
+// transposePerm is Transpose's perm attribute (nil: reversed axes) for
+// an input of rank r, checked.
+func transposePerm(perm []int64, r int) ([]int, error) {
+	p := make([]int, r)
+	for i := range p {
+		p[i] = r - 1 - i
+	}
+	if perm == nil {
+		return p, nil
+	}
+	if len(perm) != r {
+		return nil, fmt.Errorf("Transpose: perm %v for rank %d", perm, r)
+	}
+	seen := make([]bool, r)
+	for i, v := range perm {
+		ax, err := normAxis(v, r)
+		if err != nil || seen[ax] {
+			return nil, fmt.Errorf("Transpose: perm %v is not a permutation of %d axes", perm, r)
+		}
+		seen[ax], p[i] = true, ax
+	}
+	return p, nil
+}
+
 // transposeIsReshape reports whether permutation p of shape keeps the
 // axes longer than 1 in their order (the elements stay in place).
 func transposeIsReshape(shape, p []int) bool {
@@ -130,40 +141,9 @@ func transposeIsReshape(shape, p []int) bool {
 }
 
 func kernelConcat(c *lctx) error {
-	var hs []*htensor
-	for i := 0; i < c.NIn(); i++ {
-		if !c.Has(i) {
-			continue
-		}
-		h, err := c.H(i)
-		if err != nil {
-			return err
-		}
-		if h.dt != canonical.Float {
-			return fmt.Errorf("Concat: input %d is %v, not float32", i, h.dt)
-		}
-		hs = append(hs, h)
-	}
-	if len(hs) == 0 {
-		return fmt.Errorf("Concat: no inputs")
-	}
-	r := len(hs[0].shape)
-	ax, err := normAxis(c.AInt("axis", 0), r)
+	hs, out, ax, err := concatInputs(c, c.NIn(), c.AInt("axis", 0))
 	if err != nil {
-		return fmt.Errorf("Concat: %w", err)
-	}
-	out := append([]int{}, hs[0].shape...)
-	out[ax] = 0
-	for _, h := range hs {
-		if len(h.shape) != r {
-			return fmt.Errorf("Concat: ranks %d and %d", r, len(h.shape))
-		}
-		for d := range out {
-			if d != ax && h.shape[d] != out[d] {
-				return fmt.Errorf("Concat: shapes %v and %v differ off axis %d", hs[0].shape, h.shape, ax)
-			}
-		}
-		out[ax] += h.shape[ax]
+		return err
 	}
 	if v := c.arena.adjacent(hs, out, ax); v != nil {
 		// The inputs already lie side by side in one buffer (an output
@@ -173,6 +153,13 @@ func kernelConcat(c *lctx) error {
 	}
 	y := c.newHAs(canonical.Float, out, false) // concatRange writes every element
 	yd, _ := f32(y)
+	c.concatF32(hs, out, ax, yd)
+	c.OutH(0, y)
+	return nil
+}
+
+// concatF32 writes the Concat of hs (output shape out, axis ax) into yd.
+func (c *lctx) concatF32(hs []*htensor, out []int, ax int, yd []float32) {
 	row := numel(out[ax:])
 	// Y is, row after row, the inputs' rows in order: ends[i] is where
 	// input i's part of a row ends. Y is split over the threads by
@@ -187,8 +174,45 @@ func kernelConcat(c *lctx) error {
 		ends[i] = off
 	}
 	c.e.kern.Range(len(yd), 1, func(lo, hi int) { concatRange(yd, xs, ends, row, lo, hi) })
-	c.OutH(0, y)
-	return nil
+}
+
+// concatInputs returns Concat's float32 inputs among its first n (the
+// omitted ones skipped), its output shape and its axis (attribute axis).
+func concatInputs(c *lctx, n int, axis int64) (hs []*htensor, out []int, ax int, err error) {
+	for i := 0; i < n; i++ {
+		if !c.Has(i) {
+			continue
+		}
+		h, err := c.H(i)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if h.dt != canonical.Float {
+			return nil, nil, 0, fmt.Errorf("Concat: input %d is %v, not float32", i, h.dt)
+		}
+		hs = append(hs, h)
+	}
+	if len(hs) == 0 {
+		return nil, nil, 0, fmt.Errorf("Concat: no inputs")
+	}
+	r := len(hs[0].shape)
+	if ax, err = normAxis(axis, r); err != nil {
+		return nil, nil, 0, fmt.Errorf("Concat: %w", err)
+	}
+	out = append([]int{}, hs[0].shape...)
+	out[ax] = 0
+	for _, h := range hs {
+		if len(h.shape) != r {
+			return nil, nil, 0, fmt.Errorf("Concat: ranks %d and %d", r, len(h.shape))
+		}
+		for d := range out {
+			if d != ax && h.shape[d] != out[d] {
+				return nil, nil, 0, fmt.Errorf("Concat: shapes %v and %v differ off axis %d", hs[0].shape, h.shape, ax)
+			}
+		}
+		out[ax] += h.shape[ax]
+	}
+	return hs, out, ax, nil
 }
 
 // concatRange writes elements [lo, hi) of Concat's output y (rows of row

@@ -1,6 +1,9 @@
 package kernels
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Fused single-pass host kernels for the normalizations, softmax and the
 // per-channel affine map of an inference BatchNormalization. Sums and
@@ -299,12 +302,61 @@ func TransposeRowCount(shape, perm []int) int {
 // runs of y's last coalesced axis, see TransposeRowCount): each row is written the
 // same whatever the split.
 func TransposeRows(x []float32, shape, perm []int, y []float32, r0, r1 int) {
+	if len(x) == 0 {
+		return
+	}
+	transposeRows(shape, perm, y, r0, r1, func(dst []float32, src, stride int) {
+		if stride == 1 {
+			copy(dst, x[src:src+len(dst)])
+			return
+		}
+		for j := range dst {
+			dst[j] = x[src+j*stride]
+		}
+	})
+}
+
+// TransposeRowsParts is TransposeRows of x, the concatenation of parts
+// (read where they are: a Concat of the channels of one image followed by
+// a channel shuffle copies each element once, not twice).
+func TransposeRowsParts(parts [][]float32, shape, perm []int, y []float32, r0, r1 int) {
+	ends := make([]int, len(parts)) // x-offset where each part ends
+	n := 0
+	for i, p := range parts {
+		n += len(p)
+		ends[i] = n
+	}
+	if n == 0 {
+		return
+	}
+	// part returns the part holding x[src] and src's offset in it.
+	part := func(src int) ([]float32, int) {
+		i, _ := slices.BinarySearch(ends, src+1)
+		return parts[i], src - (ends[i] - len(parts[i]))
+	}
+	transposeRows(shape, perm, y, r0, r1, func(dst []float32, src, stride int) {
+		if stride != 1 {
+			for j := range dst {
+				p, o := part(src + j*stride)
+				dst[j] = p[o]
+			}
+			return
+		}
+		for len(dst) > 0 {
+			p, o := part(src)
+			k := copy(dst, p[o:])
+			dst, src = dst[k:], src+k
+		}
+	})
+}
+
+// transposeRows runs the rows r0 ≤ row < r1 of the Transpose of a source
+// of shape by perm into y: run copies y's row dst from the source's
+// elements src, src+stride, ….
+func transposeRows(shape, perm []int, y []float32, r0, r1 int, run func(dst []float32, src, stride int)) {
 	shape, perm = coalesceAxes(shape, perm)
 	r := len(shape)
-	if r == 0 {
-		if r0 < r1 {
-			copy(y, x)
-		}
+	if r0 >= r1 {
 		return
 	}
 	st := make([]int, r)
@@ -318,9 +370,6 @@ func TransposeRows(x []float32, shape, perm []int, y []float32, r0, r1 int) {
 	for i, p := range perm {
 		out[i], ost[i] = shape[p], st[p]
 	}
-	if len(x) == 0 || r0 >= r1 {
-		return
-	}
 	inner, innerStride := out[r-1], ost[r-1]
 	// The index over y's outer axes of row r0.
 	idx := make([]int, r-1)
@@ -333,14 +382,7 @@ func TransposeRows(x []float32, shape, perm []int, y []float32, r0, r1 int) {
 		for d, v := range idx {
 			src += v * ost[d]
 		}
-		dst := y[o : o+inner]
-		if innerStride == 1 {
-			copy(dst, x[src:src+inner])
-		} else {
-			for j := range dst {
-				dst[j] = x[src+j*innerStride]
-			}
-		}
+		run(y[o:o+inner], src, innerStride)
 		for d := r - 2; d >= 0; d-- {
 			idx[d]++
 			if idx[d] < out[d] {

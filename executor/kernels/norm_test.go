@@ -331,3 +331,39 @@ func TestGeluAgainstErf(t *testing.T) {
 		t.Fatalf("Gelu(NaN) = %g", y[0])
 	}
 }
+
+// TestTransposeRowsParts: the Transpose of parts read in place equals the
+// Transpose of their concatenation, whatever the parts' sizes (empty ones
+// too, runs across their boundaries, strided runs) and the row ranges.
+func TestTransposeRowsParts(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 3))
+	for _, tc := range []struct{ shape, perm []int }{
+		{[]int{1, 2, 5, 3, 4}, []int{0, 2, 1, 3, 4}},
+		{[]int{2, 3, 5}, []int{2, 0, 1}},
+		{[]int{4, 6}, []int{1, 0}},
+		{[]int{3, 4, 5}, []int{0, 1, 2}},
+	} {
+		x := randSlice(r, numel(tc.shape))
+		want := make([]float32, len(x))
+		Transpose(x, tc.shape, tc.perm, want)
+		for it := 0; it < 20; it++ {
+			var parts [][]float32
+			for rest := x; len(rest) > 0 || len(parts) == 0; {
+				k := min(len(rest), r.IntN(len(x)/2+2))
+				parts, rest = append(parts, rest[:k]), rest[k:]
+			}
+			rows := TransposeRowCount(tc.shape, tc.perm)
+			got := make([]float32, len(x))
+			for r0 := 0; r0 < rows; {
+				r1 := min(rows, r0+1+r.IntN(3))
+				TransposeRowsParts(parts, tc.shape, tc.perm, got, r0, r1)
+				r0 = r1
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%v %v, %d parts: y[%d] = %g, want %g", tc.shape, tc.perm, len(parts), i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
