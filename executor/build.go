@@ -162,6 +162,9 @@ type hostStep struct {
 	// split: the kernel split its work over the kernel threads on its
 	// last run (see wakeFor).
 	split atomic.Bool
+	// conv: a Conv's geometry for the input shapes of its last run
+	// (convParams), so that a replay does not parse the attributes again.
+	conv atomic.Pointer[convMemo]
 }
 
 // wakeFor wakes the kernel threads before a step whose kernels split
@@ -190,7 +193,7 @@ func (st *hostStep) execArena(ctx context.Context, e *Executor, en *env, ar *out
 	if err != nil {
 		return false, err
 	}
-	c.arena = ar
+	c.arena, c.conv = ar, &st.conv
 	if !st.packs {
 		if err := c.restoreReleased(); err != nil {
 			return false, err
@@ -329,6 +332,7 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 	steps := b.steps
 	if e.fuse {
 		steps = fuseTransposeMatMul(gi, fuseLayerNorm(gi, fuseHardSwish(gi, steps, keep), keep), keep)
+		steps = fuseConcatTranspose(gi, steps, keep)
 		steps = fuseConcat(gi, fuseSteps(gi, steps, keep), keep)
 	}
 	return &plan{steps: steps, drops: planDrops(gi, steps, keep)}, nil

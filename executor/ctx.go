@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -34,6 +35,12 @@ type lctx struct {
 	// epilogue, when set, gives the epilogue a head kernel must run on
 	// its float32 output y (fuse_epilogue.go).
 	epilogue func(y []float32) kernels.Epilogue
+	// act is the activation a head Conv applies before its epilogue
+	// (fuse_epilogue.go).
+	act kernels.Act
+	// conv is the step's memo of a Conv's geometry (nil: none;
+	// convParams).
+	conv *atomic.Pointer[convMemo]
 }
 
 func (b *builder) newCtx(n *canonical.Node, impl *opImpl, ver int, ins []*slot) *lctx {

@@ -138,6 +138,7 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 	if err != nil {
 		return false, false, err
 	}
+	c.conv = &head.conv
 	out, ok := convOutShape(c)
 	if !ok {
 		return false, false, nil
@@ -148,10 +149,17 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 		return false, false, nil
 	}
 	c.arena = ar
-	c.epilogue = func(y []float32) kernels.Epilogue {
-		return func(off, n int) {
-			for _, f := range segs {
-				f(y, off, n)
+	if st.steps[1].n.OpType == "Relu" {
+		// A Relu right after the Conv is the kernel's own activation
+		// (kernels.ActRelu: in the micro-kernel of a direct convolution).
+		c.act, segs = kernels.ActRelu, segs[1:]
+	}
+	if len(segs) > 0 {
+		c.epilogue = func(y []float32) kernels.Epilogue {
+			return func(off, n int) {
+				for _, f := range segs {
+					f(y, off, n)
+				}
 			}
 		}
 	}

@@ -77,22 +77,9 @@ func kernelTranspose(c *lctx) error {
 		return err
 	}
 	r := len(hx.shape)
-	p := make([]int, r)
-	for i := range p {
-		p[i] = r - 1 - i
-	}
-	if perm := c.AInts("perm", nil); perm != nil {
-		if len(perm) != r {
-			return fmt.Errorf("Transpose: perm %v for rank %d", perm, r)
-		}
-		seen := make([]bool, r)
-		for i, v := range perm {
-			ax, err := normAxis(v, r)
-			if err != nil || seen[ax] {
-				return fmt.Errorf("Transpose: perm %v is not a permutation of %d axes", perm, r)
-			}
-			seen[ax], p[i] = true, ax
-		}
+	p, err := transposePerm(c.AInts("perm", nil), r)
+	if err != nil {
+		return err
 	}
 	out := make([]int, r)
 	for i, a := range p {
@@ -113,6 +100,30 @@ func kernelTranspose(c *lctx) error {
 	return nil
 }
 
+// transposePerm is Transpose's perm attribute (nil: reversed axes) for
+// an input of rank r, checked.
+func transposePerm(perm []int64, r int) ([]int, error) {
+	p := make([]int, r)
+	for i := range p {
+		p[i] = r - 1 - i
+	}
+	if perm == nil {
+		return p, nil
+	}
+	if len(perm) != r {
+		return nil, fmt.Errorf("Transpose: perm %v for rank %d", perm, r)
+	}
+	seen := make([]bool, r)
+	for i, v := range perm {
+		ax, err := normAxis(v, r)
+		if err != nil || seen[ax] {
+			return nil, fmt.Errorf("Transpose: perm %v is not a permutation of %d axes", perm, r)
+		}
+		seen[ax], p[i] = true, ax
+	}
+	return p, nil
+}
+
 // transposeIsReshape reports whether permutation p of shape keeps the
 // axes longer than 1 in their order (the elements stay in place).
 func transposeIsReshape(shape, p []int) bool {
@@ -130,40 +141,9 @@ func transposeIsReshape(shape, p []int) bool {
 }
 
 func kernelConcat(c *lctx) error {
-	var hs []*htensor
-	for i := 0; i < c.NIn(); i++ {
-		if !c.Has(i) {
-			continue
-		}
-		h, err := c.H(i)
-		if err != nil {
-			return err
-		}
-		if h.dt != canonical.Float {
-			return fmt.Errorf("Concat: input %d is %v, not float32", i, h.dt)
-		}
-		hs = append(hs, h)
-	}
-	if len(hs) == 0 {
-		return fmt.Errorf("Concat: no inputs")
-	}
-	r := len(hs[0].shape)
-	ax, err := normAxis(c.AInt("axis", 0), r)
+	hs, out, ax, err := concatInputs(c, c.NIn(), c.AInt("axis", 0))
 	if err != nil {
-		return fmt.Errorf("Concat: %w", err)
-	}
-	out := append([]int{}, hs[0].shape...)
-	out[ax] = 0
-	for _, h := range hs {
-		if len(h.shape) != r {
-			return fmt.Errorf("Concat: ranks %d and %d", r, len(h.shape))
-		}
-		for d := range out {
-			if d != ax && h.shape[d] != out[d] {
-				return fmt.Errorf("Concat: shapes %v and %v differ off axis %d", hs[0].shape, h.shape, ax)
-			}
-		}
-		out[ax] += h.shape[ax]
+		return err
 	}
 	if v := c.arena.adjacent(hs, out, ax); v != nil {
 		// The inputs already lie side by side in one buffer (an output
@@ -173,6 +153,13 @@ func kernelConcat(c *lctx) error {
 	}
 	y := c.newHAs(canonical.Float, out, false) // concatRange writes every element
 	yd, _ := f32(y)
+	c.concatF32(hs, out, ax, yd)
+	c.OutH(0, y)
+	return nil
+}
+
+// concatF32 writes the Concat of hs (output shape out, axis ax) into yd.
+func (c *lctx) concatF32(hs []*htensor, out []int, ax int, yd []float32) {
 	row := numel(out[ax:])
 	// Y is, row after row, the inputs' rows in order: ends[i] is where
 	// input i's part of a row ends. Y is split over the threads by
@@ -187,8 +174,45 @@ func kernelConcat(c *lctx) error {
 		ends[i] = off
 	}
 	c.e.kern.Range(len(yd), 1, func(lo, hi int) { concatRange(yd, xs, ends, row, lo, hi) })
-	c.OutH(0, y)
-	return nil
+}
+
+// concatInputs returns Concat's float32 inputs among its first n (the
+// omitted ones skipped), its output shape and its axis (attribute axis).
+func concatInputs(c *lctx, n int, axis int64) (hs []*htensor, out []int, ax int, err error) {
+	for i := 0; i < n; i++ {
+		if !c.Has(i) {
+			continue
+		}
+		h, err := c.H(i)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if h.dt != canonical.Float {
+			return nil, nil, 0, fmt.Errorf("Concat: input %d is %v, not float32", i, h.dt)
+		}
+		hs = append(hs, h)
+	}
+	if len(hs) == 0 {
+		return nil, nil, 0, fmt.Errorf("Concat: no inputs")
+	}
+	r := len(hs[0].shape)
+	if ax, err = normAxis(axis, r); err != nil {
+		return nil, nil, 0, fmt.Errorf("Concat: %w", err)
+	}
+	out = append([]int{}, hs[0].shape...)
+	out[ax] = 0
+	for _, h := range hs {
+		if len(h.shape) != r {
+			return nil, nil, 0, fmt.Errorf("Concat: ranks %d and %d", r, len(h.shape))
+		}
+		for d := range out {
+			if d != ax && h.shape[d] != out[d] {
+				return nil, nil, 0, fmt.Errorf("Concat: shapes %v and %v differ off axis %d", hs[0].shape, h.shape, ax)
+			}
+		}
+		out[ax] += h.shape[ax]
+	}
+	return hs, out, ax, nil
 }
 
 // concatRange writes elements [lo, hi) of Concat's output y (rows of row
@@ -216,6 +240,7 @@ func concatRange(y []float32, xs [][]float32, ends []int, row, lo, hi int) {
 // whole runs when the last axis has step 1.
 func sliceF32(x []float32, shape []int, specs []sliceSpec) []float32 {
 	y := make([]float32, sliceLen(specs))
+	shape, specs = coalesceSlice(shape, specs)
 	sliceF32Rows(x, shape, specs, y, 0, sliceRows(specs))
 	return y
 }
@@ -240,11 +265,23 @@ func sliceRows(specs []sliceSpec) int {
 	return 0
 }
 
-// hostSliceF32 is sliceF32 into a buffer of the run (every element is
-// written), its rows split over the kernel threads.
-func (c *lctx) hostSliceF32(dt canonical.DataType, x []float32, shape, out []int, specs []sliceSpec) *htensor {
+// hostSliceF32 is the slice specs (output shape out) of h, whose data is
+// x: a view of x when the slice is one contiguous run of it (a Split or
+// Slice of the channels of one image: ShuffleNet's halves), else
+// sliceF32 into a buffer of the run (every element is written), its rows
+// split over the kernel threads. A view is safe: the run's buffers are
+// reused only after the run, and a kernel writes over its input only
+// when that input is a fused chain's own intermediate (lctx.outLike),
+// which no Slice or Split makes.
+func (c *lctx) hostSliceF32(h *htensor, x []float32, out []int, specs []sliceSpec) *htensor {
+	dt, shape := h.dt, h.shape
+	if off, ok := contiguousSlice(shape, specs); ok {
+		n := sliceLen(specs)
+		return &htensor{dt: dt, shape: out, data: x[off : off+n : off+n], borrowed: h.borrowed}
+	}
 	y := c.newHAs(dt, out, false)
 	yd, _ := f32(y)
+	shape, specs = coalesceSlice(shape, specs)
 	rows := sliceRows(specs)
 	if c.e.kern == nil {
 		sliceF32Rows(x, shape, specs, yd, 0, rows)
@@ -252,6 +289,56 @@ func (c *lctx) hostSliceF32(dt canonical.DataType, x []float32, shape, out []int
 	}
 	c.e.kern.Range(rows, len(yd)/max(rows, 1), func(lo, hi int) { sliceF32Rows(x, shape, specs, yd, lo, hi) })
 	return y
+}
+
+// coalesceSlice merges each whole axis (start 0, step 1, all of it) into
+// the axis before it when that one has step 1: the same elements in the
+// same order, in runs as long as they can be (a Slice of some channels
+// of several images copies whole planes, not rows).
+func coalesceSlice(shape []int, specs []sliceSpec) ([]int, []sliceSpec) {
+	if len(specs) != len(shape) {
+		return shape, specs
+	}
+	var sh []int
+	var sp []sliceSpec
+	for d, s := range specs {
+		if k := len(sp) - 1; k >= 0 && sp[k].step == 1 && s.start == 0 && s.step == 1 && s.count == shape[d] {
+			sp[k] = sliceSpec{start: sp[k].start * shape[d], step: 1, count: sp[k].count * shape[d]}
+			sh[k] *= shape[d]
+			continue
+		}
+		sh, sp = append(sh, shape[d]), append(sp, s)
+	}
+	return sh, sp
+}
+
+// contiguousSlice reports whether the slice specs of a row-major tensor
+// of shape is one contiguous run of its elements, and the run's offset:
+// axes of one element, then an axis of step 1 (or one element), then
+// whole axes. An empty slice is not (it is made, empty, as before).
+func contiguousSlice(shape []int, specs []sliceSpec) (off int, ok bool) {
+	if len(specs) != len(shape) || sliceLen(specs) == 0 {
+		return 0, false
+	}
+	st := strides(shape)
+	d := 0
+	for d < len(specs) && specs[d].count == 1 {
+		off += specs[d].start * st[d]
+		d++
+	}
+	if d < len(specs) {
+		if specs[d].step != 1 {
+			return 0, false
+		}
+		off += specs[d].start * st[d]
+		d++
+	}
+	for ; d < len(specs); d++ {
+		if specs[d].start != 0 || specs[d].step != 1 || specs[d].count != shape[d] {
+			return 0, false
+		}
+	}
+	return off, true
 }
 
 // sliceF32Rows writes rows r0 ≤ row < r1 of the slice of x (shape)

@@ -99,7 +99,11 @@ func TestHostKernelsAgainstReference(t *testing.T) {
 		{"globalavgpool_odd", "GlobalAveragePool", 13, []hkIn{f(1, 13, 29, 23)}, nil, 1},
 		{"reducemean_last_large", "ReduceMean", 13, []hkIn{f(4, 51, 701)}, []*canonical.Attribute{as("axes", -1)}, 1},
 		{"hardswish_small_split", "HardSwish", 17, []hkIn{f(1, 24, 28, 29)}, nil, 1},
-		{"split_large", "Split", 13, []hkIn{f(1, 116, 28, 29), ints(58, 58)}, []*canonical.Attribute{a("axis", 1)}, 2},
+		// Two images: each half is two runs (copied, split over the
+		// threads); of one image, each half is a view.
+		{"split_large", "Split", 13, []hkIn{f(2, 116, 28, 29), ints(58, 58)}, []*canonical.Attribute{a("axis", 1)}, 2},
+		{"split_view", "Split", 13, []hkIn{f(1, 116, 28, 29), ints(58, 58)}, []*canonical.Attribute{a("axis", 1)}, 2},
+		{"slice_view", "Slice", 13, []hkIn{f(1, 6, 5, 7), ints(2), ints(5), ints(1)}, nil, 1},
 		{"slice_large", "Slice", 13, []hkIn{f(3, 200, 101), ints(1, -1), ints(3, -200), ints(0, 1), ints(1, -2)}, nil, 1},
 		{"reducemean_last", "ReduceMean", 13, []hkIn{f(3, 5, 17)}, []*canonical.Attribute{as("axes", -1)}, 1},
 		{"reducemean_2axes_nokeep", "ReduceMean", 13, []hkIn{f(3, 5, 7)}, []*canonical.Attribute{as("axes", 2, 1), a("keepdims", 0)}, 1},

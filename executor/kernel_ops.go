@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor/kernels"
@@ -207,6 +208,13 @@ func (c *lctx) outLike(i int, x *htensor) *htensor {
 	return c.newHAs(canonical.Float, x.shape, false)
 }
 
+// f32Data is h's float32 data, or nil (a released initializer, or
+// another type) — without f32's error, for the callers that ignore it.
+func f32Data(h *htensor) []float32 {
+	s, _ := h.data.([]float32)
+	return s
+}
+
 func f32(h *htensor) ([]float32, error) {
 	s, ok := h.data.([]float32)
 	if !ok {
@@ -393,7 +401,7 @@ func kernelGemm(c *lctx) error {
 		beta = c.AFloat("beta", 1)
 	}
 	a, _ := f32(ha)
-	b, _ := f32(hb)
+	b := f32Data(hb) // nil when released (packed only)
 	pe, err := c.packed(1, packTag{kind: 'B', trans: tb, k: k, n: n, ld: hb.shape[1]}, func(h *htensor) (packEntry, error) {
 		d, _ := f32(h)
 		p, err := kernels.PackB(tb, k, n, d, h.shape[1])
@@ -410,9 +418,32 @@ func kernelGemm(c *lctx) error {
 	return nil
 }
 
+// convMemo is the geometry convParams found for inputs of shapes xs, ws
+// (read-only once stored).
+type convMemo struct {
+	xs, ws []int
+	p      kernels.Conv2D
+	ok     bool
+}
+
 // convParams maps a 1-D or 2-D ONNX Conv on inputs of shape xs, ws to the
-// kernel's geometry.
+// kernel's geometry; a replayed step finds it in its memo (c.conv) when
+// the shapes are those of its last run.
 func convParams(c *lctx, xs, ws []int) (kernels.Conv2D, bool, error) {
+	if c.conv != nil {
+		if m := c.conv.Load(); m != nil && shapeEq(m.xs, xs) && shapeEq(m.ws, ws) {
+			return m.p, m.ok, nil
+		}
+	}
+	p, ok, err := parseConvParams(c, xs, ws)
+	if err == nil && c.conv != nil {
+		c.conv.Store(&convMemo{xs: slices.Clone(xs), ws: slices.Clone(ws), p: p, ok: ok})
+	}
+	return p, ok, err
+}
+
+// parseConvParams is convParams from the node's attributes.
+func parseConvParams(c *lctx, xs, ws []int) (kernels.Conv2D, bool, error) {
 	ns := len(xs) - 2
 	if ns < 1 || ns > 2 || len(ws) != len(xs) {
 		return kernels.Conv2D{}, false, nil
@@ -487,7 +518,7 @@ func kernelConv(c *lctx) error {
 	// or the depthwise loops' bias start).
 	y := c.newOut(hx.dt, out, p.C/max(p.Groups, 1)*p.KH*p.KW == 0)
 	x, _ := f32(hx)
-	w, _ := f32(hw)
+	w := f32Data(hw) // nil when released (packed only)
 	yd, _ := f32(y)
 	tag := packTag{kind: 'C', m: p.M, c: p.C, g: p.Groups, kh: p.KH, kw: p.KW}
 	pe, err := c.packed(1, tag, func(h *htensor) (packEntry, error) {
@@ -508,7 +539,7 @@ func kernelConv(c *lctx) error {
 	if c.epilogue != nil {
 		epi = c.epilogue(yd)
 	}
-	if err := c.e.kern.Conv2DPackedEpilogue(p, x, w, pe.convs, bias, yd, epi); err != nil {
+	if err := c.e.kern.Conv2DPackedAct(p, x, w, pe.convs, bias, yd, c.act, epi); err != nil {
 		return fmt.Errorf("Conv: %w", err)
 	}
 	roundOut(y)

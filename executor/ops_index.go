@@ -135,7 +135,7 @@ func sliceOp(c *lctx) error {
 		return err
 	}
 	if x, ok := h.data.([]float32); ok {
-		c.OutH(0, c.hostSliceF32(h.dt, x, h.shape, out, specs))
+		c.OutH(0, c.hostSliceF32(h, x, out, specs))
 		return nil
 	}
 	st := strides(h.shape)

@@ -137,6 +137,46 @@ func axesArg(c *lctx, inputFrom int, idx int) ([]int64, bool, error) {
 	return v, true, err
 }
 
+// resolveReshape is the shape Reshape's shape input sh gives an input
+// of shape in (0 copies in's dim unless allowZero, −1 is inferred).
+func resolveReshape(in []int, sh []int64, allowZero bool) ([]int, error) {
+	r := len(in)
+	out := make([]int, len(sh))
+	infer := -1
+	known := 1
+	for i, d := range sh {
+		switch {
+		case d == 0 && !allowZero:
+			if i >= r {
+				return nil, fmt.Errorf("shape %v copies dim %d of a rank-%d input", sh, i, r)
+			}
+			out[i] = in[i]
+		case d == -1:
+			if infer >= 0 {
+				return nil, fmt.Errorf("shape %v has two -1", sh)
+			}
+			infer = i
+			continue
+		case d < 0:
+			return nil, fmt.Errorf("bad shape %v", sh)
+		default:
+			out[i] = int(d)
+		}
+		known *= out[i]
+	}
+	if infer >= 0 {
+		if known == 0 {
+			out[infer] = 0
+		} else {
+			out[infer] = numel(in) / known
+		}
+	}
+	if numel(out) != numel(in) {
+		return nil, fmt.Errorf("cannot reshape %v to %v", in, sh)
+	}
+	return out, nil
+}
+
 func reshapeTarget(c *lctx, op string) ([]int, error) {
 	in := c.Shape(0)
 	r := len(in)
@@ -152,41 +192,7 @@ func reshapeTarget(c *lctx, op string) ([]int, error) {
 			}
 			sh = v
 		}
-		allowZero := c.AInt("allowzero", 0) == 1
-		out := make([]int, len(sh))
-		infer := -1
-		known := 1
-		for i, d := range sh {
-			switch {
-			case d == 0 && !allowZero:
-				if i >= r {
-					return nil, fmt.Errorf("shape %v copies dim %d of a rank-%d input", sh, i, r)
-				}
-				out[i] = in[i]
-			case d == -1:
-				if infer >= 0 {
-					return nil, fmt.Errorf("shape %v has two -1", sh)
-				}
-				infer = i
-				continue
-			case d < 0:
-				return nil, fmt.Errorf("bad shape %v", sh)
-			default:
-				out[i] = int(d)
-			}
-			known *= out[i]
-		}
-		if infer >= 0 {
-			if known == 0 {
-				out[infer] = 0
-			} else {
-				out[infer] = numel(in) / known
-			}
-		}
-		if numel(out) != numel(in) {
-			return nil, fmt.Errorf("cannot reshape %v to %v", in, sh)
-		}
-		return out, nil
+		return resolveReshape(in, sh, c.AInt("allowzero", 0) == 1)
 	case "Flatten":
 		a := c.AInt("axis", 1)
 		if a < 0 {
@@ -474,7 +480,7 @@ func lowerSplit(c *lctx) error {
 					specs[d] = sliceSpec{start: 0, step: 1, count: n}
 				}
 				specs[ax] = sliceSpec{start: start, step: 1, count: end - start}
-				c.OutH(i, c.hostSliceF32(h.dt, x, h.shape, out, specs))
+				c.OutH(i, c.hostSliceF32(h, x, out, specs))
 			} else {
 				c.OutH(i, sliceH(h, ax, start, end))
 			}

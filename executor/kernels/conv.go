@@ -108,6 +108,37 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 // most frequent steps in mobile nets); as one more parallel pass after
 // the other paths.
 func (x *Context) Conv2DPackedEpilogue(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32, epi Epilogue) error {
+	return x.Conv2DPackedAct(p, in, w, pw, bias, y, ActNone, epi)
+}
+
+// Act is an activation a convolution applies to each output element
+// before its Epilogue, with the same results as the activation's own
+// kernel (Relu).
+type Act int
+
+const (
+	ActNone Act = iota
+	// ActRelu is max(v, 0), NaN and −0 kept (Relu). A direct (1×1)
+	// convolution applies it in the micro-kernel, on the values in
+	// registers, instead of as one more pass over its output.
+	ActRelu
+)
+
+// Conv2DPackedAct is Conv2DPackedEpilogue with act applied to every
+// element of y before epi.
+func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32, act Act, epi Epilogue) error {
+	// full is act then epi, for the paths that run the tail over their
+	// output (all but the direct SGEMM's micro-kernel).
+	full := epi
+	if act == ActRelu {
+		full = func(off, n int) {
+			s := y[off : off+n]
+			relu(s, s)
+			if epi != nil {
+				epi(off, n)
+			}
+		}
+	}
 	if err := p.check(in, w, bias, y, pw != nil && p.C != p.Groups); err != nil {
 		return err
 	}
@@ -115,7 +146,7 @@ func (x *Context) Conv2DPackedEpilogue(p Conv2D, in, w []float32, pw []*Packed, 
 		return shapeErr("conv: %d packed weight groups for %d groups", len(pw), p.Groups)
 	}
 	if p.C == p.Groups {
-		x.depthwise(&p, in, w, bias, y, epi)
+		x.depthwise(&p, in, w, bias, y, full)
 		return nil
 	}
 	oh, ow := p.Out()
@@ -157,10 +188,10 @@ func (x *Context) Conv2DPackedEpilogue(p Conv2D, in, w []float32, pw []*Packed, 
 			// the epilogue inside its chunks: one parallel call for the
 			// whole step.
 			directFin := direct && (pg == nil || pg.isA) && !useRows(&p, best, pg)
-			if epi != nil && !directFin {
+			if full != nil && !directFin {
 				// The other paths: one more pass, once every group is
 				// computed (deferred; on an error y is not used).
-				defer x.Range(len(yg), 1, func(lo, hi int) { epi(base+lo, hi-lo) })
+				defer x.Range(len(yg), 1, func(lo, hi int) { full(base+lo, hi-lo) })
 			}
 			switch {
 			case pg != nil && !pg.isA && direct && npix == 1:
@@ -193,7 +224,7 @@ func (x *Context) Conv2DPackedEpilogue(p Conv2D, in, w []float32, pw []*Packed, 
 				}
 				continue
 			case directFin:
-				fin := &finish{bias: bg, epi: epi, base: base}
+				fin := &finish{bias: bg, relu: act == ActRelu, epi: epi, base: base}
 				if err := x.sgemmFinish(best, false, false, mg, npix, kk, 1, wg, kk, pg, xg, npix, nil, 0, yg, npix, fin); err != nil {
 					return err
 				}

@@ -462,3 +462,69 @@ func TestConvEpilogue(t *testing.T) {
 		}
 	}
 }
+
+// TestConvActRelu: Conv2DPackedAct with ActRelu (in the micro-kernel on
+// the direct path, as a pass on the others) gives the bits of the
+// convolution followed by Relu, then the epilogue, on every path and
+// thread count: with a bias or not, several k-blocks (C > 256), tiles of
+// fewer rows than the kernel's, NaN inputs and −0 outputs (all-zero input
+// with negative weights).
+func TestConvActRelu(t *testing.T) {
+	r := rand.New(rand.NewPCG(73, 74))
+	cases := []Conv2D{
+		{N: 1, C: 58, H: 28, W: 28, M: 58, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 300, H: 7, W: 7, M: 37, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 2, C: 13, H: 9, W: 11, M: 17, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 600, H: 14, W: 14, M: 100, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 12, H: 30, W: 30, M: 16, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 2},
+		{N: 1, C: 24, H: 37, W: 35, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 24},
+		{N: 1, C: 3, H: 61, W: 57, M: 16, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 32, H: 28, W: 28, M: 40, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+	}
+	for i, p := range cases {
+		oh, ow := p.Out()
+		x := randSlice(r, p.N*p.C*p.H*p.W)
+		// The first image's first plane is zero (−0 where the weights
+		// are negative and there is no bias); one input is NaN.
+		clear(x[:p.H*p.W])
+		x[len(x)-1] = float32(math.NaN())
+		w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
+		for j := range w[:p.C/p.Groups*p.KH*p.KW] {
+			w[j] = -float32(math.Abs(float64(w[j])))
+		}
+		other := randSlice(r, p.N*p.M*oh*ow)
+		pw, err := PackConvWeights(p, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bias := range [][]float32{nil, randSlice(r, p.M)} {
+			for _, withEpi := range []bool{false, true} {
+				want := make([]float32, len(other))
+				if err := NewContext(1).Conv2DPacked(p, x, w, pw, bias, want); err != nil {
+					t.Fatal(err)
+				}
+				Relu(want, want)
+				if withEpi {
+					AddSuffix(want, other, want)
+				}
+				for _, th := range []int{1, 2, 3} {
+					ctx := NewContext(th)
+					got := make([]float32, len(other))
+					var epi Epilogue
+					if withEpi {
+						epi = func(off, n int) { s := got[off : off+n]; AddSuffix(s, other[off:off+n], s) }
+					}
+					if err := ctx.Conv2DPackedAct(p, x, w, pw, bias, got, ActRelu, epi); err != nil {
+						t.Fatal(err)
+					}
+					ctx.Close()
+					for j := range got {
+						if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+							t.Fatalf("case %d threads %d bias %v epilogue %v: y[%d] = %g (%#x), want %g (%#x)", i, th, bias != nil, withEpi, j, got[j], math.Float32bits(got[j]), want[j], math.Float32bits(want[j]))
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -393,14 +393,14 @@ func (r *rowsConv) panel(s *scratch, q, nn int) {
 		mm := min(mr, r.mg-i0)
 		pa := r.pg.panel(0, kk, i0)
 		if mm == mr && nn == nr && r.brows == nil {
-			mk.fn(kk, pa, pb, &r.y[i0*npix+q], npix, 0)
+			mk.fn(kk, pa, pb, nr, &r.y[i0*npix+q], npix, 0, nil, 0)
 			continue
 		}
 		t := s.tile[:mr*nr]
 		if r.brows != nil {
 			copy(t[:mm*nr], r.brows[i0*nr:(i0+mm)*nr])
 		}
-		mk.fn(kk, pa, pb, &t[0], nr, add)
+		mk.fn(kk, pa, pb, nr, &t[0], nr, add, nil, 0)
 		for i := 0; i < mm; i++ {
 			copy(r.y[(i0+i)*npix+q:(i0+i)*npix+q+nn], t[i*nr:i*nr+nn])
 		}

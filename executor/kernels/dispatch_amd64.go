@@ -9,7 +9,7 @@ import "golang.org/x/sys/cpu"
 var _ = func() bool {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		available = append(available, microKernel{name: "avx2", mr: 6, nr: 16, fn: kernelAVX2,
-			edge: []func(int, *float32, *float32, *float32, int, int){nil, kernelAVX2R1, kernelAVX2R2, kernelAVX2R3, kernelAVX2R4, kernelAVX2R5}})
+			edge: []tileFunc{nil, kernelAVX2R1, kernelAVX2R2, kernelAVX2R3, kernelAVX2R4, kernelAVX2R5}})
 		axpy = axpySIMD
 		vmax = maxSIMD
 		relu = reluSIMD
@@ -19,7 +19,7 @@ var _ = func() bool {
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
 		available = append(available, microKernel{name: "avx512", mr: 12, nr: 32, fn: kernelAVX512,
-			edge: []func(int, *float32, *float32, *float32, int, int){nil, kernelAVX512R1, kernelAVX512R2, kernelAVX512R3, kernelAVX512R4,
+			edge: []tileFunc{nil, kernelAVX512R1, kernelAVX512R2, kernelAVX512R3, kernelAVX512R4,
 				kernelAVX512R5, kernelAVX512R6, kernelAVX512R7, kernelAVX512R8, kernelAVX512R9, kernelAVX512R10, kernelAVX512R11}})
 	}
 	return true

@@ -30,25 +30,38 @@ type packTask struct{ p0, kc, r0, nr int }
 type Epilogue func(off, n int)
 
 // finish is what a GEMM does around the computing of a part of C: C's
-// rows start as bias (one value per row; the product is then added to
-// them) and epi runs on each finished part. base is the offset of c[0]
-// in epi's output.
+// rows start as bias (one value per row, added to each element's product
+// as the micro-kernel stores it in the first k-block: the same addition
+// as filling C with the bias and adding the product to it), relu clamps
+// each element as the micro-kernel stores it in the last k-block (as a
+// Relu epilogue would), and epi runs on each finished part. base is the
+// offset of c[0] in epi's output.
 type finish struct {
 	bias []float32
+	relu bool
 	epi  Epilogue
 	base int
 }
 
-// run fills rows [i0, i1) × columns [j0, j1) of C with the bias, calls
-// compute with the beta it must use, then runs the epilogue on them.
-func (f *finish) run(c []float32, ldc, i0, i1, j0, j1 int, beta float32, compute func(beta float32)) {
-	if f != nil && f.bias != nil {
-		for r := i0; r < i1; r++ {
-			fill(c[r*ldc+j0:r*ldc+j1], f.bias[r])
+// store is what the micro-kernel does to the tiles of one serial GEMM
+// besides the product (see finish): bias holds the value of each row of
+// its C (nil: none; C's contents are then ignored as with beta 0).
+type store struct {
+	bias []float32
+	relu bool
+}
+
+// run computes rows [i0, i1) × columns [j0, j1) of C (compute, with the
+// beta and store it must use), then runs the epilogue on them.
+func (f *finish) run(c []float32, ldc, i0, i1, j0, j1 int, beta float32, compute func(beta float32, st store)) {
+	var st store
+	if f != nil {
+		if f.bias != nil {
+			st.bias, beta = f.bias[i0:i1], 0
 		}
-		beta = 1
+		st.relu = f.relu
 	}
-	compute(beta)
+	compute(beta, st)
 	if f == nil || f.epi == nil {
 		return
 	}
@@ -66,13 +79,19 @@ func (f *finish) run(c []float32, ldc, i0, i1, j0, j1 int, beta float32, compute
 func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, fin *finish) {
 	// The micro-kernel computes whole tiles of nr columns, and of mr rows
 	// unless it has edge kernels. A thin product (a GEMV) loads each
-	// element of B for a few multiply-adds: it counts as at least 4 rows.
+	// element of B for a few multiply-adds: it counts as at least 16 rows
+	// (streaming B from L2 or L3 costs about 16 multiply-adds' time an
+	// element), so that the 1×1 convolutions of an SE block on one pixel
+	// (576×144 weights: 15 µs on one thread) are split.
 	rows, cols := (m+mk.mr-1)/mk.mr, (n+mk.nr-1)/mk.nr
 	mw := rows * mk.mr
 	if mk.edge != nil {
-		mw = max(m, 4)
+		mw = max(m, 16)
 	}
-	work := mw * cols * mk.nr * k
+	// Storing an element of C costs about 8 multiply-adds' time: a
+	// product with a short k (a 1×1 convolution of 16 channels on
+	// 56×56) is bound by its output, not its multiply-adds.
+	work := mw*cols*mk.nr*k + 8*m*n
 	// Cut the axis whose chunks the threads finish soonest (the columns
 	// when it is a tie and n ≥ m).
 	nr, spanR := x.chunks(work, rows)
@@ -88,8 +107,8 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 		nc = ncol
 	}
 	if nc <= 1 {
-		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32) {
-			x.serial(mk, m, n, k, alpha, oa, ob, beta, c, ldc)
+		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32, st store) {
+			x.serial(mk, m, n, k, alpha, oa, ob, beta, c, ldc, st)
 		})
 		return
 	}
@@ -106,13 +125,13 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 		parts := split(n, nc, mk.nr)
 		x.parallel(len(parts)-1, func(i int) {
 			j0, j1 := parts[i], parts[i+1]
-			fin.run(c, ldc, 0, m, j0, j1, beta, func(beta float32) {
-				x.serial(mk, m, j1-j0, k, alpha, oa, ob.colsFrom(j0), beta, c[j0:], ldc)
+			fin.run(c, ldc, 0, m, j0, j1, beta, func(beta float32, st store) {
+				x.serial(mk, m, j1-j0, k, alpha, oa, ob.colsFrom(j0), beta, c[j0:], ldc, st)
 			})
 		})
 		return
 	}
-	if ob.packed == nil {
+	if ob.packed == nil && !ob.direct() {
 		if pk := x.packShared(mk, false, n, k, 1, ob, s); pk != nil {
 			ob = operand{packed: pk}
 		} else {
@@ -122,8 +141,8 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 	parts := split(m, nc, mk.mr)
 	x.parallel(len(parts)-1, func(i int) {
 		i0, i1 := parts[i], parts[i+1]
-		fin.run(c, ldc, i0, i1, 0, n, beta, func(beta float32) {
-			x.serial(mk, i1-i0, n, k, alpha, oa.rowsFrom(i0), ob, beta, c[i0*ldc:], ldc)
+		fin.run(c, ldc, i0, i1, 0, n, beta, func(beta float32, st store) {
+			x.serial(mk, i1-i0, n, k, alpha, oa.rowsFrom(i0), ob, beta, c[i0*ldc:], ldc, st)
 		})
 	})
 }
@@ -170,14 +189,23 @@ func (x *Context) packShared(mk microKernel, isA bool, rows, k int, alpha float3
 	}
 	s.shared = grow(s.shared, pad*k)
 	p := &Packed{kernel: mk.name, isA: isA, rows: rows, k: k, pad: pad, data: s.shared}
-	// Tasks of about minWork/8 packed elements (packing an element costs
-	// several multiply-adds' time).
-	per := max(w, (minWork/8)/blockK/w*w)
+	// Tasks of about 3–5 µs: packing B moves whole runs of nr values,
+	// A one value at a time into panels of mr (≈ 0.6 ns a value: 40 µs
+	// for 256×256 on one thread), so A's tasks hold fewer values. Each
+	// k-block's rows are cut evenly (into tasks of a fixed size and a
+	// short rest, 256 rows of A were a task of 252 and one of 4: a
+	// serial packing).
+	per := minWork / 16
+	if isA {
+		per = minWork / 64
+	}
 	var tasks []packTask
 	for p0 := 0; p0 < k; p0 += blockK {
 		kc := min(blockK, k-p0)
-		for r0 := 0; r0 < rows; r0 += per {
-			tasks = append(tasks, packTask{p0, kc, r0, min(per, rows-r0)})
+		n := max(1, min(pad/w, kc*rows/per))
+		parts := split(rows, n, w)
+		for i := 0; i+1 < len(parts); i++ {
+			tasks = append(tasks, packTask{p0, kc, parts[i], parts[i+1] - parts[i]})
 		}
 	}
 	x.parallel(len(tasks), func(i int) {

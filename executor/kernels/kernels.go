@@ -32,11 +32,19 @@ import (
 type microKernel struct {
 	name   string
 	mr, nr int
-	fn     func(kc int, a, b, c *float32, ldc int, add int)
+	fn     tileFunc
 	// edge[r] (0 < r < mr) computes the first r rows of fn's tile, each
 	// element exactly as fn does (nil: fn computes whole tiles only).
-	edge []func(kc int, a, b, c *float32, ldc int, add int)
+	edge []tileFunc
 }
+
+// tileFunc computes an mr×nr tile of C at c (row stride ldc) from the
+// packed A panel a (kc steps of mr values) and kc rows of nr values of B
+// at b, ldb apart (nr for a packed panel): each element is the chain of
+// FMAs acc, then acc + C when add != 0, else acc + bias[i] for row i when
+// bias is not nil, then max(·, 0) when relu != 0 (NaN and −0 kept, as
+// relu), stored into C.
+type tileFunc func(kc int, a, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
 var genericKernel = microKernel{name: "generic", mr: 4, nr: 16, fn: kernelGeneric}
 
@@ -119,6 +127,7 @@ func (x *Context) Threads() int {
 // scratch is per-goroutine packing memory.
 type scratch struct {
 	a, b, tile []float32
+	biasTile   []float32 // a whole tile's bias for a tile of fewer rows
 	cols       []float32
 	// shared: an operand packed once for all chunks of a parallel SGEMM.
 	shared []float32
@@ -167,13 +176,13 @@ func grow(buf []float32, n int) []float32 {
 }
 
 // kernelGeneric is the pure-Go micro-kernel (4×16).
-func kernelGeneric(kc int, a, b, c *float32, ldc int, add int) {
+func kernelGeneric(kc int, a, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int) {
 	const mr, nr = 4, 16
 	pa := unsafe.Slice(a, kc*mr)
-	pb := unsafe.Slice(b, kc*nr)
+	pb := unsafe.Slice(b, max(kc-1, 0)*ldb+nr)
 	var acc [mr][nr]float32
 	for p := 0; p < kc; p++ {
-		bp := (*[nr]float32)(pb[p*nr : p*nr+nr])
+		bp := (*[nr]float32)(pb[p*ldb : p*ldb+nr])
 		ap := (*[mr]float32)(pa[p*mr : p*mr+mr])
 		for i := 0; i < mr; i++ {
 			ai := ap[i]
@@ -184,15 +193,27 @@ func kernelGeneric(kc int, a, b, c *float32, ldc int, add int) {
 		}
 	}
 	cs := unsafe.Slice(c, (mr-1)*ldc+nr)
+	var bs []float32
+	if bias != nil {
+		bs = unsafe.Slice(bias, mr)
+	}
 	for i := 0; i < mr; i++ {
 		row := cs[i*ldc : i*ldc+nr]
-		if add != 0 {
-			for j := range row {
-				row[j] += acc[i][j]
+		r := &acc[i]
+		switch {
+		case add != 0:
+			for j := range r {
+				r[j] += row[j]
 			}
-		} else {
-			copy(row, acc[i][:])
+		case bs != nil:
+			for j := range r {
+				r[j] += bs[i]
+			}
 		}
+		if relu != 0 {
+			reluGeneric(r[:], r[:])
+		}
+		copy(row, r[:])
 	}
 }
 

@@ -1,6 +1,9 @@
 package kernels
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Fused single-pass host kernels for the normalizations, softmax and the
 // per-channel affine map of an inference BatchNormalization. Sums and
@@ -222,15 +225,64 @@ func Tanh(x, y []float32) {
 }
 
 // Transpose permutes the axes of x (shape, row-major) into y: y's axis i
-// is x's axis perm[i]. Runs of x's last axis that stay the last axis are
+// is x's axis perm[i]. Runs of x's last axes that stay y's last axes are
 // copied whole.
 func Transpose(x []float32, shape, perm []int, y []float32) {
 	TransposeRows(x, shape, perm, y, 0, TransposeRowCount(shape, perm))
 }
 
-// TransposeRowCount is the number of rows (runs of y's last axis) that
-// TransposeRows splits y into.
+// coalesceAxes returns the transpose (shape, perm) with the axes of
+// length 1 dropped and the axes that stay side by side in order (x's
+// axes a and a+1 as y's consecutive axes) merged into one: the same
+// element order with the fewest axes, so that a copied run is as long as
+// it can be (a channel shuffle of [1, 2, 58, 28, 28] by [0, 2, 1, 3, 4]
+// is [2, 58, 784] by [1, 0, 2]: runs of a whole plane, not of a row).
+func coalesceAxes(shape, perm []int) (cs, cp []int) {
+	at := make([]int, len(shape)) // kept axis index of each axis, or −1
+	var kept []int
+	for a, d := range shape {
+		at[a] = -1
+		if d != 1 {
+			at[a] = len(kept)
+			kept = append(kept, d)
+		}
+	}
+	var p []int
+	for _, a := range perm {
+		if at[a] >= 0 {
+			p = append(p, at[a])
+		}
+	}
+	if len(p) == 0 {
+		return []int{1}, []int{0}
+	}
+	pos := make([]int, len(kept)) // position of each kept axis in p
+	for k, a := range p {
+		pos[a] = k
+	}
+	group := make([]int, len(kept))
+	for a, d := range kept {
+		if a > 0 && pos[a] == pos[a-1]+1 {
+			group[a] = group[a-1]
+			cs[len(cs)-1] *= d
+			continue
+		}
+		group[a] = len(cs)
+		cs = append(cs, d)
+	}
+	for k, a := range p {
+		if k == 0 || group[a] != group[p[k-1]] {
+			cp = append(cp, group[a])
+		}
+	}
+	return cs, cp
+}
+
+// TransposeRowCount is the number of rows (runs of y's last axis, once
+// the axes are coalesced: see coalesceAxes) that TransposeRows splits y
+// into.
 func TransposeRowCount(shape, perm []int) int {
+	shape, perm = coalesceAxes(shape, perm)
 	r := len(shape)
 	if r == 0 {
 		return 1
@@ -247,14 +299,64 @@ func TransposeRowCount(shape, perm []int) int {
 }
 
 // TransposeRows is Transpose for rows r0 ≤ row < r1 of y only (rows are
-// runs of y's last axis, see TransposeRowCount): each row is written the
+// runs of y's last coalesced axis, see TransposeRowCount): each row is written the
 // same whatever the split.
 func TransposeRows(x []float32, shape, perm []int, y []float32, r0, r1 int) {
-	r := len(shape)
-	if r == 0 {
-		if r0 < r1 {
-			copy(y, x)
+	if len(x) == 0 {
+		return
+	}
+	transposeRows(shape, perm, y, r0, r1, func(dst []float32, src, stride int) {
+		if stride == 1 {
+			copy(dst, x[src:src+len(dst)])
+			return
 		}
+		for j := range dst {
+			dst[j] = x[src+j*stride]
+		}
+	})
+}
+
+// TransposeRowsParts is TransposeRows of x, the concatenation of parts
+// (read where they are: a Concat of the channels of one image followed by
+// a channel shuffle copies each element once, not twice).
+func TransposeRowsParts(parts [][]float32, shape, perm []int, y []float32, r0, r1 int) {
+	ends := make([]int, len(parts)) // x-offset where each part ends
+	n := 0
+	for i, p := range parts {
+		n += len(p)
+		ends[i] = n
+	}
+	if n == 0 {
+		return
+	}
+	// part returns the part holding x[src] and src's offset in it.
+	part := func(src int) ([]float32, int) {
+		i, _ := slices.BinarySearch(ends, src+1)
+		return parts[i], src - (ends[i] - len(parts[i]))
+	}
+	transposeRows(shape, perm, y, r0, r1, func(dst []float32, src, stride int) {
+		if stride != 1 {
+			for j := range dst {
+				p, o := part(src + j*stride)
+				dst[j] = p[o]
+			}
+			return
+		}
+		for len(dst) > 0 {
+			p, o := part(src)
+			k := copy(dst, p[o:])
+			dst, src = dst[k:], src+k
+		}
+	})
+}
+
+// transposeRows runs the rows r0 ≤ row < r1 of the Transpose of a source
+// of shape by perm into y: run copies y's row dst from the source's
+// elements src, src+stride, ….
+func transposeRows(shape, perm []int, y []float32, r0, r1 int, run func(dst []float32, src, stride int)) {
+	shape, perm = coalesceAxes(shape, perm)
+	r := len(shape)
+	if r0 >= r1 {
 		return
 	}
 	st := make([]int, r)
@@ -268,9 +370,6 @@ func TransposeRows(x []float32, shape, perm []int, y []float32, r0, r1 int) {
 	for i, p := range perm {
 		out[i], ost[i] = shape[p], st[p]
 	}
-	if len(x) == 0 || r0 >= r1 {
-		return
-	}
 	inner, innerStride := out[r-1], ost[r-1]
 	// The index over y's outer axes of row r0.
 	idx := make([]int, r-1)
@@ -283,14 +382,7 @@ func TransposeRows(x []float32, shape, perm []int, y []float32, r0, r1 int) {
 		for d, v := range idx {
 			src += v * ost[d]
 		}
-		dst := y[o : o+inner]
-		if innerStride == 1 {
-			copy(dst, x[src:src+inner])
-		} else {
-			for j := range dst {
-				dst[j] = x[src+j*innerStride]
-			}
-		}
+		run(y[o:o+inner], src, innerStride)
 		for d := r - 2; d >= 0; d-- {
 			idx[d]++
 			if idx[d] < out[d] {

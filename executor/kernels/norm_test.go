@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -114,6 +115,22 @@ func TestNormsAgainstNaive(t *testing.T) {
 	}
 }
 
+func TestCoalesceAxes(t *testing.T) {
+	for _, tc := range []struct{ shape, perm, cs, cp []int }{
+		{[]int{1, 2, 58, 28, 28}, []int{0, 2, 1, 3, 4}, []int{2, 58, 784}, []int{1, 0, 2}},
+		{[]int{2, 3, 4, 5}, []int{2, 3, 0, 1}, []int{6, 20}, []int{1, 0}},
+		{[]int{2, 3, 4}, []int{0, 1, 2}, []int{24}, []int{0}},
+		{[]int{4, 1, 1, 3}, []int{2, 0, 3, 1}, []int{12}, []int{0}},
+		{[]int{1, 1}, []int{1, 0}, []int{1}, []int{0}},
+		{[]int{2, 3, 5}, []int{2, 0, 1}, []int{6, 5}, []int{1, 0}},
+	} {
+		cs, cp := coalesceAxes(tc.shape, tc.perm)
+		if !slices.Equal(cs, tc.cs) || !slices.Equal(cp, tc.cp) {
+			t.Errorf("coalesceAxes(%v, %v) = %v, %v; want %v, %v", tc.shape, tc.perm, cs, cp, tc.cs, tc.cp)
+		}
+	}
+}
+
 func TestTransposeAgainstNaive(t *testing.T) {
 	r := rand.New(rand.NewPCG(28, 2))
 	for _, tc := range []struct{ shape, perm []int }{
@@ -123,6 +140,12 @@ func TestTransposeAgainstNaive(t *testing.T) {
 		{[]int{2, 3, 5}, []int{2, 0, 1}},
 		{[]int{1, 4, 3, 7}, []int{0, 2, 1, 3}}, // channel shuffle, heads
 		{[]int{3, 1, 5, 2}, []int{3, 2, 1, 0}},
+		{[]int{1, 2, 5, 3, 4}, []int{0, 2, 1, 3, 4}}, // ShuffleNet's: planes move whole
+		{[]int{2, 3, 4, 5, 6}, []int{0, 1, 3, 4, 2}},
+		{[]int{2, 3, 4, 5}, []int{2, 3, 0, 1}},
+		{[]int{4, 1, 1, 3}, []int{2, 0, 3, 1}},
+		{[]int{1, 1}, []int{1, 0}},
+		{[]int{3, 0, 2}, []int{2, 0, 1}},
 	} {
 		x := randSlice(r, numel(tc.shape))
 		y := make([]float32, len(x))
@@ -306,5 +329,41 @@ func TestGeluAgainstErf(t *testing.T) {
 	Gelu([]float32{float32(math.NaN())}, y)
 	if y[0] == y[0] {
 		t.Fatalf("Gelu(NaN) = %g", y[0])
+	}
+}
+
+// TestTransposeRowsParts: the Transpose of parts read in place equals the
+// Transpose of their concatenation, whatever the parts' sizes (empty ones
+// too, runs across their boundaries, strided runs) and the row ranges.
+func TestTransposeRowsParts(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 3))
+	for _, tc := range []struct{ shape, perm []int }{
+		{[]int{1, 2, 5, 3, 4}, []int{0, 2, 1, 3, 4}},
+		{[]int{2, 3, 5}, []int{2, 0, 1}},
+		{[]int{4, 6}, []int{1, 0}},
+		{[]int{3, 4, 5}, []int{0, 1, 2}},
+	} {
+		x := randSlice(r, numel(tc.shape))
+		want := make([]float32, len(x))
+		Transpose(x, tc.shape, tc.perm, want)
+		for it := 0; it < 20; it++ {
+			var parts [][]float32
+			for rest := x; len(rest) > 0 || len(parts) == 0; {
+				k := min(len(rest), r.IntN(len(x)/2+2))
+				parts, rest = append(parts, rest[:k]), rest[k:]
+			}
+			rows := TransposeRowCount(tc.shape, tc.perm)
+			got := make([]float32, len(x))
+			for r0 := 0; r0 < rows; {
+				r1 := min(rows, r0+1+r.IntN(3))
+				TransposeRowsParts(parts, tc.shape, tc.perm, got, r0, r1)
+				r0 = r1
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%v %v, %d parts: y[%d] = %g, want %g", tc.shape, tc.perm, len(parts), i, got[i], want[i])
+				}
+			}
+		}
 	}
 }

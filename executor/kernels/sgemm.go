@@ -59,7 +59,18 @@ func (x *Context) sgemmFinish(mk microKernel, transA, transB bool, m, n, k int, 
 		return shapeErr("sgemm: %d bias values for %d rows", len(fin.bias), m)
 	}
 	if k == 0 || alpha == 0 {
-		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32) { scaleC(m, n, beta, c, ldc) })
+		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32, st store) {
+			scaleC(m, n, beta, c, ldc)
+			for i := 0; i < m; i++ {
+				row := c[i*ldc : i*ldc+n]
+				if st.bias != nil {
+					fill(row, st.bias[i])
+				}
+				if st.relu {
+					reluGeneric(row, row)
+				}
+			}
+		})
 		return nil
 	}
 	x.gemm(mk, m, n, k, alpha, operand{packed: pa, trans: transA, s: a, ld: lda}, operand{packed: pb, trans: transB, s: b, ld: ldb}, beta, c, ldc, fin)
@@ -78,6 +89,18 @@ type operand struct {
 	// straight from the input (columns from off on); or A is its
 	// transpose on the phase-plane grid (rows from off on).
 	conv *convB
+}
+
+// direct reports whether the micro-kernel reads B's whole panels in
+// place (rows ld apart) instead of from a packed copy: B is a plain
+// row-major matrix whose row stride does not map the rows of a panel onto
+// a few cache sets (a stride of a multiple of 64 floats, 256 bytes, would:
+// the rows of one panel would then evict each other from L1). Reading in
+// place computes the same values; it saves the packing, which costs as
+// much as the product when B has few columns (the 1×1 convolutions of the
+// late layers of a mobile net: 49 or 196 pixels).
+func (o operand) direct() bool {
+	return o.packed == nil && o.conv == nil && !o.trans && o.ld%64 != 0
 }
 
 // Packed is op(A) or op(B) packed once for the micro-kernel in use, for
@@ -183,26 +206,53 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 	}
 }
 
-// serial is the blocked SGEMM on one goroutine.
-func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int) {
+// serial is the blocked SGEMM on one goroutine, with st's bias and ReLU
+// applied by the micro-kernel as it stores C's tiles.
+func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, st store) {
 	s := x.get()
 	defer x.put(s)
 	mr, nr := mk.mr, mk.nr
-	first := beta == 0
+	first := beta == 0 || st.bias != nil
 	if !first {
 		scaleC(m, n, beta, c, ldc)
 	}
+	relu := 0
+	if st.relu {
+		relu = 1
+	}
 	s.tile = grow(s.tile, mr*nr)
+	s.biasTile = grow(s.biasTile, mr)
+	direct := ob.direct()
 	for j0 := 0; j0 < n; j0 += blockN {
 		nc := min(blockN, n-j0)
 		ncp := (nc + nr - 1) / nr * nr
+		// full: the columns of the block in whole panels of nr (read in
+		// place when direct; the rest is packed).
+		full := nc / nr * nr
 		for p0 := 0; p0 < k; p0 += blockK {
 			kc := min(blockK, k-p0)
 			add := 1
 			if first && p0 == 0 {
 				add = 0
 			}
-			if ob.packed == nil {
+			// The block's bias (in the first k-block) and ReLU (in the
+			// last).
+			var bias []float32
+			if add == 0 && st.bias != nil {
+				bias = st.bias
+			}
+			last := 0
+			if p0+kc == k {
+				last = relu
+			}
+			switch {
+			case ob.packed != nil:
+			case direct:
+				if full < nc {
+					s.b = grow(s.b, kc*nr)
+					packB(s.b, false, ob.s, ob.ld, p0, kc, j0+full, nc-full, nr)
+				}
+			default:
 				s.b = grow(s.b, kc*ncp)
 				if ob.conv != nil {
 					ob.conv.pack(s.b, p0, kc, ob.off+j0, nc, nr)
@@ -224,9 +274,15 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 				for jr := 0; jr < nc; jr += nr {
 					nn := min(nr, nc-jr)
 					var pb *float32
-					if ob.packed != nil {
+					ldb := nr
+					switch {
+					case ob.packed != nil:
 						pb = ob.packed.panel(p0, kc, ob.off+j0+jr)
-					} else {
+					case direct && jr < full:
+						pb, ldb = &ob.s[p0*ob.ld+j0+jr], ob.ld
+					case direct:
+						pb = &s.b[0]
+					default:
 						pb = &s.b[jr*kc]
 					}
 					for ir := 0; ir < mc; ir += mr {
@@ -244,17 +300,36 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 							// costs one row, not mr).
 							fn, rows = mk.edge[mm], mm
 						}
+						var pbias *float32
+						if bias != nil {
+							pbias = &bias[i0+ir]
+							if rows > mm {
+								// A whole tile for fewer rows: a bias
+								// for each of its rows.
+								clear(s.biasTile[copy(s.biasTile, bias[i0+ir:i0+ir+mm]):])
+								pbias = &s.biasTile[0]
+							}
+						}
 						if rows == mm && nn == nr {
-							fn(kc, pa, pb, &c[ci], ldc, add)
+							fn(kc, pa, pb, ldb, &c[ci], ldc, add, pbias, last)
 							continue
 						}
-						fn(kc, pa, pb, &s.tile[0], nr, 0)
+						// Through a tile: the kernel's ReLU only when the
+						// tile is C's final value.
+						tileRelu := 0
+						if add == 0 {
+							tileRelu = last
+						}
+						fn(kc, pa, pb, ldb, &s.tile[0], nr, 0, pbias, tileRelu)
 						for i := 0; i < mm; i++ {
 							row := c[ci+i*ldc : ci+i*ldc+nn]
 							t := s.tile[i*nr : i*nr+nn]
 							if add != 0 {
 								for j := range row {
 									row[j] += t[j]
+								}
+								if last != 0 {
+									reluGeneric(row, row)
 								}
 							} else {
 								copy(row, t)
@@ -274,6 +349,10 @@ func packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int, 
 	for ir := 0; ir < mc; ir += mr {
 		panel := dst[ir*kc : ir*kc+mr*kc]
 		mm := min(mr, mc-ir)
+		if !trans && mm == mr && mr == 12 {
+			packA12(panel, a, lda, (i0+ir)*lda+p0, kc, alpha)
+			continue
+		}
 		for r := 0; r < mm; r++ {
 			i := i0 + ir + r
 			if !trans {
@@ -292,6 +371,32 @@ func packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int, 
 				panel[p*mr+r] = 0
 			}
 		}
+	}
+}
+
+// packA12 packs a whole panel of 12 rows of a row-major A (row r's kc
+// values from at + r·lda on) step by step: each step's 12 values are
+// written together, from 12 rows read in parallel (writing row by row,
+// into every 12th value, was three times slower).
+func packA12(panel, a []float32, lda, at, kc int, alpha float32) {
+	var rows [12][]float32
+	for r := range rows {
+		rows[r] = a[at+r*lda : at+r*lda+kc]
+	}
+	for p := 0; p < kc; p++ {
+		d := (*[12]float32)(panel[p*12 : p*12+12])
+		d[0] = rows[0][p] * alpha
+		d[1] = rows[1][p] * alpha
+		d[2] = rows[2][p] * alpha
+		d[3] = rows[3][p] * alpha
+		d[4] = rows[4][p] * alpha
+		d[5] = rows[5][p] * alpha
+		d[6] = rows[6][p] * alpha
+		d[7] = rows[7][p] * alpha
+		d[8] = rows[8][p] * alpha
+		d[9] = rows[9][p] * alpha
+		d[10] = rows[10][p] * alpha
+		d[11] = rows[11][p] * alpha
 	}
 }
 

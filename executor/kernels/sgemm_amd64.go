@@ -4,95 +4,95 @@
 
 package kernels
 
-// kernelAVX512 computes a 12×32 SGEMM tile from packed panels.
+// kernelAVX512 computes a 12×32 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX512(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX512(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX2 computes a 6×16 SGEMM tile from packed panels.
+// kernelAVX2 computes a 6×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX2(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX512R1 computes the first 1 rows of a 12×32 SGEMM tile from packed panels.
+// kernelAVX512R1 computes the first 1 rows of a 12×32 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX512R1(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX512R1(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX512R2 computes the first 2 rows of a 12×32 SGEMM tile from packed panels.
+// kernelAVX512R2 computes the first 2 rows of a 12×32 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX512R2(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX512R2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX512R3 computes the first 3 rows of a 12×32 SGEMM tile from packed panels.
+// kernelAVX512R3 computes the first 3 rows of a 12×32 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX512R3(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX512R3(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX512R4 computes the first 4 rows of a 12×32 SGEMM tile from packed panels.
+// kernelAVX512R4 computes the first 4 rows of a 12×32 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX512R4(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX512R4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX512R5 computes the first 5 rows of a 12×32 SGEMM tile from packed panels.
+// kernelAVX512R5 computes the first 5 rows of a 12×32 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX512R5(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX512R5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX512R6 computes the first 6 rows of a 12×32 SGEMM tile from packed panels.
+// kernelAVX512R6 computes the first 6 rows of a 12×32 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX512R6(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX512R6(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX512R7 computes the first 7 rows of a 12×32 SGEMM tile from packed panels.
+// kernelAVX512R7 computes the first 7 rows of a 12×32 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX512R7(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX512R7(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX512R8 computes the first 8 rows of a 12×32 SGEMM tile from packed panels.
+// kernelAVX512R8 computes the first 8 rows of a 12×32 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX512R8(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX512R8(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX512R9 computes the first 9 rows of a 12×32 SGEMM tile from packed panels.
+// kernelAVX512R9 computes the first 9 rows of a 12×32 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX512R9(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX512R9(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX512R10 computes the first 10 rows of a 12×32 SGEMM tile from packed panels.
+// kernelAVX512R10 computes the first 10 rows of a 12×32 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX512R10(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX512R10(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX512R11 computes the first 11 rows of a 12×32 SGEMM tile from packed panels.
+// kernelAVX512R11 computes the first 11 rows of a 12×32 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX512R11(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX512R11(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX2R1 computes the first 1 rows of a 6×16 SGEMM tile from packed panels.
+// kernelAVX2R1 computes the first 1 rows of a 6×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX2R1(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX2R1(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX2R2 computes the first 2 rows of a 6×16 SGEMM tile from packed panels.
+// kernelAVX2R2 computes the first 2 rows of a 6×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX2R2(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX2R2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX2R3 computes the first 3 rows of a 6×16 SGEMM tile from packed panels.
+// kernelAVX2R3 computes the first 3 rows of a 6×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX2R3(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX2R3(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX2R4 computes the first 4 rows of a 6×16 SGEMM tile from packed panels.
+// kernelAVX2R4 computes the first 4 rows of a 6×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX2R4(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX2R4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
-// kernelAVX2R5 computes the first 5 rows of a 6×16 SGEMM tile from packed panels.
+// kernelAVX2R5 computes the first 5 rows of a 6×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
 //
 //go:noescape
-func kernelAVX2R5(kc int, a *float32, b *float32, c *float32, ldc int, add int)
+func kernelAVX2R5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
 // axpyAVX2 sets y[i] += a·x[i] for i < n; n is a multiple of 8.
 //

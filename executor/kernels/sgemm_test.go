@@ -233,10 +233,10 @@ func TestEdgeKernelsMatchFullTile(t *testing.T) {
 			c0 := randSlice(r, mk.mr*(mk.nr+3))
 			for add := 0; add <= 1; add++ {
 				full := append([]float32(nil), c0...)
-				mk.fn(kc, &a[0], &b[0], &full[0], mk.nr+3, add)
+				mk.fn(kc, &a[0], &b[0], mk.nr, &full[0], mk.nr+3, add, nil, 0)
 				for rows := 1; rows < mk.mr; rows++ {
 					got := append([]float32(nil), c0...)
-					mk.edge[rows](kc, &a[0], &b[0], &got[0], mk.nr+3, add)
+					mk.edge[rows](kc, &a[0], &b[0], mk.nr, &got[0], mk.nr+3, add, nil, 0)
 					for i := range got {
 						want := full[i]
 						if i/(mk.nr+3) >= rows || i%(mk.nr+3) >= mk.nr {
@@ -245,6 +245,91 @@ func TestEdgeKernelsMatchFullTile(t *testing.T) {
 						if math.Float32bits(got[i]) != math.Float32bits(want) {
 							t.Fatalf("%s rows %d kc %d add %d: c[%d] = %g, want %g", mk.name, rows, kc, add, i, got[i], want)
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmDirectBMatchesPacked: B read in place (a row stride that is
+// not a multiple of 64) and B packed (the same matrix stored with a row
+// stride of 64·q) give bit-identical products, serial and split, with a
+// tail panel, one or several k-blocks, and with A packed or not.
+func TestSgemmDirectBMatchesPacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, sh := range [][3]int{{58, 49, 58}, {232, 196, 300}, {12, 45, 7}, {100, 64, 600}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		a := randSlice(r, m*k)
+		bd := randSlice(r, k*n)
+		ldp := (n + 63) / 64 * 64
+		bp := make([]float32, k*ldp)
+		for p := 0; p < k; p++ {
+			copy(bp[p*ldp:p*ldp+n], bd[p*n:(p+1)*n])
+		}
+		if !(operand{s: bd, ld: n}).direct() && n%64 != 0 {
+			t.Fatalf("%v: B of stride %d is not read in place", sh, n)
+		}
+		if (operand{s: bp, ld: ldp}).direct() {
+			t.Fatalf("%v: B of stride %d is read in place", sh, ldp)
+		}
+		for _, th := range []int{1, 2, 3} {
+			for _, packA := range []bool{false, true} {
+				x := NewContext(th)
+				var pa *Packed
+				if packA {
+					var err error
+					if pa, err = PackA(false, m, k, 1, a, k); err != nil {
+						t.Fatal(err)
+					}
+				}
+				cd, cp := make([]float32, m*n), make([]float32, m*n)
+				if err := x.SgemmPacked(false, false, m, n, k, 1, a, k, pa, bd, n, nil, 0, cd, n); err != nil {
+					t.Fatal(err)
+				}
+				if err := x.SgemmPacked(false, false, m, n, k, 1, a, k, pa, bp, ldp, nil, 0, cp, n); err != nil {
+					t.Fatal(err)
+				}
+				x.Close()
+				for i := range cd {
+					if math.Float32bits(cd[i]) != math.Float32bits(cp[i]) {
+						t.Fatalf("%v, %d threads, A packed %v: C[%d] = %g in place, %g packed", sh, th, packA, i, cd[i], cp[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmBiasReluStore: every kernel (with or without edge kernels)
+// stores bias + product, then ReLU, with the bits of a C filled with the
+// bias, the product added to it, then Relu — on partial tiles, several
+// k-blocks, B packed or read in place, 1 to 3 threads.
+func TestSgemmBiasReluStore(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, mk := range available {
+		for _, sh := range [][3]int{{17, 45, 300}, {5, 33, 7}, {40, 64, 20}, {13, 1, 600}} {
+			m, n, k := sh[0], sh[1], sh[2]
+			a, b, bias := randSlice(r, m*k), randSlice(r, k*n), randSlice(r, m)
+			want := make([]float32, m*n)
+			for i := 0; i < m; i++ {
+				fill(want[i*n:(i+1)*n], bias[i])
+			}
+			if err := NewContext(1).sgemm(mk, false, false, m, n, k, 1, a, k, nil, b, n, nil, 1, want, n); err != nil {
+				t.Fatal(err)
+			}
+			reluGeneric(want, want)
+			for _, th := range []int{1, 2, 3} {
+				x := NewContext(th)
+				got := randSlice(r, m*n) // ignored: the bias replaces C
+				fin := &finish{bias: bias, relu: true}
+				if err := x.sgemmFinish(mk, false, false, m, n, k, 1, a, k, nil, b, n, nil, 0, got, n, fin); err != nil {
+					t.Fatal(err)
+				}
+				x.Close()
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %v threads %d: C[%d] = %g, want %g", mk.name, sh, th, i, got[i], want[i])
 					}
 				}
 			}

@@ -103,25 +103,35 @@ func relu() {
 	loopEnd("relu", n, px, py)
 }
 
-// kernel emits func name(kc int, a, b, c *float32, ldc int, add int):
-// the mr×(nv·w) tile of C at c (row stride ldc elements) gets the product
-// of the packed panels a (kc steps of stride values, of which the first mr
-// are read) and b (kc steps of nv·w values); add != 0 adds it to C, otherwise it replaces C. Every element
-// is one chain of FMAs from zero in k order, then stored or added once.
+// kernel emits func name(kc int, a, b *float32, ldb int, c *float32, ldc
+// int, add int, bias *float32, relu int): the mr×(nv·w) tile of C at c
+// (row stride ldc elements) gets the product of the packed panel a (kc
+// steps of stride values, of which the first mr are read) and b (kc rows
+// of nv·w values, ldb elements apart: nv·w for a packed panel, B's row
+// stride when the kernel reads B in place). Every element is one chain of
+// FMAs from zero in k order, then:
+//   - add != 0: C's value is added to it (acc = acc + C);
+//   - else, bias != nil: its row's bias is added (acc = acc + bias[i]:
+//     the same addition as a C filled with the bias, then added to);
+//   - relu != 0: it is then max(acc, 0) as reluAVX2 computes it (NaN and
+//     −0 kept);
+//
+// and it is stored once.
 func kernel(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
-	TEXT(name, NOSPLIT, "func(kc int, a, b, c *float32, ldc int, add int)")
+	TEXT(name, NOSPLIT, "func(kc int, a, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)")
 	Pragma("noescape")
 	if mr == stride {
-		Doc(fmt.Sprintf("%s computes a %d×%d SGEMM tile from packed panels.", name, mr, nv*w))
+		Doc(fmt.Sprintf("%s computes a %d×%d SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.", name, mr, nv*w))
 	} else {
-		Doc(fmt.Sprintf("%s computes the first %d rows of a %d×%d SGEMM tile from packed panels.", name, mr, stride, nv*w))
+		Doc(fmt.Sprintf("%s computes the first %d rows of a %d×%d SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.", name, mr, stride, nv*w))
 	}
 	kc := Load(Param("kc"), GP64())
 	pa := Load(Param("a"), GP64())
 	pb := Load(Param("b"), GP64())
+	ldb := Load(Param("ldb"), GP64())
 	pc := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
-	add := Load(Param("add"), GP64())
+	SHLQ(Imm(2), ldb)
 	SHLQ(Imm(2), ldc)
 
 	acc := make([][]reg.VecVirtual, mr)
@@ -150,26 +160,51 @@ func kernel(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
 		}
 	}
 	ADDQ(Imm(uint64(4*stride)), pa)
-	ADDQ(Imm(uint64(4*nv*w)), pb)
+	ADDQ(ldb, pb)
 	DECQ(kc)
 	JNZ(LabelRef(name + "_loop"))
 
 	Label(name + "_store")
+	add := Load(Param("add"), GP64())
 	TESTQ(add, add)
-	JZ(LabelRef(name + "_set"))
+	JZ(LabelRef(name + "_bias"))
 	row := GP64()
 	MOVQ(pc, row)
 	for i := 0; i < mr; i++ {
 		for j := 0; j < nv; j++ {
 			VADDPS(Mem{Base: row, Disp: 4 * w * j}, acc[i][j], acc[i][j])
-			VMOVUPS(acc[i][j], Mem{Base: row, Disp: 4 * w * j})
 		}
 		if i < mr-1 {
 			ADDQ(ldc, row)
 		}
 	}
-	VZEROUPPER()
-	RET()
+	JMP(LabelRef(name + "_relu"))
+
+	Label(name + "_bias")
+	pbias := Load(Param("bias"), GP64())
+	TESTQ(pbias, pbias)
+	JZ(LabelRef(name + "_relu"))
+	for i := 0; i < mr; i++ {
+		t := vec(0)
+		VBROADCASTSS(Mem{Base: pbias, Disp: 4 * i}, t)
+		for j := 0; j < nv; j++ {
+			VADDPS(t, acc[i][j], acc[i][j])
+		}
+	}
+
+	Label(name + "_relu")
+	relu := Load(Param("relu"), GP64())
+	TESTQ(relu, relu)
+	JZ(LabelRef(name + "_set"))
+	zero := vec(0)
+	VXORPS(zero, zero, zero)
+	for i := 0; i < mr; i++ {
+		for j := 0; j < nv; j++ {
+			// max(0, acc); acc where either is NaN or both are zero, as
+			// reluAVX2's VMAXPS.
+			VMAXPS(acc[i][j], zero, acc[i][j])
+		}
+	}
 
 	Label(name + "_set")
 	for i := 0; i < mr; i++ {
