@@ -182,13 +182,20 @@ func TestMaxPool2DAgainstNaive(t *testing.T) {
 		{N: 2, C: 5, H: 9, W: 13, KH: 2, KW: 3, SH: 1, SW: 3, DH: 2, DW: 1, PT: 0, PL: 1, OH: 7, OW: 5},
 		{N: 1, C: 1, H: 1, W: 255, KH: 1, KW: 4, SH: 1, SW: 4, DH: 1, DW: 1, OH: 1, OW: 64}, // ceil-mode last window
 		{N: 1, C: 2, H: 3, W: 3, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 2, PL: 2, OH: 5, OW: 5},
-		// Short strided rows (maxPoolSmall): squeezenet's pools, ceil mode
+		// Short strided rows (maxColumns): squeezenet's pools, ceil mode
 		// (last window past the edge), dilations, windows all in padding.
 		{N: 1, C: 4, H: 31, W: 31, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, OH: 15, OW: 15},
 		{N: 2, C: 3, H: 30, W: 30, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, OH: 15, OW: 15},
 		{N: 1, C: 3, H: 7, W: 11, KH: 2, KW: 3, SH: 2, SW: 2, DH: 1, DW: 2, PT: 1, PL: 2, OH: 4, OW: 6},
 		{N: 1, C: 2, H: 3, W: 5, KH: 2, KW: 2, SH: 3, SW: 2, DH: 1, DW: 1, PT: 2, PL: 1, OH: 2, OW: 3},
 		{N: 1, C: 2, H: 6, W: 9, KH: 1, KW: 5, SH: 1, SW: 3, DH: 1, DW: 1, PL: 2, OH: 6, OW: 4},
+		// Rows long enough for the SIMD runs over the window columns:
+		// stride 2 (split into phases), stride 1 (26 and 45 columns),
+		// stride 3 with dilation, padding on every side.
+		{N: 1, C: 2, H: 40, W: 70, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, OH: 20, OW: 35},
+		{N: 1, C: 3, H: 28, W: 28, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, OH: 28, OW: 28},
+		{N: 1, C: 2, H: 12, W: 100, KH: 2, KW: 3, SH: 1, SW: 3, DH: 1, DW: 2, PL: 2, OH: 11, OW: 33},
+		{N: 1, C: 2, H: 9, W: 50, KH: 3, KW: 4, SH: 2, SW: 1, DH: 2, DW: 3, PT: 2, PL: 4, OH: 4, OW: 45},
 	}
 	for i, p := range cases {
 		x := randSlice(r, p.N*p.C*p.H*p.W)

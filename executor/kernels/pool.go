@@ -33,50 +33,13 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 	planes := p.N * p.C
 	npix := p.OH * p.OW
 	run := func(lo, hi int) {
-		var phases []float32
-		if p.SW > 1 && p.OW >= smallRow {
-			phases = make([]float32, p.SW*((p.W+p.SW-1)/p.SW))
-		}
-		var vrow []float32
-		if p.SW > 1 && p.OW < smallRow {
-			vrow = make([]float32, p.W)
+		v := make([]float32, p.W)
+		var ph []float32
+		if p.SW > 1 {
+			ph = make([]float32, p.SW*((p.W+p.SW-1)/p.SW))
 		}
 		for pl := lo; pl < hi; pl++ {
-			xc := in[pl*p.H*p.W : (pl+1)*p.H*p.W]
-			yc := y[pl*npix : (pl+1)*npix]
-			if vrow != nil {
-				maxPoolSmall(&p, xc, yc, vrow)
-				continue
-			}
-			for i := range yc {
-				yc[i] = float32(math.Inf(-1))
-			}
-			if p.SW > 1 {
-				maxPoolStrided(&p, xc, yc, phases)
-				continue
-			}
-			for kh := 0; kh < p.KH; kh++ {
-				for kw := 0; kw < p.KW; kw++ {
-					off := kw*p.DW - p.PL
-					lo, hi := colRange(off, p.SW, p.W, p.OW)
-					if lo >= hi {
-						continue
-					}
-					for o := 0; o < p.OH; o++ {
-						ih := o*p.SH - p.PT + kh*p.DH
-						if ih < 0 || ih >= p.H {
-							continue
-						}
-						src := xc[ih*p.W : (ih+1)*p.W]
-						d := yc[o*p.OW+lo : o*p.OW+hi]
-						if p.SW == 1 {
-							maxInto(d, src[lo+off:hi+off])
-						} else {
-							maxIntoStrided(d, src[lo*p.SW+off:], p.SW)
-						}
-					}
-				}
-			}
+			maxPoolPlane(&p, in[pl*p.H*p.W:(pl+1)*p.H*p.W], y[pl*npix:(pl+1)*npix], v, ph)
 		}
 	}
 	x.rangeWork(planes, npix*p.KH*p.KW*tapWork, run)
@@ -98,45 +61,6 @@ func maxGeneric(d, s []float32) {
 // maxInto sets d[i] = max(d[i], s[i]) (vmax).
 func maxInto(d, s []float32) { vmax(d, s) }
 
-// maxIntoStrided sets d[i] = max(d[i], s[i·stride]).
-func maxIntoStrided(d, s []float32, stride int) {
-	if len(d) == 0 {
-		return
-	}
-	s = s[:(len(d)-1)*stride+1]
-	for i := range d {
-		d[i] = max(d[i], s[i*stride])
-	}
-}
-
-// maxPoolStrided pools one plane with SW > 1: each input row a window
-// row reads is split into its SW phases once, so that every window
-// column is a contiguous SIMD max over one phase.
-func maxPoolStrided(p *Pool2D, xc, yc, phases []float32) {
-	pw := (p.W + p.SW - 1) / p.SW
-	for o := 0; o < p.OH; o++ {
-		yr := yc[o*p.OW : (o+1)*p.OW]
-		for kh := 0; kh < p.KH; kh++ {
-			ih := o*p.SH - p.PT + kh*p.DH
-			if ih < 0 || ih >= p.H {
-				continue
-			}
-			splitPhases(xc[ih*p.W:(ih+1)*p.W], p.SW, pw, phases)
-			for kw := 0; kw < p.KW; kw++ {
-				off := kw*p.DW - p.PL
-				lo, hi := colRange(off, p.SW, p.W, p.OW)
-				if lo >= hi {
-					continue
-				}
-				// x[(lo+i)·SW + off] is phase q at lo + i + b (off = b·SW + q).
-				q := ((off % p.SW) + p.SW) % p.SW
-				b := (off - q) / p.SW
-				vmax(yr[lo:hi], phases[q*pw+lo+b:q*pw+hi+b])
-			}
-		}
-	}
-}
-
 // splitPhases writes phase q of src (src[q], src[q+s], …) to
 // ph[q·pw:], for q < s.
 func splitPhases(src []float32, s, pw int, ph []float32) {
@@ -150,23 +74,24 @@ func splitPhases(src []float32, s, pw int, ph []float32) {
 	}
 }
 
-// maxPoolSmall pools one plane whose output rows are short (a call per
-// window column would cost more than the row): per output row, the
-// maximum over the window's rows first, with SIMD over whole input rows
-// into v (W elements), then per output element the maximum over the
-// window's columns of v in registers (Go's max: NaN wins, and the
-// maximum of a set does not depend on the order).
-func maxPoolSmall(p *Pool2D, xc, yc, v []float32) {
+// maxPoolPlane pools one plane, output row by output row, separably:
+// the maximum over the window's rows first, with SIMD over whole input
+// rows into v (W elements), then the maximum over the window's columns:
+// for the output columns whose window is inside the row, SIMD over
+// shifted runs of v (stride 1) or of its phases (stride SW: v split into
+// its SW phases ph once per output row); the few edge columns one by
+// one. The maximum of a set does not depend on the order it is taken in
+// (NaN wins, as Go's max), so the values are those of the window-by-
+// window loop.
+func maxPoolPlane(p *Pool2D, xc, yc, v, ph []float32) {
 	ninf := float32(math.Inf(-1))
 	// Output columns whose window columns are all inside [0, W).
 	qlo, qhi := colRange(-p.PL, p.SW, p.W, p.OW)
-	if _, h := colRange((p.KW-1)*p.DW-p.PL, p.SW, p.W, p.OW); h < qhi {
-		qhi = h
-	}
-	if l, _ := colRange((p.KW-1)*p.DW-p.PL, p.SW, p.W, p.OW); l > qlo {
-		qlo = l
-	}
+	l, h := colRange((p.KW-1)*p.DW-p.PL, p.SW, p.W, p.OW)
+	qlo, qhi = max(qlo, l), min(qhi, h)
 	qhi = max(qhi, qlo)
+	n := qhi - qlo
+	pw := (p.W + p.SW - 1) / p.SW
 	for o := 0; o < p.OH; o++ {
 		yr := yc[o*p.OW : (o+1)*p.OW]
 		first := true
@@ -189,36 +114,81 @@ func maxPoolSmall(p *Pool2D, xc, yc, v []float32) {
 			}
 			continue
 		}
-		edge := func(q int) {
-			m := ninf
-			iw := q*p.SW - p.PL
-			for kw := 0; kw < p.KW; kw, iw = kw+1, iw+p.DW {
-				if uint(iw) < uint(len(v)) {
-					m = max(m, v[iw])
-				}
-			}
-			yr[q] = m
-		}
 		for q := 0; q < qlo; q++ {
-			edge(q)
-		}
-		if p.KW == 3 && p.DW == 1 {
-			for q := qlo; q < qhi; q++ {
-				r := v[q*p.SW-p.PL:][:3]
-				yr[q] = max(r[0], r[1], r[2])
-			}
-		} else {
-			for q := qlo; q < qhi; q++ {
-				r := v[q*p.SW-p.PL:]
-				m := r[0]
-				for kw := 1; kw < p.KW; kw++ {
-					m = max(m, r[kw*p.DW])
-				}
-				yr[q] = m
-			}
+			yr[q] = maxEdge(p, v, q)
 		}
 		for q := qhi; q < p.OW; q++ {
-			edge(q)
+			yr[q] = maxEdge(p, v, q)
+		}
+		if n == 0 {
+			continue
+		}
+		if n < 8 || p.SW > 1 && n < smallRow {
+			// Short rows: a call per window column (after splitting
+			// the row into its phases) would cost more than the row;
+			// the columns' maximum in registers.
+			maxColumns(p, v, yr, qlo, qhi)
+			continue
+		}
+		d := yr[qlo:qhi]
+		switch p.SW {
+		case 1:
+		case 2:
+			split2(v, ph[:pw], ph[pw:2*pw])
+		default:
+			splitPhases(v, p.SW, pw, ph)
+		}
+		for kw := 0; kw < p.KW; kw++ {
+			// Window column kw of output column q is v[q·SW + off].
+			off := kw*p.DW - p.PL
+			var run []float32
+			if p.SW == 1 {
+				run = v[qlo+off : qlo+off+n]
+			} else {
+				// v[(qlo+i)·SW + off] is phase r at qlo + i + b
+				// (off = b·SW + r).
+				r := ((off % p.SW) + p.SW) % p.SW
+				b := (off - r) / p.SW
+				run = ph[r*pw+qlo+b : r*pw+qlo+b+n]
+			}
+			if kw == 0 {
+				copy(d, run)
+			} else {
+				vmax(d, run)
+			}
 		}
 	}
+}
+
+// maxColumns sets yr[q], qlo ≤ q < qhi, to the maximum over the window
+// columns of output column q, all inside v.
+func maxColumns(p *Pool2D, v, yr []float32, qlo, qhi int) {
+	if p.KW == 3 && p.DW == 1 {
+		for q := qlo; q < qhi; q++ {
+			r := v[q*p.SW-p.PL:][:3]
+			yr[q] = max(r[0], r[1], r[2])
+		}
+		return
+	}
+	for q := qlo; q < qhi; q++ {
+		r := v[q*p.SW-p.PL:]
+		m := r[0]
+		for kw := 1; kw < p.KW; kw++ {
+			m = max(m, r[kw*p.DW])
+		}
+		yr[q] = m
+	}
+}
+
+// maxEdge is the maximum over the window columns of output column q
+// that are inside v (−Inf when none is).
+func maxEdge(p *Pool2D, v []float32, q int) float32 {
+	m := float32(math.Inf(-1))
+	iw := q*p.SW - p.PL
+	for kw := 0; kw < p.KW; kw, iw = kw+1, iw+p.DW {
+		if uint(iw) < uint(len(v)) {
+			m = max(m, v[iw])
+		}
+	}
+	return m
 }
