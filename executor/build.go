@@ -55,6 +55,34 @@ func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
 	return true, nil
 }
 
+// valueUses is how the steps of a plan use each value (the fusion
+// passes' view of it): readers counts the steps reading it, lastReader
+// is the index of the last of them, producer that of the step writing
+// it.
+type valueUses struct {
+	readers, lastReader, producer map[*canonical.Value]int
+}
+
+// usesOf returns the value uses of steps.
+func usesOf(steps []step) valueUses {
+	u := valueUses{readers: map[*canonical.Value]int{}, lastReader: map[*canonical.Value]int{}, producer: map[*canonical.Value]int{}}
+	for k, st := range steps {
+		reads, writes := stepIO(st)
+		for _, v := range reads {
+			if v != nil {
+				u.readers[v]++
+				u.lastReader[v] = k
+			}
+		}
+		for _, v := range writes {
+			if v != nil {
+				u.producer[v] = k
+			}
+		}
+	}
+	return u
+}
+
 // stepIO lists the values a step reads and those it puts in the env.
 func stepIO(st step) (reads, writes []*canonical.Value) {
 	switch st := st.(type) {

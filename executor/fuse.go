@@ -91,15 +91,7 @@ func fuseTail(op string) bool {
 // fuseSteps merges kernel steps with the elementwise kernel steps right
 // after them (see fusedStep).
 func fuseSteps(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []step {
-	readers := map[*canonical.Value]int{}
-	for _, st := range steps {
-		reads, _ := stepIO(st)
-		for _, v := range reads {
-			if v != nil {
-				readers[v]++
-			}
-		}
-	}
+	readers := usesOf(steps).readers
 	// fusable reports the input of next that is cur's only output and may
 	// be overwritten, or -1.
 	fusable := func(cur, next *hostStep) int {

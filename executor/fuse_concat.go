@@ -122,15 +122,7 @@ func (st *concatStep) exec(ctx context.Context, e *Executor, en *env) (bool, err
 // that make its inputs (each the sole reader of its value) in a
 // concatStep.
 func fuseConcat(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []step {
-	readers := map[*canonical.Value]int{}
-	for _, st := range steps {
-		reads, _ := stepIO(st)
-		for _, v := range reads {
-			if v != nil {
-				readers[v]++
-			}
-		}
-	}
+	readers := usesOf(steps).readers
 	var out []step
 	for _, st := range steps {
 		h, ok := st.(*hostStep)

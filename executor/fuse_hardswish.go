@@ -26,17 +26,8 @@ const hardSwishAlpha = float32(1.0 / 6)
 // step in the HardSigmoid's place writing the Mul's output; the Mul step
 // goes. Neither value in between may be a graph output or kept.
 func fuseHardSwish(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []step {
-	readers := map[*canonical.Value]int{}
-	reader := map[*canonical.Value]int{} // the last step reading the value
-	for k, st := range steps {
-		reads, _ := stepIO(st)
-		for _, v := range reads {
-			if v != nil {
-				readers[v]++
-				reader[v] = k
-			}
-		}
-	}
+	u := usesOf(steps)
+	readers, reader := u.readers, u.lastReader
 	removed := map[int]bool{}
 	for k, st := range steps {
 		hs, ok := st.(*hostStep)

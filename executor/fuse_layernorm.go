@@ -21,15 +21,7 @@ var lnDecomposedOps = [9]string{"ReduceMean", "Sub", "Pow", "ReduceMean", "Add",
 
 // fuseLayerNorm replaces each matched run of steps by one.
 func fuseLayerNorm(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []step {
-	readers := map[*canonical.Value]int{}
-	for _, st := range steps {
-		reads, _ := stepIO(st)
-		for _, v := range reads {
-			if v != nil {
-				readers[v]++
-			}
-		}
-	}
+	readers := usesOf(steps).readers
 	// Values computed at build time (Constant nodes, Identity of weights).
 	static := map[*canonical.Value]*htensor{}
 	for _, st := range steps {

@@ -23,21 +23,8 @@ import (
 // be only the Reshape and static steps (so that nothing can write the
 // Concat's inputs in between).
 func fuseConcatTranspose(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []step {
-	readers := map[*canonical.Value]int{}
-	producer := map[*canonical.Value]int{}
-	for k, st := range steps {
-		reads, writes := stepIO(st)
-		for _, v := range reads {
-			if v != nil {
-				readers[v]++
-			}
-		}
-		for _, v := range writes {
-			if v != nil {
-				producer[v] = k
-			}
-		}
-	}
+	u := usesOf(steps)
+	readers, producer := u.readers, u.producer
 	// passing reports whether v, made by step j, is read by one step
 	// alone and is neither kept nor a graph output.
 	passing := func(v *canonical.Value) bool {

@@ -23,16 +23,10 @@ import (
 // fuseTransposeMatMul rewrites the plan's MatMul kernel steps whose
 // operands are the sole use of a Transpose kernel step's output.
 func fuseTransposeMatMul(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []step {
-	readers := map[*canonical.Value]int{}
+	readers := usesOf(steps).readers
 	producer := map[*canonical.Value]int{}
 	consumer := map[*canonical.Value]int{} // a Transpose step's input
 	for k, st := range steps {
-		reads, _ := stepIO(st)
-		for _, v := range reads {
-			if v != nil {
-				readers[v]++
-			}
-		}
 		if h, ok := st.(*hostStep); ok && h.packs && h.n.OpType == "Transpose" && plainDomain(h.n) &&
 			len(h.n.Inputs) == 1 && len(h.n.Outputs) == 1 && h.n.Outputs[0] != nil {
 			producer[h.n.Outputs[0]] = k

@@ -377,7 +377,8 @@ func packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int, 
 // packA12 packs a whole panel of 12 rows of a row-major A (row r's kc
 // values from at + r·lda on) step by step: each step's 12 values are
 // written together, from 12 rows read in parallel (writing row by row,
-// into every 12th value, was three times slower).
+// into every 12th value, was 31 µs for 256×256; the 12 stores unrolled
+// by hand 23 µs, a loop over them 32 µs).
 func packA12(panel, a []float32, lda, at, kc int, alpha float32) {
 	var rows [12][]float32
 	for r := range rows {
