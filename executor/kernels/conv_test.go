@@ -196,6 +196,11 @@ func TestMaxPool2DAgainstNaive(t *testing.T) {
 		{N: 1, C: 3, H: 28, W: 28, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, OH: 28, OW: 28},
 		{N: 1, C: 2, H: 12, W: 100, KH: 2, KW: 3, SH: 1, SW: 3, DH: 1, DW: 2, PL: 2, OH: 11, OW: 33},
 		{N: 1, C: 2, H: 9, W: 50, KH: 3, KW: 4, SH: 2, SW: 1, DH: 2, DW: 3, PT: 2, PL: 4, OH: 4, OW: 45},
+		// Short rows at stride 1, pooled plane-wide (shortPool):
+		// dilations, output rows whose window rows are all padding.
+		{N: 1, C: 2, H: 10, W: 12, KH: 3, KW: 3, SH: 1, SW: 1, DH: 2, DW: 2, PT: 3, PL: 3, OH: 9, OW: 11},
+		{N: 2, C: 3, H: 6, W: 9, KH: 2, KW: 2, SH: 1, SW: 1, DH: 1, DW: 1, PT: 5, PL: 1, OH: 10, OW: 9},
+		{N: 1, C: 4, H: 7, W: 7, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, OH: 7, OW: 7},
 	}
 	for i, p := range cases {
 		x := randSlice(r, p.N*p.C*p.H*p.W)
@@ -532,6 +537,20 @@ func TestConvActRelu(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestMaxPool2DEmptyOutput: a pool with no output rows or columns
+// writes nothing and does not fail.
+func TestMaxPool2DEmptyOutput(t *testing.T) {
+	for _, p := range []Pool2D{
+		{N: 1, C: 2, H: 3, W: 5, KH: 2, KW: 2, SH: 1, SW: 1, DH: 1, DW: 1, OH: 0, OW: 4},
+		{N: 1, C: 2, H: 3, W: 5, KH: 2, KW: 2, SH: 1, SW: 1, DH: 1, DW: 1, OH: 2, OW: 0},
+		{N: 1, C: 2, H: 3, W: 40, KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, OH: 0, OW: 20},
+	} {
+		if err := NewContext(2).MaxPool2D(p, make([]float32, p.N*p.C*p.H*p.W), nil); err != nil {
+			t.Fatalf("%+v: %v", p, err)
 		}
 	}
 }
