@@ -554,3 +554,39 @@ func TestMaxPool2DEmptyOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxWin3S2: the stride-2 window maximum (AVX2 where the CPU has it)
+// equals the window-by-window maximum for every length, with x of
+// exactly 2n+1 values (the Go path) or one more (the SIMD path, its tail
+// as an overlapping block), NaN winning wherever it is, and writes no
+// value past y.
+func TestMaxWin3S2(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	nan := float32(math.NaN())
+	for n := 0; n <= 41; n++ {
+		for extra := 0; extra <= 1; extra++ {
+			x := randSlice(r, 2*n+1+extra)
+			if n > 3 {
+				x[r.IntN(len(x))] = nan
+			}
+			buf := make([]float32, n+4)
+			for i := range buf {
+				buf[i] = 12345
+			}
+			y := buf[:n]
+			maxWin3S2(x, y)
+			for i := 0; i < n; i++ {
+				a, b, c := x[2*i], x[2*i+1], x[2*i+2]
+				isNaN := a != a || b != b || c != c
+				if isNaN != (y[i] != y[i]) || !isNaN && y[i] != max(a, b, c) {
+					t.Fatalf("n %d (+%d): y[%d] = %g, window %g %g %g", n, extra, i, y[i], a, b, c)
+				}
+			}
+			for i := n; i < len(buf); i++ {
+				if buf[i] != 12345 {
+					t.Fatalf("n %d: wrote past y at %d", n, i)
+				}
+			}
+		}
+	}
+}

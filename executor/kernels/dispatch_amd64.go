@@ -12,6 +12,7 @@ var _ = func() bool {
 			edge: []tileFunc{nil, kernelAVX2R1, kernelAVX2R2, kernelAVX2R3, kernelAVX2R4, kernelAVX2R5}})
 		axpy = axpySIMD
 		vmax = maxSIMD
+		maxWin3S2 = maxWin3S2SIMD
 		relu = reluSIMD
 		expSub = expSubSIMD
 		gelu = geluSIMD
@@ -46,6 +47,22 @@ func maxSIMD(d, s []float32) {
 	}
 	for i := n; i < len(d); i++ {
 		d[i] = max(d[i], s[i])
+	}
+}
+
+// maxWin3S2SIMD runs whole blocks of 8 outputs with AVX2 and the rest
+// as the last 8 outputs again (the same values), when x holds the
+// 2·len(y)+2 values the blocks read; else Go.
+func maxWin3S2SIMD(x, y []float32) {
+	n := len(y)
+	if n < 8 || len(x) < 2*n+2 {
+		maxWin3S2Generic(x, y)
+		return
+	}
+	k := n &^ 7
+	maxWin3S2AVX2(k, &x[0], &y[0])
+	if k < n {
+		maxWin3S2AVX2(8, &x[2*(n-8)], &y[n-8])
 	}
 }
 

@@ -41,7 +41,9 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 			}
 			return
 		}
-		v := make([]float32, p.W)
+		// One value past the row: maxWin3S2's blocks read it (and do
+		// not use it).
+		v := make([]float32, p.W+1)
 		var ph []float32
 		if p.SW > 1 {
 			ph = make([]float32, p.SW*((p.W+p.SW-1)/p.SW))
@@ -63,6 +65,20 @@ func maxGeneric(d, s []float32) {
 	s = s[:len(d)]
 	for i, v := range s {
 		d[i] = max(d[i], v)
+	}
+}
+
+// maxWin3S2 sets y[i] = max(x[2i], x[2i+1], x[2i+2]) for i < len(y)
+// (NaN wins); x holds at least 2·len(y)+1 values (one more lets the SIMD
+// version run every output in registers). The SIMD version is
+// set during package initialization when the CPU has AVX2 and never
+// changes afterwards.
+var maxWin3S2 = maxWin3S2Generic
+
+func maxWin3S2Generic(x, y []float32) {
+	x = x[:2*len(y)+1]
+	for i := range y {
+		y[i] = max(x[2*i], x[2*i+1], x[2*i+2])
 	}
 }
 
@@ -91,8 +107,9 @@ func splitPhases(src []float32, s, pw int, ph []float32) {
 // one. The maximum of a set does not depend on the order it is taken in
 // (NaN wins, as Go's max), so the values are those of the window-by-
 // window loop.
-func maxPoolPlane(p *Pool2D, xc, yc, v, ph []float32) {
+func maxPoolPlane(p *Pool2D, xc, yc, vx, ph []float32) {
 	ninf := float32(math.Inf(-1))
+	v := vx[:p.W] // vx: one value more for maxColumns
 	qlo, qhi := interior(p)
 	n := qhi - qlo
 	pw := (p.W + p.SW - 1) / p.SW
@@ -127,11 +144,11 @@ func maxPoolPlane(p *Pool2D, xc, yc, v, ph []float32) {
 		if n == 0 {
 			continue
 		}
-		if n < 8 || p.SW > 1 && n < smallRow {
+		if n < 8 || p.SW > 1 && n < smallRow || p.SW == 2 && p.KW == 3 && p.DW == 1 {
 			// Short rows: a call per window column (after splitting
 			// the row into its phases) would cost more than the row;
 			// the columns' maximum in registers.
-			maxColumns(p, v, yr, qlo, qhi)
+			maxColumns(p, vx, yr, qlo, qhi)
 			continue
 		}
 		d := yr[qlo:qhi]
@@ -263,8 +280,13 @@ func (sp *shortPool) plane(xc, yc []float32) {
 }
 
 // maxColumns sets yr[q], qlo ≤ q < qhi, to the maximum over the window
-// columns of output column q, all inside v.
+// columns of output column q, all inside the row (v holds the row and
+// one value more).
 func maxColumns(p *Pool2D, v, yr []float32, qlo, qhi int) {
+	if p.KW == 3 && p.DW == 1 && p.SW == 2 {
+		maxWin3S2(v[qlo*2-p.PL:], yr[qlo:qhi])
+		return
+	}
 	if p.KW == 3 && p.DW == 1 {
 		for q := qlo; q < qhi; q++ {
 			r := v[q*p.SW-p.PL:][:3]

@@ -104,6 +104,11 @@ func axpyAVX2(n int, a float32, x *float32, y *float32)
 //go:noescape
 func maxAVX2(n int, x *float32, y *float32)
 
+// maxWin3S2AVX2 sets y[i] = max(x[2i], x[2i+1], x[2i+2]) for i < n (NaN wins); n is a multiple of 8; it reads x[0 … 2n+1].
+//
+//go:noescape
+func maxWin3S2AVX2(n int, x *float32, y *float32)
+
 // reluAVX2 sets y[i] = max(x[i], 0) for i < n (NaN stays NaN); n is a multiple of 8.
 //
 //go:noescape

@@ -2391,6 +2391,40 @@ max_done:
 	VZEROUPPER
 	RET
 
+// func maxWin3S2AVX2(n int, x *float32, y *float32)
+// Requires: AVX, AVX2
+TEXT ·maxWin3S2AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ y+16(FP), DX
+	SHRQ $0x03, AX
+	JZ   mw3_done
+
+mw3_loop:
+	VMOVUPS   (CX), Y0
+	VMOVUPS   32(CX), Y1
+	VMOVUPS   8(CX), Y2
+	VMOVUPS   40(CX), Y3
+	VSHUFPS   $0x88, Y1, Y0, Y4
+	VSHUFPS   $0xdd, Y1, Y0, Y0
+	VSHUFPS   $0x88, Y3, Y2, Y1
+	VMAXPS    Y0, Y4, Y0
+	VCMPPS    $0x03, Y4, Y4, Y2
+	VBLENDVPS Y2, Y4, Y0, Y0
+	VMAXPS    Y1, Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VPERMPD   $0xd8, Y1, Y1
+	VMOVUPS   Y1, (DX)
+	ADDQ      $0x40, CX
+	ADDQ      $0x20, DX
+	DECQ      AX
+	JNZ       mw3_loop
+
+mw3_done:
+	VZEROUPPER
+	RET
+
 // func reluAVX2(n int, x *float32, y *float32)
 // Requires: AVX
 TEXT ·reluAVX2(SB), NOSPLIT, $0-24

@@ -30,6 +30,7 @@ func main() {
 	}
 	axpy()
 	vmax()
+	maxWin3s2()
 	relu()
 	g := &gen{consts: map[string]Mem{}}
 	g.expSub()
@@ -80,6 +81,52 @@ func vmax() {
 	VBLENDVPS(nan, yv, m, m)     // m = nan ? y : m
 	VMOVUPS(m, Mem{Base: py})
 	loopEnd("max", n, px, py)
+}
+
+// maxWin3s2 emits func maxWin3S2AVX2(n int, x, y *float32): y[i] =
+// max(x[2i], x[2i+1], x[2i+2]) for i < n, n a multiple of 8, NaN in any
+// operand giving NaN (as maxAVX2): a 3-wide window at stride 2, the
+// pooling of SqueezeNet's and GoogLeNet's 3×3/2 MaxPools along a row,
+// in registers. It reads x[0 … 2n+1]. VSHUFPS splits each 16 values
+// into even and odd ones within 128-bit lanes, so the three operands
+// hold the outputs in the order 0 1 4 5 2 3 6 7; their maximum is put
+// back in order once (VPERMPD).
+func maxWin3s2() {
+	TEXT("maxWin3S2AVX2", NOSPLIT, "func(n int, x, y *float32)")
+	Pragma("noescape")
+	Doc("maxWin3S2AVX2 sets y[i] = max(x[2i], x[2i+1], x[2i+2]) for i < n (NaN wins); n is a multiple of 8; it reads x[0 … 2n+1].")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("mw3_done"))
+	Label("mw3_loop")
+	a, b, c, d := YMM(), YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: px}, a)           // x[0, 8)
+	VMOVUPS(Mem{Base: px, Disp: 32}, b) // x[8, 16)
+	VMOVUPS(Mem{Base: px, Disp: 8}, c)  // x[2, 10)
+	VMOVUPS(Mem{Base: px, Disp: 40}, d) // x[10, 18)
+	e, o, e2 := YMM(), YMM(), YMM()
+	VSHUFPS(Imm(0x88), b, a, e)  // x[2i] for i = 0 1 4 5 | 2 3 6 7
+	VSHUFPS(Imm(0xDD), b, a, o)  // x[2i+1], same order
+	VSHUFPS(Imm(0x88), d, c, e2) // x[2i+2], same order
+	m, nan := YMM(), YMM()
+	VMAXPS(o, e, m)           // max(e, o); o where either is NaN
+	VCMPPS(Imm(3), e, e, nan) // unordered: e is NaN
+	VBLENDVPS(nan, e, m, m)   // m = nan ? e : m
+	m2 := YMM()
+	VMAXPS(e2, m, m2)         // max(m, e2); e2 where either is NaN
+	VCMPPS(Imm(3), m, m, nan) // m is NaN
+	VBLENDVPS(nan, m, m2, m2)
+	VPERMPD(Imm(0xD8), m2, m2) // 64-bit pairs 0 2 1 3: outputs in order
+	VMOVUPS(m2, Mem{Base: py})
+	ADDQ(Imm(64), px)
+	ADDQ(Imm(32), py)
+	DECQ(n)
+	JNZ(LabelRef("mw3_loop"))
+	Label("mw3_done")
+	VZEROUPPER()
+	RET()
 }
 
 // relu emits func reluAVX2(n int, x, y *float32): y[i] = max(x[i], 0)
