@@ -65,12 +65,7 @@ func axpy() {
 // max): VMAXPS returns its second source when either is NaN, so the
 // lanes where y is NaN are blended back from y.
 func vmax() {
-	TEXT("maxAVX2", NOSPLIT, "func(n int, x, y *float32)")
-	Pragma("noescape")
-	Doc("maxAVX2 sets y[i] = max(y[i], x[i]) for i < n (NaN wins); n is a multiple of 8.")
-	n := Load(Param("n"), GP64())
-	px := Load(Param("x"), GP64())
-	py := Load(Param("y"), GP64())
+	n, px, py := unaryFunc("maxAVX2", "maxAVX2 sets y[i] = max(y[i], x[i]) for i < n (NaN wins); n is a multiple of 8.")
 	SHRQ(Imm(3), n)
 	JZ(LabelRef("max_done"))
 	Label("max_loop")
@@ -92,12 +87,7 @@ func vmax() {
 // hold the outputs in the order 0 1 4 5 2 3 6 7; their maximum is put
 // back in order once (VPERMPD).
 func maxWin3s2() {
-	TEXT("maxWin3S2AVX2", NOSPLIT, "func(n int, x, y *float32)")
-	Pragma("noescape")
-	Doc("maxWin3S2AVX2 sets y[i] = max(x[2i], x[2i+1], x[2i+2]) for i < n (NaN wins); n is a multiple of 8; it reads x[0 … 2n+1].")
-	n := Load(Param("n"), GP64())
-	px := Load(Param("x"), GP64())
-	py := Load(Param("y"), GP64())
+	n, px, py := unaryFunc("maxWin3S2AVX2", "maxWin3S2AVX2 sets y[i] = max(x[2i], x[2i+1], x[2i+2]) for i < n (NaN wins); n is a multiple of 8; it reads x[0 … 2n+1].")
 	SHRQ(Imm(3), n)
 	JZ(LabelRef("mw3_done"))
 	Label("mw3_loop")
@@ -133,12 +123,7 @@ func maxWin3s2() {
 // for i < n, n a multiple of 8; VMAXPS returns its second source (x)
 // when either is NaN, so NaN stays NaN.
 func relu() {
-	TEXT("reluAVX2", NOSPLIT, "func(n int, x, y *float32)")
-	Pragma("noescape")
-	Doc("reluAVX2 sets y[i] = max(x[i], 0) for i < n (NaN stays NaN); n is a multiple of 8.")
-	n := Load(Param("n"), GP64())
-	px := Load(Param("x"), GP64())
-	py := Load(Param("y"), GP64())
+	n, px, py := unaryFunc("reluAVX2", "reluAVX2 sets y[i] = max(x[i], 0) for i < n (NaN stays NaN); n is a multiple of 8.")
 	zero := YMM()
 	VXORPS(zero, zero, zero)
 	SHRQ(Imm(3), n)
@@ -372,12 +357,7 @@ func (g *gen) expSub() {
 // float32 operations in the same order with no FMA, bit-identical to the
 // Go loop except for the sign and payload of NaNs.
 func (g *gen) gelu() {
-	TEXT("geluAVX2", NOSPLIT, "func(n int, x, y *float32)")
-	Pragma("noescape")
-	Doc("geluAVX2 sets y[i] = gelu(x[i]) for i < n (bit-identical to Gelu's loop but for NaN signs); n is a multiple of 8.")
-	n := Load(Param("n"), GP64())
-	px := Load(Param("x"), GP64())
-	py := Load(Param("y"), GP64())
+	n, px, py := unaryFunc("geluAVX2", "geluAVX2 sets y[i] = gelu(x[i]) for i < n (bit-identical to Gelu's loop but for NaN signs); n is a multiple of 8.")
 	SHRQ(Imm(3), n)
 	JZ(LabelRef("gelu_done"))
 	Label("gelu_loop")
@@ -422,12 +402,7 @@ func (g *gen) gelu() {
 // max(s, 0), which gives its second source +0 where s is NaN or negative
 // (s is never −0), then min(·, 1), then x·s (x quieted where x is NaN).
 func (g *gen) hardSwish() {
-	TEXT("hardSwishAVX2", NOSPLIT, "func(n int, x, y *float32)")
-	Pragma("noescape")
-	Doc("hardSwishAVX2 sets y[i] = hardswish(x[i]) for i < n (bit-identical to HardSwish's loop); n is a multiple of 8.")
-	n := Load(Param("n"), GP64())
-	px := Load(Param("x"), GP64())
-	py := Load(Param("y"), GP64())
+	n, px, py := unaryFunc("hardSwishAVX2", "hardSwishAVX2 sets y[i] = hardswish(x[i]) for i < n (bit-identical to HardSwish's loop); n is a multiple of 8.")
 	sixth, half, one := g.bcast("hswish_sixth", float32(1.0/6)), g.bcast("hswish_half", 0.5), g.bcast("hswish_one", 1)
 	zero := YMM()
 	VXORPS(zero, zero, zero)
@@ -443,6 +418,15 @@ func (g *gen) hardSwish() {
 	VMULPS(s, v, s)
 	VMOVUPS(s, Mem{Base: py})
 	loopEnd("hswish", n, px, py)
+}
+
+// unaryFunc emits the head of func name(n int, x, y *float32) with
+// doc as its comment and returns n, x and y loaded into registers.
+func unaryFunc(name, doc string) (n, px, py reg.Register) {
+	TEXT(name, NOSPLIT, "func(n int, x, y *float32)")
+	Pragma("noescape")
+	Doc(doc)
+	return Load(Param("n"), GP64()), Load(Param("x"), GP64()), Load(Param("y"), GP64())
 }
 
 // loopEnd closes an 8-lane loop over x and y opened with
