@@ -66,15 +66,19 @@ func maxWin3S2SIMD(x, y []float32) {
 	}
 }
 
-// reluSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.
-func reluSIMD(x, y []float32) {
+// headTail runs asm on the multiple-of-8 head of x into y and tail on
+// the rest.
+func headTail(x, y []float32, asm func(n int, x, y *float32), tail func(x, y []float32)) {
 	y = y[:len(x)]
 	n := len(x) &^ 7
 	if n > 0 {
-		reluAVX2(n, &x[0], &y[0])
+		asm(n, &x[0], &y[0])
 	}
-	reluGeneric(x[n:], y[n:])
+	tail(x[n:], y[n:])
 }
+
+// reluSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.
+func reluSIMD(x, y []float32) { headTail(x, y, reluAVX2, reluGeneric) }
 
 // expSubSIMD runs whole blocks of 8 with AVX2 and the tail as one more
 // block through a copy, so that every element takes the same path
@@ -111,11 +115,4 @@ func geluSIMD(x, y []float32) {
 
 // hardSwishSIMD runs the multiple-of-8 head with AVX2 and the tail in Go
 // (the same values: hardSwishAVX2 is bit-identical to the Go loop).
-func hardSwishSIMD(x, y []float32) {
-	y = y[:len(x)]
-	n := len(x) &^ 7
-	if n > 0 {
-		hardSwishAVX2(n, &x[0], &y[0])
-	}
-	hardSwishGeneric(x[n:], y[n:])
-}
+func hardSwishSIMD(x, y []float32) { headTail(x, y, hardSwishAVX2, hardSwishGeneric) }

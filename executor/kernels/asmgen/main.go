@@ -71,11 +71,18 @@ func vmax() {
 	Label("max_loop")
 	yv, m, nan := YMM(), YMM(), YMM()
 	VMOVUPS(Mem{Base: py}, yv)
-	VMAXPS(Mem{Base: px}, yv, m) // m = max(y, x); x where either is NaN
-	VCMPPS(Imm(3), yv, yv, nan)  // unordered: y is NaN
-	VBLENDVPS(nan, yv, m, m)     // m = nan ? y : m
+	maxNaN(yv, Mem{Base: px}, m, nan)
 	VMOVUPS(m, Mem{Base: py})
 	loopEnd("max", n, px, py)
+}
+
+// maxNaN emits dst = max(a, b) with NaN winning (nan is scratch):
+// VMAXPS returns b when either is NaN, so the lanes where a is NaN are
+// blended back from a.
+func maxNaN(a reg.VecVirtual, b Op, dst, nan reg.VecVirtual) {
+	VMAXPS(b, a, dst)         // max(a, b); b where either is NaN
+	VCMPPS(Imm(3), a, a, nan) // unordered: a is NaN
+	VBLENDVPS(nan, a, dst, dst)
 }
 
 // maxWin3s2 emits func maxWin3S2AVX2(n int, x, y *float32): y[i] =
@@ -100,14 +107,9 @@ func maxWin3s2() {
 	VSHUFPS(Imm(0x88), b, a, e)  // x[2i] for i = 0 1 4 5 | 2 3 6 7
 	VSHUFPS(Imm(0xDD), b, a, o)  // x[2i+1], same order
 	VSHUFPS(Imm(0x88), d, c, e2) // x[2i+2], same order
-	m, nan := YMM(), YMM()
-	VMAXPS(o, e, m)           // max(e, o); o where either is NaN
-	VCMPPS(Imm(3), e, e, nan) // unordered: e is NaN
-	VBLENDVPS(nan, e, m, m)   // m = nan ? e : m
-	m2 := YMM()
-	VMAXPS(e2, m, m2)         // max(m, e2); e2 where either is NaN
-	VCMPPS(Imm(3), m, m, nan) // m is NaN
-	VBLENDVPS(nan, m, m2, m2)
+	m, m2, nan := YMM(), YMM(), YMM()
+	maxNaN(e, o, m, nan)
+	maxNaN(m, e2, m2, nan)
 	VPERMPD(Imm(0xD8), m2, m2) // 64-bit pairs 0 2 1 3: outputs in order
 	VMOVUPS(m2, Mem{Base: py})
 	ADDQ(Imm(64), px)
