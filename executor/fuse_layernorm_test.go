@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -63,17 +62,8 @@ func TestLayerNormDecomposed(t *testing.T) {
 			}
 			var got [4][]float32
 			for k, opts := range []Options{{DisableKernels: true}, {Threads: 1, DisableFusion: true}, {Threads: 1}, {Threads: 2}} {
-				ex, err := New(m, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for run := 0; run < 3; run++ {
-					res, err := ex.Run(context.Background(), []*canonical.Tensor{feed})
-					if err != nil {
-						t.Fatal(err)
-					}
-					got[k] = append([]float32{}, hostValues(t, res[0])...)
-				}
+				ex, outs := runPlan(t, m, opts, []*canonical.Tensor{feed}, 3)
+				got[k] = outs[0]
 				if k >= 2 {
 					if has := hasHostStep(ex, "LayerNormalization (decomposed)"); has != cs.wantFused {
 						t.Fatalf("%+v: fused step in the plan: %v, want %v", opts, has, cs.wantFused)

@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -46,20 +45,8 @@ func TestConcatTransposeFused(t *testing.T) {
 			g.Outputs = append(g.Outputs, out.Outputs[0], rs2.Outputs[0])
 			var got [3][][]float32
 			for k, opts := range []Options{{Threads: 1, DisableFusion: true}, {Threads: 1}, {Threads: 2}} {
-				ex, err := New(m, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for run := 0; run < 3; run++ {
-					res, err := ex.Run(context.Background(), []*canonical.Tensor{fa, fb})
-					if err != nil {
-						t.Fatal(err)
-					}
-					got[k] = nil
-					for _, o := range res {
-						got[k] = append(got[k], append([]float32{}, hostValues(t, o)...))
-					}
-				}
+				var ex *Executor
+				ex, got[k] = runPlan(t, m, opts, []*canonical.Tensor{fa, fb}, 3)
 				if fused := hasConcatTranspose(ex); fused != (k > 0) {
 					t.Fatalf("%+v: Concat folded into the Transpose: %v", opts, fused)
 				}

@@ -318,3 +318,38 @@ func BenchmarkFusion(b *testing.B) {
 		m.Close()
 	}
 }
+
+// runPlan builds an Executor of m with opts and runs it runs times on
+// feeds, failing when a replay's outputs are not the bits of the first
+// run's; it returns the Executor (open: the caller inspects its plan and
+// closes it) and the outputs' float32 values.
+func runPlan(t *testing.T, m *canonical.Model, opts Options, feeds []*canonical.Tensor, runs int) (*Executor, [][]float32) {
+	t.Helper()
+	ex, err := New(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first [][]float32
+	for run := 0; run < runs; run++ {
+		res, err := ex.Run(context.Background(), feeds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var outs [][]float32
+		for _, o := range res {
+			outs = append(outs, append([]float32{}, hostValues(t, o)...))
+		}
+		if run == 0 {
+			first = outs
+			continue
+		}
+		for o := range outs {
+			for i, v := range outs[o] {
+				if math.Float32bits(v) != math.Float32bits(first[o][i]) {
+					t.Fatalf("%+v: run %d output %d [%d] = %v, first run %v", opts, run, o, i, v, first[o][i])
+				}
+			}
+		}
+	}
+	return ex, first
+}
