@@ -20,10 +20,10 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
+	"github.com/onnxconv/onnxconv/formats/pickle"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/options"
-	"github.com/onnxconv/onnxconv/pickle"
 )
 
 // Name is the importer and format name.

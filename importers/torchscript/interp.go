@@ -8,9 +8,9 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
+	"github.com/onnxconv/onnxconv/formats/pickle"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/pickle"
 )
 
 // Limits of the walk over the source, so that code that recurses or loops
