@@ -54,6 +54,7 @@ type conv struct {
 	a      *fts.Archive
 	b      *build.Builder
 	unsup  *importers.UnsupportedOpsError
+	aten   map[string]atenOp
 	depth  int
 	steps  int
 	inits  map[*fts.TensorRef]*tensor

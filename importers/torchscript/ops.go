@@ -29,7 +29,7 @@ func (c *conv) op(p fts.Pos, name string, args []value, kw map[string]value) (va
 	}
 	if poisoned {
 		// after an unmapped op: list this one too when it is not mapped
-		if !mappedTensorOp(name) && !strings.Contains(name, "::") && !strings.HasPrefix(name, "__") {
+		if c.aten[name] == nil && !strings.Contains(name, "::") && !strings.HasPrefix(name, "__") {
 			c.unsup.Add("aten::"+name, fmt.Sprintf("%s:%d", p.File, p.Line), "")
 		}
 		return poison{}, nil
@@ -755,16 +755,6 @@ func pyEqual(a, b value) bool {
 		return true
 	}
 	return same(a, b)
-}
-
-// mappedTensorOp reports whether tensorOp maps name (the cases of its
-// switch).
-func mappedTensorOp(name string) bool {
-	switch name {
-	case "add", "sub", "mul", "div", "true_divide", "rsub", "pow", "maximum", "minimum", "floor_divide", "remainder", "fmod", "eq", "ne", "lt", "gt", "le", "ge", "__and__", "__or__", "logical_and", "logical_or", "__xor__", "bitwise_and", "bitwise_or", "neg", "relu", "sigmoid", "tanh", "exp", "log", "sqrt", "abs", "floor", "ceil", "sin", "cos", "reciprocal", "rsqrt", "gelu", "leaky_relu", "hardtanh", "clamp", "clip", "dropout", "feature_dropout", "alpha_dropout", "dropout1d", "dropout2d", "softmax", "log_softmax", "_convolution", "conv1d", "conv2d", "conv3d", "batch_norm", "layer_norm", "linear", "addmm", "matmul", "mm", "bmm", "baddbmm", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "mean", "sum", "amax", "amin", "prod", "cat", "concat", "stack", "view", "reshape", "_reshape_alias", "view_as", "reshape_as", "expand_as", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "swapaxes", "t", "numpy_T", "contiguous", "clone", "detach", "alias", "prim::data", "to", "type_as", "float", "double", "long", "int", "half", "bool", "slice", "select", "__getitem__", "chunk", "split", "unbind", "split_with_sizes", "expand", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "new_zeros", "new_ones", "lstm", "gru", "stft", "index", "index_select", "group_norm", "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "upsample_bilinear2d", "lstm_cell", "atan2", "embedding", "where", "masked_fill", "pad", "constant_pad_nd", "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d":
-		return true
-	}
-	return false
 }
 
 // isPoison reports whether v is, or a list or tuple holds, the result of
