@@ -221,6 +221,14 @@ func (a *atenCall) arg(i int, k string) value {
 	return a.kw[k]
 }
 
+// pos is the argument at position i, nil when the call has fewer.
+func (a *atenCall) pos(i int) value {
+	if i < len(a.args) {
+		return a.args[i]
+	}
+	return nil
+}
+
 // tens is argument i (or k) as a tensor, or an error naming the op.
 func (a *atenCall) tens(i int, k string) (*tensor, error) {
 	t, ok := a.arg(i, k).(*tensor)

@@ -55,6 +55,7 @@ type conv struct {
 	b      *build.Builder
 	unsup  *importers.UnsupportedOpsError
 	aten   map[string]atenOp
+	py     map[string]pyBuiltin
 	depth  int
 	steps  int
 	inits  map[*fts.TensorRef]*tensor
