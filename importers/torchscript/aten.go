@@ -158,23 +158,23 @@ func atenOps() map[string]atenOp {
 		"lstm":                (*conv).rnn,
 		"gru":                 (*conv).rnn,
 		"stft":                (*conv).atenStft,
-		"index":               (*conv).moreOp,
-		"index_select":        (*conv).moreOp,
-		"group_norm":          (*conv).moreOp,
-		"upsample_nearest1d":  (*conv).moreOp,
-		"upsample_nearest2d":  (*conv).moreOp,
-		"upsample_nearest3d":  (*conv).moreOp,
-		"upsample_bilinear2d": (*conv).moreOp,
-		"upsample_linear1d":   (*conv).moreOp,
-		"conv_transpose1d":    (*conv).moreOp,
-		"conv_transpose2d":    (*conv).moreOp,
-		"conv_transpose3d":    (*conv).moreOp,
-		"cumsum":              (*conv).moreOp,
-		"max":                 (*conv).moreOp,
-		"min":                 (*conv).moreOp,
-		"argmax":              (*conv).moreOp,
-		"argmin":              (*conv).moreOp,
-		"arange":              (*conv).moreOp,
+		"index":               (*conv).atenIndex,
+		"index_select":        (*conv).atenIndexSelect,
+		"group_norm":          (*conv).atenGroupNorm,
+		"upsample_nearest1d":  (*conv).atenUpsample,
+		"upsample_nearest2d":  (*conv).atenUpsample,
+		"upsample_nearest3d":  (*conv).atenUpsample,
+		"upsample_bilinear2d": (*conv).atenUpsample,
+		"upsample_linear1d":   (*conv).atenUpsample,
+		"conv_transpose1d":    (*conv).atenConvTranspose,
+		"conv_transpose2d":    (*conv).atenConvTranspose,
+		"conv_transpose3d":    (*conv).atenConvTranspose,
+		"cumsum":              (*conv).atenCumsum,
+		"max":                 (*conv).atenMaxMin,
+		"min":                 (*conv).atenMaxMin,
+		"argmax":              (*conv).atenMaxMin,
+		"argmin":              (*conv).atenMaxMin,
+		"arange":              (*conv).atenArange,
 		"lstm_cell":           (*conv).atenLstmCell,
 		"atan2":               (*conv).atenAtan2,
 		"embedding":           (*conv).atenEmbedding,
@@ -227,6 +227,16 @@ func (a *atenCall) pos(i int) value {
 		return a.args[i]
 	}
 	return nil
+}
+
+// self is argument 0 ("self") as a tensor, or an error naming the op and
+// what it got.
+func (a *atenCall) self() (*tensor, error) {
+	x, ok := a.arg(0, "self").(*tensor)
+	if !ok {
+		return nil, a.c.errAt(a.p, "%s of %s", a.name, describe(a.arg(0, "self")))
+	}
+	return x, nil
 }
 
 // tens is argument i (or k) as a tensor, or an error naming the op.

@@ -1237,7 +1237,7 @@ func (c *conv) convolution(p fts.Pos, name string, args []value, kw map[string]v
 			if len(args) > 8 {
 				outPad, groups = args[7], args[8]
 			}
-			return c.moreOp(p, fmt.Sprintf("conv_transpose%dd", nd), []value{x, w, args[2], args[3], args[4], outPad, groups, args[5]}, nil)
+			return c.atenConvTranspose(p, fmt.Sprintf("conv_transpose%dd", nd), []value{x, w, args[2], args[3], args[4], outPad, groups, args[5]}, nil)
 		}
 		if g, ok := args[8].(int64); ok {
 			groups = g
