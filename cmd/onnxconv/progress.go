@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/internal/bytesize"
 )
 
 // progressMin is the size from which a byte progress line is drawn.
@@ -79,9 +79,9 @@ func (p *progress) samples(done, total int) {
 // formatProgress renders one line: "reading 512.0 MiB of 1.0 GiB (50%,
 // 230.4 MiB/s)". The rate is left out until the step has run rateAfter.
 func formatProgress(what string, done, total int64, elapsed time.Duration) string {
-	s := fmt.Sprintf("%s %s of %s (%d%%", what, canonical.HumanBytes(done), canonical.HumanBytes(total), done*100/max(total, 1))
+	s := fmt.Sprintf("%s %s of %s (%d%%", what, bytesize.Format(done), bytesize.Format(total), done*100/max(total, 1))
 	if elapsed >= rateAfter && done > 0 {
-		s += fmt.Sprintf(", %s/s", canonical.HumanBytes(int64(float64(done)/elapsed.Seconds())))
+		s += fmt.Sprintf(", %s/s", bytesize.Format(int64(float64(done)/elapsed.Seconds())))
 	}
 	return s + ")"
 }
