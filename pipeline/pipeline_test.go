@@ -237,11 +237,17 @@ func TestOutputFormat(t *testing.T) {
 		path string
 		f    OutputFormat
 		warn bool
-	}{{"a.onnx", Binary, false}, {"a.ONNXTXT", Text, false}, {"a.model", Binary, true}, {"a", Binary, true}} {
+	}{{"a.onnx", Binary, false}, {"a.ONNXTXT", Text, false}, {"a", Binary, true}} {
 		f, w, err := OutputFormatOf(c.path)
 		if err != nil || f != c.f || (w != "") != c.warn {
 			t.Errorf("%s: %v %q %v", c.path, f, w, err)
 		}
+	}
+	// An extension that names no format onnxconv writes is refused, not
+	// written as ONNX under a name that says otherwise.
+	var ee *OutputExtensionError
+	if _, _, err := OutputFormatOf("a.model"); !errors.As(err, &ee) || KindOf(err) != KindUsage || ee.Ext != ".model" {
+		t.Errorf("a.model: %v", err)
 	}
 }
 
