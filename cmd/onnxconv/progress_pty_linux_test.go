@@ -84,6 +84,14 @@ func TestProgressOnATerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	pts.Close()
+	waited := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		// A child of the command that still holds the terminal must not
+		// keep the reader waiting: what is left is read for 3 s more.
+		_ = ptm.SetReadDeadline(time.Now().Add(3 * time.Second))
+		waited <- err
+	}()
 	type chunk struct {
 		at   time.Time
 		text string
@@ -119,7 +127,7 @@ func TestProgressOnATerminal(t *testing.T) {
 		}
 		all.WriteString(c.text)
 	}
-	err := cmd.Wait()
+	err := <-waited
 	text := all.String()
 	if err != nil {
 		t.Fatalf("convert: %v\n%s", err, text)
