@@ -266,24 +266,43 @@ func lowerPRelu(c *lctx) error {
 	return nil
 }
 
+// clipDefaults are Clip's bounds when min or max is not given: the
+// lowest and the largest finite value of dt (numeric_limits<T>::lowest()
+// and max(), as the spec and ONNX Runtime have them: ±Inf becomes the
+// largest finite value), ±Inf (no bound) for the integer types.
+func clipDefaults(dt canonical.DataType) (lo, hi float64) {
+	switch dt {
+	case canonical.Float:
+		return -math.MaxFloat32, math.MaxFloat32
+	case canonical.Double:
+		return -math.MaxFloat64, math.MaxFloat64
+	case canonical.Float16:
+		return -65504, 65504
+	case canonical.BFloat16:
+		return -3.3895313892515355e38, 3.3895313892515355e38
+	}
+	return math.Inf(-1), math.Inf(1)
+}
+
 func lowerClip(c *lctx) error {
 	dt := c.DT(0)
 	if _, ok := gomlxDType(dt); !ok {
 		return errUseHost
 	}
 	x := c.X(0)
+	lo, hi := clipDefaults(dt)
 	if c.ver < 11 {
-		lo, hi := float64(c.AFloat("min", float32(math.Inf(-1)))), float64(c.AFloat("max", float32(math.Inf(1))))
-		x = graph.Max(x, scalarLike(x, lo))
-		x = graph.Min(x, scalarLike(x, hi))
-		c.Out(0, x, dt)
-		return nil
+		lo, hi = float64(c.AFloat("min", float32(lo))), float64(c.AFloat("max", float32(hi)))
 	}
-	if c.Has(1) {
+	if c.Has(1) && c.ver >= 11 {
 		x = graph.Max(x, graph.ConvertDType(c.X(1), x.DType()))
+	} else if !math.IsInf(lo, -1) {
+		x = graph.Max(x, scalarLike(x, lo))
 	}
-	if c.Has(2) {
+	if c.Has(2) && c.ver >= 11 {
 		x = graph.Min(x, graph.ConvertDType(c.X(2), x.DType()))
+	} else if !math.IsInf(hi, 1) {
+		x = graph.Min(x, scalarLike(x, hi))
 	}
 	c.Out(0, x, dt)
 	return nil
@@ -294,7 +313,7 @@ func hostClip(c *lctx) error {
 	if err != nil {
 		return err
 	}
-	lo, hi := math.Inf(-1), math.Inf(1)
+	lo, hi := clipDefaults(h.dt)
 	if c.ver < 11 {
 		lo, hi = float64(c.AFloat("min", float32(lo))), float64(c.AFloat("max", float32(hi)))
 	} else {
@@ -315,7 +334,8 @@ func hostClip(c *lctx) error {
 	}
 	v := h.f64()
 	for k := range v {
-		v[k] = math.Max(lo, math.Min(hi, v[k]))
+		// min > max gives max (the spec, ONNX Runtime); NaN stays NaN
+		v[k] = math.Min(hi, math.Max(lo, v[k]))
 	}
 	if isIntType(h.dt) {
 		iv := make([]int64, len(v))
