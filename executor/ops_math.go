@@ -39,7 +39,7 @@ func registerMath(r registry) {
 			return v
 		}},
 		"Neg":   {g: g1(graph.Neg), f: fixed(func(v float64) float64 { return -v }), intOK: true, i: func(v int64) int64 { return -v }},
-		"Sign":  {g: g1(graph.Sign), f: fixed(func(v float64) float64 { return sgn(v) }), intOK: true, i: func(v int64) int64 { return int64(sgn(float64(v))) }},
+		"Sign":  {g: g1(signNaN), f: fixed(func(v float64) float64 { return sgn(v) }), intOK: true, i: func(v int64) int64 { return int64(sgn(float64(v))) }},
 		"Exp":   {g: g1(graph.Exp), f: fixed(math.Exp)},
 		"Log":   {g: g1(graph.Log), f: fixed(math.Log)},
 		"Sqrt":  {g: g1(graph.Sqrt), f: fixed(math.Sqrt)},
@@ -71,11 +71,11 @@ func registerMath(r registry) {
 			}
 			return v
 		}},
-		"Softplus": {g: g1(func(x *graph.Node) *graph.Node { return graph.Log(graph.OnePlus(graph.Exp(x))) }), f: fixed(func(v float64) float64 { return math.Log1p(math.Exp(v)) })},
+		"Softplus": {g: g1(softplusNode), f: fixed(softplus)},
 		"Softsign": {g: g1(func(x *graph.Node) *graph.Node { return graph.Div(x, graph.OnePlus(graph.Abs(x))) }), f: fixed(func(v float64) float64 { return v / (1 + math.Abs(v)) })},
 		"Mish": {g: g1(func(x *graph.Node) *graph.Node {
-			return graph.Mul(x, graph.Tanh(graph.Log(graph.OnePlus(graph.Exp(x)))))
-		}), f: fixed(func(v float64) float64 { return v * math.Tanh(math.Log1p(math.Exp(v))) })},
+			return graph.Mul(x, graph.Tanh(softplusNode(x)))
+		}), f: fixed(func(v float64) float64 { return v * math.Tanh(softplus(v)) })},
 		"LeakyRelu": {g: func(c *lctx, x *graph.Node) *graph.Node {
 			a := float64(c.AFloat("alpha", 0.01))
 			return graph.Where(graph.LessThan(x, scalarLike(x, 0)), graph.MulScalar(x, a), x)
@@ -205,6 +205,27 @@ func registerMath(r registry) {
 	r.host(hostBitCast, "BitCast")
 	r.host(hostShrink, "Shrink")
 	r.host(hostSwish, "Swish")
+}
+
+// softplus is log(1+e^v) without overflow: e^v is infinite above 709
+// (88 in float32) where softplus(v) is v (ONNX Runtime computes it so).
+func softplus(v float64) float64 {
+	return math.Max(v, 0) + math.Log1p(math.Exp(-math.Abs(v)))
+}
+
+// softplusNode is softplus on GoMLX nodes (GoMLX's own Softplus gives -Inf
+// for -Inf, not 0).
+func softplusNode(x *graph.Node) *graph.Node {
+	return graph.Add(graph.Max(x, scalarLike(x, 0)), graph.Log1p(graph.Exp(graph.Neg(graph.Abs(x)))))
+}
+
+// signNaN is Sign with NaN kept (GoMLX's Sign gives 0 for NaN; the spec
+// and ONNX Runtime give NaN).
+func signNaN(x *graph.Node) *graph.Node {
+	if !x.DType().IsFloat() {
+		return graph.Sign(x)
+	}
+	return graph.Where(graph.IsNaN(x), x, graph.Sign(x))
 }
 
 func sgn(v float64) float64 {
