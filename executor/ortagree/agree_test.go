@@ -5,6 +5,7 @@ package ortagree
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -51,10 +52,16 @@ type ortError struct{ err error }
 func (e *ortError) Error() string { return "ONNX Runtime: " + e.err.Error() }
 func (e *ortError) Unwrap() error { return e.err }
 
+// writeOutputs stores ONNX Runtime's outputs of the fixtures/divergence
+// models beside their inputs, for TestExecutorMatchesStoredORTOutputs.
+var writeOutputs = flag.Bool("write-outputs", false,
+	"write ONNX Runtime's outputs of fixtures/divergence as test_data_set_0/output_N.pb")
+
 // ortRunner runs one session of ONNX Runtime as a verify.Runner.
 type ortRunner struct {
 	s     *ort.Session
-	names []string // the graph inputs that are not initializers, in order
+	names []string            // the graph inputs that are not initializers, in order
+	last  []*canonical.Tensor // the outputs of the last run
 }
 
 func (r *ortRunner) Run(_ context.Context, in []*canonical.Tensor) ([]*canonical.Tensor, error) {
@@ -77,6 +84,7 @@ func (r *ortRunner) Run(_ context.Context, in []*canonical.Tensor) ([]*canonical
 			return nil, &ortError{fmt.Errorf("output %q: %w", o.GetName(), err)}
 		}
 	}
+	r.last = res
 	return res, nil
 }
 
@@ -235,7 +243,8 @@ func check(rt *ort.Runtime, c modelCase, tmp string) (r result) {
 	for _, v := range verify.GraphInputs(m) {
 		names = append(names, v.Name)
 	}
-	ref := &verify.Side{Name: "onnxruntime", Model: m, Runner: &ortRunner{s: s, names: names}, ComputedBy: "ONNX Runtime " + rt.Version()}
+	ortR := &ortRunner{s: s, names: names}
+	ref := &verify.Side{Name: "onnxruntime", Model: m, Runner: ortR, ComputedBy: "ONNX Runtime " + rt.Version()}
 	opts := verify.Options{Samples: 1, Threads: 1}
 	if inputs != nil {
 		opts.Inputs = [][]*canonical.Tensor{inputs}
@@ -247,6 +256,13 @@ func check(rt *ort.Runtime, c modelCase, tmp string) (r result) {
 			return result{c.name, ortCannot, oneLine(err)}
 		}
 		return result{c.name, disagree, "the executor fails: " + oneLine(err)}
+	}
+	if *writeOutputs && strings.HasPrefix(c.name, storedPrefix) && c.dir != "" {
+		for i, o := range ortR.last {
+			if err := canonical.WriteTensorFile(filepath.Join(c.dir, "test_data_set_0", fmt.Sprintf("output_%d.pb", i)), o); err != nil {
+				return result{c.name, disagree, "writing ONNX Runtime's outputs: " + oneLine(err)}
+			}
+		}
 	}
 	if rep.Equivalent {
 		worst := ""
