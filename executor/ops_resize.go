@@ -267,7 +267,8 @@ func hostResize(c *lctx) error {
 }
 
 // origCoord is the coordinate in the input of output index x along an
-// axis of in elements resized to on, as ONNX Runtime computes it (float32).
+// axis of in elements resized to on, as ONNX Runtime computes it (float32;
+// the conversions keep a product from being fused into an add).
 // For align_corners, resized is the output length that divides: on when
 // the sizes were given (as ONNX Runtime and the reference agree), the
 // unrounded scale·in when scales were (the ONNX reference and its backend
@@ -291,14 +292,13 @@ func origCoord(ctm string, x int, scale float32, in, on int, resized, roiStart, 
 		return (xf + 0.5) / scale
 	case "tf_crop_and_resize":
 		if on > 1 {
-			return roiStart*float32(in-1) + xf*(roiEnd-roiStart)*float32(in-1)/float32(on-1)
+			return float32(roiStart*float32(in-1)) + xf*(roiEnd-roiStart)*float32(in-1)/float32(on-1)
 		}
-		return 0.5 * (roiStart + roiEnd) * float32(in-1)
+		return float32(0.5 * float64(roiStart+roiEnd) * float64(in-1)) // in double, as ONNX Runtime
 	case "half_pixel_symmetric":
-		adj := float32(on) / (scale * float32(in))
-		center := float32(in) / 2
-		off := center * (1 - adj)
-		return off + (xf+0.5)/scale - 0.5
+		adj := float32(on) / float32(scale*float32(in))
+		off := float32(float32(in)/2) * (1 - adj)
+		return float32(float64(off) + (float64(xf)+0.5)/float64(scale) - 0.5) // in double, as ONNX Runtime
 	}
 	return (xf+0.5)/scale - 0.5 // half_pixel
 }
