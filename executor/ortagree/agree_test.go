@@ -96,12 +96,13 @@ type modelCase struct {
 
 // collect lists the models: every .onnx under fixtures/ (but
 // fixtures/hostile, which holds attacks on the loaders, not models) and
-// ../shared/models, and the backend-test cases.
-func collect(t *testing.T) []modelCase {
+// ../shared/models, and the backend-test cases. complete is false when a
+// backend suite is missing.
+func collect(t *testing.T) (cases []modelCase, complete bool) {
 	t.Helper()
 	root := testpaths.RepoRoot(t)
 	shared := testpaths.Shared(t)
-	var cases []modelCase
+	complete = true
 	walk := func(base, prefix string) {
 		err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -134,13 +135,14 @@ func collect(t *testing.T) []modelCase {
 				t.Fatalf("ONNX backend tests: %v", err)
 			}
 			t.Logf("ONNX backend tests left out: %v", err)
+			complete = false
 			continue
 		}
 		for _, d := range dirs {
 			cases = append(cases, modelCase{name: s + "/" + filepath.Base(d), path: filepath.Join(d, "model.onnx"), dir: d})
 		}
 	}
-	return cases
+	return cases, complete
 }
 
 // TestExecutorAgreesWithORT runs every model (see collect) in ONNX Runtime
@@ -162,16 +164,28 @@ func TestExecutorAgreesWithORT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := collect(t)
+	cases, complete := collect(t)
 	tmp := t.TempDir()
 	counts := map[outcome]int{}
 	start := time.Now()
+	ran := map[string]bool{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			ran[c.name] = true
 			r := check(rt, c, tmp)
 			counts[r.out]++
 			judge(t, c.name, r)
 		})
+	}
+	if complete && len(ran) == len(cases) {
+		// Every model ran: a listed model that is not there is stale too.
+		for _, list := range []map[string]string{ortCannotRun, knownDisagreements} {
+			for name := range list {
+				if !ran[name] {
+					t.Errorf("%s is listed but not found: remove it from the list", name)
+				}
+			}
+		}
 	}
 	t.Logf("%d models in ONNX Runtime %s and the executor in %s: %d agree, %d disagree, %d ONNX Runtime cannot run",
 		counts[agree]+counts[disagree]+counts[ortCannot], rt.Version(), time.Since(start).Round(time.Second),
