@@ -17,7 +17,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 	"github.com/onnxconv/onnxconv/runtimes/ort"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/backendtest"
@@ -329,8 +329,8 @@ func ortModel(path string, m *canonical.Model, dir string) (ortPath, note string
 		if n.Domain != "" && n.Domain != "ai.onnx" {
 			return nil
 		}
-		now, ok := opset.Lookup("", n.OpType, int(v))
-		old, okOld := opset.Lookup("", n.OpType, ortMaxOpset)
+		now, ok := onnxspec.Lookup("", n.OpType, int(v))
+		old, okOld := onnxspec.Lookup("", n.OpType, ortMaxOpset)
 		if !ok || !okOld || now.SinceVersion != old.SinceVersion {
 			same = false
 		}
