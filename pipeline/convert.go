@@ -186,11 +186,14 @@ type converter struct {
 	// where it will run (the TFLite runtime missing): the conversion is
 	// then NOT VERIFIED even when its source was computed.
 	candidateNote string
-	release       []func() error
-	res           *Result
-	start         time.Time
-	step          time.Time
-	closers       []*canonical.Model
+	// describeRef names the source's reference runtime as it stands (what
+	// computed the source is known once it ran), nil when none runs it.
+	describeRef func() string
+	release     []func() error
+	res         *Result
+	start       time.Time
+	step        time.Time
+	closers     []*canonical.Model
 }
 
 func (c *converter) logf(format string, args ...any) {

@@ -52,6 +52,7 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 	srcFailed := false
 	if ref != nil {
 		rep, err := c.compare(ctx, ref, cand, samples, source)
+		c.refreshReference(rep)
 		switch {
 		case err != nil && ref.Runner != nil:
 			srcFailed = true
@@ -220,6 +221,20 @@ func (c *converter) compare(ctx context.Context, ref, cand *verify.Side, samples
 	return rep, nil
 }
 
+// refreshReference names the source's runtime again once it has run: a
+// runtime with two engines (tflite: LiteRT.js, else tfjs-tflite) knows
+// only then which computed the source (runtimes.SessionNoter).
+func (c *converter) refreshReference(rep *verify.Report) {
+	if c.describeRef == nil {
+		return
+	}
+	d := c.describeRef()
+	if rep != nil && rep.A.ComputedBy == c.res.Conversion.Reference {
+		rep.A.ComputedBy = d
+	}
+	c.res.Conversion.Reference = d
+}
+
 // sourceSide returns the side that computes the source as its framework
 // does, and records what it is (Conversion.Reference), or nil with the
 // reason recorded in Conversion.NotVerified.
@@ -252,6 +267,7 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 			if err2 == nil {
 				cv.Reference = setup.DescribeSide(0)
 				side.ComputedBy = cv.Reference
+				c.describeRef = func() string { return setup.DescribeSide(0) }
 				return side, nil
 			}
 			err = err2

@@ -34,6 +34,14 @@ type protoSession struct {
 
 func (s protoSession) Close() error { return s.r.Close() }
 
+// SessionNote is the runner's note when it has one (SessionNoter).
+func (s protoSession) SessionNote() string {
+	if n, ok := s.r.(interface{ Note() string }); ok {
+		return n.Note()
+	}
+	return ""
+}
+
 func (s protoSession) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
 	if s.names != nil && len(inputs) != len(s.names) {
 		return nil, fmt.Errorf("%s: %d inputs given, the model takes %d (%s)", s.what, len(inputs), len(s.names), strings.Join(s.names, ", "))

@@ -125,6 +125,17 @@ type Setup struct {
 	mu      sync.Mutex
 	open    []Session
 	notes   [2]string // per side: the runtime's ModelNote on its model
+	// sessNotes, per side: the session's SessionNote once it is open.
+	sessNotes [2]string
+}
+
+// SessionNoter is a Session that says what computed its model once it
+// is loaded, for a runtime with more than one engine (the tflite
+// runtime: LiteRT.js, or tfjs-tflite when LiteRT.js does not take the
+// model): "computed by …". DescribeSide and Describe add it to the
+// runtime's name once the side's session is open.
+type SessionNoter interface {
+	SessionNote() string
 }
 
 // ModelNoter is a Runtime that computes some models other than by
@@ -218,7 +229,9 @@ func (s *Setup) Side(i int, path string, m *canonical.Model) (*verify.Side, erro
 	for j, v := range ins {
 		names[j] = v.Name
 	}
-	side.Runner = s.Runner(s.rts[k], path, OpenOptions{InputNames: names, Threads: s.threads})
+	r := s.Runner(s.rts[k], path, OpenOptions{InputNames: names, Threads: s.threads})
+	r.side = i
+	side.Runner = r
 	return side, nil
 }
 
@@ -226,7 +239,7 @@ func (s *Setup) Side(i int, path string, m *canonical.Model) (*verify.Side, erro
 // session is opened on the first run and serves every later one; Close
 // closes it.
 func (s *Setup) Runner(rt Runtime, path string, o OpenOptions) *Runner {
-	return &Runner{setup: s, rt: rt, path: path, opts: o}
+	return &Runner{setup: s, rt: rt, path: path, opts: o, side: -1}
 }
 
 // Runner runs one model file on a runtime, loading it once.
@@ -235,6 +248,7 @@ type Runner struct {
 	rt    Runtime
 	path  string
 	opts  OpenOptions
+	side  int // the Setup's side it runs (0: A, 1: B), -1: none
 	mu    sync.Mutex
 	sess  Session
 }
@@ -256,7 +270,16 @@ func (r *Runner) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canoni
 		r.setup.open = append(r.setup.open, sess)
 		r.setup.mu.Unlock()
 	}
-	return r.sess.Run(ctx, inputs)
+	out, err := r.sess.Run(ctx, inputs)
+	// What computed the model is known once it ran (an engine may hand
+	// the model to another on its first run).
+	if n, ok := r.sess.(SessionNoter); ok && r.side >= 0 && r.side < len(r.setup.sessNotes) {
+		note := n.SessionNote()
+		r.setup.mu.Lock()
+		r.setup.sessNotes[r.side] = note
+		r.setup.mu.Unlock()
+	}
+	return out, err
 }
 
 // Describe says where each side ran, for a report's notes: "A ran on …,
@@ -283,6 +306,9 @@ func (s *Setup) describe(i int, form func(Info) string) string {
 	s.mu.Lock()
 	if i >= 0 && i < len(s.notes) && s.notes[i] != "" {
 		info.Where += "; " + s.notes[i]
+	}
+	if i >= 0 && i < len(s.sessNotes) && s.sessNotes[i] != "" {
+		info.Where += "; " + s.sessNotes[i]
 	}
 	s.mu.Unlock()
 	return form(info)

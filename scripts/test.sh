@@ -6,7 +6,8 @@
 #
 # It installs, when missing:
 #   - the npm packages of package.json (ONNX Runtime 1.30's library inside
-#     onnxruntime-node, TF.js 4.22, the TFLite interpreters): npm ci --ignore-scripts
+#     onnxruntime-node, TF.js 4.22 with its WASM backend, the TFLite interpreters):
+#     npm ci --ignore-scripts (.npmrc: legacy-peer-deps, see there)
 #   - Debian's chromium (HTML report tests), slurmctld/slurmd/slurm-client/munge
 #     (a real Slurm cluster for the batch example test), libtorch-dev and g++
 #     (the libtorch runtime plugin the torchscript tests build and verify against;
@@ -19,7 +20,8 @@ cd "$(dirname "$0")/.."
 
 ort=node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1
 if [ ! -f "$ort" ] || [ ! -f node_modules/@tensorflow/tfjs-tflite/package.json ] ||
-   [ ! -f node_modules/@tensorflow/tfjs/package.json ] || [ ! -f node_modules/@litertjs/core/package.json ]; then
+   [ ! -f node_modules/@tensorflow/tfjs/package.json ] || [ ! -f node_modules/@litertjs/core/package.json ] ||
+   [ ! -f node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm ]; then
   npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 fi
 

@@ -54,3 +54,23 @@ func TestUnnamedTFLiteIO(t *testing.T) {
 		})
 	}
 }
+
+// TestTFLiteInterpreterNamed: the summary of a plain convert names the
+// TFLite interpreter that computed the source. op_versions (SIGN version
+// 2, ABS version 5) is refused by tfjs-tflite's older interpreter and was
+// NOT VERIFIED with it alone; LiteRT.js computes it and it is EQUIVALENT.
+// svdf keeps state in variable tensors, which LiteRT.js does not run: it
+// goes to tfjs-tflite first, and the summary says why.
+func TestTFLiteInterpreterNamed(t *testing.T) {
+	testpaths.Node(t, "@tensorflow/tfjs-tflite", "@litertjs/core")
+	dir := t.TempDir()
+	for _, c := range []struct{ model, want string }{
+		{"op_versions.tflite", "computed by @litertjs/core 2.5.3 (LiteRT.js"},
+		{"svdf.tflite", "computed by @tensorflow/tfjs-tflite 0.0.1-alpha.10 (TFLite interpreter, WebAssembly SIMD, XNNPACK), tried first as the model keeps state"},
+	} {
+		code, stdout, stderr := execCmd(t, "convert", filepath.Join(repoDir(t), "fixtures", "tflite", c.model), filepath.Join(dir, "out.onnx"), "--force", "-q")
+		if code != 0 || !strings.Contains(stdout, ": EQUIVALENT") || !strings.Contains(stdout, c.want) {
+			t.Errorf("%s: exit %d, want EQUIVALENT and %q\n%s%s", c.model, code, c.want, stdout, stderr)
+		}
+	}
+}

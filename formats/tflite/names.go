@@ -60,8 +60,11 @@ func tensorNames(raw []string, fixed map[int]string) []string {
 // IO is the inputs and outputs of a model's main subgraph.
 type IO struct {
 	// Raw are the TFLite names, ONNX the names IONames gives them (as the
-	// importer names them).
+	// importer names them), Key their keys in the model's signature ("" for
+	// none; runtimes that name tensors by signature key, LiteRT.js, bind
+	// through them).
 	InRaw, InONNX, OutRaw, OutONNX []string
+	InKey, OutKey                  []string
 }
 
 // Ambiguous reports whether the TFLite names cannot bind the inputs and
@@ -119,23 +122,23 @@ func MainIO(model []byte) (io IO, err error) {
 		return IO{}, err
 	}
 	names := IONames(raw, ins, outs, sig)
-	pick := func(n int, at func(int) int32) (r, o []string, err error) {
+	pick := func(n int, at func(int) int32) (r, o, k []string, err error) {
 		if n > len(model)/4 {
-			return nil, nil, fmt.Errorf("%d inputs or outputs in a %d-byte file", n, len(model))
+			return nil, nil, nil, fmt.Errorf("%d inputs or outputs in a %d-byte file", n, len(model))
 		}
 		for i := 0; i < n; i++ {
 			idx := at(i)
 			if idx < 0 || int(idx) >= len(raw) {
-				return nil, nil, fmt.Errorf("tensor index %d out of range (%d tensors)", idx, len(raw))
+				return nil, nil, nil, fmt.Errorf("tensor index %d out of range (%d tensors)", idx, len(raw))
 			}
-			r, o = append(r, raw[idx]), append(o, names[idx])
+			r, o, k = append(r, raw[idx]), append(o, names[idx]), append(k, sig[idx])
 		}
-		return r, o, nil
+		return r, o, k, nil
 	}
-	if io.InRaw, io.InONNX, err = pick(g.InputsLength(), g.Inputs); err != nil {
+	if io.InRaw, io.InONNX, io.InKey, err = pick(g.InputsLength(), g.Inputs); err != nil {
 		return IO{}, err
 	}
-	if io.OutRaw, io.OutONNX, err = pick(g.OutputsLength(), g.Outputs); err != nil {
+	if io.OutRaw, io.OutONNX, io.OutKey, err = pick(g.OutputsLength(), g.Outputs); err != nil {
 		return IO{}, err
 	}
 	return io, nil

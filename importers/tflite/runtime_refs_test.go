@@ -24,7 +24,7 @@ const writeRefsEnv = "ONNXCONV_WRITE_TFLITE_REFS"
 // runtimeFixtures are the fixtures made by fixtures/tflite/gen_runtime.py:
 // their expected outputs were computed by the TFLite interpreter
 // (runtimes/tflite), not by this project.
-var runtimeFixtures = []string{"logmel", "logmel_t5", "control_flow", "svdf", "call_once", "unnamed_io", "unnamed_sig"}
+var runtimeFixtures = []string{"logmel", "logmel_t5", "control_flow", "svdf", "call_once", "unnamed_io", "unnamed_sig", "op_versions", "op_versions_v1"}
 
 // fixtureInputs reads NAME.input_N.npy as the graph's inputs (float32
 // fixtures only).

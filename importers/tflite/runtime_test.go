@@ -127,7 +127,7 @@ func TestAgainstTFLiteRuntime(t *testing.T) {
 				parts = append(parts, short(name)+" "+res)
 			}
 			r.result = strings.Join(parts, "; ")
-			if note := liteRTCrossCheck(t, env, path, inputs, res.Outputs); note != "" {
+			if note := crossCheck(t, env, path, res.Build, inputs, res.Outputs); note != "" {
 				r.build += "; " + note
 			}
 		})
@@ -137,11 +137,13 @@ func TestAgainstTFLiteRuntime(t *testing.T) {
 	}
 }
 
-// liteRTCrossCheck runs a float model (every input and output float32) on
-// the second build, LiteRT.js, and checks that it agrees with tfjs-tflite
-// within 1e-5 of each output's largest magnitude; it describes the result
-// for the table ("" when the model is not float or LiteRT.js is missing).
-func liteRTCrossCheck(t *testing.T, env tfliteruntime.Env, path string, inputs, want []*onnxpb.TensorProto) string {
+// crossCheck runs a float model (every input and output float32) on the
+// other TFLite build than the one that computed want (build) — tfjs-tflite
+// after LiteRT.js, LiteRT.js after tfjs-tflite — and checks that the two
+// agree within 1e-5 of each output's largest magnitude; it describes the
+// result for the table ("" when the model is not float or LiteRT.js is
+// missing).
+func crossCheck(t *testing.T, env tfliteruntime.Env, path, build string, inputs, want []*onnxpb.TensorProto) string {
 	t.Helper()
 	if env.LiteRTVersion == "" {
 		return ""
@@ -151,24 +153,33 @@ func liteRTCrossCheck(t *testing.T, env tfliteruntime.Env, path string, inputs, 
 			return ""
 		}
 	}
-	res, err := tfliteruntime.RunLiteRT(context.Background(), env, path, inputs)
+	other, name := tfliteruntime.LiteRT, tfliteruntime.LiteRTPackage+" "+env.LiteRTVersion
+	if strings.HasPrefix(build, tfliteruntime.LiteRTPackage) {
+		other, name = tfliteruntime.TFJSTFLite, tfliteruntime.Package+" "+env.Version
+	}
+	var res *tfliteruntime.Result
+	s, err := tfliteruntime.OpenWith(context.Background(), env, path, tfliteruntime.Options{Interpreters: []tfliteruntime.Interpreter{other}})
+	if err == nil {
+		res, err = s.Run(context.Background(), inputs)
+		s.Close()
+	}
 	var re *tfliteruntime.RunError
 	if errors.As(err, &re) && (re.Kind == "load" || re.Kind == "inputs" || re.Kind == "shape") {
-		return "not run by " + tfliteruntime.LiteRTPackage + " " + env.LiteRTVersion + ": " + firstLine(re.Detail)
+		return "not run by " + name + ": " + firstLine(re.Detail)
 	}
 	if err != nil {
-		t.Errorf("LiteRT.js: %v", err)
-		return "LiteRT.js error"
+		t.Errorf("%s: %v", name, err)
+		return name + " error"
 	}
 	if len(res.Outputs) != len(want) {
-		t.Errorf("LiteRT.js gave %d outputs, tfjs-tflite %d", len(res.Outputs), len(want))
-		return "LiteRT.js output count differs"
+		t.Errorf("%s gave %d outputs, %s %d", name, len(res.Outputs), build, len(want))
+		return name + " output count differs"
 	}
 	worst := 0.0
 	for i, w := range want {
 		g := res.Outputs[i]
 		if g.GetName() != w.GetName() || fmt.Sprint(g.GetDims()) != fmt.Sprint(w.GetDims()) {
-			t.Errorf("LiteRT.js output %d is %q %v, tfjs-tflite's %q %v", i, g.GetName(), g.GetDims(), w.GetName(), w.GetDims())
+			t.Errorf("%s output %d is %q %v, %s's %q %v", name, i, g.GetName(), g.GetDims(), build, w.GetName(), w.GetDims())
 			continue
 		}
 		gv, wv := tensorFloats(t, g), tensorFloats(t, w)
@@ -181,7 +192,7 @@ func liteRTCrossCheck(t *testing.T, env tfliteruntime.Env, path string, inputs, 
 		}
 	}
 	if worst > 1e-5 {
-		t.Errorf("LiteRT.js differs from tfjs-tflite by %.3g relative, want <= 1e-5", worst)
+		t.Errorf("%s differs from %s by %.3g relative, want <= 1e-5", name, build, worst)
 	}
 	return fmt.Sprintf("cross-checked with %s (max difference %.2g relative)", res.Build, worst)
 }
@@ -437,8 +448,9 @@ func writeDoc(t *testing.T, rows []row) {
 	b.WriteString("# TFLite models against the TFLite runtime\n\n")
 	b.WriteString("Every `.tflite` under `../shared/tflite-micro/` (models/ and seanet/), `../shared/models/tflite/` and\n")
 	b.WriteString("`fixtures/tflite/` imported with default options, the ONNX result run on the built-in executor, and\n")
-	b.WriteString("compared with the TFLite interpreter (runtime `tflite`, runtimes/tflite) on the same generated inputs:\n")
-	b.WriteString("float outputs within 1e-5 of the output's largest magnitude, quantized outputs within one step.\n\n")
+	b.WriteString("compared with the TFLite runtime (runtime `tflite`, runtimes/tflite: LiteRT.js first, tfjs-tflite for\n")
+	b.WriteString("what LiteRT.js does not run) on the same generated inputs: float outputs within 1e-5 of the output's\n")
+	b.WriteString("largest magnitude, quantized outputs within one step.\n\n")
 	fmt.Fprintf(&b, "Written by `%s=1 go test ./importers/tflite -run TestAgainstTFLiteRuntime`.\n\n", writeDocsEnv)
 	b.WriteString("| model | ops | result (per output) | computed by |\n| --- | --- | --- | --- |\n")
 	for _, r := range rows {
@@ -455,7 +467,8 @@ const docNotes = `
 ## Notes
 
 - One-op models: beyond these files, TestOneOpAgainstTFLite builds %d one-op models (every imported
-  builtin but the stateful and control-flow ones, which the files above cover; float32, int8, int16,
+  builtin, the stateful and control-flow ones included: SVDF (float, hybrid, int8), UNIDIRECTIONAL_SEQUENCE_LSTM
+  (float), IF/WHILE with their subgraphs, CALL_ONCE and the resource-variable ops; float32, int8, int16,
   shape_signature -1) and checks each against the interpreter: see docs/tflite-ops.md for every case and
   its measured result.
 - int8 arithmetic: the interpreter runs int8 ADD/SUB through XNNPACK's QS8 kernels (its default delegate),
@@ -474,7 +487,74 @@ const docNotes = `
 - Inputs: floats uniform in [-1, 1], int8/uint8 over their full range, int16 in [-4096, 4096], the int32
   output-shape input of TRANSPOSE_CONV set to the output's static shape; one sample per model, seeded.
   A dynamic (-1) dim runs at the size of the model's static shape: tfjs-tflite cannot resize inputs.
-- int64 inputs and outputs (` + "`more.tflite`" + `'s ARG_MIN, ` + "`int64_io.tflite`" + `): tfjs-tflite's model runner
+- int64 inputs and outputs (` + "`" + `more.tflite` + "`" + `'s ARG_MIN, ` + "`" + `int64_io.tflite` + "`" + `): tfjs-tflite's model runner
+  names their element type "unknown" and gives no typed view, so runtimes/tflite writes and reads them in
+  the WebAssembly heap: the runner's C++ TensorInfo (the embind handle's pointer) holds the tensor's data
+  pointer (word 7 in 0.0.1-alpha.10: id, name, shape, data, size, dataType), located on each run as the
+  word that equals data().byteOffset on every tensor the runner does expose, and the byte count is the
+  shape's element count times the size of the type the flatbuffer names (uint16, uint64 and float16 the
+  same way). runtimes/tflite TestInt64 checks it against the same values through int32/int16 views (and
+  int64 values beyond 2^32). bool and int16 outputs have typed views; their comparison was added here.
+- Two builds (runtimes/tflite Route): ` + "`" + `@litertjs/core` + "`" + ` 2.5.3 (LiteRT.js) computes every model whose
+  inputs and outputs are float32, int32 or uint8 and that keeps no state; ` + "`" + `@tensorflow/tfjs-tflite` + "`" + `
+  0.0.1-alpha.10 computes the others (int8, int16, int64, bool inputs or outputs: "Element type INT8 is
+  not supported."; variable tensors and resource variables: "Variable tensors not yet supported.") and
+  any model LiteRT.js refuses; LiteRT.js computes what tfjs-tflite refuses (` + "`" + `op_versions.tflite` + "`" + `: SIGN
+  version 2 and ABS version 5, "Didn't find op for builtin opcode 'SIGN' version '2'"). The "computed by"
+  column names the build, and "cross-checked with …" the other build's agreement on float models (max
+  difference relative to the output's largest magnitude), or why it does not run the model. LiteRT.js
+  runs under Node 20 with shims (self, location, require, __dirname, an importScripts that evaluates its
+  Emscripten loader, wasmBinary through self.Module) and its "compat" build: the default build fails to
+  compile without a flag ("CompileError: WebAssembly.instantiate(): Compiling function #157 failed: simd
+  opcode not available, enable with --experimental-relaxed-simd"). It names inputs and outputs by their
+  signature keys and in the signature's order (` + "`" + `tf2onnx_regression/model.tflite` + "`" + `: "X" for the tensor
+  "X:0"); runtimes/tflite binds them through the flatbuffer's signature def. Like tfjs-tflite it cannot
+  resize a dynamic input ("TensorBuffer ranked tensor type Float32[1, 5, 257] does not match expected
+  ranked tensor type Float32[1, 1, 257]").
+- ` + "`" + `ops.tflite` + "`" + ` exposed a real importer error: TFLite ignores a fused TANH (and SIGN_BIT) activation on
+  ADD/SUB/MUL/DIV/CONV (its kernels clamp only for RELU, RELU6, RELU_N1_TO_1); the importer applied Tanh.
+  Fixed, and the fixture's numpy reference (gen.py) corrected.
+- int16 SeaNet convolutions (CONV_2D, TRANSPOSE_CONV; DEPTHWISE_CONV_2D takes the same path) are computed
+  exactly: TFLite's 16x8 requantization is integer (int64 accumulator, bias, the multiplier reduced to 15
+  bits ((m + 2^15) >> 16), plus 2^(s-1), arithmetic shift right by s = 15 - shift, clamp), and the importer
+  builds it in ONNX (importers/tflite/exact16.go): the int16 input split into four 4-bit pieces (Mod/Div on
+  x + 32768), the pieces stacked on the batch axis and convolved in float with the int8 weights (every
+  partial sum an integer below 2^24, so exact in any order), Cast to int64, weighted by 16^i and summed,
+  then in int64 + bias, * multiplier, + rounding, floor division by 2^s as (v - Mod(v, 2^s)) / 2^s, Clip,
+  Cast to int16. ConvInteger (8-bit only) and BitShift (unsigned only) cannot express it. Values one step
+  off per model before this (QDQ in float): conv1 119, conv2 99, conv3 109, conv4 60, conv5 113, conv6 34,
+  conv7 67, conv8 43, conv9 44, transpose_conv1 109, transpose_conv2 88, transpose_conv3 249,
+  transpose_conv4 286; after: 0 in every model (table above; on ONNX Runtime the conv models also equal
+  TFLite Micro's golden files exactly, TestSeanetConvGolden).
+- Dynamic dims: where shape_signature says -1, the 1 in the static shape is a placeholder; the importer
+  reads such dims as unknown everywhere (reshape targets, squeeze axes, layout choices, FULLY_CONNECTED
+  keep_num_dims) and the graph's inputs and outputs carry them as symbolic dims. ` + "`" + `logmel.tflite` + "`" + ` (a
+  log-mel / cepstrum front-end, time axis -1) is checked here at T = 1 and, by TestDynamicTimeAxis, at
+  T = 5 against the runtime on ` + "`" + `logmel_t5.tflite` + "`" + ` (the same graph with the placeholder 5).
+- Control flow: IF and WHILE become ONNX If and Loop (the cond subgraph is inlined before the loop and
+  at the end of the body); CALL_ONCE inlines its init subgraph, and VAR_HANDLE / READ_VARIABLE /
+  ASSIGN_VARIABLE are resolved as values (one invocation: state written by the main graph is not
+  carried to the next run). ` + "`" + `control_flow.tflite` + "`" + ` takes both IF branches and loops four times.
+- SVDF (float): the variable state moves one step left, the newest column is input x weights_feature,
+  time weights, rank reduction, bias, activation; the updated state is the tensor's value for later ops.
+  ` + "`" + `svdf.tflite` + "`" + ` runs two SVDF ops on one state tensor, so the second reads the state the first wrote.
+- SVDF (integer, as in int8 keyword models: int8 input, weights_feature and output, int16 weights_time and
+  state, int32 bias): TFLite's EvalIntegerSVDF built exactly in ONNX (importers/tflite/ops_svdf_int.go):
+  MatMulInteger with the input zero point, then MultiplyByQuantizedMultiplier (double rounding:
+  SaturatingRoundingDoublingHighMul, RoundingDivideByPOT) in int64 with Mod/Div on exact multiples and
+  non-negative values only, the scales computed in float32 as TFLite does (x * wf / state, state * wt /
+  y), clamp to int16, the int16 state shifted, time weights and rank reduction in int64, bias, requantize,
+  zero point, clamp to int8. TFLite applies no fused activation in integer SVDF (the RELU of
+  ` + "`" + `svdf_int8.tflite` + "`" + ` leaves values below the zero point), and neither does the import. TFLite's sums are
+  int32, these int64: equal while TFLite's do not overflow.
+- SVDF (hybrid: float input, state and output, int8 weights): each batch row of the input quantized at run
+  time as TFLite does (range max |x|, round(x * 127/range) half away from zero, clamp ±127; a zero row
+  stays zero), MatMulInteger with the int8 weights, scaled by (range/127) * weights_scale in float; int8
+  time weights dequantized once (w * scale); then the float path. asymmetric_quantize_inputs is refused.
+  ` + "`" + `svdf_int8.tflite` + "`" + ` and ` + "`" + `svdf_hybrid.tflite` + "`" + ` (two ops sharing one state each, gen_runtime.py) are exact
+  and within 0 relative here, and TestSVDFVariants checks four more input samples (with all-zero rows) on
+  the executor and ONNX Runtime: int8 outputs exact, hybrid within 1.3e-07 relative.
+` + "`more.tflite`" + `'s ARG_MIN, ` + "`int64_io.tflite`" + `): tfjs-tflite's model runner
   names their element type "unknown" and gives no typed view, so runtimes/tflite writes and reads them in
   the WebAssembly heap: the runner's C++ TensorInfo (the embind handle's pointer) holds the tensor's data
   pointer (word 7 in 0.0.1-alpha.10: id, name, shape, data, size, dataType), located on each run as the

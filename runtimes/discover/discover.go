@@ -39,6 +39,8 @@ const (
 func Packages() []string {
 	return []string{
 		tfjs.Package + "@" + tfjs.PackageVersion,
+		tfjs.CorePackage + "@" + tfjs.PackageVersion,
+		tfjs.WASMPackage + "@" + tfjs.PackageVersion,
 		tflite.Package + "@" + tflite.PackageVersion,
 		tflite.LiteRTPackage + "@" + tflite.LiteRTPackageVersion,
 		ORTPackage + "@" + ORTVersion,
@@ -78,16 +80,17 @@ func List(o Options) []Runtime {
 	}
 	var rs []Runtime
 	if env, err := tflite.Find(o.Node); err == nil {
-		v := env.Version
-		if env.LiteRTVersion != "" {
-			v += " (LiteRT.js " + env.LiteRTVersion + ")"
-		}
-		rs = append(rs, Runtime{Name: "tflite", What: "Google's TFLite interpreter (" + tflite.Package + ") under Node " + env.Node, Where: env.Modules, Version: v})
+		rs = append(rs, Runtime{Name: "tflite", What: "Google's TFLite interpreter (" + tflite.LiteRTPackage + " first, then " + tflite.Package + ") under Node " + env.Node,
+			Where: env.Modules, Version: env.Versions()})
 	} else {
 		rs = append(rs, Runtime{Name: "tflite", What: "Google's TFLite interpreter under Node", Missing: oneLine(err)})
 	}
 	if env, err := tfjs.Find(o.Node); err == nil {
-		rs = append(rs, Runtime{Name: "tfjs", What: "TF.js (" + tfjs.Package + ") under Node " + env.Node, Where: env.Modules, Version: env.Version})
+		v := env.Version + " (CPU backend: " + tfjs.WASMPackage + " is not installed)"
+		if wv := tfjs.WASMVersion(env); wv != "" {
+			v = env.Version + " (WASM backend " + wv + ")"
+		}
+		rs = append(rs, Runtime{Name: "tfjs", What: "TF.js (" + tfjs.Package + ") under Node " + env.Node, Where: env.Modules, Version: v})
 	} else {
 		rs = append(rs, Runtime{Name: "tfjs", What: "TF.js under Node", Missing: oneLine(err)})
 	}
@@ -175,10 +178,13 @@ func oneLine(err error) string {
 // ErrNoNPM is returned by Install when npm is not on $PATH.
 var ErrNoNPM = errors.New("npm not found on $PATH: install Node.js and npm (Debian: apt-get install nodejs npm)")
 
-// Install runs 'npm install --ignore-scripts' of Packages into dir
-// (node.DataDir when ""), so that every command finds the runtimes from
-// any working folder. No package script runs; ONNX Runtime's library
-// comes inside onnxruntime-node.
+// Install runs 'npm install --ignore-scripts --legacy-peer-deps' of
+// Packages into dir (node.DataDir when ""), so that every command finds
+// the runtimes from any working folder. No package script runs; ONNX
+// Runtime's library comes inside onnxruntime-node. --legacy-peer-deps:
+// tfjs-tflite names tfjs-core 4.9.0 as a peer, but only its WebAssembly
+// interpreter is used, and one tfjs-core 4.22.0 must serve TF.js and its
+// WASM backend (the repository's .npmrc says the same to npm ci).
 func Install(ctx context.Context, dir string, stdout, stderr io.Writer) (string, error) {
 	if dir == "" {
 		d, err := node.DataDir(nil)
@@ -194,7 +200,7 @@ func Install(ctx context.Context, dir string, stdout, stderr io.Writer) (string,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return dir, fmt.Errorf("runtimes install: %w", err)
 	}
-	args := append([]string{"install", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", dir}, Packages()...)
+	args := append([]string{"install", "--ignore-scripts", "--legacy-peer-deps", "--no-audit", "--no-fund", "--prefix", dir}, Packages()...)
 	cmd := exec.CommandContext(ctx, npm, args...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {

@@ -35,9 +35,11 @@ func TestListFromDataFolder(t *testing.T) {
 	}
 	data := t.TempDir()
 	fakeModules(t, filepath.Join(data, "onnxconv"), map[string]string{
-		"@tensorflow/tfjs/package.json":    `{"version": "4.22.0"}`,
-		"@tensorflow/tfjs/dist/tf.node.js": "",
-		"onnxruntime-node/package.json":    `{"version": "1.30.0"}`,
+		"@tensorflow/tfjs/package.json":                                                     `{"version": "4.22.0"}`,
+		"@tensorflow/tfjs/dist/tf.node.js":                                                  "",
+		"@tensorflow/tfjs-backend-wasm/package.json":                                        `{"version": "4.22.0"}`,
+		"@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm":                    "",
+		"onnxruntime-node/package.json":                                                     `{"version": "1.30.0"}`,
 		"onnxruntime-node/bin/napi-v6/" + npmPlatform() + "/" + npmArch() + "/" + libName(): "",
 	})
 	env := map[string]string{"XDG_DATA_HOME": data}
@@ -53,7 +55,7 @@ func TestListFromDataFolder(t *testing.T) {
 	for _, r := range List(o) {
 		got[r.Name] = r
 	}
-	if r := got["tfjs"]; r.Missing != "" || r.Version != "4.22.0" || !strings.HasPrefix(r.Where, filepath.Join(data, "onnxconv")) {
+	if r := got["tfjs"]; r.Missing != "" || r.Version != "4.22.0 (WASM backend 4.22.0)" || !strings.HasPrefix(r.Where, filepath.Join(data, "onnxconv")) {
 		t.Errorf("tfjs: %+v", r)
 	}
 	if r := got["onnxruntime"]; r.Missing != "" || r.Version != "1.30.0" || !strings.HasSuffix(r.Where, libName()) {

@@ -4,16 +4,24 @@
 // (`--runtime tfjs`, and source verification through
 // importers.Description.Runtime).
 //
-// It is pure Go (no cgo). Each Run starts `node` on an embedded script
-// (runner.js) that loads @tensorflow/tfjs 4.22.0 with its pure JavaScript
-// CPU backend (not tfjs-node, whose install downloads a native library),
+// It is pure Go (no cgo). A session (Open) starts `node` on an embedded
+// script (runner.js) that loads @tensorflow/tfjs 4.22.0 on its
+// WebAssembly backend (@tensorflow/tfjs-backend-wasm 4.22.0, XNNPACK, its
+// SIMD build loaded from the package's dist folder; TF.js does not run the
+// threaded build under Node; not tfjs-node, whose install downloads a
+// native library). The kernels the WASM backend lacks (Einsum, FFT,
+// UnsortedSegmentSum, …) run on the pure JavaScript CPU backend, their
+// inputs and outputs copied between the two, and the session names those
+// that ran (Session.CPUOps, Note: "ops run on the CPU backend: Einsum").
+// Without the WASM package the CPU backend runs everything. The script
 // reads model.json and the weight files its manifest names (inside the
-// model's folder only), and runs the model once: a layers model with
-// tf.loadLayersModel(tf.io.fromMemory(...)) and predict, a graph model with
-// tf.loadGraphModel(tf.io.fromMemory(...)) and execute, falling back to
-// executeAsync for control flow and dynamic ops (NonMaxSuppression). The
-// request and the answer are JSON on the script's stdin and stdout (tensor
-// data in base64); whatever TF.js prints goes to stderr.
+// model's folder only), loads the model once and runs it on every sample:
+// a layers model with tf.loadLayersModel(tf.io.fromMemory(...)) and
+// predict, a graph model with tf.loadGraphModel(tf.io.fromMemory(...)) and
+// execute, falling back to executeAsync for control flow and dynamic ops
+// (NonMaxSuppression). Requests and answers travel in runtimes/node's
+// framed protocol (JSON header, raw tensor bytes); whatever TF.js prints
+// goes to stderr.
 //
 // Keras files run the same way, as TF.js runs their architecture and
 // weights (the reference runtime importers/keras names): a Keras 3 .keras

@@ -14,11 +14,16 @@ const (
 	EnvNode = node.EnvNode
 )
 
-// The npm package that holds TF.js (its pure JavaScript CPU backend), and
-// the version this package was written and tested against.
+// The npm package that holds TF.js, and the version this package was
+// written and tested against; CorePackage and WASMPackage, of the same
+// version, are its core (one copy, shared with the backend) and its
+// WebAssembly backend, which runs the models (the CPU backend runs only
+// the ops it lacks).
 const (
 	Package        = "@tensorflow/tfjs"
 	PackageVersion = "4.22.0"
+	CorePackage    = "@tensorflow/tfjs-core"
+	WASMPackage    = "@tensorflow/tfjs-backend-wasm"
 )
 
 // InstallCommand is the one documented command that installs the npm
@@ -59,3 +64,14 @@ func ModuleDirs(o FindOptions) []string { return node.ModuleDirs(o) }
 
 // Find locates node and the npm package. Errors are *MissingError.
 func Find(o FindOptions) (Env, error) { return spec().Find(o) }
+
+// WASMVersion is the version of WASMPackage installed beside Package in
+// env (with its SIMD build), "" when it is not: the CPU backend then runs
+// every model.
+func WASMVersion(env Env) string {
+	v, err := node.PackageVersion(env.Modules, WASMPackage, "dist/tfjs-backend-wasm-simd.wasm")
+	if err != nil {
+		return ""
+	}
+	return v
+}

@@ -56,8 +56,12 @@ func (e *NotTFJSError) Error() string {
 type Result struct {
 	Outputs []*onnxpb.TensorProto
 	// Kind is "layers-model" or "graph-model"; Method is how TF.js ran it
-	// (predict, execute, executeAsync); Version is TF.js's.
+	// (predict, execute, executeAsync); Version is TF.js's; Backend the
+	// backend that ran it ("wasm", or "cpu" without the WASM package).
 	Kind, Method, Version, Backend string
+	// CPUOps are the kernels the WASM backend lacks that ran on the CPU
+	// backend in this session so far.
+	CPUOps []string
 	// Keras is the kind of Keras file (keras.Kind: "keras3", "h5",
 	// "json+h5") run as a TF.js layers model, "" for a TF.js model.json.
 	Keras string
@@ -194,8 +198,14 @@ type Session struct {
 	dir   string
 	model string
 	// Kind is "layers-model" or "graph-model"; Version and Backend are
-	// TF.js's; Keras the kind of Keras file ("" for a model.json).
-	Kind, Version, Backend, Keras string
+	// TF.js's ("wasm", or "cpu" without the WASM package); WASMBuild the
+	// WASM backend's binary ("tfjs-backend-wasm-simd.wasm"); Keras the
+	// kind of Keras file ("" for a model.json); CPUReason why the CPU
+	// backend runs the whole model ("" when the WASM backend does).
+	Kind, Version, Backend, WASMBuild, Keras, CPUReason string
+	// CPUOps are the kernels the WASM backend lacks that ran on the CPU
+	// backend so far (updated by every Run).
+	CPUOps []string
 	// ResetAfterGRU names the GRU layers with reset_after=true, which
 	// TF.js's GRUCell refuses: runner.js computes them with its
 	// reset-after GRU made of TF.js ops (Keras's formulas, Keras's
@@ -267,8 +277,25 @@ func Open(ctx context.Context, env Env, modelPath string) (*Session, error) {
 	if err != nil {
 		return fail(err)
 	}
-	s.Kind, s.Version, s.Backend, s.ResetAfterGRU = ans.Kind, ans.Version, ans.Backend, ans.ResetAfterGRU
+	s.Kind, s.Version, s.Backend, s.WASMBuild, s.CPUReason, s.ResetAfterGRU = ans.Kind, ans.Version, ans.Backend, ans.WASMBuild, ans.CPUReason, ans.ResetAfterGRU
 	return s, nil
+}
+
+// Note says which TF.js backend computed the model, and the ops that ran
+// on the CPU backend because the WASM backend lacks them
+// (runtimes.SessionNoter).
+func (s *Session) Note() string {
+	n := "TF.js " + s.Version + " on the " + s.Backend + " backend"
+	switch {
+	case s.CPUReason != "":
+		n += " (" + s.CPUReason + ")"
+	case s.WASMBuild != "":
+		n += " (" + s.WASMBuild + ")"
+	}
+	if len(s.CPUOps) > 0 {
+		n += "; ops run on the CPU backend: " + strings.Join(s.CPUOps, ", ")
+	}
+	return n
 }
 
 // Close ends the node process and removes the session's temporary folder.
@@ -286,6 +313,12 @@ type answer struct {
 	Method  string `json:"method"`
 	Version string `json:"version"`
 	Backend string `json:"backend"`
+	// WASMBuild is the WASM backend's binary and CPUReason why the CPU
+	// backend runs the whole model (load answer); CPUOps the kernels run
+	// on the CPU backend so far (run answers).
+	WASMBuild string   `json:"wasm_build"`
+	CPUReason string   `json:"cpu_reason"`
+	CPUOps    []string `json:"cpu_ops"`
 	// ResetAfterGRU: the GRU layers runner.js computed with its
 	// reset-after GRU (load answer).
 	ResetAfterGRU []string     `json:"reset_after_gru"`
@@ -350,7 +383,8 @@ func (s *Session) Run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Kind: s.Kind, Method: ans.Method, Version: s.Version, Backend: s.Backend, Keras: s.Keras}
+	s.CPUOps = ans.CPUOps
+	res := &Result{Kind: s.Kind, Method: ans.Method, Version: s.Version, Backend: s.Backend, Keras: s.Keras, CPUOps: ans.CPUOps}
 	if s.Kind == "layers-model" {
 		names := make([]string, len(ans.Outputs))
 		for i, w := range ans.Outputs {

@@ -2,15 +2,28 @@
 // sent, for onnxconv's tfjs runtime (runtimes/tfjs). Embedded in the Go
 // package, put after runtimes/node's frame.js and started as
 // `node runner.js` with NODE_PATH set to the node_modules folder holding
-// @tensorflow/tfjs 4.22.0 (its pure JavaScript CPU backend).
+// @tensorflow/tfjs 4.22.0 and @tensorflow/tfjs-backend-wasm 4.22.0.
+//
+// The model runs on TF.js's WebAssembly backend (XNNPACK; its SIMD build,
+// loaded from the package's dist folder; TF.js does not run the threaded
+// build under Node). The few kernels the WASM backend lacks run on the
+// pure JavaScript CPU backend: each is registered for the WASM backend as
+// the CPU kernel with its inputs copied to the CPU backend and its outputs
+// copied back (cpuFallback), and every answer names the ones that ran
+// ("cpu_ops"). A graph model with complex-valued ops (FFT, Complex, …:
+// complex64 tensors, which the WASM backend cannot hold) runs on the CPU
+// backend, as does every model without the WASM package ("cpu_reason").
 //
 // Protocol (runtimes/node's framed protocol, one answer per request):
 //   load:   {"op": "load", "model": "/abs/model.json", "by_layer": true}
 //           (by_layer: a Keras file the Go side exported: weights set layer by layer)
-//   answer: {"ok": true, "kind": "layers-model"|"graph-model", "version": "4.22.0", "backend",
+//   answer: {"ok": true, "kind": "layers-model"|"graph-model", "version": "4.22.0",
+//            "backend": "wasm"|"cpu", "wasm_build": "tfjs-backend-wasm-simd.wasm",
+//            "cpu_reason": why the CPU backend runs the whole model (complex64 ops, no WASM package),
 //            "reset_after_gru": [names of the GRU layers computed by runner.js's reset-after GRU]}
 //   run:    {"op": "run", "inputs": [{"name", "dtype": "float32"|"int32"|"bool", "shape"}]}  input bytes (LE)
 //   answer: {"ok": true, "method": "predict"|"execute"|"executeAsync",
+//            "cpu_ops": [kernels run on the CPU backend so far, sorted],
 //            "outputs": [{"name", "dtype", "shape", "bytes"}]}                                  output bytes
 //        or {"ok": false, "error": "..."}
 // The process ends when stdin is closed (or after a failed load).
@@ -365,6 +378,89 @@ async function byLayer(tf, art) {
   return { model, resetAfterGRU: gru.names };
 }
 
+// cpuOps are the kernels the WASM backend lacks that ran on the CPU
+// backend (cpuFallback).
+const cpuOps = new Set();
+
+// cpuFallback registers, for every kernel the CPU backend has and the WASM
+// backend lacks, a WASM kernel that copies its inputs to the CPU backend,
+// runs the CPU kernel there and copies its outputs back.
+function cpuFallback(tf) {
+  const have = new Set(tf.getKernelsForBackend('wasm').map((k) => k.kernelName));
+  const cpu = tf.findBackend('cpu');
+  if (!cpu) throw new Error('the CPU backend of TF.js could not be initialized');
+  for (const k of tf.getKernelsForBackend('cpu')) {
+    if (have.has(k.kernelName)) continue;
+    tf.registerKernel({
+      kernelName: k.kernelName,
+      backendName: 'wasm',
+      kernelFunc: ({ inputs, backend, attrs }) => {
+        cpuOps.add(k.kernelName);
+        const made = [];
+        const toCPU = (t) => {
+          if (t == null) return t;
+          if (t.dtype === 'string' || t.dtype === 'complex64') {
+            throw new Error(`op ${k.kernelName}: the WASM backend lacks it and a ${t.dtype} input cannot be moved to the CPU backend`);
+          }
+          const dataId = cpu.write(backend.readSync(t.dataId), t.shape, t.dtype);
+          made.push(dataId);
+          return { dataId, shape: t.shape, dtype: t.dtype };
+        };
+        // Inputs are a map by name, or a list (Einsum, Concat, AddN).
+        let ins;
+        if (Array.isArray(inputs)) ins = inputs.map(toCPU);
+        else {
+          ins = {};
+          for (const [name, v] of Object.entries(inputs)) ins[name] = Array.isArray(v) ? v.map(toCPU) : toCPU(v);
+        }
+        const out = k.kernelFunc({ inputs: ins, backend: cpu, attrs });
+        const outs = Array.isArray(out) ? out : [out];
+        const back = outs.map((o) => ({ dataId: backend.write(cpu.readSync(o.dataId), o.shape, o.dtype), shape: o.shape, dtype: o.dtype }));
+        outs.forEach((o) => cpu.disposeData(o.dataId));
+        made.forEach((d) => cpu.disposeData(d));
+        return Array.isArray(out) ? back : back[0];
+      },
+    });
+  }
+}
+
+// useWasm makes TF.js's WASM backend the backend, with its binaries from
+// the package's dist folder and the CPU fallback; it returns the build
+// loaded, or undefined when the package is not installed (the CPU backend
+// then runs everything).
+async function useWasm(tf) {
+  let wasm;
+  try {
+    wasm = require('@tensorflow/tfjs-backend-wasm');
+  } catch (e) {
+    if (e && e.code === 'MODULE_NOT_FOUND') return undefined;
+    throw e;
+  }
+  const dist = path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm'));
+  wasm.setWasmPaths(dist + path.sep);
+  if (!(await tf.setBackend('wasm'))) throw new Error(`the WASM backend of TF.js did not start (binaries in ${dist})`);
+  await tf.ready();
+  cpuFallback(tf);
+  const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
+  const threads = await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT');
+  return simd && threads ? 'tfjs-backend-wasm-threaded-simd.wasm' : simd ? 'tfjs-backend-wasm-simd.wasm' : 'tfjs-backend-wasm.wasm';
+}
+
+// COMPLEX_OPS are the graph ops whose tensors are complex64, which the
+// WASM backend cannot hold: a graph model with any of them runs on the
+// CPU backend (complexOps).
+const COMPLEX_OPS = new Set(['FFT', 'IFFT', 'RFFT', 'IRFFT', 'Complex', 'ComplexAbs', 'Real', 'Imag']);
+
+// complexOps lists the complex-valued ops of a graph model's topology
+// (its nodes and its library functions' nodes), sorted.
+function complexOps(topo) {
+  const found = new Set();
+  const scan = (nodes) => (nodes || []).forEach((n) => { if (n && COMPLEX_OPS.has(n.op)) found.add(n.op); });
+  scan(topo && topo.node);
+  for (const f of (topo && topo.library && topo.library.function) || []) scan(f.nodeDef);
+  return [...found].sort();
+}
+
 function isGraph(json) {
   if (json.format === 'graph-model') return true;
   if (json.format === 'layers-model') return false;
@@ -377,16 +473,25 @@ async function main() {
   if (!req) return;
   if (req.head.op !== 'load') throw new Error(`first request is ${req.head.op}, not load`);
   const tf = require('@tensorflow/tfjs');
-  await tf.setBackend('cpu');
-  await tf.ready();
   const { json, art } = artifacts(req.head.model);
   const graph = isGraph(json);
+  // cpuReason says why the CPU backend runs the whole model ("" when the
+  // WASM backend does).
+  let cpuReason = '';
+  const complex = graph ? complexOps(json.modelTopology) : [];
+  let wasmBuild;
+  if (complex.length > 0) cpuReason = `the model's ${complex.join(', ')} take complex64 tensors, which the WASM backend cannot hold`;
+  else if ((wasmBuild = await useWasm(tf)) === undefined) cpuReason = '@tensorflow/tfjs-backend-wasm is not installed';
+  if (cpuReason) {
+    await tf.setBackend('cpu');
+    await tf.ready();
+  }
   let model;
   let substituted = [];
   if (graph) model = await tf.loadGraphModel(tf.io.fromMemory(art));
   else if (req.head.by_layer) ({ model, resetAfterGRU: substituted } = await byLayer(tf, art));
   else model = await tf.loadLayersModel(tf.io.fromMemory(art));
-  reply({ ok: true, kind: graph ? 'graph-model' : 'layers-model', version: tf.version.tfjs, backend: tf.getBackend(), reset_after_gru: substituted });
+  reply({ ok: true, kind: graph ? 'graph-model' : 'layers-model', version: tf.version.tfjs, backend: tf.getBackend(), wasm_build: wasmBuild || '', cpu_reason: cpuReason, reset_after_gru: substituted });
 
   for (;;) {
     const r = await next();
@@ -405,7 +510,7 @@ async function main() {
   }
 
   async function runOnce(inputs) {
-    const out = { ok: true, outputs: [] };
+    const out = { ok: true, outputs: [], cpu_ops: [] };
     let res;
     if (graph) {
       const names = model.inputs.map((i) => i.name);
@@ -438,6 +543,7 @@ async function main() {
       res.forEach((x, i) => out.outputs.push(fromTensor(model.outputNames ? model.outputNames[i] : `output_${i}`, x)));
     }
     res.forEach((x) => x.dispose());
+    out.cpu_ops = [...cpuOps].sort();
     return out;
   }
 }

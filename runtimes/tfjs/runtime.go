@@ -28,11 +28,11 @@ func (r runtime) Info() runtimes.Info {
 	return runtimes.Info{
 		Name:    RuntimeName,
 		Version: ver,
-		Description: fmt.Sprintf("TensorFlow.js (npm %s %s, pure JavaScript CPU backend) under Node: runs TF.js model.json files "+
+		Description: fmt.Sprintf("TensorFlow.js (npm %s %s on its WebAssembly backend, %s, SIMD; the CPU backend only for the ops WASM lacks, named) under Node: runs TF.js model.json files "+
 			"(layers models by predict, graph models by execute or executeAsync) and Keras .keras/.h5/JSON+weights files "+
 			"(exported in memory to a TF.js layers model; a GRU with reset_after=true, which TF.js's GRUCell refuses, "+
 			"is computed by the runner's reset-after GRU made of TF.js ops); install: %s",
-			Package, PackageVersion, InstallCommand),
+			Package, PackageVersion, WASMPackage, InstallCommand),
 		Where: "in a node process",
 	}
 }

@@ -38,7 +38,7 @@ func values(tp *onnxpb.TensorProto) []float32 {
 }
 
 func env(t *testing.T) Env {
-	node, modules := testpaths.Node(t, Package)
+	node, modules := testpaths.Node(t, Package, WASMPackage)
 	return Env{Node: node, Modules: modules}
 }
 
@@ -65,7 +65,7 @@ func TestRunUpstreamValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Kind != "graph-model" || res.Version != PackageVersion || res.Backend != "cpu" || res.Outputs[0].GetName() != "MatMul" {
+	if res.Kind != "graph-model" || res.Version != PackageVersion || res.Backend != "wasm" || res.Outputs[0].GetName() != "MatMul" {
 		t.Errorf("result %+v", res)
 	}
 	near(t, values(res.Outputs[0]), []float32{0.7567615509033203, -0.18349379301071167, 0.7567615509033203, -0.18349379301071167})

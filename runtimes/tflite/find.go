@@ -14,15 +14,16 @@ const (
 	EnvNode = node.EnvNode
 )
 
-// The npm package that holds the interpreter, and the version this package
-// was written and tested against.
+// The npm package that holds tfjs-tflite's interpreter (the build for what
+// LiteRT.js does not run, and the one Find requires), and the version
+// this package was written and tested against.
 const (
 	Package        = "@tensorflow/tfjs-tflite"
 	PackageVersion = "0.0.1-alpha.10"
 )
 
-// The npm package of the second build, LiteRT.js, used as a cross-check
-// on float models when it is installed beside Package (RunLiteRT).
+// The npm package of LiteRT.js, the build tried first when it is
+// installed beside Package (Route).
 const (
 	LiteRTPackage        = "@litertjs/core"
 	LiteRTPackageVersion = "2.5.3"
@@ -57,6 +58,16 @@ type Env struct {
 	// LiteRTVersion is LiteRTPackage's version when it is installed in
 	// Modules (with its WebAssembly build), else "".
 	LiteRTVersion string
+}
+
+// Versions names the installed builds, the one tried first first:
+// "LiteRT.js 2.5.3, tfjs-tflite 0.0.1-alpha.10".
+func (e Env) Versions() string {
+	v := "tfjs-tflite " + e.Version
+	if e.LiteRTVersion != "" {
+		v = "LiteRT.js " + e.LiteRTVersion + ", " + v
+	}
+	return v
 }
 
 // MissingError is node or the npm package not found. Its message says what

@@ -3,6 +3,7 @@ package tflite
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -122,7 +123,11 @@ type Result struct {
 // outputs come in the model's output order with their TFLite names.
 // threads <= 0 means 1.
 func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto, threads int) (*Result, error) {
-	s, err := Open(ctx, env, modelPath, threads)
+	return runWith(ctx, env, modelPath, inputs, Options{Threads: threads})
+}
+
+func runWith(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto, o Options) (*Result, error) {
+	s, err := OpenWith(ctx, env, modelPath, o)
 	if err != nil {
 		return nil, err
 	}
@@ -130,21 +135,55 @@ func Run(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.Tensor
 	return s.Run(ctx, inputs)
 }
 
-// Session is a .tflite model loaded once into the interpreter of one node
-// process, which serves every run until Close.
+// Options tune a session.
+type Options struct {
+	// Threads is the interpreter's thread count (<= 0: 1).
+	Threads int
+	// Interpreters are the builds to try, in order, until one takes the
+	// model; nil: Route's order for the model.
+	Interpreters []Interpreter
+}
+
+// Session is a .tflite model loaded once into one of the two TFLite
+// interpreters in one node process, which serves every run until Close.
 type Session struct {
-	conn  *node.Conn
-	model string
-	names formats.IO // the importer's names of the model's inputs and outputs
+	env     Env
+	threads int
+	conn    *node.Conn
+	model   string
+	bytes   []byte
+	names   formats.IO // the importer's names of the model's inputs and outputs
+	// cur is the interpreter serving the session, rest those not tried
+	// yet (tried when cur fails the first run); ran: a run succeeded.
+	cur  Interpreter
+	rest []Interpreter
+	ran  bool
 	// Build names what runs the model; Inputs are the interpreter's
 	// inputs.
 	Build  string
 	Inputs []TensorInfo
+	// Routed says why LiteRT.js was not tried first ("" when it was, or
+	// when the interpreters were given).
+	Routed string
+	// Refused says, for each interpreter that refused the model before
+	// Build took it, why ("@litertjs/core 2.5.3: Variable tensors not yet
+	// supported.").
+	Refused []string
 }
 
-// Open starts node on runner.js and loads the .tflite model at modelPath
-// (its bytes travel to node once). The process ends with Close or ctx.
+// Open starts node on the script of the first interpreter of Route's
+// order for the model and loads the .tflite model at modelPath (its bytes
+// travel to node once); when that interpreter refuses the model, the next
+// one is tried (see OpenWith). The process ends with Close or ctx.
 func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session, error) {
+	return OpenWith(ctx, env, modelPath, Options{Threads: threads})
+}
+
+// OpenWith is Open with options: the interpreters of o (or Route's order)
+// are tried in order until one loads the model. Every refusal is kept in
+// Session.Refused; when all refuse, the error is a *RunError of kind load
+// naming each interpreter's reason.
+func OpenWith(ctx context.Context, env Env, modelPath string, o Options) (*Session, error) {
 	model, err := readModel(modelPath)
 	if err != nil {
 		return nil, err
@@ -158,37 +197,145 @@ func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session
 	if err != nil {
 		return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
 	}
+	order, routed := o.Interpreters, ""
+	if order == nil {
+		order, routed = Route(env, model)
+	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("tflite runtime: %s: no interpreter to run it", modelPath)
+	}
+	s := &Session{env: env, threads: max(o.Threads, 1), model: modelPath, bytes: model, names: names, rest: order, Routed: routed}
+	if err := s.next(ctx, nil); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// next loads the model into the next interpreter that takes it, after
+// the current one (if any) failed with why. It fails when none is left.
+func (s *Session) next(ctx context.Context, why error) error {
+	if why != nil {
+		s.Refused = append(s.Refused, s.refusal(s.cur, why))
+	}
+	var last error = why
+	for len(s.rest) > 0 {
+		in := s.rest[0]
+		s.rest = s.rest[1:]
+		err := s.load(ctx, in)
+		if err == nil {
+			return nil
+		}
+		var re *RunError
+		if ctx.Err() != nil || !errors.As(err, &re) || (re.Kind != "load" && re.Kind != "node") {
+			return err // a missing package, a cancelled run: not a refusal
+		}
+		s.Refused = append(s.Refused, s.refusal(in, err))
+		last = err
+	}
+	if len(s.Refused) > 1 {
+		return &RunError{Model: s.model, Kind: "load", Package: "every TFLite interpreter", Detail: strings.Join(s.Refused, "; ")}
+	}
+	return last
+}
+
+// refusal is one line saying why interpreter in refused the model.
+func (s *Session) refusal(in Interpreter, err error) string {
+	msg := err.Error()
+	var re *RunError
+	if errors.As(err, &re) {
+		msg = re.Detail
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	return s.env.describe(in) + ": " + msg
+}
+
+// load starts node on in's script and loads the model into it.
+func (s *Session) load(ctx context.Context, in Interpreter) error {
+	script, pkg := runnerJS, ""
+	if in == LiteRT {
+		if s.env.LiteRTVersion == "" {
+			return spec().Missing(LiteRTPackage, []string{s.env.Modules})
+		}
+		script, pkg = litertJS, LiteRTPackage+" "+s.env.LiteRTVersion
+	}
 	conn, err := node.Start(ctx, node.Process{
-		Node:      env.Node,
-		Args:      []string{"-e", node.FrameJS + runnerJS, "--", env.Modules},
+		Node:      s.env.Node,
+		Args:      []string{"-e", node.FrameJS + script, "--", s.env.Modules},
 		Dir:       os.TempDir(),
 		MaxStderr: 64 << 10,
 	}, maxReply)
 	if err != nil {
-		return nil, fmt.Errorf("tflite runtime: %s: starting node: %w", modelPath, err)
+		return fmt.Errorf("tflite runtime: %s: starting node: %w", s.model, err)
 	}
-	s := &Session{conn: conn, model: modelPath, names: names}
 	head := struct {
 		Op      string            `json:"op"`
 		Threads int               `json:"threads"`
 		Types   map[string]string `json:"types"`
 		// Stateful asks for a fresh interpreter for every sample.
 		Stateful bool `json:"stateful"`
-	}{Op: "load", Threads: max(threads, 1), Types: ioTypes(model), Stateful: stateful(model)}
-	rep, _, err := s.call(ctx, head, [][]byte{model}, "")
+		// IO are the main subgraph's input and output tensor names and
+		// their signature keys, in order (LiteRT.js names them by key).
+		IO ioNames `json:"io"`
+	}{Op: "load", Threads: s.threads, Types: ioTypes(s.bytes), Stateful: stateful(s.bytes),
+		IO: ioNames{In: s.names.InRaw, InKeys: s.names.InKey, Out: s.names.OutRaw, OutKeys: s.names.OutKey}}
+	s.conn = conn
+	rep, _, err := s.call(ctx, head, [][]byte{s.bytes}, pkg)
 	if err != nil {
 		_ = conn.Close()
-		return nil, err
+		s.conn = nil
+		return err
 	}
-	s.Build, s.Inputs = rep.Build, rep.Inputs
-	return s, nil
+	s.cur, s.Build, s.Inputs = in, rep.Build, rep.Inputs
+	return nil
 }
 
 // Close ends the node process.
-func (s *Session) Close() error { return s.conn.Close() }
+func (s *Session) Close() error {
+	if s.conn == nil {
+		return nil
+	}
+	return s.conn.Close()
+}
 
-// Run computes the model once on inputs (see Run).
+// Note says what computed the model: the build that took it, and why
+// each interpreter tried before it refused the model
+// (runtimes.SessionNoter).
+func (s *Session) Note() string {
+	n := "computed by " + s.Build
+	if s.Routed != "" {
+		n += ", tried first as " + s.Routed
+	}
+	if len(s.Refused) > 0 {
+		n += ", which took the model after " + strings.Join(s.Refused, "; ")
+	}
+	return n
+}
+
+// Run computes the model once on inputs (see Run). When the interpreter
+// that loaded the model fails the first run (not the inputs: the run
+// itself, or its process), the next interpreter is tried on the same
+// inputs and serves the session from then on.
 func (s *Session) Run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Result, error) {
+	res, err := s.run(ctx, inputs)
+	for err != nil && !s.ran && len(s.rest) > 0 && ctx.Err() == nil {
+		var re *RunError
+		if !errors.As(err, &re) || (re.Kind != "run" && re.Kind != "node" && re.Kind != "output-type") {
+			break
+		}
+		_ = s.Close()
+		s.conn = nil
+		if err2 := s.next(ctx, err); err2 != nil {
+			return nil, err2
+		}
+		res, err = s.run(ctx, inputs)
+	}
+	if err == nil {
+		s.ran = true
+	}
+	return res, err
+}
+
+func (s *Session) run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Result, error) {
 	byPosition := s.names.Ambiguous()
 	if byPosition {
 		var err error
@@ -200,10 +347,14 @@ func (s *Session) Run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Resul
 	if err != nil {
 		return nil, err
 	}
+	pkg := ""
+	if s.cur == LiteRT {
+		pkg = LiteRTPackage + " " + s.env.LiteRTVersion
+	}
 	rep, outs, err := s.call(ctx, struct {
 		Op     string   `json:"op"`
 		Inputs []inHead `json:"inputs"`
-	}{"run", head}, blobs, "")
+	}{"run", head}, blobs, pkg)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +362,7 @@ func (s *Session) Run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Resul
 	if byPosition {
 		outNames = s.names.OutONNX
 	}
-	return outputs(s.model, rep, outs, "", s.Build, outNames)
+	return outputs(s.model, rep, outs, pkg, s.Build, outNames)
 }
 
 // call sends one request and reads its answer; pkg names the npm package
@@ -245,6 +396,15 @@ func (s *Session) call(ctx context.Context, head any, blobs [][]byte, pkg string
 		outs[i], body = body[:o.Bytes], body[o.Bytes:]
 	}
 	return &rep, outs, nil
+}
+
+// ioNames are the tensor names and signature keys of the main
+// subgraph's inputs and outputs, in order, in a load request.
+type ioNames struct {
+	In      []string `json:"in"`
+	InKeys  []string `json:"in_keys"`
+	Out     []string `json:"out"`
+	OutKeys []string `json:"out_keys"`
 }
 
 // inHead is an input tensor in a request header.
@@ -318,80 +478,13 @@ func outputs(modelPath string, rep *reply, outs [][]byte, pkg, build string, nam
 	return res, nil
 }
 
-// RunLiteRT computes the model once with the second build, LiteRT.js
-// (@litertjs/core, LiteRTPackage), in a node process started for the call:
-// float32 and int32 tensors only, no variable tensors (LSTM, SVDF), no
-// resizing. It serves as a cross-check of Run on float models; a model it
-// does not take is a *RunError (kind load or inputs), and a missing package
-// a *MissingError.
+// RunLiteRT computes the model once with LiteRT.js alone (LiteRTPackage),
+// in a node process started for the call: float32, int32 and uint8
+// tensors only, no variable tensors (LSTM, SVDF), no resizing. A model it
+// does not take is a *RunError (kind load or inputs), and a missing
+// package a *MissingError.
 func RunLiteRT(ctx context.Context, env Env, modelPath string, inputs []*onnxpb.TensorProto) (*Result, error) {
-	if env.LiteRTVersion == "" {
-		return nil, spec().Missing(LiteRTPackage, []string{env.Modules})
-	}
-	pkg := LiteRTPackage + " " + env.LiteRTVersion
-	model, err := readModel(modelPath)
-	if err != nil {
-		return nil, err
-	}
-	if ops := microOnlyOps(model); len(ops) > 0 {
-		return nil, microOnlyError(modelPath, ops)
-	}
-	// Empty or repeated tensor names bind by position, named as the
-	// importer names them, as in Run.
-	names, err := formats.MainIO(model)
-	if err != nil {
-		return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
-	}
-	var outNames []string
-	if names.Ambiguous() {
-		if inputs, err = inModelOrder(names, inputs); err != nil {
-			return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
-		}
-		outNames = names.OutONNX
-	}
-	ins, blobs, err := requestInputs(modelPath, inputs, outNames != nil)
-	if err != nil {
-		return nil, err
-	}
-	head := struct {
-		ModelBytes int               `json:"model_bytes"`
-		Threads    int               `json:"threads"`
-		Inputs     []inHead          `json:"inputs"`
-		Types      map[string]string `json:"types"`
-	}{ModelBytes: len(model), Threads: 1, Inputs: ins, Types: ioTypes(model)}
-	req, err := node.Frame(head, append([][]byte{model}, blobs...)...)
-	if err != nil {
-		return nil, fmt.Errorf("tflite runtime: encoding the request: %w", err)
-	}
-	out, err := node.Exec(ctx, node.Process{
-		Node:      env.Node,
-		Args:      []string{"-e", node.FrameJS + litertJS, "--", env.Modules},
-		Dir:       os.TempDir(),
-		Stdin:     req,
-		MaxStdout: maxReply,
-		MaxStderr: 64 << 10,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("tflite runtime: %s: %w", modelPath, err)
-	}
-	rep, outs, perr := parseReply(out.Stdout)
-	if perr != nil {
-		detail := perr.Error()
-		if out.Err != nil {
-			detail = out.Err.Error() + ": " + detail
-		}
-		if s := strings.TrimSpace(string(out.Stderr)); s != "" {
-			detail += "; stderr: " + s
-		}
-		return nil, &RunError{Model: modelPath, Kind: "node", Detail: detail, Package: pkg}
-	}
-	if !rep.OK {
-		if rep.Kind == "shape" {
-			return nil, &ShapeError{Model: modelPath, Detail: rep.Error, Inputs: rep.Inputs}
-		}
-		return nil, &RunError{Model: modelPath, Kind: rep.Kind, Detail: rep.Error, Inputs: rep.Inputs, Package: pkg}
-	}
-	return outputs(modelPath, rep, outs, pkg, "", outNames)
+	return runWith(ctx, env, modelPath, inputs, Options{Interpreters: []Interpreter{LiteRT}})
 }
 
 type reply struct {
@@ -402,27 +495,6 @@ type reply struct {
 	Version string       `json:"version"`
 	Inputs  []TensorInfo `json:"inputs"`
 	Outputs []TensorInfo `json:"outputs"`
-}
-
-// parseReply splits node's answer into its header and output bytes.
-func parseReply(b []byte) (*reply, [][]byte, error) {
-	var r reply
-	rest, err := node.Unframe(b, &r)
-	if err != nil {
-		return nil, nil, err
-	}
-	outs := make([][]byte, len(r.Outputs))
-	for i, o := range r.Outputs {
-		if o.Bytes < 0 || o.Bytes > int64(len(rest)) {
-			return nil, nil, fmt.Errorf("output %q: truncated answer", o.Name)
-		}
-		outs[i] = rest[:o.Bytes]
-		rest = rest[o.Bytes:]
-	}
-	if len(rest) != 0 {
-		return nil, nil, fmt.Errorf("%d bytes after the last output", len(rest))
-	}
-	return &r, outs, nil
 }
 
 // readModel reads a .tflite file, checking its identifier and size.

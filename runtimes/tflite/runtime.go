@@ -12,11 +12,14 @@ import (
 const RuntimeName = "tflite"
 
 // New returns the runtime for runtimes/builtin: each Open starts one node
-// process that loads the model once and serves every run. Node and the
-// npm package are looked for (Find with o) when the runtime is described
-// and on every Open, so that installing them needs no restart. Its Version
-// is the installed tfjs-tflite version ("unknown" when it is missing:
-// Open then fails with the *MissingError).
+// process that loads the model once and serves every run, in LiteRT.js
+// first and tfjs-tflite when LiteRT.js cannot or will not run the model
+// (Route, Session.Refused); the session says which computed it
+// (runtimes.SessionNoter). Node and the npm packages are looked for (Find
+// with o) when the runtime is described and on every Open, so that
+// installing them needs no restart. Its Version names both builds as
+// installed ("unknown" when tfjs-tflite is missing: Open then fails with
+// the *MissingError).
 func New(o FindOptions) runtimes.Runtime { return runtime{o: o} }
 
 type runtime struct{ o FindOptions }
@@ -24,15 +27,15 @@ type runtime struct{ o FindOptions }
 func (r runtime) Info() runtimes.Info {
 	ver := "unknown"
 	if env, err := Find(r.o); err == nil {
-		ver = env.Version
+		ver = env.Versions()
 	}
 	return runtimes.Info{
 		Name:    RuntimeName,
 		Version: ver,
-		Description: fmt.Sprintf("Google's TFLite interpreter compiled to WebAssembly, from npm %s %s, run under Node "+
-			"(float, int8, int16, int64, bool, LSTM, SVDF; inputs and outputs by TFLite tensor name, NHWC; "+
-			"%s %s, LiteRT.js, is the second build, a cross-check on float models); install: %s",
-			Package, PackageVersion, LiteRTPackage, LiteRTPackageVersion, InstallCommand),
+		Description: fmt.Sprintf("Google's TFLite interpreter compiled to WebAssembly, run under Node: npm %s %s (LiteRT.js) first, "+
+			"%s %s for what LiteRT.js does not run (inputs or outputs other than float32, int32, uint8: int8, int16, int64, bool, float16; "+
+			"variable tensors: LSTM, SVDF) or refuses; inputs and outputs by TFLite tensor name, NHWC; install: %s",
+			LiteRTPackage, LiteRTPackageVersion, Package, PackageVersion, InstallCommand),
 		Where: "in a node process",
 	}
 }

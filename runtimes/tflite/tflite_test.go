@@ -252,7 +252,7 @@ func TestOutsideCheckout(t *testing.T) {
 	if err != nil {
 		t.Fatalf("convert: %v\n%s", err, got)
 	}
-	if want := "tflite " + env.Version + " (in a node process)"; !strings.Contains(string(got), want) {
+	if want := "tflite " + env.Versions() + " (in a node process; computed by " + LiteRTPackage; !strings.Contains(string(got), want) {
 		t.Errorf("convert output lacks %q:\n%s", want, got)
 	}
 }
@@ -336,10 +336,10 @@ func TestInt64(t *testing.T) {
 	}
 }
 
-// TestLiteRT runs float models with both builds: LiteRT.js must agree with
-// tfjs-tflite within 1e-5 of the output's largest magnitude, and refuse
-// what it does not run (variable tensors, int64) with a *RunError that
-// says so.
+// TestLiteRT runs a float model with both builds: LiteRT.js (the default
+// for it) must agree with tfjs-tflite within 1e-5 of the output's largest
+// magnitude, and refuse what it does not run (variable tensors, int64)
+// with a *RunError that says so.
 func TestLiteRT(t *testing.T) {
 	env := realEnv(t)
 	if env.LiteRTVersion == "" {
@@ -352,11 +352,11 @@ func TestLiteRT(t *testing.T) {
 		binary.LittleEndian.PutUint32(xs[4*i:], math.Float32bits(float32(math.Sin(float64(i)))))
 	}
 	in := []*onnxpb.TensorProto{{Name: proto.String("input"), DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT)), Dims: []int64{1, 8, 8, 3}, RawData: xs}}
-	a, err := Run(context.Background(), env, path, in, 1)
+	a, err := runWith(context.Background(), env, path, in, Options{Interpreters: []Interpreter{TFJSTFLite}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := RunLiteRT(context.Background(), env, path, in)
+	b, err := Run(context.Background(), env, path, in, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
