@@ -30,6 +30,11 @@ type OpenOptions struct {
 	// bound by, in order: input i of Run is passed as InputNames[i]
 	// whatever its tensor is called.
 	InputNames []string
+	// OutputNames, when not nil, are the names of the model's outputs as
+	// the side's model calls them, in order: a runtime that must be told
+	// which outputs to compute (a TensorFlow graph without a signature)
+	// reads them.
+	OutputNames []string
 	// Threads is the number of intra-op threads (0: the runtime chooses).
 	Threads int
 }

@@ -53,7 +53,7 @@ func (r runtime) Open(ctx context.Context, modelPath string, o runtimes.OpenOpti
 	if err != nil {
 		return nil, err
 	}
-	s, err := Open(ctx, env, modelPath)
+	s, err := open(ctx, env, modelPath, o.InputNames, o.OutputNames)
 	if err != nil {
 		return nil, err
 	}
