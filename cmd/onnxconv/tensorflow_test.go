@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/zip"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,18 +101,43 @@ func TestTensorFlowFolderInput(t *testing.T) {
 	}
 	empty := t.TempDir()
 	code, _, stderr = execCmd(t, "convert", empty, filepath.Join(t.TempDir(), "out.onnx"))
-	if code != 2 || !strings.Contains(stderr, "is a folder holding no model file onnxconv reads (looked for model.json, saved_model.pb)") {
+	if code != 2 || !strings.Contains(stderr, "is a folder holding no model file onnxconv reads (looked for model.json, config.json, saved_model.pb)") {
 		t.Errorf("convert of an empty folder: exit %d, stderr %s", code, stderr)
 	}
 }
 
-// TestTFJSFolderInput: a TF.js model folder converts as its model.json,
-// verified against TF.js.
-func TestTFJSFolderInput(t *testing.T) {
+// TestTFJSAndKerasFolderInput: a TF.js model folder converts as its
+// model.json, and the folder a .keras file was unpacked into as its
+// config.json, each verified EQUIVALENT against TF.js.
+func TestTFJSAndKerasFolderInput(t *testing.T) {
 	testpaths.Node(t, "@tensorflow/tfjs")
 	dir := testpaths.Shared(t, "models", "tfjs_graph", "tfjs_e2e_graph_model")
 	code, stdout, stderr := execCmd(t, "convert", dir, filepath.Join(t.TempDir(), "out.onnx"))
 	if code != 0 || !strings.Contains(stdout, "model.json (tfjs): computed by tfjs") || !strings.Contains(stdout, ": EQUIVALENT") {
-		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+		t.Fatalf("TF.js folder: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	zr, err := zip.OpenReader(testpaths.Shared(t, "models", "keras_v3", "flownet_25-06_model", "model.keras"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	kdir := t.TempDir()
+	for _, f := range zr.File {
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(kdir, filepath.Base(f.Name)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr = execCmd(t, "convert", kdir, filepath.Join(t.TempDir(), "out.onnx"))
+	if code != 0 || !strings.Contains(stdout, "config.json (tfjs): computed by tfjs") || !strings.Contains(stdout, ": EQUIVALENT") {
+		t.Fatalf("unpacked .keras folder: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 }
