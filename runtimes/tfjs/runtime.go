@@ -29,7 +29,8 @@ func (r runtime) Info() runtimes.Info {
 		Name:    RuntimeName,
 		Version: ver,
 		Description: fmt.Sprintf("TensorFlow.js (npm %s %s, pure JavaScript CPU backend) under Node: runs TF.js model.json files "+
-			"(layers models by predict, graph models by execute or executeAsync) and Keras .keras/.h5/JSON+weights files "+
+			"(layers models by predict, graph models by execute or executeAsync), TensorFlow GraphDef/SavedModel/checkpoint files "+
+			"(their frozen graph written as a TF.js graph model) and Keras .keras/.h5/JSON+weights files "+
 			"(exported in memory to a TF.js layers model; a GRU with reset_after=true, which TF.js's GRUCell refuses, "+
 			"is computed by the runner's reset-after GRU made of TF.js ops); install: %s",
 			Package, PackageVersion, InstallCommand),
@@ -37,10 +38,16 @@ func (r runtime) Info() runtimes.Info {
 	}
 }
 
-// ModelNote says when the model at path is not computed by TF.js's own
-// layers alone (runtimes.ModelNoter): a Keras GRU with reset_after=true
-// runs on the runner's reset-after GRU in TF.js ops.
-func (r runtime) ModelNote(path string) string { return modelNote(path) }
+// ModelNote says when the model at path is not a TF.js model run as it is
+// (runtimes.ModelNoter): a TensorFlow model runs as the TF.js graph model
+// written from its frozen graph; a Keras GRU with reset_after=true runs on
+// the runner's reset-after GRU in TF.js ops.
+func (r runtime) ModelNote(path string) string {
+	if !looksLikeTFJS(path) && !looksLikeKeras(path) && looksLikeTensorFlow(path) {
+		return "the TensorFlow graph, frozen, run as a TF.js graph model"
+	}
+	return modelNote(path)
+}
 
 // Check tells whether Node and the npm package are installed.
 func (r runtime) Check() error {
