@@ -1,8 +1,6 @@
 package main
 
 import (
-	"archive/zip"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,26 +114,7 @@ func TestTFJSAndKerasFolderInput(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "model.json (tfjs): computed by tfjs") || !strings.Contains(stdout, ": EQUIVALENT") {
 		t.Fatalf("TF.js folder: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
-	zr, err := zip.OpenReader(testpaths.Shared(t, "models", "keras_v3", "flownet_25-06_model", "model.keras"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	kdir := t.TempDir()
-	for _, f := range zr.File {
-		r, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(r)
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(kdir, filepath.Base(f.Name)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	kdir := testpaths.Unzip(t, testpaths.Shared(t, "models", "keras_v3", "flownet_25-06_model", "model.keras"))
 	code, stdout, stderr = execCmd(t, "convert", kdir, filepath.Join(t.TempDir(), "out.onnx"))
 	if code != 0 || !strings.Contains(stdout, "config.json (tfjs): computed by tfjs") || !strings.Contains(stdout, ": EQUIVALENT") {
 		t.Fatalf("unpacked .keras folder: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)

@@ -1,10 +1,8 @@
 package keras
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,39 +11,12 @@ import (
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
-// unpack writes the members of the .keras zip at p into a new folder,
-// as `unzip model.keras` does, and returns the folder.
-func unpack(t *testing.T, p string) string {
-	t.Helper()
-	zr, err := zip.OpenReader(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	dir := t.TempDir()
-	for _, f := range zr.File {
-		r, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(r)
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f.Name)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // A .keras file unpacked into a folder loads through its config.json as
 // the zip does: the same config, version and weights; a config.json whose
 // model.weights.h5 is a link leading out of the folder is refused.
 func TestLoadUnpacked(t *testing.T) {
 	p := testpaths.Shared(t, "models", "keras_v3", "flownet_25-06_model", "model.keras")
-	dir := unpack(t, p)
+	dir := testpaths.Unzip(t, p)
 	z, err := Load(context.Background(), p, "")
 	if err != nil {
 		t.Fatal(err)

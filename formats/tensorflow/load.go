@@ -3,6 +3,7 @@ package tensorflow
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -159,12 +160,12 @@ func frozen(file string, sm *tfpb.SavedModel, varPrefix string, o Options) (*Gra
 	g := &Graph{File: file, Kind: KindSavedModel, Library: mg.GetGraphDef().GetLibrary()}
 	sig, ok := mg.GetSignatureDef()[sigName]
 	if !ok && (o.Inputs == nil || o.Outputs == nil) {
-		return nil, &SignatureError{File: file, Want: sigName, Have: sortedKeys(mg.GetSignatureDef())}
+		return nil, &SignatureError{File: file, Want: sigName, Have: slices.Sorted(maps.Keys(mg.GetSignatureDef()))}
 	}
-	for _, k := range sortedKeys(sig.GetInputs()) {
+	for _, k := range slices.Sorted(maps.Keys(sig.GetInputs())) {
 		g.Inputs = append(g.Inputs, IO{Name: k, Tensor: sig.GetInputs()[k].GetName()})
 	}
-	for _, k := range sortedKeys(sig.GetOutputs()) {
+	for _, k := range slices.Sorted(maps.Keys(sig.GetOutputs())) {
 		g.Outputs = append(g.Outputs, IO{Name: k, Tensor: sig.GetOutputs()[k].GetName()})
 	}
 	if o.Inputs != nil {
@@ -286,15 +287,6 @@ func (g *Graph) inline() error {
 		g.Outputs[i].Tensor = resolve(g.Outputs[i].Tensor)
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 func joinOrNone(s []string) string {
