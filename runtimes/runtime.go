@@ -35,6 +35,9 @@ type OpenOptions struct {
 	// which outputs to compute (a TensorFlow graph without a signature)
 	// reads them.
 	OutputNames []string
+	// Metadata holds the side's model's metadata_props: what its importer
+	// recorded for the source's runtime (the TensorFlow graph chosen).
+	Metadata map[string]string
 	// Threads is the number of intra-op threads (0: the runtime chooses).
 	Threads int
 }

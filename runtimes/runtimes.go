@@ -222,7 +222,11 @@ func (s *Setup) Side(i int, path string, m *canonical.Model) (*verify.Side, erro
 	for j, v := range m.Graph.Outputs {
 		outs[j] = v.Name
 	}
-	side.Runner = s.Runner(s.rts[k], path, OpenOptions{InputNames: names, OutputNames: outs, Threads: s.threads})
+	meta := map[string]string{}
+	for _, p := range m.MetadataProps {
+		meta[p.Key] = p.Value
+	}
+	side.Runner = s.Runner(s.rts[k], path, OpenOptions{InputNames: names, OutputNames: outs, Metadata: meta, Threads: s.threads})
 	return side, nil
 }
 

@@ -37,6 +37,7 @@ func TestConvertTensorFlowVerifiedByTFJS(t *testing.T) {
 		{"frozen GraphDef, unknown rank", []string{"tf_graphdef", "tf2onnx_regression", "frozen.pb"}, []string{"--inputs", inputs}},
 		{"TF1 SavedModel folder", []string{"tf_savedmodel", "tf2onnx_regression"}, []string{"--inputs", inputs}},
 		{"TF2 SavedModel folder", []string{"tf_savedmodel", "tfjs_node_model_multi_output"}, nil},
+		{"TF2 SavedModel folder, another signature", []string{"tf_savedmodel", "tfjs_node_module_with_multiple_signatures"}, []string{"-O", "signature=timestwo"}},
 		{"TF1 checkpoint", []string{"tf_checkpoint", "tf2onnx_regression", "model.meta"}, []string{"-O", "inputs=X:0", "-O", "outputs=pred:0", "--inputs", inputs}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package tensorflow
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -30,19 +31,41 @@ const (
 // signature's key, or the tensor's name without ":0") and the TF tensor
 // ("NAME:0", or "NAME" for output 0).
 type IO struct {
-	Name   string
-	Tensor string
+	Name   string `json:"name"`
+	Tensor string `json:"tensor"`
 }
 
 // Options choose what Load returns.
 type Options struct {
 	// Signature is the SavedModel or meta graph signature ("":
 	// serving_default).
-	Signature string
+	Signature string `json:"signature,omitempty"`
 	// Inputs and Outputs, when set, replace the signature's (a
 	// SavedModel's or checkpoint's graph is cut at them) or, for a
 	// GraphDef, are its inputs and outputs.
-	Inputs, Outputs []IO
+	Inputs  []IO `json:"inputs,omitempty"`
+	Outputs []IO `json:"outputs,omitempty"`
+}
+
+// OptionsKey is the model metadata key under which importers/tensorflow
+// records the Options it loaded the graph with (JSON), so that the
+// reference runtime computes the same graph (the same signature, or the
+// same cut).
+const OptionsKey = "onnxconv.tensorflow.graph"
+
+// MarshalOptions is o as OptionsKey's value.
+func MarshalOptions(o Options) (string, error) {
+	b, err := json.Marshal(o)
+	return string(b), err
+}
+
+// UnmarshalOptions reads OptionsKey's value.
+func UnmarshalOptions(v string) (Options, error) {
+	var o Options
+	if err := json.Unmarshal([]byte(v), &o); err != nil {
+		return Options{}, fmt.Errorf("metadata %s: %w", OptionsKey, err)
+	}
+	return o, nil
 }
 
 // Graph is a TensorFlow model's graph, frozen.

@@ -159,7 +159,8 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 // ONNX: formats/tensorflow reads it, frozen (variables as constants,
 // function calls inlined), and tfops maps its ops.
 func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, error) {
-	fg, err := tftf.Load(ctx, path, tftf.Options{Signature: o.Signature, Inputs: ios(o.Inputs), Outputs: ios(o.Outputs)})
+	lo := tftf.Options{Signature: o.Signature, Inputs: ios(o.Inputs), Outputs: ios(o.Outputs)}
+	fg, err := tftf.Load(ctx, path, lo)
 	var se *tftf.SignatureError
 	if errors.As(err, &se) {
 		return nil, &importers.OptionError{Importer: Name, Key: "signature", Value: se.Want, Known: options.Names(optionSet().Specs()),
@@ -190,7 +191,18 @@ func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, 
 	for _, io := range fg.Outputs {
 		g.Outputs = append(g.Outputs, tfops.IO{Name: io.Name, Tensor: io.Tensor})
 	}
-	return convert(file, g, o)
+	m, err := convert(file, g, o)
+	if err != nil {
+		return nil, err
+	}
+	// The graph chosen, for the reference runtime (runtimes/tfjs).
+	v, err := tftf.MarshalOptions(lo)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.MetadataProps = append(m.MetadataProps, canonical.StringPair{Key: tftf.OptionsKey, Value: v})
+	return m, nil
 }
 
 // ios converts tfops's IOs to formats/tensorflow's (nil stays nil).

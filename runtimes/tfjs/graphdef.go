@@ -74,26 +74,35 @@ func tfjsOps() map[string]bool {
 // library functions too, where TF.js's function executor looks them up)
 // and weights.bin holding their data (float32, int32 or bool, as TF.js
 // holds tensors), and a signature naming the inputs and outputs. The
-// inputs and outputs are the SavedModel's signature; for a file without
-// one (a GraphDef, a checkpoint) the tensors named by inputs and outputs
-// (the imported model's names, NAME for NAME:0), else TF.js's own choice
-// (the Placeholders and the nodes nothing reads). Placeholders lose their
+// graph is the one the importer chose (the signature, or the tensors the
+// graph is cut at: tf.options), else the SavedModel's serving_default; for
+// a file without a signature (a GraphDef, a checkpoint) the tensors named
+// by tf's inputs and outputs (the imported model's names, NAME for
+// NAME:0), else TF.js's own choice (the Placeholders and the nodes nothing
+// reads). Placeholders lose their
 // shape attr: TensorFlow does not check a fed tensor against it, and
 // neither does the written model. Each output is read
 // through an Identity node of its own, so that an output other than a
 // node's first is computed as itself. Ops TF.js lacks are one
 // *unsupported.OpsError naming every one. It returns model.json's path.
-func writeTensorFlowAsTFJS(ctx context.Context, path, dir string, inputs, outputs []string) (string, error) {
-	g, err := tensorflow.Load(ctx, path, tensorflow.Options{})
+func writeTensorFlowAsTFJS(ctx context.Context, path, dir string, tf graphChoice) (string, error) {
+	var o tensorflow.Options
+	if tf.options != "" {
+		var err error
+		if o, err = tensorflow.UnmarshalOptions(tf.options); err != nil {
+			return "", &TensorFlowError{Model: path, Err: err}
+		}
+	}
+	g, err := tensorflow.Load(ctx, path, o)
 	var se *tensorflow.SignatureError
-	if errors.As(err, &se) && len(inputs) > 0 && len(outputs) > 0 {
-		g, err = tensorflow.Load(ctx, path, tensorflow.Options{Inputs: named(inputs), Outputs: named(outputs)})
+	if errors.As(err, &se) && len(tf.inputs) > 0 && len(tf.outputs) > 0 {
+		g, err = tensorflow.Load(ctx, path, tensorflow.Options{Inputs: named(tf.inputs), Outputs: named(tf.outputs)})
 	}
 	if err != nil {
 		return "", &TensorFlowError{Model: path, Err: err}
 	}
-	if g.Kind == tensorflow.KindGraphDef && len(outputs) > 0 && hasNodes(g.Nodes, inputs) && hasNodes(g.Nodes, outputs) {
-		g.Inputs, g.Outputs = named(inputs), named(outputs)
+	if g.Kind == tensorflow.KindGraphDef && g.Outputs == nil && len(tf.outputs) > 0 && hasNodes(g.Nodes, tf.inputs) && hasNodes(g.Nodes, tf.outputs) {
+		g.Inputs, g.Outputs = named(tf.inputs), named(tf.outputs)
 	}
 	lib := usedFunctions(g.Nodes, g.Library)
 	if err := checkTFJSOps(path, g.Nodes, lib); err != nil {
@@ -181,6 +190,16 @@ func writeTensorFlowAsTFJS(ctx context.Context, path, dir string, inputs, output
 		return "", fmt.Errorf("tfjs runtime: %s: %w", path, err)
 	}
 	return p, nil
+}
+
+// graphChoice says which graph of a TensorFlow model to run: options is
+// the tensorflow.Options the importer loaded it with (the model metadata
+// under tensorflow.OptionsKey, "" when absent); inputs and outputs are the
+// imported model's input and output names, read as tensors (NAME:0) for a
+// graph whose choice is not recorded and that has no signature.
+type graphChoice struct {
+	inputs, outputs []string
+	options         string
 }
 
 // named reads the imported model's input or output names as TF tensors

@@ -14,6 +14,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/canonical/unsupported"
+	"github.com/onnxconv/onnxconv/formats/tensorflow"
 	"github.com/onnxconv/onnxconv/formats/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
@@ -90,6 +91,33 @@ func TestTensorFlowSavedModelsMatchTensorFlow(t *testing.T) {
 	}
 }
 
+// The graph the importer chose is the one TF.js runs: the SavedModel's
+// "timestwo" signature (recorded in the imported model's metadata under
+// tensorflow.OptionsKey) computes what TensorFlow computed for it in
+// tfjs-node's test, [1,2,3] -> [2,4,6], where serving_default triples.
+func TestTensorFlowSignatureChosen(t *testing.T) {
+	e := env(t)
+	dir := testpaths.Shared(t, "models", "tf_savedmodel", "tfjs_node_module_with_multiple_signatures")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for sig, want := range map[string][]float32{"timestwo": {2, 4, 6}, "": {3, 6, 9}} {
+		opts, err := tensorflow.MarshalOptions(tensorflow.Options{Signature: sig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := open(ctx, e, dir, graphChoice{options: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(ctx, []*onnxpb.TensorProto{f32("x", []int64{3}, 1, 2, 3)})
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, values(res.Outputs[0]), want)
+	}
+}
+
 // The same TF1 regression model (pred = W*X + b) as tf2onnx's tests hold
 // it three ways: the frozen GraphDef TensorFlow wrote (W and b folded into
 // constants by TensorFlow), the SavedModel folder and the TF1 checkpoint
@@ -103,7 +131,7 @@ func TestTensorFlowRegressionThreeWays(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		s, err := open(ctx, e, path, in, out)
+		s, err := open(ctx, e, path, graphChoice{inputs: in, outputs: out})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +155,7 @@ func TestTensorFlowRegressionThreeWays(t *testing.T) {
 	near(t, ckpt, frozen)
 	// Without the tensors named, the checkpoint's error names the
 	// signature it lacks.
-	_, err := open(context.Background(), e, testpaths.Shared(t, "models", "tf_checkpoint", "tf2onnx_regression", "model.meta"), nil, nil)
+	_, err := open(context.Background(), e, testpaths.Shared(t, "models", "tf_checkpoint", "tf2onnx_regression", "model.meta"), graphChoice{})
 	var te *TensorFlowError
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), "no signature") {
 		t.Errorf("checkpoint without tensors: %v", err)
@@ -167,8 +195,9 @@ func TestTensorFlowOpsTFJSLacks(t *testing.T) {
 }
 
 // FuzzTensorFlowAsTFJS: any bytes as a frozen GraphDef, a SavedModel's
-// saved_model.pb (beside a real variables/ bundle) or a checkpoint's .meta
-// are written as a TF.js graph model or refused, never a panic or a hang.
+// saved_model.pb (beside a real variables/ bundle) or a checkpoint's .meta,
+// with any recorded graph choice, are written as a TF.js graph model or
+// refused, never a panic or a hang.
 func FuzzTensorFlowAsTFJS(f *testing.F) {
 	src := filepath.Join(shared, "tf_savedmodel", "tfjs_node_times_three_float")
 	sm, err1 := os.ReadFile(filepath.Join(src, "saved_model.pb"))
@@ -178,10 +207,10 @@ func FuzzTensorFlowAsTFJS(f *testing.F) {
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		f.Skip("../shared/models not found")
 	}
-	f.Add(sm, uint8(0))
-	f.Add(frozen, uint8(1))
-	f.Add(frozen, uint8(2))
-	f.Fuzz(func(t *testing.T, data []byte, kind uint8) {
+	f.Add(sm, uint8(0), []byte(`{"signature":"serving_default"}`))
+	f.Add(frozen, uint8(1), []byte(`{"inputs":[{"name":"X","tensor":"X:0"}],"outputs":[{"name":"pred","tensor":"pred:0"}]}`))
+	f.Add(frozen, uint8(2), []byte(nil))
+	f.Fuzz(func(t *testing.T, data []byte, kind uint8, opts []byte) {
 		dir := t.TempDir()
 		name := []string{"saved_model.pb", "frozen.pb", "model.meta"}[kind%3]
 		if err := os.MkdirAll(filepath.Join(dir, "variables"), 0o755); err != nil {
@@ -196,6 +225,6 @@ func FuzzTensorFlowAsTFJS(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, _ = writeTensorFlowAsTFJS(ctx, filepath.Join(dir, name), out, []string{"X"}, []string{"pred"})
+		_, _ = writeTensorFlowAsTFJS(ctx, filepath.Join(dir, name), out, graphChoice{inputs: []string{"X"}, outputs: []string{"pred"}, options: string(opts)})
 	})
 }

@@ -211,12 +211,12 @@ type Session struct {
 // TF.js graph model (a *TensorFlowError when it cannot be; ops TF.js lacks
 // are an *unsupported.OpsError). The process ends with Close or ctx.
 func Open(ctx context.Context, env Env, modelPath string) (*Session, error) {
-	return open(ctx, env, modelPath, nil, nil)
+	return open(ctx, env, modelPath, graphChoice{})
 }
 
-// open is Open; inputs and outputs name a TensorFlow graph's inputs and
-// outputs when it has no signature (writeTensorFlowAsTFJS).
-func open(ctx context.Context, env Env, modelPath string, inputs, outputs []string) (*Session, error) {
+// open is Open; tf says which graph of a TensorFlow model to run
+// (writeTensorFlowAsTFJS).
+func open(ctx context.Context, env Env, modelPath string, tf graphChoice) (*Session, error) {
 	abs, err := filepath.Abs(modelPath)
 	if err != nil {
 		return nil, err
@@ -272,7 +272,7 @@ func open(ctx context.Context, env Env, modelPath string, inputs, outputs []stri
 		if err := os.Mkdir(mdir, 0o700); err != nil {
 			return fail(fmt.Errorf("tfjs runtime: %s: %w", modelPath, err))
 		}
-		mj, err := writeTensorFlowAsTFJS(ctx, abs, mdir, inputs, outputs)
+		mj, err := writeTensorFlowAsTFJS(ctx, abs, mdir, tf)
 		if err != nil {
 			return fail(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/onnxconv/onnxconv/formats/tensorflow"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/runtimes/node"
 )
@@ -60,7 +61,7 @@ func (r runtime) Open(ctx context.Context, modelPath string, o runtimes.OpenOpti
 	if err != nil {
 		return nil, err
 	}
-	s, err := open(ctx, env, modelPath, o.InputNames, o.OutputNames)
+	s, err := open(ctx, env, modelPath, graphChoice{inputs: o.InputNames, outputs: o.OutputNames, options: o.Metadata[tensorflow.OptionsKey]})
 	if err != nil {
 		return nil, err
 	}
