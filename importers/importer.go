@@ -52,6 +52,13 @@ type Description struct {
 	// on it. An importer that computes the source itself implements
 	// Predictor instead.
 	Runtime string `json:"runtime,omitempty"`
+	// FolderFiles names the files that make a folder a model of this
+	// format, in order of preference ("saved_model.pb" for a SavedModel,
+	// "model.json" for TF.js): a folder given where a model file is
+	// expected is read as the first of them it holds (Registry.FolderModel).
+	// The plugin protocol does not carry it yet (pluginpb has no field):
+	// a third-party importer plugin's format is given as its file.
+	FolderFiles []string `json:"folder_files,omitempty"`
 }
 
 // FormatName is d.Format, or d.Name when Format is empty.

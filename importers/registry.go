@@ -56,6 +56,42 @@ func (e *NoMatchError) Error() string {
 		e.Path, strings.Join(e.Formats, "; "))
 }
 
+// FolderError is a folder given as a model that holds none of the files
+// the importers read a folder by (Description.FolderFiles).
+type FolderError struct {
+	Dir string
+	// Looked lists the files looked for.
+	Looked []string
+}
+
+func (e *FolderError) Error() string {
+	return fmt.Sprintf("%s is a folder holding no model file onnxconv reads (looked for %s); give the model file itself",
+		e.Dir, strings.Join(e.Looked, ", "))
+}
+
+// FolderModel returns the model file a folder stands for: the first file
+// named by an importer's FolderFiles (importers in order) that dir holds
+// as a regular file of its own (a symbolic link is not followed: nothing
+// outside dir is read). A folder holding none is a *FolderError.
+func (r *Registry) FolderModel(dir string) (string, error) {
+	var looked []string
+	for _, imp := range r.list {
+		for _, name := range imp.Describe().FolderFiles {
+			if name != filepath.Base(name) || name == "." || name == ".." {
+				continue // a file of the folder itself, nothing below or above
+			}
+			p := filepath.Join(dir, name)
+			if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+				return p, nil
+			}
+			if !slices.Contains(looked, name) {
+				looked = append(looked, name)
+			}
+		}
+	}
+	return "", &FolderError{Dir: dir, Looked: looked}
+}
+
 // Registry is an ordered set of importers. It is built explicitly (no
 // package-level registration): see importers/builtin for the built-ins.
 type Registry struct {

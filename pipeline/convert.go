@@ -340,9 +340,11 @@ func (c *converter) check() error {
 	if format == Text && o.Save.ExternalData {
 		return usageErr("%s: the text syntax cannot reference external data; write a .onnx file for external data", c.out)
 	}
-	if err := checkInputFile(c.in); err != nil {
+	in, err := inputFile(o.Env.Importers, c.in)
+	if err != nil {
 		return err
 	}
+	c.in = in
 	if sameFile(c.in, c.out) && !o.Force {
 		return &Error{Kind: KindUsage, Err: &OverwriteError{Path: c.in}}
 	}
@@ -421,7 +423,7 @@ func findImporter(reg *importers.Registry, path, from string) (importers.Importe
 		}
 		return imp, nil
 	}
-	if err := checkInputFile(path); err != nil {
+	if _, err := inputFile(reg, path); err != nil {
 		return nil, err
 	}
 	imp, _, err := reg.Detect(path)

@@ -38,6 +38,11 @@ func IsText(path string) bool {
 // beside it) or the ONNX text syntax (.onnxtxt). Close the model when
 // done.
 func Load(path string, opts LoadOptions) (*canonical.Model, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if path, err = inputFile(opts.Importers, path); err != nil {
+			return nil, err
+		}
+	}
 	if IsText(path) {
 		src, err := os.ReadFile(path)
 		if err != nil {
@@ -214,16 +219,25 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
-// checkInputFile checks that path is a readable regular file.
-func checkInputFile(path string) error {
+// inputFile checks that path is a readable regular file, or a folder that
+// stands for a model file inside it (a SavedModel folder, a TF.js model
+// folder: importers.Registry.FolderModel with reg), and returns the file.
+func inputFile(reg *importers.Registry, path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return inputErr(fmt.Errorf("cannot read the input: %w", err))
+		return "", inputErr(fmt.Errorf("cannot read the input: %w", err))
+	}
+	if st.IsDir() && reg != nil {
+		p, err := reg.FolderModel(path)
+		if err != nil {
+			return "", inputErr(err)
+		}
+		return p, nil
 	}
 	if !st.Mode().IsRegular() {
-		return inputErr(fmt.Errorf("%s is not a regular file", path))
+		return "", inputErr(fmt.Errorf("%s is not a regular file", path))
 	}
-	return nil
+	return path, nil
 }
 
 // checkOutputPath checks, before any work, that out can be written: not a

@@ -46,7 +46,8 @@ func Plan(ctx context.Context, in string, opset, mlOpset int, lo LoadOptions) (*
 	if opset < 0 || mlOpset < 0 {
 		return nil, usageErr("the opset and ml opset must be positive")
 	}
-	if err := checkInputFile(in); err != nil {
+	in, err := inputFile(lo.Importers, in)
+	if err != nil {
 		return nil, err
 	}
 	m, err := Load(in, lo)

@@ -2,12 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
@@ -264,6 +266,20 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		if err == nil {
 			c.release = append(c.release, setup.Close)
 			side, err2 := setup.Side(0, c.in, imported)
+			if err2 == nil && !c.isONNX() {
+				// Load the source now: ops the runtime lacks mean NOT
+				// VERIFIED, named, not a failed verification.
+				if r, ok := side.Runner.(interface{ Open(context.Context) error }); ok {
+					if err := r.Open(ctx); err != nil {
+						var ue *unsupported.OpsError
+						if errors.As(err, &ue) {
+							cv.NotVerified = fmt.Sprintf("the reference runtime %s cannot compute the source: %v", d.Runtime, err)
+							return nil, nil
+						}
+						return nil, inputErr(fmt.Errorf("%s: the reference runtime %s could not load the source: %w", c.in, d.Runtime, err))
+					}
+				}
+			}
 			if err2 == nil {
 				cv.Reference = setup.DescribeSide(0)
 				side.ComputedBy = cv.Reference

@@ -30,6 +30,14 @@ type OpenOptions struct {
 	// bound by, in order: input i of Run is passed as InputNames[i]
 	// whatever its tensor is called.
 	InputNames []string
+	// OutputNames, when not nil, are the names of the model's outputs as
+	// the side's model calls them, in order: a runtime that must be told
+	// which outputs to compute (a TensorFlow graph without a signature)
+	// reads them.
+	OutputNames []string
+	// Metadata holds the side's model's metadata_props: what its importer
+	// recorded for the source's runtime (the TensorFlow graph chosen).
+	Metadata map[string]string
 	// Threads is the number of intra-op threads (0: the runtime chooses).
 	Threads int
 }

@@ -229,7 +229,15 @@ func (s *Setup) Side(i int, path string, m *canonical.Model) (*verify.Side, erro
 	for j, v := range ins {
 		names[j] = v.Name
 	}
-	r := s.Runner(s.rts[k], path, OpenOptions{InputNames: names, Threads: s.threads})
+	outs := make([]string, len(m.Graph.Outputs))
+	for j, v := range m.Graph.Outputs {
+		outs[j] = v.Name
+	}
+	meta := map[string]string{}
+	for _, p := range m.MetadataProps {
+		meta[p.Key] = p.Value
+	}
+	r := s.Runner(s.rts[k], path, OpenOptions{InputNames: names, OutputNames: outs, Metadata: meta, Threads: s.threads})
 	r.side = i
 	side.Runner = r
 	return side, nil
@@ -256,19 +264,36 @@ type Runner struct {
 // Runtime names the runtime r runs on.
 func (r *Runner) Runtime() string { return r.rt.Info().Name }
 
+// Open loads the model now, if it is not loaded yet (Run loads it on
+// first use): a model the runtime cannot compute fails here, before any
+// sample runs.
+func (r *Runner) Open(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.open(ctx)
+}
+
+func (r *Runner) open(ctx context.Context) error {
+	if r.sess != nil {
+		return nil
+	}
+	sess, err := r.rt.Open(ctx, r.path, r.opts)
+	if err != nil {
+		return err
+	}
+	r.sess = sess
+	r.setup.mu.Lock()
+	r.setup.open = append(r.setup.open, sess)
+	r.setup.mu.Unlock()
+	return nil
+}
+
 // Run runs the model on one sample.
 func (r *Runner) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.sess == nil {
-		sess, err := r.rt.Open(ctx, r.path, r.opts)
-		if err != nil {
-			return nil, err
-		}
-		r.sess = sess
-		r.setup.mu.Lock()
-		r.setup.open = append(r.setup.open, sess)
-		r.setup.mu.Unlock()
+	if err := r.open(ctx); err != nil {
+		return nil, err
 	}
 	out, err := r.sess.Run(ctx, inputs)
 	// What computed the model is known once it ran (an engine may hand

@@ -25,6 +25,7 @@ list() {
   ls "$repo"/fixtures/tflite/*.tflite "$shared"/tflite/*/*.tflite | sed 's/^/tflite /'
   ls "$repo"/fixtures/tfjs/*/model.json | sed 's/^/tfjs /'
   ls "$repo"/fixtures/keras_rnn/*.json | sed 's/^/keras /'
+  ls -d "$shared"/tf_savedmodel/*/ "$shared"/tf_graphdef/*/frozen.pb "$shared"/tf_checkpoint/*/model.meta | sed 's/^/tensorflow /'
   ls "$shared"/keras_h5/*/*.h5 "$shared"/keras_v3/*/*.keras | grep -v _weights.h5 | sed 's/^/keras /'
   ls "$shared"/keras_h5/*/*.json | sed 's/^/keras /'
   find "$shared"/lightgbm \( -name "*.txt" -o -name "*.model" \) | grep -v -i "pred\|_data\|true\|LICENSE\|README" | sed 's/^/lightgbm /'

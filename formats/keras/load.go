@@ -5,7 +5,8 @@
 //
 //   - Keras 3 .keras files: a zip holding config.json (the model config),
 //     metadata.json and model.weights.h5 (weights by position:
-//     layers/NAME/vars/0, 1, ...);
+//     layers/NAME/vars/0, 1, ...), or the folder such a zip was unpacked
+//     into, read through its config.json;
 //   - Keras 2 full-model HDF5 files (.h5): a model_config attribute on the
 //     root group and the weights in the model_weights group (by name, in the
 //     order of each layer's weight_names attribute);
@@ -29,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -128,6 +130,8 @@ func Load(ctx context.Context, path, weights string) (*Model, error) {
 		m, err = loadH5(path, data)
 	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
 		m, err = loadZip(path, data)
+	case unpacked(path):
+		m, err = loadUnpacked(path)
 	default:
 		m, err = loadJSON(ctx, path, data, weights)
 	}
@@ -278,7 +282,16 @@ func loadZip(path string, data []byte) (*Model, error) {
 	if len(zr.File) > maxZipEntries {
 		return nil, &FormatError{Path: path, Detail: fmt.Sprintf("the zip has %d entries (a .keras file has 3)", len(zr.File))}
 	}
-	cfgData, err := zipEntry(path, zr, "config.json", MaxConfigBytes, true)
+	return loadV3(path, path+"!model.weights.h5", func(name string, limit int64, required bool) ([]byte, error) {
+		return zipEntry(path, zr, name, limit, required)
+	})
+}
+
+// loadV3 reads a Keras 3 model from its three parts (config.json,
+// metadata.json, model.weights.h5), each read by entry: from the .keras
+// zip, or from the folder a .keras file was unpacked into.
+func loadV3(path, weightsPath string, entry func(name string, limit int64, required bool) ([]byte, error)) (*Model, error) {
+	cfgData, err := entry("config.json", MaxConfigBytes, true)
 	if err != nil {
 		return nil, err
 	}
@@ -286,8 +299,8 @@ func loadZip(path string, data []byte) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Path: path, Kind: KerasV3, Config: top, WeightsPath: path + "!model.weights.h5"}
-	meta, err := zipEntry(path, zr, "metadata.json", MaxConfigBytes, false)
+	m := &Model{Path: path, Kind: KerasV3, Config: top, WeightsPath: weightsPath}
+	meta, err := entry("metadata.json", MaxConfigBytes, false)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +312,7 @@ func loadZip(path string, data []byte) (*Model, error) {
 			m.KerasVersion = md.KerasVersion
 		}
 	}
-	wData, err := zipEntry(path, zr, "model.weights.h5", MaxFileBytes, true)
+	wData, err := entry("model.weights.h5", MaxFileBytes, true)
 	if err != nil {
 		return nil, err
 	}
@@ -309,6 +322,44 @@ func loadZip(path string, data []byte) (*Model, error) {
 	}
 	m.Weights = &v3Weights{f: f}
 	return m, nil
+}
+
+// unpacked tells whether path is the config.json of a folder a .keras
+// file was unpacked into: model.weights.h5 beside it, a regular file of
+// the folder.
+func unpacked(path string) bool {
+	if filepath.Base(path) != "config.json" {
+		return false
+	}
+	root, err := fsys.OpenRoot(filepath.Dir(path), nil)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	_, err = root.Stat("model.weights.h5")
+	return err == nil
+}
+
+// loadUnpacked reads the folder a .keras file was unpacked into, through
+// its config.json at path: the three parts are regular files of the folder
+// (fsys: no link leading out).
+func loadUnpacked(path string) (*Model, error) {
+	dir := filepath.Dir(path)
+	root, err := fsys.OpenRoot(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return loadV3(path, filepath.Join(dir, "model.weights.h5"), func(name string, limit int64, required bool) ([]byte, error) {
+		b, err := root.ReadFile(name, limit)
+		if !required && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, &FormatError{Path: path, Detail: name, Err: err}
+		}
+		return b, nil
+	})
 }
 
 // --- Keras 2 HDF5 ---

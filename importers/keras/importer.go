@@ -80,13 +80,14 @@ func optionSet() importers.OptionSet[Options] {
 
 func (importer) Describe() importers.Description {
 	return importers.Description{
-		Name:       Name,
-		Format:     Name,
-		Summary:    "Keras 3 .keras zip, Keras 2 full-model .h5, or Keras 2 architecture JSON with its weights .h5",
-		Extensions: []string{".keras", ".h5", ".hdf5", ".json"},
-		Magic:      []importers.Magic{{Offset: 0, Bytes: []byte("\x89HDF\r\n\x1a\n")}},
-		Options:    optionSet().Specs(),
-		Runtime:    Runtime,
+		Name:        Name,
+		Format:      Name,
+		Summary:     "Keras 3 .keras zip, Keras 2 full-model .h5, or Keras 2 architecture JSON with its weights .h5",
+		Extensions:  []string{".keras", ".h5", ".hdf5", ".json"},
+		FolderFiles: []string{"config.json"}, // an unpacked .keras file
+		Magic:       []importers.Magic{{Offset: 0, Bytes: []byte("\x89HDF\r\n\x1a\n")}},
+		Options:     optionSet().Specs(),
+		Runtime:     Runtime,
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
+	"github.com/onnxconv/onnxconv/formats/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfjsrt "github.com/onnxconv/onnxconv/runtimes/tfjs"
 )
@@ -156,7 +156,7 @@ func TestWhileGraphDefMatchesTFJS(t *testing.T) {
 	if ops["Loop"] != 1 || ops["If"] != 1 {
 		t.Errorf("ops %v: want one Loop and one If", ops)
 	}
-	js := graphModel(t, pb)
+	js := pb
 	for _, v := range [][]float32{{0.3, -0.2, 0.9, 1.5, 0.01, -0.7}, {-2, -1, -0.5, -3, 0.2, -1}} {
 		x := f32("x", []int64{2, 3}, v...)
 		got := run(t, pb, nil, x)
@@ -281,7 +281,7 @@ func TestTF1WhileLoopMatchesTFJS(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := tfjsrt.Run(ctx, env, graphModel(t, pb), []*onnxpb.TensorProto{tp})
+	res, err := tfjsrt.Run(ctx, env, pb, []*onnxpb.TensorProto{tp})
 	if err != nil {
 		t.Fatal(err)
 	}

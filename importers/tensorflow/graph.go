@@ -1,118 +1,18 @@
 package tensorflow
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 
-	"github.com/onnxconv/onnxconv/canonical"
+	tftf "github.com/onnxconv/onnxconv/formats/tensorflow"
+	"github.com/onnxconv/onnxconv/formats/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers/tfops"
 )
 
-// maxElements bounds the elements of one constant tensor.
-const maxElements = 1 << 31
-
-// FormatError is a TensorFlow file that cannot be read as what it claims.
-type FormatError struct {
-	File string
-	What string
-}
-
-func (e *FormatError) Error() string { return fmt.Sprintf("%s: %s", e.File, e.What) }
-
-// unsupportedNode is a valid TensorFlow construct this importer does not
-// convert (a TF1 Switch/Merge loop, a string constant, ...) at node (""
-// for the model as a whole) of op (or ""): an *importers.UnsupportedOpsError,
-// the one shape, which neutralNodes merges so that every such node of a
-// graph is named at once.
-func unsupportedNode(file, node, op, what string) error {
-	return &importers.UnsupportedOpsError{Format: Name, File: file, Ops: []importers.UnsupportedOp{{Op: op, Node: node, Reason: what}}}
-}
-
-// tensorFromProto converts a TensorProto (inline Const value or bundle
-// entry metadata) to a canonical tensor.
-func tensorFromProto(file, name string, tp *tfpb.TensorProto) (*canonical.Tensor, error) {
-	dt, ok := tfops.DataType(tp.GetDtype().String())
-	if !ok || dt == canonical.String {
-		return nil, unsupportedNode(file, name, "", fmt.Sprintf("constant of type %s", tp.GetDtype()))
-	}
-	dims, n, err := shapeOf(file, name, tp.GetTensorShape())
-	if err != nil {
-		return nil, err
-	}
-	es := canonical.ElemBits(dt) / 8
-	if c := tp.GetTensorContent(); len(c) > 0 {
-		if uint64(len(c)) != n*uint64(es) {
-			return nil, &FormatError{File: file, What: fmt.Sprintf("node %q: constant of shape %v holds %d bytes, want %d", name, dims, len(c), n*uint64(es))}
-		}
-		return canonical.NewTensor(name, dt, dims, append([]byte(nil), c...)), nil
-	}
-	// Typed values; fewer than n repeat the last one (TF's rule).
-	var put func(dst []byte, i int)
-	var count int
-	switch dt {
-	case canonical.Float:
-		v := tp.GetFloatVal()
-		count, put = len(v), func(d []byte, i int) { binary.LittleEndian.PutUint32(d, math.Float32bits(v[i])) }
-	case canonical.Double:
-		v := tp.GetDoubleVal()
-		count, put = len(v), func(d []byte, i int) { binary.LittleEndian.PutUint64(d, math.Float64bits(v[i])) }
-	case canonical.Int32, canonical.Int16, canonical.Int8, canonical.Uint8, canonical.Uint16:
-		v := tp.GetIntVal()
-		count, put = len(v), func(d []byte, i int) {
-			x := uint32(v[i])
-			for k := 0; k < es; k++ {
-				d[k] = byte(x >> (8 * k))
-			}
-		}
-	case canonical.Int64:
-		v := tp.GetInt64Val()
-		count, put = len(v), func(d []byte, i int) { binary.LittleEndian.PutUint64(d, uint64(v[i])) }
-	case canonical.Bool:
-		v := tp.GetBoolVal()
-		count, put = len(v), func(d []byte, i int) {
-			if v[i] {
-				d[0] = 1
-			}
-		}
-	case canonical.Float16, canonical.BFloat16:
-		v := tp.GetHalfVal()
-		count, put = len(v), func(d []byte, i int) { binary.LittleEndian.PutUint16(d, uint16(v[i])) }
-	default:
-		return nil, unsupportedNode(file, name, "", fmt.Sprintf("constant of type %s", tp.GetDtype()))
-	}
-	if uint64(count) < n {
-		if err := checkFill(file, name, dims, count, n*uint64(es)); err != nil {
-			return nil, err
-		}
-	}
-	raw := make([]byte, n*uint64(es))
-	if count > 0 {
-		for i := 0; i < int(n); i++ {
-			put(raw[i*es:], min(i, count-1))
-		}
-	}
-	return canonical.NewTensor(name, dt, dims, raw), nil
-}
-
-func shapeOf(file, name string, sp *tfpb.TensorShapeProto) ([]int64, uint64, error) {
-	if sp.GetUnknownRank() {
-		return nil, 0, &FormatError{File: file, What: fmt.Sprintf("node %q: constant of unknown rank", name)}
-	}
-	dims := make([]int64, len(sp.GetDim()))
-	n := uint64(1)
-	for i, d := range sp.GetDim() {
-		if d.GetSize() < 0 || d.GetSize() > maxElements || (d.GetSize() > 0 && n > maxElements/uint64(d.GetSize())) {
-			return nil, 0, &FormatError{File: file, What: fmt.Sprintf("node %q: constant dims %v", name, sp.GetDim())}
-		}
-		dims[i] = d.GetSize()
-		n *= uint64(d.GetSize())
-	}
-	return dims, n, nil
-}
+// FormatError is a TensorFlow file that cannot be read as what it claims
+// (formats/tensorflow's).
+type FormatError = tftf.FormatError
 
 // neutral converts NodeDefs to tfops nodes; consts receives the values
 // of Const nodes.
@@ -123,7 +23,7 @@ func neutral(file string, nodes []*tfpb.NodeDef) ([]tfops.Node, error) {
 // tf1Refusal is the error for TF1 control flow this importer does not
 // recover.
 func tf1Refusal(file, node, op, why string) error {
-	return unsupportedNode(file, node, op, fmt.Sprintf(
+	return tftf.Unsupported(file, node, op, fmt.Sprintf(
 		"TF1 control flow%s: this importer converts functional If/While and simple counted TF1 while loops only; re-export the model with TF2 control flow (tf.function, control_flow_v2)", why))
 }
 
@@ -189,7 +89,7 @@ func attr(file, node string, av *tfpb.AttrValue) (tfops.Attr, error) {
 	case *tfpb.AttrValue_Shape:
 		a.Shape = shape(v.Shape)
 	case *tfpb.AttrValue_Tensor:
-		t, err := tensorFromProto(file, node, v.Tensor)
+		t, err := tftf.TensorFromProto(file, node, v.Tensor)
 		if err != nil {
 			return a, err
 		}

@@ -1,25 +1,25 @@
-// Package tensorflow imports TensorFlow frozen GraphDef (.pb) files and
-// SavedModel folders (saved_model.pb + variables/ tensor bundle) into
-// canonical ONNX models. TF ops are mapped by importers/tfops, the one
-// TF-op mapping of onnxconv; this package reads the protobufs (package
-// tfpb, generated from TensorFlow 2.15's .proto files), picks the graph
-// and signature, restores variables from the tensor bundle as constants,
-// and refuses TF1 Switch/Merge control flow with a clear error.
+// Package tensorflow imports TensorFlow frozen GraphDef (.pb) files,
+// SavedModel folders (saved_model.pb + variables/ tensor bundle) and TF1
+// checkpoints (.meta) into canonical ONNX models. formats/tensorflow reads
+// the file (protobuf code tfpb, generated from TensorFlow 2.15's .proto
+// files), picks the graph and signature, restores variables from the
+// tensor bundle as constants and inlines function calls; TF ops are mapped
+// by importers/tfops, the one TF-op mapping of onnxconv; TF1 Switch/Merge
+// control flow it cannot recover is refused with a clear error. Its
+// reference runtime is tfjs (runtimes/tfjs runs the same frozen graph as a
+// TF.js graph model).
 package tensorflow
 
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
-
-	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	tftf "github.com/onnxconv/onnxconv/formats/tensorflow"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers/tfops"
 	"github.com/onnxconv/onnxconv/options"
 )
@@ -27,9 +27,8 @@ import (
 // Name is the importer and format name.
 const Name = "tensorflow"
 
-// MaxFileSize bounds saved_model.pb and frozen .pb files (protobuf's
-// 2 GiB limit).
-const MaxFileSize = 2 << 30
+// MaxFileSize bounds saved_model.pb, .meta and frozen .pb files.
+const MaxFileSize = tftf.MaxFileSize
 
 // Options are the importer options.
 type Options struct {
@@ -66,11 +65,13 @@ func optionSet() importers.OptionSet[Options] {
 // as its folder or its saved_model.pb).
 func (importer) Describe() importers.Description {
 	return importers.Description{
-		Name:       Name,
-		Format:     Name,
-		Summary:    "TensorFlow frozen GraphDef (.pb), SavedModel (folder or saved_model.pb, variables/ bundle) or TF1 checkpoint (.meta beside its .index/.data bundle; -O inputs=/outputs= name the tensors)",
-		Extensions: []string{".pb", ".meta"},
-		Options:    optionSet().Specs(),
+		Name:        Name,
+		Format:      Name,
+		Summary:     "TensorFlow frozen GraphDef (.pb), SavedModel (folder or saved_model.pb, variables/ bundle) or TF1 checkpoint (.meta beside its .index/.data bundle; -O inputs=/outputs= name the tensors)",
+		Extensions:  []string{".pb", ".meta"},
+		FolderFiles: []string{"saved_model.pb"},
+		Runtime:     "tfjs", // runtimes/tfjs runs the graph, written as a TF.js graph model
+		Options:     optionSet().Specs(),
 	}
 }
 
@@ -85,15 +86,8 @@ func (importer) Detect(path string, head []byte) float32 {
 }
 
 func detect(head []byte) float32 {
-	if len(head) >= 5 && head[0] == 0x08 && head[1] == 0x01 && head[2] == 0x12 {
-		// varint length of the MetaGraphDef, then its meta_info_def (field 1)
-		i := 3
-		for i < len(head) && i < 8 && head[i]&0x80 != 0 {
-			i++
-		}
-		if i+1 < len(head) && head[i+1] == 0x0a {
-			return 0.9
-		}
+	if tftf.IsSavedModel(head) {
+		return 0.9
 	}
 	// GraphDef: node (field 1) { name (1) ... op (2) ... }
 	c := head
@@ -161,53 +155,66 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	return &importers.Result{Model: mp, Warnings: warnings}, nil
 }
 
-// ImportFile converts the GraphDef or SavedModel at path to ONNX.
+// ImportFile converts the GraphDef, SavedModel or checkpoint at path to
+// ONNX: formats/tensorflow reads it, frozen (variables as constants,
+// function calls inlined), and tfops maps its ops.
 func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, error) {
-	file := path
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		file = filepath.Join(path, "saved_model.pb")
+	lo := tftf.Options{Signature: o.Signature, Inputs: ios(o.Inputs), Outputs: ios(o.Outputs)}
+	fg, err := tftf.Load(ctx, path, lo)
+	var se *tftf.SignatureError
+	if errors.As(err, &se) {
+		return nil, &importers.OptionError{Importer: Name, Key: "signature", Value: se.Want, Known: options.Names(optionSet().Specs()),
+			Err: fmt.Errorf("%w; choose one with -O signature=NAME, or name the graph's tensors with -O inputs=NAME:0,… -O outputs=NAME:0,…", se)}
 	}
-	data, err := importers.ReadFile(file, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("%s import: %w", Name, err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if filepath.Ext(file) == ".meta" {
-		// A TF1 checkpoint: the MetaGraphDef, its variables in the bundle
-		// beside it (model.meta, model.index, model.data-*).
-		var mg tfpb.MetaGraphDef
-		if err := proto.Unmarshal(data, &mg); err != nil {
-			return nil, &FormatError{File: file, What: fmt.Sprintf("not a MetaGraphDef protobuf: %v", err)}
-		}
-		return savedModel(ctx, file, &tfpb.SavedModel{MetaGraphs: []*tfpb.MetaGraphDef{&mg}}, strings.TrimSuffix(file, ".meta"), o)
-	}
-	if detect(data) >= 0.9 || filepath.Base(file) == "saved_model.pb" {
-		var sm tfpb.SavedModel
-		if err := proto.Unmarshal(data, &sm); err != nil {
-			return nil, &FormatError{File: file, What: fmt.Sprintf("not a SavedModel protobuf: %v", err)}
-		}
-		return savedModel(ctx, file, &sm, filepath.Join(filepath.Dir(file), "variables", "variables"), o)
-	}
-	var gd tfpb.GraphDef
-	if err := proto.Unmarshal(data, &gd); err != nil {
-		return nil, &FormatError{File: file, What: fmt.Sprintf("not a GraphDef protobuf: %v", err)}
-	}
-	nodes, err := neutralNodes(file, gd.GetNode(), true)
+	file := fg.File
+	nodes, err := neutralNodes(file, fg.Nodes, true)
 	if err != nil {
 		return nil, err
 	}
-	if len(gd.GetLibrary().GetFunction()) > 0 {
-		if nodes, _, err = inline(file, nodes, gd.GetLibrary()); err != nil {
-			return nil, err
-		}
-	}
-	lib, err := functions(file, gd.GetLibrary(), nodes)
+	lib, err := functions(file, fg.Library, nodes)
 	if err != nil {
 		return nil, err
 	}
-	return convert(file, &tfops.Graph{Nodes: nodes, Name: filepath.Base(file), Functions: lib, Inputs: o.Inputs, Outputs: o.Outputs}, o)
+	g := &tfops.Graph{Nodes: nodes, Name: filepath.Base(file), Functions: lib}
+	if fg.Kind != tftf.KindGraphDef {
+		g.Name = o.Signature
+		if g.Name == "" {
+			g.Name = "serving_default"
+		}
+	}
+	for _, io := range fg.Inputs {
+		g.Inputs = append(g.Inputs, tfops.IO{Name: io.Name, Tensor: io.Tensor})
+	}
+	for _, io := range fg.Outputs {
+		g.Outputs = append(g.Outputs, tfops.IO{Name: io.Name, Tensor: io.Tensor})
+	}
+	m, err := convert(file, g, o)
+	if err != nil {
+		return nil, err
+	}
+	// The graph chosen, for the reference runtime (runtimes/tfjs).
+	v, err := tftf.MarshalOptions(lo)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.MetadataProps = append(m.MetadataProps, canonical.StringPair{Key: tftf.OptionsKey, Value: v})
+	return m, nil
+}
+
+// ios converts tfops's IOs to formats/tensorflow's (nil stays nil).
+func ios(in []tfops.IO) []tftf.IO {
+	if in == nil {
+		return nil
+	}
+	out := make([]tftf.IO, len(in))
+	for i, io := range in {
+		out[i] = tftf.IO{Name: io.Name, Tensor: io.Tensor}
+	}
+	return out
 }
 
 func convert(file string, g *tfops.Graph, o Options) (*canonical.Model, error) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
+	"github.com/onnxconv/onnxconv/formats/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfjsrt "github.com/onnxconv/onnxconv/runtimes/tfjs"
 )
@@ -91,7 +91,7 @@ func compareTFJS(t *testing.T, ref string, in *canonical.Tensor, got []*canonica
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := tfjsrt.Run(ctx, tfjsrt.Env{Node: node, Modules: modules}, graphModel(t, ref), []*onnxpb.TensorProto{tp})
+	res, err := tfjsrt.Run(ctx, tfjsrt.Env{Node: node, Modules: modules}, ref, []*onnxpb.TensorProto{tp})
 	if err != nil {
 		t.Fatal(err)
 	}

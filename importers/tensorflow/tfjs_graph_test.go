@@ -2,102 +2,16 @@ package tensorflow
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfjsrt "github.com/onnxconv/onnxconv/runtimes/tfjs"
 )
-
-// graphModel writes the frozen GraphDef at pb as a TF.js graph model in a
-// temporary folder, as tensorflowjs_converter does: the GraphDef in
-// protobuf JSON as modelTopology, each Const node's value moved to
-// weights.bin under the node's name (also those of library functions).
-// Returns the model.json path.
-func graphModel(t *testing.T, pb string) string {
-	t.Helper()
-	data, err := os.ReadFile(pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gd tfpb.GraphDef
-	if err := proto.Unmarshal(data, &gd); err != nil {
-		t.Fatal(err)
-	}
-	var bin []byte
-	var weights []map[string]any
-	// Library functions' Const values go to the weights file too, by node
-	// name, where TF.js's function executor looks them up.
-	all := append([]*tfpb.NodeDef{}, gd.GetNode()...)
-	for _, f := range gd.GetLibrary().GetFunction() {
-		all = append(all, f.GetNodeDef()...)
-	}
-	for _, n := range all {
-		if n.GetOp() != "Const" {
-			continue
-		}
-		c, err := tensorFromProto(pb, n.GetName(), n.GetAttr()["value"].GetTensor())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var dtype string
-		switch c.DataType {
-		case canonical.Float:
-			dtype = "float32"
-		case canonical.Int32:
-			dtype = "int32"
-		default:
-			t.Fatalf("const %s of type %v", n.GetName(), c.DataType)
-		}
-		raw, err := c.Bytes()
-		if err != nil {
-			t.Fatal(err)
-		}
-		bin = append(bin, raw...)
-		shape := c.Dims
-		if shape == nil {
-			shape = []int64{}
-		}
-		weights = append(weights, map[string]any{"name": n.GetName(), "shape": shape, "dtype": dtype})
-		delete(n.Attr, "value")
-	}
-	if gd.Versions == nil {
-		gd.Versions = &tfpb.VersionDef{Producer: 1}
-	}
-	topo, err := protojson.Marshal(&gd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mj, err := json.Marshal(map[string]any{
-		"format":          "graph-model",
-		"generatedBy":     "onnxconv importers/tensorflow test helper",
-		"modelTopology":   json.RawMessage(topo),
-		"weightsManifest": []any{map[string]any{"paths": []string{"weights.bin"}, "weights": weights}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "weights.bin"), bin, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, "model.json")
-	if err := os.WriteFile(p, mj, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // The frozen graphs of tf2onnx's tests compute what TF.js 4.22.0 computes
 // running the same GraphDef as a graph model, on tf2onnx's ramp input
@@ -133,7 +47,7 @@ func TestFrozenGraphsMatchTFJS(t *testing.T) {
 					t.Fatal(err)
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-				res, err := tfjsrt.Run(ctx, env, graphModel(t, pb), []*onnxpb.TensorProto{tp})
+				res, err := tfjsrt.Run(ctx, env, pb, []*onnxpb.TensorProto{tp})
 				cancel()
 				if err != nil {
 					t.Fatal(err)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onnxconv/onnxconv/formats/tensorflow/tfpb"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/tensorflow/tfpb"
 )
 
 // The nodes of a function body the importer cannot convert are named all

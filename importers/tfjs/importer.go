@@ -71,12 +71,13 @@ func optionSet() importers.OptionSet[Options] {
 
 func (importer) Describe() importers.Description {
 	return importers.Description{
-		Name:       Name,
-		Format:     Name,
-		Summary:    "TensorFlow.js model.json (layers or graph model) with its weight files",
-		Extensions: []string{".json"},
-		Options:    optionSet().Specs(),
-		Runtime:    Name,
+		Name:        Name,
+		Format:      Name,
+		Summary:     "TensorFlow.js model.json (layers or graph model) with its weight files",
+		Extensions:  []string{".json"},
+		FolderFiles: []string{"model.json"},
+		Options:     optionSet().Specs(),
+		Runtime:     Name,
 	}
 }
 

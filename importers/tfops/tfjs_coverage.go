@@ -1,12 +1,17 @@
 package tfops
 
-//go:generate go run ./internal/gentfjsops -modules ../../node_modules -o tfjs_oplist.go
+import "github.com/onnxconv/onnxconv/formats/tensorflow"
 
 // TFJSOp is one op of TF.js's graph-model op list.
-type TFJSOp struct {
-	Op       string `json:"op"`
-	Category string `json:"category"`
-}
+type TFJSOp = tensorflow.TFJSOp
+
+// TFJSVersion is the version of @tensorflow/tfjs-converter whose op list
+// TFJSOps holds.
+const TFJSVersion = tensorflow.TFJSVersion
+
+// TFJSOps lists the ops TF.js's graph-model executor runs
+// (formats/tensorflow's list).
+func TFJSOps() []TFJSOp { return tensorflow.TFJSOps() }
 
 // OpCoverage is one source op and whether Convert maps it.
 type OpCoverage struct {

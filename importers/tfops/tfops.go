@@ -26,6 +26,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/onnxconv/onnxconv/formats/tensorflow"
 	"sort"
 	"strings"
 
@@ -192,36 +193,9 @@ func DecodeJSONBytes(s string) ([]byte, error) {
 	return b, nil
 }
 
-// DataType maps a TF DataType name to the ONNX element type.
-func DataType(tf string) (canonical.DataType, bool) {
-	switch strings.TrimPrefix(tf, "DT_") {
-	case "FLOAT":
-		return canonical.Float, true
-	case "HALF":
-		return canonical.Float16, true
-	case "DOUBLE":
-		return canonical.Double, true
-	case "INT32":
-		return canonical.Int32, true
-	case "INT64":
-		return canonical.Int64, true
-	case "INT8":
-		return canonical.Int8, true
-	case "UINT8":
-		return canonical.Uint8, true
-	case "INT16":
-		return canonical.Int16, true
-	case "UINT16":
-		return canonical.Uint16, true
-	case "BOOL":
-		return canonical.Bool, true
-	case "STRING":
-		return canonical.String, true
-	case "BFLOAT16":
-		return canonical.BFloat16, true
-	}
-	return canonical.Undefined, false
-}
+// DataType maps a TF DataType name to the ONNX element type
+// (formats/tensorflow's one table).
+func DataType(tf string) (canonical.DataType, bool) { return tensorflow.DataType(tf) }
 
 // ParseTensors reads the value of an inputs= or outputs= option: TF
 // tensor names separated by commas ("X:0,Placeholder:0"); each becomes an

@@ -36,6 +36,21 @@
 // in Keras's order. Outputs are named after the output layers, as
 // importers/keras names the ONNX outputs.
 //
+// TensorFlow models run the same way, as the reference runtime
+// importers/tensorflow names: a frozen GraphDef (.pb), a SavedModel
+// (folder or saved_model.pb) or a TF1 checkpoint (.meta) is read with
+// formats/tensorflow, the reader the importer uses (variables frozen into
+// Const nodes from the tensor bundle, PartitionedCall and
+// StatefulPartitionedCall inlined), and written, in Go, as a TF.js graph
+// model into the run's private temporary folder (graphdef.go:
+// modelTopology the GraphDef in protobuf JSON, the Const values in
+// weights.bin, a signature from the SavedModel's or the imported model's
+// inputs and outputs), which runner.js loads like any graph model. A graph
+// with ops TF.js has no kernel for (formats/tensorflow.TFJSOps, the op
+// list of tfjs-converter 4.22.0) is refused before node starts, every op
+// named (*unsupported.OpsError, stage run): verification then says NOT
+// VERIFIED with that list.
+//
 // Inputs are matched by name with the imported ONNX model (importers/tfjs
 // names a graph model's inputs and outputs after the TF.js nodes), or by
 // position for layers models; outputs come in TF.js's order. TF.js has no

@@ -44,12 +44,12 @@ func (e *RunError) Error() string {
 	return s
 }
 
-// NotTFJSError is a model file that is neither a TF.js model.json nor a
-// Keras file (an .onnx given to `--runtime tfjs`).
+// NotTFJSError is a model file that is neither a TF.js model.json, a
+// Keras file nor a TensorFlow model (an .onnx given to `--runtime tfjs`).
 type NotTFJSError struct{ Model string }
 
 func (e *NotTFJSError) Error() string {
-	return fmt.Sprintf("tfjs runtime: %s is not a TF.js model.json or a Keras file: the tfjs runtime runs TF.js and Keras models (the source side of a conversion), not ONNX; use --runtime executor or onnxruntime for ONNX files", e.Model)
+	return fmt.Sprintf("tfjs runtime: %s is not a TF.js model.json, a Keras file or a TensorFlow model: the tfjs runtime runs TF.js, Keras and TensorFlow models (the source side of a conversion), not ONNX; use --runtime executor or onnxruntime for ONNX files", e.Model)
 }
 
 // Result is one run.
@@ -214,20 +214,33 @@ type Session struct {
 }
 
 // Open starts node on runner.js and loads the model at modelPath: a TF.js
-// model.json, or a Keras file (see the package doc), exported to a TF.js
+// model.json, a Keras file (see the package doc), exported to a TF.js
 // layers model in the session's temporary folder first (a file the Keras
-// loader refuses is a *KerasError). The process ends with Close or ctx.
+// loader refuses is a *KerasError), or a TensorFlow GraphDef, SavedModel
+// (folder or saved_model.pb) or checkpoint (.meta), written there as a
+// TF.js graph model (a *TensorFlowError when it cannot be; ops TF.js lacks
+// are an *unsupported.OpsError). The process ends with Close or ctx.
 func Open(ctx context.Context, env Env, modelPath string) (*Session, error) {
+	return open(ctx, env, modelPath, graphChoice{})
+}
+
+// open is Open; tf says which graph of a TensorFlow model to run
+// (writeTensorFlowAsTFJS).
+func open(ctx context.Context, env Env, modelPath string, tf graphChoice) (*Session, error) {
 	abs, err := filepath.Abs(modelPath)
 	if err != nil {
 		return nil, err
 	}
-	fromKeras := false
+	fromKeras, fromTF := false, false
 	if !looksLikeTFJS(abs) {
-		if !looksLikeKeras(abs) {
+		switch {
+		case looksLikeKeras(abs):
+			fromKeras = true
+		case looksLikeTensorFlow(abs):
+			fromTF = true
+		default:
 			return nil, &NotTFJSError{Model: modelPath}
 		}
-		fromKeras = true
 	}
 	dir, err := os.MkdirTemp("", "onnxconv-tfjs-")
 	if err != nil {
@@ -263,6 +276,17 @@ func Open(ctx context.Context, env Env, modelPath string) (*Session, error) {
 			return fail(err)
 		}
 		load.Model, load.ByLayer, s.Keras = mj, true, string(kind)
+	}
+	if fromTF {
+		mdir := filepath.Join(dir, "model")
+		if err := os.Mkdir(mdir, 0o700); err != nil {
+			return fail(fmt.Errorf("tfjs runtime: %s: %w", modelPath, err))
+		}
+		mj, err := writeTensorFlowAsTFJS(ctx, abs, mdir, tf)
+		if err != nil {
+			return fail(err)
+		}
+		load.Model = mj
 	}
 	if s.conn, err = node.Start(ctx, node.Process{
 		Node:      env.Node,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/onnxconv/onnxconv/formats/tensorflow"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/runtimes/node"
 )
@@ -29,7 +30,8 @@ func (r runtime) Info() runtimes.Info {
 		Name:    RuntimeName,
 		Version: ver,
 		Description: fmt.Sprintf("TensorFlow.js (npm %s %s on its WebAssembly backend, %s, SIMD; the CPU backend only for the ops WASM lacks, named) under Node: runs TF.js model.json files "+
-			"(layers models by predict, graph models by execute or executeAsync) and Keras .keras/.h5/JSON+weights files "+
+			"(layers models by predict, graph models by execute or executeAsync), TensorFlow GraphDef/SavedModel/checkpoint files "+
+			"(their frozen graph written as a TF.js graph model) and Keras .keras/.h5/JSON+weights files "+
 			"(exported in memory to a TF.js layers model; a GRU with reset_after=true, which TF.js's GRUCell refuses, "+
 			"is computed by the runner's reset-after GRU made of TF.js ops); install: %s",
 			Package, PackageVersion, WASMPackage, InstallCommand),
@@ -37,10 +39,16 @@ func (r runtime) Info() runtimes.Info {
 	}
 }
 
-// ModelNote says when the model at path is not computed by TF.js's own
-// layers alone (runtimes.ModelNoter): a Keras GRU with reset_after=true
-// runs on the runner's reset-after GRU in TF.js ops.
-func (r runtime) ModelNote(path string) string { return modelNote(path) }
+// ModelNote says when the model at path is not a TF.js model run as it is
+// (runtimes.ModelNoter): a TensorFlow model runs as the TF.js graph model
+// written from its frozen graph; a Keras GRU with reset_after=true runs on
+// the runner's reset-after GRU in TF.js ops.
+func (r runtime) ModelNote(path string) string {
+	if !looksLikeTFJS(path) && !looksLikeKeras(path) && looksLikeTensorFlow(path) {
+		return "the TensorFlow graph, frozen, run as a TF.js graph model"
+	}
+	return modelNote(path)
+}
 
 // Check tells whether Node and the npm package are installed.
 func (r runtime) Check() error {
@@ -53,7 +61,7 @@ func (r runtime) Open(ctx context.Context, modelPath string, o runtimes.OpenOpti
 	if err != nil {
 		return nil, err
 	}
-	s, err := Open(ctx, env, modelPath)
+	s, err := open(ctx, env, modelPath, graphChoice{inputs: o.InputNames, outputs: o.OutputNames, options: o.Metadata[tensorflow.OptionsKey]})
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=${TF_PROTO_DIR:-$here/../../../../shared/tensorflow-proto}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pkg=github.com/onnxconv/onnxconv/importers/tensorflow/tfpb
+pkg=github.com/onnxconv/onnxconv/formats/tensorflow/tfpb
 files=$(cd "$src" && find tensorflow -name '*.proto' | sort)
 opts=()
 for f in $files; do opts+=(--go_opt="M$f=$pkg;tfpb"); done

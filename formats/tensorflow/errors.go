@@ -1,0 +1,38 @@
+package tensorflow
+
+import (
+	"fmt"
+
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
+)
+
+// Name is the format's name.
+const Name = "tensorflow"
+
+// FormatError is a TensorFlow file that cannot be read as what it claims.
+type FormatError struct {
+	File string
+	What string
+}
+
+func (e *FormatError) Error() string { return fmt.Sprintf("%s: %s", e.File, e.What) }
+
+// Unsupported is a valid TensorFlow construct onnxconv does not read (a
+// string constant, a sliced variable, ...) at node ("" for the model as a
+// whole) of op (or ""): the one *unsupported.OpsError shape, which callers
+// merge so that every such node of a graph is named at once.
+func Unsupported(file, node, op, what string) error {
+	return &unsupported.OpsError{Format: Name, File: file, Ops: []unsupported.Op{{Op: op, Node: node, Reason: what}}}
+}
+
+// SignatureError is a SavedModel or meta graph without the signature asked
+// for (Want); Have lists the signatures it has.
+type SignatureError struct {
+	File string
+	Want string
+	Have []string
+}
+
+func (e *SignatureError) Error() string {
+	return fmt.Sprintf("%s has no signature %q (signatures: %s)", e.File, e.Want, joinOrNone(e.Have))
+}

@@ -1,0 +1,69 @@
+package tensorflow
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+const shared = "../../../shared/models"
+
+// A TF2 SavedModel folder loads frozen: its variable a Const holding the
+// bundle's value, its calls inlined (no PartitionedCall left, no
+// ReadVariableOp), its output resolved through them.
+func TestLoadSavedModelFrozen(t *testing.T) {
+	dir := filepath.Join(shared, "tf_savedmodel", "tfjs_node_times_three_float")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("../shared/models not found")
+	}
+	g, err := Load(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Kind != KindSavedModel || len(g.Inputs) != 1 || len(g.Outputs) != 1 || len(g.Variables) != 1 {
+		t.Fatalf("kind %s, inputs %v, outputs %v, variables %v", g.Kind, g.Inputs, g.Outputs, g.Variables)
+	}
+	for _, n := range g.Nodes {
+		switch n.GetOp() {
+		case "PartitionedCall", "StatefulPartitionedCall", "ReadVariableOp", "VarHandleOp":
+			t.Errorf("node %s is still %s", n.GetName(), n.GetOp())
+		}
+	}
+	// A checkpoint has no signature: the error names it.
+	_, err = Load(context.Background(), filepath.Join(shared, "tf_checkpoint", "tf2onnx_regression", "model.meta"), Options{})
+	var se *SignatureError
+	if !errors.As(err, &se) || se.Want != "serving_default" {
+		t.Errorf("checkpoint without tensors: %v", err)
+	}
+}
+
+// FuzzLoad: any bytes as a saved_model.pb (beside a real bundle), a
+// frozen .pb or a .meta load or are refused, never a panic or a hang.
+func FuzzLoad(f *testing.F) {
+	src := filepath.Join(shared, "tf_savedmodel", "tfjs_node_times_three_float")
+	sm, err1 := os.ReadFile(filepath.Join(src, "saved_model.pb"))
+	idx, err2 := os.ReadFile(filepath.Join(src, "variables", "variables.index"))
+	shard, err3 := os.ReadFile(filepath.Join(src, "variables", "variables.data-00000-of-00001"))
+	if err := errors.Join(err1, err2, err3); err != nil {
+		f.Skip("../shared/models not found")
+	}
+	f.Add(sm, uint8(0), true)
+	f.Add(idx, uint8(1), false)
+	f.Fuzz(func(t *testing.T, data []byte, kind uint8, named bool) {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "variables"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		name := []string{"saved_model.pb", "frozen.pb", "model.meta"}[kind%3]
+		_ = os.WriteFile(filepath.Join(dir, name), data, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "variables", "variables.index"), idx, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "variables", "variables.data-00000-of-00001"), shard, 0o644)
+		var o Options
+		if named {
+			o = Options{Inputs: []IO{{Name: "x", Tensor: "serving_default_x:0"}}, Outputs: []IO{{Name: "y", Tensor: "StatefulPartitionedCall:0"}}}
+		}
+		_, _ = Load(context.Background(), filepath.Join(dir, name), o)
+	})
+}
