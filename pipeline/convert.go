@@ -187,11 +187,14 @@ type converter struct {
 	// where it will run (the TFLite runtime missing): the conversion is
 	// then NOT VERIFIED even when its source was computed.
 	candidateNote string
-	release       []func() error
-	res           *Result
-	start         time.Time
-	step          time.Time
-	closers       []*canonical.Model
+	// storedRef: the samples and reference outputs are the
+	// test_data_set_N folders beside an ONNX source (storedSamples).
+	storedRef bool
+	release   []func() error
+	res       *Result
+	start     time.Time
+	step      time.Time
+	closers   []*canonical.Model
 }
 
 func (c *converter) logf(format string, args ...any) {

@@ -32,7 +32,7 @@ func (v *VerifyOptions) options() verify.Options {
 // produced, no NaN or Inf), the comparison with the imported model is made
 // when the model was adapted, and the facts say NOT VERIFIED.
 func (c *converter) verify(ctx context.Context, imported, result *canonical.Model, cand *verify.Side) error {
-	vo := c.opts.Verify
+	vo := c.storedSamples(imported)
 	inputs := vo.Inputs
 	if inputs == "" && vo.Reference != "" {
 		inputs = vo.Reference
@@ -104,11 +104,18 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 	}
 	if vo.Reference != "" {
 		rep, err := c.compareReference(ctx, result, inputs)
-		if err != nil {
+		switch {
+		case err != nil && c.storedRef:
+			// Stored outputs the user did not name are a second
+			// reference: one that cannot be read (a sequence or an
+			// optional output) is said, not fatal.
+			c.res.Notes = append(c.res.Notes, "the stored outputs in "+vo.Reference+" were not compared: "+oneLineErr(err))
+		case err != nil:
 			return err
+		default:
+			c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the reference outputs in " + vo.Reference, Report: rep})
+			c.res.Verified = true
 		}
-		c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the reference outputs in " + vo.Reference, Report: rep})
-		c.res.Verified = true
 	}
 	if err := c.inTarget(ctx, ref, result, samples, source); err != nil {
 		return err
@@ -165,6 +172,61 @@ func (cmp Comparison) passed() bool {
 		}
 	}
 	return true
+}
+
+// storedSamples returns the verification options of the run: those given,
+// or for an ONNX source with test_data_set_N folders beside it (the ONNX
+// backend-test layout) and neither Inputs nor Reference given, those
+// folders as both: the result is verified on the stored inputs, and the
+// stored outputs are a second reference (a separate comparison). Stored
+// inputs that do not fit the model's inputs are set aside, and the inputs
+// generated.
+func (c *converter) storedSamples(m *canonical.Model) *VerifyOptions {
+	vo := c.opts.Verify
+	if vo.Inputs != "" || vo.Reference != "" || !c.isONNX() {
+		return vo
+	}
+	dir := filepath.Dir(c.in)
+	sets, err := tensorio.SetDirs(dir)
+	if err != nil || len(sets) == 0 || sets[0] == dir {
+		return vo
+	}
+	if _, err := tensorio.LoadSamples(dir, "input", verify.GraphInputs(m), false); err != nil {
+		c.res.Notes = append(c.res.Notes, fmt.Sprintf("the %d sample(s) stored beside the model in %s were not used (%s); the inputs were generated", len(sets), dir, oneLineErr(err)))
+		return vo
+	}
+	stored := *vo
+	stored.Inputs, stored.Reference = dir, dir
+	c.opts.Verify, c.storedRef = &stored, true
+	second := "their stored outputs are a second reference"
+	if op := randomOp(m); op != "" {
+		// Numbers drawn by another implementation's generator cannot be
+		// reproduced: the stored outputs are not compared.
+		stored.Reference = ""
+		second = "their stored outputs are not compared (the model draws random numbers: " + op + ")"
+	}
+	c.res.Notes = append(c.res.Notes, fmt.Sprintf("verified on the %d input sample(s) stored beside the model (%s/test_data_set_*), not on generated inputs; %s (--inputs DIR verifies on others)", len(sets), dir, second))
+	return &stored
+}
+
+// randomOp names an operator of m that draws random numbers, or "".
+func randomOp(m *canonical.Model) string {
+	found := ""
+	_ = canonical.Walk(m.Graph, func(_ *canonical.Graph, _ string, _ int, n *canonical.Node) error {
+		random := false
+		switch n.OpType {
+		case "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli", "Multinomial":
+			random = true
+		case "Dropout":
+			// In training mode (a training_mode input given) it draws its mask.
+			random = len(n.Inputs) > 2 && n.Inputs[2] != nil
+		}
+		if random && found == "" && (n.Domain == "" || n.Domain == "ai.onnx") {
+			found = n.OpType
+		}
+		return nil
+	})
+	return found
 }
 
 // samples returns the verification inputs: read from inputs, or generated

@@ -1,0 +1,63 @@
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+)
+
+// An ONNX model with test_data_set_N folders beside it (an ONNX backend
+// test) is verified on the stored inputs, and its stored outputs (computed
+// by ONNX's reference implementation) are a second comparison. AffineGrid's
+// size input cannot be generated at random (it must repeat theta's batch).
+func TestConvertUsesStoredSamples(t *testing.T) {
+	in := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_affine_grid_2d", "model.onnx")
+	out := filepath.Join(t.TempDir(), "out.onnx")
+	res, err := Convert(context.Background(), in, out, Options{Env: builtins(), Verify: &VerifyOptions{}})
+	if err != nil {
+		t.Fatalf("convert: %v", err)
+	}
+	if !res.Equivalent || len(res.Comparisons) != 2 {
+		t.Fatalf("equivalent %v, %d comparison(s), want the source and the stored outputs", res.Equivalent, len(res.Comparisons))
+	}
+	stored := res.Comparisons[1]
+	if !strings.HasPrefix(stored.What, "against the reference outputs in ") || stored.Report.Options.InputSource != filepath.Dir(in) {
+		t.Errorf("second comparison %q on inputs %q, want the stored outputs on the stored inputs", stored.What, stored.Report.Options.InputSource)
+	}
+	for _, o := range stored.Report.Outputs {
+		if !o.Pass || o.Float == nil || o.Float.MaxAbs > 1e-5 {
+			t.Errorf("output %s differs from ONNX's stored output: %+v", o.Name, o.Float)
+		}
+	}
+	said := false
+	for _, n := range res.Notes {
+		said = said || strings.Contains(n, "stored beside the model")
+	}
+	if !said {
+		t.Errorf("the notes do not say where the inputs came from: %q", res.Notes)
+	}
+}
+
+// A model drawing random numbers is run on its stored inputs, but its
+// stored outputs are not compared (another generator drew them).
+func TestConvertStoredSamplesRandom(t *testing.T) {
+	in := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_bernoulli", "model.onnx")
+	out := filepath.Join(t.TempDir(), "out.onnx")
+	res, err := Convert(context.Background(), in, out, Options{Env: builtins(), Verify: &VerifyOptions{}})
+	if err != nil {
+		t.Fatalf("convert: %v", err)
+	}
+	if len(res.Comparisons) != 1 || res.Comparisons[0].Report.Options.InputSource != filepath.Dir(in) {
+		t.Fatalf("%d comparison(s), want the source alone on the stored inputs", len(res.Comparisons))
+	}
+	said := false
+	for _, n := range res.Notes {
+		said = said || strings.Contains(n, "random numbers: Bernoulli")
+	}
+	if !said {
+		t.Errorf("the notes do not say why the stored outputs were not compared: %q", res.Notes)
+	}
+}
