@@ -11,6 +11,7 @@ import (
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
+	"github.com/onnxconv/onnxconv/verify/backendtest"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
@@ -198,14 +199,14 @@ func (c *converter) storedSamples(m *canonical.Model) *VerifyOptions {
 	stored := *vo
 	stored.Inputs, stored.Reference = dir, dir
 	c.opts.Verify, c.storedRef = &stored, true
-	second := "their stored outputs are a second reference"
+	second := fmt.Sprintf("their stored outputs are a second reference (compared with the ONNX backend-test runner's rtol %g and atol %g unless --rtol/--atol are given)", backendtest.DefaultRTol, backendtest.DefaultATol)
 	if op := randomOp(m); op != "" {
 		// Numbers drawn by another implementation's generator cannot be
 		// reproduced: the stored outputs are not compared.
 		stored.Reference = ""
 		second = "their stored outputs are not compared (the model draws random numbers: " + op + ")"
 	}
-	c.res.Notes = append(c.res.Notes, fmt.Sprintf("verified on the %d input sample(s) stored beside the model (%s/test_data_set_*), not on generated inputs; %s (--inputs DIR verifies on others)", len(sets), dir, second))
+	c.res.Notes = append(c.res.Notes, fmt.Sprintf("verified on the %d input sample(s) stored beside the model (%s/test_data_set_*), not on generated inputs (--inputs DIR verifies on others); %s", len(sets), dir, second))
 	return &stored
 }
 
@@ -338,6 +339,12 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 func (c *converter) compareReference(ctx context.Context, result *canonical.Model, inputs string) (*verify.Report, error) {
 	vo := c.opts.Verify
 	o := vo.options()
+	if c.storedRef && o.RTol == nil && o.ATol == nil {
+		// The outputs ONNX stored for a backend test are checked with the
+		// tolerances of ONNX's own backend-test runner.
+		rtol, atol := backendtest.DefaultRTol, backendtest.DefaultATol
+		o.RTol, o.ATol = &rtol, &atol
+	}
 	var err error
 	if o.Inputs, err = tensorio.LoadSamples(inputs, "input", verify.GraphInputs(result), false); err != nil {
 		return nil, inputErr(fmt.Errorf("inputs: %w", err))
@@ -414,6 +421,7 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 	// resize), then the least sizes the graph's constant indices need.
 	rt := verify.RuntimeDims(m)
 	least := verify.MinDims(m)
+	img := verify.ImageDims(m)
 	for k, n := range dims {
 		if least[k] > n {
 			logf("verify: --dim %s=%d is below the %d the graph needs (a constant index or a convolution/pooling window along it); the inputs may not fit", k, n, least[k])
@@ -434,12 +442,15 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 			}
 			if _, set := out[key]; !set {
 				// A tabular input [rows, features] gets 64 rows: cheap,
-				// and enough to reach many paths of a tree model; other
-				// dims get 1.
+				// and enough to reach many paths of a tree model; the
+				// height and width of an image feeding a convolution get
+				// verify.ImageSide (224); other dims get 1.
 				size := int64(1)
 				switch {
 				case rt[key] > 0:
 					size = rt[key]
+				case img[key] > 0:
+					size = img[key]
 				case i == 0 && len(ds) == 2:
 					size = tabularRows
 				}

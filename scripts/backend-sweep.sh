@@ -8,6 +8,10 @@
 #   go build -o /tmp/onnxconv ./cmd/onnxconv
 #   nice scripts/backend-sweep.sh /tmp/onnxconv /tmp/backend-sweep
 #
+# With GEN=1 each model.onnx is copied alone into a scratch folder first,
+# so that its inputs are generated (the generator's sweep) instead of read
+# from the test_data_set_N folders beside it.
+#
 # Writes one line per model (exit code|verdict|folder|first error line)
 # into OUT/sweep.txt and prints a count per exit code and verdict, then per
 # failure class (the first error line with numbers and names blanked).
@@ -28,7 +32,11 @@ find "$tests" -name model.onnx | sort | while read -r f; do
   d=$(dirname "$f")
   name=${d#"$tests"/}
   log=$out/logs/${name//\//_}
-  timeout 300 "$bin" convert "$f" "$out/work/out.onnx" > "$log.out" 2> "$log.err"
+  src=$f
+  if [ "${GEN:-0}" = 1 ]; then
+    mkdir -p "$out/work/gen" && cp "$f" "$out/work/gen/model.onnx" && src=$out/work/gen/model.onnx
+  fi
+  timeout 300 "$bin" convert "$src" "$out/work/out.onnx" > "$log.out" 2> "$log.err"
   rc=$?
   v=$(grep -o 'NOT EQUIVALENT\|NOT VERIFIED\|: EQUIVALENT' "$log.out" | head -1)
   e=$( (grep '^onnxconv: ' "$log.err"; grep -v '^\(/\|verifying\|wrote\|verify: generated\|  \)' "$log.err") | head -1 | tr '|' '/')
