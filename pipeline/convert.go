@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/exporters"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
@@ -190,11 +191,14 @@ type converter struct {
 	// storedRef: the samples and reference outputs are the
 	// test_data_set_N folders beside an ONNX source (storedSamples).
 	storedRef bool
-	release   []func() error
-	res       *Result
-	start     time.Time
-	step      time.Time
-	closers   []*canonical.Model
+	// valueIns and valueOuts: the stored samples of a model whose inputs
+	// or outputs are sequences or optionals, read as values.
+	valueIns, valueOuts [][]*executor.Value
+	release             []func() error
+	res                 *Result
+	start               time.Time
+	step                time.Time
+	closers             []*canonical.Model
 }
 
 func (c *converter) logf(format string, args ...any) {

@@ -21,6 +21,10 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	if c.fileOut || (c.opts.Target != "" && !strings.HasPrefix(c.opts.Target, "onnxruntime")) {
 		return nil
 	}
+	if c.valueIns != nil {
+		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: its inputs or outputs are sequences or optionals, which the runtime plugin does not pass")
+		return nil
+	}
 	setup, err := c.ortSetup(ctx)
 	if err != nil {
 		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime (its plugin is not installed; see 'onnxconv runtimes')")

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,5 +60,30 @@ func TestConvertStoredSamplesRandom(t *testing.T) {
 	}
 	if !said {
 		t.Errorf("the notes do not say why the stored outputs were not compared: %q", res.Notes)
+	}
+}
+
+// A model taking and giving sequences is verified on its stored values:
+// the sequence output is compared element by element with the source and
+// with the sequence ONNX stored.
+func TestConvertStoredSequences(t *testing.T) {
+	in := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_sequence_insert_at_back", "model.onnx")
+	out := filepath.Join(t.TempDir(), "out.onnx")
+	res, err := Convert(context.Background(), in, out, Options{Env: builtins(), Verify: &VerifyOptions{}})
+	if err != nil {
+		t.Fatalf("convert: %v", err)
+	}
+	if !res.Equivalent || len(res.Comparisons) != 2 {
+		t.Fatalf("equivalent %v, %d comparison(s), want the source and the stored outputs", res.Equivalent, len(res.Comparisons))
+	}
+	// ONNX stores a sequence of four elements: each is compared.
+	got := map[string]bool{}
+	for _, o := range res.Comparisons[1].Report.Outputs {
+		got[o.Name] = o.Pass && o.Exact != nil && o.Exact.MaxAbs == 0
+	}
+	for i := range 4 {
+		if name := "output_sequence[" + strconv.Itoa(i) + "]"; !got[name] {
+			t.Errorf("%s not compared equal with ONNX's stored element: %v", name, got)
+		}
 	}
 }

@@ -192,7 +192,30 @@ func (c *converter) storedSamples(m *canonical.Model) *VerifyOptions {
 	if err != nil || len(sets) == 0 || sets[0] == dir {
 		return vo
 	}
-	if _, err := tensorio.LoadSamples(dir, "input", verify.GraphInputs(m), false); err != nil {
+	if verify.HasValues(m) {
+		// Sequences and optionals: read as values, compared value by value.
+		ds, err := backendtest.LoadDataSets(dir, verify.GraphInputs(m), m.Graph.Outputs)
+		if err == nil && len(ds) == 0 {
+			err = fmt.Errorf("no test_data_set_N folder")
+		}
+		for _, d := range ds {
+			if err == nil && len(d.Inputs) != len(verify.GraphInputs(m)) {
+				err = fmt.Errorf("%s holds %d inputs, the model takes %d", d.Name, len(d.Inputs), len(verify.GraphInputs(m)))
+			}
+		}
+		if err != nil {
+			c.res.Notes = append(c.res.Notes, fmt.Sprintf("the sample(s) stored beside the model in %s were not used (%s)", dir, oneLineErr(err)))
+			return vo
+		}
+		complete := true
+		for _, d := range ds {
+			c.valueIns, c.valueOuts = append(c.valueIns, d.Inputs), append(c.valueOuts, d.Outputs)
+			complete = complete && len(d.Outputs) == len(m.Graph.Outputs)
+		}
+		if !complete {
+			c.valueOuts = nil
+		}
+	} else if _, err := tensorio.LoadSamples(dir, "input", verify.GraphInputs(m), false); err != nil {
 		c.res.Notes = append(c.res.Notes, fmt.Sprintf("the %d sample(s) stored beside the model in %s were not used (%s); the inputs were generated", len(sets), dir, oneLineErr(err)))
 		return vo
 	}
@@ -200,6 +223,10 @@ func (c *converter) storedSamples(m *canonical.Model) *VerifyOptions {
 	stored.Inputs, stored.Reference = dir, dir
 	c.opts.Verify, c.storedRef = &stored, true
 	second := fmt.Sprintf("their stored outputs are a second reference (compared with the ONNX backend-test runner's rtol %g and atol %g unless --rtol/--atol are given)", backendtest.DefaultRTol, backendtest.DefaultATol)
+	if c.valueIns != nil && c.valueOuts == nil {
+		stored.Reference = ""
+		second = "not every sample stores every output, so the stored outputs are not compared"
+	}
 	if op := randomOp(m); op != "" {
 		// Numbers drawn by another implementation's generator cannot be
 		// reproduced: the stored outputs are not compared.
@@ -235,6 +262,10 @@ func randomOp(m *canonical.Model) string {
 // SaveInputs when asked.
 func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.Tensor, string, error) {
 	vo := c.opts.Verify
+	if c.valueIns != nil {
+		// Read by storedSamples, as values (compare passes them on).
+		return nil, inputs, nil
+	}
 	if inputs != "" {
 		s, err := tensorio.LoadSamples(inputs, "input", verify.GraphInputs(m), false)
 		if err != nil {
@@ -265,7 +296,7 @@ func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.T
 // compare runs ref and cand on the samples.
 func (c *converter) compare(ctx context.Context, ref, cand *verify.Side, samples [][]*canonical.Tensor, source string) (*verify.Report, error) {
 	o := c.opts.Verify.options()
-	o.Inputs, o.InputSource = samples, source
+	o.Inputs, o.InputSource, o.Values = samples, source, c.valueIns
 	if _, capture := ref.Runner.(verify.CaptureRunner); ref.Runner != nil && !capture {
 		// Bisection needs intermediate values, which only the executor
 		// hands out; a source computed elsewhere is compared by outputs.
@@ -307,7 +338,8 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		cv.NotVerified = why
 		return nil, nil
 	}
-	if d.Runtime != "" && !(c.isONNX() && IsText(c.in)) {
+	if d.Runtime != "" && !(c.isONNX() && (IsText(c.in) || c.valueIns != nil)) {
+		// (Sequences and optionals are passed to the executor alone.)
 		setup, err := runtimes.NewSetup([]string{d.Runtime}, 0, c.opts.Env.Runtimes)
 		if err == nil {
 			c.release = append(c.release, setup.Close)
@@ -344,6 +376,15 @@ func (c *converter) compareReference(ctx context.Context, result *canonical.Mode
 		// tolerances of ONNX's own backend-test runner.
 		rtol, atol := backendtest.DefaultRTol, backendtest.DefaultATol
 		o.RTol, o.ATol = &rtol, &atol
+	}
+	if c.valueIns != nil {
+		o.Values, o.InputSource = c.valueIns, inputs
+		c.logf("verifying %s against %s", c.out, vo.Reference)
+		rep, err := verify.Compare(ctx, verify.ModelSide(c.out, result), &verify.Side{Name: vo.Reference, ExpectedValues: c.valueOuts}, o)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("%s: verification against %s could not run: %w", c.in, vo.Reference, err))
+		}
+		return rep, nil
 	}
 	var err error
 	if o.Inputs, err = tensorio.LoadSamples(inputs, "input", verify.GraphInputs(result), false); err != nil {

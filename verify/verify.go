@@ -53,6 +53,9 @@ type Side struct {
 	// of the reference's outputs (or named after them). A side with
 	// Expected is not run.
 	Expected [][]*canonical.Tensor
+	// ExpectedValues is Expected for a model whose outputs are sequences
+	// or optionals (see HasValues).
+	ExpectedValues [][]*executor.Value
 }
 
 // ModelSide returns a side that runs m with the built-in executor.
@@ -93,6 +96,10 @@ type Options struct {
 	Progress func(done, total int)
 	// InputSource describes where Inputs came from, for the report.
 	InputSource string
+	// Values are the input samples of a model whose inputs or outputs are
+	// sequences or optionals (see HasValues), which is compared value by
+	// value; Inputs is then not used.
+	Values [][]*executor.Value
 }
 
 // errNoModel: a side that cannot be run or read.
@@ -107,7 +114,7 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 	if a == nil || a.Model == nil || a.Model.Graph == nil {
 		return nil, fmt.Errorf("verify: reference (A): %w", errNoModel)
 	}
-	if b == nil || (b.Model == nil && b.Expected == nil) {
+	if b == nil || (b.Model == nil && b.Expected == nil && b.ExpectedValues == nil) {
 		return nil, fmt.Errorf("verify: candidate (B): %w", errNoModel)
 	}
 	if opts.Profile != "" {
@@ -116,6 +123,9 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 		}
 	}
 	rep := newReport(a, b, &opts)
+	if opts.Values != nil || b.ExpectedValues != nil {
+		return compareValues(ctx, a, b, opts, rep, start)
+	}
 
 	// Runners.
 	ra, closeA, err := runnerFor(a, opts.Backend, opts.Threads)
