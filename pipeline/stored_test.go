@@ -10,17 +10,24 @@ import (
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
+// convertStored converts backend test node/NAME with a plain verified
+// convert.
+func convertStored(t *testing.T, name string) (string, *Result) {
+	t.Helper()
+	in := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", name, "model.onnx")
+	res, err := Convert(context.Background(), in, filepath.Join(t.TempDir(), "out.onnx"), Options{Env: builtins(), Verify: &VerifyOptions{}})
+	if err != nil {
+		t.Fatalf("convert: %v", err)
+	}
+	return in, res
+}
+
 // An ONNX model with test_data_set_N folders beside it (an ONNX backend
 // test) is verified on the stored inputs, and its stored outputs (computed
 // by ONNX's reference implementation) are a second comparison. AffineGrid's
 // size input cannot be generated at random (it must repeat theta's batch).
 func TestConvertUsesStoredSamples(t *testing.T) {
-	in := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_affine_grid_2d", "model.onnx")
-	out := filepath.Join(t.TempDir(), "out.onnx")
-	res, err := Convert(context.Background(), in, out, Options{Env: builtins(), Verify: &VerifyOptions{}})
-	if err != nil {
-		t.Fatalf("convert: %v", err)
-	}
+	in, res := convertStored(t, "test_affine_grid_2d")
 	if !res.Equivalent || len(res.Comparisons) != 2 {
 		t.Fatalf("equivalent %v, %d comparison(s), want the source and the stored outputs", res.Equivalent, len(res.Comparisons))
 	}
@@ -45,12 +52,7 @@ func TestConvertUsesStoredSamples(t *testing.T) {
 // A model drawing random numbers is run on its stored inputs, but its
 // stored outputs are not compared (another generator drew them).
 func TestConvertStoredSamplesRandom(t *testing.T) {
-	in := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_bernoulli", "model.onnx")
-	out := filepath.Join(t.TempDir(), "out.onnx")
-	res, err := Convert(context.Background(), in, out, Options{Env: builtins(), Verify: &VerifyOptions{}})
-	if err != nil {
-		t.Fatalf("convert: %v", err)
-	}
+	in, res := convertStored(t, "test_bernoulli")
 	if len(res.Comparisons) != 1 || res.Comparisons[0].Report.Options.InputSource != filepath.Dir(in) {
 		t.Fatalf("%d comparison(s), want the source alone on the stored inputs", len(res.Comparisons))
 	}
@@ -67,12 +69,7 @@ func TestConvertStoredSamplesRandom(t *testing.T) {
 // the sequence output is compared element by element with the source and
 // with the sequence ONNX stored.
 func TestConvertStoredSequences(t *testing.T) {
-	in := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_sequence_insert_at_back", "model.onnx")
-	out := filepath.Join(t.TempDir(), "out.onnx")
-	res, err := Convert(context.Background(), in, out, Options{Env: builtins(), Verify: &VerifyOptions{}})
-	if err != nil {
-		t.Fatalf("convert: %v", err)
-	}
+	_, res := convertStored(t, "test_sequence_insert_at_back")
 	if !res.Equivalent || len(res.Comparisons) != 2 {
 		t.Fatalf("equivalent %v, %d comparison(s), want the source and the stored outputs", res.Equivalent, len(res.Comparisons))
 	}

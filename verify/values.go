@@ -155,13 +155,10 @@ func compareValues(ctx context.Context, a, b *Side, opts Options, rep *Report, s
 				return nil, fmt.Errorf("verify: running %s on sample %d: %w", b.Name, si, err)
 			}
 		}
-		if len(ya) != len(outA) {
-			return nil, fmt.Errorf("verify: %s returned %d outputs, its graph has %d", a.Name, len(ya), len(outA))
+		if err := checkCounts(a.Name, b.Name, len(ya), len(yb), outA, pairs); err != nil {
+			return nil, err
 		}
 		for pi, p := range pairs {
-			if p.b >= len(yb) {
-				return nil, fmt.Errorf("verify: %s holds %d outputs, output %q needs index %d", b.Name, len(yb), outA[p.a], p.b)
-			}
 			va, vb := ya[p.a], yb[p.b]
 			if structure[pi] == nil {
 				structure[pi] = &OutputResult{Name: outA[p.a], BName: outB[p.b], Kind: "value", DType: describeValue(va), BDType: describeValue(vb), Pass: true, Shape: []int64{}, BShape: []int64{}}

@@ -217,13 +217,10 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 				return nil, fmt.Errorf("verify: running %s on sample %d: %w", b.Name, si, err)
 			}
 		}
-		if len(ya) != len(outA) {
-			return nil, fmt.Errorf("verify: %s returned %d outputs, its graph has %d", a.Name, len(ya), len(outA))
+		if err := checkCounts(a.Name, b.Name, len(ya), len(yb), outA, pairs); err != nil {
+			return nil, err
 		}
 		for pi, p := range pairs {
-			if p.b >= len(yb) {
-				return nil, fmt.Errorf("verify: %s holds %d outputs, output %q needs index %d", b.Name, len(yb), outA[p.a], p.b)
-			}
 			ta, tb := ya[p.a], yb[p.b]
 			if accs[pi] == nil {
 				res := &OutputResult{Name: outA[p.a], BName: outB[p.b], Pass: true}
@@ -345,6 +342,21 @@ func valueList(vs []*canonical.Value) string {
 }
 
 type outPair struct{ a, b int }
+
+// checkCounts checks that A (named nameA) returned na outputs, one per
+// graph output outA, and that the nb outputs of B hold every one the
+// pairs take.
+func checkCounts(nameA, nameB string, na, nb int, outA []string, pairs []outPair) error {
+	if na != len(outA) {
+		return fmt.Errorf("verify: %s returned %d outputs, its graph has %d", nameA, na, len(outA))
+	}
+	for _, p := range pairs {
+		if p.b >= nb {
+			return fmt.Errorf("verify: %s holds %d outputs, output %q needs index %d", nameB, nb, outA[p.a], p.b)
+		}
+	}
+	return nil
+}
 
 // matchOutputs pairs outputs by name (or position); it returns the pairs
 // in A's order and the outputs of A left without a partner.
