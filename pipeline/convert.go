@@ -192,13 +192,15 @@ type converter struct {
 	// test_data_set_N folders beside an ONNX source (storedSamples).
 	storedRef bool
 	// valueIns and valueOuts: the stored samples of a model whose inputs
-	// or outputs are sequences or optionals, read as values.
-	valueIns, valueOuts [][]*executor.Value
-	release             []func() error
-	res                 *Result
-	start               time.Time
-	step                time.Time
-	closers             []*canonical.Model
+	// or outputs are sequences or optionals, read as values; storedIns and
+	// storedOuts those of any other (storedSamples).
+	valueIns, valueOuts   [][]*executor.Value
+	storedIns, storedOuts [][]*canonical.Tensor
+	release               []func() error
+	res                   *Result
+	start                 time.Time
+	step                  time.Time
+	closers               []*canonical.Model
 }
 
 func (c *converter) logf(format string, args ...any) {

@@ -84,3 +84,19 @@ func TestConvertStoredSequences(t *testing.T) {
 		}
 	}
 }
+
+// The stored files are read by position, as ONNX defines the layout: the
+// Split test names its outputs output_1 to output_3, stored as
+// output_0.pb to output_2.pb (read by name, output_1 took the second
+// part's file and differed by 2).
+func TestConvertStoredOutputsByPosition(t *testing.T) {
+	_, res := convertStored(t, "test_split_equal_parts_1d_opset13")
+	if !res.Equivalent || len(res.Comparisons) != 2 {
+		t.Fatalf("equivalent %v, %d comparison(s), want the source and the stored outputs", res.Equivalent, len(res.Comparisons))
+	}
+	for _, o := range res.Comparisons[1].Report.Outputs {
+		if !o.Pass || o.Float == nil || o.Float.MaxAbs != 0 {
+			t.Errorf("output %s differs from ONNX's stored output: %+v", o.Name, o.Float)
+		}
+	}
+}

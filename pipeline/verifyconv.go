@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
@@ -192,38 +193,43 @@ func (c *converter) storedSamples(m *canonical.Model) *VerifyOptions {
 	if err != nil || len(sets) == 0 || sets[0] == dir {
 		return vo
 	}
-	if verify.HasValues(m) {
-		// Sequences and optionals: read as values, compared value by value.
-		ds, err := backendtest.LoadDataSets(dir, verify.GraphInputs(m), m.Graph.Outputs)
-		if err == nil && len(ds) == 0 {
-			err = fmt.Errorf("no test_data_set_N folder")
+	// Read by position, as ONNX defines the layout (input_N.pb, output_N.pb;
+	// an output named output_1 is output_0.pb when it comes first), each as
+	// its declared type tells.
+	ins := verify.GraphInputs(m)
+	ds, err := backendtest.LoadDataSets(dir, ins, m.Graph.Outputs)
+	for _, d := range ds {
+		if err == nil && len(d.Inputs) != len(ins) {
+			err = fmt.Errorf("%s holds %d inputs, the model takes %d", d.Name, len(d.Inputs), len(ins))
 		}
-		for _, d := range ds {
-			if err == nil && len(d.Inputs) != len(verify.GraphInputs(m)) {
-				err = fmt.Errorf("%s holds %d inputs, the model takes %d", d.Name, len(d.Inputs), len(verify.GraphInputs(m)))
-			}
-		}
-		if err != nil {
-			c.res.Notes = append(c.res.Notes, fmt.Sprintf("the sample(s) stored beside the model in %s were not used (%s)", dir, oneLineErr(err)))
+	}
+	if err != nil {
+		// Not the positional .pb layout: by name (NAME.pb, NAME.npy) as
+		// --inputs reads them, when they are there.
+		if _, err2 := tensorio.LoadSamples(dir, "input", ins, false); err2 != nil || verify.HasValues(m) {
+			c.res.Notes = append(c.res.Notes, fmt.Sprintf("the %d sample(s) stored beside the model in %s were not used (%s); the inputs were generated", len(sets), dir, oneLineErr(err)))
 			return vo
 		}
-		complete := true
-		for _, d := range ds {
-			c.valueIns, c.valueOuts = append(c.valueIns, d.Inputs), append(c.valueOuts, d.Outputs)
-			complete = complete && len(d.Outputs) == len(m.Graph.Outputs)
-		}
-		if !complete {
-			c.valueOuts = nil
-		}
-	} else if _, err := tensorio.LoadSamples(dir, "input", verify.GraphInputs(m), false); err != nil {
-		c.res.Notes = append(c.res.Notes, fmt.Sprintf("the %d sample(s) stored beside the model in %s were not used (%s); the inputs were generated", len(sets), dir, oneLineErr(err)))
-		return vo
+		ds = nil
+	}
+	complete := len(ds) > 0
+	for _, d := range ds {
+		c.valueIns, c.valueOuts = append(c.valueIns, d.Inputs), append(c.valueOuts, d.Outputs)
+		complete = complete && len(d.Outputs) == len(m.Graph.Outputs)
+	}
+	if !complete {
+		c.valueOuts = nil
+	}
+	if !verify.HasValues(m) {
+		// Tensors: the samples of every comparison.
+		c.storedIns, c.storedOuts = tensorsOf(c.valueIns), tensorsOf(c.valueOuts)
+		c.valueIns, c.valueOuts = nil, nil
 	}
 	stored := *vo
 	stored.Inputs, stored.Reference = dir, dir
 	c.opts.Verify, c.storedRef = &stored, true
 	second := fmt.Sprintf("their stored outputs are a second reference (compared with the ONNX backend-test runner's rtol %g and atol %g unless --rtol/--atol are given)", backendtest.DefaultRTol, backendtest.DefaultATol)
-	if c.valueIns != nil && c.valueOuts == nil {
+	if ds != nil && !complete {
 		stored.Reference = ""
 		second = "not every sample stores every output, so the stored outputs are not compared"
 	}
@@ -235,6 +241,22 @@ func (c *converter) storedSamples(m *canonical.Model) *VerifyOptions {
 	}
 	c.res.Notes = append(c.res.Notes, fmt.Sprintf("verified on the %d input sample(s) stored beside the model (%s/test_data_set_*), not on generated inputs (--inputs DIR verifies on others); %s", len(sets), dir, second))
 	return &stored
+}
+
+// tensorsOf returns the tensors of value samples, nil when there are
+// none.
+func tensorsOf(vals [][]*executor.Value) [][]*canonical.Tensor {
+	if vals == nil {
+		return nil
+	}
+	out := make([][]*canonical.Tensor, len(vals))
+	for i, s := range vals {
+		out[i] = make([]*canonical.Tensor, len(s))
+		for j, v := range s {
+			out[i][j] = v.Tensor
+		}
+	}
+	return out
 }
 
 // randomOp names an operator of m that draws random numbers, or "".
@@ -262,9 +284,9 @@ func randomOp(m *canonical.Model) string {
 // SaveInputs when asked.
 func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.Tensor, string, error) {
 	vo := c.opts.Verify
-	if c.valueIns != nil {
-		// Read by storedSamples, as values (compare passes them on).
-		return nil, inputs, nil
+	if c.valueIns != nil || c.storedIns != nil {
+		// Read by storedSamples (compare passes values on).
+		return c.storedIns, inputs, nil
 	}
 	if inputs != "" {
 		s, err := tensorio.LoadSamples(inputs, "input", verify.GraphInputs(m), false)
@@ -387,14 +409,18 @@ func (c *converter) compareReference(ctx context.Context, result *canonical.Mode
 		return rep, nil
 	}
 	var err error
-	if o.Inputs, err = tensorio.LoadSamples(inputs, "input", verify.GraphInputs(result), false); err != nil {
-		return nil, inputErr(fmt.Errorf("inputs: %w", err))
-	}
 	o.InputSource = inputs
 	outs := result.Graph.Outputs
-	expected, err := tensorio.LoadSamples(vo.Reference, "output", outs, true)
-	if err != nil {
-		return nil, inputErr(fmt.Errorf("reference: %w", err))
+	expected := c.storedOuts
+	if expected != nil {
+		o.Inputs = c.storedIns
+	} else {
+		if o.Inputs, err = tensorio.LoadSamples(inputs, "input", verify.GraphInputs(result), false); err != nil {
+			return nil, inputErr(fmt.Errorf("inputs: %w", err))
+		}
+		if expected, err = tensorio.LoadSamples(vo.Reference, "output", outs, true); err != nil {
+			return nil, inputErr(fmt.Errorf("reference: %w", err))
+		}
 	}
 	// Keep the outputs every sample has a file for.
 	var keep []*canonical.Value
