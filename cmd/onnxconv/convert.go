@@ -71,7 +71,10 @@ model when it was adapted, and the summary, the reports and the exit code
 (3) say NOT VERIFIED. With --reference DIR it also compares the result with
 stored expected outputs (NAME.npy, NAME.pb or output_N.pb/.npy; outputs
 without a file are not compared), computed from the inputs in --inputs DIR
-(default: DIR itself). Generated inputs use --dim for symbolic dims,
+(default: DIR itself). An ONNX model with test_data_set_N folders beside
+it (the ONNX backend tests) is verified on their inputs, with their
+outputs as a second reference, unless --inputs or --reference is given.
+Generated inputs use --dim for symbolic dims,
 --input-range for their values, --samples for their number; --save-inputs
 DIR keeps them for a repeat run. A summary goes to standard output;
 --report FILE writes each comparison (the one against --reference goes to
