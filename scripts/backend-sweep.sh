@@ -10,7 +10,10 @@
 #
 # With GEN=1 each model.onnx is copied alone into a scratch folder first,
 # so that its inputs are generated (the generator's sweep) instead of read
-# from the test_data_set_N folders beside it.
+# from the test_data_set_N folders beside it. ONLY=FILE runs only the
+# folders FILE lists, one a line as sweep.txt names them (node/test_add),
+# e.g. the failures of an earlier sweep:
+#   grep -v '^0|' OLD/sweep.txt | cut -d'|' -f3 > failed.txt
 #
 # Writes one line per model (exit code|verdict|folder|first error line)
 # into OUT/sweep.txt and prints a count per exit code and verdict, then per
@@ -28,7 +31,14 @@ if [ "${ORT:-0}" = 1 ]; then
   "$bin" runtimes install > "$out/logs/install.log" 2>&1 || { echo "runtimes install failed: $out/logs/install.log"; exit 2; }
 fi
 cd "$out/work" || exit 2
-find "$tests" -name model.onnx | sort | while read -r f; do
+models() {
+  if [ -n "${ONLY:-}" ]; then
+    sed "s|^|$tests/|; s|\$|/model.onnx|" "$ONLY"
+  else
+    find "$tests" -name model.onnx | sort
+  fi
+}
+models | while read -r f; do
   d=$(dirname "$f")
   name=${d#"$tests"/}
   log=$out/logs/${name//\//_}
