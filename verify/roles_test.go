@@ -142,3 +142,15 @@ func TestGeneratedNarrowTypes(t *testing.T) {
 		})
 	}
 }
+
+// MinRTol raises a profile's relative tolerance, never lowers it, and
+// keeps its absolute tolerance scaled by the output.
+func TestMinRTol(t *testing.T) {
+	o := Options{MinRTol: 1e-3}
+	if f32 := o.toleranceFor(canonical.Float, canonical.Float); f32.RTol != 1e-3 || f32.ATolScale != 1e-5 {
+		t.Errorf("float32: %+v, want rtol 1e-3 and the fp32 atol scale", f32)
+	}
+	if f16 := o.toleranceFor(canonical.Float16, canonical.Float16); f16.RTol != 1e-2 {
+		t.Errorf("float16: rtol %g, want the fp16 profile's 1e-2", f16.RTol)
+	}
+}

@@ -77,6 +77,10 @@ type Options struct {
 	// ATol, when set, override the profile.
 	Profile    string
 	RTol, ATol *float64
+	// MinRTol, when RTol is not set, raises the relative tolerance of
+	// every output to at least this (stored outputs computed by another
+	// implementation in another precision: ONNX's backend tests).
+	MinRTol float64
 
 	// ByOrder matches outputs (and inputs) by position instead of name.
 	ByOrder bool
