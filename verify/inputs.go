@@ -154,6 +154,15 @@ func genTensor(v *canonical.Value, dt canonical.DataType, shape []int64, n int, 
 		}
 		return rng.NormFloat64()
 	}
+	if r == nil && canonical.IsFloatType(dt) && n > 0 {
+		if sc, use, isScales := scalesOf(v); use != "" {
+			// Scales: the declared result's dims over the input's.
+			if !isScales || len(sc) != n {
+				return nil, fmt.Errorf("input %q is %s, and the graph does not declare the sizes they make: its values cannot be generated; pass them with --inputs DIR", v.Name, use)
+			}
+			return canonical.NumberTensor(v.Name, dt, shape, sc), nil
+		}
+	}
 	le := binary.LittleEndian
 	var raw []byte
 	switch dt {
@@ -343,6 +352,20 @@ func indexExtent(v *canonical.Value, depth int) (int64, bool) {
 		case "RoiAlign":
 			if u.Index == 2 && len(n.Inputs) > 0 {
 				take(dimOf(n.Inputs[0], 0))
+			}
+		case "LSTM", "GRU", "RNN":
+			// sequence_lens: at most the sequence length (layout 0: X is
+			// [seq, batch, input]; 1: [batch, seq, input]).
+			if u.Index == 4 && len(n.Inputs) > 0 {
+				if t, ok := dimOf(n.Inputs[0], n.AttrInt("layout", 0)); ok {
+					take(t+1, true)
+				}
+			}
+		case "ReverseSequence":
+			if u.Index == 1 && len(n.Inputs) > 0 {
+				if t, ok := dimOf(n.Inputs[0], n.AttrInt("time_axis", 0)); ok {
+					take(t+1, true)
+				}
 			}
 		case "OneHot":
 			if u.Index == 0 && len(n.Inputs) > 1 && n.Inputs[1] != nil && n.Inputs[1].Const != nil {

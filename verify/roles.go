@@ -17,10 +17,12 @@ import (
 type roleKind int
 
 const (
-	roleData  roleKind = iota
-	roleAxes           // axes of an operator: distinct values in [-rank, rank)
-	roleShape          // a shape (or sizes, repeats) an operator produces
-	roleSteps          // Slice steps: not zero
+	roleData    roleKind = iota
+	roleAxes             // axes of an operator: distinct values in [-rank, rank)
+	roleShape            // a shape (or sizes, repeats) an operator produces
+	roleSteps            // Slice steps: not zero
+	roleDivisor          // integer Div/Mod divisor: not zero
+	roleSqueeze          // Squeeze axes: dims of size 1
 )
 
 // role is the meaning of one input, from its first consumer that gives
@@ -40,7 +42,7 @@ type role struct {
 // whether the rank they index grows by the number of axes (Unsqueeze).
 func axesInput(n *canonical.Node) (index int, grows bool, ok bool) {
 	switch n.OpType {
-	case "ReduceSum", "Squeeze", "CumSum", "CumProd",
+	case "ReduceSum", "CumSum", "CumProd",
 		"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
 		"ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare":
 		return 1, false, true
@@ -116,6 +118,21 @@ func inputRole(v *canonical.Value) role {
 			}
 			return r
 		}
+		if (n.OpType == "Div" || n.OpType == "Mod") && u.Index == 1 {
+			return role{kind: roleDivisor, use: fmt.Sprintf("the divisor of %s node %s", n.OpType, n)}
+		}
+		if n.OpType == "Squeeze" && u.Index == 1 {
+			r := role{kind: roleSqueeze, rank: -1, use: fmt.Sprintf("the axes of Squeeze node %s", n)}
+			if d, ok := knownDims(n.Inputs[0]); ok {
+				r.rank = len(d)
+				for ax, x := range d {
+					if x == 1 {
+						r.values = append(r.values, int64(ax))
+					}
+				}
+			}
+			return r
+		}
 		if n.OpType == "Slice" && u.Index == 4 {
 			return role{kind: roleSteps, use: fmt.Sprintf("the steps of Slice node %s", n)}
 		}
@@ -158,6 +175,36 @@ func inputRole(v *canonical.Value) role {
 	return role{}
 }
 
+// scalesOf returns the values of a float input that is the scales of a
+// Resize (input 2) or Upsample (input 1): the declared result's dims over
+// the input's, when both are declared.
+func scalesOf(v *canonical.Value) ([]float64, string, bool) {
+	for _, u := range v.Uses() {
+		n := u.Node
+		if n == nil || (n.Domain != "" && n.Domain != "ai.onnx") {
+			continue
+		}
+		if !(n.OpType == "Resize" && u.Index == 2) && !(n.OpType == "Upsample" && u.Index == 1) {
+			continue
+		}
+		use := fmt.Sprintf("the scales of %s node %s", n.OpType, n)
+		in, ok1 := knownDims(n.Inputs[0])
+		out, ok2 := knownDims(n.Outputs[0])
+		if !ok1 || !ok2 || len(in) != len(out) {
+			return nil, use, false
+		}
+		sc := make([]float64, len(in))
+		for i := range in {
+			if in[i] == 0 {
+				return nil, use, false
+			}
+			sc[i] = float64(out[i]) / float64(in[i])
+		}
+		return sc, use, true
+	}
+	return nil, "", false
+}
+
 // fillRole returns the n values of an input with role r (draw(k) draws
 // from [0, k)), or says why they cannot be generated.
 func fillRole(name string, r role, n int, draw func(int64) int64) ([]int64, error) {
@@ -179,13 +226,23 @@ func fillRole(name string, r role, n int, draw func(int64) int64) ([]int64, erro
 			perm[i], perm[j] = perm[j], perm[i]
 		}
 		return perm[:n], nil
-	case roleSteps:
-		// 1 or 2: a step of 0 is invalid, and larger ones skip most.
+	case roleSteps, roleDivisor:
+		// 1 or 2 for a step (0 is invalid, larger ones skip most); 1 to 9
+		// for a divisor (integer division by 0 is undefined).
+		hi := int64(2)
+		if r.kind == roleDivisor {
+			hi = 9
+		}
 		out := make([]int64, n)
 		for i := range out {
-			out[i] = 1 + draw(2)
+			out[i] = 1 + draw(hi)
 		}
 		return out, nil
+	case roleSqueeze:
+		if r.rank < 0 || len(r.values) < n {
+			return nil, fmt.Errorf("input %q is %s: the graph does not declare %d dims of size 1 to squeeze; pass its values with --inputs DIR", name, r.use, n)
+		}
+		return r.values[:n], nil
 	case roleShape:
 		if r.values == nil {
 			return nil, fmt.Errorf("input %q is %s, and the graph does not declare the shape it makes: its values cannot be generated; pass them with --inputs DIR (or give the node's output a shape)", name, r.use)
