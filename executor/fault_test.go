@@ -34,3 +34,20 @@ func TestAffineGridSizeMismatchNamesNode(t *testing.T) {
 		e.Close()
 	}
 }
+
+// ReverseSequence lengths beyond the time axis are an error naming the
+// node and the length (they indexed past the input: index 19 of 16).
+func TestReverseSequenceLengthOutOfRange(t *testing.T) {
+	m, g := newModel(10)
+	x := must(g.AddInput("x", nil))
+	lens := must(g.AddInput("lens", nil))
+	n := must(g.AddNode("rev", "", "ReverseSequence", []*canonical.Value{x, lens}, []string{"y"}))
+	g.Outputs = []*canonical.Value{n.Outputs[0]}
+	e := must(New(m, Options{}))
+	defer e.Close()
+	in := f32Tensor("x", []int64{4, 4}, make([]float32, 16)...)
+	_, err := e.Run(context.Background(), []*canonical.Tensor{in, i64Tensor("lens", []int64{4}, 1, 2, 8, 4)})
+	if err == nil || !strings.Contains(err.Error(), `"rev" (ReverseSequence)`) || !strings.Contains(err.Error(), "sequence_lens[2] = 8") {
+		t.Fatalf("error %v does not name the node and the length", err)
+	}
+}
