@@ -107,6 +107,16 @@ func GenerateInputs(m *canonical.Model, opts GenOptions, sample int) ([]*canonic
 		if err != nil {
 			return nil, err
 		}
+		if h, w, isImage := imageStream(v); isImage && dt == canonical.Uint8 {
+			// An encoded image: a real one (PNG), not random bytes.
+			if _, ds, _, _ := canonical.TensorTypeOf(v.Type); len(ds) == 1 && !ds[0].Known {
+				shape = []int64{0}
+			}
+			if out[i], err = pngStream(v, shape, h, w, rng); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		n, err := canonical.NumElements(shape)
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %w", v.Name, err)
