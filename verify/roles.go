@@ -133,6 +133,22 @@ func inputRole(v *canonical.Value) role {
 			}
 			return r
 		}
+		if n.OpType == "Split" && u.Index == 1 {
+			// The sizes of the parts: each output's dim along the axis.
+			r := role{kind: roleShape, use: fmt.Sprintf("the split of Split node %s", n)}
+			for _, o := range n.Outputs {
+				d, ok := knownDims(o)
+				ax := n.AttrInt("axis", 0)
+				if ax < 0 {
+					ax += int64(len(d))
+				}
+				if !ok || ax < 0 || ax >= int64(len(d)) {
+					return role{kind: roleShape, use: r.use}
+				}
+				r.values = append(r.values, d[ax])
+			}
+			return r
+		}
 		if n.OpType == "Slice" && u.Index == 4 {
 			return role{kind: roleSteps, use: fmt.Sprintf("the steps of Slice node %s", n)}
 		}
