@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -42,9 +43,15 @@ func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("executor: %w", err)
 		}
-		ok, err := st.exec(ctx, e, en)
-		if err != nil || !ok {
+		ok, err := execStep(ctx, st, e, en)
+		if err != nil {
+			if h, isHost := st.(*hostStep); isHost {
+				return false, fmt.Errorf("executor: node %s: %w", h.n, err)
+			}
 			return false, err
+		}
+		if !ok {
+			return false, nil
 		}
 		if k < len(p.drops) {
 			for _, v := range p.drops[k] {
@@ -53,6 +60,26 @@ func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// execStep runs one step of a plan; a panic outside the kernels (which
+// callKernel already turns into errors) becomes an error naming the
+// values the step reads.
+func execStep(ctx context.Context, st step, e *Executor, en *env) (ok bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			reads, _ := stepIO(st)
+			ins := make([]*slot, len(reads))
+			names := make([]string, len(reads))
+			for i, v := range reads {
+				if v != nil {
+					ins[i], names[i] = en.get(v), v.Name
+				}
+			}
+			ok, err = false, fmt.Errorf("executor: a step reading %s failed on inputs %s: %v", strings.Join(names, ", "), slotShapes(ins), r)
+		}
+	}()
+	return st.exec(ctx, e, en)
 }
 
 // valueUses is how the steps of a plan use each value (the fusion
@@ -348,7 +375,13 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 			return nil, fmt.Errorf("executor: %w", err)
 		}
 		b.idx = i
-		if err := b.node(n); err != nil {
+		var err error
+		if perr := catch(func() { err = b.node(n) }); perr != nil {
+			// A fault outside the kernel (callKernel catches those).
+			ins, _ := b.inputs(n)
+			err = fmt.Errorf("%w (on inputs %s)", perr, slotShapes(ins))
+		}
+		if err != nil {
 			return nil, fmt.Errorf("executor: node %s: %w", n, err)
 		}
 		b.dropDead(n)
@@ -700,5 +733,25 @@ func callKernel(c *lctx, f func(*lctx) error) error {
 	if kerr != nil {
 		return kerr
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("%w (on inputs %s)", err, slotShapes(c.ins))
+	}
+	return nil
+}
+
+// slotShapes describes the types and shapes of a node's inputs for an
+// error: "float[2 3], int64[4], none".
+func slotShapes(ins []*slot) string {
+	parts := make([]string, len(ins))
+	for i, s := range ins {
+		switch {
+		case s == nil || s.kind == kindNone:
+			parts[i] = "none"
+		case s.kind == kindSeq:
+			parts[i] = fmt.Sprintf("sequence of %d %s", len(s.seq), canonical.ElemTypeName(s.dt))
+		default:
+			parts[i] = fmt.Sprintf("%s%v", canonical.ElemTypeName(s.dt), s.shape())
+		}
+	}
+	return strings.Join(parts, ", ")
 }

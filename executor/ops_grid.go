@@ -3,6 +3,8 @@ package executor
 import (
 	"fmt"
 	"math"
+
+	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // GridSample and AffineGrid (host).
@@ -185,9 +187,23 @@ func hostAffineGrid(c *lctx) error {
 		return err
 	}
 	align := c.AInt("align_corners", 0) == 1
+	if len(size) != 4 && len(size) != 5 {
+		return fmt.Errorf("size has %d values; AffineGrid takes N, C, H, W (or N, C, D, H, W)", len(size))
+	}
 	N := int(size[0])
 	sp := toInts(size[2:])
 	nd := len(sp)
+	if len(th.shape) != 3 || th.shape[0] != N || th.shape[1] != nd || th.shape[2] != nd+1 {
+		return fmt.Errorf("theta has shape %v, size %v needs [%d %d %d]", th.shape, size, N, nd, nd+1)
+	}
+	for _, d := range size {
+		if d < 0 {
+			return fmt.Errorf("size %v has a negative dim", size)
+		}
+	}
+	if _, err := canonical.NumElements(append(append([]int64{}, size[:1]...), append(size[2:], int64(nd))...)); err != nil {
+		return fmt.Errorf("size %v: %w", size, err)
+	}
 	theta := th.f64()
 	lin := func(n, i int) float64 {
 		if align {
@@ -236,8 +252,15 @@ func hostRoiAlign(c *lctx) error {
 	if err != nil {
 		return err
 	}
+	if len(xh.shape) != 4 || len(rh.shape) != 2 || rh.shape[1] != 4 || len(bi) != rh.shape[0] {
+		return fmt.Errorf("X %v, rois %v and batch_indices of %d values do not fit (X [N C H W], rois [R 4], R batch indices)", xh.shape, rh.shape, len(bi))
+	}
 	N, C, H, W := xh.shape[0], xh.shape[1], xh.shape[2], xh.shape[3]
-	_ = N
+	for r, b := range bi {
+		if b < 0 || b >= int64(N) {
+			return fmt.Errorf("batch_indices[%d] = %d is outside the batch of X (%d)", r, b, N)
+		}
+	}
 	oh, ow := int(c.AInt("output_height", 1)), int(c.AInt("output_width", 1))
 	sr := int(c.AInt("sampling_ratio", 0))
 	scale := float64(c.AFloat("spatial_scale", 1))

@@ -668,6 +668,17 @@ func hostReverseSequence(c *lctx) error {
 		return err
 	}
 	bax, tax := int(c.AInt("batch_axis", 1)), int(c.AInt("time_axis", 0))
+	if len(h.shape) < 2 || bax < 0 || tax < 0 || bax >= len(h.shape) || tax >= len(h.shape) || bax == tax {
+		return fmt.Errorf("batch_axis %d and time_axis %d do not fit input of shape %v", bax, tax, h.shape)
+	}
+	if len(lens) != h.shape[bax] {
+		return fmt.Errorf("sequence_lens has %d values, the batch holds %d", len(lens), h.shape[bax])
+	}
+	for b, l := range lens {
+		if l < 0 || l > int64(h.shape[tax]) {
+			return fmt.Errorf("sequence_lens[%d] = %d is outside [0, %d] (the time axis)", b, l, h.shape[tax])
+		}
+	}
 	st := strides(h.shape)
 	idx := make([]int, 0, h.size())
 	forEachIndex(h.shape, func(o []int) {

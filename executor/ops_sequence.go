@@ -214,6 +214,9 @@ func hostSplitToSequence(c *lctx) error {
 		v := sp.i64()
 		if len(sp.shape) == 0 {
 			n := int(v[0])
+			if n <= 0 {
+				return fmt.Errorf("split %d is not positive", n)
+			}
 			for s := 0; s < d; s += n {
 				sz := n
 				if s+sz > d {
@@ -222,8 +225,16 @@ func hostSplitToSequence(c *lctx) error {
 				sizes = append(sizes, sz)
 			}
 		} else {
+			sum := int64(0)
 			for _, x := range v {
+				if x < 0 {
+					return fmt.Errorf("split %v has a negative size", v)
+				}
+				sum += x
 				sizes = append(sizes, int(x))
+			}
+			if sum != int64(d) {
+				return fmt.Errorf("split %v sums to %d, the axis holds %d", v, sum, d)
 			}
 		}
 		keep = true

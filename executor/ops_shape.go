@@ -454,6 +454,16 @@ func lowerSplit(c *lctx) error {
 			rem -= s
 		}
 	}
+	sum := int64(0)
+	for _, s := range split {
+		if s < 0 {
+			return fmt.Errorf("split %v has a negative size", split)
+		}
+		sum += s
+	}
+	if sum != int64(sh[ax]) || len(split) != nOut {
+		return fmt.Errorf("split %v (sum %d) into %d outputs does not fit axis %d of size %d", split, sum, nOut, ax, sh[ax])
+	}
 	for _, s := range split {
 		if s == 0 && c.lowering {
 			return errUseHost

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/exporters"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
@@ -189,11 +190,19 @@ type converter struct {
 	// describeRef names the source's reference runtime as it stands (what
 	// computed the source is known once it ran), nil when none runs it.
 	describeRef func() string
-	release     []func() error
-	res         *Result
-	start       time.Time
-	step        time.Time
-	closers     []*canonical.Model
+	// storedRef: the samples and reference outputs are the
+	// test_data_set_N folders beside an ONNX source (storedSamples).
+	storedRef bool
+	// valueIns and valueOuts: the stored samples of a model whose inputs
+	// or outputs are sequences or optionals, read as values; storedIns and
+	// storedOuts those of any other (storedSamples).
+	valueIns, valueOuts   [][]*executor.Value
+	storedIns, storedOuts [][]*canonical.Tensor
+	release               []func() error
+	res                   *Result
+	start                 time.Time
+	step                  time.Time
+	closers               []*canonical.Model
 }
 
 func (c *converter) logf(format string, args ...any) {

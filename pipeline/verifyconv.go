@@ -10,9 +10,11 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/unsupported"
+	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
+	"github.com/onnxconv/onnxconv/verify/backendtest"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
@@ -34,7 +36,7 @@ func (v *VerifyOptions) options() verify.Options {
 // produced, no NaN or Inf), the comparison with the imported model is made
 // when the model was adapted, and the facts say NOT VERIFIED.
 func (c *converter) verify(ctx context.Context, imported, result *canonical.Model, cand *verify.Side) error {
-	vo := c.opts.Verify
+	vo := c.storedSamples(imported)
 	inputs := vo.Inputs
 	if inputs == "" && vo.Reference != "" {
 		inputs = vo.Reference
@@ -107,11 +109,18 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 	}
 	if vo.Reference != "" {
 		rep, err := c.compareReference(ctx, result, inputs)
-		if err != nil {
+		switch {
+		case err != nil && c.storedRef:
+			// Stored outputs the user did not name are a second
+			// reference: one that cannot be read (a sequence or an
+			// optional output) is said, not fatal.
+			c.res.Notes = append(c.res.Notes, "the stored outputs in "+vo.Reference+" were not compared: "+oneLineErr(err))
+		case err != nil:
 			return err
+		default:
+			c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the reference outputs in " + vo.Reference, Report: rep})
+			c.res.Verified = true
 		}
-		c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the reference outputs in " + vo.Reference, Report: rep})
-		c.res.Verified = true
 	}
 	if err := c.inTarget(ctx, ref, result, samples, source); err != nil {
 		return err
@@ -170,11 +179,118 @@ func (cmp Comparison) passed() bool {
 	return true
 }
 
+// storedSamples returns the verification options of the run: those given,
+// or for an ONNX source with test_data_set_N folders beside it (the ONNX
+// backend-test layout) and neither Inputs nor Reference given, those
+// folders as both: the result is verified on the stored inputs, and the
+// stored outputs are a second reference (a separate comparison). Stored
+// inputs that do not fit the model's inputs are set aside, and the inputs
+// generated.
+func (c *converter) storedSamples(m *canonical.Model) *VerifyOptions {
+	vo := c.opts.Verify
+	if vo.Inputs != "" || vo.Reference != "" || !c.isONNX() {
+		return vo
+	}
+	dir := filepath.Dir(c.in)
+	sets, err := tensorio.SetDirs(dir)
+	if err != nil || len(sets) == 0 || sets[0] == dir {
+		return vo
+	}
+	// Read by position, as ONNX defines the layout (input_N.pb, output_N.pb;
+	// an output named output_1 is output_0.pb when it comes first), each as
+	// its declared type tells.
+	ins := verify.GraphInputs(m)
+	ds, err := backendtest.LoadDataSets(dir, ins, m.Graph.Outputs)
+	for _, d := range ds {
+		if err == nil && len(d.Inputs) != len(ins) {
+			err = fmt.Errorf("%s holds %d inputs, the model takes %d", d.Name, len(d.Inputs), len(ins))
+		}
+	}
+	if err != nil {
+		// Not the positional .pb layout: by name (NAME.pb, NAME.npy) as
+		// --inputs reads them, when they are there.
+		if _, err2 := tensorio.LoadSamples(dir, "input", ins, false); err2 != nil || verify.HasValues(m) {
+			c.res.Notes = append(c.res.Notes, fmt.Sprintf("the %d sample(s) stored beside the model in %s were not used (%s); the inputs were generated", len(sets), dir, oneLineErr(err)))
+			return vo
+		}
+		ds = nil
+	}
+	complete := len(ds) > 0
+	for _, d := range ds {
+		c.valueIns, c.valueOuts = append(c.valueIns, d.Inputs), append(c.valueOuts, d.Outputs)
+		complete = complete && len(d.Outputs) == len(m.Graph.Outputs)
+	}
+	if !complete {
+		c.valueOuts = nil
+	}
+	if !verify.HasValues(m) {
+		// Tensors: the samples of every comparison.
+		c.storedIns, c.storedOuts = tensorsOf(c.valueIns), tensorsOf(c.valueOuts)
+		c.valueIns, c.valueOuts = nil, nil
+	}
+	stored := *vo
+	stored.Inputs, stored.Reference = dir, dir
+	c.opts.Verify, c.storedRef = &stored, true
+	second := fmt.Sprintf("their stored outputs are a second reference (with a relative tolerance of at least %g, the ONNX backend-test runner's)", backendtest.DefaultRTol)
+	if ds != nil && !complete {
+		stored.Reference = ""
+		second = "not every sample stores every output, so the stored outputs are not compared"
+	}
+	if op := randomOp(m); op != "" {
+		// Numbers drawn by another implementation's generator cannot be
+		// reproduced: the stored outputs are not compared.
+		stored.Reference = ""
+		second = "their stored outputs are not compared (the model draws random numbers: " + op + ")"
+	}
+	c.res.Notes = append(c.res.Notes, fmt.Sprintf("verified on the %d input sample(s) stored beside the model (%s/test_data_set_*), not on generated inputs (--inputs DIR verifies on others); %s", len(sets), dir, second))
+	return &stored
+}
+
+// tensorsOf returns the tensors of value samples, nil when there are
+// none.
+func tensorsOf(vals [][]*executor.Value) [][]*canonical.Tensor {
+	if vals == nil {
+		return nil
+	}
+	out := make([][]*canonical.Tensor, len(vals))
+	for i, s := range vals {
+		out[i] = make([]*canonical.Tensor, len(s))
+		for j, v := range s {
+			out[i][j] = v.Tensor
+		}
+	}
+	return out
+}
+
+// randomOp names an operator of m that draws random numbers, or "".
+func randomOp(m *canonical.Model) string {
+	found := ""
+	_ = canonical.Walk(m.Graph, func(_ *canonical.Graph, _ string, _ int, n *canonical.Node) error {
+		random := false
+		switch n.OpType {
+		case "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli", "Multinomial":
+			random = true
+		case "Dropout":
+			// In training mode (a training_mode input given) it draws its mask.
+			random = len(n.Inputs) > 2 && n.Inputs[2] != nil
+		}
+		if random && found == "" && (n.Domain == "" || n.Domain == "ai.onnx") {
+			found = n.OpType
+		}
+		return nil
+	})
+	return found
+}
+
 // samples returns the verification inputs: read from inputs, or generated
 // once (so that every comparison sees the same ones) and saved to
 // SaveInputs when asked.
 func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.Tensor, string, error) {
 	vo := c.opts.Verify
+	if c.valueIns != nil || c.storedIns != nil {
+		// Read by storedSamples (compare passes values on).
+		return c.storedIns, inputs, nil
+	}
 	if inputs != "" {
 		s, err := tensorio.LoadSamples(inputs, "input", verify.GraphInputs(m), false)
 		if err != nil {
@@ -205,7 +321,7 @@ func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.T
 // compare runs ref and cand on the samples.
 func (c *converter) compare(ctx context.Context, ref, cand *verify.Side, samples [][]*canonical.Tensor, source string) (*verify.Report, error) {
 	o := c.opts.Verify.options()
-	o.Inputs, o.InputSource = samples, source
+	o.Inputs, o.InputSource, o.Values = samples, source, c.valueIns
 	if _, capture := ref.Runner.(verify.CaptureRunner); ref.Runner != nil && !capture {
 		// Bisection needs intermediate values, which only the executor
 		// hands out; a source computed elsewhere is compared by outputs.
@@ -261,7 +377,8 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		cv.NotVerified = why
 		return nil, nil
 	}
-	if d.Runtime != "" && !(c.isONNX() && IsText(c.in)) {
+	if d.Runtime != "" && !(c.isONNX() && (IsText(c.in) || c.valueIns != nil)) {
+		// (Sequences and optionals are passed to the executor alone.)
 		setup, err := runtimes.NewSetup([]string{d.Runtime}, 0, c.opts.Env.Runtimes)
 		if err == nil {
 			c.release = append(c.release, setup.Close)
@@ -308,15 +425,35 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 func (c *converter) compareReference(ctx context.Context, result *canonical.Model, inputs string) (*verify.Report, error) {
 	vo := c.opts.Verify
 	o := vo.options()
-	var err error
-	if o.Inputs, err = tensorio.LoadSamples(inputs, "input", verify.GraphInputs(result), false); err != nil {
-		return nil, inputErr(fmt.Errorf("inputs: %w", err))
+	if c.storedRef {
+		// The outputs ONNX stored for a backend test (computed by its
+		// reference implementation, often in float64) are checked with at
+		// least the relative tolerance of ONNX's own backend-test runner;
+		// the absolute one stays the profile's, scaled by the output.
+		o.MinRTol = backendtest.DefaultRTol
 	}
+	if c.valueIns != nil {
+		o.Values, o.InputSource = c.valueIns, inputs
+		c.logf("verifying %s against %s", c.out, vo.Reference)
+		rep, err := verify.Compare(ctx, verify.ModelSide(c.out, result), &verify.Side{Name: vo.Reference, ExpectedValues: c.valueOuts}, o)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("%s: verification against %s could not run: %w", c.in, vo.Reference, err))
+		}
+		return rep, nil
+	}
+	var err error
 	o.InputSource = inputs
 	outs := result.Graph.Outputs
-	expected, err := tensorio.LoadSamples(vo.Reference, "output", outs, true)
-	if err != nil {
-		return nil, inputErr(fmt.Errorf("reference: %w", err))
+	expected := c.storedOuts
+	if expected != nil {
+		o.Inputs = c.storedIns
+	} else {
+		if o.Inputs, err = tensorio.LoadSamples(inputs, "input", verify.GraphInputs(result), false); err != nil {
+			return nil, inputErr(fmt.Errorf("inputs: %w", err))
+		}
+		if expected, err = tensorio.LoadSamples(vo.Reference, "output", outs, true); err != nil {
+			return nil, inputErr(fmt.Errorf("reference: %w", err))
+		}
 	}
 	// Keep the outputs every sample has a file for.
 	var keep []*canonical.Value
@@ -384,6 +521,7 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 	// resize), then the least sizes the graph's constant indices need.
 	rt := verify.RuntimeDims(m)
 	least := verify.MinDims(m)
+	img := verify.ImageDims(m)
 	for k, n := range dims {
 		if least[k] > n {
 			logf("verify: --dim %s=%d is below the %d the graph needs (a constant index or a convolution/pooling window along it); the inputs may not fit", k, n, least[k])
@@ -404,12 +542,15 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 			}
 			if _, set := out[key]; !set {
 				// A tabular input [rows, features] gets 64 rows: cheap,
-				// and enough to reach many paths of a tree model; other
-				// dims get 1.
+				// and enough to reach many paths of a tree model; the
+				// height and width of an image feeding a convolution get
+				// verify.ImageSide (224); other dims get 1.
 				size := int64(1)
 				switch {
 				case rt[key] > 0:
 					size = rt[key]
+				case img[key] > 0:
+					size = img[key]
 				case i == 0 && len(ds) == 2:
 					size = tabularRows
 				}

@@ -101,15 +101,48 @@ func MinDims(m *canonical.Model) map[string]int64 {
 	return out
 }
 
+// ImageSide is the size generated for the free height and width of an
+// image input: 224, the side ImageNet classifiers and the backbones of
+// most detectors are trained at, so that strides and pools leave feature
+// maps of a realistic size (a 1x1 image hides misplaced padding, resizes
+// and windows that fall off the edge).
+const ImageSide = 224
+
+// ImageDims returns ImageSide for the free dims 2 and 3 of every rank-4
+// graph input (NCHW) that a convolution or pooling window of more than
+// one element reads along those dims, directly or through reshapes,
+// transposes and elementwise ops.
+func ImageDims(m *canonical.Model) map[string]int64 {
+	out := map[string]int64{}
+	for _, v := range GraphInputs(m) {
+		_, ds, hasShape, ok := canonical.TensorTypeOf(v.Type)
+		if !ok || !hasShape || len(ds) != 4 || ds[2].Known || ds[3].Known {
+			continue
+		}
+		if windowLeast(v, 2, 4) <= 1 && windowLeast(v, 3, 4) <= 1 {
+			continue
+		}
+		for _, ax := range []int{2, 3} {
+			key := ds[ax].Param
+			if key == "" {
+				key = v.Name + ":" + strconv.Itoa(ax)
+			}
+			out[key] = ImageSide
+		}
+	}
+	return out
+}
+
 // FillDims returns dims with every symbolic dim of m's inputs that dims
 // does not set: the source runtime's size (RuntimeDims), at least what
-// the graph needs (MinDims), else 1.
+// the graph needs (MinDims), ImageSide for an image's height and width
+// (ImageDims), else 1.
 func FillDims(m *canonical.Model, dims map[string]int64) map[string]int64 {
 	out := map[string]int64{}
 	for k, v := range dims {
 		out[k] = v
 	}
-	rt, least := RuntimeDims(m), MinDims(m)
+	rt, least, img := RuntimeDims(m), MinDims(m), ImageDims(m)
 	for _, v := range GraphInputs(m) {
 		_, ds, hasShape, ok := canonical.TensorTypeOf(v.Type)
 		if !ok || !hasShape {
@@ -124,7 +157,11 @@ func FillDims(m *canonical.Model, dims map[string]int64) map[string]int64 {
 				key = v.Name + ":" + strconv.Itoa(i)
 			}
 			if _, set := out[key]; !set {
-				out[key] = max(rt[key], least[key], 1)
+				size := rt[key]
+				if size == 0 {
+					size = img[key]
+				}
+				out[key] = max(size, least[key], 1)
 			}
 		}
 	}

@@ -107,6 +107,16 @@ func GenerateInputs(m *canonical.Model, opts GenOptions, sample int) ([]*canonic
 		if err != nil {
 			return nil, err
 		}
+		if h, w, isImage := imageStream(v); isImage && dt == canonical.Uint8 {
+			// An encoded image: a real one (PNG), not random bytes.
+			if _, ds, _, _ := canonical.TensorTypeOf(v.Type); len(ds) == 1 && !ds[0].Known {
+				shape = []int64{0}
+			}
+			if out[i], err = pngStream(v, shape, h, w, rng); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		n, err := canonical.NumElements(shape)
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %w", v.Name, err)
@@ -154,6 +164,15 @@ func genTensor(v *canonical.Value, dt canonical.DataType, shape []int64, n int, 
 		}
 		return rng.NormFloat64()
 	}
+	if r == nil && canonical.IsFloatType(dt) && n > 0 {
+		if sc, use, isScales := scalesOf(v); use != "" {
+			// Scales: the declared result's dims over the input's.
+			if !isScales || len(sc) != n {
+				return nil, fmt.Errorf("input %q is %s, and the graph does not declare the sizes they make: its values cannot be generated; pass them with --inputs DIR", v.Name, use)
+			}
+			return canonical.NumberTensor(v.Name, dt, shape, sc), nil
+		}
+	}
 	le := binary.LittleEndian
 	var raw []byte
 	switch dt {
@@ -194,6 +213,17 @@ func genTensor(v *canonical.Value, dt canonical.DataType, shape []int64, n int, 
 		}
 	case canonical.Int8, canonical.Uint8, canonical.Int16, canonical.Uint16, canonical.Int32,
 		canonical.Uint32, canonical.Int64, canonical.Uint64:
+		if ro := inputRole(v); r == nil && ro.kind != roleData {
+			vals, err := fillRole(v.Name, ro, n, rng.Int64N)
+			if err != nil {
+				return nil, err
+			}
+			fs := make([]float64, len(vals))
+			for i, x := range vals {
+				fs[i] = float64(x)
+			}
+			return canonical.NumberTensor(v.Name, dt, shape, fs), nil
+		}
 		lo, hi := intRange(v, dt)
 		if r != nil {
 			lo, hi = clampRange(dt, r)
@@ -212,6 +242,49 @@ func genTensor(v *canonical.Value, dt canonical.DataType, shape []int64, n int, 
 			default:
 				le.PutUint64(raw[8*i:], uint64(x))
 			}
+		}
+	case canonical.Float8E4M3FN, canonical.Float8E4M3FNUZ, canonical.Float8E5M2, canonical.Float8E5M2FNUZ, canonical.Float8E8M0:
+		// Codes drawn until they decode to a finite value of magnitude at
+		// most 8 (from 1/8 for E8M0, which has no zero): the values a
+		// float8 activation or weight holds, without overflowing the
+		// narrow range of the E4M3 types downstream.
+		raw = make([]byte, n)
+		for i := range raw {
+			for {
+				b := byte(rng.IntN(256))
+				v := math.Abs(canonical.Float8ToFloat64(dt, b))
+				if v <= 8 && (dt != canonical.Float8E8M0 || v >= 0.125) {
+					raw[i] = b
+					break
+				}
+			}
+		}
+	case canonical.Float4E2M1, canonical.Int4, canonical.Uint4, canonical.Int2, canonical.Uint2:
+		// Packed low bits first: two 4-bit or four 2-bit elements a byte.
+		// Every FLOAT4E2M1 code is finite; integers as for the wider ones,
+		// within the type.
+		bits := canonical.ElemBits(dt)
+		lo, hi := int64(0), int64(1)<<bits
+		if dt != canonical.Float4E2M1 {
+			lo, hi = intRange(v, dt)
+			if r != nil {
+				lo, hi = clampRange(dt, r)
+			}
+			tlo, thi := int64(0), int64(1)<<bits
+			if dt == canonical.Int4 || dt == canonical.Int2 {
+				tlo, thi = -(int64(1) << (bits - 1)), int64(1)<<(bits-1)
+			}
+			lo, hi = max(lo, tlo), min(hi, thi)
+			if hi <= lo {
+				lo, hi = tlo, thi
+			}
+		}
+		per := 8 / bits
+		raw = make([]byte, (n+per-1)/per)
+		mask := int64(1)<<bits - 1
+		for i := range n {
+			x := (lo + rng.Int64N(hi-lo)) & mask
+			raw[i/per] |= byte(x << (bits * (i % per)))
 		}
 	case canonical.String:
 		strs := make([][]byte, n)
@@ -279,6 +352,29 @@ func indexExtent(v *canonical.Value, depth int) (int64, bool) {
 						}
 						take(e2, true)
 					}
+				}
+			}
+		case "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss":
+			// Class labels index dim 1 of the scores.
+			if u.Index == 1 && len(n.Inputs) > 0 {
+				take(dimOf(n.Inputs[0], 1))
+			}
+		case "RoiAlign":
+			if u.Index == 2 && len(n.Inputs) > 0 {
+				take(dimOf(n.Inputs[0], 0))
+			}
+		case "LSTM", "GRU", "RNN":
+			// sequence_lens: at most the sequence length (layout 0: X is
+			// [seq, batch, input]; 1: [batch, seq, input]).
+			if u.Index == 4 && len(n.Inputs) > 0 {
+				if t, ok := dimOf(n.Inputs[0], n.AttrInt("layout", 0)); ok {
+					take(t+1, true)
+				}
+			}
+		case "ReverseSequence":
+			if u.Index == 1 && len(n.Inputs) > 0 {
+				if t, ok := dimOf(n.Inputs[0], n.AttrInt("time_axis", 0)); ok {
+					take(t+1, true)
 				}
 			}
 		case "OneHot":
@@ -377,7 +473,7 @@ func clampRange(dt canonical.DataType, r *Range) (int64, int64) {
 	bits := canonical.ElemBits(dt)
 	var tlo, thi float64
 	switch dt {
-	case canonical.Uint8, canonical.Uint16, canonical.Uint32, canonical.Uint64:
+	case canonical.Uint8, canonical.Uint16, canonical.Uint32, canonical.Uint64, canonical.Uint4, canonical.Uint2:
 		tlo, thi = 0, math.Min(math.Ldexp(1, bits)-1, math.MaxInt64/2)
 	default:
 		tlo, thi = -math.Ldexp(1, bits-1), math.Min(math.Ldexp(1, bits-1)-1, math.MaxInt64/2)

@@ -121,6 +121,9 @@ func (o *Options) toleranceFor(da, db canonical.DataType) Tolerance {
 	if o.RTol != nil {
 		t.RTol = *o.RTol
 		t.Profile = "custom"
+	} else if o.MinRTol > t.RTol {
+		t.RTol = o.MinRTol
+		t.Profile += fmt.Sprintf(" (rtol at least %g)", o.MinRTol)
 	}
 	if o.ATol != nil {
 		// An absolute tolerance given is absolute, and for integer

@@ -160,7 +160,7 @@ func sideInfo(s *Side) SideInfo {
 	si := SideInfo{Name: s.Name, Kind: "model", ComputedBy: s.ComputedBy}
 	if si.ComputedBy == "" {
 		switch {
-		case s.Expected != nil:
+		case s.Expected != nil || s.ExpectedValues != nil:
 			si.ComputedBy = "stored outputs"
 		case s.Runner == nil:
 			si.ComputedBy = "the built-in executor"

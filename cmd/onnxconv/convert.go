@@ -66,7 +66,9 @@ on generated inputs or --inputs DIR, and also with stored outputs given by
 --reference DIR. A result that is not equivalent is not written (exit 1;
 --keep-failed keeps it); when nothing computes the source the summary says
 NOT VERIFIED (exit 3). docs/verify.md says, per format, what computes each
-side and what every figure means.
+side and what every figure means. An ONNX model with test_data_set_N folders
+beside it (the ONNX backend tests) is verified on their inputs, with their
+outputs as a second reference, unless --inputs or --reference is given.
 
 OUT is written atomically, and only when everything passed: a failed run
 leaves no output. OUT may not be IN unless --force; an OUT that is a

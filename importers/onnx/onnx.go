@@ -185,7 +185,39 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 	if err != nil {
 		return nil, err
 	}
-	return &importers.Result{Model: m}, nil
+	res := &importers.Result{Model: m}
+	if moved := SortNodes(m); moved > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d node(s) were not in topological order (ONNX requires it; ONNX Runtime sorts them itself): sorted on import, keeping file order where the dependencies allow", moved))
+	}
+	return res, nil
+}
+
+// SortNodes puts the nodes of every graph of m (the main graph and the
+// subgraphs below it) in a topological order, keeping file order where
+// the dependencies allow, and returns how many nodes changed place. Files
+// come unsorted (a float16 conversion that appends its Casts at the end)
+// and ONNX Runtime runs them; a graph with a cycle is left as it is, for
+// the checker to name.
+func SortNodes(m *canonical.Model) int {
+	moved := 0
+	_ = canonical.WalkGraphs(m.Graph, func(g *canonical.Graph, _ string) error {
+		order, err := g.TopoSort()
+		if err != nil || len(order) != len(g.Nodes) {
+			return nil
+		}
+		n := 0
+		for i, node := range order {
+			if g.Nodes[i] != node {
+				n++
+			}
+		}
+		if n > 0 {
+			g.Nodes = order
+			moved += n
+		}
+		return nil
+	})
+	return moved
 }
 
 // Read loads the model at path (binary or .onnxtxt text) and checks its IR

@@ -128,18 +128,12 @@ func Load(dir string) (*Case, error) {
 	}
 	c := &Case{Name: filepath.Base(dir), Dir: dir, Model: m}
 	c.RTol, c.ATol = tolerances(c.Name)
-	sets, err := filepath.Glob(filepath.Join(dir, "test_data_set_*"))
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("backendtest: %w", err)
-	}
 	ok := false
 	defer func() {
 		if !ok {
 			m.Close()
 		}
 	}()
-	sort.Strings(sets)
 	var ins []*canonical.Value
 	init := map[*canonical.Value]bool{}
 	for _, v := range m.Graph.Initializers {
@@ -150,40 +144,48 @@ func Load(dir string) (*Case, error) {
 			ins = append(ins, v)
 		}
 	}
-	for _, s := range sets {
-		ds := DataSet{Name: filepath.Base(s)}
-		for i := 0; ; i++ {
-			p := filepath.Join(s, "input_"+strconv.Itoa(i)+".pb")
-			if _, err := os.Stat(p); err != nil {
-				break
-			}
-			if i >= len(ins) {
-				return nil, fmt.Errorf("backendtest: %s: more input files than graph inputs (%d)", s, len(ins))
-			}
-			v, err := ReadValue(p, ins[i].Type)
-			if err != nil {
-				return nil, fmt.Errorf("backendtest: %w", err)
-			}
-			ds.Inputs = append(ds.Inputs, v)
-		}
-		for i := 0; ; i++ {
-			p := filepath.Join(s, "output_"+strconv.Itoa(i)+".pb")
-			if _, err := os.Stat(p); err != nil {
-				break
-			}
-			if i >= len(m.Graph.Outputs) {
-				return nil, fmt.Errorf("backendtest: %s: more output files than graph outputs", s)
-			}
-			v, err := ReadValue(p, m.Graph.Outputs[i].Type)
-			if err != nil {
-				return nil, fmt.Errorf("backendtest: %w", err)
-			}
-			ds.Outputs = append(ds.Outputs, v)
-		}
-		c.DataSets = append(c.DataSets, ds)
+	if c.DataSets, err = LoadDataSets(dir, ins, m.Graph.Outputs); err != nil {
+		return nil, err
 	}
 	ok = true
 	return c, nil
+}
+
+// LoadDataSets reads the test_data_set_* folders of dir: input_N.pb of
+// the graph inputs ins and output_N.pb of the graph outputs outs, each as
+// its declared type tells (tensor, sequence or optional), in name order.
+func LoadDataSets(dir string, ins, outs []*canonical.Value) ([]DataSet, error) {
+	sets, err := filepath.Glob(filepath.Join(dir, "test_data_set_*"))
+	if err != nil {
+		return nil, fmt.Errorf("backendtest: %w", err)
+	}
+	sort.Strings(sets)
+	var out []DataSet
+	for _, s := range sets {
+		ds := DataSet{Name: filepath.Base(s)}
+		for _, side := range []struct {
+			prefix string
+			vals   []*canonical.Value
+			into   *[]*executor.Value
+		}{{"input_", ins, &ds.Inputs}, {"output_", outs, &ds.Outputs}} {
+			for i := 0; ; i++ {
+				p := filepath.Join(s, side.prefix+strconv.Itoa(i)+".pb")
+				if _, err := os.Stat(p); err != nil {
+					break
+				}
+				if i >= len(side.vals) {
+					return nil, fmt.Errorf("backendtest: %s: more %sN.pb files than graph values (%d)", s, side.prefix, len(side.vals))
+				}
+				v, err := ReadValue(p, side.vals[i].Type)
+				if err != nil {
+					return nil, fmt.Errorf("backendtest: %w", err)
+				}
+				*side.into = append(*side.into, v)
+			}
+		}
+		out = append(out, ds)
+	}
+	return out, nil
 }
 
 // ReadValue reads a .pb file holding a TensorProto, SequenceProto or
