@@ -390,8 +390,15 @@ func Libtorch(t testing.TB) {
 // skip them". Every package whose tests call ORT, SkipORT or Chromium runs
 // them through Main from its TestMain (those helpers fail a test rather
 // than skip it silently otherwise); pkg is the package's folder in the
-// repository, such as "runtimes/ort".
+// repository, such as "runtimes/ort". The tests run with a home of their
+// own (see Hermetic).
 func Main(m *testing.M, pkg string) int {
+	restore, err := Hermetic()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", pkg, err)
+		return 2
+	}
+	defer restore()
 	skips.wire()
 	return skips.report(os.Stdout, osEnv(""), pkg, m.Run())
 }
