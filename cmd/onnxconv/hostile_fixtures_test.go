@@ -212,10 +212,8 @@ func runHostile(t *testing.T, bin, strace, root string, c hostileCase) {
 // panic exits 2 too, so the output must hold no panic or goroutine
 // stack, and it must name the file.
 func notARefusal(msg, model string) string {
-	for _, bad := range []string{"panic:", "goroutine ", "runtime error:"} {
-		if strings.Contains(msg, bad) {
-			return fmt.Sprintf("the output holds %q (a crash, not a refusal): %.2000s", bad, msg)
-		}
+	if bad := testpaths.CrashSign(msg); bad != "" {
+		return fmt.Sprintf("the output holds %q (a crash, not a refusal): %.2000s", bad, msg)
 	}
 	if !strings.Contains(msg, model) {
 		return fmt.Sprintf("the message does not name the file %s: %s", model, msg)
