@@ -1,9 +1,9 @@
 package torchscript
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // FuzzParse: the parser never panics or hangs on any source.
@@ -17,11 +17,7 @@ func FuzzParse(f *testing.F) {
 
 // FuzzOpen: opening any bytes as an archive never panics.
 func FuzzOpen(f *testing.F) {
-	for _, p := range []string{"../../fixtures/torchscript/branchy_scripted/model.pt", "../../fixtures/torchscript/state_dict.pt"} {
-		if b, err := os.ReadFile(filepath.FromSlash(p)); err == nil {
-			f.Add(b)
-		}
-	}
+	testpaths.AddFiles(f, "../../fixtures/torchscript/branchy_scripted/model.pt", "../../fixtures/torchscript/state_dict.pt")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, err := Open("f.pt", data)
 		if err != nil {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/keras"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // refused imports path (in its own goroutine, so that a hang is seen) and
@@ -221,9 +223,7 @@ func TestArchitectureJSONWeights(t *testing.T) {
 func FuzzLoad(f *testing.F) {
 	for _, p := range []string{"keras_v3/flownet_25-06_model/model.keras", "keras_h5/hls4ml_hgq_jet_classifier/hgq_jet_classifier.h5",
 		"keras_h5/hls4ml_KERAS_conv1d_small/KERAS_conv1d_small.json"} {
-		if b, err := os.ReadFile(filepath.Join(shared, p)); err == nil {
-			f.Add(b)
-		}
+		testpaths.AddFiles(f, filepath.Join(shared, p))
 	}
 	f.Add([]byte("PK\x03\x04"))
 	f.Fuzz(func(t *testing.T, data []byte) {

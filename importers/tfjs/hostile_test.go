@@ -12,6 +12,8 @@ import (
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
 	"github.com/onnxconv/onnxconv/importers/tfjs"
 	"github.com/onnxconv/onnxconv/importers/tfops"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // writeModel writes model.json (and weights.bin when bin is not nil) in a
@@ -137,9 +139,7 @@ func FuzzImport(f *testing.F) {
 		fixtureDir + "/cnn/model.json", fixtureDir + "/functional/model.json", fixtureDir + "/rnn/model.json",
 		shared + "/tfjs_graph/tfjs_rn59_graph_model/model.json",
 	} {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-		}
+		testpaths.AddFiles(f, p)
 	}
 	f.Add([]byte(graphHead + `{"name":"w","op":"Const"}]},"weightsManifest":[{"paths":["weights.bin"],"weights":[{"name":"w","shape":[2],"dtype":"float32","quantization":{"dtype":"uint8","scale":0.1,"min":-1}}]}]}`))
 	bin := make([]byte, 4096)
