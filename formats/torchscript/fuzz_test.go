@@ -10,6 +10,10 @@ import (
 func FuzzParse(f *testing.F) {
 	f.Add("class M(Module):\n  x : int\n  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n    if torch.eq(1, 1):\n      y = x\n    else:\n      pass\n    for _0 in range(3):\n      y = torch.add(y, x)\n    return (y, x[0], x[:, -1])\n")
 	f.Add("def f(a: List[int]=[1, 2]) -> int:\n  return a[0] if a else -1\n")
+	// All the code torch.jit.script and trace wrote into the fixtures.
+	for _, src := range testpaths.ZipMembers(f, "../../fixtures/torchscript/*/model.pt", ".py") {
+		f.Add(src)
+	}
 	f.Fuzz(func(t *testing.T, src string) {
 		_, _ = Parse("f.py", src)
 	})
