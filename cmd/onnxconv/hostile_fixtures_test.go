@@ -277,6 +277,25 @@ func openAllowed(p, dir, tmp, bin string) bool {
 	return under("/proc/self") || procOwn.MatchString(p) || under("/sys/fs/cgroup")
 }
 
+// TestOpenAllowed: the allow-list admits what a refusal legitimately
+// opens and nothing else; the deny-list it replaced (fixtures/hostile
+// outside the case, /etc/passwd, /, /etc) let the other reads here pass.
+func TestOpenAllowed(t *testing.T) {
+	dir, tmp, bin := "/r/fixtures/hostile/keras/zip_slip", "/t/001", "/b/onnxconv"
+	for _, p := range []string{dir, dir + "/model.keras", tmp + "/out/model.onnx", bin, "/proc/self/maps", "/proc/4242/task/4243/stat",
+		"/sys/fs/cgroup/cpu.max", "/dev/null", "/tmp/onnxconv-plugin-123/plugin9"} {
+		if !openAllowed(p, dir, tmp, bin) {
+			t.Errorf("%s refused", p)
+		}
+	}
+	for _, p := range []string{"/r/fixtures/hostile/_outside/secret", "/etc/passwd", "/etc/shadow", "/etc/hostname", "/root/.ssh/id_rsa",
+		"/r/go.mod", dir + "_sibling/model.keras", "/proc/4242/environ", "/tmp/other", "/dev/sda", "/"} {
+		if openAllowed(p, dir, tmp, bin) {
+			t.Errorf("%s allowed", p)
+		}
+	}
+}
+
 // procOwn matches a process's own /proc entries by number (the Go
 // runtime and os/exec open /proc/<pid>/... of the process or its
 // children).
