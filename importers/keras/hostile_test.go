@@ -18,8 +18,11 @@ import (
 )
 
 // refused imports path (in its own goroutine, so that a hang is seen) and
-// checks that the import fails within 5 s with an error naming the file
-// and containing want.
+// checks that the import fails with an error naming the file and
+// containing want. The 60 s guard catches a hang only: wall time on a
+// loaded machine says nothing of the work done (5 s was exceeded under
+// CI's load); the 5 s CPU limit on hostile files is held by cmd/onnxconv's
+// TestHostileFixtures, which measures the CLI's CPU time.
 func refused(t *testing.T, path string, opts importers.Options, want ...string) error {
 	t.Helper()
 	done := make(chan error, 1)
@@ -52,8 +55,8 @@ func refused(t *testing.T, path string, opts importers.Options, want ...string) 
 			}
 		}
 		return err
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%s: not refused within 5 s", path)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s: not refused within 60 s: a hang", path)
 	}
 	return nil
 }
