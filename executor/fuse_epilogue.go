@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor/kernels"
@@ -60,7 +59,8 @@ func tailSeg(en *env, h *hostStep, at int, out []int) segFn {
 		if at != 0 {
 			return nil
 		}
-		lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+		dlo, dhi := clipDefaults(canonical.Float)
+		lo, hi := float32(dlo), float32(dhi)
 		if h.ver < 11 {
 			lo, hi = n.AttrFloat("min", lo), n.AttrFloat("max", hi)
 		} else {

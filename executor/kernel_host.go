@@ -974,6 +974,9 @@ func kernelPow(c *lctx) error {
 	case 0.5:
 		for i, v := range x {
 			yd[i] = float32(math.Sqrt(float64(v)))
+			if math.IsInf(float64(v), -1) {
+				yd[i] = float32(math.Inf(1)) // pow(-Inf, 0.5), as math.Pow and ONNX Runtime; Sqrt gives NaN
+			}
 		}
 	default:
 		return fmt.Errorf("Pow: exponent %g has no host kernel", ev[0])

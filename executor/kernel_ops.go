@@ -2,7 +2,6 @@ package executor
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"slices"
 
@@ -806,7 +805,8 @@ func kernelClip(c *lctx) error {
 	if err != nil {
 		return err
 	}
-	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+	dlo, dhi := clipDefaults(canonical.Float)
+	lo, hi := float32(dlo), float32(dhi)
 	if c.ver < 11 {
 		lo, hi = c.AFloat("min", lo), c.AFloat("max", hi)
 	}

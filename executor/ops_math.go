@@ -39,7 +39,7 @@ func registerMath(r registry) {
 			return v
 		}},
 		"Neg":   {g: g1(graph.Neg), f: fixed(func(v float64) float64 { return -v }), intOK: true, i: func(v int64) int64 { return -v }},
-		"Sign":  {g: g1(graph.Sign), f: fixed(func(v float64) float64 { return sgn(v) }), intOK: true, i: func(v int64) int64 { return int64(sgn(float64(v))) }},
+		"Sign":  {g: g1(signNaN), f: fixed(func(v float64) float64 { return sgn(v) }), intOK: true, i: func(v int64) int64 { return int64(sgn(float64(v))) }},
 		"Exp":   {g: g1(graph.Exp), f: fixed(math.Exp)},
 		"Log":   {g: g1(graph.Log), f: fixed(math.Log)},
 		"Sqrt":  {g: g1(graph.Sqrt), f: fixed(math.Sqrt)},
@@ -71,11 +71,11 @@ func registerMath(r registry) {
 			}
 			return v
 		}},
-		"Softplus": {g: g1(func(x *graph.Node) *graph.Node { return graph.Log(graph.OnePlus(graph.Exp(x))) }), f: fixed(func(v float64) float64 { return math.Log1p(math.Exp(v)) })},
+		"Softplus": {g: g1(softplusNode), f: fixed(softplus)},
 		"Softsign": {g: g1(func(x *graph.Node) *graph.Node { return graph.Div(x, graph.OnePlus(graph.Abs(x))) }), f: fixed(func(v float64) float64 { return v / (1 + math.Abs(v)) })},
 		"Mish": {g: g1(func(x *graph.Node) *graph.Node {
-			return graph.Mul(x, graph.Tanh(graph.Log(graph.OnePlus(graph.Exp(x)))))
-		}), f: fixed(func(v float64) float64 { return v * math.Tanh(math.Log1p(math.Exp(v))) })},
+			return graph.Mul(x, graph.Tanh(softplusNode(x)))
+		}), f: fixed(func(v float64) float64 { return v * math.Tanh(softplus(v)) })},
 		"LeakyRelu": {g: func(c *lctx, x *graph.Node) *graph.Node {
 			a := float64(c.AFloat("alpha", 0.01))
 			return graph.Where(graph.LessThan(x, scalarLike(x, 0)), graph.MulScalar(x, a), x)
@@ -207,6 +207,27 @@ func registerMath(r registry) {
 	r.host(hostSwish, "Swish")
 }
 
+// softplus is log(1+e^v) without overflow: e^v is infinite above 709
+// (88 in float32) where softplus(v) is v (ONNX Runtime computes it so).
+func softplus(v float64) float64 {
+	return math.Max(v, 0) + math.Log1p(math.Exp(-math.Abs(v)))
+}
+
+// softplusNode is softplus on GoMLX nodes (GoMLX's own Softplus gives -Inf
+// for -Inf, not 0).
+func softplusNode(x *graph.Node) *graph.Node {
+	return graph.Add(graph.Max(x, scalarLike(x, 0)), graph.Log1p(graph.Exp(graph.Neg(graph.Abs(x)))))
+}
+
+// signNaN is Sign with NaN kept (GoMLX's Sign gives 0 for NaN; the spec
+// and ONNX Runtime give NaN).
+func signNaN(x *graph.Node) *graph.Node {
+	if !x.DType().IsFloat() {
+		return graph.Sign(x)
+	}
+	return graph.Where(graph.IsNaN(x), x, graph.Sign(x))
+}
+
 func sgn(v float64) float64 {
 	switch {
 	case v > 0:
@@ -266,24 +287,43 @@ func lowerPRelu(c *lctx) error {
 	return nil
 }
 
+// clipDefaults are Clip's bounds when min or max is not given: the
+// lowest and the largest finite value of dt (numeric_limits<T>::lowest()
+// and max(), as the spec and ONNX Runtime have them: ±Inf becomes the
+// largest finite value), ±Inf (no bound) for the integer types.
+func clipDefaults(dt canonical.DataType) (lo, hi float64) {
+	switch dt {
+	case canonical.Float:
+		return -math.MaxFloat32, math.MaxFloat32
+	case canonical.Double:
+		return -math.MaxFloat64, math.MaxFloat64
+	case canonical.Float16:
+		return -65504, 65504
+	case canonical.BFloat16:
+		return -3.3895313892515355e38, 3.3895313892515355e38
+	}
+	return math.Inf(-1), math.Inf(1)
+}
+
 func lowerClip(c *lctx) error {
 	dt := c.DT(0)
 	if _, ok := gomlxDType(dt); !ok {
 		return errUseHost
 	}
 	x := c.X(0)
+	lo, hi := clipDefaults(dt)
 	if c.ver < 11 {
-		lo, hi := float64(c.AFloat("min", float32(math.Inf(-1)))), float64(c.AFloat("max", float32(math.Inf(1))))
-		x = graph.Max(x, scalarLike(x, lo))
-		x = graph.Min(x, scalarLike(x, hi))
-		c.Out(0, x, dt)
-		return nil
+		lo, hi = float64(c.AFloat("min", float32(lo))), float64(c.AFloat("max", float32(hi)))
 	}
-	if c.Has(1) {
+	if c.Has(1) && c.ver >= 11 {
 		x = graph.Max(x, graph.ConvertDType(c.X(1), x.DType()))
+	} else if !math.IsInf(lo, -1) {
+		x = graph.Max(x, scalarLike(x, lo))
 	}
-	if c.Has(2) {
+	if c.Has(2) && c.ver >= 11 {
 		x = graph.Min(x, graph.ConvertDType(c.X(2), x.DType()))
+	} else if !math.IsInf(hi, 1) {
+		x = graph.Min(x, scalarLike(x, hi))
 	}
 	c.Out(0, x, dt)
 	return nil
@@ -294,7 +334,7 @@ func hostClip(c *lctx) error {
 	if err != nil {
 		return err
 	}
-	lo, hi := math.Inf(-1), math.Inf(1)
+	lo, hi := clipDefaults(h.dt)
 	if c.ver < 11 {
 		lo, hi = float64(c.AFloat("min", float32(lo))), float64(c.AFloat("max", float32(hi)))
 	} else {
@@ -315,7 +355,8 @@ func hostClip(c *lctx) error {
 	}
 	v := h.f64()
 	for k := range v {
-		v[k] = math.Max(lo, math.Min(hi, v[k]))
+		// min > max gives max (the spec, ONNX Runtime); NaN stays NaN
+		v[k] = math.Min(hi, math.Max(lo, v[k]))
 	}
 	if isIntType(h.dt) {
 		iv := make([]int64, len(v))

@@ -35,24 +35,26 @@ func hostResize(c *lctx) error {
 		return err
 	}
 	r := len(h.shape)
-	var scales []float64
+	// Scales, sizes and coordinates are float32, as ONNX Runtime computes
+	// them: in float64 a tie of the nearest modes (x.5) or a floor at an
+	// integer falls on the other side of what ONNX Runtime picks.
+	var scales []float32
 	var sizes []int64
-	var roi []float64
+	var roi []float32
 	mode := c.AStr("mode", "nearest")
 	ctm := c.AStr("coordinate_transformation_mode", "half_pixel")
 	nearestMode := c.AStr("nearest_mode", "round_prefer_floor")
-	if c.n.OpType == "Upsample" || c.ver < 11 {
+	legacy := c.n.OpType == "Upsample" || c.ver < 11
+	if legacy {
 		ctm, nearestMode = "asymmetric", "floor"
 		if c.n.OpType == "Upsample" && c.ver < 9 {
-			for _, f := range c.AFloats("scales", nil) {
-				scales = append(scales, float64(f))
-			}
+			scales = c.AFloats("scales", nil)
 		} else {
 			sh, err := c.H(1)
 			if err != nil {
 				return err
 			}
-			scales = sh.f64()
+			scales = f32s(sh.f64())
 		}
 		if mode == "bilinear" {
 			mode = "linear"
@@ -63,14 +65,14 @@ func hostResize(c *lctx) error {
 			if err != nil {
 				return err
 			}
-			roi = rh.f64()
+			roi = f32s(rh.f64())
 		}
 		if c.Has(2) {
 			sh, err := c.H(2)
 			if err != nil {
 				return err
 			}
-			scales = sh.f64()
+			scales = f32s(sh.f64())
 		}
 		if c.Has(3) {
 			if sizes, err = c.Ints(3); err != nil {
@@ -92,7 +94,7 @@ func hostResize(c *lctx) error {
 			axes = append(axes, i)
 		}
 	}
-	fullScale := make([]float64, r)
+	fullScale := make([]float32, r)
 	out := append([]int{}, h.shape...)
 	for i := range fullScale {
 		fullScale[i] = 1
@@ -100,32 +102,32 @@ func hostResize(c *lctx) error {
 	if len(sizes) > 0 {
 		policy := c.AStr("keep_aspect_ratio_policy", "stretch")
 		if policy != "stretch" {
-			s := math.Inf(1)
+			s := float32(math.Inf(1))
 			if policy == "not_smaller" {
-				s = math.Inf(-1)
+				s = float32(math.Inf(-1))
 			}
 			for i, ax := range axes {
-				v := float64(sizes[i]) / float64(h.shape[ax])
+				v := float32(sizes[i]) / float32(h.shape[ax])
 				if policy == "not_larger" {
-					s = math.Min(s, v)
+					s = min(s, v)
 				} else {
-					s = math.Max(s, v)
+					s = max(s, v)
 				}
 			}
 			for _, ax := range axes {
 				fullScale[ax] = s
-				out[ax] = int(math.Floor(s*float64(h.shape[ax]) + 0.5))
+				out[ax] = int(math.Round(float64(s * float32(h.shape[ax]))))
 			}
 		} else {
 			for i, ax := range axes {
 				out[ax] = int(sizes[i])
-				fullScale[ax] = float64(sizes[i]) / float64(h.shape[ax])
+				fullScale[ax] = float32(sizes[i]) / float32(h.shape[ax])
 			}
 		}
 	} else if len(scales) > 0 {
 		for i, ax := range axes {
 			fullScale[ax] = scales[i]
-			out[ax] = int(math.Floor(float64(h.shape[ax]) * scales[i]))
+			out[ax] = int(math.Floor(float64(h.shape[ax]) * float64(scales[i])))
 		}
 	} else {
 		return fmt.Errorf("Resize needs scales or sizes")
@@ -133,7 +135,7 @@ func hostResize(c *lctx) error {
 	if err := checkSize(out); err != nil {
 		return err
 	}
-	roiStart, roiEnd := make([]float64, r), make([]float64, r)
+	roiStart, roiEnd := make([]float32, r), make([]float32, r)
 	for i := range roiEnd {
 		roiEnd[i] = 1
 	}
@@ -155,69 +157,22 @@ func hostResize(c *lctx) error {
 			continue
 		}
 		scale := fullScale[ax]
+		resized := float32(on)
+		if len(sizes) == 0 {
+			resized = scale * float32(in)
+		}
 		tp := make([]taps, on)
 		outside[ax] = make([]bool, on)
 		for x := 0; x < on; x++ {
-			xf := float64(x)
-			var xo float64
-			switch ctm {
-			case "asymmetric":
-				xo = xf / scale
-			case "align_corners":
-				if on == 1 {
-					xo = 0
-				} else {
-					// the reference divides by the unrounded output length
-					xo = xf * float64(in-1) / (scale*float64(in) - 1)
-				}
-			case "pytorch_half_pixel":
-				if on > 1 {
-					xo = (xf+0.5)/scale - 0.5
-				} else {
-					xo = 0
-				}
-			case "tf_crop_and_resize":
-				s, e := roiStart[ax], roiEnd[ax]
-				if on > 1 {
-					xo = s*float64(in-1) + xf*(e-s)*float64(in-1)/float64(on-1)
-				} else {
-					xo = 0.5 * (s + e) * float64(in-1)
-				}
-				if xo < 0 || xo > float64(in-1) {
-					outside[ax][x] = true
-				}
-			case "half_pixel_symmetric":
-				adj := float64(on) / (scale * float64(in))
-				center := float64(in) / 2
-				off := center * (1 - adj)
-				xo = off + (xf+0.5)/scale - 0.5
-			default: // half_pixel
-				xo = (xf+0.5)/scale - 0.5
+			xo32 := origCoord(ctm, x, scale, in, on, resized, roiStart[ax], roiEnd[ax])
+			if ctm == "tf_crop_and_resize" && (xo32 < 0 || xo32 > float32(in-1)) {
+				outside[ax][x] = true
 			}
+			xo := float64(xo32)
 			t := &tp[x]
 			switch mode {
 			case "nearest":
-				var i int
-				fl := math.Floor(xo)
-				frac := xo - fl
-				switch nearestMode {
-				case "floor":
-					i = int(fl)
-				case "ceil":
-					i = int(math.Ceil(xo))
-				case "round_prefer_ceil":
-					if frac == 0.5 {
-						i = int(fl) + 1
-					} else {
-						i = int(math.Round(xo))
-					}
-				default:
-					if frac == 0.5 {
-						i = int(fl)
-					} else {
-						i = int(math.Round(xo))
-					}
-				}
+				i := nearestIndex(nearestMode, xo32, legacy && scale < 1)
 				if i < 0 {
 					i = 0
 				}
@@ -232,7 +187,7 @@ func hostResize(c *lctx) error {
 				}
 				fs := 1.0
 				if antialias && scale < 1 {
-					fs = scale
+					fs = float64(scale)
 				}
 				fl := int(math.Floor(xo))
 				start := int(math.Floor(-radius/fs)) + 1
@@ -309,4 +264,79 @@ func hostResize(c *lctx) error {
 	}
 	c.OutH(0, fromF64(h.dt, out, v))
 	return nil
+}
+
+// origCoord is the coordinate in the input of output index x along an
+// axis of in elements resized to on, as ONNX Runtime computes it (float32;
+// the conversions keep a product from being fused into an add).
+// For align_corners, resized is the output length that divides: on when
+// the sizes were given (as ONNX Runtime and the reference agree), the
+// unrounded scale·in when scales were (the ONNX reference and its backend
+// tests, onnx/onnx#2462; ONNX Runtime divides by on there).
+func origCoord(ctm string, x int, scale float32, in, on int, resized, roiStart, roiEnd float32) float32 {
+	xf := float32(x)
+	switch ctm {
+	case "asymmetric":
+		return xf / scale
+	case "align_corners":
+		if on == 1 {
+			return 0
+		}
+		return xf * float32(in-1) / (resized - 1)
+	case "pytorch_half_pixel":
+		if on > 1 {
+			return (xf+0.5)/scale - 0.5
+		}
+		return 0
+	case "tf_half_pixel_for_nn":
+		return (xf + 0.5) / scale
+	case "tf_crop_and_resize":
+		if on > 1 {
+			return float32(roiStart*float32(in-1)) + xf*(roiEnd-roiStart)*float32(in-1)/float32(on-1)
+		}
+		return float32(0.5 * float64(roiStart+roiEnd) * float64(in-1)) // in double, as ONNX Runtime
+	case "half_pixel_symmetric":
+		adj := float32(on) / float32(scale*float32(in))
+		off := float32(float32(in)/2) * (1 - adj)
+		return float32(float64(off) + (float64(xf)+0.5)/float64(scale) - 0.5) // in double, as ONNX Runtime
+	}
+	return (xf+0.5)/scale - 0.5 // half_pixel
+}
+
+// nearestIndex rounds a coordinate to an input index as nearest_mode says
+// (not yet clamped to the input). Resize-10 and Upsample (legacy) round
+// down, and up when the axis shrinks, as ONNX Runtime does. The round
+// modes take a coordinate within tieEps of a half for the tie, as ONNX
+// Runtime 1.30 does: a float32 coordinate whose exact value is x.5 (7 → 4
+// asymmetric: 2·7/4) comes out one ulp off (3.4999998).
+func nearestIndex(mode string, xo float32, legacyDown bool) int {
+	fl := float32(math.Floor(float64(xo)))
+	tie := math.Abs(float64(xo-fl)-0.5) <= tieEps
+	switch {
+	case legacyDown:
+		return int(math.Ceil(float64(xo)))
+	case mode == "floor":
+		return int(fl)
+	case mode == "ceil":
+		return int(math.Ceil(float64(xo)))
+	case tie && mode == "round_prefer_ceil":
+		return int(fl) + 1
+	case tie:
+		return int(fl) // round_prefer_floor
+	}
+	return int(math.Round(float64(xo)))
+}
+
+// tieEps is how far from x.5 a coordinate still rounds as a tie (ONNX
+// Runtime 1.30: 1e-6 in float32 coordinates; measured with
+// fixtures/divergence: 14.499999 is a tie, 21.499998 is not).
+const tieEps = 1e-6
+
+// f32s converts float64 values to float32.
+func f32s(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
 }

@@ -18,11 +18,17 @@ import (
 // A result ONNX Runtime cannot load or run is refused. Without the plugin
 // a note says the result was not run in ONNX Runtime.
 func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *canonical.Model, samples [][]*canonical.Tensor, source string) error {
-	if c.fileOut || (c.opts.Target != "" && !strings.HasPrefix(c.opts.Target, "onnxruntime")) {
+	cv := &c.res.Conversion
+	if c.fileOut {
+		return nil
+	}
+	if c.opts.Target != "" && !strings.HasPrefix(c.opts.Target, "onnxruntime") {
+		cv.NotRunIn = "onnxconv runs results in ONNX Runtime only; the target " + c.opts.Target + " was checked by its profile (operators, opset, IR), not by running it"
 		return nil
 	}
 	setup, err := c.ortSetup(ctx)
 	if err != nil {
+		cv.NotRunIn = "ONNX Runtime is not installed (see 'onnxconv runtimes')"
 		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime (its plugin is not installed; see 'onnxconv runtimes')")
 		return nil
 	}
@@ -37,10 +43,12 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	}
 	side, err := setup.Side(0, path, result)
 	if err != nil {
+		cv.NotRunIn = oneLineErr(err)
 		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: "+oneLineErr(err))
 		return nil
 	}
 	side.Name, side.ComputedBy = c.out+" (onnxruntime)", setup.DescribeSide(0)
+	cv.RanIn = side.ComputedBy
 	if ref != nil {
 		if c.opts.Verify.Profile == "" && c.opts.Verify.RTol == nil && c.opts.Verify.ATol == nil {
 			// The ONNX Runtime run is held to float32 precision at
