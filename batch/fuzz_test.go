@@ -1,19 +1,18 @@
 package batch
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // FuzzManifest: any manifest text parses into jobs over a small tree or
 // is a *ManifestError, within seconds, never a panic, and no job names a
 // file outside the manifest's folder.
 func FuzzManifest(f *testing.F) {
-	if b, err := os.ReadFile("testdata/collection.yaml"); err == nil {
-		f.Add(b)
-	}
+	testpaths.AddFiles(f, "testdata/collection.yaml")
 	f.Add([]byte("jobs:\n  - models: [\"models/**/*.onnx\"]\n    opset: [11, 17]\n    verify: true\n"))
 	f.Add([]byte(`{"jobs":[{"models":["**/**/**/*.onnx"],"exclude":["**/b/**"],"check":true,"reference":"ref","inputs":"in"}]}`))
 	f.Add([]byte("jobs:\n  - models: [\"../x/*.onnx\", \"/etc/passwd\"]\n    check: true\n"))

@@ -26,7 +26,7 @@ func TestConformance(t *testing.T) {
 	root := repoRoot(t)
 	suites := filepath.Join(root, "..", "shared", "onnx-v1.22", "backend-tests")
 	if _, err := os.Stat(filepath.Join(suites, "node")); err != nil {
-		t.Skipf("backend tests not found at %s", suites)
+		t.Fatalf("ONNX backend tests not found at %s (../shared must sit beside the repository): %v", suites, err)
 	}
 	floorText, err := os.ReadFile(filepath.Join(root, "executor", "testdata", "conformance-floor.txt"))
 	if err != nil {

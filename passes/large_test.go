@@ -110,7 +110,7 @@ func TestLargeModels(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, c.name, "model.onnx")
 			if _, err := os.Stat(path); err != nil {
-				t.Skipf("%s: %v", path, err)
+				t.Fatalf("%s=%s lacks %s: %v (make it with fixtures/models/make_large_models.py DIR)", largeModelsEnv, dir, c.name, err)
 			}
 			m, err := canonical.Load(path, canonical.LoadOptions{})
 			if err != nil {

@@ -12,6 +12,13 @@ import (
 	"github.com/onnxconv/onnxconv/importers/builtin"
 )
 
+// expectedRefusals are the fixtures (folder/file) convert refuses with an
+// *importers.UnsupportedOpsError, and why; any other refusal fails the
+// test, and so does one of these converting.
+var expectedRefusals = map[string]string{
+	"text/text.cbm": "CatBoost text features",
+}
+
 // convert --verify compares every tree and scikit-learn fixture with the
 // importer's direct Go predictor (computing the parsed source, not the
 // graph): each conversion is verified against it and equivalent.
@@ -52,11 +59,14 @@ func TestConvertVerifiesAgainstPredictors(t *testing.T) {
 		t.Run(format+"/"+base, func(t *testing.T) {
 			res, err := Convert(context.Background(), in, filepath.Join(dir, base+".onnx"), Options{Env: builtins(), Verify: &VerifyOptions{}})
 			var ue *importers.UnsupportedOpsError
-			if errors.As(err, &ue) {
-				// CTR, text and embedding features: refused, naming them.
-				t.Skipf("refused: %v", err)
-			}
-			if err != nil {
+			why, refusal := expectedRefusals[filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(in)), base))]
+			switch {
+			case refusal && errors.As(err, &ue):
+				t.Logf("refused as expected (%s): %v", why, err)
+				return
+			case refusal:
+				t.Fatalf("expected a refusal (%s) naming the unsupported operator, got err = %v: update expectedRefusals", why, err)
+			case err != nil:
 				t.Fatal(err)
 			}
 			if !res.Verified || !res.Equivalent || !strings.Contains(res.Conversion.Reference, "predictor") {

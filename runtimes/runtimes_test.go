@@ -12,6 +12,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 		})
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(testpaths.Main(m, "runtimes"))
 }
 
 // fakePluginDir returns a folder holding the test binary as the plugin

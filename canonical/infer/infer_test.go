@@ -32,7 +32,7 @@ func repoRoot(t testing.TB) string { return testpaths.RepoRoot(t) }
 func backendDir(t testing.TB, folder string) string {
 	d := filepath.Join(repoRoot(t), "..", "shared", "onnx-v1.22", "backend-tests", folder)
 	if _, err := os.Stat(d); err != nil {
-		t.Skipf("backend tests not available: %v", err)
+		t.Fatalf("ONNX backend tests not found (../shared must sit beside the repository): %v", err)
 	}
 	return d
 }

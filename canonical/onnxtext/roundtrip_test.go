@@ -22,7 +22,7 @@ func backendModels(t testing.TB) []string {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Skip("backend test models not found under ../shared/onnx-v1.22")
+		t.Fatal("backend test models not found under ../shared/onnx-v1.22 (../shared must sit beside the repository)")
 	}
 	sort.Strings(files)
 	return files

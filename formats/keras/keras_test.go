@@ -112,9 +112,7 @@ func TestLoadRefusals(t *testing.T) {
 func FuzzLoad(f *testing.F) {
 	for _, p := range []string{"keras_v3/flownet_25-06_model/model.keras", "keras_h5/hls4ml_hgq_jet_classifier/hgq_jet_classifier.h5",
 		"keras_h5/hls4ml_KERAS_conv1d_small/KERAS_conv1d_small.json"} {
-		if b, err := os.ReadFile(testpaths.Shared(f, "models", p)); err == nil {
-			f.Add(b)
-		}
+		testpaths.AddFiles(f, testpaths.Shared(f, "models", p))
 	}
 	f.Add([]byte("PK\x03\x04"))
 	f.Fuzz(func(t *testing.T, data []byte) {

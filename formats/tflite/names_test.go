@@ -3,6 +3,8 @@ package tflite
 import (
 	"slices"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 func TestTensorNames(t *testing.T) {
@@ -22,6 +24,7 @@ func TestTensorNames(t *testing.T) {
 
 // FuzzMainIO: any bytes give names or an error, never a panic.
 func FuzzMainIO(f *testing.F) {
+	testpaths.AddFiles(f, "../../fixtures/tflite/*.tflite")
 	f.Add([]byte("\x1c\x00\x00\x00TFL3"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {

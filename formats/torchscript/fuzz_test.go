@@ -1,15 +1,19 @@
 package torchscript
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // FuzzParse: the parser never panics or hangs on any source.
 func FuzzParse(f *testing.F) {
 	f.Add("class M(Module):\n  x : int\n  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n    if torch.eq(1, 1):\n      y = x\n    else:\n      pass\n    for _0 in range(3):\n      y = torch.add(y, x)\n    return (y, x[0], x[:, -1])\n")
 	f.Add("def f(a: List[int]=[1, 2]) -> int:\n  return a[0] if a else -1\n")
+	// All the code torch.jit.script and trace wrote into the fixtures.
+	for _, src := range testpaths.ZipMembers(f, "../../fixtures/torchscript/*/model.pt", ".py") {
+		f.Add(src)
+	}
 	f.Fuzz(func(t *testing.T, src string) {
 		_, _ = Parse("f.py", src)
 	})
@@ -17,11 +21,7 @@ func FuzzParse(f *testing.F) {
 
 // FuzzOpen: opening any bytes as an archive never panics.
 func FuzzOpen(f *testing.F) {
-	for _, p := range []string{"../../fixtures/torchscript/branchy_scripted/model.pt", "../../fixtures/torchscript/state_dict.pt"} {
-		if b, err := os.ReadFile(filepath.FromSlash(p)); err == nil {
-			f.Add(b)
-		}
-	}
+	testpaths.AddFiles(f, "../../fixtures/torchscript/branchy_scripted/model.pt", "../../fixtures/torchscript/state_dict.pt")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, err := Open("f.pt", data)
 		if err != nil {

@@ -2,9 +2,10 @@ package catboost
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // FuzzImport: hostile .cbm files and JSON exports are errors, never a
@@ -22,9 +23,7 @@ func FuzzImport(f *testing.F) {
 		"catboost_rs_oracle/ctr_nonmean_byte_identity/baseline.cbm",
 		"catboost_rs_oracle/non_symmetric/depthwise_simplest/model.cbm",
 	} {
-		if b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "models", "catboost", p)); err == nil {
-			f.Add(b)
-		}
+		testpaths.AddFiles(f, filepath.Join("..", "..", "..", "shared", "models", "catboost", p))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, ml := range []int{3, 5} {

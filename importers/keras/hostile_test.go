@@ -13,11 +13,16 @@ import (
 
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/keras"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // refused imports path (in its own goroutine, so that a hang is seen) and
-// checks that the import fails within 5 s with an error naming the file
-// and containing want.
+// checks that the import fails with an error naming the file and
+// containing want. The 60 s guard catches a hang only: wall time on a
+// loaded machine says nothing of the work done (5 s was exceeded under
+// CI's load); the 5 s CPU limit on hostile files is held by cmd/onnxconv's
+// TestHostileFixtures, which measures the CLI's CPU time.
 func refused(t *testing.T, path string, opts importers.Options, want ...string) error {
 	t.Helper()
 	done := make(chan error, 1)
@@ -50,8 +55,8 @@ func refused(t *testing.T, path string, opts importers.Options, want ...string) 
 			}
 		}
 		return err
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%s: not refused within 5 s", path)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s: not refused within 60 s: a hang", path)
 	}
 	return nil
 }
@@ -221,9 +226,7 @@ func TestArchitectureJSONWeights(t *testing.T) {
 func FuzzLoad(f *testing.F) {
 	for _, p := range []string{"keras_v3/flownet_25-06_model/model.keras", "keras_h5/hls4ml_hgq_jet_classifier/hgq_jet_classifier.h5",
 		"keras_h5/hls4ml_KERAS_conv1d_small/KERAS_conv1d_small.json"} {
-		if b, err := os.ReadFile(filepath.Join(shared, p)); err == nil {
-			f.Add(b)
-		}
+		testpaths.AddFiles(f, filepath.Join(shared, p))
 	}
 	f.Add([]byte("PK\x03\x04"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/onnxconv/onnxconv/importers/sklearn"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // FuzzImport: any pickle or joblib file (every container: plain, zlib,
@@ -20,9 +22,7 @@ func FuzzImport(f *testing.F) {
 		"column_transformer_passthrough_gbr.xz.joblib", "column_transformer_remainder_scaler.lzma.joblib",
 		"column_transformer_logreg.lz4.joblib", "bernoulli_nb.joblib",
 	} {
-		if b, err := os.ReadFile(filepath.Join("../../fixtures/sklearn", name)); err == nil {
-			f.Add(b)
-		}
+		testpaths.AddFiles(f, filepath.Join("../../fixtures/sklearn", name))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "m.joblib")

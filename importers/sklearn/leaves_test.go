@@ -2,7 +2,6 @@ package sklearn_test
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -17,16 +16,13 @@ import (
 // TestLeavesProtocol0Pickles: real protocol-0 pickles written by
 // scikit-learn 0.19.1 (GradientBoostingClassifier with the pre-0.21
 // PriorProbabilityEstimator and LogOddsEstimator init), from the test
-// data of the Go leaves library (MIT) when ../shared/models/leaves_legacy
-// holds it (testdata/sk_*.model, their *_true_predictions.txt, which are
+// data of the Go leaves library (MIT, testpaths.LeavesTestdata:
+// testdata/sk_*.model, their *_true_predictions.txt, which are
 // decision_function, and iris_test.libsvm,
 // sk_gradient_boosting_classifier_test.libsvm): detected without a format,
 // their scores equal scikit-learn's decision_function to 1e-12.
 func TestLeavesProtocol0Pickles(t *testing.T) {
-	d := testpaths.Shared(t, "models", "leaves_legacy")
-	if _, err := os.Stat(filepath.Join(d, "sk_iris.model")); err != nil {
-		t.Skipf("%s has no leaves test data (copy leaves' testdata/sk_*.model, their predictions and .libsvm files there to run this test)", d)
-	}
+	d := testpaths.LeavesTestdata(t)
 	for _, c := range []struct {
 		model, data, pred string
 		cols              int

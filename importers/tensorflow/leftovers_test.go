@@ -2,6 +2,7 @@ package tensorflow
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -210,8 +211,8 @@ func FuzzCheckpoint(f *testing.F) {
 	meta, err1 := os.ReadFile(filepath.Join(src, "model.meta"))
 	idx, err2 := os.ReadFile(filepath.Join(src, "model.index"))
 	shard, err3 := os.ReadFile(filepath.Join(src, "model.data-00000-of-00001"))
-	if err1 != nil || err2 != nil || err3 != nil {
-		f.Skip("../shared/models not found")
+	if err := errors.Join(err1, err2, err3); err != nil {
+		f.Fatalf("fuzz seeds from ../shared/models: %v", err)
 	}
 	f.Add(meta, true)
 	f.Fuzz(func(t *testing.T, data []byte, named bool) {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/onnxconv/onnxconv/importers/tfjs"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // FuzzWeightsManifest: small graph models whose weights manifest (paths,
@@ -21,9 +23,7 @@ func FuzzWeightsManifest(f *testing.F) {
 	f.Add([]byte(graphHead + w + `"weightsManifest":[{"paths":["weights.bin","sub/more.bin"],"weights":[{"name":"w","shape":[2],"dtype":"float32","quantization":{"dtype":"uint8","scale":0.5,"min":-1}}]}]}`))
 	f.Add([]byte(graphHead + w + `"weightsManifest":[{"paths":["sub/more.bin"],"weights":[{"name":"w","shape":[2],"dtype":"float32","quantization":{"dtype":"float16"}}]},{"paths":["weights.bin"],"weights":[]}]}`))
 	for _, c := range []string{"symlink_shard", "shard_listed_many"} {
-		if b, err := os.ReadFile(filepath.Join("../../fixtures/hostile/tfjs", c, "model.json")); err == nil {
-			f.Add(b)
-		}
+		testpaths.AddFiles(f, filepath.Join("../../fixtures/hostile/tfjs", c, "model.json"))
 	}
 	bin := make([]byte, 64)
 	for i := range bin {

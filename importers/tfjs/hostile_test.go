@@ -12,6 +12,8 @@ import (
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
 	"github.com/onnxconv/onnxconv/importers/tfjs"
 	"github.com/onnxconv/onnxconv/importers/tfops"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // writeModel writes model.json (and weights.bin when bin is not nil) in a
@@ -33,8 +35,9 @@ func writeModel(t testing.TB, js string, bin []byte) string {
 
 const graphHead = `{"format":"graph-model","modelTopology":{"node":[{"name":"x","op":"Placeholder","attr":{"dtype":{"type":"DT_FLOAT"},"shape":{"shape":{"dim":[{"size":"-1"},{"size":"2"}]}}}},`
 
-// Hostile model.json files are refused within 5 s, naming the file and
-// the fault.
+// Hostile model.json files are refused, naming the file and the fault
+// (a 60 s guard catches a hang; the 5 s CPU limit is held by
+// cmd/onnxconv's TestHostileFixtures: wall time under load is no measure).
 func TestHostileModels(t *testing.T) {
 	deep := `{"format":"layers-model","modelTopology":` + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + `}`
 	nested := `{"class_name":"Sequential","config":{"name":"m","layers":[{"class_name":"Dense","config":{"name":"d","units":1,"batch_input_shape":[null,1]}}]}}`
@@ -137,9 +140,7 @@ func FuzzImport(f *testing.F) {
 		fixtureDir + "/cnn/model.json", fixtureDir + "/functional/model.json", fixtureDir + "/rnn/model.json",
 		shared + "/tfjs_graph/tfjs_rn59_graph_model/model.json",
 	} {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-		}
+		testpaths.AddFiles(f, p)
 	}
 	f.Add([]byte(graphHead + `{"name":"w","op":"Const"}]},"weightsManifest":[{"paths":["weights.bin"],"weights":[{"name":"w","shape":[2],"dtype":"float32","quantization":{"dtype":"uint8","scale":0.1,"min":-1}}]}]}`))
 	bin := make([]byte, 4096)
@@ -162,8 +163,8 @@ func FuzzImport(f *testing.F) {
 		}()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatalf("import took more than 5 s")
+		case <-time.After(60 * time.Second):
+			t.Fatalf("import took more than 60 s: a hang")
 		}
 	})
 }

@@ -3,7 +3,6 @@ package tflite
 import (
 	"encoding/binary"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,8 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // FuzzImport feeds arbitrary bytes to Import: it must return a model or an
@@ -20,9 +21,7 @@ import (
 // also added here.
 func FuzzImport(f *testing.F) {
 	for _, name := range fixtureModels {
-		if b, err := os.ReadFile(fixture(name + ".tflite")); err == nil {
-			f.Add(b)
-		}
+		testpaths.AddFiles(f, fixture(name+".tflite"))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mp, err := importProto(data, Options{})

@@ -3,14 +3,14 @@ package xgboost
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // checkTreeEnsemble verifies the TreeEnsemble invariants ONNX requires:
@@ -76,6 +76,9 @@ func checkTreeEnsemble(n *onnxpb.NodeProto) error {
 }
 
 func FuzzImport(f *testing.F) {
+	// Real models xgboost wrote (JSON and UBJSON), small ones.
+	testpaths.AddFiles(f, "../../fixtures/xgboost/binary_logistic.json", "../../fixtures/xgboost/binary_logistic.ubj",
+		"../../fixtures/xgboost/categorical_binary.json", "../../fixtures/xgboost/categorical_onehot.ubj")
 	f.Add([]byte(handModel("binary:logistic", "2.5E-1", 1)))
 	f.Add([]byte(handCategorical))
 	f.Add([]byte(treeModel(tree3("[1,-1,-1]", "[2,-1,-1]", "[0,0,0]"), "[0]")))
@@ -112,14 +115,7 @@ func FuzzImport(f *testing.F) {
 // ensemble and graph built from what it accepts) panic, hang or allocate
 // without bound; the seeds are the legacy fixtures and the hostile ones.
 func FuzzLegacy(f *testing.F) {
-	for _, pattern := range []string{"../../fixtures/xgboost/legacy/*.model", "../../fixtures/hostile/xgboost-legacy/*.model"} {
-		files, _ := filepath.Glob(pattern)
-		for _, p := range files {
-			if b, err := os.ReadFile(p); err == nil {
-				f.Add(b)
-			}
-		}
-	}
+	testpaths.AddFiles(f, "../../fixtures/xgboost/legacy/*.model", "../../fixtures/hostile/xgboost-legacy/*.model")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseLegacy(data)
 		if err != nil {

@@ -1,7 +1,6 @@
 package xgboost_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -13,15 +12,11 @@ import (
 )
 
 // leavesDir holds real pre-1.0 xgboost binaries with xgboost's stored
-// predictions, from the test data of the Go leaves library (MIT), under
-// their names there (testdata/xg*.model, *_true_*predictions.txt,
-// agaricus_test.libsvm, dermatology_test.libsvm).
+// predictions, the test data of the Go leaves library (MIT), under their
+// names there (xg*.model, *_true_*predictions.txt, agaricus_test.libsvm,
+// dermatology_test.libsvm).
 func leavesDir(t *testing.T) string {
-	d := testpaths.Shared(t, "models", "leaves_legacy")
-	if _, err := os.Stat(filepath.Join(d, "xgagaricus.model")); err != nil {
-		t.Skipf("%s has no leaves test data (copy leaves' testdata/xg*.model, their predictions and the .libsvm files there to run this test)", d)
-	}
-	return d
+	return testpaths.LeavesTestdata(t)
 }
 
 // TestLeavesLegacyFiles: real xgboost < 1.0 binaries (no "binf" header,

@@ -45,6 +45,10 @@ const (
 	RequireSlurmEnv    = "ONNXCONV_REQUIRE_SLURM"
 	SkipLibtorchEnv    = "ONNXCONV_SKIP_LIBTORCH"
 	RequireLibtorchEnv = "ONNXCONV_REQUIRE_LIBTORCH"
+
+	// Process tracing: strace, and ptrace for internal/proctrace.
+	SkipTraceEnv    = "ONNXCONV_SKIP_TRACE"
+	RequireTraceEnv = "ONNXCONV_REQUIRE_TRACE"
 )
 
 // libtorchHeader is where Debian's libtorch-dev puts torch/script.h.
@@ -66,6 +70,7 @@ const (
 	needNode
 	needSlurm
 	needLibtorch
+	needTrace
 	numNeeds
 )
 
@@ -79,6 +84,8 @@ func (n need) name() string {
 		return "Slurm with munge"
 	case needLibtorch:
 		return "libtorch"
+	case needTrace:
+		return "process tracing"
 	}
 	return "Chromium"
 }
@@ -93,6 +100,8 @@ func (n need) skipEnv() string {
 		return SkipSlurmEnv
 	case needLibtorch:
 		return SkipLibtorchEnv
+	case needTrace:
+		return SkipTraceEnv
 	}
 	return SkipChromiumEnv
 }
@@ -107,6 +116,8 @@ func (n need) requireEnv() string {
 		return RequireSlurmEnv
 	case needLibtorch:
 		return RequireLibtorchEnv
+	case needTrace:
+		return RequireTraceEnv
 	}
 	return RequireChromiumEnv
 }
@@ -121,6 +132,8 @@ func (n need) hint() string {
 		return "install Debian's slurmctld, slurmd, slurm-client and munge (scripts/test.sh does)"
 	case needLibtorch:
 		return "install Debian's libtorch-dev and a C++ compiler ('apt-get install libtorch-dev g++')"
+	case needTrace:
+		return "install Debian's strace (scripts/test.sh does) and allow ptrace (a container needs --cap-add SYS_PTRACE)"
 	}
 	return "install Debian's chromium ('apt-get install chromium')"
 }
@@ -379,6 +392,25 @@ func Libtorch(t testing.TB) {
 	}
 }
 
+// Strace returns the path of strace on $PATH, or skips t, counted for the
+// package's report (see Main; ONNXCONV_SKIP_TRACE=1 lets the package pass).
+func Strace(t testing.TB) string {
+	t.Helper()
+	p, err := osEnv("").lookPath("strace")
+	if err != nil {
+		skip(t, &skips, needTrace, "not found (looked for strace on $PATH)")
+	}
+	return p
+}
+
+// SkipTrace skips t because this process cannot trace its children
+// (ptrace refused, or a platform without it), counted as Strace's skips
+// are; reason completes "process tracing not usable (…)".
+func SkipTrace(t testing.TB, reason string) {
+	t.Helper()
+	skip(t, &skips, needTrace, "not usable ("+reason+")")
+}
+
 // Main runs the package's tests (m.Run) and returns the exit code for
 // os.Exit: m.Run's, or 1 when a test was skipped for an outside program
 // whose SKIP variable (ONNXCONV_SKIP_ORT=1, ONNXCONV_SKIP_CHROMIUM=1) is
@@ -390,8 +422,15 @@ func Libtorch(t testing.TB) {
 // skip them". Every package whose tests call ORT, SkipORT or Chromium runs
 // them through Main from its TestMain (those helpers fail a test rather
 // than skip it silently otherwise); pkg is the package's folder in the
-// repository, such as "runtimes/ort".
+// repository, such as "runtimes/ort". The tests run with a home of their
+// own (see Hermetic).
 func Main(m *testing.M, pkg string) int {
+	restore, err := Hermetic()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", pkg, err)
+		return 2
+	}
+	defer restore()
 	skips.wire()
 	return skips.report(os.Stdout, osEnv(""), pkg, m.Run())
 }

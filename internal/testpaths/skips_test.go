@@ -285,3 +285,18 @@ func TestFindSlurm(t *testing.T) {
 		t.Fatalf("line:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestTraceLine: strace and ptrace skips have their own variables and
+// report line, and REQUIRE fails them as it does the others.
+func TestTraceLine(t *testing.T) {
+	want := "p: 3 test(s) skipped: process tracing not found (looked for strace on $PATH); install Debian's strace (scripts/test.sh does) and allow ptrace (a container needs --cap-add SYS_PTRACE); set ONNXCONV_SKIP_TRACE=1 to skip them"
+	if got := line("p", needTrace, 3, "not found (looked for strace on $PATH)", true); got != want {
+		t.Fatalf("line:\n%s\nwant\n%s", got, want)
+	}
+	if !skipAllowed(fakeEnv(map[string]string{SkipTraceEnv: "1"}), needTrace) {
+		t.Errorf("%s=1 does not let trace skips pass", SkipTraceEnv)
+	}
+	if skipAllowed(fakeEnv(map[string]string{SkipTraceEnv: "1", RequireTraceEnv: "1"}), needTrace) {
+		t.Errorf("%s=1 does not win over %s=1", RequireTraceEnv, SkipTraceEnv)
+	}
+}

@@ -3,18 +3,16 @@ package node
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // A Conn serves a stream of requests from one node process: the script
 // reads each request (header and blobs of announced sizes), answers it,
 // and ends when stdin is closed.
 func TestConnStream(t *testing.T) {
-	nodeExe, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node on $PATH")
-	}
+	nodeExe, _ := testpaths.Node(t)
 	const echo = `
 (async () => {
   const next = frame.stream();

@@ -18,10 +18,6 @@ import (
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
-// requireORT tells whether missing backend tests (../shared) must fail the
-// test (CI sets it).
-func requireORT() bool { return os.Getenv("ONNXCONV_REQUIRE_ORT") != "" }
-
 // openForTest opens the runtime with one intra-op thread, or skips the test
 // when the library is absent (counted and reported by TestMain, which fails
 // the package unless ONNXCONV_SKIP_ORT=1; see testpaths.Main).
@@ -55,10 +51,7 @@ func nodeTestDir(t testing.TB) string {
 	t.Helper()
 	d := filepath.Join(repoRoot(t), "..", "shared", "onnx-v1.22", "backend-tests", "node")
 	if _, err := os.Stat(d); err != nil {
-		if requireORT() {
-			t.Fatalf("ONNX backend tests not found: %v", err)
-		}
-		t.Skipf("ONNX backend tests not found: %v", err)
+		t.Fatalf("ONNX backend tests not found (../shared must sit beside the repository): %v", err)
 	}
 	return d
 }

@@ -23,8 +23,9 @@ import (
 // and bfloat16) and quantize of the onnxconv binary over the suite's fixtures (ONNX models,
 // TFLite, TF.js, XGBoost, scikit-learn, and CatBoost from ../shared) and
 // loads and runs every ONNX file they write in ONNX Runtime 1.30. A command
-// may refuse (exit 1) before writing, naming the node; a file written that
-// ONNX Runtime cannot load or run fails the test.
+// may refuse (exit 1, 2 for unreadable input, 4 unsupported) before writing, naming the
+// node; a crash, any other exit, or a file written that ONNX Runtime cannot
+// load or run fails the test.
 func TestWrittenFilesLoadInORT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long: runs about 150 conversions")
@@ -88,17 +89,23 @@ func TestWrittenFilesLoadInORT(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
+			// A refusal exits 1, 2 (unreadable input) or 4 (unsupported)
+			// with a message and writes nothing; anything else (a crash,
+			// which exits 2 too, a signal, another code) fails.
 			var ee *exec.ExitError
-			if errors.As(err, &ee) && ee.ExitCode() == 1 {
+			if errors.As(err, &ee) && (ee.ExitCode() == 1 || ee.ExitCode() == 2 || ee.ExitCode() == 4) {
+				if bad := testpaths.CrashSign(stderr.String()); bad != "" {
+					t.Fatalf("%v: exit %d with %q in its output, a crash: %s", args, ee.ExitCode(), bad, firstLines(stderr.String(), 12))
+				}
 				refused++
 				if _, serr := os.Stat(dst); serr == nil {
-					t.Errorf("exit 1 but %s was written", dst)
+					t.Errorf("exit %d but %s was written", ee.ExitCode(), dst)
 				}
-				t.Logf("refused before writing: %s", firstLines(stderr.String(), 2))
+				t.Logf("refused before writing (exit %d): %s", ee.ExitCode(), firstLines(stderr.String(), 2))
 				return
 			}
 			if err != nil {
-				t.Skipf("%v: %v: %s", args, err, firstLines(stderr.String(), 3))
+				t.Fatalf("%v: %v, want exit 0, or 1, 2 or 4 refusing before writing: %s", args, err, firstLines(stderr.String(), 3))
 			}
 			written++
 			if runWritten(t, rt, dst) {

@@ -341,9 +341,10 @@ func TestInt64(t *testing.T) {
 // magnitude, and refuse what it does not run (variable tensors, int64)
 // with a *RunError that says so.
 func TestLiteRT(t *testing.T) {
+	testpaths.Node(t, Package, LiteRTPackage) // counted skip when npm ci has not installed it
 	env := realEnv(t)
 	if env.LiteRTVersion == "" {
-		t.Skipf("%s is not installed beside %s in %s", LiteRTPackage, Package, env.Modules)
+		t.Fatalf("%s is installed, but Find found no version of it beside %s in %s", LiteRTPackage, Package, env.Modules)
 	}
 	fixtures := filepath.Join(testpaths.RepoRoot(t), "fixtures", "tflite")
 	path := filepath.Join(fixtures, "cnn.tflite")

@@ -64,7 +64,7 @@ func caseDir(t *testing.T, name string) string {
 	}
 	dir := filepath.Join(d, "..", "shared", "onnx-v1.22", "backend-tests", "node", name)
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("backend test %s not available", name)
+		t.Fatalf("backend test %s not found (../shared must sit beside the repository): %v", name, err)
 	}
 	return dir
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // npyBytes builds an .npy file the way numpy.save writes it (version 1.0,
@@ -199,6 +201,9 @@ func TestSetDirsFixture(t *testing.T) {
 // FuzzReadNpy: arbitrary bytes never panic, and whatever is accepted has
 // exactly the data its shape calls for.
 func FuzzReadNpy(f *testing.F) {
+	// Files numpy wrote: float32, int64 and bool arrays.
+	testpaths.AddFiles(f, "../../fixtures/xgboost/binary_logistic.input.npy", "../../fixtures/xgboost/binary_logistic.label.npy",
+		"../../fixtures/tflite/cnn.input_0.npy")
 	f.Add(npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", f32le(1, 2, 3, 4, 5, 6)))
 	f.Add(npyBytes("{'descr': '<U2', 'fortran_order': False, 'shape': (1,), }", []byte{'a', 0, 0, 0, 0, 0, 0, 0}))
 	f.Add(npyBytes("{'descr': '>i2', 'fortran_order': False, 'shape': (), }", []byte{0, 1}))

@@ -77,6 +77,10 @@ func TestReadTableCSV(t *testing.T) {
 }
 
 func FuzzReadTable(f *testing.F) {
+	// Tables other tools wrote: LightGBM's test data (TSV) and its
+	// predictions.
+	testpaths.AddFiles(f, "../../../shared/models/lightgbm/leaves_rf_iris/lg_rf_iris_true_predictions.txt",
+		"../../../shared/models/lightgbm/leaves_dart_breast_cancer/lg_dart_breast_cancer_true_predictions.txt")
 	f.Add([]byte("a,b\n1,2\n3,4\n"))
 	f.Add([]byte("1\t2\n\n3\tnan\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
