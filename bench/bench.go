@@ -19,7 +19,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -303,15 +302,6 @@ func ProcessCPU() time.Duration { return cpuTime() }
 
 // LoadAverage is the 1, 5 and 15 minute load averages ("" where unknown).
 func LoadAverage() string { return loadAvg() }
-
-// cpuTime is the process's user+sys CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // resetPeakRSS resets the kernel's peak-RSS mark of this process (Linux;
 // ignored elsewhere), so that peakRSS measures from here on.

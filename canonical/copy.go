@@ -6,14 +6,15 @@ import (
 	"os"
 	"sync"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // copyMin is the size from which tensor data that lies in a mapped file is
 // copied file to file in the kernel; smaller tensors go through the write
 // buffer (a syscall per tensor would cost more than the copy).
 const copyMin = 64 << 10
+
+// errInterrupted is a kernel copy interrupted by a signal: try again.
+var errInterrupted = errors.New("interrupted")
 
 // releaseChunk is how many bytes of a mapping are read through user space
 // before the pages they lie in are released (see mappedSource.release).
@@ -43,7 +44,7 @@ func (s *mappedSource) unmap() error {
 		return nil
 	}
 	s.unmapped = true
-	return unix.Munmap(s.data)
+	return unmapBytes(s.data)
 }
 
 // release drops the process's page-table entries for the pages that hold
@@ -66,7 +67,7 @@ func (s *mappedSource) release(off, n int64) {
 	end := min(off+n, size)
 	page := int64(os.Getpagesize())
 	off = off / page * page // the mapping starts on a page boundary
-	_ = unix.Madvise(s.data[off:end], unix.MADV_DONTNEED)
+	releasePages(s.data[off:end])
 }
 
 // releaser gathers the ranges of mappings read through user memory and
@@ -185,20 +186,8 @@ func (c *rawCopier) copy(bw *bufio.Writer, src *mappedSource, off int64, b []byt
 	useSendfile := false
 	for left > 0 {
 		chunk := int(min(left, 64<<20))
-		var n int
-		var err error
-		if !useSendfile {
-			o := off
-			n, err = unix.CopyFileRange(int(src.f.Fd()), &o, int(c.dst.Fd()), nil, chunk, 0)
-			if err != nil && (errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP)) {
-				useSendfile = true
-				continue
-			}
-		} else {
-			o := off
-			n, err = unix.Sendfile(int(c.dst.Fd()), int(src.f.Fd()), &o, chunk)
-		}
-		if err == unix.EINTR {
+		n, err := kernelCopy(c.dst, src.f, off, chunk, &useSendfile)
+		if errors.Is(err, errInterrupted) {
 			continue
 		}
 		if err != nil || n <= 0 {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
@@ -59,14 +58,13 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 	if int64(int(size)) != size {
 		return nil, fmt.Errorf("%s: file of %d bytes is too big to map", path, size)
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	data, err := mapFile(f, int(size))
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot memory-map the model: %w", path, err)
 	}
-	_ = unix.Madvise(data, unix.MADV_SEQUENTIAL)
 	dir, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
-		_ = unix.Munmap(data)
+		_ = unmapBytes(data)
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	src := &mappedSource{f: f, data: data}
@@ -368,12 +366,11 @@ func (x *extFiles) slice(loc string, offset, length int64, checksum string) ([]b
 			if err != nil {
 				return nil, fmt.Errorf("external data %q: %w", loc, err)
 			}
-			data, err := unix.Mmap(int(fd.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+			data, err := mapFile(fd, int(size))
 			if err != nil {
 				fd.Close()
 				return nil, fmt.Errorf("external data %q: cannot memory-map: %w", loc, err)
 			}
-			_ = unix.Madvise(data, unix.MADV_SEQUENTIAL)
 			f.data, f.mapped = data, true
 			f.src = &mappedSource{f: fd, data: data}
 		} else {
