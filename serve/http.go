@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,7 +45,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/jobs", s.auth(s.submit))
 	mux.HandleFunc("GET /v1/jobs/{id}", s.auth(s.status))
 	mux.HandleFunc("GET /v1/jobs/{id}/artifacts/{name}", s.auth(s.artifact))
-	mux.HandleFunc("DELETE /v1/jobs/{id}", s.auth(s.cancel))
+	mux.HandleFunc("GET /v1/jobs", s.auth(s.list))
+	mux.HandleFunc("POST /v1/jobs/{id}/cancel", s.auth(s.cancel))
+	mux.HandleFunc("DELETE /v1/jobs/{id}", s.auth(s.remove))
 	mux.HandleFunc("GET /v1/formats", s.auth(s.formats))
 	mux.HandleFunc("GET /v1/targets", s.auth(s.targets))
 	return s.audit(mux)
@@ -58,6 +61,8 @@ type auditInfo struct {
 	Job     string `json:"job,omitempty"`
 	SHA256  string `json:"model_sha256,omitempty"`
 	Verdict string `json:"verdict,omitempty"`
+	// who is the caller (zero without tokens).
+	who caller
 }
 
 // statusWriter records the status code for the audit line.
@@ -118,16 +123,18 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		id, valid := "", false
+		var who caller
+		valid := false
 		if ok {
-			id, valid = s.cfg.Tokens.check(strings.TrimSpace(tok))
+			who, valid = s.cfg.Tokens.check(strings.TrimSpace(tok))
 		}
 		if !valid {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="onnxconv"`)
 			writeError(w, http.StatusUnauthorized, "a valid bearer token is required (Authorization: Bearer TOKEN)")
 			return
 		}
-		auditOf(r).Token = id
+		a := auditOf(r)
+		a.Token, a.who = who.id, who
 		h(w, r)
 	}
 }
@@ -369,7 +376,8 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request) (*Job, bool) {
 	id := r.PathValue("id")
 	auditOf(r).Job = id
 	j, err := s.store.get(id)
-	if errors.Is(err, errNoJob) {
+	if errors.Is(err, errNoJob) || (err == nil && !s.owns(auditOf(r).who, j)) {
+		// Another token's job is as absent as a job that never was.
 		writeError(w, http.StatusNotFound, "no job "+id)
 		return nil, false
 	}
@@ -380,6 +388,61 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request) (*Job, bool) {
 	a := auditOf(r)
 	a.SHA256, a.Verdict = j.ModelSHA256, string(j.Verdict)
 	return j, true
+}
+
+// owns tells whether the caller may see and manage job j: its own
+// token's jobs, every job for an admin token or on a server without
+// tokens.
+func (s *Server) owns(who caller, j *Job) bool {
+	return s.cfg.Tokens == nil || who.admin || j.Token == who.id
+}
+
+// list is GET /v1/jobs?limit=N&after=ID: the caller's jobs (an admin's:
+// all), oldest first, at most limit (default 50, at most 500) of them
+// after job ID, without their records; "next" is the after of the next
+// page.
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	limit := 50
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit %q: give a number from 1 to 500", v))
+			return
+		}
+		limit = n
+	}
+	after := r.URL.Query().Get("after")
+	all, err := s.store.list()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading the job store failed")
+		return
+	}
+	who := auditOf(r).who
+	page := struct {
+		Jobs []*Job `json:"jobs"`
+		Next string `json:"next,omitempty"`
+	}{Jobs: []*Job{}}
+	skipping := after != ""
+	for _, j := range all {
+		if !s.owns(who, j) {
+			continue
+		}
+		if skipping {
+			skipping = j.ID != after
+			continue
+		}
+		if len(page.Jobs) == limit {
+			page.Next = page.Jobs[limit-1].ID
+			break
+		}
+		j.Records, j.Artifacts = nil, nil
+		page.Jobs = append(page.Jobs, j)
+	}
+	if skipping {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no job %s to page after", after))
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
@@ -427,6 +490,26 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, name, st.ModTime(), f)
 }
 
+// remove is DELETE /v1/jobs/{id}: a finished job and its files are
+// deleted; a queued or running one must be canceled first (409).
+func (s *Server) remove(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.job(w, r)
+	if !ok {
+		return
+	}
+	if !j.State.Final() {
+		writeError(w, http.StatusConflict, fmt.Sprintf("job %s is %s: cancel it first (POST /v1/jobs/%s/cancel)", j.ID, j.State, j.ID))
+		return
+	}
+	if err := s.deleteJob(j.ID); err != nil {
+		writeError(w, http.StatusInternalServerError, "deleting the job failed")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// cancel is POST /v1/jobs/{id}/cancel: a queued or running job ends
+// canceled.
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	j, ok := s.job(w, r)
 	if !ok {

@@ -320,6 +320,17 @@ func (s *Server) run(parent context.Context, id string) {
 
 var errSkip = errors.New("skip")
 
+// deleteJob removes a finished job's files and then its record.
+func (s *Server) deleteJob(id string) error {
+	if err := os.RemoveAll(s.jobDir(id)); err != nil {
+		return fmt.Errorf("removing job %s: %w", id, err)
+	}
+	if err := s.store.remove(id); err != nil {
+		return fmt.Errorf("removing job %s: %w", id, err)
+	}
+	return nil
+}
+
 // fail ends job id as failed with err's message.
 func (s *Server) fail(id string, err error) {
 	j, uerr := s.store.update(id, func(j *Job) error {
