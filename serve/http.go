@@ -171,39 +171,60 @@ func (s *Server) page(w http.ResponseWriter, _ *http.Request) {
 // submit is POST /v1/jobs: multipart with a "model" file part (a model
 // file, or a folder as .zip/.tar/.tar.gz) and an optional "spec" part.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+	who := auditOf(r).who
+	// The submission takes its place in the queue and in its token's
+	// quota before its body is read, so that concurrent uploads cannot
+	// overfill either.
 	s.mu.Lock()
-	stopping, full := false, s.queued >= s.cfg.QueueSize
+	stopping := false
 	select {
 	case <-s.stopping:
 		stopping = true
 	default:
 	}
+	full := s.queued >= s.cfg.QueueSize
+	busy := s.cfg.QuotaJobs > 0 && s.active[who.id] >= s.cfg.QuotaJobs
+	room := s.cfg.MaxUpload
+	if s.cfg.QuotaBytes > 0 {
+		room = min(room, s.cfg.QuotaBytes-s.stored[who.id])
+	}
+	reserved := !stopping && !full && !busy && room > 0
+	if reserved {
+		s.queued++
+		s.active[who.id]++
+	}
 	s.mu.Unlock()
-	if stopping {
+	switch {
+	case stopping:
 		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
 		return
-	}
-	if full {
+	case full:
 		w.Header().Set("Retry-After", "30")
 		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("the queue is full (%d jobs waiting); retry later", s.cfg.QueueSize))
 		return
-	}
-	if r.ContentLength > s.cfg.MaxUpload {
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is larger than the limit of %d bytes", s.cfg.MaxUpload))
+	case busy:
+		w.Header().Set("Retry-After", "30")
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("your token has %d jobs queued or running, its quota; retry when one ends", s.cfg.QuotaJobs))
+		return
+	case room <= 0:
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("your token's jobs keep %d bytes, its quota; delete finished jobs (DELETE /v1/jobs/ID)", s.cfg.QuotaBytes))
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload)
-	j, err := s.accept(r)
+	j, err := s.acceptWithin(w, r, room)
 	if err != nil {
+		s.mu.Lock()
+		s.queued--
+		s.active[who.id]--
+		s.mu.Unlock()
 		var re *RequestError
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is larger than the limit of %d bytes", s.cfg.MaxUpload))
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is larger than the limit of %d bytes (the upload limit or your token's remaining quota)", room))
 		case errors.As(err, &re):
 			writeError(w, re.Status, re.Msg)
 		default:
-			writeError(w, http.StatusInternalServerError, "storing the upload: "+err.Error())
+			writeError(w, http.StatusInternalServerError, "storing the upload failed (see the server's log)")
 		}
 		return
 	}
@@ -213,8 +234,20 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]any{"id": j.ID, "state": j.State, "url": "/v1/jobs/" + j.ID})
 }
 
+// acceptWithin reads the request's body, cut at room bytes, into a new
+// job.
+func (s *Server) acceptWithin(w http.ResponseWriter, r *http.Request, room int64) (*Job, error) {
+	if r.ContentLength > room {
+		return nil, &http.MaxBytesError{Limit: room}
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, room)
+	return s.accept(r, room)
+}
+
 // accept reads the request into a new job's folder and queues it.
-func (s *Server) accept(r *http.Request) (*Job, error) {
+// room is what the job may keep on disk, upload and unpacked folder
+// together.
+func (s *Server) accept(r *http.Request, room int64) (*Job, error) {
 	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || ct != "multipart/form-data" || params["boundary"] == "" {
 		return nil, badRequest("send multipart/form-data with a \"model\" file part and an optional \"spec\" part")
@@ -293,7 +326,14 @@ func (s *Server) accept(r *http.Request) (*Job, error) {
 	in := filepath.Join(dir, "input")
 	if kind := archiveKind(upload); kind != "" {
 		target := filepath.Join(in, strings.TrimSuffix(strings.TrimSuffix(upload, filepath.Ext(upload)), ".tar"))
-		if err := unpack(filepath.Join(dir, "upload", upload), kind, target, unpackLimits{bytes: s.cfg.MaxUnpacked, files: s.cfg.MaxFiles}); err != nil {
+		lim := unpackLimits{bytes: s.cfg.MaxUnpacked, files: s.cfg.MaxFiles}
+		if s.cfg.QuotaBytes > 0 {
+			lim.bytes = min(lim.bytes, room-j.Bytes)
+		}
+		s.unpacks <- struct{}{}
+		err := unpack(filepath.Join(dir, "upload", upload), kind, target, lim)
+		<-s.unpacks
+		if err != nil {
 			return nil, err
 		}
 		rel, err := filepath.Rel(in, modelIn(target))
@@ -316,11 +356,12 @@ func (s *Server) accept(r *http.Request) (*Job, error) {
 	if _, err := batch.ParseManifest(mustManifest(j), dir); err != nil {
 		return nil, badRequest("spec: %v", err)
 	}
+	j.Stored = dirSize(dir)
 	if err := s.store.put(j); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	s.queued++
+	s.stored[j.Token] += j.Stored
 	s.metrics.queueDepth.Set(float64(s.queued))
 	s.mu.Unlock()
 	s.metrics.submitted.WithLabelValues(kindOf(j)).Inc()
@@ -501,7 +542,7 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, fmt.Sprintf("job %s is %s: cancel it first (POST /v1/jobs/%s/cancel)", j.ID, j.State, j.ID))
 		return
 	}
-	if err := s.deleteJob(j.ID); err != nil {
+	if err := s.deleteJob(j); err != nil {
 		writeError(w, http.StatusInternalServerError, "deleting the job failed")
 		return
 	}
@@ -535,7 +576,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 		cancel()
 	}
 	s.mu.Unlock()
-	s.metrics.finished(j)
+	s.ended(j)
 	writeJSON(w, http.StatusOK, j)
 }
 

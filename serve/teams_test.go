@@ -1,15 +1,21 @@
 package serve_test
 
 import (
+	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/json"
+	"hash/crc32"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -225,4 +231,190 @@ func TestJobsBelongToTheirToken(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(tm.data, "jobs", bobs)); !os.IsNotExist(err) {
 		t.Errorf("a deleted job's folder is still there: %v", err)
 	}
+}
+
+// TestQueueNeverOverfills: twelve uploads at once to a two-place queue
+// (workers not started) leave at most two jobs queued; the rest get 429.
+func TestQueueNeverOverfills(t *testing.T) {
+	tm := newTeam(t, serve.Config{QueueSize: 2, Workers: 1})
+	model := xgbModel(t)
+	codes := make(chan int, 12)
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, code, _ := tm.submit(t, []string{"alice", "bob"}[i%2], "m.json", model, "")
+			codes <- code
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	n := map[int]int{}
+	for c := range codes {
+		n[c]++
+	}
+	if n[http.StatusAccepted] != 2 || n[http.StatusTooManyRequests] != 10 {
+		t.Errorf("twelve submissions to a two-place queue: %v, want 2 accepted and 10 × 429", n)
+	}
+}
+
+// TestQuotas: a token past --quota-jobs gets 429 while another token is
+// still served; a token's upload is cut at its --quota-bytes (413) and,
+// once its jobs keep the quota, the next upload is refused.
+func TestQuotas(t *testing.T) {
+	model := xgbModel(t)
+	tm := newTeam(t, serve.Config{QuotaJobs: 2, QuotaBytes: int64(len(model)) * 5 / 2, Workers: 1})
+	for i := range 2 {
+		if _, code, msg := tm.submit(t, "alice", "m.json", model, ""); code != http.StatusAccepted {
+			t.Fatalf("alice's job %d: %d %s", i, code, msg)
+		}
+	}
+	if _, code, msg := tm.submit(t, "alice", "m.json", model, ""); code != http.StatusTooManyRequests || !strings.Contains(msg, "quota") {
+		t.Errorf("alice's third job with a quota of 2: %d %s, want 429", code, msg)
+	}
+	big := append(bytes.Repeat([]byte(" "), len(model)*3), model...)
+	if _, code, msg := tm.submit(t, "bob", "m.json", big, ""); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("bob's upload past his byte quota: %d %s, want 413", code, msg)
+	}
+	if _, code, msg := tm.submit(t, "bob", "m.json", model, ""); code != http.StatusAccepted {
+		t.Errorf("bob's job beside alice's full quota: %d %s", code, msg)
+	}
+	tm.start(t)
+	// Alice's two jobs keep more than the quota once their results are
+	// written: the next upload is refused until she deletes one.
+	code, b := tm.do(t, "alice", "GET", "/v1/jobs", nil, "")
+	var page struct{ Jobs []serve.Job }
+	if err := json.Unmarshal(b, &page); code != 200 || err != nil {
+		t.Fatalf("list: %d %v", code, err)
+	}
+	for _, j := range page.Jobs {
+		tm.wait(t, "alice", j.ID)
+	}
+	if _, code, msg := tm.submit(t, "alice", "m.json", model, ""); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("alice's upload with her jobs past her byte quota: %d %s, want 413", code, msg)
+	}
+	for _, j := range page.Jobs {
+		if code, b := tm.do(t, "alice", "DELETE", "/v1/jobs/"+j.ID, nil, ""); code != http.StatusNoContent {
+			t.Fatalf("delete: %d %s", code, b)
+		}
+	}
+	if _, code, msg := tm.submit(t, "alice", "m.json", model, ""); code != http.StatusAccepted {
+		t.Errorf("alice's upload after deleting her jobs: %d %s", code, msg)
+	}
+}
+
+// zipBomb is a 4.28 MB zip whose one member, m/model.json, inflates to
+// 4 GiB of zeros: a deflate block of 1 MiB of zeros repeated, with the
+// member's true size and CRC in its header.
+func zipBomb(t *testing.T) []byte {
+	t.Helper()
+	var raw bytes.Buffer
+	fw, err := flate.NewWriter(&raw, flate.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := make([]byte, 1<<20)
+	_, _ = fw.Write(zeros)
+	_ = fw.Flush()
+	head := raw.Len()
+	_, _ = fw.Write(zeros)
+	_ = fw.Flush()
+	block := bytes.Clone(raw.Bytes()[head:])
+	raw.Truncate(head)
+	const mib = 4096
+	crc := crc32.Update(0, crc32.IEEETable, zeros)
+	for range mib - 1 {
+		raw.Write(block)
+		crc = crc32.Update(crc, crc32.IEEETable, zeros)
+	}
+	// The final, empty block.
+	var tail bytes.Buffer
+	fw.Reset(&tail)
+	_ = fw.Close()
+	raw.Write(tail.Bytes())
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "m/model.json", Method: zip.Deflate, CRC32: crc,
+		CompressedSize64: uint64(raw.Len()), UncompressedSize64: mib << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.Write(raw.Bytes())
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestZipBombStopsAtTheQuota: a 4.28 MB zip that inflates to 4 GiB,
+// uploaded by a token with 16 MiB of quota, is refused (413) within 2 s
+// and the data folder never holds more than the quota meanwhile.
+func TestZipBombStopsAtTheQuota(t *testing.T) {
+	bomb := zipBomb(t)
+	// The bomb is what it claims: its member inflates to 4 GiB.
+	zr, err := zip.NewReader(bytes.NewReader(bomb), int64(len(bomb)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := zr.File[0].Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, rc)
+	if err != nil || n != 4<<30 {
+		t.Fatalf("the bomb inflates to %d bytes (%v), want 4 GiB", n, err)
+	}
+	const quota = 16 << 20
+	tm := newTeam(t, serve.Config{QuotaBytes: quota})
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			if n := dirBytes(tm.data); n > peak.Load() {
+				peak.Store(n)
+			}
+		}
+	}()
+	start := time.Now()
+	_, code, msg := tm.submit(t, "alice", "m.zip", bomb, "")
+	took := time.Since(start)
+	close(stop)
+	<-watched
+	t.Logf("zip bomb of %.2f MB (4 GiB unpacked): %d after %v, peak %.2f MB in the data folder (quota %d MiB)",
+		float64(len(bomb))/1e6, code, took.Round(time.Millisecond), float64(peak.Load())/1e6, quota>>20)
+	if code != http.StatusRequestEntityTooLarge {
+		t.Errorf("the bomb: %d %s, want 413", code, msg)
+	}
+	if took > 2*time.Second {
+		t.Errorf("the 413 took %v, want at most 2 s", took)
+	}
+	if peak.Load() > quota {
+		t.Errorf("the data folder held %d bytes, past the quota of %d", peak.Load(), quota)
+	}
+	if n := dirBytes(filepath.Join(tm.data, "jobs")); n != 0 {
+		t.Errorf("%d bytes left in the jobs folder after the 413", n)
+	}
+}
+
+// dirBytes is the bytes of the regular files under dir, except the job
+// store.
+func dirBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && d.Name() != "jobs.db" {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

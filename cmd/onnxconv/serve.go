@@ -21,9 +21,9 @@ import (
 // newServeCmd returns `onnxconv serve`, a thin shell over package serve.
 func newServeCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 	var (
-		addr, data, tokens, cache, audit string
-		webhookHosts                     []string
-		cfg                              serve.Config
+		addr, data, tokens, cache, audit, keep string
+		webhookHosts                           []string
+		cfg                                    serve.Config
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:8080] [--data DIR] [--tokens FILE] [--workers N]",
@@ -60,7 +60,11 @@ See docs/serve.md.`,
 			if err := serve.CheckAddr(addr, cfg.Tokens != nil); err != nil {
 				return badInput(err)
 			}
-			cfg.Data, cfg.Cache, cfg.WebhookHosts = data, cache, webhookHosts
+			k, err := serve.ParseKeep(keep)
+			if err != nil {
+				return badInput(err)
+			}
+			cfg.Data, cfg.Cache, cfg.WebhookHosts, cfg.Keep = data, cache, webhookHosts, k
 			switch audit {
 			case "":
 			case "-":
@@ -93,6 +97,9 @@ See docs/serve.md.`,
 	fl.Int64Var(&cfg.MaxUpload, "max-upload", 1<<30, "largest upload in bytes (larger: 413)")
 	fl.Int64Var(&cfg.MaxUnpacked, "max-unpacked", 4<<30, "largest total an uploaded archive may unpack to, in bytes")
 	fl.IntVar(&cfg.QueueSize, "queue", 64, "jobs that may wait (more: 429)")
+	fl.IntVar(&cfg.QuotaJobs, "quota-jobs", 0, "jobs one token may have queued or running (more: 429; 0: only --queue bounds them)")
+	fl.Int64Var(&cfg.QuotaBytes, "quota-bytes", 0, "bytes one token's jobs may keep on disk (more: 413; 0: no bound)")
+	fl.StringVar(&keep, "keep", "7d", "how long finished jobs are kept before the sweep deletes them (7d, 36h, forever)")
 	fl.DurationVar(&cfg.JobTimeout, "job-timeout", 30*time.Minute, "time limit of one job")
 	fl.StringArrayVar(&webhookHosts, "webhook-host", nil, "host[:port] a job's completion webhook may name; repeatable (default: none)")
 	cmd.AddCommand(&cobra.Command{
