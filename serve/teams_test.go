@@ -418,3 +418,81 @@ func dirBytes(dir string) int64 {
 	})
 	return n
 }
+
+// TestOrphansAndRetention: a job folder no stored job owns (an upload cut
+// off by a crash) is removed when the server opens; a finished job is
+// deleted with its folder once older than --keep.
+func TestOrphansAndRetention(t *testing.T) {
+	tmp := t.TempDir()
+	orphan := filepath.Join(tmp, "data", "jobs", "0123456789abcdef01234567", "upload")
+	if err := os.MkdirAll(orphan, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(orphan, "big.onnx"), make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := serve.New(serve.Config{Data: filepath.Join(tmp, "data"), Keep: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(orphan)); !os.IsNotExist(err) {
+		t.Errorf("the orphaned upload folder is still there: %v", err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		hs.Close()
+		cancel()
+		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer scancel()
+		_ = srv.Shutdown(sctx)
+	})
+	srv.Start(ctx)
+	tm := &team{srv: srv, http: hs, tokens: map[string]string{}, data: filepath.Join(tmp, "data")}
+	id, code, msg := tm.submit(t, "", "m.json", xgbModel(t), "")
+	if code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", code, msg)
+	}
+	j := tm.wait(t, "", id)
+	if j.Stored == 0 {
+		t.Error("a finished job keeps 0 bytes")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, _ := tm.do(t, "", "GET", "/v1/jobs/"+id, nil, "")
+		_, serr := os.Stat(filepath.Join(tm.data, "jobs", id))
+		if code == http.StatusNotFound && os.IsNotExist(serr) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a job finished at %v is still there (%d, %v) 10 s later with --keep 500ms", j.Finished, code, serr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestArchiveMemberRefusedWithoutPaths: a member whose name is too long
+// or too deep for the file system is the client's fault (400, naming the
+// member), and no answer shows the server's data folder.
+func TestArchiveMemberRefusedWithoutPaths(t *testing.T) {
+	tm := newTeam(t, serve.Config{})
+	for what, name := range map[string]string{
+		"too long": "m/" + strings.Repeat("x", 300) + ".json",
+		"too deep": strings.Repeat("d/", 2100) + "model.json",
+	} {
+		var b bytes.Buffer
+		zw := zip.NewWriter(&b)
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = w.Write([]byte("{}"))
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, code, msg := tm.submit(t, "alice", "m.zip", b.Bytes(), "")
+		if code != http.StatusBadRequest || strings.Contains(msg, tm.data) || !strings.Contains(msg, "archive member") {
+			t.Errorf("a member %s: %d %s, want 400 naming the member, not the server's folder", what, code, msg)
+		}
+	}
+}
