@@ -121,6 +121,7 @@ type Server struct {
 	cfg     Config
 	store   *store
 	metrics *metrics
+	scrub   *scrubber
 	queue   chan string
 
 	mu sync.Mutex
@@ -153,11 +154,15 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 	}
+	scrub, err := newScrubber(cfg.Data, cfg.Cache)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	st, err := openStore(filepath.Join(cfg.Data, "jobs.db"))
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	s := &Server{cfg: cfg, store: st, metrics: newMetrics(), cancels: map[string]context.CancelFunc{}, stopping: make(chan struct{}),
+	s := &Server{cfg: cfg, store: st, metrics: newMetrics(), scrub: scrub, cancels: map[string]context.CancelFunc{}, stopping: make(chan struct{}),
 		active: map[string]int{}, stored: map[string]int64{}, unpacks: make(chan struct{}, cfg.Workers)}
 	jobs, err := st.list()
 	if err != nil {
@@ -349,6 +354,10 @@ func (s *Server) run(parent context.Context, id string) {
 		s.fail(id, runErr)
 		return
 	}
+	if err := s.scrub.files(out); err != nil {
+		s.fail(id, err)
+		return
+	}
 	merged, err := batch.Merge([]string{out})
 	if err != nil {
 		s.fail(id, err)
@@ -453,7 +462,7 @@ func (s *Server) fail(id string, err error) {
 		if j.State.Final() {
 			return errSkip
 		}
-		j.State, j.Finished, j.Error, j.Verdict = StateFailed, time.Now().UTC(), err.Error(), batch.StatusError
+		j.State, j.Finished, j.Error, j.Verdict = StateFailed, time.Now().UTC(), s.scrub.text(err.Error()), batch.StatusError
 		return nil
 	})
 	if uerr == nil {

@@ -496,3 +496,33 @@ func TestArchiveMemberRefusedWithoutPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestNoServerPathsInAnswers: the job, its records and every report
+// (html, json, md, xml) name files relative to the job's folder, never by
+// the server's absolute path.
+func TestNoServerPathsInAnswers(t *testing.T) {
+	tm := newTeam(t, serve.Config{})
+	tm.start(t)
+	id, code, msg := tm.submit(t, "alice", "m.json", xgbModel(t), `{"convert": true, "reports": ["html", "json", "md", "xml"]}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", code, msg)
+	}
+	j := tm.wait(t, "alice", id)
+	if j.Verdict != "pass" || len(j.Artifacts) != 5 {
+		t.Fatalf("job: %s %s, artifacts %v", j.State, j.Verdict, j.Artifacts)
+	}
+	answers := map[string][]byte{}
+	_, answers["job"] = tm.do(t, "alice", "GET", "/v1/jobs/"+id, nil, "")
+	_, answers["list"] = tm.do(t, "alice", "GET", "/v1/jobs", nil, "")
+	for name := range j.Artifacts {
+		_, answers[name] = tm.do(t, "alice", "GET", "/v1/jobs/"+id+"/artifacts/"+name, nil, "")
+	}
+	for what, b := range answers {
+		if bytes.Contains(b, []byte(tm.data)) || bytes.Contains(b, []byte(filepath.Dir(tm.data))) {
+			t.Errorf("%s shows the server's folder %s", what, tm.data)
+		}
+	}
+	if !bytes.Contains(answers["report.md"], []byte("input/m.json")) {
+		t.Errorf("report.md does not name the model relative to the job's folder:\n%.600s", answers["report.md"])
+	}
+}
