@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -50,7 +51,45 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("DELETE /v1/jobs/{id}", s.auth(s.remove))
 	mux.HandleFunc("GET /v1/formats", s.auth(s.formats))
 	mux.HandleFunc("GET /v1/targets", s.auth(s.targets))
-	return s.audit(mux)
+	return s.audit(s.sameSite(mux))
+}
+
+// sameSite guards a server without tokens, which serves this machine
+// only: a request must name a loopback Host (a DNS name rebound to
+// 127.0.0.1 does not), and a browser's Origin, when sent, must be this
+// server, so that a web page the user opens can neither submit jobs nor
+// read them. Every answer is nosniff.
+func (s *Server) sameSite(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if s.cfg.Tokens == nil {
+			if !loopbackHost(r.Host) {
+				writeError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not a loopback name or address: this server without tokens serves 127.0.0.1, ::1 and localhost only", r.Host))
+				return
+			}
+			if o := r.Header.Get("Origin"); o != "" {
+				u, err := url.Parse(o)
+				if err != nil || u.Host != r.Host || (u.Scheme != "http" && u.Scheme != "https") {
+					writeError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not this server: a page from another site may not call it", o))
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost tells whether a Host header names this machine's loopback.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // auditKey carries the audit fields a handler fills.
@@ -520,6 +559,9 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("name")
+	// A report is shown as a document of its own origin, without scripts,
+	// forms or outside resources.
+	w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:")
 	if strings.HasSuffix(name, ".html") {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	} else if strings.HasSuffix(name, ".json") {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -524,5 +525,103 @@ func TestNoServerPathsInAnswers(t *testing.T) {
 	}
 	if !bytes.Contains(answers["report.md"], []byte("input/m.json")) {
 		t.Errorf("report.md does not name the model relative to the job's folder:\n%.600s", answers["report.md"])
+	}
+}
+
+// TestLoopbackGuards: a server without tokens answers only requests that
+// name a loopback Host (not a DNS name rebound to 127.0.0.1) and whose
+// Origin, when a browser sends one, is the server itself; artifacts are
+// served sandboxed and nosniff, the page's report frame sandboxed.
+func TestLoopbackGuards(t *testing.T) {
+	srv, err := serve.New(serve.Config{Data: filepath.Join(t.TempDir(), "data")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		hs.Close()
+		cancel()
+		_ = srv.Shutdown(context.Background())
+	})
+	srv.Start(ctx)
+	model := xgbModel(t)
+	post := func(host, origin string) (int, string) {
+		body, ct := multipartBody(t, "m.json", model, "")
+		req, err := http.NewRequest("POST", hs.URL+"/v1/jobs", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", ct)
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct{ ID, Error string }
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out.ID + out.Error
+	}
+	port := hs.URL[strings.LastIndex(hs.URL, ":"):]
+	for _, c := range []struct {
+		host, origin string
+		want         int
+	}{
+		{"rebound.attacker.example" + port, "", http.StatusForbidden},
+		{"", "http://attacker.example", http.StatusForbidden},
+		{"", "null", http.StatusForbidden},
+		{"localhost" + port, "http://localhost" + port, http.StatusAccepted},
+		{"", "", http.StatusAccepted},
+	} {
+		if code, msg := post(c.host, c.origin); code != c.want {
+			t.Errorf("Host %q Origin %q: %d %s, want %d", c.host, c.origin, code, msg, c.want)
+		}
+	}
+	_, id := post("", hs.URL)
+	tm := &team{srv: srv, http: hs, tokens: map[string]string{}}
+	tm.wait(t, "", id)
+	resp, err := hs.Client().Get(hs.URL + "/v1/jobs/" + id + "/artifacts/report.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); resp.StatusCode != 200 || !strings.Contains(csp, "sandbox") || !strings.Contains(csp, "default-src 'none'") ||
+		resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("report.html: %d, CSP %q, X-Content-Type-Options %q", resp.StatusCode, csp, resp.Header.Get("X-Content-Type-Options"))
+	}
+	resp, err = hs.Client().Get(hs.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(page, []byte(`<iframe id="report" title="report" sandbox=""`)) {
+		t.Error("the page's report frame is not sandboxed")
+	}
+}
+
+// TestSIGTERMDrainsAndExitsZero: `onnxconv serve` stopped by SIGTERM
+// while idle drains and exits 0 (a platform reads any other code as a
+// crash).
+func TestSIGTERMDrainsAndExitsZero(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "data"))
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil || s.cmd.ProcessState.ExitCode() != 0 {
+			t.Errorf("SIGTERM of an idle server: %v, exit code %d, want 0:\n%s", err, s.cmd.ProcessState.ExitCode(), s.log)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the server has not exited 30 s after SIGTERM:\n%s", s.log)
 	}
 }

@@ -43,7 +43,8 @@ queue answers 429 with Retry-After.
 
 Without --tokens the server binds only to loopback. With --tokens FILE
 (lines "ID SHA256", made by 'onnxconv serve token ID'), every /v1 request
-needs "Authorization: Bearer TOKEN". SIGTERM or Ctrl-C stops it gracefully.
+needs "Authorization: Bearer TOKEN". SIGTERM or Ctrl-C stops it gracefully
+(exit code 0 once drained).
 See docs/serve.md.`,
 		Example: `  onnxconv serve --data /var/lib/onnxconv
   onnxconv serve token ci >> tokens && onnxconv serve --addr :8080 --tokens tokens
@@ -157,5 +158,7 @@ func runServer(ctx context.Context, log io.Writer, addr string, cfg serve.Config
 	if herr != nil && !errors.Is(herr, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", herr)
 	}
-	return nil
+	fmt.Fprintln(log, "serve: stopped")
+	// Stopping on SIGTERM is how a server ends: drained, it exits 0.
+	return silentExit(exitOK)
 }
