@@ -31,6 +31,7 @@ import (
 	"github.com/onnxconv/onnxconv/builtinenv"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins"
+	"github.com/onnxconv/onnxconv/verify"
 )
 
 // Config is a server's settings. The zero values of the limits take the
@@ -304,11 +305,30 @@ func (s *Server) run(parent context.Context, id string) {
 		delete(s.cancels, id)
 		s.mu.Unlock()
 	}()
-	j, err := s.store.update(id, func(j *Job) error {
+	queued, err := s.store.get(id)
+	if err != nil {
+		s.fail(id, err)
+		return
+	}
+	dir := s.jobDir(id)
+	m, err := batch.ParseManifest(mustManifest(queued), dir)
+	if err != nil {
+		s.fail(id, err)
+		return
+	}
+	// The batch jobs are known before the first runs: done/total counts
+	// from the start.
+	planned, err := m.Expand()
+	if err != nil {
+		s.fail(id, err)
+		return
+	}
+	_, err = s.store.update(id, func(j *Job) error {
 		if j.State != StateQueued {
 			return errSkip
 		}
 		j.State, j.Started = StateRunning, time.Now().UTC()
+		j.Total = len(planned)
 		j.Attempts++
 		return nil
 	})
@@ -321,12 +341,6 @@ func (s *Server) run(parent context.Context, id string) {
 	}
 	s.metrics.running.Inc()
 	defer s.metrics.running.Dec()
-	dir := s.jobDir(id)
-	m, err := batch.ParseManifest(mustManifest(j), dir)
-	if err != nil {
-		s.fail(id, err)
-		return
-	}
 	out := filepath.Join(dir, "out")
 	opts := batch.Options{Out: out, Jobs: 1, Cache: s.cfg.Cache, Env: s.cfg.Env, Plugins: s.cfg.Plugins,
 		Command: []string{"onnxconv", "serve", "job", id}, Tool: s.cfg.Tool,
@@ -524,6 +538,10 @@ func mustManifest(j *Job) []byte {
 		entry = map[string]any{}
 	}
 	delete(entry, "webhook")
+	// Verified as `onnxconv convert` verifies: as many generated samples.
+	if _, ok := entry["samples"]; !ok {
+		entry["samples"] = verify.DefaultSamples
+	}
 	entry["models"] = []string{"input/" + j.Model}
 	entry["keep_outputs"] = true
 	b, _ := json.Marshal(map[string]any{"jobs": []any{entry}})

@@ -6,6 +6,7 @@ import (
 	"compress/flate"
 	"context"
 	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/serve"
+	"github.com/onnxconv/onnxconv/verify"
 )
 
 // team is an in-process server with three tokens: alice, bob and the
@@ -623,5 +625,59 @@ func TestSIGTERMDrainsAndExitsZero(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the server has not exited 30 s after SIGTERM:\n%s", s.log)
+	}
+}
+
+// TestProgressAndConvertDefaults: a running job of five actions shows
+// total 5 from its start and done counting up to 5; verification uses
+// as many generated samples as `onnxconv convert` (verify.DefaultSamples).
+func TestProgressAndConvertDefaults(t *testing.T) {
+	model, err := os.ReadFile(filepath.Join(testpaths.RepoRoot(t), "fixtures/models/resnet_small/model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := newTeam(t, serve.Config{Workers: 1})
+	tm.start(t)
+	id, code, msg := tm.submit(t, "alice", "model.onnx", model, `{"opset": [9, 11, 13, 15, 17]}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", code, msg)
+	}
+	var seen []string
+	lastDone := 0
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		_, b := tm.do(t, "alice", "GET", "/v1/jobs/"+id, nil, "")
+		var j serve.Job
+		if err := json.Unmarshal(b, &j); err != nil {
+			t.Fatal(err)
+		}
+		if j.State == serve.StateRunning {
+			if j.Total != 5 || j.Done < lastDone {
+				t.Errorf("running: done %d of %d (before: %d), want of 5, never fewer", j.Done, j.Total, lastDone)
+			}
+			lastDone = j.Done
+			if s := fmt.Sprintf("%d/%d", j.Done, j.Total); len(seen) == 0 || seen[len(seen)-1] != s {
+				seen = append(seen, s)
+			}
+		}
+		if j.State.Final() {
+			if j.Done != 5 || j.Total != 5 || len(j.Records) != 5 {
+				t.Errorf("finished: %d/%d, %d records, want 5", j.Done, j.Total, len(j.Records))
+			}
+			for _, r := range j.Records {
+				if r.Figures.Samples != verify.DefaultSamples {
+					t.Errorf("%s verified with %d samples, want %d as convert", r.ID, r.Figures.Samples, verify.DefaultSamples)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job still %s", j.State)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("progress seen while running: %v", seen)
+	if len(seen) == 0 {
+		t.Error("the job was never seen running")
 	}
 }
