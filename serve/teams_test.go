@@ -5,11 +5,20 @@ import (
 	"bytes"
 	"compress/flate"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -679,5 +688,67 @@ func TestProgressAndConvertDefaults(t *testing.T) {
 	t.Logf("progress seen while running: %v", seen)
 	if len(seen) == 0 {
 		t.Error("the job was never seen running")
+	}
+}
+
+// TestTLS: with a certificate and key the server speaks HTTPS only (a
+// client trusting the certificate gets its answers, a plain HTTP request
+// none), and half a pair is refused.
+func TestTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := serve.Listen("127.0.0.1:0", certFile, ""); err == nil {
+		t.Error("a certificate without its key was accepted")
+	}
+	ln, err := serve.Listen("127.0.0.1:0", certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := newTeam(t, serve.Config{})
+	hs := serve.HTTPServer(tm.srv.Handler())
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Get("https://" + ln.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatalf("HTTPS: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.TLS == nil {
+		t.Errorf("HTTPS /healthz: %d, TLS %v", resp.StatusCode, resp.TLS != nil)
+	}
+	plain := &http.Client{Timeout: 10 * time.Second}
+	if resp, err := plain.Get("http://" + ln.Addr().String() + "/healthz"); err == nil {
+		if resp.StatusCode == 200 {
+			t.Error("plain HTTP got an answer from the TLS server")
+		}
+		resp.Body.Close()
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -22,6 +21,7 @@ import (
 func newServeCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 	var (
 		addr, data, tokens, cache, audit, keep string
+		tlsCert, tlsKey                        string
 		webhookHosts                           []string
 		cfg                                    serve.Config
 	)
@@ -85,7 +85,7 @@ See docs/serve.md.`,
 				return badInput(fmt.Errorf("serve: %w", err))
 			}
 			cfg.Env, cfg.Plugins = env, pluginHostOptions(builtins)
-			return runServer(ctx, cmd.ErrOrStderr(), addr, cfg)
+			return runServer(ctx, cmd.ErrOrStderr(), addr, tlsCert, tlsKey, cfg)
 		},
 	}
 	fl := cmd.Flags()
@@ -93,6 +93,8 @@ See docs/serve.md.`,
 	fl.StringVar(&data, "data", "onnxconv-serve", "folder of the job store, uploads, results and cache")
 	fl.StringVar(&tokens, "tokens", "", "file of accepted bearer tokens, hashed (see 'onnxconv serve token')")
 	fl.StringVar(&cache, "cache", "", "result cache folder, shareable with 'onnxconv batch --cache' (default DATA/cache)")
+	fl.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)")
+	fl.StringVar(&tlsKey, "tls-key", "", "the certificate's private key (PEM)")
 	fl.StringVar(&audit, "audit", "-", "file to append one JSON line per request to ('-': standard error, '': none)")
 	fl.IntVar(&cfg.Workers, "workers", 2, "jobs run at once")
 	fl.Int64Var(&cfg.MaxUpload, "max-upload", 1<<30, "largest upload in bytes (larger: 413)")
@@ -127,19 +129,23 @@ SHA256-of-token", on standard output:
 
 // runServer serves until ctx ends, then shuts down gracefully: no new
 // connections, running jobs checkpointed (they resume on the next start).
-func runServer(ctx context.Context, log io.Writer, addr string, cfg serve.Config) error {
+func runServer(ctx context.Context, log io.Writer, addr, tlsCert, tlsKey string, cfg serve.Config) error {
 	s, err := serve.New(cfg)
 	if err != nil {
 		return badInput(err)
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := serve.Listen(addr, tlsCert, tlsKey)
 	if err != nil {
 		_ = s.Shutdown(context.Background())
-		return badInput(fmt.Errorf("serve: %w", err))
+		return badInput(err)
 	}
 	srv := serve.HTTPServer(s.Handler())
 	s.Start(ctx)
-	fmt.Fprintf(log, "serve: listening on http://%s (data %s)\n", ln.Addr(), cfg.Data)
+	scheme := "http"
+	if tlsCert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(log, "serve: listening on %s://%s (data %s)\n", scheme, ln.Addr(), cfg.Data)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
