@@ -30,7 +30,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onnxconv/onnxconv/builtinenv"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/serve"
 	"github.com/onnxconv/onnxconv/verify"
 )
@@ -750,5 +752,34 @@ func TestTLS(t *testing.T) {
 			t.Error("plain HTTP got an answer from the TLS server")
 		}
 		resp.Body.Close()
+	}
+}
+
+// TestSavedModelArchive: a SavedModel folder uploaded as a zip converts
+// (it failed "matches no file": batch names files, and the folder was
+// given), to the bytes pipeline.Convert writes for its saved_model.pb.
+func TestSavedModelArchive(t *testing.T) {
+	dir := testpaths.Shared(t, "models", "tf_savedmodel", "tfjs_node_times_three_float")
+	want := filepath.Join(t.TempDir(), "want.onnx")
+	if _, err := pipeline.Convert(context.Background(), filepath.Join(dir, "saved_model.pb"), want, pipeline.Options{Env: builtinenv.New()}); err != nil {
+		t.Fatal(err)
+	}
+	wantBytes, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := newTeam(t, serve.Config{})
+	tm.start(t)
+	id, code, msg := tm.submit(t, "alice", "times_three.zip", zipFolder(t, dir), `{"convert": true, "verify": false}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", code, msg)
+	}
+	j := tm.wait(t, "alice", id)
+	if j.State != serve.StateDone || j.Verdict != "pass" {
+		t.Fatalf("SavedModel zip: %s %s %q model %q", j.State, j.Verdict, j.Error, j.Model)
+	}
+	code, got := tm.do(t, "alice", "GET", "/v1/jobs/"+id+"/artifacts/model.onnx", nil, "")
+	if code != 200 || !bytes.Equal(got, wantBytes) {
+		t.Errorf("model.onnx: %d, %d bytes, want the %d bytes pipeline.Convert writes", code, len(got), len(wantBytes))
 	}
 }

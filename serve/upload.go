@@ -232,8 +232,8 @@ func unpack(file, kind, dir string, lim unpackLimits) error {
 	return badRequest("unknown archive kind %q", kind)
 }
 
-// modelIn returns what to convert in an unpacked folder: the folder
-// itself when it is a SavedModel (saved_model.pb), a TF.js or Keras
+// modelIn returns what to convert in an unpacked folder: its
+// saved_model.pb when it is a SavedModel, a TF.js or Keras
 // model.json, the one file of a one-file archive, or the folder.
 // One top folder that holds everything is stepped into first.
 func modelIn(dir string) string {
@@ -244,8 +244,10 @@ func modelIn(dir string) string {
 		}
 		dir = filepath.Join(dir, ents[0].Name())
 	}
+	// A SavedModel by its saved_model.pb (the importer reads the folder
+	// from it), as a batch manifest names only files.
 	if _, err := os.Stat(filepath.Join(dir, "saved_model.pb")); err == nil {
-		return dir
+		return filepath.Join(dir, "saved_model.pb")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "model.json")); err == nil {
 		return filepath.Join(dir, "model.json")
