@@ -3,11 +3,14 @@ package serve
 import (
 	"fmt"
 	"html"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // scrubber takes the server's own folders out of what a client reads:
@@ -68,7 +71,12 @@ func (sc *scrubber) files(out string) error {
 			return fmt.Errorf("scrubbing a report: %w", err)
 		}
 		if clean := sc.text(string(b)); clean != string(b) {
-			if err := os.WriteFile(p, []byte(clean), 0o600); err != nil {
+			// Replaced, never written in place: the file may be a hard
+			// link into batch's cache.
+			if err := canonical.WriteFileAtomic(p, func(w io.Writer) error {
+				_, err := io.WriteString(w, clean)
+				return err
+			}); err != nil {
 				return fmt.Errorf("scrubbing a report: %w", err)
 			}
 		}

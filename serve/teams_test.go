@@ -783,3 +783,30 @@ func TestSavedModelArchive(t *testing.T) {
 		t.Errorf("model.onnx: %d, %d bytes, want the %d bytes pipeline.Convert writes", code, len(got), len(wantBytes))
 	}
 }
+
+// TestCacheAnswersIdenticalJobs: the same model with the same spec,
+// submitted again, is answered from the cache (its record says cached)
+// with the same model.onnx bytes as the first run's.
+func TestCacheAnswersIdenticalJobs(t *testing.T) {
+	tm := newTeam(t, serve.Config{Workers: 1})
+	tm.start(t)
+	model := xgbModel(t)
+	var got [2][]byte
+	for i := range 2 {
+		id, code, msg := tm.submit(t, "alice", "m.json", model, `{"convert": true, "reports": ["json"]}`)
+		if code != http.StatusAccepted {
+			t.Fatalf("submit %d: %d %s", i, code, msg)
+		}
+		j := tm.wait(t, "alice", id)
+		if j.Verdict != "pass" || len(j.Records) != 1 || j.Records[0].Cached != (i == 1) {
+			t.Fatalf("job %d: %s %s, records %d, cached %v", i, j.State, j.Verdict, len(j.Records), len(j.Records) == 1 && j.Records[0].Cached)
+		}
+		code, got[i] = tm.do(t, "alice", "GET", "/v1/jobs/"+id+"/artifacts/model.onnx", nil, "")
+		if code != 200 || len(got[i]) == 0 {
+			t.Fatalf("model.onnx of job %d: %d", i, code)
+		}
+	}
+	if !bytes.Equal(got[0], got[1]) {
+		t.Errorf("the cached model.onnx (%d bytes) differs from the first run's (%d bytes)", len(got[1]), len(got[0]))
+	}
+}
