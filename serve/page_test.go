@@ -33,17 +33,7 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
-		chromedp.UserDataDir(filepath.Join(tmp, "profile")))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
+	ctx := chromiumTab(t, chromium, tmp, 3*time.Minute)
 
 	var status, report string
 	err := chromedp.Run(ctx,
@@ -105,18 +95,7 @@ func TestPageTargetsAfterToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm := newTeam(t, serve.Config{})
-	tmp := t.TempDir()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
-		chromedp.UserDataDir(filepath.Join(tmp, "profile")))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, time.Minute)
-	defer cancel()
+	ctx := chromiumTab(t, chromium, t.TempDir(), time.Minute)
 	var before, after int
 	err = chromedp.Run(ctx,
 		chromedp.Navigate(tm.http.URL+"/"),
@@ -132,4 +111,20 @@ func TestPageTargetsAfterToken(t *testing.T) {
 	if before != 0 || after != len(all) {
 		t.Errorf("targets listed: %d before the token, %d after, want 0 and the %d profiles", before, after, len(all))
 	}
+}
+
+// chromiumTab starts headless Chromium with its profile in tmp and returns a
+// tab's context, ended after limit or with the test.
+func chromiumTab(t *testing.T, chromium, tmp string, limit time.Duration) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(filepath.Join(tmp, "profile")))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	t.Cleanup(func() { cancel(); cancelTab(); cancelAlloc() })
+	return ctx
 }
