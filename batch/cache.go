@@ -104,9 +104,13 @@ func (r *runner) cacheEntry(key string) string {
 	return filepath.Join(r.opts.Cache, key[:2], key)
 }
 
-// fromCache copies a cached result into the output folder.
+// cachedOutput is the kept model's name in a cache entry.
+const cachedOutput = "model.onnx"
+
+// fromCache copies a cached result into the output folder, with the kept
+// model when the job keeps outputs (an entry without one is a miss).
 func (r *runner) fromCache(j *Job, key, modelHash string) (*Record, bool) {
-	if r.opts.Cache == "" || j.KeepOutputs {
+	if r.opts.Cache == "" {
 		return nil, false
 	}
 	entry := r.cacheEntry(key)
@@ -114,10 +118,27 @@ func (r *runner) fromCache(j *Job, key, modelHash string) (*Record, bool) {
 	if err != nil || old.CacheKey != key {
 		return nil, false
 	}
+	// A conversion that passed keeps a model: an entry a run without
+	// keep_outputs made has none to give.
+	converts := j.Action != ActionPlan && j.Action != ActionCheck && j.Action != ActionBench
+	if j.KeepOutputs && converts && old.Status == StatusPass && old.Output == "" {
+		return nil, false
+	}
+	output := ""
+	if j.KeepOutputs && old.Output != "" {
+		dir := filepath.Join(r.opts.Out, outputsDir, j.Key())
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, false
+		}
+		if err := copyFile(filepath.Join(entry, cachedOutput), filepath.Join(dir, cachedOutput)); err != nil {
+			return nil, false
+		}
+		output = filepath.ToSlash(filepath.Join(outputsDir, j.Key(), cachedOutput))
+	}
 	rec := *old
 	fresh := r.newRecord(j, key, modelHash)
 	rec.ID, rec.Model, rec.Shard, rec.Run, rec.Started, rec.Cached = fresh.ID, fresh.Model, fresh.Shard, fresh.Run, fresh.Started, true
-	rec.Output = ""
+	rec.Output = output
 	rec.Reports = nil
 	dst := filepath.Join(r.opts.Out, reportsDir, j.Key())
 	for _, rep := range old.Reports {
@@ -146,6 +167,11 @@ func (r *runner) toCache(j *Job, rec *Record) error {
 	for _, rep := range rec.Reports {
 		src := filepath.Join(r.opts.Out, filepath.FromSlash(rep))
 		if err := copyFile(src, filepath.Join(entry, filepath.Base(rep))); err != nil {
+			return &RunError{Op: "cache", Err: err}
+		}
+	}
+	if rec.Output != "" {
+		if err := copyFile(filepath.Join(r.opts.Out, filepath.FromSlash(rec.Output)), filepath.Join(entry, cachedOutput)); err != nil {
 			return &RunError{Op: "cache", Err: err}
 		}
 	}

@@ -83,7 +83,8 @@ type Options struct {
 	// MemoryLimit is the memory limit of each plugin process in bytes: its
 	// private writable memory may grow by this much after start (on Linux;
 	// elsewhere Go plugins only get it as a garbage collector goal). 0 means three
-	// quarters of physical memory (at least 1 GiB); negative means none.
+	// quarters of physical memory or of the cgroup's limit, the smaller
+	// (at least 1 GiB); negative means none.
 	MemoryLimit int64
 
 	// Logger receives go-plugin's logs; nil discards them.

@@ -3,6 +3,7 @@
 package plugins
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -22,11 +23,19 @@ func killGroup(pid int) {
 	}
 }
 
-// physicalMemory returns the size of RAM in bytes, 0 if unknown.
+// physicalMemory returns the memory this process may use in bytes: the
+// size of RAM, or its cgroup's limit (a container's) when smaller; 0 if
+// unknown.
 func physicalMemory() int64 {
 	var si syscall.Sysinfo_t
 	if err := syscall.Sysinfo(&si); err != nil {
 		return 0
 	}
-	return int64(si.Totalram) * int64(si.Unit)
+	total := int64(si.Totalram) * int64(si.Unit)
+	if self, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		if l := cgroupMemoryLimit(string(self), "/sys/fs/cgroup"); l > 0 && l < total {
+			return l
+		}
+	}
+	return total
 }

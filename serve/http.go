@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,10 +46,50 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/jobs", s.auth(s.submit))
 	mux.HandleFunc("GET /v1/jobs/{id}", s.auth(s.status))
 	mux.HandleFunc("GET /v1/jobs/{id}/artifacts/{name}", s.auth(s.artifact))
-	mux.HandleFunc("DELETE /v1/jobs/{id}", s.auth(s.cancel))
+	mux.HandleFunc("GET /v1/jobs", s.auth(s.list))
+	mux.HandleFunc("POST /v1/jobs/{id}/cancel", s.auth(s.cancel))
+	mux.HandleFunc("DELETE /v1/jobs/{id}", s.auth(s.remove))
 	mux.HandleFunc("GET /v1/formats", s.auth(s.formats))
 	mux.HandleFunc("GET /v1/targets", s.auth(s.targets))
-	return s.audit(mux)
+	return s.audit(s.sameSite(mux))
+}
+
+// sameSite guards a server without tokens, which serves this machine
+// only: a request must name a loopback Host (a DNS name rebound to
+// 127.0.0.1 does not), and a browser's Origin, when sent, must be this
+// server, so that a web page the user opens can neither submit jobs nor
+// read them. Every answer is nosniff.
+func (s *Server) sameSite(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if s.cfg.Tokens == nil {
+			if !loopbackHost(r.Host) {
+				writeError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not a loopback name or address: this server without tokens serves 127.0.0.1, ::1 and localhost only", r.Host))
+				return
+			}
+			if o := r.Header.Get("Origin"); o != "" {
+				u, err := url.Parse(o)
+				if err != nil || u.Host != r.Host || (u.Scheme != "http" && u.Scheme != "https") {
+					writeError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not this server: a page from another site may not call it", o))
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost tells whether a Host header names this machine's loopback.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // auditKey carries the audit fields a handler fills.
@@ -58,6 +100,8 @@ type auditInfo struct {
 	Job     string `json:"job,omitempty"`
 	SHA256  string `json:"model_sha256,omitempty"`
 	Verdict string `json:"verdict,omitempty"`
+	// who is the caller (zero without tokens).
+	who caller
 }
 
 // statusWriter records the status code for the audit line.
@@ -118,16 +162,18 @@ func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		id, valid := "", false
+		var who caller
+		valid := false
 		if ok {
-			id, valid = s.cfg.Tokens.check(strings.TrimSpace(tok))
+			who, valid = s.cfg.Tokens.check(strings.TrimSpace(tok))
 		}
 		if !valid {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="onnxconv"`)
 			writeError(w, http.StatusUnauthorized, "a valid bearer token is required (Authorization: Bearer TOKEN)")
 			return
 		}
-		auditOf(r).Token = id
+		a := auditOf(r)
+		a.Token, a.who = who.id, who
 		h(w, r)
 	}
 }
@@ -164,39 +210,60 @@ func (s *Server) page(w http.ResponseWriter, _ *http.Request) {
 // submit is POST /v1/jobs: multipart with a "model" file part (a model
 // file, or a folder as .zip/.tar/.tar.gz) and an optional "spec" part.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+	who := auditOf(r).who
+	// The submission takes its place in the queue and in its token's
+	// quota before its body is read, so that concurrent uploads cannot
+	// overfill either.
 	s.mu.Lock()
-	stopping, full := false, s.queued >= s.cfg.QueueSize
+	stopping := false
 	select {
 	case <-s.stopping:
 		stopping = true
 	default:
 	}
+	full := s.queued >= s.cfg.QueueSize
+	busy := s.cfg.QuotaJobs > 0 && s.active[who.id] >= s.cfg.QuotaJobs
+	room := s.cfg.MaxUpload
+	if s.cfg.QuotaBytes > 0 {
+		room = min(room, s.cfg.QuotaBytes-s.stored[who.id])
+	}
+	reserved := !stopping && !full && !busy && room > 0
+	if reserved {
+		s.queued++
+		s.active[who.id]++
+	}
 	s.mu.Unlock()
-	if stopping {
+	switch {
+	case stopping:
 		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
 		return
-	}
-	if full {
+	case full:
 		w.Header().Set("Retry-After", "30")
 		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("the queue is full (%d jobs waiting); retry later", s.cfg.QueueSize))
 		return
-	}
-	if r.ContentLength > s.cfg.MaxUpload {
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is larger than the limit of %d bytes", s.cfg.MaxUpload))
+	case busy:
+		w.Header().Set("Retry-After", "30")
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("your token has %d jobs queued or running, its quota; retry when one ends", s.cfg.QuotaJobs))
+		return
+	case room <= 0:
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("your token's jobs keep %d bytes, its quota; delete finished jobs (DELETE /v1/jobs/ID)", s.cfg.QuotaBytes))
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload)
-	j, err := s.accept(r)
+	j, err := s.acceptWithin(w, r, room)
 	if err != nil {
+		s.mu.Lock()
+		s.queued--
+		s.active[who.id]--
+		s.mu.Unlock()
 		var re *RequestError
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is larger than the limit of %d bytes", s.cfg.MaxUpload))
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the upload is larger than the limit of %d bytes (the upload limit or your token's remaining quota)", room))
 		case errors.As(err, &re):
 			writeError(w, re.Status, re.Msg)
 		default:
-			writeError(w, http.StatusInternalServerError, "storing the upload: "+err.Error())
+			writeError(w, http.StatusInternalServerError, "storing the upload failed (see the server's log)")
 		}
 		return
 	}
@@ -206,8 +273,20 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]any{"id": j.ID, "state": j.State, "url": "/v1/jobs/" + j.ID})
 }
 
+// acceptWithin reads the request's body, cut at room bytes, into a new
+// job.
+func (s *Server) acceptWithin(w http.ResponseWriter, r *http.Request, room int64) (*Job, error) {
+	if r.ContentLength > room {
+		return nil, &http.MaxBytesError{Limit: room}
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, room)
+	return s.accept(r, room)
+}
+
 // accept reads the request into a new job's folder and queues it.
-func (s *Server) accept(r *http.Request) (*Job, error) {
+// room is what the job may keep on disk, upload and unpacked folder
+// together.
+func (s *Server) accept(r *http.Request, room int64) (*Job, error) {
 	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || ct != "multipart/form-data" || params["boundary"] == "" {
 		return nil, badRequest("send multipart/form-data with a \"model\" file part and an optional \"spec\" part")
@@ -286,7 +365,14 @@ func (s *Server) accept(r *http.Request) (*Job, error) {
 	in := filepath.Join(dir, "input")
 	if kind := archiveKind(upload); kind != "" {
 		target := filepath.Join(in, strings.TrimSuffix(strings.TrimSuffix(upload, filepath.Ext(upload)), ".tar"))
-		if err := unpack(filepath.Join(dir, "upload", upload), kind, target, unpackLimits{bytes: s.cfg.MaxUnpacked, files: s.cfg.MaxFiles}); err != nil {
+		lim := unpackLimits{bytes: s.cfg.MaxUnpacked, files: s.cfg.MaxFiles}
+		if s.cfg.QuotaBytes > 0 {
+			lim.bytes = min(lim.bytes, room-j.Bytes)
+		}
+		s.unpacks <- struct{}{}
+		err := unpack(filepath.Join(dir, "upload", upload), kind, target, lim)
+		<-s.unpacks
+		if err != nil {
 			return nil, err
 		}
 		rel, err := filepath.Rel(in, modelIn(target))
@@ -309,11 +395,12 @@ func (s *Server) accept(r *http.Request) (*Job, error) {
 	if _, err := batch.ParseManifest(mustManifest(j), dir); err != nil {
 		return nil, badRequest("spec: %v", err)
 	}
+	j.Stored = dirSize(dir)
 	if err := s.store.put(j); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	s.queued++
+	s.stored[j.Token] += j.Stored
 	s.metrics.queueDepth.Set(float64(s.queued))
 	s.mu.Unlock()
 	s.metrics.submitted.WithLabelValues(kindOf(j)).Inc()
@@ -369,7 +456,8 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request) (*Job, bool) {
 	id := r.PathValue("id")
 	auditOf(r).Job = id
 	j, err := s.store.get(id)
-	if errors.Is(err, errNoJob) {
+	if errors.Is(err, errNoJob) || (err == nil && !s.owns(auditOf(r).who, j)) {
+		// Another token's job is as absent as a job that never was.
 		writeError(w, http.StatusNotFound, "no job "+id)
 		return nil, false
 	}
@@ -380,6 +468,61 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request) (*Job, bool) {
 	a := auditOf(r)
 	a.SHA256, a.Verdict = j.ModelSHA256, string(j.Verdict)
 	return j, true
+}
+
+// owns tells whether the caller may see and manage job j: its own
+// token's jobs, every job for an admin token or on a server without
+// tokens.
+func (s *Server) owns(who caller, j *Job) bool {
+	return s.cfg.Tokens == nil || who.admin || j.Token == who.id
+}
+
+// list is GET /v1/jobs?limit=N&after=ID: the caller's jobs (an admin's:
+// all), oldest first, at most limit (default 50, at most 500) of them
+// after job ID, without their records; "next" is the after of the next
+// page.
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	limit := 50
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit %q: give a number from 1 to 500", v))
+			return
+		}
+		limit = n
+	}
+	after := r.URL.Query().Get("after")
+	all, err := s.store.list()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading the job store failed")
+		return
+	}
+	who := auditOf(r).who
+	page := struct {
+		Jobs []*Job `json:"jobs"`
+		Next string `json:"next,omitempty"`
+	}{Jobs: []*Job{}}
+	skipping := after != ""
+	for _, j := range all {
+		if !s.owns(who, j) {
+			continue
+		}
+		if skipping {
+			skipping = j.ID != after
+			continue
+		}
+		if len(page.Jobs) == limit {
+			page.Next = page.Jobs[limit-1].ID
+			break
+		}
+		j.Records, j.Artifacts = nil, nil
+		page.Jobs = append(page.Jobs, j)
+	}
+	if skipping {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no job %s to page after", after))
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
@@ -416,6 +559,9 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("name")
+	// A report is shown as a document of its own origin, without scripts,
+	// forms or outside resources.
+	w.Header().Set("Content-Security-Policy", "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:")
 	if strings.HasSuffix(name, ".html") {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	} else if strings.HasSuffix(name, ".json") {
@@ -427,6 +573,26 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, name, st.ModTime(), f)
 }
 
+// remove is DELETE /v1/jobs/{id}: a finished job and its files are
+// deleted; a queued or running one must be canceled first (409).
+func (s *Server) remove(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.job(w, r)
+	if !ok {
+		return
+	}
+	if !j.State.Final() {
+		writeError(w, http.StatusConflict, fmt.Sprintf("job %s is %s: cancel it first (POST /v1/jobs/%s/cancel)", j.ID, j.State, j.ID))
+		return
+	}
+	if err := s.deleteJob(j); err != nil {
+		writeError(w, http.StatusInternalServerError, "deleting the job failed")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// cancel is POST /v1/jobs/{id}/cancel: a queued or running job ends
+// canceled.
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	j, ok := s.job(w, r)
 	if !ok {
@@ -452,7 +618,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 		cancel()
 	}
 	s.mu.Unlock()
-	s.metrics.finished(j)
+	s.ended(j)
 	writeJSON(w, http.StatusOK, j)
 }
 

@@ -50,13 +50,27 @@ func TestTokensFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, ok := ts.check(tok); !ok || id != "ci" {
-		t.Errorf("check(token) = %q %v", id, ok)
+	if c, ok := ts.check(tok); !ok || c.id != "ci" || c.admin {
+		t.Errorf("check(token) = %+v %v", c, ok)
+	}
+	tokA, lineA, err := NewToken("ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err = parseTokens(strings.NewReader(line+"\n"+lineA+" admin\n"), "tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := ts.check(tokA); !ok || c.id != "ops" || !c.admin {
+		t.Errorf("check(admin token) = %+v %v", c, ok)
+	}
+	if c, ok := ts.check(tok); !ok || c.admin {
+		t.Errorf("check(token) beside an admin = %+v %v", c, ok)
 	}
 	if _, ok := ts.check(tok + "x"); ok {
 		t.Error("a wrong token was accepted")
 	}
-	for _, bad := range []string{"ci " + tok, "ci", "bad id deadbeef", ""} {
+	for _, bad := range []string{"ci " + tok, "ci", "bad id deadbeef", "", line + " root", line + " admin x"} {
 		if _, err := parseTokens(strings.NewReader(bad), "tokens"); err == nil {
 			t.Errorf("tokens file %q accepted", bad)
 		}

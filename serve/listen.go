@@ -1,11 +1,38 @@
 package serve
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"time"
 )
+
+// Listen listens on addr; with a certificate and key (PEM files) it
+// serves TLS 1.2 or later, so that bearer tokens do not cross the network
+// in clear. Give both or neither.
+func Listen(addr, certFile, keyFile string) (net.Listener, error) {
+	if (certFile == "") != (keyFile == "") {
+		return nil, errors.New("serve: give both --tls-cert and --tls-key, or neither")
+	}
+	var cfg *tls.Config
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("serve: --tls-cert %s / --tls-key %s: %w", certFile, keyFile, err)
+		}
+		cfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if cfg != nil {
+		ln = tls.NewListener(ln, cfg)
+	}
+	return ln, nil
+}
 
 // CheckAddr refuses an address that is not loopback when the server has
 // no tokens: without authentication it serves this machine only.

@@ -13,7 +13,9 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
+	"github.com/onnxconv/onnxconv/exporters/profiles"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/serve"
 )
 
 // TestPageInChromium drives the page at / in headless Chromium as a person
@@ -31,17 +33,7 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
-		chromedp.UserDataDir(filepath.Join(tmp, "profile")))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
+	ctx := chromiumTab(t, chromium, tmp, 3*time.Minute)
 
 	var status, report string
 	err := chromedp.Run(ctx,
@@ -91,4 +83,48 @@ func TestPageInChromium(t *testing.T) {
 		t.Errorf("the downloaded model (%d bytes) differs from onnxconv convert's (%d bytes)", len(got), len(want))
 	}
 	t.Logf("page: %s; downloaded %d bytes, identical to onnxconv convert", strings.SplitN(status, "\n", 2)[0], len(got))
+}
+
+// TestPageTargetsAfterToken: on a server with tokens the page lists no
+// target before a token is entered (401), and every target profile once
+// one is typed in.
+func TestPageTargetsAfterToken(t *testing.T) {
+	chromium := testpaths.Chromium(t)
+	all, err := profiles.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := newTeam(t, serve.Config{})
+	ctx := chromiumTab(t, chromium, t.TempDir(), time.Minute)
+	var before, after int
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(tm.http.URL+"/"),
+		chromedp.WaitVisible("#token", chromedp.ByID),
+		chromedp.Sleep(500*time.Millisecond), // the first /v1/targets answers 401
+		chromedp.Evaluate(`document.querySelectorAll("#target option").length`, &before),
+		chromedp.SendKeys("#token", tm.tokens["alice"]+"\t", chromedp.ByID),
+		chromedp.Poll(`document.querySelectorAll("#target option").length`, &after, chromedp.WithPollingTimeout(30*time.Second)),
+	)
+	if err != nil {
+		t.Fatalf("driving the page: %v", err)
+	}
+	if before != 0 || after != len(all) {
+		t.Errorf("targets listed: %d before the token, %d after, want 0 and the %d profiles", before, after, len(all))
+	}
+}
+
+// chromiumTab starts headless Chromium with its profile in tmp and returns a
+// tab's context, ended after limit or with the test.
+func chromiumTab(t *testing.T, chromium, tmp string, limit time.Duration) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(filepath.Join(tmp, "profile")))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	t.Cleanup(func() { cancel(); cancelTab(); cancelAlloc() })
+	return ctx
 }

@@ -22,6 +22,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +31,7 @@ import (
 	"github.com/onnxconv/onnxconv/builtinenv"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins"
+	"github.com/onnxconv/onnxconv/verify"
 )
 
 // Config is a server's settings. The zero values of the limits take the
@@ -55,6 +58,15 @@ type Config struct {
 	QueueSize int
 	// JobTimeout bounds one job (default 30 min).
 	JobTimeout time.Duration
+	// QuotaJobs bounds one token's jobs queued or running (0: only the
+	// queue bounds them): more is 429. QuotaBytes bounds the bytes one
+	// token's jobs keep on disk (0: no bound): an upload or archive that
+	// would cross it is cut there and refused with 413.
+	QuotaJobs  int
+	QuotaBytes int64
+	// Keep is how long a finished job is kept before the sweep deletes it
+	// and its files (default 7 days; negative: forever).
+	Keep time.Duration
 	// Tokens, when set, are required on every /v1 request
 	// (Authorization: Bearer TOKEN).
 	Tokens *Tokens
@@ -99,6 +111,9 @@ func (c *Config) defaults() {
 	if c.Cache == "" {
 		c.Cache = filepath.Join(c.Data, "cache")
 	}
+	if c.Keep == 0 {
+		c.Keep = 7 * 24 * time.Hour
+	}
 }
 
 // Server is a running job service. New opens it; Start runs its workers;
@@ -107,11 +122,20 @@ type Server struct {
 	cfg     Config
 	store   *store
 	metrics *metrics
+	scrub   *scrubber
 	queue   chan string
 
-	mu      sync.Mutex
-	queued  int                           // jobs waiting (for the 429 bound)
+	mu sync.Mutex
+	// queued counts the jobs waiting and the submissions being received
+	// (each takes its place in the queue before its upload is read).
+	queued  int
 	cancels map[string]context.CancelFunc // running jobs
+	// active counts each token's jobs queued or running (and being
+	// received), stored the bytes its jobs keep: the quotas.
+	active map[string]int
+	stored map[string]int64
+	// unpacks bounds the archives unpacked at once.
+	unpacks chan struct{}
 	// stopping is closed by Shutdown: workers take no new job.
 	stopping chan struct{}
 	workers  sync.WaitGroup
@@ -131,22 +155,35 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 	}
+	scrub, err := newScrubber(cfg.Data, cfg.Cache)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	st, err := openStore(filepath.Join(cfg.Data, "jobs.db"))
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	s := &Server{cfg: cfg, store: st, metrics: newMetrics(), cancels: map[string]context.CancelFunc{}, stopping: make(chan struct{})}
+	s := &Server{cfg: cfg, store: st, metrics: newMetrics(), scrub: scrub, cancels: map[string]context.CancelFunc{}, stopping: make(chan struct{}),
+		active: map[string]int{}, stored: map[string]int64{}, unpacks: make(chan struct{}, cfg.Workers)}
 	jobs, err := st.list()
 	if err != nil {
 		_ = st.close()
 		return nil, fmt.Errorf("serve: reading the job store: %w", err)
 	}
 	var resume []string
+	known := map[string]bool{}
 	for _, j := range jobs {
+		known[j.ID] = true
 		s.metrics.seen(j)
+		s.stored[j.Token] += j.Stored
 		if !j.State.Final() {
 			resume = append(resume, j.ID)
+			s.active[j.Token]++
 		}
+	}
+	if err := removeOrphans(filepath.Join(cfg.Data, "jobs"), known); err != nil {
+		_ = st.close()
+		return nil, fmt.Errorf("serve: %w", err)
 	}
 	// Room for every resumed job plus a full queue of new ones.
 	s.queue = make(chan string, len(resume)+cfg.QueueSize+cfg.Workers)
@@ -162,11 +199,33 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Start runs the workers until ctx ends or Shutdown is called.
+// removeOrphans deletes the folders under jobs that no job of the store
+// owns: uploads cut off by a crash before their job was stored.
+func removeOrphans(jobs string, known map[string]bool) error {
+	ents, err := os.ReadDir(jobs)
+	if err != nil {
+		return fmt.Errorf("reading the jobs folder: %w", err)
+	}
+	for _, e := range ents {
+		if !known[e.Name()] {
+			if err := os.RemoveAll(filepath.Join(jobs, e.Name())); err != nil {
+				return fmt.Errorf("removing an orphaned upload: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// Start runs the workers and the retention sweep until ctx ends or
+// Shutdown is called.
 func (s *Server) Start(ctx context.Context) {
 	for range s.cfg.Workers {
 		s.workers.Add(1)
 		go s.work(ctx)
+	}
+	if s.cfg.Keep > 0 {
+		s.workers.Add(1)
+		go s.sweepEvery(ctx, min(s.cfg.Keep/10, time.Hour))
 	}
 	s.mu.Lock()
 	s.ready = true
@@ -246,11 +305,30 @@ func (s *Server) run(parent context.Context, id string) {
 		delete(s.cancels, id)
 		s.mu.Unlock()
 	}()
-	j, err := s.store.update(id, func(j *Job) error {
+	queued, err := s.store.get(id)
+	if err != nil {
+		s.fail(id, err)
+		return
+	}
+	dir := s.jobDir(id)
+	m, err := batch.ParseManifest(mustManifest(queued), dir)
+	if err != nil {
+		s.fail(id, err)
+		return
+	}
+	// The batch jobs are known before the first runs: done/total counts
+	// from the start.
+	planned, err := m.Expand()
+	if err != nil {
+		s.fail(id, err)
+		return
+	}
+	_, err = s.store.update(id, func(j *Job) error {
 		if j.State != StateQueued {
 			return errSkip
 		}
 		j.State, j.Started = StateRunning, time.Now().UTC()
+		j.Total = len(planned)
 		j.Attempts++
 		return nil
 	})
@@ -263,12 +341,6 @@ func (s *Server) run(parent context.Context, id string) {
 	}
 	s.metrics.running.Inc()
 	defer s.metrics.running.Dec()
-	dir := s.jobDir(id)
-	m, err := batch.ParseManifest(mustManifest(j), dir)
-	if err != nil {
-		s.fail(id, err)
-		return
-	}
 	out := filepath.Join(dir, "out")
 	opts := batch.Options{Out: out, Jobs: 1, Cache: s.cfg.Cache, Env: s.cfg.Env, Plugins: s.cfg.Plugins,
 		Command: []string{"onnxconv", "serve", "job", id}, Tool: s.cfg.Tool,
@@ -296,15 +368,22 @@ func (s *Server) run(parent context.Context, id string) {
 		s.fail(id, runErr)
 		return
 	}
+	if err := s.scrub.files(out); err != nil {
+		s.fail(id, err)
+		return
+	}
 	merged, err := batch.Merge([]string{out})
 	if err != nil {
 		s.fail(id, err)
 		return
 	}
+	size := dirSize(dir)
+	var grew int64
 	done, err := s.store.update(id, func(j *Job) error {
 		if j.State != StateRunning {
 			return errSkip
 		}
+		grew, j.Stored = size-j.Stored, size
 		j.State, j.Finished = StateDone, time.Now().UTC()
 		j.Records, j.Artifacts = merged.Jobs, artifacts(merged.Jobs)
 		j.Done, j.Total = len(merged.Jobs), len(merged.Jobs)
@@ -314,11 +393,82 @@ func (s *Server) run(parent context.Context, id string) {
 	if err != nil {
 		return
 	}
-	s.metrics.finished(done)
+	s.mu.Lock()
+	s.stored[done.Token] += grew
+	s.mu.Unlock()
+	s.ended(done)
 	s.notify(done)
 }
 
+// dirSize is the bytes of the regular files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
 var errSkip = errors.New("skip")
+
+// ended counts a job that reached an end state: metrics and its token's
+// jobs in flight.
+func (s *Server) ended(j *Job) {
+	s.metrics.finished(j)
+	s.mu.Lock()
+	s.active[j.Token]--
+	s.mu.Unlock()
+}
+
+// sweepEvery deletes the jobs finished longer than Keep ago, now and
+// then every period.
+func (s *Server) sweepEvery(ctx context.Context, period time.Duration) {
+	defer s.workers.Done()
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		s.sweep(time.Now().Add(-s.cfg.Keep))
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.stopping:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sweep deletes every job that finished before cutoff.
+func (s *Server) sweep(cutoff time.Time) {
+	jobs, err := s.store.list()
+	if err != nil {
+		return
+	}
+	for _, j := range jobs {
+		if j.State.Final() && j.Finished.Before(cutoff) {
+			_ = s.deleteJob(j)
+		}
+	}
+}
+
+// deleteJob removes a finished job's files and then its record.
+func (s *Server) deleteJob(j *Job) error {
+	if err := os.RemoveAll(s.jobDir(j.ID)); err != nil {
+		return fmt.Errorf("removing job %s: %w", j.ID, err)
+	}
+	if err := s.store.remove(j.ID); err != nil {
+		return fmt.Errorf("removing job %s: %w", j.ID, err)
+	}
+	s.mu.Lock()
+	s.stored[j.Token] -= j.Stored
+	s.mu.Unlock()
+	return nil
+}
 
 // fail ends job id as failed with err's message.
 func (s *Server) fail(id string, err error) {
@@ -326,11 +476,11 @@ func (s *Server) fail(id string, err error) {
 		if j.State.Final() {
 			return errSkip
 		}
-		j.State, j.Finished, j.Error, j.Verdict = StateFailed, time.Now().UTC(), err.Error(), batch.StatusError
+		j.State, j.Finished, j.Error, j.Verdict = StateFailed, time.Now().UTC(), s.scrub.text(err.Error()), batch.StatusError
 		return nil
 	})
 	if uerr == nil {
-		s.metrics.finished(j)
+		s.ended(j)
 		s.notify(j)
 	}
 }
@@ -388,8 +538,29 @@ func mustManifest(j *Job) []byte {
 		entry = map[string]any{}
 	}
 	delete(entry, "webhook")
+	// Verified as `onnxconv convert` verifies: as many generated samples.
+	if _, ok := entry["samples"]; !ok {
+		entry["samples"] = verify.DefaultSamples
+	}
 	entry["models"] = []string{"input/" + j.Model}
 	entry["keep_outputs"] = true
 	b, _ := json.Marshal(map[string]any{"jobs": []any{entry}})
 	return b
+}
+
+// ParseKeep reads a --keep value: a Go duration ("36h"), a number of days
+// ("7d"), or "forever" (a negative Keep).
+func ParseKeep(v string) (time.Duration, error) {
+	if v == "forever" {
+		return -1, nil
+	}
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err == nil && n > 0 && n <= 36500 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	} else if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("--keep %q: give days (7d), a duration (36h) or forever", v)
 }

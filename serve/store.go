@@ -66,6 +66,9 @@ type Job struct {
 	Webhook string `json:"webhook,omitempty"`
 	// Attempts counts the starts (more than one after a restart).
 	Attempts int `json:"attempts"`
+	// Stored is the bytes the job's folder holds (upload, unpacked
+	// folder, results): what counts against its token's --quota-bytes.
+	Stored int64 `json:"stored_bytes"`
 }
 
 var jobsBucket = []byte("jobs")
@@ -137,6 +140,11 @@ func (s *store) update(id string, f func(*Job) error) (*Job, error) {
 		return bk.Put([]byte(id), nb)
 	})
 	return j, err
+}
+
+// remove deletes job id from the store.
+func (s *store) remove(id string) error {
+	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(jobsBucket).Delete([]byte(id)) })
 }
 
 // list returns every job, oldest first.

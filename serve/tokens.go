@@ -16,10 +16,13 @@ import (
 
 // Tokens are the bearer tokens the server accepts, kept hashed: the file
 // holds one "ID SHA256" line per token (hex of the SHA-256 of the token),
-// never the token itself. NewToken makes a token and its line.
+// never the token itself, optionally followed by the word "admin" for a
+// token that sees and manages every token's jobs ("ID SHA256 admin").
+// NewToken makes a token and its line.
 type Tokens struct {
 	ids    []string
 	hashes [][sha256.Size]byte
+	admin  []bool
 }
 
 var tokenIDRE = regexp.MustCompile(`^[A-Za-z0-9_.@-]{1,64}$`)
@@ -43,8 +46,8 @@ func parseTokens(r io.Reader, path string) (*Tokens, error) {
 			continue
 		}
 		f := strings.Fields(line)
-		if len(f) != 2 || !tokenIDRE.MatchString(f[0]) {
-			return nil, fmt.Errorf("%s:%d: want \"ID SHA256-HEX\" (make a line with 'onnxconv serve token ID')", path, n)
+		if len(f) < 2 || len(f) > 3 || !tokenIDRE.MatchString(f[0]) || (len(f) == 3 && f[2] != "admin") {
+			return nil, fmt.Errorf("%s:%d: want \"ID SHA256-HEX\" or \"ID SHA256-HEX admin\" (make a line with 'onnxconv serve token ID')", path, n)
 		}
 		h, err := hex.DecodeString(f[1])
 		if err != nil || len(h) != sha256.Size {
@@ -52,6 +55,7 @@ func parseTokens(r io.Reader, path string) (*Tokens, error) {
 		}
 		t.ids = append(t.ids, f[0])
 		t.hashes = append(t.hashes, [sha256.Size]byte(h))
+		t.admin = append(t.admin, len(f) == 3)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -62,17 +66,24 @@ func parseTokens(r io.Reader, path string) (*Tokens, error) {
 	return t, nil
 }
 
-// check returns the ID of the token, or false.
-func (t *Tokens) check(token string) (string, bool) {
+// caller is who sent a request: a token's ID and whether it is an admin.
+type caller struct {
+	id    string
+	admin bool
+}
+
+// check returns the caller the token names, or false.
+func (t *Tokens) check(token string) (caller, bool) {
 	h := sha256.Sum256([]byte(token))
-	id, ok := "", false
+	var c caller
+	ok := false
 	for i, want := range t.hashes {
 		// Compare with every hash in constant time per hash.
 		if subtle.ConstantTimeCompare(h[:], want[:]) == 1 {
-			id, ok = t.ids[i], true
+			c, ok = caller{id: t.ids[i], admin: t.admin[i]}, true
 		}
 	}
-	return id, ok
+	return c, ok
 }
 
 // NewToken returns a new random token for id and the line of the tokens

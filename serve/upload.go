@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -84,13 +85,31 @@ type unpackLimits struct {
 	files int
 }
 
+// tooBig is the 413 of an archive past lim.bytes.
+func (lim unpackLimits) tooBig() error {
+	return &RequestError{Status: 413, Msg: fmt.Sprintf("the archive unpacks to more than %d bytes (the unpack limit or your token's remaining quota)", lim.bytes)}
+}
+
+// memberError is the 400 of a member the file system refuses (a name too
+// long, a folder too deep): it names the member and the reason, never the
+// server's path.
+func memberError(name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return badRequest("archive member %q cannot be unpacked: %v", name, err)
+}
+
 // unpack extracts the archive at file into dir: regular files and folders
 // only, every name relative and inside dir (no "..", no absolute path, no
-// link), at most lim.files files and lim.bytes bytes in all.
+// link), at most lim.files files and lim.bytes bytes in all. A member whose
+// declared size crosses the limit is refused before a byte of it is
+// written, so that the disk written stays within the limit.
 func unpack(file, kind, dir string, lim unpackLimits) error {
 	var total int64
 	files := 0
-	put := func(name string, isDir bool, r io.Reader) error {
+	put := func(name string, isDir bool, size int64, r io.Reader) error {
 		clean := path.Clean(strings.ReplaceAll(name, "\\", "/"))
 		if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(name, "\x00") {
 			return badRequest("archive member %q is outside the archive's folder", name)
@@ -100,21 +119,27 @@ func unpack(file, kind, dir string, lim unpackLimits) error {
 		}
 		target := filepath.Join(dir, filepath.FromSlash(clean))
 		if isDir {
-			return os.MkdirAll(target, 0o700)
+			if err := os.MkdirAll(target, 0o700); err != nil {
+				return memberError(name, err)
+			}
+			return nil
 		}
 		files++
 		if files > lim.files {
 			return &RequestError{Status: 413, Msg: fmt.Sprintf("the archive holds more than %d files", lim.files)}
 		}
+		if size > lim.bytes-total {
+			return lim.tooBig()
+		}
 		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
-			return err
+			return memberError(name, err)
 		}
 		f, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err != nil {
 			if errors.Is(err, os.ErrExist) {
 				return badRequest("archive member %q appears twice", name)
 			}
-			return err
+			return memberError(name, err)
 		}
 		n, err := io.Copy(f, io.LimitReader(r, lim.bytes-total+1))
 		if cerr := f.Close(); err == nil {
@@ -122,9 +147,12 @@ func unpack(file, kind, dir string, lim unpackLimits) error {
 		}
 		total += n
 		if total > lim.bytes {
-			return &RequestError{Status: 413, Msg: fmt.Sprintf("the archive unpacks to more than %d bytes", lim.bytes)}
+			return lim.tooBig()
 		}
-		return err
+		if err != nil {
+			return memberError(name, err)
+		}
+		return nil
 	}
 	switch kind {
 	case "zip":
@@ -133,13 +161,20 @@ func unpack(file, kind, dir string, lim unpackLimits) error {
 			return badRequest("not a zip archive: %v", err)
 		}
 		defer zr.Close()
+		var declared uint64
+		for _, zf := range zr.File {
+			declared += zf.UncompressedSize64
+			if declared > uint64(lim.bytes) {
+				return lim.tooBig()
+			}
+		}
 		for _, zf := range zr.File {
 			mode := zf.Mode()
 			if mode&os.ModeSymlink != 0 || (!mode.IsRegular() && !mode.IsDir()) {
 				return badRequest("archive member %q is not a regular file or folder", zf.Name)
 			}
 			if mode.IsDir() {
-				if err := put(zf.Name, true, nil); err != nil {
+				if err := put(zf.Name, true, 0, nil); err != nil {
 					return err
 				}
 				continue
@@ -148,7 +183,7 @@ func unpack(file, kind, dir string, lim unpackLimits) error {
 			if err != nil {
 				return badRequest("archive member %q: %v", zf.Name, err)
 			}
-			err = put(zf.Name, false, rc)
+			err = put(zf.Name, false, int64(zf.UncompressedSize64), rc)
 			rc.Close()
 			if err != nil {
 				return err
@@ -181,9 +216,9 @@ func unpack(file, kind, dir string, lim unpackLimits) error {
 			}
 			switch h.Typeflag {
 			case tar.TypeDir:
-				err = put(h.Name, true, nil)
+				err = put(h.Name, true, 0, nil)
 			case tar.TypeReg:
-				err = put(h.Name, false, tr)
+				err = put(h.Name, false, h.Size, tr)
 			case tar.TypeXGlobalHeader, tar.TypeXHeader:
 				continue
 			default:
@@ -197,8 +232,8 @@ func unpack(file, kind, dir string, lim unpackLimits) error {
 	return badRequest("unknown archive kind %q", kind)
 }
 
-// modelIn returns what to convert in an unpacked folder: the folder
-// itself when it is a SavedModel (saved_model.pb), a TF.js or Keras
+// modelIn returns what to convert in an unpacked folder: its
+// saved_model.pb when it is a SavedModel, a TF.js or Keras
 // model.json, the one file of a one-file archive, or the folder.
 // One top folder that holds everything is stepped into first.
 func modelIn(dir string) string {
@@ -209,8 +244,10 @@ func modelIn(dir string) string {
 		}
 		dir = filepath.Join(dir, ents[0].Name())
 	}
+	// A SavedModel by its saved_model.pb (the importer reads the folder
+	// from it), as a batch manifest names only files.
 	if _, err := os.Stat(filepath.Join(dir, "saved_model.pb")); err == nil {
-		return dir
+		return filepath.Join(dir, "saved_model.pb")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "model.json")); err == nil {
 		return filepath.Join(dir, "model.json")

@@ -73,11 +73,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
 	// An interrupt cancels the command's context: plugin processes are
-	// stopped, temporary files removed, and the exit code is 130.
+	// stopped, temporary files removed, and the exit code is 130 — unless
+	// the signal is how the command ends by design and it drained cleanly
+	// (serve returns silentExit(exitOK)).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := root.ExecuteContext(ctx)
-	if ctx.Err() != nil {
+	var drained *exitError
+	if ctx.Err() != nil && !(errors.As(err, &drained) && drained.code == exitOK && drained.err == nil) {
 		fmt.Fprintln(stderr, "onnxconv: interrupted")
 		return exitInterrupted
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -21,9 +20,10 @@ import (
 // newServeCmd returns `onnxconv serve`, a thin shell over package serve.
 func newServeCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 	var (
-		addr, data, tokens, cache, audit string
-		webhookHosts                     []string
-		cfg                              serve.Config
+		addr, data, tokens, cache, audit, keep string
+		tlsCert, tlsKey                        string
+		webhookHosts                           []string
+		cfg                                    serve.Config
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:8080] [--data DIR] [--tokens FILE] [--workers N]",
@@ -43,7 +43,8 @@ queue answers 429 with Retry-After.
 
 Without --tokens the server binds only to loopback. With --tokens FILE
 (lines "ID SHA256", made by 'onnxconv serve token ID'), every /v1 request
-needs "Authorization: Bearer TOKEN". SIGTERM or Ctrl-C stops it gracefully.
+needs "Authorization: Bearer TOKEN". SIGTERM or Ctrl-C stops it gracefully
+(exit code 0 once drained).
 See docs/serve.md.`,
 		Example: `  onnxconv serve --data /var/lib/onnxconv
   onnxconv serve token ci >> tokens && onnxconv serve --addr :8080 --tokens tokens
@@ -60,7 +61,11 @@ See docs/serve.md.`,
 			if err := serve.CheckAddr(addr, cfg.Tokens != nil); err != nil {
 				return badInput(err)
 			}
-			cfg.Data, cfg.Cache, cfg.WebhookHosts = data, cache, webhookHosts
+			k, err := serve.ParseKeep(keep)
+			if err != nil {
+				return badInput(err)
+			}
+			cfg.Data, cfg.Cache, cfg.WebhookHosts, cfg.Keep = data, cache, webhookHosts, k
 			switch audit {
 			case "":
 			case "-":
@@ -80,7 +85,7 @@ See docs/serve.md.`,
 				return badInput(fmt.Errorf("serve: %w", err))
 			}
 			cfg.Env, cfg.Plugins = env, pluginHostOptions(builtins)
-			return runServer(ctx, cmd.ErrOrStderr(), addr, cfg)
+			return runServer(ctx, cmd.ErrOrStderr(), addr, tlsCert, tlsKey, cfg)
 		},
 	}
 	fl := cmd.Flags()
@@ -88,11 +93,16 @@ See docs/serve.md.`,
 	fl.StringVar(&data, "data", "onnxconv-serve", "folder of the job store, uploads, results and cache")
 	fl.StringVar(&tokens, "tokens", "", "file of accepted bearer tokens, hashed (see 'onnxconv serve token')")
 	fl.StringVar(&cache, "cache", "", "result cache folder, shareable with 'onnxconv batch --cache' (default DATA/cache)")
+	fl.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)")
+	fl.StringVar(&tlsKey, "tls-key", "", "the certificate's private key (PEM)")
 	fl.StringVar(&audit, "audit", "-", "file to append one JSON line per request to ('-': standard error, '': none)")
 	fl.IntVar(&cfg.Workers, "workers", 2, "jobs run at once")
 	fl.Int64Var(&cfg.MaxUpload, "max-upload", 1<<30, "largest upload in bytes (larger: 413)")
 	fl.Int64Var(&cfg.MaxUnpacked, "max-unpacked", 4<<30, "largest total an uploaded archive may unpack to, in bytes")
 	fl.IntVar(&cfg.QueueSize, "queue", 64, "jobs that may wait (more: 429)")
+	fl.IntVar(&cfg.QuotaJobs, "quota-jobs", 0, "jobs one token may have queued or running (more: 429; 0: only --queue bounds them)")
+	fl.Int64Var(&cfg.QuotaBytes, "quota-bytes", 0, "bytes one token's jobs may keep on disk (more: 413; 0: no bound)")
+	fl.StringVar(&keep, "keep", "7d", "how long finished jobs are kept before the sweep deletes them (7d, 36h, forever)")
 	fl.DurationVar(&cfg.JobTimeout, "job-timeout", 30*time.Minute, "time limit of one job")
 	fl.StringArrayVar(&webhookHosts, "webhook-host", nil, "host[:port] a job's completion webhook may name; repeatable (default: none)")
 	cmd.AddCommand(&cobra.Command{
@@ -119,19 +129,23 @@ SHA256-of-token", on standard output:
 
 // runServer serves until ctx ends, then shuts down gracefully: no new
 // connections, running jobs checkpointed (they resume on the next start).
-func runServer(ctx context.Context, log io.Writer, addr string, cfg serve.Config) error {
+func runServer(ctx context.Context, log io.Writer, addr, tlsCert, tlsKey string, cfg serve.Config) error {
 	s, err := serve.New(cfg)
 	if err != nil {
 		return badInput(err)
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := serve.Listen(addr, tlsCert, tlsKey)
 	if err != nil {
 		_ = s.Shutdown(context.Background())
-		return badInput(fmt.Errorf("serve: %w", err))
+		return badInput(err)
 	}
 	srv := serve.HTTPServer(s.Handler())
 	s.Start(ctx)
-	fmt.Fprintf(log, "serve: listening on http://%s (data %s)\n", ln.Addr(), cfg.Data)
+	scheme := "http"
+	if tlsCert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(log, "serve: listening on %s://%s (data %s)\n", scheme, ln.Addr(), cfg.Data)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -150,5 +164,7 @@ func runServer(ctx context.Context, log io.Writer, addr string, cfg serve.Config
 	if herr != nil && !errors.Is(herr, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", herr)
 	}
-	return nil
+	fmt.Fprintln(log, "serve: stopped")
+	// Stopping on SIGTERM is how a server ends: drained, it exits 0.
+	return silentExit(exitOK)
 }
