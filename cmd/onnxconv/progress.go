@@ -21,17 +21,18 @@ const progressMin = 100 << 20
 const rateAfter = time.Second
 
 // How often the heartbeat speaks during a long step: on a terminal the
-// status line is redrawn every ttyBeat once the step has run that long;
-// elsewhere a plain timed line is written every plainBeat.
+// status line is redrawn every ttyBeat once the step has run that long
+// (so the terminal is never still for much more than a second); elsewhere
+// a plain timed line is written every plainBeat.
 const (
-	ttyBeat   = time.Second
+	ttyBeat   = 500 * time.Millisecond
 	plainBeat = 10 * time.Second
 )
 
 // progress reports what a command is doing, so that a long step (an
 // import, a reference runtime's samples) is never silent: the pipeline's
 // log lines, a status line on a terminal (the step, its sample or bytes,
-// the time it has run) redrawn every second, and on anything else a timed
+// the time it has run) redrawn twice a second, and on anything else a timed
 // line every plainBeat while a step runs. A quiet progress says nothing.
 type progress struct {
 	w     io.Writer
