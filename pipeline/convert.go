@@ -187,11 +187,15 @@ type converter struct {
 	// where it will run (the TFLite runtime missing): the conversion is
 	// then NOT VERIFIED even when its source was computed.
 	candidateNote string
-	release       []func() error
-	res           *Result
-	start         time.Time
-	step          time.Time
-	closers       []*canonical.Model
+	// ortRefused, when set, is why ONNX Runtime could not compute the ONNX
+	// source (the executor did): the result not running there either is
+	// then a note, not a failure.
+	ortRefused string
+	release    []func() error
+	res        *Result
+	start      time.Time
+	step       time.Time
+	closers    []*canonical.Model
 }
 
 func (c *converter) logf(format string, args ...any) {

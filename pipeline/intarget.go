@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	}
 	setup, err := c.ortSetup(ctx)
 	if err != nil {
-		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime (its plugin is not installed; see 'onnxconv runtimes')")
+		c.res.Notes = append(c.res.Notes, c.ortMissingNote(err))
 		return nil
 	}
 	dir, err := os.MkdirTemp("", "onnxconv-ort-*")
@@ -37,7 +38,7 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	}
 	side, err := setup.Side(0, path, result)
 	if err != nil {
-		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: "+oneLineErr(err))
+		c.res.Notes = append(c.res.Notes, c.ortMissingNote(err))
 		return nil
 	}
 	side.Name, side.ComputedBy = c.out+" (onnxruntime)", setup.DescribeSide(0)
@@ -54,6 +55,10 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 			c.opts.Verify = &v
 		}
 		rep, err := c.compare(ctx, ref, side, samples, source)
+		if err != nil && c.ortRefused != "" {
+			c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime, which could not run the source either: "+oneLineErr(rootCause(err)))
+			return nil
+		}
 		if err != nil {
 			return invalidErr(fmt.Errorf("%s: ONNX Runtime cannot run the result: %v; nothing was written", c.in, oneLineErr(err)))
 		}
@@ -69,6 +74,18 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	rep.Summary = "the result runs in ONNX Runtime (NOT VERIFIED against the source)"
 	c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "run once in ONNX Runtime", Report: rep, RunOnce: true})
 	return nil
+}
+
+// rootCause is the innermost error of err's chain of single wraps: what
+// failed, without the steps that led there.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 func oneLineErr(err error) string {

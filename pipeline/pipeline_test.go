@@ -84,7 +84,7 @@ func TestConvertFacts(t *testing.T) {
 			t.Errorf("no timing for %s: %+v", s, c.Timings)
 		}
 	}
-	if !res.Equivalent || len(res.Comparisons) != 1 || res.Written != out {
+	if !res.Equivalent || len(res.Comparisons) == 0 || res.Written != out { // then the result in ONNX Runtime, when installed
 		t.Fatalf("result %+v", res)
 	}
 	b, err := os.ReadFile(rep)
@@ -123,7 +123,7 @@ func TestConvertKeepsTheSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Equivalent || len(res.Comparisons) != 1 || res.Comparisons[0].Report.A.Opset != 9 || res.Comparisons[0].Report.B.Opset != 17 {
+	if !res.Equivalent || len(res.Comparisons) == 0 || res.Comparisons[0].Report.A.Opset != 9 || res.Comparisons[0].Report.B.Opset != 17 {
 		t.Fatalf("comparison %+v", res.Comparisons)
 	}
 	after, _ := os.ReadFile(mlp9)

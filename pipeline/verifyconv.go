@@ -52,6 +52,16 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 	srcFailed := false
 	if ref != nil {
 		rep, err := c.compare(ctx, ref, cand, samples, source)
+		if err != nil && ref.Runner != nil && c.isONNX() {
+			// ONNX Runtime could not compute this ONNX source (an op or
+			// element type it lacks, a model it does not load): said in
+			// one line, and the source is computed by the executor.
+			c.ortRefused = oneLineErr(rootCause(err))
+			c.res.Notes = append(c.res.Notes, "ONNX Runtime could not run the source, so the built-in executor computed it: "+c.ortRefused)
+			cv.Reference = executorReference + " (ONNX Runtime could not run it)"
+			ref = verify.ModelSide(c.in, imported)
+			rep, err = c.compare(ctx, ref, cand, samples, source)
+		}
 		switch {
 		case err != nil && ref.Runner != nil:
 			srcFailed = true
@@ -64,6 +74,9 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 		case err != nil:
 			return err
 		default:
+			if err := c.bisectOnExecutor(ctx, ref, imported, cand, rep, samples, source); err != nil {
+				return err
+			}
 			c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the source (" + cv.Reference + ")", Report: rep})
 			c.res.Verified = true
 		}
@@ -239,12 +252,14 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 	}
 	d := c.imp.Describe()
 	why := fmt.Sprintf("no reference runtime or direct predictor for format %s", d.FormatName())
-	if why := c.runtimeMissing(d.Runtime); why != "" && !c.isONNX() {
+	missing := c.runtimeMissing(d.Runtime)
+	if missing != "" && !c.isONNX() {
 		// One line, said once: the runtime is not installed.
-		cv.NotVerified = why
+		cv.NotVerified = missing
 		return nil, nil
 	}
-	if d.Runtime != "" && !(c.isONNX() && IsText(c.in)) {
+	text := c.isONNX() && IsText(c.in)
+	if d.Runtime != "" && missing == "" && !text {
 		setup, err := runtimes.NewSetup([]string{d.Runtime}, 0, c.opts.Env.Runtimes)
 		if err == nil {
 			c.release = append(c.release, setup.Close)
@@ -259,17 +274,45 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		why = fmt.Sprintf("the reference runtime %q for format %s is not available: %v", d.Runtime, d.FormatName(), err)
 	}
 	if c.isONNX() {
-		// The source is ONNX itself: the unchanged source model on the
-		// built-in executor is an independent computation of it.
-		cv.Reference = "the source ONNX model on the built-in executor"
-		if d.Runtime != "" {
-			cv.Reference += " (" + d.Runtime + " not available)"
+		// The source is ONNX itself and its runtime is not there: the
+		// unchanged source model on the built-in executor computes it,
+		// named as such with the reason in one line.
+		cv.Reference = executorReference
+		switch {
+		case text:
+			cv.Reference += " (ONNX Runtime reads binary .onnx files only)"
+		case missing != "":
+			cv.Reference += " (" + missing + ")"
+		case d.Runtime != "":
+			line, _, _ := strings.Cut(why, "\n")
+			cv.Reference += " (" + line + ")"
 		}
 		return verify.ModelSide(c.in, imported), nil
 	}
 	cv.NotVerified = why
 	return nil, nil
 }
+
+// bisectOnExecutor bisects, when asked, a comparison with an ONNX source
+// whose runtime hands out no intermediate values (ONNX Runtime): the
+// source on the executor is bisected against the result instead, and rep
+// carries that bisection with a note saying so.
+func (c *converter) bisectOnExecutor(ctx context.Context, ref *verify.Side, imported *canonical.Model, cand *verify.Side, rep *verify.Report, samples [][]*canonical.Tensor, source string) error {
+	if _, capture := ref.Runner.(verify.CaptureRunner); !c.opts.Verify.Bisect || rep.Equivalent || ref.Runner == nil || capture || !c.isONNX() {
+		return nil
+	}
+	brep, err := c.compare(ctx, verify.ModelSide(c.in+" (executor)", imported), cand, samples, source)
+	if err != nil {
+		return err
+	}
+	rep.Bisect = brep.Bisect
+	rep.Notes = append(rep.Notes, "bisection ran with the source on the built-in executor ("+c.res.Conversion.Reference+" hands out no intermediate values)")
+	return nil
+}
+
+// executorReference names the executor as what computed an ONNX source
+// that ONNX Runtime did not.
+const executorReference = "the source ONNX model on the built-in executor"
 
 // compareReference runs result on the inputs and compares the outputs that
 // have a stored counterpart in Reference.

@@ -31,10 +31,20 @@ const TYPED = {
   bool: Uint8Array,
 };
 
-// oneLine joins an error's lines.
+// ONNX's element types that onnxruntime-node names only by number.
+const ONNX_TYPES = {
+  14: 'complex64', 15: 'complex128', 16: 'bfloat16', 17: 'float8e4m3fn', 18: 'float8e4m3fnuz',
+  19: 'float8e5m2', 20: 'float8e5m2fnuz', 21: 'uint4', 22: 'int4', 23: 'float4e2m1', 24: 'float8e8m0',
+  25: 'uint2', 26: 'int2',
+};
+
+// oneLine joins an error's lines; a type onnxruntime-node names by number
+// is named.
 function oneLine(e) {
   const s = e && e.message ? e.message : String(e);
-  return s.split('\n').map((l) => l.trim()).filter((l) => l).join(' ');
+  return s.split('\n').map((l) => l.trim()).filter((l) => l).join(' ')
+    .replace(/Unsupported data type: (\d+)/g, (m, n) => (ONNX_TYPES[n]
+      ? `unsupported data type ${ONNX_TYPES[n]} (${n}) at a graph input or output: ${PKG} cannot pass it` : m));
 }
 
 function meta(m) {
