@@ -74,9 +74,6 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 		case err != nil:
 			return err
 		default:
-			if err := c.bisectOnExecutor(ctx, ref, imported, cand, rep, samples, source); err != nil {
-				return err
-			}
 			c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the source (" + cv.Reference + ")", Report: rep})
 			c.res.Verified = true
 		}
@@ -291,23 +288,6 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 	}
 	cv.NotVerified = why
 	return nil, nil
-}
-
-// bisectOnExecutor bisects, when asked, a comparison with an ONNX source
-// whose runtime hands out no intermediate values (ONNX Runtime): the
-// source on the executor is bisected against the result instead, and rep
-// carries that bisection with a note saying so.
-func (c *converter) bisectOnExecutor(ctx context.Context, ref *verify.Side, imported *canonical.Model, cand *verify.Side, rep *verify.Report, samples [][]*canonical.Tensor, source string) error {
-	if _, capture := ref.Runner.(verify.CaptureRunner); !c.opts.Verify.Bisect || rep.Equivalent || ref.Runner == nil || capture || !c.isONNX() {
-		return nil
-	}
-	brep, err := c.compare(ctx, verify.ModelSide(c.in+" (executor)", imported), cand, samples, source)
-	if err != nil {
-		return err
-	}
-	rep.Bisect = brep.Bisect
-	rep.Notes = append(rep.Notes, "bisection ran with the source on the built-in executor ("+c.res.Conversion.Reference+" hands out no intermediate values)")
-	return nil
 }
 
 // executorReference names the executor as what computed an ONNX source

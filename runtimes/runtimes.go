@@ -221,7 +221,11 @@ func (s *Setup) Side(i int, path string, m *canonical.Model) (*verify.Side, erro
 	for j, v := range ins {
 		names[j] = v.Name
 	}
-	side.Runner = s.Runner(s.rts[k], path, OpenOptions{InputNames: names, Threads: s.threads})
+	r := s.Runner(s.rts[k], path, OpenOptions{InputNames: names, Threads: s.threads})
+	side.Runner = r
+	if _, ok := s.rts[k].(ONNXLoader); ok {
+		side.Runner = captureRunner{Runner: r, model: m}
+	}
 	return side, nil
 }
 

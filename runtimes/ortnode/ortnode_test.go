@@ -220,3 +220,73 @@ func inputNames(m *canonical.Model) []string {
 	}
 	return out
 }
+
+// TestCapture: a side on ONNX Runtime hands out intermediate values
+// (verify.CaptureRunner, for bisection) by running a copy of the model with
+// them as graph outputs. In test_greater_equal_int8_expanded (Greater, Equal,
+// Or), the captured Greater and Equal of the stored inputs, or-ed, are the
+// stored output, and each holds both true and false; a graph input comes
+// back as given.
+func TestCapture(t *testing.T) {
+	r := testRuntime(t)
+	dir, m, ins, outs := backendTest(t, "test_greater_equal_int8_expanded")
+	s, err := runtimes.NewSetup([]string{RuntimeName}, 1, runtimes.NewSet(nil, r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	side, err := s.Side(0, filepath.Join(dir, "model.onnx"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, ok := side.Runner.(verify.CaptureRunner)
+	if !ok {
+		t.Fatalf("the side's runner %T does not capture", side.Runner)
+	}
+	ops := map[string]string{}
+	for _, n := range m.Graph.Nodes {
+		ops[n.OpType] = n.Outputs[0].Name
+	}
+	gt, eq := ops["Greater"], ops["Equal"]
+	if gt == "" || eq == "" || ops["Or"] == "" {
+		t.Fatalf("test_greater_equal_int8_expanded is no longer Greater, Equal, Or: %v", ops)
+	}
+	x := verify.GraphInputs(m)[0].Name
+	got, err := cr.RunCapture(context.Background(), ins, []string{gt, eq, x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := outs[0].Int64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := got[gt].Int64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := got[eq].Int64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g) != len(want) || len(e) != len(want) {
+		t.Fatalf("captured %d and %d values, the stored output has %d", len(g), len(e), len(want))
+	}
+	var gTrue, eTrue int
+	for i := range want {
+		or := int64(0)
+		if g[i] != 0 || e[i] != 0 {
+			or = 1
+		}
+		if or != want[i] {
+			t.Errorf("element %d: Greater %d or Equal %d, stored %d", i, g[i], e[i], want[i])
+		}
+		gTrue += int(g[i])
+		eTrue += int(e[i])
+	}
+	if gTrue == 0 || gTrue == len(want) || eTrue == 0 || eTrue == len(want) {
+		t.Errorf("Greater true %d, Equal true %d of %d: the inputs do not tell the values apart", gTrue, eTrue, len(want))
+	}
+	if got[x] != ins[0] {
+		t.Errorf("graph input %q not handed back as given", x)
+	}
+}

@@ -37,6 +37,11 @@ func (r rt) Info() runtimes.Info {
 	}
 }
 
+// LoadsONNX marks the runtime as one that loads ONNX files as they are
+// (runtimes.ONNXLoader): its sides capture intermediate values for
+// bisection by running a copy of the model with more graph outputs.
+func (r rt) LoadsONNX() {}
+
 // Check tells whether Node and the npm package are installed.
 func (r rt) Check() error {
 	_, err := Find(r.o)
