@@ -40,15 +40,7 @@ func runIn(t *testing.T, dir string, env []string, args ...string) (int, string,
 // is missing: one line with the install command, said once, exit 3.
 func TestRuntimesFoundAnywhere(t *testing.T) {
 	_, modules := testpaths.Node(t, "@tensorflow/tfjs-tflite", "@tensorflow/tfjs")
-	outside := t.TempDir()
-	data := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(data, "onnxconv"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(modules, filepath.Join(data, "onnxconv", "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"XDG_DATA_HOME=" + data}
+	outside, data, env := dataFolder(t, modules)
 	code, stdout, stderr := runIn(t, outside, env, "runtimes")
 	if code != 0 {
 		t.Fatalf("runtimes: exit %d: %s", code, stderr)
@@ -75,6 +67,21 @@ func TestRuntimesFoundAnywhere(t *testing.T) {
 	if code != 3 || strings.Count(all, "onnxconv runtimes install") != 1 {
 		t.Errorf("convert without the runtime: exit %d (want 3), install line %d times (want 1):\n%s", code, strings.Count(all, "onnxconv runtimes install"), all)
 	}
+}
+
+// dataFolder makes a fresh data folder whose onnxconv/node_modules is
+// modules (where 'onnxconv runtimes install' puts the packages) and a
+// working folder outside the checkout; env points XDG_DATA_HOME there.
+func dataFolder(t *testing.T, modules string) (outside, data string, env []string) {
+	t.Helper()
+	outside, data = t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(data, "onnxconv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(modules, filepath.Join(data, "onnxconv", "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	return outside, data, []string{"XDG_DATA_HOME=" + data}
 }
 
 func lineStarting(s, prefix string) string {
@@ -115,15 +122,7 @@ func TestConvertRunsResultInORT(t *testing.T) {
 // one line and named as such.
 func TestConvertONNXAgainstORTUnderNode(t *testing.T) {
 	_, modules := testpaths.Node(t, "onnxruntime-node")
-	outside := t.TempDir()
-	data := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(data, "onnxconv"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(modules, filepath.Join(data, "onnxconv", "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"XDG_DATA_HOME=" + data}
+	outside, data, env := dataFolder(t, modules)
 	code, stdout, stderr := runIn(t, outside, env, "runtimes")
 	if code != 0 {
 		t.Fatalf("runtimes: exit %d: %s", code, stderr)
