@@ -13,11 +13,12 @@ import (
 )
 
 // inTarget runs the result where it will run: when it is for ONNX Runtime
-// (an onnxruntime target, or none) and the ONNX Runtime plugin is
-// installed, the result is loaded in ONNX Runtime and compared with the
-// source on the verification inputs (or, without a reference, run once).
-// A result ONNX Runtime cannot load or run is refused. Without the plugin
-// a note says the result was not run in ONNX Runtime.
+// (an onnxruntime target, or none) and ONNX Runtime is installed (under
+// Node, else its plugin), the result is loaded in ONNX Runtime and compared
+// with the source on the verification inputs (or, without a reference, run
+// once). A result ONNX Runtime cannot load or run is refused, unless ONNX
+// Runtime could not run the ONNX source either (a note then says so).
+// Without ONNX Runtime a note says the result was not run in it.
 func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *canonical.Model, samples [][]*canonical.Tensor, source string) error {
 	if c.fileOut || (c.opts.Target != "" && !strings.HasPrefix(c.opts.Target, "onnxruntime")) {
 		return nil

@@ -25,8 +25,9 @@ func (v *VerifyOptions) options() verify.Options {
 }
 
 // verify compares the result with its source, as the source's own
-// framework computes it (an importer's direct predictor, the reference
-// runtime of the format, or for ONNX the source model itself), then with
+// framework computes it (an importer's direct predictor, or the reference
+// runtime of the format: ONNX Runtime for ONNX, with the source model on
+// the executor where ONNX Runtime is missing or cannot run it), then with
 // the stored outputs of Reference, and writes the reports. When nothing
 // computes the source, the result is run once and checked (every output
 // produced, no NaN or Inf), the comparison with the imported model is made
