@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/runtimes/node"
 	"github.com/onnxconv/onnxconv/runtimes/ortnode"
 )
@@ -151,5 +152,32 @@ func TestListLibtorch(t *testing.T) {
 	}
 	if r := libtorch(); r.Missing != "" || r.Version != "1.13.0" || r.Where != filepath.Join(plugins, "onnxconv-plugin-libtorch") {
 		t.Errorf("built: %+v", r)
+	}
+}
+
+// TestInstallLibtorch: with Debian's libtorch-dev, g++ and Go here,
+// InstallLibtorch builds the plugin from the checkout into the folder
+// given, and List then shows libtorch there with the headers' version.
+func TestInstallLibtorch(t *testing.T) {
+	testpaths.Libtorch(t)
+	root := testpaths.RepoRoot(t)
+	dir := t.TempDir()
+	lo := LibtorchOptions{Getwd: func() (string, error) { return root, nil }}
+	var log strings.Builder
+	p, err := InstallLibtorch(t.Context(), dir, lo, &log, &log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if p != filepath.Join(dir, "onnxconv-plugin-libtorch") {
+		t.Errorf("built %s", p)
+	}
+	var got Runtime
+	for _, r := range List(Options{PluginDirs: []string{dir}, Libtorch: lo}) {
+		if r.Name == "libtorch" {
+			got = r
+		}
+	}
+	if got.Missing != "" || got.Where != p || !strings.HasPrefix(got.Version, "1.") {
+		t.Errorf("libtorch after the build: %+v", got)
 	}
 }
