@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/onnxconv/onnxconv/internal/bytesize"
 )
 
 // WriteText writes the summary for people, as 'onnxconv inspect' prints
@@ -55,11 +57,11 @@ func (s Summary) WriteText(w io.Writer, path string) error {
 	if s.ConstantTensors > 0 {
 		consts = fmt.Sprintf(" and %d Constant nodes", s.ConstantTensors)
 	}
-	fmt.Fprintf(&b, "parameters:  %d in %d initializers%s, %s\n", s.Parameters, s.Initializers, consts, HumanBytes(s.ParameterBytes))
+	fmt.Fprintf(&b, "parameters:  %d in %d initializers%s, %s\n", s.Parameters, s.Initializers, consts, bytesize.Format(s.ParameterBytes))
 	if len(s.ExternalFiles) > 0 {
 		b.WriteString("external data:\n")
 		for _, f := range s.ExternalFiles {
-			fmt.Fprintf(&b, "  %-24s %d tensors, %s\n", f.Location, f.Tensors, HumanBytes(f.Bytes))
+			fmt.Fprintf(&b, "  %-24s %d tensors, %s\n", f.Location, f.Tensors, bytesize.Format(f.Bytes))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

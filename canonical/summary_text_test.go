@@ -3,6 +3,8 @@ package canonical
 import (
 	"strings"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/bytesize"
 )
 
 func TestSummaryWriteText(t *testing.T) {
@@ -33,9 +35,9 @@ outputs:
 nodes:       2 (functions: 1)
   Add                      1
   ai.onnx.ml.Scaler        1
-parameters:  4 in 1 initializers and 1 Constant nodes, ` + HumanBytes(16) + `
+parameters:  4 in 1 initializers and 1 Constant nodes, ` + bytesize.Format(16) + `
 external data:
-  m.data                   1 tensors, ` + HumanBytes(2048) + `
+  m.data                   1 tensors, ` + bytesize.Format(2048) + `
 `
 	if got := b.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)

@@ -3,6 +3,8 @@ package canonical
 import (
 	"fmt"
 	"strings"
+
+	"github.com/onnxconv/onnxconv/internal/bytesize"
 )
 
 // Problem is one structural defect of a model found by Validate.
@@ -121,28 +123,13 @@ func (v *validator) tensorData(t *Tensor, path, node string) {
 	}
 	size := "its elements"
 	if b, err := t.ByteSize(); err == nil && b > 0 {
-		size = HumanBytes(b) + " of data"
+		size = bytesize.Format(b) + " of data"
 	} else if t.DataType != String {
 		size = fmt.Sprintf("%d elements", n)
 	}
 	v.add(Problem{Path: path, Node: node,
 		Msg: fmt.Sprintf("dims %v of %s claim %s but the tensor holds none", t.Dims, ElemTypeName(t.DataType), size),
 		Fix: "store the tensor's data (raw_data, a typed data field or external data), or give it no elements"})
-}
-
-// HumanBytes formats a byte count for people: "512 B", "1.5 KiB",
-// "4.0 EiB".
-func HumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 func nodeLabel(n *Node, i int) string {

@@ -14,7 +14,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // errNeedHost is returned by a lowering that needs the contents of an
@@ -486,7 +486,7 @@ func (e *Executor) lookupImpl(n *canonical.Node) (*implRef, error) {
 		return nil, fmt.Errorf("executor: node %s: the model imports no opset for domain %q", n, n.Domain)
 	}
 	since := ver
-	if s, ok := opset.Lookup(domain, n.OpType, ver); ok {
+	if s, ok := onnxspec.Lookup(domain, n.OpType, ver); ok {
 		since = s.SinceVersion
 	} else if f := e.model.Function(n.Domain, n.OpType, n.Overload); f != nil {
 		return &implRef{impl: functionImpl(f)}, nil

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/internal/bytesize"
 )
 
 // Limits shape a Budget: an import may allocate (decompress, fill,
@@ -77,7 +77,7 @@ type BudgetError struct {
 
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("%s needs %s, beyond the import's budget of %s (%s already used): the file asks for far more memory than its size warrants",
-		e.What, canonical.HumanBytes(e.Need), canonical.HumanBytes(e.Limit), canonical.HumanBytes(e.Used))
+		e.What, bytesize.Format(e.Need), bytesize.Format(e.Limit), bytesize.Format(e.Used))
 }
 
 func (b *Budget) limit() int64 {

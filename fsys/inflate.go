@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/internal/bytesize"
 )
 
 // MaxRatio is the default bound on how many times its compressed size a
@@ -24,7 +24,7 @@ type InflateError struct {
 
 func (e *InflateError) Error() string {
 	return fmt.Sprintf("%s: the %s compressed stream expands beyond %s (a decompression bomb?); onnxconv stops there",
-		e.What, canonical.HumanBytes(e.Compressed), canonical.HumanBytes(e.Limit))
+		e.What, bytesize.Format(e.Compressed), bytesize.Format(e.Limit))
 }
 
 // Inflate reads the decompressed stream r (made from compressed bytes of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -40,9 +41,17 @@ type NoMatchError struct {
 	// Formats lists the formats read, each with its extensions
 	// ("xgboost .json .ubj").
 	Formats []string
+	// ByExtension lists the formats whose extensions the file's name
+	// ends in (a .tflite file that is not TFLite): the hint to try.
+	ByExtension []string
 }
 
 func (e *NoMatchError) Error() string {
+	if len(e.ByExtension) > 0 {
+		return fmt.Sprintf("%s: the extension %s names format %s, but the file's content is not what its importer recognizes (a damaged, truncated or mislabelled file?); "+
+			"--from %s makes that importer read it anyway and say what is wrong (formats: %s)",
+			e.Path, filepath.Ext(e.Path), strings.Join(e.ByExtension, " or "), e.ByExtension[0], strings.Join(e.Formats, "; "))
+	}
 	return fmt.Sprintf("%s: no importer recognizes the file; name the format with --from (formats: %s)",
 		e.Path, strings.Join(e.Formats, "; "))
 }
@@ -102,6 +111,25 @@ func (r *Registry) formatsWithExtensions() []string {
 	return out
 }
 
+// byExtension lists the formats that claim path's extension.
+func (r *Registry) byExtension(path string) []string {
+	ext := filepath.Ext(path)
+	if ext == "" {
+		return nil
+	}
+	var out []string
+	for _, imp := range r.list {
+		d := imp.Describe()
+		for _, e := range d.Extensions {
+			if strings.EqualFold(e, ext) {
+				out = append(out, d.FormatName())
+				break
+			}
+		}
+	}
+	return out
+}
+
 // Lookup finds the importer whose name or format is name (any case).
 func (r *Registry) Lookup(name string) (Importer, error) {
 	for _, imp := range r.list {
@@ -129,7 +157,7 @@ func (r *Registry) Detect(path string) (Importer, float32, error) {
 		}
 	}
 	if best == nil {
-		return nil, 0, &NoMatchError{Path: path, Formats: r.formatsWithExtensions()}
+		return nil, 0, &NoMatchError{Path: path, Formats: r.formatsWithExtensions(), ByExtension: r.byExtension(path)}
 	}
 	return best, conf, nil
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/check"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // schemaAllowsLow reports whether n's operator schema, at the version
@@ -19,13 +19,13 @@ import (
 // FP16Options.Runs).
 func schemaAllowsLow(m *canonical.Model, n *canonical.Node, dt canonical.DataType, retyped func(*canonical.Value) bool,
 	runs func(domain, op string, since int, param string, dt canonical.DataType) bool) bool {
-	domain := opset.NormalizeDomain(n.Domain)
-	s, ok := opset.Lookup(domain, n.OpType, int(m.Opset(domain)))
+	domain := onnxspec.NormalizeDomain(n.Domain)
+	s, ok := onnxspec.Lookup(domain, n.OpType, int(m.Opset(domain)))
 	if !ok {
 		return false
 	}
 	want := "tensor(" + check.ElemTypeName(dt) + ")"
-	allows := func(vals []*canonical.Value, formals []opset.FormalParameter) bool {
+	allows := func(vals []*canonical.Value, formals []onnxspec.FormalParameter) bool {
 		for i, v := range vals {
 			if v == nil || !retyped(v) {
 				continue
@@ -45,14 +45,14 @@ func schemaAllowsLow(m *canonical.Model, n *canonical.Node, dt canonical.DataTyp
 
 // formalAt is the formal parameter of the i-th actual value (the last,
 // variadic one for those beyond).
-func formalAt(fs []opset.FormalParameter, i int) (opset.FormalParameter, bool) {
+func formalAt(fs []onnxspec.FormalParameter, i int) (onnxspec.FormalParameter, bool) {
 	if i < len(fs) {
 		return fs[i], true
 	}
-	if len(fs) > 0 && fs[len(fs)-1].Option == opset.Variadic {
+	if len(fs) > 0 && fs[len(fs)-1].Option == onnxspec.Variadic {
 		return fs[len(fs)-1], true
 	}
-	return opset.FormalParameter{}, false
+	return onnxspec.FormalParameter{}, false
 }
 
 // castAdmits returns an error when Cast at m's ai.onnx opset cannot
@@ -61,7 +61,7 @@ func formalAt(fs []opset.FormalParameter, i int) (opset.FormalParameter, bool) {
 // float32, so the result could not pass the checker.
 func castAdmits(m *canonical.Model, dt canonical.DataType) error {
 	want := "tensor(" + check.ElemTypeName(dt) + ")"
-	admits := func(s *opset.Schema) bool {
+	admits := func(s *onnxspec.Schema) bool {
 		for _, f := range s.Inputs {
 			if !slices.Contains(s.AllowedTypes(f.TypeStr), want) {
 				return false
@@ -75,10 +75,10 @@ func castAdmits(m *canonical.Model, dt canonical.DataType) error {
 		return true
 	}
 	ver := int(m.Opset(""))
-	if s, ok := opset.Lookup("", "Cast", ver); ok && admits(s) {
+	if s, ok := onnxspec.Lookup("", "Cast", ver); ok && admits(s) {
 		return nil
 	}
-	for _, s := range opset.Versions("", "Cast") {
+	for _, s := range onnxspec.Versions("", "Cast") {
 		if s.SinceVersion > ver && admits(s) {
 			return fmt.Errorf("%s needs ai.onnx opset %d or later (Cast to and from %s), the model imports opset %d: convert it first (onnxconv opset IN OUT --opset %d)",
 				check.ElemTypeName(dt), s.SinceVersion, check.ElemTypeName(dt), ver, s.SinceVersion)

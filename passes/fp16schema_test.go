@@ -9,7 +9,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/check"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // TestBF16KeepsOpsWithoutLowType: at opset 14, Where has no bfloat16
@@ -51,7 +51,7 @@ func TestBF16KeepsOpsWithoutLowType(t *testing.T) {
 						if elemType(in) != dt {
 							continue
 						}
-						s, ok := opset.Lookup("", n.OpType, ver)
+						s, ok := onnxspec.Lookup("", n.OpType, ver)
 						if !ok {
 							t.Fatalf("%s: no schema for %s-%d", name, n.OpType, ver)
 						}

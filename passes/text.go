@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/internal/bytesize"
 )
 
 // WriteText writes what Run did, as 'onnxconv optimize' prints it: the
@@ -56,7 +56,7 @@ func (r *FP16Report) WriteText(w io.Writer, in, out string) error {
 func (r *QuantReport) WriteText(w io.Writer, out string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s int8 QDQ, %d nodes quantized; initializer bytes %s -> %s\n", out, r.Mode, r.Quantized,
-		canonical.HumanBytes(r.Before.Bytes), canonical.HumanBytes(r.After.Bytes))
+		bytesize.Format(r.Before.Bytes), bytesize.Format(r.After.Bytes))
 	if r.Top1 >= 0 {
 		fmt.Fprintf(&b, "top-1 agreement with the float model: %.2f%%\n", 100*r.Top1)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -348,10 +347,8 @@ func (c *converter) check() error {
 	if sameFile(c.in, c.out) && !o.Force {
 		return &Error{Kind: KindUsage, Err: &OverwriteError{Path: c.in}}
 	}
-	if dir := filepath.Dir(c.out); dir != "" {
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return usageErr("%s: the output folder %s does not exist", c.out, dir)
-		}
+	if err := checkOutputPath(c.out); err != nil {
+		return err
 	}
 	if warning != "" {
 		c.warn("%s", warning)

@@ -125,9 +125,10 @@ const (
 	TFLiteFile
 )
 
-// OutputFormatOf tells how path will be written, and a warning when the
-// extension does not say ONNX. A ".txt" path is an error: it reads as a
-// text file but would be binary protobuf.
+// OutputFormatOf tells how path will be written, and a warning when it has
+// no extension. An extension that names no format onnxconv writes is an
+// *OutputExtensionError; a ".txt" path is an error too: it reads as a text
+// file but would be binary protobuf.
 func OutputFormatOf(path string) (OutputFormat, string, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".onnx", ".pb":
@@ -143,7 +144,16 @@ func OutputFormatOf(path string) (OutputFormat, string, error) {
 	case "":
 		return Binary, fmt.Sprintf("%s has no extension: writing binary ONNX protobuf (name it .onnx to say so)", path), nil
 	}
-	return Binary, fmt.Sprintf("%s: writing binary ONNX protobuf (the extension %s is not .onnx)", path, filepath.Ext(path)), nil
+	return Binary, "", &Error{Kind: KindUsage, Err: &OutputExtensionError{Path: path, Ext: filepath.Ext(path)}}
+}
+
+// OutputExtensionError is an output path whose extension names no format
+// onnxconv writes (OUT.bin): refused before any work, rather than written
+// as ONNX under a name that says otherwise.
+type OutputExtensionError struct{ Path, Ext string }
+
+func (e *OutputExtensionError) Error() string {
+	return fmt.Sprintf("%s: onnxconv does not write %s files; name the output .onnx (binary ONNX), .onnxtxt (ONNX text syntax) or .tflite (TFLite)", e.Path, e.Ext)
 }
 
 // Save writes m to path atomically, as binary protobuf or as the text
@@ -213,6 +223,27 @@ func checkInputFile(path string) error {
 	if !st.Mode().IsRegular() {
 		return inputErr(fmt.Errorf("%s is not a regular file", path))
 	}
+	return nil
+}
+
+// checkOutputPath checks, before any work, that out can be written: not a
+// folder, in a folder that exists and takes new files.
+func checkOutputPath(out string) error {
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return usageErr("%s is a folder: name the output file (for example %s)", out, filepath.Join(out, "model.onnx"))
+	}
+	dir := filepath.Dir(out)
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return usageErr("%s: the output folder %s does not exist", out, dir)
+	}
+	f, err := os.CreateTemp(dir, ".onnxconv-probe-*")
+	if err != nil {
+		return usageErr("%s: the output folder %s does not take new files (%v); choose another output", out, dir, err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	_ = os.Remove(name)
 	return nil
 }
 

@@ -20,12 +20,18 @@ import (
 // Runtime could not run the ONNX source either (a note then says so).
 // Without ONNX Runtime a note says the result was not run in it.
 func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *canonical.Model, samples [][]*canonical.Tensor, source string) error {
-	if c.fileOut || (c.opts.Target != "" && !strings.HasPrefix(c.opts.Target, "onnxruntime")) {
+	cv := &c.res.Conversion
+	if c.fileOut {
+		return nil
+	}
+	if c.opts.Target != "" && !strings.HasPrefix(c.opts.Target, "onnxruntime") {
+		cv.NotRunIn = "onnxconv runs results in ONNX Runtime only; the target " + c.opts.Target + " was checked by its profile (operators, opset, IR), not by running it"
 		return nil
 	}
 	setup, err := c.ortSetup(ctx)
 	if err != nil {
-		c.res.Notes = append(c.res.Notes, c.ortMissingNote(err))
+		cv.NotRunIn = c.ortMissing(err)
+		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: "+cv.NotRunIn)
 		return nil
 	}
 	dir, err := os.MkdirTemp("", "onnxconv-ort-*")
@@ -39,10 +45,12 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	}
 	side, err := setup.Side(0, path, result)
 	if err != nil {
-		c.res.Notes = append(c.res.Notes, c.ortMissingNote(err))
+		cv.NotRunIn = c.ortMissing(err)
+		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: "+cv.NotRunIn)
 		return nil
 	}
 	side.Name, side.ComputedBy = c.out+" (onnxruntime)", setup.DescribeSide(0)
+	cv.RanIn = side.ComputedBy
 	if ref != nil {
 		if c.opts.Verify.Profile == "" && c.opts.Verify.RTol == nil && c.opts.Verify.ATol == nil {
 			// The ONNX Runtime run is held to float32 precision at
@@ -57,6 +65,7 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 		}
 		rep, err := c.compare(ctx, ref, side, samples, source)
 		if err != nil && c.ortRefused != "" {
+			cv.RanIn, cv.NotRunIn = "", "ONNX Runtime could not run the source either: "+oneLineErr(rootCause(err))
 			c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime, which could not run the source either: "+oneLineErr(rootCause(err)))
 			return nil
 		}

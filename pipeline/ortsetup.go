@@ -37,14 +37,14 @@ func (c *converter) runtimeMissing(name string) string {
 	return ""
 }
 
-// ortMissingNote says that the result was not run in ONNX Runtime because
-// ortSetup failed with err; the command that installs it is said once per
-// run (not again when the source's reference already said it).
-func (c *converter) ortMissingNote(err error) string {
+// ortMissing says in one line why the result was not run in ONNX Runtime
+// when ortSetup failed with err; the command that installs it is said once
+// per run (not again when the source's reference already said it).
+func (c *converter) ortMissing(err error) string {
 	cv := c.res.Conversion
 	var ni *runtimes.NotInstalledError
 	if errors.As(err, &ni) && strings.Contains(cv.NotVerified+cv.Reference, runtimes.InstallCommand) {
-		return "the result was not run in ONNX Runtime (not installed either)"
+		return "ONNX Runtime is not installed either"
 	}
-	return "the result was not run in ONNX Runtime: " + oneLineErr(err)
+	return oneLineErr(err)
 }

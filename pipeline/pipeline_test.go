@@ -237,11 +237,17 @@ func TestOutputFormat(t *testing.T) {
 		path string
 		f    OutputFormat
 		warn bool
-	}{{"a.onnx", Binary, false}, {"a.ONNXTXT", Text, false}, {"a.model", Binary, true}, {"a", Binary, true}} {
+	}{{"a.onnx", Binary, false}, {"a.ONNXTXT", Text, false}, {"a", Binary, true}} {
 		f, w, err := OutputFormatOf(c.path)
 		if err != nil || f != c.f || (w != "") != c.warn {
 			t.Errorf("%s: %v %q %v", c.path, f, w, err)
 		}
+	}
+	// An extension that names no format onnxconv writes is refused, not
+	// written as ONNX under a name that says otherwise.
+	var ee *OutputExtensionError
+	if _, _, err := OutputFormatOf("a.model"); !errors.As(err, &ee) || KindOf(err) != KindUsage || ee.Ext != ".model" {
+		t.Errorf("a.model: %v", err)
 	}
 }
 
@@ -343,5 +349,37 @@ func TestConvertAndVerifyReadInputsAlike(t *testing.T) {
 	}
 	if !rep.Equivalent {
 		t.Fatalf("mlp_opset9 against its own stored outputs: %s", rep.Summary)
+	}
+}
+
+// A report never shows a verdict without saying what computed each side
+// and whether the result ran in its target runtime, and it explains its
+// figures: a conversion for a generic ONNX target is checked by the
+// profile, not run there, and the HTML, Markdown and JSON reports say so.
+func TestReportSaysWhereTheResultRan(t *testing.T) {
+	dir := t.TempDir()
+	html, md, js := filepath.Join(dir, "r.html"), filepath.Join(dir, "r.md"), filepath.Join(dir, "r.json")
+	_, err := Convert(context.Background(), mlp9, filepath.Join(dir, "o.onnx"), Options{Env: builtins(), Target: "onnx-opset13",
+		Verify: &VerifyOptions{}, Reports: []string{html, md, js}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{html, []string{"The result was NOT run in its target runtime", "onnx-opset13", "A (reference) computed by", "B (result) computed by", "What the figures mean", "max ULP", "units in the last place"}},
+		{md, []string{"NOT run in its target runtime", "computed by", "What the figures mean", "max ULP"}},
+		{js, []string{`"not_run_in":`, `"computed_by":`}},
+	} {
+		b, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s lacks %q", filepath.Base(c.path), w)
+			}
+		}
 	}
 }

@@ -151,6 +151,12 @@ func transform[R any](in, out string, o TransformOptions, fn func(*canonical.Mod
 	if !o.Force && sameExistingFile(in, out) {
 		return zero, inputErr(&OverwriteError{Path: out})
 	}
+	if _, _, err := OutputFormatOf(out); err != nil {
+		return zero, err
+	}
+	if err := checkOutputPath(out); err != nil {
+		return zero, err
+	}
 	m, err := Load(in, LoadOptions{Importers: o.Importers})
 	if err != nil {
 		return zero, err

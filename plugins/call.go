@@ -167,6 +167,11 @@ func callOp(ctx context.Context, opts Options, p *PluginInfo, opp *string, input
 		perr.Kind = ErrFailed
 		if isStatus {
 			perr.Detail = st.Message()
+			if ops := protocol.OpsError(st); ops != nil {
+				// The model uses parts the plugin cannot map: the host
+				// classifies it as an in-process importer's error.
+				perr.Err = ops
+			}
 		} else {
 			perr.Detail = err.Error()
 		}

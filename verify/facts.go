@@ -126,6 +126,12 @@ func conversionFacts(c *Conversion) []fact {
 	} else if c.Reference != "" {
 		fs = append(fs, fact{Key: "conversion.reference", Label: "source computed by", Value: c.Reference})
 	}
+	switch {
+	case c.RanIn != "":
+		fs = append(fs, fact{Key: "conversion.ran_in", Label: "result run in", Value: c.RanIn})
+	case c.NotRunIn != "":
+		fs = append(fs, fact{Key: "conversion.not_run_in", Label: "result NOT run in its target runtime", Value: c.NotRunIn})
+	}
 	fs = append(fs, fact{Key: "conversion.opset", Label: "opset", Value: beforeAfter(c.OpsetBefore, c.OpsetAfter)})
 	if c.MLOpsetBefore != 0 || c.MLOpsetAfter != 0 {
 		fs = append(fs, fact{Key: "conversion.ml_opset", Label: "ai.onnx.ml opset", Value: beforeAfter(c.MLOpsetBefore, c.MLOpsetAfter)})

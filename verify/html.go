@@ -19,7 +19,9 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px soli
 th{background:#f6f8fa}td.l,th.l{text-align:left}code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 .pass{color:#1a7f37;font-weight:600}.fail{color:#cf222e;font-weight:600}.muted{color:#57606a;font-size:13px}
 .plots{display:flex;flex-wrap:wrap;gap:16px}figure{margin:0}figcaption{font-size:12px;color:#57606a}
-h3{font-size:15px;margin:16px 0 6px}ul.warn li{color:#9a6700}`
+h3{font-size:15px;margin:16px 0 6px}ul.warn li{color:#9a6700}
+.notrun{border:1px solid #9a6700;background:#fff8c5;padding:6px 10px;border-radius:6px}
+details.legend{font-size:13px;margin:8px 0}details.legend dt{font-weight:600;margin-top:4px}details.legend dd{margin:0 0 0 16px;color:#57606a}`
 
 func esc(s string) string { return html.EscapeString(s) }
 
@@ -37,6 +39,9 @@ func WriteHTML(w io.Writer, r *Report) error {
 	}
 	fmt.Fprintf(&b, "<h1>%s <span class=\"verdict %s\">%s</span></h1>\n", esc(r.Title()), cls, word)
 	fmt.Fprintf(&b, "<p>%s</p>\n", esc(r.Summary))
+	if c := r.Conversion; c != nil && c.NotRunIn != "" {
+		fmt.Fprintf(&b, "<p class=\"notrun\">The result was NOT run in its target runtime: %s</p>\n", esc(c.NotRunIn))
+	}
 	b.WriteString("<p class=\"muted\">")
 	for i, f := range provenanceFacts(r.Provenance) {
 		if i > 0 {
@@ -48,6 +53,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 	fmt.Fprintf(&b, "<p class=\"muted\">A: <code>%s</code> (%s%s) &nbsp; B: <code>%s</code> (%s%s) &nbsp; %d sample(s), inputs %s, profile %s, %.0f ms</p>\n",
 		esc(r.A.Name), esc(r.A.Kind), opsetText(r.A), esc(r.B.Name), esc(r.B.Kind), opsetText(r.B),
 		r.Samples, esc(r.Options.InputSource), esc(r.Options.Profile), r.DurationMS)
+	writeHTMLSides(&b, r)
 	writeHTMLConversion(&b, r.Conversion)
 
 	b.WriteString("<h2>Outputs</h2>\n<table><tr><th class=\"l\">output</th><th class=\"l\">dtype</th><th class=\"l\">shape</th><th class=\"l\">result</th><th>max abs</th><th>max rel</th><th>mean abs</th><th>RMSE</th><th>cosine</th><th>max ULP</th><th>mismatched</th><th class=\"l\">tolerance</th></tr>\n")
@@ -76,6 +82,11 @@ func WriteHTML(w io.Writer, r *Report) error {
 		fmt.Fprintf(&b, "<tr><td class=\"l\"><code>%s</code></td><td colspan=\"11\" class=\"l\"><span class=\"fail\">FAIL</span> no counterpart in B</td></tr>\n", esc(n))
 	}
 	b.WriteString("</table>\n")
+	b.WriteString("<details class=\"legend\"><summary>What the figures mean</summary><dl>")
+	for _, l := range legend {
+		fmt.Fprintf(&b, "<dt>%s</dt><dd>%s</dd>", esc(l.Term), esc(l.Meaning))
+	}
+	b.WriteString("</dl></details>\n")
 
 	if len(r.Outputs) > 0 {
 		b.WriteString("<h2>Error relative to tolerance</h2>\n<figure>")
@@ -383,4 +394,19 @@ func writeHTMLNodeDiff(b *strings.Builder, nodeA string, d *NodeDiff) {
 	}
 	b.WriteString("</table>\n")
 	fmt.Fprintf(b, "<p>%s</p>\n", esc(d.Headline()))
+}
+
+// writeHTMLSides says what computed each side of the comparison.
+func writeHTMLSides(b *strings.Builder, r *Report) {
+	if r.A.ComputedBy == "" && r.B.ComputedBy == "" {
+		return
+	}
+	b.WriteString("<table>")
+	for _, s := range []struct {
+		label string
+		side  SideInfo
+	}{{"A (reference) computed by", r.A}, {"B (result) computed by", r.B}} {
+		fmt.Fprintf(b, "<tr><th class=\"l\">%s</th><td class=\"l\">%s</td></tr>", esc(s.label), esc(orUnknown(s.side.ComputedBy)))
+	}
+	b.WriteString("</table>\n")
 }

@@ -28,6 +28,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	pf := provenanceFacts(r.Provenance)
 	fmt.Fprintf(&b, "**Run** %s · time %s · command %s\n\n", mdFactValue(pf[0]), mdFactValue(pf[2]), mdFactValue(pf[1]))
 	writeMarkdownConversion(&b, r.Conversion)
+	if c := r.Conversion; c != nil && c.NotRunIn != "" {
+		fmt.Fprintf(&b, "> ⚠️ The result was NOT run in its target runtime: %s\n\n", mdEscape(c.NotRunIn))
+	}
+	if r.A.ComputedBy != "" || r.B.ComputedBy != "" {
+		fmt.Fprintf(&b, "**A** (reference) computed by %s · **B** (result) computed by %s\n\n", mdEscape(orUnknown(r.A.ComputedBy)), mdEscape(orUnknown(r.B.ComputedBy)))
+	}
 	fmt.Fprintf(&b, "**A** %s (%s", mdCode(r.A.Name), r.A.Kind)
 	if r.A.Opset > 0 {
 		fmt.Fprintf(&b, ", opset %d, %d nodes", r.A.Opset, r.A.Nodes)
@@ -70,7 +76,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	for _, name := range r.Unmatched {
 		fmt.Fprintf(&b, "| %s | | | **FAIL** | no counterpart in B | | | | | | |\n", mdCode(name))
 	}
-	b.WriteString("\n")
+	b.WriteString("\n<details><summary>What the figures mean</summary>\n\n")
+	for _, l := range legend {
+		fmt.Fprintf(&b, "- **%s**: %s\n", mdEscape(l.Term), mdEscape(l.Meaning))
+	}
+	b.WriteString("\n</details>\n\n")
 
 	var fails, drift, cls []string
 	for _, o := range r.Outputs {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // NodeDiff is the structural comparison, at the first divergent node of A,
@@ -230,7 +230,7 @@ func nodeIndex(g *canonical.Graph, n *canonical.Node) int {
 func diffNode(na *canonical.Node, ma, mb *canonical.Model, ta, tb typeTable) *NodeDiff {
 	d := &NodeDiff{OpTypeA: na.OpType, DomainA: displayDomain(na.Domain), Attrs: []AttrDiff{}, Inputs: []InputDiff{}}
 	d.OpsetA = ma.Opset(na.Domain)
-	sa, okA := opset.Lookup(na.Domain, na.OpType, int(d.OpsetA))
+	sa, okA := onnxspec.Lookup(na.Domain, na.OpType, int(d.OpsetA))
 	if okA {
 		d.VersionA = sa.SinceVersion
 	}
@@ -252,7 +252,7 @@ func diffNode(na *canonical.Node, ma, mb *canonical.Model, ta, tb typeTable) *No
 	}
 	d.OpTypeB, d.DomainB = nb.OpType, displayDomain(nb.Domain)
 	d.OpsetB = mb.Opset(nb.Domain)
-	sb, okB := opset.Lookup(nb.Domain, nb.OpType, int(d.OpsetB))
+	sb, okB := onnxspec.Lookup(nb.Domain, nb.OpType, int(d.OpsetB))
 	if okB {
 		d.VersionB = sb.SinceVersion
 	}
@@ -295,7 +295,7 @@ func diffNode(na *canonical.Node, ma, mb *canonical.Model, ta, tb typeTable) *No
 // compared.
 type attrSide struct{ show, key string }
 
-func sideValue(n *canonical.Node, s *opset.Schema, name string) attrSide {
+func sideValue(n *canonical.Node, s *onnxspec.Schema, name string) attrSide {
 	if a := n.Attr(name); a != nil {
 		show, key := attrValue(a)
 		return attrSide{show, key}
@@ -318,7 +318,7 @@ func sideValue(n *canonical.Node, s *opset.Schema, name string) attrSide {
 
 // diffAttrs lists the attributes set on either node whose values differ
 // (an absent attribute counts as its schema default).
-func diffAttrs(na, nb *canonical.Node, sa, sb *opset.Schema) []AttrDiff {
+func diffAttrs(na, nb *canonical.Node, sa, sb *onnxspec.Schema) []AttrDiff {
 	out := []AttrDiff{}
 	seen := map[string]bool{}
 	var order []string
@@ -340,22 +340,22 @@ func diffAttrs(na, nb *canonical.Node, sa, sb *opset.Schema) []AttrDiff {
 }
 
 // defaultAttr builds the attribute a parsed schema default stands for.
-func defaultAttr(sa *opset.Attribute) *canonical.Attribute {
+func defaultAttr(sa *onnxspec.Attribute) *canonical.Attribute {
 	if !sa.DefaultParsed {
 		return nil
 	}
 	switch sa.Type {
-	case opset.AttrFloat:
+	case onnxspec.AttrFloat:
 		return canonical.FloatAttr(sa.Name, sa.DefaultFloat)
-	case opset.AttrInt:
+	case onnxspec.AttrInt:
 		return canonical.IntAttr(sa.Name, sa.DefaultInt)
-	case opset.AttrString:
+	case onnxspec.AttrString:
 		return canonical.StringAttr(sa.Name, sa.DefaultString)
-	case opset.AttrFloats:
+	case onnxspec.AttrFloats:
 		return canonical.FloatsAttr(sa.Name, sa.DefaultFloats...)
-	case opset.AttrInts:
+	case onnxspec.AttrInts:
 		return canonical.IntsAttr(sa.Name, sa.DefaultInts...)
-	case opset.AttrStrings:
+	case onnxspec.AttrStrings:
 		return canonical.StringsAttr(sa.Name, sa.DefaultStrings...)
 	}
 	return nil

@@ -42,6 +42,13 @@ type Conversion struct {
 	// the result was only run once and checked for NaN, Inf and missing
 	// outputs.
 	NotVerified string `json:"not_verified,omitempty"`
+	// RanIn names the runtime the result itself was run in where it will
+	// run ("onnxruntime 1.30.0 (…)"), and NotRunIn says why it was not
+	// (the runtime is not installed, the target is another runtime): a
+	// report never shows a verdict without saying whether the result was
+	// ever loaded by its target.
+	RanIn    string `json:"ran_in,omitempty"`
+	NotRunIn string `json:"not_run_in,omitempty"`
 	// Opsets and IR versions before (as imported) and after.
 	OpsetBefore   int64 `json:"opset_before"`
 	OpsetAfter    int64 `json:"opset_after"`

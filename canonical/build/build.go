@@ -18,7 +18,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 	"github.com/onnxconv/onnxconv/version"
 )
 
@@ -316,10 +316,10 @@ func (b *Builder) Splice(s *Builder) {
 }
 
 // IRVersion is the IR version a built model declares: the lowest that
-// knows ai.onnx opset ai (opset.IRVersion), and at least 10 with ai.onnx.ml
+// knows ai.onnx opset ai (onnxspec.IRVersion), and at least 10 with ai.onnx.ml
 // 5 (which came with ONNX 1.16).
 func IRVersion(ai, ml int) int64 {
-	ir := opset.IRVersion(opset.DomainONNX, ai)
+	ir := onnxspec.IRVersion(onnxspec.DomainONNX, ai)
 	if ml >= 5 && ir < 10 {
 		ir = 10
 	}

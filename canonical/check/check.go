@@ -1,5 +1,5 @@
 // Package check validates a canonical model against the ONNX operator
-// schemas (package opset) and the graph rules of the ONNX IR that go
+// schemas (package onnxspec) and the graph rules of the ONNX IR that go
 // beyond structure: every node names an operator that exists at the
 // model's opset, has the right number of inputs and outputs, known
 // attributes of the right types with the required ones present, input and
@@ -18,7 +18,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // Problem is one schema or scoping violation.
@@ -143,11 +143,11 @@ func Check(m *canonical.Model) (problems []Problem) {
 // known, so nothing about the model could be checked (or converted).
 func (c *checker) knownOpsets(ops []canonical.OpsetID, path string) {
 	for i, o := range ops {
-		d := opset.NormalizeDomain(o.Domain)
-		if d != "" && d != opset.DomainML {
+		d := onnxspec.NormalizeDomain(o.Domain)
+		if d != "" && d != onnxspec.DomainML {
 			continue
 		}
-		if max := opset.MaxOpset(d); max > 0 && o.Version > int64(max) {
+		if max := onnxspec.MaxOpset(d); max > 0 && o.Version > int64(max) {
 			name := d
 			if d == "" {
 				name = "ai.onnx"
@@ -161,7 +161,7 @@ func (c *checker) knownOpsets(ops []canonical.OpsetID, path string) {
 
 func importsDomain(ops []canonical.OpsetID, d string) bool {
 	for _, o := range ops {
-		if opset.NormalizeDomain(o.Domain) == d {
+		if onnxspec.NormalizeDomain(o.Domain) == d {
 			return true
 		}
 	}
@@ -170,7 +170,7 @@ func importsDomain(ops []canonical.OpsetID, d string) bool {
 
 func usesDomain(g *canonical.Graph, d string) bool {
 	for _, n := range g.Nodes {
-		if opset.NormalizeDomain(n.Domain) == d {
+		if onnxspec.NormalizeDomain(n.Domain) == d {
 			return true
 		}
 	}
@@ -335,32 +335,32 @@ func producedBy(v *canonical.Value, n *canonical.Node) bool {
 // schema checks n against its operator schema.
 func (nc *nodeCheck) schema() {
 	n := nc.n
-	domain := opset.NormalizeDomain(n.Domain)
+	domain := onnxspec.NormalizeDomain(n.Domain)
 	if nc.c.m.Function(n.Domain, n.OpType, n.Overload) != nil {
 		return // a call of a model-local function
 	}
-	known := domain == opset.DomainONNX || domain == opset.DomainML ||
-		domain == opset.DomainPreview || domain == opset.DomainTraining
+	known := domain == onnxspec.DomainONNX || domain == onnxspec.DomainML ||
+		domain == onnxspec.DomainPreview || domain == onnxspec.DomainTraining
 	if !known {
 		return // custom domain: no schema to check against
 	}
 	ver := int(nc.c.opsetOf(domain))
 	if ver == 0 {
-		nc.add(fmt.Sprintf("domain %s is not imported by the model", opset.DisplayDomain(domain)),
+		nc.add(fmt.Sprintf("domain %s is not imported by the model", onnxspec.DisplayDomain(domain)),
 			fmt.Sprintf("add an opset_import entry for domain %q", domain))
 		return
 	}
-	versions := opset.Versions(domain, n.OpType)
+	versions := onnxspec.Versions(domain, n.OpType)
 	if len(versions) == 0 {
-		nc.add(fmt.Sprintf("unknown operator %s in domain %s", n.OpType, opset.DisplayDomain(domain)),
+		nc.add(fmt.Sprintf("unknown operator %s in domain %s", n.OpType, onnxspec.DisplayDomain(domain)),
 			"check the op_type spelling and domain (see `onnxconv ops`), or give the node a custom domain and provide a function for it")
 		return
 	}
-	s, ok := opset.Lookup(domain, n.OpType, ver)
+	s, ok := onnxspec.Lookup(domain, n.OpType, ver)
 	if !ok {
 		nc.add(fmt.Sprintf("operator %s was introduced in %s opset %d, but the model imports opset %d",
-			n.OpType, opset.DisplayDomain(domain), versions[0].SinceVersion, ver),
-			fmt.Sprintf("raise the %s opset import to at least %d (onnxconv opset --to %d)", opset.DisplayDomain(domain), versions[0].SinceVersion, versions[0].SinceVersion))
+			n.OpType, onnxspec.DisplayDomain(domain), versions[0].SinceVersion, ver),
+			fmt.Sprintf("raise the %s opset import to at least %d (onnxconv opset --to %d)", onnxspec.DisplayDomain(domain), versions[0].SinceVersion, versions[0].SinceVersion))
 		return
 	}
 	if s.Deprecated {
@@ -371,7 +371,7 @@ func (nc *nodeCheck) schema() {
 				break
 			}
 		}
-		nc.add(fmt.Sprintf("operator %s is deprecated in %s opset %d (since version %d)", n.OpType, opset.DisplayDomain(domain), ver, s.SinceVersion), fix)
+		nc.add(fmt.Sprintf("operator %s is deprecated in %s opset %d (since version %d)", n.OpType, onnxspec.DisplayDomain(domain), ver, s.SinceVersion), fix)
 		return
 	}
 	nc.arity(s)
@@ -386,9 +386,9 @@ func (nc *nodeCheck) schema() {
 // opset 13 the scale and zero point are scalars (per-axis quantization,
 // the axis attribute, came with version 13); scale and zero point have
 // the same shape; a per-axis scale is 1-D.
-func (nc *nodeCheck) quantization(s *opset.Schema) {
+func (nc *nodeCheck) quantization(s *onnxspec.Schema) {
 	n := nc.n
-	if opset.NormalizeDomain(n.Domain) != opset.DomainONNX || (n.OpType != "QuantizeLinear" && n.OpType != "DequantizeLinear") || len(n.Inputs) < 2 {
+	if onnxspec.NormalizeDomain(n.Domain) != onnxspec.DomainONNX || (n.OpType != "QuantizeLinear" && n.OpType != "DequantizeLinear") || len(n.Inputs) < 2 {
 		return
 	}
 	scale, sok := dimsOf(n.Inputs[1])
@@ -495,7 +495,7 @@ func (nc *nodeCheck) bodies() {
 			return
 		}
 		first := 0
-		if v, ok := opset.Lookup("", "Scan", int(nc.c.opsetOf(""))); ok && v.SinceVersion < 9 {
+		if v, ok := onnxspec.Lookup("", "Scan", int(nc.c.opsetOf(""))); ok && v.SinceVersion < 9 {
 			first = 1
 		}
 		if len(g.Inputs) != len(n.Inputs)-first {
@@ -509,31 +509,31 @@ func (nc *nodeCheck) bodies() {
 	}
 }
 
-func (nc *nodeCheck) arity(s *opset.Schema) {
+func (nc *nodeCheck) arity(s *onnxspec.Schema) {
 	n := nc.n
 	nin := len(n.Inputs)
 	if nin > s.MaxInputs {
-		nc.add(fmt.Sprintf("has %d inputs, %s takes %s", nin, s, opset.FormatArity(s.MinInputs, s.MaxInputs)),
+		nc.add(fmt.Sprintf("has %d inputs, %s takes %s", nin, s, onnxspec.FormatArity(s.MinInputs, s.MaxInputs)),
 			"remove the extra inputs")
 	}
 	nc.params("input", n.Inputs, s.Inputs, s.MinInputs, s.MaxInputs)
 	nout := len(n.Outputs)
 	if nout > s.MaxOutputs {
-		nc.add(fmt.Sprintf("has %d outputs, %s has %s", nout, s, opset.FormatArity(s.MinOutputs, s.MaxOutputs)),
+		nc.add(fmt.Sprintf("has %d outputs, %s has %s", nout, s, onnxspec.FormatArity(s.MinOutputs, s.MaxOutputs)),
 			"remove the extra outputs")
 	}
 	nc.params("output", n.Outputs, s.Outputs, s.MinOutputs, s.MaxOutputs)
 }
 
-func (nc *nodeCheck) params(kind string, vals []*canonical.Value, formals []opset.FormalParameter, lo, hi int) {
+func (nc *nodeCheck) params(kind string, vals []*canonical.Value, formals []onnxspec.FormalParameter, lo, hi int) {
 	for j, f := range formals {
 		switch f.Option {
-		case opset.Single:
+		case onnxspec.Single:
 			if j >= len(vals) || vals[j] == nil {
-				nc.add(fmt.Sprintf("required %s %d (%s) is missing; the operator takes %s %ss", kind, j, f.Name, opset.FormatArity(lo, hi), kind),
+				nc.add(fmt.Sprintf("required %s %d (%s) is missing; the operator takes %s %ss", kind, j, f.Name, onnxspec.FormatArity(lo, hi), kind),
 					fmt.Sprintf("connect a value to %s %s", kind, f.Name))
 			}
-		case opset.Variadic:
+		case onnxspec.Variadic:
 			cnt := 0
 			if len(vals) > j {
 				cnt = len(vals) - j
@@ -546,7 +546,7 @@ func (nc *nodeCheck) params(kind string, vals []*canonical.Value, formals []opse
 	}
 }
 
-func (nc *nodeCheck) attributes(s *opset.Schema) {
+func (nc *nodeCheck) attributes(s *onnxspec.Schema) {
 	n := nc.n
 	seen := map[string]bool{}
 	for _, a := range n.Attributes {
@@ -583,14 +583,14 @@ func (nc *nodeCheck) attributes(s *opset.Schema) {
 
 // types checks the known types of the node's inputs and outputs against
 // the type constraints, binding each type parameter consistently.
-func (nc *nodeCheck) types(s *opset.Schema) {
+func (nc *nodeCheck) types(s *onnxspec.Schema) {
 	n := nc.n
 	type binding struct {
 		typ   string
 		where string
 	}
 	bound := map[string]binding{}
-	check := func(kind string, i int, v *canonical.Value, f opset.FormalParameter) {
+	check := func(kind string, i int, v *canonical.Value, f onnxspec.FormalParameter) {
 		if v == nil || v.Type == nil {
 			return
 		}
@@ -610,7 +610,7 @@ func (nc *nodeCheck) types(s *opset.Schema) {
 			}
 			return
 		}
-		if _, isParam := s.TypeConstraint(f.TypeStr); !isParam || (f.Option == opset.Variadic && !f.Homogeneous) {
+		if _, isParam := s.TypeConstraint(f.TypeStr); !isParam || (f.Option == onnxspec.Variadic && !f.Homogeneous) {
 			return
 		}
 		where := fmt.Sprintf("%s %d (%s)", kind, i, f.Name)
@@ -635,14 +635,14 @@ func (nc *nodeCheck) types(s *opset.Schema) {
 	}
 }
 
-func formalAt(fs []opset.FormalParameter, i int) (opset.FormalParameter, bool) {
+func formalAt(fs []onnxspec.FormalParameter, i int) (onnxspec.FormalParameter, bool) {
 	if i < len(fs) {
 		return fs[i], true
 	}
-	if len(fs) > 0 && fs[len(fs)-1].Option == opset.Variadic {
+	if len(fs) > 0 && fs[len(fs)-1].Option == onnxspec.Variadic {
 		return fs[len(fs)-1], true
 	}
-	return opset.FormalParameter{}, false
+	return onnxspec.FormalParameter{}, false
 }
 
 func contains(xs []string, s string) bool {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // TestOpsetBeyondNewest: a real backend model whose default-domain import
@@ -33,7 +33,7 @@ func TestOpsetBeyondNewest(t *testing.T) {
 		t.Fatal("test_relu imports no default domain")
 	}
 	m.OpsetImports[idx].Version = 999
-	max := opset.MaxOpset("")
+	max := onnxspec.MaxOpset("")
 	if max != 27 {
 		t.Fatalf("the ONNX 1.22 registry's newest ai.onnx opset is %d, want 27", max)
 	}

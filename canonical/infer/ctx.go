@@ -7,14 +7,14 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // nctx is the inference context of one node.
 type nctx struct {
 	inf     *inferrer
 	n       *canonical.Node
-	s       *opset.Schema
+	s       *onnxspec.Schema
 	ver     int
 	path    string
 	opsetOf func(string) int64
@@ -182,14 +182,14 @@ func stripShape(t *onnxpb.TypeProto) *onnxpb.TypeProto {
 	return t
 }
 
-func formalAt(fs []opset.FormalParameter, i int) (opset.FormalParameter, bool) {
+func formalAt(fs []onnxspec.FormalParameter, i int) (onnxspec.FormalParameter, bool) {
 	if i < len(fs) {
 		return fs[i], true
 	}
-	if len(fs) > 0 && fs[len(fs)-1].Option == opset.Variadic {
+	if len(fs) > 0 && fs[len(fs)-1].Option == onnxspec.Variadic {
 		return fs[len(fs)-1], true
 	}
-	return opset.FormalParameter{}, false
+	return onnxspec.FormalParameter{}, false
 }
 
 // schemaTypes fills the outputs a handler left unset with the element type

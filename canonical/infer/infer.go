@@ -19,7 +19,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // Options tune Infer.
@@ -173,11 +173,11 @@ func (inf *inferrer) issue(path string, n *canonical.Node, msg string) {
 }
 
 func (inf *inferrer) node(n *canonical.Node, idx int, path string, opsetOf func(string) int64) error {
-	domain := opset.NormalizeDomain(n.Domain)
+	domain := onnxspec.NormalizeDomain(n.Domain)
 	c := &nctx{inf: inf, n: n, path: path, opsetOf: opsetOf, out: make([]*onnxpb.TypeProto, len(n.Outputs))}
 	if f := inf.m.Function(n.Domain, n.OpType, n.Overload); f != nil {
 		inf.function(c, f)
-	} else if s, ok := opset.Lookup(domain, n.OpType, int(opsetOf(domain))); ok && !s.Deprecated {
+	} else if s, ok := onnxspec.Lookup(domain, n.OpType, int(opsetOf(domain))); ok && !s.Deprecated {
 		c.s = s
 		c.ver = s.SinceVersion
 		h := inf.handlers[domain+":"+n.OpType]
@@ -192,7 +192,7 @@ func (inf *inferrer) node(n *canonical.Node, idx int, path string, opsetOf func(
 			}()
 		}
 		c.schemaTypes()
-	} else if s, ok := opset.Lookup(domain, n.OpType, 1<<20); ok && opsetOf(domain) == 0 && domain != "" {
+	} else if s, ok := onnxspec.Lookup(domain, n.OpType, 1<<20); ok && opsetOf(domain) == 0 && domain != "" {
 		// A domain the model does not import: use the latest schema.
 		c.s, c.ver = s, s.SinceVersion
 		if h := inf.handlers[domain+":"+n.OpType]; h != nil {

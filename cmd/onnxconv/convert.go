@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
@@ -58,33 +59,23 @@ other than ONNX's run out of process, as plugins.
 version converter; --target PROFILE fits it to a target runtime (opset,
 operators, IR version; see 'onnxconv targets').
 
-Every convert is verified unless --no-verify (one vocabulary with opset,
-optimize, fp16 and quantize). It compares the result, run on the built-in
-executor, with the SOURCE as its own framework computes it, on the same
-inputs: a direct predictor over the parsed source for tree models
-(XGBoost, ...), the format's reference runtime plugin (ONNX Runtime for
-ONNX when installed, else the source model on the executor; TFLite's and
-TF.js's interpreters under Node), per output with the metrics of 'onnxconv
-verify'. When nothing computes the source, the result is run once and
-checked (every output produced, no NaN or Inf), compared with the imported
-model when it was adapted, and the summary, the reports and the exit code
-(3) say NOT VERIFIED. With --reference DIR it also compares the result with
-stored expected outputs (NAME.npy, NAME.pb or output_N.pb/.npy; outputs
-without a file are not compared), computed from the inputs in --inputs DIR
-(default: DIR itself). Generated inputs use --dim for symbolic dims,
---input-range for their values, --samples for their number; --save-inputs
-DIR keeps them for a repeat run. A summary goes to standard output;
---report FILE writes each comparison (the one against --reference goes to
-FILE with "-reference" before the extension). --bisect names the first
-diverging node of a result that is not equivalent (when the source runs on
-the executor); --keep-failed writes such a result next to OUT (OUT's name
-with .not-equivalent before the extension) instead of dropping it.
+Every convert is verified unless --no-verify: the result is compared with
+the SOURCE as its own framework computes it (a direct predictor for tree
+models, the format's reference runtime, for ONNX ONNX Runtime), per output,
+on generated inputs or --inputs DIR, and also with stored outputs given by
+--reference DIR. A result that is not equivalent is not written (exit 1;
+--keep-failed keeps it); when nothing computes the source the summary says
+NOT VERIFIED (exit 3). docs/verify.md says, per format, what computes each
+side and what every figure means.
 
 OUT is written atomically, and only when everything passed: a failed run
-leaves no output. OUT may not be IN unless --force. Exit codes: 0 done
-(and verified, when verifying), 1 not equivalent (or the model does not fit
-the target / opset, or the result does not run), 2 bad usage or unreadable
-input, 3 written but NOT VERIFIED against the source.
+leaves no output. OUT may not be IN unless --force; an OUT that is a
+folder, or whose extension names no format onnxconv writes, is refused
+before any work. Exit codes: 0 done (and verified), 1 not equivalent (or
+the model does not fit the target / opset, or the result does not run), 2
+bad usage or unreadable input, 3 written but NOT VERIFIED against the
+source, 4 the model uses something onnxconv does not support (every such
+part is listed).
 
 With --external-data, every tensor of at least --external-threshold bytes is
 moved to one data file beside OUT (OUT's name + ".data" unless
@@ -123,7 +114,8 @@ pass --external-data.
 			if err != nil {
 				return badInput(fmt.Errorf("convert: %w", err))
 			}
-			pr := newProgress(stderr)
+			pr := cmdProgress(stderr, quiet)
+			defer pr.close()
 			if vo != nil {
 				vo.Progress = pr.samples
 			}
@@ -161,7 +153,7 @@ pass --external-data.
 				return badInput(fmt.Errorf("convert: --quantize %q: use static or dynamic", quantMode))
 			}
 			if !quiet {
-				opts.Log = logTo(stderr)
+				opts.Log = pr.logf
 			}
 			res, err := pipeline.Convert(ctx, args[0], args[1], opts)
 			printConvertResult(cmd.OutOrStdout(), res)
@@ -198,11 +190,6 @@ pass --external-data.
 	return cmd
 }
 
-// logTo returns a pipeline log function writing lines to w.
-func logTo(w io.Writer) func(string, ...any) {
-	return func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-}
-
 // convertError maps a pipeline error to the exit code: a failed
 // verification has already been printed in the summary.
 func convertError(err error) error {
@@ -220,6 +207,9 @@ func convertError(err error) error {
 func pipelineError(err error) error {
 	if err == nil {
 		return nil
+	}
+	if isUnsupported(err) {
+		return &exitError{code: exitUnsupported, err: err}
 	}
 	if pipeline.KindOf(err) == pipeline.KindInvalid {
 		return invalid(err)
@@ -260,4 +250,21 @@ func printConvertResult(w io.Writer, res *pipeline.Result) {
 	if res.Kept != "" {
 		fmt.Fprintf(w, "kept the result that is not equivalent as %s\n", res.Kept)
 	}
+}
+
+// isUnsupported tells whether err is a model that uses parts onnxconv
+// cannot map: an importer or an exporter met an operator or construct it
+// has no mapping for. An opset or target the model does not fit (the
+// version converter's or a target's violations: exit 1) and a reference
+// runtime that cannot compute a model (not verified: exit 3) are not.
+func isUnsupported(err error) bool {
+	var ops *unsupported.OpsError
+	if !errors.As(err, &ops) {
+		return false
+	}
+	switch ops.Stage {
+	case unsupported.StageImport, unsupported.StageExport:
+		return true
+	}
+	return false
 }

@@ -4,7 +4,8 @@
 // packages (canonical, opset, executor, verify, plugins, importers,
 // exporters). Exit codes: 0 success; 1 the models are not equivalent or the
 // model is invalid; 2 bad usage or unreadable input; 3 written but not
-// verified; 130 interrupted.
+// verified; 4 the model uses something onnxconv does not support;
+// 130 interrupted.
 package main
 
 import (
@@ -17,6 +18,9 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/onnxconv/onnxconv/internal/suggest"
 
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/version"
@@ -31,6 +35,10 @@ const (
 	// against its source (no reference runtime or predictor for the
 	// format).
 	exitNotVerified = 3
+	// exitUnsupported: the model uses something onnxconv cannot map yet
+	// (an operator or construct an importer, the version converter or an
+	// exporter has no mapping for); the message lists every one.
+	exitUnsupported = 4
 	// exitInterrupted: Ctrl-C (SIGINT) or SIGTERM ended the run; plugin
 	// processes were stopped and temporary files removed.
 	exitInterrupted = 130
@@ -101,11 +109,38 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Version: version.Get().String(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetHelpTemplate(helpTemplate)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if s := flagSuggestion(c, err); s != "" {
+			return badInput(fmt.Errorf("%w; did you mean --%s? (see '%s --help')", err, s, c.CommandPath()))
+		}
 		return badInput(fmt.Errorf("%w (see '%s --help')", err, c.CommandPath()))
 	})
 	root.AddCommand(commands()...)
 	return root
 }
+
+// flagSuggestion returns the name of the command's flag nearest to the
+// unknown long flag of err ("" when err is not an unknown flag or nothing
+// is near enough to be a typo).
+func flagSuggestion(c *cobra.Command, err error) string {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) || ne.GetSpecifiedName() == "" {
+		return ""
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	c.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	return suggest.Closest(ne.GetSpecifiedName(), names)
+}
+
+// helpTemplate puts what a user looks for first: the one-line summary, then
+// Usage, the examples and the flags, and the longer description last (the
+// full prose is in docs/).
+const helpTemplate = `{{with .Short}}{{. | trimTrailingWhitespaces}}
+
+{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}{{if and .Long (ne .Long .Short)}}
+{{.Long | trimTrailingWhitespaces}}
+{{end}}`

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // newOpsCmd returns `onnxconv ops [NAME] [--domain D] [--json]`: the
@@ -30,23 +30,23 @@ changed between consecutive versions. NAME may carry its domain as a prefix
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
 			if len(args) == 0 {
-				rows, err := opset.Summaries(domain)
+				rows, err := onnxspec.Summaries(domain)
 				if err != nil {
 					return badInput(fmt.Errorf("ops: %w", err))
 				}
 				if asJSON {
 					return writeJSON(out, rows)
 				}
-				return opset.WriteSummaryTable(out, rows)
+				return onnxspec.WriteSummaryTable(out, rows)
 			}
-			h, err := opset.History(domain, args[0])
+			h, err := onnxspec.History(domain, args[0])
 			if err != nil {
 				return badInput(fmt.Errorf("ops %s: %w", args[0], err))
 			}
 			if asJSON {
 				return writeJSON(out, h)
 			}
-			return opset.WriteHistory(out, h)
+			return onnxspec.WriteHistory(out, h)
 		},
 	}
 	cmd.Flags().StringVar(&domain, "domain", "", "operator domain (default: all domains)")

@@ -89,7 +89,8 @@ why, and exits 1 when anything blocks. --to and --to-ml are older names of
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			pr := newProgress(cmd.ErrOrStderr())
+			pr := cmdProgress(cmd.ErrOrStderr(), quiet)
+			defer pr.close()
 			if vo != nil {
 				vo.Progress = pr.samples
 			}
@@ -100,7 +101,7 @@ why, and exits 1 when anything blocks. --to and --to-ml are older names of
 				Save: wf.save(pr.bytes),
 			}
 			if !quiet {
-				opts.Log = logTo(cmd.ErrOrStderr())
+				opts.Log = pr.logf
 			}
 			res, err := pipeline.Opset(ctx, args[0], out, opts)
 			printConvertResult(w, res)

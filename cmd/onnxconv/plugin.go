@@ -3,7 +3,7 @@ package main
 // Plugin commands: `onnxconv plugins [--json]` and the hidden
 // `onnxconv __plugin serve NAME`, by which onnxconv starts itself to run a
 // built-in importer or exporter out of process (see plugins/README.md and
-// ARCHITECTURE.md). The built-ins are builtinPlugins; the host options
+// docs/architecture.md). The built-ins are builtinPlugins; the host options
 // and the importer registry come from package plugins.
 
 import (

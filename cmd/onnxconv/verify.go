@@ -95,7 +95,8 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 			if opts.Dims, err = pipeline.ParseDims(dims); err != nil {
 				return badInput(fmt.Errorf("verify: %w", err))
 			}
-			pr := newProgress(stderr)
+			pr := cmdProgress(stderr, quiet)
+			defer pr.close()
 			opts.Progress, opts.LoadProgress = pr.samples, pr.bytes
 			b := ""
 			if len(args) == 2 {

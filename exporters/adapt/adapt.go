@@ -23,7 +23,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/infer"
 	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 	"github.com/onnxconv/onnxconv/opset/convert"
 )
 
@@ -474,7 +474,7 @@ func describeConversion(r *Report, before *snap, m *canonical.Model, to int) {
 			}
 		}
 		why := fmt.Sprintf("opset %d lacks %s", to, info.opType)
-		if s, ok := opset.Lookup(info.domain, info.opType, to); ok && !s.Deprecated {
+		if s, ok := onnxspec.Lookup(info.domain, info.opType, to); ok && !s.Deprecated {
 			why = fmt.Sprintf("rewritten for opset %d", to)
 		}
 		r.Actions = append(r.Actions, Action{Graph: info.graph, Node: info.name, OpType: info.opType, Index: info.index,
@@ -626,7 +626,7 @@ func check(r *Report, m *canonical.Model, p *profiles.Profile) {
 		}
 		since := ver
 		if dom == "" || dom == canonical.MLDomain {
-			s, ok := opset.Lookup(dom, n.OpType, ver)
+			s, ok := onnxspec.Lookup(dom, n.OpType, ver)
 			if !ok {
 				r.Violations = append(r.Violations, Violation{Graph: path, Node: n.Name, OpType: n.OpType, Domain: n.Domain, Index: idx,
 					Problem: fmt.Sprintf("%s does not exist at opset %d", n.OpType, ver), Fix: "fix the model"})
@@ -662,7 +662,7 @@ func check(r *Report, m *canonical.Model, p *profiles.Profile) {
 				return
 			}
 			ver := int(f.Opset(dom))
-			s, ok := opset.Lookup(dom, n.OpType, ver)
+			s, ok := onnxspec.Lookup(dom, n.OpType, ver)
 			if !ok {
 				return
 			}
@@ -706,7 +706,7 @@ func fixFor(p *profiles.Profile, dom, op string, since int) string {
 	// version is in force.
 	var ok []string
 	for n := p.MinOpset; n <= p.MaxOpset; n++ {
-		if s, found := opset.Lookup(dom, op, n); found {
+		if s, found := onnxspec.Lookup(dom, op, n); found {
 			if yes, _ := p.Supports(dom, op, s.SinceVersion); yes {
 				ok = append(ok, fmt.Sprint(n))
 			}

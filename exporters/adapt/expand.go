@@ -6,7 +6,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 	"github.com/onnxconv/onnxconv/opset/convert"
 )
 
@@ -29,14 +29,14 @@ func expandUnsupported(r *Report, m *canonical.Model, p *profiles.Profile, to in
 		if n.Domain != "" && n.Domain != "ai.onnx" {
 			return
 		}
-		s, ok := opset.Lookup("", n.OpType, to)
+		s, ok := onnxspec.Lookup("", n.OpType, to)
 		if !ok {
 			return
 		}
 		if yes, _ := p.Supports("", n.OpType, s.SinceVersion); yes {
 			return
 		}
-		if vs := opset.Versions("", n.OpType); len(vs) == 0 || vs[0].SinceVersion-1 < 7 {
+		if vs := onnxspec.Versions("", n.OpType); len(vs) == 0 || vs[0].SinceVersion-1 < 7 {
 			return // no older form to expand into: check reports it
 		}
 		jobs = append(jobs, job{g, path, idx, n})
@@ -64,7 +64,7 @@ func expandNode(m *canonical.Model, g *canonical.Graph, n *canonical.Node, to in
 	if len(n.Subgraphs()) > 0 {
 		return nil, fmt.Errorf("nodes holding subgraphs are not expanded")
 	}
-	vs := opset.Versions("", n.OpType)
+	vs := onnxspec.Versions("", n.OpType)
 	if len(vs) == 0 {
 		return nil, fmt.Errorf("unknown operator")
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/infer"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // kernelMiss is one type variable of one node that the target's CPU
@@ -43,18 +43,18 @@ func kernelMisses(m *canonical.Model, k *profiles.CPUKernels) []kernelMiss {
 		if dom != "" && dom != canonical.MLDomain {
 			return
 		}
-		s, ok := opset.Lookup(dom, n.OpType, int(m.Opset(dom)))
+		s, ok := onnxspec.Lookup(dom, n.OpType, int(m.Opset(dom)))
 		if !ok || s.Deprecated {
 			return
 		}
 		seen := map[string]bool{}
-		check := func(params []opset.FormalParameter, vals []*canonical.Value) {
+		check := func(params []onnxspec.FormalParameter, vals []*canonical.Value) {
 			for i, v := range vals {
 				if v == nil || len(params) == 0 {
 					continue
 				}
 				fp := params[min(i, len(params)-1)]
-				if i >= len(params) && fp.Option != opset.Variadic {
+				if i >= len(params) && fp.Option != onnxspec.Variadic {
 					continue
 				}
 				if seen[fp.TypeStr] {
@@ -168,13 +168,13 @@ func retype(tp *onnxpb.TypeProto, dt canonical.DataType) *onnxpb.TypeProto {
 // into miss.got.
 func castAround(m *canonical.Model, miss kernelMiss, w canonical.DataType, names *canonical.Namer) error {
 	g, n := miss.g, miss.n
-	s, _ := opset.Lookup(normDom(n.Domain), n.OpType, int(m.Opset(normDom(n.Domain))))
-	bound := func(params []opset.FormalParameter, i int) bool {
+	s, _ := onnxspec.Lookup(normDom(n.Domain), n.OpType, int(m.Opset(normDom(n.Domain))))
+	bound := func(params []onnxspec.FormalParameter, i int) bool {
 		if len(params) == 0 {
 			return false
 		}
 		fp := params[min(i, len(params)-1)]
-		if i >= len(params) && fp.Option != opset.Variadic {
+		if i >= len(params) && fp.Option != onnxspec.Variadic {
 			return false
 		}
 		return fp.TypeStr == miss.param

@@ -5,7 +5,7 @@
 // The runtime profiles are data files (data/*.json, embedded), each citing
 // where its numbers come from. The generic profiles onnx-opset7 ...
 // onnx-opsetN (one ONNX opset, every operator of the registry) are built
-// from the opset registry and ONNX's docs/Versioning.md table.
+// from the onnxspec registry and ONNX's docs/Versioning.md table.
 package profiles
 
 import (
@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/internal/suggest"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // Source says where a profile's data comes from.
@@ -576,11 +576,11 @@ func (e *UnknownTargetError) Error() string {
 // IRVersionForOpset is the IR version of the first ONNX release that
 // shipped ai.onnx opset n (ONNX docs/Versioning.md, "Released Versions"):
 // the IR version a model at opset n needs.
-func IRVersionForOpset(n int) int64 { return opset.IRVersion(opset.DomainONNX, n) }
+func IRVersionForOpset(n int) int64 { return onnxspec.IRVersion(onnxspec.DomainONNX, n) }
 
 // IRVersionForMLOpset is the IR version of the first ONNX release that
 // shipped ai.onnx.ml opset n (same table).
-func IRVersionForMLOpset(n int) int64 { return opset.IRVersion(opset.DomainML, n) }
+func IRVersionForMLOpset(n int) int64 { return onnxspec.IRVersion(onnxspec.DomainML, n) }
 
 // mlOpsetForOpset is the ai.onnx.ml opset released with ai.onnx opset n.
 func mlOpsetForOpset(n int) int {
@@ -602,13 +602,13 @@ func mlOpsetForOpset(n int) int {
 // opset): exactly that opset, every operator, the IR version of the ONNX
 // release that introduced it.
 func generic() []*Profile {
-	maxOp := opset.MaxOpset("")
+	maxOp := onnxspec.MaxOpset("")
 	var out []*Profile
 	for n := 7; n <= maxOp; n++ {
 		p := &Profile{
 			Name:         fmt.Sprintf("onnx-opset%d", n),
 			Description:  fmt.Sprintf("Any ONNX runtime at ai.onnx opset %d: every operator of the ONNX spec, converted to exactly opset %d", n, n),
-			Source:       []Source{{URL: "https://github.com/onnx/onnx/blob/v1.22.0/docs/Versioning.md#released-versions", Version: "ONNX 1.22", Note: "opset/IR pairing; operators from the opset registry"}},
+			Source:       []Source{{URL: "https://github.com/onnx/onnx/blob/v1.22.0/docs/Versioning.md#released-versions", Version: "ONNX 1.22", Note: "opset/IR pairing; operators from the onnxspec registry"}},
 			MinOpset:     n,
 			MaxOpset:     n,
 			MLMinOpset:   1,
@@ -619,7 +619,7 @@ func generic() []*Profile {
 				"ai.onnx.ml": {All: true},
 			},
 		}
-		if n > opset.LastReleasedOpset("") {
+		if n > onnxspec.LastReleasedOpset("") {
 			p.Notes = append(p.Notes, fmt.Sprintf("opset %d is not in a released ONNX version yet", n))
 		}
 		out = append(out, p)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 func TestGetKnownAndUnknown(t *testing.T) {
@@ -99,13 +99,13 @@ func TestAllSortedAndComplete(t *testing.T) {
 			t.Errorf("missing onnxruntime-1.%d", v)
 		}
 	}
-	for n := 7; n <= opset.MaxOpset(""); n++ {
+	for n := 7; n <= onnxspec.MaxOpset(""); n++ {
 		if !names["onnx-opset"+itoa(n)] {
 			t.Errorf("missing onnx-opset%d", n)
 		}
 	}
-	if got := len(all); got != 18+4+(opset.MaxOpset("")-6) {
-		t.Errorf("%d profiles, want %d", got, 18+4+(opset.MaxOpset("")-6))
+	if got := len(all); got != 18+4+(onnxspec.MaxOpset("")-6) {
+		t.Errorf("%d profiles, want %d", got, 18+4+(onnxspec.MaxOpset("")-6))
 	}
 	// Callers get their own copies.
 	all[0].MaxOpset = 99

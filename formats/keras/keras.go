@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/hdf5"
+	"github.com/onnxconv/onnxconv/formats/hdf5"
 )
 
 // Limits on what a file may make the loader read.

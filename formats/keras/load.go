@@ -34,8 +34,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onnxconv/onnxconv/formats/hdf5"
 	"github.com/onnxconv/onnxconv/fsys"
-	"github.com/onnxconv/onnxconv/hdf5"
 )
 
 // Kind is the kind of Keras file.

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/hdf5"
+	"github.com/onnxconv/onnxconv/formats/hdf5"
 )
 
 // maxLayerWeights bounds the weights of one layer.

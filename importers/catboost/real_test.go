@@ -12,6 +12,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/importers/catboost"
 	"github.com/onnxconv/onnxconv/importers/trees/treetest"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
@@ -205,7 +206,7 @@ func TestStoredPredictions(t *testing.T) {
 		for _, ml := range []string{"5", "3"} {
 			t.Run(fmt.Sprintf("%s/%s/ml%s", c.model, c.output, ml), func(t *testing.T) {
 				path := dir(t, strings.Split(c.model, "/")...)
-				imp := treetest.Detect(t, path, catboost.Name)
+				imp := treetest.Detect(t, builtin.Registry(), path, catboost.Name)
 				in := treetest.Input(canonical.Double, c.rows(t))
 				opts := importers.Options{"ml_opset": ml}
 				if c.output == "margin" {
@@ -304,7 +305,7 @@ func TestAllRealFiles(t *testing.T) {
 	for _, rel := range files {
 		t.Run(rel, func(t *testing.T) {
 			p := dir(t, strings.Split(rel, "/")...)
-			imp := treetest.Detect(t, p, catboost.Name)
+			imp := treetest.Detect(t, builtin.Registry(), p, catboost.Name)
 			data, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)

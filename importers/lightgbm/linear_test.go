@@ -6,6 +6,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/importers/lightgbm"
 	"github.com/onnxconv/onnxconv/importers/trees/treetest"
 )
@@ -27,7 +28,7 @@ func TestLinearTree(t *testing.T) {
 	}
 	want := []float64{-6.4 + 1.125, 8.75 - 0.125, 0.1 + 0.05, 0.1 + 0.375, 0.2 + 0.625, 9.75 - 0.875}
 	path := "testdata/linear_tree.txt"
-	imp := treetest.Detect(t, path, lightgbm.Name)
+	imp := treetest.Detect(t, builtin.Registry(), path, lightgbm.Name)
 	in := treetest.Input(canonical.Double, rows)
 	for _, ml := range []string{"5", "3"} {
 		t.Run("ml"+ml, func(t *testing.T) {

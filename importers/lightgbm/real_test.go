@@ -10,6 +10,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/importers/lightgbm"
 	"github.com/onnxconv/onnxconv/importers/trees/treetest"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
@@ -69,7 +70,7 @@ func TestStoredPredictions(t *testing.T) {
 		for _, ml := range []string{"5", "3"} {
 			t.Run(fmt.Sprintf("%s/%s/ml%s", c.model, c.output, ml), func(t *testing.T) {
 				path := dir(t, c.model)
-				imp := treetest.Detect(t, path, lightgbm.Name)
+				imp := treetest.Detect(t, builtin.Registry(), path, lightgbm.Name)
 				rows := loadRows(t, c)
 				in := treetest.Input(canonical.Double, rows)
 				opts := importers.Options{"ml_opset": ml}
@@ -176,7 +177,7 @@ func TestAllRealFiles(t *testing.T) {
 		for _, ml := range []string{"5", "3"} {
 			for _, raw := range []string{"false", "true"} {
 				t.Run(rel+"/ml"+ml+"/raw="+raw, func(t *testing.T) {
-					imp := treetest.Detect(t, p, lightgbm.Name)
+					imp := treetest.Detect(t, builtin.Registry(), p, lightgbm.Name)
 					data, err := os.ReadFile(p)
 					if err != nil {
 						t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/pickle"
+	"github.com/onnxconv/onnxconv/formats/pickle"
 )
 
 // AttributeError is a missing or malformed attribute of an estimator.

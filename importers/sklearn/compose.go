@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/pickle"
+	"github.com/onnxconv/onnxconv/formats/pickle"
 )
 
 // namedStep is one (name, estimator) pair of a Pipeline or FeatureUnion.

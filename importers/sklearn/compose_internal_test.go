@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/onnxconv/onnxconv/pickle"
+	"github.com/onnxconv/onnxconv/formats/pickle"
 )
 
 // TestColumnIndices covers the ColumnTransformer column specifiers the

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onnxconv/onnxconv/formats/pickle"
 	"github.com/onnxconv/onnxconv/importers/sklearn"
-	"github.com/onnxconv/onnxconv/pickle"
 )
 
 // pk assembles a protocol 4 pickle from opcode pieces.

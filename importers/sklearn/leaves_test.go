@@ -8,6 +8,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/importers/sklearn"
 	"github.com/onnxconv/onnxconv/importers/trees/treetest"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
@@ -48,7 +49,7 @@ func TestLeavesProtocol0Pickles(t *testing.T) {
 				want = append(want, r...)
 			}
 			path := filepath.Join(d, c.model)
-			imp := treetest.Detect(t, path, sklearn.Name)
+			imp := treetest.Detect(t, builtin.Registry(), path, sklearn.Name)
 			in := treetest.Input(canonical.Double, rows)
 			in.Name = sklearn.InputName
 			for who, o := range map[string]treetest.Outputs{"executor": treetest.RunONNX(t, imp, path, importers.Options{}, in), "Go predictor": treetest.RunSource(t, imp, path, importers.Options{}, in)} {

@@ -17,10 +17,10 @@ import (
 	"github.com/ulikunitz/xz"
 	"github.com/ulikunitz/xz/lzma"
 
+	"github.com/onnxconv/onnxconv/formats/pickle"
 	"github.com/onnxconv/onnxconv/fsys"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/internal/suggest"
-	"github.com/onnxconv/onnxconv/pickle"
 )
 
 // MaxDecompressed bounds the pickle stream a compressed joblib file may

@@ -8,7 +8,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
-	"github.com/onnxconv/onnxconv/pickle"
+	"github.com/onnxconv/onnxconv/formats/pickle"
 )
 
 // InputName is the graph input: double [N, n_features_in_].

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onnxconv/onnxconv/formats/pickle"
 	"github.com/onnxconv/onnxconv/importers/sklearn"
-	"github.com/onnxconv/onnxconv/pickle"
 )
 
 // TestRefusedFunctionTransformer: a FunctionTransformer with a Python

@@ -31,7 +31,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/pickle"
+	"github.com/onnxconv/onnxconv/formats/pickle"
 )
 
 // Parse reads a pickle or joblib file's bytes into a Model, executing

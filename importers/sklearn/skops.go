@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onnxconv/onnxconv/pickle"
+	"github.com/onnxconv/onnxconv/formats/pickle"
 )
 
 // skops files (skops.io.dump) are zip archives: schema.json describes the

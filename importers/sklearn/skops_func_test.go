@@ -7,8 +7,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/onnxconv/onnxconv/formats/pickle"
 	"github.com/onnxconv/onnxconv/importers/sklearn"
-	"github.com/onnxconv/onnxconv/pickle"
 )
 
 // skopsZip writes a skops file of one schema (no array members).

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/formats/pickle"
 	"github.com/onnxconv/onnxconv/importers/trees"
-	"github.com/onnxconv/onnxconv/pickle"
 )
 
 // MLOpset is the ai.onnx.ml opset imported by graphs that hold trees

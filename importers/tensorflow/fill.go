@@ -3,7 +3,7 @@ package tensorflow
 import (
 	"fmt"
 
-	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/internal/bytesize"
 )
 
 // maxFillBytes bounds a constant that TF's rule fills from fewer values
@@ -19,5 +19,5 @@ func checkFill(file, node string, dims []int64, count int, bytes uint64) error {
 	}
 	return &FormatError{File: file, What: fmt.Sprintf(
 		"node %q: constant of shape %v would be filled to %s from %d value(s), more than the %s onnxconv fills from a repeated value (store the values, or compute the constant with tf.fill)",
-		node, dims, canonical.HumanBytes(int64(min(bytes, 1<<62))), count, canonical.HumanBytes(maxFillBytes))}
+		node, dims, bytesize.Format(int64(min(bytes, 1<<62))), count, bytesize.Format(maxFillBytes))}
 }

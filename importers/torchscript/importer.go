@@ -20,10 +20,10 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
+	"github.com/onnxconv/onnxconv/formats/pickle"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/options"
-	"github.com/onnxconv/onnxconv/pickle"
 )
 
 // Name is the importer and format name.
@@ -277,7 +277,7 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 			w, err = nil, &CodeError{File: a.File, Msg: fmt.Sprintf("the importer failed on this source (please report): %v", r)}
 		}
 	}()
-	c := &conv{file: a.File, a: a, b: build.New(17), unsup: &importers.UnsupportedOpsError{Format: Name, File: a.File},
+	c := &conv{file: a.File, a: a, b: build.New(17), unsup: &importers.UnsupportedOpsError{Format: Name, File: a.File}, aten: atenOps(), py: pyOps(),
 		inits: map[*fts.TensorRef]*tensor{}, warned: map[string]bool{}}
 	rootV, err := c.fromPickle(fts.Pos{}, a.Data, "")
 	if err != nil {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
+	"github.com/onnxconv/onnxconv/formats/pickle"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/pickle"
 )
 
 // Limits of the walk over the source, so that code that recurses or loops
@@ -54,6 +54,8 @@ type conv struct {
 	a      *fts.Archive
 	b      *build.Builder
 	unsup  *importers.UnsupportedOpsError
+	aten   map[string]atenOp
+	py     map[string]pyBuiltin
 	depth  int
 	steps  int
 	inits  map[*fts.TensorRef]*tensor

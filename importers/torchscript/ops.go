@@ -29,7 +29,7 @@ func (c *conv) op(p fts.Pos, name string, args []value, kw map[string]value) (va
 	}
 	if poisoned {
 		// after an unmapped op: list this one too when it is not mapped
-		if !mappedTensorOp(name) && !strings.Contains(name, "::") && !strings.HasPrefix(name, "__") {
+		if c.aten[name] == nil && !strings.Contains(name, "::") && !strings.HasPrefix(name, "__") {
 			c.unsup.Add("aten::"+name, fmt.Sprintf("%s:%d", p.File, p.Line), "")
 		}
 		return poison{}, nil
@@ -111,283 +111,25 @@ func toInt(v value) int64 {
 	return 0
 }
 
-// pyOp folds ops on values known when converting.
+// pyOp folds ops on values known when converting: the Python builtins
+// and TorchScript primitives of the registry (pyOps), then arithmetic.
 func (c *conv) pyOp(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
-	arg := func(i int) value {
-		if i < len(args) {
-			return args[i]
-		}
-		return nil
+	if f := c.py[name]; f != nil {
+		return f(c, p, name, args, kw)
 	}
-	switch name {
-	case "__is__", "__isnot__":
-		_, n0 := arg(0).(uninitialized)
-		eq := same(arg(0), arg(1)) || (arg(0) == nil && arg(1) == nil) || n0 && arg(1) == nil
-		return eq == (name == "__is__"), true, nil
-	case "__not__":
-		b, ok := truth(arg(0))
-		if ok {
-			return !b, true, nil
-		}
-	case "prim::dtype":
-		if t, ok := arg(0).(*tensor); ok {
-			return scalarTypeOf(t.dt), true, nil
-		}
-	case "prim::device":
-		return device("cpu"), true, nil
-	case "prim::NumToTensor", "prim::unchecked_unwrap_optional", "_unwrap_optional", "jit._unwrap_optional",
-		"prim::unchecked_cast", "detach", "contiguous", "clone", "requires_grad", "prim::data":
-		if _, ok := arg(0).(*tensor); ok || name == "prim::NumToTensor" || name == "_unwrap_optional" || name == "prim::unchecked_unwrap_optional" || name == "jit._unwrap_optional" {
-			return arg(0), true, nil
-		}
-	case "is_grad_enabled", "prim::requires_grad":
-		// The walk takes the autograd path: nn.TransformerEncoderLayer's
-		// composite ops rather than its fused inference kernel (the same
-		// math, which torch picks only under no_grad).
-		return true, true, nil
-	case "append":
-		if l, ok := arg(0).(*list); ok {
-			v, err := c.listMethod(p, l, "append", args[1:])
-			return v, true, err
-		}
-	case "find":
-		if s, ok := arg(0).(string); ok {
-			sub, _ := arg(1).(string)
-			return int64(strings.Index(s, sub)), true, nil
-		}
-	case "all", "any":
-		if l, ok := arg(0).(*list); ok && !hasTensor(l.items) {
-			all := name == "all"
-			for _, it := range l.items {
-				b, _ := truth(it)
-				if name == "all" && !b {
-					return false, true, nil
-				}
-				if name == "any" && b {
-					return true, true, nil
-				}
-			}
-			return all, true, nil
-		}
-	case "warn", "prim::warn", "builtins::print", "_assert":
-		return nil, true, nil
-	case "is_scripting", "jit.is_scripting":
-		return true, true, nil
-	case "jit.is_tracing", "_C._get_tracing_state":
-		return false, true, nil
-	case "prim::is_cuda", "is_cuda", "prim::is_nested", "prim::is_sparse", "prim::is_mkldnn", "prim::is_quantized", "prim::is_meta":
-		return false, true, nil
-	case "is_autocast_enabled", "overrides.has_torch_function", "_C._has_torch_function":
-		return false, true, nil
-	case "dim", "prim::dim":
-		if t, ok := arg(0).(*tensor); ok {
-			return int64(t.rank()), true, nil
-		}
-	case "size", "builtins::size":
-		if t, ok := arg(0).(*tensor); ok {
-			if len(args) >= 2 {
-				d, ok := arg(1).(int64)
-				if !ok {
-					return nil, true, c.errAt(p, "size of a dim that is not an int")
-				}
-				ax, err := c.axis(p, d, t.rank())
-				if err != nil {
-					return nil, true, err
-				}
-				return t.dims[ax], true, nil
-			}
-			l := &list{}
-			for _, d := range t.dims {
-				l.items = append(l.items, d)
-			}
-			return l, true, nil
-		}
-	case "numel":
-		if t, ok := arg(0).(*tensor); ok {
-			n := int64(1)
-			for _, d := range t.dims {
-				n *= d
-			}
-			return n, true, nil
-		}
-	case "len", "builtins::len":
-		switch x := arg(0).(type) {
-		case *list:
-			return int64(len(x.items)), true, nil
-		case *tuple:
-			return int64(len(x.items)), true, nil
-		case string:
-			return int64(len(x)), true, nil
-		case *tensor:
-			if x.rank() == 0 {
-				return nil, true, c.errAt(p, "len of a 0-d tensor")
-			}
-			return x.dims[0], true, nil
-		}
-	case "builtins::str", "str":
-		if d, ok := arg(0).(device); ok {
-			return string(d), true, nil
-		}
-		if s, ok := arg(0).(string); ok {
-			return s, true, nil
-		}
-		return "", true, nil
-	case "format":
-		return "", true, nil
-	case "list", "builtins::list":
-		switch x := arg(0).(type) {
-		case *list:
-			return &list{items: append([]value{}, x.items...)}, true, nil
-		case *tuple:
-			return &list{items: append([]value{}, x.items...)}, true, nil
-		}
-	case "builtins::range":
-		r := &rangeVal{step: 1}
-		switch len(args) {
-		case 1:
-			r.stop = toInt(arg(0))
-		case 2, 3:
-			r.start, r.stop = toInt(arg(0)), toInt(arg(1))
-			if len(args) == 3 {
-				r.step = toInt(arg(2))
-			}
-		}
-		for _, a := range args {
-			if !isInt(a) {
-				if _, ok := a.(*tensor); ok {
-					return nil, false, nil
-				}
-				return nil, true, c.errAt(p, "range of %s", describe(a))
-			}
-		}
-		if r.step == 0 {
-			return nil, true, c.errAt(p, "range with step 0")
-		}
-		return r, true, nil
-	case "__range_length":
-		lo, hi, st := toInt(arg(0)), toInt(arg(1)), toInt(arg(2))
-		if st == 0 {
-			return nil, true, c.errAt(p, "range with step 0")
-		}
-		n := int64(0)
-		if st > 0 && lo < hi {
-			n = (hi - lo + st - 1) / st
-		} else if st < 0 && lo > hi {
-			n = (lo - hi - st - 1) / (-st)
-		}
-		return n, true, nil
-	case "__derive_index":
-		return toInt(arg(1)) + toInt(arg(0))*toInt(arg(2)), true, nil
-	case "__contains__":
-		var items []value
-		switch x := arg(0).(type) {
-		case *list:
-			items = x.items
-		case *tuple:
-			items = x.items
-		case string:
-			s, _ := arg(1).(string)
-			return strings.Contains(x, s), true, nil
-		default:
-			return nil, false, nil
-		}
-		for _, it := range items {
-			if same(it, arg(1)) {
-				return true, true, nil
-			}
-			if a, ok := num(it); ok {
-				if b, ok := num(arg(1)); ok && a == b {
-					return true, true, nil
-				}
-			}
-		}
-		return false, true, nil
-	case "__getitem__":
-		switch x := arg(0).(type) {
-		case *list, *tuple:
-			var items []value
-			if l, ok := x.(*list); ok {
-				items = l.items
-			} else {
-				items = x.(*tuple).items
-			}
-			i, ok := arg(1).(int64)
-			if !ok {
-				return nil, true, c.errAt(p, "index %s of a list", describe(arg(1)))
-			}
-			if i < 0 {
-				i += int64(len(items))
-			}
-			if i < 0 || i >= int64(len(items)) {
-				return nil, true, c.errAt(p, "index %d out of range (%d items)", i, len(items))
-			}
-			return items[i], true, nil
-		}
-	case "slice":
-		if l, ok := arg(0).(*list); ok {
-			n := int64(len(l.items))
-			lo, hi, st := int64(0), n, int64(1)
-			if len(args) > 1 && arg(1) != nil {
-				lo = toInt(arg(1))
-			}
-			if len(args) > 2 && arg(2) != nil {
-				hi = toInt(arg(2))
-			}
-			if len(args) > 3 && arg(3) != nil {
-				st = toInt(arg(3))
-			}
-			lo, hi = clampRange(lo, hi, n)
-			out := &list{}
-			for i := lo; i < hi && st > 0; i += st {
-				out.items = append(out.items, l.items[i])
-			}
-			return out, true, nil
-		}
-	case "builtins::int", "Int", "IntImplicit", "ScalarImplicit", "builtins::float", "Float", "FloatImplicit", "builtins::bool", "Bool":
-		x := arg(0)
-		if t, ok := x.(*tensor); ok {
-			if strings.Contains(name, "bool") || name == "Bool" {
-				return t, true, nil // a condition computed by the graph
-			}
-			return nil, true, c.errAt(p, "%s of a tensor computed by the graph (%s) is not mapped", name, describe(t))
-		}
-		n, ok := num(x)
-		if !ok {
-			return nil, true, c.errAt(p, "%s of %s", name, describe(x))
-		}
-		switch {
-		case strings.Contains(strings.ToLower(name), "int"):
-			return int64(n), true, nil
-		case strings.Contains(strings.ToLower(name), "bool"):
-			return n != 0, true, nil
-		}
-		return n, true, nil
-	case "builtins::min", "builtins::max":
-		var best value
-		items := args
-		if len(args) == 1 {
-			if l, ok := arg(0).(*list); ok {
-				items = l.items
-			}
-		}
-		for _, it := range items {
-			n, ok := num(it)
-			if !ok {
-				return nil, false, nil
-			}
-			b, _ := num(best)
-			if best == nil || (name == "builtins::min") == (n < b) {
-				best = it
-			}
-		}
-		return best, true, nil
-	}
-	if l, ok := arg(0).(*list); ok && len(args) == 2 && !hasTensor(args) {
+	return c.pyFold(p, name, args, kw)
+}
+
+// pyFold folds the arithmetic, comparisons and math functions of values
+// known when converting: numbers, lists and complex numbers.
+func (c *conv) pyFold(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	if l, ok := call.pos(0).(*list); ok && len(args) == 2 && !hasTensor(args) {
 		switch name {
 		case "mul":
-			n, ok := arg(1).(int64)
+			n, ok := call.pos(1).(int64)
 			if !ok || n*int64(len(l.items)) > maxSteps {
-				return nil, true, c.errAt(p, "list repeated %s times", describe(arg(1)))
+				return nil, true, c.errAt(p, "list repeated %s times", describe(call.pos(1)))
 			}
 			out := &list{}
 			for i := int64(0); i < n; i++ {
@@ -395,14 +137,14 @@ func (c *conv) pyOp(p fts.Pos, name string, args []value, kw map[string]value) (
 			}
 			return out, true, nil
 		case "add":
-			m, ok := arg(1).(*list)
+			m, ok := call.pos(1).(*list)
 			if !ok {
-				return nil, true, c.errAt(p, "list + %s", describe(arg(1)))
+				return nil, true, c.errAt(p, "list + %s", describe(call.pos(1)))
 			}
 			return &list{items: append(append([]value{}, l.items...), m.items...)}, true, nil
 		}
 	}
-	if z, ok := arg(0).(*complexT); ok {
+	if z, ok := call.pos(0).(*complexT); ok {
 		switch name {
 		case "abs":
 			return c.complexAbs(z), true, nil
@@ -420,16 +162,16 @@ func (c *conv) pyOp(p fts.Pos, name string, args []value, kw map[string]value) (
 	}
 	// arithmetic and comparisons of numbers
 	if len(args) == 1 || (len(args) == 2 && name != "pow" || name == "pow") {
-		x, okx := num(arg(0))
+		x, okx := num(call.pos(0))
 		if !okx {
 			if name == "eq" || name == "ne" {
-				eq := pyEqual(arg(0), arg(1))
-				if s, ok := arg(0).(string); ok {
-					t, _ := arg(1).(string)
+				eq := pyEqual(call.pos(0), call.pos(1))
+				if s, ok := call.pos(0).(string); ok {
+					t, _ := call.pos(1).(string)
 					eq = s == t
 				}
-				if a, ok := arg(0).(device); ok {
-					b, _ := arg(1).(device)
+				if a, ok := call.pos(0).(device); ok {
+					b, _ := call.pos(1).(device)
 					eq = a == b
 				}
 				return eq == (name == "eq"), true, nil
@@ -439,13 +181,13 @@ func (c *conv) pyOp(p fts.Pos, name string, args []value, kw map[string]value) (
 		if len(args) == 1 {
 			switch name {
 			case "neg":
-				if isInt(arg(0)) {
-					return -toInt(arg(0)), true, nil
+				if isInt(call.pos(0)) {
+					return -toInt(call.pos(0)), true, nil
 				}
 				return -x, true, nil
 			case "builtins::abs", "abs":
-				if isInt(arg(0)) {
-					v := toInt(arg(0))
+				if isInt(call.pos(0)) {
+					v := toInt(call.pos(0))
 					if v < 0 {
 						v = -v
 					}
@@ -461,12 +203,12 @@ func (c *conv) pyOp(p fts.Pos, name string, args []value, kw map[string]value) (
 			}
 			return nil, false, nil
 		}
-		y, oky := num(arg(1))
+		y, oky := num(call.pos(1))
 		if !oky {
 			return nil, false, nil
 		}
-		ints := isInt(arg(0)) && isInt(arg(1))
-		xi, yi := toInt(arg(0)), toInt(arg(1))
+		ints := isInt(call.pos(0)) && isInt(call.pos(1))
+		xi, yi := toInt(call.pos(0)), toInt(call.pos(1))
 		switch name {
 		case "eq":
 			return x == y, true, nil
@@ -538,6 +280,395 @@ func (c *conv) pyOp(p fts.Pos, name string, args []value, kw map[string]value) (
 		}
 	}
 	return nil, false, nil
+}
+
+// pyIs folds __is__, __isnot__.
+func (c *conv) pyIs(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	_, n0 := call.pos(0).(uninitialized)
+	eq := same(call.pos(0), call.pos(1)) || (call.pos(0) == nil && call.pos(1) == nil) || n0 && call.pos(1) == nil
+	return eq == (name == "__is__"), true, nil
+}
+
+// pyNot folds __not__; what it does not fold goes on to pyFold.
+func (c *conv) pyNot(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	b, ok := truth(call.pos(0))
+	if ok {
+		return !b, true, nil
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pyDtype folds prim::dtype; what it does not fold goes on to pyFold.
+func (c *conv) pyDtype(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	if t, ok := call.pos(0).(*tensor); ok {
+		return scalarTypeOf(t.dt), true, nil
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pyDevice folds prim::device.
+func (c *conv) pyDevice(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	return device("cpu"), true, nil
+}
+
+// pyPassthrough folds prim::NumToTensor, prim::unchecked_unwrap_optional,
+// _unwrap_optional, jit._unwrap_optional, prim::unchecked_cast, detach,
+// contiguous, clone, requires_grad, prim::data; what it does not fold goes
+// on to pyFold.
+func (c *conv) pyPassthrough(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	if _, ok := call.pos(0).(*tensor); ok || name == "prim::NumToTensor" || name == "_unwrap_optional" || name == "prim::unchecked_unwrap_optional" || name == "jit._unwrap_optional" {
+		return call.pos(0), true, nil
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pyFalse folds is_grad_enabled, prim::requires_grad.
+func (c *conv) pyFalse(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	// The walk takes the autograd path: nn.TransformerEncoderLayer's
+	// composite ops rather than its fused inference kernel (the same
+	// math, which torch picks only under no_grad).
+	return true, true, nil
+}
+
+// pyAppend folds append; what it does not fold goes on to pyFold.
+func (c *conv) pyAppend(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	if l, ok := call.pos(0).(*list); ok {
+		v, err := c.listMethod(p, l, "append", args[1:])
+		return v, true, err
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pyFind folds find; what it does not fold goes on to pyFold.
+func (c *conv) pyFind(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	if s, ok := call.pos(0).(string); ok {
+		sub, _ := call.pos(1).(string)
+		return int64(strings.Index(s, sub)), true, nil
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pyAllAny folds all, any; what it does not fold goes on to pyFold.
+func (c *conv) pyAllAny(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	if l, ok := call.pos(0).(*list); ok && !hasTensor(l.items) {
+		all := name == "all"
+		for _, it := range l.items {
+			b, _ := truth(it)
+			if name == "all" && !b {
+				return false, true, nil
+			}
+			if name == "any" && b {
+				return true, true, nil
+			}
+		}
+		return all, true, nil
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pyWarn folds warn, prim::warn, builtins::print, _assert.
+func (c *conv) pyWarn(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	return nil, true, nil
+}
+
+// pyTrue folds is_scripting, jit.is_scripting.
+func (c *conv) pyTrue(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	return true, true, nil
+}
+
+// pyTracing folds jit.is_tracing, _C._get_tracing_state.
+func (c *conv) pyTracing(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	return false, true, nil
+}
+
+// pyIsDevice folds prim::is_cuda, is_cuda, prim::is_nested, prim::is_sparse,
+// prim::is_mkldnn, prim::is_quantized, prim::is_meta.
+func (c *conv) pyIsDevice(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	return false, true, nil
+}
+
+// pyNoTorchFunction folds is_autocast_enabled, overrides.has_torch_function,
+// _C._has_torch_function.
+func (c *conv) pyNoTorchFunction(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	return false, true, nil
+}
+
+// pyDim folds dim, prim::dim; what it does not fold goes on to pyFold.
+func (c *conv) pyDim(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	if t, ok := call.pos(0).(*tensor); ok {
+		return int64(t.rank()), true, nil
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pySize folds size, builtins::size; what it does not fold goes on to
+// pyFold.
+func (c *conv) pySize(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	if t, ok := call.pos(0).(*tensor); ok {
+		if len(args) >= 2 {
+			d, ok := call.pos(1).(int64)
+			if !ok {
+				return nil, true, c.errAt(p, "size of a dim that is not an int")
+			}
+			ax, err := c.axis(p, d, t.rank())
+			if err != nil {
+				return nil, true, err
+			}
+			return t.dims[ax], true, nil
+		}
+		l := &list{}
+		for _, d := range t.dims {
+			l.items = append(l.items, d)
+		}
+		return l, true, nil
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pyNumel folds numel; what it does not fold goes on to pyFold.
+func (c *conv) pyNumel(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	if t, ok := call.pos(0).(*tensor); ok {
+		n := int64(1)
+		for _, d := range t.dims {
+			n *= d
+		}
+		return n, true, nil
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pyLen folds len, builtins::len; what it does not fold goes on to pyFold.
+func (c *conv) pyLen(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	switch x := call.pos(0).(type) {
+	case *list:
+		return int64(len(x.items)), true, nil
+	case *tuple:
+		return int64(len(x.items)), true, nil
+	case string:
+		return int64(len(x)), true, nil
+	case *tensor:
+		if x.rank() == 0 {
+			return nil, true, c.errAt(p, "len of a 0-d tensor")
+		}
+		return x.dims[0], true, nil
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pyStr folds builtins::str, str.
+func (c *conv) pyStr(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	if d, ok := call.pos(0).(device); ok {
+		return string(d), true, nil
+	}
+	if s, ok := call.pos(0).(string); ok {
+		return s, true, nil
+	}
+	return "", true, nil
+}
+
+// pyFormat folds format.
+func (c *conv) pyFormat(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	return "", true, nil
+}
+
+// pyList folds list, builtins::list; what it does not fold goes on to
+// pyFold.
+func (c *conv) pyList(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	switch x := call.pos(0).(type) {
+	case *list:
+		return &list{items: append([]value{}, x.items...)}, true, nil
+	case *tuple:
+		return &list{items: append([]value{}, x.items...)}, true, nil
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pyRange folds builtins::range.
+func (c *conv) pyRange(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	r := &rangeVal{step: 1}
+	switch len(args) {
+	case 1:
+		r.stop = toInt(call.pos(0))
+	case 2, 3:
+		r.start, r.stop = toInt(call.pos(0)), toInt(call.pos(1))
+		if len(args) == 3 {
+			r.step = toInt(call.pos(2))
+		}
+	}
+	for _, a := range args {
+		if !isInt(a) {
+			if _, ok := a.(*tensor); ok {
+				return nil, false, nil
+			}
+			return nil, true, c.errAt(p, "range of %s", describe(a))
+		}
+	}
+	if r.step == 0 {
+		return nil, true, c.errAt(p, "range with step 0")
+	}
+	return r, true, nil
+}
+
+// pyRangeLength folds __range_length.
+func (c *conv) pyRangeLength(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	lo, hi, st := toInt(call.pos(0)), toInt(call.pos(1)), toInt(call.pos(2))
+	if st == 0 {
+		return nil, true, c.errAt(p, "range with step 0")
+	}
+	n := int64(0)
+	if st > 0 && lo < hi {
+		n = (hi - lo + st - 1) / st
+	} else if st < 0 && lo > hi {
+		n = (lo - hi - st - 1) / (-st)
+	}
+	return n, true, nil
+}
+
+// pyDeriveIndex folds __derive_index.
+func (c *conv) pyDeriveIndex(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	return toInt(call.pos(1)) + toInt(call.pos(0))*toInt(call.pos(2)), true, nil
+}
+
+// pyContains folds __contains__.
+func (c *conv) pyContains(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	var items []value
+	switch x := call.pos(0).(type) {
+	case *list:
+		items = x.items
+	case *tuple:
+		items = x.items
+	case string:
+		s, _ := call.pos(1).(string)
+		return strings.Contains(x, s), true, nil
+	default:
+		return nil, false, nil
+	}
+	for _, it := range items {
+		if same(it, call.pos(1)) {
+			return true, true, nil
+		}
+		if a, ok := num(it); ok {
+			if b, ok := num(call.pos(1)); ok && a == b {
+				return true, true, nil
+			}
+		}
+	}
+	return false, true, nil
+}
+
+// pyGetitem folds __getitem__; what it does not fold goes on to pyFold.
+func (c *conv) pyGetitem(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	switch x := call.pos(0).(type) {
+	case *list, *tuple:
+		var items []value
+		if l, ok := x.(*list); ok {
+			items = l.items
+		} else {
+			items = x.(*tuple).items
+		}
+		i, ok := call.pos(1).(int64)
+		if !ok {
+			return nil, true, c.errAt(p, "index %s of a list", describe(call.pos(1)))
+		}
+		if i < 0 {
+			i += int64(len(items))
+		}
+		if i < 0 || i >= int64(len(items)) {
+			return nil, true, c.errAt(p, "index %d out of range (%d items)", i, len(items))
+		}
+		return items[i], true, nil
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pySlice folds slice; what it does not fold goes on to pyFold.
+func (c *conv) pySlice(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	if l, ok := call.pos(0).(*list); ok {
+		n := int64(len(l.items))
+		lo, hi, st := int64(0), n, int64(1)
+		if len(args) > 1 && call.pos(1) != nil {
+			lo = toInt(call.pos(1))
+		}
+		if len(args) > 2 && call.pos(2) != nil {
+			hi = toInt(call.pos(2))
+		}
+		if len(args) > 3 && call.pos(3) != nil {
+			st = toInt(call.pos(3))
+		}
+		lo, hi = clampRange(lo, hi, n)
+		out := &list{}
+		for i := lo; i < hi && st > 0; i += st {
+			out.items = append(out.items, l.items[i])
+		}
+		return out, true, nil
+	}
+	return c.pyFold(p, name, args, kw)
+}
+
+// pyConvert folds builtins::int, Int, IntImplicit, ScalarImplicit,
+// builtins::float, Float, FloatImplicit, builtins::bool, Bool.
+func (c *conv) pyConvert(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	x := call.pos(0)
+	if t, ok := x.(*tensor); ok {
+		if strings.Contains(name, "bool") || name == "Bool" {
+			return t, true, nil // a condition computed by the graph
+		}
+		return nil, true, c.errAt(p, "%s of a tensor computed by the graph (%s) is not mapped", name, describe(t))
+	}
+	n, ok := num(x)
+	if !ok {
+		return nil, true, c.errAt(p, "%s of %s", name, describe(x))
+	}
+	switch {
+	case strings.Contains(strings.ToLower(name), "int"):
+		return int64(n), true, nil
+	case strings.Contains(strings.ToLower(name), "bool"):
+		return n != 0, true, nil
+	}
+	return n, true, nil
+}
+
+// pyMinMax folds builtins::min, builtins::max.
+func (c *conv) pyMinMax(p fts.Pos, name string, args []value, kw map[string]value) (value, bool, error) {
+	call := c.callOf(p, name, args, kw)
+	var best value
+	items := args
+	if len(args) == 1 {
+		if l, ok := call.pos(0).(*list); ok {
+			items = l.items
+		}
+	}
+	for _, it := range items {
+		n, ok := num(it)
+		if !ok {
+			return nil, false, nil
+		}
+		b, _ := num(best)
+		if best == nil || (name == "builtins::min") == (n < b) {
+			best = it
+		}
+	}
+	return best, true, nil
 }
 
 func clampRange(lo, hi, n int64) (int64, int64) {
@@ -755,16 +886,6 @@ func pyEqual(a, b value) bool {
 		return true
 	}
 	return same(a, b)
-}
-
-// mappedTensorOp reports whether tensorOp maps name (the cases of its
-// switch).
-func mappedTensorOp(name string) bool {
-	switch name {
-	case "add", "sub", "mul", "div", "true_divide", "rsub", "pow", "maximum", "minimum", "floor_divide", "remainder", "fmod", "eq", "ne", "lt", "gt", "le", "ge", "__and__", "__or__", "logical_and", "logical_or", "__xor__", "bitwise_and", "bitwise_or", "neg", "relu", "sigmoid", "tanh", "exp", "log", "sqrt", "abs", "floor", "ceil", "sin", "cos", "reciprocal", "rsqrt", "gelu", "leaky_relu", "hardtanh", "clamp", "clip", "dropout", "feature_dropout", "alpha_dropout", "dropout1d", "dropout2d", "softmax", "log_softmax", "_convolution", "conv1d", "conv2d", "conv3d", "batch_norm", "layer_norm", "linear", "addmm", "matmul", "mm", "bmm", "baddbmm", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d", "mean", "sum", "amax", "amin", "prod", "cat", "concat", "stack", "view", "reshape", "_reshape_alias", "view_as", "reshape_as", "expand_as", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "swapaxes", "t", "numpy_T", "contiguous", "clone", "detach", "alias", "prim::data", "to", "type_as", "float", "double", "long", "int", "half", "bool", "slice", "select", "__getitem__", "chunk", "split", "unbind", "split_with_sizes", "expand", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "new_zeros", "new_ones", "lstm", "gru", "stft", "index", "index_select", "group_norm", "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "upsample_bilinear2d", "lstm_cell", "atan2", "embedding", "where", "masked_fill", "pad", "constant_pad_nd", "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d":
-		return true
-	}
-	return false
 }
 
 // isPoison reports whether v is, or a list or tuple holds, the result of

@@ -47,911 +47,1042 @@ func (c *conv) out(op string, base string, in []string, dt canonical.DataType, d
 	return &tensor{name: n, dt: dt, dims: dims}
 }
 
-// tensorOp maps an aten op with tensor arguments to ONNX; nil, nil means
-// not mapped.
-func (c *conv) tensorOp(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
-	arg := func(i int, k string) value {
-		if i < len(args) {
-			return args[i]
-		}
-		return kw[k]
+// atenArith converts aten::add, aten::sub, aten::mul, aten::div,
+// aten::true_divide, aten::rsub, aten::pow, aten::maximum, aten::minimum,
+// aten::floor_divide, aten::remainder, aten::fmod.
+func (c *conv) atenArith(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, y := call.arg(0, "self"), call.arg(1, "other")
+	if name == "rsub" {
+		x, y = y, x
 	}
-	tens := func(i int, k string) (*tensor, error) {
-		t, ok := arg(i, k).(*tensor)
-		if !ok {
-			return nil, c.errAt(p, "%s: argument %d is %s, not a tensor", name, i, describe(arg(i, k)))
-		}
-		return t, nil
+	tx, ty, err := c.operands(p, x, y)
+	if err != nil {
+		return nil, err
 	}
-	intArg := func(i int, k string, def int64) int64 {
-		if v, ok := arg(i, k).(int64); ok {
-			return v
+	if (name == "add" || name == "sub" || name == "rsub") && len(args) > 2 {
+		if a, ok := num(args[2]); ok && a != 1 {
+			s, _ := c.constOf(a, ty.dt)
+			ty = c.out("Mul", "alpha", []string{ty.name, s.name}, ty.dt, ty.dims)
 		}
-		if b, ok := arg(i, k).(bool); ok {
-			if b {
-				return 1
-			}
-			return 0
-		}
-		return def
 	}
+	if (name == "div" || name == "true_divide") && !isFloat(tx.dt) {
+		tx, ty = c.cast(tx, canonical.Float), c.cast(ty, canonical.Float)
+	}
+	dims, ok := broadcast(tx.dims, ty.dims)
+	if !ok {
+		return nil, c.errAt(p, "%s of shapes %v and %v", name, tx.dims, ty.dims)
+	}
+	onnxOp := map[string]string{"add": "Add", "sub": "Sub", "rsub": "Sub", "mul": "Mul", "div": "Div", "true_divide": "Div",
+		"pow": "Pow", "maximum": "Max", "minimum": "Min", "floor_divide": "Div", "remainder": "Mod", "fmod": "Mod"}[name]
+	if onnxOp == "" {
+		return nil, nil
+	}
+	if name == "div" {
+		if m, ok := kw["rounding_mode"].(string); ok && m != "" {
+			return nil, nil
+		}
+	}
+	var attrs []*canonical.Attribute
+	if name == "fmod" || name == "remainder" && isFloat(tx.dt) {
+		attrs = append(attrs, canonical.IntAttr("fmod", 1))
+		if name == "remainder" {
+			return nil, nil
+		}
+	}
+	return c.out(onnxOp, name, []string{tx.name, ty.name}, tx.dt, dims, attrs...), nil
+}
+
+// atenCompare converts aten::eq, aten::ne, aten::lt, aten::gt, aten::le,
+// aten::ge, aten::__and__, aten::__or__, aten::logical_and,
+// aten::logical_or, aten::__xor__, aten::bitwise_and, aten::bitwise_or.
+func (c *conv) atenCompare(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	tx, ty, err := c.operands(p, call.arg(0, "self"), call.arg(1, "other"))
+	if err != nil {
+		return nil, err
+	}
+	dims, ok := broadcast(tx.dims, ty.dims)
+	if !ok {
+		return nil, c.errAt(p, "%s of shapes %v and %v", name, tx.dims, ty.dims)
+	}
+	m := map[string]string{"eq": "Equal", "lt": "Less", "gt": "Greater", "le": "LessOrEqual", "ge": "GreaterOrEqual",
+		"__and__": "And", "logical_and": "And", "bitwise_and": "And", "__or__": "Or", "logical_or": "Or", "bitwise_or": "Or", "__xor__": "Xor", "ne": "Equal"}
+	if m[name] == "And" || m[name] == "Or" || m[name] == "Xor" {
+		if tx.dt != canonical.Bool {
+			return nil, nil
+		}
+	}
+	r := c.out(m[name], name, []string{tx.name, ty.name}, canonical.Bool, dims)
+	if name == "ne" {
+		r = c.out("Not", "ne", []string{r.name}, canonical.Bool, dims)
+	}
+	return r, nil
+}
+
+// atenUnary converts aten::neg, aten::relu, aten::sigmoid, aten::tanh,
+// aten::exp, aten::log, aten::sqrt, aten::abs, aten::floor, aten::ceil,
+// aten::sin, aten::cos, aten::reciprocal, aten::rsqrt, aten::hardswish,
+// aten::hardsigmoid, aten::erf, aten::sign, aten::round, aten::__not__,
+// aten::logical_not, aten::bitwise_not, aten::silu, aten::softplus,
+// aten::elu, aten::selu, aten::log_sigmoid, aten::mish, aten::relu6,
+// aten::square, aten::log1p.
+func (c *conv) atenUnary(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{"neg": "Neg", "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log", "sqrt": "Sqrt",
+		"abs": "Abs", "floor": "Floor", "ceil": "Ceil", "sin": "Sin", "cos": "Cos", "reciprocal": "Reciprocal", "hardswish": "HardSwish",
+		"erf": "Erf", "sign": "Sign", "round": "Round", "__not__": "Not", "logical_not": "Not", "bitwise_not": "Not", "softplus": "Softplus",
+		"elu": "Elu", "selu": "Selu"}
 	switch name {
-	case "add", "sub", "mul", "div", "true_divide", "rsub", "pow", "maximum", "minimum", "floor_divide", "remainder", "fmod":
-		x, y := arg(0, "self"), arg(1, "other")
-		if name == "rsub" {
-			x, y = y, x
+	case "rsqrt":
+		s := c.out("Sqrt", "sqrt", []string{x.name}, x.dt, x.dims)
+		return c.out("Reciprocal", "rsqrt", []string{s.name}, x.dt, x.dims), nil
+	case "hardsigmoid":
+		return c.out("HardSigmoid", "hardsigmoid", []string{x.name}, x.dt, x.dims, canonical.FloatAttr("alpha", 1.0/6)), nil
+	case "silu":
+		s := c.out("Sigmoid", "sigmoid", []string{x.name}, x.dt, x.dims)
+		return c.out("Mul", "silu", []string{x.name, s.name}, x.dt, x.dims), nil
+	case "relu6":
+		lo, _ := c.constOf(0.0, x.dt)
+		hi, _ := c.constOf(6.0, x.dt)
+		return c.out("Clip", "relu6", []string{x.name, lo.name, hi.name}, x.dt, x.dims), nil
+	case "square":
+		return c.out("Mul", "square", []string{x.name, x.name}, x.dt, x.dims), nil
+	case "log_sigmoid", "mish", "log1p":
+		return nil, nil
+	}
+	if (name == "__not__" || name == "bitwise_not" || name == "logical_not") && x.dt != canonical.Bool {
+		return nil, nil
+	}
+	return c.out(m[name], name, []string{x.name}, x.dt, x.dims), nil
+}
+
+// atenGelu converts aten::gelu.
+func (c *conv) atenGelu(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	approx, _ := call.arg(1, "approximate").(string)
+	// erf form: 0.5 x (1 + erf(x / sqrt 2)); tanh form as torch
+	half, _ := c.constOf(0.5, x.dt)
+	one, _ := c.constOf(1.0, x.dt)
+	var inner *tensor
+	if approx == "tanh" {
+		k, _ := c.constOf(0.7978845608028654, x.dt)
+		a, _ := c.constOf(0.044715, x.dt)
+		x3 := c.out("Mul", "x2", []string{x.name, x.name}, x.dt, x.dims)
+		x3 = c.out("Mul", "x3", []string{x3.name, x.name}, x.dt, x.dims)
+		t := c.out("Mul", "ax3", []string{a.name, x3.name}, x.dt, x.dims)
+		t = c.out("Add", "inner", []string{x.name, t.name}, x.dt, x.dims)
+		t = c.out("Mul", "inner", []string{k.name, t.name}, x.dt, x.dims)
+		inner = c.out("Tanh", "tanh", []string{t.name}, x.dt, x.dims)
+	} else {
+		r, _ := c.constOf(0.7071067811865476, x.dt)
+		t := c.out("Mul", "xs", []string{x.name, r.name}, x.dt, x.dims)
+		inner = c.out("Erf", "erf", []string{t.name}, x.dt, x.dims)
+	}
+	t := c.out("Add", "g1", []string{inner.name, one.name}, x.dt, x.dims)
+	t = c.out("Mul", "g2", []string{x.name, t.name}, x.dt, x.dims)
+	return c.out("Mul", "gelu", []string{t.name, half.name}, x.dt, x.dims), nil
+}
+
+// atenLeakyRelu converts aten::leaky_relu.
+func (c *conv) atenLeakyRelu(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	a, _ := num(call.arg(1, "negative_slope"))
+	if call.arg(1, "negative_slope") == nil {
+		a = 0.01
+	}
+	return c.out("LeakyRelu", name, []string{x.name}, x.dt, x.dims, canonical.FloatAttr("alpha", float32(a))), nil
+}
+
+// atenClamp converts aten::hardtanh, aten::clamp, aten::clip.
+func (c *conv) atenClamp(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := call.arg(1, "min"), call.arg(2, "max")
+	if name == "hardtanh" {
+		if lo == nil {
+			lo = -1.0
 		}
-		tx, ty, err := c.operands(p, x, y)
+		if hi == nil {
+			hi = 1.0
+		}
+	}
+	in := []string{x.name, "", ""}
+	for i, v := range []value{lo, hi} {
+		if v == nil {
+			continue
+		}
+		t, err := c.constOf(v, x.dt)
 		if err != nil {
-			return nil, err
+			return nil, c.errAt(p, "%s: %v", name, err)
 		}
-		if (name == "add" || name == "sub" || name == "rsub") && len(args) > 2 {
-			if a, ok := num(args[2]); ok && a != 1 {
-				s, _ := c.constOf(a, ty.dt)
-				ty = c.out("Mul", "alpha", []string{ty.name, s.name}, ty.dt, ty.dims)
-			}
+		in[i+1] = t.name
+	}
+	for len(in) > 1 && in[len(in)-1] == "" {
+		in = in[:len(in)-1]
+	}
+	return c.out("Clip", name, in, x.dt, x.dims), nil
+}
+
+// atenDropout converts aten::dropout, aten::feature_dropout,
+// aten::alpha_dropout, aten::dropout1d, aten::dropout2d.
+func (c *conv) atenDropout(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "input")
+	if err != nil {
+		return nil, err
+	}
+	if train, _ := call.arg(2, "train").(bool); train {
+		c.warn("a dropout called in training mode is converted as in eval mode (identity)")
+	}
+	return x, nil
+}
+
+// atenSoftmax converts aten::softmax, aten::log_softmax.
+func (c *conv) atenSoftmax(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	d, _ := call.arg(1, "dim").(int64)
+	ax, err := c.axis(p, d, x.rank())
+	if err != nil {
+		return nil, err
+	}
+	if dtv, ok := call.arg(2, "dtype").(int64); ok {
+		if dt, ok := scalarTypes[dtv]; ok {
+			x = c.cast(x, dt)
 		}
-		if (name == "div" || name == "true_divide") && !isFloat(tx.dt) {
-			tx, ty = c.cast(tx, canonical.Float), c.cast(ty, canonical.Float)
-		}
-		dims, ok := broadcast(tx.dims, ty.dims)
-		if !ok {
-			return nil, c.errAt(p, "%s of shapes %v and %v", name, tx.dims, ty.dims)
-		}
-		onnxOp := map[string]string{"add": "Add", "sub": "Sub", "rsub": "Sub", "mul": "Mul", "div": "Div", "true_divide": "Div",
-			"pow": "Pow", "maximum": "Max", "minimum": "Min", "floor_divide": "Div", "remainder": "Mod", "fmod": "Mod"}[name]
-		if onnxOp == "" {
-			return nil, nil
-		}
-		if name == "div" {
-			if m, ok := kw["rounding_mode"].(string); ok && m != "" {
-				return nil, nil
-			}
-		}
-		var attrs []*canonical.Attribute
-		if name == "fmod" || name == "remainder" && isFloat(tx.dt) {
-			attrs = append(attrs, canonical.IntAttr("fmod", 1))
-			if name == "remainder" {
-				return nil, nil
-			}
-		}
-		return c.out(onnxOp, name, []string{tx.name, ty.name}, tx.dt, dims, attrs...), nil
-	case "eq", "ne", "lt", "gt", "le", "ge", "__and__", "__or__", "logical_and", "logical_or", "__xor__", "bitwise_and", "bitwise_or":
-		tx, ty, err := c.operands(p, arg(0, "self"), arg(1, "other"))
-		if err != nil {
-			return nil, err
-		}
-		dims, ok := broadcast(tx.dims, ty.dims)
-		if !ok {
-			return nil, c.errAt(p, "%s of shapes %v and %v", name, tx.dims, ty.dims)
-		}
-		m := map[string]string{"eq": "Equal", "lt": "Less", "gt": "Greater", "le": "LessOrEqual", "ge": "GreaterOrEqual",
-			"__and__": "And", "logical_and": "And", "bitwise_and": "And", "__or__": "Or", "logical_or": "Or", "bitwise_or": "Or", "__xor__": "Xor", "ne": "Equal"}
-		if m[name] == "And" || m[name] == "Or" || m[name] == "Xor" {
-			if tx.dt != canonical.Bool {
-				return nil, nil
-			}
-		}
-		r := c.out(m[name], name, []string{tx.name, ty.name}, canonical.Bool, dims)
-		if name == "ne" {
-			r = c.out("Not", "ne", []string{r.name}, canonical.Bool, dims)
-		}
-		return r, nil
-	case "neg", "relu", "sigmoid", "tanh", "exp", "log", "sqrt", "abs", "floor", "ceil", "sin", "cos", "reciprocal", "rsqrt",
-		"hardswish", "hardsigmoid", "erf", "sign", "round", "__not__", "logical_not", "bitwise_not", "silu", "softplus", "elu", "selu", "log_sigmoid", "mish", "relu6", "square", "log1p":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		m := map[string]string{"neg": "Neg", "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log", "sqrt": "Sqrt",
-			"abs": "Abs", "floor": "Floor", "ceil": "Ceil", "sin": "Sin", "cos": "Cos", "reciprocal": "Reciprocal", "hardswish": "HardSwish",
-			"erf": "Erf", "sign": "Sign", "round": "Round", "__not__": "Not", "logical_not": "Not", "bitwise_not": "Not", "softplus": "Softplus",
-			"elu": "Elu", "selu": "Selu"}
-		switch name {
-		case "rsqrt":
-			s := c.out("Sqrt", "sqrt", []string{x.name}, x.dt, x.dims)
-			return c.out("Reciprocal", "rsqrt", []string{s.name}, x.dt, x.dims), nil
-		case "hardsigmoid":
-			return c.out("HardSigmoid", "hardsigmoid", []string{x.name}, x.dt, x.dims, canonical.FloatAttr("alpha", 1.0/6)), nil
-		case "silu":
-			s := c.out("Sigmoid", "sigmoid", []string{x.name}, x.dt, x.dims)
-			return c.out("Mul", "silu", []string{x.name, s.name}, x.dt, x.dims), nil
-		case "relu6":
-			lo, _ := c.constOf(0.0, x.dt)
-			hi, _ := c.constOf(6.0, x.dt)
-			return c.out("Clip", "relu6", []string{x.name, lo.name, hi.name}, x.dt, x.dims), nil
-		case "square":
-			return c.out("Mul", "square", []string{x.name, x.name}, x.dt, x.dims), nil
-		case "log_sigmoid", "mish", "log1p":
-			return nil, nil
-		}
-		if (name == "__not__" || name == "bitwise_not" || name == "logical_not") && x.dt != canonical.Bool {
-			return nil, nil
-		}
-		return c.out(m[name], name, []string{x.name}, x.dt, x.dims), nil
-	case "gelu":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		approx, _ := arg(1, "approximate").(string)
-		// erf form: 0.5 x (1 + erf(x / sqrt 2)); tanh form as torch
-		half, _ := c.constOf(0.5, x.dt)
-		one, _ := c.constOf(1.0, x.dt)
-		var inner *tensor
-		if approx == "tanh" {
-			k, _ := c.constOf(0.7978845608028654, x.dt)
-			a, _ := c.constOf(0.044715, x.dt)
-			x3 := c.out("Mul", "x2", []string{x.name, x.name}, x.dt, x.dims)
-			x3 = c.out("Mul", "x3", []string{x3.name, x.name}, x.dt, x.dims)
-			t := c.out("Mul", "ax3", []string{a.name, x3.name}, x.dt, x.dims)
-			t = c.out("Add", "inner", []string{x.name, t.name}, x.dt, x.dims)
-			t = c.out("Mul", "inner", []string{k.name, t.name}, x.dt, x.dims)
-			inner = c.out("Tanh", "tanh", []string{t.name}, x.dt, x.dims)
-		} else {
-			r, _ := c.constOf(0.7071067811865476, x.dt)
-			t := c.out("Mul", "xs", []string{x.name, r.name}, x.dt, x.dims)
-			inner = c.out("Erf", "erf", []string{t.name}, x.dt, x.dims)
-		}
-		t := c.out("Add", "g1", []string{inner.name, one.name}, x.dt, x.dims)
-		t = c.out("Mul", "g2", []string{x.name, t.name}, x.dt, x.dims)
-		return c.out("Mul", "gelu", []string{t.name, half.name}, x.dt, x.dims), nil
-	case "leaky_relu":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		a, _ := num(arg(1, "negative_slope"))
-		if arg(1, "negative_slope") == nil {
-			a = 0.01
-		}
-		return c.out("LeakyRelu", name, []string{x.name}, x.dt, x.dims, canonical.FloatAttr("alpha", float32(a))), nil
-	case "hardtanh", "clamp", "clip":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		lo, hi := arg(1, "min"), arg(2, "max")
-		if name == "hardtanh" {
-			if lo == nil {
-				lo = -1.0
-			}
-			if hi == nil {
-				hi = 1.0
-			}
-		}
-		in := []string{x.name, "", ""}
-		for i, v := range []value{lo, hi} {
-			if v == nil {
-				continue
-			}
-			t, err := c.constOf(v, x.dt)
-			if err != nil {
-				return nil, c.errAt(p, "%s: %v", name, err)
-			}
-			in[i+1] = t.name
-		}
-		for len(in) > 1 && in[len(in)-1] == "" {
-			in = in[:len(in)-1]
-		}
-		return c.out("Clip", name, in, x.dt, x.dims), nil
-	case "dropout", "feature_dropout", "alpha_dropout", "dropout1d", "dropout2d":
-		x, err := tens(0, "input")
-		if err != nil {
-			return nil, err
-		}
-		if train, _ := arg(2, "train").(bool); train {
-			c.warn("a dropout called in training mode is converted as in eval mode (identity)")
-		}
-		return x, nil
-	case "softmax", "log_softmax":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		d, _ := arg(1, "dim").(int64)
-		ax, err := c.axis(p, d, x.rank())
-		if err != nil {
-			return nil, err
-		}
-		if dtv, ok := arg(2, "dtype").(int64); ok {
-			if dt, ok := scalarTypes[dtv]; ok {
-				x = c.cast(x, dt)
-			}
-		}
-		op := "Softmax"
-		if name == "log_softmax" {
-			op = "LogSoftmax"
-		}
-		return c.out(op, name, []string{x.name}, x.dt, x.dims, canonical.IntAttr("axis", int64(ax))), nil
-	case "_convolution", "conv1d", "conv2d", "conv3d":
-		return c.convolution(p, name, args, kw)
-	case "batch_norm":
-		x, err := tens(0, "input")
-		if err != nil {
-			return nil, err
-		}
-		w, _ := arg(1, "weight").(*tensor)
-		bias, _ := arg(2, "bias").(*tensor)
-		mean, _ := arg(3, "running_mean").(*tensor)
-		vr, _ := arg(4, "running_var").(*tensor)
-		eps, _ := num(arg(7, "eps"))
-		if mean == nil || vr == nil || x.rank() < 2 {
-			return nil, nil
-		}
-		ch := x.dims[1]
-		if w == nil {
-			w, _ = c.constOf(&list{items: repeatF(1, ch)}, x.dt)
-		}
-		if bias == nil {
-			bias, _ = c.constOf(&list{items: repeatF(0, ch)}, x.dt)
-		}
-		return c.out("BatchNormalization", "bn", []string{x.name, w.name, bias.name, mean.name, vr.name}, x.dt, x.dims, canonical.FloatAttr("epsilon", float32(eps))), nil
-	case "layer_norm":
-		x, err := tens(0, "input")
-		if err != nil {
-			return nil, err
-		}
-		shape, ok := intsOf(arg(1, "normalized_shape"))
-		if !ok {
-			return nil, c.errAt(p, "layer_norm: normalized_shape is not a list of ints")
-		}
-		w, _ := arg(2, "weight").(*tensor)
-		bias, _ := arg(3, "bias").(*tensor)
-		eps, _ := num(arg(4, "eps"))
-		if w == nil {
-			w, _ = c.constOf(&list{items: repeatF(1, prod(shape))}, x.dt)
-			w = c.reshape(w, shape)
-		}
-		in := []string{x.name, w.name}
-		if bias != nil {
-			in = append(in, bias.name)
-		}
-		return c.out("LayerNormalization", "ln", in, x.dt, x.dims, canonical.IntAttr("axis", int64(x.rank()-len(shape))), canonical.FloatAttr("epsilon", float32(eps))), nil
-	case "linear":
-		x, err := tens(0, "input")
-		if err != nil {
-			return nil, err
-		}
-		w, err := tens(1, "weight")
-		if err != nil {
-			return nil, err
-		}
-		wt := c.out("Transpose", "wt", []string{w.name}, w.dt, []int64{w.dims[1], w.dims[0]}, canonical.IntsAttr("perm", []int64{1, 0}...))
-		dims := append(slices.Clone(x.dims[:x.rank()-1]), w.dims[0])
-		y := c.out("MatMul", "linear", []string{x.name, wt.name}, x.dt, dims)
-		if b, ok := arg(2, "bias").(*tensor); ok {
-			y = c.out("Add", "linear", []string{y.name, b.name}, x.dt, dims)
-		}
-		return y, nil
-	case "addmm":
-		bias, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		x, err := tens(1, "mat1")
-		if err != nil {
-			return nil, err
-		}
-		w, err := tens(2, "mat2")
-		if err != nil {
-			return nil, err
-		}
-		beta, _ := num(orDefault(arg(3, "beta"), 1.0))
-		alpha, _ := num(orDefault(arg(4, "alpha"), 1.0))
-		return c.out("Gemm", "addmm", []string{x.name, w.name, bias.name}, x.dt, []int64{x.dims[0], w.dims[1]},
-			canonical.FloatAttr("alpha", float32(alpha)), canonical.FloatAttr("beta", float32(beta))), nil
-	case "matmul", "mm", "bmm":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		y, err := tens(1, "other")
-		if err != nil {
-			return nil, err
-		}
-		dims, ok := matmulDims(x.dims, y.dims)
-		if !ok {
-			return nil, c.errAt(p, "%s of shapes %v and %v", name, x.dims, y.dims)
-		}
-		return c.out("MatMul", name, []string{x.name, y.name}, x.dt, dims), nil
-	case "baddbmm":
-		b, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		x, err := tens(1, "batch1")
-		if err != nil {
-			return nil, err
-		}
-		y, err := tens(2, "batch2")
-		if err != nil {
-			return nil, err
-		}
-		dims, _ := matmulDims(x.dims, y.dims)
-		m := c.out("MatMul", name, []string{x.name, y.name}, x.dt, dims)
-		if a, _ := num(orDefault(arg(4, "alpha"), 1.0)); a != 1 {
-			s, _ := c.constOf(a, x.dt)
-			m = c.out("Mul", "alpha", []string{m.name, s.name}, x.dt, dims)
-		}
-		bb := b
-		if be, _ := num(orDefault(arg(3, "beta"), 1.0)); be != 1 {
-			s, _ := c.constOf(be, x.dt)
-			bb = c.out("Mul", "beta", []string{b.name, s.name}, x.dt, b.dims)
-		}
-		out, _ := broadcast(bb.dims, dims)
-		return c.out("Add", name, []string{bb.name, m.name}, x.dt, out), nil
-	case "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d":
-		return c.pool(p, name, args, kw)
-	case "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		size, ok := intsOf(arg(1, "output_size"))
-		nd := x.rank() - 2
-		if !ok {
-			return nil, nil
-		}
-		size = rep(size, nd)
-		all1 := true
-		for _, s := range size {
-			all1 = all1 && s == 1
-		}
-		dims := slices.Clone(x.dims)
-		for i := 0; i < nd; i++ {
-			dims[2+i] = 1
-		}
-		if all1 {
-			op := "GlobalAveragePool"
-			if name == "adaptive_max_pool2d" {
-				op = "GlobalMaxPool"
-			}
-			return c.out(op, name, []string{x.name}, x.dt, dims), nil
-		}
-		// output size dividing the input: a plain pool
-		var k []int64
-		for i := 0; i < nd; i++ {
-			if size[i] <= 0 || x.dims[2+i]%size[i] != 0 {
-				return nil, nil
-			}
-			k = append(k, x.dims[2+i]/size[i])
-			dims[2+i] = size[i]
-		}
+	}
+	op := "Softmax"
+	if name == "log_softmax" {
+		op = "LogSoftmax"
+	}
+	return c.out(op, name, []string{x.name}, x.dt, x.dims, canonical.IntAttr("axis", int64(ax))), nil
+}
+
+// atenBatchNorm converts aten::batch_norm.
+func (c *conv) atenBatchNorm(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "input")
+	if err != nil {
+		return nil, err
+	}
+	w, _ := call.arg(1, "weight").(*tensor)
+	bias, _ := call.arg(2, "bias").(*tensor)
+	mean, _ := call.arg(3, "running_mean").(*tensor)
+	vr, _ := call.arg(4, "running_var").(*tensor)
+	eps, _ := num(call.arg(7, "eps"))
+	if mean == nil || vr == nil || x.rank() < 2 {
+		return nil, nil
+	}
+	ch := x.dims[1]
+	if w == nil {
+		w, _ = c.constOf(&list{items: repeatF(1, ch)}, x.dt)
+	}
+	if bias == nil {
+		bias, _ = c.constOf(&list{items: repeatF(0, ch)}, x.dt)
+	}
+	return c.out("BatchNormalization", "bn", []string{x.name, w.name, bias.name, mean.name, vr.name}, x.dt, x.dims, canonical.FloatAttr("epsilon", float32(eps))), nil
+}
+
+// atenLayerNorm converts aten::layer_norm.
+func (c *conv) atenLayerNorm(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "input")
+	if err != nil {
+		return nil, err
+	}
+	shape, ok := intsOf(call.arg(1, "normalized_shape"))
+	if !ok {
+		return nil, c.errAt(p, "layer_norm: normalized_shape is not a list of ints")
+	}
+	w, _ := call.arg(2, "weight").(*tensor)
+	bias, _ := call.arg(3, "bias").(*tensor)
+	eps, _ := num(call.arg(4, "eps"))
+	if w == nil {
+		w, _ = c.constOf(&list{items: repeatF(1, prod(shape))}, x.dt)
+		w = c.reshape(w, shape)
+	}
+	in := []string{x.name, w.name}
+	if bias != nil {
+		in = append(in, bias.name)
+	}
+	return c.out("LayerNormalization", "ln", in, x.dt, x.dims, canonical.IntAttr("axis", int64(x.rank()-len(shape))), canonical.FloatAttr("epsilon", float32(eps))), nil
+}
+
+// atenLinear converts aten::linear.
+func (c *conv) atenLinear(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "input")
+	if err != nil {
+		return nil, err
+	}
+	w, err := call.tens(1, "weight")
+	if err != nil {
+		return nil, err
+	}
+	wt := c.out("Transpose", "wt", []string{w.name}, w.dt, []int64{w.dims[1], w.dims[0]}, canonical.IntsAttr("perm", []int64{1, 0}...))
+	dims := append(slices.Clone(x.dims[:x.rank()-1]), w.dims[0])
+	y := c.out("MatMul", "linear", []string{x.name, wt.name}, x.dt, dims)
+	if b, ok := call.arg(2, "bias").(*tensor); ok {
+		y = c.out("Add", "linear", []string{y.name, b.name}, x.dt, dims)
+	}
+	return y, nil
+}
+
+// atenAddmm converts aten::addmm.
+func (c *conv) atenAddmm(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	bias, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	x, err := call.tens(1, "mat1")
+	if err != nil {
+		return nil, err
+	}
+	w, err := call.tens(2, "mat2")
+	if err != nil {
+		return nil, err
+	}
+	beta, _ := num(orDefault(call.arg(3, "beta"), 1.0))
+	alpha, _ := num(orDefault(call.arg(4, "alpha"), 1.0))
+	return c.out("Gemm", "addmm", []string{x.name, w.name, bias.name}, x.dt, []int64{x.dims[0], w.dims[1]},
+		canonical.FloatAttr("alpha", float32(alpha)), canonical.FloatAttr("beta", float32(beta))), nil
+}
+
+// atenMatmul converts aten::matmul, aten::mm, aten::bmm.
+func (c *conv) atenMatmul(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	y, err := call.tens(1, "other")
+	if err != nil {
+		return nil, err
+	}
+	dims, ok := matmulDims(x.dims, y.dims)
+	if !ok {
+		return nil, c.errAt(p, "%s of shapes %v and %v", name, x.dims, y.dims)
+	}
+	return c.out("MatMul", name, []string{x.name, y.name}, x.dt, dims), nil
+}
+
+// atenBaddbmm converts aten::baddbmm.
+func (c *conv) atenBaddbmm(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	b, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	x, err := call.tens(1, "batch1")
+	if err != nil {
+		return nil, err
+	}
+	y, err := call.tens(2, "batch2")
+	if err != nil {
+		return nil, err
+	}
+	dims, _ := matmulDims(x.dims, y.dims)
+	m := c.out("MatMul", name, []string{x.name, y.name}, x.dt, dims)
+	if a, _ := num(orDefault(call.arg(4, "alpha"), 1.0)); a != 1 {
+		s, _ := c.constOf(a, x.dt)
+		m = c.out("Mul", "alpha", []string{m.name, s.name}, x.dt, dims)
+	}
+	bb := b
+	if be, _ := num(orDefault(call.arg(3, "beta"), 1.0)); be != 1 {
+		s, _ := c.constOf(be, x.dt)
+		bb = c.out("Mul", "beta", []string{b.name, s.name}, x.dt, b.dims)
+	}
+	out, _ := broadcast(bb.dims, dims)
+	return c.out("Add", name, []string{bb.name, m.name}, x.dt, out), nil
+}
+
+// atenAdaptivePool converts aten::adaptive_avg_pool1d,
+// aten::adaptive_avg_pool2d, aten::adaptive_avg_pool3d,
+// aten::adaptive_max_pool2d.
+func (c *conv) atenAdaptivePool(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	size, ok := intsOf(call.arg(1, "output_size"))
+	nd := x.rank() - 2
+	if !ok {
+		return nil, nil
+	}
+	size = rep(size, nd)
+	all1 := true
+	for _, s := range size {
+		all1 = all1 && s == 1
+	}
+	dims := slices.Clone(x.dims)
+	for i := 0; i < nd; i++ {
+		dims[2+i] = 1
+	}
+	if all1 {
+		op := "GlobalAveragePool"
 		if name == "adaptive_max_pool2d" {
+			op = "GlobalMaxPool"
+		}
+		return c.out(op, name, []string{x.name}, x.dt, dims), nil
+	}
+	// output size dividing the input: a plain pool
+	var k []int64
+	for i := 0; i < nd; i++ {
+		if size[i] <= 0 || x.dims[2+i]%size[i] != 0 {
 			return nil, nil
 		}
-		return c.out("AveragePool", name, []string{x.name}, x.dt, dims, canonical.IntsAttr("kernel_shape", k...), canonical.IntsAttr("strides", k...)), nil
-	case "mean", "sum", "amax", "amin", "prod":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		var axes []int64
-		if v := arg(1, "dim"); v != nil {
-			d, ok := intsOf(v)
-			if !ok {
-				return nil, c.errAt(p, "%s: dim is %s", name, describe(v))
-			}
-			axes = d
-		}
-		keep, _ := arg(2, "keepdim").(bool)
-		if dtv, ok := kw["dtype"].(int64); ok {
-			if dt, ok := scalarTypes[dtv]; ok {
-				x = c.cast(x, dt)
-			}
-		}
-		if len(axes) == 0 { // no dim or an empty list: every axis
-			for i := range x.dims {
-				axes = append(axes, int64(i))
-			}
-		}
-		var norm []int64
-		for _, a := range axes {
-			ax, err := c.axis(p, a, x.rank())
-			if err != nil {
-				return nil, err
-			}
-			norm = append(norm, int64(ax))
-		}
-		var dims []int64
-		for i, d := range x.dims {
-			if slices.Contains(norm, int64(i)) {
-				if keep {
-					dims = append(dims, 1)
-				}
-				continue
-			}
-			dims = append(dims, d)
-		}
-		op := map[string]string{"mean": "ReduceMean", "sum": "ReduceSum", "amax": "ReduceMax", "amin": "ReduceMin", "prod": "ReduceProd"}[name]
-		k := int64(0)
-		if keep {
-			k = 1
-		}
-		if op == "ReduceSum" {
-			ax := c.b.Ints("axes", norm...)
-			return c.out(op, name, []string{x.name, ax}, x.dt, dims, canonical.IntAttr("keepdims", k)), nil
-		}
-		return c.out(op, name, []string{x.name}, x.dt, dims, canonical.IntsAttr("axes", norm...), canonical.IntAttr("keepdims", k)), nil
-	case "cat", "concat", "stack":
-		l, ok := arg(0, "tensors").(*list)
+		k = append(k, x.dims[2+i]/size[i])
+		dims[2+i] = size[i]
+	}
+	if name == "adaptive_max_pool2d" {
+		return nil, nil
+	}
+	return c.out("AveragePool", name, []string{x.name}, x.dt, dims, canonical.IntsAttr("kernel_shape", k...), canonical.IntsAttr("strides", k...)), nil
+}
+
+// atenReduce converts aten::mean, aten::sum, aten::amax, aten::amin,
+// aten::prod.
+func (c *conv) atenReduce(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	var axes []int64
+	if v := call.arg(1, "dim"); v != nil {
+		d, ok := intsOf(v)
 		if !ok {
-			if t, ok2 := arg(0, "tensors").(*tuple); ok2 {
-				l = &list{items: t.items}
-			} else {
-				return nil, c.errAt(p, "%s of %s", name, describe(arg(0, "tensors")))
-			}
+			return nil, c.errAt(p, "%s: dim is %s", name, describe(v))
 		}
-		d, _ := arg(1, "dim").(int64)
-		var ts []*tensor
-		for _, it := range l.items {
-			t, ok := it.(*tensor)
-			if !ok {
-				return nil, c.errAt(p, "%s of %s", name, describe(it))
-			}
-			ts = append(ts, t)
+		axes = d
+	}
+	keep, _ := call.arg(2, "keepdim").(bool)
+	if dtv, ok := kw["dtype"].(int64); ok {
+		if dt, ok := scalarTypes[dtv]; ok {
+			x = c.cast(x, dt)
 		}
-		if len(ts) == 0 {
-			return nil, c.errAt(p, "%s of no tensors", name)
+	}
+	if len(axes) == 0 { // no dim or an empty list: every axis
+		for i := range x.dims {
+			axes = append(axes, int64(i))
 		}
-		rank := ts[0].rank()
-		if name == "stack" {
-			rank++
-		}
-		ax, err := c.axis(p, d, rank)
+	}
+	var norm []int64
+	for _, a := range axes {
+		ax, err := c.axis(p, a, x.rank())
 		if err != nil {
 			return nil, err
 		}
-		var in []string
-		dims := slices.Clone(ts[0].dims)
-		if name == "stack" {
-			dims = slices.Insert(dims, ax, int64(0))
+		norm = append(norm, int64(ax))
+	}
+	var dims []int64
+	for i, d := range x.dims {
+		if slices.Contains(norm, int64(i)) {
+			if keep {
+				dims = append(dims, 1)
+			}
+			continue
 		}
+		dims = append(dims, d)
+	}
+	op := map[string]string{"mean": "ReduceMean", "sum": "ReduceSum", "amax": "ReduceMax", "amin": "ReduceMin", "prod": "ReduceProd"}[name]
+	k := int64(0)
+	if keep {
+		k = 1
+	}
+	if op == "ReduceSum" {
+		ax := c.b.Ints("axes", norm...)
+		return c.out(op, name, []string{x.name, ax}, x.dt, dims, canonical.IntAttr("keepdims", k)), nil
+	}
+	return c.out(op, name, []string{x.name}, x.dt, dims, canonical.IntsAttr("axes", norm...), canonical.IntAttr("keepdims", k)), nil
+}
+
+// atenCat converts aten::cat, aten::concat, aten::stack.
+func (c *conv) atenCat(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	l, ok := call.arg(0, "tensors").(*list)
+	if !ok {
+		if t, ok2 := call.arg(0, "tensors").(*tuple); ok2 {
+			l = &list{items: t.items}
+		} else {
+			return nil, c.errAt(p, "%s of %s", name, describe(call.arg(0, "tensors")))
+		}
+	}
+	d, _ := call.arg(1, "dim").(int64)
+	var ts []*tensor
+	for _, it := range l.items {
+		t, ok := it.(*tensor)
+		if !ok {
+			return nil, c.errAt(p, "%s of %s", name, describe(it))
+		}
+		ts = append(ts, t)
+	}
+	if len(ts) == 0 {
+		return nil, c.errAt(p, "%s of no tensors", name)
+	}
+	rank := ts[0].rank()
+	if name == "stack" {
+		rank++
+	}
+	ax, err := c.axis(p, d, rank)
+	if err != nil {
+		return nil, err
+	}
+	var in []string
+	dims := slices.Clone(ts[0].dims)
+	if name == "stack" {
+		dims = slices.Insert(dims, ax, int64(0))
+	}
+	for _, t := range ts {
+		t = c.cast(t, ts[0].dt)
+		if name == "stack" {
+			t = c.unsqueeze(t, ax)
+		}
+		in = append(in, t.name)
+		if name == "stack" {
+			dims[ax]++
+		}
+	}
+	if name != "stack" {
+		dims[ax] = 0
 		for _, t := range ts {
-			t = c.cast(t, ts[0].dt)
-			if name == "stack" {
-				t = c.unsqueeze(t, ax)
-			}
-			in = append(in, t.name)
-			if name == "stack" {
-				dims[ax]++
-			}
+			dims[ax] += t.dims[ax]
 		}
-		if name != "stack" {
-			dims[ax] = 0
-			for _, t := range ts {
-				dims[ax] += t.dims[ax]
-			}
-		}
-		return c.out("Concat", name, in, ts[0].dt, dims, canonical.IntAttr("axis", int64(ax))), nil
-	case "view", "reshape", "_reshape_alias":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		shape, ok := intsOf(arg(1, "size"))
-		if !ok {
-			return nil, c.errAt(p, "%s to %s, not a list of ints", name, describe(arg(1, "size")))
-		}
-		r, err := c.reshapeChecked(p, x, shape)
-		return r, err
-	case "view_as", "reshape_as", "expand_as":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		o, err := tens(1, "other")
-		if err != nil {
-			return nil, err
-		}
-		if name == "expand_as" {
-			return c.tensorOp(p, "expand", []value{x, dimsList(o.dims)}, nil)
-		}
-		return c.reshapeChecked(p, x, o.dims)
-	case "flatten":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		s := intArg(1, "start_dim", 0)
-		e := intArg(2, "end_dim", -1)
-		if x.rank() == 0 {
-			return c.reshape(x, []int64{1}), nil
-		}
-		sa, err := c.axis(p, s, x.rank())
-		if err != nil {
-			return nil, err
-		}
-		ea, err := c.axis(p, e, x.rank())
-		if err != nil {
-			return nil, err
-		}
-		var shape []int64
-		shape = append(shape, x.dims[:sa]...)
-		shape = append(shape, prod(x.dims[sa:ea+1]))
-		shape = append(shape, x.dims[ea+1:]...)
-		return c.reshape(x, shape), nil
-	case "unflatten":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		d := intArg(1, "dim", 0)
-		sizes, ok := intsOf(arg(2, "sizes"))
-		if !ok {
-			return nil, nil
-		}
+	}
+	return c.out("Concat", name, in, ts[0].dt, dims, canonical.IntAttr("axis", int64(ax))), nil
+}
+
+// atenView converts aten::view, aten::reshape, aten::_reshape_alias.
+func (c *conv) atenView(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	shape, ok := intsOf(call.arg(1, "size"))
+	if !ok {
+		return nil, c.errAt(p, "%s to %s, not a list of ints", name, describe(call.arg(1, "size")))
+	}
+	r, err := c.reshapeChecked(p, x, shape)
+	return r, err
+}
+
+// atenViewAs converts aten::view_as, aten::reshape_as, aten::expand_as.
+func (c *conv) atenViewAs(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	o, err := call.tens(1, "other")
+	if err != nil {
+		return nil, err
+	}
+	if name == "expand_as" {
+		return c.tensorOp(p, "expand", []value{x, dimsList(o.dims)}, nil)
+	}
+	return c.reshapeChecked(p, x, o.dims)
+}
+
+// atenFlatten converts aten::flatten.
+func (c *conv) atenFlatten(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	s := call.intArg(1, "start_dim", 0)
+	e := call.intArg(2, "end_dim", -1)
+	if x.rank() == 0 {
+		return c.reshape(x, []int64{1}), nil
+	}
+	sa, err := c.axis(p, s, x.rank())
+	if err != nil {
+		return nil, err
+	}
+	ea, err := c.axis(p, e, x.rank())
+	if err != nil {
+		return nil, err
+	}
+	var shape []int64
+	shape = append(shape, x.dims[:sa]...)
+	shape = append(shape, prod(x.dims[sa:ea+1]))
+	shape = append(shape, x.dims[ea+1:]...)
+	return c.reshape(x, shape), nil
+}
+
+// atenUnflatten converts aten::unflatten.
+func (c *conv) atenUnflatten(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	d := call.intArg(1, "dim", 0)
+	sizes, ok := intsOf(call.arg(2, "sizes"))
+	if !ok {
+		return nil, nil
+	}
+	ax, err := c.axis(p, d, x.rank())
+	if err != nil {
+		return nil, err
+	}
+	shape := slices.Clone(x.dims[:ax])
+	shape = append(shape, sizes...)
+	shape = append(shape, x.dims[ax+1:]...)
+	return c.reshapeChecked(p, x, shape)
+}
+
+// atenSqueeze converts aten::squeeze.
+func (c *conv) atenSqueeze(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	var shape []int64
+	if d, ok := call.arg(1, "dim").(int64); ok {
 		ax, err := c.axis(p, d, x.rank())
 		if err != nil {
 			return nil, err
 		}
-		shape := slices.Clone(x.dims[:ax])
-		shape = append(shape, sizes...)
-		shape = append(shape, x.dims[ax+1:]...)
-		return c.reshapeChecked(p, x, shape)
-	case "squeeze":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
+		shape = slices.Clone(x.dims)
+		if x.dims[ax] == 1 {
+			shape = slices.Delete(shape, ax, ax+1)
 		}
-		var shape []int64
-		if d, ok := arg(1, "dim").(int64); ok {
-			ax, err := c.axis(p, d, x.rank())
-			if err != nil {
-				return nil, err
-			}
-			shape = slices.Clone(x.dims)
-			if x.dims[ax] == 1 {
-				shape = slices.Delete(shape, ax, ax+1)
-			}
-		} else {
-			for _, d := range x.dims {
-				if d != 1 {
-					shape = append(shape, d)
-				}
+	} else {
+		for _, d := range x.dims {
+			if d != 1 {
+				shape = append(shape, d)
 			}
 		}
-		return c.reshape(x, shape), nil
-	case "unsqueeze":
-		x, err := tens(0, "self")
+	}
+	return c.reshape(x, shape), nil
+}
+
+// atenUnsqueeze converts aten::unsqueeze.
+func (c *conv) atenUnsqueeze(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	d := call.intArg(1, "dim", 0)
+	ax, err := c.axis(p, d, x.rank()+1)
+	if err != nil {
+		return nil, err
+	}
+	return c.unsqueeze(x, ax), nil
+}
+
+// atenPermute converts aten::permute.
+func (c *conv) atenPermute(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	perm, ok := intsOf(call.arg(1, "dims"))
+	if !ok || len(perm) != x.rank() {
+		return nil, c.errAt(p, "permute of rank %d by %s", x.rank(), describe(call.arg(1, "dims")))
+	}
+	return c.transpose(p, x, perm)
+}
+
+// atenTranspose converts aten::transpose, aten::swapaxes.
+func (c *conv) atenTranspose(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	a, err := c.axis(p, call.intArg(1, "dim0", 0), x.rank())
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.axis(p, call.intArg(2, "dim1", 0), x.rank())
+	if err != nil {
+		return nil, err
+	}
+	perm := make([]int64, x.rank())
+	for i := range perm {
+		perm[i] = int64(i)
+	}
+	perm[a], perm[b] = perm[b], perm[a]
+	return c.transpose(p, x, perm)
+}
+
+// atenT converts aten::t, aten::numpy_T.
+func (c *conv) atenT(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	if x.rank() < 2 {
+		return x, nil
+	}
+	perm := make([]int64, x.rank())
+	for i := range perm {
+		perm[i] = int64(x.rank() - 1 - i)
+	}
+	return c.transpose(p, x, perm)
+}
+
+// atenIdentity converts aten::contiguous, aten::clone, aten::detach,
+// aten::alias, prim::data.
+func (c *conv) atenIdentity(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	return call.tens(0, "self")
+}
+
+// atenTo converts aten::to, aten::type_as, aten::float, aten::double,
+// aten::long, aten::int, aten::half, aten::bool.
+func (c *conv) atenTo(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	dt := x.dt
+	switch name {
+	case "float":
+		dt = canonical.Float
+	case "double":
+		dt = canonical.Double
+	case "long":
+		dt = canonical.Int64
+	case "int":
+		dt = canonical.Int32
+	case "half":
+		dt = canonical.Float16
+	case "bool":
+		dt = canonical.Bool
+	case "type_as":
+		o, err := call.tens(1, "other")
 		if err != nil {
 			return nil, err
 		}
-		d := intArg(1, "dim", 0)
-		ax, err := c.axis(p, d, x.rank()+1)
-		if err != nil {
-			return nil, err
-		}
-		return c.unsqueeze(x, ax), nil
-	case "permute":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		perm, ok := intsOf(arg(1, "dims"))
-		if !ok || len(perm) != x.rank() {
-			return nil, c.errAt(p, "permute of rank %d by %s", x.rank(), describe(arg(1, "dims")))
-		}
-		return c.transpose(p, x, perm)
-	case "transpose", "swapaxes":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		a, err := c.axis(p, intArg(1, "dim0", 0), x.rank())
-		if err != nil {
-			return nil, err
-		}
-		b, err := c.axis(p, intArg(2, "dim1", 0), x.rank())
-		if err != nil {
-			return nil, err
-		}
-		perm := make([]int64, x.rank())
-		for i := range perm {
-			perm[i] = int64(i)
-		}
-		perm[a], perm[b] = perm[b], perm[a]
-		return c.transpose(p, x, perm)
-	case "t", "numpy_T":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		if x.rank() < 2 {
-			return x, nil
-		}
-		perm := make([]int64, x.rank())
-		for i := range perm {
-			perm[i] = int64(x.rank() - 1 - i)
-		}
-		return c.transpose(p, x, perm)
-	case "contiguous", "clone", "detach", "alias", "prim::data":
-		return tens(0, "self")
-	case "to", "type_as", "float", "double", "long", "int", "half", "bool":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		dt := x.dt
-		switch name {
-		case "float":
-			dt = canonical.Float
-		case "double":
-			dt = canonical.Double
-		case "long":
-			dt = canonical.Int64
-		case "int":
-			dt = canonical.Int32
-		case "half":
-			dt = canonical.Float16
-		case "bool":
-			dt = canonical.Bool
-		case "type_as":
-			o, err := tens(1, "other")
-			if err != nil {
-				return nil, err
-			}
-			dt = o.dt
-		default:
-			for _, v := range append(args[1:], kw["dtype"]) {
-				if n, ok := v.(int64); ok {
-					if d, ok := scalarTypes[n]; ok {
-						dt = d
-						break
-					}
-				}
-				if o, ok := v.(*tensor); ok {
-					dt = o.dt
+		dt = o.dt
+	default:
+		for _, v := range append(args[1:], kw["dtype"]) {
+			if n, ok := v.(int64); ok {
+				if d, ok := scalarTypes[n]; ok {
+					dt = d
 					break
 				}
 			}
+			if o, ok := v.(*tensor); ok {
+				dt = o.dt
+				break
+			}
 		}
-		return c.cast(x, dt), nil
-	case "slice":
-		x, ok := arg(0, "self").(*tensor)
-		if !ok {
-			return nil, nil
-		}
-		d := intArg(1, "dim", 0)
-		ax, err := c.axis(p, d, x.rank())
-		if err != nil {
-			return nil, err
-		}
-		n := x.dims[ax]
-		lo, hi, st := int64(0), n, int64(1)
-		if v, ok := arg(2, "start").(int64); ok {
-			lo = v
-		}
-		if v, ok := arg(3, "end").(int64); ok {
-			hi = v
-		}
-		if v, ok := arg(4, "step").(int64); ok {
-			st = v
-		}
-		if st <= 0 {
-			return nil, c.errAt(p, "slice step %d", st)
-		}
-		lo, hi = clampRange(lo, hi, n)
-		if lo == 0 && hi == n && st == 1 {
-			return x, nil
-		}
-		dims := slices.Clone(x.dims)
-		dims[ax] = (hi - lo + st - 1) / st
-		in := []string{x.name, c.b.Ints("starts", lo), c.b.Ints("ends", hi), c.b.Ints("axes", int64(ax)), c.b.Ints("steps", st)}
-		return c.out("Slice", "slice", in, x.dt, dims), nil
-	case "select":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		ax, err := c.axis(p, intArg(1, "dim", 0), x.rank())
-		if err != nil {
-			return nil, err
-		}
-		i := intArg(2, "index", 0)
-		if i < 0 {
-			i += x.dims[ax]
-		}
-		if i < 0 || i >= x.dims[ax] {
-			return nil, c.errAt(p, "select index %d out of range %d", i, x.dims[ax])
-		}
-		dims := slices.Delete(slices.Clone(x.dims), ax, ax+1)
-		return c.out("Gather", "select", []string{x.name, c.b.I64("i", nil, []int64{i})}, x.dt, dims, canonical.IntAttr("axis", int64(ax))), nil
-	case "__getitem__":
-		// x[i] on a tensor
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		if i, ok := arg(1, "").(int64); ok {
-			return c.tensorOp(p, "select", []value{x, int64(0), i}, nil)
-		}
+	}
+	return c.cast(x, dt), nil
+}
+
+// atenSlice converts aten::slice.
+func (c *conv) atenSlice(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, ok := call.arg(0, "self").(*tensor)
+	if !ok {
 		return nil, nil
-	case "chunk", "split", "unbind", "split_with_sizes":
-		return c.split(p, name, args, kw)
-	case "expand":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		size, ok := intsOf(arg(1, "size"))
-		if !ok {
-			return nil, nil
-		}
-		off := len(size) - x.rank()
-		for i := range size {
-			if size[i] == -1 && i >= off {
-				size[i] = x.dims[i-off]
-			}
-		}
-		dims, ok := broadcast(x.dims, size)
-		if !ok {
-			return nil, c.errAt(p, "expand %v to %v", x.dims, size)
-		}
-		return c.out("Expand", "expand", []string{x.name, c.b.Ints("shape", size...)}, x.dt, dims), nil
-	case "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "new_zeros", "new_ones":
-		var shape []int64
-		dt := canonical.Float
-		var fill float64
-		switch name {
-		case "zeros_like", "ones_like", "full_like":
-			x, err := tens(0, "self")
-			if err != nil {
-				return nil, err
-			}
-			shape, dt = x.dims, x.dt
-			if name == "full_like" {
-				fill, _ = num(arg(1, "fill_value"))
-			}
-		case "new_zeros", "new_ones":
-			x, err := tens(0, "self")
-			if err != nil {
-				return nil, err
-			}
-			dt = x.dt
-			s, ok := intsOf(arg(1, "size"))
-			if !ok {
-				return nil, nil
-			}
-			shape = s
-		default:
-			s, ok := intsOf(arg(0, "size"))
-			if !ok {
-				return nil, c.errAt(p, "%s of size %s", name, describe(arg(0, "size")))
-			}
-			shape = s
-			if name == "full" {
-				fill, _ = num(arg(1, "fill_value"))
-			}
-		}
-		if n, ok := kw["dtype"].(int64); ok {
-			if d, ok := scalarTypes[n]; ok {
-				dt = d
-			}
-		}
-		if name == "ones" || name == "ones_like" || name == "new_ones" {
-			fill = 1
-		}
-		for _, d := range shape {
-			if d < 0 {
-				return nil, c.errAt(p, "%s of negative size", name)
-			}
-		}
-		if prod(shape) > 1<<26 {
-			return nil, c.errAt(p, "%s of %d elements", name, prod(shape))
-		}
-		v, err := c.constOf(fill, dt)
-		if err != nil {
-			return nil, err
-		}
-		return c.out("Expand", name, []string{v.name, c.b.Ints("shape", shape...)}, dt, shape), nil
-	case "lstm", "gru":
-		return c.rnn(p, name, args, kw)
-	case "stft":
-		return c.stft(p, args, kw)
-	case "index", "index_select", "group_norm", "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "upsample_bilinear2d",
-		"upsample_linear1d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cumsum", "max", "min", "argmax", "argmin", "arange":
-		return c.moreOp(p, name, args, kw)
-	case "lstm_cell":
-		return c.lstmCell(p, args)
-	case "atan2":
-		y, x, err := c.operands(p, arg(0, "self"), arg(1, "other"))
-		if err != nil {
-			return nil, err
-		}
-		return c.atan2(y, x), nil
-	case "embedding":
-		w, err := tens(0, "weight")
-		if err != nil {
-			return nil, err
-		}
-		idx, err := tens(1, "indices")
-		if err != nil {
-			return nil, err
-		}
-		dims := append(slices.Clone(idx.dims), w.dims[1:]...)
-		return c.out("Gather", "embedding", []string{w.name, idx.name}, w.dt, dims, canonical.IntAttr("axis", 0)), nil
-	case "where":
-		cond, err := tens(0, "condition")
-		if err != nil {
-			return nil, err
-		}
-		x, y, err := c.operands(p, arg(1, "self"), arg(2, "other"))
-		if err != nil {
-			return nil, err
-		}
-		d1, _ := broadcast(x.dims, y.dims)
-		dims, _ := broadcast(cond.dims, d1)
-		return c.out("Where", "where", []string{c.toBool(cond), x.name, y.name}, x.dt, dims), nil
-	case "masked_fill":
-		x, err := tens(0, "self")
-		if err != nil {
-			return nil, err
-		}
-		m, err := tens(1, "mask")
-		if err != nil {
-			return nil, err
-		}
-		v, err := c.constOf(arg(2, "value"), x.dt)
-		if err != nil {
-			if t, ok := arg(2, "value").(*tensor); ok {
-				v = c.cast(t, x.dt)
-			} else {
-				return nil, c.errAt(p, "masked_fill value %s", describe(arg(2, "value")))
-			}
-		}
-		dims, _ := broadcast(x.dims, m.dims)
-		return c.out("Where", "masked_fill", []string{c.toBool(m), v.name, x.name}, x.dt, dims), nil
-	case "pad", "constant_pad_nd", "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d":
-		x, err := tens(0, "input")
-		if err != nil {
-			return nil, err
-		}
-		pads, ok := intsOf(arg(1, "pad"))
-		if !ok || len(pads)%2 != 0 || len(pads)/2 > x.rank() {
-			return nil, c.errAt(p, "%s of %s", name, describe(arg(1, "pad")))
-		}
-		mode := "constant"
-		switch {
-		case name == "pad":
-			if m, ok := arg(2, "mode").(string); ok {
-				mode = m
-			}
-		case name[:3] == "ref":
-			mode = "reflect"
-		case name[:3] == "rep":
-			mode = "edge"
-		}
-		if mode == "replicate" {
-			mode = "edge"
-		}
-		r := x.rank()
-		on := make([]int64, 2*r)
-		dims := slices.Clone(x.dims)
-		for i := 0; i < len(pads)/2; i++ {
-			ax := r - 1 - i
-			on[ax], on[r+ax] = pads[2*i], pads[2*i+1]
-			dims[ax] += pads[2*i] + pads[2*i+1]
-		}
-		in := []string{x.name, c.b.Ints("pads", on...)}
-		if mode == "constant" {
-			v := arg(3, "value")
-			if name == "constant_pad_nd" {
-				v = arg(2, "value")
-			}
-			if v == nil {
-				v = 0.0
-			}
-			cv, err := c.constOf(v, x.dt)
-			if err != nil {
-				return nil, c.errAt(p, "pad value: %v", err)
-			}
-			in = append(in, cv.name)
-		}
-		return c.out("Pad", name, in, x.dt, dims, canonical.StringAttr("mode", mode)), nil
+	}
+	d := call.intArg(1, "dim", 0)
+	ax, err := c.axis(p, d, x.rank())
+	if err != nil {
+		return nil, err
+	}
+	n := x.dims[ax]
+	lo, hi, st := int64(0), n, int64(1)
+	if v, ok := call.arg(2, "start").(int64); ok {
+		lo = v
+	}
+	if v, ok := call.arg(3, "end").(int64); ok {
+		hi = v
+	}
+	if v, ok := call.arg(4, "step").(int64); ok {
+		st = v
+	}
+	if st <= 0 {
+		return nil, c.errAt(p, "slice step %d", st)
+	}
+	lo, hi = clampRange(lo, hi, n)
+	if lo == 0 && hi == n && st == 1 {
+		return x, nil
+	}
+	dims := slices.Clone(x.dims)
+	dims[ax] = (hi - lo + st - 1) / st
+	in := []string{x.name, c.b.Ints("starts", lo), c.b.Ints("ends", hi), c.b.Ints("axes", int64(ax)), c.b.Ints("steps", st)}
+	return c.out("Slice", "slice", in, x.dt, dims), nil
+}
+
+// atenSelect converts aten::select.
+func (c *conv) atenSelect(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	ax, err := c.axis(p, call.intArg(1, "dim", 0), x.rank())
+	if err != nil {
+		return nil, err
+	}
+	i := call.intArg(2, "index", 0)
+	if i < 0 {
+		i += x.dims[ax]
+	}
+	if i < 0 || i >= x.dims[ax] {
+		return nil, c.errAt(p, "select index %d out of range %d", i, x.dims[ax])
+	}
+	dims := slices.Delete(slices.Clone(x.dims), ax, ax+1)
+	return c.out("Gather", "select", []string{x.name, c.b.I64("i", nil, []int64{i})}, x.dt, dims, canonical.IntAttr("axis", int64(ax))), nil
+}
+
+// atenGetitem converts aten::__getitem__.
+func (c *conv) atenGetitem(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	// x[i] on a tensor
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	if i, ok := call.arg(1, "").(int64); ok {
+		return c.tensorOp(p, "select", []value{x, int64(0), i}, nil)
 	}
 	return nil, nil
+}
+
+// atenExpand converts aten::expand.
+func (c *conv) atenExpand(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	size, ok := intsOf(call.arg(1, "size"))
+	if !ok {
+		return nil, nil
+	}
+	off := len(size) - x.rank()
+	for i := range size {
+		if size[i] == -1 && i >= off {
+			size[i] = x.dims[i-off]
+		}
+	}
+	dims, ok := broadcast(x.dims, size)
+	if !ok {
+		return nil, c.errAt(p, "expand %v to %v", x.dims, size)
+	}
+	return c.out("Expand", "expand", []string{x.name, c.b.Ints("shape", size...)}, x.dt, dims), nil
+}
+
+// atenFill converts aten::zeros, aten::ones, aten::full, aten::zeros_like,
+// aten::ones_like, aten::full_like, aten::new_zeros, aten::new_ones.
+func (c *conv) atenFill(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	var shape []int64
+	dt := canonical.Float
+	var fill float64
+	switch name {
+	case "zeros_like", "ones_like", "full_like":
+		x, err := call.tens(0, "self")
+		if err != nil {
+			return nil, err
+		}
+		shape, dt = x.dims, x.dt
+		if name == "full_like" {
+			fill, _ = num(call.arg(1, "fill_value"))
+		}
+	case "new_zeros", "new_ones":
+		x, err := call.tens(0, "self")
+		if err != nil {
+			return nil, err
+		}
+		dt = x.dt
+		s, ok := intsOf(call.arg(1, "size"))
+		if !ok {
+			return nil, nil
+		}
+		shape = s
+	default:
+		s, ok := intsOf(call.arg(0, "size"))
+		if !ok {
+			return nil, c.errAt(p, "%s of size %s", name, describe(call.arg(0, "size")))
+		}
+		shape = s
+		if name == "full" {
+			fill, _ = num(call.arg(1, "fill_value"))
+		}
+	}
+	if n, ok := kw["dtype"].(int64); ok {
+		if d, ok := scalarTypes[n]; ok {
+			dt = d
+		}
+	}
+	if name == "ones" || name == "ones_like" || name == "new_ones" {
+		fill = 1
+	}
+	for _, d := range shape {
+		if d < 0 {
+			return nil, c.errAt(p, "%s of negative size", name)
+		}
+	}
+	if prod(shape) > 1<<26 {
+		return nil, c.errAt(p, "%s of %d elements", name, prod(shape))
+	}
+	v, err := c.constOf(fill, dt)
+	if err != nil {
+		return nil, err
+	}
+	return c.out("Expand", name, []string{v.name, c.b.Ints("shape", shape...)}, dt, shape), nil
+}
+
+// atenStft converts aten::stft.
+func (c *conv) atenStft(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	return c.stft(p, args, kw)
+}
+
+// atenLstmCell converts aten::lstm_cell.
+func (c *conv) atenLstmCell(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	return c.lstmCell(p, args)
+}
+
+// atenAtan2 converts aten::atan2.
+func (c *conv) atenAtan2(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	y, x, err := c.operands(p, call.arg(0, "self"), call.arg(1, "other"))
+	if err != nil {
+		return nil, err
+	}
+	return c.atan2(y, x), nil
+}
+
+// atenEmbedding converts aten::embedding.
+func (c *conv) atenEmbedding(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	w, err := call.tens(0, "weight")
+	if err != nil {
+		return nil, err
+	}
+	idx, err := call.tens(1, "indices")
+	if err != nil {
+		return nil, err
+	}
+	dims := append(slices.Clone(idx.dims), w.dims[1:]...)
+	return c.out("Gather", "embedding", []string{w.name, idx.name}, w.dt, dims, canonical.IntAttr("axis", 0)), nil
+}
+
+// atenWhere converts aten::where.
+func (c *conv) atenWhere(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	cond, err := call.tens(0, "condition")
+	if err != nil {
+		return nil, err
+	}
+	x, y, err := c.operands(p, call.arg(1, "self"), call.arg(2, "other"))
+	if err != nil {
+		return nil, err
+	}
+	d1, _ := broadcast(x.dims, y.dims)
+	dims, _ := broadcast(cond.dims, d1)
+	return c.out("Where", "where", []string{c.toBool(cond), x.name, y.name}, x.dt, dims), nil
+}
+
+// atenMaskedFill converts aten::masked_fill.
+func (c *conv) atenMaskedFill(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "self")
+	if err != nil {
+		return nil, err
+	}
+	m, err := call.tens(1, "mask")
+	if err != nil {
+		return nil, err
+	}
+	v, err := c.constOf(call.arg(2, "value"), x.dt)
+	if err != nil {
+		if t, ok := call.arg(2, "value").(*tensor); ok {
+			v = c.cast(t, x.dt)
+		} else {
+			return nil, c.errAt(p, "masked_fill value %s", describe(call.arg(2, "value")))
+		}
+	}
+	dims, _ := broadcast(x.dims, m.dims)
+	return c.out("Where", "masked_fill", []string{c.toBool(m), v.name, x.name}, x.dt, dims), nil
+}
+
+// atenPad converts aten::pad, aten::constant_pad_nd, aten::reflection_pad1d,
+// aten::reflection_pad2d, aten::replication_pad1d, aten::replication_pad2d.
+func (c *conv) atenPad(p fts.Pos, name string, args []value, kw map[string]value) (value, error) {
+	call := c.callOf(p, name, args, kw)
+	x, err := call.tens(0, "input")
+	if err != nil {
+		return nil, err
+	}
+	pads, ok := intsOf(call.arg(1, "pad"))
+	if !ok || len(pads)%2 != 0 || len(pads)/2 > x.rank() {
+		return nil, c.errAt(p, "%s of %s", name, describe(call.arg(1, "pad")))
+	}
+	mode := "constant"
+	switch {
+	case name == "pad":
+		if m, ok := call.arg(2, "mode").(string); ok {
+			mode = m
+		}
+	case name[:3] == "ref":
+		mode = "reflect"
+	case name[:3] == "rep":
+		mode = "edge"
+	}
+	if mode == "replicate" {
+		mode = "edge"
+	}
+	r := x.rank()
+	on := make([]int64, 2*r)
+	dims := slices.Clone(x.dims)
+	for i := 0; i < len(pads)/2; i++ {
+		ax := r - 1 - i
+		on[ax], on[r+ax] = pads[2*i], pads[2*i+1]
+		dims[ax] += pads[2*i] + pads[2*i+1]
+	}
+	in := []string{x.name, c.b.Ints("pads", on...)}
+	if mode == "constant" {
+		v := call.arg(3, "value")
+		if name == "constant_pad_nd" {
+			v = call.arg(2, "value")
+		}
+		if v == nil {
+			v = 0.0
+		}
+		cv, err := c.constOf(v, x.dt)
+		if err != nil {
+			return nil, c.errAt(p, "pad value: %v", err)
+		}
+		in = append(in, cv.name)
+	}
+	return c.out("Pad", name, in, x.dt, dims, canonical.StringAttr("mode", mode)), nil
 }
 
 func orDefault(v, d value) value {
@@ -1106,7 +1237,7 @@ func (c *conv) convolution(p fts.Pos, name string, args []value, kw map[string]v
 			if len(args) > 8 {
 				outPad, groups = args[7], args[8]
 			}
-			return c.moreOp(p, fmt.Sprintf("conv_transpose%dd", nd), []value{x, w, args[2], args[3], args[4], outPad, groups, args[5]}, nil)
+			return c.atenConvTranspose(p, fmt.Sprintf("conv_transpose%dd", nd), []value{x, w, args[2], args[3], args[4], outPad, groups, args[5]}, nil)
 		}
 		if g, ok := args[8].(int64); ok {
 			groups = g

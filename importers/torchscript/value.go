@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/formats/pickle"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
-	"github.com/onnxconv/onnxconv/pickle"
 )
 
 // value is what an expression of the TorchScript source stands for while

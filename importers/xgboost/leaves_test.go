@@ -7,6 +7,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/importers/trees/treetest"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
@@ -47,7 +48,7 @@ func TestLeavesLegacyFiles(t *testing.T) {
 				want = append(want, r...)
 			}
 			path := filepath.Join(d, c.model)
-			imp := treetest.Detect(t, path, "xgboost")
+			imp := treetest.Detect(t, builtin.Registry(), path, "xgboost")
 			in := treetest.Input(canonical.Float, rows)
 			opts := importers.Options{"raw_score": c.raw}
 			out := "predict"

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/importers/trees/treetest"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -45,7 +46,7 @@ func TestLegacyBinaryFixtures(t *testing.T) {
 		for _, v := range variants {
 			t.Run(fm.Name+v, func(t *testing.T) {
 				path := filepath.Join(legacyDir, fm.Name+v+".model")
-				imp := treetest.Detect(t, path, "xgboost")
+				imp := treetest.Detect(t, builtin.Registry(), path, "xgboost")
 				in := readInput(t, filepath.Join(legacyDir, fm.Name+".input.npy"))
 				for _, c := range []struct {
 					raw, out, file string
@@ -83,7 +84,7 @@ func TestLegacyMatchesJSON(t *testing.T) {
 		}
 		n++
 		stem := js[:len(js)-len(".json")]
-		imp := treetest.Detect(t, js, "xgboost")
+		imp := treetest.Detect(t, builtin.Registry(), js, "xgboost")
 		in := readInput(t, stem+".input.npy")
 		opts := importers.Options{"raw_score": "true"}
 		a := treetest.RunSource(t, imp, stem+".model", opts, in)

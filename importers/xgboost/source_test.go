@@ -6,6 +6,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/importers/trees/treetest"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -25,7 +26,7 @@ func TestSourceAgreesWithONNX(t *testing.T) {
 		}
 		for _, raw := range []string{"false", "true"} {
 			t.Run(filepath.Base(p)+"/raw="+raw, func(t *testing.T) {
-				imp := treetest.Detect(t, p, "xgboost")
+				imp := treetest.Detect(t, builtin.Registry(), p, "xgboost")
 				in := readInput(t, p[:len(p)-len(".json")]+".input.npy")
 				opts := importers.Options{"raw_score": raw}
 				got := treetest.RunONNX(t, imp, p, opts, in)

@@ -26,7 +26,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/infer"
 	"github.com/onnxconv/onnxconv/canonical/unsupported"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // Options says where to convert to.
@@ -192,12 +192,12 @@ func Convert(m *canonical.Model, opts Options) (*Result, error) {
 		m.SetOpset(canonical.MLDomain, int64(c.toML))
 	}
 	if c.to != 0 {
-		if ir := opset.IRVersion("", c.to); m.IRVersion < ir {
+		if ir := onnxspec.IRVersion("", c.to); m.IRVersion < ir {
 			m.IRVersion = ir
 		}
 	}
 	if c.toML != 0 && m.Opset(canonical.MLDomain) != 0 {
-		if ir := opset.IRVersion(opset.DomainML, c.toML); m.IRVersion < ir {
+		if ir := onnxspec.IRVersion(onnxspec.DomainML, c.toML); m.IRVersion < ir {
 			m.IRVersion = ir
 		}
 	}
@@ -273,14 +273,14 @@ func newConverter(m *canonical.Model, opts Options) (*converter, error) {
 		// A model with only ai.onnx.ml nodes may import no ai.onnx opset.
 		c.from = c.to
 	}
-	if c.to != 0 && (c.to < 7 || c.to > opset.MaxOpset("")) {
-		return nil, fmt.Errorf("target opset %d is outside 7..%d", c.to, opset.MaxOpset(""))
+	if c.to != 0 && (c.to < 7 || c.to > onnxspec.MaxOpset("")) {
+		return nil, fmt.Errorf("target opset %d is outside 7..%d", c.to, onnxspec.MaxOpset(""))
 	}
 	if c.from != 0 && c.from < 1 {
 		return nil, fmt.Errorf("model imports ai.onnx opset %d", c.from)
 	}
-	if c.toML != 0 && (c.toML < 1 || c.toML > opset.MaxOpset(opset.DomainML)) {
-		return nil, fmt.Errorf("target ai.onnx.ml opset %d is outside 1..%d", c.toML, opset.MaxOpset(opset.DomainML))
+	if c.toML != 0 && (c.toML < 1 || c.toML > onnxspec.MaxOpset(onnxspec.DomainML)) {
+		return nil, fmt.Errorf("target ai.onnx.ml opset %d is outside 1..%d", c.toML, onnxspec.MaxOpset(onnxspec.DomainML))
 	}
 	c.adapters = adapters()
 	c.dropped = map[*canonical.Graph]map[*canonical.Value]bool{}
@@ -343,7 +343,7 @@ func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *can
 	switch dom {
 	case "":
 		from, to = c.from, c.to
-	case opset.DomainML:
+	case onnxspec.DomainML:
 		from, to = c.fromML, c.toML
 	default:
 		return // custom domains are left alone
@@ -355,7 +355,7 @@ func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *can
 		c.blockers = append(c.blockers, Blocker{Graph: path, Node: n.Name, OpType: n.OpType, Domain: n.Domain,
 			Index: idx, Step: step, Reason: err.Error(), Fix: fixOf(err), Kind: kindOf(n.OpType, err)})
 	}
-	cur, ok := opset.Lookup(dom, n.OpType, from)
+	cur, ok := onnxspec.Lookup(dom, n.OpType, from)
 	if !ok {
 		block(fmt.Sprintf("%s at opset %d", n.OpType, from), blocked("fix the model: the op or its domain is wrong", "operator %s does not exist at the model's opset %d", n.OpType, from))
 		return
@@ -382,7 +382,7 @@ func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *can
 				// Replaced operator (Upsample -> Resize, Scatter ->
 				// ScatterElements): go on from the new op's version.
 				c.rewritten++
-				s, ok := opset.Lookup(dom, n.OpType, next.SinceVersion)
+				s, ok := onnxspec.Lookup(dom, n.OpType, next.SinceVersion)
 				if !ok {
 					block(fmt.Sprintf("%s -> %s", op, n.OpType), errors.New("internal: no schema for the replacement op"))
 					return
@@ -395,7 +395,7 @@ func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *can
 	// at the target.
 	for cur.SinceVersion > to {
 		op := n.OpType
-		prev, ok := opset.Lookup(dom, op, cur.SinceVersion-1)
+		prev, ok := onnxspec.Lookup(dom, op, cur.SinceVersion-1)
 		if !ok || prev.Deprecated {
 			// The op does not exist below cur: expand it into older ops.
 			sc.old, sc.new = nil, cur
@@ -408,7 +408,7 @@ func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *can
 				return
 			}
 			// Renamed to an older op (Resize -> Upsample): go on with it.
-			s, ok := opset.Lookup(dom, n.OpType, cur.SinceVersion-1)
+			s, ok := onnxspec.Lookup(dom, n.OpType, cur.SinceVersion-1)
 			if !ok || n.OpType == op {
 				block(fmt.Sprintf("%s %d -> opset %d", op, cur.SinceVersion, to), errors.New("internal: expansion left the node unchanged"))
 				return
@@ -431,8 +431,8 @@ func (c *converter) convertNode(g *canonical.Graph, path string, idx int, n *can
 
 // nextVersion returns the first version of op after since that is in force
 // at or below to, or nil.
-func nextVersion(dom, op string, since, to int) *opset.Schema {
-	for _, v := range opset.Versions(dom, op) {
+func nextVersion(dom, op string, since, to int) *onnxspec.Schema {
+	for _, v := range onnxspec.Versions(dom, op) {
 		if v.SinceVersion > since && v.SinceVersion <= to {
 			return v
 		}
@@ -449,7 +449,7 @@ type stepCtx struct {
 	idx  int
 	// old is the older schema and new the newer one of the step (going up
 	// old -> new, going down new -> old).
-	old, new *opset.Schema
+	old, new *onnxspec.Schema
 	// replaced is set by an adapter that replaced n by other nodes that
 	// are already valid at the target opset.
 	replaced []*canonical.Node
@@ -528,14 +528,14 @@ func (c *converter) checkTypes(sc *stepCtx, up bool) error {
 		return nil
 	}
 	s := sc.old
-	check := func(params []opset.FormalParameter, vals []*canonical.Value, kind string) error {
+	check := func(params []onnxspec.FormalParameter, vals []*canonical.Value, kind string) error {
 		for i, v := range vals {
 			if v == nil || v.Type == nil {
 				continue
 			}
 			pi := i
 			if pi >= len(params) {
-				if len(params) == 0 || params[len(params)-1].Option != opset.Variadic {
+				if len(params) == 0 || params[len(params)-1].Option != onnxspec.Variadic {
 					continue
 				}
 				pi = len(params) - 1
@@ -561,7 +561,7 @@ func (c *converter) checkTypes(sc *stepCtx, up bool) error {
 	return check(s.Outputs, sc.n.Outputs, "output")
 }
 
-func allowedTypes(s *opset.Schema, typeStr string) []string {
+func allowedTypes(s *onnxspec.Schema, typeStr string) []string {
 	if strings.Contains(typeStr, "(") {
 		return []string{typeStr}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // sharedDir finds ../shared beside the repository.
@@ -59,7 +59,7 @@ func checkAtOpset(t *testing.T, name string, g *canonical.Graph, to int) {
 	t.Helper()
 	for _, n := range g.Nodes {
 		if n.Domain == "" || n.Domain == "ai.onnx" {
-			s, ok := opset.Lookup("", n.OpType, to)
+			s, ok := onnxspec.Lookup("", n.OpType, to)
 			if !ok || s.Deprecated {
 				t.Errorf("%s: node %s does not exist at opset %d after conversion", name, n, to)
 			}

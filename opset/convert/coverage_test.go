@@ -20,7 +20,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 	"github.com/onnxconv/onnxconv/runtimes/ort"
 )
 
@@ -333,7 +333,7 @@ func runKey(m *canonical.Model) (string, error) {
 	var walk func(g *canonical.Graph)
 	walk = func(g *canonical.Graph) {
 		for _, n := range g.Nodes {
-			if s, ok := opset.Lookup(n.Domain, n.OpType, int(m.Opset(n.Domain))); ok {
+			if s, ok := onnxspec.Lookup(n.Domain, n.OpType, int(m.Opset(n.Domain))); ok {
 				fmt.Fprintf(&b, "|%s-%d", s.Name, s.SinceVersion)
 			}
 			for _, sg := range n.Subgraphs() {

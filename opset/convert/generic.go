@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // attrInputNames maps an attribute that became an input to the input's
@@ -67,7 +67,7 @@ func genericStep(sc *stepCtx, up bool) error {
 		if _, had := old.Input(p.Name); had && i < len(old.Inputs) && old.Inputs[i].Name == p.Name {
 			continue
 		}
-		if p.Option == opset.Variadic && len(old.Inputs) > 0 && old.Inputs[len(old.Inputs)-1].Option == opset.Variadic {
+		if p.Option == onnxspec.Variadic && len(old.Inputs) > 0 && old.Inputs[len(old.Inputs)-1].Option == onnxspec.Variadic {
 			continue
 		}
 		v := n.Input(i)
@@ -129,7 +129,7 @@ func isGraphOutput(g *canonical.Graph, v *canonical.Value) bool {
 	return false
 }
 
-func inputIndex(s *opset.Schema, name string) int {
+func inputIndex(s *onnxspec.Schema, name string) int {
 	for i, p := range s.Inputs {
 		if p.Name == name {
 			return i
@@ -138,7 +138,7 @@ func inputIndex(s *opset.Schema, name string) int {
 	return -1
 }
 
-func attrEqualsDefault(a *canonical.Attribute, d *opset.Attribute) bool {
+func attrEqualsDefault(a *canonical.Attribute, d *onnxspec.Attribute) bool {
 	if !d.DefaultParsed {
 		return false
 	}
@@ -233,7 +233,7 @@ func (sc *stepCtx) attrTensor(a *canonical.Attribute) (*canonical.Tensor, error)
 }
 
 // inputToAttr turns constant input i of the node into attribute a.
-func (sc *stepCtx) inputToAttr(i int, a *opset.Attribute) error {
+func (sc *stepCtx) inputToAttr(i int, a *onnxspec.Attribute) error {
 	v := sc.n.Input(i)
 	t := constValue(v)
 	if t == nil {
@@ -244,20 +244,20 @@ func (sc *stepCtx) inputToAttr(i int, a *opset.Attribute) error {
 			"input %d %q must be constant to become attribute %q of version %d", i, v.Name, a.Name, sc.old.SinceVersion)
 	}
 	var attr *canonical.Attribute
-	switch opset.AttrType(a.Type) {
-	case opset.AttrInts:
+	switch onnxspec.AttrType(a.Type) {
+	case onnxspec.AttrInts:
 		ints, err := tensorInts(t)
 		if err != nil {
 			return blocked("", "input %q: %v", v.Name, err)
 		}
 		attr = canonical.IntsAttr(a.Name, ints...)
-	case opset.AttrInt:
+	case onnxspec.AttrInt:
 		ints, err := tensorInts(t)
 		if err != nil || len(ints) != 1 {
 			return blocked("", "input %q: want one integer (%v)", v.Name, err)
 		}
 		attr = canonical.IntAttr(a.Name, ints[0])
-	case opset.AttrFloats:
+	case onnxspec.AttrFloats:
 		fs, err := tensorFloats(t)
 		if err != nil {
 			return blocked("", "input %q: %v", v.Name, err)
@@ -267,14 +267,14 @@ func (sc *stepCtx) inputToAttr(i int, a *opset.Attribute) error {
 			f32[k] = float32(f)
 		}
 		attr = canonical.FloatsAttr(a.Name, f32...)
-	case opset.AttrFloat:
+	case onnxspec.AttrFloat:
 		fs, err := tensorFloats(t)
 		if err != nil || len(fs) != 1 {
 			return blocked("", "input %q: want one number (%v)", v.Name, err)
 		}
 		attr = canonical.FloatAttr(a.Name, float32(fs[0]))
 	default:
-		return noAdapter("", "no rule turns input %q into a %s attribute", v.Name, opset.AttrType(a.Type))
+		return noAdapter("", "no rule turns input %q into a %s attribute", v.Name, onnxspec.AttrType(a.Type))
 	}
 	sc.n.SetAttr(attr)
 	sc.n.SetInput(i, nil)

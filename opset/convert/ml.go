@@ -8,15 +8,15 @@ import (
 	"strconv"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // mlAdapters adds the hand-written version steps of ai.onnx.ml operators.
 func mlAdapters(t map[adapterKey]adapter) {
-	up := func(op string, since int, a adapter) { t[adapterKey{opset.DomainML, op, since, true}] = a }
-	down := func(op string, since int, a adapter) { t[adapterKey{opset.DomainML, op, since, false}] = a }
+	up := func(op string, since int, a adapter) { t[adapterKey{onnxspec.DomainML, op, since, true}] = a }
+	down := func(op string, since int, a adapter) { t[adapterKey{onnxspec.DomainML, op, since, false}] = a }
 	up("TreeEnsembleRegressor", 5, treeRegressorUp5)
 	up("TreeEnsembleClassifier", 5, treeClassifierUp5)
 	down("TreeEnsembleRegressor", 3, func(sc *stepCtx) error { return asTensorDown3(sc, "target") })
@@ -52,7 +52,7 @@ func aiOpset(sc *stepCtx) int {
 
 // mlOp emits one ai.onnx.ml node with n outputs through the builder.
 func mlOp(b *builder, opType string, inputs []*canonical.Value, n int, attrs ...*canonical.Attribute) []*canonical.Value {
-	return b.OpIn(opset.DomainML, opType, n, inputs, attrs...)
+	return b.OpIn(onnxspec.DomainML, opType, n, inputs, attrs...)
 }
 
 // ---- forests ----

@@ -131,5 +131,5 @@ func toStatus(err error) error {
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	}
-	return status.Error(codes.Unknown, err.Error())
+	return opsStatus(codes.Unknown, err)
 }

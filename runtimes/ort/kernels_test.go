@@ -10,7 +10,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
-	"github.com/onnxconv/onnxconv/opset"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // TestKernelTableMatchesORT checks the onnxruntime-1.30 profile's CPU
@@ -47,7 +47,7 @@ func TestKernelTableMatchesORT(t *testing.T) {
 	done := map[string]bool{}
 	for _, op := range ops {
 		for _, ver := range []int{9, 11, 13, 14, 17, 21} {
-			s, ok := opset.Lookup("", op, ver)
+			s, ok := onnxspec.Lookup("", op, ver)
 			if !ok || s.SinceVersion != lastSince(op, ver) {
 				continue
 			}
@@ -107,7 +107,7 @@ func TestKernelTableMatchesORT(t *testing.T) {
 		dt   canonical.DataType
 		want bool
 	}{{"Where", 17, canonical.Bool, false}, {"Where", 17, canonical.Float, true}, {"Add", 13, canonical.Int8, false}, {"Add", 14, canonical.Int8, true}} {
-		s, _ := opset.Lookup("", c.op, c.ver)
+		s, _ := onnxspec.Lookup("", c.op, c.ver)
 		vars, _ := k.Lookup("", c.op, s.SinceVersion)
 		if got := vars["T"].Has(c.dt); got != c.want {
 			t.Errorf("table: %s-%d T=%s: %v, want %v", c.op, s.SinceVersion, c.dt, got, c.want)
@@ -117,7 +117,7 @@ func TestKernelTableMatchesORT(t *testing.T) {
 
 // lastSince is the since-version of op in force at opset ver.
 func lastSince(op string, ver int) int {
-	s, ok := opset.Lookup("", op, ver)
+	s, ok := onnxspec.Lookup("", op, ver)
 	if !ok {
 		return 0
 	}
@@ -129,7 +129,7 @@ func lastSince(op string, ver int) int {
 // take their fixed type). ok is false when the schema does not allow dt or
 // the node needs inputs of another variable. The variable is the first
 // one of the inputs that allows more than one type.
-func oneNode(s *opset.Schema, ver int, dt canonical.DataType) (*canonical.Model, string, bool) {
+func oneNode(s *onnxspec.Schema, ver int, dt canonical.DataType) (*canonical.Model, string, bool) {
 	tname := "tensor(" + strings.ToLower(dt.String()) + ")"
 	allowed := map[string][]string{}
 	for _, tc := range s.TypeConstraints {
@@ -167,7 +167,7 @@ func oneNode(s *opset.Schema, ver int, dt canonical.DataType) (*canonical.Model,
 	shape := []int64{2, 3}
 	var ins []*canonical.Value
 	for i, in := range s.Inputs {
-		if in.Option == opset.Optional {
+		if in.Option == onnxspec.Optional {
 			break
 		}
 		it, ok := typeOf(in.TypeStr)
@@ -203,7 +203,7 @@ func oneNode(s *opset.Schema, ver int, dt canonical.DataType) (*canonical.Model,
 	}
 	outs := []string{}
 	for i := range s.Outputs {
-		if s.Outputs[i].Option == opset.Optional {
+		if s.Outputs[i].Option == onnxspec.Optional {
 			break
 		}
 		outs = append(outs, fmt.Sprintf("y%d", i))

@@ -1,7 +1,9 @@
 // Package treetest holds test helpers shared by the tree importers' tests:
-// import a real file through the built-in registry (detection without
-// --from), run the ONNX result on the executor and the importer's direct
-// predictor on the same inputs, and compare outputs.
+// check that a registry (the caller's: the built-ins, for detection without
+// --from) picks a real file's format, run the ONNX result on the executor
+// and the importer's direct predictor on the same inputs, and compare
+// outputs. It imports no registry itself: importers/builtin imports every
+// importer, and a helper of their tests sits below them.
 package treetest
 
 import (
@@ -17,7 +19,6 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/importers"
-	"github.com/onnxconv/onnxconv/importers/builtin"
 )
 
 // Outputs are named output values (as float64) with their shapes.
@@ -61,10 +62,10 @@ func collect(t testing.TB, names []string, ts []*canonical.Tensor) Outputs {
 	return out
 }
 
-// Detect checks that the built-in registry picks format for path.
-func Detect(t testing.TB, path, format string) importers.Importer {
+// Detect checks that reg picks format for path.
+func Detect(t testing.TB, reg *importers.Registry, path, format string) importers.Importer {
 	t.Helper()
-	imp, _, err := builtin.Registry().Detect(path)
+	imp, _, err := reg.Detect(path)
 	if err != nil {
 		t.Fatalf("detect %s: %v", path, err)
 	}

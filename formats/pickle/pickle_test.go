@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 func allowAll(module, name string) error { return nil }
@@ -13,7 +15,7 @@ func allowAll(module, name string) error { return nil }
 // TestLoadFixture reads a pickle written by Python's pickle.dump
 // (protocol 5) and checks the recorded estimator and its attributes.
 func TestLoadFixture(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "fixtures", "sklearn", "logreg_binary.p5.pkl"))
+	data, err := os.ReadFile(filepath.Join(testpaths.RepoRoot(t), "fixtures", "sklearn", "logreg_binary.p5.pkl"))
 	if err != nil {
 		t.Fatal(err)
 	}

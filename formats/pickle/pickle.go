@@ -496,33 +496,14 @@ func (d *Decoder) run() (Value, error) {
 				err = d.push(int64(int32(uint32(v))))
 			}
 		case 0x8a, 0x8b: // LONG1, LONG4
-			var b []byte
-			if op == 0x8a {
-				b, err = d.sized(1)
-			} else {
-				b, err = d.sized(4)
-			}
-			if err == nil {
-				var v Value
-				if v, err = d.long(b); err == nil {
-					err = d.push(v)
-				}
-			}
+			err = d.opLong1(op, at)
 		case 'I', 'L': // INT, LONG (text)
 			var s string
 			if s, err = d.line(); err == nil {
 				err = d.textInt(s)
 			}
 		case 'F': // FLOAT (text)
-			var s string
-			if s, err = d.line(); err == nil {
-				var f float64
-				if f, err = strconv.ParseFloat(strings.TrimSpace(s), 64); err != nil {
-					err = d.errf("bad FLOAT %q", s)
-				} else {
-					err = d.push(f)
-				}
-			}
+			err = d.opFloat(op, at)
 		case 'G': // BINFLOAT, big-endian
 			var b []byte
 			if b, err = d.Read(8); err == nil {
@@ -544,63 +525,17 @@ func (d *Decoder) run() (Value, error) {
 				err = d.push(Bytes(b))
 			}
 		case 'T', 'U': // BINSTRING, SHORT_BINSTRING (Python 2 str): latin-1
-			width := 4
-			if op == 'U' {
-				width = 1
-			}
-			var b []byte
-			if b, err = d.sized(width); err == nil {
-				var s string
-				if s, err = d.latin1(b); err == nil {
-					err = d.push(s)
-				}
-			}
+			err = d.opBinstring(op, at)
 		case 'S': // STRING: a quoted Python 2 str (repr), latin-1
-			var s string
-			if s, err = d.textLine(); err == nil {
-				var b []byte
-				if b, err = unquote(s); err != nil {
-					return nil, &FormatError{Offset: at, Msg: fmt.Sprintf("bad STRING %.40q: %v", s, err)}
-				}
-				if s, err = d.latin1(b); err == nil {
-					err = d.push(s)
-				}
-			}
+			err = d.opString(op, at)
 		case 'V': // UNICODE: raw-unicode-escape text
-			var s string
-			if s, err = d.textLine(); err == nil {
-				var u string
-				if u, err = rawUnicodeEscape(s); err != nil {
-					return nil, &FormatError{Offset: at, Msg: fmt.Sprintf("bad UNICODE %.40q: %v", s, err)}
-				}
-				if err = d.charge(int64(len(u))); err == nil {
-					err = d.push(u)
-				}
-			}
+			err = d.opUnicode(op, at)
 		case 0x98: // READONLY_BUFFER: no-op for an in-band buffer
 			_, err = d.top()
 		case 0x97: // NEXT_BUFFER
 			return nil, &RefusedError{Name: "NEXT_BUFFER", Offset: at, Err: errors.New("out-of-band buffers are not part of the file")}
 		case 'P', 'Q': // PERSID, BINPERSID
-			if d.opts.PersistentLoad == nil {
-				return nil, &RefusedError{Name: "a persistent id", Offset: at, Err: errors.New("persistent ids need the writer's own loader")}
-			}
-			var pid Value
-			if op == 'P' {
-				var s string
-				if s, err = d.line(); err == nil {
-					pid, err = d.latin1([]byte(s))
-				}
-			} else {
-				pid, err = d.pop()
-			}
-			if err == nil {
-				var v Value
-				if v, err = d.opts.PersistentLoad(pid); err != nil {
-					return nil, &RefusedError{Name: "persistent id " + Describe(pid), Offset: at, Err: err}
-				}
-				err = d.push(v)
-			}
+			err = d.opPersid(op, at)
 		case 0x82, 0x83, 0x84: // EXT1, EXT2, EXT4
 			return nil, &RefusedError{Name: "an extension code", Offset: at, Err: errors.New("the copyreg extension registry is not read")}
 		case ')':
@@ -609,17 +544,7 @@ func (d *Decoder) run() (Value, error) {
 				err = d.push(v)
 			}
 		case 0x85, 0x86, 0x87: // TUPLE1..3
-			n := int(op - 0x84)
-			items := make([]Value, n)
-			for i := n - 1; i >= 0 && err == nil; i-- {
-				items[i], err = d.pop()
-			}
-			if err == nil {
-				var v Value
-				if v, err = d.tuple(items); err == nil {
-					err = d.push(v)
-				}
-			}
+			err = d.opTuple1(op, at)
 		case 't': // TUPLE
 			var items []Value
 			if items, err = d.popMark(); err == nil {
@@ -666,17 +591,7 @@ func (d *Decoder) run() (Value, error) {
 				}
 			}
 		case 0x90: // ADDITEMS
-			var items []Value
-			if items, err = d.popMark(); err == nil {
-				var t Value
-				if t, err = d.top(); err == nil {
-					s, ok := t.(*Set)
-					if !ok {
-						return nil, &FormatError{Offset: at, Msg: fmt.Sprintf("ADDITEMS on %T", t)}
-					}
-					err = d.addItems(s, items)
-				}
-			}
+			err = d.opAdditems(op, at)
 		case 'a': // APPEND
 			var v, t Value
 			if v, err = d.pop(); err == nil {
@@ -719,15 +634,7 @@ func (d *Decoder) run() (Value, error) {
 				err = d.put(n)
 			}
 		case 'q', 'r': // BINPUT, LONG_BINPUT
-			var n uint64
-			if op == 'q' {
-				n, err = d.uint(1)
-			} else {
-				n, err = d.uint(4)
-			}
-			if err == nil {
-				err = d.put(int(n))
-			}
+			err = d.opBinput(op, at)
 		case 0x94: // MEMOIZE
 			err = d.put(len(d.memo))
 		case 'g': // GET (text index)
@@ -740,128 +647,21 @@ func (d *Decoder) run() (Value, error) {
 				err = d.get(n)
 			}
 		case 'h', 'j': // BINGET, LONG_BINGET
-			var n uint64
-			if op == 'h' {
-				n, err = d.uint(1)
-			} else {
-				n, err = d.uint(4)
-			}
-			if err == nil {
-				err = d.get(int(n))
-			}
+			err = d.opBinget(op, at)
 		case 'c': // GLOBAL
-			var mod, name string
-			if mod, err = d.line(); err == nil {
-				if name, err = d.line(); err == nil {
-					var g Value
-					if g, err = d.global(mod, name, at); err == nil {
-						err = d.push(g)
-					}
-				}
-			}
+			err = d.opGlobal(op, at)
 		case 0x93: // STACK_GLOBAL
-			var mv, nv Value
-			if nv, err = d.pop(); err == nil {
-				if mv, err = d.pop(); err == nil {
-					mod, ok1 := mv.(string)
-					name, ok2 := nv.(string)
-					if !ok1 || !ok2 {
-						return nil, &FormatError{Offset: at, Msg: "STACK_GLOBAL of non-strings"}
-					}
-					var g Value
-					if g, err = d.global(mod, name, at); err == nil {
-						err = d.push(g)
-					}
-				}
-			}
+			err = d.opStackGlobal(op, at)
 		case 'i': // INST module\nname\n, arguments above the mark
-			var mod, name string
-			if mod, err = d.line(); err == nil {
-				if name, err = d.line(); err == nil {
-					var g Value
-					if g, err = d.global(mod, name, at); err == nil {
-						var args []Value
-						if args, err = d.popMark(); err == nil {
-							var o *Object
-							if o, err = d.newObject("INST", g, args); err == nil {
-								err = d.push(o)
-							}
-						}
-					}
-				}
-			}
+			err = d.opInst(op, at)
 		case 'o': // OBJ: class and arguments above the mark
-			var items []Value
-			if items, err = d.popMark(); err == nil {
-				if len(items) == 0 {
-					return nil, &FormatError{Offset: at, Msg: "OBJ without a class"}
-				}
-				var o *Object
-				if o, err = d.newObject("OBJ", items[0], items[1:]); err == nil {
-					err = d.push(o)
-				}
-			}
+			err = d.opObj(op, at)
 		case 'R', 0x81: // REDUCE, NEWOBJ
-			var args, fn Value
-			if args, err = d.pop(); err == nil {
-				if fn, err = d.pop(); err == nil {
-					t, ok := args.(*Tuple)
-					if !ok {
-						return nil, &FormatError{Offset: at, Msg: "REDUCE/NEWOBJ arguments are not a tuple"}
-					}
-					name := "REDUCE"
-					if op == 0x81 {
-						name = "NEWOBJ"
-					}
-					var o *Object
-					if o, err = d.newObject(name, fn, t.Items); err == nil {
-						err = d.push(o)
-					}
-				}
-			}
+			err = d.opReduce(op, at)
 		case 0x92: // NEWOBJ_EX
-			var kw, args, cls Value
-			if kw, err = d.pop(); err == nil {
-				if args, err = d.pop(); err == nil {
-					if cls, err = d.pop(); err == nil {
-						t, ok1 := args.(*Tuple)
-						k, ok2 := kw.(*Dict)
-						if !ok1 || !ok2 {
-							return nil, &FormatError{Offset: at, Msg: "NEWOBJ_EX arguments are not a tuple and a dict"}
-						}
-						var o *Object
-						if o, err = d.newObject("NEWOBJ_EX", cls, t.Items); err == nil {
-							o.Kwargs = k
-							if err = d.nest(&o.depth, k); err == nil {
-								err = d.push(o)
-							}
-						}
-					}
-				}
-			}
+			err = d.opNewobjEx(op, at)
 		case 'b': // BUILD
-			var state, t Value
-			if state, err = d.pop(); err == nil {
-				if t, err = d.pop(); err == nil {
-					o, ok := t.(*Object)
-					if !ok {
-						return nil, &FormatError{Offset: at, Msg: fmt.Sprintf("BUILD on %s, not an object", Describe(t))}
-					}
-					if o.Built {
-						return nil, &FormatError{Offset: at, Msg: "BUILD twice on one object"}
-					}
-					o.State, o.Built = state, true
-					if err = d.nest(&o.depth, state); err == nil {
-						var v Value = o
-						if d.opts.AfterBuild != nil {
-							v, err = d.opts.AfterBuild(d, o)
-						}
-						if err == nil {
-							err = d.push(v)
-						}
-					}
-				}
-			}
+			err = d.opBuild(op, at)
 		default:
 			return nil, &FormatError{Offset: at, Msg: fmt.Sprintf("unknown or unsupported opcode 0x%02x", op)}
 		}
@@ -869,6 +669,326 @@ func (d *Decoder) run() (Value, error) {
 			return nil, err
 		}
 	}
+}
+
+// opLong1 runs LONG1, LONG4 (0x8a, 0x8b).
+func (d *Decoder) opLong1(op byte, at int) error {
+	var err error
+	var b []byte
+	if op == 0x8a {
+		b, err = d.sized(1)
+	} else {
+		b, err = d.sized(4)
+	}
+	if err == nil {
+		var v Value
+		if v, err = d.long(b); err == nil {
+			err = d.push(v)
+		}
+	}
+	return err
+}
+
+// opFloat runs FLOAT (text) ('F').
+func (d *Decoder) opFloat(op byte, at int) error {
+	var err error
+	var s string
+	if s, err = d.line(); err == nil {
+		var f float64
+		if f, err = strconv.ParseFloat(strings.TrimSpace(s), 64); err != nil {
+			err = d.errf("bad FLOAT %q", s)
+		} else {
+			err = d.push(f)
+		}
+	}
+	return err
+}
+
+// opBinstring runs BINSTRING, SHORT_BINSTRING (Python 2 str): latin-1 ('T',
+// 'U').
+func (d *Decoder) opBinstring(op byte, at int) error {
+	var err error
+	width := 4
+	if op == 'U' {
+		width = 1
+	}
+	var b []byte
+	if b, err = d.sized(width); err == nil {
+		var s string
+		if s, err = d.latin1(b); err == nil {
+			err = d.push(s)
+		}
+	}
+	return err
+}
+
+// opString runs STRING: a quoted Python 2 str (repr), latin-1 ('S').
+func (d *Decoder) opString(op byte, at int) error {
+	var err error
+	var s string
+	if s, err = d.textLine(); err == nil {
+		var b []byte
+		if b, err = unquote(s); err != nil {
+			return &FormatError{Offset: at, Msg: fmt.Sprintf("bad STRING %.40q: %v", s, err)}
+		}
+		if s, err = d.latin1(b); err == nil {
+			err = d.push(s)
+		}
+	}
+	return err
+}
+
+// opUnicode runs UNICODE: raw-unicode-escape text ('V').
+func (d *Decoder) opUnicode(op byte, at int) error {
+	var err error
+	var s string
+	if s, err = d.textLine(); err == nil {
+		var u string
+		if u, err = rawUnicodeEscape(s); err != nil {
+			return &FormatError{Offset: at, Msg: fmt.Sprintf("bad UNICODE %.40q: %v", s, err)}
+		}
+		if err = d.charge(int64(len(u))); err == nil {
+			err = d.push(u)
+		}
+	}
+	return err
+}
+
+// opPersid runs PERSID, BINPERSID ('P', 'Q').
+func (d *Decoder) opPersid(op byte, at int) error {
+	var err error
+	if d.opts.PersistentLoad == nil {
+		return &RefusedError{Name: "a persistent id", Offset: at, Err: errors.New("persistent ids need the writer's own loader")}
+	}
+	var pid Value
+	if op == 'P' {
+		var s string
+		if s, err = d.line(); err == nil {
+			pid, err = d.latin1([]byte(s))
+		}
+	} else {
+		pid, err = d.pop()
+	}
+	if err == nil {
+		var v Value
+		if v, err = d.opts.PersistentLoad(pid); err != nil {
+			return &RefusedError{Name: "persistent id " + Describe(pid), Offset: at, Err: err}
+		}
+		err = d.push(v)
+	}
+	return err
+}
+
+// opTuple1 runs TUPLE1..3 (0x85, 0x86, 0x87).
+func (d *Decoder) opTuple1(op byte, at int) error {
+	var err error
+	n := int(op - 0x84)
+	items := make([]Value, n)
+	for i := n - 1; i >= 0 && err == nil; i-- {
+		items[i], err = d.pop()
+	}
+	if err == nil {
+		var v Value
+		if v, err = d.tuple(items); err == nil {
+			err = d.push(v)
+		}
+	}
+	return err
+}
+
+// opAdditems runs ADDITEMS (0x90).
+func (d *Decoder) opAdditems(op byte, at int) error {
+	var err error
+	var items []Value
+	if items, err = d.popMark(); err == nil {
+		var t Value
+		if t, err = d.top(); err == nil {
+			s, ok := t.(*Set)
+			if !ok {
+				return &FormatError{Offset: at, Msg: fmt.Sprintf("ADDITEMS on %T", t)}
+			}
+			err = d.addItems(s, items)
+		}
+	}
+	return err
+}
+
+// opBinput runs BINPUT, LONG_BINPUT ('q', 'r').
+func (d *Decoder) opBinput(op byte, at int) error {
+	var err error
+	var n uint64
+	if op == 'q' {
+		n, err = d.uint(1)
+	} else {
+		n, err = d.uint(4)
+	}
+	if err == nil {
+		err = d.put(int(n))
+	}
+	return err
+}
+
+// opBinget runs BINGET, LONG_BINGET ('h', 'j').
+func (d *Decoder) opBinget(op byte, at int) error {
+	var err error
+	var n uint64
+	if op == 'h' {
+		n, err = d.uint(1)
+	} else {
+		n, err = d.uint(4)
+	}
+	if err == nil {
+		err = d.get(int(n))
+	}
+	return err
+}
+
+// opGlobal runs GLOBAL ('c').
+func (d *Decoder) opGlobal(op byte, at int) error {
+	var err error
+	var mod, name string
+	if mod, err = d.line(); err == nil {
+		if name, err = d.line(); err == nil {
+			var g Value
+			if g, err = d.global(mod, name, at); err == nil {
+				err = d.push(g)
+			}
+		}
+	}
+	return err
+}
+
+// opStackGlobal runs STACK_GLOBAL (0x93).
+func (d *Decoder) opStackGlobal(op byte, at int) error {
+	var err error
+	var mv, nv Value
+	if nv, err = d.pop(); err == nil {
+		if mv, err = d.pop(); err == nil {
+			mod, ok1 := mv.(string)
+			name, ok2 := nv.(string)
+			if !ok1 || !ok2 {
+				return &FormatError{Offset: at, Msg: "STACK_GLOBAL of non-strings"}
+			}
+			var g Value
+			if g, err = d.global(mod, name, at); err == nil {
+				err = d.push(g)
+			}
+		}
+	}
+	return err
+}
+
+// opInst runs INST module\nname\n, arguments above the mark ('i').
+func (d *Decoder) opInst(op byte, at int) error {
+	var err error
+	var mod, name string
+	if mod, err = d.line(); err == nil {
+		if name, err = d.line(); err == nil {
+			var g Value
+			if g, err = d.global(mod, name, at); err == nil {
+				var args []Value
+				if args, err = d.popMark(); err == nil {
+					var o *Object
+					if o, err = d.newObject("INST", g, args); err == nil {
+						err = d.push(o)
+					}
+				}
+			}
+		}
+	}
+	return err
+}
+
+// opObj runs OBJ: class and arguments above the mark ('o').
+func (d *Decoder) opObj(op byte, at int) error {
+	var err error
+	var items []Value
+	if items, err = d.popMark(); err == nil {
+		if len(items) == 0 {
+			return &FormatError{Offset: at, Msg: "OBJ without a class"}
+		}
+		var o *Object
+		if o, err = d.newObject("OBJ", items[0], items[1:]); err == nil {
+			err = d.push(o)
+		}
+	}
+	return err
+}
+
+// opReduce runs REDUCE, NEWOBJ ('R', 0x81).
+func (d *Decoder) opReduce(op byte, at int) error {
+	var err error
+	var args, fn Value
+	if args, err = d.pop(); err == nil {
+		if fn, err = d.pop(); err == nil {
+			t, ok := args.(*Tuple)
+			if !ok {
+				return &FormatError{Offset: at, Msg: "REDUCE/NEWOBJ arguments are not a tuple"}
+			}
+			name := "REDUCE"
+			if op == 0x81 {
+				name = "NEWOBJ"
+			}
+			var o *Object
+			if o, err = d.newObject(name, fn, t.Items); err == nil {
+				err = d.push(o)
+			}
+		}
+	}
+	return err
+}
+
+// opNewobjEx runs NEWOBJ_EX (0x92).
+func (d *Decoder) opNewobjEx(op byte, at int) error {
+	var err error
+	var kw, args, cls Value
+	if kw, err = d.pop(); err == nil {
+		if args, err = d.pop(); err == nil {
+			if cls, err = d.pop(); err == nil {
+				t, ok1 := args.(*Tuple)
+				k, ok2 := kw.(*Dict)
+				if !ok1 || !ok2 {
+					return &FormatError{Offset: at, Msg: "NEWOBJ_EX arguments are not a tuple and a dict"}
+				}
+				var o *Object
+				if o, err = d.newObject("NEWOBJ_EX", cls, t.Items); err == nil {
+					o.Kwargs = k
+					if err = d.nest(&o.depth, k); err == nil {
+						err = d.push(o)
+					}
+				}
+			}
+		}
+	}
+	return err
+}
+
+// opBuild runs BUILD ('b').
+func (d *Decoder) opBuild(op byte, at int) error {
+	var err error
+	var state, t Value
+	if state, err = d.pop(); err == nil {
+		if t, err = d.pop(); err == nil {
+			o, ok := t.(*Object)
+			if !ok {
+				return &FormatError{Offset: at, Msg: fmt.Sprintf("BUILD on %s, not an object", Describe(t))}
+			}
+			if o.Built {
+				return &FormatError{Offset: at, Msg: "BUILD twice on one object"}
+			}
+			o.State, o.Built = state, true
+			if err = d.nest(&o.depth, state); err == nil {
+				var v Value = o
+				if d.opts.AfterBuild != nil {
+					v, err = d.opts.AfterBuild(d, o)
+				}
+				if err == nil {
+					err = d.push(v)
+				}
+			}
+		}
+	}
+	return err
 }
 
 // latin1 decodes b as latin-1 (each byte one rune), within the budget.

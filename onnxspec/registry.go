@@ -1,4 +1,4 @@
-package opset
+package onnxspec
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package opset
+package onnxspec
 
 // IRVersion returns the IR version of the first ONNX release that shipped
 // opset version of domain (docs/Versioning.md, "Released Versions"): the

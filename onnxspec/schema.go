@@ -1,4 +1,4 @@
-// Package opset is the operator schema registry of onnxconv: every version
+// Package onnxspec is the operator schema registry of onnxconv: every version
 // of every operator of the ai.onnx, ai.onnx.ml, ai.onnx.preview and
 // ai.onnx.preview.training domains, generated from the ONNX 1.22
 // specification (docs/Changelog.md and docs/Changelog-ml.md).
@@ -9,7 +9,7 @@
 //
 // This package imports no other onnxconv package, so that canonical/check,
 // canonical/infer and opset/convert can all depend on it.
-package opset
+package onnxspec
 
 import (
 	"fmt"

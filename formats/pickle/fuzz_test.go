@@ -4,13 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
 // FuzzLoad checks that no input makes Load panic, hang or exceed its
 // limits; the seed corpus is real scikit-learn pickles and hostile ones.
 func FuzzLoad(f *testing.F) {
 	for _, name := range []string{"logreg_binary.p4.pkl", "logreg_multinomial.p5.pkl", "pipeline_scaler_logreg.p4.pkl", "mlp_classifier.p5.pkl", "kmeans.joblib", "logreg_binary.p0.pkl", "pipeline_scaler_logreg.p1.pkl"} {
-		b, err := os.ReadFile(filepath.Join("..", "fixtures", "sklearn", name))
+		b, err := os.ReadFile(filepath.Join(testpaths.RepoRoot(f), "fixtures", "sklearn", name))
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -1,5 +1,10 @@
-// Command runcase runs one ONNX backend-test case with the executor and
-// prints the full error (a development aid for executor work).
+// Command runcase runs ONNX backend-test cases with the executor in this
+// process and prints each full error (a development aid for executor
+// work: 'onnxconv test' runs cases in worker processes and shortens the
+// reasons to a line). It sits with the loader it drives, above the
+// executor, which knows nothing of verify.
+//
+//	go run ./verify/backendtest/cmd/runcase ../shared/onnx-v1.22/backend-tests/node/test_abs ...
 package main
 
 import (

@@ -40,7 +40,7 @@ func TestGeneratedUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("schemas_gen.go is stale: run go generate ./opset")
+		t.Fatal("schemas_gen.go is stale: run go generate ./onnxspec")
 	}
 	if n := bytes.Count(got, []byte("SinceVersion:")); n != 639 {
 		t.Errorf("generated %d schemas, want 639", n)

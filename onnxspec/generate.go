@@ -1,4 +1,4 @@
-package opset
+package onnxspec
 
 // schemas_gen.go is generated from the ONNX 1.22 operator changelogs found
 // at ../../shared/onnx-v1.22/docs (relative to this folder); pass
