@@ -64,9 +64,9 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 			c.opts.Verify = &v
 		}
 		rep, err := c.compare(ctx, ref, side, samples, source)
-		if err != nil && c.ortRefused != "" {
-			cv.RanIn, cv.NotRunIn = "", "ONNX Runtime could not run the source either: "+oneLineErr(rootCause(err))
-			c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime, which could not run the source either: "+oneLineErr(rootCause(err)))
+		if err != nil && (c.ortRefused != "" || runtimeLimit(err)) {
+			cv.RanIn, cv.NotRunIn = "", oneLineErr(rootCause(err))
+			c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime, which cannot run it (nor, for an ONNX source, the source): "+cv.NotRunIn)
 			return nil
 		}
 		if err != nil {
@@ -78,6 +78,11 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	o := c.opts.Verify.options()
 	o.Inputs, o.InputSource = samples, source
 	rep, err := verify.RunOnce(ctx, side, o)
+	if err != nil && runtimeLimit(err) {
+		cv.RanIn, cv.NotRunIn = "", oneLineErr(rootCause(err))
+		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime, which cannot run it: "+cv.NotRunIn)
+		return nil
+	}
 	if err != nil {
 		return invalidErr(fmt.Errorf("%s: ONNX Runtime cannot run the result: %v; nothing was written", c.in, oneLineErr(err)))
 	}

@@ -48,3 +48,11 @@ func (c *converter) ortMissing(err error) string {
 	}
 	return oneLineErr(err)
 }
+
+// runtimeLimit tells whether err is a runtime's limit, not the model's
+// (runtimes.Limited: a graph input or output of a type ONNX Runtime under
+// Node cannot pass).
+func runtimeLimit(err error) bool {
+	var l runtimes.Limited
+	return errors.As(err, &l) && l.RuntimeLimit()
+}

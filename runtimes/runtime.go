@@ -54,6 +54,13 @@ type Checker interface {
 	Check() error
 }
 
+// Limited is implemented by a runtime's errors that are the runtime's
+// limit, not the model's (a graph input or output of a type its binding
+// cannot pass): a result refused so is not run there, rather than refused.
+type Limited interface {
+	RuntimeLimit() bool
+}
+
 // Session is a model loaded by a runtime. It has the method set of
 // verify.Runner (plus Close), so it takes a side of a comparison.
 type Session interface {

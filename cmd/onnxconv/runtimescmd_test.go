@@ -150,9 +150,9 @@ func TestConvertONNXAgainstORTUnderNode(t *testing.T) {
 	bf16 := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_cast_BFLOAT16_to_FLOAT", "model.onnx")
 	code, stdout, stderr = runIn(t, outside, env, "convert", bf16, filepath.Join(outside, "bf16.onnx"))
 	for _, want := range []string{
-		"ONNX Runtime could not run the source, so the built-in executor computed it: onnxruntime (onnxruntime-node 1.30.0 under Node): " + bf16 + ": load: unsupported data type bfloat16",
+		"ONNX Runtime could not run the source, so the built-in executor computed it: onnxruntime (onnxruntime-node 1.30.0 under Node): " + bf16 + ": type: unsupported data type bfloat16",
 		"verify against the source (the source ONNX model on the built-in executor (ONNX Runtime could not run it)): EQUIVALENT",
-		"the result was not run in ONNX Runtime, which could not run the source either",
+		"the result was not run in ONNX Runtime, which cannot run it",
 	} {
 		if code != 0 || !strings.Contains(stdout+stderr, want) {
 			t.Errorf("fallback: exit %d, output lacks %q:\n%s%s", code, want, stdout, stderr)

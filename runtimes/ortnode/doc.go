@@ -23,8 +23,8 @@
 // input and aborts Node on such an output, so runner.js refuses the model
 // at load), nor sequences, maps or optionals; inside the graph every type
 // ONNX Runtime has kernels for runs. Such a model is a *RunError of kind
-// "load" (or "type" for an input tensor of such a type), so that a caller
-// can fall back.
+// "type" (RuntimeLimit: onnxruntime-node's limit, not the model's), so
+// that a caller can fall back.
 //
 // Errors are typed and one line: *RunError (ONNX Runtime refused the model,
 // an input, or failed running it; its Kind says which), a

@@ -142,8 +142,8 @@ func TestManySamplesThreads(t *testing.T) {
 
 // TestRefusedTypes: a model whose graph input or output is of a type
 // onnxruntime-node cannot pass is refused at load with a one-line
-// *RunError of kind load naming the model and the type, so that a caller
-// falls back (Node is not aborted).
+// *RunError of kind type (a runtime limit) naming the model and the type,
+// so that a caller falls back (Node is not aborted).
 func TestRefusedTypes(t *testing.T) {
 	r := testRuntime(t)
 	for name, want := range map[string]string{
@@ -160,9 +160,9 @@ func TestRefusedTypes(t *testing.T) {
 			sess.Close()
 		}
 		var re *RunError
-		if !errors.As(err, &re) || re.Kind != "load" || !strings.Contains(err.Error(), want) ||
+		if !errors.As(err, &re) || re.Kind != "type" || !re.RuntimeLimit() || !strings.Contains(err.Error(), want) ||
 			!strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: %v, want a one-line load *RunError naming %q", name, err, want)
+			t.Errorf("%s: %v, want a one-line type *RunError naming %q", name, err, want)
 		}
 	}
 }

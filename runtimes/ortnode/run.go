@@ -27,11 +27,11 @@ const maxReply = 4 << 30
 type RunError struct {
 	Model string
 	// Kind is where it failed: "load" (ONNX Runtime refused the model: an
-	// op or type it has no kernel for, an invalid graph, an element type
-	// onnxruntime-node cannot pass), "inputs" (names, types or sizes do
-	// not match), "type" (an input or output of a type onnxruntime-node
-	// does not pass), "run", "protocol", "internal", "node" (the node
-	// process failed).
+	// op or type it has no kernel for, an invalid graph), "type" (a graph
+	// input or output of a type onnxruntime-node cannot pass: bfloat16,
+	// float8, int4, …, or a sequence, map or optional), "inputs" (names,
+	// types or sizes do not match), "run", "protocol", "internal", "node"
+	// (the node process failed).
 	Kind   string
 	Detail string
 }
@@ -39,6 +39,11 @@ type RunError struct {
 func (e *RunError) Error() string {
 	return oneLine(fmt.Sprintf("onnxruntime (%s %s under Node): %s: %s: %s", Package, PackageVersion, e.Model, e.Kind, e.Detail))
 }
+
+// RuntimeLimit tells whether the failure is onnxruntime-node's (a graph
+// input or output of a type it cannot pass), not the model's
+// (runtimes.Limited).
+func (e *RunError) RuntimeLimit() bool { return e.Kind == "type" }
 
 // oneLine joins the lines of s.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

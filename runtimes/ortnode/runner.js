@@ -94,7 +94,8 @@ async function main() {
       intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3,
     });
   } catch (e) {
-    return fail('load', oneLine(e));
+    const msg = oneLine(e);
+    return fail(/unsupported data type/.test(msg) ? 'type' : 'load', msg);
   }
   const inputs = session.inputMetadata.map(meta);
   const outputs = session.outputMetadata.map(meta);
@@ -104,7 +105,7 @@ async function main() {
   for (const [what, list] of [['input', inputs], ['output', outputs]]) {
     for (const v of list) {
       if (v.dtype !== 'string' && !TYPED[v.dtype]) {
-        return fail('load', `graph ${what} "${v.name}" is of type ${v.dtype}, which ${PKG} ${version} cannot pass ` +
+        return fail('type', `graph ${what} "${v.name}" is of type ${v.dtype}, which ${PKG} ${version} cannot pass ` +
           '(it passes tensors of float32/64, float16, int8-64, uint8-64, bool and string)');
       }
     }
