@@ -122,7 +122,7 @@ func TestBrokenImporterIsCaught(t *testing.T) {
 	if !errors.As(err, &ne) || KindOf(err) != KindInvalid {
 		t.Fatalf("err %v (swapped %q and %q), want NotEquivalentError", err, swapped[0], swapped[1])
 	}
-	if !res.Verified || len(res.Comparisons) != 1 {
+	if !res.Verified || len(res.Comparisons) == 0 { // then the result in ONNX Runtime, when installed
 		t.Fatalf("result %+v", res)
 	}
 	var failed []string

@@ -198,11 +198,15 @@ type converter struct {
 	// storedOuts those of any other (storedSamples).
 	valueIns, valueOuts   [][]*executor.Value
 	storedIns, storedOuts [][]*canonical.Tensor
-	release               []func() error
-	res                   *Result
-	start                 time.Time
-	step                  time.Time
-	closers               []*canonical.Model
+	// ortRefused, when set, is why ONNX Runtime could not compute the ONNX
+	// source (the executor did): the result not running there either is
+	// then a note, not a failure.
+	ortRefused string
+	release    []func() error
+	res        *Result
+	start      time.Time
+	step       time.Time
+	closers    []*canonical.Model
 }
 
 func (c *converter) logf(format string, args ...any) {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,11 +13,12 @@ import (
 )
 
 // inTarget runs the result where it will run: when it is for ONNX Runtime
-// (an onnxruntime target, or none) and the ONNX Runtime plugin is
-// installed, the result is loaded in ONNX Runtime and compared with the
-// source on the verification inputs (or, without a reference, run once).
-// A result ONNX Runtime cannot load or run is refused. Without the plugin
-// a note says the result was not run in ONNX Runtime.
+// (an onnxruntime target, or none) and ONNX Runtime is installed (under
+// Node, else its plugin), the result is loaded in ONNX Runtime and compared
+// with the source on the verification inputs (or, without a reference, run
+// once). A result ONNX Runtime cannot load or run is refused, unless ONNX
+// Runtime could not run the ONNX source either (a note then says so).
+// Without ONNX Runtime a note says the result was not run in it.
 func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *canonical.Model, samples [][]*canonical.Tensor, source string) error {
 	cv := &c.res.Conversion
 	if c.fileOut {
@@ -32,8 +34,8 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	}
 	setup, err := c.ortSetup(ctx)
 	if err != nil {
-		cv.NotRunIn = "ONNX Runtime is not installed (see 'onnxconv runtimes')"
-		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime (its plugin is not installed; see 'onnxconv runtimes')")
+		cv.NotRunIn = c.ortMissing(err)
+		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: "+cv.NotRunIn)
 		return nil
 	}
 	dir, err := os.MkdirTemp("", "onnxconv-ort-*")
@@ -47,8 +49,8 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	}
 	side, err := setup.Side(0, path, result)
 	if err != nil {
-		cv.NotRunIn = oneLineErr(err)
-		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: "+oneLineErr(err))
+		cv.NotRunIn = c.ortMissing(err)
+		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: "+cv.NotRunIn)
 		return nil
 	}
 	side.Name, side.ComputedBy = c.out+" (onnxruntime)", setup.DescribeSide(0)
@@ -66,6 +68,11 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 			c.opts.Verify = &v
 		}
 		rep, err := c.compare(ctx, ref, side, samples, source)
+		if err != nil && (c.ortRefused != "" || runtimeLimit(err)) {
+			cv.RanIn, cv.NotRunIn = "", oneLineErr(rootCause(err))
+			c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime, which cannot run it (nor, for an ONNX source, the source): "+cv.NotRunIn)
+			return nil
+		}
 		if err != nil {
 			return invalidErr(fmt.Errorf("%s: ONNX Runtime cannot run the result: %v; nothing was written", c.in, oneLineErr(err)))
 		}
@@ -75,12 +82,29 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	o := c.opts.Verify.options()
 	o.Inputs, o.InputSource = samples, source
 	rep, err := verify.RunOnce(ctx, side, o)
+	if err != nil && runtimeLimit(err) {
+		cv.RanIn, cv.NotRunIn = "", oneLineErr(rootCause(err))
+		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime, which cannot run it: "+cv.NotRunIn)
+		return nil
+	}
 	if err != nil {
 		return invalidErr(fmt.Errorf("%s: ONNX Runtime cannot run the result: %v; nothing was written", c.in, oneLineErr(err)))
 	}
 	rep.Summary = "the result runs in ONNX Runtime (NOT VERIFIED against the source)"
 	c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "run once in ONNX Runtime", Report: rep, RunOnce: true})
 	return nil
+}
+
+// rootCause is the innermost error of err's chain of single wraps: what
+// failed, without the steps that led there.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 func oneLineErr(err error) string {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/onnxconv/onnxconv/runtimes"
 )
@@ -34,4 +35,24 @@ func (c *converter) runtimeMissing(name string) string {
 		return ni.Line
 	}
 	return ""
+}
+
+// ortMissing says in one line why the result was not run in ONNX Runtime
+// when ortSetup failed with err; the command that installs it is said once
+// per run (not again when the source's reference already said it).
+func (c *converter) ortMissing(err error) string {
+	cv := c.res.Conversion
+	var ni *runtimes.NotInstalledError
+	if errors.As(err, &ni) && strings.Contains(cv.NotVerified+cv.Reference, runtimes.InstallCommand) {
+		return "ONNX Runtime is not installed either"
+	}
+	return oneLineErr(err)
+}
+
+// runtimeLimit tells whether err is a runtime's limit, not the model's
+// (runtimes.Limited: a graph input or output of a type ONNX Runtime under
+// Node cannot pass).
+func runtimeLimit(err error) bool {
+	var l runtimes.Limited
+	return errors.As(err, &l) && l.RuntimeLimit()
 }

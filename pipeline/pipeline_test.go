@@ -84,8 +84,9 @@ func TestConvertFacts(t *testing.T) {
 			t.Errorf("no timing for %s: %+v", s, c.Timings)
 		}
 	}
-	// Two comparisons: the source, and the outputs stored beside it.
-	if !res.Equivalent || len(res.Comparisons) != 2 || res.Written != out {
+	// The source, the outputs stored beside it, then the result in ONNX
+	// Runtime when it is installed.
+	if !res.Equivalent || len(res.Comparisons) < 2 || res.Written != out {
 		t.Fatalf("result %+v", res)
 	}
 	b, err := os.ReadFile(rep)
@@ -124,7 +125,7 @@ func TestConvertKeepsTheSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Equivalent || len(res.Comparisons) != 2 || res.Comparisons[0].Report.A.Opset != 9 || res.Comparisons[0].Report.B.Opset != 17 {
+	if !res.Equivalent || len(res.Comparisons) < 2 || res.Comparisons[0].Report.A.Opset != 9 || res.Comparisons[0].Report.B.Opset != 17 {
 		t.Fatalf("comparison %+v", res.Comparisons)
 	}
 	after, _ := os.ReadFile(mlp9)

@@ -29,8 +29,9 @@ func (v *VerifyOptions) options() verify.Options {
 }
 
 // verify compares the result with its source, as the source's own
-// framework computes it (an importer's direct predictor, the reference
-// runtime of the format, or for ONNX the source model itself), then with
+// framework computes it (an importer's direct predictor, or the reference
+// runtime of the format: ONNX Runtime for ONNX, with the source model on
+// the executor where ONNX Runtime is missing or cannot run it), then with
 // the stored outputs of Reference, and writes the reports. When nothing
 // computes the source, the result is run once and checked (every output
 // produced, no NaN or Inf), the comparison with the imported model is made
@@ -56,6 +57,17 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 	srcFailed := false
 	if ref != nil {
 		rep, err := c.compare(ctx, ref, cand, samples, source)
+		if err != nil && ref.Runner != nil && c.isONNX() {
+			// ONNX Runtime could not compute this ONNX source (an op or
+			// element type it lacks, a model it does not load): said in
+			// one line, and the source is computed by the executor.
+			c.ortRefused = oneLineErr(rootCause(err))
+			c.res.Notes = append(c.res.Notes, "ONNX Runtime could not run the source, so the built-in executor computed it: "+c.ortRefused)
+			cv.Reference = executorReference + " (ONNX Runtime could not run it)"
+			c.describeRef = nil
+			ref = verify.ModelSide(c.in, imported)
+			rep, err = c.compare(ctx, ref, cand, samples, source)
+		}
 		c.refreshReference(rep)
 		switch {
 		case err != nil && ref.Runner != nil:
@@ -372,12 +384,15 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 	}
 	d := c.imp.Describe()
 	why := fmt.Sprintf("no reference runtime or direct predictor for format %s", d.FormatName())
-	if why := c.runtimeMissing(d.Runtime); why != "" && !c.isONNX() {
+	missing := c.runtimeMissing(d.Runtime)
+	if missing != "" && !c.isONNX() {
 		// One line, said once: the runtime is not installed.
-		cv.NotVerified = why
+		cv.NotVerified = missing
 		return nil, nil
 	}
-	if d.Runtime != "" && !(c.isONNX() && (IsText(c.in) || c.valueIns != nil)) {
+	text := c.isONNX() && IsText(c.in)
+	values := c.isONNX() && c.valueIns != nil
+	if d.Runtime != "" && missing == "" && !text && !values {
 		// (Sequences and optionals are passed to the executor alone.)
 		setup, err := runtimes.NewSetup([]string{d.Runtime}, 0, c.opts.Env.Runtimes)
 		if err == nil {
@@ -408,17 +423,30 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		why = fmt.Sprintf("the reference runtime %q for format %s is not available: %v", d.Runtime, d.FormatName(), err)
 	}
 	if c.isONNX() {
-		// The source is ONNX itself: the unchanged source model on the
-		// built-in executor is an independent computation of it.
-		cv.Reference = "the source ONNX model on the built-in executor"
-		if d.Runtime != "" {
-			cv.Reference += " (" + d.Runtime + " not available)"
+		// The source is ONNX itself and its runtime is not there: the
+		// unchanged source model on the built-in executor computes it,
+		// named as such with the reason in one line.
+		cv.Reference = executorReference
+		switch {
+		case text:
+			cv.Reference += " (ONNX Runtime reads binary .onnx files only)"
+		case values:
+			cv.Reference += " (ONNX Runtime under Node passes tensors only, not the model's sequences or optionals)"
+		case missing != "":
+			cv.Reference += " (" + missing + ")"
+		case d.Runtime != "":
+			line, _, _ := strings.Cut(why, "\n")
+			cv.Reference += " (" + line + ")"
 		}
 		return verify.ModelSide(c.in, imported), nil
 	}
 	cv.NotVerified = why
 	return nil, nil
 }
+
+// executorReference names the executor as what computed an ONNX source
+// that ONNX Runtime did not.
+const executorReference = "the source ONNX model on the built-in executor"
 
 // compareReference runs result on the inputs and compares the outputs that
 // have a stored counterpart in Reference.

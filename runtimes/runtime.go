@@ -62,6 +62,13 @@ type Checker interface {
 	Check() error
 }
 
+// Limited is implemented by a runtime's errors that are the runtime's
+// limit, not the model's (a graph input or output of a type its binding
+// cannot pass): a result refused so is not run there, rather than refused.
+type Limited interface {
+	RuntimeLimit() bool
+}
+
 // Session is a model loaded by a runtime. It has the method set of
 // verify.Runner (plus Close), so it takes a side of a comparison.
 type Session interface {
@@ -114,26 +121,31 @@ func (s *Set) Names() []string {
 }
 
 // Lookup returns the runtime called name: a built-in, else the runtime
-// plugin of the host. Starting nothing, it fails with a *MissingError
+// plugin of the host. A built-in that cannot run here (its Check fails)
+// gives way to a plugin of the same name, and fails with Check's error
+// when there is none. Starting nothing, it fails with a *MissingError
 // when neither serves it. The executor is not a Runtime: callers run a
 // model on it themselves (verify.ModelSide).
 func (s *Set) Lookup(name string) (Runtime, error) {
+	var host *plugins.Host
 	if s != nil {
+		host = s.host
 		for _, r := range s.builtin {
 			if r.Info().Name != name {
 				continue
 			}
 			if c, ok := r.(Checker); ok {
 				if err := c.Check(); err != nil {
+					if host != nil {
+						if p, perr := host.RuntimePlugin(name); perr == nil {
+							return pluginRuntime{host: host, info: p}, nil
+						}
+					}
 					return nil, err
 				}
 			}
 			return r, nil
 		}
-	}
-	var host *plugins.Host
-	if s != nil {
-		host = s.host
 	}
 	if host == nil {
 		return nil, missingError(name, fmt.Errorf("runtime %q: %w serves it (no plugin host)", name, plugins.ErrNotFound), nil)

@@ -1,10 +1,12 @@
 // Package runtimes picks where each side of a comparison runs: on the
 // built-in executor, or on a reference runtime (Runtime: load a model once,
 // run it on every sample). The runtimes of a run are a Set: the built-in
-// ones (runtimes/builtin: TFLite's and TF.js's interpreters, each in one
-// node child process per model) and the runtime plugins of the run's one
-// plugin host (ONNX Runtime through the cgo executable
-// onnxconv-plugin-onnxruntime). It is what `onnxconv verify --runtime`
+// ones (runtimes/builtin: TFLite's and TF.js's interpreters and ONNX
+// Runtime through npm's onnxruntime-node, each in one node child process
+// per model) and the runtime plugins of the run's one plugin host (the cgo
+// executables onnxconv-plugin-onnxruntime, used when the built-in ONNX
+// Runtime is not installed, and onnxconv-plugin-libtorch). It is what
+// `onnxconv verify --runtime`
 // uses, as a library:
 //
 //	names, err := runtimes.Parse("onnxruntime,executor")
@@ -37,7 +39,8 @@ import (
 // Executor names the built-in executor.
 const Executor = "executor"
 
-// ONNXRuntime names ONNX Runtime, served by the plugin
+// ONNXRuntime names ONNX Runtime: the built-in runtimes/ortnode (npm's
+// onnxruntime-node under Node), else the cgo plugin
 // onnxconv-plugin-onnxruntime.
 const ONNXRuntime = "onnxruntime"
 
@@ -240,6 +243,9 @@ func (s *Setup) Side(i int, path string, m *canonical.Model) (*verify.Side, erro
 	r := s.Runner(s.rts[k], path, OpenOptions{InputNames: names, OutputNames: outs, Metadata: meta, Threads: s.threads})
 	r.side = i
 	side.Runner = r
+	if _, ok := s.rts[k].(ONNXLoader); ok {
+		side.Runner = captureRunner{Runner: r, model: m}
+	}
 	return side, nil
 }
 

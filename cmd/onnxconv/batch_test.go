@@ -57,7 +57,7 @@ func TestBatchCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range m.Jobs {
-		if r.Status != batch.StatusPass || r.Figures.OpsetAfter != int64(r.Opset) || r.Figures.Comparisons != 1 {
+		if r.Status != batch.StatusPass || r.Figures.OpsetAfter != int64(r.Opset) || r.Figures.Comparisons < 1 {
 			t.Errorf("%s: %s, opset after %d, %d comparison(s)", r.ID, r.Status, r.Figures.OpsetAfter, r.Figures.Comparisons)
 		}
 	}

@@ -283,7 +283,8 @@ func TestPipelineXGBoostOpset13(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	if n := strings.Count(stdout, ": EQUIVALENT"); n != 2 {
+	// Source and reference; and the result in ONNX Runtime when installed.
+	if n := strings.Count(stdout, ": EQUIVALENT"); n < 2 || strings.Contains(stdout, "NOT EQUIVALENT") {
 		t.Errorf("want 2 comparisons (source, reference), got %d:\n%s", n, stdout)
 	}
 	if !strings.Contains(stdout, "direct Go predictor") || !strings.Contains(stderr, "opset 21 -> 13") {
@@ -395,7 +396,8 @@ func TestPipelineTarget(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	if n := strings.Count(stdout, ": EQUIVALENT"); n != 2 {
+	// Source and reference; and the result in ONNX Runtime when installed.
+	if n := strings.Count(stdout, ": EQUIVALENT"); n < 2 || strings.Contains(stdout, "NOT EQUIVALENT") {
 		t.Errorf("want 2 equivalent comparisons (source, reference), got %d:\n%s", n, stdout)
 	}
 	if !strings.Contains(stderr, "target onnxruntime-1.17: opset 21 -> 20, IR 10 -> 9") {

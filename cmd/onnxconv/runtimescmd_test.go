@@ -40,15 +40,7 @@ func runIn(t *testing.T, dir string, env []string, args ...string) (int, string,
 // is missing: one line with the install command, said once, exit 3.
 func TestRuntimesFoundAnywhere(t *testing.T) {
 	_, modules := testpaths.Node(t, "@tensorflow/tfjs-tflite", "@tensorflow/tfjs")
-	outside := t.TempDir()
-	data := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(data, "onnxconv"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(modules, filepath.Join(data, "onnxconv", "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"XDG_DATA_HOME=" + data}
+	outside, data, env := dataFolder(t, modules)
 	code, stdout, stderr := runIn(t, outside, env, "runtimes")
 	if code != 0 {
 		t.Fatalf("runtimes: exit %d: %s", code, stderr)
@@ -77,6 +69,21 @@ func TestRuntimesFoundAnywhere(t *testing.T) {
 	}
 }
 
+// dataFolder makes a fresh data folder whose onnxconv/node_modules is
+// modules (where 'onnxconv runtimes install' puts the packages) and a
+// working folder outside the checkout; env points XDG_DATA_HOME there.
+func dataFolder(t *testing.T, modules string) (outside, data string, env []string) {
+	t.Helper()
+	outside, data = t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(data, "onnxconv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(modules, filepath.Join(data, "onnxconv", "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	return outside, data, []string{"XDG_DATA_HOME=" + data}
+}
+
 func lineStarting(s, prefix string) string {
 	for _, l := range strings.Split(s, "\n") {
 		if strings.HasPrefix(l, prefix) {
@@ -86,10 +93,10 @@ func lineStarting(s, prefix string) string {
 	return ""
 }
 
-// TestConvertRunsResultInORT: with the ONNX Runtime plugin installed, a
-// convert for ONNX Runtime (no target) also loads the result in ONNX
-// Runtime 1.30 and compares it with the source; without the plugin a note
-// says it was not run there.
+// TestConvertRunsResultInORT: with the ONNX Runtime plugin installed (and
+// not ONNX Runtime under Node, which would win), a convert for ONNX Runtime
+// (no target) also loads the result in ONNX Runtime 1.30 and compares it
+// with the source; without either a note says it was not run there.
 func TestConvertRunsResultInORT(t *testing.T) {
 	env := ortEnv(t)
 	in := filepath.Join(repoDir(t), "fixtures", "xgboost", "binary_logistic.json")
@@ -99,8 +106,56 @@ func TestConvertRunsResultInORT(t *testing.T) {
 		!strings.Contains(stdout, "computed by onnxruntime 1.30") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
-	code, stdout, _ = execEnv(t, []string{"ONNXCONV_PLUGIN_PATH=" + t.TempDir()}, "convert", in, out, "-q", "--force")
+	code, stdout, _ = execEnv(t, []string{"ONNXCONV_PLUGIN_PATH=" + t.TempDir(), noNodeORT(t)}, "convert", in, out, "-q", "--force")
 	if code != 0 || !strings.Contains(stdout, "not run in ONNX Runtime") {
 		t.Errorf("without the plugin: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestConvertONNXAgainstORTUnderNode: in a fresh HOME whose data folder
+// holds the npm packages (where 'onnxconv runtimes install' puts them),
+// from outside the checkout, 'onnxconv runtimes' lists ONNX Runtime there
+// with its version, and libtorch (with its version, or what is missing); a
+// plain convert of an ONNX model names ONNX Runtime under Node as what
+// computed the source and also runs the result in it. A model ONNX Runtime
+// cannot run (a bfloat16 graph input) falls back to the executor, said in
+// one line and named as such.
+func TestConvertONNXAgainstORTUnderNode(t *testing.T) {
+	_, modules := testpaths.Node(t, "onnxruntime-node")
+	outside, data, env := dataFolder(t, modules)
+	code, stdout, stderr := runIn(t, outside, env, "runtimes")
+	if code != 0 {
+		t.Fatalf("runtimes: exit %d: %s", code, stderr)
+	}
+	if l := lineStarting(stdout, "onnxruntime "); !strings.Contains(l, "1.30.0") || !strings.Contains(l, filepath.Join(data, "onnxconv", "node_modules")) {
+		t.Errorf("runtimes: onnxruntime not listed as found in the data folder:\n%s", stdout)
+	}
+	if l := lineStarting(stdout, "libtorch "); l == "" || (strings.Contains(l, "MISSING") && !strings.Contains(l, "missing")) {
+		t.Errorf("runtimes: libtorch not listed with its version or what is missing:\n%s", stdout)
+	}
+
+	model := filepath.Join(repoDir(t), "fixtures", "models", "mlp_opset17", "model.onnx")
+	code, stdout, stderr = runIn(t, outside, env, "convert", model, filepath.Join(outside, "mlp.onnx"))
+	for _, want := range []string{
+		"verify against the source (onnxruntime 1.30.0 (under Node)): EQUIVALENT",
+		"computed by onnxruntime 1.30.0 (under Node)",
+		"B (result)    " + filepath.Join(outside, "mlp.onnx") + ": computed by the built-in executor",
+		"verify against the source, the result run in ONNX Runtime: EQUIVALENT",
+	} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("plain convert: exit %d, output lacks %q:\n%s%s", code, want, stdout, stderr)
+		}
+	}
+
+	bf16 := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_cast_BFLOAT16_to_FLOAT", "model.onnx")
+	code, stdout, stderr = runIn(t, outside, env, "convert", bf16, filepath.Join(outside, "bf16.onnx"))
+	for _, want := range []string{
+		"ONNX Runtime could not run the source, so the built-in executor computed it: onnxruntime (onnxruntime-node 1.30.0 under Node): " + bf16 + ": type: unsupported data type bfloat16",
+		"verify against the source (the source ONNX model on the built-in executor (ONNX Runtime could not run it)): EQUIVALENT",
+		"the result was not run in ONNX Runtime, which cannot run it",
+	} {
+		if code != 0 || !strings.Contains(stdout+stderr, want) {
+			t.Errorf("fallback: exit %d, output lacks %q:\n%s%s", code, want, stdout, stderr)
+		}
 	}
 }

@@ -1,9 +1,11 @@
 // Package discover finds the reference runtimes onnxconv verifies with —
-// Google's TFLite interpreter and TF.js under Node, and ONNX Runtime (its
-// library, shipped inside npm's onnxruntime-node, and the cgo plugin that
-// loads it) — from any working folder, and installs the npm packages into
-// the user's data folder ('onnxconv runtimes install'). It runs nothing it
-// finds; listing is a look at files.
+// Google's TFLite interpreter, TF.js and ONNX Runtime (npm's
+// onnxruntime-node) under Node, the optional cgo plugin that loads ONNX
+// Runtime's library, and libtorch (Debian's libtorch-dev through the cgo
+// plugin onnxconv-plugin-libtorch) — from any working folder, installs the
+// npm packages into the user's data folder and builds the libtorch plugin
+// when it can ('onnxconv runtimes install'). It runs nothing it finds;
+// listing is a look at files.
 package discover
 
 import (
@@ -17,8 +19,10 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/runtimes/node"
+	"github.com/onnxconv/onnxconv/runtimes/ortnode"
 	"github.com/onnxconv/onnxconv/runtimes/tfjs"
 	"github.com/onnxconv/onnxconv/runtimes/tflite"
 )
@@ -27,11 +31,12 @@ import (
 // runtime where onnxconv finds it.
 const InstallCommand = runtimes.InstallCommand
 
-// ORTPackage and ORTVersion are the npm package that ships ONNX Runtime's
-// library, and its tested release.
+// ORTPackage and ORTVersion are the npm package that ships ONNX Runtime
+// (runtimes/ortnode runs it under Node; its library also serves the cgo
+// plugin), and its tested release.
 const (
-	ORTPackage = "onnxruntime-node"
-	ORTVersion = "1.30.0"
+	ORTPackage = ortnode.Package
+	ORTVersion = ortnode.PackageVersion
 )
 
 // Packages are the npm packages 'onnxconv runtimes install' installs,
@@ -50,7 +55,7 @@ func Packages() []string {
 // Runtime is one reference runtime as found (or not).
 type Runtime struct {
 	// Name is the runtime ("tflite", "tfjs", "onnxruntime",
-	// "onnxruntime-plugin"); What says what it is.
+	// "onnxruntime-plugin" when built, "libtorch"); What says what it is.
 	Name, What string
 	// Where it was found and its version; empty when missing.
 	Where, Version string
@@ -67,6 +72,9 @@ type Options struct {
 	// PluginDirs are the folders runtime plugins are looked for in (the
 	// plugin path and the user plugins folder).
 	PluginDirs []string
+	// Libtorch is where libtorch's headers and the tools that build its
+	// plugin are looked for; the zero value looks at this machine.
+	Libtorch LibtorchOptions
 }
 
 // List finds every reference runtime.
@@ -94,19 +102,22 @@ func List(o Options) []Runtime {
 	} else {
 		rs = append(rs, Runtime{Name: "tfjs", What: "TF.js under Node", Missing: oneLine(err)})
 	}
-	lib, ver, looked := ortLibrary(getenv, o.Node)
-	if lib != "" {
-		rs = append(rs, Runtime{Name: "onnxruntime", What: "ONNX Runtime's library (loaded by the onnxconv-plugin-onnxruntime plugin)", Where: lib, Version: ver})
+	if env, err := ortnode.Find(o.Node); err == nil {
+		rs = append(rs, Runtime{Name: ortnode.RuntimeName, What: "ONNX Runtime (" + ortnode.Package + ", its native library) under Node " + env.Node, Where: env.Modules, Version: env.Version})
 	} else {
-		rs = append(rs, Runtime{Name: "onnxruntime", What: "ONNX Runtime's library", Missing: "not found in " + strings.Join(looked, ", ") + ": run '" + InstallCommand + "' (or set $ONNXRUNTIME_LIB)"})
+		rs = append(rs, Runtime{Name: ortnode.RuntimeName, What: "ONNX Runtime under Node", Missing: oneLine(err)})
 	}
-	if p := findPlugin(o.PluginDirs, "onnxconv-plugin-onnxruntime"); p != "" {
-		rs = append(rs, Runtime{Name: "onnxruntime-plugin", What: "the cgo plugin that runs ONNX Runtime for onnxconv", Where: p})
-	} else {
-		rs = append(rs, Runtime{Name: "onnxruntime-plugin", What: "the cgo plugin that runs ONNX Runtime for onnxconv",
-			Missing: "not found in " + strings.Join(o.PluginDirs, ", ") + ": build it once with 'go build -o ~/.config/onnxconv/plugins/onnxconv-plugin-onnxruntime ./cmd/onnxconv-plugin-onnxruntime' (cgo); without it ONNX sources are checked on the built-in executor"})
+	if p := findPlugin(o.PluginDirs, plugins.ExecutablePrefix+"onnxruntime"); p != "" {
+		// Optional, listed when built: the built-in above wins over it.
+		const what = "the cgo plugin that runs ONNX Runtime's library, used when ONNX Runtime under Node is not installed"
+		if lib, ver, looked := ortLibrary(getenv, o.Node); lib != "" {
+			rs = append(rs, Runtime{Name: "onnxruntime-plugin", What: what + " (library " + lib + ")", Where: p, Version: ver})
+		} else {
+			rs = append(rs, Runtime{Name: "onnxruntime-plugin", What: what,
+				Missing: "its library is not found in " + strings.Join(looked, ", ") + ": run '" + InstallCommand + "' (or set $ONNXRUNTIME_LIB)"})
+		}
 	}
-	return rs
+	return append(rs, libtorchRuntime(o))
 }
 
 // ortLibrary looks, without loading it, for ONNX Runtime's library where
@@ -119,7 +130,7 @@ func ortLibrary(getenv func(string) string, o node.FindOptions) (path, version s
 		}
 		return "", "", []string{"$ONNXRUNTIME_LIB=" + l}
 	}
-	rel := filepath.Join(ORTPackage, "bin", "napi-v6", npmPlatform(), npmArch(), libName())
+	rel := filepath.Join(ORTPackage, filepath.FromSlash(ortnode.NativeDir()), libName())
 	for _, d := range node.ModuleDirs(o) {
 		p := filepath.Join(d, rel)
 		looked = append(looked, d)
@@ -139,21 +150,6 @@ func findPlugin(dirs []string, name string) string {
 		}
 	}
 	return ""
-}
-
-func npmPlatform() string {
-	if runtime.GOOS == "windows" {
-		return "win32"
-	}
-	return runtime.GOOS
-}
-
-func npmArch() string {
-	switch runtime.GOARCH {
-	case "amd64":
-		return "x64"
-	}
-	return runtime.GOARCH
 }
 
 func libName() string {

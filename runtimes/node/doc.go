@@ -1,5 +1,5 @@
 // Package node is what the Node-based reference runtimes of onnxconv
-// (runtimes/tflite, runtimes/tfjs) share: finding the node executable and
+// (runtimes/tflite, runtimes/tfjs, runtimes/ortnode) share: finding the node executable and
 // the node_modules folder that holds their npm packages (Find, in the
 // documented search order), the typed *MissingError whose message is the
 // runtime's one install command, starting node on an embedded script

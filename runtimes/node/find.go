@@ -158,16 +158,16 @@ func ModuleDirs(o FindOptions) []string {
 		dirs = append(dirs, filepath.Join(u, "node_modules"))
 	}
 	if wd, err := o.Getwd(); err == nil {
-		if root, ok := checkoutRoot(wd); ok {
+		if root, ok := CheckoutRoot(wd); ok {
 			dirs = append(dirs, filepath.Join(root, "node_modules"))
 		}
 	}
 	return dirs
 }
 
-// checkoutRoot finds the onnxconv checkout (a go.mod of module
+// CheckoutRoot finds the onnxconv checkout (a go.mod of module
 // github.com/onnxconv/onnxconv) at or above dir.
-func checkoutRoot(dir string) (string, bool) {
+func CheckoutRoot(dir string) (string, bool) {
 	for i := 0; i < 64; i++ {
 		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 		if err == nil && strings.HasPrefix(strings.TrimSpace(string(b)), "module github.com/onnxconv/onnxconv") {

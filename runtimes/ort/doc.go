@@ -4,6 +4,13 @@
 // ONNX tensors, so that ONNX Runtime can serve as a reference for the
 // built-in executor, for fixtures and for benchmarks.
 //
+// The command line's ONNX Runtime is runtimes/ortnode (npm's
+// onnxruntime-node under Node, no cgo, installed by 'onnxconv runtimes
+// install'): it computes every ONNX source by default. The plugin built on
+// this package (cmd/onnxconv-plugin-onnxruntime) serves the runtime name
+// "onnxruntime" only where that built-in is not installed; it passes
+// bfloat16 and float8 tensors, which onnxruntime-node cannot.
+//
 // # cgo only: never import this from the onnxconv binary
 //
 // This package needs cgo and a shared libonnxruntime at run time. The
