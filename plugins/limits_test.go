@@ -29,8 +29,13 @@ func TestSocketDirWithLongTMPDIR(t *testing.T) {
 	if n := len(d) + socketName; n > maxSocketPath {
 		t.Errorf("socket folder %s: socket paths of %d bytes, more than %d", d, n, maxSocketPath)
 	}
-	// A short TMPDIR is used as it is.
-	short := t.TempDir()
+	// A short TMPDIR is used as it is (made under /tmp: the test's own
+	// temporary folders sit in the long hermetic TMPDIR of testpaths).
+	short, err := os.MkdirTemp("/tmp", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(short)
 	t.Setenv("TMPDIR", short)
 	d2, err := socketTempDir()
 	if err != nil {
