@@ -138,3 +138,48 @@ func (o *Options) toleranceFor(da, db canonical.DataType) Tolerance {
 func looser(a, b Tolerance) bool {
 	return a.RTol > b.RTol || (a.RTol == b.RTol && a.ATol > b.ATol) || a.IntATol > b.IntATol
 }
+
+// profileTypeName names the element type of a precision profile.
+var profileTypeName = map[string]string{"fp16": "float16", "bf16": "bfloat16", "fp8": "float8"}
+
+// InsidePrecision returns the profile of the least precise float type the
+// models compute in ("fp16", "bf16" or "fp8": a float initializer, a Cast
+// or a declared value of that type in the main graph), or "" when they
+// compute in float32 or wider. Integer (quantized) models are left to
+// their outputs' types.
+func InsidePrecision(models ...*canonical.Model) string {
+	rank := map[string]int{"fp16": 1, "bf16": 2, "fp8": 3}
+	best := ""
+	note := func(dt canonical.DataType) {
+		switch dt {
+		case canonical.Float16, canonical.BFloat16, canonical.Float8E4M3FN, canonical.Float8E4M3FNUZ, canonical.Float8E5M2, canonical.Float8E5M2FNUZ:
+			if p := dtypeProfile(dt); rank[p] > rank[best] {
+				best = p
+			}
+		}
+	}
+	for _, m := range models {
+		if m == nil || m.Graph == nil {
+			continue
+		}
+		g := m.Graph
+		for _, v := range g.Initializers {
+			if v.Const != nil {
+				note(v.Const.DataType)
+			}
+		}
+		for _, v := range g.ValueInfo {
+			if dt, _, _, ok := canonical.TensorTypeOf(v.Type); ok {
+				note(dt)
+			}
+		}
+		for _, n := range g.Nodes {
+			if n.OpType == "Cast" && n.Domain == "" {
+				if to := n.AttrInt("to", 0); to != 0 {
+					note(canonical.DataType(to))
+				}
+			}
+		}
+	}
+	return best
+}

@@ -126,7 +126,20 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("verify: %w", err)
 		}
 	}
+	var inside string
+	if opts.Profile == "" && opts.RTol == nil {
+		// A graph that computes in a lower precision inside (float16
+		// weights and casts, with float32 inputs and outputs) is held to
+		// the tolerance of that precision: two runtimes round its float16
+		// steps differently, by up to a few float16 ulps.
+		if inside = InsidePrecision(a.Model, b.Model); inside != "" {
+			opts.Profile = inside
+		}
+	}
 	rep := newReport(a, b, &opts)
+	if inside != "" {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the model computes in %s inside: its float outputs are held to the %s tolerance profile (give --profile, --rtol or --atol to choose another)", profileTypeName[inside], inside))
+	}
 	if opts.Values != nil || b.ExpectedValues != nil {
 		return compareValues(ctx, a, b, opts, rep, start)
 	}

@@ -101,7 +101,11 @@ func TestUnsortedFP16Converts(t *testing.T) {
 
 	res, err := pipeline.Convert(context.Background(), in, out, pipeline.Options{Env: builtinenv.New(), Verify: &pipeline.VerifyOptions{}})
 	if err != nil {
-		t.Fatalf("convert: %v", err)
+		var b strings.Builder
+		for _, c := range res.Comparisons {
+			_ = c.Report.WriteSummary(&b, c.What)
+		}
+		t.Fatalf("convert: %v\n%s", err, b.String())
 	}
 	if !res.Equivalent || res.Written != out {
 		t.Fatalf("convert: equivalent %v, written %q", res.Equivalent, res.Written)
