@@ -28,8 +28,10 @@ func convertStored(t *testing.T, name string) (string, *Result) {
 // size input cannot be generated at random (it must repeat theta's batch).
 func TestConvertUsesStoredSamples(t *testing.T) {
 	in, res := convertStored(t, "test_affine_grid_2d")
-	if !res.Equivalent || len(res.Comparisons) != 2 {
-		t.Fatalf("equivalent %v, %d comparison(s), want the source and the stored outputs", res.Equivalent, len(res.Comparisons))
+	// The source and the stored outputs, then the result run in ONNX
+	// Runtime when it is installed.
+	if !res.Equivalent || len(res.Comparisons) < 2 || len(res.Comparisons) > 3 {
+		t.Fatalf("equivalent %v, %d comparison(s), want the source and the stored outputs (and the result in ONNX Runtime)", res.Equivalent, len(res.Comparisons))
 	}
 	stored := res.Comparisons[1]
 	if !strings.HasPrefix(stored.What, "against the reference outputs in ") || stored.Report.Options.InputSource != filepath.Dir(in) {
@@ -70,8 +72,10 @@ func TestConvertStoredSamplesRandom(t *testing.T) {
 // with the sequence ONNX stored.
 func TestConvertStoredSequences(t *testing.T) {
 	_, res := convertStored(t, "test_sequence_insert_at_back")
-	if !res.Equivalent || len(res.Comparisons) != 2 {
-		t.Fatalf("equivalent %v, %d comparison(s), want the source and the stored outputs", res.Equivalent, len(res.Comparisons))
+	// The source and the stored outputs, then the result run in ONNX
+	// Runtime when it is installed.
+	if !res.Equivalent || len(res.Comparisons) < 2 || len(res.Comparisons) > 3 {
+		t.Fatalf("equivalent %v, %d comparison(s), want the source and the stored outputs (and the result in ONNX Runtime)", res.Equivalent, len(res.Comparisons))
 	}
 	// ONNX stores a sequence of four elements: each is compared.
 	got := map[string]bool{}
@@ -91,8 +95,10 @@ func TestConvertStoredSequences(t *testing.T) {
 // part's file and differed by 2).
 func TestConvertStoredOutputsByPosition(t *testing.T) {
 	_, res := convertStored(t, "test_split_equal_parts_1d_opset13")
-	if !res.Equivalent || len(res.Comparisons) != 2 {
-		t.Fatalf("equivalent %v, %d comparison(s), want the source and the stored outputs", res.Equivalent, len(res.Comparisons))
+	// The source and the stored outputs, then the result run in ONNX
+	// Runtime when it is installed.
+	if !res.Equivalent || len(res.Comparisons) < 2 || len(res.Comparisons) > 3 {
+		t.Fatalf("equivalent %v, %d comparison(s), want the source and the stored outputs (and the result in ONNX Runtime)", res.Equivalent, len(res.Comparisons))
 	}
 	for _, o := range res.Comparisons[1].Report.Outputs {
 		if !o.Pass || o.Float == nil || o.Float.MaxAbs != 0 {
