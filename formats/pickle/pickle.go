@@ -813,34 +813,33 @@ func (d *Decoder) opAdditems(op byte, at int) error {
 	return err
 }
 
+// memoIndex reads the memo index of a BINPUT/BINGET (one byte, when short)
+// or of their LONG_ forms (four bytes).
+func (d *Decoder) memoIndex(short bool) (int, error) {
+	size := 4
+	if short {
+		size = 1
+	}
+	n, err := d.uint(size)
+	return int(n), err
+}
+
 // opBinput runs BINPUT, LONG_BINPUT ('q', 'r').
 func (d *Decoder) opBinput(op byte, at int) error {
-	var err error
-	var n uint64
-	if op == 'q' {
-		n, err = d.uint(1)
-	} else {
-		n, err = d.uint(4)
+	n, err := d.memoIndex(op == 'q')
+	if err != nil {
+		return err
 	}
-	if err == nil {
-		err = d.put(int(n))
-	}
-	return err
+	return d.put(n)
 }
 
 // opBinget runs BINGET, LONG_BINGET ('h', 'j').
 func (d *Decoder) opBinget(op byte, at int) error {
-	var err error
-	var n uint64
-	if op == 'h' {
-		n, err = d.uint(1)
-	} else {
-		n, err = d.uint(4)
+	n, err := d.memoIndex(op == 'h')
+	if err != nil {
+		return err
 	}
-	if err == nil {
-		err = d.get(int(n))
-	}
-	return err
+	return d.get(n)
 }
 
 // opGlobal runs GLOBAL ('c').
