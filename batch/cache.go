@@ -15,6 +15,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor/kernels"
+	"github.com/onnxconv/onnxconv/fsys"
 )
 
 // cacheKey is the SHA-256 of the model's bytes, the job's spec, the
@@ -55,18 +56,7 @@ func benchMachine() string {
 	return fmt.Sprintf("%s/%s cpus %d sgemm %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), kernels.KernelName())
 }
 
-func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+func fileHash(path string) (string, error) { return fsys.SHA256File(path) }
 
 // treeHash hashes the names and contents of the files under dir (or the
 // file dir).
