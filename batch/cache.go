@@ -23,7 +23,7 @@ import (
 // (for a bench job also the kind of machine: its measurements hold only
 // there); modelHash that of the model alone.
 func cacheKey(j *Job, tool Tool) (key, modelHash string, err error) {
-	modelHash, err = fileHash(j.File)
+	modelHash, err = fsys.SHA256File(j.File)
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %w", j.File, err)
 	}
@@ -56,8 +56,6 @@ func benchMachine() string {
 	return fmt.Sprintf("%s/%s cpus %d sgemm %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), kernels.KernelName())
 }
 
-func fileHash(path string) (string, error) { return fsys.SHA256File(path) }
-
 // treeHash hashes the names and contents of the files under dir (or the
 // file dir).
 func treeHash(dir string) (string, error) {
@@ -77,7 +75,7 @@ func treeHash(dir string) (string, error) {
 	sort.Strings(files)
 	h := sha256.New()
 	for _, f := range files {
-		fh, err := fileHash(f)
+		fh, err := fsys.SHA256File(f)
 		if err != nil {
 			return "", err
 		}

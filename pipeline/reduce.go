@@ -61,11 +61,27 @@ func Reduce(ctx context.Context, path string, opts ReduceOptions) (*reduce.Resul
 	if names[1] == "" {
 		names[1] = runtimes.Executor
 	}
+	if names[0] == names[1] {
+		return nil, usageErr("reduce: both sides would run on %s: give another runtime to reduce against", names[0])
+	}
 	rts, err := runtimes.NewSetup(names, opts.RuntimeThreads, opts.Env.Runtimes)
 	if err != nil {
 		return nil, inputErr(err)
 	}
 	defer rts.Close()
+	for _, n := range names {
+		if n == runtimes.Executor {
+			continue
+		}
+		rt, err := opts.Env.Runtimes.Lookup(n)
+		if err != nil {
+			return nil, inputErr(err)
+		}
+		if _, ok := rt.(runtimes.ONNXLoader); !ok {
+			return nil, usageErr("reduce: runtime %s does not load ONNX files as they are, and reduce runs the cut ONNX models on both sides "+
+				"(and reads intermediate values of the reference): reduce against %s, or convert the model and reduce the result", n, runtimes.ONNXRuntime)
+		}
+	}
 	m, err := Load(path, LoadOptions{Importers: opts.Env.Importers})
 	if err != nil {
 		return nil, err
@@ -103,7 +119,7 @@ func Reduce(ctx context.Context, path string, opts ReduceOptions) (*reduce.Resul
 	if command == nil {
 		command = slices.Clone(os.Args)
 	}
-	b := reduce.Bundle{Command: command, Tool: "onnxconv " + version.Get().String(), Source: path,
+	b := reduce.Bundle{Command: command, Tool: toolVersion(), Source: path,
 		Sides:  [2]string{rts.DescribeSide(0), rts.DescribeSide(1)},
 		Replay: replay(names, res, &opts.VerifyOptions)}
 	if err := reduce.Write(opts.Bundle, res, b); err != nil {
@@ -158,10 +174,20 @@ func replay(names []string, res *reduce.Result, vo *VerifyOptions) []reduce.Repl
 	if res.Mode == reduce.Fails {
 		return []reduce.Replay{{Command: both, Shows: fmt.Sprintf("exits 2: %s fails on the model (the error is below)", names[res.Failing])}}
 	}
-	out := []reduce.Replay{{Command: both, Shows: fmt.Sprintf("exits 1, NOT EQUIVALENT: %s and %s still diverge", names[0], names[1])}}
+	out := []reduce.Replay{{Command: both, Shows: fmt.Sprintf("exits 1, not equivalent: %s and %s still diverge", names[0], names[1])}}
 	if names[1] == runtimes.Executor {
 		out = append(out, reduce.Replay{Command: fmt.Sprintf("onnxconv verify %s %s%s", reduce.ModelFile, reduce.DataDir, extra),
-			Shows: fmt.Sprintf("exits 1, NOT EQUIVALENT: the executor against the outputs %s computed, stored beside the inputs (needs no other runtime)", names[0])})
+			Shows: fmt.Sprintf("exits 1, not equivalent: the executor against the outputs %s computed, stored beside the inputs (needs no other runtime)", names[0])})
 	}
 	return out
+}
+
+// toolVersion names this build in one line: "onnxconv v0.3.0 (go1.26)".
+func toolVersion() string {
+	v := version.Get()
+	s := "onnxconv " + v.Short()
+	if v.GoVersion != "" {
+		s += " (" + v.GoVersion + ")"
+	}
+	return s
 }

@@ -71,7 +71,7 @@ MODEL: nothing to reduce).`,
 			}
 			res, err := pipeline.Reduce(cmd.Context(), args[0], opts)
 			if err != nil {
-				return pipelineError(fmt.Errorf("reduce: %w", err))
+				return pipelineError(err)
 			}
 			defer res.Close()
 			if !quiet {
