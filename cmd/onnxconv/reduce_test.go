@@ -12,6 +12,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/fsys"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/runtimes/tflite"
 	"github.com/onnxconv/onnxconv/verify/reduce"
 )
 
@@ -61,12 +62,7 @@ func resizeChain(t *testing.T, scales *canonical.Tensor) *canonical.Model {
 // Runtime's is not. The bundle replays with the commands its README
 // gives: both exit 1, not equivalent.
 func TestReduceResizeAgainstORT(t *testing.T) {
-	_, modules := testpaths.Node(t, "onnxruntime-node")
-	_, _, env := dataFolder(t, modules)
-	for _, e := range env {
-		k, v, _ := strings.Cut(e, "=")
-		t.Setenv(k, v)
-	}
+	useModules(t, "onnxruntime-node")
 	bt := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_resize_downsample_scales_linear_align_corners", "test_data_set_0")
 	read := func(p string) *canonical.Tensor {
 		t.Helper()
@@ -140,6 +136,14 @@ func TestReduceResizeAgainstORT(t *testing.T) {
 	if len(man.Replay) != 2 {
 		t.Fatalf("replay commands: %+v", man.Replay)
 	}
+	// The sides agree on a fixture: nothing to reduce, nothing written.
+	empty := filepath.Join(dir, "none")
+	if code, _, errs := runCmd("reduce", verifyFixture("mlp_opset17"), "-o", empty); code != 2 || !strings.Contains(errs, "nothing to reduce") {
+		t.Errorf("reduce on a model both sides agree on: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(empty); err == nil {
+		t.Errorf("%s was written", empty)
+	}
 	for _, r := range man.Replay {
 		if !strings.Contains(string(readme), r.Command) {
 			t.Errorf("README lacks %q:\n%s", r.Command, readme)
@@ -157,6 +161,51 @@ func TestReduceResizeAgainstORT(t *testing.T) {
 		if code != 1 || !strings.Contains(out, "not equivalent") {
 			t.Errorf("%s: exit %d, want 1, not equivalent\n%s%s", r.Command, code, out, errs)
 		}
+	}
+}
+
+// TestReduceRefusals: reduce against the executor itself, or against a
+// runtime that does not load ONNX files, is refused with a line saying
+// why; a bundle folder that is not empty is not written over.
+func TestReduceRefusals(t *testing.T) {
+	model := verifyFixture("mlp_opset17")
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "keep"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"executor", []string{"--against", "executor", "-o", t.TempDir()}, "both sides would run on executor"},
+		{"tflite", []string{"--against", "tflite", "-o", t.TempDir()}, "does not load ONNX files as they are"},
+		{"full", []string{"-o", full}, "is not empty"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "tflite" {
+				// Found (Node and the package), so that the refusal is
+				// reduce's and not the runtime missing.
+				useModules(t, tflite.Package)
+			}
+			code, _, stderr := runCmd(append([]string{"reduce", model}, c.args...)...)
+			if code != 2 || !strings.Contains(stderr, c.want) {
+				t.Errorf("reduce %v: exit %d, want 2 and %q:\n%s", c.args, code, c.want, stderr)
+			}
+		})
+	}
+}
+
+// useModules points the data folder of this process at the repository's
+// node_modules, which must hold pkgs (else t is skipped), as 'onnxconv
+// runtimes install' would fill it.
+func useModules(t *testing.T, pkgs ...string) {
+	t.Helper()
+	_, modules := testpaths.Node(t, pkgs...)
+	_, _, env := dataFolder(t, modules)
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		t.Setenv(k, v)
 	}
 }
 

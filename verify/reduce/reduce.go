@@ -498,7 +498,14 @@ func (r *reducer) finish(ctx context.Context, keep []*canonical.Node, outs []*ca
 		set[n] = true
 	}
 	c := plan(r.m.Graph, set, outs)
-	t, err := r.run(ctx, c, filepath.Join(r.dir, "reduced.onnx"), true)
+	path := filepath.Join(r.dir, ModelFile)
+	if r.o.Path == "" {
+		path = filepath.Join(r.dir, "reduced", ModelFile) // the whole model's copy is dir/model.onnx
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+	}
+	t, err := r.run(ctx, c, path, true)
 	if err != nil {
 		return fmt.Errorf("the reduced model (%d nodes): %w", len(c.nodes), err)
 	}
@@ -512,7 +519,8 @@ func (r *reducer) finish(ctx context.Context, keep []*canonical.Node, outs []*ca
 	res := r.res
 	res.Model, res.Inputs, res.Outputs, res.Report, res.Stopped = t.sub, t.feed, t.outs, t.report, r.stopped
 	if res.Mode == Fails {
-		res.Error = t.errs[res.Failing].Error()
+		// Said of the bundle's file, not of the temporary one.
+		res.Error = strings.ReplaceAll(t.errs[res.Failing].Error(), path, ModelFile)
 	}
 	for _, n := range c.nodes {
 		res.Nodes = append(res.Nodes, Node{Index: r.pos[n], Name: n.Name, OpType: n.OpType})
