@@ -153,7 +153,12 @@ func extract(m *canonical.Model, c cut, ref map[string]*canonical.Tensor) (*cano
 			sub.Close()
 			return nil, fmt.Errorf("output %q: no such value", c.outputs[i].Name)
 		}
-		if t := ref[v.Name]; v.Type == nil && t != nil {
+		if v.Type == nil {
+			t := ref[v.Name]
+			if t == nil {
+				sub.Close()
+				return nil, fmt.Errorf("output %q: its type is unknown and the reference did not compute it", v.Name)
+			}
 			v.Type = canonical.TensorType(t.DataType, t.Dims)
 		}
 	}

@@ -359,3 +359,65 @@ func TestReduceGrowingError(t *testing.T) {
 	}
 	t.Logf("%d candidates", res.Tests)
 }
+
+// TestExtractOuterValue: cutting at an If whose branches read a value of
+// the main graph (an outer value, no input of the If) makes that value a
+// graph input read inside the branches, and the cut model computes on
+// the executor what the whole model computes there.
+func TestExtractOuterValue(t *testing.T) {
+	b := build.New(17)
+	r := b.Op("Relu", "r", []string{"x"})
+	s := b.Op("Sin", "s", []string{r})
+	cond := b.Op("Greater", "cond", []string{b.Op("ReduceSum", "sum", []string{s}), b.Scalar("zero", 0)})
+	then, els := b.Sub(), b.Sub()
+	then.OpTo("Neg", "t_out", []string{r})
+	els.OpTo("Exp", "e_out", []string{s})
+	info := func(n string) []build.Info {
+		return []build.Info{build.TensorInfo(n, canonical.Float, []int64{4}, false)}
+	}
+	b.Node("If", []string{cond}, []string{"y"},
+		canonical.GraphAttr("then_branch", then.Graph("then", nil, info("t_out"))),
+		canonical.GraphAttr("else_branch", els.Graph("else", nil, info("e_out"))))
+	m, err := b.Model("outer", info("x"), info("y"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	in := []*canonical.Tensor{canonical.Float32Tensor("x", []int64{4}, []float32{-1, 0.5, 2, 3})}
+	ex, err := executor.New(m, executor.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	ref, err := ex.RunCapture(context.Background(), in, []string{r, s, cond, "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ifNode := m.Graph.Nodes[len(m.Graph.Nodes)-1]
+	c := plan(m.Graph, map[*canonical.Node]bool{ifNode: true}, nil)
+	if len(c.inputs) != 3 || len(c.outputs) != 1 || c.outputs[0].Name != "y" {
+		t.Fatalf("plan: inputs %v, outputs %v; want cond, r, s and y", c.inputs, c.outputs)
+	}
+	sub, err := extract(m, c, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if len(sub.Graph.Nodes) != 1 || len(sub.Graph.Initializers) != 0 {
+		t.Errorf("cut model: %d nodes, %d initializers; want 1, 0", len(sub.Graph.Nodes), len(sub.Graph.Initializers))
+	}
+	var feed []*canonical.Tensor
+	for _, v := range verify.GraphInputs(sub) {
+		feed = append(feed, ref[v.Name])
+	}
+	sx, err := executor.New(sub, executor.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sx.Close()
+	out, err := sx.Run(context.Background(), feed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTensor(t, "y", out[0], ref["y"])
+}
