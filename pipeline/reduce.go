@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,6 +81,8 @@ func Reduce(ctx context.Context, path string, opts ReduceOptions) (*reduce.Resul
 				"(and reads intermediate values of the reference): reduce against %s, or convert the model and reduce the result", n, runtimes.ONNXRuntime)
 		}
 	}
+	// Load takes ONNX files only (another format is refused with the
+	// convert command that makes one): the runtimes load path as it is.
 	m, err := Load(path, LoadOptions{Importers: opts.Env.Importers})
 	if err != nil {
 		return nil, err
@@ -90,10 +91,6 @@ func Reduce(ctx context.Context, path string, opts ReduceOptions) (*reduce.Resul
 	input, err := reduceInput(m, &opts.VerifyOptions, opts.Logf)
 	if err != nil {
 		return nil, err
-	}
-	src := ""
-	if strings.EqualFold(filepath.Ext(path), ".onnx") {
-		src = path // the runtimes load it as it is
 	}
 	sides := func(p string, sub *canonical.Model) (*verify.Side, *verify.Side, func() error, error) {
 		s, err := runtimes.NewSetup(names, opts.RuntimeThreads, opts.Env.Runtimes)
@@ -111,7 +108,7 @@ func Reduce(ctx context.Context, path string, opts ReduceOptions) (*reduce.Resul
 		return a, b, s.Close, nil
 	}
 	vo := opts.VerifyOptions.options()
-	res, err := reduce.Reduce(ctx, m, reduce.Options{Sides: sides, Path: src, Input: input, Verify: vo, MaxTests: opts.MaxTests, Logf: opts.Logf})
+	res, err := reduce.Reduce(ctx, m, reduce.Options{Sides: sides, Path: path, Input: input, Verify: vo, MaxTests: opts.MaxTests, Logf: opts.Logf})
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("%s: %w", path, err))
 	}
