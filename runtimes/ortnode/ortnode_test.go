@@ -14,6 +14,7 @@ import (
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/runtimes/node"
+	"github.com/onnxconv/onnxconv/runtimes/runtimetest"
 	"github.com/onnxconv/onnxconv/verify"
 )
 
@@ -289,4 +290,19 @@ func TestCapture(t *testing.T) {
 	if got[x] != ins[0] {
 		t.Errorf("graph input %q not handed back as given", x)
 	}
+}
+
+// TestConformance runs the runtime conformance suite on ONNX Runtime under
+// Node, against the outputs ONNX's reference implementation stored for
+// the backend tests; a file that is not ONNX fails to load with a
+// *RunError of kind "load".
+func TestConformance(t *testing.T) {
+	runtimetest.Run(t, runtimetest.Suite{
+		Runtime: testRuntime(t),
+		Cases:   runtimetest.ONNXCases(t, false),
+		BadModel: func(err error) bool {
+			var re *RunError
+			return errors.As(err, &re) && re.Kind == "load"
+		},
+	})
 }
