@@ -50,6 +50,10 @@ type Case struct {
 	Path    string
 	Options runtimes.OpenOptions
 	Samples []Sample
+	// ComputedBy, when set, is what the session must say computed the
+	// model once it ran: its runtimes.SessionNoter note starts with
+	// "computed by " and it (a runtime of more than one engine).
+	ComputedBy string
 	// RTol and ATol bound |got-want| <= ATol + RTol*|want| for floating
 	// outputs (0: 1e-4 and 1e-5); other types must be equal.
 	RTol, ATol float64
@@ -177,6 +181,13 @@ func runCase(t *testing.T, s Suite, c Case, tl *Tally) int {
 		if i == 0 {
 			first = got
 		}
+	}
+	if c.ComputedBy != "" {
+		n, ok := sess.(runtimes.SessionNoter)
+		if !ok || !strings.HasPrefix(n.SessionNote(), "computed by "+c.ComputedBy) {
+			t.Errorf("want the session computed by %s, it is %T saying %q", c.ComputedBy, sess, note(sess))
+		}
+		checks++
 	}
 	// The first sample again, after the others: the same answer.
 	again, err := run(sess, c.Samples[0].Inputs)
@@ -344,6 +355,13 @@ func badModel(t *testing.T, s Suite) int {
 		t.Errorf("a missing file gave %v, want an error naming it", err)
 	}
 	return 2
+}
+
+func note(sess runtimes.Session) string {
+	if n, ok := sess.(runtimes.SessionNoter); ok {
+		return n.SessionNote()
+	}
+	return ""
 }
 
 func tally(tl *Tally, s Sample) {
