@@ -1,8 +1,10 @@
 package runtimetest
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -132,4 +134,26 @@ func NpySample(t *testing.T, inputs, outputs []string) Sample {
 		return out
 	}
 	return Sample{Inputs: read(inputs), Want: read(outputs)}
+}
+
+// Batched is s with every input and output repeated n times along its
+// first axis: the sample the framework computed, n times over, for a
+// model whose first axis is a free batch dim (the rows do not mix), run
+// after s on the same session to exercise dynamic dims.
+func Batched(t *testing.T, s Sample, n int) Sample {
+	t.Helper()
+	stack := func(ts []*canonical.Tensor) []*canonical.Tensor {
+		out := make([]*canonical.Tensor, len(ts))
+		for i, x := range ts {
+			raw, err := x.Bytes()
+			if err != nil || len(x.Dims) == 0 || x.DataType == canonical.String {
+				t.Fatalf("Batched: tensor %q (%v, err %v) has no first axis to repeat", x.Name, x.Dims, err)
+			}
+			dims := slices.Clone(x.Dims)
+			dims[0] *= int64(n)
+			out[i] = canonical.NewTensor(x.Name, x.DataType, dims, bytes.Repeat(raw, n))
+		}
+		return out
+	}
+	return Sample{Inputs: stack(s.Inputs), Want: stack(s.Want)}
 }
