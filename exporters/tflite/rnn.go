@@ -68,6 +68,29 @@ func (c *converter) rnnCommon(n *canonical.Node, gates int, defActs []string) (h
 	return h, xs, layout, nil
 }
 
+// rnnWeights returns the constant weights of an ONNX LSTM or GRU n of
+// gates gates and hidden size h: the input size I (W's last dim), W and R
+// as floats, and B (zeros, 2*gates*h of them, when n has none).
+func (c *converter) rnnWeights(n *canonical.Node, gates int, h int64) (I int64, wf, rf, bias []float32, err error) {
+	I = n.Inputs[1].Const.Dims[2]
+	if wf, err = c.floats(n.Inputs[1]); err != nil {
+		return 0, nil, nil, nil, err
+	}
+	if rf, err = c.floats(n.Inputs[2]); err != nil {
+		return 0, nil, nil, nil, err
+	}
+	bias = make([]float32, 2*int64(gates)*h)
+	if len(n.Inputs) > 3 && n.Inputs[3] != nil {
+		if n.Inputs[3].Const == nil {
+			return 0, nil, nil, nil, unsupported(n, "B is not constant")
+		}
+		if bias, err = c.floats(n.Inputs[3]); err != nil {
+			return 0, nil, nil, nil, err
+		}
+	}
+	return I, wf, rf, bias, nil
+}
+
 // gateRows returns rows [g*h, (g+1)*h) of the [1, G*h, k] tensor f.
 func gateRows(f []float32, g int, h, k int64) []float32 {
 	return append([]float32(nil), f[int64(g)*h*k:int64(g+1)*h*k]...)
@@ -137,24 +160,9 @@ func (c *converter) lstm(n *canonical.Node) error {
 	if len(n.Outputs) > 2 && n.Outputs[2] != nil && (len(n.Outputs[2].Uses()) > 0 || slices.Contains(c.m.Graph.Outputs, n.Outputs[2])) {
 		return unsupported(n, "the Y_c output is used (TFLite keeps the cell state inside the op)")
 	}
-	W, R := n.Inputs[1], n.Inputs[2]
-	I := W.Const.Dims[2]
-	wf, err := c.floats(W)
+	I, wf, rf, bias, err := c.rnnWeights(n, 4, h)
 	if err != nil {
 		return err
-	}
-	rf, err := c.floats(R)
-	if err != nil {
-		return err
-	}
-	bias := make([]float32, 8*h)
-	if len(n.Inputs) > 3 && n.Inputs[3] != nil {
-		if n.Inputs[3].Const == nil {
-			return unsupported(n, "B is not constant")
-		}
-		if bias, err = c.floats(n.Inputs[3]); err != nil {
-			return err
-		}
 	}
 	var peep []float32
 	if len(n.Inputs) > 7 && n.Inputs[7] != nil {
@@ -228,24 +236,9 @@ func (c *converter) gru(n *canonical.Node) error {
 		return unsupported(n, "dynamic sequence length or batch (the GRU is unrolled over a static length)")
 	}
 	lbr := n.AttrInt("linear_before_reset", 0) != 0
-	W, R := n.Inputs[1], n.Inputs[2]
-	I := W.Const.Dims[2]
-	wf, err := c.floats(W)
+	I, wf, rf, bias, err := c.rnnWeights(n, 3, h)
 	if err != nil {
 		return err
-	}
-	rf, err := c.floats(R)
-	if err != nil {
-		return err
-	}
-	bias := make([]float32, 6*h)
-	if len(n.Inputs) > 3 && n.Inputs[3] != nil {
-		if n.Inputs[3].Const == nil {
-			return unsupported(n, "B is not constant")
-		}
-		if bias, err = c.floats(n.Inputs[3]); err != nil {
-			return err
-		}
 	}
 	f32 := fb.TensorTypeFLOAT32
 	x, err := c.get(n.Inputs[0], nil)
