@@ -8,6 +8,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // rnnCommon checks what LSTM and GRU share: forward direction, default
@@ -186,7 +187,15 @@ func (c *converter) lstm(n *canonical.Node) error {
 		ins[i] = -1
 	}
 	ins[0] = x
-	onnxGate := []int{0, 2, 3, 1} // TFLite i, f, c, o in ONNX's i, o, f, c
+	// TFLite's gate k (i, f, c, o) is ONNX's gate onnxGate[k] (i, o, f, c).
+	toTFLite, err := onnxspec.GateOrder("LSTM", "ifco")
+	if err != nil {
+		return err
+	}
+	onnxGate := make([]int, len(toTFLite))
+	for j, k := range toTFLite {
+		onnxGate[k] = j
+	}
 	for k, g := range onnxGate {
 		ins[1+k] = c.constF32(fmt.Sprintf("%s/input_to_%s", n.Name, "ifco"[k:k+1]), gateRows(wf, g, h, I), []int64{h, I}, true)
 		ins[5+k] = c.constF32(fmt.Sprintf("%s/recurrent_to_%s", n.Name, "ifco"[k:k+1]), gateRows(rf, g, h, h), []int64{h, h}, true)
