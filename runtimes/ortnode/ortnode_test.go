@@ -23,12 +23,7 @@ import (
 func testRuntime(t *testing.T) runtimes.Runtime {
 	t.Helper()
 	_, modules := testpaths.Node(t, Package)
-	r := New(FindOptions{Getenv: func(k string) string {
-		if k == node.EnvNodeModules {
-			return modules
-		}
-		return os.Getenv(k)
-	}})
+	r := New(runtimetest.NodeModules(modules))
 	if err := r.(runtimes.Checker).Check(); err != nil {
 		t.Fatalf("Check: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/runtimes/node"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
@@ -156,4 +157,16 @@ func Batched(t *testing.T, s Sample, n int) Sample {
 		return out
 	}
 	return Sample{Inputs: stack(s.Inputs), Want: stack(s.Want)}
+}
+
+// NodeModules returns the node.FindOptions of a runtime under Node that
+// finds its npm packages in modules (the checkout's node_modules, as
+// testpaths.Node returns it) and reads the rest of the environment as it is.
+func NodeModules(modules string) node.FindOptions {
+	return node.FindOptions{Getenv: func(k string) string {
+		if k == node.EnvNodeModules {
+			return modules
+		}
+		return os.Getenv(k)
+	}}
 }

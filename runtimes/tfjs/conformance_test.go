@@ -76,13 +76,8 @@ func TestConformance(t *testing.T) {
 		}}},
 	}
 	runtimetest.Run(t, runtimetest.Suite{
-		Runtime: New(FindOptions{Getenv: func(k string) string {
-			if k == EnvNodeModules {
-				return e.Modules
-			}
-			return os.Getenv(k)
-		}}),
-		Cases: cases,
+		Runtime: New(runtimetest.NodeModules(e.Modules)),
+		Cases:   cases,
 		BadModel: func(err error) bool {
 			var nt *NotTFJSError
 			var re *RunError

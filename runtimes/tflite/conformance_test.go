@@ -97,13 +97,8 @@ func TestConformance(t *testing.T) {
 	}
 	cases = append(cases, seaNetCase(t, "conv1"))
 	runtimetest.Run(t, runtimetest.Suite{
-		Runtime: New(FindOptions{Getenv: func(k string) string {
-			if k == EnvNodeModules {
-				return env.Modules
-			}
-			return os.Getenv(k)
-		}}),
-		Cases: cases,
+		Runtime: New(runtimetest.NodeModules(env.Modules)),
+		Cases:   cases,
 		BadModel: func(err error) bool {
 			var nt *NotTFLiteError
 			return errors.As(err, &nt)
