@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -35,30 +34,13 @@ func testRuntime(t *testing.T) runtimes.Runtime {
 // stored in test_data_set_0.
 func backendTest(t *testing.T, name string) (dir string, m *canonical.Model, ins, outs []*canonical.Tensor) {
 	t.Helper()
-	dir = testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", name)
-	m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
+	c := runtimetest.BackendCase(t, name)
+	m, err := canonical.Load(c.Path, canonical.LoadOptions{})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	t.Cleanup(func() { m.Close() })
-	for _, kind := range []string{"input", "output"} {
-		for i := 0; ; i++ {
-			p := filepath.Join(dir, "test_data_set_0", kind+"_"+strconv.Itoa(i)+".pb")
-			if _, err := os.Stat(p); err != nil {
-				break
-			}
-			tn, err := canonical.ReadTensorFile(p)
-			if err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
-			if kind == "input" {
-				ins = append(ins, tn)
-			} else {
-				outs = append(outs, tn)
-			}
-		}
-	}
-	return dir, m, ins, outs
+	return filepath.Dir(c.Path), m, c.Samples[0].Inputs, c.Samples[0].Want
 }
 
 // TestBackendNodeTests: ONNX Runtime under Node computes the outputs the
