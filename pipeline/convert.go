@@ -130,6 +130,13 @@ type VerifyOptions struct {
 	SaveInputs string
 	// Progress is called after each sample.
 	Progress func(done, total int)
+	// DecodeSteps is the number of decode steps a decoder with a KV cache
+	// is verified over after its prefill: 0 means verify.DefaultDecodeSteps,
+	// a negative number single calls with generated caches.
+	DecodeSteps int
+	// KVCache pairs the past inputs of a decoder with its present
+	// outputs; nil finds them by name (verify.DetectCaches).
+	KVCache []verify.CachePair
 }
 
 // Comparison is one verification of a result.

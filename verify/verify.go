@@ -100,6 +100,9 @@ type Options struct {
 	Progress func(done, total int)
 	// InputSource describes where Inputs came from, for the report.
 	InputSource string
+	// Decode verifies a decoder with a KV cache over a prefill and decode
+	// steps (see Decode); nil, or Steps 0, compares single calls.
+	Decode *Decode
 	// Values are the input samples of a model whose inputs or outputs are
 	// sequences or optionals (see HasValues), which is compared value by
 	// value; Inputs is then not used.
@@ -160,9 +163,46 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 		defer closeB()
 	}
 
+	inA := GraphInputs(a.Model)
+	var mapB []int // B's input i takes A's input mapB[i]
+	if b.Expected == nil {
+		if mapB, err = matchInputs(inA, GraphInputs(b.Model), opts.ByOrder); err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+	}
+
+	// Output pairing.
+	outA := names(a.Model.Graph.Outputs)
+	var outB []string
+	if b.Model != nil {
+		outB = names(b.Model.Graph.Outputs)
+	} else {
+		outB = outA
+	}
+	pairs, unmatched := matchOutputs(outA, outB, opts.ByOrder)
+	if unmatched != nil {
+		rep.Unmatched = unmatched
+	}
+	if b.Expected == nil && opts.Decode.Applies(a.Model) {
+		run := func(ctx context.Context, in []*canonical.Tensor, side int) ([]*canonical.Tensor, error) {
+			if side == 0 {
+				return ra.Run(ctx, in)
+			}
+			inB, err := inputsForB(in, mapB, GraphInputs(b.Model))
+			if err != nil {
+				return nil, err
+			}
+			return rb.Run(ctx, inB)
+		}
+		if err := compareDecode(ctx, a, b, opts, rep, run, pairs, outA, outB); err != nil {
+			return nil, err
+		}
+		rep.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+		rep.Summary = rep.summary()
+		return rep, nil
+	}
 	// Inputs.
 	samples := opts.Inputs
-	inA := GraphInputs(a.Model)
 	if samples == nil {
 		k := opts.Samples
 		if b.Expected != nil {
@@ -192,25 +232,6 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 	for i, v := range inA {
 		t := samples[0][i]
 		rep.Inputs = append(rep.Inputs, InputInfo{Name: v.Name, DType: canonical.ElemTypeName(t.DataType), Shape: nonNil(t.Dims)})
-	}
-	var mapB []int // B's input i takes A's input mapB[i]
-	if b.Expected == nil {
-		if mapB, err = matchInputs(inA, GraphInputs(b.Model), opts.ByOrder); err != nil {
-			return nil, fmt.Errorf("verify: %w", err)
-		}
-	}
-
-	// Output pairing.
-	outA := names(a.Model.Graph.Outputs)
-	var outB []string
-	if b.Model != nil {
-		outB = names(b.Model.Graph.Outputs)
-	} else {
-		outB = outA
-	}
-	pairs, unmatched := matchOutputs(outA, outB, opts.ByOrder)
-	if unmatched != nil {
-		rep.Unmatched = unmatched
 	}
 	accs := make([]*accumulator, len(pairs))
 

@@ -28,6 +28,8 @@ type verifyFlags struct {
 	saveInputs       string
 	samples          int
 	threads          int
+	decodeSteps      int
+	kvCache          []string
 	fs               *pflag.FlagSet
 }
 
@@ -48,6 +50,8 @@ func (f *verifyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.saveInputs, "save-inputs", "", "write the generated verification inputs to this folder (repeat the run with --inputs)")
 	fs.IntVar(&f.samples, "samples", 2, "number of generated input samples")
 	fs.IntVar(&f.threads, "threads", 0, "executor kernel threads (0: all cores; results do not depend on it)")
+	fs.IntVar(&f.decodeSteps, "decode-steps", verify.DefaultDecodeSteps, "a decoder with a KV cache (past*/present*) is verified over a prefill and this many decode steps, each feeding its caches back (0: one call with generated caches)")
+	fs.StringArrayVar(&f.kvCache, "kv-cache", nil, "declare a KV cache a decoder feeds back, PAST_INPUT=PRESENT_OUTPUT (repeatable; default: found by name, past_key_values.N.key=present.N.key)")
 }
 
 // options returns the verification options, or nil when the run does not
@@ -92,6 +96,21 @@ func (f *verifyFlags) options(changed bool) (*pipeline.VerifyOptions, error) {
 			return nil, errors.New("--atol must not be negative")
 		}
 		o.ATol = &f.atol
+	}
+	switch {
+	case f.decodeSteps < 0:
+		return nil, errors.New("--decode-steps must not be negative")
+	case f.decodeSteps == 0:
+		o.DecodeSteps = -1
+	default:
+		o.DecodeSteps = f.decodeSteps
+	}
+	for _, kv := range f.kvCache {
+		past, present, ok := strings.Cut(kv, "=")
+		if !ok || past == "" || present == "" {
+			return nil, fmt.Errorf("--kv-cache %q: want PAST_INPUT=PRESENT_OUTPUT, e.g. past_key_values.0.key=present.0.key", kv)
+		}
+		o.KVCache = append(o.KVCache, verify.CachePair{Past: past, Present: present})
 	}
 	var err error
 	if o.Dims, err = pipeline.ParseDims(f.dims); err != nil {
