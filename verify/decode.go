@@ -454,6 +454,8 @@ func compareDecode(ctx context.Context, a, b *Side, opts Options, rep *Report, r
 				if accs[step][pi] == nil {
 					res := &OutputResult{Name: outA[p.a] + " (" + stepName(step) + ")", BName: outB[p.b] + " (" + stepName(step) + ")", Pass: true}
 					accs[step][pi] = newAccumulator(res, opts.toleranceFor(ya[p.a].DataType, yb[p.b].DataType), k)
+					// The logits' top-1 agreement per position.
+					accs[step][pi].lastAxis = p.a == d.logits
 				}
 				if err := accs[step][pi].add(ya[p.a], yb[p.b]); err != nil {
 					return fmt.Errorf("verify: sample %d, %s: %w", si, stepName(step), err)
