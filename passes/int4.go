@@ -114,15 +114,9 @@ func quantizeInt4(ctx context.Context, m *canonical.Model, opts QuantOptions) (*
 	if format == MatMulNBits && rep.Quantized > 0 && c.Opset("com.microsoft") == 0 {
 		c.OpsetImports = append(c.OpsetImports, canonical.OpsetID{Domain: "com.microsoft", Version: 1})
 	}
-	if _, err := eliminateDead(c, Options{}); err != nil {
+	if err := tidyQuantized(c, rep); err != nil {
 		return fail(err)
 	}
-	order, err := g.TopoSort()
-	if err != nil {
-		return fail(err)
-	}
-	g.Nodes = order
-	rep.After = StatsOf(c)
 	vo := verify.Options{Inputs: opts.Held, Profile: "int4", Backend: opts.Backend, Decode: &verify.Decode{Steps: verify.DefaultDecodeSteps}}
 	cmp, err := verify.Compare(ctx, verify.ModelSide("float", m), verify.ModelSide("int4", c), vo)
 	if err != nil {

@@ -259,15 +259,9 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 		n.SetInput(1, wq)
 		rep.Quantized++
 	}
-	if _, err := eliminateDead(c, Options{}); err != nil {
+	if err := tidyQuantized(c, rep); err != nil {
 		return fail(err)
 	}
-	order, err := g.TopoSort()
-	if err != nil {
-		return fail(err)
-	}
-	g.Nodes = order
-	rep.After = StatsOf(c)
 	// Accuracy on the held samples.
 	held := opts.Held
 	if held == nil {
@@ -282,6 +276,21 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 		rep.setFinal(cmp)
 	}
 	return c, rep, nil
+}
+
+// tidyQuantized removes what quantizing left unused (the float weights),
+// sorts the graph and records the result's size.
+func tidyQuantized(c *canonical.Model, rep *QuantReport) error {
+	if _, err := eliminateDead(c, Options{}); err != nil {
+		return err
+	}
+	order, err := c.Graph.TopoSort()
+	if err != nil {
+		return err
+	}
+	c.Graph.Nodes = order
+	rep.After = StatsOf(c)
+	return nil
 }
 
 // qdqStatic inserts QuantizeLinear/DequantizeLinear (uint8) for x with

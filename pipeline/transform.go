@@ -135,18 +135,24 @@ func Quantize(ctx context.Context, in, out string, qo passes.QuantOptions, calib
 				return nil, nil, inputErr(fmt.Errorf("quantize: --inputs: %w", err))
 			}
 		}
-		res, rep, err := passes.Quantize(ctx, m, qo)
-		if err != nil {
-			return nil, nil, invalidErr(fmt.Errorf("quantize %s: %w", in, err))
-		}
-		if err := o.writeReport(rep); err != nil {
-			return res, rep, err
-		}
-		if !o.Unchecked && rep.Final != nil && !rep.Final.Equivalent {
-			return res, rep, invalidErr(fmt.Errorf("quantize %s: the result is not equivalent to the input within the int8 profile: %s; nothing was written (--no-verify writes it anyway)", in, rep.Final.Summary))
-		}
-		return res, rep, nil
+		return quantized(ctx, in, m, qo, o, "int8")
 	})
+}
+
+// quantized runs the quantizer, writes its report and refuses a result
+// that is not equivalent within profile (unless unchecked).
+func quantized(ctx context.Context, in string, m *canonical.Model, qo passes.QuantOptions, o TransformOptions, profile string) (*canonical.Model, *passes.QuantReport, error) {
+	res, rep, err := passes.Quantize(ctx, m, qo)
+	if err != nil {
+		return nil, nil, invalidErr(fmt.Errorf("quantize %s: %w", in, err))
+	}
+	if err := o.writeReport(rep); err != nil {
+		return res, rep, err
+	}
+	if !o.Unchecked && rep.Final != nil && !rep.Final.Equivalent {
+		return res, rep, invalidErr(fmt.Errorf("quantize %s: the result is not equivalent to the input within the %s profile: %s; nothing was written (--no-verify writes it anyway)", in, profile, rep.Final.Summary))
+	}
+	return res, rep, nil
 }
 
 // quantizeInt4 is Quantize in int4 mode: weight-only, so nothing is
@@ -170,17 +176,7 @@ func quantizeInt4(ctx context.Context, in string, m *canonical.Model, qo passes.
 		}
 		m = up
 	}
-	res, rep, err := passes.Quantize(ctx, m, qo)
-	if err != nil {
-		return nil, nil, invalidErr(fmt.Errorf("quantize %s: %w", in, err))
-	}
-	if err := o.writeReport(rep); err != nil {
-		return res, rep, err
-	}
-	if !o.Unchecked && rep.Final != nil && !rep.Final.Equivalent {
-		return res, rep, invalidErr(fmt.Errorf("quantize %s: the result is not equivalent to the input within the int4 profile: %s; nothing was written (--no-verify writes it anyway)", in, rep.Final.Summary))
-	}
-	return res, rep, nil
+	return quantized(ctx, in, m, qo, o, "int4")
 }
 
 // int4QDQOpset is the opset of INT4 and blockwise DequantizeLinear.

@@ -489,19 +489,11 @@ func compareDecode(ctx context.Context, a, b *Side, opts Options, rep *Report, r
 			opts.Progress(si+1, k)
 		}
 	}
-	rep.Equivalent = len(rep.Unmatched) == 0 && len(pairs) > 0
+	var all []*accumulator
 	for _, row := range accs {
-		for _, acc := range row {
-			if acc == nil {
-				continue
-			}
-			acc.finish()
-			rep.Outputs = append(rep.Outputs, acc.res)
-			if !acc.res.Pass {
-				rep.Equivalent = false
-			}
-		}
+		all = append(all, row...)
 	}
+	rep.finishOutputs(len(rep.Unmatched) == 0 && len(pairs) > 0, all)
 	names := make([]string, len(d.caches))
 	for i, c := range d.caches {
 		names[i] = ins[c.in].Name

@@ -155,10 +155,10 @@ type accumulator struct {
 	// classes is the class count of a classifier output; lastAxis
 	// reads any output of rank 2 or more as rows of classes along its
 	// last axis (a decoder's logits [batch, positions, vocabulary]).
-	classes  int
-	lastAxis bool
-	samples, sample    int
-	noDrift            bool
+	classes         int
+	lastAxis        bool
+	samples, sample int
+	noDrift         bool
 	// scale is the largest finite |ref| seen (the output's scale); the
 	// absolute tolerance scales with it (Tolerance.ATolScale).
 	scale float64

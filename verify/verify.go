@@ -275,17 +275,7 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 			opts.Progress(si+1, len(samples))
 		}
 	}
-	rep.Equivalent = len(unmatched) == 0 && len(pairs) > 0
-	for _, acc := range accs {
-		if acc == nil {
-			continue
-		}
-		acc.finish()
-		rep.Outputs = append(rep.Outputs, acc.res)
-		if !acc.res.Pass {
-			rep.Equivalent = false
-		}
-	}
+	rep.finishOutputs(len(unmatched) == 0 && len(pairs) > 0, accs)
 	if len(unmatched) > 0 && !opts.ByOrder && len(outA) == len(outB) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("outputs matched by name; B's outputs are named %s: use --by-order to match them by position",
 			strings.Join(outB, ", ")))
@@ -315,6 +305,23 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 	rep.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	rep.Summary = rep.summary()
 	return rep, nil
+}
+
+// finishOutputs adds the outputs of the accumulators to the report and
+// sets the verdict: paired (every output has a counterpart) and every one
+// passed.
+func (rep *Report) finishOutputs(paired bool, accs []*accumulator) {
+	rep.Equivalent = paired
+	for _, acc := range accs {
+		if acc == nil {
+			continue
+		}
+		acc.finish()
+		rep.Outputs = append(rep.Outputs, acc.res)
+		if !acc.res.Pass {
+			rep.Equivalent = false
+		}
+	}
 }
 
 func nonNil(d []int64) []int64 {
