@@ -81,6 +81,7 @@ func Builtin() []Pass {
 		{"fuse-layernorm", "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add becomes LayerNormalization (opset >= 17)", fuseLayerNorm},
 		{"fuse-gelu", "Div/Erf/Add/Mul/Mul becomes Gelu (opset >= 20)", fuseGelu},
 		{"fuse-rmsnorm", "Pow/ReduceMean/Add/Sqrt/Div(1, ·)/Mul/Mul (torch.onnx's RMSNorm) becomes RMSNormalization (opset >= 23)", fuseRMSNorm},
+		{"fuse-rotary", "x·Unsqueeze(Cos(Concat(f, f))) + rotate_half(x)·Unsqueeze(Sin(…)) (torch.onnx's rotate-half RoPE) becomes RotaryEmbedding (opset >= 23)", fuseRotary},
 		{"fuse-attention", "MatMul(Q, Kᵀ)·scale (+mask) → Softmax → MatMul(·, V), with its head split/merge Reshapes and Transposes, becomes Attention (opset >= 23)", fuseAttention},
 		{"eliminate-dead", "nodes whose outputs nothing uses, and unused initializers, removed", eliminateDead},
 	}

@@ -12,14 +12,15 @@ import (
 // fixtures/decoders to opset 23 with --optimize: the passes run after the
 // upgrade, so the Llama-style RMSNorm becomes RMSNormalization (one per
 // norm: 2 per layer and the final one) and GPT-2's LayerNorm
-// LayerNormalization, each layer's attention over its concatenated cache
+// LayerNormalization, the rotate-half RoPE of Q and K RotaryEmbedding,
+// each layer's attention over its concatenated cache
 // (dynamic batch and sequence, a causal mask) becomes Attention, and the
 // result verifies over a prefill and 3 decode
 // steps against the source (ONNX Runtime when installed, else the
 // executor).
 func TestDecoderToOpset23Optimized(t *testing.T) {
 	for name, want := range map[string]map[string]int{
-		"llama": {"RMSNormalization": 5, "Attention": 2},
+		"llama": {"RMSNormalization": 5, "RotaryEmbedding": 4, "Attention": 2},
 		"gpt2":  {"LayerNormalization": 5, "Attention": 2},
 	} {
 		t.Run(name, func(t *testing.T) {
