@@ -75,6 +75,7 @@ func newRegistry() registry {
 	registerImage(r)
 	registerGradient(r)
 	registerRandom(r)
+	registerContrib(r)
 	registerKernels(r)
 	return r
 }

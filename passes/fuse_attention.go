@@ -67,8 +67,7 @@ func fuseAttention(m *canonical.Model, opts Options) (bool, error) {
 		if sm.Graph != g || !isOp(sm, "Softmax") {
 			continue
 		}
-		sd, st, ok := tensorDims(sm.Output(0))
-		if !ok || st != canonical.Float || len(sd) != 4 {
+		if _, ok := floatDims4(sm.Output(0)); !ok {
 			continue
 		}
 		if ax := sm.AttrInt("axis", -1); ax != -1 && ax != 3 {
@@ -95,7 +94,7 @@ func fuseAttention(m *canonical.Model, opts Options) (bool, error) {
 			if mask == nil {
 				continue
 			}
-			if md, mt, ok := tensorDims(mask); !ok || mt != canonical.Float || len(md) > 4 {
+			if mt, md, ok, _ := canonical.TensorTypeOf(mask.Type); !ok || mt != canonical.Float || len(md) > 4 {
 				continue
 			}
 		}
@@ -123,15 +122,16 @@ func fuseAttention(m *canonical.Model, opts Options) (bool, error) {
 		}
 		removed = append(removed, qk, sm, pv)
 		q4, kt4, v4 := qk.Input(0), qk.Input(1), pv.Input(1)
-		qd, qt, ok1 := tensorDims(q4)
-		kd, kt, ok2 := tensorDims(kt4)
-		vd, vt, ok3 := tensorDims(v4)
-		if !ok1 || !ok2 || !ok3 || qt != canonical.Float || kt != canonical.Float || vt != canonical.Float ||
-			len(qd) != 4 || len(kd) != 4 || len(vd) != 4 ||
-			qd[0] != kd[0] || qd[0] != vd[0] || qd[1] != kd[1] || qd[1] != vd[1] || qd[3] != kd[2] || kd[3] != vd[2] {
+		// Dims may be symbolic (a decoder's batch and sequence): each
+		// pair must be the same known size or the same named dim.
+		qd, ok1 := floatDims4(q4)
+		kd, ok2 := floatDims4(kt4)
+		vd, ok3 := floatDims4(v4)
+		if !ok1 || !ok2 || !ok3 || !sameDim(qd[0], kd[0]) || !sameDim(qd[0], vd[0]) || !qd[1].Known ||
+			!sameDim(qd[1], kd[1]) || !sameDim(qd[1], vd[1]) || !sameDim(qd[3], kd[2]) || !sameDim(kd[3], vd[2]) {
 			continue
 		}
-		heads := qd[1]
+		heads := qd[1].Value
 		// The 3-D form: heads split from [B, L, heads*d] and merged back.
 		var inputs []*canonical.Value
 		var attrs []*canonical.Attribute
@@ -145,7 +145,8 @@ func fuseAttention(m *canonical.Model, opts Options) (bool, error) {
 				if p, ok := permOf(tr); ok && samePerm(p, 0, 2, 1, 3) {
 					if rs := consumer(tr.Output(0)); isOp(rs, "Reshape") {
 						yd, _, ok := tensorDims(rs.Output(0))
-						if ok && len(yd) == 3 && yd[0] == qd[0] && yd[1] == qd[2] && yd[2] == heads*vd[3] {
+						if ok && len(yd) == 3 && qd[0].Known && qd[2].Known && vd[3].Known &&
+							yd[0] == qd[0].Value && yd[1] == qd[2].Value && yd[2] == heads*vd[3].Value {
 							merge = []*canonical.Node{tr, rs}
 						}
 					}
@@ -185,6 +186,18 @@ func fuseAttention(m *canonical.Model, opts Options) (bool, error) {
 			inputs = []*canonical.Value{q4, k4, v4}
 		}
 		if mask != nil {
+			// Attention pads a mask shorter than the keys with -inf where
+			// Add broadcast it: unless its last dim is the keys' length,
+			// it is expanded to that length first.
+			if _, md, ok, _ := canonical.TensorTypeOf(mask.Type); !ok || len(md) == 0 || !sameDim(md[len(md)-1], kd[3]) {
+				keys, from := inputs[1], int64(2) // [B, H, T, d]
+				if merge != nil {
+					from = 1 // [B, T, H·d]
+				}
+				t := e.Op("Shape", []*canonical.Value{keys}, canonical.IntAttr("start", from), canonical.IntAttr("end", from+1))
+				shape := e.Op("Concat", []*canonical.Value{e.Int64s([]int64{3}, 1, 1, 1), t}, canonical.IntAttr("axis", 0))
+				mask = e.Op("Expand", []*canonical.Value{mask, shape})
+			}
 			inputs = append(inputs, mask)
 		}
 		attrs = append(attrs, canonical.FloatAttr("scale", float32(scale)))
@@ -208,3 +221,28 @@ func fuseAttention(m *canonical.Model, opts Options) (bool, error) {
 // errAttention: the fused Attention could not replace the pattern's
 // output (Run rolls the pass back).
 var errAttention = errors.New("fuse-attention: cannot replace the attention output")
+
+// floatDims4 returns the dims of a float tensor of rank 4, known or
+// symbolic.
+func floatDims4(v *canonical.Value) ([]canonical.Dim, bool) {
+	if t := constOf(v); t != nil {
+		return nil, false
+	}
+	if v == nil {
+		return nil, false
+	}
+	dt, ds, has, ok := canonical.TensorTypeOf(v.Type)
+	if !ok || !has || dt != canonical.Float || len(ds) != 4 {
+		return nil, false
+	}
+	return ds, true
+}
+
+// sameDim reports whether a and b are the same size: equal known sizes,
+// or the same named symbolic dim.
+func sameDim(a, b canonical.Dim) bool {
+	if a.Known || b.Known {
+		return a.Known && b.Known && a.Value == b.Value
+	}
+	return a.Param != "" && a.Param == b.Param
+}

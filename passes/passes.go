@@ -80,6 +80,8 @@ func Builtin() []Pass {
 		{"fuse-matmul-add", "MatMul of a 2-D constant followed by Add of a constant becomes Gemm; a static N-D input is flattened to 2-D and the result reshaped back (Reshape pairs left around unary ops collapse)", fuseMatMulAdd},
 		{"fuse-layernorm", "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add becomes LayerNormalization (opset >= 17)", fuseLayerNorm},
 		{"fuse-gelu", "Div/Erf/Add/Mul/Mul becomes Gelu (opset >= 20)", fuseGelu},
+		{"fuse-rmsnorm", "Pow/ReduceMean/Add/Sqrt/Div(1, ·)/Mul/Mul (torch.onnx's RMSNorm) becomes RMSNormalization (opset >= 23)", fuseRMSNorm},
+		{"fuse-rotary", "x·Unsqueeze(Cos(Concat(f, f))) + rotate_half(x)·Unsqueeze(Sin(…)) (torch.onnx's rotate-half RoPE) becomes RotaryEmbedding (opset >= 23)", fuseRotary},
 		{"fuse-attention", "MatMul(Q, Kᵀ)·scale (+mask) → Softmax → MatMul(·, V), with its head split/merge Reshapes and Transposes, becomes Attention (opset >= 23)", fuseAttention},
 		{"eliminate-dead", "nodes whose outputs nothing uses, and unused initializers, removed", eliminateDead},
 	}

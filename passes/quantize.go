@@ -64,6 +64,11 @@ type QuantOptions struct {
 	Held [][]*canonical.Tensor
 	// Backend is the executor's GoMLX backend.
 	Backend string
+	// BlockSize (Int4 mode) is the number of weights along K that share a
+	// scale (0: DefaultBlockSize).
+	BlockSize int
+	// Format (Int4 mode) is how the weights are written ("": MatMulNBits).
+	Format Int4Format
 }
 
 // QuantReport is what Quantize did.
@@ -82,8 +87,42 @@ type QuantReport struct {
 	Top1   float64 `json:"top1"`
 	MaxAbs float64 `json:"max_abs"`
 	// MeanAbs is the mean absolute error over the float outputs.
-	MeanAbs float64        `json:"mean_abs"`
-	Final   *verify.Report `json:"-"`
+	MeanAbs float64 `json:"mean_abs"`
+	// BlockSize and Format of Int4 mode.
+	BlockSize int        `json:"block_size,omitempty"`
+	Format    Int4Format `json:"format,omitempty"`
+	// Steps are the logits' agreement at each step of a decoder verified
+	// over a prefill and decode steps.
+	Steps []StepAgreement `json:"steps,omitempty"`
+	Final *verify.Report  `json:"-"`
+}
+
+// StepAgreement is how a quantized decoder's logits agree with the float
+// model's at one step: their cosine similarity and the share of positions
+// whose top-1 token is the same.
+type StepAgreement struct {
+	Step   string  `json:"step"`
+	Cosine float64 `json:"cosine"`
+	Top1   float64 `json:"top1"`
+}
+
+// setFinal records the comparison of the quantized model with the float
+// one: the worst top-1 agreement, the largest errors, and per decode step
+// the logits' agreement.
+func (rep *QuantReport) setFinal(cmp *verify.Report) {
+	rep.Final = cmp
+	rep.MaxAbs, _ = errorOf(cmp)
+	for _, o := range cmp.Outputs {
+		if o.Classifier != nil && (rep.Top1 < 0 || o.Classifier.Top1 < rep.Top1) {
+			rep.Top1 = o.Classifier.Top1
+		}
+		if o.Float != nil {
+			rep.MeanAbs = math.Max(rep.MeanAbs, o.Float.MeanAbs)
+		}
+		if cmp.Decode != nil && o.Classifier != nil && o.Float != nil {
+			rep.Steps = append(rep.Steps, StepAgreement{Step: o.Name, Cosine: o.Float.Cosine, Top1: o.Classifier.Top1})
+		}
+	}
 }
 
 // Quantize rewrites the inputs of m's Conv, MatMul and Gemm nodes as int8
@@ -94,6 +133,9 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 	if m == nil || m.Graph == nil {
 		return nil, nil, fmt.Errorf("quantize: the model has no graph")
 	}
+	if opts.Mode == Int4 {
+		return quantizeInt4(ctx, m, opts)
+	}
 	opset := m.Opset("")
 	if opset < 10 {
 		return nil, nil, fmt.Errorf("quantize: the model imports ai.onnx opset %d; QuantizeLinear needs 10 (convert it first: onnxconv opset --opset 13)", opset)
@@ -102,7 +144,7 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 		opts.Mode = Static
 	}
 	if opts.Mode != Static && opts.Mode != Dynamic {
-		return nil, nil, fmt.Errorf("quantize: unknown mode %q (static or dynamic)", opts.Mode)
+		return nil, nil, fmt.Errorf("quantize: unknown mode %q (static, dynamic or int4)", opts.Mode)
 	}
 	if opts.PerChannel && opset < 13 {
 		return nil, nil, fmt.Errorf("quantize: per-channel weights need opset 13 (the model has %d)", opset)
@@ -217,15 +259,9 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 		n.SetInput(1, wq)
 		rep.Quantized++
 	}
-	if _, err := eliminateDead(c, Options{}); err != nil {
+	if err := tidyQuantized(c, rep); err != nil {
 		return fail(err)
 	}
-	order, err := g.TopoSort()
-	if err != nil {
-		return fail(err)
-	}
-	g.Nodes = order
-	rep.After = StatsOf(c)
 	// Accuracy on the held samples.
 	held := opts.Held
 	if held == nil {
@@ -237,18 +273,24 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 		if err != nil {
 			return fail(fmt.Errorf("running the quantized model: %w", err))
 		}
-		rep.Final = cmp
-		rep.MaxAbs, _ = errorOf(cmp)
-		for _, o := range cmp.Outputs {
-			if o.Classifier != nil && (rep.Top1 < 0 || o.Classifier.Top1 < rep.Top1) {
-				rep.Top1 = o.Classifier.Top1
-			}
-			if o.Float != nil {
-				rep.MeanAbs = math.Max(rep.MeanAbs, o.Float.MeanAbs)
-			}
-		}
+		rep.setFinal(cmp)
 	}
 	return c, rep, nil
+}
+
+// tidyQuantized removes what quantizing left unused (the float weights),
+// sorts the graph and records the result's size.
+func tidyQuantized(c *canonical.Model, rep *QuantReport) error {
+	if _, err := eliminateDead(c, Options{}); err != nil {
+		return err
+	}
+	order, err := c.Graph.TopoSort()
+	if err != nil {
+		return err
+	}
+	c.Graph.Nodes = order
+	rep.After = StatsOf(c)
+	return nil
 }
 
 // qdqStatic inserts QuantizeLinear/DequantizeLinear (uint8) for x with

@@ -55,13 +55,20 @@ func (r *FP16Report) WriteText(w io.Writer, in, out string) error {
 // agreement and errors when measured.
 func (r *QuantReport) WriteText(w io.Writer, out string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s int8 QDQ, %d nodes quantized; initializer bytes %s -> %s\n", out, r.Mode, r.Quantized,
+	form := string(r.Mode) + " int8 QDQ"
+	if r.Mode == Int4 {
+		form = fmt.Sprintf("int4 weights (%s, blocks of %d)", r.Format, r.BlockSize)
+	}
+	fmt.Fprintf(&b, "%s: %s, %d nodes quantized; initializer bytes %s -> %s\n", out, form, r.Quantized,
 		bytesize.Format(r.Before.Bytes), bytesize.Format(r.After.Bytes))
 	if r.Top1 >= 0 {
 		fmt.Fprintf(&b, "top-1 agreement with the float model: %.2f%%\n", 100*r.Top1)
 	}
 	if r.MaxAbs >= 0 {
 		fmt.Fprintf(&b, "max abs error %.3g, mean abs error %.3g\n", r.MaxAbs, r.MeanAbs)
+	}
+	for _, s := range r.Steps {
+		fmt.Fprintf(&b, "  %-20s cosine %.6f  top-1 %.2f%%\n", s.Step, s.Cosine, 100*s.Top1)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

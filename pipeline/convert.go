@@ -54,7 +54,8 @@ type Options struct {
 	Rename  map[string]string
 
 	// Optimize runs the graph passes (passes.Builtin, or the names in
-	// OptimizePasses) after import, before adaptation: each pass is
+	// OptimizePasses) after import, before adaptation (after it when
+	// Opset raises the opset, so that fusions may use its ops): each pass is
 	// checked on the executor and rolled back when it changes an output.
 	Optimize       bool
 	OptimizePasses []string
@@ -130,6 +131,13 @@ type VerifyOptions struct {
 	SaveInputs string
 	// Progress is called after each sample.
 	Progress func(done, total int)
+	// DecodeSteps is the number of decode steps a decoder with a KV cache
+	// is verified over after its prefill: 0 means verify.DefaultDecodeSteps,
+	// a negative number single calls with generated caches.
+	DecodeSteps int
+	// KVCache pairs the past inputs of a decoder with its present
+	// outputs; nil finds them by name (verify.DetectCaches).
+	KVCache []verify.CachePair
 }
 
 // Comparison is one verification of a result.
@@ -254,8 +262,12 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	if err != nil {
 		return c.res, err
 	}
+	// The passes run at the higher of the two opsets: before a
+	// downgrade, after an upgrade (a fusion into an op of the new opset,
+	// RMSNormalization or Attention at 23, needs the new opset).
+	upgrade := opts.Opset > 0 && int64(opts.Opset) > imported.Opset("")
 	source := imported
-	if opts.Optimize {
+	if opts.Optimize && !upgrade {
 		if source, err = c.optimize(ctx, imported); err != nil {
 			return c.res, err
 		}
@@ -263,6 +275,11 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	result, err := c.adapt(ctx, source)
 	if err != nil {
 		return c.res, err
+	}
+	if opts.Optimize && upgrade {
+		if result, err = c.optimize(ctx, result); err != nil {
+			return c.res, err
+		}
 	}
 	if result, err = c.reduce(ctx, result); err != nil {
 		return c.res, err

@@ -8,7 +8,9 @@ import (
 	"os"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/exporters/adapt"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/opset/convert"
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
@@ -112,6 +114,9 @@ func Float16(ctx context.Context, in, out string, fo passes.FP16Options, o Trans
 func Quantize(ctx context.Context, in, out string, qo passes.QuantOptions, calibration string, calibSamples int, o TransformOptions) (*passes.QuantReport, error) {
 	return transform(in, out, o, func(m *canonical.Model) (*canonical.Model, *passes.QuantReport, error) {
 		var err error
+		if qo.Mode == passes.Int4 {
+			return quantizeInt4(ctx, in, m, qo, o)
+		}
 		if calibration != "" {
 			if qo.Calibration, err = tensorio.LoadSamples(calibration, "input", verify.GraphInputs(m), false); err != nil {
 				return nil, nil, inputErr(fmt.Errorf("quantize: --calibration: %w", err))
@@ -130,19 +135,52 @@ func Quantize(ctx context.Context, in, out string, qo passes.QuantOptions, calib
 				return nil, nil, inputErr(fmt.Errorf("quantize: --inputs: %w", err))
 			}
 		}
-		res, rep, err := passes.Quantize(ctx, m, qo)
-		if err != nil {
-			return nil, nil, invalidErr(fmt.Errorf("quantize %s: %w", in, err))
-		}
-		if err := o.writeReport(rep); err != nil {
-			return res, rep, err
-		}
-		if !o.Unchecked && rep.Final != nil && !rep.Final.Equivalent {
-			return res, rep, invalidErr(fmt.Errorf("quantize %s: the result is not equivalent to the input within the int8 profile: %s; nothing was written (--no-verify writes it anyway)", in, rep.Final.Summary))
-		}
-		return res, rep, nil
+		return quantized(ctx, in, m, qo, o, "int8")
 	})
 }
+
+// quantized runs the quantizer, writes its report and refuses a result
+// that is not equivalent within profile (unless unchecked).
+func quantized(ctx context.Context, in string, m *canonical.Model, qo passes.QuantOptions, o TransformOptions, profile string) (*canonical.Model, *passes.QuantReport, error) {
+	res, rep, err := passes.Quantize(ctx, m, qo)
+	if err != nil {
+		return nil, nil, invalidErr(fmt.Errorf("quantize %s: %w", in, err))
+	}
+	if err := o.writeReport(rep); err != nil {
+		return res, rep, err
+	}
+	if !o.Unchecked && rep.Final != nil && !rep.Final.Equivalent {
+		return res, rep, invalidErr(fmt.Errorf("quantize %s: the result is not equivalent to the input within the %s profile: %s; nothing was written (--no-verify writes it anyway)", in, profile, rep.Final.Summary))
+	}
+	return res, rep, nil
+}
+
+// quantizeInt4 is Quantize in int4 mode: weight-only, so nothing is
+// calibrated; an int4 QDQ result needs opset 21, to which a model below it
+// is converted first.
+func quantizeInt4(ctx context.Context, in string, m *canonical.Model, qo passes.QuantOptions, o TransformOptions) (*canonical.Model, *passes.QuantReport, error) {
+	var err error
+	if o.Inputs != "" {
+		if qo.Held, err = tensorio.LoadSamples(o.Inputs, "input", verify.GraphInputs(m), false); err != nil {
+			return nil, nil, inputErr(fmt.Errorf("quantize: --inputs: %w", err))
+		}
+	}
+	if qo.Format == passes.Int4QDQ && m.Opset("") > 0 && m.Opset("") < int4QDQOpset {
+		up, err := m.Clone()
+		if err != nil {
+			return nil, nil, fmt.Errorf("quantize %s: %w", in, err)
+		}
+		defer func() { _ = up.Close() }()
+		if _, err := adapt.Opset(up, convert.Options{To: int4QDQOpset}); err != nil {
+			return nil, nil, invalidErr(fmt.Errorf("quantize %s: int4 QDQ needs opset %d: %w", in, int4QDQOpset, err))
+		}
+		m = up
+	}
+	return quantized(ctx, in, m, qo, o, "int4")
+}
+
+// int4QDQOpset is the opset of INT4 and blockwise DequantizeLinear.
+const int4QDQOpset = 21
 
 // transform loads in (refusing an out that would replace it without
 // Force), runs fn and saves its result to out when fn succeeds.

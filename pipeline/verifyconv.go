@@ -24,8 +24,21 @@ func (v *VerifyOptions) options() verify.Options {
 		Samples: v.Samples, Profile: v.Profile, RTol: v.RTol, ATol: v.ATol,
 		ByOrder: v.ByOrder, Bisect: v.Bisect, BisectBatch: v.BisectBatch,
 		Backend: v.Backend, Threads: v.Threads, Progress: v.Progress,
-		Gen: verify.GenOptions{Seed: v.Seed, Distribution: v.Distribution, Dims: v.Dims, Ranges: v.Ranges},
+		Gen:    verify.GenOptions{Seed: v.Seed, Distribution: v.Distribution, Dims: v.Dims, Ranges: v.Ranges},
+		Decode: v.decode(),
 	}
+}
+
+// decode returns the decode-loop options of a decoder with a KV cache.
+func (v *VerifyOptions) decode() *verify.Decode {
+	steps := v.DecodeSteps
+	switch {
+	case steps < 0:
+		return nil
+	case steps == 0:
+		steps = verify.DefaultDecodeSteps
+	}
+	return &verify.Decode{Steps: steps, Caches: v.KVCache}
 }
 
 // verify compares the result with its source, as the source's own
@@ -311,11 +324,22 @@ func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.T
 		return s, inputs, nil
 	}
 	gen := vo.options().Gen
-	gen.Dims = defaultDims(m, vo.Dims, c.logf)
 	n := max(vo.Samples, 1)
 	var out [][]*canonical.Tensor
+	dec := vo.decode()
+	isDecoder := dec.Applies(m)
+	if !isDecoder {
+		gen.Dims = defaultDims(m, vo.Dims, c.logf)
+	}
 	for k := range n {
-		s, err := verify.GenerateInputs(m, gen, k)
+		var s []*canonical.Tensor
+		var err error
+		if isDecoder {
+			// A decoder with a KV cache: a prefill, then decode steps.
+			s, err = verify.PrefillInputs(m, dec, gen, k)
+		} else {
+			s, err = verify.GenerateInputs(m, gen, k)
+		}
 		if err != nil {
 			return nil, "", inputErr(fmt.Errorf("%s: generating verification inputs: %w (give --inputs DIR, or --dim NAME=N)", c.in, err))
 		}

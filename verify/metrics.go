@@ -152,8 +152,13 @@ type accumulator struct {
 	relSeen            bool
 	driftRef, driftCnd []float64
 	top1, top5, rows   int64
-	samples, sample    int
-	noDrift            bool
+	// classes is the class count of a classifier output; lastAxis
+	// reads any output of rank 2 or more as rows of classes along its
+	// last axis (a decoder's logits [batch, positions, vocabulary]).
+	classes         int
+	lastAxis        bool
+	samples, sample int
+	noDrift         bool
 	// scale is the largest finite |ref| seen (the output's scale); the
 	// absolute tolerance scales with it (Tolerance.ATolScale).
 	scale float64
@@ -440,8 +445,13 @@ func (a *accumulator) addFloat(ref, cand *canonical.Tensor) error {
 			}
 		}
 	}
-	if !complexT && len(ref.Dims) == 2 && ref.Dims[1] > 1 {
+	switch {
+	case complexT:
+	case len(ref.Dims) == 2 && ref.Dims[1] > 1:
 		a.addClassifier(va, vb, int(ref.Dims[0]), int(ref.Dims[1]))
+	case a.lastAxis && len(ref.Dims) > 2 && ref.Dims[len(ref.Dims)-1] > 1:
+		c := int(ref.Dims[len(ref.Dims)-1])
+		a.addClassifier(va, vb, len(va)/c, c)
 	}
 	return nil
 }
@@ -449,6 +459,7 @@ func (a *accumulator) addFloat(ref, cand *canonical.Tensor) error {
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 func (a *accumulator) addClassifier(va, vb []float64, rows, classes int) {
+	a.classes = classes
 	for r := 0; r < rows; r++ {
 		ra, rb := va[r*classes:(r+1)*classes], vb[r*classes:(r+1)*classes]
 		ta, tb := topK(ra, 5), topK(rb, 5)
@@ -495,8 +506,8 @@ func (a *accumulator) finish() {
 		r.Ratio = e.WorstRatio
 	}
 	if a.rows > 0 && r.Float == nil {
-		r.Classifier = &ClassifierMetrics{Rows: a.rows, Classes: r.Shape[1], Top1: float64(a.top1) / float64(a.rows)}
-		if r.Shape[1] > 5 {
+		r.Classifier = &ClassifierMetrics{Rows: a.rows, Classes: int64(a.classes), Top1: float64(a.top1) / float64(a.rows)}
+		if a.classes > 5 {
 			t5 := float64(a.top5) / float64(a.rows)
 			r.Classifier.Top5 = &t5
 		}
@@ -522,8 +533,8 @@ func (a *accumulator) finish() {
 			r.Drift = fitDrift(a.driftRef, a.driftCnd)
 		}
 		if a.rows > 0 {
-			c := &ClassifierMetrics{Rows: a.rows, Classes: r.Shape[1], Top1: float64(a.top1) / float64(a.rows)}
-			if r.Shape[1] > 5 {
+			c := &ClassifierMetrics{Rows: a.rows, Classes: int64(a.classes), Top1: float64(a.top1) / float64(a.rows)}
+			if a.classes > 5 {
 				t5 := float64(a.top5) / float64(a.rows)
 				c.Top5 = &t5
 			}

@@ -31,10 +31,13 @@ type Report struct {
 	Inputs     []InputInfo     `json:"inputs"`
 	Outputs    []*OutputResult `json:"outputs"`
 	// Unmatched lists outputs of A without a counterpart in B.
-	Unmatched  []string   `json:"unmatched"`
-	Bisect     *Bisection `json:"bisect,omitempty"`
-	Notes      []string   `json:"notes"`
-	DurationMS float64    `json:"duration_ms"`
+	Unmatched []string   `json:"unmatched"`
+	Bisect    *Bisection `json:"bisect,omitempty"`
+	// Decode says how a decoder with a KV cache was verified; nil for
+	// single calls.
+	Decode     *DecodeInfo `json:"decode,omitempty"`
+	Notes      []string    `json:"notes"`
+	DurationMS float64     `json:"duration_ms"`
 }
 
 // SideInfo describes one side of the comparison.
@@ -189,7 +192,7 @@ func (r *Report) summary() string {
 	}
 	var b strings.Builder
 	if r.Equivalent {
-		fmt.Fprintf(&b, "equivalent: %d output(s) within tolerance over %d sample(s)", len(r.Outputs), r.Samples)
+		fmt.Fprintf(&b, "equivalent: %d output(s) within tolerance over %d sample(s)%s", len(r.Outputs), r.Samples, r.Decode.phrase())
 	} else {
 		fmt.Fprintf(&b, "not equivalent: %d of %d output(s) differ", failed, len(r.Outputs))
 		if len(r.Unmatched) > 0 {

@@ -64,7 +64,7 @@ func (r *Report) WriteSummary(w io.Writer, what string) error {
 	if !r.Equivalent {
 		verdict = "NOT EQUIVALENT"
 	}
-	fmt.Fprintf(&b, "verify %s: %s (%d output(s), %d sample(s))\n", what, verdict, len(r.Outputs), r.Samples)
+	fmt.Fprintf(&b, "verify %s: %s (%d output(s), %d sample(s)%s)\n", what, verdict, len(r.Outputs), r.Samples, r.Decode.phrase())
 	if r.Samples == 1 && r.Options.InputSource == "generated" {
 		fmt.Fprintf(&b, "  warning: one sample only: a single input can agree by chance; use --samples N (or --inputs with more)\n")
 	}

@@ -100,6 +100,9 @@ type Options struct {
 	Progress func(done, total int)
 	// InputSource describes where Inputs came from, for the report.
 	InputSource string
+	// Decode verifies a decoder with a KV cache over a prefill and decode
+	// steps (see Decode); nil, or Steps 0, compares single calls.
+	Decode *Decode
 	// Values are the input samples of a model whose inputs or outputs are
 	// sequences or optionals (see HasValues), which is compared value by
 	// value; Inputs is then not used.
@@ -160,9 +163,46 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 		defer closeB()
 	}
 
+	inA := GraphInputs(a.Model)
+	var mapB []int // B's input i takes A's input mapB[i]
+	if b.Expected == nil {
+		if mapB, err = matchInputs(inA, GraphInputs(b.Model), opts.ByOrder); err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+	}
+
+	// Output pairing.
+	outA := names(a.Model.Graph.Outputs)
+	var outB []string
+	if b.Model != nil {
+		outB = names(b.Model.Graph.Outputs)
+	} else {
+		outB = outA
+	}
+	pairs, unmatched := matchOutputs(outA, outB, opts.ByOrder)
+	if unmatched != nil {
+		rep.Unmatched = unmatched
+	}
+	if b.Expected == nil && opts.Decode.Applies(a.Model) {
+		run := func(ctx context.Context, in []*canonical.Tensor, side int) ([]*canonical.Tensor, error) {
+			if side == 0 {
+				return ra.Run(ctx, in)
+			}
+			inB, err := inputsForB(in, mapB, GraphInputs(b.Model))
+			if err != nil {
+				return nil, err
+			}
+			return rb.Run(ctx, inB)
+		}
+		if err := compareDecode(ctx, a, b, opts, rep, run, pairs, outA, outB); err != nil {
+			return nil, err
+		}
+		rep.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+		rep.Summary = rep.summary()
+		return rep, nil
+	}
 	// Inputs.
 	samples := opts.Inputs
-	inA := GraphInputs(a.Model)
 	if samples == nil {
 		k := opts.Samples
 		if b.Expected != nil {
@@ -192,25 +232,6 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 	for i, v := range inA {
 		t := samples[0][i]
 		rep.Inputs = append(rep.Inputs, InputInfo{Name: v.Name, DType: canonical.ElemTypeName(t.DataType), Shape: nonNil(t.Dims)})
-	}
-	var mapB []int // B's input i takes A's input mapB[i]
-	if b.Expected == nil {
-		if mapB, err = matchInputs(inA, GraphInputs(b.Model), opts.ByOrder); err != nil {
-			return nil, fmt.Errorf("verify: %w", err)
-		}
-	}
-
-	// Output pairing.
-	outA := names(a.Model.Graph.Outputs)
-	var outB []string
-	if b.Model != nil {
-		outB = names(b.Model.Graph.Outputs)
-	} else {
-		outB = outA
-	}
-	pairs, unmatched := matchOutputs(outA, outB, opts.ByOrder)
-	if unmatched != nil {
-		rep.Unmatched = unmatched
 	}
 	accs := make([]*accumulator, len(pairs))
 
@@ -254,17 +275,7 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 			opts.Progress(si+1, len(samples))
 		}
 	}
-	rep.Equivalent = len(unmatched) == 0 && len(pairs) > 0
-	for _, acc := range accs {
-		if acc == nil {
-			continue
-		}
-		acc.finish()
-		rep.Outputs = append(rep.Outputs, acc.res)
-		if !acc.res.Pass {
-			rep.Equivalent = false
-		}
-	}
+	rep.finishOutputs(len(unmatched) == 0 && len(pairs) > 0, accs)
 	if len(unmatched) > 0 && !opts.ByOrder && len(outA) == len(outB) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("outputs matched by name; B's outputs are named %s: use --by-order to match them by position",
 			strings.Join(outB, ", ")))
@@ -294,6 +305,23 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 	rep.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	rep.Summary = rep.summary()
 	return rep, nil
+}
+
+// finishOutputs adds the outputs of the accumulators to the report and
+// sets the verdict: paired (every output has a counterpart) and every one
+// passed.
+func (rep *Report) finishOutputs(paired bool, accs []*accumulator) {
+	rep.Equivalent = paired
+	for _, acc := range accs {
+		if acc == nil {
+			continue
+		}
+		acc.finish()
+		rep.Outputs = append(rep.Outputs, acc.res)
+		if !acc.res.Pass {
+			rep.Equivalent = false
+		}
+	}
 }
 
 func nonNil(d []int64) []int64 {

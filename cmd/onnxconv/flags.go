@@ -28,6 +28,8 @@ type verifyFlags struct {
 	saveInputs       string
 	samples          int
 	threads          int
+	decodeSteps      int
+	kvCache          []string
 	fs               *pflag.FlagSet
 }
 
@@ -48,6 +50,7 @@ func (f *verifyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.saveInputs, "save-inputs", "", "write the generated verification inputs to this folder (repeat the run with --inputs)")
 	fs.IntVar(&f.samples, "samples", 2, "number of generated input samples")
 	fs.IntVar(&f.threads, "threads", 0, "executor kernel threads (0: all cores; results do not depend on it)")
+	registerDecode(fs, &f.decodeSteps, &f.kvCache)
 }
 
 // options returns the verification options, or nil when the run does not
@@ -93,6 +96,9 @@ func (f *verifyFlags) options(changed bool) (*pipeline.VerifyOptions, error) {
 		}
 		o.ATol = &f.atol
 	}
+	if err := setDecode(o, f.decodeSteps, f.kvCache); err != nil {
+		return nil, err
+	}
 	var err error
 	if o.Dims, err = pipeline.ParseDims(f.dims); err != nil {
 		return nil, err
@@ -101,6 +107,34 @@ func (f *verifyFlags) options(changed bool) (*pipeline.VerifyOptions, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// registerDecode registers --decode-steps and --kv-cache (convert, opset,
+// verify).
+func registerDecode(fs *pflag.FlagSet, steps *int, kvCache *[]string) {
+	fs.IntVar(steps, "decode-steps", verify.DefaultDecodeSteps, "a decoder with a KV cache (past*/present*) is verified over a prefill and this many decode steps, each feeding its caches back (0: one call with generated caches)")
+	fs.StringArrayVar(kvCache, "kv-cache", nil, "declare a KV cache a decoder feeds back, PAST_INPUT=PRESENT_OUTPUT (repeatable; default: found by name, past_key_values.N.key=present.N.key)")
+}
+
+// setDecode sets the decode-loop options of o from --decode-steps and
+// --kv-cache.
+func setDecode(o *pipeline.VerifyOptions, steps int, kvCache []string) error {
+	switch {
+	case steps < 0:
+		return errors.New("--decode-steps must not be negative")
+	case steps == 0:
+		o.DecodeSteps = -1
+	default:
+		o.DecodeSteps = steps
+	}
+	for _, kv := range kvCache {
+		past, present, ok := strings.Cut(kv, "=")
+		if !ok || past == "" || present == "" {
+			return fmt.Errorf("--kv-cache %q: want PAST_INPUT=PRESENT_OUTPUT, e.g. past_key_values.0.key=present.0.key", kv)
+		}
+		o.KVCache = append(o.KVCache, verify.CachePair{Past: past, Present: present})
+	}
+	return nil
 }
 
 // opsetFlags are the opset options of convert and opset.

@@ -20,6 +20,8 @@ func newVerifyCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 		execThreads                    int
 		runtimeList                    string
 		samples, bisectBatch, threads  int
+		decodeSteps                    int
+		kvCache                        []string
 		seed                           uint64
 		rtol, atol                     float64
 		dims, reports                  []string
@@ -95,6 +97,9 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 			if opts.Dims, err = pipeline.ParseDims(dims); err != nil {
 				return badInput(fmt.Errorf("verify: %w", err))
 			}
+			if err := setDecode(&opts.VerifyOptions, decodeSteps, kvCache); err != nil {
+				return badInput(fmt.Errorf("verify: %w", err))
+			}
 			pr := cmdProgress(stderr, quiet)
 			defer pr.close()
 			opts.Progress, opts.LoadProgress = pr.samples, pr.bytes
@@ -135,5 +140,6 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 	f.StringVar(&runtimeList, "runtime", "", "runtime of both sides, or A's and B's separated by a comma: executor (default), onnxruntime, or any runtime plugin")
 	f.IntVar(&threads, "runtime-threads", 0, "intra-op threads of plugin runtimes (0: the runtime chooses)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing; the exit code tells")
+	registerDecode(f, &decodeSteps, &kvCache)
 	return cmd
 }

@@ -1,0 +1,229 @@
+package ortnode
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxtext"
+	"github.com/onnxconv/onnxconv/exporters/adapt"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/opset/convert"
+	"github.com/onnxconv/onnxconv/passes"
+	"github.com/onnxconv/onnxconv/runtimes"
+	"github.com/onnxconv/onnxconv/verify"
+	"github.com/onnxconv/onnxconv/verify/tensorio"
+)
+
+// TestDecodesLikeTorch runs the decoder fixtures (fixtures/decoders, made
+// by torch 1.13) in ONNX Runtime over torch's prompt and its 3 greedy
+// tokens, each step's present.* fed back as past_key_values.*, and holds
+// every step's logits to the ones torch computed.
+func TestDecodesLikeTorch(t *testing.T) {
+	r := testRuntime(t)
+	for _, name := range []string{"llama", "gpt2"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(testpaths.RepoRoot(t), "fixtures", "decoders", name)
+			path := filepath.Join(dir, "model.onnx")
+			m, err := canonical.Load(path, canonical.LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			var ids, want []*canonical.Tensor
+			for step := 0; step <= 3; step++ {
+				d := filepath.Join(dir, "torch", fmt.Sprintf("step%d", step))
+				id, err := tensorio.ReadNpyFile(filepath.Join(d, "input_ids.npy"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				l, err := tensorio.ReadNpyFile(filepath.Join(d, "logits.npy"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids, want = append(ids, id), append(want, l)
+			}
+			first, err := verify.PrefillInputs(m, &verify.Decode{Steps: 3, Prompt: int(ids[0].Dims[1])}, verify.GenOptions{}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for i, v := range verify.GraphInputs(m) {
+				names = append(names, v.Name)
+				if v.Name == "input_ids" {
+					first[i] = ids[0]
+				}
+			}
+			var tokens [][]int64
+			for _, id := range ids[1:] {
+				v, err := id.Int64s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				tokens = append(tokens, v)
+			}
+			sess, err := r.Open(context.Background(), path, runtimes.OpenOptions{InputNames: names, Threads: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			outs, err := verify.RunDecode(context.Background(), sess, m, nil, first, tokens)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for step, y := range outs {
+				a, err := y[0].Float64s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := want[step].Float64s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(a) != len(b) {
+					t.Fatalf("step %d: logits %v, torch's %v", step, y[0].Dims, want[step].Dims)
+				}
+				d, s := 0.0, 0.0
+				for i := range a {
+					d, s = math.Max(d, math.Abs(a[i]-b[i])), math.Max(s, math.Abs(b[i]))
+				}
+				if d > 1e-4*s {
+					t.Errorf("step %d: ONNX Runtime's logits differ from torch's by %.3g (scale %.3g)", step, d, s)
+				}
+			}
+		})
+	}
+}
+
+// TestInt4DecodersRunInORT quantizes the decoder fixtures' MatMul weights
+// to int4 (blocks of 32) in both forms — ONNX Runtime's MatMulNBits and
+// standard INT4 with blockwise DequantizeLinear at opset 21 — and runs
+// each in ONNX Runtime over a prefill and 3 decode steps against the float
+// model, also in ONNX Runtime: within the int4 profile, with the logits'
+// cosine and top-1 agreement per step logged.
+func TestInt4DecodersRunInORT(t *testing.T) {
+	r := testRuntime(t)
+	ctx := context.Background()
+	for _, name := range []string{"llama", "gpt2"} {
+		for _, format := range []passes.Int4Format{passes.MatMulNBits, passes.Int4QDQ} {
+			t.Run(name+"/"+string(format), func(t *testing.T) {
+				dir := t.TempDir()
+				src := filepath.Join(testpaths.RepoRoot(t), "fixtures", "decoders", name, "model.onnx")
+				m, err := canonical.Load(src, canonical.LoadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				if format == passes.Int4QDQ {
+					if _, err := adapt.Opset(m, convert.Options{To: 21}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				q, rep, err := passes.Quantize(ctx, m, passes.QuantOptions{Mode: passes.Int4, Format: format})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer q.Close()
+				if rep.Quantized == 0 {
+					t.Fatal("no MatMul was quantized")
+				}
+				floatPath, qPath := filepath.Join(dir, "float.onnx"), filepath.Join(dir, "int4.onnx")
+				for path, mm := range map[string]*canonical.Model{floatPath: m, qPath: q} {
+					if err := canonical.Save(path, mm, canonical.SaveOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var names []string
+				for _, v := range verify.GraphInputs(m) {
+					names = append(names, v.Name)
+				}
+				open := func(path string) runtimes.Session {
+					s, err := r.Open(ctx, path, runtimes.OpenOptions{InputNames: names, Threads: 1})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { _ = s.Close() })
+					return s
+				}
+				cmp, err := verify.Compare(ctx, &verify.Side{Name: "float in ORT", Model: m, Runner: open(floatPath)},
+					&verify.Side{Name: "int4 in ORT", Model: q, Runner: open(qPath)},
+					verify.Options{Profile: "int4", Decode: &verify.Decode{Steps: 3}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !cmp.Equivalent || cmp.Decode == nil {
+					t.Errorf("not equivalent within int4: %s", cmp.Summary)
+				}
+				steps := 0
+				for _, o := range cmp.Outputs {
+					if o.Classifier == nil || o.Float == nil {
+						continue
+					}
+					steps++
+					t.Logf("%s: cosine %.6f, top-1 %.3f", o.Name, o.Float.Cosine, o.Classifier.Top1)
+					if o.Float.Cosine < 0.99 || o.Classifier.Top1 < 0.8 {
+						t.Errorf("%s: cosine %.4f, top-1 %.2f: want >= 0.99 and >= 0.8", o.Name, o.Float.Cosine, o.Classifier.Top1)
+					}
+				}
+				if steps != 4 {
+					t.Errorf("%d logits compared, want the prefill's and 3 steps'", steps)
+				}
+			})
+		}
+	}
+}
+
+// TestMatMulNBitsLikeORT runs one com.microsoft MatMulNBits node — K 40
+// in blocks of 16 (the last one padded), packed uint8 zero points and a
+// bias — on the executor and in ONNX Runtime, which defines the op.
+func TestMatMulNBitsLikeORT(t *testing.T) {
+	r := testRuntime(t)
+	const K, N, block, blocks = 40, 5, 16, 3
+	rng := rand.New(rand.NewPCG(1, 2))
+	list := func(n int, f func() string) string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = f()
+		}
+		return strings.Join(s, ", ")
+	}
+	byteVal := func() string { return strconv.Itoa(rng.IntN(256)) }
+	floatVal := func() string { return strconv.FormatFloat(rng.Float64()*0.2+0.01, 'g', 6, 64) }
+	src := fmt.Sprintf(`<ir_version: 9, opset_import: ["" : 17, "com.microsoft" : 1]>
+g (float[2,3,%d] a) => (float[2,3,%d] y)
+  <uint8[%d,%d,%d] b = {%s}, float[%d] s = {%s}, uint8[%d] zp = {%s}, float[%d] bias = {%s}>
+{
+  y = com.microsoft.MatMulNBits <K: int = %d, N: int = %d, bits: int = 4, block_size: int = %d> (a, b, s, zp, , bias)
+}`, K, N, N, blocks, block/2, list(N*blocks*block/2, byteVal), N*blocks, list(N*blocks, floatVal),
+		N*2, list(N*2, byteVal), N, list(N, floatVal), K, N, block)
+	mp, err := onnxtext.Parse("matmulnbits", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := canonical.FromProto(mp, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.onnx")
+	if err := canonical.Save(path, m, canonical.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Open(context.Background(), path, runtimes.OpenOptions{InputNames: []string{"a"}, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rep, err := verify.Compare(context.Background(), &verify.Side{Name: "onnxruntime", Model: m, Runner: s}, verify.ModelSide("executor", m), verify.Options{Samples: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Equivalent {
+		t.Errorf("the executor's MatMulNBits differs from ONNX Runtime's: %s", rep.Summary)
+	}
+}
