@@ -22,7 +22,7 @@ import (
 func (v *VerifyOptions) options() verify.Options {
 	return verify.Options{
 		Samples: v.Samples, Profile: v.Profile, RTol: v.RTol, ATol: v.ATol,
-		ByOrder: v.ByOrder, Bisect: v.Bisect, BisectBatch: v.BisectBatch,
+		ByOrder: v.ByOrder, Bisect: v.Bisect, BisectBatch: v.BisectBatch, Map: v.Map,
 		Backend: v.Backend, Threads: v.Threads, Progress: v.Progress,
 		Gen: verify.GenOptions{Seed: v.Seed, Distribution: v.Distribution, Dims: v.Dims, Ranges: v.Ranges},
 	}

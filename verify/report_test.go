@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -170,6 +171,12 @@ var consoleError = regexp.MustCompile(`Uncaught|:CONSOLE[:(]|CONSOLE\(\d+\)|Refu
 // and the console errors found in its log.
 func renderHTML(t *testing.T, chromium, path string) ([]byte, []string) {
 	t.Helper()
+	return renderHTMLSize(t, chromium, path, 1200, 900)
+}
+
+// renderHTMLSize is renderHTML in a window of w×h pixels.
+func renderHTMLSize(t *testing.T, chromium, path string, w, h int) ([]byte, []string) {
+	t.Helper()
 	dir := t.TempDir()
 	shot := filepath.Join(dir, "shot.png")
 	abs, err := filepath.Abs(path)
@@ -181,7 +188,7 @@ func renderHTML(t *testing.T, chromium, path string) ([]byte, []string) {
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
 		"--user-data-dir="+filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0",
-		"--screenshot="+shot, "--window-size=1200,900", "file://"+abs)
+		"--screenshot="+shot, fmt.Sprintf("--window-size=%d,%d", w, h), "file://"+abs)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr

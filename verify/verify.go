@@ -87,8 +87,12 @@ type Options struct {
 	// Bisect looks for the first node of A whose output diverges.
 	Bisect bool
 	// BisectBatch is the number of values captured per run while
-	// bisecting (default 64).
+	// bisecting (default 64), and while building the error map.
 	BisectBatch int
+	// Map builds the whole-graph error map (package errmap): every node
+	// output of B compared with its counterpart in A, on the first
+	// sample, ranked by where the error starts.
+	Map bool
 
 	// Backend is the GoMLX backend for sides run by the built-in
 	// executor ("" for the default).
@@ -289,6 +293,11 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 				}
 				rep.Bisect = bis
 			}
+		}
+	}
+	if opts.Map {
+		if err := buildMap(ctx, rep, a, b, ra, rb, samples[0], mapB, &opts); err != nil {
+			return nil, err
 		}
 	}
 	rep.DurationMS = float64(time.Since(start).Microseconds()) / 1000
