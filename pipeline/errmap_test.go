@@ -3,11 +3,15 @@ package pipeline
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
+	tfjsimp "github.com/onnxconv/onnxconv/importers/tfjs"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/runtimes/node"
 	"github.com/onnxconv/onnxconv/runtimes/ortnode"
@@ -45,11 +49,7 @@ func plantInResult(t *testing.T, n int) (string, string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		scaled := make([]byte, len(raw))
-		for i := 0; i+4 <= len(raw); i += 4 {
-			binary.LittleEndian.PutUint32(scaled[i:], math.Float32bits(1.5*math.Float32frombits(binary.LittleEndian.Uint32(raw[i:]))))
-		}
-		w.SetBytes(scaled)
+		w.SetBytes(scaled(raw, 1.5))
 		node = nd.Name
 		break
 	}
@@ -100,5 +100,105 @@ func TestMapPlantedOpsetConversion(t *testing.T) {
 			}
 			t.Logf("%s; %d compared, %d unmatched; A %s", m.Summary(), m.Compared, m.Unmatched, rep.A.ComputedBy)
 		})
+	}
+}
+
+// scaled returns the float32 data raw multiplied by f.
+func scaled(raw []byte, f float32) []byte {
+	out := make([]byte, len(raw))
+	for i := 0; i+4 <= len(raw); i += 4 {
+		binary.LittleEndian.PutUint32(out[i:], math.Float32bits(f*math.Float32frombits(binary.LittleEndian.Uint32(raw[i:]))))
+	}
+	return out
+}
+
+// plantingImporter is an importer with a bug planted: it scales by 1.5
+// the weight of the n-th Conv of the model it imports that holds a source
+// tensor (one the source's runtime can compute), and names it in planted.
+type plantingImporter struct {
+	importers.Importer
+	n       int
+	planted *string
+}
+
+func (p plantingImporter) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
+	r, err := p.Importer.Import(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	m := r.Model
+	prov, err := canonical.SourceTensors(m)
+	if err != nil {
+		return nil, err
+	}
+	order, err := m.Graph.TopoSort()
+	if err != nil {
+		return nil, err
+	}
+	n := p.n
+	for _, nd := range order {
+		if _, ok := prov[nd.Outputs[0].Name]; nd.OpType != "Conv" || !ok || len(nd.Inputs) < 2 || nd.Inputs[1].Const == nil {
+			continue
+		}
+		if n--; n == 0 {
+			w := nd.Inputs[1].Const
+			raw, err := w.Bytes()
+			if err != nil {
+				return nil, err
+			}
+			w.SetBytes(scaled(raw, 1.5))
+			*p.planted = nd.Name
+			return r, nil
+		}
+	}
+	m.Close()
+	return nil, fmt.Errorf("%s: fewer than %d Conv nodes with a source tensor", path, p.n)
+}
+
+// A TF.js graph model (the emotion classifier of vladmandic/human, 26
+// nodes) converted by an importer that scales one Conv weight by 1.5:
+// convert --map, against TF.js itself (the tensors of the source's own
+// nodes, laid back from NHWC by the provenance the importer recorded),
+// ranks that Conv first, on the executor and in ONNX Runtime.
+func TestMapPlantedTFJS(t *testing.T) {
+	_, modules := testpaths.Node(t, "@tensorflow/tfjs")
+	t.Setenv(node.EnvNodeModules, modules)
+	src := testpaths.Shared(t, "models", "tfjs_graph", "human_emotion", "emotion.json")
+	var planted string
+	reg, err := importers.NewRegistry(plantingImporter{Importer: tfjsimp.New(), n: 3, planted: &planted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := builtins()
+	env.Importers = reg
+	out := filepath.Join(t.TempDir(), "emotion.onnx")
+	res, err := Convert(context.Background(), src, out, Options{Env: env, Verify: &VerifyOptions{Samples: 1, Map: true}})
+	// (The classifier's output may stay within tolerance: the map
+	// still finds the planted weight inside.)
+	var ne *NotEquivalentError
+	if err != nil && !errors.As(err, &ne) {
+		t.Fatalf("err %v (planted %q)", err, planted)
+	}
+	for _, cmp := range res.Comparisons {
+		mp := cmp.Report.Map
+		if mp == nil {
+			t.Errorf("%s: no map: %q", cmp.What, cmp.Report.Notes)
+			continue
+		}
+		first := mp.Nodes[mp.Ranked[0]]
+		if first.Node != planted || !first.Jump {
+			t.Errorf("%s: ranked first %s (%s, jump %v), want %s: %s", cmp.What, first.Node, first.OpType, first.Jump, planted, mp.Summary())
+		}
+		// Upstream of it, TF.js and the result agree on every compared
+		// tensor, layouts undone.
+		for _, x := range mp.Nodes[:first.Index] {
+			if x.Status == "diverged" {
+				t.Errorf("%s: %s (%s), upstream of the planted node, diverged: ratio %g", cmp.What, x.Node, x.OpType, x.Ratio)
+			}
+		}
+		if mp.Compared < 15 {
+			t.Errorf("%s: %d nodes compared, %d unmatched: the source tensors were not followed", cmp.What, mp.Compared, mp.Unmatched)
+		}
+		t.Logf("%s: %s; %d compared, %d unmatched", cmp.What, mp.Summary(), mp.Compared, mp.Unmatched)
 	}
 }

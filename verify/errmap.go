@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,6 +29,10 @@ func buildMap(ctx context.Context, rep *Report, a, b *Side, ra, rb Runner, in []
 	}
 	m, err := errmap.Build(ctx, errmap.Side{Model: a.Model, Runner: ca, Inputs: in}, errmap.Side{Model: b.Model, Runner: cb, Inputs: inB},
 		errmap.Options{Tolerance: opts.mapTolerance, Batch: opts.BisectBatch})
+	if errors.Is(err, ErrNoCapture) {
+		rep.Notes = append(rep.Notes, "no error map: "+err.Error())
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}

@@ -3,11 +3,11 @@
 // of the source, each side computed by its own runtime, and the nodes are
 // ranked so that the node where the error starts comes first.
 //
-// A result tensor matches the source tensor of the same name, or the one
-// its node's provenance names (metadata_props MetaSource, written by the
-// importers), laid out back with MetaPerm when the importer changed the
-// layout (NHWC to NCHW). Integer tensors are compared in quantization
-// steps. The map is computed on one input sample.
+// A result tensor matches the source model's value of the same name; a
+// source computed by another framework hands out the tensor its importer
+// recorded for that value, laid out back as the imported model holds it
+// (canonical.SourceTensors; runtimes). Integer tensors are compared in
+// quantization steps. The map is computed on one input sample.
 //
 // The package knows no runtime: the sides are Runners that hand out
 // values by name (the executor, ONNX Runtime through a copy of the model
@@ -20,29 +20,21 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-)
-
-// Node metadata keys of the provenance an importer records on each ONNX
-// node it writes.
-const (
-	// MetaSource names, for each output of the node (comma separated,
-	// empty for none), the source tensor it computes.
-	MetaSource = "onnxconv.source_tensor"
-	// MetaSourceOp is the source op (type and name) the node came from.
-	MetaSourceOp = "onnxconv.source_op"
-	// MetaPerm is the permutation that takes the source tensor to the
-	// result's layout ("0,3,1,2": NHWC source, NCHW result).
-	MetaPerm = "onnxconv.source_perm"
 )
 
 // Runner hands out the values named (graph inputs, initializers, node
 // outputs of the main graph) for one sample.
 type Runner interface {
 	RunCapture(ctx context.Context, inputs []*canonical.Tensor, names []string) (map[string]*canonical.Tensor, error)
+}
+
+// Provider is a source Runner that hands out only some of its model's
+// values (a runtime that computes the source tensors the importer
+// recorded): the others are unmatched.
+type Provider interface {
+	Provides(name string) bool
 }
 
 // Side is one side of the map: a model, what computes it, and its inputs
@@ -89,11 +81,9 @@ type NodeError struct {
 	Node   string `json:"node"`
 	OpType string `json:"op_type"`
 	// Output is the compared output (the worst one when several), and
-	// SourceTensor its counterpart in the source; SourceOp the source op
-	// recorded by the importer.
+	// SourceTensor its counterpart in the source (the same name).
 	Output       string `json:"output"`
 	SourceTensor string `json:"source_tensor,omitempty"`
-	SourceOp     string `json:"source_op,omitempty"`
 	// Status: "match", "diverged", "unmatched" (no counterpart in the
 	// source), "not_compared" (shapes or element counts differ; Detail).
 	Status string `json:"status"`
@@ -106,8 +96,9 @@ type NodeError struct {
 	// Ratio is the worst element's error over its tolerance (> 1:
 	// beyond tolerance).
 	Ratio float64 `json:"ratio"`
-	// InputRatio is the worst Ratio of the node's compared inputs (0 for
-	// graph inputs), and Growth Ratio/InputRatio (with InputRatio floored
+	// InputRatio is the worst Ratio of the node's inputs (0 for graph
+	// inputs; for an input not compared, the worst of the nearest compared
+	// values it was computed from), and Growth Ratio/InputRatio (with InputRatio floored
 	// at 1e-3): how much this node made the error grow.
 	InputRatio float64 `json:"input_ratio"`
 	Growth     float64 `json:"growth"`
@@ -165,7 +156,6 @@ type target struct {
 	node   int
 	out    string
 	source string
-	perm   []int
 }
 
 // Build compares every node output of result that has a counterpart in
@@ -195,7 +185,6 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 	for i, n := range order {
 		ne := &m.Nodes[i]
 		*ne = NodeError{Index: i, Node: label(n, i), OpType: n.OpType, Status: "unmatched", From: []int{}}
-		ne.SourceOp = meta(n, MetaSourceOp)
 		seen := map[int]bool{}
 		for _, v := range n.Inputs {
 			if v == nil {
@@ -210,23 +199,17 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 		}
 		sort.Ints(ne.From)
 		ne.Weights = changedWeights(n, gs, opts)
-		names := strings.Split(meta(n, MetaSource), ",")
-		perm, err := parsePerm(meta(n, MetaPerm))
-		if err != nil {
-			return nil, fmt.Errorf("errmap: node %s: %s: %w", ne.Node, MetaPerm, err)
-		}
-		for k, o := range n.Outputs {
+		for _, o := range n.Outputs {
 			if o == nil || o.Name == "" || !tensorTyped(o) {
 				continue
 			}
-			src := o.Name
-			if k < len(names) && names[k] != "" {
-				src = names[k]
-			}
-			if sv := gs.Lookup(src); sv == nil || !tensorTyped(sv) {
+			if sv := gs.Lookup(o.Name); sv == nil || !tensorTyped(sv) {
 				continue
 			}
-			targets = append(targets, target{node: i, out: o.Name, source: src, perm: perm})
+			if p, ok := source.Runner.(Provider); ok && !p.Provides(o.Name) {
+				continue
+			}
+			targets = append(targets, target{node: i, out: o.Name, source: o.Name})
 		}
 	}
 	for start := 0; start < len(targets); start += batch {
@@ -249,7 +232,7 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 		}
 		m.Runs++
 		for _, t := range part {
-			c, err := compare(ys[t.source], yr[t.out], t.perm, opts)
+			c, err := compare(ys[t.source], yr[t.out], opts)
 			if err != nil {
 				return nil, fmt.Errorf("errmap: node %s, value %q: %w", m.Nodes[t.node].Node, t.out, err)
 			}
@@ -269,12 +252,18 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 
 // finish sets the growth, jumps, ranking and path.
 func (m *Map) finish(order []*canonical.Node, index map[*canonical.Node]int) {
+	// reach is a node's ratio, or for a node not compared the worst
+	// ratio of the nearest compared nodes it reads from: an input not
+	// compared is as good as what it was computed from.
+	reach := make([]float64, len(m.Nodes))
 	for i := range m.Nodes {
 		ne := &m.Nodes[i]
 		for _, j := range ne.From {
-			if m.Nodes[j].Status == "match" || m.Nodes[j].Status == "diverged" {
-				ne.InputRatio = max(ne.InputRatio, m.Nodes[j].Ratio)
-			}
+			ne.InputRatio = max(ne.InputRatio, reach[j])
+		}
+		reach[i] = ne.InputRatio
+		if ne.Status == "match" || ne.Status == "diverged" {
+			reach[i] = ne.Ratio
 		}
 		switch ne.Status {
 		case "unmatched":
@@ -363,7 +352,7 @@ func worse(c comparison, ne *NodeError) bool {
 	return c.status != "not_compared" && c.ratio > ne.Ratio
 }
 
-func compare(a, b *canonical.Tensor, perm []int, opts Options) (comparison, error) {
+func compare(a, b *canonical.Tensor, opts Options) (comparison, error) {
 	if a == nil || b == nil {
 		return comparison{status: "not_compared", detail: "value not captured"}, nil
 	}
@@ -379,13 +368,7 @@ func compare(a, b *canonical.Tensor, perm []int, opts Options) (comparison, erro
 	if err != nil {
 		return c, fmt.Errorf("result: %w", err)
 	}
-	dimsA := a.Dims
-	if len(perm) > 0 {
-		if va, dimsA, err = canonical.TransposeSlice(va, a.Dims, perm); err != nil {
-			return c, fmt.Errorf("source layout %v: %w", perm, err)
-		}
-	}
-	c.a, c.b = stats(a.DataType, dimsA, va), stats(b.DataType, b.Dims, vb)
+	c.a, c.b = stats(a.DataType, a.Dims, va), stats(b.DataType, b.Dims, vb)
 	if len(va) != len(vb) {
 		c.status, c.detail = "not_compared", fmt.Sprintf("element count differs: %d vs %d", len(va), len(vb))
 		return c, nil
@@ -449,7 +432,7 @@ func changedWeights(n *canonical.Node, gs *canonical.Graph, opts Options) []stri
 		if sv == nil || sv.Const == nil || sv.Const == v.Const {
 			continue
 		}
-		c, err := compare(sv.Const, v.Const, nil, opts)
+		c, err := compare(sv.Const, v.Const, opts)
 		if err != nil || c.status != "match" {
 			out = append(out, v.Name)
 		}
@@ -490,30 +473,6 @@ func tensorTyped(v *canonical.Value) bool {
 	}
 	_, _, _, ok := canonical.TensorTypeOf(v.Type)
 	return ok
-}
-
-func meta(n *canonical.Node, key string) string {
-	for _, p := range n.MetadataProps {
-		if p.Key == key {
-			return p.Value
-		}
-	}
-	return ""
-}
-
-func parsePerm(s string) ([]int, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var perm []int
-	for _, f := range strings.Split(s, ",") {
-		p, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a permutation", s)
-		}
-		perm = append(perm, p)
-	}
-	return perm, nil
 }
 
 func dedupe(names []string) []string {
