@@ -216,6 +216,17 @@ func findChromium(t *testing.T) string {
 	return testpaths.Chromium(t)
 }
 
+// selfContained checks that an HTML report has no scripts and no
+// external resources.
+func selfContained(t *testing.T, page string) {
+	t.Helper()
+	for _, bad := range []string{"<script", "src=", "href=", "url(", "@import"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("HTML contains %q", bad)
+		}
+	}
+}
+
 func TestHTMLRendersInChromium(t *testing.T) {
 	rep := failingReport(t)
 	var buf bytes.Buffer
@@ -223,12 +234,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := buf.String()
-	// Self-contained: no scripts, no external resources.
-	for _, bad := range []string{"<script", "src=", "href=", "url(", "@import"} {
-		if strings.Contains(page, bad) {
-			t.Errorf("HTML contains %q", bad)
-		}
-	}
+	selfContained(t, page)
 	if n := strings.Count(page, "<svg"); n != 3 {
 		t.Errorf("HTML holds %d SVG plots, want 3 (bars, histogram, bisection path)", n)
 	}
