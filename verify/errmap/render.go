@@ -129,7 +129,7 @@ func SVG(m *Map) string {
 		fmt.Fprintf(&b, `<g class="emn" id="emn-%d" tabindex="0"><title>%s</title><rect x="%d" y="%d" width="%d" height="%d" rx="4" fill="%s" stroke="%s" stroke-width="%d"/>`,
 			i, html.EscapeString(nodeTitle(ne)), x(i), y(i), w, h, Colour(ne), stroke, sw)
 		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" text-anchor="middle" fill="%s">%s</text>`, x(i)+w/2, y(i)+12, text, html.EscapeString(clip(ne.OpType, 22)))
-		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="9" text-anchor="middle" fill="%s">%s</text></g>`, x(i)+w/2, y(i)+24, text, html.EscapeString(clip(ne.Node, 24)))
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="9" text-anchor="middle" fill="%s">%s</text></g>`, x(i)+w/2, y(i)+24, text, html.EscapeString(clipHead(ne.Node, 24)))
 	}
 	for i := range m.Nodes {
 		ne := &m.Nodes[i]
@@ -185,6 +185,15 @@ func statsText(s *Stats) string {
 		t += fmt.Sprintf(" non-finite %d", s.NonFinite)
 	}
 	return t
+}
+
+// clipHead keeps the end of s (a node name's last scopes say most).
+func clipHead(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
 }
 
 func clip(s string, n int) string {
