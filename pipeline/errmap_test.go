@@ -11,6 +11,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
+	kerasimp "github.com/onnxconv/onnxconv/importers/keras"
 	tfjsimp "github.com/onnxconv/onnxconv/importers/tfjs"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/runtimes/node"
@@ -113,8 +114,10 @@ func scaled(raw []byte, f float32) []byte {
 }
 
 // plantingImporter is an importer with a bug planted: it scales by 1.5
-// the weight of the n-th Conv of the model it imports that holds a source
-// tensor (one the source's runtime can compute), and names it in planted.
+// the weight of the n-th Conv of the model it imports, and names in
+// planted the node the map should find: the Conv, or when its output has
+// no source tensor (a Keras Conv2D layer's output is its bias Add or its
+// activation) the first node after it that has one.
 type plantingImporter struct {
 	importers.Importer
 	n       int
@@ -137,44 +140,59 @@ func (p plantingImporter) Import(ctx context.Context, path string, opts importer
 	}
 	n := p.n
 	for _, nd := range order {
-		if _, ok := prov[nd.Outputs[0].Name]; nd.OpType != "Conv" || !ok || len(nd.Inputs) < 2 || nd.Inputs[1].Const == nil {
+		if nd.OpType != "Conv" || len(nd.Inputs) < 2 || nd.Inputs[1].Const == nil {
 			continue
 		}
-		if n--; n == 0 {
-			w := nd.Inputs[1].Const
-			raw, err := w.Bytes()
-			if err != nil {
-				return nil, err
-			}
-			w.SetBytes(scaled(raw, 1.5))
-			*p.planted = nd.Name
-			return r, nil
+		if n--; n > 0 {
+			continue
 		}
+		for at := nd; at != nil; {
+			if _, ok := prov[at.Outputs[0].Name]; ok {
+				*p.planted = at.Name
+				break
+			}
+			uses := at.Outputs[0].Uses()
+			at = nil
+			if len(uses) == 1 {
+				at = uses[0].Node
+			}
+		}
+		if *p.planted == "" {
+			break
+		}
+		w := nd.Inputs[1].Const
+		raw, err := w.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		w.SetBytes(scaled(raw, 1.5))
+		return r, nil
 	}
 	m.Close()
-	return nil, fmt.Errorf("%s: fewer than %d Conv nodes with a source tensor", path, p.n)
+	return nil, fmt.Errorf("%s: no Conv number %d followed by a value with a source tensor", path, p.n)
 }
 
-// A TF.js graph model (the emotion classifier of vladmandic/human, 26
-// nodes) converted by an importer that scales one Conv weight by 1.5:
-// convert --map, against TF.js itself (the tensors of the source's own
-// nodes, laid back from NHWC by the provenance the importer recorded),
-// ranks that Conv first, on the executor and in ONNX Runtime.
-func TestMapPlantedTFJS(t *testing.T) {
+// mapPlantedSource converts src with the importer imp planting a bug
+// (plantingImporter, the n-th Conv) and checks that convert --map, against
+// the source's own runtime (the tensors of the source's own nodes or
+// layers, laid back from NHWC by the provenance the importer recorded),
+// ranks the planted Conv first, with the result on the executor and in
+// ONNX Runtime.
+func mapPlantedSource(t *testing.T, src string, imp importers.Importer, n, minCompared int) {
+	t.Helper()
 	_, modules := testpaths.Node(t, "@tensorflow/tfjs")
 	t.Setenv(node.EnvNodeModules, modules)
-	src := testpaths.Shared(t, "models", "tfjs_graph", "human_emotion", "emotion.json")
 	var planted string
-	reg, err := importers.NewRegistry(plantingImporter{Importer: tfjsimp.New(), n: 3, planted: &planted})
+	reg, err := importers.NewRegistry(plantingImporter{Importer: imp, n: n, planted: &planted})
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := builtins()
 	env.Importers = reg
-	out := filepath.Join(t.TempDir(), "emotion.onnx")
+	out := filepath.Join(t.TempDir(), "planted.onnx")
 	res, err := Convert(context.Background(), src, out, Options{Env: env, Verify: &VerifyOptions{Samples: 1, Map: true}})
-	// (The classifier's output may stay within tolerance: the map
-	// still finds the planted weight inside.)
+	// (A classifier's output may stay within tolerance: the map still
+	// finds the planted weight inside.)
 	var ne *NotEquivalentError
 	if err != nil && !errors.As(err, &ne) {
 		t.Fatalf("err %v (planted %q)", err, planted)
@@ -189,16 +207,29 @@ func TestMapPlantedTFJS(t *testing.T) {
 		if first.Node != planted || !first.Jump {
 			t.Errorf("%s: ranked first %s (%s, jump %v), want %s: %s", cmp.What, first.Node, first.OpType, first.Jump, planted, mp.Summary())
 		}
-		// Upstream of it, TF.js and the result agree on every compared
-		// tensor, layouts undone.
+		// Upstream of it, the source and the result agree on every
+		// compared tensor, layouts undone.
 		for _, x := range mp.Nodes[:first.Index] {
 			if x.Status == "diverged" {
 				t.Errorf("%s: %s (%s), upstream of the planted node, diverged: ratio %g", cmp.What, x.Node, x.OpType, x.Ratio)
 			}
 		}
-		if mp.Compared < 15 {
+		if mp.Compared < minCompared {
 			t.Errorf("%s: %d nodes compared, %d unmatched: the source tensors were not followed", cmp.What, mp.Compared, mp.Unmatched)
 		}
 		t.Logf("%s: %s; %d compared, %d unmatched", cmp.What, mp.Summary(), mp.Compared, mp.Unmatched)
 	}
+}
+
+// A TF.js graph model (the emotion classifier of vladmandic/human, 26
+// nodes), its third Conv weight scaled by 1.5, against TF.js.
+func TestMapPlantedTFJS(t *testing.T) {
+	mapPlantedSource(t, testpaths.Shared(t, "models", "tfjs_graph", "human_emotion", "emotion.json"), tfjsimp.New(), 3, 15)
+}
+
+// A Keras model (hls4ml's conv2d model, architecture JSON and weights),
+// its Conv weight scaled by 1.5, against TF.js running the Keras
+// layers (each layer's output by a model of the same inputs).
+func TestMapPlantedKeras(t *testing.T) {
+	mapPlantedSource(t, testpaths.Shared(t, "models", "keras_h5", "hls4ml_KERAS_conv2d_model", "KERAS_conv2d_model.json"), kerasimp.New(), 1, 3)
 }

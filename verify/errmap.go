@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -29,12 +28,12 @@ func buildMap(ctx context.Context, rep *Report, a, b *Side, ra, rb Runner, in []
 	}
 	m, err := errmap.Build(ctx, errmap.Side{Model: a.Model, Runner: ca, Inputs: in}, errmap.Side{Model: b.Model, Runner: cb, Inputs: inB},
 		errmap.Options{Tolerance: opts.mapTolerance, Batch: opts.BisectBatch})
-	if errors.Is(err, ErrNoCapture) {
+	if err != nil {
+		// The map is a diagnosis: a side that cannot hand out a value
+		// (ErrNoCapture) or fails to compute one leaves it out, said, and
+		// the verdict stands.
 		rep.Notes = append(rep.Notes, "no error map: "+err.Error())
 		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("verify: %w", err)
 	}
 	rep.Map = m
 	return nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -394,17 +393,12 @@ func (s *Session) Run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Resul
 	return s.run(ctx, inputs, nil)
 }
 
-// ErrLayersModel: a layers model computes its outputs only (RunNamed).
-var ErrLayersModel = errors.New("a TF.js layers model computes its outputs only; intermediate tensors need a graph model")
-
-// RunNamed computes the tensors of a graph model named (TF.js node names,
-// "node" or "node:N") instead of its outputs, in that order: the
-// intermediate values of the source, for the error map. A layers model
-// gives ErrLayersModel.
+// RunNamed computes the tensors named instead of the model's outputs, in
+// that order: the intermediate values of the source, for the error map. A
+// graph model's are TF.js node names ("node" or "node:N"); a layers
+// model's (and a Keras file's) the outputs of its layers' calls
+// ("layer:node:index", Keras's inbound-node numbering).
 func (s *Session) RunNamed(ctx context.Context, inputs []*onnxpb.TensorProto, names []string) ([]*onnxpb.TensorProto, error) {
-	if s.Kind != "graph-model" {
-		return nil, fmt.Errorf("tfjs runtime: %s: %w", s.model, ErrLayersModel)
-	}
 	if len(names) == 0 {
 		return nil, nil
 	}

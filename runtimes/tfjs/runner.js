@@ -22,8 +22,9 @@
 //            "cpu_reason": why the CPU backend runs the whole model (complex64 ops, no WASM package),
 //            "reset_after_gru": [names of the GRU layers computed by runner.js's reset-after GRU]}
 //   run:    {"op": "run", "inputs": [{"name", "dtype": "float32"|"int32"|"bool", "shape"}],
-//            "outputs": ["node" or "node:N", ...]}  input bytes (LE); outputs (graph models only,
-//            optional): the tensors to compute instead of the model's outputs, answered in that order
+//            "outputs": ["node" or "node:N", ...]}  input bytes (LE); outputs (optional): the tensors
+//            to compute instead of the model's outputs, answered in that order (a layers model:
+//            "layer:node:index", the outputs of a layer's call)
 //   answer: {"ok": true, "method": "predict"|"execute"|"executeAsync",
 //            "cpu_ops": [kernels run on the CPU backend so far, sorted],
 //            "outputs": [{"name", "dtype", "shape", "bytes"}]}                                  output bytes
@@ -513,7 +514,26 @@ async function main() {
 
   async function runOnce(inputs, wanted) {
     const out = { ok: true, outputs: [], cpu_ops: [] };
-    if (wanted && wanted.length && !graph) throw new Error('a layers model computes its outputs only; intermediate tensors need a graph model');
+    if (wanted && wanted.length && !graph) {
+      // A layers model: the outputs of its layers' calls ("layer:node:index"),
+      // computed by a model of the same inputs with those as its outputs.
+      if (!model.getLayer) throw new Error('this layers model does not give its layers\' outputs');
+      const outs = wanted.map((w) => {
+        const m = /^(.*):(\d+):(\d+)$/.exec(w);
+        if (!m) throw new Error(`${w}: want layer:node:index`);
+        let t = model.getLayer(m[1]).getOutputAt(Number(m[2]));
+        if (Array.isArray(t)) t = t[Number(m[3])];
+        return t;
+      });
+      const sub = tf.model({ inputs: model.inputs, outputs: outs });
+      let got = sub.predict(inputs.length === 1 ? inputs[0].tensor : inputs.map((t) => t.tensor));
+      if (!Array.isArray(got)) got = [got];
+      out.method = 'predict';
+      got.forEach((x, i) => out.outputs.push(fromTensor(wanted[i], x)));
+      got.forEach((x) => x.dispose());
+      out.cpu_ops = [...cpuOps].sort();
+      return out;
+    }
     let res;
     if (graph) {
       const names = model.inputs.map((i) => i.name);
