@@ -15,6 +15,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor/kernels"
+	"github.com/onnxconv/onnxconv/fsys"
 )
 
 // cacheKey is the SHA-256 of the model's bytes, the job's spec, the
@@ -22,7 +23,7 @@ import (
 // (for a bench job also the kind of machine: its measurements hold only
 // there); modelHash that of the model alone.
 func cacheKey(j *Job, tool Tool) (key, modelHash string, err error) {
-	modelHash, err = fileHash(j.File)
+	modelHash, err = fsys.SHA256File(j.File)
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %w", j.File, err)
 	}
@@ -55,19 +56,6 @@ func benchMachine() string {
 	return fmt.Sprintf("%s/%s cpus %d sgemm %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), kernels.KernelName())
 }
 
-func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // treeHash hashes the names and contents of the files under dir (or the
 // file dir).
 func treeHash(dir string) (string, error) {
@@ -87,7 +75,7 @@ func treeHash(dir string) (string, error) {
 	sort.Strings(files)
 	h := sha256.New()
 	for _, f := range files {
-		fh, err := fileHash(f)
+		fh, err := fsys.SHA256File(f)
 		if err != nil {
 			return "", err
 		}

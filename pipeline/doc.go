@@ -1,8 +1,10 @@
 // Package pipeline is onnxconv's jobs as a library: Convert (detect →
 // import → adapt → verify → write), Opset and Plan (move a model between
 // opsets, or list what blocks it), Verify (two models, or a model and
-// stored outputs, on the executor or on reference runtimes), Run (the
-// built-in executor on a folder of inputs), and Load/Save/Detect. The
+// stored outputs, on the executor or on reference runtimes), Reduce (a
+// model on which ONNX Runtime and the executor disagree cut down to a
+// repro bundle), Run (the built-in executor on a folder of inputs), and
+// Load/Save/Detect. The
 // onnxconv command line is a thin shell over these functions, as crane is
 // over pkg/crane in go-containerregistry: a Go program that converts and
 // verifies calls exactly what the command line calls.

@@ -1,10 +1,9 @@
 package pipeline
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
 	"os"
+
+	"github.com/onnxconv/onnxconv/fsys"
 )
 
 // recordWritten records the file a conversion wrote (path; "" for none) in
@@ -29,14 +28,9 @@ func fileSHA256(path string) string {
 	if err != nil || !st.Mode().IsRegular() {
 		return ""
 	}
-	f, err := os.Open(path)
+	sum, err := fsys.SHA256File(path)
 	if err != nil {
 		return ""
 	}
-	defer func() { _ = f.Close() }()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return ""
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return sum
 }

@@ -12,7 +12,7 @@ func commands() []*cobra.Command {
 		newInspectCmd(), newCheckCmd(), newConvertCmd(builtins),
 		newOpsetCmd(), newInferCmd(),
 		newRunCmd(), newTestCmd(), newTestWorkerCmd(),
-		newVerifyCmd(builtins),
+		newVerifyCmd(builtins), newReduceCmd(builtins),
 		newBatchCmd(builtins), newServeCmd(builtins),
 		newBenchCmd(),
 		newOptimizeCmd(), newFP16Cmd(), newQuantizeCmd(),

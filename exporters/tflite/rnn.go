@@ -8,6 +8,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // rnnCommon checks what LSTM and GRU share: forward direction, default
@@ -66,6 +67,29 @@ func (c *converter) rnnCommon(n *canonical.Node, gates int, defActs []string) (h
 		}
 	}
 	return h, xs, layout, nil
+}
+
+// rnnWeights returns the constant weights of an ONNX LSTM or GRU n of
+// gates gates and hidden size h: the input size I (W's last dim), W and R
+// as floats, and B (zeros, 2*gates*h of them, when n has none).
+func (c *converter) rnnWeights(n *canonical.Node, gates int, h int64) (I int64, wf, rf, bias []float32, err error) {
+	I = n.Inputs[1].Const.Dims[2]
+	if wf, err = c.floats(n.Inputs[1]); err != nil {
+		return 0, nil, nil, nil, err
+	}
+	if rf, err = c.floats(n.Inputs[2]); err != nil {
+		return 0, nil, nil, nil, err
+	}
+	bias = make([]float32, 2*int64(gates)*h)
+	if len(n.Inputs) > 3 && n.Inputs[3] != nil {
+		if n.Inputs[3].Const == nil {
+			return 0, nil, nil, nil, unsupported(n, "B is not constant")
+		}
+		if bias, err = c.floats(n.Inputs[3]); err != nil {
+			return 0, nil, nil, nil, err
+		}
+	}
+	return I, wf, rf, bias, nil
 }
 
 // gateRows returns rows [g*h, (g+1)*h) of the [1, G*h, k] tensor f.
@@ -137,24 +161,9 @@ func (c *converter) lstm(n *canonical.Node) error {
 	if len(n.Outputs) > 2 && n.Outputs[2] != nil && (len(n.Outputs[2].Uses()) > 0 || slices.Contains(c.m.Graph.Outputs, n.Outputs[2])) {
 		return unsupported(n, "the Y_c output is used (TFLite keeps the cell state inside the op)")
 	}
-	W, R := n.Inputs[1], n.Inputs[2]
-	I := W.Const.Dims[2]
-	wf, err := c.floats(W)
+	I, wf, rf, bias, err := c.rnnWeights(n, 4, h)
 	if err != nil {
 		return err
-	}
-	rf, err := c.floats(R)
-	if err != nil {
-		return err
-	}
-	bias := make([]float32, 8*h)
-	if len(n.Inputs) > 3 && n.Inputs[3] != nil {
-		if n.Inputs[3].Const == nil {
-			return unsupported(n, "B is not constant")
-		}
-		if bias, err = c.floats(n.Inputs[3]); err != nil {
-			return err
-		}
 	}
 	var peep []float32
 	if len(n.Inputs) > 7 && n.Inputs[7] != nil {
@@ -178,7 +187,15 @@ func (c *converter) lstm(n *canonical.Node) error {
 		ins[i] = -1
 	}
 	ins[0] = x
-	onnxGate := []int{0, 2, 3, 1} // TFLite i, f, c, o in ONNX's i, o, f, c
+	// TFLite's gate k (i, f, c, o) is ONNX's gate onnxGate[k] (i, o, f, c).
+	toTFLite, err := onnxspec.GateOrder("LSTM", "ifco")
+	if err != nil {
+		return err
+	}
+	onnxGate := make([]int, len(toTFLite))
+	for j, k := range toTFLite {
+		onnxGate[k] = j
+	}
 	for k, g := range onnxGate {
 		ins[1+k] = c.constF32(fmt.Sprintf("%s/input_to_%s", n.Name, "ifco"[k:k+1]), gateRows(wf, g, h, I), []int64{h, I}, true)
 		ins[5+k] = c.constF32(fmt.Sprintf("%s/recurrent_to_%s", n.Name, "ifco"[k:k+1]), gateRows(rf, g, h, h), []int64{h, h}, true)
@@ -228,24 +245,9 @@ func (c *converter) gru(n *canonical.Node) error {
 		return unsupported(n, "dynamic sequence length or batch (the GRU is unrolled over a static length)")
 	}
 	lbr := n.AttrInt("linear_before_reset", 0) != 0
-	W, R := n.Inputs[1], n.Inputs[2]
-	I := W.Const.Dims[2]
-	wf, err := c.floats(W)
+	I, wf, rf, bias, err := c.rnnWeights(n, 3, h)
 	if err != nil {
 		return err
-	}
-	rf, err := c.floats(R)
-	if err != nil {
-		return err
-	}
-	bias := make([]float32, 6*h)
-	if len(n.Inputs) > 3 && n.Inputs[3] != nil {
-		if n.Inputs[3].Const == nil {
-			return unsupported(n, "B is not constant")
-		}
-		if bias, err = c.floats(n.Inputs[3]); err != nil {
-			return err
-		}
 	}
 	f32 := fb.TensorTypeFLOAT32
 	x, err := c.get(n.Inputs[0], nil)

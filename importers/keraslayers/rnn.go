@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // rnnActivation maps a Keras activation to an ONNX RNN activation name
@@ -83,18 +84,16 @@ func (x *layerCtx) rnn(ins []*kval) ([]*kval, error) {
 			return nil, fmt.Errorf("bias of shape %v: want %d values", bd, want)
 		}
 	}
-	// Keras gate order to ONNX's: LSTM i,f,c,o -> i,o,f,c; GRU z,r,h = ONNX z,r,h.
-	order := []int64{0}
-	switch x.l.class {
-	case "GRU":
-		order = []int64{0, 1, 2}
-	case "LSTM":
-		order = []int64{0, 3, 1, 2}
+	// Keras stacks the gates of an LSTM as i, f, c, o, a GRU's as z, r, h.
+	op := map[string]string{"SimpleRNN": "RNN", "GRU": "GRU", "LSTM": "LSTM"}[x.l.class]
+	order, err := onnxspec.GateOrder(op, map[string]string{"RNN": "h", "GRU": "zrh", "LSTM": "ifco"}[op])
+	if err != nil {
+		return nil, err
 	}
 	reorder := func(m []float32, rows int64) []float32 { // m is [gates*units, rows] row-major
 		out := make([]float32, 0, len(m))
 		for _, g := range order {
-			out = append(out, m[g*units*rows:(g+1)*units*rows]...)
+			out = append(out, m[int64(g)*units*rows:int64(g+1)*units*rows]...)
 		}
 		return out
 	}
@@ -175,7 +174,6 @@ func (x *layerCtx) rnn(ins []*kval) ([]*kval, error) {
 	if resetAfter {
 		attrs = append(attrs, canonical.IntAttr("linear_before_reset", 1))
 	}
-	op := map[string]string{"SimpleRNN": "RNN", "GRU": "GRU", "LSTM": "LSTM"}[x.l.class]
 	wn := x.init("W", []int64{1, gates * units, in}, W)
 	rn := x.init("R", []int64{1, gates * units, units}, R)
 	bn := x.init("B", []int64{1, 2 * gates * units}, B)

@@ -2,10 +2,7 @@ package torchscript_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,53 +11,11 @@ import (
 	"github.com/onnxconv/onnxconv/plugins"
 )
 
-// pluginDir holds the libtorch plugin built once per test process.
-type pluginDir struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// build builds cmd/onnxconv-plugin-libtorch with the libtorch tag into a
-// folder of its own (the first build compiles the C++ shim: minutes).
-func (p *pluginDir) build(t *testing.T) string {
-	t.Helper()
-	testpaths.Libtorch(t)
-	p.once.Do(func() {
-		dir, err := os.MkdirTemp("", "onnxconv-libtorch-plugin")
-		if err != nil {
-			p.err = err
-			return
-		}
-		cmd := exec.Command("go", "build", "-tags", "libtorch", "-o", filepath.Join(dir, "onnxconv-plugin-libtorch"), "./cmd/onnxconv-plugin-libtorch")
-		cmd.Dir = testpaths.RepoRoot(t)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			p.err = &buildError{out: string(out), err: err}
-			return
-		}
-		p.dir = dir
-	})
-	if p.err != nil {
-		t.Fatalf("building the libtorch plugin: %v", p.err)
-	}
-	return p.dir
-}
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
-
-var libtorchPlugin pluginDir
-
 // libtorchHost starts a plugin host that finds the libtorch plugin (built
-// once per test process), or skips t as testpaths.Libtorch does.
+// once per test process), or skips t as testpaths.LibtorchPlugin does.
 func libtorchHost(t *testing.T) *plugins.Host {
 	t.Helper()
-	dir := libtorchPlugin.build(t)
+	dir := testpaths.LibtorchPlugin(t)
 	host, err := plugins.NewHost(context.Background(), plugins.Options{PluginPath: dir, UserDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -8,9 +8,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := testpaths.Main(m, "importers/torchscript")
-	if libtorchPlugin.dir != "" {
-		os.RemoveAll(libtorchPlugin.dir)
-	}
-	os.Exit(code)
+	os.Exit(testpaths.Main(m, "importers/torchscript"))
 }

@@ -3,6 +3,7 @@ package torchscript
 import (
 	"github.com/onnxconv/onnxconv/canonical"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
+	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // rnn maps aten::lstm and aten::gru (the dense-input overload: input, hx,
@@ -63,11 +64,15 @@ func (c *conv) rnn(p fts.Pos, name string, args []value, kw map[string]value) (v
 	if (name == "lstm" && len(hx) != 2) || (name == "gru" && len(hx) != 1) {
 		return nil, c.errAt(p, "%s: %d hidden states", name, len(hx))
 	}
-	gates := int64(4)
-	order := []int{0, 3, 1, 2} // torch i f g o -> onnx i o f c
-	op := "LSTM"
+	// torch stacks an LSTM's gates as i, f, g (ONNX's c), o, a GRU's as
+	// r, z, n (ONNX's h).
+	gates, op, from := int64(4), "LSTM", "ifco"
 	if name == "gru" {
-		gates, order, op = 3, []int{1, 0, 2}, "GRU"
+		gates, op, from = 3, "GRU", "rzh"
+	}
+	order, err := onnxspec.GateOrder(op, from)
+	if err != nil {
+		return nil, c.errAt(p, "%s: %v", name, err)
 	}
 	hidden := ws[1].dims[1]
 	seq := x

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/runtimes/node"
+	"github.com/onnxconv/onnxconv/runtimes/runtimetest"
 	"github.com/onnxconv/onnxconv/verify"
 )
 
@@ -22,12 +22,7 @@ import (
 func testRuntime(t *testing.T) runtimes.Runtime {
 	t.Helper()
 	_, modules := testpaths.Node(t, Package)
-	r := New(FindOptions{Getenv: func(k string) string {
-		if k == node.EnvNodeModules {
-			return modules
-		}
-		return os.Getenv(k)
-	}})
+	r := New(runtimetest.NodeModules(modules))
 	if err := r.(runtimes.Checker).Check(); err != nil {
 		t.Fatalf("Check: %v", err)
 	}
@@ -39,30 +34,13 @@ func testRuntime(t *testing.T) runtimes.Runtime {
 // stored in test_data_set_0.
 func backendTest(t *testing.T, name string) (dir string, m *canonical.Model, ins, outs []*canonical.Tensor) {
 	t.Helper()
-	dir = testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", name)
-	m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
+	c := runtimetest.BackendCase(t, name)
+	m, err := canonical.Load(c.Path, canonical.LoadOptions{})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	t.Cleanup(func() { m.Close() })
-	for _, kind := range []string{"input", "output"} {
-		for i := 0; ; i++ {
-			p := filepath.Join(dir, "test_data_set_0", kind+"_"+strconv.Itoa(i)+".pb")
-			if _, err := os.Stat(p); err != nil {
-				break
-			}
-			tn, err := canonical.ReadTensorFile(p)
-			if err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
-			if kind == "input" {
-				ins = append(ins, tn)
-			} else {
-				outs = append(outs, tn)
-			}
-		}
-	}
-	return dir, m, ins, outs
+	return filepath.Dir(c.Path), m, c.Samples[0].Inputs, c.Samples[0].Want
 }
 
 // TestBackendNodeTests: ONNX Runtime under Node computes the outputs the
@@ -289,4 +267,19 @@ func TestCapture(t *testing.T) {
 	if got[x] != ins[0] {
 		t.Errorf("graph input %q not handed back as given", x)
 	}
+}
+
+// TestConformance runs the runtime conformance suite on ONNX Runtime under
+// Node, against the outputs ONNX's reference implementation stored for
+// the backend tests; a file that is not ONNX fails to load with a
+// *RunError of kind "load".
+func TestConformance(t *testing.T) {
+	runtimetest.Run(t, runtimetest.Suite{
+		Runtime: testRuntime(t),
+		Cases:   runtimetest.ONNXCases(t, false),
+		BadModel: func(err error) bool {
+			var re *RunError
+			return errors.As(err, &re) && re.Kind == "load"
+		},
+	})
 }

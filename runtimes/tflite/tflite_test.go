@@ -18,6 +18,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/runtimes/runtimetest"
 )
 
 // fakeFind is FindOptions over a fake environment.
@@ -106,12 +107,7 @@ func TestFind(t *testing.T) {
 func realEnv(t *testing.T) Env {
 	t.Helper()
 	_, modules := testpaths.Node(t, Package)
-	env, err := Find(FindOptions{Getenv: func(k string) string {
-		if k == EnvNodeModules {
-			return modules
-		}
-		return os.Getenv(k)
-	}})
+	env, err := Find(runtimetest.NodeModules(modules))
 	if err != nil {
 		t.Fatal(err)
 	}
