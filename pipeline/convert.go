@@ -118,6 +118,9 @@ type VerifyOptions struct {
 	// Bisect looks for the first diverging node when outputs differ.
 	Bisect      bool
 	BisectBatch int
+	// Map builds the whole-graph error map of the result against the
+	// source (verify.Options.Map).
+	Map bool
 	// Backend is the executor's GoMLX backend ("" for the default).
 	Backend string
 	// Threads bounds the executor's kernel goroutines (0: all cores).

@@ -47,10 +47,49 @@ func sourceRunner(inner verify.Runner, imported *canonical.Model) verify.Runner 
 	for _, v := range imported.Graph.Outputs {
 		lo = append(lo, exporters.IOLayout{Name: v.Name, Perm: outs[v.Name]})
 	}
-	return newPermuting(inner, nil, li, lo, imported.Graph.Outputs)
+	pr := permuting{inner: inner, ins: li, outs: lo, vals: imported.Graph.Outputs}
+	if c, ok := inner.(verify.CaptureRunner); ok {
+		// The error map asks the source for the values of the imported
+		// model, each laid out back by the runner (runtimes): only the
+		// inputs need the source's layout.
+		return permutingCapture{permuting: pr, capture: c}
+	}
+	return pr
+}
+
+// permutingCapture is a permuting source runner that also captures
+// intermediate values (verify.CaptureRunner).
+type permutingCapture struct {
+	permuting
+	capture verify.CaptureRunner
+}
+
+func (p permutingCapture) RunCapture(ctx context.Context, inputs []*canonical.Tensor, names []string) (map[string]*canonical.Tensor, error) {
+	in, err := p.inputs(inputs)
+	if err != nil {
+		return nil, err
+	}
+	return p.capture.RunCapture(ctx, in, names)
+}
+
+// Provides is the inner runner's (errmap.Provider), true without one.
+func (p permutingCapture) Provides(name string) bool {
+	if pr, ok := p.capture.(interface{ Provides(string) bool }); ok {
+		return pr.Provides(name)
+	}
+	return true
 }
 
 func (p permuting) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
+	in, err := p.inputs(inputs)
+	if err != nil {
+		return nil, err
+	}
+	return p.runInner(ctx, in)
+}
+
+// inputs are the model-layout inputs in the runner's layout.
+func (p permuting) inputs(inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
 	in := make([]*canonical.Tensor, len(inputs))
 	for i, t := range inputs {
 		in[i] = t
@@ -62,6 +101,10 @@ func (p permuting) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*cano
 			in[i] = x
 		}
 	}
+	return in, nil
+}
+
+func (p permuting) runInner(ctx context.Context, in []*canonical.Tensor) ([]*canonical.Tensor, error) {
 	run := p.inner
 	if run == nil {
 		ex, err := executorFor(p.model)

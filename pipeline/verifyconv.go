@@ -15,6 +15,7 @@ import (
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/backendtest"
+	"github.com/onnxconv/onnxconv/verify/errmap"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
@@ -22,7 +23,7 @@ import (
 func (v *VerifyOptions) options() verify.Options {
 	return verify.Options{
 		Samples: v.Samples, Profile: v.Profile, RTol: v.RTol, ATol: v.ATol,
-		ByOrder: v.ByOrder, Bisect: v.Bisect, BisectBatch: v.BisectBatch,
+		ByOrder: v.ByOrder, Bisect: v.Bisect, BisectBatch: v.BisectBatch, Map: v.Map,
 		Backend: v.Backend, Threads: v.Threads, Progress: v.Progress,
 		Gen:    verify.GenOptions{Seed: v.Seed, Distribution: v.Distribution, Dims: v.Dims, Ranges: v.Ranges},
 		Decode: v.decode(),
@@ -358,9 +359,12 @@ func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.T
 func (c *converter) compare(ctx context.Context, ref, cand *verify.Side, samples [][]*canonical.Tensor, source string) (*verify.Report, error) {
 	o := c.opts.Verify.options()
 	o.Inputs, o.InputSource, o.Values = samples, source, c.valueIns
-	if _, capture := ref.Runner.(verify.CaptureRunner); ref.Runner != nil && !capture {
-		// Bisection needs intermediate values, which only the executor
-		// hands out; a source computed elsewhere is compared by outputs.
+	_, capture := ref.Runner.(verify.CaptureRunner)
+	_, partial := ref.Runner.(errmap.Provider)
+	if ref.Runner != nil && (!capture || partial) {
+		// Bisection needs every intermediate value, which the executor
+		// and ONNX Runtime hand out; a source computed elsewhere is
+		// compared by outputs (and by the values the error map can get).
 		o.Bisect = false
 	}
 	if ref.Runner != nil && ref.ComputedBy == "" && c.res.Conversion.Reference != "" {

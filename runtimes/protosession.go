@@ -9,6 +9,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/verify"
 )
 
 // ProtoRunner is a loaded model that computes on TensorProtos, the wire
@@ -42,7 +43,46 @@ func (s protoSession) SessionNote() string {
 	return ""
 }
 
+// NamedRunner is a ProtoRunner that also computes tensors of its model
+// named in the source's terms (TF.js node names) instead of its outputs.
+type NamedRunner interface {
+	ProtoRunner
+	RunNamed(ctx context.Context, inputs []*onnxpb.TensorProto, names []string) ([]*onnxpb.TensorProto, error)
+}
+
+// RunNamed computes the tensors named in the model's own terms, in that
+// order (NamedSession); a runner without RunNamed gives an error wrapping
+// verify.ErrNoCapture.
+func (s protoSession) RunNamed(ctx context.Context, inputs []*canonical.Tensor, names []string) ([]*canonical.Tensor, error) {
+	nr, ok := s.r.(NamedRunner)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", s.what, verify.ErrNoCapture)
+	}
+	in, err := s.protos(inputs)
+	if err != nil {
+		return nil, err
+	}
+	res, err := nr.RunNamed(ctx, in, names)
+	if err != nil {
+		return nil, err
+	}
+	return s.tensors(res)
+}
+
 func (s protoSession) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
+	in, err := s.protos(inputs)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.r.RunProtos(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return s.tensors(res)
+}
+
+// protos are the inputs as TensorProtos named as the model's inputs.
+func (s protoSession) protos(inputs []*canonical.Tensor) ([]*onnxpb.TensorProto, error) {
 	if s.names != nil && len(inputs) != len(s.names) {
 		return nil, fmt.Errorf("%s: %d inputs given, the model takes %d (%s)", s.what, len(inputs), len(s.names), strings.Join(s.names, ", "))
 	}
@@ -60,10 +100,10 @@ func (s protoSession) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*c
 		}
 		in[i] = tp
 	}
-	res, err := s.r.RunProtos(ctx, in)
-	if err != nil {
-		return nil, err
-	}
+	return in, nil
+}
+
+func (s protoSession) tensors(res []*onnxpb.TensorProto) ([]*canonical.Tensor, error) {
 	out := make([]*canonical.Tensor, len(res))
 	for i, tp := range res {
 		t, err := canonical.TensorFromProto(tp)

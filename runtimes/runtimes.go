@@ -245,6 +245,10 @@ func (s *Setup) Side(i int, path string, m *canonical.Model) (*verify.Side, erro
 	side.Runner = r
 	if _, ok := s.rts[k].(ONNXLoader); ok {
 		side.Runner = captureRunner{Runner: r, model: m}
+	} else if src, err := canonical.SourceTensors(m); err == nil && len(src) > 0 {
+		// The importer recorded the source tensor of each value: the
+		// runtime may compute them (a TF.js graph model).
+		side.Runner = sourceCapture{Runner: r, model: m, src: src}
 	}
 	return side, nil
 }

@@ -129,6 +129,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 		b.WriteString("<h2>Classifier agreement</h2>\n<table><tr><th class=\"l\">output</th><th>rows</th><th>classes</th><th>top-1</th><th>top-5</th></tr>\n" + strings.Join(cl, "\n") + "</table>\n")
 	}
 
+	writeHTMLMap(&b, r.Map)
 	if bi := r.Bisect; bi != nil {
 		b.WriteString("<h2>Bisection</h2>\n")
 		if bi.First == nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/onnxconv/onnxconv/verify/errmap"
 )
 
 // mdEscape escapes the characters that break a Markdown table cell.
@@ -109,6 +111,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if len(cls) > 0 {
 		b.WriteString("| classifier output | rows | classes | top-1 agreement | top-5 agreement |\n| --- | ---: | ---: | ---: | ---: |\n")
 		b.WriteString(strings.Join(cls, "\n") + "\n\n")
+	}
+	if r.Map != nil {
+		b.WriteString("## Error map\n\n" + errmap.Markdown(r.Map, mapTop) + "\n")
 	}
 	if bi := r.Bisect; bi != nil {
 		b.WriteString("**Bisection** ")

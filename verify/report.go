@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/onnxconv/onnxconv/verify/errmap"
 )
 
 // SchemaVersion is the version of the JSON report (report.schema.json).
@@ -35,7 +37,9 @@ type Report struct {
 	Bisect    *Bisection `json:"bisect,omitempty"`
 	// Decode says how a decoder with a KV cache was verified; nil for
 	// single calls.
-	Decode     *DecodeInfo `json:"decode,omitempty"`
+	Decode *DecodeInfo `json:"decode,omitempty"`
+	// Map is the whole-graph error map (Options.Map).
+	Map        *errmap.Map `json:"map,omitempty"`
 	Notes      []string    `json:"notes"`
 	DurationMS float64     `json:"duration_ms"`
 }
@@ -61,6 +65,7 @@ type OptionsInfo struct {
 	ATol         *float64 `json:"atol"`
 	ByOrder      bool     `json:"by_order"`
 	Bisect       bool     `json:"bisect"`
+	Map          bool     `json:"map,omitempty"`
 }
 
 // InputInfo describes one input as fed to both models.
@@ -143,7 +148,7 @@ func newReport(a, b *Side, o *Options) *Report {
 		A: sideInfo(a), B: sideInfo(b),
 		Options: OptionsInfo{
 			InputSource: o.InputSource, Seed: o.Gen.Seed, Distribution: o.Gen.Distribution,
-			Profile: o.Profile, RTol: o.RTol, ATol: o.ATol, ByOrder: o.ByOrder, Bisect: o.Bisect,
+			Profile: o.Profile, RTol: o.RTol, ATol: o.ATol, ByOrder: o.ByOrder, Bisect: o.Bisect, Map: o.Map,
 		},
 		Inputs: []InputInfo{}, Outputs: []*OutputResult{}, Unmatched: []string{}, Notes: []string{},
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -170,6 +171,12 @@ var consoleError = regexp.MustCompile(`Uncaught|:CONSOLE[:(]|CONSOLE\(\d+\)|Refu
 // and the console errors found in its log.
 func renderHTML(t *testing.T, chromium, path string) ([]byte, []string) {
 	t.Helper()
+	return renderHTMLSize(t, chromium, path, 1200, 900)
+}
+
+// renderHTMLSize is renderHTML in a window of w×h pixels.
+func renderHTMLSize(t *testing.T, chromium, path string, w, h int) ([]byte, []string) {
+	t.Helper()
 	dir := t.TempDir()
 	shot := filepath.Join(dir, "shot.png")
 	abs, err := filepath.Abs(path)
@@ -181,7 +188,7 @@ func renderHTML(t *testing.T, chromium, path string) ([]byte, []string) {
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
 		"--user-data-dir="+filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0",
-		"--screenshot="+shot, "--window-size=1200,900", "file://"+abs)
+		"--screenshot="+shot, fmt.Sprintf("--window-size=%d,%d", w, h), "file://"+abs)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
@@ -209,6 +216,17 @@ func findChromium(t *testing.T) string {
 	return testpaths.Chromium(t)
 }
 
+// selfContained checks that an HTML report has no scripts and no
+// external resources.
+func selfContained(t *testing.T, page string) {
+	t.Helper()
+	for _, bad := range []string{"<script", "src=", "href=", "url(", "@import"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("HTML contains %q", bad)
+		}
+	}
+}
+
 func TestHTMLRendersInChromium(t *testing.T) {
 	rep := failingReport(t)
 	var buf bytes.Buffer
@@ -216,12 +234,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := buf.String()
-	// Self-contained: no scripts, no external resources.
-	for _, bad := range []string{"<script", "src=", "href=", "url(", "@import"} {
-		if strings.Contains(page, bad) {
-			t.Errorf("HTML contains %q", bad)
-		}
-	}
+	selfContained(t, page)
 	if n := strings.Count(page, "<svg"); n != 3 {
 		t.Errorf("HTML holds %d SVG plots, want 3 (bars, histogram, bisection path)", n)
 	}

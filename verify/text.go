@@ -48,6 +48,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  %s: FAIL no counterpart in B\n", n)
 	}
 	r.Bisect.writeText(&b)
+	writeMapText(&b, r.Map)
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
@@ -105,6 +106,7 @@ func (r *Report) WriteSummary(w io.Writer, what string) error {
 		fmt.Fprintf(&b, "  %-16s FAIL no counterpart\n", n)
 	}
 	r.Bisect.writeText(&b)
+	writeMapText(&b, r.Map)
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}

@@ -229,6 +229,9 @@ func compareValues(ctx context.Context, a, b *Side, opts Options, rep *Report, s
 	if opts.Bisect {
 		rep.Notes = append(rep.Notes, "bisection compares tensors; this model takes or gives sequences or optionals")
 	}
+	if opts.Map {
+		rep.Notes = append(rep.Notes, "the error map compares tensors; this model takes or gives sequences or optionals")
+	}
 	rep.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	rep.Summary = rep.summary()
 	return rep, nil

@@ -35,6 +35,11 @@ type CaptureRunner interface {
 	RunCapture(ctx context.Context, inputs []*canonical.Tensor, names []string) (map[string]*canonical.Tensor, error)
 }
 
+// ErrNoCapture is wrapped by a CaptureRunner that cannot hand out the
+// intermediate values of its model after all (a TF.js layers model): the
+// error map and bisection are then left out with a note.
+var ErrNoCapture = errors.New("the runtime does not hand out intermediate values of this model")
+
 // Side is one side of a comparison: a model (run by Runner, or by the
 // built-in executor when Runner is nil), or stored outputs.
 type Side struct {
@@ -87,8 +92,12 @@ type Options struct {
 	// Bisect looks for the first node of A whose output diverges.
 	Bisect bool
 	// BisectBatch is the number of values captured per run while
-	// bisecting (default 64).
+	// bisecting (default 64), and while building the error map.
 	BisectBatch int
+	// Map builds the whole-graph error map (package errmap): every node
+	// output of B compared with its counterpart in A, on the first
+	// sample, ranked by where the error starts.
+	Map bool
 
 	// Backend is the GoMLX backend for sides run by the built-in
 	// executor ("" for the default).
@@ -295,11 +304,20 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 					return nil, fmt.Errorf("verify: %w", err)
 				}
 				bis, err := bisect(ctx, a.Model, b.Model, ca, cb, samples[0], inB, &opts)
-				if err != nil {
+				switch {
+				case errors.Is(err, ErrNoCapture):
+					rep.Notes = append(rep.Notes, "no bisection: "+err.Error())
+				case err != nil:
 					return nil, fmt.Errorf("verify: bisect: %w", err)
+				default:
+					rep.Bisect = bis
 				}
-				rep.Bisect = bis
 			}
+		}
+	}
+	if opts.Map {
+		if err := buildMap(ctx, rep, a, b, ra, rb, samples[0], mapB, &opts); err != nil {
+			return nil, err
 		}
 	}
 	rep.DurationMS = float64(time.Since(start).Microseconds()) / 1000

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/verify/errmap"
 )
 
 // ReportSchema is the JSON Schema (draft 2020-12) of the JSON report.
@@ -44,6 +45,34 @@ func WriteReport(path string, r *Report) error {
 	}
 	if err := canonical.WriteFileAtomic(path, func(w io.Writer) error { return write(w, r) }); err != nil {
 		return fmt.Errorf("writing report: %w", err)
+	}
+	if r.Map != nil && strings.EqualFold(filepath.Ext(path), ".json") {
+		// Beside the JSON report: the map as Model Explorer's per-node
+		// data.
+		return WriteModelExplorer(ModelExplorerPath(path), r)
+	}
+	return nil
+}
+
+// ModelExplorerPath is where WriteReport puts the error map as Model
+// Explorer's per-node data, beside a JSON report: report.json gives
+// report.modelexplorer.json.
+func ModelExplorerPath(report string) string {
+	return strings.TrimSuffix(report, filepath.Ext(report)) + ".modelexplorer.json"
+}
+
+// WriteModelExplorer writes r's error map as Model Explorer's per-node
+// data JSON (errmap.ModelExplorer).
+func WriteModelExplorer(path string, r *Report) error {
+	if r.Map == nil {
+		return fmt.Errorf("writing %s: the report has no error map", path)
+	}
+	data, err := errmap.ModelExplorer(r.Map)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := canonical.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return fmt.Errorf("writing the error map for Model Explorer: %w", err)
 	}
 	return nil
 }

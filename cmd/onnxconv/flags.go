@@ -23,6 +23,7 @@ type verifyFlags struct {
 	profile          string
 	rtol, atol       float64
 	bisect           bool
+	errMap           bool
 	keepFailed       bool
 	ranges           []string
 	saveInputs       string
@@ -45,6 +46,7 @@ func (f *verifyFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.rtol, "rtol", 0, "relative tolerance (overrides the profile)")
 	fs.Float64Var(&f.atol, "atol", 0, "absolute tolerance (overrides the profile)")
 	fs.BoolVar(&f.bisect, "bisect", false, "when the result is not equivalent, find the first diverging node")
+	fs.BoolVar(&f.errMap, "map", false, "compare every intermediate tensor of the result with the source's and rank the nodes by where the error starts (in the reports)")
 	fs.BoolVar(&f.keepFailed, "keep-failed", false, "when the result is not equivalent, write it anyway as OUT with .not-equivalent before the extension")
 	fs.StringArrayVar(&f.ranges, "input-range", nil, "range of generated input values, LO,HI for every input or NAME=LO,HI (repeatable), e.g. audio=-1,1 or 0,255")
 	fs.StringVar(&f.saveInputs, "save-inputs", "", "write the generated verification inputs to this folder (repeat the run with --inputs)")
@@ -60,18 +62,18 @@ func (f *verifyFlags) options(changed bool) (*pipeline.VerifyOptions, error) {
 	if f.verify && f.noVerify {
 		return nil, errors.New("--verify and --no-verify contradict each other")
 	}
-	explicit := f.refDir != "" || f.inputs != "" || len(f.reports) > 0 || f.bisect || f.keepFailed ||
+	explicit := f.refDir != "" || f.inputs != "" || len(f.reports) > 0 || f.bisect || f.errMap || f.keepFailed ||
 		len(f.ranges) > 0 || f.saveInputs != "" || f.fs.Changed("samples")
 	if f.noVerify {
 		if explicit {
-			return nil, errors.New("--no-verify with a verification option (--reference, --inputs, --report, --bisect, --keep-failed, --input-range, --save-inputs, --samples): drop one of them")
+			return nil, errors.New("--no-verify with a verification option (--reference, --inputs, --report, --bisect, --map, --keep-failed, --input-range, --save-inputs, --samples): drop one of them")
 		}
 		return nil, nil
 	}
 	if !f.verify && !changed && !explicit {
 		return nil, nil
 	}
-	o := &pipeline.VerifyOptions{Inputs: f.inputs, Reference: f.refDir, Profile: f.profile, Bisect: f.bisect,
+	o := &pipeline.VerifyOptions{Inputs: f.inputs, Reference: f.refDir, Profile: f.profile, Bisect: f.bisect, Map: f.errMap,
 		SaveInputs: f.saveInputs, Samples: f.samples, Threads: f.threads}
 	if f.samples < 1 {
 		return nil, errors.New("--samples must be at least 1")

@@ -35,7 +35,7 @@ func newOpsetCmd() *cobra.Command {
 time, and writes it to OUT (or -o OUT). It is 'onnxconv convert' for ONNX
 input, with the same flags: the result is verified against the source on
 the built-in executor (--no-verify turns that off; --inputs, --reference,
---report, --bisect, --keep-failed as for convert), and OUT may not be
+--report, --bisect, --map, --keep-failed as for convert), and OUT may not be
 MODEL unless --force.
 
 --dry-run converts nothing: it lists every node that blocks the target and

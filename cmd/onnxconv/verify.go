@@ -25,7 +25,7 @@ func newVerifyCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 		seed                           uint64
 		rtol, atol                     float64
 		dims, reports                  []string
-		byOrder, bisect, quiet         bool
+		byOrder, bisect, errMap, quiet bool
 	)
 	cmd := &cobra.Command{
 		Use:   "verify A [B]",
@@ -70,7 +70,7 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 			opts := pipeline.CompareOptions{
 				VerifyOptions: pipeline.VerifyOptions{
 					Inputs: inputs, Samples: samples, Seed: seed, Distribution: dist,
-					Profile: profile, ByOrder: byOrder, Bisect: bisect, BisectBatch: bisectBatch, Backend: backend, Threads: execThreads,
+					Profile: profile, ByOrder: byOrder, Bisect: bisect, BisectBatch: bisectBatch, Map: errMap, Backend: backend, Threads: execThreads,
 				},
 				Runtimes: rtNames, RuntimeThreads: threads,
 				Reports: reports,
@@ -133,7 +133,8 @@ Exit codes: 0 equivalent, 1 not equivalent, 2 error.`,
 	f.StringArrayVar(&dims, "dim", nil, "symbolic dim value, NAME=N (repeatable); INPUT:AXIS=N for unnamed dims")
 	f.BoolVar(&byOrder, "by-order", false, "match outputs and inputs by position instead of name")
 	f.BoolVar(&bisect, "bisect", false, "find the first node of A whose output diverges")
-	f.IntVar(&bisectBatch, "bisect-batch", 64, "values captured per run while bisecting")
+	f.IntVar(&bisectBatch, "bisect-batch", 64, "values captured per run while bisecting or mapping")
+	f.BoolVar(&errMap, "map", false, "compare every intermediate tensor of B with A's and rank the nodes by where the error starts (in the reports)")
 	f.StringArrayVar(&reports, "report", nil, "write a report: .json, .md, .html or .xml (JUnit); repeatable")
 	f.StringVar(&backend, "backend", "", "GoMLX backend of the built-in executor")
 	f.IntVar(&execThreads, "threads", 0, "built-in executor kernel threads (0: all cores; results do not depend on it)")

@@ -76,7 +76,7 @@ func TestVerifyCmdScaled(t *testing.T) {
 		t.Fatal(err)
 	}
 	js := filepath.Join(dir, "r.json")
-	code, out, errs := runVerify(t, verifyFixture("mlp_opset17"), cand, "--bisect", "--samples", "2", "--report", js, "--report", filepath.Join(dir, "r.html"))
+	code, out, errs := runVerify(t, verifyFixture("mlp_opset17"), cand, "--bisect", "--map", "--samples", "2", "--report", js, "--report", filepath.Join(dir, "r.html"))
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
 	}
@@ -86,6 +86,17 @@ func TestVerifyCmdScaled(t *testing.T) {
 	r := readReport(t, js)
 	if r.Bisect == nil || r.Bisect.First == nil || r.Bisect.First.Node != "/4/Gemm" || r.Bisect.NodesChecked != 5 {
 		t.Fatalf("bisect %+v", r.Bisect)
+	}
+	// --map: the same node ranked first, in the text, the JSON and the
+	// Model Explorer data beside it.
+	if m := r.Map; m == nil || m.First < 0 || m.Nodes[m.Ranked[0]].Node != "/4/Gemm" || !m.Nodes[m.Ranked[0]].Jump {
+		t.Errorf("map %+v", r.Map)
+	}
+	if !strings.Contains(out, "error map: the error starts at /4/Gemm (Gemm)") {
+		t.Errorf("output does not give the map's summary:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.modelexplorer.json")); err != nil {
+		t.Errorf("no Model Explorer data beside the JSON report: %v", err)
 	}
 	if d := r.Outputs[0].Drift; d.Slope < 1.007 || d.Slope > 1.010 || d.R2 < 0.999 {
 		t.Errorf("drift %+v, want slope near 1.01", d)

@@ -46,6 +46,24 @@ type converter struct {
 	// clIn names the graph inputs kept channels-last under LayoutNCHW;
 	// cfIn records those made channels-first.
 	clIn, cfIn map[string]bool
+	// sources records the Keras tensor each ONNX value holds, for the
+	// top-level layers (canonical.MetaSourceTensors).
+	sources map[string]canonical.SourceTensor
+}
+
+// recordSource records that o is output index of call node of layer l
+// ("layer:node:index", as TF.js's getOutputAt reads it).
+func (c *converter) recordSource(l *layerSpec, node, index int, o *kval) {
+	if c.sources == nil {
+		c.sources = map[string]canonical.SourceTensor{}
+	}
+	t := fmt.Sprintf("%s:%d:%d", l.name, node, index)
+	if o.cl != "" {
+		c.sources[o.cl] = canonical.SourceTensor{Tensor: t, Op: l.class}
+	}
+	if o.cf != "" && o.rank >= 3 {
+		c.sources[o.cf] = canonical.SourceTensor{Tensor: t, Op: l.class, Perm: layout.ToLast(o.rank)}
+	}
 }
 
 // clOnlyInputs returns the channels-first graph inputs gin whose only
@@ -163,6 +181,17 @@ func ConvertConfig(top map[string]any, w Weights, opts Options) (*canonical.Mode
 		return nil, fmt.Errorf("%s: %w", opts.File, err)
 	}
 	mp.Graph.DocString = "converted from a Keras " + spec.class + " model by onnxconv"
+	src := map[string]canonical.SourceTensor{}
+	for name, t := range c.sources {
+		if v := mp.Graph.Lookup(name); v != nil {
+			if p, _ := v.Producer(); p != nil {
+				src[name] = t
+			}
+		}
+	}
+	if err := canonical.SetSourceTensors(mp, src); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.File, err)
+	}
 	if opts.Layout == LayoutNCHW {
 		mp.MetadataProps = append(mp.MetadataProps,
 			canonical.StringPair{Key: MetaLayout, Value: LayoutNCHW},
@@ -477,8 +506,15 @@ func (c *converter) sequential(spec *layerSpec, path []string, in []*kval) ([]*k
 			return nil
 		}
 		var err error
-		cur, err = c.call(l, path, cur)
-		return err
+		if cur, err = c.call(l, path, cur); err != nil {
+			return err
+		}
+		if len(path) == 0 {
+			for j, o := range cur {
+				c.recordSource(l, 0, j, o)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -611,6 +647,9 @@ func (c *converter) functional(spec *layerSpec, path []string, feeds map[string]
 		done[i] = true
 		for j, o := range outs {
 			vals[key(tref{layer: p.l.name, node: p.node, index: j})] = o
+			if len(path) == 0 {
+				c.recordSource(p.l, p.node, j, o)
+			}
 		}
 		k := callKey(p.l.name, p.node)
 		queue = append(queue, waiting[k]...)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // Under LayoutNCHW an image input read by a Rescaling then a Conv2D is
@@ -53,6 +55,12 @@ func TestLayoutNCHW(t *testing.T) {
 		for _, p := range mp.GetMetadataProps() {
 			meta[p.GetKey()] = p.GetValue()
 		}
+		// The provenance for the error map: the Conv2D layer's output,
+		// computed channels-first, is Keras's laid channels-last.
+		if src := meta[canonical.MetaSourceTensors]; !strings.Contains(src, `{"tensor":"conv:0:0","op":"Conv2D","perm":[0,2,3,1]}`) {
+			t.Errorf("layout %q: source tensors %s, want the conv layer's output with its permutation", layout, src)
+		}
+		delete(meta, canonical.MetaSourceTensors)
 		if layout != LayoutNCHW {
 			if transposes != 2 || strings.Join(shapes, " ") != "img[-1 8 6 3] seq[-1 5 4]" || len(meta) != 0 {
 				t.Errorf("layout %q: %d Transposes, inputs %v, metadata %v", layout, transposes, shapes, meta)

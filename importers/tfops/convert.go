@@ -252,7 +252,43 @@ func Convert(g *Graph, opts Options) (*canonical.Model, error) {
 	}
 	m.Graph.DocString = g.Doc
 	markRandomOutputs(m)
+	if err := canonical.SetSourceTensors(m, c.sourceTensors(m)); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.File, err)
+	}
 	return m, nil
+}
+
+// sourceTensors says which TF tensor each node output of m holds, with
+// the permutation back to TF's layout for the values made channels-first
+// (canonical.MetaSourceTensors: the error map asks TF.js for them).
+func (c *converter) sourceTensors(m *canonical.Model) map[string]canonical.SourceTensor {
+	out := map[string]canonical.SourceTensor{}
+	for k, v := range c.vals {
+		if v.konst != nil || v.seq || v.cplx || v.table != nil {
+			continue
+		}
+		nm, _ := splitKey(k)
+		op := ""
+		if n := c.nodes[nm]; n != nil {
+			op = n.Op
+		}
+		tensor := onnxName(k)
+		for _, x := range []struct {
+			name string
+			perm []int
+		}{{v.nhwc, nil}, {v.nchw, layout.ToLast(max(v.rank, 0))}} {
+			if x.name == "" {
+				continue
+			}
+			if gv := m.Graph.Lookup(x.name); gv == nil {
+				continue
+			} else if p, _ := gv.Producer(); p == nil {
+				continue
+			}
+			out[x.name] = canonical.SourceTensor{Tensor: tensor, Op: op, Perm: x.perm}
+		}
+	}
+	return out
 }
 
 // value returns the ONNX value of TF tensor key, converting its node (and

@@ -19,7 +19,9 @@
 // a layers model with tf.loadLayersModel(tf.io.fromMemory(...)) and
 // predict, a graph model with tf.loadGraphModel(tf.io.fromMemory(...)) and
 // execute, falling back to executeAsync for control flow and dynamic ops
-// (NonMaxSuppression). Requests and answers travel in runtimes/node's
+// (NonMaxSuppression); Session.RunNamed executes a graph model with any
+// of its node tensors as the outputs (the source side of the error map,
+// verify/errmap). Requests and answers travel in runtimes/node's
 // framed protocol (JSON header, raw tensor bytes); whatever TF.js prints
 // goes to stderr.
 //

@@ -390,10 +390,34 @@ func (s *Session) call(ctx context.Context, head any, blobs [][]byte) (*answer, 
 // TF.js's order, named as the tfjs importer names them (for a Keras file,
 // as importers/keras names them).
 func (s *Session) Run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Result, error) {
+	return s.run(ctx, inputs, nil)
+}
+
+// RunNamed computes the tensors named instead of the model's outputs, in
+// that order: the intermediate values of the source, for the error map. A
+// graph model's are TF.js node names ("node" or "node:N"); a layers
+// model's (and a Keras file's) the outputs of its layers' calls
+// ("layer:node:index", Keras's inbound-node numbering).
+func (s *Session) RunNamed(ctx context.Context, inputs []*onnxpb.TensorProto, names []string) ([]*onnxpb.TensorProto, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	res, err := s.run(ctx, inputs, names)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Outputs) != len(names) {
+		return nil, &RunError{Model: s.model, Detail: fmt.Sprintf("%d tensors computed, %d asked for", len(res.Outputs), len(names))}
+	}
+	return res.Outputs, nil
+}
+
+func (s *Session) run(ctx context.Context, inputs []*onnxpb.TensorProto, names []string) (*Result, error) {
 	req := struct {
-		Op     string       `json:"op"`
-		Inputs []wireTensor `json:"inputs"`
-	}{Op: "run", Inputs: []wireTensor{}}
+		Op      string       `json:"op"`
+		Inputs  []wireTensor `json:"inputs"`
+		Outputs []string     `json:"outputs,omitempty"`
+	}{Op: "run", Inputs: []wireTensor{}, Outputs: names}
 	var blobs [][]byte
 	for i, tp := range inputs {
 		w, b, err := toWire(tp)

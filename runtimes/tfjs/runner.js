@@ -21,7 +21,10 @@
 //            "backend": "wasm"|"cpu", "wasm_build": "tfjs-backend-wasm-simd.wasm",
 //            "cpu_reason": why the CPU backend runs the whole model (complex64 ops, no WASM package),
 //            "reset_after_gru": [names of the GRU layers computed by runner.js's reset-after GRU]}
-//   run:    {"op": "run", "inputs": [{"name", "dtype": "float32"|"int32"|"bool", "shape"}]}  input bytes (LE)
+//   run:    {"op": "run", "inputs": [{"name", "dtype": "float32"|"int32"|"bool", "shape"}],
+//            "outputs": ["node" or "node:N", ...]}  input bytes (LE); outputs (optional): the tensors
+//            to compute instead of the model's outputs, answered in that order (a layers model:
+//            "layer:node:index", the outputs of a layer's call)
 //   answer: {"ok": true, "method": "predict"|"execute"|"executeAsync",
 //            "cpu_ops": [kernels run on the CPU backend so far, sorted],
 //            "outputs": [{"name", "dtype", "shape", "bytes"}]}                                  output bytes
@@ -499,7 +502,7 @@ async function main() {
     try {
       if (r.head.op !== 'run') throw new Error(`request ${r.head.op}: want run`);
       const inputs = r.head.inputs.map((t, k) => ({ name: t.name, tensor: toTensor(tf, Object.assign({}, t, { data: r.take(r.head.sizes[k]) })) }));
-      const out = await runOnce(inputs);
+      const out = await runOnce(inputs, r.head.outputs);
       inputs.forEach((t) => t.tensor.dispose());
       const blobs = out.outputs.map((o) => o.buf);
       out.outputs.forEach((o) => { delete o.buf; });
@@ -509,8 +512,28 @@ async function main() {
     }
   }
 
-  async function runOnce(inputs) {
+  async function runOnce(inputs, wanted) {
     const out = { ok: true, outputs: [], cpu_ops: [] };
+    if (wanted && wanted.length && !graph) {
+      // A layers model: the outputs of its layers' calls ("layer:node:index"),
+      // computed by a model of the same inputs with those as its outputs.
+      if (!model.getLayer) throw new Error('this layers model does not give its layers\' outputs');
+      const outs = wanted.map((w) => {
+        const m = /^(.*):(\d+):(\d+)$/.exec(w);
+        if (!m) throw new Error(`${w}: want layer:node:index`);
+        let t = model.getLayer(m[1]).getOutputAt(Number(m[2]));
+        if (Array.isArray(t)) t = t[Number(m[3])];
+        return t;
+      });
+      const sub = tf.model({ inputs: model.inputs, outputs: outs });
+      let got = sub.predict(inputs.length === 1 ? inputs[0].tensor : inputs.map((t) => t.tensor));
+      if (!Array.isArray(got)) got = [got];
+      out.method = 'predict';
+      got.forEach((x, i) => out.outputs.push(fromTensor(wanted[i], x)));
+      got.forEach((x) => x.dispose());
+      out.cpu_ops = [...cpuOps].sort();
+      return out;
+    }
     let res;
     if (graph) {
       const names = model.inputs.map((i) => i.name);
@@ -522,7 +545,7 @@ async function main() {
         if (n === undefined) throw new Error(`input ${t.name}: the model has ${names.length} inputs (${names.join(', ')})`);
         byName[n] = t.tensor;
       });
-      const outNames = model.outputs.map((o) => o.name);
+      const outNames = wanted && wanted.length ? wanted : model.outputs.map((o) => o.name);
       try {
         res = model.execute(byName, outNames);
         out.method = 'execute';
@@ -532,7 +555,7 @@ async function main() {
         out.method = 'executeAsync';
       }
       if (!Array.isArray(res)) res = [res];
-      res.forEach((x, i) => out.outputs.push(fromTensor((outNames[i] || `output_${i}`).replace(/:0$/, ''), x)));
+      res.forEach((x, i) => out.outputs.push(fromTensor(wanted && wanted.length ? outNames[i] : (outNames[i] || `output_${i}`).replace(/:0$/, ''), x)));
     } else {
       if (inputs.length !== model.inputs.length) {
         throw new Error(`the model takes ${model.inputs.length} inputs, ${inputs.length} given`);

@@ -1,0 +1,235 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/importers"
+	kerasimp "github.com/onnxconv/onnxconv/importers/keras"
+	tfjsimp "github.com/onnxconv/onnxconv/importers/tfjs"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/runtimes/node"
+	"github.com/onnxconv/onnxconv/runtimes/ortnode"
+)
+
+// plantInResult converts the transformer block to opset 17 and scales the
+// weight of the n-th MatMul of the result by 1.5: the planted bug. It
+// returns the planted file and the node's name.
+func plantInResult(t *testing.T, n int) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "block17.onnx")
+	if _, err := Opset(context.Background(), blockModel, out, Options{Env: builtins(), Opset: 17}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := canonical.Load(out, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	order, err := m.Graph.TopoSort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var node string
+	for _, nd := range order {
+		if nd.OpType != "MatMul" || nd.Inputs[1].Const == nil {
+			continue
+		}
+		if n--; n > 0 {
+			continue
+		}
+		w := nd.Inputs[1].Const
+		raw, err := w.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.SetBytes(scaled(raw, 1.5))
+		node = nd.Name
+		break
+	}
+	if node == "" {
+		t.Fatal("the block has too few MatMul nodes with a constant weight")
+	}
+	planted := filepath.Join(dir, "planted.onnx")
+	if err := canonical.Save(planted, m, canonical.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return planted, node
+}
+
+// An opset conversion (21 -> 17) whose result has one MatMul weight
+// changed: --map ranks that MatMul first, on the executor against the
+// executor and on ONNX Runtime (the source) against the executor (the
+// result).
+func TestMapPlantedOpsetConversion(t *testing.T) {
+	planted, want := plantInResult(t, 2)
+	for _, rts := range [][]string{nil, {"onnxruntime", "executor"}} {
+		name := "executor-executor"
+		if rts != nil {
+			name = "onnxruntime-executor"
+		}
+		t.Run(name, func(t *testing.T) {
+			if rts != nil {
+				_, modules := testpaths.Node(t, ortnode.Package)
+				t.Setenv(node.EnvNodeModules, modules)
+			}
+			rep, err := Verify(context.Background(), blockModel, planted, CompareOptions{
+				VerifyOptions: VerifyOptions{Samples: 1, Map: true}, Runtimes: rts, Env: builtins()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := rep.Map
+			if m == nil {
+				t.Fatalf("no map: %q", rep.Notes)
+			}
+			if rep.Equivalent {
+				t.Errorf("the planted weight left the result equivalent: %s", rep.Summary)
+			}
+			first := m.Nodes[m.Ranked[0]]
+			if first.Node != want || !first.Jump {
+				t.Fatalf("ranked first %s (%s, jump %v), want %s: %s", first.Node, first.OpType, first.Jump, want, m.Summary())
+			}
+			if m.Compared < 20 {
+				t.Errorf("%d nodes compared (%d without a counterpart): the names of the converted graph were not matched", m.Compared, m.Unmatched)
+			}
+			t.Logf("%s; %d compared, %d unmatched; A %s", m.Summary(), m.Compared, m.Unmatched, rep.A.ComputedBy)
+		})
+	}
+}
+
+// scaled returns the float32 data raw multiplied by f.
+func scaled(raw []byte, f float32) []byte {
+	out := make([]byte, len(raw))
+	for i := 0; i+4 <= len(raw); i += 4 {
+		binary.LittleEndian.PutUint32(out[i:], math.Float32bits(f*math.Float32frombits(binary.LittleEndian.Uint32(raw[i:]))))
+	}
+	return out
+}
+
+// plantingImporter is an importer with a bug planted: it scales by 1.5
+// the weight of the n-th Conv of the model it imports, and names in
+// planted the node the map should find: the Conv, or when its output has
+// no source tensor (a Keras Conv2D layer's output is its bias Add or its
+// activation) the first node after it that has one.
+type plantingImporter struct {
+	importers.Importer
+	n       int
+	planted *string
+}
+
+func (p plantingImporter) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
+	r, err := p.Importer.Import(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	m := r.Model
+	prov, err := canonical.SourceTensors(m)
+	if err != nil {
+		return nil, err
+	}
+	order, err := m.Graph.TopoSort()
+	if err != nil {
+		return nil, err
+	}
+	n := p.n
+	for _, nd := range order {
+		if nd.OpType != "Conv" || len(nd.Inputs) < 2 || nd.Inputs[1].Const == nil {
+			continue
+		}
+		if n--; n > 0 {
+			continue
+		}
+		for at := nd; at != nil; {
+			if _, ok := prov[at.Outputs[0].Name]; ok {
+				*p.planted = at.Name
+				break
+			}
+			uses := at.Outputs[0].Uses()
+			at = nil
+			if len(uses) == 1 {
+				at = uses[0].Node
+			}
+		}
+		if *p.planted == "" {
+			break
+		}
+		w := nd.Inputs[1].Const
+		raw, err := w.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		w.SetBytes(scaled(raw, 1.5))
+		return r, nil
+	}
+	m.Close()
+	return nil, fmt.Errorf("%s: no Conv number %d followed by a value with a source tensor", path, p.n)
+}
+
+// mapPlantedSource converts src with the importer imp planting a bug
+// (plantingImporter, the n-th Conv) and checks that convert --map, against
+// the source's own runtime (the tensors of the source's own nodes or
+// layers, laid back from NHWC by the provenance the importer recorded),
+// ranks the planted Conv first, with the result on the executor and in
+// ONNX Runtime.
+func mapPlantedSource(t *testing.T, src string, imp importers.Importer, n, minCompared int) {
+	t.Helper()
+	_, modules := testpaths.Node(t, "@tensorflow/tfjs")
+	t.Setenv(node.EnvNodeModules, modules)
+	var planted string
+	reg, err := importers.NewRegistry(plantingImporter{Importer: imp, n: n, planted: &planted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := builtins()
+	env.Importers = reg
+	out := filepath.Join(t.TempDir(), "planted.onnx")
+	res, err := Convert(context.Background(), src, out, Options{Env: env, Verify: &VerifyOptions{Samples: 1, Map: true}})
+	// (A classifier's output may stay within tolerance: the map still
+	// finds the planted weight inside.)
+	var ne *NotEquivalentError
+	if err != nil && !errors.As(err, &ne) {
+		t.Fatalf("err %v (planted %q)", err, planted)
+	}
+	for _, cmp := range res.Comparisons {
+		mp := cmp.Report.Map
+		if mp == nil {
+			t.Errorf("%s: no map: %q", cmp.What, cmp.Report.Notes)
+			continue
+		}
+		first := mp.Nodes[mp.Ranked[0]]
+		if first.Node != planted || !first.Jump {
+			t.Errorf("%s: ranked first %s (%s, jump %v), want %s: %s", cmp.What, first.Node, first.OpType, first.Jump, planted, mp.Summary())
+		}
+		// Upstream of it, the source and the result agree on every
+		// compared tensor, layouts undone.
+		for _, x := range mp.Nodes[:first.Index] {
+			if x.Status == "diverged" {
+				t.Errorf("%s: %s (%s), upstream of the planted node, diverged: ratio %g", cmp.What, x.Node, x.OpType, x.Ratio)
+			}
+		}
+		if mp.Compared < minCompared {
+			t.Errorf("%s: %d nodes compared, %d unmatched: the source tensors were not followed", cmp.What, mp.Compared, mp.Unmatched)
+		}
+		t.Logf("%s: %s; %d compared, %d unmatched", cmp.What, mp.Summary(), mp.Compared, mp.Unmatched)
+	}
+}
+
+// A TF.js graph model (the emotion classifier of vladmandic/human, 26
+// nodes), its third Conv weight scaled by 1.5, against TF.js.
+func TestMapPlantedTFJS(t *testing.T) {
+	mapPlantedSource(t, testpaths.Shared(t, "models", "tfjs_graph", "human_emotion", "emotion.json"), tfjsimp.New(), 3, 15)
+}
+
+// A Keras model (hls4ml's conv2d model, architecture JSON and weights),
+// its Conv weight scaled by 1.5, against TF.js running the Keras
+// layers (each layer's output by a model of the same inputs).
+func TestMapPlantedKeras(t *testing.T) {
+	mapPlantedSource(t, testpaths.Shared(t, "models", "keras_h5", "hls4ml_KERAS_conv2d_model", "KERAS_conv2d_model.json"), kerasimp.New(), 1, 3)
+}

@@ -1,0 +1,85 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/verify/errmap"
+)
+
+// buildMap builds the error map of B against A on one sample (in, A's
+// inputs) into rep, or says in the notes why it cannot.
+func buildMap(ctx context.Context, rep *Report, a, b *Side, ra, rb Runner, in []*canonical.Tensor, mapB []int, opts *Options) error {
+	if b.Expected != nil || b.ExpectedValues != nil {
+		rep.Notes = append(rep.Notes, "the error map needs two models; B is stored outputs")
+		return nil
+	}
+	ca, okA := ra.(CaptureRunner)
+	cb, okB := rb.(CaptureRunner)
+	if !okA || !okB {
+		rep.Notes = append(rep.Notes, "the error map needs runners that capture intermediate values")
+		return nil
+	}
+	inB, err := inputsForB(in, mapB, GraphInputs(b.Model))
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	m, err := errmap.Build(ctx, errmap.Side{Model: a.Model, Runner: ca, Inputs: in}, errmap.Side{Model: b.Model, Runner: cb, Inputs: inB},
+		errmap.Options{Tolerance: opts.mapTolerance, Batch: opts.BisectBatch})
+	if err != nil {
+		// The map is a diagnosis: a side that cannot hand out a value
+		// (ErrNoCapture) or fails to compute one leaves it out, said, and
+		// the verdict stands.
+		rep.Notes = append(rep.Notes, "no error map: "+err.Error())
+		return nil
+	}
+	rep.Map = m
+	return nil
+}
+
+// mapTolerance is toleranceFor as the error map takes it.
+func (o *Options) mapTolerance(da, db canonical.DataType) errmap.Tol {
+	t := o.toleranceFor(da, db)
+	return errmap.Tol{RTol: t.RTol, ATol: t.ATol, ATolScale: t.ATolScale, IntSteps: t.IntATol}
+}
+
+// mapTop is the number of ranked nodes the reports list.
+const mapTop = 15
+
+func writeMapText(b *strings.Builder, m *errmap.Map) {
+	if m == nil {
+		return
+	}
+	b.WriteString(m.Summary() + "\n")
+	for k, ne := range m.Top(5) {
+		st := ne.Status
+		if ne.Jump {
+			st = "starts here"
+		}
+		fmt.Fprintf(b, "  %d. %s (%s) %s: max %.3g, ratio %.3g, growth %.3g\n", k+1, ne.Node, ne.OpType, st, ne.MaxAbs, ne.Ratio, ne.Growth)
+	}
+}
+
+func writeHTMLMap(b *strings.Builder, m *errmap.Map) {
+	if m == nil {
+		return
+	}
+	b.WriteString("<h2>Error map</h2>\n<p>" + esc(m.Summary()) + "</p>\n")
+	if svg := errmap.SVG(m); svg != "" {
+		b.WriteString(`<figure class="errmap">` + svg + "<figcaption>Every node of B, layered from the inputs; colour by worst error over tolerance (green: within a tenth, yellow: within, orange: beyond, purple: beyond with its inputs within, where the error starts; grey: no counterpart in A); red outline: the divergence path. Click a node for both tensors' statistics.</figcaption></figure>\n")
+	} else {
+		fmt.Fprintf(b, "<p class=\"muted\">%d nodes: too many to draw (at most %d); the ranking follows.</p>\n", len(m.Nodes), errmap.MaxDrawn)
+	}
+	b.WriteString("<table><tr><th>rank</th><th class=\"l\">node</th><th class=\"l\">op</th><th class=\"l\">status</th><th>max abs</th><th>mean abs</th><th>ratio</th><th>input ratio</th><th>growth</th></tr>\n")
+	for k, ne := range m.Top(mapTop) {
+		st := esc(ne.Status)
+		if ne.Jump {
+			st = `<span class="fail">starts here</span>`
+		}
+		fmt.Fprintf(b, "<tr><td>%d</td><td class=\"l\"><code>%s</code></td><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%.3g</td><td>%.3g</td><td>%.3g</td><td>%.3g</td><td>%.3g</td></tr>\n",
+			k+1, esc(ne.Node), esc(ne.OpType), st, ne.MaxAbs, ne.MeanAbs, ne.Ratio, ne.InputRatio, ne.Growth)
+	}
+	b.WriteString("</table>\n")
+}
