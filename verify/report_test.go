@@ -65,7 +65,12 @@ func TestJSONReportValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, rep := range map[string]*Report{"equivalent": same, "failing": failingReport(t)} {
+	dm, _, _ := torchDecoder(t, "gpt2")
+	decoder, err := Compare(context.Background(), ModelSide("a", dm), ModelSide("b", dm), Options{Decode: &Decode{Steps: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, rep := range map[string]*Report{"equivalent": same, "failing": failingReport(t), "decoder": decoder} {
 		path := filepath.Join(t.TempDir(), "r.json")
 		if err := WriteReport(path, rep); err != nil {
 			t.Fatal(err)
