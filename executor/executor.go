@@ -102,6 +102,26 @@ type Executor struct {
 	// poisonReuse: reused output buffers a kernel takes unzeroed are
 	// filled with NaN first (tests, reuse.go).
 	poisonReuse bool
+
+	// slow: the nodes that took a per-element path where a kernel was
+	// expected (integer ops outside the integer GEMM's cases), with why;
+	// SlowPaths lists them.
+	slowMu sync.Mutex
+	slow   map[string]string
+}
+
+// SlowPaths lists the nodes run so far that took a per-element path
+// instead of a kernel, each with the reason ("ConvInteger \"conv1\": 3-D
+// convolution"), sorted; bench prints them beside its figures.
+func (e *Executor) SlowPaths() []string {
+	e.slowMu.Lock()
+	defer e.slowMu.Unlock()
+	out := make([]string, 0, len(e.slow))
+	for n, why := range e.slow {
+		out = append(out, n+": "+why)
+	}
+	sort.Strings(out)
+	return out
 }
 
 type initEntry struct {

@@ -70,6 +70,9 @@ type packEntry struct {
 	// rows: per part (an LSTM direction) the weights as plain rows,
 	// transposed (kernels.AddVecMat).
 	rows [][]float32
+	// ints: an integer weight (zero point subtracted) packed per group
+	// for the integer GEMM (kernel_quant.go).
+	ints []*kernels.IPacked
 }
 
 // usable reports whether the kernel runs on the packing alone (without
