@@ -40,6 +40,7 @@ func registerKernels(r registry) {
 	r.kernel(kernelClip, okClip, "Clip")
 	r.kernel(kernelHard, okUnaryHost, "HardSigmoid", "HardSwish")
 	r.kernel(kernelGlobalAvgPool, okGlobalAvgPool, "GlobalAveragePool")
+	r.kernel(kernelCastToF32, okCastToF32, "Cast")
 	registerHostKernels(r)
 }
 

@@ -28,29 +28,46 @@ func is8bit(dt canonical.DataType) bool { return dt == canonical.Uint8 || dt == 
 func (c *lctx) int16Minus(h *htensor, zp []int32, per int) ([]int16, error) {
 	n := h.size()
 	out := make([]int16, n)
-	z := func(i int) int16 {
-		if len(zp) == 0 {
-			return 0
+	if len(zp) > 1 && per < 1 {
+		return nil, fmt.Errorf("%s: %d zero points for runs of %d values", c.n.OpType, len(zp), per)
+	}
+	var err error
+	c.e.kern.Range(n, 1, func(lo, hi int) {
+		if len(zp) <= 1 {
+			z := int16(0)
+			if len(zp) == 1 {
+				z = int16(zp[0])
+			}
+			err = minus8(h.data, out, lo, hi, z)
+			return
 		}
-		return int16(zp[i/per%len(zp)])
-	}
-	switch s := h.data.(type) {
+		for i := lo; i < hi; {
+			end := min(hi, (i/per+1)*per)
+			if e := minus8(h.data, out, i, end, int16(zp[i/per%len(zp)])); e != nil {
+				err = e
+			}
+			i = end
+		}
+	})
+	return out, err
+}
+
+// minus8 sets out[i] = data[i] − z for lo ≤ i < hi, data []uint8 or []int8.
+func minus8(data any, out []int16, lo, hi int, z int16) error {
+	o := out[lo:hi]
+	switch s := data.(type) {
 	case []uint8:
-		c.e.kern.Range(n, 1, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				out[i] = int16(s[i]) - z(i)
-			}
-		})
+		for i, v := range s[lo:hi] {
+			o[i] = int16(v) - z
+		}
 	case []int8:
-		c.e.kern.Range(n, 1, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				out[i] = int16(s[i]) - z(i)
-			}
-		})
+		for i, v := range s[lo:hi] {
+			o[i] = int16(v) - z
+		}
 	default:
-		return nil, fmt.Errorf("expected 8-bit integer data, have %T", h.data)
+		return fmt.Errorf("expected 8-bit integer data, have %T", data)
 	}
-	return out, nil
+	return nil
 }
 
 // zeroPoints returns input i's values as int32 (nil when the input is
@@ -345,7 +362,12 @@ func (c *lctx) dynQuantF32(xh *htensor, x []float32) {
 	c.e.kern.Range(n, 1, func(lo, hi int) {
 		a, b := float32(0), float32(0)
 		for _, v := range x[lo:hi] {
-			a, b = min(a, v), max(b, v)
+			if v < a {
+				a = v
+			}
+			if v > b {
+				b = v
+			}
 		}
 		mu.Lock()
 		mn, mx = min(mn, a), max(mx, b)
@@ -358,14 +380,82 @@ func (c *lctx) dynQuantF32(xh *htensor, x []float32) {
 	}
 	q := make([]uint8, n)
 	if scale != 0 {
+		// round(v/scale) + zp clamped to [0, 255]: v/scale is clamped to
+		// [−256, 512] first (the same result after the final clamp), where
+		// adding and subtracting 1.5·2²³ rounds half to even exactly.
+		const magic = 12582912
 		c.e.kern.Range(n, 2, func(lo, hi int) {
+			o := q[lo:hi]
 			for i, v := range x[lo:hi] {
-				y := float32(math.RoundToEven(float64(v/scale))) + zp
-				q[lo+i] = uint8(min(max(y, 0), 255))
+				y := v / scale
+				if !(y >= -256) { // NaN quantizes to 0, as in ONNX Runtime
+					y = -256
+				}
+				if y > 512 {
+					y = 512
+				}
+				r := (y + magic) - magic + zp
+				if r < 0 {
+					r = 0
+				}
+				if r > 255 {
+					r = 255
+				}
+				o[i] = uint8(r)
 			}
 		})
 	}
 	c.OutH(0, &htensor{dt: canonical.Uint8, shape: append([]int{}, xh.shape...), data: q})
 	c.OutH(1, fromF64(canonical.Float, nil, []float64{float64(scale)}))
 	c.OutH(2, fromI64(canonical.Uint8, nil, []int64{int64(zp)}))
+}
+
+// okCastToF32: Cast of a host integer tensor (the int32 sums of
+// ConvInteger or MatMulInteger, 8-bit values) to float32.
+func okCastToF32(c *lctx) bool {
+	if c.NIn() != 1 || !onHost(c, 0) || c.n.OpType != "Cast" || castTarget(c) != canonical.Float {
+		return false
+	}
+	switch c.DT(0) {
+	case canonical.Int32, canonical.Uint8, canonical.Int8:
+		return true
+	}
+	return false
+}
+
+// kernelCastToF32 converts int32, uint8 or int8 values to float32 (int32
+// rounded to nearest even where it has more than 24 bits, as Go's and
+// C's conversions do).
+func kernelCastToF32(c *lctx) error {
+	h, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	y := c.newHAs(canonical.Float, h.shape, false)
+	yd, _ := f32(y)
+	var bad error
+	c.e.kern.Range(len(yd), 1, func(lo, hi int) {
+		o := yd[lo:hi]
+		switch s := h.data.(type) {
+		case []int32:
+			for i, v := range s[lo:hi] {
+				o[i] = float32(v)
+			}
+		case []uint8:
+			for i, v := range s[lo:hi] {
+				o[i] = float32(v)
+			}
+		case []int8:
+			for i, v := range s[lo:hi] {
+				o[i] = float32(v)
+			}
+		default:
+			bad = fmt.Errorf("Cast: expected int32 or 8-bit data, have %T", h.data)
+		}
+	})
+	if bad != nil {
+		return bad
+	}
+	c.OutH(0, y)
+	return nil
 }
