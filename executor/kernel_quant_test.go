@@ -31,3 +31,21 @@ func TestIntegerSlowPathNoted(t *testing.T) {
 		}
 	}
 }
+
+// TestSliceListsMismatchIsAnError: a Slice whose ends (computed at run
+// time) is empty while starts has a value is an error naming the node
+// and the input, not an index out of range.
+func TestSliceListsMismatchIsAnError(t *testing.T) {
+	m, g := newModel(13)
+	x := must(g.AddInput("x", nil))
+	ends := must(g.AddInput("ends", nil))
+	starts := must(g.AddInitializer(i64Tensor("starts", []int64{1}, 0)))
+	n := must(g.AddNode("cut", "", "Slice", []*canonical.Value{x, starts, ends}, []string{"y"}))
+	g.Outputs = []*canonical.Value{n.Outputs[0]}
+	e := must(New(m, Options{}))
+	defer e.Close()
+	_, err := e.Run(context.Background(), []*canonical.Tensor{f32Tensor("x", []int64{3}, 1, 2, 3), i64Tensor("ends", []int64{0})})
+	if err == nil || !strings.Contains(err.Error(), `Slice "cut": input 2 (ends, named "ends") has 0 values`) {
+		t.Fatalf("error %v, want one naming Slice \"cut\" and its input 2", err)
+	}
+}
