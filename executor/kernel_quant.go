@@ -269,12 +269,17 @@ func (c *lctx) scales(i int) ([]float32, error) {
 	return s, nil
 }
 
-// requantize writes the QLinear output of the int32 sums y (channel of
-// value k: k/inner%channels) plus bias[channel] (nil: none): float32(sum)
-// times mult[channel] (one value: for all), rounded half to even, plus
-// zp, clamped to the type of the zero point input zi.
-func (c *lctx) requantize(y []int32, shape []int, inner, channels int, bias []int32, mult []float32, zi int) error {
-	zh, err := c.H(zi)
+// requantize writes the output of QLinearConv or QLinearMatMul (inputs
+// 1, 4 and 6 the scales of A, B and Y, 7 Y's zero point) from the int32
+// sums y (channel of value k: k/inner%channels) plus bias[channel] (nil:
+// none): float32(sum) times the channel's multiplier, rounded half to
+// even, plus the zero point, clamped to its type.
+func (c *lctx) requantize(y []int32, shape []int, inner, channels int, bias []int32) error {
+	mult, err := c.multipliers(1, 4, 6)
+	if err != nil {
+		return err
+	}
+	zh, err := c.H(7)
 	if err != nil {
 		return err
 	}

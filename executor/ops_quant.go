@@ -322,12 +322,7 @@ func hostQLinearMatMul(c *lctx) error {
 		if err != nil {
 			return err
 		}
-		mult, err := c.multipliers(1, 4, 6)
-		if err != nil {
-			return err
-		}
-		n := shape[len(shape)-1]
-		return c.requantize(y, shape, 1, n, nil, mult, 7)
+		return c.requantize(y, shape, 1, shape[len(shape)-1], nil)
 	}
 	c.noteSlow("not 8-bit A by 2-D B with one zero point for A")
 	ah, err := c.H(0)
@@ -500,10 +495,6 @@ func hostQLinearConv(c *lctx) error {
 		if err != nil {
 			return err
 		}
-		mult, err := c.multipliers(1, 4, 6)
-		if err != nil {
-			return err
-		}
 		var bias []int32
 		if c.Has(8) {
 			bh, err := c.H(8)
@@ -517,7 +508,7 @@ func hostQLinearConv(c *lctx) error {
 				bias = append(bias, int32(v))
 			}
 		}
-		return c.requantize(y, shape, numel(shape[2:]), shape[1], bias, mult, 7)
+		return c.requantize(y, shape, numel(shape[2:]), shape[1], bias)
 	}
 	c.noteSlow("not a 1-D or 2-D convolution of 8-bit values with one input zero point")
 	get := func(i int) (*htensor, []float64, error) {

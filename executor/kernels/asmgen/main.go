@@ -244,11 +244,17 @@ func kernel(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
 	}
 
 	Label(name + "_set")
-	for i := 0; i < mr; i++ {
-		for j := 0; j < nv; j++ {
-			VMOVUPS(acc[i][j], Mem{Base: pc, Disp: 4 * w * j})
+	storeTile(acc, pc, ldc, w, func(src, dst Op) { VMOVUPS(src, dst) })
+}
+
+// storeTile stores the accumulators (rows ldc bytes apart from pc, w
+// lanes of 4 bytes per register) with mov, then returns.
+func storeTile(acc [][]reg.VecVirtual, pc, ldc reg.Register, w int, mov func(src, dst Op)) {
+	for i := range acc {
+		for j := range acc[i] {
+			mov(acc[i][j], Mem{Base: pc, Disp: 4 * w * j})
 		}
-		if i < mr-1 {
+		if i < len(acc)-1 {
 			ADDQ(ldc, pc)
 		}
 	}
@@ -506,14 +512,5 @@ func ikernel(name string, mr, nv, w int, evex bool, vec func() reg.VecVirtual) {
 	DECQ(kp)
 	JNZ(LabelRef(name + "_loop"))
 	Label(name + "_store")
-	for i := 0; i < mr; i++ {
-		for j := 0; j < nv; j++ {
-			mov(acc[i][j], Mem{Base: pc, Disp: 4 * w * j})
-		}
-		if i < mr-1 {
-			ADDQ(ldc, pc)
-		}
-	}
-	VZEROUPPER()
-	RET()
+	storeTile(acc, pc, ldc, w, mov)
 }
