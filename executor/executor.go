@@ -65,6 +65,11 @@ type Options struct {
 	// Gemm or Conv kernel a step of its own on replay (fuse.go); the
 	// results are the same bit for bit.
 	DisableFusion bool
+	// Float16AsORT computes a float16 graph as ONNX Runtime's CPU
+	// provider does: in float32 from its inputs to its outputs, rounding
+	// only float16 graph outputs (fp16_ort.go), instead of rounding every
+	// float16 result. Graphs with subgraphs run as without it.
+	Float16AsORT bool
 	// KernelProfile, when not nil, records the kernels' parallel calls
 	// (while it is started; see kernels.ParallelProfile).
 	KernelProfile *kernels.ParallelProfile
@@ -239,6 +244,12 @@ const outputUse = 1 << 30
 func New(m *canonical.Model, opts Options) (*Executor, error) {
 	if m == nil || m.Graph == nil {
 		return nil, fmt.Errorf("executor: model has no graph")
+	}
+	if opts.Float16AsORT {
+		var err error
+		if m, _, err = ortFloat16(m); err != nil {
+			return nil, fmt.Errorf("executor: %w", err)
+		}
 	}
 	be, err := newBackend(opts.Backend)
 	if err != nil {

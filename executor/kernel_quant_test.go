@@ -49,3 +49,34 @@ func TestSliceListsMismatchIsAnError(t *testing.T) {
 		t.Fatalf("error %v, want one naming Slice \"cut\" and its input 2", err)
 	}
 }
+
+// TestFloat16AsORTKeepsTypes: with Float16AsORT a float16 graph keeps its
+// float16 input and output (the output rounded once), and the sum of
+// float16 values comes out as float16 arithmetic rounds it.
+func TestFloat16AsORTKeepsTypes(t *testing.T) {
+	m, g := newModel(17)
+	x := must(g.AddInput("x", canonical.TensorType(canonical.Float16, []int64{2})))
+	half := func(v ...float32) []byte {
+		var b []byte
+		for _, f := range v {
+			h := canonical.Float32ToFloat16(f)
+			b = append(b, byte(h), byte(h>>8))
+		}
+		return b
+	}
+	c := must(g.AddInitializer(canonical.NewTensor("c", canonical.Float16, []int64{2}, half(1, 2048))))
+	n := must(g.AddNode("add", "", "Add", []*canonical.Value{x, c}, []string{"y"}))
+	n.Outputs[0].Type = canonical.TensorType(canonical.Float16, []int64{2})
+	g.Outputs = []*canonical.Value{n.Outputs[0]}
+	e := must(New(m, Options{Float16AsORT: true}))
+	defer e.Close()
+	out := must(e.Run(context.Background(), []*canonical.Tensor{canonical.NewTensor("x", canonical.Float16, []int64{2}, half(0.5, 1))}))
+	if out[0].DataType != canonical.Float16 || out[0].Name != "y" {
+		t.Fatalf("output %q of type %v, want y of float16", out[0].Name, out[0].DataType)
+	}
+	got := must(out[0].Float32s())
+	// 2048 + 1 is not a float16 (its step there is 2): rounded to even.
+	if got[0] != 1.5 || got[1] != 2048 {
+		t.Errorf("y = %v, want [1.5 2048]", got)
+	}
+}
