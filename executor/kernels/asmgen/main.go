@@ -171,18 +171,7 @@ func kernel(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
 	SHLQ(Imm(2), ldb)
 	SHLQ(Imm(2), ldc)
 
-	acc := make([][]reg.VecVirtual, mr)
-	for i := range acc {
-		acc[i] = make([]reg.VecVirtual, nv)
-		for j := range acc[i] {
-			acc[i][j] = vec(0)
-			VXORPS(acc[i][j], acc[i][j], acc[i][j])
-		}
-	}
-	bv := make([]reg.VecVirtual, nv)
-	for j := range bv {
-		bv[j] = vec(0)
-	}
+	acc, bv := newTile(mr, nv, func() reg.VecVirtual { return vec(0) }, func(r reg.VecVirtual) { VXORPS(r, r, r) })
 	TESTQ(kc, kc)
 	JZ(LabelRef(name + "_store"))
 	Label(name + "_loop")
@@ -245,6 +234,24 @@ func kernel(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
 
 	Label(name + "_set")
 	storeTile(acc, pc, ldc, w, func(src, dst Op) { VMOVUPS(src, dst) })
+}
+
+// newTile allocates mr×nv accumulators, each zeroed, then nv registers
+// for a step's values of B.
+func newTile(mr, nv int, vec func() reg.VecVirtual, zero func(reg.VecVirtual)) (acc [][]reg.VecVirtual, bv []reg.VecVirtual) {
+	acc = make([][]reg.VecVirtual, mr)
+	for i := range acc {
+		acc[i] = make([]reg.VecVirtual, nv)
+		for j := range acc[i] {
+			acc[i][j] = vec()
+			zero(acc[i][j])
+		}
+	}
+	bv = make([]reg.VecVirtual, nv)
+	for j := range bv {
+		bv[j] = vec()
+	}
+	return acc, bv
 }
 
 // storeTile stores the accumulators (rows ldc bytes apart from pc, w
@@ -480,18 +487,7 @@ func ikernel(name string, mr, nv, w int, evex bool, vec func() reg.VecVirtual) {
 	pc := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(Imm(2), ldc)
-	acc := make([][]reg.VecVirtual, mr)
-	for i := range acc {
-		acc[i] = make([]reg.VecVirtual, nv)
-		for j := range acc[i] {
-			acc[i][j] = vec()
-			zero(acc[i][j])
-		}
-	}
-	bv := make([]reg.VecVirtual, nv)
-	for j := range bv {
-		bv[j] = vec()
-	}
+	acc, bv := newTile(mr, nv, vec, zero)
 	TESTQ(kp, kp)
 	JZ(LabelRef(name + "_store"))
 	Label(name + "_loop")
