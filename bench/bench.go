@@ -85,12 +85,15 @@ type Stats struct {
 
 // Result is the outcome of Run.
 type Result struct {
-	Model    string `json:"model"`
-	Threads  int    `json:"threads"`
-	Kernel   string `json:"sgemm_kernel"`
-	CPUs     int    `json:"cpus"`
-	LoadAvg  string `json:"load_average,omitempty"`
-	Executor Stats  `json:"executor"`
+	Model   string `json:"model"`
+	Threads int    `json:"threads"`
+	Kernel  string `json:"sgemm_kernel"`
+	// IntKernel is the integer GEMM kernel (ConvInteger, MatMulInteger,
+	// QLinearConv, QLinearMatMul).
+	IntKernel string `json:"igemm_kernel"`
+	CPUs      int    `json:"cpus"`
+	LoadAvg   string `json:"load_average,omitempty"`
+	Executor  Stats  `json:"executor"`
 	// PeakRSS is the process's peak resident memory (VmHWM) while the
 	// executor side loaded and ran, in bytes (0 where unknown).
 	PeakRSS int64  `json:"executor_peak_rss_bytes"`
@@ -99,6 +102,9 @@ type Result struct {
 	// median CPU times (OtherInProcess only).
 	Ratio    float64 `json:"ratio,omitempty"`
 	CPURatio float64 `json:"cpu_ratio,omitempty"`
+	// SlowPaths lists the nodes that ran a per-element path where a
+	// kernel was expected, with why (executor.Executor.SlowPaths).
+	SlowPaths []string `json:"slow_paths,omitempty"`
 	// MaxAbsDiff is the largest absolute difference between the outputs
 	// of the two sides (first run), when both ran.
 	MaxAbsDiff float64 `json:"max_abs_diff,omitempty"`
@@ -146,7 +152,7 @@ func Run(ctx context.Context, modelPath string, m *canonical.Model, opts Options
 	if threads == 0 {
 		threads = runtime.NumCPU()
 	}
-	res := &Result{Model: modelPath, Threads: threads, Kernel: kernels.KernelName(), CPUs: runtime.NumCPU(), LoadAvg: loadAvg()}
+	res := &Result{Model: modelPath, Threads: threads, Kernel: kernels.KernelName(), IntKernel: kernels.IGemmKernel(), CPUs: runtime.NumCPU(), LoadAvg: loadAvg()}
 	if other != nil {
 		oOut, err := other.Run(ctx, ins)
 		if err != nil {
@@ -198,6 +204,7 @@ func Run(ctx context.Context, modelPath string, m *canonical.Model, opts Options
 	res.Executor = stats("executor", exT, exWall)
 	res.Executor.Load = load
 	res.Executor.CPU = median(exCPU)
+	res.SlowPaths = ex.SlowPaths()
 	if other != nil {
 		name := opts.Runtime
 		if name == "" {

@@ -86,3 +86,17 @@ func TestPercentiles(t *testing.T) {
 		t.Fatalf("GeoMean(2, 8) = %g", g)
 	}
 }
+
+// TestTableSaysSlowPaths: a node that ran per element is printed under
+// the table, with the model and the reason.
+func TestTableSaysSlowPaths(t *testing.T) {
+	var b strings.Builder
+	r := &Result{Model: "/m/qcnn/model.onnx", Threads: 1, Kernel: "avx2", IntKernel: "avx2",
+		SlowPaths: []string{`ConvInteger "c3d": not a 1-D or 2-D convolution`}}
+	if err := WriteTable(&b, []*Result{r}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `qcnn: slow path (per element, no kernel): ConvInteger "c3d": not a 1-D or 2-D convolution`; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+}

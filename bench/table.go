@@ -17,7 +17,7 @@ func WriteTable(w io.Writer, results []*Result) error {
 		return nil
 	}
 	r0 := results[0]
-	if _, err := fmt.Fprintf(w, "threads %d, SGEMM kernel %s, %d CPUs, load average %s\n", r0.Threads, r0.Kernel, r0.CPUs, r0.LoadAvg); err != nil {
+	if _, err := fmt.Fprintf(w, "threads %d, SGEMM kernel %s, integer GEMM kernel %s, %d CPUs, load average %s\n", r0.Threads, r0.Kernel, r0.IntKernel, r0.CPUs, r0.LoadAvg); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
@@ -43,7 +43,17 @@ func WriteTable(w io.Writer, results []*Result) error {
 		}
 		fmt.Fprintf(tw, "geometric mean\t\t\t\t\t\t\t\t\t\t%.2f\t%s\t\n", GeoMean(ratios), cr)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range results {
+		for _, p := range r.SlowPaths {
+			if _, err := fmt.Fprintf(w, "%s: slow path (per element, no kernel): %s\n", modelName(r.Model), p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func row(w io.Writer, model string, s *Stats, rss float64, ratio, cpuRatio string) {

@@ -65,6 +65,11 @@ type Options struct {
 	// Gemm or Conv kernel a step of its own on replay (fuse.go); the
 	// results are the same bit for bit.
 	DisableFusion bool
+	// Float16AsORT computes a float16 graph as ONNX Runtime's CPU
+	// provider does: in float32 from its inputs to its outputs, rounding
+	// only float16 graph outputs (fp16_ort.go), instead of rounding every
+	// float16 result. Graphs with subgraphs run as without it.
+	Float16AsORT bool
 	// KernelProfile, when not nil, records the kernels' parallel calls
 	// (while it is started; see kernels.ParallelProfile).
 	KernelProfile *kernels.ParallelProfile
@@ -102,6 +107,26 @@ type Executor struct {
 	// poisonReuse: reused output buffers a kernel takes unzeroed are
 	// filled with NaN first (tests, reuse.go).
 	poisonReuse bool
+
+	// slow: the nodes that took a per-element path where a kernel was
+	// expected (integer ops outside the integer GEMM's cases), with why;
+	// SlowPaths lists them.
+	slowMu sync.Mutex
+	slow   map[string]string
+}
+
+// SlowPaths lists the nodes run so far that took a per-element path
+// instead of a kernel, each with the reason ("ConvInteger \"conv1\": 3-D
+// convolution"), sorted; bench prints them beside its figures.
+func (e *Executor) SlowPaths() []string {
+	e.slowMu.Lock()
+	defer e.slowMu.Unlock()
+	out := make([]string, 0, len(e.slow))
+	for n, why := range e.slow {
+		out = append(out, n+": "+why)
+	}
+	sort.Strings(out)
+	return out
 }
 
 type initEntry struct {
@@ -219,6 +244,12 @@ const outputUse = 1 << 30
 func New(m *canonical.Model, opts Options) (*Executor, error) {
 	if m == nil || m.Graph == nil {
 		return nil, fmt.Errorf("executor: model has no graph")
+	}
+	if opts.Float16AsORT {
+		var err error
+		if m, _, err = ortFloat16(m); err != nil {
+			return nil, fmt.Errorf("executor: %w", err)
+		}
 	}
 	be, err := newBackend(opts.Backend)
 	if err != nil {

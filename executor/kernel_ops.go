@@ -40,6 +40,7 @@ func registerKernels(r registry) {
 	r.kernel(kernelClip, okClip, "Clip")
 	r.kernel(kernelHard, okUnaryHost, "HardSigmoid", "HardSwish")
 	r.kernel(kernelGlobalAvgPool, okGlobalAvgPool, "GlobalAveragePool")
+	r.kernel(kernelCastToF32, okCastToF32, "Cast")
 	registerHostKernels(r)
 }
 
@@ -70,6 +71,9 @@ type packEntry struct {
 	// rows: per part (an LSTM direction) the weights as plain rows,
 	// transposed (kernels.AddVecMat).
 	rows [][]float32
+	// ints: an integer weight (zero point subtracted) packed per group
+	// for the integer GEMM (kernel_quant.go).
+	ints []*kernels.IPacked
 }
 
 // usable reports whether the kernel runs on the packing alone (without

@@ -61,6 +61,20 @@ func sliceSpecs(c *lctx) ([]sliceSpec, error) {
 			}
 		}
 	}
+	// starts, ends, axes and steps hold one value per sliced axis; a
+	// mismatch (an empty tensor computed at run time) is the model's
+	// error, named with the input, not an index out of range.
+	for _, l := range []struct {
+		name string
+		in   int
+		v    []int64
+		set  bool
+	}{{"ends", 2, ends, true}, {"axes", 3, axes, axes != nil}, {"steps", 4, steps, steps != nil}} {
+		if l.set && len(l.v) != len(starts) {
+			return nil, fmt.Errorf("Slice %q: input %d (%s%s) has %d values and input 1 (starts%s) has %d: they must have one per sliced axis",
+				c.n.Name, l.in, l.name, c.inName(l.in), len(l.v), c.inName(1), len(starts))
+		}
+	}
 	specs := make([]sliceSpec, r)
 	for i, d := range sh {
 		specs[i] = sliceSpec{0, 1, d}
@@ -104,6 +118,15 @@ func sliceSpecs(c *lctx) ([]sliceSpec, error) {
 		specs[ax] = sliceSpec{int(s), int(step), int(cnt)}
 	}
 	return specs, nil
+}
+
+// inName is ", named NAME" for input i of the node when it has a name
+// (before opset 10 the lists are attributes: none).
+func (c *lctx) inName(i int) string {
+	if c.ver < 10 || i >= len(c.n.Inputs) || c.n.Inputs[i] == nil || c.n.Inputs[i].Name == "" {
+		return ""
+	}
+	return fmt.Sprintf(", named %q", c.n.Inputs[i].Name)
 }
 
 func sliceOp(c *lctx) error {

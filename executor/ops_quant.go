@@ -194,6 +194,10 @@ func hostDynQuant(c *lctx) error {
 	if err != nil {
 		return err
 	}
+	if x, ok := xh.data.([]float32); ok && xh.dt == canonical.Float {
+		c.dynQuantF32(xh, x)
+		return nil
+	}
 	x := xh.f64()
 	mn, mx := 0.0, 0.0
 	for _, v := range x {
@@ -290,6 +294,13 @@ func subZP(c *lctx, i, zi int, rowAxis bool) ([]float64, []int, error) {
 }
 
 func hostMatMulInteger(c *lctx) error {
+	if y, shape, ok, err := c.intMatMul(0, 1, 2, 3); err != nil || ok {
+		if ok {
+			c.OutH(0, &htensor{dt: canonical.Int32, shape: shape, data: y})
+		}
+		return err
+	}
+	c.noteSlow("not 8-bit A by 2-D B with one zero point for A")
 	a, as, err := subZP(c, 0, 2, true)
 	if err != nil {
 		return err
@@ -307,6 +318,13 @@ func hostMatMulInteger(c *lctx) error {
 }
 
 func hostQLinearMatMul(c *lctx) error {
+	if y, shape, ok, err := c.intMatMul(0, 3, 2, 5); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return c.requantize(y, shape, 1, shape[len(shape)-1], nil)
+	}
+	c.noteSlow("not 8-bit A by 2-D B with one zero point for A")
 	ah, err := c.H(0)
 	if err != nil {
 		return err
@@ -423,6 +441,13 @@ func convDirect(c *lctx, x []float64, xs []int, w []float64, ws []int) ([]float6
 }
 
 func hostConvInteger(c *lctx) error {
+	if y, shape, ok, err := c.intConv(0, 1, 2, 3); err != nil || ok {
+		if ok {
+			c.OutH(0, &htensor{dt: canonical.Int32, shape: shape, data: y})
+		}
+		return err
+	}
+	c.noteSlow("not a 1-D or 2-D convolution of 8-bit values with one input zero point")
 	xh, err := c.H(0)
 	if err != nil {
 		return err
@@ -466,6 +491,26 @@ func hostConvInteger(c *lctx) error {
 }
 
 func hostQLinearConv(c *lctx) error {
+	if y, shape, ok, err := c.intConv(0, 3, 2, 5); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		var bias []int32
+		if c.Has(8) {
+			bh, err := c.H(8)
+			if err != nil {
+				return err
+			}
+			if bh.size() != shape[1] {
+				return fmt.Errorf("QLinearConv: bias of %d values for %d output channels", bh.size(), shape[1])
+			}
+			for _, v := range bh.i64() {
+				bias = append(bias, int32(v))
+			}
+		}
+		return c.requantize(y, shape, numel(shape[2:]), shape[1], bias)
+	}
+	c.noteSlow("not a 1-D or 2-D convolution of 8-bit values with one input zero point")
 	get := func(i int) (*htensor, []float64, error) {
 		h, err := c.H(i)
 		if err != nil {

@@ -70,7 +70,15 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 	}
 	srcFailed := false
 	if ref != nil {
-		rep, err := c.compare(ctx, ref, cand, samples, source)
+		first := cand
+		if ref.Runner != nil && c.isONNX() && cand.Runner == nil {
+			// ONNX Runtime computes the source: the result computes
+			// float16 as its CPU provider does (float32 inside).
+			asORT := *cand
+			asORT.Float16AsORT = true
+			first = &asORT
+		}
+		rep, err := c.compare(ctx, ref, first, samples, source)
 		if err != nil && ref.Runner != nil && c.isONNX() {
 			// ONNX Runtime could not compute this ONNX source (an op or
 			// element type it lacks, a model it does not load): said in
@@ -578,6 +586,7 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 	rt := verify.RuntimeDims(m)
 	least := verify.MinDims(m)
 	img := verify.ImageDims(m)
+	audio := verify.AudioDims(m)
 	for k, n := range dims {
 		if least[k] > n {
 			logf("verify: --dim %s=%d is below the %d the graph needs (a constant index or a convolution/pooling window along it); the inputs may not fit", k, n, least[k])
@@ -587,6 +596,14 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 		_, ds, hasShape, ok := canonical.TensorTypeOf(v.Type)
 		if !ok || !hasShape {
 			continue
+		}
+		isAudio := false
+		if k := len(ds) - 1; k >= 0 && !ds[k].Known {
+			key := ds[k].Param
+			if key == "" {
+				key = v.Name + ":" + strconv.Itoa(k)
+			}
+			isAudio = audio[key] > 0
 		}
 		for i, d := range ds {
 			if d.Known {
@@ -600,14 +617,17 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 				// A tabular input [rows, features] gets 64 rows: cheap,
 				// and enough to reach many paths of a tree model; the
 				// height and width of an image feeding a convolution get
-				// verify.ImageSide (224); other dims get 1.
+				// verify.ImageSide (224), audio a few frames of its
+				// windows (verify.AudioDims; its batch 1); other dims get 1.
 				size := int64(1)
 				switch {
 				case rt[key] > 0:
 					size = rt[key]
+				case audio[key] > 0:
+					size = audio[key]
 				case img[key] > 0:
 					size = img[key]
-				case i == 0 && len(ds) == 2:
+				case i == 0 && len(ds) == 2 && !isAudio:
 					size = tabularRows
 				}
 				size = max(size, least[key])

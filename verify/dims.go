@@ -135,14 +135,14 @@ func ImageDims(m *canonical.Model) map[string]int64 {
 
 // FillDims returns dims with every symbolic dim of m's inputs that dims
 // does not set: the source runtime's size (RuntimeDims), at least what
-// the graph needs (MinDims), ImageSide for an image's height and width
-// (ImageDims), else 1.
+// the graph needs (MinDims), a few frames for audio (AudioDims),
+// ImageSide for an image's height and width (ImageDims), else 1.
 func FillDims(m *canonical.Model, dims map[string]int64) map[string]int64 {
 	out := map[string]int64{}
 	for k, v := range dims {
 		out[k] = v
 	}
-	rt, least, img := RuntimeDims(m), MinDims(m), ImageDims(m)
+	rt, least, img, audio := RuntimeDims(m), MinDims(m), ImageDims(m), AudioDims(m)
 	for _, v := range GraphInputs(m) {
 		_, ds, hasShape, ok := canonical.TensorTypeOf(v.Type)
 		if !ok || !hasShape {
@@ -158,6 +158,9 @@ func FillDims(m *canonical.Model, dims map[string]int64) map[string]int64 {
 			}
 			if _, set := out[key]; !set {
 				size := rt[key]
+				if size == 0 {
+					size = audio[key]
+				}
 				if size == 0 {
 					size = img[key]
 				}

@@ -138,6 +138,11 @@ func GenerateInputs(m *canonical.Model, opts GenOptions, sample int) ([]*canonic
 		}
 		if rp == nil {
 			categorical(t, categories(v, 0), rng)
+			if c, ok := ifSelector(v); ok && n == 1 {
+				// A value an If compares it with: a branch a real
+				// call takes (a sample rate), not a random number.
+				t = canonical.NumberTensor(v.Name, dt, shape, []float64{c})
+			}
 		}
 		out[i] = t
 	}

@@ -61,6 +61,10 @@ type Side struct {
 	// ExpectedValues is Expected for a model whose outputs are sequences
 	// or optionals (see HasValues).
 	ExpectedValues [][]*executor.Value
+	// Float16AsORT runs Model on the built-in executor computing float16
+	// as ONNX Runtime's CPU provider does (executor.Options.Float16AsORT):
+	// for a side compared with ONNX Runtime.
+	Float16AsORT bool
 }
 
 // ModelSide returns a side that runs m with the built-in executor.
@@ -362,7 +366,7 @@ func runnerFor(s *Side, backend string, threads int) (Runner, func(), error) {
 	if s.Runner != nil {
 		return s.Runner, func() {}, nil
 	}
-	ex, err := executor.New(s.Model, executor.Options{Backend: backend, Threads: threads})
+	ex, err := executor.New(s.Model, executor.Options{Backend: backend, Threads: threads, Float16AsORT: s.Float16AsORT})
 	if err != nil {
 		return nil, nil, err
 	}

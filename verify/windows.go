@@ -24,6 +24,21 @@ const maxTraceSteps = 256
 // folds the axis with others, the size also makes the folded length whole.
 func windowLeast(v *canonical.Value, ax, rank int) int64 {
 	least := int64(0)
+	traceAxis(v, ax, rank, false, func(n *canonical.Node, t axisTrace) {
+		if w := windowMin(n)[t.axis]; w > 1 {
+			least = max(least, leastFor(w, t.num, t.den))
+		}
+	})
+	return least
+}
+
+// traceAxis calls reads(n, t) for every node n that reads the traced axis
+// as its input 0 (t: where the axis is there), following it as
+// windowLeast says; throughPad also follows it through Pad (the length
+// grows by the pads: the window's need is overstated, never understated).
+// Nodes of subgraphs that read the value (captured from the outer graph)
+// are among its uses.
+func traceAxis(v *canonical.Value, ax, rank int, throughPad bool, reads func(n *canonical.Node, t axisTrace)) {
 	queue := []axisTrace{{v: v, axis: ax, rank: rank, num: 1, den: 1}}
 	seen := map[*canonical.Value]bool{}
 	for steps := 0; len(queue) > 0 && steps < maxTraceSteps; steps++ {
@@ -39,16 +54,19 @@ func windowLeast(v *canonical.Value, ax, rank int) int64 {
 				continue
 			}
 			if u.Index == 0 {
-				if w := windowMin(n)[t.axis]; w > 1 {
-					least = max(least, leastFor(w, t.num, t.den))
-				}
+				reads(n, t)
+			}
+			if throughPad && n.OpType == "Pad" && u.Index == 0 && len(n.Outputs) > 0 && n.Outputs[0] != nil {
+				next := t
+				next.v = n.Outputs[0]
+				queue = append(queue, next)
+				continue
 			}
 			if next, ok := follow(n, u.Index, t); ok {
 				queue = append(queue, next)
 			}
 		}
 	}
-	return least
 }
 
 // leastFor is the least T with T*num/den whole and at least w (0 when

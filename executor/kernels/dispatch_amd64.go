@@ -17,11 +17,15 @@ var _ = func() bool {
 		expSub = expSubSIMD
 		gelu = geluSIMD
 		hardSwish = hardSwishSIMD
+		availableI = append(availableI, iKernel{name: "avx2", mr: 6, nr: 16, fn: igemmAVX2})
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
 		available = append(available, microKernel{name: "avx512", mr: 12, nr: 32, fn: kernelAVX512,
 			edge: []tileFunc{nil, kernelAVX512R1, kernelAVX512R2, kernelAVX512R3, kernelAVX512R4,
 				kernelAVX512R5, kernelAVX512R6, kernelAVX512R7, kernelAVX512R8, kernelAVX512R9, kernelAVX512R10, kernelAVX512R11}})
+	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW {
+		availableI = append(availableI, iKernel{name: "avx512", mr: 12, nr: 32, fn: igemmAVX512})
 	}
 	return true
 }()

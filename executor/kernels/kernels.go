@@ -10,7 +10,8 @@
 // (4×16) for other CPUs and architectures. The kernel is chosen once, in
 // init, from the CPU's features (golang.org/x/sys/cpu) and never changes
 // afterwards; ONNXCONV_SGEMM_KERNEL=generic|avx2|avx512 (read in init too)
-// forces a slower one, for tests and measurements.
+// forces a slower one, for tests and measurements (the integer GEMM of
+// igemm.go too: AVX-512BW 12×32, AVX2 6×16, Go 6×16 tiles).
 //
 // Results do not depend on the number of threads: every element of C is
 // one chain of fused multiply-adds in k order within a k-block, the
@@ -72,10 +73,16 @@ const KernelEnv = "ONNXCONV_SGEMM_KERNEL"
 
 func init() {
 	best = available[len(available)-1]
+	bestI = availableI[len(availableI)-1]
 	if want := os.Getenv(KernelEnv); want != "" {
 		for _, k := range available {
 			if k.name == want {
 				best = k
+			}
+		}
+		for _, k := range availableI {
+			if k.name == want {
+				bestI = k
 			}
 		}
 		if want == "generic" {

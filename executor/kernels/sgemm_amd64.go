@@ -94,6 +94,16 @@ func kernelAVX2R4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, 
 //go:noescape
 func kernelAVX2R5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
+// igemmAVX512 sets a 12×32 int32 tile of C to the product of packed int16-pair panels of A and B.
+//
+//go:noescape
+func igemmAVX512(kp int, a *int16, b *int16, c *int32, ldc int)
+
+// igemmAVX2 sets a 6×16 int32 tile of C to the product of packed int16-pair panels of A and B.
+//
+//go:noescape
+func igemmAVX2(kp int, a *int16, b *int16, c *int32, ldc int)
+
 // axpyAVX2 sets y[i] += a·x[i] for i < n; n is a multiple of 8.
 //
 //go:noescape

@@ -28,6 +28,9 @@ func main() {
 	for r := 1; r < 6; r++ {
 		kernel(fmt.Sprintf("kernelAVX2R%d", r), r, 6, 2, 8, func(i int) reg.VecVirtual { return YMM() })
 	}
+	// Integer GEMM (int16 pairs, int32 sums): AVX-512BW 12×32, AVX2 6×16.
+	ikernel("igemmAVX512", 12, 2, 16, true, func() reg.VecVirtual { return ZMM() })
+	ikernel("igemmAVX2", 6, 2, 8, false, func() reg.VecVirtual { return YMM() })
 	axpy()
 	vmax()
 	maxWin3s2()
@@ -168,18 +171,7 @@ func kernel(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
 	SHLQ(Imm(2), ldb)
 	SHLQ(Imm(2), ldc)
 
-	acc := make([][]reg.VecVirtual, mr)
-	for i := range acc {
-		acc[i] = make([]reg.VecVirtual, nv)
-		for j := range acc[i] {
-			acc[i][j] = vec(0)
-			VXORPS(acc[i][j], acc[i][j], acc[i][j])
-		}
-	}
-	bv := make([]reg.VecVirtual, nv)
-	for j := range bv {
-		bv[j] = vec(0)
-	}
+	acc, bv := newTile(mr, nv, func() reg.VecVirtual { return vec(0) }, func(r reg.VecVirtual) { VXORPS(r, r, r) })
 	TESTQ(kc, kc)
 	JZ(LabelRef(name + "_store"))
 	Label(name + "_loop")
@@ -241,11 +233,35 @@ func kernel(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
 	}
 
 	Label(name + "_set")
-	for i := 0; i < mr; i++ {
-		for j := 0; j < nv; j++ {
-			VMOVUPS(acc[i][j], Mem{Base: pc, Disp: 4 * w * j})
+	storeTile(acc, pc, ldc, w, func(src, dst Op) { VMOVUPS(src, dst) })
+}
+
+// newTile allocates mr×nv accumulators, each zeroed, then nv registers
+// for a step's values of B.
+func newTile(mr, nv int, vec func() reg.VecVirtual, zero func(reg.VecVirtual)) (acc [][]reg.VecVirtual, bv []reg.VecVirtual) {
+	acc = make([][]reg.VecVirtual, mr)
+	for i := range acc {
+		acc[i] = make([]reg.VecVirtual, nv)
+		for j := range acc[i] {
+			acc[i][j] = vec()
+			zero(acc[i][j])
 		}
-		if i < mr-1 {
+	}
+	bv = make([]reg.VecVirtual, nv)
+	for j := range bv {
+		bv[j] = vec()
+	}
+	return acc, bv
+}
+
+// storeTile stores the accumulators (rows ldc bytes apart from pc, w
+// lanes of 4 bytes per register) with mov, then returns.
+func storeTile(acc [][]reg.VecVirtual, pc, ldc reg.Register, w int, mov func(src, dst Op)) {
+	for i := range acc {
+		for j := range acc[i] {
+			mov(acc[i][j], Mem{Base: pc, Disp: 4 * w * j})
+		}
+		if i < len(acc)-1 {
 			ADDQ(ldc, pc)
 		}
 	}
@@ -442,4 +458,55 @@ func loopEnd(name string, n, px, py reg.Register) {
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// ikernel emits func name(kp int, a, b *int16, c *int32, ldc int): the
+// mr×(nv·w) int32 tile of C at c (row stride ldc elements) is set to the
+// product of the packed panels a (kp steps of mr pairs of int16: row i's
+// values at k = 2p and 2p+1) and b (kp steps of nv·w pairs: column j's
+// values at k = 2p and 2p+1). Each step is one VPMADDWD per row and
+// vector (a[i,2p]·b[2p,j] + a[i,2p+1]·b[2p+1,j] in int32: exact, as both
+// factors lie in [−255, 255] and neither VPMADDWD's one saturating case,
+// −32768·−32768 twice, nor VPMADDUBSW's int16 saturation can happen)
+// and one VPADDD into the accumulator: the sums are exact int32 sums
+// (wrapping as ONNX Runtime's int32 accumulators wrap).
+// evex selects the AVX-512 forms of the moves and the zeroing.
+func ikernel(name string, mr, nv, w int, evex bool, vec func() reg.VecVirtual) {
+	mov := func(src, dst Op) { VMOVDQU(src, dst) }
+	zero := func(r reg.VecVirtual) { VPXOR(r, r, r) }
+	if evex {
+		mov = func(src, dst Op) { VMOVDQU32(src, dst) }
+		zero = func(r reg.VecVirtual) { VPXORD(r, r, r) }
+	}
+	TEXT(name, NOSPLIT, "func(kp int, a, b *int16, c *int32, ldc int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets a %d×%d int32 tile of C to the product of packed int16-pair panels of A and B.", name, mr, nv*w))
+	kp := Load(Param("kp"), GP64())
+	pa := Load(Param("a"), GP64())
+	pb := Load(Param("b"), GP64())
+	pc := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(Imm(2), ldc)
+	acc, bv := newTile(mr, nv, vec, zero)
+	TESTQ(kp, kp)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_loop")
+	for j := 0; j < nv; j++ {
+		mov(Mem{Base: pb, Disp: 4 * w * j}, bv[j])
+	}
+	for i := 0; i < mr; i++ {
+		t := vec()
+		VPBROADCASTD(Mem{Base: pa, Disp: 4 * i}, t)
+		for j := 0; j < nv; j++ {
+			p := vec()
+			VPMADDWD(bv[j], t, p)
+			VPADDD(p, acc[i][j], acc[i][j])
+		}
+	}
+	ADDQ(Imm(uint64(4*mr)), pa)
+	ADDQ(Imm(uint64(4*nv*w)), pb)
+	DECQ(kp)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_store")
+	storeTile(acc, pc, ldc, w, mov)
 }
