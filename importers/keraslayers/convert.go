@@ -46,6 +46,8 @@ type converter struct {
 	// clIn names the graph inputs kept channels-last under LayoutNCHW;
 	// cfIn records those made channels-first.
 	clIn, cfIn map[string]bool
+	// used names the custom functions (Options.Custom) the model calls.
+	used []string
 }
 
 // clOnlyInputs returns the channels-first graph inputs gin whose only
@@ -163,6 +165,9 @@ func ConvertConfig(top map[string]any, w Weights, opts Options) (*canonical.Mode
 		return nil, fmt.Errorf("%s: %w", opts.File, err)
 	}
 	mp.Graph.DocString = "converted from a Keras " + spec.class + " model by onnxconv"
+	if err := c.opts.Custom.Attach(mp, c.used); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.File, err)
+	}
 	if opts.Layout == LayoutNCHW {
 		mp.MetadataProps = append(mp.MetadataProps,
 			canonical.StringPair{Key: MetaLayout, Value: LayoutNCHW},
@@ -653,12 +658,15 @@ func (c *converter) call(l *layerSpec, path []string, ins []*kval) ([]*kval, err
 		return c.functional(l, lp, feeds)
 	}
 	fn, ok := layerTable()[l.class]
-	if !ok {
+	if !ok && c.opts.Custom.Lookup(l.class) == nil {
 		return nil, &LayerError{File: c.opts.File, Layer: l.name, Class: l.class, Unsupported: true}
 	}
 	lw, err := c.w.LayerWeights(lp)
 	if err != nil {
 		return nil, &LayerError{File: c.opts.File, Layer: l.name, Class: l.class, Err: fmt.Errorf("reading its weights: %w", err)}
+	}
+	if !ok {
+		fn = (*layerCtx).customLayer
 	}
 	ctx := &layerCtx{c: c, l: l, path: lp, w: lw}
 	outs, err := fn(ctx, ins)

@@ -1,0 +1,73 @@
+package custom
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+)
+
+func write(t *testing.T, m *onnxpb.ModelProto) string {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "defs.onnx")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func fn(domain, name string) *onnxpb.FunctionProto {
+	return &onnxpb.FunctionProto{Name: proto.String(name), Domain: proto.String(domain), Input: []string{"x"}, Output: []string{"y"},
+		Node:        []*onnxpb.NodeProto{{OpType: proto.String("Neg"), Input: []string{"x"}, Output: []string{"y"}}},
+		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(17)}}}
+}
+
+// The fixture's definition loads and attaches once, with its domain; bad
+// files are refused with an error naming the file and the fix.
+func TestLoadAndAttach(t *testing.T) {
+	s, err := Load("../../fixtures/custom/multiply_beta.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lookup("MultiplyBeta") == nil || s.Lookup("Other") != nil || (*Set)(nil).Lookup("MultiplyBeta") != nil {
+		t.Fatalf("lookup: %v", s.Names())
+	}
+	m := &canonical.Model{Graph: &canonical.Graph{}}
+	m.SetOpset("", 17)
+	if err := s.Attach(m, []string{"MultiplyBeta", "MultiplyBeta"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Functions) != 1 || m.Opset("custom") != 1 {
+		t.Fatalf("%d functions, opset custom %d", len(m.Functions), m.Opset("custom"))
+	}
+	m13 := &canonical.Model{Graph: &canonical.Graph{}}
+	m13.SetOpset("", 13)
+	if err := s.Attach(m13, []string{"MultiplyBeta"}); err == nil || !strings.Contains(err.Error(), "opset 13") {
+		t.Errorf("opset mismatch: %v", err)
+	}
+	for _, tc := range []struct {
+		m    *onnxpb.ModelProto
+		want string
+	}{
+		{&onnxpb.ModelProto{IrVersion: proto.Int64(8)}, "holds no function"},
+		{&onnxpb.ModelProto{IrVersion: proto.Int64(8), Functions: []*onnxpb.FunctionProto{fn("", "A")}}, "ai.onnx domain"},
+		{&onnxpb.ModelProto{IrVersion: proto.Int64(8), Functions: []*onnxpb.FunctionProto{fn("c", "A"), fn("c", "A")}}, "two functions"},
+	} {
+		p := write(t, tc.m)
+		if _, err := Load(p); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: %v", tc.want, err)
+		}
+	}
+	if _, err := Load("../../fixtures/custom/multiply_beta.json"); err == nil || !strings.Contains(err.Error(), "not an ONNX model file") {
+		t.Errorf("a JSON file: %v", err)
+	}
+}
