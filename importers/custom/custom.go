@@ -13,9 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strings"
 
+	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -49,10 +50,18 @@ func Hint(what, name string) string {
 		OptionName, name, what)
 }
 
-// Set is the functions of one file, by name.
+// Set is the functions of one file, by name, and those a conversion
+// calls (Call), which Attach adds to its model. Load one per conversion.
 type Set struct {
 	path   string
 	byName map[string]*canonical.Function
+	raw    map[string]*onnxpb.FunctionProto
+	opsets []*onnxpb.OperatorSetIdProto
+	ir     int64
+	// used lists the functions called, in order; special caches the
+	// specializations by name and attribute values.
+	used    []*canonical.Function
+	special map[string]*canonical.Function
 }
 
 // Load reads the ONNX file at path. A file that is not ONNX, holds no
@@ -73,8 +82,9 @@ func Load(path string) (*Set, error) {
 	if len(m.Functions) == 0 {
 		return nil, fmt.Errorf("custom definitions %s: the file holds no function (model.functions): write one FunctionProto per custom layer or op", path)
 	}
-	s := &Set{path: path, byName: map[string]*canonical.Function{}}
-	for _, f := range m.Functions {
+	s := &Set{path: path, byName: map[string]*canonical.Function{}, raw: map[string]*onnxpb.FunctionProto{},
+		opsets: mp.OpsetImport, ir: mp.GetIrVersion(), special: map[string]*canonical.Function{}}
+	for i, f := range m.Functions {
 		if _, dup := s.byName[f.Name]; dup {
 			return nil, fmt.Errorf("custom definitions %s: two functions are named %q", path, f.Name)
 		}
@@ -85,6 +95,7 @@ func Load(path string) (*Set, error) {
 			return nil, fmt.Errorf("custom definitions %s: function %q has no body", path, f.Name)
 		}
 		s.byName[f.Name] = f
+		s.raw[f.Name] = mp.Functions[i]
 	}
 	return s, nil
 }
@@ -110,28 +121,134 @@ func (s *Set) Names() []string {
 	return out
 }
 
-// Attach adds the functions named used (each once) to m, with the opsets
-// they import and their own domains (version 1).
-func (s *Set) Attach(m *canonical.Model, used []string) error {
-	seen := map[string]bool{}
-	for _, f := range m.Functions {
-		seen[f.Domain+"\x00"+f.Name] = true
+// Call returns the function a node calling name with attrs must call,
+// recorded for Attach. A function that declares attributes is specialized:
+// a copy named NAME_N whose body holds the values (attrs, else the
+// declared defaults) where it referenced them, so that the call carries
+// no attribute and every runtime runs it alike. A declared attribute
+// with no default that attrs lacks is an error naming it; attrs the
+// function does not declare are dropped.
+func (s *Set) Call(name string, attrs []*canonical.Attribute) (*canonical.Function, error) {
+	f := s.Lookup(name)
+	if f == nil {
+		return nil, fmt.Errorf("custom definitions: no function %q", name)
 	}
-	for _, name := range used {
-		f := s.Lookup(name)
-		if f == nil {
-			return fmt.Errorf("custom definitions: no function %q", name)
+	raw := s.raw[name]
+	if len(raw.Attribute) == 0 && len(raw.AttributeProto) == 0 {
+		s.use(f)
+		return f, nil
+	}
+	vals := map[string]*onnxpb.AttributeProto{}
+	for _, d := range raw.AttributeProto {
+		vals[d.GetName()] = d
+	}
+	for _, a := range attrs {
+		if _, declared := vals[a.Name]; declared || slices.Contains(raw.Attribute, a.Name) {
+			vals[a.Name] = attrProto(a)
 		}
-		if seen[f.Domain+"\x00"+f.Name] {
-			continue
+	}
+	for _, n := range raw.Attribute {
+		if vals[n] == nil {
+			return nil, fmt.Errorf("custom definitions %s: function %q needs attribute %q, which the layer or node does not give", s.path, name, n)
 		}
-		seen[f.Domain+"\x00"+f.Name] = true
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	key := name
+	for _, k := range keys {
+		key += "\x00" + prototext.Format(vals[k])
+	}
+	if sf, ok := s.special[key]; ok {
+		return sf, nil
+	}
+	fp := proto.Clone(raw).(*onnxpb.FunctionProto)
+	fp.Name = proto.String(fmt.Sprintf("%s_%d", name, len(s.special)+1))
+	fp.Attribute, fp.AttributeProto = nil, nil
+	bind(fp.Node, vals)
+	m, err := canonical.FromProto(&onnxpb.ModelProto{IrVersion: proto.Int64(s.ir), OpsetImport: s.opsets, Functions: []*onnxpb.FunctionProto{fp}}, "")
+	if err != nil {
+		return nil, fmt.Errorf("custom definitions %s: function %q with its attributes: %w", s.path, name, err)
+	}
+	sf := m.Functions[0]
+	s.special[key] = sf
+	s.use(sf)
+	return sf, nil
+}
+
+func (s *Set) use(f *canonical.Function) {
+	if !slices.Contains(s.used, f) {
+		s.used = append(s.used, f)
+	}
+}
+
+// bind replaces, in nodes and the graphs of their attributes, each
+// attribute that references a function attribute by its value, or drops
+// it when there is none (as ONNX does).
+func bind(nodes []*onnxpb.NodeProto, vals map[string]*onnxpb.AttributeProto) {
+	for _, n := range nodes {
+		kept := n.Attribute[:0]
+		for _, a := range n.Attribute {
+			if ref := a.GetRefAttrName(); ref != "" {
+				v := vals[ref]
+				if v == nil {
+					continue
+				}
+				b := proto.Clone(v).(*onnxpb.AttributeProto)
+				b.Name = a.Name
+				a = b
+			}
+			if a.G != nil {
+				bind(a.G.Node, vals)
+			}
+			for _, g := range a.Graphs {
+				bind(g.Node, vals)
+			}
+			kept = append(kept, a)
+		}
+		n.Attribute = kept
+	}
+}
+
+// attrProto is a's value as an AttributeProto (the kinds a layer config
+// or a TF node attribute gives: numbers, strings and their lists).
+func attrProto(a *canonical.Attribute) *onnxpb.AttributeProto {
+	p := &onnxpb.AttributeProto{Name: proto.String(a.Name), Type: a.Type.Enum()}
+	switch a.Type {
+	case canonical.AttrFloat:
+		p.F = proto.Float32(a.F)
+	case canonical.AttrInt:
+		p.I = proto.Int64(a.I)
+	case canonical.AttrString:
+		p.S = a.S
+	case canonical.AttrFloats:
+		p.Floats = a.Floats
+	case canonical.AttrInts:
+		p.Ints = a.Ints
+	case canonical.AttrStrings:
+		p.Strings = a.Strings
+	}
+	return p
+}
+
+// Attach adds the functions the conversion called (Call) to m, with the
+// opsets they import and their own domains (version 1). A function's
+// ai.onnx opset must be the model's.
+func (s *Set) Attach(m *canonical.Model) error {
+	if s == nil {
+		return nil
+	}
+	for _, f := range s.used {
 		for _, o := range f.OpsetImports {
-			if have := m.Opset(o.Domain); have != 0 && have != o.Version && normDomain(o.Domain) == "" {
+			have := m.Opset(o.Domain)
+			switch {
+			case have == 0:
+				m.SetOpset(o.Domain, o.Version)
+			case have != o.Version && (o.Domain == "" || o.Domain == "ai.onnx"):
 				return fmt.Errorf("custom definitions %s: function %q imports ai.onnx opset %d, the model is at opset %d: write it for opset %d",
 					s.path, f.Name, o.Version, have, have)
-			} else if have == 0 {
-				m.SetOpset(o.Domain, o.Version)
 			}
 		}
 		if m.Opset(f.Domain) == 0 {
@@ -140,8 +257,4 @@ func (s *Set) Attach(m *canonical.Model, used []string) error {
 		m.Functions = append(m.Functions, f)
 	}
 	return nil
-}
-
-func normDomain(d string) string {
-	return strings.TrimPrefix(d, "ai.onnx")
 }

@@ -41,9 +41,16 @@ func TestLoadAndAttach(t *testing.T) {
 	if s.Lookup("MultiplyBeta") == nil || s.Lookup("Other") != nil || (*Set)(nil).Lookup("MultiplyBeta") != nil {
 		t.Fatalf("lookup: %v", s.Names())
 	}
+	f1, err := s.Call("MultiplyBeta", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f2, _ := s.Call("MultiplyBeta", []*canonical.Attribute{canonical.IntAttr("unused", 1)}); f2 != f1 {
+		t.Errorf("a function without attributes is not specialized")
+	}
 	m := &canonical.Model{Graph: &canonical.Graph{}}
 	m.SetOpset("", 17)
-	if err := s.Attach(m, []string{"MultiplyBeta", "MultiplyBeta"}); err != nil {
+	if err := s.Attach(m); err != nil {
 		t.Fatal(err)
 	}
 	if len(m.Functions) != 1 || m.Opset("custom") != 1 {
@@ -51,8 +58,26 @@ func TestLoadAndAttach(t *testing.T) {
 	}
 	m13 := &canonical.Model{Graph: &canonical.Graph{}}
 	m13.SetOpset("", 13)
-	if err := s.Attach(m13, []string{"MultiplyBeta"}); err == nil || !strings.Contains(err.Error(), "opset 13") {
+	if err := s.Attach(m13); err == nil || !strings.Contains(err.Error(), "opset 13") {
 		t.Errorf("opset mismatch: %v", err)
+	}
+	// A function with an attribute is specialized per value: the
+	// reference in its body becomes the value, the default when none.
+	st, err := Load("../../fixtures/custom/scaled_tanh.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := st.Call("ScaledTanh", []*canonical.Attribute{canonical.FloatAttr("alpha", 1.5)})
+	b, _ := st.Call("ScaledTanh", []*canonical.Attribute{canonical.FloatAttr("alpha", 1.5)})
+	d, _ := st.Call("ScaledTanh", nil)
+	if a == nil || a != b || d == a || len(st.used) != 2 {
+		t.Fatalf("specializations %v %v %v, %d used", a, b, d, len(st.used))
+	}
+	for f, want := range map[*canonical.Function]float32{a: 1.5, d: 1} {
+		c := f.Body.Nodes[1]
+		if c.OpType != "Constant" || len(c.Attributes) != 1 || c.Attributes[0].RefAttrName != "" || c.Attributes[0].F != want || len(f.Attributes)+len(f.AttributeDefaults) != 0 {
+			t.Errorf("%s: Constant %+v, want value_float %g", f.Name, c.Attributes, want)
+		}
 	}
 	for _, tc := range []struct {
 		m    *onnxpb.ModelProto

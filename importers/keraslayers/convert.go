@@ -46,8 +46,6 @@ type converter struct {
 	// clIn names the graph inputs kept channels-last under LayoutNCHW;
 	// cfIn records those made channels-first.
 	clIn, cfIn map[string]bool
-	// used names the custom functions (Options.Custom) the model calls.
-	used []string
 }
 
 // clOnlyInputs returns the channels-first graph inputs gin whose only
@@ -165,7 +163,7 @@ func ConvertConfig(top map[string]any, w Weights, opts Options) (*canonical.Mode
 		return nil, fmt.Errorf("%s: %w", opts.File, err)
 	}
 	mp.Graph.DocString = "converted from a Keras " + spec.class + " model by onnxconv"
-	if err := c.opts.Custom.Attach(mp, c.used); err != nil {
+	if err := c.opts.Custom.Attach(mp); err != nil {
 		return nil, fmt.Errorf("%s: %w", opts.File, err)
 	}
 	if opts.Layout == LayoutNCHW {

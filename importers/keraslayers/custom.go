@@ -10,9 +10,9 @@ import (
 // customLayer maps a layer of a class Options.Custom defines: a node
 // calling the function of the class name, reading the layer's inputs
 // (channels-last, as Keras computes) and then its weights (in the order
-// the file gives them), with the function's attributes set from the
-// layer config's entries of the same name. Its outputs have the rank and
-// type of the first input.
+// the file gives them), the function's attributes set from the layer
+// config's entries of the same name (custom.Set.Call). Its outputs have
+// the rank and type of the first input.
 func (x *layerCtx) customLayer(ins []*kval) ([]*kval, error) {
 	f := x.c.opts.Custom.Lookup(x.l.class)
 	if f == nil {
@@ -53,12 +53,15 @@ func (x *layerCtx) customLayer(ins []*kval) ([]*kval, error) {
 	if err != nil {
 		return nil, err
 	}
+	call, err := x.c.opts.Custom.Call(f.Name, attrs)
+	if err != nil {
+		return nil, err
+	}
 	outs := make([]string, len(f.Body.Outputs))
 	for i := range outs {
 		outs[i] = x.c.b.Fresh(x.name(""))
 	}
-	x.c.b.NodeIn(f.Domain, f.Name, outs[0], args, outs, attrs...)
-	x.c.used = append(x.c.used, f.Name)
+	x.c.b.NodeIn(call.Domain, call.Name, outs[0], args, outs)
 	res := make([]*kval, len(outs))
 	for i, o := range outs {
 		res[i] = out(o, ins[0].rank, false, ins[0].dt)

@@ -50,7 +50,8 @@ type Options struct {
 	// Warn, when set, receives the conversion's warnings.
 	Warn func(string)
 	// Custom is an ONNX file of functions defining custom layer classes
-	// of a layers model ("" none; importers/custom).
+	// of a layers model or TF ops of a graph model ("" none;
+	// importers/custom).
 	Custom string
 }
 
@@ -161,18 +162,18 @@ func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var cs *custom.Set
+	if o.Custom != "" {
+		if cs, err = custom.Load(o.Custom); err != nil {
+			return nil, err
+		}
+	}
 	base := filepath.Base(path)
 	switch kind {
 	case Layers:
 		var top map[string]any
 		if err := json.Unmarshal(m.ModelTopology, &top); err != nil {
 			return nil, &FormatError{Path: path, Detail: "modelTopology is not a Keras model config: " + err.Error()}
-		}
-		var cs *custom.Set
-		if o.Custom != "" {
-			if cs, err = custom.Load(o.Custom); err != nil {
-				return nil, err
-			}
 		}
 		mp, err := keraslayers.ConvertConfig(top, keraslayers.WeightMap(weights), keraslayers.Options{Opset: o.Opset, File: path, Layout: o.Layout, Custom: cs})
 		if err != nil {
@@ -192,7 +193,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, 
 		if o.Outputs != nil {
 			g.Outputs = o.Outputs
 		}
-		mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: path, Layout: o.Layout, Format: "tfjs", Warn: o.Warn})
+		mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: path, Layout: o.Layout, Format: "tfjs", Warn: o.Warn, Custom: cs})
 		if err != nil {
 			return nil, err
 		}
