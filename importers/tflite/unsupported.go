@@ -21,8 +21,10 @@ func (c *converter) unsupportedOps() error {
 		row, elementwise := formats.Elementwise(o.code)
 		_, handled := known[o.code]
 		switch {
-		case o.code == fb.BuiltinOperatorCUSTOM:
+		case o.code == fb.BuiltinOperatorCUSTOM && customHandlers()[o.custom] == nil:
 			u.Reason = "a custom operator: no mapping"
+		case o.code == fb.BuiltinOperatorCUSTOM:
+			continue // MediaPipe's (ops_mediapipe.go)
 		case elementwise && row.Since > c.opts.Opset && o.code != fb.BuiltinOperatorHARD_SWISH:
 			u.Version, u.Reason = c.opts.Opset, fmt.Sprintf("its ONNX form %s needs opset %d: -O opset=%d or later", row.ONNX, row.Since, row.Since)
 		case !elementwise && !handled:
