@@ -2,8 +2,6 @@ package tflite
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -34,15 +32,7 @@ g (int64[2,5] ids, float[2,5,4] h) => (float[2,5,4] y, int64[2,5] pos, int64[2] 
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Export(context.Background(), m, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s", res.Report.Summary())
-	path := filepath.Join(t.TempDir(), "m.tflite")
-	if err := os.WriteFile(path, res.Data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	_, path := exportFile(t, m)
 	ids := canonical.Int64Tensor("ids", []int64{2, 5}, []int64{3, 0, 9, 4, 4, 1, 7, 2, 8, 5})
 	hv := make([]float64, 40)
 	for i := range hv {

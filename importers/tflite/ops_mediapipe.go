@@ -26,6 +26,9 @@ func (c *converter) transposeConvBias(o *operator) error {
 	if err := needInputs(o, 3); err != nil {
 		return err
 	}
+	if o.raw == nil {
+		return fmt.Errorf("operator %d has no custom_options", o.index)
+	}
 	opts := o.raw.CustomOptionsBytes()
 	if len(opts) < 12 {
 		return fmt.Errorf("custom_options of %d bytes: want a TfLiteTransposeConvParams (padding, stride_width, stride_height: 12 bytes)", len(opts))
