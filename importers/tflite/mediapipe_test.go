@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
@@ -67,4 +68,43 @@ func TestMediaPipeTransposeConvBiasAgainstLiteRT(t *testing.T) {
 			t.Logf("%s: %s", res.Build, r)
 		})
 	}
+}
+
+// A custom operator the user defines with -O custom: a model whose
+// "ScaledTanh" custom op (fixtures/custom/scaled_tanh.onnx, alpha at its
+// default 1: tanh) is refused naming the op and how to supply it, and
+// with the definition (written for opset 17, the opset asked) computes
+// what the interpreter computes for the same model with the builtin TANH
+// in its place.
+func TestUserCustomOpAgainstBuiltin(t *testing.T) {
+	env := tfliteEnv(t)
+	model := func(code fb.BuiltinOperator, custom string) mspec {
+		m := single(code, fb.BuiltinOptionsNONE, nil, []tspec{fshape(2, 3, 4)}, fshape(2, 3, 4))
+		m.ops[0].custom = custom
+		return m
+	}
+	cm, bm := model(fb.BuiltinOperatorCUSTOM, "ScaledTanh"), model(fb.BuiltinOperatorTANH, "")
+	if _, err := importProto(cm.bytes(), Options{}); err == nil || !strings.Contains(err.Error(), "ScaledTanh") || !strings.Contains(err.Error(), "-O custom=FILE.onnx") {
+		t.Fatalf("without a definition: %v", err)
+	}
+	mp, err := importProto(cm.bytes(), Options{Custom: "../../fixtures/custom/scaled_tanh.onnx", Opset: 17})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bm.bytes()
+	path := filepath.Join(t.TempDir(), "tanh.tflite")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := readModel(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := oneOpInputs(t, oneOp{name: "custom/scaled_tanh", lo: -3, hi: 3}, mod, mp)
+	res, err := tfliteruntime.Run(context.Background(), env, path, ins, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runExecutor(t, mp, ins)
+	t.Logf("%s: %s", res.Build, compareOutput(t, "out0", got[0], res.Outputs[0]))
 }

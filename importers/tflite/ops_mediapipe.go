@@ -41,3 +41,36 @@ func (c *converter) transposeConvBias(o *operator) error {
 	}
 	return c.emitTransposeConv(o, o.inputs[0], o.inputs[1], o.inputs[2], c.tensor(o.outputs[0]).shape, pad == 1, sH, sW, fb.ActivationFunctionTypeNONE)
 }
+
+// userCustomOp maps a custom operator the user defines (Options.Custom):
+// a call of the function named by its custom code on the operator's
+// inputs, in TFLite's layout (quantized ones dequantized), writing its
+// outputs.
+func (c *converter) userCustomOp(o *operator) error {
+	f := c.st.custom.Lookup(o.custom)
+	if len(f.Body.Inputs) != len(o.inputs) || len(f.Body.Outputs) != len(o.outputs) {
+		return fmt.Errorf("the custom function %s.%s takes %d inputs and gives %d outputs; the operator has %d and %d",
+			f.Domain, f.Name, len(f.Body.Inputs), len(f.Body.Outputs), len(o.inputs), len(o.outputs))
+	}
+	call, err := c.st.custom.Call(o.custom, nil)
+	if err != nil {
+		return err
+	}
+	ins := make([]string, len(o.inputs))
+	for i, idx := range o.inputs {
+		if ins[i], err = c.floatValue(idx, native); err != nil {
+			return err
+		}
+	}
+	outs := make([]string, len(o.outputs))
+	for i, idx := range o.outputs {
+		outs[i] = c.unique(c.output(idx, native) + "_custom")
+	}
+	c.b.NodeIn(call.Domain, call.Name, outs[0], ins, outs)
+	for i, idx := range o.outputs {
+		if err := c.finish(idx, native, outs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
