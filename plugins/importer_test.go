@@ -299,7 +299,7 @@ func TestBuiltinServedFromImporter(t *testing.T) {
 		opts map[string]string
 		want string
 	}{
-		{map[string]string{"layout": "nchw"}, `tflite importer: unknown option "layout" (known: opset, keep_nhwc, subgraph, int8_kernels)`},
+		{map[string]string{"layout": "nchw"}, `tflite importer: unknown option "layout" (known: opset, keep_nhwc, subgraph, int8_kernels, custom)`},
 		{map[string]string{"opset": "99"}, `tflite importer: option opset="99": 99 is out of range: want an int from 13 to 23`},
 		{map[string]string{"keep_nhwc": "maybe"}, `tflite importer: option keep_nhwc="maybe": want a bool (true or false)`},
 		{map[string]string{"int8_kernels": "gpu"}, `tflite importer: option int8_kernels="gpu": want one of xnnpack, reference`},

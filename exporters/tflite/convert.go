@@ -120,6 +120,13 @@ func (c *converter) rank(v *canonical.Value) int {
 	return len(s)
 }
 
+// int64Type is the TFLite type of ONNX int64 tensors: INT32, as the
+// constants are written. LiteRT.js refuses INT64 tensors ("Element type
+// INT64 is not supported") and TFLite's kernels mostly take INT32 indices
+// and shapes; an int64 graph input or output is INT32 in the file (the
+// runtime casts at the edges).
+const int64Type = fb.TensorTypeINT32
+
 func ttype(dt canonical.DataType) (fb.TensorType, bool) {
 	switch dt {
 	case canonical.Float:
@@ -127,7 +134,7 @@ func ttype(dt canonical.DataType) (fb.TensorType, bool) {
 	case canonical.Float16:
 		return fb.TensorTypeFLOAT16, true
 	case canonical.Int64:
-		return fb.TensorTypeINT64, true
+		return int64Type, true
 	case canonical.Int32:
 		return fb.TensorTypeINT32, true
 	case canonical.Bool:

@@ -658,8 +658,9 @@ func (c *converter) convTranspose(n *canonical.Node) error {
 	if d := n.AttrInts("dilations", nil); len(d) == 2 && (d[0] != 1 || d[1] != 1) {
 		return unsupported(n, "dilations %v (TRANSPOSE_CONV has none)", d)
 	}
-	if op := n.AttrInts("output_padding", nil); slices.ContainsFunc(op, func(v int64) bool { return v != 0 }) {
-		return unsupported(n, "output_padding %v", op)
+	outPad := n.AttrInts("output_padding", []int64{0, 0})
+	if len(outPad) != 2 || outPad[0] < 0 || outPad[1] < 0 {
+		return unsupported(n, "output_padding %v", outPad)
 	}
 	if n.AttrInts("output_shape", nil) != nil {
 		return unsupported(n, "output_shape attribute")
@@ -705,6 +706,19 @@ func (c *converter) convTranspose(n *canonical.Node) error {
 		return fb.TransposeConvOptionsEnd(b)
 	}, n.Name)
 	cur := fullT
+	// output_padding adds rows and columns at the end that no input
+	// reaches (they hold the bias alone): zeros after TRANSPOSE_CONV,
+	// where the end padding does not crop them away.
+	if extraH, extraW := max(outPad[0]-pads[2], 0), max(outPad[1]-pads[3], 0); extraH > 0 || extraW > 0 {
+		pt := c.constI32("pads", []int32{0, 0, 0, int32(extraH), 0, int32(extraW), 0, 0}, []int64{4, 2})
+		t := c.tmp(n.Outputs[0].Name+";output_padding", fb.TensorTypeFLOAT32, []int64{xs[0], fullH + extraH, fullW + extraW, M})
+		c.t.addOp(fb.BuiltinOperatorPAD, []int32{cur, pt}, []int32{t}, fb.BuiltinOptionsPadOptions, emptyOpts(fb.PadOptionsStart, fb.PadOptionsEnd), n.Name)
+		cur = t
+		fullH, fullW = fullH+extraH, fullW+extraW
+		pads = []int64{pads[0], pads[1], pads[2] - outPad[0] + extraH, pads[3] - outPad[1] + extraW}
+	} else {
+		pads = []int64{pads[0], pads[1], pads[2] - outPad[0], pads[3] - outPad[1]}
+	}
 	if slices.ContainsFunc(pads, func(v int64) bool { return v != 0 }) {
 		oh, ow := fullH-pads[0]-pads[2], fullW-pads[1]-pads[3]
 		b := c.constI32("begin", []int32{0, int32(pads[0]), int32(pads[1]), 0}, []int64{4})

@@ -516,14 +516,14 @@ func (c *converter) argMinMax(n *canonical.Node) error {
 	code, ot := fb.BuiltinOperatorARG_MAX, fb.BuiltinOptionsArgMaxOptions
 	opts := func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 		fb.ArgMaxOptionsStart(b)
-		fb.ArgMaxOptionsAddOutputType(b, fb.TensorTypeINT64)
+		fb.ArgMaxOptionsAddOutputType(b, int64Type)
 		return fb.ArgMaxOptionsEnd(b)
 	}
 	if n.OpType == "ArgMin" {
 		code, ot = fb.BuiltinOperatorARG_MIN, fb.BuiltinOptionsArgMinOptions
 		opts = func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 			fb.ArgMinOptionsStart(b)
-			fb.ArgMinOptionsAddOutputType(b, fb.TensorTypeINT64)
+			fb.ArgMinOptionsAddOutputType(b, int64Type)
 			return fb.ArgMinOptionsEnd(b)
 		}
 	}
@@ -539,7 +539,7 @@ func (c *converter) argMinMax(n *canonical.Node) error {
 		return unsupported(n, "keepdims with a dynamic shape")
 	}
 	red := slices.Delete(slices.Clone(osh), axis, axis+1)
-	mid := c.tmp(n.Outputs[0].Name+";reduced", fb.TensorTypeINT64, red)
+	mid := c.tmp(n.Outputs[0].Name+";reduced", int64Type, red)
 	c.t.addOp(code, []int32{x, at}, []int32{mid}, ot, opts, n.Name)
 	out, err := c.newOut(n.Outputs[0], nil)
 	if err != nil {
@@ -612,7 +612,7 @@ func (c *converter) shapeOp(n *canonical.Node) error {
 	}
 	c.t.addOp(fb.BuiltinOperatorSHAPE, []int32{x}, []int32{out}, fb.BuiltinOptionsShapeOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
 		fb.ShapeOptionsStart(b)
-		fb.ShapeOptionsAddOutType(b, fb.TensorTypeINT64)
+		fb.ShapeOptionsAddOutType(b, int64Type)
 		return fb.ShapeOptionsEnd(b)
 	}, n.Name)
 	return nil

@@ -34,6 +34,14 @@ g (float[2,3,10] x) => (float[2,3,10] y) {
 g (float[1,6,5,5] x) => (float[1,6,5,5] y) {
   y = GroupNormalization <num_groups: int = 3, epsilon: float = 0.0001> (x, s, b)
 }`, map[string][]int64{"s": {6}, "b": {6}}, []input{{"x", []int64{1, 6, 5, 5}}}},
+		{"ConvTranspose/output_padding_unet", `<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4,5,6] x) => (float[1,3,10,12] y) {
+  y = ConvTranspose <strides: ints = [2,2], pads: ints = [1,1,1,1], output_padding: ints = [1,1]> (x, w, b)
+}`, map[string][]int64{"w": {4, 3, 3, 3}, "b": {3}}, []input{{"x", []int64{1, 4, 5, 6}}}},
+		{"ConvTranspose/output_padding_no_pads", `<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,2,4,3] x) => (float[1,3,10,7] y) {
+  y = ConvTranspose <strides: ints = [2,2], output_padding: ints = [1,0]> (x, w)
+}`, map[string][]int64{"w": {2, 3, 3, 3}}, []input{{"x", []int64{1, 2, 4, 3}}}},
 		{"Split/sizes", `<ir_version: 8, opset_import: ["" : 17]>
 g (float[2,10] x) => (float[2,3] a, float[2,7] b) {
   sp = Constant <value: tensor = int64[2] {3, 7}> ()

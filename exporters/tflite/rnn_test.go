@@ -57,15 +57,7 @@ func checkInInterpreterOuts(t *testing.T, m *canonical.Model, ins []*canonical.T
 		t.Fatal(err)
 	}
 	want := runExec(t, m2, ins)
-	res, err := Export(context.Background(), m2, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s", res.Report.Summary())
-	path := filepath.Join(t.TempDir(), "m.tflite")
-	if err := os.WriteFile(path, res.Data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	res, path := exportFile(t, m2)
 	var pins []*onnxpb.TensorProto
 	for i, x := range ins {
 		pins = append(pins, protoOf(t, toLayout(t, x, res.Report.Inputs[i].Perm), res.Report.Inputs[i].Name))
@@ -111,6 +103,22 @@ func checkInInterpreterOuts(t *testing.T, m *canonical.Model, ins []*canonical.T
 		}
 	}
 	return res.Report, outs
+}
+
+// exportFile exports m (its report logged) and writes the file in a
+// temporary folder, returning the result and the file's path.
+func exportFile(t *testing.T, m *canonical.Model) (*Result, string) {
+	t.Helper()
+	res, err := Export(context.Background(), m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", res.Report.Summary())
+	path := filepath.Join(t.TempDir(), "m.tflite")
+	if err := os.WriteFile(path, res.Data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return res, path
 }
 
 // TestRNN: ONNX LSTM (time-major with peepholes and clip; batch-major) as

@@ -36,6 +36,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onnxconv/onnxconv/canonical/unsupported"
 	"github.com/onnxconv/onnxconv/formats/hdf5"
 	"github.com/onnxconv/onnxconv/fsys"
 )
@@ -95,9 +96,22 @@ func (e *CustomLayerError) Error() string {
 		lib = " from " + e.Library
 	}
 	return fmt.Sprintf("%s: the model uses custom layer class(es)%s that onnxconv cannot convert: %s; "+
-		"rebuild the model with built-in Keras layers (for a quantized model, export the float model), "+
-		"or add the mapping in importers/keraslayers (and its class to formats/keras Layers)",
+		"give their ONNX definitions with -O custom=FILE.onnx (an ONNX file of functions named after the classes; docs/custom.md), "+
+		"or rebuild the model with built-in Keras layers (for a quantized model, export the float model)",
 		e.Path, lib, strings.Join(parts, ", "))
+}
+
+// Unwrap gives the classes as the one unsupported-op error shape
+// (*unsupported.OpsError, format "keras"), so that callers classify a
+// custom layer as they classify any op nothing maps (a reference runtime
+// that cannot run it: not verified, said).
+func (e *CustomLayerError) Unwrap() error {
+	ue := &unsupported.OpsError{Format: "keras", File: e.Path,
+		Hint: "give their ONNX definitions with -O custom=FILE.onnx (docs/custom.md)"}
+	for i, c := range e.Classes {
+		ue.Add(c, e.Layers[i], "custom layer class")
+	}
+	return ue
 }
 
 // Model is a Keras file read into its config and weights.
@@ -120,6 +134,12 @@ type Model struct {
 // Load reads the Keras file at path; weights names the weights .h5 of an
 // architecture JSON ("" to look beside it).
 func Load(ctx context.Context, path, weights string) (*Model, error) {
+	return LoadCustom(ctx, path, weights, nil)
+}
+
+// LoadCustom is Load accepting, besides the classes of Layers, those for
+// which custom is true (the user's definitions, -O custom=FILE.onnx).
+func LoadCustom(ctx context.Context, path, weights string, custom func(class string) bool) (*Model, error) {
 	data, err := fsys.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("keras import: %w", err)
@@ -138,7 +158,7 @@ func Load(ctx context.Context, path, weights string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkLayers(path, m.Config); err != nil {
+	if err := checkLayers(path, m.Config, custom); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -528,10 +548,13 @@ func findWeights(path, weights string) (string, error) {
 
 // checkLayers refuses a config with layer classes onnxconv does not
 // map (Layers), naming every such class at once.
-func checkLayers(path string, top map[string]any) error {
+func checkLayers(path string, top map[string]any, custom func(string) bool) error {
 	known := map[string]bool{}
 	for _, c := range Layers() {
 		known[c] = true
+	}
+	if custom == nil {
+		custom = func(string) bool { return false }
 	}
 	e := &CustomLayerError{Path: path}
 	seen := map[string]bool{}
@@ -560,7 +583,7 @@ func checkLayers(path string, top map[string]any) error {
 				walk(lm, depth+1)
 				continue
 			}
-			if known[class] || seen[class] {
+			if known[class] || seen[class] || custom(class) {
 				continue
 			}
 			seen[class] = true

@@ -32,6 +32,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	kfile "github.com/onnxconv/onnxconv/formats/keras"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/custom"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
 	"github.com/onnxconv/onnxconv/options"
 )
@@ -54,6 +55,9 @@ type Options struct {
 	// (keraslayers.Options.Layout): "" or "nhwc" keeps Keras's
 	// channels-last, "nchw" makes them channels-first.
 	Layout string
+	// Custom is an ONNX file of functions defining the model's custom
+	// layer classes ("" none; importers/custom).
+	Custom string
 }
 
 // New returns the Keras importer.
@@ -75,6 +79,7 @@ func optionSet() importers.OptionSet[Options] {
 		keraslayers.LayoutOption("layout of the graph's image inputs and outputs: nhwc (Keras's channels-last) or nchw "+
 			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones; fewer Transposes; metadata onnxconv.channels_first names them)",
 			func(o *Options) *string { return &o.Layout }),
+		custom.Option(func(o *Options) *string { return &o.Custom }),
 	}}
 }
 
@@ -91,7 +96,7 @@ func (importer) Describe() importers.Description {
 	}
 }
 
-// ParseOptions reads "opset", "weights" and "layout"; an unknown key or a
+// ParseOptions reads "opset", "weights", "layout" and "custom"; an unknown key or a
 // bad value is an *importers.OptionError.
 func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
 
@@ -118,14 +123,21 @@ func (importer) Import(ctx context.Context, path string, opts importers.Options)
 // ImportFile converts the Keras file at path to a canonical ONNX model, with
 // warnings for the user.
 func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, []string, error) {
-	src, err := kfile.Load(ctx, path, o.Weights)
+	var cs *custom.Set
+	if o.Custom != "" {
+		var err error
+		if cs, err = custom.Load(o.Custom); err != nil {
+			return nil, nil, err
+		}
+	}
+	src, err := kfile.LoadCustom(ctx, path, o.Weights, func(class string) bool { return cs.Lookup(class) != nil })
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	mp, err := convert(src, o.Opset, o.Layout)
+	mp, err := convert(src, o.Opset, o.Layout, cs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,7 +145,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, 
 }
 
 // convert builds the ONNX model of the Keras file m.
-func convert(m *kfile.Model, opset int, layout string) (*canonical.Model, error) {
+func convert(m *kfile.Model, opset int, layout string, cs *custom.Set) (*canonical.Model, error) {
 	top := m.Config
 	if m.KerasVersion != "" {
 		if _, ok := top["keras_version"]; !ok {
@@ -141,7 +153,7 @@ func convert(m *kfile.Model, opset int, layout string) (*canonical.Model, error)
 			top["keras_version"] = m.KerasVersion
 		}
 	}
-	mp, err := keraslayers.ConvertConfig(top, m.Weights, keraslayers.Options{Opset: opset, File: m.Path, Keras3: m.Kind == kfile.KerasV3, Layout: layout})
+	mp, err := keraslayers.ConvertConfig(top, m.Weights, keraslayers.Options{Opset: opset, File: m.Path, Keras3: m.Kind == kfile.KerasV3, Layout: layout, Custom: cs})
 	if err != nil {
 		return nil, err
 	}

@@ -192,6 +192,9 @@ func ConvertConfig(top map[string]any, w Weights, opts Options) (*canonical.Mode
 	if err := canonical.SetSourceTensors(mp, src); err != nil {
 		return nil, fmt.Errorf("%s: %w", opts.File, err)
 	}
+	if err := c.opts.Custom.Attach(mp); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.File, err)
+	}
 	if opts.Layout == LayoutNCHW {
 		mp.MetadataProps = append(mp.MetadataProps,
 			canonical.StringPair{Key: MetaLayout, Value: LayoutNCHW},
@@ -692,12 +695,15 @@ func (c *converter) call(l *layerSpec, path []string, ins []*kval) ([]*kval, err
 		return c.functional(l, lp, feeds)
 	}
 	fn, ok := layerTable()[l.class]
-	if !ok {
+	if !ok && c.opts.Custom.Lookup(l.class) == nil {
 		return nil, &LayerError{File: c.opts.File, Layer: l.name, Class: l.class, Unsupported: true}
 	}
 	lw, err := c.w.LayerWeights(lp)
 	if err != nil {
 		return nil, &LayerError{File: c.opts.File, Layer: l.name, Class: l.class, Err: fmt.Errorf("reading its weights: %w", err)}
+	}
+	if !ok {
+		fn = (*layerCtx).customLayer
 	}
 	ctx := &layerCtx{c: c, l: l, path: lp, w: lw}
 	outs, err := fn(ctx, ins)

@@ -30,6 +30,7 @@ package keraslayers
 
 import (
 	"fmt"
+	"github.com/onnxconv/onnxconv/importers/custom"
 	"sort"
 	"strings"
 
@@ -102,6 +103,10 @@ type Options struct {
 	// MetaChannelsFirst name them. Other values are unchanged. Any other
 	// Layout is a *LayoutError.
 	Layout string
+	// Custom holds the user's ONNX functions for layer classes Convert
+	// does not map (-O custom=FILE.onnx; importers/custom): a layer of
+	// such a class becomes a call of the function of its class name.
+	Custom *custom.Set
 }
 
 // The values of Options.Layout.
@@ -156,8 +161,8 @@ func (e *LayerError) Error() string {
 	}
 	if e.Unsupported {
 		return fmt.Sprintf("%slayer %q: Keras layer class %s is not supported (a custom layer, or not mapped yet); "+
-			"replace it with built-in layers before exporting, or add its mapping in importers/keraslayers (supported: %s)",
-			where, e.Layer, e.Class, strings.Join(Supported(), ", "))
+			"%s; or replace it with built-in layers before exporting (supported: %s)",
+			where, e.Layer, e.Class, custom.Hint("Keras layer class", e.Class), strings.Join(Supported(), ", "))
 	}
 	return fmt.Sprintf("%slayer %q (%s): %v", where, e.Layer, e.Class, e.Err)
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/custom"
 	"github.com/onnxconv/onnxconv/importers/keraslayers"
 	"github.com/onnxconv/onnxconv/importers/tfops"
 )
@@ -48,6 +49,10 @@ type Options struct {
 	Inputs, Outputs []tfops.IO
 	// Warn, when set, receives the conversion's warnings.
 	Warn func(string)
+	// Custom is an ONNX file of functions defining custom layer classes
+	// of a layers model or TF ops of a graph model ("" none;
+	// importers/custom).
+	Custom string
 }
 
 // New returns the TF.js importer.
@@ -66,6 +71,7 @@ func optionSet() importers.OptionSet[Options] {
 		keraslayers.LayoutOption("layout of the graph's image inputs and outputs: nhwc (TF's channels-last, as the model.json has them) or nchw "+
 			"(channels-first NCW/NCHW/NCDHW for the image-like rank-3/4/5 ones of a layers model, NCHW for rank 4 of a graph model; fewer Transposes; "+
 			"metadata onnxconv.channels_first names them)", func(o *Options) *string { return &o.Layout }),
+		custom.Option(func(o *Options) *string { return &o.Custom }),
 	}}
 }
 
@@ -104,7 +110,7 @@ func detect(head []byte) float32 {
 	return 0.9
 }
 
-// ParseOptions reads "opset", "inputs", "outputs" and "layout"; an unknown
+// ParseOptions reads "opset", "inputs", "outputs", "layout" and "custom"; an unknown
 // key or a bad value is an *importers.OptionError.
 func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
 
@@ -156,6 +162,12 @@ func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var cs *custom.Set
+	if o.Custom != "" {
+		if cs, err = custom.Load(o.Custom); err != nil {
+			return nil, err
+		}
+	}
 	base := filepath.Base(path)
 	switch kind {
 	case Layers:
@@ -163,7 +175,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, 
 		if err := json.Unmarshal(m.ModelTopology, &top); err != nil {
 			return nil, &FormatError{Path: path, Detail: "modelTopology is not a Keras model config: " + err.Error()}
 		}
-		mp, err := keraslayers.ConvertConfig(top, keraslayers.WeightMap(weights), keraslayers.Options{Opset: o.Opset, File: path, Layout: o.Layout})
+		mp, err := keraslayers.ConvertConfig(top, keraslayers.WeightMap(weights), keraslayers.Options{Opset: o.Opset, File: path, Layout: o.Layout, Custom: cs})
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +193,7 @@ func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, 
 		if o.Outputs != nil {
 			g.Outputs = o.Outputs
 		}
-		mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: path, Layout: o.Layout, Format: "tfjs", Warn: o.Warn})
+		mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: path, Layout: o.Layout, Format: "tfjs", Warn: o.Warn, Custom: cs})
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"github.com/onnxconv/onnxconv/importers/custom"
 	"math"
 	"strconv"
 	"strings"
@@ -70,6 +71,9 @@ type state struct {
 	// operators they hold together (bounded by opBudget).
 	subgraphs int
 	ops       int
+	// custom is the user's functions for custom operators
+	// (Options.Custom).
+	custom *custom.Set
 }
 
 // newConverter prepares the conversion of subgraph g: tensor names kept,
@@ -125,7 +129,14 @@ func newConverter(m *model, g *subgraph, opts Options, names *canonical.Namer, s
 
 func convertModel(m *model, opts Options) (*canonical.Model, error) {
 	g := m.subgraphs[opts.Subgraph]
-	c := newConverter(m, g, opts, canonical.NewNamer(nil), &state{vars: map[string]string{}})
+	st := &state{vars: map[string]string{}}
+	if opts.Custom != "" {
+		var err error
+		if st.custom, err = custom.Load(opts.Custom); err != nil {
+			return nil, err
+		}
+	}
+	c := newConverter(m, g, opts, canonical.NewNamer(nil), st)
 	c.sub = opts.Subgraph
 	c.depth = 1
 	c.b = build.WithNamer(opts.Opset, c.names)
@@ -192,6 +203,9 @@ func convertModel(m *model, opts Options) (*canonical.Model, error) {
 	mp, err := c.b.Model(graphName, inputs, outputs)
 	if err != nil {
 		return nil, fmt.Errorf("tflite: %w", err)
+	}
+	if err := st.custom.Attach(mp); err != nil {
+		return nil, err
 	}
 	graph := mp.Graph
 	if len(c.st.assigned) > 0 {

@@ -124,6 +124,12 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 
 func (c *converter) convertOp(o *operator) error {
 	if o.code == fb.BuiltinOperatorCUSTOM {
+		if h := customHandlers()[o.custom]; h != nil {
+			return h(c, o)
+		}
+		if c.st.custom.Lookup(o.custom) != nil {
+			return c.userCustomOp(o)
+		}
 		return fmt.Errorf("custom operator %q is not supported", o.custom)
 	}
 	if row, ok := formats.Elementwise(o.code); ok {

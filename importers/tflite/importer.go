@@ -3,6 +3,7 @@ package tflite
 import (
 	"bytes"
 	"context"
+	"github.com/onnxconv/onnxconv/importers/custom"
 	"path/filepath"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -39,6 +40,7 @@ func optionSet() importers.OptionSet[Options] {
 		optspec.Int("subgraph", "0", "index of the subgraph to convert (0: the main one)", func(o *Options) *int { return &o.Subgraph }).AtLeast(0),
 		optspec.Enum("int8_kernels", Int8XNNPACK, "whose integer arithmetic int8 ADD/SUB reproduce exactly: xnnpack (TFLite's CPU delegate) or reference (TFLite's reference kernels, TFLite Micro)",
 			[]string{Int8XNNPACK, Int8Reference}, func(o *Options) *string { return &o.Int8Kernels }),
+		custom.Option(func(o *Options) *string { return &o.Custom }),
 	}}
 }
 

@@ -30,7 +30,7 @@ func TestDetectDescribe(t *testing.T) {
 	if d.Name != "tflite" || len(d.Extensions) != 1 || d.Extensions[0] != ".tflite" || string(d.Magic[0].Bytes) != "TFL3" || d.Magic[0].Offset != 4 {
 		t.Errorf("Describe() = %+v", d)
 	}
-	if got := strings.Join(optspec.Names(d.Options), ","); got != "opset,keep_nhwc,subgraph,int8_kernels" {
+	if got := strings.Join(optspec.Names(d.Options), ","); got != "opset,keep_nhwc,subgraph,int8_kernels,custom" {
 		t.Errorf("options %s", got)
 	}
 	o, err := ParseOptions(map[string]string{"opset": "17", "keep_nhwc": "true", "subgraph": "0"})
@@ -61,7 +61,7 @@ func TestOptionErrors(t *testing.T) {
 			t.Errorf("ParseOptions(%v) = %v (%#v)", c.opts, err, oe)
 			continue
 		}
-		if !c.badValue && strings.Join(oe.Known, ",") != "opset,keep_nhwc,subgraph,int8_kernels" {
+		if !c.badValue && strings.Join(oe.Known, ",") != "opset,keep_nhwc,subgraph,int8_kernels,custom" {
 			t.Errorf("Known = %v", oe.Known)
 		}
 		// Import through the interface reports the same, before reading.

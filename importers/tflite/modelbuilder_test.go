@@ -30,13 +30,15 @@ type tspec struct {
 }
 
 type opspec struct {
-	code    fb.BuiltinOperator
-	custom  string
-	inputs  []int32
-	outputs []int32
-	optType fb.BuiltinOptions
-	opts    func(*flatbuffers.Builder) flatbuffers.UOffsetT
-	version int32
+	code   fb.BuiltinOperator
+	custom string
+	// customOpts are the custom_options bytes of a custom operator.
+	customOpts []byte
+	inputs     []int32
+	outputs    []int32
+	optType    fb.BuiltinOptions
+	opts       func(*flatbuffers.Builder) flatbuffers.UOffsetT
+	version    int32
 }
 
 type mspec struct {
@@ -131,7 +133,14 @@ func (m *mspec) bytes() []byte {
 			}
 			in := ivec(o.inputs, fb.OperatorStartInputsVector)
 			out := ivec(o.outputs, fb.OperatorStartOutputsVector)
+			var co flatbuffers.UOffsetT
+			if o.customOpts != nil {
+				co = b.CreateByteVector(o.customOpts)
+			}
 			fb.OperatorStart(b)
+			if o.customOpts != nil {
+				fb.OperatorAddCustomOptions(b, co)
+			}
 			fb.OperatorAddOpcodeIndex(b, codeIdx[k])
 			fb.OperatorAddInputs(b, in)
 			fb.OperatorAddOutputs(b, out)

@@ -230,42 +230,50 @@ func (c *converter) transposeConv(o *operator) error {
 	if err != nil {
 		return err
 	}
-	if err := c.need4D(o.inputs[1]); err != nil {
-		return err
-	}
-	if err := c.need4D(o.inputs[2]); err != nil {
-		return err
-	}
-	if err := positive("stride", opt.StrideH(), opt.StrideW()); err != nil {
-		return err
-	}
-	wt, xt, yt := c.tensor(o.inputs[1]), c.tensor(o.inputs[2]), c.tensor(o.outputs[0])
-	outShape := yt.shape
+	outShape := c.tensor(o.outputs[0]).shape
 	if s, err := c.constInts(o.inputs[0]); err == nil {
 		outShape = s
 	}
+	return c.emitTransposeConv(o, o.inputs[2], o.inputs[1], c.in(o, 3), outShape, opt.Padding() == fb.PaddingSAME,
+		int64(opt.StrideH()), int64(opt.StrideW()), opt.FusedActivationFunction())
+}
+
+// emitTransposeConv maps a transposed convolution of input xi by filter
+// wi ([O, H, W, I]) plus bias bi (-1 none) to ONNX ConvTranspose, with
+// the padding TFLite computes from the output size (outShape) as if it
+// were the input of a forward convolution (TRANSPOSE_CONV, MediaPipe's
+// Convolution2DTransposeBias).
+func (c *converter) emitTransposeConv(o *operator, xi, wi, bi int32, outShape []int64, same bool, sH, sW int64, act fb.ActivationFunctionType) error {
+	if sH <= 0 || sW <= 0 || sH > 1<<16 || sW > 1<<16 {
+		return fmt.Errorf("strides %d, %d", sH, sW)
+	}
+	if err := c.need4D(xi); err != nil {
+		return err
+	}
+	if err := c.need4D(wi); err != nil {
+		return err
+	}
+	wt, xt := c.tensor(wi), c.tensor(xi)
 	if len(outShape) != 4 || outShape[1] <= 0 || outShape[2] <= 0 || xt.shape[1] <= 0 || xt.shape[2] <= 0 {
 		return fmt.Errorf("output shape %v or input shape %v is not static 4-D", outShape, xt.shape)
 	}
-	x, err := c.floatValue(o.inputs[2], nchw)
+	x, err := c.floatValue(xi, nchw)
 	if err != nil {
 		return err
 	}
 	// [O, H, W, I] -> [I, O, H, W]
-	w, err := c.weightValue(o.inputs[1], clayout.FromIHWO(4), "_iohw")
+	w, err := c.weightValue(wi, clayout.FromIHWO(4), "_iohw")
 	if err != nil {
 		return err
 	}
 	ins := []string{x, w}
-	if b := c.in(o, 3); b >= 0 {
-		bv, err := c.floatValue(b, native)
+	if bi >= 0 {
+		bv, err := c.floatValue(bi, native)
 		if err != nil {
 			return err
 		}
 		ins = append(ins, bv)
 	}
-	same := opt.Padding() == fb.PaddingSAME
-	sH, sW := int64(opt.StrideH()), int64(opt.StrideW())
 	kH, kW := wt.shape[1], wt.shape[2]
 	// TFLite computes the padding from the output size as if it were the
 	// input of a forward convolution.
@@ -288,8 +296,8 @@ func (c *converter) transposeConv(o *operator) error {
 	// output sums at most ceil(kH/sH)*ceil(kW/sW)*I products.
 	if wt.shape[0] > 0 && wt.shape[3] > 0 {
 		taps := ((kH + sH - 1) / sH) * ((kW + sW - 1) / sW) * wt.shape[3]
-		if p, ok := c.planExact16(o, o.inputs[2], o.inputs[1], c.in(o, 3), wt.shape[0], taps, opt.FusedActivationFunction()); ok {
-			xr, err := c.rawValue(int(o.inputs[2]), nchw)
+		if p, ok := c.planExact16(o, xi, wi, bi, wt.shape[0], taps, act); ok {
+			xr, err := c.rawValue(int(xi), nchw)
 			if err != nil {
 				return err
 			}
@@ -302,7 +310,7 @@ func (c *converter) transposeConv(o *operator) error {
 			})
 		}
 	}
-	return c.emit(o.outputs[0], nchw, opt.FusedActivationFunction(), func(y string) error {
+	return c.emit(o.outputs[0], nchw, act, func(y string) error {
 		c.node("ConvTranspose", ins, []string{y}, attrs...)
 		return nil
 	})

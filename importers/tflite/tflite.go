@@ -42,6 +42,9 @@ type Options struct {
 	// which the reference interpreter runs them on) or Int8Reference
 	// (TFLite's reference kernels, as TFLite Micro runs them).
 	Int8Kernels string
+	// Custom is an ONNX file of functions defining custom operators by
+	// their custom code ("" none; importers/custom).
+	Custom string
 }
 
 // The values of Options.Int8Kernels.

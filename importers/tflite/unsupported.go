@@ -2,6 +2,7 @@ package tflite
 
 import (
 	"fmt"
+	"github.com/onnxconv/onnxconv/importers/custom"
 
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
@@ -21,8 +22,10 @@ func (c *converter) unsupportedOps() error {
 		row, elementwise := formats.Elementwise(o.code)
 		_, handled := known[o.code]
 		switch {
+		case o.code == fb.BuiltinOperatorCUSTOM && customHandlers()[o.custom] == nil && c.st.custom.Lookup(o.custom) == nil:
+			u.Reason = "a custom operator: no mapping; " + custom.Hint("TFLite custom operator", o.custom)
 		case o.code == fb.BuiltinOperatorCUSTOM:
-			u.Reason = "a custom operator: no mapping"
+			continue // MediaPipe's (ops_mediapipe.go)
 		case elementwise && row.Since > c.opts.Opset && o.code != fb.BuiltinOperatorHARD_SWISH:
 			u.Version, u.Reason = c.opts.Opset, fmt.Sprintf("its ONNX form %s needs opset %d: -O opset=%d or later", row.ONNX, row.Since, row.Since)
 		case !elementwise && !handled:

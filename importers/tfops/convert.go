@@ -2,6 +2,7 @@ package tfops
 
 import (
 	"errors"
+	"github.com/onnxconv/onnxconv/importers/custom"
 
 	"fmt"
 	"strconv"
@@ -54,6 +55,9 @@ type converter struct {
 	depth  int
 	// work is the expansion budget shared by the whole conversion.
 	work *work
+	// custom, on the top converter, is the user's functions
+	// (Options.Custom).
+	custom *custom.Set
 }
 
 func tensorKey(in string) (string, bool) {
@@ -123,7 +127,7 @@ func Convert(g *Graph, opts Options) (*canonical.Model, error) {
 	g = &cp
 	c := &converter{b: build.New(opts.Opset), g: g, file: opts.File, nodes: map[string]*Node{},
 		vals: map[string]*value{}, inIdx: map[string]bool{}, visits: map[string]int{}, lib: g.Functions, cut: map[string]bool{},
-		work: newWork(g)}
+		work: newWork(g), custom: opts.Custom}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if n.Name == "" {
@@ -251,6 +255,9 @@ func Convert(g *Graph, opts Options) (*canonical.Model, error) {
 		return nil, fmt.Errorf("%s: %w", opts.File, err)
 	}
 	m.Graph.DocString = g.Doc
+	if err := c.custom.Attach(m); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.File, err)
+	}
 	markRandomOutputs(m)
 	if err := canonical.SetSourceTensors(m, c.sourceTensors(m)); err != nil {
 		return nil, fmt.Errorf("%s: %w", opts.File, err)
@@ -470,6 +477,9 @@ func (c *converter) convertNode(n *Node) error {
 		r.table = opTable() // built once per conversion
 	}
 	fn, ok := r.table[n.Op]
+	if !ok && r.custom.Lookup(n.Op) != nil {
+		fn, ok = (*converter).customOp, true
+	}
 	if !ok {
 		return &OpError{File: c.file, Node: name, Op: n.Op, Unsupported: true}
 	}

@@ -772,8 +772,49 @@ func (c *converter) reshape(n *Node) error {
 		return err
 	}
 	s64 := c.b.Op("Cast", n.Name+"_shape", []string{sn}, canonical.IntAttr("to", int64(canonical.Int64)))
-	c.set(n, 0, &value{nhwc: c.b.Op("Reshape", n.Name, []string{xn, s64}), rank: -1, dt: x.dt})
+	c.set(n, 0, &value{nhwc: c.b.Op("Reshape", n.Name, []string{xn, s64}), rank: c.vectorLen(n, 1), dt: x.dt})
 	return nil
+}
+
+// vectorLen is the length of data input i of n, a 1-D tensor computed in
+// the graph, when the graph determines it: a Pack of scalars (as
+// tf.reshape(x, [tf.shape(x)[0], -1, 3]) writes a shape), or the Shape
+// of a tensor of known rank; -1 otherwise.
+func (c *converter) vectorLen(n *Node, i int) int {
+	j := 0
+	for _, in := range n.Inputs {
+		k, ok := tensorKey(in)
+		if !ok {
+			continue
+		}
+		if j < i {
+			j++
+			continue
+		}
+		nm, idx := splitKey(k)
+		p := c.nodes[nm]
+		if p == nil || idx != 0 || c.cut[k] {
+			return -1
+		}
+		switch p.Op {
+		case "Pack":
+			if c.attrInt(p, "axis", 0) != 0 {
+				return -1
+			}
+			for e := 0; e < dataInputs(p); e++ {
+				if v, err := c.in(p, e); err != nil || v.rank != 0 {
+					return -1
+				}
+			}
+			return dataInputs(p)
+		case "Shape":
+			if v, err := c.in(p, 0); err == nil {
+				return v.rank
+			}
+		}
+		return -1
+	}
+	return -1
 }
 
 func (c *converter) concat(n *Node) error {

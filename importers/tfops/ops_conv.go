@@ -51,6 +51,9 @@ func (c *converter) conv2DBackpropInput(n *Node) error {
 	if err != nil {
 		return err
 	}
+	if size == nil {
+		return c.conv2DBackpropComputed(n)
+	}
 	if len(size) != 4 {
 		return fmt.Errorf("input_sizes %v: want 4 values", size)
 	}
@@ -329,9 +332,20 @@ func (c *converter) blockArgs(n *Node, what string) ([]int64, []int64, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(block) == 0 {
+		return nil, nil, errors.New("an empty block_shape")
+	}
+	for _, b := range block {
+		if b < 1 || b > 1<<16 {
+			return nil, nil, fmt.Errorf("block_shape %v", block)
+		}
+	}
 	pv, err := c.in(n, 2)
 	if err != nil {
 		return nil, nil, err
+	}
+	if pv.konst == nil {
+		return block, nil, nil // computed: see blockEdges
 	}
 	pads, err := constInts(pv, what)
 	if err != nil {
@@ -340,12 +354,22 @@ func (c *converter) blockArgs(n *Node, what string) ([]int64, []int64, error) {
 	if len(block) == 0 || len(pads) != 2*len(block) {
 		return nil, nil, fmt.Errorf("block_shape %v and %s %v", block, what, pads)
 	}
-	for _, b := range block {
-		if b < 1 || b > 1<<16 {
-			return nil, nil, fmt.Errorf("block_shape %v", block)
-		}
-	}
 	return block, pads, nil
+}
+
+// blockEdges returns, as int64 ONNX vectors of M values, the leading and
+// trailing columns of the computed [M, 2] paddings or crops (input 2 of
+// SpaceToBatchND / BatchToSpaceND).
+func (c *converter) blockEdges(n *Node, what string) (string, string, error) {
+	p, _, err := c.int64In(n, 2, what)
+	if err != nil {
+		return "", "", err
+	}
+	col := func(i int64, suffix string) string {
+		sl := c.b.Op("Slice", n.Name+"_"+suffix+"_col", []string{p, c.b.Ints("start", i), c.b.Ints("end", i+1), c.b.Ints("axes", 1)})
+		return c.b.Op("Reshape", n.Name+"_"+suffix, []string{sl, c.b.Ints("flat", -1)})
+	}
+	return col(0, what+"_begin"), col(1, what+"_end"), nil
 }
 
 // dims returns ONNX values for the dims of x (its Shape, gathered).
@@ -372,11 +396,29 @@ func (c *converter) spaceToBatch(n *Node) error {
 	if m+1 > r {
 		return fmt.Errorf("block_shape %v for a rank-%d input", block, r)
 	}
-	op := make([]int64, 2*r)
-	for i := 0; i < m; i++ {
-		op[1+i], op[r+1+i] = pads[2*i], pads[2*i+1]
+	var onnxPads string
+	if pads != nil {
+		op := make([]int64, 2*r)
+		for i := 0; i < m; i++ {
+			op[1+i], op[r+1+i] = pads[2*i], pads[2*i+1]
+		}
+		onnxPads = c.b.Ints("pads", op...)
+	} else {
+		// Computed paddings: [0, begins, 0…] ++ [0, ends, 0…].
+		begin, end, err := c.blockEdges(n, "paddings")
+		if err != nil {
+			return err
+		}
+		zero := c.b.Ints("zero", 0)
+		parts := []string{zero, begin}
+		tail := []string{zero, end}
+		if r > m+1 {
+			rest := c.b.Ints("rest", make([]int64, r-m-1)...)
+			parts, tail = append(parts, rest), append(tail, rest)
+		}
+		onnxPads = c.b.Op("Concat", n.Name+"_pads", append(parts, tail...), canonical.IntAttr("axis", 0))
 	}
-	p := c.b.Op("Pad", n.Name+"_pad", []string{xn, c.b.Ints("pads", op...)})
+	p := c.b.Op("Pad", n.Name+"_pad", []string{xn, onnxPads})
 	shape := c.b.Op("Shape", n.Name+"_shape", []string{p})
 	parts := []string{c.dimOf(n.Name+"_n", shape, 0)}
 	for i := 0; i < m; i++ {
@@ -456,6 +498,21 @@ func (c *converter) batchToSpace(n *Node) error {
 		out = append(out, c.b.Op("Slice", n.Name+"_tail", []string{shape, c.b.Ints("start", int64(m+1)), c.b.Ints("end", i64max)}))
 	}
 	y := c.b.Op("Reshape", n.Name+"_merged", []string{t, c.b.Op("Concat", n.Name+"_out_shape", out, canonical.IntAttr("axis", 0))})
+	if crops == nil {
+		// Computed crops: from begin to the merged size less end.
+		begin, end, err := c.blockEdges(n, "crops")
+		if err != nil {
+			return err
+		}
+		sizes := c.b.Op("Slice", n.Name+"_spatial", []string{c.b.Op("Shape", n.Name+"_merged_shape", []string{y}), c.b.Ints("start", 1), c.b.Ints("end", int64(m+1))})
+		axes := make([]int64, m)
+		for i := range axes {
+			axes[i] = int64(1 + i)
+		}
+		stop := c.b.Op("Sub", n.Name+"_stop", []string{sizes, end})
+		c.setNHWC(n, 0, c.b.Op("Slice", n.Name, []string{y, begin, stop, c.b.Ints("axes", axes...)}), r, x.dt)
+		return nil
+	}
 	starts, ends, axes := make([]int64, m), make([]int64, m), make([]int64, m)
 	for i := 0; i < m; i++ {
 		starts[i], ends[i], axes[i] = crops[2*i], -crops[2*i+1], int64(1+i)
@@ -670,7 +727,9 @@ func (c *converter) padComputed(n *Node, x, pv *value) error {
 
 // inputSizes reads Conv2DBackpropInput's input_sizes: a constant, or a
 // Pack whose height, width and channels are constants (the batch size
-// computed, as models with a free batch write it; it is not needed).
+// computed, as models with a free batch write it; it is not needed). It
+// returns nil when the height or width is computed (from the input's
+// shape, typically): conv2DBackpropComputed maps those.
 func (c *converter) inputSizes(n *Node) ([]int64, error) {
 	sv, err := c.in(n, 0)
 	if err != nil {
@@ -683,7 +742,7 @@ func (c *converter) inputSizes(n *Node) ([]int64, error) {
 	nm, _ := splitKey(k)
 	p := c.nodes[nm]
 	if p == nil || p.Op != "Pack" || dataInputs(p) != 4 {
-		return nil, errors.New("input_sizes must be a constant, or a Pack of a batch size and constant height, width and channels")
+		return nil, nil
 	}
 	out := []int64{-1}
 	for i := 1; i < 4; i++ {
@@ -693,9 +752,81 @@ func (c *converter) inputSizes(n *Node) ([]int64, error) {
 		}
 		d, err := constInts(v, "input_sizes")
 		if err != nil || len(d) != 1 {
-			return nil, errors.New("input_sizes is a Pack whose height, width or channels is not a constant")
+			return nil, nil
 		}
 		out = append(out, d[0])
 	}
 	return out, nil
+}
+
+// conv2DBackpropComputed maps Conv2DBackpropInput whose input_sizes
+// height or width is computed in the graph: an unpadded ConvTranspose
+// (its output spans s·(o−1)+keff), zero-filled at the end where
+// input_sizes reaches past it (TF's output_padding), then cut at the
+// forward convolution's leading padding to input_sizes' height and width,
+// all as ONNX shape computations. TF's leading padding is 0 (VALID), the
+// explicit one (EXPLICIT), or half of max((o−1)·s+keff−in, 0) (SAME).
+func (c *converter) conv2DBackpropComputed(n *Node) error {
+	sizes, _, err := c.int64In(n, 0, "input_sizes")
+	if err != nil {
+		return err
+	}
+	w, err := c.in(n, 1)
+	if err != nil {
+		return err
+	}
+	if w.konst == nil || len(w.konst.Dims) != 4 {
+		return errors.New("the filter must be a constant of rank 4")
+	}
+	dy, err := c.in(n, 2)
+	if err != nil {
+		return err
+	}
+	dyn, err := c.asNCHW(dy)
+	if err != nil {
+		return err
+	}
+	kd := w.konst.Dims
+	wname, err := c.filterInit(w, kd, layout.FromHWIO(4), "_iohw")
+	if err != nil {
+		return err
+	}
+	strides, err := spatial(c.ints(n, "strides"), 1)
+	if err != nil {
+		return fmt.Errorf("strides: %w", err)
+	}
+	dil, err := spatial(c.ints(n, "dilations"), 1)
+	if err != nil {
+		return fmt.Errorf("dilations: %w", err)
+	}
+	keff := []int64{(kd[0]-1)*dil[0] + 1, (kd[1]-1)*dil[1] + 1}
+	full := c.b.Op("ConvTranspose", n.Name+"_full", []string{dyn, wname}, canonical.IntsAttr("strides", strides...),
+		canonical.IntsAttr("dilations", dil...), canonical.IntsAttr("kernel_shape", kd[0], kd[1]))
+	hw := c.b.Op("Slice", n.Name+"_hw", []string{sizes, c.b.Ints("start", 1), c.b.Ints("end", 3)})
+	var before string
+	switch pad := c.str(n, "padding", "VALID"); pad {
+	case "VALID":
+		before = c.b.Ints("zeros", 0, 0)
+	case "EXPLICIT":
+		e := c.ints(n, "explicit_paddings")
+		if len(e) != 8 {
+			return fmt.Errorf("explicit_paddings %v: want 8 values", e)
+		}
+		before = c.b.Ints("before", e[2], e[4])
+	case "SAME":
+		o := c.b.Op("Slice", n.Name+"_o", []string{c.b.Op("Shape", n.Name+"_dy_shape", []string{dyn}), c.b.Ints("start", 2), c.b.Ints("end", 4)})
+		span := c.b.Op("Add", n.Name+"_span", []string{c.b.Op("Mul", n.Name+"_steps", []string{c.b.Op("Sub", n.Name+"_om1", []string{o, c.b.Ints("ones", 1, 1)}), c.b.Ints("strides", strides...)}), c.b.Ints("keff", keff...)})
+		total := c.b.Op("Max", n.Name+"_total", []string{c.b.Op("Sub", n.Name+"_need", []string{span, hw}), c.b.Ints("zeros", 0, 0)})
+		before = c.b.Op("Div", n.Name+"_before", []string{total, c.b.Ints("twos", 2, 2)})
+	default:
+		return fmt.Errorf("padding %q is not supported", pad)
+	}
+	end := c.b.Op("Add", n.Name+"_end", []string{before, hw})
+	fullHW := c.b.Op("Slice", n.Name+"_full_hw", []string{c.b.Op("Shape", n.Name+"_full_shape", []string{full}), c.b.Ints("start", 2), c.b.Ints("end", 4)})
+	extra := c.b.Op("Max", n.Name+"_extra", []string{c.b.Op("Sub", n.Name+"_past", []string{end, fullHW}), c.b.Ints("zeros", 0, 0)})
+	pads := c.b.Op("Concat", n.Name+"_pads", []string{c.b.Ints("zeros6", 0, 0, 0, 0, 0, 0), extra}, canonical.IntAttr("axis", 0))
+	padded := c.b.Op("Pad", n.Name+"_padded", []string{full, pads})
+	y := c.b.Op("Slice", n.Name, []string{padded, before, end, c.b.Ints("axes", 2, 3)})
+	c.set(n, 0, &value{nchw: y, rank: 4, dt: dy.dt})
+	return nil
 }

@@ -142,20 +142,27 @@ func (c *converter) stridedSlice(n *Node) error {
 			consumed++
 		}
 	}
-	if ellipsis && x.rank < 0 {
-		return errors.New("an ellipsis needs an input of known rank")
-	}
 	if x.rank >= 0 && consumed > x.rank {
 		return fmt.Errorf("the slice spec covers %d axes of a rank-%d input", consumed, x.rank)
 	}
+	// An ellipsis over an input of unknown rank: the spec is read as if
+	// the ellipsis covered no axis, and the axes after it are then
+	// counted from the end (negative ONNX axes).
+	rank, fromEnd := x.rank, -1
+	if ellipsis && rank < 0 {
+		rank = consumed
+	}
 	var starts, ends, axes, steps, squeeze, unsq []int64
-	dim, outPos := 0, 0
+	dim, outPos, outFromEnd := 0, 0, -1
 	for i := range begin {
 		switch {
 		case bit(elm, i):
-			k := x.rank - consumed
+			k := rank - consumed
 			dim += k
 			outPos += k
+			if x.rank < 0 {
+				fromEnd, outFromEnd = dim, outPos
+			}
 		case bit(nam, i):
 			unsq = append(unsq, int64(outPos))
 			outPos++
@@ -193,6 +200,21 @@ func (c *converter) stridedSlice(n *Node) error {
 			outPos++
 		}
 	}
+	if fromEnd >= 0 {
+		outRank := int64(rank - len(squeeze) + len(unsq))
+		for _, l := range [][]int64{axes, squeeze} {
+			for j, a := range l {
+				if a >= int64(fromEnd) {
+					l[j] = a - int64(rank)
+				}
+			}
+		}
+		for j, a := range unsq {
+			if a >= int64(outFromEnd) {
+				unsq[j] = a - outRank
+			}
+		}
+	}
 	y := xn
 	if len(axes) > 0 {
 		y = c.b.Op("Slice", n.Name+"_slice", []string{y, c.b.Ints("starts", starts...), c.b.Ints("ends", ends...),
@@ -205,11 +227,11 @@ func (c *converter) stridedSlice(n *Node) error {
 		y = c.b.Op("Unsqueeze", n.Name+"_unsqueeze", []string{y, c.b.Ints("axes", unsq...)})
 	}
 	y = c.b.Op("Identity", n.Name, []string{y})
-	rank := -1
+	outRank := -1
 	if x.rank >= 0 {
-		rank = x.rank - len(squeeze) + len(unsq)
+		outRank = x.rank - len(squeeze) + len(unsq)
 	}
-	c.setNHWC(n, 0, y, rank, x.dt)
+	c.setNHWC(n, 0, y, outRank, x.dt)
 	return nil
 }
 
@@ -562,7 +584,13 @@ func (c *converter) resize(n *Node) error {
 	if err != nil {
 		return err
 	}
-	if x.rank != 4 {
+	switch x.rank {
+	case 4:
+	case -1:
+		// Computed at import as rank -1 (a reshape to a computed
+		// shape): TF's images are 4-D by the op's definition.
+		x = &value{nhwc: x.nhwc, nchw: x.nchw, rank: 4, dt: x.dt, konst: x.konst}
+	default:
 		return fmt.Errorf("images of rank %d: want 4 (NHWC)", x.rank)
 	}
 	xn, err := c.asNCHW(x)

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/onnxconv/onnxconv/formats/tensorflow"
+	"github.com/onnxconv/onnxconv/importers/custom"
 	"sort"
 	"strings"
 
@@ -137,6 +138,10 @@ type Options struct {
 	// should know (training-mode dropout made the identity, assertion and
 	// summary ops removed, defaults taken).
 	Warn func(string)
+	// Custom holds the user's ONNX functions for TF ops the mapping
+	// lacks (-O custom=FILE.onnx; importers/custom): a node of such an op
+	// becomes a call of the function of the op's name.
+	Custom *custom.Set
 }
 
 // OpError is a node Convert cannot map. When the graph uses ops the
@@ -159,11 +164,11 @@ func (e *OpError) Error() string {
 	}
 	var ue *importers.UnsupportedOpsError
 	if e.Unsupported && errors.As(e.Err, &ue) {
-		return ue.Error() + "\nthe fix is a mapping in importers/tfops, or a model re-exported without them ('onnxconv formats tfjs --ops' lists the mapped ops)"
+		return ue.Error() + "\n" + custom.Hint("TF op", ue.Ops[0].Op) + "; or a model re-exported without them ('onnxconv formats tfjs --ops' lists the mapped ops)"
 	}
 	if e.Unsupported {
-		return fmt.Sprintf("%snode %q: TF op %s is not supported by the TF-op mapping; the fix is a mapping in importers/tfops, or re-export the model without it ('onnxconv formats tfjs --ops' lists the mapped ops)",
-			where, e.Node, e.Op)
+		return fmt.Sprintf("%snode %q: TF op %s is not supported by the TF-op mapping; %s; or re-export the model without it ('onnxconv formats tfjs --ops' lists the mapped ops)",
+			where, e.Node, e.Op, custom.Hint("TF op", e.Op))
 	}
 	return fmt.Sprintf("%snode %q (TF op %s): %v", where, e.Node, e.Op, e.Err)
 }

@@ -30,7 +30,7 @@ func (c *converter) unsupportedOps(inputs, outputs []IO, format string) *importe
 	funcs := map[string]bool{}
 	var fstack []string
 	visit := func(n *Node, prefix string) {
-		if _, ok := table[n.Op]; !ok {
+		if _, ok := table[n.Op]; !ok && c.root().custom.Lookup(n.Op) == nil {
 			errs.Add(n.Op, prefix+n.Name, unsupportedReason(n.Op))
 		}
 		names := make([]string, 0, len(n.Attrs))

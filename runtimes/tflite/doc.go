@@ -21,6 +21,9 @@
 // model run), no variable tensors (LSTM, SVDF: "Variable tensors not yet
 // supported"), and names tensors by signature key (the load request
 // carries the subgraph's names and keys, so binding is by tensor name).
+// An int64 input given for a model input of int32 (the TFLite exporter
+// writes ONNX int64 as INT32) is cast to int32 first, whichever
+// interpreter runs.
 //
 // tfjs-tflite second: @tensorflow/tfjs-tflite 0.0.1-alpha.10 (runner.js),
 // its non-threaded SIMD build with XNNPACK, through the package's raw

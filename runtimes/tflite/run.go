@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -343,6 +345,10 @@ func (s *Session) run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Resul
 			return nil, fmt.Errorf("tflite runtime: %s: %w", s.model, err)
 		}
 	}
+	inputs, err := narrowInt64(s.model, inputs, s.Inputs, byPosition)
+	if err != nil {
+		return nil, err
+	}
 	head, blobs, err := requestInputs(s.model, inputs, byPosition)
 	if err != nil {
 		return nil, err
@@ -413,6 +419,54 @@ type inHead struct {
 	DType string  `json:"dtype"`
 	Shape []int64 `json:"shape"`
 	Bytes int     `json:"bytes"`
+}
+
+// narrowInt64 casts each int64 input the model takes as int32 (the
+// exporter writes ONNX int64 as INT32, which LiteRT.js runs and INT64 it
+// refuses) to int32, matched to the model's inputs by name, else by
+// position; a value outside int32 is an error naming the input.
+func narrowInt64(modelPath string, inputs []*onnxpb.TensorProto, model []TensorInfo, byPosition bool) ([]*onnxpb.TensorProto, error) {
+	var out []*onnxpb.TensorProto
+	for i, tp := range inputs {
+		if tp.GetDataType() != int32(onnxpb.TensorProto_INT64) {
+			continue
+		}
+		j := -1
+		if !byPosition {
+			j = slices.IndexFunc(model, func(m TensorInfo) bool { return m.Name == tp.GetName() })
+		}
+		if j < 0 && i < len(model) && (byPosition || !slices.ContainsFunc(model, func(m TensorInfo) bool { return m.Name != "" })) {
+			j = i
+		}
+		if j < 0 || model[j].DType != "int32" {
+			continue
+		}
+		t, err := canonical.TensorFromProto(tp)
+		if err != nil {
+			return nil, fmt.Errorf("tflite runtime: %s: input %d: %w", modelPath, i, err)
+		}
+		v, err := t.Int64s()
+		if err != nil {
+			return nil, fmt.Errorf("tflite runtime: %s: input %q: %w", modelPath, tp.GetName(), err)
+		}
+		n := make([]int32, len(v))
+		for k, x := range v {
+			if x < math.MinInt32 || x > math.MaxInt32 {
+				return nil, fmt.Errorf("tflite runtime: %s: input %q: value %d does not fit the model's int32 input", modelPath, tp.GetName(), x)
+			}
+			n[k] = int32(x)
+		}
+		if out == nil {
+			out = slices.Clone(inputs)
+		}
+		if out[i], err = canonical.TensorToProto(canonical.Int32Tensor(tp.GetName(), t.Dims, n)); err != nil {
+			return nil, fmt.Errorf("tflite runtime: %s: input %q: %w", modelPath, tp.GetName(), err)
+		}
+	}
+	if out == nil {
+		return inputs, nil
+	}
+	return out, nil
 }
 
 // requestInputs encodes inputs for the runner.

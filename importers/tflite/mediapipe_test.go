@@ -1,0 +1,110 @@
+package tflite
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+	tfliteruntime "github.com/onnxconv/onnxconv/runtimes/tflite"
+)
+
+// MediaPipe's Convolution2DTransposeBias (custom code, a
+// TfLiteTransposeConvParams in custom_options), SAME and VALID, stride
+// 2, as the selfie-segmentation models use it: LiteRT.js runs it (its
+// XNNPACK delegate implements the op), and the import computes what it
+// computes.
+func TestMediaPipeTransposeConvBiasAgainstLiteRT(t *testing.T) {
+	testpaths.Node(t, tfliteruntime.Package, tfliteruntime.LiteRTPackage)
+	env := tfliteEnv(t)
+	params := func(pad, sw, sh int32) []byte {
+		b := make([]byte, 12)
+		binary.LittleEndian.PutUint32(b[0:], uint32(pad))
+		binary.LittleEndian.PutUint32(b[4:], uint32(sw))
+		binary.LittleEndian.PutUint32(b[8:], uint32(sh))
+		return b
+	}
+	w := make([]float32, 2*3*3*3)
+	for i := range w {
+		w[i] = float32(math.Sin(float64(i)*0.77)) * 0.5
+	}
+	for _, tc := range []struct {
+		name string
+		pad  int32
+		out  []int32
+	}{
+		{"same", 1, []int32{1, 8, 10, 2}},
+		{"valid", 2, []int32{1, 9, 11, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := single(fb.BuiltinOperatorCUSTOM, fb.BuiltinOptionsNONE, nil,
+				[]tspec{fshape(1, 4, 5, 3), constF([]int32{2, 3, 3, 3}, w...), constF([]int32{2}, 0.25, -0.5)}, fshape(tc.out...))
+			m.ops[0].custom, m.ops[0].customOpts = "Convolution2DTransposeBias", params(tc.pad, 2, 2)
+			data := m.bytes()
+			path := filepath.Join(t.TempDir(), tc.name+".tflite")
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			mod, err := readModel(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mp, err := importProto(data, Options{})
+			if err != nil {
+				t.Fatalf("Import: %v", err)
+			}
+			ins := oneOpInputs(t, oneOp{name: "mediapipe/" + tc.name, lo: -2, hi: 2}, mod, mp)
+			res, err := tfliteruntime.RunLiteRT(context.Background(), env, path, ins)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runExecutor(t, mp, ins)
+			r := compareOutput(t, "out0", got[0], res.Outputs[0])
+			t.Logf("%s: %s", res.Build, r)
+		})
+	}
+}
+
+// A custom operator the user defines with -O custom: a model whose
+// "ScaledTanh" custom op (fixtures/custom/scaled_tanh.onnx, alpha at its
+// default 1: tanh) is refused naming the op and how to supply it, and
+// with the definition (written for opset 17, the opset asked) computes
+// what the interpreter computes for the same model with the builtin TANH
+// in its place.
+func TestUserCustomOpAgainstBuiltin(t *testing.T) {
+	env := tfliteEnv(t)
+	model := func(code fb.BuiltinOperator, custom string) mspec {
+		m := single(code, fb.BuiltinOptionsNONE, nil, []tspec{fshape(2, 3, 4)}, fshape(2, 3, 4))
+		m.ops[0].custom = custom
+		return m
+	}
+	cm, bm := model(fb.BuiltinOperatorCUSTOM, "ScaledTanh"), model(fb.BuiltinOperatorTANH, "")
+	if _, err := importProto(cm.bytes(), Options{}); err == nil || !strings.Contains(err.Error(), "ScaledTanh") || !strings.Contains(err.Error(), "-O custom=FILE.onnx") {
+		t.Fatalf("without a definition: %v", err)
+	}
+	mp, err := importProto(cm.bytes(), Options{Custom: "../../fixtures/custom/scaled_tanh.onnx", Opset: 17})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bm.bytes()
+	path := filepath.Join(t.TempDir(), "tanh.tflite")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := readModel(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := oneOpInputs(t, oneOp{name: "custom/scaled_tanh", lo: -3, hi: 3}, mod, mp)
+	res, err := tfliteruntime.Run(context.Background(), env, path, ins, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runExecutor(t, mp, ins)
+	t.Logf("%s: %s", res.Build, compareOutput(t, "out0", got[0], res.Outputs[0]))
+}
