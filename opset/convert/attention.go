@@ -6,19 +6,20 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 )
 
-// expandAttention rewrites Attention (23, 24) into MatMul/Softmax and
+// expandAttention rewrites Attention (23, 24, 25) into MatMul/Softmax and
 // friends, following the operator's definition: heads split out of 3-D
 // inputs, past key/value concatenated, key/value heads repeated for
 // grouped-query attention, Q and K each scaled by sqrt(scale), optional
-// softcap, additive bias from the mask and the causal triangle, softmax,
-// and the product with V. The shapes of Q, K, V (and past) must be known:
-// the causal and padding biases are built as constants.
+// softcap, additive bias from the mask, the causal frontier and the
+// sliding window (both bottom-right aligned to the count of keys before
+// the query block: past_key's length, or nonpad_kv_seqlen - q length per
+// batch), the padding of nonpad_kv_seqlen, softmax (a fully masked row
+// gives zeros, not NaN), and the product with V. The shapes of Q, K, V
+// (and past) must be known: the static biases are built as constants, the
+// ones that depend on nonpad_kv_seqlen from comparisons with it.
 func expandAttention(sc *stepCtx, to int) error {
 	n := sc.n
 	const shapes = "the shapes of Q, K and V are known"
-	if n.Input(6) != nil {
-		return noExpansion("keep opset >= 24", "Attention with nonpad_kv_seqlen has no expansion")
-	}
 	if to < 9 {
 		return blocked("target opset 9 or later", "the expansion of Attention uses Where and Expand")
 	}
@@ -117,21 +118,37 @@ func expandAttention(sc *stepCtx, to int) error {
 		}
 		bias = m
 	}
-	if n.AttrInt("is_causal", 0) != 0 {
-		tri := make([]float64, sq*total)
-		for i := int64(0); i < sq; i++ {
-			for j := int64(0); j < total; j++ {
-				if j > i+past {
-					tri[i*total+j] = math.Inf(-1)
-				}
-			}
-		}
-		c := b.constF([]int64{sq, total}, tri...)
+	causal := n.AttrInt("is_causal", 0) != 0
+	left, right := n.AttrInt("left_window_size", -1), n.AttrInt("right_window_size", -1)
+	if left < -1 || right < -1 {
+		return blocked("", "left_window_size %d / right_window_size %d must each be -1 or nonnegative", left, right)
+	}
+	windowed := left >= 0 || right >= 0
+	addBias := func(c *canonical.Value) {
 		if bias == nil {
 			bias = c
 		} else {
 			bias = b.op("Add", []*canonical.Value{bias, c})
 		}
+	}
+	if nonpad := n.Input(6); nonpad != nil {
+		if pastK != nil {
+			return blocked("", "Attention: nonpad_kv_seqlen cannot be used with past_key/past_value")
+		}
+		addBias(nonpadBias(b, nonpad, batch, sq, total, causal, left, right))
+	} else if causal || windowed {
+		// Query i sits at p = past + i and attends key j iff j <= p
+		// (causal) and p - left <= j <= p + right (window).
+		tri := make([]float64, sq*total)
+		for i := int64(0); i < sq; i++ {
+			p := past + i
+			for j := int64(0); j < total; j++ {
+				if causal && j > p || left >= 0 && j < p-left || right >= 0 && j > p+right {
+					tri[i*total+j] = math.Inf(-1)
+				}
+			}
+		}
+		addBias(b.constF([]int64{sq, total}, tri...))
 	}
 	if bias != nil {
 		qk = b.op("Add", []*canonical.Value{qk, bias})
@@ -152,6 +169,12 @@ func expandAttention(sc *stepCtx, to int) error {
 	if x != qk {
 		probs = b.op("Cast", []*canonical.Value{probs}, canonical.IntAttr("to", int64(dt)))
 	}
+	if mask != nil || windowed || n.Input(6) != nil {
+		// A row with no key left (masked out, outside the window, or all
+		// padding) is all -inf: Softmax gives NaN there, the operator a
+		// zero row.
+		probs = b.op("Where", []*canonical.Value{b.op("IsNaN", []*canonical.Value{probs}), b.scalar(0), probs})
+	}
 	if mode == 3 {
 		qkOut = probs
 	}
@@ -171,4 +194,40 @@ func expandAttention(sc *stepCtx, to int) error {
 		outs[3] = b.op("Identity", []*canonical.Value{qkOut})
 	}
 	return b.finish(outs...)
+}
+
+// nonpadBias is the additive (B, 1, sq, total) bias of nonpad_kv_seqlen
+// (B,): key j of batch b is padding when j >= nonpad[b], and the causal
+// frontier and the window are aligned to offset = nonpad[b] - sq, so with
+// d(i, j) = j - i + sq: causal allows d <= nonpad, the left window
+// d + left >= nonpad, the right window d - right <= nonpad.
+func nonpadBias(b *builder, nonpad *canonical.Value, batch, sq, total int64, causal bool, left, right int64) *canonical.Value {
+	np := b.op("Reshape", []*canonical.Value{nonpad, b.constI([]int64{4}, batch, 1, 1, 1)})
+	js := make([]int64, total)
+	for j := range js {
+		js[j] = int64(j)
+	}
+	allowed := b.op("Less", []*canonical.Value{b.constI([]int64{1, 1, 1, total}, js...), np})
+	diag := func(shift int64) *canonical.Value {
+		d := make([]int64, sq*total)
+		for i := int64(0); i < sq; i++ {
+			for j := int64(0); j < total; j++ {
+				d[i*total+j] = j - i + sq + shift
+			}
+		}
+		return b.constI([]int64{1, 1, sq, total}, d...)
+	}
+	and := func(c *canonical.Value) {
+		allowed = b.op("And", []*canonical.Value{allowed, c})
+	}
+	if causal {
+		and(b.op("Not", []*canonical.Value{b.op("Greater", []*canonical.Value{diag(0), np})}))
+	}
+	if left >= 0 {
+		and(b.op("Not", []*canonical.Value{b.op("Less", []*canonical.Value{diag(left), np})}))
+	}
+	if right >= 0 {
+		and(b.op("Not", []*canonical.Value{b.op("Greater", []*canonical.Value{diag(-right), np})}))
+	}
+	return b.op("Where", []*canonical.Value{allowed, b.scalar(0), b.scalar(math.Inf(-1))})
 }

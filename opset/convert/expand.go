@@ -42,11 +42,9 @@ func (c *converter) expand(sc *stepCtx, to int) error {
 	case "GreaterOrEqual", "LessOrEqual":
 		return expandCompareOrEqual(sc, to)
 	case "Celu":
-		b := newBuilder(sc, to)
-		alpha := float64(n.AttrFloat("alpha", 1))
-		x := n.Input(0)
-		y := b.op("Mul", []*canonical.Value{b.op("Elu", []*canonical.Value{b.op("Div", []*canonical.Value{x, b.scalar(alpha)})}), b.scalar(alpha)})
-		return b.finish(y)
+		return expandCelu(sc, to)
+	case "SwiGLU":
+		return expandSwiGLU(sc, to)
 	case "HardSwish":
 		b := newBuilder(sc, to)
 		x := n.Input(0)
@@ -114,6 +112,49 @@ func (c *converter) expand(sc *stepCtx, to int) error {
 		return err
 	}
 	return noExpansion(keep, "%s does not exist before opset %d and onnxconv has no expansion for it", n.OpType, sc.new.SinceVersion)
+}
+
+// expandCelu writes Celu as its function body, alpha*Elu(x/alpha), which
+// every float type of Elu (float16, float, double) computes; bfloat16
+// (allowed from Celu-28, not by Elu) is computed in float between Casts.
+func expandCelu(sc *stepCtx, to int) error {
+	n := sc.n
+	b := newBuilder(sc, to)
+	alpha := float64(n.AttrFloat("alpha", 1))
+	x := n.Input(0)
+	dt := elemType(x)
+	if dt == canonical.BFloat16 {
+		if to < 13 {
+			return blocked("target opset 13 or later (Cast to/from bfloat16)", "bfloat16 Celu computes in float between Casts, and Cast handles bfloat16 from opset 13")
+		}
+		b.dt = canonical.Float
+		x = b.op("Cast", []*canonical.Value{x}, canonical.IntAttr("to", int64(canonical.Float)))
+	}
+	y := b.op("Mul", []*canonical.Value{b.op("Elu", []*canonical.Value{b.op("Div", []*canonical.Value{x, b.scalar(alpha)})}), b.scalar(alpha)})
+	if dt == canonical.BFloat16 {
+		y = b.op("Cast", []*canonical.Value{y}, canonical.IntAttr("to", int64(canonical.BFloat16)))
+	}
+	return b.finish(y)
+}
+
+// expandSwiGLU writes SwiGLU-28 as Swish_alpha(A) * B: the Swish op from
+// opset 24, A * Sigmoid(alpha*A) below.
+func expandSwiGLU(sc *stepCtx, to int) error {
+	n := sc.n
+	b := newBuilder(sc, to)
+	a, v := n.Input(0), n.Input(1)
+	alpha := float64(n.AttrFloat("alpha", 1))
+	var gate *canonical.Value
+	if to >= 24 {
+		gate = b.op("Swish", []*canonical.Value{a}, canonical.FloatAttr("alpha", float32(alpha)))
+	} else {
+		in := a
+		if alpha != 1 {
+			in = b.op("Mul", []*canonical.Value{a, b.scalar(alpha)})
+		}
+		gate = b.op("Mul", []*canonical.Value{a, b.op("Sigmoid", []*canonical.Value{in})})
+	}
+	return b.finish(b.op("Mul", []*canonical.Value{gate, v}))
 }
 
 func expandCompareOrEqual(sc *stepCtx, to int) error {
