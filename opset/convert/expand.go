@@ -137,23 +137,18 @@ func expandCelu(sc *stepCtx, to int) error {
 	return b.finish(y)
 }
 
-// expandSwiGLU writes SwiGLU-28 as Swish_alpha(A) * B: the Swish op from
-// opset 24, A * Sigmoid(alpha*A) below.
+// expandSwiGLU writes SwiGLU-28 as Swish_alpha(A) * B with Swish as
+// A * Sigmoid(alpha*A) at every opset: ONNX Runtime 1.30 has no Swish
+// kernel (measured: "Could not find an implementation for Swish(24)").
 func expandSwiGLU(sc *stepCtx, to int) error {
 	n := sc.n
 	b := newBuilder(sc, to)
 	a, v := n.Input(0), n.Input(1)
-	alpha := float64(n.AttrFloat("alpha", 1))
-	var gate *canonical.Value
-	if to >= 24 {
-		gate = b.op("Swish", []*canonical.Value{a}, canonical.FloatAttr("alpha", float32(alpha)))
-	} else {
-		in := a
-		if alpha != 1 {
-			in = b.op("Mul", []*canonical.Value{a, b.scalar(alpha)})
-		}
-		gate = b.op("Mul", []*canonical.Value{a, b.op("Sigmoid", []*canonical.Value{in})})
+	in := a
+	if alpha := float64(n.AttrFloat("alpha", 1)); alpha != 1 {
+		in = b.op("Mul", []*canonical.Value{a, b.scalar(alpha)})
 	}
+	gate := b.op("Mul", []*canonical.Value{a, b.op("Sigmoid", []*canonical.Value{in})})
 	return b.finish(b.op("Mul", []*canonical.Value{gate, v}))
 }
 
