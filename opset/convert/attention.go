@@ -231,3 +231,58 @@ func nonpadBias(b *builder, nonpad *canonical.Value, batch, sq, total int64, cau
 	}
 	return b.op("Where", []*canonical.Value{allowed, b.scalar(0), b.scalar(math.Inf(-1))})
 }
+
+// expandTensorScatter writes TensorScatter-24 as ScatterElements along the
+// sequence axis: the index of update element (b, ..., s, ...) is
+// write_indices[b] + s (mod max_sequence_length when mode is circular),
+// broadcast over the update's other dimensions. The shapes of past_cache
+// and update must be known.
+func expandTensorScatter(sc *stepCtx, to int) error {
+	n := sc.n
+	if to < 11 {
+		return blocked("target opset 11 or later", "the expansion of TensorScatter uses ScatterElements")
+	}
+	past, upd, wi := n.Input(0), n.Input(1), n.Input(2)
+	ps, ok1 := shapeOf(past)
+	us, ok2 := shapeOf(upd)
+	if !ok1 || !ok2 || len(ps) != len(us) || len(ps) < 2 {
+		return needShapes("the shapes of past_cache and update are known", "TensorScatter needs past_cache and update of known shapes to expand")
+	}
+	r := int64(len(ps))
+	axis := n.AttrInt("axis", -2)
+	if axis < 0 {
+		axis += r
+	}
+	if axis <= 0 || axis >= r {
+		return blocked("", "TensorScatter axis %d is outside 1..%d (axis 0 is the batch)", n.AttrInt("axis", -2), r-1)
+	}
+	mode := n.AttrString("mode", "linear")
+	if mode != "linear" && mode != "circular" {
+		return blocked("", "TensorScatter mode %q is neither linear nor circular", mode)
+	}
+	b := newBuilder(sc, to)
+	seq := us[axis]
+	steps := make([]int64, seq)
+	for i := range steps {
+		steps[i] = int64(i)
+	}
+	stepDims := make([]int64, r)
+	for i := range stepDims {
+		stepDims[i] = 1
+	}
+	stepDims[axis] = seq
+	idx := b.constI(stepDims, steps...)
+	if wi != nil {
+		bDims := make([]int64, r)
+		for i := range bDims {
+			bDims[i] = 1
+		}
+		bDims[0] = us[0]
+		idx = b.op("Add", []*canonical.Value{b.op("Reshape", []*canonical.Value{wi, b.constI([]int64{r}, bDims...)}), idx})
+	}
+	if mode == "circular" {
+		idx = b.op("Mod", []*canonical.Value{idx, b.constI(nil, ps[axis])})
+	}
+	idx = b.op("Expand", []*canonical.Value{idx, b.constI([]int64{r}, us...)})
+	return b.finish(b.op("ScatterElements", []*canonical.Value{past, idx, upd}, canonical.IntAttr("axis", axis)))
+}

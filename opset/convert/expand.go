@@ -103,6 +103,8 @@ func (c *converter) expand(sc *stepCtx, to int) error {
 		return expandSCE(sc, to)
 	case "RMSNormalization":
 		return expandRMSNorm(sc, to)
+	case "TensorScatter":
+		return expandTensorScatter(sc, to)
 	case "GroupNormalization":
 		return expandGroupNorm(sc, to)
 	case "Trilu":

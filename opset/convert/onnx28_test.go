@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -14,21 +15,41 @@ import (
 	"github.com/onnxconv/onnxconv/verify/backendtest"
 )
 
-// TestOnnx28CasesAcrossOpsets converts the node cases rebuilt from the ONNX
-// 1.23 dev snapshot (fixtures/onnx28: Attention 23/24/25 with KV cache,
-// nonpad_kv_seqlen and sliding windows, SwiGLU-28, Celu-28 on float16 and
-// double) down to the previous version of their op, to opset 17 (the
-// primitive-op expansions) and up to 28, runs each result on the executor
-// and compares with the outputs the snapshot's numpy reference computed.
-func TestOnnx28CasesAcrossOpsets(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "fixtures", "onnx28", "node")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
+// llmCases are the node cases of the decoder operators: the ones rebuilt
+// from the ONNX 1.23 dev snapshot (fixtures/onnx28) and ONNX 1.22's own
+// RMSNormalization, RotaryEmbedding, TensorScatter and Attention cases.
+func llmCases(t *testing.T) []string {
+	root := repoRoot(t)
+	var dirs []string
+	for _, d := range []string{filepath.Join(root, "fixtures", "onnx28", "node"), filepath.Join(root, "..", "shared", "onnx-v1.22", "backend-tests", "node")} {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if strings.Contains(d, "onnx-v1.22") && (strings.HasSuffix(name, "_expanded") ||
+				!strings.HasPrefix(name, "test_rms_normalization") && !strings.HasPrefix(name, "test_rotary_embedding") &&
+					!strings.HasPrefix(name, "test_tensorscatter") && !strings.HasPrefix(name, "test_attention")) {
+				continue
+			}
+			dirs = append(dirs, filepath.Join(d, name))
+		}
 	}
+	return dirs
+}
+
+// TestOnnx28CasesAcrossOpsets converts the node cases of the decoder ops
+// (llmCases: Attention 23/24/25 with KV cache, nonpad_kv_seqlen and sliding
+// windows, SwiGLU-28, Celu-28 on float16 and double, RMSNormalization,
+// RotaryEmbedding, TensorScatter) down to the previous version of their op,
+// to opset 17 (the primitive-op expansions) and up to 28, runs each result
+// on the executor and compares with the outputs ONNX's numpy reference
+// computed.
+func TestOnnx28CasesAcrossOpsets(t *testing.T) {
 	ran, want := 0, 0
-	for _, e := range entries {
-		c, err := backendtest.Load(filepath.Join(dir, e.Name()))
+	for _, dir := range llmCases(t) {
+		c, err := backendtest.Load(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,6 +67,10 @@ func TestOnnx28CasesAcrossOpsets(t *testing.T) {
 			targets = []int{27, 23, 17}
 		case "Celu":
 			targets = []int{17, 12}
+		case "RMSNormalization", "RotaryEmbedding":
+			targets = []int{17, 28}
+		case "TensorScatter":
+			targets = []int{23, 17, 28}
 		default:
 			continue
 		}
@@ -54,8 +79,8 @@ func TestOnnx28CasesAcrossOpsets(t *testing.T) {
 				continue
 			}
 			want++
-			t.Run(fmt.Sprintf("%s_to_%d", e.Name(), to), func(t *testing.T) {
-				c, err := backendtest.Load(filepath.Join(dir, e.Name()))
+			t.Run(fmt.Sprintf("%s_to_%d", filepath.Base(dir), to), func(t *testing.T) {
+				c, err := backendtest.Load(dir)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -75,69 +100,73 @@ func TestOnnx28CasesAcrossOpsets(t *testing.T) {
 			})
 		}
 	}
-	if ran != want || ran < 200 {
+	if ran != want || ran < 300 {
 		t.Errorf("%d of %d conversions passed", ran, want)
 	}
 }
 
-// TestOnnx28CasesInORT converts the snapshot's cases to what ONNX Runtime
-// 1.30 loads (opset 26, its highest; 24 for Attention-25's sliding window,
-// which its ONNX does not know, so that the window is expanded), runs them
-// in ONNX Runtime and compares with the snapshot's numpy outputs.
+// TestOnnx28CasesInORT converts the decoder-op cases (llmCases) to what
+// ONNX Runtime 1.30 loads — opset 26, its highest (24 for Attention-25's
+// sliding window, which its ONNX does not know, so that the window is
+// expanded) — and to opset 17 (the primitive-op expansions), runs them in
+// ONNX Runtime and compares with the outputs of ONNX's numpy reference.
 func TestOnnx28CasesInORT(t *testing.T) {
 	rt, err := ort.Open(testpaths.ORT(t), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(repoRoot(t), "fixtures", "onnx28", "node")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// What ONNX Runtime 1.30 cannot run, measured.
 	ortLimits := map[string]string{
-		"test_attention_4d_diff_heads_mask4d_padded_kv": "its Attention needs attn_mask's last dimension to equal the total sequence length (\"inconsistent total_sequence_length\")",
-		"test_bitcast_bool_to_uint8":                    "it has no BitCast kernel for bool",
+		"test_attention_4d_diff_heads_mask4d_padded_kv_to_26": "its Attention needs attn_mask's last dimension to equal the total sequence length (\"inconsistent total_sequence_length\")",
+		"test_bitcast_bool_to_uint8_to_26":                    "it has no BitCast kernel for bool",
 	}
-	ran := 0
-	for _, e := range entries {
-		t.Run(e.Name(), func(t *testing.T) {
-			if why, ok := ortLimits[e.Name()]; ok {
-				t.Skipf("ONNX Runtime 1.30 limit: %s", why)
+	ran, want := 0, 0
+	for _, dir := range llmCases(t) {
+		for _, to := range []int{26, 17} {
+			name := fmt.Sprintf("%s_to_%d", filepath.Base(dir), to)
+			if to == 17 && strings.HasPrefix(filepath.Base(dir), "test_bitcast") {
+				continue // BitCast-26 has no expansion
 			}
-			c, err := backendtest.Load(filepath.Join(dir, e.Name()))
-			if err != nil {
-				t.Fatal(err)
+			if _, ok := ortLimits[name]; !ok {
+				want++
 			}
-			defer c.Close()
-			n := c.Model.Graph.Nodes[0]
-			to := 26
-			if n.OpType == "Attention" && (n.Attr("left_window_size") != nil || n.Attr("right_window_size") != nil) {
-				to = 24
-			}
-			if _, err := Convert(c.Model, Options{To: to}); err != nil {
-				t.Fatalf("opset %d: %v", to, err)
-			}
-			path := filepath.Join(t.TempDir(), "m.onnx")
-			if err := canonical.Save(path, c.Model, canonical.SaveOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			ins, want, err := readDataSet(filepath.Join(dir, e.Name(), "test_data_set_0"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := rt.Run(path, ins)
-			if err != nil {
-				t.Fatalf("ONNX Runtime refuses the opset %d model: %v", to, err)
-			}
-			if err := compareOutputs(got, want); err != nil {
-				t.Fatalf("opset %d in ONNX Runtime: %v", to, err)
-			}
-			ran++
-		})
+			t.Run(name, func(t *testing.T) {
+				if why, ok := ortLimits[name]; ok {
+					t.Skipf("ONNX Runtime 1.30 limit: %s", why)
+				}
+				c, err := backendtest.Load(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				n := c.Model.Graph.Nodes[0]
+				if to == 26 && n.OpType == "Attention" && (n.Attr("left_window_size") != nil || n.Attr("right_window_size") != nil) {
+					to = 24
+				}
+				if _, err := Convert(c.Model, Options{To: to}); err != nil {
+					t.Fatalf("opset %d: %v", to, err)
+				}
+				path := filepath.Join(t.TempDir(), "m.onnx")
+				if err := canonical.Save(path, c.Model, canonical.SaveOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				ins, wantOut, err := readDataSet(filepath.Join(dir, "test_data_set_0"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := rt.Run(path, ins)
+				if err != nil {
+					t.Fatalf("ONNX Runtime refuses the opset %d model: %v", to, err)
+				}
+				if err := compareOutputs(got, wantOut); err != nil {
+					t.Fatalf("opset %d in ONNX Runtime: %v", to, err)
+				}
+				ran++
+			})
+		}
 	}
-	t.Logf("%d of %d cases run in ONNX Runtime and match", ran, len(entries))
-	if ran != len(entries)-len(ortLimits) {
-		t.Errorf("%d cases ran, want %d", ran, len(entries)-len(ortLimits))
+	t.Logf("%d of %d conversions run in ONNX Runtime and match", ran, want)
+	if ran != want {
+		t.Errorf("%d of %d conversions passed", ran, want)
 	}
 }
