@@ -20,12 +20,12 @@ import (
 // bigRows x bigCols float32 is the weight of the > 2 GiB model: 2.15 GiB.
 const bigRows, bigCols = 2200, 262144
 
-// writeBigModel writes model.onnx (Y = MatMul(X [1, bigRows], W)) with W in
-// the external data file model.onnx.data, and returns the model's path and
-// W's size in bytes.
-func writeBigModel(t *testing.T, dir string) (string, int64) {
+// writeBigModel writes model.onnx (Y = MatMul(X [1, rows], W)) with W
+// (rows x bigCols) in the external data file model.onnx.data, and returns
+// the model's path and W's size in bytes.
+func writeBigModel(t *testing.T, dir string, rows int64) (string, int64) {
 	t.Helper()
-	size := int64(bigRows) * bigCols * 4
+	size := rows * bigCols * 4
 	data := filepath.Join(dir, "model.onnx.data")
 	f, err := os.Create(data)
 	if err != nil {
@@ -33,7 +33,7 @@ func writeBigModel(t *testing.T, dir string) (string, int64) {
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	row := make([]byte, bigCols*4)
-	for r := 0; r < bigRows; r++ {
+	for r := 0; r < int(rows); r++ {
 		for c := 0; c < bigCols; c++ {
 			binary.LittleEndian.PutUint32(row[4*c:], math.Float32bits(float32((r*31+c)%1009)/1009-0.5))
 		}
@@ -62,10 +62,10 @@ func writeBigModel(t *testing.T, dir string) (string, int64) {
 		Graph: &onnxpb.GraphProto{
 			Name:   proto.String("big"),
 			Node:   []*onnxpb.NodeProto{{OpType: proto.String("MatMul"), Input: []string{"X", "W"}, Output: []string{"Y"}}},
-			Input:  []*onnxpb.ValueInfoProto{vi("X", 1, bigRows)},
+			Input:  []*onnxpb.ValueInfoProto{vi("X", 1, rows)},
 			Output: []*onnxpb.ValueInfoProto{vi("Y", 1, bigCols)},
 			Initializer: []*onnxpb.TensorProto{{
-				Name: proto.String("W"), DataType: proto.Int32(flt), Dims: []int64{bigRows, bigCols}, DataLocation: &ext,
+				Name: proto.String("W"), DataType: proto.Int32(flt), Dims: []int64{rows, bigCols}, DataLocation: &ext,
 				ExternalData: []*onnxpb.StringStringEntryProto{{Key: proto.String("location"), Value: proto.String("model.onnx.data")}},
 			}},
 		},
@@ -114,7 +114,7 @@ func TestOver2GiB(t *testing.T) {
 	if free := int64(st.Bavail) * int64(st.Bsize); free < 10<<30 {
 		t.Skipf("%d GiB free in %s, the test needs 10", free>>30, dir)
 	}
-	in, weights := writeBigModel(t, dir)
+	in, weights := writeBigModel(t, dir, bigRows)
 	const gib = int64(1) << 30
 	for _, c := range []struct {
 		name  string
