@@ -99,9 +99,10 @@ func peakRSS(t *testing.T, args ...string) (int, string, int64) {
 // without being asked (the input had it; inline it would pass protobuf's
 // 2 GiB), verified and not, at a peak RSS of at most 1 GiB with
 // --no-verify, and that inspect and check stay under 300 MB. The verified
-// run's peak RSS is logged only: it is 4.6 GiB (2.1 times the weight: each
-// side's executor maps the weight and packs a copy for its MatMul kernel),
-// above the weight + 1 GiB aimed at (issue 39).
+// run's peak RSS is logged only: it is 4.4 GiB (2 times the weight: each
+// side's executor keeps a packed copy for its MatMul kernel; the mapped
+// pages are released once packed), above the weight + 1 GiB aimed at
+// (issue 39).
 func TestOver2GiB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 7 GB of files")
