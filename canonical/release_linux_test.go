@@ -1,7 +1,6 @@
 package canonical
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,23 +12,19 @@ import (
 // RssFile), in bytes.
 func rssFile(t *testing.T) int64 {
 	t.Helper()
-	f, err := os.Open("/proc/self/status")
+	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		t.Skipf("no /proc/self/status: %v", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "RssFile:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
+	_, rest, ok := strings.Cut(string(status), "RssFile:")
+	if !ok {
+		t.Skip("no RssFile in /proc/self/status")
 	}
-	t.Skip("no RssFile in /proc/self/status")
-	return 0
+	kb, err := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kb << 10
 }
 
 // TestReleasePages reads a 64 MiB weight of a loaded model through its
