@@ -210,3 +210,25 @@ func (c *rawCopier) copy(bw *bufio.Writer, src *mappedSource, off int64, b []byt
 	}
 	return true, nil
 }
+
+// ReleasePages drops from the process's resident memory the pages of m's
+// file mappings (the model file, its external data files) that hold t's
+// data, when t's data lies in one (see mappedSource.release: reading t
+// again faults the same bytes back in). A caller that has made its own
+// copy of a large weight (a packed kernel operand) calls it so that the
+// weight is not resident twice. It does nothing for data held in memory.
+func (m *Model) ReleasePages(t *Tensor) {
+	if m == nil || t == nil || t.ext == nil && !t.hasRaw {
+		return
+	}
+	b, err := t.Bytes()
+	if err != nil || len(b) == 0 {
+		return
+	}
+	for _, s := range m.sources() {
+		if off, ok := s.offsetOf(b); ok {
+			s.release(off, int64(len(b)))
+			return
+		}
+	}
+}

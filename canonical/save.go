@@ -52,8 +52,8 @@ type SaveOptions struct {
 
 // A model whose protobuf would be larger than MaxProtoSize is not written:
 // Save and Encode return an error (ErrTooLarge) telling to use external
-// data. onnxconv does not switch to external data on its own, so that the
-// files a command produces are always the ones it was asked for.
+// data, before writing anything. The commands' pipeline.Save then writes
+// it with external data (as it does for a model read with external data).
 
 // ErrTooLarge is returned (wrapped) when the model needs external data.
 var ErrTooLarge = errors.New("model is larger than the 2 GiB protobuf limit; save it with external data (onnxconv convert --external-data, or SaveOptions.ExternalData)")

@@ -37,10 +37,13 @@ func (p Problem) Error() string {
 	return b.String()
 }
 
-// Lowest and highest IR versions Validate accepts.
+// Lowest and highest IR versions Validate accepts: 14 is the IR_VERSION of
+// the ONNX main snapshot's onnx.in.proto (../shared/onnx-main-1.23dev; it
+// only makes TypeProto.Opaque available outside ONNX-ML builds, which the
+// ONNX-ML proto read here always had).
 const (
 	MinIRVersion = 3
-	MaxIRVersion = 13
+	MaxIRVersion = 14
 )
 
 // Validate checks m's structure, without operator schemas: ir_version and

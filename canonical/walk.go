@@ -107,3 +107,26 @@ func NodeLabel(n *Node, index int) string {
 	}
 	return fmt.Sprintf("%s_%d", n.OpType, index)
 }
+
+// HasExternalData reports whether any tensor of m (initializers and node
+// attribute tensors, in subgraphs too) still lives in an external data
+// file: the model was read with external data and keeps some of it.
+func HasExternalData(m *Model) bool {
+	found := false
+	_ = WalkGraphs(m.Graph, func(g *Graph, _ string) error {
+		for _, v := range g.Initializers {
+			if v.Const != nil && v.Const.IsExternal() {
+				found = true
+			}
+		}
+		for _, n := range g.Nodes {
+			for _, a := range n.Attributes {
+				if a.T != nil && a.T.IsExternal() {
+					found = true
+				}
+			}
+		}
+		return nil
+	})
+	return found
+}

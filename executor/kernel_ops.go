@@ -135,6 +135,11 @@ func (c *lctx) packed(i int, tag packTag, pack func(h *htensor) (packEntry, erro
 		if err != nil {
 			return packEntry{}, err
 		}
+		if s.h.released {
+			// Only the packed form is used from now on: the model's
+			// mapped pages of the weight need not stay resident.
+			c.e.model.ReleasePages(c.n.Inputs[i].Const)
+		}
 		ent.h, ent.tag = s.h, tag
 		e.cacheMu.Lock()
 		if e.packs == nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 )
 
-// Attention (opset 23/24), computed on the host in float64.
+// Attention (opsets 23, 24, 25), computed on the host in float64.
 
 func registerAttention(r registry) {
 	r.host(hostAttention, "Attention")
@@ -147,6 +147,25 @@ func hostAttention(c *lctx) error {
 		if nonpad, err = c.Ints(6); err != nil {
 			return err
 		}
+		if len(nonpad) != B {
+			return fmt.Errorf("nonpad_kv_seqlen has %d values for batch %d", len(nonpad), B)
+		}
+		if past > 0 {
+			return fmt.Errorf("nonpad_kv_seqlen cannot be combined with past_key/past_value")
+		}
+	}
+	// Attention-25 sliding window (-1: unbounded side).
+	left, right := c.AInt("left_window_size", -1), c.AInt("right_window_size", -1)
+	if left < -1 || right < -1 {
+		return fmt.Errorf("left_window_size %d / right_window_size %d: each must be -1 or nonnegative", left, right)
+	}
+	// offset is the count of valid keys before the query block: the
+	// causal frontier and the window are bottom-right aligned to it.
+	offset := func(b int) int {
+		if nonpad != nil {
+			return int(nonpad[b]) - L
+		}
+		return past
 	}
 	y := make([]float64, B*QH*L*VH)
 	qk := make([]float64, B*QH*L*S)
@@ -154,10 +173,12 @@ func hostAttention(c *lctx) error {
 	rep := QH / KH
 	row := make([]float64, S)
 	for b := 0; b < B; b++ {
+		off := offset(b)
 		for n := 0; n < QH; n++ {
 			kn := n / rep
 			for i := 0; i < L; i++ {
 				base := ((b*QH+n)*L + i) * S
+				p := off + i
 				for j := 0; j < S; j++ {
 					s := 0.0
 					for d := 0; d < H; d++ {
@@ -175,7 +196,10 @@ func hostAttention(c *lctx) error {
 					if mask != nil {
 						s += mask[base+j]
 					}
-					if causal && j > i+past {
+					if causal && j > p {
+						s = math.Inf(-1)
+					}
+					if (left >= 0 && j < p-int(left)) || (right >= 0 && j > p+int(right)) {
 						s = math.Inf(-1)
 					}
 					if nonpad != nil && int64(j) >= nonpad[b] {

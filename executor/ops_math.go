@@ -205,6 +205,7 @@ func registerMath(r registry) {
 	r.host(hostBitCast, "BitCast")
 	r.host(hostShrink, "Shrink")
 	r.host(hostSwish, "Swish")
+	r.host(hostSwiGLU, "SwiGLU")
 }
 
 // softplus is log(1+e^v) without overflow: e^v is infinite above 709
@@ -643,6 +644,29 @@ func hostShrink(c *lctx) error {
 		}
 	}
 	c.OutH(0, fromF64(h.dt, h.shape, v))
+	return nil
+}
+
+// hostSwiGLU is SwiGLU-28: Swish_alpha(A) * B, A and B of one shape (the
+// operator does not broadcast).
+func hostSwiGLU(c *lctx) error {
+	ah, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	bh, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	if !shapeEq(ah.shape, bh.shape) {
+		return fmt.Errorf("SwiGLU inputs A %v and B %v must have the same shape (no broadcasting)", ah.shape, bh.shape)
+	}
+	a := float64(c.AFloat("alpha", 1))
+	v, w := ah.f64(), bh.f64()
+	for k, x := range v {
+		v[k] = x / (1 + math.Exp(-a*x)) * w[k]
+	}
+	c.OutH(0, fromF64(ah.dt, ah.shape, v))
 	return nil
 }
 

@@ -24,12 +24,13 @@ func buildIndex() map[opKey][]*Schema {
 }
 
 // lastReleased is, per domain, the last operator set version shipped in an
-// ONNX release. Sources: docs/Versioning.md "Released Versions" (1.21.0:
-// ai.onnx 26, ai.onnx.ml 5, ai.onnx.training 1) and the release note that
-// v1.22.0 still marks ai.onnx opset 27 as under development. ai.onnx.preview
-// is not in that table; its only version, 1, holds experimental ops only.
+// ONNX release. Source: the version table of the ONNX main snapshot
+// (../shared/onnx-main-1.23dev/version_table.txt: 1.22.0 shipped ai.onnx
+// 27, ai.onnx.ml 5, ai.onnx.training 1); the snapshot itself, 1.23.0 with
+// opset 28, is still in development. ai.onnx.preview is not in that table;
+// its only version, 1, holds experimental ops only.
 var lastReleased = map[string]int{
-	DomainONNX:     26,
+	DomainONNX:     27,
 	DomainML:       5,
 	DomainTraining: 1,
 	DomainPreview:  1,
@@ -105,15 +106,15 @@ func Domains() []string {
 }
 
 // MaxOpset returns the highest operator set version of domain defined by
-// the spec (27 for ai.onnx, 5 for ai.onnx.ml), or 0 for an unknown domain.
+// the spec (28 for ai.onnx, 5 for ai.onnx.ml), or 0 for an unknown domain.
 func MaxOpset(domain string) int {
 	return genMaxOpset[NormalizeDomain(domain)]
 }
 
 // LastReleasedOpset returns the highest operator set version of domain
-// shipped in a released ONNX version (26 for ai.onnx, since ONNX 1.22
-// marks 27 as under development; 5 for ai.onnx.ml), or 0 for an unknown
-// domain.
+// shipped in a released ONNX version (27 for ai.onnx: ONNX 1.23 with
+// opset 28 is in development in the snapshot the registry is generated
+// from; 5 for ai.onnx.ml), or 0 for an unknown domain.
 func LastReleasedOpset(domain string) int {
 	return lastReleased[NormalizeDomain(domain)]
 }

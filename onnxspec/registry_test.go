@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-// docsDir returns ../shared/onnx-v1.22/docs relative to the folder holding
+// docsDir returns ../shared/onnx-main-1.23dev/docs relative to the folder holding
 // go.mod.
 func docsDir(t *testing.T) string {
 	t.Helper()
@@ -32,7 +32,7 @@ func docsDir(t *testing.T) string {
 		}
 		dir = parent
 	}
-	docs := filepath.Join(dir, "..", "shared", "onnx-v1.22", "docs")
+	docs := filepath.Join(dir, "..", "shared", "onnx-main-1.23dev", "docs")
 	if _, err := os.Stat(filepath.Join(docs, "Operators.md")); err != nil {
 		t.Fatalf("ONNX docs not found: %v", err)
 	}
@@ -148,12 +148,12 @@ func TestRegistryMatchesOperatorsDocs(t *testing.T) {
 	if !reflect.DeepEqual(table, sections) {
 		t.Fatalf("Operators.md tables and sections disagree:\ntables:   %d versions\nsections: %d versions", len(table), len(sections))
 	}
-	// Figures of ONNX 1.22 (grep of the summary tables): 608 ai.onnx, 25 ai.onnx.ml, 4 training, 1 preview.
+	// Figures of the ONNX 1.23 dev snapshot (grep of the summary tables): 611 ai.onnx, 25 ai.onnx.ml, 4 training, 1 preview.
 	perDomain := map[string]int{}
 	for v := range table {
 		perDomain[v.domain]++
 	}
-	wantPerDomain := map[string]int{"": 608, DomainML: 25, DomainTraining: 4, DomainPreview: 1}
+	wantPerDomain := map[string]int{"": 611, DomainML: 25, DomainTraining: 4, DomainPreview: 1}
 	if !reflect.DeepEqual(perDomain, wantPerDomain) {
 		t.Errorf("versions per domain in Operators.md = %v, want %v", perDomain, wantPerDomain)
 	}
@@ -267,7 +267,7 @@ func TestVersionsAndDomains(t *testing.T) {
 		domain        string
 		max, released int
 	}{
-		{"", 27, 26}, {"ai.onnx", 27, 26}, {DomainML, 5, 5}, {DomainTraining, 1, 1}, {DomainPreview, 1, 1}, {"com.example", 0, 0},
+		{"", 28, 27}, {"ai.onnx", 28, 27}, {DomainML, 5, 5}, {DomainTraining, 1, 1}, {DomainPreview, 1, 1}, {"com.example", 0, 0},
 	} {
 		if got := MaxOpset(c.domain); got != c.max {
 			t.Errorf("MaxOpset(%q) = %d, want %d", c.domain, got, c.max)
@@ -277,8 +277,8 @@ func TestVersionsAndDomains(t *testing.T) {
 		}
 	}
 	all := All()
-	if len(all) != 639 {
-		t.Errorf("All() has %d schemas, want 639 (638 in Operators*.md + Upsample-1)", len(all))
+	if len(all) != 642 {
+		t.Errorf("All() has %d schemas, want 642 (641 in Operators*.md + Upsample-1)", len(all))
 	}
 	for i := 1; i < len(all); i++ {
 		a, b := all[i-1], all[i]

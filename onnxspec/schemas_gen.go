@@ -7,7 +7,7 @@ import "math"
 // genMaxOpset is, per domain, the highest operator set version with a
 // "## Version N" section in the changelogs.
 var genMaxOpset = map[string]int{
-	"":                         27,
+	"":                         28,
 	"ai.onnx.ml":               5,
 	"ai.onnx.preview":          1,
 	"ai.onnx.preview.training": 1,
@@ -507,6 +507,40 @@ var schemaTable = []Schema{
 			{Name: "kv_num_heads", Type: AttrInt},
 			{Name: "q_num_heads", Type: AttrInt},
 			{Name: "qk_matmul_output_mode", Type: AttrInt, Default: "0", HasDefault: true, DefaultParsed: true, DefaultInt: 0},
+			{Name: "scale", Type: AttrFloat},
+			{Name: "softcap", Type: AttrFloat, Default: "0.0", HasDefault: true, DefaultParsed: true, DefaultFloat: 0.0},
+			{Name: "softmax_precision", Type: AttrInt},
+		},
+		TypeConstraints: []TypeConstraint{
+			{Param: "T1", Allowed: tl3, Description: "Constrain Q and K inputs types to float tensors."},
+			{Param: "T2", Allowed: tl3, Description: "Constrain V input types to float tensors."},
+			{Param: "U", Allowed: tl8, Description: "Constrain output 'mask' types to boolean tensors and input types."},
+		},
+		MinInputs: 3, MaxInputs: 7, MinOutputs: 1, MaxOutputs: 4},
+	{Domain: "", Name: "Attention", SinceVersion: 25,
+		Summary: "Computes scaled dot product attention on query, key and value tensors, using an optional attention mask if passed.",
+		Inputs: []FormalParameter{
+			{Name: "Q", TypeStr: "T1", Option: Single, MinArity: 1, Homogeneous: true},
+			{Name: "K", TypeStr: "T1", Option: Single, MinArity: 1, Homogeneous: true},
+			{Name: "V", TypeStr: "T2", Option: Single, MinArity: 1, Homogeneous: true},
+			{Name: "attn_mask", TypeStr: "U", Option: Optional, MinArity: 0, Homogeneous: true},
+			{Name: "past_key", TypeStr: "T1", Option: Optional, MinArity: 0, Homogeneous: true},
+			{Name: "past_value", TypeStr: "T2", Option: Optional, MinArity: 0, Homogeneous: true},
+			{Name: "nonpad_kv_seqlen", TypeStr: "tensor(int64)", Option: Optional, MinArity: 0, Homogeneous: true},
+		},
+		Outputs: []FormalParameter{
+			{Name: "Y", TypeStr: "T1", Option: Single, MinArity: 1, Homogeneous: true},
+			{Name: "present_key", TypeStr: "T1", Option: Optional, MinArity: 0, Homogeneous: true},
+			{Name: "present_value", TypeStr: "T2", Option: Optional, MinArity: 0, Homogeneous: true},
+			{Name: "qk_matmul_output", TypeStr: "T1", Option: Optional, MinArity: 0, Homogeneous: true},
+		},
+		Attributes: []Attribute{
+			{Name: "is_causal", Type: AttrInt, Default: "0", HasDefault: true, DefaultParsed: true, DefaultInt: 0},
+			{Name: "kv_num_heads", Type: AttrInt},
+			{Name: "left_window_size", Type: AttrInt, Default: "-1", HasDefault: true, DefaultParsed: true, DefaultInt: -1},
+			{Name: "q_num_heads", Type: AttrInt},
+			{Name: "qk_matmul_output_mode", Type: AttrInt, Default: "0", HasDefault: true, DefaultParsed: true, DefaultInt: 0},
+			{Name: "right_window_size", Type: AttrInt, Default: "-1", HasDefault: true, DefaultParsed: true, DefaultInt: -1},
 			{Name: "scale", Type: AttrFloat},
 			{Name: "softcap", Type: AttrFloat, Default: "0.0", HasDefault: true, DefaultParsed: true, DefaultFloat: 0.0},
 			{Name: "softmax_precision", Type: AttrInt},
@@ -1244,6 +1278,21 @@ var schemaTable = []Schema{
 		},
 		TypeConstraints: []TypeConstraint{
 			{Param: "T", Allowed: tl25, Description: "Constrain input and output types to float32 tensors."},
+		},
+		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1},
+	{Domain: "", Name: "Celu", SinceVersion: 28,
+		Summary: "Continuously Differentiable Exponential Linear Units: Perform the linear unit element-wise on the input tensor X using formula:",
+		Inputs: []FormalParameter{
+			{Name: "X", TypeStr: "T", Option: Single, MinArity: 1, Homogeneous: true, Differentiability: Differentiable},
+		},
+		Outputs: []FormalParameter{
+			{Name: "Y", TypeStr: "T", Option: Single, MinArity: 1, Homogeneous: true, Differentiability: Differentiable},
+		},
+		Attributes: []Attribute{
+			{Name: "alpha", Type: AttrFloat, Default: "1.0", HasDefault: true, DefaultParsed: true, DefaultFloat: 1.0},
+		},
+		TypeConstraints: []TypeConstraint{
+			{Param: "T", Allowed: tl3, Description: "Constrain input and output types to float tensors."},
 		},
 		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1},
 	{Domain: "", Name: "CenterCropPad", SinceVersion: 18,
@@ -9391,6 +9440,22 @@ var schemaTable = []Schema{
 			{Param: "T", Allowed: tl9, Description: "Constrain input and output types to float tensors."},
 		},
 		MinInputs: 1, MaxInputs: Unbounded, MinOutputs: 1, MaxOutputs: 1},
+	{Domain: "", Name: "SwiGLU", SinceVersion: 28,
+		Summary: "SwiGLU is a gated activation that takes two inputs, a gate `A` and a linear (value) input `B`, and produces one output `Y`. It applies the Swish activation to the gate and multiplies the result elementwise by the linear input:",
+		Inputs: []FormalParameter{
+			{Name: "A", TypeStr: "T", Option: Single, MinArity: 1, Homogeneous: true, Differentiability: Differentiable},
+			{Name: "B", TypeStr: "T", Option: Single, MinArity: 1, Homogeneous: true, Differentiability: Differentiable},
+		},
+		Outputs: []FormalParameter{
+			{Name: "Y", TypeStr: "T", Option: Single, MinArity: 1, Homogeneous: true, Differentiability: Differentiable},
+		},
+		Attributes: []Attribute{
+			{Name: "alpha", Type: AttrFloat, Default: "1.0", HasDefault: true, DefaultParsed: true, DefaultFloat: 1.0},
+		},
+		TypeConstraints: []TypeConstraint{
+			{Param: "T", Allowed: tl3, Description: "Constrain input and output types to float tensors."},
+		},
+		MinInputs: 2, MaxInputs: 2, MinOutputs: 1, MaxOutputs: 1},
 	{Domain: "", Name: "Swish", SinceVersion: 24,
 		Summary: "Swish function takes one input data (Tensor<T>) and produces one output data (Tensor<T>) of the same shape, where $Swish(x) = x * sigmoid(alpha * x)$.",
 		Inputs: []FormalParameter{
@@ -9661,7 +9726,7 @@ var schemaTable = []Schema{
 		},
 		MinInputs: 2, MaxInputs: 2, MinOutputs: 2, MaxOutputs: 2},
 	{Domain: "", Name: "Transpose", SinceVersion: 1,
-		Summary: "Returns a transpose of the input tensor. (Similar to `numpy.transpose`). The optional attribute `perm` must be a permutation of the dimensions of the input tensor.",
+		Summary: "Returns a transpose of the input tensor. (Similar to `numpy.transpose`). The optional attribute `perm` specifies the permutation of the axes of the input tensor.",
 		Inputs: []FormalParameter{
 			{Name: "data", TypeStr: "T", Option: Single, MinArity: 1, Homogeneous: true},
 		},
@@ -9676,7 +9741,7 @@ var schemaTable = []Schema{
 		},
 		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1},
 	{Domain: "", Name: "Transpose", SinceVersion: 13,
-		Summary: "Returns a transpose of the input tensor. (Similar to `numpy.transpose`). The optional attribute `perm` must be a permutation of the dimensions of the input tensor.",
+		Summary: "Returns a transpose of the input tensor. (Similar to `numpy.transpose`). The optional attribute `perm` specifies the permutation of the axes of the input tensor.",
 		Inputs: []FormalParameter{
 			{Name: "data", TypeStr: "T", Option: Single, MinArity: 1, Homogeneous: true, Differentiability: Differentiable},
 		},
@@ -9691,7 +9756,7 @@ var schemaTable = []Schema{
 		},
 		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1},
 	{Domain: "", Name: "Transpose", SinceVersion: 21,
-		Summary: "Returns a transpose of the input tensor. (Similar to `numpy.transpose`). The optional attribute `perm` must be a permutation of the dimensions of the input tensor.",
+		Summary: "Returns a transpose of the input tensor. (Similar to `numpy.transpose`). The optional attribute `perm` specifies the permutation of the axes of the input tensor.",
 		Inputs: []FormalParameter{
 			{Name: "data", TypeStr: "T", Option: Single, MinArity: 1, Homogeneous: true, Differentiability: Differentiable},
 		},
@@ -9706,7 +9771,7 @@ var schemaTable = []Schema{
 		},
 		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1},
 	{Domain: "", Name: "Transpose", SinceVersion: 23,
-		Summary: "Returns a transpose of the input tensor. (Similar to `numpy.transpose`). The optional attribute `perm` must be a permutation of the dimensions of the input tensor.",
+		Summary: "Returns a transpose of the input tensor. (Similar to `numpy.transpose`). The optional attribute `perm` specifies the permutation of the axes of the input tensor.",
 		Inputs: []FormalParameter{
 			{Name: "data", TypeStr: "T", Option: Single, MinArity: 1, Homogeneous: true, Differentiability: Differentiable},
 		},
@@ -9721,7 +9786,7 @@ var schemaTable = []Schema{
 		},
 		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1},
 	{Domain: "", Name: "Transpose", SinceVersion: 24,
-		Summary: "Returns a transpose of the input tensor. (Similar to `numpy.transpose`). The optional attribute `perm` must be a permutation of the dimensions of the input tensor.",
+		Summary: "Returns a transpose of the input tensor. (Similar to `numpy.transpose`). The optional attribute `perm` specifies the permutation of the axes of the input tensor.",
 		Inputs: []FormalParameter{
 			{Name: "data", TypeStr: "T", Option: Single, MinArity: 1, Homogeneous: true, Differentiability: Differentiable},
 		},
@@ -9736,7 +9801,7 @@ var schemaTable = []Schema{
 		},
 		MinInputs: 1, MaxInputs: 1, MinOutputs: 1, MaxOutputs: 1},
 	{Domain: "", Name: "Transpose", SinceVersion: 25,
-		Summary: "Returns a transpose of the input tensor. (Similar to `numpy.transpose`). The optional attribute `perm` must be a permutation of the dimensions of the input tensor.",
+		Summary: "Returns a transpose of the input tensor. (Similar to `numpy.transpose`). The optional attribute `perm` specifies the permutation of the axes of the input tensor.",
 		Inputs: []FormalParameter{
 			{Name: "data", TypeStr: "T", Option: Single, MinArity: 1, Homogeneous: true, Differentiability: Differentiable},
 		},

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -110,8 +111,13 @@ func otherFormat(reg *importers.Registry, path string) string {
 type SaveOptions struct {
 	// ExternalData moves every tensor of at least ExternalThreshold bytes
 	// to one data file beside the model (ExternalFile, default the
-	// model's name + ".data").
-	ExternalData      bool
+	// model's name + ".data"). Save does so without it too when the model
+	// still has tensors in external data (its input had them) or when its
+	// protobuf would exceed 2 GiB, unless Inline is set.
+	ExternalData bool
+	// Inline keeps every tensor inside the model file even when the model
+	// had external data (ignored with ExternalData).
+	Inline            bool
 	ExternalThreshold int64
 	ExternalFile      string
 	Progress          Progress
@@ -193,14 +199,21 @@ func Save(path string, m *canonical.Model, opts SaveOptions) error {
 		return nil
 	}
 	so := canonical.SaveOptions{
-		ExternalData:      opts.ExternalData,
+		ExternalData:      opts.ExternalData || !opts.Inline && canonical.HasExternalData(m),
 		ExternalThreshold: opts.ExternalThreshold,
 		ExternalFile:      opts.ExternalFile,
 	}
 	if opts.Progress != nil {
 		so.Progress = func(done, total int64) { opts.Progress("writing", done, total) }
 	}
-	if err := canonical.Save(path, m, so); err != nil {
+	err = canonical.Save(path, m, so)
+	if errors.Is(err, canonical.ErrTooLarge) && !so.ExternalData && !opts.Inline {
+		// Over 2 GiB inline: canonical.Save refuses before writing
+		// anything, so write it again with external data.
+		so.ExternalData = true
+		err = canonical.Save(path, m, so)
+	}
+	if err != nil {
 		return inputErr(err)
 	}
 	return nil

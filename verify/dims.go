@@ -67,7 +67,9 @@ func MinDims(m *canonical.Model) map[string]int64 {
 		}
 		for _, u := range v.Uses() {
 			n := u.Node
-			if n == nil || u.Index != 0 || len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil {
+			// Only the indices of Gather and GatherND are read: input 1 of
+			// another op may be a weight of gigabytes.
+			if n == nil || n.OpType != "Gather" && n.OpType != "GatherND" || u.Index != 0 || len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil {
 				continue
 			}
 			idx, err := n.Inputs[1].Const.Int64s()

@@ -21,7 +21,7 @@ func buildHandlers() map[string]handler {
 		"LeakyRelu", "Log", "LogSoftmax", "LpNormalization", "LRN", "MeanVarianceNormalization",
 		"Mish", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh",
 		"Softmax", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu", "Celu", "Gelu",
-		"Swish", "Clip", "Trilu", "CumSum", "CumProd", "ReverseSequence", "InstanceNormalization",
+		"Swish", "SwiGLU", "Clip", "Trilu", "CumSum", "CumProd", "ReverseSequence", "InstanceNormalization",
 		"GroupNormalization", "RMSNormalization", "RotaryEmbedding", "Scatter", "ScatterElements",
 		"ScatterND", "TensorScatter", "BitwiseNot", "RegexFullMatch", "Binarizer", "Dropout",
 		"StringNormalizer", "PRelu")

@@ -364,5 +364,5 @@ func TestCheckOpsetBeyondNewest(t *testing.T) {
 	mp := validModel()
 	mp.OpsetImport[0].Version = proto.Int64(999)
 	p := writeFile(t, t.TempDir(), "m.onnx", marshal(t, mp))
-	expect(t, p, []int{1}, "opset_import[0]: ai.onnx version 999 is beyond the newest known opset 27")
+	expect(t, p, []int{1}, "opset_import[0]: ai.onnx version 999 is beyond the newest known opset 28")
 }

@@ -81,9 +81,10 @@ part is listed).
 
 With --external-data, every tensor of at least --external-threshold bytes is
 moved to one data file beside OUT (OUT's name + ".data" unless
---external-file is given), aligned to 4096 bytes. Without it, external data
-of IN is inlined. A model whose protobuf would exceed 2 GiB is refused:
-pass --external-data.
+--external-file is given), aligned to 4096 bytes. That is also done without
+the flag when IN had external data or when OUT's protobuf would exceed
+2 GiB; --no-external-data writes every tensor inside OUT instead (a model
+over 2 GiB is then refused).
 
 ` + importerOptionsHelp(),
 		Example: `  onnxconv convert model.tflite model.onnx --verify --inputs data/ --reference data/

@@ -78,10 +78,22 @@ func TestConvertExternalData(t *testing.T) {
 	if st.Size() != 288 { // the 4x3x3x2 float weight (the 16-byte bias stays inline)
 		t.Fatalf("external data file has %d bytes, want 288", st.Size())
 	}
-	// Back to one file: the data is inlined and equals the input.
-	back := filepath.Join(dir, "back.onnx")
-	if code, _, stderr := runCmd("convert", out, back); code != 0 {
+	// Converted again without --external-data, it keeps external data (as
+	// its input had); with --no-external-data the data is inlined and
+	// equals the input.
+	again := filepath.Join(dir, "again.onnx")
+	if code, _, stderr := runCmd("convert", out, again, "--external-threshold", "100"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if st, err := os.Stat(again + ".data"); err != nil || st.Size() != 288 {
+		t.Fatalf("a model with external data was not written with external data (%v)", err)
+	}
+	back := filepath.Join(dir, "back.onnx")
+	if code, _, stderr := runCmd("convert", out, back, "--no-external-data"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(back + ".data"); !os.IsNotExist(err) {
+		t.Fatalf("--no-external-data wrote %s.data (%v)", back, err)
 	}
 	if !proto.Equal(loadProto(t, back), loadProto(t, in)) {
 		t.Fatal("model differs after external data and back")

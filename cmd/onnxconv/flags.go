@@ -145,7 +145,7 @@ type opsetFlags struct {
 }
 
 func (f *opsetFlags) register(fs *pflag.FlagSet) {
-	fs.IntVar(&f.opset, "opset", 0, "target ai.onnx opset, 7 to 27")
+	fs.IntVar(&f.opset, "opset", 0, "target ai.onnx opset, 7 to 28")
 	fs.IntVar(&f.mlOpset, "ml-opset", 0, "target ai.onnx.ml opset, 1 to 5")
 }
 
@@ -153,17 +153,19 @@ func (f *opsetFlags) register(fs *pflag.FlagSet) {
 type writeFlags struct {
 	force     bool
 	external  bool
+	inline    bool
 	threshold int64
 	extFile   string
 }
 
 func (f *writeFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.force, "force", false, "allow the output to replace the input")
-	fs.BoolVar(&f.external, "external-data", false, "move tensors to an external data file beside OUT")
+	fs.BoolVar(&f.external, "external-data", false, "move tensors to an external data file beside OUT (done without it when IN had external data or OUT would exceed 2 GiB)")
+	fs.BoolVar(&f.inline, "no-external-data", false, "write every tensor inside OUT, even when IN had external data (a model over 2 GiB is then refused)")
 	fs.Int64Var(&f.threshold, "external-threshold", canonical.DefaultExternalThreshold, "size in bytes from which a tensor moves to external data")
 	fs.StringVar(&f.extFile, "external-file", "", "name of the external data file, relative to OUT's folder (default OUT's name + \".data\")")
 }
 
 func (f *writeFlags) save(progress pipeline.Progress) pipeline.SaveOptions {
-	return pipeline.SaveOptions{ExternalData: f.external, ExternalThreshold: f.threshold, ExternalFile: f.extFile, Progress: progress}
+	return pipeline.SaveOptions{ExternalData: f.external, Inline: f.inline, ExternalThreshold: f.threshold, ExternalFile: f.extFile, Progress: progress}
 }

@@ -30,7 +30,7 @@ func newOpsetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "opset MODEL [OUT] --opset N [--ml-opset N] [--dry-run]",
 		Short: "Upgrade or downgrade a model's ai.onnx (and ai.onnx.ml) opset",
-		Long: `opset moves an ONNX model to another ai.onnx opset (7..27) and, with
+		Long: `opset moves an ONNX model to another ai.onnx opset (7..28) and, with
 --ml-opset, another ai.onnx.ml opset (1..5), one operator version step at a
 time, and writes it to OUT (or -o OUT). It is 'onnxconv convert' for ONNX
 input, with the same flags: the result is verified against the source on

@@ -39,13 +39,13 @@ func TestGetUnknownTarget(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Fatalf("Get(%q): err = %v, want *UnknownTargetError", c.in, err)
 		}
-		if ue.Name != c.in || ue.Suggestion != c.suggestion || len(ue.Names) != len(all) || len(all) != 43 {
+		if ue.Name != c.in || ue.Suggestion != c.suggestion || len(ue.Names) != len(all) || len(all) != 44 {
 			t.Errorf("Get(%q): %+v (suggestion want %q, %d names)", c.in, ue, c.suggestion, len(all))
 		}
 		msg := err.Error()
-		want := fmt.Sprintf("unknown target profile %q; did you mean %q? ('onnxconv targets' lists the 43 known profiles)", c.in, c.suggestion)
+		want := fmt.Sprintf("unknown target profile %q; did you mean %q? ('onnxconv targets' lists the 44 known profiles)", c.in, c.suggestion)
 		if c.suggestion == "" {
-			want = fmt.Sprintf("unknown target profile %q ('onnxconv targets' lists the 43 known profiles)", c.in)
+			want = fmt.Sprintf("unknown target profile %q ('onnxconv targets' lists the 44 known profiles)", c.in)
 		}
 		if msg != want {
 			t.Errorf("Get(%q): message\n%s\nwant\n%s", c.in, msg, want)

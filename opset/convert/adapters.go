@@ -55,6 +55,28 @@ func adapters() map[adapterKey]adapter {
 	for _, op := range []string{"Max", "Min", "Sum", "Mean"} {
 		down(op, 8, sameShapesDown)
 	}
+	// Celu-28 adds float16, double and bfloat16 to Celu-12's float: other
+	// types go down as the function body (Elu, bfloat16 through float).
+	down("Celu", 28, func(sc *stepCtx) error {
+		if dt := elemType(sc.n.Input(0)); dt != canonical.Float && dt != canonical.Undefined {
+			return expandCelu(sc, sc.c.to)
+		}
+		return genericStep(sc, false)
+	})
+	// Attention-24 adds nonpad_kv_seqlen, Attention-25 the sliding window:
+	// set, they go down as the primitive-op expansion.
+	down("Attention", 24, func(sc *stepCtx) error {
+		if sc.n.Input(6) != nil {
+			return expandAttention(sc, sc.c.to)
+		}
+		return genericStep(sc, false)
+	})
+	down("Attention", 25, func(sc *stepCtx) error {
+		if sc.n.AttrInt("left_window_size", -1) != -1 || sc.n.AttrInt("right_window_size", -1) != -1 {
+			return expandAttention(sc, sc.c.to)
+		}
+		return genericStep(sc, false)
+	})
 	up("Upsample", 10, func(sc *stepCtx) error { sc.n.OpType = "Resize"; return nil })
 	up("Scatter", 11, func(sc *stepCtx) error { sc.n.OpType = "ScatterElements"; return nil })
 	up("Resize", 11, resizeUp11)

@@ -6,19 +6,20 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 )
 
-// expandAttention rewrites Attention (23, 24) into MatMul/Softmax and
+// expandAttention rewrites Attention (23, 24, 25) into MatMul/Softmax and
 // friends, following the operator's definition: heads split out of 3-D
 // inputs, past key/value concatenated, key/value heads repeated for
 // grouped-query attention, Q and K each scaled by sqrt(scale), optional
-// softcap, additive bias from the mask and the causal triangle, softmax,
-// and the product with V. The shapes of Q, K, V (and past) must be known:
-// the causal and padding biases are built as constants.
+// softcap, additive bias from the mask, the causal frontier and the
+// sliding window (both bottom-right aligned to the count of keys before
+// the query block: past_key's length, or nonpad_kv_seqlen - q length per
+// batch), the padding of nonpad_kv_seqlen, softmax (a fully masked row
+// gives zeros, not NaN), and the product with V. The shapes of Q, K, V
+// (and past) must be known: the static biases are built as constants, the
+// ones that depend on nonpad_kv_seqlen from comparisons with it.
 func expandAttention(sc *stepCtx, to int) error {
 	n := sc.n
 	const shapes = "the shapes of Q, K and V are known"
-	if n.Input(6) != nil {
-		return noExpansion("keep opset >= 24", "Attention with nonpad_kv_seqlen has no expansion")
-	}
 	if to < 9 {
 		return blocked("target opset 9 or later", "the expansion of Attention uses Where and Expand")
 	}
@@ -117,21 +118,37 @@ func expandAttention(sc *stepCtx, to int) error {
 		}
 		bias = m
 	}
-	if n.AttrInt("is_causal", 0) != 0 {
-		tri := make([]float64, sq*total)
-		for i := int64(0); i < sq; i++ {
-			for j := int64(0); j < total; j++ {
-				if j > i+past {
-					tri[i*total+j] = math.Inf(-1)
-				}
-			}
-		}
-		c := b.constF([]int64{sq, total}, tri...)
+	causal := n.AttrInt("is_causal", 0) != 0
+	left, right := n.AttrInt("left_window_size", -1), n.AttrInt("right_window_size", -1)
+	if left < -1 || right < -1 {
+		return blocked("", "left_window_size %d / right_window_size %d must each be -1 or nonnegative", left, right)
+	}
+	windowed := left >= 0 || right >= 0
+	addBias := func(c *canonical.Value) {
 		if bias == nil {
 			bias = c
 		} else {
 			bias = b.op("Add", []*canonical.Value{bias, c})
 		}
+	}
+	if nonpad := n.Input(6); nonpad != nil {
+		if pastK != nil {
+			return blocked("", "Attention: nonpad_kv_seqlen cannot be used with past_key/past_value")
+		}
+		addBias(nonpadBias(b, nonpad, batch, sq, total, causal, left, right))
+	} else if causal || windowed {
+		// Query i sits at p = past + i and attends key j iff j <= p
+		// (causal) and p - left <= j <= p + right (window).
+		tri := make([]float64, sq*total)
+		for i := int64(0); i < sq; i++ {
+			p := past + i
+			for j := int64(0); j < total; j++ {
+				if causal && j > p || left >= 0 && j < p-left || right >= 0 && j > p+right {
+					tri[i*total+j] = math.Inf(-1)
+				}
+			}
+		}
+		addBias(b.constF([]int64{sq, total}, tri...))
 	}
 	if bias != nil {
 		qk = b.op("Add", []*canonical.Value{qk, bias})
@@ -152,6 +169,12 @@ func expandAttention(sc *stepCtx, to int) error {
 	if x != qk {
 		probs = b.op("Cast", []*canonical.Value{probs}, canonical.IntAttr("to", int64(dt)))
 	}
+	if mask != nil || windowed || n.Input(6) != nil {
+		// A row with no key left (masked out, outside the window, or all
+		// padding) is all -inf: Softmax gives NaN there, the operator a
+		// zero row.
+		probs = b.op("Where", []*canonical.Value{b.op("IsNaN", []*canonical.Value{probs}), b.scalar(0), probs})
+	}
 	if mode == 3 {
 		qkOut = probs
 	}
@@ -171,4 +194,95 @@ func expandAttention(sc *stepCtx, to int) error {
 		outs[3] = b.op("Identity", []*canonical.Value{qkOut})
 	}
 	return b.finish(outs...)
+}
+
+// nonpadBias is the additive (B, 1, sq, total) bias of nonpad_kv_seqlen
+// (B,): key j of batch b is padding when j >= nonpad[b], and the causal
+// frontier and the window are aligned to offset = nonpad[b] - sq, so with
+// d(i, j) = j - i + sq: causal allows d <= nonpad, the left window
+// d + left >= nonpad, the right window d - right <= nonpad.
+func nonpadBias(b *builder, nonpad *canonical.Value, batch, sq, total int64, causal bool, left, right int64) *canonical.Value {
+	np := b.op("Reshape", []*canonical.Value{nonpad, b.constI([]int64{4}, batch, 1, 1, 1)})
+	js := make([]int64, total)
+	for j := range js {
+		js[j] = int64(j)
+	}
+	allowed := b.op("Less", []*canonical.Value{b.constI([]int64{1, 1, 1, total}, js...), np})
+	diag := func(shift int64) *canonical.Value {
+		d := make([]int64, sq*total)
+		for i := int64(0); i < sq; i++ {
+			for j := int64(0); j < total; j++ {
+				d[i*total+j] = j - i + sq + shift
+			}
+		}
+		return b.constI([]int64{1, 1, sq, total}, d...)
+	}
+	and := func(c *canonical.Value) {
+		allowed = b.op("And", []*canonical.Value{allowed, c})
+	}
+	if causal {
+		and(b.op("Not", []*canonical.Value{b.op("Greater", []*canonical.Value{diag(0), np})}))
+	}
+	if left >= 0 {
+		and(b.op("Not", []*canonical.Value{b.op("Less", []*canonical.Value{diag(left), np})}))
+	}
+	if right >= 0 {
+		and(b.op("Not", []*canonical.Value{b.op("Greater", []*canonical.Value{diag(-right), np})}))
+	}
+	return b.op("Where", []*canonical.Value{allowed, b.scalar(0), b.scalar(math.Inf(-1))})
+}
+
+// expandTensorScatter writes TensorScatter-24 as ScatterElements along the
+// sequence axis: the index of update element (b, ..., s, ...) is
+// write_indices[b] + s (mod max_sequence_length when mode is circular),
+// broadcast over the update's other dimensions. The shapes of past_cache
+// and update must be known.
+func expandTensorScatter(sc *stepCtx, to int) error {
+	n := sc.n
+	if to < 11 {
+		return blocked("target opset 11 or later", "the expansion of TensorScatter uses ScatterElements")
+	}
+	past, upd, wi := n.Input(0), n.Input(1), n.Input(2)
+	ps, ok1 := shapeOf(past)
+	us, ok2 := shapeOf(upd)
+	if !ok1 || !ok2 || len(ps) != len(us) || len(ps) < 2 {
+		return needShapes("the shapes of past_cache and update are known", "TensorScatter needs past_cache and update of known shapes to expand")
+	}
+	r := int64(len(ps))
+	axis := n.AttrInt("axis", -2)
+	if axis < 0 {
+		axis += r
+	}
+	if axis <= 0 || axis >= r {
+		return blocked("", "TensorScatter axis %d is outside 1..%d (axis 0 is the batch)", n.AttrInt("axis", -2), r-1)
+	}
+	mode := n.AttrString("mode", "linear")
+	if mode != "linear" && mode != "circular" {
+		return blocked("", "TensorScatter mode %q is neither linear nor circular", mode)
+	}
+	b := newBuilder(sc, to)
+	seq := us[axis]
+	steps := make([]int64, seq)
+	for i := range steps {
+		steps[i] = int64(i)
+	}
+	stepDims := make([]int64, r)
+	for i := range stepDims {
+		stepDims[i] = 1
+	}
+	stepDims[axis] = seq
+	idx := b.constI(stepDims, steps...)
+	if wi != nil {
+		bDims := make([]int64, r)
+		for i := range bDims {
+			bDims[i] = 1
+		}
+		bDims[0] = us[0]
+		idx = b.op("Add", []*canonical.Value{b.op("Reshape", []*canonical.Value{wi, b.constI([]int64{r}, bDims...)}), idx})
+	}
+	if mode == "circular" {
+		idx = b.op("Mod", []*canonical.Value{idx, b.constI(nil, ps[axis])})
+	}
+	idx = b.op("Expand", []*canonical.Value{idx, b.constI([]int64{r}, us...)})
+	return b.finish(b.op("ScatterElements", []*canonical.Value{past, idx, upd}, canonical.IntAttr("axis", axis)))
 }

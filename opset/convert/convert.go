@@ -1,5 +1,5 @@
 // Package convert is the ONNX version converter: it moves a canonical model
-// from one ai.onnx opset to another (7 to 27, up or down) and ai.onnx.ml
+// from one ai.onnx opset to another (7 to 28, up or down) and ai.onnx.ml
 // between 1 and 5, one operator version step at a time.
 //
 // Each step of each node is handled by, in order:
@@ -31,7 +31,7 @@ import (
 
 // Options says where to convert to.
 type Options struct {
-	// To is the target ai.onnx opset (7..27). 0 keeps the current one.
+	// To is the target ai.onnx opset (7..28). 0 keeps the current one.
 	To int
 	// ToML is the target ai.onnx.ml opset (1..5). 0 keeps the current one.
 	ToML int

