@@ -105,7 +105,7 @@ func (tfliteExporter) Export(ctx context.Context, m *canonical.Model, target str
 	switch {
 	case topts.Float16:
 		res.Profile = "fp16"
-	case topts.Int8:
+	case topts.Int8 || rep.Int8 != nil: // calibrated, or a QDQ model's own quantization
 		res.Profile = "int8"
 	}
 	return res, nil

@@ -1,0 +1,267 @@
+package tflite
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/passes"
+	"github.com/onnxconv/onnxconv/runtimes/node"
+	"github.com/onnxconv/onnxconv/runtimes/ortnode"
+)
+
+// mobilenetStyle builds a small MobileNet-v2-style float model: a strided
+// 3x3 convolution, then inverted residual blocks (1x1 expansion, 3x3
+// depthwise, 1x1 linear projection, a residual Add when the shapes agree),
+// ReLU6 as Clip, global average pooling and a Gemm classifier; weights
+// from a fixed seed.
+func mobilenetStyle(t *testing.T) *canonical.Model {
+	t.Helper()
+	r := rand.New(rand.NewPCG(7, 11))
+	b := build.New(13)
+	b.Reserve("input", "output")
+	lo, hi := b.Scalar("zero", 0), b.Scalar("six", 6)
+	weights := func(dims ...int64) string {
+		n, fan := int64(1), int64(1)
+		for i, d := range dims {
+			n *= d
+			if i > 0 {
+				fan *= d
+			}
+		}
+		w := make([]float32, n)
+		for i := range w {
+			w[i] = float32(r.NormFloat64() * math.Sqrt(2/float64(fan)))
+		}
+		return b.F32("w", dims, w)
+	}
+	bias := func(n int64) string {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(0.1 * r.NormFloat64())
+		}
+		return b.F32("b", []int64{n}, v)
+	}
+	conv := func(x string, cin, cout, k, stride, group int64, relu6 bool) string {
+		y := b.Op("Conv", "conv", []string{x, weights(cout, cin/group, k, k), bias(cout)},
+			canonical.IntsAttr("kernel_shape", k, k), canonical.IntsAttr("strides", stride, stride),
+			canonical.IntsAttr("pads", k/2, k/2, k/2, k/2), canonical.IntAttr("group", group))
+		if relu6 {
+			y = b.Op("Clip", "relu6", []string{y, lo, hi})
+		}
+		return y
+	}
+	x := conv("input", 3, 16, 3, 2, 1, true)
+	c := int64(16)
+	for _, blk := range []struct{ out, expand, stride int64 }{{16, 4, 1}, {24, 4, 2}, {24, 4, 1}, {32, 4, 2}} {
+		e := conv(x, c, c*blk.expand, 1, 1, 1, true)
+		d := conv(e, c*blk.expand, c*blk.expand, 3, blk.stride, c*blk.expand, true)
+		p := conv(d, c*blk.expand, blk.out, 1, 1, 1, false)
+		if blk.stride == 1 && blk.out == c {
+			p = b.Op("Add", "res", []string{x, p})
+		}
+		x, c = p, blk.out
+	}
+	pool := b.Op("GlobalAveragePool", "pool", []string{x})
+	flat := b.Op("Flatten", "flat", []string{pool})
+	b.OpTo("Gemm", "output", []string{flat, weights(10, c), bias(10)}, canonical.IntAttr("transB", 1))
+	m, err := b.Model("mobilenet_style", []build.Info{build.TensorInfo("input", canonical.Float, []int64{1, 3, 32, 32}, false)},
+		[]build.Info{build.TensorInfo("output", canonical.Float, []int64{1, 10}, false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// ortEnv is ONNX Runtime (onnxruntime-node) on the repository's
+// node_modules, or a skip by the SKIP/REQUIRE scheme.
+func ortEnv(t *testing.T) ortnode.Env {
+	t.Helper()
+	_, modules := testpaths.Node(t, ortnode.Package)
+	env, err := ortnode.Find(ortnode.FindOptions{Getenv: func(k string) string {
+		if k == node.EnvNodeModules {
+			return modules
+		}
+		return os.Getenv(k)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// runORT runs the ONNX file at path on every sample in ONNX Runtime and
+// returns the first output of each.
+func runORT(t *testing.T, env ortnode.Env, path string, samples [][]*canonical.Tensor) [][]float64 {
+	t.Helper()
+	s, err := ortnode.Open(context.Background(), env, path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var out [][]float64
+	for _, in := range samples {
+		ins := make([]*onnxpb.TensorProto, len(in))
+		for j, x := range in {
+			ins[j] = protoOf(t, x, x.Name)
+		}
+		got, err := s.RunProtos(context.Background(), ins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := canonical.TensorFromProto(got[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, floatsOf(t, g))
+	}
+	return out
+}
+
+// onnxQuantizations lists the scale and int8 zero point vectors of the
+// QuantizeLinear and DequantizeLinear nodes of m (a uint8 zero point
+// minus 128: the same real values), as "scales/zero points" keys.
+func onnxQuantizations(t *testing.T, m *canonical.Model) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, n := range m.Graph.Nodes {
+		if n.OpType != "QuantizeLinear" && n.OpType != "DequantizeLinear" {
+			continue
+		}
+		if z := n.Input(2); z != nil && z.Const.DataType == canonical.Int32 {
+			continue // a bias
+		}
+		s, err := n.Input(1).Const.Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		z, err := n.Input(2).Const.Int64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sf := make([]float32, len(s))
+		for i, v := range s {
+			sf[i] = float32(v)
+			if n.Input(2).Const.DataType == canonical.Uint8 {
+				z[i] -= 128
+			}
+		}
+		out[fmt.Sprint(sf, "/", z)] = n.Name
+	}
+	return out
+}
+
+// TestQDQToInt8 quantizes resnet_small and a MobileNet-style model with
+// passes.Quantize (static, per channel: what 'onnxconv quantize static'
+// writes), exports the QDQ model to TFLite and checks that the file's
+// int8 tensors carry exactly the model's scales and zero points (every
+// QuantizeLinear and weight DequantizeLinear of it, none calibrated), and
+// that Google's TFLite interpreter computes ONNX Runtime's outputs of the
+// QDQ model within one int8 step of the output range (range/255).
+func TestQDQToInt8(t *testing.T) {
+	env := tfliteEnv(t)
+	oenv := ortEnv(t)
+	root := testpaths.RepoRoot(t)
+	for _, name := range []string{"resnet_small", "mobilenet_style"} {
+		t.Run(name, func(t *testing.T) {
+			var m *canonical.Model
+			if name == "mobilenet_style" {
+				m = mobilenetStyle(t)
+			} else {
+				var err error
+				if m, err = canonical.Load(filepath.Join(root, "fixtures", "models", name, "model.onnx"), canonical.LoadOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			defer m.Close()
+			calib := genSamples(t, m, 0, 8)
+			held := genSamples(t, m, 1000, 8)
+			qm, _, err := passes.Quantize(context.Background(), m, passes.QuantOptions{Mode: passes.Static, Calibration: calib, PerChannel: true, Held: [][]*canonical.Tensor{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer qm.Close()
+			dir := t.TempDir()
+			onnxPath := filepath.Join(dir, name+".qdq.onnx")
+			if err := canonical.Save(onnxPath, qm, canonical.SaveOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Export(context.Background(), qm, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s", res.Report.Summary())
+			if res.Report.Int8 == nil || !res.Report.Int8.FromModel || res.Report.Int8.Quantized == 0 {
+				t.Fatalf("int8 report %+v: want the model's own quantization", res.Report.Int8)
+			}
+			// The scales in the file are the model's.
+			want := onnxQuantizations(t, qm)
+			seen := map[string]bool{}
+			fm := fb.GetRootAsModel(res.Data, 0)
+			var sg fb.SubGraph
+			fm.Subgraphs(&sg, 0)
+			for i := range sg.TensorsLength() {
+				var tt fb.Tensor
+				sg.Tensors(&tt, i)
+				if tt.Type() != fb.TensorTypeINT8 {
+					continue
+				}
+				qp := tt.Quantization(nil)
+				if qp == nil || qp.ScaleLength() == 0 {
+					t.Errorf("int8 tensor %s has no quantization", tt.Name())
+					continue
+				}
+				s := make([]float32, qp.ScaleLength())
+				z := make([]int64, qp.ZeroPointLength())
+				for j := range s {
+					s[j] = qp.Scale(j)
+				}
+				for j := range z {
+					z[j] = qp.ZeroPoint(j)
+				}
+				key := fmt.Sprint(s, "/", z)
+				if _, ok := want[key]; !ok {
+					t.Errorf("int8 tensor %s: scales %v zero points %v are none of the ONNX model's", tt.Name(), s[:min(4, len(s))], z[:min(4, len(z))])
+				}
+				seen[key] = true
+			}
+			for key, n := range want {
+				if !seen[key] {
+					t.Errorf("the quantization of %s is in no int8 tensor of the file", n)
+				}
+			}
+			path := filepath.Join(dir, name+".tflite")
+			if err := os.WriteFile(path, res.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got := runTFLiteMany(t, env, path, res.Report, held)
+			ort := runORT(t, oenv, onnxPath, held)
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, o := range ort {
+				lo, hi = min(lo, slices.Min(o)), max(hi, slices.Max(o))
+			}
+			step := (hi - lo) / 255
+			var worst float64
+			for i := range held {
+				for j := range ort[i] {
+					worst = max(worst, math.Abs(got[i][j]-ort[i][j]))
+				}
+			}
+			t.Logf("%d int8 ops, %d kept float; TFLite interpreter vs ONNX Runtime on %d samples: max |diff| %.3g = %.3f steps of %.3g (output range/255)",
+				res.Report.Int8.Quantized, len(res.Report.Int8.Float), len(held), worst, worst/step, step)
+			if worst > step {
+				t.Errorf("the interpreter's outputs differ from ONNX Runtime's by %.3g, more than one step %.3g", worst, step)
+			}
+		})
+	}
+}
