@@ -14,6 +14,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+	importer "github.com/onnxconv/onnxconv/importers/tflite"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/runtimes/node"
@@ -83,12 +84,26 @@ func mobilenetStyle(t *testing.T) *canonical.Model {
 	return m
 }
 
-// ortEnv is ONNX Runtime (onnxruntime-node) on the repository's
-// node_modules, or a skip by the SKIP/REQUIRE scheme.
-func ortEnv(t *testing.T) ortnode.Env {
+// quantTestModel is the MobileNet-style model, or the fixture model name.
+func quantTestModel(t *testing.T, name string) *canonical.Model {
 	t.Helper()
-	_, modules := testpaths.Node(t, ortnode.Package)
-	env, err := ortnode.Find(ortnode.FindOptions{Getenv: func(k string) string {
+	if name == "mobilenet_style" {
+		return mobilenetStyle(t)
+	}
+	m, err := canonical.Load(filepath.Join(testpaths.RepoRoot(t), "fixtures", "models", name, "model.onnx"), canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// findNodeRuntime finds a node runtime (find: its package's Find) on the
+// repository's node_modules (npm ci --ignore-scripts), or skips by the
+// SKIP/REQUIRE scheme when pkg is not installed there.
+func findNodeRuntime[E any](t *testing.T, pkg string, find func(node.FindOptions) (E, error)) E {
+	t.Helper()
+	_, modules := testpaths.Node(t, pkg)
+	env, err := find(node.FindOptions{Getenv: func(k string) string {
 		if k == node.EnvNodeModules {
 			return modules
 		}
@@ -98,6 +113,13 @@ func ortEnv(t *testing.T) ortnode.Env {
 		t.Fatal(err)
 	}
 	return env
+}
+
+// ortEnv is ONNX Runtime (onnxruntime-node) on the repository's
+// node_modules, or a skip by the SKIP/REQUIRE scheme.
+func ortEnv(t *testing.T) ortnode.Env {
+	t.Helper()
+	return findNodeRuntime(t, ortnode.Package, ortnode.Find)
 }
 
 // runORT runs the ONNX file at path on every sample in ONNX Runtime and
@@ -171,18 +193,9 @@ func onnxQuantizations(t *testing.T, m *canonical.Model) map[string]string {
 func TestQDQToInt8(t *testing.T) {
 	env := tfliteEnv(t)
 	oenv := ortEnv(t)
-	root := testpaths.RepoRoot(t)
 	for _, name := range []string{"resnet_small", "mobilenet_style"} {
 		t.Run(name, func(t *testing.T) {
-			var m *canonical.Model
-			if name == "mobilenet_style" {
-				m = mobilenetStyle(t)
-			} else {
-				var err error
-				if m, err = canonical.Load(filepath.Join(root, "fixtures", "models", name, "model.onnx"), canonical.LoadOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			m := quantTestModel(t, name)
 			defer m.Close()
 			calib := genSamples(t, m, 0, 8)
 			held := genSamples(t, m, 1000, 8)
@@ -261,6 +274,104 @@ func TestQDQToInt8(t *testing.T) {
 				res.Report.Int8.Quantized, len(res.Report.Int8.Float), len(held), worst, worst/step, step)
 			if worst > step {
 				t.Errorf("the interpreter's outputs differ from ONNX Runtime's by %.3g, more than one step %.3g", worst, step)
+			}
+		})
+	}
+}
+
+// outputStep is the scale of the int8 tensor the TFLite file's output i
+// is the DEQUANTIZE of (0 when it is not one).
+func outputStep(data []byte, i int) float64 {
+	fm := fb.GetRootAsModel(data, 0)
+	var sg fb.SubGraph
+	fm.Subgraphs(&sg, 0)
+	out := sg.Outputs(i)
+	for k := range sg.OperatorsLength() {
+		var op fb.Operator
+		sg.Operators(&op, k)
+		if op.OutputsLength() != 1 || op.Outputs(0) != out || op.InputsLength() != 1 {
+			continue
+		}
+		var tt fb.Tensor
+		sg.Tensors(&tt, int(op.Inputs(0)))
+		if qp := tt.Quantization(nil); tt.Type() == fb.TensorTypeINT8 && qp != nil && qp.ScaleLength() == 1 {
+			return float64(qp.Scale(0))
+		}
+	}
+	return 0
+}
+
+// TestInt8RoundTrip exports resnet_small, squeezenet and the
+// MobileNet-style model to int8 TFLite (calibrated), imports each file
+// back with importers/tflite and counts the output values where ONNX
+// Runtime and the executor differ from Google's TFLite interpreter, in
+// steps of the int8 output's scale.
+func TestInt8RoundTrip(t *testing.T) {
+	env := tfliteEnv(t)
+	oenv := ortEnv(t)
+	for _, name := range []string{"resnet_small", "squeezenet", "mobilenet_style"} {
+		t.Run(name, func(t *testing.T) {
+			m := quantTestModel(t, name)
+			defer m.Close()
+			res, err := Export(context.Background(), m, Options{Int8: true, Calibration: genSamples(t, m, 0, 8)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			step := outputStep(res.Data, 0)
+			if step == 0 {
+				t.Fatal("the output is not the DEQUANTIZE of an int8 tensor")
+			}
+			dir := t.TempDir()
+			path := filepath.Join(dir, name+".tflite")
+			if err := os.WriteFile(path, res.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			back, err := importer.Import(res.Data, importer.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer back.Close()
+			onnxPath := filepath.Join(dir, name+".onnx")
+			if err := canonical.Save(onnxPath, back, canonical.SaveOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			held := genSamples(t, m, 1000, 4)
+			want := runTFLiteMany(t, env, path, res.Report, held)
+			var inTF [][]*canonical.Tensor
+			for _, s := range held {
+				var ins []*canonical.Tensor
+				for j, x := range s {
+					y := toLayout(t, x, res.Report.Inputs[j].Perm)
+					y.Name = back.Graph.Inputs[j].Name
+					ins = append(ins, y)
+				}
+				inTF = append(inTF, ins)
+			}
+			ort := runORT(t, oenv, onnxPath, inTF)
+			for _, side := range []string{"onnxruntime", "executor"} {
+				off, worst, n := 0, 0.0, 0
+				for i, s := range inTF {
+					got := ort[i]
+					if side == "executor" {
+						got = floatsOf(t, runExec(t, back, s)[0])
+					}
+					w := want[i]
+					if p := res.Report.Outputs[0].Perm; p != nil {
+						t.Fatalf("output permuted %v", p)
+					}
+					for j := range w {
+						d := math.Round(math.Abs(got[j]-w[j]) / step)
+						if d > 0 {
+							off++
+						}
+						worst = max(worst, d)
+						n++
+					}
+				}
+				t.Logf("%s vs the TFLite interpreter: %d of %d values differ, max %g step(s) of %.3g", side, off, n, worst, step)
+				if off > 0 {
+					t.Errorf("%s: %d of %d values differ from the interpreter (max %g steps)", side, off, n, worst)
+				}
 			}
 		})
 	}

@@ -196,6 +196,20 @@ func (c *converter) emitConv(o *operator, perm []int, suffix string, group int64
 				c.node("Conv", []string{in, wf}, []string{y}, attrs...)
 			})
 		}
+		// int8: XNNPACK's integer sum and float32 requantization, exactly (exact8.go).
+		if p, ok := c.planExact8(o, o.inputs[0], o.inputs[1], c.in(o, 2), outCh, taps, act); ok && staticShape(xt.shape[1:]) {
+			xr, err := c.rawValue(int(o.inputs[0]), nchw)
+			if err != nil {
+				return err
+			}
+			wf, err := c.int8Floats(wt, perm, suffix+"_int")
+			if err != nil {
+				return err
+			}
+			return c.emitExact8(o.outputs[0], xr, xt.shape, p, func(in, y string) {
+				c.node("Conv", []string{in, wf}, []string{y}, attrs...)
+			})
+		}
 	}
 	return c.emit(o.outputs[0], nchw, act, func(y string) error {
 		c.node("Conv", ins, []string{y}, attrs...)
