@@ -163,7 +163,8 @@ func (c *converter) constI64Dims(name string, dims []int64, v []int64) string {
 func (c *converter) emitExact16(out int32, x string, p *exact16Plan, conv func(in, y string)) error {
 	y := c.layoutName(int(out), nchw)
 	n := c.unique(y + "_exact")
-	acc := c.intConvAcc(n, x, 16, c.tensor(out).shape, conv)
+	ys := c.tensor(out).shape
+	acc := c.intConvAcc(n, x, 16, []int64{ys[3], ys[1], ys[2]}, conv)
 	och := []int64{int64(len(p.mult)), 1, 1}
 	if p.bias != nil {
 		b := c.unique(n + "_acc_bias")
@@ -189,13 +190,13 @@ func (c *converter) emitExact16(out int32, x string, p *exact16Plan, conv func(i
 
 // intConvAcc builds the int64 accumulator sum(x * w) of a convolution of
 // the NCHW integer input x (bits 8 or 16, zero padding) whose output has
-// the NHWC shape outShape: x split into 4-bit pieces, x = p0 + 16 p1 + ...
+// the dims tail after the batch (O, H, W for a conv): x split into 4-bit pieces, x = p0 + 16 p1 + ...
 // with the last piece signed (Mod and Div on the non-negative x + 2^(bits-1):
 // ONNX's BitShift is unsigned only), the pieces stacked on the batch axis
 // and convolved in float by conv (each partial sum an exact integer while
 // taps * 15 * 128 < 2^24), the results cast to int64, weighted by 16^i and
 // summed.
-func (c *converter) intConvAcc(n, x string, bits int, outShape []int64, conv func(in, y string)) string {
+func (c *converter) intConvAcc(n, x string, bits int, tail []int64, conv func(in, y string)) string {
 	np := bits / 4
 	x32 := n + "_x_i32"
 	c.node("Cast", []string{x}, []string{x32}, canonical.IntAttr("to", int64(canonical.Int32)))
@@ -224,11 +225,16 @@ func (c *converter) intConvAcc(n, x string, bits int, outShape []int64, conv fun
 	conv(pf, cf)
 	ci := c.unique(n + "_conv_i64")
 	c.node("Cast", []string{cf}, []string{ci}, canonical.IntAttr("to", int64(canonical.Int64)))
-	// [P*N, O, H, W] -> [P, N, O, H, W], weighted by 16^i, summed.
+	// [P*N, tail...] -> [P, N, tail...], weighted by 16^i, summed.
 	c5 := c.unique(n + "_conv_5d")
-	c.node("Reshape", []string{ci, c.constI64(c5+"_shape", []int64{int64(np), -1, outShape[3], outShape[1], outShape[2]})}, []string{c5})
+	c.node("Reshape", []string{ci, c.constI64(c5+"_shape", append([]int64{int64(np), -1}, tail...))}, []string{c5})
+	wdims := make([]int64, len(tail)+2)
+	for i := range wdims {
+		wdims[i] = 1
+	}
+	wdims[0] = int64(np)
 	w5 := c.unique(n + "_weighted")
-	c.node("Mul", []string{c5, c.constI64Dims(n+"_nibble_weights", []int64{int64(np), 1, 1, 1, 1}, weights)}, []string{w5})
+	c.node("Mul", []string{c5, c.constI64Dims(n+"_nibble_weights", wdims, weights)}, []string{w5})
 	acc := c.unique(n + "_acc")
 	c.node("ReduceSum", []string{w5, c.constI64(acc+"_axes", []int64{0})}, []string{acc}, canonical.IntAttr("keepdims", 0))
 	return acc

@@ -440,7 +440,7 @@ func (c *converter) exactMean(o *operator, lay, outLay layout, axes []int64, kee
 	return true, c.finishInt(o.outputs[0], outLay, z, -128, 127, n)
 }
 
-// Exact int8 convolutions (CONV_2D, DEPTHWISE_CONV_2D). TFLite's CPU
+// Exact int8 convolutions (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED). TFLite's CPU
 // delegate (XNNPACK, QC8 kernels) sums (x - input zero point) * w in
 // int32, adds the int32 bias, converts to float32, multiplies by the
 // channel's float32 scale input_scale * weight_scale / output_scale,
@@ -468,7 +468,7 @@ func (c *converter) planExact8(o *operator, xIdx, wIdx, bIdx int32, outChannels,
 		!isQuant(xt) || !isQuant(wt) || !isQuant(yt) || wt.data == nil || len(xt.q.scale) != 1 || len(yt.q.scale) != 1 {
 		return nil, false
 	}
-	if taps <= 0 || taps*15*128 >= 1<<24 || outChannels <= 0 || len(yt.shape) != 4 || !staticShape(yt.shape[1:]) || yt.shape[3] != outChannels {
+	if taps <= 0 || taps*15*128 >= 1<<24 || outChannels <= 0 || len(yt.shape) < 2 || !staticShape(yt.shape[1:]) || yt.shape[len(yt.shape)-1] != outChannels {
 		return nil, false
 	}
 	if slices.ContainsFunc(wt.q.zp, func(z int64) bool { return z != 0 }) || len(wt.q.scale) != 1 && int64(len(wt.q.scale)) != outChannels {
@@ -506,7 +506,8 @@ func (c *converter) planExact8(o *operator, xIdx, wIdx, bIdx int32, outChannels,
 func (c *converter) emitExact8(out int32, x string, inShape []int64, p *exact8Plan, conv func(in, y string)) error {
 	y := c.layoutName(int(out), nchw)
 	n := c.unique(y + "_exact")
-	acc := c.intConvAcc(n, x, 8, c.tensor(out).shape, conv)
+	ys := c.tensor(out).shape
+	acc := c.intConvAcc(n, x, 8, []int64{ys[3], ys[1], ys[2]}, conv)
 	och := []int64{int64(len(p.scale)), 1, 1}
 	if p.zx != 0 {
 		ones := c.unique(n + "_ones")
@@ -521,6 +522,14 @@ func (c *converter) emitExact8(out int32, x string, inShape []int64, p *exact8Pl
 		c.node("Sub", []string{acc, zw}, []string{a})
 		acc = a
 	}
+	return c.finishInt(out, nchw, c.requant8(n, acc, p, och), p.lo, p.hi, n)
+}
+
+// requant8 is XNNPACK's QC8 requantization of the int64 accumulator acc
+// (without the bias; och the shape of the per-channel constants): + bias,
+// to float32, times the channel's scale, rounded half to even, + the
+// output zero point; the caller clamps.
+func (c *converter) requant8(n, acc string, p *exact8Plan, och []int64) string {
 	if p.bias != nil {
 		b := c.unique(n + "_acc_bias")
 		c.node("Add", []string{acc, c.constI64Dims(n+"_bias", och, p.bias)}, []string{b})
@@ -536,5 +545,47 @@ func (c *converter) emitExact8(out int32, x string, inShape []int64, p *exact8Pl
 	c.node("Cast", []string{r}, []string{ri}, canonical.IntAttr("to", int64(canonical.Int64)))
 	z := c.unique(n + "_zp")
 	c.node("Add", []string{ri, c.i64(n+"_out_zp", p.zy)}, []string{z})
-	return c.finishInt(out, nchw, z, p.lo, p.hi, n)
+	return z
+}
+
+// exactFC builds an int8 FULLY_CONNECTED of a 2-D input [N, depth] into a
+// 2-D output as XNNPACK's QC8 fully connected computes it (the integer
+// sum of (x - input zero point) * w, exactly: the input's 4-bit pieces
+// times the integer weights in float, then requant8); ok is false when it
+// is not such an op.
+func (c *converter) exactFC(o *operator, act fb.ActivationFunctionType) (bool, error) {
+	xt, wt, yt := c.tensor(o.inputs[0]), c.tensor(o.inputs[1]), c.tensor(o.outputs[0])
+	if len(xt.shape) != 2 || len(yt.shape) != 2 || len(wt.shape) != 2 || xt.shape[1] != wt.shape[1] {
+		return false, nil
+	}
+	units, depth := wt.shape[0], wt.shape[1]
+	p, ok := c.planExact8(o, o.inputs[0], o.inputs[1], c.in(o, 2), units, depth, act)
+	if !ok {
+		return false, nil
+	}
+	x, err := c.rawValue(int(o.inputs[0]), native)
+	if err != nil {
+		return false, err
+	}
+	wf, err := c.int8Floats(wt, []int{0, 1}, "_int")
+	if err != nil {
+		return false, err
+	}
+	n := c.unique(c.base[o.outputs[0]] + "_exact")
+	acc := c.intConvAcc(n, x, 8, []int64{units}, func(in, y string) {
+		c.node("Gemm", []string{in, wf}, []string{y}, canonical.IntAttr("transB", 1))
+	})
+	if p.zx != 0 {
+		// zx times each unit's weight sum: a constant
+		zw := make([]int64, units)
+		for u := range units {
+			for k := range depth {
+				zw[u] += p.zx * int64(int8(wt.data[u*depth+k]))
+			}
+		}
+		a := c.unique(n + "_acc_centered")
+		c.node("Sub", []string{acc, c.constI64Dims(n+"_zero_point_terms", []int64{units}, zw)}, []string{a})
+		acc = a
+	}
+	return true, c.finishInt(o.outputs[0], native, c.requant8(n, acc, p, []int64{units}), p.lo, p.hi, n)
 }

@@ -481,7 +481,7 @@ const docNotes = `
   on none. -O int8_kernels=reference builds the reference kernels' formula instead (TFLite Micro's
   arithmetic; the same code computes int16 ADD/SUB, which the interpreter runs on the reference kernel,
   exactly). Quantized AVERAGE_POOL_2D is built as the reference kernel's integer rounding of the window's
-  valid part (exact). int8 CONV_2D and DEPTHWISE_CONV_2D are built as XNNPACK's QC8 arithmetic (the
+  valid part (exact). int8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED are built as XNNPACK's QC8 arithmetic (the
   int32 sum of (x - zero point) * w, computed exactly from the input's 4-bit pieces convolved in float,
   plus the bias, times the float32 scale in*w/out, rounded half to even), and int8 MEAN as XNNPACK's
   (the integer sum, times in/(out*count) in float32, rounded half to even): exact. int8 RELU6,
