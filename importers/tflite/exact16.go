@@ -3,6 +3,7 @@ package tflite
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
@@ -51,35 +52,15 @@ func (c *converter) planExact16(o *operator, xIdx, wIdx, bIdx int32, outChannels
 	if taps <= 0 || taps*15*128 >= 1<<24 || outChannels <= 0 || len(yt.shape) != 4 || !staticShape(yt.shape[1:]) || yt.shape[3] != outChannels {
 		return nil, false
 	}
-	for _, z := range wt.q.zp {
-		if z != 0 {
-			return nil, false
-		}
-	}
-	if len(wt.q.scale) != 1 && int64(len(wt.q.scale)) != outChannels {
-		return nil, false
-	}
 	p := &exact16Plan{}
-	var ok bool
-	if p.bias, ok = c.intBias(bIdx, outChannels); !ok {
+	wscale, bias, ok := c.intConvParams(wt, bIdx, outChannels)
+	if !ok {
 		return nil, false
 	}
-	for ch := int64(0); ch < outChannels; ch++ {
-		ws := wt.q.scale[0]
-		if len(wt.q.scale) > 1 {
-			ws = wt.q.scale[ch]
-		}
+	p.bias = bias
+	for _, ws := range wscale {
 		// PopulateConvolutionQuantizationParams and QuantizeMultiplier.
-		real := float64(xt.q.scale[0]) * float64(ws) / float64(yt.q.scale[0])
-		fr, shift := math.Frexp(real)
-		q := int64(math.Round(fr * (1 << 31)))
-		if q == 1<<31 {
-			q /= 2
-			shift++
-		}
-		if shift < -31 {
-			shift, q = 0, 0
-		}
+		q, shift := fixedMultiplier(float64(xt.q.scale[0]) * float64(ws) / float64(yt.q.scale[0]))
 		reduced := int64(0x7FFF)
 		if q < 0x7FFF0000 {
 			reduced = (q + 1<<15) >> 16
@@ -111,15 +92,23 @@ func (c *converter) planExact16(o *operator, xIdx, wIdx, bIdx int32, outChannels
 	return p, true
 }
 
-// intBias reads the constant int32 or int64 bias bIdx of outChannels
-// values (nil, true without bias); ok is false for any other bias.
-func (c *converter) intBias(bIdx int32, outChannels int64) (bias []int64, ok bool) {
+// intConvParams reads what an integer conv takes from its symmetric int8
+// weights wt (zero points 0, one scale or one per output channel) and its
+// constant int32 or int64 bias bIdx (-1: none): the weight scale of each
+// output channel and the bias; ok is false for any other weights or bias.
+func (c *converter) intConvParams(wt *tensor, bIdx int32, outChannels int64) (wscale []float32, bias []int64, ok bool) {
+	if slices.ContainsFunc(wt.q.zp, func(z int64) bool { return z != 0 }) || len(wt.q.scale) != 1 && int64(len(wt.q.scale)) != outChannels {
+		return nil, nil, false
+	}
+	for ch := range outChannels {
+		wscale = append(wscale, wt.q.scale[min(ch, int64(len(wt.q.scale))-1)])
+	}
 	if bIdx < 0 {
-		return nil, true
+		return wscale, nil, true
 	}
 	bt := c.tensor(bIdx)
 	if bt.data == nil || numel(bt.shape) != outChannels {
-		return nil, false
+		return nil, nil, false
 	}
 	switch bt.typ {
 	case fb.TensorTypeINT64:
@@ -131,9 +120,9 @@ func (c *converter) intBias(bIdx int32, outChannels int64) (bias []int64, ok boo
 			bias = append(bias, int64(int32(binary.LittleEndian.Uint32(bt.data[4*i:]))))
 		}
 	default:
-		return nil, false
+		return nil, nil, false
 	}
-	return bias, true
+	return wscale, bias, true
 }
 
 // int8Floats permutes an int8 constant and returns it as float32 integers.

@@ -471,19 +471,12 @@ func (c *converter) planExact8(o *operator, xIdx, wIdx, bIdx int32, outChannels,
 	if taps <= 0 || taps*15*128 >= 1<<24 || outChannels <= 0 || len(yt.shape) < 2 || !staticShape(yt.shape[1:]) || yt.shape[len(yt.shape)-1] != outChannels {
 		return nil, false
 	}
-	if slices.ContainsFunc(wt.q.zp, func(z int64) bool { return z != 0 }) || len(wt.q.scale) != 1 && int64(len(wt.q.scale)) != outChannels {
+	wscale, bias, ok := c.intConvParams(wt, bIdx, outChannels)
+	if !ok {
 		return nil, false
 	}
-	p := &exact8Plan{zx: xt.q.zp[0], zy: yt.q.zp[0], lo: -128, hi: 127}
-	var ok bool
-	if p.bias, ok = c.intBias(bIdx, outChannels); !ok {
-		return nil, false
-	}
-	for ch := int64(0); ch < outChannels; ch++ {
-		ws := wt.q.scale[0]
-		if len(wt.q.scale) > 1 {
-			ws = wt.q.scale[ch]
-		}
+	p := &exact8Plan{zx: xt.q.zp[0], zy: yt.q.zp[0], lo: -128, hi: 127, bias: bias}
+	for _, ws := range wscale {
 		p.scale = append(p.scale, xt.q.scale[0]*ws/yt.q.scale[0])
 	}
 	switch act {
