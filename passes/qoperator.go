@@ -94,7 +94,7 @@ func qoperatorNode(g *canonical.Graph, nm *canonical.Namer, n *canonical.Node, o
 		wd := e.Op("DequantizeLinear", []*canonical.Value{in(3), in(4), in(5)}, wAxis...)
 		ins := []*canonical.Value{xd, wd}
 		if b := in(8); b != nil {
-			bs := e.Op("Mul", []*canonical.Value{in(1), in(4)})
+			bs := biasScale(e, in(1), in(4))
 			ins = append(ins, e.Op("DequantizeLinear", []*canonical.Value{b, bs}, wAxis...))
 		}
 		yf := e.Op("Conv", ins, slices.Clone(n.Attributes)...)
@@ -123,4 +123,24 @@ func qoperatorNode(g *canonical.Graph, nm *canonical.Namer, n *canonical.Node, o
 	}
 	g.RemoveNode(n)
 	return nil
+}
+
+// biasScale is the scale of QLinearConv's int32 bias, x_scale × w_scale:
+// a constant when both are (computed in float32, as the kernels do), else
+// a Mul.
+func biasScale(e *build.Editor, xs, ws *canonical.Value) *canonical.Value {
+	xt, wt := constOf(xs), constOf(ws)
+	if xt == nil || wt == nil || xt.DataType != canonical.Float || wt.DataType != canonical.Float {
+		return e.Op("Mul", []*canonical.Value{xs, ws})
+	}
+	x, okx := scalarValue(xt)
+	w, okw := floats(wt)
+	if !okx || !okw {
+		return e.Op("Mul", []*canonical.Value{xs, ws})
+	}
+	v := make([]float64, len(w))
+	for i, s := range w {
+		v[i] = float64(float32(x) * float32(s))
+	}
+	return e.Const("bias_scale", canonical.NumberTensor("", canonical.Float, slices.Clone(wt.Dims), v))
 }

@@ -28,15 +28,21 @@ type qdqInfo struct {
 	pairs, constants int
 }
 
-// hasQDQ reports whether g holds ai.onnx QuantizeLinear or
-// DequantizeLinear nodes.
-func hasQDQ(g *canonical.Graph) bool {
+// hasOp reports whether g holds an ai.onnx node of one of ops.
+func hasOp(g *canonical.Graph, ops ...string) bool {
 	for _, n := range g.Nodes {
-		if isOnnx(n) && (n.OpType == "QuantizeLinear" || n.OpType == "DequantizeLinear") {
+		if isOnnx(n) && slices.Contains(ops, n.OpType) {
 			return true
 		}
 	}
 	return false
+}
+
+// hasQDQ reports whether g is quantized: QuantizeLinear or
+// DequantizeLinear nodes, or QOperator nodes (QLinearConv,
+// QLinearMatMul), which Export rewrites as QDQ (passes.QOperatorToQDQ).
+func hasQDQ(g *canonical.Graph) bool {
+	return hasOp(g, "QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul")
 }
 
 func isOnnx(n *canonical.Node) bool { return n.Domain == "" || n.Domain == "ai.onnx" }
@@ -58,7 +64,12 @@ func qdqParamsOf(n *canonical.Node) (p *qparams, uint8Zero bool, err error) {
 		return nil, false, fmt.Errorf("%s %q: blocked quantization has no TFLite equivalent", n.OpType, n.Name)
 	}
 	z := make([]int64, len(s))
+	// Without a zero point: QuantizeLinear writes uint8, DequantizeLinear
+	// reads its input's type.
 	dt := canonical.Uint8
+	if x := n.Input(0); n.OpType == "DequantizeLinear" && x != nil && x.Const != nil {
+		dt = x.Const.DataType
+	}
 	if zv != nil {
 		if zv.Const == nil {
 			return nil, false, fmt.Errorf("%s %q: the zero point is not a constant", n.OpType, n.Name)
@@ -185,11 +196,19 @@ func stripQDQ(g *canonical.Graph) (*qdqInfo, error) {
 		}
 		uses := qv.Uses()
 		pair := len(uses) > 0
+		var named *canonical.Value // a DequantizeLinear output that is a graph output: x takes its name
 		for _, u := range uses {
 			d := u.Node
-			if d.OpType != "DequantizeLinear" || !isOnnx(d) || u.Index != 0 || outputs[d.Output(0)] {
+			if d.OpType != "DequantizeLinear" || !isOnnx(d) || u.Index != 0 {
 				pair = false
 				break
+			}
+			if outputs[d.Output(0)] {
+				if named != nil || outputs[x] || slices.Contains(g.Inputs, x) {
+					pair = false
+					break
+				}
+				named = d.Output(0)
 			}
 			dp, _, err := qdqParamsOf(d)
 			if err != nil || !dp.equal(p) {
@@ -209,6 +228,12 @@ func stripQDQ(g *canonical.Graph) (*qdqInfo, error) {
 			g.RemoveNode(d)
 		}
 		g.RemoveNode(n)
+		if named != nil {
+			if err := g.RenameValue(x, named.Name); err != nil {
+				return nil, fmt.Errorf("QuantizeLinear %q: the output %q: %w", n.Name, named.Name, err)
+			}
+			outputs[x] = true
+		}
 		info.acts[x] = p
 		if onlyQ[x] {
 			info.fake[x] = true

@@ -223,6 +223,15 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 		rep.Notes = append(rep.Notes, notes...)
 	}
 	var qi *qdqInfo
+	if qdq && hasOp(work.Graph, "QLinearConv", "QLinearMatMul") {
+		qw, n, err := passes.QOperatorToQDQ(work)
+		if err != nil {
+			return nil, fmt.Errorf("tflite export: %w", err)
+		}
+		defer qw.Close()
+		work = qw
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d QLinearConv/QLinearMatMul node(s) read as QDQ", n))
+	}
 	if qdq {
 		if qi, err = stripQDQ(work.Graph); err != nil {
 			return nil, fmt.Errorf("tflite export: reading the model's quantization: %w", err)
