@@ -710,7 +710,7 @@ func weightsAt(w []float32, shape []int64, dim int, p *qparams) (data []byte, ex
 		r := float64(x) / float64(p.scale[c%int64(len(p.scale))])
 		v := math.RoundToEven(r)
 		exact = exact && math.Abs(r-v) < 1e-3 && v >= -128 && v <= 127
-		data[i] = byte(int8(math.Max(-127, math.Min(127, v))))
+		data[i] = byte(int8(math.Max(-128, math.Min(127, v)))) // -128 only from a model that holds it
 	}
 	return data, exact
 }

@@ -47,21 +47,21 @@ func hasQDQ(g *canonical.Graph) bool {
 
 func isOnnx(n *canonical.Node) bool { return n.Domain == "" || n.Domain == "ai.onnx" }
 
-// qdqParamsOf reads the scale, zero point and axis inputs of a
-// QuantizeLinear or DequantizeLinear node n as int8 quantization over the
-// dims of input 0; ok is false when they are not constants or the zero
-// point is not int8/uint8/int32 (an int32 DequantizeLinear is a bias).
-func qdqParamsOf(n *canonical.Node) (p *qparams, uint8Zero bool, err error) {
+// qdqParamsOf reads the scale, zero point and axis of a QuantizeLinear or
+// DequantizeLinear node n as int8 quantization (a uint8 zero point minus
+// 128); an error names the node when they are not constants or the type
+// is not int8, uint8 or int32 (an int32 DequantizeLinear is a bias).
+func qdqParamsOf(n *canonical.Node) (*qparams, error) {
 	sv, zv := n.Input(1), n.Input(2)
 	if sv == nil || sv.Const == nil {
-		return nil, false, fmt.Errorf("%s %q: the scale is not a constant", n.OpType, n.Name)
+		return nil, fmt.Errorf("%s %q: the scale is not a constant", n.OpType, n.Name)
 	}
 	s, err := sv.Const.Float64s()
 	if err != nil {
-		return nil, false, fmt.Errorf("%s %q: scale: %w", n.OpType, n.Name, err)
+		return nil, fmt.Errorf("%s %q: scale: %w", n.OpType, n.Name, err)
 	}
 	if len(n.Inputs) > 3 || n.AttrInt("block_size", 0) != 0 {
-		return nil, false, fmt.Errorf("%s %q: blocked quantization has no TFLite equivalent", n.OpType, n.Name)
+		return nil, fmt.Errorf("%s %q: blocked quantization has no TFLite equivalent", n.OpType, n.Name)
 	}
 	z := make([]int64, len(s))
 	// Without a zero point: QuantizeLinear writes uint8, DequantizeLinear
@@ -72,22 +72,23 @@ func qdqParamsOf(n *canonical.Node) (p *qparams, uint8Zero bool, err error) {
 	}
 	if zv != nil {
 		if zv.Const == nil {
-			return nil, false, fmt.Errorf("%s %q: the zero point is not a constant", n.OpType, n.Name)
+			return nil, fmt.Errorf("%s %q: the zero point is not a constant", n.OpType, n.Name)
 		}
 		dt = zv.Const.DataType
+		var err error
 		if z, err = zv.Const.Int64s(); err != nil {
-			return nil, false, fmt.Errorf("%s %q: zero point: %w", n.OpType, n.Name, err)
+			return nil, fmt.Errorf("%s %q: zero point: %w", n.OpType, n.Name, err)
 		}
 		if len(z) != len(s) {
-			return nil, false, fmt.Errorf("%s %q: %d scales, %d zero points", n.OpType, n.Name, len(s), len(z))
+			return nil, fmt.Errorf("%s %q: %d scales, %d zero points", n.OpType, n.Name, len(s), len(z))
 		}
 	}
 	switch dt {
 	case canonical.Uint8, canonical.Int8, canonical.Int32:
 	default:
-		return nil, false, fmt.Errorf("%s %q: %s quantization has no TFLite int8 equivalent (int8 or uint8)", n.OpType, n.Name, dt)
+		return nil, fmt.Errorf("%s %q: %s quantization has no TFLite int8 equivalent (int8 or uint8)", n.OpType, n.Name, dt)
 	}
-	p = &qparams{scale: make([]float32, len(s)), zero: z}
+	p := &qparams{scale: make([]float32, len(s)), zero: z}
 	for i, x := range s {
 		p.scale[i] = float32(x)
 		if dt == canonical.Uint8 {
@@ -97,7 +98,7 @@ func qdqParamsOf(n *canonical.Node) (p *qparams, uint8Zero bool, err error) {
 	if len(s) > 1 {
 		p.dim = int32(n.AttrInt("axis", 1))
 	}
-	return p, dt == canonical.Uint8, nil
+	return p, nil
 }
 
 func (p *qparams) equal(o *qparams) bool {
@@ -121,7 +122,7 @@ func stripQDQ(g *canonical.Graph) (*qdqInfo, error) {
 		if n.OpType != "DequantizeLinear" || !isOnnx(n) || n.Input(0) == nil || n.Input(0).Const == nil || outputs[n.Output(0)] {
 			continue
 		}
-		p, _, err := qdqParamsOf(n)
+		p, err := qdqParamsOf(n)
 		if err != nil {
 			return nil, err
 		}
@@ -130,9 +131,9 @@ func stripQDQ(g *canonical.Graph) (*qdqInfo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("DequantizeLinear %q: %w", n.Name, err)
 		}
-		channels, inner := int64(1), int64(1)
+		axis := -1 // per tensor
 		if len(p.scale) > 1 {
-			axis := int(p.dim)
+			axis = int(p.dim)
 			if axis < 0 {
 				axis += len(x.Dims)
 			}
@@ -140,11 +141,8 @@ func stripQDQ(g *canonical.Graph) (*qdqInfo, error) {
 				return nil, fmt.Errorf("DequantizeLinear %q: %d scales along axis %d of %v", n.Name, len(p.scale), p.dim, x.Dims)
 			}
 			p.dim = int32(axis)
-			channels = x.Dims[axis]
-			for _, d := range x.Dims[axis+1:] {
-				inner *= d
-			}
 		}
+		channels, inner := channelsOf(x.Dims, axis)
 		// the int8 zero point again: the real value is (q - zero) * scale
 		zero := slices.Clone(p.zero)
 		if x.DataType == canonical.Uint8 {
@@ -187,7 +185,7 @@ func stripQDQ(g *canonical.Graph) (*qdqInfo, error) {
 			continue
 		}
 		x, qv := n.Input(0), n.Output(0)
-		p, _, err := qdqParamsOf(n)
+		p, err := qdqParamsOf(n)
 		if err != nil {
 			return nil, err
 		}
@@ -210,7 +208,7 @@ func stripQDQ(g *canonical.Graph) (*qdqInfo, error) {
 				}
 				named = d.Output(0)
 			}
-			dp, _, err := qdqParamsOf(d)
+			dp, err := qdqParamsOf(d)
 			if err != nil || !dp.equal(p) {
 				pair = false
 				break
