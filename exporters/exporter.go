@@ -86,6 +86,10 @@ type Result struct {
 	Profile string
 	// ExternalData asks the caller to save Model with external data.
 	ExternalData bool
+	// CalibrationUnused is set when a calibrated target did not use the
+	// calibration samples (the model was already quantized and keeps its
+	// own scales).
+	CalibrationUnused bool
 }
 
 // Exporter writes a canonical model for a target. Implementations are safe

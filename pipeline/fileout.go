@@ -23,14 +23,18 @@ import (
 func (c *converter) toFile(ctx context.Context, imported, result *canonical.Model) error {
 	d := c.exp.Describe()
 	o := exporters.Options{Opset: c.opts.Opset, MLOpset: c.opts.MLOpset, AllowViolations: c.opts.AllowViolations, KeepNCHWIO: c.opts.KeepNCHWIO}
+	var calibrated string
 	if exporters.Calibrated(c.exp, c.expTarget) {
-		calib, err := c.calibration(result, d.Name)
+		calib, said, err := c.calibration(result, d.Name)
 		if err != nil {
 			return err
 		}
-		o.Calibration = calib
+		o.Calibration, calibrated = calib, said
 	}
 	r, err := c.exp.Export(ctx, result, c.expTarget, o)
+	if calibrated != "" && (r == nil || !r.CalibrationUnused) {
+		c.res.Conversion.Applied = append(c.res.Conversion.Applied, calibrated)
+	}
 	if r != nil {
 		c.exportFacts(r)
 	}
@@ -86,27 +90,26 @@ func (c *converter) toFile(ctx context.Context, imported, result *canonical.Mode
 
 // calibration returns the samples that calibrate a quantizing export: the
 // --calibration folder, else 32 generated samples (as --quantize static
-// does).
-func (c *converter) calibration(m *canonical.Model, exporter string) ([][]*canonical.Tensor, error) {
+// does), and the line that says so for the report (the caller adds it when
+// the export used them).
+func (c *converter) calibration(m *canonical.Model, exporter string) ([][]*canonical.Tensor, string, error) {
 	if dir := c.opts.Calibration; dir != "" {
 		s, err := tensorio.LoadSamples(dir, "input", verify.GraphInputs(m), false)
 		if err != nil {
-			return nil, inputErr(fmt.Errorf("calibration: %w", err))
+			return nil, "", inputErr(fmt.Errorf("calibration: %w", err))
 		}
-		c.res.Conversion.Applied = append(c.res.Conversion.Applied, fmt.Sprintf("%s int8: calibrated on %d sample(s) from %s", exporter, len(s), dir))
-		return s, nil
+		return s, fmt.Sprintf("%s int8: calibrated on %d sample(s) from %s", exporter, len(s), dir), nil
 	}
 	gen := verify.GenOptions{Dims: c.genDims(m)}
 	var out [][]*canonical.Tensor
 	for k := range 32 {
 		s, err := verify.GenerateInputs(m, gen, 1000+k)
 		if err != nil {
-			return nil, inputErr(fmt.Errorf("%s: %s int8: generating calibration samples: %w (give a calibration folder: --calibration DIR)", c.in, exporter, err))
+			return nil, "", inputErr(fmt.Errorf("%s: %s int8: generating calibration samples: %w (give a calibration folder: --calibration DIR)", c.in, exporter, err))
 		}
 		out = append(out, s)
 	}
-	c.res.Conversion.Applied = append(c.res.Conversion.Applied, exporter+" int8: calibrated on 32 generated samples (no --calibration folder)")
-	return out, nil
+	return out, exporter + " int8: calibrated on 32 generated samples (no --calibration folder)", nil
 }
 
 func writeBytes(path string, data []byte) error {

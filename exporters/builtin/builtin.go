@@ -105,8 +105,9 @@ func (tfliteExporter) Export(ctx context.Context, m *canonical.Model, target str
 	switch {
 	case topts.Float16:
 		res.Profile = "fp16"
-	case topts.Int8:
+	case topts.Int8 || rep.Int8 != nil: // calibrated, or a QDQ model's own quantization
 		res.Profile = "int8"
 	}
+	res.CalibrationUnused = rep.Int8 != nil && rep.Int8.FromModel
 	return res, nil
 }

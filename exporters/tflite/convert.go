@@ -45,6 +45,9 @@ type converter struct {
 	// controlWhy says, by node name, why an If or Loop was not lowered
 	// (lowerControl).
 	controlWhy map[string]string
+	// qdq is the quantization of a QDQ model (nil: a float model), which
+	// the int8 quantizer uses instead of calibrating.
+	qdq *qdqInfo
 }
 
 // derivedRange is the range of a*src + b, clamped to [lo, hi].

@@ -19,7 +19,10 @@ type Int8Report struct {
 	// Quantized counts the operators computing on int8 tensors; Float
 	// lists the ones kept in float32 (op and ONNX node), each between a
 	// DEQUANTIZE and a QUANTIZE.
-	Quantized int      `json:"quantized"`
+	Quantized int `json:"quantized"`
+	// FromModel is set when the scales and zero points are the QDQ
+	// model's own (no calibration).
+	FromModel bool     `json:"from_model,omitempty"`
 	Float     []string `json:"float,omitempty"`
 	// PerChannel counts the weight tensors quantized per output channel.
 	PerChannel int `json:"per_channel"`
@@ -168,6 +171,13 @@ type quantizer struct {
 	rng    map[int32][2]float64
 	fixed  map[int32]*qparams
 	params map[int32]*qparams // per group root
+	// given are the quantizations a QDQ model gives (per group root);
+	// fake are the float activations its ops read quantized.
+	given map[int32]*qparams
+	fake  map[int32]bool
+	// raw are the activations a QDQ model quantizes that it also reads
+	// unquantized: their producer computes float.
+	raw    map[int32]bool
 	isI8   map[int32]bool
 	i8twin map[int32]int32
 	f32    map[int32]int32
@@ -183,10 +193,20 @@ func (q *quantizer) find(t int32) int32 {
 	return t
 }
 
+// union joins the groups of a and b unless the model gives them two
+// different quantizations (the op joining them then stays float).
 func (q *quantizer) union(a, b int32) {
 	ra, rb := q.find(a), q.find(b)
-	if ra != rb {
-		q.parent[rb] = ra
+	if ra == rb {
+		return
+	}
+	pa, pb := q.given[ra], q.given[rb]
+	if pa != nil && pb != nil && !pa.equal(pb) {
+		return
+	}
+	q.parent[rb] = ra
+	if pa == nil {
+		q.given[ra] = pb
 	}
 }
 
@@ -204,8 +224,14 @@ func (q *quantizer) act(t int32) bool {
 // weights, asymmetric int8 activations, int32 biases; float I/O through
 // QUANTIZE/DEQUANTIZE unless Options.Int8IO. An op TFLite has no int8
 // kernel for here stays float between DEQUANTIZE and QUANTIZE.
+//
+// A QDQ model (c.qdq) is not calibrated: its activations take the scales
+// and zero points of their QuantizeLinear, its weights the scales of
+// their DequantizeLinear; an op whose inputs and outputs the model does
+// not all quantize stays float, reading the quantized activations
+// dequantized as ONNX Runtime does.
 func (c *converter) quantizeInt8(ctx context.Context) error {
-	if len(c.opts.Calibration) == 0 {
+	if len(c.opts.Calibration) == 0 && c.qdq == nil {
 		return fmt.Errorf("int8 quantization needs calibration samples (Options.Calibration)")
 	}
 	var vals []*canonical.Value
@@ -223,17 +249,34 @@ func (c *converter) quantizeInt8(ctx context.Context) error {
 		}
 		return 0
 	})
-	ranges, err := calibrate(ctx, c.m, c.opts.Calibration, vals)
-	if err != nil {
-		return err
+	var ranges map[*canonical.Value][2]float64
+	samples := 0
+	if c.qdq == nil {
+		var err error
+		if ranges, err = calibrate(ctx, c.m, c.opts.Calibration, vals); err != nil {
+			return err
+		}
+		samples = len(c.opts.Calibration)
 	}
 	t := c.t
-	q := &quantizer{c: c, t: t, rep: &Int8Report{Samples: len(c.opts.Calibration)},
+	q := &quantizer{c: c, t: t, rep: &Int8Report{Samples: samples},
 		parent: make([]int32, len(t.tensors)), rng: map[int32][2]float64{}, fixed: map[int32]*qparams{},
-		params: map[int32]*qparams{}, isI8: map[int32]bool{}, i8twin: map[int32]int32{}, f32: map[int32]int32{},
-		consts: map[string]int32{}}
+		params: map[int32]*qparams{}, given: map[int32]*qparams{}, fake: map[int32]bool{}, raw: map[int32]bool{},
+		isI8: map[int32]bool{}, i8twin: map[int32]int32{}, f32: map[int32]int32{}, consts: map[string]int32{}}
 	for i := range q.parent {
 		q.parent[i] = int32(i)
+	}
+	if c.qdq != nil {
+		for v, p := range c.qdq.acts {
+			for _, rp := range c.reps[v] {
+				if q.act(rp.t) {
+					q.given[rp.t] = p
+					q.fake[rp.t] = c.qdq.fake[v]
+					q.raw[rp.t] = !c.qdq.fake[v]
+				}
+			}
+		}
+		q.rep.FromModel = true
 	}
 	for _, v := range vals {
 		r, ok := ranges[v]
@@ -297,6 +340,12 @@ func (c *converter) quantizeInt8(ctx context.Context) error {
 		root := q.find(ti)
 		if f := q.fixed[ti]; f != nil {
 			q.params[root] = f
+		}
+		if q.raw[ti] {
+			q.raw[root] = true // the group holds one value: read raw, all computed float
+		}
+		if p := q.given[root]; p != nil && q.params[root] == nil {
+			q.params[root] = p
 		}
 		if r, ok := q.rng[ti]; ok {
 			g, seen := grng[root]
@@ -451,8 +500,22 @@ func (q *quantizer) canInt8(o *top) bool {
 		}
 	}
 	for _, out := range o.out {
-		if q.t.tensors[out].typ == fb.TensorTypeFLOAT32 && q.paramsOf(out) == nil {
+		if q.t.tensors[out].typ == fb.TensorTypeFLOAT32 && (q.paramsOf(out) == nil || q.raw[q.find(out)]) {
 			return false
+		}
+	}
+	if rule == rulePass || rule == ruleSame {
+		// one quantization for all (a QDQ model may give two)
+		var first *qparams
+		for _, x := range append(slices.Clone(o.in), o.out...) {
+			if x < 0 || !(q.act(x) || q.isI8[x]) {
+				continue
+			}
+			if p := q.paramsOf(x); first == nil {
+				first = p
+			} else if !p.equal(first) {
+				return false
+			}
 		}
 	}
 	return true
@@ -461,8 +524,14 @@ func (q *quantizer) canInt8(o *top) bool {
 func (q *quantizer) op(o *top) error {
 	if !q.canInt8(o) {
 		for i, in := range o.in {
-			if in >= 0 && q.isI8[in] {
+			switch {
+			case in < 0:
+			case q.isI8[in]:
 				o.in[i] = q.floatOf(in, o.fromNode)
+			case q.fake[in] && q.paramsOf(in) != nil:
+				o.in[i] = q.floatOf(q.int8Of(in, o.fromNode), o.fromNode)
+			case i == 1 && int8Ops[o.code] == ruleWeights && q.t.tensors[in].typ == fb.TensorTypeFLOAT32 && q.t.tensors[in].buf != 0:
+				o.in[i] = q.dequantizedWeights(o, in)
 			}
 		}
 		q.ops = append(q.ops, o)
@@ -524,17 +593,14 @@ func (q *quantizer) quantConst(o *top, i int, t int32, inScale float64) (int32, 
 	var x int32
 	switch {
 	case rule == ruleWeights && i == 1:
-		dim := -1 // per tensor (FULLY_CONNECTED)
-		switch o.code {
-		case fb.BuiltinOperatorCONV_2D:
-			dim = 0
-		case fb.BuiltinOperatorDEPTHWISE_CONV_2D:
-			dim = 3
+		dim := weightDim(o.code)
+		data, p := q.modelWeights(o, f, tt.shape, dim)
+		if p == nil {
+			data, p = symWeights(f, tt.shape, dim)
 		}
-		data, p := symWeights(f, tt.shape, dim)
 		x = q.t.addTensor(tt.name+";int8", fb.TensorTypeINT8, tt.shape, data)
 		q.t.tensors[x].q = p
-		if dim >= 0 {
+		if len(p.scale) > 1 {
 			q.rep.PerChannel++
 		}
 		// The bias follows the weights' scales.
@@ -582,16 +648,36 @@ func (q *quantizer) quantConst(o *top, i int, t int32, inScale float64) (int32, 
 	return x, nil
 }
 
-// symWeights quantizes w (shape) int8 symmetric (zero point 0, values in
-// [-127, 127]), per channel along dim (dim < 0: per tensor).
-func symWeights(w []float32, shape []int64, dim int) ([]byte, *qparams) {
-	channels, inner := int64(1), int64(1)
+// channelsOf is the number of channels along dim of shape and the
+// number of elements after dim (dim < 0: one channel).
+func channelsOf(shape []int64, dim int) (channels, inner int64) {
+	channels, inner = 1, 1
 	if dim >= 0 {
 		channels = shape[dim]
 		for _, d := range shape[dim+1:] {
 			inner *= d
 		}
 	}
+	return channels, inner
+}
+
+// weightDim is the output channel dim of the weights of a CONV_2D (0) or
+// DEPTHWISE_CONV_2D (3), which this exporter quantizes per channel; -1
+// (per tensor) for FULLY_CONNECTED.
+func weightDim(c fb.BuiltinOperator) int {
+	switch c {
+	case fb.BuiltinOperatorCONV_2D:
+		return 0
+	case fb.BuiltinOperatorDEPTHWISE_CONV_2D:
+		return 3
+	}
+	return -1
+}
+
+// symWeights quantizes w (shape) int8 symmetric (zero point 0, values in
+// [-127, 127]), per channel along dim (dim < 0: per tensor).
+func symWeights(w []float32, shape []int64, dim int) ([]byte, *qparams) {
+	channels, inner := channelsOf(shape, dim)
 	scales := make([]float64, channels)
 	for i, x := range w {
 		c := (int64(i) / inner) % channels
@@ -608,11 +694,72 @@ func symWeights(w []float32, shape []int64, dim int) ([]byte, *qparams) {
 	if dim > 0 {
 		p.dim = int32(dim)
 	}
-	data := make([]byte, len(w))
+	data, _ := weightsAt(w, shape, dim, p)
+	return data, p
+}
+
+// weightsAt quantizes w (shape) with the symmetric scales of p along dim;
+// exact reports whether every weight was on that grid (w is the
+// dequantized form of int8 values).
+func weightsAt(w []float32, shape []int64, dim int, p *qparams) (data []byte, exact bool) {
+	channels, inner := channelsOf(shape, dim)
+	data = make([]byte, len(w))
+	exact = true
 	for i, x := range w {
 		c := (int64(i) / inner) % channels
-		v := math.RoundToEven(float64(x) / float64(p.scale[c]))
-		data[i] = byte(int8(math.Max(-127, math.Min(127, v))))
+		r := float64(x) / float64(p.scale[c%int64(len(p.scale))])
+		v := math.RoundToEven(r)
+		exact = exact && math.Abs(r-v) < 1e-3 && v >= -128 && v <= 127
+		data[i] = byte(int8(math.Max(-128, math.Min(127, v)))) // -128 only from a model that holds it
+	}
+	return data, exact
+}
+
+// dequantizedWeights is the float weights w of o, an op kept float, as
+// the int8 weights of the QDQ model followed by a DEQUANTIZE (the values
+// ONNX Runtime's DequantizeLinear computes); w itself when the model
+// gives no quantization for them.
+func (q *quantizer) dequantizedWeights(o *top, w int32) int32 {
+	tt := q.t.tensors[w]
+	data, p := q.modelWeights(o, q.constFloats(w), tt.shape, weightDim(o.code))
+	if p == nil {
+		return w
+	}
+	x := q.t.addTensor(tt.name+";int8", fb.TensorTypeINT8, tt.shape, data)
+	q.t.tensors[x].q = p
+	out := q.t.addTensor(tt.name+";dequantized", fb.TensorTypeFLOAT32, tt.shape, nil)
+	q.ops = append(q.ops, &top{code: fb.BuiltinOperatorDEQUANTIZE, in: []int32{x}, out: []int32{out}, fromNode: o.fromNode, int8: true})
+	q.rep.Dequantize++
+	return out
+}
+
+// modelWeights quantizes the weights f (shape) of o with the scales of
+// the QDQ model's DequantizeLinear (per channel along the output channel
+// dim of TFLite's kernel, or per tensor); nil when the model gives none
+// or f is not on their grid (the exporter scaled the weights).
+func (q *quantizer) modelWeights(o *top, f []float32, shape []int64, dim int) ([]byte, *qparams) {
+	if q.c.qdq == nil {
+		return nil, nil
+	}
+	wp := q.c.qdq.weights[o.fromNode]
+	if wp == nil {
+		return nil, nil
+	}
+	p := &qparams{scale: wp.scale, zero: wp.zero}
+	if len(wp.scale) > 1 {
+		if o.code == fb.BuiltinOperatorFULLY_CONNECTED {
+			dim = 0
+		}
+		if dim < 0 || int64(len(wp.scale)) != shape[dim] {
+			return nil, nil
+		}
+		p.dim = int32(dim)
+	} else {
+		dim = -1
+	}
+	data, exact := weightsAt(f, shape, dim, p)
+	if !exact {
+		return nil, nil
 	}
 	return data, p
 }

@@ -1,6 +1,8 @@
 // Package tflite is the TFLite exporter: it writes a canonical ONNX model as
 // a TFLite flatbuffer (schema version 3), float32, with float16 weights, or
-// int8 full integer calibrated on samples (Options.Int8).
+// int8 full integer calibrated on samples (Options.Int8); a QDQ model
+// (QuantizeLinear/DequantizeLinear) is written int8 with its own scales
+// and zero points, not recalibrated (qdq.go).
 //
 // Export never changes its argument. It works on a clone: first the
 // graph passes of package passes (Constant nodes to initializers, no-ops
@@ -174,7 +176,11 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 	if opts.Int8IO && !opts.Int8 {
 		return nil, errors.New("tflite export: Int8IO needs Int8")
 	}
-	if opts.Int8 && len(opts.Calibration) == 0 {
+	qdq := hasQDQ(m.Graph)
+	if qdq && opts.Float16 {
+		return nil, errors.New("tflite export: the model is quantized (QuantizeLinear/DequantizeLinear); Float16 does not apply (export it as tflite or tflite-int8, which keep its quantization)")
+	}
+	if opts.Int8 && !qdq && len(opts.Calibration) == 0 {
 		return nil, errors.New("tflite export: int8 quantization needs calibration samples (Options.Calibration; the pipeline loads --calibration DIR or generates 32)")
 	}
 	foreign := &unsupportedpkg.OpsError{Format: exportFormat, Stage: unsupportedpkg.StageExport}
@@ -216,6 +222,23 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 		work = again
 		rep.Notes = append(rep.Notes, notes...)
 	}
+	var qi *qdqInfo
+	if qdq && hasOp(work.Graph, "QLinearConv", "QLinearMatMul") {
+		qw, n, err := passes.QOperatorToQDQ(work)
+		if err != nil {
+			return nil, fmt.Errorf("tflite export: %w", err)
+		}
+		defer qw.Close()
+		work = qw
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d QLinearConv/QLinearMatMul node(s) read as QDQ", n))
+	}
+	if qdq {
+		if qi, err = stripQDQ(work.Graph); err != nil {
+			return nil, fmt.Errorf("tflite export: reading the model's quantization: %w", err)
+		}
+		opts.Int8 = true
+		rep.Notes = append(rep.Notes, fmt.Sprintf("int8 from the model's own quantization: %d QuantizeLinear/DequantizeLinear pairs and %d quantized constants, no calibration", qi.pairs, qi.constants))
+	}
 	if _, err := infer.Infer(work, infer.Options{}); err != nil {
 		return nil, fmt.Errorf("tflite export: shape inference: %w", err)
 	}
@@ -224,6 +247,7 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 	}
 	c := newConverter(work, opts, rep)
 	c.controlWhy = why
+	c.qdq = qi
 	if err := c.run(ctx); err != nil {
 		return nil, fmt.Errorf("tflite export: %w", err)
 	}
@@ -276,8 +300,12 @@ func (r *Report) Summary() string {
 		fmt.Fprintf(&sb, "output %s %v: %s\n", io.Name, io.Shape, io.Layout)
 	}
 	if q := r.Int8; q != nil {
-		fmt.Fprintf(&sb, "int8: %d ops int8 (%d weights per channel), %d kept float, %d QUANTIZE, %d DEQUANTIZE; calibrated on %d samples\n",
-			q.Quantized, q.PerChannel, len(q.Float), q.Quantize, q.Dequantize, q.Samples)
+		from := fmt.Sprintf("calibrated on %d samples", q.Samples)
+		if q.FromModel {
+			from = "the QDQ model's own scales and zero points (not calibrated)"
+		}
+		fmt.Fprintf(&sb, "int8: %d ops int8 (%d weights per channel), %d kept float, %d QUANTIZE, %d DEQUANTIZE; %s\n",
+			q.Quantized, q.PerChannel, len(q.Float), q.Quantize, q.Dequantize, from)
 	}
 	return sb.String()
 }

@@ -24,17 +24,7 @@ import (
 
 func tfliteEnv(t *testing.T) rt.Env {
 	t.Helper()
-	_, modules := testpaths.Node(t, rt.Package)
-	env, err := rt.Find(rt.FindOptions{Getenv: func(k string) string {
-		if k == rt.EnvNodeModules {
-			return modules
-		}
-		return os.Getenv(k)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env
+	return findNodeRuntime(t, rt.Package, rt.Find)
 }
 
 // runExec runs m on the executor.

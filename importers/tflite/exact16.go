@@ -3,6 +3,7 @@ package tflite
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
@@ -51,49 +52,15 @@ func (c *converter) planExact16(o *operator, xIdx, wIdx, bIdx int32, outChannels
 	if taps <= 0 || taps*15*128 >= 1<<24 || outChannels <= 0 || len(yt.shape) != 4 || !staticShape(yt.shape[1:]) || yt.shape[3] != outChannels {
 		return nil, false
 	}
-	for _, z := range wt.q.zp {
-		if z != 0 {
-			return nil, false
-		}
-	}
-	if len(wt.q.scale) != 1 && int64(len(wt.q.scale)) != outChannels {
+	p := &exact16Plan{}
+	wscale, bias, ok := c.intConvParams(wt, bIdx, outChannels)
+	if !ok {
 		return nil, false
 	}
-	p := &exact16Plan{}
-	if bIdx >= 0 {
-		bt := c.tensor(bIdx)
-		if bt.data == nil || numel(bt.shape) != outChannels {
-			return nil, false
-		}
-		switch bt.typ {
-		case fb.TensorTypeINT64:
-			for i := int64(0); i < outChannels; i++ {
-				p.bias = append(p.bias, int64(binary.LittleEndian.Uint64(bt.data[8*i:])))
-			}
-		case fb.TensorTypeINT32:
-			for i := int64(0); i < outChannels; i++ {
-				p.bias = append(p.bias, int64(int32(binary.LittleEndian.Uint32(bt.data[4*i:]))))
-			}
-		default:
-			return nil, false
-		}
-	}
-	for ch := int64(0); ch < outChannels; ch++ {
-		ws := wt.q.scale[0]
-		if len(wt.q.scale) > 1 {
-			ws = wt.q.scale[ch]
-		}
+	p.bias = bias
+	for _, ws := range wscale {
 		// PopulateConvolutionQuantizationParams and QuantizeMultiplier.
-		real := float64(xt.q.scale[0]) * float64(ws) / float64(yt.q.scale[0])
-		fr, shift := math.Frexp(real)
-		q := int64(math.Round(fr * (1 << 31)))
-		if q == 1<<31 {
-			q /= 2
-			shift++
-		}
-		if shift < -31 {
-			shift, q = 0, 0
-		}
+		q, shift := fixedMultiplier(float64(xt.q.scale[0]) * float64(ws) / float64(yt.q.scale[0]))
 		reduced := int64(0x7FFF)
 		if q < 0x7FFF0000 {
 			reduced = (q + 1<<15) >> 16
@@ -125,6 +92,39 @@ func (c *converter) planExact16(o *operator, xIdx, wIdx, bIdx int32, outChannels
 	return p, true
 }
 
+// intConvParams reads what an integer conv takes from its symmetric int8
+// weights wt (zero points 0, one scale or one per output channel) and its
+// constant int32 or int64 bias bIdx (-1: none): the weight scale of each
+// output channel and the bias; ok is false for any other weights or bias.
+func (c *converter) intConvParams(wt *tensor, bIdx int32, outChannels int64) (wscale []float32, bias []int64, ok bool) {
+	if slices.ContainsFunc(wt.q.zp, func(z int64) bool { return z != 0 }) || len(wt.q.scale) != 1 && int64(len(wt.q.scale)) != outChannels {
+		return nil, nil, false
+	}
+	for ch := range outChannels {
+		wscale = append(wscale, wt.q.scale[min(ch, int64(len(wt.q.scale))-1)])
+	}
+	if bIdx < 0 {
+		return wscale, nil, true
+	}
+	bt := c.tensor(bIdx)
+	if bt.data == nil || numel(bt.shape) != outChannels {
+		return nil, nil, false
+	}
+	switch bt.typ {
+	case fb.TensorTypeINT64:
+		for i := int64(0); i < outChannels; i++ {
+			bias = append(bias, int64(binary.LittleEndian.Uint64(bt.data[8*i:])))
+		}
+	case fb.TensorTypeINT32:
+		for i := int64(0); i < outChannels; i++ {
+			bias = append(bias, int64(int32(binary.LittleEndian.Uint32(bt.data[4*i:]))))
+		}
+	default:
+		return nil, nil, false
+	}
+	return wscale, bias, true
+}
+
 // int8Floats permutes an int8 constant and returns it as float32 integers.
 func (c *converter) int8Floats(t *tensor, perm []int, suffix string) (string, error) {
 	data, dims, err := canonical.TransposeBytes(t.data, 1, t.shape, perm)
@@ -152,39 +152,8 @@ func (c *converter) constI64Dims(name string, dims []int64, v []int64) string {
 func (c *converter) emitExact16(out int32, x string, p *exact16Plan, conv func(in, y string)) error {
 	y := c.layoutName(int(out), nchw)
 	n := c.unique(y + "_exact")
-	// u = x + 32768 in [0, 65535], as int32.
-	x32 := n + "_x_i32"
-	c.node("Cast", []string{x}, []string{x32}, canonical.IntAttr("to", int64(canonical.Int32)))
-	u := n + "_u"
-	c.node("Add", []string{x32, c.constI32(n+"_offset", 32768)}, []string{u})
-	sixteen := c.constI32(n+"_16", 16)
-	pieces := make([]string, 4)
-	rest := u
-	for i := 0; i < 3; i++ {
-		pieces[i] = c.unique(n + "_nibble" + string(rune('0'+i)))
-		c.node("Mod", []string{rest, sixteen}, []string{pieces[i]})
-		next := c.unique(n + "_rest" + string(rune('0'+i)))
-		c.node("Div", []string{rest, sixteen}, []string{next})
-		rest = next
-	}
-	pieces[3] = c.unique(n + "_nibble3")
-	c.node("Sub", []string{rest, c.constI32(n+"_8", 8)}, []string{pieces[3]})
-	stacked := c.unique(n + "_pieces")
-	c.node("Concat", pieces, []string{stacked}, canonical.IntAttr("axis", 0))
-	pf := c.unique(n + "_pieces_f32")
-	c.node("Cast", []string{stacked}, []string{pf}, canonical.IntAttr("to", int64(canonical.Float)))
-	cf := c.unique(n + "_conv_f32")
-	conv(pf, cf)
-	ci := c.unique(n + "_conv_i64")
-	c.node("Cast", []string{cf}, []string{ci}, canonical.IntAttr("to", int64(canonical.Int64)))
-	// [4N, O, H, W] -> [4, N, O, H, W], weighted by 16^i, summed.
-	c5 := c.unique(n + "_conv_5d")
-	yt := c.tensor(out)
-	c.node("Reshape", []string{ci, c.constI64(c5+"_shape", []int64{4, -1, yt.shape[3], yt.shape[1], yt.shape[2]})}, []string{c5})
-	w5 := c.unique(n + "_weighted")
-	c.node("Mul", []string{c5, c.constI64Dims(n+"_nibble_weights", []int64{4, 1, 1, 1, 1}, []int64{1, 16, 256, 4096})}, []string{w5})
-	acc := c.unique(n + "_acc")
-	c.node("ReduceSum", []string{w5, c.constI64(acc+"_axes", []int64{0})}, []string{acc}, canonical.IntAttr("keepdims", 0))
+	ys := c.tensor(out).shape
+	acc := c.intConvAcc(n, x, 16, []int64{ys[3], ys[1], ys[2]}, conv)
 	och := []int64{int64(len(p.mult)), 1, 1}
 	if p.bias != nil {
 		b := c.unique(n + "_acc_bias")
@@ -206,6 +175,58 @@ func (c *converter) emitExact16(out int32, x string, p *exact16Plan, conv func(i
 	c.node("Clip", []string{q, c.constI64Dims(n+"_min", nil, []int64{p.lo}), c.constI64Dims(n+"_max", nil, []int64{p.hi})}, []string{cl})
 	c.node("Cast", []string{cl}, []string{y}, canonical.IntAttr("to", int64(canonical.Int16)))
 	return c.finishAs(out, nchw, y, true)
+}
+
+// intConvAcc builds the int64 accumulator sum(x * w) of a convolution of
+// the NCHW integer input x (bits 8 or 16, zero padding) whose output has
+// the dims tail after the batch (O, H, W for a conv): x split into 4-bit pieces, x = p0 + 16 p1 + ...
+// with the last piece signed (Mod and Div on the non-negative x + 2^(bits-1):
+// ONNX's BitShift is unsigned only), the pieces stacked on the batch axis
+// and convolved in float by conv (each partial sum an exact integer while
+// taps * 15 * 128 < 2^24), the results cast to int64, weighted by 16^i and
+// summed.
+func (c *converter) intConvAcc(n, x string, bits int, tail []int64, conv func(in, y string)) string {
+	np := bits / 4
+	x32 := n + "_x_i32"
+	c.node("Cast", []string{x}, []string{x32}, canonical.IntAttr("to", int64(canonical.Int32)))
+	u := n + "_u"
+	c.node("Add", []string{x32, c.constI32(n+"_offset", int32(1)<<(bits-1))}, []string{u})
+	sixteen := c.constI32(n+"_16", 16)
+	pieces := make([]string, np)
+	weights := make([]int64, np)
+	rest := u
+	for i := 0; i < np-1; i++ {
+		pieces[i] = c.unique(n + "_nibble" + string(rune('0'+i)))
+		c.node("Mod", []string{rest, sixteen}, []string{pieces[i]})
+		next := c.unique(n + "_rest" + string(rune('0'+i)))
+		c.node("Div", []string{rest, sixteen}, []string{next})
+		rest = next
+		weights[i] = int64(1) << (4 * i)
+	}
+	pieces[np-1] = c.unique(n + "_nibble" + string(rune('0'+np-1)))
+	c.node("Sub", []string{rest, c.constI32(n+"_8", 8)}, []string{pieces[np-1]})
+	weights[np-1] = int64(1) << (4 * (np - 1))
+	stacked := c.unique(n + "_pieces")
+	c.node("Concat", pieces, []string{stacked}, canonical.IntAttr("axis", 0))
+	pf := c.unique(n + "_pieces_f32")
+	c.node("Cast", []string{stacked}, []string{pf}, canonical.IntAttr("to", int64(canonical.Float)))
+	cf := c.unique(n + "_conv_f32")
+	conv(pf, cf)
+	ci := c.unique(n + "_conv_i64")
+	c.node("Cast", []string{cf}, []string{ci}, canonical.IntAttr("to", int64(canonical.Int64)))
+	// [P*N, tail...] -> [P, N, tail...], weighted by 16^i, summed.
+	c5 := c.unique(n + "_conv_5d")
+	c.node("Reshape", []string{ci, c.constI64(c5+"_shape", append([]int64{int64(np), -1}, tail...))}, []string{c5})
+	wdims := make([]int64, len(tail)+2)
+	for i := range wdims {
+		wdims[i] = 1
+	}
+	wdims[0] = int64(np)
+	w5 := c.unique(n + "_weighted")
+	c.node("Mul", []string{c5, c.constI64Dims(n+"_nibble_weights", wdims, weights)}, []string{w5})
+	acc := c.unique(n + "_acc")
+	c.node("ReduceSum", []string{w5, c.constI64(acc+"_axes", []int64{0})}, []string{acc}, canonical.IntAttr("keepdims", 0))
+	return acc
 }
 
 func (c *converter) constI32(name string, v int32) string {

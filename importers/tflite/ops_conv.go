@@ -183,7 +183,10 @@ func (c *converter) emitConv(o *operator, perm []int, suffix string, group int64
 	outCh := wt.shape[perm[0]]
 	if wt.shape[0] > 0 && wt.shape[1] > 0 && wt.shape[2] > 0 && wt.shape[3] > 0 {
 		taps := wt.shape[0] * wt.shape[1] * wt.shape[2] * wt.shape[3] / outCh
-		if p, ok := c.planExact16(o, o.inputs[0], o.inputs[1], c.in(o, 2), outCh, taps, act); ok {
+		// int8: XNNPACK's integer sum and float32 requantization, exactly (exact8.go).
+		p16, ok16 := c.planExact16(o, o.inputs[0], o.inputs[1], c.in(o, 2), outCh, taps, act)
+		p8, ok8 := c.planExact8(o, o.inputs[0], o.inputs[1], c.in(o, 2), outCh, taps, act)
+		if ok16 || ok8 && staticShape(xt.shape[1:]) {
 			xr, err := c.rawValue(int(o.inputs[0]), nchw)
 			if err != nil {
 				return err
@@ -192,9 +195,11 @@ func (c *converter) emitConv(o *operator, perm []int, suffix string, group int64
 			if err != nil {
 				return err
 			}
-			return c.emitExact16(o.outputs[0], xr, p, func(in, y string) {
-				c.node("Conv", []string{in, wf}, []string{y}, attrs...)
-			})
+			conv := func(in, y string) { c.node("Conv", []string{in, wf}, []string{y}, attrs...) }
+			if ok16 {
+				return c.emitExact16(o.outputs[0], xr, p16, conv)
+			}
+			return c.emitExact8(o.outputs[0], xr, xt.shape, p8, conv)
 		}
 	}
 	return c.emit(o.outputs[0], nchw, act, func(y string) error {

@@ -26,6 +26,10 @@ func (c *converter) fullyConnected(o *operator) error {
 		return fmt.Errorf("weights %q have shape %v, want static [units, depth]", wt.name, wt.shape)
 	}
 	units, depth := wt.shape[0], wt.shape[1]
+	// int8: XNNPACK's integer sum and float32 requantization, exactly (exact8.go).
+	if done, err := c.exactFC(o, opt.FusedActivationFunction()); done || err != nil {
+		return err
+	}
 	var x, w string
 	// An NCHW 4-D input flattened as a whole: permute the weight columns
 	// instead of transposing the activation back to NHWC.

@@ -96,6 +96,12 @@ func (c *converter) reduce(o *operator) error {
 			onnxAxes = append(onnxAxes, a)
 		}
 	}
+	if o.code == fb.BuiltinOperatorMEAN && len(onnxAxes) > 0 {
+		// int8: XNNPACK's integer sum and float32 rescale, exactly (exact8.go).
+		if done, err := c.exactMean(o, lay, outLay, onnxAxes, keep, reduced); done || err != nil {
+			return err
+		}
+	}
 	x, err := c.floatValue(o.inputs[0], lay)
 	if err != nil {
 		return err
