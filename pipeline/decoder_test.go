@@ -58,3 +58,43 @@ func TestDecoderToOpset23Optimized(t *testing.T) {
 		})
 	}
 }
+
+// TestDecoderToOpset28AndBack converts the decoders to opset 28 with
+// --optimize (fused Attention, RMSNormalization, RotaryEmbedding) and that
+// result back down to 17: the fused ops are expanded again although the
+// batch and sequence lengths are dynamic, and each step verifies over a
+// prefill and 3 decode steps.
+func TestDecoderToOpset28AndBack(t *testing.T) {
+	for _, name := range []string{"llama", "gpt2"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			up, down := filepath.Join(dir, "o28.onnx"), filepath.Join(dir, "o17.onnx")
+			for _, step := range []struct {
+				in, out string
+				opset   int
+			}{
+				{filepath.Join("..", "fixtures", "decoders", name, "model.onnx"), up, 28},
+				{up, down, 17},
+			} {
+				res, err := Convert(context.Background(), step.in, step.out,
+					Options{Env: builtins(), Opset: step.opset, Optimize: step.opset == 28, Verify: &VerifyOptions{}})
+				if err != nil {
+					t.Fatalf("to opset %d: %v", step.opset, err)
+				}
+				if !res.Equivalent || len(res.Comparisons) == 0 || res.Comparisons[0].Report.Decode == nil {
+					t.Fatalf("to opset %d: equivalent %v over %d comparisons", step.opset, res.Equivalent, len(res.Comparisons))
+				}
+			}
+			m, err := canonical.Load(down, canonical.LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			for _, n := range m.Graph.Nodes {
+				if n.OpType == "Attention" || n.OpType == "RotaryEmbedding" || n.OpType == "RMSNormalization" {
+					t.Errorf("opset 17 result keeps %s", n.OpType)
+				}
+			}
+		})
+	}
+}

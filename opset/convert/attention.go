@@ -28,7 +28,27 @@ func expandAttention(sc *stepCtx, to int) error {
 	qs, ok1 := shapeOf(q)
 	ks, ok2 := shapeOf(k)
 	vs, ok3 := shapeOf(v)
-	if !ok1 || !ok2 || !ok3 || len(qs) != len(ks) || len(qs) != len(vs) || (len(qs) != 3 && len(qs) != 4) {
+	// dyn: 4-D Q, K, V whose batch and sequence lengths are dynamic (a
+	// decoder's), with their heads and head sizes known; expanded without
+	// a past, a causal frontier, a window or nonpad_kv_seqlen, which need
+	// the lengths.
+	dyn := false
+	if !ok1 || !ok2 || !ok3 {
+		qs, ok1 = rankedShapeOf(q)
+		ks, ok2 = rankedShapeOf(k)
+		vs, ok3 = rankedShapeOf(v)
+		dyn = ok1 && ok2 && ok3 && len(qs) == 4 && len(ks) == 4 && len(vs) == 4 &&
+			qs[1] > 0 && ks[1] > 0 && qs[3] > 0 && vs[3] > 0 &&
+			pastK == nil && pastV == nil && n.Input(6) == nil && n.AttrInt("is_causal", 0) == 0 &&
+			n.AttrInt("left_window_size", -1) < 0 && n.AttrInt("right_window_size", -1) < 0
+		if !dyn {
+			return needShapes(shapes, "Attention needs Q, K and V of known 3-D or 4-D shapes to expand (or 4-D ones with known heads and head sizes, without past, causal, window or nonpad_kv_seqlen)")
+		}
+		if to < 11 {
+			return blocked("target opset 11 or later", "Attention on dynamic lengths expands with Pad's pads computed at run time")
+		}
+	}
+	if len(qs) != len(ks) || len(qs) != len(vs) || (len(qs) != 3 && len(qs) != 4) {
 		return needShapes(shapes, "Attention needs Q, K and V of known 3-D or 4-D shapes to expand")
 	}
 	three := len(qs) == 3
@@ -74,6 +94,10 @@ func expandAttention(sc *stepCtx, to int) error {
 	if g := hq / hkv; g > 1 {
 		repeat := func(x *canonical.Value, hd int64) *canonical.Value {
 			u := b.unsqueeze(x, 2)
+			if dyn {
+				e := b.op("Expand", []*canonical.Value{u, b.constI([]int64{5}, 1, 1, g, 1, 1)})
+				return b.op("Reshape", []*canonical.Value{e, b.constI([]int64{4}, 0, hq, -1, hd)})
+			}
 			e := b.op("Expand", []*canonical.Value{u, b.constI([]int64{5}, batch, hkv, g, total, hd)})
 			return b.op("Reshape", []*canonical.Value{e, b.constI([]int64{4}, batch, hq, total, hd)})
 		}
@@ -97,6 +121,9 @@ func expandAttention(sc *stepCtx, to int) error {
 	var bias *canonical.Value
 	if mask != nil {
 		ms, ok := shapeOf(mask)
+		if dyn {
+			ms, ok = rankedShapeOf(mask)
+		}
 		if !ok || len(ms) == 0 {
 			return needShapes(shapes, "Attention needs the shape of attn_mask to expand")
 		}
@@ -104,7 +131,9 @@ func expandAttention(sc *stepCtx, to int) error {
 		if elemType(mask) == canonical.Bool {
 			m = b.op("Where", []*canonical.Value{mask, b.scalar(0), b.scalar(math.Inf(-1))})
 		}
-		if last := ms[len(ms)-1]; last < total {
+		if dyn {
+			m = padMaskTo(b, m, len(ms), k)
+		} else if last := ms[len(ms)-1]; last < total {
 			padDims := append(append([]int64(nil), ms[:len(ms)-1]...), total-last)
 			cnt := int64(1)
 			for _, x := range padDims {
@@ -194,6 +223,18 @@ func expandAttention(sc *stepCtx, to int) error {
 		outs[3] = b.op("Identity", []*canonical.Value{qkOut})
 	}
 	return b.finish(outs...)
+}
+
+// padMaskTo pads the additive mask m (of the given rank) with -inf along
+// its last axis up to the keys' length (axis 2 of the 4-D k), computed at
+// run time: Attention reads a shorter mask as padded.
+func padMaskTo(b *builder, m *canonical.Value, rank int, k *canonical.Value) *canonical.Value {
+	keys := b.op("Gather", []*canonical.Value{b.op("Shape", []*canonical.Value{k}), b.constI([]int64{1}, 2)}, canonical.IntAttr("axis", 0))
+	ms := b.op("Shape", []*canonical.Value{m})
+	last := b.op("Gather", []*canonical.Value{ms, b.constI([]int64{1}, int64(rank-1))}, canonical.IntAttr("axis", 0))
+	pads := b.op("Concat", []*canonical.Value{b.constI([]int64{int64(2*rank - 1)}, make([]int64, 2*rank-1)...),
+		b.op("Sub", []*canonical.Value{keys, last})}, canonical.IntAttr("axis", 0))
+	return b.op("Pad", []*canonical.Value{m, pads, b.scalar(math.Inf(-1))})
 }
 
 // nonpadBias is the additive (B, 1, sq, total) bias of nonpad_kv_seqlen

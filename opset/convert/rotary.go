@@ -13,29 +13,32 @@ func (b *builder) slice(x *canonical.Value, axis, start, end, step int64) *canon
 // expandRotary rewrites RotaryEmbedding (23) following the operator's
 // reference algorithm: the rotated part of each head is split in halves
 // (or interleaved pairs), rotated by the cos/sin caches gathered at the
-// position ids, and put back. The input's shape must be known.
+// position ids, and put back. The heads and head size must be known; the
+// batch and sequence may be dynamic (the Reshapes copy them with 0).
 func expandRotary(sc *stepCtx, to int) error {
 	n := sc.n
 	if to < 10 {
 		return blocked("target opset 10 or later", "the expansion of RotaryEmbedding uses Slice with steps")
 	}
 	x, cosC, sinC, pos := n.Input(0), n.Input(1), n.Input(2), n.Input(3)
-	xs, ok := shapeOf(x)
-	if !ok || (len(xs) != 3 && len(xs) != 4) {
-		return needShapes("the input's shape is known", "RotaryEmbedding needs a 3-D or 4-D input of known shape to expand")
+	// Batch and sequence may be dynamic (0 in a Reshape copies them);
+	// the heads and the head size must be known.
+	xs, ok := rankedShapeOf(x)
+	if !ok || (len(xs) != 3 && len(xs) != 4) || xs[len(xs)-1] < 0 || (len(xs) == 4 && xs[1] < 0) {
+		return needShapes("the input's shape is known", "RotaryEmbedding needs a 3-D or 4-D input whose heads and head size are known to expand")
 	}
 	b := newBuilder(sc, to)
 	var batch, seq, heads, d int64
 	h := x
 	if len(xs) == 4 {
-		batch, heads, seq, d = xs[0], xs[1], xs[2], xs[3]
+		batch, heads, seq, d = 0, xs[1], 0, xs[3]
 		h = b.op("Transpose", []*canonical.Value{x}, canonical.IntsAttr("perm", 0, 2, 1, 3))
 	} else {
 		heads = n.AttrInt("num_heads", 0)
 		if heads <= 0 || xs[2]%heads != 0 {
 			return blocked("", "3-D RotaryEmbedding needs num_heads dividing the hidden size %d", xs[2])
 		}
-		batch, seq, d = xs[0], xs[1], xs[2]/heads
+		batch, seq, d = 0, 0, xs[2]/heads
 		h = b.op("Reshape", []*canonical.Value{x, b.constI([]int64{4}, batch, seq, heads, d)})
 	}
 	rd := n.AttrInt("rotary_embedding_dim", 0)
@@ -78,7 +81,7 @@ func expandRotary(sc *stepCtx, to int) error {
 	if len(xs) == 4 {
 		out = b.op("Transpose", []*canonical.Value{out}, canonical.IntsAttr("perm", 0, 2, 1, 3))
 	} else {
-		out = b.op("Reshape", []*canonical.Value{out, b.constI([]int64{3}, xs...)})
+		out = b.op("Reshape", []*canonical.Value{out, b.constI([]int64{3}, 0, 0, xs[2])})
 	}
 	return b.finish(out)
 }

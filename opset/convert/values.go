@@ -157,6 +157,29 @@ func shapeOf(v *canonical.Value) ([]int64, bool) {
 	return out, true
 }
 
+// rankedShapeOf returns v's dims with -1 for each one that is not known,
+// or false when its rank is not known.
+func rankedShapeOf(v *canonical.Value) ([]int64, bool) {
+	if v == nil {
+		return nil, false
+	}
+	if v.Const != nil {
+		return v.Const.Dims, true
+	}
+	_, dims, hasShape, ok := canonical.TensorTypeOf(v.Type)
+	if !ok || !hasShape {
+		return nil, false
+	}
+	out := make([]int64, len(dims))
+	for i, d := range dims {
+		out[i] = -1
+		if d.Known {
+			out[i] = d.Value
+		}
+	}
+	return out, true
+}
+
 // constant adds an initializer named after base holding t to the node's
 // graph and returns its value.
 func (sc *stepCtx) constant(base string, t *canonical.Tensor) (*canonical.Value, error) {
