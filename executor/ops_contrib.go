@@ -11,6 +11,7 @@ import (
 // define them.
 
 func registerContrib(r registry) {
+	registerContribNorm(r)
 	r.impl("com.microsoft", "MatMulNBits").host = hostMatMulNBits
 }
 
