@@ -12,6 +12,7 @@ import (
 
 func registerContrib(r registry) {
 	registerContribNorm(r)
+	registerContribAttention(r)
 	r.impl("com.microsoft", "MatMulNBits").host = hostMatMulNBits
 }
 

@@ -126,3 +126,44 @@ g (float[4,%d] x, float[4,%d] skip) => (float[4,%d] y)
 		t.Run(name, func(t *testing.T) { runsLikeORT(t, r, strings.SplitN(name, "/", 2)[0], src) })
 	}
 }
+
+// TestGroupQueryAttentionLikeORT runs com.microsoft GroupQueryAttention
+// (8 query heads over 2 key/value heads of 16 values) on a first prompt
+// with rotary embedding, on a decode step over a cache with interleaved
+// rotary, a local window, softcap and scale, and on packed QKV
+// with several new tokens after a cache, on the executor and in ONNX
+// Runtime.
+func TestGroupQueryAttentionLikeORT(t *testing.T) {
+	r := testRuntime(t)
+	v := newOpValues(4)
+	const B, N, KVN, H, maxPos = 2, 8, 2, 16, 16
+	head := `<ir_version: 9, opset_import: ["" : 17, "com.microsoft" : 1]>`
+	caches := func() string {
+		return fmt.Sprintf("float[%d,%d] cos = {%s}, float[%d,%d] sin = {%s}", maxPos, H/2, v.floats(maxPos*H/2, -1, 1), maxPos, H/2, v.floats(maxPos*H/2, -1, 1))
+	}
+	lens := func(n int) string { return v.list(B, func() string { return strconv.Itoa(n) }) }
+	cases := map[string]string{
+		"prompt-rotary": fmt.Sprintf(`%s
+g (float[%d,4,%d] q, float[%d,4,%d] k, float[%d,4,%d] v) => (float[%d,4,%d] y, float[%d,%d,4,%d] pk, float[%d,%d,4,%d] pv)
+  <int32[%d] seqlens = {%s}, int32 total = {4}, %s>
+{
+  y, pk, pv = com.microsoft.GroupQueryAttention <num_heads: int = %d, kv_num_heads: int = %d, do_rotary: int = 1> (q, k, v, , , seqlens, total, cos, sin)
+}`, head, B, N*H, B, KVN*H, B, KVN*H, B, N*H, B, KVN, H, B, KVN, H, B, lens(3), caches(), N, KVN),
+		"decode-interleaved-window-softcap": fmt.Sprintf(`%s
+g (float[%d,1,%d] q, float[%d,1,%d] k, float[%d,1,%d] v, float[%d,%d,5,%d] past_k, float[%d,%d,5,%d] past_v) => (float[%d,1,%d] y, float[%d,%d,6,%d] pk, float[%d,%d,6,%d] pv)
+  <int32[%d] seqlens = {%s}, int32 total = {6}, %s>
+{
+  y, pk, pv = com.microsoft.GroupQueryAttention <num_heads: int = %d, kv_num_heads: int = %d, do_rotary: int = 1, rotary_interleaved: int = 1, local_window_size: int = 3, softcap: float = 2.0, scale: float = 0.5> (q, k, v, past_k, past_v, seqlens, total, cos, sin)
+}`, head, B, N*H, B, KVN*H, B, KVN*H, B, KVN, H, B, KVN, H, B, N*H, B, KVN, H, B, KVN, H, B, lens(5), caches(), N, KVN),
+		// ONNX Runtime takes several new tokens after a cache for one sequence only.
+		"packed-after-cache": fmt.Sprintf(`%s
+g (float[1,3,%d] qkv, float[1,%d,4,%d] past_k, float[1,%d,4,%d] past_v) => (float[1,3,%d] y, float[1,%d,7,%d] pk, float[1,%d,7,%d] pv)
+  <int32[1] seqlens = {6}, int32 total = {7}>
+{
+  y, pk, pv = com.microsoft.GroupQueryAttention <num_heads: int = %d, kv_num_heads: int = %d> (qkv, , , past_k, past_v, seqlens, total)
+}`, head, (N+2*KVN)*H, KVN, H, KVN, H, N*H, KVN, H, KVN, H, N, KVN),
+	}
+	for name, src := range cases {
+		t.Run(name, func(t *testing.T) { runsLikeORT(t, r, "GroupQueryAttention", src) })
+	}
+}

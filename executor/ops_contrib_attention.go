@@ -1,0 +1,273 @@
+package executor
+
+import (
+	"fmt"
+	"math"
+)
+
+// com.microsoft attention operators as ONNX Runtime's CPU kernels define
+// them, on the host in float64.
+
+func registerContribAttention(r registry) {
+	r.impl("com.microsoft", "GroupQueryAttention").host = hostGroupQueryAttention
+}
+
+// softmaxRow turns scores into probabilities in place; entries at -Inf
+// get 0, and a row of only -Inf stays all 0.
+func softmaxRow(row []float64) {
+	m := math.Inf(-1)
+	for _, s := range row {
+		m = math.Max(m, s)
+	}
+	if math.IsInf(m, -1) {
+		clear(row)
+		return
+	}
+	sum := 0.0
+	for j, s := range row {
+		row[j] = math.Exp(s - m)
+		sum += row[j]
+	}
+	for j := range row {
+		row[j] /= sum
+	}
+}
+
+// splitHeads takes heads [from, from+n) of (B, heads, S, H) values.
+func splitHeads(v []float64, B, heads, S, H, from, n int) []float64 {
+	out := make([]float64, 0, B*n*S*H)
+	for b := 0; b < B; b++ {
+		out = append(out, v[((b*heads+from)*S)*H:((b*heads+from+n)*S)*H]...)
+	}
+	return out
+}
+
+// gqa is one GroupQueryAttention call's sizes.
+type gqa struct {
+	B, S, N, KVN, H int
+	// T is the present cache's length, past[b] the cached positions of
+	// batch b before this call.
+	T    int
+	past []int
+}
+
+// hostGroupQueryAttention is com.microsoft GroupQueryAttention: query
+// (B, S, N·H) with key and value (B, S, KVN·H), or query packing all three
+// (B, S, (N+2·KVN)·H); past_key/past_value (B, KVN, P, H); seqlens_k
+// (int32 [B]: each batch's total length - 1); total_sequence_length
+// (int32 scalar); cos_cache/sin_cache for do_rotary. On the first prompt
+// (S == total_sequence_length) nothing is cached; otherwise batch b's
+// new tokens sit at positions seqlens_k[b]+1-S on. Each query attends
+// causally to the cache and new keys, within local_window_size keys when
+// it is positive, scores scaled (scale, default 1/√H) and capped by
+// softcap·tanh(s/softcap) when softcap > 0. Outputs: output (B, S, N·H),
+// present_key and present_value (B, KVN, max(total, P), H).
+func hostGroupQueryAttention(c *lctx) error {
+	const op = "GroupQueryAttention"
+	N, KVN := int(c.AInt("num_heads", 0)), int(c.AInt("kv_num_heads", 0))
+	if N <= 0 || KVN <= 0 || N%KVN != 0 {
+		return fmt.Errorf("%s: num_heads %d and kv_num_heads %d: want both > 0, num_heads a multiple of kv_num_heads", op, N, KVN)
+	}
+	if c.AInt("smooth_softmax", 0) != 0 || c.Has(9) || c.Has(10) || c.Has(11) || c.HasOut(3) {
+		return fmt.Errorf("%s: smooth_softmax, position_ids, attention_bias, head_sink and output_qk are not supported", op)
+	}
+	qh, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	if len(qh.shape) != 3 {
+		return fmt.Errorf("%s: query has shape %v; it must be (batch, sequence, hidden)", op, qh.shape)
+	}
+	B, S := qh.shape[0], qh.shape[1]
+	var q, k, v []float64
+	var H int
+	if c.Has(1) != c.Has(2) {
+		return fmt.Errorf("%s: key and value must be given together (or both packed in query)", op)
+	}
+	if !c.Has(1) {
+		all, shape, err := to4D(qh, N+2*KVN)
+		if err != nil {
+			return fmt.Errorf("%s: packed query: %w", op, err)
+		}
+		H = shape[3]
+		q = splitHeads(all, B, N+2*KVN, S, H, 0, N)
+		k = splitHeads(all, B, N+2*KVN, S, H, N, KVN)
+		v = splitHeads(all, B, N+2*KVN, S, H, N+KVN, KVN)
+	} else {
+		var shape []int
+		if q, shape, err = to4D(qh, N); err != nil {
+			return fmt.Errorf("%s: query: %w", op, err)
+		}
+		H = shape[3]
+		for i, dst := range []*[]float64{&k, &v} {
+			h, err := c.H(1 + i)
+			if err != nil {
+				return err
+			}
+			if len(h.shape) != 3 || h.shape[0] != B || h.shape[1] != S || h.shape[2] != KVN*H {
+				return fmt.Errorf("%s: input %d has shape %v, want [%d %d %d]", op, 1+i, h.shape, B, S, KVN*H)
+			}
+			if *dst, _, err = to4D(h, KVN); err != nil {
+				return fmt.Errorf("%s: input %d: %w", op, 1+i, err)
+			}
+		}
+	}
+	g := gqa{B: B, S: S, N: N, KVN: KVN, H: H}
+	var pastK, pastV []float64
+	P := 0
+	if c.Has(3) != c.Has(4) {
+		return fmt.Errorf("%s: past_key and past_value must be given together", op)
+	}
+	if c.Has(3) {
+		pk, err := c.H(3)
+		if err != nil {
+			return err
+		}
+		pv, err := c.H(4)
+		if err != nil {
+			return err
+		}
+		if len(pk.shape) != 4 || pk.shape[0] != B || pk.shape[1] != KVN || pk.shape[3] != H || !shapeEq(pk.shape, pv.shape) {
+			return fmt.Errorf("%s: past_key %v and past_value %v: want both [%d %d P %d]", op, pk.shape, pv.shape, B, KVN, H)
+		}
+		P, pastK, pastV = pk.shape[2], pk.f64(), pv.f64()
+	}
+	seqlens, err := c.Ints(5)
+	if err != nil {
+		return err
+	}
+	tot, err := c.Ints(6)
+	if err != nil {
+		return err
+	}
+	if len(seqlens) != B || len(tot) != 1 {
+		return fmt.Errorf("%s: seqlens_k has %d values and total_sequence_length %d; want %d and 1", op, len(seqlens), len(tot), B)
+	}
+	total := int(tot[0])
+	g.T = max(total, P)
+	first := S == total
+	g.past = make([]int, B)
+	for b, l := range seqlens {
+		if !first {
+			g.past[b] = int(l) + 1 - S
+		}
+		if g.past[b] < 0 || g.past[b] > P || g.past[b]+S > g.T {
+			return fmt.Errorf("%s: seqlens_k[%d] is %d with %d new tokens, %d cached and total_sequence_length %d: out of range", op, b, l, S, P, total)
+		}
+	}
+	if c.AInt("do_rotary", 0) != 0 {
+		if err := g.rotate(c, q, k); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	presK, presV := g.present(pastK, P, k), g.present(pastV, P, v)
+	scale := 1 / math.Sqrt(float64(H))
+	if s := c.AFloat("scale", 0); s != 0 {
+		scale = float64(s)
+	}
+	y := g.attend(q, presK, presV, scale, float64(c.AFloat("softcap", 0)), int(c.AInt("local_window_size", -1)))
+	c.OutH(0, fromF64(qh.dt, []int{B, S, N * H}, y))
+	if c.HasOut(1) {
+		c.OutH(1, fromF64(qh.dt, []int{B, KVN, g.T, H}, presK))
+	}
+	if c.HasOut(2) {
+		c.OutH(2, fromF64(qh.dt, []int{B, KVN, g.T, H}, presV))
+	}
+	return nil
+}
+
+// rotate applies the rotary embedding of cos_cache and sin_cache (inputs
+// 7 and 8, [positions, rotary_dim/2]) to q and k (B, heads, S, H) at
+// each token's position.
+func (g gqa) rotate(c *lctx, q, k []float64) error {
+	if !c.Has(7) || !c.Has(8) {
+		return fmt.Errorf("do_rotary needs cos_cache and sin_cache (inputs 7 and 8)")
+	}
+	ch, err := c.H(7)
+	if err != nil {
+		return err
+	}
+	sh, err := c.H(8)
+	if err != nil {
+		return err
+	}
+	if len(ch.shape) != 2 || !shapeEq(ch.shape, sh.shape) || 2*ch.shape[1] > g.H {
+		return fmt.Errorf("cos_cache %v and sin_cache %v: want both [positions, at most %d]", ch.shape, sh.shape, g.H/2)
+	}
+	half := ch.shape[1]
+	if last := g.T; last > ch.shape[0] {
+		return fmt.Errorf("cos_cache has %d positions; the sequence reaches %d", ch.shape[0], last)
+	}
+	r := rope{cos: ch.f64(), sin: sh.f64(), half: half, inter: c.AInt("rotary_interleaved", 0) != 0}
+	pos := func(b, s int) int { return (g.past[b] + s) * half }
+	for _, x := range []struct {
+		v     []float64
+		heads int
+	}{{q, g.N}, {k, g.KVN}} {
+		heads := x.heads
+		r.apply(x.v, g.B, g.S, heads, func(b, s, n, d int) int { return ((b*heads+n)*g.S+s)*g.H + d }, pos)
+	}
+	return nil
+}
+
+// present is the cache after this call, (B, KVN, T, H): batch b's first
+// past[b] cached positions, then the new ones; the rest 0.
+func (g gqa) present(past []float64, P int, cur []float64) []float64 {
+	out := make([]float64, g.B*g.KVN*g.T*g.H)
+	for b := 0; b < g.B; b++ {
+		for n := 0; n < g.KVN; n++ {
+			dst := out[(b*g.KVN+n)*g.T*g.H:]
+			if past != nil {
+				copy(dst, past[(b*g.KVN+n)*P*g.H:][:g.past[b]*g.H])
+			}
+			copy(dst[g.past[b]*g.H:], cur[(b*g.KVN+n)*g.S*g.H:][:g.S*g.H])
+		}
+	}
+	return out
+}
+
+// attend is each query head's causal attention over its key/value head
+// in the present cache, (B, S, N·H).
+func (g gqa) attend(q, k, v []float64, scale, softcap float64, window int) []float64 {
+	y := make([]float64, g.B*g.S*g.N*g.H)
+	row := make([]float64, g.T)
+	rep := g.N / g.KVN
+	for b := 0; b < g.B; b++ {
+		for n := 0; n < g.N; n++ {
+			kv := (b*g.KVN + n/rep) * g.T * g.H
+			for s := 0; s < g.S; s++ {
+				qi := ((b*g.N+n)*g.S + s) * g.H
+				end := g.past[b] + s + 1
+				start := 0
+				if window > 0 {
+					start = max(0, end-window)
+				}
+				for j := range row {
+					row[j] = math.Inf(-1)
+					if j < start || j >= end {
+						continue
+					}
+					dot := 0.0
+					for d := 0; d < g.H; d++ {
+						dot += q[qi+d] * k[kv+j*g.H+d]
+					}
+					dot *= scale
+					if softcap > 0 {
+						dot = softcap * math.Tanh(dot/softcap)
+					}
+					row[j] = dot
+				}
+				softmaxRow(row)
+				out := y[((b*g.S+s)*g.N+n)*g.H:]
+				for d := 0; d < g.H; d++ {
+					acc := 0.0
+					for j := start; j < end; j++ {
+						acc += row[j] * v[kv+j*g.H+d]
+					}
+					out[d] = acc
+				}
+			}
+		}
+	}
+	return y
+}
