@@ -10,6 +10,7 @@ import (
 
 func registerContribAttention(r registry) {
 	r.impl("com.microsoft", "GroupQueryAttention").host = hostGroupQueryAttention
+	r.impl("com.microsoft", "RotaryEmbedding").host = hostRotaryMS
 }
 
 // softmaxRow turns scores into probabilities in place; entries at -Inf
@@ -270,4 +271,81 @@ func (g gqa) attend(q, k, v []float64, scale, softcap float64, window int) []flo
 		}
 	}
 	return y
+}
+
+// hostRotaryMS is com.microsoft RotaryEmbedding (input, position_ids,
+// cos_cache, sin_cache): input (B, S, N·H) or (B, N, S, H); position_ids
+// int64 (B, S), or one start position for positions start, start+1, …;
+// caches [positions, rotary_dim/2]. Without num_heads a 3D input's heads
+// are rotary_dim wide.
+func hostRotaryMS(c *lctx) error {
+	const op = "com.microsoft RotaryEmbedding"
+	xh, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	pos, err := c.Ints(1)
+	if err != nil {
+		return err
+	}
+	ch, err := c.H(2)
+	if err != nil {
+		return err
+	}
+	sh, err := c.H(3)
+	if err != nil {
+		return err
+	}
+	if len(ch.shape) != 2 || !shapeEq(ch.shape, sh.shape) || ch.shape[1] == 0 {
+		return fmt.Errorf("%s: cos_cache %v and sin_cache %v: want both [positions, rotary_dim/2]", op, ch.shape, sh.shape)
+	}
+	half := ch.shape[1]
+	if rd := int(c.AInt("rotary_embedding_dim", 0)); rd > 0 && rd != 2*half {
+		return fmt.Errorf("%s: rotary_embedding_dim %d but the caches hold %d angles", op, rd, half)
+	}
+	var B, S, N, H int
+	var at func(b, s, n, d int) int
+	switch len(xh.shape) {
+	case 4:
+		B, N, S, H = xh.shape[0], xh.shape[1], xh.shape[2], xh.shape[3]
+		at = func(b, s, n, d int) int { return ((b*N+n)*S+s)*H + d }
+	case 3:
+		B, S = xh.shape[0], xh.shape[1]
+		if N = int(c.AInt("num_heads", 0)); N == 0 {
+			N = xh.shape[2] / (2 * half)
+		}
+		if N <= 0 || xh.shape[2]%N != 0 {
+			return fmt.Errorf("%s: hidden size %d does not split into heads (num_heads %d, rotary_dim %d)", op, xh.shape[2], N, 2*half)
+		}
+		H = xh.shape[2] / N
+		at = func(b, s, n, d int) int { return ((b*S+s)*N+n)*H + d }
+	default:
+		return fmt.Errorf("%s: input has shape %v; it must be 3D or 4D", op, xh.shape)
+	}
+	if 2*half > H {
+		return fmt.Errorf("%s: rotary_dim %d exceeds the head size %d", op, 2*half, H)
+	}
+	if len(pos) != 1 && len(pos) != B*S {
+		return fmt.Errorf("%s: position_ids has %d values; want 1 or %d (batch × sequence)", op, len(pos), B*S)
+	}
+	rows := ch.shape[0]
+	var bad error
+	cacheIdx := func(b, s int) int {
+		p := int(pos[0]) + s
+		if len(pos) > 1 {
+			p = int(pos[b*S+s])
+		}
+		if p < 0 || p >= rows {
+			bad = fmt.Errorf("%s: position %d is outside the caches' %d positions", op, p, rows)
+			p = 0
+		}
+		return p * half
+	}
+	y := xh.f64()
+	rope{cos: ch.f64(), sin: sh.f64(), half: half, inter: c.AInt("interleaved", 0) != 0}.apply(y, B, S, N, at, cacheIdx)
+	if bad != nil {
+		return bad
+	}
+	c.OutH(0, fromF64(xh.dt, xh.shape, y))
+	return nil
 }

@@ -167,3 +167,39 @@ g (float[1,3,%d] qkv, float[1,%d,4,%d] past_k, float[1,%d,4,%d] past_v) => (floa
 		t.Run(name, func(t *testing.T) { runsLikeORT(t, r, "GroupQueryAttention", src) })
 	}
 }
+
+// TestRotaryEmbeddingMSLikeORT runs com.microsoft RotaryEmbedding on 3D
+// input with one start position, on 4D input with per-token positions
+// (interleaved), and with a rotary dimension under the head size.
+func TestRotaryEmbeddingMSLikeORT(t *testing.T) {
+	r := testRuntime(t)
+	v := newOpValues(5)
+	const B, S, N, H, maxPos = 2, 3, 4, 16, 12
+	head := `<ir_version: 9, opset_import: ["" : 17, "com.microsoft" : 1]>`
+	caches := func(half int) string {
+		return fmt.Sprintf("float[%d,%d] cos = {%s}, float[%d,%d] sin = {%s}", maxPos, half, v.floats(maxPos*half, -1, 1), maxPos, half, v.floats(maxPos*half, -1, 1))
+	}
+	cases := map[string]string{
+		"3d-start": fmt.Sprintf(`%s
+g (float[%d,%d,%d] x) => (float[%d,%d,%d] y)
+  <int64[1] pos = {4}, %s>
+{
+  y = com.microsoft.RotaryEmbedding (x, pos, cos, sin)
+}`, head, B, S, N*H, B, S, N*H, caches(H/2)),
+		"4d-positions-interleaved": fmt.Sprintf(`%s
+g (float[%d,%d,%d,%d] x) => (float[%d,%d,%d,%d] y)
+  <int64[%d,%d] pos = {%s}, %s>
+{
+  y = com.microsoft.RotaryEmbedding <interleaved: int = 1> (x, pos, cos, sin)
+}`, head, B, N, S, H, B, N, S, H, B, S, v.ints(B*S, 0, maxPos), caches(H/2)),
+		"3d-rotary-dim": fmt.Sprintf(`%s
+g (float[%d,%d,%d] x) => (float[%d,%d,%d] y)
+  <int64[%d,%d] pos = {%s}, %s>
+{
+  y = com.microsoft.RotaryEmbedding <num_heads: int = %d, rotary_embedding_dim: int = %d> (x, pos, cos, sin)
+}`, head, B, S, N*H, B, S, N*H, B, S, v.ints(B*S, 0, maxPos), caches(H/4), N, H/2),
+	}
+	for name, src := range cases {
+		t.Run(name, func(t *testing.T) { runsLikeORT(t, r, "RotaryEmbedding", src) })
+	}
+}
