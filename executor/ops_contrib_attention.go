@@ -11,6 +11,7 @@ import (
 func registerContribAttention(r registry) {
 	r.impl("com.microsoft", "GroupQueryAttention").host = hostGroupQueryAttention
 	r.impl("com.microsoft", "RotaryEmbedding").host = hostRotaryMS
+	r.impl("com.microsoft", "MultiHeadAttention").host = hostMultiHeadAttention
 }
 
 // softmaxRow turns scores into probabilities in place; entries at -Inf
@@ -347,5 +348,191 @@ func hostRotaryMS(c *lctx) error {
 		return bad
 	}
 	c.OutH(0, fromF64(xh.dt, xh.shape, y))
+	return nil
+}
+
+// hostMultiHeadAttention is com.microsoft MultiHeadAttention with separate
+// query (B, S, N·H), key (B, L, N·H) and value (B, L, N·Hv) — or key and
+// value already (B, N, L, H) — bias (3 concatenated vectors) added to the
+// 3D ones, past_key/past_value (B, N, P, H) before the new keys,
+// key_padding_mask (B, P+L) of 1s and 0s, attention_bias (B or 1, N or 1,
+// S, P+L) and unidirectional (causal). Masked scores get
+// mask_filter_value (default -10000). Outputs: output (B, S, N·Hv),
+// present_key/present_value (B, N, P+L, H).
+func hostMultiHeadAttention(c *lctx) error {
+	const op = "MultiHeadAttention"
+	N := int(c.AInt("num_heads", 0))
+	if N <= 0 {
+		return fmt.Errorf("%s: num_heads is %d; it must be > 0", op, N)
+	}
+	if !c.Has(1) || !c.Has(2) {
+		return fmt.Errorf("%s: only separate key and value inputs are supported (no packed QKV or KV)", op)
+	}
+	if c.Has(8) || c.Has(9) {
+		return fmt.Errorf("%s: past_sequence_length and cache_indirection (inputs 8, 9) are not supported", op)
+	}
+	hs := make([]*htensor, 3)
+	for i := range hs {
+		h, err := c.H(i)
+		if err != nil {
+			return err
+		}
+		hs[i] = h
+	}
+	if len(hs[0].shape) != 3 || hs[0].shape[2]%N != 0 {
+		return fmt.Errorf("%s: query has shape %v; it must be (batch, sequence, num_heads·head_size)", op, hs[0].shape)
+	}
+	B, S, H := hs[0].shape[0], hs[0].shape[1], hs[0].shape[2]/N
+	var bias []float64
+	if c.Has(3) {
+		bh, err := c.H(3)
+		if err != nil {
+			return err
+		}
+		bias = bh.f64()
+	}
+	// q, k, v as (B, N, len, size), the bias added to 3D inputs.
+	vals := make([][]float64, 3)
+	lens, sizes := make([]int, 3), make([]int, 3)
+	off := 0
+	for i, h := range hs {
+		if len(h.shape) == 4 && i > 0 {
+			if h.shape[0] != B || h.shape[1] != N {
+				return fmt.Errorf("%s: input %d has shape %v, want [%d %d L H]", op, i, h.shape, B, N)
+			}
+			if bias != nil {
+				return fmt.Errorf("%s: bias with key and value in (B, N, L, H) form is not supported", op)
+			}
+			vals[i], lens[i], sizes[i] = h.f64(), h.shape[2], h.shape[3]
+			continue
+		}
+		if len(h.shape) != 3 || h.shape[0] != B || h.shape[2]%N != 0 {
+			return fmt.Errorf("%s: input %d has shape %v; it must be (%d, length, num_heads·size)", op, i, h.shape, B)
+		}
+		x := h.f64()
+		if bias != nil {
+			w := h.shape[2]
+			if off+w > len(bias) {
+				return fmt.Errorf("%s: bias has %d values; query, key and value need more", op, len(bias))
+			}
+			for j := range x {
+				x[j] += bias[off+j%w]
+			}
+			off += w
+		}
+		v, shape, err := to4D(fromF64(h.dt, h.shape, x), N)
+		if err != nil {
+			return fmt.Errorf("%s: input %d: %w", op, i, err)
+		}
+		vals[i], lens[i], sizes[i] = v, shape[2], shape[3]
+	}
+	q, k, v := vals[0], vals[1], vals[2]
+	L, Hv := lens[1], sizes[2]
+	if sizes[1] != H || lens[2] != L {
+		return fmt.Errorf("%s: key %v and value %v do not match query %v", op, hs[1].shape, hs[2].shape, hs[0].shape)
+	}
+	P := 0
+	if c.Has(6) != c.Has(7) {
+		return fmt.Errorf("%s: past_key and past_value must be given together", op)
+	}
+	if c.Has(6) {
+		pk, err := c.H(6)
+		if err != nil {
+			return err
+		}
+		pv, err := c.H(7)
+		if err != nil {
+			return err
+		}
+		if len(pk.shape) != 4 || !shapeEq(pk.shape, []int{B, N, pk.shape[2], H}) || !shapeEq(pv.shape, []int{B, N, pk.shape[2], Hv}) {
+			return fmt.Errorf("%s: past_key %v and past_value %v: want [%d %d P %d] and [%d %d P %d]", op, pk.shape, pv.shape, B, N, H, B, N, Hv)
+		}
+		P = pk.shape[2]
+		k = catSeq(pk.f64(), pk.shape, k, []int{B, N, L, H})
+		v = catSeq(pv.f64(), pv.shape, v, []int{B, N, L, Hv})
+	}
+	T := P + L
+	filter := float64(c.AFloat("mask_filter_value", -10000))
+	// addMask[(b, n, s, j)] is added to each score.
+	addMask := make([]float64, B*N*S*T)
+	if c.Has(4) {
+		mh, err := c.H(4)
+		if err != nil {
+			return err
+		}
+		if !shapeEq(mh.shape, []int{B, T}) {
+			return fmt.Errorf("%s: key_padding_mask has shape %v; only (batch, total length) = [%d %d] is supported", op, mh.shape, B, T)
+		}
+		m := mh.f64()
+		forEachIndex([]int{B, N, S, T}, func(o []int) {
+			if m[o[0]*T+o[3]] == 0 {
+				addMask[((o[0]*N+o[1])*S+o[2])*T+o[3]] += filter
+			}
+		})
+	}
+	if c.Has(5) {
+		ah, err := c.H(5)
+		if err != nil {
+			return err
+		}
+		full, err := bcastShape(ah.shape, []int{B, N, S, T})
+		if err != nil || len(ah.shape) != 4 || !shapeEq(full, []int{B, N, S, T}) {
+			return fmt.Errorf("%s: attention_bias has shape %v; it must broadcast to [%d %d %d %d]", op, ah.shape, B, N, S, T)
+		}
+		a, st := ah.f64(), strides(ah.shape)
+		i := 0
+		forEachIndex(full, func(o []int) {
+			f := 0
+			for d, x := range o {
+				if ah.shape[d] != 1 {
+					f += x * st[d]
+				}
+			}
+			addMask[i] += a[f]
+			i++
+		})
+	}
+	scale := 1 / math.Sqrt(float64(H))
+	if s := c.AFloat("scale", 0); s != 0 {
+		scale = float64(s)
+	}
+	causal := c.AInt("unidirectional", 0) != 0
+	y := make([]float64, B*S*N*Hv)
+	row := make([]float64, T)
+	for b := 0; b < B; b++ {
+		for n := 0; n < N; n++ {
+			kv := (b*N + n) * T
+			for s := 0; s < S; s++ {
+				qi := ((b*N+n)*S + s) * H
+				for j := range row {
+					dot := 0.0
+					for d := 0; d < H; d++ {
+						dot += q[qi+d] * k[(kv+j)*H+d]
+					}
+					row[j] = dot*scale + addMask[((b*N+n)*S+s)*T+j]
+					if causal && j > P+s {
+						row[j] += filter
+					}
+				}
+				softmaxRow(row)
+				out := y[((b*S+s)*N+n)*Hv:]
+				for d := 0; d < Hv; d++ {
+					acc := 0.0
+					for j, p := range row {
+						acc += p * v[(kv+j)*Hv+d]
+					}
+					out[d] = acc
+				}
+			}
+		}
+	}
+	dt := hs[0].dt
+	c.OutH(0, fromF64(dt, []int{B, S, N * Hv}, y))
+	if c.HasOut(1) {
+		c.OutH(1, fromF64(dt, []int{B, N, T, H}, k))
+	}
+	if c.HasOut(2) {
+		c.OutH(2, fromF64(dt, []int{B, N, T, Hv}, v))
+	}
 	return nil
 }

@@ -203,3 +203,36 @@ g (float[%d,%d,%d] x) => (float[%d,%d,%d] y)
 		t.Run(name, func(t *testing.T) { runsLikeORT(t, r, "RotaryEmbedding", src) })
 	}
 }
+
+// TestMultiHeadAttentionLikeORT runs com.microsoft MultiHeadAttention
+// (4 heads of 8) with bias, a key padding mask and a cache; with
+// attention_bias, causal, scale; and as cross attention with key and value
+// already split into heads, on the executor and in ONNX Runtime.
+func TestMultiHeadAttentionLikeORT(t *testing.T) {
+	r := testRuntime(t)
+	v := newOpValues(6)
+	const B, N, H = 2, 4, 8
+	D := N * H
+	head := `<ir_version: 9, opset_import: ["" : 17, "com.microsoft" : 1]>`
+	cases := map[string]string{
+		"bias-mask-past": fmt.Sprintf(`%s
+g (float[%d,3,%d] q, float[%d,3,%d] k, float[%d,3,%d] v, float[%d,%d,2,%d] pk, float[%d,%d,2,%d] pv) => (float[%d,3,%d] y, float[%d,%d,5,%d] ok, float[%d,%d,5,%d] ov)
+  <float[%d] bias = {%s}, int32[%d,5] mask = {1, 1, 1, 1, 1, 1, 0, 1, 1, 0}>
+{
+  y, ok, ov = com.microsoft.MultiHeadAttention <num_heads: int = %d> (q, k, v, bias, mask, , pk, pv)
+}`, head, B, D, B, D, B, D, B, N, H, B, N, H, B, D, B, N, H, B, N, H, 3*D, v.floats(3*D, -0.5, 0.5), B, N),
+		"attention-bias-causal-scale": fmt.Sprintf(`%s
+g (float[%d,4,%d] q, float[%d,4,%d] k, float[%d,4,%d] v, float[1,%d,4,4] ab) => (float[%d,4,%d] y)
+{
+  y = com.microsoft.MultiHeadAttention <num_heads: int = %d, unidirectional: int = 1, scale: float = 0.25> (q, k, v, , , ab)
+}`, head, B, D, B, D, B, D, N, B, D, N),
+		"cross-bnsh": fmt.Sprintf(`%s
+g (float[%d,2,%d] q, float[%d,%d,5,%d] k, float[%d,%d,5,%d] v) => (float[%d,2,%d] y)
+{
+  y = com.microsoft.MultiHeadAttention <num_heads: int = %d> (q, k, v)
+}`, head, B, D, B, N, H, B, N, H, B, D, N),
+	}
+	for name, src := range cases {
+		t.Run(name, func(t *testing.T) { runsLikeORT(t, r, "MultiHeadAttention", src) })
+	}
+}
