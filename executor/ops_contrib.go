@@ -13,6 +13,7 @@ import (
 func registerContrib(r registry) {
 	registerContribNorm(r)
 	registerContribAttention(r)
+	registerContribQuant(r)
 	r.impl("com.microsoft", "MatMulNBits").host = hostMatMulNBits
 }
 

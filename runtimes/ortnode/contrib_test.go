@@ -2,6 +2,7 @@ package ortnode
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -37,6 +38,15 @@ func (o opValues) floats(n int, lo, hi float64) string {
 // ints is n integers in [lo, hi).
 func (o opValues) ints(n, lo, hi int) string {
 	return o.list(n, func() string { return strconv.Itoa(lo + o.rng.IntN(hi-lo)) })
+}
+
+// rawBytes is n random bytes as an ONNX text raw literal, raw "hex".
+func (o opValues) rawBytes(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(o.rng.IntN(256))
+	}
+	return `raw "` + hex.EncodeToString(b) + `"`
 }
 
 // runsLikeORT parses a one-op model written in ONNX text syntax, runs it
@@ -234,5 +244,42 @@ g (float[%d,2,%d] q, float[%d,%d,5,%d] k, float[%d,%d,5,%d] v) => (float[%d,2,%d
 	}
 	for name, src := range cases {
 		t.Run(name, func(t *testing.T) { runsLikeORT(t, r, "MultiHeadAttention", src) })
+	}
+}
+
+// TestGatherBlockQuantizedLikeORT runs com.microsoft GatherBlockQuantized
+// on a 6×32 table in blocks of 16 along its rows — uint4 with zero points,
+// int4 without (4-bit tables as raw packed bytes), uint8 packing two 4-bit values a byte, and 8-bit
+// uint8 — gathering 2×3 rows, on the executor and in ONNX Runtime.
+func TestGatherBlockQuantizedLikeORT(t *testing.T) {
+	r := testRuntime(t)
+	v := newOpValues(7)
+	const rows, cols, block, nb = 6, 32, 16, 32 / 16
+	head := `<ir_version: 9, opset_import: ["" : 17, "com.microsoft" : 1]>`
+	// model gathers with the given extra graph inputs, initializers and
+	// attributes; zp says whether the node takes zero points.
+	model := func(inputs, inits, attrs string, zp bool) string {
+		in := "(data, idx, s)"
+		if zp {
+			in = "(data, idx, s, zp)"
+		}
+		return fmt.Sprintf(`%s
+g (float[%d,%d] s%s) => (float[2,3,%d] y)
+  <int64[2,3] idx = {%s}%s>
+{
+  y = com.microsoft.GatherBlockQuantized <block_size: int = %d%s> %s
+}`, head, rows, nb, inputs, cols, v.ints(6, -rows, rows), inits, block, attrs, in)
+	}
+	cases := map[string]string{
+		"uint4-zp": model("", fmt.Sprintf(", uint4[%d,%d] data = %s, uint4[%d,%d] zp = %s",
+			rows, cols, v.rawBytes(rows*cols/2), rows, nb, v.rawBytes(rows*nb/2)), "", true),
+		"int4": model("", fmt.Sprintf(", int4[%d,%d] data = %s", rows, cols, v.rawBytes(rows*cols/2)), "", false),
+		"uint8-4bit-zp": model("", fmt.Sprintf(", uint8[%d,%d] data = {%s}, uint8[%d,%d] zp = {%s}",
+			rows, cols/2, v.ints(rows*cols/2, 0, 256), rows, nb/2, v.ints(rows*nb/2, 0, 256)), "", true),
+		"uint8-8bit-zp": model("", fmt.Sprintf(", uint8[%d,%d] data = {%s}, uint8[%d,%d] zp = {%s}",
+			rows, cols, v.ints(rows*cols, 0, 256), rows, nb, v.ints(rows*nb, 0, 256)), ", bits: int = 8", true),
+	}
+	for name, src := range cases {
+		t.Run(name, func(t *testing.T) { runsLikeORT(t, r, "GatherBlockQuantized", src) })
 	}
 }
