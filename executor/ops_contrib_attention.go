@@ -121,14 +121,11 @@ func hostGroupQueryAttention(c *lctx) error {
 		return fmt.Errorf("%s: past_key and past_value must be given together", op)
 	}
 	if c.Has(3) {
-		pk, err := c.H(3)
+		hs, err := c.Hs(3, 4)
 		if err != nil {
 			return err
 		}
-		pv, err := c.H(4)
-		if err != nil {
-			return err
-		}
+		pk, pv := hs[0], hs[1]
 		if len(pk.shape) != 4 || pk.shape[0] != B || pk.shape[1] != KVN || pk.shape[3] != H || !shapeEq(pk.shape, pv.shape) {
 			return fmt.Errorf("%s: past_key %v and past_value %v: want both [%d %d P %d]", op, pk.shape, pv.shape, B, KVN, H)
 		}
@@ -185,14 +182,11 @@ func (g gqa) rotate(c *lctx, q, k []float64) error {
 	if !c.Has(7) || !c.Has(8) {
 		return fmt.Errorf("do_rotary needs cos_cache and sin_cache (inputs 7 and 8)")
 	}
-	ch, err := c.H(7)
+	hs, err := c.Hs(7, 8)
 	if err != nil {
 		return err
 	}
-	sh, err := c.H(8)
-	if err != nil {
-		return err
-	}
+	ch, sh := hs[0], hs[1]
 	if len(ch.shape) != 2 || !shapeEq(ch.shape, sh.shape) || 2*ch.shape[1] > g.H {
 		return fmt.Errorf("cos_cache %v and sin_cache %v: want both [positions, at most %d]", ch.shape, sh.shape, g.H/2)
 	}
@@ -281,22 +275,15 @@ func (g gqa) attend(q, k, v []float64, scale, softcap float64, window int) []flo
 // are rotary_dim wide.
 func hostRotaryMS(c *lctx) error {
 	const op = "com.microsoft RotaryEmbedding"
-	xh, err := c.H(0)
-	if err != nil {
-		return err
-	}
 	pos, err := c.Ints(1)
 	if err != nil {
 		return err
 	}
-	ch, err := c.H(2)
+	hs, err := c.Hs(0, 2, 3)
 	if err != nil {
 		return err
 	}
-	sh, err := c.H(3)
-	if err != nil {
-		return err
-	}
+	xh, ch, sh := hs[0], hs[1], hs[2]
 	if len(ch.shape) != 2 || !shapeEq(ch.shape, sh.shape) || ch.shape[1] == 0 {
 		return fmt.Errorf("%s: cos_cache %v and sin_cache %v: want both [positions, rotary_dim/2]", op, ch.shape, sh.shape)
 	}
@@ -371,13 +358,9 @@ func hostMultiHeadAttention(c *lctx) error {
 	if c.Has(8) || c.Has(9) {
 		return fmt.Errorf("%s: past_sequence_length and cache_indirection (inputs 8, 9) are not supported", op)
 	}
-	hs := make([]*htensor, 3)
-	for i := range hs {
-		h, err := c.H(i)
-		if err != nil {
-			return err
-		}
-		hs[i] = h
+	hs, err := c.Hs(0, 1, 2)
+	if err != nil {
+		return err
 	}
 	if len(hs[0].shape) != 3 || hs[0].shape[2]%N != 0 {
 		return fmt.Errorf("%s: query has shape %v; it must be (batch, sequence, num_heads·head_size)", op, hs[0].shape)
@@ -436,14 +419,11 @@ func hostMultiHeadAttention(c *lctx) error {
 		return fmt.Errorf("%s: past_key and past_value must be given together", op)
 	}
 	if c.Has(6) {
-		pk, err := c.H(6)
+		pkv, err := c.Hs(6, 7)
 		if err != nil {
 			return err
 		}
-		pv, err := c.H(7)
-		if err != nil {
-			return err
-		}
+		pk, pv := pkv[0], pkv[1]
 		if len(pk.shape) != 4 || !shapeEq(pk.shape, []int{B, N, pk.shape[2], H}) || !shapeEq(pv.shape, []int{B, N, pk.shape[2], Hv}) {
 			return fmt.Errorf("%s: past_key %v and past_value %v: want [%d %d P %d] and [%d %d P %d]", op, pk.shape, pv.shape, B, N, H, B, N, Hv)
 		}

@@ -131,14 +131,11 @@ func hostSkipLayerNorm(c *lctx, simplified bool) error {
 	if simplified {
 		op = "SkipSimplifiedLayerNormalization"
 	}
-	xh, err := c.H(0)
+	hs, err := c.Hs(0, 1)
 	if err != nil {
 		return err
 	}
-	sh, err := c.H(1)
-	if err != nil {
-		return err
-	}
+	xh, sh := hs[0], hs[1]
 	r := len(xh.shape)
 	if r != 2 && r != 3 {
 		return fmt.Errorf("%s: input has shape %v; it must be 2D or 3D", op, xh.shape)

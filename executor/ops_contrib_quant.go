@@ -37,18 +37,11 @@ func unpackNibbles(h *htensor, bits int) ([]float64, []int) {
 // otherwise. The output has the scales' type.
 func hostGatherBlockQuantized(c *lctx) error {
 	const op = "GatherBlockQuantized"
-	dh, err := c.H(0)
+	hs, err := c.Hs(0, 1, 2)
 	if err != nil {
 		return err
 	}
-	ih, err := c.H(1)
-	if err != nil {
-		return err
-	}
-	sh, err := c.H(2)
-	if err != nil {
-		return err
-	}
+	dh, ih, sh := hs[0], hs[1], hs[2]
 	bits, block := int(c.AInt("bits", 4)), int(c.AInt("block_size", 128))
 	switch {
 	case dh.dt != canonical.Int4 && dh.dt != canonical.Uint4 && dh.dt != canonical.Uint8:
