@@ -16,8 +16,12 @@ func registerContribAttention(r registry) {
 
 // softmaxRow turns scores into probabilities in place; entries at -Inf
 // get 0, and a row of only -Inf stays all 0.
-func softmaxRow(row []float64) {
-	m := math.Inf(-1)
+func softmaxRow(row []float64) { softmaxSink(row, math.Inf(-1)) }
+
+// softmaxSink is softmaxRow with one more score, sink, that takes part in
+// the normalization but is not returned (-Inf: none).
+func softmaxSink(row []float64, sink float64) {
+	m := sink
 	for _, s := range row {
 		m = math.Max(m, s)
 	}
@@ -25,7 +29,7 @@ func softmaxRow(row []float64) {
 		clear(row)
 		return
 	}
-	sum := 0.0
+	sum := math.Exp(sink - m)
 	for j, s := range row {
 		row[j] = math.Exp(s - m)
 		sum += row[j]
@@ -51,6 +55,9 @@ type gqa struct {
 	// batch b before this call.
 	T    int
 	past []int
+	// sink is each query head's extra softmax score (smooth_softmax: 0,
+	// head_sink: given); nil for none.
+	sink []float64
 }
 
 // hostGroupQueryAttention is com.microsoft GroupQueryAttention: query
@@ -62,7 +69,8 @@ type gqa struct {
 // new tokens sit at positions seqlens_k[b]+1-S on. Each query attends
 // causally to the cache and new keys, within local_window_size keys when
 // it is positive, scores scaled (scale, default 1/√H) and capped by
-// softcap·tanh(s/softcap) when softcap > 0. Outputs: output (B, S, N·H),
+// softcap·tanh(s/softcap) when softcap > 0; smooth_softmax or head_sink
+// (input 11, one score a head) adds a score that only normalizes. Outputs: output (B, S, N·H),
 // present_key and present_value (B, KVN, max(total, P), H).
 func hostGroupQueryAttention(c *lctx) error {
 	const op = "GroupQueryAttention"
@@ -70,8 +78,8 @@ func hostGroupQueryAttention(c *lctx) error {
 	if N <= 0 || KVN <= 0 || N%KVN != 0 {
 		return fmt.Errorf("%s: num_heads %d and kv_num_heads %d: want both > 0, num_heads a multiple of kv_num_heads", op, N, KVN)
 	}
-	if c.AInt("smooth_softmax", 0) != 0 || c.Has(9) || c.Has(10) || c.Has(11) || c.HasOut(3) {
-		return fmt.Errorf("%s: smooth_softmax, position_ids, attention_bias, head_sink and output_qk are not supported", op)
+	if c.Has(9) || c.Has(10) || c.HasOut(3) {
+		return fmt.Errorf("%s: position_ids, attention_bias and output_qk are not supported", op)
 	}
 	qh, err := c.H(0)
 	if err != nil {
@@ -153,6 +161,17 @@ func hostGroupQueryAttention(c *lctx) error {
 		if g.past[b] < 0 || g.past[b] > P || g.past[b]+S > g.T {
 			return fmt.Errorf("%s: seqlens_k[%d] is %d with %d new tokens, %d cached and total_sequence_length %d: out of range", op, b, l, S, P, total)
 		}
+	}
+	if c.Has(11) {
+		sh, err := c.H(11)
+		if err != nil {
+			return err
+		}
+		if g.sink = sh.f64(); len(g.sink) != N {
+			return fmt.Errorf("%s: head_sink has shape %v; want [%d]", op, sh.shape, N)
+		}
+	} else if c.AInt("smooth_softmax", 0) != 0 {
+		g.sink = make([]float64, N)
 	}
 	if c.AInt("do_rotary", 0) != 0 {
 		if err := g.rotate(c, q, k); err != nil {
@@ -253,7 +272,11 @@ func (g gqa) attend(q, k, v []float64, scale, softcap float64, window int) []flo
 					}
 					row[j] = dot
 				}
-				softmaxRow(row)
+				sink := math.Inf(-1)
+				if g.sink != nil {
+					sink = g.sink[n]
+				}
+				softmaxSink(row, sink)
 				out := y[((b*g.S+s)*g.N+n)*g.H:]
 				for d := 0; d < g.H; d++ {
 					acc := 0.0

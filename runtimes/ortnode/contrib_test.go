@@ -140,9 +140,11 @@ g (float[4,%d] x, float[4,%d] skip) => (float[4,%d] y)
 // TestGroupQueryAttentionLikeORT runs com.microsoft GroupQueryAttention
 // (8 query heads over 2 key/value heads of 16 values) on a first prompt
 // with rotary embedding, on a decode step over a cache with interleaved
-// rotary, a local window, softcap and scale, and on packed QKV
-// with several new tokens after a cache, on the executor and in ONNX
-// Runtime.
+// rotary, a local window, softcap and scale, with smooth_softmax and with
+// head_sink, and on packed QKV with several new tokens after a cache, on
+// the executor and in ONNX Runtime. (ONNX Runtime's output differs from
+// its own with present_key/present_value left out on a step after a cache,
+// so the cases ask for them.)
 func TestGroupQueryAttentionLikeORT(t *testing.T) {
 	r := testRuntime(t)
 	v := newOpValues(4)
@@ -165,6 +167,18 @@ g (float[%d,1,%d] q, float[%d,1,%d] k, float[%d,1,%d] v, float[%d,%d,5,%d] past_
 {
   y, pk, pv = com.microsoft.GroupQueryAttention <num_heads: int = %d, kv_num_heads: int = %d, do_rotary: int = 1, rotary_interleaved: int = 1, local_window_size: int = 3, softcap: float = 2.0, scale: float = 0.5> (q, k, v, past_k, past_v, seqlens, total, cos, sin)
 }`, head, B, N*H, B, KVN*H, B, KVN*H, B, KVN, H, B, KVN, H, B, N*H, B, KVN, H, B, KVN, H, B, lens(5), caches(), N, KVN),
+		"decode-smooth-softmax": fmt.Sprintf(`%s
+g (float[%d,1,%d] q, float[%d,1,%d] k, float[%d,1,%d] v, float[%d,%d,5,%d] past_k, float[%d,%d,5,%d] past_v) => (float[%d,1,%d] y, float[%d,%d,6,%d] pk, float[%d,%d,6,%d] pv)
+  <int32[%d] seqlens = {%s}, int32 total = {6}>
+{
+  y, pk, pv = com.microsoft.GroupQueryAttention <num_heads: int = %d, kv_num_heads: int = %d, smooth_softmax: int = 1> (q, k, v, past_k, past_v, seqlens, total)
+}`, head, B, N*H, B, KVN*H, B, KVN*H, B, KVN, H, B, KVN, H, B, N*H, B, KVN, H, B, KVN, H, B, lens(5), N, KVN),
+		"prompt-head-sink": fmt.Sprintf(`%s
+g (float[%d,4,%d] q, float[%d,4,%d] k, float[%d,4,%d] v) => (float[%d,4,%d] y)
+  <int32[%d] seqlens = {%s}, int32 total = {4}, float[%d] sink = {%s}>
+{
+  y, , = com.microsoft.GroupQueryAttention <num_heads: int = %d, kv_num_heads: int = %d> (q, k, v, , , seqlens, total, , , , , sink)
+}`, head, B, N*H, B, KVN*H, B, KVN*H, B, N*H, B, lens(3), N, v.floats(N, -2, 2), N, KVN),
 		// ONNX Runtime takes several new tokens after a cache for one sequence only.
 		"packed-after-cache": fmt.Sprintf(`%s
 g (float[1,3,%d] qkv, float[1,%d,4,%d] past_k, float[1,%d,4,%d] past_v) => (float[1,3,%d] y, float[1,%d,7,%d] pk, float[1,%d,7,%d] pv)
