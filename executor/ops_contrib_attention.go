@@ -58,6 +58,10 @@ type gqa struct {
 	// sink is each query head's extra softmax score (smooth_softmax: 0,
 	// head_sink: given); nil for none.
 	sink []float64
+	// bias is attention_bias, biasShape its (B or 1, N or 1, S, T) shape;
+	// nil for none.
+	bias      []float64
+	biasShape []int
 }
 
 // hostGroupQueryAttention is com.microsoft GroupQueryAttention: query
@@ -70,7 +74,11 @@ type gqa struct {
 // causally to the cache and new keys, within local_window_size keys when
 // it is positive, scores scaled (scale, default 1/√H) and capped by
 // softcap·tanh(s/softcap) when softcap > 0; smooth_softmax or head_sink
-// (input 11, one score a head) adds a score that only normalizes. Outputs: output (B, S, N·H),
+// (input 11, one score a head) adds a score that only normalizes;
+// attention_bias (input 10, (B or 1, N or 1, S, T)) is added to the scores
+// after softcap. Rows of a right-padded first prompt past seqlens_k[b]
+// have no defined value in ONNX Runtime; here they attend causally like
+// the rest. Outputs: output (B, S, N·H),
 // present_key and present_value (B, KVN, max(total, P), H).
 func hostGroupQueryAttention(c *lctx) error {
 	const op = "GroupQueryAttention"
@@ -78,8 +86,8 @@ func hostGroupQueryAttention(c *lctx) error {
 	if N <= 0 || KVN <= 0 || N%KVN != 0 {
 		return fmt.Errorf("%s: num_heads %d and kv_num_heads %d: want both > 0, num_heads a multiple of kv_num_heads", op, N, KVN)
 	}
-	if c.Has(9) || c.Has(10) || c.HasOut(3) {
-		return fmt.Errorf("%s: position_ids, attention_bias and output_qk are not supported", op)
+	if c.Has(9) || c.HasOut(3) {
+		return fmt.Errorf("%s: position_ids and output_qk are not supported", op)
 	}
 	qh, err := c.H(0)
 	if err != nil {
@@ -161,6 +169,17 @@ func hostGroupQueryAttention(c *lctx) error {
 		if g.past[b] < 0 || g.past[b] > P || g.past[b]+S > g.T {
 			return fmt.Errorf("%s: seqlens_k[%d] is %d with %d new tokens, %d cached and total_sequence_length %d: out of range", op, b, l, S, P, total)
 		}
+	}
+	if c.Has(10) {
+		ah, err := c.H(10)
+		if err != nil {
+			return err
+		}
+		as := ah.shape
+		if len(as) != 4 || (as[0] != 1 && as[0] != B) || (as[1] != 1 && as[1] != N) || as[2] != S || as[3] < g.T {
+			return fmt.Errorf("%s: attention_bias has shape %v; want [%d or 1, %d or 1, %d, >= %d]", op, as, B, N, S, g.T)
+		}
+		g.bias, g.biasShape = ah.f64(), as
 	}
 	if c.Has(11) {
 		sh, err := c.H(11)
@@ -269,6 +288,10 @@ func (g gqa) attend(q, k, v []float64, scale, softcap float64, window int) []flo
 					dot *= scale
 					if softcap > 0 {
 						dot = softcap * math.Tanh(dot/softcap)
+					}
+					if g.bias != nil {
+						bs := g.biasShape
+						dot += g.bias[(((b%bs[0])*bs[1]+n%bs[1])*g.S+s)*bs[3]+j]
 					}
 					row[j] = dot
 				}
