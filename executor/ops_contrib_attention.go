@@ -48,6 +48,26 @@ func splitHeads(v []float64, B, heads, S, H, from, n int) []float64 {
 	return out
 }
 
+// pastPair reads the past_key and past_value inputs at i and i+1 (both or
+// neither), (B, heads, P, H) and (B, heads, P, Hv); nil and P 0 without.
+func pastPair(c *lctx, op string, i, B, heads, H, Hv int) (k, v []float64, P int, err error) {
+	if c.Has(i) != c.Has(i+1) {
+		return nil, nil, 0, fmt.Errorf("%s: past_key and past_value must be given together", op)
+	}
+	if !c.Has(i) {
+		return nil, nil, 0, nil
+	}
+	hs, err := c.Hs(i, i+1)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	pk, pv := hs[0], hs[1]
+	if len(pk.shape) != 4 || !shapeEq(pk.shape, []int{B, heads, pk.shape[2], H}) || !shapeEq(pv.shape, []int{B, heads, pk.shape[2], Hv}) {
+		return nil, nil, 0, fmt.Errorf("%s: past_key %v and past_value %v: want [%d %d P %d] and [%d %d P %d]", op, pk.shape, pv.shape, B, heads, H, B, heads, Hv)
+	}
+	return pk.f64(), pv.f64(), pk.shape[2], nil
+}
+
 // gqa is one GroupQueryAttention call's sizes.
 type gqa struct {
 	B, S, N, KVN, H int
@@ -131,21 +151,9 @@ func hostGroupQueryAttention(c *lctx) error {
 		}
 	}
 	g := gqa{B: B, S: S, N: N, KVN: KVN, H: H}
-	var pastK, pastV []float64
-	P := 0
-	if c.Has(3) != c.Has(4) {
-		return fmt.Errorf("%s: past_key and past_value must be given together", op)
-	}
-	if c.Has(3) {
-		hs, err := c.Hs(3, 4)
-		if err != nil {
-			return err
-		}
-		pk, pv := hs[0], hs[1]
-		if len(pk.shape) != 4 || pk.shape[0] != B || pk.shape[1] != KVN || pk.shape[3] != H || !shapeEq(pk.shape, pv.shape) {
-			return fmt.Errorf("%s: past_key %v and past_value %v: want both [%d %d P %d]", op, pk.shape, pv.shape, B, KVN, H)
-		}
-		P, pastK, pastV = pk.shape[2], pk.f64(), pv.f64()
+	pastK, pastV, P, err := pastPair(c, op, 3, B, KVN, H, H)
+	if err != nil {
+		return err
 	}
 	seqlens, err := c.Ints(5)
 	if err != nil {
@@ -460,22 +468,13 @@ func hostMultiHeadAttention(c *lctx) error {
 	if sizes[1] != H || lens[2] != L {
 		return fmt.Errorf("%s: key %v and value %v do not match query %v", op, hs[1].shape, hs[2].shape, hs[0].shape)
 	}
-	P := 0
-	if c.Has(6) != c.Has(7) {
-		return fmt.Errorf("%s: past_key and past_value must be given together", op)
+	pk, pv, P, err := pastPair(c, op, 6, B, N, H, Hv)
+	if err != nil {
+		return err
 	}
-	if c.Has(6) {
-		pkv, err := c.Hs(6, 7)
-		if err != nil {
-			return err
-		}
-		pk, pv := pkv[0], pkv[1]
-		if len(pk.shape) != 4 || !shapeEq(pk.shape, []int{B, N, pk.shape[2], H}) || !shapeEq(pv.shape, []int{B, N, pk.shape[2], Hv}) {
-			return fmt.Errorf("%s: past_key %v and past_value %v: want [%d %d P %d] and [%d %d P %d]", op, pk.shape, pv.shape, B, N, H, B, N, Hv)
-		}
-		P = pk.shape[2]
-		k = catSeq(pk.f64(), pk.shape, k, []int{B, N, L, H})
-		v = catSeq(pv.f64(), pv.shape, v, []int{B, N, L, Hv})
+	if pk != nil {
+		k = catSeq(pk, []int{B, N, P, H}, k, []int{B, N, L, H})
+		v = catSeq(pv, []int{B, N, P, Hv}, v, []int{B, N, L, Hv})
 	}
 	T := P + L
 	filter := float64(c.AFloat("mask_filter_value", -10000))
