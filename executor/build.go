@@ -523,6 +523,8 @@ func (e *Executor) lookupImpl(n *canonical.Node) (*implRef, error) {
 		since = s.SinceVersion
 	} else if f := e.model.Function(n.Domain, n.OpType, n.Overload); f != nil {
 		return &implRef{impl: functionImpl(f)}, nil
+	} else if impl := e.reg[opKey{domain, n.OpType}]; domain == "" && impl != nil && impl.ortDefault {
+		return &implRef{impl: impl, ver: 1}, nil
 	} else if domain == "" || domain == canonical.MLDomain {
 		return nil, fmt.Errorf("executor: node %s: no operator %s in opset %d of domain %q", n, n.OpType, ver, n.Domain)
 	}

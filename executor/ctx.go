@@ -109,6 +109,19 @@ func (c *lctx) H(i int) (*htensor, error) {
 	return s.h, nil
 }
 
+// Hs returns the inputs at idx as host tensors, as H does.
+func (c *lctx) Hs(idx ...int) ([]*htensor, error) {
+	hs := make([]*htensor, len(idx))
+	for k, i := range idx {
+		h, err := c.H(i)
+		if err != nil {
+			return nil, err
+		}
+		hs[k] = h
+	}
+	return hs, nil
+}
+
 // Ints returns input i as int64 values on the host.
 func (c *lctx) Ints(i int) ([]int64, error) {
 	h, err := c.H(i)

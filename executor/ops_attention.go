@@ -330,29 +330,41 @@ func hostRotary(c *lctx) error {
 		}
 		return (b*S + s) * half
 	}
-	inter := c.AInt("interleaved", 0) == 1
 	out := append([]float64{}, x...)
+	rope{cos: cosv, sin: sinv, half: half, inter: c.AInt("interleaved", 0) == 1}.apply(out, B, S, NH, at, cacheIdx)
+	c.OutH(0, fromF64(xh.dt, xh.shape, out))
+	return nil
+}
+
+// rope is a rotary embedding: the first 2·half values of each head turned
+// by the angles whose cosines and sines are cos and sin, pairs (i,
+// i+half) or, interleaved, (2i, 2i+1).
+type rope struct {
+	cos, sin []float64
+	half     int
+	inter    bool
+}
+
+// apply rotates x in place; at(b, s, n, d) is the flat index of a value
+// and cacheIdx(b, s) the offset of its position's row in cos and sin.
+func (r rope) apply(x []float64, B, S, NH int, at func(b, s, n, d int) int, cacheIdx func(b, s int) int) {
 	for b := 0; b < B; b++ {
 		for s := 0; s < S; s++ {
 			ci := cacheIdx(b, s)
 			for n := 0; n < NH; n++ {
-				for i := 0; i < half; i++ {
-					var i1, i2 int
-					if inter {
+				for i := 0; i < r.half; i++ {
+					i1, i2 := i, i+r.half
+					if r.inter {
 						i1, i2 = 2*i, 2*i+1
-					} else {
-						i1, i2 = i, i+half
 					}
 					x1, x2 := x[at(b, s, n, i1)], x[at(b, s, n, i2)]
-					co, si := cosv[ci+i], sinv[ci+i]
-					out[at(b, s, n, i1)] = co*x1 - si*x2
-					out[at(b, s, n, i2)] = si*x1 + co*x2
+					co, si := r.cos[ci+i], r.sin[ci+i]
+					x[at(b, s, n, i1)] = co*x1 - si*x2
+					x[at(b, s, n, i2)] = si*x1 + co*x2
 				}
 			}
 		}
 	}
-	c.OutH(0, fromF64(xh.dt, xh.shape, out))
-	return nil
 }
 
 // hostFlexAttention is ai.onnx.preview.FlexAttention: attention with

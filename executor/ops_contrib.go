@@ -11,6 +11,9 @@ import (
 // define them.
 
 func registerContrib(r registry) {
+	registerContribNorm(r)
+	registerContribAttention(r)
+	registerContribQuant(r)
 	r.impl("com.microsoft", "MatMulNBits").host = hostMatMulNBits
 }
 

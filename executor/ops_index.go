@@ -240,11 +240,21 @@ func hostGather(c *lctx) error {
 	if err != nil {
 		return err
 	}
-	r := len(h.shape)
-	ax, err := normAxis(c.AInt("axis", 0), r)
+	ax, err := normAxis(c.AInt("axis", 0), len(h.shape))
 	if err != nil {
 		return err
 	}
+	y, err := gatherAxis(h, ih, ax)
+	if err != nil {
+		return err
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// gatherAxis is Gather: the slices of h along axis ax that ih's indices
+// (negative from the end) pick, ih's shape in place of the axis.
+func gatherAxis(h, ih *htensor, ax int) (*htensor, error) {
 	ind := ih.i64()
 	out := append(append(append([]int{}, h.shape[:ax]...), ih.shape...), h.shape[ax+1:]...)
 	outer, inner, d := numel(h.shape[:ax]), numel(h.shape[ax+1:]), h.shape[ax]
@@ -255,15 +265,14 @@ func hostGather(c *lctx) error {
 				i += int64(d)
 			}
 			if i < 0 || i >= int64(d) {
-				return fmt.Errorf("index %d out of range [0,%d)", i, d)
+				return nil, fmt.Errorf("index %d out of range [0,%d)", i, d)
 			}
 			for k := 0; k < inner; k++ {
 				idx = append(idx, (o*d+int(i))*inner+k)
 			}
 		}
 	}
-	c.OutH(0, hTake(h, out, idx))
-	return nil
+	return hTake(h, out, idx), nil
 }
 
 func hostGatherElements(c *lctx) error {

@@ -133,18 +133,7 @@ func mlProbit(x float64) float64 { return math.Sqrt2 * math.Erfinv(2*x-1) }
 func mlPostRow(row []float64, mode int) {
 	switch mode {
 	case mlPostSoftmax:
-		m := math.Inf(-1)
-		for _, v := range row {
-			m = math.Max(m, v)
-		}
-		s := 0.0
-		for i, v := range row {
-			row[i] = math.Exp(v - m)
-			s += row[i]
-		}
-		for i := range row {
-			row[i] /= s
-		}
+		softmaxRow(row)
 	case mlPostSoftmaxZero:
 		m := math.Inf(-1)
 		for _, v := range row {

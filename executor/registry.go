@@ -18,6 +18,10 @@ type opImpl struct {
 	control bool
 	// random: outputs differ between runs; never folded.
 	random bool
+	// ortDefault: an ai.onnx-domain operator that ONNX Runtime defines
+	// beyond the ONNX standard (SimplifiedLayerNormalization), run at any
+	// opset version.
+	ortDefault bool
 	// kernel runs the op with executor/kernels as a host step, in place
 	// of the lowering, for the cases kernelOK accepts (kernel_ops.go).
 	kernel   func(*lctx) error

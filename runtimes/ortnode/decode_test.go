@@ -4,14 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/canonical/onnxtext"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/opset/convert"
@@ -185,45 +181,13 @@ func TestInt4DecodersRunInORT(t *testing.T) {
 func TestMatMulNBitsLikeORT(t *testing.T) {
 	r := testRuntime(t)
 	const K, N, block, blocks = 40, 5, 16, 3
-	rng := rand.New(rand.NewPCG(1, 2))
-	list := func(n int, f func() string) string {
-		s := make([]string, n)
-		for i := range s {
-			s[i] = f()
-		}
-		return strings.Join(s, ", ")
-	}
-	byteVal := func() string { return strconv.Itoa(rng.IntN(256)) }
-	floatVal := func() string { return strconv.FormatFloat(rng.Float64()*0.2+0.01, 'g', 6, 64) }
+	v := newOpValues(1)
 	src := fmt.Sprintf(`<ir_version: 9, opset_import: ["" : 17, "com.microsoft" : 1]>
 g (float[2,3,%d] a) => (float[2,3,%d] y)
   <uint8[%d,%d,%d] b = {%s}, float[%d] s = {%s}, uint8[%d] zp = {%s}, float[%d] bias = {%s}>
 {
   y = com.microsoft.MatMulNBits <K: int = %d, N: int = %d, bits: int = 4, block_size: int = %d> (a, b, s, zp, , bias)
-}`, K, N, N, blocks, block/2, list(N*blocks*block/2, byteVal), N*blocks, list(N*blocks, floatVal),
-		N*2, list(N*2, byteVal), N, list(N, floatVal), K, N, block)
-	mp, err := onnxtext.Parse("matmulnbits", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := canonical.FromProto(mp, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "m.onnx")
-	if err := canonical.Save(path, m, canonical.SaveOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	s, err := r.Open(context.Background(), path, runtimes.OpenOptions{InputNames: []string{"a"}, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	rep, err := verify.Compare(context.Background(), &verify.Side{Name: "onnxruntime", Model: m, Runner: s}, verify.ModelSide("executor", m), verify.Options{Samples: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.Equivalent {
-		t.Errorf("the executor's MatMulNBits differs from ONNX Runtime's: %s", rep.Summary)
-	}
+}`, K, N, N, blocks, block/2, v.ints(N*blocks*block/2, 0, 256), N*blocks, v.floats(N*blocks, 0.01, 0.21),
+		N*2, v.ints(N*2, 0, 256), N, v.floats(N, 0.01, 0.21), K, N, block)
+	runsLikeORT(t, r, "MatMulNBits", src)
 }
