@@ -57,34 +57,11 @@ func (c *converter) conv2DBackpropInput(n *Node) error {
 	if len(size) != 4 {
 		return fmt.Errorf("input_sizes %v: want 4 values", size)
 	}
-	w, err := c.in(n, 1)
+	a, err := c.backpropArgs(n)
 	if err != nil {
 		return err
 	}
-	if w.konst == nil || len(w.konst.Dims) != 4 {
-		return errors.New("the filter must be a constant of rank 4")
-	}
-	dy, err := c.in(n, 2)
-	if err != nil {
-		return err
-	}
-	dyn, err := c.asNCHW(dy)
-	if err != nil {
-		return err
-	}
-	kd := w.konst.Dims
-	wname, err := c.filterInit(w, kd, layout.FromHWIO(4), "_iohw")
-	if err != nil {
-		return err
-	}
-	strides, err := spatial(c.ints(n, "strides"), 1)
-	if err != nil {
-		return fmt.Errorf("strides: %w", err)
-	}
-	dil, err := spatial(c.ints(n, "dilations"), 1)
-	if err != nil {
-		return fmt.Errorf("dilations: %w", err)
-	}
+	kd, dyn, wname, strides, dil := a.kd, a.dy, a.w, a.strides, a.dil
 	pad := c.str(n, "padding", "VALID")
 	var pads, outPad [2]int64
 	var explicit []int64
@@ -124,7 +101,7 @@ func (c *converter) conv2DBackpropInput(n *Node) error {
 	attrs := []*canonical.Attribute{canonical.IntsAttr("strides", strides...), canonical.IntsAttr("dilations", dil...),
 		canonical.IntsAttr("kernel_shape", []int64{kd[0], kd[1]}...), canonical.IntsAttr("pads", bePads[:]...), canonical.IntsAttr("output_padding", outPad[:]...)}
 	y := c.b.Op("ConvTranspose", n.Name, []string{dyn, wname}, attrs...)
-	c.set(n, 0, &value{nchw: y, rank: 4, dt: dy.dt})
+	c.set(n, 0, &value{nchw: y, rank: 4, dt: a.dt})
 	return nil
 }
 
@@ -759,6 +736,44 @@ func (c *converter) inputSizes(n *Node) ([]int64, error) {
 	return out, nil
 }
 
+// backprop holds what both forms of Conv2DBackpropInput read: the filter
+// [kh, kw, out, in] as an ONNX initializer w (IOHW) with its TF dims kd,
+// out_backprop as NCHW dy, strides and dilations.
+type backprop struct {
+	w, dy        string
+	dt           canonical.DataType
+	kd           []int64
+	strides, dil []int64
+}
+
+func (c *converter) backpropArgs(n *Node) (*backprop, error) {
+	w, err := c.in(n, 1)
+	if err != nil {
+		return nil, err
+	}
+	if w.konst == nil || len(w.konst.Dims) != 4 {
+		return nil, errors.New("the filter must be a constant of rank 4")
+	}
+	dy, err := c.in(n, 2)
+	if err != nil {
+		return nil, err
+	}
+	a := &backprop{kd: w.konst.Dims, dt: dy.dt}
+	if a.dy, err = c.asNCHW(dy); err != nil {
+		return nil, err
+	}
+	if a.w, err = c.filterInit(w, a.kd, layout.FromHWIO(4), "_iohw"); err != nil {
+		return nil, err
+	}
+	if a.strides, err = spatial(c.ints(n, "strides"), 1); err != nil {
+		return nil, fmt.Errorf("strides: %w", err)
+	}
+	if a.dil, err = spatial(c.ints(n, "dilations"), 1); err != nil {
+		return nil, fmt.Errorf("dilations: %w", err)
+	}
+	return a, nil
+}
+
 // conv2DBackpropComputed maps Conv2DBackpropInput whose input_sizes
 // height or width is computed in the graph: an unpadded ConvTranspose
 // (its output spans s·(o−1)+keff), zero-filled at the end where
@@ -771,34 +786,11 @@ func (c *converter) conv2DBackpropComputed(n *Node) error {
 	if err != nil {
 		return err
 	}
-	w, err := c.in(n, 1)
+	a, err := c.backpropArgs(n)
 	if err != nil {
 		return err
 	}
-	if w.konst == nil || len(w.konst.Dims) != 4 {
-		return errors.New("the filter must be a constant of rank 4")
-	}
-	dy, err := c.in(n, 2)
-	if err != nil {
-		return err
-	}
-	dyn, err := c.asNCHW(dy)
-	if err != nil {
-		return err
-	}
-	kd := w.konst.Dims
-	wname, err := c.filterInit(w, kd, layout.FromHWIO(4), "_iohw")
-	if err != nil {
-		return err
-	}
-	strides, err := spatial(c.ints(n, "strides"), 1)
-	if err != nil {
-		return fmt.Errorf("strides: %w", err)
-	}
-	dil, err := spatial(c.ints(n, "dilations"), 1)
-	if err != nil {
-		return fmt.Errorf("dilations: %w", err)
-	}
+	kd, dyn, wname, strides, dil := a.kd, a.dy, a.w, a.strides, a.dil
 	keff := []int64{(kd[0]-1)*dil[0] + 1, (kd[1]-1)*dil[1] + 1}
 	full := c.b.Op("ConvTranspose", n.Name+"_full", []string{dyn, wname}, canonical.IntsAttr("strides", strides...),
 		canonical.IntsAttr("dilations", dil...), canonical.IntsAttr("kernel_shape", kd[0], kd[1]))
@@ -827,6 +819,6 @@ func (c *converter) conv2DBackpropComputed(n *Node) error {
 	pads := c.b.Op("Concat", n.Name+"_pads", []string{c.b.Ints("zeros6", 0, 0, 0, 0, 0, 0), extra}, canonical.IntAttr("axis", 0))
 	padded := c.b.Op("Pad", n.Name+"_padded", []string{full, pads})
 	y := c.b.Op("Slice", n.Name, []string{padded, before, end, c.b.Ints("axes", 2, 3)})
-	c.set(n, 0, &value{nchw: y, rank: 4, dt: dy.dt})
+	c.set(n, 0, &value{nchw: y, rank: 4, dt: a.dt})
 	return nil
 }

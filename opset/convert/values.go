@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
 )
@@ -137,24 +138,11 @@ func rankOf(v *canonical.Value) (int, bool) {
 
 // shapeOf returns the dims of v when all are known.
 func shapeOf(v *canonical.Value) ([]int64, bool) {
-	if v == nil {
+	dims, ok := rankedShapeOf(v)
+	if !ok || slices.Contains(dims, -1) {
 		return nil, false
 	}
-	if v.Const != nil {
-		return v.Const.Dims, true
-	}
-	_, dims, hasShape, ok := canonical.TensorTypeOf(v.Type)
-	if !ok || !hasShape {
-		return nil, false
-	}
-	out := make([]int64, len(dims))
-	for i, d := range dims {
-		if !d.Known {
-			return nil, false
-		}
-		out[i] = d.Value
-	}
-	return out, true
+	return dims, true
 }
 
 // rankedShapeOf returns v's dims with -1 for each one that is not known,
