@@ -56,15 +56,10 @@ func headSplit(x4 *canonical.Value, keyT bool) (*canonical.Value, []*canonical.N
 // Transpose) and Y merged back (Transpose, Reshape), Attention takes and
 // gives the 3-D tensors (q_num_heads, kv_num_heads) and those nodes go too.
 func fuseAttention(m *canonical.Model, opts Options) (bool, error) {
-	if allowed(m, opts) < 23 {
-		return false, nil
-	}
-	g := m.Graph
-	inferTypes(m)
-	nm := canonical.NewNamer(m)
+	g, nm, nodes := fusionScope(m, opts, 23, "Softmax")
 	changed := false
-	for _, sm := range append([]*canonical.Node(nil), g.Nodes...) {
-		if sm.Graph != g || !isOp(sm, "Softmax") {
+	for _, sm := range nodes {
+		if sm.Graph != g {
 			continue
 		}
 		if _, ok := floatDims4(sm.Output(0)); !ok {

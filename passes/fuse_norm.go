@@ -43,6 +43,25 @@ func lastAxisMean(n *canonical.Node, rank int) bool {
 	return axes[0] == -1 || (rank > 0 && axes[0] == int64(rank-1))
 }
 
+// fusionScope prepares a fusion into an op of opset minOpset: the graph, a
+// namer, and the nodes of type op (a copy of the list, which the fusion
+// may change); no nodes when the model (or the target) is below
+// minOpset. Value types are inferred first.
+func fusionScope(m *canonical.Model, opts Options, minOpset int64, op string) (*canonical.Graph, *canonical.Namer, []*canonical.Node) {
+	g := m.Graph
+	if allowed(m, opts) < minOpset {
+		return g, nil, nil
+	}
+	inferTypes(m)
+	var nodes []*canonical.Node
+	for _, n := range g.Nodes {
+		if isOp(n, op) {
+			nodes = append(nodes, n)
+		}
+	}
+	return g, canonical.NewNamer(m), nodes
+}
+
 // allowed returns the highest ai.onnx opset fusions may use.
 func allowed(m *canonical.Model, opts Options) int64 {
 	v := m.Opset("")
@@ -59,15 +78,10 @@ func allowed(m *canonical.Model, opts Options) int64 {
 //	mean = ReduceMean(x, -1); d = Sub(x, mean); var = ReduceMean(Pow(d, 2), -1)
 //	y = Add(Mul(Div(d, Sqrt(Add(var, eps))), gamma), beta)
 func fuseLayerNorm(m *canonical.Model, opts Options) (bool, error) {
-	if allowed(m, opts) < 17 {
-		return false, nil
-	}
-	g := m.Graph
-	inferTypes(m)
-	nm := canonical.NewNamer(m)
+	g, nm, nodes := fusionScope(m, opts, 17, "ReduceMean")
 	changed := false
-	for _, rm := range append([]*canonical.Node(nil), g.Nodes...) {
-		if rm.Graph != g || !isOp(rm, "ReduceMean") {
+	for _, rm := range nodes {
+		if rm.Graph != g {
 			continue
 		}
 		x := rm.Input(0)

@@ -12,15 +12,10 @@ import (
 //	r = Sqrt(Add(ReduceMean(Pow(x, 2), -1), eps))
 //	y = Mul(scale, Mul(x, Div(1, r)))     (or Reciprocal(r), or Div(x, r))
 func fuseRMSNorm(m *canonical.Model, opts Options) (bool, error) {
-	if allowed(m, opts) < 23 {
-		return false, nil
-	}
-	g := m.Graph
-	inferTypes(m)
-	nm := canonical.NewNamer(m)
+	g, nm, nodes := fusionScope(m, opts, 23, "Pow")
 	changed := false
-	for _, pow := range append([]*canonical.Node(nil), g.Nodes...) {
-		if pow.Graph != g || !isOp(pow, "Pow") || !singleUse(pow.Output(0)) {
+	for _, pow := range nodes {
+		if pow.Graph != g || !singleUse(pow.Output(0)) {
 			continue
 		}
 		if e, ok := scalarValue(constOf(pow.Input(1))); !ok || e != 2 {

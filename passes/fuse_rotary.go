@@ -15,15 +15,10 @@ import (
 // with x [B, heads, S, D]; it becomes RotaryEmbedding(x, Cos(f), Sin(f))
 // (caches of shape [B, S, D/2], no position_ids, not interleaved).
 func fuseRotary(m *canonical.Model, opts Options) (bool, error) {
-	if allowed(m, opts) < 23 {
-		return false, nil
-	}
-	g := m.Graph
-	inferTypes(m)
-	nm := canonical.NewNamer(m)
+	g, nm, nodes := fusionScope(m, opts, 23, "Add")
 	changed := false
-	for _, add := range append([]*canonical.Node(nil), g.Nodes...) {
-		if add.Graph != g || !isOp(add, "Add") {
+	for _, add := range nodes {
+		if add.Graph != g {
 			continue
 		}
 		r, ok := matchRotary(add)
