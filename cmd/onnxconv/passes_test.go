@@ -290,8 +290,11 @@ func TestQuantizeCommandErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{fixtureModel(t, "mlp_opset17"), out}, 2, "--mode must be static or dynamic"},
-		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "int4"}, 2, "--mode must be static or dynamic"},
+		{[]string{fixtureModel(t, "mlp_opset17"), out}, 2, "--mode must be static, dynamic or int4"},
+		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "int2"}, 2, "--mode must be static, dynamic or int4"},
+		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "int4", "--block-size", "24"}, 2, "--block-size 24"},
+		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "int4", "--format", "gguf"}, 2, "--format"},
+		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "static", "--block-size", "32"}, 2, "are for --mode int4"},
 		{[]string{fixtureModel(t, "mlp_opset9"), out, "--mode", "static"}, 1, "opset 9"},
 		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "static", "--calibration", filepath.Join(dir, "none")}, 2, "--calibration"},
 	} {

@@ -54,6 +54,12 @@ report giving the logits' cosine and top-1 agreement at each step.`,
 			if mode != "int4" && (cmd.Flags().Changed("block-size") || cmd.Flags().Changed("format")) {
 				return badInput(fmt.Errorf("quantize: --block-size and --format are for --mode int4"))
 			}
+			if blockSize < 16 || blockSize&(blockSize-1) != 0 {
+				return badInput(fmt.Errorf("quantize: --block-size %d: want a power of two, at least 16", blockSize))
+			}
+			if f := passes.Int4Format(format); f != passes.MatMulNBits && f != passes.Int4QDQ {
+				return badInput(fmt.Errorf("quantize: --format %q: want matmulnbits or qdq", format))
+			}
 			opts := passes.QuantOptions{Mode: passes.QuantMode(mode), PerChannel: perChannel,
 				Method: passes.CalibMethod(method), Percentile: percentile,
 				BlockSize: blockSize, Format: passes.Int4Format(format)}

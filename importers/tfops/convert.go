@@ -3,6 +3,8 @@ package tfops
 import (
 	"errors"
 	"github.com/onnxconv/onnxconv/importers/custom"
+	"maps"
+	"slices"
 
 	"fmt"
 	"strconv"
@@ -270,7 +272,10 @@ func Convert(g *Graph, opts Options) (*canonical.Model, error) {
 // (canonical.MetaSourceTensors: the error map asks TF.js for them).
 func (c *converter) sourceTensors(m *canonical.Model) map[string]canonical.SourceTensor {
 	out := map[string]canonical.SourceTensor{}
-	for k, v := range c.vals {
+	// In key order, the first TF tensor of an ONNX value kept (an Identity
+	// aliases its input's value): the record is the same on every import.
+	for _, k := range slices.Sorted(maps.Keys(c.vals)) {
+		v := c.vals[k]
 		if v.konst != nil || v.seq || v.cplx || v.table != nil {
 			continue
 		}
@@ -292,7 +297,9 @@ func (c *converter) sourceTensors(m *canonical.Model) map[string]canonical.Sourc
 			} else if p, _ := gv.Producer(); p == nil {
 				continue
 			}
-			out[x.name] = canonical.SourceTensor{Tensor: tensor, Op: op, Perm: x.perm}
+			if _, seen := out[x.name]; !seen {
+				out[x.name] = canonical.SourceTensor{Tensor: tensor, Op: op, Perm: x.perm}
+			}
 		}
 	}
 	return out
