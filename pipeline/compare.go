@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
@@ -81,6 +82,9 @@ func Verify(ctx context.Context, a, b string, opts CompareOptions) (*verify.Repo
 		return nil, err
 	}
 	defer ma.Close()
+	if err := runnable(a, ma); err != nil {
+		return nil, err
+	}
 	sa, err := rts.Side(0, a, ma)
 	if err != nil {
 		return nil, inputErr(err)
@@ -105,6 +109,9 @@ func Verify(ctx context.Context, a, b string, opts CompareOptions) (*verify.Repo
 				return nil, err
 			}
 			defer mb.Close()
+			if err := runnable(b, mb); err != nil {
+				return nil, err
+			}
 		}
 		if sb, err = rts.Side(1, pathB, mb); err != nil {
 			return nil, inputErr(err)
@@ -131,4 +138,13 @@ func Verify(ctx context.Context, a, b string, opts CompareOptions) (*verify.Repo
 		}
 	}
 	return rep, nil
+}
+
+// runnable refuses an ONNX file without a main graph (a library of
+// functions): there is nothing to run.
+func runnable(path string, m *canonical.Model) error {
+	if m.Graph != nil {
+		return nil
+	}
+	return inputErr(fmt.Errorf("%s holds %d ONNX function(s) and no graph: a function library (as -O custom= takes), not a model to run", path, len(m.Functions)))
 }

@@ -46,6 +46,9 @@ const MaxGeneratedElements = 1 << 28
 // GraphInputs returns the inputs of m's main graph that are not
 // initializers, in order (the inputs a runner takes).
 func GraphInputs(m *canonical.Model) []*canonical.Value {
+	if m == nil || m.Graph == nil {
+		return nil
+	}
 	init := map[*canonical.Value]bool{}
 	for _, v := range m.Graph.Initializers {
 		init[v] = true

@@ -137,3 +137,16 @@ func TestVerifyCmdErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyRefusesAFunctionLibrary: an ONNX file of functions without a
+// graph (what -O custom= takes) is refused with a line saying so before
+// any runtime opens it (with --runtime onnxruntime it panicked there).
+func TestVerifyRefusesAFunctionLibrary(t *testing.T) {
+	lib := filepath.Join("..", "..", "fixtures", "custom", "multiply_beta.onnx")
+	for _, args := range [][]string{{"verify", lib, lib}, {"verify", lib, filepath.Join("..", "..", "fixtures", "models", "mlp_opset17", "model.onnx")}} {
+		code, _, stderr := runCmd(args...)
+		if code != 2 || !strings.Contains(stderr, "no graph: a function library") {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}

@@ -108,7 +108,12 @@ func collect(t *testing.T) (cases []modelCase, complete bool) {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() && d.Name() == "hostile" {
+			// fixtures/hostile holds attacks on the loaders; fixtures/custom
+			// libraries of ONNX functions given with -O custom=, no graph;
+			// fixtures/onnx28 opset-28 node cases, which ONNX Runtime 1.30
+			// does not load (opset/convert's TestOnnx28CasesInORT runs them
+			// there converted to opset 26 and 17).
+			if d.IsDir() && (d.Name() == "hostile" || d.Name() == "custom" || d.Name() == "onnx28") && filepath.Dir(p) == base {
 				return filepath.SkipDir
 			}
 			if d.Type().IsRegular() && strings.HasSuffix(p, ".onnx") {
@@ -259,7 +264,8 @@ func check(rt *ort.Runtime, c modelCase, tmp string) (r result) {
 	}
 	ortR := &ortRunner{s: s, names: names}
 	ref := &verify.Side{Name: "onnxruntime", Model: m, Runner: ortR, ComputedBy: "ONNX Runtime " + rt.Version()}
-	opts := verify.Options{Samples: 1, Threads: 1}
+	// A decoder with a KV cache runs a prefill and 3 decode steps.
+	opts := verify.Options{Samples: 1, Threads: 1, Decode: &verify.Decode{Steps: verify.DefaultDecodeSteps}}
 	if inputs != nil {
 		opts.Inputs = [][]*canonical.Tensor{inputs}
 	}
