@@ -1,0 +1,48 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/runtimes/ortnode"
+)
+
+// A plain convert of ONNX backend tests with ONNX Runtime under Node as the
+// reference (scripts/backend-sweep.sh with ORT=1, on one model of each
+// class): each is EQUIVALENT, the source computed by ONNX Runtime — as it
+// is, through a copy with Cast nodes at graph inputs and outputs of types
+// onnxruntime-node cannot pass, or through a copy stamped opset 26 — or, when
+// ONNX Runtime cannot run it, by the executor with a note naming why; and
+// the result matches ONNX's stored outputs.
+func TestConvertBackendWithORT(t *testing.T) {
+	testpaths.Node(t, ortnode.Package)
+	for name, want := range map[string]string{
+		"test_add":                                   "onnxruntime",
+		"test_cast_FLOAT_to_INT4":                    "through Cast nodes",            // int4 output
+		"test_cast_BFLOAT16_to_FLOAT":                "through Cast nodes",            // bfloat16 input
+		"test_quantizelinear_e4m3fn":                 "through Cast nodes",            // float8 output
+		"test_cast_INT2_to_FLOAT":                    "through Cast nodes",            // int2 input
+		"test_causal_conv_with_state_basic_expanded": "stamped opset 26",              // opset 27, ops unchanged
+		"test_causal_conv_with_state_basic":          "ONNX Runtime could not run it", // op new at 27
+		"test_identity_sequence":                     "passes tensors only",           // sequence input
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, res := convertStored(t, name)
+			if !res.Equivalent || len(res.Comparisons) < 2 {
+				t.Fatalf("equivalent %v, %d comparison(s), want the source and the stored outputs", res.Equivalent, len(res.Comparisons))
+			}
+			src := res.Comparisons[0]
+			if by := src.What + " " + src.Report.A.ComputedBy; !strings.Contains(by, want) {
+				t.Errorf("%q computed by %q, want %q", src.What, src.Report.A.ComputedBy, want)
+			}
+			stored := false
+			for _, c := range res.Comparisons {
+				stored = stored || (strings.HasPrefix(c.What, "against the reference outputs") && c.Report.Equivalent)
+			}
+			if !stored {
+				t.Errorf("the result was not compared with the stored outputs")
+			}
+		})
+	}
+}
