@@ -240,7 +240,7 @@ func printConvertResult(w io.Writer, res *pipeline.Result) {
 		if cmp.RunOnce {
 			_ = cmp.Report.WriteRunOnceSummary(w)
 		} else if cmp.Excused {
-			_ = cmp.Report.WriteSummary(w, cmp.What+" [excused: ONNX Runtime and ONNX's reference differ here, see the notes]")
+			_ = cmp.Report.WriteSummary(w, cmp.What+" [excused: the engines differ here, not the conversion; see the notes]")
 		} else {
 			_ = cmp.Report.WriteSummary(w, cmp.What)
 		}
