@@ -63,11 +63,7 @@ func TestConvertExcusesEngineDifference(t *testing.T) {
 	if first := res.Comparisons[0]; !first.Excused || first.Report.Equivalent {
 		t.Errorf("first comparison excused %v, equivalent %v: want a failed comparison, excused", first.Excused, first.Report.Equivalent)
 	}
-	said := false
-	for _, n := range res.Notes {
-		said = said || strings.Contains(n, "differs from the source in ONNX Runtime (qk_matmul_output)")
-	}
-	if !said {
+	if !noted(res, "differs from the source in ONNX Runtime (qk_matmul_output)") {
 		t.Errorf("no note names the output where the engines differ: %q", res.Notes)
 	}
 }
@@ -82,11 +78,17 @@ func TestConvertExcusesRandomOps(t *testing.T) {
 	if !res.Equivalent || len(res.Comparisons) != 2 || !res.Comparisons[0].Excused || res.Comparisons[0].Report.Equivalent {
 		t.Fatalf("equivalent %v, %d comparison(s), want 2, the first failed and excused", res.Equivalent, len(res.Comparisons))
 	}
-	said := false
-	for _, n := range res.Notes {
-		said = said || strings.Contains(n, "draws random numbers (Dropout)")
-	}
-	if !said {
+	if !noted(res, "draws random numbers (Dropout)") {
 		t.Errorf("no note says the model draws random numbers: %q", res.Notes)
 	}
+}
+
+// noted tells whether a note of res says s.
+func noted(res *Result, s string) bool {
+	for _, n := range res.Notes {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
 }

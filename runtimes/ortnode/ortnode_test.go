@@ -103,15 +103,7 @@ func matchStored(t *testing.T, r runtimes.Runtime, name string) string {
 	if len(ins) == 0 {
 		t.Skipf("%s has no stored inputs", dir)
 	}
-	s, err := runtimes.NewSetup([]string{RuntimeName}, 1, runtimes.NewSet(nil, r))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	a, err := s.Side(0, filepath.Join(dir, "model.onnx"), m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, a := setupSide(t, r, dir, m)
 	b := &verify.Side{Name: "stored outputs", Expected: [][]*canonical.Tensor{outs}}
 	rep, err := verify.Compare(context.Background(), a, b, verify.Options{Inputs: [][]*canonical.Tensor{ins}, ByOrder: true})
 	if err != nil {
@@ -121,6 +113,22 @@ func matchStored(t *testing.T, r runtimes.Runtime, name string) string {
 		t.Errorf("%s: %s", name, rep.Summary)
 	}
 	return s.DescribeSide(0)
+}
+
+// setupSide is the side of backend test dir's model m on r, in a setup
+// closed with the test.
+func setupSide(t *testing.T, r runtimes.Runtime, dir string, m *canonical.Model) (*runtimes.Setup, *verify.Side) {
+	t.Helper()
+	s, err := runtimes.NewSetup([]string{RuntimeName}, 1, runtimes.NewSet(nil, r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	side, err := s.Side(0, filepath.Join(dir, "model.onnx"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, side
 }
 
 // TestManySamplesThreads: one session (one node process, the model loaded
@@ -232,15 +240,7 @@ func inputNames(m *canonical.Model) []string {
 func TestCapture(t *testing.T) {
 	r := testRuntime(t)
 	dir, m, ins, outs := backendTest(t, "test_greater_equal_int8_expanded")
-	s, err := runtimes.NewSetup([]string{RuntimeName}, 1, runtimes.NewSet(nil, r))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	side, err := s.Side(0, filepath.Join(dir, "model.onnx"), m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, side := setupSide(t, r, dir, m)
 	cr, ok := side.Runner.(verify.CaptureRunner)
 	if !ok {
 		t.Fatalf("the side's runner %T does not capture", side.Runner)
