@@ -17,8 +17,11 @@ import (
 )
 
 // ImageDecoder (host): PNG and JPEG (Go standard library), BMP, TIFF and
-// WebP (golang.org/x/image) and binary PNM. JPEG pixels differ from
-// libjpeg's (chroma upsampling and color conversion are not bit-exact).
+// WebP (golang.org/x/image) and binary PNM. 4:2:0 JPEG and WebP chroma is
+// interpolated and converted as libjpeg and libwebp do (ycbcr.go): WebP
+// pixels are then libwebp's; JPEG pixels still differ from libjpeg's by up
+// to 2 where Go's inverse DCT rounds differently from libjpeg's islow one.
+// JPEG 2000 is not decoded.
 
 func registerImage(r registry) {
 	r.host(hostImageDecoder, "ImageDecoder")
@@ -31,20 +34,28 @@ func hostImageDecoder(c *lctx) error {
 	}
 	data := h.data.([]uint8)
 	var img image.Image
+	format := "pnm"
 	if len(data) > 2 && data[0] == 'P' && (data[1] == '5' || data[1] == '6') {
 		img, err = decodePNM(data)
 	} else {
-		img, _, err = image.Decode(bytes.NewReader(data))
+		img, format, err = image.Decode(bytes.NewReader(data))
 	}
 	if err != nil {
 		return fmt.Errorf("ImageDecoder: %w", err)
 	}
 	b := img.Bounds()
 	H, W := b.Dy(), b.Dx()
-	format := c.AStr("pixel_format", "RGB")
+	pixel := c.AStr("pixel_format", "RGB")
 	ch := 3
-	if format == "Grayscale" {
+	if pixel == "Grayscale" {
 		ch = 1
+	}
+	var fancy []uint8
+	switch yc := img.(type) {
+	case *image.YCbCr:
+		fancy, _ = fancyRGB(yc, format)
+	case *image.NYCbCrA:
+		fancy, _ = fancyRGB(&yc.YCbCr, format)
 	}
 	out := newH(canonical.Uint8, []int{H, W, ch})
 	o := out.data.([]uint8)
@@ -56,7 +67,11 @@ func hostImageDecoder(c *lctx) error {
 			if gray, ok := img.At(b.Min.X+x, b.Min.Y+y).(color.Gray); ok {
 				r, g, bb = gray.Y, gray.Y, gray.Y
 			}
-			switch format {
+			if fancy != nil {
+				p := fancy[3*(y*W+x):]
+				r, g, bb = p[0], p[1], p[2]
+			}
+			switch pixel {
 			case "Grayscale":
 				// ITU-R 601-2 luma, as PIL's convert("L") rounds it
 				o[k] = uint8((uint32(r)*19595 + uint32(g)*38470 + uint32(bb)*7471 + 0x8000) >> 16)

@@ -153,7 +153,18 @@ type Comparison struct {
 	// of: Report holds its checks (outputs produced, no NaN or Inf), not
 	// a comparison.
 	RunOnce bool
+	// Excused marks a failed comparison of an ONNX source in ONNX Runtime
+	// with the result on the executor where ONNX Runtime and ONNX's
+	// reference implementation differ, not the conversion (see the notes).
+	Excused bool
 }
+
+// The What of the comparison with stored outputs (followed by their
+// folder) and of the result run in ONNX Runtime.
+const (
+	storedWhat = "against the reference outputs in "
+	inORTWhat  = "against the source, the result run in ONNX Runtime"
+)
 
 // Result is what Convert did.
 type Result struct {

@@ -83,7 +83,7 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 		if err != nil {
 			return invalidErr(fmt.Errorf("%s: ONNX Runtime cannot run the result: %v; nothing was written", c.in, oneLineErr(err)))
 		}
-		c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the source, the result run in ONNX Runtime", Report: rep})
+		c.res.Comparisons = append(c.res.Comparisons, Comparison{What: inORTWhat, Report: rep})
 		return nil
 	}
 	o := c.opts.Verify.options()

@@ -42,11 +42,7 @@ func TestConvertUsesStoredSamples(t *testing.T) {
 			t.Errorf("output %s differs from ONNX's stored output: %+v", o.Name, o.Float)
 		}
 	}
-	said := false
-	for _, n := range res.Notes {
-		said = said || strings.Contains(n, "stored beside the model")
-	}
-	if !said {
+	if !noted(res, "stored beside the model") {
 		t.Errorf("the notes do not say where the inputs came from: %q", res.Notes)
 	}
 }
@@ -58,11 +54,7 @@ func TestConvertStoredSamplesRandom(t *testing.T) {
 	if len(res.Comparisons) != 1 || res.Comparisons[0].Report.Options.InputSource != filepath.Dir(in) {
 		t.Fatalf("%d comparison(s), want the source alone on the stored inputs", len(res.Comparisons))
 	}
-	said := false
-	for _, n := range res.Notes {
-		said = said || strings.Contains(n, "random numbers: Bernoulli")
-	}
-	if !said {
+	if !noted(res, "random numbers: Bernoulli") {
 		t.Errorf("the notes do not say why the stored outputs were not compared: %q", res.Notes)
 	}
 }

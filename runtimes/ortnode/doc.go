@@ -16,15 +16,22 @@
 // Element types: every tensor type onnxruntime-node 1.30 passes — float32,
 // float64, float16 (its bits), int8, int16, int32, int64, uint8, uint16,
 // uint32, uint64, bool and string (each element as UTF-8 text: bytes that
-// are not valid UTF-8 do not survive the JavaScript string). It cannot take
-// bfloat16, the float8 types, float4, int2/uint2 or complex at a graph input
-// or output (onnxruntime-node refuses to load such a model: "Unsupported
-// data type"), nor int4/uint4 there (it loads them but refuses such an
-// input and aborts Node on such an output, so runner.js refuses the model
-// at load), nor sequences, maps or optionals; inside the graph every type
-// ONNX Runtime has kernels for runs. Such a model is a *RunError of kind
-// "type" (RuntimeLimit: onnxruntime-node's limit, not the model's), so
-// that a caller can fall back.
+// are not valid UTF-8 do not survive the JavaScript string). A graph input
+// or output of bfloat16, a float8 type, int4, uint4, int2 or uint2, which
+// onnxruntime-node cannot pass, crosses as float32, int8 or uint8 (each of
+// its values exactly one of those): ONNX Runtime runs a copy of the model
+// with a Cast node at each such input and output (wire.go), and the values
+// are converted back here. It cannot take float4 (ONNX Runtime 1.30 has no
+// Cast kernel for it) or complex at a graph input or output (onnxruntime-node
+// refuses to load such a model: "Unsupported data type"), nor sequences,
+// maps or optionals; inside the graph every type ONNX Runtime has kernels
+// for runs. Such a model is a *RunError of kind "type" (RuntimeLimit:
+// onnxruntime-node's limit, not the model's), so that a caller can fall
+// back.
+//
+// Opsets: ONNX Runtime 1.30 refuses a model stamped with an ai.onnx opset
+// past MaxOpset (26); when every op of such a model has the same schema at
+// 26, it runs a copy stamped 26. The session's note says when a copy ran.
 //
 // Errors are typed and one line: *RunError (ONNX Runtime refused the model,
 // an input, or failed running it; its Kind says which), a

@@ -62,6 +62,10 @@ type TensorInfo struct {
 type Session struct {
 	conn  *node.Conn
 	model string
+	// port is the copy ONNX Runtime runs instead of the model (nil: the
+	// model itself), in tmp.
+	port *portable
+	tmp  string
 	// Version is onnxruntime-node's version as it reports it; Inputs and
 	// Outputs are the model's as ONNX Runtime loaded it.
 	Version         string
@@ -83,6 +87,22 @@ func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("onnxruntime (under Node): %s is not a regular file", modelPath)
 	}
+	tmp, err := tempDir()
+	if err != nil {
+		return nil, fmt.Errorf("onnxruntime (under Node): %s: %w", modelPath, err)
+	}
+	port, err := makePortable(abs, tmp)
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("onnxruntime (under Node): %s: %w", modelPath, err)
+	}
+	load := abs
+	if port != nil {
+		load = port.Path
+	} else {
+		_ = os.RemoveAll(tmp)
+		tmp = ""
+	}
 	conn, err := node.Start(ctx, node.Process{
 		Node:      env.Node,
 		Args:      []string{"-e", node.FrameJS + runnerJS, "--", env.Modules},
@@ -90,25 +110,47 @@ func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session
 		MaxStderr: 64 << 10,
 	}, maxReply)
 	if err != nil {
+		removeTemp(tmp)
 		return nil, fmt.Errorf("onnxruntime (under Node): %s: starting node: %w", modelPath, err)
 	}
-	s := &Session{conn: conn, model: modelPath}
+	s := &Session{conn: conn, model: modelPath, port: port, tmp: tmp}
 	head := struct {
 		Op      string `json:"op"`
 		Path    string `json:"path"`
 		Threads int    `json:"threads"`
-	}{"load", abs, max(threads, 1)}
+	}{"load", load, max(threads, 1)}
 	rep, _, err := s.call(ctx, head, nil)
 	if err != nil {
-		_ = conn.Close()
+		_ = s.Close()
 		return nil, err
 	}
 	s.Version, s.Inputs, s.Outputs = rep.Version, rep.Inputs, rep.Outputs
 	return s, nil
 }
 
-// Close ends the node process.
-func (s *Session) Close() error { return s.conn.Close() }
+// Close ends the node process and removes the portable copy.
+func (s *Session) Close() error {
+	err := s.conn.Close()
+	removeTemp(s.tmp)
+	return err
+}
+
+func removeTemp(dir string) {
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// Note says how the model ONNX Runtime ran differs from the file: a copy
+// stamped with an earlier opset, or with Cast nodes at inputs and outputs
+// of types onnxruntime-node cannot pass ("" when it ran the file itself;
+// runtimes.SessionNoter).
+func (s *Session) Note() string {
+	if s.port == nil {
+		return ""
+	}
+	return strings.Join(s.port.Notes, "; ")
+}
 
 type reply struct {
 	OK      bool         `json:"ok"`
@@ -165,6 +207,11 @@ func (s *Session) RunProtos(ctx context.Context, inputs []*onnxpb.TensorProto) (
 		if err != nil {
 			return nil, fmt.Errorf("onnxruntime (under Node): %s: input %d: %w", s.model, i, err)
 		}
+		if s.port != nil && s.port.Types[t.Name] == t.DataType {
+			if t, err = wireIn(t); err != nil {
+				return nil, fmt.Errorf("onnxruntime (under Node): %s: input %d: %w", s.model, i, err)
+			}
+		}
 		dt, ok := dtypeName(t.DataType)
 		if !ok {
 			return nil, &RunError{Model: s.model, Kind: "type", Detail: fmt.Sprintf("input %q: element type %s does not pass through %s", t.Name, t.DataType, Package)}
@@ -189,6 +236,11 @@ func (s *Session) RunProtos(ctx context.Context, inputs []*onnxpb.TensorProto) (
 		if err != nil {
 			return nil, &RunError{Model: s.model, Kind: "protocol", Detail: err.Error()}
 		}
+		if dt, ok := s.wired(o.Name); ok {
+			if t, err = wireOut(t, dt); err != nil {
+				return nil, &RunError{Model: s.model, Kind: "protocol", Detail: fmt.Sprintf("output %q: %v", o.Name, err)}
+			}
+		}
 		tp, err := canonical.TensorToProto(t)
 		if err != nil {
 			return nil, fmt.Errorf("onnxruntime (under Node): %s: output %q: %w", s.model, o.Name, err)
@@ -197,6 +249,16 @@ func (s *Session) RunProtos(ctx context.Context, inputs []*onnxpb.TensorProto) (
 		res[i] = tp
 	}
 	return res, nil
+}
+
+// wired is the own type of the output named name when it crossed as its
+// wire type.
+func (s *Session) wired(name string) (canonical.DataType, bool) {
+	if s.port == nil {
+		return 0, false
+	}
+	dt, ok := s.port.Types[name]
+	return dt, ok
 }
 
 // encode is t's bytes on the wire: raw little-endian, or for STRING each

@@ -30,8 +30,8 @@ func (r rt) Info() runtimes.Info {
 	return runtimes.Info{
 		Name:    RuntimeName,
 		Version: ver,
-		Description: fmt.Sprintf("ONNX Runtime (CPU) from npm %s %s, run under Node: every tensor type but bfloat16, float8, "+
-			"float4, int4, int2 and complex at the graph's inputs and outputs, no sequences, maps or optionals there; install: %s",
+		Description: fmt.Sprintf("ONNX Runtime (CPU) from npm %s %s, run under Node: every tensor type but float4 and complex "+
+			"at the graph's inputs and outputs (bfloat16, float8, int4 and int2 cross as float32 or int8 through Cast nodes), no sequences, maps or optionals there; install: %s",
 			Package, PackageVersion, runtimes.InstallCommand),
 		Where: "under Node",
 	}
