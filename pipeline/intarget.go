@@ -9,8 +9,6 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/exporters/profiles"
-	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
 )
 
@@ -38,11 +36,6 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	if err != nil {
 		cv.NotRunIn = c.ortMissing(err)
 		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: "+cv.NotRunIn)
-		return nil
-	}
-	if why := ortOpsetLimit(setup, result); why != "" {
-		cv.NotRunIn = why
-		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: "+why)
 		return nil
 	}
 	dir, err := os.MkdirTemp("", "onnxconv-ort-*")
@@ -77,7 +70,11 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 		rep, err := c.compare(ctx, ref, side, samples, source)
 		if err != nil && (c.ortRefused != "" || runtimeLimit(err)) {
 			cv.RanIn, cv.NotRunIn = "", oneLineErr(rootCause(err))
-			c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime, which cannot run it (nor, for an ONNX source, the source): "+cv.NotRunIn)
+			why := "the result was not run in ONNX Runtime, which cannot run it: "
+			if c.ortRefused != "" {
+				why = "the result was not run in ONNX Runtime, which cannot run it (nor, for an ONNX source, the source): "
+			}
+			c.res.Notes = append(c.res.Notes, why+cv.NotRunIn)
 			return nil
 		}
 		if err != nil {
@@ -100,27 +97,6 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	rep.Summary = "the result runs in ONNX Runtime (NOT VERIFIED against the source)"
 	c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "run once in ONNX Runtime", Report: rep, RunOnce: true})
 	return nil
-}
-
-// ortOpsetLimit says why the installed ONNX Runtime cannot load result
-// when its ai.onnx opset is above the highest that version loads (its
-// target profile, measured: ONNX Runtime 1.30 refuses opset 27 and 28 as
-// "under development"); "" when it may.
-func ortOpsetLimit(setup *runtimes.Setup, result *canonical.Model) string {
-	info, ok := setup.Info(0)
-	if !ok {
-		return ""
-	}
-	parts := strings.SplitN(info.Version, ".", 3)
-	if len(parts) < 2 {
-		return ""
-	}
-	p, err := profiles.Get("onnxruntime-" + parts[0] + "." + parts[1])
-	if err != nil || p.MaxOpset == 0 || result.Opset("") <= int64(p.MaxOpset) {
-		return ""
-	}
-	return fmt.Sprintf("the result is ai.onnx opset %d and ONNX Runtime %s loads opsets up to %d (target profile %s); convert to --target %s to run it there",
-		result.Opset(""), info.Version, p.MaxOpset, p.Name, p.Name)
 }
 
 // rootCause is the innermost error of err's chain of single wraps: what

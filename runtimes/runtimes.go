@@ -327,16 +327,6 @@ func (s *Setup) Describe(b *verify.Side) string {
 	return "A ran on " + s.describe(0, describe) + ", B on " + s.describe(1, describe)
 }
 
-// Info returns the runtime of side i (0: A, 1: B); false for the built-in
-// executor.
-func (s *Setup) Info(i int) (Info, bool) {
-	k := s.index(i)
-	if k < 0 || s.rts[k] == nil {
-		return Info{}, false
-	}
-	return s.rts[k].Info(), true
-}
-
 // DescribeSide names where side i (0: A, 1: B) runs in a few words: "the
 // built-in executor", or "tflite 0.0.1-alpha.10 (in a node process)";
 // Describe gives the long form.

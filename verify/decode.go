@@ -202,7 +202,20 @@ type decodeState struct {
 // Applies reports whether m is verified over a prefill and decode steps
 // under dec: steps asked for and caches declared or found by name.
 func (dec *Decode) Applies(m *canonical.Model) bool {
-	return dec != nil && dec.Steps > 0 && (dec.Caches != nil || DetectCaches(m) != nil)
+	if dec == nil || dec.Steps <= 0 {
+		return false
+	}
+	if dec.Caches != nil {
+		return true
+	}
+	// Caches found by name count only on a decoder fed token ids (an
+	// Attention node test with past_key/present_key is not one).
+	found := DetectCaches(m)
+	if found == nil {
+		return false
+	}
+	_, err := decoderOf(m, found)
+	return err == nil
 }
 
 func (dec *Decode) caches(m *canonical.Model) []CachePair {

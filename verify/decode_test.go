@@ -202,3 +202,25 @@ func scaleOutput(t *testing.T, m *canonical.Model, name string, k float32) {
 	}
 	t.Fatalf("no output %q", name)
 }
+
+// TestDecodeAppliesToDecodersOnly: caches found by name count on a model
+// fed token ids, not on an Attention node with past_key/present_key.
+func TestDecodeAppliesToDecodersOnly(t *testing.T) {
+	dec := &Decode{Steps: 3}
+	m, _, _ := torchDecoder(t, "llama")
+	if !dec.Applies(m) {
+		t.Error("the llama fixture is not verified over decode steps")
+	}
+	path := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_attention_4d_with_past_and_present", "model.onnx")
+	a, err := canonical.Load(path, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if DetectCaches(a) == nil {
+		t.Fatal("past_key/present_key are not paired")
+	}
+	if dec.Applies(a) {
+		t.Error("an Attention node test is verified over decode steps")
+	}
+}

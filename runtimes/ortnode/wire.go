@@ -32,6 +32,20 @@ var wireTypes = map[canonical.DataType]canonical.DataType{
 	canonical.Uint2:          canonical.Uint8,
 }
 
+// OpsetError is a model above MaxOpset with an op that changed after it:
+// ONNX Runtime 1.30 refuses opsets it calls "under development", and a copy
+// stamped MaxOpset would compute another version of the op.
+type OpsetError struct{ Opset int64 }
+
+func (e *OpsetError) Error() string {
+	return fmt.Sprintf("the model is ai.onnx opset %d and %s %s loads opsets up to %d (an op of the model changed after %d); convert it with --target onnxruntime-1.30 to run it there",
+		e.Opset, Package, PackageVersion, MaxOpset, MaxOpset)
+}
+
+// RuntimeLimit: the refusal is the runtime's, not the model's
+// (runtimes.Limited).
+func (e *OpsetError) RuntimeLimit() bool { return true }
+
 // portable is what ONNX Runtime under Node is given instead of a model it
 // would refuse as it is: a copy (Path) stamped with MaxOpset when the
 // model's later opset changes none of its ops, and whose graph inputs and
@@ -53,7 +67,9 @@ func makePortable(path, dir string) (*portable, error) {
 	}
 	defer m.Close()
 	p := &portable{Types: map[string]canonical.DataType{}}
-	if v := m.Opset(""); v > MaxOpset && sameOpsAt(m, MaxOpset) {
+	if v := m.Opset(""); v > MaxOpset && !sameOpsAt(m, MaxOpset) {
+		return nil, &OpsetError{Opset: v}
+	} else if v > MaxOpset {
 		m.SetOpset("", MaxOpset)
 		p.Notes = append(p.Notes, fmt.Sprintf("ONNX Runtime ran a copy stamped opset %d: its ops are the same there as at %d", MaxOpset, v))
 	}

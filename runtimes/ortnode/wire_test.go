@@ -43,7 +43,8 @@ func TestWireTypes(t *testing.T) {
 // TestOpsetStamp: a model stamped with opset 27 (ONNX 1.22's development
 // opset, which ONNX Runtime 1.30 refuses) whose ops are the same at 26 runs
 // as a copy stamped 26 and gives the stored outputs; one using an op new
-// at 27 is refused by ONNX Runtime (a load error the caller falls back on).
+// at 27 is refused before ONNX Runtime sees it, as a limit of the runtime
+// (an *OpsetError the caller falls back on).
 func TestOpsetStamp(t *testing.T) {
 	r := testRuntime(t)
 	if d := matchStored(t, r, "test_causal_conv_with_state_basic_expanded"); !strings.Contains(d, "stamped opset 26") {
@@ -51,8 +52,9 @@ func TestOpsetStamp(t *testing.T) {
 	}
 	dir := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_causal_conv_with_state_basic")
 	_, err := r.Open(context.Background(), filepath.Join(dir, "model.onnx"), runtimes.OpenOptions{})
-	var re *RunError
-	if !errors.As(err, &re) || re.Kind != "load" {
-		t.Errorf("CausalConvWithState at opset 27: %v, want a load *RunError", err)
+	var oe *OpsetError
+	var l runtimes.Limited
+	if !errors.As(err, &oe) || oe.Opset != 27 || !errors.As(err, &l) || !l.RuntimeLimit() {
+		t.Errorf("CausalConvWithState at opset 27: %v, want an *OpsetError that is a runtime limit", err)
 	}
 }
