@@ -212,6 +212,9 @@ type converter struct {
 	// describeRef names the source's reference runtime as it stands (what
 	// computed the source is known once it ran), nil when none runs it.
 	describeRef func() string
+	// unoptimizedRef opens the source in the reference runtime with its
+	// graph optimizations off (ONNX Runtime's noise); nil when none.
+	unoptimizedRef func() (*verify.Side, error)
 	// storedRef: the samples and reference outputs are the
 	// test_data_set_N folders beside an ONNX source (storedSamples).
 	storedRef bool

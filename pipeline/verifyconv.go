@@ -103,6 +103,7 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 		case err != nil:
 			return err
 		default:
+			c.ortNoise(ctx, ref, rep, imported, result, samples, source)
 			c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the source (" + cv.Reference + ")", Report: rep})
 			c.res.Verified = true
 		}
@@ -496,6 +497,7 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 				cv.Reference = setup.DescribeSide(0)
 				side.ComputedBy = cv.Reference
 				c.describeRef = func() string { return setup.DescribeSide(0) }
+				c.unoptimizedRef = func() (*verify.Side, error) { return setup.UnoptimizedSide(0, c.in, imported) }
 				return side, nil
 			}
 			err = err2
@@ -689,4 +691,41 @@ func valueNames(vs []*canonical.Value) []string {
 		out[i] = v.Name
 	}
 	return out
+}
+
+// ortNoise measures, for an ONNX source that computes in a lower precision
+// inside (float16 steps between float32 inputs and outputs) and that ONNX
+// Runtime computed, how far ONNX Runtime's outputs move when its graph
+// optimizations are off, and says it in rep's notes beside the result's
+// difference: the runtime's own noise, which the result's difference is
+// to be read against.
+func (c *converter) ortNoise(ctx context.Context, ref *verify.Side, rep *verify.Report, imported, result *canonical.Model, samples [][]*canonical.Tensor, source string) {
+	if !c.isONNX() || c.ortRefused != "" || c.unoptimizedRef == nil || ref.Runner == nil || verify.InsidePrecision(imported, result) == "" {
+		return
+	}
+	un, err := c.unoptimizedRef()
+	if err != nil {
+		rep.Notes = append(rep.Notes, "ONNX Runtime's own noise was not measured: "+oneLineErr(err))
+		return
+	}
+	un.Runner = sourceRunner(un.Runner, imported)
+	noise, err := c.compare(ctx, ref, un, samples, source)
+	if err != nil {
+		rep.Notes = append(rep.Notes, "ONNX Runtime's own noise was not measured: "+oneLineErr(rootCause(err)))
+		return
+	}
+	name, n := worstAbs(noise)
+	_, d := worstAbs(rep)
+	rep.Notes = append(rep.Notes, fmt.Sprintf("ONNX Runtime's own noise on this model: its outputs with and without graph optimizations differ by up to %.3g (%s); the result differs from the source by up to %.3g", n, name, d))
+}
+
+// worstAbs is the largest max_abs over rep's float outputs and its output.
+func worstAbs(rep *verify.Report) (string, float64) {
+	name, w := "", 0.0
+	for _, o := range rep.Outputs {
+		if o.Float != nil && o.Float.MaxAbs >= w {
+			name, w = o.Name, o.Float.MaxAbs
+		}
+	}
+	return name, w
 }

@@ -40,6 +40,10 @@ type OpenOptions struct {
 	Metadata map[string]string
 	// Threads is the number of intra-op threads (0: the runtime chooses).
 	Threads int
+	// Unoptimized asks a runtime that rewrites graphs before it runs them
+	// (ONNX Runtime's graph optimizations) to run the graph as written:
+	// the same model both ways shows the runtime's own noise.
+	Unoptimized bool
 }
 
 // Runtime is a reference runtime: it loads a model file once (Open) and

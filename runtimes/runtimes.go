@@ -207,6 +207,17 @@ func (s *Setup) index(i int) int {
 // from path, once, on the side's first run. When a runtime is named the
 // side's name is "path (runtime)", else path.
 func (s *Setup) Side(i int, path string, m *canonical.Model) (*verify.Side, error) {
+	return s.side(i, path, m, false)
+}
+
+// UnoptimizedSide is Side with the runtime's graph optimizations off
+// (OpenOptions.Unoptimized): the model as written, to measure the
+// runtime's own noise.
+func (s *Setup) UnoptimizedSide(i int, path string, m *canonical.Model) (*verify.Side, error) {
+	return s.side(i, path, m, true)
+}
+
+func (s *Setup) side(i int, path string, m *canonical.Model, unoptimized bool) (*verify.Side, error) {
 	if i < 0 || i > 1 {
 		return nil, fmt.Errorf("runtimes: side %d: want 0 (A) or 1 (B)", i)
 	}
@@ -240,7 +251,7 @@ func (s *Setup) Side(i int, path string, m *canonical.Model) (*verify.Side, erro
 	for _, p := range m.MetadataProps {
 		meta[p.Key] = p.Value
 	}
-	r := s.Runner(s.rts[k], path, OpenOptions{InputNames: names, OutputNames: outs, Metadata: meta, Threads: s.threads})
+	r := s.Runner(s.rts[k], path, OpenOptions{InputNames: names, OutputNames: outs, Metadata: meta, Threads: s.threads, Unoptimized: unoptimized})
 	r.side = i
 	side.Runner = r
 	if _, ok := s.rts[k].(ONNXLoader); ok {

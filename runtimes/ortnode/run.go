@@ -74,8 +74,9 @@ type Session struct {
 
 // Open starts node on runner.js and loads the ONNX model at modelPath (by
 // its path, so that external data beside it is found) with threads
-// intra-op threads (<= 0: 1). The process ends with Close or ctx.
-func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session, error) {
+// intra-op threads (<= 0: 1), its graph optimizations off when
+// unoptimized. The process ends with Close or ctx.
+func Open(ctx context.Context, env Env, modelPath string, threads int, unoptimized bool) (*Session, error) {
 	abs, err := filepath.Abs(modelPath)
 	if err != nil {
 		return nil, fmt.Errorf("onnxruntime (under Node): %s: %w", modelPath, err)
@@ -115,10 +116,11 @@ func Open(ctx context.Context, env Env, modelPath string, threads int) (*Session
 	}
 	s := &Session{conn: conn, model: modelPath, port: port, tmp: tmp}
 	head := struct {
-		Op      string `json:"op"`
-		Path    string `json:"path"`
-		Threads int    `json:"threads"`
-	}{"load", load, max(threads, 1)}
+		Op          string `json:"op"`
+		Path        string `json:"path"`
+		Threads     int    `json:"threads"`
+		Unoptimized bool   `json:"unoptimized"`
+	}{"load", load, max(threads, 1), unoptimized}
 	rep, _, err := s.call(ctx, head, nil)
 	if err != nil {
 		_ = s.Close()

@@ -92,6 +92,7 @@ async function main() {
   try {
     session = await ort.InferenceSession.create(load.head.path, {
       intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3,
+      graphOptimizationLevel: load.head.unoptimized ? 'disabled' : 'all',
     });
   } catch (e) {
     const msg = oneLine(e);

@@ -53,7 +53,7 @@ func (r rt) Open(ctx context.Context, modelPath string, o runtimes.OpenOptions) 
 	if err != nil {
 		return nil, node.NotInstalled(RuntimeName, err)
 	}
-	s, err := Open(ctx, env, modelPath, o.Threads)
+	s, err := Open(ctx, env, modelPath, o.Threads, o.Unoptimized)
 	if err != nil {
 		return nil, err
 	}
