@@ -127,7 +127,7 @@ func ortEnv(t *testing.T) ortnode.Env {
 // returns the first output of each.
 func runORT(t *testing.T, env ortnode.Env, path string, samples [][]*canonical.Tensor) [][]float64 {
 	t.Helper()
-	s, err := ortnode.Open(context.Background(), env, path, 1)
+	s, err := ortnode.Open(context.Background(), env, path, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
