@@ -183,15 +183,9 @@ func (o *Object) Links() ([]Link, error) {
 		links = append(links, l)
 	}
 	if m := o.h.find(msgLinkInfo); m != nil {
-		c := f.cursor(m.data, m.at)
-		c.u8()
-		flags := c.u8()
-		if flags&1 != 0 {
-			c.skip(8)
-		}
-		heapAddr, tree := c.addr(), c.addr()
-		if c.err != nil {
-			return nil, c.err
+		heapAddr, tree, err := f.denseIndex(m, 8)
+		if err != nil {
+			return nil, err
 		}
 		if heapAddr != undef {
 			h, err := f.fractalHeap(heapAddr)
@@ -333,15 +327,9 @@ func (o *Object) Attrs() ([]*Attribute, error) {
 		out = append(out, a)
 	}
 	if m := o.h.find(msgAttrInfo); m != nil {
-		c := f.cursor(m.data, m.at)
-		c.u8()
-		flags := c.u8()
-		if flags&1 != 0 {
-			c.skip(2)
-		}
-		heapAddr, tree := c.addr(), c.addr()
-		if c.err != nil {
-			return nil, c.err
+		heapAddr, tree, err := f.denseIndex(m, 2)
+		if err != nil {
+			return nil, err
 		}
 		if heapAddr != undef {
 			h, err := f.fractalHeap(heapAddr)
@@ -469,4 +457,17 @@ func (f *File) value(path string, t *Datatype, dims []uint64) (*Value, uint64, e
 		shape = nil
 	}
 	return &Value{Type: t, Shape: shape, f: f, path: path}, total, nil
+}
+
+// denseIndex reads the fractal heap and v2 B-tree addresses of a Link Info
+// or Attribute Info message: version, flags, a counter of counter bytes
+// when flags bit 0 is set, then the two addresses.
+func (f *File) denseIndex(m *message, counter int) (heapAddr, tree uint64, err error) {
+	c := f.cursor(m.data, m.at)
+	c.u8()
+	if c.u8()&1 != 0 {
+		c.skip(counter)
+	}
+	heapAddr, tree = c.addr(), c.addr()
+	return heapAddr, tree, c.err
 }

@@ -844,17 +844,25 @@ func (d *Decoder) opBinget(op byte, at int) error {
 
 // opGlobal runs GLOBAL ('c').
 func (d *Decoder) opGlobal(op byte, at int) error {
-	var err error
-	var mod, name string
-	if mod, err = d.line(); err == nil {
-		if name, err = d.line(); err == nil {
-			var g Value
-			if g, err = d.global(mod, name, at); err == nil {
-				err = d.push(g)
-			}
-		}
+	g, err := d.lineGlobal(at)
+	if err == nil {
+		err = d.push(g)
 	}
 	return err
+}
+
+// lineGlobal reads "module\nname\n" and resolves the global they name
+// (GLOBAL, INST).
+func (d *Decoder) lineGlobal(at int) (Value, error) {
+	mod, err := d.line()
+	if err != nil {
+		return nil, err
+	}
+	name, err := d.line()
+	if err != nil {
+		return nil, err
+	}
+	return d.global(mod, name, at)
 }
 
 // opStackGlobal runs STACK_GLOBAL (0x93).
@@ -879,23 +887,19 @@ func (d *Decoder) opStackGlobal(op byte, at int) error {
 
 // opInst runs INST module\nname\n, arguments above the mark ('i').
 func (d *Decoder) opInst(op byte, at int) error {
-	var err error
-	var mod, name string
-	if mod, err = d.line(); err == nil {
-		if name, err = d.line(); err == nil {
-			var g Value
-			if g, err = d.global(mod, name, at); err == nil {
-				var args []Value
-				if args, err = d.popMark(); err == nil {
-					var o *Object
-					if o, err = d.newObject("INST", g, args); err == nil {
-						err = d.push(o)
-					}
-				}
-			}
-		}
+	g, err := d.lineGlobal(at)
+	if err != nil {
+		return err
 	}
-	return err
+	args, err := d.popMark()
+	if err != nil {
+		return err
+	}
+	o, err := d.newObject("INST", g, args)
+	if err != nil {
+		return err
+	}
+	return d.push(o)
 }
 
 // opObj runs OBJ: class and arguments above the mark ('o').
