@@ -433,10 +433,16 @@ func (f *File) unfilter(fl filter, b []byte, want uint64) ([]byte, error) {
 		if len(fl.params) > 0 {
 			es = int(fl.params[0])
 		}
-		if es <= 1 {
+		n := 0
+		if es > 0 {
+			n = len(b) / es
+		}
+		// As H5Z's shuffle: with one element or none, or bytes of one
+		// byte, the chunk is as stored (the loops below would otherwise
+		// run es times for a parameter up to 2³²).
+		if es <= 1 || n <= 1 {
 			return b, nil
 		}
-		n := len(b) / es
 		out := make([]byte, len(b))
 		for j := 0; j < es; j++ {
 			for i := 0; i < n; i++ {
