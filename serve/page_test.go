@@ -33,7 +33,7 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx := chromiumTab(t, chromium, tmp, 3*time.Minute)
+	ctx := chromiumTab(t, chromium, 3*time.Minute)
 
 	var status, report string
 	err := chromedp.Run(ctx,
@@ -95,7 +95,7 @@ func TestPageTargetsAfterToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm := newTeam(t, serve.Config{})
-	ctx := chromiumTab(t, chromium, t.TempDir(), time.Minute)
+	ctx := chromiumTab(t, chromium, time.Minute)
 	var before, after int
 	err = chromedp.Run(ctx,
 		chromedp.Navigate(tm.http.URL+"/"),
@@ -113,18 +113,40 @@ func TestPageTargetsAfterToken(t *testing.T) {
 	}
 }
 
-// chromiumTab starts headless Chromium with its profile in tmp and returns a
-// tab's context, ended after limit or with the test.
-func chromiumTab(t *testing.T, chromium, tmp string, limit time.Duration) context.Context {
+// chromiumTab starts headless Chromium and returns a tab's context, ended
+// after limit or with the test. Its profile is a folder of its own, removed
+// after the browser: Chromium's helper processes may still write there for
+// a moment after the browser exits, which made t.TempDir's strict removal
+// fail now and then ("directory not empty"), so the removal is retried.
+func chromiumTab(t *testing.T, chromium string, limit time.Duration) context.Context {
 	t.Helper()
+	profile, err := os.MkdirTemp("", "chromium-profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
-		chromedp.UserDataDir(filepath.Join(tmp, "profile")))
+		chromedp.UserDataDir(profile))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
 	ctx, cancel := context.WithTimeout(ctx, limit)
-	t.Cleanup(func() { cancel(); cancelTab(); cancelAlloc() })
+	t.Cleanup(func() {
+		cancel()
+		cancelTab()
+		cancelAlloc()
+		for try := 0; ; try++ {
+			err := os.RemoveAll(profile)
+			if err == nil {
+				return
+			}
+			if try == 50 {
+				t.Logf("Chromium's profile %s not removed: %v", profile, err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	return ctx
 }
