@@ -91,7 +91,7 @@ func MainIO(model []byte) (io IO, err error) {
 	if len(model) < 8 || string(model[4:8]) != "TFL3" {
 		return IO{}, fmt.Errorf("not a TFLite flatbuffer (no \"TFL3\" identifier)")
 	}
-	m := fb.GetRootAsModel(model, 0)
+	m := Root(model)
 	var g fb.SubGraph
 	if m.SubgraphsLength() == 0 || !m.Subgraphs(&g, 0) {
 		return IO{}, fmt.Errorf("the model has no subgraph")

@@ -104,7 +104,7 @@ func readModel(data []byte) (*model, error) {
 	if int(root) < 8 || int(root) > len(data)-4 {
 		return nil, fmt.Errorf("tflite: root table offset %d outside the file (%d bytes)", root, len(data))
 	}
-	fm := fb.GetRootAsModel(data, 0)
+	fm := formats.Root(data)
 	m := &model{
 		version:     fm.Version(),
 		description: string(fm.Description()),

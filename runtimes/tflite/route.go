@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -59,7 +60,7 @@ func liteRTCannot(model []byte) (why string) {
 	if stateful(model) {
 		return "the model keeps state, in variable tensors or resource variables, which " + LiteRTPackage + " does not run"
 	}
-	m := fb.GetRootAsModel(model, 0)
+	m := formats.Root(model)
 	var g fb.SubGraph
 	if m.SubgraphsLength() == 0 || !m.Subgraphs(&g, 0) {
 		return ""

@@ -584,7 +584,7 @@ func microOnlyOps(model []byte) (ops []unsupported.Op) {
 			ops = nil
 		}
 	}()
-	m := fb.GetRootAsModel(model, 0)
+	m := formats.Root(model)
 	micro := map[int]string{}
 	var oc fb.OperatorCode
 	for i := 0; i < m.OperatorCodesLength(); i++ {
@@ -641,7 +641,7 @@ func ioTypes(model []byte) (types map[string]string) {
 			types = map[string]string{}
 		}
 	}()
-	m := fb.GetRootAsModel(model, 0)
+	m := formats.Root(model)
 	var g fb.SubGraph
 	if m.SubgraphsLength() == 0 || !m.Subgraphs(&g, 0) {
 		return types
@@ -675,7 +675,7 @@ func stateful(model []byte) (yes bool) {
 			yes = false
 		}
 	}()
-	m := fb.GetRootAsModel(model, 0)
+	m := formats.Root(model)
 	var g fb.SubGraph
 	var t fb.Tensor
 	var op fb.Operator
