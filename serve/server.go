@@ -134,7 +134,7 @@ func (c *Config) defaults() {
 		host, _ := os.Hostname()
 		c.Replica = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), newID()[:6])
 	}
-	if c.Lease <= 0 {
+	if c.Lease == 0 {
 		c.Lease = 30 * time.Second
 	}
 }
@@ -172,6 +172,9 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	if cfg.Data == "" {
 		return nil, errors.New("serve: give the data folder")
+	}
+	if cfg.Lease < 0 || (cfg.Lease > 0 && cfg.Lease < time.Second) {
+		return nil, fmt.Errorf("serve: --lease %s: give at least 1s (a replica renews its lease every third of it)", cfg.Lease)
 	}
 	cfg.defaults()
 	for _, d := range []string{cfg.Data, filepath.Join(cfg.Data, "jobs"), cfg.Cache} {
@@ -298,29 +301,47 @@ func (s *Server) jobDir(id string) string { return filepath.Join(s.cfg.Data, "jo
 // store, or waits for a submission here or the next poll.
 func (s *Server) work(ctx context.Context) {
 	defer s.workers.Done()
-	poll := min(time.Second, s.cfg.Lease/2)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.stopping:
-			return
-		default:
-		}
+	// Alone on its store, a server is woken by its own submissions; the
+	// poll is a safety net.
+	poll := time.Minute
+	if s.store.shared() {
+		poll = min(time.Second, s.cfg.Lease/2)
+	}
+	for s.until(ctx, nil, nil) {
 		if j, err := s.store.claim(s.cfg.Replica, s.cfg.Lease); err == nil {
 			s.queueDepth()
 			s.run(ctx, j)
 			continue
 		}
 		t := time.NewTimer(poll)
-		select {
-		case <-ctx.Done():
-		case <-s.stopping:
-		case <-s.wake:
-		case <-t.C:
-		}
+		s.until(ctx, t.C, s.wake)
 		t.Stop()
 	}
+}
+
+// until waits for tick or wake and tells whether the server still runs
+// (false as soon as ctx ends or Shutdown is called). Without tick nor
+// wake it only tells.
+func (s *Server) until(ctx context.Context, tick <-chan time.Time, wake <-chan struct{}) bool {
+	if tick == nil && wake == nil {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-s.stopping:
+			return false
+		default:
+			return true
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-s.stopping:
+		return false
+	case <-tick:
+	case <-wake:
+	}
+	return true
 }
 
 // queueDepth sets the queue's gauge from the store.
@@ -337,14 +358,7 @@ func (s *Server) heartbeat(ctx context.Context) {
 	defer s.workers.Done()
 	t := time.NewTicker(s.cfg.Lease / 3)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.stopping:
-			return
-		case <-t.C:
-		}
+	for s.until(ctx, t.C, nil) {
 		s.mu.Lock()
 		ids := slices.Collect(maps.Keys(s.cancels))
 		s.mu.Unlock()
@@ -499,12 +513,8 @@ func (s *Server) sweepEvery(ctx context.Context, period time.Duration) {
 	defer t.Stop()
 	for {
 		s.sweep(time.Now().Add(-s.cfg.Keep))
-		select {
-		case <-ctx.Done():
+		if !s.until(ctx, t.C, nil) {
 			return
-		case <-s.stopping:
-			return
-		case <-t.C:
 		}
 	}
 }

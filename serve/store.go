@@ -307,17 +307,27 @@ func boltGet(tx *bolt.Tx, id string) (*Job, error) {
 }
 
 func (s *boltStore) usage(token string) (queued, active int, stored int64, err error) {
-	jobs, err := s.list()
-	for _, j := range jobs {
-		if j.State == StateQueued {
-			queued++
-		}
-		if j.Token == token {
-			stored += j.Stored
-			if !j.State.Final() {
-				active++
+	err = s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(jobsBucket).ForEach(func(_, v []byte) error {
+			var j struct {
+				State  State
+				Token  string
+				Stored int64 `json:"stored_bytes"`
 			}
-		}
-	}
+			if err := json.Unmarshal(v, &j); err != nil {
+				return err
+			}
+			if j.State == StateQueued {
+				queued++
+			}
+			if j.Token == token {
+				stored += j.Stored
+				if !j.State.Final() {
+					active++
+				}
+			}
+			return nil
+		})
+	})
 	return queued, active, stored, err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -125,5 +126,33 @@ func TestStoresHandEachJobOnce(t *testing.T) {
 				t.Errorf("the dead replica's renewal: lost %v, %v; want [late]", lost, err)
 			}
 		})
+	}
+}
+
+// TestStoreRefusals: a --store that is not a postgres:// URL, a server
+// that does not answer and a --lease too short to renew are errors that
+// say what to give, not hangs; the password of a malformed URL is not
+// repeated.
+func TestStoreRefusals(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+		not  string
+	}{
+		{Config{Store: "mysql://db/jobs"}, "give a postgres:// URL", ""},
+		{Config{Store: "postgres://u:s3cret@127.0.0.1:99999/x"}, "not a valid postgres:// URL", "s3cret"},
+		{Config{Store: "postgres://u:s3cret@127.0.0.1:1/x?connect_timeout=5"}, "PostgreSQL at 127.0.0.1", "s3cret"},
+		{Config{Lease: 10 * time.Millisecond}, "--lease 10ms: give at least 1s", ""},
+	} {
+		c.cfg.Data = t.TempDir()
+		s, err := New(c.cfg)
+		if err == nil {
+			_ = s.Shutdown(t.Context())
+			t.Errorf("%+v: no error", c.cfg)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) || (c.not != "" && strings.Contains(err.Error(), c.not)) {
+			t.Errorf("store %q lease %v: %v; want %q", c.cfg.Store, c.cfg.Lease, err, c.want)
+		}
 	}
 }
