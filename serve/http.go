@@ -398,8 +398,14 @@ func (s *Server) accept(r *http.Request, room int64) (*Job, error) {
 		}
 		j.Model = upload
 	}
-	if _, err := batch.ParseManifest(mustManifest(j), dir); err != nil {
+	m, err := batch.ParseManifest(mustManifest(j), dir)
+	if err != nil {
 		return nil, badRequest("spec: %v", err)
+	}
+	// done/total counts from the start (whichever replica runs it): the
+	// actions are known now. One that cannot be planned fails when run.
+	if planned, err := m.Expand(); err == nil {
+		j.Total = len(planned)
 	}
 	j.Stored = dirSize(dir)
 	if err := s.store.put(j); err != nil {

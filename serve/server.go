@@ -438,7 +438,13 @@ func (s *Server) run(parent context.Context, j *Job) {
 	opts := batch.Options{Out: out, Jobs: 1, Cache: s.cfg.Cache, Env: s.cfg.Env, Plugins: s.cfg.Plugins,
 		Command: []string{"onnxconv", "serve", "job", id}, Tool: s.cfg.Tool,
 		Progress: func(e batch.Event) {
-			_, _ = s.store.update(id, func(j *Job) error { j.Done, j.Total = e.Done, e.Total; return nil })
+			_, _ = s.store.update(id, func(j *Job) error {
+				if err := held(j); err != nil {
+					return err
+				}
+				j.Done, j.Total = e.Done, e.Total
+				return nil
+			})
 		}}
 	_, runErr := batch.Run(ctx, m, opts)
 	// Interrupted by a shutdown: leave it running in the store; the next
