@@ -383,3 +383,41 @@ func BenchmarkReplicas(b *testing.B) {
 		})
 	}
 }
+
+// TestReplicaSIGTERMHandsJobsOver: replica A, stopped by SIGTERM (a
+// rolling update) mid-job, exits 0 and queues the job again, so that
+// replica B takes it at once — well within the 60 s lease it would wait
+// out after a crash — and finishes it.
+func TestReplicaSIGTERMHandsJobsOver(t *testing.T) {
+	url := pgtest.Start(t)
+	data := filepath.Join(t.TempDir(), "data")
+	a := startReplica(t, data, url, "--workers", "1", "--lease", "60s")
+	id, code, msg := a.submit(t, "model.onnx", fixtureModel(t, "resnet_small"), slowSpec)
+	if code != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", code, msg)
+	}
+	onA := waitRunning(t, a, id, 1)
+	b := startReplica(t, data, url, "--workers", "1", "--lease", "60s")
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.cmd.Wait(); err != nil {
+		t.Fatalf("A after SIGTERM: %v\n%s", err, a.log)
+	}
+	exited := time.Now()
+	for {
+		j := b.job(t, id)
+		if j.Replica != onA.Replica && (j.State == serve.StateRunning || j.State.Final()) {
+			t.Logf("B took the job %.1f s after A exited", time.Since(exited).Seconds())
+			break
+		}
+		if time.Since(exited) > 20*time.Second {
+			t.Fatalf("20 s after A exited the job is %s on %q (A was %q): not handed over", j.State, j.Replica, onA.Replica)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	j := b.wait(t, id, 2*time.Minute)
+	if j.State != serve.StateDone || j.Verdict != "pass" || j.Attempts != 2 || len(j.Records) != 10 {
+		t.Errorf("job after the handover: %s %s, attempts %d, %d records; want done pass, 2 attempts, 10 records", j.State, j.Verdict, j.Attempts, len(j.Records))
+	}
+}

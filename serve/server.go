@@ -260,10 +260,9 @@ func (s *Server) Start(ctx context.Context) {
 	s.mu.Unlock()
 }
 
-// Shutdown stops taking jobs, interrupts the running ones (they stay
-// "running" in the store with the records they wrote, and the next start
-// (or, on a shared store, another replica once their lease runs out)
-// resumes them where they stopped), waits for the workers and pending
+// Shutdown stops taking jobs, interrupts the running ones (queued again
+// in the store with the records they wrote: the next start, or on a
+// shared store another replica at once, resumes them where they stopped), waits for the workers and pending
 // webhooks (until ctx ends) and closes the store.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
@@ -273,6 +272,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		close(s.stopping)
 	}
 	s.ready = false
+	interrupted := slices.Collect(maps.Keys(s.cancels))
 	for _, cancel := range s.cancels {
 		cancel()
 	}
@@ -283,6 +283,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		return fmt.Errorf("serve: shutdown: %w", ctx.Err())
+	}
+	// Queued again, the interrupted jobs go to another replica at once
+	// rather than when their lease runs out (or to the next start).
+	for _, id := range interrupted {
+		_, _ = s.store.update(id, func(j *Job) error {
+			if j.State != StateRunning || j.Replica != s.cfg.Replica {
+				return errSkip
+			}
+			j.State = StateQueued
+			return nil
+		})
 	}
 	return s.store.close()
 }
