@@ -8,6 +8,7 @@
 #   - the npm packages of package.json (ONNX Runtime 1.30's library inside
 #     onnxruntime-node, TF.js 4.22 with its WASM backend, the TFLite interpreters):
 #     npm ci --ignore-scripts (.npmrc: legacy-peer-deps, see there)
+#   - Debian's postgresql (serve's replicas on a shared job store)
 #   - Debian's chromium (HTML report tests), slurmctld/slurmd/slurm-client/munge
 #     (a real Slurm cluster for the batch example test), libtorch-dev and g++
 #     (the libtorch runtime plugin the torchscript tests build and verify against;
@@ -36,6 +37,10 @@ has slurmd || slim+=(slurmd)
 has munged || slim+=(munge)
 [ -f /usr/include/torch/script.h ] || debs+=(libtorch-dev)
 has g++ || debs+=(g++)
+# PostgreSQL's server programs: serve's tests start a cluster of their
+# own for the replicas' shared job store (Debian puts them in
+# /usr/lib/postgresql/VERSION/bin, not on $PATH).
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || has initdb || slim+=(postgresql)
 # strace lets cmd/onnxconv's TestHostileFixtures see every file a hostile
 # input makes the CLI open (nothing outside the file's folder).
 has strace || slim+=(strace)

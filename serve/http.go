@@ -213,7 +213,13 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	who := auditOf(r).who
 	// The submission takes its place in the queue and in its token's
 	// quota before its body is read, so that concurrent uploads cannot
-	// overfill either.
+	// overfill either (on a shared store, beside the other replicas'
+	// stored jobs but not their uploads in progress).
+	queued, active, stored, err := s.store.usage(who.id)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "the job store is not answering; retry later")
+		return
+	}
 	s.mu.Lock()
 	stopping := false
 	select {
@@ -221,16 +227,16 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		stopping = true
 	default:
 	}
-	full := s.queued >= s.cfg.QueueSize
-	busy := s.cfg.QuotaJobs > 0 && s.active[who.id] >= s.cfg.QuotaJobs
+	full := queued+s.receiving >= s.cfg.QueueSize
+	busy := s.cfg.QuotaJobs > 0 && active+s.receivingBy[who.id] >= s.cfg.QuotaJobs
 	room := s.cfg.MaxUpload
 	if s.cfg.QuotaBytes > 0 {
-		room = min(room, s.cfg.QuotaBytes-s.stored[who.id])
+		room = min(room, s.cfg.QuotaBytes-stored)
 	}
 	reserved := !stopping && !full && !busy && room > 0
 	if reserved {
-		s.queued++
-		s.active[who.id]++
+		s.receiving++
+		s.receivingBy[who.id]++
 	}
 	s.mu.Unlock()
 	switch {
@@ -250,11 +256,11 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	j, err := s.acceptWithin(w, r, room)
+	s.mu.Lock()
+	s.receiving--
+	s.receivingBy[who.id]--
+	s.mu.Unlock()
 	if err != nil {
-		s.mu.Lock()
-		s.queued--
-		s.active[who.id]--
-		s.mu.Unlock()
 		var re *RequestError
 		var mbe *http.MaxBytesError
 		switch {
@@ -392,20 +398,26 @@ func (s *Server) accept(r *http.Request, room int64) (*Job, error) {
 		}
 		j.Model = upload
 	}
-	if _, err := batch.ParseManifest(mustManifest(j), dir); err != nil {
+	m, err := batch.ParseManifest(mustManifest(j), dir)
+	if err != nil {
 		return nil, badRequest("spec: %v", err)
+	}
+	// done/total counts from the start (whichever replica runs it): the
+	// actions are known now. One that cannot be planned fails when run.
+	if planned, err := m.Expand(); err == nil {
+		j.Total = len(planned)
 	}
 	j.Stored = dirSize(dir)
 	if err := s.store.put(j); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.stored[j.Token] += j.Stored
-	s.metrics.queueDepth.Set(float64(s.queued))
-	s.mu.Unlock()
 	s.metrics.submitted.WithLabelValues(kindOf(j)).Inc()
 	ok = true
-	s.queue <- j.ID
+	s.queueDepth()
+	select {
+	case s.wake <- struct{}{}:
+	default: // every worker is woken already
+	}
 	return j, nil
 }
 
@@ -613,12 +625,14 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, "the job finished meanwhile")
 		return
 	}
+	// Running here: stopped now; on another replica: its heartbeat sees
+	// the state and stops it.
 	s.mu.Lock()
 	if cancel := s.cancels[j.ID]; cancel != nil {
 		cancel()
 	}
 	s.mu.Unlock()
-	s.ended(j)
+	s.metrics.finished(j)
 	writeJSON(w, http.StatusOK, j)
 }
 

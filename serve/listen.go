@@ -62,9 +62,13 @@ func HTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       15 * time.Minute,
-		WriteTimeout:      15 * time.Minute,
+		ReadTimeout:       maxRequest,
+		WriteTimeout:      maxRequest,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
 }
+
+// maxRequest bounds the time to read a request (an upload) and to write
+// an answer.
+const maxRequest = 15 * time.Minute

@@ -71,7 +71,7 @@ type server struct {
 
 // startServer runs `onnxconv serve` with args on a free loopback port and
 // the data folder data, and waits for /readyz.
-func startServer(t *testing.T, data string, args ...string) *server {
+func startServer(t testing.TB, data string, args ...string) *server {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

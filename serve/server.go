@@ -1,7 +1,9 @@
 // Package serve runs onnxconv jobs behind an HTTP API: a client uploads a
 // model (or a folder packed as zip or tar) with a spec in the vocabulary
-// of a batch manifest entry; the job is kept in an embedded store (bbolt)
-// and run by a bounded pool of workers through package batch (so through
+// of a batch manifest entry; the job is kept in an embedded store (bbolt),
+// or in PostgreSQL shared by replicas (--store postgres://…, each job
+// handed to one replica under a lease), and run by a bounded pool of
+// workers through package batch (so through
 // package pipeline, with imports in plugin processes under memory and time
 // limits) into the job's folder; its record, reports and converted model
 // are served back. The content-hash cache is batch's, shared with
@@ -20,8 +22,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,7 +44,19 @@ type Config struct {
 	// Data is the folder of everything the server keeps: jobs.db (the
 	// store), jobs/ID/ (each job's upload and results), cache/ (batch's
 	// content-hash cache). Nothing is read or written outside it.
+	// Replicas on one Store share it (a shared file system).
 	Data string
+	// Store is where the jobs are kept: "" for the bbolt file
+	// DATA/jobs.db (one server), or a postgres:// URL that replicas
+	// share: each queued job goes to one replica, which holds it under
+	// a lease it renews; when a replica dies, another takes its jobs
+	// once their lease runs out, and they resume from their records.
+	Store string
+	// Replica names this server in the store (default: host name,
+	// process ID and a random part); Lease is how long a replica holds
+	// a job without renewing it (default 30 s; renewed every third).
+	Replica string
+	Lease   time.Duration
 	// Cache is the cache folder ("": Data/cache); point it at a batch
 	// run's --cache to share results.
 	Cache string
@@ -114,26 +130,33 @@ func (c *Config) defaults() {
 	if c.Keep == 0 {
 		c.Keep = 7 * 24 * time.Hour
 	}
+	if c.Replica == "" {
+		host, _ := os.Hostname()
+		c.Replica = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), newID()[:6])
+	}
+	if c.Lease == 0 {
+		c.Lease = 30 * time.Second
+	}
 }
 
 // Server is a running job service. New opens it; Start runs its workers;
 // Handler serves its API; Shutdown stops it so that a restart resumes.
 type Server struct {
 	cfg     Config
-	store   *store
+	store   jobStore
 	metrics *metrics
 	scrub   *scrubber
-	queue   chan string
+	// wake tells an idle worker that a job was queued here (replicas
+	// find each other's jobs by polling the store).
+	wake chan struct{}
 
 	mu sync.Mutex
-	// queued counts the jobs waiting and the submissions being received
-	// (each takes its place in the queue before its upload is read).
-	queued  int
-	cancels map[string]context.CancelFunc // running jobs
-	// active counts each token's jobs queued or running (and being
-	// received), stored the bytes its jobs keep: the quotas.
-	active map[string]int
-	stored map[string]int64
+	// receiving counts the submissions being received here, in all and
+	// per token: each takes its place in the queue and in its token's
+	// quota before its upload is read, beside the store's jobs.
+	receiving   int
+	receivingBy map[string]int
+	cancels     map[string]context.CancelFunc // running jobs
 	// unpacks bounds the archives unpacked at once.
 	unpacks chan struct{}
 	// stopping is closed by Shutdown: workers take no new job.
@@ -143,11 +166,15 @@ type Server struct {
 	ready    bool
 }
 
-// New opens the store in cfg.Data and queues again every job a previous
-// server left queued or running.
+// New opens the store. A job a previous server of a bbolt store left
+// running is queued again; on a shared store, another replica's job is
+// taken again once its lease runs out.
 func New(cfg Config) (*Server, error) {
 	if cfg.Data == "" {
 		return nil, errors.New("serve: give the data folder")
+	}
+	if cfg.Lease < 0 || (cfg.Lease > 0 && cfg.Lease < time.Second) {
+		return nil, fmt.Errorf("serve: --lease %s: give at least 1s (a replica renews its lease every third of it)", cfg.Lease)
 	}
 	cfg.defaults()
 	for _, d := range []string{cfg.Data, filepath.Join(cfg.Data, "jobs"), cfg.Cache} {
@@ -159,55 +186,54 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	st, err := openStore(filepath.Join(cfg.Data, "jobs.db"))
+	st, err := openStore(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	s := &Server{cfg: cfg, store: st, metrics: newMetrics(), scrub: scrub, cancels: map[string]context.CancelFunc{}, stopping: make(chan struct{}),
-		active: map[string]int{}, stored: map[string]int64{}, unpacks: make(chan struct{}, cfg.Workers)}
+		receivingBy: map[string]int{}, unpacks: make(chan struct{}, cfg.Workers), wake: make(chan struct{}, cfg.Workers)}
 	jobs, err := st.list()
 	if err != nil {
 		_ = st.close()
 		return nil, fmt.Errorf("serve: reading the job store: %w", err)
 	}
-	var resume []string
 	known := map[string]bool{}
+	queued := 0
 	for _, j := range jobs {
 		known[j.ID] = true
 		s.metrics.seen(j)
-		s.stored[j.Token] += j.Stored
-		if !j.State.Final() {
-			resume = append(resume, j.ID)
-			s.active[j.Token]++
+		if j.State == StateQueued {
+			queued++
 		}
 	}
-	if err := removeOrphans(filepath.Join(cfg.Data, "jobs"), known); err != nil {
+	// An upload folder of a shared data folder may be another replica's
+	// upload in progress: only one older than a request may take is an
+	// orphan.
+	var age time.Duration
+	if st.shared() {
+		age = maxRequest
+	}
+	if err := removeOrphans(filepath.Join(cfg.Data, "jobs"), known, age); err != nil {
 		_ = st.close()
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	// Room for every resumed job plus a full queue of new ones.
-	s.queue = make(chan string, len(resume)+cfg.QueueSize+cfg.Workers)
-	for _, id := range resume {
-		if _, err := st.update(id, func(j *Job) error { j.State = StateQueued; return nil }); err != nil {
-			_ = st.close()
-			return nil, fmt.Errorf("serve: %w", err)
-		}
-		s.queued++
-		s.queue <- id
-	}
-	s.metrics.queueDepth.Set(float64(s.queued))
+	s.metrics.queueDepth.Set(float64(queued))
 	return s, nil
 }
 
-// removeOrphans deletes the folders under jobs that no job of the store
-// owns: uploads cut off by a crash before their job was stored.
-func removeOrphans(jobs string, known map[string]bool) error {
+// removeOrphans deletes the folders under jobs, older than age, that no
+// job of the store owns: uploads cut off by a crash before their job was
+// stored.
+func removeOrphans(jobs string, known map[string]bool, age time.Duration) error {
 	ents, err := os.ReadDir(jobs)
 	if err != nil {
 		return fmt.Errorf("reading the jobs folder: %w", err)
 	}
 	for _, e := range ents {
-		if !known[e.Name()] {
+		if known[e.Name()] {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) >= age {
 			if err := os.RemoveAll(filepath.Join(jobs, e.Name())); err != nil {
 				return fmt.Errorf("removing an orphaned upload: %w", err)
 			}
@@ -227,14 +253,16 @@ func (s *Server) Start(ctx context.Context) {
 		s.workers.Add(1)
 		go s.sweepEvery(ctx, min(s.cfg.Keep/10, time.Hour))
 	}
+	s.workers.Add(1)
+	go s.heartbeat(ctx)
 	s.mu.Lock()
 	s.ready = true
 	s.mu.Unlock()
 }
 
-// Shutdown stops taking jobs, interrupts the running ones (they stay
-// "running" in the store with the records they wrote, and the next start
-// resumes them where they stopped), waits for the workers and pending
+// Shutdown stops taking jobs, interrupts the running ones (queued again
+// in the store with the records they wrote: the next start, or on a
+// shared store another replica at once, resumes them where they stopped), waits for the workers and pending
 // webhooks (until ctx ends) and closes the store.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
@@ -244,6 +272,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		close(s.stopping)
 	}
 	s.ready = false
+	interrupted := slices.Collect(maps.Keys(s.cancels))
 	for _, cancel := range s.cancels {
 		cancel()
 	}
@@ -254,6 +283,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		return fmt.Errorf("serve: shutdown: %w", ctx.Err())
+	}
+	// Queued again, the interrupted jobs go to another replica at once
+	// rather than when their lease runs out (or to the next start).
+	for _, id := range interrupted {
+		_, _ = s.store.update(id, func(j *Job) error {
+			if j.State != StateRunning || j.Replica != s.cfg.Replica {
+				return errSkip
+			}
+			j.State = StateQueued
+			return nil
+		})
 	}
 	return s.store.close()
 }
@@ -268,27 +308,91 @@ func newID() string {
 // jobDir is the folder of job id.
 func (s *Server) jobDir(id string) string { return filepath.Join(s.cfg.Data, "jobs", id) }
 
-// work runs queued jobs one at a time.
+// work runs queued jobs one at a time: it claims the oldest from the
+// store, or waits for a submission here or the next poll.
 func (s *Server) work(ctx context.Context) {
 	defer s.workers.Done()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.stopping:
-			return
-		case id := <-s.queue:
-			s.mu.Lock()
-			s.queued--
-			s.metrics.queueDepth.Set(float64(s.queued))
-			s.mu.Unlock()
-			s.run(ctx, id)
+	// Alone on its store, a server is woken by its own submissions; the
+	// poll is a safety net.
+	poll := time.Minute
+	if s.store.shared() {
+		poll = min(time.Second, s.cfg.Lease/2)
+	}
+	for s.until(ctx, nil, nil) {
+		if j, err := s.store.claim(s.cfg.Replica, s.cfg.Lease); err == nil {
+			s.queueDepth()
+			s.run(ctx, j)
+			continue
 		}
+		t := time.NewTimer(poll)
+		s.until(ctx, t.C, s.wake)
+		t.Stop()
 	}
 }
 
-// run runs job id through batch into its folder.
-func (s *Server) run(parent context.Context, id string) {
+// until waits for tick or wake and tells whether the server still runs
+// (false as soon as ctx ends or Shutdown is called). Without tick nor
+// wake it only tells.
+func (s *Server) until(ctx context.Context, tick <-chan time.Time, wake <-chan struct{}) bool {
+	if tick == nil && wake == nil {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-s.stopping:
+			return false
+		default:
+			return true
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-s.stopping:
+		return false
+	case <-tick:
+	case <-wake:
+	}
+	return true
+}
+
+// queueDepth sets the queue's gauge from the store.
+func (s *Server) queueDepth() {
+	if queued, _, _, err := s.store.usage(""); err == nil {
+		s.metrics.queueDepth.Set(float64(queued))
+	}
+}
+
+// heartbeat renews the leases of the jobs running here, every third of
+// a lease, and stops those this server no longer holds: canceled through
+// another replica, or taken by another after a lease ran out.
+func (s *Server) heartbeat(ctx context.Context) {
+	defer s.workers.Done()
+	t := time.NewTicker(s.cfg.Lease / 3)
+	defer t.Stop()
+	for s.until(ctx, t.C, nil) {
+		s.mu.Lock()
+		ids := slices.Collect(maps.Keys(s.cancels))
+		s.mu.Unlock()
+		if len(ids) == 0 {
+			continue
+		}
+		lost, err := s.store.renew(s.cfg.Replica, ids, s.cfg.Lease)
+		if err != nil {
+			continue // the store is away: the next beat tries again
+		}
+		s.mu.Lock()
+		for _, id := range lost {
+			if cancel := s.cancels[id]; cancel != nil {
+				cancel()
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// run runs job j, claimed by this server, through batch into its folder.
+func (s *Server) run(parent context.Context, j *Job) {
+	id, attempt := j.ID, j.Attempts
 	ctx, cancel := context.WithTimeout(parent, s.cfg.JobTimeout)
 	defer cancel()
 	s.mu.Lock()
@@ -305,38 +409,38 @@ func (s *Server) run(parent context.Context, id string) {
 		delete(s.cancels, id)
 		s.mu.Unlock()
 	}()
-	queued, err := s.store.get(id)
-	if err != nil {
-		s.fail(id, err)
-		return
+	// held: the job is still this run's (not canceled, not taken again).
+	held := func(j *Job) error {
+		if j.State != StateRunning || j.Replica != s.cfg.Replica || j.Attempts != attempt {
+			return errSkip
+		}
+		return nil
 	}
 	dir := s.jobDir(id)
-	m, err := batch.ParseManifest(mustManifest(queued), dir)
+	m, err := batch.ParseManifest(mustManifest(j), dir)
 	if err != nil {
-		s.fail(id, err)
+		s.fail(id, held, err)
 		return
 	}
 	// The batch jobs are known before the first runs: done/total counts
 	// from the start.
 	planned, err := m.Expand()
 	if err != nil {
-		s.fail(id, err)
+		s.fail(id, held, err)
 		return
 	}
 	_, err = s.store.update(id, func(j *Job) error {
-		if j.State != StateQueued {
-			return errSkip
+		if err := held(j); err != nil {
+			return err
 		}
-		j.State, j.Started = StateRunning, time.Now().UTC()
 		j.Total = len(planned)
-		j.Attempts++
 		return nil
 	})
 	if errors.Is(err, errSkip) {
-		return // canceled while queued
+		return // canceled meanwhile
 	}
 	if err != nil {
-		s.fail(id, err)
+		s.fail(id, held, err)
 		return
 	}
 	s.metrics.running.Inc()
@@ -345,7 +449,13 @@ func (s *Server) run(parent context.Context, id string) {
 	opts := batch.Options{Out: out, Jobs: 1, Cache: s.cfg.Cache, Env: s.cfg.Env, Plugins: s.cfg.Plugins,
 		Command: []string{"onnxconv", "serve", "job", id}, Tool: s.cfg.Tool,
 		Progress: func(e batch.Event) {
-			_, _ = s.store.update(id, func(j *Job) error { j.Done, j.Total = e.Done, e.Total; return nil })
+			_, _ = s.store.update(id, func(j *Job) error {
+				if err := held(j); err != nil {
+					return err
+				}
+				j.Done, j.Total = e.Done, e.Total
+				return nil
+			})
 		}}
 	_, runErr := batch.Run(ctx, m, opts)
 	// Interrupted by a shutdown: leave it running in the store; the next
@@ -359,31 +469,30 @@ func (s *Server) run(parent context.Context, id string) {
 		return
 	}
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
-		return // DELETE: the handler has marked it canceled
+		return // canceled (the handler has marked it) or taken by another replica
 	}
 	if runErr != nil {
 		if ctx.Err() != nil {
 			runErr = fmt.Errorf("time limit %s exceeded: %w", s.cfg.JobTimeout, runErr)
 		}
-		s.fail(id, runErr)
+		s.fail(id, held, runErr)
 		return
 	}
 	if err := s.scrub.files(out); err != nil {
-		s.fail(id, err)
+		s.fail(id, held, err)
 		return
 	}
 	merged, err := batch.Merge([]string{out})
 	if err != nil {
-		s.fail(id, err)
+		s.fail(id, held, err)
 		return
 	}
 	size := dirSize(dir)
-	var grew int64
 	done, err := s.store.update(id, func(j *Job) error {
-		if j.State != StateRunning {
-			return errSkip
+		if err := held(j); err != nil {
+			return err
 		}
-		grew, j.Stored = size-j.Stored, size
+		j.Stored = size
 		j.State, j.Finished = StateDone, time.Now().UTC()
 		j.Records, j.Artifacts = merged.Jobs, artifacts(merged.Jobs)
 		j.Done, j.Total = len(merged.Jobs), len(merged.Jobs)
@@ -393,10 +502,7 @@ func (s *Server) run(parent context.Context, id string) {
 	if err != nil {
 		return
 	}
-	s.mu.Lock()
-	s.stored[done.Token] += grew
-	s.mu.Unlock()
-	s.ended(done)
+	s.metrics.finished(done)
 	s.notify(done)
 }
 
@@ -416,15 +522,6 @@ func dirSize(dir string) int64 {
 
 var errSkip = errors.New("skip")
 
-// ended counts a job that reached an end state: metrics and its token's
-// jobs in flight.
-func (s *Server) ended(j *Job) {
-	s.metrics.finished(j)
-	s.mu.Lock()
-	s.active[j.Token]--
-	s.mu.Unlock()
-}
-
 // sweepEvery deletes the jobs finished longer than Keep ago, now and
 // then every period.
 func (s *Server) sweepEvery(ctx context.Context, period time.Duration) {
@@ -433,12 +530,8 @@ func (s *Server) sweepEvery(ctx context.Context, period time.Duration) {
 	defer t.Stop()
 	for {
 		s.sweep(time.Now().Add(-s.cfg.Keep))
-		select {
-		case <-ctx.Done():
+		if !s.until(ctx, t.C, nil) {
 			return
-		case <-s.stopping:
-			return
-		case <-t.C:
 		}
 	}
 }
@@ -464,23 +557,21 @@ func (s *Server) deleteJob(j *Job) error {
 	if err := s.store.remove(j.ID); err != nil {
 		return fmt.Errorf("removing job %s: %w", j.ID, err)
 	}
-	s.mu.Lock()
-	s.stored[j.Token] -= j.Stored
-	s.mu.Unlock()
 	return nil
 }
 
-// fail ends job id as failed with err's message.
-func (s *Server) fail(id string, err error) {
+// fail ends job id as failed with err's message, if held (see run) says
+// it is still the run's.
+func (s *Server) fail(id string, held func(*Job) error, err error) {
 	j, uerr := s.store.update(id, func(j *Job) error {
-		if j.State.Final() {
-			return errSkip
+		if err := held(j); err != nil {
+			return err
 		}
 		j.State, j.Finished, j.Error, j.Verdict = StateFailed, time.Now().UTC(), s.scrub.text(err.Error()), batch.StatusError
 		return nil
 	})
 	if uerr == nil {
-		s.ended(j)
+		s.metrics.finished(j)
 		s.notify(j)
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -64,39 +67,117 @@ type Job struct {
 	// Error says why a failed job could not run.
 	Error   string `json:"error,omitempty"`
 	Webhook string `json:"webhook,omitempty"`
-	// Attempts counts the starts (more than one after a restart).
+	// Attempts counts the starts (more than one after a restart, or
+	// after its replica died and another took it again).
 	Attempts int `json:"attempts"`
+	// Replica is the ID of the server that runs (or ran) the job.
+	Replica string `json:"replica,omitempty"`
 	// Stored is the bytes the job's folder holds (upload, unpacked
 	// folder, results): what counts against its token's --quota-bytes.
 	Stored int64 `json:"stored_bytes"`
 }
 
+// jobStore keeps the jobs and hands each queued one to one worker of one
+// server. boltStore (one server per file, the default) and pgStore
+// (replicas sharing one PostgreSQL) implement it.
+type jobStore interface {
+	put(j *Job) error
+	// get returns job id, or errNoJob.
+	get(id string) (*Job, error)
+	// update reads job id, applies f and writes it back, atomically; an
+	// error of f leaves the job as it was and is returned.
+	update(id string, f func(*Job) error) (*Job, error)
+	remove(id string) error
+	// list returns every job, oldest first.
+	list() ([]*Job, error)
+	// claim takes the oldest job that is queued (or running on a replica
+	// whose lease ran out) for replica: running, its Attempts counted,
+	// held until now+lease unless renewed. errNoJob: there is none.
+	claim(replica string, lease time.Duration) (*Job, error)
+	// renew extends replica's lease on the jobs ids and returns those it
+	// no longer holds: canceled, or taken by another replica after the
+	// lease ran out. Their runs are to stop.
+	renew(replica string, ids []string, lease time.Duration) (lost []string, err error)
+	// usage is the jobs queued in all, and token's jobs queued or
+	// running and the bytes they keep (the queue and the quotas).
+	usage(token string) (queued, active int, stored int64, err error)
+	// shared tells whether other servers use the store at once (and the
+	// data folder with it).
+	shared() bool
+	close() error
+}
+
+// errNoJob is a job ID the store does not hold (or no job to claim).
+var errNoJob = errors.New("no such job")
+
+// openStore opens the store cfg.Store names: a postgres:// URL, or ""
+// for the bbolt file DATA/jobs.db.
+func openStore(cfg *Config) (jobStore, error) {
+	if strings.HasPrefix(cfg.Store, "postgres://") || strings.HasPrefix(cfg.Store, "postgresql://") {
+		return openPG(cfg.Store)
+	}
+	if cfg.Store != "" {
+		return nil, fmt.Errorf("--store %q: give a postgres:// URL, or nothing for DATA/jobs.db", cfg.Store)
+	}
+	return openBolt(filepath.Join(cfg.Data, "jobs.db"))
+}
+
+// lost is the ids of held that are not in kept.
+func lost(held, kept []string) []string {
+	var out []string
+	for _, id := range held {
+		if !slices.Contains(kept, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 var jobsBucket = []byte("jobs")
 
-// store keeps the jobs in a bbolt file, so that a restart loses nothing.
-type store struct{ db *bolt.DB }
+// boltStore keeps the jobs in a bbolt file, so that a restart loses
+// nothing. The file has one writer, so at open every job left running
+// (by a server that stopped or crashed) is queued again.
+type boltStore struct{ db *bolt.DB }
 
-func openStore(path string) (*store, error) {
+func openBolt(path string) (*boltStore, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("opening the job store %s: %w", path, err)
 	}
+	s := &boltStore{db: db}
 	if err := db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(jobsBucket)
-		return err
+		bk, err := tx.CreateBucketIfNotExists(jobsBucket)
+		if err != nil {
+			return err
+		}
+		return bk.ForEach(func(k, v []byte) error {
+			j := new(Job)
+			if err := json.Unmarshal(v, j); err != nil {
+				return err
+			}
+			if j.State != StateRunning {
+				return nil
+			}
+			j.State = StateQueued
+			nb, err := json.Marshal(j)
+			if err != nil {
+				return err
+			}
+			return bk.Put(k, nb)
+		})
 	}); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("job store %s: %w", path, err)
 	}
-	return &store{db: db}, nil
+	return s, nil
 }
 
-func (s *store) close() error { return s.db.Close() }
+func (s *boltStore) close() error { return s.db.Close() }
 
-// errNoJob is a job ID the store does not hold.
-var errNoJob = errors.New("no such job")
+func (s *boltStore) shared() bool { return false }
 
-func (s *store) put(j *Job) error {
+func (s *boltStore) put(j *Job) error {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return fmt.Errorf("encoding job %s: %w", j.ID, err)
@@ -104,51 +185,51 @@ func (s *store) put(j *Job) error {
 	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(jobsBucket).Put([]byte(j.ID), b) })
 }
 
-func (s *store) get(id string) (*Job, error) {
+func (s *boltStore) get(id string) (*Job, error) {
 	var j *Job
 	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(jobsBucket).Get([]byte(id))
-		if b == nil {
-			return errNoJob
-		}
-		j = new(Job)
-		return json.Unmarshal(b, j)
+		var err error
+		j, err = boltGet(tx, id)
+		return err
 	})
 	return j, err
 }
 
-// update reads job id, applies f and writes it back, in one transaction.
-func (s *store) update(id string, f func(*Job) error) (*Job, error) {
+func (s *boltStore) update(id string, f func(*Job) error) (*Job, error) {
 	var j *Job
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		bk := tx.Bucket(jobsBucket)
-		b := bk.Get([]byte(id))
-		if b == nil {
-			return errNoJob
-		}
-		j = new(Job)
-		if err := json.Unmarshal(b, j); err != nil {
-			return err
-		}
-		if err := f(j); err != nil {
-			return err
-		}
-		nb, err := json.Marshal(j)
-		if err != nil {
-			return err
-		}
-		return bk.Put([]byte(id), nb)
+		var err error
+		j, err = boltUpdate(tx.Bucket(jobsBucket), []byte(id), f)
+		return err
 	})
 	return j, err
 }
 
-// remove deletes job id from the store.
-func (s *store) remove(id string) error {
+// boltUpdate applies f to job key of bk.
+func boltUpdate(bk *bolt.Bucket, key []byte, f func(*Job) error) (*Job, error) {
+	b := bk.Get(key)
+	if b == nil {
+		return nil, errNoJob
+	}
+	j := new(Job)
+	if err := json.Unmarshal(b, j); err != nil {
+		return nil, err
+	}
+	if err := f(j); err != nil {
+		return nil, err
+	}
+	nb, err := json.Marshal(j)
+	if err != nil {
+		return nil, err
+	}
+	return j, bk.Put(key, nb)
+}
+
+func (s *boltStore) remove(id string) error {
 	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(jobsBucket).Delete([]byte(id)) })
 }
 
-// list returns every job, oldest first.
-func (s *store) list() ([]*Job, error) {
+func (s *boltStore) list() ([]*Job, error) {
 	var out []*Job
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(jobsBucket).ForEach(func(_, v []byte) error {
@@ -162,4 +243,91 @@ func (s *store) list() ([]*Job, error) {
 	})
 	sort.Slice(out, func(a, b int) bool { return out[a].Created.Before(out[b].Created) })
 	return out, err
+}
+
+// claim: the file has one server, so a lease never runs out and only
+// queued jobs are taken.
+func (s *boltStore) claim(replica string, _ time.Duration) (*Job, error) {
+	var j *Job
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(jobsBucket)
+		var first []byte
+		var created time.Time
+		if err := bk.ForEach(func(k, v []byte) error {
+			var q struct {
+				State   State
+				Created time.Time
+			}
+			if err := json.Unmarshal(v, &q); err != nil {
+				return err
+			}
+			if q.State == StateQueued && (first == nil || q.Created.Before(created)) {
+				first, created = slices.Clone(k), q.Created
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if first == nil {
+			return errNoJob
+		}
+		var err error
+		j, err = boltUpdate(bk, first, func(j *Job) error { start(j, replica); return nil })
+		return err
+	})
+	return j, err
+}
+
+// start marks j running on replica, one more attempt.
+func start(j *Job, replica string) {
+	j.State, j.Replica, j.Started = StateRunning, replica, time.Now().UTC()
+	j.Attempts++
+}
+
+func (s *boltStore) renew(replica string, ids []string, _ time.Duration) ([]string, error) {
+	var kept []string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		for _, id := range ids {
+			if j, err := boltGet(tx, id); err == nil && j.State == StateRunning && j.Replica == replica {
+				kept = append(kept, id)
+			}
+		}
+		return nil
+	})
+	return lost(ids, kept), err
+}
+
+func boltGet(tx *bolt.Tx, id string) (*Job, error) {
+	b := tx.Bucket(jobsBucket).Get([]byte(id))
+	if b == nil {
+		return nil, errNoJob
+	}
+	j := new(Job)
+	return j, json.Unmarshal(b, j)
+}
+
+func (s *boltStore) usage(token string) (queued, active int, stored int64, err error) {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(jobsBucket).ForEach(func(_, v []byte) error {
+			var j struct {
+				State  State
+				Token  string
+				Stored int64 `json:"stored_bytes"`
+			}
+			if err := json.Unmarshal(v, &j); err != nil {
+				return err
+			}
+			if j.State == StateQueued {
+				queued++
+			}
+			if j.Token == token {
+				stored += j.Stored
+				if !j.State.Final() {
+					active++
+				}
+			}
+			return nil
+		})
+	})
+	return queued, active, stored, err
 }

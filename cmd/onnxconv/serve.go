@@ -37,7 +37,9 @@ converted model and the reports; DELETE /v1/jobs/ID cancels it. The page at
 /healthz, /readyz and /metrics (Prometheus) are for the platform.
 
 Jobs are kept in DIR/jobs.db (bbolt): a restarted server loses nothing,
-queued and interrupted jobs resume. Imports run in plugin processes with
+queued and interrupted jobs resume. With --store postgres://… replicas
+share the jobs (and DIR, on a shared file system): each job runs on one
+replica, and another takes it again when that replica dies. Imports run in plugin processes with
 memory and time limits. Uploads over --max-upload are refused (413), a full
 queue answers 429 with Retry-After.
 
@@ -90,7 +92,9 @@ See docs/serve.md.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on (non-loopback needs --tokens)")
-	fl.StringVar(&data, "data", "onnxconv-serve", "folder of the job store, uploads, results and cache")
+	fl.StringVar(&data, "data", "onnxconv-serve", "folder of the job store, uploads, results and cache (replicas share it)")
+	fl.StringVar(&cfg.Store, "store", "", "job store: a postgres:// URL replicas share (default: the bbolt file DATA/jobs.db)")
+	fl.DurationVar(&cfg.Lease, "lease", 30*time.Second, "with a shared --store: how long a replica holds a job without renewing it (another takes it after)")
 	fl.StringVar(&tokens, "tokens", "", "file of accepted bearer tokens, hashed (see 'onnxconv serve token')")
 	fl.StringVar(&cache, "cache", "", "result cache folder, shareable with 'onnxconv batch --cache' (default DATA/cache)")
 	fl.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)")

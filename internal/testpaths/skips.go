@@ -49,6 +49,11 @@ const (
 	// Process tracing: strace, and ptrace for internal/proctrace.
 	SkipTraceEnv    = "ONNXCONV_SKIP_TRACE"
 	RequireTraceEnv = "ONNXCONV_REQUIRE_TRACE"
+
+	// PostgreSQL's server programs (initdb, pg_ctl), for serve's shared
+	// job store.
+	SkipPostgresEnv    = "ONNXCONV_SKIP_POSTGRES"
+	RequirePostgresEnv = "ONNXCONV_REQUIRE_POSTGRES"
 )
 
 // libtorchHeader is where Debian's libtorch-dev puts torch/script.h.
@@ -71,6 +76,7 @@ const (
 	needSlurm
 	needLibtorch
 	needTrace
+	needPostgres
 	numNeeds
 )
 
@@ -86,6 +92,8 @@ func (n need) name() string {
 		return "libtorch"
 	case needTrace:
 		return "process tracing"
+	case needPostgres:
+		return "PostgreSQL"
 	}
 	return "Chromium"
 }
@@ -102,6 +110,8 @@ func (n need) skipEnv() string {
 		return SkipLibtorchEnv
 	case needTrace:
 		return SkipTraceEnv
+	case needPostgres:
+		return SkipPostgresEnv
 	}
 	return SkipChromiumEnv
 }
@@ -118,6 +128,8 @@ func (n need) requireEnv() string {
 		return RequireLibtorchEnv
 	case needTrace:
 		return RequireTraceEnv
+	case needPostgres:
+		return RequirePostgresEnv
 	}
 	return RequireChromiumEnv
 }
@@ -134,6 +146,8 @@ func (n need) hint() string {
 		return "install Debian's libtorch-dev and a C++ compiler ('apt-get install libtorch-dev g++')"
 	case needTrace:
 		return "install Debian's strace (scripts/test.sh does) and allow ptrace (a container needs --cap-add SYS_PTRACE)"
+	case needPostgres:
+		return "install Debian's postgresql (scripts/test.sh does)"
 	}
 	return "install Debian's chromium ('apt-get install chromium')"
 }
@@ -409,6 +423,30 @@ func Strace(t testing.TB) string {
 func SkipTrace(t testing.TB, reason string) {
 	t.Helper()
 	skip(t, &skips, needTrace, "not usable ("+reason+")")
+}
+
+// postgresBins is where Debian puts the server programs of each
+// PostgreSQL version.
+const postgresBins = "/usr/lib/postgresql/*/bin"
+
+// Postgres returns the folder of PostgreSQL's server programs (initdb,
+// pg_ctl, postgres): initdb's on $PATH, else Debian's
+// /usr/lib/postgresql/VERSION/bin (the last in name order); or skips t, counted for the package's
+// report (see Main; ONNXCONV_SKIP_POSTGRES=1 lets the package pass).
+func Postgres(t testing.TB) string {
+	t.Helper()
+	e := osEnv("")
+	if p, err := e.lookPath("initdb"); err == nil {
+		return filepath.Dir(p)
+	}
+	dirs, _ := filepath.Glob(postgresBins)
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if e.isFile(filepath.Join(dirs[i], "initdb")) && e.isFile(filepath.Join(dirs[i], "pg_ctl")) {
+			return dirs[i]
+		}
+	}
+	skip(t, &skips, needPostgres, "not found (looked for initdb on $PATH and in "+postgresBins+")")
+	return ""
 }
 
 // Main runs the package's tests (m.Run) and returns the exit code for
