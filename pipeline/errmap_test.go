@@ -13,9 +13,13 @@ import (
 	"github.com/onnxconv/onnxconv/importers"
 	kerasimp "github.com/onnxconv/onnxconv/importers/keras"
 	tfjsimp "github.com/onnxconv/onnxconv/importers/tfjs"
+	tfliteimp "github.com/onnxconv/onnxconv/importers/tflite"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/runtimes/node"
 	"github.com/onnxconv/onnxconv/runtimes/ortnode"
+	"github.com/onnxconv/onnxconv/runtimes/tflite"
+	"github.com/onnxconv/onnxconv/verify/errmap"
 )
 
 // plantInResult converts the transformer block to opset 17 and scales the
@@ -178,9 +182,9 @@ func (p plantingImporter) Import(ctx context.Context, path string, opts importer
 // layers, laid back from NHWC by the provenance the importer recorded),
 // ranks the planted Conv first, with the result on the executor and in
 // ONNX Runtime.
-func mapPlantedSource(t *testing.T, src string, imp importers.Importer, n, minCompared int) {
+func mapPlantedSource(t *testing.T, src string, imp importers.Importer, n, minCompared int, pkgs ...string) {
 	t.Helper()
-	_, modules := testpaths.Node(t, "@tensorflow/tfjs")
+	_, modules := testpaths.Node(t, pkgs...)
 	t.Setenv(node.EnvNodeModules, modules)
 	var planted string
 	reg, err := importers.NewRegistry(plantingImporter{Importer: imp, n: n, planted: &planted})
@@ -224,12 +228,122 @@ func mapPlantedSource(t *testing.T, src string, imp importers.Importer, n, minCo
 // A TF.js graph model (the emotion classifier of vladmandic/human, 26
 // nodes), its third Conv weight scaled by 1.5, against TF.js.
 func TestMapPlantedTFJS(t *testing.T) {
-	mapPlantedSource(t, testpaths.Shared(t, "models", "tfjs_graph", "human_emotion", "emotion.json"), tfjsimp.New(), 3, 15)
+	mapPlantedSource(t, testpaths.Shared(t, "models", "tfjs_graph", "human_emotion", "emotion.json"), tfjsimp.New(), 3, 15, "@tensorflow/tfjs")
 }
 
 // A Keras model (hls4ml's conv2d model, architecture JSON and weights),
 // its Conv weight scaled by 1.5, against TF.js running the Keras
 // layers (each layer's output by a model of the same inputs).
 func TestMapPlantedKeras(t *testing.T) {
-	mapPlantedSource(t, testpaths.Shared(t, "models", "keras_h5", "hls4ml_KERAS_conv2d_model", "KERAS_conv2d_model.json"), kerasimp.New(), 1, 3)
+	mapPlantedSource(t, testpaths.Shared(t, "models", "keras_h5", "hls4ml_KERAS_conv2d_model", "KERAS_conv2d_model.json"), kerasimp.New(), 1, 3, "@tensorflow/tfjs")
+}
+
+// A TFLite model (fixtures/tflite/cnn.tflite: Conv2D, DepthwiseConv2D,
+// MaxPool, FullyConnected, Softmax), its second Conv weight scaled by 1.5, against the TFLite
+// interpreter (every tensor the importer recorded handed out by a copy of
+// the flatbuffer with them as outputs, laid back from NHWC).
+func TestMapPlantedTFLite(t *testing.T) {
+	mapPlantedSource(t, filepath.Join("..", "fixtures", "tflite", "cnn.tflite"), tfliteimp.New(), 2, 5, tflite.Package)
+}
+
+// quantize --map on resnet_small: every activation the result quantizes
+// is compared in steps with the float model's tensor quantized with the
+// node's own scale and zero point (the input exactly: 0 steps on every
+// element); then a planted bug, one int8 Conv weight of the result
+// changed, is ranked first by verify --map, the float model on the
+// executor and on ONNX Runtime.
+func TestMapQuantize(t *testing.T) {
+	src := "../fixtures/models/resnet_small/model.onnx"
+	dir := t.TempDir()
+	out := filepath.Join(dir, "int8.onnx")
+	rep, err := Quantize(context.Background(), src, out, passes.QuantOptions{Mode: passes.Static}, "", 4,
+		TransformOptions{Samples: 1, Map: true, Importers: builtins().Importers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Map
+	if m == nil {
+		t.Fatal("no map")
+	}
+	quantized := 0
+	for _, ne := range m.Nodes {
+		if ne.OpType != "QuantizeLinear" {
+			continue
+		}
+		if !ne.Quantized || len(ne.Steps) == 0 || ne.Status == "unmatched" {
+			t.Errorf("%s: not compared in steps (%s, %s)", ne.Node, ne.Status, ne.Detail)
+			continue
+		}
+		quantized++
+		if ne.SourceTensor == "input" && (ne.MaxAbs != 0 || ne.Steps[0].Count != ne.Source.Shape[0]*ne.Source.Shape[1]*ne.Source.Shape[2]*ne.Source.Shape[3]) {
+			t.Errorf("the graph input, quantized: %g steps apart (%s)", ne.MaxAbs, errmap.StepsText(ne.Steps))
+		}
+	}
+	if quantized < 10 {
+		t.Errorf("%d QuantizeLinear nodes compared in steps", quantized)
+	}
+	t.Logf("%s; %d quantized tensors in steps", m.Summary(), quantized)
+
+	// The planted bug: the int8 weight of the 3rd Conv, +40 steps.
+	q, err := canonical.Load(out, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	order, err := q.Graph.TopoSort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	n := 3
+	for _, nd := range order {
+		if nd.OpType != "Conv" {
+			continue
+		}
+		dq, _ := nd.Inputs[1].Producer()
+		if dq == nil || dq.OpType != "DequantizeLinear" || dq.Inputs[0].Const == nil || dq.Inputs[0].Const.DataType != canonical.Int8 {
+			continue
+		}
+		if n--; n > 0 {
+			continue
+		}
+		w := dq.Inputs[0].Const
+		raw, err := w.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := make([]byte, len(raw))
+		for i, b := range raw {
+			moved[i] = byte(int8(max(-128, min(127, int(int8(b))+40))))
+		}
+		w.SetBytes(moved)
+		want = nd.Name
+		break
+	}
+	if want == "" {
+		t.Fatal("no Conv with an int8 weight")
+	}
+	planted := filepath.Join(dir, "planted.onnx")
+	if err := canonical.Save(planted, q, canonical.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, rts := range [][]string{nil, {"onnxruntime", "executor"}} {
+		if rts != nil {
+			_, modules := testpaths.Node(t, ortnode.Package)
+			t.Setenv(node.EnvNodeModules, modules)
+		}
+		vr, err := Verify(context.Background(), src, planted, CompareOptions{
+			VerifyOptions: VerifyOptions{Samples: 1, Map: true, Profile: "int8"}, Runtimes: rts, Env: builtins()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vr.Map == nil {
+			t.Fatalf("%v: no map: %q", rts, vr.Notes)
+		}
+		first := vr.Map.Nodes[vr.Map.Ranked[0]]
+		if first.Node != want || !first.Jump {
+			t.Errorf("%v: ranked first %s (%s, jump %v), want %s: %s", rts, first.Node, first.OpType, first.Jump, want, vr.Map.Summary())
+		}
+		t.Logf("%v: %s; A %s", rts, vr.Map.Summary(), vr.A.ComputedBy)
+	}
 }

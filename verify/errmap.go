@@ -52,14 +52,7 @@ func writeMapText(b *strings.Builder, m *errmap.Map) {
 	if m == nil {
 		return
 	}
-	b.WriteString(m.Summary() + "\n")
-	for k, ne := range m.Top(5) {
-		st := ne.Status
-		if ne.Jump {
-			st = "starts here"
-		}
-		fmt.Fprintf(b, "  %d. %s (%s) %s: max %.3g, ratio %.3g, growth %.3g\n", k+1, ne.Node, ne.OpType, st, ne.MaxAbs, ne.Ratio, ne.Growth)
-	}
+	b.WriteString(m.Text(5))
 }
 
 func writeHTMLMap(b *strings.Builder, m *errmap.Map) {
@@ -82,4 +75,24 @@ func writeHTMLMap(b *strings.Builder, m *errmap.Map) {
 			k+1, esc(ne.Node), esc(ne.OpType), st, ne.MaxAbs, ne.MeanAbs, ne.Ratio, ne.InputRatio, ne.Growth)
 	}
 	b.WriteString("</table>\n")
+	if rows := m.StepsTable(); len(rows) > 0 {
+		b.WriteString("<h3>Steps per integer tensor</h3>\n<p class=\"muted\">Elements per difference in quantization steps; quantized: the source's float quantized with the node's scale and zero point.</p>\n")
+		b.WriteString("<table><tr><th class=\"l\">node</th><th class=\"l\">op</th><th class=\"l\">source tensor</th>")
+		for _, bin := range errmap.NewStepHistogram() {
+			b.WriteString("<th>" + esc(bin.Label) + "</th>")
+		}
+		b.WriteString("</tr>\n")
+		for _, ne := range rows {
+			src := esc(ne.SourceTensor)
+			if ne.Quantized {
+				src += " (quantized)"
+			}
+			fmt.Fprintf(b, "<tr><td class=\"l\"><code>%s</code></td><td class=\"l\">%s</td><td class=\"l\"><code>%s</code></td>", esc(ne.Node), esc(ne.OpType), src)
+			for _, bin := range ne.Steps {
+				fmt.Fprintf(b, "<td>%d</td>", bin.Count)
+			}
+			b.WriteString("</tr>\n")
+		}
+		b.WriteString("</table>\n")
+	}
 }
