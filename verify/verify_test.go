@@ -235,11 +235,12 @@ func TestBisectBatchesWithCustomRunner(t *testing.T) {
 	}
 	b := rep.Bisect
 	// 5 nodes with one output each, 2 per batch: batches of 2, 2, 1, then
-	// one capture of the divergent node's inputs that are not constants.
+	// one capture of the divergent node's inputs that are not constants
+	// and its output.
 	if b.First == nil || b.First.Node != "/4/Gemm" || b.NodesChecked != 5 || b.Runs != 4 {
 		t.Fatalf("bisect first %+v checked %d runs %d", b.First, b.NodesChecked, b.Runs)
 	}
-	want := []int{2, 2, 1, 1}
+	want := []int{2, 2, 1, 2}
 	if fmt.Sprint(ca.captures) != fmt.Sprint(want) || fmt.Sprint(cb.captures) != fmt.Sprint(want) || ca.runs != 2 || cb.runs != 2 {
 		t.Errorf("captures A %v B %v runs %d %d; want %v and 2 runs each", ca.captures, cb.captures, ca.runs, cb.runs, want)
 	}

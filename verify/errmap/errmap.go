@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -60,6 +61,15 @@ type Options struct {
 	Tolerance func(a, b canonical.DataType) Tol
 	// Batch is the number of values captured per run (default 64).
 	Batch int
+	// WalkSource walks the source's nodes, compared with the result's
+	// values of the same names, instead of the result's (bisection walks
+	// the reference); QuantizeLinear outputs are then matched by name
+	// only.
+	WalkSource bool
+	// StopAtDivergence stops capturing after the first batch that holds
+	// a node beyond tolerance (bisection: memory and runs bounded); the
+	// nodes not reached are not_compared.
+	StopAtDivergence bool
 }
 
 // Stats describe one tensor.
@@ -217,15 +227,19 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 	if source.Model == nil || result.Model == nil || source.Runner == nil || result.Runner == nil {
 		return nil, fmt.Errorf("errmap: both sides need a model and a runner that captures values")
 	}
-	order, err := result.Model.Graph.TopoSort()
+	walk, other := result.Model, source.Model
+	if opts.WalkSource {
+		walk, other = source.Model, result.Model
+	}
+	order, err := walk.Graph.TopoSort()
 	if err != nil {
-		return nil, fmt.Errorf("errmap: sorting the result: %w", err)
+		return nil, fmt.Errorf("errmap: sorting the model: %w", err)
 	}
 	batch := opts.Batch
 	if batch <= 0 {
 		batch = 64
 	}
-	gs := source.Model.Graph
+	gs := other.Graph
 	m := &Map{Nodes: make([]NodeError, len(order)), First: -1, Ranked: []int{}, Path: []int{}}
 	index := map[*canonical.Node]int{}
 	for i, n := range order {
@@ -262,7 +276,7 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 			}
 			if provides(o.Name) {
 				targets = append(targets, target{node: i, out: o.Name, source: o.Name})
-			} else if q := quantOf(n); q != nil && n.Inputs[0] != nil && provides(n.Inputs[0].Name) {
+			} else if q := quantOf(n); q != nil && !opts.WalkSource && n.Inputs[0] != nil && provides(n.Inputs[0].Name) {
 				// A float of the source that the result quantizes:
 				// compared in steps with the source quantized alike.
 				targets = append(targets, target{node: i, out: o.Name, source: n.Inputs[0].Name, q: q})
@@ -308,6 +322,14 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 			ne.Status, ne.Detail, ne.Integer, ne.Steps, ne.Quantized = c.status, c.detail, c.integer, c.steps, t.q != nil
 			ne.MaxAbs, ne.MeanAbs, ne.Ratio = c.maxAbs, c.meanAbs, c.ratio
 			ne.Source, ne.Result = c.a, c.b
+		}
+		if opts.StopAtDivergence && slices.ContainsFunc(part, func(t target) bool { return m.Nodes[t.node].Status == "diverged" }) {
+			for _, t := range targets[start+len(part):] {
+				if ne := &m.Nodes[t.node]; ne.Status == "unmatched" {
+					ne.Status, ne.Detail = "not_compared", "not reached: stopped at the first divergence"
+				}
+			}
+			break
 		}
 	}
 	m.finish(order, index)
