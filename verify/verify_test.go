@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -254,6 +255,20 @@ func TestBisectBatchesWithCustomRunner(t *testing.T) {
 	}
 	if rep.Equivalent || rep.Bisect != nil || len(rep.Notes) != 1 {
 		t.Errorf("plain runner: equivalent %v bisect %v notes %v", rep.Equivalent, rep.Bisect, rep.Notes)
+	}
+	// The error map with it compares what it can, the graph output (the
+	// planted Gemm's), and says why not more.
+	rep, err = Compare(context.Background(), &Side{Name: "a", Model: ref, Runner: plain}, &Side{Name: "b", Model: cand, Runner: rb},
+		Options{Samples: 1, Map: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Map
+	if m == nil || m.Compared != 1 || m.Unmatched != 4 || m.Nodes[m.Ranked[0]].Node != "/4/Gemm" || m.Nodes[m.Ranked[0]].Status != "diverged" {
+		t.Fatalf("outputs-only map %+v; notes %q", m, rep.Notes)
+	}
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "compares only the graph outputs") {
+		t.Errorf("notes %q", rep.Notes)
 	}
 }
 

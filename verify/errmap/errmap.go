@@ -31,9 +31,9 @@ type Runner interface {
 	RunCapture(ctx context.Context, inputs []*canonical.Tensor, names []string) (map[string]*canonical.Tensor, error)
 }
 
-// Provider is a source Runner that hands out only some of its model's
-// values (a runtime that computes the source tensors the importer
-// recorded): the others are unmatched.
+// Provider is a Runner that hands out only some of its model's values (a
+// runtime that computes the source tensors the importer recorded, one
+// that hands out only the graph outputs): the others are unmatched.
 type Provider interface {
 	Provides(name string) bool
 }
@@ -263,20 +263,25 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 		}
 		sort.Ints(ne.From)
 		ne.Weights = changedWeights(n, gs, opts)
-		provides := func(name string) bool {
-			if sv := gs.Lookup(name); sv == nil || !tensorTyped(sv) {
+		// provides: the source hands out its value src and the result
+		// its value out.
+		provides := func(src, out string) bool {
+			if sv := gs.Lookup(src); sv == nil || !tensorTyped(sv) {
 				return false
 			}
-			p, ok := source.Runner.(Provider)
-			return !ok || p.Provides(name)
+			if p, ok := source.Runner.(Provider); ok && !p.Provides(src) {
+				return false
+			}
+			p, ok := result.Runner.(Provider)
+			return !ok || p.Provides(out)
 		}
 		for _, o := range n.Outputs {
 			if o == nil || o.Name == "" || !tensorTyped(o) {
 				continue
 			}
-			if provides(o.Name) {
+			if provides(o.Name, o.Name) {
 				targets = append(targets, target{node: i, out: o.Name, source: o.Name})
-			} else if q := quantOf(n); q != nil && !opts.WalkSource && n.Inputs[0] != nil && provides(n.Inputs[0].Name) {
+			} else if q := quantOf(n); q != nil && !opts.WalkSource && n.Inputs[0] != nil && provides(n.Inputs[0].Name, o.Name) {
 				// A float of the source that the result quantizes:
 				// compared in steps with the source quantized alike.
 				targets = append(targets, target{node: i, out: o.Name, source: n.Inputs[0].Name, q: q})
