@@ -14,8 +14,11 @@ import (
 	kerasimp "github.com/onnxconv/onnxconv/importers/keras"
 	tfjsimp "github.com/onnxconv/onnxconv/importers/tfjs"
 	tfliteimp "github.com/onnxconv/onnxconv/importers/tflite"
+	"github.com/onnxconv/onnxconv/importers/torchscript"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/passes"
+	"github.com/onnxconv/onnxconv/plugins"
+	rtbuiltin "github.com/onnxconv/onnxconv/runtimes/builtin"
 	"github.com/onnxconv/onnxconv/runtimes/node"
 	"github.com/onnxconv/onnxconv/runtimes/ortnode"
 	"github.com/onnxconv/onnxconv/runtimes/tflite"
@@ -186,15 +189,20 @@ func mapPlantedSource(t *testing.T, src string, imp importers.Importer, n, minCo
 	t.Helper()
 	_, modules := testpaths.Node(t, pkgs...)
 	t.Setenv(node.EnvNodeModules, modules)
+	mapPlanted(t, src, imp, n, minCompared, builtins(), nil)
+}
+
+// mapPlanted is mapPlantedSource in env, with the importer options io.
+func mapPlanted(t *testing.T, src string, imp importers.Importer, n, minCompared int, env Env, io importers.Options) {
+	t.Helper()
 	var planted string
 	reg, err := importers.NewRegistry(plantingImporter{Importer: imp, n: n, planted: &planted})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := builtins()
 	env.Importers = reg
 	out := filepath.Join(t.TempDir(), "planted.onnx")
-	res, err := Convert(context.Background(), src, out, Options{Env: env, Verify: &VerifyOptions{Samples: 1, Map: true}})
+	res, err := Convert(context.Background(), src, out, Options{Env: env, ImportOptions: io, Verify: &VerifyOptions{Samples: 1, Map: true}})
 	// (A classifier's output may stay within tolerance: the map still
 	// finds the planted weight inside.)
 	var ne *NotEquivalentError
@@ -346,4 +354,20 @@ func TestMapQuantize(t *testing.T) {
 		}
 		t.Logf("%v: %s; A %s", rts, vr.Map.Summary(), vr.A.ComputedBy)
 	}
+}
+
+// A TorchScript archive (torchvision's ShuffleNet v2 x0.5, traced), its
+// first Conv weight scaled by 1.5, against libtorch: the plugin hands out
+// the results of the top-level submodule calls the importer recorded
+// ("conv1:0", "stage2:0", …) from a copy of forward's graph that returns
+// them.
+func TestMapPlantedTorchScript(t *testing.T) {
+	host, err := plugins.NewHost(context.Background(), plugins.Options{PluginPath: testpaths.LibtorchPlugin(t), UserDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := builtins()
+	env.Runtimes = rtbuiltin.Set(host)
+	mapPlanted(t, filepath.Join("..", "fixtures", "torchscript", "shufflenet_v2_x0_5_traced", "model.pt"), torchscript.New(), 1, 5,
+		env, importers.Options{"shapes": "1x3x64x64"})
 }

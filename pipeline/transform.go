@@ -277,21 +277,9 @@ func (o TransformOptions) errorMap(ctx context.Context, m, res *canonical.Model,
 	if !o.Map || final == nil || res == nil {
 		return nil, nil
 	}
-	var in []*canonical.Tensor
-	if o.Inputs != "" {
-		s, err := tensorio.LoadSamples(o.Inputs, "input", verify.GraphInputs(m), false)
-		if err != nil {
-			return nil, inputErr(fmt.Errorf("inputs: %w", err))
-		}
-		if len(s) == 0 {
-			return nil, inputErr(fmt.Errorf("inputs: %s holds no sample", o.Inputs))
-		}
-		in = s[0]
-	} else {
-		var err error
-		if in, err = verify.GenerateInputs(m, o.gen(m), 0); err != nil {
-			return nil, inputErr(fmt.Errorf("generating the error map's inputs: %w", err))
-		}
+	in, err := firstSample(m, o.Inputs, o.gen(m))
+	if err != nil {
+		return nil, err
 	}
 	vo := verify.Options{Inputs: [][]*canonical.Tensor{in}, Map: true, RTol: final.Options.RTol, ATol: final.Options.ATol}
 	if p := final.Options.Profile; p != "auto" {
