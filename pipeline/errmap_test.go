@@ -371,3 +371,33 @@ func TestMapPlantedTorchScript(t *testing.T) {
 	mapPlanted(t, filepath.Join("..", "fixtures", "torchscript", "shufflenet_v2_x0_5_traced", "model.pt"), torchscript.New(), 1, 5,
 		env, importers.Options{"shapes": "1x3x64x64"})
 }
+
+// fp16 --map and optimize --map: the map of the checked result against
+// the input (fp16: every node of resnet_small compared, within the fp16
+// profile, no node where the error starts).
+func TestMapTransforms(t *testing.T) {
+	src := "../fixtures/models/resnet_small/model.onnx"
+	o := TransformOptions{Samples: 1, Map: true, Importers: builtins().Importers}
+	rep, err := Float16(context.Background(), src, filepath.Join(t.TempDir(), "fp16.onnx"), passes.FP16Options{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := rep.Map; m == nil || m.Compared < 40 || m.First >= 0 {
+		t.Fatalf("fp16 map %+v", rep.Map)
+	}
+	t.Logf("fp16: %s", rep.Map.Summary())
+	ps, err := passes.Lookup(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The transformer block, which the passes shrink from 49 nodes: the
+	// nodes they keep are compared, every one within tolerance.
+	orep, err := Optimize(context.Background(), blockModel, filepath.Join(t.TempDir(), "opt.onnx"), ps, passes.RunOptions{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := orep.Map; m == nil || m.Compared < 10 || m.First >= 0 {
+		t.Fatalf("optimize map %+v", orep.Map)
+	}
+	t.Logf("optimize: %s", orep.Map.Summary())
+}
