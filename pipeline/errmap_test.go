@@ -401,3 +401,71 @@ func TestMapTransforms(t *testing.T) {
 	}
 	t.Logf("optimize: %s", orep.Map.Summary())
 }
+
+// int8Planter is an importer with a bug planted in an int8 model: every
+// element of the initializer named weight, int8 values (the exact integer
+// path holds them as float32), moves by 40 steps, saturated.
+type int8Planter struct {
+	importers.Importer
+	weight string
+}
+
+func (p int8Planter) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
+	r, err := p.Importer.Import(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	v := r.Model.Graph.Lookup(p.weight)
+	if v == nil || v.Const == nil || v.Const.DataType != canonical.Float {
+		r.Model.Close()
+		return nil, fmt.Errorf("%s: no float32 initializer %q", path, p.weight)
+	}
+	raw, err := v.Const.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	moved := make([]byte, len(raw))
+	for i := 0; i+4 <= len(raw); i += 4 {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(raw[i:]))
+		binary.LittleEndian.PutUint32(moved[i:], math.Float32bits(max(-128, min(127, x+40))))
+	}
+	v.Const.SetBytes(moved)
+	return r, nil
+}
+
+// An int8 TFLite model (fixtures/tflite/qcnn.tflite), its convolution's
+// int8 weights moved by 40 steps, against the TFLite interpreter: the map
+// compares the quantized tensors in steps, the quantized input 0 steps
+// apart, and ranks the convolution's output (conv/Relu) first.
+func TestMapPlantedTFLiteInt8(t *testing.T) {
+	_, modules := testpaths.Node(t, tflite.Package)
+	t.Setenv(node.EnvNodeModules, modules)
+	reg, err := importers.NewRegistry(int8Planter{Importer: tfliteimp.New(), weight: "conv/weights_oihw_int"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := builtins()
+	env.Importers = reg
+	res, err := Convert(context.Background(), filepath.Join("..", "fixtures", "tflite", "qcnn.tflite"), filepath.Join(t.TempDir(), "q.onnx"),
+		Options{Env: env, Verify: &VerifyOptions{Samples: 1, Map: true}})
+	var ne *NotEquivalentError
+	if err != nil && !errors.As(err, &ne) {
+		t.Fatal(err)
+	}
+	for _, cmp := range res.Comparisons {
+		m := cmp.Report.Map
+		if m == nil {
+			t.Fatalf("%s: no map: %q", cmp.What, cmp.Report.Notes)
+		}
+		first := m.Nodes[m.Ranked[0]]
+		if first.Node != "conv/Relu" || !first.Jump || !first.Integer {
+			t.Errorf("%s: ranked first %s (%s, jump %v, integer %v), want conv/Relu in steps: %s", cmp.What, first.Node, first.OpType, first.Jump, first.Integer, m.Summary())
+		}
+		for _, x := range m.Nodes {
+			if x.Node == "input_int8" && (!x.Integer || x.MaxAbs != 0 || len(x.Steps) == 0) {
+				t.Errorf("%s: the quantized input: integer %v, %g steps (%s)", cmp.What, x.Integer, x.MaxAbs, errmap.StepsText(x.Steps))
+			}
+		}
+		t.Logf("%s: %s; conv/Relu steps %s", cmp.What, m.Summary(), errmap.StepsText(first.Steps))
+	}
+}
