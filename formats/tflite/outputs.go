@@ -13,28 +13,25 @@ import (
 // TensorIndex returns the index of the main subgraph's tensor named name:
 // an error when no tensor or more than one has that name.
 func TensorIndex(model []byte, name string) (idx int32, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			idx, err = -1, fmt.Errorf("reading the model's tensors: the flatbuffer is malformed (%v)", r)
+	idx = -1
+	err = onMain(model, "reading the model's tensors", func(g *fb.SubGraph) error {
+		var t fb.Tensor
+		for i := 0; i < g.TensorsLength(); i++ {
+			if !g.Tensors(&t, i) || string(t.Name()) != name {
+				continue
+			}
+			if idx >= 0 {
+				return fmt.Errorf("tensors %d and %d are both named %q", idx, i, name)
+			}
+			idx = int32(i)
 		}
-	}()
-	g, err := mainSubgraph(model)
+		if idx < 0 {
+			return fmt.Errorf("no tensor of the main subgraph is named %q", name)
+		}
+		return nil
+	})
 	if err != nil {
 		return -1, err
-	}
-	idx = -1
-	var t fb.Tensor
-	for i := 0; i < g.TensorsLength(); i++ {
-		if !g.Tensors(&t, i) || string(t.Name()) != name {
-			continue
-		}
-		if idx >= 0 {
-			return -1, fmt.Errorf("tensors %d and %d are both named %q", idx, i, name)
-		}
-		idx = int32(i)
-	}
-	if idx < 0 {
-		return -1, fmt.Errorf("no tensor of the main subgraph is named %q", name)
 	}
 	return idx, nil
 }
@@ -50,42 +47,38 @@ func TensorIndex(model []byte, name string) (idx int32, err error) {
 // and the tables point at them (flatbuffer offsets point forward, and the
 // appended vectors follow every table).
 func WithOutputs(model []byte, extra []int32) (out []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("adding outputs: the flatbuffer is malformed (%v)", r)
+	err = onMain(model, "adding outputs", func(g *fb.SubGraph) error {
+		outs := make([]int32, 0, g.OutputsLength()+len(extra))
+		for i := 0; i < g.OutputsLength(); i++ {
+			outs = append(outs, g.Outputs(i))
 		}
-	}()
-	g, err := mainSubgraph(model)
+		for _, idx := range extra {
+			if idx < 0 || int(idx) >= g.TensorsLength() {
+				return fmt.Errorf("tensor %d out of range (%d tensors)", idx, g.TensorsLength())
+			}
+			if !slices.Contains(outs, idx) {
+				outs = append(outs, idx)
+			}
+		}
+		// SubGraph.outputs is field 2 (vtable slot 8), Model.signature_defs
+		// field 7 (slot 18), as tflitefb reads them.
+		st := g.Table()
+		field := st.Offset(8)
+		if field == 0 {
+			return fmt.Errorf("the main subgraph has no output list to extend")
+		}
+		out = slices.Clone(model)
+		out = appendVector(out, st.Pos+flatbuffers.UOffsetT(field), outs)
+		mt := fb.GetRootAsModel(model, 0).Table()
+		if sig := mt.Offset(18); sig != 0 {
+			out = appendVector(out, mt.Pos+flatbuffers.UOffsetT(sig), nil)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	outs := make([]int32, 0, g.OutputsLength()+len(extra))
-	for i := 0; i < g.OutputsLength(); i++ {
-		outs = append(outs, g.Outputs(i))
-	}
-	for _, idx := range extra {
-		if idx < 0 || int(idx) >= g.TensorsLength() {
-			return nil, fmt.Errorf("adding outputs: tensor %d out of range (%d tensors)", idx, g.TensorsLength())
-		}
-		if !slices.Contains(outs, idx) {
-			outs = append(outs, idx)
-		}
-	}
-	// SubGraph.outputs is field 2 (vtable slot 8), Model.signature_defs
-	// field 7 (slot 18), as tflitefb reads them.
-	st := g.Table()
-	field := st.Offset(8)
-	if field == 0 {
-		return nil, fmt.Errorf("adding outputs: the main subgraph has no output list to extend")
-	}
-	buf := slices.Clone(model)
-	buf = appendVector(buf, st.Pos+flatbuffers.UOffsetT(field), outs)
-	m := fb.GetRootAsModel(model, 0)
-	mt := m.Table()
-	if sig := mt.Offset(18); sig != 0 {
-		buf = appendVector(buf, mt.Pos+flatbuffers.UOffsetT(sig), nil)
-	}
-	return buf, nil
+	return out, nil
 }
 
 // appendVector appends an int32 vector to buf, 4-byte aligned, and points
@@ -122,17 +115,30 @@ func mainSubgraph(model []byte) (*fb.SubGraph, error) {
 // OutputIndexes returns the tensor indexes of the main subgraph's
 // outputs, in order.
 func OutputIndexes(model []byte) (idx []int32, err error) {
+	err = onMain(model, "reading the model's outputs", func(g *fb.SubGraph) error {
+		for i := 0; i < g.OutputsLength(); i++ {
+			idx = append(idx, g.Outputs(i))
+		}
+		return nil
+	})
+	return idx, err
+}
+
+// onMain calls f on subgraph 0 of a TFLite flatbuffer; an error of f, or
+// a malformed flatbuffer (a panic of the reader), is one prefixed with
+// what.
+func onMain(model []byte, what string, f func(*fb.SubGraph) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			idx, err = nil, fmt.Errorf("reading the model's outputs: the flatbuffer is malformed (%v)", r)
+			err = fmt.Errorf("%s: the flatbuffer is malformed (%v)", what, r)
 		}
 	}()
 	g, err := mainSubgraph(model)
+	if err == nil {
+		err = f(g)
+	}
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	for i := 0; i < g.OutputsLength(); i++ {
-		idx = append(idx, g.Outputs(i))
-	}
-	return idx, nil
+	return nil
 }
