@@ -386,3 +386,29 @@ func (t *Tensor) Format(limit int) string {
 	b.WriteString("}")
 	return b.String()
 }
+
+// QuantRange is the range of the quantized element type dt (the values
+// QuantizeLinear saturates to); ok is false for a type that is not one.
+func QuantRange(dt DataType) (lo, hi float64, ok bool) {
+	switch dt {
+	case Uint8:
+		return 0, 255, true
+	case Int8:
+		return -128, 127, true
+	case Uint16:
+		return 0, 65535, true
+	case Int16:
+		return -32768, 32767, true
+	case Int32:
+		return math.MinInt32, math.MaxInt32, true
+	case Uint4:
+		return 0, 15, true
+	case Int4:
+		return -8, 7, true
+	case Uint2:
+		return 0, 3, true
+	case Int2:
+		return -2, 1, true
+	}
+	return 0, 0, false
+}

@@ -287,7 +287,7 @@ func (c *lctx) requantize(y []int32, shape []int, inner, channels int, bias []in
 		return fmt.Errorf("%s: output zero point of type %v and %d values; uint8 or int8 and one value wanted", c.n.OpType, zh.dt, zh.size())
 	}
 	zp := float32(zh.i64()[0])
-	lo64, hi64, _ := quantRange(zh.dt)
+	lo64, hi64, _ := canonical.QuantRange(zh.dt)
 	lo, hi := float32(lo64)-zp, float32(hi64)-zp
 	out := newH(zh.dt, shape)
 	q := func(k int) int32 {

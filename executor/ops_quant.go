@@ -52,30 +52,6 @@ func paramIndex(x []int, ps []int, axis int, block int) []int {
 	return idx
 }
 
-func quantRange(dt canonical.DataType) (float64, float64, bool) {
-	switch dt {
-	case canonical.Uint8:
-		return 0, 255, true
-	case canonical.Int8:
-		return -128, 127, true
-	case canonical.Uint16:
-		return 0, 65535, true
-	case canonical.Int16:
-		return -32768, 32767, true
-	case canonical.Int32:
-		return math.MinInt32, math.MaxInt32, true
-	case canonical.Uint4:
-		return 0, 15, true
-	case canonical.Int4:
-		return -8, 7, true
-	case canonical.Uint2:
-		return 0, 3, true
-	case canonical.Int2:
-		return -2, 1, true
-	}
-	return 0, 0, false
-}
-
 func hostQuantize(c *lctx) error {
 	xh, err := c.H(0)
 	if err != nil {
@@ -109,7 +85,7 @@ func hostQuantize(c *lctx) error {
 	x, s := xh.f64(), sh.f64()
 	sIdx := paramIndex(xh.shape, sh.shape, axis, block)
 	res := make([]float64, len(x))
-	lo, hi, isInt := quantRange(out)
+	lo, hi, isInt := canonical.QuantRange(out)
 	f32 := storageOf(xh.dt) == kF32
 	for k, v := range x {
 		q := v / s[sIdx[k]]
@@ -386,7 +362,7 @@ func hostQLinearMatMul(c *lctx) error {
 	if err != nil {
 		return err
 	}
-	lo, hi, _ := quantRange(zh.dt)
+	lo, hi, _ := canonical.QuantRange(zh.dt)
 	iv := make([]int64, len(y))
 	for k, v := range y {
 		iv[k] = int64(math.Max(lo, math.Min(hi, math.RoundToEven(v/ys[0])+yz[0])))
@@ -579,7 +555,7 @@ func hostQLinearConv(c *lctx) error {
 			y[k] += b[(k/sp)%shp[1]] * xs[0] * wsc[minInt((k/sp)%shp[1], len(wsc)-1)]
 		}
 	}
-	lo, hi, _ := quantRange(yzh.dt)
+	lo, hi, _ := canonical.QuantRange(yzh.dt)
 	iv := make([]int64, len(y))
 	for k, v := range y {
 		iv[k] = int64(math.Max(lo, math.Min(hi, math.RoundToEven(v/ys[0])+yz[0])))

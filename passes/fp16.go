@@ -12,6 +12,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/verify"
+	"github.com/onnxconv/onnxconv/verify/errmap"
 )
 
 // DefaultFP16Block lists the ops Float16 keeps in float32 by default:
@@ -86,6 +87,10 @@ type FP16Report struct {
 	MaxRel     float64 `json:"max_rel"`
 	// Final is the last comparison with m (nil when unchecked).
 	Final *verify.Report `json:"-"`
+	// Map is the error map of the result against the input on the first
+	// sample, every intermediate tensor compared (pipeline's
+	// TransformOptions.Map); nil unless asked for.
+	Map *errmap.Map `json:"map,omitempty"`
 }
 
 // Float16 converts m's float32 weights and compute to float16 (or

@@ -8,6 +8,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/verify"
+	"github.com/onnxconv/onnxconv/verify/errmap"
 )
 
 // QuantMode is how activations are quantized.
@@ -95,6 +96,10 @@ type QuantReport struct {
 	// over a prefill and decode steps.
 	Steps []StepAgreement `json:"steps,omitempty"`
 	Final *verify.Report  `json:"-"`
+	// Map is the error map of the result against the input on the first
+	// sample, every intermediate tensor compared (pipeline's
+	// TransformOptions.Map); nil unless asked for.
+	Map *errmap.Map `json:"map,omitempty"`
 }
 
 // StepAgreement is how a quantized decoder's logits agree with the float

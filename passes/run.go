@@ -10,6 +10,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/verify"
+	"github.com/onnxconv/onnxconv/verify/errmap"
 )
 
 // Check configures how Run proves each pass: the model after the pass is
@@ -75,6 +76,10 @@ type Report struct {
 	// Final compares the result with the input model (nil when
 	// unchecked or when nothing changed).
 	Final *verify.Report `json:"-"`
+	// Map is the error map of the result against the input on the first
+	// sample, every intermediate tensor compared (pipeline's
+	// TransformOptions.Map); nil unless asked for.
+	Map *errmap.Map `json:"map,omitempty"`
 	// MaxAbs and MaxRel are the result's largest differences from the
 	// input model; -1 when unchecked.
 	MaxAbs float64 `json:"max_abs"`

@@ -129,21 +129,29 @@ func Reduce(ctx context.Context, path string, opts ReduceOptions) (*reduce.Resul
 // reduceInput is the sample Reduce runs: the first of Inputs, else one
 // generated as verification generates them.
 func reduceInput(m *canonical.Model, vo *VerifyOptions, logf func(string, ...any)) ([]*canonical.Tensor, error) {
-	if vo.Inputs != "" {
-		s, err := tensorio.LoadSamples(vo.Inputs, "input", verify.GraphInputs(m), false)
-		if err != nil {
-			return nil, inputErr(fmt.Errorf("inputs: %w", err))
-		}
-		if len(s) == 0 {
-			return nil, inputErr(fmt.Errorf("inputs: no sample in %s", vo.Inputs))
-		}
-		return s[0], nil
-	}
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
 	gen := vo.options().Gen
-	gen.Dims = defaultDims(m, vo.Dims, logf)
+	if vo.Inputs == "" {
+		gen.Dims = defaultDims(m, vo.Dims, logf)
+	}
+	return firstSample(m, vo.Inputs, gen)
+}
+
+// firstSample is the first sample of the folder inputs, else (inputs "")
+// the first one gen generates for m.
+func firstSample(m *canonical.Model, inputs string, gen verify.GenOptions) ([]*canonical.Tensor, error) {
+	if inputs != "" {
+		s, err := tensorio.LoadSamples(inputs, "input", verify.GraphInputs(m), false)
+		if err != nil {
+			return nil, inputErr(fmt.Errorf("inputs: %w", err))
+		}
+		if len(s) == 0 {
+			return nil, inputErr(fmt.Errorf("inputs: no sample in %s", inputs))
+		}
+		return s[0], nil
+	}
 	in, err := verify.GenerateInputs(m, gen, 0)
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("generating inputs: %w (give --inputs DIR, or --dim NAME=N)", err))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
@@ -13,6 +14,7 @@ import (
 	"github.com/onnxconv/onnxconv/opset/convert"
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/verify"
+	"github.com/onnxconv/onnxconv/verify/errmap"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
@@ -37,6 +39,11 @@ type TransformOptions struct {
 	// Importers name the format of an input that is not ONNX (see
 	// LoadOptions).
 	Importers *importers.Registry
+	// Map builds the error map of a checked result against the input
+	// (both on the executor, the first sample, the check's tolerance)
+	// into the report's Map: every intermediate tensor compared, a
+	// quantized one in steps against the input's float quantized alike.
+	Map bool
 }
 
 // gen returns the options of m's generated inputs.
@@ -60,6 +67,10 @@ func Optimize(ctx context.Context, in, out string, ps []passes.Pass, ro passes.R
 		res, rep, err := passes.Run(ctx, m, ps, ro)
 		if err != nil {
 			return nil, nil, invalidErr(fmt.Errorf("optimize %s: %w", in, err))
+		}
+		if rep.Map, err = o.errorMap(ctx, m, res, rep.Final); err != nil {
+			_ = res.Close()
+			return nil, nil, fmt.Errorf("optimize %s: %w", in, err)
 		}
 		if err := o.writeReport(rep); err != nil {
 			return res, nil, err
@@ -96,6 +107,10 @@ func Float16(ctx context.Context, in, out string, fo passes.FP16Options, o Trans
 		res, rep, err := passes.Float16(ctx, m, fo)
 		if err != nil {
 			return nil, nil, invalidErr(fmt.Errorf("fp16 %s: %w", in, err))
+		}
+		if rep.Map, err = o.errorMap(ctx, m, res, rep.Final); err != nil {
+			_ = res.Close()
+			return nil, nil, fmt.Errorf("fp16 %s: %w", in, err)
 		}
 		if err := o.writeReport(rep); err != nil {
 			return res, nil, err
@@ -145,6 +160,10 @@ func quantized(ctx context.Context, in string, m *canonical.Model, qo passes.Qua
 	res, rep, err := passes.Quantize(ctx, m, qo)
 	if err != nil {
 		return nil, nil, invalidErr(fmt.Errorf("quantize %s: %w", in, err))
+	}
+	if rep.Map, err = o.errorMap(ctx, m, res, rep.Final); err != nil {
+		_ = res.Close()
+		return nil, nil, fmt.Errorf("quantize %s: %w", in, err)
 	}
 	if err := o.writeReport(rep); err != nil {
 		return res, rep, err
@@ -249,4 +268,29 @@ func sameExistingFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// errorMap builds the error map of res against m when o.Map and the
+// result was checked (final, the check's last comparison, gives the
+// tolerance): both on the executor, on the first verification sample.
+func (o TransformOptions) errorMap(ctx context.Context, m, res *canonical.Model, final *verify.Report) (*errmap.Map, error) {
+	if !o.Map || final == nil || res == nil {
+		return nil, nil
+	}
+	in, err := firstSample(m, o.Inputs, o.gen(m))
+	if err != nil {
+		return nil, err
+	}
+	vo := verify.Options{Inputs: [][]*canonical.Tensor{in}, Map: true, RTol: final.Options.RTol, ATol: final.Options.ATol}
+	if p := final.Options.Profile; p != "auto" {
+		vo.Profile = p
+	}
+	rep, err := verify.Compare(ctx, verify.ModelSide("input", m), verify.ModelSide("result", res), vo)
+	if err != nil {
+		return nil, fmt.Errorf("error map: %w", err)
+	}
+	if rep.Map == nil {
+		return nil, fmt.Errorf("no error map: %s", strings.Join(rep.Notes, "; "))
+	}
+	return rep.Map, nil
 }

@@ -2,8 +2,10 @@ package plugins
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -242,6 +244,36 @@ func (h *Host) OpenRuntime(ctx context.Context, runtime, modelPath string, input
 // Run runs the model on inputs (graph inputs that are not initializers, in
 // order) and returns the graph outputs in order.
 func (s *RuntimeSession) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
+	return s.run(ctx, inputs, s.opts)
+}
+
+// RunNamed computes the values of the model named in the source's own
+// terms instead of its outputs, one tensor each in that order
+// (protocol.OptionCapture; runtimes.NamedSession, for the error map). A
+// runtime that does not hand them out refuses the option.
+func (s *RuntimeSession) RunNamed(ctx context.Context, inputs []*canonical.Tensor, names []string) ([]*canonical.Tensor, error) {
+	b, err := json.Marshal(names)
+	if err != nil {
+		return nil, fmt.Errorf("run %s on %s: %w", s.modelPath, s.runtime, err)
+	}
+	o := s.opts
+	o.Options = maps.Clone(o.Options)
+	if o.Options == nil {
+		o.Options = map[string]string{}
+	}
+	o.Options[protocol.OptionCapture] = string(b)
+	res, err := s.run(ctx, inputs, o)
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != len(names) {
+		return nil, &PluginError{Plugin: s.plugin.Name, Path: s.plugin.Path, Op: "run", Input: s.modelPath, Kind: ErrBadOutput,
+			Detail: fmt.Sprintf("%d values returned for %d asked for", len(res), len(names))}
+	}
+	return res, nil
+}
+
+func (s *RuntimeSession) run(ctx context.Context, inputs []*canonical.Tensor, opts RunOptions) ([]*canonical.Tensor, error) {
 	if s.inputNames != nil && len(inputs) != len(s.inputNames) {
 		return nil, fmt.Errorf("run %s on %s: %d inputs given, the model takes %d (%s)",
 			s.modelPath, s.runtime, len(inputs), len(s.inputNames), strings.Join(s.inputNames, ", "))
@@ -263,7 +295,7 @@ func (s *RuntimeSession) Run(ctx context.Context, inputs []*canonical.Tensor) ([
 	var outs []*onnxpb.TensorProto
 	err := s.sess.do(ctx, "", func(ctx context.Context) error {
 		var err error
-		outs, err = s.rt.Run(ctx, s.abs, in, s.opts)
+		outs, err = s.rt.Run(ctx, s.abs, in, opts)
 		return err
 	})
 	if err != nil {

@@ -3,8 +3,11 @@ package verify
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/verify/errmap"
 )
 
 // Bisection is the search for the first node of A, in topological order,
@@ -72,6 +75,10 @@ func capturable(v *canonical.Value, gb *canonical.Graph) bool {
 	return true
 }
 
+// bisect walks A's nodes with the error map's engine (errmap.Build over
+// A's topological order, stopping at the first batch that holds a node
+// beyond tolerance) and describes the first node that diverges: its
+// outputs, the status of its inputs and what differs at its counterpart.
 func bisect(ctx context.Context, ma, mb *canonical.Model, ra, rb CaptureRunner, inA, inB []*canonical.Tensor, opts *Options) (*Bisection, error) {
 	order, err := ma.Graph.TopoSort()
 	if err != nil {
@@ -81,84 +88,63 @@ func bisect(ctx context.Context, ma, mb *canonical.Model, ra, rb CaptureRunner, 
 	if batch <= 0 {
 		batch = 64
 	}
-	bis := &Bisection{NodesTotal: len(order), Batch: batch, Path: []BisectStep{}}
-	gb := mb.Graph
-	// The types and shapes of the values seen, for the node diff.
-	ta, tb := typeTable{}, typeTable{}
-	ta.addInputs(GraphInputs(ma), inA)
-	tb.addInputs(GraphInputs(mb), inB)
-	type item struct {
-		idx  int
-		node *canonical.Node
-		vals []string
+	m, err := errmap.Build(ctx, errmap.Side{Model: ma, Runner: ra, Inputs: inA}, errmap.Side{Model: mb, Runner: rb, Inputs: inB},
+		errmap.Options{Tolerance: opts.mapTolerance, Batch: batch, WalkSource: true, StopAtDivergence: true})
+	if err != nil {
+		return nil, err
 	}
-	i := 0
-	for i < len(order) && bis.First == nil {
-		// Collect the next batch of nodes (at most batch values).
-		var items []item
-		var want []string
-		for i < len(order) && len(want) < batch {
-			n := order[i]
-			var vals []string
-			for _, o := range n.Outputs {
-				if capturable(o, gb) {
-					vals = append(vals, o.Name)
-				}
-			}
-			if len(vals) == 0 {
-				bis.NodesSkipped++
-			} else {
-				items = append(items, item{i, n, vals})
-				want = append(want, vals...)
-			}
-			i++
-		}
-		if len(want) == 0 {
+	bis := &Bisection{NodesTotal: len(order), Batch: batch, Path: []BisectStep{}, Runs: m.Runs}
+	gb := mb.Graph
+	for i, ne := range m.Nodes {
+		if ne.Status == "unmatched" || (ne.Status == "not_compared" && !diverges(ne)) {
+			bis.NodesSkipped++
 			continue
 		}
-		ya, err := ra.RunCapture(ctx, inA, want)
-		if err != nil {
-			return nil, fmt.Errorf("capturing %d values of A: %w", len(want), err)
-		}
-		yb, err := rb.RunCapture(ctx, inB, want)
-		if err != nil {
-			return nil, fmt.Errorf("capturing %d values of B: %w", len(want), err)
-		}
-		bis.Runs++
-		ta.addTensors(ya)
-		tb.addTensors(yb)
-		for _, it := range items {
-			bis.NodesChecked++
-			step := BisectStep{Index: it.idx, Node: nodeLabel(it.node, it.idx), OpType: it.node.OpType, Status: "match"}
-			var results []*OutputResult
-			for _, name := range it.vals {
-				res, err := compareOne(name, ya[name], yb[name], opts)
-				if err != nil {
-					return nil, err
-				}
-				results = append(results, res)
-				if res.Float != nil {
-					step.MaxAbs = max(step.MaxAbs, res.Float.MaxAbs)
-					step.WorstRatio = max(step.WorstRatio, res.Float.WorstRatio)
-				}
-				if !res.Pass {
-					step.Status = "diverged"
-				}
-			}
+		bis.NodesChecked++
+		step := BisectStep{Index: i, Node: ne.Node, OpType: ne.OpType, Status: "match", MaxAbs: ne.MaxAbs, WorstRatio: ne.Ratio}
+		if ne.Status == "match" {
 			bis.Path = append(bis.Path, step)
-			if step.Status == "diverged" {
-				first := &DivergentNode{Index: it.idx, Node: step.Node, OpType: step.OpType, Outputs: results}
-				if first.Inputs, err = inputStatus(ctx, it.node, gb, ra, rb, inA, inB, opts, ta, tb); err != nil {
-					return nil, err
-				}
-				first.Diff = diffNode(it.node, ma, mb, ta, tb)
-				bis.First = first
-				bis.Runs++
-				break
+			continue
+		}
+		step.Status = "diverged"
+		bis.Path = append(bis.Path, step)
+		// The first divergent node: its outputs and inputs, captured
+		// once more in one run, for their metrics and the node diff.
+		n := order[i]
+		ta, tb := typeTable{}, typeTable{}
+		ta.addInputs(GraphInputs(ma), inA)
+		tb.addInputs(GraphInputs(mb), inB)
+		var outs []string
+		for _, o := range n.Outputs {
+			if capturable(o, gb) {
+				outs = append(outs, o.Name)
 			}
 		}
+		first := &DivergentNode{Index: i, Node: ne.Node, OpType: ne.OpType}
+		var ya, yb map[string]*canonical.Tensor
+		if first.Inputs, ya, yb, err = inputStatus(ctx, n, gb, ra, rb, inA, inB, opts, ta, tb, outs); err != nil {
+			return nil, err
+		}
+		for _, name := range outs {
+			res, err := compareOne(name, ya[name], yb[name], opts)
+			if err != nil {
+				return nil, err
+			}
+			first.Outputs = append(first.Outputs, res)
+		}
+		first.Diff = diffNode(n, ma, mb, ta, tb)
+		bis.First = first
+		bis.Runs++
+		break
 	}
 	return bis, nil
+}
+
+// diverges says whether a node the map could not compare counts as
+// diverged for bisection: a value one side did not compute, or of another
+// element count (not a string tensor, not a node after the stop).
+func diverges(ne errmap.NodeError) bool {
+	return ne.Detail == "value not captured" || strings.HasPrefix(ne.Detail, "element count differs")
 }
 
 func nodeLabel(n *canonical.Node, i int) string {
@@ -188,7 +174,9 @@ func compareOne(name string, ta, tb *canonical.Tensor, opts *Options) (*OutputRe
 // It records the types and shapes of the values it captures in ta and tb,
 // and captures in B also the inputs of n's counterpart that B names
 // otherwise, for the node diff.
-func inputStatus(ctx context.Context, n *canonical.Node, gb *canonical.Graph, ra, rb CaptureRunner, inA, inB []*canonical.Tensor, opts *Options, ta, tb typeTable) ([]InputStatus, error) {
+// The values named in also (the node's outputs) are captured in the same
+// run on both sides and returned with the inputs.
+func inputStatus(ctx context.Context, n *canonical.Node, gb *canonical.Graph, ra, rb CaptureRunner, inA, inB []*canonical.Tensor, opts *Options, ta, tb typeTable, also []string) ([]InputStatus, map[string]*canonical.Tensor, map[string]*canonical.Tensor, error) {
 	st := []InputStatus{}
 	var capture []string
 	pos := map[string]int{}
@@ -214,7 +202,7 @@ func inputStatus(ctx context.Context, n *canonical.Node, gb *canonical.Graph, ra
 		case v.Const != nil && vb.Const != nil:
 			res, err := compareOne(v.Name, v.Const, vb.Const, opts)
 			if err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 			s.Status, s.Detail = statusOf(res)
 			if res.Float != nil {
@@ -244,30 +232,31 @@ func inputStatus(ctx context.Context, n *canonical.Node, gb *canonical.Graph, ra
 			captureB = append(captureB, v.Name)
 		}
 	}
-	if len(capture) > 0 {
-		ya, err := ra.RunCapture(ctx, inA, capture)
+	if len(capture)+len(also) == 0 {
+		return st, nil, nil, nil
+	}
+	ya, err := ra.RunCapture(ctx, inA, append(slices.Clone(capture), also...))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("capturing the inputs of %s in A: %w", n.OpType, err)
+	}
+	yb, err := rb.RunCapture(ctx, inB, append(slices.Clone(captureB), also...))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("capturing the inputs of %s in B: %w", n.OpType, err)
+	}
+	ta.addTensors(ya)
+	tb.addTensors(yb)
+	for _, name := range capture {
+		res, err := compareOne(name, ya[name], yb[name], opts)
 		if err != nil {
-			return nil, fmt.Errorf("capturing the inputs of %s in A: %w", n.OpType, err)
+			return nil, nil, nil, err
 		}
-		yb, err := rb.RunCapture(ctx, inB, captureB)
-		if err != nil {
-			return nil, fmt.Errorf("capturing the inputs of %s in B: %w", n.OpType, err)
-		}
-		ta.addTensors(ya)
-		tb.addTensors(yb)
-		for _, name := range capture {
-			res, err := compareOne(name, ya[name], yb[name], opts)
-			if err != nil {
-				return nil, err
-			}
-			s := &st[pos[name]]
-			s.Status, s.Detail = statusOf(res)
-			if res.Float != nil {
-				s.MaxAbs = res.Float.MaxAbs
-			}
+		s := &st[pos[name]]
+		s.Status, s.Detail = statusOf(res)
+		if res.Float != nil {
+			s.MaxAbs = res.Float.MaxAbs
 		}
 	}
-	return st, nil
+	return st, ya, yb, nil
 }
 
 func statusOf(res *OutputResult) (string, string) {

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
 // plantedMap compares resnet_small with a copy whose weight of the n-th
@@ -82,18 +85,8 @@ func TestMapNamesPlantedWeight(t *testing.T) {
 	}
 	// The reports: JSON valid against the schema, Markdown and text
 	// naming the node, Model Explorer data giving it a ratio beyond 1.
+	checkSchema(t, rep)
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, rep); err != nil {
-		t.Fatal(err)
-	}
-	var inst any
-	if err := json.Unmarshal(buf.Bytes(), &inst); err != nil {
-		t.Fatal(err)
-	}
-	if err := compileSchema(t).Validate(inst); err != nil {
-		t.Errorf("JSON report with a map does not validate: %v", err)
-	}
-	buf.Reset()
 	if err := WriteMarkdown(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
@@ -187,5 +180,53 @@ func TestMapHTMLInChromium(t *testing.T) {
 	}
 	if dst := os.Getenv("ONNXCONV_VERIFY_SCREENSHOT"); dst != "" {
 		_ = os.WriteFile(dst+".map.png", shot, 0o644)
+	}
+}
+
+// A quantized tensor in the map: its steps table is in the text and the
+// Markdown, and the JSON report with it validates against the schema.
+func TestMapStepsTableReport(t *testing.T) {
+	b := build.New(17)
+	b.Node("QuantizeLinear", []string{"x", b.F32("s", nil, []float32{0.05}), b.Init("z", canonical.Int8, nil, []byte{3})}, []string{"q"})
+	b.Node("DequantizeLinear", []string{"q", "s", "z"}, []string{"y"})
+	m, err := b.Model("qdq", []build.Info{build.TensorInfo("x", canonical.Float, []int64{2, 8}, false)},
+		[]build.Info{build.TensorInfo("y", canonical.Float, []int64{2, 8}, false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Compare(context.Background(), ModelSide("a", m), ModelSide("b", m), Options{Samples: 1, Map: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Map == nil || len(rep.Map.StepsTable()) != 1 || rep.Map.StepsTable()[0].Steps[0].Count != 16 {
+		t.Fatalf("steps table %+v", rep.Map)
+	}
+	checkSchema(t, rep)
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	if md := buf.String(); !strings.Contains(md, "Steps per integer tensor") || !strings.Contains(md, "| `q` | QuantizeLinear | `q` | 16 |") {
+		t.Errorf("Markdown lacks the steps table:\n%s", md)
+	}
+	if txt := rep.Map.Text(5); !strings.Contains(txt, "q (QuantizeLinear): 0:16") {
+		t.Errorf("text lacks the steps table:\n%s", txt)
+	}
+}
+
+// checkSchema writes rep as JSON and validates it against the report
+// schema.
+func checkSchema(t *testing.T, rep *Report) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	var inst any
+	if err := json.Unmarshal(buf.Bytes(), &inst); err != nil {
+		t.Fatal(err)
+	}
+	if err := compileSchema(t).Validate(inst); err != nil {
+		t.Errorf("the JSON report does not validate: %v", err)
 	}
 }

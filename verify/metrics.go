@@ -11,6 +11,7 @@ import (
 	"github.com/sajari/regression"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/verify/errmap"
 )
 
 // FloatMetrics describe the difference between two floating-point tensors
@@ -62,33 +63,9 @@ type ExactMetrics struct {
 	Steps []StepBin `json:"steps,omitempty"`
 }
 
-// StepBin is one bin of the per-step histogram of integer outputs: Lo <=
-// |B-A| <= Hi steps (Hi -1: no upper bound).
-type StepBin struct {
-	Label string `json:"label"`
-	Lo    int64  `json:"lo"`
-	Hi    int64  `json:"hi"`
-	Count int64  `json:"count"`
-}
-
-func newStepHistogram() []StepBin {
-	return []StepBin{{"0", 0, 0, 0}, {"1", 1, 1, 0}, {"2", 2, 2, 0}, {"3", 3, 3, 0},
-		{"4-7", 4, 7, 0}, {"8-15", 8, 15, 0}, {"16-127", 16, 127, 0}, {">=128", 128, -1, 0}}
-}
-
-func stepIndex(d int64) int {
-	switch {
-	case d <= 3:
-		return int(d)
-	case d <= 7:
-		return 4
-	case d <= 15:
-		return 5
-	case d <= 127:
-		return 6
-	}
-	return 7
-}
+// StepBin is one bin of the per-step histogram of integer outputs (the
+// error map's, errmap.StepBin).
+type StepBin = errmap.StepBin
 
 // ClassifierMetrics compare the rows of a 2-D [N, C] float output as class
 // scores: Top1 is the fraction of rows with the same arg max, Top5 the
@@ -267,7 +244,7 @@ func (a *accumulator) addInts(ref, cand *canonical.Tensor) error {
 	}
 	e := a.exact()
 	if e.Steps == nil {
-		e.Steps = newStepHistogram()
+		e.Steps = errmap.NewStepHistogram()
 	}
 	for i := range va {
 		e.Total++
@@ -282,7 +259,7 @@ func (a *accumulator) addInts(ref, cand *canonical.Tensor) error {
 			a.res.Mismatched++
 		}
 		a.intSum += float64(d)
-		e.Steps[stepIndex(d)].Count++
+		e.Steps[errmap.StepIndex(d)].Count++
 	}
 	a.res.Elements += int64(len(va))
 	if len(ref.Dims) == 2 && ref.Dims[1] > 1 && ref.DataType != canonical.Bool {

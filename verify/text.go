@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/onnxconv/onnxconv/verify/errmap"
 )
 
 // WriteText writes the report for people, as 'onnxconv verify' prints it:
@@ -164,12 +166,4 @@ func (t Tolerance) atolText() string {
 }
 
 // stepsText is the per-step histogram in one line: "0:812 1:40 2:3".
-func (e *ExactMetrics) stepsText() string {
-	var parts []string
-	for _, s := range e.Steps {
-		if s.Count > 0 {
-			parts = append(parts, fmt.Sprintf("%s:%d", s.Label, s.Count))
-		}
-	}
-	return strings.Join(parts, " ")
-}
+func (e *ExactMetrics) stepsText() string { return errmap.StepsText(e.Steps) }

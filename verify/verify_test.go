@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -235,11 +236,12 @@ func TestBisectBatchesWithCustomRunner(t *testing.T) {
 	}
 	b := rep.Bisect
 	// 5 nodes with one output each, 2 per batch: batches of 2, 2, 1, then
-	// one capture of the divergent node's inputs that are not constants.
+	// one capture of the divergent node's inputs that are not constants
+	// and its output.
 	if b.First == nil || b.First.Node != "/4/Gemm" || b.NodesChecked != 5 || b.Runs != 4 {
 		t.Fatalf("bisect first %+v checked %d runs %d", b.First, b.NodesChecked, b.Runs)
 	}
-	want := []int{2, 2, 1, 1}
+	want := []int{2, 2, 1, 2}
 	if fmt.Sprint(ca.captures) != fmt.Sprint(want) || fmt.Sprint(cb.captures) != fmt.Sprint(want) || ca.runs != 2 || cb.runs != 2 {
 		t.Errorf("captures A %v B %v runs %d %d; want %v and 2 runs each", ca.captures, cb.captures, ca.runs, cb.runs, want)
 	}
@@ -253,6 +255,20 @@ func TestBisectBatchesWithCustomRunner(t *testing.T) {
 	}
 	if rep.Equivalent || rep.Bisect != nil || len(rep.Notes) != 1 {
 		t.Errorf("plain runner: equivalent %v bisect %v notes %v", rep.Equivalent, rep.Bisect, rep.Notes)
+	}
+	// The error map with it compares what it can, the graph output (the
+	// planted Gemm's), and says why not more.
+	rep, err = Compare(context.Background(), &Side{Name: "a", Model: ref, Runner: plain}, &Side{Name: "b", Model: cand, Runner: rb},
+		Options{Samples: 1, Map: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Map
+	if m == nil || m.Compared != 1 || m.Unmatched != 4 || m.Nodes[m.Ranked[0]].Node != "/4/Gemm" || m.Nodes[m.Ranked[0]].Status != "diverged" {
+		t.Fatalf("outputs-only map %+v; notes %q", m, rep.Notes)
+	}
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "compares only the graph outputs") {
+		t.Errorf("notes %q", rep.Notes)
 	}
 }
 

@@ -14,16 +14,20 @@
 //
 // (or into a folder of $ONNXCONV_PLUGIN_PATH). Run options
 // (plugins.RunOptions.Options): "method": the method called (default
-// forward). Inputs are passed in order; a 0-d input feeds an int, float or
-// bool parameter as a number.
+// forward); protocol.OptionCapture: the submodule calls whose results are
+// returned instead of the method's ("PATH:K" keys, libtorch.RunCapture),
+// for the error map. Inputs are passed in order; a 0-d input feeds an int,
+// float or bool parameter as a number.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/plugins/protocol"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
 	"github.com/onnxconv/onnxconv/runtimes/libtorch"
 )
@@ -42,12 +46,17 @@ func main() {
 func run(ctx context.Context, modelPath string, inputs []*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error) {
 	ro := sdk.RunOptionsFrom(ctx)
 	method := "forward"
+	var capture []string
 	for k, v := range ro.Options {
 		switch k {
 		case "method":
 			method = v
+		case protocol.OptionCapture:
+			if err := json.Unmarshal([]byte(v), &capture); err != nil {
+				return nil, fmt.Errorf("%s: option %s: %w", libtorch.RuntimeName, k, err)
+			}
 		default:
-			return nil, fmt.Errorf("%s: unknown option %q (known: method)", libtorch.RuntimeName, k)
+			return nil, fmt.Errorf("%s: unknown option %q (known: method, %s)", libtorch.RuntimeName, k, protocol.OptionCapture)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -66,7 +75,12 @@ func run(ctx context.Context, modelPath string, inputs []*onnxpb.TensorProto) ([
 		return nil, err
 	}
 	defer m.Close()
-	outs, err := m.Run(method, ins, ro.Threads)
+	var outs []*canonical.Tensor
+	if capture != nil {
+		outs, err = m.RunCapture(method, ins, capture, ro.Threads)
+	} else {
+		outs, err = m.Run(method, ins, ro.Threads)
+	}
 	if err != nil {
 		return nil, err
 	}

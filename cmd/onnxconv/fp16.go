@@ -56,7 +56,7 @@ Default block list (--block replaces it; --block "" blocks nothing):
 			w := cmd.OutOrStdout()
 			if rep != nil {
 				_ = rep.WriteKept(w)
-				printVerdict(w, rep.Final, args[0], o.Unchecked)
+				printVerdict(w, rep.Final, rep.Map, args[0], o.Unchecked)
 			}
 			if err != nil {
 				return pipelineError(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/verify"
+	"github.com/onnxconv/onnxconv/verify/errmap"
 )
 
 // transformFlags are the flags optimize, fp16 and quantize share.
@@ -25,6 +26,7 @@ type transformFlags struct {
 	seed             uint64
 	report           string
 	force            bool
+	errMap           bool
 }
 
 func (f *transformFlags) add(cmd *cobra.Command, what string) {
@@ -36,6 +38,7 @@ func (f *transformFlags) add(cmd *cobra.Command, what string) {
 	cmd.Flags().StringArrayVar(&f.dims, "dim", nil, "symbolic dim value for generated inputs, NAME=N or INPUT:AXIS=N (repeatable)")
 	cmd.Flags().BoolVar(&f.verify, "verify", false, "check the result against IN on the executor and refuse it when not equivalent (the default)")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "apply unchecked (the summary says NOT VERIFIED)")
+	cmd.Flags().BoolVar(&f.errMap, "map", false, "compare every intermediate tensor of the result with IN's on the first sample and rank the nodes by where the error starts (a quantized tensor in steps; in the summary and the --report JSON)")
 }
 
 // options returns the library options of the flags.
@@ -43,18 +46,21 @@ func (f *transformFlags) options() (pipeline.TransformOptions, error) {
 	if f.verify && f.noVerify {
 		return pipeline.TransformOptions{}, errors.New("--verify and --no-verify contradict each other")
 	}
+	if f.errMap && f.noVerify {
+		return pipeline.TransformOptions{}, errors.New("--map needs the check that --no-verify skips: drop one of them")
+	}
 	dims, err := pipeline.ParseDims(f.dims)
 	if err != nil {
 		return pipeline.TransformOptions{}, err
 	}
-	return pipeline.TransformOptions{Inputs: f.inputs, Samples: f.samples, Seed: f.seed, Report: f.report, Force: f.force, Unchecked: f.noVerify, Dims: dims,
+	return pipeline.TransformOptions{Inputs: f.inputs, Samples: f.samples, Seed: f.seed, Report: f.report, Force: f.force, Unchecked: f.noVerify, Dims: dims, Map: f.errMap,
 		Importers: builtin.Registry()}, nil
 }
 
 // printVerdict prints the verification verdict of a transform: the
 // summary of its last comparison (what computed each side), or NOT
-// VERIFIED when unchecked.
-func printVerdict(w io.Writer, final *verify.Report, in string, unchecked bool) {
+// VERIFIED when unchecked; then the error map when there is one (--map).
+func printVerdict(w io.Writer, final *verify.Report, m *errmap.Map, in string, unchecked bool) {
 	switch {
 	case unchecked:
 		fmt.Fprintln(w, "verify: NOT VERIFIED (--no-verify): the result was written unchecked")
@@ -62,6 +68,9 @@ func printVerdict(w io.Writer, final *verify.Report, in string, unchecked bool) 
 		_ = final.WriteSummary(w, "against "+in)
 	default:
 		fmt.Fprintln(w, "verify: nothing changed, nothing to compare")
+	}
+	if m != nil {
+		fmt.Fprint(w, m.Text(5))
 	}
 }
 
@@ -110,7 +119,7 @@ Passes (default: all, in this order):
 			}
 			rep, err := pipeline.Optimize(cmd.Context(), args[0], args[1], ps, ro, o)
 			if rep != nil {
-				printVerdict(cmd.OutOrStdout(), rep.Final, args[0], o.Unchecked)
+				printVerdict(cmd.OutOrStdout(), rep.Final, rep.Map, args[0], o.Unchecked)
 			}
 			if err != nil {
 				return pipelineError(err)

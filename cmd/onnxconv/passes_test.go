@@ -243,29 +243,34 @@ func TestFP16Command(t *testing.T) {
 	}
 }
 
-// quantize --mode static --per-channel on the CNN fixture: top-1
+// quantize --mode static --per-channel --map on the CNN fixture: top-1
 // agreement with float on the calibration samples, the size reduction,
-// QDQ in the output.
+// QDQ in the output, the error map with its steps table (the graph input
+// quantized 0 steps from the float input quantized alike).
 func TestQuantizeCommand(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "q.onnx")
 	rep := filepath.Join(dir, "q.json")
 	code, stdout, stderr := runCmd("quantize", fixtureModel(t, "resnet_small"), out, "--mode", "static", "--per-channel",
-		"--calibration-samples", "16", "--report", rep)
+		"--calibration-samples", "16", "--report", rep, "--map")
 	if code != 0 {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "static int8 QDQ, 21 nodes quantized") || !strings.Contains(stdout, "top-1 agreement with the float model") {
 		t.Errorf("summary: %s", stdout)
 	}
+	if !strings.Contains(stdout, "steps per integer tensor") || !strings.Contains(stdout, "input_QuantizeLinear (QuantizeLinear, against the source's input quantized alike): 0:12288\n") {
+		t.Errorf("no steps table in the summary: %s", stdout)
+	}
 	var r struct {
 		Top1       float64
 		PerChannel bool `json:"per_channel"`
 		Before     struct{ Bytes int64 }
 		After      struct{ Bytes int64 }
+		Map        struct{ Compared int }
 	}
 	readJSON(t, rep, &r)
-	if r.Top1 < 0.99 || !r.PerChannel || r.After.Bytes*3 > r.Before.Bytes {
+	if r.Top1 < 0.99 || !r.PerChannel || r.After.Bytes*3 > r.Before.Bytes || r.Map.Compared < 20 {
 		t.Errorf("report: %+v", r)
 	}
 	ops, _ := opCounts(t, out)

@@ -69,7 +69,7 @@ report giving the logits' cosine and top-1 agreement at each step.`,
 			}
 			rep, err := pipeline.Quantize(cmd.Context(), args[0], args[1], opts, calib, nCalib, o)
 			if rep != nil {
-				printVerdict(cmd.OutOrStdout(), rep.Final, args[0], o.Unchecked)
+				printVerdict(cmd.OutOrStdout(), rep.Final, rep.Map, args[0], o.Unchecked)
 			}
 			if err != nil {
 				return pipelineError(err)

@@ -207,6 +207,9 @@ func convertModel(m *model, opts Options) (*canonical.Model, error) {
 	if err := st.custom.Attach(mp); err != nil {
 		return nil, err
 	}
+	if err := canonical.SetSourceTensors(mp, c.sourceTensors(mp)); err != nil {
+		return nil, fmt.Errorf("tflite: %w", err)
+	}
 	graph := mp.Graph
 	if len(c.st.assigned) > 0 {
 		// Resource variables written by the main graph keep their value

@@ -423,6 +423,9 @@ func (w *walked) model(a *fts.Archive, o Options, st []stateAttr) (*canonical.Mo
 		return nil, nil, fmt.Errorf("%s: %w", a.File, err)
 	}
 	mp.Graph.DocString = fmt.Sprintf("TorchScript %s.%s", w.root.qual, o.Method)
+	if err := canonical.SetSourceTensors(mp, computed(mp, c.sources)); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", a.File, err)
+	}
 	return mp, c.warns, nil
 }
 
@@ -459,4 +462,18 @@ func typeName(e fts.Expr) string {
 		return typeName(e.X)
 	}
 	return dotted(e)
+}
+
+// computed keeps the source tensors of the values a node of mp computes
+// (not graph inputs, initializers or values the builder dropped).
+func computed(mp *canonical.Model, src map[string]canonical.SourceTensor) map[string]canonical.SourceTensor {
+	out := map[string]canonical.SourceTensor{}
+	for name, s := range src {
+		if v := mp.Graph.Lookup(name); v != nil {
+			if p, _ := v.Producer(); p != nil {
+				out[name] = s
+			}
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -64,6 +65,12 @@ type conv struct {
 	// track records the module attributes the method assigns.
 	track    bool
 	assigned []assignment
+	// calls counts the calls of each submodule's forward made by the
+	// walked method itself, and sources records the submodule call each
+	// ONNX value is the result of (canonical.MetaSourceTensors: the error
+	// map asks libtorch for it).
+	calls   map[string]int
+	sources map[string]canonical.SourceTensor
 }
 
 // assignment is a module attribute assigned by the walked method.
@@ -810,9 +817,17 @@ func (c *conv) callMethod(p fts.Pos, o *object, name string, args []value, kw ma
 		return nil, err
 	}
 	for _, m := range cls.Methods {
-		if m.Name == name {
-			return c.invoke(p, m, o, args, kw)
+		if m.Name != name {
+			continue
 		}
+		// A submodule's forward called by the walked method itself
+		// (depth 1): its result is a value libtorch can hand out.
+		top := c.depth == 1 && name == "forward" && o.path != ""
+		v, err := c.invoke(p, m, o, args, kw)
+		if err == nil && top {
+			c.recordCall(o, v)
+		}
+		return v, err
 	}
 	return nil, c.errAt(p, "%s has no method %s", o.qual, name)
 }
@@ -1041,4 +1056,23 @@ func scalarOf(dt canonical.DataType, raw []byte) (value, bool) {
 		return raw[0] != 0, true
 	}
 	return nil, false
+}
+
+// recordCall records the result of the next call of submodule o's forward
+// by the walked method as source tensor "PATH:K" (the K-th call, from 0;
+// libtorch.RunCapture's key) of its ONNX value, the first call that
+// yields a value.
+func (c *conv) recordCall(o *object, v value) {
+	if c.calls == nil {
+		c.calls, c.sources = map[string]int{}, map[string]canonical.SourceTensor{}
+	}
+	k := c.calls[o.path]
+	c.calls[o.path]++
+	t, ok := v.(*tensor)
+	if !ok {
+		return
+	}
+	if _, seen := c.sources[t.name]; !seen {
+		c.sources[t.name] = canonical.SourceTensor{Tensor: o.path + ":" + strconv.Itoa(k), Op: o.qual[strings.LastIndex(o.qual, ".")+1:]}
+	}
 }

@@ -23,6 +23,14 @@ type RuntimeInfo struct {
 	Description string `json:"description,omitempty"`
 }
 
+// OptionCapture is the RunOptions.Options key that asks a runtime for
+// intermediate values of the model instead of its outputs: a JSON list of
+// names in the source's own terms (the libtorch plugin: submodule calls,
+// "PATH:K"); the answer is one tensor per name, in that order. A runtime
+// that does not know it refuses the option. The host sets it for the
+// error map (plugins.RuntimeSession.RunNamed).
+const OptionCapture = "onnxconv.capture"
+
 // RunOptions configure one Runtime.Run call.
 type RunOptions struct {
 	// Threads is the number of intra-op threads; 0 lets the runtime

@@ -70,6 +70,23 @@ func (m *Module) Close() error {
 // Run calls method with inputs (a 0-d tensor feeds an int, float or bool
 // parameter as a number) and returns its result flattened to tensors.
 func (m *Module) Run(method string, inputs []*canonical.Tensor, threads int) ([]*canonical.Tensor, error) {
+	return m.call(method, inputs, threads, nil)
+}
+
+// RunCapture calls a copy of method's graph that returns the results of
+// the submodule calls named in keys ("PATH:K": the K-th call, from 0, of
+// the submodule at attribute path PATH, as "layers.0.conv1", in the
+// method's own block, not in a loop or branch) instead of its own, one
+// tensor each, in the order of keys: the intermediate values of the
+// archive, for the error map.
+func (m *Module) RunCapture(method string, inputs []*canonical.Tensor, keys []string, threads int) ([]*canonical.Tensor, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	return m.call(method, inputs, threads, keys)
+}
+
+func (m *Module) call(method string, inputs []*canonical.Tensor, threads int, keys []string) ([]*canonical.Tensor, error) {
 	if m.m == nil {
 		return nil, errors.New("libtorch: the module is closed")
 	}
@@ -107,7 +124,20 @@ func (m *Module) Run(method string, inputs []*canonical.Tensor, threads int) ([]
 	var outs *C.lt_tensor
 	var nOut C.int
 	var cerr *C.char
-	if C.lt_run(m.m, cm, cins, C.int(n), C.int(threads), &outs, &nOut, &cerr) != 0 {
+	var rc C.int
+	if keys == nil {
+		rc = C.lt_run(m.m, cm, cins, C.int(n), C.int(threads), &outs, &nOut, &cerr)
+	} else {
+		ckeys := (**C.char)(C.calloc(C.size_t(len(keys)), C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+		defer C.free(unsafe.Pointer(ckeys))
+		ks := unsafe.Slice(ckeys, len(keys))
+		for i, k := range keys {
+			ks[i] = C.CString(k)
+			defer C.free(unsafe.Pointer(ks[i]))
+		}
+		rc = C.lt_run_capture(m.m, cm, cins, C.int(n), C.int(threads), ckeys, C.int(len(keys)), &outs, &nOut, &cerr)
+	}
+	if rc != 0 {
 		return nil, &Error{Path: m.path, Msg: takeErr(cerr)}
 	}
 	defer C.lt_free_outputs(outs, nOut)

@@ -30,3 +30,8 @@ func (m *Module) Close() error { return nil }
 func (m *Module) Run(method string, inputs []*canonical.Tensor, threads int) ([]*canonical.Tensor, error) {
 	return nil, ErrNotBuilt
 }
+
+// RunCapture fails: this build has no libtorch.
+func (m *Module) RunCapture(method string, inputs []*canonical.Tensor, keys []string, threads int) ([]*canonical.Tensor, error) {
+	return nil, ErrNotBuilt
+}

@@ -3,11 +3,15 @@
 #include "shim.h"
 
 #include <torch/script.h>
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/ir/ir.h>
 #include <ATen/Parallel.h>
 #include <torch/version.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -92,6 +96,63 @@ static void flatten(const c10::IValue &v, std::vector<torch::Tensor> &out) {
 	}
 }
 
+// args makes the arguments of method from the inputs (a 0-d tensor feeds
+// an int, float or bool parameter as a number).
+static std::vector<c10::IValue> args_of(const c10::FunctionSchema &schema, const lt_tensor *ins, int n_in) {
+	const auto &params = schema.arguments();
+	std::vector<c10::IValue> args;
+	for (int i = 0; i < n_in; i++) {
+		const lt_tensor &t = ins[i];
+		c10::ScalarType st;
+		if (!scalar_type(t.dtype, &st)) throw std::runtime_error("input " + std::to_string(i) + ": element type not supported");
+		std::vector<int64_t> dims(t.dims, t.dims + t.rank);
+		torch::Tensor x = torch::from_blob(t.data, dims, torch::TensorOptions().dtype(st)).clone();
+		c10::TypeKind kind = c10::TypeKind::TensorType;
+		if ((size_t)i + 1 < params.size()) kind = params[i + 1].type()->kind();
+		if (t.rank == 0 && kind == c10::TypeKind::IntType) {
+			args.emplace_back(x.item<int64_t>());
+		} else if (t.rank == 0 && kind == c10::TypeKind::FloatType) {
+			args.emplace_back(x.item<double>());
+		} else if (t.rank == 0 && kind == c10::TypeKind::BoolType) {
+			args.emplace_back(x.item<bool>());
+		} else {
+			args.emplace_back(x);
+		}
+	}
+	return args;
+}
+
+static void fill(const std::vector<torch::Tensor> &ts, lt_tensor *o);
+
+// put copies the tensors into *outs (malloc'd).
+static void put(const std::vector<torch::Tensor> &ts, lt_tensor **outs, int *n_out) {
+	lt_tensor *o = (lt_tensor *)std::calloc(ts.size() ? ts.size() : 1, sizeof(lt_tensor));
+	if (!o) throw std::runtime_error("out of memory");
+	try {
+		fill(ts, o);
+	} catch (...) {
+		lt_free_outputs(o, (int)ts.size());
+		throw;
+	}
+	*outs = o;
+	*n_out = (int)ts.size();
+}
+
+// fill copies each tensor into o[i] (data malloc'd).
+static void fill(const std::vector<torch::Tensor> &ts, lt_tensor *o) {
+	for (size_t i = 0; i < ts.size(); i++) {
+		torch::Tensor t = ts[i].detach().to(torch::kCPU).contiguous();
+		if (t.dim() > 8) throw std::runtime_error("an output of rank > 8");
+		o[i].dtype = onnx_type(t.scalar_type());
+		o[i].rank = (int)t.dim();
+		for (int d = 0; d < t.dim(); d++) o[i].dims[d] = t.size(d);
+		o[i].nbytes = (int64_t)(t.numel() * t.element_size());
+		o[i].data = std::malloc(o[i].nbytes ? o[i].nbytes : 1);
+		if (!o[i].data) throw std::runtime_error("out of memory");
+		std::memcpy(o[i].data, t.data_ptr(), o[i].nbytes);
+	}
+}
+
 extern "C" int lt_run(lt_module *m, const char *method, const lt_tensor *ins, int n_in, int threads,
                       lt_tensor **outs, int *n_out, char **err) {
 	*outs = nullptr;
@@ -100,45 +161,100 @@ extern "C" int lt_run(lt_module *m, const char *method, const lt_tensor *ins, in
 		if (threads > 0) at::set_num_threads(threads);
 		torch::NoGradGuard no_grad;
 		auto meth = m->mod.get_method(method);
-		const auto &schema = meth.function().getSchema();
-		const auto &params = schema.arguments();
-		std::vector<c10::IValue> args;
-		for (int i = 0; i < n_in; i++) {
-			const lt_tensor &t = ins[i];
-			c10::ScalarType st;
-			if (!scalar_type(t.dtype, &st)) throw std::runtime_error("input " + std::to_string(i) + ": element type not supported");
-			std::vector<int64_t> dims(t.dims, t.dims + t.rank);
-			torch::Tensor x = torch::from_blob(t.data, dims, torch::TensorOptions().dtype(st)).clone();
-			c10::TypeKind kind = c10::TypeKind::TensorType;
-			if ((size_t)i + 1 < params.size()) kind = params[i + 1].type()->kind();
-			if (t.rank == 0 && kind == c10::TypeKind::IntType) {
-				args.emplace_back(x.item<int64_t>());
-			} else if (t.rank == 0 && kind == c10::TypeKind::FloatType) {
-				args.emplace_back(x.item<double>());
-			} else if (t.rank == 0 && kind == c10::TypeKind::BoolType) {
-				args.emplace_back(x.item<bool>());
-			} else {
-				args.emplace_back(x);
-			}
-		}
-		c10::IValue r = meth(args);
+		c10::IValue r = meth(args_of(meth.function().getSchema(), ins, n_in));
 		std::vector<torch::Tensor> ts;
 		flatten(r, ts);
-		lt_tensor *o = (lt_tensor *)std::calloc(ts.size() ? ts.size() : 1, sizeof(lt_tensor));
-		if (!o) throw std::runtime_error("out of memory");
-		for (size_t i = 0; i < ts.size(); i++) {
-			torch::Tensor t = ts[i].detach().to(torch::kCPU).contiguous();
-			if (t.dim() > 8) throw std::runtime_error("an output of rank > 8");
-			o[i].dtype = onnx_type(t.scalar_type());
-			o[i].rank = (int)t.dim();
-			for (int d = 0; d < t.dim(); d++) o[i].dims[d] = t.size(d);
-			o[i].nbytes = (int64_t)(t.numel() * t.element_size());
-			o[i].data = std::malloc(o[i].nbytes ? o[i].nbytes : 1);
-			if (!o[i].data) throw std::runtime_error("out of memory");
-			std::memcpy(o[i].data, t.data_ptr(), o[i].nbytes);
+		put(ts, outs, n_out);
+		return 0;
+	} catch (const std::exception &e) {
+		*err = dup(e.what());
+	} catch (...) {
+		*err = dup("unknown C++ exception");
+	}
+	return -1;
+}
+
+// callPath sets the attribute path from self of the submodule whose
+// forward a CallMethod node calls; false when n is no such call (another
+// node, another method, a module not reached by GetAttr from self).
+static bool callPath(torch::jit::Node *n, torch::jit::Value *self, std::string *path) {
+	path->clear();
+	if (n->kind() != c10::prim::CallMethod || n->s(c10::attr::name) != "forward") return false;
+	torch::jit::Value *v = n->input(0);
+	while (v != self) {
+		torch::jit::Node *ga = v->node();
+		if (ga->kind() != c10::prim::GetAttr) return false;
+		const std::string &name = ga->s(c10::attr::name);
+		*path = path->empty() ? name : name + "." + *path;
+		v = ga->input(0);
+	}
+	return !path->empty();
+}
+
+// nestedCalls adds the paths of the submodules called inside the blocks
+// of n (loops, branches).
+static void nestedCalls(torch::jit::Node *n, torch::jit::Value *self, std::set<std::string> &out) {
+	for (torch::jit::Block *b : n->blocks()) {
+		for (torch::jit::Node *x : b->nodes()) {
+			std::string path;
+			if (callPath(x, self, &path)) out.insert(path);
+			nestedCalls(x, self, out);
 		}
-		*outs = o;
-		*n_out = (int)ts.size();
+	}
+}
+
+extern "C" int lt_run_capture(lt_module *m, const char *method, const lt_tensor *ins, int n_in, int threads,
+                              const char *const *keys, int n_keys, lt_tensor **outs, int *n_out, char **err) {
+	*outs = nullptr;
+	*n_out = 0;
+	try {
+		if (threads > 0) at::set_num_threads(threads);
+		torch::NoGradGuard no_grad;
+		auto meth = m->mod.get_method(method);
+		auto &fn = torch::jit::toGraphFunction(meth.function());
+		std::shared_ptr<torch::jit::Graph> g = fn.graph()->copy();
+		torch::jit::Value *self = g->inputs()[0];
+		std::map<std::string, int> count;
+		std::set<std::string> nested;
+		std::map<std::string, torch::jit::Value *> calls;
+		for (torch::jit::Node *n : g->nodes()) {
+			nestedCalls(n, self, nested);
+			std::string path;
+			if (n->outputs().size() != 1 || !callPath(n, self, &path)) continue;
+			calls[path + ":" + std::to_string(count[path]++)] = n->output();
+		}
+		std::vector<torch::jit::Value *> caps;
+		for (int i = 0; i < n_keys; i++) {
+			std::string key = keys[i];
+			auto it = calls.find(key);
+			std::string path = key.substr(0, key.rfind(':'));
+			if (it == calls.end() || nested.count(path)) {
+				throw std::runtime_error("no call " + key + " of a submodule in the block of " + method +
+				                         (nested.count(path) ? " (it is called inside a loop or a branch)" : ""));
+			}
+			caps.push_back(it->second);
+		}
+		// The copy returns a tuple of the calls' results instead of its
+		// own (a function has one output).
+		g->eraseOutput(0);
+		torch::jit::Node *tup = g->createTuple(caps);
+		g->appendNode(tup);
+		g->registerOutput(tup->output());
+		torch::jit::GraphFunction capture(method + std::string("_capture"), g, nullptr);
+		std::vector<c10::IValue> stack{m->mod._ivalue()};
+		for (auto &a : args_of(meth.function().getSchema(), ins, n_in)) stack.push_back(std::move(a));
+		capture.run(stack);
+		if (stack.size() != 1 || !stack[0].isTuple()) throw std::runtime_error("the capture returned no tuple");
+		const auto &elems = stack[0].toTupleRef().elements();
+		if ((int)elems.size() != n_keys) throw std::runtime_error("the capture returned " + std::to_string(elems.size()) + " values");
+		std::vector<torch::Tensor> ts;
+		for (const auto &v : elems) {
+			std::vector<torch::Tensor> one;
+			flatten(v, one);
+			if (one.size() != 1) throw std::runtime_error("a captured call returned " + std::to_string(one.size()) + " tensors, not one");
+			ts.push_back(one[0]);
+		}
+		put(ts, outs, n_out);
 		return 0;
 	} catch (const std::exception &e) {
 		*err = dup(e.what());

@@ -30,6 +30,13 @@ void lt_free(lt_module *m);
  * returns 0, or -1 with *err set. */
 int lt_run(lt_module *m, const char *method, const lt_tensor *ins, int n_in, int threads,
            lt_tensor **outs, int *n_out, char **err);
+/* lt_run_capture calls a copy of method's graph whose outputs are the
+ * results of the calls of submodules named in keys ("PATH:K": the K-th
+ * call, from 0, of the submodule at attribute path PATH, as
+ * "layers.0.conv1", in the method's own block) and returns each of them
+ * flattened, in the order of keys. */
+int lt_run_capture(lt_module *m, const char *method, const lt_tensor *ins, int n_in, int threads,
+                   const char *const *keys, int n_keys, lt_tensor **outs, int *n_out, char **err);
 void lt_free_outputs(lt_tensor *outs, int n);
 
 #ifdef __cplusplus

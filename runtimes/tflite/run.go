@@ -190,6 +190,12 @@ func OpenWith(ctx context.Context, env Env, modelPath string, o Options) (*Sessi
 	if err != nil {
 		return nil, err
 	}
+	return openBytes(ctx, env, modelPath, model, o)
+}
+
+// openBytes is OpenWith on the bytes of the model at modelPath (which
+// names it in errors).
+func openBytes(ctx context.Context, env Env, modelPath string, model []byte, o Options) (*Session, error) {
 	if ops := microOnlyOps(model); len(ops) > 0 {
 		return nil, microOnlyError(modelPath, ops)
 	}

@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -30,9 +31,9 @@ type Runner interface {
 	RunCapture(ctx context.Context, inputs []*canonical.Tensor, names []string) (map[string]*canonical.Tensor, error)
 }
 
-// Provider is a source Runner that hands out only some of its model's
-// values (a runtime that computes the source tensors the importer
-// recorded): the others are unmatched.
+// Provider is a Runner that hands out only some of its model's values (a
+// runtime that computes the source tensors the importer recorded, one
+// that hands out only the graph outputs): the others are unmatched.
 type Provider interface {
 	Provides(name string) bool
 }
@@ -60,6 +61,15 @@ type Options struct {
 	Tolerance func(a, b canonical.DataType) Tol
 	// Batch is the number of values captured per run (default 64).
 	Batch int
+	// WalkSource walks the source's nodes, compared with the result's
+	// values of the same names, instead of the result's (bisection walks
+	// the reference); QuantizeLinear outputs are then matched by name
+	// only.
+	WalkSource bool
+	// StopAtDivergence stops capturing after the first batch that holds
+	// a node beyond tolerance (bisection: memory and runs bounded); the
+	// nodes not reached are not_compared.
+	StopAtDivergence bool
 }
 
 // Stats describe one tensor.
@@ -90,9 +100,17 @@ type NodeError struct {
 	Detail string `json:"detail,omitempty"`
 	// Integer is set when the tensors were compared in quantization
 	// steps (MaxAbs, MeanAbs are steps then).
-	Integer bool    `json:"integer,omitempty"`
-	MaxAbs  float64 `json:"max_abs"`
-	MeanAbs float64 `json:"mean_abs"`
+	Integer bool `json:"integer,omitempty"`
+	// Quantized is set when the source tensor is a float that the
+	// result quantizes (the output of a QuantizeLinear whose input has a
+	// counterpart): the source's values were quantized with the node's
+	// scale and zero point before the comparison in steps.
+	Quantized bool `json:"quantized,omitempty"`
+	// Steps counts the elements per difference in quantization steps
+	// (integer tensors only): the per-tensor steps table.
+	Steps   []StepBin `json:"steps,omitempty"`
+	MaxAbs  float64   `json:"max_abs"`
+	MeanAbs float64   `json:"mean_abs"`
 	// Ratio is the worst element's error over its tolerance (> 1:
 	// beyond tolerance).
 	Ratio float64 `json:"ratio"`
@@ -114,6 +132,38 @@ type NodeError struct {
 	// Source and Result describe the two tensors compared.
 	Source *Stats `json:"source,omitempty"`
 	Result *Stats `json:"result,omitempty"`
+}
+
+// StepBin is one bin of a histogram of differences in quantization
+// steps: Lo <= |B-A| <= Hi (Hi -1: no upper bound).
+type StepBin struct {
+	Label string `json:"label"`
+	Lo    int64  `json:"lo"`
+	Hi    int64  `json:"hi"`
+	Count int64  `json:"count"`
+}
+
+// NewStepHistogram returns the empty step bins: 0, 1, 2, 3, 4-7, 8-15,
+// 16-127, >= 128 steps.
+func NewStepHistogram() []StepBin {
+	return []StepBin{{"0", 0, 0, 0}, {"1", 1, 1, 0}, {"2", 2, 2, 0}, {"3", 3, 3, 0},
+		{"4-7", 4, 7, 0}, {"8-15", 8, 15, 0}, {"16-127", 16, 127, 0}, {">=128", 128, -1, 0}}
+}
+
+// StepIndex is the bin of NewStepHistogram that a difference of d >= 0
+// steps falls in.
+func StepIndex(d int64) int {
+	switch {
+	case d <= 3:
+		return int(d)
+	case d <= 7:
+		return 4
+	case d <= 15:
+		return 5
+	case d <= 127:
+		return 6
+	}
+	return 7
 }
 
 // Map is the whole-graph error map.
@@ -156,6 +206,16 @@ type target struct {
 	node   int
 	out    string
 	source string
+	// q, when set, quantizes the source's float values first.
+	q *quant
+}
+
+// quant is the quantization of a QuantizeLinear node: scale and zero
+// point (one value, or one per slice along axis) and the output type.
+type quant struct {
+	scale, zero []float64
+	axis        int
+	dt          canonical.DataType
 }
 
 // Build compares every node output of result that has a counterpart in
@@ -167,15 +227,19 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 	if source.Model == nil || result.Model == nil || source.Runner == nil || result.Runner == nil {
 		return nil, fmt.Errorf("errmap: both sides need a model and a runner that captures values")
 	}
-	order, err := result.Model.Graph.TopoSort()
+	walk, other := result.Model, source.Model
+	if opts.WalkSource {
+		walk, other = source.Model, result.Model
+	}
+	order, err := walk.Graph.TopoSort()
 	if err != nil {
-		return nil, fmt.Errorf("errmap: sorting the result: %w", err)
+		return nil, fmt.Errorf("errmap: sorting the model: %w", err)
 	}
 	batch := opts.Batch
 	if batch <= 0 {
 		batch = 64
 	}
-	gs := source.Model.Graph
+	gs := other.Graph
 	m := &Map{Nodes: make([]NodeError, len(order)), First: -1, Ranked: []int{}, Path: []int{}}
 	index := map[*canonical.Node]int{}
 	for i, n := range order {
@@ -199,17 +263,29 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 		}
 		sort.Ints(ne.From)
 		ne.Weights = changedWeights(n, gs, opts)
+		// provides: the source hands out its value src and the result
+		// its value out.
+		provides := func(src, out string) bool {
+			if sv := gs.Lookup(src); sv == nil || !tensorTyped(sv) {
+				return false
+			}
+			if p, ok := source.Runner.(Provider); ok && !p.Provides(src) {
+				return false
+			}
+			p, ok := result.Runner.(Provider)
+			return !ok || p.Provides(out)
+		}
 		for _, o := range n.Outputs {
 			if o == nil || o.Name == "" || !tensorTyped(o) {
 				continue
 			}
-			if sv := gs.Lookup(o.Name); sv == nil || !tensorTyped(sv) {
-				continue
+			if provides(o.Name, o.Name) {
+				targets = append(targets, target{node: i, out: o.Name, source: o.Name})
+			} else if q := quantOf(n); q != nil && !opts.WalkSource && n.Inputs[0] != nil && provides(n.Inputs[0].Name, o.Name) {
+				// A float of the source that the result quantizes:
+				// compared in steps with the source quantized alike.
+				targets = append(targets, target{node: i, out: o.Name, source: n.Inputs[0].Name, q: q})
 			}
-			if p, ok := source.Runner.(Provider); ok && !p.Provides(o.Name) {
-				continue
-			}
-			targets = append(targets, target{node: i, out: o.Name, source: o.Name})
 		}
 	}
 	for start := 0; start < len(targets); start += batch {
@@ -232,7 +308,14 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 		}
 		m.Runs++
 		for _, t := range part {
-			c, err := compare(ys[t.source], yr[t.out], opts)
+			a := ys[t.source]
+			var qs *quantSource
+			if t.q != nil && a != nil {
+				if a, qs, err = t.q.apply(a); err != nil {
+					return nil, fmt.Errorf("errmap: node %s, quantizing the source's %q: %w", m.Nodes[t.node].Node, t.source, err)
+				}
+			}
+			c, err := compare(a, yr[t.out], opts, qs)
 			if err != nil {
 				return nil, fmt.Errorf("errmap: node %s, value %q: %w", m.Nodes[t.node].Node, t.out, err)
 			}
@@ -241,9 +324,17 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 				continue
 			}
 			ne.Output, ne.SourceTensor = t.out, t.source
-			ne.Status, ne.Detail, ne.Integer = c.status, c.detail, c.integer
+			ne.Status, ne.Detail, ne.Integer, ne.Steps, ne.Quantized = c.status, c.detail, c.integer, c.steps, t.q != nil
 			ne.MaxAbs, ne.MeanAbs, ne.Ratio = c.maxAbs, c.meanAbs, c.ratio
 			ne.Source, ne.Result = c.a, c.b
+		}
+		if opts.StopAtDivergence && slices.ContainsFunc(part, func(t target) bool { return m.Nodes[t.node].Status == "diverged" }) {
+			for _, t := range targets[start+len(part):] {
+				if ne := &m.Nodes[t.node]; ne.Status == "unmatched" {
+					ne.Status, ne.Detail = "not_compared", "not reached: stopped at the first divergence"
+				}
+			}
+			break
 		}
 	}
 	m.finish(order, index)
@@ -339,6 +430,7 @@ func (m *Map) finish(order []*canonical.Node, index map[*canonical.Node]int) {
 type comparison struct {
 	status, detail  string
 	integer         bool
+	steps           []StepBin
 	maxAbs, meanAbs float64
 	ratio           float64
 	a, b            *Stats
@@ -352,7 +444,18 @@ func worse(c comparison, ne *NodeError) bool {
 	return c.status != "not_compared" && c.ratio > ne.Ratio
 }
 
-func compare(a, b *canonical.Tensor, opts Options) (comparison, error) {
+// quantSource is a source tensor quantized alike (quant.apply): its
+// float values, their element type and the step size of each element.
+type quantSource struct {
+	x, step []float64
+	dt      canonical.DataType
+}
+
+// compare compares the source tensor a with the result's b. With qs, a is
+// the source's float quantized alike: the tolerance of an element is the
+// float tolerance of its float value in steps, plus one step of rounding,
+// so that a quantized tensor is as close as the float it quantizes.
+func compare(a, b *canonical.Tensor, opts Options, qs *quantSource) (comparison, error) {
 	if a == nil || b == nil {
 		return comparison{status: "not_compared", detail: "value not captured"}, nil
 	}
@@ -382,6 +485,20 @@ func compare(a, b *canonical.Tensor, opts Options) (comparison, error) {
 		}
 	}
 	atol := math.Max(tol.ATol, tol.ATolScale*scale)
+	if c.integer {
+		c.steps = NewStepHistogram()
+	}
+	var ftol Tol
+	if qs != nil {
+		ftol = opts.Tolerance(qs.dt, qs.dt)
+		fscale := 0.0
+		for _, x := range qs.x {
+			if isFinite(x) {
+				fscale = max(fscale, math.Abs(x))
+			}
+		}
+		atol = math.Max(ftol.ATol, ftol.ATolScale*fscale)
+	}
 	sum, n := 0.0, 0
 	for i := range va {
 		x, y := va[i], vb[i]
@@ -393,12 +510,18 @@ func compare(a, b *canonical.Tensor, opts Options) (comparison, error) {
 		}
 		d := math.Abs(y - x)
 		c.maxAbs = max(c.maxAbs, d)
+		if c.steps != nil {
+			c.steps[StepIndex(int64(min(d, math.MaxInt32)))].Count++
+		}
 		sum += d
 		n++
 		var allowed float64
-		if c.integer {
+		switch {
+		case qs != nil:
+			allowed = (atol+ftol.RTol*math.Abs(qs.x[i]))/qs.step[i] + 1
+		case c.integer:
 			allowed = float64(max(tol.IntSteps, 0))
-		} else {
+		default:
 			allowed = atol + tol.RTol*math.Abs(x)
 		}
 		switch {
@@ -432,7 +555,7 @@ func changedWeights(n *canonical.Node, gs *canonical.Graph, opts Options) []stri
 		if sv == nil || sv.Const == nil || sv.Const == v.Const {
 			continue
 		}
-		c, err := compare(sv.Const, v.Const, opts)
+		c, err := compare(sv.Const, v.Const, opts, nil)
 		if err != nil || c.status != "match" {
 			out = append(out, v.Name)
 		}
@@ -492,4 +615,75 @@ func label(n *canonical.Node, i int) string {
 		return n.Name
 	}
 	return fmt.Sprintf("#%d %s", i, n.OpType)
+}
+
+// quantOf returns the quantization of n when it is a QuantizeLinear with
+// constant scale and zero point (nil otherwise: blocked quantization,
+// computed scales).
+func quantOf(n *canonical.Node) *quant {
+	if n.OpType != "QuantizeLinear" || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil ||
+		n.AttrInt("block_size", 0) != 0 || len(n.Outputs) == 0 || n.Outputs[0] == nil {
+		return nil
+	}
+	q := &quant{axis: int(n.AttrInt("axis", 1)), dt: canonical.Uint8}
+	var err error
+	if q.scale, err = n.Inputs[1].Const.Float64s(); err != nil || len(q.scale) == 0 {
+		return nil
+	}
+	q.zero = make([]float64, len(q.scale))
+	if len(n.Inputs) > 2 && n.Inputs[2] != nil {
+		z := n.Inputs[2].Const
+		if z == nil {
+			return nil
+		}
+		q.dt = z.DataType
+		if q.zero, err = z.Float64s(); err != nil || len(q.zero) != len(q.scale) {
+			return nil
+		}
+	} else if n.Outputs[0].Type != nil {
+		if dt, _, _, ok := canonical.TensorTypeOf(n.Outputs[0].Type); ok {
+			q.dt = dt
+		}
+	}
+	if _, _, ok := canonical.QuantRange(q.dt); !ok {
+		return nil
+	}
+	return q
+}
+
+// apply quantizes the float tensor t as QuantizeLinear does: round half
+// to even of t/scale, plus the zero point, saturated to the output type.
+func (q *quant) apply(t *canonical.Tensor) (*canonical.Tensor, *quantSource, error) {
+	v, err := t.Float64s()
+	if err != nil {
+		return nil, nil, err
+	}
+	lo, hi, _ := canonical.QuantRange(q.dt)
+	// stride: the elements per step along the axis (per-axis scales).
+	stride, n := 1, 1
+	if len(q.scale) > 1 {
+		axis := q.axis
+		if axis < 0 {
+			axis += len(t.Dims)
+		}
+		if axis < 0 || axis >= len(t.Dims) || t.Dims[axis] != int64(len(q.scale)) {
+			return nil, nil, fmt.Errorf("%d scales for axis %d of shape %v", len(q.scale), q.axis, t.Dims)
+		}
+		for _, d := range t.Dims[axis+1:] {
+			stride *= int(d)
+		}
+		n = len(q.scale)
+	}
+	out := make([]int64, len(v))
+	qs := &quantSource{x: v, step: make([]float64, len(v)), dt: t.DataType}
+	for i, x := range v {
+		k := (i / stride) % n
+		qs.step[i] = math.Abs(q.scale[k])
+		y := math.RoundToEven(x/q.scale[k]) + q.zero[k]
+		if math.IsNaN(y) {
+			y = q.zero[k]
+		}
+		out[i] = int64(math.Min(math.Max(y, lo), hi))
+	}
+	return canonical.Int64Tensor(t.Name, t.Dims, out), qs, nil
 }

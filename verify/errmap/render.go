@@ -232,7 +232,75 @@ func Markdown(m *Map, top int) string {
 			strings.ReplaceAll(ne.Node, "|", `\|`), ne.OpType, strings.ReplaceAll(ne.SourceTensor, "|", `\|`), st,
 			ne.MaxAbs, ne.MeanAbs, ne.Ratio, ne.InputRatio, ne.Growth)
 	}
+	if rows := m.StepsTable(); len(rows) > 0 {
+		b.WriteString("\nSteps per integer tensor (elements per difference in quantization steps; quantized: the source's float quantized with the node's scale and zero point):\n\n")
+		b.WriteString("| node | op | source tensor |")
+		for _, bin := range NewStepHistogram() {
+			b.WriteString(" " + bin.Label + " |")
+		}
+		b.WriteString("\n|---|---|---|" + strings.Repeat("---:|", len(NewStepHistogram())) + "\n")
+		for _, ne := range rows {
+			src := strings.ReplaceAll(ne.SourceTensor, "|", `\|`)
+			if ne.Quantized {
+				src += " (quantized)"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | `%s` |", strings.ReplaceAll(ne.Node, "|", `\|`), ne.OpType, src)
+			for _, bin := range ne.Steps {
+				fmt.Fprintf(&b, " %d |", bin.Count)
+			}
+			b.WriteString("\n")
+		}
+	}
 	return b.String()
+}
+
+// Text is the map for people: the summary, the top ranked nodes, and
+// the steps of every integer tensor, one line each.
+func (m *Map) Text(top int) string {
+	var b strings.Builder
+	b.WriteString(m.Summary() + "\n")
+	for k, ne := range m.Top(top) {
+		st := ne.Status
+		if ne.Jump {
+			st = "starts here"
+		}
+		fmt.Fprintf(&b, "  %d. %s (%s) %s: max %.3g, ratio %.3g, growth %.3g\n", k+1, ne.Node, ne.OpType, st, ne.MaxAbs, ne.Ratio, ne.Growth)
+	}
+	if rows := m.StepsTable(); len(rows) > 0 {
+		b.WriteString("  steps per integer tensor (elements per difference in quantization steps):\n")
+		for _, ne := range rows {
+			q := ""
+			if ne.Quantized {
+				q = ", against the source's " + ne.SourceTensor + " quantized alike"
+			}
+			fmt.Fprintf(&b, "    %s (%s%s): %s\n", ne.Node, ne.OpType, q, StepsText(ne.Steps))
+		}
+	}
+	return b.String()
+}
+
+// StepsTable returns the nodes compared in quantization steps, in
+// topological order: the per-tensor steps table of an integer model.
+func (m *Map) StepsTable() []NodeError {
+	var out []NodeError
+	for _, ne := range m.Nodes {
+		if len(ne.Steps) > 0 {
+			out = append(out, ne)
+		}
+	}
+	return out
+}
+
+// StepsText is one line of a node's steps histogram ("0:120 1:3"),
+// the bins that hold elements.
+func StepsText(bins []StepBin) string {
+	var parts []string
+	for _, s := range bins {
+		if s.Count > 0 {
+			parts = append(parts, fmt.Sprintf("%s:%d", s.Label, s.Count))
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // ModelExplorer returns the map as Model Explorer's per-node data JSON
