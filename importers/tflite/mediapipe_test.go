@@ -3,13 +3,18 @@ package tflite
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfliteruntime "github.com/onnxconv/onnxconv/runtimes/tflite"
 )
@@ -107,4 +112,80 @@ func TestUserCustomOpAgainstBuiltin(t *testing.T) {
 	}
 	got := runExecutor(t, mp, ins)
 	t.Logf("%s: %s", res.Build, compareOutput(t, "out0", got[0], res.Outputs[0]))
+}
+
+// MediaPipe's custom operators that are not mapped are refused naming
+// the operator, why, and how to supply it (-O custom). For the three with
+// no runtime to check a mapping against, the test also shows why:
+// LiteRT.js loads a one-op model of each, runs it without an error and
+// never writes its output (it holds zeros or leftover subnormals) on
+// inputs for which MediaPipe's kernels give normal numbers.
+func TestMediaPipeUnmappedRefused(t *testing.T) {
+	for _, tc := range []struct {
+		code  string
+		ins   []tspec
+		outs  []tspec
+		zeros bool
+	}{
+		{"TransformLandmarks", []tspec{fshape(1, 1, 1, 6), fshape(1, 4, 4)}, []tspec{fshape(1, 1, 1, 6)}, true},
+		{"TransformTensorBilinear", []tspec{fshape(1, 4, 4, 2), fshape(1, 4, 4)}, []tspec{fshape(1, 3, 3, 2)}, true},
+		{"Landmarks2TransformMatrix", []tspec{fshape(1, 1, 1, 15)}, []tspec{fshape(1, 4, 4)}, true},
+		{"MaxPoolingWithArgmax2D", []tspec{fshape(1, 4, 4, 2)}, []tspec{fshape(1, 2, 2, 2), fshape(1, 2, 2, 2)}, false},
+		{"MaxUnpooling2D", []tspec{fshape(1, 2, 2, 2), fshape(1, 2, 2, 2)}, []tspec{fshape(1, 4, 4, 2)}, false},
+	} {
+		t.Run(tc.code, func(t *testing.T) {
+			m := single(fb.BuiltinOperatorCUSTOM, fb.BuiltinOptionsNONE, nil, tc.ins, tc.outs...)
+			m.ops[0].custom = tc.code
+			data := m.bytes()
+			_, err := importProto(data, Options{})
+			var ue *importers.UnsupportedOpsError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "MediaPipe's custom operator "+tc.code) || !strings.Contains(err.Error(), "-O custom=FILE.onnx") {
+				t.Fatalf("import: %v", err)
+			}
+			if !tc.zeros {
+				return
+			}
+			testpaths.Node(t, tfliteruntime.Package, tfliteruntime.LiteRTPackage)
+			env := tfliteEnv(t)
+			path := filepath.Join(t.TempDir(), tc.code+".tflite")
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var ins []*onnxpb.TensorProto
+			for k, in := range tc.ins {
+				dims := make([]int64, len(in.shape))
+				n := 1
+				for i, d := range in.shape {
+					dims[i], n = int64(d), n*int(d)
+				}
+				v := make([]float32, n)
+				for i := range v {
+					v[i] = float32(0.5 + 0.25*math.Abs(math.Sin(float64(3*i+k))))
+				}
+				ins = append(ins, floatTensor(fmt.Sprintf("in%d", k), dims, v))
+			}
+			res, err := tfliteruntime.RunLiteRT(context.Background(), env, path, ins)
+			if err != nil {
+				t.Logf("LiteRT.js refuses it: %v", err)
+				return
+			}
+			out, err := canonical.TensorFromProto(res.Outputs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := out.Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Zero or subnormal: memory the interpreter never wrote. A
+			// kernel would give normal numbers on these inputs (and
+			// Landmarks2TransformMatrix's would refuse the empty options).
+			for i, x := range v {
+				if math.Abs(x) >= 0x1p-126 {
+					t.Fatalf("LiteRT.js computes %s (out[%d] = %g): map it and check the mapping against LiteRT.js", tc.code, i, x)
+				}
+			}
+			t.Logf("%s: all %d outputs zero or subnormal (never written)", res.Build, len(v))
+		})
+	}
 }

@@ -16,6 +16,26 @@ func customHandlers() map[string]func(*converter, *operator) error {
 	}
 }
 
+// mediapipeUnmapped says why a custom operator of MediaPipe's that
+// customHandlers does not map is not mapped ("" for other codes).
+// Checked on one-op models of each (mediapipe_test.go): LiteRT.js 2.5.3
+// loads the first three and runs them without an error but never writes
+// their outputs (no kernel: they hold zeros or leftover memory),
+// tfjs-tflite refuses them as
+// unresolved custom ops, so no runtime here computes them to check a
+// mapping against. XNNPACK (in LiteRT.js) runs the max-pooling pair.
+func mediapipeUnmapped(code string) string {
+	switch code {
+	case "TransformLandmarks", "TransformTensorBilinear", "Landmarks2TransformMatrix":
+		return "MediaPipe's custom operator " + code + " is not mapped: no TFLite runtime here computes it to check a mapping against " +
+			"(LiteRT.js runs it without writing its output, tfjs-tflite refuses it as an unresolved custom op)"
+	case "MaxPoolingWithArgmax2D", "MaxUnpooling2D":
+		return "MediaPipe's custom operator " + code + " is not mapped yet (LiteRT.js runs it in XNNPACK, whose argmax indices, " +
+			"uint32 bit patterns counted column-major in the window, differ from MediaPipe's reference kernel's float y*filter_width+x+0.1)"
+	}
+	return ""
+}
+
 // transposeConvBias maps Convolution2DTransposeBias: inputs (input
 // [N,H,W,I], filter [O,H,W,I], bias [O]), custom_options a
 // TfLiteTransposeConvParams (int32 padding: 1 SAME, 2 VALID; int32
