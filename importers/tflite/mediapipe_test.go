@@ -130,8 +130,6 @@ func TestMediaPipeUnmappedRefused(t *testing.T) {
 		{"TransformLandmarks", []tspec{fshape(1, 1, 1, 6), fshape(1, 4, 4)}, []tspec{fshape(1, 1, 1, 6)}, true},
 		{"TransformTensorBilinear", []tspec{fshape(1, 4, 4, 2), fshape(1, 4, 4)}, []tspec{fshape(1, 3, 3, 2)}, true},
 		{"Landmarks2TransformMatrix", []tspec{fshape(1, 1, 1, 15)}, []tspec{fshape(1, 4, 4)}, true},
-		{"MaxPoolingWithArgmax2D", []tspec{fshape(1, 4, 4, 2)}, []tspec{fshape(1, 2, 2, 2), fshape(1, 2, 2, 2)}, false},
-		{"MaxUnpooling2D", []tspec{fshape(1, 2, 2, 2), fshape(1, 2, 2, 2)}, []tspec{fshape(1, 4, 4, 2)}, false},
 	} {
 		t.Run(tc.code, func(t *testing.T) {
 			m := single(fb.BuiltinOperatorCUSTOM, fb.BuiltinOptionsNONE, nil, tc.ins, tc.outs...)
@@ -186,6 +184,87 @@ func TestMediaPipeUnmappedRefused(t *testing.T) {
 				}
 			}
 			t.Logf("%s: all %d outputs zero or subnormal (never written)", res.Build, len(v))
+		})
+	}
+}
+
+// mediapipePoolOpts is MediaPipe's TfLitePoolParams custom_options: padding (1
+// SAME, 2 VALID), stride_width, stride_height, filter_width,
+// filter_height, activation, and the computed padding (zeros).
+func mediapipePoolOpts(pad, sw, sh, fw, fh int32) []byte {
+	b := make([]byte, 40)
+	for i, v := range []int32{pad, sw, sh, fw, fh} {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+	}
+	return b
+}
+
+// poolUnpool is a model x -> MaxPoolingWithArgmax2D -> (pooled, indices)
+// -> MaxUnpooling2D -> y, with pooled and y its outputs (and indices too
+// when indicesOut).
+func poolUnpool(in []int32, pooled []int32, opts []byte, indicesOut bool) mspec {
+	var m mspec
+	x := m.add(tspec{name: "x", typ: fb.TensorTypeFLOAT32, shape: in})
+	p := m.add(tspec{name: "pooled", typ: fb.TensorTypeFLOAT32, shape: pooled})
+	i := m.add(tspec{name: "indices", typ: fb.TensorTypeFLOAT32, shape: pooled})
+	y := m.add(tspec{name: "y", typ: fb.TensorTypeFLOAT32, shape: in})
+	m.ops = []opspec{
+		{code: fb.BuiltinOperatorCUSTOM, custom: "MaxPoolingWithArgmax2D", customOpts: opts, inputs: []int32{x}, outputs: []int32{p, i}},
+		{code: fb.BuiltinOperatorCUSTOM, custom: "MaxUnpooling2D", customOpts: opts, inputs: []int32{p, i}, outputs: []int32{y}},
+	}
+	m.inputs, m.outputs = []int32{x}, []int32{p, y}
+	if indicesOut {
+		m.outputs = append(m.outputs, i)
+	}
+	return m
+}
+
+// MediaPipe's MaxPoolingWithArgmax2D and MaxUnpooling2D as the
+// segmentation models use them (2x2, stride 2), in one model: LiteRT.js
+// runs both in XNNPACK, and the import (ONNX MaxPool with Indices, then
+// MaxUnpool) computes the pooled values and the unpooled tensor it
+// computes. A model whose argmax indices are an output is refused (their
+// two forms, MediaPipe's and XNNPACK's, have no ONNX equivalent).
+func TestMediaPipeMaxPoolUnpoolAgainstLiteRT(t *testing.T) {
+	testpaths.Node(t, tfliteruntime.Package, tfliteruntime.LiteRTPackage)
+	env := tfliteEnv(t)
+	for _, tc := range []struct {
+		name       string
+		pad        int32
+		in, pooled []int32
+	}{
+		{"valid", 2, []int32{1, 6, 8, 3}, []int32{1, 3, 4, 3}},
+		{"same", 1, []int32{2, 4, 6, 5}, []int32{2, 2, 3, 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := mediapipePoolOpts(tc.pad, 2, 2, 2, 2)
+			bad := poolUnpool(tc.in, tc.pooled, opts, true)
+			if _, err := importProto(bad.bytes(), Options{}); err == nil || !strings.Contains(err.Error(), "only MaxUnpooling2D may read them") {
+				t.Errorf("indices as an output: %v", err)
+			}
+			m := poolUnpool(tc.in, tc.pooled, opts, false)
+			data := m.bytes()
+			path := filepath.Join(t.TempDir(), tc.name+".tflite")
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			mod, err := readModel(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mp, err := importProto(data, Options{})
+			if err != nil {
+				t.Fatalf("Import: %v", err)
+			}
+			ins := oneOpInputs(t, oneOp{name: "mediapipe/pool_" + tc.name, lo: -2, hi: 2}, mod, mp)
+			res, err := tfliteruntime.RunLiteRT(context.Background(), env, path, ins)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runExecutor(t, mp, ins)
+			for k, name := range []string{"pooled", "y"} {
+				t.Logf("%s %s: %s", res.Build, name, compareOutput(t, name, got[k], res.Outputs[k]))
+			}
 		})
 	}
 }
