@@ -17,6 +17,8 @@ import (
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfliteruntime "github.com/onnxconv/onnxconv/runtimes/tflite"
+	"github.com/onnxconv/onnxconv/verify/tensorio"
+	"google.golang.org/protobuf/proto"
 )
 
 // MediaPipe's Convolution2DTransposeBias (custom code, a
@@ -114,34 +116,36 @@ func TestUserCustomOpAgainstBuiltin(t *testing.T) {
 	t.Logf("%s: %s", res.Build, compareOutput(t, "out0", got[0], res.Outputs[0]))
 }
 
-// MediaPipe's custom operators that are not mapped are refused naming
-// the operator, why, and how to supply it (-O custom). For the three with
-// no runtime to check a mapping against, the test also shows why:
-// LiteRT.js loads a one-op model of each, runs it without an error and
-// never writes its output (it holds zeros or leftover subnormals) on
-// inputs for which MediaPipe's kernels give normal numbers.
-func TestMediaPipeUnmappedRefused(t *testing.T) {
+// No TFLite runtime here computes MediaPipe's Landmarks2TransformMatrix,
+// TransformLandmarks or TransformTensorBilinear: LiteRT.js loads a one-op
+// model of each, runs it without an error and never writes its output
+// (it holds zeros or leftover subnormals) on inputs for which MediaPipe's
+// kernels give normal numbers. Landmarks2TransformMatrix, which no run
+// here can check, is refused naming it, why, and -O custom; the other two
+// are checked against MediaPipe's own kernels instead
+// (TestMediaPipeTransformOpsAgainstKernels).
+func TestMediaPipeTransformOpsNotRunByLiteRT(t *testing.T) {
 	for _, tc := range []struct {
-		code  string
-		ins   []tspec
-		outs  []tspec
-		zeros bool
+		code   string
+		ins    []tspec
+		outs   []tspec
+		mapped bool
 	}{
-		{"TransformLandmarks", []tspec{fshape(1, 1, 1, 6), fshape(1, 4, 4)}, []tspec{fshape(1, 1, 1, 6)}, true},
+		{"TransformLandmarks", []tspec{fshape(1, 2, 3), fshape(1, 4, 4)}, []tspec{fshape(1, 2, 3)}, true},
 		{"TransformTensorBilinear", []tspec{fshape(1, 4, 4, 2), fshape(1, 4, 4)}, []tspec{fshape(1, 3, 3, 2)}, true},
-		{"Landmarks2TransformMatrix", []tspec{fshape(1, 1, 1, 15)}, []tspec{fshape(1, 4, 4)}, true},
+		{"Landmarks2TransformMatrix", []tspec{fshape(1, 1, 1, 15)}, []tspec{fshape(1, 4, 4)}, false},
 	} {
 		t.Run(tc.code, func(t *testing.T) {
 			m := single(fb.BuiltinOperatorCUSTOM, fb.BuiltinOptionsNONE, nil, tc.ins, tc.outs...)
-			m.ops[0].custom = tc.code
+			m.ops[0].custom, m.ops[0].version = tc.code, 2
 			data := m.bytes()
 			_, err := importProto(data, Options{})
 			var ue *importers.UnsupportedOpsError
-			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "MediaPipe's custom operator "+tc.code) || !strings.Contains(err.Error(), "-O custom=FILE.onnx") {
+			if tc.mapped && err != nil {
 				t.Fatalf("import: %v", err)
 			}
-			if !tc.zeros {
-				return
+			if !tc.mapped && (!errors.As(err, &ue) || !strings.Contains(err.Error(), "MediaPipe's custom operator "+tc.code) || !strings.Contains(err.Error(), "-O custom=FILE.onnx")) {
+				t.Fatalf("import: %v", err)
 			}
 			testpaths.Node(t, tfliteruntime.Package, tfliteruntime.LiteRTPackage)
 			env := tfliteEnv(t)
@@ -265,6 +269,59 @@ func TestMediaPipeMaxPoolUnpoolAgainstLiteRT(t *testing.T) {
 			for k, name := range []string{"pooled", "y"} {
 				t.Logf("%s %s: %s", res.Build, name, compareOutput(t, name, got[k], res.Outputs[k]))
 			}
+		})
+	}
+}
+
+// MediaPipe's TransformLandmarks and TransformTensorBilinear (version 2,
+// what MediaPipe's CPU op resolver registers), one-op models of each on
+// the inputs of fixtures/mediapipe/data: the import computes the outputs
+// MediaPipe's own CPU kernels computed there (fixtures/mediapipe/make.sh
+// compiles transform_landmarks.cc and transform_tensor_bilinear.cc from
+// MediaPipe's sources and runs them). No TFLite runtime here runs these
+// operators (TestMediaPipeTransformOpsNotRunByLiteRT shows why), hence the stored
+// outputs. A version 1 operator (MediaPipe's GPU delegate's) is refused.
+func TestMediaPipeTransformOpsAgainstKernels(t *testing.T) {
+	const dir = "../../fixtures/mediapipe/data/"
+	for _, tc := range []struct{ name, code string }{
+		{"landmarks_3d", "TransformLandmarks"}, {"landmarks_2d", "TransformLandmarks"},
+		{"bilinear_crop", "TransformTensorBilinear"}, {"bilinear_zoom", "TransformTensorBilinear"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ts []*onnxpb.TensorProto
+			var specs []tspec
+			for _, f := range []string{"in0", "in1", "out"} {
+				x, err := tensorio.ReadNpyFile(dir + tc.name + "/" + f + ".npy")
+				if err != nil {
+					t.Fatal(err)
+				}
+				x.Name = f
+				p, err := canonical.TensorToProto(x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ts = append(ts, p)
+				sh := make([]int32, len(x.Dims))
+				for i, d := range x.Dims {
+					sh[i] = int32(d)
+				}
+				specs = append(specs, fshape(sh...))
+			}
+			m := single(fb.BuiltinOperatorCUSTOM, fb.BuiltinOptionsNONE, nil, specs[:2], specs[2])
+			m.ops[0].custom, m.ops[0].version = tc.code, 1
+			if _, err := importProto(m.bytes(), Options{}); err == nil || !strings.Contains(err.Error(), "version 1") {
+				t.Errorf("version 1: %v", err)
+			}
+			m.ops[0].version = 2
+			mp, err := importProto(m.bytes(), Options{})
+			if err != nil {
+				t.Fatalf("Import: %v", err)
+			}
+			for i, in := range mp.GetGraph().GetInput() {
+				ts[i].Name = proto.String(in.GetName())
+			}
+			got := runExecutor(t, mp, ts[:2])
+			t.Logf("MediaPipe's kernel: %s", compareOutput(t, "out", got[0], ts[2]))
 		})
 	}
 }

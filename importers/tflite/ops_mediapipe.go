@@ -17,6 +17,8 @@ func customHandlers() map[string]func(*converter, *operator) error {
 		"Convolution2DTransposeBias": (*converter).transposeConvBias,
 		"MaxPoolingWithArgmax2D":     (*converter).maxPoolArgmax,
 		"MaxUnpooling2D":             (*converter).maxUnpooling,
+		"TransformLandmarks":         (*converter).transformLandmarks,
+		"TransformTensorBilinear":    (*converter).transformTensorBilinear,
 	}
 }
 
@@ -189,17 +191,209 @@ func (c *converter) staticShape(idx int32, what string) ([]int64, error) {
 	return t.shape, nil
 }
 
+// mediapipeVersion2 refuses a MediaPipe transform operator of another
+// version than 2: MediaPipe's CPU op resolver registers version 2 of
+// TransformLandmarks and TransformTensorBilinear only (version 1 is its
+// GPU delegate's, with other custom_options).
+func mediapipeVersion2(o *operator) error {
+	if o.version != 2 {
+		return fmt.Errorf("version %d: MediaPipe's CPU kernels are version 2 (version 1 is its GPU delegate's)", o.version)
+	}
+	return nil
+}
+
+// matrixRows returns the first two rows of a MediaPipe 4x4 transform
+// matrix (any shape of 16 floats) as eight [1] values, m[0]..m[7].
+func (c *converter) matrixRows(idx int32, n string) ([]string, error) {
+	sh, err := c.staticShape(idx, "transform matrix")
+	if err != nil {
+		return nil, err
+	}
+	count := int64(1)
+	for _, d := range sh {
+		count *= d
+	}
+	if count != 16 {
+		return nil, fmt.Errorf("the transform matrix has shape %v: want 16 values (a 4x4 matrix)", sh)
+	}
+	m, err := c.floatValue(idx, native)
+	if err != nil {
+		return nil, err
+	}
+	flat := c.b.Op("Reshape", n+"_m", []string{m, c.constI64(n+"_m16", []int64{16})})
+	out := make([]string, 8)
+	for i := range out {
+		out[i] = c.b.Op("Slice", fmt.Sprintf("%s_m%d", n, i), []string{flat, c.constI64(n+"_s", []int64{int64(i)}), c.constI64(n+"_e", []int64{int64(i + 1)})})
+	}
+	return out, nil
+}
+
+// op2 adds a node op(a, b) and returns its output.
+func (c *converter) op2(op, a, b, n string) string { return c.b.Op(op, n, []string{a, b}) }
+
+// transformLandmarks maps TransformLandmarks version 2 (mediapipe
+// transform_landmarks.cc): landmarks [1, N, D] (D = 2 or 3) have x, y
+// replaced by the first two rows of the 4x4 matrix applied to (x, y, 0,
+// 1), summed left to right in float32 as the kernel does; z is kept. The
+// kernel reads the first row of the batch only, so a larger one is
+// refused.
+func (c *converter) transformLandmarks(o *operator) error {
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
+	if err := mediapipeVersion2(o); err != nil {
+		return err
+	}
+	sh, err := c.staticShape(o.inputs[0], "landmarks input")
+	if err != nil {
+		return err
+	}
+	if len(sh) != 3 || sh[0] != 1 || sh[2] != 2 && sh[2] != 3 {
+		return fmt.Errorf("landmarks of shape %v: want [1, N, 2 or 3]", sh)
+	}
+	dims := sh[2]
+	n := c.firstOutName(o)
+	m, err := c.matrixRows(o.inputs[1], n)
+	if err != nil {
+		return err
+	}
+	x, err := c.floatValue(o.inputs[0], native)
+	if err != nil {
+		return err
+	}
+	axis := c.constI64(n+"_axis", []int64{2})
+	col := func(i int64) string {
+		return c.b.Op("Slice", fmt.Sprintf("%s_c%d", n, i), []string{x, c.constI64(n+"_cs", []int64{i}), c.constI64(n+"_ce", []int64{i + 1}), axis})
+	}
+	px, py := col(0), col(1)
+	// (m0, m1, m2, m3) · (x, y, 0, 1): the m2·0 term adds a zero.
+	row := func(a, b, t, tag string) string {
+		s := c.op2("Add", c.op2("Mul", a, px, n+"_ax"+tag), c.op2("Mul", b, py, n+"_by"+tag), n+"_sum"+tag)
+		return c.op2("Add", s, t, n+"_"+tag)
+	}
+	cols := []string{row(m[0], m[1], m[3], "x"), row(m[4], m[5], m[7], "y")}
+	if dims == 3 {
+		cols = append(cols, col(2))
+	}
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		c.node("Concat", cols, []string{y}, canonical.IntAttr("axis", 2))
+		return nil
+	})
+}
+
+// transformTensorBilinear maps TransformTensorBilinear version 2
+// (mediapipe transform_tensor_bilinear.cc): output pixel (x, y) samples
+// the input at the first two rows of the 4x4 matrix applied to (x, y, 0,
+// 1), after the kernel's half-pixel shift of the translation (t +=
+// 0.5·(a + b) - 0.5, in double), bilinearly from its four neighbours (a
+// neighbour past the edge reads 0), and is 0 where the point falls
+// outside [0, W-1] × [0, H-1]. Coordinates are float32, the blend double,
+// as the kernel computes them. Input [1, H, W, C], output [1, OH, OW, C]
+// (the output tensor's static shape; the kernel reads batch 0 only).
+func (c *converter) transformTensorBilinear(o *operator) error {
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
+	if err := mediapipeVersion2(o); err != nil {
+		return err
+	}
+	in, err := c.staticShape(o.inputs[0], "input")
+	if err != nil {
+		return err
+	}
+	out, err := c.staticShape(o.outputs[0], "output")
+	if err != nil {
+		return err
+	}
+	if len(in) != 4 || in[0] != 1 || len(out) != 4 || out[0] != 1 || out[3] != in[3] {
+		return fmt.Errorf("input %v and output %v: want [1, H, W, C] and [1, OH, OW, C]", in, out)
+	}
+	n := c.firstOutName(o)
+	m, err := c.matrixRows(o.inputs[1], n)
+	if err != nil {
+		return err
+	}
+	cast := func(v string, to canonical.DataType) string {
+		return c.b.Op("Cast", v+"_cast", []string{v}, canonical.IntAttr("to", int64(to)))
+	}
+	half := c.b.Number(n+"_half", canonical.Double, nil, 0.5)
+	shift := func(a, b, t, tag string) string {
+		s := c.op2("Add", c.op2("Mul", cast(a, canonical.Double), half, n+"_ha"+tag), c.op2("Mul", cast(b, canonical.Double), half, n+"_hb"+tag), n+"_hs"+tag)
+		s = c.op2("Sub", s, half, n+"_hc"+tag)
+		return cast(c.op2("Add", cast(t, canonical.Double), s, n+"_ht"+tag), canonical.Float)
+	}
+	tx, ty := shift(m[0], m[1], m[3], "x"), shift(m[4], m[5], m[7], "y")
+	OH, OW, H, W, C := out[1], out[2], in[1], in[2], in[3]
+	gx, gy := make([]float32, OH*OW), make([]float32, OH*OW)
+	for i := range gx {
+		gx[i], gy[i] = float32(int64(i)%OW), float32(int64(i)/OW)
+	}
+	ox, oy := c.constF32(n+"_ox", []int64{OH * OW}, gx), c.constF32(n+"_oy", []int64{OH * OW}, gy)
+	coord := func(a, b, t, tag string) string {
+		s := c.op2("Add", c.op2("Mul", a, ox, n+"_ax"+tag), c.op2("Mul", b, oy, n+"_by"+tag), n+"_s"+tag)
+		return c.op2("Add", s, t, n+"_tc"+tag)
+	}
+	tcx, tcy := coord(m[0], m[1], tx, "x"), coord(m[4], m[5], ty, "y")
+	zero := c.scalarF32(n+"_zero", 0)
+	inside := func(v string, hi int64, tag string) string {
+		bad := c.op2("Or", c.op2("Less", v, zero, n+"_lo"+tag), c.op2("Greater", v, c.scalarF32(n+"_max"+tag, float32(hi-1)), n+"_hi"+tag), n+"_out"+tag)
+		return c.b.Op("Not", n+"_in"+tag, []string{bad})
+	}
+	valid := c.op2("And", inside(tcx, W, "x"), inside(tcy, H, "y"), n+"_valid")
+	fx, fy := c.b.Op("Floor", n+"_fx", []string{tcx}), c.b.Op("Floor", n+"_fy", []string{tcy})
+	one := c.constI64(n+"_one", []int64{1})
+	col := func(v string) string { return c.b.Op("Unsqueeze", v+"_col", []string{v, one}) } // [P] -> [P, 1]
+	rc := col(c.op2("Sub", tcx, fx, n+"_rc"))
+	lc := col(c.op2("Sub", tcy, fy, n+"_lc"))
+	// Corners index the input padded with a zero row and column (the
+	// kernel reads 0 past the edge), clamped so that points outside
+	// (masked below) still index it.
+	index := func(f string, hi int64, tag string) string {
+		cl := c.b.Op("Clip", n+"_cl"+tag, []string{f, zero, c.scalarF32(n+"_top"+tag, float32(hi-1))})
+		return cast(cl, canonical.Int64)
+	}
+	ix, iy := index(fx, W, "x"), index(fy, H, "y")
+	x, err := c.floatValue(o.inputs[0], native)
+	if err != nil {
+		return err
+	}
+	padded := c.b.Op("Pad", n+"_padded", []string{x, c.constI64(n+"_pads", []int64{0, 0, 0, 0, 0, 1, 1, 0})})
+	table := c.b.Op("Reshape", n+"_table", []string{padded, c.constI64(n+"_tshape", []int64{(H + 1) * (W + 1), C})})
+	ix1, iy1 := c.op2("Add", ix, one, n+"_ix1"), c.op2("Add", iy, one, n+"_iy1")
+	rowW := c.constI64(n+"_w1", []int64{W + 1})
+	corner := func(iy, ix, tag string) string {
+		at := c.op2("Add", c.op2("Mul", iy, rowW, n+"_r"+tag), ix, n+"_at"+tag)
+		return c.b.Op("Gather", n+"_q"+tag, []string{table, at}, canonical.IntAttr("axis", 0))
+	}
+	q11, q21, q12, q22 := corner(iy, ix, "11"), corner(iy, ix1, "21"), corner(iy1, ix, "12"), corner(iy1, ix1, "22")
+	oneD := c.b.Number(n+"_oned", canonical.Double, nil, 1)
+	// The kernel's (1.0 - w) * a + w * b with w and a, b float: the
+	// first product in double (1.0 is a double literal), the second in
+	// float, their sum in double, stored as float.
+	blend := func(w, a, b, tag string) string {
+		left := c.op2("Mul", c.op2("Sub", oneD, cast(w, canonical.Double), n+"_1m"+tag), cast(a, canonical.Double), n+"_wa"+tag)
+		right := cast(c.op2("Mul", w, b, n+"_wb"+tag), canonical.Double)
+		return cast(c.op2("Add", left, right, n+"_"+tag), canonical.Float)
+	}
+	upper, lower := blend(rc, q11, q21, "upper"), blend(rc, q12, q22, "lower")
+	// result = lc * lower + (1.0 - lc) * upper: the same form, terms
+	// swapped.
+	res := blend(lc, upper, lower, "blend")
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		masked := c.b.Op("Where", n+"_masked", []string{col(valid), res, zero})
+		c.node("Reshape", []string{masked, c.constI64(n+"_oshape", slices.Clone(out))}, []string{y})
+		return nil
+	})
+}
+
 // mediapipeUnmapped says why a custom operator of MediaPipe's that
-// customHandlers does not map is not mapped ("" for other codes).
-// Checked on one-op models of each (mediapipe_test.go): LiteRT.js 2.5.3
-// loads the first three and runs them without an error but never writes
-// their outputs (no kernel: they hold zeros or leftover memory),
-// tfjs-tflite refuses them as
-// unresolved custom ops, so no runtime here computes them to check a
-// mapping against. XNNPACK (in LiteRT.js) runs the max-pooling pair.
+// customHandlers does not map is not mapped ("" for other codes): no
+// runtime here computes Landmarks2TransformMatrix
+// (TestMediaPipeTransformOpsNotRunByLiteRT: LiteRT.js runs it without
+// writing its output, tfjs-tflite refuses it as an unresolved custom op).
 func mediapipeUnmapped(code string) string {
 	switch code {
-	case "TransformLandmarks", "TransformTensorBilinear", "Landmarks2TransformMatrix":
+	case "Landmarks2TransformMatrix":
 		return "MediaPipe's custom operator " + code + " is not mapped: no TFLite runtime here computes it to check a mapping against " +
 			"(LiteRT.js runs it without writing its output, tfjs-tflite refuses it as an unresolved custom op)"
 	}
