@@ -3,7 +3,6 @@ package tflite
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
-	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfliteruntime "github.com/onnxconv/onnxconv/runtimes/tflite"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
@@ -120,33 +118,24 @@ func TestUserCustomOpAgainstBuiltin(t *testing.T) {
 // TransformLandmarks or TransformTensorBilinear: LiteRT.js loads a one-op
 // model of each, runs it without an error and never writes its output
 // (it holds zeros or leftover subnormals) on inputs for which MediaPipe's
-// kernels give normal numbers. Landmarks2TransformMatrix, which no run
-// here can check, is refused naming it, why, and -O custom; the other two
-// are checked against MediaPipe's own kernels instead
+// kernels give normal numbers (even Landmarks2TransformMatrix without its
+// custom_options, which MediaPipe's kernel refuses). Their mappings are
+// checked against MediaPipe's own kernels instead
 // (TestMediaPipeTransformOpsAgainstKernels).
 func TestMediaPipeTransformOpsNotRunByLiteRT(t *testing.T) {
 	for _, tc := range []struct {
-		code   string
-		ins    []tspec
-		outs   []tspec
-		mapped bool
+		code string
+		ins  []tspec
+		outs []tspec
 	}{
-		{"TransformLandmarks", []tspec{fshape(1, 2, 3), fshape(1, 4, 4)}, []tspec{fshape(1, 2, 3)}, true},
-		{"TransformTensorBilinear", []tspec{fshape(1, 4, 4, 2), fshape(1, 4, 4)}, []tspec{fshape(1, 3, 3, 2)}, true},
-		{"Landmarks2TransformMatrix", []tspec{fshape(1, 1, 1, 15)}, []tspec{fshape(1, 4, 4)}, false},
+		{"TransformLandmarks", []tspec{fshape(1, 2, 3), fshape(1, 4, 4)}, []tspec{fshape(1, 2, 3)}},
+		{"TransformTensorBilinear", []tspec{fshape(1, 4, 4, 2), fshape(1, 4, 4)}, []tspec{fshape(1, 3, 3, 2)}},
+		{"Landmarks2TransformMatrix", []tspec{fshape(1, 5, 3)}, []tspec{fshape(1, 4, 4)}},
 	} {
 		t.Run(tc.code, func(t *testing.T) {
 			m := single(fb.BuiltinOperatorCUSTOM, fb.BuiltinOptionsNONE, nil, tc.ins, tc.outs...)
 			m.ops[0].custom, m.ops[0].version = tc.code, 2
 			data := m.bytes()
-			_, err := importProto(data, Options{})
-			var ue *importers.UnsupportedOpsError
-			if tc.mapped && err != nil {
-				t.Fatalf("import: %v", err)
-			}
-			if !tc.mapped && (!errors.As(err, &ue) || !strings.Contains(err.Error(), "MediaPipe's custom operator "+tc.code) || !strings.Contains(err.Error(), "-O custom=FILE.onnx")) {
-				t.Fatalf("import: %v", err)
-			}
 			testpaths.Node(t, tfliteruntime.Package, tfliteruntime.LiteRTPackage)
 			env := tfliteEnv(t)
 			path := filepath.Join(t.TempDir(), tc.code+".tflite")
@@ -273,12 +262,13 @@ func TestMediaPipeMaxPoolUnpoolAgainstLiteRT(t *testing.T) {
 	}
 }
 
-// MediaPipe's TransformLandmarks and TransformTensorBilinear (version 2,
-// what MediaPipe's CPU op resolver registers), one-op models of each on
-// the inputs of fixtures/mediapipe/data: the import computes the outputs
-// MediaPipe's own CPU kernels computed there (fixtures/mediapipe/make.sh
-// compiles transform_landmarks.cc and transform_tensor_bilinear.cc from
-// MediaPipe's sources and runs them). No TFLite runtime here runs these
+// MediaPipe's TransformLandmarks, TransformTensorBilinear and
+// Landmarks2TransformMatrix (version 2, what MediaPipe's CPU op resolver
+// registers), one-op models of each on the inputs (and, for the last,
+// the FlexBuffers custom_options the flatbuffers library wrote) of
+// fixtures/mediapipe/data: the import computes the outputs MediaPipe's
+// own CPU kernels computed there (fixtures/mediapipe/make.sh compiles
+// their .cc files from MediaPipe's sources and runs them). No TFLite runtime here runs these
 // operators (TestMediaPipeTransformOpsNotRunByLiteRT shows why), hence the stored
 // outputs. A version 1 operator (MediaPipe's GPU delegate's) is refused.
 func TestMediaPipeTransformOpsAgainstKernels(t *testing.T) {
@@ -286,11 +276,21 @@ func TestMediaPipeTransformOpsAgainstKernels(t *testing.T) {
 	for _, tc := range []struct{ name, code string }{
 		{"landmarks_3d", "TransformLandmarks"}, {"landmarks_2d", "TransformLandmarks"},
 		{"bilinear_crop", "TransformTensorBilinear"}, {"bilinear_zoom", "TransformTensorBilinear"},
+		{"matrix_face", "Landmarks2TransformMatrix"}, {"matrix_odd", "Landmarks2TransformMatrix"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ts []*onnxpb.TensorProto
 			var specs []tspec
-			for _, f := range []string{"in0", "in1", "out"} {
+			files := []string{"in0", "in1", "out"}
+			var opts []byte
+			if tc.code == "Landmarks2TransformMatrix" {
+				files = []string{"in0", "out"}
+				var err error
+				if opts, err = os.ReadFile(dir + tc.name + "/options.bin"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, f := range files {
 				x, err := tensorio.ReadNpyFile(dir + tc.name + "/" + f + ".npy")
 				if err != nil {
 					t.Fatal(err)
@@ -307,8 +307,9 @@ func TestMediaPipeTransformOpsAgainstKernels(t *testing.T) {
 				}
 				specs = append(specs, fshape(sh...))
 			}
-			m := single(fb.BuiltinOperatorCUSTOM, fb.BuiltinOptionsNONE, nil, specs[:2], specs[2])
-			m.ops[0].custom, m.ops[0].version = tc.code, 1
+			last := len(specs) - 1
+			m := single(fb.BuiltinOperatorCUSTOM, fb.BuiltinOptionsNONE, nil, specs[:last], specs[last])
+			m.ops[0].custom, m.ops[0].version, m.ops[0].customOpts = tc.code, 1, opts
 			if _, err := importProto(m.bytes(), Options{}); err == nil || !strings.Contains(err.Error(), "version 1") {
 				t.Errorf("version 1: %v", err)
 			}
@@ -320,8 +321,8 @@ func TestMediaPipeTransformOpsAgainstKernels(t *testing.T) {
 			for i, in := range mp.GetGraph().GetInput() {
 				ts[i].Name = proto.String(in.GetName())
 			}
-			got := runExecutor(t, mp, ts[:2])
-			t.Logf("MediaPipe's kernel: %s", compareOutput(t, "out", got[0], ts[2]))
+			got := runExecutor(t, mp, ts[:last])
+			t.Logf("MediaPipe's kernel: %s", compareOutput(t, "out", got[0], ts[last]))
 		})
 	}
 }

@@ -3,9 +3,11 @@ package tflite
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/formats/tflite/flexbuf"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -19,6 +21,7 @@ func customHandlers() map[string]func(*converter, *operator) error {
 		"MaxUnpooling2D":             (*converter).maxUnpooling,
 		"TransformLandmarks":         (*converter).transformLandmarks,
 		"TransformTensorBilinear":    (*converter).transformTensorBilinear,
+		"Landmarks2TransformMatrix":  (*converter).landmarksToTransformMatrix,
 	}
 }
 
@@ -193,8 +196,9 @@ func (c *converter) staticShape(idx int32, what string) ([]int64, error) {
 
 // mediapipeVersion2 refuses a MediaPipe transform operator of another
 // version than 2: MediaPipe's CPU op resolver registers version 2 of
-// TransformLandmarks and TransformTensorBilinear only (version 1 is its
-// GPU delegate's, with other custom_options).
+// TransformLandmarks, TransformTensorBilinear and
+// Landmarks2TransformMatrix only (version 1 is its GPU delegate's, with
+// other custom_options).
 func mediapipeVersion2(o *operator) error {
 	if o.version != 2 {
 		return fmt.Errorf("version %d: MediaPipe's CPU kernels are version 2 (version 1 is its GPU delegate's)", o.version)
@@ -386,20 +390,6 @@ func (c *converter) transformTensorBilinear(o *operator) error {
 	})
 }
 
-// mediapipeUnmapped says why a custom operator of MediaPipe's that
-// customHandlers does not map is not mapped ("" for other codes): no
-// runtime here computes Landmarks2TransformMatrix
-// (TestMediaPipeTransformOpsNotRunByLiteRT: LiteRT.js runs it without
-// writing its output, tfjs-tflite refuses it as an unresolved custom op).
-func mediapipeUnmapped(code string) string {
-	switch code {
-	case "Landmarks2TransformMatrix":
-		return "MediaPipe's custom operator " + code + " is not mapped: no TFLite runtime here computes it to check a mapping against " +
-			"(LiteRT.js runs it without writing its output, tfjs-tflite refuses it as an unresolved custom op)"
-	}
-	return ""
-}
-
 // transposeConvBias maps Convolution2DTransposeBias: inputs (input
 // [N,H,W,I], filter [O,H,W,I], bias [O]), custom_options a
 // TfLiteTransposeConvParams (int32 padding: 1 SAME, 2 VALID; int32
@@ -424,6 +414,189 @@ func (c *converter) transposeConvBias(o *operator) error {
 		return fmt.Errorf("padding %d: want 1 (SAME) or 2 (VALID)", pad)
 	}
 	return c.emitTransposeConv(o, o.inputs[0], o.inputs[1], o.inputs[2], c.tensor(o.outputs[0]).shape, pad == 1, sH, sW, fb.ActivationFunctionTypeNONE)
+}
+
+// flexOptions is the operator's custom_options read as a FlexBuffers map.
+func flexOptions(o *operator) (map[string]flexbuf.Ref, error) {
+	if o.raw == nil || len(o.raw.CustomOptionsBytes()) == 0 {
+		return nil, fmt.Errorf("no custom_options (a FlexBuffers map)")
+	}
+	root, err := flexbuf.Root(o.raw.CustomOptionsBytes())
+	if err != nil {
+		return nil, fmt.Errorf("custom_options: %w", err)
+	}
+	m, err := root.Map()
+	if err != nil {
+		return nil, fmt.Errorf("custom_options: %w", err)
+	}
+	return m, nil
+}
+
+// landmarksMatrixParams are Landmarks2TransformMatrix's custom_options
+// (version 2): the landmark pairs whose rotated bounding box is the crop,
+// the two landmarks whose angle is the rotation, and the output size and
+// scales.
+type landmarksMatrixParams struct {
+	subset         []int64
+	left, right    int64
+	target, sx, sy float32
+	outH, outW     int64
+}
+
+func readLandmarksMatrixParams(o *operator, n int64) (landmarksMatrixParams, error) {
+	var p landmarksMatrixParams
+	m, err := flexOptions(o)
+	if err != nil {
+		return p, err
+	}
+	ints := map[string]*int64{"left_rotation_idx": &p.left, "right_rotation_idx": &p.right, "output_height": &p.outH, "output_width": &p.outW}
+	for k, dst := range ints {
+		r, ok := m[k]
+		if !ok {
+			return p, fmt.Errorf("custom_options: no %s", k)
+		}
+		if *dst, err = r.Int(); err != nil {
+			return p, fmt.Errorf("custom_options %s: %w", k, err)
+		}
+	}
+	floats := map[string]*float32{"target_rotation_radians": &p.target, "scale_x": &p.sx, "scale_y": &p.sy}
+	for k, dst := range floats {
+		r, ok := m[k]
+		if !ok {
+			return p, fmt.Errorf("custom_options: no %s", k)
+		}
+		f, err := r.Float()
+		if err != nil {
+			return p, fmt.Errorf("custom_options %s: %w", k, err)
+		}
+		*dst = float32(f)
+	}
+	r, ok := m["subset_idxs"]
+	if !ok {
+		return p, fmt.Errorf("custom_options: no subset_idxs")
+	}
+	if p.subset, err = r.Ints(); err != nil {
+		return p, fmt.Errorf("custom_options subset_idxs: %w", err)
+	}
+	if len(p.subset) == 0 {
+		return p, fmt.Errorf("custom_options subset_idxs is empty")
+	}
+	for _, i := range append([]int64{p.left, p.right}, p.subset...) {
+		if i < 0 || i >= n {
+			return p, fmt.Errorf("custom_options: landmark index %d outside the %d landmarks", i, n)
+		}
+	}
+	if p.outH <= 0 || p.outW <= 0 || !(p.sx > 0) || !(p.sy > 0) {
+		return p, fmt.Errorf("custom_options: output size %dx%d and scales %g, %g must be positive", p.outW, p.outH, p.sx, p.sy)
+	}
+	return p, nil
+}
+
+// landmarksToTransformMatrix maps Landmarks2TransformMatrix version 2
+// (mediapipe landmarks_to_transform_matrix.cc): from landmarks (x, y, z
+// triples) it computes the 4x4 matrix that maps an output crop of
+// output_width x output_height to the input: the rotation r =
+// target_rotation_radians - atan2 of the right minus the left rotation
+// landmark, the bounding box of the subset landmarks rotated by r (its
+// centre rotated back is the crop's centre, its size times scale_x,
+// scale_y over the output size the scale), then shift · rotation(-r) ·
+// scale · shift(-output/2), each product in float32 as the kernel sums
+// it (the zero terms dropped). atan2 is Atan with the quadrant fixed.
+func (c *converter) landmarksToTransformMatrix(o *operator) error {
+	if err := needInputs(o, 1); err != nil {
+		return err
+	}
+	if err := mediapipeVersion2(o); err != nil {
+		return err
+	}
+	sh, err := c.staticShape(o.inputs[0], "landmarks input")
+	if err != nil {
+		return err
+	}
+	total := int64(1)
+	for _, d := range sh {
+		total *= d
+	}
+	if len(sh) != 3 || total%3 != 0 {
+		return fmt.Errorf("landmarks of shape %v: want rank 3 holding (x, y, z) triples", sh)
+	}
+	p, err := readLandmarksMatrixParams(o, total/3)
+	if err != nil {
+		return err
+	}
+	n := c.firstOutName(o)
+	x, err := c.floatValue(o.inputs[0], native)
+	if err != nil {
+		return err
+	}
+	pts := c.b.Op("Reshape", n+"_points", []string{x, c.constI64(n+"_pshape", []int64{-1, 3})})
+	one := c.constI64(n+"_one", []int64{1})
+	// column i of rows (a [K, 3] value) as [K].
+	column := func(rows string, i int64, tag string) string {
+		v := c.b.Op("Slice", n+"_c"+tag, []string{rows, c.constI64(n+"_cs", []int64{i}), c.constI64(n+"_ce", []int64{i + 1}), one})
+		return c.b.Op("Reshape", n+"_v"+tag, []string{v, c.constI64(n+"_flat", []int64{-1})})
+	}
+	point := func(i int64, tag string) (string, string) {
+		r := c.b.Op("Gather", n+"_p"+tag, []string{pts, c.constI64(n+"_i"+tag, []int64{i})}, canonical.IntAttr("axis", 0))
+		return column(r, 0, tag+"x"), column(r, 1, tag+"y")
+	}
+	lx, ly := point(p.left, "l")
+	rx, ry := point(p.right, "r")
+	dy, dx := c.op2("Sub", ry, ly, n+"_dy"), c.op2("Sub", rx, lx, n+"_dx")
+	angle := c.atan2(dy, dx, n)
+	rot := c.op2("Sub", c.scalarF32(n+"_target", p.target), angle, n+"_rotation")
+	cos, sin := c.b.Op("Cos", n+"_cos", []string{rot}), c.b.Op("Sin", n+"_sin", []string{rot})
+	sub := c.b.Op("Gather", n+"_subset", []string{pts, c.constI64(n+"_subset_idx", p.subset)}, canonical.IntAttr("axis", 0))
+	sx, sy := column(sub, 0, "sx"), column(sub, 1, "sy")
+	// (cos r, -sin r; sin r, cos r) · (x, y), then the box.
+	xr := c.op2("Sub", c.op2("Mul", cos, sx, n+"_cx"), c.op2("Mul", sin, sy, n+"_sy"), n+"_xr")
+	yr := c.op2("Add", c.op2("Mul", sin, sx, n+"_sx"), c.op2("Mul", cos, sy, n+"_cy"), n+"_yr")
+	reduce := func(op, v, tag string) string {
+		r := c.b.Op(op, n+"_"+tag, []string{v}, canonical.IntAttr("keepdims", 1))
+		return c.b.Op("Reshape", n+"_"+tag+"1", []string{r, c.constI64(n+"_flat1", []int64{1})})
+	}
+	maxX, minX, maxY, minY := reduce("ReduceMax", xr, "maxx"), reduce("ReduceMin", xr, "minx"), reduce("ReduceMax", yr, "maxy"), reduce("ReduceMin", yr, "miny")
+	width, height := c.op2("Sub", maxX, minX, n+"_w"), c.op2("Sub", maxY, minY, n+"_h")
+	two := c.scalarF32(n+"_two", 2)
+	mx, my := c.op2("Div", c.op2("Add", minX, maxX, n+"_sumx"), two, n+"_midx"), c.op2("Div", c.op2("Add", minY, maxY, n+"_sumy"), two, n+"_midy")
+	// The centre rotated back: (cos r, sin r; -sin r, cos r) · (mx, my).
+	cx := c.op2("Add", c.op2("Mul", cos, mx, n+"_cmx"), c.op2("Mul", sin, my, n+"_smy"), n+"_cropx")
+	cy := c.op2("Sub", c.op2("Mul", cos, my, n+"_cmy"), c.op2("Mul", sin, mx, n+"_smx"), n+"_cropy")
+	scale := func(s float32, size string, out int64, tag string) string {
+		return c.op2("Div", c.op2("Mul", c.scalarF32(n+"_scale"+tag, s), size, n+"_ss"+tag), c.scalarF32(n+"_out"+tag, float32(out)), n+"_scale"+tag)
+	}
+	scx, scy := scale(p.sx, width, p.outW, "x"), scale(p.sy, height, p.outH, "y")
+	negSin := c.b.Op("Neg", n+"_nsin", []string{sin})
+	m00, m01 := c.op2("Mul", cos, scx, n+"_m00"), c.op2("Mul", sin, scy, n+"_m01")
+	m10, m11 := c.op2("Mul", negSin, scx, n+"_m10"), c.op2("Mul", cos, scy, n+"_m11")
+	shx, shy := c.scalarF32(n+"_shx", float32(-float64(p.outW)/2)), c.scalarF32(n+"_shy", float32(-float64(p.outH)/2))
+	last := func(a, b, t, tag string) string {
+		return c.op2("Add", c.op2("Add", c.op2("Mul", a, shx, n+"_ax"+tag), c.op2("Mul", b, shy, n+"_by"+tag), n+"_ab"+tag), t, n+"_m"+tag)
+	}
+	m03, m13 := last(m00, m01, cx, "03"), last(m10, m11, cy, "13")
+	k := func(v float32, tag string) string { return c.constF32(n+"_k"+tag, []int64{1}, []float32{v}) }
+	zero, unit := k(0, "0"), k(1, "1")
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		flat := c.b.Op("Concat", n+"_matrix", []string{m00, m01, zero, m03, m10, m11, zero, m13, zero, zero, unit, zero, zero, zero, zero, unit}, canonical.IntAttr("axis", 0))
+		c.node("Reshape", []string{flat, c.constI64(n+"_oshape", slices.Clone(c.tensor(o.outputs[0]).shape))}, []string{y})
+		return nil
+	})
+}
+
+// atan2 is atan2(y, x) of float values: Atan(y / x), plus or minus pi
+// for x < 0, ±pi/2 or 0 for x = 0.
+func (c *converter) atan2(y, x, n string) string {
+	zero := c.scalarF32(n+"_z", 0)
+	a := c.b.Op("Atan", n+"_atan", []string{c.op2("Div", y, x, n+"_yx")})
+	pi := c.scalarF32(n+"_pi", float32(math.Pi))
+	halfPi := c.scalarF32(n+"_halfpi", float32(math.Pi/2))
+	negHalfPi := c.scalarF32(n+"_nhalfpi", -float32(math.Pi/2))
+	yNonNeg := c.b.Op("Not", n+"_yge", []string{c.op2("Less", y, zero, n+"_ylt")})
+	left := c.b.Op("Where", n+"_left", []string{yNonNeg, c.op2("Add", a, pi, n+"_apos"), c.op2("Sub", a, pi, n+"_aneg")})
+	vertical := c.b.Op("Where", n+"_up", []string{c.op2("Greater", y, zero, n+"_ygt"), halfPi,
+		c.b.Op("Where", n+"_down", []string{c.op2("Less", y, zero, n+"_ylt0"), negHalfPi, zero})})
+	nonPos := c.b.Op("Where", n+"_xle", []string{c.op2("Less", x, zero, n+"_xlt"), left, vertical})
+	return c.b.Op("Where", n+"_atan2", []string{c.op2("Greater", x, zero, n+"_xgt"), a, nonPos})
 }
 
 // userCustomOp maps a custom operator the user defines (Options.Custom):

@@ -24,9 +24,6 @@ func (c *converter) unsupportedOps() error {
 		switch {
 		case o.code == fb.BuiltinOperatorCUSTOM && customHandlers()[o.custom] == nil && c.st.custom.Lookup(o.custom) == nil:
 			u.Reason = "a custom operator: no mapping; " + custom.Hint("TFLite custom operator", o.custom)
-			if why := mediapipeUnmapped(o.custom); why != "" {
-				u.Reason = why + "; " + custom.Hint("TFLite custom operator", o.custom)
-			}
 		case o.code == fb.BuiltinOperatorCUSTOM:
 			continue // MediaPipe's (ops_mediapipe.go)
 		case elementwise && row.Since > c.opts.Opset && o.code != fb.BuiltinOperatorHARD_SWISH:
