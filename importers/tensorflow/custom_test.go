@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/tfops"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
@@ -37,16 +38,17 @@ func TestCustomTFOpFromONNXFunction(t *testing.T) {
 	}
 	in := res.Model.Graph.Inputs[0].Name
 	res.Model.Close()
-	x, err := tensorio.ReadNpyFile(dir + "scaled_tanh_data/x.npy")
-	if err != nil {
-		t.Fatal(err)
+	// TF.js's input and output, as --inputs/--reference read them.
+	var data []*canonical.Tensor
+	for _, f := range []string{"x", "scaled_tanh"} {
+		v, err := tensorio.ReadNpyFile(dir + "scaled_tanh_data/" + f + ".npy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, v)
 	}
-	want, err := tensorio.ReadNpyFile(dir + "scaled_tanh_data/scaled_tanh.npy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	x.Name = in
-	got, w := floats(t, run(t, path, opts, x)[0]), floats(t, want)
+	data[0].Name = in
+	got, w := floats(t, run(t, path, opts, data[0])[0]), floats(t, data[1])
 	if len(got) != len(w) {
 		t.Fatalf("%d values, TF.js %d", len(got), len(w))
 	}

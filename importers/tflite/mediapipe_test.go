@@ -52,29 +52,36 @@ func TestMediaPipeTransposeConvBiasAgainstLiteRT(t *testing.T) {
 			m := single(fb.BuiltinOperatorCUSTOM, fb.BuiltinOptionsNONE, nil,
 				[]tspec{fshape(1, 4, 5, 3), constF([]int32{2, 3, 3, 3}, w...), constF([]int32{2}, 0.25, -0.5)}, fshape(tc.out...))
 			m.ops[0].custom, m.ops[0].customOpts = "Convolution2DTransposeBias", params(tc.pad, 2, 2)
-			data := m.bytes()
-			path := filepath.Join(t.TempDir(), tc.name+".tflite")
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			mod, err := readModel(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mp, err := importProto(data, Options{})
-			if err != nil {
-				t.Fatalf("Import: %v", err)
-			}
-			ins := oneOpInputs(t, oneOp{name: "mediapipe/" + tc.name, lo: -2, hi: 2}, mod, mp)
-			res, err := tfliteruntime.RunLiteRT(context.Background(), env, path, ins)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := runExecutor(t, mp, ins)
-			r := compareOutput(t, "out0", got[0], res.Outputs[0])
-			t.Logf("%s: %s", res.Build, r)
+			got, res := liteRTAndImport(t, env, m, "mediapipe/"+tc.name)
+			t.Logf("%s: %s", res.Build, compareOutput(t, "out0", got[0], res.Outputs[0]))
 		})
 	}
+}
+
+// liteRTAndImport writes model m, runs it in LiteRT.js and its import on
+// the executor on the same generated inputs (seeded by name, in
+// [-2, 2]), and returns the executor's outputs and LiteRT.js's result.
+func liteRTAndImport(t *testing.T, env tfliteruntime.Env, m mspec, name string) ([]*onnxpb.TensorProto, *tfliteruntime.Result) {
+	t.Helper()
+	data := m.bytes()
+	path := filepath.Join(t.TempDir(), "model.tflite")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := readModel(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, err := importProto(data, Options{})
+	if err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	ins := oneOpInputs(t, oneOp{name: name, lo: -2, hi: 2}, mod, mp)
+	res, err := tfliteruntime.RunLiteRT(context.Background(), env, path, ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runExecutor(t, mp, ins), res
 }
 
 // A custom operator the user defines with -O custom: a model whose
@@ -248,25 +255,7 @@ func TestMediaPipeMaxPoolUnpoolAgainstLiteRT(t *testing.T) {
 				t.Errorf("indices as an output: %v", err)
 			}
 			m := poolUnpool(tc.in, tc.pooled, opts, false)
-			data := m.bytes()
-			path := filepath.Join(t.TempDir(), tc.name+".tflite")
-			if err := os.WriteFile(path, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			mod, err := readModel(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mp, err := importProto(data, Options{})
-			if err != nil {
-				t.Fatalf("Import: %v", err)
-			}
-			ins := oneOpInputs(t, oneOp{name: "mediapipe/pool_" + tc.name, lo: -2, hi: 2}, mod, mp)
-			res, err := tfliteruntime.RunLiteRT(context.Background(), env, path, ins)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := runExecutor(t, mp, ins)
+			got, res := liteRTAndImport(t, env, m, "mediapipe/pool_"+tc.name)
 			for k, name := range []string{"pooled", "y"} {
 				t.Logf("%s %s: %s", res.Build, name, compareOutput(t, name, got[k], res.Outputs[k]))
 			}
