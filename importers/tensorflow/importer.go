@@ -20,6 +20,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	tftf "github.com/onnxconv/onnxconv/formats/tensorflow"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/custom"
 	"github.com/onnxconv/onnxconv/importers/tfops"
 	"github.com/onnxconv/onnxconv/options"
 )
@@ -40,6 +41,9 @@ type Options struct {
 	// Placeholders and unread nodes, a SavedModel signature's): the
 	// graph is cut at the named tensors (tfops.ParseTensors).
 	Inputs, Outputs []tfops.IO
+	// Custom is an ONNX file of functions defining TF ops the mapping
+	// lacks (docs/custom.md), named after the op.
+	Custom string
 	// Warn, when set, receives the conversion's warnings.
 	Warn func(string)
 }
@@ -58,6 +62,7 @@ func optionSet() importers.OptionSet[Options] {
 			func(o *Options) *[]tfops.IO { return &o.Inputs }),
 		tfops.TensorsOption("outputs", "graph outputs, TF tensor names NAME:0,… (as tf2onnx --outputs; default the unread nodes or the signature's)",
 			func(o *Options) *[]tfops.IO { return &o.Outputs }),
+		custom.Option(func(o *Options) *string { return &o.Custom }),
 	}}
 }
 
@@ -135,7 +140,7 @@ func printable(b []byte) bool {
 	return true
 }
 
-// ParseOptions reads "signature", "opset", "inputs" and "outputs"; an
+// ParseOptions reads "signature", "opset", "inputs", "outputs" and "custom"; an
 // unknown key or a bad value is an *importers.OptionError.
 func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
 
@@ -218,7 +223,14 @@ func ios(in []tfops.IO) []tftf.IO {
 }
 
 func convert(file string, g *tfops.Graph, o Options) (*canonical.Model, error) {
-	mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: file, Warn: o.Warn})
+	var cs *custom.Set
+	if o.Custom != "" {
+		var err error
+		if cs, err = custom.Load(o.Custom); err != nil {
+			return nil, err
+		}
+	}
+	mp, err := tfops.Convert(g, tfops.Options{Opset: o.Opset, File: file, Warn: o.Warn, Custom: cs})
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,11 @@ package tflite
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/formats/tflite/flexbuf"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -13,7 +17,377 @@ import (
 func customHandlers() map[string]func(*converter, *operator) error {
 	return map[string]func(*converter, *operator) error{
 		"Convolution2DTransposeBias": (*converter).transposeConvBias,
+		"MaxPoolingWithArgmax2D":     (*converter).maxPoolArgmax,
+		"MaxUnpooling2D":             (*converter).maxUnpooling,
+		"TransformLandmarks":         (*converter).transformLandmarks,
+		"TransformTensorBilinear":    (*converter).transformTensorBilinear,
+		"Landmarks2TransformMatrix":  (*converter).landmarksToTransformMatrix,
 	}
+}
+
+// poolParams reads the TfLitePoolParams MediaPipe's pooling ops keep in
+// custom_options: int32 padding (1 SAME, 2 VALID), stride_width,
+// stride_height, filter_width, filter_height, activation.
+type poolParams struct {
+	padding        fb.Padding
+	sW, sH, fW, fH int64
+	act            fb.ActivationFunctionType
+}
+
+func readPoolParams(o *operator) (poolParams, error) {
+	var p poolParams
+	if o.raw == nil || len(o.raw.CustomOptionsBytes()) < 24 {
+		return p, fmt.Errorf("custom_options: want a TfLitePoolParams (padding, stride_width, stride_height, filter_width, filter_height, activation: 24 bytes)")
+	}
+	b := o.raw.CustomOptionsBytes()
+	v := func(i int) int32 { return int32(binary.LittleEndian.Uint32(b[4*i:])) }
+	switch v(0) {
+	case 1:
+		p.padding = fb.PaddingSAME
+	case 2:
+		p.padding = fb.PaddingVALID
+	default:
+		return p, fmt.Errorf("padding %d: want 1 (SAME) or 2 (VALID)", v(0))
+	}
+	if err := positive("pool size/stride", v(1), v(2), v(3), v(4)); err != nil {
+		return p, err
+	}
+	p.sW, p.sH, p.fW, p.fH = int64(v(1)), int64(v(2)), int64(v(3)), int64(v(4))
+	// TfLiteFusedActivation: 0 none, 1 relu, 2 relu_n1_to_1, 3 relu6.
+	switch v(5) {
+	case 0:
+		p.act = fb.ActivationFunctionTypeNONE
+	case 1:
+		p.act = fb.ActivationFunctionTypeRELU
+	case 2:
+		p.act = fb.ActivationFunctionTypeRELU_N1_TO_1
+	case 3:
+		p.act = fb.ActivationFunctionTypeRELU6
+	default:
+		return p, fmt.Errorf("activation %d is not supported", v(5))
+	}
+	return p, nil
+}
+
+// readers lists the operators of the subgraph reading tensor idx.
+func (c *converter) readers(idx int32) []*operator {
+	var out []*operator
+	for _, op := range c.g.ops {
+		if slices.Contains(op.inputs, idx) {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// maxPoolArgmax maps MaxPoolingWithArgmax2D (mediapipe
+// max_pool_argmax.cc): max pooling of [N, H, W, C] with TfLitePoolParams,
+// and the position of each maximum. That position has no one form: MediaPipe's kernel
+// writes the float y·filter_width + x + 0.1, XNNPACK (which runs it in
+// LiteRT.js) uint32 bit patterns of x·filter_height + y. It is kept as
+// ONNX MaxPool's Indices inside the graph, so the indices output may only
+// be read by MaxUnpooling2D (which reads it back the same way in either
+// kernel) and may not be a model output.
+func (c *converter) maxPoolArgmax(o *operator) error {
+	if err := needInputs(o, 1); err != nil {
+		return err
+	}
+	if len(o.outputs) != 2 {
+		return fmt.Errorf("%d outputs: want the pooled values and the argmax indices", len(o.outputs))
+	}
+	p, err := readPoolParams(o)
+	if err != nil {
+		return err
+	}
+	if err := c.need4D(o.inputs[0]); err != nil {
+		return err
+	}
+	idx := c.tensor(o.outputs[1])
+	if slices.Contains(c.g.outputs, o.outputs[1]) {
+		return fmt.Errorf("its argmax indices %q are a model output: MediaPipe's kernel and XNNPACK write them in different forms, neither of which ONNX has; only MaxUnpooling2D may read them", idx.name)
+	}
+	for _, r := range c.readers(o.outputs[1]) {
+		if r.custom != "MaxUnpooling2D" || slices.Index(r.inputs, o.outputs[1]) != 1 {
+			return fmt.Errorf("its argmax indices %q are read by operator %d (%s): MediaPipe's kernel and XNNPACK write them in different forms, neither of which ONNX has; only MaxUnpooling2D may read them", idx.name, r.index, opName(r))
+		}
+	}
+	xt := c.tensor(o.inputs[0])
+	x, err := c.floatValue(o.inputs[0], nchw)
+	if err != nil {
+		return err
+	}
+	attrs, err := padAttrs(p.padding, xt.shape[1], xt.shape[2], p.fH, p.fW, p.sH, p.sW, 1, 1)
+	if err != nil {
+		return err
+	}
+	attrs = append(attrs, canonical.IntsAttr("kernel_shape", p.fH, p.fW), canonical.IntsAttr("strides", p.sH, p.sW))
+	indices := c.unique(idx.name + "_onnx_indices")
+	if err := c.emit(o.outputs[0], nchw, p.act, func(y string) error {
+		c.node("MaxPool", []string{x}, []string{y, indices}, attrs...)
+		return nil
+	}); err != nil {
+		return err
+	}
+	return c.finishAs(o.outputs[1], nchw, indices, true)
+}
+
+// maxUnpooling maps MaxUnpooling2D (mediapipe max_unpooling.cc): each
+// value of [N, H, W, C] is written at the position its argmax index
+// names, zeros elsewhere, an output of the output tensor's shape. The
+// indices must come from a MaxPoolingWithArgmax2D of the same window,
+// strides and padding whose input has the output's shape: ONNX MaxUnpool
+// then scatters at MaxPool's Indices.
+func (c *converter) maxUnpooling(o *operator) error {
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
+	p, err := readPoolParams(o)
+	if err != nil {
+		return err
+	}
+	var pool *operator
+	for _, op := range c.g.ops {
+		if op.code == fb.BuiltinOperatorCUSTOM && op.custom == "MaxPoolingWithArgmax2D" && len(op.outputs) == 2 && op.outputs[1] == o.inputs[1] {
+			pool = op
+		}
+	}
+	if pool == nil {
+		return fmt.Errorf("its indices %q are not the argmax output of a MaxPoolingWithArgmax2D (the only form this mapping reads)", c.tensor(o.inputs[1]).name)
+	}
+	pp, err := readPoolParams(pool)
+	if err != nil {
+		return fmt.Errorf("its MaxPoolingWithArgmax2D (operator %d): %w", pool.index, err)
+	}
+	if pp.padding != p.padding || pp.sW != p.sW || pp.sH != p.sH || pp.fW != p.fW || pp.fH != p.fH {
+		return fmt.Errorf("its pooling parameters differ from those of the MaxPoolingWithArgmax2D (operator %d) whose indices it reads", pool.index)
+	}
+	out, err := c.staticShape(o.outputs[0], "output")
+	if err != nil {
+		return err
+	}
+	if in := c.tensor(pool.inputs[0]).shape; !slices.Equal(in, out) {
+		return fmt.Errorf("output shape %v differs from the shape %v of the input its indices were taken from", out, in)
+	}
+	x, err := c.floatValue(o.inputs[0], nchw)
+	if err != nil {
+		return err
+	}
+	ind, err := c.rawValue(int(o.inputs[1]), nchw)
+	if err != nil {
+		return err
+	}
+	shape := c.constI64(c.firstOutName(o)+"_shape", []int64{out[0], out[3], out[1], out[2]})
+	return c.emit(o.outputs[0], nchw, p.act, func(y string) error {
+		c.node("MaxUnpool", []string{x, ind, shape}, []string{y}, canonical.IntsAttr("kernel_shape", p.fH, p.fW), canonical.IntsAttr("strides", p.sH, p.sW))
+		return nil
+	})
+}
+
+// staticShape is tensor idx's shape, refused when a dimension is dynamic.
+func (c *converter) staticShape(idx int32, what string) ([]int64, error) {
+	t := c.tensor(idx)
+	for _, d := range t.shape {
+		if d < 0 {
+			return nil, fmt.Errorf("the %s %q has a dynamic shape %v", what, t.name, t.shape)
+		}
+	}
+	return t.shape, nil
+}
+
+// mediapipeVersion2 refuses a MediaPipe transform operator of another
+// version than 2: MediaPipe's CPU op resolver registers version 2 of
+// TransformLandmarks, TransformTensorBilinear and
+// Landmarks2TransformMatrix only (version 1 is its GPU delegate's, with
+// other custom_options).
+func mediapipeVersion2(o *operator) error {
+	if o.version != 2 {
+		return fmt.Errorf("version %d: MediaPipe's CPU kernels are version 2 (version 1 is its GPU delegate's)", o.version)
+	}
+	return nil
+}
+
+// matrixRows returns the first two rows of a MediaPipe 4x4 transform
+// matrix (any shape of 16 floats) as eight [1] values, m[0]..m[7].
+func (c *converter) matrixRows(idx int32, n string) ([]string, error) {
+	sh, err := c.staticShape(idx, "transform matrix")
+	if err != nil {
+		return nil, err
+	}
+	count := int64(1)
+	for _, d := range sh {
+		count *= d
+	}
+	if count != 16 {
+		return nil, fmt.Errorf("the transform matrix has shape %v: want 16 values (a 4x4 matrix)", sh)
+	}
+	m, err := c.floatValue(idx, native)
+	if err != nil {
+		return nil, err
+	}
+	flat := c.b.Op("Reshape", n+"_m", []string{m, c.constI64(n+"_m16", []int64{16})})
+	out := make([]string, 8)
+	for i := range out {
+		out[i] = c.b.Op("Slice", fmt.Sprintf("%s_m%d", n, i), []string{flat, c.constI64(n+"_s", []int64{int64(i)}), c.constI64(n+"_e", []int64{int64(i + 1)})})
+	}
+	return out, nil
+}
+
+// op2 adds a node op(a, b) and returns its output.
+func (c *converter) op2(op, a, b, n string) string { return c.b.Op(op, n, []string{a, b}) }
+
+// transformLandmarks maps TransformLandmarks version 2 (mediapipe
+// transform_landmarks.cc): landmarks [1, N, D] (D = 2 or 3) have x, y
+// replaced by the first two rows of the 4x4 matrix applied to (x, y, 0,
+// 1), summed left to right in float32 as the kernel does; z is kept. The
+// kernel reads the first row of the batch only, so a larger one is
+// refused.
+func (c *converter) transformLandmarks(o *operator) error {
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
+	if err := mediapipeVersion2(o); err != nil {
+		return err
+	}
+	sh, err := c.staticShape(o.inputs[0], "landmarks input")
+	if err != nil {
+		return err
+	}
+	if len(sh) != 3 || sh[0] != 1 || sh[2] != 2 && sh[2] != 3 {
+		return fmt.Errorf("landmarks of shape %v: want [1, N, 2 or 3]", sh)
+	}
+	dims := sh[2]
+	n := c.firstOutName(o)
+	m, err := c.matrixRows(o.inputs[1], n)
+	if err != nil {
+		return err
+	}
+	x, err := c.floatValue(o.inputs[0], native)
+	if err != nil {
+		return err
+	}
+	axis := c.constI64(n+"_axis", []int64{2})
+	col := func(i int64) string {
+		return c.b.Op("Slice", fmt.Sprintf("%s_c%d", n, i), []string{x, c.constI64(n+"_cs", []int64{i}), c.constI64(n+"_ce", []int64{i + 1}), axis})
+	}
+	px, py := col(0), col(1)
+	// (m0, m1, m2, m3) · (x, y, 0, 1): the m2·0 term adds a zero.
+	row := func(a, b, t, tag string) string {
+		s := c.op2("Add", c.op2("Mul", a, px, n+"_ax"+tag), c.op2("Mul", b, py, n+"_by"+tag), n+"_sum"+tag)
+		return c.op2("Add", s, t, n+"_"+tag)
+	}
+	cols := []string{row(m[0], m[1], m[3], "x"), row(m[4], m[5], m[7], "y")}
+	if dims == 3 {
+		cols = append(cols, col(2))
+	}
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		c.node("Concat", cols, []string{y}, canonical.IntAttr("axis", 2))
+		return nil
+	})
+}
+
+// transformTensorBilinear maps TransformTensorBilinear version 2
+// (mediapipe transform_tensor_bilinear.cc): output pixel (x, y) samples
+// the input at the first two rows of the 4x4 matrix applied to (x, y, 0,
+// 1), after the kernel's half-pixel shift of the translation (t +=
+// 0.5·(a + b) - 0.5, in double), bilinearly from its four neighbours (a
+// neighbour past the edge reads 0), and is 0 where the point falls
+// outside [0, W-1] × [0, H-1]. Coordinates are float32, the blend double,
+// as the kernel computes them. Input [1, H, W, C], output [1, OH, OW, C]
+// (the output tensor's static shape; the kernel reads batch 0 only).
+func (c *converter) transformTensorBilinear(o *operator) error {
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
+	if err := mediapipeVersion2(o); err != nil {
+		return err
+	}
+	in, err := c.staticShape(o.inputs[0], "input")
+	if err != nil {
+		return err
+	}
+	out, err := c.staticShape(o.outputs[0], "output")
+	if err != nil {
+		return err
+	}
+	if len(in) != 4 || in[0] != 1 || len(out) != 4 || out[0] != 1 || out[3] != in[3] {
+		return fmt.Errorf("input %v and output %v: want [1, H, W, C] and [1, OH, OW, C]", in, out)
+	}
+	n := c.firstOutName(o)
+	m, err := c.matrixRows(o.inputs[1], n)
+	if err != nil {
+		return err
+	}
+	cast := func(v string, to canonical.DataType) string {
+		return c.b.Op("Cast", v+"_cast", []string{v}, canonical.IntAttr("to", int64(to)))
+	}
+	half := c.b.Number(n+"_half", canonical.Double, nil, 0.5)
+	shift := func(a, b, t, tag string) string {
+		s := c.op2("Add", c.op2("Mul", cast(a, canonical.Double), half, n+"_ha"+tag), c.op2("Mul", cast(b, canonical.Double), half, n+"_hb"+tag), n+"_hs"+tag)
+		s = c.op2("Sub", s, half, n+"_hc"+tag)
+		return cast(c.op2("Add", cast(t, canonical.Double), s, n+"_ht"+tag), canonical.Float)
+	}
+	tx, ty := shift(m[0], m[1], m[3], "x"), shift(m[4], m[5], m[7], "y")
+	OH, OW, H, W, C := out[1], out[2], in[1], in[2], in[3]
+	gx, gy := make([]float32, OH*OW), make([]float32, OH*OW)
+	for i := range gx {
+		gx[i], gy[i] = float32(int64(i)%OW), float32(int64(i)/OW)
+	}
+	ox, oy := c.constF32(n+"_ox", []int64{OH * OW}, gx), c.constF32(n+"_oy", []int64{OH * OW}, gy)
+	coord := func(a, b, t, tag string) string {
+		s := c.op2("Add", c.op2("Mul", a, ox, n+"_ax"+tag), c.op2("Mul", b, oy, n+"_by"+tag), n+"_s"+tag)
+		return c.op2("Add", s, t, n+"_tc"+tag)
+	}
+	tcx, tcy := coord(m[0], m[1], tx, "x"), coord(m[4], m[5], ty, "y")
+	zero := c.scalarF32(n+"_zero", 0)
+	inside := func(v string, hi int64, tag string) string {
+		bad := c.op2("Or", c.op2("Less", v, zero, n+"_lo"+tag), c.op2("Greater", v, c.scalarF32(n+"_max"+tag, float32(hi-1)), n+"_hi"+tag), n+"_out"+tag)
+		return c.b.Op("Not", n+"_in"+tag, []string{bad})
+	}
+	valid := c.op2("And", inside(tcx, W, "x"), inside(tcy, H, "y"), n+"_valid")
+	fx, fy := c.b.Op("Floor", n+"_fx", []string{tcx}), c.b.Op("Floor", n+"_fy", []string{tcy})
+	one := c.constI64(n+"_one", []int64{1})
+	col := func(v string) string { return c.b.Op("Unsqueeze", v+"_col", []string{v, one}) } // [P] -> [P, 1]
+	rc := col(c.op2("Sub", tcx, fx, n+"_rc"))
+	lc := col(c.op2("Sub", tcy, fy, n+"_lc"))
+	// Corners index the input padded with a zero row and column (the
+	// kernel reads 0 past the edge), clamped so that points outside
+	// (masked below) still index it.
+	index := func(f string, hi int64, tag string) string {
+		cl := c.b.Op("Clip", n+"_cl"+tag, []string{f, zero, c.scalarF32(n+"_top"+tag, float32(hi-1))})
+		return cast(cl, canonical.Int64)
+	}
+	ix, iy := index(fx, W, "x"), index(fy, H, "y")
+	x, err := c.floatValue(o.inputs[0], native)
+	if err != nil {
+		return err
+	}
+	padded := c.b.Op("Pad", n+"_padded", []string{x, c.constI64(n+"_pads", []int64{0, 0, 0, 0, 0, 1, 1, 0})})
+	table := c.b.Op("Reshape", n+"_table", []string{padded, c.constI64(n+"_tshape", []int64{(H + 1) * (W + 1), C})})
+	ix1, iy1 := c.op2("Add", ix, one, n+"_ix1"), c.op2("Add", iy, one, n+"_iy1")
+	rowW := c.constI64(n+"_w1", []int64{W + 1})
+	corner := func(iy, ix, tag string) string {
+		at := c.op2("Add", c.op2("Mul", iy, rowW, n+"_r"+tag), ix, n+"_at"+tag)
+		return c.b.Op("Gather", n+"_q"+tag, []string{table, at}, canonical.IntAttr("axis", 0))
+	}
+	q11, q21, q12, q22 := corner(iy, ix, "11"), corner(iy, ix1, "21"), corner(iy1, ix, "12"), corner(iy1, ix1, "22")
+	oneD := c.b.Number(n+"_oned", canonical.Double, nil, 1)
+	// The kernel's (1.0 - w) * a + w * b with w and a, b float: the
+	// first product in double (1.0 is a double literal), the second in
+	// float, their sum in double, stored as float.
+	blend := func(w, a, b, tag string) string {
+		left := c.op2("Mul", c.op2("Sub", oneD, cast(w, canonical.Double), n+"_1m"+tag), cast(a, canonical.Double), n+"_wa"+tag)
+		right := cast(c.op2("Mul", w, b, n+"_wb"+tag), canonical.Double)
+		return cast(c.op2("Add", left, right, n+"_"+tag), canonical.Float)
+	}
+	upper, lower := blend(rc, q11, q21, "upper"), blend(rc, q12, q22, "lower")
+	// result = lc * lower + (1.0 - lc) * upper: the same form, terms
+	// swapped.
+	res := blend(lc, upper, lower, "blend")
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		masked := c.b.Op("Where", n+"_masked", []string{col(valid), res, zero})
+		c.node("Reshape", []string{masked, c.constI64(n+"_oshape", slices.Clone(out))}, []string{y})
+		return nil
+	})
 }
 
 // transposeConvBias maps Convolution2DTransposeBias: inputs (input
@@ -40,6 +414,189 @@ func (c *converter) transposeConvBias(o *operator) error {
 		return fmt.Errorf("padding %d: want 1 (SAME) or 2 (VALID)", pad)
 	}
 	return c.emitTransposeConv(o, o.inputs[0], o.inputs[1], o.inputs[2], c.tensor(o.outputs[0]).shape, pad == 1, sH, sW, fb.ActivationFunctionTypeNONE)
+}
+
+// flexOptions is the operator's custom_options read as a FlexBuffers map.
+func flexOptions(o *operator) (map[string]flexbuf.Ref, error) {
+	if o.raw == nil || len(o.raw.CustomOptionsBytes()) == 0 {
+		return nil, fmt.Errorf("no custom_options (a FlexBuffers map)")
+	}
+	root, err := flexbuf.Root(o.raw.CustomOptionsBytes())
+	if err != nil {
+		return nil, fmt.Errorf("custom_options: %w", err)
+	}
+	m, err := root.Map()
+	if err != nil {
+		return nil, fmt.Errorf("custom_options: %w", err)
+	}
+	return m, nil
+}
+
+// landmarksMatrixParams are Landmarks2TransformMatrix's custom_options
+// (version 2): the landmark pairs whose rotated bounding box is the crop,
+// the two landmarks whose angle is the rotation, and the output size and
+// scales.
+type landmarksMatrixParams struct {
+	subset         []int64
+	left, right    int64
+	target, sx, sy float32
+	outH, outW     int64
+}
+
+func readLandmarksMatrixParams(o *operator, n int64) (landmarksMatrixParams, error) {
+	var p landmarksMatrixParams
+	m, err := flexOptions(o)
+	if err != nil {
+		return p, err
+	}
+	ints := map[string]*int64{"left_rotation_idx": &p.left, "right_rotation_idx": &p.right, "output_height": &p.outH, "output_width": &p.outW}
+	for k, dst := range ints {
+		r, ok := m[k]
+		if !ok {
+			return p, fmt.Errorf("custom_options: no %s", k)
+		}
+		if *dst, err = r.Int(); err != nil {
+			return p, fmt.Errorf("custom_options %s: %w", k, err)
+		}
+	}
+	floats := map[string]*float32{"target_rotation_radians": &p.target, "scale_x": &p.sx, "scale_y": &p.sy}
+	for k, dst := range floats {
+		r, ok := m[k]
+		if !ok {
+			return p, fmt.Errorf("custom_options: no %s", k)
+		}
+		f, err := r.Float()
+		if err != nil {
+			return p, fmt.Errorf("custom_options %s: %w", k, err)
+		}
+		*dst = float32(f)
+	}
+	r, ok := m["subset_idxs"]
+	if !ok {
+		return p, fmt.Errorf("custom_options: no subset_idxs")
+	}
+	if p.subset, err = r.Ints(); err != nil {
+		return p, fmt.Errorf("custom_options subset_idxs: %w", err)
+	}
+	if len(p.subset) == 0 {
+		return p, fmt.Errorf("custom_options subset_idxs is empty")
+	}
+	for _, i := range append([]int64{p.left, p.right}, p.subset...) {
+		if i < 0 || i >= n {
+			return p, fmt.Errorf("custom_options: landmark index %d outside the %d landmarks", i, n)
+		}
+	}
+	if p.outH <= 0 || p.outW <= 0 || !(p.sx > 0) || !(p.sy > 0) {
+		return p, fmt.Errorf("custom_options: output size %dx%d and scales %g, %g must be positive", p.outW, p.outH, p.sx, p.sy)
+	}
+	return p, nil
+}
+
+// landmarksToTransformMatrix maps Landmarks2TransformMatrix version 2
+// (mediapipe landmarks_to_transform_matrix.cc): from landmarks (x, y, z
+// triples) it computes the 4x4 matrix that maps an output crop of
+// output_width x output_height to the input: the rotation r =
+// target_rotation_radians - atan2 of the right minus the left rotation
+// landmark, the bounding box of the subset landmarks rotated by r (its
+// centre rotated back is the crop's centre, its size times scale_x,
+// scale_y over the output size the scale), then shift · rotation(-r) ·
+// scale · shift(-output/2), each product in float32 as the kernel sums
+// it (the zero terms dropped). atan2 is Atan with the quadrant fixed.
+func (c *converter) landmarksToTransformMatrix(o *operator) error {
+	if err := needInputs(o, 1); err != nil {
+		return err
+	}
+	if err := mediapipeVersion2(o); err != nil {
+		return err
+	}
+	sh, err := c.staticShape(o.inputs[0], "landmarks input")
+	if err != nil {
+		return err
+	}
+	total := int64(1)
+	for _, d := range sh {
+		total *= d
+	}
+	if len(sh) != 3 || total%3 != 0 {
+		return fmt.Errorf("landmarks of shape %v: want rank 3 holding (x, y, z) triples", sh)
+	}
+	p, err := readLandmarksMatrixParams(o, total/3)
+	if err != nil {
+		return err
+	}
+	n := c.firstOutName(o)
+	x, err := c.floatValue(o.inputs[0], native)
+	if err != nil {
+		return err
+	}
+	pts := c.b.Op("Reshape", n+"_points", []string{x, c.constI64(n+"_pshape", []int64{-1, 3})})
+	one := c.constI64(n+"_one", []int64{1})
+	// column i of rows (a [K, 3] value) as [K].
+	column := func(rows string, i int64, tag string) string {
+		v := c.b.Op("Slice", n+"_c"+tag, []string{rows, c.constI64(n+"_cs", []int64{i}), c.constI64(n+"_ce", []int64{i + 1}), one})
+		return c.b.Op("Reshape", n+"_v"+tag, []string{v, c.constI64(n+"_flat", []int64{-1})})
+	}
+	point := func(i int64, tag string) (string, string) {
+		r := c.b.Op("Gather", n+"_p"+tag, []string{pts, c.constI64(n+"_i"+tag, []int64{i})}, canonical.IntAttr("axis", 0))
+		return column(r, 0, tag+"x"), column(r, 1, tag+"y")
+	}
+	lx, ly := point(p.left, "l")
+	rx, ry := point(p.right, "r")
+	dy, dx := c.op2("Sub", ry, ly, n+"_dy"), c.op2("Sub", rx, lx, n+"_dx")
+	angle := c.atan2(dy, dx, n)
+	rot := c.op2("Sub", c.scalarF32(n+"_target", p.target), angle, n+"_rotation")
+	cos, sin := c.b.Op("Cos", n+"_cos", []string{rot}), c.b.Op("Sin", n+"_sin", []string{rot})
+	sub := c.b.Op("Gather", n+"_subset", []string{pts, c.constI64(n+"_subset_idx", p.subset)}, canonical.IntAttr("axis", 0))
+	sx, sy := column(sub, 0, "sx"), column(sub, 1, "sy")
+	// (cos r, -sin r; sin r, cos r) · (x, y), then the box.
+	xr := c.op2("Sub", c.op2("Mul", cos, sx, n+"_cx"), c.op2("Mul", sin, sy, n+"_sy"), n+"_xr")
+	yr := c.op2("Add", c.op2("Mul", sin, sx, n+"_sx"), c.op2("Mul", cos, sy, n+"_cy"), n+"_yr")
+	reduce := func(op, v, tag string) string {
+		r := c.b.Op(op, n+"_"+tag, []string{v}, canonical.IntAttr("keepdims", 1))
+		return c.b.Op("Reshape", n+"_"+tag+"1", []string{r, c.constI64(n+"_flat1", []int64{1})})
+	}
+	maxX, minX, maxY, minY := reduce("ReduceMax", xr, "maxx"), reduce("ReduceMin", xr, "minx"), reduce("ReduceMax", yr, "maxy"), reduce("ReduceMin", yr, "miny")
+	width, height := c.op2("Sub", maxX, minX, n+"_w"), c.op2("Sub", maxY, minY, n+"_h")
+	two := c.scalarF32(n+"_two", 2)
+	mx, my := c.op2("Div", c.op2("Add", minX, maxX, n+"_sumx"), two, n+"_midx"), c.op2("Div", c.op2("Add", minY, maxY, n+"_sumy"), two, n+"_midy")
+	// The centre rotated back: (cos r, sin r; -sin r, cos r) · (mx, my).
+	cx := c.op2("Add", c.op2("Mul", cos, mx, n+"_cmx"), c.op2("Mul", sin, my, n+"_smy"), n+"_cropx")
+	cy := c.op2("Sub", c.op2("Mul", cos, my, n+"_cmy"), c.op2("Mul", sin, mx, n+"_smx"), n+"_cropy")
+	scale := func(s float32, size string, out int64, tag string) string {
+		return c.op2("Div", c.op2("Mul", c.scalarF32(n+"_scale"+tag, s), size, n+"_ss"+tag), c.scalarF32(n+"_out"+tag, float32(out)), n+"_scale"+tag)
+	}
+	scx, scy := scale(p.sx, width, p.outW, "x"), scale(p.sy, height, p.outH, "y")
+	negSin := c.b.Op("Neg", n+"_nsin", []string{sin})
+	m00, m01 := c.op2("Mul", cos, scx, n+"_m00"), c.op2("Mul", sin, scy, n+"_m01")
+	m10, m11 := c.op2("Mul", negSin, scx, n+"_m10"), c.op2("Mul", cos, scy, n+"_m11")
+	shx, shy := c.scalarF32(n+"_shx", float32(-float64(p.outW)/2)), c.scalarF32(n+"_shy", float32(-float64(p.outH)/2))
+	last := func(a, b, t, tag string) string {
+		return c.op2("Add", c.op2("Add", c.op2("Mul", a, shx, n+"_ax"+tag), c.op2("Mul", b, shy, n+"_by"+tag), n+"_ab"+tag), t, n+"_m"+tag)
+	}
+	m03, m13 := last(m00, m01, cx, "03"), last(m10, m11, cy, "13")
+	k := func(v float32, tag string) string { return c.constF32(n+"_k"+tag, []int64{1}, []float32{v}) }
+	zero, unit := k(0, "0"), k(1, "1")
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		flat := c.b.Op("Concat", n+"_matrix", []string{m00, m01, zero, m03, m10, m11, zero, m13, zero, zero, unit, zero, zero, zero, zero, unit}, canonical.IntAttr("axis", 0))
+		c.node("Reshape", []string{flat, c.constI64(n+"_oshape", slices.Clone(c.tensor(o.outputs[0]).shape))}, []string{y})
+		return nil
+	})
+}
+
+// atan2 is atan2(y, x) of float values: Atan(y / x), plus or minus pi
+// for x < 0, ±pi/2 or 0 for x = 0.
+func (c *converter) atan2(y, x, n string) string {
+	zero := c.scalarF32(n+"_z", 0)
+	a := c.b.Op("Atan", n+"_atan", []string{c.op2("Div", y, x, n+"_yx")})
+	pi := c.scalarF32(n+"_pi", float32(math.Pi))
+	halfPi := c.scalarF32(n+"_halfpi", float32(math.Pi/2))
+	negHalfPi := c.scalarF32(n+"_nhalfpi", -float32(math.Pi/2))
+	yNonNeg := c.b.Op("Not", n+"_yge", []string{c.op2("Less", y, zero, n+"_ylt")})
+	left := c.b.Op("Where", n+"_left", []string{yNonNeg, c.op2("Add", a, pi, n+"_apos"), c.op2("Sub", a, pi, n+"_aneg")})
+	vertical := c.b.Op("Where", n+"_up", []string{c.op2("Greater", y, zero, n+"_ygt"), halfPi,
+		c.b.Op("Where", n+"_down", []string{c.op2("Less", y, zero, n+"_ylt0"), negHalfPi, zero})})
+	nonPos := c.b.Op("Where", n+"_xle", []string{c.op2("Less", x, zero, n+"_xlt"), left, vertical})
+	return c.b.Op("Where", n+"_atan2", []string{c.op2("Greater", x, zero, n+"_xgt"), a, nonPos})
 }
 
 // userCustomOp maps a custom operator the user defines (Options.Custom):

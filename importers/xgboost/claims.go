@@ -6,38 +6,60 @@ import (
 )
 
 // checkNumTrees compares the tree count gbtree_model_param.num_trees
-// claims (a decimal string, as xgboost writes it, or a number) with the
-// trees the model holds: a file that claims a billion trees and holds one
-// is refused, not converted as if the claim did not exist.
+// claims with the trees the model holds: a file that claims a billion
+// trees and holds one is refused, not converted as if the claim did not
+// exist.
 func checkNumTrees(mv *value, p path, n int) error {
-	param := mv.get("gbtree_model_param")
-	if param == nil {
-		return nil
-	}
-	nt := param.get("num_trees")
-	if nt == nil {
-		return nil
-	}
-	var claim int64
-	switch nt.kind {
-	case kString:
-		v, err := strconv.ParseInt(nt.str, 10, 64)
-		if err != nil {
-			return fmt.Errorf("%s.gbtree_model_param.num_trees: %q is not a whole number", p, nt.str)
-		}
-		claim = v
-	case kNumber:
-		claim = int64(nt.num)
-		if float64(claim) != nt.num {
-			return fmt.Errorf("%s.gbtree_model_param.num_trees: %v is not a whole number", p, nt.num)
-		}
-	default:
-		return fmt.Errorf("%s.gbtree_model_param.num_trees: expected a number, found %s", p, nt.kind)
+	claim, ok, err := treeParam(mv, p, "num_trees")
+	if err != nil || !ok {
+		return err
 	}
 	if claim != int64(n) {
 		return fmt.Errorf("%s.gbtree_model_param.num_trees says %d trees, the model holds %d (truncated or edited file)", p, claim, n)
 	}
 	return nil
+}
+
+// numParallelTree is gbtree_model_param.num_parallel_tree (trees per
+// output group in one boosting round), 1 when the model leaves it out.
+func numParallelTree(mv *value, p path) (int, error) {
+	v, ok, err := treeParam(mv, p, "num_parallel_tree")
+	if err != nil || !ok {
+		return 1, err
+	}
+	if v < 1 || v > maxTargets {
+		return 0, fmt.Errorf("%s.gbtree_model_param.num_parallel_tree %d out of range [1, %d]", p, v, maxTargets)
+	}
+	return int(v), nil
+}
+
+// treeParam reads gbtree_model_param.KEY, a whole number written as a
+// decimal string (as xgboost does) or a number; ok is false when absent.
+func treeParam(mv *value, p path, key string) (v int64, ok bool, err error) {
+	param := mv.get("gbtree_model_param")
+	if param == nil {
+		return 0, false, nil
+	}
+	nt := param.get(key)
+	if nt == nil {
+		return 0, false, nil
+	}
+	switch nt.kind {
+	case kString:
+		v, err := strconv.ParseInt(nt.str, 10, 64)
+		if err != nil {
+			return 0, false, fmt.Errorf("%s.gbtree_model_param.%s: %q is not a whole number", p, key, nt.str)
+		}
+		return v, true, nil
+	case kNumber:
+		v = int64(nt.num)
+		if float64(v) != nt.num {
+			return 0, false, fmt.Errorf("%s.gbtree_model_param.%s: %v is not a whole number", p, key, nt.num)
+		}
+		return v, true, nil
+	default:
+		return 0, false, fmt.Errorf("%s.gbtree_model_param.%s: expected a number, found %s", p, key, nt.kind)
+	}
 }
 
 // checkSegments refuses categorical split segments that overlap: xgboost

@@ -48,6 +48,13 @@ func optionSet() importers.OptionSet[Options] {
 				}
 				return nil
 			}},
+		{Spec: importers.OptionSpec{Name: "iteration_range", Kind: importers.KindString, Default: "",
+			Doc: "BEGIN:END: only the trees of boosting rounds BEGIN to END-1, as Booster.predict(iteration_range=(BEGIN, END)); ntree_limit=N of xgboost < 1.4 is 0:N"},
+			Set: func(o *Options, v string) error {
+				r, err := parseRounds(v)
+				o.Rounds = r
+				return err
+			}},
 	}}
 }
 
@@ -107,7 +114,7 @@ func (importer) Source(ctx context.Context, path string, opts importers.Options)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e, err := Ensemble(data)
+	e, err := Ensemble(data, o.Rounds)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

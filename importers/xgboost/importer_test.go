@@ -138,6 +138,8 @@ func TestOptionErrors(t *testing.T) {
 		{map[string]string{"opset": "8"}, "opset", true},
 		{map[string]string{"opset": "99"}, "opset", true},
 		{map[string]string{"output": "proba"}, "output", true},
+		{map[string]string{"iteration_range": "10"}, "iteration_range", true},
+		{map[string]string{"iteration_range": "3:1"}, "iteration_range", true},
 		{map[string]string{"zz": "1", "output": "proba"}, "output", true},
 	} {
 		_, err := ParseOptions(c.opts)
@@ -146,7 +148,7 @@ func TestOptionErrors(t *testing.T) {
 			t.Errorf("ParseOptions(%v) = %v", c.opts, err)
 			continue
 		}
-		if strings.Join(oe.Known, ",") != "ml_opset,opset,output,raw_score" {
+		if strings.Join(oe.Known, ",") != "ml_opset,opset,output,raw_score,iteration_range" {
 			t.Errorf("Known = %v", oe.Known)
 		}
 		_, err = New().Import(context.Background(), filepath.Join(fixtureDir, "binary_logistic.json"), c.opts)

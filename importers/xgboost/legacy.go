@@ -429,6 +429,9 @@ func (m *model) readLegacyTrees(r *legacyReader, dart bool) error {
 			m.trees[i].weight = w[i]
 		}
 	}
+	// The legacy layout does not store num_parallel_tree: a round is one
+	// tree per output group.
+	m.perRound = m.numTargets
 	return nil
 }
 

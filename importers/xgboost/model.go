@@ -103,6 +103,8 @@ type model struct {
 	featureNames []string // learner.feature_names, when present
 	featureTypes []string // learner.feature_types ("q", "c", "int", ...)
 	trees        []tree
+	indptr       []int64   // iteration_indptr: where each boosting round's trees start, then len(trees); nil if not stored
+	perRound     int       // trees per boosting round when indptr is nil
 	linear       []float32 // gblinear: (numFeature+1)*numTargets
 	categorical  bool
 }
@@ -444,6 +446,16 @@ func (m *model) decodeTrees(mv *value, p path, weightDrop []float32) error {
 		}
 		m.trees[i] = tree{nodes: nodes, target: int(info[i]), weight: w}
 	}
+	if mv.get("iteration_indptr") != nil {
+		if m.indptr, err = intArray(mv, p, "iteration_indptr", 0, int64(nTrees)); err != nil {
+			return err
+		}
+	}
+	parallel, err := numParallelTree(mv, p)
+	if err != nil {
+		return err
+	}
+	m.perRound = parallel * m.numTargets
 	return nil
 }
 

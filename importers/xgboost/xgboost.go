@@ -12,8 +12,8 @@
 // Categorical features are fed as their integer category codes (as
 // pandas' cat.codes), NaN for missing; categorical splits become
 // BRANCH_MEMBER nodes, so they need ml opset 5. Every tree is used (as
-// Booster.predict without iteration_range), dart trees scaled by
-// weight_drop. The base score is folded into the leaves of each output's
+// Booster.predict without iteration_range) unless Options.Rounds names
+// a range of boosting rounds; dart trees are scaled by weight_drop. The base score is folded into the leaves of each output's
 // first tree, which keeps xgboost's float32 summation order.
 //
 // Not supported: vector-leaf trees (multi_strategy=multi_output_tree) and
@@ -58,6 +58,9 @@ type Options struct {
 	AIOpset int
 	// Output is OutputPredict (default) or OutputMargin.
 	Output string
+	// Rounds keeps the trees of boosting rounds [Rounds[0], Rounds[1])
+	// as Booster.predict(iteration_range=...) does; {0, 0} keeps all.
+	Rounds [2]int
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -97,6 +100,9 @@ func Import(data []byte, opts Options) (mp *canonical.Model, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.keepRounds(o.Rounds); err != nil {
+		return nil, fmt.Errorf("xgboost: %w", err)
+	}
 	mp, err = build(m, o)
 	if err != nil {
 		return nil, fmt.Errorf("xgboost: %w", err)
@@ -105,8 +111,9 @@ func Import(data []byte, opts Options) (mp *canonical.Model, err error) {
 }
 
 // Ensemble decodes an XGBoost JSON or UBJSON model into the tree ensemble
-// (or linear model) it computes.
-func Ensemble(data []byte) (e *trees.Ensemble, err error) {
+// (or linear model) it computes over the boosting rounds [rounds[0],
+// rounds[1]) ({0, 0}: all).
+func Ensemble(data []byte, rounds [2]int) (e *trees.Ensemble, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			e, err = nil, fmt.Errorf("xgboost: internal error while reading: %v", r)
@@ -115,6 +122,9 @@ func Ensemble(data []byte) (e *trees.Ensemble, err error) {
 	m, err := readModel(data)
 	if err != nil {
 		return nil, err
+	}
+	if err := m.keepRounds(rounds); err != nil {
+		return nil, fmt.Errorf("xgboost: %w", err)
 	}
 	if e, err = m.ensemble(); err != nil {
 		return nil, fmt.Errorf("xgboost: %w", err)

@@ -356,7 +356,7 @@ func TestDetectDescribe(t *testing.T) {
 	imp := New()
 	d := imp.Describe()
 	if d.Name != "xgboost" || !slices.Equal(d.Extensions, []string{".json", ".ubj"}) || len(d.Magic) == 0 ||
-		!slices.Equal(options.Names(d.Options), []string{"ml_opset", "opset", "output", "raw_score"}) {
+		!slices.Equal(options.Names(d.Options), []string{"ml_opset", "opset", "output", "raw_score", "iteration_range"}) {
 		t.Errorf("Describe() = %+v", d)
 	}
 	cases := []struct {

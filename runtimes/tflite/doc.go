@@ -45,7 +45,10 @@
 // Limits, said plainly in the errors: neither build can resize inputs, so
 // a dynamic (-1) dim runs at the size the model's static shape holds for it
 // (*ShapeError); custom ops that only TFLite Micro has (the Signal* audio
-// ops) run in neither build (an *unsupported.OpsError naming every node).
+// ops), and MediaPipe's Landmarks2TransformMatrix, TransformLandmarks and
+// TransformTensorBilinear (LiteRT.js runs them without writing their
+// outputs; Options.RunUncomputed shows it), are computed by neither build
+// (an *unsupported.OpsError naming every node).
 //
 // Inputs and outputs are matched by name: the TFLite importer keeps the
 // TFLite tensor names and the TFLite NHWC layout at the graph inputs and

@@ -144,6 +144,11 @@ type Options struct {
 	// Interpreters are the builds to try, in order, until one takes the
 	// model; nil: Route's order for the model.
 	Interpreters []Interpreter
+	// RunUncomputed runs a model holding custom ops that neither build
+	// computes (uncomputedReason) instead of refusing it, to observe what
+	// a build does with them (LiteRT.js leaves MediaPipe's transform ops'
+	// outputs unwritten).
+	RunUncomputed bool
 }
 
 // Session is a .tflite model loaded once into one of the two TFLite
@@ -196,7 +201,7 @@ func OpenWith(ctx context.Context, env Env, modelPath string, o Options) (*Sessi
 // openBytes is OpenWith on the bytes of the model at modelPath (which
 // names it in errors).
 func openBytes(ctx context.Context, env Env, modelPath string, model []byte, o Options) (*Session, error) {
-	if ops := microOnlyOps(model); len(ops) > 0 {
+	if ops := microOnlyOps(model); len(ops) > 0 && !o.RunUncomputed {
 		return nil, microOnlyError(modelPath, ops)
 	}
 	// A model whose tensor names are empty or repeated binds its inputs
@@ -581,9 +586,24 @@ func readModel(path string) ([]byte, error) {
 	return b, nil
 }
 
-// microOnlyOps lists the custom ops of the model that only TFLite Micro
-// has (names starting with "Signal"). A corrupt flatbuffer yields none:
-// the interpreter then reports it.
+// uncomputedReason says why neither WebAssembly build computes the custom
+// op code ("" when one may): TFLite Micro's Signal* ops, and MediaPipe's
+// transform ops, which LiteRT.js runs without writing their outputs (no
+// kernel; importers/tflite TestMediaPipeTransformOpsNotRunByLiteRT) and
+// tfjs-tflite refuses.
+func uncomputedReason(code string) string {
+	switch {
+	case strings.HasPrefix(code, "Signal"):
+		return "a custom op that only TFLite Micro has (its Signal audio-frontend library)"
+	case code == "Landmarks2TransformMatrix" || code == "TransformLandmarks" || code == "TransformTensorBilinear":
+		return "a MediaPipe custom op that LiteRT.js runs without computing its output (no kernel) and tfjs-tflite does not have"
+	}
+	return ""
+}
+
+// microOnlyOps lists the custom ops of the model that neither build
+// computes (uncomputedReason). A corrupt flatbuffer yields none: the
+// interpreter then reports it.
 func microOnlyOps(model []byte) (ops []unsupported.Op) {
 	defer func() {
 		if recover() != nil {
@@ -597,14 +617,13 @@ func microOnlyOps(model []byte) (ops []unsupported.Op) {
 		if !m.OperatorCodes(&oc, i) {
 			continue
 		}
-		if c := string(oc.CustomCode()); strings.HasPrefix(c, "Signal") {
+		if c := string(oc.CustomCode()); uncomputedReason(c) != "" {
 			micro[i] = c
 		}
 	}
 	if len(micro) == 0 {
 		return nil
 	}
-	const reason = "a custom op that only TFLite Micro has (its Signal audio-frontend library)"
 	var sg fb.SubGraph
 	var op fb.Operator
 	var t fb.Tensor
@@ -624,12 +643,12 @@ func microOnlyOps(model []byte) (ops []unsupported.Op) {
 			if op.OutputsLength() > 0 && sg.Tensors(&t, int(op.Outputs(0))) && len(t.Name()) > 0 {
 				node = string(t.Name())
 			}
-			ops = append(ops, unsupported.Op{Op: c, Node: node, Reason: reason})
+			ops = append(ops, unsupported.Op{Op: c, Node: node, Reason: uncomputedReason(c)})
 		}
 	}
 	if len(ops) == 0 { // codes that no operator uses: still name them
 		for _, c := range micro {
-			ops = append(ops, unsupported.Op{Op: c, Reason: reason})
+			ops = append(ops, unsupported.Op{Op: c, Reason: uncomputedReason(c)})
 		}
 		sort.Slice(ops, func(a, b int) bool { return ops[a].Op < ops[b].Op })
 	}

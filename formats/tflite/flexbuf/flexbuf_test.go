@@ -1,0 +1,82 @@
+package flexbuf
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"testing"
+)
+
+// options is Landmarks2TransformMatrix's custom_options as the flatbuffers
+// library's flexbuffers::Builder wrote them (fixtures/mediapipe/harness.cc,
+// case matrix_face).
+func options(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../../../fixtures/mediapipe/data/matrix_face/options.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestLibraryMap reads a map the flatbuffers library wrote: its ints,
+// floats and typed int vector, as the harness gave them.
+func TestLibraryMap(t *testing.T) {
+	root, err := Root(options(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := root.Map()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]int64{"left_rotation_idx": 3, "right_rotation_idx": 7, "output_height": 192, "output_width": 192} {
+		if v, err := m[k].Int(); err != nil || v != want {
+			t.Errorf("%s = %d, %v; want %d", k, v, err, want)
+		}
+	}
+	for k, want := range map[string]float64{"scale_x": 1.5, "scale_y": 1.5, "target_rotation_radians": 0} {
+		if v, err := m[k].Float(); err != nil || v != want {
+			t.Errorf("%s = %g, %v; want %g", k, v, err, want)
+		}
+	}
+	v, err := m["subset_idxs"].Ints()
+	if err != nil || !slices.Equal(v, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}) {
+		t.Errorf("subset_idxs %v, %v", v, err)
+	}
+	if _, err := m["scale_x"].Ints(); err == nil {
+		t.Error("a float read as a vector")
+	}
+	if _, err := m["subset_idxs"].Map(); err == nil {
+		t.Error("a vector read as a map")
+	}
+}
+
+// TestHostile: every truncation of the library's map, and an offset that
+// points before the buffer, are *Error values, never a panic.
+func TestHostile(t *testing.T) {
+	b := options(t)
+	for n := 0; n < len(b); n++ {
+		root, err := Root(b[:n])
+		if err == nil {
+			var m map[string]Ref
+			if m, err = root.Map(); err == nil {
+				_, err = m["subset_idxs"].Ints()
+			}
+		}
+		var fe *Error
+		if err != nil && !errors.As(err, &fe) {
+			t.Errorf("%d bytes: %T %v", n, err, err)
+		}
+	}
+	bad := slices.Clone(b)
+	w := int(bad[len(bad)-1])
+	for i := len(bad) - 2 - w; i < len(bad)-2; i++ {
+		bad[i] = 0xff // the root offset points before the start
+	}
+	if root, err := Root(bad); err == nil {
+		if _, err := root.Map(); err == nil {
+			t.Error("an offset before the buffer read as a map")
+		}
+	}
+}

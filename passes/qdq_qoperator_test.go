@@ -1,0 +1,154 @@
+package passes
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/runtimes/node"
+	"github.com/onnxconv/onnxconv/runtimes/ortnode"
+)
+
+// TestQDQToQOperatorRoundTrip: the ONNX backend tests' QLinearConv and
+// QLinearMatMul models, rewritten as QDQ by QOperatorToQDQ and back by
+// QDQToQOperator, are one QLinear node again (no QuantizeLinear or
+// DequantizeLinear left, the output's name kept) and give the integers
+// ONNX's reference implementation stored, exactly.
+func TestQDQToQOperatorRoundTrip(t *testing.T) {
+	for _, name := range qlinearTests {
+		t.Run(name, func(t *testing.T) {
+			m, ins, outs := backendCase(t, name)
+			qdq, _, err := QOperatorToQDQ(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer qdq.Close()
+			q, n, err := QDQToQOperator(qdq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			if n != 1 {
+				t.Fatalf("%d nodes rewritten, want 1", n)
+			}
+			ops := map[string]int{}
+			for _, nd := range q.Graph.Nodes {
+				ops[nd.OpType]++
+			}
+			if ops["QLinearConv"]+ops["QLinearMatMul"] != 1 || len(q.Graph.Nodes) != 1 {
+				t.Fatalf("nodes %v, want one QLinear node", ops)
+			}
+			if got, want := q.Graph.Outputs[0].Name, m.Graph.Outputs[0].Name; got != want {
+				t.Fatalf("output %q, want %q", got, want)
+			}
+			off, total, worst := stepsOff(t, q, ins, outs[0])
+			t.Logf("%d of %d values differ from the stored output, max %g step(s)", off, total, worst)
+			if off > 0 {
+				t.Errorf("%d values differ, up to %g steps", off, worst)
+			}
+		})
+	}
+}
+
+// TestQDQToQOperatorAgainstORT: resnet_small and squeezenet quantized
+// static per channel (what 'onnxconv quantize static --per-channel'
+// writes: QDQ on the inputs of every Conv, MatMul and Gemm), then
+// rewritten by QDQToQOperator: every Conv whose output is quantized
+// (through a Relu the quantization implies) becomes a QLinearConv, and
+// ONNX Runtime computes the QOperator model's outputs within one step
+// (the output range over 255) of its outputs for the QDQ model.
+func TestQDQToQOperatorAgainstORT(t *testing.T) {
+	_, modules := testpaths.Node(t, ortnode.Package)
+	env, err := ortnode.Find(node.FindOptions{Getenv: func(k string) string {
+		if k == node.EnvNodeModules {
+			return modules
+		}
+		return os.Getenv(k)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"resnet_small", "squeezenet"} {
+		t.Run(name, func(t *testing.T) {
+			m, _ := fixture(t, name)
+			qdq, _, err := Quantize(context.Background(), m, QuantOptions{Mode: Static, PerChannel: true,
+				Calibration: samples(t, m, 0, 8), Held: [][]*canonical.Tensor{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer qdq.Close()
+			q, n, err := QDQToQOperator(qdq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			ops := map[string]int{}
+			for _, nd := range q.Graph.Nodes {
+				ops[nd.OpType]++
+			}
+			t.Logf("%d nodes rewritten: %v", n, ops)
+			if n == 0 || ops["QLinearConv"] != n {
+				t.Fatalf("%d rewritten, %d QLinearConv", n, ops["QLinearConv"])
+			}
+			dir := t.TempDir()
+			run := func(mm *canonical.Model, file string) [][]float64 {
+				path := filepath.Join(dir, file)
+				if err := canonical.Save(path, mm, canonical.SaveOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				s, err := ortnode.Open(context.Background(), env, path, 1, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				var out [][]float64
+				for _, in := range samples(t, m, 1000, 4) {
+					ps := make([]*onnxpb.TensorProto, len(in))
+					for j, x := range in {
+						if ps[j], err = canonical.TensorToProto(x); err != nil {
+							t.Fatal(err)
+						}
+					}
+					got, err := s.RunProtos(context.Background(), ps)
+					if err != nil {
+						t.Fatal(err)
+					}
+					g, err := canonical.TensorFromProto(got[0])
+					if err != nil {
+						t.Fatal(err)
+					}
+					f, err := g.Float64s()
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, f)
+				}
+				return out
+			}
+			want, got := run(qdq, "qdq.onnx"), run(q, "qoperator.onnx")
+			lo, hi, worst, off := math.Inf(1), math.Inf(-1), 0.0, 0
+			total := 0
+			for i := range want {
+				for j, w := range want[i] {
+					lo, hi = min(lo, w), max(hi, w)
+					d := math.Abs(got[i][j] - w)
+					worst = max(worst, d)
+					if d > 0 {
+						off++
+					}
+					total++
+				}
+			}
+			step := (hi - lo) / 255
+			t.Logf("ONNX Runtime, QOperator vs QDQ: %d of %d outputs differ, max abs %.3g = %.3f steps (step %.3g)", off, total, worst, worst/step, step)
+			if worst > step {
+				t.Errorf("max abs %.3g above one step %.3g", worst, step)
+			}
+		})
+	}
+}
