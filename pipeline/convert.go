@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,9 +40,9 @@ type Options struct {
 	// AllowViolations writes a target adaptation even when the target
 	// does not support all of it (the facts list the violations).
 	AllowViolations bool
-	// KeepNCHWIO keeps the ONNX layout of a TFLite output's inputs and
-	// outputs (by default 4-D inputs of convolutions become NHWC).
-	KeepNCHWIO bool
+	// KeepIOLayout keeps the ONNX layout of the inputs and outputs of a
+	// file whose exporter changes layout (exporters.Options.KeepIOLayout).
+	KeepIOLayout bool
 	// SetDims fixes symbolic dims of the result's inputs and outputs by
 	// name (--set-dim NAME=N); Dynamic makes fixed dims symbolic
 	// (--dynamic NAME:AXIS); Rename renames inputs and outputs (--rename
@@ -352,20 +351,17 @@ func (c *converter) check() error {
 	if o.Opset < 0 || o.MLOpset < 0 {
 		return usageErr("the opset and ml opset must be positive")
 	}
-	format, warning, err := OutputFormatOf(c.out)
-	if err != nil {
-		return err
-	}
 	exp, target, err := c.opts.Env.Exporters.Find(c.out, o.Target)
 	if err != nil {
 		return &Error{Kind: KindUsage, Err: err}
 	}
 	c.exp, c.expTarget = exp, target
+	format, warning := Binary, ""
 	if exp != nil && exp.Describe().Format != exporters.FormatONNX {
 		c.fileOut = true
 		c.res.Conversion.Target = target
-	} else if format == TFLiteFile {
-		return usageErr("%s: no exporter writes %s files", c.out, filepath.Ext(c.out))
+	} else if format, warning, err = outputFormat(c.out, c.opts.Env.Exporters); err != nil {
+		return err
 	} else if o.Target != "" {
 		p, err := profiles.Get(o.Target)
 		if err != nil {

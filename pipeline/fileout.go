@@ -22,7 +22,7 @@ import (
 // output atomically.
 func (c *converter) toFile(ctx context.Context, imported, result *canonical.Model) error {
 	d := c.exp.Describe()
-	o := exporters.Options{Opset: c.opts.Opset, MLOpset: c.opts.MLOpset, AllowViolations: c.opts.AllowViolations, KeepNCHWIO: c.opts.KeepNCHWIO}
+	o := exporters.Options{Opset: c.opts.Opset, MLOpset: c.opts.MLOpset, AllowViolations: c.opts.AllowViolations, KeepIOLayout: c.opts.KeepIOLayout}
 	var calibrated string
 	if exporters.Calibrated(c.exp, c.expTarget) {
 		calib, said, err := c.calibration(result, d.Name)

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/exporters"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/opset/convert"
@@ -35,8 +36,10 @@ type TransformOptions struct {
 	// INPUT:AXIS); unset ones are 1 (64 rows for a tabular input).
 	Dims map[string]int64
 	// Importers name the format of an input that is not ONNX (see
-	// LoadOptions).
+	// LoadOptions); Exporters, when set, the file formats Convert writes,
+	// for the refusal of an output in one of them.
 	Importers *importers.Registry
+	Exporters *exporters.Registry
 }
 
 // gen returns the options of m's generated inputs.
@@ -73,7 +76,7 @@ func Optimize(ctx context.Context, in, out string, ps []passes.Pass, ro passes.R
 
 // Float16 converts the model in to float16 (or bfloat16) with the
 // automatic float32 fallback (unless o.Unchecked) and writes it to out;
-// nodes ONNX Runtime's CPU kernels (fp16DefaultTarget) do not run in the
+// nodes ONNX Runtime's CPU kernels (profiles.Default) do not run in the
 // low type stay float32 unless fo.Runs says otherwise. A
 // result still not within tolerance is not written; its report is
 // returned with the error.
@@ -189,7 +192,7 @@ func transform[R any](in, out string, o TransformOptions, fn func(*canonical.Mod
 	if !o.Force && sameExistingFile(in, out) {
 		return zero, inputErr(&OverwriteError{Path: out})
 	}
-	if _, _, err := OutputFormatOf(out); err != nil {
+	if _, _, err := outputFormat(out, o.Exporters); err != nil {
 		return zero, err
 	}
 	if err := checkOutputPath(out); err != nil {
