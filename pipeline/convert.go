@@ -255,8 +255,10 @@ func (c *converter) warn(format string, args ...any) {
 // Convert reads in (any format an importer of opts.Importers reads),
 // imports it into a canonical ONNX model, moves it to opts.Opset /
 // opts.MLOpset or fits it to opts.Target, verifies the result when
-// opts.Verify is set, and writes it to out atomically: binary protobuf, or
-// the ONNX text syntax when out ends in .onnxtxt. Nothing is written when
+// opts.Verify is set, and writes it to out atomically: binary protobuf, the
+// ONNX text syntax when out ends in .onnxtxt, or the file of the Env's
+// exporter of out's format (its extension, or opts.Target): one exit for
+// every format (converter.write). Nothing is written when
 // a step fails or the result is not equivalent (see KeepFailed). Errors
 // are *Error; a failed verification is also a *NotEquivalentError.
 func Convert(ctx context.Context, in, out string, opts Options) (*Result, error) {
@@ -305,30 +307,11 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	}
 	cv := &c.res.Conversion
 	cv.OpsetAfter, cv.MLOpsetAfter, cv.IRAfter = result.Opset(""), result.Opset("ai.onnx.ml"), result.IRVersion
-	if c.fileOut {
-		return c.res, c.toFile(ctx, imported, result)
-	}
-	if opts.Verify != nil {
-		if err := c.verify(ctx, imported, result, verify.ModelSide(c.out, result)); err != nil {
-			return c.res, err
-		}
-		if !c.res.Equivalent {
-			return c.res, c.failed(result)
-		}
-	}
-	if err := checkResult(out, result); err != nil {
+	o, err := c.output(ctx, result)
+	if err != nil {
 		return c.res, err
 	}
-	if err := Save(out, result, c.saveOptions()); err != nil {
-		return c.res, err
-	}
-	c.timed("write")
-	if err := c.recordWritten(out); err != nil {
-		return c.res, err
-	}
-	c.res.Written = out
-	c.logf("wrote %s (opset %d, IR %d)", out, cv.OpsetAfter, cv.IRAfter)
-	return c.res, nil
+	return c.res, c.write(ctx, imported, result, o)
 }
 
 func (c *converter) saveOptions() SaveOptions { return c.opts.Save }
@@ -579,11 +562,11 @@ func classifyExport(path string, err error) error {
 
 // failed handles a result that is not equivalent: keep it when asked, and
 // return the error.
-func (c *converter) failed(result *canonical.Model) error {
+func (c *converter) failed(o *output) error {
 	ne := &NotEquivalentError{Input: c.in, Output: c.out, Result: c.res}
 	if c.opts.KeepFailed {
 		kept := keptName(c.out)
-		if err := Save(kept, result, c.saveOptions()); err != nil {
+		if err := o.save(kept); err != nil {
 			return inputErr(fmt.Errorf("keeping the failed result: %w", err))
 		}
 		c.res.Kept, ne.Kept = kept, kept
