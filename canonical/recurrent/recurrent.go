@@ -247,7 +247,9 @@ func sequence(b *build.Builder, y string, dirs int64, batchMajor bool, base stri
 // cannot express (a state kept quantized between steps, a cell clip, a
 // projection, coupled gates) or a framework's single cell:
 // c' = σ(f)·c + σ(i)·act(g); h' = σ(o)·act(c'), peepholes added to the
-// gates' inputs (i and f see c, o sees c').
+// gates' inputs (i and f see c, o sees c'). The constants it adds (CIFG's
+// 1, the clip bounds) are float32: a step of another element type uses
+// neither.
 type Step struct {
 	// Base names the step's values.
 	Base string
