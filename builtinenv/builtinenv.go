@@ -11,6 +11,7 @@ import (
 	onnximp "github.com/onnxconv/onnxconv/importers/onnx"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins"
+	"github.com/onnxconv/onnxconv/plugins/importhost"
 	rtbuiltin "github.com/onnxconv/onnxconv/runtimes/builtin"
 )
 
@@ -29,7 +30,7 @@ func New() pipeline.Env {
 // of process would only copy the model); the built-in exporters; the
 // built-in runtimes and h's runtime plugins.
 func Hosted(h *plugins.Host) (pipeline.Env, error) {
-	reg, err := plugins.Registry(h, builtin.Importers(), onnximp.Name)
+	reg, err := importhost.Registry(h, builtin.Importers(), onnximp.Name)
 	if err != nil {
 		return pipeline.Env{}, err
 	}

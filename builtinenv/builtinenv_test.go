@@ -12,6 +12,7 @@ import (
 	onnximp "github.com/onnxconv/onnxconv/importers/onnx"
 	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
+	"github.com/onnxconv/onnxconv/plugins/sdk/importersdk"
 	rtbuiltin "github.com/onnxconv/onnxconv/runtimes/builtin"
 )
 
@@ -63,7 +64,7 @@ func TestNew(t *testing.T) {
 func TestHosted(t *testing.T) {
 	served := map[string]func() sdk.Plugin{}
 	for _, imp := range builtin.Importers() {
-		served[imp.Describe().Name] = func() sdk.Plugin { return sdk.Plugin{Importer: sdk.ImporterFrom(imp, "test")} }
+		served[imp.Describe().Name] = func() sdk.Plugin { return sdk.Plugin{Importer: importersdk.From(imp, "test")} }
 	}
 	opts := plugins.BuiltinOptions(served, []string{"__plugin", "serve"})
 	opts.NoThirdParty = true

@@ -48,9 +48,9 @@ type Options struct {
 	// AllowViolations exports even when the target does not support all
 	// of the model (the result's warnings list the violations).
 	AllowViolations bool
-	// KeepNCHWIO keeps the ONNX layout of a layout-changing target's
+	// KeepIOLayout keeps the ONNX layout of a layout-changing target's
 	// inputs and outputs.
-	KeepNCHWIO bool
+	KeepIOLayout bool
 	// Calibration are input samples of the model for a target that
 	// quantizes (Description.Calibrated).
 	Calibration [][]*canonical.Tensor
@@ -135,6 +135,18 @@ func NewRegistry(exps ...Exporter) (*Registry, error) {
 
 // All returns the exporters in order.
 func (r *Registry) All() []Exporter { return slices.Clone(r.list) }
+
+// Extensions lists the output file suffixes of the exporters that write a
+// format other than ONNX, in order.
+func (r *Registry) Extensions() []string {
+	var out []string
+	for _, e := range r.list {
+		if d := e.Describe(); d.Format != FormatONNX {
+			out = append(out, d.Extensions...)
+		}
+	}
+	return out
+}
 
 // UsageError is a target or output path that no exporter (or two
 // disagreeing ones) serve.

@@ -1,6 +1,6 @@
 // Package importers defines what an importer is: the one interface that
 // every source format satisfies (built in, like importers/tflite, or a
-// third-party plugin through plugins.HostImporter), and the Registry that
+// third-party plugin through importhost.HostImporter), and the Registry that
 // detects a file's format and finds its importer.
 //
 // The interface lives here, beside the format packages, rather than in
@@ -14,60 +14,20 @@ import (
 	"context"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/formats/formatinfo"
+)
+
+// The description of a format lives below the roles (formats/formatinfo),
+// which the plugin protocol carries; these names keep the importers'
+// declarations short.
+type (
+	Magic       = formatinfo.Magic
+	Description = formatinfo.Description
+	Source      = formatinfo.Source
 )
 
 // HeadSize is how many bytes of a file Detect is given at most.
-const HeadSize = 4096
-
-// Magic is a byte pattern that identifies a format: the file holds Bytes
-// at byte Offset.
-type Magic struct {
-	Offset int64  `json:"offset"`
-	Bytes  []byte `json:"bytes"`
-}
-
-// Description describes an importer and the format it reads. It is the one
-// description of an importer: built-ins return it, and the plugin protocol
-// carries it whole (plugins/protocol.ImporterInfo adds the plugin's
-// version), so that a plugin importer describes itself as a built-in does.
-type Description struct {
-	// Name identifies the importer ("tflite", "xgboost", or a plugin's
-	// name).
-	Name string `json:"name"`
-	// Format is the name of the format read; "" means Name.
-	Format string `json:"format,omitempty"`
-	// Summary is one line for listings.
-	Summary string `json:"description,omitempty"`
-	// Extensions are file name suffixes with the dot, lower case.
-	Extensions []string `json:"extensions,omitempty"`
-	// Magic are byte patterns that identify the format.
-	Magic []Magic `json:"magic,omitempty"`
-	// Options lists the options Import takes (declared once, with their
-	// parser, as an OptionSet); any other key is an *OptionError.
-	Options []OptionSpec `json:"options,omitempty"`
-	// Runtime names the reference runtime plugin (`--runtime NAME`) that
-	// computes files of this format the way their own framework does
-	// ("onnxruntime" for ONNX, "tflite" for TFLite, "tfjs" for TF.js and
-	// Keras), or "" when there is none. Verification runs the source file
-	// on it. An importer that computes the source itself implements
-	// Predictor instead.
-	Runtime string `json:"runtime,omitempty"`
-	// FolderFiles names the files that make a folder a model of this
-	// format, in order of preference ("saved_model.pb" for a SavedModel,
-	// "model.json" for TF.js): a folder given where a model file is
-	// expected is read as the first of them it holds (Registry.FolderModel).
-	// The plugin protocol does not carry it yet (pluginpb has no field):
-	// a third-party importer plugin's format is given as its file.
-	FolderFiles []string `json:"folder_files,omitempty"`
-}
-
-// FormatName is d.Format, or d.Name when Format is empty.
-func (d Description) FormatName() string {
-	if d.Format != "" {
-		return d.Format
-	}
-	return d.Name
-}
+const HeadSize = formatinfo.HeadSize
 
 // Options are importer options, KEY=VALUE as given on the command line
 // (-O keep_nhwc=true). Each importer parses them with its OptionSet.
@@ -107,16 +67,4 @@ type Predictor interface {
 	// Source opens the file at path (read with the same options as
 	// Import) for direct computation.
 	Source(ctx context.Context, path string, opts Options) (Source, error)
-}
-
-// Source computes a source model as its own framework does. Its inputs and
-// outputs are those of the model Import makes from the same file: the same
-// names, order, element types and shapes.
-type Source interface {
-	// Describe says what computes it, for reports ("xgboost trees, direct
-	// Go predictor").
-	Describe() string
-	// Run computes the outputs for one sample of inputs.
-	Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error)
-	Close() error
 }

@@ -211,32 +211,3 @@ func readHead(path string) ([]byte, error) {
 	}
 	return head[:n], nil
 }
-
-// MatchMagic reports whether head holds one of the (non-empty) patterns.
-// It is the one magic matcher, of built-ins and plugins alike.
-func MatchMagic(head []byte, patterns []Magic) bool {
-	for _, m := range patterns {
-		end := m.Offset + int64(len(m.Bytes))
-		if len(m.Bytes) > 0 && m.Offset >= 0 && end <= int64(len(head)) && string(head[m.Offset:end]) == string(m.Bytes) {
-			return true
-		}
-	}
-	return false
-}
-
-// MatchExtension reports whether path ends with one of exts, ignoring case.
-func MatchExtension(path string, exts []string) bool { return ExtensionLength(path, exts) > 0 }
-
-// ExtensionLength returns the length of the longest of exts that path ends
-// with, ignoring case, or 0 if none does (a longer match, ".pb.json", is a
-// better one).
-func ExtensionLength(path string, exts []string) int {
-	lp := strings.ToLower(path)
-	best := 0
-	for _, e := range exts {
-		if e != "" && len(e) > best && strings.HasSuffix(lp, strings.ToLower(e)) {
-			best = len(e)
-		}
-	}
-	return best
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,9 +40,9 @@ type Options struct {
 	// AllowViolations writes a target adaptation even when the target
 	// does not support all of it (the facts list the violations).
 	AllowViolations bool
-	// KeepNCHWIO keeps the ONNX layout of a TFLite output's inputs and
-	// outputs (by default 4-D inputs of convolutions become NHWC).
-	KeepNCHWIO bool
+	// KeepIOLayout keeps the ONNX layout of the inputs and outputs of a
+	// file whose exporter changes layout (exporters.Options.KeepIOLayout).
+	KeepIOLayout bool
 	// SetDims fixes symbolic dims of the result's inputs and outputs by
 	// name (--set-dim NAME=N); Dynamic makes fixed dims symbolic
 	// (--dynamic NAME:AXIS); Rename renames inputs and outputs (--rename
@@ -256,8 +255,10 @@ func (c *converter) warn(format string, args ...any) {
 // Convert reads in (any format an importer of opts.Importers reads),
 // imports it into a canonical ONNX model, moves it to opts.Opset /
 // opts.MLOpset or fits it to opts.Target, verifies the result when
-// opts.Verify is set, and writes it to out atomically: binary protobuf, or
-// the ONNX text syntax when out ends in .onnxtxt. Nothing is written when
+// opts.Verify is set, and writes it to out atomically: binary protobuf, the
+// ONNX text syntax when out ends in .onnxtxt, or the file of the Env's
+// exporter of out's format (its extension, or opts.Target): one exit for
+// every format (converter.write). Nothing is written when
 // a step fails or the result is not equivalent (see KeepFailed). Errors
 // are *Error; a failed verification is also a *NotEquivalentError.
 func Convert(ctx context.Context, in, out string, opts Options) (*Result, error) {
@@ -306,30 +307,11 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	}
 	cv := &c.res.Conversion
 	cv.OpsetAfter, cv.MLOpsetAfter, cv.IRAfter = result.Opset(""), result.Opset("ai.onnx.ml"), result.IRVersion
-	if c.fileOut {
-		return c.res, c.toFile(ctx, imported, result)
-	}
-	if opts.Verify != nil {
-		if err := c.verify(ctx, imported, result, verify.ModelSide(c.out, result)); err != nil {
-			return c.res, err
-		}
-		if !c.res.Equivalent {
-			return c.res, c.failed(result)
-		}
-	}
-	if err := checkResult(out, result); err != nil {
+	o, err := c.output(ctx, result)
+	if err != nil {
 		return c.res, err
 	}
-	if err := Save(out, result, c.saveOptions()); err != nil {
-		return c.res, err
-	}
-	c.timed("write")
-	if err := c.recordWritten(out); err != nil {
-		return c.res, err
-	}
-	c.res.Written = out
-	c.logf("wrote %s (opset %d, IR %d)", out, cv.OpsetAfter, cv.IRAfter)
-	return c.res, nil
+	return c.res, c.write(ctx, imported, result, o)
 }
 
 func (c *converter) saveOptions() SaveOptions { return c.opts.Save }
@@ -352,20 +334,17 @@ func (c *converter) check() error {
 	if o.Opset < 0 || o.MLOpset < 0 {
 		return usageErr("the opset and ml opset must be positive")
 	}
-	format, warning, err := OutputFormatOf(c.out)
-	if err != nil {
-		return err
-	}
 	exp, target, err := c.opts.Env.Exporters.Find(c.out, o.Target)
 	if err != nil {
 		return &Error{Kind: KindUsage, Err: err}
 	}
 	c.exp, c.expTarget = exp, target
+	format, warning := Binary, ""
 	if exp != nil && exp.Describe().Format != exporters.FormatONNX {
 		c.fileOut = true
 		c.res.Conversion.Target = target
-	} else if format == TFLiteFile {
-		return usageErr("%s: no exporter writes %s files", c.out, filepath.Ext(c.out))
+	} else if format, warning, err = outputFormat(c.out, c.opts.Env.Exporters); err != nil {
+		return err
 	} else if o.Target != "" {
 		p, err := profiles.Get(o.Target)
 		if err != nil {
@@ -583,11 +562,11 @@ func classifyExport(path string, err error) error {
 
 // failed handles a result that is not equivalent: keep it when asked, and
 // return the error.
-func (c *converter) failed(result *canonical.Model) error {
+func (c *converter) failed(o *output) error {
 	ne := &NotEquivalentError{Input: c.in, Output: c.out, Result: c.res}
 	if c.opts.KeepFailed {
 		kept := keptName(c.out)
-		if err := Save(kept, result, c.saveOptions()); err != nil {
+		if err := o.save(kept); err != nil {
 			return inputErr(fmt.Errorf("keeping the failed result: %w", err))
 		}
 		c.res.Kept, ne.Kept = kept, kept

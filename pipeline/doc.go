@@ -10,7 +10,12 @@
 // verifies calls exactly what the command line calls.
 //
 // pipeline names no format: the importers, exporters and runtimes come in
-// a caller's Env (package builtinenv assembles the built-in ones).
+// a caller's Env (package builtinenv assembles the built-in ones); an
+// output in another file format is the Env's exporter's (by extension or
+// target), and the runtime a result runs in is its target profile's
+// (profiles.Profile.Runtime; profiles.Default without a target).
+// TestPipelineNamesNoFormat holds the code to it: no string or name here
+// names a built-in format, runtime or target.
 //
 // Every job returns a result that carries the facts a reader needs
 // (source format, importer, opsets and IR version before and after, every

@@ -15,19 +15,19 @@ import (
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
-// toFile exports result with the file-format exporter of the target
-// (c.exp: TFLite, ...), verifies the file in the runtime it is made for
-// against the source (or, without that runtime, by reading it back with
-// the importer of its format, reported NOT VERIFIED), and writes it to the
-// output atomically.
-func (c *converter) toFile(ctx context.Context, imported, result *canonical.Model) error {
+// exportFile exports result with the file-format exporter of the target
+// (c.exp: TFLite, ...) as the output of the run: its candidate is the file
+// run in the runtime it is made for (or, without that runtime, read back
+// with the importer of its format, reported NOT VERIFIED), and it is
+// written as the exporter made it.
+func (c *converter) exportFile(ctx context.Context, result *canonical.Model) (*output, error) {
 	d := c.exp.Describe()
-	o := exporters.Options{Opset: c.opts.Opset, MLOpset: c.opts.MLOpset, AllowViolations: c.opts.AllowViolations, KeepNCHWIO: c.opts.KeepNCHWIO}
+	o := exporters.Options{Opset: c.opts.Opset, MLOpset: c.opts.MLOpset, AllowViolations: c.opts.AllowViolations, KeepIOLayout: c.opts.KeepIOLayout}
 	var calibrated string
 	if exporters.Calibrated(c.exp, c.expTarget) {
 		calib, said, err := c.calibration(result, d.Name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		o.Calibration, calibrated = calib, said
 	}
@@ -39,53 +39,33 @@ func (c *converter) toFile(ctx context.Context, imported, result *canonical.Mode
 		c.exportFacts(r)
 	}
 	if err != nil {
-		return classifyExport(c.in, err)
+		return nil, classifyExport(c.in, err)
 	}
 	c.timed("export")
 	c.logf("%s", r.Summary)
 	if r.Profile != "" {
 		c.defaultProfile(r.Profile)
 	}
-	if c.opts.Verify != nil {
+	candidate := func(ctx context.Context) (*verify.Side, error) {
 		dir, err := os.MkdirTemp("", "onnxconv-export-*")
 		if err != nil {
-			return inputErr(fmt.Errorf("verifying the %s file: %w", d.Format, err))
+			return nil, inputErr(fmt.Errorf("verifying the %s file: %w", d.Format, err))
 		}
-		defer os.RemoveAll(dir)
+		// Removed with the run, after the runtime that loaded it.
+		c.release = append(c.release, func() error { return os.RemoveAll(dir) })
 		tmp := filepath.Join(dir, filepath.Base(c.out))
 		if err := os.WriteFile(tmp, r.Bytes, 0o600); err != nil {
-			return inputErr(fmt.Errorf("verifying the %s file: %w", d.Format, err))
+			return nil, inputErr(fmt.Errorf("verifying the %s file: %w", d.Format, err))
 		}
-		cand, err := c.fileSide(ctx, tmp, result, r, d.Format)
-		if err != nil {
-			return err
-		}
-		if err := c.verify(ctx, imported, result, cand); err != nil {
-			return err
-		}
-		if !c.res.Equivalent {
-			if c.opts.KeepFailed {
-				kept := keptName(c.out)
-				if err := writeBytes(kept, r.Bytes); err != nil {
-					return inputErr(fmt.Errorf("keeping the failed result: %w", err))
-				}
-				c.res.Kept = kept
-			}
-			// The reports name the file actually written (the kept
-			// one, or none) with its SHA-256.
-			if err := c.recordWritten(c.res.Kept); err != nil {
-				return err
-			}
-			return &Error{Kind: KindInvalid, Err: &NotEquivalentError{Input: c.in, Output: c.out, Kept: c.res.Kept, Result: c.res}}
-		}
+		return c.fileSide(ctx, tmp, result, r, d.Format)
 	}
-	if err := writeBytes(c.out, r.Bytes); err != nil {
-		return inputErr(err)
+	save := func(path string) error {
+		if err := writeBytes(path, r.Bytes); err != nil {
+			return inputErr(err)
+		}
+		return nil
 	}
-	c.timed("write")
-	c.res.Written = c.out
-	c.logf("wrote %s (%s, %d bytes)", c.out, d.Format, len(r.Bytes))
-	return c.recordWritten(c.out)
+	return &output{candidate: candidate, save: save, what: fmt.Sprintf("%s, %d bytes", d.Format, len(r.Bytes))}, nil
 }
 
 // calibration returns the samples that calibrate a quantizing export: the

@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxtext"
+	"github.com/onnxconv/onnxconv/exporters"
 	"github.com/onnxconv/onnxconv/importers"
 )
 
@@ -131,23 +133,19 @@ const (
 	Binary OutputFormat = iota
 	// Text is the ONNX text syntax (.onnxtxt).
 	Text
-	// TFLiteFile is a TFLite flatbuffer (.tflite), written by the TFLite
-	// exporter (Convert only).
-	TFLiteFile
 )
 
-// OutputFormatOf tells how path will be written, and a warning when it has
-// no extension. An extension that names no format onnxconv writes is an
-// *OutputExtensionError; a ".txt" path is an error too: it reads as a text
-// file but would be binary protobuf.
+// OutputFormatOf tells how path will be written as ONNX, and a warning when
+// it has no extension. An extension that names no ONNX form is an
+// *OutputExtensionError (Convert first asks the Env's exporters, which
+// write the other file formats); a ".txt" path is an error too: it reads as
+// a text file but would be binary protobuf.
 func OutputFormatOf(path string) (OutputFormat, string, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".onnx", ".pb":
 		return Binary, "", nil
 	case ".onnxtxt":
 		return Text, "", nil
-	case ".tflite":
-		return TFLiteFile, "", nil
 	case ".txt", ".text":
 		return Binary, "", usageErr("%s: the ONNX text syntax is written to files ending in .onnxtxt; name the output .onnxtxt for text, or .onnx for binary protobuf", path)
 	case ".json":
@@ -158,13 +156,35 @@ func OutputFormatOf(path string) (OutputFormat, string, error) {
 	return Binary, "", &Error{Kind: KindUsage, Err: &OutputExtensionError{Path: path, Ext: filepath.Ext(path)}}
 }
 
+// outputFormat is OutputFormatOf, its *OutputExtensionError naming the
+// extensions exps writes besides ONNX (exps may be nil).
+func outputFormat(path string, exps *exporters.Registry) (OutputFormat, string, error) {
+	format, warning, err := OutputFormatOf(path)
+	var ee *OutputExtensionError
+	if errors.As(err, &ee) && exps != nil {
+		ee.Exported = exps.Extensions()
+	}
+	return format, warning, err
+}
+
 // OutputExtensionError is an output path whose extension names no format
 // onnxconv writes (OUT.bin): refused before any work, rather than written
-// as ONNX under a name that says otherwise.
-type OutputExtensionError struct{ Path, Ext string }
+// as ONNX under a name that says otherwise. Exported are the extensions
+// the run's exporters write besides ONNX (Convert's), none where only
+// ONNX is written.
+type OutputExtensionError struct {
+	Path, Ext string
+	Exported  []string
+}
 
 func (e *OutputExtensionError) Error() string {
-	return fmt.Sprintf("%s: onnxconv does not write %s files; name the output .onnx (binary ONNX), .onnxtxt (ONNX text syntax) or .tflite (TFLite)", e.Path, e.Ext)
+	if slices.Contains(e.Exported, strings.ToLower(e.Ext)) {
+		return fmt.Sprintf("%s: this step writes ONNX; %s files are written by convert (an exporter's format): name the output .onnx (binary ONNX) or .onnxtxt (ONNX text syntax), or convert it", e.Path, e.Ext)
+	}
+	if len(e.Exported) == 0 {
+		return fmt.Sprintf("%s: onnxconv does not write %s files here; name the output .onnx (binary ONNX) or .onnxtxt (ONNX text syntax)", e.Path, e.Ext)
+	}
+	return fmt.Sprintf("%s: onnxconv does not write %s files; name the output .onnx (binary ONNX), .onnxtxt (ONNX text syntax) or %s (an exporter's format)", e.Path, e.Ext, strings.Join(e.Exported, ", "))
 }
 
 // Save writes m to path atomically, as binary protobuf or as the text
@@ -174,9 +194,6 @@ func Save(path string, m *canonical.Model, opts SaveOptions) error {
 	format, _, err := OutputFormatOf(path)
 	if err != nil {
 		return err
-	}
-	if format == TFLiteFile {
-		return usageErr("%s: Save writes ONNX; convert to TFLite with Convert (an output ending in .tflite)", path)
 	}
 	if format == Text {
 		if opts.ExternalData {

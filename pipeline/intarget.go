@@ -12,9 +12,10 @@ import (
 	"github.com/onnxconv/onnxconv/verify"
 )
 
-// inTarget runs the result where it will run: when it is for ONNX Runtime
-// (an onnxruntime target, or none) and ONNX Runtime is installed (under
-// Node, else its plugin), the result is loaded in ONNX Runtime and compared
+// inTarget runs the result where it will run: when its target's profile
+// (profiles.Default without one) names a runtime (ONNX Runtime's
+// profiles) and that runtime is installed (ONNX Runtime under Node, else
+// its plugin), the result is loaded in it and compared
 // with the source on the verification inputs (or, without a reference, run
 // once). A result ONNX Runtime cannot load or run is refused, unless ONNX
 // Runtime could not run the ONNX source either (a note then says so).
@@ -24,15 +25,19 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 	if c.fileOut {
 		return nil
 	}
-	if c.opts.Target != "" && !strings.HasPrefix(c.opts.Target, "onnxruntime") {
-		cv.NotRunIn = "onnxconv runs results in ONNX Runtime only; the target " + c.opts.Target + " was checked by its profile (operators, opset, IR), not by running it"
+	runtime, err := targetRuntime(c.opts.Target)
+	if err != nil {
+		return &Error{Kind: KindUsage, Err: err}
+	}
+	if runtime == "" {
+		cv.NotRunIn = "onnxconv runs no runtime of the target " + c.opts.Target + ": it was checked by its profile (operators, opset, IR), not by running it"
 		return nil
 	}
 	if c.valueIns != nil {
 		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: its inputs or outputs are sequences or optionals, which the runtime plugin does not pass")
 		return nil
 	}
-	setup, err := c.ortSetup(ctx)
+	setup, err := c.ortSetup(ctx, runtime)
 	if err != nil {
 		cv.NotRunIn = c.ortMissing(err)
 		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: "+cv.NotRunIn)
@@ -53,7 +58,7 @@ func (c *converter) inTarget(ctx context.Context, ref *verify.Side, result *cano
 		c.res.Notes = append(c.res.Notes, "the result was not run in ONNX Runtime: "+cv.NotRunIn)
 		return nil
 	}
-	side.Name, side.ComputedBy = c.out+" (onnxruntime)", setup.DescribeSide(0)
+	side.Name, side.ComputedBy = c.out+" ("+runtime+")", setup.DescribeSide(0)
 	cv.RanIn = side.ComputedBy
 	if ref != nil {
 		if c.opts.Verify.Profile == "" && c.opts.Verify.RTol == nil && c.opts.Verify.ATol == nil {

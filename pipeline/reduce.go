@@ -24,7 +24,7 @@ type ReduceOptions struct {
 	// Threads.
 	VerifyOptions
 	// Against is the runtime of side A, the reference (""
-	// runtimes.ONNXRuntime); Candidate is B's ("": the executor).
+	// the runtime of profiles.Default, ONNX Runtime); Candidate is B's ("": the executor).
 	Against, Candidate string
 	RuntimeThreads     int
 	// Env holds the runtimes and importers.
@@ -53,9 +53,15 @@ func Reduce(ctx context.Context, path string, opts ReduceOptions) (*reduce.Resul
 	if opts.RuntimeThreads < 0 {
 		return nil, usageErr("runtime threads must not be negative")
 	}
+	// The default reference is the runtime of the default target
+	// (profiles.Default: ONNX Runtime's).
+	def, err := targetRuntime("")
+	if err != nil {
+		return nil, inputErr(err)
+	}
 	names := []string{opts.Against, opts.Candidate}
 	if names[0] == "" {
-		names[0] = runtimes.ONNXRuntime
+		names[0] = def
 	}
 	if names[1] == "" {
 		names[1] = runtimes.Executor
@@ -78,7 +84,7 @@ func Reduce(ctx context.Context, path string, opts ReduceOptions) (*reduce.Resul
 		}
 		if _, ok := rt.(runtimes.ONNXLoader); !ok {
 			return nil, usageErr("reduce: runtime %s does not load ONNX files as they are, and reduce runs the cut ONNX models on both sides "+
-				"(and reads intermediate values of the reference): reduce against %s, or convert the model and reduce the result", n, runtimes.ONNXRuntime)
+				"(and reads intermediate values of the reference): reduce against %s, or convert the model and reduce the result", n, def)
 		}
 	}
 	// Load takes ONNX files only (another format is refused with the

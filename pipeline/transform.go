@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/exporters"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/opset/convert"
@@ -37,8 +38,10 @@ type TransformOptions struct {
 	// INPUT:AXIS); unset ones are 1 (64 rows for a tabular input).
 	Dims map[string]int64
 	// Importers name the format of an input that is not ONNX (see
-	// LoadOptions).
+	// LoadOptions); Exporters, when set, the file formats Convert writes,
+	// for the refusal of an output in one of them.
 	Importers *importers.Registry
+	Exporters *exporters.Registry
 	// Map builds the error map of a checked result against the input
 	// (both on the executor, the first sample, the check's tolerance)
 	// into the report's Map: every intermediate tensor compared, a
@@ -84,7 +87,7 @@ func Optimize(ctx context.Context, in, out string, ps []passes.Pass, ro passes.R
 
 // Float16 converts the model in to float16 (or bfloat16) with the
 // automatic float32 fallback (unless o.Unchecked) and writes it to out;
-// nodes ONNX Runtime's CPU kernels (fp16DefaultTarget) do not run in the
+// nodes ONNX Runtime's CPU kernels (profiles.Default) do not run in the
 // low type stay float32 unless fo.Runs says otherwise. A
 // result still not within tolerance is not written; its report is
 // returned with the error.
@@ -208,7 +211,7 @@ func transform[R any](in, out string, o TransformOptions, fn func(*canonical.Mod
 	if !o.Force && sameExistingFile(in, out) {
 		return zero, inputErr(&OverwriteError{Path: out})
 	}
-	if _, _, err := OutputFormatOf(out); err != nil {
+	if _, _, err := outputFormat(out, o.Exporters); err != nil {
 		return zero, err
 	}
 	if err := checkOutputPath(out); err != nil {

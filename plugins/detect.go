@@ -7,7 +7,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/formats/formatinfo"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
@@ -41,11 +41,11 @@ func (h *Host) Detect(ctx context.Context, path string) (name, format string, er
 		if p.Err != nil || p.Importer == nil {
 			continue
 		}
-		if importers.MatchMagic(head, p.Importer.Magic) {
+		if formatinfo.MatchMagic(head, p.Importer.Magic) {
 			byMagic = append(byMagic, p)
 			continue
 		}
-		if n := importers.ExtensionLength(path, p.Importer.Extensions); n > 0 {
+		if n := formatinfo.ExtensionLength(path, p.Importer.Extensions); n > 0 {
 			if n > bestExt {
 				bestExt, byExt = n, byExt[:0]
 			}

@@ -11,7 +11,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/formats/formatinfo"
+	"github.com/onnxconv/onnxconv/options"
 	"github.com/onnxconv/onnxconv/plugins/internal/scrub"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
@@ -22,20 +23,21 @@ const (
 	confExtension = 0.5 // the extension matches and the plugin could not be asked
 )
 
-// HostImporter is an importer plugin of a Host as an importers.Importer.
-// Each Import starts the plugin process (see Host.Import); Describe and
-// Detect mostly use the description the plugin gave at discovery.
-type HostImporter struct {
+// ImporterPlugin is an importer plugin of a Host, in the host's terms
+// (files, option maps, canonical models): plugins/importhost adapts it to
+// importers.Importer, so that the host, which serves every role, depends
+// on no role's contract. Each import starts the plugin process (see
+// Host.Import); Describe and Detect mostly use the description the plugin
+// gave at discovery.
+type ImporterPlugin struct {
 	host *Host
 	info PluginInfo
 }
 
-var _ importers.Importer = (*HostImporter)(nil)
-
-// Importer returns the importer of plugin name as an importers.Importer.
-// A plugin that is unknown, broken, or serves no importer is an error
-// (ErrNotFound, the plugin's Err, ErrUnsupported).
-func (h *Host) Importer(name string) (*HostImporter, error) {
+// ImporterPlugin returns the importer of plugin name. A plugin that is
+// unknown, broken, or serves no importer is an error (ErrNotFound, the
+// plugin's Err, ErrUnsupported).
+func (h *Host) ImporterPlugin(name string) (*ImporterPlugin, error) {
 	p, err := h.lookup(name)
 	if err != nil {
 		return nil, err
@@ -43,36 +45,36 @@ func (h *Host) Importer(name string) (*HostImporter, error) {
 	if p.Importer == nil {
 		return nil, fmt.Errorf("plugin %q has no importer: %w", name, ErrUnsupported)
 	}
-	return &HostImporter{host: h, info: *p}, nil
+	return &ImporterPlugin{host: h, info: *p}, nil
 }
 
-// Importers returns the third-party importer plugins that work, in
-// discovery order, as importers.Importer values: what a registry of the
-// built-in importers (importers/builtin) lacks. Built-in plugins (served by
-// the host executable) are left out; Importer(name) returns them.
-func (h *Host) Importers() []importers.Importer {
-	var out []importers.Importer
+// ImporterPlugins returns the third-party importer plugins that work, in
+// discovery order: what a registry of the built-in importers
+// (importers/builtin) lacks. Built-in plugins (served by the host
+// executable) are left out; ImporterPlugin(name) returns them.
+func (h *Host) ImporterPlugins() []*ImporterPlugin {
+	var out []*ImporterPlugin
 	for _, p := range h.plugins {
 		if p.Builtin || p.Err != nil || p.Importer == nil {
 			continue
 		}
-		out = append(out, (&HostImporter{host: h, info: p}).withPredictor())
+		out = append(out, &ImporterPlugin{host: h, info: p})
 	}
 	return out
 }
 
 // Plugin returns the plugin behind the importer.
-func (hi *HostImporter) Plugin() PluginInfo { return hi.info }
+func (hi *ImporterPlugin) Plugin() PluginInfo { return hi.info }
 
 // Describe returns the plugin's description, as the plugin gave it (the
-// protocol carries the whole importers.Description: options and reference
+// protocol carries the whole formatinfo.Description: options and reference
 // runtime too), named as the plugin.
-func (hi *HostImporter) Describe() importers.Description {
+func (hi *ImporterPlugin) Describe() formatinfo.Description {
 	d := hi.info.Importer.Description
 	d.Name = hi.info.Name
 	d.Extensions = append([]string(nil), d.Extensions...)
-	d.Magic = append([]importers.Magic(nil), d.Magic...)
-	d.Options = append([]importers.OptionSpec(nil), d.Options...)
+	d.Magic = append([]formatinfo.Magic(nil), d.Magic...)
+	d.Options = append([]options.Spec(nil), d.Options...)
 	return d
 }
 
@@ -82,13 +84,13 @@ func (hi *HostImporter) Describe() importers.Description {
 // declares some. Otherwise (only the extension matches, or the plugin
 // declares neither) the plugin is started and asked, within the host's
 // describe timeout; a plugin that cannot answer counts as 0.
-func (hi *HostImporter) Detect(path string, head []byte) float32 {
+func (hi *ImporterPlugin) Detect(path string, head []byte) float32 {
 	ii := hi.info.Importer
-	if importers.MatchMagic(head, ii.Magic) || hi.magicBeyondHead(path, head) {
+	if formatinfo.MatchMagic(head, ii.Magic) || hi.magicBeyondHead(path, head) {
 		return confMagic
 	}
 	declares := len(ii.Magic) > 0 || len(ii.Extensions) > 0
-	if declares && !importers.MatchExtension(path, ii.Extensions) {
+	if declares && !formatinfo.MatchExtension(path, ii.Extensions) {
 		return 0
 	}
 	conf, err := hi.ask(path, head)
@@ -100,7 +102,7 @@ func (hi *HostImporter) Detect(path string, head []byte) float32 {
 
 // magicBeyondHead matches the patterns that end past head against the
 // start of the file (up to maxMagicEnd).
-func (hi *HostImporter) magicBeyondHead(path string, head []byte) bool {
+func (hi *ImporterPlugin) magicBeyondHead(path string, head []byte) bool {
 	need := 0
 	for _, m := range hi.info.Importer.Magic {
 		if end := m.Offset + int64(len(m.Bytes)); end > int64(len(head)) && end <= maxMagicEnd {
@@ -114,11 +116,11 @@ func (hi *HostImporter) magicBeyondHead(path string, head []byte) bool {
 	if err != nil {
 		return false
 	}
-	return importers.MatchMagic(more, hi.info.Importer.Magic)
+	return formatinfo.MatchMagic(more, hi.info.Importer.Magic)
 }
 
 // ask calls the plugin's Detect.
-func (hi *HostImporter) ask(path string, head []byte) (float32, error) {
+func (hi *ImporterPlugin) ask(path string, head []byte) (float32, error) {
 	var ok bool
 	var conf float32
 	p := hi.info
@@ -137,20 +139,17 @@ func (hi *HostImporter) ask(path string, head []byte) (float32, error) {
 	return min(max(conf, 0), 1), nil
 }
 
-// Import runs the plugin on the file at path (Host.Import) into a private
-// temporary folder, loads the model it wrote and removes the folder
+// ImportModel runs the plugin on the file at path (Host.Import) into a
+// private temporary folder, loads the model it wrote and removes the folder
 // (on Linux and other Unix systems the model stays memory-mapped; elsewhere
-// it is read into memory first). Errors name path and the plugin, never the
-// temporary files; plugin failures stay *PluginError values of their kind
-// (ErrTimeout, ErrMemoryLimit, ErrCrashed, ErrFailed, ...). Options that do
-// not fit the plugin's specs are an *importers.OptionError, before a process
-// starts.
-func (hi *HostImporter) Import(ctx context.Context, path string, opts importers.Options) (*importers.Result, error) {
-	// The options are checked against the plugin's specs here, before a
-	// process starts; the plugin parses them.
-	if err := importers.CheckOptions(hi.Describe(), opts); err != nil {
-		return nil, err
-	}
+// it is read into memory first), and returns the model and the plugin's
+// warnings. Errors name path and the plugin, never the temporary files;
+// plugin failures stay *PluginError values of their kind (ErrTimeout,
+// ErrMemoryLimit, ErrCrashed, ErrFailed, ...). The caller checks opts
+// against the description first (importers.CheckOptions, in
+// plugins/importhost): the plugin's own errors lose their type crossing the
+// process boundary.
+func (hi *ImporterPlugin) ImportModel(ctx context.Context, path string, opts map[string]string) (*canonical.Model, []string, error) {
 	return hi.importWith(path, func(out string) ([]string, error) {
 		return hi.host.Import(ctx, hi.info.Name, path, out, opts)
 	})
@@ -158,11 +157,11 @@ func (hi *HostImporter) Import(ctx context.Context, path string, opts importers.
 
 // importWith runs an import of the file at path by the plugin (run, which
 // writes the model to out) into a private temporary folder, and loads the
-// model it wrote (see Import).
-func (hi *HostImporter) importWith(path string, run func(out string) ([]string, error)) (*importers.Result, error) {
+// model it wrote (see ImportModel).
+func (hi *ImporterPlugin) importWith(path string, run func(out string) ([]string, error)) (*canonical.Model, []string, error) {
 	tmpDir, err := os.MkdirTemp("", "onnxconv-import-*")
 	if err != nil {
-		return nil, fmt.Errorf("importing %s with plugin %q: creating a temporary folder: %w", path, hi.info.Name, err)
+		return nil, nil, fmt.Errorf("importing %s with plugin %q: creating a temporary folder: %w", path, hi.info.Name, err)
 	}
 	defer func() { _ = os.RemoveAll(tmpDir) }()
 	dirs := []string{tmpDir}
@@ -173,15 +172,15 @@ func (hi *HostImporter) importWith(path string, run func(out string) ([]string, 
 	out := filepath.Join(tmpDir, "model.onnx")
 	warnings, err := run(out)
 	if err != nil {
-		return nil, scrubError(err, repl, dirs)
+		return nil, nil, scrubError(err, repl, dirs)
 	}
 	m, err := loadOutput(out)
 	if err != nil {
 		err = scrub.Error(err, repl, dirs...)
-		return nil, &PluginError{Plugin: hi.info.Name, Path: hi.info.Path, Op: "import", Input: path, Kind: ErrBadOutput, Err: err,
+		return nil, nil, &PluginError{Plugin: hi.info.Name, Path: hi.info.Path, Op: "import", Input: path, Kind: ErrBadOutput, Err: err,
 			Detail: "reported success but its model is unusable: " + err.Error()}
 	}
-	return &importers.Result{Model: m, Warnings: warnings}, nil
+	return m, warnings, nil
 }
 
 // loadOutput loads the model a plugin wrote, so that the file can be

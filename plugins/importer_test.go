@@ -17,14 +17,15 @@ import (
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/importers/tflite"
 	"github.com/onnxconv/onnxconv/plugins/sdk"
+	"github.com/onnxconv/onnxconv/plugins/sdk/importersdk"
 )
 
-// serveBuiltin serves the built-in importer name through sdk.ImporterFrom
+// serveBuiltin serves the built-in importer name through importersdk.From
 // (the test binary started by a host, see TestMain).
 func serveBuiltin(name string) int {
 	for _, imp := range builtin.Importers() {
 		if imp.Describe().Name == name {
-			if err := sdk.Run(sdk.Plugin{Importer: sdk.ImporterFrom(imp, "test")}); err != nil {
+			if err := sdk.Run(sdk.Plugin{Importer: importersdk.From(imp, "test")}); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
 			}
@@ -58,31 +59,27 @@ func assertNoImportTemp(t *testing.T, dir string) {
 	}
 }
 
-// The example third-party plugin is an importers.Importer: detected from
-// its description (or by asking it), importing through a temporary file
-// that is gone afterwards, and failing with an error that names the input
-// and the plugin, not the temporary file.
-func TestHostImporterCSVGraph(t *testing.T) {
+// The example third-party plugin as an ImporterPlugin: detected from its
+// description (or by asking it), importing through a temporary file that
+// is gone afterwards, and failing with an error that names the input and
+// the plugin, not the temporary file (plugins/importhost adapts it to
+// importers.Importer).
+func TestImporterPluginCSVGraph(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Link(csvgraphBin, filepath.Join(dir, "onnxconv-plugin-csvgraph")); err != nil {
 		t.Fatal(err)
 	}
 	h := newHost(t, testOptions(t, dir))
-	imps := h.Importers()
+	imps := h.ImporterPlugins()
 	if len(imps) != 1 {
-		t.Fatalf("Importers() = %d importers, want 1", len(imps))
+		t.Fatalf("ImporterPlugins() = %d importers, want 1", len(imps))
 	}
-	var imp importers.Importer = imps[0]
+	imp := imps[0]
 	d := imp.Describe()
 	if d.Name != "csvgraph" || d.FormatName() != "csvgraph" || strings.Join(d.Extensions, ",") != ".csvg" ||
 		len(d.Magic) != 1 || string(d.Magic[0].Bytes) != "#csvgraph" || d.Summary == "" {
 		t.Errorf("Describe() = %+v", d)
 	}
-	reg, err := importers.NewRegistry(append(builtin.Importers(), imps...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	work := t.TempDir()
 	example, err := os.ReadFile("../examples/csvgraph/example.csvg")
 	if err != nil {
@@ -101,26 +98,19 @@ func TestHostImporterCSVGraph(t *testing.T) {
 	if c := imp.Detect(tfl, readHeadT(t, tfl)); c != 0 {
 		t.Errorf("Detect(tflite) = %v, want 0", c)
 	}
-	if got, _, err := reg.Detect(in); err != nil || got.Describe().Name != "csvgraph" {
-		t.Errorf("registry Detect = %v, %v", got, err)
-	}
-	if got, _, err := reg.Detect(tfl); err != nil || got.Describe().Name != "tflite" {
-		t.Errorf("registry Detect(tflite) = %v, %v", got, err)
-	}
 
 	tmp := privateTemp(t)
-	res, err := imp.Import(context.Background(), in, importers.Options{"name": "demo"})
+	m, warnings, err := imp.ImportModel(context.Background(), in, map[string]string{"name": "demo"})
 	if err != nil {
 		t.Fatalf("Import: %v", err)
 	}
-	m := res.Model
 	var ops []string
 	for _, n := range m.Graph.Nodes {
 		ops = append(ops, n.OpType)
 	}
 	if strings.Join(ops, ",") != "Relu,Add,Sigmoid" || m.Graph.Name != "demo" || m.Graph.Inputs[0].Name != "X" ||
-		m.ProducerName != "onnxconv-plugin-csvgraph" || len(res.Warnings) != 0 {
-		t.Errorf("imported ops %v graph %q inputs %v producer %q warnings %q", ops, m.Graph.Name, m.Graph.Inputs, m.ProducerName, res.Warnings)
+		m.ProducerName != "onnxconv-plugin-csvgraph" || len(warnings) != 0 {
+		t.Errorf("imported ops %v graph %q inputs %v producer %q warnings %q", ops, m.Graph.Name, m.Graph.Inputs, m.ProducerName, warnings)
 	}
 	// The model stays usable after its temporary file is gone.
 	assertNoImportTemp(t, tmp)
@@ -131,16 +121,16 @@ func TestHostImporterCSVGraph(t *testing.T) {
 
 	// Warnings come through.
 	empty := writeFile(t, filepath.Join(work, "empty.csvg"), "#csvgraph\ninput,X,float,1\noutput,X,float,1\n")
-	res, err = imp.Import(context.Background(), empty, nil)
-	if err != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "no op rows") {
-		t.Fatalf("Import(empty) = %v, %v", res, err)
+	m, warnings, err = imp.ImportModel(context.Background(), empty, nil)
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "no op rows") {
+		t.Fatalf("Import(empty) = %v, %v", warnings, err)
 	}
-	res.Model.Close()
+	m.Close()
 
 	// A bad input: the plugin's message, the input file and the plugin
 	// named, no temporary path, kind kept.
 	bad := writeFile(t, filepath.Join(work, "bad.csvg"), "#csvgraph\nnonsense,row\n")
-	_, err = imp.Import(context.Background(), bad, nil)
+	_, _, err = imp.ImportModel(context.Background(), bad, nil)
 	var pe *PluginError
 	if !errors.As(err, &pe) || !errors.Is(err, ErrFailed) || pe.Plugin != "csvgraph" {
 		t.Fatalf("Import(bad) = %v; want a *PluginError of kind ErrFailed", err)
@@ -167,9 +157,9 @@ func readHeadT(t *testing.T, path string) []byte {
 	return b
 }
 
-// Plugin failures through a HostImporter keep their kind, and temporary
+// Plugin failures through an ImporterPlugin keep their kind, and temporary
 // paths never reach the message, even when the plugin puts them there.
-func TestHostImporterErrors(t *testing.T) {
+func TestImporterPluginErrors(t *testing.T) {
 	opts := testOptions(t, pluginDir(t, "leakpath", "badoutput", "hang", "failing"))
 	opts.CallTimeout = 5 * time.Second
 	h := newHost(t, opts)
@@ -186,12 +176,12 @@ func TestHostImporterErrors(t *testing.T) {
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			tmp := privateTemp(t)
-			imp, err := h.Importer(c.mode)
+			imp, err := h.ImporterPlugin(c.mode)
 			if err != nil {
 				t.Fatal(err)
 			}
 			in := writeFile(t, filepath.Join(work, "in."+c.mode), "Relu\n")
-			_, err = imp.Import(context.Background(), in, nil)
+			_, _, err = imp.ImportModel(context.Background(), in, nil)
 			var pe *PluginError
 			if !errors.As(err, &pe) || !errors.Is(err, c.kind) || pe.Plugin != c.mode || pe.Input != in {
 				t.Fatalf("Import = %v; want a *PluginError of kind %v for %s", err, c.kind, in)
@@ -206,14 +196,14 @@ func TestHostImporterErrors(t *testing.T) {
 			assertNoImportTemp(t, tmp)
 		})
 	}
-	if _, err := h.Importer("nope"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Importer(nope) = %v", err)
+	if _, err := h.ImporterPlugin("nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("ImporterPlugin(nope) = %v", err)
 	}
 	assertNoChildren(t)
 }
 
 // A built-in importers.Importer served out of process through
-// sdk.ImporterFrom, started as `EXE __plugin serve NAME` like cmd/onnxconv
+// importersdk.From, started as `EXE __plugin serve NAME` like cmd/onnxconv
 // does (EXE is this test binary), imports a TFLite fixture into the same
 // model as the in-process importer.
 func TestBuiltinServedFromImporter(t *testing.T) {
@@ -227,7 +217,7 @@ func TestBuiltinServedFromImporter(t *testing.T) {
 	opts.ServeArgs = []string{"__plugin", "serve"}
 	for _, imp := range builtin.Importers() {
 		name := imp.Describe().Name
-		ii, _ := sdk.Plugin{Importer: sdk.ImporterFrom(imp, "test")}.Info()
+		ii, _ := sdk.Plugin{Importer: importersdk.From(imp, "test")}.Info()
 		opts.Builtins = append(opts.Builtins, Builtin{Name: name, Importer: ii})
 	}
 	h := newHost(t, opts)
@@ -268,47 +258,29 @@ func TestBuiltinServedFromImporter(t *testing.T) {
 		}
 	}
 
-	// Through the HostImporter adapter.
-	imp, err := h.Importer("tflite")
+	// Through the ImporterPlugin, as plugins/importhost's adapter does.
+	imp, err := h.ImporterPlugin("tflite")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := imp.Import(ctx, path, importers.Options{"opset": "17"})
+	m, _, err := imp.ImportModel(ctx, path, map[string]string{"opset": "17"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Model.Close()
-	if len(res.Model.Graph.Nodes) != len(want.Model.Graph.Nodes) || res.Model.Opset("") != 17 {
-		t.Errorf("HostImporter: %d nodes opset %d", len(res.Model.Graph.Nodes), res.Model.Opset(""))
+	defer m.Close()
+	if len(m.Graph.Nodes) != len(want.Model.Graph.Nodes) || m.Opset("") != 17 {
+		t.Errorf("ImporterPlugin: %d nodes opset %d", len(m.Graph.Nodes), m.Opset(""))
 	}
-	if err := canonical.Save(filepath.Join(t.TempDir(), "again.onnx"), res.Model, canonical.SaveOptions{}); err != nil {
+	if err := canonical.Save(filepath.Join(t.TempDir(), "again.onnx"), m, canonical.SaveOptions{}); err != nil {
 		t.Errorf("saving the served model: %v", err)
 	}
 
 	// The served importer's option errors reach the host as the plugin's
-	// error (the protocol carries messages, not types).
+	// error (the protocol carries messages, not types; importhost checks
+	// them before a process starts).
 	_, err = h.Import(ctx, "tflite", path, filepath.Join(t.TempDir(), "x.onnx"), map[string]string{"layout": "nchw"})
 	if !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), `unknown option "layout"`) {
 		t.Errorf("unknown option: %v", err)
-	}
-	// Through the HostImporter the host checks them against the specs the
-	// protocol carried, before a process starts: typed errors (which the
-	// protocol could not carry) naming the option, and the known ones or
-	// the kind.
-	for _, c := range []struct {
-		opts map[string]string
-		want string
-	}{
-		{map[string]string{"layout": "nchw"}, `tflite importer: unknown option "layout" (known: opset, keep_nhwc, subgraph, int8_kernels, custom)`},
-		{map[string]string{"opset": "99"}, `tflite importer: option opset="99": 99 is out of range: want an int from 13 to 23`},
-		{map[string]string{"keep_nhwc": "maybe"}, `tflite importer: option keep_nhwc="maybe": want a bool (true or false)`},
-		{map[string]string{"int8_kernels": "gpu"}, `tflite importer: option int8_kernels="gpu": want one of xnnpack, reference`},
-	} {
-		_, err = imp.Import(ctx, path, c.opts)
-		var oe *importers.OptionError
-		if !errors.As(err, &oe) || err.Error() != c.want {
-			t.Errorf("HostImporter with %v: %v, want an *importers.OptionError %q", c.opts, err, c.want)
-		}
 	}
 	assertNoChildren(t)
 }

@@ -6,43 +6,25 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
-// ImportSource imports the file at path and opens its source in one
+// ImportModelSource imports the file at path and opens its source in one
 // plugin process: the process that parsed the file for the import then
 // computes every sample of the source (OpenSource, then Predict per Run),
 // until the source is closed. A source that cannot be opened is nil (its
-// process has ended); Source says why.
-func (p predictingHostImporter) ImportSource(ctx context.Context, path string, opts importers.Options) (*importers.Result, importers.Source, error) {
-	return p.importSource(ctx, path, opts)
-}
-
-// ImportSource is predictingHostImporter.ImportSource for a built-in
-// importer served by its plugin.
-func (w predictingPluginImporter) ImportSource(ctx context.Context, path string, opts importers.Options) (*importers.Result, importers.Source, error) {
-	return w.importSource(ctx, path, opts)
-}
-
-var (
-	_ importers.SourceImporter = predictingHostImporter{}
-	_ importers.SourceImporter = predictingPluginImporter{}
-)
-
-// importSource is ImportSource for any importer plugin; one that does not
-// compute its sources only imports.
-func (hi *HostImporter) importSource(ctx context.Context, path string, opts importers.Options) (*importers.Result, importers.Source, error) {
+// process has ended; OpenSource says why), and so is the source of a
+// plugin that does not predict (it only imports). The caller checks opts
+// first (see ImportModel).
+func (hi *ImporterPlugin) ImportModelSource(ctx context.Context, path string, opts map[string]string) (*canonical.Model, []string, *RemoteSource, error) {
 	if !hi.Predicts() {
-		res, err := hi.Import(ctx, path, opts)
-		return res, nil, err
-	}
-	if err := importers.CheckOptions(hi.Describe(), opts); err != nil {
-		return nil, nil, err
+		m, warnings, err := hi.ImportModel(ctx, path, opts)
+		return m, warnings, nil, err
 	}
 	var sess *session
 	var imp protocol.Importer
-	res, err := hi.importWith(path, func(out string) ([]string, error) {
+	m, warnings, err := hi.importWith(path, func(out string) ([]string, error) {
 		var warnings []string
 		var err error
 		warnings, sess, imp, err = hi.host.importKeep(ctx, hi.info.Name, path, out, opts)
@@ -52,9 +34,9 @@ func (hi *HostImporter) importSource(ctx context.Context, path string, opts impo
 		if sess != nil {
 			sess.close()
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	src := &remoteSource{plugin: hi.info.Name, path: path, imp: imp, sess: sess}
+	src := &RemoteSource{plugin: hi.info.Name, path: path, imp: imp, sess: sess}
 	err = sess.do(ctx, "predict", func(ctx context.Context) error {
 		var err error
 		src.desc, err = imp.OpenSource(ctx, path, opts)
@@ -62,9 +44,9 @@ func (hi *HostImporter) importSource(ctx context.Context, path string, opts impo
 	})
 	if err != nil {
 		sess.close()
-		return res, nil, nil
+		return m, warnings, nil, nil
 	}
-	return res, src, nil
+	return m, warnings, src, nil
 }
 
 // importKeep is Import (see Host.Import), in a plugin process that is

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/options"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
@@ -73,8 +73,8 @@ type Format struct {
 	Description string   `json:"description,omitempty"`
 	// Options are the importer's options (-O KEY=VALUE), as its
 	// description gives them; Runtime its reference runtime.
-	Options []importers.OptionSpec `json:"options,omitempty"`
-	Runtime string                 `json:"runtime,omitempty"`
+	Options []options.Spec `json:"options,omitempty"`
+	Runtime string         `json:"runtime,omitempty"`
 }
 
 // Formats returns the formats the working importer plugins of infos read,

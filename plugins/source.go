@@ -8,46 +8,28 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/formats/formatinfo"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
 // Predicts tells whether the plugin computes its sources directly (its
-// description says so): Source then works.
-func (hi *HostImporter) Predicts() bool { return hi.info.Importer != nil && hi.info.Importer.Predictor }
-
-// withPredictor returns hi as an importers.Importer that is also an
-// importers.Predictor when the plugin computes its sources.
-func (hi *HostImporter) withPredictor() importers.Importer {
-	if hi.Predicts() {
-		return predictingHostImporter{hi}
-	}
-	return hi
+// description says so): OpenSource then works.
+func (hi *ImporterPlugin) Predicts() bool {
+	return hi.info.Importer != nil && hi.info.Importer.Predictor
 }
 
-type predictingHostImporter struct{ *HostImporter }
-
-var _ importers.Predictor = predictingHostImporter{}
-
-// Source opens the source model at path for direct computation in a
+// OpenSource opens the source model at path for direct computation in a
 // plugin process started for it: the plugin parses the file and computes
 // every sample (OpenSource, then Predict per Run); the host never parses
 // the file. The process ends with Close (or ctx, or the host's call
-// timeout). Failures are *PluginError values, as for Import.
-func (p predictingHostImporter) Source(ctx context.Context, path string, opts importers.Options) (importers.Source, error) {
-	return p.source(ctx, path, opts)
-}
-
-// source is Source for any importer plugin (*HostImporter itself is no
-// importers.Predictor: only the plugins that say they predict are).
-func (hi *HostImporter) source(ctx context.Context, path string, opts importers.Options) (importers.Source, error) {
+// timeout). Failures are *PluginError values, as for ImportModel; a plugin
+// that does not predict is ErrUnsupported. The caller checks opts first
+// (see ImportModel).
+func (hi *ImporterPlugin) OpenSource(ctx context.Context, path string, opts map[string]string) (*RemoteSource, error) {
 	if !hi.Predicts() {
 		return nil, fmt.Errorf("plugin %q does not compute its sources: %w", hi.info.Name, ErrUnsupported)
 	}
-	if err := importers.CheckOptions(hi.Describe(), opts); err != nil {
-		return nil, err
-	}
-	src := &remoteSource{plugin: hi.info.Name, path: path}
+	src := &RemoteSource{plugin: hi.info.Name, path: path}
 	sess, err := hi.host.startSession(ctx, hi.info, "predict", path, func(ctx context.Context, cp plugin.ClientProtocol) error {
 		imp, _, err := dispense(cp)
 		if err != nil {
@@ -64,18 +46,22 @@ func (hi *HostImporter) source(ctx context.Context, path string, opts importers.
 	return src, nil
 }
 
-// remoteSource is a source computed in a plugin process.
-type remoteSource struct {
+// RemoteSource is a source model computed in a plugin process (a
+// formatinfo.Source).
+type RemoteSource struct {
 	plugin, path string
 	desc         string
 	imp          protocol.Importer
 	sess         *session
 }
 
-func (s *remoteSource) Describe() string { return s.desc }
+var _ formatinfo.Source = (*RemoteSource)(nil)
+
+// Describe says what computes the source, as the plugin put it.
+func (s *RemoteSource) Describe() string { return s.desc }
 
 // Run computes one sample in the plugin process.
-func (s *remoteSource) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
+func (s *RemoteSource) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canonical.Tensor, error) {
 	in := make([]*onnxpb.TensorProto, len(inputs))
 	for i, t := range inputs {
 		if t == nil {
@@ -108,7 +94,7 @@ func (s *remoteSource) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*
 }
 
 // Close ends the plugin process.
-func (s *remoteSource) Close() error {
+func (s *RemoteSource) Close() error {
 	s.sess.close()
 	return nil
 }

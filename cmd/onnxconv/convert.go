@@ -139,7 +139,7 @@ over 2 GiB is then refused).
 			}
 			opts := pipeline.Options{
 				SetDims: sd, Dynamic: dyn, Rename: ren,
-				Optimize: optimize, OptimizePasses: passList, Calibration: calibration, KeepNCHWIO: keepNCHW,
+				Optimize: optimize, OptimizePasses: passList, Calibration: calibration, KeepIOLayout: keepNCHW,
 				From: from, ImportOptions: iopts, Env: env,
 				Opset: of.opset, MLOpset: of.mlOpset, Target: target, AllowViolations: allowViol,
 				Verify: vo, Reports: vf.reports, KeepFailed: vf.keepFailed, Force: wf.force,

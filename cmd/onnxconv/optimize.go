@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	expbuiltin "github.com/onnxconv/onnxconv/exporters/builtin"
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/pipeline"
@@ -54,7 +55,7 @@ func (f *transformFlags) options() (pipeline.TransformOptions, error) {
 		return pipeline.TransformOptions{}, err
 	}
 	return pipeline.TransformOptions{Inputs: f.inputs, Samples: f.samples, Seed: f.seed, Report: f.report, Force: f.force, Unchecked: f.noVerify, Dims: dims, Map: f.errMap,
-		Importers: builtin.Registry()}, nil
+		Importers: builtin.Registry(), Exporters: expbuiltin.Registry()}, nil
 }
 
 // printVerdict prints the verification verdict of a transform: the

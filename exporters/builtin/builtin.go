@@ -83,7 +83,7 @@ func (tfliteExporter) Export(ctx context.Context, m *canonical.Model, target str
 	if err != nil {
 		return nil, err
 	}
-	topts.KeepNCHWIO = o.KeepNCHWIO
+	topts.KeepNCHWIO = o.KeepIOLayout
 	topts.Calibration = o.Calibration
 	r, err := tflite.Export(ctx, m, topts)
 	if err != nil {

@@ -295,7 +295,16 @@ type Profile struct {
 	// such operators are warnings, not errors.
 	Fallback bool     `json:"fallback,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
+	// Runtime names the runtime (of a runtimes.Set) in which onnxconv
+	// runs a result for the target ("onnxruntime": ONNX Runtime's
+	// profiles, the web builds sharing its core), "" when it runs none (the
+	// profile's checks are then all).
+	Runtime string `json:"runtime,omitempty"`
 }
+
+// Default is the profile of a conversion given no target: ONNX Runtime,
+// in which the written file is run.
+const Default = "onnxruntime-1.30"
 
 // normDomain maps "ai.onnx" to "".
 func normDomain(d string) string {
@@ -448,8 +457,10 @@ func (p *Profile) validate() error {
 //go:embed data/*.json
 var dataFS embed.FS
 
-// file is the layout of one data file.
+// file is the layout of one data file: Runtime is the runtime of every
+// profile of the file that names none.
 type file struct {
+	Runtime  string     `json:"runtime,omitempty"`
 	Profiles []*Profile `json:"profiles"`
 }
 
@@ -482,6 +493,9 @@ func loadAll() ([]*Profile, error) {
 				return nil, fmt.Errorf("profile file %s: profile %s defined twice", e.Name(), p.Name)
 			}
 			seen[p.Name] = true
+			if p.Runtime == "" {
+				p.Runtime = f.Runtime
+			}
 			out = append(out, p)
 		}
 	}

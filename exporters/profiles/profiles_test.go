@@ -251,3 +251,18 @@ func TestRestrictionsHaveChecks(t *testing.T) {
 		t.Error("an unknown rule kind passes validate")
 	}
 }
+
+// A result for an ONNX Runtime target (the web builds share its core) runs
+// in the onnxruntime runtime; a generic opset target runs in none; the
+// default target is ONNX Runtime's.
+func TestProfileRuntime(t *testing.T) {
+	for name, want := range map[string]string{Default: "onnxruntime", "onnxruntime-1.13": "onnxruntime", "onnxruntime-web-wasm": "onnxruntime", "onnx-opset17": "", "tensorrt-10": ""} {
+		p, err := Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Runtime != want {
+			t.Errorf("%s: runtime %q, want %q", name, p.Runtime, want)
+		}
+	}
+}

@@ -7,8 +7,8 @@ import (
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/recurrent"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
-	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // rnnCommon checks what LSTM and GRU share: forward direction, default
@@ -90,11 +90,6 @@ func (c *converter) rnnWeights(n *canonical.Node, gates int, h int64) (I int64, 
 		}
 	}
 	return I, wf, rf, bias, nil
-}
-
-// gateRows returns rows [g*h, (g+1)*h) of the [1, G*h, k] tensor f.
-func gateRows(f []float32, g int, h, k int64) []float32 {
-	return append([]float32(nil), f[int64(g)*h*k:int64(g+1)*h*k]...)
 }
 
 // rnnOutputs emits Y (the sequence output reshaped to ONNX's
@@ -187,28 +182,41 @@ func (c *converter) lstm(n *canonical.Node) error {
 		ins[i] = -1
 	}
 	ins[0] = x
-	// TFLite's gate k (i, f, c, o) is ONNX's gate onnxGate[k] (i, o, f, c).
-	toTFLite, err := onnxspec.GateOrder("LSTM", "ifco")
+	// TFLite's gate k (i, f, c, o) is ONNX's gate order.ONNXGate(k) (i, o, f, c).
+	order, err := recurrent.NewLayout("LSTM", recurrent.TFLiteLSTM)
 	if err != nil {
 		return err
 	}
-	onnxGate := make([]int, len(toTFLite))
-	for j, k := range toTFLite {
-		onnxGate[k] = j
+	wb, err := order.Blocks(wf)
+	if err != nil {
+		return unsupported(n, "W: %v", err)
 	}
-	for k, g := range onnxGate {
-		ins[1+k] = c.constF32(fmt.Sprintf("%s/input_to_%s", n.Name, "ifco"[k:k+1]), gateRows(wf, g, h, I), []int64{h, I}, true)
-		ins[5+k] = c.constF32(fmt.Sprintf("%s/recurrent_to_%s", n.Name, "ifco"[k:k+1]), gateRows(rf, g, h, h), []int64{h, h}, true)
+	rb, err := order.Blocks(rf)
+	if err != nil {
+		return unsupported(n, "R: %v", err)
+	}
+	wbias, err := order.Blocks(bias[:4*h])
+	if err != nil {
+		return unsupported(n, "B: %v", err)
+	}
+	rbias, err := order.Blocks(bias[4*h:])
+	if err != nil {
+		return unsupported(n, "B: %v", err)
+	}
+	for k := range order.Gates() {
+		g, l := order.ONNXGate(k), order.Letter(k)
+		ins[1+k] = c.constF32(fmt.Sprintf("%s/input_to_%s", n.Name, l), wb[g], []int64{h, I}, true)
+		ins[5+k] = c.constF32(fmt.Sprintf("%s/recurrent_to_%s", n.Name, l), rb[g], []int64{h, h}, true)
 		b := make([]float32, h)
 		for j := range b {
-			b[j] = bias[int64(g)*h+int64(j)] + bias[4*h+int64(g)*h+int64(j)]
+			b[j] = wbias[g][j] + rbias[g][j]
 		}
-		ins[12+k] = c.constF32(fmt.Sprintf("%s/bias_%s", n.Name, "ifco"[k:k+1]), b, []int64{h}, true)
+		ins[12+k] = c.constF32(fmt.Sprintf("%s/bias_%s", n.Name, l), b, []int64{h}, true)
 	}
 	if peep != nil {
 		// ONNX P: i, o, f; TFLite cell_to_input, cell_to_forget, cell_to_output.
 		for k, g := range []int{0, 2, 1} {
-			ins[9+k] = c.constF32(fmt.Sprintf("%s/cell_to_%s", n.Name, "ifo"[k:k+1]), gateRows(peep, g, h, 1), []int64{h}, true)
+			ins[9+k] = c.constF32(fmt.Sprintf("%s/cell_to_%s", n.Name, "ifo"[k:k+1]), peep[int64(g)*h:int64(g+1)*h], []int64{h}, true)
 		}
 	}
 	for k, name := range []string{"output_state", "cell_state"} {

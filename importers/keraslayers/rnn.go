@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
-	"github.com/onnxconv/onnxconv/onnxspec"
+	"github.com/onnxconv/onnxconv/canonical/recurrent"
 )
 
 // rnnActivation maps a Keras activation to an ONNX RNN activation name
@@ -84,18 +84,10 @@ func (x *layerCtx) rnn(ins []*kval) ([]*kval, error) {
 			return nil, fmt.Errorf("bias of shape %v: want %d values", bd, want)
 		}
 	}
-	// Keras stacks the gates of an LSTM as i, f, c, o, a GRU's as z, r, h.
 	op := map[string]string{"SimpleRNN": "RNN", "GRU": "GRU", "LSTM": "LSTM"}[x.l.class]
-	order, err := onnxspec.GateOrder(op, map[string]string{"RNN": "h", "GRU": "zrh", "LSTM": "ifco"}[op])
+	layout, err := recurrent.NewLayout(op, map[string]string{"RNN": recurrent.KerasRNN, "GRU": recurrent.KerasGRU, "LSTM": recurrent.KerasLSTM}[op])
 	if err != nil {
 		return nil, err
-	}
-	reorder := func(m []float32, rows int64) []float32 { // m is [gates*units, rows] row-major
-		out := make([]float32, 0, len(m))
-		for _, g := range order {
-			out = append(out, m[int64(g)*units*rows:int64(g+1)*units*rows]...)
-		}
-		return out
 	}
 	kt, err := transpose2D(k, kd)
 	if err != nil {
@@ -105,15 +97,28 @@ func (x *layerCtx) rnn(ins []*kval) ([]*kval, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recurrent_kernel: %w", err)
 	}
-	W := reorder(kt, in)
-	R := reorder(rkt, units)
-	B := make([]float32, 2*gates*units)
-	if bias != nil {
-		wb := bias[:gates*units]
-		copy(B, reorder(wb, 1))
-		if resetAfter {
-			copy(B[gates*units:], reorder(bias[gates*units:], 1))
+	W, err := layout.DataToONNX(kt)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	R, err := layout.DataToONNX(rkt)
+	if err != nil {
+		return nil, fmt.Errorf("recurrent_kernel: %w", err)
+	}
+	B := make([]float32, 0, 2*gates*units)
+	if bias == nil {
+		bias = make([]float32, gates*units)
+	}
+	for half := 0; half < 2; half++ {
+		hb := make([]float32, gates*units)
+		if half == 0 || resetAfter {
+			hb = bias[int64(half)*gates*units : int64(half+1)*gates*units]
 		}
+		ob, err := layout.DataToONNX(hb)
+		if err != nil {
+			return nil, fmt.Errorf("bias: %w", err)
+		}
+		B = append(B, ob...)
 	}
 	act := activationName(x.l.cfg["activation"])
 	if x.l.cfg["activation"] == nil {
@@ -162,60 +167,56 @@ func (x *layerCtx) rnn(ins []*kval) ([]*kval, error) {
 	if err != nil {
 		return nil, err
 	}
-	seq := b.Transpose(xin, []int64{1, 0, 2}, x.name("time_major"))
-	attrs := []*canonical.Attribute{canonical.IntAttr("hidden_size", units), canonical.StringsAttr("activations", names...)}
-	if needAB {
-		attrs = append(attrs, canonical.FloatsAttr("activation_alpha", alphas...), canonical.FloatsAttr("activation_beta", betas...))
-	}
 	back := x.boolean("go_backwards", false)
+	node := recurrent.Node{Op: op, Base: x.name(""), Hidden: units, Activations: names, LinearBeforeReset: resetAfter,
+		X: xin, BatchMajor: true,
+		W: x.init("W", []int64{1, gates * units, in}, W),
+		R: x.init("R", []int64{1, gates * units, units}, R),
+		B: x.init("B", []int64{1, 2 * gates * units}, B)}
+	if needAB {
+		node.Alphas, node.Betas = alphas, betas
+	}
 	if back {
-		attrs = append(attrs, canonical.StringAttr("direction", "reverse"))
+		node.Direction = "reverse"
 	}
-	if resetAfter {
-		attrs = append(attrs, canonical.IntAttr("linear_before_reset", 1))
-	}
-	wn := x.init("W", []int64{1, gates * units, in}, W)
-	rn := x.init("R", []int64{1, gates * units, units}, R)
-	bn := x.init("B", []int64{1, 2 * gates * units}, B)
-	y := b.Fresh(x.name("Y"))
-	yh := b.Fresh(x.name("Y_h"))
-	outs := []string{y, yh}
-	var yc string
-	if op == "LSTM" {
-		yc = b.Fresh(x.name("Y_c"))
-		outs = append(outs, yc)
-	}
-	rin := []string{seq, wn, rn, bn}
 	if len(ins) > 1 {
-		// Initial states [batch, units] -> [1, batch, units].
-		rin = append(rin, "")
+		states := make([]string, len(ins)-1)
 		for i, st := range ins[1:] {
 			sn, err := x.c.cl(st)
 			if err != nil {
 				return nil, err
 			}
-			rin = append(rin, b.Op("Unsqueeze", x.name(fmt.Sprintf("initial_state%d", i)), []string{sn, b.Ints("axes", 0)}))
+			states[i] = recurrent.State(b, sn, x.name(fmt.Sprintf("initial_state%d", i)))
+		}
+		node.H0 = states[0]
+		if len(states) > 1 {
+			node.C0 = states[1]
 		}
 	}
-	b.Node(op, rin, outs, attrs...)
+	out := node.Write(b)
 	squeeze0 := func(s, base string) string {
 		return b.Op("Squeeze", x.name(base), []string{s, b.Ints("axes", 0)})
 	}
 	var res []*kval
 	if x.boolean("return_sequences", false) {
-		ys := b.Op("Squeeze", x.name("Y_squeezed"), []string{y, b.Ints("axes", 1)})
+		base := x.name("")
 		if back {
-			ys = b.Op("Slice", x.name("Y_processing_order"), []string{ys, b.Ints("starts", -1), b.Ints("ends", math.MinInt64),
-				b.Ints("axes", 0), b.Ints("steps", -1)})
+			base = x.name("Y_time_order")
 		}
-		res = append(res, &kval{cl: b.Transpose(ys, []int64{1, 0, 2}, x.name("")), rank: 3, dt: v.dt})
+		ys := recurrent.Sequence(b, out.Y, 1, true, base)
+		if back {
+			// Keras returns the sequence in the order it processed it.
+			ys = b.Op("Slice", x.name(""), []string{ys, b.Ints("starts", -1), b.Ints("ends", math.MinInt64),
+				b.Ints("axes", 1), b.Ints("steps", -1)})
+		}
+		res = append(res, &kval{cl: ys, rank: 3, dt: v.dt})
 	} else {
-		res = append(res, &kval{cl: squeeze0(yh, ""), rank: 2, dt: v.dt})
+		res = append(res, &kval{cl: squeeze0(out.H, ""), rank: 2, dt: v.dt})
 	}
 	if x.boolean("return_state", false) {
-		res = append(res, &kval{cl: squeeze0(yh, "state_h"), rank: 2, dt: v.dt})
+		res = append(res, &kval{cl: squeeze0(out.H, "state_h"), rank: 2, dt: v.dt})
 		if op == "LSTM" {
-			res = append(res, &kval{cl: squeeze0(yc, "state_c"), rank: 2, dt: v.dt})
+			res = append(res, &kval{cl: squeeze0(out.C, "state_c"), rank: 2, dt: v.dt})
 		}
 	}
 	return res, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/formats/formatinfo"
 	"github.com/onnxconv/onnxconv/importers"
 )
 
@@ -46,7 +47,7 @@ func TestDetect(t *testing.T) {
 		if conf := imp.Detect(tc.path, h); conf != tc.conf {
 			t.Errorf("%s: Detect = %.2f, want %.2f", tc.path, conf, tc.conf)
 		}
-		if magic := importers.MatchMagic(h, imp.Describe().Magic); magic != (tc.conf > 0) {
+		if magic := formatinfo.MatchMagic(h, imp.Describe().Magic); magic != (tc.conf > 0) {
 			t.Errorf("%s: magic match %v, want %v", tc.path, magic, tc.conf > 0)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/formats/formatinfo"
 	"github.com/onnxconv/onnxconv/importers"
 )
 
@@ -49,7 +50,7 @@ func (importer) Detect(path string, head []byte) float32 {
 	c := sniff(head)
 	switch c {
 	case "":
-		if isZip(head) && importers.MatchExtension(path, []string{".skops"}) {
+		if isZip(head) && formatinfo.MatchExtension(path, []string{".skops"}) {
 			return 1
 		}
 		return 0
@@ -62,7 +63,7 @@ func (importer) Detect(path string, head []byte) float32 {
 		// A bz2 block cannot be decompressed from a head: trust the
 		// block magic and the extension.
 		if len(head) >= 10 && string(head[4:10]) == "1AY&SY" {
-			if importers.MatchExtension(path, []string{".pkl", ".pickle", ".joblib", ".sav", ".bz2"}) {
+			if formatinfo.MatchExtension(path, []string{".pkl", ".pickle", ".joblib", ".sav", ".bz2"}) {
 				return 1
 			}
 			return 0.5
@@ -74,7 +75,7 @@ func (importer) Detect(path string, head []byte) float32 {
 			if c == JoblibZ || c == JoblibGz || len(inner) > 0 {
 				// A joblib name: claimed weakly, so that Import says
 				// what the stream holds instead of "no importer".
-				if len(inner) > 0 && importers.MatchExtension(path, []string{".pkl", ".pickle", ".joblib", ".sav"}) {
+				if len(inner) > 0 && formatinfo.MatchExtension(path, []string{".pkl", ".pickle", ".joblib", ".sav"}) {
 					return 0.3
 				}
 				return 0
@@ -82,7 +83,7 @@ func (importer) Detect(path string, head []byte) float32 {
 			// The xz, lzma and lz4 decoders give nothing before a whole
 			// block (or dictionary) is decoded: trust the magic and the
 			// extension.
-			if importers.MatchExtension(path, []string{".pkl", ".pickle", ".joblib", ".sav", ".xz", ".lzma", ".lz4"}) {
+			if formatinfo.MatchExtension(path, []string{".pkl", ".pickle", ".joblib", ".sav", ".xz", ".lzma", ".lz4"}) {
 				return 1
 			}
 			if c == JoblibLZ {
@@ -95,7 +96,7 @@ func (importer) Detect(path string, head []byte) float32 {
 		}
 		return 0.6
 	}
-	if importers.MatchExtension(path, []string{".pkl", ".pickle", ".joblib", ".sav"}) {
+	if formatinfo.MatchExtension(path, []string{".pkl", ".pickle", ".joblib", ".sav"}) {
 		return 0.3
 	}
 	return 0

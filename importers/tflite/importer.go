@@ -3,11 +3,12 @@ package tflite
 import (
 	"bytes"
 	"context"
-	"github.com/onnxconv/onnxconv/importers/custom"
 	"path/filepath"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/formats/formatinfo"
 	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/importers/custom"
 	optspec "github.com/onnxconv/onnxconv/options"
 )
 
@@ -67,7 +68,7 @@ func (importer) Detect(path string, head []byte) float32 {
 		}
 		return 0
 	}
-	if len(head) == 0 && importers.MatchExtension(filepath.Base(path), []string{".tflite"}) {
+	if len(head) == 0 && formatinfo.MatchExtension(filepath.Base(path), []string{".tflite"}) {
 		return confExtension
 	}
 	return 0

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/recurrent"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 )
 
@@ -100,99 +101,70 @@ func (c *converter) lstm(o *operator) error {
 	return c.lstmUnrolled(o, opt, act, hidden, cifg, peep, proj, f)
 }
 
-// lstmONNX maps the op onto one ONNX LSTM (gate order i, o, f, c).
+// lstmONNX maps the op onto one ONNX LSTM, its per-gate tensors stacked
+// in ONNX's gate order.
 func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int64, peep bool, f func(int) (string, error)) error {
 	y0 := c.base[o.outputs[0]]
-	get := func(idx ...int) ([]string, error) {
-		var out []string
-		for _, i := range idx {
+	layout, err := recurrent.NewLayout("LSTM", recurrent.TFLiteLSTM)
+	if err != nil {
+		return err
+	}
+	// stack stacks the per-gate tensors of slots (TFLite's gate order) on
+	// a new direction axis.
+	stack := func(name string, slots []int, extra ...string) (string, error) {
+		var parts []string
+		for _, i := range slots {
 			v, err := f(i)
 			if err != nil {
-				return nil, err
+				return "", err
 			}
-			out = append(out, v)
+			parts = append(parts, v)
 		}
-		return out, nil
+		if len(parts) == layout.Gates() {
+			var err error
+			if parts, err = recurrent.ToONNX(layout, parts); err != nil {
+				return "", err
+			}
+		}
+		cat := c.b.Op("Concat", name+"_concat", append(parts, extra...), canonical.IntAttr("axis", 0))
+		return recurrent.State(c.b, cat, name), nil
 	}
 	x, err := f(lstmInput)
 	if err != nil {
 		return err
 	}
-	ws, err := get(lstmWi, lstmWo, lstmWf, lstmWc)
-	if err != nil {
+	node := recurrent.Node{Op: "LSTM", Base: y0, Hidden: hidden, Activations: []string{"Sigmoid", act, act}, X: x, BatchMajor: !timeMajor}
+	if node.W, err = stack(y0+"_W", []int{lstmWi, lstmWf, lstmWc, lstmWo}); err != nil {
 		return err
 	}
-	rs, err := get(lstmRi, lstmRo, lstmRf, lstmRc)
-	if err != nil {
+	if node.R, err = stack(y0+"_R", []int{lstmRi, lstmRf, lstmRc, lstmRo}); err != nil {
 		return err
 	}
-	bs, err := get(lstmBi, lstmBo, lstmBf, lstmBc)
-	if err != nil {
+	// TFLite has one bias a gate; ONNX's recurrent half is zero.
+	zb := c.constF32(y0+"_Rb", []int64{4 * hidden}, make([]float32, 4*hidden))
+	if node.B, err = stack(y0+"_B", []int{lstmBi, lstmBf, lstmBc, lstmBo}, zb); err != nil {
 		return err
 	}
-	h0, err := f(lstmH0)
-	if err != nil {
-		return err
-	}
-	c0, err := f(lstmC0)
-	if err != nil {
-		return err
-	}
-	var ps []string
 	if peep {
-		if ps, err = get(lstmPi, lstmPo, lstmPf); err != nil {
+		// ONNX's P stacks i, o, f.
+		if node.P, err = stack(y0+"_P", []int{lstmPi, lstmPo, lstmPf}); err != nil {
 			return err
 		}
 	}
-	zero := c.constI64(y0+"_axis0", []int64{0})
-	stack := func(name string, parts []string) string {
-		cat := c.unique(name + "_concat")
-		c.node("Concat", parts, []string{cat}, canonical.IntAttr("axis", 0))
-		out := c.unique(name)
-		c.node("Unsqueeze", []string{cat, zero}, []string{out})
-		return out
-	}
-	W := stack(y0+"_W", ws)
-	R := stack(y0+"_R", rs)
-	zb := c.constF32(y0+"_Rb", []int64{4 * hidden}, make([]float32, 4*hidden))
-	B := stack(y0+"_B", append(bs, zb))
-	var P string
-	if peep {
-		P = stack(y0+"_P", ps)
-	}
-	// ONNX Runtime implements only layout=0 (time-major): batch-major
-	// TFLite sequences are transposed in and out.
-	if !timeMajor {
-		t := c.unique(y0 + "_time_major_input")
-		c.node("Transpose", []string{x}, []string{t}, canonical.IntsAttr("perm", []int64{1, 0, 2}...))
-		x = t
-	}
-	stateAxis := int64(0)
-	sa := c.constI64(y0+"_state_axis", []int64{stateAxis})
-	h := c.unique(y0 + "_initial_h")
-	c.node("Unsqueeze", []string{h0, sa}, []string{h})
-	cc := c.unique(y0 + "_initial_c")
-	c.node("Unsqueeze", []string{c0, sa}, []string{cc})
-	ins := []string{x, W, R, B, "", h, cc}
-	if peep {
-		ins = append(ins, P)
-	}
-	attrs := []*canonical.Attribute{
-		canonical.IntAttr("hidden_size", hidden),
-		canonical.StringsAttr("activations", []string{"Sigmoid", act, act}...),
+	for _, st := range []struct {
+		slot int
+		to   *string
+		name string
+	}{{lstmH0, &node.H0, "_initial_h"}, {lstmC0, &node.C0, "_initial_c"}} {
+		v, err := f(st.slot)
+		if err != nil {
+			return err
+		}
+		*st.to = recurrent.State(c.b, v, y0+st.name)
 	}
 	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
-		yy := c.unique(y + "_Y")
-		c.node("LSTM", ins, []string{yy}, attrs...)
-		// Y is [seq, 1, batch, hidden].
-		dirAxis := int64(1)
-		if !timeMajor {
-			sq := c.unique(y + "_time_major")
-			c.node("Squeeze", []string{yy, c.constI64(y+"_dir_axis", []int64{dirAxis})}, []string{sq})
-			c.node("Transpose", []string{sq}, []string{y}, canonical.IntsAttr("perm", []int64{1, 0, 2}...))
-			return nil
-		}
-		c.node("Squeeze", []string{yy, c.constI64(y+"_dir_axis", []int64{dirAxis})}, []string{y})
+		out := node.Write(c.b)
+		recurrent.SequenceTo(c.b, out.Y, 1, !timeMajor, y)
 		return nil
 	})
 }
@@ -284,7 +256,6 @@ func (c *converter) lstmUnrolled(o *operator, opt *fb.UnidirectionalSequenceLSTM
 		return err
 	}
 	split := c.constI64(y0+"_split", repeat(hidden, int(ng)))
-	one := c.scalarF32(y0+"_one", 1)
 	clip := func(v string, lim float32, name string) string {
 		if lim <= 0 {
 			return v
@@ -318,47 +289,16 @@ func (c *converter) lstmUnrolled(o *operator, opt *fb.UnidirectionalSequenceLSTM
 			zi = parts[0]
 			k = 1
 		}
-		zf, zc, zo := parts[k], parts[k+1], parts[k+2]
-		peephole := func(zg, pg, cell, name string) string {
-			if !peep {
-				return zg
-			}
-			m := n(name + "_peep")
-			c.node("Mul", []string{pg, cell}, []string{m})
-			a := n(name + "_with_peep")
-			c.node("Add", []string{zg, m}, []string{a})
-			return a
-		}
-		sig := func(v, name string) string {
-			out := n(name)
-			c.node("Sigmoid", []string{v}, []string{out})
-			return out
-		}
-		fg := sig(peephole(zf, pf, cs, "f"), "forget")
-		var ig string
-		if cifg {
-			ig = n("input")
-			c.node("Sub", []string{one, fg}, []string{ig})
-		} else {
-			ig = sig(peephole(zi, pi, cs, "i"), "input")
-		}
-		g := n("cell_input")
-		c.node(act, []string{zc}, []string{g})
-		fc := n("fc")
-		c.node("Mul", []string{fg, cs}, []string{fc})
-		ic := n("ig")
-		c.node("Mul", []string{ig, g}, []string{ic})
-		cn := n("c_unclipped")
-		c.node("Add", []string{fc, ic}, []string{cn})
-		cs = clip(cn, opt.CellClip(), p+"_c")
-		if cs, _, err = c.requantize(cs, o.inputs[lstmC0], p+"_c"); err != nil {
+		step := recurrent.Step{Base: p, I: zi, F: parts[k], G: parts[k+1], O: parts[k+2], Cell: cs, Act: act,
+			PI: pi, PF: pf, PO: po, Clip: opt.CellClip(),
+			Keep: func(cn string) (string, error) {
+				v, _, err := c.requantize(cn, o.inputs[lstmC0], p+"_c")
+				return v, err
+			}}
+		var hn string
+		if hn, cs, err = step.Write(c.b); err != nil {
 			return err
 		}
-		og := sig(peephole(zo, po, cs, "o"), "output")
-		ca := n("c_act")
-		c.node(act, []string{cs}, []string{ca})
-		hn := n("h")
-		c.node("Mul", []string{og, ca}, []string{hn})
 		if proj {
 			hp := n("h_proj")
 			in := []string{hn, pw}

@@ -2,8 +2,8 @@ package torchscript
 
 import (
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/recurrent"
 	fts "github.com/onnxconv/onnxconv/formats/torchscript"
-	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
 // rnn maps aten::lstm and aten::gru (the dense-input overload: input, hx,
@@ -64,99 +64,65 @@ func (c *conv) rnn(p fts.Pos, name string, args []value, kw map[string]value) (v
 	if (name == "lstm" && len(hx) != 2) || (name == "gru" && len(hx) != 1) {
 		return nil, c.errAt(p, "%s: %d hidden states", name, len(hx))
 	}
-	// torch stacks an LSTM's gates as i, f, g (ONNX's c), o, a GRU's as
-	// r, z, n (ONNX's h).
-	gates, op, from := int64(4), "LSTM", "ifco"
+	op, order := "LSTM", recurrent.TorchLSTM
 	if name == "gru" {
-		gates, op, from = 3, "GRU", "rzh"
+		op, order = "GRU", recurrent.TorchGRU
 	}
-	order, err := onnxspec.GateOrder(op, from)
+	layout, err := recurrent.NewLayout(op, order)
 	if err != nil {
 		return nil, c.errAt(p, "%s: %v", name, err)
 	}
+	gates := int64(layout.Gates())
 	hidden := ws[1].dims[1]
 	seq := x
 	if batchFirst {
-		var err error
 		if seq, err = c.transpose(p, x, []int64{1, 0, 2}); err != nil {
 			return nil, err
 		}
 	}
 	T, B := seq.dims[0], seq.dims[1]
-	reorder := func(w *tensor) string {
-		var parts []string
-		rows := w.dims[0] / gates
-		for g := int64(0); g < gates; g++ {
-			parts = append(parts, c.b.Fresh("gate"))
+	reorder := func(w *tensor) string { return layout.GraphToONNX(c.b, w.name, w.dims[0]/gates) }
+	cat := func(v []string, base string) string {
+		if len(v) == 1 {
+			return v[0]
 		}
-		sizes := make([]int64, gates)
-		for i := range sizes {
-			sizes[i] = rows
-		}
-		c.b.Node("Split", []string{w.name, c.b.Ints("split", sizes...)}, parts, canonical.IntAttr("axis", 0))
-		var in []string
-		for _, o := range order {
-			in = append(in, parts[o])
-		}
-		return c.b.Op("Concat", "w_onnx", in, canonical.IntAttr("axis", 0))
+		return c.b.Op("Concat", base, v, canonical.IntAttr("axis", 0))
 	}
+	unsqueeze := func(v, base string) string { return c.b.Op("Unsqueeze", base, []string{v, c.b.Ints("axes", 0)}) }
 	var hOut, cOut []string
 	for l := int64(0); l < layers; l++ {
 		var W, R, Bs []string
 		for d := int64(0); d < dirs; d++ {
 			k := int((l*dirs + d) * int64(per))
-			W = append(W, c.b.Op("Unsqueeze", "W", []string{reorder(ws[k]), c.b.Ints("axes", 0)}))
-			R = append(R, c.b.Op("Unsqueeze", "R", []string{reorder(ws[k+1]), c.b.Ints("axes", 0)}))
+			W = append(W, unsqueeze(reorder(ws[k]), "W"))
+			R = append(R, unsqueeze(reorder(ws[k+1]), "R"))
 			if hasBias {
-				b := c.b.Op("Concat", "B", []string{reorder(ws[k+2]), reorder(ws[k+3])}, canonical.IntAttr("axis", 0))
-				Bs = append(Bs, c.b.Op("Unsqueeze", "B", []string{b, c.b.Ints("axes", 0)}))
+				Bs = append(Bs, unsqueeze(cat([]string{reorder(ws[k+2]), reorder(ws[k+3])}, "B"), "B"))
 			}
-		}
-		cat := func(v []string, base string) string {
-			if len(v) == 1 {
-				return v[0]
-			}
-			return c.b.Op("Concat", base, v, canonical.IntAttr("axis", 0))
 		}
 		sliceState := func(h *tensor) string {
 			return c.b.Op("Slice", "h0", []string{h.name, c.b.Ints("s", l*dirs), c.b.Ints("e", (l+1)*dirs), c.b.Ints("a", 0)})
 		}
-		bias := ""
+		node := recurrent.Node{Op: op, Base: name, Hidden: hidden, X: seq.name, W: cat(W, "W"), R: cat(R, "R"),
+			H0: sliceState(hx[0]), LinearBeforeReset: op == "GRU"}
 		if hasBias {
-			bias = cat(Bs, "B")
+			node.B = cat(Bs, "B")
 		}
-		in := []string{seq.name, cat(W, "W"), cat(R, "R"), bias, "", sliceState(hx[0])}
 		if op == "LSTM" {
-			in = append(in, sliceState(hx[1]))
+			node.C0 = sliceState(hx[1])
 		}
-		y, yh := c.b.Fresh(name+"_y"), c.b.Fresh(name+"_h")
-		outs := []string{y, yh}
-		attrs := []*canonical.Attribute{canonical.IntAttr("hidden_size", hidden)}
 		if bidir {
-			attrs = append(attrs, canonical.StringAttr("direction", "bidirectional"))
+			node.Direction = "bidirectional"
 		}
-		if op == "GRU" {
-			attrs = append(attrs, canonical.IntAttr("linear_before_reset", 1))
-		} else {
-			yc := c.b.Fresh(name + "_c")
-			outs = append(outs, yc)
-			cOut = append(cOut, yc)
+		out := node.Write(c.b)
+		hOut = append(hOut, out.H)
+		if op == "LSTM" {
+			cOut = append(cOut, out.C)
 		}
-		c.b.Node(op, in, outs, attrs...)
-		hOut = append(hOut, yh)
-		// Y [T, dirs, B, H] -> [T, B, dirs*H]
-		yt := &tensor{name: y, dt: x.dt, dims: []int64{T, dirs, B, hidden}}
-		if dirs == 2 {
-			var err error
-			if yt, err = c.transpose(p, yt, []int64{0, 2, 1, 3}); err != nil {
-				return nil, err
-			}
-		}
-		seq = c.reshape(yt, []int64{T, B, dirs * hidden})
+		seq = &tensor{name: recurrent.Sequence(c.b, out.Y, dirs, false, name+"_seq"), dt: x.dt, dims: []int64{T, B, dirs * hidden}}
 	}
 	out := seq
 	if batchFirst {
-		var err error
 		if out, err = c.transpose(p, seq, []int64{1, 0, 2}); err != nil {
 			return nil, err
 		}
@@ -176,7 +142,7 @@ func (c *conv) rnn(p fts.Pos, name string, args []value, kw map[string]value) (v
 
 // lstmCell maps aten::lstm_cell(input [B,I], [h, c], w_ih, w_hh, b_ih,
 // b_hh) to its equations: gates = x·W_ihᵀ + b_ih + h·W_hhᵀ + b_hh split
-// in torch's order i f g o; c' = σ(f)·c + σ(i)·tanh(g); h' = σ(o)·tanh(c').
+// in torch's order i f g o, one recurrent.Step.
 func (c *conv) lstmCell(p fts.Pos, args []value) (value, error) {
 	if len(args) < 4 {
 		return nil, nil
@@ -210,19 +176,15 @@ func (c *conv) lstmCell(p fts.Pos, args []value) (value, error) {
 		bhh = args[5]
 	}
 	g := c.out("Add", "gates", []string{lin(x, wih, bih).name, lin(h, whh, bhh).name}, x.dt, []int64{B, 4 * H})
-	part := func(k int64) *tensor {
-		return c.out("Slice", "gate", []string{g.name, c.b.Ints("s", k*H), c.b.Ints("e", (k+1)*H), c.b.Ints("a", 1)}, x.dt, []int64{B, H})
+	part := func(k int64) string {
+		return c.b.Op("Slice", "gate", []string{g.name, c.b.Ints("s", k*H), c.b.Ints("e", (k+1)*H), c.b.Ints("a", 1)})
 	}
-	i := c.out("Sigmoid", "i", []string{part(0).name}, x.dt, []int64{B, H})
-	f := c.out("Sigmoid", "f", []string{part(1).name}, x.dt, []int64{B, H})
-	gg := c.out("Tanh", "g", []string{part(2).name}, x.dt, []int64{B, H})
-	o := c.out("Sigmoid", "o", []string{part(3).name}, x.dt, []int64{B, H})
-	fc := c.out("Mul", "fc", []string{f.name, cs.name}, x.dt, []int64{B, H})
-	ig := c.out("Mul", "ig", []string{i.name, gg.name}, x.dt, []int64{B, H})
-	c2 := c.out("Add", "c", []string{fc.name, ig.name}, x.dt, []int64{B, H})
-	t := c.out("Tanh", "tc", []string{c2.name}, x.dt, []int64{B, H})
-	h2 := c.out("Mul", "h", []string{o.name, t.name}, x.dt, []int64{B, H})
-	return &tuple{items: []value{h2, c2}}, nil
+	h2, c2, err := recurrent.Step{Base: "lstm_cell", I: part(0), F: part(1), G: part(2), O: part(3), Cell: cs.name}.Write(c.b)
+	if err != nil {
+		return nil, c.errAt(p, "lstm_cell: %v", err)
+	}
+	state := func(n string) *tensor { return &tensor{name: n, dt: x.dt, dims: []int64{B, H}} }
+	return &tuple{items: []value{state(h2), state(c2)}}, nil
 }
 
 // atan2 is atan(y/x) moved to the quadrant of (x, y): +π when x < 0 and

@@ -46,15 +46,10 @@ var rules = []rule{
 		breaks: [2]string{"pipeline", "importers/tflite"},
 	},
 	{
-		name: "exporters and runtimes are below no importer",
-		from: func(p string) bool { return under(p, "exporters") || under(p, "runtimes") },
-		to:   within("importers"),
-		fix:  "move what both roles need below them (formats/, options, canonical/unsupported)",
-		known: map[string]string{
-			"plugins -> importers":          "one host serves the plugins of every role and adapts importer plugins to importers.Importer (HostImporter, Host.Importers, Host.Detect), so the runtimes reach importers through it: split the importer adapter from the host (issue 43)",
-			"plugins/protocol -> importers": "the wire protocol of every role carries importers.Description and its option specs: move the description types below the roles (issue 43)",
-			"plugins/sdk -> importers":      "one SDK serves importers, exporters and runtimes, so exporters/onnx's Plugin reaches importers: one SDK package per role (issue 43)",
-		},
+		name:   "exporters and runtimes are below no importer",
+		from:   func(p string) bool { return under(p, "exporters") || under(p, "runtimes") },
+		to:     within("importers"),
+		fix:    "move what both roles need below them (formats/, options, canonical/unsupported)",
 		breaks: [2]string{"exporters/tflite", "importers/tflite"},
 	},
 	{

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/formats/formatinfo"
 	"github.com/onnxconv/onnxconv/plugins/pluginpb"
 )
 
@@ -92,7 +92,7 @@ func (c *ExporterGRPCClient) Export(ctx context.Context, in, out, target string,
 
 func importerInfoFromPB(p *pluginpb.ImporterInfo) *ImporterInfo {
 	info := &ImporterInfo{
-		Description: importers.Description{
+		Description: formatinfo.Description{
 			Name:       p.GetName(),
 			Format:     p.GetFormat(),
 			Extensions: p.GetExtensions(),

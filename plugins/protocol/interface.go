@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/formats/formatinfo"
 	"github.com/onnxconv/onnxconv/plugins/pluginpb"
 )
 
@@ -64,14 +64,14 @@ func PluginSet(imp Importer, exp Exporter) plugin.PluginSet {
 }
 
 // Magic is a byte pattern that identifies a format.
-type Magic = importers.Magic
+type Magic = formatinfo.Magic
 
-// ImporterInfo describes an importer: the whole importers.Description (the
+// ImporterInfo describes an importer: the whole formatinfo.Description (the
 // one description of an importer, built in or plugin), the plugin's
 // version, and whether it computes its sources directly (OpenSource,
 // Predict).
 type ImporterInfo struct {
-	importers.Description
+	formatinfo.Description
 	Version   string `json:"version"`
 	Predictor bool   `json:"predictor,omitempty"`
 }

@@ -1,7 +1,9 @@
 package protocol
 
-import "github.com/onnxconv/onnxconv/importers"
+import (
+	"github.com/onnxconv/onnxconv/formats/formatinfo"
+)
 
 // HeadSize is how many leading bytes of a file Detect is given
-// (importers.HeadSize: one size for built-ins and plugins).
-const HeadSize = importers.HeadSize
+// (formatinfo.HeadSize: one size for built-ins and plugins).
+const HeadSize = formatinfo.HeadSize

@@ -13,18 +13,18 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
-
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/formats/formatinfo"
+	"github.com/onnxconv/onnxconv/options"
 	"github.com/onnxconv/onnxconv/plugins/pluginpb"
 )
 
 type fakeImporter struct{}
 
 func (fakeImporter) Describe(context.Context) (*ImporterInfo, error) {
-	return &ImporterInfo{Description: importers.Description{Name: "f", Extensions: []string{".f"}, Magic: []Magic{{Offset: 8, Bytes: []byte{0, 1, 2}}}, Summary: "d",
+	return &ImporterInfo{Description: formatinfo.Description{Name: "f", Extensions: []string{".f"}, Magic: []Magic{{Offset: 8, Bytes: []byte{0, 1, 2}}}, Summary: "d",
 		Options: testSpecs(), Runtime: "rt"}, Version: "2", Predictor: true}, nil
 }
 
@@ -116,14 +116,14 @@ func TestRoundTrip(t *testing.T) {
 
 // testSpecs are option specs of every kind, each field set: the protocol
 // carries them whole.
-func testSpecs() []importers.OptionSpec {
+func testSpecs() []options.Spec {
 	lo, hi := -2, 9
-	return []importers.OptionSpec{
+	return []options.Spec{
 		{Name: "k", Doc: "a key"},
-		{Name: "n", Kind: importers.KindInt, Default: "3", Min: &lo, Max: &hi, Doc: "a number"},
-		{Name: "m", Kind: importers.KindInt, Min: &lo},
-		{Name: "e", Kind: importers.KindEnum, Default: "b", Values: []string{"a", "b"}},
-		{Name: "b", Kind: importers.KindBool, Default: "false"},
-		{Name: "l", Kind: importers.KindList},
+		{Name: "n", Kind: options.KindInt, Default: "3", Min: &lo, Max: &hi, Doc: "a number"},
+		{Name: "m", Kind: options.KindInt, Min: &lo},
+		{Name: "e", Kind: options.KindEnum, Default: "b", Values: []string{"a", "b"}},
+		{Name: "b", Kind: options.KindBool, Default: "false"},
+		{Name: "l", Kind: options.KindList},
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
-	"github.com/onnxconv/onnxconv/importers"
+	"github.com/onnxconv/onnxconv/formats/formatinfo"
+	"github.com/onnxconv/onnxconv/options"
 	"github.com/onnxconv/onnxconv/plugins/protocol"
 )
 
@@ -52,16 +53,16 @@ type Importer struct {
 	// help; the host refuses an unknown key or a value that does not fit
 	// its spec before starting the plugin, and the plugin parses them on
 	// Import. None means the plugin decides alone.
-	Options []importers.OptionSpec
+	Options []options.Spec
 	// Runtime names the reference runtime that computes files of the
 	// format as their framework does ("tflite", "tfjs", "onnxruntime"), or
-	// "" (see importers.Description.Runtime).
+	// "" (see formatinfo.Description.Runtime).
 	Runtime string
 	// Source, if set, parses the file at path (with Import's options) for
 	// direct computation, inside the plugin process: the host's
 	// verification computes the source through it (importers.Predictor),
 	// without parsing the file itself.
-	Source func(ctx context.Context, path string, opts map[string]string) (importers.Source, error)
+	Source func(ctx context.Context, path string, opts map[string]string) (formatinfo.Source, error)
 }
 
 func (imp *Importer) info() *protocol.ImporterInfo {
@@ -74,7 +75,7 @@ func (imp *Importer) info() *protocol.ImporterInfo {
 		exts[i] = strings.ToLower(e)
 	}
 	return &protocol.ImporterInfo{
-		Description: importers.Description{
+		Description: formatinfo.Description{
 			Name:       imp.Name,
 			Format:     format,
 			Summary:    imp.Description,
@@ -109,12 +110,12 @@ func (imp *Importer) validate() error {
 }
 
 // MatchMagic reports whether head (the first bytes of a file) holds one of
-// the patterns (importers.MatchMagic).
-func MatchMagic(head []byte, patterns []Magic) bool { return importers.MatchMagic(head, patterns) }
+// the patterns (formatinfo.MatchMagic).
+func MatchMagic(head []byte, patterns []Magic) bool { return formatinfo.MatchMagic(head, patterns) }
 
 // MatchExtension reports whether path ends with one of exts, ignoring case
-// (importers.MatchExtension).
-func MatchExtension(path string, exts []string) bool { return importers.MatchExtension(path, exts) }
+// (formatinfo.MatchExtension).
+func MatchExtension(path string, exts []string) bool { return formatinfo.MatchExtension(path, exts) }
 
 // importerServer adapts an Importer to protocol.Importer. Stack traces of
 // panics go to stderr.
@@ -124,14 +125,14 @@ type importerServer struct {
 	// src is the source opened by OpenSource: a plugin process serves one
 	// source, started for it and ended by the host.
 	mu  sync.Mutex
-	src importers.Source
+	src formatinfo.Source
 }
 
 func (s *importerServer) OpenSource(ctx context.Context, in string, opts map[string]string) (d string, err error) {
 	if s.imp.Source == nil {
 		return "", status.Error(codes.Unimplemented, "this importer does not compute its sources")
 	}
-	var src importers.Source
+	var src formatinfo.Source
 	err = callRecover(s.stderr, "Source", func() error {
 		var err error
 		src, err = s.imp.Source(ctx, in, opts)

@@ -1,4 +1,4 @@
-package sdk
+package importersdk
 
 import (
 	"context"
@@ -14,14 +14,15 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/importers/tflite"
+	"github.com/onnxconv/onnxconv/plugins/sdk"
 )
 
-func TestImporterFrom(t *testing.T) {
-	imp := ImporterFrom(tflite.New(), "1.2")
-	if err := (Plugin{Importer: imp}).Validate(); err != nil {
+func TestFrom(t *testing.T) {
+	imp := From(tflite.New(), "1.2")
+	if err := (sdk.Plugin{Importer: imp}).Validate(); err != nil {
 		t.Fatal(err)
 	}
-	ii, _ := Plugin{Importer: imp}.Info()
+	ii, _ := sdk.Plugin{Importer: imp}.Info()
 	if ii.Name != "tflite" || ii.Format != "tflite" || ii.Version != "1.2" || strings.Join(ii.Extensions, ",") != ".tflite" ||
 		len(ii.Magic) != 1 || ii.Magic[0].Offset != 4 || string(ii.Magic[0].Bytes) != "TFL3" || ii.Summary == "" {
 		t.Errorf("Info = %+v", ii)
@@ -30,7 +31,7 @@ func TestImporterFrom(t *testing.T) {
 	if d := tflite.New().Describe(); !reflect.DeepEqual(ii.Options, d.Options) || ii.Runtime != d.Runtime || d.Runtime == "" || len(d.Options) == 0 {
 		t.Errorf("options %+v, runtime %q; the importer's %+v, %q", ii.Options, ii.Runtime, d.Options, d.Runtime)
 	}
-	fixture := filepath.Join("..", "..", "fixtures", "tflite", "cnn.tflite")
+	fixture := filepath.Join("..", "..", "..", "fixtures", "tflite", "cnn.tflite")
 	data, err := os.ReadFile(fixture)
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +46,7 @@ func TestImporterFrom(t *testing.T) {
 	// ImportFile writes the model; the served result is the in-process one.
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.onnx")
-	s := &importerServer{imp: imp}
-	if _, err := s.Import(context.Background(), fixture, out, map[string]string{"opset": "17"}); err != nil {
+	if err := imp.ImportFile(context.Background(), fixture, out, map[string]string{"opset": "17"}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)
@@ -84,4 +84,18 @@ func TestImporterFrom(t *testing.T) {
 	if entries(t, dir) != "out.onnx" {
 		t.Errorf("folder holds %s", entries(t, dir))
 	}
+}
+
+// entries lists the names in dir.
+func entries(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	return strings.Join(names, ",")
 }

@@ -1,4 +1,9 @@
-package sdk
+// Package importersdk is the plugin SDK of the importer role: it serves an
+// importers.Importer out of process as an sdk.Importer. The SDK itself
+// (plugins/sdk) speaks the protocol of every role and names no role's
+// contract, so that an exporter or runtime plugin does not depend on the
+// importers.
+package importersdk
 
 import (
 	"context"
@@ -8,9 +13,10 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/plugins/internal/scrub"
+	"github.com/onnxconv/onnxconv/plugins/sdk"
 )
 
-// ImporterFrom serves an importers.Importer out of process: the plugin
+// From serves an importers.Importer out of process: the plugin
 // describes itself from imp.Describe (the whole description: options and
 // reference runtime too), detects with imp.Detect, computes sources with
 // imp.Source when imp is an importers.Predictor, and imports with
@@ -22,7 +28,7 @@ import (
 // A model over the 2 GiB protobuf limit cannot cross the plugin boundary
 // as one file; such an import fails with canonical.ErrTooLarge (in
 // process, use imp directly).
-func ImporterFrom(imp importers.Importer, version string) *Importer {
+func From(imp importers.Importer, version string) *sdk.Importer {
 	d := imp.Describe()
 	var source func(ctx context.Context, path string, opts map[string]string) (importers.Source, error)
 	if p, ok := imp.(importers.Predictor); ok {
@@ -30,7 +36,7 @@ func ImporterFrom(imp importers.Importer, version string) *Importer {
 			return p.Source(ctx, path, importers.Options(opts))
 		}
 	}
-	return &Importer{
+	return &sdk.Importer{
 		Name:        d.Name,
 		Version:     version,
 		Format:      d.FormatName(),
@@ -54,7 +60,7 @@ func ImporterFrom(imp importers.Importer, version string) *Importer {
 			}
 			defer res.Model.Close()
 			for _, w := range res.Warnings {
-				Warn(ctx, "%s", w)
+				sdk.Warn(ctx, "%s", w)
 			}
 			if err := canonical.Save(outPath, res.Model, canonical.SaveOptions{}); err != nil {
 				// The output (and Save's temporaries beside it) is the
