@@ -37,18 +37,10 @@ func Load(path string) (*Module, error) {
 	var cerr *C.char
 	m := C.lt_load(cp, &cerr)
 	if m == nil {
-		return nil, &Error{Path: path, Msg: takeErr(cerr)}
+		return nil, newError(path, takeErr(cerr))
 	}
 	return &Module{m: m, path: path}, nil
 }
-
-// Error is an error libtorch raised.
-type Error struct {
-	Path string
-	Msg  string
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("libtorch: %s: %s", e.Path, e.Msg) }
 
 func takeErr(c *C.char) string {
 	if c == nil {
@@ -67,11 +59,15 @@ func (m *Module) Close() error {
 	return nil
 }
 
-// Run calls method with inputs (a 0-d tensor feeds an int, float or bool
-// parameter as a number) and returns its result flattened to tensors.
-func (m *Module) Run(method string, inputs []*canonical.Tensor, threads int) ([]*canonical.Tensor, error) {
+// Run calls method as c says and returns its result flattened to
+// tensors, then the values of c.State after the call.
+func (m *Module) Run(method string, c Call) ([]*canonical.Tensor, error) {
 	if m.m == nil {
 		return nil, errors.New("libtorch: the module is closed")
+	}
+	inputs := c.Inputs
+	if len(c.Names) != 0 && len(c.Names) != len(inputs) {
+		return nil, fmt.Errorf("libtorch: %d names for %d inputs", len(c.Names), len(inputs))
 	}
 	n := len(inputs)
 	cins := (*C.lt_tensor)(C.calloc(C.size_t(max(n, 1)), C.size_t(unsafe.Sizeof(C.lt_tensor{}))))
@@ -83,6 +79,20 @@ func (m *Module) Run(method string, inputs []*canonical.Tensor, threads int) ([]
 			C.free(b)
 		}
 	}()
+	cstrings := func(ss []string) **C.char {
+		if len(ss) == 0 {
+			return nil
+		}
+		p := (**C.char)(C.calloc(C.size_t(len(ss)), C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+		bufs = append(bufs, unsafe.Pointer(p))
+		for i, s := range ss {
+			cs := C.CString(s)
+			bufs = append(bufs, unsafe.Pointer(cs))
+			unsafe.Slice(p, len(ss))[i] = cs
+		}
+		return p
+	}
+	names, state := cstrings(c.Names), cstrings(c.State)
 	for i, t := range inputs {
 		if len(t.Dims) > 8 {
 			return nil, fmt.Errorf("libtorch: input %d of rank %d", i, len(t.Dims))
@@ -107,8 +117,8 @@ func (m *Module) Run(method string, inputs []*canonical.Tensor, threads int) ([]
 	var outs *C.lt_tensor
 	var nOut C.int
 	var cerr *C.char
-	if C.lt_run(m.m, cm, cins, C.int(n), C.int(threads), &outs, &nOut, &cerr) != 0 {
-		return nil, &Error{Path: m.path, Msg: takeErr(cerr)}
+	if C.lt_run(m.m, cm, cins, names, C.int(n), state, C.int(len(c.State)), C.int(c.Threads), &outs, &nOut, &cerr) != 0 {
+		return nil, newError(m.path, takeErr(cerr))
 	}
 	defer C.lt_free_outputs(outs, nOut)
 	var res []*canonical.Tensor

@@ -92,8 +92,37 @@ static void flatten(const c10::IValue &v, std::vector<torch::Tensor> &out) {
 	}
 }
 
-extern "C" int lt_run(lt_module *m, const char *method, const lt_tensor *ins, int n_in, int threads,
-                      lt_tensor **outs, int *n_out, char **err) {
+// arg converts input t to the IValue of a parameter of kind: a 0-d
+// tensor feeds an int, float or bool parameter as a number.
+static c10::IValue arg(const lt_tensor &t, int i, c10::TypeKind kind) {
+	c10::ScalarType st;
+	if (!scalar_type(t.dtype, &st)) throw std::runtime_error("input " + std::to_string(i) + ": element type not supported");
+	std::vector<int64_t> dims(t.dims, t.dims + t.rank);
+	torch::Tensor x = torch::from_blob(t.data, dims, torch::TensorOptions().dtype(st)).clone();
+	if (t.rank == 0 && kind == c10::TypeKind::IntType) return c10::IValue(x.item<int64_t>());
+	if (t.rank == 0 && kind == c10::TypeKind::FloatType) return c10::IValue(x.item<double>());
+	if (t.rank == 0 && kind == c10::TypeKind::BoolType) return c10::IValue(x.item<bool>());
+	return c10::IValue(x);
+}
+
+// attribute is the value of the attribute at path (a.b.name) below mod.
+static c10::IValue attribute(const torch::jit::script::Module &mod, const std::string &path) {
+	torch::jit::script::Module cur = mod;
+	size_t start = 0;
+	for (;;) {
+		size_t dot = path.find('.', start);
+		std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+		if (!cur.hasattr(part)) throw std::runtime_error("the module has no attribute " + path);
+		c10::IValue v = cur.attr(part);
+		if (dot == std::string::npos) return v;
+		if (!v.isObject()) throw std::runtime_error("state attribute " + path + ": " + part + " is not a module");
+		cur = torch::jit::script::Module(v.toObject());
+		start = dot + 1;
+	}
+}
+
+extern "C" int lt_run(lt_module *m, const char *method, const lt_tensor *ins, const char *const *names, int n_in,
+                      const char *const *state, int n_state, int threads, lt_tensor **outs, int *n_out, char **err) {
 	*outs = nullptr;
 	*n_out = 0;
 	try {
@@ -103,27 +132,23 @@ extern "C" int lt_run(lt_module *m, const char *method, const lt_tensor *ins, in
 		const auto &schema = meth.function().getSchema();
 		const auto &params = schema.arguments();
 		std::vector<c10::IValue> args;
+		torch::jit::Kwargs kwargs;
 		for (int i = 0; i < n_in; i++) {
-			const lt_tensor &t = ins[i];
-			c10::ScalarType st;
-			if (!scalar_type(t.dtype, &st)) throw std::runtime_error("input " + std::to_string(i) + ": element type not supported");
-			std::vector<int64_t> dims(t.dims, t.dims + t.rank);
-			torch::Tensor x = torch::from_blob(t.data, dims, torch::TensorOptions().dtype(st)).clone();
+			if (names && names[i] && names[i][0]) {
+				c10::TypeKind kind = c10::TypeKind::TensorType;
+				for (const auto &p : params)
+					if (p.name() == names[i]) kind = p.type()->kind();
+				kwargs[names[i]] = arg(ins[i], i, kind);
+				continue;
+			}
 			c10::TypeKind kind = c10::TypeKind::TensorType;
 			if ((size_t)i + 1 < params.size()) kind = params[i + 1].type()->kind();
-			if (t.rank == 0 && kind == c10::TypeKind::IntType) {
-				args.emplace_back(x.item<int64_t>());
-			} else if (t.rank == 0 && kind == c10::TypeKind::FloatType) {
-				args.emplace_back(x.item<double>());
-			} else if (t.rank == 0 && kind == c10::TypeKind::BoolType) {
-				args.emplace_back(x.item<bool>());
-			} else {
-				args.emplace_back(x);
-			}
+			args.push_back(arg(ins[i], i, kind));
 		}
-		c10::IValue r = meth(args);
+		c10::IValue r = meth(args, kwargs);
 		std::vector<torch::Tensor> ts;
 		flatten(r, ts);
+		for (int i = 0; i < n_state; i++) flatten(attribute(m->mod, state[i]), ts);
 		lt_tensor *o = (lt_tensor *)std::calloc(ts.size() ? ts.size() : 1, sizeof(lt_tensor));
 		if (!o) throw std::runtime_error("out of memory");
 		for (size_t i = 0; i < ts.size(); i++) {
