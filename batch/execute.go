@@ -16,9 +16,10 @@ import (
 	"github.com/onnxconv/onnxconv/pipeline"
 )
 
-// execute runs j through the pipeline and fills rec. A panic in a job is
-// the job's internal error, not the run's end.
-func (r *runner) execute(ctx context.Context, j *Job, rec *Record) {
+// execute runs j through the pipeline and fills rec; logf, when set,
+// receives the pipeline's progress lines. A panic in a job is the job's
+// internal error, not the run's end.
+func (r *runner) execute(ctx context.Context, j *Job, rec *Record, logf func(string, ...any)) {
 	start := time.Now()
 	defer func() {
 		if p := recover(); p != nil {
@@ -34,7 +35,7 @@ func (r *runner) execute(ctx context.Context, j *Job, rec *Record) {
 	case ActionBench:
 		r.bench(ctx, j, rec)
 	default:
-		r.convert(ctx, j, rec)
+		r.convert(ctx, j, rec, logf)
 	}
 }
 
@@ -79,7 +80,7 @@ func (r *runner) check(j *Job, rec *Record) {
 }
 
 // convert runs the opset, target and reference jobs.
-func (r *runner) convert(ctx context.Context, j *Job, rec *Record) {
+func (r *runner) convert(ctx context.Context, j *Job, rec *Record, logf func(string, ...any)) {
 	key := j.Key()
 	var out string
 	if j.KeepOutputs {
@@ -96,7 +97,7 @@ func (r *runner) convert(ctx context.Context, j *Job, rec *Record) {
 	s := j.Spec
 	opts := pipeline.Options{From: s.From, Opset: j.Opset, MLOpset: j.MLOpset, Target: j.Target,
 		Env: r.opts.Env, Command: r.opts.Command, Force: false,
-		Optimize: s.Optimize, Calibration: j.Calibration}
+		Optimize: s.Optimize, Calibration: j.Calibration, Log: logf}
 	if s.Precision != "" {
 		opts.FP16 = &passes.FP16Options{BF16: s.Precision == "bf16", KeepIOTypes: s.KeepIOTypes}
 	}

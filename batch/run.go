@@ -44,6 +44,20 @@ type Options struct {
 	// Progress, when set, is called after each job of the shard (also
 	// the ones already done by an earlier run), one call at a time.
 	Progress func(Event)
+	// Step, when set, is called as each job that runs starts and with
+	// each progress line of its pipeline ("verifying …"), one call at a
+	// time; with Jobs > 1 the steps of several jobs interleave.
+	Step func(Step)
+}
+
+// Step is one step of a running job.
+type Step struct {
+	Job *Job
+	// Index is the job's place in the shard (from 1), of Total.
+	Index, Total int
+	// Line is what the job is doing; Elapsed is how long it has run.
+	Line    string
+	Elapsed time.Duration
 }
 
 // Event is one finished job.
@@ -142,14 +156,14 @@ func Run(ctx context.Context, m *Manifest, opts Options) (*Summary, error) {
 	r := &runner{opts: opts, runID: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), start.UnixNano()), sum: sum, total: len(mine)}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	work := make(chan *Job)
+	work := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < opts.Jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range work {
-				if err := r.do(ctx, j); err != nil {
+			for i := range work {
+				if err := r.do(ctx, &mine[i], i+1); err != nil {
 					r.fail(err)
 					cancel()
 				}
@@ -159,7 +173,7 @@ func Run(ctx context.Context, m *Manifest, opts Options) (*Summary, error) {
 feed:
 	for i := range mine {
 		select {
-		case work <- &mine[i]:
+		case work <- i:
 		case <-ctx.Done():
 			break feed
 		}
@@ -204,6 +218,9 @@ type runner struct {
 	// with a benchmark.
 	exclusive sync.RWMutex
 
+	// stepMu makes the Step calls one at a time.
+	stepMu sync.Mutex
+
 	mu    sync.Mutex
 	sum   *Summary
 	done  int
@@ -219,9 +236,9 @@ func (r *runner) fail(err error) {
 	}
 }
 
-// do finishes one job: resumed from its record, copied from the cache,
-// or run.
-func (r *runner) do(ctx context.Context, j *Job) error {
+// do finishes job index (from 1) of the shard: resumed from its record,
+// copied from the cache, or run.
+func (r *runner) do(ctx context.Context, j *Job, index int) error {
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -240,13 +257,14 @@ func (r *runner) do(ctx context.Context, j *Job) error {
 		return r.finish(j, rec, false, true)
 	}
 	rec := r.newRecord(j, key, modelHash)
+	logf := r.stepLog(j, index)
 	if j.Action == ActionBench {
 		r.exclusive.Lock()
-		r.execute(ctx, j, rec)
+		r.execute(ctx, j, rec, logf)
 		r.exclusive.Unlock()
 	} else {
 		r.exclusive.RLock()
-		r.execute(ctx, j, rec)
+		r.execute(ctx, j, rec, logf)
 		r.exclusive.RUnlock()
 	}
 	if ctx.Err() != nil {
@@ -257,6 +275,24 @@ func (r *runner) do(ctx context.Context, j *Job) error {
 		return err
 	}
 	return r.finish(j, rec, false, false)
+}
+
+// stepLog returns the log function of job index's pipeline, which
+// reports each line as a Step (nil without opts.Step), and reports the
+// job's start.
+func (r *runner) stepLog(j *Job, index int) func(string, ...any) {
+	if r.opts.Step == nil {
+		return nil
+	}
+	start := time.Now()
+	logf := func(format string, args ...any) {
+		st := Step{Job: j, Index: index, Total: r.total, Line: fmt.Sprintf(format, args...), Elapsed: time.Since(start)}
+		r.stepMu.Lock()
+		defer r.stepMu.Unlock()
+		r.opts.Step(st)
+	}
+	logf("started")
+	return logf
 }
 
 func (r *runner) newRecord(j *Job, key, modelHash string) *Record {

@@ -1,6 +1,9 @@
 package batch
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // String is the progress line of the event, as 'onnxconv batch' prints
 // it: "[DONE/TOTAL] STATUS JOB", with "(done before)" or "(cached)".
@@ -26,4 +29,10 @@ func (s *Summary) String() string {
 // merge' prints it.
 func (t Totals) String() string {
 	return fmt.Sprintf("batch merge: %d job(s): %d pass, %d fail, %d error, %d missing (%d cached)", t.Jobs, t.Pass, t.Fail, t.Error, t.Missing, t.Cached)
+}
+
+// String is the progress line of a step, as 'onnxconv batch' prints it:
+// "job I of N (JOB, ELAPSED): LINE".
+func (s Step) String() string {
+	return fmt.Sprintf("job %d of %d (%s, %s): %s", s.Index, s.Total, s.Job.ID, s.Elapsed.Round(100*time.Millisecond), s.Line)
 }

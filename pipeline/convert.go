@@ -84,6 +84,9 @@ type Options struct {
 
 	// Save tunes how the result is written.
 	Save SaveOptions
+	// Verbose keeps the whole text of a reference runtime's error (a C++
+	// backtrace) in the notes; otherwise only its first line is said.
+	Verbose bool
 	// Log, when set, receives progress lines ("x.tflite: format tflite").
 	Log func(format string, args ...any)
 	// Command is recorded in reports (the command line, or a description
@@ -424,11 +427,12 @@ func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
 // for verification and imp can open it with the import, it does: one
 // reader (one plugin process) serves both.
 func (c *converter) importFile(ctx context.Context, imp importers.Importer) (*importers.Result, error) {
+	opts := c.importOptions(imp)
 	si, ok := imp.(importers.SourceImporter)
 	if !ok || c.opts.Verify == nil {
-		return imp.Import(ctx, c.in, c.opts.ImportOptions)
+		return imp.Import(ctx, c.in, opts)
 	}
-	r, src, err := si.ImportSource(ctx, c.in, c.opts.ImportOptions)
+	r, src, err := si.ImportSource(ctx, c.in, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -437,6 +441,29 @@ func (c *converter) importFile(ctx context.Context, imp importers.Importer) (*im
 		c.release = append(c.release, src.Close)
 	}
 	return r, nil
+}
+
+// importOptions are the import options of the run: those given, and for
+// an importer that reads its inputs' shapes from samples
+// (importers.OptionInputs) the --inputs folder, unless shapes or that
+// option are given.
+func (c *converter) importOptions(imp importers.Importer) importers.Options {
+	o := c.opts.ImportOptions
+	vo := c.opts.Verify
+	if vo == nil || vo.Inputs == "" || o["shapes"] != "" || o[importers.OptionInputs] != "" {
+		return o
+	}
+	for _, s := range imp.Describe().Options {
+		if s.Name == importers.OptionInputs {
+			out := importers.Options{importers.OptionInputs: vo.Inputs}
+			for k, v := range o {
+				out[k] = v
+			}
+			c.logf("%s: the input shapes are read from %s", c.in, vo.Inputs)
+			return out
+		}
+	}
+	return o
 }
 
 // findImporter resolves from (a format or importer name) or detects the

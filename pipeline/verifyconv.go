@@ -97,7 +97,10 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 			// The reference runtime could not compute this source (a
 			// build without an op, a file it does not read): the result
 			// is not verified, and the facts say why.
-			cv.NotVerified = fmt.Sprintf("the reference (%s) could not compute the source: %v", cv.Reference, err)
+			cv.NotVerified = fmt.Sprintf("the reference (%s) could not compute the source: %s", cv.Reference, oneLineErr(err))
+			if c.opts.Verbose && oneLineErr(err) != err.Error() {
+				c.res.Notes = append(c.res.Notes, "the reference's whole error: "+err.Error())
+			}
 			cv.Reference = ""
 			ref = nil
 		case err != nil:
@@ -370,12 +373,13 @@ func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.T
 		// Read by storedSamples (compare passes values on).
 		return c.storedIns, inputs, nil
 	}
+	state := canonical.StartState(m)
 	if inputs != "" {
-		s, err := tensorio.LoadSamples(inputs, "input", verify.GraphInputs(m), false)
+		s, err := loadWithoutState(inputs, verify.GraphInputs(m), state)
 		if err != nil {
 			return nil, "", inputErr(fmt.Errorf("inputs: %w", err))
 		}
-		return s, inputs, nil
+		return c.startState(m, state, s), inputs, nil
 	}
 	gen := vo.options().Gen
 	n := max(vo.Samples, 1)
@@ -399,6 +403,7 @@ func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.T
 		}
 		out = append(out, s)
 	}
+	out = c.startState(m, state, out)
 	if vo.SaveInputs != "" {
 		if err := tensorio.SaveSamples(vo.SaveInputs, out); err != nil {
 			return nil, "", inputErr(fmt.Errorf("saving the inputs: %w", err))
@@ -406,6 +411,63 @@ func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.T
 		c.logf("saved the generated inputs to %s (repeat the run with --inputs %s)", vo.SaveInputs, vo.SaveInputs)
 	}
 	return out, "generated", nil
+}
+
+// loadWithoutState reads the samples of the inputs ins other than the
+// state inputs (those get nil, then zeros from startState).
+func loadWithoutState(dir string, ins []*canonical.Value, state map[string]bool) ([][]*canonical.Tensor, error) {
+	if state == nil {
+		return tensorio.LoadSamples(dir, "input", ins, false)
+	}
+	var keep []*canonical.Value
+	var idx []int
+	for i, v := range ins {
+		if !state[v.Name] {
+			keep, idx = append(keep, v), append(idx, i)
+		}
+	}
+	rows, err := tensorio.LoadSamples(dir, "input", keep, false)
+	if err != nil {
+		return nil, err
+	}
+	for r, row := range rows {
+		full := make([]*canonical.Tensor, len(ins))
+		for j, i := range idx {
+			full[i] = row[j]
+		}
+		rows[r] = full
+	}
+	return rows, nil
+}
+
+// startState sets the state inputs of every sample (canonical.StartState)
+// to zeros: the state the source starts each call from after a reset,
+// which it keeps inside itself and is never passed.
+func (c *converter) startState(m *canonical.Model, state map[string]bool, samples [][]*canonical.Tensor) [][]*canonical.Tensor {
+	if state == nil {
+		return samples
+	}
+	var names []string
+	for i, v := range verify.GraphInputs(m) {
+		if !state[v.Name] {
+			continue
+		}
+		names = append(names, v.Name)
+		dt, dims, _, _ := canonical.TensorTypeOf(v.Type)
+		shape := make([]int64, len(dims))
+		n := int64(1)
+		for j, d := range dims {
+			shape[j] = max(d.Value, 0)
+			n *= shape[j]
+		}
+		for _, s := range samples {
+			if i < len(s) {
+				s[i] = canonical.NewTensor(v.Name, dt, shape, make([]byte, n*int64(canonical.ElemBits(dt)/8)))
+			}
+		}
+	}
+	c.res.Notes = append(c.res.Notes, fmt.Sprintf("the state inputs (%s) are zeros, the state the source starts from after a reset: the source keeps its state inside itself, so they are not passed to it", strings.Join(names, ", ")))
+	return samples
 }
 
 // compare runs ref and cand on the samples.

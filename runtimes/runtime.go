@@ -175,9 +175,11 @@ func (p pluginRuntime) Info() Info {
 }
 
 // Open starts the runtime plugin once for the model: one process serves
-// every run of the session.
+// every run of the session. The run options the importer recorded for
+// this runtime (canonical.RunOptions) are passed on.
 func (p pluginRuntime) Open(ctx context.Context, modelPath string, o OpenOptions) (Session, error) {
-	return p.host.OpenRuntime(ctx, p.info.Runtime.Name, modelPath, o.InputNames, plugins.RunOptions{Threads: o.Threads})
+	name := p.info.Runtime.Name
+	return p.host.OpenRuntime(ctx, name, modelPath, o.InputNames, plugins.RunOptions{Threads: o.Threads, Options: canonical.RunOptions(o.Metadata, name)})
 }
 
 // describe is the long form of a runtime's description: "NAME VERSION

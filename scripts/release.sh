@@ -15,7 +15,9 @@
 # - SHA256SUMS over every archive.
 #
 # Then it checks the linux/amd64 binary: statically linked (file(1)), and
-# it runs (--version). scripts/test.sh, and so CI, runs this script.
+# it runs (--version). scripts/test.sh, and so CI, runs this script during
+# its fuzz stage, with ONNXCONV_RELEASE_PLUGINS=0: the six binaries and
+# their checks, not the cgo plugins (the tests build those themselves).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-dist}")
@@ -34,17 +36,23 @@ pack() { # pack NAME DIR: DIR's files into $out/NAME.tar.gz (or .zip)
   fi
 }
 
-for os in linux darwin windows; do
-  for arch in amd64 arm64; do
-    dir="$work/${os}_$arch"
-    mkdir -p "$dir"
-    exe=onnxconv
-    [ "$os" = windows ] && exe=onnxconv.exe
-    echo "release: onnxconv $version $os/$arch"
-    CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags='-s -w' -o "$dir/$exe" ./cmd/onnxconv
-    cp README.md "$dir/"
-    pack "onnxconv_${version}_${os}_${arch}" "$dir"
-  done
+# ONNXCONV_RELEASE_PLATFORMS="linux/amd64 …" builds only those (a quick
+# local check); the checks below need linux/amd64 among them.
+platforms=${ONNXCONV_RELEASE_PLATFORMS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64}
+case " $platforms " in
+  *" linux/amd64 "*) ;;
+  *) echo "release: ONNXCONV_RELEASE_PLATFORMS must include linux/amd64 (the binary checked static and run)" >&2; exit 2 ;;
+esac
+for platform in $platforms; do
+  os=${platform%/*} arch=${platform#*/}
+  dir="$work/${os}_$arch"
+  mkdir -p "$dir"
+  exe=onnxconv
+  [ "$os" = windows ] && exe=onnxconv.exe
+  echo "release: onnxconv $version $os/$arch"
+  CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags='-s -w' -o "$dir/$exe" ./cmd/onnxconv
+  cp README.md "$dir/"
+  pack "onnxconv_${version}_${os}_${arch}" "$dir"
 done
 
 # The linux/amd64 binary is static and runs.
@@ -56,7 +64,9 @@ case "$desc" in
 esac
 "$bin" --version >/dev/null
 
-if [ "$(go env GOHOSTOS)/$(go env GOHOSTARCH)" = linux/amd64 ] && command -v gcc >/dev/null; then
+if [ "${ONNXCONV_RELEASE_PLUGINS:-1}" = 0 ]; then
+  echo "release: the cgo plugins are not built (ONNXCONV_RELEASE_PLUGINS=0)"
+elif [ "$(go env GOHOSTOS)/$(go env GOHOSTARCH)" = linux/amd64 ] && command -v gcc >/dev/null; then
   dir="$work/plugin-ort"
   mkdir -p "$dir"
   echo "release: onnxconv-plugin-onnxruntime $version linux/amd64 (cgo)"

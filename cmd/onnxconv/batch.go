@@ -38,6 +38,11 @@ JOB_COMPLETIONS (Kubernetes Indexed Jobs), CI_NODE_INDEX/CI_NODE_TOTAL
 (GitLab parallel), SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT (Slurm
 arrays); else the whole manifest runs.
 
+Progress goes to standard error: each job's steps as "job I of N (JOB,
+ELAPSED): STEP", a heartbeat while a step runs (as convert's: a status
+line on a terminal, a timed line every 10 s elsewhere), and each job's
+result as "[DONE/TOTAL] STATUS JOB"; -q prints none of it.
+
 Each job's result is one JSON line in DIR/jobs/, written atomically: a
 shard that is killed and run again resumes where it stopped. --cache DIR
 reuses results keyed by the model's content hash, the job's options and
@@ -78,7 +83,12 @@ a bad manifest or option or a folder that cannot be written.`,
 			}
 			opts := batch.Options{Out: out, Shard: sh, Jobs: jobs, Cache: cache, Env: env, Plugins: pluginHostOptions(builtins)}
 			if !quiet {
-				opts.Progress = func(e batch.Event) { fmt.Fprintln(stderr, e.String()) }
+				// Each job's steps and the heartbeat of the running step
+				// (as convert's), then each job's result.
+				pr := cmdProgress(stderr, false)
+				defer pr.close()
+				opts.Step = func(s batch.Step) { pr.logf("%s", s) }
+				opts.Progress = func(e batch.Event) { pr.logf("%s", e) }
 			}
 			sum, err := batch.Run(ctx, m, opts)
 			if sum != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -107,5 +108,39 @@ func TestBatchCommand(t *testing.T) {
 	}
 	if code, _, stderr = runCmd("batch", "merge", dir, "-o", report); code != 2 {
 		t.Errorf("merge of a folder that is no batch output: exit %d, %s", code, stderr)
+	}
+}
+
+// batch reports each job's steps with its place and elapsed time, then
+// its result; -q says nothing on standard error.
+func TestBatchProgress(t *testing.T) {
+	dir := t.TempDir()
+	copyModel(t, "mlp_opset9", dir, "models/a/model.onnx")
+	copyModel(t, "mlp_opset17", dir, "models/b/model.onnx")
+	manifest := filepath.Join(dir, "manifest.yaml")
+	if err := os.WriteFile(manifest, []byte("jobs:\n  - models: [\"models/**/*.onnx\"]\n    opset: [13]\n    verify: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd("batch", manifest, "--out", filepath.Join(dir, "out"))
+	if code != 0 {
+		t.Fatalf("batch: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"job 1 of 2 (models/a/model.onnx opset=13, 0s): started",
+		"job 2 of 2 (models/b/model.onnx opset=13, 0s): started",
+		"[2/2] pass",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	for _, id := range []string{"models/a/model.onnx", "models/b/model.onnx"} {
+		if !regexp.MustCompile(`job \d of 2 \(` + regexp.QuoteMeta(id) + ` opset=13, [0-9.]+m?s\): verifying `).MatchString(stderr) {
+			t.Errorf("no verifying step with its elapsed time for %s:\n%s", id, stderr)
+		}
+	}
+	code, stdout, stderr = runCmd("batch", manifest, "--out", filepath.Join(dir, "q"), "-q")
+	if code != 0 || stderr != "" || !strings.Contains(stdout, "2 pass") {
+		t.Errorf("batch -q: exit %d, stderr %q, stdout %q", code, stderr, stdout)
 	}
 }

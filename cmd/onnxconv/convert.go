@@ -25,6 +25,7 @@ func newConvertCmd(builtins map[string]func() sdk.Plugin) *cobra.Command {
 		allowViol    bool
 		rawScore     bool
 		quiet        bool
+		verbose      bool
 		optimize     bool
 		passList     []string
 		fp16, bf16   bool
@@ -143,7 +144,7 @@ over 2 GiB is then refused).
 				From: from, ImportOptions: iopts, Env: env,
 				Opset: of.opset, MLOpset: of.mlOpset, Target: target, AllowViolations: allowViol,
 				Verify: vo, Reports: vf.reports, KeepFailed: vf.keepFailed, Force: wf.force,
-				Save: wf.save(pr.bytes),
+				Save: wf.save(pr.bytes), Verbose: verbose,
 			}
 			if fp16 || bf16 {
 				opts.FP16 = &passes.FP16Options{BF16: bf16, KeepIOTypes: keepIOTypes}
@@ -173,6 +174,7 @@ over 2 GiB is then refused).
 	fl.BoolVar(&rawScore, "raw-score", false, "tree models: output the raw margin (before the link function), as -O raw_score=true")
 	fl.StringArrayVarP(&importOpts, "option", "O", nil, "importer option KEY=VALUE (repeatable), e.g. -O keep_nhwc=true for tflite; the help's last section and 'onnxconv formats --json' list them")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on standard error")
+	fl.BoolVar(&verbose, "verbose", false, "say the whole error of a reference runtime that failed (a C++ backtrace), not only its first line")
 	fl.BoolVar(&optimize, "optimize", false, "run the graph passes after import (each checked on the executor, rolled back if it changes an output)")
 	fl.StringSliceVar(&passList, "passes", nil, "with --optimize: the passes to run, comma separated (see 'onnxconv optimize --help')")
 	fl.BoolVar(&fp16, "fp16", false, "convert weights and compute to float16 after adaptation (nodes that diverge stay float32)")

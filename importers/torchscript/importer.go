@@ -43,6 +43,10 @@ type Options struct {
 	// Bind gives values to the non-tensor inputs (int, float, bool):
 	// they are folded into the graph.
 	Bind map[string]value
+	// Inputs is a folder of input samples (as --inputs reads them): the
+	// tensor inputs' shapes and types are read from its first sample when
+	// Shapes is empty.
+	Inputs string
 	// DynamicBatch makes the first dim of the inputs and outputs dynamic
 	// ("N") when the graph allows it (see convertDynamicBatch).
 	DynamicBatch bool
@@ -69,6 +73,8 @@ func optionSet() importers.OptionSet[Options] {
 				Set: parseShapes},
 			options.Bool("dynamic_batch", "false", "true: the first dim of every input and output is dynamic (N), when the graph depends on the batch size only through sizes (checked by converting at two batch sizes); false: static shapes",
 				func(o *Options) *bool { return &o.DynamicBatch }),
+			options.String(importers.OptionInputs, "", "a folder of input samples (as --inputs reads them, which sets it): the tensor inputs' shapes and element types are read from its first sample when shapes is not given",
+				func(o *Options) *string { return &o.Inputs }),
 			{Spec: importers.OptionSpec{Name: "bind", Kind: importers.KindList,
 				Doc: "values of the int/float/bool inputs, folded into the graph: sr=16000 (',' between several)"},
 				Set: parseBind},
@@ -98,7 +104,7 @@ func (importer) Detect(path string, head []byte) float32 {
 	return 0
 }
 
-// ParseOptions reads method, shapes, dynamic_batch and bind.
+// ParseOptions reads method, shapes, inputs, dynamic_batch and bind.
 func ParseOptions(m map[string]string) (Options, error) { return optionSet().Parse(m) }
 
 // parseShapes reads the value of "shapes".
@@ -201,6 +207,18 @@ func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, 
 // call; zeros are the state of a module whose reset sets empty or zero
 // tensors (Silero VAD's reset_states).
 func Convert(a *fts.Archive, o Options) (*canonical.Model, []string, error) {
+	if o.Method == "" {
+		o.Method = "forward"
+	}
+	if len(o.Shapes) == 0 && o.Inputs != "" {
+		_, _, def, err := rootMethod(a, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := samplesShapes(a.File, def, &o); err != nil {
+			return nil, nil, err
+		}
+	}
 	if o.DynamicBatch {
 		return convertDynamicBatch(a, o)
 	}
@@ -277,34 +295,12 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 			w, err = nil, &CodeError{File: a.File, Msg: fmt.Sprintf("the importer failed on this source (please report): %v", r)}
 		}
 	}()
-	c := &conv{file: a.File, a: a, b: build.New(17), unsup: &importers.UnsupportedOpsError{Format: Name, File: a.File}, aten: atenOps(), py: pyOps(),
-		inits: map[*fts.TensorRef]*tensor{}, warned: map[string]bool{}}
-	rootV, err := c.fromPickle(fts.Pos{}, a.Data, "")
+	c, root, def, err := rootMethod(a, o)
 	if err != nil {
 		return nil, err
 	}
-	root, ok := rootV.(*object)
-	if !ok {
-		return nil, &fts.FormatError{File: a.File, Detail: "data.pkl does not hold a TorchScript module (found " + pickle.Describe(a.Data) + ")"}
-	}
-	cls, err := c.classOf(fts.Pos{}, root)
-	if err != nil {
+	if err := c.checkParams(root, def, o); err != nil {
 		return nil, err
-	}
-	var def *fts.Def
-	var methods []string
-	for _, m := range cls.Methods {
-		methods = append(methods, m.Name)
-		if m.Name == o.Method {
-			def = m
-		}
-	}
-	if def == nil {
-		return nil, &importers.OptionError{Importer: Name, Key: "method", Value: o.Method, Known: methods,
-			Err: fmt.Errorf("%s has no method %s (it has %s)", root.qual, o.Method, strings.Join(methods, ", "))}
-	}
-	if len(def.Params) == 0 {
-		return nil, &CodeError{File: a.File, Pos: def.P, Msg: fmt.Sprintf("method %s has no self parameter", def.Name)}
 	}
 	w = &walked{c: c, root: root, def: def}
 	var args []value
@@ -317,10 +313,6 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 		}
 		switch {
 		case typ == "Tensor":
-			if k >= len(o.Shapes) {
-				return nil, &importers.OptionError{Importer: Name, Key: "shapes", Value: "",
-					Known: options.Names(optionSet().Specs()), Err: fmt.Errorf("%s.%s takes tensor input %q whose shape the archive does not record: give every tensor input's shape, e.g. -O shapes=1x3x224x224", root.qual, o.Method, prm.Name)}
-			}
 			dt := canonical.Float
 			if k < len(o.DTypes) && o.DTypes[k] != 0 {
 				dt = o.DTypes[k]
@@ -330,15 +322,12 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 			c.b.Reserve(prm.Name)
 			args = append(args, t)
 			w.inputs = append(w.inputs, build.TensorInfo(t.name, t.dt, t.dims, false))
-		case prm.Default != nil:
+		default: // a default value (checkParams saw every other)
 			v, err := c.eval(&frame{vars: map[string]value{}}, prm.Default)
 			if err != nil {
 				return nil, err
 			}
 			args = append(args, v)
-		default:
-			return nil, &importers.OptionError{Importer: Name, Key: "bind", Value: "", Known: options.Names(optionSet().Specs()),
-				Err: fmt.Errorf("%s.%s takes %s input %q: give its value, e.g. -O bind=%s=…", root.qual, o.Method, typ, prm.Name, prm.Name)}
 		}
 	}
 	for _, s := range st {
@@ -364,6 +353,37 @@ func walk(a *fts.Archive, o Options, st []stateAttr) (w *walked, err error) {
 	}
 	w.assigned = c.assigned
 	return w, nil
+}
+
+// rootMethod reads the root module of data.pkl and finds its method
+// o.Method, with a fresh conversion state.
+func rootMethod(a *fts.Archive, o Options) (*conv, *object, *fts.Def, error) {
+	c := &conv{file: a.File, a: a, b: build.New(17), unsup: &importers.UnsupportedOpsError{Format: Name, File: a.File}, aten: atenOps(), py: pyOps(),
+		inits: map[*fts.TensorRef]*tensor{}, warned: map[string]bool{}}
+	rootV, err := c.fromPickle(fts.Pos{}, a.Data, "")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	root, ok := rootV.(*object)
+	if !ok {
+		return nil, nil, nil, &fts.FormatError{File: a.File, Detail: "data.pkl does not hold a TorchScript module (found " + pickle.Describe(a.Data) + ")"}
+	}
+	cls, err := c.classOf(fts.Pos{}, root)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var methods []string
+	for _, m := range cls.Methods {
+		methods = append(methods, m.Name)
+		if m.Name == o.Method {
+			if len(m.Params) == 0 {
+				return nil, nil, nil, &CodeError{File: a.File, Pos: m.P, Msg: fmt.Sprintf("method %s has no self parameter", m.Name)}
+			}
+			return c, root, m, nil
+		}
+	}
+	return nil, nil, nil, &importers.OptionError{Importer: Name, Key: "method", Value: o.Method, Known: methods,
+		Err: fmt.Errorf("%s has no method %s (it has %s)", root.qual, o.Method, strings.Join(methods, ", "))}
 }
 
 // objectAt finds the object holding the attribute at path (a.b.name)
@@ -426,6 +446,7 @@ func (w *walked) model(a *fts.Archive, o Options, st []stateAttr) (*canonical.Mo
 	if err := canonical.SetSourceTensors(mp, computed(mp, c.sources)); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", a.File, err)
 	}
+	mp.MetadataProps = append(mp.MetadataProps, runMetadata(w.def, o, st)...)
 	return mp, c.warns, nil
 }
 

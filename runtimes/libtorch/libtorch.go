@@ -37,18 +37,10 @@ func Load(path string) (*Module, error) {
 	var cerr *C.char
 	m := C.lt_load(cp, &cerr)
 	if m == nil {
-		return nil, &Error{Path: path, Msg: takeErr(cerr)}
+		return nil, newError(path, takeErr(cerr))
 	}
 	return &Module{m: m, path: path}, nil
 }
-
-// Error is an error libtorch raised.
-type Error struct {
-	Path string
-	Msg  string
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("libtorch: %s: %s", e.Path, e.Msg) }
 
 func takeErr(c *C.char) string {
 	if c == nil {
@@ -67,10 +59,10 @@ func (m *Module) Close() error {
 	return nil
 }
 
-// Run calls method with inputs (a 0-d tensor feeds an int, float or bool
-// parameter as a number) and returns its result flattened to tensors.
-func (m *Module) Run(method string, inputs []*canonical.Tensor, threads int) ([]*canonical.Tensor, error) {
-	return m.call(method, inputs, threads, nil)
+// Run calls method as c says and returns its result flattened to
+// tensors, then the values of c.State after the call.
+func (m *Module) Run(method string, c Call) ([]*canonical.Tensor, error) {
+	return m.call(method, c, nil)
 }
 
 // RunCapture calls a copy of method's graph that returns the results of
@@ -78,17 +70,23 @@ func (m *Module) Run(method string, inputs []*canonical.Tensor, threads int) ([]
 // the submodule at attribute path PATH, as "layers.0.conv1", in the
 // method's own block, not in a loop or branch) instead of its own, one
 // tensor each, in the order of keys: the intermediate values of the
-// archive, for the error map.
-func (m *Module) RunCapture(method string, inputs []*canonical.Tensor, keys []string, threads int) ([]*canonical.Tensor, error) {
+// archive, for the error map. The inputs of c are passed in order (its
+// Names and State do not apply).
+func (m *Module) RunCapture(method string, c Call, keys []string) ([]*canonical.Tensor, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	return m.call(method, inputs, threads, keys)
+	c.Names, c.State = nil, nil
+	return m.call(method, c, keys)
 }
 
-func (m *Module) call(method string, inputs []*canonical.Tensor, threads int, keys []string) ([]*canonical.Tensor, error) {
+func (m *Module) call(method string, c Call, keys []string) ([]*canonical.Tensor, error) {
 	if m.m == nil {
 		return nil, errors.New("libtorch: the module is closed")
+	}
+	inputs := c.Inputs
+	if len(c.Names) != 0 && len(c.Names) != len(inputs) {
+		return nil, fmt.Errorf("libtorch: %d names for %d inputs", len(c.Names), len(inputs))
 	}
 	n := len(inputs)
 	cins := (*C.lt_tensor)(C.calloc(C.size_t(max(n, 1)), C.size_t(unsafe.Sizeof(C.lt_tensor{}))))
@@ -100,6 +98,20 @@ func (m *Module) call(method string, inputs []*canonical.Tensor, threads int, ke
 			C.free(b)
 		}
 	}()
+	cstrings := func(ss []string) **C.char {
+		if len(ss) == 0 {
+			return nil
+		}
+		p := (**C.char)(C.calloc(C.size_t(len(ss)), C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+		bufs = append(bufs, unsafe.Pointer(p))
+		for i, s := range ss {
+			cs := C.CString(s)
+			bufs = append(bufs, unsafe.Pointer(cs))
+			unsafe.Slice(p, len(ss))[i] = cs
+		}
+		return p
+	}
+	names, state := cstrings(c.Names), cstrings(c.State)
 	for i, t := range inputs {
 		if len(t.Dims) > 8 {
 			return nil, fmt.Errorf("libtorch: input %d of rank %d", i, len(t.Dims))
@@ -126,19 +138,12 @@ func (m *Module) call(method string, inputs []*canonical.Tensor, threads int, ke
 	var cerr *C.char
 	var rc C.int
 	if keys == nil {
-		rc = C.lt_run(m.m, cm, cins, C.int(n), C.int(threads), &outs, &nOut, &cerr)
+		rc = C.lt_run(m.m, cm, cins, names, C.int(n), state, C.int(len(c.State)), C.int(c.Threads), &outs, &nOut, &cerr)
 	} else {
-		ckeys := (**C.char)(C.calloc(C.size_t(len(keys)), C.size_t(unsafe.Sizeof((*C.char)(nil)))))
-		defer C.free(unsafe.Pointer(ckeys))
-		ks := unsafe.Slice(ckeys, len(keys))
-		for i, k := range keys {
-			ks[i] = C.CString(k)
-			defer C.free(unsafe.Pointer(ks[i]))
-		}
-		rc = C.lt_run_capture(m.m, cm, cins, C.int(n), C.int(threads), ckeys, C.int(len(keys)), &outs, &nOut, &cerr)
+		rc = C.lt_run_capture(m.m, cm, cins, C.int(n), C.int(c.Threads), cstrings(keys), C.int(len(keys)), &outs, &nOut, &cerr)
 	}
 	if rc != 0 {
-		return nil, &Error{Path: m.path, Msg: takeErr(cerr)}
+		return nil, newError(m.path, takeErr(cerr))
 	}
 	defer C.lt_free_outputs(outs, nOut)
 	var res []*canonical.Tensor

@@ -27,11 +27,11 @@ func Load(path string) (*Module, error) { return nil, ErrNotBuilt }
 func (m *Module) Close() error { return nil }
 
 // Run fails: this build has no libtorch.
-func (m *Module) Run(method string, inputs []*canonical.Tensor, threads int) ([]*canonical.Tensor, error) {
+func (m *Module) Run(method string, c Call) ([]*canonical.Tensor, error) {
 	return nil, ErrNotBuilt
 }
 
 // RunCapture fails: this build has no libtorch.
-func (m *Module) RunCapture(method string, inputs []*canonical.Tensor, keys []string, threads int) ([]*canonical.Tensor, error) {
+func (m *Module) RunCapture(method string, c Call, keys []string) ([]*canonical.Tensor, error) {
 	return nil, ErrNotBuilt
 }

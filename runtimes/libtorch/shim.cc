@@ -96,30 +96,53 @@ static void flatten(const c10::IValue &v, std::vector<torch::Tensor> &out) {
 	}
 }
 
-// args makes the arguments of method from the inputs (a 0-d tensor feeds
-// an int, float or bool parameter as a number).
-static std::vector<c10::IValue> args_of(const c10::FunctionSchema &schema, const lt_tensor *ins, int n_in) {
+// arg converts input t to the IValue of a parameter of kind: a 0-d
+// tensor feeds an int, float or bool parameter as a number.
+static c10::IValue arg(const lt_tensor &t, int i, c10::TypeKind kind) {
+	c10::ScalarType st;
+	if (!scalar_type(t.dtype, &st)) throw std::runtime_error("input " + std::to_string(i) + ": element type not supported");
+	std::vector<int64_t> dims(t.dims, t.dims + t.rank);
+	torch::Tensor x = torch::from_blob(t.data, dims, torch::TensorOptions().dtype(st)).clone();
+	if (t.rank == 0 && kind == c10::TypeKind::IntType) return c10::IValue(x.item<int64_t>());
+	if (t.rank == 0 && kind == c10::TypeKind::FloatType) return c10::IValue(x.item<double>());
+	if (t.rank == 0 && kind == c10::TypeKind::BoolType) return c10::IValue(x.item<bool>());
+	return c10::IValue(x);
+}
+
+// call_args makes the arguments of a method of schema from the inputs:
+// input i by keyword names[i] into kwargs when names and names[i] are set,
+// else by position into args.
+static void call_args(const c10::FunctionSchema &schema, const lt_tensor *ins, const char *const *names, int n_in,
+                      std::vector<c10::IValue> &args, torch::jit::Kwargs &kwargs) {
 	const auto &params = schema.arguments();
-	std::vector<c10::IValue> args;
 	for (int i = 0; i < n_in; i++) {
-		const lt_tensor &t = ins[i];
-		c10::ScalarType st;
-		if (!scalar_type(t.dtype, &st)) throw std::runtime_error("input " + std::to_string(i) + ": element type not supported");
-		std::vector<int64_t> dims(t.dims, t.dims + t.rank);
-		torch::Tensor x = torch::from_blob(t.data, dims, torch::TensorOptions().dtype(st)).clone();
+		if (names && names[i] && names[i][0]) {
+			c10::TypeKind kind = c10::TypeKind::TensorType;
+			for (const auto &p : params)
+				if (p.name() == names[i]) kind = p.type()->kind();
+			kwargs[names[i]] = arg(ins[i], i, kind);
+			continue;
+		}
 		c10::TypeKind kind = c10::TypeKind::TensorType;
 		if ((size_t)i + 1 < params.size()) kind = params[i + 1].type()->kind();
-		if (t.rank == 0 && kind == c10::TypeKind::IntType) {
-			args.emplace_back(x.item<int64_t>());
-		} else if (t.rank == 0 && kind == c10::TypeKind::FloatType) {
-			args.emplace_back(x.item<double>());
-		} else if (t.rank == 0 && kind == c10::TypeKind::BoolType) {
-			args.emplace_back(x.item<bool>());
-		} else {
-			args.emplace_back(x);
-		}
+		args.push_back(arg(ins[i], i, kind));
 	}
-	return args;
+}
+
+// attribute is the value of the attribute at path (a.b.name) below mod.
+static c10::IValue attribute(const torch::jit::script::Module &mod, const std::string &path) {
+	torch::jit::script::Module cur = mod;
+	size_t start = 0;
+	for (;;) {
+		size_t dot = path.find('.', start);
+		std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+		if (!cur.hasattr(part)) throw std::runtime_error("the module has no attribute " + path);
+		c10::IValue v = cur.attr(part);
+		if (dot == std::string::npos) return v;
+		if (!v.isObject()) throw std::runtime_error("state attribute " + path + ": " + part + " is not a module");
+		cur = torch::jit::script::Module(v.toObject());
+		start = dot + 1;
+	}
 }
 
 static void fill(const std::vector<torch::Tensor> &ts, lt_tensor *o);
@@ -153,17 +176,21 @@ static void fill(const std::vector<torch::Tensor> &ts, lt_tensor *o) {
 	}
 }
 
-extern "C" int lt_run(lt_module *m, const char *method, const lt_tensor *ins, int n_in, int threads,
-                      lt_tensor **outs, int *n_out, char **err) {
+extern "C" int lt_run(lt_module *m, const char *method, const lt_tensor *ins, const char *const *names, int n_in,
+                      const char *const *state, int n_state, int threads, lt_tensor **outs, int *n_out, char **err) {
 	*outs = nullptr;
 	*n_out = 0;
 	try {
 		if (threads > 0) at::set_num_threads(threads);
 		torch::NoGradGuard no_grad;
 		auto meth = m->mod.get_method(method);
-		c10::IValue r = meth(args_of(meth.function().getSchema(), ins, n_in));
+		std::vector<c10::IValue> args;
+		torch::jit::Kwargs kwargs;
+		call_args(meth.function().getSchema(), ins, names, n_in, args, kwargs);
+		c10::IValue r = meth(args, kwargs);
 		std::vector<torch::Tensor> ts;
 		flatten(r, ts);
+		for (int i = 0; i < n_state; i++) flatten(attribute(m->mod, state[i]), ts);
 		put(ts, outs, n_out);
 		return 0;
 	} catch (const std::exception &e) {
@@ -242,7 +269,10 @@ extern "C" int lt_run_capture(lt_module *m, const char *method, const lt_tensor 
 		g->registerOutput(tup->output());
 		torch::jit::GraphFunction capture(method + std::string("_capture"), g, nullptr);
 		std::vector<c10::IValue> stack{m->mod._ivalue()};
-		for (auto &a : args_of(meth.function().getSchema(), ins, n_in)) stack.push_back(std::move(a));
+		std::vector<c10::IValue> args;
+		torch::jit::Kwargs kwargs;
+		call_args(meth.function().getSchema(), ins, nullptr, n_in, args, kwargs);
+		for (auto &a : args) stack.push_back(std::move(a));
 		capture.run(stack);
 		if (stack.size() != 1 || !stack[0].isTuple()) throw std::runtime_error("the capture returned no tuple");
 		const auto &elems = stack[0].toTupleRef().elements();

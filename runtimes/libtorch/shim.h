@@ -25,11 +25,14 @@ const char *lt_version(void);
 lt_module *lt_load(const char *path, char **err);
 void lt_free(lt_module *m);
 /* lt_run calls method with the inputs (a 0-d tensor feeds an int, float
- * or bool parameter as a number) and flattens the result (tensors, numbers,
- * tuples and lists of them) into *outs (malloc'd, *n_out entries). It
- * returns 0, or -1 with *err set. */
-int lt_run(lt_module *m, const char *method, const lt_tensor *ins, int n_in, int threads,
-           lt_tensor **outs, int *n_out, char **err);
+ * or bool parameter as a number), input i by keyword names[i] when names
+ * and names[i] are set, else by position, and flattens the result
+ * (tensors, numbers, tuples and lists of them), then the values of the
+ * module attributes at the n_state paths state ("a.b.name") after the
+ * call, into *outs (malloc'd, *n_out entries). It returns 0, or -1 with
+ * *err set (the exception's whole text, backtrace included). */
+int lt_run(lt_module *m, const char *method, const lt_tensor *ins, const char *const *names, int n_in,
+           const char *const *state, int n_state, int threads, lt_tensor **outs, int *n_out, char **err);
 /* lt_run_capture calls a copy of method's graph whose outputs are the
  * results of the calls of submodules named in keys ("PATH:K": the K-th
  * call, from 0, of the submodule at attribute path PATH, as
