@@ -60,12 +60,12 @@ func TestDecoderToOpset23Optimized(t *testing.T) {
 }
 
 // TestDecoderToOpset28AndBack converts the decoders to opset 28 with
-// --optimize (fused Attention, RMSNormalization, RotaryEmbedding) and that
-// result back down to 17: the fused ops are expanded again although the
-// batch and sequence lengths are dynamic, and each step verifies over a
-// prefill and 3 decode steps.
+// --optimize (fused Attention, RMSNormalization, RotaryEmbedding, and the
+// Llama-style SiLU-gated MLP as SwiGLU) and that result back down to 17:
+// the fused ops are expanded again although the batch and sequence lengths
+// are dynamic, and each step verifies over a prefill and 3 decode steps.
 func TestDecoderToOpset28AndBack(t *testing.T) {
-	for _, name := range []string{"llama", "gpt2"} {
+	for name, swiglu := range map[string]int{"llama": 2, "gpt2": 0} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			up, down := filepath.Join(dir, "o28.onnx"), filepath.Join(dir, "o17.onnx")
@@ -85,16 +85,34 @@ func TestDecoderToOpset28AndBack(t *testing.T) {
 					t.Fatalf("to opset %d: equivalent %v over %d comparisons", step.opset, res.Equivalent, len(res.Comparisons))
 				}
 			}
+			if n := countOps(t, up)["SwiGLU"]; n != swiglu {
+				t.Errorf("%d SwiGLU nodes at opset 28, want %d", n, swiglu)
+			}
 			m, err := canonical.Load(down, canonical.LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer m.Close()
 			for _, n := range m.Graph.Nodes {
-				if n.OpType == "Attention" || n.OpType == "RotaryEmbedding" || n.OpType == "RMSNormalization" {
+				if n.OpType == "Attention" || n.OpType == "RotaryEmbedding" || n.OpType == "RMSNormalization" || n.OpType == "SwiGLU" {
 					t.Errorf("opset 17 result keeps %s", n.OpType)
 				}
 			}
 		})
 	}
+}
+
+// countOps counts the op types of the main graph of the model at path.
+func countOps(t *testing.T, path string) map[string]int {
+	t.Helper()
+	m, err := canonical.Load(path, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	count := map[string]int{}
+	for _, n := range m.Graph.Nodes {
+		count[n.OpType]++
+	}
+	return count
 }
