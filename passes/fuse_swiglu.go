@@ -63,7 +63,7 @@ func sameShape(a, b *canonical.Value) bool {
 	if aok && bok && at == bt && len(ad) == len(bd) && len(ad) > 0 {
 		same := true
 		for i := range ad {
-			same = same && sameDim(ad[i], bd[i])
+			same = same && ad[i].Same(bd[i])
 		}
 		if same {
 			return at == canonical.Float || at == canonical.Float16 || at == canonical.Double || at == canonical.BFloat16

@@ -116,3 +116,55 @@ func countOps(t *testing.T, path string) map[string]int {
 	}
 	return count
 }
+
+// TestDecoderToORTContribAndBack converts the decoders to opset 23 with
+// --optimize for --target onnxruntime-1.30 (the fused ops become ONNX
+// Runtime's contrib ops: MultiHeadAttention, RotaryEmbedding,
+// Skip(Simplified)LayerNormalization) and that result to the plain
+// onnx-opset23 and onnx-opset17 targets (back to standard ops, expanded
+// below 23); every step verifies over a prefill and 3 decode steps.
+func TestDecoderToORTContribAndBack(t *testing.T) {
+	for name, want := range map[string]map[string]int{
+		"llama": {"MultiHeadAttention": 2, "RotaryEmbedding": 4, "SkipSimplifiedLayerNormalization": 4},
+		"gpt2":  {"MultiHeadAttention": 2, "SkipLayerNormalization": 5},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			ort := filepath.Join(dir, "ort.onnx")
+			steps := []struct {
+				in, out, target string
+				opset           int
+			}{
+				{filepath.Join("..", "fixtures", "decoders", name, "model.onnx"), ort, "onnxruntime-1.30", 23},
+				{ort, filepath.Join(dir, "o23.onnx"), "onnx-opset23", 0},
+				{ort, filepath.Join(dir, "o17.onnx"), "onnx-opset17", 0},
+			}
+			for _, step := range steps {
+				res, err := Convert(context.Background(), step.in, step.out,
+					Options{Env: builtins(), Opset: step.opset, Target: step.target, Optimize: step.opset != 0, Verify: &VerifyOptions{}})
+				if err != nil {
+					t.Fatalf("to %s: %v", step.target, err)
+				}
+				if !res.Equivalent || len(res.Comparisons) == 0 || res.Comparisons[0].Report.Decode == nil {
+					t.Fatalf("to %s: equivalent %v over %d comparisons", step.target, res.Equivalent, len(res.Comparisons))
+				}
+			}
+			count := countOps(t, ort)
+			for op, n := range want {
+				if count[op] != n {
+					t.Errorf("%d %s nodes for onnxruntime-1.30, want %d (%v)", count[op], op, n, count)
+				}
+			}
+			for _, s := range steps[1:] {
+				for op := range want {
+					if n := countOps(t, s.out)[op]; n != 0 && op != "RotaryEmbedding" {
+						t.Errorf("%s keeps %d %s nodes", s.target, n, op)
+					}
+				}
+			}
+			if n := countOps(t, steps[2].out)["RotaryEmbedding"]; n != 0 {
+				t.Errorf("onnx-opset17 keeps %d RotaryEmbedding nodes", n)
+			}
+		})
+	}
+}
