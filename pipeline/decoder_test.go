@@ -119,13 +119,14 @@ func countOps(t *testing.T, path string) map[string]int {
 
 // TestDecoderToORTContribAndBack converts the decoders to opset 23 with
 // --optimize for --target onnxruntime-1.30 (the fused ops become ONNX
-// Runtime's contrib ops: MultiHeadAttention, RotaryEmbedding,
-// Skip(Simplified)LayerNormalization) and that result to the plain
-// onnx-opset23 and onnx-opset17 targets (back to standard ops, expanded
-// below 23); every step verifies over a prefill and 3 decode steps.
+// Runtime's contrib ops: GroupQueryAttention or MultiHeadAttention,
+// RotaryEmbedding, Skip(Simplified)LayerNormalization) and that result to
+// the plain onnx-opset23 and onnx-opset17 targets (back to standard ops,
+// expanded below 23); every step verifies over a prefill and 3 decode
+// steps.
 func TestDecoderToORTContribAndBack(t *testing.T) {
 	for name, want := range map[string]map[string]int{
-		"llama": {"MultiHeadAttention": 2, "RotaryEmbedding": 4, "SkipSimplifiedLayerNormalization": 4},
+		"llama": {"GroupQueryAttention": 2, "RotaryEmbedding": 4, "SkipSimplifiedLayerNormalization": 4},
 		"gpt2":  {"MultiHeadAttention": 2, "SkipLayerNormalization": 5},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -370,7 +370,9 @@ func Adapt(m *canonical.Model, p *profiles.Profile, opts Options) (*Report, erro
 	names := canonical.NewNamer(m)
 	expandUnsupported(r, m, p, to, names)
 	if runsContrib(p) {
-		toContrib(r, m, names)
+		if err := toContrib(r, m, names); err != nil {
+			return r, fmt.Errorf("adapt to %s: %w", p.Name, err)
+		}
 	}
 	fitKernels(r, m, p, names)
 

@@ -2,6 +2,7 @@ package adapt
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -9,6 +10,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/infer"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
 	"github.com/onnxconv/onnxconv/opset/convert"
+	"github.com/onnxconv/onnxconv/passes"
 )
 
 // msDomain is ONNX Runtime's contrib operator domain.
@@ -42,9 +44,9 @@ func runsContrib(p *profiles.Profile) bool {
 //     the mask as attention_bias).
 //
 // Every rewritten node is listed in the report.
-func toContrib(r *Report, m *canonical.Model, names *canonical.Namer) {
+func toContrib(r *Report, m *canonical.Model, names *canonical.Namer) error {
 	if m.Opset("") < 23 {
-		return
+		return nil
 	}
 	_, _ = infer.Infer(m, infer.Options{NoValueInfo: true})
 	g := m.Graph
@@ -72,9 +74,28 @@ func toContrib(r *Report, m *canonical.Model, names *canonical.Namer) {
 			r.Actions = append(r.Actions, Action{Graph: "main", Node: n.Name, OpType: n.OpType, What: what})
 		}
 	}
-	if rewrote && m.Opset(msDomain) == 0 {
+	if !rewrote {
+		return nil
+	}
+	if m.Opset(msDomain) == 0 {
 		m.SetOpset(msDomain, 1)
 	}
+	// GroupQueryAttention gives the present that nodes before it read
+	// (the cache's length): order the graph again.
+	sorted, err := g.TopoSort()
+	if err != nil {
+		return fmt.Errorf("ordering the graph after the contrib rewrites: %w", err)
+	}
+	g.Nodes = sorted
+	// What computed the replaced nodes' shapes (repeat_kv's) is dead.
+	before := len(g.Nodes)
+	if err := passes.EliminateDead(m); err != nil {
+		return fmt.Errorf("removing the nodes the contrib rewrites left unused: %w", err)
+	}
+	if d := before - len(g.Nodes); d > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d node(s) left unused by the contrib rewrites removed", d))
+	}
+	return nil
 }
 
 // msNode adds a com.microsoft node whose outputs are those marked in
@@ -257,6 +278,9 @@ func contribAttention(g *canonical.Graph, n *canonical.Node, names *canonical.Na
 			return "", nil
 		}
 	}
+	if what, err := contribGQA(g, n, names); what != "" || err != nil {
+		return what, err
+	}
 	q, k, v := n.Input(0), n.Input(1), n.Input(2)
 	qt, qd, okq, _ := canonical.TensorTypeOf(q.Type)
 	_, kd, okk, _ := canonical.TensorTypeOf(k.Type)
@@ -296,25 +320,35 @@ func contribAttention(g *canonical.Graph, n *canonical.Node, names *canonical.Na
 	if err != nil {
 		return "", err
 	}
-	y := e.Op("Reshape", []*canonical.Value{y3[0], e.Int64s([]int64{4}, 0, 0, heads, hv)})
-	out, drop, at := n.Output(0), []*canonical.Node{n}, n
-	if uses := out.Uses(); len(uses) == 1 && !isListed(g.Outputs, out) {
+	out, y, drop := headsBack(e, n, y3[0], heads, hv)
+	if err := e.Err(); err != nil {
+		return "", err
+	}
+	if err := splice(g, e, n, []*canonical.Value{out}, []*canonical.Value{y}, drop...); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("became com.microsoft MultiHeadAttention (%d heads; query to [batch, sequence, heads·size], key and value as they are, the mask as attention_bias)", heads), nil
+}
+
+// headsBack brings y3, an attention output [B, S, N·H], back to what the
+// 4-D Attention n gave, [B, N, S, H]; or, when n's output only feeds a
+// Transpose to [B, S, N, H], to that Transpose's output. It returns the
+// value to replace, its replacement (typed as it) and the nodes that go.
+func headsBack(e *build.Editor, n *canonical.Node, y3 *canonical.Value, heads, size int64) (*canonical.Value, *canonical.Value, []*canonical.Node) {
+	y := e.Op("Reshape", []*canonical.Value{y3, e.Int64s([]int64{4}, 0, 0, heads, size)})
+	out, drop := n.Output(0), []*canonical.Node{n}
+	if uses := out.Uses(); len(uses) == 1 && !isListed(n.Graph.Outputs, out) {
 		if tr := uses[0].Node; tr.OpType == "Transpose" && (tr.Domain == "" || tr.Domain == "ai.onnx") && slices.Equal(tr.AttrInts("perm", nil), []int64{0, 2, 1, 3}) {
-			// [B, S, N, H] is what the Transpose made.
 			out, drop = tr.Output(0), []*canonical.Node{tr, n}
 		}
 	}
 	if len(drop) == 1 {
 		y = e.Op("Transpose", []*canonical.Value{y}, canonical.IntsAttr("perm", 0, 2, 1, 3))
 	}
-	if err := e.Err(); err != nil {
-		return "", err
+	if y != nil {
+		y.Type = out.Type
 	}
-	y.Type = out.Type
-	if err := splice(g, e, at, []*canonical.Value{out}, []*canonical.Value{y}, drop...); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("became com.microsoft MultiHeadAttention (%d heads; query to [batch, sequence, heads·size], key and value as they are, the mask as attention_bias)", heads), nil
+	return out, y, drop
 }
 
 // keysLong reports whether a mask of dims md is as long as the keys (T,
@@ -396,6 +430,8 @@ func fromContrib(r *Report, m *canonical.Model, p *profiles.Profile) error {
 				outs, err = standardRotary(e, n)
 			case "MultiHeadAttention":
 				outs, err = standardAttention(e, n)
+			case "GroupQueryAttention":
+				outs, err = standardGQA(e, n)
 			default:
 				err = fmt.Errorf("no standard form is known")
 			}
@@ -586,4 +622,258 @@ func standardAttention(e *build.Editor, n *canonical.Node) ([]*canonical.Value, 
 	y := e.Op("Attention", ins, attrs...)
 	y = e.Op("Reshape", []*canonical.Value{e.Op("Transpose", []*canonical.Value{y}, canonical.IntsAttr("perm", 0, 2, 1, 3)), e.Int64s([]int64{3}, 0, 0, -1)})
 	return []*canonical.Value{y}, nil
+}
+
+// cacheRepeat is a key or value input of Attention made from a KV cache:
+// cat = Concat(past, cur) along the sequence (axis 2, a graph output: the
+// present), as it is or repeated to the query heads by torch's repeat_kv
+// (Reshape(Expand(Unsqueeze(cat, 2)))). own are the repeat's nodes.
+type cacheRepeat struct {
+	cat       *canonical.Node
+	past, cur *canonical.Value
+	own       []*canonical.Node
+	// lens are Shape nodes reading the repeat's length (dim 2), which is
+	// the present's.
+	lens []*canonical.Node
+}
+
+// lengthReads returns the nodes using x, which must be Attention nodes and
+// Shape nodes of its dim 2 (those are returned).
+func lengthReads(x *canonical.Value) ([]*canonical.Node, bool) {
+	var lens []*canonical.Node
+	for _, u := range x.Uses() {
+		if sh := u.Node; sh.OpType == "Shape" && sh.AttrInt("start", 0) == 2 && sh.AttrInt("end", 0) == 3 {
+			lens = append(lens, sh)
+		} else if sh.OpType != "Attention" {
+			return nil, false
+		}
+	}
+	return lens, true
+}
+
+// cacheConcat matches x = Concat(past, cur) along axis 2, past a graph
+// input and x a graph output (a present).
+func cacheConcat(x *canonical.Value) (*canonical.Node, bool) {
+	cat, _ := x.Producer()
+	if cat == nil || cat.OpType != "Concat" || cat.AttrInt("axis", 0) != 2 || len(cat.Inputs) != 2 || !isListed(cat.Graph.Outputs, x) {
+		return nil, false
+	}
+	return cat, isListed(cat.Graph.Inputs, cat.Input(0))
+}
+
+// repeatOf matches a cacheRepeat ending at x, or the cache itself (no
+// repeat: as many key/value heads as query heads).
+func repeatOf(x *canonical.Value) (cacheRepeat, bool) {
+	var r cacheRepeat
+	if cat, ok := cacheConcat(x); ok {
+		lens, ok := lengthReads(x)
+		return cacheRepeat{cat: cat, past: cat.Input(0), cur: cat.Input(1), lens: lens}, ok
+	}
+	rs, _ := x.Producer()
+	if rs == nil || rs.OpType != "Reshape" {
+		return r, false
+	}
+	lens, ok := lengthReads(x)
+	if !ok {
+		return r, false
+	}
+	ex, _ := rs.Input(0).Producer()
+	if ex == nil || ex.OpType != "Expand" || len(rs.Input(0).Uses()) != 1 {
+		return r, false
+	}
+	un, _ := ex.Input(0).Producer()
+	if un == nil || un.OpType != "Unsqueeze" || len(ex.Input(0).Uses()) != 1 || un.Input(1) == nil || un.Input(1).Const == nil {
+		return r, false
+	}
+	if ax, err := un.Input(1).Const.Int64s(); err != nil || len(ax) != 1 || ax[0] != 2 {
+		return r, false
+	}
+	cat, ok := cacheConcat(un.Input(0))
+	if !ok {
+		return r, false
+	}
+	return cacheRepeat{cat: cat, past: cat.Input(0), cur: cat.Input(1), own: []*canonical.Node{rs, ex, un}, lens: lens}, true
+}
+
+// contribGQA rewrites a 4-D Attention whose key and value are a KV cache
+// (Concat of the past input and the new keys, a graph output), as it is
+// or repeated to the query heads (repeat_kv), into com.microsoft
+// GroupQueryAttention: it
+// takes the new keys and values ([B, S, KVN·H]) and the past, gives the
+// present as the Concat did, and attends causally over the cache as the
+// new tokens' positions follow it (seqlens_k = total - 1 for every batch)
+// with the mask as attention_bias.
+func contribGQA(g *canonical.Graph, n *canonical.Node, names *canonical.Namer) (string, error) {
+	if len(n.Inputs) < 4 || n.Input(3) == nil {
+		return "", nil // without the mask the Attention is not causal
+	}
+	kr, okk := repeatOf(n.Input(1))
+	vr, okv := repeatOf(n.Input(2))
+	if !okk || !okv {
+		return "", nil
+	}
+	q, mask := n.Input(0), n.Input(3)
+	_, qd, okq, _ := canonical.TensorTypeOf(q.Type)
+	_, cd, okc, _ := canonical.TensorTypeOf(kr.cur.Type)
+	_, md, okm, _ := canonical.TensorTypeOf(mask.Type)
+	if !okq || !okc || !okm || len(qd) != 4 || len(cd) != 4 || len(md) != 4 || !qd[1].Known || !cd[1].Known || !qd[3].Known ||
+		!cd[3].Known || cd[3].Value != qd[3].Value || qd[1].Value%cd[1].Value != 0 {
+		return "", nil
+	}
+	_, kd, _, _ := canonical.TensorTypeOf(n.Input(1).Type)
+	if len(kd) != 4 || !keysLong(mask, md, kd[2], n.Input(1)) {
+		return "", nil
+	}
+	heads, kvHeads, size := qd[1].Value, cd[1].Value, qd[3].Value
+	if size%8 != 0 {
+		// ONNX Runtime 1.30's kernel: "head_size must be a multiple
+		// of 8" (measured on the GPT-2 fixture, head size 12).
+		return "", nil
+	}
+	e := build.On(g, names, n.Name)
+	to3 := func(x *canonical.Value) *canonical.Value {
+		return e.Op("Reshape", []*canonical.Value{e.Op("Transpose", []*canonical.Value{x}, canonical.IntsAttr("perm", 0, 2, 1, 3)), e.Int64s([]int64{3}, 0, 0, -1)})
+	}
+	// total = past + new length; seqlens_k = total - 1 for each batch.
+	pastLen := e.Op("Shape", []*canonical.Value{kr.past}, canonical.IntAttr("start", 2), canonical.IntAttr("end", 3))
+	newLen := e.Op("Shape", []*canonical.Value{kr.cur}, canonical.IntAttr("start", 2), canonical.IntAttr("end", 3))
+	total := e.Op("Add", []*canonical.Value{pastLen, newLen})
+	batch := e.Op("Shape", []*canonical.Value{q}, canonical.IntAttr("end", 1))
+	seqlens := e.Op("Cast", []*canonical.Value{e.Op("Expand", []*canonical.Value{e.Op("Sub", []*canonical.Value{total, e.Int64s([]int64{1}, 1)}), batch})},
+		canonical.IntAttr("to", int64(canonical.Int32)))
+	totalS := e.Op("Cast", []*canonical.Value{e.Op("Reshape", []*canonical.Value{total, e.Int64s([]int64{0})})}, canonical.IntAttr("to", int64(canonical.Int32)))
+	attrs := []*canonical.Attribute{canonical.IntAttr("num_heads", heads), canonical.IntAttr("kv_num_heads", kvHeads)}
+	if a := n.Attr("scale"); a != nil {
+		attrs = append(attrs, canonical.FloatAttr("scale", a.F))
+	}
+	ins := []*canonical.Value{to3(q), to3(kr.cur), to3(vr.cur), kr.past, vr.past, seqlens, totalS, nil, nil, nil, mask}
+	outs, err := msNode(e, "GroupQueryAttention", []bool{true, true, true}, ins, attrs...)
+	if err != nil {
+		return "", err
+	}
+	out, y, drop := headsBack(e, n, outs[0], heads, size)
+	if err := e.Err(); err != nil {
+		return "", err
+	}
+	outs[1].Type, outs[2].Type = kr.cat.Output(0).Type, vr.cat.Output(0).Type
+	// The keys' length read from the repeat (the mask's width) is total.
+	for _, sh := range append(kr.lens, vr.lens...) {
+		g.ReplaceAllUsesWith(sh.Output(0), total)
+		drop = append(drop, sh)
+	}
+	drop = append(drop, kr.own...)
+	drop = append(drop, vr.own...)
+	if err := splice(g, e, n, []*canonical.Value{out, kr.cat.Output(0), vr.cat.Output(0)}, []*canonical.Value{y, outs[1], outs[2]}, append(drop, kr.cat, vr.cat)...); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("with its KV cache (the Concat with the past), became com.microsoft GroupQueryAttention (%d query heads over %d key/value heads; the mask as attention_bias)", heads, kvHeads), nil
+}
+
+// standardGQA writes GroupQueryAttention as Attention when it is what
+// toContrib writes: separate query, key and value ([B, S, N·H] and
+// [B, S, KVN·H]), a past, seqlens_k total-1 for every batch (Cast(Expand(
+// Sub(total, 1), batch)) with total the past's plus the new keys' length),
+// no rotary, window, softcap, sinks or position_ids. The present is the
+// past with the new keys (Concat), Attention runs over it, and
+// GroupQueryAttention's causal mask over the cache (key j seen by new
+// token s when j <= past + s) is written out and added to attention_bias.
+func standardGQA(e *build.Editor, n *canonical.Node) ([]*canonical.Value, error) {
+	if n.AttrInt("do_rotary", 0) != 0 || n.AttrInt("local_window_size", -1) != -1 || n.AttrFloat("softcap", 0) != 0 || n.AttrInt("smooth_softmax", 0) != 0 {
+		return nil, fmt.Errorf("do_rotary, local_window_size, softcap and smooth_softmax have no standard form here")
+	}
+	for i, what := range map[int]string{7: "cos_cache", 8: "sin_cache", 9: "position_ids", 11: "head_sink"} {
+		if n.Input(i) != nil {
+			return nil, fmt.Errorf("input %d (%s) has no standard form here", i, what)
+		}
+	}
+	if err := absentAfter(n, 3, "output_qk"); err != nil {
+		return nil, err
+	}
+	q, k, v, pk, pv := n.Input(0), n.Input(1), n.Input(2), n.Input(3), n.Input(4)
+	if k == nil || v == nil || pk == nil || pv == nil {
+		return nil, fmt.Errorf("packed query, key and value or no past have no standard form here")
+	}
+	if !uniformSeqlens(n.Input(5), pk, k) {
+		return nil, fmt.Errorf("seqlens_k is not the total length - 1 for every batch (only then is the causal mask over the cache the same for every batch)")
+	}
+	heads, kvHeads := n.AttrInt("num_heads", 0), n.AttrInt("kv_num_heads", 0)
+	if heads <= 0 || kvHeads <= 0 {
+		return nil, fmt.Errorf("num_heads %d, kv_num_heads %d", heads, kvHeads)
+	}
+	to4 := func(x *canonical.Value, h int64) *canonical.Value {
+		return e.Op("Transpose", []*canonical.Value{e.Op("Reshape", []*canonical.Value{x, e.Int64s([]int64{4}, 0, 0, h, -1)})}, canonical.IntsAttr("perm", 0, 2, 1, 3))
+	}
+	// Causal over the cache: 0 where j <= past + s, -inf elsewhere,
+	// [S, T].
+	past := e.Op("Shape", []*canonical.Value{pk}, canonical.IntAttr("start", 2), canonical.IntAttr("end", 3))
+	seq := e.Op("Shape", []*canonical.Value{q}, canonical.IntAttr("start", 1), canonical.IntAttr("end", 2))
+	scalar := func(x *canonical.Value) *canonical.Value {
+		return e.Op("Reshape", []*canonical.Value{x, e.Int64s([]int64{0})})
+	}
+	zero, one := e.Int64s(nil, 0), e.Int64s(nil, 1)
+	total := e.Op("Add", []*canonical.Value{past, seq})
+	rows := e.Op("Unsqueeze", []*canonical.Value{e.Op("Range", []*canonical.Value{scalar(past), scalar(total), one}), e.Int64s([]int64{1}, 1)})
+	cols := e.Op("Range", []*canonical.Value{zero, scalar(total), one})
+	causal := e.Op("Where", []*canonical.Value{e.Op("Greater", []*canonical.Value{cols, rows}), e.Number(canonical.Float, nil, math.Inf(-1)), e.Number(canonical.Float, nil, 0)})
+	mask := causal
+	if b := n.Input(10); b != nil {
+		mask = e.Op("Add", []*canonical.Value{b, causal})
+	}
+	attrs := []*canonical.Attribute{}
+	if a := n.Attr("scale"); a != nil && a.F != 0 {
+		attrs = append(attrs, canonical.FloatAttr("scale", a.F))
+	}
+	// The present as GroupQueryAttention gives it, and Attention over it
+	// without a cache input (which the converter expands below 23).
+	presentK := e.Op("Concat", []*canonical.Value{pk, to4(k, kvHeads)}, canonical.IntAttr("axis", 2))
+	presentV := e.Op("Concat", []*canonical.Value{pv, to4(v, kvHeads)}, canonical.IntAttr("axis", 2))
+	out := e.Op("Attention", []*canonical.Value{to4(q, heads), presentK, presentV, mask}, attrs...)
+	y := e.Op("Reshape", []*canonical.Value{e.Op("Transpose", []*canonical.Value{out}, canonical.IntsAttr("perm", 0, 2, 1, 3)), e.Int64s([]int64{3}, 0, 0, -1)})
+	return []*canonical.Value{y, presentK, presentV}, nil
+}
+
+// uniformSeqlens reports whether seqlens is what contribGQA writes:
+// Cast(Expand(Sub(Add(Shape(past)[2], Shape(new keys)[2 of 4-D, or 1]), 1), …)).
+func uniformSeqlens(seqlens, past, key *canonical.Value) bool {
+	op := func(v *canonical.Value, t string) *canonical.Node {
+		if v == nil {
+			return nil
+		}
+		p, _ := v.Producer()
+		if p == nil || p.OpType != t {
+			return nil
+		}
+		return p
+	}
+	cast := op(seqlens, "Cast")
+	if cast == nil {
+		return false
+	}
+	ex := op(cast.Input(0), "Expand")
+	if ex == nil {
+		return false
+	}
+	sub := op(ex.Input(0), "Sub")
+	if sub == nil || sub.Input(1).Const == nil {
+		return false
+	}
+	if one, err := sub.Input(1).Const.Int64s(); err != nil || len(one) != 1 || one[0] != 1 {
+		return false
+	}
+	add := op(sub.Input(0), "Add")
+	if add == nil {
+		return false
+	}
+	pl, nl := op(add.Input(0), "Shape"), op(add.Input(1), "Shape")
+	if pl == nil || nl == nil || pl.Input(0) != past || pl.AttrInt("start", 0) != 2 || pl.AttrInt("end", 0) != 3 {
+		return false
+	}
+	// The new keys' length: the 4-D keys GroupQueryAttention's key was
+	// reshaped from (dim 2).
+	rs := op(key, "Reshape")
+	if rs == nil {
+		return false
+	}
+	tr := op(rs.Input(0), "Transpose")
+	return tr != nil && tr.Input(0) == nl.Input(0) && nl.AttrInt("start", 0) == 2 && nl.AttrInt("end", 0) == 3
 }

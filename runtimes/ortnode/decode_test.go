@@ -34,8 +34,10 @@ func TestDecodesLikeTorch(t *testing.T) {
 
 // TestContribDecodersLikeTorch fits the decoder fixtures, moved to opset 23
 // and fused by the optimization passes, to the onnxruntime-1.30 target:
-// their attention becomes com.microsoft MultiHeadAttention, the Llama-style
-// RoPE com.microsoft RotaryEmbedding, the residual norms
+// their attention over the KV cache becomes com.microsoft
+// GroupQueryAttention (Llama: 4 query heads over 2) or MultiHeadAttention
+// (GPT-2, head size 12, which ONNX Runtime's GroupQueryAttention refuses),
+// the Llama-style RoPE com.microsoft RotaryEmbedding, the residual norms
 // SkipSimplifiedLayerNormalization (Llama) or SkipLayerNormalization
 // (GPT-2); ONNX Runtime runs the result over torch's prompt and 3 greedy
 // steps and its logits are torch's (within 1e-4 of their scale).
@@ -46,7 +48,7 @@ func TestContribDecodersLikeTorch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]map[string]int{
-		"llama": {"MultiHeadAttention": 2, "RotaryEmbedding": 4, "SkipSimplifiedLayerNormalization": 4},
+		"llama": {"GroupQueryAttention": 2, "RotaryEmbedding": 4, "SkipSimplifiedLayerNormalization": 4},
 		"gpt2":  {"MultiHeadAttention": 2, "SkipLayerNormalization": 5},
 	} {
 		t.Run(name, func(t *testing.T) {
