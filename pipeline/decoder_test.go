@@ -38,17 +38,9 @@ func TestDecoderToOpset23Optimized(t *testing.T) {
 					t.Errorf("%s: not verified over decode steps: %s", c.What, c.Report.Summary)
 				}
 			}
-			m, err := canonical.Load(out, canonical.LoadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			count := map[string]int{}
-			for _, n := range m.Graph.Nodes {
-				count[n.OpType]++
-			}
-			if m.Opset("") != 23 {
-				t.Errorf("opset %d", m.Opset(""))
+			count, opset := countOps(t, out), opsetOf(t, out)
+			if opset != 23 {
+				t.Errorf("opset %d", opset)
 			}
 			for op, n := range want {
 				if count[op] != n {
@@ -168,4 +160,15 @@ func TestDecoderToORTContribAndBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// opsetOf is the ai.onnx opset of the model at path.
+func opsetOf(t *testing.T, path string) int64 {
+	t.Helper()
+	m, err := canonical.Load(path, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	return m.Opset("")
 }
