@@ -335,6 +335,15 @@ type Dim struct {
 	Known bool
 }
 
+// Same reports whether d and o are the same size: equal known sizes, or the
+// same named symbolic dim (unknown dims are never the same).
+func (d Dim) Same(o Dim) bool {
+	if d.Known || o.Known {
+		return d.Known && o.Known && d.Value == o.Value
+	}
+	return d.Param != "" && d.Param == o.Param
+}
+
 // TensorTypeOf returns the element type and dims of a tensor TypeProto.
 // hasShape is false when the type carries no shape (rank unknown). ok is
 // false when tp is not a tensor type.

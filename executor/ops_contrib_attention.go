@@ -88,7 +88,8 @@ type gqa struct {
 // (B, S, N·H) with key and value (B, S, KVN·H), or query packing all three
 // (B, S, (N+2·KVN)·H); past_key/past_value (B, KVN, P, H); seqlens_k
 // (int32 [B]: each batch's total length - 1); total_sequence_length
-// (int32 scalar); cos_cache/sin_cache for do_rotary. On the first prompt
+// (int32 scalar); cos_cache/sin_cache for do_rotary, at each token's
+// position (past + index) or at position_ids (input 9, (B, S)). On the first prompt
 // (S == total_sequence_length) nothing is cached; otherwise batch b's
 // new tokens sit at positions seqlens_k[b]+1-S on. Each query attends
 // causally to the cache and new keys, within local_window_size keys when
@@ -106,8 +107,11 @@ func hostGroupQueryAttention(c *lctx) error {
 	if N <= 0 || KVN <= 0 || N%KVN != 0 {
 		return fmt.Errorf("%s: num_heads %d and kv_num_heads %d: want both > 0, num_heads a multiple of kv_num_heads", op, N, KVN)
 	}
-	if c.Has(9) || c.HasOut(3) {
-		return fmt.Errorf("%s: position_ids and output_qk are not supported", op)
+	if c.HasOut(3) {
+		return fmt.Errorf("%s: output_qk is not supported", op)
+	}
+	if c.Has(9) && c.AInt("do_rotary", 0) == 0 {
+		return fmt.Errorf("%s: position_ids (input 9) is read only with do_rotary", op)
 	}
 	qh, err := c.H(0)
 	if err != nil {
@@ -242,6 +246,25 @@ func (g gqa) rotate(c *lctx, q, k []float64) error {
 	}
 	r := rope{cos: ch.f64(), sin: sh.f64(), half: half, inter: c.AInt("rotary_interleaved", 0) != 0}
 	pos := func(b, s int) int { return (g.past[b] + s) * half }
+	var bad error
+	if c.Has(9) {
+		// position_ids (B, S): each token's rotary position.
+		ids, err := c.Ints(9)
+		if err != nil {
+			return err
+		}
+		if len(ids) != g.B*g.S {
+			return fmt.Errorf("position_ids has %d values; want %d (batch × sequence)", len(ids), g.B*g.S)
+		}
+		pos = func(b, s int) int {
+			p := int(ids[b*g.S+s])
+			if p < 0 || p >= ch.shape[0] {
+				bad = fmt.Errorf("position_ids: position %d is outside the caches' %d positions", p, ch.shape[0])
+				p = 0
+			}
+			return p * half
+		}
+	}
 	for _, x := range []struct {
 		v     []float64
 		heads int
@@ -249,7 +272,7 @@ func (g gqa) rotate(c *lctx, q, k []float64) error {
 		heads := x.heads
 		r.apply(x.v, g.B, g.S, heads, func(b, s, n, d int) int { return ((b*heads+n)*g.S+s)*g.H + d }, pos)
 	}
-	return nil
+	return bad
 }
 
 // present is the cache after this call, (B, KVN, T, H): batch b's first

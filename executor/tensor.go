@@ -339,18 +339,28 @@ func releasedOf(t *canonical.Tensor) (*htensor, error) {
 // model's memory-mapped bytes: read only, never to be written or kept),
 // else as a converted copy.
 func viewF32(t *canonical.Tensor) (*htensor, error) {
-	if t.DataType == canonical.Float && littleEndian() {
-		shape, err := dimsToInt(t.Dims)
-		if err != nil {
-			return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
-		}
-		raw, err := t.Bytes()
-		n := numel(shape)
-		if err == nil && n > 0 && len(raw) == 4*n && uintptr(unsafe.Pointer(unsafe.SliceData(raw)))%4 == 0 {
-			return &htensor{dt: t.DataType, shape: shape, data: unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)}, nil
-		}
+	if h, ok := inPlaceF32(t); ok {
+		return h, nil
 	}
 	return fromCanonical(t)
+}
+
+// inPlaceF32 returns the float32 tensor t as a host tensor over t's own
+// bytes (the mapped model file, no copy), when they can be read in place.
+func inPlaceF32(t *canonical.Tensor) (*htensor, bool) {
+	if t.DataType != canonical.Float || !littleEndian() {
+		return nil, false
+	}
+	shape, err := dimsToInt(t.Dims)
+	if err != nil {
+		return nil, false
+	}
+	raw, err := t.Bytes()
+	n := numel(shape)
+	if err != nil || n == 0 || len(raw) != 4*n || uintptr(unsafe.Pointer(unsafe.SliceData(raw)))%4 != 0 {
+		return nil, false
+	}
+	return &htensor{dt: t.DataType, shape: shape, data: unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), n)}, true
 }
 
 func littleEndian() bool {

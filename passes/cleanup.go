@@ -185,6 +185,14 @@ func isIdentityPerm(p []int64) bool {
 	return true
 }
 
+// EliminateDead is the eliminate-dead pass for transforms outside this
+// package: it removes the main graph's nodes whose outputs nothing uses and
+// its unused initializers.
+func EliminateDead(m *canonical.Model) error {
+	_, err := eliminateDead(m, Options{})
+	return err
+}
+
 // eliminateDead removes nodes of the main graph whose outputs nothing uses
 // (repeatedly) and initializers nothing uses. Graph inputs and outputs are
 // kept.

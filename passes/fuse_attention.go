@@ -122,8 +122,8 @@ func fuseAttention(m *canonical.Model, opts Options) (bool, error) {
 		qd, ok1 := floatDims4(q4)
 		kd, ok2 := floatDims4(kt4)
 		vd, ok3 := floatDims4(v4)
-		if !ok1 || !ok2 || !ok3 || !sameDim(qd[0], kd[0]) || !sameDim(qd[0], vd[0]) || !qd[1].Known ||
-			!sameDim(qd[1], kd[1]) || !sameDim(qd[1], vd[1]) || !sameDim(qd[3], kd[2]) || !sameDim(kd[3], vd[2]) {
+		if !ok1 || !ok2 || !ok3 || !qd[0].Same(kd[0]) || !qd[0].Same(vd[0]) || !qd[1].Known ||
+			!qd[1].Same(kd[1]) || !qd[1].Same(vd[1]) || !qd[3].Same(kd[2]) || !kd[3].Same(vd[2]) {
 			continue
 		}
 		heads := qd[1].Value
@@ -184,7 +184,7 @@ func fuseAttention(m *canonical.Model, opts Options) (bool, error) {
 			// Attention pads a mask shorter than the keys with -inf where
 			// Add broadcast it: unless its last dim is the keys' length,
 			// it is expanded to that length first.
-			if _, md, ok, _ := canonical.TensorTypeOf(mask.Type); !ok || len(md) == 0 || !sameDim(md[len(md)-1], kd[3]) {
+			if _, md, ok, _ := canonical.TensorTypeOf(mask.Type); !ok || len(md) == 0 || !md[len(md)-1].Same(kd[3]) {
 				keys, from := inputs[1], int64(2) // [B, H, T, d]
 				if merge != nil {
 					from = 1 // [B, T, H·d]
@@ -231,13 +231,4 @@ func floatDims4(v *canonical.Value) ([]canonical.Dim, bool) {
 		return nil, false
 	}
 	return ds, true
-}
-
-// sameDim reports whether a and b are the same size: equal known sizes,
-// or the same named symbolic dim.
-func sameDim(a, b canonical.Dim) bool {
-	if a.Known || b.Known {
-		return a.Known && b.Known && a.Value == b.Value
-	}
-	return a.Param != "" && a.Param == b.Param
 }

@@ -83,6 +83,7 @@ func Builtin() []Pass {
 		{"fuse-rmsnorm", "Pow/ReduceMean/Add/Sqrt/Div(1, ·)/Mul/Mul (torch.onnx's RMSNorm) becomes RMSNormalization (opset >= 23)", fuseRMSNorm},
 		{"fuse-rotary", "x·Unsqueeze(Cos(Concat(f, f))) + rotate_half(x)·Unsqueeze(Sin(…)) (torch.onnx's rotate-half RoPE) becomes RotaryEmbedding (opset >= 23)", fuseRotary},
 		{"fuse-attention", "MatMul(Q, Kᵀ)·scale (+mask) → Softmax → MatMul(·, V), with its head split/merge Reshapes and Transposes, becomes Attention (opset >= 23)", fuseAttention},
+		{"fuse-swiglu", "Mul(Mul(a, Sigmoid(a)), b) (torch.onnx's SiLU-gated MLP, a and b of one shape) becomes SwiGLU (opset >= 28)", fuseSwiGLU},
 		{"eliminate-dead", "nodes whose outputs nothing uses, and unused initializers, removed", eliminateDead},
 	}
 }

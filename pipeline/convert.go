@@ -301,6 +301,13 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 		if result, err = c.optimize(ctx, result); err != nil {
 			return c.res, err
 		}
+		if opts.Target != "" && !c.fileOut {
+			// Fit again: the ops fused at the new opset may have a
+			// faster form in the target (ONNX Runtime's contrib ops).
+			if result, err = c.adapt(ctx, result); err != nil {
+				return c.res, err
+			}
+		}
 	}
 	if result, err = c.reduce(ctx, result); err != nil {
 		return c.res, err

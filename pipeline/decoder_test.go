@@ -38,17 +38,9 @@ func TestDecoderToOpset23Optimized(t *testing.T) {
 					t.Errorf("%s: not verified over decode steps: %s", c.What, c.Report.Summary)
 				}
 			}
-			m, err := canonical.Load(out, canonical.LoadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			count := map[string]int{}
-			for _, n := range m.Graph.Nodes {
-				count[n.OpType]++
-			}
-			if m.Opset("") != 23 {
-				t.Errorf("opset %d", m.Opset(""))
+			count, opset := countOps(t, out), opsetOf(t, out)
+			if opset != 23 {
+				t.Errorf("opset %d", opset)
 			}
 			for op, n := range want {
 				if count[op] != n {
@@ -60,12 +52,12 @@ func TestDecoderToOpset23Optimized(t *testing.T) {
 }
 
 // TestDecoderToOpset28AndBack converts the decoders to opset 28 with
-// --optimize (fused Attention, RMSNormalization, RotaryEmbedding) and that
-// result back down to 17: the fused ops are expanded again although the
-// batch and sequence lengths are dynamic, and each step verifies over a
-// prefill and 3 decode steps.
+// --optimize (fused Attention, RMSNormalization, RotaryEmbedding, and the
+// Llama-style SiLU-gated MLP as SwiGLU) and that result back down to 17:
+// the fused ops are expanded again although the batch and sequence lengths
+// are dynamic, and each step verifies over a prefill and 3 decode steps.
 func TestDecoderToOpset28AndBack(t *testing.T) {
-	for _, name := range []string{"llama", "gpt2"} {
+	for name, swiglu := range map[string]int{"llama": 2, "gpt2": 0} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			up, down := filepath.Join(dir, "o28.onnx"), filepath.Join(dir, "o17.onnx")
@@ -85,16 +77,98 @@ func TestDecoderToOpset28AndBack(t *testing.T) {
 					t.Fatalf("to opset %d: equivalent %v over %d comparisons", step.opset, res.Equivalent, len(res.Comparisons))
 				}
 			}
+			if n := countOps(t, up)["SwiGLU"]; n != swiglu {
+				t.Errorf("%d SwiGLU nodes at opset 28, want %d", n, swiglu)
+			}
 			m, err := canonical.Load(down, canonical.LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer m.Close()
 			for _, n := range m.Graph.Nodes {
-				if n.OpType == "Attention" || n.OpType == "RotaryEmbedding" || n.OpType == "RMSNormalization" {
+				if n.OpType == "Attention" || n.OpType == "RotaryEmbedding" || n.OpType == "RMSNormalization" || n.OpType == "SwiGLU" {
 					t.Errorf("opset 17 result keeps %s", n.OpType)
 				}
 			}
 		})
 	}
+}
+
+// countOps counts the op types of the main graph of the model at path.
+func countOps(t *testing.T, path string) map[string]int {
+	t.Helper()
+	m, err := canonical.Load(path, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	count := map[string]int{}
+	for _, n := range m.Graph.Nodes {
+		count[n.OpType]++
+	}
+	return count
+}
+
+// TestDecoderToORTContribAndBack converts the decoders to opset 23 with
+// --optimize for --target onnxruntime-1.30 (the fused ops become ONNX
+// Runtime's contrib ops: GroupQueryAttention or MultiHeadAttention,
+// RotaryEmbedding, Skip(Simplified)LayerNormalization) and that result to
+// the plain onnx-opset23 and onnx-opset17 targets (back to standard ops,
+// expanded below 23); every step verifies over a prefill and 3 decode
+// steps.
+func TestDecoderToORTContribAndBack(t *testing.T) {
+	for name, want := range map[string]map[string]int{
+		"llama": {"GroupQueryAttention": 2, "RotaryEmbedding": 4, "SkipSimplifiedLayerNormalization": 4},
+		"gpt2":  {"MultiHeadAttention": 2, "SkipLayerNormalization": 5},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			ort := filepath.Join(dir, "ort.onnx")
+			steps := []struct {
+				in, out, target string
+				opset           int
+			}{
+				{filepath.Join("..", "fixtures", "decoders", name, "model.onnx"), ort, "onnxruntime-1.30", 23},
+				{ort, filepath.Join(dir, "o23.onnx"), "onnx-opset23", 0},
+				{ort, filepath.Join(dir, "o17.onnx"), "onnx-opset17", 0},
+			}
+			for _, step := range steps {
+				res, err := Convert(context.Background(), step.in, step.out,
+					Options{Env: builtins(), Opset: step.opset, Target: step.target, Optimize: step.opset != 0, Verify: &VerifyOptions{}})
+				if err != nil {
+					t.Fatalf("to %s: %v", step.target, err)
+				}
+				if !res.Equivalent || len(res.Comparisons) == 0 || res.Comparisons[0].Report.Decode == nil {
+					t.Fatalf("to %s: equivalent %v over %d comparisons", step.target, res.Equivalent, len(res.Comparisons))
+				}
+			}
+			count := countOps(t, ort)
+			for op, n := range want {
+				if count[op] != n {
+					t.Errorf("%d %s nodes for onnxruntime-1.30, want %d (%v)", count[op], op, n, count)
+				}
+			}
+			for _, s := range steps[1:] {
+				for op := range want {
+					if n := countOps(t, s.out)[op]; n != 0 && op != "RotaryEmbedding" {
+						t.Errorf("%s keeps %d %s nodes", s.target, n, op)
+					}
+				}
+			}
+			if n := countOps(t, steps[2].out)["RotaryEmbedding"]; n != 0 {
+				t.Errorf("onnx-opset17 keeps %d RotaryEmbedding nodes", n)
+			}
+		})
+	}
+}
+
+// opsetOf is the ai.onnx opset of the model at path.
+func opsetOf(t *testing.T, path string) int64 {
+	t.Helper()
+	m, err := canonical.Load(path, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	return m.Opset("")
 }

@@ -6,8 +6,11 @@
 // supports, listing every violation with its node: operators, element
 // types and the target's documented restrictions, decided per node from
 // the model (kernel rank, attributes, constant inputs, ranks) by the
-// profile's rules. Writing the result (external data, files) is the
-// exporter's: exporters/onnx.
+// profile's rules. For an ONNX Runtime target the standard LLM ops become
+// the contrib ops ONNX Runtime runs with fused kernels (toContrib); for a
+// target without them the contrib ops become standard ops (fromContrib).
+// Writing the result (external data, files) is the exporter's:
+// exporters/onnx.
 //
 // Nothing changes silently: every rewritten node is listed in the Report
 // ("Gelu \"blk.gelu\": expanded into Erf/Mul/Add (opset 17 lacks Gelu)").
@@ -298,7 +301,7 @@ func (e *UnsupportedError) Unwrap() error {
 // the model was examined; the error is an *UnsupportedError when the model
 // cannot be fitted to the target (the report lists why), or another error
 // for bad arguments. When the conversion itself is blocked m is left
-// unchanged.
+// unchanged, but for contrib ops already made standard (fromContrib).
 func Adapt(m *canonical.Model, p *profiles.Profile, opts Options) (*Report, error) {
 	if m == nil || m.Graph == nil {
 		return nil, errors.New("adapt: model has no graph")
@@ -319,6 +322,11 @@ func Adapt(m *canonical.Model, p *profiles.Profile, opts Options) (*Report, erro
 	}
 	r.ToOpset, r.ToMLOpset = to, toML
 
+	// ONNX Runtime's contrib ops become standard ops for a target
+	// without them, before the conversion expands those for its opset.
+	if err := fromContrib(r, m, p); err != nil {
+		return r, fmt.Errorf("adapt to %s: %w", p.Name, err)
+	}
 	// Dry run first: a blocked conversion leaves m as it was.
 	copts := convert.Options{To: to, ToML: toML}
 	if r.FromMLOpset == 0 {
@@ -361,6 +369,11 @@ func Adapt(m *canonical.Model, p *profiles.Profile, opts Options) (*Report, erro
 	// expand them where the converter knows an expansion.
 	names := canonical.NewNamer(m)
 	expandUnsupported(r, m, p, to, names)
+	if runsContrib(p) {
+		if err := toContrib(r, m, names); err != nil {
+			return r, fmt.Errorf("adapt to %s: %w", p.Name, err)
+		}
+	}
 	fitKernels(r, m, p, names)
 
 	setIRVersion(r, m, p, to, toML)

@@ -72,7 +72,10 @@ func expandNode(m *canonical.Model, g *canonical.Graph, n *canonical.Node, to in
 	if below < 7 {
 		return nil, fmt.Errorf("%s exists since opset %d: there is no older form to expand it into", n.OpType, vs[0].SinceVersion)
 	}
-	mm := &canonical.Model{IRVersion: m.IRVersion, OpsetImports: []canonical.OpsetID{{Domain: "", Version: int64(to)}}, Graph: canonical.NewGraph("expand")}
+	// The scratch model is at an opset that has the operator (a node
+	// written for a lower target, as fromContrib's, is expanded too).
+	scratch := max(to, vs[0].SinceVersion)
+	mm := &canonical.Model{IRVersion: m.IRVersion, OpsetImports: []canonical.OpsetID{{Domain: "", Version: int64(scratch)}}, Graph: canonical.NewGraph("expand")}
 	mg := mm.Graph
 	inVals := map[string]*canonical.Value{} // scratch name -> original value
 	var ins []*canonical.Value

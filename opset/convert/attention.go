@@ -28,21 +28,27 @@ func expandAttention(sc *stepCtx, to int) error {
 	qs, ok1 := shapeOf(q)
 	ks, ok2 := shapeOf(k)
 	vs, ok3 := shapeOf(v)
-	// dyn: 4-D Q, K, V whose batch and sequence lengths are dynamic (a
-	// decoder's), with their heads and head sizes known; expanded without
-	// a past, a causal frontier, a window or nonpad_kv_seqlen, which need
-	// the lengths.
+	// dyn: 4-D Q, K, V (and past) whose batch and sequence lengths are
+	// dynamic (a decoder's), with their heads and head sizes known; the
+	// causal frontier and the window are then built at run time from the
+	// lengths. nonpad_kv_seqlen needs the static path.
 	dyn := false
-	if !ok1 || !ok2 || !ok3 {
+	pastKnown := pastK == nil
+	if pastK != nil {
+		_, pastKnown = shapeOf(pastK)
+	}
+	if !ok1 || !ok2 || !ok3 || pastK != nil && !pastKnown {
 		qs, ok1 = rankedShapeOf(q)
 		ks, ok2 = rankedShapeOf(k)
 		vs, ok3 = rankedShapeOf(v)
 		dyn = ok1 && ok2 && ok3 && len(qs) == 4 && len(ks) == 4 && len(vs) == 4 &&
-			qs[1] > 0 && ks[1] > 0 && qs[3] > 0 && vs[3] > 0 &&
-			pastK == nil && pastV == nil && n.Input(6) == nil && n.AttrInt("is_causal", 0) == 0 &&
-			n.AttrInt("left_window_size", -1) < 0 && n.AttrInt("right_window_size", -1) < 0
+			qs[1] > 0 && ks[1] > 0 && qs[3] > 0 && vs[3] > 0 && n.Input(6) == nil
+		if pastK != nil {
+			ps, ok := rankedShapeOf(pastK)
+			dyn = dyn && ok && len(ps) == 4 && pastV != nil
+		}
 		if !dyn {
-			return needShapes(shapes, "Attention needs Q, K and V of known 3-D or 4-D shapes to expand (or 4-D ones with known heads and head sizes, without past, causal, window or nonpad_kv_seqlen)")
+			return needShapes(shapes, "Attention needs Q, K and V of known 3-D or 4-D shapes to expand (or 4-D ones with known heads and head sizes, without nonpad_kv_seqlen)")
 		}
 		if to < 11 {
 			return blocked("target opset 11 or later", "Attention on dynamic lengths expands with Pad's pads computed at run time")
@@ -67,7 +73,7 @@ func expandAttention(sc *stepCtx, to int) error {
 		return blocked("", "q heads (%d) must be a multiple of kv heads (%d)", hq, hkv)
 	}
 	past := int64(0)
-	if pastK != nil {
+	if pastK != nil && !dyn {
 		ps, ok := shapeOf(pastK)
 		if !ok || len(ps) != 4 {
 			return needShapes(shapes, "Attention needs the shape of past_key to expand")
@@ -132,7 +138,7 @@ func expandAttention(sc *stepCtx, to int) error {
 			m = b.op("Where", []*canonical.Value{mask, b.scalar(0), b.scalar(math.Inf(-1))})
 		}
 		if dyn {
-			m = padMaskTo(b, m, len(ms), k)
+			m = padMaskTo(b, m, len(ms), presentK)
 		} else if last := ms[len(ms)-1]; last < total {
 			padDims := append(append([]int64(nil), ms[:len(ms)-1]...), total-last)
 			cnt := int64(1)
@@ -165,6 +171,8 @@ func expandAttention(sc *stepCtx, to int) error {
 			return blocked("", "Attention: nonpad_kv_seqlen cannot be used with past_key/past_value")
 		}
 		addBias(nonpadBias(b, nonpad, batch, sq, total, causal, left, right))
+	} else if (causal || windowed) && dyn {
+		addBias(frontierBias(b, pastK, qr, presentK, causal, left, right))
 	} else if causal || windowed {
 		// Query i sits at p = past + i and attends key j iff j <= p
 		// (causal) and p - left <= j <= p + right (window).
@@ -235,6 +243,42 @@ func padMaskTo(b *builder, m *canonical.Value, rank int, k *canonical.Value) *ca
 	pads := b.op("Concat", []*canonical.Value{b.constI([]int64{int64(2*rank - 1)}, make([]int64, 2*rank-1)...),
 		b.op("Sub", []*canonical.Value{keys, last})}, canonical.IntAttr("axis", 0))
 	return b.op("Pad", []*canonical.Value{m, pads, b.scalar(math.Inf(-1))})
+}
+
+// frontierBias is the additive [S, T] bias of the causal frontier and the
+// window on dynamic lengths, computed at run time: query i sits at
+// p = P + i (P past_key's length, 0 without; S the queries' length, T the
+// keys' with the past: axis 2 of the 4-D q and keys) and attends key j iff
+// d = j - p is <= 0 (causal), >= -left and <= right (window).
+func frontierBias(b *builder, pastK, q, keys *canonical.Value, causal bool, left, right int64) *canonical.Value {
+	length := func(x *canonical.Value) *canonical.Value {
+		return b.op("Reshape", []*canonical.Value{b.op("Gather", []*canonical.Value{b.op("Shape", []*canonical.Value{x}), b.constI([]int64{1}, 2)}, canonical.IntAttr("axis", 0)), b.constI([]int64{0})})
+	}
+	p := b.constI(nil, 0)
+	if pastK != nil {
+		p = length(pastK)
+	}
+	one := b.constI(nil, 1)
+	rows := b.unsqueeze(b.op("Range", []*canonical.Value{p, b.op("Add", []*canonical.Value{p, length(q)}), one}), 1)
+	d := b.op("Sub", []*canonical.Value{b.op("Range", []*canonical.Value{b.constI(nil, 0), length(keys), one}), rows})
+	var out *canonical.Value
+	or := func(c *canonical.Value) {
+		if out == nil {
+			out = c
+		} else {
+			out = b.op("Or", []*canonical.Value{out, c})
+		}
+	}
+	if causal {
+		or(b.op("Greater", []*canonical.Value{d, b.constI(nil, 0)}))
+	}
+	if left >= 0 {
+		or(b.op("Less", []*canonical.Value{d, b.constI(nil, -left)}))
+	}
+	if right >= 0 {
+		or(b.op("Greater", []*canonical.Value{d, b.constI(nil, right)}))
+	}
+	return b.op("Where", []*canonical.Value{out, b.scalar(math.Inf(-1)), b.scalar(0)})
 }
 
 // nonpadBias is the additive (B, 1, sq, total) bias of nonpad_kv_seqlen

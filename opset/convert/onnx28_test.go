@@ -170,3 +170,67 @@ func TestOnnx28CasesInORT(t *testing.T) {
 		t.Errorf("%d of %d conversions passed", ran, want)
 	}
 }
+
+// TestAttentionCasesOnDynamicLengths converts the 4-D Attention cases of
+// llmCases (past key/value, causal, sliding windows, masks; not
+// nonpad_kv_seqlen) to opset 17 with the batch and every sequence length
+// made symbolic, as a decoder declares them: the expansion builds the
+// causal frontier, the window and the mask's padding from the lengths at
+// run time. Each result runs on the executor against the outputs ONNX's
+// numpy reference computed.
+func TestAttentionCasesOnDynamicLengths(t *testing.T) {
+	ran := 0
+	for _, dir := range llmCases(t) {
+		c, err := backendtest.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		n := c.Model.Graph.Nodes[0]
+		if n.OpType != "Attention" || n.Input(6) != nil {
+			continue
+		}
+		if _, d, ok, _ := canonical.TensorTypeOf(n.Input(0).Type); !ok || len(d) != 4 {
+			continue
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			c, err := backendtest.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			g := c.Model.Graph
+			g.ValueInfo = nil
+			for i, v := range append(append([]*canonical.Value(nil), g.Inputs...), g.Outputs...) {
+				dt, d, ok, _ := canonical.TensorTypeOf(v.Type)
+				if !ok || len(d) < 2 {
+					continue
+				}
+				// Rank-4 tensors [B, heads, length, size]: batch and
+				// length symbolic; masks: every dim.
+				for j := range d {
+					if len(d) != 4 || j == 0 || j == 2 {
+						d[j] = canonical.Dim{Param: fmt.Sprintf("d%d_%d", i, j)}
+					}
+				}
+				v.Type = canonical.TensorTypeDims(dt, d)
+			}
+			if _, err := Convert(c.Model, Options{To: 17}); err != nil {
+				t.Fatalf("to 17: %v", err)
+			}
+			for _, nd := range g.Nodes {
+				if nd.OpType == "Attention" {
+					t.Fatal("Attention left at opset 17")
+				}
+			}
+			if err := backendtest.Run(context.Background(), c, backendtest.ExecutorRunner); err != nil {
+				t.Fatal(err)
+			}
+			ran++
+		})
+	}
+	if ran < 10 {
+		t.Errorf("%d cases ran", ran)
+	}
+	t.Logf("%d Attention cases expanded on dynamic lengths", ran)
+}

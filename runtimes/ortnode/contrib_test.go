@@ -141,8 +141,9 @@ g (float[4,%d] x, float[4,%d] skip) => (float[4,%d] y)
 // (8 query heads over 2 key/value heads of 16 values) on a first prompt
 // with rotary embedding; on decode steps over a cache with interleaved
 // rotary, a local window, softcap and scale, with smooth_softmax, with
-// head_sink, with attention_bias; and on packed QKV with several new
-// tokens after a cache — on the executor and in ONNX Runtime. The cases
+// head_sink, with attention_bias, with rotary at given position_ids; and
+// on packed QKV with several new tokens after a cache — on the executor
+// and in ONNX Runtime. The cases
 // with a cache ask for present_key/present_value: without them ONNX
 // Runtime's kernel does not join the cache to the new keys, and its
 // output differs from the executor's.
@@ -186,6 +187,12 @@ g (float[%d,1,%d] q, float[%d,1,%d] k, float[%d,1,%d] v, float[%d,%d,5,%d] past_
 {
   y, pk, pv = com.microsoft.GroupQueryAttention <num_heads: int = %d, kv_num_heads: int = %d> (q, k, v, past_k, past_v, seqlens, total, , , , ab)
 }`, head, B, N*H, B, KVN*H, B, KVN*H, B, KVN, H, B, KVN, H, B, B, N*H, B, KVN, H, B, KVN, H, B, lens(5), N, KVN),
+		"decode-rotary-position-ids": fmt.Sprintf(`%s
+g (float[%d,1,%d] q, float[%d,1,%d] k, float[%d,1,%d] v, float[%d,%d,5,%d] past_k, float[%d,%d,5,%d] past_v) => (float[%d,1,%d] y, float[%d,%d,6,%d] pk, float[%d,%d,6,%d] pv)
+  <int32[%d] seqlens = {%s}, int32 total = {6}, int64[%d,1] pos = {%s}, %s>
+{
+  y, pk, pv = com.microsoft.GroupQueryAttention <num_heads: int = %d, kv_num_heads: int = %d, do_rotary: int = 1> (q, k, v, past_k, past_v, seqlens, total, cos, sin, pos)
+}`, head, B, N*H, B, KVN*H, B, KVN*H, B, KVN, H, B, KVN, H, B, N*H, B, KVN, H, B, KVN, H, B, lens(5), B, v.ints(B, 6, maxPos), caches(), N, KVN),
 		// ONNX Runtime takes several new tokens after a cache for one sequence only.
 		"packed-after-cache": fmt.Sprintf(`%s
 g (float[1,3,%d] qkv, float[1,%d,4,%d] past_k, float[1,%d,4,%d] past_v) => (float[1,3,%d] y, float[1,%d,7,%d] pk, float[1,%d,7,%d] pv)

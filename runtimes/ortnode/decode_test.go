@@ -9,6 +9,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
+	"github.com/onnxconv/onnxconv/exporters/profiles"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/opset/convert"
 	"github.com/onnxconv/onnxconv/passes"
@@ -26,74 +27,139 @@ func TestDecodesLikeTorch(t *testing.T) {
 	for _, name := range []string{"llama", "gpt2"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(testpaths.RepoRoot(t), "fixtures", "decoders", name)
-			path := filepath.Join(dir, "model.onnx")
-			m, err := canonical.Load(path, canonical.LoadOptions{})
+			decodesLikeTorch(t, r, dir, filepath.Join(dir, "model.onnx"))
+		})
+	}
+}
+
+// TestContribDecodersLikeTorch fits the decoder fixtures, moved to opset 23
+// and fused by the optimization passes, to the onnxruntime-1.30 target:
+// their attention over the KV cache becomes com.microsoft
+// GroupQueryAttention (Llama: 4 query heads over 2) or MultiHeadAttention
+// (GPT-2, head size 12, which ONNX Runtime's GroupQueryAttention refuses),
+// the Llama-style RoPE com.microsoft RotaryEmbedding, the residual norms
+// SkipSimplifiedLayerNormalization (Llama) or SkipLayerNormalization
+// (GPT-2); ONNX Runtime runs the result over torch's prompt and 3 greedy
+// steps and its logits are torch's (within 1e-4 of their scale).
+func TestContribDecodersLikeTorch(t *testing.T) {
+	r := testRuntime(t)
+	p, err := profiles.Get("onnxruntime-1.30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]map[string]int{
+		"llama": {"GroupQueryAttention": 2, "RotaryEmbedding": 4, "SkipSimplifiedLayerNormalization": 4},
+		"gpt2":  {"MultiHeadAttention": 2, "SkipLayerNormalization": 5},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(testpaths.RepoRoot(t), "fixtures", "decoders", name)
+			m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			var ids, want []*canonical.Tensor
-			for step := 0; step <= 3; step++ {
-				d := filepath.Join(dir, "torch", fmt.Sprintf("step%d", step))
-				id, err := tensorio.ReadNpyFile(filepath.Join(d, "input_ids.npy"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				l, err := tensorio.ReadNpyFile(filepath.Join(d, "logits.npy"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ids, want = append(ids, id), append(want, l)
+			if _, err := adapt.Opset(m, convert.Options{To: 23}); err != nil {
+				t.Fatal(err)
 			}
-			first, err := verify.PrefillInputs(m, &verify.Decode{Steps: 3, Prompt: int(ids[0].Dims[1])}, verify.GenOptions{}, 0)
+			fused, _, err := passes.Run(context.Background(), m, passes.Builtin(), passes.RunOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var names []string
-			for i, v := range verify.GraphInputs(m) {
-				names = append(names, v.Name)
-				if v.Name == "input_ids" {
-					first[i] = ids[0]
-				}
-			}
-			var tokens [][]int64
-			for _, id := range ids[1:] {
-				v, err := id.Int64s()
-				if err != nil {
-					t.Fatal(err)
-				}
-				tokens = append(tokens, v)
-			}
-			sess, err := r.Open(context.Background(), path, runtimes.OpenOptions{InputNames: names, Threads: 1})
-			if err != nil {
+			defer fused.Close()
+			if _, err := adapt.Adapt(fused, p, adapt.Options{}); err != nil {
 				t.Fatal(err)
 			}
-			defer sess.Close()
-			outs, err := verify.RunDecode(context.Background(), sess, m, nil, first, tokens)
-			if err != nil {
+			count := map[string]int{}
+			for _, n := range fused.Graph.Nodes {
+				if n.Domain == "com.microsoft" {
+					count[n.OpType]++
+				}
+			}
+			for op, n := range want {
+				if count[op] != n {
+					t.Errorf("%d com.microsoft %s nodes, want %d (%v)", count[op], op, n, count)
+				}
+			}
+			path := filepath.Join(t.TempDir(), "ort.onnx")
+			if err := canonical.Save(path, fused, canonical.SaveOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			for step, y := range outs {
-				a, err := y[0].Float64s()
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := want[step].Float64s()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(a) != len(b) {
-					t.Fatalf("step %d: logits %v, torch's %v", step, y[0].Dims, want[step].Dims)
-				}
-				d, s := 0.0, 0.0
-				for i := range a {
-					d, s = math.Max(d, math.Abs(a[i]-b[i])), math.Max(s, math.Abs(b[i]))
-				}
-				if d > 1e-4*s {
-					t.Errorf("step %d: ONNX Runtime's logits differ from torch's by %.3g (scale %.3g)", step, d, s)
-				}
-			}
+			decodesLikeTorch(t, r, dir, path)
 		})
+	}
+}
+
+// decodesLikeTorch runs the model at path in ONNX Runtime over the prompt
+// and greedy tokens torch stored in dir/torch and holds every step's
+// logits to torch's.
+func decodesLikeTorch(t *testing.T, r runtimes.Runtime, dir, path string) {
+	t.Helper()
+	m, err := canonical.Load(path, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var ids, want []*canonical.Tensor
+	for step := 0; step <= 3; step++ {
+		d := filepath.Join(dir, "torch", fmt.Sprintf("step%d", step))
+		id, err := tensorio.ReadNpyFile(filepath.Join(d, "input_ids.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := tensorio.ReadNpyFile(filepath.Join(d, "logits.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, want = append(ids, id), append(want, l)
+	}
+	first, err := verify.PrefillInputs(m, &verify.Decode{Steps: 3, Prompt: int(ids[0].Dims[1])}, verify.GenOptions{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i, v := range verify.GraphInputs(m) {
+		names = append(names, v.Name)
+		if v.Name == "input_ids" {
+			first[i] = ids[0]
+		}
+	}
+	var tokens [][]int64
+	for _, id := range ids[1:] {
+		v, err := id.Int64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, v)
+	}
+	sess, err := r.Open(context.Background(), path, runtimes.OpenOptions{InputNames: names, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	outs, err := verify.RunDecode(context.Background(), sess, m, nil, first, tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step, y := range outs {
+		a, err := y[0].Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := want[step].Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a) != len(b) {
+			t.Fatalf("step %d: logits %v, torch's %v", step, y[0].Dims, want[step].Dims)
+		}
+		d, s := 0.0, 0.0
+		for i := range a {
+			d, s = math.Max(d, math.Abs(a[i]-b[i])), math.Max(s, math.Abs(b[i]))
+		}
+		if d > 1e-4*s {
+			t.Errorf("step %d: ONNX Runtime's logits differ from torch's by %.3g (scale %.3g)", step, d, s)
+		}
+		t.Logf("step %d: ONNX Runtime's logits within %.3g of torch's (scale %.3g)", step, d, s)
 	}
 }
 

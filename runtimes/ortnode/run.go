@@ -120,7 +120,8 @@ func Open(ctx context.Context, env Env, modelPath string, threads int, unoptimiz
 		Path        string `json:"path"`
 		Threads     int    `json:"threads"`
 		Unoptimized bool   `json:"unoptimized"`
-	}{"load", load, max(threads, 1), unoptimized}
+		NoPrepack   bool   `json:"noPrepack"`
+	}{"load", load, max(threads, 1), unoptimized, largeExternal(abs)}
 	rep, _, err := s.call(ctx, head, nil)
 	if err != nil {
 		_ = s.Close()

@@ -93,6 +93,9 @@ async function main() {
     session = await ort.InferenceSession.create(load.head.path, {
       intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3,
       graphOptimizationLevel: load.head.unoptimized ? 'disabled' : 'all',
+      // A large weight is not prepacked: the session would hold it twice
+      // while packing (wire.go, prepackLimit).
+      extra: load.head.noPrepack ? { session: { disable_prepacking: '1' } } : {},
     });
   } catch (e) {
     const msg = oneLine(e);

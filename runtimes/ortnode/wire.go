@@ -150,6 +150,32 @@ func sameOpsAt(m *canonical.Model, v int) bool {
 	return same && len(m.Functions) == 0
 }
 
+// prepackLimit is the size of an external-data initializer from which
+// ONNX Runtime is asked not to prepack weights (session.disable_prepacking):
+// while packing, its session holds such a weight twice — 6.2 GB at load
+// for a 3 GiB weight, 3.2 GB without — for a gain only repeated runs see.
+const prepackLimit = 256 << 20
+
+// largeExternal tells whether the model at path has an initializer of at
+// least prepackLimit bytes in external data (read lazily: no weight is
+// loaded to tell).
+func largeExternal(path string) bool {
+	m, err := canonical.Load(path, canonical.LoadOptions{SkipDataChecks: true})
+	if err != nil {
+		return false
+	}
+	defer m.Close()
+	for _, v := range m.Graph.Initializers {
+		if v.Const == nil || !v.Const.IsExternal() {
+			continue
+		}
+		if n, err := v.Const.ByteSize(); err == nil && n >= prepackLimit {
+			return true
+		}
+	}
+	return false
+}
+
 // hasExternal tells whether an initializer of the main graph is read from
 // external data (the copy then keeps its weights outside too).
 func hasExternal(m *canonical.Model) bool {
