@@ -214,6 +214,13 @@ func entries() []entry {
 		s(fb.BuiltinOperatorSTABLEHLO_MINIMUM, "Min"),
 		s(fb.BuiltinOperatorSTABLEHLO_AND, "And (bool), BitwiseAnd (integers)"),
 		s(fb.BuiltinOperatorSTABLEHLO_SHIFT_LEFT, "BitShift on the unsigned type"),
+		s(fb.BuiltinOperatorSPACE_TO_BATCH_ND, "Pad + Reshape + Transpose + Reshape"),
+		s(fb.BuiltinOperatorBATCH_TO_SPACE_ND, "Reshape + Transpose + Reshape + Slice (crops)"),
+		s(fb.BuiltinOperatorREVERSE_SEQUENCE, "ReverseSequence (other dims moved by Transpose)"),
+		s(fb.BuiltinOperatorSPARSE_TO_DENSE, "ScatterND into the default value expanded"),
+		s(fb.BuiltinOperatorDYNAMIC_UPDATE_SLICE, "ScatterND at the clamped start (constant index grid)"),
+		s(fb.BuiltinOperatorDILATE, "Unsqueeze + Pad + Reshape + Slice per axis"),
+		s(fb.BuiltinOperatorSTABLEHLO_PAD, "interior as DILATE, edges as Pad and Slice"),
 	}
 }
 

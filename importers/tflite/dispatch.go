@@ -139,6 +139,13 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorSTABLEHLO_MULTIPLY:           func(c *converter, o *operator) error { return c.binary(o, "Mul") },
 		fb.BuiltinOperatorSTABLEHLO_MAXIMUM:            func(c *converter, o *operator) error { return c.binary(o, "Max") },
 		fb.BuiltinOperatorSTABLEHLO_MINIMUM:            func(c *converter, o *operator) error { return c.binary(o, "Min") },
+		fb.BuiltinOperatorSPACE_TO_BATCH_ND:            (*converter).spaceBatch,
+		fb.BuiltinOperatorBATCH_TO_SPACE_ND:            (*converter).spaceBatch,
+		fb.BuiltinOperatorREVERSE_SEQUENCE:             (*converter).reverseSequence,
+		fb.BuiltinOperatorSPARSE_TO_DENSE:              (*converter).sparseToDense,
+		fb.BuiltinOperatorDYNAMIC_UPDATE_SLICE:         (*converter).dynamicUpdateSlice,
+		fb.BuiltinOperatorDILATE:                       (*converter).dilate,
+		fb.BuiltinOperatorSTABLEHLO_PAD:                (*converter).stablehloPad,
 	}
 }
 

@@ -101,6 +101,74 @@ func builtinCases() []oneOp {
 	add("matrix_set_diag/f32/tall", one(fb.BuiltinOperatorMATRIX_SET_DIAG, []tspec{fshape(2, 4, 3), fshape(2, 3)}, fshape(2, 4, 3)), -2, 2)
 	add("broadcast_args/int32", one(fb.BuiltinOperatorBROADCAST_ARGS, []tspec{i32(2), constI32([]int32{3}, 1, 1, 1)}, i32(3)), 0, 0)
 	add("broadcast_args/int32/ones_give_way", one(fb.BuiltinOperatorBROADCAST_ARGS, []tspec{constI32([]int32{4}, 5, 1, 3, 1), i32(1)}, i32(4)), 0, 0)
+	cs = append(cs, shapeBuiltinCases()...)
+	return cs
+}
+
+// i64vec writes a vector of int64 in a flatbuffers options table.
+func i64vec(b *flatbuffers.Builder, v []int64) flatbuffers.UOffsetT {
+	b.StartVector(8, len(v), 8)
+	for i := len(v) - 1; i >= 0; i-- {
+		b.PrependInt64(v[i])
+	}
+	return b.EndVector(len(v))
+}
+
+// shapeBuiltinCases are the layout builtins of the second wave.
+func shapeBuiltinCases() []oneOp {
+	var cs []oneOp
+	add := func(name string, m mspec, lo, hi float64) {
+		cs = append(cs, oneOp{name: name, m: m, lo: lo, hi: hi, exact: true})
+	}
+	i32 := func(s ...int32) tspec { return tspec{typ: fb.TensorTypeINT32, shape: s} }
+	ot, o := noOpts()
+	one := func(code fb.BuiltinOperator, ins []tspec, outs ...tspec) mspec {
+		return single(code, ot, o, ins, outs...)
+	}
+	add("space_to_batch_nd/f32/2d", one(fb.BuiltinOperatorSPACE_TO_BATCH_ND, []tspec{fshape(1, 5, 4, 3), constI32([]int32{2}, 2, 2), constI32([]int32{2, 2}, 1, 0, 0, 2)}, fshape(4, 3, 3, 3)), -2, 2)
+	add("space_to_batch_nd/f32/1d", one(fb.BuiltinOperatorSPACE_TO_BATCH_ND, []tspec{fshape(2, 6, 3), constI32([]int32{1}, 3), constI32([]int32{1, 2}, 0, 0)}, fshape(6, 2, 3)), -2, 2)
+	add("batch_to_space_nd/f32/2d", one(fb.BuiltinOperatorBATCH_TO_SPACE_ND, []tspec{fshape(4, 3, 3, 2), constI32([]int32{2}, 2, 2), constI32([]int32{2, 2}, 1, 0, 0, 2)}, fshape(1, 5, 4, 2)), -2, 2)
+	add("batch_to_space_nd/f32/1d", one(fb.BuiltinOperatorBATCH_TO_SPACE_ND, []tspec{fshape(6, 2, 3), constI32([]int32{1}, 3), constI32([]int32{1, 2}, 0, 1)}, fshape(2, 5, 3)), -2, 2)
+	for _, rs := range []struct {
+		name       string
+		seq, batch int32
+		shape      []int32
+	}{{"seq1_batch0", 1, 0, []int32{3, 5, 2}}, {"seq0_batch1", 0, 1, []int32{5, 3, 2}}, {"seq2_batch0", 2, 0, []int32{3, 2, 5}}} {
+		add("reverse_sequence/f32/"+rs.name, single(fb.BuiltinOperatorREVERSE_SEQUENCE, fb.BuiltinOptionsReverseSequenceOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.ReverseSequenceOptionsStart(b)
+			fb.ReverseSequenceOptionsAddSeqDim(b, rs.seq)
+			fb.ReverseSequenceOptionsAddBatchDim(b, rs.batch)
+			return fb.ReverseSequenceOptionsEnd(b)
+		}, []tspec{fshape(rs.shape...), constI32([]int32{3}, 2, 5, 0)}, fshape(rs.shape...)), -2, 2)
+	}
+	add("sparse_to_dense/f32/2d_indices", one(fb.BuiltinOperatorSPARSE_TO_DENSE, []tspec{constI32([]int32{3, 2}, 0, 1, 2, 3, 1, 0), constI32([]int32{2}, 3, 4), fshape(3), constF(nil, -0.5)}, fshape(3, 4)), -2, 2)
+	add("sparse_to_dense/f32/1d_indices_scalar_value", one(fb.BuiltinOperatorSPARSE_TO_DENSE, []tspec{constI32([]int32{3}, 4, 0, 2), constI32([]int32{1}, 6), {typ: fb.TensorTypeFLOAT32, shape: []int32{}}, constF(nil, 1.5)}, fshape(6)), -2, 2)
+	add("dynamic_update_slice/f32", one(fb.BuiltinOperatorDYNAMIC_UPDATE_SLICE, []tspec{fshape(4, 5), fshape(2, 3), constI32([]int32{2}, 1, 1)}, fshape(4, 5)), -2, 2)
+	add("dynamic_update_slice/f32/clamped", one(fb.BuiltinOperatorDYNAMIC_UPDATE_SLICE, []tspec{fshape(4, 5), fshape(2, 3), constI32([]int32{2}, 3, -2)}, fshape(4, 5)), -2, 2)
+	add("dynamic_update_slice/f32/start_input", one(fb.BuiltinOperatorDYNAMIC_UPDATE_SLICE, []tspec{fshape(6, 5, 2), fshape(2, 3, 2), i32(3)}, fshape(6, 5, 2)), -2, 2)
+	add("dilate/f32", one(fb.BuiltinOperatorDILATE, []tspec{fshape(2, 3, 4), constI32([]int32{3}, 1, 3, 2), constF(nil, -7)}, fshape(2, 7, 7)), -2, 2)
+	for _, p := range []struct {
+		name          string
+		lo, hi, inner []int64
+		in            []int32
+		out           []int32
+	}{
+		{"edges", []int64{1, 0, 2}, []int64{0, 3, 1}, []int64{0, 0, 0}, []int32{2, 3, 4}, []int32{3, 6, 7}},
+		{"interior", []int64{0, 0}, []int64{0, 0}, []int64{1, 2}, []int32{3, 4}, []int32{5, 10}},
+		{"negative_edges", []int64{-1, 2}, []int64{1, -2}, []int64{1, 0}, []int32{3, 4}, []int32{5, 4}},
+	} {
+		m := single(fb.BuiltinOperatorSTABLEHLO_PAD, fb.BuiltinOptionsNONE, nil, []tspec{fshape(p.in...), constF(nil, 0.25)}, fshape(p.out...))
+		m.ops[0].optType2 = fb.BuiltinOptions2StablehloPadOptions
+		m.ops[0].opts2 = func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			lo, hi, in := i64vec(b, p.lo), i64vec(b, p.hi), i64vec(b, p.inner)
+			fb.StablehloPadOptionsStart(b)
+			fb.StablehloPadOptionsAddEdgePaddingLow(b, lo)
+			fb.StablehloPadOptionsAddEdgePaddingHigh(b, hi)
+			fb.StablehloPadOptionsAddInteriorPadding(b, in)
+			return fb.StablehloPadOptionsEnd(b)
+		}
+		add("stablehlo_pad/f32/"+p.name, m, -2, 2)
+	}
 	return cs
 }
 

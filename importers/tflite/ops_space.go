@@ -1,0 +1,364 @@
+package tflite
+
+import (
+	"fmt"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+)
+
+// SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, REVERSE_SEQUENCE, SPARSE_TO_DENSE,
+// DYNAMIC_UPDATE_SLICE, DILATE and STABLEHLO_PAD: the TFLite layout kept
+// (native), static shapes where the op's geometry needs them.
+
+// maxIndexGrid bounds the constant index grids (elements) the importer
+// writes for DYNAMIC_UPDATE_SLICE.
+const maxIndexGrid = 1 << 22
+
+// staticShape returns the static shape of tensor idx, or an error naming
+// it.
+func (c *converter) staticDims(idx int32) ([]int64, error) {
+	t := c.tensor(idx)
+	if !staticShape(t.shape) {
+		return nil, fmt.Errorf("tensor %q has no static shape (%v)", t.name, t.shape)
+	}
+	return append([]int64(nil), t.shape...), nil
+}
+
+// spaceBatch is SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND over the M
+// spatial dims after the batch: Pad, Reshape, Transpose, Reshape (and the
+// reverse with a crop).
+func (c *converter) spaceBatch(o *operator) error {
+	if err := needInputs(o, 3); err != nil {
+		return err
+	}
+	toBatch := o.code == fb.BuiltinOperatorSPACE_TO_BATCH_ND
+	shape, err := c.staticDims(o.inputs[0])
+	if err != nil {
+		return err
+	}
+	block, err := c.constInts(o.inputs[1])
+	if err != nil {
+		return err
+	}
+	pads, err := c.constInts(o.inputs[2])
+	if err != nil {
+		return err
+	}
+	m := len(block)
+	if m < 1 || len(shape) < m+1 || len(pads) != 2*m {
+		return fmt.Errorf("block shape %v and paddings %v do not fit the input shape %v", block, pads, shape)
+	}
+	prod := int64(1)
+	for _, b := range block {
+		if b < 1 {
+			return fmt.Errorf("block shape %v has a value below 1", block)
+		}
+		prod *= b
+	}
+	x, err := c.floatValue(o.inputs[0], native)
+	if err != nil {
+		return err
+	}
+	r := len(shape)
+	rest := shape[m+1:]
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		if toBatch {
+			p := make([]int64, 2*r)
+			sp := make([]int64, m)
+			for i := 0; i < m; i++ {
+				p[1+i], p[r+1+i] = pads[2*i], pads[2*i+1]
+				sp[i] = shape[1+i] + pads[2*i] + pads[2*i+1]
+				if sp[i]%block[i] != 0 {
+					return fmt.Errorf("padded dim %d (%d) is not a multiple of the block %d", 1+i, sp[i], block[i])
+				}
+			}
+			padded := c.b.Op("Pad", y+"_padded", []string{x, c.constI64(y+"_pads", p)})
+			split := []int64{shape[0]}
+			for i := 0; i < m; i++ {
+				split = append(split, sp[i]/block[i], block[i])
+			}
+			split = append(split, rest...)
+			perm := []int64{}
+			for i := 0; i < m; i++ {
+				perm = append(perm, int64(2+2*i))
+			}
+			perm = append(perm, 0)
+			for i := 0; i < m; i++ {
+				perm = append(perm, int64(1+2*i))
+			}
+			for i := range rest {
+				perm = append(perm, int64(2*m+1+i))
+			}
+			out := []int64{shape[0] * prod}
+			for i := 0; i < m; i++ {
+				out = append(out, sp[i]/block[i])
+			}
+			out = append(out, rest...)
+			s := c.b.Op("Reshape", y+"_split", []string{padded, c.constI64(y+"_split_shape", split)})
+			t := c.b.Op("Transpose", y+"_moved", []string{s}, canonical.IntsAttr("perm", perm...))
+			c.node("Reshape", []string{t, c.constI64(y+"_shape", out)}, []string{y})
+			return nil
+		}
+		if shape[0]%prod != 0 {
+			return fmt.Errorf("batch %d is not a multiple of the block size %d", shape[0], prod)
+		}
+		n := shape[0] / prod
+		split := append(append(append([]int64{}, block...), n), shape[1:]...)
+		perm := []int64{int64(m)}
+		for i := 0; i < m; i++ {
+			perm = append(perm, int64(m+1+i), int64(i))
+		}
+		for i := range rest {
+			perm = append(perm, int64(2*m+1+i))
+		}
+		full := []int64{n}
+		starts, ends, axes := []int64{}, []int64{}, []int64{}
+		for i := 0; i < m; i++ {
+			d := shape[1+i] * block[i]
+			full = append(full, d)
+			starts, ends, axes = append(starts, pads[2*i]), append(ends, d-pads[2*i+1]), append(axes, int64(1+i))
+		}
+		full = append(full, rest...)
+		s := c.b.Op("Reshape", y+"_split", []string{x, c.constI64(y+"_split_shape", split)})
+		t := c.b.Op("Transpose", y+"_moved", []string{s}, canonical.IntsAttr("perm", perm...))
+		f := c.b.Op("Reshape", y+"_full", []string{t, c.constI64(y+"_full_shape", full)})
+		c.node("Slice", []string{f, c.constI64(y+"_starts", starts), c.constI64(y+"_ends", ends), c.constI64(y+"_axes", axes)}, []string{y})
+		return nil
+	})
+}
+
+// reverseSequence is REVERSE_SEQUENCE: ReverseSequence with the batch and
+// sequence dims moved to 0 and 1 when they are elsewhere.
+func (c *converter) reverseSequence(o *operator) error {
+	opt, err := options[fb.ReverseSequenceOptions](o, fb.BuiltinOptionsReverseSequenceOptions)
+	if err != nil {
+		return err
+	}
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
+	r := len(c.tensor(o.inputs[0]).shape)
+	seq, batch := int(opt.SeqDim()), int(opt.BatchDim())
+	if seq < 0 || batch < 0 || seq >= r || batch >= r || seq == batch {
+		return fmt.Errorf("seq_dim %d and batch_dim %d do not fit rank %d", seq, batch, r)
+	}
+	x, err := c.floatValue(o.inputs[0], native)
+	if err != nil {
+		return err
+	}
+	lens, err := c.int64Of(o.inputs[1])
+	if err != nil {
+		return err
+	}
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		if seq <= 1 && batch <= 1 {
+			c.node("ReverseSequence", []string{x, lens}, []string{y}, canonical.IntAttr("batch_axis", int64(batch)), canonical.IntAttr("time_axis", int64(seq)))
+			return nil
+		}
+		perm := []int64{int64(batch), int64(seq)}
+		for i := 0; i < r; i++ {
+			if i != seq && i != batch {
+				perm = append(perm, int64(i))
+			}
+		}
+		inv := make([]int64, r)
+		for i, p := range perm {
+			inv[p] = int64(i)
+		}
+		t := c.b.Op("Transpose", y+"_moved", []string{x}, canonical.IntsAttr("perm", perm...))
+		rv := c.b.Op("ReverseSequence", y+"_reversed", []string{t, lens}, canonical.IntAttr("batch_axis", 0), canonical.IntAttr("time_axis", 1))
+		c.node("Transpose", []string{rv}, []string{y}, canonical.IntsAttr("perm", inv...))
+		return nil
+	})
+}
+
+// sparseToDense is SPARSE_TO_DENSE: ScatterND of the values into the
+// default value expanded to the output shape.
+func (c *converter) sparseToDense(o *operator) error {
+	if err := needInputs(o, 4); err != nil {
+		return err
+	}
+	idx, err := c.int64Of(o.inputs[0])
+	if err != nil {
+		return err
+	}
+	shape, err := c.int64Of(o.inputs[1])
+	if err != nil {
+		return err
+	}
+	vals, err := c.floatValue(o.inputs[2], native)
+	if err != nil {
+		return err
+	}
+	def, err := c.floatValue(o.inputs[3], native)
+	if err != nil {
+		return err
+	}
+	ir := len(c.tensor(o.inputs[0]).shape)
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		switch ir {
+		case 0:
+			idx = c.b.Op("Reshape", y+"_indices", []string{idx, c.constI64(y+"_one_index", []int64{1, 1})})
+		case 1:
+			idx = c.b.Op("Unsqueeze", y+"_indices", []string{idx, c.constI64(y+"_axis", []int64{-1})})
+		case 2:
+		default:
+			return fmt.Errorf("indices of rank %d (0 to 2)", ir)
+		}
+		n := c.b.Op("Slice", y+"_count", []string{c.b.Op("Shape", y+"_indices_shape", []string{idx}), c.constI64(y+"_zero", []int64{0}), c.constI64(y+"_one", []int64{1})})
+		v := c.b.Op("Expand", y+"_values", []string{vals, n})
+		base := c.b.Op("Expand", y+"_default", []string{def, shape})
+		c.node("ScatterND", []string{base, idx, v}, []string{y})
+		return nil
+	})
+}
+
+// dynamicUpdateSlice is DYNAMIC_UPDATE_SLICE: the update scattered into
+// the operand at the start indices, each clamped so that the update fits
+// (the grid of the update's indices is a constant).
+func (c *converter) dynamicUpdateSlice(o *operator) error {
+	if err := needInputs(o, 3); err != nil {
+		return err
+	}
+	ud, err := c.staticDims(o.inputs[1])
+	if err != nil {
+		return err
+	}
+	r := len(ud)
+	if len(c.tensor(o.inputs[0]).shape) != r {
+		return fmt.Errorf("update of rank %d for an operand of rank %d", r, len(c.tensor(o.inputs[0]).shape))
+	}
+	n := numel(ud)
+	if n*int64(max(r, 1)) > maxIndexGrid {
+		return fmt.Errorf("update of %d elements is too large (index grid limit %d)", n, maxIndexGrid)
+	}
+	grid := make([]int64, 0, n*int64(r))
+	at := make([]int64, r)
+	for k := int64(0); k < n; k++ {
+		grid = append(grid, at...)
+		for d := r - 1; d >= 0; d-- {
+			at[d]++
+			if at[d] < ud[d] {
+				break
+			}
+			at[d] = 0
+		}
+	}
+	start, err := c.int64Of(o.inputs[2])
+	if err != nil {
+		return err
+	}
+	return c.nativeOp(o, 2, func(in []string, y string) error {
+		if r == 0 {
+			c.node("Identity", []string{in[1]}, []string{y})
+			return nil
+		}
+		room := c.b.Op("Sub", y+"_room", []string{c.b.Op("Shape", y+"_shape", []string{in[0]}), c.constI64(y+"_update_dims", ud)})
+		s := c.b.Op("Max", y+"_start", []string{c.b.Op("Min", y+"_start_hi", []string{start, room}), c.constI64(y+"_zeros", make([]int64, r))})
+		g := c.constI64Dims(c.unique(y+"_grid"), append(append([]int64{}, ud...), int64(r)), grid)
+		idx := c.b.Op("Add", y+"_indices", []string{g, s})
+		c.node("ScatterND", []string{in[0], idx, in[1]}, []string{y})
+		return nil
+	})
+}
+
+// interleave spreads x (static shape) along each axis i with gaps[i]
+// values of pad between neighbours (DILATE's dilations - 1, StableHLO's
+// interior padding): Unsqueeze, Pad, Reshape, Slice per axis.
+func (c *converter) interleave(x string, shape, gaps []int64, pad, base string) (string, []int64) {
+	shape = append([]int64(nil), shape...)
+	for i, g := range gaps {
+		if g <= 0 || shape[i] == 0 {
+			continue
+		}
+		r := len(shape)
+		u := c.b.Op("Unsqueeze", base+"_col", []string{x, c.constI64(base+"_axis", []int64{int64(i + 1)})})
+		p := make([]int64, 2*(r+1))
+		p[r+1+i+1] = g
+		padded := c.b.Op("Pad", base+"_gapped", []string{u, c.constI64(base+"_pads", p), pad})
+		merged := append(append(append([]int64{}, shape[:i]...), shape[i]*(g+1)), shape[i+1:]...)
+		m := c.b.Op("Reshape", base+"_merged", []string{padded, c.constI64(base+"_merged_shape", merged)})
+		shape[i] = (shape[i]-1)*(g+1) + 1
+		x = c.b.Op("Slice", base+"_spread", []string{m, c.constI64(base+"_start", []int64{0}), c.constI64(base+"_end", []int64{shape[i]}), c.constI64(base+"_slice_axis", []int64{int64(i)})})
+	}
+	return x, shape
+}
+
+// dilate is DILATE: the input spread by its dilations, gaps filled with
+// the padding value.
+func (c *converter) dilate(o *operator) error {
+	if err := needInputs(o, 3); err != nil {
+		return err
+	}
+	shape, err := c.staticDims(o.inputs[0])
+	if err != nil {
+		return err
+	}
+	d, err := c.constInts(o.inputs[1])
+	if err != nil {
+		return err
+	}
+	if len(d) != len(shape) {
+		return fmt.Errorf("%d dilations for rank %d", len(d), len(shape))
+	}
+	gaps := make([]int64, len(d))
+	for i, v := range d {
+		if v < 1 {
+			return fmt.Errorf("dilation %d below 1", v)
+		}
+		gaps[i] = v - 1
+	}
+	pad, err := c.floatValue(o.inputs[2], native)
+	if err != nil {
+		return err
+	}
+	return c.nativeOp(o, 1, func(in []string, y string) error {
+		v, _ := c.interleave(in[0], shape, gaps, pad, y)
+		c.node("Identity", []string{v}, []string{y})
+		return nil
+	})
+}
+
+// stablehloPad is STABLEHLO_PAD: interior padding (interleave), then the
+// edges: Pad where positive, Slice where negative.
+func (c *converter) stablehloPad(o *operator) error {
+	opt, err := options2[fb.StablehloPadOptions](o, fb.BuiltinOptions2StablehloPadOptions)
+	if err != nil {
+		return err
+	}
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
+	shape, err := c.staticDims(o.inputs[0])
+	if err != nil {
+		return err
+	}
+	r := len(shape)
+	if opt.EdgePaddingLowLength() != r || opt.EdgePaddingHighLength() != r || opt.InteriorPaddingLength() != r {
+		return fmt.Errorf("padding lengths %d, %d, %d for rank %d", opt.EdgePaddingLowLength(), opt.EdgePaddingHighLength(), opt.InteriorPaddingLength(), r)
+	}
+	gaps := make([]int64, r)
+	for i := range gaps {
+		if gaps[i] = opt.InteriorPadding(i); gaps[i] < 0 {
+			return fmt.Errorf("negative interior padding %d", gaps[i])
+		}
+	}
+	return c.nativeOp(o, 2, func(in []string, y string) error {
+		v, s := c.interleave(in[0], shape, gaps, in[1], y)
+		p := make([]int64, 2*r)
+		starts, ends := make([]int64, r), make([]int64, r)
+		for i := 0; i < r; i++ {
+			lo, hi := opt.EdgePaddingLow(i), opt.EdgePaddingHigh(i)
+			p[i], p[r+i] = max(lo, 0), max(hi, 0)
+			d := s[i] + p[i] + p[r+i]
+			starts[i], ends[i] = max(-lo, 0), d-max(-hi, 0)
+			if ends[i] < starts[i] {
+				return fmt.Errorf("negative padding removes more than dim %d holds", i)
+			}
+		}
+		padded := c.b.Op("Pad", y+"_edges", []string{v, c.constI64(y+"_pads", p), in[1]})
+		c.node("Slice", []string{padded, c.constI64(y+"_starts", starts), c.constI64(y+"_ends", ends)}, []string{y})
+		return nil
+	})
+}
