@@ -221,6 +221,12 @@ func entries() []entry {
 		s(fb.BuiltinOperatorDYNAMIC_UPDATE_SLICE, "ScatterND at the clamped start (constant index grid)"),
 		s(fb.BuiltinOperatorDILATE, "Unsqueeze + Pad + Reshape + Slice per axis"),
 		s(fb.BuiltinOperatorSTABLEHLO_PAD, "interior as DILATE, edges as Pad and Slice"),
+		s(fb.BuiltinOperatorCONV_3D, "Conv (NCDHW, Transposes around it)"),
+		s(fb.BuiltinOperatorCONV_3D_TRANSPOSE, "ConvTranspose (NCDHW, Transposes around it)"),
+		s(fb.BuiltinOperatorREDUCE_WINDOW, "strided Slices folded by Add/Mul/Min/Max/And/Or"),
+		s(fb.BuiltinOperatorSTABLEHLO_REDUCE_WINDOW, "base dilation + Pad, then strided Slices folded by the body's op"),
+		s(fb.BuiltinOperatorSTABLEHLO_COMPOSITE, "the decomposition subgraph, inlined"),
+		s(fb.BuiltinOperatorSTABLEHLO_CASE, "nested If on the branch index"),
 	}
 }
 

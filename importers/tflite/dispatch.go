@@ -146,6 +146,12 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorDYNAMIC_UPDATE_SLICE:         (*converter).dynamicUpdateSlice,
 		fb.BuiltinOperatorDILATE:                       (*converter).dilate,
 		fb.BuiltinOperatorSTABLEHLO_PAD:                (*converter).stablehloPad,
+		fb.BuiltinOperatorCONV_3D:                      (*converter).conv3d,
+		fb.BuiltinOperatorCONV_3D_TRANSPOSE:            (*converter).conv3dTranspose,
+		fb.BuiltinOperatorREDUCE_WINDOW:                (*converter).reduceWindow,
+		fb.BuiltinOperatorSTABLEHLO_REDUCE_WINDOW:      (*converter).stablehloReduceWindow,
+		fb.BuiltinOperatorSTABLEHLO_COMPOSITE:          (*converter).composite,
+		fb.BuiltinOperatorSTABLEHLO_CASE:               (*converter).caseOp,
 	}
 }
 

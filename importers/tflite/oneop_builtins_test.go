@@ -102,6 +102,174 @@ func builtinCases() []oneOp {
 	add("broadcast_args/int32", one(fb.BuiltinOperatorBROADCAST_ARGS, []tspec{i32(2), constI32([]int32{3}, 1, 1, 1)}, i32(3)), 0, 0)
 	add("broadcast_args/int32/ones_give_way", one(fb.BuiltinOperatorBROADCAST_ARGS, []tspec{constI32([]int32{4}, 5, 1, 3, 1), i32(1)}, i32(4)), 0, 0)
 	cs = append(cs, shapeBuiltinCases()...)
+	cs = append(cs, windowBuiltinCases()...)
+	return cs
+}
+
+// conv3dOpts are CONV_3D's options.
+func conv3dOpts(pad fb.Padding, s, d int32, act fb.ActivationFunctionType) (fb.BuiltinOptions, optFn) {
+	return fb.BuiltinOptionsConv3DOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+		fb.Conv3DOptionsStart(b)
+		fb.Conv3DOptionsAddPadding(b, pad)
+		fb.Conv3DOptionsAddStrideD(b, s)
+		fb.Conv3DOptionsAddStrideH(b, s)
+		fb.Conv3DOptionsAddStrideW(b, s)
+		fb.Conv3DOptionsAddDilationDFactor(b, d)
+		fb.Conv3DOptionsAddDilationHFactor(b, d)
+		fb.Conv3DOptionsAddDilationWFactor(b, d)
+		fb.Conv3DOptionsAddFusedActivationFunction(b, act)
+		return fb.Conv3DOptionsEnd(b)
+	}
+}
+
+// windowBuiltinCases are the 3-D convolutions, the reduce-windows and the
+// StableHLO ops that call subgraphs (COMPOSITE, CASE).
+func windowBuiltinCases() []oneOp {
+	var cs []oneOp
+	add := func(name string, m mspec, also ...fb.BuiltinOperator) {
+		cs = append(cs, oneOp{name: name, m: m, lo: -2, hi: 2, exact: true, also: also})
+	}
+	for _, p := range []struct {
+		name string
+		pad  fb.Padding
+		s, d int32
+		act  fb.ActivationFunctionType
+	}{{"same", fb.PaddingSAME, 1, 1, fb.ActivationFunctionTypeNONE}, {"valid_s2_relu", fb.PaddingVALID, 2, 1, fb.ActivationFunctionTypeRELU}, {"same_d2", fb.PaddingSAME, 1, 2, fb.ActivationFunctionTypeNONE}} {
+		od := func(n int32) int32 { return outSize(n, 3, p.s, p.d, p.pad) }
+		ot, o := conv3dOpts(p.pad, p.s, p.d, p.act)
+		w := constF([]int32{3, 3, 3, 2, 4}, randFloats(31, 216, -1, 1)...)
+		bias := constF([]int32{4}, 0.1, -0.2, 0.3, 0)
+		add("conv_3d/f32/"+p.name, single(fb.BuiltinOperatorCONV_3D, ot, o, []tspec{fshape(1, 5, 6, 7, 2), w, bias}, fshape(1, od(5), od(6), od(7), 4)))
+	}
+	for _, p := range []struct {
+		name string
+		pad  fb.Padding
+		s    int32
+		in   []int32
+		out  []int32
+	}{{"same_s2", fb.PaddingSAME, 2, []int32{1, 2, 3, 3, 4}, []int32{1, 4, 6, 5, 3}}, {"valid_s1", fb.PaddingVALID, 1, []int32{1, 2, 3, 3, 4}, []int32{1, 4, 5, 5, 3}}} {
+		ot, o := conv3dOpts(p.pad, p.s, 1, fb.ActivationFunctionTypeNONE)
+		w := constF([]int32{3, 3, 3, 3, 4}, randFloats(32, 324, -1, 1)...)
+		add("conv_3d_transpose/f32/"+p.name, single(fb.BuiltinOperatorCONV_3D_TRANSPOSE, ot, o,
+			[]tspec{constI32([]int32{5}, p.out...), w, fshape(p.in...), constF([]int32{3}, 0.5, -0.5, 0.25)}, fshape(p.out...)))
+	}
+	for _, rw := range []struct {
+		name string
+		f    fb.ReduceWindowFunction
+	}{{"add", fb.ReduceWindowFunctionADD}, {"max", fb.ReduceWindowFunctionMAXIMUM}, {"min", fb.ReduceWindowFunctionMINIMUM}, {"mul", fb.ReduceWindowFunctionMUL}} {
+		m := single(fb.BuiltinOperatorREDUCE_WINDOW, fb.BuiltinOptionsNONE, nil, []tspec{fshape(2, 7, 6), constF(nil, 0.5),
+			constI64s([]int32{3}, 1, 3, 2), constI64s([]int32{3}, 1, 2, 1), constI64s([]int32{3}, 1, 1, 2)}, fshape(2, 3, 4))
+		m.ops[0].optType2 = fb.BuiltinOptions2ReduceWindowOptions
+		m.ops[0].opts2 = func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.ReduceWindowOptionsStart(b)
+			fb.ReduceWindowOptionsAddReduceFunction(b, rw.f)
+			return fb.ReduceWindowOptionsEnd(b)
+		}
+		add("reduce_window/f32/"+rw.name, m)
+	}
+	// scalarBody is a subgraph (a, b) -> code(a, b) on float scalars.
+	scalarBody := func(code fb.BuiltinOperator) mspec {
+		g := mspec{}
+		a, b := g.add(tspec{name: "a", shape: []int32{}}), g.add(tspec{name: "b", shape: []int32{}})
+		y := g.add(tspec{name: "y", shape: []int32{}})
+		g.ops = []opspec{{code: code, inputs: []int32{a, b}, outputs: []int32{y}}}
+		g.inputs, g.outputs = []int32{a, b}, []int32{y}
+		return g
+	}
+	for _, rw := range []struct {
+		name                          string
+		body                          fb.BuiltinOperator
+		init                          float32
+		win, strides, base, dil, pads []int64
+		in, out                       []int32
+	}{
+		{"max_pool", fb.BuiltinOperatorSTABLEHLO_MAXIMUM, -1e30, []int64{1, 3, 3, 1}, []int64{1, 2, 2, 1}, nil, nil, []int64{0, 0, 1, 1, 1, 1, 0, 0}, []int32{1, 7, 8, 3}, []int32{1, 4, 4, 3}},
+		{"sum_base_dilated", fb.BuiltinOperatorSTABLEHLO_ADD, 0, []int64{2, 2}, []int64{1, 1}, []int64{2, 1}, nil, nil, []int32{4, 6}, []int32{6, 5}},
+		{"min_window_dilated", fb.BuiltinOperatorSTABLEHLO_MINIMUM, 1e30, []int64{2, 2}, []int64{1, 1}, nil, []int64{1, 2}, nil, []int32{4, 6}, []int32{3, 4}},
+	} {
+		m := single(fb.BuiltinOperatorSTABLEHLO_REDUCE_WINDOW, fb.BuiltinOptionsNONE, nil, []tspec{fshape(rw.in...), constF([]int32{}, rw.init)}, fshape(rw.out...))
+		m.subgraphs = []mspec{scalarBody(rw.body)}
+		m.ops[0].optType2 = fb.BuiltinOptions2StablehloReduceWindowOptions
+		m.ops[0].opts2 = func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			win, st := i64vec(b, rw.win), i64vec(b, rw.strides)
+			var base, dil, pads flatbuffers.UOffsetT
+			if rw.base != nil {
+				base = i64vec(b, rw.base)
+			}
+			if rw.dil != nil {
+				dil = i64vec(b, rw.dil)
+			}
+			if rw.pads != nil {
+				pads = i64vec(b, rw.pads)
+			}
+			fb.StablehloReduceWindowOptionsStart(b)
+			fb.StablehloReduceWindowOptionsAddWindowDimensions(b, win)
+			fb.StablehloReduceWindowOptionsAddWindowStrides(b, st)
+			if rw.base != nil {
+				fb.StablehloReduceWindowOptionsAddBaseDilations(b, base)
+			}
+			if rw.dil != nil {
+				fb.StablehloReduceWindowOptionsAddWindowDilations(b, dil)
+			}
+			if rw.pads != nil {
+				fb.StablehloReduceWindowOptionsAddPadding(b, pads)
+			}
+			fb.StablehloReduceWindowOptionsAddBodySubgraphIndex(b, 1)
+			return fb.StablehloReduceWindowOptionsEnd(b)
+		}
+		add("stablehlo_reduce_window/f32/"+rw.name, m)
+	}
+	// COMPOSITE: a decomposition subgraph x -> tanh(x) * x + y.
+	{
+		d := mspec{}
+		x, y := d.add(fshape(2, 3)), d.add(fshape(2, 3))
+		t, p, s := d.add(fshape(2, 3)), d.add(fshape(2, 3)), d.add(fshape(2, 3))
+		d.ops = []opspec{{code: fb.BuiltinOperatorTANH, inputs: []int32{x}, outputs: []int32{t}},
+			{code: fb.BuiltinOperatorMUL, inputs: []int32{t, x}, outputs: []int32{p}},
+			{code: fb.BuiltinOperatorADD, inputs: []int32{p, y}, outputs: []int32{s}}}
+		d.inputs, d.outputs = []int32{x, y}, []int32{s}
+		m := single(fb.BuiltinOperatorSTABLEHLO_COMPOSITE, fb.BuiltinOptionsNONE, nil, []tspec{fshape(2, 3), fshape(2, 3)}, fshape(2, 3))
+		m.subgraphs = []mspec{d}
+		m.ops[0].optType2 = fb.BuiltinOptions2StableHLOCompositeOptions
+		m.ops[0].opts2 = func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			n := b.CreateString("odml.tanh_gate")
+			// An empty flexbuffers map: keys vector (length 0), the map
+			// (keys offset, keys width, length 0), the root (offset, type
+			// map, width 1).
+			attrs := b.CreateByteVector([]byte{0, 0, 1, 0, 0, 9 << 2, 1})
+			fb.StableHLOCompositeOptionsStart(b)
+			fb.StableHLOCompositeOptionsAddName(b, n)
+			fb.StableHLOCompositeOptionsAddCompositeAttributes(b, attrs)
+			fb.StableHLOCompositeOptionsAddDecompositionSubgraphIndex(b, 1)
+			return fb.StableHLOCompositeOptionsEnd(b)
+		}
+		add("stablehlo_composite/f32", m)
+	}
+	// CASE: three branches of x (square, negate, exp), the index an input
+	// in [0, 4): 3 is out of range (the last branch).
+	{
+		unary := func(code fb.BuiltinOperator) mspec {
+			g := mspec{}
+			a, b := g.add(fshape(2, 3)), g.add(fshape(2, 3))
+			g.ops = []opspec{{code: code, inputs: []int32{a}, outputs: []int32{b}}}
+			g.inputs, g.outputs = []int32{a}, []int32{b}
+			return g
+		}
+		m := single(fb.BuiltinOperatorSTABLEHLO_CASE, fb.BuiltinOptionsNONE, nil, []tspec{{typ: fb.TensorTypeINT32, shape: []int32{}}, fshape(2, 3)}, fshape(2, 3))
+		m.subgraphs = []mspec{unary(fb.BuiltinOperatorSQUARE), unary(fb.BuiltinOperatorNEG), unary(fb.BuiltinOperatorEXP)}
+		m.ops[0].optType2 = fb.BuiltinOptions2StablehloCaseOptions
+		m.ops[0].opts2 = func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.StablehloCaseOptionsStartBranchSubgraphIndicesVector(b, 3)
+			for _, i := range []int32{3, 2, 1} {
+				b.PrependInt32(i)
+			}
+			v := b.EndVector(3)
+			fb.StablehloCaseOptionsStart(b)
+			fb.StablehloCaseOptionsAddBranchSubgraphIndices(b, v)
+			return fb.StablehloCaseOptionsEnd(b)
+		}
+		add("stablehlo_case/f32", m)
+	}
 	return cs
 }
 
@@ -190,4 +358,8 @@ func boolIO(code fb.BuiltinOperator, shape ...int32) mspec {
 	}
 	m.inputs, m.outputs = []int32{a, b}, []int32{out}
 	return m
+}
+
+func constI64s(shape []int32, v ...int64) tspec {
+	return tspec{typ: fb.TensorTypeINT64, shape: shape, data: i64Bytes(v...)}
 }
