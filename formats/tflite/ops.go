@@ -227,6 +227,11 @@ func entries() []entry {
 		s(fb.BuiltinOperatorSTABLEHLO_REDUCE_WINDOW, "base dilation + Pad, then strided Slices folded by the body's op"),
 		s(fb.BuiltinOperatorSTABLEHLO_COMPOSITE, "the decomposition subgraph, inlined"),
 		s(fb.BuiltinOperatorSTABLEHLO_CASE, "nested If on the branch index"),
+		s(fb.BuiltinOperatorRFFT2D, "Slice + Pad to the lengths, DFT (one-sided) + DFT; complex as [..., 2]"),
+		s(fb.BuiltinOperatorREAL, "Gather of the real part"),
+		s(fb.BuiltinOperatorIMAG, "Gather of the imaginary part"),
+		s(fb.BuiltinOperatorCOMPLEX_ABS, "Sqrt(ReduceSum(re² + im²))"),
+		s(fb.BuiltinOperatorHASHTABLE_LOOKUP, "Equal + ArgMax + Gather, zeros where no key matches"),
 	}
 }
 

@@ -152,6 +152,11 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorSTABLEHLO_REDUCE_WINDOW:      (*converter).stablehloReduceWindow,
 		fb.BuiltinOperatorSTABLEHLO_COMPOSITE:          (*converter).composite,
 		fb.BuiltinOperatorSTABLEHLO_CASE:               (*converter).caseOp,
+		fb.BuiltinOperatorRFFT2D:                       (*converter).rfft2d,
+		fb.BuiltinOperatorREAL:                         (*converter).complexPart,
+		fb.BuiltinOperatorIMAG:                         (*converter).complexPart,
+		fb.BuiltinOperatorCOMPLEX_ABS:                  (*converter).complexPart,
+		fb.BuiltinOperatorHASHTABLE_LOOKUP:             (*converter).hashtableLookup,
 	}
 }
 

@@ -103,6 +103,38 @@ func builtinCases() []oneOp {
 	add("broadcast_args/int32/ones_give_way", one(fb.BuiltinOperatorBROADCAST_ARGS, []tspec{constI32([]int32{4}, 5, 1, 3, 1), i32(1)}, i32(4)), 0, 0)
 	cs = append(cs, shapeBuiltinCases()...)
 	cs = append(cs, windowBuiltinCases()...)
+	cs = append(cs, lookupBuiltinCases()...)
+	return cs
+}
+
+// lookupBuiltinCases are RFFT2D with the complex parts, and the lookups.
+func lookupBuiltinCases() []oneOp {
+	var cs []oneOp
+	add := func(name string, m mspec, also ...fb.BuiltinOperator) {
+		cs = append(cs, oneOp{name: name, m: m, lo: -2, hi: 2, exact: true, also: also})
+	}
+	// RFFT2D to a complex tensor, read by REAL, IMAG and COMPLEX_ABS.
+	for _, r := range []struct {
+		name   string
+		in     []int32
+		length []int32
+	}{{"same_size", []int32{2, 4, 8}, []int32{4, 8}}, {"crop_and_pad", []int32{3, 6, 5}, []int32{4, 4}}} {
+		var m mspec
+		x := m.add(tspec{name: "x", shape: r.in})
+		fl := m.add(constI32([]int32{2}, r.length...))
+		cshape := append(append([]int32{}, r.in[:len(r.in)-2]...), r.length[0], r.length[1]/2+1)
+		z := m.add(tspec{name: "z", typ: fb.TensorTypeCOMPLEX64, shape: cshape})
+		re, im, ab := m.add(tspec{name: "re", shape: cshape}), m.add(tspec{name: "im", shape: cshape}), m.add(tspec{name: "abs", shape: cshape})
+		m.ops = []opspec{{code: fb.BuiltinOperatorRFFT2D, inputs: []int32{x, fl}, outputs: []int32{z}},
+			{code: fb.BuiltinOperatorREAL, inputs: []int32{z}, outputs: []int32{re}},
+			{code: fb.BuiltinOperatorIMAG, inputs: []int32{z}, outputs: []int32{im}},
+			{code: fb.BuiltinOperatorCOMPLEX_ABS, inputs: []int32{z}, outputs: []int32{ab}}}
+		m.inputs, m.outputs = []int32{x}, []int32{re, im, ab}
+		add("rfft2d/f32/"+r.name, m, fb.BuiltinOperatorREAL, fb.BuiltinOperatorIMAG, fb.BuiltinOperatorCOMPLEX_ABS)
+	}
+	ot, o := noOpts()
+	add("hashtable_lookup/f32", single(fb.BuiltinOperatorHASHTABLE_LOOKUP, ot, o, []tspec{{typ: fb.TensorTypeINT32, shape: []int32{6}},
+		constI32([]int32{3}, 0, 2, 3), constF([]int32{3, 2}, 1, 2, 3, 4, 5, 6)}, fshape(6, 2), tspec{typ: fb.TensorTypeUINT8, shape: []int32{6}}))
 	return cs
 }
 
