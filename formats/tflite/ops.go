@@ -232,6 +232,9 @@ func entries() []entry {
 		s(fb.BuiltinOperatorIMAG, "Gather of the imaginary part"),
 		s(fb.BuiltinOperatorCOMPLEX_ABS, "Sqrt(ReduceSum(re² + im²))"),
 		s(fb.BuiltinOperatorHASHTABLE_LOOKUP, "Equal + ArgMax + Gather, zeros where no key matches"),
+		s(fb.BuiltinOperatorRNN, "RNN (one step from the zero state, float)"),
+		s(fb.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_RNN, "RNN (float)"),
+		s(fb.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_RNN, "RNN forward + RNN reverse (float, no auxiliary input)"),
 	}
 }
 

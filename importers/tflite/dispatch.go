@@ -157,6 +157,9 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorIMAG:                         (*converter).complexPart,
 		fb.BuiltinOperatorCOMPLEX_ABS:                  (*converter).complexPart,
 		fb.BuiltinOperatorHASHTABLE_LOOKUP:             (*converter).hashtableLookup,
+		fb.BuiltinOperatorRNN:                          (*converter).rnnCell,
+		fb.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_RNN:  (*converter).sequenceRNN,
+		fb.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_RNN:   (*converter).bidiRNN,
 	}
 }
 

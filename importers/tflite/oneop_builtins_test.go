@@ -1,6 +1,8 @@
 package tflite
 
 import (
+	"fmt"
+
 	flatbuffers "github.com/google/flatbuffers/go"
 
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
@@ -104,6 +106,59 @@ func builtinCases() []oneOp {
 	cs = append(cs, shapeBuiltinCases()...)
 	cs = append(cs, windowBuiltinCases()...)
 	cs = append(cs, lookupBuiltinCases()...)
+	cs = append(cs, rnnBuiltinCases()...)
+	return cs
+}
+
+// rnnBuiltinCases are the float RNN ops, from the zero state of their
+// hidden-state variables.
+func rnnBuiltinCases() []oneOp {
+	var cs []oneOp
+	add := func(name string, m mspec) {
+		cs = append(cs, oneOp{name: name, m: m, lo: -2, hi: 2, exact: true})
+	}
+	const in, hid = 3, 4
+	weights := func(seed uint64) []tspec {
+		return []tspec{constF([]int32{hid, in}, randFloats(seed, hid*in, -0.6, 0.6)...), constF([]int32{hid, hid}, randFloats(seed+1, hid*hid, -0.6, 0.6)...),
+			constF([]int32{hid}, randFloats(seed+2, hid, -0.3, 0.3)...), {typ: fb.TensorTypeFLOAT32, shape: []int32{2, hid}, variable: true}}
+	}
+	for _, a := range []struct {
+		name string
+		act  fb.ActivationFunctionType
+	}{{"tanh", fb.ActivationFunctionTypeTANH}, {"relu", fb.ActivationFunctionTypeRELU}} {
+		add("rnn/f32/"+a.name, single(fb.BuiltinOperatorRNN, fb.BuiltinOptionsRNNOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.RNNOptionsStart(b)
+			fb.RNNOptionsAddFusedActivationFunction(b, a.act)
+			return fb.RNNOptionsEnd(b)
+		}, append([]tspec{fshape(2, in)}, weights(41)...), fshape(2, hid)))
+	}
+	for _, tm := range []bool{false, true} {
+		x, y := fshape(2, 5, in), fshape(2, 5, hid)
+		if tm {
+			x, y = fshape(5, 2, in), fshape(5, 2, hid)
+		}
+		name := map[bool]string{false: "batch_major", true: "time_major"}[tm]
+		add("unidirectional_sequence_rnn/f32/"+name, single(fb.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_RNN, fb.BuiltinOptionsSequenceRNNOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.SequenceRNNOptionsStart(b)
+			fb.SequenceRNNOptionsAddTimeMajor(b, tm)
+			fb.SequenceRNNOptionsAddFusedActivationFunction(b, fb.ActivationFunctionTypeTANH)
+			return fb.SequenceRNNOptionsEnd(b)
+		}, append([]tspec{x}, weights(43)...), y))
+		for _, merge := range []bool{false, true} {
+			outs := []tspec{y, y}
+			if merge {
+				outs = []tspec{fshape(append(append([]int32{}, y.shape[:2]...), 2*hid)...)}
+			}
+			ins := append(append(append([]tspec{x}, weights(47)...), weights(51)...), tspec{}, tspec{}, tspec{})
+			add(fmt.Sprintf("bidirectional_sequence_rnn/f32/%s/merge=%v", name, merge), single(fb.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_RNN, fb.BuiltinOptionsBidirectionalSequenceRNNOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+				fb.BidirectionalSequenceRNNOptionsStart(b)
+				fb.BidirectionalSequenceRNNOptionsAddTimeMajor(b, tm)
+				fb.BidirectionalSequenceRNNOptionsAddMergeOutputs(b, merge)
+				fb.BidirectionalSequenceRNNOptionsAddFusedActivationFunction(b, fb.ActivationFunctionTypeTANH)
+				return fb.BidirectionalSequenceRNNOptionsEnd(b)
+			}, ins, outs...))
+		}
+	}
 	return cs
 }
 
