@@ -235,6 +235,8 @@ func entries() []entry {
 		s(fb.BuiltinOperatorRNN, "RNN (one step from the zero state, float)"),
 		s(fb.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_RNN, "RNN (float)"),
 		s(fb.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_RNN, "RNN forward + RNN reverse (float, no auxiliary input)"),
+		s(fb.BuiltinOperatorNON_MAX_SUPPRESSION_V4, "NonMaxSuppression, indices padded to max_output_size"),
+		s(fb.BuiltinOperatorNON_MAX_SUPPRESSION_V5, "NonMaxSuppression (soft_nms_sigma 0), indices and scores padded"),
 	}
 }
 

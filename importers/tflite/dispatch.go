@@ -160,6 +160,8 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorRNN:                          (*converter).rnnCell,
 		fb.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_RNN:  (*converter).sequenceRNN,
 		fb.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_RNN:   (*converter).bidiRNN,
+		fb.BuiltinOperatorNON_MAX_SUPPRESSION_V4:       (*converter).nms,
+		fb.BuiltinOperatorNON_MAX_SUPPRESSION_V5:       (*converter).nms,
 	}
 }
 

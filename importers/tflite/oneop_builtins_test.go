@@ -188,6 +188,13 @@ func lookupBuiltinCases() []oneOp {
 		add("rfft2d/f32/"+r.name, m, fb.BuiltinOperatorREAL, fb.BuiltinOperatorIMAG, fb.BuiltinOperatorCOMPLEX_ABS)
 	}
 	ot, o := noOpts()
+	// NMS: 12 random boxes (corners in either order) and scores.
+	boxes, scores := fshape(12, 4), fshape(12)
+	i32s := tspec{typ: fb.TensorTypeINT32, shape: []int32{}}
+	add("non_max_suppression_v4/f32", single(fb.BuiltinOperatorNON_MAX_SUPPRESSION_V4, ot, o, []tspec{boxes, scores, constI32([]int32{}, 6), constF([]int32{}, 0.3), constF([]int32{}, -0.5)},
+		tspec{typ: fb.TensorTypeINT32, shape: []int32{6}}, i32s))
+	add("non_max_suppression_v5/f32", single(fb.BuiltinOperatorNON_MAX_SUPPRESSION_V5, ot, o, []tspec{boxes, scores, constI32([]int32{}, 8), constF([]int32{}, 0.2), constF([]int32{}, 0.1), constF([]int32{}, 0)},
+		tspec{typ: fb.TensorTypeINT32, shape: []int32{8}}, fshape(8), i32s))
 	add("hashtable_lookup/f32", single(fb.BuiltinOperatorHASHTABLE_LOOKUP, ot, o, []tspec{{typ: fb.TensorTypeINT32, shape: []int32{6}},
 		constI32([]int32{3}, 0, 2, 3), constF([]int32{3, 2}, 1, 2, 3, 4, 5, 6)}, fshape(6, 2), tspec{typ: fb.TensorTypeUINT8, shape: []int32{6}}))
 	return cs

@@ -150,3 +150,64 @@ func (c *converter) hashtableLookup(o *operator) error {
 		return nil
 	})
 }
+
+// nms is NON_MAX_SUPPRESSION_V4 and _V5 (hard NMS: a soft_nms_sigma of
+// 0): ONNX NonMaxSuppression over one batch and class, the selected
+// indices (and V5's scores) padded with zeros to max_output_size, and the
+// count of valid ones.
+func (c *converter) nms(o *operator) error {
+	v5 := o.code == fb.BuiltinOperatorNON_MAX_SUPPRESSION_V5
+	nIn, nOut := 5, 2
+	if v5 {
+		nIn, nOut = 6, 3
+	}
+	if err := needInputs(o, nIn); err != nil {
+		return err
+	}
+	if len(o.outputs) != nOut {
+		return fmt.Errorf("%d outputs, want %d", len(o.outputs), nOut)
+	}
+	if v5 {
+		sigma, err := c.constFloats(o.inputs[5])
+		if err != nil || len(sigma) != 1 || sigma[0] != 0 {
+			return fmt.Errorf("soft_nms_sigma must be a constant 0 (soft NMS has no ONNX form): %v", sigma)
+		}
+	}
+	maxOut, err := c.constInts(o.inputs[2])
+	if err != nil || len(maxOut) != 1 || maxOut[0] < 0 {
+		return fmt.Errorf("max_output_size must be a constant scalar of 0 or more: %v", maxOut)
+	}
+	var in [5]string
+	for i := range in {
+		if i == 2 {
+			continue
+		}
+		if in[i], err = c.floatValue(o.inputs[i], native); err != nil {
+			return err
+		}
+	}
+	n := c.unique(c.base[o.outputs[0]] + "_nms")
+	one := c.constI64(n+"_one", []int64{1})
+	boxes := c.b.Op("Unsqueeze", n+"_boxes", []string{in[0], c.constI64(n+"_axis0", []int64{0})})
+	scores := c.b.Op("Reshape", n+"_scores", []string{in[1], c.constI64(n+"_scores_shape", []int64{1, 1, -1})})
+	iou := c.b.Op("Reshape", n+"_iou", []string{in[3], one})
+	thr := c.b.Op("Reshape", n+"_score_threshold", []string{in[4], one})
+	sel := c.b.Op("NonMaxSuppression", n+"_selected", []string{boxes, scores, c.constI64(n+"_max", maxOut), iou, thr})
+	idx := c.b.Op("Gather", n+"_indices", []string{sel, c.i64(n+"_col", 2)}, canonical.IntAttr("axis", 1))
+	count := c.b.Op("Shape", n+"_count", []string{idx})
+	pads := c.b.Op("Concat", n+"_pads", []string{c.constI64(n+"_zero", []int64{0}), c.b.Op("Sub", n+"_pad", []string{c.constI64(n+"_max_out", maxOut), count})}, canonical.IntAttr("axis", 0))
+	if err := c.castOut(o.outputs[0], c.b.Op("Pad", n+"_indices_padded", []string{idx, pads})); err != nil {
+		return err
+	}
+	if v5 {
+		err := c.emit(o.outputs[1], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+			s := c.b.Op("Gather", y+"_selected", []string{in[1], idx}, canonical.IntAttr("axis", 0))
+			c.node("Pad", []string{s, pads}, []string{y})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return c.castOut(o.outputs[nOut-1], c.b.Op("Reshape", n+"_valid", []string{count, c.constI64(n+"_scalar", nil)}))
+}
