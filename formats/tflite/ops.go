@@ -237,6 +237,7 @@ func entries() []entry {
 		s(fb.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_RNN, "RNN forward + RNN reverse (float, no auxiliary input)"),
 		s(fb.BuiltinOperatorNON_MAX_SUPPRESSION_V4, "NonMaxSuppression, indices padded to max_output_size"),
 		s(fb.BuiltinOperatorNON_MAX_SUPPRESSION_V5, "NonMaxSuppression (soft_nms_sigma 0), indices and scores padded"),
+		s(fb.BuiltinOperatorSTABLEHLO_GATHER, "GatherND at the clamped starts plus a constant slice grid, Reshape + Transpose"),
 	}
 }
 

@@ -162,6 +162,7 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_RNN:   (*converter).bidiRNN,
 		fb.BuiltinOperatorNON_MAX_SUPPRESSION_V4:       (*converter).nms,
 		fb.BuiltinOperatorNON_MAX_SUPPRESSION_V5:       (*converter).nms,
+		fb.BuiltinOperatorSTABLEHLO_GATHER:             (*converter).stablehloGather,
 	}
 }
 

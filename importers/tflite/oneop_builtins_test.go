@@ -195,6 +195,35 @@ func lookupBuiltinCases() []oneOp {
 		tspec{typ: fb.TensorTypeINT32, shape: []int32{6}}, i32s))
 	add("non_max_suppression_v5/f32", single(fb.BuiltinOperatorNON_MAX_SUPPRESSION_V5, ot, o, []tspec{boxes, scores, constI32([]int32{}, 8), constF([]int32{}, 0.2), constF([]int32{}, 0.1), constF([]int32{}, 0)},
 		tspec{typ: fb.TensorTypeINT32, shape: []int32{8}}, fshape(8), i32s))
+	for _, g := range []struct {
+		name                                string
+		operand, indices, out               []int32
+		idx                                 []int32
+		offset, collapsed, startMap, slices []int64
+		ivd                                 int64
+	}{
+		{"rows", []int32{5, 3}, []int32{4, 1}, []int32{4, 3}, nil, []int64{1}, []int64{0}, []int64{0}, []int64{1, 3}, 1},
+		{"windows_clamped", []int32{4, 6}, []int32{2, 2}, []int32{2, 2, 3}, []int32{1, 5, -1, 2}, []int64{1, 2}, nil, []int64{0, 1}, []int64{2, 3}, 1},
+		{"offset_first", []int32{3, 5}, []int32{3, 1}, []int32{3, 3}, []int32{4, 0, 2}, []int64{0}, []int64{1}, []int64{1}, []int64{3, 1}, 1},
+	} {
+		it := tspec{typ: fb.TensorTypeINT32, shape: g.indices}
+		if g.idx != nil {
+			it = constI32(g.indices, g.idx...)
+		}
+		m := single(fb.BuiltinOperatorSTABLEHLO_GATHER, fb.BuiltinOptionsNONE, nil, []tspec{fshape(g.operand...), it}, fshape(g.out...))
+		m.ops[0].optType2 = fb.BuiltinOptions2StablehloGatherOptions
+		m.ops[0].opts2 = func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			off, col, sm, sl := i64vec(b, g.offset), i64vec(b, g.collapsed), i64vec(b, g.startMap), i64vec(b, g.slices)
+			fb.StablehloGatherOptionsStart(b)
+			fb.StablehloGatherOptionsAddOffsetDims(b, off)
+			fb.StablehloGatherOptionsAddCollapsedSliceDims(b, col)
+			fb.StablehloGatherOptionsAddStartIndexMap(b, sm)
+			fb.StablehloGatherOptionsAddIndexVectorDim(b, g.ivd)
+			fb.StablehloGatherOptionsAddSliceSizes(b, sl)
+			return fb.StablehloGatherOptionsEnd(b)
+		}
+		add("stablehlo_gather/f32/"+g.name, m)
+	}
 	add("hashtable_lookup/f32", single(fb.BuiltinOperatorHASHTABLE_LOOKUP, ot, o, []tspec{{typ: fb.TensorTypeINT32, shape: []int32{6}},
 		constI32([]int32{3}, 0, 2, 3), constF([]int32{3, 2}, 1, 2, 3, 4, 5, 6)}, fshape(6, 2), tspec{typ: fb.TensorTypeUINT8, shape: []int32{6}}))
 	return cs

@@ -362,3 +362,149 @@ func (c *converter) stablehloPad(o *operator) error {
 		return nil
 	})
 }
+
+// stablehloGather is STABLEHLO_GATHER (without batching dims): for each
+// batch position the start (indices mapped to operand dims, clamped so the
+// slice fits) plus a constant grid of the slice's offsets, one GatherND,
+// the collapsed dims dropped and the offset dims moved to their places.
+func (c *converter) stablehloGather(o *operator) error {
+	opt, err := options2[fb.StablehloGatherOptions](o, fb.BuiltinOptions2StablehloGatherOptions)
+	if err != nil {
+		return err
+	}
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
+	od, err := c.staticDims(o.inputs[0])
+	if err != nil {
+		return err
+	}
+	id, err := c.staticDims(o.inputs[1])
+	if err != nil {
+		return err
+	}
+	ints := func(n int, at func(int) int64) []int64 {
+		v := make([]int64, n)
+		for i := range v {
+			v[i] = at(i)
+		}
+		return v
+	}
+	offsetDims := ints(opt.OffsetDimsLength(), opt.OffsetDims)
+	collapsed := ints(opt.CollapsedSliceDimsLength(), opt.CollapsedSliceDims)
+	startMap := ints(opt.StartIndexMapLength(), opt.StartIndexMap)
+	sizes := ints(opt.SliceSizesLength(), opt.SliceSizes)
+	ivd := int(opt.IndexVectorDim())
+	r := len(od)
+	if len(sizes) != r || ivd < 0 || ivd > len(id) {
+		return fmt.Errorf("slice sizes %v or index_vector_dim %d do not fit operand %v and indices %v", sizes, ivd, od, id)
+	}
+	k := int64(1)
+	if ivd < len(id) {
+		k = id[ivd]
+	}
+	if int64(len(startMap)) != k {
+		return fmt.Errorf("start_index_map %v for index vectors of %d", startMap, k)
+	}
+	isCollapsed := make([]bool, r)
+	for _, d := range collapsed {
+		if d < 0 || int(d) >= r || sizes[d] != 1 {
+			return fmt.Errorf("collapsed dim %d is not a dim of size-1 slices (%v)", d, sizes)
+		}
+		isCollapsed[d] = true
+	}
+	// pick[d]: the index vector's position feeding operand dim d, or k
+	// (a zero column) when none does.
+	pick := make([]int64, r)
+	for d := range pick {
+		pick[d] = k
+	}
+	for j, d := range startMap {
+		if d < 0 || int(d) >= r {
+			return fmt.Errorf("start_index_map %v out of range", startMap)
+		}
+		pick[d] = int64(j)
+	}
+	n := numel(sizes)
+	if n*int64(r) > maxIndexGrid {
+		return fmt.Errorf("slices of %d elements are too large (index grid limit %d)", n, maxIndexGrid)
+	}
+	grid := make([]int64, 0, n*int64(r))
+	at := make([]int64, r)
+	for i := int64(0); i < n; i++ {
+		grid = append(grid, at...)
+		for d := r - 1; d >= 0; d-- {
+			if at[d]++; at[d] < sizes[d] {
+				break
+			}
+			at[d] = 0
+		}
+	}
+	var batch []int64
+	for i, d := range id {
+		if i != ivd {
+			batch = append(batch, d)
+		}
+	}
+	var kept []int64
+	room := make([]int64, r)
+	for d := range sizes {
+		if room[d] = od[d] - sizes[d]; room[d] < 0 {
+			return fmt.Errorf("slice sizes %v exceed the operand %v", sizes, od)
+		}
+		if !isCollapsed[d] {
+			kept = append(kept, sizes[d])
+		}
+	}
+	if len(offsetDims) != len(kept) {
+		return fmt.Errorf("offset_dims %v for %d uncollapsed slice dims", offsetDims, len(kept))
+	}
+	idx, err := c.int64Of(o.inputs[1])
+	if err != nil {
+		return err
+	}
+	return c.nativeOp(o, 1, func(in []string, y string) error {
+		if ivd == len(id) {
+			idx = c.b.Op("Unsqueeze", y+"_index_vector", []string{idx, c.constI64(y+"_last", []int64{int64(ivd)})})
+		} else if ivd != len(id)-1 {
+			perm := []int64{}
+			for i := range id {
+				if i != ivd {
+					perm = append(perm, int64(i))
+				}
+			}
+			idx = c.b.Op("Transpose", y+"_index_last", []string{idx}, canonical.IntsAttr("perm", append(perm, int64(ivd))...))
+		}
+		zshape := append(append([]int64{}, batch...), 1)
+		zeros := c.constI64Dims(c.unique(y+"_zero_col"), zshape, make([]int64, numel(zshape)))
+		ext := c.b.Op("Concat", y+"_index_ext", []string{idx, zeros}, canonical.IntAttr("axis", -1))
+		st := c.b.Op("Gather", y+"_starts", []string{ext, c.constI64(y+"_pick", pick)}, canonical.IntAttr("axis", -1))
+		st = c.b.Op("Max", y+"_starts_clamped", []string{c.b.Op("Min", y+"_starts_hi", []string{st, c.constI64(y+"_room", room)}), c.constI64(y+"_zeros", make([]int64, r))})
+		bshape := append(append([]int64{}, batch...), make([]int64, r)...)
+		for i := len(batch); i < len(bshape); i++ {
+			bshape[i] = 1
+		}
+		bshape = append(bshape, int64(r))
+		st = c.b.Op("Reshape", y+"_starts_b", []string{st, c.constI64(y+"_starts_shape", bshape)})
+		full := c.b.Op("Add", y+"_indices", []string{st, c.constI64Dims(c.unique(y+"_grid"), append(append([]int64{}, sizes...), int64(r)), grid)})
+		g := c.b.Op("GatherND", y+"_slices", []string{in[0], full})
+		g = c.b.Op("Reshape", y+"_kept", []string{g, c.constI64(y+"_kept_shape", append(append([]int64{}, batch...), kept...))})
+		rank := len(batch) + len(kept)
+		perm := make([]int64, rank)
+		isOff := map[int64]int{}
+		for j, p := range offsetDims {
+			isOff[p] = j
+		}
+		b := 0
+		for p := 0; p < rank; p++ {
+			if j, ok := isOff[int64(p)]; ok {
+				perm[p] = int64(len(batch) + j)
+			} else {
+				perm[p] = int64(b)
+				b++
+			}
+		}
+		c.node("Transpose", []string{g}, []string{y}, canonical.IntsAttr("perm", perm...))
+		return nil
+	})
+}
