@@ -2,6 +2,7 @@ package tflite
 
 import (
 	"fmt"
+	"strings"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
@@ -223,6 +224,24 @@ func lookupBuiltinCases() []oneOp {
 			return fb.StablehloGatherOptionsEnd(b)
 		}
 		add("stablehlo_gather/f32/"+g.name, m)
+	}
+	// Random ops with fixed seeds, added to an input (LiteRT.js leaves
+	// outputs of constant inputs unwritten): 30 values, not a multiple of
+	// Philox's 4.
+	for _, code := range []fb.BuiltinOperator{fb.BuiltinOperatorRANDOM_UNIFORM, fb.BuiltinOperatorRANDOM_STANDARD_NORMAL} {
+		for _, seeds := range [][2]int64{{7, 11}, {0, 5}, {5, 0}, {3, 1<<33 + 5}, {-9, 1}} {
+			var m mspec
+			sh := m.add(constI32([]int32{3}, 2, 3, 5))
+			r, x, y := m.add(fshape(2, 3, 5)), m.add(tspec{name: "x", shape: []int32{2, 3, 5}}), m.add(tspec{name: "y", shape: []int32{2, 3, 5}})
+			m.ops = []opspec{{code: code, inputs: []int32{sh}, outputs: []int32{r}, optType: fb.BuiltinOptionsRandomOptions, opts: func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+				fb.RandomOptionsStart(b)
+				fb.RandomOptionsAddSeed(b, seeds[0])
+				fb.RandomOptionsAddSeed2(b, seeds[1])
+				return fb.RandomOptionsEnd(b)
+			}}, {code: fb.BuiltinOperatorADD, inputs: []int32{r, x}, outputs: []int32{y}}}
+			m.inputs, m.outputs = []int32{x}, []int32{y}
+			add(fmt.Sprintf("%s/f32/seeds_%d_%d", strings.ToLower(code.String()), seeds[0], seeds[1]), m)
+		}
 	}
 	add("hashtable_lookup/f32", single(fb.BuiltinOperatorHASHTABLE_LOOKUP, ot, o, []tspec{{typ: fb.TensorTypeINT32, shape: []int32{6}},
 		constI32([]int32{3}, 0, 2, 3), constF([]int32{3, 2}, 1, 2, 3, 4, 5, 6)}, fshape(6, 2), tspec{typ: fb.TensorTypeUINT8, shape: []int32{6}}))
