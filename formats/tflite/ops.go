@@ -240,6 +240,7 @@ func entries() []entry {
 		s(fb.BuiltinOperatorSTABLEHLO_GATHER, "GatherND at the clamped starts plus a constant slice grid, Reshape + Transpose"),
 		s(fb.BuiltinOperatorRANDOM_UNIFORM, "a constant: the first run's values (Philox-4x32-10 with the op's seeds)"),
 		s(fb.BuiltinOperatorRANDOM_STANDARD_NORMAL, "a constant: the first run's values (Philox-4x32-10, Box-Muller)"),
+		s(fb.BuiltinOperatorEMBEDDING_LOOKUP_SPARSE, "Gather * weights, ScatterND (add) into the rows; MEAN and SQRTN divide"),
 	}
 }
 

@@ -165,6 +165,7 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorSTABLEHLO_GATHER:             (*converter).stablehloGather,
 		fb.BuiltinOperatorRANDOM_UNIFORM:               (*converter).randomOp,
 		fb.BuiltinOperatorRANDOM_STANDARD_NORMAL:       (*converter).randomOp,
+		fb.BuiltinOperatorEMBEDDING_LOOKUP_SPARSE:      (*converter).embeddingLookupSparse,
 	}
 }
 

@@ -243,6 +243,16 @@ func lookupBuiltinCases() []oneOp {
 			add(fmt.Sprintf("%s/f32/seeds_%d_%d", strings.ToLower(code.String()), seeds[0], seeds[1]), m)
 		}
 	}
+	for _, comb := range []fb.CombinerType{fb.CombinerTypeSUM, fb.CombinerTypeMEAN, fb.CombinerTypeSQRTN} {
+		// 5 ids into rows (0,0), (0,0), (1,2), (3,1), (3,1) of a [4, 3]
+		// dense shape: rows (0,1), (1,0) ... stay empty.
+		add("embedding_lookup_sparse/f32/"+strings.ToLower(comb.String()), single(fb.BuiltinOperatorEMBEDDING_LOOKUP_SPARSE, fb.BuiltinOptionsEmbeddingLookupSparseOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.EmbeddingLookupSparseOptionsStart(b)
+			fb.EmbeddingLookupSparseOptionsAddCombiner(b, comb)
+			return fb.EmbeddingLookupSparseOptionsEnd(b)
+		}, []tspec{{typ: fb.TensorTypeINT32, shape: []int32{5}}, constI32([]int32{5, 3}, 0, 0, 0, 0, 0, 1, 1, 2, 0, 3, 1, 0, 3, 1, 2), constI32([]int32{3}, 4, 3, 7),
+			constF([]int32{5}, 0.5, 1.5, 2, 0.25, 1), fshape(4, 2)}, fshape(4, 3, 2)))
+	}
 	add("hashtable_lookup/f32", single(fb.BuiltinOperatorHASHTABLE_LOOKUP, ot, o, []tspec{{typ: fb.TensorTypeINT32, shape: []int32{6}},
 		constI32([]int32{3}, 0, 2, 3), constF([]int32{3, 2}, 1, 2, 3, 4, 5, 6)}, fshape(6, 2), tspec{typ: fb.TensorTypeUINT8, shape: []int32{6}}))
 	return cs

@@ -121,3 +121,74 @@ func (c *converter) uniqueOp(o *operator) error {
 	}
 	return c.castOut(o.outputs[1], inv)
 }
+
+// embeddingLookupSparse is EMBEDDING_LOOKUP_SPARSE: each weighted
+// embedding row added (ScatterND) into the output row its sparse index
+// names (all but the last coordinate), then divided by the row's weight
+// sum (MEAN) or the root of its squared weights (SQRTN); empty rows zero.
+func (c *converter) embeddingLookupSparse(o *operator) error {
+	if err := needInputs(o, 5); err != nil {
+		return err
+	}
+	opt, err := options[fb.EmbeddingLookupSparseOptions](o, fb.BuiltinOptionsEmbeddingLookupSparseOptions)
+	if err != nil {
+		return err
+	}
+	rt, vt := c.tensor(o.inputs[1]), c.tensor(o.inputs[4])
+	if len(rt.shape) != 2 || rt.shape[1] < 1 || len(vt.shape) < 2 {
+		return fmt.Errorf("indices %v (want [N, rank]) or embeddings %v (want rank 2 or more)", rt.shape, vt.shape)
+	}
+	r, e := rt.shape[1], len(vt.shape)-1
+	ids, err := c.int64Of(o.inputs[0])
+	if err != nil {
+		return err
+	}
+	rows, err := c.int64Of(o.inputs[1])
+	if err != nil {
+		return err
+	}
+	dense, err := c.int64Of(o.inputs[2])
+	if err != nil {
+		return err
+	}
+	w, err := c.floatValue(o.inputs[3], native)
+	if err != nil {
+		return err
+	}
+	vals, err := c.floatValue(o.inputs[4], native)
+	if err != nil {
+		return err
+	}
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		lead := c.b.Op("Slice", y+"_rows", []string{rows, c.constI64(y+"_zero", []int64{0}), c.constI64(y+"_rank_1", []int64{r - 1}), c.constI64(y+"_axis1", []int64{1})})
+		outer := c.b.Op("Slice", y+"_outer", []string{dense, c.constI64(y+"_zero0", []int64{0}), c.constI64(y+"_rank_1b", []int64{r - 1})})
+		inner := c.b.Op("Slice", y+"_inner", []string{c.b.Op("Shape", y+"_emb_shape", []string{vals}), c.constI64(y+"_one", []int64{1}), c.constI64(y+"_end", []int64{math.MaxInt64})})
+		trail := make([]int64, e)
+		for i := range trail {
+			trail[i] = int64(-1 - i)
+		}
+		wcol := c.b.Op("Unsqueeze", y+"_w", []string{w, c.constI64(y+"_trail", trail)})
+		emb := c.b.Op("Mul", y+"_weighted", []string{c.b.Op("Gather", y+"_emb", []string{vals, ids}, canonical.IntAttr("axis", 0)), wcol})
+		zero := c.scalarF32(c.unique(y+"_zero_f"), 0)
+		sum := c.b.Op("ScatterND", y+"_sum", []string{
+			c.b.Op("Expand", y+"_zeros", []string{zero, c.b.Op("Concat", y+"_shape", []string{outer, inner}, canonical.IntAttr("axis", 0))}),
+			lead, emb}, canonical.StringAttr("reduction", "add"))
+		if opt.Combiner() == fb.CombinerTypeSUM {
+			c.node("Identity", []string{sum}, []string{y})
+			return nil
+		}
+		ws := w
+		if opt.Combiner() == fb.CombinerTypeSQRTN {
+			ws = c.b.Op("Mul", y+"_w2", []string{w, w})
+		}
+		den := c.b.Op("ScatterND", y+"_den", []string{c.b.Op("Expand", y+"_den_zeros", []string{zero, outer}), lead, ws}, canonical.StringAttr("reduction", "add"))
+		if opt.Combiner() == fb.CombinerTypeSQRTN {
+			den = c.b.Op("Sqrt", y+"_den_sqrt", []string{den})
+		}
+		den = c.b.Op("Unsqueeze", y+"_den_col", []string{den, c.constI64(y+"_trail2", trail)})
+		empty := c.b.Op("Equal", y+"_empty", []string{den, zero})
+		safe := c.b.Op("Where", y+"_den_safe", []string{empty, c.scalarF32(c.unique(y+"_one_f"), 1), den})
+		c.node("Div", []string{sum, safe}, []string{y})
+		return nil
+	})
+}
