@@ -238,6 +238,7 @@ func entries() []entry {
 		s(fb.BuiltinOperatorNON_MAX_SUPPRESSION_V4, "NonMaxSuppression, indices padded to max_output_size"),
 		s(fb.BuiltinOperatorNON_MAX_SUPPRESSION_V5, "NonMaxSuppression (soft_nms_sigma 0), indices and scores padded"),
 		s(fb.BuiltinOperatorSTABLEHLO_GATHER, "GatherND at the clamped starts plus a constant slice grid, Reshape + Transpose"),
+		s(fb.BuiltinOperatorSTABLEHLO_SCATTER, "ScatterND (the body's reduction) at the starts plus a constant window grid"),
 		s(fb.BuiltinOperatorRANDOM_UNIFORM, "a constant: the first run's values (Philox-4x32-10 with the op's seeds)"),
 		s(fb.BuiltinOperatorRANDOM_STANDARD_NORMAL, "a constant: the first run's values (Philox-4x32-10, Box-Muller)"),
 		s(fb.BuiltinOperatorEMBEDDING_LOOKUP_SPARSE, "Gather * weights, ScatterND (add) into the rows; MEAN and SQRTN divide"),

@@ -163,6 +163,7 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorNON_MAX_SUPPRESSION_V4:       (*converter).nms,
 		fb.BuiltinOperatorNON_MAX_SUPPRESSION_V5:       (*converter).nms,
 		fb.BuiltinOperatorSTABLEHLO_GATHER:             (*converter).stablehloGather,
+		fb.BuiltinOperatorSTABLEHLO_SCATTER:            (*converter).stablehloScatter,
 		fb.BuiltinOperatorRANDOM_UNIFORM:               (*converter).randomOp,
 		fb.BuiltinOperatorRANDOM_STANDARD_NORMAL:       (*converter).randomOp,
 		fb.BuiltinOperatorEMBEDDING_LOOKUP_SPARSE:      (*converter).embeddingLookupSparse,

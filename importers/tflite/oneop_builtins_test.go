@@ -253,6 +253,37 @@ func lookupBuiltinCases() []oneOp {
 		}, []tspec{{typ: fb.TensorTypeINT32, shape: []int32{5}}, constI32([]int32{5, 3}, 0, 0, 0, 0, 0, 1, 1, 2, 0, 3, 1, 0, 3, 1, 2), constI32([]int32{3}, 4, 3, 7),
 			constF([]int32{5}, 0.5, 1.5, 2, 0.25, 1), fshape(4, 2)}, fshape(4, 3, 2)))
 	}
+	// STABLEHLO_SCATTER: rows 1 and 3 (and 1 again for the reductions)
+	// of a [5, 3] operand, the update computation a subgraph.
+	for _, sc := range []struct {
+		name string
+		body fb.BuiltinOperator // 0: return the update
+		idx  []int32
+	}{{"replace", 0, []int32{1, 3}}, {"add", fb.BuiltinOperatorSTABLEHLO_ADD, []int32{1, 3, 1}}, {"max", fb.BuiltinOperatorSTABLEHLO_MAXIMUM, []int32{4, 1, 4}}} {
+		n := int32(len(sc.idx))
+		m := single(fb.BuiltinOperatorSTABLEHLO_SCATTER, fb.BuiltinOptionsNONE, nil, []tspec{fshape(5, 3), constI32([]int32{n, 1}, sc.idx...), fshape(n, 3)}, fshape(5, 3))
+		body := mspec{}
+		a, b := body.add(tspec{name: "a", shape: []int32{}}), body.add(tspec{name: "b", shape: []int32{}})
+		body.inputs, body.outputs = []int32{a, b}, []int32{b}
+		if sc.body != 0 {
+			y := body.add(tspec{name: "y", shape: []int32{}})
+			body.ops = []opspec{{code: sc.body, inputs: []int32{a, b}, outputs: []int32{y}}}
+			body.outputs = []int32{y}
+		}
+		m.subgraphs = []mspec{body}
+		m.ops[0].optType2 = fb.BuiltinOptions2StablehloScatterOptions
+		m.ops[0].opts2 = func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			uw, iw, sd := i64vec(b, []int64{1}), i64vec(b, []int64{0}), i64vec(b, []int64{0})
+			fb.StablehloScatterOptionsStart(b)
+			fb.StablehloScatterOptionsAddUpdateWindowDims(b, uw)
+			fb.StablehloScatterOptionsAddInsertedWindowDims(b, iw)
+			fb.StablehloScatterOptionsAddScatterDimsToOperandDims(b, sd)
+			fb.StablehloScatterOptionsAddIndexVectorDim(b, 1)
+			fb.StablehloScatterOptionsAddUpdateComputationSubgraphIndex(b, 1)
+			return fb.StablehloScatterOptionsEnd(b)
+		}
+		add("stablehlo_scatter/f32/"+sc.name, m)
+	}
 	add("hashtable_lookup/f32", single(fb.BuiltinOperatorHASHTABLE_LOOKUP, ot, o, []tspec{{typ: fb.TensorTypeINT32, shape: []int32{6}},
 		constI32([]int32{3}, 0, 2, 3), constF([]int32{3, 2}, 1, 2, 3, 4, 5, 6)}, fshape(6, 2), tspec{typ: fb.TensorTypeUINT8, shape: []int32{6}}))
 	return cs

@@ -229,21 +229,9 @@ func (c *converter) dynamicUpdateSlice(o *operator) error {
 	if len(c.tensor(o.inputs[0]).shape) != r {
 		return fmt.Errorf("update of rank %d for an operand of rank %d", r, len(c.tensor(o.inputs[0]).shape))
 	}
-	n := numel(ud)
-	if n*int64(max(r, 1)) > maxIndexGrid {
-		return fmt.Errorf("update of %d elements is too large (index grid limit %d)", n, maxIndexGrid)
-	}
-	grid := make([]int64, 0, n*int64(r))
-	at := make([]int64, r)
-	for k := int64(0); k < n; k++ {
-		grid = append(grid, at...)
-		for d := r - 1; d >= 0; d-- {
-			at[d]++
-			if at[d] < ud[d] {
-				break
-			}
-			at[d] = 0
-		}
+	grid, err := indexGrid(ud)
+	if err != nil {
+		return err
 	}
 	start, err := c.int64Of(o.inputs[2])
 	if err != nil {
@@ -383,17 +371,10 @@ func (c *converter) stablehloGather(o *operator) error {
 	if err != nil {
 		return err
 	}
-	ints := func(n int, at func(int) int64) []int64 {
-		v := make([]int64, n)
-		for i := range v {
-			v[i] = at(i)
-		}
-		return v
-	}
-	offsetDims := ints(opt.OffsetDimsLength(), opt.OffsetDims)
-	collapsed := ints(opt.CollapsedSliceDimsLength(), opt.CollapsedSliceDims)
-	startMap := ints(opt.StartIndexMapLength(), opt.StartIndexMap)
-	sizes := ints(opt.SliceSizesLength(), opt.SliceSizes)
+	offsetDims := optInts(opt.OffsetDimsLength(), opt.OffsetDims)
+	collapsed := optInts(opt.CollapsedSliceDimsLength(), opt.CollapsedSliceDims)
+	startMap := optInts(opt.StartIndexMapLength(), opt.StartIndexMap)
+	sizes := optInts(opt.SliceSizesLength(), opt.SliceSizes)
 	ivd := int(opt.IndexVectorDim())
 	r := len(od)
 	if len(sizes) != r || ivd < 0 || ivd > len(id) {
@@ -425,20 +406,9 @@ func (c *converter) stablehloGather(o *operator) error {
 		}
 		pick[d] = int64(j)
 	}
-	n := numel(sizes)
-	if n*int64(r) > maxIndexGrid {
-		return fmt.Errorf("slices of %d elements are too large (index grid limit %d)", n, maxIndexGrid)
-	}
-	grid := make([]int64, 0, n*int64(r))
-	at := make([]int64, r)
-	for i := int64(0); i < n; i++ {
-		grid = append(grid, at...)
-		for d := r - 1; d >= 0; d-- {
-			if at[d]++; at[d] < sizes[d] {
-				break
-			}
-			at[d] = 0
-		}
+	grid, err := indexGrid(sizes)
+	if err != nil {
+		return err
 	}
 	var batch []int64
 	for i, d := range id {
@@ -464,29 +434,7 @@ func (c *converter) stablehloGather(o *operator) error {
 		return err
 	}
 	return c.nativeOp(o, 1, func(in []string, y string) error {
-		if ivd == len(id) {
-			idx = c.b.Op("Unsqueeze", y+"_index_vector", []string{idx, c.constI64(y+"_last", []int64{int64(ivd)})})
-		} else if ivd != len(id)-1 {
-			perm := []int64{}
-			for i := range id {
-				if i != ivd {
-					perm = append(perm, int64(i))
-				}
-			}
-			idx = c.b.Op("Transpose", y+"_index_last", []string{idx}, canonical.IntsAttr("perm", append(perm, int64(ivd))...))
-		}
-		zshape := append(append([]int64{}, batch...), 1)
-		zeros := c.constI64Dims(c.unique(y+"_zero_col"), zshape, make([]int64, numel(zshape)))
-		ext := c.b.Op("Concat", y+"_index_ext", []string{idx, zeros}, canonical.IntAttr("axis", -1))
-		st := c.b.Op("Gather", y+"_starts", []string{ext, c.constI64(y+"_pick", pick)}, canonical.IntAttr("axis", -1))
-		st = c.b.Op("Max", y+"_starts_clamped", []string{c.b.Op("Min", y+"_starts_hi", []string{st, c.constI64(y+"_room", room)}), c.constI64(y+"_zeros", make([]int64, r))})
-		bshape := append(append([]int64{}, batch...), make([]int64, r)...)
-		for i := len(batch); i < len(bshape); i++ {
-			bshape[i] = 1
-		}
-		bshape = append(bshape, int64(r))
-		st = c.b.Op("Reshape", y+"_starts_b", []string{st, c.constI64(y+"_starts_shape", bshape)})
-		full := c.b.Op("Add", y+"_indices", []string{st, c.constI64Dims(c.unique(y+"_grid"), append(append([]int64{}, sizes...), int64(r)), grid)})
+		full := c.hloIndices(idx, id, ivd, batch, pick, room, sizes, grid, y)
 		g := c.b.Op("GatherND", y+"_slices", []string{in[0], full})
 		g = c.b.Op("Reshape", y+"_kept", []string{g, c.constI64(y+"_kept_shape", append(append([]int64{}, batch...), kept...))})
 		rank := len(batch) + len(kept)
@@ -507,4 +455,201 @@ func (c *converter) stablehloGather(o *operator) error {
 		c.node("Transpose", []string{g}, []string{y}, canonical.IntsAttr("perm", perm...))
 		return nil
 	})
+}
+
+// stablehloScatter is STABLEHLO_SCATTER (one operand, without batching
+// dims) whose update computation is one elementwise StableHLO op (or
+// returns the update: replace): every update element's operand index (its
+// scatter start plus its window offset, inserted dims of size 1) built as
+// in stablehloGather, one ScatterND with the body's reduction. Updates out
+// of bounds, which StableHLO skips, are an error of ScatterND.
+func (c *converter) stablehloScatter(o *operator) error {
+	opt, err := options2[fb.StablehloScatterOptions](o, fb.BuiltinOptions2StablehloScatterOptions)
+	if err != nil {
+		return err
+	}
+	if len(o.inputs) != 3 || len(o.outputs) != 1 {
+		return fmt.Errorf("%d inputs and %d outputs: only one operand is supported", len(o.inputs), len(o.outputs))
+	}
+	red, err := c.scatterReduction(int(opt.UpdateComputationSubgraphIndex()))
+	if err != nil {
+		return err
+	}
+	od, err := c.staticDims(o.inputs[0])
+	if err != nil {
+		return err
+	}
+	id, err := c.staticDims(o.inputs[1])
+	if err != nil {
+		return err
+	}
+	ud, err := c.staticDims(o.inputs[2])
+	if err != nil {
+		return err
+	}
+	windowDims := optInts(opt.UpdateWindowDimsLength(), opt.UpdateWindowDims)
+	inserted := optInts(opt.InsertedWindowDimsLength(), opt.InsertedWindowDims)
+	toOperand := optInts(opt.ScatterDimsToOperandDimsLength(), opt.ScatterDimsToOperandDims)
+	ivd := int(opt.IndexVectorDim())
+	r := len(od)
+	if ivd < 0 || ivd > len(id) || len(windowDims)+len(inserted) != r {
+		return fmt.Errorf("index_vector_dim %d, update window dims %v and inserted dims %v do not fit operand %v and indices %v", ivd, windowDims, inserted, od, id)
+	}
+	k := int64(1)
+	if ivd < len(id) {
+		k = id[ivd]
+	}
+	if int64(len(toOperand)) != k {
+		return fmt.Errorf("scatter_dims_to_operand_dims %v for index vectors of %d", toOperand, k)
+	}
+	isWindow := map[int64]bool{}
+	for _, d := range windowDims {
+		if d < 0 || int(d) >= len(ud) {
+			return fmt.Errorf("update window dim %d out of range", d)
+		}
+		isWindow[d] = true
+	}
+	isInserted := make([]bool, r)
+	for _, d := range inserted {
+		if d < 0 || int(d) >= r {
+			return fmt.Errorf("inserted dim %d out of range", d)
+		}
+		isInserted[d] = true
+	}
+	// The window's size along each operand dim: 1 where inserted, else the
+	// next update window dim's size.
+	sizes := make([]int64, r)
+	w := 0
+	for d := range sizes {
+		sizes[d] = 1
+		if !isInserted[d] {
+			sizes[d] = ud[windowDims[w]]
+			w++
+		}
+	}
+	pick := make([]int64, r)
+	for d := range pick {
+		pick[d] = k
+	}
+	for j, d := range toOperand {
+		if d < 0 || int(d) >= r {
+			return fmt.Errorf("scatter_dims_to_operand_dims %v out of range", toOperand)
+		}
+		pick[d] = int64(j)
+	}
+	var batch, perm []int64
+	for i, d := range ud {
+		if !isWindow[int64(i)] {
+			batch, perm = append(batch, d), append(perm, int64(i))
+		}
+	}
+	perm = append(perm, windowDims...)
+	grid, err := indexGrid(sizes)
+	if err != nil {
+		return err
+	}
+	idx, err := c.int64Of(o.inputs[1])
+	if err != nil {
+		return err
+	}
+	return c.nativeOp(o, 3, func(in []string, y string) error {
+		full := c.hloIndices(idx, id, ivd, batch, pick, nil, sizes, grid, y)
+		upd := c.b.Op("Transpose", y+"_updates_moved", []string{in[2]}, canonical.IntsAttr("perm", perm...))
+		upd = c.b.Op("Reshape", y+"_updates", []string{upd, c.constI64(y+"_updates_shape", append(append([]int64{}, batch...), sizes...))})
+		c.node("ScatterND", []string{in[0], full, upd}, []string{y}, canonical.StringAttr("reduction", red))
+		return nil
+	})
+}
+
+// scatterReduction is the ScatterND reduction of a StableHLO scatter's
+// update computation: one elementwise op of its two inputs, or none (the
+// update replaces the value).
+func (c *converter) scatterReduction(body int) (string, error) {
+	if body <= 0 || body >= len(c.m.subgraphs) {
+		return "", fmt.Errorf("update computation subgraph %d out of range", body)
+	}
+	g := c.m.subgraphs[body]
+	if len(g.inputs) != 2 || len(g.outputs) != 1 {
+		return "", fmt.Errorf("update computation subgraph %d has %d inputs and %d outputs, want 2 and 1", body, len(g.inputs), len(g.outputs))
+	}
+	if len(g.ops) == 0 && g.outputs[0] == g.inputs[1] {
+		return "none", nil
+	}
+	if len(g.ops) == 1 {
+		switch g.ops[0].code {
+		case fb.BuiltinOperatorSTABLEHLO_ADD:
+			return "add", nil
+		case fb.BuiltinOperatorSTABLEHLO_MULTIPLY:
+			return "mul", nil
+		case fb.BuiltinOperatorSTABLEHLO_MAXIMUM:
+			return "max", nil
+		case fb.BuiltinOperatorSTABLEHLO_MINIMUM:
+			return "min", nil
+		}
+	}
+	return "", fmt.Errorf("update computation subgraph %d is not one add, multiply, maximum or minimum, nor a replacement", body)
+}
+
+// indexGrid is every index of a box of the given sizes, in row-major
+// order, each as len(sizes) values (bounded by maxIndexGrid).
+func indexGrid(sizes []int64) ([]int64, error) {
+	r := len(sizes)
+	n := numel(sizes)
+	if n*int64(max(r, 1)) > maxIndexGrid {
+		return nil, fmt.Errorf("a box of %v elements is too large (index grid limit %d)", sizes, maxIndexGrid)
+	}
+	grid := make([]int64, 0, n*int64(r))
+	at := make([]int64, r)
+	for i := int64(0); i < n; i++ {
+		grid = append(grid, at...)
+		for d := r - 1; d >= 0; d-- {
+			if at[d]++; at[d] < sizes[d] {
+				break
+			}
+			at[d] = 0
+		}
+	}
+	return grid, nil
+}
+
+// hloIndices is the operand index of every element of the boxes a
+// StableHLO gather or scatter reads or writes: idx (indices of shape id,
+// the index vector along ivd) mapped to operand dims by pick (k: none),
+// clamped to room when given, plus the box grid of sizes; the result is
+// [batch..., sizes..., rank].
+func (c *converter) hloIndices(idx string, id []int64, ivd int, batch, pick, room, sizes, grid []int64, y string) string {
+	r := len(sizes)
+	if ivd == len(id) {
+		idx = c.b.Op("Unsqueeze", y+"_index_vector", []string{idx, c.constI64(y+"_last", []int64{int64(ivd)})})
+	} else if ivd != len(id)-1 {
+		perm := []int64{}
+		for i := range id {
+			if i != ivd {
+				perm = append(perm, int64(i))
+			}
+		}
+		idx = c.b.Op("Transpose", y+"_index_last", []string{idx}, canonical.IntsAttr("perm", append(perm, int64(ivd))...))
+	}
+	zshape := append(append([]int64{}, batch...), 1)
+	zeros := c.constI64Dims(c.unique(y+"_zero_col"), zshape, make([]int64, numel(zshape)))
+	ext := c.b.Op("Concat", y+"_index_ext", []string{idx, zeros}, canonical.IntAttr("axis", -1))
+	st := c.b.Op("Gather", y+"_starts", []string{ext, c.constI64(y+"_pick", pick)}, canonical.IntAttr("axis", -1))
+	if room != nil {
+		st = c.b.Op("Max", y+"_starts_clamped", []string{c.b.Op("Min", y+"_starts_hi", []string{st, c.constI64(y+"_room", room)}), c.constI64(y+"_zeros", make([]int64, r))})
+	}
+	bshape := append([]int64{}, batch...)
+	for range r {
+		bshape = append(bshape, 1)
+	}
+	st = c.b.Op("Reshape", y+"_starts_b", []string{st, c.constI64(y+"_starts_shape", append(bshape, int64(r)))})
+	return c.b.Op("Add", y+"_indices", []string{st, c.constI64Dims(c.unique(y+"_grid"), append(append([]int64{}, sizes...), int64(r)), grid)})
+}
+
+// optInts reads an int64 vector of an options table.
+func optInts(n int, at func(int) int64) []int64 {
+	v := make([]int64, n)
+	for i := range v {
+		v[i] = at(i)
+	}
+	return v
 }
