@@ -15,19 +15,26 @@ var (
 	toNDHWC = []int64{0, 2, 3, 4, 1}
 )
 
-// conv3dGeom reads the strides and dilations of Conv3DOptions (D, H, W).
-func conv3dGeom(opt *fb.Conv3DOptions) (s, d []int64, err error) {
+// conv3dGeom checks that o has n inputs and reads its Conv3DOptions with
+// the strides and dilations (D, H, W).
+func conv3dGeom(o *operator, n int) (opt *fb.Conv3DOptions, s, d []int64, err error) {
+	if err := needInputs(o, n); err != nil {
+		return nil, nil, nil, err
+	}
+	if opt, err = options[fb.Conv3DOptions](o, fb.BuiltinOptionsConv3DOptions); err != nil {
+		return nil, nil, nil, err
+	}
 	s = []int64{int64(opt.StrideD()), int64(opt.StrideH()), int64(opt.StrideW())}
 	d = []int64{int64(opt.DilationDFactor()), int64(opt.DilationHFactor()), int64(opt.DilationWFactor())}
 	for _, v := range append(append([]int64{}, s...), d...) {
 		if v <= 0 || v > 1<<16 {
-			return nil, nil, fmt.Errorf("strides %v and dilations %v must be positive", s, d)
+			return nil, nil, nil, fmt.Errorf("strides %v and dilations %v must be positive", s, d)
 		}
 	}
 	if p := opt.Padding(); p != fb.PaddingSAME && p != fb.PaddingVALID {
-		return nil, nil, fmt.Errorf("padding %d is not SAME or VALID", p)
+		return nil, nil, nil, fmt.Errorf("padding %d is not SAME or VALID", p)
 	}
-	return s, d, nil
+	return opt, s, d, nil
 }
 
 // conv3dInputs returns the NCDHW input, the filter permuted by perm and
@@ -59,14 +66,7 @@ func (c *converter) conv3dInputs(xi, wi, bi int32, perm []int, y string) ([]stri
 }
 
 func (c *converter) conv3d(o *operator) error {
-	if err := needInputs(o, 2); err != nil {
-		return err
-	}
-	opt, err := options[fb.Conv3DOptions](o, fb.BuiltinOptionsConv3DOptions)
-	if err != nil {
-		return err
-	}
-	s, d, err := conv3dGeom(opt)
+	opt, s, d, err := conv3dGeom(o, 2)
 	if err != nil {
 		return err
 	}
@@ -100,14 +100,7 @@ func (c *converter) conv3d(o *operator) error {
 // [D, H, W, O, I], input, bias): the padding TFLite computes from the
 // output size as if it were the input of a forward convolution.
 func (c *converter) conv3dTranspose(o *operator) error {
-	if err := needInputs(o, 3); err != nil {
-		return err
-	}
-	opt, err := options[fb.Conv3DOptions](o, fb.BuiltinOptionsConv3DOptions)
-	if err != nil {
-		return err
-	}
-	s, d, err := conv3dGeom(opt)
+	opt, s, d, err := conv3dGeom(o, 3)
 	if err != nil {
 		return err
 	}
