@@ -3,6 +3,7 @@ package tflite
 import (
 	"fmt"
 	"strings"
+	"testing"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
@@ -545,4 +546,31 @@ func boolIO(code fb.BuiltinOperator, shape ...int32) mspec {
 
 func constI64s(shape []int32, v ...int64) tspec {
 	return tspec{typ: fb.TensorTypeINT64, shape: shape, data: i64Bytes(v...)}
+}
+
+// TestBuiltinBounds: files whose static shapes would make the importer
+// write huge constants are refused with an error naming the limit, before
+// allocating.
+func TestBuiltinBounds(t *testing.T) {
+	ot, o := noOpts()
+	randomBig := single(fb.BuiltinOperatorRANDOM_UNIFORM, fb.BuiltinOptionsRandomOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+		fb.RandomOptionsStart(b)
+		fb.RandomOptionsAddSeed(b, 1)
+		return fb.RandomOptionsEnd(b)
+	}, []tspec{constI32([]int32{2}, 1<<15, 1<<15)}, fshape(1<<15, 1<<15))
+	for _, c := range []struct {
+		name string
+		m    mspec
+		want string
+	}{
+		{"matrix_diag", single(fb.BuiltinOperatorMATRIX_DIAG, ot, o, []tspec{fshape(1 << 13)}, fshape(1<<13, 1<<13)), "too large"},
+		{"broadcast_args", single(fb.BuiltinOperatorBROADCAST_ARGS, ot, o, []tspec{{typ: fb.TensorTypeINT32, shape: []int32{1 << 30}}, constI32([]int32{1}, 1)}, tspec{typ: fb.TensorTypeINT32, shape: []int32{1 << 30}}), "static length up to"},
+		{"random_uniform", randomBig, "more than"},
+		{"dynamic_update_slice", single(fb.BuiltinOperatorDYNAMIC_UPDATE_SLICE, ot, o, []tspec{fshape(1<<12, 1<<12), fshape(1<<12, 1<<12), constI32([]int32{2}, 0, 0)}, fshape(1<<12, 1<<12)), "too large"},
+	} {
+		_, err := Import(c.m.bytes(), Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
+		}
+	}
 }

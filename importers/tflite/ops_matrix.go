@@ -9,13 +9,17 @@ import (
 // MATRIX_DIAG, MATRIX_SET_DIAG and BROADCAST_ARGS: the TFLite layout kept
 // (native), static matrix sizes.
 
-// eye is a constant boolean [m, n] matrix, true on the diagonal.
-func (c *converter) eye(base string, m, n int64) string {
+// eye is a constant boolean [m, n] matrix, true on the diagonal (at most
+// maxIndexGrid elements).
+func (c *converter) eye(base string, m, n int64) (string, error) {
+	if m*n > maxIndexGrid {
+		return "", fmt.Errorf("a [%d, %d] diagonal matrix is too large (limit %d elements)", m, n, maxIndexGrid)
+	}
 	v := make([]float64, m*n)
 	for i := int64(0); i < min(m, n); i++ {
 		v[i*n+i] = 1
 	}
-	return c.b.Number(base, canonical.Bool, []int64{m, n}, v...)
+	return c.b.Number(base, canonical.Bool, []int64{m, n}, v...), nil
 }
 
 // lastDims returns the static sizes of the last k dims of tensor idx.
@@ -48,8 +52,12 @@ func (c *converter) matrixDiag(o *operator) error {
 		return err
 	}
 	return c.nativeOp(o, 1, func(in []string, y string) error {
+		eye, err := c.eye(y+"_eye", d[0], d[0])
+		if err != nil {
+			return err
+		}
 		col := c.b.Op("Unsqueeze", y+"_col", []string{in[0], c.constI64(y+"_axis", []int64{-1})})
-		c.node("Where", []string{c.eye(y+"_eye", d[0], d[0]), col, c.b.Number(y+"_zero", dt, nil, 0)}, []string{y})
+		c.node("Where", []string{eye, col, c.b.Number(y+"_zero", dt, nil, 0)}, []string{y})
 		return nil
 	})
 }
@@ -76,8 +84,12 @@ func (c *converter) matrixSetDiag(o *operator) error {
 			pads[2*r-1] = m - k
 			diag = c.b.Op("Pad", y+"_diag_padded", []string{diag, c.constI64(y+"_pads", pads)})
 		}
+		eye, err := c.eye(y+"_eye", m, n)
+		if err != nil {
+			return err
+		}
 		col := c.b.Op("Unsqueeze", y+"_col", []string{diag, c.constI64(y+"_axis", []int64{-1})})
-		c.node("Where", []string{c.eye(y+"_eye", m, n), col, in[0]}, []string{y})
+		c.node("Where", []string{eye, col, in[0]}, []string{y})
 		return nil
 	})
 }
@@ -93,8 +105,8 @@ func (c *converter) broadcastArgs(o *operator) error {
 	var lens []int64
 	for _, i := range o.inputs[:2] {
 		t := c.tensor(i)
-		if len(t.shape) != 1 || t.shape[0] < 0 {
-			return fmt.Errorf("shape input %q is not a vector of static length", t.name)
+		if len(t.shape) != 1 || t.shape[0] < 0 || t.shape[0] > maxRank {
+			return fmt.Errorf("shape input %q is not a vector of static length up to %d", t.name, maxRank)
 		}
 		v, err := c.int64Of(i)
 		if err != nil {

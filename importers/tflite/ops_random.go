@@ -19,7 +19,7 @@ import (
 // nondeterministic values, which have no reproducible form: refused.
 
 // maxRandomElements bounds the constant a random op becomes.
-const maxRandomElements = 1 << 24
+const maxRandomElements = 1 << 20
 
 // philox is TensorFlow's PhiloxRandom: a 128-bit counter and a 64-bit key.
 type philox struct {

@@ -1,10 +1,10 @@
 package tflite
 
 import (
-	"fmt"
-	"os"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
