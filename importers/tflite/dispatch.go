@@ -81,6 +81,7 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorDEPTH_TO_SPACE:               (*converter).depthSpace,
 		fb.BuiltinOperatorSPACE_TO_DEPTH:               (*converter).depthSpace,
 		fb.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM: (*converter).lstm,
+		fb.BuiltinOperatorLSTM:                         (*converter).lstm,
 		fb.BuiltinOperatorSPLIT:                        (*converter).split,
 		fb.BuiltinOperatorSPLIT_V:                      (*converter).split,
 		fb.BuiltinOperatorPACK:                         (*converter).pack,

@@ -65,22 +65,44 @@ func (c *converter) lstm(o *operator) error {
 			return fmt.Errorf("layer-normalized LSTM is not supported")
 		}
 	}
-	opt, err := options[fb.UnidirectionalSequenceLSTMOptions](o, fb.BuiltinOptionsUnidirectionalSequenceLSTMOptions)
-	if err != nil {
-		return err
+	// LSTM is one step ([batch, input]) of the sequence op's cell.
+	step := o.code == fb.BuiltinOperatorLSTM
+	var opt *fb.UnidirectionalSequenceLSTMOptions
+	var a fb.ActivationFunctionType
+	var cellClip, projClip float32
+	timeMajor := true
+	if step {
+		lo, err := options[fb.LSTMOptions](o, fb.BuiltinOptionsLSTMOptions)
+		if err != nil {
+			return err
+		}
+		if lo.KernelType() != fb.LSTMKernelTypeFULL {
+			return fmt.Errorf("LSTM kernel type %s is not supported (FULL)", lo.KernelType())
+		}
+		a, cellClip, projClip = lo.FusedActivationFunction(), lo.CellClip(), lo.ProjClip()
+	} else {
+		var err error
+		if opt, err = options[fb.UnidirectionalSequenceLSTMOptions](o, fb.BuiltinOptionsUnidirectionalSequenceLSTMOptions); err != nil {
+			return err
+		}
+		if opt.DiagonalRecurrentTensors() {
+			return fmt.Errorf("diagonal recurrent tensors are not supported")
+		}
+		a, cellClip, projClip, timeMajor = opt.FusedActivationFunction(), opt.CellClip(), opt.ProjClip(), opt.TimeMajor()
 	}
-	if opt.DiagonalRecurrentTensors() {
-		return fmt.Errorf("diagonal recurrent tensors are not supported")
-	}
-	act, err := lstmActivation(opt.FusedActivationFunction())
+	act, err := lstmActivation(a)
 	if err != nil {
 		return err
 	}
 	xt := c.tensor(o.inputs[lstmInput])
 	wf := c.tensor(o.inputs[lstmWf])
 	rf := c.tensor(o.inputs[lstmRf])
-	if len(xt.shape) != 3 || len(wf.shape) != 2 || len(rf.shape) != 2 {
-		return fmt.Errorf("input %v, weights %v, recurrent weights %v: want 3-D, 2-D, 2-D", xt.shape, wf.shape, rf.shape)
+	xr := 3
+	if step {
+		xr = 2
+	}
+	if len(xt.shape) != xr || len(wf.shape) != 2 || len(rf.shape) != 2 {
+		return fmt.Errorf("input %v, weights %v, recurrent weights %v: want %d-D, 2-D, 2-D", xt.shape, wf.shape, rf.shape, xr)
 	}
 	hidden := wf.shape[0]
 	cifg := o.inputs[lstmWi] < 0
@@ -92,10 +114,21 @@ func (c *converter) lstm(o *operator) error {
 	if peep && (o.inputs[lstmPo] < 0 || !cifg && o.inputs[lstmPi] < 0) {
 		return fmt.Errorf("incomplete peephole weights")
 	}
-	f := func(i int) (string, error) { return c.floatValue(o.inputs[i], native) }
+	f := func(i int) (string, error) {
+		v, err := c.floatValue(o.inputs[i], native)
+		if err != nil || !step || i != lstmInput {
+			return v, err
+		}
+		n := c.unique(v + "_step")
+		c.node("Unsqueeze", []string{v, c.constI64(n+"_axis", []int64{0})}, []string{n})
+		return n, nil
+	}
 	quantized := isQuant(c.tensor(o.outputs[0]))
-	if !cifg && !proj && !quantized && opt.CellClip() == 0 && opt.ProjClip() == 0 {
-		return c.lstmONNX(o, opt.TimeMajor(), act, hidden, peep, f)
+	if !cifg && !proj && !quantized && cellClip == 0 && projClip == 0 {
+		return c.lstmONNX(o, timeMajor, act, hidden, peep, f)
+	}
+	if step {
+		return fmt.Errorf("LSTM with CIFG, projection, clipping or quantized tensors is not supported")
 	}
 	return c.lstmUnrolled(o, opt, act, hidden, cifg, peep, proj, f)
 }
@@ -192,7 +225,11 @@ func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int
 			c.node("Transpose", []string{sq}, []string{y}, canonical.IntsAttr("perm", []int64{1, 0, 2}...))
 			return nil
 		}
-		c.node("Squeeze", []string{yy, c.constI64(y+"_dir_axis", []int64{dirAxis})}, []string{y})
+		axes := []int64{dirAxis}
+		if o.code == fb.BuiltinOperatorLSTM {
+			axes = []int64{0, dirAxis} // one step: no time axis
+		}
+		c.node("Squeeze", []string{yy, c.constI64(y+"_dir_axis", axes)}, []string{y})
 		return nil
 	})
 }

@@ -521,6 +521,22 @@ func shapeBuiltinCases() []oneOp {
 		}
 		add("stablehlo_pad/f32/"+p.name, m, -2, 2)
 	}
+	// LSTM: one step of the sequence model's cell, [batch, input].
+	for _, v := range []struct {
+		name string
+		v    lstmVariant
+	}{{"plain", lstmVariant{}}, {"peephole", lstmVariant{peephole: true}}} {
+		m := lstmModel(v.v)
+		m.tensors[m.ops[0].inputs[0]].shape = []int32{2, 3}
+		m.tensors[m.ops[0].outputs[0]].shape = []int32{2, 4}
+		m.ops[0].code, m.ops[0].optType = fb.BuiltinOperatorLSTM, fb.BuiltinOptionsLSTMOptions
+		m.ops[0].opts = func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.LSTMOptionsStart(b)
+			fb.LSTMOptionsAddFusedActivationFunction(b, fb.ActivationFunctionTypeTANH)
+			return fb.LSTMOptionsEnd(b)
+		}
+		add("lstm/f32/"+v.name, m, -2, 2)
+	}
 	return cs
 }
 
