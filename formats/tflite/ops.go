@@ -157,6 +157,7 @@ func entries() []entry {
 		s(fb.BuiltinOperatorSPACE_TO_DEPTH, "SpaceToDepth"),
 		s(fb.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM, "LSTM (float), or the integer LSTM steps (int8/int16)", "LSTM"),
 		s(fb.BuiltinOperatorLSTM, "LSTM (one step, float, full kernel without CIFG, projection or clipping)"),
+		s(fb.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_LSTM, "LSTM forward + LSTM reverse (float, no auxiliary input, CIFG, projection or clipping)"),
 		s(fb.BuiltinOperatorSPLIT, "Split"),
 		s(fb.BuiltinOperatorSPLIT_V, "Split", "Split"),
 		s(fb.BuiltinOperatorPACK, "Unsqueeze + Concat"),

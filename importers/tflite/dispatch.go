@@ -82,6 +82,7 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorSPACE_TO_DEPTH:               (*converter).depthSpace,
 		fb.BuiltinOperatorUNIDIRECTIONAL_SEQUENCE_LSTM: (*converter).lstm,
 		fb.BuiltinOperatorLSTM:                         (*converter).lstm,
+		fb.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_LSTM:  (*converter).bidiLSTM,
 		fb.BuiltinOperatorSPLIT:                        (*converter).split,
 		fb.BuiltinOperatorSPLIT_V:                      (*converter).split,
 		fb.BuiltinOperatorPACK:                         (*converter).pack,

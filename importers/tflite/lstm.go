@@ -135,7 +135,39 @@ func (c *converter) lstm(o *operator) error {
 
 // lstmONNX maps the op onto one ONNX LSTM (gate order i, o, f, c).
 func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int64, peep bool, f func(int) (string, error)) error {
+	x, err := f(lstmInput)
+	if err != nil {
+		return err
+	}
+	// ONNX Runtime implements only layout=0 (time-major): batch-major
+	// TFLite sequences are transposed in and out.
 	y0 := c.base[o.outputs[0]]
+	if !timeMajor {
+		t := c.unique(y0 + "_time_major_input")
+		c.node("Transpose", []string{x}, []string{t}, canonical.IntsAttr("perm", []int64{1, 0, 2}...))
+		x = t
+	}
+	seq, err := c.lstmSeq(x, y0, "forward", act, hidden, peep, f)
+	if err != nil {
+		return err
+	}
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		switch {
+		case o.code == fb.BuiltinOperatorLSTM: // one step: no time axis
+			c.node("Squeeze", []string{seq, c.constI64(y+"_time_axis", []int64{0})}, []string{y})
+		case !timeMajor:
+			c.node("Transpose", []string{seq}, []string{y}, canonical.IntsAttr("perm", []int64{1, 0, 2}...))
+		default:
+			c.node("Identity", []string{seq}, []string{y})
+		}
+		return nil
+	})
+}
+
+// lstmSeq runs one ONNX LSTM in direction dir over the time-major x with
+// the weights, biases, peepholes and states f reads by input slot; it
+// returns Y without its direction axis, [T, B, H].
+func (c *converter) lstmSeq(x, y0, dir, act string, hidden int64, peep bool, f func(int) (string, error)) (string, error) {
 	get := func(idx ...int) ([]string, error) {
 		var out []string
 		for _, i := range idx {
@@ -147,34 +179,26 @@ func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int
 		}
 		return out, nil
 	}
-	x, err := f(lstmInput)
-	if err != nil {
-		return err
-	}
 	ws, err := get(lstmWi, lstmWo, lstmWf, lstmWc)
 	if err != nil {
-		return err
+		return "", err
 	}
 	rs, err := get(lstmRi, lstmRo, lstmRf, lstmRc)
 	if err != nil {
-		return err
+		return "", err
 	}
 	bs, err := get(lstmBi, lstmBo, lstmBf, lstmBc)
 	if err != nil {
-		return err
+		return "", err
 	}
-	h0, err := f(lstmH0)
+	states, err := get(lstmH0, lstmC0)
 	if err != nil {
-		return err
-	}
-	c0, err := f(lstmC0)
-	if err != nil {
-		return err
+		return "", err
 	}
 	var ps []string
 	if peep {
 		if ps, err = get(lstmPi, lstmPo, lstmPf); err != nil {
-			return err
+			return "", err
 		}
 	}
 	zero := c.constI64(y0+"_axis0", []int64{0})
@@ -187,51 +211,21 @@ func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int
 	}
 	W := stack(y0+"_W", ws)
 	R := stack(y0+"_R", rs)
-	zb := c.constF32(y0+"_Rb", []int64{4 * hidden}, make([]float32, 4*hidden))
+	zb := c.constF32(c.unique(y0+"_Rb"), []int64{4 * hidden}, make([]float32, 4*hidden))
 	B := stack(y0+"_B", append(bs, zb))
-	var P string
-	if peep {
-		P = stack(y0+"_P", ps)
-	}
-	// ONNX Runtime implements only layout=0 (time-major): batch-major
-	// TFLite sequences are transposed in and out.
-	if !timeMajor {
-		t := c.unique(y0 + "_time_major_input")
-		c.node("Transpose", []string{x}, []string{t}, canonical.IntsAttr("perm", []int64{1, 0, 2}...))
-		x = t
-	}
-	stateAxis := int64(0)
-	sa := c.constI64(y0+"_state_axis", []int64{stateAxis})
 	h := c.unique(y0 + "_initial_h")
-	c.node("Unsqueeze", []string{h0, sa}, []string{h})
+	c.node("Unsqueeze", []string{states[0], zero}, []string{h})
 	cc := c.unique(y0 + "_initial_c")
-	c.node("Unsqueeze", []string{c0, sa}, []string{cc})
+	c.node("Unsqueeze", []string{states[1], zero}, []string{cc})
 	ins := []string{x, W, R, B, "", h, cc}
 	if peep {
-		ins = append(ins, P)
+		ins = append(ins, stack(y0+"_P", ps))
 	}
-	attrs := []*canonical.Attribute{
-		canonical.IntAttr("hidden_size", hidden),
-		canonical.StringsAttr("activations", []string{"Sigmoid", act, act}...),
-	}
-	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
-		yy := c.unique(y + "_Y")
-		c.node("LSTM", ins, []string{yy}, attrs...)
-		// Y is [seq, 1, batch, hidden].
-		dirAxis := int64(1)
-		if !timeMajor {
-			sq := c.unique(y + "_time_major")
-			c.node("Squeeze", []string{yy, c.constI64(y+"_dir_axis", []int64{dirAxis})}, []string{sq})
-			c.node("Transpose", []string{sq}, []string{y}, canonical.IntsAttr("perm", []int64{1, 0, 2}...))
-			return nil
-		}
-		axes := []int64{dirAxis}
-		if o.code == fb.BuiltinOperatorLSTM {
-			axes = []int64{0, dirAxis} // one step: no time axis
-		}
-		c.node("Squeeze", []string{yy, c.constI64(y+"_dir_axis", axes)}, []string{y})
-		return nil
-	})
+	yy := c.unique(y0 + "_Y")
+	c.node("LSTM", ins, []string{yy}, canonical.IntAttr("hidden_size", hidden),
+		canonical.StringsAttr("activations", []string{"Sigmoid", act, act}...), canonical.StringAttr("direction", dir))
+	// Y is [seq, 1, batch, hidden].
+	return c.b.Op("Squeeze", y0+"_seq", []string{yy, c.constI64(y0+"_dir_axis", []int64{1})}), nil
 }
 
 // lstmUnrolled writes the recurrence out step by step, for what ONNX LSTM

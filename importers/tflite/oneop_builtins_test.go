@@ -537,7 +537,62 @@ func shapeBuiltinCases() []oneOp {
 		}
 		add("lstm/f32/"+v.name, m, -2, 2)
 	}
+	for _, b := range []struct {
+		name                   string
+		timeMajor, merge, peep bool
+	}{{"batch_major", false, false, false}, {"batch_major/merged/peephole", false, true, true}, {"time_major", true, false, false}} {
+		add("bidirectional_sequence_lstm/f32/"+b.name, bidiLSTMModel(b.timeMajor, b.merge, b.peep), -2, 2)
+	}
 	return cs
+}
+
+// bidiLSTMModel is one float BIDIRECTIONAL_SEQUENCE_LSTM (batch 2, 5 steps,
+// input 3, 4 cells per direction) over zero-initialised state variables,
+// its 48 inputs in the schema's order.
+func bidiLSTMModel(timeMajor, merge, peep bool) mspec {
+	const batch, steps, nIn, nCell = 2, 5, 3, 4
+	var m mspec
+	seed := uint64(70)
+	w := func(shape ...int32) int32 {
+		seed++
+		return m.add(tspec{typ: fb.TensorTypeFLOAT32, shape: shape, data: f32Bytes(randFloats(seed, numel32(shape), -0.8, 0.8)...)})
+	}
+	ins := make([]int32, 48)
+	for i := range ins {
+		ins[i] = -1
+	}
+	xs, ys := []int32{batch, steps, nIn}, []int32{batch, steps, nCell}
+	if timeMajor {
+		xs, ys = []int32{steps, batch, nIn}, []int32{steps, batch, nCell}
+	}
+	ins[0] = m.add(tspec{name: "x", shape: xs})
+	for dir := int32(0); dir < 2; dir++ {
+		off := 17 * dir
+		for g := int32(0); g < 4; g++ {
+			ins[1+off+g], ins[5+off+g], ins[12+off+g] = w(nCell, nIn), w(nCell, nCell), w(nCell)
+		}
+		if peep {
+			ins[9+off], ins[10+off], ins[11+off] = w(nCell), w(nCell), w(nCell)
+		}
+		ins[35+2*dir] = m.add(tspec{typ: fb.TensorTypeFLOAT32, shape: []int32{batch, nCell}, variable: true})
+		ins[36+2*dir] = m.add(tspec{typ: fb.TensorTypeFLOAT32, shape: []int32{batch, nCell}, variable: true})
+	}
+	var outs []int32
+	if merge {
+		outs = []int32{m.add(tspec{name: "y", shape: append(append([]int32{}, ys[:2]...), 2*nCell)})}
+	} else {
+		outs = []int32{m.add(tspec{name: "fw", shape: ys}), m.add(tspec{name: "bw", shape: ys})}
+	}
+	m.inputs, m.outputs = []int32{ins[0]}, outs
+	m.ops = []opspec{{code: fb.BuiltinOperatorBIDIRECTIONAL_SEQUENCE_LSTM, inputs: ins, outputs: outs,
+		optType: fb.BuiltinOptionsBidirectionalSequenceLSTMOptions, opts: func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.BidirectionalSequenceLSTMOptionsStart(b)
+			fb.BidirectionalSequenceLSTMOptionsAddFusedActivationFunction(b, fb.ActivationFunctionTypeTANH)
+			fb.BidirectionalSequenceLSTMOptionsAddMergeOutputs(b, merge)
+			fb.BidirectionalSequenceLSTMOptionsAddTimeMajor(b, timeMajor)
+			return fb.BidirectionalSequenceLSTMOptionsEnd(b)
+		}}}
+	return m
 }
 
 // boolIO is a model of the binary boolean op code between float inputs

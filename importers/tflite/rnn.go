@@ -150,9 +150,6 @@ func (c *converter) bidiRNN(o *operator) error {
 	if err != nil {
 		return err
 	}
-	if want := map[bool]int{true: 1, false: 2}[opt.MergeOutputs()]; len(o.outputs) != want {
-		return fmt.Errorf("%d outputs, want %d (merge_outputs %v)", len(o.outputs), want, opt.MergeOutputs())
-	}
 	y := c.unique(c.base[o.outputs[0]] + "_rnn")
 	xs, err := c.timeMajor(o.inputs[0], opt.TimeMajor(), y)
 	if err != nil {
@@ -166,20 +163,31 @@ func (c *converter) bidiRNN(o *operator) error {
 	if err != nil {
 		return err
 	}
+	return c.emitBidi(o, fw, bw, opt.MergeOutputs(), opt.TimeMajor(), true, y)
+}
+
+// emitBidi writes the time-major forward and backward sequences fw and bw
+// of a bidirectional op as its outputs: apart, or concatenated on the
+// last axis (merge), batch-major unless timeMajor. rnnQuirk: a separate
+// time-major backward output is sized batch-major (TFLite's RNN kernel).
+func (c *converter) emitBidi(o *operator, fw, bw string, merge, timeMajor, rnnQuirk bool, y string) error {
+	if want := map[bool]int{true: 1, false: 2}[merge]; len(o.outputs) != want {
+		return fmt.Errorf("%d outputs, want %d (merge_outputs %v)", len(o.outputs), want, merge)
+	}
 	seqs := []string{fw, bw}
-	if opt.MergeOutputs() {
+	if merge {
 		seqs = []string{c.b.Op("Concat", y+"_merged", seqs, canonical.IntAttr("axis", -1))}
 	}
 	for i, s := range seqs {
 		err := c.emit(o.outputs[i], native, fb.ActivationFunctionTypeNONE, func(out string) error {
-			if opt.TimeMajor() && i == 1 {
-				// TFLite sizes a separate backward output [batch, time,
+			if timeMajor && i == 1 && rnnQuirk {
+				// TFLite's RNN sizes a separate backward output [batch, time,
 				// units] while it writes it time-major: the same values,
 				// reshaped (checked against the interpreter).
 				shp := c.b.Op("Shape", out+"_time_major_shape", []string{s})
 				bt := c.b.Op("Gather", out+"_batch_time", []string{shp, c.constI64(out+"_swap", []int64{1, 0, 2})}, canonical.IntAttr("axis", 0))
 				c.node("Reshape", []string{s, bt}, []string{out})
-			} else if opt.TimeMajor() {
+			} else if timeMajor {
 				c.node("Identity", []string{s}, []string{out})
 			} else {
 				c.node("Transpose", []string{s}, []string{out}, canonical.IntsAttr("perm", 1, 0, 2))
@@ -191,4 +199,77 @@ func (c *converter) bidiRNN(o *operator) error {
 		}
 	}
 	return nil
+}
+
+// BIDIRECTIONAL_SEQUENCE_LSTM input slots beyond the forward cell's
+// (lstmWi ... lstmProjB): the backward cell's follow at bwLSTMOffset, then
+// the four states.
+const (
+	bwLSTMOffset = 17
+	bidiFwH0     = 35
+	bidiFwC0     = 36
+	bidiBwH0     = 37
+	bidiBwC0     = 38
+	bidiAux      = 39
+)
+
+// bidiLSTM is BIDIRECTIONAL_SEQUENCE_LSTM (float, without auxiliary
+// input, CIFG, projection or clipping): a forward and a reverse ONNX LSTM.
+func (c *converter) bidiLSTM(o *operator) error {
+	if len(o.inputs) < bidiAux {
+		return fmt.Errorf("has %d inputs, want 48", len(o.inputs))
+	}
+	if c.in(o, bidiAux) >= 0 {
+		return fmt.Errorf("an auxiliary input is not supported")
+	}
+	opt, err := options[fb.BidirectionalSequenceLSTMOptions](o, fb.BuiltinOptionsBidirectionalSequenceLSTMOptions)
+	if err != nil {
+		return err
+	}
+	if opt.CellClip() != 0 || opt.ProjClip() != 0 {
+		return fmt.Errorf("cell or projection clipping is not supported")
+	}
+	act, err := lstmActivation(opt.FusedActivationFunction())
+	if err != nil {
+		return err
+	}
+	slot := func(dir, i int) int32 {
+		switch {
+		case i == lstmInput:
+			return o.inputs[0]
+		case i == lstmH0:
+			return o.inputs[bidiFwH0+2*dir]
+		case i == lstmC0:
+			return o.inputs[bidiFwC0+2*dir]
+		}
+		return o.inputs[i+dir*bwLSTMOffset]
+	}
+	for dir := range 2 {
+		for _, i := range []int{lstmWi, lstmWf, lstmWc, lstmWo, lstmRi, lstmRf, lstmRc, lstmRo, lstmBi, lstmBf, lstmBc, lstmBo, lstmH0, lstmC0} {
+			if slot(dir, i) < 0 {
+				return fmt.Errorf("input %d of the %s cell is omitted (CIFG is not supported)", i, []string{"forward", "backward"}[dir])
+			}
+		}
+		if slot(dir, lstmProjW) >= 0 {
+			return fmt.Errorf("projection is not supported")
+		}
+	}
+	wt := c.tensor(slot(0, lstmWf))
+	if len(wt.shape) != 2 {
+		return fmt.Errorf("forget weights %v, want 2-D", wt.shape)
+	}
+	peep := slot(0, lstmPf) >= 0
+	y := c.unique(c.base[o.outputs[0]] + "_lstm")
+	x, err := c.timeMajor(o.inputs[0], opt.TimeMajor(), y)
+	if err != nil {
+		return err
+	}
+	var seqs [2]string
+	for dir, name := range []string{"forward", "reverse"} {
+		f := func(i int) (string, error) { return c.floatValue(slot(dir, i), native) }
+		if seqs[dir], err = c.lstmSeq(x, y+"_"+name, name, act, wt.shape[0], peep, f); err != nil {
+			return err
+		}
+	}
+	return c.emitBidi(o, seqs[0], seqs[1], opt.MergeOutputs(), opt.TimeMajor(), false, y)
 }
