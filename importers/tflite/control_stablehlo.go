@@ -16,20 +16,26 @@ func (c *converter) composite(o *operator) error {
 	if err != nil {
 		return err
 	}
-	k, err := c.child(opt.DecompositionSubgraphIndex(), fmt.Sprintf("decomposition of %q", opt.Name()))
+	vals, err := c.args(o.inputs)
 	if err != nil {
 		return err
 	}
-	vals, err := c.args(o.inputs)
+	return c.inlineOutputs(o, opt.DecompositionSubgraphIndex(), fmt.Sprintf("decomposition of %q", opt.Name()), vals)
+}
+
+// inlineOutputs converts subgraph gi (what names it) into this graph with
+// its inputs bound to vals, its outputs becoming the outputs of o.
+func (c *converter) inlineOutputs(o *operator, gi int32, what string, vals []string) error {
+	k, err := c.child(gi, what)
 	if err != nil {
 		return err
 	}
 	outs, err := k.inline(vals)
 	if err != nil {
-		return fmt.Errorf("decomposition: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if len(outs) != len(o.outputs) {
-		return fmt.Errorf("decomposition subgraph %d has %d outputs, the composite %d", opt.DecompositionSubgraphIndex(), len(outs), len(o.outputs))
+		return fmt.Errorf("%s (subgraph %d) has %d outputs, the operator %d", what, gi, len(outs), len(o.outputs))
 	}
 	c.b.Splice(k.b)
 	for i, idx := range o.outputs {
@@ -94,22 +100,7 @@ func (c *converter) caseOp(o *operator) error {
 		return c.branchGraph(k.b, outs, o, fmt.Sprintf("_branch%d", i))
 	}
 	if n == 1 {
-		k, err := c.child(opt.BranchSubgraphIndices(0), "branch 0")
-		if err != nil {
-			return err
-		}
-		outs, err := k.inline(vals)
-		if err != nil {
-			return fmt.Errorf("branch 0: %w", err)
-		}
-		c.b.Splice(k.b)
-		for i, t := range o.outputs {
-			c.node("Identity", []string{outs[i]}, []string{outNames[i]})
-			if err := c.finishAs(t, native, outNames[i], true); err != nil {
-				return err
-			}
-		}
-		return nil
+		return c.inlineOutputs(o, opt.BranchSubgraphIndices(0), "branch 0", vals)
 	}
 	// level i: If(sel == i, branch i, level i+1); the last level's else
 	// is the last branch.
