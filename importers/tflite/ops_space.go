@@ -25,6 +25,23 @@ func (c *converter) staticDims(idx int32) ([]int64, error) {
 	return append([]int64(nil), t.shape...), nil
 }
 
+// staticInputs checks that o has its first n inputs and returns their
+// static shapes.
+func (c *converter) staticInputs(o *operator, n int) ([][]int64, error) {
+	if err := needInputs(o, n); err != nil {
+		return nil, err
+	}
+	dims := make([][]int64, n)
+	for i := range dims {
+		d, err := c.staticDims(o.inputs[i])
+		if err != nil {
+			return nil, err
+		}
+		dims[i] = d
+	}
+	return dims, nil
+}
+
 // spaceBatch is SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND over the M
 // spatial dims after the batch: Pad, Reshape, Transpose, Reshape (and the
 // reverse with a crop).
@@ -315,13 +332,11 @@ func (c *converter) stablehloPad(o *operator) error {
 	if err != nil {
 		return err
 	}
-	if err := needInputs(o, 2); err != nil {
-		return err
-	}
-	shape, err := c.staticDims(o.inputs[0])
+	dims, err := c.staticInputs(o, 2)
 	if err != nil {
 		return err
 	}
+	shape := dims[0]
 	r := len(shape)
 	if opt.EdgePaddingLowLength() != r || opt.EdgePaddingHighLength() != r || opt.InteriorPaddingLength() != r {
 		return fmt.Errorf("padding lengths %d, %d, %d for rank %d", opt.EdgePaddingLowLength(), opt.EdgePaddingHighLength(), opt.InteriorPaddingLength(), r)
@@ -360,17 +375,11 @@ func (c *converter) stablehloGather(o *operator) error {
 	if err != nil {
 		return err
 	}
-	if err := needInputs(o, 2); err != nil {
-		return err
-	}
-	od, err := c.staticDims(o.inputs[0])
+	dims, err := c.staticInputs(o, 2)
 	if err != nil {
 		return err
 	}
-	id, err := c.staticDims(o.inputs[1])
-	if err != nil {
-		return err
-	}
+	od, id := dims[0], dims[1]
 	offsetDims := optInts(opt.OffsetDimsLength(), opt.OffsetDims)
 	collapsed := optInts(opt.CollapsedSliceDimsLength(), opt.CollapsedSliceDims)
 	startMap := optInts(opt.StartIndexMapLength(), opt.StartIndexMap)
@@ -475,18 +484,11 @@ func (c *converter) stablehloScatter(o *operator) error {
 	if err != nil {
 		return err
 	}
-	od, err := c.staticDims(o.inputs[0])
+	dims, err := c.staticInputs(o, 3)
 	if err != nil {
 		return err
 	}
-	id, err := c.staticDims(o.inputs[1])
-	if err != nil {
-		return err
-	}
-	ud, err := c.staticDims(o.inputs[2])
-	if err != nil {
-		return err
-	}
+	od, id, ud := dims[0], dims[1], dims[2]
 	windowDims := optInts(opt.UpdateWindowDimsLength(), opt.UpdateWindowDims)
 	inserted := optInts(opt.InsertedWindowDimsLength(), opt.InsertedWindowDims)
 	toOperand := optInts(opt.ScatterDimsToOperandDimsLength(), opt.ScatterDimsToOperandDims)
