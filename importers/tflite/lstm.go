@@ -66,22 +66,44 @@ func (c *converter) lstm(o *operator) error {
 			return fmt.Errorf("layer-normalized LSTM is not supported")
 		}
 	}
-	opt, err := options[fb.UnidirectionalSequenceLSTMOptions](o, fb.BuiltinOptionsUnidirectionalSequenceLSTMOptions)
-	if err != nil {
-		return err
+	// LSTM is one step ([batch, input]) of the sequence op's cell.
+	step := o.code == fb.BuiltinOperatorLSTM
+	var opt *fb.UnidirectionalSequenceLSTMOptions
+	var a fb.ActivationFunctionType
+	var cellClip, projClip float32
+	timeMajor := true
+	if step {
+		lo, err := options[fb.LSTMOptions](o, fb.BuiltinOptionsLSTMOptions)
+		if err != nil {
+			return err
+		}
+		if lo.KernelType() != fb.LSTMKernelTypeFULL {
+			return fmt.Errorf("LSTM kernel type %s is not supported (FULL)", lo.KernelType())
+		}
+		a, cellClip, projClip = lo.FusedActivationFunction(), lo.CellClip(), lo.ProjClip()
+	} else {
+		var err error
+		if opt, err = options[fb.UnidirectionalSequenceLSTMOptions](o, fb.BuiltinOptionsUnidirectionalSequenceLSTMOptions); err != nil {
+			return err
+		}
+		if opt.DiagonalRecurrentTensors() {
+			return fmt.Errorf("diagonal recurrent tensors are not supported")
+		}
+		a, cellClip, projClip, timeMajor = opt.FusedActivationFunction(), opt.CellClip(), opt.ProjClip(), opt.TimeMajor()
 	}
-	if opt.DiagonalRecurrentTensors() {
-		return fmt.Errorf("diagonal recurrent tensors are not supported")
-	}
-	act, err := lstmActivation(opt.FusedActivationFunction())
+	act, err := lstmActivation(a)
 	if err != nil {
 		return err
 	}
 	xt := c.tensor(o.inputs[lstmInput])
 	wf := c.tensor(o.inputs[lstmWf])
 	rf := c.tensor(o.inputs[lstmRf])
-	if len(xt.shape) != 3 || len(wf.shape) != 2 || len(rf.shape) != 2 {
-		return fmt.Errorf("input %v, weights %v, recurrent weights %v: want 3-D, 2-D, 2-D", xt.shape, wf.shape, rf.shape)
+	xr := 3
+	if step {
+		xr = 2
+	}
+	if len(xt.shape) != xr || len(wf.shape) != 2 || len(rf.shape) != 2 {
+		return fmt.Errorf("input %v, weights %v, recurrent weights %v: want %d-D, 2-D, 2-D", xt.shape, wf.shape, rf.shape, xr)
 	}
 	hidden := wf.shape[0]
 	cifg := o.inputs[lstmWi] < 0
@@ -93,10 +115,21 @@ func (c *converter) lstm(o *operator) error {
 	if peep && (o.inputs[lstmPo] < 0 || !cifg && o.inputs[lstmPi] < 0) {
 		return fmt.Errorf("incomplete peephole weights")
 	}
-	f := func(i int) (string, error) { return c.floatValue(o.inputs[i], native) }
+	f := func(i int) (string, error) {
+		v, err := c.floatValue(o.inputs[i], native)
+		if err != nil || !step || i != lstmInput {
+			return v, err
+		}
+		n := c.unique(v + "_step")
+		c.node("Unsqueeze", []string{v, c.constI64(n+"_axis", []int64{0})}, []string{n})
+		return n, nil
+	}
 	quantized := isQuant(c.tensor(o.outputs[0]))
-	if !cifg && !proj && !quantized && opt.CellClip() == 0 && opt.ProjClip() == 0 {
-		return c.lstmONNX(o, opt.TimeMajor(), act, hidden, peep, f)
+	if !cifg && !proj && !quantized && cellClip == 0 && projClip == 0 {
+		return c.lstmONNX(o, timeMajor, act, hidden, peep, f)
+	}
+	if step {
+		return fmt.Errorf("LSTM with CIFG, projection, clipping or quantized tensors is not supported")
 	}
 	return c.lstmUnrolled(o, opt, act, hidden, cifg, peep, proj, f)
 }
@@ -104,10 +137,42 @@ func (c *converter) lstm(o *operator) error {
 // lstmONNX maps the op onto one ONNX LSTM, its per-gate tensors stacked
 // in ONNX's gate order.
 func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int64, peep bool, f func(int) (string, error)) error {
-	y0 := c.base[o.outputs[0]]
-	layout, err := recurrent.NewLayout("LSTM", recurrent.TFLiteLSTM)
+	x, err := f(lstmInput)
 	if err != nil {
 		return err
+	}
+	// ONNX Runtime implements only layout=0 (time-major): batch-major
+	// TFLite sequences are transposed in and out.
+	y0 := c.base[o.outputs[0]]
+	if !timeMajor {
+		t := c.unique(y0 + "_time_major_input")
+		c.node("Transpose", []string{x}, []string{t}, canonical.IntsAttr("perm", []int64{1, 0, 2}...))
+		x = t
+	}
+	seq, err := c.lstmSeq(x, y0, "forward", act, hidden, peep, f)
+	if err != nil {
+		return err
+	}
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		switch {
+		case o.code == fb.BuiltinOperatorLSTM: // one step: no time axis
+			c.node("Squeeze", []string{seq, c.constI64(y+"_time_axis", []int64{0})}, []string{y})
+		case !timeMajor:
+			c.node("Transpose", []string{seq}, []string{y}, canonical.IntsAttr("perm", []int64{1, 0, 2}...))
+		default:
+			c.node("Identity", []string{seq}, []string{y})
+		}
+		return nil
+	})
+}
+
+// lstmSeq runs one ONNX LSTM in direction dir over the time-major x with
+// the weights, biases, peepholes and states f reads by input slot; it
+// returns Y without its direction axis, [T, B, H].
+func (c *converter) lstmSeq(x, y0, dir, act string, hidden int64, peep bool, f func(int) (string, error)) (string, error) {
+	layout, err := recurrent.NewLayout("LSTM", recurrent.TFLiteLSTM)
+	if err != nil {
+		return "", err
 	}
 	// stack stacks the per-gate tensors of slots (TFLite's gate order) on
 	// a new direction axis.
@@ -129,26 +194,22 @@ func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int
 		cat := c.b.Op("Concat", name+"_concat", append(parts, extra...), canonical.IntAttr("axis", 0))
 		return recurrent.State(c.b, cat, name), nil
 	}
-	x, err := f(lstmInput)
-	if err != nil {
-		return err
-	}
-	node := recurrent.Node{Op: "LSTM", Base: y0, Hidden: hidden, Activations: []string{"Sigmoid", act, act}, X: x, BatchMajor: !timeMajor}
+	node := recurrent.Node{Op: "LSTM", Base: y0, Hidden: hidden, Activations: []string{"Sigmoid", act, act}, X: x, Direction: dir}
 	if node.W, err = stack(y0+"_W", []int{lstmWi, lstmWf, lstmWc, lstmWo}); err != nil {
-		return err
+		return "", err
 	}
 	if node.R, err = stack(y0+"_R", []int{lstmRi, lstmRf, lstmRc, lstmRo}); err != nil {
-		return err
+		return "", err
 	}
 	// TFLite has one bias a gate; ONNX's recurrent half is zero.
-	zb := c.constF32(y0+"_Rb", []int64{4 * hidden}, make([]float32, 4*hidden))
+	zb := c.constF32(c.unique(y0+"_Rb"), []int64{4 * hidden}, make([]float32, 4*hidden))
 	if node.B, err = stack(y0+"_B", []int{lstmBi, lstmBf, lstmBc, lstmBo}, zb); err != nil {
-		return err
+		return "", err
 	}
 	if peep {
 		// ONNX's P stacks i, o, f.
 		if node.P, err = stack(y0+"_P", []int{lstmPi, lstmPo, lstmPf}); err != nil {
-			return err
+			return "", err
 		}
 	}
 	for _, st := range []struct {
@@ -158,15 +219,13 @@ func (c *converter) lstmONNX(o *operator, timeMajor bool, act string, hidden int
 	}{{lstmH0, &node.H0, "_initial_h"}, {lstmC0, &node.C0, "_initial_c"}} {
 		v, err := f(st.slot)
 		if err != nil {
-			return err
+			return "", err
 		}
 		*st.to = recurrent.State(c.b, v, y0+st.name)
 	}
-	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
-		out := node.Write(c.b)
-		recurrent.SequenceTo(c.b, out.Y, 1, !timeMajor, y)
-		return nil
-	})
+	out := node.Write(c.b)
+	// Y is [seq, 1, batch, hidden].
+	return c.b.Op("Squeeze", y0+"_seq", []string{out.Y, c.constI64(y0+"_dir_axis", []int64{1})}), nil
 }
 
 // lstmUnrolled writes the recurrence out step by step, for what ONNX LSTM

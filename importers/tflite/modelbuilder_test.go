@@ -38,7 +38,10 @@ type opspec struct {
 	outputs    []int32
 	optType    fb.BuiltinOptions
 	opts       func(*flatbuffers.Builder) flatbuffers.UOffsetT
-	version    int32
+	// optType2, opts2 are builtin_options_2 (the StableHLO builtins').
+	optType2 fb.BuiltinOptions2
+	opts2    func(*flatbuffers.Builder) flatbuffers.UOffsetT
+	version  int32
 }
 
 type mspec struct {
@@ -127,9 +130,12 @@ func (m *mspec) bytes() []byte {
 				codeIdx[k] = uint32(len(codes))
 				codes = append(codes, fb.OperatorCodeEnd(b))
 			}
-			var opt flatbuffers.UOffsetT
+			var opt, opt2 flatbuffers.UOffsetT
 			if o.opts != nil {
 				opt = o.opts(b)
+			}
+			if o.opts2 != nil {
+				opt2 = o.opts2(b)
 			}
 			in := ivec(o.inputs, fb.OperatorStartInputsVector)
 			out := ivec(o.outputs, fb.OperatorStartOutputsVector)
@@ -147,6 +153,10 @@ func (m *mspec) bytes() []byte {
 			if o.opts != nil {
 				fb.OperatorAddBuiltinOptionsType(b, o.optType)
 				fb.OperatorAddBuiltinOptions(b, opt)
+			}
+			if o.opts2 != nil {
+				fb.OperatorAddBuiltinOptions2Type(b, o.optType2)
+				fb.OperatorAddBuiltinOptions2(b, opt2)
 			}
 			ops = append(ops, fb.OperatorEnd(b))
 		}

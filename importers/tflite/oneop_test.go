@@ -344,6 +344,7 @@ func oneOpCases() []oneOp {
 	cs = append(cs, sparseCases()...)
 	cs = append(cs, moreCases()...)
 	cs = append(cs, controlCases()...)
+	cs = append(cs, builtinCases()...)
 	return cs
 }
 

@@ -3,7 +3,6 @@ package tflite
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -543,7 +542,8 @@ func (c *converter) landmarksToTransformMatrix(o *operator) error {
 	lx, ly := point(p.left, "l")
 	rx, ry := point(p.right, "r")
 	dy, dx := c.op2("Sub", ry, ly, n+"_dy"), c.op2("Sub", rx, lx, n+"_dx")
-	angle := c.atan2(dy, dx, n)
+	angle := c.unique(n + "_atan2")
+	c.atan2To(dy, dx, canonical.Float, angle)
 	rot := c.op2("Sub", c.scalarF32(n+"_target", p.target), angle, n+"_rotation")
 	cos, sin := c.b.Op("Cos", n+"_cos", []string{rot}), c.b.Op("Sin", n+"_sin", []string{rot})
 	sub := c.b.Op("Gather", n+"_subset", []string{pts, c.constI64(n+"_subset_idx", p.subset)}, canonical.IntAttr("axis", 0))
@@ -581,22 +581,6 @@ func (c *converter) landmarksToTransformMatrix(o *operator) error {
 		c.node("Reshape", []string{flat, c.constI64(n+"_oshape", slices.Clone(c.tensor(o.outputs[0]).shape))}, []string{y})
 		return nil
 	})
-}
-
-// atan2 is atan2(y, x) of float values: Atan(y / x), plus or minus pi
-// for x < 0, ±pi/2 or 0 for x = 0.
-func (c *converter) atan2(y, x, n string) string {
-	zero := c.scalarF32(n+"_z", 0)
-	a := c.b.Op("Atan", n+"_atan", []string{c.op2("Div", y, x, n+"_yx")})
-	pi := c.scalarF32(n+"_pi", float32(math.Pi))
-	halfPi := c.scalarF32(n+"_halfpi", float32(math.Pi/2))
-	negHalfPi := c.scalarF32(n+"_nhalfpi", -float32(math.Pi/2))
-	yNonNeg := c.b.Op("Not", n+"_yge", []string{c.op2("Less", y, zero, n+"_ylt")})
-	left := c.b.Op("Where", n+"_left", []string{yNonNeg, c.op2("Add", a, pi, n+"_apos"), c.op2("Sub", a, pi, n+"_aneg")})
-	vertical := c.b.Op("Where", n+"_up", []string{c.op2("Greater", y, zero, n+"_ygt"), halfPi,
-		c.b.Op("Where", n+"_down", []string{c.op2("Less", y, zero, n+"_ylt0"), negHalfPi, zero})})
-	nonPos := c.b.Op("Where", n+"_xle", []string{c.op2("Less", x, zero, n+"_xlt"), left, vertical})
-	return c.b.Op("Where", n+"_atan2", []string{c.op2("Greater", x, zero, n+"_xgt"), a, nonPos})
 }
 
 // userCustomOp maps a custom operator the user defines (Options.Custom):

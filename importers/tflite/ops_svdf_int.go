@@ -133,23 +133,7 @@ func (c *converter) hybridFeature(x string, wft *tensor, y0 string) (string, err
 	c.node("Div", []string{c.scalarF32(n+"_127", 127), safe}, []string{inv})
 	v := n + "_scaled"
 	c.node("Mul", []string{x, inv}, []string{v})
-	// Round half away from zero, exactly: floor(|v|) + (frac >= 0.5), signed.
-	av := n + "_scaled_abs"
-	c.node("Abs", []string{v}, []string{av})
-	fl := n + "_floor"
-	c.node("Floor", []string{av}, []string{fl})
-	frac := n + "_frac"
-	c.node("Sub", []string{av, fl}, []string{frac})
-	up := n + "_round_up"
-	c.node("GreaterOrEqual", []string{frac, c.scalarF32(n+"_half", 0.5)}, []string{up})
-	upf := n + "_round_up_f"
-	c.node("Cast", []string{up}, []string{upf}, canonical.IntAttr("to", int64(canonical.Float)))
-	mag := n + "_rounded_abs"
-	c.node("Add", []string{fl, upf}, []string{mag})
-	sgn := n + "_sign"
-	c.node("Sign", []string{v}, []string{sgn})
-	r := n + "_rounded"
-	c.node("Mul", []string{mag, sgn}, []string{r})
+	r := c.roundHalfAway(v, n)
 	cl := n + "_clamped"
 	c.node("Clip", []string{r, c.scalarF32(n+"_min", -127), c.scalarF32(n+"_max", 127)}, []string{cl})
 	q := n + "_q"
@@ -355,4 +339,26 @@ func (c *converter) svdfInteger(o *operator, filters, memory, rank int64) error 
 	delete(c.raw, layoutKey{int(o.inputs[4]), nchw})
 	delete(c.flt, layoutKey{int(o.inputs[4]), native})
 	return c.finishAs(o.outputs[0], native, y, true)
+}
+
+// roundHalfAway rounds float value v half away from zero (C's round,
+// TfLiteRound), exactly: floor(|v|) + (frac >= 0.5), signed.
+func (c *converter) roundHalfAway(v, n string) string {
+	av := c.unique(n + "_abs")
+	c.node("Abs", []string{v}, []string{av})
+	fl := c.unique(n + "_floor")
+	c.node("Floor", []string{av}, []string{fl})
+	frac := c.unique(n + "_frac")
+	c.node("Sub", []string{av, fl}, []string{frac})
+	up := c.unique(n + "_round_up")
+	c.node("GreaterOrEqual", []string{frac, c.scalarF32(c.unique(n+"_half"), 0.5)}, []string{up})
+	upf := c.unique(n + "_round_up_f")
+	c.node("Cast", []string{up}, []string{upf}, canonical.IntAttr("to", int64(canonical.Float)))
+	mag := c.unique(n + "_rounded_abs")
+	c.node("Add", []string{fl, upf}, []string{mag})
+	sgn := c.unique(n + "_sign")
+	c.node("Sign", []string{v}, []string{sgn})
+	r := c.unique(n + "_rounded")
+	c.node("Mul", []string{mag, sgn}, []string{r})
+	return r
 }

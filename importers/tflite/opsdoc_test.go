@@ -1,14 +1,18 @@
 package tflite
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	formats "github.com/onnxconv/onnxconv/formats/tflite"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+	tfliteruntime "github.com/onnxconv/onnxconv/runtimes/tflite"
 )
 
 // writeOpsDocEnv, when 1, makes TestOneOpAgainstTFLite write
@@ -73,15 +77,80 @@ Written by `+"`ONNXCONV_WRITE_TFLITE_OPS_DOC=1 go test ./importers/tflite -run T
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", o.Name, imp, exp, ck)
 	}
-	var missing []string
+	var missing, unrun []string
 	for _, o := range ops {
-		if !o.Imported() && len(o.Export) == 0 {
+		switch {
+		case o.Imported() || len(o.Export) > 0:
+		case slices.Contains(noInterpreter(), o.Builtin):
+			unrun = append(unrun, o.Name)
+		default:
 			missing = append(missing, o.Name)
 		}
 	}
 	fmt.Fprintf(&b, "\n## Not imported or exported (%d)\n\n%s\n", len(missing), strings.Join(missing, ", "))
+	fmt.Fprintf(&b, "\n## Run by neither interpreter (%d, not imported, not counted)\n\n"+
+		"Neither LiteRT.js (%s) nor tfjs-tflite has a kernel for these: LiteRT.js refuses a model of one of them at load\n"+
+		"with \"Didn't find op for builtin opcode\", so no one-op check can compute a reference (TestNoInterpreterRuns\n"+
+		"proves the refusal). Most are StableHLO builtins whose LiteRT kernels LiteRT.js does not link (it runs\n"+
+		"STABLEHLO_ADD, MULTIPLY, MAXIMUM, MINIMUM, AND, SHIFT_LEFT, PAD, GATHER, SCATTER, REDUCE_WINDOW, COMPOSITE, CASE\n"+
+		"and RNG_BIT_GENERATOR); CUSTOM is the tag of custom operators, which import by name.\n\n%s\n",
+		len(unrun), tfliteruntime.LiteRTPackage, strings.Join(unrun, ", "))
 	path := filepath.Join("..", "..", "docs", "tflite-ops.md")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// noInterpreter lists the builtins neither TFLite interpreter runs (and
+// CUSTOM, a tag rather than an operator): docs/tflite-ops.md lists them
+// apart, and TestNoInterpreterRuns checks that each is refused.
+func noInterpreter() []fb.BuiltinOperator {
+	return []fb.BuiltinOperator{
+		fb.BuiltinOperatorCUSTOM, fb.BuiltinOperatorCONCAT_EMBEDDINGS, fb.BuiltinOperatorCALL, fb.BuiltinOperatorDELEGATE,
+		fb.BuiltinOperatorPLACEHOLDER_FOR_GREATER_OP_CODES, fb.BuiltinOperatorSTABLEHLO_LOGISTIC, fb.BuiltinOperatorSTABLEHLO_DIVIDE,
+		fb.BuiltinOperatorSTABLEHLO_RESHAPE, fb.BuiltinOperatorSTABLEHLO_CLAMP, fb.BuiltinOperatorSTABLEHLO_CONCATENATE,
+		fb.BuiltinOperatorSTABLEHLO_BROADCAST_IN_DIM, fb.BuiltinOperatorSTABLEHLO_CONVOLUTION, fb.BuiltinOperatorSTABLEHLO_SLICE,
+		fb.BuiltinOperatorSTABLEHLO_CUSTOM_CALL, fb.BuiltinOperatorSTABLEHLO_REDUCE, fb.BuiltinOperatorSTABLEHLO_ABS,
+		fb.BuiltinOperatorSTABLEHLO_COSINE, fb.BuiltinOperatorSTABLEHLO_EXPONENTIAL, fb.BuiltinOperatorSTABLEHLO_FLOOR,
+		fb.BuiltinOperatorSTABLEHLO_LOG, fb.BuiltinOperatorSTABLEHLO_NEGATE, fb.BuiltinOperatorSTABLEHLO_OR,
+		fb.BuiltinOperatorSTABLEHLO_POWER, fb.BuiltinOperatorSTABLEHLO_REMAINDER, fb.BuiltinOperatorSTABLEHLO_RSQRT,
+		fb.BuiltinOperatorSTABLEHLO_SELECT, fb.BuiltinOperatorSTABLEHLO_SUBTRACT, fb.BuiltinOperatorSTABLEHLO_TANH,
+		fb.BuiltinOperatorSTABLEHLO_COMPARE, fb.BuiltinOperatorSTABLEHLO_CONVERT, fb.BuiltinOperatorSTABLEHLO_DYNAMIC_SLICE,
+		fb.BuiltinOperatorSTABLEHLO_DYNAMIC_UPDATE_SLICE, fb.BuiltinOperatorSTABLEHLO_IOTA, fb.BuiltinOperatorSTABLEHLO_DOT_GENERAL,
+		fb.BuiltinOperatorSTABLEHLO_SORT, fb.BuiltinOperatorSTABLEHLO_WHILE, fb.BuiltinOperatorSTABLEHLO_TRANSPOSE,
+		fb.BuiltinOperatorSTABLEHLO_CBRT,
+	}
+}
+
+// TestNoInterpreterRuns loads a model of each builtin of noInterpreter
+// (but CUSTOM) in LiteRT.js and in tfjs-tflite: both must refuse it,
+// LiteRT.js for want of a kernel.
+func TestNoInterpreterRuns(t *testing.T) {
+	env := tfliteEnv(t)
+	dir := t.TempDir()
+	for _, code := range noInterpreter()[1:] {
+		t.Run(code.String(), func(t *testing.T) {
+			x := fshape(2, 3)
+			ot, o := noOpts()
+			path := filepath.Join(dir, code.String()+".tflite")
+			m := single(code, ot, o, []tspec{x, x}, x)
+			if err := os.WriteFile(path, m.bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range []tfliteruntime.Interpreter{tfliteruntime.LiteRT, tfliteruntime.TFJSTFLite} {
+				s, err := tfliteruntime.OpenWith(context.Background(), env, path, tfliteruntime.Options{Interpreters: []tfliteruntime.Interpreter{in}})
+				if err == nil {
+					s.Close()
+					t.Errorf("%s loads a model of %s", in, code)
+					continue
+				}
+				var re *tfliteruntime.RunError
+				if !errors.As(err, &re) || re.Kind != "load" {
+					t.Errorf("%s: %v, want a load refusal", in, err)
+				} else if in == tfliteruntime.LiteRT && !strings.Contains(re.Detail, "Didn't find op for builtin opcode") {
+					t.Errorf("%s refuses it for another reason: %s", in, re.Detail)
+				}
+			}
+		})
 	}
 }

@@ -32,13 +32,44 @@ func options[T any, P interface {
 	} else if got != fb.BuiltinOptionsNONE {
 		return nil, fmt.Errorf("builtin options are %s, want %s", got, want)
 	}
+	return emptyOptions[T, P](), nil
+}
+
+// emptyOptions is an options table without fields: each reads as its
+// schema default.
+func emptyOptions[T any, P interface {
+	*T
+	initer
+}]() P {
+	p := P(new(T))
 	b := flatbuffers.NewBuilder(16)
 	b.StartObject(0)
 	end := b.EndObject()
 	b.Finish(end)
 	buf := b.FinishedBytes()
 	p.Init(buf, flatbuffers.GetUOffsetT(buf))
-	return p, nil
+	return p
+}
+
+// options2 decodes an operator's builtin_options_2 (the StableHLO
+// builtins' options) of the expected union type; absent options read as
+// the schema defaults.
+func options2[T any, P interface {
+	*T
+	initer
+}](o *operator, want fb.BuiltinOptions2) (P, error) {
+	got := o.raw.BuiltinOptions2Type()
+	if got == want {
+		var tab flatbuffers.Table
+		if o.raw.BuiltinOptions2(&tab) {
+			p := P(new(T))
+			p.Init(tab.Bytes, tab.Pos)
+			return p, nil
+		}
+	} else if got != fb.BuiltinOptions2NONE {
+		return nil, fmt.Errorf("builtin options 2 are %s, want %s", got, want)
+	}
+	return emptyOptions[T, P](), nil
 }
 
 // ---- reading constant tensors ---------------------------------------------

@@ -36,7 +36,9 @@
 // every sample.
 //
 // Route says which goes first for a model: tfjs-tflite for what LiteRT.js
-// does not run (other input or output types, state), else LiteRT.js. When
+// does not run (other input or output types, state, outputs computed at
+// prepare or resized at run time: UNIQUE, SEGMENT_SUM, UNSORTED_SEGMENT_*),
+// else LiteRT.js. When
 // the first refuses the model (at load, or on its first run), the other
 // is tried (Session.Refused); Session.Build and Session.Note name the
 // build that computed the model, which reports show (the session is a

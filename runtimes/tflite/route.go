@@ -85,7 +85,45 @@ func liteRTCannot(model []byte) (why string) {
 		return "its outputs " + strings.Join(outs, ", ") + " are computed when the model is prepared, which " + LiteRTPackage +
 			" does not copy to its output tensors (it answered garbage for SHAPE, RANK and a RANGE of constants)"
 	}
+	if outs := dynamicOutputs(m, &g); len(outs) > 0 {
+		return "its outputs " + strings.Join(outs, ", ") + " are resized when the model runs, which " + LiteRTPackage +
+			" does not do (it answered the prepared buffer for UNIQUE, SEGMENT_SUM and UNSORTED_SEGMENT_*)"
+	}
 	return ""
+}
+
+// dynamicOutputs names the outputs of subgraph g written by ops that
+// resize their output when they run (its shape follows the values of an
+// input): LiteRT.js 2.5.3 answers the buffer of the prepared shape for
+// them, unwritten.
+func dynamicOutputs(m *fb.Model, g *fb.SubGraph) []string {
+	resized := map[fb.BuiltinOperator]bool{
+		fb.BuiltinOperatorUNIQUE: true, fb.BuiltinOperatorSEGMENT_SUM: true,
+		fb.BuiltinOperatorUNSORTED_SEGMENT_SUM: true, fb.BuiltinOperatorUNSORTED_SEGMENT_PROD: true,
+		fb.BuiltinOperatorUNSORTED_SEGMENT_MAX: true, fb.BuiltinOperatorUNSORTED_SEGMENT_MIN: true,
+	}
+	outs := map[int32]bool{}
+	for i := 0; i < g.OutputsLength(); i++ {
+		outs[g.Outputs(i)] = true
+	}
+	var op fb.Operator
+	var code fb.OperatorCode
+	var t fb.Tensor
+	var names []string
+	for i := 0; i < g.OperatorsLength(); i++ {
+		if !g.Operators(&op, i) || int(op.OpcodeIndex()) >= m.OperatorCodesLength() || !m.OperatorCodes(&code, int(op.OpcodeIndex())) {
+			continue
+		}
+		if !resized[max(code.BuiltinCode(), fb.BuiltinOperator(code.DeprecatedBuiltinCode()))] {
+			continue
+		}
+		for j := 0; j < op.OutputsLength(); j++ {
+			if idx := op.Outputs(j); outs[idx] && int(idx) < g.TensorsLength() && g.Tensors(&t, int(idx)) {
+				names = append(names, fmt.Sprintf("%q", t.Name()))
+			}
+		}
+	}
+	return names
 }
 
 // preparedOutputs names the outputs of subgraph g that TFLite computes
