@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -47,17 +46,9 @@ func torchDecoder(t *testing.T, name string) (m *canonical.Model, ids, logits []
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	for step := 0; step <= 3; step++ {
-		d := filepath.Join(dir, "torch", fmt.Sprintf("step%d", step))
-		id, err := tensorio.ReadNpyFile(filepath.Join(d, "input_ids.npy"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := tensorio.ReadNpyFile(filepath.Join(d, "logits.npy"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, logits = append(ids, id), append(logits, l)
+	ids, logits, err = tensorio.ReadDecodeSteps(filepath.Join(dir, "torch"), 3)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return m, ids, logits
 }

@@ -99,18 +99,9 @@ func decodesLikeTorch(t *testing.T, r runtimes.Runtime, dir, path string) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	var ids, want []*canonical.Tensor
-	for step := 0; step <= 3; step++ {
-		d := filepath.Join(dir, "torch", fmt.Sprintf("step%d", step))
-		id, err := tensorio.ReadNpyFile(filepath.Join(d, "input_ids.npy"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := tensorio.ReadNpyFile(filepath.Join(d, "logits.npy"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, want = append(ids, id), append(want, l)
+	ids, want, err := tensorio.ReadDecodeSteps(filepath.Join(dir, "torch"), 3)
+	if err != nil {
+		t.Fatal(err)
 	}
 	first, err := verify.PrefillInputs(m, &verify.Decode{Steps: 3, Prompt: int(ids[0].Dims[1])}, verify.GenOptions{}, 0)
 	if err != nil {
