@@ -4,45 +4,19 @@ package passes
 
 import (
 	"context"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/tensortest"
 	"github.com/onnxconv/onnxconv/verify"
 )
 
 // largeModelsEnv names the folder that fixtures/models/make_large_models.py
 // wrote; TestLargeModels runs only when it is set.
 const largeModelsEnv = "ONNXCONV_LARGE_MODELS"
-
-// scaleDiff returns the largest absolute difference of a and b and that
-// divided by the largest magnitude in a.
-func scaleDiff(t *testing.T, a, b *canonical.Tensor) (abs, rel float64) {
-	t.Helper()
-	fa, err := a.Float64s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fb, err := b.Float64s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fa) != len(fb) {
-		t.Fatalf("sizes %d and %d", len(fa), len(fb))
-	}
-	scale := 0.0
-	for i := range fa {
-		abs = max(abs, math.Abs(fa[i]-fb[i]))
-		scale = max(scale, math.Abs(fa[i]))
-	}
-	if scale == 0 {
-		return abs, abs
-	}
-	return abs, abs / scale
-}
 
 // argmax returns the index of the largest element of each row of an
 // [N, C] tensor.
@@ -155,10 +129,10 @@ func TestLargeModels(t *testing.T) {
 			// rounding into large ratios.
 			var ortAbs, ortRel, exAbs, exRel float64
 			for i := range ya {
-				abs, rel := scaleDiff(t, ya[i], yb[i])
-				ortAbs, ortRel = max(ortAbs, abs), max(ortRel, rel)
-				abs, rel = scaleDiff(t, ea[0][i], eb[0][i])
-				exAbs, exRel = max(exAbs, abs), max(exRel, rel)
+				d := tensortest.Compare(t, yb[i], ya[i])
+				ortAbs, ortRel = max(ortAbs, d.Abs), max(ortRel, d.Rel())
+				d = tensortest.Compare(t, eb[0][i], ea[0][i])
+				exAbs, exRel = max(exAbs, d.Abs), max(exRel, d.Rel())
 			}
 			if ortRel > 1e-5 || exRel > 1e-5 {
 				t.Errorf("optimized vs input, relative to the output's scale: executor %g, ONNX Runtime %g (max abs %g, %g)", exRel, ortRel, exAbs, ortAbs)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/tensortest"
 	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
@@ -95,35 +96,12 @@ func TestExecutorDecodesLikeTorch(t *testing.T) {
 				t.Fatal(err)
 			}
 			for step, y := range outs {
-				if d := maxRelDiff(t, y[0], want[step]); d > 1e-4 {
+				if d := tensortest.Compare(t, y[0], want[step]).Rel(); d > 1e-4 {
 					t.Errorf("%s: logits differ from torch's by %.3g of their scale", stepName(step), d)
 				}
 			}
 		})
 	}
-}
-
-// maxRelDiff is the largest difference of a and b over b's largest
-// magnitude.
-func maxRelDiff(t *testing.T, a, b *canonical.Tensor) float64 {
-	t.Helper()
-	va, err := a.Float64s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	vb, err := b.Float64s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(va) != len(vb) || len(va) == 0 {
-		t.Fatalf("shapes %v and %v", a.Dims, b.Dims)
-	}
-	d, s := 0.0, 0.0
-	for i := range va {
-		d = math.Max(d, math.Abs(va[i]-vb[i]))
-		s = math.Max(s, math.Abs(vb[i]))
-	}
-	return d / s
 }
 
 // TestCompareDecodes verifies a decoder against itself over the loop and

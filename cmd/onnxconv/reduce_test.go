@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
+	"github.com/onnxconv/onnxconv/canonical/tensortest"
 	"github.com/onnxconv/onnxconv/fsys"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/runtimes/tflite"
@@ -116,7 +116,7 @@ func TestReduceResizeAgainstORT(t *testing.T) {
 	closeTo(t, "the cut input", in, x, 0)
 	closeTo(t, "the executor's output", read(filepath.Join(bundle, reduce.CandidateDir, "output_0.pb")), want, 1e-5)
 	ortOut := read(filepath.Join(bundle, reduce.DataDir, "output_0.pb"))
-	if d := maxDiff(t, ortOut, want); d < 1e-3 {
+	if d := tensortest.Compare(t, ortOut, want).Abs; d < 1e-3 {
 		t.Errorf("ONNX Runtime's output is the reference's (max diff %g): the disagreement is gone, pick another", d)
 	}
 	sums, err := os.ReadFile(filepath.Join(bundle, reduce.SumsFile))
@@ -209,29 +209,9 @@ func useModules(t *testing.T, pkgs ...string) {
 	}
 }
 
-func maxDiff(t *testing.T, got, want *canonical.Tensor) float64 {
-	t.Helper()
-	g, err := got.Float32s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := want.Float32s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(g) != len(w) {
-		t.Fatalf("%d values, want %d", len(g), len(w))
-	}
-	d := 0.0
-	for i := range g {
-		d = max(d, math.Abs(float64(g[i]-w[i])))
-	}
-	return d
-}
-
 func closeTo(t *testing.T, what string, got, want *canonical.Tensor, tol float64) {
 	t.Helper()
-	if d := maxDiff(t, got, want); d > tol {
+	if d := tensortest.Compare(t, got, want).Abs; d > tol {
 		t.Errorf("%s differs by %g (tolerance %g)", what, d, tol)
 	}
 }
