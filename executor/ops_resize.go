@@ -395,8 +395,9 @@ func (c *lctx) resizeF32(h *htensor, out []int, axTaps [][]taps) *htensor {
 // resizePlanesF32 writes planes [lo, hi) of y (oh×ow each) resized from x
 // (ih×iw each) with the taps of the rows ty and of the columns tx (nil:
 // that axis is left as it is). Each output is the same float64 sum as the
-// generic path's, rows first (bit-identical); nearest taps (one, weight
-// 1) are copies.
+// generic path's, rows first (bit-identical but for the sign of a zero);
+// nearest taps (one, weight 1) are copies, linear ones (two) a pair of
+// products.
 func resizePlanesF32(x []float32, ih, iw int, ty, tx []taps, y []float32, oh, ow, lo, hi int) {
 	near := func(tp []taps) bool {
 		for _, t := range tp {
@@ -407,6 +408,10 @@ func resizePlanesF32(x []float32, ih, iw int, ty, tx []taps, y []float32, oh, ow
 		return true
 	}
 	if near(ty) && near(tx) {
+		var cols []int
+		for _, t := range tx {
+			cols = append(cols, t.idx[0])
+		}
 		for p := lo; p < hi; p++ {
 			xp, yp := x[p*ih*iw:(p+1)*ih*iw], y[p*oh*ow:(p+1)*oh*ow]
 			for oy := 0; oy < oh; oy++ {
@@ -415,26 +420,38 @@ func resizePlanesF32(x []float32, ih, iw int, ty, tx []taps, y []float32, oh, ow
 					iy = ty[oy].idx[0]
 				}
 				src, dst := xp[iy*iw:(iy+1)*iw], yp[oy*ow:(oy+1)*ow]
-				if tx == nil {
+				switch {
+				case oy > 0 && ty != nil && ty[oy-1].idx[0] == iy:
+					copy(dst, yp[(oy-1)*ow:oy*ow]) // the row above, up-sampled already
+				case cols == nil:
 					copy(dst, src)
-					continue
-				}
-				for ox := range dst {
-					dst[ox] = src[tx[ox].idx[0]]
+				default:
+					for ox, ix := range cols {
+						dst[ox] = src[ix]
+					}
 				}
 			}
 		}
 		return
 	}
 	row := make([]float64, iw)
+	cols := pairTaps(tx)
 	for p := lo; p < hi; p++ {
 		xp, yp := x[p*ih*iw:(p+1)*ih*iw], y[p*oh*ow:(p+1)*oh*ow]
 		for oy := 0; oy < oh; oy++ {
-			if ty == nil {
+			switch {
+			case ty == nil:
 				for i, v := range xp[oy*iw : (oy+1)*iw] {
 					row[i] = float64(v)
 				}
-			} else {
+			case len(ty[oy].idx) == 2:
+				t := ty[oy]
+				w0, w1 := t.w[0], t.w[1]
+				r0, r1 := xp[t.idx[0]*iw:(t.idx[0]+1)*iw], xp[t.idx[1]*iw:(t.idx[1]+1)*iw]
+				for i := range row {
+					row[i] = w0*float64(r0[i]) + w1*float64(r1[i])
+				}
+			default:
 				t := ty[oy]
 				for i := range row {
 					s := 0.0
@@ -445,20 +462,48 @@ func resizePlanesF32(x []float32, ih, iw int, ty, tx []taps, y []float32, oh, ow
 				}
 			}
 			dst := yp[oy*ow : (oy+1)*ow]
-			if tx == nil {
+			switch {
+			case tx == nil:
 				for i, v := range row {
 					dst[i] = float32(v)
 				}
-				continue
-			}
-			for ox := range dst {
-				t := tx[ox]
-				s := 0.0
-				for j, ix := range t.idx {
-					s += t.w[j] * row[ix]
+			case cols != nil:
+				for ox := range dst {
+					c := &cols[ox]
+					dst[ox] = float32(c.w0*row[c.i0] + c.w1*row[c.i1])
 				}
-				dst[ox] = float32(s)
+			default:
+				for ox := range dst {
+					t := tx[ox]
+					s := 0.0
+					for j, ix := range t.idx {
+						s += t.w[j] * row[ix]
+					}
+					dst[ox] = float32(s)
+				}
 			}
 		}
 	}
+}
+
+// tapPair is a linear tap of two inputs.
+type tapPair struct {
+	i0, i1 int
+	w0, w1 float64
+}
+
+// pairTaps returns tp as pairs when every tap has two inputs (linear),
+// else nil.
+func pairTaps(tp []taps) []tapPair {
+	if tp == nil {
+		return nil
+	}
+	out := make([]tapPair, len(tp))
+	for k, t := range tp {
+		if len(t.idx) != 2 {
+			return nil
+		}
+		out[k] = tapPair{t.idx[0], t.idx[1], t.w[0], t.w[1]}
+	}
+	return out
 }

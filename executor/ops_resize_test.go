@@ -7,12 +7,12 @@ import (
 
 // randTaps makes on taps of n each into an axis of in elements: indices
 // clamped as Resize clamps them, weights of either sign (cubic), or one
-// tap of weight 1 (nearest).
+// tap of weight 1 (nearest, each input repeated when up-sampling).
 func randTaps(r *rand.Rand, in, on, n int) []taps {
 	tp := make([]taps, on)
 	for o := range tp {
 		if n == 1 {
-			tp[o] = taps{idx: []int{r.Intn(in)}, w: []float64{1}}
+			tp[o] = taps{idx: []int{o * in / on}, w: []float64{1}}
 			continue
 		}
 		base := o*in/on - n/2 + 1
