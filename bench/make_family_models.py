@@ -88,6 +88,40 @@ class UNet(nn.Module):
         return self.out(y)
 
 
+class UNetResize(nn.Module):
+    """A 3-level U-Net of the held-out kind: BatchNorm, ConvTranspose 2x2
+    stride 2 on the deep level, Resize (bilinear and nearest) on the
+    others, skip Concats."""
+
+    def __init__(self, c=16):
+        super().__init__()
+
+        def block(i, o):
+            return nn.Sequential(
+                nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(),
+                nn.Conv2d(o, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU())
+        self.e1, self.e2 = block(3, c), block(c, 2 * c)
+        self.e3, self.e4 = block(2 * c, 4 * c), block(4 * c, 8 * c)
+        self.pool = nn.MaxPool2d(2)
+        self.u3 = nn.ConvTranspose2d(8 * c, 4 * c, 2, stride=2)
+        self.d3 = block(8 * c, 4 * c)
+        self.r2 = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+        self.d2 = block(6 * c, 2 * c)
+        self.r1 = nn.Upsample(scale_factor=2, mode="nearest")
+        self.d1 = block(3 * c, c)
+        self.out = nn.Conv2d(c, 2, 1)
+
+    def forward(self, x):
+        a = self.e1(x)
+        b = self.e2(self.pool(a))
+        m = self.e3(self.pool(b))
+        z = self.e4(self.pool(m))
+        y = self.d3(torch.cat([self.u3(z), m], 1))
+        y = self.d2(torch.cat([self.r2(y), b], 1))
+        y = self.d1(torch.cat([self.r1(y), a], 1))
+        return self.out(y)
+
+
 class BiLSTM(nn.Module):
     def __init__(self):
         super().__init__()
@@ -128,6 +162,8 @@ MODELS = [
     ("shufflenet_v2", bn_random(lambda: tv.shufflenet_v2_x1_0()), IMG, 13, 24,
      "torchvision shufflenet_v2_x1_0", False),
     ("unet", UNet, (1, 3, 128, 128), 13, 25, "2-level U-Net, 16 base channels, 128x128", False),
+    ("unet_resize", bn_random(UNetResize), (1, 3, 128, 128), 13, 33,
+     "3-level U-Net: ConvTranspose 2x2 stride 2, bilinear and nearest Resize, skip Concats, 128x128", False),
     ("bilstm", BiLSTM, (32, 1, 64), 13, 26, "2-layer bidirectional LSTM 64->128, seq 32, + Linear", False),
     ("resnet50_zoo", bn_random(lambda: tv.resnet50()), IMG, 13, 27,
      "torchvision resnet50, BatchNorm kept (ONNX zoo style)", True),

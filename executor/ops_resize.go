@@ -3,6 +3,8 @@ package executor
 import (
 	"fmt"
 	"math"
+
+	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // Resize and Upsample (host), separable per axis.
@@ -148,13 +150,16 @@ func hostResize(c *lctx) error {
 	exclude := c.AInt("exclude_outside", 0) == 1
 	antialias := c.AInt("antialias", 0) == 1
 	extrap := float64(c.AFloat("extrapolation_value", 0))
-	v := h.f64()
-	cur := h.shape
+	// The taps of each resized axis (nil: the axis is left as it is).
+	axTaps := make([][]taps, r)
 	outside := make([][]bool, r)
 	for ax := 0; ax < r; ax++ {
 		in, on := h.shape[ax], out[ax]
 		if in == on && fullScale[ax] == 1 && ctm != "tf_crop_and_resize" {
 			continue
+		}
+		if in == 0 && on > 0 {
+			return fmt.Errorf("%s: axis %d of input %v is empty, output %v is not", c.n.OpType, ax, h.shape, out)
 		}
 		scale := fullScale[ax]
 		resized := float32(on)
@@ -222,9 +227,21 @@ func hostResize(c *lctx) error {
 				}
 			}
 		}
+		axTaps[ax] = tp
+	}
+	if h.dt == canonical.Float && ctm != "tf_crop_and_resize" && lastTwoAxes(axTaps) {
+		c.OutH(0, c.resizeF32(h, out, axTaps))
+		return nil
+	}
+	v := h.f64()
+	cur := h.shape
+	for ax, tp := range axTaps {
+		if tp == nil {
+			continue
+		}
 		// apply along ax
 		ns := append([]int{}, cur...)
-		ns[ax] = on
+		ns[ax] = out[ax]
 		st := strides(cur)
 		res := make([]float64, numel(ns))
 		k := 0
@@ -337,6 +354,156 @@ func f32s(v []float64) []float32 {
 	out := make([]float32, len(v))
 	for i, x := range v {
 		out[i] = float32(x)
+	}
+	return out
+}
+
+// lastTwoAxes reports whether only the last two axes (or one of them) of a
+// tensor of rank 2 or more are resized.
+func lastTwoAxes(axTaps [][]taps) bool {
+	r := len(axTaps)
+	if r < 2 {
+		return false
+	}
+	for ax := 0; ax < r-2; ax++ {
+		if axTaps[ax] != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// resizeF32 resizes the last two axes of float32 h to out with the taps of
+// each (nil: left as it is), plane by plane over the kernels' threads.
+func (c *lctx) resizeF32(h *htensor, out []int, axTaps [][]taps) *htensor {
+	x, _ := f32(h)
+	r := len(out)
+	ih, iw, oh, ow := h.shape[r-2], h.shape[r-1], out[r-2], out[r-1]
+	ty, tx := axTaps[r-2], axTaps[r-1]
+	y := c.newHAs(h.dt, out, false)
+	yd, _ := f32(y)
+	planes := numel(out[:r-2])
+	run := func(lo, hi int) { resizePlanesF32(x, ih, iw, ty, tx, yd, oh, ow, lo, hi) }
+	if c.e.kern == nil {
+		run(0, planes)
+	} else {
+		c.e.kern.Range(planes, oh*ow, run)
+	}
+	return y
+}
+
+// resizePlanesF32 writes planes [lo, hi) of y (oh×ow each) resized from x
+// (ih×iw each) with the taps of the rows ty and of the columns tx (nil:
+// that axis is left as it is). Each output is the same float64 sum as the
+// generic path's, rows first (bit-identical but for the sign of a zero);
+// nearest taps (one, weight 1) are copies, linear ones (two) a pair of
+// products.
+func resizePlanesF32(x []float32, ih, iw int, ty, tx []taps, y []float32, oh, ow, lo, hi int) {
+	near := func(tp []taps) bool {
+		for _, t := range tp {
+			if len(t.idx) != 1 || t.w[0] != 1 {
+				return false
+			}
+		}
+		return true
+	}
+	if near(ty) && near(tx) {
+		var cols []int
+		for _, t := range tx {
+			cols = append(cols, t.idx[0])
+		}
+		for p := lo; p < hi; p++ {
+			xp, yp := x[p*ih*iw:(p+1)*ih*iw], y[p*oh*ow:(p+1)*oh*ow]
+			for oy := 0; oy < oh; oy++ {
+				iy := oy
+				if ty != nil {
+					iy = ty[oy].idx[0]
+				}
+				src, dst := xp[iy*iw:(iy+1)*iw], yp[oy*ow:(oy+1)*ow]
+				switch {
+				case oy > 0 && ty != nil && ty[oy-1].idx[0] == iy:
+					copy(dst, yp[(oy-1)*ow:oy*ow]) // the row above, up-sampled already
+				case cols == nil:
+					copy(dst, src)
+				default:
+					for ox, ix := range cols {
+						dst[ox] = src[ix]
+					}
+				}
+			}
+		}
+		return
+	}
+	row := make([]float64, iw)
+	cols := pairTaps(tx)
+	for p := lo; p < hi; p++ {
+		xp, yp := x[p*ih*iw:(p+1)*ih*iw], y[p*oh*ow:(p+1)*oh*ow]
+		for oy := 0; oy < oh; oy++ {
+			switch {
+			case ty == nil:
+				for i, v := range xp[oy*iw : (oy+1)*iw] {
+					row[i] = float64(v)
+				}
+			case len(ty[oy].idx) == 2:
+				t := ty[oy]
+				w0, w1 := t.w[0], t.w[1]
+				r0, r1 := xp[t.idx[0]*iw:(t.idx[0]+1)*iw], xp[t.idx[1]*iw:(t.idx[1]+1)*iw]
+				for i := range row {
+					row[i] = w0*float64(r0[i]) + w1*float64(r1[i])
+				}
+			default:
+				t := ty[oy]
+				for i := range row {
+					s := 0.0
+					for j, iy := range t.idx {
+						s += t.w[j] * float64(xp[iy*iw+i])
+					}
+					row[i] = s
+				}
+			}
+			dst := yp[oy*ow : (oy+1)*ow]
+			switch {
+			case tx == nil:
+				for i, v := range row {
+					dst[i] = float32(v)
+				}
+			case cols != nil:
+				for ox := range dst {
+					c := &cols[ox]
+					dst[ox] = float32(c.w0*row[c.i0] + c.w1*row[c.i1])
+				}
+			default:
+				for ox := range dst {
+					t := tx[ox]
+					s := 0.0
+					for j, ix := range t.idx {
+						s += t.w[j] * row[ix]
+					}
+					dst[ox] = float32(s)
+				}
+			}
+		}
+	}
+}
+
+// tapPair is a linear tap of two inputs.
+type tapPair struct {
+	i0, i1 int
+	w0, w1 float64
+}
+
+// pairTaps returns tp as pairs when every tap has two inputs (linear),
+// else nil.
+func pairTaps(tp []taps) []tapPair {
+	if tp == nil {
+		return nil
+	}
+	out := make([]tapPair, len(tp))
+	for k, t := range tp {
+		if len(t.idx) != 2 {
+			return nil
+		}
+		out[k] = tapPair{t.idx[0], t.idx[1], t.w[0], t.w[1]}
 	}
 	return out
 }
