@@ -472,9 +472,7 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		return nil, nil
 	}
 	text := c.isONNX() && IsText(c.in)
-	values := c.isONNX() && c.valueIns != nil
-	if d.Runtime != "" && missing == "" && !text && !values {
-		// (Sequences and optionals are passed to the executor alone.)
+	if d.Runtime != "" && missing == "" && !text {
 		setup, err := runtimes.NewSetup([]string{d.Runtime}, 0, c.opts.Env.Runtimes)
 		if err == nil {
 			c.release = append(c.release, setup.Close)
@@ -512,8 +510,6 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		switch {
 		case text:
 			cv.Reference += " (ONNX Runtime reads binary .onnx files only)"
-		case values:
-			cv.Reference += " (ONNX Runtime under Node passes tensors only, not the model's sequences or optionals)"
 		case missing != "":
 			cv.Reference += " (" + missing + ")"
 		case d.Runtime != "":
