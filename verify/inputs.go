@@ -71,7 +71,10 @@ func InputShape(v *canonical.Value, dims map[string]int64) (canonical.DataType, 
 		return 0, nil, fmt.Errorf("input %q is not a tensor (%s); pass its values with --inputs", v.Name, canonical.TypeString(v.Type))
 	}
 	if !hasShape {
-		return 0, nil, fmt.Errorf("input %q has no shape (unknown rank); pass its values with --inputs", v.Name)
+		if shape, ok := freeRankShape(v); ok {
+			return dt, shape, nil
+		}
+		return 0, nil, fmt.Errorf("input %q has no shape (unknown rank), and how the graph uses it fixes none; pass its values with --inputs", v.Name)
 	}
 	shape := make([]int64, len(ds))
 	for i, d := range ds {
