@@ -30,7 +30,10 @@ func freeRankShape(v *canonical.Value) (shape []int64, ok bool) {
 					if w == nil || from[w] {
 						continue
 					}
-					s, known := staticShape(w)
+					s, known := knownDims(w)
+					if w.Const != nil {
+						s, known = w.Const.Dims, true
+					}
 					if !known {
 						return nil, false
 					}
@@ -76,24 +79,4 @@ func broadcastShapes(a, b []int64) ([]int64, bool) {
 		}
 	}
 	return out, true
-}
-
-// staticShape is the shape of w when it is known: a constant's, or a
-// declared shape of known dims.
-func staticShape(w *canonical.Value) ([]int64, bool) {
-	if w.Const != nil {
-		return w.Const.Dims, true
-	}
-	_, dims, hasShape, isTensor := canonical.TensorTypeOf(w.Type)
-	if !isTensor || !hasShape {
-		return nil, false
-	}
-	s := make([]int64, len(dims))
-	for i, d := range dims {
-		if !d.Known {
-			return nil, false
-		}
-		s[i] = d.Value
-	}
-	return s, true
 }

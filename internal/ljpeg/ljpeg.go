@@ -263,27 +263,22 @@ func (d *decoder) image() (image.Image, error) {
 	if y.h != d.hmax || y.v != d.vmax || cb.h != cr.h || cb.v != cr.v {
 		return nil, &UnsupportedError{fmt.Sprintf("sampling Y %dx%d, Cb %dx%d, Cr %dx%d", y.h, y.v, cb.h, cb.v, cr.h, cr.v)}
 	}
-	var ratio image.YCbCrSubsampleRatio
-	switch [2]int{y.h / cb.h * 10, y.v / cb.v} {
-	case [2]int{10, 1}:
-		ratio = image.YCbCrSubsampleRatio444
-	case [2]int{20, 1}:
-		ratio = image.YCbCrSubsampleRatio422
-	case [2]int{20, 2}:
-		ratio = image.YCbCrSubsampleRatio420
-	case [2]int{10, 2}:
-		ratio = image.YCbCrSubsampleRatio440
-	case [2]int{40, 1}:
-		ratio = image.YCbCrSubsampleRatio411
-	case [2]int{40, 2}:
-		ratio = image.YCbCrSubsampleRatio410
-	default:
-		return nil, &UnsupportedError{fmt.Sprintf("sampling Y %dx%d, chroma %dx%d", y.h, y.v, cb.h, cb.v)}
-	}
-	if y.h%cb.h != 0 || y.v%cb.v != 0 {
+	ratio, ok := subsampling[[2]int{y.h / cb.h, y.v / cb.v}]
+	if !ok || y.h%cb.h != 0 || y.v%cb.v != 0 {
 		return nil, &UnsupportedError{fmt.Sprintf("sampling Y %dx%d, chroma %dx%d", y.h, y.v, cb.h, cb.v)}
 	}
 	return &image.YCbCr{Y: y.pix, Cb: cb.pix, Cr: cr.pix, YStride: y.stride, CStride: cb.stride, SubsampleRatio: ratio, Rect: r}, nil
+}
+
+// subsampling is image.YCbCr's ratio for the luma sampling factors over
+// the chroma's (horizontal, vertical).
+var subsampling = map[[2]int]image.YCbCrSubsampleRatio{
+	{1, 1}: image.YCbCrSubsampleRatio444,
+	{2, 1}: image.YCbCrSubsampleRatio422,
+	{2, 2}: image.YCbCrSubsampleRatio420,
+	{1, 2}: image.YCbCrSubsampleRatio440,
+	{4, 1}: image.YCbCrSubsampleRatio411,
+	{4, 2}: image.YCbCrSubsampleRatio410,
 }
 
 // scan decodes one Huffman-coded sequential scan.
