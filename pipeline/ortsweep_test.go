@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -96,4 +99,47 @@ func noted(res *Result, s string) bool {
 		}
 	}
 	return false
+}
+
+// A model with sequence and optional inputs, copied alone (no
+// test_data_set beside it), converts on generated values — a sequence of
+// verify.GeneratedSequenceLength tensors, an optional's value — and on
+// values read with --inputs from a SequenceProto/OptionalProto folder or
+// its parent of test_data_set_N folders; ONNX Runtime computes the source
+// through copies of the model each time, and the result computed by it
+// equals the source.
+func TestConvertValueInputs(t *testing.T) {
+	testpaths.Node(t, ortnode.Package)
+	for _, name := range []string{"test_sequence_insert_at_back", "test_optional_get_element_optional_sequence"} {
+		dir := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", name)
+		alone := t.TempDir()
+		data, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(alone, "model.onnx"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, inputs := range []string{"", filepath.Join(dir, "test_data_set_0"), dir} {
+			res, err := Convert(context.Background(), filepath.Join(alone, "model.onnx"), filepath.Join(t.TempDir(), "out.onnx"),
+				Options{Env: builtins(), Verify: &VerifyOptions{Inputs: inputs}})
+			if err != nil {
+				t.Fatalf("%s, inputs %q: %v", name, inputs, err)
+			}
+			if !res.Equivalent || len(res.Comparisons) != 2 || res.Comparisons[1].What != inORTWhat {
+				t.Fatalf("%s, inputs %q: equivalent %v, %d comparison(s), want the source and the result in ONNX Runtime", name, inputs, res.Equivalent, len(res.Comparisons))
+			}
+			src := res.Comparisons[0].Report
+			if !strings.Contains(src.A.ComputedBy, "through copies of the model") {
+				t.Errorf("%s, inputs %q: source computed by %q", name, inputs, src.A.ComputedBy)
+			}
+			want := inputs
+			if inputs == "" {
+				want = "generated"
+			}
+			if src.Options.InputSource != want {
+				t.Errorf("%s: inputs %q, want %q", name, src.Options.InputSource, want)
+			}
+		}
+	}
 }
