@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/runtimes/runtimetest"
@@ -88,5 +90,42 @@ func TestValuesRefusedByOpen(t *testing.T) {
 	var re *RunError
 	if !errors.As(err, &re) || re.Kind != "values" || !re.RuntimeLimit() {
 		t.Fatalf("Open: %v, want a RunError of kind values", err)
+	}
+}
+
+// TestMapsRefused: a graph output that is a sequence of maps cannot cross
+// as tensors: RunValues refuses it with a one-line *RunError of kind type
+// (a runtime limit, so that a caller falls back) naming the output.
+func TestMapsRefused(t *testing.T) {
+	r := testRuntime(t)
+	dir := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_identity_sequence")
+	m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	kt := int32(canonical.Int64)
+	m.Graph.Outputs[0].Type = canonical.SequenceType(&onnxpb.TypeProto{Value: &onnxpb.TypeProto_MapType{MapType: &onnxpb.TypeProto_Map{
+		KeyType: &kt, ValueType: canonical.TensorTypeNoShape(canonical.Float)}}})
+	path := filepath.Join(t.TempDir(), "maps.onnx")
+	if err := canonical.Save(path, m, canonical.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := r.Open(context.Background(), path, runtimes.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	sets, err := backendtest.LoadDataSets(dir, verify.GraphInputs(m), nil)
+	if err == nil && len(sets) == 0 {
+		t.Fatal("no data set")
+	}
+	if err != nil {
+		sets = []backendtest.DataSet{{}}
+	}
+	_, err = sess.(runtimes.ValueSession).RunValues(context.Background(), sets[0].Inputs)
+	var re *RunError
+	if !errors.As(err, &re) || re.Kind != "type" || !re.RuntimeLimit() || !strings.Contains(err.Error(), `graph output "`) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("RunValues: %v, want a one-line type *RunError naming the output", err)
 	}
 }
