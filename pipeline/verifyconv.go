@@ -771,6 +771,32 @@ func (c *converter) valueSamples(m *canonical.Model, inputs string) ([][]*execut
 	vo := c.opts.Verify
 	gen := vo.options().Gen
 	gen.Dims = defaultDims(m, vo.Dims, c.logf)
+	// The free dims of sequence and optional elements take 1, as other
+	// free dims do (--dim sets them).
+	for _, v := range ins {
+		elem := v.Type
+		if o := elem.GetOptionalType(); o != nil {
+			elem = o.GetElemType()
+		}
+		if sq := elem.GetSequenceType(); sq != nil {
+			elem = sq.GetElemType()
+		}
+		_, ds, hasShape, ok := canonical.TensorTypeOf(elem)
+		if !ok || !hasShape || elem == v.Type {
+			continue
+		}
+		for i, d := range ds {
+			for j := range verify.GeneratedSequenceLength {
+				key := d.Param
+				if key == "" {
+					key = fmt.Sprintf("%s[%d]:%d", v.Name, j, i)
+				}
+				if _, set := gen.Dims[key]; !d.Known && !set {
+					gen.Dims[key] = 1
+				}
+			}
+		}
+	}
 	var out [][]*executor.Value
 	for k := range max(vo.Samples, 1) {
 		s, err := verify.GenerateValues(m, gen, k)
