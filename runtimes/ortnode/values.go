@@ -391,10 +391,16 @@ func (s *valueSession) writeCopy(path string, inputs []*executor.Value, outs []o
 	// Outputs, as far as they are known.
 	names := make([][]string, len(g.Outputs))
 	var newOutputs []*canonical.Value
-	add := func(op string, in []*canonical.Value, out string, attrs ...*canonical.Attribute) (*canonical.Value, error) {
-		n, err := g.AddNode("ortnode_value_out/"+out, "", op, in, []string{out}, attrs...)
+	// add computes op over in into a new value out of type typ; with
+	// output i >= 0 it is fetched as graph output i's.
+	add := func(i int, op string, in []*canonical.Value, out string, typ *onnxpb.TypeProto) (*canonical.Value, error) {
+		n, err := g.AddNode("ortnode_value_out/"+out, "", op, in, []string{out})
 		if err != nil {
 			return nil, err
+		}
+		n.Outputs[0].Type = typ
+		if i >= 0 {
+			newOutputs, names[i] = append(newOutputs, n.Outputs[0]), append(names[i], out)
 		}
 		return n.Outputs[0], nil
 	}
@@ -402,57 +408,41 @@ func (s *valueSession) writeCopy(path string, inputs []*executor.Value, outs []o
 		kind, elem, _ := valueKindOf(v.Type)
 		o := outs[i]
 		base := fmt.Sprintf("ortnode_out%d", i)
-		if kind == kindTensor {
+		names[i] = []string{}
+		src := v
+		var err error
+		switch {
+		case kind == kindTensor:
 			newOutputs, names[i] = append(newOutputs, v), []string{v.Name}
 			continue
+		case (kind == kindOpt || kind == kindOptSeq) && !o.hasKnown:
+			_, err = add(i, "OptionalHasElement", []*canonical.Value{v}, base+"/has", canonical.TensorTypeDims(canonical.Bool, nil))
+		case (kind == kindOpt || kind == kindOptSeq) && !o.has:
+		case kind == kindOpt:
+			_, err = add(i, "OptionalGetElement", []*canonical.Value{v}, base+"/elem", elem)
+		case kind == kindOptSeq:
+			src, err = add(-1, "OptionalGetElement", []*canonical.Value{v}, base+"/elem", canonical.SequenceType(elem))
 		}
-		src := v
-		if kind == kindOpt || kind == kindOptSeq {
-			if !o.hasKnown {
-				h, err := add("OptionalHasElement", []*canonical.Value{v}, base+"/has")
-				if err != nil {
-					return nil, nil, err
-				}
-				h.Type = canonical.TensorTypeDims(canonical.Bool, nil)
-				newOutputs, names[i] = append(newOutputs, h), []string{h.Name}
-				continue
-			}
-			if !o.has {
-				continue
-			}
-			e, err := add("OptionalGetElement", []*canonical.Value{v}, base+"/elem")
-			if err != nil {
-				return nil, nil, err
-			}
-			if kind == kindOpt {
-				e.Type = elem
-				newOutputs, names[i] = append(newOutputs, e), []string{e.Name}
-				continue
-			}
-			e.Type = canonical.SequenceType(elem)
-			src = e
+		if err != nil {
+			return nil, nil, err
 		}
-		if o.n < 0 {
-			l, err := add("SequenceLength", []*canonical.Value{src}, base+"/len")
-			if err != nil {
-				return nil, nil, err
-			}
-			l.Type = canonical.TensorTypeDims(canonical.Int64, nil)
-			newOutputs, names[i] = append(newOutputs, l), []string{l.Name}
+		if kind == kindOpt || ((kind == kindOptSeq) && (!o.hasKnown || !o.has)) {
 			continue
 		}
-		names[i] = []string{}
+		if o.n < 0 {
+			if _, err := add(i, "SequenceLength", []*canonical.Value{src}, base+"/len", canonical.TensorTypeDims(canonical.Int64, nil)); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		for j := range o.n {
 			idx, err := g.AddInitializer(canonical.NumberTensor(fmt.Sprintf("%s/at%d/index", base, j), canonical.Int64, nil, []float64{float64(j)}))
 			if err != nil {
 				return nil, nil, err
 			}
-			at, err := add("SequenceAt", []*canonical.Value{src, idx}, fmt.Sprintf("%s/at%d", base, j))
-			if err != nil {
+			if _, err := add(i, "SequenceAt", []*canonical.Value{src, idx}, fmt.Sprintf("%s/at%d", base, j), elem); err != nil {
 				return nil, nil, err
 			}
-			at.Type = elem
-			newOutputs, names[i] = append(newOutputs, at), append(names[i], at.Name)
 		}
 	}
 	g.Outputs = newOutputs
