@@ -2,10 +2,11 @@ package executor
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
-	_ "image/jpeg" // ImageDecoder formats
+	"image/jpeg"
 	_ "image/png"
 	"strconv"
 
@@ -14,14 +15,16 @@ import (
 	_ "golang.org/x/image/webp"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/internal/ljpeg"
 )
 
-// ImageDecoder (host): PNG and JPEG (Go standard library), BMP, TIFF and
+// ImageDecoder (host): baseline JPEG (internal/ljpeg: libjpeg's islow
+// inverse DCT), other JPEG and PNG (Go standard library), BMP, TIFF and
 // WebP (golang.org/x/image) and binary PNM. 4:2:0 JPEG and WebP chroma is
-// interpolated and converted as libjpeg and libwebp do (ycbcr.go): WebP
-// pixels are then libwebp's; JPEG pixels still differ from libjpeg's by up
-// to 2 where Go's inverse DCT rounds differently from libjpeg's islow one.
-// JPEG 2000 is not decoded.
+// interpolated and converted as libjpeg and libwebp do (ycbcr.go), so
+// that baseline JPEG and WebP pixels are libjpeg's and libwebp's;
+// progressive JPEG, which Go decodes, may differ from libjpeg's by up to
+// 2. JPEG 2000 is not decoded: the error says so.
 
 func registerImage(r registry) {
 	r.host(hostImageDecoder, "ImageDecoder")
@@ -35,9 +38,19 @@ func hostImageDecoder(c *lctx) error {
 	data := h.data.([]uint8)
 	var img image.Image
 	format := "pnm"
-	if len(data) > 2 && data[0] == 'P' && (data[1] == '5' || data[1] == '6') {
+	var unsupported *ljpeg.UnsupportedError
+	switch {
+	case len(data) > 2 && data[0] == 'P' && (data[1] == '5' || data[1] == '6'):
 		img, err = decodePNM(data)
-	} else {
+	case isJPEG2000(data):
+		return fmt.Errorf("ImageDecoder: the image is JPEG 2000, which the built-in executor does not decode (PNG, JPEG, BMP, TIFF, WebP and PNM are decoded)")
+	case len(data) > 2 && data[0] == 0xFF && data[1] == 0xD8:
+		format = "jpeg"
+		img, err = ljpeg.Decode(data)
+		if errors.As(err, &unsupported) {
+			img, err = jpeg.Decode(bytes.NewReader(data))
+		}
+	default:
 		img, format, err = image.Decode(bytes.NewReader(data))
 	}
 	if err != nil {
@@ -145,4 +158,11 @@ func decodePNM(data []byte) (image.Image, error) {
 		img.Pix[4*i+3] = 255
 	}
 	return img, nil
+}
+
+// isJPEG2000 reports whether data starts as a JPEG 2000 file (JP2 box
+// signature) or codestream (SOC and SIZ markers).
+func isJPEG2000(data []byte) bool {
+	jp2 := []byte{0, 0, 0, 0x0C, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A}
+	return bytes.HasPrefix(data, jp2) || bytes.HasPrefix(data, []byte{0xFF, 0x4F, 0xFF, 0x51})
 }

@@ -10,15 +10,17 @@ import "image"
 // RGB in fixed point of their own. On the backend tests' 32x32 noise images
 // repeating the chroma made 2,970 of 3,072 WebP values and 2,771 JPEG values
 // differ, by up to 64; interpolated as the libraries do, WebP matches
-// exactly and JPEG within 2 (93 values: Go's inverse DCT rounds otherwise
-// than libjpeg's islow, which a decoder of our own would have to follow).
+// exactly, and JPEG decoded by internal/ljpeg (libjpeg's islow inverse
+// DCT) too; with Go's decoder 93 JPEG values differed by up to 2.
 
 // fancyRGB returns the RGB pixels (3 bytes each, row-major) of a 4:2:0
 // image decoded from format ("jpeg" or "webp"), with its chroma
-// interpolated and converted as that format's reference library does; ok
-// is false for another subsampling or format.
+// interpolated and converted as that format's reference library does, or
+// of a 4:4:4 JPEG converted as libjpeg does; ok is false for another
+// subsampling or format.
 func fancyRGB(yc *image.YCbCr, format string) (rgb []uint8, ok bool) {
-	if yc.SubsampleRatio != image.YCbCrSubsampleRatio420 || (format != "jpeg" && format != "webp") {
+	full := yc.SubsampleRatio == image.YCbCrSubsampleRatio444 && format == "jpeg"
+	if (yc.SubsampleRatio != image.YCbCrSubsampleRatio420 && !full) || (format != "jpeg" && format != "webp") {
 		return nil, false
 	}
 	b := yc.Rect
@@ -27,6 +29,9 @@ func fancyRGB(yc *image.YCbCr, format string) (rgb []uint8, ok bool) {
 		return []uint8{}, true
 	}
 	cw, ch := (b.Max.X+1)/2-b.Min.X/2, (b.Max.Y+1)/2-b.Min.Y/2
+	if full {
+		cw, ch = w, h
+	}
 	plane := func(p []uint8) chromaPlane {
 		off := yc.COffset(b.Min.X, b.Min.Y)
 		return chromaPlane{p: p[off:], stride: yc.CStride, w: cw, h: ch}
@@ -40,6 +45,8 @@ func fancyRGB(yc *image.YCbCr, format string) (rgb []uint8, ok bool) {
 			if format == "webp" {
 				u, v := cb.webp(x, y), cr.webp(x, y)
 				r, g, bl = webpRGB(yy, u, v)
+			} else if full {
+				r, g, bl = jpegRGB(yy, cb.at(y, x), cr.at(y, x))
 			} else {
 				u, v := cb.jpeg(x, y), cr.jpeg(x, y)
 				r, g, bl = jpegRGB(yy, u, v)

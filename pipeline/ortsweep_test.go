@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,9 +15,12 @@ import (
 // reference (scripts/backend-sweep.sh with ORT=1, on one model of each
 // class): each is EQUIVALENT, the source computed by ONNX Runtime — as it
 // is, through a copy with Cast nodes at graph inputs and outputs of types
-// onnxruntime-node cannot pass, or through a copy stamped opset 26 — or, when
-// ONNX Runtime cannot run it, by the executor with a note naming why; and
-// the result matches ONNX's stored outputs.
+// onnxruntime-node cannot pass, through copies that pass sequences and
+// optionals as tensors, or through a copy stamped opset 26 — or, when ONNX
+// Runtime cannot run it, by the executor with a note naming why; and the
+// result matches ONNX's stored outputs (the JPEG ImageDecoder's pixels
+// within the 1-step tolerance, which 93 values exceeded before the
+// executor decoded JPEG as libjpeg does).
 func TestConvertBackendWithORT(t *testing.T) {
 	testpaths.Node(t, ortnode.Package)
 	for name, want := range map[string]string{
@@ -25,7 +31,9 @@ func TestConvertBackendWithORT(t *testing.T) {
 		"test_cast_INT2_to_FLOAT":                    "through Cast nodes",            // int2 input
 		"test_causal_conv_with_state_basic_expanded": "stamped opset 26",              // opset 27, ops unchanged
 		"test_causal_conv_with_state_basic":          "ONNX Runtime could not run it", // op new at 27
-		"test_identity_sequence":                     "passes tensors only",           // sequence input
+		"test_identity_sequence":                     "through copies of the model",   // sequence input and output
+		"test_optional_get_element_optional_tensor":  "through copies of the model",   // optional input
+		"test_image_decoder_decode_jpeg_rgb":         "ONNX Runtime could not run it", // JPEG: no ImageDecoder kernel
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, res := convertStored(t, name)
@@ -91,4 +99,47 @@ func noted(res *Result, s string) bool {
 		}
 	}
 	return false
+}
+
+// A model with sequence and optional inputs, copied alone (no
+// test_data_set beside it), converts on generated values — a sequence of
+// verify.GeneratedSequenceLength tensors, an optional's value — and on
+// values read with --inputs from a SequenceProto/OptionalProto folder or
+// its parent of test_data_set_N folders; ONNX Runtime computes the source
+// through copies of the model each time, and the result computed by it
+// equals the source.
+func TestConvertValueInputs(t *testing.T) {
+	testpaths.Node(t, ortnode.Package)
+	for _, name := range []string{"test_sequence_insert_at_back", "test_optional_get_element_optional_sequence"} {
+		dir := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", name)
+		alone := t.TempDir()
+		data, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(alone, "model.onnx"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, inputs := range []string{"", filepath.Join(dir, "test_data_set_0"), dir} {
+			res, err := Convert(context.Background(), filepath.Join(alone, "model.onnx"), filepath.Join(t.TempDir(), "out.onnx"),
+				Options{Env: builtins(), Verify: &VerifyOptions{Inputs: inputs}})
+			if err != nil {
+				t.Fatalf("%s, inputs %q: %v", name, inputs, err)
+			}
+			if !res.Equivalent || len(res.Comparisons) != 2 || res.Comparisons[1].What != inORTWhat {
+				t.Fatalf("%s, inputs %q: equivalent %v, %d comparison(s), want the source and the result in ONNX Runtime", name, inputs, res.Equivalent, len(res.Comparisons))
+			}
+			src := res.Comparisons[0].Report
+			if !strings.Contains(src.A.ComputedBy, "through copies of the model") {
+				t.Errorf("%s, inputs %q: source computed by %q", name, inputs, src.A.ComputedBy)
+			}
+			want := inputs
+			if inputs == "" {
+				want = "generated"
+			}
+			if src.Options.InputSource != want {
+				t.Errorf("%s: inputs %q, want %q", name, src.Options.InputSource, want)
+			}
+		}
+	}
 }

@@ -373,6 +373,16 @@ func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.T
 		// Read by storedSamples (compare passes values on).
 		return c.storedIns, inputs, nil
 	}
+	if verify.HasValues(m) {
+		// Sequences or optionals: the samples are values (compare
+		// passes them on), read or generated.
+		vals, source, err := c.valueSamples(m, inputs)
+		if err != nil {
+			return nil, "", err
+		}
+		c.valueIns = vals
+		return nil, source, nil
+	}
 	state := canonical.StartState(m)
 	if inputs != "" {
 		s, err := loadWithoutState(inputs, verify.GraphInputs(m), state)
@@ -534,9 +544,7 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		return nil, nil
 	}
 	text := c.isONNX() && IsText(c.in)
-	values := c.isONNX() && c.valueIns != nil
-	if d.Runtime != "" && missing == "" && !text && !values {
-		// (Sequences and optionals are passed to the executor alone.)
+	if d.Runtime != "" && missing == "" && !text {
 		setup, err := runtimes.NewSetup([]string{d.Runtime}, 0, c.opts.Env.Runtimes)
 		if err == nil {
 			c.release = append(c.release, setup.Close)
@@ -574,8 +582,6 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 		switch {
 		case text:
 			cv.Reference += " (ONNX Runtime reads binary .onnx files only)"
-		case values:
-			cv.Reference += " (ONNX Runtime under Node passes tensors only, not the model's sequences or optionals)"
 		case missing != "":
 			cv.Reference += " (" + missing + ")"
 		case d.Runtime != "":
@@ -790,4 +796,76 @@ func worstAbs(rep *verify.Report) (string, float64) {
 		}
 	}
 	return name, w
+}
+
+// valueSamples returns the samples of a model with sequence or optional
+// inputs: read from inputs (its test_data_set_N folders, or input_N.pb in
+// it: a TensorProto, SequenceProto or OptionalProto as each input's type
+// tells), or generated (verify.GenerateValues).
+func (c *converter) valueSamples(m *canonical.Model, inputs string) ([][]*executor.Value, string, error) {
+	ins := verify.GraphInputs(m)
+	if inputs != "" {
+		ds, err := backendtest.LoadDataSets(inputs, ins, m.Graph.Outputs)
+		if err == nil && len(ds) == 0 {
+			var one []*executor.Value
+			for i, v := range ins {
+				val, err2 := backendtest.ReadValue(filepath.Join(inputs, "input_"+strconv.Itoa(i)+".pb"), v.Type)
+				if err2 != nil {
+					err = err2
+					break
+				}
+				one = append(one, val)
+			}
+			ds = []backendtest.DataSet{{Inputs: one}}
+		}
+		if err != nil {
+			return nil, "", inputErr(fmt.Errorf("inputs: %s: the model takes sequences or optionals, read from input_N.pb (TensorProto, SequenceProto, OptionalProto): %w", inputs, err))
+		}
+		var out [][]*executor.Value
+		for _, d := range ds {
+			if len(d.Inputs) != len(ins) {
+				return nil, "", inputErr(fmt.Errorf("inputs: %s holds %d inputs, the model takes %d", inputs, len(d.Inputs), len(ins)))
+			}
+			out = append(out, d.Inputs)
+		}
+		return out, inputs, nil
+	}
+	vo := c.opts.Verify
+	gen := vo.options().Gen
+	gen.Dims = defaultDims(m, vo.Dims, c.logf)
+	// The free dims of sequence and optional elements take 1, as other
+	// free dims do (--dim sets them).
+	for _, v := range ins {
+		elem := v.Type
+		if o := elem.GetOptionalType(); o != nil {
+			elem = o.GetElemType()
+		}
+		if sq := elem.GetSequenceType(); sq != nil {
+			elem = sq.GetElemType()
+		}
+		_, ds, hasShape, ok := canonical.TensorTypeOf(elem)
+		if !ok || !hasShape || elem == v.Type {
+			continue
+		}
+		for i, d := range ds {
+			for j := range verify.GeneratedSequenceLength {
+				key := d.Param
+				if key == "" {
+					key = fmt.Sprintf("%s[%d]:%d", v.Name, j, i)
+				}
+				if _, set := gen.Dims[key]; !d.Known && !set {
+					gen.Dims[key] = 1
+				}
+			}
+		}
+	}
+	var out [][]*executor.Value
+	for k := range max(vo.Samples, 1) {
+		s, err := verify.GenerateValues(m, gen, k)
+		if err != nil {
+			return nil, "", inputErr(fmt.Errorf("%s: generating verification inputs: %w (give --inputs DIR)", c.in, err))
+		}
+		out = append(out, s)
+	}
+	return out, "generated", nil
 }

@@ -32,6 +32,7 @@ import (
 	"sync"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/plugins"
 	"github.com/onnxconv/onnxconv/verify"
 )
@@ -317,16 +318,56 @@ func (r *Runner) Run(ctx context.Context, inputs []*canonical.Tensor) ([]*canoni
 		return nil, err
 	}
 	out, err := r.sess.Run(ctx, inputs)
-	// What computed the model is known once it ran (an engine may hand
-	// the model to another on its first run).
+	r.noteSession()
+	return out, err
+}
+
+// noteSession records the session's note: what computed the model is
+// known once it ran (an engine may hand the model to another on its first
+// run).
+func (r *Runner) noteSession() {
 	if n, ok := r.sess.(SessionNoter); ok && r.side >= 0 && r.side < len(r.setup.sessNotes) {
 		note := n.SessionNote()
 		r.setup.mu.Lock()
 		r.setup.sessNotes[r.side] = note
 		r.setup.mu.Unlock()
 	}
+}
+
+// ValueSession is a Session that also runs models whose graph inputs or
+// outputs are sequences or optionals (ONNX Runtime under Node does).
+type ValueSession interface {
+	Session
+	RunValues(ctx context.Context, inputs []*executor.Value) ([]*executor.Value, error)
+}
+
+// RunValues runs the model on one sample of values (verify.ValueRunner):
+// a runtime whose sessions pass tensors only gives a *ValuesError.
+func (r *Runner) RunValues(ctx context.Context, inputs []*executor.Value) ([]*executor.Value, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.open(ctx); err != nil {
+		return nil, err
+	}
+	vs, ok := r.sess.(ValueSession)
+	if !ok {
+		return nil, &ValuesError{Runtime: r.rt.Info().Name}
+	}
+	out, err := vs.RunValues(ctx, inputs)
+	r.noteSession()
 	return out, err
 }
+
+// ValuesError is a runtime that takes and gives tensors only, asked to run
+// a model with sequence or optional inputs or outputs.
+type ValuesError struct{ Runtime string }
+
+func (e *ValuesError) Error() string {
+	return "the runtime " + e.Runtime + " takes and gives tensors only, and the model takes or gives sequences or optionals"
+}
+
+// RuntimeLimit: the runtime's limit, not the model's (Limited).
+func (e *ValuesError) RuntimeLimit() bool { return true }
 
 // Describe says where each side ran, for a report's notes: "A ran on …,
 // B on …" (or "; B is stored outputs" when b has no model). A runtime is

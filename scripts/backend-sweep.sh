@@ -26,6 +26,7 @@ bin=$(realpath "$1")
 out=$(realpath -m "$2")
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tests=$(realpath "$repo/../shared/onnx-v1.22/backend-tests")
+[ -n "${ONLY:-}" ] && ONLY=$(realpath "$ONLY")
 mkdir -p "$out/work" "$out/logs"
 export XDG_DATA_HOME="$out/xdg" HOME="$out/home"
 mkdir -p "$HOME"

@@ -71,7 +71,10 @@ func InputShape(v *canonical.Value, dims map[string]int64) (canonical.DataType, 
 		return 0, nil, fmt.Errorf("input %q is not a tensor (%s); pass its values with --inputs", v.Name, canonical.TypeString(v.Type))
 	}
 	if !hasShape {
-		return 0, nil, fmt.Errorf("input %q has no shape (unknown rank); pass its values with --inputs", v.Name)
+		if shape, ok := freeRankShape(v); ok {
+			return dt, shape, nil
+		}
+		return 0, nil, fmt.Errorf("input %q has no shape (unknown rank), and how the graph uses it fixes none; pass its values with --inputs", v.Name)
 	}
 	shape := make([]int64, len(ds))
 	for i, d := range ds {
@@ -106,50 +109,56 @@ func GenerateInputs(m *canonical.Model, opts GenOptions, sample int) ([]*canonic
 	out := make([]*canonical.Tensor, len(ins))
 	for i, v := range ins {
 		rng := rand.New(rand.NewPCG(opts.Seed, uint64(sample)<<20|uint64(i)))
-		dt, shape, err := InputShape(v, opts.Dims)
+		t, err := genInput(v, opts, rng)
 		if err != nil {
 			return nil, err
-		}
-		if h, w, isImage := imageStream(v); isImage && dt == canonical.Uint8 {
-			// An encoded image: a real one (PNG), not random bytes.
-			if _, ds, _, _ := canonical.TensorTypeOf(v.Type); len(ds) == 1 && !ds[0].Known {
-				shape = []int64{0}
-			}
-			if out[i], err = pngStream(v, shape, h, w, rng); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		n, err := canonical.NumElements(shape)
-		if err != nil {
-			return nil, fmt.Errorf("input %q: %w", v.Name, err)
-		}
-		if n > MaxGeneratedElements {
-			return nil, fmt.Errorf("input %q: shape %v has %d elements, more than %d to generate", v.Name, shape, n, MaxGeneratedElements)
-		}
-		r, hasRange := opts.rangeFor(v.Name)
-		var rp *Range
-		if hasRange {
-			if !(r.Lo <= r.Hi) || math.IsInf(r.Lo, 0) || math.IsInf(r.Hi, 0) {
-				return nil, fmt.Errorf("input %q: range [%g, %g] is empty or infinite", v.Name, r.Lo, r.Hi)
-			}
-			rp = &r
-		}
-		t, err := genTensor(v, dt, shape, int(n), rng, opts.Distribution, rp)
-		if err != nil {
-			return nil, err
-		}
-		if rp == nil {
-			categorical(t, categories(v, 0), rng)
-			if c, ok := ifSelector(v); ok && n == 1 {
-				// A value an If compares it with: a branch a real
-				// call takes (a sample rate), not a random number.
-				t = canonical.NumberTensor(v.Name, dt, shape, []float64{c})
-			}
 		}
 		out[i] = t
 	}
 	return out, nil
+}
+
+// genInput generates the tensor input v.
+func genInput(v *canonical.Value, opts GenOptions, rng *rand.Rand) (*canonical.Tensor, error) {
+	dt, shape, err := InputShape(v, opts.Dims)
+	if err != nil {
+		return nil, err
+	}
+	if h, w, isImage := imageStream(v); isImage && dt == canonical.Uint8 {
+		// An encoded image: a real one (PNG), not random bytes.
+		if _, ds, _, _ := canonical.TensorTypeOf(v.Type); len(ds) == 1 && !ds[0].Known {
+			shape = []int64{0}
+		}
+		return pngStream(v, shape, h, w, rng)
+	}
+	n, err := canonical.NumElements(shape)
+	if err != nil {
+		return nil, fmt.Errorf("input %q: %w", v.Name, err)
+	}
+	if n > MaxGeneratedElements {
+		return nil, fmt.Errorf("input %q: shape %v has %d elements, more than %d to generate", v.Name, shape, n, MaxGeneratedElements)
+	}
+	r, hasRange := opts.rangeFor(v.Name)
+	var rp *Range
+	if hasRange {
+		if !(r.Lo <= r.Hi) || math.IsInf(r.Lo, 0) || math.IsInf(r.Hi, 0) {
+			return nil, fmt.Errorf("input %q: range [%g, %g] is empty or infinite", v.Name, r.Lo, r.Hi)
+		}
+		rp = &r
+	}
+	t, err := genTensor(v, dt, shape, int(n), rng, opts.Distribution, rp)
+	if err != nil {
+		return nil, err
+	}
+	if rp == nil {
+		categorical(t, categories(v, 0), rng)
+		if c, ok := ifSelector(v); ok && n == 1 {
+			// A value an If compares it with: a branch a real
+			// call takes (a sample rate), not a random number.
+			t = canonical.NumberTensor(v.Name, dt, shape, []float64{c})
+		}
+	}
+	return t, nil
 }
 
 func genTensor(v *canonical.Value, dt canonical.DataType, shape []int64, n int, rng *rand.Rand, dist string, r *Range) (*canonical.Tensor, error) {

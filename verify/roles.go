@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
 )
@@ -149,6 +150,47 @@ func inputRole(v *canonical.Value) role {
 			}
 			return r
 		}
+		if n.OpType == "SplitToSequence" && u.Index == 1 {
+			// Split sizes that sum to the axis's length (a 1-D split of k
+			// parts: equal parts, the rest in the last), or a scalar
+			// chunk length: half of it, rounded up.
+			r := role{kind: roleShape, use: fmt.Sprintf("the split of SplitToSequence node %s", n)}
+			d, okD := knownDims(n.Inputs[0])
+			sd, okS := knownDims(v)
+			ax := n.AttrInt("axis", 0)
+			if ax < 0 {
+				ax += int64(len(d))
+			}
+			if !okD || !okS || ax < 0 || ax >= int64(len(d)) || len(sd) > 1 {
+				return r
+			}
+			length := d[ax]
+			if len(sd) == 0 {
+				r.values = []int64{max((length+1)/2, 1)}
+				return r
+			}
+			k := sd[0]
+			if k <= 0 || k > length {
+				return r
+			}
+			for i := range k {
+				part := length / k
+				if i == k-1 {
+					part = length - part*(k-1)
+				}
+				r.values = append(r.values, part)
+			}
+			return r
+		}
+		if i, ok := positionInput(n); ok && u.Index == i {
+			// A position within the sequence: 1 in a generated one
+			// (GeneratedSequenceLength elements), else 0 (the front).
+			pos := int64(0)
+			if s := n.Inputs[0]; s != nil && s.Graph() != nil && slices.Contains(s.Graph().Inputs, s) {
+				pos = 1
+			}
+			return role{kind: roleShape, values: []int64{pos}, use: fmt.Sprintf("the position of %s node %s", n.OpType, n)}
+		}
 		if n.OpType == "Slice" && u.Index == 4 {
 			return role{kind: roleSteps, use: fmt.Sprintf("the steps of Slice node %s", n)}
 		}
@@ -269,4 +311,15 @@ func fillRole(name string, r role, n int, draw func(int64) int64) ([]int64, erro
 		return r.values, nil
 	}
 	return nil, nil
+}
+
+// positionInput gives the input index of a sequence position.
+func positionInput(n *canonical.Node) (int, bool) {
+	switch n.OpType {
+	case "SequenceInsert":
+		return 2, true
+	case "SequenceAt", "SequenceErase":
+		return 1, true
+	}
+	return 0, false
 }

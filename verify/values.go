@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -235,4 +236,55 @@ func compareValues(ctx context.Context, a, b *Side, opts Options, rep *Report, s
 	rep.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	rep.Summary = rep.summary()
 	return rep, nil
+}
+
+// GeneratedSequenceLength is the number of tensors in a generated sequence
+// input.
+const GeneratedSequenceLength = 3
+
+// GenerateValues makes one sample for a model whose graph inputs may be
+// sequences or optionals (HasValues), deterministically from opts.Seed and
+// sample: a tensor input as GenerateInputs makes it; a sequence input
+// GeneratedSequenceLength tensors of its element type (each generated as
+// an input of that type named NAME[i]: an element of unknown shape is a
+// run of 64 values); an optional input its value, present (a tensor, or a
+// sequence as above).
+func GenerateValues(m *canonical.Model, opts GenOptions, sample int) ([]*executor.Value, error) {
+	ins := GraphInputs(m)
+	out := make([]*executor.Value, len(ins))
+	for i, v := range ins {
+		rng := rand.New(rand.NewPCG(opts.Seed, uint64(sample)<<20|uint64(i)))
+		tp := v.Type
+		if o := tp.GetOptionalType(); o != nil {
+			tp = o.GetElemType()
+		}
+		if tp.GetTensorType() != nil {
+			gv := v
+			if tp != v.Type {
+				// The value of an optional: a tensor of its type.
+				gv = &canonical.Value{Name: v.Name, Type: tp}
+			}
+			t, err := genInput(gv, opts, rng)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = executor.TensorValue(t)
+			continue
+		}
+		elem := tp.GetSequenceType().GetElemType()
+		if elem.GetTensorType() == nil {
+			return nil, fmt.Errorf("input %q is %s, which cannot be generated (sequences and optionals of tensors can); pass its values with --inputs", v.Name, canonical.TypeString(v.Type))
+		}
+		dt, _, _, _ := canonical.TensorTypeOf(elem)
+		val := &executor.Value{IsSequence: true, ElemType: dt, Sequence: []*canonical.Tensor{}}
+		for j := range GeneratedSequenceLength {
+			t, err := genInput(&canonical.Value{Name: fmt.Sprintf("%s[%d]", v.Name, j), Type: elem}, opts, rng)
+			if err != nil {
+				return nil, err
+			}
+			val.Sequence = append(val.Sequence, t)
+		}
+		out[i] = val
+	}
+	return out, nil
 }

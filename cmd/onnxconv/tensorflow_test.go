@@ -18,10 +18,11 @@ import (
 // folder (TF1 and TF2) and a TF1 checkpoint of ../shared convert and
 // verify EQUIVALENT against TF.js running their graph as a TF.js graph
 // model (exit 0, the summary naming tfjs as what computed the source).
-// The regression model's input has no shape in the file (unknown rank):
-// it runs on tf2onnx's ramp input, given with --inputs; the checkpoint
-// has no signature: -O names its tensors, as tf2onnx's --inputs and
-// --outputs do.
+// The regression model's input has no shape in the file (unknown rank),
+// and only elementwise ops with scalar weights read it: it runs on a
+// generated 1-D input (verify's free-rank shape), or on tf2onnx's ramp
+// input given with --inputs; the checkpoint has no signature: -O names its
+// tensors, as tf2onnx's --inputs and --outputs do.
 func TestConvertTensorFlowVerifiedByTFJS(t *testing.T) {
 	testpaths.Node(t, "@tensorflow/tfjs")
 	inputs := t.TempDir()
@@ -34,11 +35,12 @@ func TestConvertTensorFlowVerifiedByTFJS(t *testing.T) {
 		args []string
 	}{
 		{"frozen GraphDef", []string{"tf_graphdef", "tf2onnx_fc-layers", "frozen.pb"}, nil},
-		{"frozen GraphDef, unknown rank", []string{"tf_graphdef", "tf2onnx_regression", "frozen.pb"}, []string{"--inputs", inputs}},
-		{"TF1 SavedModel folder", []string{"tf_savedmodel", "tf2onnx_regression"}, []string{"--inputs", inputs}},
+		{"frozen GraphDef, unknown rank", []string{"tf_graphdef", "tf2onnx_regression", "frozen.pb"}, nil},
+		{"frozen GraphDef, unknown rank, given inputs", []string{"tf_graphdef", "tf2onnx_regression", "frozen.pb"}, []string{"--inputs", inputs}},
+		{"TF1 SavedModel folder", []string{"tf_savedmodel", "tf2onnx_regression"}, nil},
 		{"TF2 SavedModel folder", []string{"tf_savedmodel", "tfjs_node_model_multi_output"}, nil},
 		{"TF2 SavedModel folder, another signature", []string{"tf_savedmodel", "tfjs_node_module_with_multiple_signatures"}, []string{"-O", "signature=timestwo"}},
-		{"TF1 checkpoint", []string{"tf_checkpoint", "tf2onnx_regression", "model.meta"}, []string{"-O", "inputs=X:0", "-O", "outputs=pred:0", "--inputs", inputs}},
+		{"TF1 checkpoint", []string{"tf_checkpoint", "tf2onnx_regression", "model.meta"}, []string{"-O", "inputs=X:0", "-O", "outputs=pred:0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out.onnx")

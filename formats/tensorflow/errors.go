@@ -26,13 +26,26 @@ func Unsupported(file, node, op, what string) error {
 }
 
 // SignatureError is a SavedModel or meta graph without the signature asked
-// for (Want); Have lists the signatures it has.
+// for (Want); Have lists the signatures it has. For a TF1 checkpoint that
+// has none, Placeholders and Unread are what its graph suggests (its
+// Placeholders, and the nodes nothing reads besides the machinery that
+// initializes, saves and trains it), and Training tells that it trains
+// (the unread nodes are then a loss): they are not taken by themselves.
 type SignatureError struct {
-	File string
-	Want string
-	Have []string
+	File                 string
+	Want                 string
+	Have                 []string
+	Placeholders, Unread []string
+	Training             bool
 }
 
 func (e *SignatureError) Error() string {
-	return fmt.Sprintf("%s has no signature %q (signatures: %s)", e.File, e.Want, joinOrNone(e.Have))
+	s := fmt.Sprintf("%s has no signature %q (signatures: %s)", e.File, e.Want, joinOrNone(e.Have))
+	if len(e.Placeholders) > 0 || len(e.Unread) > 0 {
+		s += fmt.Sprintf("; its graph's Placeholders are %s and the nodes nothing else reads are %s", joinOrNone(e.Placeholders), joinOrNone(e.Unread))
+		if e.Training {
+			s += " (the graph trains: those are a loss, not what the model predicts)"
+		}
+	}
+	return s
 }

@@ -182,6 +182,21 @@ func frozen(file string, sm *tfpb.SavedModel, varPrefix string, o Options) (*Gra
 	}
 	g := &Graph{File: file, Kind: KindSavedModel, Library: mg.GetGraphDef().GetLibrary()}
 	sig, ok := mg.GetSignatureDef()[sigName]
+	if !ok && o.Inputs == nil && o.Outputs == nil && (o.Signature == "" || o.Signature == "serving_default") && len(mg.GetSignatureDef()) == 0 && filepath.Ext(file) == ".meta" {
+		// A TF1 checkpoint without signatures: its graph names what it
+		// computes when it does not train.
+		ins, outs, training := graphIO(mg.GetGraphDef())
+		if training || len(ins) == 0 || len(outs) == 0 {
+			return nil, &SignatureError{File: file, Want: sigName, Placeholders: ins, Unread: outs, Training: training}
+		}
+		o.Inputs, o.Outputs = nil, nil
+		for _, n := range ins {
+			o.Inputs = append(o.Inputs, IO{Name: n, Tensor: n + ":0"})
+		}
+		for _, n := range outs {
+			o.Outputs = append(o.Outputs, IO{Name: n, Tensor: n + ":0"})
+		}
+	}
 	if !ok && (o.Inputs == nil || o.Outputs == nil) {
 		return nil, &SignatureError{File: file, Want: sigName, Have: slices.Sorted(maps.Keys(mg.GetSignatureDef()))}
 	}

@@ -5,7 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/onnxconv/onnxconv/formats/tensorflow/tfpb"
 )
 
 const shared = "../../../shared/models"
@@ -31,11 +37,66 @@ func TestLoadSavedModelFrozen(t *testing.T) {
 			t.Errorf("node %s is still %s", n.GetName(), n.GetOp())
 		}
 	}
-	// A checkpoint has no signature: the error names it.
+	// A checkpoint has no signature, and its graph trains: the error
+	// names it, the Placeholders and the loss nothing reads.
 	_, err = Load(context.Background(), filepath.Join(shared, "tf_checkpoint", "tf2onnx_regression", "model.meta"), Options{})
 	var se *SignatureError
-	if !errors.As(err, &se) || se.Want != "serving_default" {
+	if !errors.As(err, &se) || se.Want != "serving_default" || !se.Training ||
+		!slices.Equal(se.Placeholders, []string{"X", "Y"}) || !slices.Equal(se.Unread, []string{"truediv"}) {
 		t.Errorf("checkpoint without tensors: %v", err)
+	}
+}
+
+// TestCheckpointInferenceGraph: a TF1 checkpoint whose graph does not
+// train (the regression checkpoint's meta graph less its loss, gradients
+// and optimizer, as tf.train.Saver writes an inference graph) loads
+// without -O: its Placeholder is the input and the prediction, which
+// nothing reads but the saver and initializer, the output.
+func TestCheckpointInferenceGraph(t *testing.T) {
+	src := filepath.Join(shared, "tf_checkpoint", "tf2onnx_regression")
+	data, err := os.ReadFile(filepath.Join(src, "model.meta"))
+	if err != nil {
+		t.Skip("../shared/models not found")
+	}
+	var mg tfpb.MetaGraphDef
+	if err := proto.Unmarshal(data, &mg); err != nil {
+		t.Fatal(err)
+	}
+	loss := map[string]bool{"Y": true, "sub": true, "Pow": true, "Pow/y": true, "Rank": true, "range": true, "range/start": true,
+		"range/delta": true, "Sum": true, "truediv": true, "truediv/y": true}
+	gd := mg.GetGraphDef()
+	var kept []*tfpb.NodeDef
+	for _, n := range gd.GetNode() {
+		name := n.GetName()
+		if !loss[name] && !strings.HasPrefix(name, "gradients/") && !strings.HasPrefix(name, "GradientDescent") {
+			kept = append(kept, n)
+		}
+	}
+	gd.Node = kept
+	delete(mg.GetCollectionDef(), "train_op")
+	dir := t.TempDir()
+	out, err := proto.Marshal(&mg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "model.meta"), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"model.index", "model.data-00000-of-00001"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, err := Load(context.Background(), filepath.Join(dir, "model.meta"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Kind != KindCheckpoint || len(g.Inputs) != 1 || g.Inputs[0].Tensor != "X:0" || len(g.Outputs) != 1 || g.Outputs[0].Tensor != "pred:0" {
+		t.Errorf("kind %s, inputs %v, outputs %v; want X:0 and pred:0", g.Kind, g.Inputs, g.Outputs)
 	}
 }
 

@@ -23,11 +23,14 @@
 // with a Cast node at each such input and output (wire.go), and the values
 // are converted back here. It cannot take float4 (ONNX Runtime 1.30 has no
 // Cast kernel for it) or complex at a graph input or output (onnxruntime-node
-// refuses to load such a model: "Unsupported data type"), nor sequences,
-// maps or optionals; inside the graph every type ONNX Runtime has kernels
-// for runs. Such a model is a *RunError of kind "type" (RuntimeLimit:
-// onnxruntime-node's limit, not the model's), so that a caller can fall
-// back.
+// refuses to load such a model: "Unsupported data type"), nor maps;
+// inside the graph every type ONNX Runtime has kernels for runs. Such a
+// model is a *RunError of kind "type" (RuntimeLimit: onnxruntime-node's
+// limit, not the model's), so that a caller can fall back. Sequences and
+// optionals of tensors at the graph's inputs and outputs: Open refuses
+// them (kind "values"), and New's sessions run such a model through
+// copies whose inputs and outputs are tensors, built per sample
+// (values.go; runtimes.ValueSession).
 //
 // Opsets: ONNX Runtime 1.30 refuses a model stamped with an ai.onnx opset
 // past MaxOpset (26); when every op of such a model has the same schema at

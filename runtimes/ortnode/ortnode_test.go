@@ -133,28 +133,6 @@ func TestManySamplesThreads(t *testing.T) {
 	}
 }
 
-// TestRefusedTypes: a model whose graph input or output is of a type
-// onnxruntime-node cannot pass, even through a Cast (a sequence, an
-// optional), is refused at load with a one-line *RunError of kind type (a
-// runtime limit) naming the model and the input, so that a caller falls
-// back (Node is not aborted).
-func TestRefusedTypes(t *testing.T) {
-	r := testRuntime(t)
-	for name, want := range map[string]string{
-		"test_identity_sequence":                    `graph input "x" is of type non-tensor`,
-		"test_optional_get_element_optional_tensor": `graph input "optional_input" is of type non-tensor`,
-	} {
-		dir := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", name)
-		path := filepath.Join(dir, "model.onnx")
-		_, err := r.Open(context.Background(), path, runtimes.OpenOptions{})
-		var re *RunError
-		if !errors.As(err, &re) || re.Kind != "type" || !re.RuntimeLimit() || !strings.Contains(err.Error(), want) ||
-			!strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: %v, want a one-line type *RunError saying %q", name, err, want)
-		}
-	}
-}
-
 // TestErrors: a file that is not ONNX, an input name the model does not
 // have, an input of a type onnxruntime-node does not pass, a missing
 // package: each a typed, one-line error.

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,7 +30,9 @@ type RunError struct {
 	// Kind is where it failed: "load" (ONNX Runtime refused the model: an
 	// op or type it has no kernel for, an invalid graph), "type" (a graph
 	// input or output of a type onnxruntime-node cannot pass: bfloat16,
-	// float8, int4, …, or a sequence, map or optional), "inputs" (names,
+	// float8, int4, …, or a map), "values" (a graph input or output is a
+	// sequence or an optional: New's sessions run such a model through
+	// copies, see values.go), "inputs" (names,
 	// types or sizes do not match), "run", "protocol", "internal", "node"
 	// (the node process failed).
 	Kind   string
@@ -43,7 +46,7 @@ func (e *RunError) Error() string {
 // RuntimeLimit tells whether the failure is onnxruntime-node's (a graph
 // input or output of a type it cannot pass), not the model's
 // (runtimes.Limited).
-func (e *RunError) RuntimeLimit() bool { return e.Kind == "type" }
+func (e *RunError) RuntimeLimit() bool { return e.Kind == "type" || e.Kind == "values" }
 
 // oneLine joins the lines of s.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -93,6 +96,12 @@ func Open(ctx context.Context, env Env, modelPath string, threads int, unoptimiz
 		return nil, fmt.Errorf("onnxruntime (under Node): %s: %w", modelPath, err)
 	}
 	port, err := makePortable(abs, tmp)
+	var re *RunError
+	if errors.As(err, &re) {
+		_ = os.RemoveAll(tmp)
+		re.Model = modelPath
+		return nil, re
+	}
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("onnxruntime (under Node): %s: %w", modelPath, err)

@@ -66,6 +66,13 @@ func makePortable(path, dir string) (*portable, error) {
 		return nil, nil
 	}
 	defer m.Close()
+	for _, vs := range [][]*canonical.Value{m.Graph.Inputs, m.Graph.Outputs} {
+		for _, v := range vs {
+			if v.Type.GetTensorType() == nil && v.Type != nil {
+				return nil, &RunError{Model: path, Kind: "values", Detail: fmt.Sprintf("graph input or output %q is not a tensor: run the model with RunValues", v.Name)}
+			}
+		}
+	}
 	p := &portable{Types: map[string]canonical.DataType{}}
 	if v := m.Opset(""); v > MaxOpset && !sameOpsAt(m, MaxOpset) {
 		return nil, &OpsetError{Opset: v}
