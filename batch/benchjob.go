@@ -9,6 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/onnxconv/onnxconv/bench"
@@ -74,6 +77,10 @@ func (r *runner) bench(ctx context.Context, j *Job, rec *Record) {
 		rec.Status, rec.Kind, rec.Message = StatusError, "internal", "internal error (please report it): a bench job without settings"
 		return
 	}
+	if len(r.opts.BenchCommand) > 0 && b.Runtime == "" {
+		r.benchProcess(ctx, j, rec)
+		return
+	}
 	m, err := pipeline.Load(j.File, pipeline.LoadOptions{Importers: r.opts.Env.Importers})
 	if err != nil {
 		setError(rec, err)
@@ -107,11 +114,51 @@ func (r *runner) bench(ctx context.Context, j *Job, rec *Record) {
 		setBenchError(rec, err)
 		return
 	}
-	rec.Bench = benchFigures(b, res)
+	r.benchDone(j, rec, res)
+}
+
+// benchDone records a benchmark that ran.
+func (r *runner) benchDone(j *Job, rec *Record, res *bench.Result) {
+	rec.Bench = benchFigures(j.Spec.Bench, res)
 	rec.Status = StatusPass
 	if err := r.writeBenchReports(j, rec, res); err != nil {
 		rec.Notes = append(rec.Notes, "the bench reports could not be written: "+err.Error())
 	}
+}
+
+// benchProcess times the model in a process of its own (Options.
+// BenchCommand): `onnxconv bench MODEL --json` under the plugins' memory
+// limit, so that a model that takes too much memory ends that process,
+// not this one.
+func (r *runner) benchProcess(ctx context.Context, j *Job, rec *Record) {
+	b := j.Spec.Bench
+	argv := append(slices.Clone(r.opts.BenchCommand), "bench", j.File, "--json",
+		"--threads", strconv.Itoa(b.Threads), "--warmup", strconv.Itoa(b.Warmup), "--reps", strconv.Itoa(b.Reps))
+	inputs := j.Inputs
+	if inputs == "" {
+		inputs = j.Reference
+	}
+	if inputs != "" {
+		argv = append(argv, "--inputs", inputs)
+	}
+	out, err := plugins.RunProcess(ctx, r.opts.Plugins, "onnxconv bench", "bench", j.Model, argv)
+	if err != nil {
+		var pe *plugins.PluginError
+		if errors.As(err, &pe) {
+			// The model's path on this machine stays out of the record.
+			pe.Path = ""
+		}
+		rec.Status, rec.Kind, rec.Message = StatusFail, "does_not_run", strings.ReplaceAll(err.Error(), j.File, j.Model)
+		return
+	}
+	var res []*bench.Result
+	if err := json.Unmarshal(out, &res); err != nil || len(res) != 1 {
+		rec.Status, rec.Kind = StatusError, "internal"
+		rec.Message = fmt.Sprintf("internal error (please report it): onnxconv bench printed no result for %s (%v)", j.Model, err)
+		return
+	}
+	rec.Figures.OpsetBefore, rec.Figures.IRBefore = res[0].Opset, res[0].IRVersion
+	r.benchDone(j, rec, res[0])
 }
 
 // writeBenchReports writes the job's reports: the result as `onnxconv

@@ -85,7 +85,14 @@ type Stats struct {
 
 // Result is the outcome of Run.
 type Result struct {
-	Model   string `json:"model"`
+	Model string `json:"model"`
+	// Opset and IRVersion are the model's default-domain opset and IR
+	// version.
+	Opset     int64 `json:"opset,omitempty"`
+	IRVersion int64 `json:"ir_version,omitempty"`
+	// PID is the process that measured (a batch or serve bench job runs
+	// in a process of its own).
+	PID     int    `json:"pid,omitempty"`
 	Threads int    `json:"threads"`
 	Kernel  string `json:"sgemm_kernel"`
 	// IntKernel is the integer GEMM kernel (ConvInteger, MatMulInteger,
@@ -152,7 +159,7 @@ func Run(ctx context.Context, modelPath string, m *canonical.Model, opts Options
 	if threads == 0 {
 		threads = runtime.NumCPU()
 	}
-	res := &Result{Model: modelPath, Threads: threads, Kernel: kernels.KernelName(), IntKernel: kernels.IGemmKernel(), CPUs: runtime.NumCPU(), LoadAvg: loadAvg()}
+	res := &Result{Model: modelPath, Opset: m.Opset(""), IRVersion: m.IRVersion, PID: os.Getpid(), Threads: threads, Kernel: kernels.KernelName(), IntKernel: kernels.IGemmKernel(), CPUs: runtime.NumCPU(), LoadAvg: loadAvg()}
 	if other != nil {
 		oOut, err := other.Run(ctx, ins)
 		if err != nil {

@@ -95,6 +95,10 @@ type Config struct {
 	// bench jobs find runtime plugins.
 	Env     pipeline.Env
 	Plugins plugins.Options
+	// BenchCommand is the onnxconv program bench jobs run in, each in a
+	// process of its own under Plugins' memory limit (batch.Options.
+	// BenchCommand; nil: in the server's process).
+	BenchCommand []string
 	// Audit receives one JSON line per request (nil: none).
 	Audit io.Writer
 	// Version is the tool version the cache keys carry (zero: this
@@ -447,7 +451,8 @@ func (s *Server) run(parent context.Context, j *Job) {
 	defer s.metrics.running.Dec()
 	out := filepath.Join(dir, "out")
 	opts := batch.Options{Out: out, Jobs: 1, Cache: s.cfg.Cache, Env: s.cfg.Env, Plugins: s.cfg.Plugins,
-		Command: []string{"onnxconv", "serve", "job", id}, Tool: s.cfg.Tool,
+		BenchCommand: s.cfg.BenchCommand,
+		Command:      []string{"onnxconv", "serve", "job", id}, Tool: s.cfg.Tool,
 		Progress: func(e batch.Event) {
 			_, _ = s.store.update(id, func(j *Job) error {
 				if err := held(j); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/onnxconv/onnxconv/importers/builtin"
 	"github.com/onnxconv/onnxconv/pipeline"
 	"github.com/onnxconv/onnxconv/plugins"
+	"github.com/onnxconv/onnxconv/plugins/sdk"
 )
 
 // newBenchCmd returns `onnxconv bench MODEL...`, a thin shell over
@@ -48,6 +49,10 @@ tensors; cmd/onnxconv-bench (cgo, in process) has none of that.`,
   onnxconv bench fixtures/models/*/model.onnx --threads 1 --runtime onnxruntime --reps 20`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Started by a batch or serve bench job: its memory limit.
+			if err := sdk.LimitFromEnv(); err != nil {
+				return badInput(fmt.Errorf("bench: %w", err))
+			}
 			if reps < 1 || warmup < 0 || threads < 0 {
 				return badInput(errors.New("bench: --reps must be at least 1, --warmup and --threads not negative"))
 			}

@@ -87,6 +87,13 @@ See docs/serve.md.`,
 				return badInput(fmt.Errorf("serve: %w", err))
 			}
 			cfg.Env, cfg.Plugins = env, pluginHostOptions(builtins)
+			// Bench jobs run in a process of their own, under the
+			// plugins' memory limit.
+			self, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("serve: finding this program for bench jobs: %w", err)
+			}
+			cfg.BenchCommand = []string{self}
 			return runServer(ctx, cmd.ErrOrStderr(), addr, tlsCert, tlsKey, cfg)
 		},
 	}

@@ -100,16 +100,8 @@ func Run(p Plugin) error {
 	if os.Getenv(protocol.EnvMagicCookie) != protocol.MagicCookie {
 		return ErrNotStartedByHost
 	}
-	if s := os.Getenv(protocol.EnvMemoryLimit); s != "" {
-		limit, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || limit < 0 {
-			return fmt.Errorf("onnxconv plugin: bad %s=%q: want a number of bytes", protocol.EnvMemoryLimit, s)
-		}
-		if limit > 0 {
-			if err := applyMemoryLimit(limit); err != nil {
-				return fmt.Errorf("onnxconv plugin: applying memory limit of %d bytes: %w", limit, err)
-			}
-		}
+	if err := LimitFromEnv(); err != nil {
+		return fmt.Errorf("onnxconv plugin: %w", err)
 	}
 	// go-plugin points os.Stderr at a pipe once serving; the process's own
 	// standard error reaches the host even when the process dies.
@@ -132,6 +124,27 @@ func Run(p Plugin) error {
 		GRPCServer:      grpcServer,
 		Logger:          hclog.New(&hclog.LoggerOptions{Level: hclog.Error, Output: os.Stderr}),
 	})
+	return nil
+}
+
+// LimitFromEnv applies the memory limit the host passes in
+// ONNXCONV_PLUGIN_MEMORY_LIMIT (bytes; unset or 0: none) to this process:
+// what Run does first, and what a process started by plugins.RunProcess
+// calls.
+func LimitFromEnv() error {
+	s := os.Getenv(protocol.EnvMemoryLimit)
+	if s == "" {
+		return nil
+	}
+	limit, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || limit < 0 {
+		return fmt.Errorf("bad %s=%q: want a number of bytes", protocol.EnvMemoryLimit, s)
+	}
+	if limit > 0 {
+		if err := applyMemoryLimit(limit); err != nil {
+			return fmt.Errorf("applying memory limit of %d bytes: %w", limit, err)
+		}
+	}
 	return nil
 }
 
