@@ -356,12 +356,21 @@ func hostileUploads(t *testing.T, root string) []hostileUpload {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cases []struct{ Dir, Model string }
+	var cases []struct {
+		Dir, Model string
+		Args       []string
+	}
 	if err := json.Unmarshal(b, &cases); err != nil {
 		t.Fatal(err)
 	}
 	var out []hostileUpload
 	for _, c := range cases {
+		if len(c.Args) > 0 && (c.Args[0] == "inspect" || c.Args[0] == "check") {
+			// Hostile to that command only: a plain GraphDef that
+			// inspect and check must not take for an empty ONNX model
+			// converts as the TensorFlow model it is.
+			continue
+		}
 		dir := filepath.Join(root, filepath.FromSlash(c.Dir))
 		ents, err := os.ReadDir(dir)
 		if err != nil {

@@ -41,11 +41,11 @@ func samplesShapes(file string, def *fts.Def, o *Options) error {
 	}
 	s, err := tensorio.LoadSamples(o.Inputs, "input", vals, false)
 	if err != nil {
-		return &importers.OptionError{Importer: Name, Key: "inputs", Value: o.Inputs, Known: options.Names(optionSet().Specs()),
+		return &importers.OptionError{Importer: Name, Key: importers.OptionInputs, Value: o.Inputs, Known: options.Names(optionSet().Specs()),
 			Err: fmt.Errorf("%s: the shapes of the tensor inputs (%s) are read from the samples: %w", file, strings.Join(names, ", "), err)}
 	}
 	if len(s) == 0 {
-		return &importers.OptionError{Importer: Name, Key: "inputs", Value: o.Inputs, Known: options.Names(optionSet().Specs()),
+		return &importers.OptionError{Importer: Name, Key: importers.OptionInputs, Value: o.Inputs, Known: options.Names(optionSet().Specs()),
 			Err: fmt.Errorf("%s holds no sample", o.Inputs)}
 	}
 	for _, t := range s[0] {

@@ -71,7 +71,7 @@ func TestMissingInputsMessage(t *testing.T) {
 // tensor inputs' shapes are read from the samples.
 func TestShapesFromInputs(t *testing.T) {
 	m := importDetected(t, filepath.Join(statefulDir(t), "model.pt"),
-		map[string]string{"inputs": filepath.Join(statefulDir(t), "test_data_set_0"), "bind": "gain=0.5"})
+		map[string]string{importers.OptionInputs: filepath.Join(statefulDir(t), "test_data_set_0"), "bind": "gain=0.5"})
 	_, dims, _, _ := canonical.TensorTypeOf(m.Graph.Inputs[0].Type)
 	if m.Graph.Inputs[0].Name != "x" || len(dims) != 2 || dims[0].Value != 2 || dims[1].Value != 8 {
 		t.Errorf("input 0: %s %v, want x [2 8] (input_0.npy's shape)", m.Graph.Inputs[0].Name, dims)
