@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -215,8 +216,10 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	// quota before its body is read, so that concurrent uploads cannot
 	// overfill either (on a shared store, beside the other replicas'
 	// stored jobs but not their uploads in progress).
+	s.admit.Lock()
 	queued, active, stored, err := s.store.usage(who.id)
 	if err != nil {
+		s.admit.Unlock()
 		writeError(w, http.StatusServiceUnavailable, "the job store is not answering; retry later")
 		return
 	}
@@ -239,6 +242,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		s.receivingBy[who.id]++
 	}
 	s.mu.Unlock()
+	s.admit.Unlock()
 	switch {
 	case stopping:
 		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
@@ -255,11 +259,17 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("your token's jobs keep %d bytes, its quota; delete finished jobs (DELETE /v1/jobs/ID)", s.cfg.QuotaBytes))
 		return
 	}
-	j, err := s.acceptWithin(w, r, room)
-	s.mu.Lock()
-	s.receiving--
-	s.receivingBy[who.id]--
-	s.mu.Unlock()
+	var left sync.Once
+	leave := func() {
+		left.Do(func() {
+			s.mu.Lock()
+			s.receiving--
+			s.receivingBy[who.id]--
+			s.mu.Unlock()
+		})
+	}
+	j, err := s.acceptWithin(w, r, room, leave)
+	leave()
 	if err != nil {
 		var re *RequestError
 		var mbe *http.MaxBytesError
@@ -280,19 +290,20 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 }
 
 // acceptWithin reads the request's body, cut at room bytes, into a new
-// job.
-func (s *Server) acceptWithin(w http.ResponseWriter, r *http.Request, room int64) (*Job, error) {
+// job; leave ends the submission's place among those being received,
+// once the job is stored.
+func (s *Server) acceptWithin(w http.ResponseWriter, r *http.Request, room int64, leave func()) (*Job, error) {
 	if r.ContentLength > room {
 		return nil, &http.MaxBytesError{Limit: room}
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, room)
-	return s.accept(r, room)
+	return s.accept(r, room, leave)
 }
 
 // accept reads the request into a new job's folder and queues it.
 // room is what the job may keep on disk, upload and unpacked folder
-// together.
-func (s *Server) accept(r *http.Request, room int64) (*Job, error) {
+// together. leave is called when the job is stored (see Server.admit).
+func (s *Server) accept(r *http.Request, room int64, leave func()) (*Job, error) {
 	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || ct != "multipart/form-data" || params["boundary"] == "" {
 		return nil, badRequest("send multipart/form-data with a \"model\" file part and an optional \"spec\" part")
@@ -408,7 +419,13 @@ func (s *Server) accept(r *http.Request, room int64) (*Job, error) {
 		j.Total = len(planned)
 	}
 	j.Stored = dirSize(dir)
-	if err := s.store.put(j); err != nil {
+	s.admit.Lock()
+	err = s.store.put(j)
+	if err == nil {
+		leave()
+	}
+	s.admit.Unlock()
+	if err != nil {
 		return nil, err
 	}
 	s.metrics.submitted.WithLabelValues(kindOf(j)).Inc()

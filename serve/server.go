@@ -154,7 +154,13 @@ type Server struct {
 	// find each other's jobs by polling the store).
 	wake chan struct{}
 
-	mu sync.Mutex
+	// admit orders admissions against stored submissions: a submission
+	// reads the store's counts and reserves its place under it, and a
+	// received one is stored and leaves receiving under it, so that no
+	// submission is counted twice (stored and still receiving) or not at
+	// all. Taken before mu.
+	admit sync.Mutex
+	mu    sync.Mutex
 	// receiving counts the submissions being received here, in all and
 	// per token: each takes its place in the queue and in its token's
 	// quota before its upload is read, beside the store's jobs.
