@@ -205,6 +205,19 @@ func mediapipeVersion2(o *operator) error {
 	return nil
 }
 
+// mediapipeInput is the preamble of the MediaPipe transform operators: o
+// has inputs inputs and version 2, and its first input (the what) a
+// static shape, which it returns.
+func (c *converter) mediapipeInput(o *operator, inputs int, what string) ([]int64, error) {
+	if err := needInputs(o, inputs); err != nil {
+		return nil, err
+	}
+	if err := mediapipeVersion2(o); err != nil {
+		return nil, err
+	}
+	return c.staticShape(o.inputs[0], what)
+}
+
 // matrixRows returns the first two rows of a MediaPipe 4x4 transform
 // matrix (any shape of 16 floats) as eight [1] values, m[0]..m[7].
 func (c *converter) matrixRows(idx int32, n string) ([]string, error) {
@@ -241,13 +254,7 @@ func (c *converter) op2(op, a, b, n string) string { return c.b.Op(op, n, []stri
 // kernel reads the first row of the batch only, so a larger one is
 // refused.
 func (c *converter) transformLandmarks(o *operator) error {
-	if err := needInputs(o, 2); err != nil {
-		return err
-	}
-	if err := mediapipeVersion2(o); err != nil {
-		return err
-	}
-	sh, err := c.staticShape(o.inputs[0], "landmarks input")
+	sh, err := c.mediapipeInput(o, 2, "landmarks input")
 	if err != nil {
 		return err
 	}
@@ -294,13 +301,7 @@ func (c *converter) transformLandmarks(o *operator) error {
 // as the kernel computes them. Input [1, H, W, C], output [1, OH, OW, C]
 // (the output tensor's static shape; the kernel reads batch 0 only).
 func (c *converter) transformTensorBilinear(o *operator) error {
-	if err := needInputs(o, 2); err != nil {
-		return err
-	}
-	if err := mediapipeVersion2(o); err != nil {
-		return err
-	}
-	in, err := c.staticShape(o.inputs[0], "input")
+	in, err := c.mediapipeInput(o, 2, "input")
 	if err != nil {
 		return err
 	}
@@ -502,13 +503,7 @@ func readLandmarksMatrixParams(o *operator, n int64) (landmarksMatrixParams, err
 // scale · shift(-output/2), each product in float32 as the kernel sums
 // it (the zero terms dropped). atan2 is Atan with the quadrant fixed.
 func (c *converter) landmarksToTransformMatrix(o *operator) error {
-	if err := needInputs(o, 1); err != nil {
-		return err
-	}
-	if err := mediapipeVersion2(o); err != nil {
-		return err
-	}
-	sh, err := c.staticShape(o.inputs[0], "landmarks input")
+	sh, err := c.mediapipeInput(o, 1, "landmarks input")
 	if err != nil {
 		return err
 	}
