@@ -11,7 +11,7 @@ import (
 
 // TestQuantizeFormCommand: resnet_small quantized static per channel
 // (QDQ), then 'quantize --format qoperator' (8 Conv → Relu → QuantizeLinear
-// chains become QLinearConv) and back with 'quantize --format qdq' (no
+// chains become QLinearConv, the Gemm a com.microsoft QGemm) and back with 'quantize --format qdq' (no
 // QLinearConv left): each result EQUIVALENT to its input with both run by
 // ONNX Runtime 1.30. A model with nothing in the other form, and a
 // quantization flag with --format alone, are refused, nothing written.
@@ -24,19 +24,19 @@ func TestQuantizeFormCommand(t *testing.T) {
 	}
 	for _, c := range []struct {
 		in, out, form string
-		want          int // QLinearConv nodes in the result
-	}{{qdq, qop, "qoperator", 8}, {qop, back, "qdq", 0}} {
+		want          int // QLinearConv and QGemm nodes in the result
+	}{{qdq, qop, "qoperator", 9}, {qop, back, "qdq", 0}} {
 		code, stdout, stderr := runCmd("quantize", c.in, c.out, "--format", c.form)
 		if code != 0 {
 			t.Fatalf("--format %s: exit %d: %s%s", c.form, code, stdout, stderr)
 		}
-		for _, want := range []string{": EQUIVALENT", "computed by onnxruntime 1.30", "8 nodes rewritten to " + c.form} {
+		for _, want := range []string{": EQUIVALENT", "computed by onnxruntime 1.30", "9 nodes rewritten to " + c.form} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("--format %s: summary lacks %q:\n%s", c.form, want, stdout)
 			}
 		}
-		if ops, _ := opCounts(t, c.out); ops["QLinearConv"] != c.want {
-			t.Errorf("--format %s: %d QLinearConv, want %d: %v", c.form, ops["QLinearConv"], c.want, ops)
+		if ops, _ := opCounts(t, c.out); ops["QLinearConv"]+ops["QGemm"] != c.want {
+			t.Errorf("--format %s: %d QLinearConv and QGemm, want %d: %v", c.form, ops["QLinearConv"]+ops["QGemm"], c.want, ops)
 		}
 	}
 	for _, c := range []struct {
