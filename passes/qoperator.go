@@ -62,6 +62,16 @@ func QOperatorToQDQ(m *canonical.Model) (*canonical.Model, int, error) {
 	return c, done, nil
 }
 
+// HasQOperator reports whether g has nodes QOperatorToQDQ rewrites.
+func HasQOperator(g *canonical.Graph) bool {
+	for _, n := range g.Nodes {
+		if _, ms := qlinearOf(n, false); ms || isOp(n, "QLinearConv") || isOp(n, "QLinearMatMul") || n.Domain == msDomain && n.OpType == "QGemm" {
+			return true
+		}
+	}
+	return false
+}
+
 // perAxis is the axis attribute of a DequantizeLinear whose scale s (a
 // constant or a value of static shape) has more than one value (none for
 // one value); per-axis needs opset 13.
