@@ -20,6 +20,7 @@ func customHandlers() map[string]func(*converter, *operator) error {
 		"MaxUnpooling2D":             (*converter).maxUnpooling,
 		"TransformLandmarks":         (*converter).transformLandmarks,
 		"TransformTensorBilinear":    (*converter).transformTensorBilinear,
+		"TransformTensor":            (*converter).transformTensor,
 		"Landmarks2TransformMatrix":  (*converter).landmarksToTransformMatrix,
 	}
 }
@@ -194,9 +195,9 @@ func (c *converter) staticShape(idx int32, what string) ([]int64, error) {
 }
 
 // mediapipeVersion2 refuses a MediaPipe transform operator of another
-// version than 2: version 1 of TransformTensorBilinear and
-// Landmarks2TransformMatrix (other layouts and custom_options) is not
-// mapped; TransformLandmarks maps version 1 too.
+// version than 2: version 1 of Landmarks2TransformMatrix (other
+// custom_options) is not mapped; TransformLandmarks and
+// TransformTensorBilinear map version 1 too.
 func mediapipeVersion2(o *operator) error {
 	if o.version != 2 {
 		return fmt.Errorf("version %d: this operator is mapped at version 2 (MediaPipe's v2 CPU kernel) only", o.version)
@@ -217,6 +218,37 @@ func (c *converter) mediapipeInput(o *operator, inputs int, what string, v1 bool
 		}
 	}
 	return c.staticShape(o.inputs[0], what)
+}
+
+// transformTensor maps TransformTensor, the custom code of
+// TransformTensorBilinear's version 1 CPU kernel (MediaPipe registers
+// version 1 of it under this name).
+func (c *converter) transformTensor(o *operator) error {
+	if o.version != 1 {
+		return fmt.Errorf("version %d: MediaPipe's TransformTensor is version 1 (TransformTensorBilinear is its version 2)", o.version)
+	}
+	return c.transformTensorBilinear(o)
+}
+
+// bilinearV1 checks TransformTensorBilinear version 1's custom_options, a
+// FlexBuffers map whose mode, when given, must be "bilinear" (MediaPipe's
+// ParseTransformTensorBilinearV1Attributes refuses another); its
+// output_size is the output tensor's shape, which the kernel reads.
+func bilinearV1(o *operator) error {
+	m, err := flexOptions(o)
+	if err != nil {
+		return err
+	}
+	if r, ok := m["mode"]; ok {
+		mode, err := r.String()
+		if err != nil {
+			return fmt.Errorf("custom_options mode: %w", err)
+		}
+		if mode != "bilinear" {
+			return fmt.Errorf("custom_options mode %q: only bilinear is defined", mode)
+		}
+	}
+	return nil
 }
 
 // landmarksV1 reads TransformLandmarks version 1's custom_options, a
@@ -355,10 +387,17 @@ func (c *converter) transformLandmarks(o *operator) error {
 // outside [0, W-1] × [0, H-1]. Coordinates are float32, the blend double,
 // as the kernel computes them. Input [1, H, W, C], output [1, OH, OW, C]
 // (the output tensor's static shape; the kernel reads batch 0 only).
+// Version 1 (the same file's v1 kernel) is the same without the
+// half-pixel shift.
 func (c *converter) transformTensorBilinear(o *operator) error {
-	in, err := c.mediapipeInput(o, 2, "input", false)
+	in, err := c.mediapipeInput(o, 2, "input", true)
 	if err != nil {
 		return err
+	}
+	if o.version == 1 {
+		if err := bilinearV1(o); err != nil {
+			return fmt.Errorf("version 1: %w", err)
+		}
 	}
 	out, err := c.staticShape(o.outputs[0], "output")
 	if err != nil {
@@ -381,7 +420,10 @@ func (c *converter) transformTensorBilinear(o *operator) error {
 		s = c.op2("Sub", s, half, n+"_hc"+tag)
 		return cast(c.op2("Add", cast(t, canonical.Double), s, n+"_ht"+tag), canonical.Float)
 	}
-	tx, ty := shift(m[0], m[1], m[3], "x"), shift(m[4], m[5], m[7], "y")
+	tx, ty := m[3], m[7] // version 1: no half-pixel shift
+	if o.version != 1 {
+		tx, ty = shift(m[0], m[1], m[3], "x"), shift(m[4], m[5], m[7], "y")
+	}
 	OH, OW, H, W, C := out[1], out[2], in[1], in[2], in[3]
 	gx, gy := make([]float32, OH*OW), make([]float32, OH*OW)
 	for i := range gx {
