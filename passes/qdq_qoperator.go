@@ -27,8 +27,18 @@ import (
 // given as a DequantizeLinear of int32 values at x_scale × w_scale (zero
 // point 0) is taken as it is; a float constant bias is quantized to int32
 // at that scale, rounding half to even (as ONNX Runtime's quantizer
-// writes it). Nodes that do not fit stay QDQ. It returns a new model and
-// the number of nodes rewritten; m is not changed.
+// writes it).
+//
+// A Gemm between such DequantizeLinear inputs (B per tensor or per output
+// column; C, with alpha = beta = 1, an int32 DequantizeLinear or a float
+// constant as for Conv) becomes ONNX Runtime's com.microsoft QGemm, with
+// the QuantizeLinear of its output when there is one, else writing float.
+// Add, Mul, Sigmoid, LeakyRelu, GlobalAveragePool, AveragePool, Concat and
+// Softmax between DequantizeLinear inputs and a QuantizeLinear output, all
+// at scalar scales of one 8-bit type, become the com.microsoft QLinear op
+// of the same name (qlinearOps; the model gains the com.microsoft opset).
+// Nodes that do not fit stay QDQ. It returns a new model and the number of
+// nodes rewritten; m is not changed.
 func QDQToQOperator(m *canonical.Model) (*canonical.Model, int, error) {
 	if m == nil || m.Graph == nil {
 		return nil, 0, fmt.Errorf("qdq to qoperator: the model has no graph")
@@ -41,18 +51,17 @@ func QDQToQOperator(m *canonical.Model) (*canonical.Model, int, error) {
 	nm := canonical.NewNamer(c)
 	done := 0
 	for _, n := range slices.Clone(g.Nodes) {
-		if !isOp(n, "Conv") && !isOp(n, "MatMul") {
-			continue
-		}
-		p, ok := matchQDQ(n)
-		if !ok {
-			continue
-		}
-		if err := qoperatorOf(g, nm, n, p); err != nil {
+		ok, err := qoperatorNodeOf(c, nm, n)
+		if err != nil {
 			_ = c.Close()
 			return nil, 0, fmt.Errorf("qdq to qoperator: %s %q: %w", n.OpType, n.Name, err)
 		}
-		done++
+		if ok {
+			done++
+		}
+	}
+	if done > 0 && c.Opset(msDomain) == 0 && slices.ContainsFunc(g.Nodes, func(n *canonical.Node) bool { return n.Domain == msDomain }) {
+		c.SetOpset(msDomain, 1)
 	}
 	if done > 0 {
 		if _, err := eliminateDead(c, Options{}); err != nil {
@@ -67,6 +76,34 @@ func QDQToQOperator(m *canonical.Model) (*canonical.Model, int, error) {
 		g.Nodes = order
 	}
 	return c, done, nil
+}
+
+// qoperatorNodeOf rewrites n when it matches a QDQ pattern with a
+// QOperator form, reporting whether it did.
+func qoperatorNodeOf(c *canonical.Model, nm *canonical.Namer, n *canonical.Node) (bool, error) {
+	g := c.Graph
+	if isOp(n, "Conv") || isOp(n, "MatMul") {
+		p, ok := matchQDQ(n)
+		return ok, ifMatched(ok, func() error { return qoperatorOf(g, nm, n, p) })
+	}
+	if isOp(n, "Gemm") {
+		p, ok := matchQGemm(n)
+		return ok, ifMatched(ok, func() error { return qgemmOf(g, nm, n, p) })
+	}
+	o, ok := qlinearOf(n, true)
+	if !ok {
+		return false, nil
+	}
+	dqs, q, ok := msQLinearPattern(n, o)
+	return ok, ifMatched(ok, func() error { return msQLinearNode(c, nm, n, o, dqs, q) })
+}
+
+// ifMatched runs rewrite when ok.
+func ifMatched(ok bool, rewrite func() error) error {
+	if !ok {
+		return nil
+	}
+	return rewrite()
 }
 
 // qdqPattern is a matched Conv/MatMul: its DequantizeLinear inputs, the
@@ -101,8 +138,30 @@ func valueType(v *canonical.Value) canonical.DataType {
 			return canonical.Uint8
 		}
 		return valueType(q.Input(2))
+	} else if z := qlinearOutputZeroPoint(q); z != nil {
+		return valueType(z)
 	}
 	return 0
+}
+
+// qlinearOutputZeroPoint is the output zero point of a QOperator node n
+// (whose output has its type), or nil.
+func qlinearOutputZeroPoint(n *canonical.Node) *canonical.Value {
+	switch {
+	case isOp(n, "QLinearConv") || isOp(n, "QLinearMatMul"):
+		return n.Input(7)
+	case n == nil || n.Domain != msDomain:
+		return nil
+	case n.OpType == "QGemm":
+		return n.Input(8)
+	}
+	if o, ok := qlinearOf(n, false); ok {
+		if o.inputs == 0 {
+			return n.Input(1)
+		}
+		return n.Input(3*o.inputs + 1)
+	}
+	return nil
 }
 
 // count is the number of elements of v (a constant, or a value of

@@ -36,10 +36,7 @@ func TestQDQToQOperatorRoundTrip(t *testing.T) {
 			if n != 1 {
 				t.Fatalf("%d nodes rewritten, want 1", n)
 			}
-			ops := map[string]int{}
-			for _, nd := range q.Graph.Nodes {
-				ops[nd.OpType]++
-			}
+			ops := opsOf(q)
 			if ops["QLinearConv"]+ops["QLinearMatMul"] != 1 || len(q.Graph.Nodes) != 1 {
 				t.Fatalf("nodes %v, want one QLinear node", ops)
 			}
@@ -59,20 +56,12 @@ func TestQDQToQOperatorRoundTrip(t *testing.T) {
 // static per channel (what 'onnxconv quantize static --per-channel'
 // writes: QDQ on the inputs of every Conv, MatMul and Gemm), then
 // rewritten by QDQToQOperator: every Conv whose output is quantized
-// (through a Relu the quantization implies) becomes a QLinearConv, and
-// ONNX Runtime computes the QOperator model's outputs within one step
+// (through a Relu the quantization implies) becomes a QLinearConv, the
+// final Gemm (resnet_small) a QGemm writing float, and ONNX Runtime
+// computes the QOperator model's outputs within one step
 // (the output range over 255) of its outputs for the QDQ model.
 func TestQDQToQOperatorAgainstORT(t *testing.T) {
-	_, modules := testpaths.Node(t, ortnode.Package)
-	env, err := ortnode.Find(node.FindOptions{Getenv: func(k string) string {
-		if k == node.EnvNodeModules {
-			return modules
-		}
-		return os.Getenv(k)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := ortEnv(t)
 	for _, name := range []string{"resnet_small", "squeezenet"} {
 		t.Run(name, func(t *testing.T) {
 			m, _ := fixture(t, name)
@@ -87,50 +76,13 @@ func TestQDQToQOperatorAgainstORT(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer q.Close()
-			ops := map[string]int{}
-			for _, nd := range q.Graph.Nodes {
-				ops[nd.OpType]++
-			}
+			ops := opsOf(q)
 			t.Logf("%d nodes rewritten: %v", n, ops)
-			if n == 0 || ops["QLinearConv"] != n {
-				t.Fatalf("%d rewritten, %d QLinearConv", n, ops["QLinearConv"])
+			if n == 0 || ops["QLinearConv"]+ops["QGemm"] != n || ops["Gemm"] != 0 {
+				t.Fatalf("%d rewritten, %d QLinearConv and %d QGemm, %d Gemm left", n, ops["QLinearConv"], ops["QGemm"], ops["Gemm"])
 			}
-			dir := t.TempDir()
-			run := func(mm *canonical.Model, file string) [][]float64 {
-				path := filepath.Join(dir, file)
-				if err := canonical.Save(path, mm, canonical.SaveOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				s, err := ortnode.Open(context.Background(), env, path, 1, false)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer s.Close()
-				var out [][]float64
-				for _, in := range samples(t, m, 1000, 4) {
-					ps := make([]*onnxpb.TensorProto, len(in))
-					for j, x := range in {
-						if ps[j], err = canonical.TensorToProto(x); err != nil {
-							t.Fatal(err)
-						}
-					}
-					got, err := s.RunProtos(context.Background(), ps)
-					if err != nil {
-						t.Fatal(err)
-					}
-					g, err := canonical.TensorFromProto(got[0])
-					if err != nil {
-						t.Fatal(err)
-					}
-					f, err := g.Float64s()
-					if err != nil {
-						t.Fatal(err)
-					}
-					out = append(out, f)
-				}
-				return out
-			}
-			want, got := run(qdq, "qdq.onnx"), run(q, "qoperator.onnx")
+			ins := samples(t, m, 1000, 4)
+			want, got := ortOutputs(t, env, qdq, ins), ortOutputs(t, env, q, ins)
 			lo, hi, worst, off := math.Inf(1), math.Inf(-1), 0.0, 0
 			total := 0
 			for i := range want {
@@ -151,4 +103,84 @@ func TestQDQToQOperatorAgainstORT(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ortEnv finds ONNX Runtime under Node in the repository's node_modules
+// (skipping the test, counted, when it is missing).
+func ortEnv(t *testing.T) node.Env {
+	t.Helper()
+	_, modules := testpaths.Node(t, ortnode.Package)
+	env, err := ortnode.Find(node.FindOptions{Getenv: func(k string) string {
+		if k == node.EnvNodeModules {
+			return modules
+		}
+		return os.Getenv(k)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// ortOutputs runs m in ONNX Runtime on each sample of ins and returns its
+// first output's values.
+func ortOutputs(t *testing.T, env node.Env, m *canonical.Model, ins [][]*canonical.Tensor) [][]float64 {
+	t.Helper()
+	var out [][]float64
+	for _, s := range ortRun(t, env, m, ins, false) {
+		out = append(out, s[0])
+	}
+	return out
+}
+
+// ortRun runs m in ONNX Runtime (unoptimized: its graph optimizations off)
+// on each sample of ins and returns the values of every output, per
+// sample.
+func ortRun(t *testing.T, env node.Env, m *canonical.Model, ins [][]*canonical.Tensor, unoptimized bool) [][][]float64 {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "model.onnx")
+	if err := canonical.Save(path, m, canonical.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ortnode.Open(context.Background(), env, path, 1, unoptimized)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var out [][][]float64
+	for _, in := range ins {
+		ps := make([]*onnxpb.TensorProto, len(in))
+		for j, x := range in {
+			if ps[j], err = canonical.TensorToProto(x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.RunProtos(context.Background(), ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vals [][]float64
+		for _, p := range got {
+			g, err := canonical.TensorFromProto(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := g.Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals = append(vals, f)
+		}
+		out = append(out, vals)
+	}
+	return out
+}
+
+// opsOf counts m's nodes per op type.
+func opsOf(m *canonical.Model) map[string]int {
+	ops := map[string]int{}
+	for _, n := range m.Graph.Nodes {
+		ops[n.OpType]++
+	}
+	return ops
 }

@@ -8,8 +8,9 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/build"
 )
 
-// QOperatorToQDQ rewrites m's QLinearConv and QLinearMatMul nodes (the
-// QOperator form of a quantized model) as QDQ, the form ONNX Runtime's and
+// QOperatorToQDQ rewrites m's QLinearConv and QLinearMatMul nodes, and ONNX
+// Runtime's com.microsoft QGemm and QLinear ops of qlinearOps (the
+// QOperator form of a quantized model), as QDQ, the form ONNX Runtime's and
 // PyTorch's quantizers write and the TFLite exporter reads: a
 // DequantizeLinear of each quantized input (per channel along axis 0 for
 // QLinearConv weights, along the last axis for QLinearMatMul's B, when
@@ -32,10 +33,19 @@ func QOperatorToQDQ(m *canonical.Model) (*canonical.Model, int, error) {
 	nm := canonical.NewNamer(c)
 	done := 0
 	for _, n := range slices.Clone(g.Nodes) {
-		if n.Domain != "" && n.Domain != "ai.onnx" || n.OpType != "QLinearConv" && n.OpType != "QLinearMatMul" {
+		var err error
+		o, ms := qlinearOf(n, false)
+		switch {
+		case isOp(n, "QLinearConv") || isOp(n, "QLinearMatMul"):
+			err = qoperatorNode(g, nm, n, c.Opset(""))
+		case n.Domain == msDomain && n.OpType == "QGemm":
+			err = qgemmToQDQ(g, nm, n, c.Opset(""))
+		case ms:
+			err = msQLinearToQDQ(g, nm, n, o, c.Opset(""))
+		default:
 			continue
 		}
-		if err := qoperatorNode(g, nm, n, c.Opset("")); err != nil {
+		if err != nil {
 			_ = c.Close()
 			return nil, 0, fmt.Errorf("qoperator to qdq: %s %q: %w", n.OpType, n.Name, err)
 		}
@@ -50,6 +60,16 @@ func QOperatorToQDQ(m *canonical.Model) (*canonical.Model, int, error) {
 		g.Nodes = order
 	}
 	return c, done, nil
+}
+
+// HasQOperator reports whether g has nodes QOperatorToQDQ rewrites.
+func HasQOperator(g *canonical.Graph) bool {
+	for _, n := range g.Nodes {
+		if _, ms := qlinearOf(n, false); ms || isOp(n, "QLinearConv") || isOp(n, "QLinearMatMul") || n.Domain == msDomain && n.OpType == "QGemm" {
+			return true
+		}
+	}
+	return false
 }
 
 // perAxis is the axis attribute of a DequantizeLinear whose scale s (a
@@ -115,6 +135,11 @@ func qoperatorNode(g *canonical.Graph, nm *canonical.Namer, n *canonical.Node, o
 		yf := e.Op("MatMul", []*canonical.Value{ad, bd})
 		y = e.Op("QuantizeLinear", []*canonical.Value{yf, in(6), in(7)})
 	}
+	return replaceNode(g, e, n, y)
+}
+
+// replaceNode makes y, built by e, the value of n's output and removes n.
+func replaceNode(g *canonical.Graph, e *build.Editor, n *canonical.Node, y *canonical.Value) error {
 	if err := e.Err(); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/opset/convert"
 	"github.com/onnxconv/onnxconv/passes"
+	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
 	"github.com/onnxconv/onnxconv/verify/errmap"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
@@ -42,6 +43,9 @@ type TransformOptions struct {
 	// for the refusal of an output in one of them.
 	Importers *importers.Registry
 	Exporters *exporters.Registry
+	// Runtimes are the reference runtimes; QuantizedForm verifies in its
+	// ONNX Runtime (nil: none).
+	Runtimes *runtimes.Set
 	// Map builds the error map of a checked result against the input
 	// (both on the executor, the first sample, the check's tolerance)
 	// into the report's Map: every intermediate tensor compared, a

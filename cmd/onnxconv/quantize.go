@@ -7,6 +7,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/pipeline"
+	rtbuiltin "github.com/onnxconv/onnxconv/runtimes/builtin"
 )
 
 // newQuantizeCmd returns `onnxconv quantize IN OUT --mode dynamic|static`.
@@ -42,14 +43,26 @@ output column, written as ONNX Runtime's MatMulNBits (--format
 matmulnbits, the default) or as INT4 with opset-21 blockwise
 DequantizeLinear (--format qdq). It is verified with the int4 tolerance
 profile; a decoder with a KV cache over a prefill and 3 decode steps, the
-report giving the logits' cosine and top-1 agreement at each step.`,
+report giving the logits' cosine and top-1 agreement at each step.
+
+--format qoperator or --format qdq without --mode rewrites an already
+quantized IN in the other form: QDQ Conv/MatMul (and the ops listed in
+docs/optimize.md) as ONNX Runtime's QLinearConv, QLinearMatMul and
+com.microsoft QLinear ops, or those back as QDQ. Both models are run by
+ONNX Runtime and compared with the int8 profile (one quantization step);
+a result that is not equivalent is not written (--no-verify: written
+anyway, NOT VERIFIED).`,
 		Example: `  onnxconv quantize model.onnx model.int8.onnx --mode static --calibration calib/ --per-channel
   onnxconv quantize model.onnx model.int8.onnx --mode dynamic
-  onnxconv quantize decoder.onnx decoder.int4.onnx --mode int4 --block-size 32 --format matmulnbits`,
+  onnxconv quantize decoder.onnx decoder.int4.onnx --mode int4 --block-size 32 --format matmulnbits
+  onnxconv quantize model.int8.onnx model.qop.onnx --format qoperator`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if mode == "" && cmd.Flags().Changed("format") {
+				return quantizedForm(cmd, tf, format, args)
+			}
 			if mode != "static" && mode != "dynamic" && mode != "int4" {
-				return badInput(fmt.Errorf("quantize: --mode must be static, dynamic or int4"))
+				return badInput(fmt.Errorf("quantize: --mode must be static, dynamic or int4 (or give --format qoperator|qdq alone to rewrite a quantized model's form)"))
 			}
 			if mode != "int4" && (cmd.Flags().Changed("block-size") || cmd.Flags().Changed("format")) {
 				return badInput(fmt.Errorf("quantize: --block-size and --format are for --mode int4"))
@@ -80,11 +93,41 @@ report giving the logits' cosine and top-1 agreement at each step.`,
 	tf.add(cmd, "quantization")
 	cmd.Flags().StringVar(&mode, "mode", "", "static (calibrated activation ranges), dynamic, or int4 (weight-only, blockwise)")
 	cmd.Flags().IntVar(&blockSize, "block-size", passes.DefaultBlockSize, "int4: weights along K that share a scale (a power of two, at least 16)")
-	cmd.Flags().StringVar(&format, "format", string(passes.MatMulNBits), "int4: matmulnbits (ONNX Runtime's com.microsoft MatMulNBits) or qdq (INT4 with opset-21 blockwise DequantizeLinear; a model below opset 21 is converted first)")
+	cmd.Flags().StringVar(&format, "format", string(passes.MatMulNBits), "int4: matmulnbits (ONNX Runtime's com.microsoft MatMulNBits) or qdq (INT4 with opset-21 blockwise DequantizeLinear; a model below opset 21 is converted first); without --mode: qoperator or qdq, the form to rewrite a quantized IN in")
 	cmd.Flags().StringVar(&calib, "calibration", "", "folder of calibration input samples (static mode)")
 	cmd.Flags().IntVar(&nCalib, "calibration-samples", 32, "generated calibration samples when --calibration is not given")
 	cmd.Flags().BoolVar(&perChannel, "per-channel", false, "one weight scale per output channel (opset >= 13)")
 	cmd.Flags().StringVar(&method, "calibration-method", "minmax", "activation ranges in static mode: minmax, percentile or entropy")
 	cmd.Flags().Float64Var(&percentile, "percentile", 0, "with --calibration-method percentile: the share of values kept, in percent (default 99.999)")
 	return cmd
+}
+
+// quantizedForm is `quantize IN OUT --format qoperator|qdq` without
+// --mode: IN's quantized nodes rewritten in that form, checked in ONNX
+// Runtime.
+func quantizedForm(cmd *cobra.Command, tf transformFlags, format string, args []string) error {
+	if format != pipeline.FormQOperator && format != pipeline.FormQDQ {
+		return badInput(fmt.Errorf("quantize: --format %q without --mode: want qoperator or qdq (matmulnbits is for --mode int4)", format))
+	}
+	for _, f := range []string{"block-size", "per-channel", "calibration", "calibration-samples", "calibration-method", "percentile"} {
+		if cmd.Flags().Changed(f) {
+			return badInput(fmt.Errorf("quantize: --%s quantizes: it needs --mode (--format %s alone rewrites a quantized model)", f, format))
+		}
+	}
+	o, err := tf.options()
+	if err != nil {
+		return badInput(fmt.Errorf("quantize: %w", err))
+	}
+	if o.Map {
+		return badInput(fmt.Errorf("quantize: --map is not available with --format %s alone (ONNX Runtime hands out no intermediate values of QLinear ops)", format))
+	}
+	o.Runtimes = rtbuiltin.Set(nil)
+	rep, err := pipeline.QuantizedForm(cmd.Context(), args[0], args[1], format, o)
+	if rep != nil && (rep.Final != nil || o.Unchecked) {
+		printVerdict(cmd.OutOrStdout(), rep.Final, nil, args[0], o.Unchecked)
+	}
+	if err != nil {
+		return pipelineError(err)
+	}
+	return rep.WriteText(cmd.OutOrStdout(), args[1])
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/passes"
 )
 
 // qdqInfo is the quantization a QDQ ONNX model carries (QuantizeLinear /
@@ -39,10 +40,11 @@ func hasOp(g *canonical.Graph, ops ...string) bool {
 }
 
 // hasQDQ reports whether g is quantized: QuantizeLinear or
-// DequantizeLinear nodes, or QOperator nodes (QLinearConv,
-// QLinearMatMul), which Export rewrites as QDQ (passes.QOperatorToQDQ).
+// DequantizeLinear nodes, or QOperator nodes (QLinearConv, QLinearMatMul,
+// ONNX Runtime's QGemm and QLinear ops), which Export rewrites as QDQ
+// (passes.QOperatorToQDQ).
 func hasQDQ(g *canonical.Graph) bool {
-	return hasOp(g, "QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul")
+	return hasOp(g, "QuantizeLinear", "DequantizeLinear") || passes.HasQOperator(g)
 }
 
 func isOnnx(n *canonical.Node) bool { return n.Domain == "" || n.Domain == "ai.onnx" }

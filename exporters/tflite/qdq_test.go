@@ -382,8 +382,9 @@ func TestInt8RoundTrip(t *testing.T) {
 // format writes it: a float input through QuantizeLinear (uint8), a 3x3
 // QLinearConv with per-channel int8 weights and an int32 bias, a 1x1
 // QLinearConv, DequantizeLinear to a float output; values from a fixed
-// seed.
-func qoperatorModel(t *testing.T) *canonical.Model {
+// seed. residual adds the quantized input to the second convolution's
+// output with ONNX Runtime's com.microsoft QLinearAdd.
+func qoperatorModel(t *testing.T, residual bool) *canonical.Model {
 	t.Helper()
 	r := rand.New(rand.NewPCG(3, 5))
 	b := build.New(13)
@@ -418,6 +419,12 @@ func qoperatorModel(t *testing.T) *canonical.Model {
 	ys, yz := b.Scalar("y_scale", 0.08), b.Init("y_zero", canonical.Uint8, nil, []byte{120})
 	y := b.Op("QLinearConv", "y_q", []string{h, h1s, h1z, b.Init("w2", canonical.Int8, []int64{8, 16, 1, 1}, i8(8*16)), scales(8, 0.003),
 		b.Init("w2_zero", canonical.Int8, []int64{8}, make([]byte, 8)), ys, yz})
+	if residual {
+		as, az := b.Scalar("add_scale", 0.1), b.Init("add_zero", canonical.Uint8, nil, []byte{125})
+		b.Import("com.microsoft", 1)
+		y = b.OpIn("com.microsoft", "QLinearAdd", "add_q", []string{y, ys, yz, x, xs, xz, as, az})
+		ys, yz = as, az
+	}
 	b.OpTo("DequantizeLinear", "output", []string{y, ys, yz})
 	m, err := b.Model("qoperator", []build.Info{build.TensorInfo("input", canonical.Float, []int64{1, 8, 8, 8}, false)},
 		[]build.Info{build.TensorInfo("output", canonical.Float, []int64{1, 8, 8, 8}, false)})
@@ -427,52 +434,64 @@ func qoperatorModel(t *testing.T) *canonical.Model {
 	return m
 }
 
-// TestQOperatorToInt8 exports a QOperator model (QLinearConv) to TFLite:
-// read as QDQ, written int8 with the model's scales (no calibration), the
+// TestQOperatorToInt8 exports a QOperator model (QLinearConv; with
+// residual also ONNX Runtime's com.microsoft QLinearAdd) to TFLite: read as
+// QDQ, written int8 with the model's scales (no calibration), the
 // interpreter's outputs against ONNX Runtime's on the QOperator model:
-// every value equal.
+// every value equal (0 of 2048 off, also through the residual sum).
 func TestQOperatorToInt8(t *testing.T) {
 	env := tfliteEnv(t)
 	oenv := ortEnv(t)
-	m := qoperatorModel(t)
-	defer m.Close()
-	res, err := Export(context.Background(), m, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s", res.Report.Summary())
-	if res.Report.Int8 == nil || !res.Report.Int8.FromModel || res.Report.Int8.Quantized != 2 || len(res.Report.Int8.Float) != 0 {
-		t.Fatalf("int8 report %+v: want both convolutions int8 with the model's quantization", res.Report.Int8)
-	}
-	dir := t.TempDir()
-	onnxPath := filepath.Join(dir, "qop.onnx")
-	if err := canonical.Save(onnxPath, m, canonical.SaveOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "qop.tflite")
-	if err := os.WriteFile(path, res.Data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	held := genSamples(t, m, 1000, 4)
-	got := runTFLiteMany(t, env, path, res.Report, held)
-	ort := runORT(t, oenv, onnxPath, held)
-	const step = 0.08
-	off, worst, n := 0, 0.0, 0
-	for i := range held {
-		for j := range ort[i] {
-			d := math.Round(math.Abs(got[i][j]-ort[i][j]) / step)
-			if d > 0 {
-				off++
+	for _, residual := range []bool{false, true} {
+		t.Run(fmt.Sprintf("residual=%v", residual), func(t *testing.T) {
+			m := qoperatorModel(t, residual)
+			defer m.Close()
+			res, err := Export(context.Background(), m, Options{})
+			if err != nil {
+				t.Fatal(err)
 			}
-			worst = max(worst, d)
-			n++
-		}
-	}
-	t.Logf("TFLite interpreter vs ONNX Runtime: %d of %d values differ, max %g step(s)", off, n, worst)
-	// Both compute the convolutions in integers with one float32
-	// requantization: equal (an int32 bias read with a wrong zero point
-	// once made 357 of 2048 values one step off).
-	if off > 0 {
-		t.Errorf("%d of %d values differ, up to %g steps", off, n, worst)
+			t.Logf("%s", res.Report.Summary())
+			want := 2
+			if residual {
+				want = 3
+			}
+			if res.Report.Int8 == nil || !res.Report.Int8.FromModel || res.Report.Int8.Quantized != want || len(res.Report.Int8.Float) != 0 {
+				t.Fatalf("int8 report %+v: want %d ops int8 with the model's quantization", res.Report.Int8, want)
+			}
+			dir := t.TempDir()
+			onnxPath := filepath.Join(dir, "qop.onnx")
+			if err := canonical.Save(onnxPath, m, canonical.SaveOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "qop.tflite")
+			if err := os.WriteFile(path, res.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			held := genSamples(t, m, 1000, 4)
+			got := runTFLiteMany(t, env, path, res.Report, held)
+			ort := runORT(t, oenv, onnxPath, held)
+			step := 0.08
+			if residual {
+				step = 0.1
+			}
+			off, worst, n := 0, 0.0, 0
+			for i := range held {
+				for j := range ort[i] {
+					d := math.Round(math.Abs(got[i][j]-ort[i][j]) / step)
+					if d > 0 {
+						off++
+					}
+					worst = max(worst, d)
+					n++
+				}
+			}
+			t.Logf("TFLite interpreter vs ONNX Runtime: %d of %d values differ, max %g step(s)", off, n, worst)
+			// Both compute the convolutions in integers with one float32
+			// requantization: equal (an int32 bias read with a wrong zero
+			// point once made 357 of 2048 values one step off).
+			if off > 0 {
+				t.Errorf("%d of %d values differ, up to %g steps", off, n, worst)
+			}
+		})
 	}
 }

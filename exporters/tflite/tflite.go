@@ -183,6 +183,18 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 	if opts.Int8 && !qdq && len(opts.Calibration) == 0 {
 		return nil, errors.New("tflite export: int8 quantization needs calibration samples (Options.Calibration; the pipeline loads --calibration DIR or generates 32)")
 	}
+	var qnotes []string
+	if qdq && passes.HasQOperator(m.Graph) {
+		// ONNX Runtime's com.microsoft QLinear ops included: read as QDQ
+		// before anything looks at domains.
+		qw, n, err := passes.QOperatorToQDQ(m)
+		if err != nil {
+			return nil, fmt.Errorf("tflite export: %w", err)
+		}
+		defer qw.Close()
+		m = qw
+		qnotes = append(qnotes, fmt.Sprintf("%d QOperator node(s) read as QDQ", n))
+	}
 	foreign := &unsupportedpkg.OpsError{Format: exportFormat, Stage: unsupportedpkg.StageExport}
 	for _, n := range m.Graph.Nodes {
 		if n.Domain != "" && n.Domain != "ai.onnx" {
@@ -192,7 +204,7 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 	if err := foreign.Err(); err != nil {
 		return nil, fmt.Errorf("tflite export: %w", err)
 	}
-	rep := &Report{Ops: map[string]int{}, Nodes: len(m.Graph.Nodes)}
+	rep := &Report{Ops: map[string]int{}, Nodes: len(m.Graph.Nodes), Notes: qnotes}
 	for _, n := range m.Graph.Nodes {
 		if n.OpType == "Transpose" {
 			rep.TransposesIn++
@@ -223,15 +235,6 @@ func Export(ctx context.Context, m *canonical.Model, opts Options) (*Result, err
 		rep.Notes = append(rep.Notes, notes...)
 	}
 	var qi *qdqInfo
-	if qdq && hasOp(work.Graph, "QLinearConv", "QLinearMatMul") {
-		qw, n, err := passes.QOperatorToQDQ(work)
-		if err != nil {
-			return nil, fmt.Errorf("tflite export: %w", err)
-		}
-		defer qw.Close()
-		work = qw
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d QLinearConv/QLinearMatMul node(s) read as QDQ", n))
-	}
 	if qdq {
 		if qi, err = stripQDQ(work.Graph); err != nil {
 			return nil, fmt.Errorf("tflite export: reading the model's quantization: %w", err)

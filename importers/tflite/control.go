@@ -137,10 +137,7 @@ func (c *converter) ifOp(o *operator) error {
 	if err != nil {
 		return err
 	}
-	outNames := make([]string, len(o.outputs))
-	for i, idx := range o.outputs {
-		outNames[i] = c.layoutName(int(idx), native)
-	}
+	outNames := c.outputNames(o)
 	var attrs []*canonical.Attribute
 	for _, br := range []struct {
 		attr string
@@ -172,12 +169,7 @@ func (c *converter) ifOp(o *operator) error {
 		attrs = append(attrs, canonical.GraphAttr(br.attr, k.b.Graph(gname, nil, gout)))
 	}
 	c.node("If", []string{cond}, outNames, attrs...)
-	for i, idx := range o.outputs {
-		if err := c.finishAs(idx, native, outNames[i], true); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.finishOutputs(o, outNames)
 }
 
 func (c *converter) whileOp(o *operator) error {
@@ -213,10 +205,7 @@ func (c *converter) whileOp(o *operator) error {
 
 	// The Loop body: the body subgraph, then the cond subgraph on its
 	// results.
-	outNames := make([]string, len(o.outputs))
-	for i, idx := range o.outputs {
-		outNames[i] = c.layoutName(int(idx), native)
-	}
+	outNames := c.outputNames(o)
 	bodyName := c.unique(outNames[0] + "_body")
 	iter, condIn := c.unique(outNames[0]+"_iteration"), c.unique(outNames[0]+"_cond_in")
 	bodyIn := []build.Info{build.TensorInfo(iter, canonical.Int64, nil, false), scalarBoolInfo(condIn)}
@@ -267,12 +256,7 @@ func (c *converter) whileOp(o *operator) error {
 		bodyOut = append(bodyOut, vi)
 	}
 	c.node("Loop", append([]string{"", cond0}, init...), outNames, canonical.GraphAttr("body", kb.b.Graph(bodyName, bodyIn, bodyOut)))
-	for i, idx := range o.outputs {
-		if err := c.finishAs(idx, native, outNames[i], true); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.finishOutputs(o, outNames)
 }
 
 // callOnce inlines the init subgraph: the ONNX graph computes one
@@ -331,9 +315,7 @@ func (c *converter) readVariable(o *operator) error {
 	if !ok {
 		return fmt.Errorf("variable %q is read before it is assigned", key)
 	}
-	y := c.layoutName(int(o.outputs[0]), native)
-	c.node("Identity", []string{v}, []string{y})
-	return c.finishAs(o.outputs[0], native, y, true)
+	return c.identityOutputs(o, []string{v})
 }
 
 func (c *converter) assignVariable(o *operator) error {
@@ -359,4 +341,35 @@ func (c *converter) assignVariable(o *operator) error {
 		c.st.assigned = append(c.st.assigned, key)
 	}
 	return nil
+}
+
+// outputNames are the names o's outputs take in the graph (native
+// layout).
+func (c *converter) outputNames(o *operator) []string {
+	names := make([]string, len(o.outputs))
+	for i, idx := range o.outputs {
+		names[i] = c.layoutName(int(idx), native)
+	}
+	return names
+}
+
+// finishOutputs stores vals, which hold the tensors' own values (of
+// outputNames), as o's outputs.
+func (c *converter) finishOutputs(o *operator, vals []string) error {
+	for i, idx := range o.outputs {
+		if err := c.finishAs(idx, native, vals[i], true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// identityOutputs makes o's outputs Identity copies of vals, values of
+// another name computed in this graph.
+func (c *converter) identityOutputs(o *operator, vals []string) error {
+	names := c.outputNames(o)
+	for i, y := range names {
+		c.node("Identity", []string{vals[i]}, []string{y})
+	}
+	return c.finishOutputs(o, names)
 }

@@ -38,14 +38,7 @@ func (c *converter) inlineOutputs(o *operator, gi int32, what string, vals []str
 		return fmt.Errorf("%s (subgraph %d) has %d outputs, the operator %d", what, gi, len(outs), len(o.outputs))
 	}
 	c.b.Splice(k.b)
-	for i, idx := range o.outputs {
-		y := c.layoutName(int(idx), native)
-		c.node("Identity", []string{outs[i]}, []string{y})
-		if err := c.finishAs(idx, native, y, true); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.identityOutputs(o, outs)
 }
 
 // caseOp is STABLEHLO_CASE: branch i of the index (the last branch for an
@@ -70,10 +63,7 @@ func (c *converter) caseOp(o *operator) error {
 	if err != nil {
 		return err
 	}
-	outNames := make([]string, len(o.outputs))
-	for i, t := range o.outputs {
-		outNames[i] = c.layoutName(int(t), native)
-	}
+	outNames := c.outputNames(o)
 	base := c.unique(outNames[0] + "_case")
 	sel := c.b.Op("Reshape", base+"_index", []string{idx, c.constI64(base+"_scalar", nil)})
 	out := c.b.Op("Or", base+"_out_of_range", []string{
@@ -135,12 +125,7 @@ func (c *converter) caseOp(o *operator) error {
 	if err := level(0, c.b, outNames); err != nil {
 		return err
 	}
-	for i, t := range o.outputs {
-		if err := c.finishAs(t, native, outNames[i], true); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.finishOutputs(o, outNames)
 }
 
 // branchGraph makes the graph of builder b whose outputs are vals, renamed

@@ -124,7 +124,8 @@ func TestUserCustomOpAgainstBuiltin(t *testing.T) {
 }
 
 // No TFLite runtime here computes MediaPipe's Landmarks2TransformMatrix,
-// TransformLandmarks or TransformTensorBilinear: LiteRT.js loads a one-op
+// TransformLandmarks, TransformTensorBilinear or TransformTensor (its
+// version 1): LiteRT.js loads a one-op
 // model of each, runs it without an error and never writes its output
 // (it holds zeros or leftover subnormals) on inputs for which MediaPipe's
 // kernels give normal numbers (even Landmarks2TransformMatrix without its
@@ -135,17 +136,19 @@ func TestUserCustomOpAgainstBuiltin(t *testing.T) {
 // against stored outputs instead).
 func TestMediaPipeTransformOpsNotRunByLiteRT(t *testing.T) {
 	for _, tc := range []struct {
-		code string
-		ins  []tspec
-		outs []tspec
+		code    string
+		ins     []tspec
+		outs    []tspec
+		version int32
 	}{
-		{"TransformLandmarks", []tspec{fshape(1, 2, 3), fshape(1, 4, 4)}, []tspec{fshape(1, 2, 3)}},
-		{"TransformTensorBilinear", []tspec{fshape(1, 4, 4, 2), fshape(1, 4, 4)}, []tspec{fshape(1, 3, 3, 2)}},
-		{"Landmarks2TransformMatrix", []tspec{fshape(1, 5, 3)}, []tspec{fshape(1, 4, 4)}},
+		{"TransformLandmarks", []tspec{fshape(1, 2, 3), fshape(1, 4, 4)}, []tspec{fshape(1, 2, 3)}, 2},
+		{"TransformTensorBilinear", []tspec{fshape(1, 4, 4, 2), fshape(1, 4, 4)}, []tspec{fshape(1, 3, 3, 2)}, 2},
+		{"TransformTensor", []tspec{fshape(1, 4, 4, 2), fshape(1, 4, 4)}, []tspec{fshape(1, 3, 3, 2)}, 1},
+		{"Landmarks2TransformMatrix", []tspec{fshape(1, 5, 3)}, []tspec{fshape(1, 4, 4)}, 2},
 	} {
 		t.Run(tc.code, func(t *testing.T) {
 			m := single(fb.BuiltinOperatorCUSTOM, fb.BuiltinOptionsNONE, nil, tc.ins, tc.outs...)
-			m.ops[0].custom, m.ops[0].version = tc.code, 2
+			m.ops[0].custom, m.ops[0].version = tc.code, tc.version
 			data := m.bytes()
 			testpaths.Node(t, tfliteruntime.Package, tfliteruntime.LiteRTPackage)
 			env := tfliteEnv(t)
@@ -271,13 +274,20 @@ func TestMediaPipeMaxPoolUnpoolAgainstLiteRT(t *testing.T) {
 // own CPU kernels computed there (fixtures/mediapipe/make.sh compiles
 // their .cc files from MediaPipe's sources and runs them). No TFLite runtime here runs these
 // operators (TestMediaPipeTransformOpsNotRunByLiteRT shows why), hence the stored
-// outputs. A version 1 operator (MediaPipe's GPU delegate's) is refused.
+// outputs. TransformLandmarks also at version 1 (its v1 kernel: [1, H, W, C]
+// landmarks, custom_options dimensions and scale); version 1 of the other
+// two is refused, and so is the other version's layout.
 func TestMediaPipeTransformOpsAgainstKernels(t *testing.T) {
 	const dir = "../../fixtures/mediapipe/data/"
-	for _, tc := range []struct{ name, code string }{
-		{"landmarks_3d", "TransformLandmarks"}, {"landmarks_2d", "TransformLandmarks"},
-		{"bilinear_crop", "TransformTensorBilinear"}, {"bilinear_zoom", "TransformTensorBilinear"},
-		{"matrix_face", "Landmarks2TransformMatrix"}, {"matrix_odd", "Landmarks2TransformMatrix"},
+	for _, tc := range []struct {
+		name, code string
+		version    int32
+	}{
+		{"landmarks_3d", "TransformLandmarks", 2}, {"landmarks_2d", "TransformLandmarks", 2},
+		{"landmarks_v1_3d", "TransformLandmarks", 1}, {"landmarks_v1_2d", "TransformLandmarks", 1},
+		{"bilinear_crop", "TransformTensorBilinear", 2}, {"bilinear_zoom", "TransformTensorBilinear", 2},
+		{"bilinear_v1_crop", "TransformTensor", 1}, {"bilinear_v1_zoom", "TransformTensor", 1},
+		{"matrix_face", "Landmarks2TransformMatrix", 2}, {"matrix_odd", "Landmarks2TransformMatrix", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ts []*onnxpb.TensorProto
@@ -286,6 +296,8 @@ func TestMediaPipeTransformOpsAgainstKernels(t *testing.T) {
 			var opts []byte
 			if tc.code == "Landmarks2TransformMatrix" {
 				files = []string{"in0", "out"}
+			}
+			if tc.code == "Landmarks2TransformMatrix" || tc.version == 1 {
 				var err error
 				if opts, err = os.ReadFile(dir + tc.name + "/options.bin"); err != nil {
 					t.Fatal(err)
@@ -310,11 +322,12 @@ func TestMediaPipeTransformOpsAgainstKernels(t *testing.T) {
 			}
 			last := len(specs) - 1
 			m := single(fb.BuiltinOperatorCUSTOM, fb.BuiltinOptionsNONE, nil, specs[:last], specs[last])
-			m.ops[0].custom, m.ops[0].version, m.ops[0].customOpts = tc.code, 1, opts
-			if _, err := importProto(m.bytes(), Options{}); err == nil || !strings.Contains(err.Error(), "version 1") {
-				t.Errorf("version 1: %v", err)
+			other := 3 - tc.version
+			m.ops[0].custom, m.ops[0].version, m.ops[0].customOpts = tc.code, other, opts
+			if _, err := importProto(m.bytes(), Options{}); err == nil || !strings.Contains(err.Error(), "version") && !strings.Contains(err.Error(), "want [1, N, 2 or 3]") {
+				t.Errorf("version %d: %v", other, err)
 			}
-			m.ops[0].version = 2
+			m.ops[0].version = tc.version
 			mp, err := importProto(m.bytes(), Options{})
 			if err != nil {
 				t.Fatalf("Import: %v", err)

@@ -20,6 +20,7 @@ func customHandlers() map[string]func(*converter, *operator) error {
 		"MaxUnpooling2D":             (*converter).maxUnpooling,
 		"TransformLandmarks":         (*converter).transformLandmarks,
 		"TransformTensorBilinear":    (*converter).transformTensorBilinear,
+		"TransformTensor":            (*converter).transformTensor,
 		"Landmarks2TransformMatrix":  (*converter).landmarksToTransformMatrix,
 	}
 }
@@ -194,15 +195,88 @@ func (c *converter) staticShape(idx int32, what string) ([]int64, error) {
 }
 
 // mediapipeVersion2 refuses a MediaPipe transform operator of another
-// version than 2: MediaPipe's CPU op resolver registers version 2 of
-// TransformLandmarks, TransformTensorBilinear and
-// Landmarks2TransformMatrix only (version 1 is its GPU delegate's, with
-// other custom_options).
+// version than 2: version 1 of Landmarks2TransformMatrix (other
+// custom_options) is not mapped; TransformLandmarks and
+// TransformTensorBilinear map version 1 too.
 func mediapipeVersion2(o *operator) error {
 	if o.version != 2 {
-		return fmt.Errorf("version %d: MediaPipe's CPU kernels are version 2 (version 1 is its GPU delegate's)", o.version)
+		return fmt.Errorf("version %d: this operator is mapped at version 2 (MediaPipe's v2 CPU kernel) only", o.version)
 	}
 	return nil
+}
+
+// mediapipeInput is the preamble of the MediaPipe transform operators: o
+// has inputs inputs and version 2 (or 1 with v1), and its first input (the
+// what) a static shape, which it returns.
+func (c *converter) mediapipeInput(o *operator, inputs int, what string, v1 bool) ([]int64, error) {
+	if err := needInputs(o, inputs); err != nil {
+		return nil, err
+	}
+	if !v1 || o.version != 1 {
+		if err := mediapipeVersion2(o); err != nil {
+			return nil, err
+		}
+	}
+	return c.staticShape(o.inputs[0], what)
+}
+
+// transformTensor maps TransformTensor, the custom code of
+// TransformTensorBilinear's version 1 CPU kernel (MediaPipe registers
+// version 1 of it under this name).
+func (c *converter) transformTensor(o *operator) error {
+	if o.version != 1 {
+		return fmt.Errorf("version %d: MediaPipe's TransformTensor is version 1 (TransformTensorBilinear is its version 2)", o.version)
+	}
+	return c.transformTensorBilinear(o)
+}
+
+// bilinearV1 checks TransformTensorBilinear version 1's custom_options, a
+// FlexBuffers map whose mode, when given, must be "bilinear" (MediaPipe's
+// ParseTransformTensorBilinearV1Attributes refuses another); its
+// output_size is the output tensor's shape, which the kernel reads.
+func bilinearV1(o *operator) error {
+	m, err := flexOptions(o)
+	if err != nil {
+		return err
+	}
+	if r, ok := m["mode"]; ok {
+		mode, err := r.String()
+		if err != nil {
+			return fmt.Errorf("custom_options mode: %w", err)
+		}
+		if mode != "bilinear" {
+			return fmt.Errorf("custom_options mode %q: only bilinear is defined", mode)
+		}
+	}
+	return nil
+}
+
+// landmarksV1 reads TransformLandmarks version 1's custom_options, a
+// FlexBuffers map of dimensions (int, default 3) and scale (float, default
+// 1; the kernel refuses 0), as MediaPipe's
+// ParseTransformLandmarksV1Attributes reads them.
+func landmarksV1(o *operator) (int64, float32, error) {
+	dims, scale := int64(3), float32(1)
+	m, err := flexOptions(o)
+	if err != nil {
+		return 0, 0, err
+	}
+	if r, ok := m["dimensions"]; ok {
+		if dims, err = r.Int(); err != nil {
+			return 0, 0, fmt.Errorf("custom_options dimensions: %w", err)
+		}
+	}
+	if r, ok := m["scale"]; ok {
+		f, err := r.Float()
+		if err != nil {
+			return 0, 0, fmt.Errorf("custom_options scale: %w", err)
+		}
+		scale = float32(f)
+	}
+	if dims != 2 && dims != 3 || scale == 0 {
+		return 0, 0, fmt.Errorf("custom_options dimensions %d, scale %g: want 2 or 3 and a scale not 0 (the kernel refuses them)", dims, scale)
+	}
+	return dims, scale, nil
 }
 
 // matrixRows returns the first two rows of a MediaPipe 4x4 transform
@@ -239,30 +313,45 @@ func (c *converter) op2(op, a, b, n string) string { return c.b.Op(op, n, []stri
 // replaced by the first two rows of the 4x4 matrix applied to (x, y, 0,
 // 1), summed left to right in float32 as the kernel does; z is kept. The
 // kernel reads the first row of the batch only, so a larger one is
-// refused.
+// refused. Version 1 (the same file's v1 kernel) reads landmarks [1, H, W,
+// C] as C/D landmarks of D = custom_options dimensions values at each
+// (y, x), and multiplies the matrix's translation by custom_options
+// scale (in float32) first.
 func (c *converter) transformLandmarks(o *operator) error {
-	if err := needInputs(o, 2); err != nil {
-		return err
-	}
-	if err := mediapipeVersion2(o); err != nil {
-		return err
-	}
-	sh, err := c.staticShape(o.inputs[0], "landmarks input")
+	sh, err := c.mediapipeInput(o, 2, "landmarks input", true)
 	if err != nil {
 		return err
 	}
-	if len(sh) != 3 || sh[0] != 1 || sh[2] != 2 && sh[2] != 3 {
-		return fmt.Errorf("landmarks of shape %v: want [1, N, 2 or 3]", sh)
-	}
-	dims := sh[2]
 	n := c.firstOutName(o)
+	x, err := c.floatValue(o.inputs[0], native)
+	if err != nil {
+		return err
+	}
+	dims, scale := int64(0), float32(1)
+	if o.version == 1 {
+		if len(sh) != 4 || sh[0] != 1 {
+			return fmt.Errorf("version 1: landmarks of shape %v: want [1, H, W, C]", sh)
+		}
+		if dims, scale, err = landmarksV1(o); err != nil {
+			return fmt.Errorf("version 1: %w", err)
+		}
+		if sh[3]%dims != 0 {
+			return fmt.Errorf("version 1: landmarks of shape %v: want C a multiple of dimensions %d", sh, dims)
+		}
+		x = c.b.Op("Reshape", n+"_v1", []string{x, c.constI64(n+"_v1shape", []int64{1, sh[1] * sh[2] * sh[3] / dims, dims})})
+	} else {
+		if len(sh) != 3 || sh[0] != 1 || sh[2] != 2 && sh[2] != 3 {
+			return fmt.Errorf("landmarks of shape %v: want [1, N, 2 or 3]", sh)
+		}
+		dims = sh[2]
+	}
 	m, err := c.matrixRows(o.inputs[1], n)
 	if err != nil {
 		return err
 	}
-	x, err := c.floatValue(o.inputs[0], native)
-	if err != nil {
-		return err
+	if o.version == 1 {
+		s := c.b.Number(n+"_scale", canonical.Float, []int64{1}, float64(scale))
+		m[3], m[7] = c.op2("Mul", m[3], s, n+"_tx"), c.op2("Mul", m[7], s, n+"_ty")
 	}
 	axis := c.constI64(n+"_axis", []int64{2})
 	col := func(i int64) string {
@@ -279,6 +368,11 @@ func (c *converter) transformLandmarks(o *operator) error {
 		cols = append(cols, col(2))
 	}
 	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		if o.version == 1 {
+			cat := c.b.Op("Concat", n+"_cat", cols, canonical.IntAttr("axis", 2))
+			c.node("Reshape", []string{cat, c.constI64(n+"_shape", sh)}, []string{y})
+			return nil
+		}
 		c.node("Concat", cols, []string{y}, canonical.IntAttr("axis", 2))
 		return nil
 	})
@@ -293,16 +387,17 @@ func (c *converter) transformLandmarks(o *operator) error {
 // outside [0, W-1] × [0, H-1]. Coordinates are float32, the blend double,
 // as the kernel computes them. Input [1, H, W, C], output [1, OH, OW, C]
 // (the output tensor's static shape; the kernel reads batch 0 only).
+// Version 1 (the same file's v1 kernel) is the same without the
+// half-pixel shift.
 func (c *converter) transformTensorBilinear(o *operator) error {
-	if err := needInputs(o, 2); err != nil {
-		return err
-	}
-	if err := mediapipeVersion2(o); err != nil {
-		return err
-	}
-	in, err := c.staticShape(o.inputs[0], "input")
+	in, err := c.mediapipeInput(o, 2, "input", true)
 	if err != nil {
 		return err
+	}
+	if o.version == 1 {
+		if err := bilinearV1(o); err != nil {
+			return fmt.Errorf("version 1: %w", err)
+		}
 	}
 	out, err := c.staticShape(o.outputs[0], "output")
 	if err != nil {
@@ -325,7 +420,10 @@ func (c *converter) transformTensorBilinear(o *operator) error {
 		s = c.op2("Sub", s, half, n+"_hc"+tag)
 		return cast(c.op2("Add", cast(t, canonical.Double), s, n+"_ht"+tag), canonical.Float)
 	}
-	tx, ty := shift(m[0], m[1], m[3], "x"), shift(m[4], m[5], m[7], "y")
+	tx, ty := m[3], m[7] // version 1: no half-pixel shift
+	if o.version != 1 {
+		tx, ty = shift(m[0], m[1], m[3], "x"), shift(m[4], m[5], m[7], "y")
+	}
 	OH, OW, H, W, C := out[1], out[2], in[1], in[2], in[3]
 	gx, gy := make([]float32, OH*OW), make([]float32, OH*OW)
 	for i := range gx {
@@ -502,13 +600,7 @@ func readLandmarksMatrixParams(o *operator, n int64) (landmarksMatrixParams, err
 // scale · shift(-output/2), each product in float32 as the kernel sums
 // it (the zero terms dropped). atan2 is Atan with the quadrant fixed.
 func (c *converter) landmarksToTransformMatrix(o *operator) error {
-	if err := needInputs(o, 1); err != nil {
-		return err
-	}
-	if err := mediapipeVersion2(o); err != nil {
-		return err
-	}
-	sh, err := c.staticShape(o.inputs[0], "landmarks input")
+	sh, err := c.mediapipeInput(o, 1, "landmarks input", false)
 	if err != nil {
 		return err
 	}

@@ -47,8 +47,8 @@
 // Limits, said plainly in the errors: neither build can resize inputs, so
 // a dynamic (-1) dim runs at the size the model's static shape holds for it
 // (*ShapeError); custom ops that only TFLite Micro has (the Signal* audio
-// ops), and MediaPipe's Landmarks2TransformMatrix, TransformLandmarks and
-// TransformTensorBilinear (LiteRT.js runs them without writing their
+// ops), and MediaPipe's Landmarks2TransformMatrix, TransformLandmarks,
+// TransformTensorBilinear and TransformTensor (LiteRT.js runs them without writing their
 // outputs; Options.RunUncomputed shows it), are computed by neither build
 // (an *unsupported.OpsError naming every node).
 //

@@ -595,7 +595,7 @@ func uncomputedReason(code string) string {
 	switch {
 	case strings.HasPrefix(code, "Signal"):
 		return "a custom op that only TFLite Micro has (its Signal audio-frontend library)"
-	case code == "Landmarks2TransformMatrix" || code == "TransformLandmarks" || code == "TransformTensorBilinear":
+	case code == "Landmarks2TransformMatrix" || code == "TransformLandmarks" || code == "TransformTensorBilinear" || code == "TransformTensor":
 		return "a MediaPipe custom op that LiteRT.js runs without computing its output (no kernel) and tfjs-tflite does not have"
 	}
 	return ""

@@ -1,7 +1,7 @@
 // Package flexbuf reads FlexBuffers, the schema-less form TFLite custom
 // operators keep their custom_options in (CustomOptionsFormat
-// FLEXBUFFERS): the root map, its scalars (ints, floats, bools) and
-// typed vectors of ints. Every offset is checked against the buffer, so a
+// FLEXBUFFERS): the root map, its scalars (ints, floats, bools), strings
+// and typed vectors of ints. Every offset is checked against the buffer, so a
 // hostile buffer is an error, never a panic or an out-of-range read.
 //
 // Layout (little-endian): the last byte is the root's byte width, the
@@ -176,6 +176,37 @@ func (r Ref) Float() (float64, error) {
 		return float64(i), err
 	}
 	return 0, fail(r.at, "a value of type %d is not a number", r.typ)
+}
+
+// String is the value as a string: a string (its stored length) or a key
+// (up to its terminating zero).
+func (r Ref) String() (string, error) {
+	if r.typ != typeString && r.typ != typeKey {
+		return "", fail(r.at, "a value of type %d is not a string", r.typ)
+	}
+	data, err := r.indirect(r.at, r.parentWidth)
+	if err != nil {
+		return "", err
+	}
+	end := data
+	if r.typ == typeKey {
+		for end < len(r.b) && r.b[end] != 0 {
+			end++
+		}
+	} else {
+		size, err := r.uint(data-r.width, r.width)
+		if err != nil {
+			return "", err
+		}
+		if size > uint64(len(r.b)-data) {
+			return "", fail(data, "a string of %d bytes in a %d-byte buffer", size, len(r.b))
+		}
+		end = data + int(size)
+	}
+	if end > len(r.b) {
+		return "", fail(data, "a string past the buffer")
+	}
+	return string(r.b[data:end]), nil
 }
 
 // Ints is a vector of numbers as integers: a typed int/uint/float

@@ -56,19 +56,10 @@ func TestLibraryMap(t *testing.T) {
 // points before the buffer, are *Error values, never a panic.
 func TestHostile(t *testing.T) {
 	b := options(t)
-	for n := 0; n < len(b); n++ {
-		root, err := Root(b[:n])
-		if err == nil {
-			var m map[string]Ref
-			if m, err = root.Map(); err == nil {
-				_, err = m["subset_idxs"].Ints()
-			}
-		}
-		var fe *Error
-		if err != nil && !errors.As(err, &fe) {
-			t.Errorf("%d bytes: %T %v", n, err, err)
-		}
-	}
+	truncated(t, b, func(m map[string]Ref) error {
+		_, err := m["subset_idxs"].Ints()
+		return err
+	})
 	bad := slices.Clone(b)
 	w := int(bad[len(bad)-1])
 	for i := len(bad) - 2 - w; i < len(bad)-2; i++ {
@@ -77,6 +68,57 @@ func TestHostile(t *testing.T) {
 	if root, err := Root(bad); err == nil {
 		if _, err := root.Map(); err == nil {
 			t.Error("an offset before the buffer read as a map")
+		}
+	}
+}
+
+// TestLibraryString reads the string the flatbuffers library wrote in
+// TransformTensor's custom_options (fixtures/mediapipe/harness.cc, case
+// bilinear_v1_crop), and refuses a number read as a string and every
+// truncation with an *Error.
+func TestLibraryString(t *testing.T) {
+	b, err := os.ReadFile("../../../fixtures/mediapipe/data/bilinear_v1_crop/options.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := Root(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := root.Map()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := m["mode"].String(); err != nil || s != "bilinear" {
+		t.Errorf("mode = %q, %v; want bilinear", s, err)
+	}
+	if v, err := m["output_size"].Ints(); err != nil || !slices.Equal(v, []int64{5, 4}) {
+		t.Errorf("output_size %v, %v", v, err)
+	}
+	if _, err := m["output_size"].String(); err == nil {
+		t.Error("a vector read as a string")
+	}
+	truncated(t, b, func(m map[string]Ref) error {
+		_, err := m["mode"].String()
+		return err
+	})
+}
+
+// truncated reads every truncation of b as a map and then with read: an
+// error is an *Error, never a panic.
+func truncated(t *testing.T, b []byte, read func(map[string]Ref) error) {
+	t.Helper()
+	for n := 0; n < len(b); n++ {
+		root, err := Root(b[:n])
+		if err == nil {
+			var m map[string]Ref
+			if m, err = root.Map(); err == nil {
+				err = read(m)
+			}
+		}
+		var fe *Error
+		if err != nil && !errors.As(err, &fe) {
+			t.Errorf("%d bytes: %T %v", n, err, err)
 		}
 	}
 }
