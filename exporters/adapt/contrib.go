@@ -41,11 +41,15 @@ func runsContrib(p *profiles.Profile) bool {
 //   - 4-D Attention without a cache input, causal flag, softcap or QK
 //     output, as many key as query heads → com.microsoft
 //     MultiHeadAttention (query [B, S, N·H], key and value [B, N, T, H],
-//     the mask as attention_bias).
+//     the mask as attention_bias);
+//   - MatMul of a blockwise DequantizeLinear (opset 21: 4 or 8 bits along
+//     K) of constants → com.microsoft MatMulNBits, at any opset (the
+//     others need 23).
 //
 // Every rewritten node is listed in the report.
 func toContrib(r *Report, m *canonical.Model, names *canonical.Namer) error {
-	if m.Opset("") < 23 {
+	at23 := m.Opset("") >= 23
+	if !at23 && !slices.ContainsFunc(m.Graph.Nodes, func(n *canonical.Node) bool { return n.OpType == "DequantizeLinear" }) {
 		return nil
 	}
 	_, _ = infer.Infer(m, infer.Options{NoValueInfo: true})
@@ -57,12 +61,15 @@ func toContrib(r *Report, m *canonical.Model, names *canonical.Namer) error {
 		}
 		var what string
 		var err error
-		switch n.OpType {
-		case "RMSNormalization", "LayerNormalization":
+		switch {
+		case n.OpType == "MatMul":
+			what, err = contribMatMulNBits(g, n, names)
+		case !at23:
+		case n.OpType == "RMSNormalization", n.OpType == "LayerNormalization":
 			what, err = contribNorm(g, n, names)
-		case "RotaryEmbedding":
+		case n.OpType == "RotaryEmbedding":
 			what, err = contribRotary(g, n, names)
-		case "Attention":
+		case n.OpType == "Attention":
 			what, err = contribAttention(g, n, names)
 		}
 		if err != nil {
@@ -405,11 +412,22 @@ func fromContrib(r *Report, m *canonical.Model, p *profiles.Profile) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	if from := m.Opset(""); from < 23 {
-		if _, err := convert.Convert(m, convert.Options{To: 23}); err != nil {
-			return fmt.Errorf("moving the model to opset 23 for the standard forms of its contrib ops: %w", err)
+	// The standard forms are opset-23 ops; those of the quantized weights
+	// opset-21 ops, or float constants below 21 (need 0).
+	need := 0
+	for _, n := range todo {
+		switch {
+		case n.OpType != "MatMulNBits" && n.OpType != "GatherBlockQuantized":
+			need = 23
+		case r.ToOpset >= blockOpset:
+			need = max(need, blockOpset)
 		}
-		r.Notes = append(r.Notes, fmt.Sprintf("moved from opset %d to 23 first: the standard forms of ONNX Runtime's contrib ops are opset-23 ops", from))
+	}
+	if from := int(m.Opset("")); from < need {
+		if _, err := convert.Convert(m, convert.Options{To: need}); err != nil {
+			return fmt.Errorf("moving the model to opset %d for the standard forms of its contrib ops: %w", need, err)
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("moved from opset %d to %d first: the standard forms of ONNX Runtime's contrib ops are opset-%d ops", from, need, need))
 	}
 	names := canonical.NewNamer(m)
 	failed, done := map[*canonical.Node]error{}, map[*canonical.Node]bool{}
@@ -432,6 +450,11 @@ func fromContrib(r *Report, m *canonical.Model, p *profiles.Profile) error {
 				outs, err = standardAttention(e, n)
 			case "GroupQueryAttention":
 				outs, err = standardGQA(e, n)
+			case "MatMulNBits", "GatherBlockQuantized":
+				var note string
+				if outs, note, err = standardQuant(e, n, r.ToOpset); note != "" && err == nil {
+					r.Notes = append(r.Notes, note)
+				}
 			default:
 				err = fmt.Errorf("no standard form is known")
 			}
@@ -466,6 +489,12 @@ func fromContrib(r *Report, m *canonical.Model, p *profiles.Profile) error {
 			progress = true
 			r.Actions = append(r.Actions, Action{Graph: "main", Node: n.Name, OpType: n.OpType,
 				What: fmt.Sprintf("rewritten into %s (%s lacks ONNX Runtime's contrib ops)", opList(ops), p.Name)})
+		}
+	}
+	if len(done) > 0 {
+		// The contrib ops' packed weights are left unused.
+		if err := passes.EliminateDead(m); err != nil {
+			return fmt.Errorf("removing what the contrib ops' standard forms left unused: %w", err)
 		}
 	}
 	for _, n := range todo {
