@@ -10,6 +10,8 @@ import (
 	"github.com/onnxconv/onnxconv/canonical/onnxtext"
 	"github.com/onnxconv/onnxconv/exporters/adapt"
 	"github.com/onnxconv/onnxconv/exporters/profiles"
+	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/passes"
 	"github.com/onnxconv/onnxconv/runtimes"
 	"github.com/onnxconv/onnxconv/verify"
 )
@@ -208,6 +210,82 @@ g (float[2,3,%d] x) => (float[2,3,%d] y)
 				"onnx-opset23": {"DequantizeLinear": 1, "Gather": 1},
 				"onnx-opset17": {"DequantizeLinear": 0, "Gather": 1},
 			}, "GatherBlockQuantized")
+		})
+	}
+}
+
+// TestInt4DecodersToStandardAndBack quantizes the decoder fixtures to
+// MatMulNBits (int4, blocks of 32), converts that to onnx-opset23
+// (blockwise DequantizeLinear + MatMul) and the result back to
+// onnxruntime-1.30 (MatMulNBits again), and runs all three in ONNX Runtime
+// over a prefill and 3 decode steps: each conversion's logits are the
+// MatMulNBits model's at every step (the models run as written, see
+// convertedLikeORT).
+func TestInt4DecodersToStandardAndBack(t *testing.T) {
+	r := testRuntime(t)
+	ctx := context.Background()
+	for _, name := range []string{"llama", "gpt2"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			m, err := canonical.Load(filepath.Join(testpaths.RepoRoot(t), "fixtures", "decoders", name, "model.onnx"), canonical.LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			q, rep, err := passes.Quantize(ctx, m, passes.QuantOptions{Mode: passes.Int4, Format: passes.MatMulNBits})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			var names []string
+			for _, v := range verify.GraphInputs(m) {
+				names = append(names, v.Name)
+			}
+			side := func(label string, mm *canonical.Model) *verify.Side {
+				path := filepath.Join(dir, label+".onnx")
+				if err := canonical.Save(path, mm, canonical.SaveOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				s, err := r.Open(ctx, path, runtimes.OpenOptions{InputNames: names, Threads: 1, Unoptimized: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = s.Close() })
+				return &verify.Side{Name: label + " in ORT", Model: mm, Runner: s}
+			}
+			ref := side("matmulnbits", q)
+			cur := q
+			for _, target := range []string{"onnx-opset23", "onnxruntime-1.30"} {
+				p, err := profiles.Get(target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := cur.Clone()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				if _, err := adapt.Adapt(c, p, adapt.Options{}); err != nil {
+					t.Fatalf("%s: %v", target, err)
+				}
+				count := map[string]int{}
+				for _, n := range c.Graph.Nodes {
+					count[n.OpType]++
+				}
+				if target == "onnx-opset23" && (count["MatMulNBits"] != 0 || count["DequantizeLinear"] != rep.Quantized) ||
+					target != "onnx-opset23" && (count["MatMulNBits"] != rep.Quantized || count["DequantizeLinear"] != 0) {
+					t.Errorf("%s: %d MatMulNBits and %d DequantizeLinear nodes for %d quantized weights", target, count["MatMulNBits"], count["DequantizeLinear"], rep.Quantized)
+				}
+				cmp, err := verify.Compare(ctx, ref, side(target, c), verify.Options{Decode: &verify.Decode{Steps: 3}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !cmp.Equivalent || cmp.Decode == nil {
+					t.Errorf("%s: not equivalent to the MatMulNBits model over the decode steps: %s", target, cmp.Summary)
+				}
+				t.Logf("%s: %d MatMulNBits, %d DequantizeLinear: %s", target, count["MatMulNBits"], count["DequantizeLinear"], cmp.Summary)
+				cur = c
+			}
 		})
 	}
 }
