@@ -176,8 +176,8 @@ func scalesOf(t *canonical.Tensor, n int) ([]float64, error) {
 func matMulNBitsWeights(n *canonical.Node) (*blockQuant, error) {
 	K, N := int(n.AttrInt("K", 0)), int(n.AttrInt("N", 0))
 	bits, block := int(n.AttrInt("bits", 4)), int(n.AttrInt("block_size", 0))
-	if K <= 0 || N <= 0 || block < 16 || block&(block-1) != 0 || (bits != 2 && bits != 4 && bits != 8) {
-		return nil, fmt.Errorf("K %d, N %d, bits %d, block_size %d: want K, N > 0, bits 2, 4 or 8, block_size a power of 2 of at least 16", K, N, bits, block)
+	if K <= 0 || N <= 0 || K > 1<<31 || N > 1<<31 || block < 16 || block > 1<<16 || block&(block-1) != 0 || (bits != 2 && bits != 4 && bits != 8) {
+		return nil, fmt.Errorf("K %d, N %d, bits %d, block_size %d: want 0 < K, N <= 2^31, bits 2, 4 or 8, block_size a power of 2 in [16, 65536]", K, N, bits, block)
 	}
 	if n.Input(4) != nil {
 		return nil, fmt.Errorf("input 4 (g_idx) has no standard form here")
@@ -196,7 +196,7 @@ func matMulNBitsWeights(n *canonical.Node) (*blockQuant, error) {
 	if bt.DataType != canonical.Uint8 {
 		return nil, fmt.Errorf("B is %s, want uint8", canonical.ElemTypeName(bt.DataType))
 	}
-	if ne, err := bt.NumElements(); err != nil || ne != int64(N*blocks*blob) {
+	if ne, err := bt.NumElements(); err != nil || ne%int64(N) != 0 || ne/int64(N) != int64(blocks*blob) {
 		return nil, fmt.Errorf("B has %v values; K %d, N %d in %d-bit blocks of %d need %d", bt.Dims, K, N, bits, block, N*blocks*blob)
 	}
 	if b.scales, err = scalesOf(st, N*blocks); err != nil {
