@@ -798,8 +798,8 @@ func contribGQA(g *canonical.Graph, n *canonical.Node, names *canonical.Namer) (
 	return fmt.Sprintf("with its KV cache (the Concat with the past), became com.microsoft GroupQueryAttention (%d query heads over %d key/value heads; the mask as attention_bias)", heads, kvHeads), nil
 }
 
-// standardGQA writes GroupQueryAttention as Attention when it is what
-// toContrib writes: separate query, key and value ([B, S, N·H] and
+// standardGQA writes GroupQueryAttention as Attention; other forms than
+// the one toContrib writes go to standardGQAAny. The one toContrib writes: separate query, key and value ([B, S, N·H] and
 // [B, S, KVN·H]), a past, seqlens_k total-1 for every batch (Cast(Expand(
 // Sub(total, 1), batch)) with total the past's plus the new keys' length),
 // no rotary, window, softcap, sinks or position_ids. The present is the
@@ -807,23 +807,20 @@ func contribGQA(g *canonical.Graph, n *canonical.Node, names *canonical.Namer) (
 // GroupQueryAttention's causal mask over the cache (key j seen by new
 // token s when j <= past + s) is written out and added to attention_bias.
 func standardGQA(e *build.Editor, n *canonical.Node) ([]*canonical.Value, error) {
-	if n.AttrInt("do_rotary", 0) != 0 || n.AttrInt("local_window_size", -1) != -1 || n.AttrFloat("softcap", 0) != 0 || n.AttrInt("smooth_softmax", 0) != 0 {
-		return nil, fmt.Errorf("do_rotary, local_window_size, softcap and smooth_softmax have no standard form here")
+	if n.AttrInt("smooth_softmax", 0) != 0 {
+		return nil, fmt.Errorf("smooth_softmax has no standard form (Attention has no sink score)")
 	}
-	for i, what := range map[int]string{7: "cos_cache", 8: "sin_cache", 9: "position_ids", 11: "head_sink"} {
-		if n.Input(i) != nil {
-			return nil, fmt.Errorf("input %d (%s) has no standard form here", i, what)
-		}
+	if n.Input(11) != nil {
+		return nil, fmt.Errorf("input 11 (head_sink) has no standard form (Attention has no sink score)")
 	}
 	if err := absentAfter(n, 3, "output_qk"); err != nil {
 		return nil, err
 	}
 	q, k, v, pk, pv := n.Input(0), n.Input(1), n.Input(2), n.Input(3), n.Input(4)
-	if k == nil || v == nil || pk == nil || pv == nil {
-		return nil, fmt.Errorf("packed query, key and value or no past have no standard form here")
-	}
-	if !uniformSeqlens(n.Input(5), pk, k) {
-		return nil, fmt.Errorf("seqlens_k is not the total length - 1 for every batch (only then is the causal mask over the cache the same for every batch)")
+	if k == nil || pk == nil || n.AttrInt("do_rotary", 0) != 0 || n.AttrInt("local_window_size", -1) > 0 || n.AttrFloat("softcap", 0) != 0 ||
+		n.Input(9) != nil || !uniformSeqlens(n.Input(5), pk, k) {
+		// Not the form toContrib writes: the general one.
+		return standardGQAAny(e, n)
 	}
 	heads, kvHeads := n.AttrInt("num_heads", 0), n.AttrInt("kv_num_heads", 0)
 	if heads <= 0 || kvHeads <= 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -287,5 +288,75 @@ func TestInt4DecodersToStandardAndBack(t *testing.T) {
 				cur = c
 			}
 		})
+	}
+}
+
+// TestGroupQueryAttentionToStandardLikeORT converts com.microsoft
+// GroupQueryAttention in the forms real exports carry (8 query heads over
+// 2 key/value heads of 16 values) to onnx-opset23 — a past with seqlens_k
+// differing per batch, packed QKV after a cache, rotary on a first prompt,
+// interleaved rotary with a local window, softcap and scale, rotary at
+// position_ids, attention_bias, a shared past buffer longer than the
+// total — and holds ONNX Runtime's run of the standard form to its run
+// of GroupQueryAttention.
+func TestGroupQueryAttentionToStandardLikeORT(t *testing.T) {
+	r := testRuntime(t)
+	v := newOpValues(17)
+	const B, N, KVN, H, maxPos = 2, 8, 2, 16, 16
+	head := `<ir_version: 9, opset_import: ["" : 17, "com.microsoft" : 1]>`
+	caches := func(half int) string {
+		return fmt.Sprintf("float[%d,%d] cos = {%s}, float[%d,%d] sin = {%s}", maxPos, half, v.floats(maxPos*half, -1, 1), maxPos, half, v.floats(maxPos*half, -1, 1))
+	}
+	// decode is a model of S new tokens after a past of P positions;
+	// present of T.
+	decode := func(S, P, T int, inits, attrs, extraIn, extraArgs string) string {
+		return fmt.Sprintf(`%s
+g (float[%d,%d,%d] q, float[%d,%d,%d] k, float[%d,%d,%d] v, float[%d,%d,%d,%d] past_k, float[%d,%d,%d,%d] past_v%s) => (float[%d,%d,%d] y, float[%d,%d,%d,%d] pk, float[%d,%d,%d,%d] pv)
+  <%s>
+{
+  y, pk, pv = com.microsoft.GroupQueryAttention <num_heads: int = %d, kv_num_heads: int = %d%s> (q, k, v, past_k, past_v, seqlens, total%s)
+}`, head, B, S, N*H, B, S, KVN*H, B, S, KVN*H, B, KVN, P, H, B, KVN, P, H, extraIn, B, S, N*H, B, KVN, T, H, B, KVN, T, H, inits, N, KVN, attrs, extraArgs)
+	}
+	cases := map[string]string{
+		"decode-seqlens-per-batch": decode(1, 5, 6, "int32[2] seqlens = {5, 3}, int32 total = {6}", "", "", ""),
+		"decode-shared-buffer":     decode(1, 8, 8, "int32[2] seqlens = {5, 3}, int32 total = {6}", "", "", ""),
+		"decode-rotary-interleaved-window-softcap": decode(1, 5, 6, "int32[2] seqlens = {5, 5}, int32 total = {6}, "+caches(H/2),
+			", do_rotary: int = 1, rotary_interleaved: int = 1, local_window_size: int = 3, softcap: float = 2.0, scale: float = 0.5", "", ", cos, sin"),
+		"decode-rotary-position-ids": decode(1, 5, 6, fmt.Sprintf("int32[2] seqlens = {5, 5}, int32 total = {6}, int64[2,1] pos = {%s}, %s", v.ints(B, 6, maxPos), caches(H/2)),
+			", do_rotary: int = 1", "", ", cos, sin, pos"),
+		"decode-attention-bias": decode(1, 5, 6, "int32[2] seqlens = {5, 5}, int32 total = {6}", "", ", float[2,1,1,6] ab", ", , , , ab"),
+		"prompt-rotary": fmt.Sprintf(`%s
+g (float[%d,4,%d] q, float[%d,4,%d] k, float[%d,4,%d] v) => (float[%d,4,%d] y, float[%d,%d,4,%d] pk, float[%d,%d,4,%d] pv)
+  <int32[%d] seqlens = {3, 3}, int32 total = {4}, %s>
+{
+  y, pk, pv = com.microsoft.GroupQueryAttention <num_heads: int = %d, kv_num_heads: int = %d, do_rotary: int = 1> (q, k, v, , , seqlens, total, cos, sin)
+}`, head, B, N*H, B, KVN*H, B, KVN*H, B, N*H, B, KVN, H, B, KVN, H, B, caches(H/2), N, KVN),
+		// ONNX Runtime takes several new tokens after a cache for one sequence only.
+		"packed-after-cache": fmt.Sprintf(`%s
+g (float[1,3,%d] qkv, float[1,%d,4,%d] past_k, float[1,%d,4,%d] past_v) => (float[1,3,%d] y, float[1,%d,7,%d] pk, float[1,%d,7,%d] pv)
+  <int32[1] seqlens = {6}, int32 total = {7}>
+{
+  y, pk, pv = com.microsoft.GroupQueryAttention <num_heads: int = %d, kv_num_heads: int = %d> (qkv, , , past_k, past_v, seqlens, total)
+}`, head, (N+2*KVN)*H, KVN, H, KVN, H, N*H, KVN, H, KVN, H, N, KVN),
+	}
+	for name, src := range cases {
+		t.Run(name, func(t *testing.T) {
+			convertedLikeORT(t, r, textModel(t, src), map[string]map[string]int{"onnx-opset23": {"Attention": 1}}, "GroupQueryAttention")
+		})
+	}
+	// smooth_softmax (a sink score) has no standard form: refused by name.
+	m := textModel(t, fmt.Sprintf(`%s
+g (float[%d,1,%d] q, float[%d,1,%d] k, float[%d,1,%d] v, float[%d,%d,5,%d] past_k, float[%d,%d,5,%d] past_v) => (float[%d,1,%d] y)
+  <int32[%d] seqlens = {5, 5}, int32 total = {6}>
+{
+  y, , = com.microsoft.GroupQueryAttention <num_heads: int = %d, kv_num_heads: int = %d, smooth_softmax: int = 1> (q, k, v, past_k, past_v, seqlens, total)
+}`, head, B, N*H, B, KVN*H, B, KVN*H, B, KVN, H, B, KVN, H, B, N*H, B, N, KVN))()
+	p, err := profiles.Get("onnx-opset23")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := adapt.Adapt(m, p, adapt.Options{})
+	if err == nil || !strings.Contains(strings.Join(rep.Notes, "\n"), "smooth_softmax") {
+		t.Errorf("smooth_softmax: got error %v, notes %v; want it refused by name", err, rep.Notes)
 	}
 }
