@@ -172,3 +172,42 @@ func opsetOf(t *testing.T, path string) int64 {
 	defer m.Close()
 	return m.Opset("")
 }
+
+// TestDecoderToORTContribBelow23 converts the decoders, at opset 17, for
+// --target onnxruntime-1.30 with --optimize and no --opset: the passes
+// fuse on a copy at opset 23, that copy gets ONNX Runtime's contrib ops
+// there, and the rest goes back to 17; the result keeps opset 17, holds
+// the contrib ops and verifies over a prefill and 3 decode steps.
+func TestDecoderToORTContribBelow23(t *testing.T) {
+	for name, want := range map[string]map[string]int{
+		"llama": {"GroupQueryAttention": 2, "RotaryEmbedding": 4, "SkipSimplifiedLayerNormalization": 4},
+		"gpt2":  {"MultiHeadAttention": 2, "SkipLayerNormalization": 5},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "ort.onnx")
+			res, err := Convert(context.Background(), filepath.Join("..", "fixtures", "decoders", name, "model.onnx"), out,
+				Options{Env: builtins(), Target: "onnxruntime-1.30", Optimize: true, Verify: &VerifyOptions{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Equivalent || len(res.Comparisons) == 0 {
+				t.Fatalf("equivalent %v over %d comparisons", res.Equivalent, len(res.Comparisons))
+			}
+			for _, c := range res.Comparisons {
+				if c.Report.Decode == nil || c.Report.Decode.Steps != 3 {
+					t.Errorf("%s: not verified over decode steps: %s", c.What, c.Report.Summary)
+				}
+				t.Logf("%s: %s", c.What, c.Report.Summary)
+			}
+			if opset := opsetOf(t, out); opset != 17 {
+				t.Errorf("opset %d, want the model's 17", opset)
+			}
+			count := countOps(t, out)
+			for op, n := range want {
+				if count[op] != n {
+					t.Errorf("%d %s nodes, want %d (%v)", count[op], op, n, count)
+				}
+			}
+		})
+	}
+}

@@ -16,6 +16,16 @@ import (
 // msDomain is ONNX Runtime's contrib operator domain.
 const msDomain = "com.microsoft"
 
+// ContribOpset is the ai.onnx opset whose operators Adapt rewrites into
+// ONNX Runtime's contrib operators for p (23), or 0 when p does not run
+// them.
+func ContribOpset(p *profiles.Profile) int {
+	if runsContrib(p) {
+		return 23
+	}
+	return 0
+}
+
 // runsContrib reports whether p is an ONNX Runtime profile that runs the
 // com.microsoft operators and ai.onnx opset 23 (where the standard ops the
 // contrib ops stand for exist).
