@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/passes"
 )
 
 // TestDecoderToOpset23Optimized converts the torch-exported decoders of
@@ -209,5 +210,48 @@ func TestDecoderToORTContribBelow23(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInt4DecoderToStandardAndBack converts the Llama fixture quantized to
+// MatMulNBits (int4) to onnx-opset23 (blockwise DequantizeLinear + MatMul)
+// and that back to onnxruntime-1.30 (MatMulNBits): both verify over a
+// prefill and 3 decode steps, the second against the standard form run in
+// ONNX Runtime as written (its optimizer would compute the MatMuls with
+// 8-bit activations) and run in ONNX Runtime.
+func TestInt4DecoderToStandardAndBack(t *testing.T) {
+	dir := t.TempDir()
+	m, err := canonical.Load(filepath.Join("..", "fixtures", "decoders", "llama", "model.onnx"), canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	q, _, err := passes.Quantize(context.Background(), m, passes.QuantOptions{Mode: passes.Int4, Format: passes.MatMulNBits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	int4 := filepath.Join(dir, "int4.onnx")
+	if err := canonical.Save(int4, q, canonical.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	std, back := filepath.Join(dir, "std.onnx"), filepath.Join(dir, "back.onnx")
+	for _, step := range []struct{ in, out, target, op string }{
+		{int4, std, "onnx-opset23", "DequantizeLinear"},
+		{std, back, "onnxruntime-1.30", "MatMulNBits"},
+	} {
+		res, err := Convert(context.Background(), step.in, step.out, Options{Env: builtins(), Target: step.target, Verify: &VerifyOptions{}})
+		if err != nil {
+			t.Fatalf("to %s: %v", step.target, err)
+		}
+		if !res.Equivalent || len(res.Comparisons) == 0 || res.Comparisons[0].Report.Decode == nil {
+			t.Fatalf("to %s: equivalent %v over %d comparisons", step.target, res.Equivalent, len(res.Comparisons))
+		}
+		for _, c := range res.Comparisons {
+			t.Logf("to %s: %s: %s", step.target, c.What, c.Report.Summary)
+		}
+		if n := countOps(t, step.out)[step.op]; n != 15 {
+			t.Errorf("to %s: %d %s nodes, want 15", step.target, n, step.op)
+		}
 	}
 }
