@@ -506,6 +506,7 @@ func fromContrib(r *Report, m *canonical.Model, p *profiles.Profile) error {
 		if err := passes.EliminateDead(m); err != nil {
 			return fmt.Errorf("removing what the contrib ops' standard forms left unused: %w", err)
 		}
+		dropUnusedMS(m)
 	}
 	for _, n := range todo {
 		if err := failed[n]; err != nil {
@@ -513,6 +514,18 @@ func fromContrib(r *Report, m *canonical.Model, p *profiles.Profile) error {
 		}
 	}
 	return nil
+}
+
+// dropUnusedMS removes the com.microsoft opset import when no node of the
+// model (graphs or functions) is in that domain any more.
+func dropUnusedMS(m *canonical.Model) {
+	used := len(m.Functions) > 0 // functions keep their imports
+	walk(m.Graph, "main", func(_ *canonical.Graph, _ string, _ int, n *canonical.Node) {
+		used = used || n.Domain == msDomain
+	})
+	if !used {
+		m.OpsetImports = slices.DeleteFunc(m.OpsetImports, func(o canonical.OpsetID) bool { return o.Domain == msDomain })
+	}
 }
 
 // absentAfter reports an error when an output of n from i on is used.

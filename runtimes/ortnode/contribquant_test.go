@@ -72,6 +72,9 @@ func convertedLikeORT(t *testing.T, r runtimes.Runtime, load func() *canonical.M
 				t.Errorf("%s keeps %d %s nodes", target, count[op], op)
 			}
 		}
+		if len(gone) > 0 && m.Opset("com.microsoft") != 0 {
+			t.Errorf("%s keeps the com.microsoft opset import without its ops", target)
+		}
 		cmp, err := verify.Compare(ctx, ref, &verify.Side{Name: target + " in ORT", Model: m, Runner: open(filepath.Join(dir, target+".onnx"), m)}, verify.Options{Samples: 3})
 		if err != nil {
 			t.Fatalf("%s: %v", target, err)
