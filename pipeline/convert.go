@@ -292,12 +292,24 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 		// The target runs the fused ops of a higher opset in a form of
 		// its own (ONNX Runtime's contrib ops, which any opset may
 		// carry): fuse on a copy at that opset, fit it to the target
-		// there, and move the rest back to the opset asked for.
+		// there, and move the rest back to the opset asked for. When
+		// that gives none of the target's own ops, or fails, the model
+		// goes the usual way and the attempt leaves no trace but a line.
+		cv := &c.res.Conversion
+		applied, warnings := len(cv.Applied), len(cv.Warnings)
 		result, err := c.fuseAbove(ctx, imported, at)
-		if err != nil {
+		if err == nil && result != nil {
+			return c.finish(ctx, imported, result)
+		}
+		if ctx.Err() != nil {
 			return c.res, err
 		}
-		return c.finish(ctx, imported, result)
+		cv.Applied, cv.Warnings = cv.Applied[:applied], cv.Warnings[:warnings]
+		if err != nil {
+			c.logf("optimize: fusing at opset %d did not fit %s (%s); optimizing at the model's opset", at, opts.Target, oneLineErr(err))
+		} else {
+			c.logf("optimize: fusing at opset %d gave none of %s's own operators; optimizing at the model's opset", at, opts.Target)
+		}
 	}
 	if opts.Optimize && !upgrade {
 		if source, err = c.optimize(ctx, imported); err != nil {
@@ -339,7 +351,9 @@ func (c *converter) fuseOpset(imported *canonical.Model) int {
 
 // fuseAbove moves a copy of imported to opset at, runs the passes there,
 // fits the result to the target at that opset and then at the opset
-// asked for (the model's own when none was).
+// asked for (the model's own when none was). It returns nil when the fit
+// at that opset added none of the target's own operators (nodes outside
+// the ONNX domains).
 func (c *converter) fuseAbove(ctx context.Context, imported *canonical.Model, at int) (*canonical.Model, error) {
 	up, err := imported.Clone()
 	if err != nil {
@@ -358,11 +372,25 @@ func (c *converter) fuseAbove(ctx context.Context, imported *canonical.Model, at
 	if err != nil {
 		return nil, err
 	}
+	if foreignNodes(fitted) <= foreignNodes(imported) {
+		return nil, nil
+	}
 	to := c.opts.Opset
 	if to == 0 {
 		to = int(imported.Opset(""))
 	}
 	return c.export(ctx, fitted, to)
+}
+
+// foreignNodes counts m's main-graph nodes outside the ONNX domains.
+func foreignNodes(m *canonical.Model) int {
+	n := 0
+	for _, node := range m.Graph.Nodes {
+		if node.Domain != "" && node.Domain != "ai.onnx" && node.Domain != canonical.MLDomain {
+			n++
+		}
+	}
+	return n
 }
 
 // finish reduces the result, edits its inputs and outputs as asked, and

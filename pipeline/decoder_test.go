@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -252,6 +253,31 @@ func TestInt4DecoderToStandardAndBack(t *testing.T) {
 		}
 		if n := countOps(t, step.out)[step.op]; n != 15 {
 			t.Errorf("to %s: %d %s nodes, want 15", step.target, n, step.op)
+		}
+	}
+}
+
+// TestORTTargetOptimizeNoContrib converts a small ResNet (no decoder
+// pattern) for --target onnxruntime-1.30 with --optimize and no --opset:
+// fusing on a copy at opset 23 gives none of ONNX Runtime's contrib ops,
+// so the model goes the usual way and keeps its opset, and nothing of the
+// attempt is in the report.
+func TestORTTargetOptimizeNoContrib(t *testing.T) {
+	in := filepath.Join("..", "fixtures", "models", "resnet_small", "model.onnx")
+	out := filepath.Join(t.TempDir(), "o.onnx")
+	res, err := Convert(context.Background(), in, out, Options{Env: builtins(), Target: "onnxruntime-1.30", Optimize: true, Verify: &VerifyOptions{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Equivalent {
+		t.Fatalf("not equivalent")
+	}
+	if got, want := opsetOf(t, out), opsetOf(t, in); got != want {
+		t.Errorf("opset %d, want the model's %d", got, want)
+	}
+	for _, a := range res.Conversion.Applied {
+		if strings.Contains(a, "23") {
+			t.Errorf("the report keeps a line of the fusion attempt at opset 23: %s", a)
 		}
 	}
 }
