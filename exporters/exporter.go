@@ -38,6 +38,12 @@ type Description struct {
 	// Calibrated are the targets whose export takes calibration samples
 	// (Options.Calibration): int8 quantization.
 	Calibrated []string
+	// FuseOpsets are, per target, the ai.onnx opset whose operators the
+	// optimization passes fuse into and the target runs in a faster form
+	// of its own (ONNX Runtime's contrib ops: 23). For a model below it,
+	// convert --optimize fuses on a copy at that opset, fits that copy
+	// to the target there and then moves it back down.
+	FuseOpsets map[string]int
 }
 
 // Options tune an export.
@@ -192,6 +198,10 @@ func (r *Registry) Find(out, target string) (Exporter, string, error) {
 	}
 	return nil, "", nil
 }
+
+// FuseOpset is the opset at which the passes' fusions have the target's
+// own form (Description.FuseOpsets), 0 for none.
+func FuseOpset(e Exporter, target string) int { return e.Describe().FuseOpsets[target] }
 
 // Calibrated tells whether the export for target takes calibration
 // samples.

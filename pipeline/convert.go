@@ -288,6 +288,29 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	// RMSNormalization or Attention at 23, needs the new opset).
 	upgrade := opts.Opset > 0 && int64(opts.Opset) > imported.Opset("")
 	source := imported
+	if at := c.fuseOpset(imported); at > 0 {
+		// The target runs the fused ops of a higher opset in a form of
+		// its own (ONNX Runtime's contrib ops, which any opset may
+		// carry): fuse on a copy at that opset, fit it to the target
+		// there, and move the rest back to the opset asked for. When
+		// that gives none of the target's own ops, or fails, the model
+		// goes the usual way and the attempt leaves no trace but a line.
+		cv := &c.res.Conversion
+		applied, warnings := len(cv.Applied), len(cv.Warnings)
+		result, err := c.fuseAbove(ctx, imported, at)
+		if err == nil && result != nil {
+			return c.finish(ctx, imported, result)
+		}
+		if ctx.Err() != nil {
+			return c.res, err
+		}
+		cv.Applied, cv.Warnings = cv.Applied[:applied], cv.Warnings[:warnings]
+		if err != nil {
+			c.logf("optimize: fusing at opset %d did not fit %s (%s); optimizing at the model's opset", at, opts.Target, oneLineErr(err))
+		} else {
+			c.logf("optimize: fusing at opset %d gave none of %s's own operators; optimizing at the model's opset", at, opts.Target)
+		}
+	}
 	if opts.Optimize && !upgrade {
 		if source, err = c.optimize(ctx, imported); err != nil {
 			return c.res, err
@@ -309,7 +332,72 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 			}
 		}
 	}
-	if result, err = c.reduce(ctx, result); err != nil {
+	return c.finish(ctx, imported, result)
+}
+
+// fuseOpset is the opset at which --optimize fuses for the target when
+// the result stays below it (exporters.FuseOpset), else 0.
+func (c *converter) fuseOpset(imported *canonical.Model) int {
+	o := c.opts
+	if !o.Optimize || o.Target == "" || c.fileOut || c.exp == nil {
+		return 0
+	}
+	at := exporters.FuseOpset(c.exp, c.expTarget)
+	if at == 0 || imported.Opset("") >= int64(at) || o.Opset >= at {
+		return 0
+	}
+	return at
+}
+
+// fuseAbove moves a copy of imported to opset at, runs the passes there,
+// fits the result to the target at that opset and then at the opset
+// asked for (the model's own when none was). It returns nil when the fit
+// at that opset added none of the target's own operators (nodes outside
+// the ONNX domains).
+func (c *converter) fuseAbove(ctx context.Context, imported *canonical.Model, at int) (*canonical.Model, error) {
+	up, err := imported.Clone()
+	if err != nil {
+		return nil, inputErr(fmt.Errorf("%s: %w", c.in, err))
+	}
+	c.closers = append(c.closers, up)
+	if _, err := adapt.Opset(up, convert.Options{To: at}); err != nil {
+		return nil, c.blocked(err)
+	}
+	c.logf("optimize: fusing at opset %d for %s (its own forms of the fused ops), then back to the opset asked for", at, c.opts.Target)
+	fused, err := c.optimize(ctx, up)
+	if err != nil {
+		return nil, err
+	}
+	fitted, err := c.export(ctx, fused, at)
+	if err != nil {
+		return nil, err
+	}
+	if foreignNodes(fitted) <= foreignNodes(imported) {
+		return nil, nil
+	}
+	to := c.opts.Opset
+	if to == 0 {
+		to = int(imported.Opset(""))
+	}
+	return c.export(ctx, fitted, to)
+}
+
+// foreignNodes counts m's main-graph nodes outside the ONNX domains.
+func foreignNodes(m *canonical.Model) int {
+	n := 0
+	for _, node := range m.Graph.Nodes {
+		if node.Domain != "" && node.Domain != "ai.onnx" && node.Domain != canonical.MLDomain {
+			n++
+		}
+	}
+	return n
+}
+
+// finish reduces the result, edits its inputs and outputs as asked, and
+// writes (and verifies) it.
+func (c *converter) finish(ctx context.Context, imported, result *canonical.Model) (*Result, error) {
+	result, err := c.reduce(ctx, result)
+	if err != nil {
 		return c.res, err
 	}
 	if result, err = c.editIO(imported, result); err != nil {
@@ -512,23 +600,7 @@ func (c *converter) adapt(ctx context.Context, imported *canonical.Model) (*cano
 	o := c.opts
 	switch {
 	case o.Target != "" && !c.fileOut:
-		if c.exp == nil {
-			return nil, usageErr("target %s: no exporter serves it", o.Target)
-		}
-		r, err := c.exp.Export(ctx, imported, c.expTarget, exporters.Options{Opset: o.Opset, MLOpset: o.MLOpset, AllowViolations: o.AllowViolations})
-		if r != nil {
-			c.exportFacts(r)
-		}
-		if err != nil {
-			return nil, classifyExport(c.in, err)
-		}
-		if r.Model == nil {
-			return nil, inputErr(fmt.Errorf("%s: the %s exporter returned no model", c.in, c.exp.Describe().Name))
-		}
-		c.closers = append(c.closers, r.Model)
-		c.timed("adapt")
-		c.logf("%s", r.Summary)
-		return r.Model, nil
+		return c.export(ctx, imported, o.Opset)
 	case o.Opset > 0 || o.MLOpset > 0:
 		m, err := imported.Clone()
 		if err != nil {
@@ -548,6 +620,29 @@ func (c *converter) adapt(ctx context.Context, imported *canonical.Model) (*cano
 		return m, nil
 	}
 	return imported, nil
+}
+
+// export fits m to the target's exporter at opset (0: the target's
+// choice).
+func (c *converter) export(ctx context.Context, m *canonical.Model, opset int) (*canonical.Model, error) {
+	o := c.opts
+	if c.exp == nil {
+		return nil, usageErr("target %s: no exporter serves it", o.Target)
+	}
+	r, err := c.exp.Export(ctx, m, c.expTarget, exporters.Options{Opset: opset, MLOpset: o.MLOpset, AllowViolations: o.AllowViolations})
+	if r != nil {
+		c.exportFacts(r)
+	}
+	if err != nil {
+		return nil, classifyExport(c.in, err)
+	}
+	if r.Model == nil {
+		return nil, inputErr(fmt.Errorf("%s: the %s exporter returned no model", c.in, c.exp.Describe().Name))
+	}
+	c.closers = append(c.closers, r.Model)
+	c.timed("adapt")
+	c.logf("%s", r.Summary)
+	return r.Model, nil
 }
 
 // adaptFacts records what an opset adaptation did: the actions and notes

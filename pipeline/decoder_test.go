@@ -3,9 +3,11 @@ package pipeline
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/passes"
 )
 
 // TestDecoderToOpset23Optimized converts the torch-exported decoders of
@@ -171,4 +173,111 @@ func opsetOf(t *testing.T, path string) int64 {
 	}
 	defer m.Close()
 	return m.Opset("")
+}
+
+// TestDecoderToORTContribBelow23 converts the decoders, at opset 17, for
+// --target onnxruntime-1.30 with --optimize and no --opset: the passes
+// fuse on a copy at opset 23, that copy gets ONNX Runtime's contrib ops
+// there, and the rest goes back to 17; the result keeps opset 17, holds
+// the contrib ops and verifies over a prefill and 3 decode steps.
+func TestDecoderToORTContribBelow23(t *testing.T) {
+	for name, want := range map[string]map[string]int{
+		"llama": {"GroupQueryAttention": 2, "RotaryEmbedding": 4, "SkipSimplifiedLayerNormalization": 4},
+		"gpt2":  {"MultiHeadAttention": 2, "SkipLayerNormalization": 5},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "ort.onnx")
+			res, err := Convert(context.Background(), filepath.Join("..", "fixtures", "decoders", name, "model.onnx"), out,
+				Options{Env: builtins(), Target: "onnxruntime-1.30", Optimize: true, Verify: &VerifyOptions{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Equivalent || len(res.Comparisons) == 0 {
+				t.Fatalf("equivalent %v over %d comparisons", res.Equivalent, len(res.Comparisons))
+			}
+			for _, c := range res.Comparisons {
+				if c.Report.Decode == nil || c.Report.Decode.Steps != 3 {
+					t.Errorf("%s: not verified over decode steps: %s", c.What, c.Report.Summary)
+				}
+				t.Logf("%s: %s", c.What, c.Report.Summary)
+			}
+			if opset := opsetOf(t, out); opset != 17 {
+				t.Errorf("opset %d, want the model's 17", opset)
+			}
+			count := countOps(t, out)
+			for op, n := range want {
+				if count[op] != n {
+					t.Errorf("%d %s nodes, want %d (%v)", count[op], op, n, count)
+				}
+			}
+		})
+	}
+}
+
+// TestInt4DecoderToStandardAndBack converts the Llama fixture quantized to
+// MatMulNBits (int4) to onnx-opset23 (blockwise DequantizeLinear + MatMul)
+// and that back to onnxruntime-1.30 (MatMulNBits): both verify over a
+// prefill and 3 decode steps, the second against the standard form run in
+// ONNX Runtime as written (its optimizer would compute the MatMuls with
+// 8-bit activations) and run in ONNX Runtime.
+func TestInt4DecoderToStandardAndBack(t *testing.T) {
+	dir := t.TempDir()
+	m, err := canonical.Load(filepath.Join("..", "fixtures", "decoders", "llama", "model.onnx"), canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	q, _, err := passes.Quantize(context.Background(), m, passes.QuantOptions{Mode: passes.Int4, Format: passes.MatMulNBits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	int4 := filepath.Join(dir, "int4.onnx")
+	if err := canonical.Save(int4, q, canonical.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	std, back := filepath.Join(dir, "std.onnx"), filepath.Join(dir, "back.onnx")
+	for _, step := range []struct{ in, out, target, op string }{
+		{int4, std, "onnx-opset23", "DequantizeLinear"},
+		{std, back, "onnxruntime-1.30", "MatMulNBits"},
+	} {
+		res, err := Convert(context.Background(), step.in, step.out, Options{Env: builtins(), Target: step.target, Verify: &VerifyOptions{}})
+		if err != nil {
+			t.Fatalf("to %s: %v", step.target, err)
+		}
+		if !res.Equivalent || len(res.Comparisons) == 0 || res.Comparisons[0].Report.Decode == nil {
+			t.Fatalf("to %s: equivalent %v over %d comparisons", step.target, res.Equivalent, len(res.Comparisons))
+		}
+		for _, c := range res.Comparisons {
+			t.Logf("to %s: %s: %s", step.target, c.What, c.Report.Summary)
+		}
+		if n := countOps(t, step.out)[step.op]; n != 15 {
+			t.Errorf("to %s: %d %s nodes, want 15", step.target, n, step.op)
+		}
+	}
+}
+
+// TestORTTargetOptimizeNoContrib converts a small ResNet (no decoder
+// pattern) for --target onnxruntime-1.30 with --optimize and no --opset:
+// fusing on a copy at opset 23 gives none of ONNX Runtime's contrib ops,
+// so the model goes the usual way and keeps its opset, and nothing of the
+// attempt is in the report.
+func TestORTTargetOptimizeNoContrib(t *testing.T) {
+	in := filepath.Join("..", "fixtures", "models", "resnet_small", "model.onnx")
+	out := filepath.Join(t.TempDir(), "o.onnx")
+	res, err := Convert(context.Background(), in, out, Options{Env: builtins(), Target: "onnxruntime-1.30", Optimize: true, Verify: &VerifyOptions{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Equivalent {
+		t.Fatalf("not equivalent")
+	}
+	if got, want := opsetOf(t, out), opsetOf(t, in); got != want {
+		t.Errorf("opset %d, want the model's %d", got, want)
+	}
+	for _, a := range res.Conversion.Applied {
+		if strings.Contains(a, "23") {
+			t.Errorf("the report keeps a line of the fusion attempt at opset 23: %s", a)
+		}
+	}
 }

@@ -563,6 +563,16 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 					}
 				}
 			}
+			if err2 == nil && c.isONNX() && blockwiseMatMul(imported) {
+				// ONNX Runtime's optimizer turns a blockwise
+				// DequantizeLinear and its MatMul into a MatMulNBits
+				// that quantizes the activations to 8 bits (accuracy
+				// level 4): the source is computed as written.
+				if un, err := setup.UnoptimizedSide(0, c.in, imported); err == nil {
+					side = un
+					c.res.Notes = append(c.res.Notes, "ONNX Runtime computed the source with its graph optimizations off: they fuse its blockwise DequantizeLinear + MatMul into a MatMulNBits with 8-bit activations, an approximation of its own")
+				}
+			}
 			if err2 == nil {
 				cv.Reference = setup.DescribeSide(0)
 				side.ComputedBy = cv.Reference
@@ -592,6 +602,20 @@ func (c *converter) sourceSide(ctx context.Context, imported *canonical.Model) (
 	}
 	cv.NotVerified = why
 	return nil, nil
+}
+
+// blockwiseMatMul reports whether a MatMul of m takes a blockwise
+// DequantizeLinear (block_size set) as its weight.
+func blockwiseMatMul(m *canonical.Model) bool {
+	for _, n := range m.Graph.Nodes {
+		if n.OpType != "MatMul" || n.Domain != "" && n.Domain != "ai.onnx" || n.Input(1) == nil {
+			continue
+		}
+		if dq, _ := n.Input(1).Producer(); dq != nil && dq.OpType == "DequantizeLinear" && dq.AttrInt("block_size", 0) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // executorReference names the executor as what computed an ONNX source

@@ -160,6 +160,12 @@ type writeFlags struct {
 
 func (f *writeFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.force, "force", false, "allow the output to replace the input")
+	f.registerExternal(fs)
+}
+
+// registerExternal registers the external-data options only (a command
+// that has no --force).
+func (f *writeFlags) registerExternal(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.external, "external-data", false, "move tensors to an external data file beside OUT (done without it when IN had external data or OUT would exceed 2 GiB)")
 	fs.BoolVar(&f.inline, "no-external-data", false, "write every tensor inside OUT, even when IN had external data (a model over 2 GiB is then refused)")
 	fs.Int64Var(&f.threshold, "external-threshold", canonical.DefaultExternalThreshold, "size in bytes from which a tensor moves to external data")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/infer"
+	"github.com/onnxconv/onnxconv/pipeline"
 )
 
 // newInferCmd returns `onnxconv infer MODEL -o OUT`: type and shape
@@ -14,11 +15,11 @@ import (
 // could be inferred.
 func newInferCmd() *cobra.Command {
 	var (
-		out          string
-		strict       bool
-		symbolic     bool
-		externalData bool
-		quiet        bool
+		out      string
+		strict   bool
+		symbolic bool
+		wf       writeFlags
+		quiet    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "infer MODEL -o OUT",
@@ -29,6 +30,9 @@ for every value whose type was inferred. Symbolic dims (a batch dim named N)
 are kept; shapes that depend on constant values (Reshape targets, Slice
 bounds, Shape->Gather->Concat chains, ...) are resolved by constant
 evaluation.
+
+OUT is written as convert writes: with external data when MODEL had it or
+OUT would exceed 2 GiB (--no-external-data keeps every tensor inside).
 
 Nodes whose output could not be inferred, and inferred types that conflict
 with declared ones, are listed on stderr. With --strict a conflict is an
@@ -47,7 +51,7 @@ error (exit code 1) and nothing is written.`,
 			if err != nil {
 				return invalid(fmt.Errorf("infer %s: %w", args[0], err))
 			}
-			if err := canonical.Save(out, m, canonical.SaveOptions{ExternalData: externalData}); err != nil {
+			if err := pipeline.Save(out, m, wf.save(nil)); err != nil {
 				return badInput(fmt.Errorf("infer: writing %s: %w", out, err))
 			}
 			if !quiet {
@@ -64,7 +68,7 @@ error (exit code 1) and nothing is written.`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "where to write the model with inferred value_info (required)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail when an inferred type conflicts with a declared one")
 	cmd.Flags().BoolVar(&symbolic, "symbolic-names", false, "name new unknown dims unk__0, unk__1, ... instead of leaving them unnamed")
-	cmd.Flags().BoolVar(&externalData, "external-data", false, "write large tensors to an external data file beside OUT")
+	wf.registerExternal(cmd.Flags())
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print nothing on success")
 	return cmd
 }

@@ -16,6 +16,16 @@ import (
 // msDomain is ONNX Runtime's contrib operator domain.
 const msDomain = "com.microsoft"
 
+// ContribOpset is the ai.onnx opset whose operators Adapt rewrites into
+// ONNX Runtime's contrib operators for p (23), or 0 when p does not run
+// them.
+func ContribOpset(p *profiles.Profile) int {
+	if runsContrib(p) {
+		return 23
+	}
+	return 0
+}
+
 // runsContrib reports whether p is an ONNX Runtime profile that runs the
 // com.microsoft operators and ai.onnx opset 23 (where the standard ops the
 // contrib ops stand for exist).
@@ -41,11 +51,15 @@ func runsContrib(p *profiles.Profile) bool {
 //   - 4-D Attention without a cache input, causal flag, softcap or QK
 //     output, as many key as query heads → com.microsoft
 //     MultiHeadAttention (query [B, S, N·H], key and value [B, N, T, H],
-//     the mask as attention_bias).
+//     the mask as attention_bias);
+//   - MatMul of a blockwise DequantizeLinear (opset 21: 4 or 8 bits along
+//     K) of constants → com.microsoft MatMulNBits, at any opset (the
+//     others need 23).
 //
 // Every rewritten node is listed in the report.
 func toContrib(r *Report, m *canonical.Model, names *canonical.Namer) error {
-	if m.Opset("") < 23 {
+	at23 := m.Opset("") >= 23
+	if !at23 && !slices.ContainsFunc(m.Graph.Nodes, func(n *canonical.Node) bool { return n.OpType == "DequantizeLinear" }) {
 		return nil
 	}
 	_, _ = infer.Infer(m, infer.Options{NoValueInfo: true})
@@ -57,12 +71,15 @@ func toContrib(r *Report, m *canonical.Model, names *canonical.Namer) error {
 		}
 		var what string
 		var err error
-		switch n.OpType {
-		case "RMSNormalization", "LayerNormalization":
+		switch {
+		case n.OpType == "MatMul":
+			what, err = contribMatMulNBits(g, n, names)
+		case !at23:
+		case n.OpType == "RMSNormalization", n.OpType == "LayerNormalization":
 			what, err = contribNorm(g, n, names)
-		case "RotaryEmbedding":
+		case n.OpType == "RotaryEmbedding":
 			what, err = contribRotary(g, n, names)
-		case "Attention":
+		case n.OpType == "Attention":
 			what, err = contribAttention(g, n, names)
 		}
 		if err != nil {
@@ -405,11 +422,22 @@ func fromContrib(r *Report, m *canonical.Model, p *profiles.Profile) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	if from := m.Opset(""); from < 23 {
-		if _, err := convert.Convert(m, convert.Options{To: 23}); err != nil {
-			return fmt.Errorf("moving the model to opset 23 for the standard forms of its contrib ops: %w", err)
+	// The standard forms are opset-23 ops; those of the quantized weights
+	// opset-21 ops, or float constants below 21 (need 0).
+	need := 0
+	for _, n := range todo {
+		switch {
+		case n.OpType != "MatMulNBits" && n.OpType != "GatherBlockQuantized":
+			need = 23
+		case r.ToOpset >= blockOpset:
+			need = max(need, blockOpset)
 		}
-		r.Notes = append(r.Notes, fmt.Sprintf("moved from opset %d to 23 first: the standard forms of ONNX Runtime's contrib ops are opset-23 ops", from))
+	}
+	if from := int(m.Opset("")); from < need {
+		if _, err := convert.Convert(m, convert.Options{To: need}); err != nil {
+			return fmt.Errorf("moving the model to opset %d for the standard forms of its contrib ops: %w", need, err)
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("moved from opset %d to %d first: the standard forms of ONNX Runtime's contrib ops are opset-%d ops", from, need, need))
 	}
 	names := canonical.NewNamer(m)
 	failed, done := map[*canonical.Node]error{}, map[*canonical.Node]bool{}
@@ -432,6 +460,11 @@ func fromContrib(r *Report, m *canonical.Model, p *profiles.Profile) error {
 				outs, err = standardAttention(e, n)
 			case "GroupQueryAttention":
 				outs, err = standardGQA(e, n)
+			case "MatMulNBits", "GatherBlockQuantized":
+				var note string
+				if outs, note, err = standardQuant(e, n, r.ToOpset); note != "" && err == nil {
+					r.Notes = append(r.Notes, note)
+				}
 			default:
 				err = fmt.Errorf("no standard form is known")
 			}
@@ -468,12 +501,31 @@ func fromContrib(r *Report, m *canonical.Model, p *profiles.Profile) error {
 				What: fmt.Sprintf("rewritten into %s (%s lacks ONNX Runtime's contrib ops)", opList(ops), p.Name)})
 		}
 	}
+	if len(done) > 0 {
+		// The contrib ops' packed weights are left unused.
+		if err := passes.EliminateDead(m); err != nil {
+			return fmt.Errorf("removing what the contrib ops' standard forms left unused: %w", err)
+		}
+		dropUnusedMS(m)
+	}
 	for _, n := range todo {
 		if err := failed[n]; err != nil {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s %q: %s lacks it and it has no standard form here: %v", n.OpType, n.Name, p.Name, err))
 		}
 	}
 	return nil
+}
+
+// dropUnusedMS removes the com.microsoft opset import when no node of the
+// model (graphs or functions) is in that domain any more.
+func dropUnusedMS(m *canonical.Model) {
+	used := len(m.Functions) > 0 // functions keep their imports
+	walk(m.Graph, "main", func(_ *canonical.Graph, _ string, _ int, n *canonical.Node) {
+		used = used || n.Domain == msDomain
+	})
+	if !used {
+		m.OpsetImports = slices.DeleteFunc(m.OpsetImports, func(o canonical.OpsetID) bool { return o.Domain == msDomain })
+	}
 }
 
 // absentAfter reports an error when an output of n from i on is used.
@@ -769,8 +821,8 @@ func contribGQA(g *canonical.Graph, n *canonical.Node, names *canonical.Namer) (
 	return fmt.Sprintf("with its KV cache (the Concat with the past), became com.microsoft GroupQueryAttention (%d query heads over %d key/value heads; the mask as attention_bias)", heads, kvHeads), nil
 }
 
-// standardGQA writes GroupQueryAttention as Attention when it is what
-// toContrib writes: separate query, key and value ([B, S, N·H] and
+// standardGQA writes GroupQueryAttention as Attention; other forms than
+// the one toContrib writes go to standardGQAAny. The one toContrib writes: separate query, key and value ([B, S, N·H] and
 // [B, S, KVN·H]), a past, seqlens_k total-1 for every batch (Cast(Expand(
 // Sub(total, 1), batch)) with total the past's plus the new keys' length),
 // no rotary, window, softcap, sinks or position_ids. The present is the
@@ -778,23 +830,20 @@ func contribGQA(g *canonical.Graph, n *canonical.Node, names *canonical.Namer) (
 // GroupQueryAttention's causal mask over the cache (key j seen by new
 // token s when j <= past + s) is written out and added to attention_bias.
 func standardGQA(e *build.Editor, n *canonical.Node) ([]*canonical.Value, error) {
-	if n.AttrInt("do_rotary", 0) != 0 || n.AttrInt("local_window_size", -1) != -1 || n.AttrFloat("softcap", 0) != 0 || n.AttrInt("smooth_softmax", 0) != 0 {
-		return nil, fmt.Errorf("do_rotary, local_window_size, softcap and smooth_softmax have no standard form here")
+	if n.AttrInt("smooth_softmax", 0) != 0 {
+		return nil, fmt.Errorf("smooth_softmax has no standard form (Attention has no sink score)")
 	}
-	for i, what := range map[int]string{7: "cos_cache", 8: "sin_cache", 9: "position_ids", 11: "head_sink"} {
-		if n.Input(i) != nil {
-			return nil, fmt.Errorf("input %d (%s) has no standard form here", i, what)
-		}
+	if n.Input(11) != nil {
+		return nil, fmt.Errorf("input 11 (head_sink) has no standard form (Attention has no sink score)")
 	}
 	if err := absentAfter(n, 3, "output_qk"); err != nil {
 		return nil, err
 	}
 	q, k, v, pk, pv := n.Input(0), n.Input(1), n.Input(2), n.Input(3), n.Input(4)
-	if k == nil || v == nil || pk == nil || pv == nil {
-		return nil, fmt.Errorf("packed query, key and value or no past have no standard form here")
-	}
-	if !uniformSeqlens(n.Input(5), pk, k) {
-		return nil, fmt.Errorf("seqlens_k is not the total length - 1 for every batch (only then is the causal mask over the cache the same for every batch)")
+	if k == nil || pk == nil || n.AttrInt("do_rotary", 0) != 0 || n.AttrInt("local_window_size", -1) > 0 || n.AttrFloat("softcap", 0) != 0 ||
+		n.Input(9) != nil || !uniformSeqlens(n.Input(5), pk, k) {
+		// Not the form toContrib writes: the general one.
+		return standardGQAAny(e, n)
 	}
 	heads, kvHeads := n.AttrInt("num_heads", 0), n.AttrInt("kv_num_heads", 0)
 	if heads <= 0 || kvHeads <= 0 {

@@ -40,7 +40,13 @@ type onnxExporter struct{}
 
 func (onnxExporter) Describe() exporters.Description {
 	names, _ := profiles.Names() // the profiles are embedded: no error
-	return exporters.Description{Name: "onnx", Format: exporters.FormatONNX, Targets: names}
+	fuse := map[string]int{}
+	for _, n := range names {
+		if p, err := profiles.Get(n); err == nil && adapt.ContribOpset(p) > 0 {
+			fuse[n] = adapt.ContribOpset(p)
+		}
+	}
+	return exporters.Description{Name: "onnx", Format: exporters.FormatONNX, Targets: names, FuseOpsets: fuse}
 }
 
 func (onnxExporter) Export(ctx context.Context, m *canonical.Model, target string, o exporters.Options) (*exporters.Result, error) {
