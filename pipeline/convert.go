@@ -422,6 +422,10 @@ func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
 		c.warn("%s: %s", d.Name, w)
 	}
 	m := r.Model
+	for _, n := range importers.TakeNotes(m) {
+		c.res.Notes = append(c.res.Notes, d.Name+": "+n)
+		c.logf("%s: %s", d.Name, n)
+	}
 	cv.OpsetBefore, cv.MLOpsetBefore, cv.IRBefore = m.Opset(""), m.Opset("ai.onnx.ml"), m.IRVersion
 	c.timed("import")
 	if m.Graph != nil {

@@ -37,13 +37,22 @@ func TestLoadSavedModelFrozen(t *testing.T) {
 			t.Errorf("node %s is still %s", n.GetName(), n.GetOp())
 		}
 	}
-	// A checkpoint has no signature, and its graph trains: the error
-	// names it, the Placeholders and the loss nothing reads.
-	_, err = Load(context.Background(), filepath.Join(shared, "tf_checkpoint", "tf2onnx_regression", "model.meta"), Options{})
-	var se *SignatureError
-	if !errors.As(err, &se) || se.Want != "serving_default" || !se.Training ||
-		!slices.Equal(se.Placeholders, []string{"X", "Y"}) || !slices.Equal(se.Unread, []string{"truediv"}) {
-		t.Errorf("checkpoint without tensors: %v", err)
+	// A checkpoint has no signature, and its graph trains: its inference
+	// part is taken (Y meets the prediction only in the loss: a label;
+	// the output is where the prediction enters the loss), and Chosen
+	// says so.
+	g, err = Load(context.Background(), filepath.Join(shared, "tf_checkpoint", "tf2onnx_regression", "model.meta"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Kind != KindCheckpoint || !slices.Equal(ioTensors(g.Inputs), []string{"X:0"}) || !slices.Equal(ioTensors(g.Outputs), []string{"pred:0"}) ||
+		!strings.Contains(g.Chosen, "labels Y: Y meets pred at sub (Sub)") {
+		t.Errorf("training checkpoint: inputs %v, outputs %v, chosen %q", g.Inputs, g.Outputs, g.Chosen)
+	}
+	for _, n := range g.Nodes {
+		if strings.HasPrefix(n.GetName(), "gradients/") || n.GetName() == "Y" || n.GetName() == "sub" {
+			t.Errorf("node %s of the training part kept", n.GetName())
+		}
 	}
 }
 
