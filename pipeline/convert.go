@@ -197,7 +197,10 @@ type Result struct {
 type converter struct {
 	in, out string
 	opts    Options
-	imp     importers.Importer
+	// genNotes say the shapes generated for inputs of free rank or dims
+	// and why, until a comparison carries them.
+	genNotes []string
+	imp      importers.Importer
 	// src is the source opened with the import, in the importer's
 	// process, when verification will compute it (importers.SourceImporter).
 	src importers.Source
