@@ -17,15 +17,33 @@ import (
 // whose image input has free batch, height and width and whose other
 // input has no shape at all says, with the comparison (its summary and
 // report), which shape each got and why — and those are the shapes the
-// inputs were generated at (the report's inputs).
+// inputs were generated at (the report's inputs). The convolution's
+// weights and the broadcast operand are initializers, or Constant nodes
+// (seen through: a 1x1 image failed the Conv, and x was refused, before).
 func TestConvertSaysGeneratedShapes(t *testing.T) {
-	src := `<ir_version: 8, opset_import: ["" : 17]>
+	weights := strings.TrimSuffix(strings.Repeat("0.1,", 108), ",")
+	for name, src := range map[string]string{
+		"initializers": `<ir_version: 8, opset_import: ["" : 17]>
 agraph (float[N,3,H,W] images, float x) => (float[N,4,H2,W2] feat, float y)
-    <float[4,3,3,3] w = {` + strings.TrimSuffix(strings.Repeat("0.1,", 108), ",") + `}, float[1,3] b = {1,2,3}> {
+    <float[4,3,3,3] w = {` + weights + `}, float[1,3] b = {1,2,3}> {
   feat = Conv <kernel_shape = [3,3], strides = [2,2]> (images, w)
   s = Add (x, b)
   y = Relu (s)
-}`
+}`,
+		"Constant nodes": `<ir_version: 8, opset_import: ["" : 17]>
+agraph (float[N,3,H,W] images, float x) => (float[N,4,H2,W2] feat, float y) {
+  w = Constant <value = float[4,3,3,3] {` + weights + `}> ()
+  b = Constant <value = float[1,3] {1,2,3}> ()
+  feat = Conv <kernel_shape = [3,3], strides = [2,2]> (images, w)
+  s = Add (x, b)
+  y = Relu (s)
+}`,
+	} {
+		t.Run(name, func(t *testing.T) { saysGeneratedShapes(t, src) })
+	}
+}
+
+func saysGeneratedShapes(t *testing.T, src string) {
 	mp, err := onnxtext.Parse("m.onnxtxt", []byte(src))
 	if err != nil {
 		t.Fatal(err)

@@ -52,8 +52,8 @@ func FreeRankChoice(v *canonical.Value) (shape []int64, why string, ok bool) {
 						continue
 					}
 					s, known := knownDims(w)
-					if w.Const != nil {
-						s, known = w.Const.Dims, true
+					if c := constTensor(w); c != nil {
+						s, known = c.Dims, true
 					}
 					if !known {
 						return nil, "", false
