@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/formats/tensorflow/tfpb"
+	"github.com/onnxconv/onnxconv/formats/tensorflow/traintest"
 )
 
 const shared = "../../../shared/models"
@@ -121,6 +122,16 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add(sm, uint8(0), true)
 	f.Add(idx, uint8(1), false)
+	// Training graphs as a checkpoint's .meta: their inference part is
+	// derived (inferenceIO) before any variable is read.
+	if meta, err := os.ReadFile(filepath.Join(shared, "tf_checkpoint", "tf2onnx_regression", "model.meta")); err == nil {
+		f.Add(meta, uint8(2), false)
+	}
+	for _, gd := range []*tfpb.GraphDef{traintest.TwoHeads(), traintest.KeepProb(), traintest.Symmetric()} {
+		if b, err := proto.Marshal(&tfpb.MetaGraphDef{MetaInfoDef: &tfpb.MetaGraphDef_MetaInfoDef{}, GraphDef: gd}); err == nil {
+			f.Add(b, uint8(2), false)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte, kind uint8, named bool) {
 		dir := t.TempDir()
 		if err := os.MkdirAll(filepath.Join(dir, "variables"), 0o755); err != nil {
