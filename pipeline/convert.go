@@ -197,7 +197,10 @@ type Result struct {
 type converter struct {
 	in, out string
 	opts    Options
-	imp     importers.Importer
+	// genNotes say the shapes generated for inputs of free rank or dims
+	// and why, until a comparison carries them.
+	genNotes []string
+	imp      importers.Importer
 	// src is the source opened with the import, in the importer's
 	// process, when verification will compute it (importers.SourceImporter).
 	src importers.Source
@@ -510,6 +513,10 @@ func (c *converter) importModel(ctx context.Context) (*canonical.Model, error) {
 		c.warn("%s: %s", d.Name, w)
 	}
 	m := r.Model
+	for _, n := range importers.TakeNotes(m) {
+		c.res.Notes = append(c.res.Notes, d.Name+": "+n)
+		c.logf("%s: %s", d.Name, n)
+	}
 	cv.OpsetBefore, cv.MLOpsetBefore, cv.IRBefore = m.Opset(""), m.Opset("ai.onnx.ml"), m.IRVersion
 	c.timed("import")
 	if m.Graph != nil {

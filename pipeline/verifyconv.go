@@ -107,11 +107,17 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 			return err
 		default:
 			c.ortNoise(ctx, ref, rep, imported, result, samples, source)
+			// The shapes generated for free ranks and dims, said with the
+			// comparison (its summary and report).
+			rep.Notes = append(rep.Notes, c.genNotes...)
+			c.genNotes = nil
 			c.res.Comparisons = append(c.res.Comparisons, Comparison{What: "against the source (" + cv.Reference + ")", Report: rep})
 			c.res.Verified = true
 		}
 	}
 	if ref == nil {
+		c.res.Notes = append(c.res.Notes, c.genNotes...)
+		c.genNotes = nil
 		if vo.Reference != "" {
 			// Stored outputs are the fallback: the result is checked
 			// against them below, and the facts say the source itself
@@ -397,7 +403,9 @@ func (c *converter) samples(m *canonical.Model, inputs string) ([][]*canonical.T
 	dec := vo.decode()
 	isDecoder := dec.Applies(m)
 	if !isDecoder {
-		gen.Dims = defaultDims(m, vo.Dims, c.logf)
+		var why map[string]string
+		gen.Dims, why = dimsWhy(m, vo.Dims, c.logf)
+		c.genNotes = shapeNotes(m, gen.Dims, why, vo.Dims)
 	}
 	for k := range n {
 		var s []*canonical.Tensor
@@ -715,6 +723,13 @@ const tabularRows = 64
 // defaultDims returns dims completed with 1 for every symbolic or unknown
 // dim of m's graph inputs that dims does not set, logging each default.
 func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ...any)) map[string]int64 {
+	out, _ := dimsWhy(m, dims, logf)
+	return out
+}
+
+// dimsWhy is defaultDims, and why each default took its size, by dim key.
+func dimsWhy(m *canonical.Model, dims map[string]int64, logf func(string, ...any)) (map[string]int64, map[string]string) {
+	why := map[string]string{}
 	out := map[string]int64{}
 	for k, v := range dims {
 		out[k] = v
@@ -758,23 +773,75 @@ func defaultDims(m *canonical.Model, dims map[string]int64, logf func(string, ..
 				// verify.ImageSide (224), audio a few frames of its
 				// windows (verify.AudioDims; its batch 1); other dims get 1.
 				size := int64(1)
+				why[key] = "nothing in the graph fixes it"
 				switch {
 				case rt[key] > 0:
 					size = rt[key]
+					why[key] = "the size the source's runtime runs"
 				case audio[key] > 0:
 					size = audio[key]
+					why[key] = "audio: four frames of the widest window that reads it"
 				case img[key] > 0:
 					size = img[key]
+					why[key] = "an image's height or width: a convolution or pooling window reads it"
 				case i == 0 && len(ds) == 2 && !isAudio:
 					size = tabularRows
+					why[key] = "the rows of a tabular [rows, features] input"
 				}
-				size = max(size, least[key])
+				if least[key] > size {
+					size = least[key]
+					why[key] = "the least the graph needs (a constant index or a window along it)"
+				}
 				out[key] = size
 				logf("verify: generated inputs use %s=%d (set it with --dim %s=SIZE)", key, size, key)
 			}
 		}
 	}
-	return out
+	return out, why
+}
+
+// shapeNotes says, one line per graph input of m whose rank or dims the
+// model leaves free, the shape its generated values took and why.
+func shapeNotes(m *canonical.Model, dims map[string]int64, why map[string]string, given map[string]int64) []string {
+	var notes []string
+	for _, v := range verify.GraphInputs(m) {
+		_, ds, hasShape, ok := canonical.TensorTypeOf(v.Type)
+		if !ok {
+			continue
+		}
+		if !hasShape {
+			if _, w, ok := verify.FreeRankChoice(v); ok {
+				notes = append(notes, fmt.Sprintf("generated input %s: %s", v.Name, w))
+			}
+			continue
+		}
+		shape := make([]string, len(ds))
+		var parts []string
+		for i, d := range ds {
+			if d.Known {
+				shape[i] = strconv.FormatInt(d.Value, 10)
+				continue
+			}
+			key := d.Param
+			if key == "" {
+				key = v.Name + ":" + strconv.Itoa(i)
+			}
+			shape[i] = strconv.FormatInt(dims[key], 10)
+			w := why[key]
+			if _, set := given[key]; set {
+				w = "--dim"
+			}
+			name := "dim " + strconv.Itoa(i)
+			if d.Param != "" {
+				name += " (" + d.Param + ")"
+			}
+			parts = append(parts, fmt.Sprintf("%s = %d: %s", name, dims[key], w))
+		}
+		if len(parts) > 0 {
+			notes = append(notes, fmt.Sprintf("generated input %s: free dims → [%s] (%s; --dim sets them)", v.Name, strings.Join(shape, ","), strings.Join(parts, "; ")))
+		}
+	}
+	return notes
 }
 
 func valueNames(vs []*canonical.Value) []string {

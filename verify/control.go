@@ -30,19 +30,26 @@ func ifSelector(v *canonical.Value) (float64, bool) {
 	return 0, false
 }
 
-// constScalar returns the value of a one-value initializer or Constant.
-func constScalar(v *canonical.Value) (float64, bool) {
+// constTensor returns the value of an initializer or of a Constant
+// node's value attribute, nil for anything else.
+func constTensor(v *canonical.Value) *canonical.Tensor {
 	if v == nil {
-		return 0, false
+		return nil
 	}
-	t := v.Const
-	if t == nil {
-		if p, _ := v.Producer(); p != nil && p.OpType == "Constant" {
-			if a := p.Attr("value"); a != nil {
-				t = a.T
-			}
+	if v.Const != nil {
+		return v.Const
+	}
+	if p, _ := v.Producer(); p != nil && p.OpType == "Constant" {
+		if a := p.Attr("value"); a != nil {
+			return a.T
 		}
 	}
+	return nil
+}
+
+// constScalar returns the value of a one-value initializer or Constant.
+func constScalar(v *canonical.Value) (float64, bool) {
+	t := constTensor(v)
 	if t == nil {
 		return 0, false
 	}

@@ -180,10 +180,15 @@ func windowMin(n *canonical.Node) map[int]int64 {
 	var kernel []int64
 	switch n.OpType {
 	case "Conv":
-		if len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil || len(n.Inputs[1].Const.Dims) < 3 {
+		// The weights: an initializer or a Constant node's value.
+		if len(n.Inputs) < 2 {
 			return nil
 		}
-		kernel = n.Inputs[1].Const.Dims[2:]
+		w := constTensor(n.Inputs[1])
+		if w == nil || len(w.Dims) < 3 {
+			return nil
+		}
+		kernel = w.Dims[2:]
 	case "MaxPool", "AveragePool", "LpPool":
 		kernel = n.AttrInts("kernel_shape", nil)
 	default:

@@ -1,6 +1,13 @@
 package verify
 
-import "github.com/onnxconv/onnxconv/canonical"
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/onnxconv/onnxconv/canonical"
+)
 
 // freeRankRows is the length of the 1-D input generated for an input of
 // unknown rank that only elementwise ops with scalar operands read.
@@ -16,6 +23,17 @@ const freeRankRows = 64
 // of their values is used, or [64] when they are scalars. ok is false
 // when a use needs a rank the graph does not declare.
 func freeRankShape(v *canonical.Value) (shape []int64, ok bool) {
+	shape, _, ok = FreeRankChoice(v)
+	return shape, ok
+}
+
+// FreeRankChoice is the shape generated for a graph input of unknown rank
+// (freeRankShape) and why, in words for the summary ("rank unknown, read
+// by Mul, Add only (elementwise) → [64]: their other operands are
+// scalars, so any shape computes").
+func FreeRankChoice(v *canonical.Value) (shape []int64, why string, ok bool) {
+	var ops []string
+	var operands [][]int64
 	from := map[*canonical.Value]bool{v: true}
 	queue := []*canonical.Value{v}
 	for len(queue) > 0 {
@@ -23,6 +41,9 @@ func freeRankShape(v *canonical.Value) (shape []int64, ok bool) {
 		queue = queue[1:]
 		for _, u := range x.Uses() {
 			n := u.Node
+			if !slices.Contains(ops, n.OpType) {
+				ops = append(ops, n.OpType)
+			}
 			switch {
 			case sameShape[n.OpType] && u.Index == 0 && n.OpType != "BatchNormalization" && n.OpType != "InstanceNormalization":
 			case broadcastOps[n.OpType]:
@@ -31,22 +52,25 @@ func freeRankShape(v *canonical.Value) (shape []int64, ok bool) {
 						continue
 					}
 					s, known := knownDims(w)
-					if w.Const != nil {
-						s, known = w.Const.Dims, true
+					if c := constTensor(w); c != nil {
+						s, known = c.Dims, true
 					}
 					if !known {
-						return nil, false
+						return nil, "", false
 					}
 					var okB bool
 					if shape, okB = broadcastShapes(shape, s); !okB {
-						return nil, false
+						return nil, "", false
+					}
+					if len(s) > 0 {
+						operands = append(operands, s)
 					}
 				}
 			default:
-				return nil, false
+				return nil, "", false
 			}
 			if n.Graph != v.Graph() {
-				return nil, false
+				return nil, "", false
 			}
 			for _, o := range n.Outputs[:1] {
 				if o != nil && !from[o] {
@@ -56,10 +80,24 @@ func freeRankShape(v *canonical.Value) (shape []int64, ok bool) {
 			}
 		}
 	}
+	read := "rank unknown, only elementwise ops read it (" + strings.Join(ops, ", ") + ")"
 	if len(shape) == 0 {
-		return []int64{freeRankRows}, true
+		return []int64{freeRankRows}, fmt.Sprintf("%s → [%d]: their other operands are scalars, so any shape computes", read, freeRankRows), true
 	}
-	return shape, true
+	var ss []string
+	for _, o := range operands {
+		ss = append(ss, shapeText(o))
+	}
+	return shape, fmt.Sprintf("%s → %s: the broadcast of their operands' shapes (%s)", read, shapeText(shape), strings.Join(ss, ", ")), true
+}
+
+// shapeText writes a shape as [1,3].
+func shapeText(s []int64) string {
+	p := make([]string, len(s))
+	for i, d := range s {
+		p[i] = strconv.FormatInt(d, 10)
+	}
+	return "[" + strings.Join(p, ",") + "]"
 }
 
 // broadcastShapes is numpy's broadcast of a and b.

@@ -107,7 +107,20 @@ func InputShape(v *canonical.Value, dims map[string]int64) (canonical.DataType, 
 func GenerateInputs(m *canonical.Model, opts GenOptions, sample int) ([]*canonical.Tensor, error) {
 	ins := GraphInputs(m)
 	out := make([]*canonical.Tensor, len(ins))
+	fixed := InputValues(m)
 	for i, v := range ins {
+		if vals, ok := fixed[v.Name]; ok {
+			// A value the source needs (InputValuesKey), when no range
+			// is asked for.
+			if _, ranged := opts.rangeFor(v.Name); !ranged {
+				if dt, shape, err := InputShape(v, opts.Dims); err == nil {
+					if t := fixedInput(v, vals, dt, shape); t != nil {
+						out[i] = t
+						continue
+					}
+				}
+			}
+		}
 		rng := rand.New(rand.NewPCG(opts.Seed, uint64(sample)<<20|uint64(i)))
 		t, err := genInput(v, opts, rng)
 		if err != nil {

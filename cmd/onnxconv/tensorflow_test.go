@@ -10,6 +10,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/formats/tensorflow/tfpb"
+	"github.com/onnxconv/onnxconv/formats/tensorflow/traintest"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
@@ -21,8 +22,13 @@ import (
 // The regression model's input has no shape in the file (unknown rank),
 // and only elementwise ops with scalar weights read it: it runs on a
 // generated 1-D input (verify's free-rank shape), or on tf2onnx's ramp
-// input given with --inputs; the checkpoint has no signature: -O names its
-// tensors, as tf2onnx's --inputs and --outputs do.
+// input given with --inputs. The checkpoint has no signature and its
+// graph trains: a plain convert takes its inference part (the summary
+// says which inputs and outputs and why), -O inputs=/outputs= name
+// others, as tf2onnx's --inputs and --outputs do; so do two training
+// graphs written here (traintest): two heads (mean squared error and
+// softmax cross entropy, a regularizer, an accuracy metric) and a
+// dropout-like keep_prob input.
 func TestConvertTensorFlowVerifiedByTFJS(t *testing.T) {
 	testpaths.Node(t, "@tensorflow/tfjs")
 	inputs := t.TempDir()
@@ -33,19 +39,36 @@ func TestConvertTensorFlowVerifiedByTFJS(t *testing.T) {
 		name string
 		in   []string
 		args []string
+		note string // a line of the summary
 	}{
-		{"frozen GraphDef", []string{"tf_graphdef", "tf2onnx_fc-layers", "frozen.pb"}, nil},
-		{"frozen GraphDef, unknown rank", []string{"tf_graphdef", "tf2onnx_regression", "frozen.pb"}, nil},
-		{"frozen GraphDef, unknown rank, given inputs", []string{"tf_graphdef", "tf2onnx_regression", "frozen.pb"}, []string{"--inputs", inputs}},
-		{"TF1 SavedModel folder", []string{"tf_savedmodel", "tf2onnx_regression"}, nil},
-		{"TF2 SavedModel folder", []string{"tf_savedmodel", "tfjs_node_model_multi_output"}, nil},
-		{"TF2 SavedModel folder, another signature", []string{"tf_savedmodel", "tfjs_node_module_with_multiple_signatures"}, []string{"-O", "signature=timestwo"}},
-		{"TF1 checkpoint", []string{"tf_checkpoint", "tf2onnx_regression", "model.meta"}, []string{"-O", "inputs=X:0", "-O", "outputs=pred:0"}},
+		{"frozen GraphDef", []string{"tf_graphdef", "tf2onnx_fc-layers", "frozen.pb"}, nil, ""},
+		{"frozen GraphDef, unknown rank", []string{"tf_graphdef", "tf2onnx_regression", "frozen.pb"}, nil, ""},
+		{"frozen GraphDef, unknown rank, given inputs", []string{"tf_graphdef", "tf2onnx_regression", "frozen.pb"}, []string{"--inputs", inputs}, ""},
+		{"TF1 SavedModel folder", []string{"tf_savedmodel", "tf2onnx_regression"}, nil, ""},
+		{"TF2 SavedModel folder", []string{"tf_savedmodel", "tfjs_node_model_multi_output"}, nil, ""},
+		{"TF2 SavedModel folder, another signature", []string{"tf_savedmodel", "tfjs_node_module_with_multiple_signatures"}, []string{"-O", "signature=timestwo"}, ""},
+		{"TF1 checkpoint of a training graph", []string{"tf_checkpoint", "tf2onnx_regression", "model.meta"}, nil,
+			"tensorflow: the graph trains, so its inference part was taken: inputs X:0, outputs pred:0 (labels Y: Y meets pred at sub (Sub);"},
+		{"TF1 checkpoint, tensors given", []string{"tf_checkpoint", "tf2onnx_regression", "model.meta"}, []string{"-O", "inputs=X:0", "-O", "outputs=pred:0"}, ""},
+		{"TF1 checkpoint of a two-head training graph", nil, nil,
+			"inputs X:0, outputs pred:0, logits:0 (labels Y1, Y2: Y1 meets pred at sub (Sub); Y2 meets logits at xent (SoftmaxCrossEntropyWithLogits)"},
+		{"TF1 checkpoint of a training graph with a keep_prob", nil, nil, "inputs X:0, keep_prob:0, outputs pred:0 (labels Y:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out.onnx")
-			args := append([]string{"convert", testpaths.Shared(t, append([]string{"models"}, tc.in...)...), out}, tc.args...)
-			code, stdout, stderr := execCmd(t, args...)
+			var in string
+			switch {
+			case tc.in != nil:
+				in = testpaths.Shared(t, append([]string{"models"}, tc.in...)...)
+			case strings.Contains(tc.name, "two-head"):
+				in = filepath.Join(traintest.Write(t, testpaths.Shared(t, "models", "tf_checkpoint", "tf2onnx_regression"), traintest.TwoHeads()), "model.meta")
+			default:
+				in = filepath.Join(traintest.Write(t, testpaths.Shared(t, "models", "tf_checkpoint", "tf2onnx_regression"), traintest.KeepProb()), "model.meta")
+			}
+			code, stdout, stderr := execCmd(t, append([]string{"convert", in, out}, tc.args...)...)
+			if !strings.Contains(stdout, tc.note) {
+				t.Errorf("the summary does not say %q:\n%s", tc.note, stdout)
+			}
 			if code != 0 || !strings.Contains(stdout, "verify against the source (tfjs ") || !strings.Contains(stdout, ": EQUIVALENT") {
 				t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 			}

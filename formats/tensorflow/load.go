@@ -89,6 +89,10 @@ type Graph struct {
 	Inputs, Outputs []IO
 	// Variables names the Const nodes that were variables.
 	Variables []string
+	// Chosen, when set, says which inputs and outputs Load chose for a
+	// graph that names none and why (the inference part of a training
+	// graph: one line).
+	Chosen string
 }
 
 // Load reads the TensorFlow model at path: a frozen GraphDef file, a
@@ -186,15 +190,25 @@ func frozen(file string, sm *tfpb.SavedModel, varPrefix string, o Options) (*Gra
 		// A TF1 checkpoint without signatures: its graph names what it
 		// computes when it does not train.
 		ins, outs, training := graphIO(mg.GetGraphDef())
-		if training || len(ins) == 0 || len(outs) == 0 {
+		switch {
+		case len(ins) == 0 || len(outs) == 0:
 			return nil, &SignatureError{File: file, Want: sigName, Placeholders: ins, Unread: outs, Training: training}
-		}
-		o.Inputs, o.Outputs = nil, nil
-		for _, n := range ins {
-			o.Inputs = append(o.Inputs, IO{Name: n, Tensor: n + ":0"})
-		}
-		for _, n := range outs {
-			o.Outputs = append(o.Outputs, IO{Name: n, Tensor: n + ":0"})
+		case training:
+			// A training graph: its inference part, when the graph
+			// tells which Placeholders are labels.
+			tin, tout, why, ok := inferenceIO(mg.GetGraphDef(), outs)
+			if !ok {
+				return nil, &SignatureError{File: file, Want: sigName, Placeholders: ins, Unread: outs, Training: training}
+			}
+			o.Inputs, o.Outputs, g.Chosen = tin, tout, why
+		default:
+			o.Inputs, o.Outputs = nil, nil
+			for _, n := range ins {
+				o.Inputs = append(o.Inputs, IO{Name: n, Tensor: n + ":0"})
+			}
+			for _, n := range outs {
+				o.Outputs = append(o.Outputs, IO{Name: n, Tensor: n + ":0"})
+			}
 		}
 	}
 	if !ok && (o.Inputs == nil || o.Outputs == nil) {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/onnxconv/onnxconv/formats/tensorflow/tfpb"
+	"github.com/onnxconv/onnxconv/formats/tensorflow/traintest"
 )
 
 const shared = "../../../shared/models"
@@ -37,13 +38,22 @@ func TestLoadSavedModelFrozen(t *testing.T) {
 			t.Errorf("node %s is still %s", n.GetName(), n.GetOp())
 		}
 	}
-	// A checkpoint has no signature, and its graph trains: the error
-	// names it, the Placeholders and the loss nothing reads.
-	_, err = Load(context.Background(), filepath.Join(shared, "tf_checkpoint", "tf2onnx_regression", "model.meta"), Options{})
-	var se *SignatureError
-	if !errors.As(err, &se) || se.Want != "serving_default" || !se.Training ||
-		!slices.Equal(se.Placeholders, []string{"X", "Y"}) || !slices.Equal(se.Unread, []string{"truediv"}) {
-		t.Errorf("checkpoint without tensors: %v", err)
+	// A checkpoint has no signature, and its graph trains: its inference
+	// part is taken (Y meets the prediction only in the loss: a label;
+	// the output is where the prediction enters the loss), and Chosen
+	// says so.
+	g, err = Load(context.Background(), filepath.Join(shared, "tf_checkpoint", "tf2onnx_regression", "model.meta"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Kind != KindCheckpoint || !slices.Equal(ioTensors(g.Inputs), []string{"X:0"}) || !slices.Equal(ioTensors(g.Outputs), []string{"pred:0"}) ||
+		!strings.Contains(g.Chosen, "labels Y: Y meets pred at sub (Sub)") {
+		t.Errorf("training checkpoint: inputs %v, outputs %v, chosen %q", g.Inputs, g.Outputs, g.Chosen)
+	}
+	for _, n := range g.Nodes {
+		if strings.HasPrefix(n.GetName(), "gradients/") || n.GetName() == "Y" || n.GetName() == "sub" {
+			t.Errorf("node %s of the training part kept", n.GetName())
+		}
 	}
 }
 
@@ -112,6 +122,16 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add(sm, uint8(0), true)
 	f.Add(idx, uint8(1), false)
+	// Training graphs as a checkpoint's .meta: their inference part is
+	// derived (inferenceIO) before any variable is read.
+	if meta, err := os.ReadFile(filepath.Join(shared, "tf_checkpoint", "tf2onnx_regression", "model.meta")); err == nil {
+		f.Add(meta, uint8(2), false)
+	}
+	for _, gd := range []*tfpb.GraphDef{traintest.TwoHeads(), traintest.KeepProb(), traintest.Symmetric()} {
+		if b, err := proto.Marshal(&tfpb.MetaGraphDef{MetaInfoDef: &tfpb.MetaGraphDef_MetaInfoDef{}, GraphDef: gd}); err == nil {
+			f.Add(b, uint8(2), false)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte, kind uint8, named bool) {
 		dir := t.TempDir()
 		if err := os.MkdirAll(filepath.Join(dir, "variables"), 0o755); err != nil {

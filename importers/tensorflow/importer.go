@@ -200,6 +200,12 @@ func ImportFile(ctx context.Context, path string, o Options) (*canonical.Model, 
 	if err != nil {
 		return nil, err
 	}
+	if fg.Chosen != "" {
+		// The inference part of a training graph: the reference runtime
+		// computes the same cut, and the summary says why.
+		lo.Inputs, lo.Outputs = fg.Inputs, fg.Outputs
+		importers.AddNote(m, fg.Chosen)
+	}
 	// The graph chosen, for the reference runtime (runtimes/tfjs).
 	v, err := tftf.MarshalOptions(lo)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/formats/tensorflow/tfpb"
+	"github.com/onnxconv/onnxconv/importers"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfjsrt "github.com/onnxconv/onnxconv/runtimes/tfjs"
 )
@@ -176,20 +177,30 @@ func TestGraphCutting(t *testing.T) {
 // no signature: it converts with -O inputs= and -O outputs= naming its
 // tensors, its variables read from the bundle, and computes what TF.js
 // computes on the frozen graph tf2onnx made of the same model; without
-// them the error names the options.
+// them its graph, which trains, gives its inference part (X → pred) and
+// a note for the summary saying so (importers.NoteKey), computing the
+// same.
 func TestCheckpointMatchesTFJS(t *testing.T) {
 	meta := testpaths.Shared(t, "models", "tf_checkpoint", "tf2onnx_regression", "model.meta")
-	if _, err := New().Import(context.Background(), meta, nil); err == nil || !strings.Contains(err.Error(), "-O inputs=") {
-		t.Errorf("without inputs and outputs: %v", err)
+	res, err := New().Import(context.Background(), meta, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	notes := importers.TakeNotes(res.Model)
+	ins, outs := res.Model.Graph.Inputs, res.Model.Graph.Outputs
+	if len(ins) != 1 || ins[0].Name != "X" || len(outs) != 1 || outs[0].Name != "pred" || len(notes) != 1 || !strings.Contains(notes[0], "inputs X:0, outputs pred:0") {
+		t.Errorf("without inputs and outputs: inputs %v, outputs %v, notes %q", ins, outs, notes)
+	}
+	res.Model.Close()
 	if got := New().Detect(meta, mustHead(t, meta)); got <= 0 {
 		t.Errorf("Detect(model.meta) = %v", got)
 	}
-	opts := map[string]string{"inputs": "X:0", "outputs": "pred:0"}
-	x := f32("X", []int64{4, 1}, 0, 0.25, 0.5, 0.75)
-	got := run(t, meta, opts, x)
 	frozen := testpaths.Shared(t, "models", "tf_graphdef", "tf2onnx_regression", "frozen.pb")
-	compareTFJS(t, frozen, x, got)
+	x := f32("X", []int64{4, 1}, 0, 0.25, 0.5, 0.75)
+	for _, opts := range []map[string]string{{"inputs": "X:0", "outputs": "pred:0"}, nil} {
+		got := run(t, meta, opts, x)
+		compareTFJS(t, frozen, x, got)
+	}
 }
 
 func mustHead(t *testing.T, p string) []byte {

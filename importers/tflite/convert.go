@@ -3,6 +3,7 @@ package tflite
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"github.com/onnxconv/onnxconv/importers/custom"
 	"math"
@@ -74,6 +75,10 @@ type state struct {
 	// custom is the user's functions for custom operators
 	// (Options.Custom).
 	custom *custom.Set
+	// inputValues are the values graph inputs must hold for the
+	// interpreter to compute what the graph computes (by ONNX input
+	// name; verify.InputValuesKey).
+	inputValues map[string][]int64
 }
 
 // newConverter prepares the conversion of subgraph g: tensor names kept,
@@ -129,7 +134,7 @@ func newConverter(m *model, g *subgraph, opts Options, names *canonical.Namer, s
 
 func convertModel(m *model, opts Options) (*canonical.Model, error) {
 	g := m.subgraphs[opts.Subgraph]
-	st := &state{vars: map[string]string{}}
+	st := &state{vars: map[string]string{}, inputValues: map[string][]int64{}}
 	if opts.Custom != "" {
 		var err error
 		if st.custom, err = custom.Load(opts.Custom); err != nil {
@@ -230,6 +235,15 @@ func convertModel(m *model, opts Options) (*canonical.Model, error) {
 		// verify.RuntimeDimsKey: the sizes the TFLite interpreter runs
 		// the dynamic dims of the inputs at.
 		meta("onnxconv.runtime_dims", strings.Join(runtimeDims, ","))
+	}
+	if len(c.st.inputValues) > 0 {
+		// verify.InputValuesKey: a TRANSPOSE_CONV's output_shape fed
+		// as a graph input.
+		b, err := json.Marshal(c.st.inputValues)
+		if err != nil {
+			return nil, fmt.Errorf("tflite: %w", err)
+		}
+		meta("onnxconv.input_values", string(b))
 	}
 	meta("tflite.schema_version", strconv.FormatUint(uint64(m.version), 10))
 	if m.description != "" {

@@ -238,6 +238,11 @@ func (c *converter) transposeConv(o *operator) error {
 	outShape := c.tensor(o.outputs[0]).shape
 	if s, err := c.constInts(o.inputs[0]); err == nil {
 		outShape = s
+	} else if c == c.root && c.isIn[int(o.inputs[0])] {
+		// output_shape is a graph input: the converted graph computes
+		// the declared shape, which the interpreter computes when fed
+		// it (verification generates that value).
+		c.st.inputValues[c.base[o.inputs[0]]] = outShape
 	}
 	return c.emitTransposeConv(o, o.inputs[2], o.inputs[1], c.in(o, 3), outShape, opt.Padding() == fb.PaddingSAME,
 		int64(opt.StrideH()), int64(opt.StrideW()), opt.FusedActivationFunction())
