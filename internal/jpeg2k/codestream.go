@@ -22,7 +22,7 @@ const (
 
 // Bounds on header values: a codestream claiming more is refused.
 const (
-	maxComponents = 16
+	maxComponents = 4 // gray, gray+alpha, RGB, RGBA
 	maxLevels     = 32
 	maxTiles      = 1 << 16
 	maxLayers     = 1 << 16
@@ -224,7 +224,7 @@ func (d *decoder) siz(b []byte) error {
 	}
 	d.ntx = ceilDiv(d.w-d.tx0, d.tw)
 	d.nty = ceilDiv(d.h-d.ty0, d.th)
-	if d.ntx*d.nty > maxTiles {
+	if d.ntx > maxTiles || d.nty > maxTiles || d.ntx*d.nty > maxTiles {
 		return unsupported("%d×%d tiles (at most %d)", d.ntx, d.nty, maxTiles)
 	}
 	d.comps = make([]component, nc)

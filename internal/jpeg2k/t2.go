@@ -42,7 +42,7 @@ func (t *tagTree) decode(br *bitReader, x, y, threshold int) (int, bool) {
 		} else {
 			low = n.low
 		}
-		for low < threshold && low < n.value {
+		for low < threshold && low < n.value && !br.err {
 			if br.bit() == 1 {
 				n.value = low
 			} else {
@@ -196,9 +196,9 @@ func (td *tileDecoder) packet(c, r, l int) error {
 	var list []contribution
 	if br.bit() == 1 {
 		res := &td.comps[c].res[r]
-		for bi := range res.bands {
+		for bi := 0; bi < len(res.bands) && !br.err; bi++ {
 			b := &res.bands[bi]
-			for j := range b.cbs {
+			for j := 0; j < len(b.cbs) && !br.err; j++ {
 				cb := &b.cbs[j]
 				x, y := j%b.ncbx, j/b.ncbx
 				if cb.included {
@@ -231,9 +231,6 @@ func (td *tileDecoder) packet(c, r, l int) error {
 					return formatErr("packet header (component %d, resolution %d, layer %d): %d-bit code-block length", c, r, l, bits)
 				}
 				list = append(list, contribution{cb, n, br.bits(bits)})
-				if br.err {
-					break
-				}
 			}
 		}
 	}
