@@ -14,12 +14,15 @@ import (
 // tests' 4:2:0 WebP and JPEG noise images exactly: WebP with its chroma
 // interpolated as libwebp does (repeated, as image.YCbCr.At does, 2,970 of
 // 3,072 values differed, by up to 64), JPEG decoded by internal/ljpeg with
-// libjpeg's islow inverse DCT (with Go's, 93 values differed by up to 2).
+// libjpeg's islow inverse DCT (with Go's, 93 values differed by up to 2),
+// and the JPEG 2000 (JP2, 5/3) image decoded by internal/jpeg2k as
+// OpenJPEG decodes it (before, refused: ImageDecoder had no JPEG 2000).
 func TestImageDecoderLikePIL(t *testing.T) {
 	for name, within := range map[string]int{
-		"test_image_decoder_decode_webp_rgb": 0,
-		"test_image_decoder_decode_jpeg_rgb": 0,
-		"test_image_decoder_decode_jpeg_bgr": 0,
+		"test_image_decoder_decode_webp_rgb":   0,
+		"test_image_decoder_decode_jpeg_rgb":   0,
+		"test_image_decoder_decode_jpeg_bgr":   0,
+		"test_image_decoder_decode_jpeg2k_rgb": 0,
 	} {
 		c, err := backendtest.Load(testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", name))
 		if err != nil {
