@@ -21,7 +21,6 @@ func (tc *tileComp) inverseDWT() {
 	for r := 1; r < len(tc.res); r++ {
 		res, prev := tc.res[r], tc.res[r-1]
 		rw, rh := res.x1-res.x0, res.y1-res.y0
-		sw, sh := prev.x1-prev.x0, prev.y1-prev.y0
 		if rw == 0 || rh == 0 {
 			continue
 		}
@@ -30,23 +29,25 @@ func (tc *tileComp) inverseDWT() {
 			if cap(ibuf) < n {
 				ibuf = make([]int32, n)
 			}
-			for y := 0; y < rh; y++ {
-				lift53(tc.ints[y*stride:], 1, rw, sw, res.x0&1, ibuf)
-			}
-			for x := 0; x < rw; x++ {
-				lift53(tc.ints[x:], stride, rh, sh, res.y0&1, ibuf)
-			}
+			inverse2D(tc.ints, stride, res, prev, ibuf, lift53)
 		} else {
 			if cap(fbuf) < n {
 				fbuf = make([]float32, n)
 			}
-			for y := 0; y < rh; y++ {
-				lift97(tc.floats[y*stride:], 1, rw, sw, res.x0&1, fbuf)
-			}
-			for x := 0; x < rw; x++ {
-				lift97(tc.floats[x:], stride, rh, sh, res.y0&1, fbuf)
-			}
+			inverse2D(tc.floats, stride, res, prev, fbuf, lift97)
 		}
+	}
+}
+
+// inverse2D runs lift over the rows, then the columns, of resolution res
+// (prev is the resolution below it, whose size is the low-pass count).
+func inverse2D[T int32 | float32](a []T, stride int, res, prev resolution, buf []T, lift func(a []T, step, n, sn, cas int, buf []T)) {
+	rw, rh := res.x1-res.x0, res.y1-res.y0
+	for y := 0; y < rh; y++ {
+		lift(a[y*stride:], 1, rw, prev.x1-prev.x0, res.x0&1, buf)
+	}
+	for x := 0; x < rw; x++ {
+		lift(a[x:], stride, rh, prev.y1-prev.y0, res.y0&1, buf)
 	}
 }
 
