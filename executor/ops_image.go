@@ -19,14 +19,14 @@ import (
 	"github.com/onnxconv/onnxconv/internal/ljpeg"
 )
 
-// ImageDecoder (host): baseline JPEG (internal/ljpeg: libjpeg's islow
-// inverse DCT), other JPEG and PNG (Go standard library), BMP, TIFF and
-// WebP (golang.org/x/image) and binary PNM. 4:2:0 JPEG and WebP chroma is
-// interpolated and converted as libjpeg and libwebp do (ycbcr.go), so
-// that baseline JPEG and WebP pixels are libjpeg's and libwebp's;
-// progressive JPEG, which Go decodes, may differ from libjpeg's by up to
-// 2. JPEG 2000 (JP2 files and J2K codestreams) is decoded by
-// internal/jpeg2k as OpenJPEG, which PIL uses, decodes it.
+// ImageDecoder (host): baseline and progressive JPEG (internal/ljpeg:
+// libjpeg's islow inverse DCT; lossless, hierarchical and arithmetic-coded
+// JPEG go to Go's image/jpeg, or are refused), PNG (Go standard library),
+// BMP, TIFF and WebP (golang.org/x/image), binary PNM and JPEG 2000 (JP2
+// files and J2K codestreams: internal/jpeg2k, decoded as OpenJPEG, which
+// PIL uses, decodes them). 4:2:0 JPEG and WebP chroma is interpolated and
+// converted as libjpeg and libwebp do (ycbcr.go), so that JPEG and WebP
+// pixels are libjpeg's and libwebp's.
 
 func registerImage(r registry) {
 	r.host(hostImageDecoder, "ImageDecoder")
