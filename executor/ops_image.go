@@ -20,8 +20,9 @@ import (
 )
 
 // ImageDecoder (host): baseline and progressive JPEG (internal/ljpeg:
-// libjpeg's islow inverse DCT; lossless, hierarchical and arithmetic-coded
-// JPEG go to Go's image/jpeg, or are refused), PNG (Go standard library),
+// libjpeg's islow inverse DCT; what it does not decode goes to Go's
+// image/jpeg, which refuses lossless, hierarchical and arithmetic-coded
+// JPEG as well), PNG (Go standard library),
 // BMP, TIFF and WebP (golang.org/x/image), binary PNM and JPEG 2000 (JP2
 // files and J2K codestreams: internal/jpeg2k, decoded as OpenJPEG, which
 // PIL uses, decodes them). 4:2:0 JPEG and WebP chroma is interpolated and
