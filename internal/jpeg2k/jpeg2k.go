@@ -1,21 +1,21 @@
 // Package jpeg2k decodes JPEG 2000 images (ITU-T T.800) as OpenJPEG — the
 // library PIL, and so ONNX's reference ImageDecoder, decodes them with —
 // does, to 8-bit samples: JP2 files (box format) and raw J2K codestreams;
-// one or more tiles and tile-parts; every progression order; reversible
-// 5/3 and irreversible 9/7 wavelets (the 9/7 in float32 in OpenJPEG's
-// order of operations and constants, so pixels equal OpenJPEG's); the
-// RCT and ICT component transforms; no, scalar derived and scalar
-// expounded quantization; tier-2 packet headers with tag trees, SOP and
-// EPH markers; tier-1 EBCOT bit-plane decoding with the MQ arithmetic
-// decoder; DC level shift.
+// one or more tiles and tile-parts; precinct partitions; every
+// progression order; reversible 5/3 and irreversible 9/7 wavelets (the
+// 9/7 in float32 in OpenJPEG's order of operations and constants, so
+// pixels equal OpenJPEG's); the RCT and ICT component transforms; no,
+// scalar derived and scalar expounded quantization; tier-2 packet headers
+// with tag trees, SOP and EPH markers; tier-1 EBCOT bit-plane decoding
+// with the MQ arithmetic decoder; DC level shift.
 //
-// Code-block coding styles other than the default, precinct partitions
-// of more than one precinct per resolution, progression order changes
-// (POC), packed packet headers (PPM, PPT), subsampled, signed or
-// not-8-bit components and palettes are refused with an *UnsupportedError;
-// malformed files with a *FormatError. Sizes are checked before anything
-// is allocated: the image is bounded by Options.MaxPixels and every
-// buffer is a small multiple of the decoded image.
+// Code-block coding styles other than the default, progression order
+// changes (POC), packed packet headers (PPM, PPT), regions of interest,
+// subsampled, signed or not-8-bit components, more than 4 components,
+// palettes and sYCC are refused with an *UnsupportedError; malformed
+// files with a *FormatError. Sizes are checked before anything is
+// allocated: the image is bounded by Options.MaxPixels, precincts average
+// at least 4 samples, and the rest is a small multiple of the image.
 package jpeg2k
 
 import (

@@ -86,13 +86,13 @@ func TestBackendJP2LikePIL(t *testing.T) {
 }
 
 // TestFixturesLikePIL: files PIL wrote with tiles, several layers and
-// resolutions, every progression order, 5/3 and 9/7, grayscale and a raw
-// J2K codestream decode to PIL's pixels exactly (testdata/make_fixtures.py
-// wrote both).
+// resolutions, precinct partitions, every progression order (with and
+// without precincts), 5/3 and 9/7, grayscale and a raw J2K codestream
+// decode to PIL's pixels exactly (testdata/make_fixtures.py wrote both).
 func TestFixturesLikePIL(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.j*2*")
-	if len(files) < 6 {
-		t.Fatalf("%d fixtures in testdata, want 6", len(files))
+	if len(files) < 11 {
+		t.Fatalf("%d fixtures in testdata, want 11", len(files))
 	}
 	for _, f := range files {
 		file, err := os.ReadFile(f)

@@ -1,5 +1,10 @@
 package jpeg2k
 
+import (
+	"cmp"
+	"slices"
+)
+
 // Tier 2 (T.800 Annex B): packet headers with tag trees and bit
 // stuffing, packet bodies, in the tile's progression order.
 
@@ -116,68 +121,85 @@ func (b *bitReader) passes() int {
 	return 37 + b.bits(7)
 }
 
+// packetKey names one precinct's packets (all layers): component,
+// resolution, precinct, and where the precinct starts on the reference
+// grid (clipped to the tile), which orders the position-driven
+// progressions (B.12.1.3-5).
+type packetKey struct{ c, r, k, x, y int }
+
 // packets decodes every packet of the tile in its progression order.
 func (td *tileDecoder) packets() error {
 	p := td.t.p
-	maxRes := 0
-	for _, tc := range td.comps {
-		maxRes = max(maxRes, len(tc.res))
+	var keys []packetKey
+	for c, tc := range td.comps {
+		for r := range tc.res {
+			res := &tc.res[r]
+			n := len(tc.res) - 1 - r
+			for k := range res.precincts {
+				i, j := res.px0+k%res.npx, res.py0+k/res.npx
+				keys = append(keys, packetKey{c, r, k, max(tc.x0, i<<(res.ppx+n)), max(tc.y0, j<<(res.ppy+n))})
+			}
+		}
 	}
-	nc := len(td.comps)
-	// With one precinct per resolution the position-driven orders visit
-	// every precinct at the tile's origin: RPCL is R,C,L and PCRL and
-	// CPRL are C,R,L.
+	less := map[int]func(a, b packetKey) int{
+		0: func(a, b packetKey) int { return cmpInts(a.r, b.r, a.c, b.c, a.k, b.k) },           // LRCP
+		1: func(a, b packetKey) int { return cmpInts(a.r, b.r, a.c, b.c, a.k, b.k) },           // RLCP
+		2: func(a, b packetKey) int { return cmpInts(a.r, b.r, a.y, b.y, a.x, b.x, a.c, b.c) }, // RPCL
+		3: func(a, b packetKey) int { return cmpInts(a.y, b.y, a.x, b.x, a.c, b.c, a.r, b.r) }, // PCRL
+		4: func(a, b packetKey) int { return cmpInts(a.c, b.c, a.y, b.y, a.x, b.x, a.r, b.r) }, // CPRL
+	}[p.prog]
+	slices.SortStableFunc(keys, less)
 	var err error
-	visit := func(c, r, l int) bool {
-		if err == nil && r < len(td.comps[c].res) {
-			err = td.packet(c, r, l)
+	visit := func(key packetKey, l int) bool {
+		if err == nil {
+			err = td.packet(key.c, key.r, key.k, l)
 		}
 		return err == nil && td.pos < len(td.t.data)
 	}
-	L := p.layers
 	switch p.prog {
-	case 0: // LRCP
-		for l := 0; l < L; l++ {
-			for r := 0; r < maxRes; r++ {
-				for c := 0; c < nc; c++ {
-					if !visit(c, r, l) {
+	case 0: // layer outermost
+		for l := 0; l < p.layers; l++ {
+			for _, key := range keys {
+				if !visit(key, l) {
+					return err
+				}
+			}
+		}
+	case 1: // resolution, then layer
+		for lo := 0; lo < len(keys); {
+			hi := lo
+			for hi < len(keys) && keys[hi].r == keys[lo].r {
+				hi++
+			}
+			for l := 0; l < p.layers; l++ {
+				for _, key := range keys[lo:hi] {
+					if !visit(key, l) {
 						return err
 					}
 				}
 			}
+			lo = hi
 		}
-	case 1: // RLCP
-		for r := 0; r < maxRes; r++ {
-			for l := 0; l < L; l++ {
-				for c := 0; c < nc; c++ {
-					if !visit(c, r, l) {
-						return err
-					}
-				}
-			}
-		}
-	case 2: // RPCL
-		for r := 0; r < maxRes; r++ {
-			for c := 0; c < nc; c++ {
-				for l := 0; l < L; l++ {
-					if !visit(c, r, l) {
-						return err
-					}
-				}
-			}
-		}
-	default: // PCRL, CPRL
-		for c := 0; c < nc; c++ {
-			for r := 0; r < maxRes; r++ {
-				for l := 0; l < L; l++ {
-					if !visit(c, r, l) {
-						return err
-					}
+	default: // layer innermost
+		for _, key := range keys {
+			for l := 0; l < p.layers; l++ {
+				if !visit(key, l) {
+					return err
 				}
 			}
 		}
 	}
 	return err
+}
+
+// cmpInts compares pairs (a0, b0), (a1, b1), ... lexicographically.
+func cmpInts(v ...int) int {
+	for i := 0; i+1 < len(v); i += 2 {
+		if c := cmp.Compare(v[i], v[i+1]); c != 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 type contribution struct {
@@ -186,8 +208,9 @@ type contribution struct {
 	length int
 }
 
-// packet decodes the packet of layer l, resolution r, component c.
-func (td *tileDecoder) packet(c, r, l int) error {
+// packet decodes the packet of layer l, precinct k, resolution r,
+// component c.
+func (td *tileDecoder) packet(c, r, k, l int) error {
 	data := td.t.data
 	if td.t.p.sop && len(data)-td.pos >= 6 && data[td.pos] == 0xFF && data[td.pos+1] == 0x91 {
 		td.pos += 6
@@ -197,21 +220,21 @@ func (td *tileDecoder) packet(c, r, l int) error {
 	if br.bit() == 1 {
 		res := &td.comps[c].res[r]
 		for bi := 0; bi < len(res.bands) && !br.err; bi++ {
-			b := &res.bands[bi]
-			for j := 0; j < len(b.cbs) && !br.err; j++ {
-				cb := &b.cbs[j]
-				x, y := j%b.ncbx, j/b.ncbx
+			b, pb := &res.bands[bi], &res.precincts[k].bands[bi]
+			for j := 0; j < pb.cw*pb.ch && !br.err; j++ {
+				x, y := j%pb.cw, j/pb.cw
+				cb := &b.cbs[(pb.cy0+y)*b.ncbx+pb.cx0+x]
 				if cb.included {
 					if br.bit() == 0 {
 						continue
 					}
 				} else {
-					if _, in := b.incl.decode(br, x, y, l+1); !in {
+					if _, in := pb.incl.decode(br, x, y, l+1); !in {
 						continue
 					}
 					zbp := 0
 					for th := 1; ; th++ {
-						v, known := b.zbp.decode(br, x, y, th)
+						v, known := pb.zbp.decode(br, x, y, th)
 						if known {
 							zbp = v
 							break

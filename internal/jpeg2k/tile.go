@@ -75,9 +75,10 @@ type band struct {
 	orient         int // 0 LL, 1 HL, 2 LH, 3 HH
 	x0, y0, x1, y1 int
 	offx, offy     int // where the band sits in the tile-component buffer
+	cx0, cy0       int // code-block grid index of cbs[0]
+	xcb, ycb       int // code-block size exponents in this resolution
 	ncbx, ncby     int
 	cbs            []codeblock
-	incl, zbp      *tagTree
 	planes         int // M_b = G + ε_b − 1 (E-2)
 	step           float32
 }
@@ -85,6 +86,21 @@ type band struct {
 type resolution struct {
 	x0, y0, x1, y1 int
 	bands          []band
+	ppx, ppy       int // precinct size exponents
+	px0, py0       int // precinct grid index of precincts[0]
+	npx, npy       int
+	precincts      []precinct
+}
+
+// precinct holds, per band of its resolution, the rectangle of the band's
+// code-block grid it covers and its own tag trees.
+type precinct struct {
+	bands []precinctBand
+}
+
+type precinctBand struct {
+	cx0, cy0, cw, ch int // relative to the band's cbs grid
+	incl, zbp        *tagTree
 }
 
 type tileComp struct {
@@ -159,11 +175,14 @@ func newTileComp(x0, y0, x1, y1 int, st style, q quant, prec int) (*tileComp, er
 				return nil, formatErr("precinct size 2^%d×2^%d at resolution %d", ppx, ppy, r)
 			}
 		}
+		res.ppx, res.ppy = ppx, ppy
 		if res.x1 > res.x0 && res.y1 > res.y0 {
-			npx := ceilDivPow2(res.x1, ppx) - res.x0>>ppx
-			npy := ceilDivPow2(res.y1, ppy) - res.y0>>ppy
-			if npx*npy > 1 {
-				return nil, unsupported("%d×%d precincts at resolution %d (one precinct per resolution is decoded)", npx, npy, r)
+			res.px0, res.py0 = res.x0>>ppx, res.y0>>ppy
+			res.npx, res.npy = ceilDivPow2(res.x1, ppx)-res.px0, ceilDivPow2(res.y1, ppy)-res.py0
+			// Precincts average at least 4 samples (PPx, PPy ≥ 1 above
+			// resolution 0): more are refused before they are allocated.
+			if res.npx*res.npy > (res.x1-res.x0)*(res.y1-res.y0)/4+res.npx+res.npy {
+				return nil, formatErr("%d×%d precincts of 2^%d×2^%d at resolution %d", res.npx, res.npy, ppx, ppy, r)
 			}
 		}
 		xcb, ycb := st.xcb, st.ycb
@@ -211,25 +230,52 @@ func newTileComp(x0, y0, x1, y1 int, st style, q quant, prec int) (*tileComp, er
 				// (its 9/7 carries the subband gain in 2/K).
 				b.step = float32((1.0 + float64(mant)/2048.0) * math.Pow(2, float64(prec-exp)))
 			}
+			b.xcb, b.ycb = xcb, ycb
 			if b.x1 > b.x0 && b.y1 > b.y0 {
-				cx0, cy0 := b.x0>>xcb, b.y0>>ycb
-				b.ncbx, b.ncby = ceilDivPow2(b.x1, xcb)-cx0, ceilDivPow2(b.y1, ycb)-cy0
+				b.cx0, b.cy0 = b.x0>>xcb, b.y0>>ycb
+				b.ncbx, b.ncby = ceilDivPow2(b.x1, xcb)-b.cx0, ceilDivPow2(b.y1, ycb)-b.cy0
 				b.cbs = make([]codeblock, b.ncbx*b.ncby)
 				for j := range b.cbs {
-					gx, gy := cx0+j%b.ncbx, cy0+j/b.ncbx
+					gx, gy := b.cx0+j%b.ncbx, b.cy0+j/b.ncbx
 					b.cbs[j] = codeblock{
 						x0: max(b.x0, gx<<xcb), y0: max(b.y0, gy<<ycb),
 						x1: min(b.x1, (gx+1)<<xcb), y1: min(b.y1, (gy+1)<<ycb),
 						lblock: 3,
 					}
 				}
-				b.incl, b.zbp = newTagTree(b.ncbx, b.ncby), newTagTree(b.ncbx, b.ncby)
 			}
 			res.bands = append(res.bands, b)
 		}
+		res.precincts = makePrecincts(&res, r)
 		tc.res = append(tc.res, res)
 	}
 	return tc, nil
+}
+
+// makePrecincts partitions the code-blocks of res's bands into its
+// precincts (B.6): a precinct of 2^PPx in the resolution is one of
+// 2^(PPx−1) in each band above resolution 0, both anchored at 0.
+func makePrecincts(res *resolution, r int) []precinct {
+	ps := make([]precinct, res.npx*res.npy)
+	for k := range ps {
+		i, j := res.px0+k%res.npx, res.py0+k/res.npx
+		for _, b := range res.bands {
+			ex, ey := res.ppx, res.ppy
+			if r > 0 {
+				ex, ey = ex-1, ey-1
+			}
+			x0, x1 := max(b.x0, i<<ex), min(b.x1, (i+1)<<ex)
+			y0, y1 := max(b.y0, j<<ey), min(b.y1, (j+1)<<ey)
+			var pb precinctBand
+			if x1 > x0 && y1 > y0 {
+				pb.cx0, pb.cy0 = x0>>b.xcb-b.cx0, y0>>b.ycb-b.cy0
+				pb.cw, pb.ch = ceilDivPow2(x1, b.xcb)-x0>>b.xcb, ceilDivPow2(y1, b.ycb)-y0>>b.ycb
+				pb.incl, pb.zbp = newTagTree(pb.cw, pb.ch), newTagTree(pb.cw, pb.ch)
+			}
+			ps[k].bands = append(ps[k].bands, pb)
+		}
+	}
+	return ps
 }
 
 // decodeBlocks runs tier 1 on every code-block and dequantizes the

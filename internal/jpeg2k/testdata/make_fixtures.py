@@ -25,6 +25,11 @@ fixtures = {
     "gray_rev_cprl": (picture(37, 29, "L"), dict(irreversible=False, progression="CPRL")),
     "gray_irr_rlcp": (picture(33, 21, "L"), dict(irreversible=True, num_resolutions=2, progression="RLCP")),
     "j2k_rev": (picture(24, 20, "RGB"), dict(irreversible=False, no_jp2=True)),
+    "precincts_rpcl": (picture(70, 50, "RGB"), dict(irreversible=False, precinct_size=(16, 16), codeblock_size=(8, 8), num_resolutions=3, progression="RPCL")),
+    "precincts_pcrl": (picture(70, 50, "RGB"), dict(irreversible=True, precinct_size=(32, 16), codeblock_size=(8, 4), tile_size=(48, 40), num_resolutions=3, progression="PCRL")),
+    "precincts_cprl": (picture(41, 37, "L"), dict(irreversible=True, precinct_size=(16, 16), num_resolutions=4, quality_mode="rates", quality_layers=[6, 1], progression="CPRL")),
+    "precincts_lrcp": (picture(41, 37, "RGB"), dict(irreversible=False, precinct_size=(32, 16), num_resolutions=4, quality_mode="rates", quality_layers=[6, 1], progression="LRCP")),
+    "precincts_rlcp": (picture(41, 37, "RGB"), dict(irreversible=True, precinct_size=(16, 16), codeblock_size=(16, 16), num_resolutions=3, quality_mode="rates", quality_layers=[9, 3], progression="RLCP")),
 }
 for name, (im, opts) in fixtures.items():
     buf = io.BytesIO()
