@@ -149,3 +149,26 @@ func TestRefusesByName(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecode decodes the backend test's file and the fixtures.
+func BenchmarkDecode(b *testing.B) {
+	files, _ := filepath.Glob("testdata/*.j*2*")
+	var data [][]byte
+	for _, f := range files {
+		d, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data = append(data, d)
+	}
+	file, _ := backendJP2(b)
+	data = append(data, file)
+	b.ResetTimer()
+	for range b.N {
+		for _, d := range data {
+			if _, err := jpeg2k.Decode(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
