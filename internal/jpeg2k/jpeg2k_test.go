@@ -78,18 +78,18 @@ func sameAsPIL(t *testing.T, name string, file, want []byte) {
 	}
 }
 
-// TestBackendJP2LikePIL: every sample of the backend test's image equals
+// TestJPEG2000BackendLikePIL: every sample of the backend test's image equals
 // the one PIL (OpenJPEG) decoded and ONNX stored.
-func TestBackendJP2LikePIL(t *testing.T) {
+func TestJPEG2000BackendLikePIL(t *testing.T) {
 	file, want := backendJP2(t)
 	sameAsPIL(t, "backend", file, want)
 }
 
-// TestFixturesLikePIL: files PIL wrote with tiles, several layers and
+// TestJPEG2000FixturesLikePIL: files PIL wrote with tiles, several layers and
 // resolutions, precinct partitions, every progression order (with and
 // without precincts), 5/3 and 9/7, grayscale and a raw J2K codestream
 // decode to PIL's pixels exactly (testdata/make_fixtures.py wrote both).
-func TestFixturesLikePIL(t *testing.T) {
+func TestJPEG2000FixturesLikePIL(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.j*2*")
 	if len(files) < 11 {
 		t.Fatalf("%d fixtures in testdata, want 11", len(files))
@@ -107,9 +107,9 @@ func TestFixturesLikePIL(t *testing.T) {
 	}
 }
 
-// TestRefusesByName: features out of scope and hostile sizes are refused
+// TestJPEG2000RefusesByName: features out of scope and hostile sizes are refused
 // with an error naming them, before anything large is allocated.
-func TestRefusesByName(t *testing.T) {
+func TestJPEG2000RefusesByName(t *testing.T) {
 	file, _ := backendJP2(t)
 	soc := bytes.Index(file, []byte{0xFF, 0x4F, 0xFF, 0x51})
 	siz := soc + 4 // Lsiz, Rsiz, Xsiz...
