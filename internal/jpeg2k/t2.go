@@ -9,7 +9,7 @@ import (
 // stuffing, packet bodies, in the tile's progression order.
 
 type tagNode struct {
-	value, low int
+	value, low int32
 }
 
 // tagTree is a quad tree of per-code-block values (B.10.2).
@@ -39,7 +39,7 @@ func newTagTree(w, h int) *tagTree {
 // decode reads bits until the value of leaf (x,y) is known or known to
 // be ≥ threshold, and reports whether it is < threshold.
 func (t *tagTree) decode(br *bitReader, x, y, threshold int) (int, bool) {
-	low := 0
+	low, th := int32(0), int32(threshold)
 	for k := len(t.levels) - 1; k >= 0; k-- {
 		n := &t.levels[k][(y>>k)*t.widths[k]+x>>k]
 		if low > n.low {
@@ -47,7 +47,7 @@ func (t *tagTree) decode(br *bitReader, x, y, threshold int) (int, bool) {
 		} else {
 			low = n.low
 		}
-		for low < threshold && low < n.value && !br.err {
+		for low < th && low < n.value && !br.err {
 			if br.bit() == 1 {
 				n.value = low
 			} else {
@@ -57,7 +57,7 @@ func (t *tagTree) decode(br *bitReader, x, y, threshold int) (int, bool) {
 		n.low = low
 	}
 	v := t.levels[0][y*t.widths[0]+x].value
-	return v, v < threshold
+	return int(v), v < th
 }
 
 // bitReader reads packet header bits, skipping the stuffed bit after 0xFF.
@@ -243,16 +243,21 @@ func (td *tileDecoder) packet(c, r, k, l int) error {
 							return formatErr("packet header (component %d, resolution %d, layer %d): missing bit-planes beyond 64", c, r, l)
 						}
 					}
-					cb.included, cb.zbp = true, zbp
+					cb.included, cb.zbp = true, uint8(zbp)
 				}
 				n := br.passes()
-				for br.bit() == 1 && !br.err {
-					cb.lblock++
+				if total := int(cb.passes) + n; total > 3*(b.planes-int(cb.zbp))-2 {
+					return formatErr("packet header (component %d, resolution %d, layer %d): a code-block with %d coding passes over %d bit-planes", c, r, l, total, b.planes-int(cb.zbp))
 				}
-				bits := cb.lblock + log2(n)
+				lblock := 3 + int(cb.lblock)
+				for br.bit() == 1 && !br.err && lblock < 32 {
+					lblock++
+				}
+				bits := lblock + log2(n)
 				if bits > 31 {
 					return formatErr("packet header (component %d, resolution %d, layer %d): %d-bit code-block length", c, r, l, bits)
 				}
+				cb.lblock = uint8(lblock - 3)
 				list = append(list, contribution{cb, n, br.bits(bits)})
 			}
 		}
@@ -270,7 +275,7 @@ func (td *tileDecoder) packet(c, r, k, l int) error {
 			return formatErr("packet (component %d, resolution %d, layer %d) has %d bytes of code-block data, %d remain", c, r, l, k.length, len(data)-td.pos)
 		}
 		k.cb.data = append(k.cb.data, data[td.pos:td.pos+k.length]...)
-		k.cb.passes += k.passes
+		k.cb.passes += uint16(k.passes)
 		td.pos += k.length
 	}
 	return nil

@@ -61,14 +61,15 @@ func (d *decoder) tileParts() error {
 	return nil
 }
 
-// codeblock is one code-block of a subband and what the packets gave it.
+// codeblock is what the packets gave one code-block (its place follows
+// from its index in the band's grid); kept small, as a band may hold one
+// for every 16 samples.
 type codeblock struct {
-	x0, y0, x1, y1 int // in subband coordinates
-	included       bool
-	lblock         int
-	passes         int
-	zbp            int
-	data           []byte
+	data     []byte
+	passes   uint16
+	zbp      uint8 // missing most significant bit-planes
+	lblock   uint8 // Lblock − 3
+	included bool
 }
 
 type band struct {
@@ -235,14 +236,6 @@ func newTileComp(x0, y0, x1, y1 int, st style, q quant, prec int) (*tileComp, er
 				b.cx0, b.cy0 = b.x0>>xcb, b.y0>>ycb
 				b.ncbx, b.ncby = ceilDivPow2(b.x1, xcb)-b.cx0, ceilDivPow2(b.y1, ycb)-b.cy0
 				b.cbs = make([]codeblock, b.ncbx*b.ncby)
-				for j := range b.cbs {
-					gx, gy := b.cx0+j%b.ncbx, b.cy0+j/b.ncbx
-					b.cbs[j] = codeblock{
-						x0: max(b.x0, gx<<xcb), y0: max(b.y0, gy<<ycb),
-						x1: min(b.x1, (gx+1)<<xcb), y1: min(b.y1, (gy+1)<<ycb),
-						lblock: 3,
-					}
-				}
 			}
 			res.bands = append(res.bands, b)
 		}
@@ -290,19 +283,16 @@ func (tc *tileComp) decodeBlocks(t *t1) error {
 				if cb.passes == 0 {
 					continue
 				}
-				planes := b.planes - cb.zbp
-				if planes <= 0 {
-					return formatErr("code-block with %d missing bit-planes of %d", cb.zbp, b.planes)
-				}
-				if cb.passes > 3*planes-2 {
-					return formatErr("code-block with %d coding passes over %d bit-planes", cb.passes, planes)
-				}
-				w, h := cb.x1-cb.x0, cb.y1-cb.y0
+				// the packets checked passes against the bit-planes
+				planes, passes := b.planes-int(cb.zbp), int(cb.passes)
+				gx, gy := b.cx0+ci%b.ncbx, b.cy0+ci/b.ncbx
+				x0, y0 := max(b.x0, gx<<b.xcb), max(b.y0, gy<<b.ycb)
+				w, h := min(b.x1, (gx+1)<<b.xcb)-x0, min(b.y1, (gy+1)<<b.ycb)-y0
 				t.reset(w, h, b.orient)
-				t.decode(cb.data, planes, cb.passes)
+				t.decode(cb.data, planes, passes)
 				half := float32(0.5) * b.step
 				for y := 0; y < h; y++ {
-					o := (cb.y0-b.y0+b.offy+y)*stride + cb.x0 - b.x0 + b.offx
+					o := (y0-b.y0+b.offy+y)*stride + x0 - b.x0 + b.offx
 					for x := 0; x < w; x++ {
 						v := t.mag[y*w+x]
 						if t.flags[t.fi(x, y)]&fNeg != 0 {
