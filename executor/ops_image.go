@@ -15,16 +15,19 @@ import (
 	_ "golang.org/x/image/webp"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/internal/jpeg2k"
 	"github.com/onnxconv/onnxconv/internal/ljpeg"
 )
 
-// ImageDecoder (host): baseline JPEG (internal/ljpeg: libjpeg's islow
-// inverse DCT), other JPEG and PNG (Go standard library), BMP, TIFF and
-// WebP (golang.org/x/image) and binary PNM. 4:2:0 JPEG and WebP chroma is
-// interpolated and converted as libjpeg and libwebp do (ycbcr.go), so
-// that baseline JPEG and WebP pixels are libjpeg's and libwebp's;
-// progressive JPEG, which Go decodes, may differ from libjpeg's by up to
-// 2. JPEG 2000 is not decoded: the error says so.
+// ImageDecoder (host): baseline and progressive JPEG (internal/ljpeg:
+// libjpeg's islow inverse DCT; what it does not decode goes to Go's
+// image/jpeg, which refuses lossless, hierarchical and arithmetic-coded
+// JPEG as well), PNG (Go standard library),
+// BMP, TIFF and WebP (golang.org/x/image), binary PNM and JPEG 2000 (JP2
+// files and J2K codestreams: internal/jpeg2k, decoded as OpenJPEG, which
+// PIL uses, decodes them). 4:2:0 JPEG and WebP chroma is interpolated and
+// converted as libjpeg and libwebp do (ycbcr.go), so that JPEG and WebP
+// pixels are libjpeg's and libwebp's.
 
 func registerImage(r registry) {
 	r.host(hostImageDecoder, "ImageDecoder")
@@ -42,8 +45,9 @@ func hostImageDecoder(c *lctx) error {
 	switch {
 	case len(data) > 2 && data[0] == 'P' && (data[1] == '5' || data[1] == '6'):
 		img, err = decodePNM(data)
-	case isJPEG2000(data):
-		return fmt.Errorf("ImageDecoder: the image is JPEG 2000, which the built-in executor does not decode (PNG, JPEG, BMP, TIFF, WebP and PNM are decoded)")
+	case jpeg2k.IsJP2(data) || jpeg2k.IsCodestream(data):
+		format = "jpeg2000"
+		img, err = jpeg2k.Decode(data)
 	case len(data) > 2 && data[0] == 0xFF && data[1] == 0xD8:
 		format = "jpeg"
 		img, err = ljpeg.Decode(data)
@@ -158,11 +162,4 @@ func decodePNM(data []byte) (image.Image, error) {
 		img.Pix[4*i+3] = 255
 	}
 	return img, nil
-}
-
-// isJPEG2000 reports whether data starts as a JPEG 2000 file (JP2 box
-// signature) or codestream (SOC and SIZ markers).
-func isJPEG2000(data []byte) bool {
-	jp2 := []byte{0, 0, 0, 0x0C, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A}
-	return bytes.HasPrefix(data, jp2) || bytes.HasPrefix(data, []byte{0xFF, 0x4F, 0xFF, 0x51})
 }

@@ -1,17 +1,18 @@
-// Package ljpeg decodes baseline JPEG files to the samples libjpeg (and
+// Package ljpeg decodes JPEG files to the samples libjpeg (and
 // libjpeg-turbo, which PIL and so ONNX's reference implementation decode
-// with) gives before color conversion: Huffman-coded sequential scans of
-// 8-bit samples, any number of scans, restart intervals, one (grayscale)
-// or three (YCbCr) components, each 8x8 block's coefficients dequantized
-// and run through libjpeg's "islow" inverse DCT — the integer
-// Loeffler-Ligtenberg-Moschytz factorisation with 13-bit constants and 2
-// extra bits between the column and the row pass, descaled with rounding
-// and range-limited through the same wrap-around table — so that every
-// sample equals libjpeg's. Go's image/jpeg rounds its inverse DCT
-// otherwise, by up to 2 in a pixel.
+// with) gives before color conversion: Huffman-coded baseline and
+// progressive frames (progressive.go: DC and AC first and refinement
+// scans, end-of-band runs) of 8-bit samples, any number of scans, restart
+// intervals, one (grayscale) or three (YCbCr) components, each 8x8
+// block's coefficients dequantized and run through libjpeg's "islow"
+// inverse DCT — the integer Loeffler-Ligtenberg-Moschytz factorisation
+// with 13-bit constants and 2 extra bits between the column and the row
+// pass, descaled with rounding and range-limited through the same
+// wrap-around table — so that every sample equals libjpeg's. Go's
+// image/jpeg rounds its inverse DCT otherwise, by up to 2 in a pixel.
 //
-// Progressive, lossless, hierarchical and arithmetic-coded files, 12-bit
-// samples and four-component (CMYK, YCCK) files are refused with an
+// Lossless, hierarchical and arithmetic-coded files, 12-bit samples and
+// four-component (CMYK, YCCK) files are refused with an
 // *UnsupportedError, which callers may answer with another decoder;
 // malformed files with a *FormatError. Nothing is allocated beyond what
 // the frame header's dimensions need, and those are bounded by MaxPixels
@@ -49,6 +50,7 @@ type component struct {
 	bw, bh int // blocks across and down (whole MCUs)
 	pix    []uint8
 	stride int
+	coef   []int32 // progressive: 64 a block, bw×bh blocks
 	dcPred int32
 	td, ta int // Huffman tables of the current scan
 }
@@ -66,12 +68,16 @@ type decoder struct {
 	mcusY     int
 	restart   int
 	haveFrame bool
-	bits      bitReader
+	// progressive frames keep every block's quantized coefficients
+	// (natural order) until EOI; eobrun is an AC scan's end-of-band run.
+	progressive bool
+	eobrun      int
+	bits        bitReader
 }
 
-// Decode decodes a baseline JPEG file: an *image.Gray for one component,
-// an *image.YCbCr (Y, Cb and Cr as stored, chroma not upsampled) for
-// three whose sampling image.YCbCr can hold.
+// Decode decodes a baseline or progressive JPEG file: an *image.Gray for
+// one component, an *image.YCbCr (Y, Cb and Cr as stored, chroma not
+// upsampled) for three whose sampling image.YCbCr can hold.
 func Decode(data []byte) (image.Image, error) {
 	d := &decoder{data: data}
 	if len(data) < 2 || data[0] != 0xFF || data[1] != 0xD8 {
@@ -86,16 +92,15 @@ func Decode(data []byte) (image.Image, error) {
 		switch {
 		case m == 0xD9: // EOI
 			return d.image()
-		case m == 0xC0 || m == 0xC1:
+		case m == 0xC0 || m == 0xC1 || m == 0xC2:
+			d.progressive = m == 0xC2
 			if err := d.frame(); err != nil {
 				return nil, err
 			}
 			continue
-		case m == 0xC2 || m == 0xC6 || m == 0xCA || m == 0xCE:
-			return nil, &UnsupportedError{"progressive"}
 		case m == 0xC3 || m == 0xC7 || m == 0xCB || m == 0xCF:
 			return nil, &UnsupportedError{"lossless"}
-		case m == 0xC5:
+		case m == 0xC5 || m == 0xC6:
 			return nil, &UnsupportedError{"hierarchical"}
 		case m >= 0xC9 && m <= 0xCF && m != 0xCC:
 			return nil, &UnsupportedError{"arithmetic coding"}
@@ -244,6 +249,9 @@ func (d *decoder) frame() error {
 		c.bw, c.bh = d.mcusX*c.h, d.mcusY*c.v
 		c.stride = 8 * c.bw
 		c.pix = make([]uint8, c.stride*8*c.bh)
+		if d.progressive {
+			c.coef = make([]int32, 64*c.bw*c.bh)
+		}
 	}
 	d.haveFrame = true
 	return nil
@@ -253,6 +261,9 @@ func (d *decoder) frame() error {
 func (d *decoder) image() (image.Image, error) {
 	if !d.haveFrame {
 		return nil, formatErr("no frame")
+	}
+	if d.progressive {
+		d.progressiveIDCT()
 	}
 	r := image.Rect(0, 0, d.w, d.h)
 	if len(d.comps) == 1 {
@@ -306,8 +317,8 @@ func (d *decoder) scan(seg []byte) error {
 			return formatErr("scan names component %d, not in the frame", id)
 		}
 		c.td, c.ta = int(t>>4), int(t&15)
-		if c.td > 3 || c.ta > 3 || d.dc[c.td] == nil || d.ac[c.ta] == nil {
-			return formatErr("component %d: Huffman tables DC %d AC %d not defined", id, c.td, c.ta)
+		if c.td > 3 || c.ta > 3 {
+			return formatErr("component %d: Huffman tables DC %d AC %d", id, c.td, c.ta)
 		}
 		if d.q[c.tq] == nil {
 			return formatErr("component %d: quantization table %d not defined", id, c.tq)
@@ -315,26 +326,53 @@ func (d *decoder) scan(seg []byte) error {
 		c.dcPred = 0
 		comps = append(comps, c)
 	}
-	if ss, se, a := seg[1+2*ns], seg[2+2*ns], seg[3+2*ns]; ss != 0 || se != 63 || a != 0 {
+	ss, se, ah, al := int(seg[1+2*ns]), int(seg[2+2*ns]), int(seg[3+2*ns]>>4), int(seg[3+2*ns]&15)
+	d.bits = bitReader{data: d.data, pos: d.pos}
+	var err error
+	if d.progressive {
+		err = d.progressiveScan(comps, ss, se, ah, al)
+	} else {
+		err = d.sequentialScan(comps, ss, se, ah<<4|al)
+	}
+	if err != nil {
+		return err
+	}
+	d.pos = d.bits.end()
+	return nil
+}
+
+func (d *decoder) sequentialScan(comps []*component, ss, se, a int) error {
+	if ss != 0 || se != 63 || a != 0 {
 		return &UnsupportedError{fmt.Sprintf("spectral selection %d..%d, approximation %d in a sequential scan", ss, se, a)}
 	}
-	d.bits = bitReader{data: d.data, pos: d.pos}
+	for _, c := range comps {
+		if d.dc[c.td] == nil || d.ac[c.ta] == nil {
+			return formatErr("component %d: Huffman tables DC %d AC %d not defined", c.id, c.td, c.ta)
+		}
+	}
 	var blk [64]int32
-	decodeBlock := func(c *component, bx, by int) error {
+	return d.walk(comps, func(c *component, bx, by int) error {
 		if err := d.block(c, &blk); err != nil {
 			return err
 		}
 		idctIslow(&blk, d.q[c.tq], c.pix[8*by*c.stride+8*bx:], c.stride)
 		return nil
-	}
-	// A single-component scan walks the component's own blocks (only those
-	// covering its samples); an interleaved scan walks MCUs.
+	})
+}
+
+// walk visits the blocks of a scan in order, reading restart markers
+// (and resetting the DC predictions and the end-of-band run) between
+// intervals. A single-component scan walks the component's own blocks
+// (only those covering its samples); an interleaved scan walks MCUs.
+func (d *decoder) walk(comps []*component, each func(c *component, bx, by int) error) error {
 	mcusX, mcusY := d.mcusX, d.mcusY
+	ns := len(comps)
 	if ns == 1 {
 		c := comps[0]
 		mcusX = (((d.w*c.h + d.hmax - 1) / d.hmax) + 7) / 8
 		mcusY = (((d.h*c.v + d.vmax - 1) / d.vmax) + 7) / 8
 	}
+	d.eobrun = 0
 	n := 0
 	for my := range mcusY {
 		for mx := range mcusX {
@@ -345,10 +383,11 @@ func (d *decoder) scan(seg []byte) error {
 				for _, c := range comps {
 					c.dcPred = 0
 				}
+				d.eobrun = 0
 			}
 			n++
 			if ns == 1 {
-				if err := decodeBlock(comps[0], mx, my); err != nil {
+				if err := each(comps[0], mx, my); err != nil {
 					return err
 				}
 				continue
@@ -356,7 +395,7 @@ func (d *decoder) scan(seg []byte) error {
 			for _, c := range comps {
 				for v := range c.v {
 					for h := range c.h {
-						if err := decodeBlock(c, mx*c.h+h, my*c.v+v); err != nil {
+						if err := each(c, mx*c.h+h, my*c.v+v); err != nil {
 							return err
 						}
 					}
@@ -364,7 +403,6 @@ func (d *decoder) scan(seg []byte) error {
 			}
 		}
 	}
-	d.pos = d.bits.end()
 	return nil
 }
 

@@ -16,7 +16,7 @@ import (
 // backendJPEG is the 32x32 4:2:0 baseline JPEG (written by PIL) that the
 // ONNX backend tests' ImageDecoder cases decode; its input_0.pb holds the
 // file after a short TensorProto header.
-func backendJPEG(t *testing.T) []byte {
+func backendJPEG(t testing.TB) []byte {
 	t.Helper()
 	pb, err := os.ReadFile(testpaths.Shared(t, "onnx-v1.22", "backend-tests", "node", "test_image_decoder_decode_jpeg_rgb", "test_data_set_0", "input_0.pb"))
 	if err != nil {
@@ -98,18 +98,18 @@ func TestDecodeLikeImageJPEG(t *testing.T) {
 	samplesClose(t, "gray", gg.Pix, wg.Pix, gg.Stride, wg.Stride, 37, 21)
 }
 
-// TestRefusesUnsupported: a progressive frame is refused as unsupported
+// TestRefusesUnsupported: a lossless frame is refused as unsupported
 // (callers fall back to image/jpeg), a file cut inside its header as
 // malformed.
 func TestRefusesUnsupported(t *testing.T) {
 	orig := backendJPEG(t)
 	data := bytes.Clone(orig)
 	i := bytes.Index(data, []byte{0xFF, 0xC0})
-	data[i+1] = 0xC2
+	data[i+1] = 0xC3
 	_, err := ljpeg.Decode(data)
 	var unsupported *ljpeg.UnsupportedError
-	if !errors.As(err, &unsupported) || unsupported.Feature != "progressive" {
-		t.Errorf("progressive: %v, want an UnsupportedError", err)
+	if !errors.As(err, &unsupported) || unsupported.Feature != "lossless" {
+		t.Errorf("lossless: %v, want an UnsupportedError", err)
 	}
 	_, err = ljpeg.Decode(orig[:i+5])
 	var format *ljpeg.FormatError
