@@ -661,9 +661,7 @@ func subDivRow(x, vec, sc, y []float32, div, swapped bool) {
 				y[i] = v / u
 			}
 		case div:
-			for i, u := range x {
-				y[i] = u / v
-			}
+			kernels.DivScalar(x, v, y)
 		case swapped:
 			for i, u := range x {
 				y[i] = v - u

@@ -126,7 +126,11 @@ func LayerNorm(x, scale, bias, y []float32, eps float64) {
 }
 
 // Softmax sets each row of n elements of y to the softmax of x's row
-// (max subtracted, exp32, the sum in float64).
+// (max subtracted, exp32, the sum in float64). With AVX2 the maximum, the
+// sum (8 float64 lanes, added in lane order at the end) and the scaling
+// run 8 lanes at a time: the maximum and the scaling are the same values
+// as a loop's, the sum may differ from a sequential float64 sum in its
+// last bits (far below float32's).
 func Softmax(x, y []float32, n int) {
 	if n == 0 {
 		return
@@ -134,21 +138,55 @@ func Softmax(x, y []float32, n int) {
 	y = y[:len(x)]
 	for o := 0; o+n <= len(x); o += n {
 		xs, ys := x[o:o+n], y[o:o+n]
-		mx := float32(math.Inf(-1))
-		for _, v := range xs {
-			if v > mx || v != v {
-				mx = v
-			}
+		expSub(xs, rowMax(xs), ys)
+		scale(float32(1/sumF64(ys)), ys, ys)
+	}
+}
+
+// rowMax returns the maximum of x (−Inf when empty; NaN if any is NaN),
+// sumF64 the float64 sum of x, scale sets y = x·a; each a Go loop or a
+// SIMD version set during package initialization (never changed
+// afterwards).
+var (
+	rowMax = rowMaxGeneric
+	sumF64 = sumF64Generic
+	scale  = scaleGeneric
+	divSc  = divScalarGeneric
+)
+
+func rowMaxGeneric(x []float32) float32 {
+	mx := float32(math.Inf(-1))
+	for _, v := range x {
+		if v > mx || v != v {
+			mx = v
 		}
-		expSub(xs, mx, ys)
-		s := 0.0
-		for _, e := range ys {
-			s += float64(e)
-		}
-		inv := float32(1 / s)
-		for j := range ys {
-			ys[j] *= inv
-		}
+	}
+	return mx
+}
+
+func sumF64Generic(x []float32) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += float64(v)
+	}
+	return s
+}
+
+func scaleGeneric(a float32, x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = v * a
+	}
+}
+
+// DivScalar sets y = x / a elementwise (IEEE division: the same values on
+// every path).
+func DivScalar(x []float32, a float32, y []float32) { divSc(x, a, y) }
+
+func divScalarGeneric(x []float32, a float32, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = v / a
 	}
 }
 

@@ -72,19 +72,30 @@ func LSTMCell(g, c, h []float32, hidden int) {
 }
 
 // AddVecMat sets g += h·M for each row of h ([rows, k]) and g ([rows, n])
-// with M [k, n] row-major: one SIMD axpy per element of h, in k order
-// (small row counts, where a tiled SGEMM would pad rows to its tile).
+// with M [k, n] row-major: every element of g is its value plus one
+// multiply-add per row of M, in k order. With AVX2 (AVX-512 when there is
+// one) blocks of g stay in registers over all of k, so M is the only
+// stream read (the recurrent step of LSTM/GRU is a GEMV that reads M once
+// per step); the tail columns take the axpy path with the same chain.
 func AddVecMat(h, m, g []float32, k, n int) {
 	rows := len(h) / k
 	for r := 0; r < rows; r++ {
 		hr, gr := h[r*k:(r+1)*k], g[r*n:(r+1)*n]
+		done := addVecMatBlocks(hr, m, gr, k, n)
+		if done == n {
+			continue
+		}
 		for i, v := range hr {
-			if v != 0 {
-				axpy(v, m[i*n:(i+1)*n], gr)
-			}
+			axpy(v, m[i*n+done:(i+1)*n], gr[done:])
 		}
 	}
 }
+
+// addVecMatBlocks adds h·M into the first columns of g that a SIMD block
+// kernel covers and returns their count (addVecMatNone: none).
+var addVecMatBlocks = addVecMatNone
+
+func addVecMatNone(h, m, g []float32, k, n int) int { return 0 }
 
 // exp32 is e^x in float32 (Cephes expf: x = n·ln2 + r, |r| ≤ ln2/2, a
 // degree-6 polynomial for e^r, scaled by 2^n; relative error about 1e-7).

@@ -2593,6 +2593,152 @@ axpy_done:
 	VZEROUPPER
 	RET
 
+// func addVecMatAVX512x8(k int, h *float32, m *float32, ldm int, y *float32)
+// Requires: AVX, AVX512F
+TEXT ·addVecMatAVX512x8(SB), NOSPLIT, $0-40
+	MOVQ    k+0(FP), AX
+	MOVQ    h+8(FP), CX
+	MOVQ    m+16(FP), DX
+	MOVQ    ldm+24(FP), BX
+	MOVQ    y+32(FP), SI
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 256(SI), Z4
+	VMOVUPS 320(SI), Z5
+	VMOVUPS 384(SI), Z6
+	VMOVUPS 448(SI), Z7
+	TESTQ   AX, AX
+	JZ      addVecMatAVX512x8_store
+
+addVecMatAVX512x8_loop:
+	VBROADCASTSS (CX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VFMADD231PS  192(DX), Z8, Z3
+	VFMADD231PS  256(DX), Z8, Z4
+	VFMADD231PS  320(DX), Z8, Z5
+	VFMADD231PS  384(DX), Z8, Z6
+	VFMADD231PS  448(DX), Z8, Z7
+	ADDQ         $0x04, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          addVecMatAVX512x8_loop
+
+addVecMatAVX512x8_store:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	VMOVUPS Z2, 128(SI)
+	VMOVUPS Z3, 192(SI)
+	VMOVUPS Z4, 256(SI)
+	VMOVUPS Z5, 320(SI)
+	VMOVUPS Z6, 384(SI)
+	VMOVUPS Z7, 448(SI)
+	VZEROUPPER
+	RET
+
+// func addVecMatAVX512x1(k int, h *float32, m *float32, ldm int, y *float32)
+// Requires: AVX, AVX512F
+TEXT ·addVecMatAVX512x1(SB), NOSPLIT, $0-40
+	MOVQ    k+0(FP), AX
+	MOVQ    h+8(FP), CX
+	MOVQ    m+16(FP), DX
+	MOVQ    ldm+24(FP), BX
+	MOVQ    y+32(FP), SI
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Z0
+	TESTQ   AX, AX
+	JZ      addVecMatAVX512x1_store
+
+addVecMatAVX512x1_loop:
+	VBROADCASTSS (CX), Z1
+	VFMADD231PS  (DX), Z1, Z0
+	ADDQ         $0x04, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          addVecMatAVX512x1_loop
+
+addVecMatAVX512x1_store:
+	VMOVUPS Z0, (SI)
+	VZEROUPPER
+	RET
+
+// func addVecMatAVX2x8(k int, h *float32, m *float32, ldm int, y *float32)
+// Requires: AVX, FMA3
+TEXT ·addVecMatAVX2x8(SB), NOSPLIT, $0-40
+	MOVQ    k+0(FP), AX
+	MOVQ    h+8(FP), CX
+	MOVQ    m+16(FP), DX
+	MOVQ    ldm+24(FP), BX
+	MOVQ    y+32(FP), SI
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMOVUPS 128(SI), Y4
+	VMOVUPS 160(SI), Y5
+	VMOVUPS 192(SI), Y6
+	VMOVUPS 224(SI), Y7
+	TESTQ   AX, AX
+	JZ      addVecMatAVX2x8_store
+
+addVecMatAVX2x8_loop:
+	VBROADCASTSS (CX), Y8
+	VFMADD231PS  (DX), Y8, Y0
+	VFMADD231PS  32(DX), Y8, Y1
+	VFMADD231PS  64(DX), Y8, Y2
+	VFMADD231PS  96(DX), Y8, Y3
+	VFMADD231PS  128(DX), Y8, Y4
+	VFMADD231PS  160(DX), Y8, Y5
+	VFMADD231PS  192(DX), Y8, Y6
+	VFMADD231PS  224(DX), Y8, Y7
+	ADDQ         $0x04, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          addVecMatAVX2x8_loop
+
+addVecMatAVX2x8_store:
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	VMOVUPS Y2, 64(SI)
+	VMOVUPS Y3, 96(SI)
+	VMOVUPS Y4, 128(SI)
+	VMOVUPS Y5, 160(SI)
+	VMOVUPS Y6, 192(SI)
+	VMOVUPS Y7, 224(SI)
+	VZEROUPPER
+	RET
+
+// func addVecMatAVX2x1(k int, h *float32, m *float32, ldm int, y *float32)
+// Requires: AVX, FMA3
+TEXT ·addVecMatAVX2x1(SB), NOSPLIT, $0-40
+	MOVQ    k+0(FP), AX
+	MOVQ    h+8(FP), CX
+	MOVQ    m+16(FP), DX
+	MOVQ    ldm+24(FP), BX
+	MOVQ    y+32(FP), SI
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Y0
+	TESTQ   AX, AX
+	JZ      addVecMatAVX2x1_store
+
+addVecMatAVX2x1_loop:
+	VBROADCASTSS (CX), Y1
+	VFMADD231PS  (DX), Y1, Y0
+	ADDQ         $0x04, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          addVecMatAVX2x1_loop
+
+addVecMatAVX2x1_store:
+	VMOVUPS Y0, (SI)
+	VZEROUPPER
+	RET
+
 // func maxAVX2(n int, x *float32, y *float32)
 // Requires: AVX
 TEXT ·maxAVX2(SB), NOSPLIT, $0-24
@@ -2614,6 +2760,102 @@ max_loop:
 	JNZ       max_loop
 
 max_done:
+	VZEROUPPER
+	RET
+
+// func rowMaxAVX2(n int, x *float32, y *float32)
+// Requires: AVX
+TEXT ·rowMaxAVX2(SB), NOSPLIT, $0-24
+	MOVQ    n+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    y+16(FP), DX
+	VMOVUPS (DX), Y0
+	SHRQ    $0x03, AX
+	JZ      rowmax_store
+
+rowmax_loop:
+	VMAXPS    (CX), Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, Y0
+	ADDQ      $0x20, CX
+	DECQ      AX
+	JNZ       rowmax_loop
+
+rowmax_store:
+	VMOVUPS Y0, (DX)
+	VZEROUPPER
+	RET
+
+// func sumF64AVX2(n int, x *float32, y *float64)
+// Requires: AVX
+TEXT ·sumF64AVX2(SB), NOSPLIT, $0-24
+	MOVQ    n+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    y+16(FP), DX
+	VMOVUPD (DX), Y0
+	VMOVUPD 32(DX), Y1
+	SHRQ    $0x03, AX
+	JZ      sumf64_store
+
+sumf64_loop:
+	VCVTPS2PD (CX), Y2
+	VCVTPS2PD 16(CX), Y3
+	VADDPD    Y2, Y0, Y0
+	VADDPD    Y3, Y1, Y1
+	ADDQ      $0x20, CX
+	DECQ      AX
+	JNZ       sumf64_loop
+
+sumf64_store:
+	VMOVUPD Y0, (DX)
+	VMOVUPD Y1, 32(DX)
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(n int, a float32, x *float32, y *float32)
+// Requires: AVX
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-32
+	MOVQ         n+0(FP), AX
+	MOVQ         x+16(FP), CX
+	MOVQ         y+24(FP), DX
+	VBROADCASTSS a+8(FP), Y0
+	SHRQ         $0x03, AX
+	JZ           scaleAVX2_done
+
+scaleAVX2_loop:
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	DECQ    AX
+	JNZ     scaleAVX2_loop
+
+scaleAVX2_done:
+	VZEROUPPER
+	RET
+
+// func divScalarAVX2(n int, a float32, x *float32, y *float32)
+// Requires: AVX
+TEXT ·divScalarAVX2(SB), NOSPLIT, $0-32
+	MOVQ         n+0(FP), AX
+	MOVQ         x+16(FP), CX
+	MOVQ         y+24(FP), DX
+	VBROADCASTSS a+8(FP), Y0
+	SHRQ         $0x03, AX
+	JZ           divScalarAVX2_done
+
+divScalarAVX2_loop:
+	VMOVUPS (CX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	DECQ    AX
+	JNZ     divScalarAVX2_loop
+
+divScalarAVX2_done:
 	VZEROUPPER
 	RET
 

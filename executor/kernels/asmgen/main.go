@@ -32,7 +32,17 @@ func main() {
 	ikernel("igemmAVX512", 12, 2, 16, true, func() reg.VecVirtual { return ZMM() })
 	ikernel("igemmAVX2", 6, 2, 8, false, func() reg.VecVirtual { return YMM() })
 	axpy()
+	// Row-vector × matrix (the recurrent products of LSTM/GRU steps):
+	// nv registers of w lanes kept in registers over all of k.
+	addVecMat("addVecMatAVX512x8", 8, 16, func() reg.VecVirtual { return ZMM() })
+	addVecMat("addVecMatAVX512x1", 1, 16, func() reg.VecVirtual { return ZMM() })
+	addVecMat("addVecMatAVX2x8", 8, 8, func() reg.VecVirtual { return YMM() })
+	addVecMat("addVecMatAVX2x1", 1, 8, func() reg.VecVirtual { return YMM() })
 	vmax()
+	rowMax()
+	sumF64()
+	scalarOp("scaleAVX2", "scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.", false)
+	scalarOp("divScalarAVX2", "divScalarAVX2 sets y[i] = x[i] / a for i < n (IEEE division, as Go's); n is a multiple of 8.", true)
 	maxWin3s2()
 	relu()
 	g := &gen{consts: map[string]Mem{}}
@@ -63,6 +73,45 @@ func axpy() {
 	loopEnd("axpy", n, px, py)
 }
 
+// addVecMat emits func name(k int, h, m *float32, ldm int, y *float32):
+// y[j] += h[i]·m[i·ldm+j] for i < k, j < nv·w, one FMA per i and element
+// in i order (each element's chain is axpyAVX2's over the rows), with y's
+// block held in nv registers from the first step to the last.
+func addVecMat(name string, nv, w int, vec func() reg.VecVirtual) {
+	TEXT(name, NOSPLIT, "func(k int, h, m *float32, ldm int, y *float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets y[j] += h[i]·m[i·ldm+j] for i < k and j < %d (one FMA per step, in i order).", name, nv*w))
+	k := Load(Param("k"), GP64())
+	ph := Load(Param("h"), GP64())
+	pm := Load(Param("m"), GP64())
+	ldm := Load(Param("ldm"), GP64())
+	pg := Load(Param("y"), GP64())
+	SHLQ(Imm(2), ldm)
+	acc := make([]reg.VecVirtual, nv)
+	for j := range acc {
+		acc[j] = vec()
+		VMOVUPS(Mem{Base: pg, Disp: 4 * w * j}, acc[j])
+	}
+	TESTQ(k, k)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_loop")
+	t := vec()
+	VBROADCASTSS(Mem{Base: ph}, t)
+	for j := range acc {
+		VFMADD231PS(Mem{Base: pm, Disp: 4 * w * j}, t, acc[j])
+	}
+	ADDQ(Imm(4), ph)
+	ADDQ(ldm, pm)
+	DECQ(k)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_store")
+	for j := range acc {
+		VMOVUPS(acc[j], Mem{Base: pg, Disp: 4 * w * j})
+	}
+	VZEROUPPER()
+	RET()
+}
+
 // vmax emits func maxAVX2(n int, x, y *float32): y[i] = max(y[i], x[i])
 // for i < n, n a multiple of 8, NaN in either operand giving NaN (as Go's
 // max): VMAXPS returns its second source when either is NaN, so the
@@ -77,6 +126,82 @@ func vmax() {
 	maxNaN(yv, Mem{Base: px}, m, nan)
 	VMOVUPS(m, Mem{Base: py})
 	loopEnd("max", n, px, py)
+}
+
+// rowMax emits func rowMaxAVX2(n int, x, y *float32): y[j] = max(y[j],
+// x[8i+j]) for 8i < n, NaN winning (the lanes of a row's maximum; the
+// caller reduces the 8 lanes), n a multiple of 8.
+func rowMax() {
+	n, px, py := unaryFunc("rowMaxAVX2", "rowMaxAVX2 sets y[j] = max(y[j], x[8i+j]) for j < 8 and 8i < n (NaN wins); n is a multiple of 8.")
+	acc, m, nan := YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: py}, acc)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("rowmax_store"))
+	Label("rowmax_loop")
+	maxNaN(acc, Mem{Base: px}, m, nan)
+	VMOVUPS(m, acc)
+	ADDQ(Imm(32), px)
+	DECQ(n)
+	JNZ(LabelRef("rowmax_loop"))
+	Label("rowmax_store")
+	VMOVUPS(acc, Mem{Base: py})
+	VZEROUPPER()
+	RET()
+}
+
+// sumF64 emits func sumF64AVX2(n int, x *float32, y *float64): y[j] +=
+// float64(x[8i+j]) for j < 8 and 8i < n (two registers of 4 float64
+// lanes; the caller adds the lanes), n a multiple of 8.
+func sumF64() {
+	TEXT("sumF64AVX2", NOSPLIT, "func(n int, x *float32, y *float64)")
+	Pragma("noescape")
+	Doc("sumF64AVX2 sets y[j] += float64(x[8i+j]) for j < 8 and 8i < n; n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	lo, hi, t0, t1 := YMM(), YMM(), YMM(), YMM()
+	VMOVUPD(Mem{Base: py}, lo)
+	VMOVUPD(Mem{Base: py, Disp: 32}, hi)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("sumf64_store"))
+	Label("sumf64_loop")
+	VCVTPS2PD(Mem{Base: px}, t0)
+	VCVTPS2PD(Mem{Base: px, Disp: 16}, t1)
+	VADDPD(t0, lo, lo)
+	VADDPD(t1, hi, hi)
+	ADDQ(Imm(32), px)
+	DECQ(n)
+	JNZ(LabelRef("sumf64_loop"))
+	Label("sumf64_store")
+	VMOVUPD(lo, Mem{Base: py})
+	VMOVUPD(hi, Mem{Base: py, Disp: 32})
+	VZEROUPPER()
+	RET()
+}
+
+// scalarOp emits func name(n int, a float32, x, y *float32): y[i] = x[i]·a
+// (or x[i] / a when div) for i < n, n a multiple of 8.
+func scalarOp(name, doc string, div bool) {
+	TEXT(name, NOSPLIT, "func(n int, a float32, x, y *float32)")
+	Pragma("noescape")
+	Doc(doc)
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	av := YMM()
+	VBROADCASTSS(NewParamAddr("a", 8), av)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	t := YMM()
+	VMOVUPS(Mem{Base: px}, t)
+	if div {
+		VDIVPS(av, t, t)
+	} else {
+		VMULPS(av, t, t)
+	}
+	VMOVUPS(t, Mem{Base: py})
+	loopEnd(name, n, px, py)
 }
 
 // maxNaN emits dst = max(a, b) with NaN winning (nan is scratch):
