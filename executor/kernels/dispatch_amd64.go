@@ -16,6 +16,8 @@ var _ = func() bool {
 		sumF64 = sumF64SIMD
 		scale = scaleSIMD
 		divSc = divScalarSIMD
+		tanhVec = func(x, y []float32) { unarySIMD(tanhAVX2, tanhGeneric, x, y) }
+		sigmoidVec = func(x, y []float32) { unarySIMD(sigmoidAVX2, sigmoidGeneric, x, y) }
 		vmax = maxSIMD
 		maxWin3S2 = maxWin3S2SIMD
 		relu = reluSIMD
@@ -131,6 +133,17 @@ func divScalarSIMD(x []float32, a float32, y []float32) {
 		divScalarAVX2(n, a, &x[0], &y[0])
 	}
 	divScalarGeneric(x[n:], a, y[n:])
+}
+
+// unarySIMD runs f over the multiple-of-8 head and the Go loop g over
+// the tail.
+func unarySIMD(f func(int, *float32, *float32), g func(x, y []float32), x, y []float32) {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		f(n, &x[0], &y[0])
+	}
+	g(x[n:], y[n:])
 }
 
 // maxSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.

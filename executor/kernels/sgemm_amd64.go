@@ -178,3 +178,13 @@ func geluAVX2(n int, x *float32, y *float32)
 //
 //go:noescape
 func hardSwishAVX2(n int, x *float32, y *float32)
+
+// tanhAVX2 sets y[i] = tanh32(x[i]) for i < n (bit-identical to the Go function but for NaN signs); n is a multiple of 8.
+//
+//go:noescape
+func tanhAVX2(n int, x *float32, y *float32)
+
+// sigmoidAVX2 sets y[i] = ½·tanh32(x[i]/2) + ½ for i < n (bit-identical to the Go loop but for NaN signs); n is a multiple of 8.
+//
+//go:noescape
+func sigmoidAVX2(n int, x *float32, y *float32)

@@ -3214,3 +3214,164 @@ GLOBL hswish_half<>(SB), RODATA|NOPTR, $4
 
 DATA hswish_one<>+0(SB)/4, $0x3f800000
 GLOBL hswish_one<>(SB), RODATA|NOPTR, $4
+
+// func tanhAVX2(n int, x *float32, y *float32)
+// Requires: AVX
+TEXT ·tanhAVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ y+16(FP), DX
+	SHRQ $0x03, AX
+	JZ   tanhAVX2_done
+
+tanhAVX2_loop:
+	VMOVUPS      (CX), Y0
+	VBROADCASTSS tanh_9<>+0(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VBROADCASTSS tanh_m9<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMULPS       Y0, Y0, Y1
+	VBROADCASTSS tanh_a13<>+0(SB), Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a11<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a9<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a7<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a5<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a3<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a1<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y0, Y2, Y2
+	VBROADCASTSS tanh_b6<>+0(SB), Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_b4<>+0(SB), Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_b2<>+0(SB), Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_b0<>+0(SB), Y1
+	VADDPS       Y1, Y0, Y0
+	VDIVPS       Y0, Y2, Y2
+	VMOVUPS      Y2, (DX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	DECQ         AX
+	JNZ          tanhAVX2_loop
+
+tanhAVX2_done:
+	VZEROUPPER
+	RET
+
+DATA tanh_9<>+0(SB)/4, $0x41100000
+GLOBL tanh_9<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_m9<>+0(SB)/4, $0xc1100000
+GLOBL tanh_m9<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a13<>+0(SB)/4, $0xa59f25c0
+GLOBL tanh_a13<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a11<>+0(SB)/4, $0x2a61337e
+GLOBL tanh_a11<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a9<>+0(SB)/4, $0xaebd37ff
+GLOBL tanh_a9<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a7<>+0(SB)/4, $0x335c0041
+GLOBL tanh_a7<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a5<>+0(SB)/4, $0x3779434a
+GLOBL tanh_a5<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a3<>+0(SB)/4, $0x3a270ded
+GLOBL tanh_a3<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a1<>+0(SB)/4, $0x3ba059dc
+GLOBL tanh_a1<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_b6<>+0(SB)/4, $0x35a0d3d8
+GLOBL tanh_b6<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_b4<>+0(SB)/4, $0x38f895d6
+GLOBL tanh_b4<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_b2<>+0(SB)/4, $0x3b14aa05
+GLOBL tanh_b2<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_b0<>+0(SB)/4, $0x3ba059dd
+GLOBL tanh_b0<>(SB), RODATA|NOPTR, $4
+
+// func sigmoidAVX2(n int, x *float32, y *float32)
+// Requires: AVX
+TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ y+16(FP), DX
+	SHRQ $0x03, AX
+	JZ   sigmoidAVX2_done
+
+sigmoidAVX2_loop:
+	VMOVUPS      (CX), Y0
+	VBROADCASTSS tanh_half<>+0(SB), Y1
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_9<>+0(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VBROADCASTSS tanh_m9<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMULPS       Y0, Y0, Y1
+	VBROADCASTSS tanh_a13<>+0(SB), Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a11<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a9<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a7<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a5<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a3<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a1<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y0, Y2, Y2
+	VBROADCASTSS tanh_b6<>+0(SB), Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_b4<>+0(SB), Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_b2<>+0(SB), Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_b0<>+0(SB), Y1
+	VADDPS       Y1, Y0, Y0
+	VDIVPS       Y0, Y2, Y2
+	VBROADCASTSS tanh_half<>+0(SB), Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       Y0, Y2, Y2
+	VMOVUPS      Y2, (DX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	DECQ         AX
+	JNZ          sigmoidAVX2_loop
+
+sigmoidAVX2_done:
+	VZEROUPPER
+	RET
+
+DATA tanh_half<>+0(SB)/4, $0x3f000000
+GLOBL tanh_half<>(SB), RODATA|NOPTR, $4

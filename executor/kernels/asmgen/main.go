@@ -49,6 +49,8 @@ func main() {
 	g.expSub()
 	g.gelu()
 	g.hardSwish()
+	g.tanh("tanhAVX2", "tanhAVX2 sets y[i] = tanh32(x[i]) for i < n (bit-identical to the Go function but for NaN signs); n is a multiple of 8.", false)
+	g.tanh("sigmoidAVX2", "sigmoidAVX2 sets y[i] = ½·tanh32(x[i]/2) + ½ for i < n (bit-identical to the Go loop but for NaN signs); n is a multiple of 8.", true)
 	Generate()
 }
 
@@ -537,6 +539,54 @@ func (g *gen) gelu() {
 	VMULPS(e, h, h)
 	VMOVUPS(h, Mem{Base: py})
 	loopEnd("gelu", n, px, py)
+}
+
+// tanh emits func name(n int, x, y *float32): package kernels' tanh32
+// (the rational approximation clamped at ±9) on 8 lanes, or the sigmoid
+// ½·tanh32(x/2) + ½ when sigmoid, with the Go code's float32 products and
+// sums in its order (no FMA): bit-identical but for NaN signs. The clamp
+// is VMINPS/VMAXPS with the lane's own value as second source, so NaN
+// stays NaN.
+func (g *gen) tanh(name, doc string, sigmoid bool) {
+	n, px, py := unaryFunc(name, doc)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	x := YMM()
+	VMOVUPS(Mem{Base: px}, x)
+	if sigmoid {
+		VMULPS(g.bcast("tanh_half", 0.5), x, x)
+	}
+	VMINPS(x, g.bcast("tanh_9", 9), x)
+	VMAXPS(x, g.bcast("tanh_m9", -9), x)
+	x2 := YMM()
+	VMULPS(x, x, x2)
+	p := g.bcast("tanh_a13", float32(-2.76076847742355e-16))
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"tanh_a11", 2.00018790482477e-13}, {"tanh_a9", -8.60467152213735e-11}, {"tanh_a7", 5.12229709037114e-08},
+		{"tanh_a5", 1.48572235717979e-05}, {"tanh_a3", 6.37261928875436e-04}, {"tanh_a1", 4.89352455891786e-03}} {
+		VMULPS(x2, p, p)
+		VADDPS(g.bcast(c.name, float32(c.v)), p, p)
+	}
+	VMULPS(x, p, p)
+	q := g.bcast("tanh_b6", float32(1.19825839466702e-06))
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"tanh_b4", 1.18534705686654e-04}, {"tanh_b2", 2.26843463243900e-03}, {"tanh_b0", 4.89352518554385e-03}} {
+		VMULPS(x2, q, q)
+		VADDPS(g.bcast(c.name, float32(c.v)), q, q)
+	}
+	VDIVPS(q, p, p)
+	if sigmoid {
+		half := g.bcast("tanh_half", 0.5)
+		VMULPS(half, p, p)
+		VADDPS(half, p, p)
+	}
+	VMOVUPS(p, Mem{Base: py})
+	loopEnd(name, n, px, py)
 }
 
 // hardSwish emits func hardSwishAVX2(n int, x, y *float32): package
