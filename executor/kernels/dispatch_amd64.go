@@ -16,6 +16,8 @@ var _ = func() bool {
 		sumF64 = sumF64SIMD
 		scale = scaleSIMD
 		divSc = divScalarSIMD
+		subSq = subSqSIMD
+		normAffine = normAffineSIMD
 		tanhVec = func(x, y []float32) { unarySIMD(tanhAVX2, tanhGeneric, x, y) }
 		sigmoidVec = func(x, y []float32) { unarySIMD(sigmoidAVX2, sigmoidGeneric, x, y) }
 		vmax = maxSIMD
@@ -133,6 +135,32 @@ func divScalarSIMD(x []float32, a float32, y []float32) {
 		divScalarAVX2(n, a, &x[0], &y[0])
 	}
 	divScalarGeneric(x[n:], a, y[n:])
+}
+
+// subSqSIMD runs the multiple-of-8 head with AVX2 (8 float64 lanes,
+// added in order) and the tail in Go.
+func subSqSIMD(x []float32, m float32, y []float32) float64 {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	var lanes [8]float64
+	if n > 0 {
+		subSqAVX2(n, m, &x[0], &y[0], &lanes[0])
+	}
+	q := 0.0
+	for _, v := range lanes {
+		q += v
+	}
+	return q + subSqGeneric(x[n:], m, y[n:])
+}
+
+// normAffineSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.
+func normAffineSIMD(y []float32, sd float32, g, b []float32) {
+	g, b = g[:len(y)], b[:len(y)]
+	n := len(y) &^ 7
+	if n > 0 {
+		normAffineAVX2(n, sd, &y[0], &g[0], &b[0])
+	}
+	normAffineGeneric(y[n:], sd, g[n:], b[n:])
 }
 
 // unarySIMD runs f over the multiple-of-8 head and the Go loop g over

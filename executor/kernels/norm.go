@@ -430,3 +430,49 @@ func transposeRows(shape, perm []int, y []float32, r0, r1 int, run func(dst []fl
 		}
 	}
 }
+
+// LayerNormDecomposedRow is one row of the nine-node LayerNormalization
+// of pre-17 exports (executor/fuse_layernorm.go): m = mean(x) (the sum in
+// float64), d = x − m, v = mean(float32(d²)) (in float64), sd =
+// float32(√(float32(v) + eps)), y = float32(d/sd)·gamma + beta, each in
+// float32 as the nine kernels compute it. With AVX2 the sums run in 8
+// float64 lanes (added in lane order at the end: the last bits of a sum
+// may differ from a sequential one, far below float32's) and the rest
+// 8 lanes at a time with the same float32 operations.
+func LayerNormDecomposedRow(x, y, gamma, beta []float32, eps float32) {
+	inner := len(x)
+	if inner == 0 {
+		return
+	}
+	y, gamma, beta = y[:inner], gamma[:inner], beta[:inner]
+	m := float32(sumF64(x) / float64(inner))
+	q := subSq(x, m, y)
+	sd := float32(math.Sqrt(float64(float32(q/float64(inner)) + eps)))
+	normAffine(y, sd, gamma, beta)
+}
+
+// subSq sets y = x − m and returns the float64 sum of float32(d·d);
+// normAffine sets y = float32(y/sd)·g + b. Go loops, or SIMD versions
+// set during package initialization (never changed afterwards).
+var (
+	subSq      = subSqGeneric
+	normAffine = normAffineGeneric
+)
+
+func subSqGeneric(x []float32, m float32, y []float32) float64 {
+	y = y[:len(x)]
+	q := 0.0
+	for i, v := range x {
+		d := v - m
+		y[i] = d
+		q += float64(float32(d * d))
+	}
+	return q
+}
+
+func normAffineGeneric(y []float32, sd float32, g, b []float32) {
+	g, b = g[:len(y)], b[:len(y)]
+	for i, d := range y {
+		y[i] = float32(float32(d/sd)*g[i]) + b[i]
+	}
+}

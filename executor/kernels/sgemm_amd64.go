@@ -144,6 +144,16 @@ func rowMaxAVX2(n int, x *float32, y *float32)
 //go:noescape
 func sumF64AVX2(n int, x *float32, y *float64)
 
+// subSqAVX2 sets y[i] = x[i] − m and q[j] += float64(float32(y[8k+j]²)) for j < 8, 8k < n; n is a multiple of 8.
+//
+//go:noescape
+func subSqAVX2(n int, m float32, x *float32, y *float32, q *float64)
+
+// normAffineAVX2 sets y[i] = y[i]/sd·w[i] + b[i] for i < n (no FMA); n is a multiple of 8.
+//
+//go:noescape
+func normAffineAVX2(n int, sd float32, y *float32, w *float32, b *float32)
+
 // scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.
 //
 //go:noescape

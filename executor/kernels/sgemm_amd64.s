@@ -2813,6 +2813,67 @@ sumf64_store:
 	VZEROUPPER
 	RET
 
+// func subSqAVX2(n int, m float32, x *float32, y *float32, q *float64)
+// Requires: AVX
+TEXT ·subSqAVX2(SB), NOSPLIT, $0-40
+	MOVQ         n+0(FP), AX
+	MOVQ         x+16(FP), CX
+	MOVQ         y+24(FP), DX
+	MOVQ         q+32(FP), BX
+	VBROADCASTSS m+8(FP), Y0
+	VMOVUPD      (BX), Y1
+	VMOVUPD      32(BX), Y2
+	SHRQ         $0x03, AX
+	JZ           subsq_store
+
+subsq_loop:
+	VMOVUPS      (CX), Y3
+	VSUBPS       Y0, Y3, Y3
+	VMOVUPS      Y3, (DX)
+	VMULPS       Y3, Y3, Y3
+	VCVTPS2PD    X3, Y4
+	VADDPD       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y3, X3
+	VCVTPS2PD    X3, Y4
+	VADDPD       Y4, Y2, Y2
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	DECQ         AX
+	JNZ          subsq_loop
+
+subsq_store:
+	VMOVUPD Y1, (BX)
+	VMOVUPD Y2, 32(BX)
+	VZEROUPPER
+	RET
+
+// func normAffineAVX2(n int, sd float32, y *float32, w *float32, b *float32)
+// Requires: AVX
+TEXT ·normAffineAVX2(SB), NOSPLIT, $0-40
+	MOVQ         n+0(FP), AX
+	MOVQ         y+16(FP), CX
+	MOVQ         w+24(FP), DX
+	MOVQ         b+32(FP), BX
+	VBROADCASTSS sd+8(FP), Y0
+	SHRQ         $0x03, AX
+	JZ           normaff_done
+
+normaff_loop:
+	VMOVUPS (CX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMULPS  (DX), Y1, Y1
+	VADDPS  (BX), Y1, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	DECQ    AX
+	JNZ     normaff_loop
+
+normaff_done:
+	VZEROUPPER
+	RET
+
 // func scaleAVX2(n int, a float32, x *float32, y *float32)
 // Requires: AVX
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-32
