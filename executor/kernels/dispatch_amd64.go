@@ -17,6 +17,7 @@ var _ = func() bool {
 		scale = scaleSIMD
 		divSc = divScalarSIMD
 		subSq = subSqSIMD
+		int4Dot = int4DotSIMD
 		normAffine = normAffineSIMD
 		tanhVec = func(x, y []float32) { unarySIMD(tanhAVX2, tanhGeneric, x, y) }
 		sigmoidVec = func(x, y []float32) { unarySIMD(sigmoidAVX2, sigmoidGeneric, x, y) }
@@ -161,6 +162,16 @@ func normAffineSIMD(y []float32, sd float32, g, b []float32) {
 		normAffineAVX2(n, sd, &y[0], &g[0], &b[0])
 	}
 	normAffineGeneric(y[n:], sd, g[n:], b[n:])
+}
+
+// int4DotSIMD runs int4DotAVX2 over the groups (checked to lie in b, a
+// and out).
+func int4DotSIMD(groups int, b []byte, a, out []float32) {
+	if groups <= 0 {
+		return
+	}
+	_, _, _ = b[16*groups-1], a[32*groups-1], out[groups-1]
+	int4DotAVX2(groups, &b[0], &a[0], &out[0])
 }
 
 // unarySIMD runs f over the multiple-of-8 head and the Go loop g over

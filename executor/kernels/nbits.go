@@ -32,6 +32,10 @@ func (x *Context) MatMulNBits(p NBits, a []float32, m int, y []float32) error {
 	if len(p.B) < p.N*blocks*blob || len(p.Scales) < p.N*blocks || len(a) < m*p.K || len(y) < m*p.N {
 		return fmt.Errorf("MatMulNBits: %d bytes, %d scales, a %d, y %d for K %d, N %d, M %d", len(p.B), len(p.Scales), len(a), len(y), p.K, p.N, m)
 	}
+	if p.Bits == 4 && p.Block%32 == 0 && p.K%p.Block == 0 {
+		x.matMulInt4(p, a, m, y, blocks, blob)
+		return nil
+	}
 	chunks := (p.N + nbitsCols - 1) / nbitsCols
 	x.rangeWork(chunks, (m+1)*p.K*nbitsCols*2, func(lo, hi int) {
 		w := make([]float32, p.K*nbitsCols)
@@ -76,5 +80,83 @@ func dequantCols(p *NBits, n0, nb, blocks, blob int, w []float32) {
 				row[j] = (float32(q) - z[j]) * sc[j]
 			}
 		}
+	}
+}
+
+// matMulInt4 is MatMulNBits for 4-bit blocks of a multiple of 32 values
+// covering K exactly: per column, int4Dot sums q·a over each 32 values of
+// B's row straight from the packed bytes (no dequantized copy), then
+// y = Σ over blocks of scale·(Σ q·a − zero·Σ a).
+func (x *Context) matMulInt4(p NBits, a []float32, m int, y []float32, blocks, blob int) {
+	groups, per := p.K/32, p.Block/32
+	arr := make([]float32, m*p.K)
+	asum := make([]float32, m*blocks)
+	for r := 0; r < m; r++ {
+		ar := a[r*p.K : (r+1)*p.K]
+		int4Arrange(ar, arr[r*p.K:(r+1)*p.K])
+		for kb := 0; kb < blocks; kb++ {
+			s := float32(0)
+			for _, v := range ar[kb*p.Block : (kb+1)*p.Block] {
+				s += v
+			}
+			asum[r*blocks+kb] = s
+		}
+	}
+	def := float32(8)
+	x.rangeWork(p.N, (m+1)*p.K, func(lo, hi int) {
+		gs := make([]float32, groups)
+		for n := lo; n < hi; n++ {
+			row := p.B[n*blocks*blob : (n+1)*blocks*blob]
+			for r := 0; r < m; r++ {
+				int4Dot(groups, row, arr[r*p.K:(r+1)*p.K], gs)
+				acc := float32(0)
+				for kb := 0; kb < blocks; kb++ {
+					s := float32(0)
+					for _, v := range gs[kb*per : (kb+1)*per] {
+						s += v
+					}
+					z := def
+					if p.Zero != nil {
+						z = p.Zero(n, kb)
+					}
+					acc += p.Scales[n*blocks+kb] * (s - z*asum[r*blocks+kb])
+				}
+				y[r*p.N+n] = acc
+			}
+		}
+	})
+}
+
+// int4Arrange copies a (a multiple of 32 values) in int4Dot's order: in
+// each group of 32, the even values of the first 16, their odd values,
+// then the same for the second 16.
+func int4Arrange(a, out []float32) {
+	for g := 0; g+32 <= len(a); g += 32 {
+		for h := 0; h < 32; h += 16 {
+			for j := 0; j < 8; j++ {
+				out[g+h+j] = a[g+h+2*j]
+				out[g+h+8+j] = a[g+h+2*j+1]
+			}
+		}
+	}
+}
+
+// int4Dot sets out[g] = Σ q·a over each group of 16 bytes of b (32 4-bit
+// values, low nibble first) with a arranged by int4Arrange: a Go loop, or
+// int4DotAVX2 set during package initialization (never changed
+// afterwards).
+var int4Dot = int4DotGeneric
+
+func int4DotGeneric(groups int, b []byte, a, out []float32) {
+	for g := 0; g < groups; g++ {
+		bg, ag := b[16*g:16*g+16], a[32*g:32*g+32]
+		s := float32(0)
+		for h := 0; h < 2; h++ {
+			for j := 0; j < 8; j++ {
+				v := bg[8*h+j]
+				s += float32(v&15)*ag[16*h+j] + float32(v>>4)*ag[16*h+8+j]
+			}
+		}
+		out[g] = s
 	}
 }

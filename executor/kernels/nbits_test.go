@@ -13,7 +13,7 @@ import (
 func TestMatMulNBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, c := range []struct{ m, k, n, bits, block int }{
-		{1, 40, 5, 4, 16}, {3, 64, 130, 4, 32}, {2, 100, 257, 8, 32}, {1, 33, 70, 2, 16}, {6, 256, 128, 4, 64},
+		{1, 40, 5, 4, 16}, {3, 64, 130, 4, 32}, {2, 512, 300, 4, 128}, {1, 96, 33, 4, 32}, {2, 100, 257, 8, 32}, {1, 33, 70, 2, 16}, {6, 256, 128, 4, 64},
 	} {
 		blocks := (c.k + c.block - 1) / c.block
 		blob := c.block * c.bits / 8
@@ -64,6 +64,19 @@ func TestMatMulNBits(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+	// The 4-bit path's group sums: the Go loop and the AVX2 kernel agree.
+	b := make([]byte, 16*5)
+	for i := range b {
+		b[i] = byte(r.IntN(256))
+	}
+	av, g1, g2 := randSlice(r, 32*5), make([]float32, 5), make([]float32, 5)
+	int4Dot(5, b, av, g1)
+	int4DotGeneric(5, b, av, g2)
+	for i := range g1 {
+		if math.Abs(float64(g1[i]-g2[i])) > 1e-4*(1+math.Abs(float64(g2[i]))) {
+			t.Fatalf("group %d: %v, Go %v", i, g1[i], g2[i])
 		}
 	}
 	if err := NewContext(1).MatMulNBits(NBits{K: 8, N: 2, Bits: 4, Block: 8, B: make([]byte, 3), Scales: make([]float32, 2)}, make([]float32, 8), 1, make([]float32, 2)); err == nil {

@@ -154,6 +154,11 @@ func subSqAVX2(n int, m float32, x *float32, y *float32, q *float64)
 //go:noescape
 func normAffineAVX2(n int, sd float32, y *float32, w *float32, b *float32)
 
+// int4DotAVX2 sets out[g] = Σ q·a over each of n groups of 16 bytes of b (32 4-bit values, a arranged by int4Arrange).
+//
+//go:noescape
+func int4DotAVX2(n int, b *byte, a *float32, out *float32)
+
 // scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.
 //
 //go:noescape

@@ -2874,6 +2874,50 @@ normaff_done:
 	VZEROUPPER
 	RET
 
+// func int4DotAVX2(n int, b *byte, a *float32, out *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·int4DotAVX2(SB), NOSPLIT, $0-32
+	MOVQ         n+0(FP), AX
+	MOVQ         b+8(FP), CX
+	MOVQ         a+16(FP), DX
+	MOVQ         out+24(FP), BX
+	MOVL         $0x0000000f, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	TESTQ        AX, AX
+	JZ           int4dot_done
+
+int4dot_loop:
+	VXORPS       Y1, Y1, Y1
+	VPMOVZXBD    (CX), Y2
+	VPAND        Y0, Y2, Y3
+	VPSRLD       $0x04, Y2, Y2
+	VCVTDQ2PS    Y3, Y3
+	VCVTDQ2PS    Y2, Y2
+	VFMADD231PS  (DX), Y3, Y1
+	VFMADD231PS  32(DX), Y2, Y1
+	VPMOVZXBD    8(CX), Y2
+	VPAND        Y0, Y2, Y3
+	VPSRLD       $0x04, Y2, Y2
+	VCVTDQ2PS    Y3, Y3
+	VCVTDQ2PS    Y2, Y2
+	VFMADD231PS  64(DX), Y3, Y1
+	VFMADD231PS  96(DX), Y2, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, (BX)
+	ADDQ         $0x10, CX
+	ADDQ         $0x80, DX
+	ADDQ         $0x04, BX
+	DECQ         AX
+	JNZ          int4dot_loop
+
+int4dot_done:
+	VZEROUPPER
+	RET
+
 // func scaleAVX2(n int, a float32, x *float32, y *float32)
 // Requires: AVX
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-32

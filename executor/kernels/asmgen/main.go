@@ -43,6 +43,7 @@ func main() {
 	sumF64()
 	subSq()
 	normAffine()
+	int4Dot()
 	scalarOp("scaleAVX2", "scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.", false)
 	scalarOp("divScalarAVX2", "divScalarAVX2 sets y[i] = x[i] / a for i < n (IEEE division, as Go's); n is a multiple of 8.", true)
 	maxWin3s2()
@@ -251,6 +252,58 @@ func normAffine() {
 	DECQ(n)
 	JNZ(LabelRef("normaff_loop"))
 	Label("normaff_done")
+	VZEROUPPER()
+	RET()
+}
+
+// int4Dot emits func int4DotAVX2(n int, b *byte, a, out *float32): for
+// each of n groups of 16 bytes of b (32 unsigned 4-bit values, low nibble
+// first: value 2i in byte i's low bits, 2i+1 in its high bits) out[g] =
+// Σ q·a over the group, with a's 32 values of the group arranged even
+// values first: a[32g+0..7] pair with the low nibbles of bytes 0–7,
+// a[32g+8..15] with their high nibbles, a[32g+16..23] and a[32g+24..31]
+// the same for bytes 8–15 (int4Arrange). The sum is in float32 (4 FMA
+// chains of 8 lanes, then the lanes added pairwise).
+func int4Dot() {
+	TEXT("int4DotAVX2", NOSPLIT, "func(n int, b *byte, a, out *float32)")
+	Pragma("noescape")
+	Doc("int4DotAVX2 sets out[g] = Σ q·a over each of n groups of 16 bytes of b (32 4-bit values, a arranged by int4Arrange).")
+	n := Load(Param("n"), GP64())
+	pb := Load(Param("b"), GP64())
+	pa := Load(Param("a"), GP64())
+	po := Load(Param("out"), GP64())
+	mask := YMM()
+	mr := GP32()
+	MOVL(U32(15), mr)
+	VMOVD(mr, mask.AsX())
+	VPBROADCASTD(mask.AsX(), mask)
+	TESTQ(n, n)
+	JZ(LabelRef("int4dot_done"))
+	Label("int4dot_loop")
+	acc := YMM()
+	VXORPS(acc, acc, acc)
+	for half := 0; half < 2; half++ {
+		raw, lo, hi := YMM(), YMM(), YMM()
+		VPMOVZXBD(Mem{Base: pb, Disp: 8 * half}, raw)
+		VPAND(mask, raw, lo)
+		VPSRLD(Imm(4), raw, hi)
+		VCVTDQ2PS(lo, lo)
+		VCVTDQ2PS(hi, hi)
+		VFMADD231PS(Mem{Base: pa, Disp: 64 * half}, lo, acc)
+		VFMADD231PS(Mem{Base: pa, Disp: 64*half + 32}, hi, acc)
+	}
+	x := XMM()
+	VEXTRACTF128(Imm(1), acc, x)
+	VADDPS(x, acc.AsX(), x)
+	VHADDPS(x, x, x)
+	VHADDPS(x, x, x)
+	VMOVSS(x, Mem{Base: po})
+	ADDQ(Imm(16), pb)
+	ADDQ(Imm(128), pa)
+	ADDQ(Imm(4), po)
+	DECQ(n)
+	JNZ(LabelRef("int4dot_loop"))
+	Label("int4dot_done")
 	VZEROUPPER()
 	RET()
 }
