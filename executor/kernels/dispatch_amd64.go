@@ -120,21 +120,24 @@ func sumF64SIMD(x []float32) float64 {
 
 // scaleSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.
 func scaleSIMD(a float32, x, y []float32) {
+	n := scalarHead(scaleAVX2, a, x, y)
+	scaleGeneric(a, x[n:], y[n:])
+}
+
+// scalarHead runs f(n, a, x, y) over the multiple-of-8 head of x and y
+// (y at least as long as x) and returns its length.
+func scalarHead(f func(int, float32, *float32, *float32), a float32, x, y []float32) int {
 	y = y[:len(x)]
 	n := len(x) &^ 7
 	if n > 0 {
-		scaleAVX2(n, a, &x[0], &y[0])
+		f(n, a, &x[0], &y[0])
 	}
-	scaleGeneric(a, x[n:], y[n:])
+	return n
 }
 
 // divScalarSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.
 func divScalarSIMD(x []float32, a float32, y []float32) {
-	y = y[:len(x)]
-	n := len(x) &^ 7
-	if n > 0 {
-		divScalarAVX2(n, a, &x[0], &y[0])
-	}
+	n := scalarHead(divScalarAVX2, a, x, y)
 	divScalarGeneric(x[n:], a, y[n:])
 }
 
