@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
 )
 
 // LayerNormalization exported before opset 17 is nine nodes: m =
@@ -12,9 +13,10 @@ import (
 // ReduceMean(p, axes=[-1]); s = Sqrt(Add(v, eps)); y = Add(Mul(Div(d, s),
 // gamma), beta). When the plan runs them as consecutive kernel steps and
 // nothing else reads the intermediate values, they become one step that
-// makes y row by row, with the same float32 (and float64 for the sums)
-// operations in the same order as the nine kernels: bit-identical,
-// without eight intermediate tensors and eight steps.
+// makes y row by row (kernels.LayerNormDecomposedRow), with the same
+// float32 (and float64 for the sums) operations as the nine kernels:
+// bit-identical but for the last bits of the float64 sums, which SIMD
+// adds in 8 lanes, without eight intermediate tensors and eight steps.
 
 // lnDecomposedOps is the op sequence matched.
 var lnDecomposedOps = [9]string{"ReduceMean", "Sub", "Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul", "Add"}
@@ -166,22 +168,7 @@ func kernelLayerNormDecomposed(c *lctx) error {
 	yd, _ := f32(y)
 	c.e.kern.Range(len(x)/inner, inner, func(lo, hi int) {
 		for row := lo; row < hi; row++ {
-			xs, ys := x[row*inner:(row+1)*inner], yd[row*inner:(row+1)*inner]
-			s := 0.0
-			for _, v := range xs {
-				s += float64(v)
-			}
-			m := float32(s / float64(inner))
-			q := 0.0
-			for i, v := range xs {
-				d := v - m
-				ys[i] = d
-				q += float64(float32(d * d))
-			}
-			sd := float32(math.Sqrt(float64(float32(q/float64(inner)) + eps)))
-			for i, d := range ys {
-				ys[i] = float32(float32(d/sd)*gamma[i]) + beta[i]
-			}
+			kernels.LayerNormDecomposedRow(x[row*inner:(row+1)*inner], yd[row*inner:(row+1)*inner], gamma, beta, eps)
 		}
 	})
 	roundOut(y)

@@ -636,11 +636,14 @@ func kernelSubDiv(c *lctx, div bool) error {
 		c.OutH(0, y)
 		return nil
 	}
-	if suffix {
+	switch {
+	case suffix && n == 1: // a scalar: one pass (Q's scaling in attention)
+		subDivRow(x, nil, s, yd, div, bi == 1)
+	case suffix:
 		for o := 0; o+n <= len(x); o += n {
 			subDivRow(x[o:o+n], s, nil, yd[o:o+n], div, bi == 1)
 		}
-	} else {
+	default:
 		for i := range s {
 			subDivRow(x[i*inner:(i+1)*inner], nil, s[i:i+1], yd[i*inner:(i+1)*inner], div, bi == 1)
 		}
@@ -661,9 +664,7 @@ func subDivRow(x, vec, sc, y []float32, div, swapped bool) {
 				y[i] = v / u
 			}
 		case div:
-			for i, u := range x {
-				y[i] = u / v
-			}
+			kernels.DivScalar(x, v, y)
 		case swapped:
 			for i, u := range x {
 				y[i] = v - u

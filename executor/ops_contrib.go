@@ -52,7 +52,6 @@ func hostMatMulNBits(c *lctx) error {
 	if c.Has(4) {
 		return fmt.Errorf("MatMulNBits: g_idx (input 4) is not supported")
 	}
-	b, s := bh.f64(), sh.f64()
 	perByte := 8 / bits
 	mask := (1 << bits) - 1
 	zp := func(n, kb int) float64 { return float64(int(1) << (bits - 1)) }
@@ -78,6 +77,10 @@ func hostMatMulNBits(c *lctx) error {
 			zp = func(n, kb int) float64 { return z[n*blocks+kb] }
 		}
 	}
+	if done, err := matMulNBitsF32(c, ah, bh, sh, K, N, bits, block, zp); done || err != nil {
+		return err
+	}
+	b, s := bh.f64(), sh.f64()
 	// W [K, N], dequantized.
 	w := make([]float64, K*N)
 	for n := 0; n < N; n++ {

@@ -11,6 +11,16 @@ var _ = func() bool {
 		available = append(available, microKernel{name: "avx2", mr: 6, nr: 16, fn: kernelAVX2,
 			edge: []tileFunc{nil, kernelAVX2R1, kernelAVX2R2, kernelAVX2R3, kernelAVX2R4, kernelAVX2R5}})
 		axpy = axpySIMD
+		addVecMatBlocks = addVecMatAVX2
+		rowMax = rowMaxSIMD
+		sumF64 = sumF64SIMD
+		scale = scaleSIMD
+		divSc = divScalarSIMD
+		subSq = subSqSIMD
+		int4Dot = int4DotSIMD
+		normAffine = normAffineSIMD
+		tanhVec = func(x, y []float32) { unarySIMD(tanhAVX2, tanhGeneric, x, y) }
+		sigmoidVec = func(x, y []float32) { unarySIMD(sigmoidAVX2, sigmoidGeneric, x, y) }
 		vmax = maxSIMD
 		maxWin3S2 = maxWin3S2SIMD
 		relu = reluSIMD
@@ -23,6 +33,7 @@ var _ = func() bool {
 		available = append(available, microKernel{name: "avx512", mr: 12, nr: 32, fn: kernelAVX512,
 			edge: []tileFunc{nil, kernelAVX512R1, kernelAVX512R2, kernelAVX512R3, kernelAVX512R4,
 				kernelAVX512R5, kernelAVX512R6, kernelAVX512R7, kernelAVX512R8, kernelAVX512R9, kernelAVX512R10, kernelAVX512R11}})
+		addVecMatBlocks = addVecMatAVX512
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW {
 		availableI = append(availableI, iKernel{name: "avx512", mr: 12, nr: 32, fn: igemmAVX512})
@@ -40,6 +51,141 @@ func axpySIMD(a float32, x, y []float32) {
 	for i := n; i < len(x); i++ {
 		y[i] += a * x[i]
 	}
+}
+
+// addVecMatAVX512 adds h·M into g's blocks of 128 columns, then of 16.
+func addVecMatAVX512(h, m, g []float32, k, n int) int {
+	return addVecMatSIMD(h, m, g, k, n, 128, 16, addVecMatAVX512x8, addVecMatAVX512x1)
+}
+
+// addVecMatAVX2 adds h·M into g's blocks of 64 columns, then of 8.
+func addVecMatAVX2(h, m, g []float32, k, n int) int {
+	return addVecMatSIMD(h, m, g, k, n, 64, 8, addVecMatAVX2x8, addVecMatAVX2x1)
+}
+
+// addVecMatSIMD runs big over blocks of wide columns and small over the
+// blocks of narrow after them; it returns the columns covered.
+func addVecMatSIMD(h, m, g []float32, k, n, wide, narrow int, big, small func(int, *float32, *float32, int, *float32)) int {
+	if k == 0 || len(h) < k || len(m) < k*n || len(g) < n {
+		return 0
+	}
+	j := 0
+	for ; j+wide <= n; j += wide {
+		big(k, &h[0], &m[j], n, &g[j])
+	}
+	for ; j+narrow <= n; j += narrow {
+		small(k, &h[0], &m[j], n, &g[j])
+	}
+	return j
+}
+
+// rowMaxSIMD reduces the multiple-of-8 head in 8 lanes with AVX2, then
+// the lanes and the tail in Go (NaN wins, as rowMaxGeneric).
+func rowMaxSIMD(x []float32) float32 {
+	n := len(x) &^ 7
+	if n == 0 {
+		return rowMaxGeneric(x)
+	}
+	var lanes [8]float32
+	copy(lanes[:], x[:8])
+	if n > 8 {
+		rowMaxAVX2(n-8, &x[8], &lanes[0])
+	}
+	mx := rowMaxGeneric(lanes[:])
+	for _, v := range x[n:] {
+		if v > mx || v != v {
+			mx = v
+		}
+	}
+	return mx
+}
+
+// sumF64SIMD sums the multiple-of-8 head in 8 float64 lanes with AVX2,
+// then adds the lanes in order and the tail.
+func sumF64SIMD(x []float32) float64 {
+	n := len(x) &^ 7
+	var lanes [8]float64
+	if n > 0 {
+		sumF64AVX2(n, &x[0], &lanes[0])
+	}
+	s := 0.0
+	for _, v := range lanes {
+		s += v
+	}
+	for _, v := range x[n:] {
+		s += float64(v)
+	}
+	return s
+}
+
+// scaleSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.
+func scaleSIMD(a float32, x, y []float32) {
+	n := scalarHead(scaleAVX2, a, x, y)
+	scaleGeneric(a, x[n:], y[n:])
+}
+
+// scalarHead runs f(n, a, x, y) over the multiple-of-8 head of x and y
+// (y at least as long as x) and returns its length.
+func scalarHead(f func(int, float32, *float32, *float32), a float32, x, y []float32) int {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		f(n, a, &x[0], &y[0])
+	}
+	return n
+}
+
+// divScalarSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.
+func divScalarSIMD(x []float32, a float32, y []float32) {
+	n := scalarHead(divScalarAVX2, a, x, y)
+	divScalarGeneric(x[n:], a, y[n:])
+}
+
+// subSqSIMD runs the multiple-of-8 head with AVX2 (8 float64 lanes,
+// added in order) and the tail in Go.
+func subSqSIMD(x []float32, m float32, y []float32) float64 {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	var lanes [8]float64
+	if n > 0 {
+		subSqAVX2(n, m, &x[0], &y[0], &lanes[0])
+	}
+	q := 0.0
+	for _, v := range lanes {
+		q += v
+	}
+	return q + subSqGeneric(x[n:], m, y[n:])
+}
+
+// normAffineSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.
+func normAffineSIMD(y []float32, sd float32, g, b []float32) {
+	g, b = g[:len(y)], b[:len(y)]
+	n := len(y) &^ 7
+	if n > 0 {
+		normAffineAVX2(n, sd, &y[0], &g[0], &b[0])
+	}
+	normAffineGeneric(y[n:], sd, g[n:], b[n:])
+}
+
+// int4DotSIMD runs int4DotAVX2 over the groups (checked to lie in b, a
+// and out).
+func int4DotSIMD(groups int, b []byte, a, out []float32) {
+	if groups <= 0 {
+		return
+	}
+	_, _, _ = b[16*groups-1], a[32*groups-1], out[groups-1]
+	int4DotAVX2(groups, &b[0], &a[0], &out[0])
+}
+
+// unarySIMD runs f over the multiple-of-8 head and the Go loop g over
+// the tail.
+func unarySIMD(f func(int, *float32, *float32), g func(x, y []float32), x, y []float32) {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		f(n, &x[0], &y[0])
+	}
+	g(x[n:], y[n:])
 }
 
 // maxSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.

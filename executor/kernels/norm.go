@@ -126,7 +126,11 @@ func LayerNorm(x, scale, bias, y []float32, eps float64) {
 }
 
 // Softmax sets each row of n elements of y to the softmax of x's row
-// (max subtracted, exp32, the sum in float64).
+// (max subtracted, exp32, the sum in float64). With AVX2 the maximum, the
+// sum (8 float64 lanes, added in lane order at the end) and the scaling
+// run 8 lanes at a time: the maximum and the scaling are the same values
+// as a loop's, the sum may differ from a sequential float64 sum in its
+// last bits (far below float32's).
 func Softmax(x, y []float32, n int) {
 	if n == 0 {
 		return
@@ -134,21 +138,55 @@ func Softmax(x, y []float32, n int) {
 	y = y[:len(x)]
 	for o := 0; o+n <= len(x); o += n {
 		xs, ys := x[o:o+n], y[o:o+n]
-		mx := float32(math.Inf(-1))
-		for _, v := range xs {
-			if v > mx || v != v {
-				mx = v
-			}
+		expSub(xs, rowMax(xs), ys)
+		scale(float32(1/sumF64(ys)), ys, ys)
+	}
+}
+
+// rowMax returns the maximum of x (−Inf when empty; NaN if any is NaN),
+// sumF64 the float64 sum of x, scale sets y = x·a; each a Go loop or a
+// SIMD version set during package initialization (never changed
+// afterwards).
+var (
+	rowMax = rowMaxGeneric
+	sumF64 = sumF64Generic
+	scale  = scaleGeneric
+	divSc  = divScalarGeneric
+)
+
+func rowMaxGeneric(x []float32) float32 {
+	mx := float32(math.Inf(-1))
+	for _, v := range x {
+		if v > mx || v != v {
+			mx = v
 		}
-		expSub(xs, mx, ys)
-		s := 0.0
-		for _, e := range ys {
-			s += float64(e)
-		}
-		inv := float32(1 / s)
-		for j := range ys {
-			ys[j] *= inv
-		}
+	}
+	return mx
+}
+
+func sumF64Generic(x []float32) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += float64(v)
+	}
+	return s
+}
+
+func scaleGeneric(a float32, x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = v * a
+	}
+}
+
+// DivScalar sets y = x / a elementwise (IEEE division: the same values on
+// every path).
+func DivScalar(x []float32, a float32, y []float32) { divSc(x, a, y) }
+
+func divScalarGeneric(x []float32, a float32, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = v / a
 	}
 }
 
@@ -216,13 +254,12 @@ func Sigmoid(x, y []float32) {
 	}
 }
 
-// Tanh sets y = tanh(x).
-func Tanh(x, y []float32) {
-	y = y[:len(x)]
-	for i, v := range x {
-		y[i] = float32(math.Tanh(float64(v)))
-	}
-}
+// Tanh sets y = tanh(x) for the ONNX Tanh op: TanhFast, the rational
+// approximation ONNX Runtime's MLAS computes too (absolute error below
+// 1e-6, relative about 1e-7 near 0; AVX2 8 lanes at a time), not
+// float64 math.Tanh per element (15 % of a GPT-2 prefill, whose GELU is
+// exported with Tanh).
+func Tanh(x, y []float32) { TanhFast(x, y) }
 
 // Transpose permutes the axes of x (shape, row-major) into y: y's axis i
 // is x's axis perm[i]. Runs of x's last axes that stay y's last axes are
@@ -390,5 +427,51 @@ func transposeRows(shape, perm []int, y []float32, r0, r1 int, run func(dst []fl
 			}
 			idx[d] = 0
 		}
+	}
+}
+
+// LayerNormDecomposedRow is one row of the nine-node LayerNormalization
+// of pre-17 exports (executor/fuse_layernorm.go): m = mean(x) (the sum in
+// float64), d = x − m, v = mean(float32(d²)) (in float64), sd =
+// float32(√(float32(v) + eps)), y = float32(d/sd)·gamma + beta, each in
+// float32 as the nine kernels compute it. With AVX2 the sums run in 8
+// float64 lanes (added in lane order at the end: the last bits of a sum
+// may differ from a sequential one, far below float32's) and the rest
+// 8 lanes at a time with the same float32 operations.
+func LayerNormDecomposedRow(x, y, gamma, beta []float32, eps float32) {
+	inner := len(x)
+	if inner == 0 {
+		return
+	}
+	y, gamma, beta = y[:inner], gamma[:inner], beta[:inner]
+	m := float32(sumF64(x) / float64(inner))
+	q := subSq(x, m, y)
+	sd := float32(math.Sqrt(float64(float32(q/float64(inner)) + eps)))
+	normAffine(y, sd, gamma, beta)
+}
+
+// subSq sets y = x − m and returns the float64 sum of float32(d·d);
+// normAffine sets y = float32(y/sd)·g + b. Go loops, or SIMD versions
+// set during package initialization (never changed afterwards).
+var (
+	subSq      = subSqGeneric
+	normAffine = normAffineGeneric
+)
+
+func subSqGeneric(x []float32, m float32, y []float32) float64 {
+	y = y[:len(x)]
+	q := 0.0
+	for i, v := range x {
+		d := v - m
+		y[i] = d
+		q += float64(float32(d * d))
+	}
+	return q
+}
+
+func normAffineGeneric(y []float32, sd float32, g, b []float32) {
+	g, b = g[:len(y)], b[:len(y)]
+	for i, d := range y {
+		y[i] = float32(float32(d/sd)*g[i]) + b[i]
 	}
 }

@@ -275,12 +275,12 @@ func TestLSTMCellAgainstNaive(t *testing.T) {
 			g[i] *= 4
 		}
 		c, h := randSlice(r, rows*hidden), make([]float32, rows*hidden)
-		c0 := append([]float32{}, c...)
-		LSTMCell(g, c, h, hidden)
+		c0, g0 := append([]float32{}, c...), append([]float32{}, g...)
+		LSTMCell(g, c, h, hidden) // overwrites g
 		sig := func(v float32) float64 { return 1 / (1 + math.Exp(-float64(v))) }
 		for rr := 0; rr < rows; rr++ {
 			for j := 0; j < hidden; j++ {
-				gr := g[rr*4*hidden:]
+				gr := g0[rr*4*hidden:]
 				cn := sig(gr[2*hidden+j])*float64(c0[rr*hidden+j]) + sig(gr[j])*math.Tanh(float64(gr[3*hidden+j]))
 				hn := sig(gr[hidden+j]) * math.Tanh(cn)
 				if math.Abs(float64(c[rr*hidden+j])-cn) > 1e-5 || math.Abs(float64(h[rr*hidden+j])-hn) > 1e-5 {

@@ -35,15 +35,27 @@ func tanh32(x float32) float32 {
 }
 
 // TanhFast sets y = tanh(x) (the approximation above).
-func TanhFast(x, y []float32) {
+func TanhFast(x, y []float32) { tanhVec(x, y) }
+
+// SigmoidFast sets y = 1/(1+exp(−x)) as ½·tanh(x/2) + ½.
+func SigmoidFast(x, y []float32) { sigmoidVec(x, y) }
+
+// tanhVec and sigmoidVec are TanhFast's and SigmoidFast's loops, or SIMD
+// versions (bit-identical but for NaN signs) set during package
+// initialization (never changed afterwards).
+var (
+	tanhVec    = tanhGeneric
+	sigmoidVec = sigmoidGeneric
+)
+
+func tanhGeneric(x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
 		y[i] = tanh32(v)
 	}
 }
 
-// SigmoidFast sets y = 1/(1+exp(−x)) as ½·tanh(x/2) + ½.
-func SigmoidFast(x, y []float32) {
+func sigmoidGeneric(x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
 		y[i] = 0.5*tanh32(0.5*v) + 0.5
@@ -53,38 +65,54 @@ func SigmoidFast(x, y []float32) {
 // LSTMCell advances one LSTM step (ONNX gate order i, o, f, c; default
 // activations sigmoid, tanh, tanh; no peepholes) for rows of gates g
 // ([rows, 4H]: the input and recurrent products plus both biases): c
-// and h ([rows, H]) are updated in place.
+// and h ([rows, H]) are updated in place, g is overwritten. The
+// activations run over whole gate vectors (SigmoidFast over i, o, f,
+// TanhFast over c and the new cell state), then c = f·c + i·g and
+// h = o·tanh(c) elementwise: the same float32 values as one loop per
+// element.
 func LSTMCell(g, c, h []float32, hidden int) {
 	rows := len(c) / hidden
 	for r := 0; r < rows; r++ {
 		gr := g[r*4*hidden : (r+1)*4*hidden]
+		sigmoidVec(gr[:3*hidden], gr[:3*hidden])
+		tanhVec(gr[3*hidden:], gr[3*hidden:])
 		gi, go_, gf, gc := gr[:hidden], gr[hidden:2*hidden], gr[2*hidden:3*hidden], gr[3*hidden:]
 		cr, hr := c[r*hidden:(r+1)*hidden], h[r*hidden:(r+1)*hidden]
 		for j := range cr {
-			i := 0.5*tanh32(0.5*gi[j]) + 0.5
-			f := 0.5*tanh32(0.5*gf[j]) + 0.5
-			o := 0.5*tanh32(0.5*go_[j]) + 0.5
-			cn := f*cr[j] + i*tanh32(gc[j])
-			cr[j] = cn
-			hr[j] = o * tanh32(cn)
+			cr[j] = gf[j]*cr[j] + gi[j]*gc[j]
+		}
+		tanhVec(cr, hr)
+		for j := range hr {
+			hr[j] *= go_[j]
 		}
 	}
 }
 
 // AddVecMat sets g += h·M for each row of h ([rows, k]) and g ([rows, n])
-// with M [k, n] row-major: one SIMD axpy per element of h, in k order
-// (small row counts, where a tiled SGEMM would pad rows to its tile).
+// with M [k, n] row-major: every element of g is its value plus one
+// multiply-add per row of M, in k order. With AVX2 (AVX-512 when there is
+// one) blocks of g stay in registers over all of k, so M is the only
+// stream read (the recurrent step of LSTM/GRU is a GEMV that reads M once
+// per step); the tail columns take the axpy path with the same chain.
 func AddVecMat(h, m, g []float32, k, n int) {
 	rows := len(h) / k
 	for r := 0; r < rows; r++ {
 		hr, gr := h[r*k:(r+1)*k], g[r*n:(r+1)*n]
+		done := addVecMatBlocks(hr, m, gr, k, n)
+		if done == n {
+			continue
+		}
 		for i, v := range hr {
-			if v != 0 {
-				axpy(v, m[i*n:(i+1)*n], gr)
-			}
+			axpy(v, m[i*n+done:(i+1)*n], gr[done:])
 		}
 	}
 }
+
+// addVecMatBlocks adds h·M into the first columns of g that a SIMD block
+// kernel covers and returns their count (addVecMatNone: none).
+var addVecMatBlocks = addVecMatNone
+
+func addVecMatNone(h, m, g []float32, k, n int) int { return 0 }
 
 // exp32 is e^x in float32 (Cephes expf: x = n·ln2 + r, |r| ≤ ln2/2, a
 // degree-6 polynomial for e^r, scaled by 2^n; relative error about 1e-7).

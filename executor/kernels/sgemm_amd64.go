@@ -109,10 +109,65 @@ func igemmAVX2(kp int, a *int16, b *int16, c *int32, ldc int)
 //go:noescape
 func axpyAVX2(n int, a float32, x *float32, y *float32)
 
+// addVecMatAVX512x8 sets y[j] += h[i]·m[i·ldm+j] for i < k and j < 128 (one FMA per step, in i order).
+//
+//go:noescape
+func addVecMatAVX512x8(k int, h *float32, m *float32, ldm int, y *float32)
+
+// addVecMatAVX512x1 sets y[j] += h[i]·m[i·ldm+j] for i < k and j < 16 (one FMA per step, in i order).
+//
+//go:noescape
+func addVecMatAVX512x1(k int, h *float32, m *float32, ldm int, y *float32)
+
+// addVecMatAVX2x8 sets y[j] += h[i]·m[i·ldm+j] for i < k and j < 64 (one FMA per step, in i order).
+//
+//go:noescape
+func addVecMatAVX2x8(k int, h *float32, m *float32, ldm int, y *float32)
+
+// addVecMatAVX2x1 sets y[j] += h[i]·m[i·ldm+j] for i < k and j < 8 (one FMA per step, in i order).
+//
+//go:noescape
+func addVecMatAVX2x1(k int, h *float32, m *float32, ldm int, y *float32)
+
 // maxAVX2 sets y[i] = max(y[i], x[i]) for i < n (NaN wins); n is a multiple of 8.
 //
 //go:noescape
 func maxAVX2(n int, x *float32, y *float32)
+
+// rowMaxAVX2 sets y[j] = max(y[j], x[8i+j]) for j < 8 and 8i < n (NaN wins); n is a multiple of 8.
+//
+//go:noescape
+func rowMaxAVX2(n int, x *float32, y *float32)
+
+// sumF64AVX2 sets y[j] += float64(x[8i+j]) for j < 8 and 8i < n; n is a multiple of 8.
+//
+//go:noescape
+func sumF64AVX2(n int, x *float32, y *float64)
+
+// subSqAVX2 sets y[i] = x[i] − m and q[j] += float64(float32(y[8k+j]²)) for j < 8, 8k < n; n is a multiple of 8.
+//
+//go:noescape
+func subSqAVX2(n int, m float32, x *float32, y *float32, q *float64)
+
+// normAffineAVX2 sets y[i] = y[i]/sd·w[i] + b[i] for i < n (no FMA); n is a multiple of 8.
+//
+//go:noescape
+func normAffineAVX2(n int, sd float32, y *float32, w *float32, b *float32)
+
+// int4DotAVX2 sets out[g] = Σ q·a over each of n groups of 16 bytes of b (32 4-bit values, a arranged by int4Arrange).
+//
+//go:noescape
+func int4DotAVX2(n int, b *byte, a *float32, out *float32)
+
+// scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.
+//
+//go:noescape
+func scaleAVX2(n int, a float32, x *float32, y *float32)
+
+// divScalarAVX2 sets y[i] = x[i] / a for i < n (IEEE division, as Go's); n is a multiple of 8.
+//
+//go:noescape
+func divScalarAVX2(n int, a float32, x *float32, y *float32)
 
 // maxWin3S2AVX2 sets y[i] = max(x[2i], x[2i+1], x[2i+2]) for i < n (NaN wins); n is a multiple of 8; it reads x[0 … 2n+1].
 //
@@ -138,3 +193,13 @@ func geluAVX2(n int, x *float32, y *float32)
 //
 //go:noescape
 func hardSwishAVX2(n int, x *float32, y *float32)
+
+// tanhAVX2 sets y[i] = tanh32(x[i]) for i < n (bit-identical to the Go function but for NaN signs); n is a multiple of 8.
+//
+//go:noescape
+func tanhAVX2(n int, x *float32, y *float32)
+
+// sigmoidAVX2 sets y[i] = ½·tanh32(x[i]/2) + ½ for i < n (bit-identical to the Go loop but for NaN signs); n is a multiple of 8.
+//
+//go:noescape
+func sigmoidAVX2(n int, x *float32, y *float32)

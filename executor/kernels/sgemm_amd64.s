@@ -2593,6 +2593,152 @@ axpy_done:
 	VZEROUPPER
 	RET
 
+// func addVecMatAVX512x8(k int, h *float32, m *float32, ldm int, y *float32)
+// Requires: AVX, AVX512F
+TEXT ·addVecMatAVX512x8(SB), NOSPLIT, $0-40
+	MOVQ    k+0(FP), AX
+	MOVQ    h+8(FP), CX
+	MOVQ    m+16(FP), DX
+	MOVQ    ldm+24(FP), BX
+	MOVQ    y+32(FP), SI
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 256(SI), Z4
+	VMOVUPS 320(SI), Z5
+	VMOVUPS 384(SI), Z6
+	VMOVUPS 448(SI), Z7
+	TESTQ   AX, AX
+	JZ      addVecMatAVX512x8_store
+
+addVecMatAVX512x8_loop:
+	VBROADCASTSS (CX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VFMADD231PS  192(DX), Z8, Z3
+	VFMADD231PS  256(DX), Z8, Z4
+	VFMADD231PS  320(DX), Z8, Z5
+	VFMADD231PS  384(DX), Z8, Z6
+	VFMADD231PS  448(DX), Z8, Z7
+	ADDQ         $0x04, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          addVecMatAVX512x8_loop
+
+addVecMatAVX512x8_store:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	VMOVUPS Z2, 128(SI)
+	VMOVUPS Z3, 192(SI)
+	VMOVUPS Z4, 256(SI)
+	VMOVUPS Z5, 320(SI)
+	VMOVUPS Z6, 384(SI)
+	VMOVUPS Z7, 448(SI)
+	VZEROUPPER
+	RET
+
+// func addVecMatAVX512x1(k int, h *float32, m *float32, ldm int, y *float32)
+// Requires: AVX, AVX512F
+TEXT ·addVecMatAVX512x1(SB), NOSPLIT, $0-40
+	MOVQ    k+0(FP), AX
+	MOVQ    h+8(FP), CX
+	MOVQ    m+16(FP), DX
+	MOVQ    ldm+24(FP), BX
+	MOVQ    y+32(FP), SI
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Z0
+	TESTQ   AX, AX
+	JZ      addVecMatAVX512x1_store
+
+addVecMatAVX512x1_loop:
+	VBROADCASTSS (CX), Z1
+	VFMADD231PS  (DX), Z1, Z0
+	ADDQ         $0x04, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          addVecMatAVX512x1_loop
+
+addVecMatAVX512x1_store:
+	VMOVUPS Z0, (SI)
+	VZEROUPPER
+	RET
+
+// func addVecMatAVX2x8(k int, h *float32, m *float32, ldm int, y *float32)
+// Requires: AVX, FMA3
+TEXT ·addVecMatAVX2x8(SB), NOSPLIT, $0-40
+	MOVQ    k+0(FP), AX
+	MOVQ    h+8(FP), CX
+	MOVQ    m+16(FP), DX
+	MOVQ    ldm+24(FP), BX
+	MOVQ    y+32(FP), SI
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMOVUPS 128(SI), Y4
+	VMOVUPS 160(SI), Y5
+	VMOVUPS 192(SI), Y6
+	VMOVUPS 224(SI), Y7
+	TESTQ   AX, AX
+	JZ      addVecMatAVX2x8_store
+
+addVecMatAVX2x8_loop:
+	VBROADCASTSS (CX), Y8
+	VFMADD231PS  (DX), Y8, Y0
+	VFMADD231PS  32(DX), Y8, Y1
+	VFMADD231PS  64(DX), Y8, Y2
+	VFMADD231PS  96(DX), Y8, Y3
+	VFMADD231PS  128(DX), Y8, Y4
+	VFMADD231PS  160(DX), Y8, Y5
+	VFMADD231PS  192(DX), Y8, Y6
+	VFMADD231PS  224(DX), Y8, Y7
+	ADDQ         $0x04, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          addVecMatAVX2x8_loop
+
+addVecMatAVX2x8_store:
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	VMOVUPS Y2, 64(SI)
+	VMOVUPS Y3, 96(SI)
+	VMOVUPS Y4, 128(SI)
+	VMOVUPS Y5, 160(SI)
+	VMOVUPS Y6, 192(SI)
+	VMOVUPS Y7, 224(SI)
+	VZEROUPPER
+	RET
+
+// func addVecMatAVX2x1(k int, h *float32, m *float32, ldm int, y *float32)
+// Requires: AVX, FMA3
+TEXT ·addVecMatAVX2x1(SB), NOSPLIT, $0-40
+	MOVQ    k+0(FP), AX
+	MOVQ    h+8(FP), CX
+	MOVQ    m+16(FP), DX
+	MOVQ    ldm+24(FP), BX
+	MOVQ    y+32(FP), SI
+	SHLQ    $0x02, BX
+	VMOVUPS (SI), Y0
+	TESTQ   AX, AX
+	JZ      addVecMatAVX2x1_store
+
+addVecMatAVX2x1_loop:
+	VBROADCASTSS (CX), Y1
+	VFMADD231PS  (DX), Y1, Y0
+	ADDQ         $0x04, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          addVecMatAVX2x1_loop
+
+addVecMatAVX2x1_store:
+	VMOVUPS Y0, (SI)
+	VZEROUPPER
+	RET
+
 // func maxAVX2(n int, x *float32, y *float32)
 // Requires: AVX
 TEXT ·maxAVX2(SB), NOSPLIT, $0-24
@@ -2614,6 +2760,207 @@ max_loop:
 	JNZ       max_loop
 
 max_done:
+	VZEROUPPER
+	RET
+
+// func rowMaxAVX2(n int, x *float32, y *float32)
+// Requires: AVX
+TEXT ·rowMaxAVX2(SB), NOSPLIT, $0-24
+	MOVQ    n+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    y+16(FP), DX
+	VMOVUPS (DX), Y0
+	SHRQ    $0x03, AX
+	JZ      rowmax_store
+
+rowmax_loop:
+	VMAXPS    (CX), Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMOVUPS   Y1, Y0
+	ADDQ      $0x20, CX
+	DECQ      AX
+	JNZ       rowmax_loop
+
+rowmax_store:
+	VMOVUPS Y0, (DX)
+	VZEROUPPER
+	RET
+
+// func sumF64AVX2(n int, x *float32, y *float64)
+// Requires: AVX
+TEXT ·sumF64AVX2(SB), NOSPLIT, $0-24
+	MOVQ    n+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    y+16(FP), DX
+	VMOVUPD (DX), Y0
+	VMOVUPD 32(DX), Y1
+	SHRQ    $0x03, AX
+	JZ      sumf64_store
+
+sumf64_loop:
+	VCVTPS2PD (CX), Y2
+	VCVTPS2PD 16(CX), Y3
+	VADDPD    Y2, Y0, Y0
+	VADDPD    Y3, Y1, Y1
+	ADDQ      $0x20, CX
+	DECQ      AX
+	JNZ       sumf64_loop
+
+sumf64_store:
+	VMOVUPD Y0, (DX)
+	VMOVUPD Y1, 32(DX)
+	VZEROUPPER
+	RET
+
+// func subSqAVX2(n int, m float32, x *float32, y *float32, q *float64)
+// Requires: AVX
+TEXT ·subSqAVX2(SB), NOSPLIT, $0-40
+	MOVQ         n+0(FP), AX
+	MOVQ         x+16(FP), CX
+	MOVQ         y+24(FP), DX
+	MOVQ         q+32(FP), BX
+	VBROADCASTSS m+8(FP), Y0
+	VMOVUPD      (BX), Y1
+	VMOVUPD      32(BX), Y2
+	SHRQ         $0x03, AX
+	JZ           subsq_store
+
+subsq_loop:
+	VMOVUPS      (CX), Y3
+	VSUBPS       Y0, Y3, Y3
+	VMOVUPS      Y3, (DX)
+	VMULPS       Y3, Y3, Y3
+	VCVTPS2PD    X3, Y4
+	VADDPD       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y3, X3
+	VCVTPS2PD    X3, Y4
+	VADDPD       Y4, Y2, Y2
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	DECQ         AX
+	JNZ          subsq_loop
+
+subsq_store:
+	VMOVUPD Y1, (BX)
+	VMOVUPD Y2, 32(BX)
+	VZEROUPPER
+	RET
+
+// func normAffineAVX2(n int, sd float32, y *float32, w *float32, b *float32)
+// Requires: AVX
+TEXT ·normAffineAVX2(SB), NOSPLIT, $0-40
+	MOVQ         n+0(FP), AX
+	MOVQ         y+16(FP), CX
+	MOVQ         w+24(FP), DX
+	MOVQ         b+32(FP), BX
+	VBROADCASTSS sd+8(FP), Y0
+	SHRQ         $0x03, AX
+	JZ           normaff_done
+
+normaff_loop:
+	VMOVUPS (CX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMULPS  (DX), Y1, Y1
+	VADDPS  (BX), Y1, Y1
+	VMOVUPS Y1, (CX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	DECQ    AX
+	JNZ     normaff_loop
+
+normaff_done:
+	VZEROUPPER
+	RET
+
+// func int4DotAVX2(n int, b *byte, a *float32, out *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·int4DotAVX2(SB), NOSPLIT, $0-32
+	MOVQ         n+0(FP), AX
+	MOVQ         b+8(FP), CX
+	MOVQ         a+16(FP), DX
+	MOVQ         out+24(FP), BX
+	MOVL         $0x0000000f, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	TESTQ        AX, AX
+	JZ           int4dot_done
+
+int4dot_loop:
+	VXORPS       Y1, Y1, Y1
+	VPMOVZXBD    (CX), Y2
+	VPAND        Y0, Y2, Y3
+	VPSRLD       $0x04, Y2, Y2
+	VCVTDQ2PS    Y3, Y3
+	VCVTDQ2PS    Y2, Y2
+	VFMADD231PS  (DX), Y3, Y1
+	VFMADD231PS  32(DX), Y2, Y1
+	VPMOVZXBD    8(CX), Y2
+	VPAND        Y0, Y2, Y3
+	VPSRLD       $0x04, Y2, Y2
+	VCVTDQ2PS    Y3, Y3
+	VCVTDQ2PS    Y2, Y2
+	VFMADD231PS  64(DX), Y3, Y1
+	VFMADD231PS  96(DX), Y2, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	VMOVSS       X2, (BX)
+	ADDQ         $0x10, CX
+	ADDQ         $0x80, DX
+	ADDQ         $0x04, BX
+	DECQ         AX
+	JNZ          int4dot_loop
+
+int4dot_done:
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(n int, a float32, x *float32, y *float32)
+// Requires: AVX
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-32
+	MOVQ         n+0(FP), AX
+	MOVQ         x+16(FP), CX
+	MOVQ         y+24(FP), DX
+	VBROADCASTSS a+8(FP), Y0
+	SHRQ         $0x03, AX
+	JZ           scaleAVX2_done
+
+scaleAVX2_loop:
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	DECQ    AX
+	JNZ     scaleAVX2_loop
+
+scaleAVX2_done:
+	VZEROUPPER
+	RET
+
+// func divScalarAVX2(n int, a float32, x *float32, y *float32)
+// Requires: AVX
+TEXT ·divScalarAVX2(SB), NOSPLIT, $0-32
+	MOVQ         n+0(FP), AX
+	MOVQ         x+16(FP), CX
+	MOVQ         y+24(FP), DX
+	VBROADCASTSS a+8(FP), Y0
+	SHRQ         $0x03, AX
+	JZ           divScalarAVX2_done
+
+divScalarAVX2_loop:
+	VMOVUPS (CX), Y1
+	VDIVPS  Y0, Y1, Y1
+	VMOVUPS Y1, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	DECQ    AX
+	JNZ     divScalarAVX2_loop
+
+divScalarAVX2_done:
 	VZEROUPPER
 	RET
 
@@ -2972,3 +3319,164 @@ GLOBL hswish_half<>(SB), RODATA|NOPTR, $4
 
 DATA hswish_one<>+0(SB)/4, $0x3f800000
 GLOBL hswish_one<>(SB), RODATA|NOPTR, $4
+
+// func tanhAVX2(n int, x *float32, y *float32)
+// Requires: AVX
+TEXT ·tanhAVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ y+16(FP), DX
+	SHRQ $0x03, AX
+	JZ   tanhAVX2_done
+
+tanhAVX2_loop:
+	VMOVUPS      (CX), Y0
+	VBROADCASTSS tanh_9<>+0(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VBROADCASTSS tanh_m9<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMULPS       Y0, Y0, Y1
+	VBROADCASTSS tanh_a13<>+0(SB), Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a11<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a9<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a7<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a5<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a3<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a1<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y0, Y2, Y2
+	VBROADCASTSS tanh_b6<>+0(SB), Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_b4<>+0(SB), Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_b2<>+0(SB), Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_b0<>+0(SB), Y1
+	VADDPS       Y1, Y0, Y0
+	VDIVPS       Y0, Y2, Y2
+	VMOVUPS      Y2, (DX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	DECQ         AX
+	JNZ          tanhAVX2_loop
+
+tanhAVX2_done:
+	VZEROUPPER
+	RET
+
+DATA tanh_9<>+0(SB)/4, $0x41100000
+GLOBL tanh_9<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_m9<>+0(SB)/4, $0xc1100000
+GLOBL tanh_m9<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a13<>+0(SB)/4, $0xa59f25c0
+GLOBL tanh_a13<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a11<>+0(SB)/4, $0x2a61337e
+GLOBL tanh_a11<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a9<>+0(SB)/4, $0xaebd37ff
+GLOBL tanh_a9<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a7<>+0(SB)/4, $0x335c0041
+GLOBL tanh_a7<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a5<>+0(SB)/4, $0x3779434a
+GLOBL tanh_a5<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a3<>+0(SB)/4, $0x3a270ded
+GLOBL tanh_a3<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_a1<>+0(SB)/4, $0x3ba059dc
+GLOBL tanh_a1<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_b6<>+0(SB)/4, $0x35a0d3d8
+GLOBL tanh_b6<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_b4<>+0(SB)/4, $0x38f895d6
+GLOBL tanh_b4<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_b2<>+0(SB)/4, $0x3b14aa05
+GLOBL tanh_b2<>(SB), RODATA|NOPTR, $4
+
+DATA tanh_b0<>+0(SB)/4, $0x3ba059dd
+GLOBL tanh_b0<>(SB), RODATA|NOPTR, $4
+
+// func sigmoidAVX2(n int, x *float32, y *float32)
+// Requires: AVX
+TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ y+16(FP), DX
+	SHRQ $0x03, AX
+	JZ   sigmoidAVX2_done
+
+sigmoidAVX2_loop:
+	VMOVUPS      (CX), Y0
+	VBROADCASTSS tanh_half<>+0(SB), Y1
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_9<>+0(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VBROADCASTSS tanh_m9<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMULPS       Y0, Y0, Y1
+	VBROADCASTSS tanh_a13<>+0(SB), Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a11<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a9<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a7<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a5<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a3<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS tanh_a1<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y0, Y2, Y2
+	VBROADCASTSS tanh_b6<>+0(SB), Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_b4<>+0(SB), Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_b2<>+0(SB), Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS tanh_b0<>+0(SB), Y1
+	VADDPS       Y1, Y0, Y0
+	VDIVPS       Y0, Y2, Y2
+	VBROADCASTSS tanh_half<>+0(SB), Y0
+	VMULPS       Y0, Y2, Y2
+	VADDPS       Y0, Y2, Y2
+	VMOVUPS      Y2, (DX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	DECQ         AX
+	JNZ          sigmoidAVX2_loop
+
+sigmoidAVX2_done:
+	VZEROUPPER
+	RET
+
+DATA tanh_half<>+0(SB)/4, $0x3f000000
+GLOBL tanh_half<>(SB), RODATA|NOPTR, $4

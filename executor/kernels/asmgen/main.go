@@ -32,13 +32,28 @@ func main() {
 	ikernel("igemmAVX512", 12, 2, 16, true, func() reg.VecVirtual { return ZMM() })
 	ikernel("igemmAVX2", 6, 2, 8, false, func() reg.VecVirtual { return YMM() })
 	axpy()
+	// Row-vector × matrix (the recurrent products of LSTM/GRU steps):
+	// nv registers of w lanes kept in registers over all of k.
+	addVecMat("addVecMatAVX512x8", 8, 16, func() reg.VecVirtual { return ZMM() })
+	addVecMat("addVecMatAVX512x1", 1, 16, func() reg.VecVirtual { return ZMM() })
+	addVecMat("addVecMatAVX2x8", 8, 8, func() reg.VecVirtual { return YMM() })
+	addVecMat("addVecMatAVX2x1", 1, 8, func() reg.VecVirtual { return YMM() })
 	vmax()
+	rowMax()
+	sumF64()
+	subSq()
+	normAffine()
+	int4Dot()
+	scalarOp("scaleAVX2", "scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.", false)
+	scalarOp("divScalarAVX2", "divScalarAVX2 sets y[i] = x[i] / a for i < n (IEEE division, as Go's); n is a multiple of 8.", true)
 	maxWin3s2()
 	relu()
 	g := &gen{consts: map[string]Mem{}}
 	g.expSub()
 	g.gelu()
 	g.hardSwish()
+	g.tanh("tanhAVX2", "tanhAVX2 sets y[i] = tanh32(x[i]) for i < n (bit-identical to the Go function but for NaN signs); n is a multiple of 8.", false)
+	g.tanh("sigmoidAVX2", "sigmoidAVX2 sets y[i] = ½·tanh32(x[i]/2) + ½ for i < n (bit-identical to the Go loop but for NaN signs); n is a multiple of 8.", true)
 	Generate()
 }
 
@@ -63,6 +78,45 @@ func axpy() {
 	loopEnd("axpy", n, px, py)
 }
 
+// addVecMat emits func name(k int, h, m *float32, ldm int, y *float32):
+// y[j] += h[i]·m[i·ldm+j] for i < k, j < nv·w, one FMA per i and element
+// in i order (each element's chain is axpyAVX2's over the rows), with y's
+// block held in nv registers from the first step to the last.
+func addVecMat(name string, nv, w int, vec func() reg.VecVirtual) {
+	TEXT(name, NOSPLIT, "func(k int, h, m *float32, ldm int, y *float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets y[j] += h[i]·m[i·ldm+j] for i < k and j < %d (one FMA per step, in i order).", name, nv*w))
+	k := Load(Param("k"), GP64())
+	ph := Load(Param("h"), GP64())
+	pm := Load(Param("m"), GP64())
+	ldm := Load(Param("ldm"), GP64())
+	pg := Load(Param("y"), GP64())
+	SHLQ(Imm(2), ldm)
+	acc := make([]reg.VecVirtual, nv)
+	for j := range acc {
+		acc[j] = vec()
+		VMOVUPS(Mem{Base: pg, Disp: 4 * w * j}, acc[j])
+	}
+	TESTQ(k, k)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_loop")
+	t := vec()
+	VBROADCASTSS(Mem{Base: ph}, t)
+	for j := range acc {
+		VFMADD231PS(Mem{Base: pm, Disp: 4 * w * j}, t, acc[j])
+	}
+	ADDQ(Imm(4), ph)
+	ADDQ(ldm, pm)
+	DECQ(k)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_store")
+	for j := range acc {
+		VMOVUPS(acc[j], Mem{Base: pg, Disp: 4 * w * j})
+	}
+	VZEROUPPER()
+	RET()
+}
+
 // vmax emits func maxAVX2(n int, x, y *float32): y[i] = max(y[i], x[i])
 // for i < n, n a multiple of 8, NaN in either operand giving NaN (as Go's
 // max): VMAXPS returns its second source when either is NaN, so the
@@ -77,6 +131,206 @@ func vmax() {
 	maxNaN(yv, Mem{Base: px}, m, nan)
 	VMOVUPS(m, Mem{Base: py})
 	loopEnd("max", n, px, py)
+}
+
+// rowMax emits func rowMaxAVX2(n int, x, y *float32): y[j] = max(y[j],
+// x[8i+j]) for 8i < n, NaN winning (the lanes of a row's maximum; the
+// caller reduces the 8 lanes), n a multiple of 8.
+func rowMax() {
+	n, px, py := unaryFunc("rowMaxAVX2", "rowMaxAVX2 sets y[j] = max(y[j], x[8i+j]) for j < 8 and 8i < n (NaN wins); n is a multiple of 8.")
+	acc, m, nan := YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: py}, acc)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("rowmax_store"))
+	Label("rowmax_loop")
+	maxNaN(acc, Mem{Base: px}, m, nan)
+	VMOVUPS(m, acc)
+	ADDQ(Imm(32), px)
+	DECQ(n)
+	JNZ(LabelRef("rowmax_loop"))
+	Label("rowmax_store")
+	VMOVUPS(acc, Mem{Base: py})
+	VZEROUPPER()
+	RET()
+}
+
+// sumF64 emits func sumF64AVX2(n int, x *float32, y *float64): y[j] +=
+// float64(x[8i+j]) for j < 8 and 8i < n (two registers of 4 float64
+// lanes; the caller adds the lanes), n a multiple of 8.
+func sumF64() {
+	TEXT("sumF64AVX2", NOSPLIT, "func(n int, x *float32, y *float64)")
+	Pragma("noescape")
+	Doc("sumF64AVX2 sets y[j] += float64(x[8i+j]) for j < 8 and 8i < n; n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	lo, hi, t0, t1 := YMM(), YMM(), YMM(), YMM()
+	VMOVUPD(Mem{Base: py}, lo)
+	VMOVUPD(Mem{Base: py, Disp: 32}, hi)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("sumf64_store"))
+	Label("sumf64_loop")
+	VCVTPS2PD(Mem{Base: px}, t0)
+	VCVTPS2PD(Mem{Base: px, Disp: 16}, t1)
+	VADDPD(t0, lo, lo)
+	VADDPD(t1, hi, hi)
+	ADDQ(Imm(32), px)
+	DECQ(n)
+	JNZ(LabelRef("sumf64_loop"))
+	Label("sumf64_store")
+	VMOVUPD(lo, Mem{Base: py})
+	VMOVUPD(hi, Mem{Base: py, Disp: 32})
+	VZEROUPPER()
+	RET()
+}
+
+// subSq emits func subSqAVX2(n int, m float32, x, y *float32, q *float64):
+// y[i] = x[i] − m and q[j] += float64(float32(d·d)) over the lanes j of
+// each block of 8 (two registers of 4 float64; the caller adds the lanes),
+// n a multiple of 8: the centring pass of a LayerNorm row.
+func subSq() {
+	TEXT("subSqAVX2", NOSPLIT, "func(n int, m float32, x, y *float32, q *float64)")
+	Pragma("noescape")
+	Doc("subSqAVX2 sets y[i] = x[i] − m and q[j] += float64(float32(y[8k+j]²)) for j < 8, 8k < n; n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	pq := Load(Param("q"), GP64())
+	mv, lo, hi := YMM(), YMM(), YMM()
+	VBROADCASTSS(NewParamAddr("m", 8), mv)
+	VMOVUPD(Mem{Base: pq}, lo)
+	VMOVUPD(Mem{Base: pq, Disp: 32}, hi)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("subsq_store"))
+	Label("subsq_loop")
+	d, sq, t := YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: px}, d)
+	VSUBPS(mv, d, d)
+	VMOVUPS(d, Mem{Base: py})
+	VMULPS(d, d, sq)
+	VCVTPS2PD(sq.AsX(), t)
+	VADDPD(t, lo, lo)
+	VEXTRACTF128(Imm(1), sq, sq.AsX())
+	VCVTPS2PD(sq.AsX(), t)
+	VADDPD(t, hi, hi)
+	ADDQ(Imm(32), px)
+	ADDQ(Imm(32), py)
+	DECQ(n)
+	JNZ(LabelRef("subsq_loop"))
+	Label("subsq_store")
+	VMOVUPD(lo, Mem{Base: pq})
+	VMOVUPD(hi, Mem{Base: pq, Disp: 32})
+	VZEROUPPER()
+	RET()
+}
+
+// normAffine emits func normAffineAVX2(n int, sd float32, y, w, b *float32):
+// y[i] = float32(y[i]/sd)·w[i] + b[i] (a quotient, a product, a sum: no
+// FMA), n a multiple of 8: the last pass of a LayerNorm row.
+func normAffine() {
+	TEXT("normAffineAVX2", NOSPLIT, "func(n int, sd float32, y, w, b *float32)")
+	Pragma("noescape")
+	Doc("normAffineAVX2 sets y[i] = y[i]/sd·w[i] + b[i] for i < n (no FMA); n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	py := Load(Param("y"), GP64())
+	pg := Load(Param("w"), GP64())
+	pb := Load(Param("b"), GP64())
+	sv := YMM()
+	VBROADCASTSS(NewParamAddr("sd", 8), sv)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("normaff_done"))
+	Label("normaff_loop")
+	t := YMM()
+	VMOVUPS(Mem{Base: py}, t)
+	VDIVPS(sv, t, t)
+	VMULPS(Mem{Base: pg}, t, t)
+	VADDPS(Mem{Base: pb}, t, t)
+	VMOVUPS(t, Mem{Base: py})
+	ADDQ(Imm(32), py)
+	ADDQ(Imm(32), pg)
+	ADDQ(Imm(32), pb)
+	DECQ(n)
+	JNZ(LabelRef("normaff_loop"))
+	Label("normaff_done")
+	VZEROUPPER()
+	RET()
+}
+
+// int4Dot emits func int4DotAVX2(n int, b *byte, a, out *float32): for
+// each of n groups of 16 bytes of b (32 unsigned 4-bit values, low nibble
+// first: value 2i in byte i's low bits, 2i+1 in its high bits) out[g] =
+// Σ q·a over the group, with a's 32 values of the group arranged even
+// values first: a[32g+0..7] pair with the low nibbles of bytes 0–7,
+// a[32g+8..15] with their high nibbles, a[32g+16..23] and a[32g+24..31]
+// the same for bytes 8–15 (int4Arrange). The sum is in float32 (4 FMA
+// chains of 8 lanes, then the lanes added pairwise).
+func int4Dot() {
+	TEXT("int4DotAVX2", NOSPLIT, "func(n int, b *byte, a, out *float32)")
+	Pragma("noescape")
+	Doc("int4DotAVX2 sets out[g] = Σ q·a over each of n groups of 16 bytes of b (32 4-bit values, a arranged by int4Arrange).")
+	n := Load(Param("n"), GP64())
+	pb := Load(Param("b"), GP64())
+	pa := Load(Param("a"), GP64())
+	po := Load(Param("out"), GP64())
+	mask := YMM()
+	mr := GP32()
+	MOVL(U32(15), mr)
+	VMOVD(mr, mask.AsX())
+	VPBROADCASTD(mask.AsX(), mask)
+	TESTQ(n, n)
+	JZ(LabelRef("int4dot_done"))
+	Label("int4dot_loop")
+	acc := YMM()
+	VXORPS(acc, acc, acc)
+	for half := 0; half < 2; half++ {
+		raw, lo, hi := YMM(), YMM(), YMM()
+		VPMOVZXBD(Mem{Base: pb, Disp: 8 * half}, raw)
+		VPAND(mask, raw, lo)
+		VPSRLD(Imm(4), raw, hi)
+		VCVTDQ2PS(lo, lo)
+		VCVTDQ2PS(hi, hi)
+		VFMADD231PS(Mem{Base: pa, Disp: 64 * half}, lo, acc)
+		VFMADD231PS(Mem{Base: pa, Disp: 64*half + 32}, hi, acc)
+	}
+	x := XMM()
+	VEXTRACTF128(Imm(1), acc, x)
+	VADDPS(x, acc.AsX(), x)
+	VHADDPS(x, x, x)
+	VHADDPS(x, x, x)
+	VMOVSS(x, Mem{Base: po})
+	ADDQ(Imm(16), pb)
+	ADDQ(Imm(128), pa)
+	ADDQ(Imm(4), po)
+	DECQ(n)
+	JNZ(LabelRef("int4dot_loop"))
+	Label("int4dot_done")
+	VZEROUPPER()
+	RET()
+}
+
+// scalarOp emits func name(n int, a float32, x, y *float32): y[i] = x[i]·a
+// (or x[i] / a when div) for i < n, n a multiple of 8.
+func scalarOp(name, doc string, div bool) {
+	TEXT(name, NOSPLIT, "func(n int, a float32, x, y *float32)")
+	Pragma("noescape")
+	Doc(doc)
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	av := YMM()
+	VBROADCASTSS(NewParamAddr("a", 8), av)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	t := YMM()
+	VMOVUPS(Mem{Base: px}, t)
+	if div {
+		VDIVPS(av, t, t)
+	} else {
+		VMULPS(av, t, t)
+	}
+	VMOVUPS(t, Mem{Base: py})
+	loopEnd(name, n, px, py)
 }
 
 // maxNaN emits dst = max(a, b) with NaN winning (nan is scratch):
@@ -412,6 +666,54 @@ func (g *gen) gelu() {
 	VMULPS(e, h, h)
 	VMOVUPS(h, Mem{Base: py})
 	loopEnd("gelu", n, px, py)
+}
+
+// tanh emits func name(n int, x, y *float32): package kernels' tanh32
+// (the rational approximation clamped at ±9) on 8 lanes, or the sigmoid
+// ½·tanh32(x/2) + ½ when sigmoid, with the Go code's float32 products and
+// sums in its order (no FMA): bit-identical but for NaN signs. The clamp
+// is VMINPS/VMAXPS with the lane's own value as second source, so NaN
+// stays NaN.
+func (g *gen) tanh(name, doc string, sigmoid bool) {
+	n, px, py := unaryFunc(name, doc)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	x := YMM()
+	VMOVUPS(Mem{Base: px}, x)
+	if sigmoid {
+		VMULPS(g.bcast("tanh_half", 0.5), x, x)
+	}
+	VMINPS(x, g.bcast("tanh_9", 9), x)
+	VMAXPS(x, g.bcast("tanh_m9", -9), x)
+	x2 := YMM()
+	VMULPS(x, x, x2)
+	p := g.bcast("tanh_a13", float32(-2.76076847742355e-16))
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"tanh_a11", 2.00018790482477e-13}, {"tanh_a9", -8.60467152213735e-11}, {"tanh_a7", 5.12229709037114e-08},
+		{"tanh_a5", 1.48572235717979e-05}, {"tanh_a3", 6.37261928875436e-04}, {"tanh_a1", 4.89352455891786e-03}} {
+		VMULPS(x2, p, p)
+		VADDPS(g.bcast(c.name, float32(c.v)), p, p)
+	}
+	VMULPS(x, p, p)
+	q := g.bcast("tanh_b6", float32(1.19825839466702e-06))
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"tanh_b4", 1.18534705686654e-04}, {"tanh_b2", 2.26843463243900e-03}, {"tanh_b0", 4.89352518554385e-03}} {
+		VMULPS(x2, q, q)
+		VADDPS(g.bcast(c.name, float32(c.v)), q, q)
+	}
+	VDIVPS(q, p, p)
+	if sigmoid {
+		half := g.bcast("tanh_half", 0.5)
+		VMULPS(half, p, p)
+		VADDPS(half, p, p)
+	}
+	VMOVUPS(p, Mem{Base: py})
+	loopEnd(name, n, px, py)
 }
 
 // hardSwish emits func hardSwishAVX2(n int, x, y *float32): package

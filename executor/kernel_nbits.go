@@ -1,0 +1,56 @@
+package executor
+
+import (
+	"fmt"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
+)
+
+// matMulNBitsF32 runs com.microsoft MatMulNBits on kernels.MatMulNBits
+// (a chunk of dequantized columns at a time, float32, the register-blocked
+// GEMV) when A, the scales and the bias are float32 and B is uint8; it
+// reports false, nil otherwise (hostMatMulNBits' float64 path runs). zp
+// is hostMatMulNBits' zero point per row and block.
+func matMulNBitsF32(c *lctx, ah, bh, sh *htensor, K, N, bits, block int, zp func(n, kb int) float64) (bool, error) {
+	if c.e.kern == nil || ah.dt != canonical.Float || sh.dt != canonical.Float || bh.dt != canonical.Uint8 {
+		return false, nil
+	}
+	var bias []float32
+	if c.Has(5) {
+		hb, err := c.H(5)
+		if err != nil {
+			return false, err
+		}
+		if hb.dt != canonical.Float {
+			return false, nil
+		}
+		if bias, _ = f32(hb); len(bias) != N {
+			return false, fmt.Errorf("MatMulNBits: bias has %d values, N is %d", len(bias), N)
+		}
+	}
+	a, _ := f32(ah)
+	scales, _ := f32(sh)
+	b, ok := bh.data.([]uint8)
+	if !ok {
+		return false, nil
+	}
+	p := kernels.NBits{K: K, N: N, Bits: bits, Block: block, B: b, Scales: scales}
+	if c.Has(3) {
+		p.Zero = func(n, kb int) float32 { return float32(zp(n, kb)) }
+	}
+	out := append(append([]int{}, ah.shape[:len(ah.shape)-1]...), N)
+	y := c.newH(canonical.Float, out)
+	yd, _ := f32(y)
+	m := len(a) / K
+	if err := c.e.kern.MatMulNBits(p, a, m, yd); err != nil {
+		return false, err
+	}
+	if bias != nil {
+		for r := 0; r < m; r++ {
+			kernels.AddSuffix(yd[r*N:(r+1)*N], bias, yd[r*N:(r+1)*N])
+		}
+	}
+	c.OutH(0, y)
+	return true, nil
+}
