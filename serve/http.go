@@ -386,10 +386,7 @@ func (s *Server) accept(r *http.Request, room int64, leave func()) (*Job, error)
 		if s.cfg.QuotaBytes > 0 {
 			lim.bytes = min(lim.bytes, room-j.Bytes)
 		}
-		s.unpacks <- struct{}{}
-		err := unpack(filepath.Join(dir, "upload", upload), kind, target, lim)
-		<-s.unpacks
-		if err != nil {
+		if err := s.unpackBounded(filepath.Join(dir, "upload", upload), kind, target, lim); err != nil {
 			return nil, err
 		}
 		rel, err := filepath.Rel(in, modelIn(target))
@@ -436,6 +433,30 @@ func (s *Server) accept(r *http.Request, room int64, leave func()) (*Job, error)
 	default: // every worker is woken already
 	}
 	return j, nil
+}
+
+// unpackBounded unpacks an archive once one of the Workers places to
+// unpack in is free (see Config.UnpackHook).
+func (s *Server) unpackBounded(file, kind, target string, lim unpackLimits) error {
+	state := func(waiting, unpacking int, holding bool) UnpackState {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.unpackWaiting += waiting
+		s.unpacking += unpacking
+		return UnpackState{Unpacking: s.unpacking, Waiting: s.unpackWaiting, Holding: holding}
+	}
+	st := state(1, 0, false)
+	if s.cfg.UnpackHook != nil {
+		s.cfg.UnpackHook(st)
+	}
+	s.unpacks <- struct{}{}
+	defer func() { <-s.unpacks }()
+	st = state(-1, 1, true)
+	defer state(0, -1, false)
+	if s.cfg.UnpackHook != nil {
+		s.cfg.UnpackHook(st)
+	}
+	return unpack(file, kind, target, lim)
 }
 
 // setSpec checks and keeps the spec (default: convert, verified).

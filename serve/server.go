@@ -99,6 +99,11 @@ type Config struct {
 	// process of its own under Plugins' memory limit (batch.Options.
 	// BenchCommand; nil: in the server's process).
 	BenchCommand []string
+	// UnpackHook, when set, is called as each archive upload asks for one
+	// of the Workers places to unpack in, and again once it holds one:
+	// its unpacking starts when that call returns. Tests hold unpacks
+	// with it and see how many run at once.
+	UnpackHook func(UnpackState)
 	// Audit receives one JSON line per request (nil: none).
 	Audit io.Writer
 	// Version is the tool version the cache keys carry (zero: this
@@ -143,6 +148,15 @@ func (c *Config) defaults() {
 	}
 }
 
+// UnpackState is what Config.UnpackHook sees: the archives unpacking
+// and those waiting for a place (the calling upload among them), and
+// whether the call is the upload's start of unpacking (Holding) or of
+// waiting.
+type UnpackState struct {
+	Unpacking, Waiting int
+	Holding            bool
+}
+
 // Server is a running job service. New opens it; Start runs its workers;
 // Handler serves its API; Shutdown stops it so that a restart resumes.
 type Server struct {
@@ -167,8 +181,10 @@ type Server struct {
 	receiving   int
 	receivingBy map[string]int
 	cancels     map[string]context.CancelFunc // running jobs
-	// unpacks bounds the archives unpacked at once.
-	unpacks chan struct{}
+	// unpacks bounds the archives unpacked at once; unpacking and
+	// unpackWaiting count them and those waiting (under mu).
+	unpacks                  chan struct{}
+	unpacking, unpackWaiting int
 	// stopping is closed by Shutdown: workers take no new job.
 	stopping chan struct{}
 	workers  sync.WaitGroup
