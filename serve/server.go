@@ -52,9 +52,12 @@ type Config struct {
 	// a lease it renews; when a replica dies, another takes its jobs
 	// once their lease runs out, and they resume from their records.
 	Store string
-	// Replica names this server in the store (default: host name,
-	// process ID and a random part); Lease is how long a replica holds
-	// a job without renewing it (default 30 s; renewed every third).
+	// Replica names this server in the store and, as a job's
+	// "replica", to clients: an opaque ID (default: 12 random hex
+	// digits, told with the host name by the command's start line), so
+	// that no host name reaches a client. Lease is how long a replica
+	// holds a job without renewing it (default 30 s; renewed every
+	// third).
 	Replica string
 	Lease   time.Duration
 	// Cache is the cache folder ("": Data/cache); point it at a batch
@@ -140,8 +143,7 @@ func (c *Config) defaults() {
 		c.Keep = 7 * 24 * time.Hour
 	}
 	if c.Replica == "" {
-		host, _ := os.Hostname()
-		c.Replica = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), newID()[:6])
+		c.Replica = newID()[:12]
 	}
 	if c.Lease == 0 {
 		c.Lease = 30 * time.Second
@@ -246,6 +248,9 @@ func New(cfg Config) (*Server, error) {
 	s.metrics.queueDepth.Set(float64(queued))
 	return s, nil
 }
+
+// Replica is the ID this server runs jobs under (a job's "replica").
+func (s *Server) Replica() string { return s.cfg.Replica }
 
 // removeOrphans deletes the folders under jobs, older than age, that no
 // job of the store owns: uploads cut off by a crash before their job was

@@ -70,7 +70,8 @@ type Job struct {
 	// Attempts counts the starts (more than one after a restart, or
 	// after its replica died and another took it again).
 	Attempts int `json:"attempts"`
-	// Replica is the ID of the server that runs (or ran) the job.
+	// Replica is the opaque ID of the server that runs (or ran) the job
+	// (Config.Replica; its start line names its host).
 	Replica string `json:"replica,omitempty"`
 	// Stored is the bytes the job's folder holds (upload, unpacked
 	// folder, results): what counts against its token's --quota-bytes.

@@ -23,6 +23,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -234,8 +235,13 @@ func TestJobsBelongToTheirToken(t *testing.T) {
 	if code, _ := tm.do(t, "alice", "GET", "/v1/jobs/"+mine[0]+"/artifacts/model.onnx", nil, ""); code != 200 {
 		t.Errorf("alice downloads her model: %d", code)
 	}
-	// The admin reads bob's job and deletes it when it is finished.
-	tm.wait(t, "ops", bobs)
+	// The admin reads bob's job and deletes it when it is finished. The
+	// replica it names is opaque: no host name reaches a client.
+	host, _ := os.Hostname()
+	if j := tm.wait(t, "ops", bobs); !regexp.MustCompile(`^[0-9a-f]{12}$`).MatchString(j.Replica) ||
+		(host != "" && strings.Contains(j.Replica, host)) || j.Replica != tm.srv.Replica() {
+		t.Errorf("bob's job ran on replica %q (server %q, host %q); want the server's opaque ID", j.Replica, tm.srv.Replica(), host)
+	}
 	if code, b := tm.do(t, "ops", "DELETE", "/v1/jobs/"+bobs, nil, ""); code != http.StatusNoContent {
 		t.Errorf("admin deletes bob's finished job: %d %s", code, b)
 	}
