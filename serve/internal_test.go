@@ -3,11 +3,13 @@ package serve
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSafeName(t *testing.T) {
@@ -134,4 +136,55 @@ func FuzzUnpack(f *testing.F) {
 			t.Errorf("%d files, %d bytes unpacked past the limits", files, total)
 		}
 	})
+}
+
+// TestCutOffSubmissionsFreeTheirPlace: a submission left "receiving" by
+// a crash holds its token's place until it is removed: on a bbolt store
+// at the next start, and by the sweep once older than a request may take
+// (a younger one may be an upload in progress on another replica).
+func TestCutOffSubmissionsFreeTheirPlace(t *testing.T) {
+	data := t.TempDir()
+	s, err := New(Config{Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(id string, age time.Duration) {
+		t.Helper()
+		if err := s.store.put(&Job{ID: id, State: StateReceiving, Token: "alice", Created: time.Now().UTC().Add(-age)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(s.jobDir(id), "upload"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("stale", maxRequest+time.Minute)
+	put("fresh", time.Second)
+	if _, active, _, err := s.store.usage("alice"); err != nil || active != 2 {
+		t.Fatalf("usage: %d active, %v; want the 2 submissions counted", active, err)
+	}
+	s.sweep(time.Time{})
+	if _, err := s.store.get("stale"); !errors.Is(err, errNoJob) {
+		t.Errorf("the stale submission is still stored: %v", err)
+	}
+	if _, err := os.Stat(s.jobDir("stale")); !os.IsNotExist(err) {
+		t.Errorf("the stale submission's folder is still there: %v", err)
+	}
+	if _, err := s.store.get("fresh"); err != nil {
+		t.Errorf("the sweep removed a submission still in time: %v", err)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// One server per bbolt file: at its start, nothing is being received.
+	s, err = New(Config{Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	if _, active, _, err := s.store.usage("alice"); err != nil || active != 0 {
+		t.Errorf("after a restart: %d active, %v; want 0", active, err)
+	}
+	if _, err := os.Stat(s.jobDir("fresh")); !os.IsNotExist(err) {
+		t.Errorf("a cut-off submission's folder survived the restart: %v", err)
+	}
 }

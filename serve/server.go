@@ -170,19 +170,8 @@ type Server struct {
 	// find each other's jobs by polling the store).
 	wake chan struct{}
 
-	// admit orders admissions against stored submissions: a submission
-	// reads the store's counts and reserves its place under it, and a
-	// received one is stored and leaves receiving under it, so that no
-	// submission is counted twice (stored and still receiving) or not at
-	// all. Taken before mu.
-	admit sync.Mutex
-	mu    sync.Mutex
-	// receiving counts the submissions being received here, in all and
-	// per token: each takes its place in the queue and in its token's
-	// quota before its upload is read, beside the store's jobs.
-	receiving   int
-	receivingBy map[string]int
-	cancels     map[string]context.CancelFunc // running jobs
+	mu      sync.Mutex
+	cancels map[string]context.CancelFunc // running jobs
 	// unpacks bounds the archives unpacked at once; unpacking and
 	// unpackWaiting count them and those waiting (under mu).
 	unpacks                  chan struct{}
@@ -219,7 +208,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	s := &Server{cfg: cfg, store: st, metrics: newMetrics(), scrub: scrub, cancels: map[string]context.CancelFunc{}, stopping: make(chan struct{}),
-		receivingBy: map[string]int{}, unpacks: make(chan struct{}, cfg.Workers), wake: make(chan struct{}, cfg.Workers)}
+		unpacks: make(chan struct{}, cfg.Workers), wake: make(chan struct{}, cfg.Workers)}
 	jobs, err := st.list()
 	if err != nil {
 		_ = st.close()
@@ -228,6 +217,17 @@ func New(cfg Config) (*Server, error) {
 	known := map[string]bool{}
 	queued := 0
 	for _, j := range jobs {
+		// A submission a crash cut off while it was received: its place
+		// is freed and its folder removed (on a shared store, only once
+		// older than a request may take: it may be another replica's).
+		if j.State == StateReceiving {
+			if !st.shared() || time.Since(j.Created) >= maxRequest {
+				_ = st.remove(j.ID)
+			} else {
+				known[j.ID] = true
+			}
+			continue
+		}
 		known[j.ID] = true
 		s.metrics.seen(j)
 		if j.State == StateQueued {
@@ -280,10 +280,14 @@ func (s *Server) Start(ctx context.Context) {
 		s.workers.Add(1)
 		go s.work(ctx)
 	}
+	// Kept forever, finished jobs stay, but cut-off submissions are
+	// still swept.
+	period := time.Hour
 	if s.cfg.Keep > 0 {
-		s.workers.Add(1)
-		go s.sweepEvery(ctx, min(s.cfg.Keep/10, time.Hour))
+		period = min(s.cfg.Keep/10, time.Hour)
 	}
+	s.workers.Add(1)
+	go s.sweepEvery(ctx, period)
 	s.workers.Add(1)
 	go s.heartbeat(ctx)
 	s.mu.Lock()
@@ -561,21 +565,28 @@ func (s *Server) sweepEvery(ctx context.Context, period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
-		s.sweep(time.Now().Add(-s.cfg.Keep))
+		var cutoff time.Time // forever: nothing finished before it
+		if s.cfg.Keep > 0 {
+			cutoff = time.Now().Add(-s.cfg.Keep)
+		}
+		s.sweep(cutoff)
 		if !s.until(ctx, t.C, nil) {
 			return
 		}
 	}
 }
 
-// sweep deletes every job that finished before cutoff.
+// sweep deletes every job that finished before cutoff, and every
+// submission still being received after a request's longest time (its
+// upload was cut off by a crash).
 func (s *Server) sweep(cutoff time.Time) {
 	jobs, err := s.store.list()
 	if err != nil {
 		return
 	}
 	for _, j := range jobs {
-		if j.State.Final() && j.Finished.Before(cutoff) {
+		stale := j.State == StateReceiving && time.Since(j.Created) >= maxRequest
+		if stale || (j.State.Final() && j.Finished.Before(cutoff)) {
 			_ = s.deleteJob(j)
 		}
 	}
