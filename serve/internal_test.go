@@ -3,6 +3,7 @@ package serve
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"context"
 	"errors"
 	"os"
@@ -187,4 +188,45 @@ func TestCutOffSubmissionsFreeTheirPlace(t *testing.T) {
 	if _, err := os.Stat(s.jobDir("fresh")); !os.IsNotExist(err) {
 		t.Errorf("a cut-off submission's folder survived the restart: %v", err)
 	}
+}
+
+// TestUnpackLyingMember: a zip member that declares 1 KiB but inflates
+// to 64 MiB is refused as soon as it passes its declared size, with at
+// most the declared size (plus the reader's buffer) written, far under
+// the 1 MiB limit.
+func TestUnpackLyingMember(t *testing.T) {
+	var raw bytes.Buffer
+	fw, err := flate.NewWriter(&raw, flate.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = fw.Write(make([]byte, 64<<20))
+	_ = fw.Close()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "m/model.json", Method: zip.Deflate, CRC32: 0,
+		CompressedSize64: uint64(raw.Len()), UncompressedSize64: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.Write(raw.Bytes())
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "upload.zip")
+	if err := os.WriteFile(file, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "out")
+	err = unpack(file, "zip", target, unpackLimits{bytes: 1 << 20, files: 10})
+	var re *RequestError
+	if !errors.As(err, &re) || re.Status != 400 {
+		t.Fatalf("unpacking a member that lies about its size: %v; want a 400", err)
+	}
+	info, err := os.Stat(filepath.Join(target, "m", "model.json"))
+	if err == nil && info.Size() > 64<<10 {
+		t.Errorf("%d bytes written for a member that declared 1 KiB", info.Size())
+	}
+	t.Logf("refused: %v", re)
 }
