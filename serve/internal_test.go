@@ -141,7 +141,7 @@ func FuzzUnpack(f *testing.F) {
 
 // TestCutOffSubmissionsFreeTheirPlace: a submission left "receiving" by
 // a crash holds its token's place until it is removed: on a bbolt store
-// at the next start, and by the sweep once older than a request may take
+// at the next start, and by the sweep once older than receivingTimeout
 // (a younger one may be an upload in progress on another replica).
 func TestCutOffSubmissionsFreeTheirPlace(t *testing.T) {
 	data := t.TempDir()
@@ -158,7 +158,7 @@ func TestCutOffSubmissionsFreeTheirPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	put("stale", maxRequest+time.Minute)
+	put("stale", receivingTimeout+time.Minute)
 	put("fresh", time.Second)
 	if _, active, _, err := s.store.usage("alice"); err != nil || active != 2 {
 		t.Fatalf("usage: %d active, %v; want the 2 submissions counted", active, err)

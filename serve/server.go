@@ -221,7 +221,7 @@ func New(cfg Config) (*Server, error) {
 		// is freed and its folder removed (on a shared store, only once
 		// older than a request may take: it may be another replica's).
 		if j.State == StateReceiving {
-			if !st.shared() || time.Since(j.Created) >= maxRequest {
+			if !st.shared() || time.Since(j.Created) >= receivingTimeout {
 				_ = st.remove(j.ID)
 			} else {
 				known[j.ID] = true
@@ -576,16 +576,20 @@ func (s *Server) sweepEvery(ctx context.Context, period time.Duration) {
 	}
 }
 
+// receivingTimeout is how long a submission may stay receiving: its
+// request's longest time (the body), and as long again to unpack and
+// store it. One older was cut off by a crash.
+const receivingTimeout = 2 * maxRequest
+
 // sweep deletes every job that finished before cutoff, and every
-// submission still being received after a request's longest time (its
-// upload was cut off by a crash).
+// submission still receiving after receivingTimeout.
 func (s *Server) sweep(cutoff time.Time) {
 	jobs, err := s.store.list()
 	if err != nil {
 		return
 	}
 	for _, j := range jobs {
-		stale := j.State == StateReceiving && time.Since(j.Created) >= maxRequest
+		stale := j.State == StateReceiving && time.Since(j.Created) >= receivingTimeout
 		if stale || (j.State.Final() && j.Finished.Before(cutoff)) {
 			_ = s.deleteJob(j)
 		}
