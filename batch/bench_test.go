@@ -440,3 +440,37 @@ func TestBenchErrorKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchFailureCrossesProcesses: what BenchFailure makes of an error
+// (the answer of `onnxconv bench --json`) is recorded with the class the
+// error has in process, and an answer that is not a class a bench job
+// records is not taken.
+func TestBenchFailureCrossesProcesses(t *testing.T) {
+	for _, err := range []error{
+		&bench.UsageError{Msg: "reps must be at least 1"},
+		fmt.Errorf("bench: %w", plugins.ErrNotFound),
+		fmt.Errorf("bench x: executor: %w", errors.New("no operator NoSuchOp")),
+		fmt.Errorf("inputs: %w", &os.PathError{Op: "open", Path: "x", Err: os.ErrNotExist}),
+	} {
+		var direct, crossed Record
+		setBenchError(&direct, err)
+		b, jerr := json.Marshal(BenchFailure(err))
+		var back BenchError
+		if jerr == nil {
+			jerr = json.Unmarshal(b, &back)
+		}
+		if jerr != nil || !back.valid() {
+			t.Fatalf("%v: answer %s (%v) not taken back", err, b, jerr)
+		}
+		setBenchError(&crossed, &back)
+		if crossed.Status != direct.Status || crossed.Kind != direct.Kind || crossed.Message != direct.Message {
+			t.Errorf("%v: across processes %s/%s %q, in process %s/%s %q", err, crossed.Status, crossed.Kind, crossed.Message, direct.Status, direct.Kind, direct.Message)
+		}
+	}
+	for _, bad := range []*BenchError{nil, {Status: StatusPass, Kind: "usage", Message: "x"}, {Status: StatusError, Kind: "does_not_run", Message: "x"},
+		{Status: StatusFail, Kind: "anything", Message: "x"}, {Status: StatusError, Kind: "usage"}} {
+		if bad.valid() {
+			t.Errorf("%+v taken as a failure class", bad)
+		}
+	}
+}

@@ -77,7 +77,7 @@ func (r *runner) bench(ctx context.Context, j *Job, rec *Record) {
 		rec.Status, rec.Kind, rec.Message = StatusError, "internal", "internal error (please report it): a bench job without settings"
 		return
 	}
-	if len(r.opts.BenchCommand) > 0 && b.Runtime == "" {
+	if len(r.opts.BenchCommand) > 0 {
 		r.benchProcess(ctx, j, rec)
 		return
 	}
@@ -127,9 +127,13 @@ func (r *runner) benchDone(j *Job, rec *Record, res *bench.Result) {
 }
 
 // benchProcess times the model in a process of its own (Options.
-// BenchCommand): `onnxconv bench MODEL --json` under the plugins' memory
-// limit, so that a model that takes too much memory ends that process,
-// not this one.
+// BenchCommand): `onnxconv bench MODEL --json [--runtime R]` under the
+// plugins' memory limit and with their folders (plugins.RunProcess), so
+// that the executor and the runtime plugin run there, and a model that
+// takes too much memory ends that process, not this one. A failure the
+// process classified (its {"error": …} answer) is recorded as that class;
+// one it could not tell (it crashed, ran out of memory, was killed) as a
+// model that does not run.
 func (r *runner) benchProcess(ctx context.Context, j *Job, rec *Record) {
 	b := j.Spec.Bench
 	argv := append(slices.Clone(r.opts.BenchCommand), "bench", j.File, "--json",
@@ -141,14 +145,26 @@ func (r *runner) benchProcess(ctx context.Context, j *Job, rec *Record) {
 	if inputs != "" {
 		argv = append(argv, "--inputs", inputs)
 	}
+	if b.Runtime != "" {
+		argv = append(argv, "--runtime", b.Runtime)
+	}
 	out, err := plugins.RunProcess(ctx, r.opts.Plugins, "onnxconv bench", "bench", j.Model, argv)
 	if err != nil {
-		var pe *plugins.PluginError
-		if errors.As(err, &pe) {
-			// The model's path on this machine stays out of the record.
-			pe.Path = ""
+		var answer struct {
+			Error *BenchError `json:"error"`
 		}
-		rec.Status, rec.Kind, rec.Message = StatusFail, "does_not_run", strings.ReplaceAll(err.Error(), j.File, j.Model)
+		if json.Unmarshal(out, &answer) == nil && answer.Error.valid() {
+			err = answer.Error
+		} else {
+			var pe *plugins.PluginError
+			if errors.As(err, &pe) {
+				// The model's path on this machine stays out of the record.
+				pe.Path = ""
+			}
+			err = &BenchError{Status: StatusFail, Kind: "does_not_run", Message: err.Error()}
+		}
+		setBenchError(rec, err)
+		rec.Message = strings.ReplaceAll(rec.Message, j.File, j.Model)
 		return
 	}
 	var res []*bench.Result
@@ -224,11 +240,59 @@ func graphInputNames(m *canonical.Model) []string {
 	return names
 }
 
+// BenchError is a failed benchmark as the process that ran it classified
+// it (Status and Kind as a record's): `onnxconv bench --json` prints it
+// as {"error": …} when it cannot time a model, so that a bench job run in
+// a process of its own (Options.BenchCommand) is recorded as it would
+// have been in this one.
+type BenchError struct {
+	Status  Status `json:"status"`
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+func (e *BenchError) Error() string { return e.Message }
+
+// valid tells whether e is a failure class a bench job records (an
+// answer from another process is data to check).
+func (e *BenchError) valid() bool {
+	if e == nil || e.Message == "" {
+		return false
+	}
+	switch e.Kind {
+	case "does_not_run", "not_equivalent", "blocked", "unsupported", "invalid":
+		return e.Status == StatusFail
+	case "usage", "input", "runtime":
+		return e.Status == StatusError
+	}
+	return false
+}
+
+// BenchFailure classifies err, the failure of a benchmark (loading the
+// model, opening the runtime, timing it), as a bench job records it.
+func BenchFailure(err error) *BenchError {
+	var rec Record
+	setBenchError(&rec, err)
+	return &BenchError{Status: rec.Status, Kind: rec.Kind, Message: rec.Message}
+}
+
 // setBenchError classifies a failed benchmark into rec. A model that
 // does not run (on the executor, or refused by the runtime) fails the
 // job with kind does_not_run; bad settings, inputs that cannot be read,
 // and a runtime plugin that is missing or cannot be started are errors.
+// A model that cannot be loaded is classified as the pipeline does
+// (setError); a failure classified by the process that ran the benchmark
+// (*BenchError) keeps its class.
 func setBenchError(rec *Record, err error) {
+	var be *BenchError
+	if errors.As(err, &be) {
+		rec.Status, rec.Kind, rec.Message = be.Status, be.Kind, be.Message
+		return
+	}
+	if pipeline.KindOf(err) != 0 {
+		setError(rec, err)
+		return
+	}
 	rec.Message = err.Error()
 	var ue *bench.UsageError
 	var pe *plugins.PluginError

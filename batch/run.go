@@ -37,10 +37,12 @@ type Options struct {
 	// Plugins is where bench jobs find runtime plugins.
 	Plugins plugins.Options
 	// BenchCommand, when set, is the onnxconv program (and arguments
-	// before `bench`) that executor bench jobs run in: a process of its
-	// own per job, `BenchCommand... bench MODEL --json ...`, under
-	// Plugins' memory limit and killed when the run is canceled (serve
-	// sets it to its own executable). Unset, they run in this process.
+	// before `bench`) that bench jobs run in: a process of its own per
+	// job, `BenchCommand... bench MODEL --json [--runtime R] ...`, under
+	// Plugins' memory limit, with Plugins' folders and limits for the
+	// runtime plugin it starts, and killed when the run is canceled
+	// (serve sets it to its own executable). Unset, they run in this
+	// process.
 	BenchCommand []string
 	// Command is recorded in the jobs' reports (nil: os.Args).
 	Command []string

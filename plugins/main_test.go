@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(envHelperHost); dir != "" {
 		os.Exit(helperHost(dir))
 	}
+	if os.Getenv(envHelperInherit) != "" {
+		os.Exit(helperInherit())
+	}
 	os.Exit(runMain(m))
 }
 

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -211,67 +210,50 @@ func (s *Server) page(w http.ResponseWriter, _ *http.Request) {
 // submit is POST /v1/jobs: multipart with a "model" file part (a model
 // file, or a folder as .zip/.tar/.tar.gz) and an optional "spec" part.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
-	who := auditOf(r).who
+	select {
+	case <-s.stopping:
+		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
+		return
+	default:
+	}
 	// The submission takes its place in the queue and in its token's
-	// quota before its body is read, so that concurrent uploads cannot
-	// overfill either (on a shared store, beside the other replicas'
-	// stored jobs but not their uploads in progress).
-	s.admit.Lock()
-	queued, active, stored, err := s.store.usage(who.id)
-	if err != nil {
-		s.admit.Unlock()
+	// quota before its body is read, as a job of the store being
+	// received, so that concurrent uploads to any replica cannot overfill
+	// either: the store admits one at a time.
+	who := auditOf(r).who
+	j := &Job{ID: newID(), State: StateReceiving, Created: time.Now().UTC(), Token: who.id}
+	var room int64
+	err := s.store.reserve(j, func(queued, active int, stored int64) error {
+		room = s.cfg.MaxUpload
+		if s.cfg.QuotaBytes > 0 {
+			room = min(room, s.cfg.QuotaBytes-stored)
+		}
+		switch {
+		case queued >= s.cfg.QueueSize:
+			return &RequestError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("the queue is full (%d jobs waiting); retry later", s.cfg.QueueSize)}
+		case s.cfg.QuotaJobs > 0 && active >= s.cfg.QuotaJobs:
+			return &RequestError{Status: http.StatusTooManyRequests, Msg: fmt.Sprintf("your token has %d jobs queued or running, its quota; retry when one ends", s.cfg.QuotaJobs)}
+		case room <= 0:
+			return &RequestError{Status: http.StatusRequestEntityTooLarge, Msg: fmt.Sprintf("your token's jobs keep %d bytes, its quota; delete finished jobs (DELETE /v1/jobs/ID)", s.cfg.QuotaBytes)}
+		}
+		return nil
+	})
+	var re *RequestError
+	switch {
+	case errors.As(err, &re):
+		if re.Status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", "30")
+		}
+		writeError(w, re.Status, re.Msg)
+		return
+	case err != nil:
 		writeError(w, http.StatusServiceUnavailable, "the job store is not answering; retry later")
 		return
 	}
-	s.mu.Lock()
-	stopping := false
-	select {
-	case <-s.stopping:
-		stopping = true
-	default:
-	}
-	full := queued+s.receiving >= s.cfg.QueueSize
-	busy := s.cfg.QuotaJobs > 0 && active+s.receivingBy[who.id] >= s.cfg.QuotaJobs
-	room := s.cfg.MaxUpload
-	if s.cfg.QuotaBytes > 0 {
-		room = min(room, s.cfg.QuotaBytes-stored)
-	}
-	reserved := !stopping && !full && !busy && room > 0
-	if reserved {
-		s.receiving++
-		s.receivingBy[who.id]++
-	}
-	s.mu.Unlock()
-	s.admit.Unlock()
-	switch {
-	case stopping:
-		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
-		return
-	case full:
-		w.Header().Set("Retry-After", "30")
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("the queue is full (%d jobs waiting); retry later", s.cfg.QueueSize))
-		return
-	case busy:
-		w.Header().Set("Retry-After", "30")
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("your token has %d jobs queued or running, its quota; retry when one ends", s.cfg.QuotaJobs))
-		return
-	case room <= 0:
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("your token's jobs keep %d bytes, its quota; delete finished jobs (DELETE /v1/jobs/ID)", s.cfg.QuotaBytes))
-		return
-	}
-	var left sync.Once
-	leave := func() {
-		left.Do(func() {
-			s.mu.Lock()
-			s.receiving--
-			s.receivingBy[who.id]--
-			s.mu.Unlock()
-		})
-	}
-	j, err := s.acceptWithin(w, r, room, leave)
-	leave()
+	err = s.acceptWithin(w, r, j, room)
 	if err != nil {
-		var re *RequestError
+		// Its place is free again (the folder is gone already).
+		_ = s.store.remove(j.ID)
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
@@ -289,29 +271,26 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]any{"id": j.ID, "state": j.State, "url": "/v1/jobs/" + j.ID})
 }
 
-// acceptWithin reads the request's body, cut at room bytes, into a new
-// job; leave ends the submission's place among those being received,
-// once the job is stored.
-func (s *Server) acceptWithin(w http.ResponseWriter, r *http.Request, room int64, leave func()) (*Job, error) {
+// acceptWithin reads the request's body, cut at room bytes, into job j
+// (reserved, being received).
+func (s *Server) acceptWithin(w http.ResponseWriter, r *http.Request, j *Job, room int64) error {
 	if r.ContentLength > room {
-		return nil, &http.MaxBytesError{Limit: room}
+		return &http.MaxBytesError{Limit: room}
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, room)
-	return s.accept(r, room, leave)
+	return s.accept(r, j, room)
 }
 
-// accept reads the request into a new job's folder and queues it.
-// room is what the job may keep on disk, upload and unpacked folder
-// together. leave is called when the job is stored (see Server.admit).
-func (s *Server) accept(r *http.Request, room int64, leave func()) (*Job, error) {
+// accept reads the request into job j's folder and queues it. room is
+// what the job may keep on disk, upload and unpacked folder together.
+func (s *Server) accept(r *http.Request, j *Job, room int64) error {
 	ct, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || ct != "multipart/form-data" || params["boundary"] == "" {
-		return nil, badRequest("send multipart/form-data with a \"model\" file part and an optional \"spec\" part")
+		return badRequest("send multipart/form-data with a \"model\" file part and an optional \"spec\" part")
 	}
-	id := newID()
-	dir := s.jobDir(id)
+	dir := s.jobDir(j.ID)
 	if err := os.MkdirAll(filepath.Join(dir, "upload"), 0o700); err != nil {
-		return nil, err
+		return err
 	}
 	ok := false
 	defer func() {
@@ -319,10 +298,9 @@ func (s *Server) accept(r *http.Request, room int64, leave func()) (*Job, error)
 			_ = os.RemoveAll(dir)
 		}
 	}()
-	j := &Job{ID: id, State: StateQueued, Created: time.Now().UTC(), Token: auditOf(r).Token}
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return nil, badRequest("malformed multipart body: %v", err)
+		return badRequest("malformed multipart body: %v", err)
 	}
 	var spec []byte
 	var upload string
@@ -334,22 +312,22 @@ func (s *Server) accept(r *http.Request, room int64, leave func()) (*Job, error)
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return nil, err
+				return err
 			}
-			return nil, badRequest("malformed multipart body: %v", err)
+			return badRequest("malformed multipart body: %v", err)
 		}
 		switch p.FormName() {
 		case "spec":
 			spec, err = io.ReadAll(io.LimitReader(p, 64<<10+1))
 			if err != nil {
-				return nil, badRequest("reading the spec: %v", err)
+				return badRequest("reading the spec: %v", err)
 			}
 			if len(spec) > 64<<10 {
-				return nil, &RequestError{Status: 413, Msg: "the spec is larger than 64 KiB"}
+				return &RequestError{Status: 413, Msg: "the spec is larger than 64 KiB"}
 			}
 		case "model":
 			if upload != "" {
-				return nil, badRequest("more than one \"model\" part")
+				return badRequest("more than one \"model\" part")
 			}
 			// The client's file name gives the extension and a name
 			// for the report, never a path.
@@ -358,9 +336,9 @@ func (s *Server) accept(r *http.Request, room int64, leave func()) (*Job, error)
 			if err != nil {
 				var mbe *http.MaxBytesError
 				if errors.As(err, &mbe) {
-					return nil, err
+					return err
 				}
-				return nil, badRequest("reading the model part: %v", err)
+				return badRequest("reading the model part: %v", err)
 			}
 			j.Bytes, j.ModelSHA256 = n, sum
 		default:
@@ -369,13 +347,13 @@ func (s *Server) accept(r *http.Request, room int64, leave func()) (*Job, error)
 		_ = p.Close()
 	}
 	if upload == "" {
-		return nil, badRequest("no \"model\" file part")
+		return badRequest("no \"model\" file part")
 	}
 	if j.Bytes == 0 {
-		return nil, badRequest("the model file is empty")
+		return badRequest("the model file is empty")
 	}
 	if err := s.setSpec(j, spec); err != nil {
-		return nil, err
+		return err
 	}
 	// The model goes under input/: a folder packed as an archive is
 	// unpacked there, within limits; a file is moved there.
@@ -386,32 +364,29 @@ func (s *Server) accept(r *http.Request, room int64, leave func()) (*Job, error)
 		if s.cfg.QuotaBytes > 0 {
 			lim.bytes = min(lim.bytes, room-j.Bytes)
 		}
-		s.unpacks <- struct{}{}
-		err := unpack(filepath.Join(dir, "upload", upload), kind, target, lim)
-		<-s.unpacks
-		if err != nil {
-			return nil, err
+		if err := s.unpackBounded(filepath.Join(dir, "upload", upload), kind, target, lim); err != nil {
+			return err
 		}
 		rel, err := filepath.Rel(in, modelIn(target))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		j.Model = filepath.ToSlash(rel)
 		if strings.ContainsAny(j.Model, "*?[]{}\\") {
-			return nil, badRequest("the model's path in the archive, %q, has a glob character", j.Model)
+			return badRequest("the model's path in the archive, %q, has a glob character", j.Model)
 		}
 	} else {
 		if err := os.MkdirAll(in, 0o700); err != nil {
-			return nil, err
+			return err
 		}
 		if err := os.Rename(filepath.Join(dir, "upload", upload), filepath.Join(in, upload)); err != nil {
-			return nil, err
+			return err
 		}
 		j.Model = upload
 	}
 	m, err := batch.ParseManifest(mustManifest(j), dir)
 	if err != nil {
-		return nil, badRequest("spec: %v", err)
+		return badRequest("spec: %v", err)
 	}
 	// done/total counts from the start (whichever replica runs it): the
 	// actions are known now. One that cannot be planned fails when run.
@@ -419,14 +394,9 @@ func (s *Server) accept(r *http.Request, room int64, leave func()) (*Job, error)
 		j.Total = len(planned)
 	}
 	j.Stored = dirSize(dir)
-	s.admit.Lock()
-	err = s.store.put(j)
-	if err == nil {
-		leave()
-	}
-	s.admit.Unlock()
-	if err != nil {
-		return nil, err
+	j.State = StateQueued
+	if err := s.store.put(j); err != nil {
+		return err
 	}
 	s.metrics.submitted.WithLabelValues(kindOf(j)).Inc()
 	ok = true
@@ -435,7 +405,31 @@ func (s *Server) accept(r *http.Request, room int64, leave func()) (*Job, error)
 	case s.wake <- struct{}{}:
 	default: // every worker is woken already
 	}
-	return j, nil
+	return nil
+}
+
+// unpackBounded unpacks an archive once one of the Workers places to
+// unpack in is free (see Config.UnpackHook).
+func (s *Server) unpackBounded(file, kind, target string, lim unpackLimits) error {
+	state := func(waiting, unpacking int, holding bool) UnpackState {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.unpackWaiting += waiting
+		s.unpacking += unpacking
+		return UnpackState{Unpacking: s.unpacking, Waiting: s.unpackWaiting, Holding: holding}
+	}
+	st := state(1, 0, false)
+	if s.cfg.UnpackHook != nil {
+		s.cfg.UnpackHook(st)
+	}
+	s.unpacks <- struct{}{}
+	defer func() { <-s.unpacks }()
+	st = state(-1, 1, true)
+	defer state(0, -1, false)
+	if s.cfg.UnpackHook != nil {
+		s.cfg.UnpackHook(st)
+	}
+	return unpack(file, kind, target, lim)
 }
 
 // setSpec checks and keeps the spec (default: convert, verified).
@@ -485,7 +479,7 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request) (*Job, bool) {
 	id := r.PathValue("id")
 	auditOf(r).Job = id
 	j, err := s.store.get(id)
-	if errors.Is(err, errNoJob) || (err == nil && !s.owns(auditOf(r).who, j)) {
+	if errors.Is(err, errNoJob) || (err == nil && (!s.owns(auditOf(r).who, j) || j.State == StateReceiving)) {
 		// Another token's job is as absent as a job that never was.
 		writeError(w, http.StatusNotFound, "no job "+id)
 		return nil, false
@@ -533,7 +527,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	}{Jobs: []*Job{}}
 	skipping := after != ""
 	for _, j := range all {
-		if !s.owns(who, j) {
+		if !s.owns(who, j) || j.State == StateReceiving {
 			continue
 		}
 		if skipping {

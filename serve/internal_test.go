@@ -3,11 +3,14 @@ package serve
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSafeName(t *testing.T) {
@@ -134,4 +137,96 @@ func FuzzUnpack(f *testing.F) {
 			t.Errorf("%d files, %d bytes unpacked past the limits", files, total)
 		}
 	})
+}
+
+// TestCutOffSubmissionsFreeTheirPlace: a submission left "receiving" by
+// a crash holds its token's place until it is removed: on a bbolt store
+// at the next start, and by the sweep once older than receivingTimeout
+// (a younger one may be an upload in progress on another replica).
+func TestCutOffSubmissionsFreeTheirPlace(t *testing.T) {
+	data := t.TempDir()
+	s, err := New(Config{Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(id string, age time.Duration) {
+		t.Helper()
+		if err := s.store.put(&Job{ID: id, State: StateReceiving, Token: "alice", Created: time.Now().UTC().Add(-age)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(s.jobDir(id), "upload"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("stale", receivingTimeout+time.Minute)
+	put("fresh", time.Second)
+	if _, active, _, err := s.store.usage("alice"); err != nil || active != 2 {
+		t.Fatalf("usage: %d active, %v; want the 2 submissions counted", active, err)
+	}
+	s.sweep(time.Time{})
+	if _, err := s.store.get("stale"); !errors.Is(err, errNoJob) {
+		t.Errorf("the stale submission is still stored: %v", err)
+	}
+	if _, err := os.Stat(s.jobDir("stale")); !os.IsNotExist(err) {
+		t.Errorf("the stale submission's folder is still there: %v", err)
+	}
+	if _, err := s.store.get("fresh"); err != nil {
+		t.Errorf("the sweep removed a submission still in time: %v", err)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// One server per bbolt file: at its start, nothing is being received.
+	s, err = New(Config{Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	if _, active, _, err := s.store.usage("alice"); err != nil || active != 0 {
+		t.Errorf("after a restart: %d active, %v; want 0", active, err)
+	}
+	if _, err := os.Stat(s.jobDir("fresh")); !os.IsNotExist(err) {
+		t.Errorf("a cut-off submission's folder survived the restart: %v", err)
+	}
+}
+
+// TestUnpackLyingMember: a zip member that declares 1 KiB but inflates
+// to 64 MiB is refused as soon as it passes its declared size, with at
+// most the declared size (plus the reader's buffer) written, far under
+// the 1 MiB limit.
+func TestUnpackLyingMember(t *testing.T) {
+	var raw bytes.Buffer
+	fw, err := flate.NewWriter(&raw, flate.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = fw.Write(make([]byte, 64<<20))
+	_ = fw.Close()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "m/model.json", Method: zip.Deflate, CRC32: 0,
+		CompressedSize64: uint64(raw.Len()), UncompressedSize64: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.Write(raw.Bytes())
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "upload.zip")
+	if err := os.WriteFile(file, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "out")
+	err = unpack(file, "zip", target, unpackLimits{bytes: 1 << 20, files: 10})
+	var re *RequestError
+	if !errors.As(err, &re) || re.Status != 400 {
+		t.Fatalf("unpacking a member that lies about its size: %v; want a 400", err)
+	}
+	info, err := os.Stat(filepath.Join(target, "m", "model.json"))
+	if err == nil && info.Size() > 64<<10 {
+		t.Errorf("%d bytes written for a member that declared 1 KiB", info.Size())
+	}
+	t.Logf("refused: %v", re)
 }

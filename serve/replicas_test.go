@@ -1,10 +1,14 @@
 package serve_test
 
 import (
+	"archive/zip"
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -419,5 +423,94 @@ func TestReplicaSIGTERMHandsJobsOver(t *testing.T) {
 	j := b.wait(t, id, 2*time.Minute)
 	if j.State != serve.StateDone || j.Verdict != "pass" || j.Attempts != 2 || len(j.Records) != 10 {
 		t.Errorf("job after the handover: %s %s, attempts %d, %d records; want done pass, 2 attempts, 10 records", j.State, j.Verdict, j.Attempts, len(j.Records))
+	}
+}
+
+// TestReplicasCountUploadsInProgress: two in-process replicas on one
+// PostgreSQL and one data folder. An upload held in its unpacking on A
+// holds its place in the queue and its token's job quota in the store:
+// B refuses alice's second job (429, --quota-jobs 1) and, with the queue
+// full of one queued and one received job, ops's (429); a held upload
+// that fails (400) frees its place, and B then takes alice's job.
+func TestReplicasCountUploadsInProgress(t *testing.T) {
+	url := pgtest.Start(t)
+	held := make(chan struct{}, 4)
+	release := make(chan struct{}, 4)
+	cfg := serve.Config{Store: url, QueueSize: 2, QuotaJobs: 1, Workers: 1}
+	cfgA := cfg
+	cfgA.UnpackHook = func(st serve.UnpackState) {
+		if st.Holding {
+			held <- struct{}{}
+			<-release
+		}
+	}
+	a := newTeam(t, cfgA)
+	t.Cleanup(func() { close(release) }) // runs before the servers stop
+	tokens, err := serve.LoadTokens(filepath.Join(filepath.Dir(a.data), "tokens"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgB := cfg
+	cfgB.Data, cfgB.Tokens = a.data, tokens
+	srvB, err := serve.New(cfgB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &team{srv: srvB, http: httptest.NewServer(srvB.Handler()), tokens: a.tokens, data: a.data}
+	t.Cleanup(func() {
+		b.http.Close()
+		_ = srvB.Shutdown(context.Background())
+	})
+	dir := filepath.Join(t.TempDir(), "m")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "model.json"), xgbModel(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := zipFolder(t, dir)
+	var bad bytes.Buffer
+	zw := zip.NewWriter(&bad)
+	if w, err := zw.Create("../evil.json"); err == nil {
+		_, _ = w.Write([]byte("{}"))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	onA := func(who string, archive []byte) chan int {
+		done := make(chan int, 1)
+		go func() {
+			_, code, _ := a.submit(t, who, "m.zip", archive, "")
+			done <- code
+		}()
+		select {
+		case <-held:
+		case <-time.After(time.Minute):
+			t.Fatal("A's upload never reached its unpacking")
+		}
+		return done
+	}
+	model := xgbModel(t)
+	// Alice's upload in progress on A counts against her quota on B.
+	done := onA("alice", bad.Bytes())
+	if _, code, msg := b.submit(t, "alice", "m.json", model, ""); code != http.StatusTooManyRequests || !strings.Contains(msg, "quota") {
+		t.Errorf("alice on B while her upload is received on A: %d %s, want 429 (quota)", code, msg)
+	}
+	release <- struct{}{}
+	if code := <-done; code != http.StatusBadRequest {
+		t.Errorf("A's bad archive: %d, want 400", code)
+	}
+	// Its place is free again.
+	if _, code, msg := b.submit(t, "alice", "m.json", model, ""); code != http.StatusAccepted {
+		t.Fatalf("alice on B once her upload on A failed: %d %s", code, msg)
+	}
+	// Bob's upload in progress on A fills the queue with alice's.
+	done = onA("bob", good)
+	if _, code, msg := b.submit(t, "ops", "m.json", model, ""); code != http.StatusTooManyRequests || !strings.Contains(msg, "queue is full") {
+		t.Errorf("ops on B with one job queued and one received on A: %d %s, want 429 (queue full)", code, msg)
+	}
+	release <- struct{}{}
+	if code := <-done; code != http.StatusAccepted {
+		t.Errorf("bob's upload on A: %d, want 202", code)
 	}
 }

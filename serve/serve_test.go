@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/onnxconv/onnxconv/internal/testpaths"
+	"github.com/onnxconv/onnxconv/plugins/protocol"
 	"github.com/onnxconv/onnxconv/serve"
 )
 
@@ -54,6 +55,10 @@ func onnxconvBin(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(protocol.EnvMagicCookie) == protocol.MagicCookie {
+		serveEchoRuntime()
+		return
+	}
 	code := testpaths.Main(m, "serve")
 	if built.dir != "" {
 		_ = os.RemoveAll(built.dir)

@@ -52,9 +52,12 @@ type Config struct {
 	// a lease it renews; when a replica dies, another takes its jobs
 	// once their lease runs out, and they resume from their records.
 	Store string
-	// Replica names this server in the store (default: host name,
-	// process ID and a random part); Lease is how long a replica holds
-	// a job without renewing it (default 30 s; renewed every third).
+	// Replica names this server in the store and, as a job's
+	// "replica", to clients: an opaque ID (default: 12 random hex
+	// digits, told with the host name by the command's start line), so
+	// that no host name reaches a client. Lease is how long a replica
+	// holds a job without renewing it (default 30 s; renewed every
+	// third).
 	Replica string
 	Lease   time.Duration
 	// Cache is the cache folder ("": Data/cache); point it at a batch
@@ -99,6 +102,11 @@ type Config struct {
 	// process of its own under Plugins' memory limit (batch.Options.
 	// BenchCommand; nil: in the server's process).
 	BenchCommand []string
+	// UnpackHook, when set, is called as each archive upload asks for one
+	// of the Workers places to unpack in, and again once it holds one:
+	// its unpacking starts when that call returns. Tests hold unpacks
+	// with it and see how many run at once.
+	UnpackHook func(UnpackState)
 	// Audit receives one JSON line per request (nil: none).
 	Audit io.Writer
 	// Version is the tool version the cache keys carry (zero: this
@@ -135,12 +143,20 @@ func (c *Config) defaults() {
 		c.Keep = 7 * 24 * time.Hour
 	}
 	if c.Replica == "" {
-		host, _ := os.Hostname()
-		c.Replica = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), newID()[:6])
+		c.Replica = newID()[:12]
 	}
 	if c.Lease == 0 {
 		c.Lease = 30 * time.Second
 	}
+}
+
+// UnpackState is what Config.UnpackHook sees: the archives unpacking
+// and those waiting for a place (the calling upload among them), and
+// whether the call is the upload's start of unpacking (Holding) or of
+// waiting.
+type UnpackState struct {
+	Unpacking, Waiting int
+	Holding            bool
 }
 
 // Server is a running job service. New opens it; Start runs its workers;
@@ -154,21 +170,12 @@ type Server struct {
 	// find each other's jobs by polling the store).
 	wake chan struct{}
 
-	// admit orders admissions against stored submissions: a submission
-	// reads the store's counts and reserves its place under it, and a
-	// received one is stored and leaves receiving under it, so that no
-	// submission is counted twice (stored and still receiving) or not at
-	// all. Taken before mu.
-	admit sync.Mutex
-	mu    sync.Mutex
-	// receiving counts the submissions being received here, in all and
-	// per token: each takes its place in the queue and in its token's
-	// quota before its upload is read, beside the store's jobs.
-	receiving   int
-	receivingBy map[string]int
-	cancels     map[string]context.CancelFunc // running jobs
-	// unpacks bounds the archives unpacked at once.
-	unpacks chan struct{}
+	mu      sync.Mutex
+	cancels map[string]context.CancelFunc // running jobs
+	// unpacks bounds the archives unpacked at once; unpacking and
+	// unpackWaiting count them and those waiting (under mu).
+	unpacks                  chan struct{}
+	unpacking, unpackWaiting int
 	// stopping is closed by Shutdown: workers take no new job.
 	stopping chan struct{}
 	workers  sync.WaitGroup
@@ -201,7 +208,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	s := &Server{cfg: cfg, store: st, metrics: newMetrics(), scrub: scrub, cancels: map[string]context.CancelFunc{}, stopping: make(chan struct{}),
-		receivingBy: map[string]int{}, unpacks: make(chan struct{}, cfg.Workers), wake: make(chan struct{}, cfg.Workers)}
+		unpacks: make(chan struct{}, cfg.Workers), wake: make(chan struct{}, cfg.Workers)}
 	jobs, err := st.list()
 	if err != nil {
 		_ = st.close()
@@ -210,6 +217,17 @@ func New(cfg Config) (*Server, error) {
 	known := map[string]bool{}
 	queued := 0
 	for _, j := range jobs {
+		// A submission a crash cut off while it was received: its place
+		// is freed and its folder removed (on a shared store, only once
+		// older than a request may take: it may be another replica's).
+		if j.State == StateReceiving {
+			if !st.shared() || time.Since(j.Created) >= receivingTimeout {
+				_ = st.remove(j.ID)
+			} else {
+				known[j.ID] = true
+			}
+			continue
+		}
 		known[j.ID] = true
 		s.metrics.seen(j)
 		if j.State == StateQueued {
@@ -230,6 +248,9 @@ func New(cfg Config) (*Server, error) {
 	s.metrics.queueDepth.Set(float64(queued))
 	return s, nil
 }
+
+// Replica is the ID this server runs jobs under (a job's "replica").
+func (s *Server) Replica() string { return s.cfg.Replica }
 
 // removeOrphans deletes the folders under jobs, older than age, that no
 // job of the store owns: uploads cut off by a crash before their job was
@@ -259,10 +280,14 @@ func (s *Server) Start(ctx context.Context) {
 		s.workers.Add(1)
 		go s.work(ctx)
 	}
+	// Kept forever, finished jobs stay, but cut-off submissions are
+	// still swept.
+	period := time.Hour
 	if s.cfg.Keep > 0 {
-		s.workers.Add(1)
-		go s.sweepEvery(ctx, min(s.cfg.Keep/10, time.Hour))
+		period = min(s.cfg.Keep/10, time.Hour)
 	}
+	s.workers.Add(1)
+	go s.sweepEvery(ctx, period)
 	s.workers.Add(1)
 	go s.heartbeat(ctx)
 	s.mu.Lock()
@@ -540,21 +565,32 @@ func (s *Server) sweepEvery(ctx context.Context, period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
-		s.sweep(time.Now().Add(-s.cfg.Keep))
+		var cutoff time.Time // forever: nothing finished before it
+		if s.cfg.Keep > 0 {
+			cutoff = time.Now().Add(-s.cfg.Keep)
+		}
+		s.sweep(cutoff)
 		if !s.until(ctx, t.C, nil) {
 			return
 		}
 	}
 }
 
-// sweep deletes every job that finished before cutoff.
+// receivingTimeout is how long a submission may stay receiving: its
+// request's longest time (the body), and as long again to unpack and
+// store it. One older was cut off by a crash.
+const receivingTimeout = 2 * maxRequest
+
+// sweep deletes every job that finished before cutoff, and every
+// submission still receiving after receivingTimeout.
 func (s *Server) sweep(cutoff time.Time) {
 	jobs, err := s.store.list()
 	if err != nil {
 		return
 	}
 	for _, j := range jobs {
-		if j.State.Final() && j.Finished.Before(cutoff) {
+		stale := j.State == StateReceiving && time.Since(j.Created) >= receivingTimeout
+		if stale || (j.State.Final() && j.Finished.Before(cutoff)) {
 			_ = s.deleteJob(j)
 		}
 	}

@@ -23,11 +23,16 @@ type State string
 // store; the next start queues it again and it resumes from the records
 // it had written.
 const (
-	StateQueued   State = "queued"
-	StateRunning  State = "running"
-	StateDone     State = "done"     // every batch job of it has a record
-	StateFailed   State = "failed"   // it could not run (bad spec, unreadable upload)
-	StateCanceled State = "canceled" // DELETE before it finished
+	// StateReceiving is a submission whose upload is being received: it
+	// holds its place in the queue and in its token's quota, so that
+	// every replica counts it, and no client sees it. One left by a crash
+	// is removed once older than a request may take.
+	StateReceiving State = "receiving"
+	StateQueued    State = "queued"
+	StateRunning   State = "running"
+	StateDone      State = "done"     // every batch job of it has a record
+	StateFailed    State = "failed"   // it could not run (bad spec, unreadable upload)
+	StateCanceled  State = "canceled" // DELETE before it finished
 )
 
 // Final tells whether s is an end state.
@@ -70,7 +75,8 @@ type Job struct {
 	// Attempts counts the starts (more than one after a restart, or
 	// after its replica died and another took it again).
 	Attempts int `json:"attempts"`
-	// Replica is the ID of the server that runs (or ran) the job.
+	// Replica is the opaque ID of the server that runs (or ran) the job
+	// (Config.Replica; its start line names its host).
 	Replica string `json:"replica,omitempty"`
 	// Stored is the bytes the job's folder holds (upload, unpacked
 	// folder, results): what counts against its token's --quota-bytes.
@@ -98,9 +104,14 @@ type jobStore interface {
 	// no longer holds: canceled, or taken by another replica after the
 	// lease ran out. Their runs are to stop.
 	renew(replica string, ids []string, lease time.Duration) (lost []string, err error)
-	// usage is the jobs queued in all, and token's jobs queued or
-	// running and the bytes they keep (the queue and the quotas).
+	// usage is the jobs waiting in all (queued or being received), and
+	// token's jobs receiving, queued or running and the bytes they keep
+	// (the queue and the quotas).
 	usage(token string) (queued, active int, stored int64, err error)
+	// reserve stores j (a submission being received) if admit, given the
+	// usage of j's token at that moment, returns nil; admissions are
+	// serialized, so that two never both take the last place.
+	reserve(j *Job, admit func(queued, active int, stored int64) error) error
 	// shared tells whether other servers use the store at once (and the
 	// data folder with it).
 	shared() bool
@@ -308,26 +319,50 @@ func boltGet(tx *bolt.Tx, id string) (*Job, error) {
 
 func (s *boltStore) usage(token string) (queued, active int, stored int64, err error) {
 	err = s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(jobsBucket).ForEach(func(_, v []byte) error {
-			var j struct {
-				State  State
-				Token  string
-				Stored int64 `json:"stored_bytes"`
+		queued, active, stored, err = boltUsage(tx, token)
+		return err
+	})
+	return queued, active, stored, err
+}
+
+func (s *boltStore) reserve(j *Job, admit func(queued, active int, stored int64) error) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return fmt.Errorf("encoding job %s: %w", j.ID, err)
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		queued, active, stored, err := boltUsage(tx, j.Token)
+		if err != nil {
+			return err
+		}
+		if err := admit(queued, active, stored); err != nil {
+			return err
+		}
+		return tx.Bucket(jobsBucket).Put([]byte(j.ID), b)
+	})
+}
+
+// boltUsage is usage in tx.
+func boltUsage(tx *bolt.Tx, token string) (queued, active int, stored int64, err error) {
+	err = tx.Bucket(jobsBucket).ForEach(func(_, v []byte) error {
+		var j struct {
+			State  State
+			Token  string
+			Stored int64 `json:"stored_bytes"`
+		}
+		if err := json.Unmarshal(v, &j); err != nil {
+			return err
+		}
+		if j.State == StateQueued || j.State == StateReceiving {
+			queued++
+		}
+		if j.Token == token {
+			stored += j.Stored
+			if !j.State.Final() {
+				active++
 			}
-			if err := json.Unmarshal(v, &j); err != nil {
-				return err
-			}
-			if j.State == StateQueued {
-				queued++
-			}
-			if j.Token == token {
-				stored += j.Stored
-				if !j.State.Final() {
-					active++
-				}
-			}
-			return nil
-		})
+		}
+		return nil
 	})
 	return queued, active, stored, err
 }

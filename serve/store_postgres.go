@@ -216,16 +216,49 @@ func (s *pgStore) renew(replica string, ids []string, lease time.Duration) ([]st
 	return lost(ids, kept), nil
 }
 
+// pgUsage is the query of usage.
+const pgUsage = `SELECT
+	count(*) FILTER (WHERE state IN ('queued', 'receiving')),
+	count(*) FILTER (WHERE token = $1 AND state IN ('receiving', 'queued', 'running')),
+	coalesce(sum(stored) FILTER (WHERE token = $1), 0)
+	FROM onnxconv_jobs`
+
 func (s *pgStore) usage(token string) (queued, active int, stored int64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
 	defer cancel()
-	err = s.pool.QueryRow(ctx, `SELECT
-		count(*) FILTER (WHERE state = 'queued'),
-		count(*) FILTER (WHERE token = $1 AND state IN ('queued', 'running')),
-		coalesce(sum(stored) FILTER (WHERE token = $1), 0)
-		FROM onnxconv_jobs`, token).Scan(&queued, &active, &stored)
+	err = s.pool.QueryRow(ctx, pgUsage, token).Scan(&queued, &active, &stored)
 	if err != nil {
 		err = fmt.Errorf("counting the jobs: %w", err)
 	}
 	return queued, active, stored, err
+}
+
+// reserve counts and inserts under a transaction-scoped advisory lock
+// that every replica's admission takes, so that admissions of all
+// replicas happen one at a time.
+func (s *pgStore) reserve(j *Job, admit func(queued, active int, stored int64) error) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return fmt.Errorf("encoding job %s: %w", j.ID, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
+	defer cancel()
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('onnxconv_admit'))`); err != nil {
+			return fmt.Errorf("admitting job %s: %w", j.ID, err)
+		}
+		var queued, active int
+		var stored int64
+		if err := tx.QueryRow(ctx, pgUsage, j.Token).Scan(&queued, &active, &stored); err != nil {
+			return fmt.Errorf("counting the jobs: %w", err)
+		}
+		if err := admit(queued, active, stored); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO onnxconv_jobs (id, created, state, token, stored, replica, job) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			j.ID, j.Created, string(j.State), j.Token, j.Stored, j.Replica, b); err != nil {
+			return fmt.Errorf("storing job %s: %w", j.ID, err)
+		}
+		return nil
+	})
 }

@@ -23,6 +23,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -234,8 +235,13 @@ func TestJobsBelongToTheirToken(t *testing.T) {
 	if code, _ := tm.do(t, "alice", "GET", "/v1/jobs/"+mine[0]+"/artifacts/model.onnx", nil, ""); code != 200 {
 		t.Errorf("alice downloads her model: %d", code)
 	}
-	// The admin reads bob's job and deletes it when it is finished.
-	tm.wait(t, "ops", bobs)
+	// The admin reads bob's job and deletes it when it is finished. The
+	// replica it names is opaque: no host name reaches a client.
+	host, _ := os.Hostname()
+	if j := tm.wait(t, "ops", bobs); !regexp.MustCompile(`^[0-9a-f]{12}$`).MatchString(j.Replica) ||
+		(host != "" && strings.Contains(j.Replica, host)) || j.Replica != tm.srv.Replica() {
+		t.Errorf("bob's job ran on replica %q (server %q, host %q); want the server's opaque ID", j.Replica, tm.srv.Replica(), host)
+	}
 	if code, b := tm.do(t, "ops", "DELETE", "/v1/jobs/"+bobs, nil, ""); code != http.StatusNoContent {
 		t.Errorf("admin deletes bob's finished job: %d %s", code, b)
 	}
@@ -815,5 +821,86 @@ func TestCacheAnswersIdenticalJobs(t *testing.T) {
 	}
 	if !bytes.Equal(got[0], got[1]) {
 		t.Errorf("the cached model.onnx (%d bytes) differs from the first run's (%d bytes)", len(got[1]), len(got[0]))
+	}
+}
+
+// TestUnpacksBoundedByWorkers: three archive uploads at once to a server
+// with two workers: two unpack at once and the third waits for a place
+// (it starts once one is released), never three together; all three are
+// accepted.
+func TestUnpacksBoundedByWorkers(t *testing.T) {
+	const workers = 2
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var holding, waited, most int
+	entered := make(chan struct{}, workers+1)
+	tm := newTeam(t, serve.Config{Workers: workers, UnpackHook: func(st serve.UnpackState) {
+		mu.Lock()
+		most = max(most, st.Unpacking)
+		if st.Holding {
+			holding++
+		} else {
+			waited++
+		}
+		mu.Unlock()
+		if st.Holding {
+			entered <- struct{}{}
+			<-release
+		}
+	}})
+	// Released before the server shuts down (cleanups run last first),
+	// also when the test fails.
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	dir := filepath.Join(t.TempDir(), "m")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "model.json"), xgbModel(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	archive := zipFolder(t, dir)
+	codes := make(chan int, workers+1)
+	for i := range workers + 1 {
+		go func() {
+			_, code, msg := tm.submit(t, []string{"alice", "bob", "ops"}[i], "m.zip", archive, "")
+			if code != http.StatusAccepted {
+				t.Errorf("upload %d: %d %s", i, code, msg)
+			}
+			codes <- code
+		}()
+	}
+	for range workers {
+		<-entered
+	}
+	// All three asked for a place; two hold one, the third waits.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		mu.Lock()
+		w := waited
+		mu.Unlock()
+		if w == workers+1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d uploads asked to unpack after a minute", w, workers+1)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case <-entered:
+		t.Fatalf("a third archive unpacks beside %d while they hold their places", workers)
+	case <-time.After(300 * time.Millisecond):
+	}
+	free()
+	<-entered
+	for range workers + 1 {
+		<-codes
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most != workers || holding != workers+1 {
+		t.Errorf("at most %d unpacked at once, %d in all; want %d and %d", most, holding, workers, workers+1)
 	}
 }

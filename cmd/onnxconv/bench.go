@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/onnxconv/onnxconv/batch"
 	"github.com/onnxconv/onnxconv/bench"
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor"
@@ -49,63 +51,15 @@ tensors; cmd/onnxconv-bench (cgo, in process) has none of that.`,
   onnxconv bench fixtures/models/*/model.onnx --threads 1 --runtime onnxruntime --reps 20`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// Started by a batch or serve bench job: its memory limit.
-			if err := sdk.LimitFromEnv(); err != nil {
-				return badInput(fmt.Errorf("bench: %w", err))
-			}
-			if reps < 1 || warmup < 0 || threads < 0 {
-				return badInput(errors.New("bench: --reps must be at least 1, --warmup and --threads not negative"))
-			}
-			dims, err := pipeline.ParseDims(dimFlags)
+			results, err := runBench(cmd.Context(), args, rtName, bench.Options{Inputs: inDir, Threads: threads, Warmup: warmup, Reps: reps,
+				Backend: backend, DisableKernels: noKernels}, dimFlags)
 			if err != nil {
-				return badInput(fmt.Errorf("bench: %w", err))
-			}
-			if threads > 0 {
-				runtime.GOMAXPROCS(threads)
-			}
-			ctx := cmd.Context()
-			var host *plugins.Host
-			if rtName != "" && rtName != "executor" {
-				h, err := plugins.NewHost(ctx, plugins.Options{})
-				if err != nil {
-					return badInput(fmt.Errorf("bench: finding runtime plugins: %w", err))
+				if asJSON {
+					// What failed, classified as a bench job records it: a
+					// batch or serve job that ran this process reads it.
+					_ = writeJSON(cmd.OutOrStdout(), map[string]any{"error": batch.BenchFailure(err)})
 				}
-				host = h
-			}
-			// One plugin process per model serves every run.
-			side := rtName + " (plugin)"
-			var results []*bench.Result
-			for _, path := range args {
-				m, err := pipeline.Load(path, pipeline.LoadOptions{Importers: builtin.Registry()})
-				if err != nil {
-					return pipelineError(err)
-				}
-				var other bench.Runner
-				if host != nil {
-					names := inputNames(m)
-					r, err := host.OpenRuntime(ctx, rtName, path, names, plugins.RunOptions{Threads: threads})
-					if err != nil {
-						m.Close()
-						return badInput(fmt.Errorf("bench: %w", err))
-					}
-					other = r
-				}
-				res, err := bench.Run(ctx, path, m, bench.Options{
-					Inputs: inDir, Threads: threads, Warmup: warmup, Reps: reps,
-					Backend: backend, DisableKernels: noKernels, Runtime: side, Dims: dims,
-				}, other)
-				if c, ok := other.(interface{ Close() error }); ok {
-					_ = c.Close()
-				}
-				m.Close()
-				if err != nil {
-					var ue *bench.UsageError
-					if errors.As(err, &ue) {
-						return badInput(err)
-					}
-					return invalid(err)
-				}
-				results = append(results, res)
+				return err
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -124,8 +78,75 @@ tensors; cmd/onnxconv-bench (cgo, in process) has none of that.`,
 	f.IntVar(&warmup, "warmup", 2, "untimed runs per side before timing (the first executor run compiles)")
 	f.StringVar(&backend, "backend", "", "GoMLX backend (default: go, or $"+executor.BackendEnv+")")
 	f.BoolVar(&noKernels, "no-kernels", false, "run MatMul, Gemm and Conv through GoMLX instead of the executor's kernels (for comparison)")
-	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	f.BoolVar(&asJSON, "json", false, "print the results as JSON (a failure as {\"error\": {\"status\", \"kind\", \"message\"}})")
 	return cmd
+}
+
+// runBench times each model of args (see newBenchCmd); opts carries the
+// flags but Runtime and Dims.
+func runBench(ctx context.Context, args []string, rtName string, opts bench.Options, dimFlags []string) ([]*bench.Result, error) {
+	// Started by a batch or serve bench job: its memory limit.
+	if err := sdk.LimitFromEnv(); err != nil {
+		return nil, badInput(fmt.Errorf("bench: %w", err))
+	}
+	if opts.Reps < 1 || opts.Warmup < 0 || opts.Threads < 0 {
+		return nil, badInput(errors.New("bench: --reps must be at least 1, --warmup and --threads not negative"))
+	}
+	dims, err := pipeline.ParseDims(dimFlags)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("bench: %w", err))
+	}
+	opts.Dims = dims
+	if opts.Threads > 0 {
+		runtime.GOMAXPROCS(opts.Threads)
+	}
+	var host *plugins.Host
+	if rtName != "" && rtName != "executor" {
+		// Started by a batch or serve bench job: its plugin
+		// folders and limits.
+		popts, err := plugins.InheritedOptions()
+		if err != nil {
+			return nil, badInput(fmt.Errorf("bench: %w", err))
+		}
+		h, err := plugins.NewHost(ctx, popts)
+		if err != nil {
+			return nil, badInput(fmt.Errorf("bench: finding runtime plugins: %w", err))
+		}
+		host = h
+	}
+	// One plugin process per model serves every run.
+	opts.Runtime = rtName + " (plugin)"
+	var results []*bench.Result
+	for _, path := range args {
+		m, err := pipeline.Load(path, pipeline.LoadOptions{Importers: builtin.Registry()})
+		if err != nil {
+			return nil, pipelineError(err)
+		}
+		var other bench.Runner
+		if host != nil {
+			names := inputNames(m)
+			r, err := host.OpenRuntime(ctx, rtName, path, names, plugins.RunOptions{Threads: opts.Threads})
+			if err != nil {
+				m.Close()
+				return nil, badInput(fmt.Errorf("bench: %w", err))
+			}
+			other = r
+		}
+		res, err := bench.Run(ctx, path, m, opts, other)
+		if c, ok := other.(interface{ Close() error }); ok {
+			_ = c.Close()
+		}
+		m.Close()
+		if err != nil {
+			var ue *bench.UsageError
+			if errors.As(err, &ue) {
+				return nil, badInput(err)
+			}
+			return nil, invalid(err)
+		}
+		results = append(results, res)
+	}
+	return results, nil
 }
 
 // inputNames are the graph inputs that are not initializers, in order.

@@ -156,7 +156,10 @@ func runServer(ctx context.Context, log io.Writer, addr, tlsCert, tlsKey string,
 	if tlsCert != "" {
 		scheme = "https"
 	}
-	fmt.Fprintf(log, "serve: listening on %s://%s (data %s)\n", scheme, ln.Addr(), cfg.Data)
+	host, _ := os.Hostname()
+	// The replica ID jobs show clients, tied here (for the operator
+	// only) to this host and process.
+	fmt.Fprintf(log, "serve: listening on %s://%s (data %s; replica %s on host %s, pid %d)\n", scheme, ln.Addr(), cfg.Data, s.Replica(), host, os.Getpid())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
