@@ -1,0 +1,35 @@
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+//go:generate sh -c "cd asmgen && go run ./dwgen -pkg kernels -out ../dwconv_amd64.s -stubs ../dwconv_stub_amd64.go"
+
+var _ = func() bool {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		dwRows = dwRowsSIMD
+	}
+	return true
+}()
+
+// dwRowsSIMD runs dwRows with AVX2+FMA (n a multiple of 8), after
+// checking that every read and write is inside x and y.
+func dwRowsSIMD(rows, n int, x []float32, ss int, offs []int, w []float32, bias float32, y []float32, ldy int) {
+	if rows <= 0 || n <= 0 || len(offs) == 0 {
+		return
+	}
+	if n%8 != 0 {
+		dwRowsGo(rows, n, x, ss, offs, w, bias, y, ldy)
+		return
+	}
+	hi := 0
+	for _, o := range offs {
+		if o < 0 {
+			panic("kernels: negative depthwise tap offset")
+		}
+		hi = max(hi, o)
+	}
+	_ = x[(rows-1)*ss+n-1+hi]
+	_ = y[(rows-1)*ldy+n-1]
+	_ = w[len(offs)-1]
+	dwRowsAVX2(rows, n/8, &x[0], ss, &offs[0], &w[0], len(offs), bias, &y[0], ldy)
+}
