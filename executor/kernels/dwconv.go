@@ -78,10 +78,24 @@ func (g *dwGeom) fill(p *Conv2D, xc, pp []float32) {
 			copy(pp[r*g.pw+p.PL:], src)
 			continue
 		}
-		row := pp[r*p.SW*g.pw : (r+1)*p.SW*g.pw]
-		for iw, v := range src {
-			j := iw + p.PL
-			row[(j%p.SW)*g.pw+j/p.SW] = v
+		if p.SW == 2 {
+			// Input columns 0, 2, … to the phase of padded column PL,
+			// 1, 3, … to the other.
+			q0, q1 := p.PL%2, (p.PL+1)%2
+			split2(src, pp[(r*2+q0)*g.pw+p.PL/2:], pp[(r*2+q1)*g.pw+(p.PL+1)/2:])
+			continue
+		}
+		// Phase q holds padded columns j = q + SW·k, input column j − PL.
+		for q := 0; q < p.SW; q++ {
+			k := 0
+			if q < p.PL {
+				k = (p.PL - q + p.SW - 1) / p.SW
+			}
+			d := pp[(r*p.SW+q)*g.pw : (r*p.SW+q+1)*g.pw]
+			for iw := q + p.SW*k - p.PL; iw < p.W; iw += p.SW {
+				d[k] = src[iw]
+				k++
+			}
 		}
 	}
 }

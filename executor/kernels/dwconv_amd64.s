@@ -12,72 +12,111 @@ TEXT ·dwRowsAVX2(SB), NOSPLIT, $0-80
 	MOVQ         ss+24(FP), DX
 	MOVQ         offs+32(FP), BX
 	MOVQ         w+40(FP), SI
-	MOVQ         taps+48(FP), DI
-	MOVQ         y+64(FP), R8
-	MOVQ         ldy+72(FP), R9
+	MOVQ         y+64(FP), DI
+	MOVQ         ldy+72(FP), R8
 	SHLQ         $0x02, DX
-	SHLQ         $0x02, R9
+	SHLQ         $0x02, R8
 	VBROADCASTSS bias+56(FP), Y0
-	TESTQ        AX, AX
-	JZ           dw_done
 
-dw_row:
-	MOVQ blocks+8(FP), R10
-	MOVQ CX, R11
-	MOVQ R8, R12
+dw_rows4:
+	CMPQ AX, $0x04
+	JL   dw_row
+	MOVQ blocks+8(FP), R9
+	MOVQ CX, R10
+	MOVQ DI, R11
 
-dw_quad:
-	CMPQ    R10, $0x04
-	JL      dw_single
-	VMOVAPS Y0, Y1
+dw_r4_block:
 	VMOVAPS Y0, Y2
 	VMOVAPS Y0, Y3
 	VMOVAPS Y0, Y4
-	XORQ    R13, R13
+	VMOVAPS Y0, Y5
+	XORQ    R12, R12
+
+dw_r4_tap:
+	MOVQ         (BX)(R12*8), R13
+	LEAQ         (R10)(R13*4), R13
+	LEAQ         (R13)(DX*2), R14
+	VBROADCASTSS (SI)(R12*4), Y1
+	VFMADD231PS  (R13), Y1, Y2
+	VFMADD231PS  (R13)(DX*1), Y1, Y3
+	VFMADD231PS  (R14), Y1, Y4
+	VFMADD231PS  (R14)(DX*1), Y1, Y5
+	INCQ         R12
+	CMPQ         R12, taps+48(FP)
+	JNE          dw_r4_tap
+	LEAQ         (R11)(R8*2), R14
+	VMOVUPS      Y2, (R11)
+	VMOVUPS      Y3, (R11)(R8*1)
+	VMOVUPS      Y4, (R14)
+	VMOVUPS      Y5, (R14)(R8*1)
+	ADDQ         $0x20, R10
+	ADDQ         $0x20, R11
+	DECQ         R9
+	JNZ          dw_r4_block
+	LEAQ         (CX)(DX*4), CX
+	LEAQ         (DI)(R8*4), DI
+	SUBQ         $0x04, AX
+	JMP          dw_rows4
+
+dw_row:
+	TESTQ AX, AX
+	JZ    dw_done
+	MOVQ  blocks+8(FP), R9
+	MOVQ  CX, R10
+	MOVQ  DI, R11
+
+dw_quad:
+	CMPQ    R9, $0x04
+	JL      dw_single
+	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	XORQ    R12, R12
 
 dw_quad_tap:
-	MOVQ         (BX)(R13*8), R14
-	VBROADCASTSS (SI)(R13*4), Y5
-	VFMADD231PS  (R11)(R14*4), Y5, Y1
-	VFMADD231PS  32(R11)(R14*4), Y5, Y2
-	VFMADD231PS  64(R11)(R14*4), Y5, Y3
-	VFMADD231PS  96(R11)(R14*4), Y5, Y4
-	INCQ         R13
-	CMPQ         R13, DI
+	MOVQ         (BX)(R12*8), R13
+	VBROADCASTSS (SI)(R12*4), Y1
+	VFMADD231PS  (R10)(R13*4), Y1, Y2
+	VFMADD231PS  32(R10)(R13*4), Y1, Y3
+	VFMADD231PS  64(R10)(R13*4), Y1, Y4
+	VFMADD231PS  96(R10)(R13*4), Y1, Y5
+	INCQ         R12
+	CMPQ         R12, taps+48(FP)
 	JNE          dw_quad_tap
-	VMOVUPS      Y1, (R12)
-	VMOVUPS      Y2, 32(R12)
-	VMOVUPS      Y3, 64(R12)
-	VMOVUPS      Y4, 96(R12)
+	VMOVUPS      Y2, (R11)
+	VMOVUPS      Y3, 32(R11)
+	VMOVUPS      Y4, 64(R11)
+	VMOVUPS      Y5, 96(R11)
+	ADDQ         $0x80, R10
 	ADDQ         $0x80, R11
-	ADDQ         $0x80, R12
-	SUBQ         $0x04, R10
+	SUBQ         $0x04, R9
 	JMP          dw_quad
 
 dw_single:
-	TESTQ   R10, R10
+	TESTQ   R9, R9
 	JZ      dw_next_row
-	VMOVAPS Y0, Y1
-	XORQ    R13, R13
+	VMOVAPS Y0, Y2
+	XORQ    R12, R12
 
 dw_single_tap:
-	MOVQ         (BX)(R13*8), R14
-	VBROADCASTSS (SI)(R13*4), Y5
-	VFMADD231PS  (R11)(R14*4), Y5, Y1
-	INCQ         R13
-	CMPQ         R13, DI
+	MOVQ         (BX)(R12*8), R13
+	VBROADCASTSS (SI)(R12*4), Y1
+	VFMADD231PS  (R10)(R13*4), Y1, Y2
+	INCQ         R12
+	CMPQ         R12, taps+48(FP)
 	JNE          dw_single_tap
-	VMOVUPS      Y1, (R12)
+	VMOVUPS      Y2, (R11)
+	ADDQ         $0x20, R10
 	ADDQ         $0x20, R11
-	ADDQ         $0x20, R12
-	DECQ         R10
+	DECQ         R9
 	JMP          dw_single
 
 dw_next_row:
 	ADDQ DX, CX
-	ADDQ R9, R8
+	ADDQ R8, DI
 	DECQ AX
-	JNZ  dw_row
+	JMP  dw_row
 
 dw_done:
 	VZEROUPPER

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -95,7 +96,8 @@ func TestDwRowsSIMD(t *testing.T) {
 }
 
 // BenchmarkDepthwise reports GFLOP/s of the mobile nets' depthwise
-// layers, one thread.
+// layers, one thread (cpu-ns/op: the thread's CPU time, steadier than
+// the wall time on a shared machine).
 func BenchmarkDepthwise(b *testing.B) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, p := range dwCases()[:9] {
@@ -104,13 +106,18 @@ func BenchmarkDepthwise(b *testing.B) {
 			x, w := randSlice(r, p.N*p.C*p.H*p.W), randSlice(r, p.M*p.KH*p.KW)
 			y := make([]float32, p.N*p.M*oh*ow)
 			ctx := NewContext(1)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			t0 := ThreadCPUTime()
 			for i := 0; i < b.N; i++ {
 				if err := ctx.Conv2D(p, x, w, nil, y); err != nil {
 					b.Fatal(err)
 				}
 			}
+			cpu := ThreadCPUTime() - t0
 			flops := 2 * float64(p.N*p.M*oh*ow*p.KH*p.KW)
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -21,8 +21,10 @@ func main() {
 //	y[r·ldy + j] = bias + Σ_t w[t]·x[r·ss + j + offs[t]]
 //
 // for r < rows and j < 8·blocks, each element one chain of FMAs from the
-// bias in tap order (offs, ss and ldy in elements; taps ≥ 1).
-// Four blocks of 8 at a time (four independent chains), then one.
+// bias in tap order (offs, ss and ldy in elements; taps ≥ 1). Four
+// independent chains at a time (an FMA's latency is four of its
+// issues): the same 8 columns of four rows while four rows are left, then
+// four blocks of one row, then one.
 func dwRows() {
 	TEXT("dwRowsAVX2", NOSPLIT, "func(rows, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)")
 	Pragma("noescape")
@@ -32,44 +34,83 @@ func dwRows() {
 	ss := Load(Param("ss"), GP64())
 	poffs := Load(Param("offs"), GP64())
 	pw := Load(Param("w"), GP64())
-	taps := Load(Param("taps"), GP64())
 	py := Load(Param("y"), GP64())
 	ldy := Load(Param("ldy"), GP64())
+	taps := NewParamAddr("taps", 48)
+	blocks := NewParamAddr("blocks", 8)
 	SHLQ(Imm(2), ss)
 	SHLQ(Imm(2), ldy)
 	bv := YMM()
 	VBROADCASTSS(NewParamAddr("bias", 56), bv)
+	bc, xb, yb := GP64(), GP64(), GP64()
+	t, a, b := GP64(), GP64(), GP64()
+	wv := YMM()
+	acc := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+
+	// Four rows at a time: block by block, the block of each row.
+	Label("dw_rows4")
+	CMPQ(rows, Imm(4))
+	JL(LabelRef("dw_row"))
+	MOVQ(blocks, bc)
+	MOVQ(px, xb)
+	MOVQ(py, yb)
+	Label("dw_r4_block")
+	for _, v := range acc {
+		VMOVAPS(bv, v)
+	}
+	XORQ(t, t)
+	Label("dw_r4_tap")
+	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, a)
+	LEAQ(Mem{Base: xb, Index: a, Scale: 4}, a)
+	LEAQ(Mem{Base: a, Index: ss, Scale: 2}, b)
+	VBROADCASTSS(Mem{Base: pw, Index: t, Scale: 4}, wv)
+	VFMADD231PS(Mem{Base: a}, wv, acc[0])
+	VFMADD231PS(Mem{Base: a, Index: ss, Scale: 1}, wv, acc[1])
+	VFMADD231PS(Mem{Base: b}, wv, acc[2])
+	VFMADD231PS(Mem{Base: b, Index: ss, Scale: 1}, wv, acc[3])
+	INCQ(t)
+	CMPQ(t, taps)
+	JNE(LabelRef("dw_r4_tap"))
+	LEAQ(Mem{Base: yb, Index: ldy, Scale: 2}, b)
+	VMOVUPS(acc[0], Mem{Base: yb})
+	VMOVUPS(acc[1], Mem{Base: yb, Index: ldy, Scale: 1})
+	VMOVUPS(acc[2], Mem{Base: b})
+	VMOVUPS(acc[3], Mem{Base: b, Index: ldy, Scale: 1})
+	ADDQ(Imm(32), xb)
+	ADDQ(Imm(32), yb)
+	DECQ(bc)
+	JNZ(LabelRef("dw_r4_block"))
+	LEAQ(Mem{Base: px, Index: ss, Scale: 4}, px)
+	LEAQ(Mem{Base: py, Index: ldy, Scale: 4}, py)
+	SUBQ(Imm(4), rows)
+	JMP(LabelRef("dw_rows4"))
+
+	// The rows left, one at a time.
+	Label("dw_row")
 	TESTQ(rows, rows)
 	JZ(LabelRef("dw_done"))
-
-	Label("dw_row")
-	bc := GP64()
-	MOVQ(NewParamAddr("blocks", 8), bc)
-	xb, yb := GP64(), GP64()
+	MOVQ(blocks, bc)
 	MOVQ(px, xb)
 	MOVQ(py, yb)
 
 	Label("dw_quad")
 	CMPQ(bc, Imm(4))
 	JL(LabelRef("dw_single"))
-	acc := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
-	for _, a := range acc {
-		VMOVAPS(bv, a)
+	for _, v := range acc {
+		VMOVAPS(bv, v)
 	}
-	t, off := GP64(), GP64()
 	XORQ(t, t)
 	Label("dw_quad_tap")
-	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, off)
-	wv := YMM()
+	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, a)
 	VBROADCASTSS(Mem{Base: pw, Index: t, Scale: 4}, wv)
-	for i, a := range acc {
-		VFMADD231PS(Mem{Base: xb, Index: off, Scale: 4, Disp: 32 * i}, wv, a)
+	for i, v := range acc {
+		VFMADD231PS(Mem{Base: xb, Index: a, Scale: 4, Disp: 32 * i}, wv, v)
 	}
 	INCQ(t)
 	CMPQ(t, taps)
 	JNE(LabelRef("dw_quad_tap"))
-	for i, a := range acc {
-		VMOVUPS(a, Mem{Base: yb, Disp: 32 * i})
+	for i, v := range acc {
+		VMOVUPS(v, Mem{Base: yb, Disp: 32 * i})
 	}
 	ADDQ(Imm(128), xb)
 	ADDQ(Imm(128), yb)
@@ -79,17 +120,16 @@ func dwRows() {
 	Label("dw_single")
 	TESTQ(bc, bc)
 	JZ(LabelRef("dw_next_row"))
-	a := YMM()
-	VMOVAPS(bv, a)
+	VMOVAPS(bv, acc[0])
 	XORQ(t, t)
 	Label("dw_single_tap")
-	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, off)
+	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, a)
 	VBROADCASTSS(Mem{Base: pw, Index: t, Scale: 4}, wv)
-	VFMADD231PS(Mem{Base: xb, Index: off, Scale: 4}, wv, a)
+	VFMADD231PS(Mem{Base: xb, Index: a, Scale: 4}, wv, acc[0])
 	INCQ(t)
 	CMPQ(t, taps)
 	JNE(LabelRef("dw_single_tap"))
-	VMOVUPS(a, Mem{Base: yb})
+	VMOVUPS(acc[0], Mem{Base: yb})
 	ADDQ(Imm(32), xb)
 	ADDQ(Imm(32), yb)
 	DECQ(bc)
@@ -99,7 +139,7 @@ func dwRows() {
 	ADDQ(ss, px)
 	ADDQ(ldy, py)
 	DECQ(rows)
-	JNZ(LabelRef("dw_row"))
+	JMP(LabelRef("dw_row"))
 	Label("dw_done")
 	VZEROUPPER()
 	RET()
