@@ -337,6 +337,8 @@ func split2(src, ev, od []float32) {
 // starts at a multiple of 8 bytes. Each pair is one 64-bit load and two
 // 32-bit stores: a third faster than two loads and two stores.
 func splitPairs(src, first, second []float32) {
+	h := split2Head(src, first, second)
+	src, first, second = src[2*h:], first[h:], second[h:]
 	n := len(src) / 2
 	if n > 0 {
 		pairs := unsafe.Slice((*uint64)(unsafe.Pointer(&src[0])), n)

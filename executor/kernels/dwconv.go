@@ -33,6 +33,10 @@ func dwRowsGo(rows, n int, x []float32, ss int, offs []int, w []float32, bias fl
 	}
 }
 
+// split2Head splits the head of src as splitPairs does and returns the
+// pairs done (none here; dwconv_amd64.go installs an AVX2 one).
+var split2Head = func(src, first, second []float32) int { return 0 }
+
 // dwFlatRow: stride-1 outputs narrower than this run as one run over the
 // whole padded plane (rows of W+PL+PR, the extra columns discarded) so
 // that the kernel gets long runs instead of a few vectors per row.

@@ -7,6 +7,7 @@ import "golang.org/x/sys/cpu"
 var _ = func() bool {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		dwRows = dwRowsSIMD
+		split2Head = split2SIMD
 	}
 	return true
 }()
@@ -32,4 +33,14 @@ func dwRowsSIMD(rows, n int, x []float32, ss int, offs []int, w []float32, bias 
 	_ = y[(rows-1)*ldy+n-1]
 	_ = w[len(offs)-1]
 	dwRowsAVX2(rows, n/8, &x[0], ss, &offs[0], &w[0], len(offs), bias, &y[0], ldy)
+}
+
+// split2SIMD splits the multiple-of-8 head of src's pairs with AVX2 and
+// returns the pairs done.
+func split2SIMD(src, first, second []float32) int {
+	n := min(len(src)/2, len(first), len(second)) &^ 7
+	if n > 0 {
+		split2AVX2(n, &src[0], &first[0], &second[0])
+	}
+	return n
 }

@@ -121,3 +121,32 @@ dw_next_row:
 dw_done:
 	VZEROUPPER
 	RET
+
+// func split2AVX2(n int, src *float32, ev *float32, od *float32)
+// Requires: AVX, AVX2
+TEXT ·split2AVX2(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ ev+16(FP), DX
+	MOVQ od+24(FP), BX
+	SHRQ $0x03, AX
+	JZ   split2_done
+
+split2_loop:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VSHUFPS $0xdd, Y1, Y0, Y0
+	VPERMPD $0xd8, Y2, Y2
+	VPERMPD $0xd8, Y0, Y0
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y0, (BX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	DECQ    AX
+	JNZ     split2_loop
+
+split2_done:
+	VZEROUPPER
+	RET

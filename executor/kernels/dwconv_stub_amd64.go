@@ -8,3 +8,8 @@ package kernels
 //
 //go:noescape
 func dwRowsAVX2(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)
+
+// split2AVX2 sets ev[j] = src[2j] and od[j] = src[2j+1] for j < n; n is a multiple of 8.
+//
+//go:noescape
+func split2AVX2(n int, src *float32, ev *float32, od *float32)

@@ -12,6 +12,7 @@ import (
 func main() {
 	ConstraintExpr("amd64")
 	dwRows()
+	split2()
 	Generate()
 }
 
@@ -141,6 +142,39 @@ func dwRows() {
 	DECQ(rows)
 	JMP(LabelRef("dw_row"))
 	Label("dw_done")
+	VZEROUPPER()
+	RET()
+}
+
+// split2 emits func split2AVX2(n int, src, ev, od *float32): ev[j] =
+// src[2j], od[j] = src[2j+1] for j < n, n a multiple of 8 (16 source
+// elements a step: two loads, two in-lane shuffles, two lane permutes).
+func split2() {
+	TEXT("split2AVX2", NOSPLIT, "func(n int, src, ev, od *float32)")
+	Pragma("noescape")
+	Doc("split2AVX2 sets ev[j] = src[2j] and od[j] = src[2j+1] for j < n; n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	ps := Load(Param("src"), GP64())
+	pe := Load(Param("ev"), GP64())
+	po := Load(Param("od"), GP64())
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("split2_done"))
+	Label("split2_loop")
+	a, b, e, o := YMM(), YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: ps}, a)
+	VMOVUPS(Mem{Base: ps, Disp: 32}, b)
+	VSHUFPS(Imm(0x88), b, a, e)
+	VSHUFPS(Imm(0xDD), b, a, o)
+	VPERMPD(Imm(0xD8), e, e)
+	VPERMPD(Imm(0xD8), o, o)
+	VMOVUPS(e, Mem{Base: pe})
+	VMOVUPS(o, Mem{Base: po})
+	ADDQ(Imm(64), ps)
+	ADDQ(Imm(32), pe)
+	ADDQ(Imm(32), po)
+	DECQ(n)
+	JNZ(LabelRef("split2_loop"))
+	Label("split2_done")
 	VZEROUPPER()
 	RET()
 }
