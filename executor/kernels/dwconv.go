@@ -142,7 +142,8 @@ func (g *dwGeom) tmpLen() int {
 
 // depthwise is the direct convolution for one input channel per group
 // (M = C·multiplier): output channel m reads input channel m/multiplier.
-// Output channels are split over threads; epi runs on each chunk.
+// Output channels are split over threads; epi runs on each plane right
+// after it is computed.
 func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32, epi Epilogue) {
 	g := newDwGeom(p)
 	mult := p.M / p.C
@@ -166,9 +167,10 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32, epi Epilogue) {
 				bv = bias[m]
 			}
 			g.plane1(s.a[:g.plane], w[m*taps:(m+1)*taps], bv, y[nm*npix:(nm+1)*npix], s.b)
-		}
-		if epi != nil {
-			epi(lo*npix, (hi-lo)*npix)
+			if epi != nil {
+				// While the plane is in cache.
+				epi(nm*npix, npix)
+			}
 		}
 	}
 	x.rangeWork(p.N*p.M, npix*taps*tapWork, run)
