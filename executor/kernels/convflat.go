@@ -142,14 +142,8 @@ func (f *flatConv) panels(dst []float32, p0, kc, c0, n, w int) {
 		panel := dst[jr*kc : jr*kc+w*kc]
 		q0 := c0 + jr
 		switch w {
-		case 32:
-			for r, o := range offs {
-				*(*[32]float32)(panel[r*32:]) = *(*[32]float32)(f.buf[o+q0:])
-			}
-		case 16:
-			for r, o := range offs {
-				*(*[16]float32)(panel[r*16:]) = *(*[16]float32)(f.buf[o+q0:])
-			}
+		case 32, 16, 8:
+			gatherRows(panel, f.buf[q0:], offs, w)
 		case 12:
 			for r, o := range offs {
 				*(*[12]float32)(panel[r*12:]) = *(*[12]float32)(f.buf[o+q0:])

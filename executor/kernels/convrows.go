@@ -76,8 +76,8 @@ type rowsConv struct {
 	kk     int
 	oh, ow int
 	// brows holds nr copies of each output channel's bias (nil: no
-	// bias).
-	brows []float32
+	// bias), bias the bias itself.
+	brows, bias []float32
 	// phases lists the row phases the taps read; offs the column
 	// offsets, cols how each offset's plane row is copied.
 	phases, offs []int
@@ -103,7 +103,7 @@ type tapCol struct{ off, lo, hi, ph, at int }
 // set makes r one image and group of a convolution, reusing r's lists.
 func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) {
 	oh, ow := p.Out()
-	*r = rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow,
+	*r = rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, bias: bg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow,
 		phases: r.phases[:0], offs: r.offs[:0], cols: r.cols[:0], tapPlane: r.tapPlane[:0], tapRow: r.tapRow[:0], brows: r.brows[:0]}
 	if bg != nil {
 		r.brows = grow(r.brows, mg*mk.nr)
@@ -366,10 +366,8 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // block's first pixel) into one panel of nr (zero past nn).
 func (r *rowsConv) packPanel(dst, planes []float32, rowOff []int, q, nn int) {
 	nr := r.mk.nr
-	if nn == nr && nr == 32 {
-		for i, o := range rowOff {
-			*(*[32]float32)(dst[i*32:]) = *(*[32]float32)(planes[o+q:])
-		}
+	if nn == nr {
+		gatherRows(dst, planes[q:], rowOff, nr)
 		return
 	}
 	for i, o := range rowOff {
@@ -394,8 +392,20 @@ func (r *rowsConv) panel(s *scratch, q, nn int) {
 	for i0 := 0; i0 < r.mg; i0 += mr {
 		mm := min(mr, r.mg-i0)
 		pa := r.pg.panel(0, kk, i0)
-		if mm == mr && nn == nr && r.brows == nil {
-			mk.fn(kk, pa, pb, nr, &r.y[i0*npix+q], npix, 0, nil, 0)
+		if nn == nr && (mm == mr || mk.edge != nil) {
+			// Straight into Y, the bias added in the micro-kernel (one
+			// k-block: acc + bias[row], the same addition as the tile
+			// holding the bias); an edge kernel for the last mm < mr
+			// channels.
+			fn := mk.fn
+			if mm < mr {
+				fn = mk.edge[mm]
+			}
+			var pbias *float32
+			if r.bias != nil {
+				pbias = &r.bias[i0]
+			}
+			fn(kk, pa, pb, nr, &r.y[i0*npix+q], npix, 0, pbias, 0)
 			continue
 		}
 		t := s.tile[:mr*nr]

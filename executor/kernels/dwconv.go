@@ -37,6 +37,18 @@ func dwRowsGo(rows, n int, x []float32, ss int, offs []int, w []float32, bias fl
 // pairs done (none here; dwconv_amd64.go installs an AVX2 one).
 var split2Head = func(src, first, second []float32) int { return 0 }
 
+// gatherRows sets dst[i·w + j] = src[o + j] for the i-th o of offs and j
+// < w: the packing of a convolution's B panels, each im2col row one run
+// of w floats (flatConv.panels, rowsConv.packPanel). dwconv_amd64.go
+// installs an AVX2 one for w a multiple of 8.
+var gatherRows = gatherRowsGo
+
+func gatherRowsGo(dst, src []float32, offs []int, w int) {
+	for i, o := range offs {
+		copy(dst[i*w:(i+1)*w], src[o:o+w])
+	}
+}
+
 // dwFlatRow: stride-1 outputs narrower than this run as one run over the
 // whole padded plane (rows of W+PL+PR, the extra columns discarded) so
 // that the kernel gets long runs instead of a few vectors per row.

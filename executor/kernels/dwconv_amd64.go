@@ -8,6 +8,7 @@ var _ = func() bool {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		dwRows = dwRowsSIMD
 		split2Head = split2SIMD
+		gatherRows = gatherRowsSIMD
 	}
 	return true
 }()
@@ -43,4 +44,23 @@ func split2SIMD(src, first, second []float32) int {
 		split2AVX2(n, &src[0], &first[0], &second[0])
 	}
 	return n
+}
+
+// gatherRowsSIMD runs gatherRows with AVX2 when w is a multiple of 8,
+// after checking that every read and write is inside src and dst.
+func gatherRowsSIMD(dst, src []float32, offs []int, w int) {
+	if w%8 != 0 || len(offs) == 0 || w == 0 {
+		gatherRowsGo(dst, src, offs, w)
+		return
+	}
+	hi := 0
+	for _, o := range offs {
+		if o < 0 {
+			panic("kernels: negative row offset")
+		}
+		hi = max(hi, o)
+	}
+	_ = src[hi+w-1]
+	_ = dst[len(offs)*w-1]
+	gatherRowsAVX2(len(offs), &offs[0], &src[0], w/8, &dst[0])
 }

@@ -150,3 +150,33 @@ split2_loop:
 split2_done:
 	VZEROUPPER
 	RET
+
+// func gatherRowsAVX2(k int, offs *int, src *float32, w8 int, dst *float32)
+// Requires: AVX
+TEXT ·gatherRowsAVX2(SB), NOSPLIT, $0-40
+	MOVQ  k+0(FP), AX
+	MOVQ  offs+8(FP), CX
+	MOVQ  src+16(FP), DX
+	MOVQ  dst+32(FP), BX
+	TESTQ AX, AX
+	JZ    gather_done
+
+gather_row:
+	MOVQ (CX), SI
+	LEAQ (DX)(SI*4), SI
+	MOVQ w8+24(FP), DI
+
+gather_block:
+	VMOVUPS (SI), Y0
+	VMOVUPS Y0, (BX)
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, BX
+	DECQ    DI
+	JNZ     gather_block
+	ADDQ    $0x08, CX
+	DECQ    AX
+	JNZ     gather_row
+
+gather_done:
+	VZEROUPPER
+	RET

@@ -13,3 +13,8 @@ func dwRowsAVX2(rows int, blocks int, x *float32, ss int, offs *int, w *float32,
 //
 //go:noescape
 func split2AVX2(n int, src *float32, ev *float32, od *float32)
+
+// gatherRowsAVX2 sets dst[r·8·w8+j] = src[offs[r]+j] for r < k, j < 8·w8.
+//
+//go:noescape
+func gatherRowsAVX2(k int, offs *int, src *float32, w8 int, dst *float32)

@@ -1,5 +1,6 @@
-// Command dwgen generates the depthwise convolution kernel of package
-// kernels (dwconv_amd64.s and its Go declaration) with avo; run it
+// Command dwgen generates the depthwise convolution kernel and the
+// copies of the convolutions' packing (split2, gatherRows) of package
+// kernels (dwconv_amd64.s and its Go declarations) with avo; run it
 // through `go generate ./executor/kernels` (dwconv_amd64.go).
 package main
 
@@ -13,6 +14,7 @@ func main() {
 	ConstraintExpr("amd64")
 	dwRows()
 	split2()
+	gatherRows()
 	Generate()
 }
 
@@ -175,6 +177,40 @@ func split2() {
 	DECQ(n)
 	JNZ(LabelRef("split2_loop"))
 	Label("split2_done")
+	VZEROUPPER()
+	RET()
+}
+
+// gatherRows emits func gatherRowsAVX2(k int, offs *int, src *float32, w8
+// int, dst *float32): dst[r·8·w8 + j] = src[offs[r] + j] for r < k, j <
+// 8·w8 (a convolution's B panels: one run of each im2col row per panel).
+func gatherRows() {
+	TEXT("gatherRowsAVX2", NOSPLIT, "func(k int, offs *int, src *float32, w8 int, dst *float32)")
+	Pragma("noescape")
+	Doc("gatherRowsAVX2 sets dst[r·8·w8+j] = src[offs[r]+j] for r < k, j < 8·w8.")
+	k := Load(Param("k"), GP64())
+	po := Load(Param("offs"), GP64())
+	ps := Load(Param("src"), GP64())
+	pd := Load(Param("dst"), GP64())
+	TESTQ(k, k)
+	JZ(LabelRef("gather_done"))
+	Label("gather_row")
+	s, b := GP64(), GP64()
+	MOVQ(Mem{Base: po}, s)
+	LEAQ(Mem{Base: ps, Index: s, Scale: 4}, s)
+	Load(Param("w8"), b)
+	Label("gather_block")
+	v := YMM()
+	VMOVUPS(Mem{Base: s}, v)
+	VMOVUPS(v, Mem{Base: pd})
+	ADDQ(Imm(32), s)
+	ADDQ(Imm(32), pd)
+	DECQ(b)
+	JNZ(LabelRef("gather_block"))
+	ADDQ(Imm(8), po)
+	DECQ(k)
+	JNZ(LabelRef("gather_row"))
+	Label("gather_done")
 	VZEROUPPER()
 	RET()
 }
