@@ -230,9 +230,21 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 				}
 				continue
 			}
+			if pg != nil {
+				// Implicit GEMM: B packed straight from the input, the
+				// bias added by the micro-kernel.
+				var fin *finish
+				if bg != nil {
+					fin = &finish{bias: bg}
+				}
+				cb := &convB{p: &p, x: xg, oh: oh, ow: ow}
+				if err := x.sgemmConv(best, mg, npix, kk, pg, cb, 0, yg, npix, fin); err != nil {
+					return err
+				}
+				continue
+			}
 			beta := float32(0)
-			if bias != nil {
-				bg := bias[g*mg : (g+1)*mg]
+			if bg != nil {
 				x.Range(mg, npix, func(lo, hi int) {
 					for m := lo; m < hi; m++ {
 						row := yg[m*npix : (m+1)*npix]
@@ -240,14 +252,6 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 					}
 				})
 				beta = 1
-			}
-			if pg != nil {
-				// Implicit GEMM: B packed straight from the input.
-				cb := &convB{p: &p, x: xg, oh: oh, ow: ow}
-				if err := x.sgemmConv(best, mg, npix, kk, pg, cb, beta, yg, npix); err != nil {
-					return err
-				}
-				continue
 			}
 			for o0 := 0; o0 < oh; o0 += rows {
 				o1 := min(o0+rows, oh)
@@ -397,14 +401,15 @@ func (cb *convB) pack(dst []float32, p0, kc, j0, nc, nr int) {
 
 // sgemmConv computes C = A·B + beta·C with A packed and B the implicit
 // im2col matrix cb (k×n), split over the threads by columns or rows as
-// sgemm does (the same result for every thread count).
-func (x *Context) sgemmConv(mk microKernel, m, n, k int, pa *Packed, cb *convB, beta float32, c []float32, ldc int) error {
+// sgemm does (the same result for every thread count), finished by fin
+// (nil: none).
+func (x *Context) sgemmConv(mk microKernel, m, n, k int, pa *Packed, cb *convB, beta float32, c []float32, ldc int, fin *finish) error {
 	if err := pa.fits(mk, true, m, k); err != nil {
 		return err
 	}
 	if m == 0 || n == 0 {
 		return nil
 	}
-	x.gemm(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc, nil)
+	x.gemm(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc, fin)
 	return nil
 }

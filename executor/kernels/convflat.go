@@ -183,18 +183,14 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 		o1 := min(o0+rows, oh)
 		n := (o1 - o0) * f.wph
 		c := s.cols[:mg*n]
-		beta := float32(0)
+		// The bias is added by the micro-kernel to the first k-block's
+		// tiles (the same additions as C filled with it, beta 1).
+		var fin *finish
 		if bg != nil {
-			beta = 1
-			x.Range(mg, n, func(lo, hi int) {
-				for m := lo; m < hi; m++ {
-					row := c[m*n : (m+1)*n]
-					fill(row, bg[m])
-				}
-			})
+			fin = &finish{bias: bg}
 		}
 		cb := &convB{p: p, x: xg, oh: oh, ow: ow, flat: f, col0: o0 * f.wph}
-		if err := x.sgemmConv(mk, mg, n, kk, pg, cb, beta, c, n); err != nil {
+		if err := x.sgemmConv(mk, mg, n, kk, pg, cb, 0, c, n, fin); err != nil {
 			return err
 		}
 		x.Range(mg, (o1-o0)*ow, func(lo, hi int) {
