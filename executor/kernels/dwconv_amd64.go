@@ -23,14 +23,7 @@ func dwRowsSIMD(rows, n int, x []float32, ss int, offs []int, w []float32, bias 
 		dwRowsGo(rows, n, x, ss, offs, w, bias, y, ldy)
 		return
 	}
-	hi := 0
-	for _, o := range offs {
-		if o < 0 {
-			panic("kernels: negative depthwise tap offset")
-		}
-		hi = max(hi, o)
-	}
-	_ = x[(rows-1)*ss+n-1+hi]
+	_ = x[(rows-1)*ss+n-1+maxOffset(offs)]
 	_ = y[(rows-1)*ldy+n-1]
 	_ = w[len(offs)-1]
 	dwRowsAVX2(rows, n/8, &x[0], ss, &offs[0], &w[0], len(offs), bias, &y[0], ldy)
@@ -53,14 +46,20 @@ func gatherRowsSIMD(dst, src []float32, offs []int, w int) {
 		gatherRowsGo(dst, src, offs, w)
 		return
 	}
+	_ = src[maxOffset(offs)+w-1]
+	_ = dst[len(offs)*w-1]
+	gatherRowsAVX2(len(offs), &offs[0], &src[0], w/8, &dst[0])
+}
+
+// maxOffset is the largest of offs (not empty), which must all be ≥ 0:
+// with it the callers check every read of the assembly.
+func maxOffset(offs []int) int {
 	hi := 0
 	for _, o := range offs {
 		if o < 0 {
-			panic("kernels: negative row offset")
+			panic("kernels: negative offset")
 		}
 		hi = max(hi, o)
 	}
-	_ = src[hi+w-1]
-	_ = dst[len(offs)*w-1]
-	gatherRowsAVX2(len(offs), &offs[0], &src[0], w/8, &dst[0])
+	return hi
 }

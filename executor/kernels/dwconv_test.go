@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 )
 
@@ -56,19 +55,9 @@ func TestDepthwiseAgainstNaive(t *testing.T) {
 					t.Fatal(err)
 				}
 				name := fmt.Sprintf("%s case %d %+v threads %d", impl, i, p, th)
-				for j := range y {
-					if d := math.Abs(float64(y[j]) - want[j]); !(d <= 1e-5*float64(p.KH*p.KW)+1e-5) {
-						t.Fatalf("%s: y[%d] = %g, want %g", name, j, y[j], want[j])
-					}
-				}
+				checkConvOut(t, name, y, want, first, 1e-5*float64(p.KH*p.KW)+1e-5)
 				if first == nil {
 					first = y
-					continue
-				}
-				for j := range y {
-					if math.Float32bits(y[j]) != math.Float32bits(first[j]) {
-						t.Fatalf("%s: y[%d] = %g, %g on 1 thread", name, j, y[j], first[j])
-					}
 				}
 			}
 		}
@@ -95,9 +84,8 @@ func TestDwRowsSIMD(t *testing.T) {
 	}
 }
 
-// BenchmarkDepthwise reports GFLOP/s of the mobile nets' depthwise
-// layers, one thread (cpu-ns/op: the thread's CPU time, steadier than
-// the wall time on a shared machine).
+// BenchmarkDepthwise reports GFLOP/s and thread CPU ns/op of the mobile
+// nets' depthwise layers, one thread.
 func BenchmarkDepthwise(b *testing.B) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, p := range dwCases()[:9] {
@@ -106,18 +94,7 @@ func BenchmarkDepthwise(b *testing.B) {
 			x, w := randSlice(r, p.N*p.C*p.H*p.W), randSlice(r, p.M*p.KH*p.KW)
 			y := make([]float32, p.N*p.M*oh*ow)
 			ctx := NewContext(1)
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			t0 := ThreadCPUTime()
-			for i := 0; i < b.N; i++ {
-				if err := ctx.Conv2D(p, x, w, nil, y); err != nil {
-					b.Fatal(err)
-				}
-			}
-			cpu := ThreadCPUTime() - t0
-			flops := 2 * float64(p.N*p.M*oh*ow*p.KH*p.KW)
-			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+			benchConv(b, 2*float64(p.N*p.M*oh*ow*p.KH*p.KW), func() error { return ctx.Conv2D(p, x, w, nil, y) })
 		})
 	}
 }

@@ -3,7 +3,6 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 )
 
@@ -48,18 +47,7 @@ func BenchmarkConvSmallChannels(b *testing.B) {
 			}
 			y := make([]float32, p.N*p.M*oh*ow)
 			ctx := NewContext(1)
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			t0 := ThreadCPUTime()
-			for i := 0; i < b.N; i++ {
-				if err := ctx.Conv2DPacked(p, x, nil, pw, bias, y); err != nil {
-					b.Fatal(err)
-				}
-			}
-			cpu := ThreadCPUTime() - t0
-			flops := 2 * float64(p.N*p.M*oh*ow*p.C*p.KH*p.KW)
-			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+			benchConv(b, 2*float64(p.N*p.M*oh*ow*p.C*p.KH*p.KW), func() error { return ctx.Conv2DPacked(p, x, nil, pw, bias, y) })
 		})
 	}
 }
