@@ -187,11 +187,20 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 			// A 1×1 convolution run as one SGEMM takes the bias fill and
 			// the epilogue inside its chunks: one parallel call for the
 			// whole step.
-			directFin := direct && (pg == nil || pg.isA) && !useRows(&p, best, pg)
-			if full != nil && !directFin {
+			rowsPath := useRows(&p, best, pg)
+			directFin := direct && (pg == nil || pg.isA) && !rowsPath
+			flatPath := pg != nil && pg.isA && !direct && !rowsPath && useFlat(&p, best.nr)
+			// convRows and the phase-plane grid apply a Relu in the
+			// micro-kernel; their tail is the epilogue alone.
+			reluIn := act == ActRelu && (rowsPath || flatPath)
+			tail := full
+			if reluIn {
+				tail = epi
+			}
+			if tail != nil && !directFin {
 				// The other paths: one more pass, once every group is
 				// computed (deferred; on an error y is not used).
-				defer x.Range(len(yg), 1, func(lo, hi int) { full(base+lo, hi-lo) })
+				defer x.Range(len(yg), 1, func(lo, hi int) { tail(base+lo, hi-lo) })
 			}
 			switch {
 			case pg != nil && !pg.isA && direct && npix == 1:
@@ -212,14 +221,14 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 					return err
 				}
 				continue
-			case useRows(&p, best, pg):
+			case rowsPath:
 				if err := pg.fits(best, true, mg, kk); err != nil {
 					return err
 				}
-				x.convRows(&p, best, pg, xg, cg, mg, bg, yg)
+				x.convRows(&p, best, pg, xg, cg, mg, bg, yg, reluIn)
 				continue
-			case pg != nil && !direct && useFlat(&p, best.nr):
-				if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg); err != nil {
+			case flatPath:
+				if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg, reluIn); err != nil {
 					return err
 				}
 				continue

@@ -515,6 +515,10 @@ func TestConvActRelu(t *testing.T) {
 		{N: 1, C: 24, H: 37, W: 35, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 24},
 		{N: 1, C: 3, H: 61, W: 57, M: 16, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 32, H: 28, W: 28, M: 40, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		// convRows with 16 channels (Relu in its micro-kernel, edge
+		// kernels for the last channels), the grid with a stride.
+		{N: 1, C: 16, H: 40, W: 40, M: 20, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 40, H: 29, W: 29, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 	}
 	for i, p := range cases {
 		oh, ow := p.Out()

@@ -161,9 +161,10 @@ func (f *flatConv) panels(dst []float32, p0, kc, c0, n, w int) {
 }
 
 // convFlat runs one image and group of a convolution (packed weights pg,
-// input xg of cg channels, output yg of mg planes, bias bg or nil) on the phase-plane grid, in chunks of output rows whose
-// grid stays within maxCols elements of scratch.
-func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg []float32, yg []float32) error {
+// input xg of cg channels, output yg of mg planes, bias bg or nil, then
+// max(·, 0) when relu) on the phase-plane grid, in chunks of output rows
+// whose grid stays within maxCols elements of scratch.
+func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg []float32, yg []float32, relu bool) error {
 	oh, ow := p.Out()
 	npix := oh * ow
 	kk := cg * p.KH * p.KW
@@ -184,10 +185,11 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 		n := (o1 - o0) * f.wph
 		c := s.cols[:mg*n]
 		// The bias is added by the micro-kernel to the first k-block's
-		// tiles (the same additions as C filled with it, beta 1).
+		// tiles (the same additions as C filled with it, beta 1), a
+		// Relu applied to the last's.
 		var fin *finish
-		if bg != nil {
-			fin = &finish{bias: bg}
+		if bg != nil || relu {
+			fin = &finish{bias: bg, relu: relu}
 		}
 		cb := &convB{p: p, x: xg, oh: oh, ow: ow, flat: f, col0: o0 * f.wph}
 		if err := x.sgemmConv(mk, mg, n, kk, pg, cb, 0, c, n, fin); err != nil {

@@ -78,6 +78,8 @@ type rowsConv struct {
 	// brows holds nr copies of each output channel's bias (nil: no
 	// bias), bias the bias itself.
 	brows, bias []float32
+	// relu (1) makes the micro-kernel store max(·, 0) (ActRelu).
+	relu int
 	// phases lists the row phases the taps read; offs the column
 	// offsets, cols how each offset's plane row is copied.
 	phases, offs []int
@@ -178,7 +180,7 @@ func rowsAlign(ow, nr int) int {
 // convRows runs one image and group of a convolution (packed weights pg,
 // input xg of cg channels, output yg of mg planes, bias bg or nil) as
 // fused blocks of output rows, split over the threads by rows.
-func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) {
+func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32, relu bool) {
 	s := x.get()
 	defer x.put(s)
 	if s.rows == nil {
@@ -186,6 +188,9 @@ func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 	}
 	r := s.rows
 	r.set(p, mk, pg, xg, cg, mg, bg, yg)
+	if relu {
+		r.relu = 1
+	}
 	// Do not keep the tensors alive from the pool.
 	defer func() { r.p, r.pg, r.x, r.y = nil, nil, nil, nil }()
 	units := (r.oh + r.align - 1) / r.align
@@ -405,14 +410,14 @@ func (r *rowsConv) panel(s *scratch, q, nn int) {
 			if r.bias != nil {
 				pbias = &r.bias[i0]
 			}
-			fn(kk, pa, pb, nr, &r.y[i0*npix+q], npix, 0, pbias, 0)
+			fn(kk, pa, pb, nr, &r.y[i0*npix+q], npix, 0, pbias, r.relu)
 			continue
 		}
 		t := s.tile[:mr*nr]
 		if r.brows != nil {
 			copy(t[:mm*nr], r.brows[i0*nr:(i0+mm)*nr])
 		}
-		mk.fn(kk, pa, pb, nr, &t[0], nr, add, nil, 0)
+		mk.fn(kk, pa, pb, nr, &t[0], nr, add, nil, r.relu)
 		for i := 0; i < mm; i++ {
 			copy(r.y[(i0+i)*npix+q:(i0+i)*npix+q+nn], t[i*nr:i*nr+nn])
 		}
