@@ -187,11 +187,20 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 			// A 1×1 convolution run as one SGEMM takes the bias fill and
 			// the epilogue inside its chunks: one parallel call for the
 			// whole step.
-			directFin := direct && (pg == nil || pg.isA) && !useRows(&p, best, pg)
-			if full != nil && !directFin {
+			rowsPath := useRows(&p, best, pg)
+			directFin := direct && (pg == nil || pg.isA) && !rowsPath
+			flatPath := pg != nil && pg.isA && !direct && !rowsPath && useFlat(&p, best.nr)
+			// convRows and the phase-plane grid apply a Relu in the
+			// micro-kernel; their tail is the epilogue alone.
+			reluIn := act == ActRelu && (rowsPath || flatPath)
+			tail := full
+			if reluIn {
+				tail = epi
+			}
+			if tail != nil && !directFin {
 				// The other paths: one more pass, once every group is
 				// computed (deferred; on an error y is not used).
-				defer x.Range(len(yg), 1, func(lo, hi int) { full(base+lo, hi-lo) })
+				defer x.Range(len(yg), 1, func(lo, hi int) { tail(base+lo, hi-lo) })
 			}
 			switch {
 			case pg != nil && !pg.isA && direct && npix == 1:
@@ -212,14 +221,14 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 					return err
 				}
 				continue
-			case useRows(&p, best, pg):
+			case rowsPath:
 				if err := pg.fits(best, true, mg, kk); err != nil {
 					return err
 				}
-				x.convRows(&p, best, pg, xg, cg, mg, bg, yg)
+				x.convRows(&p, best, pg, xg, cg, mg, bg, yg, reluIn)
 				continue
-			case pg != nil && !direct && useFlat(&p, best.nr):
-				if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg); err != nil {
+			case flatPath:
+				if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg, reluIn); err != nil {
 					return err
 				}
 				continue
@@ -230,9 +239,21 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 				}
 				continue
 			}
+			if pg != nil {
+				// Implicit GEMM: B packed straight from the input, the
+				// bias added by the micro-kernel.
+				var fin *finish
+				if bg != nil {
+					fin = &finish{bias: bg}
+				}
+				cb := &convB{p: &p, x: xg, oh: oh, ow: ow}
+				if err := x.sgemmConv(best, mg, npix, kk, pg, cb, 0, yg, npix, fin); err != nil {
+					return err
+				}
+				continue
+			}
 			beta := float32(0)
-			if bias != nil {
-				bg := bias[g*mg : (g+1)*mg]
+			if bg != nil {
 				x.Range(mg, npix, func(lo, hi int) {
 					for m := lo; m < hi; m++ {
 						row := yg[m*npix : (m+1)*npix]
@@ -240,14 +261,6 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 					}
 				})
 				beta = 1
-			}
-			if pg != nil {
-				// Implicit GEMM: B packed straight from the input.
-				cb := &convB{p: &p, x: xg, oh: oh, ow: ow}
-				if err := x.sgemmConv(best, mg, npix, kk, pg, cb, beta, yg, npix); err != nil {
-					return err
-				}
-				continue
 			}
 			for o0 := 0; o0 < oh; o0 += rows {
 				o1 := min(o0+rows, oh)
@@ -316,174 +329,12 @@ func colRange(off, s, w, ow int) (lo, hi int) {
 	return lo, hi
 }
 
-// depthwise is the direct convolution for one input channel per group
-// (M = C·multiplier): each output channel m reads input channel
-// m/multiplier. Rows are split over threads by output channel.
-func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32, epi Epilogue) {
-	oh, ow := p.Out()
-	mult := p.M / p.C
-	npix := oh * ow
-	total := p.N * p.M
-	run := func(lo, hi int) {
-		// Strided rows are split into their SW phases, every row of an
-		// input channel once (a row is read by up to KH output rows), so
-		// that every tap is a contiguous axpy.
-		s := x.get()
-		defer x.put(s)
-		var phases, prow []float32
-		pw := (p.W + p.SW - 1) / p.SW
-		split := -1 // the input channel (n·C + c) split into phases
-		if p.SW > 1 && ow >= smallRow {
-			s.a = grow(s.a, p.H*p.SW*pw)
-			phases = s.a
-		}
-		// Per kernel column: the output columns [lo, hi) inside the
-		// input, and for strided rows the phase q and shift b with
-		// src[(lo+i)·SW + off] = phase q at lo + i + b.
-		type tapCol struct{ off, lo, hi, q, b int }
-		cols := make([]tapCol, p.KW)
-		for kw := range cols {
-			off := kw*p.DW - p.PL
-			lo, hi := colRange(off, p.SW, p.W, ow)
-			q := ((off % p.SW) + p.SW) % p.SW
-			cols[kw] = tapCol{off: off, lo: lo, hi: hi, q: q, b: (off - q) / p.SW}
-		}
-		wp := p.W + p.PL + p.PR
-		var tmp []float32
-		if ow < smallRow {
-			s.cols = grow(s.cols, (p.H+p.PT+p.PB)*wp+p.KW)
-			prow = s.cols
-			if p.SH == 1 && p.SW == 1 && p.DH == 1 && p.DW == 1 {
-				s.b = grow(s.b, oh*wp)
-				tmp = s.b
-			}
-		}
-		for nm := lo; nm < hi; nm++ {
-			n, m := nm/p.M, nm%p.M
-			xc := in[(n*p.C+m/mult)*p.H*p.W : (n*p.C+m/mult+1)*p.H*p.W]
-			yc := y[nm*npix : (nm+1)*npix]
-			wc := w[m*p.KH*p.KW : (m+1)*p.KH*p.KW]
-			bv := float32(0)
-			if bias != nil {
-				bv = bias[m]
-			}
-			fill(yc, bv)
-			if ow < smallRow {
-				depthwiseSmall(p, xc, wc, yc, oh, ow, prow, wp, tmp)
-				continue
-			}
-			if ic := n*p.C + m/mult; p.SW > 1 && split != ic {
-				for ih := 0; ih < p.H; ih++ {
-					src, ph := xc[ih*p.W:(ih+1)*p.W], phases[ih*p.SW*pw:(ih+1)*p.SW*pw]
-					if p.SW == 2 {
-						split2(src, ph[:pw], ph[pw:])
-					} else {
-						splitPhases(src, p.SW, pw, ph)
-					}
-				}
-				split = ic
-			}
-			// Row by row, all taps: the output row stays in L1.
-			for o := 0; o < oh; o++ {
-				yr := yc[o*ow : (o+1)*ow]
-				for kh := 0; kh < p.KH; kh++ {
-					ih := o*p.SH - p.PT + kh*p.DH
-					if ih < 0 || ih >= p.H {
-						continue
-					}
-					src := xc[ih*p.W : (ih+1)*p.W]
-					for kw, t := range cols {
-						if t.lo >= t.hi {
-							continue
-						}
-						wv := wc[kh*p.KW+kw]
-						d := yr[t.lo:t.hi]
-						if p.SW == 1 {
-							axpy(wv, src[t.lo+t.off:t.hi+t.off], d)
-						} else {
-							ph := phases[(ih*p.SW+t.q)*pw : (ih*p.SW+t.q+1)*pw]
-							axpy(wv, ph[t.lo+t.b:t.hi+t.b], d)
-						}
-					}
-				}
-			}
-		}
-		if epi != nil {
-			epi(lo*npix, (hi-lo)*npix)
-		}
-	}
-	x.rangeWork(total, npix*p.KH*p.KW*tapWork, run)
-}
-
 // maxCols bounds the im2col matrix of a convolution (elements, 4 MiB).
 const maxCols = 1 << 20
 
-// smallRow: output rows shorter than this run depthwiseSmall (a call per
-// tap and row costs more than the row's arithmetic).
+// smallRow: pool rows shorter than this run plane-wide (a call per row
+// costs more than the row's arithmetic).
 const smallRow = 32
-
-// depthwiseSmall accumulates one depthwise output plane yc (oh×ow,
-// holding the bias) from input plane xc: the plane is copied once into
-// pp with its padding as zeros (rows of wp = W+PL+PR), then per output
-// row and kernel row every output element adds all KW taps in one pass.
-//
-// With unit strides and dilations (tmp != nil, oh·wp elements) the taps
-// run over the whole padded plane at once instead: tap (kh, kw) is one
-// SIMD axpy of pp shifted by kh·wp + kw into tmp, whose columns past ow
-// are discarded; then tmp is added to the plane.
-func depthwiseSmall(p *Conv2D, xc, wc, yc []float32, oh, ow int, pp []float32, wp int, tmp []float32) {
-	clear(pp)
-	for ih := 0; ih < p.H; ih++ {
-		copy(pp[(ih+p.PT)*wp+p.PL:], xc[ih*p.W:(ih+1)*p.W])
-	}
-	if tmp != nil {
-		clear(tmp)
-		for kh := 0; kh < p.KH; kh++ {
-			for kw := 0; kw < p.KW; kw++ {
-				o := kh*wp + kw
-				axpy(wc[kh*p.KW+kw], pp[o:o+len(tmp)], tmp)
-			}
-		}
-		for o := 0; o < oh; o++ {
-			yr, tr := yc[o*ow:(o+1)*ow], tmp[o*wp:o*wp+ow]
-			for i, v := range tr {
-				yr[i] += v
-			}
-		}
-		return
-	}
-	span := (ow-1)*p.SW + (p.KW-1)*p.DW + 1
-	for o := 0; o < oh; o++ {
-		yr := yc[o*ow : (o+1)*ow]
-		for kh := 0; kh < p.KH; kh++ {
-			r0 := (o*p.SH + kh*p.DH) * wp
-			prow := pp[r0 : r0+span]
-			wr := wc[kh*p.KW : (kh+1)*p.KW]
-			switch {
-			case p.KW == 3 && p.DW == 1:
-				w0, w1, w2 := wr[0], wr[1], wr[2]
-				for i := range yr {
-					r := prow[i*p.SW : i*p.SW+3]
-					yr[i] += w0*r[0] + w1*r[1] + w2*r[2]
-				}
-			case p.KW == 5 && p.DW == 1:
-				w0, w1, w2, w3, w4 := wr[0], wr[1], wr[2], wr[3], wr[4]
-				for i := range yr {
-					r := prow[i*p.SW : i*p.SW+5]
-					yr[i] += w0*r[0] + w1*r[1] + w2*r[2] + w3*r[3] + w4*r[4]
-				}
-			default:
-				for i := range yr {
-					acc := float32(0)
-					for kw, wv := range wr {
-						acc += wv * prow[i*p.SW+kw*p.DW]
-					}
-					yr[i] += acc
-				}
-			}
-		}
-	}
-}
 
 // convB is the im2col matrix of one image and group of a convolution
 // (rows (c·KH+kh)·KW+kw, columns the output pixels oh·OW+ow), never
@@ -559,14 +410,15 @@ func (cb *convB) pack(dst []float32, p0, kc, j0, nc, nr int) {
 
 // sgemmConv computes C = A·B + beta·C with A packed and B the implicit
 // im2col matrix cb (k×n), split over the threads by columns or rows as
-// sgemm does (the same result for every thread count).
-func (x *Context) sgemmConv(mk microKernel, m, n, k int, pa *Packed, cb *convB, beta float32, c []float32, ldc int) error {
+// sgemm does (the same result for every thread count), finished by fin
+// (nil: none).
+func (x *Context) sgemmConv(mk microKernel, m, n, k int, pa *Packed, cb *convB, beta float32, c []float32, ldc int, fin *finish) error {
 	if err := pa.fits(mk, true, m, k); err != nil {
 		return err
 	}
 	if m == 0 || n == 0 {
 		return nil
 	}
-	x.gemm(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc, nil)
+	x.gemm(mk, m, n, k, 1, operand{packed: pa}, operand{conv: cb}, beta, c, ldc, fin)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -97,23 +98,45 @@ func TestConv2DAgainstNaive(t *testing.T) {
 					t.Fatal(err)
 				}
 				name := fmt.Sprintf("case %d %+v threads %d bias %v", i, p, th, withBias)
-				for j := range y {
-					if d := math.Abs(float64(y[j]) - want[j]); !(d <= 1e-5*float64(p.C*p.KH*p.KW)+1e-5) {
-						t.Fatalf("%s: y[%d] = %g, want %g", name, j, y[j], want[j])
-					}
-				}
+				checkConvOut(t, name, y, want, first, 1e-5*float64(p.C*p.KH*p.KW)+1e-5)
 				if first == nil {
 					first = y
-					continue
-				}
-				for j := range y {
-					if math.Float32bits(y[j]) != math.Float32bits(first[j]) {
-						t.Fatalf("%s: y[%d] = %g on 2 threads, %g on 1", name, j, y[j], first[j])
-					}
 				}
 			}
 		}
 	}
+}
+
+// checkConvOut fails t unless every y[j] is within tol of want[j] and,
+// when first is not nil (the run on one thread), has its bits.
+func checkConvOut(t *testing.T, name string, y []float32, want []float64, first []float32, tol float64) {
+	t.Helper()
+	for j := range y {
+		if d := math.Abs(float64(y[j]) - want[j]); !(d <= tol) {
+			t.Fatalf("%s: y[%d] = %g, want %g", name, j, y[j], want[j])
+		}
+		if first != nil && math.Float32bits(y[j]) != math.Float32bits(first[j]) {
+			t.Fatalf("%s: y[%d] = %g, %g on 1 thread", name, j, y[j], first[j])
+		}
+	}
+}
+
+// benchConv runs conv b.N times on one locked thread and reports GFLOP/s
+// (flops per call) and the thread's CPU ns per call (steadier than the
+// wall time on a shared machine).
+func benchConv(b *testing.B, flops float64, conv func() error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ResetTimer()
+	t0 := ThreadCPUTime()
+	for i := 0; i < b.N; i++ {
+		if err := conv(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu := ThreadCPUTime() - t0
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 func TestConv2DErrors(t *testing.T) {
@@ -492,6 +515,10 @@ func TestConvActRelu(t *testing.T) {
 		{N: 1, C: 24, H: 37, W: 35, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 24},
 		{N: 1, C: 3, H: 61, W: 57, M: 16, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 32, H: 28, W: 28, M: 40, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		// convRows with 16 channels (Relu in its micro-kernel, edge
+		// kernels for the last channels), the grid with a stride.
+		{N: 1, C: 16, H: 40, W: 40, M: 20, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 40, H: 29, W: 29, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 	}
 	for i, p := range cases {
 		oh, ow := p.Out()

@@ -142,14 +142,8 @@ func (f *flatConv) panels(dst []float32, p0, kc, c0, n, w int) {
 		panel := dst[jr*kc : jr*kc+w*kc]
 		q0 := c0 + jr
 		switch w {
-		case 32:
-			for r, o := range offs {
-				*(*[32]float32)(panel[r*32:]) = *(*[32]float32)(f.buf[o+q0:])
-			}
-		case 16:
-			for r, o := range offs {
-				*(*[16]float32)(panel[r*16:]) = *(*[16]float32)(f.buf[o+q0:])
-			}
+		case 32, 16, 8:
+			gatherRows(panel, f.buf[q0:], offs, w)
 		case 12:
 			for r, o := range offs {
 				*(*[12]float32)(panel[r*12:]) = *(*[12]float32)(f.buf[o+q0:])
@@ -167,9 +161,10 @@ func (f *flatConv) panels(dst []float32, p0, kc, c0, n, w int) {
 }
 
 // convFlat runs one image and group of a convolution (packed weights pg,
-// input xg of cg channels, output yg of mg planes, bias bg or nil) on the phase-plane grid, in chunks of output rows whose
-// grid stays within maxCols elements of scratch.
-func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg []float32, yg []float32) error {
+// input xg of cg channels, output yg of mg planes, bias bg or nil, then
+// max(·, 0) when relu) on the phase-plane grid, in chunks of output rows
+// whose grid stays within maxCols elements of scratch.
+func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg []float32, yg []float32, relu bool) error {
 	oh, ow := p.Out()
 	npix := oh * ow
 	kk := cg * p.KH * p.KW
@@ -189,18 +184,15 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 		o1 := min(o0+rows, oh)
 		n := (o1 - o0) * f.wph
 		c := s.cols[:mg*n]
-		beta := float32(0)
-		if bg != nil {
-			beta = 1
-			x.Range(mg, n, func(lo, hi int) {
-				for m := lo; m < hi; m++ {
-					row := c[m*n : (m+1)*n]
-					fill(row, bg[m])
-				}
-			})
+		// The bias is added by the micro-kernel to the first k-block's
+		// tiles (the same additions as C filled with it, beta 1), a
+		// Relu applied to the last's.
+		var fin *finish
+		if bg != nil || relu {
+			fin = &finish{bias: bg, relu: relu}
 		}
 		cb := &convB{p: p, x: xg, oh: oh, ow: ow, flat: f, col0: o0 * f.wph}
-		if err := x.sgemmConv(mk, mg, n, kk, pg, cb, beta, c, n); err != nil {
+		if err := x.sgemmConv(mk, mg, n, kk, pg, cb, 0, c, n, fin); err != nil {
 			return err
 		}
 		x.Range(mg, (o1-o0)*ow, func(lo, hi int) {

@@ -76,8 +76,10 @@ type rowsConv struct {
 	kk     int
 	oh, ow int
 	// brows holds nr copies of each output channel's bias (nil: no
-	// bias).
-	brows []float32
+	// bias), bias the bias itself.
+	brows, bias []float32
+	// relu (1) makes the micro-kernel store max(·, 0) (ActRelu).
+	relu int
 	// phases lists the row phases the taps read; offs the column
 	// offsets, cols how each offset's plane row is copied.
 	phases, offs []int
@@ -103,7 +105,7 @@ type tapCol struct{ off, lo, hi, ph, at int }
 // set makes r one image and group of a convolution, reusing r's lists.
 func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) {
 	oh, ow := p.Out()
-	*r = rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow,
+	*r = rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, bias: bg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow,
 		phases: r.phases[:0], offs: r.offs[:0], cols: r.cols[:0], tapPlane: r.tapPlane[:0], tapRow: r.tapRow[:0], brows: r.brows[:0]}
 	if bg != nil {
 		r.brows = grow(r.brows, mg*mk.nr)
@@ -178,7 +180,7 @@ func rowsAlign(ow, nr int) int {
 // convRows runs one image and group of a convolution (packed weights pg,
 // input xg of cg channels, output yg of mg planes, bias bg or nil) as
 // fused blocks of output rows, split over the threads by rows.
-func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) {
+func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32, relu bool) {
 	s := x.get()
 	defer x.put(s)
 	if s.rows == nil {
@@ -186,6 +188,9 @@ func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 	}
 	r := s.rows
 	r.set(p, mk, pg, xg, cg, mg, bg, yg)
+	if relu {
+		r.relu = 1
+	}
 	// Do not keep the tensors alive from the pool.
 	defer func() { r.p, r.pg, r.x, r.y = nil, nil, nil, nil }()
 	units := (r.oh + r.align - 1) / r.align
@@ -337,6 +342,8 @@ func split2(src, ev, od []float32) {
 // starts at a multiple of 8 bytes. Each pair is one 64-bit load and two
 // 32-bit stores: a third faster than two loads and two stores.
 func splitPairs(src, first, second []float32) {
+	h := split2Head(src, first, second)
+	src, first, second = src[2*h:], first[h:], second[h:]
 	n := len(src) / 2
 	if n > 0 {
 		pairs := unsafe.Slice((*uint64)(unsafe.Pointer(&src[0])), n)
@@ -364,10 +371,8 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // block's first pixel) into one panel of nr (zero past nn).
 func (r *rowsConv) packPanel(dst, planes []float32, rowOff []int, q, nn int) {
 	nr := r.mk.nr
-	if nn == nr && nr == 32 {
-		for i, o := range rowOff {
-			*(*[32]float32)(dst[i*32:]) = *(*[32]float32)(planes[o+q:])
-		}
+	if nn == nr {
+		gatherRows(dst, planes[q:], rowOff, nr)
 		return
 	}
 	for i, o := range rowOff {
@@ -392,15 +397,27 @@ func (r *rowsConv) panel(s *scratch, q, nn int) {
 	for i0 := 0; i0 < r.mg; i0 += mr {
 		mm := min(mr, r.mg-i0)
 		pa := r.pg.panel(0, kk, i0)
-		if mm == mr && nn == nr && r.brows == nil {
-			mk.fn(kk, pa, pb, nr, &r.y[i0*npix+q], npix, 0, nil, 0)
+		if nn == nr && (mm == mr || mk.edge != nil) {
+			// Straight into Y, the bias added in the micro-kernel (one
+			// k-block: acc + bias[row], the same addition as the tile
+			// holding the bias); an edge kernel for the last mm < mr
+			// channels.
+			fn := mk.fn
+			if mm < mr {
+				fn = mk.edge[mm]
+			}
+			var pbias *float32
+			if r.bias != nil {
+				pbias = &r.bias[i0]
+			}
+			fn(kk, pa, pb, nr, &r.y[i0*npix+q], npix, 0, pbias, r.relu)
 			continue
 		}
 		t := s.tile[:mr*nr]
 		if r.brows != nil {
 			copy(t[:mm*nr], r.brows[i0*nr:(i0+mm)*nr])
 		}
-		mk.fn(kk, pa, pb, nr, &t[0], nr, add, nil, 0)
+		mk.fn(kk, pa, pb, nr, &t[0], nr, add, nil, r.relu)
 		for i := 0; i < mm; i++ {
 			copy(r.y[(i0+i)*npix+q:(i0+i)*npix+q+nn], t[i*nr:i*nr+nn])
 		}

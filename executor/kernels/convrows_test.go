@@ -109,14 +109,14 @@ func TestConvRowsOneCall(t *testing.T) {
 }
 
 // TestSplit2: even and odd elements of every length, from 8-byte
-// aligned and unaligned starts.
+// aligned and unaligned starts (the SIMD head: 8 pairs a step).
 func TestSplit2(t *testing.T) {
-	buf := make([]float32, 40)
+	buf := make([]float32, 80)
 	for i := range buf {
 		buf[i] = float32(i) + 0.5
 	}
 	for start := 0; start < 2; start++ {
-		for n := 0; n < 20; n++ {
+		for n := 0; n < 70; n++ {
 			src := buf[start : start+n]
 			ev, od := make([]float32, (n+1)/2), make([]float32, n/2)
 			split2(src, ev, od)

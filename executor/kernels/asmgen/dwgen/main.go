@@ -1,0 +1,216 @@
+// Command dwgen generates the depthwise convolution kernel and the
+// copies of the convolutions' packing (split2, gatherRows) of package
+// kernels (dwconv_amd64.s and its Go declarations) with avo; run it
+// through `go generate ./executor/kernels` (dwconv_amd64.go).
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	ConstraintExpr("amd64")
+	dwRows()
+	split2()
+	gatherRows()
+	Generate()
+}
+
+// dwRows emits func dwRowsAVX2(rows, blocks int, x *float32, ss int, offs
+// *int, w *float32, taps int, bias float32, y *float32, ldy int):
+//
+//	y[r·ldy + j] = bias + Σ_t w[t]·x[r·ss + j + offs[t]]
+//
+// for r < rows and j < 8·blocks, each element one chain of FMAs from the
+// bias in tap order (offs, ss and ldy in elements; taps ≥ 1). Four
+// independent chains at a time (an FMA's latency is four of its
+// issues): the same 8 columns of four rows while four rows are left, then
+// four blocks of one row, then one.
+func dwRows() {
+	TEXT("dwRowsAVX2", NOSPLIT, "func(rows, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)")
+	Pragma("noescape")
+	Doc("dwRowsAVX2 sets y[r·ldy+j] = bias + Σ_t w[t]·x[r·ss+j+offs[t]] for r < rows, j < 8·blocks (FMAs in tap order).")
+	rows := Load(Param("rows"), GP64())
+	px := Load(Param("x"), GP64())
+	ss := Load(Param("ss"), GP64())
+	poffs := Load(Param("offs"), GP64())
+	pw := Load(Param("w"), GP64())
+	py := Load(Param("y"), GP64())
+	ldy := Load(Param("ldy"), GP64())
+	taps := NewParamAddr("taps", 48)
+	blocks := NewParamAddr("blocks", 8)
+	SHLQ(Imm(2), ss)
+	SHLQ(Imm(2), ldy)
+	bv := YMM()
+	VBROADCASTSS(NewParamAddr("bias", 56), bv)
+	bc, xb, yb := GP64(), GP64(), GP64()
+	t, a, b := GP64(), GP64(), GP64()
+	wv := YMM()
+	acc := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+
+	// Four rows at a time: block by block, the block of each row.
+	Label("dw_rows4")
+	CMPQ(rows, Imm(4))
+	JL(LabelRef("dw_row"))
+	MOVQ(blocks, bc)
+	MOVQ(px, xb)
+	MOVQ(py, yb)
+	Label("dw_r4_block")
+	for _, v := range acc {
+		VMOVAPS(bv, v)
+	}
+	XORQ(t, t)
+	Label("dw_r4_tap")
+	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, a)
+	LEAQ(Mem{Base: xb, Index: a, Scale: 4}, a)
+	LEAQ(Mem{Base: a, Index: ss, Scale: 2}, b)
+	VBROADCASTSS(Mem{Base: pw, Index: t, Scale: 4}, wv)
+	VFMADD231PS(Mem{Base: a}, wv, acc[0])
+	VFMADD231PS(Mem{Base: a, Index: ss, Scale: 1}, wv, acc[1])
+	VFMADD231PS(Mem{Base: b}, wv, acc[2])
+	VFMADD231PS(Mem{Base: b, Index: ss, Scale: 1}, wv, acc[3])
+	INCQ(t)
+	CMPQ(t, taps)
+	JNE(LabelRef("dw_r4_tap"))
+	LEAQ(Mem{Base: yb, Index: ldy, Scale: 2}, b)
+	VMOVUPS(acc[0], Mem{Base: yb})
+	VMOVUPS(acc[1], Mem{Base: yb, Index: ldy, Scale: 1})
+	VMOVUPS(acc[2], Mem{Base: b})
+	VMOVUPS(acc[3], Mem{Base: b, Index: ldy, Scale: 1})
+	ADDQ(Imm(32), xb)
+	ADDQ(Imm(32), yb)
+	DECQ(bc)
+	JNZ(LabelRef("dw_r4_block"))
+	LEAQ(Mem{Base: px, Index: ss, Scale: 4}, px)
+	LEAQ(Mem{Base: py, Index: ldy, Scale: 4}, py)
+	SUBQ(Imm(4), rows)
+	JMP(LabelRef("dw_rows4"))
+
+	// The rows left, one at a time.
+	Label("dw_row")
+	TESTQ(rows, rows)
+	JZ(LabelRef("dw_done"))
+	MOVQ(blocks, bc)
+	MOVQ(px, xb)
+	MOVQ(py, yb)
+
+	Label("dw_quad")
+	CMPQ(bc, Imm(4))
+	JL(LabelRef("dw_single"))
+	for _, v := range acc {
+		VMOVAPS(bv, v)
+	}
+	XORQ(t, t)
+	Label("dw_quad_tap")
+	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, a)
+	VBROADCASTSS(Mem{Base: pw, Index: t, Scale: 4}, wv)
+	for i, v := range acc {
+		VFMADD231PS(Mem{Base: xb, Index: a, Scale: 4, Disp: 32 * i}, wv, v)
+	}
+	INCQ(t)
+	CMPQ(t, taps)
+	JNE(LabelRef("dw_quad_tap"))
+	for i, v := range acc {
+		VMOVUPS(v, Mem{Base: yb, Disp: 32 * i})
+	}
+	ADDQ(Imm(128), xb)
+	ADDQ(Imm(128), yb)
+	SUBQ(Imm(4), bc)
+	JMP(LabelRef("dw_quad"))
+
+	Label("dw_single")
+	TESTQ(bc, bc)
+	JZ(LabelRef("dw_next_row"))
+	VMOVAPS(bv, acc[0])
+	XORQ(t, t)
+	Label("dw_single_tap")
+	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, a)
+	VBROADCASTSS(Mem{Base: pw, Index: t, Scale: 4}, wv)
+	VFMADD231PS(Mem{Base: xb, Index: a, Scale: 4}, wv, acc[0])
+	INCQ(t)
+	CMPQ(t, taps)
+	JNE(LabelRef("dw_single_tap"))
+	VMOVUPS(acc[0], Mem{Base: yb})
+	ADDQ(Imm(32), xb)
+	ADDQ(Imm(32), yb)
+	DECQ(bc)
+	JMP(LabelRef("dw_single"))
+
+	Label("dw_next_row")
+	ADDQ(ss, px)
+	ADDQ(ldy, py)
+	DECQ(rows)
+	JMP(LabelRef("dw_row"))
+	Label("dw_done")
+	VZEROUPPER()
+	RET()
+}
+
+// split2 emits func split2AVX2(n int, src, ev, od *float32): ev[j] =
+// src[2j], od[j] = src[2j+1] for j < n, n a multiple of 8 (16 source
+// elements a step: two loads, two in-lane shuffles, two lane permutes).
+func split2() {
+	TEXT("split2AVX2", NOSPLIT, "func(n int, src, ev, od *float32)")
+	Pragma("noescape")
+	Doc("split2AVX2 sets ev[j] = src[2j] and od[j] = src[2j+1] for j < n; n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	ps := Load(Param("src"), GP64())
+	pe := Load(Param("ev"), GP64())
+	po := Load(Param("od"), GP64())
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("split2_done"))
+	Label("split2_loop")
+	a, b, e, o := YMM(), YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: ps}, a)
+	VMOVUPS(Mem{Base: ps, Disp: 32}, b)
+	VSHUFPS(Imm(0x88), b, a, e)
+	VSHUFPS(Imm(0xDD), b, a, o)
+	VPERMPD(Imm(0xD8), e, e)
+	VPERMPD(Imm(0xD8), o, o)
+	VMOVUPS(e, Mem{Base: pe})
+	VMOVUPS(o, Mem{Base: po})
+	ADDQ(Imm(64), ps)
+	ADDQ(Imm(32), pe)
+	ADDQ(Imm(32), po)
+	DECQ(n)
+	JNZ(LabelRef("split2_loop"))
+	Label("split2_done")
+	VZEROUPPER()
+	RET()
+}
+
+// gatherRows emits func gatherRowsAVX2(k int, offs *int, src *float32, w8
+// int, dst *float32): dst[r·8·w8 + j] = src[offs[r] + j] for r < k, j <
+// 8·w8 (a convolution's B panels: one run of each im2col row per panel).
+func gatherRows() {
+	TEXT("gatherRowsAVX2", NOSPLIT, "func(k int, offs *int, src *float32, w8 int, dst *float32)")
+	Pragma("noescape")
+	Doc("gatherRowsAVX2 sets dst[r·8·w8+j] = src[offs[r]+j] for r < k, j < 8·w8.")
+	k := Load(Param("k"), GP64())
+	po := Load(Param("offs"), GP64())
+	ps := Load(Param("src"), GP64())
+	pd := Load(Param("dst"), GP64())
+	TESTQ(k, k)
+	JZ(LabelRef("gather_done"))
+	Label("gather_row")
+	s, b := GP64(), GP64()
+	MOVQ(Mem{Base: po}, s)
+	LEAQ(Mem{Base: ps, Index: s, Scale: 4}, s)
+	Load(Param("w8"), b)
+	Label("gather_block")
+	v := YMM()
+	VMOVUPS(Mem{Base: s}, v)
+	VMOVUPS(v, Mem{Base: pd})
+	ADDQ(Imm(32), s)
+	ADDQ(Imm(32), pd)
+	DECQ(b)
+	JNZ(LabelRef("gather_block"))
+	ADDQ(Imm(8), po)
+	DECQ(k)
+	JNZ(LabelRef("gather_row"))
+	Label("gather_done")
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,65 @@
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+//go:generate sh -c "cd asmgen && go run ./dwgen -pkg kernels -out ../dwconv_amd64.s -stubs ../dwconv_stub_amd64.go"
+
+var _ = func() bool {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		dwRows = dwRowsSIMD
+		split2Head = split2SIMD
+		gatherRows = gatherRowsSIMD
+	}
+	return true
+}()
+
+// dwRowsSIMD runs dwRows with AVX2+FMA (n a multiple of 8), after
+// checking that every read and write is inside x and y.
+func dwRowsSIMD(rows, n int, x []float32, ss int, offs []int, w []float32, bias float32, y []float32, ldy int) {
+	if rows <= 0 || n <= 0 || len(offs) == 0 {
+		return
+	}
+	if n%8 != 0 {
+		dwRowsGo(rows, n, x, ss, offs, w, bias, y, ldy)
+		return
+	}
+	_ = x[(rows-1)*ss+n-1+maxOffset(offs)]
+	_ = y[(rows-1)*ldy+n-1]
+	_ = w[len(offs)-1]
+	dwRowsAVX2(rows, n/8, &x[0], ss, &offs[0], &w[0], len(offs), bias, &y[0], ldy)
+}
+
+// split2SIMD splits the multiple-of-8 head of src's pairs with AVX2 and
+// returns the pairs done.
+func split2SIMD(src, first, second []float32) int {
+	n := min(len(src)/2, len(first), len(second)) &^ 7
+	if n > 0 {
+		split2AVX2(n, &src[0], &first[0], &second[0])
+	}
+	return n
+}
+
+// gatherRowsSIMD runs gatherRows with AVX2 when w is a multiple of 8,
+// after checking that every read and write is inside src and dst.
+func gatherRowsSIMD(dst, src []float32, offs []int, w int) {
+	if w%8 != 0 || len(offs) == 0 || w == 0 {
+		gatherRowsGo(dst, src, offs, w)
+		return
+	}
+	_ = src[maxOffset(offs)+w-1]
+	_ = dst[len(offs)*w-1]
+	gatherRowsAVX2(len(offs), &offs[0], &src[0], w/8, &dst[0])
+}
+
+// maxOffset is the largest of offs (not empty), which must all be ≥ 0:
+// with it the callers check every read of the assembly.
+func maxOffset(offs []int) int {
+	hi := 0
+	for _, o := range offs {
+		if o < 0 {
+			panic("kernels: negative offset")
+		}
+		hi = max(hi, o)
+	}
+	return hi
+}
