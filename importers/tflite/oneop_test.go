@@ -345,6 +345,7 @@ func oneOpCases() []oneOp {
 	cs = append(cs, moreCases()...)
 	cs = append(cs, controlCases()...)
 	cs = append(cs, builtinCases()...)
+	cs = append(cs, resourceCases()...)
 	return cs
 }
 

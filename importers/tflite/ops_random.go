@@ -33,22 +33,27 @@ func newPhilox(seed, seed2 uint64) *philox {
 
 // next returns four 32-bit values (ten rounds) and advances the counter.
 func (p *philox) next() [4]uint32 {
+	ctr := philox4x32(p.key, p.counter)
+	for i := range p.counter {
+		if p.counter[i]++; p.counter[i] != 0 {
+			break
+		}
+	}
+	return ctr
+}
+
+// philox4x32 is ten Philox rounds of counter ctr under key.
+func philox4x32(key [2]uint32, ctr [4]uint32) [4]uint32 {
 	const (
 		mulA, mulB = 0xD2511F53, 0xCD9E8D57
 		keyA, keyB = 0x9E3779B9, 0xBB67AE85
 	)
-	ctr, key := p.counter, p.key
 	for round := 0; round < 10; round++ {
 		hi0, lo0 := bits.Mul32(mulA, ctr[0])
 		hi1, lo1 := bits.Mul32(mulB, ctr[2])
 		ctr = [4]uint32{hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0}
 		key[0] += keyA
 		key[1] += keyB
-	}
-	for i := range p.counter {
-		if p.counter[i]++; p.counter[i] != 0 {
-			break
-		}
 	}
 	return ctr
 }
