@@ -3,6 +3,8 @@ package tflite
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
+	"testing"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
@@ -177,4 +179,89 @@ func resourceCases() []oneOp {
 		add("bitcast/uint8_to_int32_to_uint8", m)
 	}
 	return cs
+}
+
+// TestResourceRefusals: what the new mappings cannot write is refused
+// with an error naming the tensor or the reason.
+func TestResourceRefusals(t *testing.T) {
+	tableOpts := func(k, v fb.TensorType) (fb.BuiltinOptions, optFn) {
+		return fb.BuiltinOptionsHashtableOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.HashtableOptionsStart(b)
+			fb.HashtableOptionsAddTableId(b, 3)
+			fb.HashtableOptionsAddKeyDtype(b, k)
+			fb.HashtableOptionsAddValueDtype(b, v)
+			return fb.HashtableOptionsEnd(b)
+		}
+	}
+	// A table filled from graph inputs.
+	var inputTable mspec
+	{
+		h := inputTable.add(tspec{name: "table", typ: fb.TensorTypeRESOURCE, shape: []int32{1}})
+		k := inputTable.add(tspec{name: "keys_in", typ: fb.TensorTypeINT64, shape: []int32{3}})
+		v := inputTable.add(tspec{name: "values", typ: fb.TensorTypeSTRING, shape: []int32{3}, data: strBytes("a", "b", "c")})
+		ot, o := tableOpts(fb.TensorTypeINT64, fb.TensorTypeSTRING)
+		inputTable.ops = []opspec{{code: fb.BuiltinOperatorHASHTABLE, outputs: []int32{h}, optType: ot, opts: o},
+			{code: fb.BuiltinOperatorHASHTABLE_IMPORT, inputs: []int32{h, k, v}}}
+		inputTable.inputs = []int32{k}
+	}
+	var floatTable mspec
+	{
+		h := floatTable.add(tspec{name: "table", typ: fb.TensorTypeRESOURCE, shape: []int32{1}})
+		ot, o := tableOpts(fb.TensorTypeINT32, fb.TensorTypeFLOAT32)
+		floatTable.ops = []opspec{{code: fb.BuiltinOperatorHASHTABLE, outputs: []int32{h}, optType: ot, opts: o}}
+	}
+	var stateIn mspec
+	{
+		st := stateIn.add(tspec{name: "state_in", typ: fb.TensorTypeUINT64, shape: []int32{2}})
+		k := stateIn.add(tspec{name: "key", typ: fb.TensorTypeUINT64, shape: []int32{2}})
+		y := stateIn.add(tspec{name: "y", typ: fb.TensorTypeINT32, shape: []int32{4}})
+		stateIn.ops = []opspec{{code: fb.BuiltinOperatorSTABLEHLO_RNG_BIT_GENERATOR, inputs: []int32{st}, outputs: []int32{k, y},
+			optType2: fb.BuiltinOptions2StablehloRngBitGeneratorOptions, opts2: func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+				fb.StablehloRngBitGeneratorOptionsStart(b)
+				return fb.StablehloRngBitGeneratorOptionsEnd(b)
+			}}}
+		stateIn.inputs, stateIn.outputs = []int32{st}, []int32{y}
+	}
+	ot, o := noOpts()
+	for _, c := range []struct {
+		name string
+		m    mspec
+		want string
+	}{
+		{"table_from_inputs", inputTable, `"keys_in" and values "values" must be constants`},
+		{"table_int32_float", floatTable, "map INT64 to STRING or STRING to INT64"},
+		{"rng_state_input", stateIn, `initial state "state_in" must be a constant`},
+		{"bitcast_float", single(fb.BuiltinOperatorBITCAST, ot, o, []tspec{fshape(2, 3)}, tspec{typ: fb.TensorTypeINT32, shape: []int32{2, 3}}), "opset 26"},
+		{"multinomial_seeds_0_0", single(fb.BuiltinOperatorMULTINOMIAL, fb.BuiltinOptionsRandomOptions, func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.RandomOptionsStart(b)
+			return fb.RandomOptionsEnd(b)
+		}, []tspec{fshape(2, 3), constI32(nil, 4)}, tspec{typ: fb.TensorTypeINT32, shape: []int32{2, 4}}), "nondeterministic"},
+		{"bitcast_shape", single(fb.BuiltinOperatorBITCAST, ot, o, []tspec{{typ: fb.TensorTypeUINT8, shape: []int32{2, 3}}}, tspec{typ: fb.TensorTypeINT32, shape: []int32{2}}), "needs a last axis of 4"},
+	} {
+		_, err := Import(c.m.bytes(), Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
+		}
+	}
+}
+
+// FuzzTFLiteStrings: any buffer decodes to strings inside it or an error.
+func FuzzTFLiteStrings(f *testing.F) {
+	f.Add(strBytes("zero", "", "two"))
+	f.Add(strBytes())
+	f.Add([]byte{2, 0, 0, 0, 16, 0, 0, 0, 15, 0, 0, 0, 17, 0, 0, 0, 'a'})
+	f.Add([]byte{0xff, 0xff, 0xff, 0x7f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ss, err := tfliteStrings(b)
+		if err != nil {
+			return
+		}
+		n := 0
+		for _, s := range ss {
+			n += len(s)
+		}
+		if n > len(b) {
+			t.Fatalf("%d string bytes from a %d-byte buffer", n, len(b))
+		}
+	})
 }
