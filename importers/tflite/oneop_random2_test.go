@@ -27,6 +27,16 @@ func strBytes(ss ...string) []byte {
 	return b
 }
 
+// callOnce is a CALL_ONCE of init subgraph sub.
+func callOnce(sub int32) opspec {
+	return opspec{code: fb.BuiltinOperatorCALL_ONCE, optType: fb.BuiltinOptionsCallOnceOptions,
+		opts: func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
+			fb.CallOnceOptionsStart(b)
+			fb.CallOnceOptionsAddInitSubgraphIndex(b, sub)
+			return fb.CallOnceOptionsEnd(b)
+		}}
+}
+
 func u64Bytes(v ...uint64) []byte {
 	b := make([]byte, 8*len(v))
 	for i, x := range v {
@@ -83,12 +93,7 @@ func resourceCases() []oneOp {
 		size32 := m.add(tspec{name: "size32", typ: fb.TensorTypeINT32, shape: []int32{1}})
 		y := m.add(tspec{name: "y", typ: fb.TensorTypeINT32, shape: []int32{8}})
 		aot, ao := addOpts(fb.ActivationFunctionTypeNONE)
-		m.ops = []opspec{{code: fb.BuiltinOperatorCALL_ONCE, optType: fb.BuiltinOptionsCallOnceOptions,
-			opts: func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
-				fb.CallOnceOptionsStart(b)
-				fb.CallOnceOptionsAddInitSubgraphIndex(b, 1)
-				return fb.CallOnceOptionsEnd(b)
-			}}, mt1, mt2,
+		m.ops = []opspec{callOnce(1), mt1, mt2,
 			{code: fb.BuiltinOperatorCAST, inputs: []int32{x}, outputs: []int32{x64}},
 			{code: fb.BuiltinOperatorHASHTABLE_FIND, inputs: []int32{mh1, x64, d1}, outputs: []int32{names}},
 			{code: fb.BuiltinOperatorHASHTABLE_FIND, inputs: []int32{mh2, names, d2}, outputs: []int32{ids}},

@@ -37,15 +37,9 @@ func uint64ToDouble(x0, x1 uint32) float64 {
 }
 
 func (c *converter) multinomial(o *operator) error {
-	if err := needInputs(o, 2); err != nil {
-		return err
-	}
-	opt, err := options[fb.RandomOptions](o, fb.BuiltinOptionsRandomOptions)
+	seed, seed2, err := randomSeeds(o, 2)
 	if err != nil {
 		return err
-	}
-	if opt.Seed() == 0 && opt.Seed2() == 0 {
-		return fmt.Errorf("seeds (0, 0): TFLite draws nondeterministic values, which have no ONNX form")
 	}
 	logits := c.tensor(o.inputs[0])
 	if logits.typ != fb.TensorTypeFLOAT32 {
@@ -68,7 +62,7 @@ func (c *converter) multinomial(o *operator) error {
 	if err != nil || (odt != canonical.Int32 && odt != canonical.Int64) {
 		return fmt.Errorf("output %q is %s, want INT32 or INT64", out.name, out.typ)
 	}
-	p := newPhilox(uint64(int32(opt.Seed())), uint64(int32(opt.Seed2())))
+	p := newPhilox(seed, seed2)
 	u := make([]float64, 0, batch*n+1)
 	for int64(len(u)) < batch*n {
 		w := p.next()
