@@ -244,6 +244,13 @@ func entries() []entry {
 		s(fb.BuiltinOperatorRANDOM_UNIFORM, "a constant: the first run's values (Philox-4x32-10 with the op's seeds)"),
 		s(fb.BuiltinOperatorRANDOM_STANDARD_NORMAL, "a constant: the first run's values (Philox-4x32-10, Box-Muller)"),
 		s(fb.BuiltinOperatorEMBEDDING_LOOKUP_SPARSE, "Gather * weights, ScatterND (add) into the rows; MEAN and SQRTN divide"),
+		s(fb.BuiltinOperatorHASHTABLE, "the table (its id and types), held at conversion time"),
+		s(fb.BuiltinOperatorHASHTABLE_IMPORT, "the table's constant keys and values (first value of a repeated key)"),
+		s(fb.BuiltinOperatorHASHTABLE_FIND, "ai.onnx.ml LabelEncoder with the table's keys and values, the default's first element"),
+		s(fb.BuiltinOperatorHASHTABLE_SIZE, "a constant: the table's key count"),
+		s(fb.BuiltinOperatorMULTINOMIAL, "CumSum (double) of Exp(logit - max), counted against the first run's uniforms (Philox-4x32-10 with the op's seeds)"),
+		s(fb.BuiltinOperatorSTABLEHLO_RNG_BIT_GENERATOR, "constants: the bits and new state from a constant state (Philox-4x32-10, Threefry-2x32)"),
+		s(fb.BuiltinOperatorBITCAST, "integer arithmetic on the bytes (integers of 32 bits or fewer); constants folded"),
 	}
 }
 

@@ -68,6 +68,8 @@ type state struct {
 	// vars holds the current ONNX value of each resource variable.
 	vars     map[string]string
 	assigned []string
+	// tables holds the hash tables HASHTABLE creates, by table id.
+	tables map[int32]*hashTable
 	// subgraphs counts the subgraph conversions (bounded); ops the
 	// operators they hold together (bounded by opBudget).
 	subgraphs int
@@ -134,7 +136,7 @@ func newConverter(m *model, g *subgraph, opts Options, names *canonical.Namer, s
 
 func convertModel(m *model, opts Options) (*canonical.Model, error) {
 	g := m.subgraphs[opts.Subgraph]
-	st := &state{vars: map[string]string{}, inputValues: map[string][]int64{}}
+	st := &state{vars: map[string]string{}, inputValues: map[string][]int64{}, tables: map[int32]*hashTable{}}
 	if opts.Custom != "" {
 		var err error
 		if st.custom, err = custom.Load(opts.Custom); err != nil {
@@ -519,6 +521,23 @@ func (c *converter) constant(idx int, lay layout) (string, error) {
 	}
 	if lay == native {
 		name := c.base[idx]
+		if t.typ == fb.TensorTypeSTRING {
+			// TFLite's string buffer (count, offsets, bytes) as ONNX strings.
+			ss, err := tfliteStrings(t.data)
+			if err != nil {
+				return "", fmt.Errorf("constant %q: %w", t.name, err)
+			}
+			if int64(len(ss)) != numel(t.shape) {
+				return "", fmt.Errorf("constant %q: %d strings for shape %v", t.name, len(ss), t.shape)
+			}
+			bs := make([][]byte, len(ss))
+			for i, s := range ss {
+				bs[i] = []byte(s)
+			}
+			c.b.ConstNamed(canonical.NewStringTensor(name, append([]int64(nil), t.shape...), bs))
+			c.raw[layoutKey{idx, native}] = name
+			return name, nil
+		}
 		c.b.ConstNamed(canonical.NewTensor(name, dt, append([]int64(nil), t.shape...), t.data))
 		c.raw[layoutKey{idx, native}] = name
 		return name, nil

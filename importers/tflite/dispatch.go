@@ -169,6 +169,13 @@ func handlers() map[fb.BuiltinOperator]func(*converter, *operator) error {
 		fb.BuiltinOperatorRANDOM_UNIFORM:               (*converter).randomOp,
 		fb.BuiltinOperatorRANDOM_STANDARD_NORMAL:       (*converter).randomOp,
 		fb.BuiltinOperatorEMBEDDING_LOOKUP_SPARSE:      (*converter).embeddingLookupSparse,
+		fb.BuiltinOperatorHASHTABLE:                    (*converter).hashtable,
+		fb.BuiltinOperatorHASHTABLE_IMPORT:             (*converter).hashtableImport,
+		fb.BuiltinOperatorHASHTABLE_FIND:               (*converter).hashtableFind,
+		fb.BuiltinOperatorHASHTABLE_SIZE:               (*converter).hashtableSize,
+		fb.BuiltinOperatorMULTINOMIAL:                  (*converter).multinomial,
+		fb.BuiltinOperatorSTABLEHLO_RNG_BIT_GENERATOR:  (*converter).rngBitGenerator,
+		fb.BuiltinOperatorBITCAST:                      (*converter).bitcast,
 	}
 }
 

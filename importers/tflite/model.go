@@ -332,10 +332,20 @@ func readTensor(t *fb.Tensor, qp *fb.QuantizationParameters, index int, buffers 
 	if bi > 0 && len(buffers[bi]) > 0 {
 		tt.data = buffers[bi]
 		es := elemSize(tt.typ)
-		if es == 0 {
+		if tt.typ == fb.TensorTypeSTRING {
+			// A string constant: its count, offsets and bytes, checked here.
+			ss, err := tfliteStrings(tt.data)
+			if err != nil {
+				return nil, fmt.Errorf("tensor %d %q: %w", index, tt.name, err)
+			}
+			if t.Sparsity(nil) != nil || int64(len(ss)) != elems {
+				return nil, fmt.Errorf("tensor %d %q: %d strings for shape %v", index, tt.name, len(ss), tt.shape)
+			}
+			es = 0
+		} else if es == 0 {
 			return nil, fmt.Errorf("tensor %d %q: constant of type %s is not supported", index, tt.name, tt.typ)
 		}
-		if sp := t.Sparsity(nil); sp != nil {
+		if sp := t.Sparsity(nil); sp != nil && es > 0 {
 			if tt.typ == fb.TensorTypeINT4 {
 				return nil, fmt.Errorf("tensor %d %q: sparse int4 constants are not supported", index, tt.name)
 			}
@@ -354,7 +364,7 @@ func readTensor(t *fb.Tensor, qp *fb.QuantizationParameters, index int, buffers 
 		if tt.typ == fb.TensorTypeINT4 {
 			want = (elems + 1) / 2
 		}
-		if int64(len(tt.data)) != want {
+		if es > 0 && int64(len(tt.data)) != want {
 			return nil, fmt.Errorf("tensor %d %q: %s%v needs %d bytes, buffer %d holds %d", index, tt.name, tt.typ, tt.shape, want, bi, len(tt.data))
 		}
 	}

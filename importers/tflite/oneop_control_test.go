@@ -109,12 +109,7 @@ func controlCases() []oneOp {
 		mh, mvh := handle(&m)
 		val, y := m.add(f23("offset_value")), m.add(f23("y"))
 		aot, ao := addOpts(fb.ActivationFunctionTypeNONE)
-		m.ops = []opspec{{code: fb.BuiltinOperatorCALL_ONCE, optType: fb.BuiltinOptionsCallOnceOptions,
-			opts: func(b *flatbuffers.Builder) flatbuffers.UOffsetT {
-				fb.CallOnceOptionsStart(b)
-				fb.CallOnceOptionsAddInitSubgraphIndex(b, 1)
-				return fb.CallOnceOptionsEnd(b)
-			}}, mvh,
+		m.ops = []opspec{callOnce(1), mvh,
 			{code: fb.BuiltinOperatorREAD_VARIABLE, inputs: []int32{mh}, outputs: []int32{val}},
 			{code: fb.BuiltinOperatorADD, inputs: []int32{x, val}, outputs: []int32{y}, optType: aot, opts: ao}}
 		m.inputs, m.outputs = []int32{x}, []int32{y}

@@ -345,6 +345,7 @@ func oneOpCases() []oneOp {
 	cs = append(cs, moreCases()...)
 	cs = append(cs, controlCases()...)
 	cs = append(cs, builtinCases()...)
+	cs = append(cs, resourceCases()...)
 	return cs
 }
 
@@ -488,6 +489,10 @@ func TestOneOpAgainstTFLite(t *testing.T) {
 	env := tfliteEnv(t)
 	cases := oneOpCases()
 	dir := t.TempDir()
+	// One node process per interpreter serves every case (each case's
+	// model loaded into it in turn), rather than one per case.
+	pool := tfliteruntime.NewPool(context.Background(), env)
+	defer pool.Close()
 	seen := map[string]bool{}
 	checks := map[fb.BuiltinOperator][]string{}
 	for _, c := range cases {
@@ -510,7 +515,7 @@ func TestOneOpAgainstTFLite(t *testing.T) {
 				t.Fatalf("Import: %v", err)
 			}
 			inputs := oneOpInputs(t, c, m, mp)
-			res, err := tfliteruntime.Run(context.Background(), env, path, inputs, 1)
+			res, err := pool.Run(context.Background(), path, inputs, 1)
 			var re *tfliteruntime.RunError
 			if errors.As(err, &re) && re.Kind == "load" {
 				t.Fatalf("the interpreter refuses the test model: %v", err)

@@ -33,22 +33,27 @@ func newPhilox(seed, seed2 uint64) *philox {
 
 // next returns four 32-bit values (ten rounds) and advances the counter.
 func (p *philox) next() [4]uint32 {
+	ctr := philox4x32(p.key, p.counter)
+	for i := range p.counter {
+		if p.counter[i]++; p.counter[i] != 0 {
+			break
+		}
+	}
+	return ctr
+}
+
+// philox4x32 is ten Philox rounds of counter ctr under key.
+func philox4x32(key [2]uint32, ctr [4]uint32) [4]uint32 {
 	const (
 		mulA, mulB = 0xD2511F53, 0xCD9E8D57
 		keyA, keyB = 0x9E3779B9, 0xBB67AE85
 	)
-	ctr, key := p.counter, p.key
 	for round := 0; round < 10; round++ {
 		hi0, lo0 := bits.Mul32(mulA, ctr[0])
 		hi1, lo1 := bits.Mul32(mulB, ctr[2])
 		ctr = [4]uint32{hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0}
 		key[0] += keyA
 		key[1] += keyB
-	}
-	for i := range p.counter {
-		if p.counter[i]++; p.counter[i] != 0 {
-			break
-		}
 	}
 	return ctr
 }
@@ -85,16 +90,27 @@ func randomValues(normal bool, seed, seed2 uint64, n int) []float32 {
 	return out[:n]
 }
 
-func (c *converter) randomOp(o *operator) error {
-	if err := needInputs(o, 1); err != nil {
-		return err
+// randomSeeds checks that o has its first n inputs and reads its seeds
+// as TFLite does (each one's low 32 bits, sign-extended); seeds (0, 0)
+// are refused.
+func randomSeeds(o *operator, n int) (seed, seed2 uint64, err error) {
+	if err := needInputs(o, n); err != nil {
+		return 0, 0, err
 	}
 	opt, err := options[fb.RandomOptions](o, fb.BuiltinOptionsRandomOptions)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	if opt.Seed() == 0 && opt.Seed2() == 0 {
-		return fmt.Errorf("seeds (0, 0): TFLite draws nondeterministic values, which have no ONNX form")
+		return 0, 0, fmt.Errorf("seeds (0, 0): TFLite draws nondeterministic values, which have no ONNX form")
+	}
+	return uint64(int32(opt.Seed())), uint64(int32(opt.Seed2())), nil
+}
+
+func (c *converter) randomOp(o *operator) error {
+	seed, seed2, err := randomSeeds(o, 1)
+	if err != nil {
+		return err
 	}
 	if t := c.tensor(o.outputs[0]); t.typ != fb.TensorTypeFLOAT32 {
 		return fmt.Errorf("output %q is %s (float32 only)", t.name, t.typ)
@@ -112,7 +128,7 @@ func (c *converter) randomOp(o *operator) error {
 			return fmt.Errorf("shape %v has more than %d elements", shape, maxRandomElements)
 		}
 	}
-	v := randomValues(o.code == fb.BuiltinOperatorRANDOM_STANDARD_NORMAL, uint64(int32(opt.Seed())), uint64(int32(opt.Seed2())), int(n))
+	v := randomValues(o.code == fb.BuiltinOperatorRANDOM_STANDARD_NORMAL, seed, seed2, int(n))
 	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
 		c.node("Identity", []string{c.constF32(c.unique(y+"_values"), shape, v)}, []string{y})
 		return nil

@@ -44,7 +44,8 @@ and exporters/tflite both read, with the checks that prove each row. %d builtins
 
 - **Import checks**: TestOneOpAgainstTFLite (importers/tflite/oneop*_test.go) builds a model of the one
   builtin with the flatbuffers builder for each option set (float32; int8 and int16 where TFLite has them;
-  shape_signature -1 dims), runs it in the TFLite interpreter (runtimes/tflite, tfjs-tflite) and through the
+  shape_signature -1 dims), runs it in the TFLite interpreter (runtimes/tflite: LiteRT.js or tfjs-tflite, one
+  node process per interpreter loading each case's model in turn, a fresh one for models with state) and through the
   importer and the executor on the same inputs: float outputs within 1e-5 of the output's largest magnitude,
   integer outputs exact (a few int8 activations within one step: their checks say "max 1 step(s)"), NaN where the interpreter
   has NaN. The checks column lists each case and its measured result.

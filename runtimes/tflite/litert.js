@@ -21,7 +21,9 @@
 // A refused model (load) is answered with kind "load" and the
 // interpreter's own reason ("Variable tensors not yet supported.",
 // "Element type INT8 is not supported"), so that the Go side can hand the
-// model to the other interpreter. The process ends when stdin is closed.
+// model to the other interpreter. A later load replaces the model in the
+// same process (runtimes/tflite's Pool); a refused first load ends the
+// process. The process ends when stdin is closed.
 //
 // Under Node the package needs shims: `self`, `location`,
 // `require`/`__dirname` for its Emscripten loader, an `importScripts` that
@@ -58,7 +60,6 @@ async function main() {
   const load = await next();
   if (!load) return;
   if (load.head.op !== 'load') return fail('protocol', `first request is ${load.head.op}, not load`);
-  const model = load.take(load.head.sizes[0]);
 
   const wasmDir = path.join(pkgDir, 'wasm');
   const logs = [];
@@ -83,14 +84,6 @@ async function main() {
   const lrt = await import(url.pathToFileURL(path.join(pkgDir, 'dist', 'index.js')).href);
   await lrt.loadLiteRt(path.join(wasmDir, WASM + '.js'));
   const errors = () => logs.filter((l) => / ERROR|^ERROR|Error:/.test(l) && !/WebGPU|navigator/.test(l));
-  let cm;
-  try {
-    cm = await lrt.loadAndCompile(new Uint8Array(model), { accelerator: 'wasm' });
-  } catch (e) {
-    // The interpreter's own reason first (e.g. "Variable tensors not yet supported.").
-    return fail('load', errors().map((l) => l.replace(/^.*?\] /, '')).concat([String(e && e.message || e)]).join('\n'));
-  }
-  const io = load.head.io || {};
   // position finds a LiteRT.js tensor name (a signature key, or a tensor
   // name without a signature) among the subgraph's tensors: -1 when absent.
   const position = (name, names, keys) => {
@@ -98,23 +91,50 @@ async function main() {
     const k = (keys || []).indexOf(name);
     return k >= 0 ? k : (names || []).indexOf(name);
   };
-  const mins = cm.getInputDetails();
-  // pos[j]: the subgraph position of LiteRT.js's input j; LiteRT.js's own
-  // order when the names do not give one position to each.
-  let pos = mins.map((d) => position(d.name, io.in, io.in_keys));
-  if (pos.some((k, j) => k < 0 || pos.indexOf(k) !== j)) pos = mins.map((d, j) => j);
-  const infos = mins.map((d, j) => ({ name: (io.in && io.in[pos[j]]) || d.name, dtype: d.dtype, shape: shapeOf(d) }));
-  // Inputs bind by tensor name only when every input name is set and
-  // distinct, else by position in the subgraph (unnamed tensors of
-  // keyword models).
-  const named = infos.every((d) => d.name) && new Set(infos.map((d) => d.name)).size === infos.length;
-  reply({ ok: true, build, version, inputs: pos.map((k, j) => j).sort((a, b) => pos[a] - pos[b]).map((j) => infos[j]) });
+  // The loaded model: compileModel replaces it (a later load request
+  // reuses the process and its WebAssembly module).
+  let cm, io, mins, pos, infos, named;
+  async function compileModel(req) {
+    if (cm && typeof cm.delete === 'function') cm.delete();
+    cm = undefined;
+    logs.length = 0;
+    const model = req.take(req.head.sizes[0]);
+    try {
+      cm = await lrt.loadAndCompile(new Uint8Array(model), { accelerator: 'wasm' });
+    } catch (e) {
+      cm = undefined;
+      // The interpreter's own reason first (e.g. "Variable tensors not yet supported.").
+      return fail('load', errors().map((l) => l.replace(/^.*?\] /, '')).concat([String(e && e.message || e)]).join('\n'));
+    }
+    io = req.head.io || {};
+    mins = cm.getInputDetails();
+    // pos[j]: the subgraph position of LiteRT.js's input j; LiteRT.js's own
+    // order when the names do not give one position to each.
+    pos = mins.map((d) => position(d.name, io.in, io.in_keys));
+    if (pos.some((k, j) => k < 0 || pos.indexOf(k) !== j)) pos = mins.map((d, j) => j);
+    infos = mins.map((d, j) => ({ name: (io.in && io.in[pos[j]]) || d.name, dtype: d.dtype, shape: shapeOf(d) }));
+    // Inputs bind by tensor name only when every input name is set and
+    // distinct, else by position in the subgraph (unnamed tensors of
+    // keyword models).
+    named = infos.every((d) => d.name) && new Set(infos.map((d) => d.name)).size === infos.length;
+    return reply({ ok: true, build, version, inputs: pos.map((k, j) => j).sort((a, b) => pos[a] - pos[b]).map((j) => infos[j]) });
+  }
+  await compileModel(load);
+  if (!cm) return;
 
   for (;;) {
     const req = await next();
     if (!req) return;
+    if (req.head.op === 'load') {
+      await compileModel(req);
+      continue;
+    }
     if (req.head.op !== 'run') {
-      fail('protocol', `request ${req.head.op}: want run`);
+      fail('protocol', `request ${req.head.op}: want run or load`);
+      continue;
+    }
+    if (!cm) {
+      fail('protocol', 'run before a model is loaded');
       continue;
     }
     const inputs = req.head.inputs.map((i, k) => Object.assign({}, i, { data: req.take(req.head.sizes[k]) }));

@@ -87,7 +87,7 @@ func liteRTCannot(model []byte) (why string) {
 	}
 	if outs := dynamicOutputs(m, &g); len(outs) > 0 {
 		return "its outputs " + strings.Join(outs, ", ") + " are resized when the model runs, which " + LiteRTPackage +
-			" does not do (it answered the prepared buffer for UNIQUE, SEGMENT_SUM and UNSORTED_SEGMENT_*)"
+			" does not do (it answered the prepared buffer for UNIQUE, SEGMENT_SUM, UNSORTED_SEGMENT_* and MULTINOMIAL)"
 	}
 	return ""
 }
@@ -101,6 +101,9 @@ func dynamicOutputs(m *fb.Model, g *fb.SubGraph) []string {
 		fb.BuiltinOperatorUNIQUE: true, fb.BuiltinOperatorSEGMENT_SUM: true,
 		fb.BuiltinOperatorUNSORTED_SEGMENT_SUM: true, fb.BuiltinOperatorUNSORTED_SEGMENT_PROD: true,
 		fb.BuiltinOperatorUNSORTED_SEGMENT_MAX: true, fb.BuiltinOperatorUNSORTED_SEGMENT_MIN: true,
+		// MULTINOMIAL of logits computed by the graph (int32 samples came
+		// back as garbage).
+		fb.BuiltinOperatorMULTINOMIAL: true,
 	}
 	outs := map[int32]bool{}
 	for i := 0; i < g.OutputsLength(); i++ {

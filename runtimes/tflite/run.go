@@ -165,6 +165,10 @@ type Session struct {
 	cur  Interpreter
 	rest []Interpreter
 	ran  bool
+	// pool lends the node processes (nil: the session starts its own);
+	// broken marks a process not to be given back to it.
+	pool   *Pool
+	broken bool
 	// Build names what runs the model; Inputs are the interpreter's
 	// inputs.
 	Build  string
@@ -201,6 +205,11 @@ func OpenWith(ctx context.Context, env Env, modelPath string, o Options) (*Sessi
 // openBytes is OpenWith on the bytes of the model at modelPath (which
 // names it in errors).
 func openBytes(ctx context.Context, env Env, modelPath string, model []byte, o Options) (*Session, error) {
+	return openPooled(ctx, env, modelPath, model, o, nil)
+}
+
+// openPooled is openBytes with the processes of pool (nil: its own).
+func openPooled(ctx context.Context, env Env, modelPath string, model []byte, o Options, pool *Pool) (*Session, error) {
 	if ops := microOnlyOps(model); len(ops) > 0 && !o.RunUncomputed {
 		return nil, microOnlyError(modelPath, ops)
 	}
@@ -217,7 +226,7 @@ func openBytes(ctx context.Context, env Env, modelPath string, model []byte, o O
 	if len(order) == 0 {
 		return nil, fmt.Errorf("tflite runtime: %s: no interpreter to run it", modelPath)
 	}
-	s := &Session{env: env, threads: max(o.Threads, 1), model: modelPath, bytes: model, names: names, rest: order, Routed: routed}
+	s := &Session{env: env, threads: max(o.Threads, 1), model: modelPath, bytes: model, names: names, rest: order, Routed: routed, pool: pool}
 	if err := s.next(ctx, nil); err != nil {
 		return nil, err
 	}
@@ -271,14 +280,25 @@ func (s *Session) load(ctx context.Context, in Interpreter) error {
 		}
 		script, pkg = litertJS, LiteRTPackage+" "+s.env.LiteRTVersion
 	}
-	conn, err := node.Start(ctx, node.Process{
-		Node:      s.env.Node,
-		Args:      []string{"-e", node.FrameJS + script, "--", s.env.Modules},
-		Dir:       os.TempDir(),
-		MaxStderr: 64 << 10,
-	}, maxReply)
-	if err != nil {
-		return fmt.Errorf("tflite runtime: %s: starting node: %w", s.model, err)
+	var conn *node.Conn
+	if !stateful(s.bytes) {
+		// A stateful model starts in a process of its own: in a reused
+		// heap, tfjs-tflite's BIDIRECTIONAL_SEQUENCE_LSTM with merged
+		// outputs and peepholes answered NaN where a fresh process
+		// answers the right values (memory it reads before writing).
+		conn = s.pool.take(in)
+	}
+	if conn == nil {
+		var err error
+		conn, err = node.Start(s.pool.startCtx(ctx), node.Process{
+			Node:      s.env.Node,
+			Args:      []string{"-e", node.FrameJS + script, "--", s.env.Modules},
+			Dir:       os.TempDir(),
+			MaxStderr: 64 << 10,
+		}, maxReply)
+		if err != nil {
+			return fmt.Errorf("tflite runtime: %s: starting node: %w", s.model, err)
+		}
 	}
 	head := struct {
 		Op      string            `json:"op"`
@@ -291,20 +311,27 @@ func (s *Session) load(ctx context.Context, in Interpreter) error {
 		IO ioNames `json:"io"`
 	}{Op: "load", Threads: s.threads, Types: ioTypes(s.bytes), Stateful: stateful(s.bytes),
 		IO: ioNames{In: s.names.InRaw, InKeys: s.names.InKey, Out: s.names.OutRaw, OutKeys: s.names.OutKey}}
-	s.conn = conn
+	s.conn, s.cur, s.broken = conn, in, false
 	rep, _, err := s.call(ctx, head, [][]byte{s.bytes}, pkg)
 	if err != nil {
-		_ = conn.Close()
+		// A refused first load ends the process: it is not given back.
+		s.broken = true
+		_ = s.Close()
 		s.conn = nil
 		return err
 	}
-	s.cur, s.Build, s.Inputs = in, rep.Build, rep.Inputs
+	s.Build, s.Inputs = rep.Build, rep.Inputs
 	return nil
 }
 
-// Close ends the node process.
+// Close ends the node process, or gives it back to the session's pool
+// when no call broke it.
 func (s *Session) Close() error {
 	if s.conn == nil {
+		return nil
+	}
+	if s.pool != nil && !s.broken && s.pool.put(s.cur, s.conn) {
+		s.conn = nil
 		return nil
 	}
 	return s.conn.Close()
@@ -386,6 +413,9 @@ func (s *Session) run(ctx context.Context, inputs []*onnxpb.TensorProto) (*Resul
 // in errors ("" for Package).
 func (s *Session) call(ctx context.Context, head any, blobs [][]byte, pkg string) (*reply, [][]byte, error) {
 	var rep reply
+	if s.conn == nil {
+		return nil, nil, &RunError{Model: s.model, Kind: "node", Detail: "the session is closed", Package: pkg}
+	}
 	body, err := s.conn.Call(ctx, head, blobs, &rep, func() (int64, error) {
 		var n int64
 		for _, o := range rep.Outputs {
@@ -397,12 +427,18 @@ func (s *Session) call(ctx context.Context, head any, blobs [][]byte, pkg string
 		return n, nil
 	})
 	if err != nil {
+		s.broken = true
 		if ctx.Err() != nil {
 			return nil, nil, fmt.Errorf("tflite runtime: %s: %w", s.model, err)
 		}
 		return nil, nil, &RunError{Model: s.model, Kind: "node", Detail: err.Error(), Package: pkg}
 	}
 	if !rep.OK {
+		switch rep.Kind {
+		case "inputs", "shape", "run", "output-type":
+		default:
+			s.broken = true // a protocol or internal failure: not reused
+		}
 		if rep.Kind == "shape" {
 			return nil, nil, &ShapeError{Model: s.model, Detail: rep.Error, Inputs: rep.Inputs}
 		}

@@ -16,7 +16,9 @@
 //   run:      {"op": "run", "inputs": [{"name", "dtype", "shape", "bytes"}]}  inputs
 //   answer:   {"ok": true, "outputs": [{"name", "dtype", "shape", "bytes"}]}   outputs
 //         or  {"ok": false, "kind", "error", "inputs"?: [...]}
-// The process ends when stdin is closed (or after a failed load).
+// A later load replaces the model in the same process (runtimes/tflite's
+// Pool). The process ends when stdin is closed (or after a failed first
+// load).
 // Nothing in the model is executed as JavaScript: the model bytes go to the
 // interpreter's flatbuffer reader only.
 //
@@ -111,7 +113,6 @@ async function main() {
   const load = await next();
   if (!load) return;
   if (load.head.op !== 'load') return fail('protocol', `first request is ${load.head.op}, not load`);
-  const model = load.take(load.head.sizes[0]);
 
   const wasmDir = path.join(pkgDir, 'wasm');
   const factory = loadFactory(wasmDir);
@@ -119,15 +120,14 @@ async function main() {
   const logs = [];
   const mod = await factory({ wasmBinary, print: () => {}, printErr: (s) => logs.push(String(s)) });
 
-  const ptr = mod._malloc(model.length);
-  mod.HEAPU8.set(model, ptr);
-  const threads = load.head.threads > 0 ? load.head.threads : 1;
-  const types = load.head.types || {};
+  // The loaded model (its bytes kept in the WebAssembly heap): loadModel
+  // replaces it (a later load request reuses the process and its module).
+  let model, ptr = 0, threads = 1, types = {}, stateful = false, runs = 0;
   // typeOf is the tensor's element type: the runner's, or the flatbuffer's
   // where the runner says "unknown".
   const typeOf = (t) => (t.dataType === 'unknown' && types[String(t.id)]) || t.dataType;
-  // create makes an interpreter on the model's bytes (kept in the
-  // WebAssembly heap); it returns an error message or undefined.
+  // create makes an interpreter on the model's bytes; it returns an error
+  // message or undefined.
   let runner, mins, infos, inWord, byName;
   function create() {
     const st = mod.TFLiteWebModelRunner.CreateFromBufferAndOptions(ptr, model.length,
@@ -143,26 +143,53 @@ async function main() {
     mins.forEach((t) => byName.set(t.name, t));
     return undefined;
   }
-  const loadErr = create();
-  if (loadErr !== undefined) return fail('load', loadErr);
-  reply({ ok: true, build, version, inputs: infos });
-  // A stateful model (variable tensors: SVDF state, resource variables)
-  // computes every sample from its initial state, as one inference of
-  // the converted model does: each run after the first gets a fresh
-  // interpreter on the bytes already loaded.
-  const stateful = !!load.head.stateful;
-  let runs = 0;
+  // loadModel answers a load request: true when the model loaded.
+  function loadModel(req) {
+    if (runner && typeof runner.delete === 'function') runner.delete();
+    runner = undefined;
+    if (ptr) mod._free(ptr);
+    logs.length = 0;
+    model = req.take(req.head.sizes[0]);
+    ptr = mod._malloc(model.length);
+    mod.HEAPU8.set(model, ptr);
+    threads = req.head.threads > 0 ? req.head.threads : 1;
+    types = req.head.types || {};
+    // A stateful model (variable tensors: SVDF state, resource variables)
+    // computes every sample from its initial state, as one inference of
+    // the converted model does: each run after the first gets a fresh
+    // interpreter on the bytes already loaded.
+    stateful = !!req.head.stateful;
+    runs = 0;
+    const loadErr = create();
+    if (loadErr !== undefined) {
+      runner = undefined;
+      fail('load', loadErr);
+      return false;
+    }
+    reply({ ok: true, build, version, inputs: infos });
+    return true;
+  }
+  if (!loadModel(load)) return;
 
   for (;;) {
     const req = await next();
     if (!req) return;
+    if (req.head.op === 'load') {
+      loadModel(req);
+      continue;
+    }
     if (req.head.op !== 'run') {
-      fail('protocol', `request ${req.head.op}: want run`);
+      fail('protocol', `request ${req.head.op}: want run or load`);
+      continue;
+    }
+    if (!runner && !(stateful && runs > 0)) {
+      fail('protocol', 'run before a model is loaded');
       continue;
     }
     const inputs = req.head.inputs.map((i, k) => Object.assign({}, i, { data: req.take(req.head.sizes[k]) }));
     if (stateful && runs > 0) {
-      if (typeof runner.delete === 'function') runner.delete();
+      if (runner && typeof runner.delete === 'function') runner.delete();
+      runner = undefined;
       const err = create();
       if (err !== undefined) {
         fail('load', err);
