@@ -150,8 +150,8 @@ func TestOver2GiB(t *testing.T) {
 	}
 }
 
-// TestTransformKeepsExternalData checks that optimize, fp16 and quantize
-// write their result with external data when the input had it, though
+// TestTransformKeepsExternalData checks that optimize, fp16, quantize
+// and convert --fp16 write their result with external data when the input had it, though
 // the rewritten weight (float16, int8) is no longer the input's external
 // tensor (written inline, a > 4 GiB float32 weight's fp16 result would
 // pass protobuf's 2 GiB). The weight is 4 rows (4 MiB).
@@ -165,6 +165,7 @@ func TestTransformKeepsExternalData(t *testing.T) {
 		{[]string{"optimize", in, "o.onnx"}, 4 * bigCols * 4},
 		{[]string{"fp16", in, "h.onnx", "--samples", "1"}, 4 * bigCols * 2},
 		{[]string{"quantize", in, "q.onnx", "--mode", "dynamic", "--calibration-samples", "2"}, 4 * bigCols},
+		{[]string{"convert", in, "c.onnx", "--fp16", "--samples", "1"}, 4 * bigCols * 2},
 	} {
 		out := filepath.Join(dir, c.args[2])
 		c.args[2] = out
