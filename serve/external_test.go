@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"os"
@@ -17,11 +18,11 @@ import (
 // beside it, uploaded as a zip of the two, converts (verified against its
 // source) instead of failing as a folder that is no model.
 func TestExternalDataArchive(t *testing.T) {
-	src := testpaths.Shared(t, "onnx-v1.22", "backend-tests", "pytorch-converted", "test_Conv2d", "model.onnx")
+	src := filepath.Join(testpaths.RepoRoot(t), "fixtures", "models", "resnet_small", "model.onnx")
 	dir := t.TempDir()
 	if _, err := pipeline.Convert(context.Background(), src, filepath.Join(dir, "model.onnx"), pipeline.Options{
 		Env:  builtinenv.New(),
-		Save: pipeline.SaveOptions{ExternalData: true, ExternalThreshold: 100},
+		Save: pipeline.SaveOptions{ExternalData: true},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -36,5 +37,14 @@ func TestExternalDataArchive(t *testing.T) {
 	}
 	if j := tm.wait(t, "alice", id); j.State != serve.StateDone || j.Verdict != "pass" {
 		t.Fatalf("external-data zip: %s %s %q model %q", j.State, j.Verdict, j.Error, j.Model)
+	}
+	// The result keeps external data (its source had it): both files are
+	// artifacts, the data the source's weight bytes.
+	want, err := os.ReadFile(filepath.Join(dir, "model.onnx.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, got := tm.do(t, "alice", "GET", "/v1/jobs/"+id+"/artifacts/model.onnx.data", nil, ""); code != 200 || !bytes.Equal(got, want) {
+		t.Errorf("model.onnx.data: %d, %d bytes, want the source's %d", code, len(got), len(want))
 	}
 }
