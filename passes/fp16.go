@@ -2,6 +2,7 @@ package passes
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -312,23 +313,12 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 		}
 		var w *canonical.Value
 		if t := constOf(v); t != nil {
-			f, ok := floats(t)
-			if !ok {
-				return nil, fmt.Errorf("initializer %q: cannot read", v.Name)
-			}
-			lim := 65504.0
-			if dt == canonical.BFloat16 {
-				lim = 3.38e38
-			}
-			for i, x := range f {
-				if x > lim {
-					f[i] = lim
-				} else if x < -lim {
-					f[i] = -lim
-				}
+			lt, err := lowConst(t, dt)
+			if err != nil {
+				return nil, fmt.Errorf("initializer %q: %w", v.Name, err)
 			}
 			e := build.On(g, nm, v.Name)
-			w = e.Const(canonical.ElemTypeName(dt), canonical.NumberTensor("", dt, slices.Clone(t.Dims), f))
+			w = e.Const(canonical.ElemTypeName(dt), lt)
 			if err := e.Err(); err != nil {
 				return nil, err
 			}
@@ -455,4 +445,36 @@ func convertFloat(m *canonical.Model, dt canonical.DataType, block map[string]bo
 // because their schema or kernel has no low type.
 type convertCounts struct {
 	converted, blocked, unsupported int
+}
+
+// lowConst returns t in dt (Float16 or BFloat16), its values clamped to
+// dt's largest finite magnitude. A float32 tensor is converted from its
+// bytes (a mapped external weight read in place) into the dt bytes alone:
+// through float64 a 2 GiB weight took 4 GiB more.
+func lowConst(t *canonical.Tensor, dt canonical.DataType) (*canonical.Tensor, error) {
+	lim := 65504.0
+	conv := canonical.Float32ToFloat16
+	if dt == canonical.BFloat16 {
+		lim, conv = 3.38e38, canonical.Float32ToBFloat16
+	}
+	if t.DataType == canonical.Float {
+		raw, err := t.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		out := make([]byte, len(raw)/2)
+		for i := 0; i+4 <= len(raw); i += 4 {
+			x := float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[i:])))
+			binary.LittleEndian.PutUint16(out[i/2:], conv(float32(max(-lim, min(lim, x)))))
+		}
+		return canonical.NewTensor("", dt, slices.Clone(t.Dims), out), nil
+	}
+	f, ok := floats(t)
+	if !ok {
+		return nil, fmt.Errorf("cannot read")
+	}
+	for i, x := range f {
+		f[i] = max(-lim, min(lim, x))
+	}
+	return canonical.NumberTensor("", dt, slices.Clone(t.Dims), f), nil
 }

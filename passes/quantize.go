@@ -331,9 +331,9 @@ func qdqDynamic(g *canonical.Graph, nm *canonical.Namer, x *canonical.Value) (*c
 // axis or per tensor, and returns the DequantizeLinear output.
 func qdqWeight(g *canonical.Graph, nm *canonical.Namer, w *canonical.Value, perChannel bool, axis int64) (*canonical.Value, error) {
 	t := w.Const
-	f, ok := floats(t)
-	if !ok {
-		return nil, fmt.Errorf("weight %q: not float", w.Name)
+	f, n, err := floatReader(t)
+	if err != nil {
+		return nil, fmt.Errorf("weight %q: %w", w.Name, err)
 	}
 	dims := t.Dims
 	channels, inner := int64(1), int64(1)
@@ -346,9 +346,9 @@ func qdqWeight(g *canonical.Graph, nm *canonical.Namer, w *canonical.Value, perC
 		perChannel = false
 	}
 	scales := make([]float64, channels)
-	for i, x := range f {
+	for i := range n {
 		c := (int64(i) / inner) % channels
-		scales[c] = math.Max(scales[c], math.Abs(x))
+		scales[c] = math.Max(scales[c], math.Abs(f(i)))
 	}
 	for c := range scales {
 		scales[c] /= 127
@@ -356,10 +356,10 @@ func qdqWeight(g *canonical.Graph, nm *canonical.Namer, w *canonical.Value, perC
 			scales[c] = 1
 		}
 	}
-	q := make([]byte, len(f))
-	for i, x := range f {
+	q := make([]byte, n)
+	for i := range n {
 		c := (int64(i) / inner) % channels
-		v := math.RoundToEven(x / scales[c])
+		v := math.RoundToEven(f(i) / scales[c])
 		q[i] = byte(int8(math.Max(-127, math.Min(127, v))))
 	}
 	e := build.On(g, nm, w.Name)

@@ -1,6 +1,10 @@
 package passes
 
 import (
+	"encoding/binary"
+	"errors"
+	"math"
+
 	"github.com/onnxconv/onnxconv/canonical"
 )
 
@@ -65,6 +69,27 @@ func isOp(n *canonical.Node, op string) bool {
 
 // floats returns a float tensor's elements as float64 (nil, false when t is
 // not a float32/float64/float16 tensor).
+// floatReader returns the i-th value of a float tensor and its count: a
+// float32 tensor read from its bytes in place (a mapped external weight
+// is not copied; through floats a 2 GiB weight took 4 GiB more), any
+// other float type through floats.
+func floatReader(t *canonical.Tensor) (func(int) float64, int, error) {
+	if t != nil && t.DataType == canonical.Float {
+		raw, err := t.Bytes()
+		if err != nil {
+			return nil, 0, err
+		}
+		return func(i int) float64 {
+			return float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+		}, len(raw) / 4, nil
+	}
+	f, ok := floats(t)
+	if !ok {
+		return nil, 0, errors.New("not float")
+	}
+	return func(i int) float64 { return f[i] }, len(f), nil
+}
+
 func floats(t *canonical.Tensor) ([]float64, bool) {
 	if t == nil {
 		return nil, false

@@ -210,6 +210,10 @@ type converter struct {
 	exp       exporters.Exporter
 	expTarget string
 	fileOut   bool
+	// srcExternal: the imported model had tensors in external data, so
+	// the result is written with external data too (its rewritten
+	// weights, fp16 or int8, are in memory and would be written inline).
+	srcExternal bool
 	// candidateNote, when set, says why the result itself was not run
 	// where it will run (the TFLite runtime missing): the conversion is
 	// then NOT VERIFIED even when its source was computed.
@@ -286,6 +290,7 @@ func Convert(ctx context.Context, in, out string, opts Options) (*Result, error)
 	if err != nil {
 		return c.res, err
 	}
+	c.srcExternal = canonical.HasExternalData(imported)
 	// The passes run at the higher of the two opsets: before a
 	// downgrade, after an upgrade (a fusion into an op of the new opset,
 	// RMSNormalization or Attention at 23, needs the new opset).
@@ -415,7 +420,11 @@ func (c *converter) finish(ctx context.Context, imported, result *canonical.Mode
 	return c.res, c.write(ctx, imported, result, o)
 }
 
-func (c *converter) saveOptions() SaveOptions { return c.opts.Save }
+func (c *converter) saveOptions() SaveOptions {
+	so := c.opts.Save
+	so.ExternalData = so.ExternalData || c.srcExternal && !so.Inline
+	return so
+}
 
 func (c *converter) close() {
 	for i := len(c.release) - 1; i >= 0; i-- {

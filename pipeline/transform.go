@@ -209,7 +209,8 @@ func quantizeInt4(ctx context.Context, in string, m *canonical.Model, qo passes.
 const int4QDQOpset = 21
 
 // transform loads in (refusing an out that would replace it without
-// Force), runs fn and saves its result to out when fn succeeds.
+// Force), runs fn and saves its result to out when fn succeeds, with
+// external data when in had it.
 func transform[R any](in, out string, o TransformOptions, fn func(*canonical.Model) (*canonical.Model, R, error)) (R, error) {
 	var zero R
 	if !o.Force && sameExistingFile(in, out) {
@@ -226,6 +227,9 @@ func transform[R any](in, out string, o TransformOptions, fn func(*canonical.Mod
 		return zero, err
 	}
 	defer func() { _ = m.Close() }()
+	// The result keeps the input's external data: a rewritten weight
+	// (fp16, int8) is in memory, so Save alone would write it inline.
+	hadExternal := canonical.HasExternalData(m)
 	res, rep, err := fn(m)
 	if res != nil {
 		defer func() { _ = res.Close() }()
@@ -236,7 +240,7 @@ func transform[R any](in, out string, o TransformOptions, fn func(*canonical.Mod
 	if err := checkResult(out, res); err != nil {
 		return rep, err
 	}
-	return rep, Save(out, res, SaveOptions{})
+	return rep, Save(out, res, SaveOptions{ExternalData: hadExternal})
 }
 
 // check returns the verification setup for m.

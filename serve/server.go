@@ -530,7 +530,7 @@ func (s *Server) run(parent context.Context, j *Job) {
 		}
 		j.Stored = size
 		j.State, j.Finished = StateDone, time.Now().UTC()
-		j.Records, j.Artifacts = merged.Jobs, artifacts(merged.Jobs)
+		j.Records, j.Artifacts = merged.Jobs, artifacts(out, merged.Jobs)
 		j.Done, j.Total = len(merged.Jobs), len(merged.Jobs)
 		j.Verdict = verdict(merged.Jobs)
 		return nil
@@ -637,9 +637,10 @@ func verdict(recs []*batch.Record) batch.Status {
 	return v
 }
 
-// artifacts names the files of the records: the kept model and each
+// artifacts names the files of the records under dir: the kept model
+// (with its external data file, when it has one) and each
 // report, prefixed with the action when the job has more than one.
-func artifacts(recs []*batch.Record) map[string]string {
+func artifacts(dir string, recs []*batch.Record) map[string]string {
 	out := map[string]string{}
 	for _, r := range recs {
 		prefix := ""
@@ -648,6 +649,11 @@ func artifacts(recs []*batch.Record) map[string]string {
 		}
 		if r.Output != "" {
 			out[prefix+filepath.Base(r.Output)] = r.Output
+			// Its external data (the source had it, or it is over
+			// 2 GiB): the model names it OUT's name + ".data".
+			if st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(r.Output)+".data")); err == nil && st.Mode().IsRegular() {
+				out[prefix+filepath.Base(r.Output)+".data"] = r.Output + ".data"
+			}
 		}
 		for _, rep := range r.Reports {
 			out[prefix+filepath.Base(rep)] = rep

@@ -234,7 +234,8 @@ func unpack(file, kind, dir string, lim unpackLimits) error {
 
 // modelIn returns what to convert in an unpacked folder: its
 // saved_model.pb when it is a SavedModel, a TF.js or Keras
-// model.json, the one file of a one-file archive, or the folder.
+// model.json, the one file of a one-file archive, the one .onnx file
+// (its external data beside it), or the folder.
 // One top folder that holds everything is stepped into first.
 func modelIn(dir string) string {
 	for {
@@ -255,6 +256,17 @@ func modelIn(dir string) string {
 	ents, err := os.ReadDir(dir)
 	if err == nil && len(ents) == 1 && ents[0].Type().IsRegular() {
 		return filepath.Join(dir, ents[0].Name())
+	}
+	// An ONNX model with its external data files beside it (over 2 GiB,
+	// or saved so): the one .onnx file.
+	var onnx []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && strings.EqualFold(filepath.Ext(e.Name()), ".onnx") {
+			onnx = append(onnx, e.Name())
+		}
+	}
+	if len(onnx) == 1 {
+		return filepath.Join(dir, onnx[0])
 	}
 	return dir
 }

@@ -149,3 +149,35 @@ func TestOver2GiB(t *testing.T) {
 		}
 	}
 }
+
+// TestTransformKeepsExternalData checks that optimize, fp16, quantize
+// and convert --fp16 write their result with external data when the input had it, though
+// the rewritten weight (float16, int8) is no longer the input's external
+// tensor (written inline, a > 4 GiB float32 weight's fp16 result would
+// pass protobuf's 2 GiB). The weight is 4 rows (4 MiB).
+func TestTransformKeepsExternalData(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := writeBigModel(t, dir, 4)
+	for _, c := range []struct {
+		args []string
+		data int64 // bytes of external data the result must have at least
+	}{
+		{[]string{"optimize", in, "o.onnx"}, 4 * bigCols * 4},
+		{[]string{"fp16", in, "h.onnx", "--samples", "1"}, 4 * bigCols * 2},
+		{[]string{"quantize", in, "q.onnx", "--mode", "dynamic", "--calibration-samples", "2"}, 4 * bigCols},
+		{[]string{"convert", in, "c.onnx", "--fp16", "--samples", "1"}, 4 * bigCols * 2},
+	} {
+		out := filepath.Join(dir, c.args[2])
+		c.args[2] = out
+		if code, stdout, stderr := runCmd(c.args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s%s", c.args[0], code, stdout, stderr)
+		}
+		fi, err := os.Stat(out + ".data")
+		if err != nil || fi.Size() < c.data {
+			t.Errorf("%s: no external data of at least %d bytes beside %s (%v)", c.args[0], c.data, out, err)
+		}
+		if fi, err := os.Stat(out); err != nil || fi.Size() > 4096 {
+			t.Errorf("%s: %s is not a small model file referencing its data (%v)", c.args[0], out, err)
+		}
+	}
+}
