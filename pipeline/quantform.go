@@ -88,7 +88,13 @@ func QuantizedForm(ctx context.Context, in, out, form string, o TransformOptions
 // to a temporary file) in ONNX Runtime on the verification inputs and
 // compares them with the int8 profile.
 func (o TransformOptions) compareInORT(ctx context.Context, in, out string, m, res *canonical.Model) (*verify.Report, error) {
-	setup, err := runtimes.NewSetup([]string{runtimes.ONNXRuntime}, 0, o.Runtimes)
+	// The runtime of the default target's profile (ONNX Runtime): the one
+	// that runs both forms, com.microsoft's QLinear ops included.
+	runtime, err := targetRuntime("")
+	if err != nil || runtime == "" {
+		return nil, fmt.Errorf("verifying: the default target runs in no runtime (%v); --no-verify writes the result unchecked", err)
+	}
+	setup, err := runtimes.NewSetup([]string{runtime}, 0, o.Runtimes)
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("verifying in ONNX Runtime (--no-verify writes the result unchecked): %w", err))
 	}
@@ -110,7 +116,7 @@ func (o TransformOptions) compareInORT(ctx context.Context, in, out string, m, r
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("verifying: %w", err))
 	}
-	b.Name = out + " (" + runtimes.ONNXRuntime + ")"
+	b.Name = out + " (" + runtime + ")"
 	a.ComputedBy, b.ComputedBy = setup.DescribeSide(0), setup.DescribeSide(0)
 	c, err := o.check(m)
 	if err != nil {
