@@ -88,3 +88,20 @@ func clipGeneric(x, y []float32, lo, hi float32) {
 		y[i] = v
 	}
 }
+
+// SiLU sets y = x·Sigmoid(x) (y may be x): Sigmoid's float32 value, then
+// the product, bit-identical to Sigmoid followed by a Mul of x and its
+// output; blocks of 256 through a buffer on the stack.
+func SiLU(x, y []float32) {
+	y = y[:len(x)]
+	var buf [256]float32
+	for lo := 0; lo < len(x); lo += len(buf) {
+		xs := x[lo:min(lo+len(buf), len(x))]
+		s := buf[:len(xs)]
+		logisticVec(xs, s)
+		ys := y[lo : lo+len(xs)]
+		for i, v := range xs {
+			ys[i] = v * s[i]
+		}
+	}
+}
