@@ -78,12 +78,16 @@ const sigmoidTail = -4
 
 // sigmoidBlock sets s = Sigmoid(xs) (s not xs): the approximation, then
 // the exponential below sigmoidTail.
+// The exponentials are exp32's bits (expSub, with AVX2 8 lanes at a
+// time), taken for the whole block and kept where x is in the tail.
 func sigmoidBlock(xs, s []float32) {
 	logisticVec(xs, s)
+	var eb [256]float32
+	e := eb[:len(xs)]
+	expSub(xs, 0, e)
 	for i, v := range xs {
 		if v < sigmoidTail {
-			e := exp32(v)
-			s[i] = e / (1 + e)
+			s[i] = e[i] / (1 + e[i])
 		}
 	}
 }
