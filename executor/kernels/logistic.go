@@ -64,7 +64,7 @@ func logistic32(x float32) float32 {
 // e/(1+e) with e = exp32(x) (relative error about 2e-7) instead.
 func Sigmoid(x, y []float32) {
 	y = y[:len(x)]
-	var buf [256]float32
+	buf := sigmoidBuf(len(x))
 	for lo := 0; lo < len(x); lo += len(buf) {
 		xs := x[lo:min(lo+len(buf), len(x))]
 		s := buf[:len(xs)]
@@ -73,21 +73,22 @@ func Sigmoid(x, y []float32) {
 	}
 }
 
+// sigmoidBuf returns Sigmoid's block buffer for n values, one
+// allocation per call (an array on the stack would escape through the
+// kernel function variable and be allocated per block).
+func sigmoidBuf(n int) []float32 { return make([]float32, min(n, 256)) }
+
 // sigmoidTail is where Sigmoid leaves the rational approximation.
 const sigmoidTail = -4
 
 // sigmoidBlock sets s = Sigmoid(xs) (s not xs): the approximation, then
 // the exponential below sigmoidTail.
-// The exponentials are exp32's bits (expSub, with AVX2 8 lanes at a
-// time), taken for the whole block and kept where x is in the tail.
 func sigmoidBlock(xs, s []float32) {
 	logisticVec(xs, s)
-	var eb [256]float32
-	e := eb[:len(xs)]
-	expSub(xs, 0, e)
 	for i, v := range xs {
 		if v < sigmoidTail {
-			s[i] = e[i] / (1 + e[i])
+			e := exp32(v)
+			s[i] = e / (1 + e)
 		}
 	}
 }
@@ -125,10 +126,10 @@ func clipGeneric(x, y []float32, lo, hi float32) {
 
 // SiLU sets y = x·Sigmoid(x) (y may be x): Sigmoid's float32 value, then
 // the product, bit-identical to Sigmoid followed by a Mul of x and its
-// output; blocks of 256 through a buffer on the stack.
+// output; blocks of 256 through a buffer.
 func SiLU(x, y []float32) {
 	y = y[:len(x)]
-	var buf [256]float32
+	buf := sigmoidBuf(len(x))
 	for lo := 0; lo < len(x); lo += len(buf) {
 		xs := x[lo:min(lo+len(buf), len(x))]
 		s := buf[:len(xs)]
