@@ -81,7 +81,7 @@ func fuseHead(op string) bool {
 
 func fuseTail(op string) bool {
 	switch op {
-	case "Add", "Mul", "Sub", "Div", "Relu", "Clip", "HardSigmoid", "HardSwish", "Sigmoid", "Tanh", "BatchNormalization", "Gelu", "Erf", "Sqrt",
+	case "Add", "Mul", "Sub", "Div", "Relu", "Clip", "HardSigmoid", "HardSwish", "Swish", "Sigmoid", "Tanh", "BatchNormalization", "Gelu", "Erf", "Sqrt",
 		"Pow", "Softmax", "LayerNormalization", "InstanceNormalization":
 		return true
 	}

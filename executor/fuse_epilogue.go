@@ -17,7 +17,7 @@ import (
 //
 // A tail op runs as an epilogue when its kernel is element by element on
 // float32 values it overwrites in place: Relu, Clip, HardSigmoid,
-// HardSwish, and Add or Mul with an operand of the output's own shape (a
+// HardSwish, SiLU (a fused Swish step, fuse_silu.go), and Add or Mul with an operand of the output's own shape (a
 // residual). Each segment runs the same kernel function as the tail's
 // own kernel, on the same values in the same order, so the results are
 // the same bits (TestEpilogueMatchesChain).
@@ -52,6 +52,11 @@ func tailSeg(en *env, h *hostStep, at int, out []int) segFn {
 		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.Relu(s, s) }
 	case "HardSwish":
 		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.HardSwish(s, s) }
+	case "Swish":
+		if !isSiLUStep(h) {
+			return nil
+		}
+		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.SiLU(s, s) }
 	case "HardSigmoid":
 		al, be := n.AttrFloat("alpha", 0.2), n.AttrFloat("beta", 0.5)
 		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.HardSigmoid(s, s, al, be) }

@@ -26,12 +26,21 @@ const hardSwishAlpha = float32(1.0 / 6)
 // step in the HardSigmoid's place writing the Mul's output; the Mul step
 // goes. Neither value in between may be a graph output or kept.
 func fuseHardSwish(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []step {
+	return fuseGateMul(gi, steps, keep, isHardSwishSigmoid, "HardSwish")
+}
+
+// fuseGateMul replaces each kernel step that gate accepts (one input x,
+// one output s) whose output only a Mul kernel step reads, with x as the
+// Mul's other operand, by one op step in the gate's place (the gate's
+// kernel) writing the Mul's output; the Mul step goes. Neither value in
+// between may be a graph output or kept.
+func fuseGateMul(gi *graphInfo, steps []step, keep map[*canonical.Value]bool, gate func(*hostStep) bool, op string) []step {
 	u := usesOf(steps)
 	readers, reader := u.readers, u.lastReader
 	removed := map[int]bool{}
 	for k, st := range steps {
 		hs, ok := st.(*hostStep)
-		if !ok || !isHardSwishSigmoid(hs) {
+		if !ok || !gate(hs) {
 			continue
 		}
 		x, s := hs.n.Inputs[0], hs.n.Outputs[0]
@@ -48,7 +57,7 @@ func fuseHardSwish(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) 
 			continue
 		}
 		n := *mul.n
-		n.OpType, n.Inputs = "HardSwish", []*canonical.Value{x}
+		n.OpType, n.Inputs = op, []*canonical.Value{x}
 		steps[k] = &hostStep{n: &n, impl: hs.impl, ver: hs.ver, packs: true}
 		removed[j] = true
 	}

@@ -616,6 +616,11 @@ func kernelUnary(c *lctx) error {
 		c.e.kern.Range(len(x), 1, func(lo, hi int) { kernels.Sigmoid(x[lo:hi], yd[lo:hi]) })
 	case "Tanh":
 		c.e.kern.Range(len(x), 1, func(lo, hi int) { kernels.Tanh(x[lo:hi], yd[lo:hi]) })
+	case "Swish": // a fused Mul(x, Sigmoid(x)) (fuseSiLU), alpha 1
+		if c.n.Attr("alpha") != nil {
+			return fmt.Errorf("no host kernel for %s with alpha", c.n.OpType)
+		}
+		c.e.kern.Range(len(x), 1, func(lo, hi int) { kernels.SiLU(x[lo:hi], yd[lo:hi]) })
 	default:
 		return fmt.Errorf("no host kernel for %s", c.n.OpType)
 	}

@@ -27,6 +27,8 @@ var _ = func() bool {
 		expSub = expSubSIMD
 		gelu = geluSIMD
 		hardSwish = hardSwishSIMD
+		logisticVec = func(x, y []float32) { unarySIMD(logisticAVX2, logisticGeneric, x, y) }
+		clipVec = clipSIMD
 		availableI = append(availableI, iKernel{name: "avx2", mr: 6, nr: 16, fn: igemmAVX2})
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
@@ -266,3 +268,13 @@ func geluSIMD(x, y []float32) {
 // hardSwishSIMD runs the multiple-of-8 head with AVX2 and the tail in Go
 // (the same values: hardSwishAVX2 is bit-identical to the Go loop).
 func hardSwishSIMD(x, y []float32) { headTail(x, y, hardSwishAVX2, hardSwishGeneric) }
+
+// clipSIMD runs the multiple-of-8 head with AVX2 and the tail in Go.
+func clipSIMD(x, y []float32, lo, hi float32) {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		clipAVX2(n, lo, hi, &x[0], &y[0])
+	}
+	clipGeneric(x[n:], y[n:], lo, hi)
+}

@@ -77,20 +77,6 @@ func MulBlocks(x, b, y []float32, inner int) {
 	}
 }
 
-// Clip sets y = min(max(x, lo), hi) (NaN stays NaN).
-func Clip(x, y []float32, lo, hi float32) {
-	y = y[:len(x)]
-	for i, v := range x {
-		if v < lo {
-			v = lo
-		}
-		if v > hi {
-			v = hi
-		}
-		y[i] = v
-	}
-}
-
 // HardSigmoid sets y = max(0, min(1, alpha·x + beta)).
 func HardSigmoid(x, y []float32, alpha, beta float32) {
 	y = y[:len(x)]

@@ -92,6 +92,8 @@ func init() {
 			expSub = expSubGeneric
 			gelu = geluGeneric
 			hardSwish = hardSwishGeneric
+			logisticVec = logisticGeneric
+			clipVec = clipGeneric
 		}
 	}
 }

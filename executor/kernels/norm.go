@@ -246,14 +246,6 @@ func avgPoolPlanes(p *Pool2D, pb, pr int, includePad bool, in, y []float32, lo, 
 	}
 }
 
-// Sigmoid sets y = 1 / (1 + exp(−x)).
-func Sigmoid(x, y []float32) {
-	y = y[:len(x)]
-	for i, v := range x {
-		y[i] = float32(1 / (1 + math.Exp(-float64(v))))
-	}
-}
-
 // Tanh sets y = tanh(x) for the ONNX Tanh op: TanhFast, the rational
 // approximation ONNX Runtime's MLAS computes too (absolute error below
 // 1e-6, relative about 1e-7 near 0; AVX2 8 lanes at a time), not

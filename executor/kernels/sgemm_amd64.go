@@ -179,6 +179,11 @@ func maxWin3S2AVX2(n int, x *float32, y *float32)
 //go:noescape
 func reluAVX2(n int, x *float32, y *float32)
 
+// clipAVX2 sets y[i] = min(max(x[i], lo), hi) for i < n (bit-identical to Clip's loop); n is a multiple of 8.
+//
+//go:noescape
+func clipAVX2(n int, lo float32, hi float32, x *float32, y *float32)
+
 // expSubAVX2 sets y[i] = exp32(x[i] − sub) for i < n (bit-identical to exp32); n is a multiple of 8.
 //
 //go:noescape
@@ -203,3 +208,8 @@ func tanhAVX2(n int, x *float32, y *float32)
 //
 //go:noescape
 func sigmoidAVX2(n int, x *float32, y *float32)
+
+// logisticAVX2 sets y[i] = logistic32(x[i]) for i < n (bit-identical to the Go function but for NaN signs); n is a multiple of 8.
+//
+//go:noescape
+func logisticAVX2(n int, x *float32, y *float32)

@@ -3020,6 +3020,30 @@ relu_done:
 	VZEROUPPER
 	RET
 
+// func clipAVX2(n int, lo float32, hi float32, x *float32, y *float32)
+// Requires: AVX
+TEXT ·clipAVX2(SB), NOSPLIT, $0-32
+	MOVQ         n+0(FP), AX
+	MOVQ         x+16(FP), CX
+	MOVQ         y+24(FP), DX
+	VBROADCASTSS lo+8(FP), Y0
+	VBROADCASTSS hi+12(FP), Y1
+	SHRQ         $0x03, AX
+	JZ           clip_done
+
+clip_loop:
+	VMAXPS  (CX), Y0, Y2
+	VMINPS  Y2, Y1, Y2
+	VMOVUPS Y2, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	DECQ    AX
+	JNZ     clip_loop
+
+clip_done:
+	VZEROUPPER
+	RET
+
 // func expSubAVX2(n int, x *float32, sub float32, y *float32)
 // Requires: AVX, AVX2
 TEXT ·expSubAVX2(SB), NOSPLIT, $0-32
@@ -3480,3 +3504,111 @@ sigmoidAVX2_done:
 
 DATA tanh_half<>+0(SB)/4, $0x3f000000
 GLOBL tanh_half<>(SB), RODATA|NOPTR, $4
+
+// func logisticAVX2(n int, x *float32, y *float32)
+// Requires: AVX
+TEXT ·logisticAVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ y+16(FP), DX
+	SHRQ $0x03, AX
+	JZ   logistic_done
+
+logistic_loop:
+	VMOVUPS      (CX), Y0
+	VBROADCASTSS logistic_hi<>+0(SB), Y1
+	VMINPS       Y0, Y1, Y0
+	VBROADCASTSS logistic_lo<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VMULPS       Y0, Y0, Y1
+	VBROADCASTSS logistic_a9<>+0(SB), Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS logistic_a7<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS logistic_a5<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS logistic_a3<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS logistic_a1<>+0(SB), Y3
+	VADDPS       Y3, Y2, Y2
+	VMULPS       Y0, Y2, Y2
+	VBROADCASTSS logistic_b10<>+0(SB), Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS logistic_b8<>+0(SB), Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS logistic_b6<>+0(SB), Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS logistic_b4<>+0(SB), Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS logistic_b2<>+0(SB), Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VBROADCASTSS logistic_b0<>+0(SB), Y1
+	VADDPS       Y1, Y0, Y0
+	VDIVPS       Y0, Y2, Y2
+	VBROADCASTSS logistic_half<>+0(SB), Y0
+	VADDPS       Y0, Y2, Y2
+	VXORPS       Y0, Y0, Y0
+	VMAXPS       Y2, Y0, Y2
+	VBROADCASTSS logistic_one<>+0(SB), Y0
+	VMINPS       Y2, Y0, Y2
+	VMOVUPS      Y2, (DX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	DECQ         AX
+	JNZ          logistic_loop
+
+logistic_done:
+	VZEROUPPER
+	RET
+
+DATA logistic_hi<>+0(SB)/4, $0x41900000
+GLOBL logistic_hi<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_lo<>+0(SB)/4, $0xc1900000
+GLOBL logistic_lo<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_a9<>+0(SB)/4, $0x2e403551
+GLOBL logistic_a9<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_a7<>+0(SB)/4, $0x33f84ecb
+GLOBL logistic_a7<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_a5<>+0(SB)/4, $0x387f413b
+GLOBL logistic_a5<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_a3<>+0(SB)/4, $0x3c0b7d58
+GLOBL logistic_a3<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_a1<>+0(SB)/4, $0x3e7e3f32
+GLOBL logistic_a1<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_b10<>+0(SB)/4, $0x2b2bc4f5
+GLOBL logistic_b10<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_b8<>+0(SB)/4, $0x31c5f27b
+GLOBL logistic_b8<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_b6<>+0(SB)/4, $0x36d317dd
+GLOBL logistic_b6<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_b4<>+0(SB)/4, $0x3adf153f
+GLOBL logistic_b4<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_b2<>+0(SB)/4, $0x3def3e18
+GLOBL logistic_b2<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_b0<>+0(SB)/4, $0x3f7e3f34
+GLOBL logistic_b0<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_half<>+0(SB)/4, $0x3f000000
+GLOBL logistic_half<>(SB), RODATA|NOPTR, $4
+
+DATA logistic_one<>+0(SB)/4, $0x3f800000
+GLOBL logistic_one<>(SB), RODATA|NOPTR, $4

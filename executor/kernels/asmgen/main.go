@@ -48,12 +48,14 @@ func main() {
 	scalarOp("divScalarAVX2", "divScalarAVX2 sets y[i] = x[i] / a for i < n (IEEE division, as Go's); n is a multiple of 8.", true)
 	maxWin3s2()
 	relu()
+	clip()
 	g := &gen{consts: map[string]Mem{}}
 	g.expSub()
 	g.gelu()
 	g.hardSwish()
 	g.tanh("tanhAVX2", "tanhAVX2 sets y[i] = tanh32(x[i]) for i < n (bit-identical to the Go function but for NaN signs); n is a multiple of 8.", false)
 	g.tanh("sigmoidAVX2", "sigmoidAVX2 sets y[i] = ½·tanh32(x[i]/2) + ½ for i < n (bit-identical to the Go loop but for NaN signs); n is a multiple of 8.", true)
+	g.logistic()
 	Generate()
 }
 
@@ -394,6 +396,30 @@ func relu() {
 	loopEnd("relu", n, px, py)
 }
 
+// clip emits func clipAVX2(n int, lo, hi float32, x, y *float32): y[i]
+// = min(max(x[i], lo), hi) for i < n, n a multiple of 8, bit-identical
+// to Clip's Go loop: VMAXPS(lo, x) is lo where lo > x, else x (so x where
+// either is NaN, and x's −0 against a +0 bound), then VMINPS likewise.
+func clip() {
+	TEXT("clipAVX2", NOSPLIT, "func(n int, lo, hi float32, x, y *float32)")
+	Pragma("noescape")
+	Doc("clipAVX2 sets y[i] = min(max(x[i], lo), hi) for i < n (bit-identical to Clip's loop); n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	lo, hi := YMM(), YMM()
+	VBROADCASTSS(NewParamAddr("lo", 8), lo)
+	VBROADCASTSS(NewParamAddr("hi", 12), hi)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("clip_done"))
+	Label("clip_loop")
+	t := YMM()
+	VMAXPS(Mem{Base: px}, lo, t) // lo > x ? lo : x
+	VMINPS(t, hi, t)             // hi < t ? hi : t
+	VMOVUPS(t, Mem{Base: py})
+	loopEnd("clip", n, px, py)
+}
+
 // kernel emits func name(kc int, a, b *float32, ldb int, c *float32, ldc
 // int, add int, bias *float32, relu int): the mr×(nv·w) tile of C at c
 // (row stride ldc elements) gets the product of the packed panel a (kc
@@ -714,6 +740,51 @@ func (g *gen) tanh(name, doc string, sigmoid bool) {
 	}
 	VMOVUPS(p, Mem{Base: py})
 	loopEnd(name, n, px, py)
+}
+
+// logistic emits func logisticAVX2(n int, x, y *float32): package
+// kernels' logistic32 on 8 lanes, the same float32 operations in the same
+// order (no FMA), so bit-identical but for NaN signs: x clamped to
+// [−18, 18], p = x·(odd polynomial in x²), q = even polynomial in x²,
+// p/q + ½ clamped to [0, 1] (MLAS's MlasComputeLogistic).
+func (g *gen) logistic() {
+	n, px, py := unaryFunc("logisticAVX2", "logisticAVX2 sets y[i] = logistic32(x[i]) for i < n (bit-identical to the Go function but for NaN signs); n is a multiple of 8.")
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("logistic_done"))
+	Label("logistic_loop")
+	x := YMM()
+	VMOVUPS(Mem{Base: px}, x)
+	VMINPS(x, g.bcast("logistic_hi", 18), x)
+	VMAXPS(x, g.bcast("logistic_lo", -18), x)
+	x2 := YMM()
+	VMULPS(x, x, x2)
+	p := g.bcast("logistic_a9", float32(4.37031012579801e-11))
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"logistic_a7", 1.15627324459942e-07}, {"logistic_a5", 6.08574864600143e-05},
+		{"logistic_a3", 8.51377133304701e-03}, {"logistic_a1", 2.48287947061529e-01}} {
+		VMULPS(x2, p, p)
+		VADDPS(g.bcast(c.name, float32(c.v)), p, p)
+	}
+	VMULPS(x, p, p)
+	q := g.bcast("logistic_b10", float32(6.10247389755681e-13))
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"logistic_b8", 5.76102136993427e-09}, {"logistic_b6", 6.29106785017040e-06}, {"logistic_b4", 1.70198817374094e-03},
+		{"logistic_b2", 1.16817656904453e-01}, {"logistic_b0", 9.93151921023180e-01}} {
+		VMULPS(x2, q, q)
+		VADDPS(g.bcast(c.name, float32(c.v)), q, q)
+	}
+	VDIVPS(q, p, p)
+	VADDPS(g.bcast("logistic_half", 0.5), p, p)
+	zero := YMM()
+	VXORPS(zero, zero, zero)
+	VMAXPS(p, zero, p) // 0 > p ? 0 : p
+	VMINPS(p, g.bcast("logistic_one", 1), p)
+	VMOVUPS(p, Mem{Base: py})
+	loopEnd("logistic", n, px, py)
 }
 
 // hardSwish emits func hardSwishAVX2(n int, x, y *float32): package
