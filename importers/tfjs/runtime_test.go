@@ -59,6 +59,7 @@ func everyModel() []struct {
 		{fixtureDir + "/graph_nms/model.json", -1, 1, false},
 		{fixtureDir + "/graph_control/model.json", -1, 1, false},
 		{fixtureDir + "/graph_tf1_control/model.json", -1, 1, false},
+		{fixtureDir + "/graph_tf1_nms_loop/model.json", -1, 1, false},
 		{fixtureDir + "/graph_tensorlist/model.json", -1, 1, false},
 		{fixtureDir + "/graph_holes/model.json", -1, 1, false},
 	}
