@@ -79,7 +79,7 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 			first = &asORT
 		}
 		rep, err := c.compare(ctx, ref, first, samples, source)
-		if err != nil && ref.Runner != nil && c.isONNX() {
+		if err != nil && ref.Runner != nil && c.isONNX() && !verify.FailedB(err) {
 			// ONNX Runtime could not compute this ONNX source (an op or
 			// element type it lacks, a model it does not load): said in
 			// one line, and the source is computed by the executor.
@@ -92,6 +92,11 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 		}
 		c.refreshReference(rep)
 		switch {
+		case err != nil && verify.FailedB(err):
+			// The source's reference ran the sample and the result did
+			// not: the result's fault, said as such (not the reference's,
+			// nor the inputs').
+			return invalidErr(fmt.Errorf("%s: the converted model fails on an input its source runs (the source computed by %s): %w", c.in, cv.Reference, err))
 		case err != nil && ref.Runner != nil:
 			srcFailed = true
 			// The reference runtime could not compute this source (a

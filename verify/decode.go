@@ -454,11 +454,11 @@ func compareDecode(ctx context.Context, a, b *Side, opts Options, rep *Report, r
 			}
 			ya, err := run(ctx, sa.in, 0)
 			if err != nil {
-				return fmt.Errorf("verify: running %s on sample %d, %s: %w", a.Name, si, stepName(step), err)
+				return &SideError{Name: a.Name, Where: fmt.Sprintf("on sample %d, %s", si, stepName(step)), Err: err}
 			}
 			yb, err := run(ctx, sb.in, 1)
 			if err != nil {
-				return fmt.Errorf("verify: running %s on sample %d, %s: %w", b.Name, si, stepName(step), err)
+				return &SideError{B: true, Name: b.Name, Where: fmt.Sprintf("on sample %d, %s", si, stepName(step)), Err: err}
 			}
 			if err := checkCounts(a.Name, b.Name, len(ya), len(yb), outA, pairs); err != nil {
 				return err

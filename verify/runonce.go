@@ -45,7 +45,7 @@ func RunOnce(ctx context.Context, a *Side, opts Options) (*Report, error) {
 	}
 	outs, err := run.Run(ctx, in)
 	if err != nil {
-		return nil, fmt.Errorf("verify: running %s: %w", a.Name, err)
+		return nil, &SideError{Name: a.Name, Err: err}
 	}
 	decl := a.Model.Graph.Outputs
 	for i, v := range decl {

@@ -142,7 +142,7 @@ func compareValues(ctx context.Context, a, b *Side, opts Options, rep *Report, s
 		}
 		ya, err := ra.RunValues(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("verify: running %s on sample %d: %w", a.Name, si, err)
+			return nil, sideErr(false, a.Name, si, err)
 		}
 		var yb []*executor.Value
 		if expected != nil {
@@ -153,7 +153,7 @@ func compareValues(ctx context.Context, a, b *Side, opts Options, rep *Report, s
 				inB[i] = in[j]
 			}
 			if yb, err = rb.RunValues(ctx, inB); err != nil {
-				return nil, fmt.Errorf("verify: running %s on sample %d: %w", b.Name, si, err)
+				return nil, sideErr(true, b.Name, si, err)
 			}
 		}
 		if err := checkCounts(a.Name, b.Name, len(ya), len(yb), outA, pairs); err != nil {

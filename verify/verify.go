@@ -254,7 +254,7 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 		}
 		ya, err := ra.Run(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("verify: running %s on sample %d: %w", a.Name, si, err)
+			return nil, sideErr(false, a.Name, si, err)
 		}
 		var yb []*canonical.Tensor
 		if b.Expected != nil {
@@ -265,7 +265,7 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 				return nil, fmt.Errorf("verify: sample %d: %w", si, err)
 			}
 			if yb, err = rb.Run(ctx, inB); err != nil {
-				return nil, fmt.Errorf("verify: running %s on sample %d: %w", b.Name, si, err)
+				return nil, sideErr(true, b.Name, si, err)
 			}
 		}
 		if err := checkCounts(a.Name, b.Name, len(ya), len(yb), outA, pairs); err != nil {
