@@ -117,6 +117,10 @@ func quantizeInt4(ctx context.Context, m *canonical.Model, opts QuantOptions) (*
 	if err := tidyQuantized(c, rep); err != nil {
 		return fail(err)
 	}
+	if opts.Unmeasured {
+		rep.Unmeasured = true
+		return c, rep, nil
+	}
 	vo := verify.Options{Inputs: opts.Held, Profile: "int4", Backend: opts.Backend, Decode: &verify.Decode{Steps: verify.DefaultDecodeSteps}}
 	cmp, err := verify.Compare(ctx, verify.ModelSide("float", m), verify.ModelSide("int4", c), vo)
 	if err != nil {
