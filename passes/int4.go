@@ -2,6 +2,7 @@ package passes
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -159,16 +160,22 @@ type int4Weight struct {
 // int4Blocks quantizes w [K, N] symmetrically: per block of block rows and
 // column, scale = max|w| / 7, q = round(w / scale) in [-8, 7].
 func int4Blocks(w *canonical.Tensor, block int) (*int4Weight, error) {
-	f, ok := floats(w)
-	if !ok {
-		return nil, fmt.Errorf("weight %q is not float", w.Name)
+	if w.DataType != canonical.Float {
+		return nil, fmt.Errorf("weight %q is not float32", w.Name)
+	}
+	// The float32 data is read in place (external data is not copied):
+	// a float64 copy of a 2 GiB weight took 4 GiB (issue 39).
+	raw, err := w.Bytes()
+	if err != nil {
+		return nil, err
 	}
 	K, N := w.Dims[0], w.Dims[1]
+	at := func(i int64) float64 { return float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))) }
 	blocks := (K + int64(block) - 1) / int64(block)
 	q := &int4Weight{k: K, n: N, blocks: blocks, block: block, q: make([]int8, K*N), scales: make([]float64, blocks*N)}
-	for i, x := range f {
-		s := &q.scales[(int64(i)/N/int64(block))*N+int64(i)%N]
-		*s = math.Max(*s, math.Abs(x))
+	for i := range K * N {
+		s := &q.scales[(i/N/int64(block))*N+i%N]
+		*s = math.Max(*s, math.Abs(at(i)))
 	}
 	for i := range q.scales {
 		q.scales[i] = float64(float32(q.scales[i] / 7))
@@ -176,9 +183,9 @@ func int4Blocks(w *canonical.Tensor, block int) (*int4Weight, error) {
 			q.scales[i] = 1
 		}
 	}
-	for i, x := range f {
-		s := q.scales[(int64(i)/N/int64(block))*N+int64(i)%N]
-		q.q[i] = int8(math.Max(-8, math.Min(7, math.RoundToEven(x/s))))
+	for i := range K * N {
+		s := q.scales[(i/N/int64(block))*N+i%N]
+		q.q[i] = int8(math.Max(-8, math.Min(7, math.RoundToEven(at(i)/s))))
 	}
 	return q, nil
 }
