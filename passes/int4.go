@@ -2,7 +2,6 @@ package passes
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -160,22 +159,16 @@ type int4Weight struct {
 // int4Blocks quantizes w [K, N] symmetrically: per block of block rows and
 // column, scale = max|w| / 7, q = round(w / scale) in [-8, 7].
 func int4Blocks(w *canonical.Tensor, block int) (*int4Weight, error) {
-	if w.DataType != canonical.Float {
-		return nil, fmt.Errorf("weight %q is not float32", w.Name)
-	}
-	// The float32 data is read in place (external data is not copied):
-	// a float64 copy of a 2 GiB weight took 4 GiB (issue 39).
-	raw, err := w.Bytes()
+	at, _, err := floatReader(w)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("weight %q: %w", w.Name, err)
 	}
 	K, N := w.Dims[0], w.Dims[1]
-	at := func(i int64) float64 { return float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))) }
 	blocks := (K + int64(block) - 1) / int64(block)
 	q := &int4Weight{k: K, n: N, blocks: blocks, block: block, q: make([]int8, K*N), scales: make([]float64, blocks*N)}
 	for i := range K * N {
 		s := &q.scales[(i/N/int64(block))*N+i%N]
-		*s = math.Max(*s, math.Abs(at(i)))
+		*s = math.Max(*s, math.Abs(at(int(i))))
 	}
 	for i := range q.scales {
 		q.scales[i] = float64(float32(q.scales[i] / 7))
@@ -185,7 +178,7 @@ func int4Blocks(w *canonical.Tensor, block int) (*int4Weight, error) {
 	}
 	for i := range K * N {
 		s := q.scales[(i/N/int64(block))*N+i%N]
-		q.q[i] = int8(math.Max(-8, math.Min(7, math.RoundToEven(at(i)/s))))
+		q.q[i] = int8(math.Max(-8, math.Min(7, math.RoundToEven(at(int(i))/s))))
 	}
 	return q, nil
 }
