@@ -138,6 +138,9 @@ func hostDequantize(c *lctx) error {
 		}
 	}
 	block := int(c.AInt("block_size", 0))
+	if ok, err := dequant8F32(c, xh, sh, axis, block); ok || err != nil {
+		return err
+	}
 	x, s := xh.f64(), sh.f64()
 	sIdx := paramIndex(xh.shape, sh.shape, axis, block)
 	var zp []float64
@@ -163,6 +166,75 @@ func hostDequantize(c *lctx) error {
 	}
 	c.OutH(0, castF64(res, xh.shape, out, true, "nearest"))
 	return nil
+}
+
+// dequant8F32 is DequantizeLinear of an int8 or uint8 tensor to float32
+// with a scalar or per-axis float32 scale (the form of a quantized
+// weight), computed without the float64 copies and index tables of the
+// general path: on a 2 GiB weight those took ~20 GiB (issue 39). It
+// reports false when the node is not of that form. The numbers are the
+// general path's: each is computed in float64 and rounded once.
+func dequant8F32(c *lctx, xh, sh *htensor, axis, block int) (bool, error) {
+	s, ok := sh.data.([]float32)
+	if dt := canonical.DataType(c.AInt("output_dtype", 0)); !ok || sh.dt != canonical.Float || block != 0 || len(sh.shape) > 1 ||
+		!is8bit(xh.dt) || dt != 0 && dt != canonical.Float {
+		return false, nil
+	}
+	inner := 1
+	if len(s) > 1 {
+		if len(xh.shape) == 0 || xh.shape[axis] != len(s) {
+			return false, nil
+		}
+		inner = numel(xh.shape[axis+1:])
+	}
+	var zd any
+	if c.Has(2) {
+		zh, err := c.H(2)
+		if err != nil {
+			return false, err
+		}
+		if zh.dt != xh.dt || zh.size() != len(s) {
+			return false, nil
+		}
+		zd = zh.data
+	}
+	out := newH(canonical.Float, xh.shape)
+	y := out.data.([]float32)
+	switch x := xh.data.(type) {
+	case []int8:
+		zp, _ := zd.([]int8)
+		ok = dequant8(x, zp, zd != nil, s, y, inner)
+	case []uint8:
+		zp, _ := zd.([]uint8)
+		ok = dequant8(x, zp, zd != nil, s, y, inner)
+	default:
+		ok = false
+	}
+	if ok {
+		c.OutH(0, out)
+	}
+	return ok, nil
+}
+
+// dequant8 sets y[k] = (x[k] - zp[c]) * s[c], c the channel of k (inner
+// elements per channel, cycling through len(s)); false when hasZP but zp
+// is not of x's type or size.
+func dequant8[T int8 | uint8](x, zp []T, hasZP bool, s []float32, y []float32, inner int) bool {
+	if len(x) != len(y) || hasZP && len(zp) != len(s) {
+		return false
+	}
+	for k, v := range x {
+		ch := 0
+		if len(s) > 1 {
+			ch = (k / inner) % len(s)
+		}
+		f := float64(v)
+		if hasZP {
+			f -= float64(zp[ch])
+		}
+		y[k] = float32(f * float64(s[ch]))
+	}
+	return true
 }
 
 func hostDynQuant(c *lctx) error {

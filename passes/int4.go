@@ -117,6 +117,10 @@ func quantizeInt4(ctx context.Context, m *canonical.Model, opts QuantOptions) (*
 	if err := tidyQuantized(c, rep); err != nil {
 		return fail(err)
 	}
+	if opts.Unmeasured {
+		rep.Unmeasured = true
+		return c, rep, nil
+	}
 	vo := verify.Options{Inputs: opts.Held, Profile: "int4", Backend: opts.Backend, Decode: &verify.Decode{Steps: verify.DefaultDecodeSteps}}
 	cmp, err := verify.Compare(ctx, verify.ModelSide("float", m), verify.ModelSide("int4", c), vo)
 	if err != nil {
@@ -155,16 +159,16 @@ type int4Weight struct {
 // int4Blocks quantizes w [K, N] symmetrically: per block of block rows and
 // column, scale = max|w| / 7, q = round(w / scale) in [-8, 7].
 func int4Blocks(w *canonical.Tensor, block int) (*int4Weight, error) {
-	f, ok := floats(w)
-	if !ok {
-		return nil, fmt.Errorf("weight %q is not float", w.Name)
+	at, _, err := floatReader(w)
+	if err != nil {
+		return nil, fmt.Errorf("weight %q: %w", w.Name, err)
 	}
 	K, N := w.Dims[0], w.Dims[1]
 	blocks := (K + int64(block) - 1) / int64(block)
 	q := &int4Weight{k: K, n: N, blocks: blocks, block: block, q: make([]int8, K*N), scales: make([]float64, blocks*N)}
-	for i, x := range f {
-		s := &q.scales[(int64(i)/N/int64(block))*N+int64(i)%N]
-		*s = math.Max(*s, math.Abs(x))
+	for i := range K * N {
+		s := &q.scales[(i/N/int64(block))*N+i%N]
+		*s = math.Max(*s, math.Abs(at(int(i))))
 	}
 	for i := range q.scales {
 		q.scales[i] = float64(float32(q.scales[i] / 7))
@@ -172,9 +176,9 @@ func int4Blocks(w *canonical.Tensor, block int) (*int4Weight, error) {
 			q.scales[i] = 1
 		}
 	}
-	for i, x := range f {
-		s := q.scales[(int64(i)/N/int64(block))*N+int64(i)%N]
-		q.q[i] = int8(math.Max(-8, math.Min(7, math.RoundToEven(x/s))))
+	for i := range K * N {
+		s := q.scales[(i/N/int64(block))*N+i%N]
+		q.q[i] = int8(math.Max(-8, math.Min(7, math.RoundToEven(at(int(i))/s))))
 	}
 	return q, nil
 }

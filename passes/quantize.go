@@ -70,6 +70,10 @@ type QuantOptions struct {
 	BlockSize int
 	// Format (Int4 mode) is how the weights are written ("": MatMulNBits).
 	Format Int4Format
+	// Unmeasured skips running the float and the quantized model to
+	// measure the accuracy change (--no-verify): on a large model that run
+	// holds float copies of the weights. The report says it was skipped.
+	Unmeasured bool
 }
 
 // QuantReport is what Quantize did.
@@ -95,7 +99,9 @@ type QuantReport struct {
 	// Steps are the logits' agreement at each step of a decoder verified
 	// over a prefill and decode steps.
 	Steps []StepAgreement `json:"steps,omitempty"`
-	Final *verify.Report  `json:"-"`
+	// Unmeasured: the accuracy change was not measured (Unmeasured).
+	Unmeasured bool           `json:"unmeasured,omitempty"`
+	Final      *verify.Report `json:"-"`
 	// Map is the error map of the result against the input on the first
 	// sample, every intermediate tensor compared (pipeline's
 	// TransformOptions.Map); nil unless asked for.
@@ -190,7 +196,7 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 	}
 	inferTypes(c)
 	g := c.Graph
-	rep := &QuantReport{Mode: opts.Mode, Method: opts.Method, PerChannel: opts.PerChannel, Before: StatsOf(m), Top1: -1, MaxAbs: -1}
+	rep := &QuantReport{Mode: opts.Mode, Method: opts.Method, PerChannel: opts.PerChannel, Before: StatsOf(m), Top1: -1, MaxAbs: -1, Unmeasured: opts.Unmeasured}
 
 	// Which activations to quantize.
 	var targets []*canonical.Node
@@ -272,7 +278,7 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 	if held == nil {
 		held = opts.Calibration
 	}
-	if len(held) > 0 {
+	if len(held) > 0 && !opts.Unmeasured {
 		cmp, err := verify.Compare(ctx, verify.ModelSide("float", m), verify.ModelSide("int8", c),
 			verify.Options{Inputs: held, Profile: "int8", Backend: opts.Backend})
 		if err != nil {

@@ -70,6 +70,9 @@ func (r *QuantReport) WriteText(w io.Writer, out string) error {
 	for _, s := range r.Steps {
 		fmt.Fprintf(&b, "  %-20s cosine %.6f  top-1 %.2f%%\n", s.Step, s.Cosine, 100*s.Top1)
 	}
+	if r.Unmeasured {
+		b.WriteString("accuracy change not measured (skipped: unchecked)\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

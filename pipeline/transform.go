@@ -134,6 +134,9 @@ func Float16(ctx context.Context, in, out string, fo passes.FP16Options, o Trans
 // are calibSamples generated ones from o.Seed; held samples from
 // o.Inputs (default: the calibration samples).
 func Quantize(ctx context.Context, in, out string, qo passes.QuantOptions, calibration string, calibSamples int, o TransformOptions) (*passes.QuantReport, error) {
+	// Unchecked also skips measuring the accuracy change: that run holds
+	// float copies of the weights (issue 39).
+	qo.Unmeasured = qo.Unmeasured || o.Unchecked
 	return transform(in, out, o, func(m *canonical.Model) (*canonical.Model, *passes.QuantReport, error) {
 		var err error
 		if qo.Mode == passes.Int4 {
@@ -143,7 +146,8 @@ func Quantize(ctx context.Context, in, out string, qo passes.QuantOptions, calib
 			if qo.Calibration, err = tensorio.LoadSamples(calibration, "input", verify.GraphInputs(m), false); err != nil {
 				return nil, nil, inputErr(fmt.Errorf("quantize: --calibration: %w", err))
 			}
-		} else {
+		} else if qo.Mode == passes.Static || !qo.Unmeasured {
+			// Dynamic mode calibrates nothing: its samples only measure.
 			for s := range calibSamples {
 				in, err := verify.GenerateInputs(m, o.gen(m), s)
 				if err != nil {

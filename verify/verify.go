@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -165,15 +166,28 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify: reference %s: %w", a.Name, err)
 	}
+	closeA = sync.OnceFunc(closeA)
 	defer closeA()
+	// seq: A runs on every sample and is closed before B's executor is
+	// opened, so the two sides' copies of the weights are never held at
+	// once (a 2 GiB model quantized and verified, issue 39). Bisection,
+	// the error map and decoding need both sides open.
+	seq := b.Expected == nil && a.Runner == nil && !opts.Bisect && !opts.Map && !opts.Decode.Applies(a.Model)
 	var rb Runner
-	if b.Expected == nil {
-		var closeB func()
-		rb, closeB, err = runnerFor(b, opts.Backend, opts.Threads)
+	closeB := func() {}
+	defer func() { closeB() }()
+	openB := func() error {
+		r, c, err := runnerFor(b, opts.Backend, opts.Threads)
 		if err != nil {
-			return nil, fmt.Errorf("verify: candidate %s: %w", b.Name, err)
+			return fmt.Errorf("verify: candidate %s: %w", b.Name, err)
 		}
-		defer closeB()
+		rb, closeB = r, c
+		return nil
+	}
+	if b.Expected == nil && !seq {
+		if err := openB(); err != nil {
+			return nil, err
+		}
 	}
 
 	inA := GraphInputs(a.Model)
@@ -248,12 +262,31 @@ func Compare(ctx context.Context, a, b *Side, opts Options) (*Report, error) {
 	}
 	accs := make([]*accumulator, len(pairs))
 
+	var yas [][]*canonical.Tensor // A's outputs when seq
+	if seq {
+		for si, in := range samples {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("verify: %w", err)
+			}
+			ya, err := ra.Run(ctx, in)
+			if err != nil {
+				return nil, sideErr(false, a.Name, si, err)
+			}
+			yas = append(yas, ya)
+		}
+		closeA()
+		if err := openB(); err != nil {
+			return nil, err
+		}
+	}
 	for si, in := range samples {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("verify: %w", err)
 		}
-		ya, err := ra.Run(ctx, in)
-		if err != nil {
+		var ya []*canonical.Tensor
+		if seq {
+			ya, yas[si] = yas[si], nil
+		} else if ya, err = ra.Run(ctx, in); err != nil {
 			return nil, sideErr(false, a.Name, si, err)
 		}
 		var yb []*canonical.Tensor

@@ -33,7 +33,8 @@ samples in --calibration DIR (or --calibration-samples generated ones);
 --mode dynamic quantizes activations at run time (DynamicQuantizeLinear).
 The result is verified against IN on the held samples with the int8
 tolerance profile and refused when not equivalent (--no-verify: written
-anyway, the summary says NOT VERIFIED). The report gives top-1 agreement with the float model on the held samples
+anyway, the summary says NOT VERIFIED, and the accuracy change is not
+measured). The report gives top-1 agreement with the float model on the held samples
 (--inputs, default the calibration samples) for [N, C] outputs, the max and
 mean absolute error, and the size change.
 
