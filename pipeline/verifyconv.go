@@ -92,10 +92,16 @@ func (c *converter) verify(ctx context.Context, imported, result *canonical.Mode
 		}
 		c.refreshReference(rep)
 		switch {
+		case err != nil && verify.FailedB(err) && source == "generated":
+			// The source's reference ran a generated sample and the
+			// result did not: either the inputs do not fit the model (a
+			// runtime that does not check an index computes garbage) or
+			// the result fails where it should not; the error names the
+			// result's node either way.
+			return inputErr(fmt.Errorf("%s: the generated inputs do not fit the model, or the result fails where its source runs: the source's runtime (%s) computed them, the result did not (%w); give inputs with --inputs DIR, or sizes with --dim NAME=N", c.in, cv.Reference, err))
 		case err != nil && verify.FailedB(err):
-			// The source's reference ran the sample and the result did
-			// not: the result's fault, said as such (not the reference's,
-			// nor the inputs').
+			// Given inputs the source's reference ran and the result did
+			// not: the result's fault, said as such (not the reference's).
 			return invalidErr(fmt.Errorf("%s: the converted model fails on an input its source runs (the source computed by %s): %w", c.in, cv.Reference, err))
 		case err != nil && ref.Runner != nil:
 			srcFailed = true
