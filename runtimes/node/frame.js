@@ -14,7 +14,7 @@ const frame = (() => {
       try {
         n = fs.readSync(fd, buf, 0, buf.length, null);
       } catch (e) {
-        if (e.code === 'EAGAIN') continue;
+        if (e.code === 'EAGAIN') { pause(); continue; }
         if (e.code === 'EOF') break;
         throw e;
       }
@@ -24,13 +24,29 @@ const frame = (() => {
     return Buffer.concat(chunks);
   }
 
+  // pause waits a millisecond without spinning (a descriptor that is
+  // non-blocking answered EAGAIN).
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  function pause() { Atomics.wait(nap, 0, 0, 1); }
+
+  // reply writes one answer whole. Once anything touches process.stdout,
+  // Node makes a pipe on fd 1 non-blocking, and a write to a full pipe
+  // (the reader busy) fails with EAGAIN: that is waited out, never left
+  // as half an answer, which would leave the reader waiting for the rest.
   function reply(header, blobs) {
     const h = Buffer.from(JSON.stringify(header), 'utf8');
     const len = Buffer.alloc(4);
     len.writeUInt32LE(h.length, 0);
     const out = Buffer.concat([len, h].concat(blobs || []));
     let off = 0;
-    while (off < out.length) off += fs.writeSync(1, out, off, out.length - off);
+    while (off < out.length) {
+      try {
+        off += fs.writeSync(1, out, off, out.length - off);
+      } catch (e) {
+        if (e.code !== 'EAGAIN') throw e;
+        pause();
+      }
+    }
   }
 
   function fail(kind, error, extra) {
@@ -104,5 +120,20 @@ const frame = (() => {
     };
   }
 
-  return { readRequest, reply, fail, stream };
+  // failed answers a runner's uncaught failure and ends the process: the
+  // runner's loop is gone, and a process that stayed alive (its stdin
+  // keeps it so) would leave the next request unanswered.
+  // The failure also goes to stderr, which the caller keeps: the answer
+  // can be lost when the process ends before it is read.
+  function failed(e) {
+    const why = e && e.stack ? e.stack : String(e);
+    try { fs.writeSync(2, `internal failure: ${why}\n`); } catch (_) { /* stderr gone: the answer still says it */ }
+    try {
+      fail('internal', why);
+    } finally {
+      process.exit(70);
+    }
+  }
+
+  return { readRequest, reply, fail, failed, stream };
 })();

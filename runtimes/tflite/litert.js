@@ -192,4 +192,4 @@ async function main() {
   }
 }
 
-main().catch((e) => fail('internal', e && e.stack ? e.stack : e));
+main().catch(frame.failed);

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"math"
 	"path/filepath"
 	"testing"
@@ -79,5 +80,76 @@ func TestPool(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPoolAfterRefusal: a LiteRT.js process that refuses a model
+// (int64_io: INT64 inputs), fresh or lent, gives the refusal a process of
+// its own gives and is not lent again (an interpreter that refused a model
+// may be left in any state: CI once saw a pooled process never answer its
+// next load), and the next model (cnn) gets the bytes a process of its own
+// computes.
+func TestPoolAfterRefusal(t *testing.T) {
+	testpaths.Node(t, Package, LiteRTPackage)
+	env := realEnv(t)
+	fixtures := filepath.Join(testpaths.RepoRoot(t), "fixtures", "tflite")
+	cnn, i64 := filepath.Join(fixtures, "cnn.tflite"), filepath.Join(fixtures, "int64_io.tflite")
+	xs := make([]byte, 4*8*8*3)
+	for i := 0; i < 8*8*3; i++ {
+		binary.LittleEndian.PutUint32(xs[4*i:], math.Float32bits(float32(math.Sin(float64(i)*0.7))))
+	}
+	in := []*onnxpb.TensorProto{{Name: proto.String("input"), DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT)), Dims: []int64{1, 8, 8, 3}, RawData: xs}}
+	lrt := Options{Interpreters: []Interpreter{LiteRT}}
+	ctx := context.Background()
+	pool := NewPool(ctx, env)
+	defer pool.Close()
+
+	// A fresh process refusing its first model is not kept.
+	_, alone := OpenWith(ctx, env, i64, lrt)
+	var re *RunError
+	if !errors.As(alone, &re) || re.Kind != "load" {
+		t.Fatalf("int64_io in LiteRT.js: %v, want a load refusal", alone)
+	}
+	if _, err := pool.OpenWith(ctx, i64, lrt); err == nil || err.Error() != alone.Error() {
+		t.Fatalf("int64_io from an empty pool: %v, want %v", err, alone)
+	}
+	if c := pool.take(LiteRT); c != nil {
+		c.Close()
+		t.Fatal("the pool kept a process that refused its first model")
+	}
+
+	s, err := pool.OpenWith(ctx, cnn, lrt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	first := s.conn
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.OpenWith(ctx, i64, lrt); err == nil || err.Error() != alone.Error() {
+		t.Fatalf("int64_io in a lent process: %v, want %v", err, alone)
+	}
+	s, err = pool.OpenWith(ctx, cnn, lrt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.conn == first {
+		t.Errorf("cnn after the refusal got the process that refused int64_io, want a new one")
+	}
+	got, err := s.Run(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := RunLiteRT(ctx, env, cnn, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Outputs) != 1 || len(want.Outputs) != 1 || len(got.Outputs[0].GetRawData()) == 0 ||
+		!bytes.Equal(got.Outputs[0].GetRawData(), want.Outputs[0].GetRawData()) {
+		t.Errorf("cnn after a refusal in the same process differs from a process of its own")
 	}
 }

@@ -263,4 +263,4 @@ async function main() {
   }
 }
 
-main().catch((e) => fail('internal', e && e.stack ? e.stack : e));
+main().catch(frame.failed);
