@@ -131,6 +131,8 @@ func stepIO(st step) (reads, writes []*canonical.Value) {
 		return reads, writes
 	case *guardStep:
 		return []*canonical.Value{st.v}, nil
+	case *emptyStep:
+		return st.n.Inputs, st.outs
 	case *staticStep:
 		return nil, []*canonical.Value{st.v}
 	}
@@ -313,6 +315,9 @@ func (st *segStep) exec(_ context.Context, e *Executor, en *env) (bool, error) {
 		defer func() {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("executor: running segment: %v", r)
+				if debugPanics() {
+					err = fmt.Errorf("%w\n%s", err, debug.Stack())
+				}
 			}
 		}()
 		st.mu.Lock()
@@ -324,6 +329,12 @@ func (st *segStep) exec(_ context.Context, e *Executor, en *env) (bool, error) {
 		return false, err
 	}
 	for i, t := range outs {
+		if i >= len(st.outs) {
+			// An unread parameter returned only to keep it in the
+			// executable (see flush).
+			t.FinalizeAll()
+			continue
+		}
 		h, err := fromGomlx(t, st.outDT[i])
 		t.FinalizeAll()
 		if err != nil {
@@ -466,6 +477,7 @@ func (b *builder) flush() error {
 	for _, v := range seg.params {
 		st.paramShapes = append(st.paramShapes, seg.pnode[v].Shape())
 	}
+	nodes = append(nodes, unreadParams(seg, nodes)...)
 	if err := catch(func() { seg.g.Compile(nodes...) }); err != nil {
 		return fmt.Errorf("compiling segment: %w", err)
 	}
@@ -481,6 +493,35 @@ func (b *builder) flush() error {
 		delete(b.en.vals, v)
 	}
 	return nil
+}
+
+// unreadParams returns the parameters of seg that none of the nodes
+// reads. A lowering that gives up after taking its inputs (errUseHost:
+// Pad with a negative pad, Gather of zero indices before issue 40;
+// errNeedHost) leaves its parameters in the segment; the GoMLX graph
+// cannot drop them, and the simplego backend's executable only sizes its
+// buffers up to its last output, so a parameter created after that
+// output made every run of the segment panic (index out of range). flush
+// makes them extra outputs, which segStep.exec discards.
+func unreadParams(seg *segment, nodes []*graph.Node) []*graph.Node {
+	read := map[*graph.Node]bool{}
+	stack := append([]*graph.Node{}, nodes...)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if read[n] {
+			continue
+		}
+		read[n] = true
+		stack = append(stack, n.Inputs()...)
+	}
+	var out []*graph.Node
+	for _, v := range seg.params {
+		if p := seg.pnode[v]; !read[p] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // catch runs f and turns a panic (GoMLX reports build errors by panicking)
@@ -573,9 +614,18 @@ func (b *builder) node(n *canonical.Node) error {
 			return err
 		}
 		allHost, allStatic, allShapeStatic := true, true, true
+		// empty: an input computed at run time has no element (a
+		// selection that kept nothing; not a constant such as Resize's
+		// empty roi). GoMLX's simplego backend panics on some ops of
+		// zero-size tensors (Where, broadcast Sub), so such nodes run on
+		// the host when they can (else see emptyOuts).
+		empty := false
 		for _, s := range ins {
 			if s == nil {
 				continue
+			}
+			if s.kind == kindTensor && !s.valStatic && numel(s.shape()) == 0 {
+				empty = true
 			}
 			if !s.isHost() {
 				allHost = false
@@ -638,7 +688,7 @@ func (b *builder) node(n *canonical.Node) error {
 			}
 			b.steps = append(b.steps, &hostStep{n: n, impl: impl, ver: ref.ver})
 			return c.storeOutputs(false, false)
-		case impl.host != nil && allHost && (allStatic || impl.lower == nil || impl.preferHost || forceHost):
+		case impl.host != nil && allHost && (allStatic || impl.lower == nil || impl.preferHost || forceHost || empty):
 			c := b.newCtx(n, impl, ref.ver, ins)
 			if err := callKernel(c, impl.host); err != nil {
 				return err
@@ -648,7 +698,7 @@ func (b *builder) node(n *canonical.Node) error {
 			}
 			b.steps = append(b.steps, &hostStep{n: n, impl: impl, ver: ref.ver})
 			return c.storeOutputs(false, false)
-		case impl.lower != nil && !forceHost:
+		case impl.lower != nil && !forceHost && !(empty && impl.host != nil):
 			c := b.newCtx(n, impl, ref.ver, ins)
 			c.lowering = true
 			err := callKernel(c, impl.lower)
@@ -668,6 +718,18 @@ func (b *builder) node(n *canonical.Node) error {
 			if err != nil {
 				return err
 			}
+			if emptyOuts(c) {
+				// Nothing to compute: the outputs are empty tensors of the
+				// shapes the lowering gave, set by an emptyStep (which
+				// reads its inputs' shapes on the host).
+				if !allHost {
+					if err := b.flush(); err != nil {
+						return err
+					}
+					continue
+				}
+				return b.emptyStep(n, c, ins)
+			}
 			return c.storeOutputs(false, allShapeStatic && !c.readDynamic)
 		default:
 			if err := b.flush(); err != nil {
@@ -676,6 +738,77 @@ func (b *builder) node(n *canonical.Node) error {
 		}
 	}
 	return fmt.Errorf("could not obtain the input values on the host")
+}
+
+// emptyOuts reports whether every output a lowering produced is a
+// zero-size tensor.
+func emptyOuts(c *lctx) bool {
+	some := false
+	for i, v := range c.n.Outputs {
+		if v == nil {
+			continue
+		}
+		s := c.outs[i]
+		if s == nil || s.node == nil || numel(s.node.Shape().Dimensions) != 0 {
+			return false
+		}
+		some = true
+	}
+	return some
+}
+
+// emptyStep sets a node's outputs, all zero-size, to empty tensors of the
+// shapes they had when the plan was built, while its tensor inputs have
+// the shapes they had then (else the plan is rebuilt). A node whose
+// outputs are empty needs no computation: GoMLX's simplego backend
+// panics on some ops of zero-size tensors (issue 40), and a node of an
+// empty selection with no host implementation (BatchNormalization,
+// pooling) is set so rather than lowered.
+type emptyStep struct {
+	n        *canonical.Node
+	inShapes [][]int // nil for an input that is not a tensor
+	outs     []*canonical.Value
+	outDT    []canonical.DataType
+	outShape [][]int
+}
+
+func (b *builder) emptyStep(n *canonical.Node, c *lctx, ins []*slot) error {
+	st := &emptyStep{n: n, inShapes: make([][]int, len(ins))}
+	for i, s := range ins {
+		if s != nil && s.kind == kindTensor {
+			st.inShapes[i] = append([]int{}, s.shape()...)
+		}
+	}
+	for i, v := range n.Outputs {
+		if v == nil {
+			continue
+		}
+		st.outs = append(st.outs, v)
+		st.outDT = append(st.outDT, c.outs[i].dt)
+		st.outShape = append(st.outShape, append([]int{}, c.outs[i].node.Shape().Dimensions...))
+	}
+	b.steps = append(b.steps, st)
+	ok, err := st.exec(b.ctx, b.e, b.en)
+	if err == nil && !ok {
+		err = fmt.Errorf("inputs changed shape while building")
+	}
+	return err
+}
+
+func (st *emptyStep) exec(_ context.Context, _ *Executor, en *env) (bool, error) {
+	for i, sh := range st.inShapes {
+		if sh == nil {
+			continue
+		}
+		s := en.get(st.n.Inputs[i])
+		if s == nil || s.kind != kindTensor || !shapeEq(s.shape(), sh) {
+			return false, nil
+		}
+	}
+	for i, v := range st.outs {
+		en.set(v, &slot{h: newH(st.outDT[i], st.outShape[i]), dt: st.outDT[i]})
+	}
+	return true, nil
 }
 
 // pinUnpacked pins the pack-only initializers among n's inputs that its

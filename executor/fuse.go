@@ -124,8 +124,23 @@ func fuseSteps(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []st
 			continue
 		}
 		f := &fusedStep{steps: []*hostStep{h}, in: []int{-1}}
+		// statics: the staticSteps between the chain's steps (Constant
+		// nodes, such as the bounds of torch's Clip at opset 11 and later,
+		// placed between the Conv and its Clip), which read nothing and go
+		// before the fused step.
+		var statics []step
 		for i+1 < len(steps) {
-			next, ok := steps[i+1].(*hostStep)
+			j := i + 1
+			for j < len(steps) {
+				if _, ok := steps[j].(*staticStep); !ok {
+					break
+				}
+				j++
+			}
+			if j == len(steps) {
+				break
+			}
+			next, ok := steps[j].(*hostStep)
 			if !ok {
 				break
 			}
@@ -133,14 +148,15 @@ func fuseSteps(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []st
 			if at < 0 {
 				break
 			}
+			statics = append(statics, steps[i+1:j]...)
 			f.steps, f.in = append(f.steps, next), append(f.in, at)
-			i++
+			i = j
 		}
 		if len(f.steps) == 1 {
 			out = append(out, h)
 			continue
 		}
-		out = append(out, f)
+		out = append(append(out, statics...), f)
 	}
 	return out
 }

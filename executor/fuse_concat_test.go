@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -56,21 +55,7 @@ func TestConcatArena(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for run := 0; run < 5; run++ {
-					res, err := ex.Run(context.Background(), []*canonical.Tensor{feed})
-					if err != nil {
-						t.Fatal(err)
-					}
-					v := append([]float32{}, hostValues(t, res[0])...)
-					if got[k] != nil {
-						for i := range v {
-							if math.Float32bits(v[i]) != math.Float32bits(got[k][i]) {
-								t.Fatalf("%+v run %d: y[%d] = %v, run 1 %v", opts, run, i, v[i], got[k][i])
-							}
-						}
-					}
-					got[k] = v
-				}
+				got[k] = runRepeatable(t, ex, opts, feed, 5)
 				if k > 0 && !hasConcatStep(ex) {
 					t.Fatalf("%+v: no concatStep in the plan", opts)
 				}

@@ -17,10 +17,13 @@ import (
 //
 // A tail op runs as an epilogue when its kernel is element by element on
 // float32 values it overwrites in place: Relu, Clip, HardSigmoid,
-// HardSwish, SiLU (a fused Swish step, fuse_silu.go), and Add or Mul with an operand of the output's own shape (a
-// residual). Each segment runs the same kernel function as the tail's
-// own kernel, on the same values in the same order, so the results are
-// the same bits (TestEpilogueMatchesChain).
+// HardSwish, SiLU (a fused Swish step, fuse_silu.go), inference
+// BatchNormalization (a zoo-style Conv → BN → Relu), and Add or Mul with
+// an operand of the output's own shape (a residual). Each segment runs the
+// same kernel function as the tail's own kernel, on the same values in
+// the same order, so the results are the same bits (TestFusedEpilogues,
+// TestBatchNormEpilogue). A Concat head (DenseNet's Concat → BN → Relu)
+// runs its tail on each piece it copies, while the piece is in L1.
 
 // segFn applies one tail op to y[off:off+n] in place.
 type segFn func(y []float32, off, n int)
@@ -81,6 +84,25 @@ func tailSeg(en *env, h *hostStep, at int, out []int) segFn {
 			}
 		}
 		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.Clip(s, s, lo, hi) }
+	case "BatchNormalization":
+		// Inference form on the chain's value (input 0), float32
+		// statistics of one value per channel, as okBatchNorm takes it.
+		if at != 0 || len(n.Inputs) != 5 || len(out) < 2 || n.AttrInt("training_mode", 0) != 0 {
+			return nil
+		}
+		ch := out[1]
+		var p [4][]float32
+		for i := range p {
+			d, ok := hostF32(en, n.Inputs[i+1])
+			if !ok || len(d) != ch {
+				return nil
+			}
+			p[i] = d
+		}
+		sb := make([]float32, 2*ch)
+		kernels.BatchNormScaleShift(p[0], p[1], p[2], p[3], float64(n.AttrFloat("epsilon", 1e-5)), sb[:ch], sb[ch:])
+		inner := numel(out[2:])
+		return func(y []float32, off, k int) { scaleShiftRange(y[off:off+k], sb[:ch], sb[ch:], inner, off) }
 	case "Add", "Mul":
 		if len(n.Inputs) != 2 || at < 0 || at > 1 {
 			return nil
@@ -113,6 +135,29 @@ func tailSeg(en *env, h *hostStep, at int, out []int) segFn {
 	return nil
 }
 
+// scaleShiftRange applies kernelBatchNorm's per-channel scale and shift
+// (kernels.ScaleShiftBlocks, the same arithmetic) in place to y, the
+// elements [off, off+len(y)) of a tensor whose channels are blocks of
+// inner elements; y may start and end inside a block.
+func scaleShiftRange(y, s, b []float32, inner, off int) {
+	if inner <= 0 {
+		return
+	}
+	for i := 0; i < len(y); {
+		blk, pos := (off+i)/inner, (off+i)%inner
+		if pos == 0 && len(y)-i >= inner {
+			// Whole blocks at once.
+			n := (len(y) - i) / inner * inner
+			kernels.ScaleShiftBlocks(y[i:i+n], s, b, y[i:i+n], inner, blk)
+			i += n
+			continue
+		}
+		n := min(inner-pos, len(y)-i)
+		kernels.ScaleShiftBlocks(y[i:i+n], s, b, y[i:i+n], n, blk)
+		i += n
+	}
+}
+
 // bigIsChain reports which operand kernelBinary takes as the big one
 // when both have the output's shape: input 0 unless bcastKind says 1.
 func bigIsChain(at int, shape []int) bool {
@@ -136,15 +181,21 @@ func hostF32(en *env, v *canonical.Value) ([]float32, bool) {
 // its own (what its kernel would have written in place).
 func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar *outArena) (handled, ok bool, err error) {
 	head := st.steps[0]
-	if head.n.OpType != "Conv" || len(st.steps) < 2 || e.kern == nil {
+	op := head.n.OpType
+	if op != "Conv" && op != "Concat" || len(st.steps) < 2 || e.kern == nil {
 		return false, false, nil
 	}
 	c, err := newHostCtx(ctx, e, en, head.n, head.impl, head.ver)
 	if err != nil {
 		return false, false, err
 	}
-	c.conv = &head.conv
-	out, ok := convOutShape(c)
+	var out []int
+	if op == "Conv" {
+		c.conv = &head.conv
+		out, ok = convOutShape(c)
+	} else {
+		out, ok = concatOutShape(c)
+	}
 	if !ok {
 		return false, false, nil
 	}
@@ -154,7 +205,7 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 		return false, false, nil
 	}
 	c.arena = ar
-	if st.steps[1].n.OpType == "Relu" {
+	if op == "Conv" && st.steps[1].n.OpType == "Relu" {
 		// A Relu right after the Conv is the kernel's own activation
 		// (kernels.ActRelu: in the micro-kernel of a direct convolution).
 		c.act, segs = kernels.ActRelu, segs[1:]
@@ -162,8 +213,15 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 	if len(segs) > 0 {
 		c.epilogue = func(y []float32) kernels.Epilogue {
 			return func(off, n int) {
-				for _, f := range segs {
-					f(y, off, n)
+				// Piece by piece, so that each tail op after the first
+				// finds the values in L1 (a convolution that runs its
+				// epilogue as a pass after the SGEMM hands over whole
+				// planes).
+				for a := off; a < off+n; a += epiPiece {
+					k := min(epiPiece, off+n-a)
+					for _, f := range segs {
+						f(y, a, k)
+					}
 				}
 			}
 		}
@@ -210,4 +268,14 @@ func convOutShape(c *lctx) ([]int, bool) {
 		return []int{p.N, p.M, oh, ow}, true
 	}
 	return []int{p.N, p.M, ow}, true
+}
+
+// concatOutShape is the output shape of the float32 Concat of c, as
+// kernelConcat computes it; false when kernelConcat would not run it.
+func concatOutShape(c *lctx) ([]int, bool) {
+	if !okF32Host(c) {
+		return nil, false
+	}
+	_, out, _, err := concatInputs(c, c.NIn(), c.AInt("axis", 0))
+	return out, err == nil
 }

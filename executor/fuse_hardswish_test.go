@@ -176,60 +176,9 @@ func TestFuseHardSwish(t *testing.T) {
 				attrs = append(attrs, canonical.FloatAttr("beta", cs.beta))
 			}
 			s := node("HardSigmoid", []*canonical.Value{x}, attrs...)
-			other := x
-			if cs.otherMul {
-				other = node("Relu", []*canonical.Value{x})
-			}
-			ins := []*canonical.Value{other, s}
-			if cs.swap {
-				ins[0], ins[1] = s, other
-			}
-			g.Outputs = []*canonical.Value{node("Mul", ins)}
-			if cs.exposeS {
-				g.Outputs = append(g.Outputs, s)
-			}
-			if cs.exposeX {
-				g.Outputs = append(g.Outputs, x)
-			}
-			var got [3][]uint32
-			for k, opts := range []Options{{Threads: 1, DisableFusion: true}, {Threads: 1}, {Threads: 2}} {
-				ex, outs := runPlan(t, m, opts, []*canonical.Tensor{feed}, 3)
-				for _, o := range outs {
-					for _, v := range o {
-						got[k] = append(got[k], math.Float32bits(v))
-					}
-				}
-				chains, single := planChains(ex)
-				fusedHS := single["HardSwish"] > 0
-				for _, c := range chains {
-					fusedHS = fusedHS || strings.Contains(c, "HardSwish")
-				}
-				switch {
-				case k == 0 || cs.want == "":
-					if fusedHS {
-						t.Fatalf("%+v: HardSwish in the plan (chains %v)", opts, chains)
-					}
-				case cs.want == "HardSwish":
-					if single["HardSwish"] != 1 || single["HardSigmoid"]+single["Mul"] != 0 || len(chains) != 0 {
-						t.Fatalf("%+v: kernel steps %v and chains %v, want one HardSwish step", opts, single, chains)
-					}
-				default:
-					if len(chains) != 1 || chains[0] != cs.want || single["HardSigmoid"]+single["Mul"] != 0 {
-						t.Fatalf("%+v: chains %v and steps %v, want the chain %s", opts, chains, single, cs.want)
-					}
-				}
-				ex.Close()
-			}
-			for k := 1; k < 3; k++ {
-				if len(got[k]) != len(got[0]) {
-					t.Fatalf("%d output values fused (%d), %d unfused", len(got[k]), k, len(got[0]))
-				}
-				for i, v := range got[0] {
-					if got[k][i] != v {
-						t.Fatalf("value %d: fused (%d) %#08x, unfused %#08x", i, k, got[k][i], v)
-					}
-				}
-			}
+			checkGatedMul(t, m, g, node, feed, x, s, gatedMul{
+				swap: cs.swap, exposeS: cs.exposeS, exposeX: cs.exposeX, otherMul: cs.otherMul,
+				want: cs.want, gate: "HardSigmoid", fused: "HardSwish"})
 		})
 	}
 }

@@ -118,7 +118,7 @@ func kernelConcatTranspose(c *lctx, axis int64, allowZero bool, perm []int64) er
 		}
 	} else {
 		tmp := make([]float32, numel(cshape))
-		c.concatF32(hs, cshape, ax, tmp)
+		c.concatF32(hs, cshape, ax, tmp, nil)
 		parts = [][]float32{tmp}
 	}
 	rows := kernels.TransposeRowCount(rshape, p)

@@ -93,60 +93,80 @@ func TestFuseSiLU(t *testing.T) {
 				feed, x = f32Tensor("in", []int64{int64(len(p))}, p...), in
 			}
 			s := node("Sigmoid", []*canonical.Value{x})
-			other := x
-			if cs.otherMul {
-				other = node("Relu", []*canonical.Value{x})
-			}
-			ins := []*canonical.Value{other, s}
-			if cs.swap {
-				ins[0], ins[1] = s, other
-			}
-			g.Outputs = []*canonical.Value{node("Mul", ins)}
-			if cs.exposeS {
-				g.Outputs = append(g.Outputs, s)
-			}
-			if cs.exposeX {
-				g.Outputs = append(g.Outputs, x)
-			}
-			var got [3][]uint32
-			for k, opts := range []Options{{Threads: 1, DisableFusion: true}, {Threads: 1}, {Threads: 2}} {
-				ex, outs := runPlan(t, m, opts, []*canonical.Tensor{feed}, 3)
-				for _, o := range outs {
-					for _, v := range o {
-						got[k] = append(got[k], math.Float32bits(v))
-					}
-				}
-				chains, single := planChains(ex)
-				fused := single["Swish"] > 0
-				for _, c := range chains {
-					fused = fused || strings.Contains(c, "Swish")
-				}
-				switch {
-				case k == 0 || cs.want == "":
-					if fused {
-						t.Fatalf("%+v: Swish in the plan (chains %v)", opts, chains)
-					}
-				case cs.want == "Swish":
-					if single["Swish"] != 1 || single["Sigmoid"]+single["Mul"] != 0 || len(chains) != 0 {
-						t.Fatalf("%+v: kernel steps %v and chains %v, want one Swish step", opts, single, chains)
-					}
-				default:
-					if len(chains) != 1 || chains[0] != cs.want || single["Sigmoid"]+single["Mul"] != 0 {
-						t.Fatalf("%+v: chains %v and steps %v, want the chain %s", opts, chains, single, cs.want)
-					}
-				}
-				ex.Close()
-			}
-			for k := 1; k < 3; k++ {
-				if len(got[k]) != len(got[0]) {
-					t.Fatalf("%d output values fused (%d), %d unfused", len(got[k]), k, len(got[0]))
-				}
-				for i, v := range got[0] {
-					if got[k][i] != v {
-						t.Fatalf("value %d: fused (%d) %#08x, unfused %#08x", i, k, got[k][i], v)
-					}
-				}
-			}
+			checkGatedMul(t, m, g, node, feed, x, s, gatedMul{
+				swap: cs.swap, exposeS: cs.exposeS, exposeX: cs.exposeX, otherMul: cs.otherMul,
+				want: cs.want, gate: "Sigmoid", fused: "Swish"})
 		})
+	}
+}
+
+// gatedMul is one case of a gate fusion test: y = Mul(x, gate(x)) (or
+// with the operands swapped, gate's output or x also a graph output, or
+// the Mul's other operand not x) and the plan it must give: want is the
+// chain ("Conv+"+fused), a single fused step (fused) or "" (no fusion).
+type gatedMul struct {
+	swap, exposeS, exposeX, otherMul bool
+	want, gate, fused                string
+}
+
+// checkGatedMul finishes g with the Mul of c on x and s = gate(x), runs
+// it unfused and fused on 1 and 2 threads (a build and two replays
+// each), checks each plan's steps against c.want and that every plan's
+// outputs are bit-identical to the unfused plan's.
+func checkGatedMul(t *testing.T, m *canonical.Model, g *canonical.Graph, node func(string, []*canonical.Value, ...*canonical.Attribute) *canonical.Value, feed *canonical.Tensor, x, s *canonical.Value, c gatedMul) {
+	t.Helper()
+	other := x
+	if c.otherMul {
+		other = node("Relu", []*canonical.Value{x})
+	}
+	ins := []*canonical.Value{other, s}
+	if c.swap {
+		ins[0], ins[1] = s, other
+	}
+	g.Outputs = []*canonical.Value{node("Mul", ins)}
+	if c.exposeS {
+		g.Outputs = append(g.Outputs, s)
+	}
+	if c.exposeX {
+		g.Outputs = append(g.Outputs, x)
+	}
+	var got [3][]uint32
+	for k, opts := range []Options{{Threads: 1, DisableFusion: true}, {Threads: 1}, {Threads: 2}} {
+		ex, outs := runPlan(t, m, opts, []*canonical.Tensor{feed}, 3)
+		for _, o := range outs {
+			for _, v := range o {
+				got[k] = append(got[k], math.Float32bits(v))
+			}
+		}
+		chains, single := planChains(ex)
+		fused := single[c.fused] > 0
+		for _, ch := range chains {
+			fused = fused || strings.Contains(ch, c.fused)
+		}
+		switch {
+		case k == 0 || c.want == "":
+			if fused {
+				t.Fatalf("%+v: %s in the plan (chains %v)", opts, c.fused, chains)
+			}
+		case c.want == c.fused:
+			if single[c.fused] != 1 || single[c.gate]+single["Mul"] != 0 || len(chains) != 0 {
+				t.Fatalf("%+v: kernel steps %v and chains %v, want one %s step", opts, single, chains, c.fused)
+			}
+		default:
+			if len(chains) != 1 || chains[0] != c.want || single[c.gate]+single["Mul"] != 0 {
+				t.Fatalf("%+v: chains %v and steps %v, want the chain %s", opts, chains, single, c.want)
+			}
+		}
+		ex.Close()
+	}
+	for k := 1; k < 3; k++ {
+		if len(got[k]) != len(got[0]) {
+			t.Fatalf("%d output values fused (%d), %d unfused", len(got[k]), k, len(got[0]))
+		}
+		for i, v := range got[0] {
+			if got[k][i] != v {
+				t.Fatalf("value %d: fused (%d) %#08x, unfused %#08x", i, k, got[k][i], v)
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"math/rand"
 	"os"
@@ -352,4 +353,64 @@ func runPlan(t *testing.T, m *canonical.Model, opts Options, feeds []*canonical.
 		}
 	}
 	return ex, first
+}
+
+// TestFuseClipConstantBounds: Conv → Clip whose bounds are Constant nodes
+// (MobileNetV2's ReLU6 as torch exports it) runs as one Conv+Clip step:
+// the bounds' static steps, which the builder puts between the two, run
+// before it. The outputs are the unfused executor's bits on 1 and 2
+// threads; with the Clip's input a graph output too the two stay apart.
+func TestFuseClipConstantBounds(t *testing.T) {
+	for _, expose := range []bool{false, true} {
+		r := rand.New(rand.NewSource(64))
+		m, g := newModel(13)
+		in := must(g.AddInput("in", nil))
+		node := func(op string, ins []*canonical.Value, attrs ...*canonical.Attribute) *canonical.Value {
+			n, err := g.AddNode(fmt.Sprintf("%s%d", op, len(g.Nodes)), "", op, ins, []string{fmt.Sprintf("v%d", len(g.Nodes))}, attrs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n.Outputs[0]
+		}
+		feed, _ := f16Tensor(t, "in", canonical.Float, []int{1, 8, 40, 37}, r)
+		wt, _ := f16Tensor(t, "w", canonical.Float, []int{16, 8, 3, 3}, r)
+		bt, _ := f16Tensor(t, "b", canonical.Float, []int{16}, r)
+		x := node("Conv", []*canonical.Value{in, must(g.AddInitializer(wt)), must(g.AddInitializer(bt))}, canonical.IntsAttr("pads", 1, 1, 1, 1))
+		lo := node("Constant", nil, canonical.TensorAttr("value", f32Tensor("lo", nil, -0.25)))
+		hi := node("Constant", nil, canonical.TensorAttr("value", f32Tensor("hi", nil, 0.5)))
+		g.Outputs = []*canonical.Value{node("Clip", []*canonical.Value{x, lo, hi})}
+		if expose {
+			g.Outputs = append(g.Outputs, x)
+		}
+		var got [3][]uint32
+		for k, opts := range []Options{{Threads: 1, DisableFusion: true}, {Threads: 1}, {Threads: 2}} {
+			ex, outs := runPlan(t, m, opts, []*canonical.Tensor{feed}, 3)
+			for _, o := range outs {
+				for _, v := range o {
+					got[k] = append(got[k], math.Float32bits(v))
+				}
+			}
+			chains, single := planChains(ex)
+			ex.Close()
+			if k == 0 || expose {
+				if len(chains) != 0 || single["Clip"] != 1 {
+					t.Fatalf("%+v, conv output exposed %v: chains %v, steps %v, want Conv and Clip apart", opts, expose, chains, single)
+				}
+				continue
+			}
+			if len(chains) != 1 || chains[0] != "Conv+Clip" || single["Clip"] != 0 {
+				t.Fatalf("%+v: chains %v, steps %v, want the chain Conv+Clip", opts, chains, single)
+			}
+		}
+		for k := 1; k < 3; k++ {
+			if len(got[k]) != len(got[0]) {
+				t.Fatalf("%d output values, %d unfused", len(got[k]), len(got[0]))
+			}
+			for i := range got[0] {
+				if got[k][i] != got[0][i] {
+					t.Fatalf("run %d value %d: %#08x, unfused %#08x", k, i, got[k][i], got[0][i])
+				}
+			}
+		}
+	}
 }

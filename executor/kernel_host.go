@@ -145,6 +145,15 @@ func kernelConcat(c *lctx) error {
 	if err != nil {
 		return err
 	}
+	if c.epilogue != nil {
+		// Concat → BatchNormalization → Relu (DenseNet's pre-activation):
+		// the tail runs on each range right after it is copied.
+		y := c.newHAs(canonical.Float, out, false)
+		yd, _ := f32(y)
+		c.concatF32(hs, out, ax, yd, c.epilogue(yd))
+		c.OutH(0, y)
+		return nil
+	}
 	if v := c.arena.adjacent(hs, out, ax); v != nil {
 		// The inputs already lie side by side in one buffer (an output
 		// arena, fuse_concat.go): the output is a view of them.
@@ -153,13 +162,14 @@ func kernelConcat(c *lctx) error {
 	}
 	y := c.newHAs(canonical.Float, out, false) // concatRange writes every element
 	yd, _ := f32(y)
-	c.concatF32(hs, out, ax, yd)
+	c.concatF32(hs, out, ax, yd, nil)
 	c.OutH(0, y)
 	return nil
 }
 
-// concatF32 writes the Concat of hs (output shape out, axis ax) into yd.
-func (c *lctx) concatF32(hs []*htensor, out []int, ax int, yd []float32) {
+// concatF32 writes the Concat of hs (output shape out, axis ax) into yd,
+// then runs epi (nil: none) on each range it wrote.
+func (c *lctx) concatF32(hs []*htensor, out []int, ax int, yd []float32, epi kernels.Epilogue) {
 	row := numel(out[ax:])
 	// Y is, row after row, the inputs' rows in order: ends[i] is where
 	// input i's part of a row ends. Y is split over the threads by
@@ -173,8 +183,24 @@ func (c *lctx) concatF32(hs []*htensor, out []int, ax int, yd []float32) {
 		off += numel(h.shape[ax:])
 		ends[i] = off
 	}
-	c.e.kern.Range(len(yd), 1, func(lo, hi int) { concatRange(yd, xs, ends, row, lo, hi) })
+	c.e.kern.Range(len(yd), 1, func(lo, hi int) {
+		if epi == nil {
+			concatRange(yd, xs, ends, row, lo, hi)
+			return
+		}
+		// Pieces of a few thousand elements, still in L1 when the
+		// epilogue reads them back.
+		for a := lo; a < hi; a += epiPiece {
+			b := min(a+epiPiece, hi)
+			concatRange(yd, xs, ends, row, a, b)
+			epi(a, b-a)
+		}
+	})
 }
+
+// epiPiece is the length of the pieces a copying kernel runs its
+// epilogue on (16 KiB of float32).
+const epiPiece = 4096
 
 // concatInputs returns Concat's float32 inputs among its first n (the
 // omitted ones skipped), its output shape and its axis (attribute axis).

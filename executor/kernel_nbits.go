@@ -37,7 +37,15 @@ func matMulNBitsF32(c *lctx, ah, bh, sh *htensor, K, N, bits, block int, zp func
 	}
 	p := kernels.NBits{K: K, N: N, Bits: bits, Block: block, B: b, Scales: scales}
 	if c.Has(3) {
-		p.Zero = func(n, kb int) float32 { return float32(zp(n, kb)) }
+		zh, err := c.H(3)
+		if err != nil {
+			return false, err
+		}
+		if z, ok := zh.data.([]uint8); ok && zh.dt == canonical.Uint8 {
+			p.ZeroPoints = z // checked by hostMatMulNBits: N rows of packed values
+		} else {
+			p.Zero = func(n, kb int) float32 { return float32(zp(n, kb)) }
+		}
 	}
 	out := append(append([]int{}, ah.shape[:len(ah.shape)-1]...), N)
 	y := c.newH(canonical.Float, out)

@@ -60,17 +60,27 @@ func hostMatMulNBits(c *lctx) error {
 		if err != nil {
 			return err
 		}
-		z := zh.f64()
 		if zh.dt == canonical.Uint8 {
+			// the bytes as they are (no float64 copy per run: the kernel
+			// path reads them packed)
+			zb, ok := zh.data.([]uint8)
+			if !ok {
+				z := zh.f64()
+				zb = make([]uint8, len(z))
+				for i, v := range z {
+					zb[i] = uint8(v)
+				}
+			}
 			rowBytes := (blocks + perByte - 1) / perByte
-			if len(z) != N*rowBytes {
-				return fmt.Errorf("MatMulNBits: zero_points has %d bytes, want %d", len(z), N*rowBytes)
+			if len(zb) != N*rowBytes {
+				return fmt.Errorf("MatMulNBits: zero_points has %d bytes, want %d", len(zb), N*rowBytes)
 			}
 			zp = func(n, kb int) float64 {
-				by := int(z[n*rowBytes+kb/perByte])
+				by := int(zb[n*rowBytes+kb/perByte])
 				return float64((by >> (bits * (kb % perByte))) & mask)
 			}
 		} else {
+			z := zh.f64()
 			if len(z) != N*blocks {
 				return fmt.Errorf("MatMulNBits: zero_points has %d values, want %d", len(z), N*blocks)
 			}

@@ -105,10 +105,11 @@ func hostLoop(c *lctx) error {
 	nScan := len(g.Outputs) - 1 - nCarried
 	scans := make([][]*htensor, nScan)
 	scanDT := make([]canonical.DataType, nScan)
+	scanShape := make([][]int, nScan)
 	for i := 0; i < nScan; i++ {
 		if v := g.Outputs[1+nCarried+i]; v.Type != nil {
-			if dt, _, _, ok := canonical.TensorTypeOf(v.Type); ok {
-				scanDT[i] = dt
+			if dt, dims, _, ok := canonical.TensorTypeOf(v.Type); ok {
+				scanDT[i], scanShape[i] = dt, emptyScanShape(dims)
 			}
 		}
 	}
@@ -140,13 +141,26 @@ func hostLoop(c *lctx) error {
 		c.OutSlot(i, s)
 	}
 	for i := 0; i < nScan; i++ {
-		st, err := stackH(scans[i], 0, scanDT[i], nil)
+		st, err := stackH(scans[i], 0, scanDT[i], scanShape[i])
 		if err != nil {
 			return err
 		}
 		c.OutH(nCarried+i, st)
 	}
 	return nil
+}
+
+// emptyScanShape is the item shape of a scan output after no iteration,
+// as ONNX Runtime makes it: the body output's declared shape, 0 for a
+// dim without a value (no shape: the output is [0]).
+func emptyScanShape(dims []canonical.Dim) []int {
+	sh := make([]int, len(dims))
+	for k, d := range dims {
+		if d.Known && d.Value > 0 {
+			sh[k] = int(d.Value)
+		}
+	}
+	return sh
 }
 
 func boolScalar(b bool) *htensor {

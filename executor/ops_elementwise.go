@@ -91,19 +91,10 @@ func registerElementwise(r registry) {
 			return nil
 		}, l.op)
 		r.host(func(c *lctx) error {
-			a, err := c.H(0)
+			a, b, out, ia, ib, err := hostPair(c)
 			if err != nil {
 				return err
 			}
-			b, err := c.H(1)
-			if err != nil {
-				return err
-			}
-			out, err := bcastShape(a.shape, b.shape)
-			if err != nil {
-				return err
-			}
-			ia, ib := bcastIdx(out, a.shape), bcastIdx(out, b.shape)
 			res := newH(canonical.Bool, out)
 			x, y, z := a.data.([]bool), b.data.([]bool), res.data.([]bool)
 			for k := range z {
@@ -150,23 +141,29 @@ func lowerBinary(f func(a, b *graph.Node) *graph.Node) func(*lctx) error {
 	}
 }
 
+// hostPair reads a binary op's two host inputs, their broadcast output
+// shape and, per output element, the index of its element in a and b.
+func hostPair(c *lctx) (a, b *htensor, out, ia, ib []int, err error) {
+	if a, err = c.H(0); err != nil {
+		return
+	}
+	if b, err = c.H(1); err != nil {
+		return
+	}
+	if out, err = bcastShape(a.shape, b.shape); err != nil {
+		return
+	}
+	return a, b, out, bcastIdx(out, a.shape), bcastIdx(out, b.shape), nil
+}
+
 // hostBinary computes an arithmetic op on the host: integers in int64,
 // floats in float64.
 func hostBinary(fi func(a, b int64) int64, ff func(a, b float64) float64) func(*lctx) error {
 	return func(c *lctx) error {
-		a, err := c.H(0)
+		a, b, out, ia, ib, err := hostPair(c)
 		if err != nil {
 			return err
 		}
-		b, err := c.H(1)
-		if err != nil {
-			return err
-		}
-		out, err := bcastShape(a.shape, b.shape)
-		if err != nil {
-			return err
-		}
-		ia, ib := bcastIdx(out, a.shape), bcastIdx(out, b.shape)
 		if isIntType(a.dt) {
 			x, y := a.i64(), b.i64()
 			z := make([]int64, len(ia))
@@ -191,19 +188,10 @@ func hostBinary(fi func(a, b int64) int64, ff func(a, b float64) float64) func(*
 
 func hostCompare(ff func(a, b float64) bool, fi func(a, b int64) bool, strEq bool) func(*lctx) error {
 	return func(c *lctx) error {
-		a, err := c.H(0)
+		a, b, out, ia, ib, err := hostPair(c)
 		if err != nil {
 			return err
 		}
-		b, err := c.H(1)
-		if err != nil {
-			return err
-		}
-		out, err := bcastShape(a.shape, b.shape)
-		if err != nil {
-			return err
-		}
-		ia, ib := bcastIdx(out, a.shape), bcastIdx(out, b.shape)
 		res := newH(canonical.Bool, out)
 		z := res.data.([]bool)
 		switch {
@@ -256,19 +244,10 @@ func lowerPow(c *lctx) error {
 }
 
 func hostPow(c *lctx) error {
-	a, err := c.H(0)
+	a, b, out, ia, ib, err := hostPair(c)
 	if err != nil {
 		return err
 	}
-	b, err := c.H(1)
-	if err != nil {
-		return err
-	}
-	out, err := bcastShape(a.shape, b.shape)
-	if err != nil {
-		return err
-	}
-	ia, ib := bcastIdx(out, a.shape), bcastIdx(out, b.shape)
 	if isIntType(a.dt) {
 		x, y := a.i64(), b.f64()
 		z := make([]int64, len(ia))
@@ -465,19 +444,10 @@ func hostVariadic(c *lctx, op string) error {
 
 func hostBitShift(c *lctx) error {
 	left := c.AStr("direction", "") == "LEFT"
-	a, err := c.H(0)
+	a, b, out, ia, ib, err := hostPair(c)
 	if err != nil {
 		return err
 	}
-	b, err := c.H(1)
-	if err != nil {
-		return err
-	}
-	out, err := bcastShape(a.shape, b.shape)
-	if err != nil {
-		return err
-	}
-	ia, ib := bcastIdx(out, a.shape), bcastIdx(out, b.shape)
 	x, y := a.i64(), b.i64()
 	z := make([]int64, len(ia))
 	bits := uint(canonical.ElemBits(a.dt))

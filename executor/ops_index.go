@@ -185,11 +185,13 @@ func lowerGather(c *lctx) error {
 	if err != nil {
 		return err
 	}
-	x, ind := c.X(0), c.X(1)
-	is := ind.Shape().Dimensions
+	// Zero-size data or indices (a selection that kept nothing) run on
+	// the host, decided before X makes the inputs segment parameters.
+	is := c.Shape(1)
 	if numel(is) == 0 || numel(sh) == 0 {
 		return errUseHost
 	}
+	x, ind := c.X(0), c.X(1)
 	ind = graph.ConvertDType(ind, gdt(canonical.Int64))
 	ind = graph.Where(graph.LessThan(ind, scalarLike(ind, 0)), graph.Add(ind, scalarLike(ind, float64(sh[ax]))), ind)
 	// move axis to front

@@ -47,6 +47,9 @@ type scalingRow struct {
 	// thread CPU time outside parallel kernel calls (profiled runs, see
 	// kernels.ParallelProfile); zero where thread CPU time is unknown.
 	critical, serial time.Duration
+	// sync: ParallelProfile.Sync (zero on one thread); syncRun the
+	// part of critical that is synchronization.
+	syncCaller, syncHelper, syncEnd, syncRun time.Duration
 }
 
 // runScaling times the executor of each model with each thread count of
@@ -58,7 +61,11 @@ type scalingRow struct {
 // speed-up over the first count. Then it profiles as many runs of each
 // count for their critical path (criticalPaths): the wall time with a CPU
 // for each thread and no other load, and its serial part — the parallel
-// structure, measurable on a busy machine too.
+// structure, measurable on a busy machine too. The critical path counts
+// each parallel call's synchronization (the least delays seen, printed
+// as "sync µs": the caller's before its first chunk, a helper's before
+// its first, and the caller's in seeing a helper's last chunk end) and
+// takes the clock's own cost out of each chunk (kernels.ParallelProfile).
 func runScaling(cfg config, counts []int) error {
 	dirs, err := modelDirs(cfg.models, cfg.only)
 	if err != nil {
@@ -68,7 +75,7 @@ func runScaling(cfg config, counts []int) error {
 	fmt.Printf("executor scaling: threads %v, SGEMM kernel %s, %d CPUs, %d reps per count (alternating), load average %s\n",
 		counts, kernels.KernelName(), runtime.NumCPU(), cfg.reps, bench.LoadAverage())
 	tw := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tCPU ratio\tcritical ms\tserial ms\tspeed-up critical\t")
+	fmt.Fprintln(tw, "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tCPU ratio\tcritical ms\tserial ms\tspeed-up critical\tsync ms\tsync µs\t")
 	failed := false
 	// Per count after the first: the models' p50 and critical-path
 	// speed-ups, for their geometric means.
@@ -92,9 +99,13 @@ func runScaling(cfg config, counts []int) error {
 			if r.critical > 0 {
 				crit = float64(rows[0].critical) / float64(r.critical)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t\n", filepath.Base(d), r.threads, r.runsPerSec,
+			sync := "-"
+			if r.threads > 1 {
+				sync = fmt.Sprintf("%.1f/%.1f/%.1f", usf(r.syncCaller), usf(r.syncHelper), usf(r.syncEnd))
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t%.3f\t%s\t\n", filepath.Base(d), r.threads, r.runsPerSec,
 				msf(r.p50), msf(r.min), msf(r.cpu), float64(rows[0].p50)/float64(r.p50), float64(rows[0].min)/float64(r.min),
-				float64(r.cpu)/float64(rows[0].cpu), msf(r.critical), msf(r.serial), crit)
+				float64(r.cpu)/float64(rows[0].cpu), msf(r.critical), msf(r.serial), crit, msf(r.syncRun), sync)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -112,6 +123,8 @@ func runScaling(cfg config, counts []int) error {
 }
 
 func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func usf(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 
 func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 	modelPath := filepath.Join(dir, "model.onnx")
@@ -206,6 +219,8 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 		w := sorted(wall[i])
 		rows[i] = scalingRow{threads: t, p50: w[len(w)/2], min: w[0], cpu: sorted(cpu[i])[len(w)/2],
 			runsPerSec: float64(len(w)) / total[i].Seconds(), critical: crit[i], serial: serial[i]}
+		rows[i].syncCaller, rows[i].syncHelper, rows[i].syncEnd = profs[i].Sync()
+		rows[i].syncRun = profs[i].SyncSpan() / time.Duration(cfg.reps)
 	}
 	return rows, nil
 }
@@ -245,8 +260,10 @@ func criticalPaths(reps int, profs []*kernels.ParallelProfile, setProcs func(i i
 	}
 	critical, serial = make([]time.Duration, n), make([]time.Duration, n)
 	for i, p := range profs {
-		_, caller, _, span := p.Totals()
-		serial[i] = (main[i] - caller) / time.Duration(reps)
+		calls, caller, _, span := p.Totals()
+		// Each profiled call reads the thread's CPU time once more
+		// outside its caller time (before it and after it): take it out.
+		serial[i] = max(main[i]-caller-time.Duration(calls)*p.ClockCost(), 0) / time.Duration(reps)
 		critical[i] = serial[i] + span/time.Duration(reps)
 	}
 	return critical, serial, nil

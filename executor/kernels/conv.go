@@ -75,6 +75,9 @@ func PackConvWeights(p Conv2D, w []float32) ([]*Packed, error) {
 	if p.C == p.Groups {
 		return nil, nil
 	}
+	if q, ok := p.subsampled(); ok {
+		p = q // packed for the direct convolution Conv2DPackedAct runs
+	}
 	mg, kk := p.M/p.Groups, p.C/p.Groups*p.KH*p.KW
 	swapped := convSwapped(&p, best)
 	res := make([]*Packed, p.Groups)
@@ -149,6 +152,18 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 		x.depthwise(&p, in, w, bias, y, full)
 		return nil
 	}
+	if q, ok := p.subsampled(); ok {
+		// A strided 1×1 convolution (ResNet's downsampling shortcut) is
+		// the direct one on the pixels it reads: those are gathered once
+		// (a 1/(SH·SW) of the input) instead of run on the phase-plane
+		// grid or an implicit GEMM at a third of the direct SGEMM's speed.
+		s := x.get()
+		defer x.put(s)
+		s.cols = grow(s.cols, q.N*q.C*q.H*q.W)
+		sub := s.cols[:q.N*q.C*q.H*q.W]
+		x.rangeWork(p.N*p.C, q.H*q.W*elemWork, func(lo, hi int) { subsample(&p, &q, in, sub, lo, hi) })
+		return x.Conv2DPackedAct(q, sub, w, pw, bias, y, act, epi)
+	}
 	oh, ow := p.Out()
 	cg, mg := p.C/p.Groups, p.M/p.Groups
 	kk := cg * p.KH * p.KW
@@ -161,118 +176,219 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 	if kk*npix > maxCols {
 		rows = max(1, maxCols/(kk*ow))
 	}
-	var s *scratch
-	if !direct && pw == nil {
-		s = x.get()
-		defer x.put(s)
+	// group computes image n's group g (s: scratch of the im2col path,
+	// nil on the others). Its kernels split their work over the threads
+	// unless the caller runs groups in parallel (then their parallel
+	// calls, nested, run on the chunk's goroutine).
+	group := func(n, g int, s *scratch) error {
+		xg := in[(n*p.C+g*cg)*p.H*p.W : (n*p.C+(g+1)*cg)*p.H*p.W]
+		yg := y[(n*p.M+g*mg)*npix : (n*p.M+(g+1)*mg)*npix]
+		var wg []float32
+		if pw == nil {
+			wg = w[g*mg*kk : (g+1)*mg*kk]
+		}
+		var pg *Packed
+		if pw != nil {
+			pg = pw[g]
+		}
+		var bg []float32
+		if bias != nil {
+			bg = bias[g*mg : (g+1)*mg]
+		}
+		base := (n*p.M + g*mg) * npix
+		// A 1×1 convolution run as one SGEMM takes the bias fill and
+		// the epilogue inside its chunks: one parallel call for the
+		// whole step.
+		rowsPath := useRows(&p, best, pg)
+		directFin := direct && (pg == nil || pg.isA) && !rowsPath
+		flatPath := pg != nil && pg.isA && !direct && !rowsPath && useFlat(&p, best.nr)
+		// convRows and the phase-plane grid apply a Relu in the
+		// micro-kernel; their tail is the epilogue alone.
+		reluIn := act == ActRelu && (rowsPath || flatPath)
+		tail := full
+		if reluIn {
+			tail = epi
+		}
+		if tail != nil && !directFin {
+			// The other paths: one more pass, once every group is
+			// computed (deferred; on an error y is not used).
+			defer x.Range(len(yg), 1, func(lo, hi int) { tail(base+lo, hi-lo) })
+		}
+		switch {
+		case pg != nil && !pg.isA && direct && npix == 1:
+			// One pixel (an SE block's 1×1 convolutions): y = x·Wᵀ
+			// + bias, a GEMV on the packed weights, without
+			// convFlatT's grid, bias rows and output copy.
+			beta := float32(0)
+			if bg != nil {
+				copy(yg, bg)
+				beta = 1
+			}
+			if err := x.sgemmFinish(best, false, false, 1, mg, cg, 1, xg, cg, nil, nil, 0, pg, beta, yg, mg, nil); err != nil {
+				return err
+			}
+			return nil
+		case pg != nil && !pg.isA:
+			if err := x.convFlatT(&p, best, pg, xg, cg, mg, bg, yg); err != nil {
+				return err
+			}
+			return nil
+		case rowsPath:
+			if err := pg.fits(best, true, mg, kk); err != nil {
+				return err
+			}
+			x.convRows(&p, best, pg, xg, cg, mg, bg, yg, reluIn)
+			return nil
+		case flatPath:
+			if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg, reluIn); err != nil {
+				return err
+			}
+			return nil
+		case directFin:
+			fin := &finish{bias: bg, relu: act == ActRelu, epi: epi, base: base}
+			if err := x.sgemmFinish(best, false, false, mg, npix, kk, 1, wg, kk, pg, xg, npix, nil, 0, yg, npix, fin); err != nil {
+				return err
+			}
+			return nil
+		}
+		if pg != nil {
+			// Implicit GEMM: B packed straight from the input, the
+			// bias added by the micro-kernel.
+			var fin *finish
+			if bg != nil {
+				fin = &finish{bias: bg}
+			}
+			cb := &convB{p: &p, x: xg, oh: oh, ow: ow}
+			if err := x.sgemmConv(best, mg, npix, kk, pg, cb, 0, yg, npix, fin); err != nil {
+				return err
+			}
+			return nil
+		}
+		beta := float32(0)
+		if bg != nil {
+			x.Range(mg, npix, func(lo, hi int) {
+				for m := lo; m < hi; m++ {
+					row := yg[m*npix : (m+1)*npix]
+					fill(row, bg[m])
+				}
+			})
+			beta = 1
+		}
+		for o0 := 0; o0 < oh; o0 += rows {
+			o1 := min(o0+rows, oh)
+			nc := (o1 - o0) * ow
+			im2col(&p, xg, cg, o0, o1, ow, s.cols)
+			if err := x.SgemmPacked(false, false, mg, nc, kk, 1, wg, kk, pg, s.cols[:kk*nc], nc, nil, beta, yg[o0*ow:], npix); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	getS := func() *scratch {
+		if direct || pw != nil {
+			return nil
+		}
+		s := x.get()
 		s.cols = grow(s.cols, kk*rows*ow)
+		return s
+	}
+	units := p.N * p.Groups
+	if c := x.groupChunks(units, convGroupWork(&p, best)); c > 1 {
+		// Whole groups per chunk, each group computed exactly as on its
+		// own: the same bits as group by group.
+		errs := make([]error, c)
+		x.parallel(c, func(i int) {
+			s := getS()
+			if s != nil {
+				defer x.put(s)
+			}
+			for u := units * i / c; u < units*(i+1)/c; u++ {
+				if err := group(u/p.Groups, u%p.Groups, s); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		})
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s := getS()
+	if s != nil {
+		defer x.put(s)
 	}
 	for n := 0; n < p.N; n++ {
 		for g := 0; g < p.Groups; g++ {
-			xg := in[(n*p.C+g*cg)*p.H*p.W : (n*p.C+(g+1)*cg)*p.H*p.W]
-			yg := y[(n*p.M+g*mg)*npix : (n*p.M+(g+1)*mg)*npix]
-			var wg []float32
-			if pw == nil {
-				wg = w[g*mg*kk : (g+1)*mg*kk]
-			}
-			var pg *Packed
-			if pw != nil {
-				pg = pw[g]
-			}
-			var bg []float32
-			if bias != nil {
-				bg = bias[g*mg : (g+1)*mg]
-			}
-			base := (n*p.M + g*mg) * npix
-			// A 1×1 convolution run as one SGEMM takes the bias fill and
-			// the epilogue inside its chunks: one parallel call for the
-			// whole step.
-			rowsPath := useRows(&p, best, pg)
-			directFin := direct && (pg == nil || pg.isA) && !rowsPath
-			flatPath := pg != nil && pg.isA && !direct && !rowsPath && useFlat(&p, best.nr)
-			// convRows and the phase-plane grid apply a Relu in the
-			// micro-kernel; their tail is the epilogue alone.
-			reluIn := act == ActRelu && (rowsPath || flatPath)
-			tail := full
-			if reluIn {
-				tail = epi
-			}
-			if tail != nil && !directFin {
-				// The other paths: one more pass, once every group is
-				// computed (deferred; on an error y is not used).
-				defer x.Range(len(yg), 1, func(lo, hi int) { tail(base+lo, hi-lo) })
-			}
-			switch {
-			case pg != nil && !pg.isA && direct && npix == 1:
-				// One pixel (an SE block's 1×1 convolutions): y = x·Wᵀ
-				// + bias, a GEMV on the packed weights, without
-				// convFlatT's grid, bias rows and output copy.
-				beta := float32(0)
-				if bg != nil {
-					copy(yg, bg)
-					beta = 1
-				}
-				if err := x.sgemmFinish(best, false, false, 1, mg, cg, 1, xg, cg, nil, nil, 0, pg, beta, yg, mg, nil); err != nil {
-					return err
-				}
-				continue
-			case pg != nil && !pg.isA:
-				if err := x.convFlatT(&p, best, pg, xg, cg, mg, bg, yg); err != nil {
-					return err
-				}
-				continue
-			case rowsPath:
-				if err := pg.fits(best, true, mg, kk); err != nil {
-					return err
-				}
-				x.convRows(&p, best, pg, xg, cg, mg, bg, yg, reluIn)
-				continue
-			case flatPath:
-				if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg, reluIn); err != nil {
-					return err
-				}
-				continue
-			case directFin:
-				fin := &finish{bias: bg, relu: act == ActRelu, epi: epi, base: base}
-				if err := x.sgemmFinish(best, false, false, mg, npix, kk, 1, wg, kk, pg, xg, npix, nil, 0, yg, npix, fin); err != nil {
-					return err
-				}
-				continue
-			}
-			if pg != nil {
-				// Implicit GEMM: B packed straight from the input, the
-				// bias added by the micro-kernel.
-				var fin *finish
-				if bg != nil {
-					fin = &finish{bias: bg}
-				}
-				cb := &convB{p: &p, x: xg, oh: oh, ow: ow}
-				if err := x.sgemmConv(best, mg, npix, kk, pg, cb, 0, yg, npix, fin); err != nil {
-					return err
-				}
-				continue
-			}
-			beta := float32(0)
-			if bg != nil {
-				x.Range(mg, npix, func(lo, hi int) {
-					for m := lo; m < hi; m++ {
-						row := yg[m*npix : (m+1)*npix]
-						fill(row, bg[m])
-					}
-				})
-				beta = 1
-			}
-			for o0 := 0; o0 < oh; o0 += rows {
-				o1 := min(o0+rows, oh)
-				nc := (o1 - o0) * ow
-				im2col(&p, xg, cg, o0, o1, ow, s.cols)
-				if err := x.SgemmPacked(false, false, mg, nc, kk, 1, wg, kk, pg, s.cols[:kk*nc], nc, nil, beta, yg[o0*ow:], npix); err != nil {
-					return err
-				}
+			if err := group(n, g, s); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
+}
+
+// subsampled returns the unpadded stride-1 1×1 convolution over the
+// pixels that p, an unpadded strided 1×1 convolution, reads (input rows
+// and columns 0, S, 2S, …); false for any other p.
+func (p *Conv2D) subsampled() (Conv2D, bool) {
+	if p.KH != 1 || p.KW != 1 || p.SH == 1 && p.SW == 1 || p.PT != 0 || p.PL != 0 || p.PB != 0 || p.PR != 0 || p.C == p.Groups {
+		return Conv2D{}, false
+	}
+	oh, ow := p.Out()
+	if oh < 1 || ow < 1 {
+		return Conv2D{}, false
+	}
+	q := *p
+	q.H, q.W, q.SH, q.SW, q.DH, q.DW = oh, ow, 1, 1, 1, 1
+	return q, true
+}
+
+// subsample copies planes [lo, hi) (image·C + channel) of x (geometry p)
+// at p's strides into sub (geometry q, p.subsampled()).
+func subsample(p, q *Conv2D, x, sub []float32, lo, hi int) {
+	for pl := lo; pl < hi; pl++ {
+		src := x[pl*p.H*p.W : (pl+1)*p.H*p.W]
+		dst := sub[pl*q.H*q.W : (pl+1)*q.H*q.W]
+		for o := 0; o < q.H; o++ {
+			row, d := src[o*p.SH*p.W:], dst[o*q.W:(o+1)*q.W]
+			if p.SW == 1 {
+				copy(d, row)
+				continue
+			}
+			for c := range d {
+				d[c] = row[c*p.SW]
+			}
+		}
+	}
+}
+
+// convGroupWork is the work estimate (see minWork) of one image and
+// group of a grouped convolution, as the SGEMM counts it.
+func convGroupWork(p *Conv2D, mk microKernel) int {
+	oh, ow := p.Out()
+	mg, kk := p.M/p.Groups, p.C/p.Groups*p.KH*p.KW
+	return roundUp(mg, mk.mr)*roundUp(oh*ow, mk.nr)*kk + 8*mg*oh*ow
+}
+
+// groupChunks is the number of chunks of whole groups to split units
+// independent groups of work each into: more than one when there are
+// enough groups to keep every thread busy (chunksPerThread each) or when
+// a group is too small for its kernels to split it (then the groups
+// would run one after the other on the caller alone). Else 1: each
+// group's kernels split it.
+func (x *Context) groupChunks(units, work int) int {
+	t := x.Threads()
+	if t <= 1 || units < 2 {
+		return 1
+	}
+	if units < chunksPerThread*t && work >= 2*minWork {
+		return 1
+	}
+	c, _ := x.chunks(units*work, units)
+	return c
 }
 
 // im2col writes cols[(c·KH+kh)·KW+kw][oh·OW+ow] = x[c][oh·SH−PT+kh·DH][ow·SW−PL+kw·DW]

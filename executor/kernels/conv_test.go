@@ -46,6 +46,10 @@ func convCases() []Conv2D {
 		{N: 1, C: 3, H: 17, W: 17, M: 5, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 2, C: 4, H: 9, W: 13, M: 17, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 		{N: 1, C: 4, H: 9, W: 13, M: 6, KH: 1, KW: 1, SH: 2, SW: 2, DH: 1, DW: 1, Groups: 2},
+		// Strided 1×1 (ResNet's shortcut): run on the gathered pixels.
+		{N: 2, C: 8, H: 11, W: 9, M: 20, KH: 1, KW: 1, SH: 2, SW: 3, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 64, H: 14, W: 14, M: 40, KH: 1, KW: 1, SH: 2, SW: 2, DH: 2, DW: 1, Groups: 1},
+		{N: 1, C: 6, H: 5, W: 40, M: 9, KH: 1, KW: 1, SH: 1, SW: 2, DH: 1, DW: 1, Groups: 1},
 		{N: 1, C: 3, H: 23, W: 19, M: 8, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 3, PR: 3, Groups: 1},
 		{N: 1, C: 6, H: 11, W: 12, M: 9, KH: 3, KW: 2, SH: 2, SW: 3, DH: 2, DW: 2, PT: 0, PL: 2, PB: 3, PR: 1, Groups: 3},
 		{N: 2, C: 8, H: 15, W: 15, M: 8, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 8},
@@ -301,21 +305,97 @@ func TestConvTranspose2DAgainstNaive(t *testing.T) {
 		{N: 2, C: 3, H: 4, W: 5, M: 5, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, OH: 4, OW: 5, Groups: 1},
 		{N: 1, C: 4, H: 3, W: 6, M: 6, KH: 3, KW: 2, SH: 2, SW: 3, DH: 1, DW: 2, PT: 1, PL: 2, OH: 6, OW: 17, Groups: 2},
 		{N: 1, C: 17, H: 1, W: 9, M: 33, KH: 1, KW: 4, SH: 1, SW: 2, DH: 1, DW: 1, PL: 1, OH: 1, OW: 19, Groups: 1}, // 1-D, output_padding
+		// U-Net's up-sampling (2×2 stride 2), large enough for col2im to
+		// split by output channels; with groups and 3×3 overlapping
+		// taps (stride 2: several columns add into one output).
+		{N: 1, C: 64, H: 32, W: 32, M: 32, KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, OH: 64, OW: 64, Groups: 1},
+		{N: 2, C: 16, H: 20, W: 21, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, OH: 40, OW: 42, Groups: 2},
+		{N: 1, C: 8, H: 30, W: 30, M: 40, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, OH: 30, OW: 30, Groups: 1},
 	} {
 		x := randSlice(r, p.N*p.C*p.H*p.W)
 		w := randSlice(r, p.C*p.M/p.Groups*p.KH*p.KW)
 		for _, bias := range [][]float32{nil, randSlice(r, p.M)} {
-			y := make([]float32, p.N*p.M*p.OH*p.OW)
-			if err := NewContext(2).ConvTranspose2D(p, x, w, bias, y); err != nil {
-				t.Fatal(err)
-			}
 			want := naiveConvT(p, x, w, bias)
-			for j := range y {
-				if math.Abs(float64(y[j])-want[j]) > 1e-4*(1+math.Abs(want[j])) {
-					t.Fatalf("case %d: y[%d] = %g, want %g", i, j, y[j], want[j])
+			var first []float32
+			for _, th := range []int{1, 2, 3} {
+				y := make([]float32, p.N*p.M*p.OH*p.OW)
+				for j := range y {
+					y[j] = float32(math.NaN()) // every element must be written
+				}
+				if err := NewContext(th).ConvTranspose2D(p, x, w, bias, y); err != nil {
+					t.Fatal(err)
+				}
+				for j := range y {
+					if !(math.Abs(float64(y[j])-want[j]) <= 1e-4*(1+math.Abs(want[j]))) {
+						t.Fatalf("case %d threads %d: y[%d] = %g, want %g", i, th, j, y[j], want[j])
+					}
+					if first != nil && math.Float32bits(y[j]) != math.Float32bits(first[j]) {
+						t.Fatalf("case %d threads %d: y[%d] = %g, %g on 1 thread", i, th, j, y[j], first[j])
+					}
+				}
+				if first == nil {
+					first = y
 				}
 			}
 		}
+	}
+}
+
+// TestCol2im2x2MatchesCol2im: the 2×2 stride-2 up-sampling's col2im
+// (each output written once) stores col2im's bits (bias fill, then the
+// one addition), −0 and NaN included, and ConvTranspose2D takes it only
+// for that geometry.
+func TestCol2im2x2MatchesCol2im(t *testing.T) {
+	r := rand.New(rand.NewPCG(42, 10))
+	p := ConvT2D{N: 1, C: 8, H: 5, W: 9, M: 3, KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, OH: 10, OW: 18, Groups: 1}
+	if !up2(&p) {
+		t.Fatalf("%+v is not an up-sampling", p)
+	}
+	for _, q := range []ConvT2D{
+		{N: 1, C: 8, H: 5, W: 9, M: 3, KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, OH: 11, OW: 18, Groups: 1},
+		{N: 1, C: 8, H: 5, W: 9, M: 3, KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, PL: 1, OH: 10, OW: 17, Groups: 1},
+		{N: 1, C: 8, H: 5, W: 9, M: 3, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, OH: 10, OW: 18, Groups: 1},
+	} {
+		if up2(&q) {
+			t.Fatalf("%+v taken for an up-sampling", q)
+		}
+	}
+	cols := randSlice(r, p.M*4*p.H*p.W)
+	cols[5], cols[77] = float32(math.Copysign(0, -1)), float32(math.NaN())
+	for _, v := range []float32{0, 0.375, float32(math.Copysign(0, -1))} {
+		for oc := 0; oc < p.M; oc++ {
+			want, got := make([]float32, p.OH*p.OW), make([]float32, p.OH*p.OW)
+			col2im(&p, cols, oc, want, v)
+			col2im2x2(&p, cols, oc, got, v)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("bias %v, channel %d: y[%d] = %v, col2im %v", v, oc, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestConvTransposeColsSplit: U-Net's 2×2 stride-2 ConvTranspose of 64
+// channels on 32×32 splits col2im by output channels (a parallel call
+// besides the SGEMM's) on 2 threads.
+func TestConvTransposeColsSplit(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 5))
+	p := ConvT2D{N: 1, C: 64, H: 32, W: 32, M: 32, KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, OH: 64, OW: 64, Groups: 1}
+	x := randSlice(r, p.N*p.C*p.H*p.W)
+	w := randSlice(r, p.C*p.M/p.Groups*p.KH*p.KW)
+	y := make([]float32, p.N*p.M*p.OH*p.OW)
+	one, two := NewContext(2), NewContext(2)
+	defer one.Close()
+	defer two.Close()
+	if err := two.ConvTranspose2D(p, x, w, nil, y); err != nil {
+		t.Fatal(err)
+	}
+	if err := one.Sgemm(true, false, p.M*p.KH*p.KW, p.H*p.W, p.C, 1, w, p.M*p.KH*p.KW, x, p.H*p.W, 0, make([]float32, p.M*p.KH*p.KW*p.H*p.W), p.H*p.W); err != nil {
+		t.Fatal(err)
+	}
+	if two.Calls() != one.Calls()+1 {
+		t.Fatalf("%d parallel calls, the SGEMM alone %d: want col2im as one more", two.Calls(), one.Calls())
 	}
 }
 
@@ -446,6 +526,15 @@ func TestConvEpilogue(t *testing.T) {
 		{Conv2D{N: 1, C: 32, H: 28, W: 28, M: 40, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1}, true},
 		{Conv2D{N: 1, C: 64, H: 7, W: 7, M: 96, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1}, true},
 		{Conv2D{N: 1, C: 9, H: 12, W: 10, M: 11, KH: 3, KW: 2, SH: 2, SW: 1, DH: 1, DW: 2, PT: 1, PL: 0, PB: 2, PR: 1, Groups: 1}, false},
+		// Grouped (RegNet, ResNeXt): whole groups per chunk (convRows,
+		// the direct 1×1 SGEMM, im2col with its scratch per chunk, the
+		// implicit GEMM), and two large groups each split on their own.
+		{Conv2D{N: 1, C: 64, H: 28, W: 28, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 4}, true},
+		{Conv2D{N: 1, C: 400, H: 7, W: 7, M: 400, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 25}, true},
+		{Conv2D{N: 1, C: 128, H: 14, W: 14, M: 128, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 8}, true},
+		{Conv2D{N: 2, C: 48, H: 21, W: 20, M: 48, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 3}, false},
+		{Conv2D{N: 1, C: 96, H: 15, W: 15, M: 64, KH: 5, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, PT: 2, PL: 2, PB: 2, PR: 2, Groups: 4}, true},
+		{Conv2D{N: 1, C: 64, H: 56, W: 56, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 2}, true},
 	}
 	for i, c := range cases {
 		p := c.p
@@ -494,6 +583,40 @@ func TestConvEpilogue(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestConvGroupsSplit: a convolution of many small groups (RegNet's last
+// stage: 25 groups of 16 channels on 7×7, each below the split
+// threshold) is one parallel call of whole groups on 2 threads, not 25
+// serial groups; two large groups are split each on its own (a call or
+// more per group). The bits are TestConvEpilogue's.
+func TestConvGroupsSplit(t *testing.T) {
+	r := rand.New(rand.NewPCG(73, 74))
+	for _, c := range []struct {
+		p          Conv2D
+		calls, max uint64
+	}{
+		{Conv2D{N: 1, C: 400, H: 7, W: 7, M: 400, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 25}, 1, 1},
+		{Conv2D{N: 1, C: 64, H: 56, W: 56, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 2}, 2, 100},
+	} {
+		p := c.p
+		oh, ow := p.Out()
+		x := randSlice(r, p.N*p.C*p.H*p.W)
+		w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
+		pw, err := PackConvWeights(p, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := NewContext(2)
+		y := make([]float32, p.N*p.M*oh*ow)
+		if err := ctx.Conv2DPacked(p, x, w, pw, nil, y); err != nil {
+			t.Fatal(err)
+		}
+		ctx.Close()
+		if got := ctx.Calls(); got < c.calls || got > c.max {
+			t.Errorf("%+v: %d parallel calls on 2 threads, want %d to %d", p, got, c.calls, c.max)
 		}
 	}
 }

@@ -7,9 +7,11 @@ package kernels
 // output pixels (columns OW…Wph−1 are computed and thrown away): output
 // pixel (o, c) reads, for tap (kh, kw), phase (kh·DH mod SH, kw·DW mod SW)
 // at row o + kh·DH div SH and column c + kw·DW div SW — so every row of the
-// implicit im2col matrix is one contiguous run of a phase plane, and
-// packing a panel of B is one straight copy of nr floats per row, with no
-// index arithmetic, bounds checks or padding tests per element (convB.pack
+// implicit im2col matrix is one contiguous run of a phase plane: the
+// micro-kernels with a table of row offsets (mk.offs) read B's panels in
+// place, with no packing at all (operand.inPlace); a kernel without one
+// packs a panel as one straight copy of nr floats per row, with no index
+// arithmetic, bounds checks or padding tests per element (convB.pack
 // spends more than the SGEMM itself on small channel counts).
 //
 // The values packed are the im2col matrix's (zeros in the padding), so
@@ -22,6 +24,7 @@ type flatConv struct {
 	rowOff []int     // start in buf of B row r (= (c·KH+kh)·KW+kw) for grid pixel 0
 	wph    int       // grid width (phase plane width)
 	ncols  int       // grid pixels: OH·Wph
+	maxOff int       // the largest of rowOff
 }
 
 // flatGeom returns the phase planes' height and width.
@@ -86,7 +89,11 @@ func (x *Context) newFlat(p *Conv2D, in []float32, cg int, buf []float32, rowOff
 			dst[t] = o + c*step
 		}
 	}
-	return &flatConv{buf: buf, rowOff: rowOff, wph: wph, ncols: oh * wph}
+	f := &flatConv{buf: buf, rowOff: rowOff, wph: wph, ncols: oh * wph}
+	for _, o := range rowOff {
+		f.maxOff = max(f.maxOff, o)
+	}
+	return f
 }
 
 // flatChannels writes the phase planes of channels [c0, c1) of in into

@@ -25,11 +25,13 @@ import (
 //     run for any panel of pixels, even across output rows. The rows of
 //     a strided input are split into their column phases once per row
 //     and the planes are shifted copies of the phases;
-//   - per panel of nr output pixels: B packed by nr-float copies, then
-//     the micro-kernel per mr output channels: without a bias straight
-//     into Y; with one into a tile holding the bias, added to (the same
-//     C + A·B as the SGEMM with beta 1), whose rows are then copied to
-//     Y (faster than adding to Y itself, which is not in cache).
+//   - per panel of nr output pixels: B read in place by the micro-kernel
+//     with a table of row offsets (mk.offs; a whole panel), or packed by
+//     nr-float copies, then the micro-kernel per mr output channels:
+//     without a bias straight into Y; with one into a tile holding the
+//     bias, added to (the same C + A·B as the SGEMM with beta 1), whose
+//     rows are then copied to Y (faster than adding to Y itself, which
+//     is not in cache).
 //
 // Every output element is bias + (one chain of FMAs from zero in k
 // order), as on the im2col path: bit-identical results whatever the
@@ -246,8 +248,14 @@ func (x *Context) rowsChunk(r *rowsConv, o0, o1 int) {
 		s.tile = grow(s.tile, mk.mr*mk.nr)
 		for q := q0; q < q1; q += mk.nr {
 			nn := min(mk.nr, q1-q)
+			if nn == mk.nr && mk.offs != nil && mk.edge != nil {
+				// A whole panel: its rows read in place (the last
+				// pixel's rows end inside the planes).
+				r.panel(s, q, nn, rowOff, &s.cols[q-q0])
+				continue
+			}
 			r.packPanel(s.b, s.cols, rowOff, q-q0, nn)
-			r.panel(s, q, nn)
+			r.panel(s, q, nn, nil, &s.b[0])
 		}
 	}
 }
@@ -383,8 +391,9 @@ func (r *rowsConv) packPanel(dst, planes []float32, rowOff []int, q, nn int) {
 }
 
 // panel computes the output pixels [q, q+nn) of every output channel
-// from the packed panel s.b.
-func (r *rowsConv) panel(s *scratch, q, nn int) {
+// from the packed panel pb, or (offs not nil, a whole panel) from B's
+// rows at pb + offs[i] read in place by mk.offs (the same bits).
+func (r *rowsConv) panel(s *scratch, q, nn int, offs []int, pb *float32) {
 	mk := r.mk
 	mr, nr := mk.mr, mk.nr
 	npix := r.oh * r.ow
@@ -393,7 +402,6 @@ func (r *rowsConv) panel(s *scratch, q, nn int) {
 	if r.brows != nil {
 		add = 1
 	}
-	pb := &s.b[0]
 	for i0 := 0; i0 < r.mg; i0 += mr {
 		mm := min(mr, r.mg-i0)
 		pa := r.pg.panel(0, kk, i0)
@@ -402,22 +410,39 @@ func (r *rowsConv) panel(s *scratch, q, nn int) {
 			// k-block: acc + bias[row], the same addition as the tile
 			// holding the bias); an edge kernel for the last mm < mr
 			// channels.
-			fn := mk.fn
+			fn, ofn := mk.fn, mk.offs
 			if mm < mr {
-				fn = mk.edge[mm]
+				fn, ofn = mk.edge[mm], nil
+				if offs != nil {
+					ofn = mk.offsEdge[mm]
+				}
 			}
 			var pbias *float32
 			if r.bias != nil {
 				pbias = &r.bias[i0]
 			}
-			fn(kk, pa, pb, nr, &r.y[i0*npix+q], npix, 0, pbias, r.relu)
+			if offs != nil {
+				ofn(kk, pa, &offs[0], pb, &r.y[i0*npix+q], npix, 0, pbias, r.relu)
+			} else {
+				fn(kk, pa, pb, nr, &r.y[i0*npix+q], npix, 0, pbias, r.relu)
+			}
 			continue
+		}
+		// Through a tile (nr wide): the kernel for the real rows only,
+		// and for a last panel of at most nr/2 pixels the half-width
+		// one (each element the same chain of FMAs as mk.fn's).
+		fn, edge := mk.fn, mk.edge
+		if nn <= nr/2 && mk.half != nil {
+			fn, edge = mk.half.fn, mk.half.edge
+		}
+		if mm < mr && edge != nil {
+			fn = edge[mm]
 		}
 		t := s.tile[:mr*nr]
 		if r.brows != nil {
 			copy(t[:mm*nr], r.brows[i0*nr:(i0+mm)*nr])
 		}
-		mk.fn(kk, pa, pb, nr, &t[0], nr, add, nil, r.relu)
+		fn(kk, pa, pb, nr, &t[0], nr, add, nil, r.relu)
 		for i := 0; i < mm; i++ {
 			copy(r.y[(i0+i)*npix+q:(i0+i)*npix+q+nn], t[i*nr:i*nr+nn])
 		}

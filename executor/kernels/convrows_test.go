@@ -33,6 +33,12 @@ func TestConvRowsMatchesIm2col(t *testing.T) {
 		// test_Conv1d_pad2size1: one input column, kernel 5, pads 2).
 		{N: 1, C: 4, H: 1, W: 1, M: 4, KH: 1, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, PL: 2, PR: 2, Groups: 1},
 		{N: 1, C: 3, H: 2, W: 3, M: 5, KH: 3, KW: 5, SH: 1, SW: 2, DH: 1, DW: 1, PT: 1, PL: 2, PB: 1, PR: 3, Groups: 1},
+		// RegNetX's grouped 3×3 (groups of 16 and 24 channels): a last
+		// panel of 4 pixels (half-width kernels) and of 17, 16-row
+		// groups (an edge tile of 4 rows).
+		{N: 1, C: 64, H: 14, W: 14, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 4},
+		{N: 1, C: 48, H: 7, W: 7, M: 48, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 3},
+		{N: 1, C: 48, H: 28, W: 28, M: 48, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 2},
 		// ResNet's first (7×7 stride 2 pad 3, 64 outputs), smaller.
 		{N: 1, C: 3, H: 95, W: 89, M: 64, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 3, PR: 3, Groups: 1},
 	}

@@ -52,53 +52,96 @@ func (x *Context) ConvTranspose2D(p ConvT2D, in, w, bias, y []float32) error {
 			if err := x.Sgemm(true, false, mg*kk, hw, cg, 1, a, mg*kk, b, hw, 0, cols, hw); err != nil {
 				return err
 			}
-			for oc := 0; oc < mg; oc++ {
-				co := g*mg + oc
-				yp := y[(n*p.M+co)*ohw : (n*p.M+co+1)*ohw]
-				v := float32(0)
-				if bias != nil {
-					v = bias[co]
-				}
-				for i := range yp {
-					yp[i] = v
-				}
-				for kh := 0; kh < p.KH; kh++ {
-					for kw := 0; kw < p.KW; kw++ {
-						row := cols[((oc*p.KH+kh)*p.KW+kw)*hw:][:hw]
-						off := kw*p.DW - p.PL
-						// iw in [lo, hi) lands inside: 0 ≤ iw·SW + off < OW.
-						lo := 0
-						if off < 0 {
-							lo = (-off + p.SW - 1) / p.SW
-						}
-						hi := p.W
-						if lim := (p.OW - 1 - off) / p.SW; p.OW-1-off < 0 {
-							hi = 0
-						} else if lim+1 < hi {
-							hi = lim + 1
-						}
-						if lo >= hi {
-							continue
-						}
-						for ih := 0; ih < p.H; ih++ {
-							oh := ih*p.SH + kh*p.DH - p.PT
-							if oh < 0 || oh >= p.OH {
-								continue
-							}
-							src := row[ih*p.W+lo : ih*p.W+hi]
-							dst := yp[oh*p.OW:][:p.OW]
-							if p.SW == 1 {
-								axpy(1, src, dst[lo+off:hi+off])
-								continue
-							}
-							for i, sv := range src {
-								dst[(lo+i)*p.SW+off] += sv
-							}
-						}
+			// Each output plane is its own: split over the threads.
+			x.Range(mg, ohw, func(lo, hi int) {
+				for oc := lo; oc < hi; oc++ {
+					co := g*mg + oc
+					yp := y[(n*p.M+co)*ohw : (n*p.M+co+1)*ohw]
+					v := float32(0)
+					if bias != nil {
+						v = bias[co]
 					}
+					if up2(&p) {
+						col2im2x2(&p, cols, oc, yp, v)
+					} else {
+						col2im(&p, cols, oc, yp, v)
+					}
+				}
+			})
+		}
+	}
+	return nil
+}
+
+// col2im sets output plane yp of output channel oc (of its group) to v
+// plus every column of cols (rows (oc·KH+kh)·KW+kw, H·W columns) added
+// into the output positions it reaches, tap by tap.
+func col2im(p *ConvT2D, cols []float32, oc int, yp []float32, v float32) {
+	hw := p.H * p.W
+	for i := range yp {
+		yp[i] = v
+	}
+	for kh := 0; kh < p.KH; kh++ {
+		for kw := 0; kw < p.KW; kw++ {
+			row := cols[((oc*p.KH+kh)*p.KW+kw)*hw:][:hw]
+			off := kw*p.DW - p.PL
+			// iw in [lo, hi) lands inside: 0 ≤ iw·SW + off < OW.
+			lo := 0
+			if off < 0 {
+				lo = (-off + p.SW - 1) / p.SW
+			}
+			hi := p.W
+			if lim := (p.OW - 1 - off) / p.SW; p.OW-1-off < 0 {
+				hi = 0
+			} else if lim+1 < hi {
+				hi = lim + 1
+			}
+			if lo >= hi {
+				continue
+			}
+			for ih := 0; ih < p.H; ih++ {
+				oh := ih*p.SH + kh*p.DH - p.PT
+				if oh < 0 || oh >= p.OH {
+					continue
+				}
+				src := row[ih*p.W+lo : ih*p.W+hi]
+				dst := yp[oh*p.OW:][:p.OW]
+				if p.SW == 1 {
+					axpy(1, src, dst[lo+off:hi+off])
+					continue
+				}
+				for i, sv := range src {
+					dst[(lo+i)*p.SW+off] += sv
 				}
 			}
 		}
 	}
-	return nil
+}
+
+// up2 reports whether a transposed convolution is the U-Nets' 2×2
+// stride-2 up-sampling: every output element is reached by exactly one
+// tap (no padding, dilation or output padding).
+func up2(p *ConvT2D) bool {
+	return p.KH == 2 && p.KW == 2 && p.SH == 2 && p.SW == 2 && p.DH == 1 && p.DW == 1 &&
+		p.PT == 0 && p.PL == 0 && p.OH == 2*p.H && p.OW == 2*p.W
+}
+
+// col2im2x2 is col2im for up2 geometries: output row 2·ih + kh
+// interleaves rows (kh, 0) and (kh, 1) of the columns, each element v plus
+// its one value, written once (col2im's fill and strided additions
+// compute the same v + value).
+func col2im2x2(p *ConvT2D, cols []float32, oc int, yp []float32, v float32) {
+	w, hw := p.W, p.H*p.W
+	for ih := 0; ih < p.H; ih++ {
+		for kh := 0; kh < 2; kh++ {
+			r0 := cols[((oc*2+kh)*2)*hw+ih*w:][:w]
+			r1 := cols[((oc*2+kh)*2+1)*hw+ih*w:][:w]
+			dst := yp[(2*ih+kh)*p.OW:][:2*w]
+			for iw, a := range r0 {
+				d := dst[2*iw : 2*iw+2 : 2*iw+2]
+				d[0] = v + a
+				d[1] = v + r1[iw]
+			}
+		}
+	}
 }

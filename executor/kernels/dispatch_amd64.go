@@ -9,15 +9,20 @@ import "golang.org/x/sys/cpu"
 var _ = func() bool {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		available = append(available, microKernel{name: "avx2", mr: 6, nr: 16, fn: kernelAVX2,
-			edge: []tileFunc{nil, kernelAVX2R1, kernelAVX2R2, kernelAVX2R3, kernelAVX2R4, kernelAVX2R5}})
+			edge:     []tileFunc{nil, kernelAVX2R1, kernelAVX2R2, kernelAVX2R3, kernelAVX2R4, kernelAVX2R5},
+			offs:     kernelOffsAVX2,
+			offsEdge: []offsFunc{nil, kernelOffsAVX2R1, kernelOffsAVX2R2, kernelOffsAVX2R3, kernelOffsAVX2R4, kernelOffsAVX2R5}})
 		axpy = axpySIMD
 		addVecMatBlocks = addVecMatAVX2
 		rowMax = rowMaxSIMD
 		sumF64 = sumF64SIMD
+		sum16 = sum16SIMD
+		sqDev16 = sqDev16SIMD
+		normApply = normApplySIMD
 		scale = scaleSIMD
 		divSc = divScalarSIMD
 		subSq = subSqSIMD
-		int4Dot = int4DotSIMD
+		nbitsFast = nbitsKernels{w: 8, four: nbits4GemvAVX2, eight: nbits8GemvAVX2}
 		normAffine = normAffineSIMD
 		tanhVec = func(x, y []float32) { unarySIMD(tanhAVX2, tanhGeneric, x, y) }
 		sigmoidVec = func(x, y []float32) { unarySIMD(sigmoidAVX2, sigmoidGeneric, x, y) }
@@ -27,15 +32,27 @@ var _ = func() bool {
 		expSub = expSubSIMD
 		gelu = geluSIMD
 		hardSwish = hardSwishSIMD
-		logisticVec = func(x, y []float32) { unarySIMD(logisticAVX2, logisticGeneric, x, y) }
+		sigmoidVec32 = func(x, y []float32) { sigmoidSIMD(x, y, false) }
+		siluVec = func(x, y []float32) { sigmoidSIMD(x, y, true) }
 		clipVec = clipSIMD
 		availableI = append(availableI, iKernel{name: "avx2", mr: 6, nr: 16, fn: igemmAVX2})
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
 		available = append(available, microKernel{name: "avx512", mr: 12, nr: 32, fn: kernelAVX512,
 			edge: []tileFunc{nil, kernelAVX512R1, kernelAVX512R2, kernelAVX512R3, kernelAVX512R4,
-				kernelAVX512R5, kernelAVX512R6, kernelAVX512R7, kernelAVX512R8, kernelAVX512R9, kernelAVX512R10, kernelAVX512R11}})
+				kernelAVX512R5, kernelAVX512R6, kernelAVX512R7, kernelAVX512R8, kernelAVX512R9, kernelAVX512R10, kernelAVX512R11},
+			offs: kernelOffsAVX512,
+			offsEdge: []offsFunc{nil, kernelOffsAVX512R1, kernelOffsAVX512R2, kernelOffsAVX512R3, kernelOffsAVX512R4,
+				kernelOffsAVX512R5, kernelOffsAVX512R6, kernelOffsAVX512R7, kernelOffsAVX512R8, kernelOffsAVX512R9, kernelOffsAVX512R10, kernelOffsAVX512R11},
+			half: &halfKernels{fn: kernelAVX512H,
+				edge: []tileFunc{nil, kernelAVX512HR1, kernelAVX512HR2, kernelAVX512HR3, kernelAVX512HR4,
+					kernelAVX512HR5, kernelAVX512HR6, kernelAVX512HR7, kernelAVX512HR8, kernelAVX512HR9, kernelAVX512HR10, kernelAVX512HR11},
+				offs: kernelOffsAVX512H,
+				offsEdge: []offsFunc{nil, kernelOffsAVX512HR1, kernelOffsAVX512HR2, kernelOffsAVX512HR3, kernelOffsAVX512HR4,
+					kernelOffsAVX512HR5, kernelOffsAVX512HR6, kernelOffsAVX512HR7, kernelOffsAVX512HR8, kernelOffsAVX512HR9, kernelOffsAVX512HR10, kernelOffsAVX512HR11}}})
 		addVecMatBlocks = addVecMatAVX512
+		nbitsFast = nbitsKernels{w: 16, four: nbits4GemvAVX512, eight: nbits8GemvAVX512,
+			four2: nbits4GemvAVX512R2, eight2: nbits8GemvAVX512R2}
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW {
 		availableI = append(availableI, iKernel{name: "avx512", mr: 12, nr: 32, fn: igemmAVX512})
@@ -169,16 +186,6 @@ func normAffineSIMD(y []float32, sd float32, g, b []float32) {
 	normAffineGeneric(y[n:], sd, g[n:], b[n:])
 }
 
-// int4DotSIMD runs int4DotAVX2 over the groups (checked to lie in b, a
-// and out).
-func int4DotSIMD(groups int, b []byte, a, out []float32) {
-	if groups <= 0 {
-		return
-	}
-	_, _, _ = b[16*groups-1], a[32*groups-1], out[groups-1]
-	int4DotAVX2(groups, &b[0], &a[0], &out[0])
-}
-
 // unarySIMD runs f over the multiple-of-8 head and the Go loop g over
 // the tail.
 func unarySIMD(f func(int, *float32, *float32), g func(x, y []float32), x, y []float32) {
@@ -277,4 +284,54 @@ func clipSIMD(x, y []float32, lo, hi float32) {
 		clipAVX2(n, lo, hi, &x[0], &y[0])
 	}
 	clipGeneric(x[n:], y[n:], lo, hi)
+}
+
+// sigmoidSIMD is Sigmoid (SiLU when silu) with AVX2, the tail as in
+// expSubSIMD. y may be x.
+func sigmoidSIMD(x, y []float32, silu bool) {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		sigmoid8(n, &x[0], &y[0], silu)
+	}
+	if n < len(x) {
+		var buf [8]float32
+		copy(buf[:], x[n:])
+		sigmoid8(8, &buf[0], &buf[0], silu)
+		copy(y[n:], buf[:])
+	}
+}
+
+// sigmoid8 calls sigmoidExpAVX2 or siluExpAVX2 (direct calls: the
+// pointers do not escape).
+func sigmoid8(n int, x, y *float32, silu bool) {
+	if silu {
+		siluExpAVX2(n, x, y)
+	} else {
+		sigmoidExpAVX2(n, x, y)
+	}
+}
+
+// sum16SIMD runs sum16F64AVX2 over x (a multiple of 16 long).
+func sum16SIMD(x []float32, s *[16]float64) {
+	if n := len(x) &^ 15; n > 0 {
+		sum16F64AVX2(n, &x[0], &s[0])
+	}
+}
+
+// sqDev16SIMD runs sqDev16F64AVX2 over x (a multiple of 16 long).
+func sqDev16SIMD(x []float32, m float64, q *[16]float64) {
+	if n := len(x) &^ 15; n > 0 {
+		sqDev16F64AVX2(n, m, &x[0], &q[0])
+	}
+}
+
+// normApplySIMD runs the multiple-of-8 head with AVX2 and the tail in Go.
+func normApplySIMD(x []float32, m, a, b float32, y []float32) {
+	y = y[:len(x)]
+	n := len(x) &^ 7
+	if n > 0 {
+		normApplyAVX2(n, m, a, b, &x[0], &y[0])
+	}
+	normApplyGeneric(x[n:], m, a, b, y[n:])
 }

@@ -67,13 +67,12 @@ func AddBlocks(x, b, y []float32, inner int) {
 	}
 }
 
-// MulBlocks sets y = x · b[i] over the i-th block of inner elements of x.
+// MulBlocks sets y = x · b[i] over the i-th block of inner elements of x
+// (a squeeze-and-excitation block's channel scale): scale per block, AVX2
+// over its multiple-of-8 head (the same IEEE products).
 func MulBlocks(x, b, y []float32, inner int) {
 	for i, v := range b {
-		xs, ys := x[i*inner:(i+1)*inner], y[i*inner:(i+1)*inner]
-		for j := range xs {
-			ys[j] = xs[j] * v
-		}
+		scale(v, x[i*inner:(i+1)*inner], y[i*inner:(i+1)*inner])
 	}
 }
 

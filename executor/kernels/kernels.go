@@ -6,8 +6,10 @@
 //
 // The SGEMM micro-kernels are Go assembly generated with avo
 // (asmgen/, a module of its own; `go generate ./executor/kernels`):
-// AVX-512 (12×32 tiles) and AVX2+FMA (6×16 tiles), with a pure-Go kernel
-// (4×16) for other CPUs and architectures. The kernel is chosen once, in
+// AVX-512 (12×32 tiles, and 12×16 for a last panel of at most 16
+// columns) and AVX2+FMA (6×16 tiles), each also reading B's rows through
+// a table of offsets (a convolution's implicit im2col rows, in place),
+// with a pure-Go kernel (4×16) for other CPUs and architectures. The kernel is chosen once, in
 // init, from the CPU's features (golang.org/x/sys/cpu) and never changes
 // afterwards; ONNXCONV_SGEMM_KERNEL=generic|avx2|avx512 (read in init too)
 // forces a slower one, for tests and measurements (the integer GEMM of
@@ -37,7 +39,30 @@ type microKernel struct {
 	// edge[r] (0 < r < mr) computes the first r rows of fn's tile, each
 	// element exactly as fn does (nil: fn computes whole tiles only).
 	edge []tileFunc
+	// offs (nil: none) computes fn's tile reading B's row p at
+	// b + offs[p] instead of ldb apart, each element exactly as fn does
+	// on a panel packed from those rows; offsEdge[r] is edge[r]'s. The
+	// convolutions read their implicit im2col rows in place with it.
+	offs     offsFunc
+	offsEdge []offsFunc
+	// half (nil: none) holds the same kernels for the first nr/2
+	// columns of a tile (B's panels still nr wide): a last panel of at
+	// most nr/2 columns computes half the multiply-adds.
+	half *halfKernels
 }
+
+// halfKernels are a microKernel's kernels computing the first nr/2
+// columns of its tiles, each element exactly as the full tile's.
+type halfKernels struct {
+	fn       tileFunc
+	edge     []tileFunc
+	offs     offsFunc
+	offsEdge []offsFunc
+}
+
+// offsFunc is a tileFunc reading row p of B (nr values) at b + offs[p]
+// (offsets in elements) for p < kc.
+type offsFunc func(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
 
 // tileFunc computes an mr×nr tile of C at c (row stride ldc) from the
 // packed A panel a (kc steps of mr values) and kc rows of nr values of B
@@ -92,7 +117,8 @@ func init() {
 			expSub = expSubGeneric
 			gelu = geluGeneric
 			hardSwish = hardSwishGeneric
-			logisticVec = logisticGeneric
+			sigmoidVec32 = sigmoidExpGeneric
+			siluVec = siluExpGeneric
 			clipVec = clipGeneric
 		}
 	}

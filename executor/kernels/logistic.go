@@ -1,109 +1,123 @@
 package kernels
 
-// Float32 logistic (sigmoid) as ONNX Runtime's MLAS computes it
-// (MlasComputeLogistic, Eigen's coefficients): x clamped to [−18, 18],
-// p/q + ½ with p = x·(odd polynomial in x²) and q an even polynomial in
-// x², clamped to [0, 1]. Absolute error against float64 1/(1+e^−x)
-// below 1e-6, 2.0e-7 measured (TestLogisticError).
+import "math"
+
+// Float32 sigmoid: y = 1/(1 + E), E = e^−u with u = x clamped to
+// [−88, 86.5]. E is Cephes expf's range reduction (−u = n·ln2 + ρ,
+// |ρ| ≤ ln2/2, 2^n from the exponent bits) with a degree-5 polynomial for
+// e^ρ = 1 + ρ + ρ²·P(ρ) (relative error 1.06e-7 with its float32
+// coefficients; fitted by scripts/fit_sigmoid_exp_poly.py: Cephes's
+// degree 7 cost two more multiply-adds per lane), evaluated with fused
+// multiply-adds in r = −ρ, so y's relative error is a few float32 ulps
+// wherever y is a normal float32 (2.2e-7 measured, TestSigmoidError),
+// also in the tail below −4 where a framework's exact sigmoid is compared
+// by relative tolerance (TF.js's human_facemesh scores). Where x < −88
+// (exact value below 6.1e-39) y is 0; above 86.5 y is 1 (it is from 17.33
+// on); NaN x gives x quieted: every NaN on the way derives from x's, so
+// SiLU's x·y has the bits of Mul(x, Sigmoid(x)) in either operand order.
+// With AVX2 (sigmoidExpAVX2, siluExpAVX2) 8 lanes at a time, the same
+// float32 operations in the same order: bit-identical to the Go functions
+// (fma32 where the assembly has an FMA), NaNs included.
 
 const (
-	logisticA9  = 4.37031012579801e-11
-	logisticA7  = 1.15627324459942e-07
-	logisticA5  = 6.08574864600143e-05
-	logisticA3  = 8.51377133304701e-03
-	logisticA1  = 2.48287947061529e-01
-	logisticB10 = 6.10247389755681e-13
-	logisticB8  = 5.76102136993427e-09
-	logisticB6  = 6.29106785017040e-06
-	logisticB4  = 1.70198817374094e-03
-	logisticB2  = 1.16817656904453e-01
-	logisticB0  = 9.93151921023180e-01
+	sigExpLo    = -88  // below: y = 0
+	sigExpHi    = 86.5 // above: u clamped (E stays a normal float32, y = 1)
+	sigExpLog2e = 1.44269504088896341
+	sigExpMagic = 12582912 // 1.5·2²³: adding it rounds to an integer, kept in the low mantissa bits
+	sigExpLn2Hi = 0.693359375
+	sigExpLn2Lo = -2.12194440e-4
+	sigExpC0    = 8.3125270903e-03 // P(ρ) = C3 + C2·ρ + C1·ρ² + C0·ρ³
+	sigExpC1    = 4.1890114546e-02
+	sigExpC2    = 1.6667114198e-01
+	sigExpC3    = 4.9999231100e-01
+	sigExpBias  = 127 << 23
 )
 
-// logistic32 is the approximation above; every product is rounded to
-// float32 before the sum (never a fused multiply-add), as logisticAVX2
-// computes it.
-func logistic32(x float32) float32 {
-	if x > 18 {
-		x = 18
-	} else if x < -18 {
-		x = -18
-	} else if x != x {
-		return x
+// sigmoidExp is 1/(1+e^−x) as described above.
+func sigmoidExp(x float32) float32 {
+	u := x // the clamps as VMAXPS/VMINPS with u as second source: x where x is NaN
+	if sigExpLo > u {
+		u = sigExpLo
 	}
-	x2 := float32(x * x)
-	p := float32(float32(logisticA9)*x2) + logisticA7
-	p = float32(p*x2) + logisticA5
-	p = float32(p*x2) + logisticA3
-	p = float32(p*x2) + logisticA1
-	p = float32(p * x)
-	q := float32(float32(logisticB10)*x2) + logisticB8
-	q = float32(q*x2) + logisticB6
-	q = float32(q*x2) + logisticB4
-	q = float32(q*x2) + logisticB2
-	q = float32(q*x2) + logisticB0
-	v := float32(p/q) + 0.5
-	if v < 0 {
-		v = 0
+	if sigExpHi < u {
+		u = sigExpHi
 	}
-	if v > 1 {
-		v = 1
+	b := fma32(u, -sigExpLog2e, sigExpMagic) // n = round(−u·log2e) in the low bits
+	n := b - sigExpMagic
+	r := fma32(n, sigExpLn2Hi, u) // r = u + n·ln2 = −ρ
+	r = fma32(n, sigExpLn2Lo, r)
+	p := fma32(-sigExpC0, r, sigExpC1) // Horner in ρ = −r
+	p = fma32(-p, r, sigExpC2)
+	p = fma32(-p, r, sigExpC3)
+	p = fma32(p, float32(r*r), -r) // e^ρ − 1 = ρ + ρ²·P(ρ)
+	p = float32(p + 1)
+	e := float32(p * math.Float32frombits(math.Float32bits(b)<<23+sigExpBias)) // ·2^n
+	y := 1 / float32(1+e)
+	if x < sigExpLo {
+		y = 0
 	}
-	return v
+	return y
 }
 
-// Sigmoid sets y = 1 / (1 + exp(−x)) for the ONNX Sigmoid op: the MLAS
-// logistic approximation above (AVX2 8 lanes at a time), not float64
-// math.Exp per element (60 % of efficientnet_b0's executor time, whose
-// SiLU is exported as Mul(x, Sigmoid(x))).
-//
-// Below −4 (y < 0.018) the approximation's absolute error (2e-7) is a
-// relative one above 1e-5 that grows toward 1 in the far tail, where a
-// framework's exact sigmoid is compared by relative tolerance (TF.js's
-// human_facemesh scores: 1.03e-4 off at y = 1.9e-4); there y is
-// e/(1+e) with e = exp32(x) (relative error about 2e-7) instead.
-func Sigmoid(x, y []float32) {
-	y = y[:len(x)]
-	buf := sigmoidBuf(len(x))
-	for lo := 0; lo < len(x); lo += len(buf) {
-		xs := x[lo:min(lo+len(buf), len(x))]
-		s := buf[:len(xs)]
-		sigmoidBlock(xs, s)
-		copy(y[lo:], s)
+// fma32 is a·b + c rounded once to float32 (VFMADD's value): the product
+// is exact in float64, the sum s is rounded to float64 and its rounding
+// error err recovered exactly (TwoSum); float32(s) is then the correctly
+// rounded value unless s fell exactly halfway between two float32
+// values, where err decides the direction (double rounding).
+func fma32(a, b, c float32) float32 {
+	p := float64(float64(a) * float64(b))
+	cd := float64(c)
+	s := float64(p + cd)
+	r := float32(s)
+	bv := float64(s - p)
+	err := float64(p-float64(s-bv)) + float64(cd-bv)
+	if err == 0 || err != err || float64(r) == s {
+		return r
 	}
+	lo, hi := r, r
+	if float64(r) < s {
+		hi = math.Nextafter32(r, float32(math.Inf(1)))
+	} else {
+		lo = math.Nextafter32(r, float32(math.Inf(-1)))
+	}
+	if float64(float64(lo)+float64(hi))/2 != s {
+		return r
+	}
+	if err > 0 {
+		return hi
+	}
+	return lo
 }
 
-// sigmoidBuf returns Sigmoid's block buffer for n values, one
-// allocation per call (an array on the stack would escape through the
-// kernel function variable and be allocated per block).
-func sigmoidBuf(n int) []float32 { return make([]float32, min(n, 256)) }
+// Sigmoid sets y = 1/(1+e^−x) (the ONNX Sigmoid op; y may be x):
+// sigmoidExp per element, 8 lanes at a time with AVX2.
+func Sigmoid(x, y []float32) { sigmoidVec32(x, y) }
 
-// sigmoidTail is where Sigmoid leaves the rational approximation.
-const sigmoidTail = -4
+// SiLU sets y = x·Sigmoid(x) (y may be x): Sigmoid's float32 value, then
+// the product, bit-identical to Sigmoid followed by a Mul of x and its
+// output.
+func SiLU(x, y []float32) { siluVec(x, y) }
 
-// sigmoidBlock sets s = Sigmoid(xs) (s not xs): the approximation, then
-// the exponential below sigmoidTail.
-func sigmoidBlock(xs, s []float32) {
-	logisticVec(xs, s)
-	for i, v := range xs {
-		if v < sigmoidTail {
-			e := exp32(v)
-			s[i] = e / (1 + e)
-		}
-	}
-}
-
-// logisticVec and clipVec are Sigmoid's and Clip's loops, or SIMD
-// versions set during package initialization (never changed afterwards).
+// sigmoidVec32, siluVec and clipVec are Sigmoid's, SiLU's and Clip's
+// loops, or SIMD versions set during package initialization (never
+// changed afterwards).
 var (
-	logisticVec = logisticGeneric
-	clipVec     = clipGeneric
+	sigmoidVec32 = sigmoidExpGeneric
+	siluVec      = siluExpGeneric
+	clipVec      = clipGeneric
 )
 
-func logisticGeneric(x, y []float32) {
+func sigmoidExpGeneric(x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
-		y[i] = logistic32(v)
+		y[i] = sigmoidExp(v)
+	}
+}
+
+func siluExpGeneric(x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = v * sigmoidExp(v)
 	}
 }
 
@@ -121,22 +135,5 @@ func clipGeneric(x, y []float32, lo, hi float32) {
 			v = hi
 		}
 		y[i] = v
-	}
-}
-
-// SiLU sets y = x·Sigmoid(x) (y may be x): Sigmoid's float32 value, then
-// the product, bit-identical to Sigmoid followed by a Mul of x and its
-// output; blocks of 256 through a buffer.
-func SiLU(x, y []float32) {
-	y = y[:len(x)]
-	buf := sigmoidBuf(len(x))
-	for lo := 0; lo < len(x); lo += len(buf) {
-		xs := x[lo:min(lo+len(buf), len(x))]
-		s := buf[:len(xs)]
-		sigmoidBlock(xs, s)
-		ys := y[lo : lo+len(xs)]
-		for i, v := range xs {
-			ys[i] = v * s[i]
-		}
 	}
 }

@@ -17,6 +17,9 @@ import (
 //
 // first is the index of x's first block (x may be a range of blocks):
 // block i uses channel (first+i) mod C.
+//
+// Each element is float32(x·s) + b, two roundings (never a fused
+// multiply-add): the AVX2 path (scaleShiftSIMD) has the Go loop's bits.
 func ScaleShiftBlocks(x, s, b, y []float32, inner, first int) {
 	c := len(s)
 	if c == 0 || inner == 0 {
@@ -26,9 +29,20 @@ func ScaleShiftBlocks(x, s, b, y []float32, inner, first int) {
 	for blk := 0; blk*inner < len(x); blk++ {
 		sc, sh := s[(first+blk)%c], b[(first+blk)%c]
 		xs, ys := x[blk*inner:(blk+1)*inner], y[blk*inner:(blk+1)*inner]
-		for j, v := range xs {
-			ys[j] = v*sc + sh
+		if &xs[0] != &ys[0] {
+			copy(ys, xs)
 		}
+		scaleShift(ys, sc, sh)
+	}
+}
+
+// scaleShift sets y = float32(y·sc) + sh: the Go loop, or the AVX2 one
+// set during package initialization (never changed afterwards).
+var scaleShift = scaleShiftGeneric
+
+func scaleShiftGeneric(y []float32, sc, sh float32) {
+	for j, v := range y {
+		y[j] = float32(v*sc) + sh
 	}
 }
 
@@ -44,40 +58,79 @@ func BatchNormScaleShift(gamma, beta, mean, variance []float32, eps float64, s, 
 }
 
 // meanVar returns the mean and (biased) variance of x, in float64 with
-// four interleaved partial sums per pass (a single chain of dependent
-// adds runs at the adder's latency; the order is fixed, so the result
-// does not depend on anything but x).
+// sixteen interleaved partial sums per pass (lane l sums x[16i+l] in
+// order; a single chain of dependent adds runs at the adder's latency),
+// the lanes then added in a fixed tree, then the tail in order; the
+// variance's squares are fused multiply-adds. The order is fixed, so the
+// result depends on nothing but x; the AVX2 passes (sum16, sqDev16) are
+// lane for lane the Go loops' operations.
 func meanVar(x []float32) (float64, float64) {
 	if len(x) == 0 {
 		return 0, 0
 	}
-	n4 := len(x) &^ 3
-	var s0, s1, s2, s3 float64
-	for i := 0; i < n4; i += 4 {
-		v := x[i : i+4 : i+4]
-		s0 += float64(v[0])
-		s1 += float64(v[1])
-		s2 += float64(v[2])
-		s3 += float64(v[3])
+	h := len(x) &^ 15
+	var s [16]float64
+	sum16(x[:h], &s)
+	t := reduce16(&s)
+	for _, v := range x[h:] {
+		t += float64(v)
 	}
-	for _, v := range x[n4:] {
-		s0 += float64(v)
-	}
-	m := ((s0 + s1) + (s2 + s3)) / float64(len(x))
-	var q0, q1, q2, q3 float64
-	for i := 0; i < n4; i += 4 {
-		v := x[i : i+4 : i+4]
-		d0, d1, d2, d3 := float64(v[0])-m, float64(v[1])-m, float64(v[2])-m, float64(v[3])-m
-		q0 += d0 * d0
-		q1 += d1 * d1
-		q2 += d2 * d2
-		q3 += d3 * d3
-	}
-	for _, v := range x[n4:] {
+	m := t / float64(len(x))
+	var q [16]float64
+	sqDev16(x[:h], m, &q)
+	u := reduce16(&q)
+	for _, v := range x[h:] {
 		d := float64(v) - m
-		q0 += d * d
+		u = math.FMA(d, d, u)
 	}
-	return m, ((q0 + q1) + (q2 + q3)) / float64(len(x))
+	return m, u / float64(len(x))
+}
+
+// reduce16 adds the 16 lanes in a fixed tree.
+func reduce16(s *[16]float64) float64 {
+	for w := 8; w >= 1; w /= 2 {
+		for l := 0; l < w; l++ {
+			s[l] += s[l+w]
+		}
+	}
+	return s[0]
+}
+
+// sum16 sets s[l] += float64(x[16i+l]) over x (a multiple of 16 long);
+// sqDev16 sets q[l] = fma(d, d, q[l]) with d = float64(x[16i+l]) − m;
+// normApply sets y = (x − m)·a + b. Go loops, or SIMD versions set during
+// package initialization (never changed afterwards), with the same
+// results.
+var (
+	sum16     = sum16Generic
+	sqDev16   = sqDev16Generic
+	normApply = normApplyGeneric
+)
+
+func sum16Generic(x []float32, s *[16]float64) {
+	for i := 0; i+16 <= len(x); i += 16 {
+		v := (*[16]float32)(x[i : i+16])
+		for l := range s {
+			s[l] += float64(v[l])
+		}
+	}
+}
+
+func sqDev16Generic(x []float32, m float64, q *[16]float64) {
+	for i := 0; i+16 <= len(x); i += 16 {
+		v := (*[16]float32)(x[i : i+16])
+		for l := range q {
+			d := float64(v[l]) - m
+			q[l] = math.FMA(d, d, q[l])
+		}
+	}
+}
+
+func normApplyGeneric(x []float32, m, a, b float32, y []float32) {
+	y = y[:len(x)]
+	for j, v := range x {
+		y[j] = (v-m)*a + b
+	}
 }
 
 // InstanceNorm normalizes each plane of inner elements of x (N·C planes)
@@ -93,10 +146,7 @@ func InstanceNorm(x, scale, bias, y []float32, inner, first int, eps float64) {
 		xs, ys := x[p*inner:(p+1)*inner], y[p*inner:(p+1)*inner]
 		m, v := meanVar(xs)
 		a := float32(float64(scale[(first+p)%c]) / math.Sqrt(v+eps))
-		mf, b := float32(m), bias[(first+p)%c]
-		for j, xv := range xs {
-			ys[j] = (xv-mf)*a + b
-		}
+		normApply(xs, float32(m), a, bias[(first+p)%c], ys)
 	}
 }
 
@@ -205,6 +255,16 @@ func (x *Context) AvgPool2D(p Pool2D, pb, pr int, includePad bool, in, y []float
 
 // avgPoolPlanes runs AvgPool2D on planes [lo, hi).
 func avgPoolPlanes(p *Pool2D, pb, pr int, includePad bool, in, y []float32, lo, hi int) {
+	if p.PT == 0 && p.PL == 0 && (p.OH-1)*p.SH+(p.KH-1)*p.DH < p.H && (p.OW-1)*p.SW+(p.KW-1)*p.DW < p.W {
+		avgPoolInside(p, in, y, lo, hi)
+		return
+	}
+	avgPoolGeneral(p, pb, pr, includePad, in, y, lo, hi)
+}
+
+// avgPoolGeneral is avgPoolPlanes for any geometry: each tap checked
+// against the input and the padded extent.
+func avgPoolGeneral(p *Pool2D, pb, pr int, includePad bool, in, y []float32, lo, hi int) {
 	for pl := lo; pl < hi; pl++ {
 		xc := in[pl*p.H*p.W : (pl+1)*p.H*p.W]
 		yc := y[pl*p.OH*p.OW : (pl+1)*p.OH*p.OW]
@@ -241,6 +301,44 @@ func avgPoolPlanes(p *Pool2D, pb, pr int, includePad bool, in, y []float32, lo, 
 					continue
 				}
 				yc[oh*p.OW+ow] = s / float32(d)
+			}
+		}
+	}
+}
+
+// avgPoolInside is avgPoolPlanes when every window lies inside the input
+// (DenseNet's 2×2 stride-2 transitions): the same sums in the same order
+// (from 0, row by row) over KH·KW values, without the per-tap bounds.
+func avgPoolInside(p *Pool2D, in, y []float32, lo, hi int) {
+	d := float32(p.KH * p.KW)
+	for pl := lo; pl < hi; pl++ {
+		xc := in[pl*p.H*p.W : (pl+1)*p.H*p.W]
+		yc := y[pl*p.OH*p.OW : (pl+1)*p.OH*p.OW]
+		for oh := 0; oh < p.OH; oh++ {
+			yr := yc[oh*p.OW : (oh+1)*p.OW]
+			r0 := xc[oh*p.SH*p.W:]
+			if p.KH == 2 && p.KW == 2 && p.DH == 1 && p.DW == 1 {
+				r1 := r0[p.W:]
+				for ow := range yr {
+					c := ow * p.SW
+					s := float32(0)
+					s += r0[c]
+					s += r0[c+1]
+					s += r1[c]
+					s += r1[c+1]
+					yr[ow] = s / d
+				}
+				continue
+			}
+			for ow := range yr {
+				s := float32(0)
+				for kh := 0; kh < p.KH; kh++ {
+					row := r0[kh*p.DH*p.W+ow*p.SW:]
+					for kw := 0; kw < p.KW; kw++ {
+						s += row[kw*p.DW]
+					}
+				}
+				yr[ow] = s / d
 			}
 		}
 	}

@@ -232,6 +232,10 @@ func TestAvgPool2DAgainstNaive(t *testing.T) {
 		// ceil mode: the last window runs past the padded input.
 		{Pool2D{N: 1, C: 2, H: 6, W: 7, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, OH: 3, OW: 3}, 0, 0},
 		{Pool2D{N: 1, C: 1, H: 1, W: 11, KH: 1, KW: 4, SH: 1, SW: 3, DH: 1, DW: 1, PL: 2, OH: 1, OW: 4}, 0, 1},
+		// Every window inside the input (avgPoolInside): DenseNet's 2×2
+		// stride 2, and 3×3 with dilation and uneven strides.
+		{Pool2D{N: 2, C: 3, H: 14, W: 14, KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, OH: 7, OW: 7}, 0, 0},
+		{Pool2D{N: 1, C: 2, H: 11, W: 13, KH: 3, KW: 2, SH: 2, SW: 3, DH: 2, DW: 3, OH: 4, OW: 3}, 0, 0},
 	} {
 		for _, inc := range []bool{false, true} {
 			x := randSlice(r, tc.p.N*tc.p.C*tc.p.H*tc.p.W)
@@ -363,6 +367,71 @@ func TestTransposeRowsParts(t *testing.T) {
 				if got[i] != want[i] {
 					t.Fatalf("%v %v, %d parts: y[%d] = %g, want %g", tc.shape, tc.perm, len(parts), i, got[i], want[i])
 				}
+			}
+		}
+	}
+}
+
+// TestScaleShiftBlocksBits: the SIMD runs of ScaleShiftBlocks give the
+// bits of float32(x·s) + b element by element (two roundings), in place
+// and not, for blocks shorter than a vector, than the splat buffer and
+// longer, with NaN, ±Inf and −0 among the values.
+func TestScaleShiftBlocksBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1)), 0, 3e38}
+	for _, inner := range []int{1, 7, 15, 16, 17, 49, 196, 255, 256, 257, 600, 3136} {
+		for _, inPlace := range []bool{false, true} {
+			const c = 5
+			x := randSlice(r, 2*c*inner)
+			for i, v := range special {
+				x[(i*37)%len(x)] = v
+			}
+			s, b := randSlice(r, c), randSlice(r, c)
+			s[1], b[2] = 0, float32(math.Copysign(0, -1))
+			want := make([]float32, len(x))
+			for i, v := range x {
+				ch := (i/inner + 3) % c
+				want[i] = float32(v*s[ch]) + b[ch]
+			}
+			y := make([]float32, len(x))
+			if inPlace {
+				copy(y, x)
+				ScaleShiftBlocks(y, s, b, y, inner, 3)
+			} else {
+				ScaleShiftBlocks(x, s, b, y, inner, 3)
+			}
+			for i := range y {
+				if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("inner %d in place %v: y[%d] = %v, want %v (x %v)", inner, inPlace, i, y[i], want[i], x[i])
+				}
+			}
+		}
+	}
+}
+
+// TestAvgPoolInsideBits: the inside-only path has the bits of the general
+// loop (the same sums in the same order) on the geometries it takes,
+// with −0, ±Inf and NaN among the values.
+func TestAvgPoolInsideBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 4))
+	for _, p := range []Pool2D{
+		{N: 1, C: 4, H: 8, W: 10, KH: 2, KW: 2, SH: 2, SW: 2, DH: 1, DW: 1, OH: 4, OW: 5},
+		{N: 2, C: 2, H: 9, W: 9, KH: 2, KW: 2, SH: 1, SW: 3, DH: 1, DW: 1, OH: 8, OW: 3},
+		{N: 1, C: 3, H: 11, W: 13, KH: 3, KW: 2, SH: 2, SW: 3, DH: 2, DW: 3, OH: 4, OW: 3},
+	} {
+		x := randSlice(r, p.N*p.C*p.H*p.W)
+		for i := range x[:8] {
+			x[i] = float32(math.Copysign(0, -1))
+		}
+		x[20], x[41], x[63] = float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())
+		got, want := make([]float32, p.N*p.C*p.OH*p.OW), make([]float32, p.N*p.C*p.OH*p.OW)
+		if err := NewContext(2).AvgPool2D(p, 0, 0, false, x, got); err != nil {
+			t.Fatal(err)
+		}
+		avgPoolGeneral(&p, 0, 0, false, x, want, 0, p.N*p.C)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v: y[%d] = %v, want %v", p, i, got[i], want[i])
 			}
 		}
 	}

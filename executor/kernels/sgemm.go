@@ -92,15 +92,39 @@ type operand struct {
 }
 
 // direct reports whether the micro-kernel reads B's whole panels in
-// place (rows ld apart) instead of from a packed copy: B is a plain
-// row-major matrix whose row stride does not map the rows of a panel onto
-// a few cache sets (a stride of a multiple of 64 floats, 256 bytes, would:
-// the rows of one panel would then evict each other from L1). Reading in
-// place computes the same values; it saves the packing, which costs as
-// much as the product when B has few columns (the 1×1 convolutions of the
-// late layers of a mobile net: 49 or 196 pixels).
-func (o operand) direct() bool {
-	return o.packed == nil && o.conv == nil && !o.trans && o.ld%64 != 0
+// place (rows ld apart) instead of from a packed copy, for a product of
+// k rows: B is a plain row-major matrix whose rows of one k-block do not
+// crowd a few cache sets. A row stride of a multiple of 64 floats (256
+// bytes) puts the rows on 64/gcd(ld/16, 64) positions of L1's 64 sets of
+// 64-byte lines (one position when ld is a multiple of 1024 floats); up
+// to 4 rows a position are read in place (a 1×1 convolution of up to 64
+// channels on 56×56 pixels, stride 3136: 16 positions), more would evict
+// each other from L1. Reading in place computes the same values; it
+// saves the packing, which costs as much as the product when B has few
+// rows or columns (the 1×1 convolutions of a mobile net).
+func (o operand) direct(k int) bool {
+	if o.packed != nil || o.conv != nil || o.trans {
+		return false
+	}
+	if o.ld%64 != 0 {
+		return true
+	}
+	a, b := (o.ld/16)%64, 64
+	for a != 0 {
+		a, b = b%a, a
+	}
+	return min(k, blockK) <= 4*(64/b)
+}
+
+// inPlace reports whether serial reads B's panels in place, through the
+// micro-kernel's table of row offsets (mk.offs), instead of packing
+// them: B is a convolution's phase-plane grid (each im2col row a run of
+// the grid's buffer from a row offset on). The micro-kernel reads the
+// same values a packed panel would hold, in the same order: the results
+// are bit-identical; the packing (a copy of every panel, as much as a
+// sixth of a U-Net's time) is gone.
+func (o operand) inPlace(mk microKernel) bool {
+	return o.conv != nil && o.conv.flat != nil && o.conv.pix == nil && mk.offs != nil
 }
 
 // Packed is op(A) or op(B) packed once for the micro-kernel in use, for
@@ -222,7 +246,8 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 	}
 	s.tile = grow(s.tile, mr*nr)
 	s.biasTile = grow(s.biasTile, mr)
-	direct := ob.direct()
+	direct := ob.direct(k)
+	inPlace := ob.inPlace(mk)
 	for j0 := 0; j0 < n; j0 += blockN {
 		nc := min(blockN, n-j0)
 		ncp := (nc + nr - 1) / nr * nr
@@ -245,8 +270,15 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 			if p0+kc == k {
 				last = relu
 			}
+			var grid []float32 // in place: the grid from the block's column j0 on
 			switch {
 			case ob.packed != nil:
+			case inPlace:
+				f := ob.conv.flat
+				// Every read of the micro-kernel lies in the buffer.
+				q := ob.conv.col0 + ob.off + j0
+				_ = f.buf[q+ncp+f.maxOff-1]
+				grid = f.buf[q:]
 			case direct:
 				if full < nc {
 					s.b = grow(s.b, kc*nr)
@@ -276,6 +308,8 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 					var pb *float32
 					ldb := nr
 					switch {
+					case inPlace:
+						pb = &grid[jr]
 					case ob.packed != nil:
 						pb = ob.packed.panel(p0, kc, ob.off+j0+jr)
 					case direct && jr < full:
@@ -294,11 +328,20 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 							pa = &s.a[ir*kc]
 						}
 						ci := (i0+ir)*ldc + j0 + jr
-						fn, rows := mk.fn, mr
-						if mm < mr && mk.edge != nil {
+						// A last panel of at most nr/2 columns: the
+						// half-width kernels (width columns computed).
+						fn, ofn, edge, oedge, width := mk.fn, mk.offs, mk.edge, mk.offsEdge, nr
+						if nn <= nr/2 && mk.half != nil {
+							fn, ofn, edge, oedge, width = mk.half.fn, mk.half.offs, mk.half.edge, mk.half.offsEdge, nr/2
+						}
+						rows := mr
+						if mm < mr && edge != nil {
 							// The tile's real rows only (a GEMV's one row
 							// costs one row, not mr).
-							fn, rows = mk.edge[mm], mm
+							fn, rows = edge[mm], mm
+							if inPlace {
+								ofn = oedge[mm]
+							}
 						}
 						var pbias *float32
 						if bias != nil {
@@ -310,8 +353,12 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 								pbias = &s.biasTile[0]
 							}
 						}
-						if rows == mm && nn == nr {
-							fn(kc, pa, pb, ldb, &c[ci], ldc, add, pbias, last)
+						if rows == mm && nn == width {
+							if inPlace {
+								ofn(kc, pa, &ob.conv.flat.rowOff[p0], pb, &c[ci], ldc, add, pbias, last)
+							} else {
+								fn(kc, pa, pb, ldb, &c[ci], ldc, add, pbias, last)
+							}
 							continue
 						}
 						// Through a tile: the kernel's ReLU only when the
@@ -320,7 +367,11 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 						if add == 0 {
 							tileRelu = last
 						}
-						fn(kc, pa, pb, ldb, &s.tile[0], nr, 0, pbias, tileRelu)
+						if inPlace {
+							ofn(kc, pa, &ob.conv.flat.rowOff[p0], pb, &s.tile[0], nr, 0, pbias, tileRelu)
+						} else {
+							fn(kc, pa, pb, ldb, &s.tile[0], nr, 0, pbias, tileRelu)
+						}
 						for i := 0; i < mm; i++ {
 							row := c[ci+i*ldc : ci+i*ldc+nn]
 							t := s.tile[i*nr : i*nr+nn]

@@ -94,6 +94,216 @@ func kernelAVX2R4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, 
 //go:noescape
 func kernelAVX2R5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
 
+// kernelAVX512H computes a 12×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelAVX512H(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelAVX512HR1 computes the first 1 rows of a 12×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelAVX512HR1(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelAVX512HR2 computes the first 2 rows of a 12×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelAVX512HR2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelAVX512HR3 computes the first 3 rows of a 12×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelAVX512HR3(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelAVX512HR4 computes the first 4 rows of a 12×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelAVX512HR4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelAVX512HR5 computes the first 5 rows of a 12×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelAVX512HR5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelAVX512HR6 computes the first 6 rows of a 12×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelAVX512HR6(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelAVX512HR7 computes the first 7 rows of a 12×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelAVX512HR7(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelAVX512HR8 computes the first 8 rows of a 12×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelAVX512HR8(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelAVX512HR9 computes the first 9 rows of a 12×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelAVX512HR9(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelAVX512HR10 computes the first 10 rows of a 12×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelAVX512HR10(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelAVX512HR11 computes the first 11 rows of a 12×16 SGEMM tile from a packed A panel and B rows ldb apart, adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelAVX512HR11(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512H computes a 12×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512H(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512HR1 computes the first 1 rows of a 12×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512HR1(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512HR2 computes the first 2 rows of a 12×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512HR2(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512HR3 computes the first 3 rows of a 12×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512HR3(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512HR4 computes the first 4 rows of a 12×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512HR4(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512HR5 computes the first 5 rows of a 12×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512HR5(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512HR6 computes the first 6 rows of a 12×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512HR6(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512HR7 computes the first 7 rows of a 12×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512HR7(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512HR8 computes the first 8 rows of a 12×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512HR8(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512HR9 computes the first 9 rows of a 12×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512HR9(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512HR10 computes the first 10 rows of a 12×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512HR10(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512HR11 computes the first 11 rows of a 12×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512HR11(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512 computes a 12×32 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX2 computes a 6×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX2(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512R1 computes the first 1 rows of a 12×32 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512R1(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512R2 computes the first 2 rows of a 12×32 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512R2(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512R3 computes the first 3 rows of a 12×32 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512R3(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512R4 computes the first 4 rows of a 12×32 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512R4(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512R5 computes the first 5 rows of a 12×32 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512R5(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512R6 computes the first 6 rows of a 12×32 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512R6(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512R7 computes the first 7 rows of a 12×32 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512R7(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512R8 computes the first 8 rows of a 12×32 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512R8(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512R9 computes the first 9 rows of a 12×32 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512R9(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512R10 computes the first 10 rows of a 12×32 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512R10(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX512R11 computes the first 11 rows of a 12×32 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX512R11(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX2R1 computes the first 1 rows of a 6×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX2R1(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX2R2 computes the first 2 rows of a 6×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX2R2(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX2R3 computes the first 3 rows of a 6×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX2R3(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX2R4 computes the first 4 rows of a 6×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX2R4(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
+// kernelOffsAVX2R5 computes the first 5 rows of a 6×16 SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.
+//
+//go:noescape
+func kernelOffsAVX2R5(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+
 // igemmAVX512 sets a 12×32 int32 tile of C to the product of packed int16-pair panels of A and B.
 //
 //go:noescape
@@ -144,6 +354,21 @@ func rowMaxAVX2(n int, x *float32, y *float32)
 //go:noescape
 func sumF64AVX2(n int, x *float32, y *float64)
 
+// sum16F64AVX2 sets s[l] += float64(x[16i+l]) for l < 16 and 16i < n; n is a multiple of 16.
+//
+//go:noescape
+func sum16F64AVX2(n int, x *float32, s *float64)
+
+// sqDev16F64AVX2 sets q[l] = fma(d, d, q[l]) with d = float64(x[16i+l]) − m for l < 16 and 16i < n; n is a multiple of 16.
+//
+//go:noescape
+func sqDev16F64AVX2(n int, m float64, x *float32, q *float64)
+
+// normApplyAVX2 sets y[i] = (x[i] − m)·a + b for i < n (no FMA); n is a multiple of 8.
+//
+//go:noescape
+func normApplyAVX2(n int, m float32, a float32, b float32, x *float32, y *float32)
+
 // subSqAVX2 sets y[i] = x[i] − m and q[j] += float64(float32(y[8k+j]²)) for j < 8, 8k < n; n is a multiple of 8.
 //
 //go:noescape
@@ -154,10 +379,35 @@ func subSqAVX2(n int, m float32, x *float32, y *float32, q *float64)
 //go:noescape
 func normAffineAVX2(n int, sd float32, y *float32, w *float32, b *float32)
 
-// int4DotAVX2 sets out[g] = Σ q·a over each of n groups of 16 bytes of b (32 4-bit values, a arranged by int4Arrange).
+// nbits4GemvAVX2 sets out[4r+c] = Σ over blocks of scale·(Σ q·a − zero·Σ a) for 1 row(s) of A and 4 columns of MatMulNBits' B (see nbitsGemv in asmgen).
 //
 //go:noescape
-func int4DotAVX2(n int, b *byte, a *float32, out *float32)
+func nbits4GemvAVX2(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
+
+// nbits8GemvAVX2 sets out[4r+c] = Σ over blocks of scale·(Σ q·a − zero·Σ a) for 1 row(s) of A and 4 columns of MatMulNBits' B (see nbitsGemv in asmgen).
+//
+//go:noescape
+func nbits8GemvAVX2(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
+
+// nbits4GemvAVX512 sets out[4r+c] = Σ over blocks of scale·(Σ q·a − zero·Σ a) for 1 row(s) of A and 4 columns of MatMulNBits' B (see nbitsGemv in asmgen).
+//
+//go:noescape
+func nbits4GemvAVX512(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
+
+// nbits8GemvAVX512 sets out[4r+c] = Σ over blocks of scale·(Σ q·a − zero·Σ a) for 1 row(s) of A and 4 columns of MatMulNBits' B (see nbitsGemv in asmgen).
+//
+//go:noescape
+func nbits8GemvAVX512(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
+
+// nbits4GemvAVX512R2 sets out[4r+c] = Σ over blocks of scale·(Σ q·a − zero·Σ a) for 2 row(s) of A and 4 columns of MatMulNBits' B (see nbitsGemv in asmgen).
+//
+//go:noescape
+func nbits4GemvAVX512R2(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
+
+// nbits8GemvAVX512R2 sets out[4r+c] = Σ over blocks of scale·(Σ q·a − zero·Σ a) for 2 row(s) of A and 4 columns of MatMulNBits' B (see nbitsGemv in asmgen).
+//
+//go:noescape
+func nbits8GemvAVX512R2(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
 
 // scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.
 //
@@ -199,7 +449,7 @@ func geluAVX2(n int, x *float32, y *float32)
 //go:noescape
 func hardSwishAVX2(n int, x *float32, y *float32)
 
-// tanhAVX2 sets y[i] = tanh32(x[i]) for i < n (bit-identical to the Go function but for NaN signs); n is a multiple of 8.
+// tanhAVX2 sets y[i] = tanh32(x[i]) for i < n (bit-identical to the Go function, NaN x quieted); n is a multiple of 8.
 //
 //go:noescape
 func tanhAVX2(n int, x *float32, y *float32)
@@ -209,7 +459,12 @@ func tanhAVX2(n int, x *float32, y *float32)
 //go:noescape
 func sigmoidAVX2(n int, x *float32, y *float32)
 
-// logisticAVX2 sets y[i] = logistic32(x[i]) for i < n (bit-identical to the Go function but for NaN signs); n is a multiple of 8.
+// sigmoidExpAVX2 sets y[i] = sigmoidExp(x[i]) for i < n (bit-identical to the Go function, NaN x quieted); n is a multiple of 8.
 //
 //go:noescape
-func logisticAVX2(n int, x *float32, y *float32)
+func sigmoidExpAVX2(n int, x *float32, y *float32)
+
+// siluExpAVX2 sets y[i] = x[i]·sigmoidExp(x[i]) for i < n (bit-identical to the Go function, NaN x quieted); n is a multiple of 8.
+//
+//go:noescape
+func siluExpAVX2(n int, x *float32, y *float32)

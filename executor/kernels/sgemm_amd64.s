@@ -2344,6 +2344,4890 @@ kernelAVX2R5_set:
 	VZEROUPPER
 	RET
 
+// func kernelAVX512H(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelAVX512H(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	TESTQ  AX, AX
+	JZ     kernelAVX512H_store
+
+kernelAVX512H_loop:
+	VMOVUPS      (DX), Z12
+	VBROADCASTSS (CX), Z13
+	VFMADD231PS  Z12, Z13, Z0
+	VBROADCASTSS 4(CX), Z13
+	VFMADD231PS  Z12, Z13, Z1
+	VBROADCASTSS 8(CX), Z13
+	VFMADD231PS  Z12, Z13, Z2
+	VBROADCASTSS 12(CX), Z13
+	VFMADD231PS  Z12, Z13, Z3
+	VBROADCASTSS 16(CX), Z13
+	VFMADD231PS  Z12, Z13, Z4
+	VBROADCASTSS 20(CX), Z13
+	VFMADD231PS  Z12, Z13, Z5
+	VBROADCASTSS 24(CX), Z13
+	VFMADD231PS  Z12, Z13, Z6
+	VBROADCASTSS 28(CX), Z13
+	VFMADD231PS  Z12, Z13, Z7
+	VBROADCASTSS 32(CX), Z13
+	VFMADD231PS  Z12, Z13, Z8
+	VBROADCASTSS 36(CX), Z13
+	VFMADD231PS  Z12, Z13, Z9
+	VBROADCASTSS 40(CX), Z13
+	VFMADD231PS  Z12, Z13, Z10
+	VBROADCASTSS 44(CX), Z13
+	VFMADD231PS  Z12, Z13, Z11
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelAVX512H_loop
+
+kernelAVX512H_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512H_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	ADDQ   DI, AX
+	VADDPS (AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	ADDQ   DI, AX
+	VADDPS (AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	ADDQ   DI, AX
+	VADDPS (AX), Z11, Z11
+	JMP    kernelAVX512H_relu
+
+kernelAVX512H_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512H_relu
+	VBROADCASTSS (AX), Z12
+	VADDPS       Z12, Z0, Z0
+	VBROADCASTSS 4(AX), Z12
+	VADDPS       Z12, Z1, Z1
+	VBROADCASTSS 8(AX), Z12
+	VADDPS       Z12, Z2, Z2
+	VBROADCASTSS 12(AX), Z12
+	VADDPS       Z12, Z3, Z3
+	VBROADCASTSS 16(AX), Z12
+	VADDPS       Z12, Z4, Z4
+	VBROADCASTSS 20(AX), Z12
+	VADDPS       Z12, Z5, Z5
+	VBROADCASTSS 24(AX), Z12
+	VADDPS       Z12, Z6, Z6
+	VBROADCASTSS 28(AX), Z12
+	VADDPS       Z12, Z7, Z7
+	VBROADCASTSS 32(AX), Z12
+	VADDPS       Z12, Z8, Z8
+	VBROADCASTSS 36(AX), Z12
+	VADDPS       Z12, Z9, Z9
+	VBROADCASTSS 40(AX), Z12
+	VADDPS       Z12, Z10, Z10
+	VBROADCASTSS 44(AX), Z12
+	VADDPS       Z12, Z11, Z11
+
+kernelAVX512H_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512H_set
+	VXORPS Z12, Z12, Z12
+	VMAXPS Z0, Z12, Z0
+	VMAXPS Z1, Z12, Z1
+	VMAXPS Z2, Z12, Z2
+	VMAXPS Z3, Z12, Z3
+	VMAXPS Z4, Z12, Z4
+	VMAXPS Z5, Z12, Z5
+	VMAXPS Z6, Z12, Z6
+	VMAXPS Z7, Z12, Z7
+	VMAXPS Z8, Z12, Z8
+	VMAXPS Z9, Z12, Z9
+	VMAXPS Z10, Z12, Z10
+	VMAXPS Z11, Z12, Z11
+
+kernelAVX512H_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z11, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelAVX512HR1(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelAVX512HR1(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR1_store
+
+kernelAVX512HR1_loop:
+	VMOVUPS      (DX), Z1
+	VBROADCASTSS (CX), Z2
+	VFMADD231PS  Z1, Z2, Z0
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelAVX512HR1_loop
+
+kernelAVX512HR1_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR1_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	JMP    kernelAVX512HR1_relu
+
+kernelAVX512HR1_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR1_relu
+	VBROADCASTSS (AX), Z1
+	VADDPS       Z1, Z0, Z0
+
+kernelAVX512HR1_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR1_set
+	VXORPS Z1, Z1, Z1
+	VMAXPS Z0, Z1, Z0
+
+kernelAVX512HR1_set:
+	VMOVUPS Z0, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelAVX512HR2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelAVX512HR2(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR2_store
+
+kernelAVX512HR2_loop:
+	VMOVUPS      (DX), Z2
+	VBROADCASTSS (CX), Z3
+	VFMADD231PS  Z2, Z3, Z0
+	VBROADCASTSS 4(CX), Z3
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelAVX512HR2_loop
+
+kernelAVX512HR2_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR2_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	JMP    kernelAVX512HR2_relu
+
+kernelAVX512HR2_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR2_relu
+	VBROADCASTSS (AX), Z2
+	VADDPS       Z2, Z0, Z0
+	VBROADCASTSS 4(AX), Z2
+	VADDPS       Z2, Z1, Z1
+
+kernelAVX512HR2_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR2_set
+	VXORPS Z2, Z2, Z2
+	VMAXPS Z0, Z2, Z0
+	VMAXPS Z1, Z2, Z1
+
+kernelAVX512HR2_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelAVX512HR3(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelAVX512HR3(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR3_store
+
+kernelAVX512HR3_loop:
+	VMOVUPS      (DX), Z3
+	VBROADCASTSS (CX), Z4
+	VFMADD231PS  Z3, Z4, Z0
+	VBROADCASTSS 4(CX), Z4
+	VFMADD231PS  Z3, Z4, Z1
+	VBROADCASTSS 8(CX), Z4
+	VFMADD231PS  Z3, Z4, Z2
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelAVX512HR3_loop
+
+kernelAVX512HR3_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR3_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	JMP    kernelAVX512HR3_relu
+
+kernelAVX512HR3_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR3_relu
+	VBROADCASTSS (AX), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS 4(AX), Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS 8(AX), Z3
+	VADDPS       Z3, Z2, Z2
+
+kernelAVX512HR3_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR3_set
+	VXORPS Z3, Z3, Z3
+	VMAXPS Z0, Z3, Z0
+	VMAXPS Z1, Z3, Z1
+	VMAXPS Z2, Z3, Z2
+
+kernelAVX512HR3_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelAVX512HR4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelAVX512HR4(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR4_store
+
+kernelAVX512HR4_loop:
+	VMOVUPS      (DX), Z4
+	VBROADCASTSS (CX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS 4(CX), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS 8(CX), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS 12(CX), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelAVX512HR4_loop
+
+kernelAVX512HR4_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR4_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	JMP    kernelAVX512HR4_relu
+
+kernelAVX512HR4_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR4_relu
+	VBROADCASTSS (AX), Z4
+	VADDPS       Z4, Z0, Z0
+	VBROADCASTSS 4(AX), Z4
+	VADDPS       Z4, Z1, Z1
+	VBROADCASTSS 8(AX), Z4
+	VADDPS       Z4, Z2, Z2
+	VBROADCASTSS 12(AX), Z4
+	VADDPS       Z4, Z3, Z3
+
+kernelAVX512HR4_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR4_set
+	VXORPS Z4, Z4, Z4
+	VMAXPS Z0, Z4, Z0
+	VMAXPS Z1, Z4, Z1
+	VMAXPS Z2, Z4, Z2
+	VMAXPS Z3, Z4, Z3
+
+kernelAVX512HR4_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelAVX512HR5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelAVX512HR5(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR5_store
+
+kernelAVX512HR5_loop:
+	VMOVUPS      (DX), Z5
+	VBROADCASTSS (CX), Z6
+	VFMADD231PS  Z5, Z6, Z0
+	VBROADCASTSS 4(CX), Z6
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS 8(CX), Z6
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 12(CX), Z6
+	VFMADD231PS  Z5, Z6, Z3
+	VBROADCASTSS 16(CX), Z6
+	VFMADD231PS  Z5, Z6, Z4
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelAVX512HR5_loop
+
+kernelAVX512HR5_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR5_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	JMP    kernelAVX512HR5_relu
+
+kernelAVX512HR5_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR5_relu
+	VBROADCASTSS (AX), Z5
+	VADDPS       Z5, Z0, Z0
+	VBROADCASTSS 4(AX), Z5
+	VADDPS       Z5, Z1, Z1
+	VBROADCASTSS 8(AX), Z5
+	VADDPS       Z5, Z2, Z2
+	VBROADCASTSS 12(AX), Z5
+	VADDPS       Z5, Z3, Z3
+	VBROADCASTSS 16(AX), Z5
+	VADDPS       Z5, Z4, Z4
+
+kernelAVX512HR5_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR5_set
+	VXORPS Z5, Z5, Z5
+	VMAXPS Z0, Z5, Z0
+	VMAXPS Z1, Z5, Z1
+	VMAXPS Z2, Z5, Z2
+	VMAXPS Z3, Z5, Z3
+	VMAXPS Z4, Z5, Z4
+
+kernelAVX512HR5_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelAVX512HR6(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelAVX512HR6(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR6_store
+
+kernelAVX512HR6_loop:
+	VMOVUPS      (DX), Z6
+	VBROADCASTSS (CX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS 4(CX), Z7
+	VFMADD231PS  Z6, Z7, Z1
+	VBROADCASTSS 8(CX), Z7
+	VFMADD231PS  Z6, Z7, Z2
+	VBROADCASTSS 12(CX), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS 16(CX), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS 20(CX), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelAVX512HR6_loop
+
+kernelAVX512HR6_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR6_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	JMP    kernelAVX512HR6_relu
+
+kernelAVX512HR6_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR6_relu
+	VBROADCASTSS (AX), Z6
+	VADDPS       Z6, Z0, Z0
+	VBROADCASTSS 4(AX), Z6
+	VADDPS       Z6, Z1, Z1
+	VBROADCASTSS 8(AX), Z6
+	VADDPS       Z6, Z2, Z2
+	VBROADCASTSS 12(AX), Z6
+	VADDPS       Z6, Z3, Z3
+	VBROADCASTSS 16(AX), Z6
+	VADDPS       Z6, Z4, Z4
+	VBROADCASTSS 20(AX), Z6
+	VADDPS       Z6, Z5, Z5
+
+kernelAVX512HR6_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR6_set
+	VXORPS Z6, Z6, Z6
+	VMAXPS Z0, Z6, Z0
+	VMAXPS Z1, Z6, Z1
+	VMAXPS Z2, Z6, Z2
+	VMAXPS Z3, Z6, Z3
+	VMAXPS Z4, Z6, Z4
+	VMAXPS Z5, Z6, Z5
+
+kernelAVX512HR6_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelAVX512HR7(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelAVX512HR7(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR7_store
+
+kernelAVX512HR7_loop:
+	VMOVUPS      (DX), Z7
+	VBROADCASTSS (CX), Z8
+	VFMADD231PS  Z7, Z8, Z0
+	VBROADCASTSS 4(CX), Z8
+	VFMADD231PS  Z7, Z8, Z1
+	VBROADCASTSS 8(CX), Z8
+	VFMADD231PS  Z7, Z8, Z2
+	VBROADCASTSS 12(CX), Z8
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS 16(CX), Z8
+	VFMADD231PS  Z7, Z8, Z4
+	VBROADCASTSS 20(CX), Z8
+	VFMADD231PS  Z7, Z8, Z5
+	VBROADCASTSS 24(CX), Z8
+	VFMADD231PS  Z7, Z8, Z6
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelAVX512HR7_loop
+
+kernelAVX512HR7_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR7_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	JMP    kernelAVX512HR7_relu
+
+kernelAVX512HR7_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR7_relu
+	VBROADCASTSS (AX), Z7
+	VADDPS       Z7, Z0, Z0
+	VBROADCASTSS 4(AX), Z7
+	VADDPS       Z7, Z1, Z1
+	VBROADCASTSS 8(AX), Z7
+	VADDPS       Z7, Z2, Z2
+	VBROADCASTSS 12(AX), Z7
+	VADDPS       Z7, Z3, Z3
+	VBROADCASTSS 16(AX), Z7
+	VADDPS       Z7, Z4, Z4
+	VBROADCASTSS 20(AX), Z7
+	VADDPS       Z7, Z5, Z5
+	VBROADCASTSS 24(AX), Z7
+	VADDPS       Z7, Z6, Z6
+
+kernelAVX512HR7_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR7_set
+	VXORPS Z7, Z7, Z7
+	VMAXPS Z0, Z7, Z0
+	VMAXPS Z1, Z7, Z1
+	VMAXPS Z2, Z7, Z2
+	VMAXPS Z3, Z7, Z3
+	VMAXPS Z4, Z7, Z4
+	VMAXPS Z5, Z7, Z5
+	VMAXPS Z6, Z7, Z6
+
+kernelAVX512HR7_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelAVX512HR8(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelAVX512HR8(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR8_store
+
+kernelAVX512HR8_loop:
+	VMOVUPS      (DX), Z8
+	VBROADCASTSS (CX), Z9
+	VFMADD231PS  Z8, Z9, Z0
+	VBROADCASTSS 4(CX), Z9
+	VFMADD231PS  Z8, Z9, Z1
+	VBROADCASTSS 8(CX), Z9
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS 12(CX), Z9
+	VFMADD231PS  Z8, Z9, Z3
+	VBROADCASTSS 16(CX), Z9
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 20(CX), Z9
+	VFMADD231PS  Z8, Z9, Z5
+	VBROADCASTSS 24(CX), Z9
+	VFMADD231PS  Z8, Z9, Z6
+	VBROADCASTSS 28(CX), Z9
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelAVX512HR8_loop
+
+kernelAVX512HR8_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR8_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	ADDQ   DI, AX
+	VADDPS (AX), Z7, Z7
+	JMP    kernelAVX512HR8_relu
+
+kernelAVX512HR8_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR8_relu
+	VBROADCASTSS (AX), Z8
+	VADDPS       Z8, Z0, Z0
+	VBROADCASTSS 4(AX), Z8
+	VADDPS       Z8, Z1, Z1
+	VBROADCASTSS 8(AX), Z8
+	VADDPS       Z8, Z2, Z2
+	VBROADCASTSS 12(AX), Z8
+	VADDPS       Z8, Z3, Z3
+	VBROADCASTSS 16(AX), Z8
+	VADDPS       Z8, Z4, Z4
+	VBROADCASTSS 20(AX), Z8
+	VADDPS       Z8, Z5, Z5
+	VBROADCASTSS 24(AX), Z8
+	VADDPS       Z8, Z6, Z6
+	VBROADCASTSS 28(AX), Z8
+	VADDPS       Z8, Z7, Z7
+
+kernelAVX512HR8_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR8_set
+	VXORPS Z8, Z8, Z8
+	VMAXPS Z0, Z8, Z0
+	VMAXPS Z1, Z8, Z1
+	VMAXPS Z2, Z8, Z2
+	VMAXPS Z3, Z8, Z3
+	VMAXPS Z4, Z8, Z4
+	VMAXPS Z5, Z8, Z5
+	VMAXPS Z6, Z8, Z6
+	VMAXPS Z7, Z8, Z7
+
+kernelAVX512HR8_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z7, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelAVX512HR9(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelAVX512HR9(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR9_store
+
+kernelAVX512HR9_loop:
+	VMOVUPS      (DX), Z9
+	VBROADCASTSS (CX), Z10
+	VFMADD231PS  Z9, Z10, Z0
+	VBROADCASTSS 4(CX), Z10
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS 8(CX), Z10
+	VFMADD231PS  Z9, Z10, Z2
+	VBROADCASTSS 12(CX), Z10
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS 16(CX), Z10
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 20(CX), Z10
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS 24(CX), Z10
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 28(CX), Z10
+	VFMADD231PS  Z9, Z10, Z7
+	VBROADCASTSS 32(CX), Z10
+	VFMADD231PS  Z9, Z10, Z8
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelAVX512HR9_loop
+
+kernelAVX512HR9_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR9_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	ADDQ   DI, AX
+	VADDPS (AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	JMP    kernelAVX512HR9_relu
+
+kernelAVX512HR9_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR9_relu
+	VBROADCASTSS (AX), Z9
+	VADDPS       Z9, Z0, Z0
+	VBROADCASTSS 4(AX), Z9
+	VADDPS       Z9, Z1, Z1
+	VBROADCASTSS 8(AX), Z9
+	VADDPS       Z9, Z2, Z2
+	VBROADCASTSS 12(AX), Z9
+	VADDPS       Z9, Z3, Z3
+	VBROADCASTSS 16(AX), Z9
+	VADDPS       Z9, Z4, Z4
+	VBROADCASTSS 20(AX), Z9
+	VADDPS       Z9, Z5, Z5
+	VBROADCASTSS 24(AX), Z9
+	VADDPS       Z9, Z6, Z6
+	VBROADCASTSS 28(AX), Z9
+	VADDPS       Z9, Z7, Z7
+	VBROADCASTSS 32(AX), Z9
+	VADDPS       Z9, Z8, Z8
+
+kernelAVX512HR9_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR9_set
+	VXORPS Z9, Z9, Z9
+	VMAXPS Z0, Z9, Z0
+	VMAXPS Z1, Z9, Z1
+	VMAXPS Z2, Z9, Z2
+	VMAXPS Z3, Z9, Z3
+	VMAXPS Z4, Z9, Z4
+	VMAXPS Z5, Z9, Z5
+	VMAXPS Z6, Z9, Z6
+	VMAXPS Z7, Z9, Z7
+	VMAXPS Z8, Z9, Z8
+
+kernelAVX512HR9_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelAVX512HR10(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelAVX512HR10(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR10_store
+
+kernelAVX512HR10_loop:
+	VMOVUPS      (DX), Z10
+	VBROADCASTSS (CX), Z11
+	VFMADD231PS  Z10, Z11, Z0
+	VBROADCASTSS 4(CX), Z11
+	VFMADD231PS  Z10, Z11, Z1
+	VBROADCASTSS 8(CX), Z11
+	VFMADD231PS  Z10, Z11, Z2
+	VBROADCASTSS 12(CX), Z11
+	VFMADD231PS  Z10, Z11, Z3
+	VBROADCASTSS 16(CX), Z11
+	VFMADD231PS  Z10, Z11, Z4
+	VBROADCASTSS 20(CX), Z11
+	VFMADD231PS  Z10, Z11, Z5
+	VBROADCASTSS 24(CX), Z11
+	VFMADD231PS  Z10, Z11, Z6
+	VBROADCASTSS 28(CX), Z11
+	VFMADD231PS  Z10, Z11, Z7
+	VBROADCASTSS 32(CX), Z11
+	VFMADD231PS  Z10, Z11, Z8
+	VBROADCASTSS 36(CX), Z11
+	VFMADD231PS  Z10, Z11, Z9
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelAVX512HR10_loop
+
+kernelAVX512HR10_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR10_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	ADDQ   DI, AX
+	VADDPS (AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	ADDQ   DI, AX
+	VADDPS (AX), Z9, Z9
+	JMP    kernelAVX512HR10_relu
+
+kernelAVX512HR10_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR10_relu
+	VBROADCASTSS (AX), Z10
+	VADDPS       Z10, Z0, Z0
+	VBROADCASTSS 4(AX), Z10
+	VADDPS       Z10, Z1, Z1
+	VBROADCASTSS 8(AX), Z10
+	VADDPS       Z10, Z2, Z2
+	VBROADCASTSS 12(AX), Z10
+	VADDPS       Z10, Z3, Z3
+	VBROADCASTSS 16(AX), Z10
+	VADDPS       Z10, Z4, Z4
+	VBROADCASTSS 20(AX), Z10
+	VADDPS       Z10, Z5, Z5
+	VBROADCASTSS 24(AX), Z10
+	VADDPS       Z10, Z6, Z6
+	VBROADCASTSS 28(AX), Z10
+	VADDPS       Z10, Z7, Z7
+	VBROADCASTSS 32(AX), Z10
+	VADDPS       Z10, Z8, Z8
+	VBROADCASTSS 36(AX), Z10
+	VADDPS       Z10, Z9, Z9
+
+kernelAVX512HR10_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR10_set
+	VXORPS Z10, Z10, Z10
+	VMAXPS Z0, Z10, Z0
+	VMAXPS Z1, Z10, Z1
+	VMAXPS Z2, Z10, Z2
+	VMAXPS Z3, Z10, Z3
+	VMAXPS Z4, Z10, Z4
+	VMAXPS Z5, Z10, Z5
+	VMAXPS Z6, Z10, Z6
+	VMAXPS Z7, Z10, Z7
+	VMAXPS Z8, Z10, Z8
+	VMAXPS Z9, Z10, Z9
+
+kernelAVX512HR10_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z9, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelAVX512HR11(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelAVX512HR11(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, BX
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR11_store
+
+kernelAVX512HR11_loop:
+	VMOVUPS      (DX), Z11
+	VBROADCASTSS (CX), Z12
+	VFMADD231PS  Z11, Z12, Z0
+	VBROADCASTSS 4(CX), Z12
+	VFMADD231PS  Z11, Z12, Z1
+	VBROADCASTSS 8(CX), Z12
+	VFMADD231PS  Z11, Z12, Z2
+	VBROADCASTSS 12(CX), Z12
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS 16(CX), Z12
+	VFMADD231PS  Z11, Z12, Z4
+	VBROADCASTSS 20(CX), Z12
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS 24(CX), Z12
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 28(CX), Z12
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS 32(CX), Z12
+	VFMADD231PS  Z11, Z12, Z8
+	VBROADCASTSS 36(CX), Z12
+	VFMADD231PS  Z11, Z12, Z9
+	VBROADCASTSS 40(CX), Z12
+	VFMADD231PS  Z11, Z12, Z10
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelAVX512HR11_loop
+
+kernelAVX512HR11_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR11_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	ADDQ   DI, AX
+	VADDPS (AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	ADDQ   DI, AX
+	VADDPS (AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	JMP    kernelAVX512HR11_relu
+
+kernelAVX512HR11_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR11_relu
+	VBROADCASTSS (AX), Z11
+	VADDPS       Z11, Z0, Z0
+	VBROADCASTSS 4(AX), Z11
+	VADDPS       Z11, Z1, Z1
+	VBROADCASTSS 8(AX), Z11
+	VADDPS       Z11, Z2, Z2
+	VBROADCASTSS 12(AX), Z11
+	VADDPS       Z11, Z3, Z3
+	VBROADCASTSS 16(AX), Z11
+	VADDPS       Z11, Z4, Z4
+	VBROADCASTSS 20(AX), Z11
+	VADDPS       Z11, Z5, Z5
+	VBROADCASTSS 24(AX), Z11
+	VADDPS       Z11, Z6, Z6
+	VBROADCASTSS 28(AX), Z11
+	VADDPS       Z11, Z7, Z7
+	VBROADCASTSS 32(AX), Z11
+	VADDPS       Z11, Z8, Z8
+	VBROADCASTSS 36(AX), Z11
+	VADDPS       Z11, Z9, Z9
+	VBROADCASTSS 40(AX), Z11
+	VADDPS       Z11, Z10, Z10
+
+kernelAVX512HR11_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelAVX512HR11_set
+	VXORPS Z11, Z11, Z11
+	VMAXPS Z0, Z11, Z0
+	VMAXPS Z1, Z11, Z1
+	VMAXPS Z2, Z11, Z2
+	VMAXPS Z3, Z11, Z3
+	VMAXPS Z4, Z11, Z4
+	VMAXPS Z5, Z11, Z5
+	VMAXPS Z6, Z11, Z6
+	VMAXPS Z7, Z11, Z7
+	VMAXPS Z8, Z11, Z8
+	VMAXPS Z9, Z11, Z9
+	VMAXPS Z10, Z11, Z10
+
+kernelAVX512HR11_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512H(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512H(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512H_store
+
+kernelOffsAVX512H_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z12
+	VBROADCASTSS (CX), Z13
+	VFMADD231PS  Z12, Z13, Z0
+	VBROADCASTSS 4(CX), Z13
+	VFMADD231PS  Z12, Z13, Z1
+	VBROADCASTSS 8(CX), Z13
+	VFMADD231PS  Z12, Z13, Z2
+	VBROADCASTSS 12(CX), Z13
+	VFMADD231PS  Z12, Z13, Z3
+	VBROADCASTSS 16(CX), Z13
+	VFMADD231PS  Z12, Z13, Z4
+	VBROADCASTSS 20(CX), Z13
+	VFMADD231PS  Z12, Z13, Z5
+	VBROADCASTSS 24(CX), Z13
+	VFMADD231PS  Z12, Z13, Z6
+	VBROADCASTSS 28(CX), Z13
+	VFMADD231PS  Z12, Z13, Z7
+	VBROADCASTSS 32(CX), Z13
+	VFMADD231PS  Z12, Z13, Z8
+	VBROADCASTSS 36(CX), Z13
+	VFMADD231PS  Z12, Z13, Z9
+	VBROADCASTSS 40(CX), Z13
+	VFMADD231PS  Z12, Z13, Z10
+	VBROADCASTSS 44(CX), Z13
+	VFMADD231PS  Z12, Z13, Z11
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512H_loop
+
+kernelOffsAVX512H_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512H_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	ADDQ   DI, AX
+	VADDPS (AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	ADDQ   DI, AX
+	VADDPS (AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	ADDQ   DI, AX
+	VADDPS (AX), Z11, Z11
+	JMP    kernelOffsAVX512H_relu
+
+kernelOffsAVX512H_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512H_relu
+	VBROADCASTSS (AX), Z12
+	VADDPS       Z12, Z0, Z0
+	VBROADCASTSS 4(AX), Z12
+	VADDPS       Z12, Z1, Z1
+	VBROADCASTSS 8(AX), Z12
+	VADDPS       Z12, Z2, Z2
+	VBROADCASTSS 12(AX), Z12
+	VADDPS       Z12, Z3, Z3
+	VBROADCASTSS 16(AX), Z12
+	VADDPS       Z12, Z4, Z4
+	VBROADCASTSS 20(AX), Z12
+	VADDPS       Z12, Z5, Z5
+	VBROADCASTSS 24(AX), Z12
+	VADDPS       Z12, Z6, Z6
+	VBROADCASTSS 28(AX), Z12
+	VADDPS       Z12, Z7, Z7
+	VBROADCASTSS 32(AX), Z12
+	VADDPS       Z12, Z8, Z8
+	VBROADCASTSS 36(AX), Z12
+	VADDPS       Z12, Z9, Z9
+	VBROADCASTSS 40(AX), Z12
+	VADDPS       Z12, Z10, Z10
+	VBROADCASTSS 44(AX), Z12
+	VADDPS       Z12, Z11, Z11
+
+kernelOffsAVX512H_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512H_set
+	VXORPS Z12, Z12, Z12
+	VMAXPS Z0, Z12, Z0
+	VMAXPS Z1, Z12, Z1
+	VMAXPS Z2, Z12, Z2
+	VMAXPS Z3, Z12, Z3
+	VMAXPS Z4, Z12, Z4
+	VMAXPS Z5, Z12, Z5
+	VMAXPS Z6, Z12, Z6
+	VMAXPS Z7, Z12, Z7
+	VMAXPS Z8, Z12, Z8
+	VMAXPS Z9, Z12, Z9
+	VMAXPS Z10, Z12, Z10
+	VMAXPS Z11, Z12, Z11
+
+kernelOffsAVX512H_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z11, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512HR1(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512HR1(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR1_store
+
+kernelOffsAVX512HR1_loop:
+	MOVQ         (DX), DI
+	VMOVUPS      (BX)(DI*4), Z1
+	VBROADCASTSS (CX), Z2
+	VFMADD231PS  Z1, Z2, Z0
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512HR1_loop
+
+kernelOffsAVX512HR1_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR1_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	JMP    kernelOffsAVX512HR1_relu
+
+kernelOffsAVX512HR1_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR1_relu
+	VBROADCASTSS (AX), Z1
+	VADDPS       Z1, Z0, Z0
+
+kernelOffsAVX512HR1_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR1_set
+	VXORPS Z1, Z1, Z1
+	VMAXPS Z0, Z1, Z0
+
+kernelOffsAVX512HR1_set:
+	VMOVUPS Z0, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512HR2(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512HR2(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR2_store
+
+kernelOffsAVX512HR2_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z2
+	VBROADCASTSS (CX), Z3
+	VFMADD231PS  Z2, Z3, Z0
+	VBROADCASTSS 4(CX), Z3
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512HR2_loop
+
+kernelOffsAVX512HR2_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR2_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	JMP    kernelOffsAVX512HR2_relu
+
+kernelOffsAVX512HR2_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR2_relu
+	VBROADCASTSS (AX), Z2
+	VADDPS       Z2, Z0, Z0
+	VBROADCASTSS 4(AX), Z2
+	VADDPS       Z2, Z1, Z1
+
+kernelOffsAVX512HR2_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR2_set
+	VXORPS Z2, Z2, Z2
+	VMAXPS Z0, Z2, Z0
+	VMAXPS Z1, Z2, Z1
+
+kernelOffsAVX512HR2_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512HR3(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512HR3(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR3_store
+
+kernelOffsAVX512HR3_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z3
+	VBROADCASTSS (CX), Z4
+	VFMADD231PS  Z3, Z4, Z0
+	VBROADCASTSS 4(CX), Z4
+	VFMADD231PS  Z3, Z4, Z1
+	VBROADCASTSS 8(CX), Z4
+	VFMADD231PS  Z3, Z4, Z2
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512HR3_loop
+
+kernelOffsAVX512HR3_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR3_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	JMP    kernelOffsAVX512HR3_relu
+
+kernelOffsAVX512HR3_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR3_relu
+	VBROADCASTSS (AX), Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS 4(AX), Z3
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS 8(AX), Z3
+	VADDPS       Z3, Z2, Z2
+
+kernelOffsAVX512HR3_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR3_set
+	VXORPS Z3, Z3, Z3
+	VMAXPS Z0, Z3, Z0
+	VMAXPS Z1, Z3, Z1
+	VMAXPS Z2, Z3, Z2
+
+kernelOffsAVX512HR3_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512HR4(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512HR4(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR4_store
+
+kernelOffsAVX512HR4_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z4
+	VBROADCASTSS (CX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS 4(CX), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS 8(CX), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS 12(CX), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512HR4_loop
+
+kernelOffsAVX512HR4_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR4_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	JMP    kernelOffsAVX512HR4_relu
+
+kernelOffsAVX512HR4_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR4_relu
+	VBROADCASTSS (AX), Z4
+	VADDPS       Z4, Z0, Z0
+	VBROADCASTSS 4(AX), Z4
+	VADDPS       Z4, Z1, Z1
+	VBROADCASTSS 8(AX), Z4
+	VADDPS       Z4, Z2, Z2
+	VBROADCASTSS 12(AX), Z4
+	VADDPS       Z4, Z3, Z3
+
+kernelOffsAVX512HR4_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR4_set
+	VXORPS Z4, Z4, Z4
+	VMAXPS Z0, Z4, Z0
+	VMAXPS Z1, Z4, Z1
+	VMAXPS Z2, Z4, Z2
+	VMAXPS Z3, Z4, Z3
+
+kernelOffsAVX512HR4_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512HR5(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512HR5(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR5_store
+
+kernelOffsAVX512HR5_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z5
+	VBROADCASTSS (CX), Z6
+	VFMADD231PS  Z5, Z6, Z0
+	VBROADCASTSS 4(CX), Z6
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS 8(CX), Z6
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 12(CX), Z6
+	VFMADD231PS  Z5, Z6, Z3
+	VBROADCASTSS 16(CX), Z6
+	VFMADD231PS  Z5, Z6, Z4
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512HR5_loop
+
+kernelOffsAVX512HR5_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR5_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	JMP    kernelOffsAVX512HR5_relu
+
+kernelOffsAVX512HR5_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR5_relu
+	VBROADCASTSS (AX), Z5
+	VADDPS       Z5, Z0, Z0
+	VBROADCASTSS 4(AX), Z5
+	VADDPS       Z5, Z1, Z1
+	VBROADCASTSS 8(AX), Z5
+	VADDPS       Z5, Z2, Z2
+	VBROADCASTSS 12(AX), Z5
+	VADDPS       Z5, Z3, Z3
+	VBROADCASTSS 16(AX), Z5
+	VADDPS       Z5, Z4, Z4
+
+kernelOffsAVX512HR5_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR5_set
+	VXORPS Z5, Z5, Z5
+	VMAXPS Z0, Z5, Z0
+	VMAXPS Z1, Z5, Z1
+	VMAXPS Z2, Z5, Z2
+	VMAXPS Z3, Z5, Z3
+	VMAXPS Z4, Z5, Z4
+
+kernelOffsAVX512HR5_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512HR6(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512HR6(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR6_store
+
+kernelOffsAVX512HR6_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z6
+	VBROADCASTSS (CX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS 4(CX), Z7
+	VFMADD231PS  Z6, Z7, Z1
+	VBROADCASTSS 8(CX), Z7
+	VFMADD231PS  Z6, Z7, Z2
+	VBROADCASTSS 12(CX), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS 16(CX), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS 20(CX), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512HR6_loop
+
+kernelOffsAVX512HR6_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR6_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	JMP    kernelOffsAVX512HR6_relu
+
+kernelOffsAVX512HR6_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR6_relu
+	VBROADCASTSS (AX), Z6
+	VADDPS       Z6, Z0, Z0
+	VBROADCASTSS 4(AX), Z6
+	VADDPS       Z6, Z1, Z1
+	VBROADCASTSS 8(AX), Z6
+	VADDPS       Z6, Z2, Z2
+	VBROADCASTSS 12(AX), Z6
+	VADDPS       Z6, Z3, Z3
+	VBROADCASTSS 16(AX), Z6
+	VADDPS       Z6, Z4, Z4
+	VBROADCASTSS 20(AX), Z6
+	VADDPS       Z6, Z5, Z5
+
+kernelOffsAVX512HR6_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR6_set
+	VXORPS Z6, Z6, Z6
+	VMAXPS Z0, Z6, Z0
+	VMAXPS Z1, Z6, Z1
+	VMAXPS Z2, Z6, Z2
+	VMAXPS Z3, Z6, Z3
+	VMAXPS Z4, Z6, Z4
+	VMAXPS Z5, Z6, Z5
+
+kernelOffsAVX512HR6_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512HR7(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512HR7(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR7_store
+
+kernelOffsAVX512HR7_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z7
+	VBROADCASTSS (CX), Z8
+	VFMADD231PS  Z7, Z8, Z0
+	VBROADCASTSS 4(CX), Z8
+	VFMADD231PS  Z7, Z8, Z1
+	VBROADCASTSS 8(CX), Z8
+	VFMADD231PS  Z7, Z8, Z2
+	VBROADCASTSS 12(CX), Z8
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS 16(CX), Z8
+	VFMADD231PS  Z7, Z8, Z4
+	VBROADCASTSS 20(CX), Z8
+	VFMADD231PS  Z7, Z8, Z5
+	VBROADCASTSS 24(CX), Z8
+	VFMADD231PS  Z7, Z8, Z6
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512HR7_loop
+
+kernelOffsAVX512HR7_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR7_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	JMP    kernelOffsAVX512HR7_relu
+
+kernelOffsAVX512HR7_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR7_relu
+	VBROADCASTSS (AX), Z7
+	VADDPS       Z7, Z0, Z0
+	VBROADCASTSS 4(AX), Z7
+	VADDPS       Z7, Z1, Z1
+	VBROADCASTSS 8(AX), Z7
+	VADDPS       Z7, Z2, Z2
+	VBROADCASTSS 12(AX), Z7
+	VADDPS       Z7, Z3, Z3
+	VBROADCASTSS 16(AX), Z7
+	VADDPS       Z7, Z4, Z4
+	VBROADCASTSS 20(AX), Z7
+	VADDPS       Z7, Z5, Z5
+	VBROADCASTSS 24(AX), Z7
+	VADDPS       Z7, Z6, Z6
+
+kernelOffsAVX512HR7_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR7_set
+	VXORPS Z7, Z7, Z7
+	VMAXPS Z0, Z7, Z0
+	VMAXPS Z1, Z7, Z1
+	VMAXPS Z2, Z7, Z2
+	VMAXPS Z3, Z7, Z3
+	VMAXPS Z4, Z7, Z4
+	VMAXPS Z5, Z7, Z5
+	VMAXPS Z6, Z7, Z6
+
+kernelOffsAVX512HR7_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512HR8(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512HR8(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR8_store
+
+kernelOffsAVX512HR8_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z8
+	VBROADCASTSS (CX), Z9
+	VFMADD231PS  Z8, Z9, Z0
+	VBROADCASTSS 4(CX), Z9
+	VFMADD231PS  Z8, Z9, Z1
+	VBROADCASTSS 8(CX), Z9
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS 12(CX), Z9
+	VFMADD231PS  Z8, Z9, Z3
+	VBROADCASTSS 16(CX), Z9
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS 20(CX), Z9
+	VFMADD231PS  Z8, Z9, Z5
+	VBROADCASTSS 24(CX), Z9
+	VFMADD231PS  Z8, Z9, Z6
+	VBROADCASTSS 28(CX), Z9
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512HR8_loop
+
+kernelOffsAVX512HR8_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR8_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	ADDQ   DI, AX
+	VADDPS (AX), Z7, Z7
+	JMP    kernelOffsAVX512HR8_relu
+
+kernelOffsAVX512HR8_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR8_relu
+	VBROADCASTSS (AX), Z8
+	VADDPS       Z8, Z0, Z0
+	VBROADCASTSS 4(AX), Z8
+	VADDPS       Z8, Z1, Z1
+	VBROADCASTSS 8(AX), Z8
+	VADDPS       Z8, Z2, Z2
+	VBROADCASTSS 12(AX), Z8
+	VADDPS       Z8, Z3, Z3
+	VBROADCASTSS 16(AX), Z8
+	VADDPS       Z8, Z4, Z4
+	VBROADCASTSS 20(AX), Z8
+	VADDPS       Z8, Z5, Z5
+	VBROADCASTSS 24(AX), Z8
+	VADDPS       Z8, Z6, Z6
+	VBROADCASTSS 28(AX), Z8
+	VADDPS       Z8, Z7, Z7
+
+kernelOffsAVX512HR8_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR8_set
+	VXORPS Z8, Z8, Z8
+	VMAXPS Z0, Z8, Z0
+	VMAXPS Z1, Z8, Z1
+	VMAXPS Z2, Z8, Z2
+	VMAXPS Z3, Z8, Z3
+	VMAXPS Z4, Z8, Z4
+	VMAXPS Z5, Z8, Z5
+	VMAXPS Z6, Z8, Z6
+	VMAXPS Z7, Z8, Z7
+
+kernelOffsAVX512HR8_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z7, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512HR9(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512HR9(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR9_store
+
+kernelOffsAVX512HR9_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z9
+	VBROADCASTSS (CX), Z10
+	VFMADD231PS  Z9, Z10, Z0
+	VBROADCASTSS 4(CX), Z10
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS 8(CX), Z10
+	VFMADD231PS  Z9, Z10, Z2
+	VBROADCASTSS 12(CX), Z10
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS 16(CX), Z10
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS 20(CX), Z10
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS 24(CX), Z10
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS 28(CX), Z10
+	VFMADD231PS  Z9, Z10, Z7
+	VBROADCASTSS 32(CX), Z10
+	VFMADD231PS  Z9, Z10, Z8
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512HR9_loop
+
+kernelOffsAVX512HR9_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR9_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	ADDQ   DI, AX
+	VADDPS (AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	JMP    kernelOffsAVX512HR9_relu
+
+kernelOffsAVX512HR9_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR9_relu
+	VBROADCASTSS (AX), Z9
+	VADDPS       Z9, Z0, Z0
+	VBROADCASTSS 4(AX), Z9
+	VADDPS       Z9, Z1, Z1
+	VBROADCASTSS 8(AX), Z9
+	VADDPS       Z9, Z2, Z2
+	VBROADCASTSS 12(AX), Z9
+	VADDPS       Z9, Z3, Z3
+	VBROADCASTSS 16(AX), Z9
+	VADDPS       Z9, Z4, Z4
+	VBROADCASTSS 20(AX), Z9
+	VADDPS       Z9, Z5, Z5
+	VBROADCASTSS 24(AX), Z9
+	VADDPS       Z9, Z6, Z6
+	VBROADCASTSS 28(AX), Z9
+	VADDPS       Z9, Z7, Z7
+	VBROADCASTSS 32(AX), Z9
+	VADDPS       Z9, Z8, Z8
+
+kernelOffsAVX512HR9_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR9_set
+	VXORPS Z9, Z9, Z9
+	VMAXPS Z0, Z9, Z0
+	VMAXPS Z1, Z9, Z1
+	VMAXPS Z2, Z9, Z2
+	VMAXPS Z3, Z9, Z3
+	VMAXPS Z4, Z9, Z4
+	VMAXPS Z5, Z9, Z5
+	VMAXPS Z6, Z9, Z6
+	VMAXPS Z7, Z9, Z7
+	VMAXPS Z8, Z9, Z8
+
+kernelOffsAVX512HR9_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512HR10(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512HR10(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR10_store
+
+kernelOffsAVX512HR10_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z10
+	VBROADCASTSS (CX), Z11
+	VFMADD231PS  Z10, Z11, Z0
+	VBROADCASTSS 4(CX), Z11
+	VFMADD231PS  Z10, Z11, Z1
+	VBROADCASTSS 8(CX), Z11
+	VFMADD231PS  Z10, Z11, Z2
+	VBROADCASTSS 12(CX), Z11
+	VFMADD231PS  Z10, Z11, Z3
+	VBROADCASTSS 16(CX), Z11
+	VFMADD231PS  Z10, Z11, Z4
+	VBROADCASTSS 20(CX), Z11
+	VFMADD231PS  Z10, Z11, Z5
+	VBROADCASTSS 24(CX), Z11
+	VFMADD231PS  Z10, Z11, Z6
+	VBROADCASTSS 28(CX), Z11
+	VFMADD231PS  Z10, Z11, Z7
+	VBROADCASTSS 32(CX), Z11
+	VFMADD231PS  Z10, Z11, Z8
+	VBROADCASTSS 36(CX), Z11
+	VFMADD231PS  Z10, Z11, Z9
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512HR10_loop
+
+kernelOffsAVX512HR10_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR10_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	ADDQ   DI, AX
+	VADDPS (AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	ADDQ   DI, AX
+	VADDPS (AX), Z9, Z9
+	JMP    kernelOffsAVX512HR10_relu
+
+kernelOffsAVX512HR10_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR10_relu
+	VBROADCASTSS (AX), Z10
+	VADDPS       Z10, Z0, Z0
+	VBROADCASTSS 4(AX), Z10
+	VADDPS       Z10, Z1, Z1
+	VBROADCASTSS 8(AX), Z10
+	VADDPS       Z10, Z2, Z2
+	VBROADCASTSS 12(AX), Z10
+	VADDPS       Z10, Z3, Z3
+	VBROADCASTSS 16(AX), Z10
+	VADDPS       Z10, Z4, Z4
+	VBROADCASTSS 20(AX), Z10
+	VADDPS       Z10, Z5, Z5
+	VBROADCASTSS 24(AX), Z10
+	VADDPS       Z10, Z6, Z6
+	VBROADCASTSS 28(AX), Z10
+	VADDPS       Z10, Z7, Z7
+	VBROADCASTSS 32(AX), Z10
+	VADDPS       Z10, Z8, Z8
+	VBROADCASTSS 36(AX), Z10
+	VADDPS       Z10, Z9, Z9
+
+kernelOffsAVX512HR10_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR10_set
+	VXORPS Z10, Z10, Z10
+	VMAXPS Z0, Z10, Z0
+	VMAXPS Z1, Z10, Z1
+	VMAXPS Z2, Z10, Z2
+	VMAXPS Z3, Z10, Z3
+	VMAXPS Z4, Z10, Z4
+	VMAXPS Z5, Z10, Z5
+	VMAXPS Z6, Z10, Z6
+	VMAXPS Z7, Z10, Z7
+	VMAXPS Z8, Z10, Z8
+	VMAXPS Z9, Z10, Z9
+
+kernelOffsAVX512HR10_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z9, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512HR11(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512HR11(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR11_store
+
+kernelOffsAVX512HR11_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z11
+	VBROADCASTSS (CX), Z12
+	VFMADD231PS  Z11, Z12, Z0
+	VBROADCASTSS 4(CX), Z12
+	VFMADD231PS  Z11, Z12, Z1
+	VBROADCASTSS 8(CX), Z12
+	VFMADD231PS  Z11, Z12, Z2
+	VBROADCASTSS 12(CX), Z12
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS 16(CX), Z12
+	VFMADD231PS  Z11, Z12, Z4
+	VBROADCASTSS 20(CX), Z12
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS 24(CX), Z12
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS 28(CX), Z12
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS 32(CX), Z12
+	VFMADD231PS  Z11, Z12, Z8
+	VBROADCASTSS 36(CX), Z12
+	VFMADD231PS  Z11, Z12, Z9
+	VBROADCASTSS 40(CX), Z12
+	VFMADD231PS  Z11, Z12, Z10
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512HR11_loop
+
+kernelOffsAVX512HR11_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR11_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	ADDQ   DI, AX
+	VADDPS (AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	ADDQ   DI, AX
+	VADDPS (AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	ADDQ   DI, AX
+	VADDPS (AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	ADDQ   DI, AX
+	VADDPS (AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	ADDQ   DI, AX
+	VADDPS (AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	JMP    kernelOffsAVX512HR11_relu
+
+kernelOffsAVX512HR11_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR11_relu
+	VBROADCASTSS (AX), Z11
+	VADDPS       Z11, Z0, Z0
+	VBROADCASTSS 4(AX), Z11
+	VADDPS       Z11, Z1, Z1
+	VBROADCASTSS 8(AX), Z11
+	VADDPS       Z11, Z2, Z2
+	VBROADCASTSS 12(AX), Z11
+	VADDPS       Z11, Z3, Z3
+	VBROADCASTSS 16(AX), Z11
+	VADDPS       Z11, Z4, Z4
+	VBROADCASTSS 20(AX), Z11
+	VADDPS       Z11, Z5, Z5
+	VBROADCASTSS 24(AX), Z11
+	VADDPS       Z11, Z6, Z6
+	VBROADCASTSS 28(AX), Z11
+	VADDPS       Z11, Z7, Z7
+	VBROADCASTSS 32(AX), Z11
+	VADDPS       Z11, Z8, Z8
+	VBROADCASTSS 36(AX), Z11
+	VADDPS       Z11, Z9, Z9
+	VBROADCASTSS 40(AX), Z11
+	VADDPS       Z11, Z10, Z10
+
+kernelOffsAVX512HR11_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512HR11_set
+	VXORPS Z11, Z11, Z11
+	VMAXPS Z0, Z11, Z0
+	VMAXPS Z1, Z11, Z1
+	VMAXPS Z2, Z11, Z2
+	VMAXPS Z3, Z11, Z3
+	VMAXPS Z4, Z11, Z4
+	VMAXPS Z5, Z11, Z5
+	VMAXPS Z6, Z11, Z6
+	VMAXPS Z7, Z11, Z7
+	VMAXPS Z8, Z11, Z8
+	VMAXPS Z9, Z11, Z9
+	VMAXPS Z10, Z11, Z10
+
+kernelOffsAVX512HR11_set:
+	VMOVUPS Z0, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z1, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z3, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z5, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z7, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z9, (SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	VXORPS Z20, Z20, Z20
+	VXORPS Z21, Z21, Z21
+	VXORPS Z22, Z22, Z22
+	VXORPS Z23, Z23, Z23
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512_store
+
+kernelOffsAVX512_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z24
+	VMOVUPS      64(BX)(R8*4), Z25
+	VBROADCASTSS (CX), Z26
+	VFMADD231PS  Z24, Z26, Z0
+	VFMADD231PS  Z25, Z26, Z1
+	VBROADCASTSS 4(CX), Z26
+	VFMADD231PS  Z24, Z26, Z2
+	VFMADD231PS  Z25, Z26, Z3
+	VBROADCASTSS 8(CX), Z26
+	VFMADD231PS  Z24, Z26, Z4
+	VFMADD231PS  Z25, Z26, Z5
+	VBROADCASTSS 12(CX), Z26
+	VFMADD231PS  Z24, Z26, Z6
+	VFMADD231PS  Z25, Z26, Z7
+	VBROADCASTSS 16(CX), Z26
+	VFMADD231PS  Z24, Z26, Z8
+	VFMADD231PS  Z25, Z26, Z9
+	VBROADCASTSS 20(CX), Z26
+	VFMADD231PS  Z24, Z26, Z10
+	VFMADD231PS  Z25, Z26, Z11
+	VBROADCASTSS 24(CX), Z26
+	VFMADD231PS  Z24, Z26, Z12
+	VFMADD231PS  Z25, Z26, Z13
+	VBROADCASTSS 28(CX), Z26
+	VFMADD231PS  Z24, Z26, Z14
+	VFMADD231PS  Z25, Z26, Z15
+	VBROADCASTSS 32(CX), Z26
+	VFMADD231PS  Z24, Z26, Z16
+	VFMADD231PS  Z25, Z26, Z17
+	VBROADCASTSS 36(CX), Z26
+	VFMADD231PS  Z24, Z26, Z18
+	VFMADD231PS  Z25, Z26, Z19
+	VBROADCASTSS 40(CX), Z26
+	VFMADD231PS  Z24, Z26, Z20
+	VFMADD231PS  Z25, Z26, Z21
+	VBROADCASTSS 44(CX), Z26
+	VFMADD231PS  Z24, Z26, Z22
+	VFMADD231PS  Z25, Z26, Z23
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512_loop
+
+kernelOffsAVX512_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	ADDQ   DI, AX
+	VADDPS (AX), Z12, Z12
+	VADDPS 64(AX), Z13, Z13
+	ADDQ   DI, AX
+	VADDPS (AX), Z14, Z14
+	VADDPS 64(AX), Z15, Z15
+	ADDQ   DI, AX
+	VADDPS (AX), Z16, Z16
+	VADDPS 64(AX), Z17, Z17
+	ADDQ   DI, AX
+	VADDPS (AX), Z18, Z18
+	VADDPS 64(AX), Z19, Z19
+	ADDQ   DI, AX
+	VADDPS (AX), Z20, Z20
+	VADDPS 64(AX), Z21, Z21
+	ADDQ   DI, AX
+	VADDPS (AX), Z22, Z22
+	VADDPS 64(AX), Z23, Z23
+	JMP    kernelOffsAVX512_relu
+
+kernelOffsAVX512_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512_relu
+	VBROADCASTSS (AX), Z24
+	VADDPS       Z24, Z0, Z0
+	VADDPS       Z24, Z1, Z1
+	VBROADCASTSS 4(AX), Z24
+	VADDPS       Z24, Z2, Z2
+	VADDPS       Z24, Z3, Z3
+	VBROADCASTSS 8(AX), Z24
+	VADDPS       Z24, Z4, Z4
+	VADDPS       Z24, Z5, Z5
+	VBROADCASTSS 12(AX), Z24
+	VADDPS       Z24, Z6, Z6
+	VADDPS       Z24, Z7, Z7
+	VBROADCASTSS 16(AX), Z24
+	VADDPS       Z24, Z8, Z8
+	VADDPS       Z24, Z9, Z9
+	VBROADCASTSS 20(AX), Z24
+	VADDPS       Z24, Z10, Z10
+	VADDPS       Z24, Z11, Z11
+	VBROADCASTSS 24(AX), Z24
+	VADDPS       Z24, Z12, Z12
+	VADDPS       Z24, Z13, Z13
+	VBROADCASTSS 28(AX), Z24
+	VADDPS       Z24, Z14, Z14
+	VADDPS       Z24, Z15, Z15
+	VBROADCASTSS 32(AX), Z24
+	VADDPS       Z24, Z16, Z16
+	VADDPS       Z24, Z17, Z17
+	VBROADCASTSS 36(AX), Z24
+	VADDPS       Z24, Z18, Z18
+	VADDPS       Z24, Z19, Z19
+	VBROADCASTSS 40(AX), Z24
+	VADDPS       Z24, Z20, Z20
+	VADDPS       Z24, Z21, Z21
+	VBROADCASTSS 44(AX), Z24
+	VADDPS       Z24, Z22, Z22
+	VADDPS       Z24, Z23, Z23
+
+kernelOffsAVX512_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512_set
+	VXORPS Z24, Z24, Z24
+	VMAXPS Z0, Z24, Z0
+	VMAXPS Z1, Z24, Z1
+	VMAXPS Z2, Z24, Z2
+	VMAXPS Z3, Z24, Z3
+	VMAXPS Z4, Z24, Z4
+	VMAXPS Z5, Z24, Z5
+	VMAXPS Z6, Z24, Z6
+	VMAXPS Z7, Z24, Z7
+	VMAXPS Z8, Z24, Z8
+	VMAXPS Z9, Z24, Z9
+	VMAXPS Z10, Z24, Z10
+	VMAXPS Z11, Z24, Z11
+	VMAXPS Z12, Z24, Z12
+	VMAXPS Z13, Z24, Z13
+	VMAXPS Z14, Z24, Z14
+	VMAXPS Z15, Z24, Z15
+	VMAXPS Z16, Z24, Z16
+	VMAXPS Z17, Z24, Z17
+	VMAXPS Z18, Z24, Z18
+	VMAXPS Z19, Z24, Z19
+	VMAXPS Z20, Z24, Z20
+	VMAXPS Z21, Z24, Z21
+	VMAXPS Z22, Z24, Z22
+	VMAXPS Z23, Z24, Z23
+
+kernelOffsAVX512_set:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z12, (SI)
+	VMOVUPS Z13, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z14, (SI)
+	VMOVUPS Z15, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z16, (SI)
+	VMOVUPS Z17, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z18, (SI)
+	VMOVUPS Z19, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z20, (SI)
+	VMOVUPS Z21, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z22, (SI)
+	VMOVUPS Z23, 64(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX2(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, FMA3
+TEXT ·kernelOffsAVX2(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2_store
+
+kernelOffsAVX2_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Y12
+	VMOVUPS      32(BX)(R8*4), Y13
+	VBROADCASTSS (CX), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS 4(CX), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y3
+	VBROADCASTSS 8(CX), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS 12(CX), Y14
+	VFMADD231PS  Y12, Y14, Y6
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS 16(CX), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS 20(CX), Y14
+	VFMADD231PS  Y12, Y14, Y10
+	VFMADD231PS  Y13, Y14, Y11
+	ADDQ         $0x18, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX2_loop
+
+kernelOffsAVX2_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	ADDQ   DI, AX
+	VADDPS (AX), Y2, Y2
+	VADDPS 32(AX), Y3, Y3
+	ADDQ   DI, AX
+	VADDPS (AX), Y4, Y4
+	VADDPS 32(AX), Y5, Y5
+	ADDQ   DI, AX
+	VADDPS (AX), Y6, Y6
+	VADDPS 32(AX), Y7, Y7
+	ADDQ   DI, AX
+	VADDPS (AX), Y8, Y8
+	VADDPS 32(AX), Y9, Y9
+	ADDQ   DI, AX
+	VADDPS (AX), Y10, Y10
+	VADDPS 32(AX), Y11, Y11
+	JMP    kernelOffsAVX2_relu
+
+kernelOffsAVX2_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX2_relu
+	VBROADCASTSS (AX), Y12
+	VADDPS       Y12, Y0, Y0
+	VADDPS       Y12, Y1, Y1
+	VBROADCASTSS 4(AX), Y12
+	VADDPS       Y12, Y2, Y2
+	VADDPS       Y12, Y3, Y3
+	VBROADCASTSS 8(AX), Y12
+	VADDPS       Y12, Y4, Y4
+	VADDPS       Y12, Y5, Y5
+	VBROADCASTSS 12(AX), Y12
+	VADDPS       Y12, Y6, Y6
+	VADDPS       Y12, Y7, Y7
+	VBROADCASTSS 16(AX), Y12
+	VADDPS       Y12, Y8, Y8
+	VADDPS       Y12, Y9, Y9
+	VBROADCASTSS 20(AX), Y12
+	VADDPS       Y12, Y10, Y10
+	VADDPS       Y12, Y11, Y11
+
+kernelOffsAVX2_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2_set
+	VXORPS Y12, Y12, Y12
+	VMAXPS Y0, Y12, Y0
+	VMAXPS Y1, Y12, Y1
+	VMAXPS Y2, Y12, Y2
+	VMAXPS Y3, Y12, Y3
+	VMAXPS Y4, Y12, Y4
+	VMAXPS Y5, Y12, Y5
+	VMAXPS Y6, Y12, Y6
+	VMAXPS Y7, Y12, Y7
+	VMAXPS Y8, Y12, Y8
+	VMAXPS Y9, Y12, Y9
+	VMAXPS Y10, Y12, Y10
+	VMAXPS Y11, Y12, Y11
+
+kernelOffsAVX2_set:
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y5, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y6, (SI)
+	VMOVUPS Y7, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y8, (SI)
+	VMOVUPS Y9, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y10, (SI)
+	VMOVUPS Y11, 32(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512R1(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512R1(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R1_store
+
+kernelOffsAVX512R1_loop:
+	MOVQ         (DX), DI
+	VMOVUPS      (BX)(DI*4), Z2
+	VMOVUPS      64(BX)(DI*4), Z3
+	VBROADCASTSS (CX), Z4
+	VFMADD231PS  Z2, Z4, Z0
+	VFMADD231PS  Z3, Z4, Z1
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512R1_loop
+
+kernelOffsAVX512R1_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R1_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	JMP    kernelOffsAVX512R1_relu
+
+kernelOffsAVX512R1_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R1_relu
+	VBROADCASTSS (AX), Z2
+	VADDPS       Z2, Z0, Z0
+	VADDPS       Z2, Z1, Z1
+
+kernelOffsAVX512R1_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R1_set
+	VXORPS Z2, Z2, Z2
+	VMAXPS Z0, Z2, Z0
+	VMAXPS Z1, Z2, Z1
+
+kernelOffsAVX512R1_set:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512R2(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512R2(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R2_store
+
+kernelOffsAVX512R2_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z4
+	VMOVUPS      64(BX)(R8*4), Z5
+	VBROADCASTSS (CX), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS 4(CX), Z6
+	VFMADD231PS  Z4, Z6, Z2
+	VFMADD231PS  Z5, Z6, Z3
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512R2_loop
+
+kernelOffsAVX512R2_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R2_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	JMP    kernelOffsAVX512R2_relu
+
+kernelOffsAVX512R2_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R2_relu
+	VBROADCASTSS (AX), Z4
+	VADDPS       Z4, Z0, Z0
+	VADDPS       Z4, Z1, Z1
+	VBROADCASTSS 4(AX), Z4
+	VADDPS       Z4, Z2, Z2
+	VADDPS       Z4, Z3, Z3
+
+kernelOffsAVX512R2_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R2_set
+	VXORPS Z4, Z4, Z4
+	VMAXPS Z0, Z4, Z0
+	VMAXPS Z1, Z4, Z1
+	VMAXPS Z2, Z4, Z2
+	VMAXPS Z3, Z4, Z3
+
+kernelOffsAVX512R2_set:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512R3(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512R3(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R3_store
+
+kernelOffsAVX512R3_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z6
+	VMOVUPS      64(BX)(R8*4), Z7
+	VBROADCASTSS (CX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VFMADD231PS  Z7, Z8, Z1
+	VBROADCASTSS 4(CX), Z8
+	VFMADD231PS  Z6, Z8, Z2
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS 8(CX), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VFMADD231PS  Z7, Z8, Z5
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512R3_loop
+
+kernelOffsAVX512R3_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R3_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	JMP    kernelOffsAVX512R3_relu
+
+kernelOffsAVX512R3_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R3_relu
+	VBROADCASTSS (AX), Z6
+	VADDPS       Z6, Z0, Z0
+	VADDPS       Z6, Z1, Z1
+	VBROADCASTSS 4(AX), Z6
+	VADDPS       Z6, Z2, Z2
+	VADDPS       Z6, Z3, Z3
+	VBROADCASTSS 8(AX), Z6
+	VADDPS       Z6, Z4, Z4
+	VADDPS       Z6, Z5, Z5
+
+kernelOffsAVX512R3_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R3_set
+	VXORPS Z6, Z6, Z6
+	VMAXPS Z0, Z6, Z0
+	VMAXPS Z1, Z6, Z1
+	VMAXPS Z2, Z6, Z2
+	VMAXPS Z3, Z6, Z3
+	VMAXPS Z4, Z6, Z4
+	VMAXPS Z5, Z6, Z5
+
+kernelOffsAVX512R3_set:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512R4(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512R4(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R4_store
+
+kernelOffsAVX512R4_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z8
+	VMOVUPS      64(BX)(R8*4), Z9
+	VBROADCASTSS (CX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS 4(CX), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS 8(CX), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS 12(CX), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512R4_loop
+
+kernelOffsAVX512R4_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R4_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	JMP    kernelOffsAVX512R4_relu
+
+kernelOffsAVX512R4_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R4_relu
+	VBROADCASTSS (AX), Z8
+	VADDPS       Z8, Z0, Z0
+	VADDPS       Z8, Z1, Z1
+	VBROADCASTSS 4(AX), Z8
+	VADDPS       Z8, Z2, Z2
+	VADDPS       Z8, Z3, Z3
+	VBROADCASTSS 8(AX), Z8
+	VADDPS       Z8, Z4, Z4
+	VADDPS       Z8, Z5, Z5
+	VBROADCASTSS 12(AX), Z8
+	VADDPS       Z8, Z6, Z6
+	VADDPS       Z8, Z7, Z7
+
+kernelOffsAVX512R4_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R4_set
+	VXORPS Z8, Z8, Z8
+	VMAXPS Z0, Z8, Z0
+	VMAXPS Z1, Z8, Z1
+	VMAXPS Z2, Z8, Z2
+	VMAXPS Z3, Z8, Z3
+	VMAXPS Z4, Z8, Z4
+	VMAXPS Z5, Z8, Z5
+	VMAXPS Z6, Z8, Z6
+	VMAXPS Z7, Z8, Z7
+
+kernelOffsAVX512R4_set:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512R5(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512R5(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R5_store
+
+kernelOffsAVX512R5_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z10
+	VMOVUPS      64(BX)(R8*4), Z11
+	VBROADCASTSS (CX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z1
+	VBROADCASTSS 4(CX), Z12
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS 8(CX), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS 12(CX), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS 16(CX), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512R5_loop
+
+kernelOffsAVX512R5_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R5_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	JMP    kernelOffsAVX512R5_relu
+
+kernelOffsAVX512R5_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R5_relu
+	VBROADCASTSS (AX), Z10
+	VADDPS       Z10, Z0, Z0
+	VADDPS       Z10, Z1, Z1
+	VBROADCASTSS 4(AX), Z10
+	VADDPS       Z10, Z2, Z2
+	VADDPS       Z10, Z3, Z3
+	VBROADCASTSS 8(AX), Z10
+	VADDPS       Z10, Z4, Z4
+	VADDPS       Z10, Z5, Z5
+	VBROADCASTSS 12(AX), Z10
+	VADDPS       Z10, Z6, Z6
+	VADDPS       Z10, Z7, Z7
+	VBROADCASTSS 16(AX), Z10
+	VADDPS       Z10, Z8, Z8
+	VADDPS       Z10, Z9, Z9
+
+kernelOffsAVX512R5_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R5_set
+	VXORPS Z10, Z10, Z10
+	VMAXPS Z0, Z10, Z0
+	VMAXPS Z1, Z10, Z1
+	VMAXPS Z2, Z10, Z2
+	VMAXPS Z3, Z10, Z3
+	VMAXPS Z4, Z10, Z4
+	VMAXPS Z5, Z10, Z5
+	VMAXPS Z6, Z10, Z6
+	VMAXPS Z7, Z10, Z7
+	VMAXPS Z8, Z10, Z8
+	VMAXPS Z9, Z10, Z9
+
+kernelOffsAVX512R5_set:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512R6(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512R6(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R6_store
+
+kernelOffsAVX512R6_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z12
+	VMOVUPS      64(BX)(R8*4), Z13
+	VBROADCASTSS (CX), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS 4(CX), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z3
+	VBROADCASTSS 8(CX), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS 12(CX), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS 16(CX), Z14
+	VFMADD231PS  Z12, Z14, Z8
+	VFMADD231PS  Z13, Z14, Z9
+	VBROADCASTSS 20(CX), Z14
+	VFMADD231PS  Z12, Z14, Z10
+	VFMADD231PS  Z13, Z14, Z11
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512R6_loop
+
+kernelOffsAVX512R6_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R6_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	JMP    kernelOffsAVX512R6_relu
+
+kernelOffsAVX512R6_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R6_relu
+	VBROADCASTSS (AX), Z12
+	VADDPS       Z12, Z0, Z0
+	VADDPS       Z12, Z1, Z1
+	VBROADCASTSS 4(AX), Z12
+	VADDPS       Z12, Z2, Z2
+	VADDPS       Z12, Z3, Z3
+	VBROADCASTSS 8(AX), Z12
+	VADDPS       Z12, Z4, Z4
+	VADDPS       Z12, Z5, Z5
+	VBROADCASTSS 12(AX), Z12
+	VADDPS       Z12, Z6, Z6
+	VADDPS       Z12, Z7, Z7
+	VBROADCASTSS 16(AX), Z12
+	VADDPS       Z12, Z8, Z8
+	VADDPS       Z12, Z9, Z9
+	VBROADCASTSS 20(AX), Z12
+	VADDPS       Z12, Z10, Z10
+	VADDPS       Z12, Z11, Z11
+
+kernelOffsAVX512R6_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R6_set
+	VXORPS Z12, Z12, Z12
+	VMAXPS Z0, Z12, Z0
+	VMAXPS Z1, Z12, Z1
+	VMAXPS Z2, Z12, Z2
+	VMAXPS Z3, Z12, Z3
+	VMAXPS Z4, Z12, Z4
+	VMAXPS Z5, Z12, Z5
+	VMAXPS Z6, Z12, Z6
+	VMAXPS Z7, Z12, Z7
+	VMAXPS Z8, Z12, Z8
+	VMAXPS Z9, Z12, Z9
+	VMAXPS Z10, Z12, Z10
+	VMAXPS Z11, Z12, Z11
+
+kernelOffsAVX512R6_set:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512R7(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512R7(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R7_store
+
+kernelOffsAVX512R7_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z14
+	VMOVUPS      64(BX)(R8*4), Z15
+	VBROADCASTSS (CX), Z16
+	VFMADD231PS  Z14, Z16, Z0
+	VFMADD231PS  Z15, Z16, Z1
+	VBROADCASTSS 4(CX), Z16
+	VFMADD231PS  Z14, Z16, Z2
+	VFMADD231PS  Z15, Z16, Z3
+	VBROADCASTSS 8(CX), Z16
+	VFMADD231PS  Z14, Z16, Z4
+	VFMADD231PS  Z15, Z16, Z5
+	VBROADCASTSS 12(CX), Z16
+	VFMADD231PS  Z14, Z16, Z6
+	VFMADD231PS  Z15, Z16, Z7
+	VBROADCASTSS 16(CX), Z16
+	VFMADD231PS  Z14, Z16, Z8
+	VFMADD231PS  Z15, Z16, Z9
+	VBROADCASTSS 20(CX), Z16
+	VFMADD231PS  Z14, Z16, Z10
+	VFMADD231PS  Z15, Z16, Z11
+	VBROADCASTSS 24(CX), Z16
+	VFMADD231PS  Z14, Z16, Z12
+	VFMADD231PS  Z15, Z16, Z13
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512R7_loop
+
+kernelOffsAVX512R7_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R7_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	ADDQ   DI, AX
+	VADDPS (AX), Z12, Z12
+	VADDPS 64(AX), Z13, Z13
+	JMP    kernelOffsAVX512R7_relu
+
+kernelOffsAVX512R7_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R7_relu
+	VBROADCASTSS (AX), Z14
+	VADDPS       Z14, Z0, Z0
+	VADDPS       Z14, Z1, Z1
+	VBROADCASTSS 4(AX), Z14
+	VADDPS       Z14, Z2, Z2
+	VADDPS       Z14, Z3, Z3
+	VBROADCASTSS 8(AX), Z14
+	VADDPS       Z14, Z4, Z4
+	VADDPS       Z14, Z5, Z5
+	VBROADCASTSS 12(AX), Z14
+	VADDPS       Z14, Z6, Z6
+	VADDPS       Z14, Z7, Z7
+	VBROADCASTSS 16(AX), Z14
+	VADDPS       Z14, Z8, Z8
+	VADDPS       Z14, Z9, Z9
+	VBROADCASTSS 20(AX), Z14
+	VADDPS       Z14, Z10, Z10
+	VADDPS       Z14, Z11, Z11
+	VBROADCASTSS 24(AX), Z14
+	VADDPS       Z14, Z12, Z12
+	VADDPS       Z14, Z13, Z13
+
+kernelOffsAVX512R7_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R7_set
+	VXORPS Z14, Z14, Z14
+	VMAXPS Z0, Z14, Z0
+	VMAXPS Z1, Z14, Z1
+	VMAXPS Z2, Z14, Z2
+	VMAXPS Z3, Z14, Z3
+	VMAXPS Z4, Z14, Z4
+	VMAXPS Z5, Z14, Z5
+	VMAXPS Z6, Z14, Z6
+	VMAXPS Z7, Z14, Z7
+	VMAXPS Z8, Z14, Z8
+	VMAXPS Z9, Z14, Z9
+	VMAXPS Z10, Z14, Z10
+	VMAXPS Z11, Z14, Z11
+	VMAXPS Z12, Z14, Z12
+	VMAXPS Z13, Z14, Z13
+
+kernelOffsAVX512R7_set:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z12, (SI)
+	VMOVUPS Z13, 64(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512R8(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512R8(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R8_store
+
+kernelOffsAVX512R8_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z16
+	VMOVUPS      64(BX)(R8*4), Z17
+	VBROADCASTSS (CX), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	VBROADCASTSS 4(CX), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z3
+	VBROADCASTSS 8(CX), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z5
+	VBROADCASTSS 12(CX), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z7
+	VBROADCASTSS 16(CX), Z18
+	VFMADD231PS  Z16, Z18, Z8
+	VFMADD231PS  Z17, Z18, Z9
+	VBROADCASTSS 20(CX), Z18
+	VFMADD231PS  Z16, Z18, Z10
+	VFMADD231PS  Z17, Z18, Z11
+	VBROADCASTSS 24(CX), Z18
+	VFMADD231PS  Z16, Z18, Z12
+	VFMADD231PS  Z17, Z18, Z13
+	VBROADCASTSS 28(CX), Z18
+	VFMADD231PS  Z16, Z18, Z14
+	VFMADD231PS  Z17, Z18, Z15
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512R8_loop
+
+kernelOffsAVX512R8_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R8_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	ADDQ   DI, AX
+	VADDPS (AX), Z12, Z12
+	VADDPS 64(AX), Z13, Z13
+	ADDQ   DI, AX
+	VADDPS (AX), Z14, Z14
+	VADDPS 64(AX), Z15, Z15
+	JMP    kernelOffsAVX512R8_relu
+
+kernelOffsAVX512R8_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R8_relu
+	VBROADCASTSS (AX), Z16
+	VADDPS       Z16, Z0, Z0
+	VADDPS       Z16, Z1, Z1
+	VBROADCASTSS 4(AX), Z16
+	VADDPS       Z16, Z2, Z2
+	VADDPS       Z16, Z3, Z3
+	VBROADCASTSS 8(AX), Z16
+	VADDPS       Z16, Z4, Z4
+	VADDPS       Z16, Z5, Z5
+	VBROADCASTSS 12(AX), Z16
+	VADDPS       Z16, Z6, Z6
+	VADDPS       Z16, Z7, Z7
+	VBROADCASTSS 16(AX), Z16
+	VADDPS       Z16, Z8, Z8
+	VADDPS       Z16, Z9, Z9
+	VBROADCASTSS 20(AX), Z16
+	VADDPS       Z16, Z10, Z10
+	VADDPS       Z16, Z11, Z11
+	VBROADCASTSS 24(AX), Z16
+	VADDPS       Z16, Z12, Z12
+	VADDPS       Z16, Z13, Z13
+	VBROADCASTSS 28(AX), Z16
+	VADDPS       Z16, Z14, Z14
+	VADDPS       Z16, Z15, Z15
+
+kernelOffsAVX512R8_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R8_set
+	VXORPS Z16, Z16, Z16
+	VMAXPS Z0, Z16, Z0
+	VMAXPS Z1, Z16, Z1
+	VMAXPS Z2, Z16, Z2
+	VMAXPS Z3, Z16, Z3
+	VMAXPS Z4, Z16, Z4
+	VMAXPS Z5, Z16, Z5
+	VMAXPS Z6, Z16, Z6
+	VMAXPS Z7, Z16, Z7
+	VMAXPS Z8, Z16, Z8
+	VMAXPS Z9, Z16, Z9
+	VMAXPS Z10, Z16, Z10
+	VMAXPS Z11, Z16, Z11
+	VMAXPS Z12, Z16, Z12
+	VMAXPS Z13, Z16, Z13
+	VMAXPS Z14, Z16, Z14
+	VMAXPS Z15, Z16, Z15
+
+kernelOffsAVX512R8_set:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z12, (SI)
+	VMOVUPS Z13, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z14, (SI)
+	VMOVUPS Z15, 64(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512R9(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512R9(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R9_store
+
+kernelOffsAVX512R9_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z18
+	VMOVUPS      64(BX)(R8*4), Z19
+	VBROADCASTSS (CX), Z20
+	VFMADD231PS  Z18, Z20, Z0
+	VFMADD231PS  Z19, Z20, Z1
+	VBROADCASTSS 4(CX), Z20
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS 8(CX), Z20
+	VFMADD231PS  Z18, Z20, Z4
+	VFMADD231PS  Z19, Z20, Z5
+	VBROADCASTSS 12(CX), Z20
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	VBROADCASTSS 16(CX), Z20
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z9
+	VBROADCASTSS 20(CX), Z20
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS 24(CX), Z20
+	VFMADD231PS  Z18, Z20, Z12
+	VFMADD231PS  Z19, Z20, Z13
+	VBROADCASTSS 28(CX), Z20
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	VBROADCASTSS 32(CX), Z20
+	VFMADD231PS  Z18, Z20, Z16
+	VFMADD231PS  Z19, Z20, Z17
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512R9_loop
+
+kernelOffsAVX512R9_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R9_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	ADDQ   DI, AX
+	VADDPS (AX), Z12, Z12
+	VADDPS 64(AX), Z13, Z13
+	ADDQ   DI, AX
+	VADDPS (AX), Z14, Z14
+	VADDPS 64(AX), Z15, Z15
+	ADDQ   DI, AX
+	VADDPS (AX), Z16, Z16
+	VADDPS 64(AX), Z17, Z17
+	JMP    kernelOffsAVX512R9_relu
+
+kernelOffsAVX512R9_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R9_relu
+	VBROADCASTSS (AX), Z18
+	VADDPS       Z18, Z0, Z0
+	VADDPS       Z18, Z1, Z1
+	VBROADCASTSS 4(AX), Z18
+	VADDPS       Z18, Z2, Z2
+	VADDPS       Z18, Z3, Z3
+	VBROADCASTSS 8(AX), Z18
+	VADDPS       Z18, Z4, Z4
+	VADDPS       Z18, Z5, Z5
+	VBROADCASTSS 12(AX), Z18
+	VADDPS       Z18, Z6, Z6
+	VADDPS       Z18, Z7, Z7
+	VBROADCASTSS 16(AX), Z18
+	VADDPS       Z18, Z8, Z8
+	VADDPS       Z18, Z9, Z9
+	VBROADCASTSS 20(AX), Z18
+	VADDPS       Z18, Z10, Z10
+	VADDPS       Z18, Z11, Z11
+	VBROADCASTSS 24(AX), Z18
+	VADDPS       Z18, Z12, Z12
+	VADDPS       Z18, Z13, Z13
+	VBROADCASTSS 28(AX), Z18
+	VADDPS       Z18, Z14, Z14
+	VADDPS       Z18, Z15, Z15
+	VBROADCASTSS 32(AX), Z18
+	VADDPS       Z18, Z16, Z16
+	VADDPS       Z18, Z17, Z17
+
+kernelOffsAVX512R9_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R9_set
+	VXORPS Z18, Z18, Z18
+	VMAXPS Z0, Z18, Z0
+	VMAXPS Z1, Z18, Z1
+	VMAXPS Z2, Z18, Z2
+	VMAXPS Z3, Z18, Z3
+	VMAXPS Z4, Z18, Z4
+	VMAXPS Z5, Z18, Z5
+	VMAXPS Z6, Z18, Z6
+	VMAXPS Z7, Z18, Z7
+	VMAXPS Z8, Z18, Z8
+	VMAXPS Z9, Z18, Z9
+	VMAXPS Z10, Z18, Z10
+	VMAXPS Z11, Z18, Z11
+	VMAXPS Z12, Z18, Z12
+	VMAXPS Z13, Z18, Z13
+	VMAXPS Z14, Z18, Z14
+	VMAXPS Z15, Z18, Z15
+	VMAXPS Z16, Z18, Z16
+	VMAXPS Z17, Z18, Z17
+
+kernelOffsAVX512R9_set:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z12, (SI)
+	VMOVUPS Z13, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z14, (SI)
+	VMOVUPS Z15, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z16, (SI)
+	VMOVUPS Z17, 64(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512R10(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512R10(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R10_store
+
+kernelOffsAVX512R10_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z20
+	VMOVUPS      64(BX)(R8*4), Z21
+	VBROADCASTSS (CX), Z22
+	VFMADD231PS  Z20, Z22, Z0
+	VFMADD231PS  Z21, Z22, Z1
+	VBROADCASTSS 4(CX), Z22
+	VFMADD231PS  Z20, Z22, Z2
+	VFMADD231PS  Z21, Z22, Z3
+	VBROADCASTSS 8(CX), Z22
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS 12(CX), Z22
+	VFMADD231PS  Z20, Z22, Z6
+	VFMADD231PS  Z21, Z22, Z7
+	VBROADCASTSS 16(CX), Z22
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	VBROADCASTSS 20(CX), Z22
+	VFMADD231PS  Z20, Z22, Z10
+	VFMADD231PS  Z21, Z22, Z11
+	VBROADCASTSS 24(CX), Z22
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+	VBROADCASTSS 28(CX), Z22
+	VFMADD231PS  Z20, Z22, Z14
+	VFMADD231PS  Z21, Z22, Z15
+	VBROADCASTSS 32(CX), Z22
+	VFMADD231PS  Z20, Z22, Z16
+	VFMADD231PS  Z21, Z22, Z17
+	VBROADCASTSS 36(CX), Z22
+	VFMADD231PS  Z20, Z22, Z18
+	VFMADD231PS  Z21, Z22, Z19
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512R10_loop
+
+kernelOffsAVX512R10_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R10_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	ADDQ   DI, AX
+	VADDPS (AX), Z12, Z12
+	VADDPS 64(AX), Z13, Z13
+	ADDQ   DI, AX
+	VADDPS (AX), Z14, Z14
+	VADDPS 64(AX), Z15, Z15
+	ADDQ   DI, AX
+	VADDPS (AX), Z16, Z16
+	VADDPS 64(AX), Z17, Z17
+	ADDQ   DI, AX
+	VADDPS (AX), Z18, Z18
+	VADDPS 64(AX), Z19, Z19
+	JMP    kernelOffsAVX512R10_relu
+
+kernelOffsAVX512R10_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R10_relu
+	VBROADCASTSS (AX), Z20
+	VADDPS       Z20, Z0, Z0
+	VADDPS       Z20, Z1, Z1
+	VBROADCASTSS 4(AX), Z20
+	VADDPS       Z20, Z2, Z2
+	VADDPS       Z20, Z3, Z3
+	VBROADCASTSS 8(AX), Z20
+	VADDPS       Z20, Z4, Z4
+	VADDPS       Z20, Z5, Z5
+	VBROADCASTSS 12(AX), Z20
+	VADDPS       Z20, Z6, Z6
+	VADDPS       Z20, Z7, Z7
+	VBROADCASTSS 16(AX), Z20
+	VADDPS       Z20, Z8, Z8
+	VADDPS       Z20, Z9, Z9
+	VBROADCASTSS 20(AX), Z20
+	VADDPS       Z20, Z10, Z10
+	VADDPS       Z20, Z11, Z11
+	VBROADCASTSS 24(AX), Z20
+	VADDPS       Z20, Z12, Z12
+	VADDPS       Z20, Z13, Z13
+	VBROADCASTSS 28(AX), Z20
+	VADDPS       Z20, Z14, Z14
+	VADDPS       Z20, Z15, Z15
+	VBROADCASTSS 32(AX), Z20
+	VADDPS       Z20, Z16, Z16
+	VADDPS       Z20, Z17, Z17
+	VBROADCASTSS 36(AX), Z20
+	VADDPS       Z20, Z18, Z18
+	VADDPS       Z20, Z19, Z19
+
+kernelOffsAVX512R10_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R10_set
+	VXORPS Z20, Z20, Z20
+	VMAXPS Z0, Z20, Z0
+	VMAXPS Z1, Z20, Z1
+	VMAXPS Z2, Z20, Z2
+	VMAXPS Z3, Z20, Z3
+	VMAXPS Z4, Z20, Z4
+	VMAXPS Z5, Z20, Z5
+	VMAXPS Z6, Z20, Z6
+	VMAXPS Z7, Z20, Z7
+	VMAXPS Z8, Z20, Z8
+	VMAXPS Z9, Z20, Z9
+	VMAXPS Z10, Z20, Z10
+	VMAXPS Z11, Z20, Z11
+	VMAXPS Z12, Z20, Z12
+	VMAXPS Z13, Z20, Z13
+	VMAXPS Z14, Z20, Z14
+	VMAXPS Z15, Z20, Z15
+	VMAXPS Z16, Z20, Z16
+	VMAXPS Z17, Z20, Z17
+	VMAXPS Z18, Z20, Z18
+	VMAXPS Z19, Z20, Z19
+
+kernelOffsAVX512R10_set:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z12, (SI)
+	VMOVUPS Z13, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z14, (SI)
+	VMOVUPS Z15, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z16, (SI)
+	VMOVUPS Z17, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z18, (SI)
+	VMOVUPS Z19, 64(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX512R11(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kernelOffsAVX512R11(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	VXORPS Z20, Z20, Z20
+	VXORPS Z21, Z21, Z21
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R11_store
+
+kernelOffsAVX512R11_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Z22
+	VMOVUPS      64(BX)(R8*4), Z23
+	VBROADCASTSS (CX), Z24
+	VFMADD231PS  Z22, Z24, Z0
+	VFMADD231PS  Z23, Z24, Z1
+	VBROADCASTSS 4(CX), Z24
+	VFMADD231PS  Z22, Z24, Z2
+	VFMADD231PS  Z23, Z24, Z3
+	VBROADCASTSS 8(CX), Z24
+	VFMADD231PS  Z22, Z24, Z4
+	VFMADD231PS  Z23, Z24, Z5
+	VBROADCASTSS 12(CX), Z24
+	VFMADD231PS  Z22, Z24, Z6
+	VFMADD231PS  Z23, Z24, Z7
+	VBROADCASTSS 16(CX), Z24
+	VFMADD231PS  Z22, Z24, Z8
+	VFMADD231PS  Z23, Z24, Z9
+	VBROADCASTSS 20(CX), Z24
+	VFMADD231PS  Z22, Z24, Z10
+	VFMADD231PS  Z23, Z24, Z11
+	VBROADCASTSS 24(CX), Z24
+	VFMADD231PS  Z22, Z24, Z12
+	VFMADD231PS  Z23, Z24, Z13
+	VBROADCASTSS 28(CX), Z24
+	VFMADD231PS  Z22, Z24, Z14
+	VFMADD231PS  Z23, Z24, Z15
+	VBROADCASTSS 32(CX), Z24
+	VFMADD231PS  Z22, Z24, Z16
+	VFMADD231PS  Z23, Z24, Z17
+	VBROADCASTSS 36(CX), Z24
+	VFMADD231PS  Z22, Z24, Z18
+	VFMADD231PS  Z23, Z24, Z19
+	VBROADCASTSS 40(CX), Z24
+	VFMADD231PS  Z22, Z24, Z20
+	VFMADD231PS  Z23, Z24, Z21
+	ADDQ         $0x30, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX512R11_loop
+
+kernelOffsAVX512R11_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R11_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	ADDQ   DI, AX
+	VADDPS (AX), Z2, Z2
+	VADDPS 64(AX), Z3, Z3
+	ADDQ   DI, AX
+	VADDPS (AX), Z4, Z4
+	VADDPS 64(AX), Z5, Z5
+	ADDQ   DI, AX
+	VADDPS (AX), Z6, Z6
+	VADDPS 64(AX), Z7, Z7
+	ADDQ   DI, AX
+	VADDPS (AX), Z8, Z8
+	VADDPS 64(AX), Z9, Z9
+	ADDQ   DI, AX
+	VADDPS (AX), Z10, Z10
+	VADDPS 64(AX), Z11, Z11
+	ADDQ   DI, AX
+	VADDPS (AX), Z12, Z12
+	VADDPS 64(AX), Z13, Z13
+	ADDQ   DI, AX
+	VADDPS (AX), Z14, Z14
+	VADDPS 64(AX), Z15, Z15
+	ADDQ   DI, AX
+	VADDPS (AX), Z16, Z16
+	VADDPS 64(AX), Z17, Z17
+	ADDQ   DI, AX
+	VADDPS (AX), Z18, Z18
+	VADDPS 64(AX), Z19, Z19
+	ADDQ   DI, AX
+	VADDPS (AX), Z20, Z20
+	VADDPS 64(AX), Z21, Z21
+	JMP    kernelOffsAVX512R11_relu
+
+kernelOffsAVX512R11_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R11_relu
+	VBROADCASTSS (AX), Z22
+	VADDPS       Z22, Z0, Z0
+	VADDPS       Z22, Z1, Z1
+	VBROADCASTSS 4(AX), Z22
+	VADDPS       Z22, Z2, Z2
+	VADDPS       Z22, Z3, Z3
+	VBROADCASTSS 8(AX), Z22
+	VADDPS       Z22, Z4, Z4
+	VADDPS       Z22, Z5, Z5
+	VBROADCASTSS 12(AX), Z22
+	VADDPS       Z22, Z6, Z6
+	VADDPS       Z22, Z7, Z7
+	VBROADCASTSS 16(AX), Z22
+	VADDPS       Z22, Z8, Z8
+	VADDPS       Z22, Z9, Z9
+	VBROADCASTSS 20(AX), Z22
+	VADDPS       Z22, Z10, Z10
+	VADDPS       Z22, Z11, Z11
+	VBROADCASTSS 24(AX), Z22
+	VADDPS       Z22, Z12, Z12
+	VADDPS       Z22, Z13, Z13
+	VBROADCASTSS 28(AX), Z22
+	VADDPS       Z22, Z14, Z14
+	VADDPS       Z22, Z15, Z15
+	VBROADCASTSS 32(AX), Z22
+	VADDPS       Z22, Z16, Z16
+	VADDPS       Z22, Z17, Z17
+	VBROADCASTSS 36(AX), Z22
+	VADDPS       Z22, Z18, Z18
+	VADDPS       Z22, Z19, Z19
+	VBROADCASTSS 40(AX), Z22
+	VADDPS       Z22, Z20, Z20
+	VADDPS       Z22, Z21, Z21
+
+kernelOffsAVX512R11_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX512R11_set
+	VXORPS Z22, Z22, Z22
+	VMAXPS Z0, Z22, Z0
+	VMAXPS Z1, Z22, Z1
+	VMAXPS Z2, Z22, Z2
+	VMAXPS Z3, Z22, Z3
+	VMAXPS Z4, Z22, Z4
+	VMAXPS Z5, Z22, Z5
+	VMAXPS Z6, Z22, Z6
+	VMAXPS Z7, Z22, Z7
+	VMAXPS Z8, Z22, Z8
+	VMAXPS Z9, Z22, Z9
+	VMAXPS Z10, Z22, Z10
+	VMAXPS Z11, Z22, Z11
+	VMAXPS Z12, Z22, Z12
+	VMAXPS Z13, Z22, Z13
+	VMAXPS Z14, Z22, Z14
+	VMAXPS Z15, Z22, Z15
+	VMAXPS Z16, Z22, Z16
+	VMAXPS Z17, Z22, Z17
+	VMAXPS Z18, Z22, Z18
+	VMAXPS Z19, Z22, Z19
+	VMAXPS Z20, Z22, Z20
+	VMAXPS Z21, Z22, Z21
+
+kernelOffsAVX512R11_set:
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z2, (SI)
+	VMOVUPS Z3, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z4, (SI)
+	VMOVUPS Z5, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z6, (SI)
+	VMOVUPS Z7, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z8, (SI)
+	VMOVUPS Z9, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z10, (SI)
+	VMOVUPS Z11, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z12, (SI)
+	VMOVUPS Z13, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z14, (SI)
+	VMOVUPS Z15, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z16, (SI)
+	VMOVUPS Z17, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z18, (SI)
+	VMOVUPS Z19, 64(SI)
+	ADDQ    DI, SI
+	VMOVUPS Z20, (SI)
+	VMOVUPS Z21, 64(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX2R1(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, FMA3
+TEXT ·kernelOffsAVX2R1(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R1_store
+
+kernelOffsAVX2R1_loop:
+	MOVQ         (DX), DI
+	VMOVUPS      (BX)(DI*4), Y2
+	VMOVUPS      32(BX)(DI*4), Y3
+	VBROADCASTSS (CX), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	ADDQ         $0x18, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX2R1_loop
+
+kernelOffsAVX2R1_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R1_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	JMP    kernelOffsAVX2R1_relu
+
+kernelOffsAVX2R1_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX2R1_relu
+	VBROADCASTSS (AX), Y2
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y2, Y1, Y1
+
+kernelOffsAVX2R1_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R1_set
+	VXORPS Y2, Y2, Y2
+	VMAXPS Y0, Y2, Y0
+	VMAXPS Y1, Y2, Y1
+
+kernelOffsAVX2R1_set:
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX2R2(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, FMA3
+TEXT ·kernelOffsAVX2R2(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R2_store
+
+kernelOffsAVX2R2_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Y4
+	VMOVUPS      32(BX)(R8*4), Y5
+	VBROADCASTSS (CX), Y6
+	VFMADD231PS  Y4, Y6, Y0
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS 4(CX), Y6
+	VFMADD231PS  Y4, Y6, Y2
+	VFMADD231PS  Y5, Y6, Y3
+	ADDQ         $0x18, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX2R2_loop
+
+kernelOffsAVX2R2_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R2_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	ADDQ   DI, AX
+	VADDPS (AX), Y2, Y2
+	VADDPS 32(AX), Y3, Y3
+	JMP    kernelOffsAVX2R2_relu
+
+kernelOffsAVX2R2_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX2R2_relu
+	VBROADCASTSS (AX), Y4
+	VADDPS       Y4, Y0, Y0
+	VADDPS       Y4, Y1, Y1
+	VBROADCASTSS 4(AX), Y4
+	VADDPS       Y4, Y2, Y2
+	VADDPS       Y4, Y3, Y3
+
+kernelOffsAVX2R2_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R2_set
+	VXORPS Y4, Y4, Y4
+	VMAXPS Y0, Y4, Y0
+	VMAXPS Y1, Y4, Y1
+	VMAXPS Y2, Y4, Y2
+	VMAXPS Y3, Y4, Y3
+
+kernelOffsAVX2R2_set:
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, 32(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX2R3(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, FMA3
+TEXT ·kernelOffsAVX2R3(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R3_store
+
+kernelOffsAVX2R3_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Y6
+	VMOVUPS      32(BX)(R8*4), Y7
+	VBROADCASTSS (CX), Y8
+	VFMADD231PS  Y6, Y8, Y0
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS 4(CX), Y8
+	VFMADD231PS  Y6, Y8, Y2
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS 8(CX), Y8
+	VFMADD231PS  Y6, Y8, Y4
+	VFMADD231PS  Y7, Y8, Y5
+	ADDQ         $0x18, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX2R3_loop
+
+kernelOffsAVX2R3_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R3_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	ADDQ   DI, AX
+	VADDPS (AX), Y2, Y2
+	VADDPS 32(AX), Y3, Y3
+	ADDQ   DI, AX
+	VADDPS (AX), Y4, Y4
+	VADDPS 32(AX), Y5, Y5
+	JMP    kernelOffsAVX2R3_relu
+
+kernelOffsAVX2R3_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX2R3_relu
+	VBROADCASTSS (AX), Y6
+	VADDPS       Y6, Y0, Y0
+	VADDPS       Y6, Y1, Y1
+	VBROADCASTSS 4(AX), Y6
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y6, Y3, Y3
+	VBROADCASTSS 8(AX), Y6
+	VADDPS       Y6, Y4, Y4
+	VADDPS       Y6, Y5, Y5
+
+kernelOffsAVX2R3_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R3_set
+	VXORPS Y6, Y6, Y6
+	VMAXPS Y0, Y6, Y0
+	VMAXPS Y1, Y6, Y1
+	VMAXPS Y2, Y6, Y2
+	VMAXPS Y3, Y6, Y3
+	VMAXPS Y4, Y6, Y4
+	VMAXPS Y5, Y6, Y5
+
+kernelOffsAVX2R3_set:
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y5, 32(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX2R4(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, FMA3
+TEXT ·kernelOffsAVX2R4(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R4_store
+
+kernelOffsAVX2R4_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Y8
+	VMOVUPS      32(BX)(R8*4), Y9
+	VBROADCASTSS (CX), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS 4(CX), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS 8(CX), Y10
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS 12(CX), Y10
+	VFMADD231PS  Y8, Y10, Y6
+	VFMADD231PS  Y9, Y10, Y7
+	ADDQ         $0x18, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX2R4_loop
+
+kernelOffsAVX2R4_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R4_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	ADDQ   DI, AX
+	VADDPS (AX), Y2, Y2
+	VADDPS 32(AX), Y3, Y3
+	ADDQ   DI, AX
+	VADDPS (AX), Y4, Y4
+	VADDPS 32(AX), Y5, Y5
+	ADDQ   DI, AX
+	VADDPS (AX), Y6, Y6
+	VADDPS 32(AX), Y7, Y7
+	JMP    kernelOffsAVX2R4_relu
+
+kernelOffsAVX2R4_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX2R4_relu
+	VBROADCASTSS (AX), Y8
+	VADDPS       Y8, Y0, Y0
+	VADDPS       Y8, Y1, Y1
+	VBROADCASTSS 4(AX), Y8
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y8, Y3, Y3
+	VBROADCASTSS 8(AX), Y8
+	VADDPS       Y8, Y4, Y4
+	VADDPS       Y8, Y5, Y5
+	VBROADCASTSS 12(AX), Y8
+	VADDPS       Y8, Y6, Y6
+	VADDPS       Y8, Y7, Y7
+
+kernelOffsAVX2R4_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R4_set
+	VXORPS Y8, Y8, Y8
+	VMAXPS Y0, Y8, Y0
+	VMAXPS Y1, Y8, Y1
+	VMAXPS Y2, Y8, Y2
+	VMAXPS Y3, Y8, Y3
+	VMAXPS Y4, Y8, Y4
+	VMAXPS Y5, Y8, Y5
+	VMAXPS Y6, Y8, Y6
+	VMAXPS Y7, Y8, Y7
+
+kernelOffsAVX2R4_set:
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y5, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y6, (SI)
+	VMOVUPS Y7, 32(SI)
+	VZEROUPPER
+	RET
+
+// func kernelOffsAVX2R5(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
+// Requires: AVX, FMA3
+TEXT ·kernelOffsAVX2R5(SB), NOSPLIT, $0-72
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   offs+16(FP), DX
+	MOVQ   b+24(FP), BX
+	MOVQ   c+32(FP), SI
+	MOVQ   ldc+40(FP), DI
+	SHLQ   $0x02, DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R5_store
+
+kernelOffsAVX2R5_loop:
+	MOVQ         (DX), R8
+	VMOVUPS      (BX)(R8*4), Y10
+	VMOVUPS      32(BX)(R8*4), Y11
+	VBROADCASTSS (CX), Y12
+	VFMADD231PS  Y10, Y12, Y0
+	VFMADD231PS  Y11, Y12, Y1
+	VBROADCASTSS 4(CX), Y12
+	VFMADD231PS  Y10, Y12, Y2
+	VFMADD231PS  Y11, Y12, Y3
+	VBROADCASTSS 8(CX), Y12
+	VFMADD231PS  Y10, Y12, Y4
+	VFMADD231PS  Y11, Y12, Y5
+	VBROADCASTSS 12(CX), Y12
+	VFMADD231PS  Y10, Y12, Y6
+	VFMADD231PS  Y11, Y12, Y7
+	VBROADCASTSS 16(CX), Y12
+	VFMADD231PS  Y10, Y12, Y8
+	VFMADD231PS  Y11, Y12, Y9
+	ADDQ         $0x18, CX
+	ADDQ         $0x08, DX
+	DECQ         AX
+	JNZ          kernelOffsAVX2R5_loop
+
+kernelOffsAVX2R5_store:
+	MOVQ   add+48(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R5_bias
+	MOVQ   SI, AX
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	ADDQ   DI, AX
+	VADDPS (AX), Y2, Y2
+	VADDPS 32(AX), Y3, Y3
+	ADDQ   DI, AX
+	VADDPS (AX), Y4, Y4
+	VADDPS 32(AX), Y5, Y5
+	ADDQ   DI, AX
+	VADDPS (AX), Y6, Y6
+	VADDPS 32(AX), Y7, Y7
+	ADDQ   DI, AX
+	VADDPS (AX), Y8, Y8
+	VADDPS 32(AX), Y9, Y9
+	JMP    kernelOffsAVX2R5_relu
+
+kernelOffsAVX2R5_bias:
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX2R5_relu
+	VBROADCASTSS (AX), Y10
+	VADDPS       Y10, Y0, Y0
+	VADDPS       Y10, Y1, Y1
+	VBROADCASTSS 4(AX), Y10
+	VADDPS       Y10, Y2, Y2
+	VADDPS       Y10, Y3, Y3
+	VBROADCASTSS 8(AX), Y10
+	VADDPS       Y10, Y4, Y4
+	VADDPS       Y10, Y5, Y5
+	VBROADCASTSS 12(AX), Y10
+	VADDPS       Y10, Y6, Y6
+	VADDPS       Y10, Y7, Y7
+	VBROADCASTSS 16(AX), Y10
+	VADDPS       Y10, Y8, Y8
+	VADDPS       Y10, Y9, Y9
+
+kernelOffsAVX2R5_relu:
+	MOVQ   relu+64(FP), AX
+	TESTQ  AX, AX
+	JZ     kernelOffsAVX2R5_set
+	VXORPS Y10, Y10, Y10
+	VMAXPS Y0, Y10, Y0
+	VMAXPS Y1, Y10, Y1
+	VMAXPS Y2, Y10, Y2
+	VMAXPS Y3, Y10, Y3
+	VMAXPS Y4, Y10, Y4
+	VMAXPS Y5, Y10, Y5
+	VMAXPS Y6, Y10, Y6
+	VMAXPS Y7, Y10, Y7
+	VMAXPS Y8, Y10, Y8
+	VMAXPS Y9, Y10, Y9
+
+kernelOffsAVX2R5_set:
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y2, (SI)
+	VMOVUPS Y3, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y4, (SI)
+	VMOVUPS Y5, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y6, (SI)
+	VMOVUPS Y7, 32(SI)
+	ADDQ    DI, SI
+	VMOVUPS Y8, (SI)
+	VMOVUPS Y9, 32(SI)
+	VZEROUPPER
+	RET
+
 // func igemmAVX512(kp int, a *int16, b *int16, c *int32, ldc int)
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·igemmAVX512(SB), NOSPLIT, $0-40
@@ -2813,6 +7697,106 @@ sumf64_store:
 	VZEROUPPER
 	RET
 
+// func sum16F64AVX2(n int, x *float32, s *float64)
+// Requires: AVX
+TEXT ·sum16F64AVX2(SB), NOSPLIT, $0-24
+	MOVQ    n+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    s+16(FP), DX
+	VMOVUPD (DX), Y0
+	VMOVUPD 32(DX), Y2
+	VMOVUPD 64(DX), Y3
+	VMOVUPD 96(DX), Y4
+	SHRQ    $0x04, AX
+	JZ      sum16_store
+
+sum16_loop:
+	VCVTPS2PD (CX), Y1
+	VADDPD    Y1, Y0, Y0
+	VCVTPS2PD 16(CX), Y1
+	VADDPD    Y1, Y2, Y2
+	VCVTPS2PD 32(CX), Y1
+	VADDPD    Y1, Y3, Y3
+	VCVTPS2PD 48(CX), Y1
+	VADDPD    Y1, Y4, Y4
+	ADDQ      $0x40, CX
+	DECQ      AX
+	JNZ       sum16_loop
+
+sum16_store:
+	VMOVUPD Y0, (DX)
+	VMOVUPD Y2, 32(DX)
+	VMOVUPD Y3, 64(DX)
+	VMOVUPD Y4, 96(DX)
+	VZEROUPPER
+	RET
+
+// func sqDev16F64AVX2(n int, m float64, x *float32, q *float64)
+// Requires: AVX, FMA3
+TEXT ·sqDev16F64AVX2(SB), NOSPLIT, $0-32
+	MOVQ         n+0(FP), AX
+	MOVQ         x+16(FP), CX
+	MOVQ         q+24(FP), DX
+	VBROADCASTSD m+8(FP), Y0
+	VMOVUPD      (DX), Y1
+	VMOVUPD      32(DX), Y3
+	VMOVUPD      64(DX), Y4
+	VMOVUPD      96(DX), Y5
+	SHRQ         $0x04, AX
+	JZ           sqdev16_store
+
+sqdev16_loop:
+	VCVTPS2PD   (CX), Y2
+	VSUBPD      Y0, Y2, Y2
+	VFMADD231PD Y2, Y2, Y1
+	VCVTPS2PD   16(CX), Y2
+	VSUBPD      Y0, Y2, Y2
+	VFMADD231PD Y2, Y2, Y3
+	VCVTPS2PD   32(CX), Y2
+	VSUBPD      Y0, Y2, Y2
+	VFMADD231PD Y2, Y2, Y4
+	VCVTPS2PD   48(CX), Y2
+	VSUBPD      Y0, Y2, Y2
+	VFMADD231PD Y2, Y2, Y5
+	ADDQ        $0x40, CX
+	DECQ        AX
+	JNZ         sqdev16_loop
+
+sqdev16_store:
+	VMOVUPD Y1, (DX)
+	VMOVUPD Y3, 32(DX)
+	VMOVUPD Y4, 64(DX)
+	VMOVUPD Y5, 96(DX)
+	VZEROUPPER
+	RET
+
+// func normApplyAVX2(n int, m float32, a float32, b float32, x *float32, y *float32)
+// Requires: AVX
+TEXT ·normApplyAVX2(SB), NOSPLIT, $0-40
+	MOVQ         n+0(FP), AX
+	MOVQ         x+24(FP), CX
+	MOVQ         y+32(FP), DX
+	VBROADCASTSS m+8(FP), Y0
+	VBROADCASTSS a+12(FP), Y1
+	VBROADCASTSS b+16(FP), Y2
+	SHRQ         $0x03, AX
+	JZ           normapply_done
+
+normapply_loop:
+	VMOVUPS (CX), Y3
+	VSUBPS  Y0, Y3, Y3
+	VMULPS  Y1, Y3, Y3
+	VADDPS  Y2, Y3, Y3
+	VMOVUPS Y3, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	DECQ    AX
+	JNZ     normapply_loop
+
+normapply_done:
+	VZEROUPPER
+	RET
+
 // func subSqAVX2(n int, m float32, x *float32, y *float32, q *float64)
 // Requires: AVX
 TEXT ·subSqAVX2(SB), NOSPLIT, $0-40
@@ -2874,47 +7858,830 @@ normaff_done:
 	VZEROUPPER
 	RET
 
-// func int4DotAVX2(n int, b *byte, a *float32, out *float32)
+// func nbits4GemvAVX2(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
 // Requires: AVX, AVX2, FMA3
-TEXT ·int4DotAVX2(SB), NOSPLIT, $0-32
-	MOVQ         n+0(FP), AX
-	MOVQ         b+8(FP), CX
-	MOVQ         a+16(FP), DX
-	MOVQ         out+24(FP), BX
-	MOVL         $0x0000000f, SI
-	VMOVD        SI, X0
+TEXT ·nbits4GemvAVX2(SB), NOSPLIT, $0-96
+	MOVQ         blocks+0(FP), AX
+	MOVQ         b+16(FP), CX
+	MOVQ         ldb+24(FP), DX
+	MOVQ         a+32(FP), BX
+	MOVQ         lda+40(FP), SI
+	MOVQ         asum+48(FP), SI
+	MOVQ         ldas+56(FP), DI
+	MOVQ         zs+80(FP), DI
+	MOVQ         sc+64(FP), R8
+	MOVQ         ldsc+72(FP), R9
+	LEAQ         (CX)(DX*2), R10
+	LEAQ         (R8)(R9*2), R11
+	MOVL         $0x0000000f, R12
+	VMOVD        R12, X0
 	VPBROADCASTD X0, Y0
-	TESTQ        AX, AX
-	JZ           int4dot_done
-
-int4dot_loop:
 	VXORPS       Y1, Y1, Y1
-	VPMOVZXBD    (CX), Y2
-	VPAND        Y0, Y2, Y3
-	VPSRLD       $0x04, Y2, Y2
-	VCVTDQ2PS    Y3, Y3
-	VCVTDQ2PS    Y2, Y2
-	VFMADD231PS  (DX), Y3, Y1
-	VFMADD231PS  32(DX), Y2, Y1
-	VPMOVZXBD    8(CX), Y2
-	VPAND        Y0, Y2, Y3
-	VPSRLD       $0x04, Y2, Y2
-	VCVTDQ2PS    Y3, Y3
-	VCVTDQ2PS    Y2, Y2
-	VFMADD231PS  64(DX), Y3, Y1
-	VFMADD231PS  96(DX), Y2, Y1
-	VEXTRACTF128 $0x01, Y1, X2
-	VADDPS       X2, X1, X2
-	VHADDPS      X2, X2, X2
-	VHADDPS      X2, X2, X2
-	VMOVSS       X2, (BX)
-	ADDQ         $0x10, CX
-	ADDQ         $0x80, DX
-	ADDQ         $0x04, BX
-	DECQ         AX
-	JNZ          int4dot_loop
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y7, Y7, Y7
 
-int4dot_done:
+nbits4GemvAVX2_block:
+	VXORPS Y2, Y2, Y2
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y8, Y8, Y8
+	MOVQ   gpb+8(FP), R12
+
+nbits4GemvAVX2_group:
+	VPMOVZXBD    (CX), Y9
+	VPAND        Y0, Y9, Y10
+	VPSRLD       $0x04, Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  (BX), Y10, Y2
+	VFMADD231PS  32(BX), Y9, Y2
+	VPMOVZXBD    8(CX), Y9
+	VPAND        Y0, Y9, Y10
+	VPSRLD       $0x04, Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  64(BX), Y10, Y2
+	VFMADD231PS  96(BX), Y9, Y2
+	VPMOVZXBD    (CX)(DX*1), Y9
+	VPAND        Y0, Y9, Y10
+	VPSRLD       $0x04, Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  (BX), Y10, Y4
+	VFMADD231PS  32(BX), Y9, Y4
+	VPMOVZXBD    8(CX)(DX*1), Y9
+	VPAND        Y0, Y9, Y10
+	VPSRLD       $0x04, Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  64(BX), Y10, Y4
+	VFMADD231PS  96(BX), Y9, Y4
+	VPMOVZXBD    (R10), Y9
+	VPAND        Y0, Y9, Y10
+	VPSRLD       $0x04, Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  (BX), Y10, Y6
+	VFMADD231PS  32(BX), Y9, Y6
+	VPMOVZXBD    8(R10), Y9
+	VPAND        Y0, Y9, Y10
+	VPSRLD       $0x04, Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  64(BX), Y10, Y6
+	VFMADD231PS  96(BX), Y9, Y6
+	VPMOVZXBD    (R10)(DX*1), Y9
+	VPAND        Y0, Y9, Y10
+	VPSRLD       $0x04, Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  (BX), Y10, Y8
+	VFMADD231PS  32(BX), Y9, Y8
+	VPMOVZXBD    8(R10)(DX*1), Y9
+	VPAND        Y0, Y9, Y10
+	VPSRLD       $0x04, Y9, Y9
+	VCVTDQ2PS    Y10, Y10
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  64(BX), Y10, Y8
+	VFMADD231PS  96(BX), Y9, Y8
+	ADDQ         $0x10, CX
+	ADDQ         $0x10, R10
+	ADDQ         $0x80, BX
+	DECQ         R12
+	JNZ          nbits4GemvAVX2_group
+	VBROADCASTSS (DI), Y9
+	VBROADCASTSS (R8), Y10
+	VFNMADD231PS (SI), Y9, Y2
+	VFMADD231PS  Y10, Y2, Y1
+	VBROADCASTSS 4(DI), Y2
+	VBROADCASTSS (R8)(R9*1), Y9
+	VFNMADD231PS (SI), Y2, Y4
+	VFMADD231PS  Y9, Y4, Y3
+	VBROADCASTSS 8(DI), Y2
+	VBROADCASTSS (R11), Y4
+	VFNMADD231PS (SI), Y2, Y6
+	VFMADD231PS  Y4, Y6, Y5
+	VBROADCASTSS 12(DI), Y2
+	VBROADCASTSS (R11)(R9*1), Y4
+	VFNMADD231PS (SI), Y2, Y8
+	VFMADD231PS  Y4, Y8, Y7
+	ADDQ         $0x20, SI
+	ADDQ         $0x10, DI
+	ADDQ         $0x04, R8
+	ADDQ         $0x04, R11
+	DECQ         AX
+	JNZ          nbits4GemvAVX2_block
+	MOVQ         out+88(FP), AX
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, 4(AX)
+	VEXTRACTF128 $0x01, Y5, X0
+	VADDPS       X0, X5, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, 8(AX)
+	VEXTRACTF128 $0x01, Y7, X0
+	VADDPS       X0, X7, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func nbits8GemvAVX2(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·nbits8GemvAVX2(SB), NOSPLIT, $0-96
+	MOVQ   blocks+0(FP), AX
+	MOVQ   b+16(FP), CX
+	MOVQ   ldb+24(FP), DX
+	MOVQ   a+32(FP), BX
+	MOVQ   lda+40(FP), SI
+	MOVQ   asum+48(FP), SI
+	MOVQ   ldas+56(FP), DI
+	MOVQ   zs+80(FP), DI
+	MOVQ   sc+64(FP), R8
+	MOVQ   ldsc+72(FP), R9
+	LEAQ   (CX)(DX*2), R10
+	LEAQ   (R8)(R9*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y2, Y2, Y2
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+
+nbits8GemvAVX2_block:
+	VXORPS Y1, Y1, Y1
+	VXORPS Y3, Y3, Y3
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
+	MOVQ   gpb+8(FP), R12
+
+nbits8GemvAVX2_group:
+	VPMOVZXBD    (CX), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  (BX), Y8, Y1
+	VPMOVZXBD    8(CX), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  32(BX), Y8, Y1
+	VPMOVZXBD    16(CX), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  64(BX), Y8, Y1
+	VPMOVZXBD    24(CX), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  96(BX), Y8, Y1
+	VPMOVZXBD    (CX)(DX*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  (BX), Y8, Y3
+	VPMOVZXBD    8(CX)(DX*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  32(BX), Y8, Y3
+	VPMOVZXBD    16(CX)(DX*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  64(BX), Y8, Y3
+	VPMOVZXBD    24(CX)(DX*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  96(BX), Y8, Y3
+	VPMOVZXBD    (R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  (BX), Y8, Y5
+	VPMOVZXBD    8(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  32(BX), Y8, Y5
+	VPMOVZXBD    16(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  64(BX), Y8, Y5
+	VPMOVZXBD    24(R10), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  96(BX), Y8, Y5
+	VPMOVZXBD    (R10)(DX*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  (BX), Y8, Y7
+	VPMOVZXBD    8(R10)(DX*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  32(BX), Y8, Y7
+	VPMOVZXBD    16(R10)(DX*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  64(BX), Y8, Y7
+	VPMOVZXBD    24(R10)(DX*1), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  96(BX), Y8, Y7
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, R10
+	ADDQ         $0x80, BX
+	DECQ         R12
+	JNZ          nbits8GemvAVX2_group
+	VBROADCASTSS (DI), Y8
+	VBROADCASTSS (R8), Y9
+	VFNMADD231PS (SI), Y8, Y1
+	VFMADD231PS  Y9, Y1, Y0
+	VBROADCASTSS 4(DI), Y1
+	VBROADCASTSS (R8)(R9*1), Y8
+	VFNMADD231PS (SI), Y1, Y3
+	VFMADD231PS  Y8, Y3, Y2
+	VBROADCASTSS 8(DI), Y1
+	VBROADCASTSS (R11), Y3
+	VFNMADD231PS (SI), Y1, Y5
+	VFMADD231PS  Y3, Y5, Y4
+	VBROADCASTSS 12(DI), Y1
+	VBROADCASTSS (R11)(R9*1), Y3
+	VFNMADD231PS (SI), Y1, Y7
+	VFMADD231PS  Y3, Y7, Y6
+	ADDQ         $0x20, SI
+	ADDQ         $0x10, DI
+	ADDQ         $0x04, R8
+	ADDQ         $0x04, R11
+	DECQ         AX
+	JNZ          nbits8GemvAVX2_block
+	MOVQ         out+88(FP), AX
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	VMOVSS       X1, (AX)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, 4(AX)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, 8(AX)
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, 12(AX)
+	VZEROUPPER
+	RET
+
+// func nbits4GemvAVX512(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
+// Requires: AVX, AVX512F
+TEXT ·nbits4GemvAVX512(SB), NOSPLIT, $0-96
+	MOVQ         blocks+0(FP), AX
+	MOVQ         b+16(FP), CX
+	MOVQ         ldb+24(FP), DX
+	MOVQ         a+32(FP), BX
+	MOVQ         lda+40(FP), SI
+	MOVQ         asum+48(FP), SI
+	MOVQ         ldas+56(FP), DI
+	MOVQ         zs+80(FP), DI
+	MOVQ         sc+64(FP), R8
+	MOVQ         ldsc+72(FP), R9
+	LEAQ         (CX)(DX*2), R10
+	LEAQ         (R8)(R9*2), R11
+	MOVL         $0x0000000f, R12
+	VMOVD        R12, X0
+	VPBROADCASTD X0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z7, Z7, Z7
+
+nbits4GemvAVX512_block:
+	VPXORD Z2, Z2, Z2
+	VPXORD Z4, Z4, Z4
+	VPXORD Z6, Z6, Z6
+	VPXORD Z8, Z8, Z8
+	MOVQ   gpb+8(FP), R12
+
+nbits4GemvAVX512_group:
+	VPMOVZXBD     (CX), Z9
+	VPANDD        Z0, Z9, Z10
+	VPSRLD        $0x04, Z9, Z9
+	VCVTDQ2PS     Z10, Z10
+	VCVTDQ2PS     Z9, Z9
+	VFMADD231PS   (BX), Z10, Z2
+	VFMADD231PS   64(BX), Z9, Z2
+	VPMOVZXBD     (CX)(DX*1), Z9
+	VPANDD        Z0, Z9, Z10
+	VPSRLD        $0x04, Z9, Z9
+	VCVTDQ2PS     Z10, Z10
+	VCVTDQ2PS     Z9, Z9
+	VFMADD231PS   (BX), Z10, Z4
+	VFMADD231PS   64(BX), Z9, Z4
+	VPMOVZXBD     (R10), Z9
+	VPANDD        Z0, Z9, Z10
+	VPSRLD        $0x04, Z9, Z9
+	VCVTDQ2PS     Z10, Z10
+	VCVTDQ2PS     Z9, Z9
+	VFMADD231PS   (BX), Z10, Z6
+	VFMADD231PS   64(BX), Z9, Z6
+	VPMOVZXBD     (R10)(DX*1), Z9
+	VPANDD        Z0, Z9, Z10
+	VPSRLD        $0x04, Z9, Z9
+	VCVTDQ2PS     Z10, Z10
+	VCVTDQ2PS     Z9, Z9
+	VFMADD231PS   (BX), Z10, Z8
+	VFMADD231PS   64(BX), Z9, Z8
+	ADDQ          $0x10, CX
+	ADDQ          $0x10, R10
+	ADDQ          $0x80, BX
+	DECQ          R12
+	JNZ           nbits4GemvAVX512_group
+	VBROADCASTSS  (DI), Z9
+	VBROADCASTSS  (R8), Z10
+	VFNMADD231PS  (SI), Z9, Z2
+	VFMADD231PS   Z10, Z2, Z1
+	VBROADCASTSS  4(DI), Z9
+	VBROADCASTSS  (R8)(R9*1), Z10
+	VFNMADD231PS  (SI), Z9, Z4
+	VFMADD231PS   Z10, Z4, Z3
+	VBROADCASTSS  8(DI), Z9
+	VBROADCASTSS  (R11), Z10
+	VFNMADD231PS  (SI), Z9, Z6
+	VFMADD231PS   Z10, Z6, Z5
+	VBROADCASTSS  12(DI), Z9
+	VBROADCASTSS  (R11)(R9*1), Z10
+	VFNMADD231PS  (SI), Z9, Z8
+	VFMADD231PS   Z10, Z8, Z7
+	ADDQ          $0x40, SI
+	ADDQ          $0x10, DI
+	ADDQ          $0x04, R8
+	ADDQ          $0x04, R11
+	DECQ          AX
+	JNZ           nbits4GemvAVX512_block
+	MOVQ          out+88(FP), AX
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 4(AX)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 8(AX)
+	VEXTRACTF64X4 $0x01, Z7, Y0
+	VADDPS        Y0, Y7, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 12(AX)
+	VZEROUPPER
+	RET
+
+// func nbits8GemvAVX512(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
+// Requires: AVX, AVX512F
+TEXT ·nbits8GemvAVX512(SB), NOSPLIT, $0-96
+	MOVQ   blocks+0(FP), AX
+	MOVQ   b+16(FP), CX
+	MOVQ   ldb+24(FP), DX
+	MOVQ   a+32(FP), BX
+	MOVQ   lda+40(FP), SI
+	MOVQ   asum+48(FP), SI
+	MOVQ   ldas+56(FP), DI
+	MOVQ   zs+80(FP), DI
+	MOVQ   sc+64(FP), R8
+	MOVQ   ldsc+72(FP), R9
+	LEAQ   (CX)(DX*2), R10
+	LEAQ   (R8)(R9*2), R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z2, Z2, Z2
+	VPXORD Z4, Z4, Z4
+	VPXORD Z6, Z6, Z6
+
+nbits8GemvAVX512_block:
+	VPXORD Z1, Z1, Z1
+	VPXORD Z3, Z3, Z3
+	VPXORD Z5, Z5, Z5
+	VPXORD Z7, Z7, Z7
+	MOVQ   gpb+8(FP), R12
+
+nbits8GemvAVX512_group:
+	VPMOVZXBD     (CX), Z8
+	VCVTDQ2PS     Z8, Z8
+	VFMADD231PS   (BX), Z8, Z1
+	VPMOVZXBD     16(CX), Z8
+	VCVTDQ2PS     Z8, Z8
+	VFMADD231PS   64(BX), Z8, Z1
+	VPMOVZXBD     (CX)(DX*1), Z8
+	VCVTDQ2PS     Z8, Z8
+	VFMADD231PS   (BX), Z8, Z3
+	VPMOVZXBD     16(CX)(DX*1), Z8
+	VCVTDQ2PS     Z8, Z8
+	VFMADD231PS   64(BX), Z8, Z3
+	VPMOVZXBD     (R10), Z8
+	VCVTDQ2PS     Z8, Z8
+	VFMADD231PS   (BX), Z8, Z5
+	VPMOVZXBD     16(R10), Z8
+	VCVTDQ2PS     Z8, Z8
+	VFMADD231PS   64(BX), Z8, Z5
+	VPMOVZXBD     (R10)(DX*1), Z8
+	VCVTDQ2PS     Z8, Z8
+	VFMADD231PS   (BX), Z8, Z7
+	VPMOVZXBD     16(R10)(DX*1), Z8
+	VCVTDQ2PS     Z8, Z8
+	VFMADD231PS   64(BX), Z8, Z7
+	ADDQ          $0x20, CX
+	ADDQ          $0x20, R10
+	ADDQ          $0x80, BX
+	DECQ          R12
+	JNZ           nbits8GemvAVX512_group
+	VBROADCASTSS  (DI), Z8
+	VBROADCASTSS  (R8), Z9
+	VFNMADD231PS  (SI), Z8, Z1
+	VFMADD231PS   Z9, Z1, Z0
+	VBROADCASTSS  4(DI), Z8
+	VBROADCASTSS  (R8)(R9*1), Z9
+	VFNMADD231PS  (SI), Z8, Z3
+	VFMADD231PS   Z9, Z3, Z2
+	VBROADCASTSS  8(DI), Z8
+	VBROADCASTSS  (R11), Z9
+	VFNMADD231PS  (SI), Z8, Z5
+	VFMADD231PS   Z9, Z5, Z4
+	VBROADCASTSS  12(DI), Z8
+	VBROADCASTSS  (R11)(R9*1), Z9
+	VFNMADD231PS  (SI), Z8, Z7
+	VFMADD231PS   Z9, Z7, Z6
+	ADDQ          $0x40, SI
+	ADDQ          $0x10, DI
+	ADDQ          $0x04, R8
+	ADDQ          $0x04, R11
+	DECQ          AX
+	JNZ           nbits8GemvAVX512_block
+	MOVQ          out+88(FP), AX
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VHADDPS       X0, X0, X0
+	VHADDPS       X0, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 4(AX)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 8(AX)
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPS        Y0, Y6, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 12(AX)
+	VZEROUPPER
+	RET
+
+// func nbits4GemvAVX512R2(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
+// Requires: AVX, AVX512F
+TEXT ·nbits4GemvAVX512R2(SB), NOSPLIT, $0-96
+	MOVQ         blocks+0(FP), AX
+	MOVQ         b+16(FP), CX
+	MOVQ         ldb+24(FP), DX
+	MOVQ         a+32(FP), BX
+	MOVQ         lda+40(FP), SI
+	MOVQ         asum+48(FP), DI
+	MOVQ         ldas+56(FP), R8
+	MOVQ         zs+80(FP), R9
+	MOVQ         sc+64(FP), R10
+	MOVQ         ldsc+72(FP), R11
+	LEAQ         (CX)(DX*2), R12
+	LEAQ         (R10)(R11*2), R13
+	MOVL         $0x0000000f, R14
+	VMOVD        R14, X0
+	VPBROADCASTD X0, Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z15, Z15, Z15
+
+nbits4GemvAVX512R2_block:
+	VPXORD Z2, Z2, Z2
+	VPXORD Z4, Z4, Z4
+	VPXORD Z6, Z6, Z6
+	VPXORD Z8, Z8, Z8
+	VPXORD Z10, Z10, Z10
+	VPXORD Z12, Z12, Z12
+	VPXORD Z14, Z14, Z14
+	VPXORD Z16, Z16, Z16
+	MOVQ   gpb+8(FP), R14
+
+nbits4GemvAVX512R2_group:
+	VPMOVZXBD     (CX), Z17
+	VPANDD        Z0, Z17, Z18
+	VPSRLD        $0x04, Z17, Z17
+	VCVTDQ2PS     Z18, Z18
+	VCVTDQ2PS     Z17, Z17
+	VFMADD231PS   (BX), Z18, Z2
+	VFMADD231PS   64(BX), Z17, Z2
+	VFMADD231PS   (BX)(SI*1), Z18, Z10
+	VFMADD231PS   64(BX)(SI*1), Z17, Z10
+	VPMOVZXBD     (CX)(DX*1), Z17
+	VPANDD        Z0, Z17, Z18
+	VPSRLD        $0x04, Z17, Z17
+	VCVTDQ2PS     Z18, Z18
+	VCVTDQ2PS     Z17, Z17
+	VFMADD231PS   (BX), Z18, Z4
+	VFMADD231PS   64(BX), Z17, Z4
+	VFMADD231PS   (BX)(SI*1), Z18, Z12
+	VFMADD231PS   64(BX)(SI*1), Z17, Z12
+	VPMOVZXBD     (R12), Z17
+	VPANDD        Z0, Z17, Z18
+	VPSRLD        $0x04, Z17, Z17
+	VCVTDQ2PS     Z18, Z18
+	VCVTDQ2PS     Z17, Z17
+	VFMADD231PS   (BX), Z18, Z6
+	VFMADD231PS   64(BX), Z17, Z6
+	VFMADD231PS   (BX)(SI*1), Z18, Z14
+	VFMADD231PS   64(BX)(SI*1), Z17, Z14
+	VPMOVZXBD     (R12)(DX*1), Z17
+	VPANDD        Z0, Z17, Z18
+	VPSRLD        $0x04, Z17, Z17
+	VCVTDQ2PS     Z18, Z18
+	VCVTDQ2PS     Z17, Z17
+	VFMADD231PS   (BX), Z18, Z8
+	VFMADD231PS   64(BX), Z17, Z8
+	VFMADD231PS   (BX)(SI*1), Z18, Z16
+	VFMADD231PS   64(BX)(SI*1), Z17, Z16
+	ADDQ          $0x10, CX
+	ADDQ          $0x10, R12
+	ADDQ          $0x80, BX
+	DECQ          R14
+	JNZ           nbits4GemvAVX512R2_group
+	VBROADCASTSS  (R9), Z17
+	VBROADCASTSS  (R10), Z18
+	VFNMADD231PS  (DI), Z17, Z2
+	VFMADD231PS   Z18, Z2, Z1
+	VFNMADD231PS  (DI)(R8*1), Z17, Z10
+	VFMADD231PS   Z18, Z10, Z9
+	VBROADCASTSS  4(R9), Z17
+	VBROADCASTSS  (R10)(R11*1), Z18
+	VFNMADD231PS  (DI), Z17, Z4
+	VFMADD231PS   Z18, Z4, Z3
+	VFNMADD231PS  (DI)(R8*1), Z17, Z12
+	VFMADD231PS   Z18, Z12, Z11
+	VBROADCASTSS  8(R9), Z17
+	VBROADCASTSS  (R13), Z18
+	VFNMADD231PS  (DI), Z17, Z6
+	VFMADD231PS   Z18, Z6, Z5
+	VFNMADD231PS  (DI)(R8*1), Z17, Z14
+	VFMADD231PS   Z18, Z14, Z13
+	VBROADCASTSS  12(R9), Z17
+	VBROADCASTSS  (R13)(R11*1), Z18
+	VFNMADD231PS  (DI), Z17, Z8
+	VFMADD231PS   Z18, Z8, Z7
+	VFNMADD231PS  (DI)(R8*1), Z17, Z16
+	VFMADD231PS   Z18, Z16, Z15
+	ADDQ          $0x40, DI
+	ADDQ          $0x10, R9
+	ADDQ          $0x04, R10
+	ADDQ          $0x04, R13
+	DECQ          AX
+	JNZ           nbits4GemvAVX512R2_block
+	MOVQ          out+88(FP), AX
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 4(AX)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 8(AX)
+	VEXTRACTF64X4 $0x01, Z7, Y0
+	VADDPS        Y0, Y7, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 12(AX)
+	VEXTRACTF64X4 $0x01, Z9, Y0
+	VADDPS        Y0, Y9, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 16(AX)
+	VEXTRACTF64X4 $0x01, Z11, Y0
+	VADDPS        Y0, Y11, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 20(AX)
+	VEXTRACTF64X4 $0x01, Z13, Y0
+	VADDPS        Y0, Y13, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 24(AX)
+	VEXTRACTF64X4 $0x01, Z15, Y0
+	VADDPS        Y0, Y15, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 28(AX)
+	VZEROUPPER
+	RET
+
+// func nbits8GemvAVX512R2(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
+// Requires: AVX, AVX512F
+TEXT ·nbits8GemvAVX512R2(SB), NOSPLIT, $0-96
+	MOVQ   blocks+0(FP), AX
+	MOVQ   b+16(FP), CX
+	MOVQ   ldb+24(FP), DX
+	MOVQ   a+32(FP), BX
+	MOVQ   lda+40(FP), SI
+	MOVQ   asum+48(FP), DI
+	MOVQ   ldas+56(FP), R8
+	MOVQ   zs+80(FP), R9
+	MOVQ   sc+64(FP), R10
+	MOVQ   ldsc+72(FP), R11
+	LEAQ   (CX)(DX*2), R12
+	LEAQ   (R10)(R11*2), R13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z2, Z2, Z2
+	VPXORD Z4, Z4, Z4
+	VPXORD Z6, Z6, Z6
+	VPXORD Z8, Z8, Z8
+	VPXORD Z10, Z10, Z10
+	VPXORD Z12, Z12, Z12
+	VPXORD Z14, Z14, Z14
+
+nbits8GemvAVX512R2_block:
+	VPXORD Z1, Z1, Z1
+	VPXORD Z3, Z3, Z3
+	VPXORD Z5, Z5, Z5
+	VPXORD Z7, Z7, Z7
+	VPXORD Z9, Z9, Z9
+	VPXORD Z11, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VPXORD Z15, Z15, Z15
+	MOVQ   gpb+8(FP), R14
+
+nbits8GemvAVX512R2_group:
+	VPMOVZXBD     (CX), Z16
+	VCVTDQ2PS     Z16, Z16
+	VFMADD231PS   (BX), Z16, Z1
+	VFMADD231PS   (BX)(SI*1), Z16, Z9
+	VPMOVZXBD     16(CX), Z16
+	VCVTDQ2PS     Z16, Z16
+	VFMADD231PS   64(BX), Z16, Z1
+	VFMADD231PS   64(BX)(SI*1), Z16, Z9
+	VPMOVZXBD     (CX)(DX*1), Z16
+	VCVTDQ2PS     Z16, Z16
+	VFMADD231PS   (BX), Z16, Z3
+	VFMADD231PS   (BX)(SI*1), Z16, Z11
+	VPMOVZXBD     16(CX)(DX*1), Z16
+	VCVTDQ2PS     Z16, Z16
+	VFMADD231PS   64(BX), Z16, Z3
+	VFMADD231PS   64(BX)(SI*1), Z16, Z11
+	VPMOVZXBD     (R12), Z16
+	VCVTDQ2PS     Z16, Z16
+	VFMADD231PS   (BX), Z16, Z5
+	VFMADD231PS   (BX)(SI*1), Z16, Z13
+	VPMOVZXBD     16(R12), Z16
+	VCVTDQ2PS     Z16, Z16
+	VFMADD231PS   64(BX), Z16, Z5
+	VFMADD231PS   64(BX)(SI*1), Z16, Z13
+	VPMOVZXBD     (R12)(DX*1), Z16
+	VCVTDQ2PS     Z16, Z16
+	VFMADD231PS   (BX), Z16, Z7
+	VFMADD231PS   (BX)(SI*1), Z16, Z15
+	VPMOVZXBD     16(R12)(DX*1), Z16
+	VCVTDQ2PS     Z16, Z16
+	VFMADD231PS   64(BX), Z16, Z7
+	VFMADD231PS   64(BX)(SI*1), Z16, Z15
+	ADDQ          $0x20, CX
+	ADDQ          $0x20, R12
+	ADDQ          $0x80, BX
+	DECQ          R14
+	JNZ           nbits8GemvAVX512R2_group
+	VBROADCASTSS  (R9), Z16
+	VBROADCASTSS  (R10), Z17
+	VFNMADD231PS  (DI), Z16, Z1
+	VFMADD231PS   Z17, Z1, Z0
+	VFNMADD231PS  (DI)(R8*1), Z16, Z9
+	VFMADD231PS   Z17, Z9, Z8
+	VBROADCASTSS  4(R9), Z16
+	VBROADCASTSS  (R10)(R11*1), Z17
+	VFNMADD231PS  (DI), Z16, Z3
+	VFMADD231PS   Z17, Z3, Z2
+	VFNMADD231PS  (DI)(R8*1), Z16, Z11
+	VFMADD231PS   Z17, Z11, Z10
+	VBROADCASTSS  8(R9), Z16
+	VBROADCASTSS  (R13), Z17
+	VFNMADD231PS  (DI), Z16, Z5
+	VFMADD231PS   Z17, Z5, Z4
+	VFNMADD231PS  (DI)(R8*1), Z16, Z13
+	VFMADD231PS   Z17, Z13, Z12
+	VBROADCASTSS  12(R9), Z16
+	VBROADCASTSS  (R13)(R11*1), Z17
+	VFNMADD231PS  (DI), Z16, Z7
+	VFMADD231PS   Z17, Z7, Z6
+	VFNMADD231PS  (DI)(R8*1), Z16, Z15
+	VFMADD231PS   Z17, Z15, Z14
+	ADDQ          $0x40, DI
+	ADDQ          $0x10, R9
+	ADDQ          $0x04, R10
+	ADDQ          $0x04, R13
+	DECQ          AX
+	JNZ           nbits8GemvAVX512R2_block
+	MOVQ          out+88(FP), AX
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VHADDPS       X0, X0, X0
+	VHADDPS       X0, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 4(AX)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 8(AX)
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPS        Y0, Y6, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 12(AX)
+	VEXTRACTF64X4 $0x01, Z8, Y0
+	VADDPS        Y0, Y8, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 16(AX)
+	VEXTRACTF64X4 $0x01, Z10, Y0
+	VADDPS        Y0, Y10, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 20(AX)
+	VEXTRACTF64X4 $0x01, Z12, Y0
+	VADDPS        Y0, Y12, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 24(AX)
+	VEXTRACTF64X4 $0x01, Z14, Y0
+	VADDPS        Y0, Y14, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 28(AX)
 	VZEROUPPER
 	RET
 
@@ -3505,110 +9272,184 @@ sigmoidAVX2_done:
 DATA tanh_half<>+0(SB)/4, $0x3f000000
 GLOBL tanh_half<>(SB), RODATA|NOPTR, $4
 
-// func logisticAVX2(n int, x *float32, y *float32)
-// Requires: AVX
-TEXT ·logisticAVX2(SB), NOSPLIT, $0-24
-	MOVQ n+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ y+16(FP), DX
-	SHRQ $0x03, AX
-	JZ   logistic_done
+// func sigmoidExpAVX2(n int, x *float32, y *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·sigmoidExpAVX2(SB), NOSPLIT, $0-24
+	MOVQ         n+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         y+16(FP), DX
+	VBROADCASTSS sigexp_lo<>+0(SB), Y0
+	VBROADCASTSS sigexp_hi<>+0(SB), Y1
+	VBROADCASTSS sigexp_nlog2e<>+0(SB), Y2
+	VBROADCASTSS sigexp_magic<>+0(SB), Y3
+	VBROADCASTSS sigexp_one<>+0(SB), Y4
+	SHRQ         $0x03, AX
+	JZ           sigmoidExpAVX2_done
 
-logistic_loop:
-	VMOVUPS      (CX), Y0
-	VBROADCASTSS logistic_hi<>+0(SB), Y1
-	VMINPS       Y0, Y1, Y0
-	VBROADCASTSS logistic_lo<>+0(SB), Y1
-	VMAXPS       Y0, Y1, Y0
-	VMULPS       Y0, Y0, Y1
-	VBROADCASTSS logistic_a9<>+0(SB), Y2
-	VMULPS       Y1, Y2, Y2
-	VBROADCASTSS logistic_a7<>+0(SB), Y3
-	VADDPS       Y3, Y2, Y2
-	VMULPS       Y1, Y2, Y2
-	VBROADCASTSS logistic_a5<>+0(SB), Y3
-	VADDPS       Y3, Y2, Y2
-	VMULPS       Y1, Y2, Y2
-	VBROADCASTSS logistic_a3<>+0(SB), Y3
-	VADDPS       Y3, Y2, Y2
-	VMULPS       Y1, Y2, Y2
-	VBROADCASTSS logistic_a1<>+0(SB), Y3
-	VADDPS       Y3, Y2, Y2
-	VMULPS       Y0, Y2, Y2
-	VBROADCASTSS logistic_b10<>+0(SB), Y0
-	VMULPS       Y1, Y0, Y0
-	VBROADCASTSS logistic_b8<>+0(SB), Y3
-	VADDPS       Y3, Y0, Y0
-	VMULPS       Y1, Y0, Y0
-	VBROADCASTSS logistic_b6<>+0(SB), Y3
-	VADDPS       Y3, Y0, Y0
-	VMULPS       Y1, Y0, Y0
-	VBROADCASTSS logistic_b4<>+0(SB), Y3
-	VADDPS       Y3, Y0, Y0
-	VMULPS       Y1, Y0, Y0
-	VBROADCASTSS logistic_b2<>+0(SB), Y3
-	VADDPS       Y3, Y0, Y0
-	VMULPS       Y1, Y0, Y0
-	VBROADCASTSS logistic_b0<>+0(SB), Y1
-	VADDPS       Y1, Y0, Y0
-	VDIVPS       Y0, Y2, Y2
-	VBROADCASTSS logistic_half<>+0(SB), Y0
-	VADDPS       Y0, Y2, Y2
-	VXORPS       Y0, Y0, Y0
-	VMAXPS       Y2, Y0, Y2
-	VBROADCASTSS logistic_one<>+0(SB), Y0
-	VMINPS       Y2, Y0, Y2
-	VMOVUPS      Y2, (DX)
+sigmoidExpAVX2_loop:
+	VMOVUPS      (CX), Y5
+	VMAXPS       Y5, Y0, Y6
+	VMINPS       Y6, Y1, Y6
+	VMOVAPS      Y3, Y7
+	VFMADD231PS  Y2, Y6, Y7
+	VSUBPS       Y3, Y7, Y8
+	VMOVAPS      Y6, Y6
+	VFMADD231PS  sigexp_ln2hi<>+0(SB), Y8, Y6
+	VFMADD231PS  sigexp_ln2lo<>+0(SB), Y8, Y6
+	VMOVUPS      sigexp_c0<>+0(SB), Y8
+	VFNMADD213PS sigexp_c1<>+0(SB), Y6, Y8
+	VFNMADD213PS sigexp_c2<>+0(SB), Y6, Y8
+	VFNMADD213PS sigexp_c3<>+0(SB), Y6, Y8
+	VMULPS       Y6, Y6, Y9
+	VFMSUB213PS  Y6, Y9, Y8
+	VADDPS       Y4, Y8, Y8
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       sigexp_bias<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y8, Y8
+	VADDPS       Y4, Y8, Y8
+	VDIVPS       Y8, Y4, Y8
+	VCMPPS       $0x11, Y0, Y5, Y5
+	VANDNPS      Y8, Y5, Y8
+	VMOVUPS      Y8, (DX)
 	ADDQ         $0x20, CX
 	ADDQ         $0x20, DX
 	DECQ         AX
-	JNZ          logistic_loop
+	JNZ          sigmoidExpAVX2_loop
 
-logistic_done:
+sigmoidExpAVX2_done:
 	VZEROUPPER
 	RET
 
-DATA logistic_hi<>+0(SB)/4, $0x41900000
-GLOBL logistic_hi<>(SB), RODATA|NOPTR, $4
+DATA sigexp_lo<>+0(SB)/4, $0xc2b00000
+GLOBL sigexp_lo<>(SB), RODATA|NOPTR, $4
 
-DATA logistic_lo<>+0(SB)/4, $0xc1900000
-GLOBL logistic_lo<>(SB), RODATA|NOPTR, $4
+DATA sigexp_hi<>+0(SB)/4, $0x42ad0000
+GLOBL sigexp_hi<>(SB), RODATA|NOPTR, $4
 
-DATA logistic_a9<>+0(SB)/4, $0x2e403551
-GLOBL logistic_a9<>(SB), RODATA|NOPTR, $4
+DATA sigexp_nlog2e<>+0(SB)/4, $0xbfb8aa3b
+GLOBL sigexp_nlog2e<>(SB), RODATA|NOPTR, $4
 
-DATA logistic_a7<>+0(SB)/4, $0x33f84ecb
-GLOBL logistic_a7<>(SB), RODATA|NOPTR, $4
+DATA sigexp_magic<>+0(SB)/4, $0x4b400000
+GLOBL sigexp_magic<>(SB), RODATA|NOPTR, $4
 
-DATA logistic_a5<>+0(SB)/4, $0x387f413b
-GLOBL logistic_a5<>(SB), RODATA|NOPTR, $4
+DATA sigexp_one<>+0(SB)/4, $0x3f800000
+GLOBL sigexp_one<>(SB), RODATA|NOPTR, $4
 
-DATA logistic_a3<>+0(SB)/4, $0x3c0b7d58
-GLOBL logistic_a3<>(SB), RODATA|NOPTR, $4
+DATA sigexp_ln2hi<>+0(SB)/4, $0x3f318000
+DATA sigexp_ln2hi<>+4(SB)/4, $0x3f318000
+DATA sigexp_ln2hi<>+8(SB)/4, $0x3f318000
+DATA sigexp_ln2hi<>+12(SB)/4, $0x3f318000
+DATA sigexp_ln2hi<>+16(SB)/4, $0x3f318000
+DATA sigexp_ln2hi<>+20(SB)/4, $0x3f318000
+DATA sigexp_ln2hi<>+24(SB)/4, $0x3f318000
+DATA sigexp_ln2hi<>+28(SB)/4, $0x3f318000
+GLOBL sigexp_ln2hi<>(SB), RODATA|NOPTR, $32
 
-DATA logistic_a1<>+0(SB)/4, $0x3e7e3f32
-GLOBL logistic_a1<>(SB), RODATA|NOPTR, $4
+DATA sigexp_ln2lo<>+0(SB)/4, $0xb95e8083
+DATA sigexp_ln2lo<>+4(SB)/4, $0xb95e8083
+DATA sigexp_ln2lo<>+8(SB)/4, $0xb95e8083
+DATA sigexp_ln2lo<>+12(SB)/4, $0xb95e8083
+DATA sigexp_ln2lo<>+16(SB)/4, $0xb95e8083
+DATA sigexp_ln2lo<>+20(SB)/4, $0xb95e8083
+DATA sigexp_ln2lo<>+24(SB)/4, $0xb95e8083
+DATA sigexp_ln2lo<>+28(SB)/4, $0xb95e8083
+GLOBL sigexp_ln2lo<>(SB), RODATA|NOPTR, $32
 
-DATA logistic_b10<>+0(SB)/4, $0x2b2bc4f5
-GLOBL logistic_b10<>(SB), RODATA|NOPTR, $4
+DATA sigexp_c0<>+0(SB)/4, $0x3c083144
+DATA sigexp_c0<>+4(SB)/4, $0x3c083144
+DATA sigexp_c0<>+8(SB)/4, $0x3c083144
+DATA sigexp_c0<>+12(SB)/4, $0x3c083144
+DATA sigexp_c0<>+16(SB)/4, $0x3c083144
+DATA sigexp_c0<>+20(SB)/4, $0x3c083144
+DATA sigexp_c0<>+24(SB)/4, $0x3c083144
+DATA sigexp_c0<>+28(SB)/4, $0x3c083144
+GLOBL sigexp_c0<>(SB), RODATA|NOPTR, $32
 
-DATA logistic_b8<>+0(SB)/4, $0x31c5f27b
-GLOBL logistic_b8<>(SB), RODATA|NOPTR, $4
+DATA sigexp_c1<>+0(SB)/4, $0x3d2b94f8
+DATA sigexp_c1<>+4(SB)/4, $0x3d2b94f8
+DATA sigexp_c1<>+8(SB)/4, $0x3d2b94f8
+DATA sigexp_c1<>+12(SB)/4, $0x3d2b94f8
+DATA sigexp_c1<>+16(SB)/4, $0x3d2b94f8
+DATA sigexp_c1<>+20(SB)/4, $0x3d2b94f8
+DATA sigexp_c1<>+24(SB)/4, $0x3d2b94f8
+DATA sigexp_c1<>+28(SB)/4, $0x3d2b94f8
+GLOBL sigexp_c1<>(SB), RODATA|NOPTR, $32
 
-DATA logistic_b6<>+0(SB)/4, $0x36d317dd
-GLOBL logistic_b6<>(SB), RODATA|NOPTR, $4
+DATA sigexp_c2<>+0(SB)/4, $0x3e2aabd7
+DATA sigexp_c2<>+4(SB)/4, $0x3e2aabd7
+DATA sigexp_c2<>+8(SB)/4, $0x3e2aabd7
+DATA sigexp_c2<>+12(SB)/4, $0x3e2aabd7
+DATA sigexp_c2<>+16(SB)/4, $0x3e2aabd7
+DATA sigexp_c2<>+20(SB)/4, $0x3e2aabd7
+DATA sigexp_c2<>+24(SB)/4, $0x3e2aabd7
+DATA sigexp_c2<>+28(SB)/4, $0x3e2aabd7
+GLOBL sigexp_c2<>(SB), RODATA|NOPTR, $32
 
-DATA logistic_b4<>+0(SB)/4, $0x3adf153f
-GLOBL logistic_b4<>(SB), RODATA|NOPTR, $4
+DATA sigexp_c3<>+0(SB)/4, $0x3efffefe
+DATA sigexp_c3<>+4(SB)/4, $0x3efffefe
+DATA sigexp_c3<>+8(SB)/4, $0x3efffefe
+DATA sigexp_c3<>+12(SB)/4, $0x3efffefe
+DATA sigexp_c3<>+16(SB)/4, $0x3efffefe
+DATA sigexp_c3<>+20(SB)/4, $0x3efffefe
+DATA sigexp_c3<>+24(SB)/4, $0x3efffefe
+DATA sigexp_c3<>+28(SB)/4, $0x3efffefe
+GLOBL sigexp_c3<>(SB), RODATA|NOPTR, $32
 
-DATA logistic_b2<>+0(SB)/4, $0x3def3e18
-GLOBL logistic_b2<>(SB), RODATA|NOPTR, $4
+DATA sigexp_bias<>+0(SB)/4, $0x3f800000
+DATA sigexp_bias<>+4(SB)/4, $0x3f800000
+DATA sigexp_bias<>+8(SB)/4, $0x3f800000
+DATA sigexp_bias<>+12(SB)/4, $0x3f800000
+DATA sigexp_bias<>+16(SB)/4, $0x3f800000
+DATA sigexp_bias<>+20(SB)/4, $0x3f800000
+DATA sigexp_bias<>+24(SB)/4, $0x3f800000
+DATA sigexp_bias<>+28(SB)/4, $0x3f800000
+GLOBL sigexp_bias<>(SB), RODATA|NOPTR, $32
 
-DATA logistic_b0<>+0(SB)/4, $0x3f7e3f34
-GLOBL logistic_b0<>(SB), RODATA|NOPTR, $4
+// func siluExpAVX2(n int, x *float32, y *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·siluExpAVX2(SB), NOSPLIT, $0-24
+	MOVQ         n+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         y+16(FP), DX
+	VBROADCASTSS sigexp_lo<>+0(SB), Y0
+	VBROADCASTSS sigexp_hi<>+0(SB), Y1
+	VBROADCASTSS sigexp_nlog2e<>+0(SB), Y2
+	VBROADCASTSS sigexp_magic<>+0(SB), Y3
+	VBROADCASTSS sigexp_one<>+0(SB), Y4
+	SHRQ         $0x03, AX
+	JZ           siluExpAVX2_done
 
-DATA logistic_half<>+0(SB)/4, $0x3f000000
-GLOBL logistic_half<>(SB), RODATA|NOPTR, $4
+siluExpAVX2_loop:
+	VMOVUPS      (CX), Y5
+	VMAXPS       Y5, Y0, Y6
+	VMINPS       Y6, Y1, Y6
+	VMOVAPS      Y3, Y7
+	VFMADD231PS  Y2, Y6, Y7
+	VSUBPS       Y3, Y7, Y8
+	VMOVAPS      Y6, Y6
+	VFMADD231PS  sigexp_ln2hi<>+0(SB), Y8, Y6
+	VFMADD231PS  sigexp_ln2lo<>+0(SB), Y8, Y6
+	VMOVUPS      sigexp_c0<>+0(SB), Y8
+	VFNMADD213PS sigexp_c1<>+0(SB), Y6, Y8
+	VFNMADD213PS sigexp_c2<>+0(SB), Y6, Y8
+	VFNMADD213PS sigexp_c3<>+0(SB), Y6, Y8
+	VMULPS       Y6, Y6, Y9
+	VFMSUB213PS  Y6, Y9, Y8
+	VADDPS       Y4, Y8, Y8
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       sigexp_bias<>+0(SB), Y7, Y7
+	VMULPS       Y7, Y8, Y8
+	VADDPS       Y4, Y8, Y8
+	VDIVPS       Y8, Y4, Y8
+	VCMPPS       $0x11, Y0, Y5, Y6
+	VANDNPS      Y8, Y6, Y8
+	VMULPS       Y5, Y8, Y8
+	VMOVUPS      Y8, (DX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, DX
+	DECQ         AX
+	JNZ          siluExpAVX2_loop
 
-DATA logistic_one<>+0(SB)/4, $0x3f800000
-GLOBL logistic_one<>(SB), RODATA|NOPTR, $4
+siluExpAVX2_done:
+	VZEROUPPER
+	RET

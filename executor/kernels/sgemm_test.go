@@ -254,23 +254,33 @@ func TestEdgeKernelsMatchFullTile(t *testing.T) {
 
 // TestSgemmDirectBMatchesPacked: B read in place (a row stride that is
 // not a multiple of 64) and B packed (the same matrix stored with a row
-// stride of 64·q) give bit-identical products, serial and split, with a
-// tail panel, one or several k-blocks, and with A packed or not.
+// stride of 1024·q) give bit-identical products, serial and split, with
+// a tail panel, one or several k-blocks, and with A packed or not; and
+// strides of multiples of 64 are read in place up to 4 rows per L1 set
+// position.
 func TestSgemmDirectBMatchesPacked(t *testing.T) {
+	for _, c := range []struct {
+		ld, k int
+		in    bool
+	}{{3136, 64, true}, {3136, 65, false}, {12544, 16, true}, {12544, 17, false}, {64, 64, true}, {1024, 4, true}, {1024, 5, false}, {2048, 300, false}, {100, 600, true}} {
+		if got := (operand{ld: c.ld}).direct(c.k); got != c.in {
+			t.Errorf("stride %d, k %d: read in place %v, want %v", c.ld, c.k, got, c.in)
+		}
+	}
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, sh := range [][3]int{{58, 49, 58}, {232, 196, 300}, {12, 45, 7}, {100, 64, 600}} {
+	for _, sh := range [][3]int{{58, 49, 58}, {232, 196, 300}, {12, 45, 7}, {100, 64, 600}, {40, 3136, 48}} {
 		m, n, k := sh[0], sh[1], sh[2]
 		a := randSlice(r, m*k)
 		bd := randSlice(r, k*n)
-		ldp := (n + 63) / 64 * 64
+		ldp := (n + 1023) / 1024 * 1024
 		bp := make([]float32, k*ldp)
 		for p := 0; p < k; p++ {
 			copy(bp[p*ldp:p*ldp+n], bd[p*n:(p+1)*n])
 		}
-		if !(operand{s: bd, ld: n}).direct() && n%64 != 0 {
+		if !(operand{s: bd, ld: n}).direct(k) && n%64 != 0 {
 			t.Fatalf("%v: B of stride %d is not read in place", sh, n)
 		}
-		if (operand{s: bp, ld: ldp}).direct() {
+		if (operand{s: bp, ld: ldp}).direct(k) {
 			t.Fatalf("%v: B of stride %d is read in place", sh, ldp)
 		}
 		for _, th := range []int{1, 2, 3} {

@@ -262,9 +262,39 @@ func TestParallelProfile(t *testing.T) {
 	if chunks <= 0 || caller <= 0 || span <= 0 {
 		t.Fatalf("caller %v, chunks %v, span %v: want positive thread CPU times", caller, chunks, span)
 	}
+	if p.ClockCost() <= 0 {
+		t.Fatalf("clock cost %v: want the calibrated cost of reading the thread's CPU time", p.ClockCost())
+	}
 	// 7 chunks on 2 threads: at least the 4 of the longer of the two
-	// calls' halves, at most all of them.
-	if span > chunks || span < chunks*2/7 {
-		t.Fatalf("span %v against %v of chunks", span, chunks)
+	// calls' halves, at most all of them — without the synchronization
+	// delays (on a loaded machine a helper may get no CPU for ms).
+	sync := p.SyncSpan()
+	if work := span - sync; sync < 0 || work > chunks || work < chunks*2/7 {
+		t.Fatalf("span %v (%v of it synchronization) against %v of chunks", span, sync, chunks)
+	}
+}
+
+// TestProfileSchedule: a profiled call's time on the threads counts the
+// caller's delay before its first chunk, the helpers' delay before
+// theirs, and the caller's delay in seeing a helper's last chunk end; a
+// helper that would start after the caller has done every chunk takes
+// none (nor adds its end delay).
+func TestProfileSchedule(t *testing.T) {
+	for _, c := range []struct {
+		times      []time.Duration
+		t          int
+		cs, hs, el time.Duration
+		want       time.Duration
+	}{
+		{[]time.Duration{3, 3, 3}, 2, 0, 0, 0, 6},
+		{[]time.Duration{3, 3, 3}, 2, 1, 2, 1, 7},
+		{[]time.Duration{3, 3}, 2, 1, 2, 1, 6},
+		{[]time.Duration{2, 2, 2}, 2, 1, 10, 5, 7},
+		{[]time.Duration{4}, 3, 1, 2, 9, 5},
+		{[]time.Duration{5, 1, 1, 1}, 3, 0, 1, 1, 5},
+	} {
+		if got := schedule(c.times, c.t, c.cs, c.hs, c.el); got != c.want {
+			t.Errorf("schedule(%v, %d threads, %v, %v, %v) = %v, want %v", c.times, c.t, c.cs, c.hs, c.el, got, c.want)
+		}
 	}
 }

@@ -66,3 +66,53 @@ func TestExecutorMatchesStoredORTOutputs(t *testing.T) {
 		t.Errorf("no models in %s", root)
 	}
 }
+
+// TestZeroSizeSelectionsReplay runs one executor over the inputs of
+// NAME_some and NAME_none in turn (a NonMaxSuppression keeping two boxes,
+// then none, and so on; issue 40) and compares every run with the outputs
+// ONNX Runtime 1.30 stored for them: a plan built for one selection's
+// shapes must be rebuilt for the other, the empty one included, and never
+// reuse stale shapes.
+func TestZeroSizeSelectionsReplay(t *testing.T) {
+	root := filepath.Join(testpaths.RepoRoot(t), filepath.FromSlash(strings.TrimSuffix(storedPrefix, "/")))
+	for _, name := range []string{"nms_select", "zero_size_ops"} {
+		t.Run(name, func(t *testing.T) {
+			var model *canonical.Model
+			var ins, want [][]*canonical.Tensor
+			for _, sel := range []string{"_some", "_none"} {
+				c, err := backendtest.Load(filepath.Join(root, name+sel))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				if model == nil {
+					model = c.Model
+				}
+				ds := c.DataSets[0]
+				var in, out []*canonical.Tensor
+				for _, v := range ds.Inputs {
+					in = append(in, v.Tensor)
+				}
+				for _, v := range ds.Outputs {
+					out = append(out, v.Tensor)
+				}
+				ins, want = append(ins, in), append(want, out)
+			}
+			ins, want = append(ins, ins...), append(want, want...) // some, none, some, none
+			rep, err := verify.Compare(context.Background(), verify.ModelSide("executor", model),
+				&verify.Side{Name: "ONNX Runtime 1.30 (stored)", Expected: want},
+				verify.Options{Inputs: ins, ByOrder: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Samples != len(ins) {
+				t.Errorf("%d samples compared, want %d", rep.Samples, len(ins))
+			}
+			for _, o := range rep.Outputs {
+				if !o.Pass {
+					t.Errorf("output %q: %d of %d elements beyond tolerance, %.3g× it: %s", o.Name, o.Mismatched, o.Elements, o.Ratio, o.Reason)
+				}
+			}
+		})
+	}
+}

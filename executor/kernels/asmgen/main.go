@@ -28,6 +28,28 @@ func main() {
 	for r := 1; r < 6; r++ {
 		kernel(fmt.Sprintf("kernelAVX2R%d", r), r, 6, 2, 8, func(i int) reg.VecVirtual { return YMM() })
 	}
+	// Half-width AVX-512 tiles (12×16, one zmm per row, and their edge
+	// rows) for a last panel of at most 16 columns: the same chains of
+	// FMAs for the columns they compute, half the multiply-adds thrown
+	// away.
+	kernel("kernelAVX512H", 12, 12, 1, 16, func(i int) reg.VecVirtual { return ZMM() })
+	for r := 1; r < 12; r++ {
+		kernel(fmt.Sprintf("kernelAVX512HR%d", r), r, 12, 1, 16, func(i int) reg.VecVirtual { return ZMM() })
+	}
+	kernelOffs("kernelOffsAVX512H", 12, 12, 1, 16, func(i int) reg.VecVirtual { return ZMM() })
+	for r := 1; r < 12; r++ {
+		kernelOffs(fmt.Sprintf("kernelOffsAVX512HR%d", r), r, 12, 1, 16, func(i int) reg.VecVirtual { return ZMM() })
+	}
+	// The same tiles reading B's rows through a table of offsets (the
+	// implicit im2col rows of a convolution, read in place).
+	kernelOffs("kernelOffsAVX512", 12, 12, 2, 16, func(i int) reg.VecVirtual { return ZMM() })
+	kernelOffs("kernelOffsAVX2", 6, 6, 2, 8, func(i int) reg.VecVirtual { return YMM() })
+	for r := 1; r < 12; r++ {
+		kernelOffs(fmt.Sprintf("kernelOffsAVX512R%d", r), r, 12, 2, 16, func(i int) reg.VecVirtual { return ZMM() })
+	}
+	for r := 1; r < 6; r++ {
+		kernelOffs(fmt.Sprintf("kernelOffsAVX2R%d", r), r, 6, 2, 8, func(i int) reg.VecVirtual { return YMM() })
+	}
 	// Integer GEMM (int16 pairs, int32 sums): AVX-512BW 12×32, AVX2 6×16.
 	ikernel("igemmAVX512", 12, 2, 16, true, func() reg.VecVirtual { return ZMM() })
 	ikernel("igemmAVX2", 6, 2, 8, false, func() reg.VecVirtual { return YMM() })
@@ -41,9 +63,19 @@ func main() {
 	vmax()
 	rowMax()
 	sumF64()
+	sum16F64()
+	sqDev16F64()
+	normApply()
 	subSq()
 	normAffine()
-	int4Dot()
+	// MatMulNBits: 4 columns of B per call, 1 row of A (AVX2: 8
+	// accumulators of 16 registers) or 1 and 2 rows (AVX-512).
+	nbitsGemv("nbits4GemvAVX2", 4, 8, 1, func() reg.VecVirtual { return YMM() })
+	nbitsGemv("nbits8GemvAVX2", 8, 8, 1, func() reg.VecVirtual { return YMM() })
+	nbitsGemv("nbits4GemvAVX512", 4, 16, 1, func() reg.VecVirtual { return ZMM() })
+	nbitsGemv("nbits8GemvAVX512", 8, 16, 1, func() reg.VecVirtual { return ZMM() })
+	nbitsGemv("nbits4GemvAVX512R2", 4, 16, 2, func() reg.VecVirtual { return ZMM() })
+	nbitsGemv("nbits8GemvAVX512R2", 8, 16, 2, func() reg.VecVirtual { return ZMM() })
 	scalarOp("scaleAVX2", "scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.", false)
 	scalarOp("divScalarAVX2", "divScalarAVX2 sets y[i] = x[i] / a for i < n (IEEE division, as Go's); n is a multiple of 8.", true)
 	maxWin3s2()
@@ -53,9 +85,10 @@ func main() {
 	g.expSub()
 	g.gelu()
 	g.hardSwish()
-	g.tanh("tanhAVX2", "tanhAVX2 sets y[i] = tanh32(x[i]) for i < n (bit-identical to the Go function but for NaN signs); n is a multiple of 8.", false)
+	g.tanh("tanhAVX2", "tanhAVX2 sets y[i] = tanh32(x[i]) for i < n (bit-identical to the Go function, NaN x quieted); n is a multiple of 8.", false)
 	g.tanh("sigmoidAVX2", "sigmoidAVX2 sets y[i] = ½·tanh32(x[i]/2) + ½ for i < n (bit-identical to the Go loop but for NaN signs); n is a multiple of 8.", true)
-	g.logistic()
+	g.sigmoidExp("sigmoidExpAVX2", "sigmoidExpAVX2 sets y[i] = sigmoidExp(x[i]) for i < n (bit-identical to the Go function, NaN x quieted); n is a multiple of 8.", false)
+	g.sigmoidExp("siluExpAVX2", "siluExpAVX2 sets y[i] = x[i]·sigmoidExp(x[i]) for i < n (bit-identical to the Go function, NaN x quieted); n is a multiple of 8.", true)
 	Generate()
 }
 
@@ -186,6 +219,111 @@ func sumF64() {
 	RET()
 }
 
+// sum16F64 emits func sum16F64AVX2(n int, x *float32, s *float64):
+// s[l] += float64(x[16i+l]) for l < 16 and 16i < n (four registers of 4
+// float64, four independent chains of adds), n a multiple of 16: the
+// mean pass of InstanceNorm and LayerNorm (meanVar), lane for lane the
+// same additions as sum16Generic.
+func sum16F64() {
+	TEXT("sum16F64AVX2", NOSPLIT, "func(n int, x *float32, s *float64)")
+	Pragma("noescape")
+	Doc("sum16F64AVX2 sets s[l] += float64(x[16i+l]) for l < 16 and 16i < n; n is a multiple of 16.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	ps := Load(Param("s"), GP64())
+	var acc, t [4]reg.VecVirtual
+	for j := range acc {
+		acc[j], t[j] = YMM(), YMM()
+		VMOVUPD(Mem{Base: ps, Disp: 32 * j}, acc[j])
+	}
+	SHRQ(Imm(4), n)
+	JZ(LabelRef("sum16_store"))
+	Label("sum16_loop")
+	for j := range acc {
+		VCVTPS2PD(Mem{Base: px, Disp: 16 * j}, t[j])
+		VADDPD(t[j], acc[j], acc[j])
+	}
+	ADDQ(Imm(64), px)
+	DECQ(n)
+	JNZ(LabelRef("sum16_loop"))
+	Label("sum16_store")
+	for j := range acc {
+		VMOVUPD(acc[j], Mem{Base: ps, Disp: 32 * j})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// sqDev16F64 emits func sqDev16F64AVX2(n int, m float64, x *float32,
+// q *float64): q[l] = fma(d, d, q[l]) with d = float64(x[16i+l]) − m, for
+// l < 16 and 16i < n, n a multiple of 16: meanVar's variance pass, lane
+// for lane the same operations as sqDev16Generic (math.FMA).
+func sqDev16F64() {
+	TEXT("sqDev16F64AVX2", NOSPLIT, "func(n int, m float64, x *float32, q *float64)")
+	Pragma("noescape")
+	Doc("sqDev16F64AVX2 sets q[l] = fma(d, d, q[l]) with d = float64(x[16i+l]) − m for l < 16 and 16i < n; n is a multiple of 16.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	pq := Load(Param("q"), GP64())
+	mv := YMM()
+	VBROADCASTSD(NewParamAddr("m", 8), mv)
+	var acc, t [4]reg.VecVirtual
+	for j := range acc {
+		acc[j], t[j] = YMM(), YMM()
+		VMOVUPD(Mem{Base: pq, Disp: 32 * j}, acc[j])
+	}
+	SHRQ(Imm(4), n)
+	JZ(LabelRef("sqdev16_store"))
+	Label("sqdev16_loop")
+	for j := range acc {
+		VCVTPS2PD(Mem{Base: px, Disp: 16 * j}, t[j])
+		VSUBPD(mv, t[j], t[j])
+		VFMADD231PD(t[j], t[j], acc[j])
+	}
+	ADDQ(Imm(64), px)
+	DECQ(n)
+	JNZ(LabelRef("sqdev16_loop"))
+	Label("sqdev16_store")
+	for j := range acc {
+		VMOVUPD(acc[j], Mem{Base: pq, Disp: 32 * j})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// normApply emits func normApplyAVX2(n int, m, a, b float32, x, y
+// *float32): y[i] = (x[i] − m)·a + b (a difference, a product, a sum: no
+// FMA, the Go loop's operations), n a multiple of 8: InstanceNorm's
+// output pass.
+func normApply() {
+	TEXT("normApplyAVX2", NOSPLIT, "func(n int, m, a, b float32, x, y *float32)")
+	Pragma("noescape")
+	Doc("normApplyAVX2 sets y[i] = (x[i] − m)·a + b for i < n (no FMA); n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	mv, av, bv := YMM(), YMM(), YMM()
+	VBROADCASTSS(NewParamAddr("m", 8), mv)
+	VBROADCASTSS(NewParamAddr("a", 12), av)
+	VBROADCASTSS(NewParamAddr("b", 16), bv)
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("normapply_done"))
+	Label("normapply_loop")
+	v := YMM()
+	VMOVUPS(Mem{Base: px}, v)
+	VSUBPS(mv, v, v)
+	VMULPS(av, v, v)
+	VADDPS(bv, v, v)
+	VMOVUPS(v, Mem{Base: py})
+	ADDQ(Imm(32), px)
+	ADDQ(Imm(32), py)
+	DECQ(n)
+	JNZ(LabelRef("normapply_loop"))
+	Label("normapply_done")
+	VZEROUPPER()
+	RET()
+}
+
 // subSq emits func subSqAVX2(n int, m float32, x, y *float32, q *float64):
 // y[i] = x[i] − m and q[j] += float64(float32(d·d)) over the lanes j of
 // each block of 8 (two registers of 4 float64; the caller adds the lanes),
@@ -258,54 +396,149 @@ func normAffine() {
 	RET()
 }
 
-// int4Dot emits func int4DotAVX2(n int, b *byte, a, out *float32): for
-// each of n groups of 16 bytes of b (32 unsigned 4-bit values, low nibble
-// first: value 2i in byte i's low bits, 2i+1 in its high bits) out[g] =
-// Σ q·a over the group, with a's 32 values of the group arranged even
-// values first: a[32g+0..7] pair with the low nibbles of bytes 0–7,
-// a[32g+8..15] with their high nibbles, a[32g+16..23] and a[32g+24..31]
-// the same for bytes 8–15 (int4Arrange). The sum is in float32 (4 FMA
-// chains of 8 lanes, then the lanes added pairwise).
-func int4Dot() {
-	TEXT("int4DotAVX2", NOSPLIT, "func(n int, b *byte, a, out *float32)")
+// nbitsGemv emits func name(blocks, gpb int, b *byte, ldb int, a *float32,
+// lda int, asum *float32, ldas int, sc *float32, ldsc int, zs, out
+// *float32): the dot products of
+// rows rows of A (row r at a + r·lda bytes, its lane sums at asum + r·ldas
+// bytes) with 4 columns of a MatMulNBits B (column c's packed bytes at
+// b + c·ldb, blocks blocks of gpb groups of 32 values each, 16 bytes a
+// group when bits is 4 — low nibble first — or 32 when 8),
+// out[4r+c] = Σ_kb s[c]·(Σ q·a − z[c]·asum) with column c's scales at
+// sc + c·ldsc bytes (one per block) and zs holding, per block, the 4
+// columns' zero points. The bytes are widened
+// once for all rows. Each output keeps a vector of w lanes for the
+// current block's Σ q·a (vertical multiply-adds, one chain per output)
+// and one for the scaled block sums; the lanes are added once, at the
+// end: an output's chain of operations does not depend on rows. For
+// 4-bit values a is arranged so that a vector of w low nibbles and the
+// vector of their high nibbles meet consecutive vectors of a
+// (nbitsArrange); asum holds, per block, the w lane sums of a's vectors
+// over the block (the zero point's share of each lane).
+func nbitsGemv(name string, bits, w, rows int, vec func() reg.VecVirtual) {
+	TEXT(name, NOSPLIT, "func(blocks, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs, out *float32)")
 	Pragma("noescape")
-	Doc("int4DotAVX2 sets out[g] = Σ q·a over each of n groups of 16 bytes of b (32 4-bit values, a arranged by int4Arrange).")
-	n := Load(Param("n"), GP64())
+	Doc(name + fmt.Sprintf(" sets out[4r+c] = Σ over blocks of scale·(Σ q·a − zero·Σ a) for %d row(s) of A and 4 columns of MatMulNBits' B (see nbitsGemv in asmgen).", rows))
+	evex := w == 16
+	blocks := Load(Param("blocks"), GP64())
 	pb := Load(Param("b"), GP64())
+	ldb := Load(Param("ldb"), GP64())
 	pa := Load(Param("a"), GP64())
-	po := Load(Param("out"), GP64())
-	mask := YMM()
-	mr := GP32()
-	MOVL(U32(15), mr)
-	VMOVD(mr, mask.AsX())
-	VPBROADCASTD(mask.AsX(), mask)
-	TESTQ(n, n)
-	JZ(LabelRef("int4dot_done"))
-	Label("int4dot_loop")
-	acc := YMM()
-	VXORPS(acc, acc, acc)
-	for half := 0; half < 2; half++ {
-		raw, lo, hi := YMM(), YMM(), YMM()
-		VPMOVZXBD(Mem{Base: pb, Disp: 8 * half}, raw)
-		VPAND(mask, raw, lo)
-		VPSRLD(Imm(4), raw, hi)
-		VCVTDQ2PS(lo, lo)
-		VCVTDQ2PS(hi, hi)
-		VFMADD231PS(Mem{Base: pa, Disp: 64 * half}, lo, acc)
-		VFMADD231PS(Mem{Base: pa, Disp: 64*half + 32}, hi, acc)
+	lda := Load(Param("lda"), GP64())
+	ps := Load(Param("asum"), GP64())
+	ldas := Load(Param("ldas"), GP64())
+	pz := Load(Param("zs"), GP64())
+	psc := Load(Param("sc"), GP64())
+	ldsc := Load(Param("ldsc"), GP64())
+	pb2, psc2 := GP64(), GP64()
+	LEAQ(Mem{Base: pb, Index: ldb, Scale: 2}, pb2)
+	LEAQ(Mem{Base: psc, Index: ldsc, Scale: 2}, psc2)
+	scs := []Mem{{Base: psc}, {Base: psc, Index: ldsc, Scale: 1}, {Base: psc2}, {Base: psc2, Index: ldsc, Scale: 1}}
+	cols := []Mem{{Base: pb}, {Base: pb, Index: ldb, Scale: 1}, {Base: pb2}, {Base: pb2, Index: ldb, Scale: 1}}
+	arow := func(r, disp int) Mem {
+		if r == 0 {
+			return Mem{Base: pa, Disp: disp}
+		}
+		return Mem{Base: pa, Index: lda, Scale: 1, Disp: disp}
 	}
-	x := XMM()
-	VEXTRACTF128(Imm(1), acc, x)
-	VADDPS(x, acc.AsX(), x)
-	VHADDPS(x, x, x)
-	VHADDPS(x, x, x)
-	VMOVSS(x, Mem{Base: po})
-	ADDQ(Imm(16), pb)
+	srow := func(r int) Mem {
+		if r == 0 {
+			return Mem{Base: ps}
+		}
+		return Mem{Base: ps, Index: ldas, Scale: 1}
+	}
+	zero := func(v reg.VecVirtual) {
+		if evex {
+			VPXORD(v, v, v)
+		} else {
+			VXORPS(v, v, v)
+		}
+	}
+	mask := vec()
+	if bits == 4 {
+		mr := GP32()
+		MOVL(U32(15), mr)
+		VMOVD(mr, mask.AsX())
+		VPBROADCASTD(mask.AsX(), mask)
+	}
+	acc := make([]reg.VecVirtual, 4*rows)
+	bs := make([]reg.VecVirtual, 4*rows)
+	for i := range acc {
+		acc[i], bs[i] = vec(), vec()
+		zero(acc[i])
+	}
+	gb := 16 * bits / 4 // bytes of a group
+	Label(name + "_block")
+	for i := range bs {
+		zero(bs[i])
+	}
+	g := GP64()
+	Load(Param("gpb"), g)
+	Label(name + "_group")
+	for c := 0; c < 4; c++ {
+		col := cols[c]
+		// each load widens w bytes to w int32 lanes
+		for off := 0; off < gb; off += w {
+			raw := vec()
+			m := col
+			m.Disp += off
+			VPMOVZXBD(m, raw)
+			if bits == 8 {
+				VCVTDQ2PS(raw, raw)
+				for r := 0; r < rows; r++ {
+					VFMADD231PS(arow(r, 4*off), raw, bs[4*r+c])
+				}
+				continue
+			}
+			lo, hi := vec(), vec()
+			if evex {
+				VPANDD(mask, raw, lo)
+			} else {
+				VPAND(mask, raw, lo)
+			}
+			VPSRLD(Imm(4), raw, hi)
+			VCVTDQ2PS(lo, lo)
+			VCVTDQ2PS(hi, hi)
+			for r := 0; r < rows; r++ {
+				VFMADD231PS(arow(r, 8*off), lo, bs[4*r+c])
+				VFMADD231PS(arow(r, 8*off+4*w), hi, bs[4*r+c])
+			}
+		}
+	}
+	ADDQ(Imm(uint64(gb)), pb)
+	ADDQ(Imm(uint64(gb)), pb2)
 	ADDQ(Imm(128), pa)
-	ADDQ(Imm(4), po)
-	DECQ(n)
-	JNZ(LabelRef("int4dot_loop"))
-	Label("int4dot_done")
+	DECQ(g)
+	JNZ(LabelRef(name + "_group"))
+	for c := 0; c < 4; c++ {
+		z, s := vec(), vec()
+		VBROADCASTSS(Mem{Base: pz, Disp: 4 * c}, z)
+		VBROADCASTSS(scs[c], s)
+		for r := 0; r < rows; r++ {
+			VFNMADD231PS(srow(r), z, bs[4*r+c])
+			VFMADD231PS(s, bs[4*r+c], acc[4*r+c])
+		}
+	}
+	ADDQ(Imm(uint64(4*w)), ps)
+	ADDQ(Imm(16), pz)
+	ADDQ(Imm(4), psc)
+	ADDQ(Imm(4), psc2)
+	DECQ(blocks)
+	JNZ(LabelRef(name + "_block"))
+	po := Load(Param("out"), GP64())
+	for i := range acc {
+		var y reg.VecVirtual = acc[i]
+		if evex {
+			y = YMM()
+			VEXTRACTF64X4(Imm(1), acc[i], y)
+			VADDPS(y, acc[i].AsY(), y)
+		}
+		x := XMM()
+		VEXTRACTF128(Imm(1), y, x)
+		VADDPS(x, y.AsX(), x)
+		VHADDPS(x, x, x)
+		VHADDPS(x, x, x)
+		VMOVSS(x, Mem{Base: po, Disp: 4 * i})
+	}
 	VZEROUPPER()
 	RET()
 }
@@ -458,6 +691,55 @@ func kernel(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
 	for j := 0; j < nv; j++ {
 		VMOVUPS(Mem{Base: pb, Disp: 4 * w * j}, bv[j])
 	}
+	tileStep(mr, nv, pa, bv, acc, vec)
+	ADDQ(Imm(uint64(4*stride)), pa)
+	ADDQ(ldb, pb)
+	DECQ(kc)
+	JNZ(LabelRef(name + "_loop"))
+	tileStore(name, mr, nv, w, pc, ldc, acc, vec)
+}
+
+// kernelOffs emits the micro-kernel that reads B's rows where a table
+// says instead of ldb apart: row p of B is the nv·w floats at
+// b + offs[p] (offsets in floats). Each element is the same chain of
+// FMAs as kernel's on a panel packed from those rows (same order, same
+// store): the convolutions read their implicit im2col rows in place.
+func kernelOffs(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
+	TEXT(name, NOSPLIT, "func(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)")
+	Pragma("noescape")
+	if mr == stride {
+		Doc(fmt.Sprintf("%s computes a %d×%d SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.", name, mr, nv*w))
+	} else {
+		Doc(fmt.Sprintf("%s computes the first %d rows of a %d×%d SGEMM tile from a packed A panel and the B rows at b + offs[p], adding C or a bias, then ReLU if asked.", name, mr, stride, nv*w))
+	}
+	kc := Load(Param("kc"), GP64())
+	pa := Load(Param("a"), GP64())
+	po := Load(Param("offs"), GP64())
+	pb := Load(Param("b"), GP64())
+	pc := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(Imm(2), ldc)
+
+	acc, bv := newTile(mr, nv, func() reg.VecVirtual { return vec(0) }, func(r reg.VecVirtual) { VXORPS(r, r, r) })
+	off := GP64()
+	TESTQ(kc, kc)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_loop")
+	MOVQ(Mem{Base: po}, off)
+	for j := 0; j < nv; j++ {
+		VMOVUPS(Mem{Base: pb, Index: off, Scale: 4, Disp: 4 * w * j}, bv[j])
+	}
+	tileStep(mr, nv, pa, bv, acc, vec)
+	ADDQ(Imm(uint64(4*stride)), pa)
+	ADDQ(Imm(8), po)
+	DECQ(kc)
+	JNZ(LabelRef(name + "_loop"))
+	tileStore(name, mr, nv, w, pc, ldc, acc, vec)
+}
+
+// tileStep emits one k-step of a tile: mr values of A from pa broadcast
+// and multiplied into the accumulators with B's values bv.
+func tileStep(mr, nv int, pa reg.Register, bv []reg.VecVirtual, acc [][]reg.VecVirtual, vec func(int) reg.VecVirtual) {
 	for i := 0; i < mr; i++ {
 		t := vec(0)
 		VBROADCASTSS(Mem{Base: pa, Disp: 4 * i}, t)
@@ -465,11 +747,11 @@ func kernel(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual) {
 			VFMADD231PS(bv[j], t, acc[i][j])
 		}
 	}
-	ADDQ(Imm(uint64(4*stride)), pa)
-	ADDQ(ldb, pb)
-	DECQ(kc)
-	JNZ(LabelRef(name + "_loop"))
+}
 
+// tileStore emits a tile's store: C added (add != 0), else the bias (when
+// not nil), then ReLU (relu != 0), stored into C (rows ldc bytes apart).
+func tileStore(name string, mr, nv, w int, pc, ldc reg.Register, acc [][]reg.VecVirtual, vec func(int) reg.VecVirtual) {
 	Label(name + "_store")
 	add := Load(Param("add"), GP64())
 	TESTQ(add, add)
@@ -742,49 +1024,80 @@ func (g *gen) tanh(name, doc string, sigmoid bool) {
 	loopEnd(name, n, px, py)
 }
 
-// logistic emits func logisticAVX2(n int, x, y *float32): package
-// kernels' logistic32 on 8 lanes, the same float32 operations in the same
-// order (no FMA), so bit-identical but for NaN signs: x clamped to
-// [−18, 18], p = x·(odd polynomial in x²), q = even polynomial in x²,
-// p/q + ½ clamped to [0, 1] (MLAS's MlasComputeLogistic).
-func (g *gen) logistic() {
-	n, px, py := unaryFunc("logisticAVX2", "logisticAVX2 sets y[i] = logistic32(x[i]) for i < n (bit-identical to the Go function but for NaN signs); n is a multiple of 8.")
+// sigmoidExp emits func name(n int, x, y *float32): package kernels'
+// sigmoidExp (or x·sigmoidExp(x) when silu) on 8 lanes, the same float32
+// operations in the same order, FMA where the Go function calls fma32,
+// so bit-identical, NaNs included (x quieted): u = x clamped to
+// [−88, 86.5], E = e^−u (Cephes expf's range reduction, n by the 1.5·2²³
+// rounding trick, 2^n from the rounded sum's low bits, and a degree-5
+// polynomial in r = −(−u − n·ln2) with fused multiply-adds), y = 1/(1 + E), 0 where
+// x < −88. The clamp is VMAXPS/VMINPS with u as the second source, so a
+// NaN x stays in u and every NaN on the way derives from it (then SiLU's
+// x·y has the bits of Mul(x, Sigmoid(x)) in either order). Constants the
+// loop does not keep in registers are 8-lane vectors in memory, read by
+// the instructions that use them.
+func (g *gen) sigmoidExp(name, doc string, silu bool) {
+	n, px, py := unaryFunc(name, doc)
+	lo := g.bcast("sigexp_lo", -88)
+	hi := g.bcast("sigexp_hi", 86.5)
+	nlog2e := g.bcast("sigexp_nlog2e", -1.44269504088896341)
+	magic := g.bcast("sigexp_magic", 12582912)
+	one := g.bcast("sigexp_one", 1)
 	SHRQ(Imm(3), n)
-	JZ(LabelRef("logistic_done"))
-	Label("logistic_loop")
-	x := YMM()
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	x, u := YMM(), YMM()
 	VMOVUPS(Mem{Base: px}, x)
-	VMINPS(x, g.bcast("logistic_hi", 18), x)
-	VMAXPS(x, g.bcast("logistic_lo", -18), x)
-	x2 := YMM()
-	VMULPS(x, x, x2)
-	p := g.bcast("logistic_a9", float32(4.37031012579801e-11))
-	for _, c := range []struct {
-		name string
-		v    float64
-	}{{"logistic_a7", 1.15627324459942e-07}, {"logistic_a5", 6.08574864600143e-05},
-		{"logistic_a3", 8.51377133304701e-03}, {"logistic_a1", 2.48287947061529e-01}} {
-		VMULPS(x2, p, p)
-		VADDPS(g.bcast(c.name, float32(c.v)), p, p)
+	VMAXPS(x, lo, u) // lo > x ? lo : x (x where x is NaN)
+	VMINPS(u, hi, u) // hi < u ? hi : u
+	b := YMM()
+	VMOVAPS(magic, b)
+	VFMADD231PS(nlog2e, u, b) // b = −u·log2e + 1.5·2²³ (rounded: n in the low bits)
+	m := YMM()
+	VSUBPS(magic, b, m) // m = n
+	r := YMM()
+	VMOVAPS(u, r)
+	VFMADD231PS(g.vec8("sigexp_ln2hi", 0.693359375), m, r)    // r = u + n·ln2hi
+	VFMADD231PS(g.vec8("sigexp_ln2lo", -2.12194440e-4), m, r) // r += n·ln2lo
+	p := YMM()
+	VMOVUPS(g.vec8("sigexp_c0", 8.3125270903e-03), p) // no alignment asked of the constant
+	for i, c := range []float32{4.1890114546e-02, 1.6667114198e-01, 4.9999231100e-01} {
+		VFNMADD213PS(g.vec8(fmt.Sprintf("sigexp_c%d", i+1), c), r, p) // p = −(p·r) + c
 	}
-	VMULPS(x, p, p)
-	q := g.bcast("logistic_b10", float32(6.10247389755681e-13))
-	for _, c := range []struct {
-		name string
-		v    float64
-	}{{"logistic_b8", 5.76102136993427e-09}, {"logistic_b6", 6.29106785017040e-06}, {"logistic_b4", 1.70198817374094e-03},
-		{"logistic_b2", 1.16817656904453e-01}, {"logistic_b0", 9.93151921023180e-01}} {
-		VMULPS(x2, q, q)
-		VADDPS(g.bcast(c.name, float32(c.v)), q, q)
+	r2 := YMM()
+	VMULPS(r, r, r2)
+	VFMSUB213PS(r, r2, p) // p = p·r² − r
+	VADDPS(one, p, p)
+	VPSLLD(Imm(23), b, b)
+	VPADDD(g.vec8bits("sigexp_bias", 127<<23), b, b) // 2^n
+	VMULPS(b, p, p)
+	VADDPS(one, p, p) // 1 + E
+	VDIVPS(p, one, p) // 1/(1 + E)
+	under := YMM()
+	VCMPPS(Imm(0x11), lo, x, under) // x < −88
+	VANDNPS(p, under, p)
+	if silu {
+		VMULPS(x, p, p)
 	}
-	VDIVPS(q, p, p)
-	VADDPS(g.bcast("logistic_half", 0.5), p, p)
-	zero := YMM()
-	VXORPS(zero, zero, zero)
-	VMAXPS(p, zero, p) // 0 > p ? 0 : p
-	VMINPS(p, g.bcast("logistic_one", 1), p)
 	VMOVUPS(p, Mem{Base: py})
-	loopEnd("logistic", n, px, py)
+	loopEnd(name, n, px, py)
+}
+
+// vec8 returns the 32-byte constant named name: v in 8 lanes.
+func (g *gen) vec8(name string, v float32) Mem { return g.vec8bits(name, math.Float32bits(v)) }
+
+// vec8bits returns the 32-byte constant named name: the 32-bit pattern v
+// in 8 lanes.
+func (g *gen) vec8bits(name string, v uint32) Mem {
+	if m, ok := g.consts[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for i := 0; i < 8; i++ {
+		DATA(4*i, U32(v))
+	}
+	g.consts[name] = m
+	return m
 }
 
 // hardSwish emits func hardSwishAVX2(n int, x, y *float32): package
