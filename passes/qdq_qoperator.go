@@ -25,16 +25,17 @@ import (
 // changes nothing). Weights are per tensor or per output channel (Conv:
 // axis 0; MatMul's B: its last axis); activations per tensor. A Conv bias
 // given as a DequantizeLinear of int32 values at x_scale × w_scale (zero
-// point 0) is taken as it is; a float constant bias is quantized to int32
-// at that scale, rounding half to even (as ONNX Runtime's quantizer
-// writes it).
+// point 0) is taken as it is; a float constant bias (or an Identity of
+// one) is quantized to int32 at that scale, rounding half to even (as
+// ONNX Runtime's quantizer writes it).
 //
 // A Gemm between such DequantizeLinear inputs (B per tensor or per output
 // column; C, with alpha = beta = 1, an int32 DequantizeLinear or a float
 // constant as for Conv) becomes ONNX Runtime's com.microsoft QGemm, with
 // the QuantizeLinear of its output when there is one, else writing float.
 // Add, Mul, Sigmoid, LeakyRelu, GlobalAveragePool, AveragePool, Concat and
-// Softmax between DequantizeLinear inputs and a QuantizeLinear output, all
+// Softmax between DequantizeLinear inputs and a QuantizeLinear output
+// (directly or through a Relu the quantization implies, as above), all
 // at scalar scales of one 8-bit type, become the com.microsoft QLinear op
 // of the same name (qlinearOps; the model gains the com.microsoft opset).
 // Nodes that do not fit stay QDQ. It returns a new model and the number of
@@ -94,8 +95,8 @@ func qoperatorNodeOf(c *canonical.Model, nm *canonical.Namer, n *canonical.Node)
 	if !ok {
 		return false, nil
 	}
-	dqs, q, ok := msQLinearPattern(n, o)
-	return ok, ifMatched(ok, func() error { return msQLinearNode(c, nm, n, o, dqs, q) })
+	p, ok := msQLinearPattern(n, o)
+	return ok, ifMatched(ok, func() error { return msQLinearNode(c, nm, n, o, p) })
 }
 
 // ifMatched runs rewrite when ok.
@@ -286,7 +287,7 @@ func matchQDQ(n *canonical.Node) (qdqPattern, bool) {
 				return p, false
 			}
 			p.b = d
-		} else if t := constOf(b); t != nil && t.DataType == canonical.Float {
+		} else if t := constThroughIdentity(b); t != nil && t.DataType == canonical.Float {
 			if _, ok := biasScales(p.x, p.w); !ok {
 				return p, false
 			}
@@ -296,6 +297,23 @@ func matchQDQ(n *canonical.Node) (qdqPattern, bool) {
 		}
 	}
 	return p, true
+}
+
+// constThroughIdentity is v's constant, or the constant an Identity
+// chain computing v reads (torch's exporter shares a bias between Conv
+// nodes through Identity).
+func constThroughIdentity(v *canonical.Value) *canonical.Tensor {
+	for range 8 {
+		if t := constOf(v); t != nil {
+			return t
+		}
+		p := producer(v)
+		if !isOp(p, "Identity") {
+			return nil
+		}
+		v = p.Input(0)
+	}
+	return nil
 }
 
 func qmin(dt canonical.DataType) int64 {

@@ -54,15 +54,24 @@ func TestQDQToQOperatorRoundTrip(t *testing.T) {
 
 // TestQDQToQOperatorAgainstORT: resnet_small and squeezenet quantized
 // static per channel (what 'onnxconv quantize static --per-channel'
-// writes: QDQ on the inputs of every Conv, MatMul and Gemm), then
-// rewritten by QDQToQOperator: every Conv whose output is quantized
-// (through a Relu the quantization implies) becomes a QLinearConv, the
-// final Gemm (resnet_small) a QGemm writing float, and ONNX Runtime
-// computes the QOperator model's outputs within one step
-// (the output range over 255) of its outputs for the QDQ model.
+// writes: QDQ around Conv, MatMul, Gemm, Add, Concat, pools...), then
+// rewritten by QDQToQOperator: every node rewritten is a QLinear op or a
+// QGemm (resnet_small: all 20 Conv, 8 Add, the GlobalAveragePool and the
+// Gemm; squeezenet: its 26 Conv, 18 of whose biases torch's exporter
+// shares through Identity nodes, and 8 Concat), no Conv, Add or Concat is
+// left float, and ONNX Runtime computes
+// the QOperator model's outputs within one step (the output range over
+// 255) of its outputs for the QDQ model.
 func TestQDQToQOperatorAgainstORT(t *testing.T) {
 	env := ortEnv(t)
-	for _, name := range []string{"resnet_small", "squeezenet"} {
+	for _, c := range []struct {
+		name string
+		want map[string]int
+	}{
+		{"resnet_small", map[string]int{"QLinearConv": 20, "QLinearAdd": 8, "QLinearGlobalAveragePool": 1, "QGemm": 1}},
+		{"squeezenet", map[string]int{"QLinearConv": 26, "QLinearConcat": 8, "QLinearGlobalAveragePool": 1}},
+	} {
+		name := c.name
 		t.Run(name, func(t *testing.T) {
 			m, _ := fixture(t, name)
 			qdq, _, err := Quantize(context.Background(), m, QuantOptions{Mode: Static, PerChannel: true,
@@ -78,13 +87,20 @@ func TestQDQToQOperatorAgainstORT(t *testing.T) {
 			defer q.Close()
 			ops := opsOf(q)
 			t.Logf("%d nodes rewritten: %v", n, ops)
-			if n == 0 || ops["QLinearConv"]+ops["QGemm"] != n || ops["Gemm"] != 0 {
-				t.Fatalf("%d rewritten, %d QLinearConv and %d QGemm, %d Gemm left", n, ops["QLinearConv"], ops["QGemm"], ops["Gemm"])
+			total := 0
+			for op, k := range c.want {
+				total += k
+				if ops[op] != k {
+					t.Errorf("%d %s, want %d", ops[op], op, k)
+				}
+			}
+			if n != total || ops["Conv"]+ops["Gemm"]+ops["Add"]+ops["Concat"] != 0 {
+				t.Fatalf("%d rewritten, want %d; Conv %d, Gemm %d, Add %d, Concat %d left", n, total, ops["Conv"], ops["Gemm"], ops["Add"], ops["Concat"])
 			}
 			ins := samples(t, m, 1000, 4)
 			want, got := ortOutputs(t, env, qdq, ins), ortOutputs(t, env, q, ins)
 			lo, hi, worst, off := math.Inf(1), math.Inf(-1), 0.0, 0
-			total := 0
+			total = 0
 			for i := range want {
 				for j, w := range want[i] {
 					lo, hi = min(lo, w), max(hi, w)

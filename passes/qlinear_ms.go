@@ -62,31 +62,50 @@ func scalarQ(n *canonical.Node) bool {
 	return true
 }
 
+// msQLinear is a matched float op of a qlinearOps entry: its
+// DequantizeLinear inputs, the Relu dropped and the QuantizeLinear of its
+// output.
+type msQLinear struct {
+	dqs     []*canonical.Node
+	relu, q *canonical.Node
+}
+
 // msQLinearPattern matches the float op n of entry o between
 // DequantizeLinear inputs and a QuantizeLinear output, all at scalar
-// scales of one 8-bit type: its DequantizeLinear nodes and the
-// QuantizeLinear.
-func msQLinearPattern(n *canonical.Node, o qlinearOp) ([]*canonical.Node, *canonical.Node, bool) {
+// scales of one 8-bit type. A Relu between n and the QuantizeLinear is
+// matched when the output zero point is its type's minimum: the
+// quantization's clamp then computes it (as for QLinearConv).
+func msQLinearPattern(n *canonical.Node, o qlinearOp) (msQLinear, bool) {
+	var p msQLinear
 	if o.inputs > 0 && len(n.Inputs) != o.inputs || o.inputs == 0 && len(n.Inputs) < 2 || len(n.Outputs) != 1 {
-		return nil, nil, false
+		return p, false
 	}
 	q := consumer(n.Output(0))
+	if isOp(q, "Relu") {
+		p.relu, q = q, consumer(q.Output(0))
+	}
 	if !isOp(q, "QuantizeLinear") || q.Input(2) == nil || !scalarQ(q) {
-		return nil, nil, false
+		return p, false
 	}
 	dt := valueType(q.Input(2))
-	dqs := make([]*canonical.Node, len(n.Inputs))
+	if p.relu != nil {
+		if z, ok := scalarValue(constOf(q.Input(2))); !ok || int64(z) != qmin(dt) {
+			return p, false
+		}
+	}
+	p.q = q
+	p.dqs = make([]*canonical.Node, len(n.Inputs))
 	for i := range n.Inputs {
 		d := dqOf(n.Input(i))
 		if d == nil || !scalarQ(d) || valueType(d.Input(0)) != dt {
-			return nil, nil, false
+			return p, false
 		}
-		dqs[i] = d
+		p.dqs[i] = d
 	}
 	if d := n.Attr("dilations"); o.float == "AveragePool" && d != nil && slices.ContainsFunc(d.Ints, func(v int64) bool { return v != 1 }) {
-		return nil, nil, false // QLinearAveragePool has no dilations
+		return p, false // QLinearAveragePool has no dilations
 	}
-	return dqs, q, true
+	return p, true
 }
 
 // msQLinearAttrs are the QLinear node's attributes for the float node n:
@@ -108,7 +127,8 @@ func msQLinearAttrs(n *canonical.Node, o qlinearOp, opset int64) []*canonical.At
 }
 
 // msQLinearNode replaces the matched float node n by its QLinear node.
-func msQLinearNode(c *canonical.Model, nm *canonical.Namer, n *canonical.Node, o qlinearOp, dqs []*canonical.Node, q *canonical.Node) error {
+func msQLinearNode(c *canonical.Model, nm *canonical.Namer, n *canonical.Node, o qlinearOp, p msQLinear) error {
+	dqs, q := p.dqs, p.q
 	g := c.Graph
 	e := build.On(g, nm, n.Name)
 	var ins []*canonical.Value
@@ -129,6 +149,9 @@ func msQLinearNode(c *canonical.Model, nm *canonical.Namer, n *canonical.Node, o
 		return err
 	}
 	g.RemoveNode(q)
+	if p.relu != nil {
+		g.RemoveNode(p.relu)
+	}
 	g.RemoveNode(n)
 	return nil
 }

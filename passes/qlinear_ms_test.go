@@ -20,12 +20,17 @@ type qlinearCase struct {
 	// (transB: [N, K] per row) with a float bias.
 	gemm, transB bool
 	opset        int
+	// relu: a Relu between the op and its QuantizeLinear, whose zero
+	// point is then the type's minimum.
+	relu bool
 }
 
 func qlinearCases() []qlinearCase {
 	return []qlinearCase{
 		{name: "add_u8", op: "Add", want: "QLinearAdd", dt: canonical.Uint8, ins: [][]int64{{1, 4, 5, 5}, {1, 4, 5, 5}}, out: []int64{1, 4, 5, 5}},
 		{name: "add_broadcast_s8", op: "Add", want: "QLinearAdd", dt: canonical.Int8, ins: [][]int64{{1, 4, 5, 5}, {4, 1, 1}}, out: []int64{1, 4, 5, 5}},
+		{name: "add_relu_u8", op: "Add", want: "QLinearAdd", dt: canonical.Uint8, ins: [][]int64{{1, 4, 5, 5}, {1, 4, 5, 5}}, out: []int64{1, 4, 5, 5}, relu: true},
+		{name: "add_relu_s8", op: "Add", want: "QLinearAdd", dt: canonical.Int8, ins: [][]int64{{1, 4, 5, 5}, {4, 1, 1}}, out: []int64{1, 4, 5, 5}, relu: true},
 		{name: "mul_u8", op: "Mul", want: "QLinearMul", dt: canonical.Uint8, ins: [][]int64{{2, 3, 8}, {2, 3, 8}}, out: []int64{2, 3, 8}},
 		{name: "mul_s8", op: "Mul", want: "QLinearMul", dt: canonical.Int8, ins: [][]int64{{2, 3, 8}, {8}}, out: []int64{2, 3, 8}},
 		{name: "sigmoid_u8", op: "Sigmoid", want: "QLinearSigmoid", dt: canonical.Uint8, ins: [][]int64{{2, 64}}, out: []int64{2, 64}},
@@ -86,11 +91,14 @@ func qlinearModel(t *testing.T, cases []qlinearCase, opset int) *canonical.Model
 		}
 		y := b.Op(c.op, c.name, fl, c.attrs...)
 		ys, yz := 0.03, zero
-		if c.op == "Sigmoid" || c.op == "Softmax" {
+		if c.op == "Sigmoid" || c.op == "Softmax" || c.relu {
 			ys, yz = 1.0/256, 0
 			if c.dt == canonical.Int8 {
 				yz = -128
 			}
+		}
+		if c.relu {
+			y, ys = b.Op("Relu", "relu", []string{y}), 0.015
 		}
 		name := c.name + "_y"
 		b.Reserve(name)
@@ -124,9 +132,10 @@ func gemmWeight(b *build.Builder, dims []int64, transB bool) string {
 		b.Number("wz", canonical.Int8, []int64{n}, make([]float64, n)...)}, canonical.IntAttr("axis", axis))
 }
 
-// TestQLinearContribOpsAgainstORT: QDQ models of Add, Mul, Sigmoid,
-// LeakyRelu, GlobalAveragePool, AveragePool, Concat, Softmax (also at
-// opset 11) and Gemm, uint8 and int8 (qlinearCases), become one
+// TestQLinearContribOpsAgainstORT: QDQ models of Add (also through a Relu
+// the output's quantization implies), Mul, Sigmoid, LeakyRelu,
+// GlobalAveragePool, AveragePool, Concat, Softmax (also at opset 11) and
+// Gemm, uint8 and int8 (qlinearCases), become one
 // com.microsoft QLinear node (QGemm) each under QDQToQOperator. ONNX
 // Runtime 1.30 computes the QOperator model's integers within one step of
 // the QDQ model run as written (graph optimizations off: the float op
@@ -155,8 +164,8 @@ func TestQLinearContribOpsAgainstORT(t *testing.T) {
 		ops := opsOf(q)
 		for _, c := range cases {
 			ops[c.want]--
-			if ops[c.op] != 0 {
-				t.Errorf("opset %d: %d %s left", opset, ops[c.op], c.op)
+			if ops[c.op] != 0 || ops["Relu"] != 0 {
+				t.Errorf("opset %d: %d %s, %d Relu left", opset, ops[c.op], c.op, ops["Relu"])
 			}
 		}
 		for _, c := range cases {

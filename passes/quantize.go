@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
@@ -57,8 +58,9 @@ type QuantOptions struct {
 	Calibration [][]*canonical.Tensor
 	// PerChannel quantizes weights per output channel (opset >= 13).
 	PerChannel bool
-	// Ops lists the op types whose inputs are quantized (default Conv,
-	// MatMul, Gemm).
+	// Ops lists the op types quantized (default: static mode the ops
+	// ONNX Runtime's static quantizer wraps, staticOps; dynamic mode
+	// Conv, MatMul, Gemm).
 	Ops []string
 	// Held are samples to measure the accuracy change on (default the
 	// calibration samples); nil with no calibration: unmeasured.
@@ -87,6 +89,9 @@ type QuantReport struct {
 	Before     Stats        `json:"before"`
 	After      Stats        `json:"after"`
 	Quantized  int          `json:"quantized_nodes"`
+	// Fused counts the Relu and Clip nodes static mode removed, their
+	// clamp computed by the quantization of their input.
+	Fused int `json:"fused_activations,omitempty"`
 	// Top1 is the top-1 agreement with the float model on the held
 	// samples for [N, C] outputs (-1 when there is none).
 	Top1   float64 `json:"top1"`
@@ -136,10 +141,18 @@ func (rep *QuantReport) setFinal(cmp *verify.Report) {
 	}
 }
 
-// Quantize rewrites the inputs of m's Conv, MatMul and Gemm nodes as int8
-// QDQ: weights int8 symmetric (per channel with PerChannel), activations
-// uint8 asymmetric (calibrated in static mode, dynamic otherwise). It
-// returns a new model; m is not changed.
+// Quantize rewrites m as int8 QDQ: weights int8 symmetric (per channel
+// with PerChannel), activations uint8 asymmetric. Static mode follows ONNX
+// Runtime's QDQ quantizer (staticRole): the inputs and outputs of Conv,
+// MatMul, Gemm, Add, Mul, Concat, Sigmoid, LeakyRelu, Softmax and
+// GlobalAveragePool are quantized with calibrated ranges (Softmax's
+// output over [0, 1]), same-scale ops (Reshape, Transpose, Flatten,
+// Squeeze, Unsqueeze, MaxPool, AveragePool, Resize) take their quantized
+// input's scale, and a Relu or Clip after a quantized output is removed,
+// its clamp computed by that output's quantization; every reader of a
+// quantized activation reads its DequantizeLinear. Dynamic mode
+// quantizes the activation input of Conv, MatMul and Gemm at run time.
+// It returns a new model; m is not changed.
 func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*canonical.Model, *QuantReport, error) {
 	if m == nil || m.Graph == nil {
 		return nil, nil, fmt.Errorf("quantize: the model has no graph")
@@ -182,6 +195,9 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 	list := opts.Ops
 	if list == nil {
 		list = []string{"Conv", "MatMul", "Gemm"}
+		if opts.Mode == Static {
+			list = staticOps
+		}
 	}
 	for _, o := range list {
 		ops[o] = true
@@ -198,77 +214,35 @@ func Quantize(ctx context.Context, m *canonical.Model, opts QuantOptions) (*cano
 	g := c.Graph
 	rep := &QuantReport{Mode: opts.Mode, Method: opts.Method, PerChannel: opts.PerChannel, Before: StatsOf(m), Top1: -1, MaxAbs: -1, Unmeasured: opts.Unmeasured}
 
-	// Which activations to quantize.
-	var targets []*canonical.Node
-	acts := map[*canonical.Value]bool{}
-	var actList []*canonical.Value
-	for _, n := range g.Nodes {
-		if !ops[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") {
-			continue
-		}
-		w := constOf(n.Input(1))
-		if w == nil || w.DataType != canonical.Float || elemType(n.Input(0)) != canonical.Float && constOf(n.Input(0)) == nil {
-			continue
-		}
-		if n.OpType == "Gemm" && n.AttrInt("transA", 0) != 0 {
-			continue
-		}
-		x := n.Input(0)
-		if constOf(x) != nil {
-			continue
-		}
-		targets = append(targets, n)
-		if !acts[x] {
-			acts[x] = true
-			actList = append(actList, x)
-		}
-	}
-	// Calibration.
-	ranges := map[*canonical.Value][2]float64{}
-	if opts.Mode == Static && len(actList) > 0 {
-		cr, err := calibrate(ctx, m, actList, opts)
+	if opts.Mode == Static {
+		plan, err := planStatic(g, ops, opset)
 		if err != nil {
 			return fail(err)
 		}
-		rep.Ranges = cr
-		for i, v := range actList {
-			ranges[v] = [2]float64{cr[i].Lo, cr[i].Hi}
-		}
-	}
-	nm := canonical.NewNamer(c)
-	dq := map[*canonical.Value]*canonical.Value{}
-	for _, n := range targets {
-		x := n.Input(0)
-		xq := dq[x]
-		if xq == nil {
-			var err error
-			if opts.Mode == Static {
-				r := ranges[x]
-				xq, err = qdqStatic(g, nm, x, r[0], r[1])
-			} else {
-				xq, err = qdqDynamic(g, nm, x)
-			}
+		ranges := map[*canonical.Value][2]float64{}
+		if acts := plan.calibrated(); len(acts) > 0 {
+			cr, err := calibrate(ctx, m, acts, opts)
 			if err != nil {
 				return fail(err)
 			}
-			dq[x] = xq
-		}
-		axis := int64(0)
-		switch n.OpType {
-		case "MatMul":
-			axis = 1
-		case "Gemm":
-			if n.AttrInt("transB", 0) == 0 {
-				axis = 1
+			for i, v := range acts {
+				// A graph output keeps its min-max range whatever the
+				// method: clipping the outputs (the logits) to a
+				// histogram's bulk saturates the largest ones and loses
+				// the ranking (entropy: resnet_small's top-1 agreement
+				// fell from 100 % to 0).
+				if isGraphOutput(v) {
+					cr[i].Lo, cr[i].Hi = cr[i].Min, cr[i].Max
+				}
+				ranges[v] = [2]float64{cr[i].Lo, cr[i].Hi}
 			}
+			rep.Ranges = cr
 		}
-		wq, err := qdqWeight(g, nm, n.Input(1), opts.PerChannel, axis)
-		if err != nil {
+		if err := quantizeStatic(ctx, c, plan, ranges, opts, rep); err != nil {
 			return fail(err)
 		}
-		n.SetInput(0, xq)
-		n.SetInput(1, wq)
-		rep.Quantized++
+	} else if err := quantizeDynamic(c, ops, opts, rep); err != nil {
+		return fail(err)
 	}
 	if err := tidyQuantized(c, rep); err != nil {
 		return fail(err)
@@ -304,25 +278,35 @@ func tidyQuantized(c *canonical.Model, rep *QuantReport) error {
 	return nil
 }
 
-// qdqStatic inserts QuantizeLinear/DequantizeLinear (uint8) for x with
-// range [lo, hi] (widened to hold 0).
-func qdqStatic(g *canonical.Graph, nm *canonical.Namer, x *canonical.Value, lo, hi float64) (*canonical.Value, error) {
-	if math.IsInf(lo, 0) || math.IsInf(hi, 0) || math.IsNaN(lo) || math.IsNaN(hi) {
-		lo, hi = 0, 0
+// quantizeDynamic quantizes the activation input of each Conv, MatMul
+// and Gemm in ops (DynamicQuantizeLinear, read by that node only) and
+// its weight.
+func quantizeDynamic(c *canonical.Model, ops map[string]bool, opts QuantOptions, rep *QuantReport) error {
+	g := c.Graph
+	nm := canonical.NewNamer(c)
+	dq := map[*canonical.Value]*canonical.Value{}
+	for _, n := range slices.Clone(g.Nodes) {
+		if !ops[n.OpType] || (n.Domain != "" && n.Domain != "ai.onnx") || !weightedTarget(n) {
+			continue
+		}
+		x := n.Input(0)
+		xq := dq[x]
+		if xq == nil {
+			var err error
+			if xq, err = qdqDynamic(g, nm, x); err != nil {
+				return err
+			}
+			dq[x] = xq
+		}
+		wq, err := qdqWeight(g, nm, n.Input(1), opts.PerChannel, weightAxisOf(n))
+		if err != nil {
+			return err
+		}
+		n.SetInput(0, xq)
+		n.SetInput(1, wq)
+		rep.Quantized++
 	}
-	lo, hi = math.Min(lo, 0), math.Max(hi, 0)
-	scale := (hi - lo) / 255
-	if scale == 0 {
-		scale = 1
-	}
-	zp := math.Round(-lo / scale)
-	zp = math.Max(0, math.Min(255, zp))
-	e := build.On(g, nm, x.Name)
-	sv := e.Const("scale", canonical.NumberTensor("", canonical.Float, nil, []float64{scale}))
-	zv := e.Const("zero_point", canonical.NewTensor("", canonical.Uint8, nil, []byte{byte(zp)}))
-	q := e.Op("QuantizeLinear", []*canonical.Value{x, sv, zv})
-	d := e.Op("DequantizeLinear", []*canonical.Value{q, sv, zv})
-	return d, e.Err()
+	return nil
 }
 
 // qdqDynamic inserts DynamicQuantizeLinear/DequantizeLinear for x.

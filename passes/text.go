@@ -59,7 +59,11 @@ func (r *QuantReport) WriteText(w io.Writer, out string) error {
 	if r.Mode == Int4 {
 		form = fmt.Sprintf("int4 weights (%s, blocks of %d)", r.Format, r.BlockSize)
 	}
-	fmt.Fprintf(&b, "%s: %s, %d nodes quantized; initializer bytes %s -> %s\n", out, form, r.Quantized,
+	fused := ""
+	if r.Fused > 0 {
+		fused = fmt.Sprintf(", %d Relu/Clip removed (the quantization clamps)", r.Fused)
+	}
+	fmt.Fprintf(&b, "%s: %s, %d nodes quantized%s; initializer bytes %s -> %s\n", out, form, r.Quantized, fused,
 		bytesize.Format(r.Before.Bytes), bytesize.Format(r.After.Bytes))
 	if r.Top1 >= 0 {
 		fmt.Fprintf(&b, "top-1 agreement with the float model: %.2f%%\n", 100*r.Top1)

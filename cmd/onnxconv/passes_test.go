@@ -256,7 +256,7 @@ func TestQuantizeCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "static int8 QDQ, 21 nodes quantized") || !strings.Contains(stdout, "top-1 agreement with the float model") {
+	if !strings.Contains(stdout, "static int8 QDQ, 32 nodes quantized, 17 Relu/Clip removed (the quantization clamps)") || !strings.Contains(stdout, "top-1 agreement with the float model") {
 		t.Errorf("summary: %s", stdout)
 	}
 	if !strings.Contains(stdout, "steps per integer tensor") || !strings.Contains(stdout, "input_QuantizeLinear (QuantizeLinear, against the source's input quantized alike): 0:12288\n") {

@@ -10,11 +10,13 @@ import (
 )
 
 // TestQuantizeFormCommand: resnet_small quantized static per channel
-// (QDQ), then 'quantize --format qoperator' (8 Conv → Relu → QuantizeLinear
-// chains become QLinearConv, the Gemm a com.microsoft QGemm) and back with 'quantize --format qdq' (no
-// QLinearConv left): each result EQUIVALENT to its input with both run by
-// ONNX Runtime 1.30. A model with nothing in the other form, and a
-// quantization flag with --format alone, are refused, nothing written.
+// (QDQ around every Conv, Add, pool and the Gemm), then 'quantize --format
+// qoperator' (20 QLinearConv, 8 com.microsoft QLinearAdd, a
+// QLinearGlobalAveragePool and a QGemm: 30 nodes) and back with 'quantize
+// --format qdq' (no QLinear op left): each result EQUIVALENT to its input
+// with both run by ONNX Runtime 1.30. A model with nothing in the other
+// form, and a quantization flag with --format alone, are refused, nothing
+// written.
 func TestQuantizeFormCommand(t *testing.T) {
 	useModules(t, ortnode.Package)
 	dir := t.TempDir()
@@ -22,21 +24,27 @@ func TestQuantizeFormCommand(t *testing.T) {
 	if code, stdout, stderr := runCmd("quantize", fixtureModel(t, "resnet_small"), qdq, "--mode", "static", "--per-channel", "--calibration-samples", "8"); code != 0 {
 		t.Fatalf("quantize static: exit %d: %s%s", code, stdout, stderr)
 	}
+	qlinear := []string{"QLinearConv", "QLinearAdd", "QLinearGlobalAveragePool", "QGemm"}
 	for _, c := range []struct {
 		in, out, form string
-		want          int // QLinearConv and QGemm nodes in the result
-	}{{qdq, qop, "qoperator", 9}, {qop, back, "qdq", 0}} {
+		want          int // QLinear and QGemm nodes in the result
+	}{{qdq, qop, "qoperator", 30}, {qop, back, "qdq", 0}} {
 		code, stdout, stderr := runCmd("quantize", c.in, c.out, "--format", c.form)
 		if code != 0 {
 			t.Fatalf("--format %s: exit %d: %s%s", c.form, code, stdout, stderr)
 		}
-		for _, want := range []string{": EQUIVALENT", "computed by onnxruntime 1.30", "9 nodes rewritten to " + c.form} {
+		for _, want := range []string{": EQUIVALENT", "computed by onnxruntime 1.30", "30 nodes rewritten to " + c.form} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("--format %s: summary lacks %q:\n%s", c.form, want, stdout)
 			}
 		}
-		if ops, _ := opCounts(t, c.out); ops["QLinearConv"]+ops["QGemm"] != c.want {
-			t.Errorf("--format %s: %d QLinearConv and QGemm, want %d: %v", c.form, ops["QLinearConv"]+ops["QGemm"], c.want, ops)
+		ops, _ := opCounts(t, c.out)
+		got := 0
+		for _, op := range qlinear {
+			got += ops[op]
+		}
+		if got != c.want || c.want > 0 && (ops["QLinearConv"] != 20 || ops["QLinearAdd"] != 8) {
+			t.Errorf("--format %s: %d QLinear and QGemm nodes, want %d (20 QLinearConv, 8 QLinearAdd): %v", c.form, got, c.want, ops)
 		}
 	}
 	for _, c := range []struct {

@@ -24,13 +24,18 @@ func newQuantizeCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "quantize IN OUT --mode dynamic|static|int4",
-		Short: "Quantize Conv/MatMul/Gemm inputs to int8 QDQ (or MatMul weights to int4) and report the accuracy change",
-		Long: `Rewrite the inputs of IN's Conv, MatMul and Gemm nodes as QDQ
-(QuantizeLinear/DequantizeLinear) and write OUT: weights int8 symmetric
-(--per-channel: one scale per output channel), activations uint8
-asymmetric. --mode static calibrates activation ranges (min-max) from the
-samples in --calibration DIR (or --calibration-samples generated ones);
---mode dynamic quantizes activations at run time (DynamicQuantizeLinear).
+		Short: "Quantize a model to int8 QDQ (or MatMul weights to int4) and report the accuracy change",
+		Long: `Rewrite IN as QDQ (QuantizeLinear/DequantizeLinear) and write OUT:
+weights int8 symmetric (--per-channel: one scale per output channel),
+activations uint8 asymmetric. --mode static calibrates activation ranges
+(min-max) from the samples in --calibration DIR (or --calibration-samples
+generated ones) and wraps the ops ONNX Runtime's static quantizer wraps:
+Conv, MatMul, Gemm, Add, Mul, Concat, Sigmoid, LeakyRelu, Softmax and
+GlobalAveragePool; Reshape, Transpose, Flatten, Squeeze, Unsqueeze,
+MaxPool, AveragePool and Resize at their input's scale; a Relu or Clip
+after a quantized output is removed (the quantization clamps; see
+docs/optimize.md). --mode dynamic quantizes the activation input of Conv,
+MatMul and Gemm at run time (DynamicQuantizeLinear).
 The result is verified against IN on the held samples with the int8
 tolerance profile and refused when not equivalent (--no-verify: written
 anyway, the summary says NOT VERIFIED, and the accuracy change is not

@@ -1,7 +1,6 @@
 package tflite
 
 import (
-	"context"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -40,7 +39,7 @@ g (int64[2,5] ids, float[2,5,4] h) => (float[2,5,4] y, int64[2,5] pos, int64[2] 
 	}
 	h := f32Tensor("h", []int64{2, 5, 4}, hv)
 	want := runExec(t, m, []*canonical.Tensor{ids, h})
-	got, err := rt.RunLiteRT(context.Background(), tfliteEnv(t), path, []*onnxpb.TensorProto{protoOf(t, ids, "ids"), protoOf(t, h, "h")})
+	got, err := runTFLiteWith(t, tfliteEnv(t), path, []*onnxpb.TensorProto{protoOf(t, ids, "ids"), protoOf(t, h, "h")}, rt.Options{Interpreters: []rt.Interpreter{rt.LiteRT}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -338,7 +338,10 @@ func (c *converter) quantizeInt8(ctx context.Context) error {
 			continue
 		}
 		root := q.find(ti)
-		if f := q.fixed[ti]; f != nil {
+		if f := q.fixed[ti]; f != nil && (q.given[root] == nil || q.given[root].equal(f)) {
+			// A QDQ model's own quantization of the output wins: the
+			// op then stays float (canInt8), as ONNX Runtime computes
+			// it, quantized at the model's scale.
 			q.params[root] = f
 		}
 		if q.raw[ti] {
@@ -381,7 +384,10 @@ func (c *converter) quantizeInt8(ctx context.Context) error {
 	}
 	// Outputs.
 	for i, out := range t.outputs {
-		if !q.isI8[out] && !c.opts.Int8IO {
+		// a float output the QDQ model quantizes: ONNX Runtime gives
+		// its DequantizeLinear's values
+		fakeOut := !q.isI8[out] && q.act(out) && q.fake[out] && q.paramsOf(out) != nil
+		if !q.isI8[out] && !c.opts.Int8IO && !fakeOut {
 			continue
 		}
 		name := t.tensors[out].name
@@ -389,6 +395,8 @@ func (c *converter) quantizeInt8(ctx context.Context) error {
 		switch {
 		case q.isI8[out] && !c.opts.Int8IO:
 			nt = q.floatOf(out, "")
+		case fakeOut && !c.opts.Int8IO:
+			nt = q.floatOf(q.int8Of(out, ""), "")
 		case !q.isI8[out] && c.opts.Int8IO && q.paramsOf(out) != nil:
 			nt = q.int8Of(out, "")
 		default:
@@ -503,6 +511,9 @@ func (q *quantizer) canInt8(o *top) bool {
 		if q.t.tensors[out].typ == fb.TensorTypeFLOAT32 && (q.paramsOf(out) == nil || q.raw[q.find(out)]) {
 			return false
 		}
+	}
+	if rule == ruleFixed && !q.paramsOf(o.out[0]).equal(fixedParams(o.code)) {
+		return false // TFLite's int8 kernel writes only its fixed quantization
 	}
 	if rule == rulePass || rule == ruleSame {
 		// one quantization for all (a QDQ model may give two)

@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -77,53 +76,46 @@ func stack(t *testing.T, samples [][]*canonical.Tensor) []*canonical.Tensor {
 }
 
 // runTFLiteMany runs the file at path on every sample (ONNX layout,
-// permuted as the report says) in the TFLite interpreter, two at a time,
-// and returns the first output of each run in the ONNX layout.
+// permuted as the report says) in the TFLite interpreter, one session of
+// the package's pool for all of them, and returns the first output of each
+// run in the ONNX layout. The first sample is checked against a process
+// of its own once per interpreter (tflitetest.Runner.Check).
 func runTFLiteMany(t *testing.T, env rt.Env, path string, rep *Report, samples [][]*canonical.Tensor) [][]float64 {
 	t.Helper()
+	o := rt.Options{Threads: 1}
+	r := runner(env)
+	s, err := r.Open(context.Background(), path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 	out := make([][]float64, len(samples))
-	errs := make([]error, len(samples))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	for i, s := range samples {
-		ins := make([]*onnxpb.TensorProto, len(s))
-		for j, x := range s {
+	for i, smp := range samples {
+		ins := make([]*onnxpb.TensorProto, len(smp))
+		for j, x := range smp {
 			ins[j] = protoOf(t, toLayout(t, x, rep.Inputs[j].Perm), rep.Inputs[j].Name)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			got, err := rt.Run(context.Background(), env, path, ins, 1)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			g, err := canonical.TensorFromProto(got.Outputs[0])
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			f, err := g.Float64s()
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			if p := rep.Outputs[0].Perm; p != nil {
-				if f, err = transposeData(f, g.Dims, layout.Inverse(p)); err != nil {
-					errs[i] = err
-					return
-				}
-			}
-			out[i] = f
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
+		got, err := s.Run(context.Background(), ins)
 		if err != nil {
 			t.Fatalf("sample %d: %v", i, err)
 		}
+		if i == 0 {
+			r.Check(t, path, ins, o, got)
+		}
+		g, err := canonical.TensorFromProto(got.Outputs[0])
+		if err != nil {
+			t.Fatalf("sample %d: %v", i, err)
+		}
+		f, err := g.Float64s()
+		if err != nil {
+			t.Fatalf("sample %d: %v", i, err)
+		}
+		if p := rep.Outputs[0].Perm; p != nil {
+			if f, err = transposeData(f, g.Dims, layout.Inverse(p)); err != nil {
+				t.Fatalf("sample %d: %v", i, err)
+			}
+		}
+		out[i] = f
 	}
 	return out
 }
@@ -256,7 +248,7 @@ func checkInt8IO(t *testing.T, env rt.Env, m *canonical.Model, calib [][]*canoni
 	if err := os.WriteFile(path, res.Data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := rt.Run(context.Background(), env, path, []*onnxpb.TensorProto{protoOf(t, canonical.NewTensor(in.Name, canonical.Int8, xl.Dims, q), in.Name)}, 1)
+	got, err := runTFLite(t, env, path, []*onnxpb.TensorProto{protoOf(t, canonical.NewTensor(in.Name, canonical.Int8, xl.Dims, q), in.Name)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package tflite
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -8,5 +9,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(testpaths.Main(m, "exporters/tflite"))
+	code := testpaths.Main(m, "exporters/tflite")
+	if err := testRunner.Close(); err != nil && code == 0 {
+		fmt.Fprintf(os.Stderr, "exporters/tflite: closing the TFLite pool: %v\n", err)
+		code = 1
+	}
+	os.Exit(code)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/build"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/canonical/testmodels"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 	importer "github.com/onnxconv/onnxconv/importers/tflite"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
@@ -33,27 +34,8 @@ func mobilenetStyle(t *testing.T) *canonical.Model {
 	b := build.New(13)
 	b.Reserve("input", "output")
 	lo, hi := b.Scalar("zero", 0), b.Scalar("six", 6)
-	weights := func(dims ...int64) string {
-		n, fan := int64(1), int64(1)
-		for i, d := range dims {
-			n *= d
-			if i > 0 {
-				fan *= d
-			}
-		}
-		w := make([]float32, n)
-		for i := range w {
-			w[i] = float32(r.NormFloat64() * math.Sqrt(2/float64(fan)))
-		}
-		return b.F32("w", dims, w)
-	}
-	bias := func(n int64) string {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(0.1 * r.NormFloat64())
-		}
-		return b.F32("b", []int64{n}, v)
-	}
+	weights := func(dims ...int64) string { return testmodels.HeNormal(b, r, dims...) }
+	bias := func(n int64) string { return testmodels.Bias(b, r, n) }
 	conv := func(x string, cin, cout, k, stride, group int64, relu6 bool) string {
 		y := b.Op("Conv", "conv", []string{x, weights(cout, cin/group, k, k), bias(cout)},
 			canonical.IntsAttr("kernel_shape", k, k), canonical.IntsAttr("strides", stride, stride),
@@ -85,11 +67,19 @@ func mobilenetStyle(t *testing.T) *canonical.Model {
 	return m
 }
 
-// quantTestModel is the MobileNet-style model, or the fixture model name.
+// quantTestModel is the MobileNet-style model, testmodels.SEResNet
+// (se_resnet: its logits, no Softmax), or the fixture model name.
 func quantTestModel(t *testing.T, name string) *canonical.Model {
 	t.Helper()
-	if name == "mobilenet_style" {
+	switch name {
+	case "mobilenet_style":
 		return mobilenetStyle(t)
+	case "se_resnet":
+		m, err := testmodels.SEResNet(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
 	}
 	m, err := canonical.Load(filepath.Join(testpaths.RepoRoot(t), "fixtures", "models", name, "model.onnx"), canonical.LoadOptions{})
 	if err != nil {
@@ -184,17 +174,21 @@ func onnxQuantizations(t *testing.T, m *canonical.Model) map[string]string {
 	return out
 }
 
-// TestQDQToInt8 quantizes resnet_small and a MobileNet-style model with
-// passes.Quantize (static, per channel: what 'onnxconv quantize static'
-// writes), exports the QDQ model to TFLite and checks that the file's
-// int8 tensors carry exactly the model's scales and zero points (every
-// QuantizeLinear and weight DequantizeLinear of it, none calibrated), and
-// that Google's TFLite interpreter computes ONNX Runtime's outputs of the
-// QDQ model within one int8 step of the output range (range/255).
+// TestQDQToInt8 quantizes resnet_small, a MobileNet-style model and
+// testmodels.SEResNet (residual Add, squeeze-and-excitation with Sigmoid
+// and Mul, Concat, LeakyRelu, pools; its logits) with passes.Quantize
+// (static, per channel: what 'onnxconv quantize static' writes, QDQ around
+// every op ONNX Runtime's quantizer wraps), exports the QDQ model to
+// TFLite and checks that the file's int8 tensors carry exactly the
+// model's scales and zero points (every QuantizeLinear and weight
+// DequantizeLinear of it, none calibrated), and that Google's TFLite
+// interpreter computes ONNX Runtime's outputs of the QDQ model within one
+// int8 step: the scale of the output's quantization (the output range
+// over 255 when it is not quantized).
 func TestQDQToInt8(t *testing.T) {
 	env := tfliteEnv(t)
 	oenv := ortEnv(t)
-	for _, name := range []string{"resnet_small", "mobilenet_style"} {
+	for _, name := range []string{"resnet_small", "mobilenet_style", "se_resnet"} {
 		t.Run(name, func(t *testing.T) {
 			m := quantTestModel(t, name)
 			defer m.Close()
@@ -265,15 +259,22 @@ func TestQDQToInt8(t *testing.T) {
 				lo, hi = min(lo, slices.Min(o)), max(hi, slices.Max(o))
 			}
 			step := (hi - lo) / 255
+			if d, _ := qm.Graph.Outputs[0].Producer(); d != nil && d.OpType == "DequantizeLinear" {
+				s, err := d.Input(1).Const.Float64s()
+				if err != nil || len(s) != 1 {
+					t.Fatalf("the output's DequantizeLinear scale %v: %v", s, err)
+				}
+				step = s[0]
+			}
 			var worst float64
 			for i := range held {
 				for j := range ort[i] {
 					worst = max(worst, math.Abs(got[i][j]-ort[i][j]))
 				}
 			}
-			t.Logf("%d int8 ops, %d kept float; TFLite interpreter vs ONNX Runtime on %d samples: max |diff| %.3g = %.3f steps of %.3g (output range/255)",
+			t.Logf("%d int8 ops, %d kept float; TFLite interpreter vs ONNX Runtime on %d samples: max |diff| %.3g = %.3f steps of %.3g",
 				res.Report.Int8.Quantized, len(res.Report.Int8.Float), len(held), worst, worst/step, step)
-			if worst > step {
+			if math.Round(worst/step) > 1 { // one step, up to float32 rounding of the levels
 				t.Errorf("the interpreter's outputs differ from ONNX Runtime's by %.3g, more than one step %.3g", worst, step)
 			}
 		})
@@ -493,5 +494,79 @@ func TestQOperatorToInt8(t *testing.T) {
 				t.Errorf("%d of %d values differ, up to %g steps", off, n, worst)
 			}
 		})
+	}
+}
+
+// TestQDQSoftmaxOutputToInt8: a QDQ model whose output is Softmax
+// quantized at the model's own scale (1/255, uint8 zero point 0, as
+// 'onnxconv quantize static' and ONNX Runtime's quantizer write it) is
+// not TFLite's fixed int8 SOFTMAX quantization (1/256): the op stays float
+// and its output is quantized and dequantized at the model's scale (the
+// file holds an int8 tensor of it), so that the interpreter gives ONNX
+// Runtime's values: within one step of 1/255 (before, SOFTMAX was written
+// int8 at 1/256 and the model's scale was in no tensor).
+func TestQDQSoftmaxOutputToInt8(t *testing.T) {
+	env := tfliteEnv(t)
+	oenv := ortEnv(t)
+	b := build.New(13)
+	b.Reserve("input", "output")
+	xs, xz := b.Scalar("x_scale", 0.05), b.Init("x_zero", canonical.Uint8, nil, []byte{128})
+	x := b.Op("DequantizeLinear", "x_dq", []string{b.Op("QuantizeLinear", "x_q", []string{"input", xs, xz}), xs, xz})
+	y := b.Op("Softmax", "softmax", []string{x}, canonical.IntAttr("axis", 1))
+	ys, yz := b.Scalar("y_scale", 1.0/255), b.Init("y_zero", canonical.Uint8, nil, []byte{0})
+	b.OpTo("DequantizeLinear", "output", []string{b.Op("QuantizeLinear", "y_q", []string{y, ys, yz}), ys, yz})
+	m, err := b.Model("softmax_qdq", []build.Info{build.TensorInfo("input", canonical.Float, []int64{2, 10}, false)},
+		[]build.Info{build.TensorInfo("output", canonical.Float, []int64{2, 10}, false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	res, err := Export(context.Background(), m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", res.Report.Summary())
+	if r := res.Report.Int8; r == nil || !r.FromModel || len(r.Float) != 1 {
+		t.Fatalf("int8 report %+v: want SOFTMAX kept float with the model's quantization", r)
+	}
+	fm := fb.GetRootAsModel(res.Data, 0)
+	var sg fb.SubGraph
+	fm.Subgraphs(&sg, 0)
+	found := false
+	for i := range sg.TensorsLength() {
+		var tt fb.Tensor
+		sg.Tensors(&tt, i)
+		if qp := tt.Quantization(nil); tt.Type() == fb.TensorTypeINT8 && qp != nil && qp.ScaleLength() == 1 &&
+			qp.Scale(0) == float32(1.0/255) && qp.ZeroPoint(0) == -128 {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no int8 tensor has the output's quantization (1/255, zero point -128)")
+	}
+	dir := t.TempDir()
+	onnxPath, path := filepath.Join(dir, "softmax.onnx"), filepath.Join(dir, "softmax.tflite")
+	if err := canonical.Save(onnxPath, m, canonical.SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, res.Data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held := genSamples(t, m, 1000, 4)
+	got := runTFLiteMany(t, env, path, res.Report, held)
+	ort := runORT(t, oenv, onnxPath, held)
+	off, worst := 0, 0.0
+	for i := range held {
+		for j := range ort[i] {
+			d := math.Round(math.Abs(got[i][j]-ort[i][j]) * 255)
+			if d > 0 {
+				off++
+			}
+			worst = max(worst, d)
+		}
+	}
+	t.Logf("TFLite interpreter vs ONNX Runtime: %d of %d values differ, max %g step(s) of 1/255", off, 4*20, worst)
+	if worst > 1 {
+		t.Errorf("%d values differ, up to %g steps", off, worst)
 	}
 }

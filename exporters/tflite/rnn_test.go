@@ -15,7 +15,6 @@ import (
 	unsupportedpkg "github.com/onnxconv/onnxconv/canonical/unsupported"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 	importer "github.com/onnxconv/onnxconv/importers/tflite"
-	rt "github.com/onnxconv/onnxconv/runtimes/tflite"
 )
 
 // fillInits adds deterministic initializers (sin pattern, scaled) to m.
@@ -62,7 +61,7 @@ func checkInInterpreterOuts(t *testing.T, m *canonical.Model, ins []*canonical.T
 	for i, x := range ins {
 		pins = append(pins, protoOf(t, toLayout(t, x, res.Report.Inputs[i].Perm), res.Report.Inputs[i].Name))
 	}
-	got, err := rt.Run(context.Background(), env, path, pins, 1)
+	got, err := runTFLite(t, env, path, pins)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -155,7 +155,7 @@ func TestFixtureModels(t *testing.T) {
 					r.tin, r.tout, r.layout = rep.TransposesIn, rep.TransposesOut, rep.LayoutTransposes
 				}
 				ins := []*onnxpb.TensorProto{protoOf(t, toLayout(t, in, rep.Inputs[0].Perm), rep.Inputs[0].Name)}
-				got, err := rt.Run(context.Background(), env, path, ins, 1)
+				got, err := runTFLite(t, env, path, ins)
 				if err != nil {
 					t.Fatalf("tflite runtime (float16 %v): %v", f16, err)
 				}
@@ -319,7 +319,7 @@ g (float[1,4,9,9] x) => (float[1,8,5,5] y) {
 		if err := os.WriteFile(path, res.Data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, err := rt.Run(context.Background(), env, path, []*onnxpb.TensorProto{protoOf(t, toLayout(t, x, res.Report.Inputs[0].Perm), "x")}, 1)
+		got, err := runTFLite(t, env, path, []*onnxpb.TensorProto{protoOf(t, toLayout(t, x, res.Report.Inputs[0].Perm), "x")})
 		if err != nil {
 			t.Fatal(err)
 		}

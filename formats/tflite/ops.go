@@ -196,7 +196,7 @@ func entries() []entry {
 		s(fb.BuiltinOperatorREDUCE_ANY, "ReduceMax of the values as int32"),
 		s(fb.BuiltinOperatorREDUCE_ALL, "ReduceMin of the values as int32"),
 		s(fb.BuiltinOperatorDENSIFY, "Identity (sparse constants are densified when the model is read)"),
-		s(fb.BuiltinOperatorATAN2, "Atan(y/x) + the quadrant (Where)"),
+		s(fb.BuiltinOperatorATAN2, "Atan(abs(y/x)) and fdlibm atan2f's quadrant arithmetic (Where)"),
 		s(fb.BuiltinOperatorRIGHT_SHIFT, "BitShift (unsigned); Floor(x / 2^s) (signed)"),
 		s(fb.BuiltinOperatorBITWISE_XOR, "BitwiseXor (opset 18)"),
 		s(fb.BuiltinOperatorBUCKETIZE, "ReduceSum(x >= boundaries)"),

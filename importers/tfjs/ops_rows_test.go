@@ -705,6 +705,22 @@ func listRows() []opRow {
 			cl := g.op("close", "TensorArrayCloseV3", []string{ta, "^" + neg, "^" + ga, "^" + sz}, nil)
 			g.out(neg, ga, g.op("size", "Identity", []string{sz, "^" + cl}, nil), cat)
 		}},
+		// Lists and TensorArrays with no item, of a known element shape,
+		// gather to zero rows (issue 40: the TF1 loop after a
+		// NonMaxSuppression that kept no box); ONNX's ConcatFromSequence
+		// refuses an empty sequence. (TF.js 4.22's TensorListStack of an
+		// empty list fails, "Pass at least one tensor to tf.stack", where
+		// TF gives zero rows, as the mapping does.)
+		{name: "empty_lists", ops: []string{"TensorArrayV3", "TensorArrayGatherV3", "EmptyTensorList", "TensorListGather"}, build: func(g *gm) {
+			x := g.in("x", []int64{3, 2}, vals(6, -1, 1, 5))
+			es := g.ci1("es", 2)
+			none := g.ci("none", []int64{0})
+			ta := g.op("ta", "TensorArrayV3", []string{g.cs("n", 0)}, attrs{"dtype": F, "element_shape": aShape(2), "dynamic_size": aB(false), "clear_after_read": aB(true), "identical_element_shapes": aB(true), "tensor_array_name": aS("")})
+			ga := g.op("ga", "TensorArrayGatherV3", []string{ta, none, ta + ":1"}, attrs{"dtype": F, "element_shape": aShape(2)})
+			e := g.op("e", "EmptyTensorList", []string{es, g.cs("max", -1)}, el)
+			lg := g.op("lg", "TensorListGather", []string{e, none, es}, el)
+			g.out(ga, lg, g.op("cat", "ConcatV2", []string{x, ga, lg, g.cs("axis", 0)}, attrs{"N": aI(3)}))
+		}},
 	}
 }
 

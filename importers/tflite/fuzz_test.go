@@ -18,10 +18,24 @@ import (
 // error, never panic, and never report a panic of its own code (an
 // "internal error": a panic outside the flatbuffers accessors). The seed
 // corpus in testdata/fuzz/FuzzImport holds the fixtures; the fixtures are
-// also added here.
+// also added here, and one-op Landmarks2TransformMatrix models of both
+// versions with the custom_options of fixtures/mediapipe (FlexBuffers
+// maps the flatbuffers library wrote, some that MediaPipe's kernel
+// refuses).
 func FuzzImport(f *testing.F) {
 	for _, name := range fixtureModels {
 		testpaths.AddFiles(f, fixture(name+".tflite"))
+	}
+	for _, s := range []struct {
+		opts    string
+		version int32
+		in      []int32
+	}{
+		{"matrix_face/options.bin", 2, []int32{1, 12, 3}}, {"matrix_odd/options.bin", 2, []int32{1, 9, 3}},
+		{"matrix_v1_face/options.bin", 1, []int32{1, 1, 1, 36}}, {"matrix_v1_odd/options.bin", 1, []int32{1, 1, 1, 27}},
+		{"matrix_v1_refused/subset_empty.bin", 1, []int32{1, 1, 1, 15}}, {"matrix_v1_refused/output_hw.bin", 1, []int32{1, 1, 1, 15}},
+	} {
+		f.Add(landmarksMatrixModel(s.version, readFile(f, "../../fixtures/mediapipe/data/"+s.opts), s.in...))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mp, err := importProto(data, Options{})

@@ -14,6 +14,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/canonical/unsupported"
+	"github.com/onnxconv/onnxconv/executor"
 	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 	tfliteruntime "github.com/onnxconv/onnxconv/runtimes/tflite"
@@ -77,7 +78,7 @@ func liteRTAndImport(t *testing.T, env tfliteruntime.Env, m mspec, name string) 
 		t.Fatalf("Import: %v", err)
 	}
 	ins := oneOpInputs(t, oneOp{name: name, lo: -2, hi: 2}, mod, mp)
-	res, err := tfliteruntime.RunLiteRT(context.Background(), env, path, ins)
+	res, err := runTFLiteWith(t, env, path, ins, tfliteruntime.Options{Interpreters: []tfliteruntime.Interpreter{tfliteruntime.LiteRT}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestUserCustomOpAgainstBuiltin(t *testing.T) {
 		t.Fatal(err)
 	}
 	ins := oneOpInputs(t, oneOp{name: "custom/scaled_tanh", lo: -3, hi: 3}, mod, mp)
-	res, err := tfliteruntime.Run(context.Background(), env, path, ins, 1)
+	res, err := runTFLite(t, env, path, ins)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,17 +267,17 @@ func TestMediaPipeMaxPoolUnpoolAgainstLiteRT(t *testing.T) {
 	}
 }
 
-// MediaPipe's TransformLandmarks, TransformTensorBilinear and
-// Landmarks2TransformMatrix (version 2, what MediaPipe's CPU op resolver
-// registers), one-op models of each on the inputs (and, for the last,
-// the FlexBuffers custom_options the flatbuffers library wrote) of
-// fixtures/mediapipe/data: the import computes the outputs MediaPipe's
-// own CPU kernels computed there (fixtures/mediapipe/make.sh compiles
-// their .cc files from MediaPipe's sources and runs them). No TFLite runtime here runs these
-// operators (TestMediaPipeTransformOpsNotRunByLiteRT shows why), hence the stored
-// outputs. TransformLandmarks also at version 1 (its v1 kernel: [1, H, W, C]
-// landmarks, custom_options dimensions and scale); version 1 of the other
-// two is refused, and so is the other version's layout.
+// MediaPipe's TransformLandmarks, TransformTensorBilinear (TransformTensor
+// at version 1) and Landmarks2TransformMatrix, versions 1 and 2 (the CPU
+// kernels in MediaPipe's sources), one-op models of each on the inputs
+// (and the FlexBuffers custom_options the flatbuffers library wrote) of
+// fixtures/mediapipe/data: the import, run by the executor and by ONNX
+// Runtime, computes every value MediaPipe's own CPU kernels computed
+// there, bit for bit (fixtures/mediapipe/make.sh compiles their .cc files
+// from MediaPipe's sources and runs them). No TFLite runtime here runs
+// these operators (TestMediaPipeTransformOpsNotRunByLiteRT shows why),
+// hence the stored outputs. Each case at the other version is refused
+// (its layout or options are the other kernel's).
 func TestMediaPipeTransformOpsAgainstKernels(t *testing.T) {
 	const dir = "../../fixtures/mediapipe/data/"
 	for _, tc := range []struct {
@@ -288,6 +289,8 @@ func TestMediaPipeTransformOpsAgainstKernels(t *testing.T) {
 		{"bilinear_crop", "TransformTensorBilinear", 2}, {"bilinear_zoom", "TransformTensorBilinear", 2},
 		{"bilinear_v1_crop", "TransformTensor", 1}, {"bilinear_v1_zoom", "TransformTensor", 1},
 		{"matrix_face", "Landmarks2TransformMatrix", 2}, {"matrix_odd", "Landmarks2TransformMatrix", 2},
+		{"matrix_v1_face", "Landmarks2TransformMatrix", 1}, {"matrix_v1_odd", "Landmarks2TransformMatrix", 1},
+		{"matrix_v1_vertical", "Landmarks2TransformMatrix", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ts []*onnxpb.TensorProto
@@ -335,8 +338,218 @@ func TestMediaPipeTransformOpsAgainstKernels(t *testing.T) {
 			for i, in := range mp.GetGraph().GetInput() {
 				ts[i].Name = proto.String(in.GetName())
 			}
-			got := runExecutor(t, mp, ts[:last])
-			t.Logf("MediaPipe's kernel: %s", compareOutput(t, "out", got[0], ts[last]))
+			exact := func(t *testing.T, out []*onnxpb.TensorProto) {
+				want, got := tensorFloats(t, ts[last]), tensorFloats(t, out[0])
+				t.Logf("against MediaPipe's kernel: %s", compareOutput(t, "out", out[0], ts[last]))
+				for i := range want {
+					if got[i] != want[i] {
+						t.Errorf("out[%d] = %v (%#08x), MediaPipe's kernel %v (%#08x): want every value exact", i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+					}
+				}
+			}
+			t.Run("executor", func(t *testing.T) { exact(t, runExecutor(t, mp, ts[:last])) })
+			t.Run("onnxruntime", func(t *testing.T) { exact(t, runModel(t, openORT(t), mp, ts[:last])) })
+		})
+	}
+}
+
+// landmarksMatrixModel is a one-op Landmarks2TransformMatrix model of the
+// given version and custom_options on landmarks of shape in.
+func landmarksMatrixModel(version int32, opts []byte, in ...int32) []byte {
+	m := single(fb.BuiltinOperatorCUSTOM, fb.BuiltinOptionsNONE, nil, []tspec{fshape(in...)}, fshape(1, 4, 4))
+	m.ops[0].custom, m.ops[0].version, m.ops[0].customOpts = "Landmarks2TransformMatrix", version, opts
+	return m.bytes()
+}
+
+// Landmarks2TransformMatrix version 1's custom_options that MediaPipe's
+// v1 kernel refuses (fixtures/mediapipe/make.sh checks that it does and
+// stores them under matrix_v1_refused/), malformed ones (every
+// truncation of options the flatbuffers library wrote, version 2's
+// options) and landmarks of another layout or too few for the indices:
+// the import refuses each with an error naming the operator and what is
+// wrong, never a panic.
+func TestMediaPipeLandmarksMatrixV1Refused(t *testing.T) {
+	const dir = "../../fixtures/mediapipe/data/"
+	want := map[string]string{
+		"dimensions": "dimensions 2", "multiplier": "bbox_size_multiplier 0", "range": "landmarks_range 0",
+		"input_hw": "input_hw 0x128", "output_hw": "output size -3x32", "left": "landmark index -1",
+		"subset_empty": "subset is empty", "subset_negative": "landmark index -2",
+	}
+	check := func(name string, data []byte, wants ...string) {
+		t.Helper()
+		_, err := importProto(data, Options{})
+		if err == nil {
+			t.Errorf("%s: imported", name)
+			return
+		}
+		wants = append(wants, "Landmarks2TransformMatrix")
+		for _, w := range wants {
+			if !strings.Contains(err.Error(), w) || strings.Contains(err.Error(), "internal error") {
+				t.Errorf("%s: %v; want an error naming %q", name, err, w)
+			}
+		}
+	}
+	for name, w := range want {
+		opts, err := os.ReadFile(dir + "matrix_v1_refused/" + name + ".bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(name, landmarksMatrixModel(1, opts, 1, 1, 1, 15), "version 1", w)
+	}
+	opts, err := os.ReadFile(dir + "matrix_v1_odd/options.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importProto(landmarksMatrixModel(1, opts, 1, 1, 1, 27), Options{}); err != nil {
+		t.Fatalf("matrix_v1_odd's options: %v", err)
+	}
+	check("8 landmarks", landmarksMatrixModel(1, opts, 1, 1, 1, 24), "landmark index 8 outside the 8 landmarks")
+	check("[1, 9, 3]", landmarksMatrixModel(1, opts, 1, 9, 3), "want [1, 1, 1, 3N]")
+	check("not triples", landmarksMatrixModel(1, opts, 1, 1, 1, 28), "want [1, 1, 1, 3N]")
+	check("no options", landmarksMatrixModel(1, nil, 1, 1, 1, 27), "no custom_options")
+	check("version 3", landmarksMatrixModel(3, opts, 1, 1, 1, 27), "version 3")
+	v2, err := os.ReadFile(dir + "matrix_odd/options.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("version 2's options", landmarksMatrixModel(1, v2, 1, 1, 1, 27), "custom_options: no dimensions")
+	for n := range len(opts) {
+		check(fmt.Sprintf("options cut to %d bytes", n), landmarksMatrixModel(1, opts[:n], 1, 1, 1, 27), "custom_options")
+	}
+}
+
+// ulps is how many float32 steps apart a and b are (both finite).
+func ulps(a, b float32) int64 {
+	key := func(v float32) int64 {
+		i := int64(int32(math.Float32bits(v)))
+		if i < 0 {
+			i = math.MinInt32 - i
+		}
+		return i
+	}
+	d := key(a) - key(b)
+	if d < 0 {
+		d = -d
+	}
+	return d
+}
+
+// Landmarks2TransformMatrix of both versions on 200 random sets of 10
+// landmarks each (fixtures/mediapipe/data/matrix_random,
+// matrix_v1_random: MediaPipe's kernels' outputs): ONNX Runtime, whose
+// Atan, Cos and Sin on one value call the C library's atanf, cosf and
+// sinf (or cos and sin on doubles) as the kernels do, computes every
+// value bit for bit (with the importer's former atan2, Atan(y/x) plus
+// or minus float pi, 196 of version 2's 3,200 values were off, by up to
+// 98 ulps). The executor's are Go's math functions rounded to float32,
+// which differ from glibc's float functions (not correctly rounded) in a
+// few percent of arguments: its matrices are within 1e-6 of their
+// largest value (measured: 2.8e-7 and 3.9e-7).
+func TestMediaPipeLandmarksMatrixRandom(t *testing.T) {
+	const dir = "../../fixtures/mediapipe/data/"
+	for _, tc := range []struct {
+		name    string
+		version int32
+		in      []int32
+	}{{"matrix_random", 2, []int32{1, 10, 3}}, {"matrix_v1_random", 1, []int32{1, 1, 1, 30}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := readFile(t, dir+tc.name+"/options.bin")
+			mp, err := importProto(landmarksMatrixModel(tc.version, opts, tc.in...), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins, err := tensorio.ReadNpyFile(dir + tc.name + "/in0.npy")
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs, err := tensorio.ReadNpyFile(dir + tc.name + "/out.npy")
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, err := ins.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := outs.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			count, size := int(ins.Dims[0]), int(ins.Dims[1])
+			dims := make([]int64, len(tc.in))
+			for i, d := range tc.in {
+				dims[i] = int64(d)
+			}
+			name := mp.GetGraph().GetInput()[0].GetName()
+			// check runs every input set and compares each matrix with the
+			// kernel's: values that differ, by how many ulps at most, and
+			// the largest difference relative to the matrix's largest
+			// magnitude, which must be at most limit.
+			check := func(t *testing.T, run func(in *onnxpb.TensorProto) *onnxpb.TensorProto, limit float64) {
+				differ, worst, rel := 0, int64(0), 0.0
+				for k := range count {
+					got := tensorFloats(t, run(floatTensor(name, dims, x[k*size:(k+1)*size])))
+					w := want[16*k : 16*k+16]
+					scale := 0.0
+					for _, v := range w {
+						scale = math.Max(scale, math.Abs(float64(v)))
+					}
+					for i, g := range got {
+						if g != w[i] {
+							differ++
+							worst = max(worst, ulps(g, w[i]))
+							rel = math.Max(rel, math.Abs(float64(g)-float64(w[i]))/scale)
+						}
+					}
+				}
+				if rel > limit {
+					t.Errorf("%d of %d values differ from MediaPipe's kernel's, by up to %d ulps, %.2g relative to the matrix's largest: want at most %g", differ, 16*count, worst, rel, limit)
+				}
+				t.Logf("%d of %d values differ from MediaPipe's kernel's, by up to %d ulps, %.2g relative to the matrix's largest", differ, 16*count, worst, rel)
+			}
+			t.Run("executor", func(t *testing.T) {
+				m, err := canonical.FromProto(mp, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				ex, err := executor.New(m, executor.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, func(in *onnxpb.TensorProto) *onnxpb.TensorProto {
+					x, err := canonical.TensorFromProto(in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					y, err := ex.Run(context.Background(), []*canonical.Tensor{x})
+					if err != nil {
+						t.Fatal(err)
+					}
+					p, err := canonical.TensorToProto(y[0])
+					if err != nil {
+						t.Fatal(err)
+					}
+					return p
+				}, 1e-6)
+			})
+			t.Run("onnxruntime", func(t *testing.T) {
+				b, err := proto.Marshal(mp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(t.TempDir(), "model.onnx")
+				if err := os.WriteFile(path, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				// One session runs every input set.
+				run := openORTSession(t, path)
+				check(t, func(in *onnxpb.TensorProto) *onnxpb.TensorProto {
+					y, err := run([]*onnxpb.TensorProto{in})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return y[0]
+				}, 0)
+			})
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package tflite
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -490,9 +489,8 @@ func TestOneOpAgainstTFLite(t *testing.T) {
 	cases := oneOpCases()
 	dir := t.TempDir()
 	// One node process per interpreter serves every case (each case's
-	// model loaded into it in turn), rather than one per case.
-	pool := tfliteruntime.NewPool(context.Background(), env)
-	defer pool.Close()
+	// model loaded into it in turn), rather than one per case: the
+	// package's runner (pool_test.go).
 	seen := map[string]bool{}
 	checks := map[fb.BuiltinOperator][]string{}
 	for _, c := range cases {
@@ -515,7 +513,7 @@ func TestOneOpAgainstTFLite(t *testing.T) {
 				t.Fatalf("Import: %v", err)
 			}
 			inputs := oneOpInputs(t, c, m, mp)
-			res, err := pool.Run(context.Background(), path, inputs, 1)
+			res, err := runTFLite(t, env, path, inputs)
 			var re *tfliteruntime.RunError
 			if errors.As(err, &re) && re.Kind == "load" {
 				t.Fatalf("the interpreter refuses the test model: %v", err)

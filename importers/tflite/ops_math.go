@@ -34,7 +34,7 @@ func (c *converter) elemType(idx int32) (canonical.DataType, error) {
 	return onnxType(c.tensor(idx).typ)
 }
 
-// atan2 is Atan(y / x), plus or minus pi where x < 0, 0 where both are 0.
+// atan2 is ATAN2 (std::atan2), as atan2To computes it.
 func (c *converter) atan2(o *operator) error {
 	dt, err := c.elemType(o.inputs[0])
 	if err != nil {
@@ -47,22 +47,40 @@ func (c *converter) atan2(o *operator) error {
 }
 
 // atan2To writes atan2(y, x) of values of type dt into out (a name the
-// caller holds): Atan(y / x), plus or minus pi where x < 0 (the sign of
-// y's, +pi for y = ±0), ±pi/2 where x = 0 (Atan of ±Inf), 0 where both
-// are 0.
+// caller holds) as fdlibm's atan2f computes it, which glibc's (and musl's,
+// so LiteRT.js's) is: z = Atan(|y / x|), then z or -z where x's sign bit
+// is clear, pi - (z - pi_lo) or (z - pi_lo) - pi where it is set (pi_lo
+// the part of pi its float value misses), the sign y's sign bit (-0
+// included, detected as 1/v < 0); ±pi/2 where x = ±0, y or ±pi where
+// both are. On float32 values with glibc's atanf as Atan (ONNX Runtime's
+// on one value) this is glibc's atan2f bit for bit but for infinite
+// arguments; the double case uses fdlibm's double constants.
 func (c *converter) atan2To(y, x string, dt canonical.DataType, out string) {
 	k := func(base string, v float64) string { return c.b.Number(out+base, dt, nil, v) }
-	q := c.b.Op("Atan", out+"_atan", []string{c.b.Op("Div", out+"_ratio", []string{y, x})})
-	neg := c.b.Op("Less", out+"_x_neg", []string{x, k("_zero", 0)})
-	up := c.b.Op("GreaterOrEqual", out+"_y_nonneg", []string{y, k("_zero", 0)})
-	pi := c.b.Op("Where", out+"_pi", []string{up, k("_plus_pi", math.Pi), k("_minus_pi", -math.Pi)})
-	adj := c.b.Op("Where", out+"_adjust", []string{neg, pi, k("_zero", 0)})
-	sum := c.b.Op("Add", out+"_sum", []string{q, adj})
-	both := c.b.Op("And", out+"_both_zero", []string{
-		c.b.Op("Equal", out+"_x_zero", []string{x, k("_zero", 0)}),
-		c.b.Op("Equal", out+"_y_zero", []string{y, k("_zero", 0)}),
-	})
-	c.node("Where", []string{both, k("_zero", 0), sum}, []string{out})
+	pi, piLo := float64(float32(math.Pi)), float64(float32(-8.7422776573e-08))
+	if dt == canonical.Double {
+		pi, piLo = math.Pi, 1.2246467991473531772e-16
+	}
+	zero := k("_zero", 0)
+	op := func(name, base string, in ...string) string { return c.b.Op(name, out+base, in) }
+	signbit := func(v, tag string) string {
+		return op("Or", tag+"_sign", op("Less", tag+"_neg", v, zero), op("Less", tag+"_negzero", op("Div", tag+"_inverse", k("_one", 1), v), zero))
+	}
+	sx, sy := signbit(x, "_x"), signbit(y, "_y")
+	z := op("Atan", "_atan", op("Abs", "_abs", op("Div", "_ratio", y, x)))
+	zl := op("Sub", "_zlo", z, k("_pi_lo", piLo))
+	piK := k("_pi", pi)
+	left := op("Where", "_left", sy, op("Sub", "_lower_left", zl, piK), op("Sub", "_upper_left", piK, zl))
+	right := op("Where", "_right", sy, op("Neg", "_neg_atan", z), z)
+	r := op("Where", "_quadrant", sx, left, right)
+	xz, yz := op("Equal", "_x_zero", x, zero), op("Equal", "_y_zero", y, zero)
+	halfPi := op("Where", "_half_pi", sy, k("_minus_half_pi", -float64(float32(math.Pi/2))), k("_plus_half_pi", float64(float32(math.Pi/2))))
+	if dt == canonical.Double {
+		halfPi = op("Where", "_half_pi", sy, k("_minus_half_pi", -math.Pi/2), k("_plus_half_pi", math.Pi/2))
+	}
+	r = op("Where", "_axis", xz, halfPi, r)
+	both := op("Where", "_zeros", sx, op("Where", "_pi_signed", sy, k("_minus_pi", -pi), piK), y)
+	c.node("Where", []string{op("And", "_both_zero", xz, yz), both, r}, []string{out})
 }
 
 // unsignedOf is the unsigned type of an integer type's width.

@@ -194,28 +194,16 @@ func (c *converter) staticShape(idx int32, what string) ([]int64, error) {
 	return t.shape, nil
 }
 
-// mediapipeVersion2 refuses a MediaPipe transform operator of another
-// version than 2: version 1 of Landmarks2TransformMatrix (other
-// custom_options) is not mapped; TransformLandmarks and
-// TransformTensorBilinear map version 1 too.
-func mediapipeVersion2(o *operator) error {
-	if o.version != 2 {
-		return fmt.Errorf("version %d: this operator is mapped at version 2 (MediaPipe's v2 CPU kernel) only", o.version)
-	}
-	return nil
-}
-
 // mediapipeInput is the preamble of the MediaPipe transform operators: o
-// has inputs inputs and version 2 (or 1 with v1), and its first input (the
-// what) a static shape, which it returns.
-func (c *converter) mediapipeInput(o *operator, inputs int, what string, v1 bool) ([]int64, error) {
+// has inputs inputs and version 1 or 2 (MediaPipe's two CPU kernels of
+// each), and its first input (the what) a static shape, which it
+// returns.
+func (c *converter) mediapipeInput(o *operator, inputs int, what string) ([]int64, error) {
 	if err := needInputs(o, inputs); err != nil {
 		return nil, err
 	}
-	if !v1 || o.version != 1 {
-		if err := mediapipeVersion2(o); err != nil {
-			return nil, err
-		}
+	if o.version != 1 && o.version != 2 {
+		return nil, fmt.Errorf("version %d: MediaPipe's kernels of this operator are versions 1 and 2", o.version)
 	}
 	return c.staticShape(o.inputs[0], what)
 }
@@ -308,6 +296,11 @@ func (c *converter) matrixRows(idx int32, n string) ([]string, error) {
 // op2 adds a node op(a, b) and returns its output.
 func (c *converter) op2(op, a, b, n string) string { return c.b.Op(op, n, []string{a, b}) }
 
+// castValue adds a Cast of v to type to and returns its output.
+func (c *converter) castValue(v string, to canonical.DataType) string {
+	return c.b.Op("Cast", v+"_cast", []string{v}, canonical.IntAttr("to", int64(to)))
+}
+
 // transformLandmarks maps TransformLandmarks version 2 (mediapipe
 // transform_landmarks.cc): landmarks [1, N, D] (D = 2 or 3) have x, y
 // replaced by the first two rows of the 4x4 matrix applied to (x, y, 0,
@@ -318,7 +311,7 @@ func (c *converter) op2(op, a, b, n string) string { return c.b.Op(op, n, []stri
 // (y, x), and multiplies the matrix's translation by custom_options
 // scale (in float32) first.
 func (c *converter) transformLandmarks(o *operator) error {
-	sh, err := c.mediapipeInput(o, 2, "landmarks input", true)
+	sh, err := c.mediapipeInput(o, 2, "landmarks input")
 	if err != nil {
 		return err
 	}
@@ -390,7 +383,7 @@ func (c *converter) transformLandmarks(o *operator) error {
 // Version 1 (the same file's v1 kernel) is the same without the
 // half-pixel shift.
 func (c *converter) transformTensorBilinear(o *operator) error {
-	in, err := c.mediapipeInput(o, 2, "input", true)
+	in, err := c.mediapipeInput(o, 2, "input")
 	if err != nil {
 		return err
 	}
@@ -411,9 +404,7 @@ func (c *converter) transformTensorBilinear(o *operator) error {
 	if err != nil {
 		return err
 	}
-	cast := func(v string, to canonical.DataType) string {
-		return c.b.Op("Cast", v+"_cast", []string{v}, canonical.IntAttr("to", int64(to)))
-	}
+	cast := c.castValue
 	half := c.b.Number(n+"_half", canonical.Double, nil, 0.5)
 	shift := func(a, b, t, tag string) string {
 		s := c.op2("Add", c.op2("Mul", cast(a, canonical.Double), half, n+"_ha"+tag), c.op2("Mul", cast(b, canonical.Double), half, n+"_hb"+tag), n+"_hs"+tag)
@@ -529,78 +520,154 @@ func flexOptions(o *operator) (map[string]flexbuf.Ref, error) {
 	return m, nil
 }
 
-// landmarksMatrixParams are Landmarks2TransformMatrix's custom_options
-// (version 2): the landmark pairs whose rotated bounding box is the crop,
-// the two landmarks whose angle is the rotation, and the output size and
-// scales.
+// flexInt, flexFloat and flexInts read key k of a custom_options map (see
+// flexOptions), refused when it is missing or of another kind.
+func flexInt(m map[string]flexbuf.Ref, k string) (int64, error) {
+	r, ok := m[k]
+	if !ok {
+		return 0, fmt.Errorf("custom_options: no %s", k)
+	}
+	v, err := r.Int()
+	if err != nil {
+		return 0, fmt.Errorf("custom_options %s: %w", k, err)
+	}
+	return v, nil
+}
+
+func flexFloat(m map[string]flexbuf.Ref, k string) (float32, error) {
+	r, ok := m[k]
+	if !ok {
+		return 0, fmt.Errorf("custom_options: no %s", k)
+	}
+	v, err := r.Float()
+	if err != nil {
+		return 0, fmt.Errorf("custom_options %s: %w", k, err)
+	}
+	return float32(v), nil
+}
+
+func flexInts(m map[string]flexbuf.Ref, k string) ([]int64, error) {
+	r, ok := m[k]
+	if !ok {
+		return nil, fmt.Errorf("custom_options: no %s", k)
+	}
+	v, err := r.Ints()
+	if err != nil {
+		return nil, fmt.Errorf("custom_options %s: %w", k, err)
+	}
+	return v, nil
+}
+
+// landmarksMatrixParams are Landmarks2TransformMatrix's custom_options:
+// the landmark pairs whose rotated bounding box is the crop, the two
+// landmarks whose angle is the rotation, and the output size; version 2
+// adds a target rotation and the scales, version 1 (LiteRT's
+// ParseLandmarksToTransformMatrixV1Attributes) the range the landmarks
+// are given in, the box's size multiplier and the input (image) size.
 type landmarksMatrixParams struct {
 	subset         []int64
 	left, right    int64
-	target, sx, sy float32
 	outH, outW     int64
+	target, sx, sy float32 // version 2
+	rng            int64   // version 1: landmarks_range
+	mult           float32 // version 1: bbox_size_multiplier
+	inH, inW       int64   // version 1: input_hw
 }
 
+// readLandmarksMatrixParams reads the custom_options of o's version for n
+// landmarks: the keys MediaPipe's parser reads, refused when missing, and
+// the values its kernel refuses (and indices past the n landmarks, which
+// it would read past its input) refused with it.
 func readLandmarksMatrixParams(o *operator, n int64) (landmarksMatrixParams, error) {
 	var p landmarksMatrixParams
 	m, err := flexOptions(o)
 	if err != nil {
 		return p, err
 	}
-	ints := map[string]*int64{"left_rotation_idx": &p.left, "right_rotation_idx": &p.right, "output_height": &p.outH, "output_width": &p.outW}
-	for k, dst := range ints {
-		r, ok := m[k]
-		if !ok {
-			return p, fmt.Errorf("custom_options: no %s", k)
-		}
-		if *dst, err = r.Int(); err != nil {
-			return p, fmt.Errorf("custom_options %s: %w", k, err)
-		}
+	type intKey struct {
+		k   string
+		dst *int64
 	}
-	floats := map[string]*float32{"target_rotation_radians": &p.target, "scale_x": &p.sx, "scale_y": &p.sy}
-	for k, dst := range floats {
-		r, ok := m[k]
-		if !ok {
-			return p, fmt.Errorf("custom_options: no %s", k)
-		}
-		f, err := r.Float()
+	type floatKey struct {
+		k   string
+		dst *float32
+	}
+	ints := []intKey{{"left_rotation_idx", &p.left}, {"right_rotation_idx", &p.right}}
+	var floats []floatKey
+	subsetKey := "subset_idxs"
+	if o.version == 1 {
+		subsetKey = "subset"
+		ints = append(ints, intKey{"landmarks_range", &p.rng})
+		floats = append(floats, floatKey{"bbox_size_multiplier", &p.mult})
+		dims, err := flexInt(m, "dimensions")
 		if err != nil {
-			return p, fmt.Errorf("custom_options %s: %w", k, err)
+			return p, err
 		}
-		*dst = float32(f)
+		if dims != 3 {
+			return p, fmt.Errorf("custom_options dimensions %d: the kernel reads 3", dims)
+		}
+		for _, hw := range []struct {
+			k    string
+			h, w *int64
+		}{{"input_hw", &p.inH, &p.inW}, {"output_hw", &p.outH, &p.outW}} {
+			v, err := flexInts(m, hw.k)
+			if err != nil {
+				return p, err
+			}
+			if len(v) < 2 {
+				return p, fmt.Errorf("custom_options %s holds %d values: want (height, width)", hw.k, len(v))
+			}
+			*hw.h, *hw.w = v[0], v[1]
+		}
+	} else {
+		ints = append(ints, intKey{"output_height", &p.outH}, intKey{"output_width", &p.outW})
+		floats = append(floats, floatKey{"target_rotation_radians", &p.target}, floatKey{"scale_x", &p.sx}, floatKey{"scale_y", &p.sy})
 	}
-	r, ok := m["subset_idxs"]
-	if !ok {
-		return p, fmt.Errorf("custom_options: no subset_idxs")
+	for _, f := range ints {
+		if *f.dst, err = flexInt(m, f.k); err != nil {
+			return p, err
+		}
 	}
-	if p.subset, err = r.Ints(); err != nil {
-		return p, fmt.Errorf("custom_options subset_idxs: %w", err)
+	for _, f := range floats {
+		if *f.dst, err = flexFloat(m, f.k); err != nil {
+			return p, err
+		}
+	}
+	if p.subset, err = flexInts(m, subsetKey); err != nil {
+		return p, err
 	}
 	if len(p.subset) == 0 {
-		return p, fmt.Errorf("custom_options subset_idxs is empty")
+		return p, fmt.Errorf("custom_options %s is empty", subsetKey)
 	}
 	for _, i := range append([]int64{p.left, p.right}, p.subset...) {
 		if i < 0 || i >= n {
 			return p, fmt.Errorf("custom_options: landmark index %d outside the %d landmarks", i, n)
 		}
 	}
-	if p.outH <= 0 || p.outW <= 0 || !(p.sx > 0) || !(p.sy > 0) {
-		return p, fmt.Errorf("custom_options: output size %dx%d and scales %g, %g must be positive", p.outW, p.outH, p.sx, p.sy)
+	if p.outH <= 0 || p.outW <= 0 {
+		return p, fmt.Errorf("custom_options: output size %dx%d must be positive", p.outW, p.outH)
+	}
+	if o.version == 1 {
+		if p.inH <= 0 || p.inW <= 0 || p.rng <= 0 || p.mult == 0 {
+			return p, fmt.Errorf("custom_options: input_hw %dx%d and landmarks_range %d must be positive, bbox_size_multiplier %g not 0 (the kernel refuses them)", p.inH, p.inW, p.rng, p.mult)
+		}
+	} else if !(p.sx > 0) || !(p.sy > 0) {
+		return p, fmt.Errorf("custom_options: scales %g, %g must be positive", p.sx, p.sy)
 	}
 	return p, nil
 }
 
-// landmarksToTransformMatrix maps Landmarks2TransformMatrix version 2
-// (mediapipe landmarks_to_transform_matrix.cc): from landmarks (x, y, z
-// triples) it computes the 4x4 matrix that maps an output crop of
-// output_width x output_height to the input: the rotation r =
-// target_rotation_radians - atan2 of the right minus the left rotation
-// landmark, the bounding box of the subset landmarks rotated by r (its
-// centre rotated back is the crop's centre, its size times scale_x,
-// scale_y over the output size the scale), then shift · rotation(-r) ·
-// scale · shift(-output/2), each product in float32 as the kernel sums
-// it (the zero terms dropped). atan2 is Atan with the quadrant fixed.
+// landmarksToTransformMatrix maps Landmarks2TransformMatrix (mediapipe
+// landmarks_to_transform_matrix.cc): from landmarks (x, y, z triples,
+// [1, N, 3] at version 2, [1, 1, 1, 3N] at version 1) it computes the 4x4
+// matrix that maps an output crop to the input: the angle between the
+// left and right rotation landmarks sets a rotation, the bounding box of
+// the subset landmarks rotated by it (its centre rotated back) the
+// crop, each version in its kernel's arithmetic
+// (landmarksMatrixV1, landmarksMatrixV2). Only the first two rows of the
+// matrix vary.
 func (c *converter) landmarksToTransformMatrix(o *operator) error {
-	sh, err := c.mediapipeInput(o, 1, "landmarks input", false)
+	sh, err := c.mediapipeInput(o, 1, "landmarks input")
 	if err != nil {
 		return err
 	}
@@ -608,12 +675,16 @@ func (c *converter) landmarksToTransformMatrix(o *operator) error {
 	for _, d := range sh {
 		total *= d
 	}
-	if len(sh) != 3 || total%3 != 0 {
-		return fmt.Errorf("landmarks of shape %v: want rank 3 holding (x, y, z) triples", sh)
+	if o.version == 1 {
+		if len(sh) != 4 || sh[0] != 1 || sh[1] != 1 || sh[2] != 1 || total%3 != 0 {
+			return fmt.Errorf("version 1: landmarks of shape %v: want [1, 1, 1, 3N] holding (x, y, z) triples", sh)
+		}
+	} else if len(sh) != 3 || total%3 != 0 {
+		return fmt.Errorf("version 2: landmarks of shape %v: want rank 3 holding (x, y, z) triples (version 1 reads [1, 1, 1, 3N])", sh)
 	}
 	p, err := readLandmarksMatrixParams(o, total/3)
 	if err != nil {
-		return err
+		return fmt.Errorf("version %d: %w", o.version, err)
 	}
 	n := c.firstOutName(o)
 	x, err := c.floatValue(o.inputs[0], native)
@@ -634,12 +705,38 @@ func (c *converter) landmarksToTransformMatrix(o *operator) error {
 	lx, ly := point(p.left, "l")
 	rx, ry := point(p.right, "r")
 	dy, dx := c.op2("Sub", ry, ly, n+"_dy"), c.op2("Sub", rx, lx, n+"_dx")
+	// The kernels read each subset pair's two landmarks (an odd last one
+	// twice): the box is the same over the indices as stored.
+	sub := c.b.Op("Gather", n+"_subset", []string{pts, c.constI64(n+"_subset_idx", p.subset)}, canonical.IntAttr("axis", 0))
+	sx, sy := column(sub, 0, "sx"), column(sub, 1, "sy")
+	var m [6]string
+	if o.version == 1 {
+		m = c.landmarksMatrixV1(p, n, dy, dx, sx, sy)
+	} else {
+		m = c.landmarksMatrixV2(p, n, dy, dx, sx, sy)
+	}
+	k := func(v float32, tag string) string { return c.constF32(n+"_k"+tag, []int64{1}, []float32{v}) }
+	zero, unit := k(0, "0"), k(1, "1")
+	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
+		flat := c.b.Op("Concat", n+"_matrix", []string{m[0], m[1], zero, m[2], m[3], m[4], zero, m[5], zero, zero, unit, zero, zero, zero, zero, unit}, canonical.IntAttr("axis", 0))
+		c.node("Reshape", []string{flat, c.constI64(n+"_oshape", slices.Clone(c.tensor(o.outputs[0]).shape))}, []string{y})
+		return nil
+	})
+}
+
+// landmarksMatrixV2 is version 2's matrix (entries 00, 01, 03, 10, 11,
+// 13) from the rotation landmarks' differences dy, dx and the subset's
+// coordinates sx, sy: the rotation r = target_rotation_radians - atan2(dy,
+// dx), the box of the subset rotated by r (its centre rotated back is the
+// crop's centre, its size times scale_x, scale_y over the output size the
+// scale), then shift · rotation(-r) · scale · shift(-output/2), each
+// product in float32 as the kernel sums it (the zero terms dropped).
+// atan2 is atan2To: fdlibm's atan2f, which glibc's is.
+func (c *converter) landmarksMatrixV2(p landmarksMatrixParams, n, dy, dx, sx, sy string) [6]string {
 	angle := c.unique(n + "_atan2")
 	c.atan2To(dy, dx, canonical.Float, angle)
 	rot := c.op2("Sub", c.scalarF32(n+"_target", p.target), angle, n+"_rotation")
 	cos, sin := c.b.Op("Cos", n+"_cos", []string{rot}), c.b.Op("Sin", n+"_sin", []string{rot})
-	sub := c.b.Op("Gather", n+"_subset", []string{pts, c.constI64(n+"_subset_idx", p.subset)}, canonical.IntAttr("axis", 0))
-	sx, sy := column(sub, 0, "sx"), column(sub, 1, "sy")
 	// (cos r, -sin r; sin r, cos r) · (x, y), then the box.
 	xr := c.op2("Sub", c.op2("Mul", cos, sx, n+"_cx"), c.op2("Mul", sin, sy, n+"_sy"), n+"_xr")
 	yr := c.op2("Add", c.op2("Mul", sin, sx, n+"_sx"), c.op2("Mul", cos, sy, n+"_cy"), n+"_yr")
@@ -665,14 +762,76 @@ func (c *converter) landmarksToTransformMatrix(o *operator) error {
 	last := func(a, b, t, tag string) string {
 		return c.op2("Add", c.op2("Add", c.op2("Mul", a, shx, n+"_ax"+tag), c.op2("Mul", b, shy, n+"_by"+tag), n+"_ab"+tag), t, n+"_m"+tag)
 	}
-	m03, m13 := last(m00, m01, cx, "03"), last(m10, m11, cy, "13")
-	k := func(v float32, tag string) string { return c.constF32(n+"_k"+tag, []int64{1}, []float32{v}) }
-	zero, unit := k(0, "0"), k(1, "1")
-	return c.emit(o.outputs[0], native, fb.ActivationFunctionTypeNONE, func(y string) error {
-		flat := c.b.Op("Concat", n+"_matrix", []string{m00, m01, zero, m03, m10, m11, zero, m13, zero, zero, unit, zero, zero, zero, zero, unit}, canonical.IntAttr("axis", 0))
-		c.node("Reshape", []string{flat, c.constI64(n+"_oshape", slices.Clone(c.tensor(o.outputs[0]).shape))}, []string{y})
-		return nil
-	})
+	return [6]string{m00, m01, last(m00, m01, cx, "03"), m10, m11, last(m10, m11, cy, "13")}
+}
+
+// landmarksMatrixV1 is version 1's matrix (entries 00, 01, 03, 10, 11,
+// 13; the v1 namespace of the kernel): the angle alpha = -atan(dy / dx)
+// in float32; the subset rotated by alpha, its box (started at ∓100000
+// as the kernel starts it) times bbox_size_multiplier over
+// landmarks_range the scale S, its centre rotated back by -alpha the
+// translation; the matrix the float32 product to_absolute · R · S ·
+// to_relative of 3x3 matrices, left to right, as the kernel sums each
+// (the zero terms dropped), where to_relative maps the output_hw crop to
+// [-1, 1], R rotates by -alpha and moves the centre over
+// landmarks_range, mapped to [-1, 1], and to_absolute maps [-1, 1] to
+// input_hw. The kernel calls the unqualified cos and sin on floats, which
+// the libstdc++ build fixtures/mediapipe/make.sh makes resolves to the
+// double functions: the rotations are computed in double from the float
+// angle and coordinates and rounded to float where the kernel stores
+// them, and so is the translation's 2x - 1 (Cast to DOUBLE and back).
+func (c *converter) landmarksMatrixV1(p landmarksMatrixParams, n, dy, dx, sx, sy string) [6]string {
+	double := func(v string) string { return c.castValue(v, canonical.Double) }
+	float := func(v string) string { return c.castValue(v, canonical.Float) }
+	mul, add, sub := func(a, b, tag string) string { return c.op2("Mul", a, b, n+"_"+tag) },
+		func(a, b, tag string) string { return c.op2("Add", a, b, n+"_"+tag) },
+		func(a, b, tag string) string { return c.op2("Sub", a, b, n+"_"+tag) }
+	neg := func(v, tag string) string { return c.b.Op("Neg", n+"_"+tag, []string{v}) }
+	alpha := double(neg(c.b.Op("Atan", n+"_atan", []string{c.op2("Div", dy, dx, n+"_slope")}), "alpha"))
+	cosA, sinA := c.b.Op("Cos", n+"_cos", []string{alpha}), c.b.Op("Sin", n+"_sin", []string{alpha})
+	// (cos a, -sin a; sin a, cos a) · (x, y) in double, stored as float.
+	xd, yd := double(sx), double(sy)
+	xr := float(sub(mul(xd, cosA, "xc"), mul(yd, sinA, "ys"), "xr"))
+	yr := float(add(mul(xd, sinA, "xs"), mul(yd, cosA, "yc"), "yr"))
+	box := func(op, v string, start float32, tag string) string {
+		all := c.b.Op("Concat", n+"_all"+tag, []string{v, c.constF32(n+"_start"+tag, []int64{1}, []float32{start})}, canonical.IntAttr("axis", 0))
+		return c.b.Op(op, n+"_"+tag, []string{all}, canonical.IntAttr("keepdims", 1))
+	}
+	maxX, minX := box("ReduceMax", xr, -100000, "maxx"), box("ReduceMin", xr, 100000, "minx")
+	maxY, minY := box("ReduceMax", yr, -100000, "maxy"), box("ReduceMin", yr, 100000, "miny")
+	rng, mult := c.scalarF32(n+"_range", float32(p.rng)), c.scalarF32(n+"_mult", p.mult)
+	scx := c.op2("Div", mul(sub(maxX, minX, "w"), mult, "bw"), rng, "scalex")
+	scy := c.op2("Div", mul(sub(maxY, minY, "h"), mult, "bh"), rng, "scaley")
+	// The kernel halves the float sum in double and stores it as float:
+	// the float quotient, rounded once the same.
+	two := c.scalarF32(n+"_two", 2)
+	mx, my := double(c.op2("Div", add(maxX, minX, "sumx"), two, "midx")), double(c.op2("Div", add(maxY, minY, "sumy"), two, "midy"))
+	back := neg(alpha, "nalpha")
+	cosB, sinB := c.b.Op("Cos", n+"_cosb", []string{back}), c.b.Op("Sin", n+"_sinb", []string{back})
+	cmx := float(sub(mul(mx, cosB, "mxc"), mul(my, sinB, "mys"), "cmx"))
+	cmy := float(add(mul(mx, sinB, "mxs"), mul(my, cosB, "myc"), "cmy"))
+	twoD, oneD := c.b.Number(n+"_twod", canonical.Double, nil, 2), c.b.Number(n+"_oned", canonical.Double, nil, 1)
+	// (v / landmarks_range) · 2.0 - 1.0: the quotient in float, the rest
+	// in double.
+	relative := func(v, tag string) string {
+		return float(sub(mul(double(c.op2("Div", v, rng, "q"+tag)), twoD, "q2"+tag), oneD, "t"+tag))
+	}
+	tx, ty := relative(cmx, "x"), relative(cmy, "y")
+	cs, sn := float(cosB), float(sinB)
+	k := func(v float64, tag string) string { return c.scalarF32(n+"_"+tag, float32(v)) }
+	// to_absolute's (input - 1) / 2 and to_relative's 2 / (output - 1),
+	// in double, stored as float.
+	aw, ah := k((float64(p.inW)-1)/2, "absw"), k((float64(p.inH)-1)/2, "absh")
+	rw, rh := k(2/(float64(p.outW)-1), "relw"), k(2/(float64(p.outH)-1), "relh")
+	// to_absolute · R: (aw·c, aw·-s, aw·tx + aw; ah·s, ah·c, ah·ty + ah).
+	p00, p01, p02 := mul(aw, cs, "p00"), mul(aw, neg(sn, "nsin"), "p01"), add(mul(aw, tx, "awtx"), aw, "p02")
+	p10, p11, p12 := mul(ah, sn, "p10"), mul(ah, cs, "p11"), add(mul(ah, ty, "ahty"), ah, "p12")
+	// · S: the first two columns scaled; · to_relative: those times
+	// 2 / (output - 1), the last (-q0) + (-q1) + p2.
+	q00, q01, q10, q11 := mul(p00, scx, "q00"), mul(p01, scy, "q01"), mul(p10, scx, "q10"), mul(p11, scy, "q11")
+	last := func(a, b, t, tag string) string { return add(sub(neg(a, "n"+tag), b, "d"+tag), t, "m"+tag) }
+	return [6]string{mul(q00, rw, "m00"), mul(q01, rh, "m01"), last(q00, q01, p02, "03"),
+		mul(q10, rw, "m10"), mul(q11, rh, "m11"), last(q10, q11, p12, "13")}
 }
 
 // userCustomOp maps a custom operator the user defines (Options.Custom):

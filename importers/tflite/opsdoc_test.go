@@ -126,10 +126,28 @@ func noInterpreter() []fb.BuiltinOperator {
 // TestNoInterpreterRuns loads a model of each builtin of noInterpreter
 // (but CUSTOM) in LiteRT.js and in tfjs-tflite: both must refuse it,
 // LiteRT.js for want of a kernel.
+//
+// The models go to the package runner's processes (pool_test.go), one of
+// each interpreter, which keep serving after a refusal: each first loads
+// the cnn fixture, so that every refusal here is a lent process's (a
+// process refusing its first model ends). The first code's refusals are
+// also asked of processes of their own: the same errors.
 func TestNoInterpreterRuns(t *testing.T) {
 	env := tfliteEnv(t)
 	dir := t.TempDir()
-	for _, code := range noInterpreter()[1:] {
+	ctx := context.Background()
+	interps := []tfliteruntime.Interpreter{tfliteruntime.LiteRT, tfliteruntime.TFJSTFLite}
+	r := tfliteRunner(env)
+	for _, in := range interps {
+		s, err := r.Open(ctx, fixture("cnn.tflite"), tfliteruntime.Options{Interpreters: []tfliteruntime.Interpreter{in}})
+		if err != nil {
+			t.Fatalf("%s on the cnn fixture: %v", in, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, code := range noInterpreter()[1:] {
 		t.Run(code.String(), func(t *testing.T) {
 			x := fshape(2, 3)
 			ot, o := noOpts()
@@ -138,12 +156,18 @@ func TestNoInterpreterRuns(t *testing.T) {
 			if err := os.WriteFile(path, m.bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			for _, in := range []tfliteruntime.Interpreter{tfliteruntime.LiteRT, tfliteruntime.TFJSTFLite} {
-				s, err := tfliteruntime.OpenWith(context.Background(), env, path, tfliteruntime.Options{Interpreters: []tfliteruntime.Interpreter{in}})
+			for _, in := range interps {
+				o := tfliteruntime.Options{Interpreters: []tfliteruntime.Interpreter{in}}
+				s, err := r.Open(ctx, path, o)
 				if err == nil {
 					s.Close()
 					t.Errorf("%s loads a model of %s", in, code)
 					continue
+				}
+				if i == 0 {
+					if _, alone := tfliteruntime.OpenWith(ctx, env, path, o); alone == nil || alone.Error() != err.Error() {
+						t.Errorf("%s: a lent process: %v; a process of its own: %v", in, err, alone)
+					}
 				}
 				var re *tfliteruntime.RunError
 				if !errors.As(err, &re) || re.Kind != "load" {

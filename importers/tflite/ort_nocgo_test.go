@@ -5,6 +5,7 @@ package tflite
 import (
 	"testing"
 
+	"github.com/onnxconv/onnxconv/canonical/onnxpb"
 	"github.com/onnxconv/onnxconv/internal/testpaths"
 )
 
@@ -14,5 +15,12 @@ import (
 func openORT(t testing.TB) runner {
 	t.Helper()
 	testpaths.SkipORT(t, "built with CGO_ENABLED=0; runtimes/ort needs cgo")
+	return nil
+}
+
+// openORTSession: see openORT.
+func openORTSession(t testing.TB, path string) func([]*onnxpb.TensorProto) ([]*onnxpb.TensorProto, error) {
+	t.Helper()
+	openORT(t)
 	return nil
 }

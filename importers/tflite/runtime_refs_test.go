@@ -280,7 +280,7 @@ func TestSVDFVariants(t *testing.T) {
 						t.Fatalf("input %q: type %v", in.GetName(), tt.GetElemType())
 					}
 				}
-				res, err := tfliteruntime.Run(context.Background(), env, path, inputs, 1)
+				res, err := runTFLite(t, env, path, inputs)
 				if err != nil {
 					t.Fatal(err)
 				}

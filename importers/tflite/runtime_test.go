@@ -95,7 +95,7 @@ func TestAgainstTFLiteRuntime(t *testing.T) {
 				t.Fatalf("Import: %v", err)
 			}
 			inputs := generateInputs(t, m, mp)
-			res, err := tfliteruntime.Run(context.Background(), env, path, inputs, 1)
+			res, err := runTFLite(t, env, path, inputs)
 			var re *tfliteruntime.RunError
 			if errors.As(err, &re) && re.Kind == "output-type" {
 				// A limit of the runtime, not of the conversion: said in the table.
@@ -158,12 +158,7 @@ func crossCheck(t *testing.T, env tfliteruntime.Env, path, build string, inputs,
 	if strings.HasPrefix(build, tfliteruntime.LiteRTPackage) {
 		other, name = tfliteruntime.TFJSTFLite, tfliteruntime.Package+" "+env.Version
 	}
-	var res *tfliteruntime.Result
-	s, err := tfliteruntime.OpenWith(context.Background(), env, path, tfliteruntime.Options{Interpreters: []tfliteruntime.Interpreter{other}})
-	if err == nil {
-		res, err = s.Run(context.Background(), inputs)
-		s.Close()
-	}
+	res, err := runTFLiteWith(t, env, path, inputs, tfliteruntime.Options{Threads: 1, Interpreters: []tfliteruntime.Interpreter{other}})
 	var re *tfliteruntime.RunError
 	if errors.As(err, &re) && (re.Kind == "load" || re.Kind == "inputs" || re.Kind == "shape") {
 		return "not run by " + name + ": " + firstLine(re.Detail)

@@ -202,12 +202,47 @@ func (c *converter) stack(name, l string) string {
 	return c.b.Op("ConcatFromSequence", name, []string{l}, canonical.IntAttr("axis", 0), canonical.IntAttr("new_axis", 1))
 }
 
+// padded is sequence l with a zero item of shape appended, or "" when
+// the shape is not known (nil). ConcatFromSequence refuses an empty
+// sequence (ONNX Runtime: "Must have 1 or more inputs"), where TF stacks
+// an empty list or TensorArray of a known element shape into a tensor of
+// zero rows (issue 40: a TF1 loop over the boxes NonMaxSuppression kept,
+// when it kept none); stacking the padded sequence and taking its first
+// rows works for every length.
+func (c *converter) padded(name, l string, shape []int64, dt canonical.DataType) string {
+	if shape == nil {
+		return ""
+	}
+	pad := c.b.Op("Expand", name+"_pad", []string{c.castTo(name+"_zero", c.b.Scalar("zero", 0), dt), c.b.Ints("elem_shape", shape...)})
+	return c.b.Op("SequenceInsert", name+"_padded", []string{l, pad})
+}
+
+// gatherItems is Gather(stack(l), idx): items idx of sequence l, whose
+// items have the given shape (nil: not known, then l must not be empty).
+func (c *converter) gatherItems(name, l, idx string, shape []int64, dt canonical.DataType) string {
+	if p := c.padded(name, l, shape, dt); p != "" {
+		l = p
+	}
+	return c.b.Op("Gather", name, []string{c.stack(name+"_stacked", l), idx}, canonical.IntAttr("axis", 0))
+}
+
 func (c *converter) listStack(n *Node) error {
 	l, err := c.listIn(n, 0)
 	if err != nil {
 		return err
 	}
-	c.setNHWC(n, 0, c.stack(n.Name, l.nhwc), -1, l.dt)
+	sv, err := c.in(n, 1)
+	if err != nil {
+		return err
+	}
+	dt := l.dt
+	p := c.padded(n.Name, l.nhwc, knownShape(sv), dt)
+	if p == "" {
+		c.setNHWC(n, 0, c.stack(n.Name, l.nhwc), -1, dt)
+		return nil
+	}
+	cnt := c.b.Op("Reshape", n.Name+"_len", []string{c.b.Op("SequenceLength", n.Name+"_n", []string{l.nhwc}), c.b.Ints("one", 1)})
+	c.setNHWC(n, 0, c.b.Op("Slice", n.Name, []string{c.stack(n.Name+"_stacked", p), c.b.Ints("zero", 0), cnt, c.b.Ints("axis0", 0)}), -1, dt)
 	return nil
 }
 
@@ -220,7 +255,11 @@ func (c *converter) listGather(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{c.stack(n.Name+"_stacked", l.nhwc), idx}, canonical.IntAttr("axis", 0)), -1, l.dt)
+	sv, err := c.in(n, 2)
+	if err != nil {
+		return err
+	}
+	c.setNHWC(n, 0, c.gatherItems(n.Name, l.nhwc, idx, knownShape(sv), l.dt), -1, l.dt)
 	return nil
 }
 
@@ -366,24 +405,32 @@ func (c *converter) arrayNew(n *Node) error {
 	if err != nil {
 		return err
 	}
-	var shape []int64
-	if a, ok := n.Attrs["element_shape"]; ok && a.Shape != nil && !a.Shape.UnknownRank {
-		shape = a.Shape.Dims
-		for _, d := range shape {
-			if d < 0 {
-				shape = nil
-				break
-			}
-		}
-		if shape == nil {
-			shape = []int64{}
-		}
+	// Items of an unknown shape are reserved as scalars: each is
+	// written before it is read.
+	shape := elementShape(n)
+	if shape == nil {
+		shape = []int64{}
 	}
 	if err := c.reserve(n, 0, cnt, shape, dt); err != nil {
 		return err
 	}
 	c.set(n, 1, c.vals[n.Name+":0"])
 	return nil
+}
+
+// elementShape is the element_shape attribute of a TensorArray op when
+// every dim is known ([] for scalars), nil otherwise.
+func elementShape(n *Node) []int64 {
+	a, ok := n.Attrs["element_shape"]
+	if !ok || a.Shape == nil || a.Shape.UnknownRank {
+		return nil
+	}
+	for _, d := range a.Shape.Dims {
+		if d < 0 {
+			return nil
+		}
+	}
+	return append([]int64{}, a.Shape.Dims...)
 }
 
 // flow returns the TensorArray state a TensorArray op reads: its flow
@@ -438,7 +485,7 @@ func (c *converter) arrayGather(n *Node) error {
 	if err != nil {
 		return err
 	}
-	c.setNHWC(n, 0, c.b.Op("Gather", n.Name, []string{c.stack(n.Name+"_stacked", f.nhwc), idx}, canonical.IntAttr("axis", 0)), -1, f.dt)
+	c.setNHWC(n, 0, c.gatherItems(n.Name, f.nhwc, idx, elementShape(n), f.dt), -1, f.dt)
 	return nil
 }
 

@@ -406,10 +406,8 @@ func (d *decoder) walk(comps []*component, each func(c *component, bx, by int) e
 	return nil
 }
 
-// block decodes one block's quantized coefficients into blk (natural
-// order).
-func (d *decoder) block(c *component, blk *[64]int32) error {
-	*blk = [64]int32{}
+// dcDiff decodes one block's DC difference and adds it to c's predictor.
+func (d *decoder) dcDiff(c *component) error {
 	t, err := d.bits.decode(d.dc[c.td])
 	if err != nil {
 		return err
@@ -422,6 +420,16 @@ func (d *decoder) block(c *component, blk *[64]int32) error {
 		return err
 	}
 	c.dcPred += diff
+	return nil
+}
+
+// block decodes one block's quantized coefficients into blk (natural
+// order).
+func (d *decoder) block(c *component, blk *[64]int32) error {
+	*blk = [64]int32{}
+	if err := d.dcDiff(c); err != nil {
+		return err
+	}
 	blk[0] = c.dcPred
 	for k := 1; k < 64; {
 		rs, err := d.bits.decode(d.ac[c.ta])

@@ -32,18 +32,9 @@ func (d *decoder) progressiveScan(comps []*component, ss, se, ah, al int) error 
 	switch {
 	case ss == 0 && ah == 0:
 		return d.walk(comps, func(c *component, bx, by int) error {
-			t, err := d.bits.decode(d.dc[c.td])
-			if err != nil {
+			if err := d.dcDiff(c); err != nil {
 				return err
 			}
-			if t > 11 {
-				return formatErr("DC difference of %d bits", t)
-			}
-			diff, err := d.bits.receiveExtend(int(t))
-			if err != nil {
-				return err
-			}
-			c.dcPred += diff
 			blockOf(c, bx, by)[0] = c.dcPred << al
 			return nil
 		})

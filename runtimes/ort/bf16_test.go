@@ -5,7 +5,6 @@ package ort
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -55,13 +54,7 @@ func (r ortRunner) Run(_ context.Context, inputs []*canonical.Tensor) ([]*canoni
 func TestBF16RunsInORT(t *testing.T) {
 	rt := openForTest(t)
 	root := repoRoot(t)
-	bin := filepath.Join(t.TempDir(), "onnxconv")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/onnxconv")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building onnxconv: %v\n%s", err, out)
-	}
+	bin := onnxconvBin(t)
 	for _, name := range []string{"attention_causal", "transformer_encoder"} {
 		t.Run(name, func(t *testing.T) {
 			src := filepath.Join(root, "fixtures", "models", name, "model.onnx")

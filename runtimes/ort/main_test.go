@@ -12,5 +12,9 @@ import (
 // TestMain reports the tests skipped for a missing ONNX Runtime library and
 // fails the package for them unless ONNXCONV_SKIP_ORT=1.
 func TestMain(m *testing.M) {
-	os.Exit(testpaths.Main(m, "runtimes/ort"))
+	code := testpaths.Main(m, "runtimes/ort")
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }

@@ -32,13 +32,7 @@ func TestWrittenFilesLoadInORT(t *testing.T) {
 	}
 	rt := openForTest(t)
 	root := repoRoot(t)
-	bin := filepath.Join(t.TempDir(), "onnxconv")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/onnxconv")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building onnxconv: %v\n%s", err, out)
-	}
+	bin := onnxconvBin(t)
 	type job struct {
 		args []string // command and input; OUT is appended after the input
 		ext  []string // flags after OUT

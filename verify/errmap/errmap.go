@@ -281,10 +281,16 @@ func Build(ctx context.Context, source, result Side, opts Options) (*Map, error)
 			}
 			if provides(o.Name, o.Name) {
 				targets = append(targets, target{node: i, out: o.Name, source: o.Name})
-			} else if q := quantOf(n); q != nil && !opts.WalkSource && n.Inputs[0] != nil && provides(n.Inputs[0].Name, o.Name) {
+			} else if q := quantOf(n); q != nil && !opts.WalkSource && n.Inputs[0] != nil {
 				// A float of the source that the result quantizes:
 				// compared in steps with the source quantized alike.
-				targets = append(targets, target{node: i, out: o.Name, source: n.Inputs[0].Name, q: q})
+				src := n.Inputs[0].Name
+				if !provides(src, o.Name) {
+					src = dequantizedOutput(walk.Graph, o)
+				}
+				if src != "" && provides(src, o.Name) {
+					targets = append(targets, target{node: i, out: o.Name, source: src, q: q})
+				}
 			}
 		}
 	}
@@ -615,6 +621,26 @@ func label(n *canonical.Node, i int) string {
 		return n.Name
 	}
 	return fmt.Sprintf("#%d %s", i, n.OpType)
+}
+
+// dequantizedOutput is the name of the graph output of g a
+// DequantizeLinear computes from q, or "": a quantized graph output keeps
+// its name on the DequantizeLinear (as ONNX Runtime's quantizer writes
+// it), so the QuantizeLinear's float input, renamed, has that name in the
+// source.
+func dequantizedOutput(g *canonical.Graph, q *canonical.Value) string {
+	for _, u := range q.Uses() {
+		d := u.Node
+		if d.OpType != "DequantizeLinear" || (d.Domain != "" && d.Domain != "ai.onnx") || u.Index != 0 || len(d.Outputs) == 0 || d.Outputs[0] == nil {
+			continue
+		}
+		for _, o := range g.Outputs {
+			if o == d.Outputs[0] {
+				return o.Name
+			}
+		}
+	}
+	return ""
 }
 
 // quantOf returns the quantization of n when it is a QuantizeLinear with

@@ -210,7 +210,9 @@ func (r Ref) String() (string, error) {
 }
 
 // Ints is a vector of numbers as integers: a typed int/uint/float
-// vector (fixed length or not) or an untyped vector of numbers.
+// vector (fixed length or not) or an untyped vector of numbers; also an
+// empty typed vector of keys, which is how the flatbuffers library's
+// Builder writes an empty typed vector.
 func (r Ref) Ints() ([]int64, error) {
 	data, err := r.indirect(r.at, r.parentWidth)
 	if err != nil {
@@ -220,10 +222,16 @@ func (r Ref) Ints() ([]int64, error) {
 	var n int
 	var elem int
 	switch {
-	case r.typ == typeVectorInt || r.typ == typeVectorUint || r.typ == typeVectorFloat || r.typ == typeVector:
+	case r.typ == typeVectorInt || r.typ == typeVectorUint || r.typ == typeVectorFloat || r.typ == typeVector || r.typ == typeVectorKey:
 		size, err := r.uint(data-w, w)
 		if err != nil {
 			return nil, err
+		}
+		if r.typ == typeVectorKey {
+			if size != 0 {
+				return nil, fail(r.at, "a vector of %d keys is not a vector of numbers", size)
+			}
+			return []int64{}, nil
 		}
 		if size > uint64(len(r.b)/w) {
 			return nil, fail(data-w, "a vector of %d elements in a %d-byte buffer", size, len(r.b))

@@ -122,3 +122,78 @@ func truncated(t *testing.T, b []byte, read func(map[string]Ref) error) {
 		}
 	}
 }
+
+// TestLibraryEmptyVector: the flatbuffers library's Builder writes an
+// empty typed vector (Landmarks2TransformMatrix version 1's subset in
+// fixtures/mediapipe/data/matrix_v1_refused/subset_empty.bin, which
+// MediaPipe's kernel refuses as empty) as a vector of keys; Ints reads it
+// as no numbers, and the typed vectors beside it as written.
+func TestLibraryEmptyVector(t *testing.T) {
+	b, err := os.ReadFile("../../../fixtures/mediapipe/data/matrix_v1_refused/subset_empty.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := Root(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := root.Map()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := m["subset"].Ints(); err != nil || v == nil || len(v) != 0 {
+		t.Errorf("subset %v, %v; want an empty vector", v, err)
+	}
+	if v, err := m["input_hw"].Ints(); err != nil || !slices.Equal(v, []int64{128, 128}) {
+		t.Errorf("input_hw %v, %v; want [128 128]", v, err)
+	}
+	if v, err := m["bbox_size_multiplier"].Float(); err != nil || v != 1.5 {
+		t.Errorf("bbox_size_multiplier %g, %v; want 1.5", v, err)
+	}
+	truncated(t, b, func(m map[string]Ref) error {
+		_, err := m["subset"].Ints()
+		return err
+	})
+}
+
+// FuzzRead reads arbitrary bytes as a FlexBuffers map and every value
+// of it in each form (custom_options of TFLite custom operators): an
+// error is an *Error, never a panic. Seeds: the custom_options the
+// flatbuffers library wrote for fixtures/mediapipe.
+func FuzzRead(f *testing.F) {
+	for _, p := range []string{"matrix_face/options.bin", "matrix_v1_odd/options.bin", "bilinear_v1_crop/options.bin",
+		"landmarks_v1_3d/options.bin", "matrix_v1_refused/subset_empty.bin"} {
+		b, err := os.ReadFile("../../../fixtures/mediapipe/data/" + p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fe *Error
+		check := func(err error) {
+			if err != nil && !errors.As(err, &fe) {
+				t.Fatalf("%T %v: want an *Error", err, err)
+			}
+		}
+		root, err := Root(b)
+		check(err)
+		if err != nil {
+			return
+		}
+		m, err := root.Map()
+		check(err)
+		for _, r := range m {
+			_, err := r.Int()
+			check(err)
+			_, err = r.Float()
+			check(err)
+			_, err = r.String()
+			check(err)
+			_, err = r.Ints()
+			check(err)
+			_, err = r.Map()
+			check(err)
+		}
+	})
+}
