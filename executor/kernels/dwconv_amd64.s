@@ -49,8 +49,8 @@ dw_r4_tap:
 	VMOVUPS      Y3, (R11)(R8*1)
 	VMOVUPS      Y4, (R14)
 	VMOVUPS      Y5, (R14)(R8*1)
-	ADDQ         $0x20, R10
-	ADDQ         $0x20, R11
+	ADDQ         $0x00000020, R10
+	ADDQ         $0x00000020, R11
 	DECQ         R9
 	JNZ          dw_r4_block
 	LEAQ         (CX)(DX*4), CX
@@ -88,8 +88,8 @@ dw_quad_tap:
 	VMOVUPS      Y3, 32(R11)
 	VMOVUPS      Y4, 64(R11)
 	VMOVUPS      Y5, 96(R11)
-	ADDQ         $0x80, R10
-	ADDQ         $0x80, R11
+	ADDQ         $0x00000080, R10
+	ADDQ         $0x00000080, R11
 	SUBQ         $0x04, R9
 	JMP          dw_quad
 
@@ -107,8 +107,8 @@ dw_single_tap:
 	CMPQ         R12, taps+48(FP)
 	JNE          dw_single_tap
 	VMOVUPS      Y2, (R11)
-	ADDQ         $0x20, R10
-	ADDQ         $0x20, R11
+	ADDQ         $0x00000020, R10
+	ADDQ         $0x00000020, R11
 	DECQ         R9
 	JMP          dw_single
 
@@ -119,6 +119,124 @@ dw_next_row:
 	JMP  dw_row
 
 dw_done:
+	VZEROUPPER
+	RET
+
+// func dwRowsAVX512(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)
+// Requires: AVX, AVX512F
+TEXT ·dwRowsAVX512(SB), NOSPLIT, $0-80
+	MOVQ         rows+0(FP), AX
+	MOVQ         x+16(FP), CX
+	MOVQ         ss+24(FP), DX
+	MOVQ         offs+32(FP), BX
+	MOVQ         w+40(FP), SI
+	MOVQ         y+64(FP), DI
+	MOVQ         ldy+72(FP), R8
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, R8
+	VBROADCASTSS bias+56(FP), Z0
+
+w16_dw_rows4:
+	CMPQ AX, $0x04
+	JL   w16_dw_row
+	MOVQ blocks+8(FP), R9
+	MOVQ CX, R10
+	MOVQ DI, R11
+
+w16_dw_r4_block:
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	XORQ    R12, R12
+
+w16_dw_r4_tap:
+	MOVQ         (BX)(R12*8), R13
+	LEAQ         (R10)(R13*4), R13
+	LEAQ         (R13)(DX*2), R14
+	VBROADCASTSS (SI)(R12*4), Z1
+	VFMADD231PS  (R13), Z1, Z2
+	VFMADD231PS  (R13)(DX*1), Z1, Z3
+	VFMADD231PS  (R14), Z1, Z4
+	VFMADD231PS  (R14)(DX*1), Z1, Z5
+	INCQ         R12
+	CMPQ         R12, taps+48(FP)
+	JNE          w16_dw_r4_tap
+	LEAQ         (R11)(R8*2), R14
+	VMOVUPS      Z2, (R11)
+	VMOVUPS      Z3, (R11)(R8*1)
+	VMOVUPS      Z4, (R14)
+	VMOVUPS      Z5, (R14)(R8*1)
+	ADDQ         $0x00000040, R10
+	ADDQ         $0x00000040, R11
+	DECQ         R9
+	JNZ          w16_dw_r4_block
+	LEAQ         (CX)(DX*4), CX
+	LEAQ         (DI)(R8*4), DI
+	SUBQ         $0x04, AX
+	JMP          w16_dw_rows4
+
+w16_dw_row:
+	TESTQ AX, AX
+	JZ    w16_dw_done
+	MOVQ  blocks+8(FP), R9
+	MOVQ  CX, R10
+	MOVQ  DI, R11
+
+w16_dw_quad:
+	CMPQ    R9, $0x04
+	JL      w16_dw_single
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	XORQ    R12, R12
+
+w16_dw_quad_tap:
+	MOVQ         (BX)(R12*8), R13
+	VBROADCASTSS (SI)(R12*4), Z1
+	VFMADD231PS  (R10)(R13*4), Z1, Z2
+	VFMADD231PS  64(R10)(R13*4), Z1, Z3
+	VFMADD231PS  128(R10)(R13*4), Z1, Z4
+	VFMADD231PS  192(R10)(R13*4), Z1, Z5
+	INCQ         R12
+	CMPQ         R12, taps+48(FP)
+	JNE          w16_dw_quad_tap
+	VMOVUPS      Z2, (R11)
+	VMOVUPS      Z3, 64(R11)
+	VMOVUPS      Z4, 128(R11)
+	VMOVUPS      Z5, 192(R11)
+	ADDQ         $0x00000100, R10
+	ADDQ         $0x00000100, R11
+	SUBQ         $0x04, R9
+	JMP          w16_dw_quad
+
+w16_dw_single:
+	TESTQ   R9, R9
+	JZ      w16_dw_next_row
+	VMOVAPS Z0, Z2
+	XORQ    R12, R12
+
+w16_dw_single_tap:
+	MOVQ         (BX)(R12*8), R13
+	VBROADCASTSS (SI)(R12*4), Z1
+	VFMADD231PS  (R10)(R13*4), Z1, Z2
+	INCQ         R12
+	CMPQ         R12, taps+48(FP)
+	JNE          w16_dw_single_tap
+	VMOVUPS      Z2, (R11)
+	ADDQ         $0x00000040, R10
+	ADDQ         $0x00000040, R11
+	DECQ         R9
+	JMP          w16_dw_single
+
+w16_dw_next_row:
+	ADDQ DX, CX
+	ADDQ R8, DI
+	DECQ AX
+	JMP  w16_dw_row
+
+w16_dw_done:
 	VZEROUPPER
 	RET
 

@@ -5,6 +5,8 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
@@ -12,7 +14,8 @@ import (
 
 func main() {
 	ConstraintExpr("amd64")
-	dwRows()
+	dwRows("dwRowsAVX2", 8)
+	dwRows("dwRowsAVX512", 16)
 	split2()
 	gatherRows()
 	Generate()
@@ -28,10 +31,25 @@ func main() {
 // independent chains at a time (an FMA's latency is four of its
 // issues): the same 8 columns of four rows while four rows are left, then
 // four blocks of one row, then one.
-func dwRows() {
-	TEXT("dwRowsAVX2", NOSPLIT, "func(rows, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)")
+//
+// lanes is 8 (YMM, AVX2) or 16 (ZMM, AVX-512F: dwRowsAVX512, blocks of
+// 16 columns); each lane's chain is the same FMAs either way, so the
+// results are bit-identical.
+func dwRows(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(rows, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)")
 	Pragma("noescape")
-	Doc("dwRowsAVX2 sets y[r·ldy+j] = bias + Σ_t w[t]·x[r·ss+j+offs[t]] for r < rows, j < 8·blocks (FMAs in tap order).")
+	Doc(fmt.Sprintf("%s sets y[r·ldy+j] = bias + Σ_t w[t]·x[r·ss+j+offs[t]] for r < rows, j < %d·blocks (FMAs in tap order).", name, lanes))
+	vec := func() reg.VecVirtual {
+		if lanes == 16 {
+			return ZMM()
+		}
+		return YMM()
+	}
+	vb := 4 * lanes // bytes of a vector
+	lbl := ""       // labels of the AVX-512 copy are prefixed
+	if lanes != 8 {
+		lbl = fmt.Sprintf("w%d_", lanes)
+	}
 	rows := Load(Param("rows"), GP64())
 	px := Load(Param("x"), GP64())
 	ss := Load(Param("ss"), GP64())
@@ -43,26 +61,26 @@ func dwRows() {
 	blocks := NewParamAddr("blocks", 8)
 	SHLQ(Imm(2), ss)
 	SHLQ(Imm(2), ldy)
-	bv := YMM()
+	bv := vec()
 	VBROADCASTSS(NewParamAddr("bias", 56), bv)
 	bc, xb, yb := GP64(), GP64(), GP64()
 	t, a, b := GP64(), GP64(), GP64()
-	wv := YMM()
-	acc := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	wv := vec()
+	acc := []reg.VecVirtual{vec(), vec(), vec(), vec()}
 
 	// Four rows at a time: block by block, the block of each row.
-	Label("dw_rows4")
+	Label(lbl + "dw_rows4")
 	CMPQ(rows, Imm(4))
-	JL(LabelRef("dw_row"))
+	JL(LabelRef(lbl + "dw_row"))
 	MOVQ(blocks, bc)
 	MOVQ(px, xb)
 	MOVQ(py, yb)
-	Label("dw_r4_block")
+	Label(lbl + "dw_r4_block")
 	for _, v := range acc {
 		VMOVAPS(bv, v)
 	}
 	XORQ(t, t)
-	Label("dw_r4_tap")
+	Label(lbl + "dw_r4_tap")
 	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, a)
 	LEAQ(Mem{Base: xb, Index: a, Scale: 4}, a)
 	LEAQ(Mem{Base: a, Index: ss, Scale: 2}, b)
@@ -73,77 +91,77 @@ func dwRows() {
 	VFMADD231PS(Mem{Base: b, Index: ss, Scale: 1}, wv, acc[3])
 	INCQ(t)
 	CMPQ(t, taps)
-	JNE(LabelRef("dw_r4_tap"))
+	JNE(LabelRef(lbl + "dw_r4_tap"))
 	LEAQ(Mem{Base: yb, Index: ldy, Scale: 2}, b)
 	VMOVUPS(acc[0], Mem{Base: yb})
 	VMOVUPS(acc[1], Mem{Base: yb, Index: ldy, Scale: 1})
 	VMOVUPS(acc[2], Mem{Base: b})
 	VMOVUPS(acc[3], Mem{Base: b, Index: ldy, Scale: 1})
-	ADDQ(Imm(32), xb)
-	ADDQ(Imm(32), yb)
+	ADDQ(U32(vb), xb)
+	ADDQ(U32(vb), yb)
 	DECQ(bc)
-	JNZ(LabelRef("dw_r4_block"))
+	JNZ(LabelRef(lbl + "dw_r4_block"))
 	LEAQ(Mem{Base: px, Index: ss, Scale: 4}, px)
 	LEAQ(Mem{Base: py, Index: ldy, Scale: 4}, py)
 	SUBQ(Imm(4), rows)
-	JMP(LabelRef("dw_rows4"))
+	JMP(LabelRef(lbl + "dw_rows4"))
 
 	// The rows left, one at a time.
-	Label("dw_row")
+	Label(lbl + "dw_row")
 	TESTQ(rows, rows)
-	JZ(LabelRef("dw_done"))
+	JZ(LabelRef(lbl + "dw_done"))
 	MOVQ(blocks, bc)
 	MOVQ(px, xb)
 	MOVQ(py, yb)
 
-	Label("dw_quad")
+	Label(lbl + "dw_quad")
 	CMPQ(bc, Imm(4))
-	JL(LabelRef("dw_single"))
+	JL(LabelRef(lbl + "dw_single"))
 	for _, v := range acc {
 		VMOVAPS(bv, v)
 	}
 	XORQ(t, t)
-	Label("dw_quad_tap")
+	Label(lbl + "dw_quad_tap")
 	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, a)
 	VBROADCASTSS(Mem{Base: pw, Index: t, Scale: 4}, wv)
 	for i, v := range acc {
-		VFMADD231PS(Mem{Base: xb, Index: a, Scale: 4, Disp: 32 * i}, wv, v)
+		VFMADD231PS(Mem{Base: xb, Index: a, Scale: 4, Disp: vb * i}, wv, v)
 	}
 	INCQ(t)
 	CMPQ(t, taps)
-	JNE(LabelRef("dw_quad_tap"))
+	JNE(LabelRef(lbl + "dw_quad_tap"))
 	for i, v := range acc {
-		VMOVUPS(v, Mem{Base: yb, Disp: 32 * i})
+		VMOVUPS(v, Mem{Base: yb, Disp: vb * i})
 	}
-	ADDQ(Imm(128), xb)
-	ADDQ(Imm(128), yb)
+	ADDQ(U32(4*vb), xb)
+	ADDQ(U32(4*vb), yb)
 	SUBQ(Imm(4), bc)
-	JMP(LabelRef("dw_quad"))
+	JMP(LabelRef(lbl + "dw_quad"))
 
-	Label("dw_single")
+	Label(lbl + "dw_single")
 	TESTQ(bc, bc)
-	JZ(LabelRef("dw_next_row"))
+	JZ(LabelRef(lbl + "dw_next_row"))
 	VMOVAPS(bv, acc[0])
 	XORQ(t, t)
-	Label("dw_single_tap")
+	Label(lbl + "dw_single_tap")
 	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, a)
 	VBROADCASTSS(Mem{Base: pw, Index: t, Scale: 4}, wv)
 	VFMADD231PS(Mem{Base: xb, Index: a, Scale: 4}, wv, acc[0])
 	INCQ(t)
 	CMPQ(t, taps)
-	JNE(LabelRef("dw_single_tap"))
+	JNE(LabelRef(lbl + "dw_single_tap"))
 	VMOVUPS(acc[0], Mem{Base: yb})
-	ADDQ(Imm(32), xb)
-	ADDQ(Imm(32), yb)
+	ADDQ(U32(vb), xb)
+	ADDQ(U32(vb), yb)
 	DECQ(bc)
-	JMP(LabelRef("dw_single"))
+	JMP(LabelRef(lbl + "dw_single"))
 
-	Label("dw_next_row")
+	Label(lbl + "dw_next_row")
 	ADDQ(ss, px)
 	ADDQ(ldy, py)
 	DECQ(rows)
-	JMP(LabelRef("dw_row"))
-	Label("dw_done")
+	JMP(LabelRef(lbl + "dw_row"))
+	Label(lbl + "dw_done")
 	VZEROUPPER()
 	RET()
 }
