@@ -84,9 +84,28 @@ func newDwGeom(p *Conv2D) *dwGeom {
 	return g
 }
 
+// dwFillRows copies the h×w plane src into pp at rows of pitch elements
+// in one call: for sw 1, row r to pp[o0 + r·pitch:]; for sw 2, its even
+// columns to pp[o0 + r·pitch:] and its odd ones to pp[o1 + r·pitch:]. It
+// reports false when it cannot (then fill copies row by row);
+// dwconv_amd64.go installs an AVX2 one.
+var dwFillRows = func(sw, h, w int, src, pp []float32, o0, o1, pitch int) bool { return false }
+
 // fill copies input plane xc into the zero-padded phase plane pp.
 func (g *dwGeom) fill(p *Conv2D, xc, pp []float32) {
 	clear(pp)
+	switch p.SW {
+	case 1:
+		if dwFillRows(1, p.H, p.W, xc, pp, p.PT*g.pw+p.PL, 0, g.pw) {
+			return
+		}
+	case 2:
+		q0, q1 := p.PL%2, (p.PL+1)%2
+		r := p.PT
+		if dwFillRows(2, p.H, p.W, xc, pp, (r*2+q0)*g.pw+p.PL/2, (r*2+q1)*g.pw+(p.PL+1)/2, 2*g.pw) {
+			return
+		}
+	}
 	for ih := 0; ih < p.H; ih++ {
 		src := xc[ih*p.W : (ih+1)*p.W]
 		r := ih + p.PT

@@ -13,6 +13,7 @@ var _ = func() bool {
 		dwRows = dwRowsSIMD
 		split2Head = split2SIMD
 		gatherRows = gatherRowsSIMD
+		dwFillRows = dwFillRowsSIMD
 	}
 	return true
 }()
@@ -102,4 +103,39 @@ func maxOffset(offs []int) int {
 		hi = max(hi, o)
 	}
 	return hi
+}
+
+// dwFillRowsSIMD is dwFillRows with AVX2 (one call per plane), after
+// checking that every read and write is inside src and pp.
+func dwFillRowsSIMD(sw, h, w int, src, pp []float32, o0, o1, pitch int) bool {
+	if h <= 0 || w <= 0 || o0 < 0 || o1 < 0 || pitch < 0 {
+		return false
+	}
+	_ = src[h*w-1]
+	switch sw {
+	case 1:
+		if pitch < w {
+			return false
+		}
+		_ = pp[o0+(h-1)*pitch+w-1]
+		copyRowsAVX2(h, w, &src[0], &pp[o0], pitch)
+		return true
+	case 2:
+		ne, no := (w+1)/2, w/2
+		if pitch < ne {
+			return false
+		}
+		_ = pp[o0+(h-1)*pitch+ne-1]
+		if no > 0 {
+			_ = pp[o1+(h-1)*pitch+no-1]
+		}
+		// With w = 1 no odd column is written: o1 may be the end of pp.
+		od := o0
+		if no > 0 {
+			od = o1
+		}
+		split2RowsAVX2(h, w, &src[0], &pp[o0], &pp[od], pitch)
+		return true
+	}
+	return false
 }

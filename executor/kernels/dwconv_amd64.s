@@ -298,3 +298,157 @@ gather_block:
 gather_done:
 	VZEROUPPER
 	RET
+
+DATA dwLaneMask<>+0(SB)/4, $0xffffffff
+DATA dwLaneMask<>+4(SB)/4, $0xffffffff
+DATA dwLaneMask<>+8(SB)/4, $0xffffffff
+DATA dwLaneMask<>+12(SB)/4, $0xffffffff
+DATA dwLaneMask<>+16(SB)/4, $0xffffffff
+DATA dwLaneMask<>+20(SB)/4, $0xffffffff
+DATA dwLaneMask<>+24(SB)/4, $0xffffffff
+DATA dwLaneMask<>+28(SB)/4, $0xffffffff
+DATA dwLaneMask<>+32(SB)/4, $0x00000000
+DATA dwLaneMask<>+36(SB)/4, $0x00000000
+DATA dwLaneMask<>+40(SB)/4, $0x00000000
+DATA dwLaneMask<>+44(SB)/4, $0x00000000
+DATA dwLaneMask<>+48(SB)/4, $0x00000000
+DATA dwLaneMask<>+52(SB)/4, $0x00000000
+DATA dwLaneMask<>+56(SB)/4, $0x00000000
+DATA dwLaneMask<>+60(SB)/4, $0x00000000
+GLOBL dwLaneMask<>(SB), RODATA|NOPTR, $64
+
+// func copyRowsAVX2(h int, w int, src *float32, dst *float32, pitch int)
+// Requires: AVX
+TEXT ·copyRowsAVX2(SB), NOSPLIT, $0-40
+	MOVQ    h+0(FP), AX
+	MOVQ    w+8(FP), CX
+	MOVQ    src+16(FP), DX
+	MOVQ    dst+24(FP), BX
+	MOVQ    pitch+32(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    CX, DI
+	ANDQ    $0x07, DI
+	MOVQ    DI, R8
+	NEGQ    R8
+	LEAQ    dwLaneMask<>+0(SB), R9
+	VMOVDQU 32(R9)(R8*4), Y0
+	SHRQ    $0x03, CX
+	TESTQ   AX, AX
+	JZ      copyrows_done
+
+copyrows_row:
+	MOVQ  CX, R8
+	MOVQ  BX, R9
+	TESTQ R8, R8
+	JZ    copyrows_tail
+
+copyrows_block:
+	VMOVUPS (DX), Y1
+	VMOVUPS Y1, (R9)
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, R9
+	DECQ    R8
+	JNZ     copyrows_block
+
+copyrows_tail:
+	TESTQ      DI, DI
+	JZ         copyrows_next
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS Y1, Y0, (R9)
+	LEAQ       (DX)(DI*4), DX
+
+copyrows_next:
+	ADDQ SI, BX
+	DECQ AX
+	JNZ  copyrows_row
+
+copyrows_done:
+	VZEROUPPER
+	RET
+
+// func split2RowsAVX2(h int, w int, src *float32, ev *float32, od *float32, pitch int)
+// Requires: AVX, AVX2, CMOV
+TEXT ·split2RowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ    h+0(FP), AX
+	MOVQ    w+8(FP), CX
+	MOVQ    src+16(FP), DX
+	MOVQ    ev+24(FP), BX
+	MOVQ    od+32(FP), SI
+	MOVQ    pitch+40(FP), DI
+	SHLQ    $0x02, DI
+	MOVQ    CX, R8
+	ANDQ    $0x0f, R8
+	MOVQ    $0x00000008, R10
+	MOVQ    R8, R9
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	NEGQ    R9
+	LEAQ    dwLaneMask<>+0(SB), R10
+	VMOVDQU 32(R10)(R9*4), Y0
+	MOVQ    R8, R9
+	SUBQ    $0x08, R9
+	XORQ    R10, R10
+	CMPQ    R9, R10
+	CMOVQLT R10, R9
+	NEGQ    R9
+	LEAQ    dwLaneMask<>+0(SB), R10
+	VMOVDQU 32(R10)(R9*4), Y1
+	MOVQ    R8, R9
+	INCQ    R9
+	SHRQ    $0x01, R9
+	NEGQ    R9
+	LEAQ    dwLaneMask<>+0(SB), R10
+	VMOVDQU 32(R10)(R9*4), Y2
+	MOVQ    R8, R9
+	SHRQ    $0x01, R9
+	NEGQ    R9
+	LEAQ    dwLaneMask<>+0(SB), R10
+	VMOVDQU 32(R10)(R9*4), Y3
+	SHRQ    $0x04, CX
+	TESTQ   AX, AX
+	JZ      split2rows_done
+
+split2rows_row:
+	MOVQ  CX, R9
+	MOVQ  BX, R10
+	MOVQ  SI, R11
+	TESTQ R9, R9
+	JZ    split2rows_tail
+
+split2rows_block:
+	VMOVUPS (DX), Y4
+	VMOVUPS 32(DX), Y5
+	VSHUFPS $0x88, Y5, Y4, Y6
+	VSHUFPS $0xdd, Y5, Y4, Y4
+	VPERMPD $0xd8, Y6, Y6
+	VPERMPD $0xd8, Y4, Y4
+	VMOVUPS Y6, (R10)
+	VMOVUPS Y4, (R11)
+	ADDQ    $0x40, DX
+	ADDQ    $0x20, R10
+	ADDQ    $0x20, R11
+	DECQ    R9
+	JNZ     split2rows_block
+
+split2rows_tail:
+	TESTQ      R8, R8
+	JZ         split2rows_next
+	VMASKMOVPS (DX), Y0, Y4
+	VMASKMOVPS 32(DX), Y1, Y5
+	VSHUFPS    $0x88, Y5, Y4, Y6
+	VSHUFPS    $0xdd, Y5, Y4, Y4
+	VPERMPD    $0xd8, Y6, Y6
+	VPERMPD    $0xd8, Y4, Y4
+	VMASKMOVPS Y6, Y2, (R10)
+	VMASKMOVPS Y4, Y3, (R11)
+	LEAQ       (DX)(R8*4), DX
+
+split2rows_next:
+	ADDQ DI, BX
+	ADDQ DI, SI
+	DECQ AX
+	JNZ  split2rows_row
+
+split2rows_done:
+	VZEROUPPER
+	RET

@@ -46,3 +46,41 @@ func TestDwRowsAVX512Bits(t *testing.T) {
 		}
 	}
 }
+
+// TestDwFillRows checks the one-call plane fill (AVX2 row copies and
+// column splits, masked tails) against fill's row-by-row Go copies on
+// random geometries: stride 1 and 2, widths 1–40, pads 0–3, NaN
+// guards around the plane.
+func TestDwFillRows(t *testing.T) {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		t.Skip("no AVX2")
+	}
+	simd := dwFillRows
+	defer func() { dwFillRows = simd }()
+	r := rand.New(rand.NewPCG(19, 20))
+	for it := 0; it < 500; it++ {
+		s := 1 + r.IntN(2)
+		p := Conv2D{N: 1, C: 1, M: 1, H: 1 + r.IntN(20), W: 1 + r.IntN(40), KH: 3, KW: 3, SH: s, SW: s, DH: 1, DW: 1,
+			PT: r.IntN(4), PL: r.IntN(4), PB: r.IntN(4), PR: r.IntN(4), Groups: 1}
+		if oh, ow := p.Out(); oh < 1 || ow < 1 {
+			continue
+		}
+		g := newDwGeom(&p)
+		xc := randSlice(r, p.H*p.W)
+		got := make([]float32, g.plane+16)
+		want := make([]float32, len(got))
+		for i := range got {
+			got[i] = float32(math.NaN())
+			want[i] = got[i]
+		}
+		dwFillRows = simd
+		g.fill(&p, xc, got[8:8+g.plane])
+		dwFillRows = func(int, int, int, []float32, []float32, int, int, int) bool { return false }
+		g.fill(&p, xc, want[8:8+g.plane])
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v: pp[%d] = %g, want %g", p, i-8, got[i], want[i])
+			}
+		}
+	}
+}

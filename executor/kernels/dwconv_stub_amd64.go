@@ -23,3 +23,13 @@ func split2AVX2(n int, src *float32, ev *float32, od *float32)
 //
 //go:noescape
 func gatherRowsAVX2(k int, offs *int, src *float32, w8 int, dst *float32)
+
+// copyRowsAVX2 sets dst[r·pitch+j] = src[r·w+j] for r < h, j < w (w ≥ 1).
+//
+//go:noescape
+func copyRowsAVX2(h int, w int, src *float32, dst *float32, pitch int)
+
+// split2RowsAVX2 sets ev[r·pitch+j] = src[r·w+2j], od[r·pitch+j] = src[r·w+2j+1] for r < h and 2j, 2j+1 < w (w ≥ 1).
+//
+//go:noescape
+func split2RowsAVX2(h int, w int, src *float32, ev *float32, od *float32, pitch int)

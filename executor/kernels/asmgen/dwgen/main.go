@@ -18,6 +18,9 @@ func main() {
 	dwRows("dwRowsAVX512", 16)
 	split2()
 	gatherRows()
+	mask := laneMasks()
+	copyRows(mask)
+	split2Rows(mask)
 	Generate()
 }
 
@@ -229,6 +232,171 @@ func gatherRows() {
 	DECQ(k)
 	JNZ(LabelRef("gather_row"))
 	Label("gather_done")
+	VZEROUPPER()
+	RET()
+}
+
+// laneMasks emits dwLaneMask: eight all-ones 32-bit lanes, then eight
+// zero ones; the 8 lanes at byte 4·(8−k) are the mask of the first k.
+func laneMasks() Mem {
+	m := GLOBL("dwLaneMask", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		v := uint32(0)
+		if i < 8 {
+			v = 0xffffffff
+		}
+		DATA(4*i, U32(v))
+	}
+	return m
+}
+
+// loadMask loads the mask of the first k lanes (k a register, 0–8) into
+// v; k is clobbered.
+func loadMask(mask Mem, k reg.GPVirtual, v reg.VecVirtual) {
+	NEGQ(k)
+	base := GP64()
+	LEAQ(mask, base) // an SB address takes no index register
+	VMOVDQU(Mem{Base: base, Index: k, Scale: 4, Disp: 32}, v)
+}
+
+// copyRows emits func copyRowsAVX2(h, w int, src, dst *float32, pitch
+// int): dst[r·pitch + j] = src[r·w + j] for r < h, j < w (w ≥ 1; the
+// last w mod 8 of each row with masked loads and stores, so nothing
+// outside the rows is read or written): a depthwise layer's input
+// channel into its zero-padded plane, one call per channel.
+func copyRows(mask Mem) {
+	TEXT("copyRowsAVX2", NOSPLIT, "func(h, w int, src, dst *float32, pitch int)")
+	Pragma("noescape")
+	Doc("copyRowsAVX2 sets dst[r·pitch+j] = src[r·w+j] for r < h, j < w (w ≥ 1).")
+	h := Load(Param("h"), GP64())
+	w := Load(Param("w"), GP64())
+	ps := Load(Param("src"), GP64())
+	pd := Load(Param("dst"), GP64())
+	pitch := Load(Param("pitch"), GP64())
+	SHLQ(Imm(2), pitch)
+	tail, m := GP64(), YMM()
+	MOVQ(w, tail)
+	ANDQ(Imm(7), tail)
+	k := GP64()
+	MOVQ(tail, k)
+	loadMask(mask, k, m)
+	SHRQ(Imm(3), w)
+	TESTQ(h, h)
+	JZ(LabelRef("copyrows_done"))
+	Label("copyrows_row")
+	b, d := GP64(), GP64()
+	MOVQ(w, b)
+	MOVQ(pd, d)
+	v := YMM()
+	TESTQ(b, b)
+	JZ(LabelRef("copyrows_tail"))
+	Label("copyrows_block")
+	VMOVUPS(Mem{Base: ps}, v)
+	VMOVUPS(v, Mem{Base: d})
+	ADDQ(Imm(32), ps)
+	ADDQ(Imm(32), d)
+	DECQ(b)
+	JNZ(LabelRef("copyrows_block"))
+	Label("copyrows_tail")
+	TESTQ(tail, tail)
+	JZ(LabelRef("copyrows_next"))
+	VMASKMOVPS(Mem{Base: ps}, m, v)
+	VMASKMOVPS(v, m, Mem{Base: d})
+	LEAQ(Mem{Base: ps, Index: tail, Scale: 4}, ps)
+	Label("copyrows_next")
+	ADDQ(pitch, pd)
+	DECQ(h)
+	JNZ(LabelRef("copyrows_row"))
+	Label("copyrows_done")
+	VZEROUPPER()
+	RET()
+}
+
+// split2Rows emits func split2RowsAVX2(h, w int, src, ev, od *float32,
+// pitch int): ev[r·pitch + j] = src[r·w + 2j] and od[r·pitch + j] =
+// src[r·w + 2j + 1] for r < h and the j inside the row (w ≥ 1): a
+// stride-2 depthwise layer's input channel into the two column phases
+// of its zero-padded plane, one call per channel. 16 source elements a
+// step as split2AVX2; the last w mod 16 with masked loads and stores.
+func split2Rows(mask Mem) {
+	TEXT("split2RowsAVX2", NOSPLIT, "func(h, w int, src, ev, od *float32, pitch int)")
+	Pragma("noescape")
+	Doc("split2RowsAVX2 sets ev[r·pitch+j] = src[r·w+2j], od[r·pitch+j] = src[r·w+2j+1] for r < h and 2j, 2j+1 < w (w ≥ 1).")
+	h := Load(Param("h"), GP64())
+	w := Load(Param("w"), GP64())
+	ps := Load(Param("src"), GP64())
+	pe := Load(Param("ev"), GP64())
+	po := Load(Param("od"), GP64())
+	pitch := Load(Param("pitch"), GP64())
+	SHLQ(Imm(2), pitch)
+	// The tail's masks: loads of min(t, 8) and max(t−8, 0) lanes, stores
+	// of ⌈t/2⌉ evens and ⌊t/2⌋ odds, t = w mod 16.
+	tail := GP64()
+	MOVQ(w, tail)
+	ANDQ(Imm(15), tail)
+	ma, mb, me, mo := YMM(), YMM(), YMM(), YMM()
+	k, e8 := GP64(), GP64()
+	MOVQ(U32(8), e8)
+	MOVQ(tail, k)
+	CMPQ(k, e8)
+	CMOVQGT(e8, k)
+	loadMask(mask, k, ma)
+	MOVQ(tail, k)
+	SUBQ(Imm(8), k)
+	XORQ(e8, e8)
+	CMPQ(k, e8)
+	CMOVQLT(e8, k)
+	loadMask(mask, k, mb)
+	MOVQ(tail, k)
+	INCQ(k)
+	SHRQ(Imm(1), k)
+	loadMask(mask, k, me)
+	MOVQ(tail, k)
+	SHRQ(Imm(1), k)
+	loadMask(mask, k, mo)
+	SHRQ(Imm(4), w)
+	TESTQ(h, h)
+	JZ(LabelRef("split2rows_done"))
+	Label("split2rows_row")
+	b, de, do := GP64(), GP64(), GP64()
+	MOVQ(w, b)
+	MOVQ(pe, de)
+	MOVQ(po, do)
+	a, c, e, o := YMM(), YMM(), YMM(), YMM()
+	TESTQ(b, b)
+	JZ(LabelRef("split2rows_tail"))
+	Label("split2rows_block")
+	VMOVUPS(Mem{Base: ps}, a)
+	VMOVUPS(Mem{Base: ps, Disp: 32}, c)
+	VSHUFPS(Imm(0x88), c, a, e)
+	VSHUFPS(Imm(0xDD), c, a, o)
+	VPERMPD(Imm(0xD8), e, e)
+	VPERMPD(Imm(0xD8), o, o)
+	VMOVUPS(e, Mem{Base: de})
+	VMOVUPS(o, Mem{Base: do})
+	ADDQ(Imm(64), ps)
+	ADDQ(Imm(32), de)
+	ADDQ(Imm(32), do)
+	DECQ(b)
+	JNZ(LabelRef("split2rows_block"))
+	Label("split2rows_tail")
+	TESTQ(tail, tail)
+	JZ(LabelRef("split2rows_next"))
+	VMASKMOVPS(Mem{Base: ps}, ma, a)
+	VMASKMOVPS(Mem{Base: ps, Disp: 32}, mb, c)
+	VSHUFPS(Imm(0x88), c, a, e)
+	VSHUFPS(Imm(0xDD), c, a, o)
+	VPERMPD(Imm(0xD8), e, e)
+	VPERMPD(Imm(0xD8), o, o)
+	VMASKMOVPS(e, me, Mem{Base: de})
+	VMASKMOVPS(o, mo, Mem{Base: do})
+	LEAQ(Mem{Base: ps, Index: tail, Scale: 4}, ps)
+	Label("split2rows_next")
+	ADDQ(pitch, pe)
+	ADDQ(pitch, po)
+	DECQ(h)
+	JNZ(LabelRef("split2rows_row"))
+	Label("split2rows_done")
 	VZEROUPPER()
 	RET()
 }
