@@ -1,10 +1,6 @@
 package kernels
 
-import (
-	"os"
-
-	"golang.org/x/sys/cpu"
-)
+import "golang.org/x/sys/cpu"
 
 //go:generate sh -c "cd asmgen && go run ./dwgen -pkg kernels -out ../dwconv_amd64.s -stubs ../dwconv_stub_amd64.go"
 
@@ -17,58 +13,6 @@ var _ = func() bool {
 	}
 	return true
 }()
-
-// init installs the AVX-512 depthwise rows when the CPU has AVX-512F,
-// unless ONNXCONV_SGEMM_KERNEL asks for AVX2 or the generic kernels (so
-// that both paths can be tested on one machine).
-func init() {
-	if want := os.Getenv(KernelEnv); want == "avx2" || want == "generic" {
-		return
-	}
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX512F {
-		dwRows = dwRowsSIMD512
-	}
-}
-
-// dwRowsSIMD512 runs dwRows with AVX-512F on the multiple-of-16 head of
-// the columns and AVX2 on the 8 after it (n a multiple of 8; the same
-// chains of FMAs in either, so the same bits), after checking that every
-// read and write is inside x and y.
-func dwRowsSIMD512(rows, n int, x []float32, ss int, offs []int, w []float32, bias float32, y []float32, ldy int) {
-	if rows <= 0 || n <= 0 || len(offs) == 0 {
-		return
-	}
-	if n%8 != 0 {
-		dwRowsGo(rows, n, x, ss, offs, w, bias, y, ldy)
-		return
-	}
-	_ = x[(rows-1)*ss+n-1+maxOffset(offs)]
-	_ = y[(rows-1)*ldy+n-1]
-	_ = w[len(offs)-1]
-	n16 := n &^ 15
-	if n16 > 0 {
-		dwRowsAVX512(rows, n16/16, &x[0], ss, &offs[0], &w[0], len(offs), bias, &y[0], ldy)
-	}
-	if n16 < n {
-		dwRowsAVX2(rows, 1, &x[n16], ss, &offs[0], &w[0], len(offs), bias, &y[n16], ldy)
-	}
-}
-
-// dwRowsSIMD runs dwRows with AVX2+FMA (n a multiple of 8), after
-// checking that every read and write is inside x and y.
-func dwRowsSIMD(rows, n int, x []float32, ss int, offs []int, w []float32, bias float32, y []float32, ldy int) {
-	if rows <= 0 || n <= 0 || len(offs) == 0 {
-		return
-	}
-	if n%8 != 0 {
-		dwRowsGo(rows, n, x, ss, offs, w, bias, y, ldy)
-		return
-	}
-	_ = x[(rows-1)*ss+n-1+maxOffset(offs)]
-	_ = y[(rows-1)*ldy+n-1]
-	_ = w[len(offs)-1]
-	dwRowsAVX2(rows, n/8, &x[0], ss, &offs[0], &w[0], len(offs), bias, &y[0], ldy)
-}
 
 // split2SIMD splits the multiple-of-8 head of src's pairs with AVX2 and
 // returns the pairs done.

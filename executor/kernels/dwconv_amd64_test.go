@@ -84,3 +84,32 @@ func TestDwFillRows(t *testing.T) {
 		}
 	}
 }
+
+// TestSigmoidAVX512Bits checks the 16-lane sigmoid and SiLU against the
+// AVX2 ones bit for bit (NaNs included) on a sweep, the exponential's
+// bounds' neighbours, ±Inf, NaN and −0, every length 0–50.
+func TestSigmoidAVX512Bits(t *testing.T) {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasAVX512F {
+		t.Skip("no AVX-512F")
+	}
+	xs := append(mathInputs(-100, 100), mathInputs(-30, 30)...)
+	for _, v := range []float32{sigExpLo, -sigExpLo, sigExpHi, -sigExpHi, 0, float32(math.Inf(1)), float32(math.NaN())} {
+		for range 20 {
+			xs = append(xs, v, -v)
+			v = math.Nextafter32(v, float32(math.Inf(-1)))
+		}
+	}
+	for _, silu := range []bool{false, true} {
+		a, b := make([]float32, len(xs)), make([]float32, len(xs))
+		sigmoidSIMD512(xs, a, silu)
+		sigmoidSIMD(xs, b, silu)
+		for n := 0; n <= 50; n++ {
+			sigmoidSIMD512(xs[7:7+n], a[7:7+n], silu)
+		}
+		for i := range xs {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("silu %v: f(%g) = %g (AVX-512), %g (AVX2)", silu, xs[i], a[i], b[i])
+			}
+		}
+	}
+}
