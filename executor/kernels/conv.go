@@ -1,5 +1,7 @@
 package kernels
 
+import "math"
+
 // Conv2D describes a 2-D convolution over NCHW float32 tensors (a 1-D one
 // has H = KH = 1): X is [N, C, H, W], the weights [M, C/Groups, KH, KW],
 // the output [N, M, OH, OW]. Pads are begin (PT, PL) and end (PB, PR).
@@ -149,7 +151,12 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 		return shapeErr("conv: %d packed weight groups for %d groups", len(pw), p.Groups)
 	}
 	if p.C == p.Groups {
-		x.depthwise(&p, in, w, bias, y, full)
+		// The Relu in the row kernel, on the values in registers.
+		lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+		if act == ActRelu {
+			lo = 0
+		}
+		x.depthwise(&p, in, w, bias, y, lo, hi, epi)
 		return nil
 	}
 	if q, ok := p.subsampled(); ok {

@@ -642,6 +642,12 @@ func TestConvActRelu(t *testing.T) {
 		// kernels for the last channels), the grid with a stride.
 		{N: 1, C: 16, H: 40, W: 40, M: 20, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 40, H: 29, W: 29, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		// Depthwise (Relu in the row kernel): the flat run, rows of 8
+		// and more (with the last 8 columns again), rows narrower than 8,
+		// a channel multiplier.
+		{N: 1, C: 20, H: 14, W: 14, M: 20, KH: 5, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, PT: 2, PL: 2, PB: 2, PR: 2, Groups: 20},
+		{N: 2, C: 9, H: 40, W: 45, M: 9, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 9},
+		{N: 1, C: 7, H: 11, W: 11, M: 14, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 7},
 	}
 	for i, p := range cases {
 		oh, ow := p.Out()

@@ -4,19 +4,21 @@
 
 #include "textflag.h"
 
-// func dwRowsAVX2(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)
+// func dwRowsAVX2(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, lo float32, hi float32, y *float32, ldy int)
 // Requires: AVX, FMA3
-TEXT ·dwRowsAVX2(SB), NOSPLIT, $0-80
+TEXT ·dwRowsAVX2(SB), NOSPLIT, $0-88
 	MOVQ         rows+0(FP), AX
 	MOVQ         x+16(FP), CX
 	MOVQ         ss+24(FP), DX
 	MOVQ         offs+32(FP), BX
 	MOVQ         w+40(FP), SI
-	MOVQ         y+64(FP), DI
-	MOVQ         ldy+72(FP), R8
+	MOVQ         y+72(FP), DI
+	MOVQ         ldy+80(FP), R8
 	SHLQ         $0x02, DX
 	SHLQ         $0x02, R8
 	VBROADCASTSS bias+56(FP), Y0
+	VBROADCASTSS lo+60(FP), Y1
+	VBROADCASTSS hi+64(FP), Y2
 
 dw_rows4:
 	CMPQ AX, $0x04
@@ -26,29 +28,37 @@ dw_rows4:
 	MOVQ DI, R11
 
 dw_r4_block:
-	VMOVAPS Y0, Y2
-	VMOVAPS Y0, Y3
 	VMOVAPS Y0, Y4
 	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y0, Y7
 	XORQ    R12, R12
 
 dw_r4_tap:
 	MOVQ         (BX)(R12*8), R13
 	LEAQ         (R10)(R13*4), R13
 	LEAQ         (R13)(DX*2), R14
-	VBROADCASTSS (SI)(R12*4), Y1
-	VFMADD231PS  (R13), Y1, Y2
-	VFMADD231PS  (R13)(DX*1), Y1, Y3
-	VFMADD231PS  (R14), Y1, Y4
-	VFMADD231PS  (R14)(DX*1), Y1, Y5
+	VBROADCASTSS (SI)(R12*4), Y3
+	VFMADD231PS  (R13), Y3, Y4
+	VFMADD231PS  (R13)(DX*1), Y3, Y5
+	VFMADD231PS  (R14), Y3, Y6
+	VFMADD231PS  (R14)(DX*1), Y3, Y7
 	INCQ         R12
 	CMPQ         R12, taps+48(FP)
 	JNE          dw_r4_tap
+	VMAXPS       Y4, Y1, Y4
+	VMINPS       Y4, Y2, Y4
+	VMAXPS       Y5, Y1, Y5
+	VMINPS       Y5, Y2, Y5
+	VMAXPS       Y6, Y1, Y6
+	VMINPS       Y6, Y2, Y6
+	VMAXPS       Y7, Y1, Y7
+	VMINPS       Y7, Y2, Y7
 	LEAQ         (R11)(R8*2), R14
-	VMOVUPS      Y2, (R11)
-	VMOVUPS      Y3, (R11)(R8*1)
-	VMOVUPS      Y4, (R14)
-	VMOVUPS      Y5, (R14)(R8*1)
+	VMOVUPS      Y4, (R11)
+	VMOVUPS      Y5, (R11)(R8*1)
+	VMOVUPS      Y6, (R14)
+	VMOVUPS      Y7, (R14)(R8*1)
 	ADDQ         $0x00000020, R10
 	ADDQ         $0x00000020, R11
 	DECQ         R9
@@ -68,26 +78,34 @@ dw_row:
 dw_quad:
 	CMPQ    R9, $0x04
 	JL      dw_single
-	VMOVAPS Y0, Y2
-	VMOVAPS Y0, Y3
 	VMOVAPS Y0, Y4
 	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y0, Y7
 	XORQ    R12, R12
 
 dw_quad_tap:
 	MOVQ         (BX)(R12*8), R13
-	VBROADCASTSS (SI)(R12*4), Y1
-	VFMADD231PS  (R10)(R13*4), Y1, Y2
-	VFMADD231PS  32(R10)(R13*4), Y1, Y3
-	VFMADD231PS  64(R10)(R13*4), Y1, Y4
-	VFMADD231PS  96(R10)(R13*4), Y1, Y5
+	VBROADCASTSS (SI)(R12*4), Y3
+	VFMADD231PS  (R10)(R13*4), Y3, Y4
+	VFMADD231PS  32(R10)(R13*4), Y3, Y5
+	VFMADD231PS  64(R10)(R13*4), Y3, Y6
+	VFMADD231PS  96(R10)(R13*4), Y3, Y7
 	INCQ         R12
 	CMPQ         R12, taps+48(FP)
 	JNE          dw_quad_tap
-	VMOVUPS      Y2, (R11)
-	VMOVUPS      Y3, 32(R11)
-	VMOVUPS      Y4, 64(R11)
-	VMOVUPS      Y5, 96(R11)
+	VMAXPS       Y4, Y1, Y4
+	VMINPS       Y4, Y2, Y4
+	VMOVUPS      Y4, (R11)
+	VMAXPS       Y5, Y1, Y5
+	VMINPS       Y5, Y2, Y5
+	VMOVUPS      Y5, 32(R11)
+	VMAXPS       Y6, Y1, Y6
+	VMINPS       Y6, Y2, Y6
+	VMOVUPS      Y6, 64(R11)
+	VMAXPS       Y7, Y1, Y7
+	VMINPS       Y7, Y2, Y7
+	VMOVUPS      Y7, 96(R11)
 	ADDQ         $0x00000080, R10
 	ADDQ         $0x00000080, R11
 	SUBQ         $0x04, R9
@@ -96,17 +114,19 @@ dw_quad_tap:
 dw_single:
 	TESTQ   R9, R9
 	JZ      dw_next_row
-	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y4
 	XORQ    R12, R12
 
 dw_single_tap:
 	MOVQ         (BX)(R12*8), R13
-	VBROADCASTSS (SI)(R12*4), Y1
-	VFMADD231PS  (R10)(R13*4), Y1, Y2
+	VBROADCASTSS (SI)(R12*4), Y3
+	VFMADD231PS  (R10)(R13*4), Y3, Y4
 	INCQ         R12
 	CMPQ         R12, taps+48(FP)
 	JNE          dw_single_tap
-	VMOVUPS      Y2, (R11)
+	VMAXPS       Y4, Y1, Y4
+	VMINPS       Y4, Y2, Y4
+	VMOVUPS      Y4, (R11)
 	ADDQ         $0x00000020, R10
 	ADDQ         $0x00000020, R11
 	DECQ         R9
@@ -122,19 +142,21 @@ dw_done:
 	VZEROUPPER
 	RET
 
-// func dwRowsAVX512(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)
+// func dwRowsAVX512(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, lo float32, hi float32, y *float32, ldy int)
 // Requires: AVX, AVX512F
-TEXT ·dwRowsAVX512(SB), NOSPLIT, $0-80
+TEXT ·dwRowsAVX512(SB), NOSPLIT, $0-88
 	MOVQ         rows+0(FP), AX
 	MOVQ         x+16(FP), CX
 	MOVQ         ss+24(FP), DX
 	MOVQ         offs+32(FP), BX
 	MOVQ         w+40(FP), SI
-	MOVQ         y+64(FP), DI
-	MOVQ         ldy+72(FP), R8
+	MOVQ         y+72(FP), DI
+	MOVQ         ldy+80(FP), R8
 	SHLQ         $0x02, DX
 	SHLQ         $0x02, R8
 	VBROADCASTSS bias+56(FP), Z0
+	VBROADCASTSS lo+60(FP), Z1
+	VBROADCASTSS hi+64(FP), Z2
 
 w16_dw_rows4:
 	CMPQ AX, $0x04
@@ -144,29 +166,37 @@ w16_dw_rows4:
 	MOVQ DI, R11
 
 w16_dw_r4_block:
-	VMOVAPS Z0, Z2
-	VMOVAPS Z0, Z3
 	VMOVAPS Z0, Z4
 	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
 	XORQ    R12, R12
 
 w16_dw_r4_tap:
 	MOVQ         (BX)(R12*8), R13
 	LEAQ         (R10)(R13*4), R13
 	LEAQ         (R13)(DX*2), R14
-	VBROADCASTSS (SI)(R12*4), Z1
-	VFMADD231PS  (R13), Z1, Z2
-	VFMADD231PS  (R13)(DX*1), Z1, Z3
-	VFMADD231PS  (R14), Z1, Z4
-	VFMADD231PS  (R14)(DX*1), Z1, Z5
+	VBROADCASTSS (SI)(R12*4), Z3
+	VFMADD231PS  (R13), Z3, Z4
+	VFMADD231PS  (R13)(DX*1), Z3, Z5
+	VFMADD231PS  (R14), Z3, Z6
+	VFMADD231PS  (R14)(DX*1), Z3, Z7
 	INCQ         R12
 	CMPQ         R12, taps+48(FP)
 	JNE          w16_dw_r4_tap
+	VMAXPS       Z4, Z1, Z4
+	VMINPS       Z4, Z2, Z4
+	VMAXPS       Z5, Z1, Z5
+	VMINPS       Z5, Z2, Z5
+	VMAXPS       Z6, Z1, Z6
+	VMINPS       Z6, Z2, Z6
+	VMAXPS       Z7, Z1, Z7
+	VMINPS       Z7, Z2, Z7
 	LEAQ         (R11)(R8*2), R14
-	VMOVUPS      Z2, (R11)
-	VMOVUPS      Z3, (R11)(R8*1)
-	VMOVUPS      Z4, (R14)
-	VMOVUPS      Z5, (R14)(R8*1)
+	VMOVUPS      Z4, (R11)
+	VMOVUPS      Z5, (R11)(R8*1)
+	VMOVUPS      Z6, (R14)
+	VMOVUPS      Z7, (R14)(R8*1)
 	ADDQ         $0x00000040, R10
 	ADDQ         $0x00000040, R11
 	DECQ         R9
@@ -186,26 +216,34 @@ w16_dw_row:
 w16_dw_quad:
 	CMPQ    R9, $0x04
 	JL      w16_dw_single
-	VMOVAPS Z0, Z2
-	VMOVAPS Z0, Z3
 	VMOVAPS Z0, Z4
 	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
 	XORQ    R12, R12
 
 w16_dw_quad_tap:
 	MOVQ         (BX)(R12*8), R13
-	VBROADCASTSS (SI)(R12*4), Z1
-	VFMADD231PS  (R10)(R13*4), Z1, Z2
-	VFMADD231PS  64(R10)(R13*4), Z1, Z3
-	VFMADD231PS  128(R10)(R13*4), Z1, Z4
-	VFMADD231PS  192(R10)(R13*4), Z1, Z5
+	VBROADCASTSS (SI)(R12*4), Z3
+	VFMADD231PS  (R10)(R13*4), Z3, Z4
+	VFMADD231PS  64(R10)(R13*4), Z3, Z5
+	VFMADD231PS  128(R10)(R13*4), Z3, Z6
+	VFMADD231PS  192(R10)(R13*4), Z3, Z7
 	INCQ         R12
 	CMPQ         R12, taps+48(FP)
 	JNE          w16_dw_quad_tap
-	VMOVUPS      Z2, (R11)
-	VMOVUPS      Z3, 64(R11)
-	VMOVUPS      Z4, 128(R11)
-	VMOVUPS      Z5, 192(R11)
+	VMAXPS       Z4, Z1, Z4
+	VMINPS       Z4, Z2, Z4
+	VMOVUPS      Z4, (R11)
+	VMAXPS       Z5, Z1, Z5
+	VMINPS       Z5, Z2, Z5
+	VMOVUPS      Z5, 64(R11)
+	VMAXPS       Z6, Z1, Z6
+	VMINPS       Z6, Z2, Z6
+	VMOVUPS      Z6, 128(R11)
+	VMAXPS       Z7, Z1, Z7
+	VMINPS       Z7, Z2, Z7
+	VMOVUPS      Z7, 192(R11)
 	ADDQ         $0x00000100, R10
 	ADDQ         $0x00000100, R11
 	SUBQ         $0x04, R9
@@ -214,17 +252,19 @@ w16_dw_quad_tap:
 w16_dw_single:
 	TESTQ   R9, R9
 	JZ      w16_dw_next_row
-	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z4
 	XORQ    R12, R12
 
 w16_dw_single_tap:
 	MOVQ         (BX)(R12*8), R13
-	VBROADCASTSS (SI)(R12*4), Z1
-	VFMADD231PS  (R10)(R13*4), Z1, Z2
+	VBROADCASTSS (SI)(R12*4), Z3
+	VFMADD231PS  (R10)(R13*4), Z3, Z4
 	INCQ         R12
 	CMPQ         R12, taps+48(FP)
 	JNE          w16_dw_single_tap
-	VMOVUPS      Z2, (R11)
+	VMAXPS       Z4, Z1, Z4
+	VMINPS       Z4, Z2, Z4
+	VMOVUPS      Z4, (R11)
 	ADDQ         $0x00000040, R10
 	ADDQ         $0x00000040, R11
 	DECQ         R9

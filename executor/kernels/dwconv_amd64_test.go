@@ -11,7 +11,8 @@ import (
 // TestDwRowsAVX512Bits checks the AVX-512 depthwise rows against the
 // AVX2 ones bit for bit, and both against Go's, on random shapes: rows
 // 1–9 (the four-row loop and the rows after it), 1–13 blocks of 8 (the
-// 16-column head and the 8 after it), random taps, strides and pitches.
+// 16-column head and the 8 after it), random taps, strides and pitches,
+// no clamp (±Inf), Relu's (0, +Inf) and a Clip's, a few NaN inputs.
 func TestDwRowsAVX512Bits(t *testing.T) {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasAVX512F {
 		t.Skip("no AVX-512F")
@@ -29,16 +30,35 @@ func TestDwRowsAVX512Bits(t *testing.T) {
 		ldy := n + r.IntN(5)
 		w := randSlice(r, taps)
 		x := randSlice(r, (rows-1)*ss+n+40)
+		if it%3 == 0 {
+			x[r.IntN(len(x))] = float32(math.NaN())
+		}
 		bias := float32(r.NormFloat64())
+		lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+		switch it % 4 {
+		case 1:
+			lo = 0
+		case 2:
+			lo, hi = -0.5, 0.5
+		}
 		a := make([]float32, (rows-1)*ldy+n)
 		b := make([]float32, len(a))
 		g := make([]float32, len(a))
-		dwRowsSIMD512(rows, n, x, ss, offs, w, bias, a, ldy)
-		dwRowsSIMD(rows, n, x, ss, offs, w, bias, b, ldy)
-		dwRowsGo(rows, n, x, ss, offs, w, bias, g, ldy)
+		dwRowsSIMD512(rows, n, x, ss, offs, w, bias, lo, hi, a, ldy)
+		dwRowsSIMD(rows, n, x, ss, offs, w, bias, lo, hi, b, ldy)
+		dwRowsGo(rows, n, x, ss, offs, w, bias, lo, hi, g, ldy)
 		for j := range a {
 			if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
 				t.Fatalf("rows %d n %d taps %d: y[%d] = %g (AVX-512), %g (AVX2)", rows, n, taps, j, a[j], b[j])
+			}
+			if a[j] != a[j] || g[j] != g[j] {
+				if a[j] == a[j] || g[j] == g[j] {
+					t.Fatalf("rows %d n %d taps %d: y[%d] = %g, Go %g", rows, n, taps, j, a[j], g[j])
+				}
+				continue
+			}
+			if a[j] < lo || a[j] > hi {
+				t.Fatalf("rows %d n %d taps %d: y[%d] = %g outside [%g, %g]", rows, n, taps, j, a[j], lo, hi)
 			}
 			if math.Abs(float64(a[j]-g[j])) > 1e-5*float64(taps)+1e-5 {
 				t.Fatalf("rows %d n %d taps %d: y[%d] = %g, Go %g", rows, n, taps, j, a[j], g[j])

@@ -4,15 +4,15 @@
 
 package kernels
 
-// dwRowsAVX2 sets y[r·ldy+j] = bias + Σ_t w[t]·x[r·ss+j+offs[t]] for r < rows, j < 8·blocks (FMAs in tap order).
+// dwRowsAVX2 sets y[r·ldy+j] = min(max(bias + Σ_t w[t]·x[r·ss+j+offs[t]], lo), hi) for r < rows, j < 8·blocks (FMAs in tap order; the clamp as Clip's).
 //
 //go:noescape
-func dwRowsAVX2(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)
+func dwRowsAVX2(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, lo float32, hi float32, y *float32, ldy int)
 
-// dwRowsAVX512 sets y[r·ldy+j] = bias + Σ_t w[t]·x[r·ss+j+offs[t]] for r < rows, j < 16·blocks (FMAs in tap order).
+// dwRowsAVX512 sets y[r·ldy+j] = min(max(bias + Σ_t w[t]·x[r·ss+j+offs[t]], lo), hi) for r < rows, j < 16·blocks (FMAs in tap order; the clamp as Clip's).
 //
 //go:noescape
-func dwRowsAVX512(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)
+func dwRowsAVX512(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, lo float32, hi float32, y *float32, ldy int)
 
 // split2AVX2 sets ev[j] = src[2j] and od[j] = src[2j+1] for j < n; n is a multiple of 8.
 //

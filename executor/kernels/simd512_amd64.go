@@ -25,12 +25,12 @@ func init() {
 // the columns and AVX2 on the 8 after it (n a multiple of 8; the same
 // chains of FMAs in either, so the same bits), after checking that every
 // read and write is inside x and y.
-func dwRowsSIMD512(rows, n int, x []float32, ss int, offs []int, w []float32, bias float32, y []float32, ldy int) {
+func dwRowsSIMD512(rows, n int, x []float32, ss int, offs []int, w []float32, bias, lo, hi float32, y []float32, ldy int) {
 	if rows <= 0 || n <= 0 || len(offs) == 0 {
 		return
 	}
 	if n%8 != 0 {
-		dwRowsGo(rows, n, x, ss, offs, w, bias, y, ldy)
+		dwRowsGo(rows, n, x, ss, offs, w, bias, lo, hi, y, ldy)
 		return
 	}
 	_ = x[(rows-1)*ss+n-1+maxOffset(offs)]
@@ -38,27 +38,11 @@ func dwRowsSIMD512(rows, n int, x []float32, ss int, offs []int, w []float32, bi
 	_ = w[len(offs)-1]
 	n16 := n &^ 15
 	if n16 > 0 {
-		dwRowsAVX512(rows, n16/16, &x[0], ss, &offs[0], &w[0], len(offs), bias, &y[0], ldy)
+		dwRowsAVX512(rows, n16/16, &x[0], ss, &offs[0], &w[0], len(offs), bias, lo, hi, &y[0], ldy)
 	}
 	if n16 < n {
-		dwRowsAVX2(rows, 1, &x[n16], ss, &offs[0], &w[0], len(offs), bias, &y[n16], ldy)
+		dwRowsAVX2(rows, 1, &x[n16], ss, &offs[0], &w[0], len(offs), bias, lo, hi, &y[n16], ldy)
 	}
-}
-
-// dwRowsSIMD runs dwRows with AVX2+FMA (n a multiple of 8), after
-// checking that every read and write is inside x and y.
-func dwRowsSIMD(rows, n int, x []float32, ss int, offs []int, w []float32, bias float32, y []float32, ldy int) {
-	if rows <= 0 || n <= 0 || len(offs) == 0 {
-		return
-	}
-	if n%8 != 0 {
-		dwRowsGo(rows, n, x, ss, offs, w, bias, y, ldy)
-		return
-	}
-	_ = x[(rows-1)*ss+n-1+maxOffset(offs)]
-	_ = y[(rows-1)*ldy+n-1]
-	_ = w[len(offs)-1]
-	dwRowsAVX2(rows, n/8, &x[0], ss, &offs[0], &w[0], len(offs), bias, &y[0], ldy)
 }
 
 // sigmoidSIMD512 is sigmoidSIMD with AVX-512F over the multiple-of-16

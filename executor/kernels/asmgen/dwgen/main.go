@@ -27,21 +27,24 @@ func main() {
 // dwRows emits func dwRowsAVX2(rows, blocks int, x *float32, ss int, offs
 // *int, w *float32, taps int, bias float32, y *float32, ldy int):
 //
-//	y[r·ldy + j] = bias + Σ_t w[t]·x[r·ss + j + offs[t]]
+//	y[r·ldy + j] = clamp(bias + Σ_t w[t]·x[r·ss + j + offs[t]])
 //
 // for r < rows and j < 8·blocks, each element one chain of FMAs from the
 // bias in tap order (offs, ss and ldy in elements; taps ≥ 1). Four
 // independent chains at a time (an FMA's latency is four of its
 // issues): the same 8 columns of four rows while four rows are left, then
-// four blocks of one row, then one.
+// four blocks of one row, then one. clamp(v) is VMAXPS with lo then
+// VMINPS with hi, v the second source (Clip's loop: lo where v < lo, hi
+// where v > hi, NaN kept): the identity, bits included, for lo = −Inf and
+// hi = +Inf; Relu's max(v, 0) for lo = 0, hi = +Inf.
 //
 // lanes is 8 (YMM, AVX2) or 16 (ZMM, AVX-512F: dwRowsAVX512, blocks of
 // 16 columns); each lane's chain is the same FMAs either way, so the
 // results are bit-identical.
 func dwRows(name string, lanes int) {
-	TEXT(name, NOSPLIT, "func(rows, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)")
+	TEXT(name, NOSPLIT, "func(rows, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias, lo, hi float32, y *float32, ldy int)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets y[r·ldy+j] = bias + Σ_t w[t]·x[r·ss+j+offs[t]] for r < rows, j < %d·blocks (FMAs in tap order).", name, lanes))
+	Doc(fmt.Sprintf("%s sets y[r·ldy+j] = min(max(bias + Σ_t w[t]·x[r·ss+j+offs[t]], lo), hi) for r < rows, j < %d·blocks (FMAs in tap order; the clamp as Clip's).", name, lanes))
 	vec := func() reg.VecVirtual {
 		if lanes == 16 {
 			return ZMM()
@@ -64,8 +67,14 @@ func dwRows(name string, lanes int) {
 	blocks := NewParamAddr("blocks", 8)
 	SHLQ(Imm(2), ss)
 	SHLQ(Imm(2), ldy)
-	bv := vec()
+	bv, lo, hi := vec(), vec(), vec()
 	VBROADCASTSS(NewParamAddr("bias", 56), bv)
+	VBROADCASTSS(NewParamAddr("lo", 60), lo)
+	VBROADCASTSS(NewParamAddr("hi", 64), hi)
+	clamp := func(v reg.VecVirtual) {
+		VMAXPS(v, lo, v) // lo > v ? lo : v
+		VMINPS(v, hi, v) // hi < v ? hi : v
+	}
 	bc, xb, yb := GP64(), GP64(), GP64()
 	t, a, b := GP64(), GP64(), GP64()
 	wv := vec()
@@ -95,6 +104,9 @@ func dwRows(name string, lanes int) {
 	INCQ(t)
 	CMPQ(t, taps)
 	JNE(LabelRef(lbl + "dw_r4_tap"))
+	for _, v := range acc {
+		clamp(v)
+	}
 	LEAQ(Mem{Base: yb, Index: ldy, Scale: 2}, b)
 	VMOVUPS(acc[0], Mem{Base: yb})
 	VMOVUPS(acc[1], Mem{Base: yb, Index: ldy, Scale: 1})
@@ -134,6 +146,7 @@ func dwRows(name string, lanes int) {
 	CMPQ(t, taps)
 	JNE(LabelRef(lbl + "dw_quad_tap"))
 	for i, v := range acc {
+		clamp(v)
 		VMOVUPS(v, Mem{Base: yb, Disp: vb * i})
 	}
 	ADDQ(U32(4*vb), xb)
@@ -153,6 +166,7 @@ func dwRows(name string, lanes int) {
 	INCQ(t)
 	CMPQ(t, taps)
 	JNE(LabelRef(lbl + "dw_single_tap"))
+	clamp(acc[0])
 	VMOVUPS(acc[0], Mem{Base: yb})
 	ADDQ(U32(vb), xb)
 	ADDQ(U32(vb), yb)
