@@ -746,3 +746,55 @@ func TestMaxWin3S2(t *testing.T) {
 		}
 	}
 }
+
+// TestConvClip: Conv2DPackedClip (in the row kernel of a depthwise
+// convolution, a pass on the others) gives the bits of the convolution
+// followed by Clip, then the epilogue: ReLU6's bounds and others, NaN
+// inputs, 1 and 2 threads.
+func TestConvClip(t *testing.T) {
+	r := rand.New(rand.NewPCG(75, 76))
+	cases := []Conv2D{
+		{N: 1, C: 24, H: 37, W: 35, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 24},
+		{N: 1, C: 20, H: 14, W: 14, M: 20, KH: 5, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, PT: 2, PL: 2, PB: 2, PR: 2, Groups: 20},
+		{N: 1, C: 7, H: 7, W: 7, M: 7, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 7},
+		{N: 1, C: 16, H: 20, W: 20, M: 24, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 8, H: 15, W: 15, M: 16, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+	}
+	for i, p := range cases {
+		oh, ow := p.Out()
+		x := randSlice(r, p.N*p.C*p.H*p.W)
+		for j := range x {
+			x[j] *= 8
+		}
+		x[len(x)-1] = float32(math.NaN())
+		w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
+		bias := randSlice(r, p.M)
+		other := randSlice(r, p.N*p.M*oh*ow)
+		pw, err := PackConvWeights(p, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range [][2]float32{{0, 6}, {-1, 1}, {float32(math.Inf(-1)), 0.5}} {
+			want := make([]float32, len(other))
+			if err := NewContext(1).Conv2DPacked(p, x, w, pw, bias, want); err != nil {
+				t.Fatal(err)
+			}
+			Clip(want, want, b[0], b[1])
+			AddSuffix(want, other, want)
+			for _, th := range []int{1, 2} {
+				ctx := NewContext(th)
+				got := make([]float32, len(other))
+				epi := func(off, n int) { s := got[off : off+n]; AddSuffix(s, other[off:off+n], s) }
+				if err := ctx.Conv2DPackedClip(p, x, w, pw, bias, got, b[0], b[1], epi); err != nil {
+					t.Fatal(err)
+				}
+				ctx.Close()
+				for j := range got {
+					if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+						t.Fatalf("case %d clip %v threads %d: y[%d] = %g, want %g", i, b, th, j, got[j], want[j])
+					}
+				}
+			}
+		}
+	}
+}
