@@ -33,3 +33,8 @@ func copyRowsAVX2(h int, w int, src *float32, dst *float32, pitch int)
 //
 //go:noescape
 func split2RowsAVX2(h int, w int, src *float32, ev *float32, od *float32, pitch int)
+
+// gapSum8AVX2 sets s[c] = Σ_{j < 4·steps} float64(x[c·stride+j]) for c < 8 (additions in j order from 0); steps ≥ 1.
+//
+//go:noescape
+func gapSum8AVX2(steps int, x *float32, stride int, s *float64)

@@ -21,6 +21,7 @@ func main() {
 	mask := laneMasks()
 	copyRows(mask)
 	split2Rows(mask)
+	gapSum8()
 	Generate()
 }
 
@@ -411,6 +412,60 @@ func split2Rows(mask Mem) {
 	DECQ(h)
 	JNZ(LabelRef("split2rows_row"))
 	Label("split2rows_done")
+	VZEROUPPER()
+	RET()
+}
+
+// gapSum8 emits func gapSum8AVX2(steps int, x *float32, stride int, s
+// *float64): s[c] = Σ_{j < 4·steps} float64(x[c·stride + j]) for c < 8,
+// each channel's sum one chain of float64 additions from 0 in j order
+// (GlobalAveragePool's, bit for bit). The sum of each channel is a lane:
+// channels 0–3 in one register, 4–7 in another; a step loads 4 columns
+// of each channel (converted to float64), transposes each 4×4 block so
+// that a register holds one column of 4 channels, and adds the 4
+// columns in order.
+func gapSum8() {
+	TEXT("gapSum8AVX2", NOSPLIT, "func(steps int, x *float32, stride int, s *float64)")
+	Pragma("noescape")
+	Doc("gapSum8AVX2 sets s[c] = Σ_{j < 4·steps} float64(x[c·stride+j]) for c < 8 (additions in j order from 0); steps ≥ 1.")
+	steps := Load(Param("steps"), GP64())
+	px := Load(Param("x"), GP64())
+	st := Load(Param("stride"), GP64())
+	ps := Load(Param("s"), GP64())
+	SHLQ(Imm(2), st)
+	st3, p4 := GP64(), GP64()
+	LEAQ(Mem{Base: st, Index: st, Scale: 2}, st3)
+	LEAQ(Mem{Base: px, Index: st, Scale: 4}, p4)
+	acc := []reg.VecVirtual{YMM(), YMM()}
+	for _, a := range acc {
+		VXORPD(a, a, a)
+	}
+	Label("gap8_loop")
+	for g, base := range []reg.Register{px, p4} {
+		rows := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+		addrs := []Mem{{Base: base}, {Base: base, Index: st, Scale: 1}, {Base: base, Index: st, Scale: 2}, {Base: base, Index: st3, Scale: 1}}
+		for i, r := range rows {
+			VCVTPS2PD(addrs[i], r)
+		}
+		t := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+		VUNPCKLPD(rows[1], rows[0], t[0])          // (A0 B0 A2 B2)
+		VUNPCKHPD(rows[1], rows[0], t[1])          // (A1 B1 A3 B3)
+		VUNPCKLPD(rows[3], rows[2], t[2])          // (C0 D0 C2 D2)
+		VUNPCKHPD(rows[3], rows[2], t[3])          // (C1 D1 C3 D3)
+		VPERM2F128(Imm(0x20), t[2], t[0], rows[0]) // column 0
+		VPERM2F128(Imm(0x20), t[3], t[1], rows[1]) // column 1
+		VPERM2F128(Imm(0x31), t[2], t[0], rows[2]) // column 2
+		VPERM2F128(Imm(0x31), t[3], t[1], rows[3]) // column 3
+		for _, r := range rows {
+			VADDPD(r, acc[g], acc[g])
+		}
+	}
+	ADDQ(Imm(16), px)
+	ADDQ(Imm(16), p4)
+	DECQ(steps)
+	JNZ(LabelRef("gap8_loop"))
+	VMOVUPD(acc[0], Mem{Base: ps})
+	VMOVUPD(acc[1], Mem{Base: ps, Disp: 32})
 	VZEROUPPER()
 	RET()
 }
