@@ -38,6 +38,9 @@ type lctx struct {
 	// act is the activation a head Conv applies before its epilogue
 	// (fuse_epilogue.go).
 	act kernels.Act
+	// clip, when set, is the [lo, hi] of a Clip a head Conv applies
+	// before its epilogue (fuse_epilogue.go; kernels.Conv2DPackedClip).
+	clip []float32
 	// conv is the step's memo of a Conv's geometry (nil: none;
 	// convParams).
 	conv *atomic.Pointer[convMemo]

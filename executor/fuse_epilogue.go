@@ -43,6 +43,31 @@ func (st *fusedStep) epilogueSegs(en *env, out []int) []segFn {
 	return segs
 }
 
+// clipBounds returns the bounds of Clip step h whose input at is the
+// chain's value, or false when they are not known constants.
+func clipBounds(en *env, h *hostStep, at int) (lo, hi float32, ok bool) {
+	n := h.n
+	if at != 0 {
+		return 0, 0, false
+	}
+	dlo, dhi := clipDefaults(canonical.Float)
+	lo, hi = float32(dlo), float32(dhi)
+	if h.ver < 11 {
+		return n.AttrFloat("min", lo), n.AttrFloat("max", hi), true
+	}
+	for i, dst := range []*float32{&lo, &hi} {
+		if i+1 >= len(n.Inputs) || n.Inputs[i+1] == nil {
+			continue
+		}
+		v, ok := hostF32(en, n.Inputs[i+1])
+		if !ok || len(v) != 1 {
+			return 0, 0, false
+		}
+		*dst = v[0]
+	}
+	return lo, hi, true
+}
+
 // tailSeg returns the segment function of tail step h whose input at is
 // the chain's value (of shape out), or nil.
 func tailSeg(en *env, h *hostStep, at int, out []int) segFn {
@@ -64,24 +89,9 @@ func tailSeg(en *env, h *hostStep, at int, out []int) segFn {
 		al, be := n.AttrFloat("alpha", 0.2), n.AttrFloat("beta", 0.5)
 		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.HardSigmoid(s, s, al, be) }
 	case "Clip":
-		if at != 0 {
+		lo, hi, ok := clipBounds(en, h, at)
+		if !ok {
 			return nil
-		}
-		dlo, dhi := clipDefaults(canonical.Float)
-		lo, hi := float32(dlo), float32(dhi)
-		if h.ver < 11 {
-			lo, hi = n.AttrFloat("min", lo), n.AttrFloat("max", hi)
-		} else {
-			for i, dst := range []*float32{&lo, &hi} {
-				if i+1 >= len(n.Inputs) || n.Inputs[i+1] == nil {
-					continue
-				}
-				v, ok := hostF32(en, n.Inputs[i+1])
-				if !ok || len(v) != 1 {
-					return nil
-				}
-				*dst = v[0]
-			}
 		}
 		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.Clip(s, s, lo, hi) }
 	case "BatchNormalization":
@@ -209,6 +219,13 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 		// A Relu right after the Conv is the kernel's own activation
 		// (kernels.ActRelu: in the micro-kernel of a direct convolution).
 		c.act, segs = kernels.ActRelu, segs[1:]
+	}
+	if op == "Conv" && st.steps[1].n.OpType == "Clip" {
+		// A Clip right after the Conv (ReLU6) likewise: in the row
+		// kernel of a depthwise convolution, else a pass before the rest.
+		if lo, hi, ok := clipBounds(en, st.steps[1], st.in[1]); ok {
+			c.clip, segs = []float32{lo, hi}, segs[1:]
+		}
 	}
 	if len(segs) > 0 {
 		c.epilogue = func(y []float32) kernels.Epilogue {

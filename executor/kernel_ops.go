@@ -584,7 +584,12 @@ func kernelConv(c *lctx) error {
 	if c.epilogue != nil {
 		epi = c.epilogue(yd)
 	}
-	if err := c.e.kern.Conv2DPackedAct(p, x, w, pe.convs, bias, yd, c.act, epi); err != nil {
+	if c.clip != nil {
+		err = c.e.kern.Conv2DPackedClip(p, x, w, pe.convs, bias, yd, c.clip[0], c.clip[1], epi)
+	} else {
+		err = c.e.kern.Conv2DPackedAct(p, x, w, pe.convs, bias, yd, c.act, epi)
+	}
+	if err != nil {
 		return fmt.Errorf("Conv: %w", err)
 	}
 	roundOut(y)

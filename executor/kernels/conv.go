@@ -1,5 +1,7 @@
 package kernels
 
+import "math"
+
 // Conv2D describes a 2-D convolution over NCHW float32 tensors (a 1-D one
 // has H = KH = 1): X is [N, C, H, W], the weights [M, C/Groups, KH, KW],
 // the output [N, M, OH, OW]. Pads are begin (PT, PL) and end (PB, PR).
@@ -127,6 +129,31 @@ const (
 	ActRelu
 )
 
+// Conv2DPackedClip is Conv2DPackedEpilogue with every element of y
+// clipped to [lo, hi] as Clip computes it (the same bits) before epi: in
+// the row kernel of a depthwise convolution, on the values in registers,
+// else as a pass before epi.
+func (x *Context) Conv2DPackedClip(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32, lo, hi float32, epi Epilogue) error {
+	if p.C == p.Groups {
+		if err := p.check(in, w, bias, y, false); err != nil {
+			return err
+		}
+		if pw != nil && len(pw) != p.Groups {
+			return shapeErr("conv: %d packed weight groups for %d groups", len(pw), p.Groups)
+		}
+		x.depthwise(&p, in, w, bias, y, lo, hi, epi)
+		return nil
+	}
+	full := func(off, n int) {
+		s := y[off : off+n]
+		Clip(s, s, lo, hi)
+		if epi != nil {
+			epi(off, n)
+		}
+	}
+	return x.Conv2DPackedAct(p, in, w, pw, bias, y, ActNone, full)
+}
+
 // Conv2DPackedAct is Conv2DPackedEpilogue with act applied to every
 // element of y before epi.
 func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32, act Act, epi Epilogue) error {
@@ -149,7 +176,12 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 		return shapeErr("conv: %d packed weight groups for %d groups", len(pw), p.Groups)
 	}
 	if p.C == p.Groups {
-		x.depthwise(&p, in, w, bias, y, full)
+		// The Relu in the row kernel, on the values in registers.
+		lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+		if act == ActRelu {
+			lo = 0
+		}
+		x.depthwise(&p, in, w, bias, y, lo, hi, epi)
 		return nil
 	}
 	if q, ok := p.subsampled(); ok {

@@ -642,6 +642,12 @@ func TestConvActRelu(t *testing.T) {
 		// kernels for the last channels), the grid with a stride.
 		{N: 1, C: 16, H: 40, W: 40, M: 20, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 40, H: 29, W: 29, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		// Depthwise (Relu in the row kernel): the flat run, rows of 8
+		// and more (with the last 8 columns again), rows narrower than 8,
+		// a channel multiplier.
+		{N: 1, C: 20, H: 14, W: 14, M: 20, KH: 5, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, PT: 2, PL: 2, PB: 2, PR: 2, Groups: 20},
+		{N: 2, C: 9, H: 40, W: 45, M: 9, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 9},
+		{N: 1, C: 7, H: 11, W: 11, M: 14, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 7},
 	}
 	for i, p := range cases {
 		oh, ow := p.Out()
@@ -735,6 +741,58 @@ func TestMaxWin3S2(t *testing.T) {
 			for i := n; i < len(buf); i++ {
 				if buf[i] != 12345 {
 					t.Fatalf("n %d: wrote past y at %d", n, i)
+				}
+			}
+		}
+	}
+}
+
+// TestConvClip: Conv2DPackedClip (in the row kernel of a depthwise
+// convolution, a pass on the others) gives the bits of the convolution
+// followed by Clip, then the epilogue: ReLU6's bounds and others, NaN
+// inputs, 1 and 2 threads.
+func TestConvClip(t *testing.T) {
+	r := rand.New(rand.NewPCG(75, 76))
+	cases := []Conv2D{
+		{N: 1, C: 24, H: 37, W: 35, M: 24, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 24},
+		{N: 1, C: 20, H: 14, W: 14, M: 20, KH: 5, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, PT: 2, PL: 2, PB: 2, PR: 2, Groups: 20},
+		{N: 1, C: 7, H: 7, W: 7, M: 7, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 7},
+		{N: 1, C: 16, H: 20, W: 20, M: 24, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 8, H: 15, W: 15, M: 16, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+	}
+	for i, p := range cases {
+		oh, ow := p.Out()
+		x := randSlice(r, p.N*p.C*p.H*p.W)
+		for j := range x {
+			x[j] *= 8
+		}
+		x[len(x)-1] = float32(math.NaN())
+		w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
+		bias := randSlice(r, p.M)
+		other := randSlice(r, p.N*p.M*oh*ow)
+		pw, err := PackConvWeights(p, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range [][2]float32{{0, 6}, {-1, 1}, {float32(math.Inf(-1)), 0.5}} {
+			want := make([]float32, len(other))
+			if err := NewContext(1).Conv2DPacked(p, x, w, pw, bias, want); err != nil {
+				t.Fatal(err)
+			}
+			Clip(want, want, b[0], b[1])
+			AddSuffix(want, other, want)
+			for _, th := range []int{1, 2} {
+				ctx := NewContext(th)
+				got := make([]float32, len(other))
+				epi := func(off, n int) { s := got[off : off+n]; AddSuffix(s, other[off:off+n], s) }
+				if err := ctx.Conv2DPackedClip(p, x, w, pw, bias, got, b[0], b[1], epi); err != nil {
+					t.Fatal(err)
+				}
+				ctx.Close()
+				for j := range got {
+					if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+						t.Fatalf("case %d clip %v threads %d: y[%d] = %g, want %g", i, b, th, j, got[j], want[j])
+					}
 				}
 			}
 		}

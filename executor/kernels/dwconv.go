@@ -13,20 +13,29 @@ package kernels
 // Every output element is bias + (one chain of multiply-adds in tap
 // order), whatever the chunks: bit-identical for any thread count.
 
-// dwRows sets y[r·ldy+j] = bias + Σ_t w[t]·x[r·ss+j+offs[t]] for r < rows,
-// j < n (n a multiple of 8 on the SIMD path); dwconv_amd64.go installs
-// the AVX2 kernel.
+// dwRows sets y[r·ldy+j] = clamp(bias + Σ_t w[t]·x[r·ss+j+offs[t]]) for
+// r < rows, j < n (n a multiple of 8 on the SIMD path), clamp(v) as
+// Clip's loop computes it: lo where v < lo, then hi where v > hi (NaN
+// kept; with lo = −Inf and hi = +Inf every v is itself, bits included;
+// lo = 0, hi = +Inf is Relu's max(v, 0), −0 kept); dwconv_amd64.go
+// installs the AVX2 kernel.
 var dwRows = dwRowsGo
 
 // dwRowsGo is dwRows in Go (the same sums in the same order; without
 // fused multiply-adds).
-func dwRowsGo(rows, n int, x []float32, ss int, offs []int, w []float32, bias float32, y []float32, ldy int) {
+func dwRowsGo(rows, n int, x []float32, ss int, offs []int, w []float32, bias, lo, hi float32, y []float32, ldy int) {
 	for r := 0; r < rows; r++ {
 		yr := y[r*ldy : r*ldy+n]
 		for j := range yr {
 			acc := bias
 			for t, o := range offs {
 				acc += w[t] * x[r*ss+j+o]
+			}
+			if acc < lo {
+				acc = lo
+			}
+			if acc > hi {
+				acc = hi
 			}
 			yr[j] = acc
 		}
@@ -84,9 +93,28 @@ func newDwGeom(p *Conv2D) *dwGeom {
 	return g
 }
 
+// dwFillRows copies the h×w plane src into pp at rows of pitch elements
+// in one call: for sw 1, row r to pp[o0 + r·pitch:]; for sw 2, its even
+// columns to pp[o0 + r·pitch:] and its odd ones to pp[o1 + r·pitch:]. It
+// reports false when it cannot (then fill copies row by row);
+// dwconv_amd64.go installs an AVX2 one.
+var dwFillRows = func(sw, h, w int, src, pp []float32, o0, o1, pitch int) bool { return false }
+
 // fill copies input plane xc into the zero-padded phase plane pp.
 func (g *dwGeom) fill(p *Conv2D, xc, pp []float32) {
 	clear(pp)
+	switch p.SW {
+	case 1:
+		if dwFillRows(1, p.H, p.W, xc, pp, p.PT*g.pw+p.PL, 0, g.pw) {
+			return
+		}
+	case 2:
+		q0, q1 := p.PL%2, (p.PL+1)%2
+		r := p.PT
+		if dwFillRows(2, p.H, p.W, xc, pp, (r*2+q0)*g.pw+p.PL/2, (r*2+q1)*g.pw+(p.PL+1)/2, 2*g.pw) {
+			return
+		}
+	}
 	for ih := 0; ih < p.H; ih++ {
 		src := xc[ih*p.W : (ih+1)*p.W]
 		r := ih + p.PT
@@ -116,28 +144,28 @@ func (g *dwGeom) fill(p *Conv2D, xc, pp []float32) {
 	}
 }
 
-// plane computes output plane yc (oh×ow) from the phase plane pp; tmp
-// holds at least g.tmpLen() elements.
-func (g *dwGeom) plane1(pp, wc []float32, bias float32, yc, tmp []float32) {
+// plane1 computes output plane yc (oh×ow) from the phase plane pp,
+// clamped to [lo, hi] (dwRows); tmp holds at least g.tmpLen() elements.
+func (g *dwGeom) plane1(pp, wc []float32, bias, lo, hi float32, yc, tmp []float32) {
 	oh, ow := g.oh, g.ow
 	switch {
 	case g.flat:
 		// One run of (oh−1)·wp + ow outputs at pitch wp, rounded up to
 		// whole vectors, then the rows copied out.
 		n := roundUp((oh-1)*g.wp+ow, 8)
-		dwRows(1, n, pp, 0, g.offs, wc, bias, tmp[:n], n)
+		dwRows(1, n, pp, 0, g.offs, wc, bias, lo, hi, tmp[:n], n)
 		for o := 0; o < oh; o++ {
 			copy(yc[o*ow:(o+1)*ow], tmp[o*g.wp:o*g.wp+ow])
 		}
 	case ow >= 8:
 		n := ow &^ 7
-		dwRows(oh, n, pp, g.ss, g.offs, wc, bias, yc, ow)
+		dwRows(oh, n, pp, g.ss, g.offs, wc, bias, lo, hi, yc, ow)
 		if n < ow {
 			// The last 8 columns again: the same values for the overlap.
-			dwRows(oh, 8, pp[ow-8:], g.ss, g.offs, wc, bias, yc[ow-8:], ow)
+			dwRows(oh, 8, pp[ow-8:], g.ss, g.offs, wc, bias, lo, hi, yc[ow-8:], ow)
 		}
 	default:
-		dwRows(oh, 8, pp, g.ss, g.offs, wc, bias, tmp[:oh*8], 8)
+		dwRows(oh, 8, pp, g.ss, g.offs, wc, bias, lo, hi, tmp[:oh*8], 8)
 		for o := 0; o < oh; o++ {
 			copy(yc[o*ow:(o+1)*ow], tmp[o*8:o*8+ow])
 		}
@@ -154,9 +182,10 @@ func (g *dwGeom) tmpLen() int {
 
 // depthwise is the direct convolution for one input channel per group
 // (M = C·multiplier): output channel m reads input channel m/multiplier.
-// Output channels are split over threads; epi runs on each plane right
-// after it is computed.
-func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32, epi Epilogue) {
+// Output channels are split over threads; every output is clamped to
+// [clampLo, clampHi] in the row kernel (dwRows: ±Inf for none, 0 and +Inf for a
+// fused Relu), and epi runs on each plane right after it is computed.
+func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32, clampLo, clampHi float32, epi Epilogue) {
 	g := newDwGeom(p)
 	mult := p.M / p.C
 	npix := g.oh * g.ow
@@ -178,7 +207,7 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32, epi Epilogue) {
 			if bias != nil {
 				bv = bias[m]
 			}
-			g.plane1(s.a[:g.plane], w[m*taps:(m+1)*taps], bv, y[nm*npix:(nm+1)*npix], s.b)
+			g.plane1(s.a[:g.plane], w[m*taps:(m+1)*taps], bv, clampLo, clampHi, y[nm*npix:(nm+1)*npix], s.b)
 			if epi != nil {
 				// While the plane is in cache.
 				epi(nm*npix, npix)

@@ -9,24 +9,26 @@ var _ = func() bool {
 		dwRows = dwRowsSIMD
 		split2Head = split2SIMD
 		gatherRows = gatherRowsSIMD
+		dwFillRows = dwFillRowsSIMD
+		gapSum8 = gapSum8SIMD
 	}
 	return true
 }()
 
 // dwRowsSIMD runs dwRows with AVX2+FMA (n a multiple of 8), after
 // checking that every read and write is inside x and y.
-func dwRowsSIMD(rows, n int, x []float32, ss int, offs []int, w []float32, bias float32, y []float32, ldy int) {
+func dwRowsSIMD(rows, n int, x []float32, ss int, offs []int, w []float32, bias, lo, hi float32, y []float32, ldy int) {
 	if rows <= 0 || n <= 0 || len(offs) == 0 {
 		return
 	}
 	if n%8 != 0 {
-		dwRowsGo(rows, n, x, ss, offs, w, bias, y, ldy)
+		dwRowsGo(rows, n, x, ss, offs, w, bias, lo, hi, y, ldy)
 		return
 	}
 	_ = x[(rows-1)*ss+n-1+maxOffset(offs)]
 	_ = y[(rows-1)*ldy+n-1]
 	_ = w[len(offs)-1]
-	dwRowsAVX2(rows, n/8, &x[0], ss, &offs[0], &w[0], len(offs), bias, &y[0], ldy)
+	dwRowsAVX2(rows, n/8, &x[0], ss, &offs[0], &w[0], len(offs), bias, lo, hi, &y[0], ldy)
 }
 
 // split2SIMD splits the multiple-of-8 head of src's pairs with AVX2 and
@@ -62,4 +64,51 @@ func maxOffset(offs []int) int {
 		hi = max(hi, o)
 	}
 	return hi
+}
+
+// dwFillRowsSIMD is dwFillRows with AVX2 (one call per plane), after
+// checking that every read and write is inside src and pp.
+func dwFillRowsSIMD(sw, h, w int, src, pp []float32, o0, o1, pitch int) bool {
+	if h <= 0 || w <= 0 || o0 < 0 || o1 < 0 || pitch < 0 {
+		return false
+	}
+	_ = src[h*w-1]
+	switch sw {
+	case 1:
+		if pitch < w {
+			return false
+		}
+		_ = pp[o0+(h-1)*pitch+w-1]
+		copyRowsAVX2(h, w, &src[0], &pp[o0], pitch)
+		return true
+	case 2:
+		ne, no := (w+1)/2, w/2
+		if pitch < ne {
+			return false
+		}
+		_ = pp[o0+(h-1)*pitch+ne-1]
+		if no > 0 {
+			_ = pp[o1+(h-1)*pitch+no-1]
+		}
+		// With w = 1 no odd column is written: o1 may be the end of pp.
+		od := o0
+		if no > 0 {
+			od = o1
+		}
+		split2RowsAVX2(h, w, &src[0], &pp[o0], &pp[od], pitch)
+		return true
+	}
+	return false
+}
+
+// gapSum8SIMD runs gapSum8AVX2 over the multiple-of-4 head of the
+// blocks' columns, after checking that x holds the 8 blocks.
+func gapSum8SIMD(x []float32, inner int, s *[8]float64) int {
+	k := inner &^ 3
+	if k == 0 {
+		return 0
+	}
+	_ = x[8*inner-1]
+	gapSum8AVX2(k/4, &x[0], inner, &s[0])
+	return k
 }

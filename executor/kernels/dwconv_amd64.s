@@ -4,19 +4,21 @@
 
 #include "textflag.h"
 
-// func dwRowsAVX2(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)
+// func dwRowsAVX2(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, lo float32, hi float32, y *float32, ldy int)
 // Requires: AVX, FMA3
-TEXT ·dwRowsAVX2(SB), NOSPLIT, $0-80
+TEXT ·dwRowsAVX2(SB), NOSPLIT, $0-88
 	MOVQ         rows+0(FP), AX
 	MOVQ         x+16(FP), CX
 	MOVQ         ss+24(FP), DX
 	MOVQ         offs+32(FP), BX
 	MOVQ         w+40(FP), SI
-	MOVQ         y+64(FP), DI
-	MOVQ         ldy+72(FP), R8
+	MOVQ         y+72(FP), DI
+	MOVQ         ldy+80(FP), R8
 	SHLQ         $0x02, DX
 	SHLQ         $0x02, R8
 	VBROADCASTSS bias+56(FP), Y0
+	VBROADCASTSS lo+60(FP), Y1
+	VBROADCASTSS hi+64(FP), Y2
 
 dw_rows4:
 	CMPQ AX, $0x04
@@ -26,31 +28,39 @@ dw_rows4:
 	MOVQ DI, R11
 
 dw_r4_block:
-	VMOVAPS Y0, Y2
-	VMOVAPS Y0, Y3
 	VMOVAPS Y0, Y4
 	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y0, Y7
 	XORQ    R12, R12
 
 dw_r4_tap:
 	MOVQ         (BX)(R12*8), R13
 	LEAQ         (R10)(R13*4), R13
 	LEAQ         (R13)(DX*2), R14
-	VBROADCASTSS (SI)(R12*4), Y1
-	VFMADD231PS  (R13), Y1, Y2
-	VFMADD231PS  (R13)(DX*1), Y1, Y3
-	VFMADD231PS  (R14), Y1, Y4
-	VFMADD231PS  (R14)(DX*1), Y1, Y5
+	VBROADCASTSS (SI)(R12*4), Y3
+	VFMADD231PS  (R13), Y3, Y4
+	VFMADD231PS  (R13)(DX*1), Y3, Y5
+	VFMADD231PS  (R14), Y3, Y6
+	VFMADD231PS  (R14)(DX*1), Y3, Y7
 	INCQ         R12
 	CMPQ         R12, taps+48(FP)
 	JNE          dw_r4_tap
+	VMAXPS       Y4, Y1, Y4
+	VMINPS       Y4, Y2, Y4
+	VMAXPS       Y5, Y1, Y5
+	VMINPS       Y5, Y2, Y5
+	VMAXPS       Y6, Y1, Y6
+	VMINPS       Y6, Y2, Y6
+	VMAXPS       Y7, Y1, Y7
+	VMINPS       Y7, Y2, Y7
 	LEAQ         (R11)(R8*2), R14
-	VMOVUPS      Y2, (R11)
-	VMOVUPS      Y3, (R11)(R8*1)
-	VMOVUPS      Y4, (R14)
-	VMOVUPS      Y5, (R14)(R8*1)
-	ADDQ         $0x20, R10
-	ADDQ         $0x20, R11
+	VMOVUPS      Y4, (R11)
+	VMOVUPS      Y5, (R11)(R8*1)
+	VMOVUPS      Y6, (R14)
+	VMOVUPS      Y7, (R14)(R8*1)
+	ADDQ         $0x00000020, R10
+	ADDQ         $0x00000020, R11
 	DECQ         R9
 	JNZ          dw_r4_block
 	LEAQ         (CX)(DX*4), CX
@@ -68,47 +78,57 @@ dw_row:
 dw_quad:
 	CMPQ    R9, $0x04
 	JL      dw_single
-	VMOVAPS Y0, Y2
-	VMOVAPS Y0, Y3
 	VMOVAPS Y0, Y4
 	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y0, Y7
 	XORQ    R12, R12
 
 dw_quad_tap:
 	MOVQ         (BX)(R12*8), R13
-	VBROADCASTSS (SI)(R12*4), Y1
-	VFMADD231PS  (R10)(R13*4), Y1, Y2
-	VFMADD231PS  32(R10)(R13*4), Y1, Y3
-	VFMADD231PS  64(R10)(R13*4), Y1, Y4
-	VFMADD231PS  96(R10)(R13*4), Y1, Y5
+	VBROADCASTSS (SI)(R12*4), Y3
+	VFMADD231PS  (R10)(R13*4), Y3, Y4
+	VFMADD231PS  32(R10)(R13*4), Y3, Y5
+	VFMADD231PS  64(R10)(R13*4), Y3, Y6
+	VFMADD231PS  96(R10)(R13*4), Y3, Y7
 	INCQ         R12
 	CMPQ         R12, taps+48(FP)
 	JNE          dw_quad_tap
-	VMOVUPS      Y2, (R11)
-	VMOVUPS      Y3, 32(R11)
-	VMOVUPS      Y4, 64(R11)
-	VMOVUPS      Y5, 96(R11)
-	ADDQ         $0x80, R10
-	ADDQ         $0x80, R11
+	VMAXPS       Y4, Y1, Y4
+	VMINPS       Y4, Y2, Y4
+	VMOVUPS      Y4, (R11)
+	VMAXPS       Y5, Y1, Y5
+	VMINPS       Y5, Y2, Y5
+	VMOVUPS      Y5, 32(R11)
+	VMAXPS       Y6, Y1, Y6
+	VMINPS       Y6, Y2, Y6
+	VMOVUPS      Y6, 64(R11)
+	VMAXPS       Y7, Y1, Y7
+	VMINPS       Y7, Y2, Y7
+	VMOVUPS      Y7, 96(R11)
+	ADDQ         $0x00000080, R10
+	ADDQ         $0x00000080, R11
 	SUBQ         $0x04, R9
 	JMP          dw_quad
 
 dw_single:
 	TESTQ   R9, R9
 	JZ      dw_next_row
-	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y4
 	XORQ    R12, R12
 
 dw_single_tap:
 	MOVQ         (BX)(R12*8), R13
-	VBROADCASTSS (SI)(R12*4), Y1
-	VFMADD231PS  (R10)(R13*4), Y1, Y2
+	VBROADCASTSS (SI)(R12*4), Y3
+	VFMADD231PS  (R10)(R13*4), Y3, Y4
 	INCQ         R12
 	CMPQ         R12, taps+48(FP)
 	JNE          dw_single_tap
-	VMOVUPS      Y2, (R11)
-	ADDQ         $0x20, R10
-	ADDQ         $0x20, R11
+	VMAXPS       Y4, Y1, Y4
+	VMINPS       Y4, Y2, Y4
+	VMOVUPS      Y4, (R11)
+	ADDQ         $0x00000020, R10
+	ADDQ         $0x00000020, R11
 	DECQ         R9
 	JMP          dw_single
 
@@ -119,6 +139,144 @@ dw_next_row:
 	JMP  dw_row
 
 dw_done:
+	VZEROUPPER
+	RET
+
+// func dwRowsAVX512(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, lo float32, hi float32, y *float32, ldy int)
+// Requires: AVX, AVX512F
+TEXT ·dwRowsAVX512(SB), NOSPLIT, $0-88
+	MOVQ         rows+0(FP), AX
+	MOVQ         x+16(FP), CX
+	MOVQ         ss+24(FP), DX
+	MOVQ         offs+32(FP), BX
+	MOVQ         w+40(FP), SI
+	MOVQ         y+72(FP), DI
+	MOVQ         ldy+80(FP), R8
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, R8
+	VBROADCASTSS bias+56(FP), Z0
+	VBROADCASTSS lo+60(FP), Z1
+	VBROADCASTSS hi+64(FP), Z2
+
+w16_dw_rows4:
+	CMPQ AX, $0x04
+	JL   w16_dw_row
+	MOVQ blocks+8(FP), R9
+	MOVQ CX, R10
+	MOVQ DI, R11
+
+w16_dw_r4_block:
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	XORQ    R12, R12
+
+w16_dw_r4_tap:
+	MOVQ         (BX)(R12*8), R13
+	LEAQ         (R10)(R13*4), R13
+	LEAQ         (R13)(DX*2), R14
+	VBROADCASTSS (SI)(R12*4), Z3
+	VFMADD231PS  (R13), Z3, Z4
+	VFMADD231PS  (R13)(DX*1), Z3, Z5
+	VFMADD231PS  (R14), Z3, Z6
+	VFMADD231PS  (R14)(DX*1), Z3, Z7
+	INCQ         R12
+	CMPQ         R12, taps+48(FP)
+	JNE          w16_dw_r4_tap
+	VMAXPS       Z4, Z1, Z4
+	VMINPS       Z4, Z2, Z4
+	VMAXPS       Z5, Z1, Z5
+	VMINPS       Z5, Z2, Z5
+	VMAXPS       Z6, Z1, Z6
+	VMINPS       Z6, Z2, Z6
+	VMAXPS       Z7, Z1, Z7
+	VMINPS       Z7, Z2, Z7
+	LEAQ         (R11)(R8*2), R14
+	VMOVUPS      Z4, (R11)
+	VMOVUPS      Z5, (R11)(R8*1)
+	VMOVUPS      Z6, (R14)
+	VMOVUPS      Z7, (R14)(R8*1)
+	ADDQ         $0x00000040, R10
+	ADDQ         $0x00000040, R11
+	DECQ         R9
+	JNZ          w16_dw_r4_block
+	LEAQ         (CX)(DX*4), CX
+	LEAQ         (DI)(R8*4), DI
+	SUBQ         $0x04, AX
+	JMP          w16_dw_rows4
+
+w16_dw_row:
+	TESTQ AX, AX
+	JZ    w16_dw_done
+	MOVQ  blocks+8(FP), R9
+	MOVQ  CX, R10
+	MOVQ  DI, R11
+
+w16_dw_quad:
+	CMPQ    R9, $0x04
+	JL      w16_dw_single
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	XORQ    R12, R12
+
+w16_dw_quad_tap:
+	MOVQ         (BX)(R12*8), R13
+	VBROADCASTSS (SI)(R12*4), Z3
+	VFMADD231PS  (R10)(R13*4), Z3, Z4
+	VFMADD231PS  64(R10)(R13*4), Z3, Z5
+	VFMADD231PS  128(R10)(R13*4), Z3, Z6
+	VFMADD231PS  192(R10)(R13*4), Z3, Z7
+	INCQ         R12
+	CMPQ         R12, taps+48(FP)
+	JNE          w16_dw_quad_tap
+	VMAXPS       Z4, Z1, Z4
+	VMINPS       Z4, Z2, Z4
+	VMOVUPS      Z4, (R11)
+	VMAXPS       Z5, Z1, Z5
+	VMINPS       Z5, Z2, Z5
+	VMOVUPS      Z5, 64(R11)
+	VMAXPS       Z6, Z1, Z6
+	VMINPS       Z6, Z2, Z6
+	VMOVUPS      Z6, 128(R11)
+	VMAXPS       Z7, Z1, Z7
+	VMINPS       Z7, Z2, Z7
+	VMOVUPS      Z7, 192(R11)
+	ADDQ         $0x00000100, R10
+	ADDQ         $0x00000100, R11
+	SUBQ         $0x04, R9
+	JMP          w16_dw_quad
+
+w16_dw_single:
+	TESTQ   R9, R9
+	JZ      w16_dw_next_row
+	VMOVAPS Z0, Z4
+	XORQ    R12, R12
+
+w16_dw_single_tap:
+	MOVQ         (BX)(R12*8), R13
+	VBROADCASTSS (SI)(R12*4), Z3
+	VFMADD231PS  (R10)(R13*4), Z3, Z4
+	INCQ         R12
+	CMPQ         R12, taps+48(FP)
+	JNE          w16_dw_single_tap
+	VMAXPS       Z4, Z1, Z4
+	VMINPS       Z4, Z2, Z4
+	VMOVUPS      Z4, (R11)
+	ADDQ         $0x00000040, R10
+	ADDQ         $0x00000040, R11
+	DECQ         R9
+	JMP          w16_dw_single
+
+w16_dw_next_row:
+	ADDQ DX, CX
+	ADDQ R8, DI
+	DECQ AX
+	JMP  w16_dw_row
+
+w16_dw_done:
 	VZEROUPPER
 	RET
 
@@ -178,5 +336,214 @@ gather_block:
 	JNZ     gather_row
 
 gather_done:
+	VZEROUPPER
+	RET
+
+DATA dwLaneMask<>+0(SB)/4, $0xffffffff
+DATA dwLaneMask<>+4(SB)/4, $0xffffffff
+DATA dwLaneMask<>+8(SB)/4, $0xffffffff
+DATA dwLaneMask<>+12(SB)/4, $0xffffffff
+DATA dwLaneMask<>+16(SB)/4, $0xffffffff
+DATA dwLaneMask<>+20(SB)/4, $0xffffffff
+DATA dwLaneMask<>+24(SB)/4, $0xffffffff
+DATA dwLaneMask<>+28(SB)/4, $0xffffffff
+DATA dwLaneMask<>+32(SB)/4, $0x00000000
+DATA dwLaneMask<>+36(SB)/4, $0x00000000
+DATA dwLaneMask<>+40(SB)/4, $0x00000000
+DATA dwLaneMask<>+44(SB)/4, $0x00000000
+DATA dwLaneMask<>+48(SB)/4, $0x00000000
+DATA dwLaneMask<>+52(SB)/4, $0x00000000
+DATA dwLaneMask<>+56(SB)/4, $0x00000000
+DATA dwLaneMask<>+60(SB)/4, $0x00000000
+GLOBL dwLaneMask<>(SB), RODATA|NOPTR, $64
+
+// func copyRowsAVX2(h int, w int, src *float32, dst *float32, pitch int)
+// Requires: AVX
+TEXT ·copyRowsAVX2(SB), NOSPLIT, $0-40
+	MOVQ    h+0(FP), AX
+	MOVQ    w+8(FP), CX
+	MOVQ    src+16(FP), DX
+	MOVQ    dst+24(FP), BX
+	MOVQ    pitch+32(FP), SI
+	SHLQ    $0x02, SI
+	MOVQ    CX, DI
+	ANDQ    $0x07, DI
+	MOVQ    DI, R8
+	NEGQ    R8
+	LEAQ    dwLaneMask<>+0(SB), R9
+	VMOVDQU 32(R9)(R8*4), Y0
+	SHRQ    $0x03, CX
+	TESTQ   AX, AX
+	JZ      copyrows_done
+
+copyrows_row:
+	MOVQ  CX, R8
+	MOVQ  BX, R9
+	TESTQ R8, R8
+	JZ    copyrows_tail
+
+copyrows_block:
+	VMOVUPS (DX), Y1
+	VMOVUPS Y1, (R9)
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, R9
+	DECQ    R8
+	JNZ     copyrows_block
+
+copyrows_tail:
+	TESTQ      DI, DI
+	JZ         copyrows_next
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS Y1, Y0, (R9)
+	LEAQ       (DX)(DI*4), DX
+
+copyrows_next:
+	ADDQ SI, BX
+	DECQ AX
+	JNZ  copyrows_row
+
+copyrows_done:
+	VZEROUPPER
+	RET
+
+// func split2RowsAVX2(h int, w int, src *float32, ev *float32, od *float32, pitch int)
+// Requires: AVX, AVX2, CMOV
+TEXT ·split2RowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ    h+0(FP), AX
+	MOVQ    w+8(FP), CX
+	MOVQ    src+16(FP), DX
+	MOVQ    ev+24(FP), BX
+	MOVQ    od+32(FP), SI
+	MOVQ    pitch+40(FP), DI
+	SHLQ    $0x02, DI
+	MOVQ    CX, R8
+	ANDQ    $0x0f, R8
+	MOVQ    $0x00000008, R10
+	MOVQ    R8, R9
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	NEGQ    R9
+	LEAQ    dwLaneMask<>+0(SB), R10
+	VMOVDQU 32(R10)(R9*4), Y0
+	MOVQ    R8, R9
+	SUBQ    $0x08, R9
+	XORQ    R10, R10
+	CMPQ    R9, R10
+	CMOVQLT R10, R9
+	NEGQ    R9
+	LEAQ    dwLaneMask<>+0(SB), R10
+	VMOVDQU 32(R10)(R9*4), Y1
+	MOVQ    R8, R9
+	INCQ    R9
+	SHRQ    $0x01, R9
+	NEGQ    R9
+	LEAQ    dwLaneMask<>+0(SB), R10
+	VMOVDQU 32(R10)(R9*4), Y2
+	MOVQ    R8, R9
+	SHRQ    $0x01, R9
+	NEGQ    R9
+	LEAQ    dwLaneMask<>+0(SB), R10
+	VMOVDQU 32(R10)(R9*4), Y3
+	SHRQ    $0x04, CX
+	TESTQ   AX, AX
+	JZ      split2rows_done
+
+split2rows_row:
+	MOVQ  CX, R9
+	MOVQ  BX, R10
+	MOVQ  SI, R11
+	TESTQ R9, R9
+	JZ    split2rows_tail
+
+split2rows_block:
+	VMOVUPS (DX), Y4
+	VMOVUPS 32(DX), Y5
+	VSHUFPS $0x88, Y5, Y4, Y6
+	VSHUFPS $0xdd, Y5, Y4, Y4
+	VPERMPD $0xd8, Y6, Y6
+	VPERMPD $0xd8, Y4, Y4
+	VMOVUPS Y6, (R10)
+	VMOVUPS Y4, (R11)
+	ADDQ    $0x40, DX
+	ADDQ    $0x20, R10
+	ADDQ    $0x20, R11
+	DECQ    R9
+	JNZ     split2rows_block
+
+split2rows_tail:
+	TESTQ      R8, R8
+	JZ         split2rows_next
+	VMASKMOVPS (DX), Y0, Y4
+	VMASKMOVPS 32(DX), Y1, Y5
+	VSHUFPS    $0x88, Y5, Y4, Y6
+	VSHUFPS    $0xdd, Y5, Y4, Y4
+	VPERMPD    $0xd8, Y6, Y6
+	VPERMPD    $0xd8, Y4, Y4
+	VMASKMOVPS Y6, Y2, (R10)
+	VMASKMOVPS Y4, Y3, (R11)
+	LEAQ       (DX)(R8*4), DX
+
+split2rows_next:
+	ADDQ DI, BX
+	ADDQ DI, SI
+	DECQ AX
+	JNZ  split2rows_row
+
+split2rows_done:
+	VZEROUPPER
+	RET
+
+// func gapSum8AVX2(steps int, x *float32, stride int, s *float64)
+// Requires: AVX
+TEXT ·gapSum8AVX2(SB), NOSPLIT, $0-32
+	MOVQ   steps+0(FP), AX
+	MOVQ   x+8(FP), CX
+	MOVQ   stride+16(FP), DX
+	MOVQ   s+24(FP), BX
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), SI
+	LEAQ   (CX)(DX*4), DI
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+
+gap8_loop:
+	VCVTPS2PD  (CX), Y2
+	VCVTPS2PD  (CX)(DX*1), Y3
+	VCVTPS2PD  (CX)(DX*2), Y4
+	VCVTPS2PD  (CX)(SI*1), Y5
+	VUNPCKLPD  Y3, Y2, Y6
+	VUNPCKHPD  Y3, Y2, Y7
+	VUNPCKLPD  Y5, Y4, Y8
+	VUNPCKHPD  Y5, Y4, Y5
+	VPERM2F128 $0x20, Y8, Y6, Y2
+	VPERM2F128 $0x20, Y5, Y7, Y3
+	VPERM2F128 $0x31, Y8, Y6, Y4
+	VPERM2F128 $0x31, Y5, Y7, Y5
+	VADDPD     Y2, Y0, Y0
+	VADDPD     Y3, Y0, Y0
+	VADDPD     Y4, Y0, Y0
+	VADDPD     Y5, Y0, Y0
+	VCVTPS2PD  (DI), Y2
+	VCVTPS2PD  (DI)(DX*1), Y3
+	VCVTPS2PD  (DI)(DX*2), Y4
+	VCVTPS2PD  (DI)(SI*1), Y5
+	VUNPCKLPD  Y3, Y2, Y6
+	VUNPCKHPD  Y3, Y2, Y7
+	VUNPCKLPD  Y5, Y4, Y8
+	VUNPCKHPD  Y5, Y4, Y5
+	VPERM2F128 $0x20, Y8, Y6, Y2
+	VPERM2F128 $0x20, Y5, Y7, Y3
+	VPERM2F128 $0x31, Y8, Y6, Y4
+	VPERM2F128 $0x31, Y5, Y7, Y5
+	VADDPD     Y2, Y1, Y1
+	VADDPD     Y3, Y1, Y1
+	VADDPD     Y4, Y1, Y1
+	VADDPD     Y5, Y1, Y1
+	ADDQ       $0x10, CX
+	ADDQ       $0x10, DI
+	DECQ       AX
+	JNZ        gap8_loop
+	VMOVUPD    Y0, (BX)
+	VMOVUPD    Y1, 32(BX)
 	VZEROUPPER
 	RET

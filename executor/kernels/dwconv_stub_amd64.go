@@ -4,10 +4,15 @@
 
 package kernels
 
-// dwRowsAVX2 sets y[r·ldy+j] = bias + Σ_t w[t]·x[r·ss+j+offs[t]] for r < rows, j < 8·blocks (FMAs in tap order).
+// dwRowsAVX2 sets y[r·ldy+j] = min(max(bias + Σ_t w[t]·x[r·ss+j+offs[t]], lo), hi) for r < rows, j < 8·blocks (FMAs in tap order; the clamp as Clip's).
 //
 //go:noescape
-func dwRowsAVX2(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)
+func dwRowsAVX2(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, lo float32, hi float32, y *float32, ldy int)
+
+// dwRowsAVX512 sets y[r·ldy+j] = min(max(bias + Σ_t w[t]·x[r·ss+j+offs[t]], lo), hi) for r < rows, j < 16·blocks (FMAs in tap order; the clamp as Clip's).
+//
+//go:noescape
+func dwRowsAVX512(rows int, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, lo float32, hi float32, y *float32, ldy int)
 
 // split2AVX2 sets ev[j] = src[2j] and od[j] = src[2j+1] for j < n; n is a multiple of 8.
 //
@@ -18,3 +23,18 @@ func split2AVX2(n int, src *float32, ev *float32, od *float32)
 //
 //go:noescape
 func gatherRowsAVX2(k int, offs *int, src *float32, w8 int, dst *float32)
+
+// copyRowsAVX2 sets dst[r·pitch+j] = src[r·w+j] for r < h, j < w (w ≥ 1).
+//
+//go:noescape
+func copyRowsAVX2(h int, w int, src *float32, dst *float32, pitch int)
+
+// split2RowsAVX2 sets ev[r·pitch+j] = src[r·w+2j], od[r·pitch+j] = src[r·w+2j+1] for r < h and 2j, 2j+1 < w (w ≥ 1).
+//
+//go:noescape
+func split2RowsAVX2(h int, w int, src *float32, ev *float32, od *float32, pitch int)
+
+// gapSum8AVX2 sets s[c] = Σ_{j < 4·steps} float64(x[c·stride+j]) for c < 8 (additions in j order from 0); steps ≥ 1.
+//
+//go:noescape
+func gapSum8AVX2(steps int, x *float32, stride int, s *float64)

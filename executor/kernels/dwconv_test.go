@@ -74,8 +74,8 @@ func TestDwRowsSIMD(t *testing.T) {
 		x := randSlice(r, (c.rows-1)*c.ss+c.n+22)
 		got := make([]float32, (c.rows-1)*c.ldy+c.n)
 		want := make([]float32, len(got))
-		dwRows(c.rows, c.n, x, c.ss, offs, w, 0.25, got, c.ldy)
-		dwRowsGo(c.rows, c.n, x, c.ss, offs, w, 0.25, want, c.ldy)
+		dwRows(c.rows, c.n, x, c.ss, offs, w, 0.25, -0.5, 0.75, got, c.ldy)
+		dwRowsGo(c.rows, c.n, x, c.ss, offs, w, 0.25, -0.5, 0.75, want, c.ldy)
 		for j := range got {
 			if math.Abs(float64(got[j]-want[j])) > 1e-5 {
 				t.Fatalf("%+v: y[%d] = %g, want %g", c, j, got[j], want[j])

@@ -123,12 +123,31 @@ func GlobalAveragePool(x, y []float32, inner int) {
 	GlobalAveragePoolRows(x, y, inner, 0, len(y))
 }
 
+// gapSum8 sets s[c] to the float64 sum, in order from 0, of the first k
+// elements of block c of x (8 blocks of inner elements) and returns k, a
+// multiple of 4 (0: none summed); nil without SIMD (dwconv_amd64.go
+// installs the AVX2 one).
+var gapSum8 func(x []float32, inner int, s *[8]float64) int
+
 // GlobalAveragePoolRows is GlobalAveragePool for y[lo:hi] only. Each
-// block is summed in order from 0, whichever blocks it runs with: four
-// blocks at a time, in four independent chains of additions (the
+// block is summed in order from 0, whichever blocks it runs with: eight
+// blocks at a time with SIMD (gapSum8, then the last columns in Go),
+// then four blocks at a time, in four independent chains of additions (the
 // latency of one chain bounded the loop), then one at a time.
 func GlobalAveragePoolRows(x, y []float32, inner, lo, hi int) {
 	n := float64(inner)
+	if gapSum8 != nil && inner >= 4 {
+		for ; lo+8 <= hi; lo += 8 {
+			var s [8]float64
+			k := gapSum8(x[lo*inner:(lo+8)*inner], inner, &s)
+			for c := range s {
+				for _, v := range x[(lo+c)*inner+k : (lo+c+1)*inner] {
+					s[c] += float64(v)
+				}
+				y[lo+c] = float32(s[c] / n)
+			}
+		}
+	}
 	for ; lo+4 <= hi; lo += 4 {
 		p := x[lo*inner : (lo+4)*inner]
 		p0 := p[:inner]

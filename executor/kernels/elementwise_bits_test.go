@@ -55,8 +55,8 @@ func TestHardSwishLanes(t *testing.T) {
 // gives another mean.
 func TestGlobalAveragePoolOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(62, 53))
-	for _, inner := range []int{1, 3, 49, 196} {
-		for nb := 1; nb <= 11; nb++ {
+	for _, inner := range []int{1, 3, 4, 7, 49, 196} {
+		for nb := 1; nb <= 19; nb++ {
 			x := make([]float32, nb*inner)
 			for i := range x {
 				x[i] = float32(r.NormFloat64() * math.Exp2(float64(r.IntN(20)-10)))

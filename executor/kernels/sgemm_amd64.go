@@ -468,3 +468,13 @@ func sigmoidExpAVX2(n int, x *float32, y *float32)
 //
 //go:noescape
 func siluExpAVX2(n int, x *float32, y *float32)
+
+// sigmoidExpAVX512 sets y[i] = sigmoidExp(x[i]) for i < n (bit-identical to sigmoidExpAVX2); n is a multiple of 16.
+//
+//go:noescape
+func sigmoidExpAVX512(n int, x *float32, y *float32)
+
+// siluExpAVX512 sets y[i] = x[i]·sigmoidExp(x[i]) for i < n (bit-identical to siluExpAVX2); n is a multiple of 16.
+//
+//go:noescape
+func siluExpAVX512(n int, x *float32, y *float32)

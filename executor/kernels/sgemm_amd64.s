@@ -9453,3 +9453,114 @@ siluExpAVX2_loop:
 siluExpAVX2_done:
 	VZEROUPPER
 	RET
+
+// func sigmoidExpAVX512(n int, x *float32, y *float32)
+// Requires: AVX, AVX512F
+TEXT ·sigmoidExpAVX512(SB), NOSPLIT, $0-24
+	MOVQ         n+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         y+16(FP), DX
+	VBROADCASTSS sigexp_lo<>+0(SB), Z0
+	VBROADCASTSS sigexp_hi<>+0(SB), Z1
+	VBROADCASTSS sigexp_nlog2e<>+0(SB), Z2
+	VBROADCASTSS sigexp_magic<>+0(SB), Z3
+	VBROADCASTSS sigexp_one<>+0(SB), Z4
+	VBROADCASTSS sigexp_ln2hi<>+0(SB), Z5
+	VBROADCASTSS sigexp_ln2lo<>+0(SB), Z6
+	VBROADCASTSS sigexp_c0<>+0(SB), Z7
+	VBROADCASTSS sigexp_c1<>+0(SB), Z8
+	VBROADCASTSS sigexp_c2<>+0(SB), Z9
+	VBROADCASTSS sigexp_c3<>+0(SB), Z10
+	VBROADCASTSS sigexp_bias<>+0(SB), Z11
+	SHRQ         $0x04, AX
+	JZ           sigmoidExpAVX512_done
+
+sigmoidExpAVX512_loop:
+	VMOVUPS      (CX), Z12
+	VMAXPS       Z12, Z0, Z13
+	VMINPS       Z13, Z1, Z13
+	VMOVAPS      Z3, Z14
+	VFMADD231PS  Z2, Z13, Z14
+	VSUBPS       Z3, Z14, Z15
+	VMOVAPS      Z13, Z13
+	VFMADD231PS  Z5, Z15, Z13
+	VFMADD231PS  Z6, Z15, Z13
+	VMOVAPS      Z7, Z15
+	VFNMADD213PS Z8, Z13, Z15
+	VFNMADD213PS Z9, Z13, Z15
+	VFNMADD213PS Z10, Z13, Z15
+	VMULPS       Z13, Z13, Z16
+	VFMSUB213PS  Z13, Z16, Z15
+	VADDPS       Z4, Z15, Z15
+	VPSLLD       $0x17, Z14, Z14
+	VPADDD       Z11, Z14, Z14
+	VMULPS       Z14, Z15, Z15
+	VADDPS       Z4, Z15, Z15
+	VDIVPS       Z15, Z4, Z15
+	VCMPPS       $0x15, Z0, Z12, K1
+	VMOVAPS.Z    Z15, K1, Z15
+	VMOVUPS      Z15, (DX)
+	ADDQ         $0x40, CX
+	ADDQ         $0x40, DX
+	DECQ         AX
+	JNZ          sigmoidExpAVX512_loop
+
+sigmoidExpAVX512_done:
+	VZEROUPPER
+	RET
+
+// func siluExpAVX512(n int, x *float32, y *float32)
+// Requires: AVX, AVX512F
+TEXT ·siluExpAVX512(SB), NOSPLIT, $0-24
+	MOVQ         n+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         y+16(FP), DX
+	VBROADCASTSS sigexp_lo<>+0(SB), Z0
+	VBROADCASTSS sigexp_hi<>+0(SB), Z1
+	VBROADCASTSS sigexp_nlog2e<>+0(SB), Z2
+	VBROADCASTSS sigexp_magic<>+0(SB), Z3
+	VBROADCASTSS sigexp_one<>+0(SB), Z4
+	VBROADCASTSS sigexp_ln2hi<>+0(SB), Z5
+	VBROADCASTSS sigexp_ln2lo<>+0(SB), Z6
+	VBROADCASTSS sigexp_c0<>+0(SB), Z7
+	VBROADCASTSS sigexp_c1<>+0(SB), Z8
+	VBROADCASTSS sigexp_c2<>+0(SB), Z9
+	VBROADCASTSS sigexp_c3<>+0(SB), Z10
+	VBROADCASTSS sigexp_bias<>+0(SB), Z11
+	SHRQ         $0x04, AX
+	JZ           siluExpAVX512_done
+
+siluExpAVX512_loop:
+	VMOVUPS      (CX), Z12
+	VMAXPS       Z12, Z0, Z13
+	VMINPS       Z13, Z1, Z13
+	VMOVAPS      Z3, Z14
+	VFMADD231PS  Z2, Z13, Z14
+	VSUBPS       Z3, Z14, Z15
+	VMOVAPS      Z13, Z13
+	VFMADD231PS  Z5, Z15, Z13
+	VFMADD231PS  Z6, Z15, Z13
+	VMOVAPS      Z7, Z15
+	VFNMADD213PS Z8, Z13, Z15
+	VFNMADD213PS Z9, Z13, Z15
+	VFNMADD213PS Z10, Z13, Z15
+	VMULPS       Z13, Z13, Z16
+	VFMSUB213PS  Z13, Z16, Z15
+	VADDPS       Z4, Z15, Z15
+	VPSLLD       $0x17, Z14, Z14
+	VPADDD       Z11, Z14, Z14
+	VMULPS       Z14, Z15, Z15
+	VADDPS       Z4, Z15, Z15
+	VDIVPS       Z15, Z4, Z15
+	VCMPPS       $0x15, Z0, Z12, K1
+	VMOVAPS.Z    Z15, K1, Z15
+	VMULPS       Z12, Z15, Z15
+	VMOVUPS      Z15, (DX)
+	ADDQ         $0x40, CX
+	ADDQ         $0x40, DX
+	DECQ         AX
+	JNZ          siluExpAVX512_loop
+
+siluExpAVX512_done:
+	VZEROUPPER
+	RET

@@ -89,6 +89,8 @@ func main() {
 	g.tanh("sigmoidAVX2", "sigmoidAVX2 sets y[i] = ½·tanh32(x[i]/2) + ½ for i < n (bit-identical to the Go loop but for NaN signs); n is a multiple of 8.", true)
 	g.sigmoidExp("sigmoidExpAVX2", "sigmoidExpAVX2 sets y[i] = sigmoidExp(x[i]) for i < n (bit-identical to the Go function, NaN x quieted); n is a multiple of 8.", false)
 	g.sigmoidExp("siluExpAVX2", "siluExpAVX2 sets y[i] = x[i]·sigmoidExp(x[i]) for i < n (bit-identical to the Go function, NaN x quieted); n is a multiple of 8.", true)
+	g.sigmoidExp512("sigmoidExpAVX512", "sigmoidExpAVX512 sets y[i] = sigmoidExp(x[i]) for i < n (bit-identical to sigmoidExpAVX2); n is a multiple of 16.", false)
+	g.sigmoidExp512("siluExpAVX512", "siluExpAVX512 sets y[i] = x[i]·sigmoidExp(x[i]) for i < n (bit-identical to siluExpAVX2); n is a multiple of 16.", true)
 	Generate()
 }
 
@@ -1081,6 +1083,82 @@ func (g *gen) sigmoidExp(name, doc string, silu bool) {
 	}
 	VMOVUPS(p, Mem{Base: py})
 	loopEnd(name, n, px, py)
+}
+
+// sigmoidExp512 emits sigmoidExp's loop on 16 lanes (AVX-512F): the same
+// operations on the same operands in the same order, so every lane has
+// the bits of sigmoidExpAVX2's (and the Go function's). The constants
+// are broadcast into registers before the loop (32 zmm registers hold
+// them all); the x < −88 lanes are zeroed by a zeroing-masked move under
+// the complement of VCMPPS's LT_OQ (NLT_UQ: NaN lanes kept, as VANDNPS
+// keeps them in the AVX2 loop).
+func (g *gen) sigmoidExp512(name, doc string, silu bool) {
+	n, px, py := unaryFunc(name, doc)
+	z := func(m Mem) reg.VecVirtual {
+		r := ZMM()
+		VBROADCASTSS(m, r)
+		return r
+	}
+	c := func(name string, v float32) reg.VecVirtual {
+		return z(g.constant(name, U32(math.Float32bits(v))))
+	}
+	lo := c("sigexp_lo", -88)
+	hi := c("sigexp_hi", 86.5)
+	nlog2e := c("sigexp_nlog2e", -1.44269504088896341)
+	magic := c("sigexp_magic", 12582912)
+	one := c("sigexp_one", 1)
+	ln2hi := z(g.vec8("sigexp_ln2hi", 0.693359375))
+	ln2lo := z(g.vec8("sigexp_ln2lo", -2.12194440e-4))
+	c0 := z(g.vec8("sigexp_c0", 8.3125270903e-03))
+	var cs []reg.VecVirtual
+	for i, v := range []float32{4.1890114546e-02, 1.6667114198e-01, 4.9999231100e-01} {
+		cs = append(cs, z(g.vec8(fmt.Sprintf("sigexp_c%d", i+1), v)))
+	}
+	bias := z(g.vec8bits("sigexp_bias", 127<<23))
+	SHRQ(Imm(4), n)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	x, u := ZMM(), ZMM()
+	VMOVUPS(Mem{Base: px}, x)
+	VMAXPS(x, lo, u) // lo > x ? lo : x (x where x is NaN)
+	VMINPS(u, hi, u) // hi < u ? hi : u
+	b := ZMM()
+	VMOVAPS(magic, b)
+	VFMADD231PS(nlog2e, u, b) // b = −u·log2e + 1.5·2²³
+	m := ZMM()
+	VSUBPS(magic, b, m) // m = n
+	r := ZMM()
+	VMOVAPS(u, r)
+	VFMADD231PS(ln2hi, m, r) // r = u + n·ln2hi
+	VFMADD231PS(ln2lo, m, r) // r += n·ln2lo
+	p := ZMM()
+	VMOVAPS(c0, p)
+	for _, ci := range cs {
+		VFNMADD213PS(ci, r, p) // p = −(p·r) + c
+	}
+	r2 := ZMM()
+	VMULPS(r, r, r2)
+	VFMSUB213PS(r, r2, p) // p = p·r² − r
+	VADDPS(one, p, p)
+	VPSLLD(Imm(23), b, b)
+	VPADDD(bias, b, b) // 2^n
+	VMULPS(b, p, p)
+	VADDPS(one, p, p) // 1 + E
+	VDIVPS(p, one, p) // 1/(1 + E)
+	keep := K()
+	VCMPPS(Imm(0x15), lo, x, keep) // !(x < −88)
+	VMOVAPS_Z(p, keep, p)
+	if silu {
+		VMULPS(x, p, p)
+	}
+	VMOVUPS(p, Mem{Base: py})
+	ADDQ(Imm(64), px)
+	ADDQ(Imm(64), py)
+	DECQ(n)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
 }
 
 // vec8 returns the 32-byte constant named name: v in 8 lanes.

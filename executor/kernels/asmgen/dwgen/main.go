@@ -5,6 +5,8 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
@@ -12,26 +14,49 @@ import (
 
 func main() {
 	ConstraintExpr("amd64")
-	dwRows()
+	dwRows("dwRowsAVX2", 8)
+	dwRows("dwRowsAVX512", 16)
 	split2()
 	gatherRows()
+	mask := laneMasks()
+	copyRows(mask)
+	split2Rows(mask)
+	gapSum8()
 	Generate()
 }
 
 // dwRows emits func dwRowsAVX2(rows, blocks int, x *float32, ss int, offs
 // *int, w *float32, taps int, bias float32, y *float32, ldy int):
 //
-//	y[r·ldy + j] = bias + Σ_t w[t]·x[r·ss + j + offs[t]]
+//	y[r·ldy + j] = clamp(bias + Σ_t w[t]·x[r·ss + j + offs[t]])
 //
 // for r < rows and j < 8·blocks, each element one chain of FMAs from the
 // bias in tap order (offs, ss and ldy in elements; taps ≥ 1). Four
 // independent chains at a time (an FMA's latency is four of its
 // issues): the same 8 columns of four rows while four rows are left, then
-// four blocks of one row, then one.
-func dwRows() {
-	TEXT("dwRowsAVX2", NOSPLIT, "func(rows, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias float32, y *float32, ldy int)")
+// four blocks of one row, then one. clamp(v) is VMAXPS with lo then
+// VMINPS with hi, v the second source (Clip's loop: lo where v < lo, hi
+// where v > hi, NaN kept): the identity, bits included, for lo = −Inf and
+// hi = +Inf; Relu's max(v, 0) for lo = 0, hi = +Inf.
+//
+// lanes is 8 (YMM, AVX2) or 16 (ZMM, AVX-512F: dwRowsAVX512, blocks of
+// 16 columns); each lane's chain is the same FMAs either way, so the
+// results are bit-identical.
+func dwRows(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(rows, blocks int, x *float32, ss int, offs *int, w *float32, taps int, bias, lo, hi float32, y *float32, ldy int)")
 	Pragma("noescape")
-	Doc("dwRowsAVX2 sets y[r·ldy+j] = bias + Σ_t w[t]·x[r·ss+j+offs[t]] for r < rows, j < 8·blocks (FMAs in tap order).")
+	Doc(fmt.Sprintf("%s sets y[r·ldy+j] = min(max(bias + Σ_t w[t]·x[r·ss+j+offs[t]], lo), hi) for r < rows, j < %d·blocks (FMAs in tap order; the clamp as Clip's).", name, lanes))
+	vec := func() reg.VecVirtual {
+		if lanes == 16 {
+			return ZMM()
+		}
+		return YMM()
+	}
+	vb := 4 * lanes // bytes of a vector
+	lbl := ""       // labels of the AVX-512 copy are prefixed
+	if lanes != 8 {
+		lbl = fmt.Sprintf("w%d_", lanes)
+	}
 	rows := Load(Param("rows"), GP64())
 	px := Load(Param("x"), GP64())
 	ss := Load(Param("ss"), GP64())
@@ -43,26 +68,32 @@ func dwRows() {
 	blocks := NewParamAddr("blocks", 8)
 	SHLQ(Imm(2), ss)
 	SHLQ(Imm(2), ldy)
-	bv := YMM()
+	bv, lo, hi := vec(), vec(), vec()
 	VBROADCASTSS(NewParamAddr("bias", 56), bv)
+	VBROADCASTSS(NewParamAddr("lo", 60), lo)
+	VBROADCASTSS(NewParamAddr("hi", 64), hi)
+	clamp := func(v reg.VecVirtual) {
+		VMAXPS(v, lo, v) // lo > v ? lo : v
+		VMINPS(v, hi, v) // hi < v ? hi : v
+	}
 	bc, xb, yb := GP64(), GP64(), GP64()
 	t, a, b := GP64(), GP64(), GP64()
-	wv := YMM()
-	acc := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	wv := vec()
+	acc := []reg.VecVirtual{vec(), vec(), vec(), vec()}
 
 	// Four rows at a time: block by block, the block of each row.
-	Label("dw_rows4")
+	Label(lbl + "dw_rows4")
 	CMPQ(rows, Imm(4))
-	JL(LabelRef("dw_row"))
+	JL(LabelRef(lbl + "dw_row"))
 	MOVQ(blocks, bc)
 	MOVQ(px, xb)
 	MOVQ(py, yb)
-	Label("dw_r4_block")
+	Label(lbl + "dw_r4_block")
 	for _, v := range acc {
 		VMOVAPS(bv, v)
 	}
 	XORQ(t, t)
-	Label("dw_r4_tap")
+	Label(lbl + "dw_r4_tap")
 	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, a)
 	LEAQ(Mem{Base: xb, Index: a, Scale: 4}, a)
 	LEAQ(Mem{Base: a, Index: ss, Scale: 2}, b)
@@ -73,77 +104,82 @@ func dwRows() {
 	VFMADD231PS(Mem{Base: b, Index: ss, Scale: 1}, wv, acc[3])
 	INCQ(t)
 	CMPQ(t, taps)
-	JNE(LabelRef("dw_r4_tap"))
+	JNE(LabelRef(lbl + "dw_r4_tap"))
+	for _, v := range acc {
+		clamp(v)
+	}
 	LEAQ(Mem{Base: yb, Index: ldy, Scale: 2}, b)
 	VMOVUPS(acc[0], Mem{Base: yb})
 	VMOVUPS(acc[1], Mem{Base: yb, Index: ldy, Scale: 1})
 	VMOVUPS(acc[2], Mem{Base: b})
 	VMOVUPS(acc[3], Mem{Base: b, Index: ldy, Scale: 1})
-	ADDQ(Imm(32), xb)
-	ADDQ(Imm(32), yb)
+	ADDQ(U32(vb), xb)
+	ADDQ(U32(vb), yb)
 	DECQ(bc)
-	JNZ(LabelRef("dw_r4_block"))
+	JNZ(LabelRef(lbl + "dw_r4_block"))
 	LEAQ(Mem{Base: px, Index: ss, Scale: 4}, px)
 	LEAQ(Mem{Base: py, Index: ldy, Scale: 4}, py)
 	SUBQ(Imm(4), rows)
-	JMP(LabelRef("dw_rows4"))
+	JMP(LabelRef(lbl + "dw_rows4"))
 
 	// The rows left, one at a time.
-	Label("dw_row")
+	Label(lbl + "dw_row")
 	TESTQ(rows, rows)
-	JZ(LabelRef("dw_done"))
+	JZ(LabelRef(lbl + "dw_done"))
 	MOVQ(blocks, bc)
 	MOVQ(px, xb)
 	MOVQ(py, yb)
 
-	Label("dw_quad")
+	Label(lbl + "dw_quad")
 	CMPQ(bc, Imm(4))
-	JL(LabelRef("dw_single"))
+	JL(LabelRef(lbl + "dw_single"))
 	for _, v := range acc {
 		VMOVAPS(bv, v)
 	}
 	XORQ(t, t)
-	Label("dw_quad_tap")
+	Label(lbl + "dw_quad_tap")
 	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, a)
 	VBROADCASTSS(Mem{Base: pw, Index: t, Scale: 4}, wv)
 	for i, v := range acc {
-		VFMADD231PS(Mem{Base: xb, Index: a, Scale: 4, Disp: 32 * i}, wv, v)
+		VFMADD231PS(Mem{Base: xb, Index: a, Scale: 4, Disp: vb * i}, wv, v)
 	}
 	INCQ(t)
 	CMPQ(t, taps)
-	JNE(LabelRef("dw_quad_tap"))
+	JNE(LabelRef(lbl + "dw_quad_tap"))
 	for i, v := range acc {
-		VMOVUPS(v, Mem{Base: yb, Disp: 32 * i})
+		clamp(v)
+		VMOVUPS(v, Mem{Base: yb, Disp: vb * i})
 	}
-	ADDQ(Imm(128), xb)
-	ADDQ(Imm(128), yb)
+	ADDQ(U32(4*vb), xb)
+	ADDQ(U32(4*vb), yb)
 	SUBQ(Imm(4), bc)
-	JMP(LabelRef("dw_quad"))
+	JMP(LabelRef(lbl + "dw_quad"))
 
-	Label("dw_single")
+	Label(lbl + "dw_single")
 	TESTQ(bc, bc)
-	JZ(LabelRef("dw_next_row"))
+	JZ(LabelRef(lbl + "dw_next_row"))
 	VMOVAPS(bv, acc[0])
 	XORQ(t, t)
-	Label("dw_single_tap")
+	Label(lbl + "dw_single_tap")
 	MOVQ(Mem{Base: poffs, Index: t, Scale: 8}, a)
 	VBROADCASTSS(Mem{Base: pw, Index: t, Scale: 4}, wv)
 	VFMADD231PS(Mem{Base: xb, Index: a, Scale: 4}, wv, acc[0])
 	INCQ(t)
 	CMPQ(t, taps)
-	JNE(LabelRef("dw_single_tap"))
+	JNE(LabelRef(lbl + "dw_single_tap"))
+	clamp(acc[0])
 	VMOVUPS(acc[0], Mem{Base: yb})
-	ADDQ(Imm(32), xb)
-	ADDQ(Imm(32), yb)
+	ADDQ(U32(vb), xb)
+	ADDQ(U32(vb), yb)
 	DECQ(bc)
-	JMP(LabelRef("dw_single"))
+	JMP(LabelRef(lbl + "dw_single"))
 
-	Label("dw_next_row")
+	Label(lbl + "dw_next_row")
 	ADDQ(ss, px)
 	ADDQ(ldy, py)
 	DECQ(rows)
-	JMP(LabelRef("dw_row"))
-	Label("dw_done")
+	JMP(LabelRef(lbl + "dw_row"))
+	Label(lbl + "dw_done")
 	VZEROUPPER()
 	RET()
 }
@@ -211,6 +247,225 @@ func gatherRows() {
 	DECQ(k)
 	JNZ(LabelRef("gather_row"))
 	Label("gather_done")
+	VZEROUPPER()
+	RET()
+}
+
+// laneMasks emits dwLaneMask: eight all-ones 32-bit lanes, then eight
+// zero ones; the 8 lanes at byte 4·(8−k) are the mask of the first k.
+func laneMasks() Mem {
+	m := GLOBL("dwLaneMask", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		v := uint32(0)
+		if i < 8 {
+			v = 0xffffffff
+		}
+		DATA(4*i, U32(v))
+	}
+	return m
+}
+
+// loadMask loads the mask of the first k lanes (k a register, 0–8) into
+// v; k is clobbered.
+func loadMask(mask Mem, k reg.GPVirtual, v reg.VecVirtual) {
+	NEGQ(k)
+	base := GP64()
+	LEAQ(mask, base) // an SB address takes no index register
+	VMOVDQU(Mem{Base: base, Index: k, Scale: 4, Disp: 32}, v)
+}
+
+// copyRows emits func copyRowsAVX2(h, w int, src, dst *float32, pitch
+// int): dst[r·pitch + j] = src[r·w + j] for r < h, j < w (w ≥ 1; the
+// last w mod 8 of each row with masked loads and stores, so nothing
+// outside the rows is read or written): a depthwise layer's input
+// channel into its zero-padded plane, one call per channel.
+func copyRows(mask Mem) {
+	TEXT("copyRowsAVX2", NOSPLIT, "func(h, w int, src, dst *float32, pitch int)")
+	Pragma("noescape")
+	Doc("copyRowsAVX2 sets dst[r·pitch+j] = src[r·w+j] for r < h, j < w (w ≥ 1).")
+	h := Load(Param("h"), GP64())
+	w := Load(Param("w"), GP64())
+	ps := Load(Param("src"), GP64())
+	pd := Load(Param("dst"), GP64())
+	pitch := Load(Param("pitch"), GP64())
+	SHLQ(Imm(2), pitch)
+	tail, m := GP64(), YMM()
+	MOVQ(w, tail)
+	ANDQ(Imm(7), tail)
+	k := GP64()
+	MOVQ(tail, k)
+	loadMask(mask, k, m)
+	SHRQ(Imm(3), w)
+	TESTQ(h, h)
+	JZ(LabelRef("copyrows_done"))
+	Label("copyrows_row")
+	b, d := GP64(), GP64()
+	MOVQ(w, b)
+	MOVQ(pd, d)
+	v := YMM()
+	TESTQ(b, b)
+	JZ(LabelRef("copyrows_tail"))
+	Label("copyrows_block")
+	VMOVUPS(Mem{Base: ps}, v)
+	VMOVUPS(v, Mem{Base: d})
+	ADDQ(Imm(32), ps)
+	ADDQ(Imm(32), d)
+	DECQ(b)
+	JNZ(LabelRef("copyrows_block"))
+	Label("copyrows_tail")
+	TESTQ(tail, tail)
+	JZ(LabelRef("copyrows_next"))
+	VMASKMOVPS(Mem{Base: ps}, m, v)
+	VMASKMOVPS(v, m, Mem{Base: d})
+	LEAQ(Mem{Base: ps, Index: tail, Scale: 4}, ps)
+	Label("copyrows_next")
+	ADDQ(pitch, pd)
+	DECQ(h)
+	JNZ(LabelRef("copyrows_row"))
+	Label("copyrows_done")
+	VZEROUPPER()
+	RET()
+}
+
+// split2Rows emits func split2RowsAVX2(h, w int, src, ev, od *float32,
+// pitch int): ev[r·pitch + j] = src[r·w + 2j] and od[r·pitch + j] =
+// src[r·w + 2j + 1] for r < h and the j inside the row (w ≥ 1): a
+// stride-2 depthwise layer's input channel into the two column phases
+// of its zero-padded plane, one call per channel. 16 source elements a
+// step as split2AVX2; the last w mod 16 with masked loads and stores.
+func split2Rows(mask Mem) {
+	TEXT("split2RowsAVX2", NOSPLIT, "func(h, w int, src, ev, od *float32, pitch int)")
+	Pragma("noescape")
+	Doc("split2RowsAVX2 sets ev[r·pitch+j] = src[r·w+2j], od[r·pitch+j] = src[r·w+2j+1] for r < h and 2j, 2j+1 < w (w ≥ 1).")
+	h := Load(Param("h"), GP64())
+	w := Load(Param("w"), GP64())
+	ps := Load(Param("src"), GP64())
+	pe := Load(Param("ev"), GP64())
+	po := Load(Param("od"), GP64())
+	pitch := Load(Param("pitch"), GP64())
+	SHLQ(Imm(2), pitch)
+	// The tail's masks: loads of min(t, 8) and max(t−8, 0) lanes, stores
+	// of ⌈t/2⌉ evens and ⌊t/2⌋ odds, t = w mod 16.
+	tail := GP64()
+	MOVQ(w, tail)
+	ANDQ(Imm(15), tail)
+	ma, mb, me, mo := YMM(), YMM(), YMM(), YMM()
+	k, e8 := GP64(), GP64()
+	MOVQ(U32(8), e8)
+	MOVQ(tail, k)
+	CMPQ(k, e8)
+	CMOVQGT(e8, k)
+	loadMask(mask, k, ma)
+	MOVQ(tail, k)
+	SUBQ(Imm(8), k)
+	XORQ(e8, e8)
+	CMPQ(k, e8)
+	CMOVQLT(e8, k)
+	loadMask(mask, k, mb)
+	MOVQ(tail, k)
+	INCQ(k)
+	SHRQ(Imm(1), k)
+	loadMask(mask, k, me)
+	MOVQ(tail, k)
+	SHRQ(Imm(1), k)
+	loadMask(mask, k, mo)
+	SHRQ(Imm(4), w)
+	TESTQ(h, h)
+	JZ(LabelRef("split2rows_done"))
+	Label("split2rows_row")
+	b, de, do := GP64(), GP64(), GP64()
+	MOVQ(w, b)
+	MOVQ(pe, de)
+	MOVQ(po, do)
+	a, c, e, o := YMM(), YMM(), YMM(), YMM()
+	TESTQ(b, b)
+	JZ(LabelRef("split2rows_tail"))
+	Label("split2rows_block")
+	VMOVUPS(Mem{Base: ps}, a)
+	VMOVUPS(Mem{Base: ps, Disp: 32}, c)
+	VSHUFPS(Imm(0x88), c, a, e)
+	VSHUFPS(Imm(0xDD), c, a, o)
+	VPERMPD(Imm(0xD8), e, e)
+	VPERMPD(Imm(0xD8), o, o)
+	VMOVUPS(e, Mem{Base: de})
+	VMOVUPS(o, Mem{Base: do})
+	ADDQ(Imm(64), ps)
+	ADDQ(Imm(32), de)
+	ADDQ(Imm(32), do)
+	DECQ(b)
+	JNZ(LabelRef("split2rows_block"))
+	Label("split2rows_tail")
+	TESTQ(tail, tail)
+	JZ(LabelRef("split2rows_next"))
+	VMASKMOVPS(Mem{Base: ps}, ma, a)
+	VMASKMOVPS(Mem{Base: ps, Disp: 32}, mb, c)
+	VSHUFPS(Imm(0x88), c, a, e)
+	VSHUFPS(Imm(0xDD), c, a, o)
+	VPERMPD(Imm(0xD8), e, e)
+	VPERMPD(Imm(0xD8), o, o)
+	VMASKMOVPS(e, me, Mem{Base: de})
+	VMASKMOVPS(o, mo, Mem{Base: do})
+	LEAQ(Mem{Base: ps, Index: tail, Scale: 4}, ps)
+	Label("split2rows_next")
+	ADDQ(pitch, pe)
+	ADDQ(pitch, po)
+	DECQ(h)
+	JNZ(LabelRef("split2rows_row"))
+	Label("split2rows_done")
+	VZEROUPPER()
+	RET()
+}
+
+// gapSum8 emits func gapSum8AVX2(steps int, x *float32, stride int, s
+// *float64): s[c] = Σ_{j < 4·steps} float64(x[c·stride + j]) for c < 8,
+// each channel's sum one chain of float64 additions from 0 in j order
+// (GlobalAveragePool's, bit for bit). The sum of each channel is a lane:
+// channels 0–3 in one register, 4–7 in another; a step loads 4 columns
+// of each channel (converted to float64), transposes each 4×4 block so
+// that a register holds one column of 4 channels, and adds the 4
+// columns in order.
+func gapSum8() {
+	TEXT("gapSum8AVX2", NOSPLIT, "func(steps int, x *float32, stride int, s *float64)")
+	Pragma("noescape")
+	Doc("gapSum8AVX2 sets s[c] = Σ_{j < 4·steps} float64(x[c·stride+j]) for c < 8 (additions in j order from 0); steps ≥ 1.")
+	steps := Load(Param("steps"), GP64())
+	px := Load(Param("x"), GP64())
+	st := Load(Param("stride"), GP64())
+	ps := Load(Param("s"), GP64())
+	SHLQ(Imm(2), st)
+	st3, p4 := GP64(), GP64()
+	LEAQ(Mem{Base: st, Index: st, Scale: 2}, st3)
+	LEAQ(Mem{Base: px, Index: st, Scale: 4}, p4)
+	acc := []reg.VecVirtual{YMM(), YMM()}
+	for _, a := range acc {
+		VXORPD(a, a, a)
+	}
+	Label("gap8_loop")
+	for g, base := range []reg.Register{px, p4} {
+		rows := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+		addrs := []Mem{{Base: base}, {Base: base, Index: st, Scale: 1}, {Base: base, Index: st, Scale: 2}, {Base: base, Index: st3, Scale: 1}}
+		for i, r := range rows {
+			VCVTPS2PD(addrs[i], r)
+		}
+		t := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+		VUNPCKLPD(rows[1], rows[0], t[0])          // (A0 B0 A2 B2)
+		VUNPCKHPD(rows[1], rows[0], t[1])          // (A1 B1 A3 B3)
+		VUNPCKLPD(rows[3], rows[2], t[2])          // (C0 D0 C2 D2)
+		VUNPCKHPD(rows[3], rows[2], t[3])          // (C1 D1 C3 D3)
+		VPERM2F128(Imm(0x20), t[2], t[0], rows[0]) // column 0
+		VPERM2F128(Imm(0x20), t[3], t[1], rows[1]) // column 1
+		VPERM2F128(Imm(0x31), t[2], t[0], rows[2]) // column 2
+		VPERM2F128(Imm(0x31), t[3], t[1], rows[3]) // column 3
+		for _, r := range rows {
+			VADDPD(r, acc[g], acc[g])
+		}
+	}
+	ADDQ(Imm(16), px)
+	ADDQ(Imm(16), p4)
+	DECQ(steps)
+	JNZ(LabelRef("gap8_loop"))
+	VMOVUPD(acc[0], Mem{Base: ps})
+	VMOVUPD(acc[1], Mem{Base: ps, Disp: 32})
 	VZEROUPPER()
 	RET()
 }

@@ -1,0 +1,61 @@
+package kernels
+
+import (
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
+
+// init installs the 16-lane kernels (depthwise rows, sigmoid, SiLU) when
+// the CPU has AVX-512F, unless ONNXCONV_SGEMM_KERNEL asks for AVX2 or the
+// generic kernels (so that both paths can be tested on one machine).
+// Each gives the bits of the AVX2 kernel it replaces.
+func init() {
+	if want := os.Getenv(KernelEnv); want == "avx2" || want == "generic" {
+		return
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX512F {
+		dwRows = dwRowsSIMD512
+		sigmoidVec32 = func(x, y []float32) { sigmoidSIMD512(x, y, false) }
+		siluVec = func(x, y []float32) { sigmoidSIMD512(x, y, true) }
+	}
+}
+
+// dwRowsSIMD512 runs dwRows with AVX-512F on the multiple-of-16 head of
+// the columns and AVX2 on the 8 after it (n a multiple of 8; the same
+// chains of FMAs in either, so the same bits), after checking that every
+// read and write is inside x and y.
+func dwRowsSIMD512(rows, n int, x []float32, ss int, offs []int, w []float32, bias, lo, hi float32, y []float32, ldy int) {
+	if rows <= 0 || n <= 0 || len(offs) == 0 {
+		return
+	}
+	if n%8 != 0 {
+		dwRowsGo(rows, n, x, ss, offs, w, bias, lo, hi, y, ldy)
+		return
+	}
+	_ = x[(rows-1)*ss+n-1+maxOffset(offs)]
+	_ = y[(rows-1)*ldy+n-1]
+	_ = w[len(offs)-1]
+	n16 := n &^ 15
+	if n16 > 0 {
+		dwRowsAVX512(rows, n16/16, &x[0], ss, &offs[0], &w[0], len(offs), bias, lo, hi, &y[0], ldy)
+	}
+	if n16 < n {
+		dwRowsAVX2(rows, 1, &x[n16], ss, &offs[0], &w[0], len(offs), bias, lo, hi, &y[n16], ldy)
+	}
+}
+
+// sigmoidSIMD512 is sigmoidSIMD with AVX-512F over the multiple-of-16
+// head; the rest as sigmoidSIMD (AVX2 on 8 lanes, then a padded block).
+func sigmoidSIMD512(x, y []float32, silu bool) {
+	y = y[:len(x)]
+	n := len(x) &^ 15
+	if n > 0 {
+		if silu {
+			siluExpAVX512(n, &x[0], &y[0])
+		} else {
+			sigmoidExpAVX512(n, &x[0], &y[0])
+		}
+	}
+	sigmoidSIMD(x[n:], y[n:], silu)
+}
