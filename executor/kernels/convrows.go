@@ -77,9 +77,10 @@ type rowsConv struct {
 	cg, mg int
 	kk     int
 	oh, ow int
-	// brows holds nr copies of each output channel's bias (nil: no
-	// bias), bias the bias itself.
-	brows, bias []float32
+	// bias is the bias (nil: none), padded with zeros to whole panels
+	// of mr rows (in bpad) for a micro-kernel without edge kernels,
+	// whose tiles compute all mr rows.
+	bias, bpad []float32
 	// relu (1) makes the micro-kernel store max(·, 0) (ActRelu).
 	relu int
 	// phases lists the row phases the taps read; offs the column
@@ -87,8 +88,16 @@ type rowsConv struct {
 	phases, offs []int
 	cols         []tapCol
 	// whole[ph] is the offset (index) whose plane rows are stride-2
-	// column phase ph, or −1.
-	whole [2]int
+	// column phase ph, or −1; derived[oi] that offset oi's planes are
+	// shifted copies of whole[its phase]'s, made once per plane.
+	whole   [2]int
+	derived []bool
+	// flat1: stride 1 with OW = W, each offset's plane is one shifted
+	// copy of the input's rows (shiftPlane).
+	flat1 bool
+	// inPlace: every panel's B rows are read in place (mk has offset
+	// kernels for every tile panel uses).
+	inPlace bool
 	// tapPlane[t] is tap t's (kh·KW+kw) plane within a channel's
 	// planes (phase index·len(offs) + offset index); tapRow its row
 	// shift (kh·DH div SH).
@@ -108,14 +117,13 @@ type tapCol struct{ off, lo, hi, ph, at int }
 func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) {
 	oh, ow := p.Out()
 	*r = rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, bias: bg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow,
-		phases: r.phases[:0], offs: r.offs[:0], cols: r.cols[:0], tapPlane: r.tapPlane[:0], tapRow: r.tapRow[:0], brows: r.brows[:0]}
-	if bg != nil {
-		r.brows = grow(r.brows, mg*mk.nr)
-		for m, v := range bg {
-			fill(r.brows[m*mk.nr:(m+1)*mk.nr], v)
-		}
-	} else {
-		r.brows = nil
+		phases: r.phases[:0], offs: r.offs[:0], cols: r.cols[:0], tapPlane: r.tapPlane[:0], tapRow: r.tapRow[:0],
+		bpad: r.bpad[:0], derived: r.derived[:0]}
+	if bg != nil && mk.edge == nil && mg%mk.mr != 0 {
+		r.bpad = grow(r.bpad, roundUp(mg, mk.mr))
+		copy(r.bpad, bg)
+		clear(r.bpad[mg:])
+		r.bias = r.bpad
 	}
 	index := func(list *[]int, v int) int {
 		for i, u := range *list {
@@ -155,6 +163,17 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 			}
 		}
 	}
+	for oi, t := range r.cols {
+		w := -1
+		if p.SW == 2 {
+			w = r.whole[t.ph]
+		}
+		r.derived = append(r.derived, t.lo < t.hi && w >= 0 && w != oi)
+	}
+	r.flat1 = p.SH == 1 && p.SW == 1 && ow == p.W
+	h := mk.half
+	r.inPlace = mk.offs != nil && mk.edge != nil && len(mk.offsEdge) == mk.mr &&
+		(h == nil || h.offs != nil && len(h.offsEdge) == mk.mr)
 	// Blocks of output rows whose planes fit rowsPlanes, but at least
 	// four times the rows the taps reach below (which each block copies
 	// again), a whole number of panels when that is at most 4 rows.
@@ -248,9 +267,10 @@ func (x *Context) rowsChunk(r *rowsConv, o0, o1 int) {
 		s.tile = grow(s.tile, mk.mr*mk.nr)
 		for q := q0; q < q1; q += mk.nr {
 			nn := min(mk.nr, q1-q)
-			if nn == mk.nr && mk.offs != nil && mk.edge != nil {
-				// A whole panel: its rows read in place (the last
-				// pixel's rows end inside the planes).
+			if r.inPlace {
+				// Its rows read in place: a whole panel's last pixel's
+				// rows end inside the planes, a partial panel's inside
+				// their slack (the columns past nn are not stored).
 				r.panel(s, q, nn, rowOff, &s.cols[q-q0])
 				continue
 			}
@@ -261,13 +281,32 @@ func (x *Context) rowsChunk(r *rowsConv, o0, o1 int) {
 }
 
 // planes fills s.cols with the tap planes of output rows [b0, b1): for
-// each channel, phase and offset, rows b0 … b1+maxRow−1 of OW elements.
+// each channel, phase and offset, rows b0 … b1+maxRow−1 of OW elements
+// (then mk.nr elements of slack: a last partial panel of pixels is read
+// in place, its columns past the planes discarded).
 func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 	p := r.p
 	ow := r.ow
 	lrows := b1 - b0 + r.maxRow
 	plane := lrows * ow
-	s.cols = grow(s.cols, r.cg*len(r.phases)*len(r.offs)*plane)
+	s.cols = grow(s.cols, r.cg*len(r.phases)*len(r.offs)*plane+r.mk.nr)
+	if r.flat1 {
+		// Stride 1, OW = W (one phase): the input rows [ih0, ih1)
+		// the block reads are one run; each offset's plane is that
+		// run shifted, its columns outside the input zeroed.
+		i0 := min(max(p.PT-b0, 0), lrows)
+		i1 := min(max(p.H+p.PT-b0, i0), lrows)
+		for c := 0; c < r.cg; c++ {
+			xc := r.x[c*p.H*p.W : (c+1)*p.H*p.W]
+			for oi, t := range r.cols {
+				d := s.cols[(c*len(r.offs)+oi)*plane : (c*len(r.offs)+oi+1)*plane]
+				clear(d[:i0*ow])
+				clear(d[i1*ow:])
+				shiftPlane(d[i0*ow:i1*ow], xc, (b0+i0-p.PT)*p.W+t.at-t.lo, ow, t.lo, t.hi)
+			}
+		}
+		return
+	}
 	// The column phases of one input row.
 	pw := (p.W + p.SW - 1) / p.SW
 	if p.SW > 1 {
@@ -281,7 +320,9 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 				ih := (b0+i)*p.SH + a - p.PT
 				if ih < 0 || ih >= p.H {
 					for oi := range r.offs {
-						clear(s.cols[base+oi*plane+i*ow : base+oi*plane+(i+1)*ow])
+						if !r.derived[oi] {
+							clear(s.cols[base+oi*plane+i*ow : base+oi*plane+(i+1)*ow])
+						}
 					}
 					continue
 				}
@@ -304,12 +345,14 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 					splitPhases(src, p.SW, pw, s.a)
 				}
 				for oi, t := range r.cols {
+					if r.derived[oi] {
+						continue
+					}
 					d := row(oi)
 					if t.lo >= t.hi {
-						// A tap column wholly in the padding.
-						if p.SW != 2 || r.whole[t.ph] != oi {
-							clear(d)
-						}
+						// A tap column wholly in the padding (a whole
+						// phase then has no elements: split2 wrote none).
+						clear(d)
 						continue
 					}
 					switch {
@@ -326,6 +369,47 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 					clear(d[t.hi:])
 				}
 			}
+			// Stride 2: the other offsets of a whole phase, one shifted
+			// copy of its plane each (its rows outside the input are
+			// zero, its columns past the phase's too).
+			for oi, t := range r.cols {
+				if r.derived[oi] {
+					w := base + r.whole[t.ph]*plane
+					shiftPlane(s.cols[base+oi*plane:base+(oi+1)*plane], s.cols[w:w+plane], t.at-t.lo, ow, t.lo, t.hi)
+				}
+			}
+		}
+	}
+}
+
+// shiftPlane sets d (whole rows of ow) to d[k] = src[at+k] (zero where
+// at+k is outside src), then zeroes each row's columns outside [lo, hi).
+// For the tap planes: src's rows of ow elements (or of W = OW, the
+// input's) hold columns q+at−lo of d's at columns q in [lo, hi), whole
+// planes copied at once instead of row by row.
+func shiftPlane(d, src []float32, at, ow, lo, hi int) {
+	if lo >= hi {
+		clear(d)
+		return
+	}
+	k0, k1 := min(max(0, -at), len(d)), max(min(len(d), len(src)-at), 0)
+	if k0 < k1 {
+		copy(d[k0:k1], src[at+k0:at+k1])
+	} else {
+		k1 = k0
+	}
+	clear(d[:k0])
+	clear(d[k1:])
+	if lo == 0 && hi == ow {
+		return
+	}
+	for i := 0; i+ow <= len(d); i += ow {
+		row := d[i : i+ow]
+		for q := 0; q < lo; q++ {
+			row[q] = 0
+		}
+		for q := hi; q < ow; q++ {
+			row[q] = 0
 		}
 	}
 }
@@ -391,24 +475,25 @@ func (r *rowsConv) packPanel(dst, planes []float32, rowOff []int, q, nn int) {
 }
 
 // panel computes the output pixels [q, q+nn) of every output channel
-// from the packed panel pb, or (offs not nil, a whole panel) from B's
-// rows at pb + offs[i] read in place by mk.offs (the same bits).
+// from the packed panel pb, or (offs not nil) from B's rows at
+// pb + offs[i] read in place by mk.offs (the same bits; a partial panel
+// reads nr columns, those past nn discarded).
 func (r *rowsConv) panel(s *scratch, q, nn int, offs []int, pb *float32) {
 	mk := r.mk
 	mr, nr := mk.mr, mk.nr
 	npix := r.oh * r.ow
 	kk := r.kk
-	add := 0
-	if r.brows != nil {
-		add = 1
-	}
 	for i0 := 0; i0 < r.mg; i0 += mr {
 		mm := min(mr, r.mg-i0)
 		pa := r.pg.panel(0, kk, i0)
+		// The bias added in the micro-kernel (one k-block: acc +
+		// bias[row], the same addition as a tile holding the bias).
+		var pbias *float32
+		if r.bias != nil {
+			pbias = &r.bias[i0]
+		}
 		if nn == nr && (mm == mr || mk.edge != nil) {
-			// Straight into Y, the bias added in the micro-kernel (one
-			// k-block: acc + bias[row], the same addition as the tile
-			// holding the bias); an edge kernel for the last mm < mr
+			// Straight into Y; an edge kernel for the last mm < mr
 			// channels.
 			fn, ofn := mk.fn, mk.offs
 			if mm < mr {
@@ -417,10 +502,6 @@ func (r *rowsConv) panel(s *scratch, q, nn int, offs []int, pb *float32) {
 					ofn = mk.offsEdge[mm]
 				}
 			}
-			var pbias *float32
-			if r.bias != nil {
-				pbias = &r.bias[i0]
-			}
 			if offs != nil {
 				ofn(kk, pa, &offs[0], pb, &r.y[i0*npix+q], npix, 0, pbias, r.relu)
 			} else {
@@ -428,21 +509,27 @@ func (r *rowsConv) panel(s *scratch, q, nn int, offs []int, pb *float32) {
 			}
 			continue
 		}
-		// Through a tile (nr wide): the kernel for the real rows only,
-		// and for a last panel of at most nr/2 pixels the half-width
-		// one (each element the same chain of FMAs as mk.fn's).
-		fn, edge := mk.fn, mk.edge
+		// Through a tile (nr wide): the kernel for the real rows only
+		// (without edge kernels all mr rows, the bias padded), and for
+		// a last panel of at most nr/2 pixels the half-width one (each
+		// element the same chain of FMAs as mk.fn's).
+		fn, edge, ofn, oedge := mk.fn, mk.edge, mk.offs, mk.offsEdge
 		if nn <= nr/2 && mk.half != nil {
-			fn, edge = mk.half.fn, mk.half.edge
+			h := mk.half
+			fn, edge, ofn, oedge = h.fn, h.edge, h.offs, h.offsEdge
 		}
 		if mm < mr && edge != nil {
-			fn = edge[mm]
+			fn, ofn = edge[mm], nil
+			if oedge != nil {
+				ofn = oedge[mm]
+			}
 		}
 		t := s.tile[:mr*nr]
-		if r.brows != nil {
-			copy(t[:mm*nr], r.brows[i0*nr:(i0+mm)*nr])
+		if offs != nil {
+			ofn(kk, pa, &offs[0], pb, &t[0], nr, 0, pbias, r.relu)
+		} else {
+			fn(kk, pa, pb, nr, &t[0], nr, 0, pbias, r.relu)
 		}
-		fn(kk, pa, pb, nr, &t[0], nr, add, nil, r.relu)
 		for i := 0; i < mm; i++ {
 			copy(r.y[(i0+i)*npix+q:(i0+i)*npix+q+nn], t[i*nr:i*nr+nn])
 		}
