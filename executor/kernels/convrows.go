@@ -103,6 +103,9 @@ type rowsConv struct {
 	// shift (kh·DH div SH).
 	tapPlane, tapRow []int
 	maxRow           int // largest tapRow
+	// phRows[ai] is the largest tapRow of phase ai's taps: its planes'
+	// rows past block+phRows are never read for a pixel of the block.
+	phRows []int
 	// block is the output rows of one block of tap planes; align the
 	// rows that make a whole number of panels (1 when that is over 4).
 	block, align int
@@ -118,7 +121,7 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 	oh, ow := p.Out()
 	*r = rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, bias: bg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow,
 		phases: r.phases[:0], offs: r.offs[:0], cols: r.cols[:0], tapPlane: r.tapPlane[:0], tapRow: r.tapRow[:0],
-		bpad: r.bpad[:0], derived: r.derived[:0]}
+		bpad: r.bpad[:0], derived: r.derived[:0], phRows: r.phRows[:0]}
 	if bg != nil && mk.edge == nil && mg%mk.mr != 0 {
 		r.bpad = grow(r.bpad, roundUp(mg, mk.mr))
 		copy(r.bpad, bg)
@@ -143,7 +146,11 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 			r.maxRow = max(r.maxRow, kh*p.DH/p.SH)
 		}
 	}
+	for range r.phases {
+		r.phRows = append(r.phRows, 0)
+	}
 	for t, ph := range r.tapPlane {
+		r.phRows[ph] = max(r.phRows[ph], r.tapRow[t])
 		r.tapPlane[t] = ph*len(r.offs) + index(&r.offs, t%p.KW*p.DW-p.PL)
 	}
 	for _, o := range r.offs {
@@ -316,7 +323,11 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 		xc := r.x[c*p.H*p.W : (c+1)*p.H*p.W]
 		for ai, a := range r.phases {
 			base := (c*len(r.phases) + ai) * len(r.offs) * plane
-			for i := 0; i < lrows; i++ {
+			// The rows the phase's taps read (the planes' last rows
+			// past them, never read but by the discarded columns of a
+			// partial panel, are left as they are).
+			nrows := b1 - b0 + r.phRows[ai]
+			for i := 0; i < nrows; i++ {
 				ih := (b0+i)*p.SH + a - p.PT
 				if ih < 0 || ih >= p.H {
 					for oi := range r.offs {
@@ -375,7 +386,7 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 			for oi, t := range r.cols {
 				if r.derived[oi] {
 					w := base + r.whole[t.ph]*plane
-					shiftPlane(s.cols[base+oi*plane:base+(oi+1)*plane], s.cols[w:w+plane], t.at-t.lo, ow, t.lo, t.hi)
+					shiftPlane(s.cols[base+oi*plane:base+oi*plane+nrows*ow], s.cols[w:w+nrows*ow], t.at-t.lo, ow, t.lo, t.hi)
 				}
 			}
 		}
@@ -403,13 +414,21 @@ func shiftPlane(d, src []float32, at, ow, lo, hi int) {
 	if lo == 0 && hi == ow {
 		return
 	}
-	for i := 0; i+ow <= len(d); i += ow {
-		row := d[i : i+ow]
-		for q := 0; q < lo; q++ {
-			row[q] = 0
+	switch {
+	case lo == 1 && hi == ow:
+		// (The 3-tap pads: one column each side.)
+		for i := 0; i < len(d); i += ow {
+			d[i] = 0
 		}
-		for q := hi; q < ow; q++ {
-			row[q] = 0
+	case lo == 0 && hi == ow-1:
+		for i := ow - 1; i < len(d); i += ow {
+			d[i] = 0
+		}
+	default:
+		for i := 0; i+ow <= len(d); i += ow {
+			row := d[i : i+ow]
+			clear(row[:lo])
+			clear(row[hi:])
 		}
 	}
 }
