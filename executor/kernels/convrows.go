@@ -98,6 +98,9 @@ type rowsConv struct {
 	// inPlace: every panel's B rows are read in place (mk has offset
 	// kernels for every tile panel uses).
 	inPlace bool
+	// key is what the lists were made for (keyed: they were).
+	key   rowsKey
+	keyed bool
 	// tapPlane[t] is tap t's (kh·KW+kw) plane within a channel's
 	// planes (phase index·len(offs) + offset index); tapRow its row
 	// shift (kh·DH div SH).
@@ -111,23 +114,44 @@ type rowsConv struct {
 	block, align int
 }
 
+// rowOffKey is what convRows' table of B row offsets depends on: the
+// geometry and the elements of one tap plane.
+type rowOffKey struct {
+	p     Conv2D
+	plane int
+}
+
 // tapCol is one column offset off of the tap planes: columns [lo, hi)
 // are inside the input; a strided row's are its column phase ph's
 // elements from at on.
 type tapCol struct{ off, lo, hi, ph, at int }
 
-// set makes r one image and group of a convolution, reusing r's lists.
+// rowsKey is what a rowsConv's lists depend on: the geometry and the
+// micro-kernel (its name, and whether it reads every panel in place).
+type rowsKey struct {
+	p       Conv2D
+	kernel  string
+	inPlace bool
+}
+
+// set makes r one image and group of a convolution, reusing r's lists
+// (as they are when r's last convolution had the same geometry: the
+// groups of one layer).
 func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) {
-	oh, ow := p.Out()
-	*r = rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, bias: bg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow,
-		phases: r.phases[:0], offs: r.offs[:0], cols: r.cols[:0], tapPlane: r.tapPlane[:0], tapRow: r.tapRow[:0],
-		bpad: r.bpad[:0], derived: r.derived[:0], phRows: r.phRows[:0]}
-	if bg != nil && mk.edge == nil && mg%mk.mr != 0 {
-		r.bpad = grow(r.bpad, roundUp(mg, mk.mr))
-		copy(r.bpad, bg)
-		clear(r.bpad[mg:])
-		r.bias = r.bpad
+	h := mk.half
+	inPlace := mk.offs != nil && mk.edge != nil && len(mk.offsEdge) == mk.mr &&
+		(h == nil || h.offs != nil && len(h.offsEdge) == mk.mr)
+	key := rowsKey{p: *p, kernel: mk.name, inPlace: inPlace}
+	if r.keyed && r.key == key {
+		r.p, r.mk, r.pg, r.x, r.y, r.relu = p, mk, pg, xg, yg, 0
+		r.setBias(bg)
+		return
 	}
+	oh, ow := p.Out()
+	*r = rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow,
+		phases: r.phases[:0], offs: r.offs[:0], cols: r.cols[:0], tapPlane: r.tapPlane[:0], tapRow: r.tapRow[:0],
+		bpad: r.bpad[:0], derived: r.derived[:0], phRows: r.phRows[:0], key: key, keyed: true, inPlace: inPlace}
+	r.setBias(bg)
 	index := func(list *[]int, v int) int {
 		for i, u := range *list {
 			if u == v {
@@ -178,9 +202,6 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 		r.derived = append(r.derived, t.lo < t.hi && w >= 0 && w != oi)
 	}
 	r.flat1 = p.SH == 1 && p.SW == 1 && ow == p.W
-	h := mk.half
-	r.inPlace = mk.offs != nil && mk.edge != nil && len(mk.offsEdge) == mk.mr &&
-		(h == nil || h.offs != nil && len(h.offsEdge) == mk.mr)
 	// Blocks of output rows whose planes fit rowsPlanes, but at least
 	// four times the rows the taps reach below (which each block copies
 	// again), a whole number of panels when that is at most 4 rows.
@@ -192,6 +213,18 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 	r.block = max(1, rowsPlanes/perRow-r.maxRow, 4*r.maxRow)
 	if r.block > r.align {
 		r.block = r.block / r.align * r.align
+	}
+}
+
+// setBias sets r's bias to bg (nil: none), padded to whole panels of
+// mr rows when r's micro-kernel has no edge kernels.
+func (r *rowsConv) setBias(bg []float32) {
+	r.bias = bg
+	if bg != nil && r.mk.edge == nil && r.mg%r.mk.mr != 0 {
+		r.bpad = grow(r.bpad, roundUp(r.mg, r.mk.mr))
+		copy(r.bpad, bg)
+		clear(r.bpad[r.mg:])
+		r.bias = r.bpad
 	}
 }
 
@@ -220,7 +253,7 @@ func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 		r.relu = 1
 	}
 	// Do not keep the tensors alive from the pool.
-	defer func() { r.p, r.pg, r.x, r.y = nil, nil, nil, nil }()
+	defer func() { r.p, r.pg, r.x, r.y, r.bias = nil, nil, nil, nil, nil }()
 	units := (r.oh + r.align - 1) / r.align
 	work := roundUp(mg, mk.mr) * roundUp(r.oh*r.ow, mk.nr) * r.kk
 	c, _ := x.chunks(work, units)
@@ -256,19 +289,24 @@ func (x *Context) rowsChunk(r *rowsConv, o0, o1 int) {
 	for b := 0; b < nb; b++ {
 		b0, b1 := o0+cutAt(o1-o0, nb, align, b), o0+cutAt(o1-o0, nb, align, b+1)
 		r.planes(s, b0, b1)
-		// B row (c, t) of pixel q (from b0·OW on) is at rowOff + q.
-		if cap(s.rowOff) < r.kk {
-			s.rowOff = make([]int, r.kk)
-		}
-		rowOff := s.rowOff[:r.kk]
+		// B row (c, t) of pixel q (from b0·OW on) is at rowOff + q
+		// (the same for every block of as many rows, in every group).
 		lrows := b1 - b0 + r.maxRow
 		plane := lrows * r.ow
-		taps := len(r.tapPlane)
-		for c := 0; c < r.cg; c++ {
-			for t, pl := range r.tapPlane {
-				rowOff[c*taps+t] = ((c*len(r.phases)*len(r.offs))+pl)*plane + r.tapRow[t]*r.ow
+		if k := (rowOffKey{p: r.key.p, plane: plane}); !s.rowsOffSet || s.rowsOffKey != k {
+			if cap(s.rowsOff) < r.kk {
+				s.rowsOff = make([]int, r.kk)
 			}
+			rowOff := s.rowsOff[:r.kk]
+			taps := len(r.tapPlane)
+			for c := 0; c < r.cg; c++ {
+				for t, pl := range r.tapPlane {
+					rowOff[c*taps+t] = ((c*len(r.phases)*len(r.offs))+pl)*plane + r.tapRow[t]*r.ow
+				}
+			}
+			s.rowsOffKey, s.rowsOffSet = k, true
 		}
+		rowOff := s.rowsOff[:r.kk]
 		q0, q1 := b0*r.ow, b1*r.ow
 		s.b = grow(s.b, r.kk*mk.nr)
 		s.tile = grow(s.tile, mk.mr*mk.nr)
