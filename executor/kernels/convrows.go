@@ -95,6 +95,9 @@ type rowsConv struct {
 	// flat1: stride 1 with OW = W, each offset's plane is one shifted
 	// copy of the input's rows (shiftPlane).
 	flat1 bool
+	// split2: stride 2, every offset a whole column phase of OW
+	// elements (rows split straight into them) or derived.
+	split2 bool
 	// inPlace: every panel's B rows are read in place (mk has offset
 	// kernels for every tile panel uses).
 	inPlace bool
@@ -202,6 +205,14 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 		r.derived = append(r.derived, t.lo < t.hi && w >= 0 && w != oi)
 	}
 	r.flat1 = p.SH == 1 && p.SW == 1 && ow == p.W
+	// Stride 2 whose column phases are both whole plane rows (OW each)
+	// and whose other offsets derived from them (3×3, pads 1, even W).
+	r.split2 = p.SW == 2 && r.whole[0] >= 0 && r.whole[1] >= 0 && (p.W+1)/2 == ow && p.W/2 == ow
+	for oi := range r.cols {
+		if !r.derived[oi] && oi != r.whole[0] && oi != r.whole[1] {
+			r.split2 = false
+		}
+	}
 	// Blocks of output rows whose planes fit rowsPlanes, but at least
 	// four times the rows the taps reach below (which each block copies
 	// again), a whole number of panels when that is at most 4 rows.
@@ -365,7 +376,20 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 			// past them, never read but by the discarded columns of a
 			// partial panel, are left as they are).
 			nrows := b1 - b0 + r.phRows[ai]
-			for i := 0; i < nrows; i++ {
+			if r.split2 {
+				// Each row split straight into the two whole phases'.
+				w0, w1 := base+r.whole[0]*plane, base+r.whole[1]*plane
+				for i := 0; i < nrows; i++ {
+					d0, d1 := s.cols[w0+i*ow:w0+(i+1)*ow], s.cols[w1+i*ow:w1+(i+1)*ow]
+					if ih := (b0+i)*p.SH + a - p.PT; ih >= 0 && ih < p.H {
+						split2(xc[ih*p.W:(ih+1)*p.W], d0, d1)
+					} else {
+						clear(d0)
+						clear(d1)
+					}
+				}
+			}
+			for i := 0; i < nrows && !r.split2; i++ {
 				ih := (b0+i)*p.SH + a - p.PT
 				if ih < 0 || ih >= p.H {
 					for oi := range r.offs {
