@@ -352,13 +352,16 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 		// run shifted, its columns outside the input zeroed.
 		i0 := min(max(p.PT-b0, 0), lrows)
 		i1 := min(max(p.H+p.PT-b0, i0), lrows)
+		// The rows outside the input: those ending a plane and those
+		// starting the next are one run.
+		n := r.cg * len(r.offs) * plane
+		clear(s.cols[:i0*ow])
 		for c := 0; c < r.cg; c++ {
 			xc := r.x[c*p.H*p.W : (c+1)*p.H*p.W]
 			for oi, t := range r.cols {
-				d := s.cols[(c*len(r.offs)+oi)*plane : (c*len(r.offs)+oi+1)*plane]
-				clear(d[:i0*ow])
-				clear(d[i1*ow:])
-				shiftPlane(d[i0*ow:i1*ow], xc, (b0+i0-p.PT)*p.W+t.at-t.lo, ow, t.lo, t.hi)
+				j := (c*len(r.offs) + oi) * plane
+				shiftPlane(s.cols[j+i0*ow:j+i1*ow], xc, (b0+i0-p.PT)*p.W+t.at-t.lo, ow, t.lo, t.hi)
+				clear(s.cols[j+i1*ow : min(j+plane+i0*ow, n)])
 			}
 		}
 		return
