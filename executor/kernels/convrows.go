@@ -22,16 +22,17 @@ import (
 //     plane[i·OW + q] = x[c][i·SH + a − PT][q·SW + off] (zero outside):
 //     B row (c, kh, kw) for output pixel o·OW + q is the plane of (c, kh's
 //     phase, kw's offset) at (o + kh·DH div SH)·OW + q — one contiguous
-//     run for any panel of pixels, even across output rows. The rows of
-//     a strided input are split into their column phases once per row
-//     and the planes are shifted copies of the phases;
+//     run for any panel of pixels, even across output rows. At stride 1
+//     with OW = W each offset's plane is one shifted copy of the input
+//     rows the block reads; the rows of a strided input are split into
+//     their column phases once per row, and an offset's plane that is a
+//     shifted column phase is one shifted copy of that phase's plane;
 //   - per panel of nr output pixels: B read in place by the micro-kernel
-//     with a table of row offsets (mk.offs; a whole panel), or packed by
-//     nr-float copies, then the micro-kernel per mr output channels:
-//     without a bias straight into Y; with one into a tile holding the
-//     bias, added to (the same C + A·B as the SGEMM with beta 1), whose
-//     rows are then copied to Y (faster than adding to Y itself, which
-//     is not in cache).
+//     with a table of row offsets (mk.offs; a last partial panel too,
+//     its columns past the pixels reading the planes' slack), or packed
+//     by nr-float copies, then the micro-kernel per mr output channels,
+//     the bias added as it stores: a whole panel straight into Y, a
+//     partial one into a tile whose real columns are copied to Y.
 //
 // Every output element is bias + (one chain of FMAs from zero in k
 // order), as on the im2col path: bit-identical results whatever the
