@@ -22,16 +22,17 @@ import (
 //     plane[i·OW + q] = x[c][i·SH + a − PT][q·SW + off] (zero outside):
 //     B row (c, kh, kw) for output pixel o·OW + q is the plane of (c, kh's
 //     phase, kw's offset) at (o + kh·DH div SH)·OW + q — one contiguous
-//     run for any panel of pixels, even across output rows. The rows of
-//     a strided input are split into their column phases once per row
-//     and the planes are shifted copies of the phases;
+//     run for any panel of pixels, even across output rows. At stride 1
+//     with OW = W each offset's plane is one shifted copy of the input
+//     rows the block reads; the rows of a strided input are split into
+//     their column phases once per row, and an offset's plane that is a
+//     shifted column phase is one shifted copy of that phase's plane;
 //   - per panel of nr output pixels: B read in place by the micro-kernel
-//     with a table of row offsets (mk.offs; a whole panel), or packed by
-//     nr-float copies, then the micro-kernel per mr output channels:
-//     without a bias straight into Y; with one into a tile holding the
-//     bias, added to (the same C + A·B as the SGEMM with beta 1), whose
-//     rows are then copied to Y (faster than adding to Y itself, which
-//     is not in cache).
+//     with a table of row offsets (mk.offs; a last partial panel too,
+//     its columns past the pixels reading the planes' slack), or packed
+//     by nr-float copies, then the micro-kernel per mr output channels,
+//     the bias added as it stores: a whole panel straight into Y, a
+//     partial one into a tile whose real columns are copied to Y.
 //
 // Every output element is bias + (one chain of FMAs from zero in k
 // order), as on the im2col path: bit-identical results whatever the
@@ -77,9 +78,10 @@ type rowsConv struct {
 	cg, mg int
 	kk     int
 	oh, ow int
-	// brows holds nr copies of each output channel's bias (nil: no
-	// bias), bias the bias itself.
-	brows, bias []float32
+	// bias is the bias (nil: none), padded with zeros to whole panels
+	// of mr rows (in bpad) for a micro-kernel without edge kernels,
+	// whose tiles compute all mr rows.
+	bias, bpad []float32
 	// relu (1) makes the micro-kernel store max(·, 0) (ActRelu).
 	relu int
 	// phases lists the row phases the taps read; offs the column
@@ -87,16 +89,40 @@ type rowsConv struct {
 	phases, offs []int
 	cols         []tapCol
 	// whole[ph] is the offset (index) whose plane rows are stride-2
-	// column phase ph, or −1.
-	whole [2]int
+	// column phase ph, or −1; derived[oi] that offset oi's planes are
+	// shifted copies of whole[its phase]'s, made once per plane.
+	whole   [2]int
+	derived []bool
+	// flat1: stride 1 with OW = W, each offset's plane is one shifted
+	// copy of the input's rows (shiftPlane).
+	flat1 bool
+	// split2: stride 2, every offset a whole column phase of OW
+	// elements (rows split straight into them) or derived.
+	split2 bool
+	// inPlace: every panel's B rows are read in place (mk has offset
+	// kernels for every tile panel uses).
+	inPlace bool
+	// key is what the lists were made for (keyed: they were).
+	key   rowsKey
+	keyed bool
 	// tapPlane[t] is tap t's (kh·KW+kw) plane within a channel's
 	// planes (phase index·len(offs) + offset index); tapRow its row
 	// shift (kh·DH div SH).
 	tapPlane, tapRow []int
 	maxRow           int // largest tapRow
+	// phRows[ai] is the largest tapRow of phase ai's taps: its planes'
+	// rows past block+phRows are never read for a pixel of the block.
+	phRows []int
 	// block is the output rows of one block of tap planes; align the
 	// rows that make a whole number of panels (1 when that is over 4).
 	block, align int
+}
+
+// rowOffKey is what convRows' table of B row offsets depends on: the
+// geometry and the elements of one tap plane.
+type rowOffKey struct {
+	p     Conv2D
+	plane int
 }
 
 // tapCol is one column offset off of the tap planes: columns [lo, hi)
@@ -104,19 +130,32 @@ type rowsConv struct {
 // elements from at on.
 type tapCol struct{ off, lo, hi, ph, at int }
 
-// set makes r one image and group of a convolution, reusing r's lists.
+// rowsKey is what a rowsConv's lists depend on: the geometry and the
+// micro-kernel (its name, and whether it reads every panel in place).
+type rowsKey struct {
+	p       Conv2D
+	kernel  string
+	inPlace bool
+}
+
+// set makes r one image and group of a convolution, reusing r's lists
+// (as they are when r's last convolution had the same geometry: the
+// groups of one layer).
 func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32) {
-	oh, ow := p.Out()
-	*r = rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, bias: bg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow,
-		phases: r.phases[:0], offs: r.offs[:0], cols: r.cols[:0], tapPlane: r.tapPlane[:0], tapRow: r.tapRow[:0], brows: r.brows[:0]}
-	if bg != nil {
-		r.brows = grow(r.brows, mg*mk.nr)
-		for m, v := range bg {
-			fill(r.brows[m*mk.nr:(m+1)*mk.nr], v)
-		}
-	} else {
-		r.brows = nil
+	h := mk.half
+	inPlace := mk.offs != nil && mk.edge != nil && len(mk.offsEdge) == mk.mr &&
+		(h == nil || h.offs != nil && len(h.offsEdge) == mk.mr)
+	key := rowsKey{p: *p, kernel: mk.name, inPlace: inPlace}
+	if r.keyed && r.key == key {
+		r.p, r.mk, r.pg, r.x, r.y, r.relu = p, mk, pg, xg, yg, 0
+		r.setBias(bg)
+		return
 	}
+	oh, ow := p.Out()
+	*r = rowsConv{p: p, mk: mk, pg: pg, x: xg, y: yg, cg: cg, mg: mg, kk: cg * p.KH * p.KW, oh: oh, ow: ow,
+		phases: r.phases[:0], offs: r.offs[:0], cols: r.cols[:0], tapPlane: r.tapPlane[:0], tapRow: r.tapRow[:0],
+		bpad: r.bpad[:0], derived: r.derived[:0], phRows: r.phRows[:0], key: key, keyed: true, inPlace: inPlace}
+	r.setBias(bg)
 	index := func(list *[]int, v int) int {
 		for i, u := range *list {
 			if u == v {
@@ -135,7 +174,11 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 			r.maxRow = max(r.maxRow, kh*p.DH/p.SH)
 		}
 	}
+	for range r.phases {
+		r.phRows = append(r.phRows, 0)
+	}
 	for t, ph := range r.tapPlane {
+		r.phRows[ph] = max(r.phRows[ph], r.tapRow[t])
 		r.tapPlane[t] = ph*len(r.offs) + index(&r.offs, t%p.KW*p.DW-p.PL)
 	}
 	for _, o := range r.offs {
@@ -155,6 +198,22 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 			}
 		}
 	}
+	for oi, t := range r.cols {
+		w := -1
+		if p.SW == 2 {
+			w = r.whole[t.ph]
+		}
+		r.derived = append(r.derived, t.lo < t.hi && w >= 0 && w != oi)
+	}
+	r.flat1 = p.SH == 1 && p.SW == 1 && ow == p.W
+	// Stride 2 whose column phases are both whole plane rows (OW each)
+	// and whose other offsets derived from them (3×3, pads 1, even W).
+	r.split2 = p.SW == 2 && r.whole[0] >= 0 && r.whole[1] >= 0 && (p.W+1)/2 == ow && p.W/2 == ow
+	for oi := range r.cols {
+		if !r.derived[oi] && oi != r.whole[0] && oi != r.whole[1] {
+			r.split2 = false
+		}
+	}
 	// Blocks of output rows whose planes fit rowsPlanes, but at least
 	// four times the rows the taps reach below (which each block copies
 	// again), a whole number of panels when that is at most 4 rows.
@@ -166,6 +225,18 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 	r.block = max(1, rowsPlanes/perRow-r.maxRow, 4*r.maxRow)
 	if r.block > r.align {
 		r.block = r.block / r.align * r.align
+	}
+}
+
+// setBias sets r's bias to bg (nil: none), padded to whole panels of
+// mr rows when r's micro-kernel has no edge kernels.
+func (r *rowsConv) setBias(bg []float32) {
+	r.bias = bg
+	if bg != nil && r.mk.edge == nil && r.mg%r.mk.mr != 0 {
+		r.bpad = grow(r.bpad, roundUp(r.mg, r.mk.mr))
+		copy(r.bpad, bg)
+		clear(r.bpad[r.mg:])
+		r.bias = r.bpad
 	}
 }
 
@@ -194,7 +265,7 @@ func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 		r.relu = 1
 	}
 	// Do not keep the tensors alive from the pool.
-	defer func() { r.p, r.pg, r.x, r.y = nil, nil, nil, nil }()
+	defer func() { r.p, r.pg, r.x, r.y, r.bias = nil, nil, nil, nil, nil }()
 	units := (r.oh + r.align - 1) / r.align
 	work := roundUp(mg, mk.mr) * roundUp(r.oh*r.ow, mk.nr) * r.kk
 	c, _ := x.chunks(work, units)
@@ -230,27 +301,33 @@ func (x *Context) rowsChunk(r *rowsConv, o0, o1 int) {
 	for b := 0; b < nb; b++ {
 		b0, b1 := o0+cutAt(o1-o0, nb, align, b), o0+cutAt(o1-o0, nb, align, b+1)
 		r.planes(s, b0, b1)
-		// B row (c, t) of pixel q (from b0·OW on) is at rowOff + q.
-		if cap(s.rowOff) < r.kk {
-			s.rowOff = make([]int, r.kk)
-		}
-		rowOff := s.rowOff[:r.kk]
+		// B row (c, t) of pixel q (from b0·OW on) is at rowOff + q
+		// (the same for every block of as many rows, in every group).
 		lrows := b1 - b0 + r.maxRow
 		plane := lrows * r.ow
-		taps := len(r.tapPlane)
-		for c := 0; c < r.cg; c++ {
-			for t, pl := range r.tapPlane {
-				rowOff[c*taps+t] = ((c*len(r.phases)*len(r.offs))+pl)*plane + r.tapRow[t]*r.ow
+		if k := (rowOffKey{p: r.key.p, plane: plane}); !s.rowsOffSet || s.rowsOffKey != k {
+			if cap(s.rowsOff) < r.kk {
+				s.rowsOff = make([]int, r.kk)
 			}
+			rowOff := s.rowsOff[:r.kk]
+			taps := len(r.tapPlane)
+			for c := 0; c < r.cg; c++ {
+				for t, pl := range r.tapPlane {
+					rowOff[c*taps+t] = ((c*len(r.phases)*len(r.offs))+pl)*plane + r.tapRow[t]*r.ow
+				}
+			}
+			s.rowsOffKey, s.rowsOffSet = k, true
 		}
+		rowOff := s.rowsOff[:r.kk]
 		q0, q1 := b0*r.ow, b1*r.ow
 		s.b = grow(s.b, r.kk*mk.nr)
 		s.tile = grow(s.tile, mk.mr*mk.nr)
 		for q := q0; q < q1; q += mk.nr {
 			nn := min(mk.nr, q1-q)
-			if nn == mk.nr && mk.offs != nil && mk.edge != nil {
-				// A whole panel: its rows read in place (the last
-				// pixel's rows end inside the planes).
+			if r.inPlace {
+				// Its rows read in place: a whole panel's last pixel's
+				// rows end inside the planes, a partial panel's inside
+				// their slack (the columns past nn are not stored).
 				r.panel(s, q, nn, rowOff, &s.cols[q-q0])
 				continue
 			}
@@ -261,13 +338,35 @@ func (x *Context) rowsChunk(r *rowsConv, o0, o1 int) {
 }
 
 // planes fills s.cols with the tap planes of output rows [b0, b1): for
-// each channel, phase and offset, rows b0 … b1+maxRow−1 of OW elements.
+// each channel, phase and offset, rows b0 … b1+maxRow−1 of OW elements
+// (then mk.nr elements of slack: a last partial panel of pixels is read
+// in place, its columns past the planes discarded).
 func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 	p := r.p
 	ow := r.ow
 	lrows := b1 - b0 + r.maxRow
 	plane := lrows * ow
-	s.cols = grow(s.cols, r.cg*len(r.phases)*len(r.offs)*plane)
+	s.cols = grow(s.cols, r.cg*len(r.phases)*len(r.offs)*plane+r.mk.nr)
+	if r.flat1 {
+		// Stride 1, OW = W (one phase): the input rows [ih0, ih1)
+		// the block reads are one run; each offset's plane is that
+		// run shifted, its columns outside the input zeroed.
+		i0 := min(max(p.PT-b0, 0), lrows)
+		i1 := min(max(p.H+p.PT-b0, i0), lrows)
+		// The rows outside the input: those ending a plane and those
+		// starting the next are one run.
+		n := r.cg * len(r.offs) * plane
+		clear(s.cols[:i0*ow])
+		for c := 0; c < r.cg; c++ {
+			xc := r.x[c*p.H*p.W : (c+1)*p.H*p.W]
+			for oi, t := range r.cols {
+				j := (c*len(r.offs) + oi) * plane
+				shiftPlane(s.cols[j+i0*ow:j+i1*ow], xc, (b0+i0-p.PT)*p.W+t.at-t.lo, ow, t.lo, t.hi)
+				clear(s.cols[j+i1*ow : min(j+plane+i0*ow, n)])
+			}
+		}
+		return
+	}
 	// The column phases of one input row.
 	pw := (p.W + p.SW - 1) / p.SW
 	if p.SW > 1 {
@@ -277,11 +376,30 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 		xc := r.x[c*p.H*p.W : (c+1)*p.H*p.W]
 		for ai, a := range r.phases {
 			base := (c*len(r.phases) + ai) * len(r.offs) * plane
-			for i := 0; i < lrows; i++ {
+			// The rows the phase's taps read (the planes' last rows
+			// past them, never read but by the discarded columns of a
+			// partial panel, are left as they are).
+			nrows := b1 - b0 + r.phRows[ai]
+			if r.split2 {
+				// Each row split straight into the two whole phases'.
+				w0, w1 := base+r.whole[0]*plane, base+r.whole[1]*plane
+				for i := 0; i < nrows; i++ {
+					d0, d1 := s.cols[w0+i*ow:w0+(i+1)*ow], s.cols[w1+i*ow:w1+(i+1)*ow]
+					if ih := (b0+i)*p.SH + a - p.PT; ih >= 0 && ih < p.H {
+						split2(xc[ih*p.W:(ih+1)*p.W], d0, d1)
+					} else {
+						clear(d0)
+						clear(d1)
+					}
+				}
+			}
+			for i := 0; i < nrows && !r.split2; i++ {
 				ih := (b0+i)*p.SH + a - p.PT
 				if ih < 0 || ih >= p.H {
 					for oi := range r.offs {
-						clear(s.cols[base+oi*plane+i*ow : base+oi*plane+(i+1)*ow])
+						if !r.derived[oi] {
+							clear(s.cols[base+oi*plane+i*ow : base+oi*plane+(i+1)*ow])
+						}
 					}
 					continue
 				}
@@ -304,12 +422,14 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 					splitPhases(src, p.SW, pw, s.a)
 				}
 				for oi, t := range r.cols {
+					if r.derived[oi] {
+						continue
+					}
 					d := row(oi)
 					if t.lo >= t.hi {
-						// A tap column wholly in the padding.
-						if p.SW != 2 || r.whole[t.ph] != oi {
-							clear(d)
-						}
+						// A tap column wholly in the padding (a whole
+						// phase then has no elements: split2 wrote none).
+						clear(d)
 						continue
 					}
 					switch {
@@ -326,6 +446,55 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 					clear(d[t.hi:])
 				}
 			}
+			// Stride 2: the other offsets of a whole phase, one shifted
+			// copy of its plane each (its rows outside the input are
+			// zero, its columns past the phase's too).
+			for oi, t := range r.cols {
+				if r.derived[oi] {
+					w := base + r.whole[t.ph]*plane
+					shiftPlane(s.cols[base+oi*plane:base+oi*plane+nrows*ow], s.cols[w:w+nrows*ow], t.at-t.lo, ow, t.lo, t.hi)
+				}
+			}
+		}
+	}
+}
+
+// shiftPlane sets d (whole rows of ow) to d[k] = src[at+k] (zero where
+// at+k is outside src), then zeroes each row's columns outside [lo, hi).
+// For the tap planes: src's rows of ow elements (or of W = OW, the
+// input's) hold columns q+at−lo of d's at columns q in [lo, hi), whole
+// planes copied at once instead of row by row.
+func shiftPlane(d, src []float32, at, ow, lo, hi int) {
+	if lo >= hi {
+		clear(d)
+		return
+	}
+	k0, k1 := min(max(0, -at), len(d)), max(min(len(d), len(src)-at), 0)
+	if k0 < k1 {
+		copy(d[k0:k1], src[at+k0:at+k1])
+	} else {
+		k1 = k0
+	}
+	clear(d[:k0])
+	clear(d[k1:])
+	if lo == 0 && hi == ow {
+		return
+	}
+	switch {
+	case lo == 1 && hi == ow:
+		// (The 3-tap pads: one column each side.)
+		for i := 0; i < len(d); i += ow {
+			d[i] = 0
+		}
+	case lo == 0 && hi == ow-1:
+		for i := ow - 1; i < len(d); i += ow {
+			d[i] = 0
+		}
+	default:
+		for i := 0; i+ow <= len(d); i += ow {
+			row := d[i : i+ow]
+			clear(row[:lo])
+			clear(row[hi:])
 		}
 	}
 }
@@ -391,24 +560,25 @@ func (r *rowsConv) packPanel(dst, planes []float32, rowOff []int, q, nn int) {
 }
 
 // panel computes the output pixels [q, q+nn) of every output channel
-// from the packed panel pb, or (offs not nil, a whole panel) from B's
-// rows at pb + offs[i] read in place by mk.offs (the same bits).
+// from the packed panel pb, or (offs not nil) from B's rows at
+// pb + offs[i] read in place by mk.offs (the same bits; a partial panel
+// reads nr columns, those past nn discarded).
 func (r *rowsConv) panel(s *scratch, q, nn int, offs []int, pb *float32) {
 	mk := r.mk
 	mr, nr := mk.mr, mk.nr
 	npix := r.oh * r.ow
 	kk := r.kk
-	add := 0
-	if r.brows != nil {
-		add = 1
-	}
 	for i0 := 0; i0 < r.mg; i0 += mr {
 		mm := min(mr, r.mg-i0)
 		pa := r.pg.panel(0, kk, i0)
+		// The bias added in the micro-kernel (one k-block: acc +
+		// bias[row], the same addition as a tile holding the bias).
+		var pbias *float32
+		if r.bias != nil {
+			pbias = &r.bias[i0]
+		}
 		if nn == nr && (mm == mr || mk.edge != nil) {
-			// Straight into Y, the bias added in the micro-kernel (one
-			// k-block: acc + bias[row], the same addition as the tile
-			// holding the bias); an edge kernel for the last mm < mr
+			// Straight into Y; an edge kernel for the last mm < mr
 			// channels.
 			fn, ofn := mk.fn, mk.offs
 			if mm < mr {
@@ -417,10 +587,6 @@ func (r *rowsConv) panel(s *scratch, q, nn int, offs []int, pb *float32) {
 					ofn = mk.offsEdge[mm]
 				}
 			}
-			var pbias *float32
-			if r.bias != nil {
-				pbias = &r.bias[i0]
-			}
 			if offs != nil {
 				ofn(kk, pa, &offs[0], pb, &r.y[i0*npix+q], npix, 0, pbias, r.relu)
 			} else {
@@ -428,21 +594,27 @@ func (r *rowsConv) panel(s *scratch, q, nn int, offs []int, pb *float32) {
 			}
 			continue
 		}
-		// Through a tile (nr wide): the kernel for the real rows only,
-		// and for a last panel of at most nr/2 pixels the half-width
-		// one (each element the same chain of FMAs as mk.fn's).
-		fn, edge := mk.fn, mk.edge
+		// Through a tile (nr wide): the kernel for the real rows only
+		// (without edge kernels all mr rows, the bias padded), and for
+		// a last panel of at most nr/2 pixels the half-width one (each
+		// element the same chain of FMAs as mk.fn's).
+		fn, edge, ofn, oedge := mk.fn, mk.edge, mk.offs, mk.offsEdge
 		if nn <= nr/2 && mk.half != nil {
-			fn, edge = mk.half.fn, mk.half.edge
+			h := mk.half
+			fn, edge, ofn, oedge = h.fn, h.edge, h.offs, h.offsEdge
 		}
 		if mm < mr && edge != nil {
-			fn = edge[mm]
+			fn, ofn = edge[mm], nil
+			if oedge != nil {
+				ofn = oedge[mm]
+			}
 		}
 		t := s.tile[:mr*nr]
-		if r.brows != nil {
-			copy(t[:mm*nr], r.brows[i0*nr:(i0+mm)*nr])
+		if offs != nil {
+			ofn(kk, pa, &offs[0], pb, &t[0], nr, 0, pbias, r.relu)
+		} else {
+			fn(kk, pa, pb, nr, &t[0], nr, 0, pbias, r.relu)
 		}
-		fn(kk, pa, pb, nr, &t[0], nr, add, nil, r.relu)
 		for i := 0; i < mm; i++ {
 			copy(r.y[(i0+i)*npix+q:(i0+i)*npix+q+nn], t[i*nr:i*nr+nn])
 		}

@@ -157,3 +157,119 @@ func TestConvRowsPackedMismatch(t *testing.T) {
 		t.Fatalf("got %v, want a ShapeError", err)
 	}
 }
+
+// TestConvRowsRandom: convRows on random geometries (groups, kernels of
+// 1–5 taps a side, strides 1–3, dilations, asymmetric pads, odd sizes,
+// blocks and chunks of rows starting inside and outside the padding,
+// last panels of any width read in place, Relu in the micro-kernel) is
+// bit-identical to the im2col path on 1 to 3 threads and on a Context
+// running every geometry in turn. It covers the stride-1 planes shifted
+// from the input's rows (OW = W) and the stride-2 planes shifted from a
+// whole column phase.
+func TestConvRowsRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(63, 4))
+	var flat1, derived, n int
+	// One more run of each geometry on a Context kept throughout: its
+	// scratch's lists and row tables were made for other geometries.
+	kept := NewContext(2)
+	defer kept.Close()
+	for iter := 0; iter < 3000 && n < 150; iter++ {
+		g := 1 + r.IntN(3)
+		p := Conv2D{N: 1 + r.IntN(2), C: g * (1 + r.IntN(20)), H: 1 + r.IntN(48), W: 1 + r.IntN(48), M: g * (1 + r.IntN(28)),
+			KH: 1 + r.IntN(5), KW: 1 + r.IntN(5), SH: 1 + r.IntN(3), SW: 1 + r.IntN(3), DH: 1 + r.IntN(2), DW: 1 + r.IntN(2), Groups: g}
+		if r.IntN(2) == 0 {
+			// Most often RegNet's: 3×3, pads 1, stride 1 or 2.
+			p.KH, p.KW, p.DH, p.DW = 3, 3, 1, 1
+			p.SH = 1 + r.IntN(2)
+			p.SW = p.SH
+			p.PT, p.PL, p.PB, p.PR = 1, 1, 1, 1
+		} else {
+			p.PT, p.PL, p.PB, p.PR = r.IntN(p.KH), r.IntN(p.KW), r.IntN(p.KH), r.IntN(p.KW)
+		}
+		if oh, ow := p.Out(); oh < 1 || ow < 1 || convPath(p) != "rows" {
+			continue
+		}
+		n++
+		oh, ow := p.Out()
+		if p.SH == 1 && p.SW == 1 && ow == p.W {
+			flat1++
+		}
+		if p.SW == 2 && p.KW > 1 {
+			derived++
+		}
+		x := randSlice(r, p.N*p.C*p.H*p.W)
+		w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
+		var bias []float32
+		if r.IntN(3) > 0 {
+			bias = randSlice(r, p.M)
+		}
+		act := Act(r.IntN(2))
+		pw, err := PackConvWeights(p, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, p.N*p.M*oh*ow)
+		if err := NewContext(1).Conv2D(p, x, w, bias, want); err != nil {
+			t.Fatal(err)
+		}
+		if act == ActRelu {
+			for j, v := range want {
+				if v < 0 {
+					want[j] = 0
+				}
+			}
+		}
+		for th := 1; th <= 4; th++ {
+			y := make([]float32, len(want))
+			for j := range y {
+				y[j] = float32(math.NaN())
+			}
+			x1 := kept
+			if th < 4 {
+				x1 = NewContext(th)
+			}
+			if err := x1.Conv2DPackedAct(p, x, nil, pw, bias, y, act, nil); err != nil {
+				t.Fatal(err)
+			}
+			if th < 4 {
+				x1.Close()
+			}
+			for j := range y {
+				if math.Float32bits(y[j]) != math.Float32bits(want[j]) {
+					t.Fatalf("%+v, %d threads, bias %v, act %d: y[%d] = %v, im2col path %v", p, th, bias != nil, act, j, y[j], want[j])
+				}
+			}
+		}
+	}
+	t.Logf("%d geometries: %d stride-1 OW = W, %d stride-2 columns", n, flat1, derived)
+	if n < 100 || flat1 < 20 || derived < 20 {
+		t.Fatalf("%d geometries on the rows path (%d stride-1 OW = W, %d stride-2 columns), want at least 100, 20, 20", n, flat1, derived)
+	}
+}
+
+// TestShiftPlane: shiftPlane against element-by-element copies, for
+// shifts reaching before and past the source, any columns [lo, hi).
+func TestShiftPlane(t *testing.T) {
+	r := rand.New(rand.NewPCG(63, 5))
+	for iter := 0; iter < 2000; iter++ {
+		ow := 1 + r.IntN(12)
+		rows := 1 + r.IntN(6)
+		src := randSlice(r, r.IntN(rows*ow+2*ow+1))
+		at := r.IntN(len(src)+2*ow+1) - ow - ow/2
+		lo, hi := r.IntN(ow+1), r.IntN(ow+1)
+		d := make([]float32, rows*ow)
+		for j := range d {
+			d[j] = float32(math.NaN())
+		}
+		shiftPlane(d, src, at, ow, lo, hi)
+		for j, v := range d {
+			want := float32(0)
+			if q := j % ow; q >= lo && q < hi && at+j >= 0 && at+j < len(src) {
+				want = src[at+j]
+			}
+			if math.Float32bits(v) != math.Float32bits(want) {
+				t.Fatalf("ow %d, %d rows, %d source elements, at %d, columns [%d, %d): d[%d] = %v, want %v", ow, rows, len(src), at, lo, hi, j, v, want)
+			}
+		}
+	}
+}

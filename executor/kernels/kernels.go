@@ -170,6 +170,11 @@ type scratch struct {
 	rowOff []int     // B row starts of convFlat
 	pix    []int     // convFlatT's rows as grid columns
 	rows   *rowsConv // convRows' geometry (its lists reused)
+	// rowsOff: convRows' B row offsets, made for rowsOffKey (when
+	// rowsOffSet).
+	rowsOff    []int
+	rowsOffKey rowOffKey
+	rowsOffSet bool
 }
 
 func (x *Context) get() *scratch {
