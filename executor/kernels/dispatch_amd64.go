@@ -49,7 +49,8 @@ var _ = func() bool {
 					kernelAVX512HR5, kernelAVX512HR6, kernelAVX512HR7, kernelAVX512HR8, kernelAVX512HR9, kernelAVX512HR10, kernelAVX512HR11},
 				offs: kernelOffsAVX512H,
 				offsEdge: []offsFunc{nil, kernelOffsAVX512HR1, kernelOffsAVX512HR2, kernelOffsAVX512HR3, kernelOffsAVX512HR4,
-					kernelOffsAVX512HR5, kernelOffsAVX512HR6, kernelOffsAVX512HR7, kernelOffsAVX512HR8, kernelOffsAVX512HR9, kernelOffsAVX512HR10, kernelOffsAVX512HR11}}})
+					kernelOffsAVX512HR5, kernelOffsAVX512HR6, kernelOffsAVX512HR7, kernelOffsAVX512HR8, kernelOffsAVX512HR9, kernelOffsAVX512HR10, kernelOffsAVX512HR11}},
+			col: &colKernels{x1: kernelCol12x1, x2: kernelCol12x2, x4: kernelCol12x4}})
 		addVecMatBlocks = addVecMatAVX512
 		nbitsFast = nbitsKernels{w: 16, four: nbits4GemvAVX512, eight: nbits8GemvAVX512,
 			four2: nbits4GemvAVX512R2, eight2: nbits8GemvAVX512R2}

@@ -49,7 +49,26 @@ type microKernel struct {
 	// columns of a tile (B's panels still nr wide): a last panel of at
 	// most nr/2 columns computes half the multiply-adds.
 	half *halfKernels
+	// col (nil: none; mr 12 only) computes single columns of B against
+	// 1, 2 or 4 packed A panels, each element exactly as fn does before
+	// its store (raw sums): the last columns of a panel just wider than
+	// nr/2 (a 7×7 output's 49 = 32 + 16 + 1) run as a half tile and
+	// columns instead of a whole tile.
+	col *colKernels
 }
+
+// colKernels compute one column of B (kc values ldb apart) times 1, 2 or
+// 4 packed A panels of 12 rows, storing the raw sums at out[p·12+i].
+type colKernels struct {
+	x1, x2, x4 colFunc
+}
+
+// colFunc is one of colKernels' functions.
+type colFunc func(kc int, a, b *float32, ldb int, out *float32)
+
+// maxColTail is the most columns past a half tile that serial runs as
+// column kernels (more: a whole tile).
+const maxColTail = 3
 
 // halfKernels are a microKernel's kernels computing the first nr/2
 // columns of its tiles, each element exactly as the full tile's.

@@ -1,5 +1,7 @@
 package kernels
 
+import "unsafe"
+
 // Blocking: a kc×nc block of op(B) and an mc×kc block of op(A) are packed
 // into panels the micro-kernel reads sequentially (A block ≈ L2, B panel ≈
 // L1). mc and nc are multiples of every kernel's mr and nr.
@@ -305,6 +307,18 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 				}
 				for jr := 0; jr < nc; jr += nr {
 					nn := min(nr, nc-jr)
+					// The panel's last cols columns run on the column
+					// kernels (a half tile before them, or none), its
+					// first kn on the tile kernels.
+					cols := 0
+					if mk.col != nil && !inPlace && nn < nr {
+						if nn > nr/2 && nn-nr/2 <= maxColTail {
+							cols = nn - nr/2
+						} else if nn <= maxColTail {
+							cols = nn
+						}
+					}
+					kn := nn - cols
 					var pb *float32
 					ldb := nr
 					switch {
@@ -319,7 +333,7 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 					default:
 						pb = &s.b[jr*kc]
 					}
-					for ir := 0; ir < mc; ir += mr {
+					for ir := 0; kn > 0 && ir < mc; ir += mr {
 						mm := min(mr, mc-ir)
 						var pa *float32
 						if oa.packed != nil {
@@ -331,7 +345,7 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 						// A last panel of at most nr/2 columns: the
 						// half-width kernels (width columns computed).
 						fn, ofn, edge, oedge, width := mk.fn, mk.offs, mk.edge, mk.offsEdge, nr
-						if nn <= nr/2 && mk.half != nil {
+						if kn <= nr/2 && mk.half != nil {
 							fn, ofn, edge, oedge, width = mk.half.fn, mk.half.offs, mk.half.edge, mk.half.offsEdge, nr/2
 						}
 						rows := mr
@@ -353,7 +367,7 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 								pbias = &s.biasTile[0]
 							}
 						}
-						if rows == mm && nn == width {
+						if rows == mm && kn == width {
 							if inPlace {
 								ofn(kc, pa, &ob.conv.flat.rowOff[p0], pb, &c[ci], ldc, add, pbias, last)
 							} else {
@@ -373,8 +387,8 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 							fn(kc, pa, pb, ldb, &s.tile[0], nr, 0, pbias, tileRelu)
 						}
 						for i := 0; i < mm; i++ {
-							row := c[ci+i*ldc : ci+i*ldc+nn]
-							t := s.tile[i*nr : i*nr+nn]
+							row := c[ci+i*ldc : ci+i*ldc+kn]
+							t := s.tile[i*nr : i*nr+kn]
 							if add != 0 {
 								for j := range row {
 									row[j] += t[j]
@@ -387,8 +401,58 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 							}
 						}
 					}
+					if cols > 0 {
+						colTail(mk, s, kc, oa, p0, i0, mc, (*float32)(unsafe.Add(unsafe.Pointer(pb), 4*kn)), ldb, cols, c, ldc, j0+jr+kn, add, bias, last)
+					}
 				}
 			}
+		}
+	}
+}
+
+// colTail computes columns [jc, jc+cols) of C's rows [i0, i0+mc) for
+// the k-block at p0 with the column kernels: B's column j at b + j
+// (kc rows ldb apart), A's panels as serial reads them. Each element is
+// the sum the tile kernels would compute, added to C (add != 0) or to
+// the bias (not nil), then ReLU (relu != 0), as serial's tile path does.
+func colTail(mk microKernel, s *scratch, kc int, oa operand, p0, i0, mc int, b *float32, ldb, cols int, c []float32, ldc, jc, add int, bias []float32, relu int) {
+	const mr = 12
+	s.tile = grow(s.tile, 4*mr)
+	out := s.tile[:4*mr]
+	for j := 0; j < cols; j++ {
+		bj := (*float32)(unsafe.Add(unsafe.Pointer(b), 4*j))
+		for ir := 0; ir < mc; {
+			var pa *float32
+			if oa.packed != nil {
+				pa = oa.packed.panel(p0, kc, oa.off+i0+ir)
+			} else {
+				pa = &s.a[ir*kc]
+			}
+			np := 1
+			switch rem := (mc - ir + mr - 1) / mr; {
+			case rem >= 4:
+				np = 4
+				mk.col.x4(kc, pa, bj, ldb, &out[0])
+			case rem >= 2:
+				np = 2
+				mk.col.x2(kc, pa, bj, ldb, &out[0])
+			default:
+				mk.col.x1(kc, pa, bj, ldb, &out[0])
+			}
+			for i, v := range out[:min(np*mr, mc-ir)] {
+				ci := (i0+ir+i)*ldc + jc + j
+				switch {
+				case add != 0:
+					v = c[ci] + v
+				case bias != nil:
+					v += bias[i0+ir+i]
+				}
+				if relu != 0 && v < 0 {
+					v = 0 // NaN and −0 kept, as reluGeneric and the kernels
+				}
+				c[ci] = v
+			}
+			ir += np * mr
 		}
 	}
 }

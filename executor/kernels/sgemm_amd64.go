@@ -304,6 +304,21 @@ func kernelOffsAVX2R4(kc int, a *float32, offs *int, b *float32, c *float32, ldc
 //go:noescape
 func kernelOffsAVX2R5(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
 
+// kernelCol12x1 computes one column of B times 1 packed A panels of 12 rows (raw sums, rows 12 floats apart per panel, at out).
+//
+//go:noescape
+func kernelCol12x1(kc int, a *float32, b *float32, ldb int, out *float32)
+
+// kernelCol12x2 computes one column of B times 2 packed A panels of 12 rows (raw sums, rows 12 floats apart per panel, at out).
+//
+//go:noescape
+func kernelCol12x2(kc int, a *float32, b *float32, ldb int, out *float32)
+
+// kernelCol12x4 computes one column of B times 4 packed A panels of 12 rows (raw sums, rows 12 floats apart per panel, at out).
+//
+//go:noescape
+func kernelCol12x4(kc int, a *float32, b *float32, ldb int, out *float32)
+
 // igemmAVX512 sets a 12×32 int32 tile of C to the product of packed int16-pair panels of A and B.
 //
 //go:noescape

@@ -7228,6 +7228,135 @@ kernelOffsAVX2R5_set:
 	VZEROUPPER
 	RET
 
+// func kernelCol12x1(kc int, a *float32, b *float32, ldb int, out *float32)
+// Requires: AVX, FMA3
+TEXT ·kernelCol12x1(SB), NOSPLIT, $0-40
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   out+32(FP), SI
+	SHLQ   $0x02, BX
+	LEAQ   (AX)(AX*2), DI
+	SHLQ   $0x04, DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	TESTQ  AX, AX
+	JZ     kernelCol12x1_store
+
+kernelCol12x1_loop:
+	VBROADCASTSS (DX), Y2
+	VFMADD231PS  (CX), Y2, Y0
+	VFMADD231PS  32(CX), X2, X1
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelCol12x1_loop
+
+kernelCol12x1_store:
+	VMOVUPS Y0, (SI)
+	VMOVUPS X1, 32(SI)
+	VZEROUPPER
+	RET
+
+// func kernelCol12x2(kc int, a *float32, b *float32, ldb int, out *float32)
+// Requires: AVX, FMA3
+TEXT ·kernelCol12x2(SB), NOSPLIT, $0-40
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   out+32(FP), SI
+	SHLQ   $0x02, BX
+	LEAQ   (AX)(AX*2), DI
+	SHLQ   $0x04, DI
+	MOVQ   CX, R8
+	ADDQ   DI, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  AX, AX
+	JZ     kernelCol12x2_store
+
+kernelCol12x2_loop:
+	VBROADCASTSS (DX), Y4
+	VFMADD231PS  (CX), Y4, Y0
+	VFMADD231PS  32(CX), X4, X1
+	ADDQ         $0x30, CX
+	VFMADD231PS  (R8), Y4, Y2
+	VFMADD231PS  32(R8), X4, X3
+	ADDQ         $0x30, R8
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelCol12x2_loop
+
+kernelCol12x2_store:
+	VMOVUPS Y0, (SI)
+	VMOVUPS X1, 32(SI)
+	VMOVUPS Y2, 48(SI)
+	VMOVUPS X3, 80(SI)
+	VZEROUPPER
+	RET
+
+// func kernelCol12x4(kc int, a *float32, b *float32, ldb int, out *float32)
+// Requires: AVX, FMA3
+TEXT ·kernelCol12x4(SB), NOSPLIT, $0-40
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   out+32(FP), SI
+	SHLQ   $0x02, BX
+	LEAQ   (AX)(AX*2), DI
+	SHLQ   $0x04, DI
+	MOVQ   CX, R8
+	ADDQ   DI, R8
+	MOVQ   R8, R9
+	ADDQ   DI, R9
+	MOVQ   R9, R10
+	ADDQ   DI, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ  AX, AX
+	JZ     kernelCol12x4_store
+
+kernelCol12x4_loop:
+	VBROADCASTSS (DX), Y8
+	VFMADD231PS  (CX), Y8, Y0
+	VFMADD231PS  32(CX), X8, X1
+	ADDQ         $0x30, CX
+	VFMADD231PS  (R8), Y8, Y2
+	VFMADD231PS  32(R8), X8, X3
+	ADDQ         $0x30, R8
+	VFMADD231PS  (R9), Y8, Y4
+	VFMADD231PS  32(R9), X8, X5
+	ADDQ         $0x30, R9
+	VFMADD231PS  (R10), Y8, Y6
+	VFMADD231PS  32(R10), X8, X7
+	ADDQ         $0x30, R10
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelCol12x4_loop
+
+kernelCol12x4_store:
+	VMOVUPS Y0, (SI)
+	VMOVUPS X1, 32(SI)
+	VMOVUPS Y2, 48(SI)
+	VMOVUPS X3, 80(SI)
+	VMOVUPS Y4, 96(SI)
+	VMOVUPS X5, 128(SI)
+	VMOVUPS Y6, 144(SI)
+	VMOVUPS X7, 176(SI)
+	VZEROUPPER
+	RET
+
 // func igemmAVX512(kp int, a *int16, b *int16, c *int32, ldc int)
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·igemmAVX512(SB), NOSPLIT, $0-40

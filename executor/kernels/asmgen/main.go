@@ -50,6 +50,12 @@ func main() {
 	for r := 1; r < 6; r++ {
 		kernelOffs(fmt.Sprintf("kernelOffsAVX2R%d", r), r, 6, 2, 8, func(i int) reg.VecVirtual { return YMM() })
 	}
+	// Column kernels: one column of B against np packed A panels of 12
+	// rows (the last one to three columns of a convolution's 7×7 output
+	// after a half-width tile: 49 = 32 + 16 + 1).
+	for _, np := range []int{1, 2, 4} {
+		colKernel(fmt.Sprintf("kernelCol12x%d", np), np)
+	}
 	// Integer GEMM (int16 pairs, int32 sums): AVX-512BW 12×32, AVX2 6×16.
 	ikernel("igemmAVX512", 12, 2, 16, true, func() reg.VecVirtual { return ZMM() })
 	ikernel("igemmAVX2", 6, 2, 8, false, func() reg.VecVirtual { return YMM() })
@@ -735,6 +741,62 @@ func kernelOffs(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual
 	DECQ(kc)
 	JNZ(LabelRef(name + "_loop"))
 	tileStore(name, mr, nv, w, pc, ldc, acc, vec)
+}
+
+// colKernel emits func(kc int, a, b *float32, ldb int, out *float32):
+// one column of B (kc values ldb floats apart from b) times np packed A
+// panels of 12 rows (kc·12 floats each, one after the other from a),
+// the raw sums stored at out[p·12+i]. Each sum is the chain of FMAs the
+// 12×32 tile computes for that element (A's value times B's, added in k
+// order to a zero start), the 12 rows of a panel in a ymm and an xmm:
+// np·2 independent chains (no AVX-512 needed).
+func colKernel(name string, np int) {
+	TEXT(name, NOSPLIT, "func(kc int, a, b *float32, ldb int, out *float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes one column of B times %d packed A panels of 12 rows (raw sums, rows 12 floats apart per panel, at out).", name, np))
+	kc := Load(Param("kc"), GP64())
+	pa := Load(Param("a"), GP64())
+	pb := Load(Param("b"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	po := Load(Param("out"), GP64())
+	SHLQ(Imm(2), ldb)
+	stride := GP64()
+	LEAQ(Mem{Base: kc, Index: kc, Scale: 2}, stride) // kc·3
+	SHLQ(Imm(4), stride)                             // kc·12 floats
+	ptr := []reg.Register{pa}
+	for p := 1; p < np; p++ {
+		q := GP64()
+		MOVQ(ptr[p-1], q)
+		ADDQ(stride, q)
+		ptr = append(ptr, q)
+	}
+	lo := make([]reg.VecVirtual, np)
+	hi := make([]reg.VecVirtual, np)
+	for p := range lo {
+		lo[p], hi[p] = YMM(), YMM()
+		VXORPS(lo[p], lo[p], lo[p])
+		VXORPS(hi[p], hi[p], hi[p])
+	}
+	TESTQ(kc, kc)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_loop")
+	t := YMM()
+	VBROADCASTSS(Mem{Base: pb}, t)
+	for p := range lo {
+		VFMADD231PS(Mem{Base: ptr[p]}, t, lo[p])
+		VFMADD231PS(Mem{Base: ptr[p], Disp: 32}, t.AsX(), hi[p].AsX())
+		ADDQ(Imm(48), ptr[p])
+	}
+	ADDQ(ldb, pb)
+	DECQ(kc)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_store")
+	for p := range lo {
+		VMOVUPS(lo[p], Mem{Base: po, Disp: 48 * p})
+		VMOVUPS(hi[p].AsX(), Mem{Base: po, Disp: 48*p + 32})
+	}
+	VZEROUPPER()
+	RET()
 }
 
 // tileStep emits one k-step of a tile: mr values of A from pa broadcast

@@ -1,0 +1,104 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestColKernelsMatchTiles checks serial's column kernels (the last 1–3
+// columns of a panel, after a half tile or alone) against the same GEMM
+// on the tile kernels alone: bit-identical C for every way serial reads
+// A and B, with C added, a bias and ReLU, over several k-blocks and
+// row blocks, on 1 and 3 threads.
+func TestColKernelsMatchTiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(42, 7))
+	for _, mk := range available {
+		if mk.col == nil {
+			continue
+		}
+		ref := mk
+		ref.col = nil
+		for _, m := range []int{1, 11, 12, 13, 37, 50, 200} {
+			for _, n := range []int{1, 2, 3, 4, 16, 17, 18, 19, 20, 49, 81, 115} {
+				for _, k := range []int{1, 5, 300} {
+					for v := 0; v < 6; v++ {
+						name := fmt.Sprintf("%s m%d n%d k%d v%d", mk.name, m, n, k, v)
+						a, b := randSlice(r, m*k), randSlice(r, k*n)
+						if v == 5 && len(b) > 3 {
+							b[3] = float32(math.NaN())
+						}
+						c0 := randSlice(r, m*n)
+						bias := randSlice(r, m)
+						run := func(mk microKernel, th int) []float32 {
+							x := NewContext(th)
+							defer x.Close()
+							c := append([]float32(nil), c0...)
+							var err error
+							switch v {
+							case 0: // plain, B read in place (or its tail packed)
+								err = x.sgemm(mk, false, false, m, n, k, 1, a, k, nil, b, n, nil, 0, c, n)
+							case 1: // C added, A transposed
+								err = x.sgemm(mk, true, false, m, n, k, 1, a, m, nil, b, n, nil, 1, c, n)
+							case 2: // B transposed (packed per block)
+								err = x.sgemm(mk, false, true, m, n, k, 1, a, k, nil, b, k, nil, 0.5, c, n)
+							case 3, 5: // bias and ReLU
+								err = x.sgemmFinish(mk, false, false, m, n, k, 1, a, k, nil, b, n, nil, 0, c, n, &finish{bias: bias, relu: true})
+							case 4: // both operands packed beforehand
+								pa, e := packAll(mk, true, false, m, k, 1, a, k)
+								if e != nil {
+									t.Fatal(e)
+								}
+								pb, e := packAll(mk, false, false, n, k, 1, b, n)
+								if e != nil {
+									t.Fatal(e)
+								}
+								err = x.sgemmFinish(mk, false, false, m, n, k, 1, nil, k, pa, nil, n, pb, 0, c, n, &finish{relu: true})
+							}
+							if err != nil {
+								t.Fatal(err)
+							}
+							return c
+						}
+						want := run(ref, 1)
+						for _, th := range []int{1, 3} {
+							got := run(mk, th)
+							for i := range got {
+								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("%s threads %d: C[%d] = %g, want %g", name, th, i, got[i], want[i])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkPointwiseFew times the 1×1 convolutions of the mobile nets'
+// last stages (7×7 and 14×14 pixels) on the direct SGEMM.
+func BenchmarkPointwiseFew(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, sh := range [][3]int{{7, 160, 960}, {7, 960, 160}, {7, 960, 320}, {7, 320, 1280}, {7, 96, 576}, {14, 96, 576}, {14, 576, 96}} {
+		hw, c, m := sh[0], sh[1], sh[2]
+		p := Conv2D{N: 1, C: c, H: hw, W: hw, M: m, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1}
+		x, w, bias := randSlice(r, c*hw*hw), randSlice(r, m*c), randSlice(r, m)
+		y := make([]float32, m*hw*hw)
+		pw, err := PackConvWeights(p, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%dx%d_%d_%d", hw, hw, c, m), func(b *testing.B) {
+			ctx := NewContext(1)
+			defer ctx.Close()
+			for i := 0; i < b.N; i++ {
+				if err := ctx.Conv2DPackedAct(p, x, nil, pw, bias, y, ActRelu, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(2*c*m*hw*hw)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+		})
+	}
+}
