@@ -21,7 +21,7 @@ func TestColKernelsMatchTiles(t *testing.T) {
 		ref := mk
 		ref.col = nil
 		for _, m := range []int{1, 11, 12, 13, 37, 50, 200} {
-			for _, n := range []int{1, 2, 3, 4, 16, 17, 18, 19, 20, 49, 81, 115} {
+			for _, n := range []int{1, 2, 3, 4, 16, 17, 18, 19, 20, 49, 81, 115, 128, 161, 300} {
 				for _, k := range []int{1, 5, 300} {
 					for v := 0; v < 6; v++ {
 						name := fmt.Sprintf("%s m%d n%d k%d v%d", mk.name, m, n, k, v)
@@ -99,6 +99,34 @@ func BenchmarkPointwiseFew(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(2*c*m*hw*hw)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+		})
+	}
+}
+
+// BenchmarkGemvRow times single-row SGEMMs on packed B (a classifier's
+// Gemm, an SE block's 1×1 convolutions on one pixel). They are bound by
+// streaming B from L2/L3, not by kernelAVX512R1's two chains of FMAs: a
+// kernel with four tiles (eight chains) side by side, with or without
+// prefetching, measured the same (docs/speed.md, eighth wave: pointwise).
+func BenchmarkGemvRow(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, sh := range [][2]int{{1024, 1000}, {576, 1024}, {96, 24}, {576, 144}, {144, 576}} {
+		k, n := sh[0], sh[1]
+		a, w := randSlice(r, k), randSlice(r, k*n)
+		pb, err := PackB(true, k, n, w, k)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := make([]float32, n)
+		b.Run(fmt.Sprintf("%dx%d", k, n), func(b *testing.B) {
+			ctx := NewContext(1)
+			defer ctx.Close()
+			for i := 0; i < b.N; i++ {
+				if err := ctx.SgemmPacked(false, false, 1, n, k, 1, a, k, nil, nil, n, pb, 0, c, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(2*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 		})
 	}
 }
