@@ -80,8 +80,19 @@ func TestColKernelsMatchTiles(t *testing.T) {
 // BenchmarkPointwiseFew times the 1×1 convolutions of the mobile nets'
 // last stages (7×7 and 14×14 pixels) on the direct SGEMM.
 func BenchmarkPointwiseFew(b *testing.B) {
+	benchPointwise(b, [][3]int{{7, 160, 960}, {7, 960, 160}, {7, 960, 320}, {7, 320, 1280}, {7, 96, 576}, {14, 96, 576}, {14, 576, 96}})
+}
+
+// BenchmarkPointwisePacked times 1×1 convolutions on planes whose rows
+// alias in L1 (56×56, 112×112): B is packed, not read in place.
+func BenchmarkPointwisePacked(b *testing.B) {
+	benchPointwise(b, [][3]int{{56, 24, 144}, {56, 144, 24}, {112, 16, 96}, {112, 32, 16}, {28, 192, 32}})
+}
+
+// benchPointwise times 1×1 convolutions {H = W, C, M} with a bias and ReLU.
+func benchPointwise(b *testing.B, shapes [][3]int) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, sh := range [][3]int{{7, 160, 960}, {7, 960, 160}, {7, 960, 320}, {7, 320, 1280}, {7, 96, 576}, {14, 96, 576}, {14, 576, 96}} {
+	for _, sh := range shapes {
 		hw, c, m := sh[0], sh[1], sh[2]
 		p := Conv2D{N: 1, C: c, H: hw, W: hw, M: m, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1}
 		x, w, bias := randSlice(r, c*hw*hw), randSlice(r, m*c), randSlice(r, m)
@@ -128,5 +139,41 @@ func BenchmarkGemvRow(b *testing.B) {
 			}
 			b.ReportMetric(float64(2*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 		})
+	}
+}
+
+// TestPackRowsMatchesCopy checks the SIMD row copies packB uses for full
+// panels against element-by-element copies (odd strides and offsets).
+func TestPackRowsMatchesCopy(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, nr := range []int{16, 32} {
+		fast := packRowsFor(nr)
+		if fast == nil {
+			t.Logf("no SIMD row copy for %d columns", nr)
+			continue
+		}
+		for _, ldb := range []int{nr, 33, 49, 197, 3136} {
+			if ldb < nr {
+				continue
+			}
+			for _, kc := range []int{1, 7, 256} {
+				for _, off := range []int{0, 1, 5} {
+					b := randSlice(r, off+(kc-1)*ldb+nr+3)
+					got := make([]float32, kc*nr+1)
+					got[kc*nr] = 42
+					fast(kc, &b[off], ldb, &got[0])
+					for p := 0; p < kc; p++ {
+						for j := 0; j < nr; j++ {
+							if want := b[off+p*ldb+j]; math.Float32bits(got[p*nr+j]) != math.Float32bits(want) {
+								t.Fatalf("nr %d ldb %d kc %d off %d: [%d][%d] = %g, want %g", nr, ldb, kc, off, p, j, got[p*nr+j], want)
+							}
+						}
+					}
+					if got[kc*nr] != 42 {
+						t.Fatalf("nr %d ldb %d kc %d: wrote past the panel", nr, ldb, kc)
+					}
+				}
+			}
+		}
 	}
 }

@@ -105,6 +105,11 @@ var best microKernel
 // changes afterwards.
 var axpy = axpyGeneric
 
+// packRows16 and packRows32 (nil: Go's copy) copy kc rows of 16 or 32
+// floats, ldb floats apart from src, one after the other to dst: packB's
+// full panels for the AVX2 and AVX-512 kernels.
+var packRows16, packRows32 func(kc int, src *float32, ldb int, dst *float32)
+
 func axpyGeneric(a float32, x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
@@ -139,6 +144,7 @@ func init() {
 			sigmoidVec32 = sigmoidExpGeneric
 			siluVec = siluExpGeneric
 			clipVec = clipGeneric
+			packRows16, packRows32 = nil, nil
 		}
 	}
 }

@@ -516,6 +516,17 @@ func packA12(panel, a []float32, lda, at, kc int, alpha float32) {
 	}
 }
 
+// packRowsFor returns the SIMD row copy for panels nr wide (nil: none).
+func packRowsFor(nr int) func(kc int, src *float32, ldb int, dst *float32) {
+	switch nr {
+	case 16:
+		return packRows16
+	case 32:
+		return packRows32
+	}
+	return nil
+}
+
 // packB packs rows [p0, p0+kc) and columns [j0, j0+nc) of op(B) into
 // panels of nr columns: panel j holds, for each p, nr values (zero past
 // the last column).
@@ -524,6 +535,13 @@ func packB(dst []float32, trans bool, b []float32, ldb, p0, kc, j0, nc, nr int) 
 		panel := dst[jr*kc : jr*kc+nr*kc]
 		nn := min(nr, nc-jr)
 		if !trans {
+			if fast := packRowsFor(nr); fast != nil && nn == nr && kc > 0 {
+				// Bounds checked here: the kernel reads rows p0..p0+kc−1.
+				at := p0*ldb + j0 + jr
+				_ = b[at+(kc-1)*ldb+nr-1]
+				fast(kc, &b[at], ldb, &panel[0])
+				continue
+			}
 			for p := 0; p < kc; p++ {
 				row := b[(p0+p)*ldb+j0+jr:]
 				d := panel[p*nr : p*nr+nr]

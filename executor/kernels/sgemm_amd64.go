@@ -319,6 +319,16 @@ func kernelCol12x2(kc int, a *float32, b *float32, ldb int, out *float32)
 //go:noescape
 func kernelCol12x4(kc int, a *float32, b *float32, ldb int, out *float32)
 
+// packRows32AVX512 copies kc rows of 32 floats, ldb floats apart from src, one after the other to dst.
+//
+//go:noescape
+func packRows32AVX512(kc int, src *float32, ldb int, dst *float32)
+
+// packRows16AVX2 copies kc rows of 16 floats, ldb floats apart from src, one after the other to dst.
+//
+//go:noescape
+func packRows16AVX2(kc int, src *float32, ldb int, dst *float32)
+
 // igemmAVX512 sets a 12×32 int32 tile of C to the product of packed int16-pair panels of A and B.
 //
 //go:noescape

@@ -7357,6 +7357,56 @@ kernelCol12x4_store:
 	VZEROUPPER
 	RET
 
+// func packRows32AVX512(kc int, src *float32, ldb int, dst *float32)
+// Requires: AVX, AVX512F
+TEXT ·packRows32AVX512(SB), NOSPLIT, $0-32
+	MOVQ  kc+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  ldb+16(FP), DX
+	MOVQ  dst+24(FP), BX
+	SHLQ  $0x02, DX
+	TESTQ AX, AX
+	JZ    packRows32AVX512_done
+
+packRows32AVX512_loop:
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS Z0, (BX)
+	VMOVUPS Z1, 64(BX)
+	ADDQ    DX, CX
+	ADDQ    $0x80, BX
+	DECQ    AX
+	JNZ     packRows32AVX512_loop
+
+packRows32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func packRows16AVX2(kc int, src *float32, ldb int, dst *float32)
+// Requires: AVX
+TEXT ·packRows16AVX2(SB), NOSPLIT, $0-32
+	MOVQ  kc+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  ldb+16(FP), DX
+	MOVQ  dst+24(FP), BX
+	SHLQ  $0x02, DX
+	TESTQ AX, AX
+	JZ    packRows16AVX2_done
+
+packRows16AVX2_loop:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ    DX, CX
+	ADDQ    $0x40, BX
+	DECQ    AX
+	JNZ     packRows16AVX2_loop
+
+packRows16AVX2_done:
+	VZEROUPPER
+	RET
+
 // func igemmAVX512(kp int, a *int16, b *int16, c *int32, ldc int)
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·igemmAVX512(SB), NOSPLIT, $0-40

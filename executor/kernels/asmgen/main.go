@@ -56,6 +56,10 @@ func main() {
 	for _, np := range []int{1, 2, 4} {
 		colKernel(fmt.Sprintf("kernelCol12x%d", np), np)
 	}
+	// B panels packed from rows of a matrix (32 floats a row for AVX-512,
+	// 16 for AVX2): two registers a row instead of a memmove call.
+	packRows("packRows32AVX512", func() reg.VecVirtual { return ZMM() }, 16)
+	packRows("packRows16AVX2", func() reg.VecVirtual { return YMM() }, 8)
 	// Integer GEMM (int16 pairs, int32 sums): AVX-512BW 12×32, AVX2 6×16.
 	ikernel("igemmAVX512", 12, 2, 16, true, func() reg.VecVirtual { return ZMM() })
 	ikernel("igemmAVX2", 6, 2, 8, false, func() reg.VecVirtual { return YMM() })
@@ -795,6 +799,35 @@ func colKernel(name string, np int) {
 		VMOVUPS(lo[p], Mem{Base: po, Disp: 48 * p})
 		VMOVUPS(hi[p].AsX(), Mem{Base: po, Disp: 48*p + 32})
 	}
+	VZEROUPPER()
+	RET()
+}
+
+// packRows emits func(kc int, src *float32, ldb int, dst *float32): kc
+// rows of 2·w floats, ldb floats apart from src, copied one after the
+// other to dst (a B panel of packB).
+func packRows(name string, vec func() reg.VecVirtual, w int) {
+	TEXT(name, NOSPLIT, "func(kc int, src *float32, ldb int, dst *float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s copies kc rows of %d floats, ldb floats apart from src, one after the other to dst.", name, 2*w))
+	kc := Load(Param("kc"), GP64())
+	ps := Load(Param("src"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	pd := Load(Param("dst"), GP64())
+	SHLQ(Imm(2), ldb)
+	a, b := vec(), vec()
+	TESTQ(kc, kc)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	VMOVUPS(Mem{Base: ps}, a)
+	VMOVUPS(Mem{Base: ps, Disp: 4 * w}, b)
+	VMOVUPS(a, Mem{Base: pd})
+	VMOVUPS(b, Mem{Base: pd, Disp: 4 * w})
+	ADDQ(ldb, ps)
+	ADDQ(Imm(uint64(8*w)), pd)
+	DECQ(kc)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
 	VZEROUPPER()
 	RET()
 }
