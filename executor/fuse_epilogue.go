@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor/kernels"
@@ -43,6 +44,29 @@ func (st *fusedStep) epilogueSegs(en *env, out []int) []segFn {
 	return segs
 }
 
+// clipBounds returns the float32 bounds of Clip step h (attributes before
+// opset 11, constant inputs after, the defaults where absent); false when
+// an input bound is not a host constant of one value.
+func clipBounds(en *env, h *hostStep) (lo, hi float32, ok bool) {
+	n := h.n
+	dlo, dhi := clipDefaults(canonical.Float)
+	lo, hi = float32(dlo), float32(dhi)
+	if h.ver < 11 {
+		return n.AttrFloat("min", lo), n.AttrFloat("max", hi), true
+	}
+	for i, dst := range []*float32{&lo, &hi} {
+		if i+1 >= len(n.Inputs) || n.Inputs[i+1] == nil {
+			continue
+		}
+		v, ok := hostF32(en, n.Inputs[i+1])
+		if !ok || len(v) != 1 {
+			return 0, 0, false
+		}
+		*dst = v[0]
+	}
+	return lo, hi, true
+}
+
 // tailSeg returns the segment function of tail step h whose input at is
 // the chain's value (of shape out), or nil.
 func tailSeg(en *env, h *hostStep, at int, out []int) segFn {
@@ -67,21 +91,9 @@ func tailSeg(en *env, h *hostStep, at int, out []int) segFn {
 		if at != 0 {
 			return nil
 		}
-		dlo, dhi := clipDefaults(canonical.Float)
-		lo, hi := float32(dlo), float32(dhi)
-		if h.ver < 11 {
-			lo, hi = n.AttrFloat("min", lo), n.AttrFloat("max", hi)
-		} else {
-			for i, dst := range []*float32{&lo, &hi} {
-				if i+1 >= len(n.Inputs) || n.Inputs[i+1] == nil {
-					continue
-				}
-				v, ok := hostF32(en, n.Inputs[i+1])
-				if !ok || len(v) != 1 {
-					return nil
-				}
-				*dst = v[0]
-			}
+		lo, hi, ok := clipBounds(en, h)
+		if !ok {
+			return nil
 		}
 		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.Clip(s, s, lo, hi) }
 	case "BatchNormalization":
@@ -205,10 +217,19 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 		return false, false, nil
 	}
 	c.arena = ar
-	if op == "Conv" && st.steps[1].n.OpType == "Relu" {
-		// A Relu right after the Conv is the kernel's own activation
-		// (kernels.ActRelu: in the micro-kernel of a direct convolution).
-		c.act, segs = kernels.ActRelu, segs[1:]
+	if op == "Conv" {
+		// A Relu, or a Clip(0, 6) (ReLU6), right after the Conv is the
+		// kernel's own activation (kernels.ActRelu, ActRelu6: in the
+		// micro-kernel of a direct convolution).
+		switch h := st.steps[1]; h.n.OpType {
+		case "Relu":
+			c.act, segs = kernels.ActRelu, segs[1:]
+		case "Clip":
+			// +0 exactly: Clip(x, −0, 6) turns negative x into −0.
+			if lo, hi, ok := clipBounds(en, h); ok && math.Float32bits(lo) == 0 && hi == 6 && st.in[1] == 0 {
+				c.act, segs = kernels.ActRelu6, segs[1:]
+			}
+		}
 	}
 	if len(segs) > 0 {
 		c.epilogue = func(y []float32) kernels.Epilogue {

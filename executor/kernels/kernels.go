@@ -270,10 +270,20 @@ func kernelGeneric(kc int, a, b *float32, ldb int, c *float32, ldc int, add int,
 				r[j] += bs[i]
 			}
 		}
-		if relu != 0 {
-			reluGeneric(r[:], r[:])
-		}
+		actGeneric(r[:], relu)
 		copy(row, r[:])
+	}
+}
+
+// actGeneric applies a micro-kernel's relu argument to s in place: 0
+// nothing, 1 ReLU, 2 ReLU6 (Clip(0, 6)), with the kernels' NaN and −0
+// handling (reluGeneric, clipGeneric).
+func actGeneric(s []float32, relu int) {
+	switch relu {
+	case 1:
+		reluGeneric(s, s)
+	case 2:
+		clipGeneric(s, s, 0, 6)
 	}
 }
 

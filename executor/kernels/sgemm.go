@@ -69,7 +69,7 @@ func (x *Context) sgemmFinish(mk microKernel, transA, transB bool, m, n, k int, 
 					fill(row, st.bias[i])
 				}
 				if st.relu {
-					reluGeneric(row, row)
+					actGeneric(row, st.act())
 				}
 			}
 		})
@@ -242,10 +242,7 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 	if !first {
 		scaleC(m, n, beta, c, ldc)
 	}
-	relu := 0
-	if st.relu {
-		relu = 1
-	}
+	relu := st.act()
 	s.tile = grow(s.tile, mr*nr)
 	s.biasTile = grow(s.biasTile, mr)
 	direct := ob.direct(k)
@@ -393,9 +390,7 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 								for j := range row {
 									row[j] += t[j]
 								}
-								if last != 0 {
-									reluGeneric(row, row)
-								}
+								actGeneric(row, last)
 							} else {
 								copy(row, t)
 							}
@@ -414,7 +409,8 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 // the k-block at p0 with the column kernels: B's column j at b + j
 // (kc rows ldb apart), A's panels as serial reads them. Each element is
 // the sum the tile kernels would compute, added to C (add != 0) or to
-// the bias (not nil), then ReLU (relu != 0), as serial's tile path does.
+// the bias (not nil), then ReLU (relu 1) or ReLU6 (relu 2), as serial's
+// tile path does.
 func colTail(mk microKernel, s *scratch, kc int, oa operand, p0, i0, mc int, b *float32, ldb, cols int, c []float32, ldc, jc, add int, bias []float32, relu int) {
 	const mr = 12
 	s.tile = grow(s.tile, 4*mr)
@@ -449,6 +445,9 @@ func colTail(mk microKernel, s *scratch, kc int, oa operand, p0, i0, mc int, b *
 				}
 				if relu != 0 && v < 0 {
 					v = 0 // NaN and −0 kept, as reluGeneric and the kernels
+				}
+				if relu == 2 && v > 6 {
+					v = 6 // as clipGeneric
 				}
 				c[ci] = v
 			}

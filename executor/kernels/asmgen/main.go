@@ -845,7 +845,8 @@ func tileStep(mr, nv int, pa reg.Register, bv []reg.VecVirtual, acc [][]reg.VecV
 }
 
 // tileStore emits a tile's store: C added (add != 0), else the bias (when
-// not nil), then ReLU (relu != 0), stored into C (rows ldc bytes apart).
+// not nil), then ReLU (relu != 0; relu 2: ReLU6), stored into C (rows ldc
+// bytes apart).
 func tileStore(name string, mr, nv, w int, pc, ldc reg.Register, acc [][]reg.VecVirtual, vec func(int) reg.VecVirtual) {
 	Label(name + "_store")
 	add := Load(Param("add"), GP64())
@@ -886,6 +887,21 @@ func tileStore(name string, mr, nv, w int, pc, ldc reg.Register, acc [][]reg.Vec
 			// max(0, acc); acc where either is NaN or both are zero, as
 			// reluAVX2's VMAXPS.
 			VMAXPS(acc[i][j], zero, acc[i][j])
+		}
+	}
+	// relu 2 (ReLU6, Clip(0, 6)): min(6, ·) too, acc where either is
+	// NaN or both are zero, as clipAVX2's VMINPS.
+	CMPQ(relu, Imm(2))
+	JNE(LabelRef(name + "_set"))
+	bits := GP32()
+	MOVL(U32(math.Float32bits(6)), bits)
+	sx := XMM()
+	VMOVD(bits, sx)
+	six := vec(0)
+	VBROADCASTSS(sx, six)
+	for i := 0; i < mr; i++ {
+		for j := 0; j < nv; j++ {
+			VMINPS(acc[i][j], six, acc[i][j])
 		}
 	}
 
