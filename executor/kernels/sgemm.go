@@ -309,9 +309,10 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 					// first kn on the tile kernels.
 					cols := 0
 					if mk.col != nil && !inPlace && nn < nr {
-						if nn > nr/2 && nn-nr/2 <= maxColTail {
+						panels := (mc + mr - 1) / mr
+						if nn > nr/2 && nn-nr/2 <= maxColTail && colsPay(nn-nr/2, panels, true) {
 							cols = nn - nr/2
-						} else if nn <= maxColTail {
+						} else if nn <= maxColTail && colsPay(nn, panels, false) {
 							cols = nn
 						}
 					}
@@ -403,6 +404,20 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 			}
 		}
 	}
+}
+
+// colsPay reports whether cols columns on the column kernels (after a
+// half tile when half) take less time than one tile (a half tile when
+// !half) over panels panels of 12 rows. Cycles per k-step: a tile 12
+// (24 FMAs), a half tile 6; a column kernel call 4 (latency of its
+// chains) whether it has 1, 2 or 4 panels.
+func colsPay(cols, panels int, half bool) bool {
+	calls := panels/4 + panels%4/2 + panels%2
+	col := cols * 4 * calls
+	if half {
+		return 6*panels+col < 12*panels
+	}
+	return col < 6*panels
 }
 
 // colTail computes columns [jc, jc+cols) of C's rows [i0, i0+mc) for
