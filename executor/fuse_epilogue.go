@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor/kernels"
@@ -43,8 +44,10 @@ func (st *fusedStep) epilogueSegs(en *env, out []int) []segFn {
 	return segs
 }
 
-// clipBounds returns the bounds of Clip step h whose input at is the
-// chain's value, or false when they are not known constants.
+// clipBounds returns the float32 bounds of Clip step h whose input at is
+// the chain's value (attributes before opset 11, constant inputs after,
+// the defaults where absent); false when at is not 0 or an input bound
+// is not a host constant of one value.
 func clipBounds(en *env, h *hostStep, at int) (lo, hi float32, ok bool) {
 	n := h.n
 	if at != 0 {
@@ -215,16 +218,26 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 		return false, false, nil
 	}
 	c.arena = ar
-	if op == "Conv" && st.steps[1].n.OpType == "Relu" {
-		// A Relu right after the Conv is the kernel's own activation
-		// (kernels.ActRelu: in the micro-kernel of a direct convolution).
-		c.act, segs = kernels.ActRelu, segs[1:]
-	}
-	if op == "Conv" && st.steps[1].n.OpType == "Clip" {
-		// A Clip right after the Conv (ReLU6) likewise: in the row
-		// kernel of a depthwise convolution, else a pass before the rest.
-		if lo, hi, ok := clipBounds(en, st.steps[1], st.in[1]); ok {
-			c.clip, segs = []float32{lo, hi}, segs[1:]
+	if op == "Conv" {
+		// A Relu, or a Clip(+0, 6) (ReLU6), right after the Conv is the
+		// kernel's own activation (kernels.ActRelu, ActRelu6: in the
+		// micro-kernel of a direct convolution, in the row kernel of a
+		// depthwise one); any other Clip of constant bounds is clipped in
+		// the depthwise row kernel, else as a pass before the rest
+		// (kernels.Conv2DPackedClip).
+		switch h := st.steps[1]; h.n.OpType {
+		case "Relu":
+			c.act, segs = kernels.ActRelu, segs[1:]
+		case "Clip":
+			if lo, hi, ok := clipBounds(en, h, st.in[1]); ok {
+				// +0 exactly for ActRelu6: Clip(x, −0, 6) turns negative
+				// x into −0.
+				if math.Float32bits(lo) == 0 && hi == 6 {
+					c.act, segs = kernels.ActRelu6, segs[1:]
+				} else {
+					c.clip, segs = []float32{lo, hi}, segs[1:]
+				}
+			}
 		}
 	}
 	if len(segs) > 0 {

@@ -127,6 +127,10 @@ const (
 	// convolution applies it in the micro-kernel, on the values in
 	// registers, instead of as one more pass over its output.
 	ActRelu
+	// ActRelu6 is min(max(v, 0), 6), NaN and −0 kept (Clip(0, 6), the
+	// mobile nets' ReLU6): in the micro-kernel of a direct convolution
+	// as ActRelu, as Clip's pass on the other paths.
+	ActRelu6
 )
 
 // Conv2DPackedClip is Conv2DPackedEpilogue with every element of y
@@ -160,10 +164,19 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 	// full is act then epi, for the paths that run the tail over their
 	// output (all but the direct SGEMM's micro-kernel).
 	full := epi
-	if act == ActRelu {
+	switch act {
+	case ActRelu:
 		full = func(off, n int) {
 			s := y[off : off+n]
 			relu(s, s)
+			if epi != nil {
+				epi(off, n)
+			}
+		}
+	case ActRelu6:
+		full = func(off, n int) {
+			s := y[off : off+n]
+			Clip(s, s, 0, 6)
 			if epi != nil {
 				epi(off, n)
 			}
@@ -176,10 +189,13 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 		return shapeErr("conv: %d packed weight groups for %d groups", len(pw), p.Groups)
 	}
 	if p.C == p.Groups {
-		// The Relu in the row kernel, on the values in registers.
+		// The Relu or ReLU6 in the row kernel, on the values in registers.
 		lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
-		if act == ActRelu {
+		switch act {
+		case ActRelu:
 			lo = 0
+		case ActRelu6:
+			lo, hi = 0, 6
 		}
 		x.depthwise(&p, in, w, bias, y, lo, hi, epi)
 		return nil
@@ -277,7 +293,7 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 			}
 			return nil
 		case directFin:
-			fin := &finish{bias: bg, relu: act == ActRelu, epi: epi, base: base}
+			fin := &finish{bias: bg, relu: act == ActRelu || act == ActRelu6, six: act == ActRelu6, epi: epi, base: base}
 			if err := x.sgemmFinish(best, false, false, mg, npix, kk, 1, wg, kk, pg, xg, npix, nil, 0, yg, npix, fin); err != nil {
 				return err
 			}

@@ -627,6 +627,9 @@ func TestConvGroupsSplit(t *testing.T) {
 // thread count: with a bias or not, several k-blocks (C > 256), tiles of
 // fewer rows than the kernel's, NaN inputs and −0 outputs (all-zero input
 // with negative weights).
+// TestConvActRelu checks ActRelu and ActRelu6 (in the micro-kernel of
+// direct convolutions, a pass on the others) against the convolution
+// followed by Relu or Clip(0, 6): bit-identical, NaN and −0 included.
 func TestConvActRelu(t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 74))
 	cases := []Conv2D{
@@ -648,6 +651,9 @@ func TestConvActRelu(t *testing.T) {
 		{N: 1, C: 20, H: 14, W: 14, M: 20, KH: 5, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, PT: 2, PL: 2, PB: 2, PR: 2, Groups: 20},
 		{N: 2, C: 9, H: 40, W: 45, M: 9, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 9},
 		{N: 1, C: 7, H: 11, W: 11, M: 14, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 7},
+		// B packed (rows aliasing in L1), 49 pixels (column kernels).
+		{N: 1, C: 72, H: 56, W: 56, M: 24, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 160, H: 7, W: 7, M: 200, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 	}
 	for i, p := range cases {
 		oh, ow := p.Out()
@@ -656,39 +662,53 @@ func TestConvActRelu(t *testing.T) {
 		// are negative and there is no bias); one input is NaN.
 		clear(x[:p.H*p.W])
 		x[len(x)-1] = float32(math.NaN())
-		w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
-		for j := range w[:p.C/p.Groups*p.KH*p.KW] {
-			w[j] = -float32(math.Abs(float64(w[j])))
+		w0 := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
+		for j := range w0[:p.C/p.Groups*p.KH*p.KW] {
+			w0[j] = -float32(math.Abs(float64(w0[j])))
 		}
 		other := randSlice(r, p.N*p.M*oh*ow)
-		pw, err := PackConvWeights(p, w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, bias := range [][]float32{nil, randSlice(r, p.M)} {
-			for _, withEpi := range []bool{false, true} {
-				want := make([]float32, len(other))
-				if err := NewContext(1).Conv2DPacked(p, x, w, pw, bias, want); err != nil {
-					t.Fatal(err)
+		for _, act := range []Act{ActRelu, ActRelu6} {
+			w := w0
+			if act == ActRelu6 {
+				// Larger values: many outputs above 6.
+				w = make([]float32, len(w0))
+				for j, v := range w0 {
+					w[j] = 8 * v
 				}
-				Relu(want, want)
-				if withEpi {
-					AddSuffix(want, other, want)
-				}
-				for _, th := range []int{1, 2, 3} {
-					ctx := NewContext(th)
-					got := make([]float32, len(other))
-					var epi Epilogue
-					if withEpi {
-						epi = func(off, n int) { s := got[off : off+n]; AddSuffix(s, other[off:off+n], s) }
-					}
-					if err := ctx.Conv2DPackedAct(p, x, w, pw, bias, got, ActRelu, epi); err != nil {
+			}
+			pw, err := PackConvWeights(p, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, bias := range [][]float32{nil, randSlice(r, p.M)} {
+				for _, withEpi := range []bool{false, true} {
+					want := make([]float32, len(other))
+					if err := NewContext(1).Conv2DPacked(p, x, w, pw, bias, want); err != nil {
 						t.Fatal(err)
 					}
-					ctx.Close()
-					for j := range got {
-						if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-							t.Fatalf("case %d threads %d bias %v epilogue %v: y[%d] = %g (%#x), want %g (%#x)", i, th, bias != nil, withEpi, j, got[j], math.Float32bits(got[j]), want[j], math.Float32bits(want[j]))
+					if act == ActRelu6 {
+						Clip(want, want, 0, 6)
+					} else {
+						Relu(want, want)
+					}
+					if withEpi {
+						AddSuffix(want, other, want)
+					}
+					for _, th := range []int{1, 2, 3} {
+						ctx := NewContext(th)
+						got := make([]float32, len(other))
+						var epi Epilogue
+						if withEpi {
+							epi = func(off, n int) { s := got[off : off+n]; AddSuffix(s, other[off:off+n], s) }
+						}
+						if err := ctx.Conv2DPackedAct(p, x, w, pw, bias, got, act, epi); err != nil {
+							t.Fatal(err)
+						}
+						ctx.Close()
+						for j := range got {
+							if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+								t.Fatalf("case %d act %d threads %d bias %v epilogue %v: y[%d] = %g (%#x), want %g (%#x)", i, act, th, bias != nil, withEpi, j, got[j], math.Float32bits(got[j]), want[j], math.Float32bits(want[j]))
+							}
 						}
 					}
 				}

@@ -13,6 +13,7 @@ var _ = func() bool {
 			offs:     kernelOffsAVX2,
 			offsEdge: []offsFunc{nil, kernelOffsAVX2R1, kernelOffsAVX2R2, kernelOffsAVX2R3, kernelOffsAVX2R4, kernelOffsAVX2R5}})
 		axpy = axpySIMD
+		packRows16 = packRows16AVX2
 		addVecMatBlocks = addVecMatAVX2
 		rowMax = rowMaxSIMD
 		sumF64 = sumF64SIMD
@@ -49,8 +50,10 @@ var _ = func() bool {
 					kernelAVX512HR5, kernelAVX512HR6, kernelAVX512HR7, kernelAVX512HR8, kernelAVX512HR9, kernelAVX512HR10, kernelAVX512HR11},
 				offs: kernelOffsAVX512H,
 				offsEdge: []offsFunc{nil, kernelOffsAVX512HR1, kernelOffsAVX512HR2, kernelOffsAVX512HR3, kernelOffsAVX512HR4,
-					kernelOffsAVX512HR5, kernelOffsAVX512HR6, kernelOffsAVX512HR7, kernelOffsAVX512HR8, kernelOffsAVX512HR9, kernelOffsAVX512HR10, kernelOffsAVX512HR11}}})
+					kernelOffsAVX512HR5, kernelOffsAVX512HR6, kernelOffsAVX512HR7, kernelOffsAVX512HR8, kernelOffsAVX512HR9, kernelOffsAVX512HR10, kernelOffsAVX512HR11}},
+			col: &colKernels{x1: kernelCol12x1, x2: kernelCol12x2, x4: kernelCol12x4}})
 		addVecMatBlocks = addVecMatAVX512
+		packRows32 = packRows32AVX512
 		nbitsFast = nbitsKernels{w: 16, four: nbits4GemvAVX512, eight: nbits8GemvAVX512,
 			four2: nbits4GemvAVX512R2, eight2: nbits8GemvAVX512R2}
 	}

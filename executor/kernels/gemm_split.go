@@ -39,6 +39,7 @@ type Epilogue func(off, n int)
 type finish struct {
 	bias []float32
 	relu bool
+	six  bool // with relu: ReLU6 (min(max(v, 0), 6), as Clip(0, 6))
 	epi  Epilogue
 	base int
 }
@@ -49,6 +50,19 @@ type finish struct {
 type store struct {
 	bias []float32
 	relu bool
+	six  bool // with relu: ReLU6
+}
+
+// act is the micro-kernels' relu argument for st: 0 none, 1 ReLU, 2
+// ReLU6.
+func (st store) act() int {
+	switch {
+	case st.relu && st.six:
+		return 2
+	case st.relu:
+		return 1
+	}
+	return 0
 }
 
 // run computes rows [i0, i1) × columns [j0, j1) of C (compute, with the
@@ -59,7 +73,7 @@ func (f *finish) run(c []float32, ldc, i0, i1, j0, j1 int, beta float32, compute
 		if f.bias != nil {
 			st.bias, beta = f.bias[i0:i1], 0
 		}
-		st.relu = f.relu
+		st.relu, st.six = f.relu, f.relu && f.six
 	}
 	compute(beta, st)
 	if f == nil || f.epi == nil {

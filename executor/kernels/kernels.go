@@ -49,7 +49,26 @@ type microKernel struct {
 	// columns of a tile (B's panels still nr wide): a last panel of at
 	// most nr/2 columns computes half the multiply-adds.
 	half *halfKernels
+	// col (nil: none; mr 12 only) computes single columns of B against
+	// 1, 2 or 4 packed A panels, each element exactly as fn does before
+	// its store (raw sums): the last columns of a panel just wider than
+	// nr/2 (a 7×7 output's 49 = 32 + 16 + 1) run as a half tile and
+	// columns instead of a whole tile.
+	col *colKernels
 }
+
+// colKernels compute one column of B (kc values ldb apart) times 1, 2 or
+// 4 packed A panels of 12 rows, storing the raw sums at out[p·12+i].
+type colKernels struct {
+	x1, x2, x4 colFunc
+}
+
+// colFunc is one of colKernels' functions.
+type colFunc func(kc int, a, b *float32, ldb int, out *float32)
+
+// maxColTail is the most columns past a half tile that serial runs as
+// column kernels (more: a whole tile).
+const maxColTail = 3
 
 // halfKernels are a microKernel's kernels computing the first nr/2
 // columns of its tiles, each element exactly as the full tile's.
@@ -86,6 +105,11 @@ var best microKernel
 // changes afterwards.
 var axpy = axpyGeneric
 
+// packRows16 and packRows32 (nil: Go's copy) copy kc rows of 16 or 32
+// floats, ldb floats apart from src, one after the other to dst: packB's
+// full panels for the AVX2 and AVX-512 kernels.
+var packRows16, packRows32 func(kc int, src *float32, ldb int, dst *float32)
+
 func axpyGeneric(a float32, x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
@@ -120,6 +144,7 @@ func init() {
 			sigmoidVec32 = sigmoidExpGeneric
 			siluVec = siluExpGeneric
 			clipVec = clipGeneric
+			packRows16, packRows32 = nil, nil
 		}
 	}
 }
@@ -250,10 +275,20 @@ func kernelGeneric(kc int, a, b *float32, ldb int, c *float32, ldc int, add int,
 				r[j] += bs[i]
 			}
 		}
-		if relu != 0 {
-			reluGeneric(r[:], r[:])
-		}
+		actGeneric(r[:], relu)
 		copy(row, r[:])
+	}
+}
+
+// actGeneric applies a micro-kernel's relu argument to s in place: 0
+// nothing, 1 ReLU, 2 ReLU6 (Clip(0, 6)), with the kernels' NaN and −0
+// handling (reluGeneric, clipGeneric).
+func actGeneric(s []float32, relu int) {
+	switch relu {
+	case 1:
+		reluGeneric(s, s)
+	case 2:
+		clipGeneric(s, s, 0, 6)
 	}
 }
 

@@ -1,5 +1,7 @@
 package kernels
 
+import "unsafe"
+
 // Blocking: a kc×nc block of op(B) and an mc×kc block of op(A) are packed
 // into panels the micro-kernel reads sequentially (A block ≈ L2, B panel ≈
 // L1). mc and nc are multiples of every kernel's mr and nr.
@@ -67,7 +69,7 @@ func (x *Context) sgemmFinish(mk microKernel, transA, transB bool, m, n, k int, 
 					fill(row, st.bias[i])
 				}
 				if st.relu {
-					reluGeneric(row, row)
+					actGeneric(row, st.act())
 				}
 			}
 		})
@@ -240,10 +242,7 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 	if !first {
 		scaleC(m, n, beta, c, ldc)
 	}
-	relu := 0
-	if st.relu {
-		relu = 1
-	}
+	relu := st.act()
 	s.tile = grow(s.tile, mr*nr)
 	s.biasTile = grow(s.biasTile, mr)
 	direct := ob.direct(k)
@@ -305,6 +304,19 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 				}
 				for jr := 0; jr < nc; jr += nr {
 					nn := min(nr, nc-jr)
+					// The panel's last cols columns run on the column
+					// kernels (a half tile before them, or none), its
+					// first kn on the tile kernels.
+					cols := 0
+					if mk.col != nil && !inPlace && nn < nr {
+						panels := (mc + mr - 1) / mr
+						if nn > nr/2 && nn-nr/2 <= maxColTail && colsPay(nn-nr/2, panels, true) {
+							cols = nn - nr/2
+						} else if nn <= maxColTail && colsPay(nn, panels, false) {
+							cols = nn
+						}
+					}
+					kn := nn - cols
 					var pb *float32
 					ldb := nr
 					switch {
@@ -319,7 +331,7 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 					default:
 						pb = &s.b[jr*kc]
 					}
-					for ir := 0; ir < mc; ir += mr {
+					for ir := 0; kn > 0 && ir < mc; ir += mr {
 						mm := min(mr, mc-ir)
 						var pa *float32
 						if oa.packed != nil {
@@ -331,7 +343,7 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 						// A last panel of at most nr/2 columns: the
 						// half-width kernels (width columns computed).
 						fn, ofn, edge, oedge, width := mk.fn, mk.offs, mk.edge, mk.offsEdge, nr
-						if nn <= nr/2 && mk.half != nil {
+						if kn <= nr/2 && mk.half != nil {
 							fn, ofn, edge, oedge, width = mk.half.fn, mk.half.offs, mk.half.edge, mk.half.offsEdge, nr/2
 						}
 						rows := mr
@@ -353,7 +365,7 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 								pbias = &s.biasTile[0]
 							}
 						}
-						if rows == mm && nn == width {
+						if rows == mm && kn == width {
 							if inPlace {
 								ofn(kc, pa, &ob.conv.flat.rowOff[p0], pb, &c[ci], ldc, add, pbias, last)
 							} else {
@@ -373,22 +385,88 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 							fn(kc, pa, pb, ldb, &s.tile[0], nr, 0, pbias, tileRelu)
 						}
 						for i := 0; i < mm; i++ {
-							row := c[ci+i*ldc : ci+i*ldc+nn]
-							t := s.tile[i*nr : i*nr+nn]
+							row := c[ci+i*ldc : ci+i*ldc+kn]
+							t := s.tile[i*nr : i*nr+kn]
 							if add != 0 {
 								for j := range row {
 									row[j] += t[j]
 								}
-								if last != 0 {
-									reluGeneric(row, row)
-								}
+								actGeneric(row, last)
 							} else {
 								copy(row, t)
 							}
 						}
 					}
+					if cols > 0 {
+						colTail(mk, s, kc, oa, p0, i0, mc, (*float32)(unsafe.Add(unsafe.Pointer(pb), 4*kn)), ldb, cols, c, ldc, j0+jr+kn, add, bias, last)
+					}
 				}
 			}
+		}
+	}
+}
+
+// colsPay reports whether cols columns on the column kernels (after a
+// half tile when half) take less time than one tile (a half tile when
+// !half) over panels panels of 12 rows. Cycles per k-step: a tile 12
+// (24 FMAs), a half tile 6; a column kernel call 4 (latency of its
+// chains) whether it has 1, 2 or 4 panels.
+func colsPay(cols, panels int, half bool) bool {
+	calls := panels/4 + panels%4/2 + panels%2
+	col := cols * 4 * calls
+	if half {
+		return 6*panels+col < 12*panels
+	}
+	return col < 6*panels
+}
+
+// colTail computes columns [jc, jc+cols) of C's rows [i0, i0+mc) for
+// the k-block at p0 with the column kernels: B's column j at b + j
+// (kc rows ldb apart), A's panels as serial reads them. Each element is
+// the sum the tile kernels would compute, added to C (add != 0) or to
+// the bias (not nil), then ReLU (relu 1) or ReLU6 (relu 2), as serial's
+// tile path does.
+func colTail(mk microKernel, s *scratch, kc int, oa operand, p0, i0, mc int, b *float32, ldb, cols int, c []float32, ldc, jc, add int, bias []float32, relu int) {
+	const mr = 12
+	s.tile = grow(s.tile, 4*mr)
+	out := s.tile[:4*mr]
+	for j := 0; j < cols; j++ {
+		bj := (*float32)(unsafe.Add(unsafe.Pointer(b), 4*j))
+		for ir := 0; ir < mc; {
+			var pa *float32
+			if oa.packed != nil {
+				pa = oa.packed.panel(p0, kc, oa.off+i0+ir)
+			} else {
+				pa = &s.a[ir*kc]
+			}
+			np := 1
+			switch rem := (mc - ir + mr - 1) / mr; {
+			case rem >= 4:
+				np = 4
+				mk.col.x4(kc, pa, bj, ldb, &out[0])
+			case rem >= 2:
+				np = 2
+				mk.col.x2(kc, pa, bj, ldb, &out[0])
+			default:
+				mk.col.x1(kc, pa, bj, ldb, &out[0])
+			}
+			for i, v := range out[:min(np*mr, mc-ir)] {
+				ci := (i0+ir+i)*ldc + jc + j
+				switch {
+				case add != 0:
+					v = c[ci] + v
+				case bias != nil:
+					v += bias[i0+ir+i]
+				}
+				if relu != 0 && v < 0 {
+					v = 0 // NaN and −0 kept, as reluGeneric and the kernels
+				}
+				if relu == 2 && v > 6 {
+					v = 6 // as clipGeneric
+				}
+				c[ci] = v
+			}
+			ir += np * mr
 		}
 	}
 }
@@ -452,6 +530,17 @@ func packA12(panel, a []float32, lda, at, kc int, alpha float32) {
 	}
 }
 
+// packRowsFor returns the SIMD row copy for panels nr wide (nil: none).
+func packRowsFor(nr int) func(kc int, src *float32, ldb int, dst *float32) {
+	switch nr {
+	case 16:
+		return packRows16
+	case 32:
+		return packRows32
+	}
+	return nil
+}
+
 // packB packs rows [p0, p0+kc) and columns [j0, j0+nc) of op(B) into
 // panels of nr columns: panel j holds, for each p, nr values (zero past
 // the last column).
@@ -460,6 +549,13 @@ func packB(dst []float32, trans bool, b []float32, ldb, p0, kc, j0, nc, nr int) 
 		panel := dst[jr*kc : jr*kc+nr*kc]
 		nn := min(nr, nc-jr)
 		if !trans {
+			if fast := packRowsFor(nr); fast != nil && nn == nr && kc > 0 {
+				// Bounds checked here: the kernel reads rows p0..p0+kc−1.
+				at := p0*ldb + j0 + jr
+				_ = b[at+(kc-1)*ldb+nr-1]
+				fast(kc, &b[at], ldb, &panel[0])
+				continue
+			}
 			for p := 0; p < kc; p++ {
 				row := b[(p0+p)*ldb+j0+jr:]
 				d := panel[p*nr : p*nr+nr]

@@ -304,6 +304,31 @@ func kernelOffsAVX2R4(kc int, a *float32, offs *int, b *float32, c *float32, ldc
 //go:noescape
 func kernelOffsAVX2R5(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
 
+// kernelCol12x1 computes one column of B times 1 packed A panels of 12 rows (raw sums, rows 12 floats apart per panel, at out).
+//
+//go:noescape
+func kernelCol12x1(kc int, a *float32, b *float32, ldb int, out *float32)
+
+// kernelCol12x2 computes one column of B times 2 packed A panels of 12 rows (raw sums, rows 12 floats apart per panel, at out).
+//
+//go:noescape
+func kernelCol12x2(kc int, a *float32, b *float32, ldb int, out *float32)
+
+// kernelCol12x4 computes one column of B times 4 packed A panels of 12 rows (raw sums, rows 12 floats apart per panel, at out).
+//
+//go:noescape
+func kernelCol12x4(kc int, a *float32, b *float32, ldb int, out *float32)
+
+// packRows32AVX512 copies kc rows of 32 floats, ldb floats apart from src, one after the other to dst.
+//
+//go:noescape
+func packRows32AVX512(kc int, src *float32, ldb int, dst *float32)
+
+// packRows16AVX2 copies kc rows of 16 floats, ldb floats apart from src, one after the other to dst.
+//
+//go:noescape
+func packRows16AVX2(kc int, src *float32, ldb int, dst *float32)
+
 // igemmAVX512 sets a 12×32 int32 tile of C to the product of packed int16-pair panels of A and B.
 //
 //go:noescape

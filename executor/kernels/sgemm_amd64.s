@@ -170,34 +170,63 @@ kernelAVX512_bias:
 	VADDPS       Z24, Z23, Z23
 
 kernelAVX512_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512_set
-	VXORPS Z24, Z24, Z24
-	VMAXPS Z0, Z24, Z0
-	VMAXPS Z1, Z24, Z1
-	VMAXPS Z2, Z24, Z2
-	VMAXPS Z3, Z24, Z3
-	VMAXPS Z4, Z24, Z4
-	VMAXPS Z5, Z24, Z5
-	VMAXPS Z6, Z24, Z6
-	VMAXPS Z7, Z24, Z7
-	VMAXPS Z8, Z24, Z8
-	VMAXPS Z9, Z24, Z9
-	VMAXPS Z10, Z24, Z10
-	VMAXPS Z11, Z24, Z11
-	VMAXPS Z12, Z24, Z12
-	VMAXPS Z13, Z24, Z13
-	VMAXPS Z14, Z24, Z14
-	VMAXPS Z15, Z24, Z15
-	VMAXPS Z16, Z24, Z16
-	VMAXPS Z17, Z24, Z17
-	VMAXPS Z18, Z24, Z18
-	VMAXPS Z19, Z24, Z19
-	VMAXPS Z20, Z24, Z20
-	VMAXPS Z21, Z24, Z21
-	VMAXPS Z22, Z24, Z22
-	VMAXPS Z23, Z24, Z23
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512_set
+	VXORPS       Z24, Z24, Z24
+	VMAXPS       Z0, Z24, Z0
+	VMAXPS       Z1, Z24, Z1
+	VMAXPS       Z2, Z24, Z2
+	VMAXPS       Z3, Z24, Z3
+	VMAXPS       Z4, Z24, Z4
+	VMAXPS       Z5, Z24, Z5
+	VMAXPS       Z6, Z24, Z6
+	VMAXPS       Z7, Z24, Z7
+	VMAXPS       Z8, Z24, Z8
+	VMAXPS       Z9, Z24, Z9
+	VMAXPS       Z10, Z24, Z10
+	VMAXPS       Z11, Z24, Z11
+	VMAXPS       Z12, Z24, Z12
+	VMAXPS       Z13, Z24, Z13
+	VMAXPS       Z14, Z24, Z14
+	VMAXPS       Z15, Z24, Z15
+	VMAXPS       Z16, Z24, Z16
+	VMAXPS       Z17, Z24, Z17
+	VMAXPS       Z18, Z24, Z18
+	VMAXPS       Z19, Z24, Z19
+	VMAXPS       Z20, Z24, Z20
+	VMAXPS       Z21, Z24, Z21
+	VMAXPS       Z22, Z24, Z22
+	VMAXPS       Z23, Z24, Z23
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X24
+	VBROADCASTSS X24, Z24
+	VMINPS       Z0, Z24, Z0
+	VMINPS       Z1, Z24, Z1
+	VMINPS       Z2, Z24, Z2
+	VMINPS       Z3, Z24, Z3
+	VMINPS       Z4, Z24, Z4
+	VMINPS       Z5, Z24, Z5
+	VMINPS       Z6, Z24, Z6
+	VMINPS       Z7, Z24, Z7
+	VMINPS       Z8, Z24, Z8
+	VMINPS       Z9, Z24, Z9
+	VMINPS       Z10, Z24, Z10
+	VMINPS       Z11, Z24, Z11
+	VMINPS       Z12, Z24, Z12
+	VMINPS       Z13, Z24, Z13
+	VMINPS       Z14, Z24, Z14
+	VMINPS       Z15, Z24, Z15
+	VMINPS       Z16, Z24, Z16
+	VMINPS       Z17, Z24, Z17
+	VMINPS       Z18, Z24, Z18
+	VMINPS       Z19, Z24, Z19
+	VMINPS       Z20, Z24, Z20
+	VMINPS       Z21, Z24, Z21
+	VMINPS       Z22, Z24, Z22
+	VMINPS       Z23, Z24, Z23
 
 kernelAVX512_set:
 	VMOVUPS Z0, (SI)
@@ -239,7 +268,7 @@ kernelAVX512_set:
 	RET
 
 // func kernelAVX2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
-// Requires: AVX, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·kernelAVX2(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
@@ -338,22 +367,39 @@ kernelAVX2_bias:
 	VADDPS       Y12, Y11, Y11
 
 kernelAVX2_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX2_set
-	VXORPS Y12, Y12, Y12
-	VMAXPS Y0, Y12, Y0
-	VMAXPS Y1, Y12, Y1
-	VMAXPS Y2, Y12, Y2
-	VMAXPS Y3, Y12, Y3
-	VMAXPS Y4, Y12, Y4
-	VMAXPS Y5, Y12, Y5
-	VMAXPS Y6, Y12, Y6
-	VMAXPS Y7, Y12, Y7
-	VMAXPS Y8, Y12, Y8
-	VMAXPS Y9, Y12, Y9
-	VMAXPS Y10, Y12, Y10
-	VMAXPS Y11, Y12, Y11
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX2_set
+	VXORPS       Y12, Y12, Y12
+	VMAXPS       Y0, Y12, Y0
+	VMAXPS       Y1, Y12, Y1
+	VMAXPS       Y2, Y12, Y2
+	VMAXPS       Y3, Y12, Y3
+	VMAXPS       Y4, Y12, Y4
+	VMAXPS       Y5, Y12, Y5
+	VMAXPS       Y6, Y12, Y6
+	VMAXPS       Y7, Y12, Y7
+	VMAXPS       Y8, Y12, Y8
+	VMAXPS       Y9, Y12, Y9
+	VMAXPS       Y10, Y12, Y10
+	VMAXPS       Y11, Y12, Y11
+	CMPQ         AX, $0x02
+	JNE          kernelAVX2_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X12
+	VBROADCASTSS X12, Y12
+	VMINPS       Y0, Y12, Y0
+	VMINPS       Y1, Y12, Y1
+	VMINPS       Y2, Y12, Y2
+	VMINPS       Y3, Y12, Y3
+	VMINPS       Y4, Y12, Y4
+	VMINPS       Y5, Y12, Y5
+	VMINPS       Y6, Y12, Y6
+	VMINPS       Y7, Y12, Y7
+	VMINPS       Y8, Y12, Y8
+	VMINPS       Y9, Y12, Y9
+	VMINPS       Y10, Y12, Y10
+	VMINPS       Y11, Y12, Y11
 
 kernelAVX2_set:
 	VMOVUPS Y0, (SI)
@@ -421,12 +467,19 @@ kernelAVX512R1_bias:
 	VADDPS       Z2, Z1, Z1
 
 kernelAVX512R1_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512R1_set
-	VXORPS Z2, Z2, Z2
-	VMAXPS Z0, Z2, Z0
-	VMAXPS Z1, Z2, Z1
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R1_set
+	VXORPS       Z2, Z2, Z2
+	VMAXPS       Z0, Z2, Z0
+	VMAXPS       Z1, Z2, Z1
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512R1_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X2
+	VBROADCASTSS X2, Z2
+	VMINPS       Z0, Z2, Z0
+	VMINPS       Z1, Z2, Z1
 
 kernelAVX512R1_set:
 	VMOVUPS Z0, (SI)
@@ -490,14 +543,23 @@ kernelAVX512R2_bias:
 	VADDPS       Z4, Z3, Z3
 
 kernelAVX512R2_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512R2_set
-	VXORPS Z4, Z4, Z4
-	VMAXPS Z0, Z4, Z0
-	VMAXPS Z1, Z4, Z1
-	VMAXPS Z2, Z4, Z2
-	VMAXPS Z3, Z4, Z3
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R2_set
+	VXORPS       Z4, Z4, Z4
+	VMAXPS       Z0, Z4, Z0
+	VMAXPS       Z1, Z4, Z1
+	VMAXPS       Z2, Z4, Z2
+	VMAXPS       Z3, Z4, Z3
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512R2_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X4
+	VBROADCASTSS X4, Z4
+	VMINPS       Z0, Z4, Z0
+	VMINPS       Z1, Z4, Z1
+	VMINPS       Z2, Z4, Z2
+	VMINPS       Z3, Z4, Z3
 
 kernelAVX512R2_set:
 	VMOVUPS Z0, (SI)
@@ -575,16 +637,27 @@ kernelAVX512R3_bias:
 	VADDPS       Z6, Z5, Z5
 
 kernelAVX512R3_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512R3_set
-	VXORPS Z6, Z6, Z6
-	VMAXPS Z0, Z6, Z0
-	VMAXPS Z1, Z6, Z1
-	VMAXPS Z2, Z6, Z2
-	VMAXPS Z3, Z6, Z3
-	VMAXPS Z4, Z6, Z4
-	VMAXPS Z5, Z6, Z5
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R3_set
+	VXORPS       Z6, Z6, Z6
+	VMAXPS       Z0, Z6, Z0
+	VMAXPS       Z1, Z6, Z1
+	VMAXPS       Z2, Z6, Z2
+	VMAXPS       Z3, Z6, Z3
+	VMAXPS       Z4, Z6, Z4
+	VMAXPS       Z5, Z6, Z5
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512R3_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X6
+	VBROADCASTSS X6, Z6
+	VMINPS       Z0, Z6, Z0
+	VMINPS       Z1, Z6, Z1
+	VMINPS       Z2, Z6, Z2
+	VMINPS       Z3, Z6, Z3
+	VMINPS       Z4, Z6, Z4
+	VMINPS       Z5, Z6, Z5
 
 kernelAVX512R3_set:
 	VMOVUPS Z0, (SI)
@@ -676,18 +749,31 @@ kernelAVX512R4_bias:
 	VADDPS       Z8, Z7, Z7
 
 kernelAVX512R4_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512R4_set
-	VXORPS Z8, Z8, Z8
-	VMAXPS Z0, Z8, Z0
-	VMAXPS Z1, Z8, Z1
-	VMAXPS Z2, Z8, Z2
-	VMAXPS Z3, Z8, Z3
-	VMAXPS Z4, Z8, Z4
-	VMAXPS Z5, Z8, Z5
-	VMAXPS Z6, Z8, Z6
-	VMAXPS Z7, Z8, Z7
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R4_set
+	VXORPS       Z8, Z8, Z8
+	VMAXPS       Z0, Z8, Z0
+	VMAXPS       Z1, Z8, Z1
+	VMAXPS       Z2, Z8, Z2
+	VMAXPS       Z3, Z8, Z3
+	VMAXPS       Z4, Z8, Z4
+	VMAXPS       Z5, Z8, Z5
+	VMAXPS       Z6, Z8, Z6
+	VMAXPS       Z7, Z8, Z7
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512R4_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X8
+	VBROADCASTSS X8, Z8
+	VMINPS       Z0, Z8, Z0
+	VMINPS       Z1, Z8, Z1
+	VMINPS       Z2, Z8, Z2
+	VMINPS       Z3, Z8, Z3
+	VMINPS       Z4, Z8, Z4
+	VMINPS       Z5, Z8, Z5
+	VMINPS       Z6, Z8, Z6
+	VMINPS       Z7, Z8, Z7
 
 kernelAVX512R4_set:
 	VMOVUPS Z0, (SI)
@@ -793,20 +879,35 @@ kernelAVX512R5_bias:
 	VADDPS       Z10, Z9, Z9
 
 kernelAVX512R5_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512R5_set
-	VXORPS Z10, Z10, Z10
-	VMAXPS Z0, Z10, Z0
-	VMAXPS Z1, Z10, Z1
-	VMAXPS Z2, Z10, Z2
-	VMAXPS Z3, Z10, Z3
-	VMAXPS Z4, Z10, Z4
-	VMAXPS Z5, Z10, Z5
-	VMAXPS Z6, Z10, Z6
-	VMAXPS Z7, Z10, Z7
-	VMAXPS Z8, Z10, Z8
-	VMAXPS Z9, Z10, Z9
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R5_set
+	VXORPS       Z10, Z10, Z10
+	VMAXPS       Z0, Z10, Z0
+	VMAXPS       Z1, Z10, Z1
+	VMAXPS       Z2, Z10, Z2
+	VMAXPS       Z3, Z10, Z3
+	VMAXPS       Z4, Z10, Z4
+	VMAXPS       Z5, Z10, Z5
+	VMAXPS       Z6, Z10, Z6
+	VMAXPS       Z7, Z10, Z7
+	VMAXPS       Z8, Z10, Z8
+	VMAXPS       Z9, Z10, Z9
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512R5_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X10
+	VBROADCASTSS X10, Z10
+	VMINPS       Z0, Z10, Z0
+	VMINPS       Z1, Z10, Z1
+	VMINPS       Z2, Z10, Z2
+	VMINPS       Z3, Z10, Z3
+	VMINPS       Z4, Z10, Z4
+	VMINPS       Z5, Z10, Z5
+	VMINPS       Z6, Z10, Z6
+	VMINPS       Z7, Z10, Z7
+	VMINPS       Z8, Z10, Z8
+	VMINPS       Z9, Z10, Z9
 
 kernelAVX512R5_set:
 	VMOVUPS Z0, (SI)
@@ -926,22 +1027,39 @@ kernelAVX512R6_bias:
 	VADDPS       Z12, Z11, Z11
 
 kernelAVX512R6_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512R6_set
-	VXORPS Z12, Z12, Z12
-	VMAXPS Z0, Z12, Z0
-	VMAXPS Z1, Z12, Z1
-	VMAXPS Z2, Z12, Z2
-	VMAXPS Z3, Z12, Z3
-	VMAXPS Z4, Z12, Z4
-	VMAXPS Z5, Z12, Z5
-	VMAXPS Z6, Z12, Z6
-	VMAXPS Z7, Z12, Z7
-	VMAXPS Z8, Z12, Z8
-	VMAXPS Z9, Z12, Z9
-	VMAXPS Z10, Z12, Z10
-	VMAXPS Z11, Z12, Z11
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R6_set
+	VXORPS       Z12, Z12, Z12
+	VMAXPS       Z0, Z12, Z0
+	VMAXPS       Z1, Z12, Z1
+	VMAXPS       Z2, Z12, Z2
+	VMAXPS       Z3, Z12, Z3
+	VMAXPS       Z4, Z12, Z4
+	VMAXPS       Z5, Z12, Z5
+	VMAXPS       Z6, Z12, Z6
+	VMAXPS       Z7, Z12, Z7
+	VMAXPS       Z8, Z12, Z8
+	VMAXPS       Z9, Z12, Z9
+	VMAXPS       Z10, Z12, Z10
+	VMAXPS       Z11, Z12, Z11
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512R6_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X12
+	VBROADCASTSS X12, Z12
+	VMINPS       Z0, Z12, Z0
+	VMINPS       Z1, Z12, Z1
+	VMINPS       Z2, Z12, Z2
+	VMINPS       Z3, Z12, Z3
+	VMINPS       Z4, Z12, Z4
+	VMINPS       Z5, Z12, Z5
+	VMINPS       Z6, Z12, Z6
+	VMINPS       Z7, Z12, Z7
+	VMINPS       Z8, Z12, Z8
+	VMINPS       Z9, Z12, Z9
+	VMINPS       Z10, Z12, Z10
+	VMINPS       Z11, Z12, Z11
 
 kernelAVX512R6_set:
 	VMOVUPS Z0, (SI)
@@ -1075,24 +1193,43 @@ kernelAVX512R7_bias:
 	VADDPS       Z14, Z13, Z13
 
 kernelAVX512R7_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512R7_set
-	VXORPS Z14, Z14, Z14
-	VMAXPS Z0, Z14, Z0
-	VMAXPS Z1, Z14, Z1
-	VMAXPS Z2, Z14, Z2
-	VMAXPS Z3, Z14, Z3
-	VMAXPS Z4, Z14, Z4
-	VMAXPS Z5, Z14, Z5
-	VMAXPS Z6, Z14, Z6
-	VMAXPS Z7, Z14, Z7
-	VMAXPS Z8, Z14, Z8
-	VMAXPS Z9, Z14, Z9
-	VMAXPS Z10, Z14, Z10
-	VMAXPS Z11, Z14, Z11
-	VMAXPS Z12, Z14, Z12
-	VMAXPS Z13, Z14, Z13
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R7_set
+	VXORPS       Z14, Z14, Z14
+	VMAXPS       Z0, Z14, Z0
+	VMAXPS       Z1, Z14, Z1
+	VMAXPS       Z2, Z14, Z2
+	VMAXPS       Z3, Z14, Z3
+	VMAXPS       Z4, Z14, Z4
+	VMAXPS       Z5, Z14, Z5
+	VMAXPS       Z6, Z14, Z6
+	VMAXPS       Z7, Z14, Z7
+	VMAXPS       Z8, Z14, Z8
+	VMAXPS       Z9, Z14, Z9
+	VMAXPS       Z10, Z14, Z10
+	VMAXPS       Z11, Z14, Z11
+	VMAXPS       Z12, Z14, Z12
+	VMAXPS       Z13, Z14, Z13
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512R7_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X14
+	VBROADCASTSS X14, Z14
+	VMINPS       Z0, Z14, Z0
+	VMINPS       Z1, Z14, Z1
+	VMINPS       Z2, Z14, Z2
+	VMINPS       Z3, Z14, Z3
+	VMINPS       Z4, Z14, Z4
+	VMINPS       Z5, Z14, Z5
+	VMINPS       Z6, Z14, Z6
+	VMINPS       Z7, Z14, Z7
+	VMINPS       Z8, Z14, Z8
+	VMINPS       Z9, Z14, Z9
+	VMINPS       Z10, Z14, Z10
+	VMINPS       Z11, Z14, Z11
+	VMINPS       Z12, Z14, Z12
+	VMINPS       Z13, Z14, Z13
 
 kernelAVX512R7_set:
 	VMOVUPS Z0, (SI)
@@ -1240,26 +1377,47 @@ kernelAVX512R8_bias:
 	VADDPS       Z16, Z15, Z15
 
 kernelAVX512R8_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512R8_set
-	VXORPS Z16, Z16, Z16
-	VMAXPS Z0, Z16, Z0
-	VMAXPS Z1, Z16, Z1
-	VMAXPS Z2, Z16, Z2
-	VMAXPS Z3, Z16, Z3
-	VMAXPS Z4, Z16, Z4
-	VMAXPS Z5, Z16, Z5
-	VMAXPS Z6, Z16, Z6
-	VMAXPS Z7, Z16, Z7
-	VMAXPS Z8, Z16, Z8
-	VMAXPS Z9, Z16, Z9
-	VMAXPS Z10, Z16, Z10
-	VMAXPS Z11, Z16, Z11
-	VMAXPS Z12, Z16, Z12
-	VMAXPS Z13, Z16, Z13
-	VMAXPS Z14, Z16, Z14
-	VMAXPS Z15, Z16, Z15
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R8_set
+	VXORPS       Z16, Z16, Z16
+	VMAXPS       Z0, Z16, Z0
+	VMAXPS       Z1, Z16, Z1
+	VMAXPS       Z2, Z16, Z2
+	VMAXPS       Z3, Z16, Z3
+	VMAXPS       Z4, Z16, Z4
+	VMAXPS       Z5, Z16, Z5
+	VMAXPS       Z6, Z16, Z6
+	VMAXPS       Z7, Z16, Z7
+	VMAXPS       Z8, Z16, Z8
+	VMAXPS       Z9, Z16, Z9
+	VMAXPS       Z10, Z16, Z10
+	VMAXPS       Z11, Z16, Z11
+	VMAXPS       Z12, Z16, Z12
+	VMAXPS       Z13, Z16, Z13
+	VMAXPS       Z14, Z16, Z14
+	VMAXPS       Z15, Z16, Z15
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512R8_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X16
+	VBROADCASTSS X16, Z16
+	VMINPS       Z0, Z16, Z0
+	VMINPS       Z1, Z16, Z1
+	VMINPS       Z2, Z16, Z2
+	VMINPS       Z3, Z16, Z3
+	VMINPS       Z4, Z16, Z4
+	VMINPS       Z5, Z16, Z5
+	VMINPS       Z6, Z16, Z6
+	VMINPS       Z7, Z16, Z7
+	VMINPS       Z8, Z16, Z8
+	VMINPS       Z9, Z16, Z9
+	VMINPS       Z10, Z16, Z10
+	VMINPS       Z11, Z16, Z11
+	VMINPS       Z12, Z16, Z12
+	VMINPS       Z13, Z16, Z13
+	VMINPS       Z14, Z16, Z14
+	VMINPS       Z15, Z16, Z15
 
 kernelAVX512R8_set:
 	VMOVUPS Z0, (SI)
@@ -1421,28 +1579,51 @@ kernelAVX512R9_bias:
 	VADDPS       Z18, Z17, Z17
 
 kernelAVX512R9_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512R9_set
-	VXORPS Z18, Z18, Z18
-	VMAXPS Z0, Z18, Z0
-	VMAXPS Z1, Z18, Z1
-	VMAXPS Z2, Z18, Z2
-	VMAXPS Z3, Z18, Z3
-	VMAXPS Z4, Z18, Z4
-	VMAXPS Z5, Z18, Z5
-	VMAXPS Z6, Z18, Z6
-	VMAXPS Z7, Z18, Z7
-	VMAXPS Z8, Z18, Z8
-	VMAXPS Z9, Z18, Z9
-	VMAXPS Z10, Z18, Z10
-	VMAXPS Z11, Z18, Z11
-	VMAXPS Z12, Z18, Z12
-	VMAXPS Z13, Z18, Z13
-	VMAXPS Z14, Z18, Z14
-	VMAXPS Z15, Z18, Z15
-	VMAXPS Z16, Z18, Z16
-	VMAXPS Z17, Z18, Z17
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R9_set
+	VXORPS       Z18, Z18, Z18
+	VMAXPS       Z0, Z18, Z0
+	VMAXPS       Z1, Z18, Z1
+	VMAXPS       Z2, Z18, Z2
+	VMAXPS       Z3, Z18, Z3
+	VMAXPS       Z4, Z18, Z4
+	VMAXPS       Z5, Z18, Z5
+	VMAXPS       Z6, Z18, Z6
+	VMAXPS       Z7, Z18, Z7
+	VMAXPS       Z8, Z18, Z8
+	VMAXPS       Z9, Z18, Z9
+	VMAXPS       Z10, Z18, Z10
+	VMAXPS       Z11, Z18, Z11
+	VMAXPS       Z12, Z18, Z12
+	VMAXPS       Z13, Z18, Z13
+	VMAXPS       Z14, Z18, Z14
+	VMAXPS       Z15, Z18, Z15
+	VMAXPS       Z16, Z18, Z16
+	VMAXPS       Z17, Z18, Z17
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512R9_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X18
+	VBROADCASTSS X18, Z18
+	VMINPS       Z0, Z18, Z0
+	VMINPS       Z1, Z18, Z1
+	VMINPS       Z2, Z18, Z2
+	VMINPS       Z3, Z18, Z3
+	VMINPS       Z4, Z18, Z4
+	VMINPS       Z5, Z18, Z5
+	VMINPS       Z6, Z18, Z6
+	VMINPS       Z7, Z18, Z7
+	VMINPS       Z8, Z18, Z8
+	VMINPS       Z9, Z18, Z9
+	VMINPS       Z10, Z18, Z10
+	VMINPS       Z11, Z18, Z11
+	VMINPS       Z12, Z18, Z12
+	VMINPS       Z13, Z18, Z13
+	VMINPS       Z14, Z18, Z14
+	VMINPS       Z15, Z18, Z15
+	VMINPS       Z16, Z18, Z16
+	VMINPS       Z17, Z18, Z17
 
 kernelAVX512R9_set:
 	VMOVUPS Z0, (SI)
@@ -1618,30 +1799,55 @@ kernelAVX512R10_bias:
 	VADDPS       Z20, Z19, Z19
 
 kernelAVX512R10_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512R10_set
-	VXORPS Z20, Z20, Z20
-	VMAXPS Z0, Z20, Z0
-	VMAXPS Z1, Z20, Z1
-	VMAXPS Z2, Z20, Z2
-	VMAXPS Z3, Z20, Z3
-	VMAXPS Z4, Z20, Z4
-	VMAXPS Z5, Z20, Z5
-	VMAXPS Z6, Z20, Z6
-	VMAXPS Z7, Z20, Z7
-	VMAXPS Z8, Z20, Z8
-	VMAXPS Z9, Z20, Z9
-	VMAXPS Z10, Z20, Z10
-	VMAXPS Z11, Z20, Z11
-	VMAXPS Z12, Z20, Z12
-	VMAXPS Z13, Z20, Z13
-	VMAXPS Z14, Z20, Z14
-	VMAXPS Z15, Z20, Z15
-	VMAXPS Z16, Z20, Z16
-	VMAXPS Z17, Z20, Z17
-	VMAXPS Z18, Z20, Z18
-	VMAXPS Z19, Z20, Z19
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R10_set
+	VXORPS       Z20, Z20, Z20
+	VMAXPS       Z0, Z20, Z0
+	VMAXPS       Z1, Z20, Z1
+	VMAXPS       Z2, Z20, Z2
+	VMAXPS       Z3, Z20, Z3
+	VMAXPS       Z4, Z20, Z4
+	VMAXPS       Z5, Z20, Z5
+	VMAXPS       Z6, Z20, Z6
+	VMAXPS       Z7, Z20, Z7
+	VMAXPS       Z8, Z20, Z8
+	VMAXPS       Z9, Z20, Z9
+	VMAXPS       Z10, Z20, Z10
+	VMAXPS       Z11, Z20, Z11
+	VMAXPS       Z12, Z20, Z12
+	VMAXPS       Z13, Z20, Z13
+	VMAXPS       Z14, Z20, Z14
+	VMAXPS       Z15, Z20, Z15
+	VMAXPS       Z16, Z20, Z16
+	VMAXPS       Z17, Z20, Z17
+	VMAXPS       Z18, Z20, Z18
+	VMAXPS       Z19, Z20, Z19
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512R10_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X20
+	VBROADCASTSS X20, Z20
+	VMINPS       Z0, Z20, Z0
+	VMINPS       Z1, Z20, Z1
+	VMINPS       Z2, Z20, Z2
+	VMINPS       Z3, Z20, Z3
+	VMINPS       Z4, Z20, Z4
+	VMINPS       Z5, Z20, Z5
+	VMINPS       Z6, Z20, Z6
+	VMINPS       Z7, Z20, Z7
+	VMINPS       Z8, Z20, Z8
+	VMINPS       Z9, Z20, Z9
+	VMINPS       Z10, Z20, Z10
+	VMINPS       Z11, Z20, Z11
+	VMINPS       Z12, Z20, Z12
+	VMINPS       Z13, Z20, Z13
+	VMINPS       Z14, Z20, Z14
+	VMINPS       Z15, Z20, Z15
+	VMINPS       Z16, Z20, Z16
+	VMINPS       Z17, Z20, Z17
+	VMINPS       Z18, Z20, Z18
+	VMINPS       Z19, Z20, Z19
 
 kernelAVX512R10_set:
 	VMOVUPS Z0, (SI)
@@ -1831,32 +2037,59 @@ kernelAVX512R11_bias:
 	VADDPS       Z22, Z21, Z21
 
 kernelAVX512R11_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512R11_set
-	VXORPS Z22, Z22, Z22
-	VMAXPS Z0, Z22, Z0
-	VMAXPS Z1, Z22, Z1
-	VMAXPS Z2, Z22, Z2
-	VMAXPS Z3, Z22, Z3
-	VMAXPS Z4, Z22, Z4
-	VMAXPS Z5, Z22, Z5
-	VMAXPS Z6, Z22, Z6
-	VMAXPS Z7, Z22, Z7
-	VMAXPS Z8, Z22, Z8
-	VMAXPS Z9, Z22, Z9
-	VMAXPS Z10, Z22, Z10
-	VMAXPS Z11, Z22, Z11
-	VMAXPS Z12, Z22, Z12
-	VMAXPS Z13, Z22, Z13
-	VMAXPS Z14, Z22, Z14
-	VMAXPS Z15, Z22, Z15
-	VMAXPS Z16, Z22, Z16
-	VMAXPS Z17, Z22, Z17
-	VMAXPS Z18, Z22, Z18
-	VMAXPS Z19, Z22, Z19
-	VMAXPS Z20, Z22, Z20
-	VMAXPS Z21, Z22, Z21
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512R11_set
+	VXORPS       Z22, Z22, Z22
+	VMAXPS       Z0, Z22, Z0
+	VMAXPS       Z1, Z22, Z1
+	VMAXPS       Z2, Z22, Z2
+	VMAXPS       Z3, Z22, Z3
+	VMAXPS       Z4, Z22, Z4
+	VMAXPS       Z5, Z22, Z5
+	VMAXPS       Z6, Z22, Z6
+	VMAXPS       Z7, Z22, Z7
+	VMAXPS       Z8, Z22, Z8
+	VMAXPS       Z9, Z22, Z9
+	VMAXPS       Z10, Z22, Z10
+	VMAXPS       Z11, Z22, Z11
+	VMAXPS       Z12, Z22, Z12
+	VMAXPS       Z13, Z22, Z13
+	VMAXPS       Z14, Z22, Z14
+	VMAXPS       Z15, Z22, Z15
+	VMAXPS       Z16, Z22, Z16
+	VMAXPS       Z17, Z22, Z17
+	VMAXPS       Z18, Z22, Z18
+	VMAXPS       Z19, Z22, Z19
+	VMAXPS       Z20, Z22, Z20
+	VMAXPS       Z21, Z22, Z21
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512R11_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X22
+	VBROADCASTSS X22, Z22
+	VMINPS       Z0, Z22, Z0
+	VMINPS       Z1, Z22, Z1
+	VMINPS       Z2, Z22, Z2
+	VMINPS       Z3, Z22, Z3
+	VMINPS       Z4, Z22, Z4
+	VMINPS       Z5, Z22, Z5
+	VMINPS       Z6, Z22, Z6
+	VMINPS       Z7, Z22, Z7
+	VMINPS       Z8, Z22, Z8
+	VMINPS       Z9, Z22, Z9
+	VMINPS       Z10, Z22, Z10
+	VMINPS       Z11, Z22, Z11
+	VMINPS       Z12, Z22, Z12
+	VMINPS       Z13, Z22, Z13
+	VMINPS       Z14, Z22, Z14
+	VMINPS       Z15, Z22, Z15
+	VMINPS       Z16, Z22, Z16
+	VMINPS       Z17, Z22, Z17
+	VMINPS       Z18, Z22, Z18
+	VMINPS       Z19, Z22, Z19
+	VMINPS       Z20, Z22, Z20
+	VMINPS       Z21, Z22, Z21
 
 kernelAVX512R11_set:
 	VMOVUPS Z0, (SI)
@@ -1895,7 +2128,7 @@ kernelAVX512R11_set:
 	RET
 
 // func kernelAVX2R1(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
-// Requires: AVX, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·kernelAVX2R1(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
@@ -1939,12 +2172,19 @@ kernelAVX2R1_bias:
 	VADDPS       Y2, Y1, Y1
 
 kernelAVX2R1_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX2R1_set
-	VXORPS Y2, Y2, Y2
-	VMAXPS Y0, Y2, Y0
-	VMAXPS Y1, Y2, Y1
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX2R1_set
+	VXORPS       Y2, Y2, Y2
+	VMAXPS       Y0, Y2, Y0
+	VMAXPS       Y1, Y2, Y1
+	CMPQ         AX, $0x02
+	JNE          kernelAVX2R1_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X2
+	VBROADCASTSS X2, Y2
+	VMINPS       Y0, Y2, Y0
+	VMINPS       Y1, Y2, Y1
 
 kernelAVX2R1_set:
 	VMOVUPS Y0, (SI)
@@ -1953,7 +2193,7 @@ kernelAVX2R1_set:
 	RET
 
 // func kernelAVX2R2(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
-// Requires: AVX, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·kernelAVX2R2(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
@@ -2008,14 +2248,23 @@ kernelAVX2R2_bias:
 	VADDPS       Y4, Y3, Y3
 
 kernelAVX2R2_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX2R2_set
-	VXORPS Y4, Y4, Y4
-	VMAXPS Y0, Y4, Y0
-	VMAXPS Y1, Y4, Y1
-	VMAXPS Y2, Y4, Y2
-	VMAXPS Y3, Y4, Y3
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX2R2_set
+	VXORPS       Y4, Y4, Y4
+	VMAXPS       Y0, Y4, Y0
+	VMAXPS       Y1, Y4, Y1
+	VMAXPS       Y2, Y4, Y2
+	VMAXPS       Y3, Y4, Y3
+	CMPQ         AX, $0x02
+	JNE          kernelAVX2R2_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X4
+	VBROADCASTSS X4, Y4
+	VMINPS       Y0, Y4, Y0
+	VMINPS       Y1, Y4, Y1
+	VMINPS       Y2, Y4, Y2
+	VMINPS       Y3, Y4, Y3
 
 kernelAVX2R2_set:
 	VMOVUPS Y0, (SI)
@@ -2027,7 +2276,7 @@ kernelAVX2R2_set:
 	RET
 
 // func kernelAVX2R3(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
-// Requires: AVX, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·kernelAVX2R3(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
@@ -2093,16 +2342,27 @@ kernelAVX2R3_bias:
 	VADDPS       Y6, Y5, Y5
 
 kernelAVX2R3_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX2R3_set
-	VXORPS Y6, Y6, Y6
-	VMAXPS Y0, Y6, Y0
-	VMAXPS Y1, Y6, Y1
-	VMAXPS Y2, Y6, Y2
-	VMAXPS Y3, Y6, Y3
-	VMAXPS Y4, Y6, Y4
-	VMAXPS Y5, Y6, Y5
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX2R3_set
+	VXORPS       Y6, Y6, Y6
+	VMAXPS       Y0, Y6, Y0
+	VMAXPS       Y1, Y6, Y1
+	VMAXPS       Y2, Y6, Y2
+	VMAXPS       Y3, Y6, Y3
+	VMAXPS       Y4, Y6, Y4
+	VMAXPS       Y5, Y6, Y5
+	CMPQ         AX, $0x02
+	JNE          kernelAVX2R3_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X6
+	VBROADCASTSS X6, Y6
+	VMINPS       Y0, Y6, Y0
+	VMINPS       Y1, Y6, Y1
+	VMINPS       Y2, Y6, Y2
+	VMINPS       Y3, Y6, Y3
+	VMINPS       Y4, Y6, Y4
+	VMINPS       Y5, Y6, Y5
 
 kernelAVX2R3_set:
 	VMOVUPS Y0, (SI)
@@ -2117,7 +2377,7 @@ kernelAVX2R3_set:
 	RET
 
 // func kernelAVX2R4(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
-// Requires: AVX, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·kernelAVX2R4(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
@@ -2194,18 +2454,31 @@ kernelAVX2R4_bias:
 	VADDPS       Y8, Y7, Y7
 
 kernelAVX2R4_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX2R4_set
-	VXORPS Y8, Y8, Y8
-	VMAXPS Y0, Y8, Y0
-	VMAXPS Y1, Y8, Y1
-	VMAXPS Y2, Y8, Y2
-	VMAXPS Y3, Y8, Y3
-	VMAXPS Y4, Y8, Y4
-	VMAXPS Y5, Y8, Y5
-	VMAXPS Y6, Y8, Y6
-	VMAXPS Y7, Y8, Y7
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX2R4_set
+	VXORPS       Y8, Y8, Y8
+	VMAXPS       Y0, Y8, Y0
+	VMAXPS       Y1, Y8, Y1
+	VMAXPS       Y2, Y8, Y2
+	VMAXPS       Y3, Y8, Y3
+	VMAXPS       Y4, Y8, Y4
+	VMAXPS       Y5, Y8, Y5
+	VMAXPS       Y6, Y8, Y6
+	VMAXPS       Y7, Y8, Y7
+	CMPQ         AX, $0x02
+	JNE          kernelAVX2R4_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X8
+	VBROADCASTSS X8, Y8
+	VMINPS       Y0, Y8, Y0
+	VMINPS       Y1, Y8, Y1
+	VMINPS       Y2, Y8, Y2
+	VMINPS       Y3, Y8, Y3
+	VMINPS       Y4, Y8, Y4
+	VMINPS       Y5, Y8, Y5
+	VMINPS       Y6, Y8, Y6
+	VMINPS       Y7, Y8, Y7
 
 kernelAVX2R4_set:
 	VMOVUPS Y0, (SI)
@@ -2223,7 +2496,7 @@ kernelAVX2R4_set:
 	RET
 
 // func kernelAVX2R5(kc int, a *float32, b *float32, ldb int, c *float32, ldc int, add int, bias *float32, relu int)
-// Requires: AVX, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·kernelAVX2R5(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
@@ -2311,20 +2584,35 @@ kernelAVX2R5_bias:
 	VADDPS       Y10, Y9, Y9
 
 kernelAVX2R5_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX2R5_set
-	VXORPS Y10, Y10, Y10
-	VMAXPS Y0, Y10, Y0
-	VMAXPS Y1, Y10, Y1
-	VMAXPS Y2, Y10, Y2
-	VMAXPS Y3, Y10, Y3
-	VMAXPS Y4, Y10, Y4
-	VMAXPS Y5, Y10, Y5
-	VMAXPS Y6, Y10, Y6
-	VMAXPS Y7, Y10, Y7
-	VMAXPS Y8, Y10, Y8
-	VMAXPS Y9, Y10, Y9
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX2R5_set
+	VXORPS       Y10, Y10, Y10
+	VMAXPS       Y0, Y10, Y0
+	VMAXPS       Y1, Y10, Y1
+	VMAXPS       Y2, Y10, Y2
+	VMAXPS       Y3, Y10, Y3
+	VMAXPS       Y4, Y10, Y4
+	VMAXPS       Y5, Y10, Y5
+	VMAXPS       Y6, Y10, Y6
+	VMAXPS       Y7, Y10, Y7
+	VMAXPS       Y8, Y10, Y8
+	VMAXPS       Y9, Y10, Y9
+	CMPQ         AX, $0x02
+	JNE          kernelAVX2R5_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X10
+	VBROADCASTSS X10, Y10
+	VMINPS       Y0, Y10, Y0
+	VMINPS       Y1, Y10, Y1
+	VMINPS       Y2, Y10, Y2
+	VMINPS       Y3, Y10, Y3
+	VMINPS       Y4, Y10, Y4
+	VMINPS       Y5, Y10, Y5
+	VMINPS       Y6, Y10, Y6
+	VMINPS       Y7, Y10, Y7
+	VMINPS       Y8, Y10, Y8
+	VMINPS       Y9, Y10, Y9
 
 kernelAVX2R5_set:
 	VMOVUPS Y0, (SI)
@@ -2461,22 +2749,39 @@ kernelAVX512H_bias:
 	VADDPS       Z12, Z11, Z11
 
 kernelAVX512H_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512H_set
-	VXORPS Z12, Z12, Z12
-	VMAXPS Z0, Z12, Z0
-	VMAXPS Z1, Z12, Z1
-	VMAXPS Z2, Z12, Z2
-	VMAXPS Z3, Z12, Z3
-	VMAXPS Z4, Z12, Z4
-	VMAXPS Z5, Z12, Z5
-	VMAXPS Z6, Z12, Z6
-	VMAXPS Z7, Z12, Z7
-	VMAXPS Z8, Z12, Z8
-	VMAXPS Z9, Z12, Z9
-	VMAXPS Z10, Z12, Z10
-	VMAXPS Z11, Z12, Z11
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512H_set
+	VXORPS       Z12, Z12, Z12
+	VMAXPS       Z0, Z12, Z0
+	VMAXPS       Z1, Z12, Z1
+	VMAXPS       Z2, Z12, Z2
+	VMAXPS       Z3, Z12, Z3
+	VMAXPS       Z4, Z12, Z4
+	VMAXPS       Z5, Z12, Z5
+	VMAXPS       Z6, Z12, Z6
+	VMAXPS       Z7, Z12, Z7
+	VMAXPS       Z8, Z12, Z8
+	VMAXPS       Z9, Z12, Z9
+	VMAXPS       Z10, Z12, Z10
+	VMAXPS       Z11, Z12, Z11
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512H_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X12
+	VBROADCASTSS X12, Z12
+	VMINPS       Z0, Z12, Z0
+	VMINPS       Z1, Z12, Z1
+	VMINPS       Z2, Z12, Z2
+	VMINPS       Z3, Z12, Z3
+	VMINPS       Z4, Z12, Z4
+	VMINPS       Z5, Z12, Z5
+	VMINPS       Z6, Z12, Z6
+	VMINPS       Z7, Z12, Z7
+	VMINPS       Z8, Z12, Z8
+	VMINPS       Z9, Z12, Z9
+	VMINPS       Z10, Z12, Z10
+	VMINPS       Z11, Z12, Z11
 
 kernelAVX512H_set:
 	VMOVUPS Z0, (SI)
@@ -2545,11 +2850,17 @@ kernelAVX512HR1_bias:
 	VADDPS       Z1, Z0, Z0
 
 kernelAVX512HR1_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512HR1_set
-	VXORPS Z1, Z1, Z1
-	VMAXPS Z0, Z1, Z0
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR1_set
+	VXORPS       Z1, Z1, Z1
+	VMAXPS       Z0, Z1, Z0
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512HR1_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X1
+	VBROADCASTSS X1, Z1
+	VMINPS       Z0, Z1, Z0
 
 kernelAVX512HR1_set:
 	VMOVUPS Z0, (SI)
@@ -2603,12 +2914,19 @@ kernelAVX512HR2_bias:
 	VADDPS       Z2, Z1, Z1
 
 kernelAVX512HR2_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512HR2_set
-	VXORPS Z2, Z2, Z2
-	VMAXPS Z0, Z2, Z0
-	VMAXPS Z1, Z2, Z1
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR2_set
+	VXORPS       Z2, Z2, Z2
+	VMAXPS       Z0, Z2, Z0
+	VMAXPS       Z1, Z2, Z1
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512HR2_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X2
+	VBROADCASTSS X2, Z2
+	VMINPS       Z0, Z2, Z0
+	VMINPS       Z1, Z2, Z1
 
 kernelAVX512HR2_set:
 	VMOVUPS Z0, (SI)
@@ -2671,13 +2989,21 @@ kernelAVX512HR3_bias:
 	VADDPS       Z3, Z2, Z2
 
 kernelAVX512HR3_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512HR3_set
-	VXORPS Z3, Z3, Z3
-	VMAXPS Z0, Z3, Z0
-	VMAXPS Z1, Z3, Z1
-	VMAXPS Z2, Z3, Z2
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR3_set
+	VXORPS       Z3, Z3, Z3
+	VMAXPS       Z0, Z3, Z0
+	VMAXPS       Z1, Z3, Z1
+	VMAXPS       Z2, Z3, Z2
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512HR3_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X3
+	VBROADCASTSS X3, Z3
+	VMINPS       Z0, Z3, Z0
+	VMINPS       Z1, Z3, Z1
+	VMINPS       Z2, Z3, Z2
 
 kernelAVX512HR3_set:
 	VMOVUPS Z0, (SI)
@@ -2749,14 +3075,23 @@ kernelAVX512HR4_bias:
 	VADDPS       Z4, Z3, Z3
 
 kernelAVX512HR4_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512HR4_set
-	VXORPS Z4, Z4, Z4
-	VMAXPS Z0, Z4, Z0
-	VMAXPS Z1, Z4, Z1
-	VMAXPS Z2, Z4, Z2
-	VMAXPS Z3, Z4, Z3
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR4_set
+	VXORPS       Z4, Z4, Z4
+	VMAXPS       Z0, Z4, Z0
+	VMAXPS       Z1, Z4, Z1
+	VMAXPS       Z2, Z4, Z2
+	VMAXPS       Z3, Z4, Z3
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512HR4_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X4
+	VBROADCASTSS X4, Z4
+	VMINPS       Z0, Z4, Z0
+	VMINPS       Z1, Z4, Z1
+	VMINPS       Z2, Z4, Z2
+	VMINPS       Z3, Z4, Z3
 
 kernelAVX512HR4_set:
 	VMOVUPS Z0, (SI)
@@ -2837,15 +3172,25 @@ kernelAVX512HR5_bias:
 	VADDPS       Z5, Z4, Z4
 
 kernelAVX512HR5_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512HR5_set
-	VXORPS Z5, Z5, Z5
-	VMAXPS Z0, Z5, Z0
-	VMAXPS Z1, Z5, Z1
-	VMAXPS Z2, Z5, Z2
-	VMAXPS Z3, Z5, Z3
-	VMAXPS Z4, Z5, Z4
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR5_set
+	VXORPS       Z5, Z5, Z5
+	VMAXPS       Z0, Z5, Z0
+	VMAXPS       Z1, Z5, Z1
+	VMAXPS       Z2, Z5, Z2
+	VMAXPS       Z3, Z5, Z3
+	VMAXPS       Z4, Z5, Z4
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512HR5_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X5
+	VBROADCASTSS X5, Z5
+	VMINPS       Z0, Z5, Z0
+	VMINPS       Z1, Z5, Z1
+	VMINPS       Z2, Z5, Z2
+	VMINPS       Z3, Z5, Z3
+	VMINPS       Z4, Z5, Z4
 
 kernelAVX512HR5_set:
 	VMOVUPS Z0, (SI)
@@ -2935,16 +3280,27 @@ kernelAVX512HR6_bias:
 	VADDPS       Z6, Z5, Z5
 
 kernelAVX512HR6_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512HR6_set
-	VXORPS Z6, Z6, Z6
-	VMAXPS Z0, Z6, Z0
-	VMAXPS Z1, Z6, Z1
-	VMAXPS Z2, Z6, Z2
-	VMAXPS Z3, Z6, Z3
-	VMAXPS Z4, Z6, Z4
-	VMAXPS Z5, Z6, Z5
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR6_set
+	VXORPS       Z6, Z6, Z6
+	VMAXPS       Z0, Z6, Z0
+	VMAXPS       Z1, Z6, Z1
+	VMAXPS       Z2, Z6, Z2
+	VMAXPS       Z3, Z6, Z3
+	VMAXPS       Z4, Z6, Z4
+	VMAXPS       Z5, Z6, Z5
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512HR6_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X6
+	VBROADCASTSS X6, Z6
+	VMINPS       Z0, Z6, Z0
+	VMINPS       Z1, Z6, Z1
+	VMINPS       Z2, Z6, Z2
+	VMINPS       Z3, Z6, Z3
+	VMINPS       Z4, Z6, Z4
+	VMINPS       Z5, Z6, Z5
 
 kernelAVX512HR6_set:
 	VMOVUPS Z0, (SI)
@@ -3043,17 +3399,29 @@ kernelAVX512HR7_bias:
 	VADDPS       Z7, Z6, Z6
 
 kernelAVX512HR7_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512HR7_set
-	VXORPS Z7, Z7, Z7
-	VMAXPS Z0, Z7, Z0
-	VMAXPS Z1, Z7, Z1
-	VMAXPS Z2, Z7, Z2
-	VMAXPS Z3, Z7, Z3
-	VMAXPS Z4, Z7, Z4
-	VMAXPS Z5, Z7, Z5
-	VMAXPS Z6, Z7, Z6
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR7_set
+	VXORPS       Z7, Z7, Z7
+	VMAXPS       Z0, Z7, Z0
+	VMAXPS       Z1, Z7, Z1
+	VMAXPS       Z2, Z7, Z2
+	VMAXPS       Z3, Z7, Z3
+	VMAXPS       Z4, Z7, Z4
+	VMAXPS       Z5, Z7, Z5
+	VMAXPS       Z6, Z7, Z6
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512HR7_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X7
+	VBROADCASTSS X7, Z7
+	VMINPS       Z0, Z7, Z0
+	VMINPS       Z1, Z7, Z1
+	VMINPS       Z2, Z7, Z2
+	VMINPS       Z3, Z7, Z3
+	VMINPS       Z4, Z7, Z4
+	VMINPS       Z5, Z7, Z5
+	VMINPS       Z6, Z7, Z6
 
 kernelAVX512HR7_set:
 	VMOVUPS Z0, (SI)
@@ -3161,18 +3529,31 @@ kernelAVX512HR8_bias:
 	VADDPS       Z8, Z7, Z7
 
 kernelAVX512HR8_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512HR8_set
-	VXORPS Z8, Z8, Z8
-	VMAXPS Z0, Z8, Z0
-	VMAXPS Z1, Z8, Z1
-	VMAXPS Z2, Z8, Z2
-	VMAXPS Z3, Z8, Z3
-	VMAXPS Z4, Z8, Z4
-	VMAXPS Z5, Z8, Z5
-	VMAXPS Z6, Z8, Z6
-	VMAXPS Z7, Z8, Z7
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR8_set
+	VXORPS       Z8, Z8, Z8
+	VMAXPS       Z0, Z8, Z0
+	VMAXPS       Z1, Z8, Z1
+	VMAXPS       Z2, Z8, Z2
+	VMAXPS       Z3, Z8, Z3
+	VMAXPS       Z4, Z8, Z4
+	VMAXPS       Z5, Z8, Z5
+	VMAXPS       Z6, Z8, Z6
+	VMAXPS       Z7, Z8, Z7
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512HR8_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X8
+	VBROADCASTSS X8, Z8
+	VMINPS       Z0, Z8, Z0
+	VMINPS       Z1, Z8, Z1
+	VMINPS       Z2, Z8, Z2
+	VMINPS       Z3, Z8, Z3
+	VMINPS       Z4, Z8, Z4
+	VMINPS       Z5, Z8, Z5
+	VMINPS       Z6, Z8, Z6
+	VMINPS       Z7, Z8, Z7
 
 kernelAVX512HR8_set:
 	VMOVUPS Z0, (SI)
@@ -3289,19 +3670,33 @@ kernelAVX512HR9_bias:
 	VADDPS       Z9, Z8, Z8
 
 kernelAVX512HR9_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512HR9_set
-	VXORPS Z9, Z9, Z9
-	VMAXPS Z0, Z9, Z0
-	VMAXPS Z1, Z9, Z1
-	VMAXPS Z2, Z9, Z2
-	VMAXPS Z3, Z9, Z3
-	VMAXPS Z4, Z9, Z4
-	VMAXPS Z5, Z9, Z5
-	VMAXPS Z6, Z9, Z6
-	VMAXPS Z7, Z9, Z7
-	VMAXPS Z8, Z9, Z8
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR9_set
+	VXORPS       Z9, Z9, Z9
+	VMAXPS       Z0, Z9, Z0
+	VMAXPS       Z1, Z9, Z1
+	VMAXPS       Z2, Z9, Z2
+	VMAXPS       Z3, Z9, Z3
+	VMAXPS       Z4, Z9, Z4
+	VMAXPS       Z5, Z9, Z5
+	VMAXPS       Z6, Z9, Z6
+	VMAXPS       Z7, Z9, Z7
+	VMAXPS       Z8, Z9, Z8
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512HR9_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X9
+	VBROADCASTSS X9, Z9
+	VMINPS       Z0, Z9, Z0
+	VMINPS       Z1, Z9, Z1
+	VMINPS       Z2, Z9, Z2
+	VMINPS       Z3, Z9, Z3
+	VMINPS       Z4, Z9, Z4
+	VMINPS       Z5, Z9, Z5
+	VMINPS       Z6, Z9, Z6
+	VMINPS       Z7, Z9, Z7
+	VMINPS       Z8, Z9, Z8
 
 kernelAVX512HR9_set:
 	VMOVUPS Z0, (SI)
@@ -3427,20 +3822,35 @@ kernelAVX512HR10_bias:
 	VADDPS       Z10, Z9, Z9
 
 kernelAVX512HR10_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512HR10_set
-	VXORPS Z10, Z10, Z10
-	VMAXPS Z0, Z10, Z0
-	VMAXPS Z1, Z10, Z1
-	VMAXPS Z2, Z10, Z2
-	VMAXPS Z3, Z10, Z3
-	VMAXPS Z4, Z10, Z4
-	VMAXPS Z5, Z10, Z5
-	VMAXPS Z6, Z10, Z6
-	VMAXPS Z7, Z10, Z7
-	VMAXPS Z8, Z10, Z8
-	VMAXPS Z9, Z10, Z9
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR10_set
+	VXORPS       Z10, Z10, Z10
+	VMAXPS       Z0, Z10, Z0
+	VMAXPS       Z1, Z10, Z1
+	VMAXPS       Z2, Z10, Z2
+	VMAXPS       Z3, Z10, Z3
+	VMAXPS       Z4, Z10, Z4
+	VMAXPS       Z5, Z10, Z5
+	VMAXPS       Z6, Z10, Z6
+	VMAXPS       Z7, Z10, Z7
+	VMAXPS       Z8, Z10, Z8
+	VMAXPS       Z9, Z10, Z9
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512HR10_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X10
+	VBROADCASTSS X10, Z10
+	VMINPS       Z0, Z10, Z0
+	VMINPS       Z1, Z10, Z1
+	VMINPS       Z2, Z10, Z2
+	VMINPS       Z3, Z10, Z3
+	VMINPS       Z4, Z10, Z4
+	VMINPS       Z5, Z10, Z5
+	VMINPS       Z6, Z10, Z6
+	VMINPS       Z7, Z10, Z7
+	VMINPS       Z8, Z10, Z8
+	VMINPS       Z9, Z10, Z9
 
 kernelAVX512HR10_set:
 	VMOVUPS Z0, (SI)
@@ -3575,21 +3985,37 @@ kernelAVX512HR11_bias:
 	VADDPS       Z11, Z10, Z10
 
 kernelAVX512HR11_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelAVX512HR11_set
-	VXORPS Z11, Z11, Z11
-	VMAXPS Z0, Z11, Z0
-	VMAXPS Z1, Z11, Z1
-	VMAXPS Z2, Z11, Z2
-	VMAXPS Z3, Z11, Z3
-	VMAXPS Z4, Z11, Z4
-	VMAXPS Z5, Z11, Z5
-	VMAXPS Z6, Z11, Z6
-	VMAXPS Z7, Z11, Z7
-	VMAXPS Z8, Z11, Z8
-	VMAXPS Z9, Z11, Z9
-	VMAXPS Z10, Z11, Z10
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelAVX512HR11_set
+	VXORPS       Z11, Z11, Z11
+	VMAXPS       Z0, Z11, Z0
+	VMAXPS       Z1, Z11, Z1
+	VMAXPS       Z2, Z11, Z2
+	VMAXPS       Z3, Z11, Z3
+	VMAXPS       Z4, Z11, Z4
+	VMAXPS       Z5, Z11, Z5
+	VMAXPS       Z6, Z11, Z6
+	VMAXPS       Z7, Z11, Z7
+	VMAXPS       Z8, Z11, Z8
+	VMAXPS       Z9, Z11, Z9
+	VMAXPS       Z10, Z11, Z10
+	CMPQ         AX, $0x02
+	JNE          kernelAVX512HR11_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X11
+	VBROADCASTSS X11, Z11
+	VMINPS       Z0, Z11, Z0
+	VMINPS       Z1, Z11, Z1
+	VMINPS       Z2, Z11, Z2
+	VMINPS       Z3, Z11, Z3
+	VMINPS       Z4, Z11, Z4
+	VMINPS       Z5, Z11, Z5
+	VMINPS       Z6, Z11, Z6
+	VMINPS       Z7, Z11, Z7
+	VMINPS       Z8, Z11, Z8
+	VMINPS       Z9, Z11, Z9
+	VMINPS       Z10, Z11, Z10
 
 kernelAVX512HR11_set:
 	VMOVUPS Z0, (SI)
@@ -3733,22 +4159,39 @@ kernelOffsAVX512H_bias:
 	VADDPS       Z12, Z11, Z11
 
 kernelOffsAVX512H_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512H_set
-	VXORPS Z12, Z12, Z12
-	VMAXPS Z0, Z12, Z0
-	VMAXPS Z1, Z12, Z1
-	VMAXPS Z2, Z12, Z2
-	VMAXPS Z3, Z12, Z3
-	VMAXPS Z4, Z12, Z4
-	VMAXPS Z5, Z12, Z5
-	VMAXPS Z6, Z12, Z6
-	VMAXPS Z7, Z12, Z7
-	VMAXPS Z8, Z12, Z8
-	VMAXPS Z9, Z12, Z9
-	VMAXPS Z10, Z12, Z10
-	VMAXPS Z11, Z12, Z11
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512H_set
+	VXORPS       Z12, Z12, Z12
+	VMAXPS       Z0, Z12, Z0
+	VMAXPS       Z1, Z12, Z1
+	VMAXPS       Z2, Z12, Z2
+	VMAXPS       Z3, Z12, Z3
+	VMAXPS       Z4, Z12, Z4
+	VMAXPS       Z5, Z12, Z5
+	VMAXPS       Z6, Z12, Z6
+	VMAXPS       Z7, Z12, Z7
+	VMAXPS       Z8, Z12, Z8
+	VMAXPS       Z9, Z12, Z9
+	VMAXPS       Z10, Z12, Z10
+	VMAXPS       Z11, Z12, Z11
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512H_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X12
+	VBROADCASTSS X12, Z12
+	VMINPS       Z0, Z12, Z0
+	VMINPS       Z1, Z12, Z1
+	VMINPS       Z2, Z12, Z2
+	VMINPS       Z3, Z12, Z3
+	VMINPS       Z4, Z12, Z4
+	VMINPS       Z5, Z12, Z5
+	VMINPS       Z6, Z12, Z6
+	VMINPS       Z7, Z12, Z7
+	VMINPS       Z8, Z12, Z8
+	VMINPS       Z9, Z12, Z9
+	VMINPS       Z10, Z12, Z10
+	VMINPS       Z11, Z12, Z11
 
 kernelOffsAVX512H_set:
 	VMOVUPS Z0, (SI)
@@ -3817,11 +4260,17 @@ kernelOffsAVX512HR1_bias:
 	VADDPS       Z1, Z0, Z0
 
 kernelOffsAVX512HR1_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512HR1_set
-	VXORPS Z1, Z1, Z1
-	VMAXPS Z0, Z1, Z0
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR1_set
+	VXORPS       Z1, Z1, Z1
+	VMAXPS       Z0, Z1, Z0
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512HR1_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X1
+	VBROADCASTSS X1, Z1
+	VMINPS       Z0, Z1, Z0
 
 kernelOffsAVX512HR1_set:
 	VMOVUPS Z0, (SI)
@@ -3875,12 +4324,19 @@ kernelOffsAVX512HR2_bias:
 	VADDPS       Z2, Z1, Z1
 
 kernelOffsAVX512HR2_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512HR2_set
-	VXORPS Z2, Z2, Z2
-	VMAXPS Z0, Z2, Z0
-	VMAXPS Z1, Z2, Z1
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR2_set
+	VXORPS       Z2, Z2, Z2
+	VMAXPS       Z0, Z2, Z0
+	VMAXPS       Z1, Z2, Z1
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512HR2_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X2
+	VBROADCASTSS X2, Z2
+	VMINPS       Z0, Z2, Z0
+	VMINPS       Z1, Z2, Z1
 
 kernelOffsAVX512HR2_set:
 	VMOVUPS Z0, (SI)
@@ -3943,13 +4399,21 @@ kernelOffsAVX512HR3_bias:
 	VADDPS       Z3, Z2, Z2
 
 kernelOffsAVX512HR3_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512HR3_set
-	VXORPS Z3, Z3, Z3
-	VMAXPS Z0, Z3, Z0
-	VMAXPS Z1, Z3, Z1
-	VMAXPS Z2, Z3, Z2
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR3_set
+	VXORPS       Z3, Z3, Z3
+	VMAXPS       Z0, Z3, Z0
+	VMAXPS       Z1, Z3, Z1
+	VMAXPS       Z2, Z3, Z2
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512HR3_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X3
+	VBROADCASTSS X3, Z3
+	VMINPS       Z0, Z3, Z0
+	VMINPS       Z1, Z3, Z1
+	VMINPS       Z2, Z3, Z2
 
 kernelOffsAVX512HR3_set:
 	VMOVUPS Z0, (SI)
@@ -4021,14 +4485,23 @@ kernelOffsAVX512HR4_bias:
 	VADDPS       Z4, Z3, Z3
 
 kernelOffsAVX512HR4_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512HR4_set
-	VXORPS Z4, Z4, Z4
-	VMAXPS Z0, Z4, Z0
-	VMAXPS Z1, Z4, Z1
-	VMAXPS Z2, Z4, Z2
-	VMAXPS Z3, Z4, Z3
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR4_set
+	VXORPS       Z4, Z4, Z4
+	VMAXPS       Z0, Z4, Z0
+	VMAXPS       Z1, Z4, Z1
+	VMAXPS       Z2, Z4, Z2
+	VMAXPS       Z3, Z4, Z3
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512HR4_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X4
+	VBROADCASTSS X4, Z4
+	VMINPS       Z0, Z4, Z0
+	VMINPS       Z1, Z4, Z1
+	VMINPS       Z2, Z4, Z2
+	VMINPS       Z3, Z4, Z3
 
 kernelOffsAVX512HR4_set:
 	VMOVUPS Z0, (SI)
@@ -4109,15 +4582,25 @@ kernelOffsAVX512HR5_bias:
 	VADDPS       Z5, Z4, Z4
 
 kernelOffsAVX512HR5_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512HR5_set
-	VXORPS Z5, Z5, Z5
-	VMAXPS Z0, Z5, Z0
-	VMAXPS Z1, Z5, Z1
-	VMAXPS Z2, Z5, Z2
-	VMAXPS Z3, Z5, Z3
-	VMAXPS Z4, Z5, Z4
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR5_set
+	VXORPS       Z5, Z5, Z5
+	VMAXPS       Z0, Z5, Z0
+	VMAXPS       Z1, Z5, Z1
+	VMAXPS       Z2, Z5, Z2
+	VMAXPS       Z3, Z5, Z3
+	VMAXPS       Z4, Z5, Z4
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512HR5_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X5
+	VBROADCASTSS X5, Z5
+	VMINPS       Z0, Z5, Z0
+	VMINPS       Z1, Z5, Z1
+	VMINPS       Z2, Z5, Z2
+	VMINPS       Z3, Z5, Z3
+	VMINPS       Z4, Z5, Z4
 
 kernelOffsAVX512HR5_set:
 	VMOVUPS Z0, (SI)
@@ -4207,16 +4690,27 @@ kernelOffsAVX512HR6_bias:
 	VADDPS       Z6, Z5, Z5
 
 kernelOffsAVX512HR6_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512HR6_set
-	VXORPS Z6, Z6, Z6
-	VMAXPS Z0, Z6, Z0
-	VMAXPS Z1, Z6, Z1
-	VMAXPS Z2, Z6, Z2
-	VMAXPS Z3, Z6, Z3
-	VMAXPS Z4, Z6, Z4
-	VMAXPS Z5, Z6, Z5
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR6_set
+	VXORPS       Z6, Z6, Z6
+	VMAXPS       Z0, Z6, Z0
+	VMAXPS       Z1, Z6, Z1
+	VMAXPS       Z2, Z6, Z2
+	VMAXPS       Z3, Z6, Z3
+	VMAXPS       Z4, Z6, Z4
+	VMAXPS       Z5, Z6, Z5
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512HR6_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X6
+	VBROADCASTSS X6, Z6
+	VMINPS       Z0, Z6, Z0
+	VMINPS       Z1, Z6, Z1
+	VMINPS       Z2, Z6, Z2
+	VMINPS       Z3, Z6, Z3
+	VMINPS       Z4, Z6, Z4
+	VMINPS       Z5, Z6, Z5
 
 kernelOffsAVX512HR6_set:
 	VMOVUPS Z0, (SI)
@@ -4315,17 +4809,29 @@ kernelOffsAVX512HR7_bias:
 	VADDPS       Z7, Z6, Z6
 
 kernelOffsAVX512HR7_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512HR7_set
-	VXORPS Z7, Z7, Z7
-	VMAXPS Z0, Z7, Z0
-	VMAXPS Z1, Z7, Z1
-	VMAXPS Z2, Z7, Z2
-	VMAXPS Z3, Z7, Z3
-	VMAXPS Z4, Z7, Z4
-	VMAXPS Z5, Z7, Z5
-	VMAXPS Z6, Z7, Z6
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR7_set
+	VXORPS       Z7, Z7, Z7
+	VMAXPS       Z0, Z7, Z0
+	VMAXPS       Z1, Z7, Z1
+	VMAXPS       Z2, Z7, Z2
+	VMAXPS       Z3, Z7, Z3
+	VMAXPS       Z4, Z7, Z4
+	VMAXPS       Z5, Z7, Z5
+	VMAXPS       Z6, Z7, Z6
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512HR7_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X7
+	VBROADCASTSS X7, Z7
+	VMINPS       Z0, Z7, Z0
+	VMINPS       Z1, Z7, Z1
+	VMINPS       Z2, Z7, Z2
+	VMINPS       Z3, Z7, Z3
+	VMINPS       Z4, Z7, Z4
+	VMINPS       Z5, Z7, Z5
+	VMINPS       Z6, Z7, Z6
 
 kernelOffsAVX512HR7_set:
 	VMOVUPS Z0, (SI)
@@ -4433,18 +4939,31 @@ kernelOffsAVX512HR8_bias:
 	VADDPS       Z8, Z7, Z7
 
 kernelOffsAVX512HR8_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512HR8_set
-	VXORPS Z8, Z8, Z8
-	VMAXPS Z0, Z8, Z0
-	VMAXPS Z1, Z8, Z1
-	VMAXPS Z2, Z8, Z2
-	VMAXPS Z3, Z8, Z3
-	VMAXPS Z4, Z8, Z4
-	VMAXPS Z5, Z8, Z5
-	VMAXPS Z6, Z8, Z6
-	VMAXPS Z7, Z8, Z7
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR8_set
+	VXORPS       Z8, Z8, Z8
+	VMAXPS       Z0, Z8, Z0
+	VMAXPS       Z1, Z8, Z1
+	VMAXPS       Z2, Z8, Z2
+	VMAXPS       Z3, Z8, Z3
+	VMAXPS       Z4, Z8, Z4
+	VMAXPS       Z5, Z8, Z5
+	VMAXPS       Z6, Z8, Z6
+	VMAXPS       Z7, Z8, Z7
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512HR8_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X8
+	VBROADCASTSS X8, Z8
+	VMINPS       Z0, Z8, Z0
+	VMINPS       Z1, Z8, Z1
+	VMINPS       Z2, Z8, Z2
+	VMINPS       Z3, Z8, Z3
+	VMINPS       Z4, Z8, Z4
+	VMINPS       Z5, Z8, Z5
+	VMINPS       Z6, Z8, Z6
+	VMINPS       Z7, Z8, Z7
 
 kernelOffsAVX512HR8_set:
 	VMOVUPS Z0, (SI)
@@ -4561,19 +5080,33 @@ kernelOffsAVX512HR9_bias:
 	VADDPS       Z9, Z8, Z8
 
 kernelOffsAVX512HR9_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512HR9_set
-	VXORPS Z9, Z9, Z9
-	VMAXPS Z0, Z9, Z0
-	VMAXPS Z1, Z9, Z1
-	VMAXPS Z2, Z9, Z2
-	VMAXPS Z3, Z9, Z3
-	VMAXPS Z4, Z9, Z4
-	VMAXPS Z5, Z9, Z5
-	VMAXPS Z6, Z9, Z6
-	VMAXPS Z7, Z9, Z7
-	VMAXPS Z8, Z9, Z8
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR9_set
+	VXORPS       Z9, Z9, Z9
+	VMAXPS       Z0, Z9, Z0
+	VMAXPS       Z1, Z9, Z1
+	VMAXPS       Z2, Z9, Z2
+	VMAXPS       Z3, Z9, Z3
+	VMAXPS       Z4, Z9, Z4
+	VMAXPS       Z5, Z9, Z5
+	VMAXPS       Z6, Z9, Z6
+	VMAXPS       Z7, Z9, Z7
+	VMAXPS       Z8, Z9, Z8
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512HR9_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X9
+	VBROADCASTSS X9, Z9
+	VMINPS       Z0, Z9, Z0
+	VMINPS       Z1, Z9, Z1
+	VMINPS       Z2, Z9, Z2
+	VMINPS       Z3, Z9, Z3
+	VMINPS       Z4, Z9, Z4
+	VMINPS       Z5, Z9, Z5
+	VMINPS       Z6, Z9, Z6
+	VMINPS       Z7, Z9, Z7
+	VMINPS       Z8, Z9, Z8
 
 kernelOffsAVX512HR9_set:
 	VMOVUPS Z0, (SI)
@@ -4699,20 +5232,35 @@ kernelOffsAVX512HR10_bias:
 	VADDPS       Z10, Z9, Z9
 
 kernelOffsAVX512HR10_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512HR10_set
-	VXORPS Z10, Z10, Z10
-	VMAXPS Z0, Z10, Z0
-	VMAXPS Z1, Z10, Z1
-	VMAXPS Z2, Z10, Z2
-	VMAXPS Z3, Z10, Z3
-	VMAXPS Z4, Z10, Z4
-	VMAXPS Z5, Z10, Z5
-	VMAXPS Z6, Z10, Z6
-	VMAXPS Z7, Z10, Z7
-	VMAXPS Z8, Z10, Z8
-	VMAXPS Z9, Z10, Z9
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR10_set
+	VXORPS       Z10, Z10, Z10
+	VMAXPS       Z0, Z10, Z0
+	VMAXPS       Z1, Z10, Z1
+	VMAXPS       Z2, Z10, Z2
+	VMAXPS       Z3, Z10, Z3
+	VMAXPS       Z4, Z10, Z4
+	VMAXPS       Z5, Z10, Z5
+	VMAXPS       Z6, Z10, Z6
+	VMAXPS       Z7, Z10, Z7
+	VMAXPS       Z8, Z10, Z8
+	VMAXPS       Z9, Z10, Z9
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512HR10_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X10
+	VBROADCASTSS X10, Z10
+	VMINPS       Z0, Z10, Z0
+	VMINPS       Z1, Z10, Z1
+	VMINPS       Z2, Z10, Z2
+	VMINPS       Z3, Z10, Z3
+	VMINPS       Z4, Z10, Z4
+	VMINPS       Z5, Z10, Z5
+	VMINPS       Z6, Z10, Z6
+	VMINPS       Z7, Z10, Z7
+	VMINPS       Z8, Z10, Z8
+	VMINPS       Z9, Z10, Z9
 
 kernelOffsAVX512HR10_set:
 	VMOVUPS Z0, (SI)
@@ -4847,21 +5395,37 @@ kernelOffsAVX512HR11_bias:
 	VADDPS       Z11, Z10, Z10
 
 kernelOffsAVX512HR11_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512HR11_set
-	VXORPS Z11, Z11, Z11
-	VMAXPS Z0, Z11, Z0
-	VMAXPS Z1, Z11, Z1
-	VMAXPS Z2, Z11, Z2
-	VMAXPS Z3, Z11, Z3
-	VMAXPS Z4, Z11, Z4
-	VMAXPS Z5, Z11, Z5
-	VMAXPS Z6, Z11, Z6
-	VMAXPS Z7, Z11, Z7
-	VMAXPS Z8, Z11, Z8
-	VMAXPS Z9, Z11, Z9
-	VMAXPS Z10, Z11, Z10
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512HR11_set
+	VXORPS       Z11, Z11, Z11
+	VMAXPS       Z0, Z11, Z0
+	VMAXPS       Z1, Z11, Z1
+	VMAXPS       Z2, Z11, Z2
+	VMAXPS       Z3, Z11, Z3
+	VMAXPS       Z4, Z11, Z4
+	VMAXPS       Z5, Z11, Z5
+	VMAXPS       Z6, Z11, Z6
+	VMAXPS       Z7, Z11, Z7
+	VMAXPS       Z8, Z11, Z8
+	VMAXPS       Z9, Z11, Z9
+	VMAXPS       Z10, Z11, Z10
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512HR11_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X11
+	VBROADCASTSS X11, Z11
+	VMINPS       Z0, Z11, Z0
+	VMINPS       Z1, Z11, Z1
+	VMINPS       Z2, Z11, Z2
+	VMINPS       Z3, Z11, Z3
+	VMINPS       Z4, Z11, Z4
+	VMINPS       Z5, Z11, Z5
+	VMINPS       Z6, Z11, Z6
+	VMINPS       Z7, Z11, Z7
+	VMINPS       Z8, Z11, Z8
+	VMINPS       Z9, Z11, Z9
+	VMINPS       Z10, Z11, Z10
 
 kernelOffsAVX512HR11_set:
 	VMOVUPS Z0, (SI)
@@ -5054,34 +5618,63 @@ kernelOffsAVX512_bias:
 	VADDPS       Z24, Z23, Z23
 
 kernelOffsAVX512_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512_set
-	VXORPS Z24, Z24, Z24
-	VMAXPS Z0, Z24, Z0
-	VMAXPS Z1, Z24, Z1
-	VMAXPS Z2, Z24, Z2
-	VMAXPS Z3, Z24, Z3
-	VMAXPS Z4, Z24, Z4
-	VMAXPS Z5, Z24, Z5
-	VMAXPS Z6, Z24, Z6
-	VMAXPS Z7, Z24, Z7
-	VMAXPS Z8, Z24, Z8
-	VMAXPS Z9, Z24, Z9
-	VMAXPS Z10, Z24, Z10
-	VMAXPS Z11, Z24, Z11
-	VMAXPS Z12, Z24, Z12
-	VMAXPS Z13, Z24, Z13
-	VMAXPS Z14, Z24, Z14
-	VMAXPS Z15, Z24, Z15
-	VMAXPS Z16, Z24, Z16
-	VMAXPS Z17, Z24, Z17
-	VMAXPS Z18, Z24, Z18
-	VMAXPS Z19, Z24, Z19
-	VMAXPS Z20, Z24, Z20
-	VMAXPS Z21, Z24, Z21
-	VMAXPS Z22, Z24, Z22
-	VMAXPS Z23, Z24, Z23
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512_set
+	VXORPS       Z24, Z24, Z24
+	VMAXPS       Z0, Z24, Z0
+	VMAXPS       Z1, Z24, Z1
+	VMAXPS       Z2, Z24, Z2
+	VMAXPS       Z3, Z24, Z3
+	VMAXPS       Z4, Z24, Z4
+	VMAXPS       Z5, Z24, Z5
+	VMAXPS       Z6, Z24, Z6
+	VMAXPS       Z7, Z24, Z7
+	VMAXPS       Z8, Z24, Z8
+	VMAXPS       Z9, Z24, Z9
+	VMAXPS       Z10, Z24, Z10
+	VMAXPS       Z11, Z24, Z11
+	VMAXPS       Z12, Z24, Z12
+	VMAXPS       Z13, Z24, Z13
+	VMAXPS       Z14, Z24, Z14
+	VMAXPS       Z15, Z24, Z15
+	VMAXPS       Z16, Z24, Z16
+	VMAXPS       Z17, Z24, Z17
+	VMAXPS       Z18, Z24, Z18
+	VMAXPS       Z19, Z24, Z19
+	VMAXPS       Z20, Z24, Z20
+	VMAXPS       Z21, Z24, Z21
+	VMAXPS       Z22, Z24, Z22
+	VMAXPS       Z23, Z24, Z23
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X24
+	VBROADCASTSS X24, Z24
+	VMINPS       Z0, Z24, Z0
+	VMINPS       Z1, Z24, Z1
+	VMINPS       Z2, Z24, Z2
+	VMINPS       Z3, Z24, Z3
+	VMINPS       Z4, Z24, Z4
+	VMINPS       Z5, Z24, Z5
+	VMINPS       Z6, Z24, Z6
+	VMINPS       Z7, Z24, Z7
+	VMINPS       Z8, Z24, Z8
+	VMINPS       Z9, Z24, Z9
+	VMINPS       Z10, Z24, Z10
+	VMINPS       Z11, Z24, Z11
+	VMINPS       Z12, Z24, Z12
+	VMINPS       Z13, Z24, Z13
+	VMINPS       Z14, Z24, Z14
+	VMINPS       Z15, Z24, Z15
+	VMINPS       Z16, Z24, Z16
+	VMINPS       Z17, Z24, Z17
+	VMINPS       Z18, Z24, Z18
+	VMINPS       Z19, Z24, Z19
+	VMINPS       Z20, Z24, Z20
+	VMINPS       Z21, Z24, Z21
+	VMINPS       Z22, Z24, Z22
+	VMINPS       Z23, Z24, Z23
 
 kernelOffsAVX512_set:
 	VMOVUPS Z0, (SI)
@@ -5123,7 +5716,7 @@ kernelOffsAVX512_set:
 	RET
 
 // func kernelOffsAVX2(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
-// Requires: AVX, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·kernelOffsAVX2(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
@@ -5222,22 +5815,39 @@ kernelOffsAVX2_bias:
 	VADDPS       Y12, Y11, Y11
 
 kernelOffsAVX2_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX2_set
-	VXORPS Y12, Y12, Y12
-	VMAXPS Y0, Y12, Y0
-	VMAXPS Y1, Y12, Y1
-	VMAXPS Y2, Y12, Y2
-	VMAXPS Y3, Y12, Y3
-	VMAXPS Y4, Y12, Y4
-	VMAXPS Y5, Y12, Y5
-	VMAXPS Y6, Y12, Y6
-	VMAXPS Y7, Y12, Y7
-	VMAXPS Y8, Y12, Y8
-	VMAXPS Y9, Y12, Y9
-	VMAXPS Y10, Y12, Y10
-	VMAXPS Y11, Y12, Y11
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX2_set
+	VXORPS       Y12, Y12, Y12
+	VMAXPS       Y0, Y12, Y0
+	VMAXPS       Y1, Y12, Y1
+	VMAXPS       Y2, Y12, Y2
+	VMAXPS       Y3, Y12, Y3
+	VMAXPS       Y4, Y12, Y4
+	VMAXPS       Y5, Y12, Y5
+	VMAXPS       Y6, Y12, Y6
+	VMAXPS       Y7, Y12, Y7
+	VMAXPS       Y8, Y12, Y8
+	VMAXPS       Y9, Y12, Y9
+	VMAXPS       Y10, Y12, Y10
+	VMAXPS       Y11, Y12, Y11
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX2_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X12
+	VBROADCASTSS X12, Y12
+	VMINPS       Y0, Y12, Y0
+	VMINPS       Y1, Y12, Y1
+	VMINPS       Y2, Y12, Y2
+	VMINPS       Y3, Y12, Y3
+	VMINPS       Y4, Y12, Y4
+	VMINPS       Y5, Y12, Y5
+	VMINPS       Y6, Y12, Y6
+	VMINPS       Y7, Y12, Y7
+	VMINPS       Y8, Y12, Y8
+	VMINPS       Y9, Y12, Y9
+	VMINPS       Y10, Y12, Y10
+	VMINPS       Y11, Y12, Y11
 
 kernelOffsAVX2_set:
 	VMOVUPS Y0, (SI)
@@ -5305,12 +5915,19 @@ kernelOffsAVX512R1_bias:
 	VADDPS       Z2, Z1, Z1
 
 kernelOffsAVX512R1_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512R1_set
-	VXORPS Z2, Z2, Z2
-	VMAXPS Z0, Z2, Z0
-	VMAXPS Z1, Z2, Z1
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R1_set
+	VXORPS       Z2, Z2, Z2
+	VMAXPS       Z0, Z2, Z0
+	VMAXPS       Z1, Z2, Z1
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512R1_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X2
+	VBROADCASTSS X2, Z2
+	VMINPS       Z0, Z2, Z0
+	VMINPS       Z1, Z2, Z1
 
 kernelOffsAVX512R1_set:
 	VMOVUPS Z0, (SI)
@@ -5374,14 +5991,23 @@ kernelOffsAVX512R2_bias:
 	VADDPS       Z4, Z3, Z3
 
 kernelOffsAVX512R2_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512R2_set
-	VXORPS Z4, Z4, Z4
-	VMAXPS Z0, Z4, Z0
-	VMAXPS Z1, Z4, Z1
-	VMAXPS Z2, Z4, Z2
-	VMAXPS Z3, Z4, Z3
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R2_set
+	VXORPS       Z4, Z4, Z4
+	VMAXPS       Z0, Z4, Z0
+	VMAXPS       Z1, Z4, Z1
+	VMAXPS       Z2, Z4, Z2
+	VMAXPS       Z3, Z4, Z3
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512R2_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X4
+	VBROADCASTSS X4, Z4
+	VMINPS       Z0, Z4, Z0
+	VMINPS       Z1, Z4, Z1
+	VMINPS       Z2, Z4, Z2
+	VMINPS       Z3, Z4, Z3
 
 kernelOffsAVX512R2_set:
 	VMOVUPS Z0, (SI)
@@ -5459,16 +6085,27 @@ kernelOffsAVX512R3_bias:
 	VADDPS       Z6, Z5, Z5
 
 kernelOffsAVX512R3_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512R3_set
-	VXORPS Z6, Z6, Z6
-	VMAXPS Z0, Z6, Z0
-	VMAXPS Z1, Z6, Z1
-	VMAXPS Z2, Z6, Z2
-	VMAXPS Z3, Z6, Z3
-	VMAXPS Z4, Z6, Z4
-	VMAXPS Z5, Z6, Z5
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R3_set
+	VXORPS       Z6, Z6, Z6
+	VMAXPS       Z0, Z6, Z0
+	VMAXPS       Z1, Z6, Z1
+	VMAXPS       Z2, Z6, Z2
+	VMAXPS       Z3, Z6, Z3
+	VMAXPS       Z4, Z6, Z4
+	VMAXPS       Z5, Z6, Z5
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512R3_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X6
+	VBROADCASTSS X6, Z6
+	VMINPS       Z0, Z6, Z0
+	VMINPS       Z1, Z6, Z1
+	VMINPS       Z2, Z6, Z2
+	VMINPS       Z3, Z6, Z3
+	VMINPS       Z4, Z6, Z4
+	VMINPS       Z5, Z6, Z5
 
 kernelOffsAVX512R3_set:
 	VMOVUPS Z0, (SI)
@@ -5560,18 +6197,31 @@ kernelOffsAVX512R4_bias:
 	VADDPS       Z8, Z7, Z7
 
 kernelOffsAVX512R4_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512R4_set
-	VXORPS Z8, Z8, Z8
-	VMAXPS Z0, Z8, Z0
-	VMAXPS Z1, Z8, Z1
-	VMAXPS Z2, Z8, Z2
-	VMAXPS Z3, Z8, Z3
-	VMAXPS Z4, Z8, Z4
-	VMAXPS Z5, Z8, Z5
-	VMAXPS Z6, Z8, Z6
-	VMAXPS Z7, Z8, Z7
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R4_set
+	VXORPS       Z8, Z8, Z8
+	VMAXPS       Z0, Z8, Z0
+	VMAXPS       Z1, Z8, Z1
+	VMAXPS       Z2, Z8, Z2
+	VMAXPS       Z3, Z8, Z3
+	VMAXPS       Z4, Z8, Z4
+	VMAXPS       Z5, Z8, Z5
+	VMAXPS       Z6, Z8, Z6
+	VMAXPS       Z7, Z8, Z7
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512R4_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X8
+	VBROADCASTSS X8, Z8
+	VMINPS       Z0, Z8, Z0
+	VMINPS       Z1, Z8, Z1
+	VMINPS       Z2, Z8, Z2
+	VMINPS       Z3, Z8, Z3
+	VMINPS       Z4, Z8, Z4
+	VMINPS       Z5, Z8, Z5
+	VMINPS       Z6, Z8, Z6
+	VMINPS       Z7, Z8, Z7
 
 kernelOffsAVX512R4_set:
 	VMOVUPS Z0, (SI)
@@ -5677,20 +6327,35 @@ kernelOffsAVX512R5_bias:
 	VADDPS       Z10, Z9, Z9
 
 kernelOffsAVX512R5_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512R5_set
-	VXORPS Z10, Z10, Z10
-	VMAXPS Z0, Z10, Z0
-	VMAXPS Z1, Z10, Z1
-	VMAXPS Z2, Z10, Z2
-	VMAXPS Z3, Z10, Z3
-	VMAXPS Z4, Z10, Z4
-	VMAXPS Z5, Z10, Z5
-	VMAXPS Z6, Z10, Z6
-	VMAXPS Z7, Z10, Z7
-	VMAXPS Z8, Z10, Z8
-	VMAXPS Z9, Z10, Z9
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R5_set
+	VXORPS       Z10, Z10, Z10
+	VMAXPS       Z0, Z10, Z0
+	VMAXPS       Z1, Z10, Z1
+	VMAXPS       Z2, Z10, Z2
+	VMAXPS       Z3, Z10, Z3
+	VMAXPS       Z4, Z10, Z4
+	VMAXPS       Z5, Z10, Z5
+	VMAXPS       Z6, Z10, Z6
+	VMAXPS       Z7, Z10, Z7
+	VMAXPS       Z8, Z10, Z8
+	VMAXPS       Z9, Z10, Z9
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512R5_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X10
+	VBROADCASTSS X10, Z10
+	VMINPS       Z0, Z10, Z0
+	VMINPS       Z1, Z10, Z1
+	VMINPS       Z2, Z10, Z2
+	VMINPS       Z3, Z10, Z3
+	VMINPS       Z4, Z10, Z4
+	VMINPS       Z5, Z10, Z5
+	VMINPS       Z6, Z10, Z6
+	VMINPS       Z7, Z10, Z7
+	VMINPS       Z8, Z10, Z8
+	VMINPS       Z9, Z10, Z9
 
 kernelOffsAVX512R5_set:
 	VMOVUPS Z0, (SI)
@@ -5810,22 +6475,39 @@ kernelOffsAVX512R6_bias:
 	VADDPS       Z12, Z11, Z11
 
 kernelOffsAVX512R6_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512R6_set
-	VXORPS Z12, Z12, Z12
-	VMAXPS Z0, Z12, Z0
-	VMAXPS Z1, Z12, Z1
-	VMAXPS Z2, Z12, Z2
-	VMAXPS Z3, Z12, Z3
-	VMAXPS Z4, Z12, Z4
-	VMAXPS Z5, Z12, Z5
-	VMAXPS Z6, Z12, Z6
-	VMAXPS Z7, Z12, Z7
-	VMAXPS Z8, Z12, Z8
-	VMAXPS Z9, Z12, Z9
-	VMAXPS Z10, Z12, Z10
-	VMAXPS Z11, Z12, Z11
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R6_set
+	VXORPS       Z12, Z12, Z12
+	VMAXPS       Z0, Z12, Z0
+	VMAXPS       Z1, Z12, Z1
+	VMAXPS       Z2, Z12, Z2
+	VMAXPS       Z3, Z12, Z3
+	VMAXPS       Z4, Z12, Z4
+	VMAXPS       Z5, Z12, Z5
+	VMAXPS       Z6, Z12, Z6
+	VMAXPS       Z7, Z12, Z7
+	VMAXPS       Z8, Z12, Z8
+	VMAXPS       Z9, Z12, Z9
+	VMAXPS       Z10, Z12, Z10
+	VMAXPS       Z11, Z12, Z11
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512R6_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X12
+	VBROADCASTSS X12, Z12
+	VMINPS       Z0, Z12, Z0
+	VMINPS       Z1, Z12, Z1
+	VMINPS       Z2, Z12, Z2
+	VMINPS       Z3, Z12, Z3
+	VMINPS       Z4, Z12, Z4
+	VMINPS       Z5, Z12, Z5
+	VMINPS       Z6, Z12, Z6
+	VMINPS       Z7, Z12, Z7
+	VMINPS       Z8, Z12, Z8
+	VMINPS       Z9, Z12, Z9
+	VMINPS       Z10, Z12, Z10
+	VMINPS       Z11, Z12, Z11
 
 kernelOffsAVX512R6_set:
 	VMOVUPS Z0, (SI)
@@ -5959,24 +6641,43 @@ kernelOffsAVX512R7_bias:
 	VADDPS       Z14, Z13, Z13
 
 kernelOffsAVX512R7_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512R7_set
-	VXORPS Z14, Z14, Z14
-	VMAXPS Z0, Z14, Z0
-	VMAXPS Z1, Z14, Z1
-	VMAXPS Z2, Z14, Z2
-	VMAXPS Z3, Z14, Z3
-	VMAXPS Z4, Z14, Z4
-	VMAXPS Z5, Z14, Z5
-	VMAXPS Z6, Z14, Z6
-	VMAXPS Z7, Z14, Z7
-	VMAXPS Z8, Z14, Z8
-	VMAXPS Z9, Z14, Z9
-	VMAXPS Z10, Z14, Z10
-	VMAXPS Z11, Z14, Z11
-	VMAXPS Z12, Z14, Z12
-	VMAXPS Z13, Z14, Z13
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R7_set
+	VXORPS       Z14, Z14, Z14
+	VMAXPS       Z0, Z14, Z0
+	VMAXPS       Z1, Z14, Z1
+	VMAXPS       Z2, Z14, Z2
+	VMAXPS       Z3, Z14, Z3
+	VMAXPS       Z4, Z14, Z4
+	VMAXPS       Z5, Z14, Z5
+	VMAXPS       Z6, Z14, Z6
+	VMAXPS       Z7, Z14, Z7
+	VMAXPS       Z8, Z14, Z8
+	VMAXPS       Z9, Z14, Z9
+	VMAXPS       Z10, Z14, Z10
+	VMAXPS       Z11, Z14, Z11
+	VMAXPS       Z12, Z14, Z12
+	VMAXPS       Z13, Z14, Z13
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512R7_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X14
+	VBROADCASTSS X14, Z14
+	VMINPS       Z0, Z14, Z0
+	VMINPS       Z1, Z14, Z1
+	VMINPS       Z2, Z14, Z2
+	VMINPS       Z3, Z14, Z3
+	VMINPS       Z4, Z14, Z4
+	VMINPS       Z5, Z14, Z5
+	VMINPS       Z6, Z14, Z6
+	VMINPS       Z7, Z14, Z7
+	VMINPS       Z8, Z14, Z8
+	VMINPS       Z9, Z14, Z9
+	VMINPS       Z10, Z14, Z10
+	VMINPS       Z11, Z14, Z11
+	VMINPS       Z12, Z14, Z12
+	VMINPS       Z13, Z14, Z13
 
 kernelOffsAVX512R7_set:
 	VMOVUPS Z0, (SI)
@@ -6124,26 +6825,47 @@ kernelOffsAVX512R8_bias:
 	VADDPS       Z16, Z15, Z15
 
 kernelOffsAVX512R8_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512R8_set
-	VXORPS Z16, Z16, Z16
-	VMAXPS Z0, Z16, Z0
-	VMAXPS Z1, Z16, Z1
-	VMAXPS Z2, Z16, Z2
-	VMAXPS Z3, Z16, Z3
-	VMAXPS Z4, Z16, Z4
-	VMAXPS Z5, Z16, Z5
-	VMAXPS Z6, Z16, Z6
-	VMAXPS Z7, Z16, Z7
-	VMAXPS Z8, Z16, Z8
-	VMAXPS Z9, Z16, Z9
-	VMAXPS Z10, Z16, Z10
-	VMAXPS Z11, Z16, Z11
-	VMAXPS Z12, Z16, Z12
-	VMAXPS Z13, Z16, Z13
-	VMAXPS Z14, Z16, Z14
-	VMAXPS Z15, Z16, Z15
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R8_set
+	VXORPS       Z16, Z16, Z16
+	VMAXPS       Z0, Z16, Z0
+	VMAXPS       Z1, Z16, Z1
+	VMAXPS       Z2, Z16, Z2
+	VMAXPS       Z3, Z16, Z3
+	VMAXPS       Z4, Z16, Z4
+	VMAXPS       Z5, Z16, Z5
+	VMAXPS       Z6, Z16, Z6
+	VMAXPS       Z7, Z16, Z7
+	VMAXPS       Z8, Z16, Z8
+	VMAXPS       Z9, Z16, Z9
+	VMAXPS       Z10, Z16, Z10
+	VMAXPS       Z11, Z16, Z11
+	VMAXPS       Z12, Z16, Z12
+	VMAXPS       Z13, Z16, Z13
+	VMAXPS       Z14, Z16, Z14
+	VMAXPS       Z15, Z16, Z15
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512R8_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X16
+	VBROADCASTSS X16, Z16
+	VMINPS       Z0, Z16, Z0
+	VMINPS       Z1, Z16, Z1
+	VMINPS       Z2, Z16, Z2
+	VMINPS       Z3, Z16, Z3
+	VMINPS       Z4, Z16, Z4
+	VMINPS       Z5, Z16, Z5
+	VMINPS       Z6, Z16, Z6
+	VMINPS       Z7, Z16, Z7
+	VMINPS       Z8, Z16, Z8
+	VMINPS       Z9, Z16, Z9
+	VMINPS       Z10, Z16, Z10
+	VMINPS       Z11, Z16, Z11
+	VMINPS       Z12, Z16, Z12
+	VMINPS       Z13, Z16, Z13
+	VMINPS       Z14, Z16, Z14
+	VMINPS       Z15, Z16, Z15
 
 kernelOffsAVX512R8_set:
 	VMOVUPS Z0, (SI)
@@ -6305,28 +7027,51 @@ kernelOffsAVX512R9_bias:
 	VADDPS       Z18, Z17, Z17
 
 kernelOffsAVX512R9_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512R9_set
-	VXORPS Z18, Z18, Z18
-	VMAXPS Z0, Z18, Z0
-	VMAXPS Z1, Z18, Z1
-	VMAXPS Z2, Z18, Z2
-	VMAXPS Z3, Z18, Z3
-	VMAXPS Z4, Z18, Z4
-	VMAXPS Z5, Z18, Z5
-	VMAXPS Z6, Z18, Z6
-	VMAXPS Z7, Z18, Z7
-	VMAXPS Z8, Z18, Z8
-	VMAXPS Z9, Z18, Z9
-	VMAXPS Z10, Z18, Z10
-	VMAXPS Z11, Z18, Z11
-	VMAXPS Z12, Z18, Z12
-	VMAXPS Z13, Z18, Z13
-	VMAXPS Z14, Z18, Z14
-	VMAXPS Z15, Z18, Z15
-	VMAXPS Z16, Z18, Z16
-	VMAXPS Z17, Z18, Z17
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R9_set
+	VXORPS       Z18, Z18, Z18
+	VMAXPS       Z0, Z18, Z0
+	VMAXPS       Z1, Z18, Z1
+	VMAXPS       Z2, Z18, Z2
+	VMAXPS       Z3, Z18, Z3
+	VMAXPS       Z4, Z18, Z4
+	VMAXPS       Z5, Z18, Z5
+	VMAXPS       Z6, Z18, Z6
+	VMAXPS       Z7, Z18, Z7
+	VMAXPS       Z8, Z18, Z8
+	VMAXPS       Z9, Z18, Z9
+	VMAXPS       Z10, Z18, Z10
+	VMAXPS       Z11, Z18, Z11
+	VMAXPS       Z12, Z18, Z12
+	VMAXPS       Z13, Z18, Z13
+	VMAXPS       Z14, Z18, Z14
+	VMAXPS       Z15, Z18, Z15
+	VMAXPS       Z16, Z18, Z16
+	VMAXPS       Z17, Z18, Z17
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512R9_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X18
+	VBROADCASTSS X18, Z18
+	VMINPS       Z0, Z18, Z0
+	VMINPS       Z1, Z18, Z1
+	VMINPS       Z2, Z18, Z2
+	VMINPS       Z3, Z18, Z3
+	VMINPS       Z4, Z18, Z4
+	VMINPS       Z5, Z18, Z5
+	VMINPS       Z6, Z18, Z6
+	VMINPS       Z7, Z18, Z7
+	VMINPS       Z8, Z18, Z8
+	VMINPS       Z9, Z18, Z9
+	VMINPS       Z10, Z18, Z10
+	VMINPS       Z11, Z18, Z11
+	VMINPS       Z12, Z18, Z12
+	VMINPS       Z13, Z18, Z13
+	VMINPS       Z14, Z18, Z14
+	VMINPS       Z15, Z18, Z15
+	VMINPS       Z16, Z18, Z16
+	VMINPS       Z17, Z18, Z17
 
 kernelOffsAVX512R9_set:
 	VMOVUPS Z0, (SI)
@@ -6502,30 +7247,55 @@ kernelOffsAVX512R10_bias:
 	VADDPS       Z20, Z19, Z19
 
 kernelOffsAVX512R10_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512R10_set
-	VXORPS Z20, Z20, Z20
-	VMAXPS Z0, Z20, Z0
-	VMAXPS Z1, Z20, Z1
-	VMAXPS Z2, Z20, Z2
-	VMAXPS Z3, Z20, Z3
-	VMAXPS Z4, Z20, Z4
-	VMAXPS Z5, Z20, Z5
-	VMAXPS Z6, Z20, Z6
-	VMAXPS Z7, Z20, Z7
-	VMAXPS Z8, Z20, Z8
-	VMAXPS Z9, Z20, Z9
-	VMAXPS Z10, Z20, Z10
-	VMAXPS Z11, Z20, Z11
-	VMAXPS Z12, Z20, Z12
-	VMAXPS Z13, Z20, Z13
-	VMAXPS Z14, Z20, Z14
-	VMAXPS Z15, Z20, Z15
-	VMAXPS Z16, Z20, Z16
-	VMAXPS Z17, Z20, Z17
-	VMAXPS Z18, Z20, Z18
-	VMAXPS Z19, Z20, Z19
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R10_set
+	VXORPS       Z20, Z20, Z20
+	VMAXPS       Z0, Z20, Z0
+	VMAXPS       Z1, Z20, Z1
+	VMAXPS       Z2, Z20, Z2
+	VMAXPS       Z3, Z20, Z3
+	VMAXPS       Z4, Z20, Z4
+	VMAXPS       Z5, Z20, Z5
+	VMAXPS       Z6, Z20, Z6
+	VMAXPS       Z7, Z20, Z7
+	VMAXPS       Z8, Z20, Z8
+	VMAXPS       Z9, Z20, Z9
+	VMAXPS       Z10, Z20, Z10
+	VMAXPS       Z11, Z20, Z11
+	VMAXPS       Z12, Z20, Z12
+	VMAXPS       Z13, Z20, Z13
+	VMAXPS       Z14, Z20, Z14
+	VMAXPS       Z15, Z20, Z15
+	VMAXPS       Z16, Z20, Z16
+	VMAXPS       Z17, Z20, Z17
+	VMAXPS       Z18, Z20, Z18
+	VMAXPS       Z19, Z20, Z19
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512R10_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X20
+	VBROADCASTSS X20, Z20
+	VMINPS       Z0, Z20, Z0
+	VMINPS       Z1, Z20, Z1
+	VMINPS       Z2, Z20, Z2
+	VMINPS       Z3, Z20, Z3
+	VMINPS       Z4, Z20, Z4
+	VMINPS       Z5, Z20, Z5
+	VMINPS       Z6, Z20, Z6
+	VMINPS       Z7, Z20, Z7
+	VMINPS       Z8, Z20, Z8
+	VMINPS       Z9, Z20, Z9
+	VMINPS       Z10, Z20, Z10
+	VMINPS       Z11, Z20, Z11
+	VMINPS       Z12, Z20, Z12
+	VMINPS       Z13, Z20, Z13
+	VMINPS       Z14, Z20, Z14
+	VMINPS       Z15, Z20, Z15
+	VMINPS       Z16, Z20, Z16
+	VMINPS       Z17, Z20, Z17
+	VMINPS       Z18, Z20, Z18
+	VMINPS       Z19, Z20, Z19
 
 kernelOffsAVX512R10_set:
 	VMOVUPS Z0, (SI)
@@ -6715,32 +7485,59 @@ kernelOffsAVX512R11_bias:
 	VADDPS       Z22, Z21, Z21
 
 kernelOffsAVX512R11_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX512R11_set
-	VXORPS Z22, Z22, Z22
-	VMAXPS Z0, Z22, Z0
-	VMAXPS Z1, Z22, Z1
-	VMAXPS Z2, Z22, Z2
-	VMAXPS Z3, Z22, Z3
-	VMAXPS Z4, Z22, Z4
-	VMAXPS Z5, Z22, Z5
-	VMAXPS Z6, Z22, Z6
-	VMAXPS Z7, Z22, Z7
-	VMAXPS Z8, Z22, Z8
-	VMAXPS Z9, Z22, Z9
-	VMAXPS Z10, Z22, Z10
-	VMAXPS Z11, Z22, Z11
-	VMAXPS Z12, Z22, Z12
-	VMAXPS Z13, Z22, Z13
-	VMAXPS Z14, Z22, Z14
-	VMAXPS Z15, Z22, Z15
-	VMAXPS Z16, Z22, Z16
-	VMAXPS Z17, Z22, Z17
-	VMAXPS Z18, Z22, Z18
-	VMAXPS Z19, Z22, Z19
-	VMAXPS Z20, Z22, Z20
-	VMAXPS Z21, Z22, Z21
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX512R11_set
+	VXORPS       Z22, Z22, Z22
+	VMAXPS       Z0, Z22, Z0
+	VMAXPS       Z1, Z22, Z1
+	VMAXPS       Z2, Z22, Z2
+	VMAXPS       Z3, Z22, Z3
+	VMAXPS       Z4, Z22, Z4
+	VMAXPS       Z5, Z22, Z5
+	VMAXPS       Z6, Z22, Z6
+	VMAXPS       Z7, Z22, Z7
+	VMAXPS       Z8, Z22, Z8
+	VMAXPS       Z9, Z22, Z9
+	VMAXPS       Z10, Z22, Z10
+	VMAXPS       Z11, Z22, Z11
+	VMAXPS       Z12, Z22, Z12
+	VMAXPS       Z13, Z22, Z13
+	VMAXPS       Z14, Z22, Z14
+	VMAXPS       Z15, Z22, Z15
+	VMAXPS       Z16, Z22, Z16
+	VMAXPS       Z17, Z22, Z17
+	VMAXPS       Z18, Z22, Z18
+	VMAXPS       Z19, Z22, Z19
+	VMAXPS       Z20, Z22, Z20
+	VMAXPS       Z21, Z22, Z21
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX512R11_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X22
+	VBROADCASTSS X22, Z22
+	VMINPS       Z0, Z22, Z0
+	VMINPS       Z1, Z22, Z1
+	VMINPS       Z2, Z22, Z2
+	VMINPS       Z3, Z22, Z3
+	VMINPS       Z4, Z22, Z4
+	VMINPS       Z5, Z22, Z5
+	VMINPS       Z6, Z22, Z6
+	VMINPS       Z7, Z22, Z7
+	VMINPS       Z8, Z22, Z8
+	VMINPS       Z9, Z22, Z9
+	VMINPS       Z10, Z22, Z10
+	VMINPS       Z11, Z22, Z11
+	VMINPS       Z12, Z22, Z12
+	VMINPS       Z13, Z22, Z13
+	VMINPS       Z14, Z22, Z14
+	VMINPS       Z15, Z22, Z15
+	VMINPS       Z16, Z22, Z16
+	VMINPS       Z17, Z22, Z17
+	VMINPS       Z18, Z22, Z18
+	VMINPS       Z19, Z22, Z19
+	VMINPS       Z20, Z22, Z20
+	VMINPS       Z21, Z22, Z21
 
 kernelOffsAVX512R11_set:
 	VMOVUPS Z0, (SI)
@@ -6779,7 +7576,7 @@ kernelOffsAVX512R11_set:
 	RET
 
 // func kernelOffsAVX2R1(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
-// Requires: AVX, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·kernelOffsAVX2R1(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
@@ -6823,12 +7620,19 @@ kernelOffsAVX2R1_bias:
 	VADDPS       Y2, Y1, Y1
 
 kernelOffsAVX2R1_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX2R1_set
-	VXORPS Y2, Y2, Y2
-	VMAXPS Y0, Y2, Y0
-	VMAXPS Y1, Y2, Y1
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX2R1_set
+	VXORPS       Y2, Y2, Y2
+	VMAXPS       Y0, Y2, Y0
+	VMAXPS       Y1, Y2, Y1
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX2R1_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X2
+	VBROADCASTSS X2, Y2
+	VMINPS       Y0, Y2, Y0
+	VMINPS       Y1, Y2, Y1
 
 kernelOffsAVX2R1_set:
 	VMOVUPS Y0, (SI)
@@ -6837,7 +7641,7 @@ kernelOffsAVX2R1_set:
 	RET
 
 // func kernelOffsAVX2R2(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
-// Requires: AVX, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·kernelOffsAVX2R2(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
@@ -6892,14 +7696,23 @@ kernelOffsAVX2R2_bias:
 	VADDPS       Y4, Y3, Y3
 
 kernelOffsAVX2R2_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX2R2_set
-	VXORPS Y4, Y4, Y4
-	VMAXPS Y0, Y4, Y0
-	VMAXPS Y1, Y4, Y1
-	VMAXPS Y2, Y4, Y2
-	VMAXPS Y3, Y4, Y3
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX2R2_set
+	VXORPS       Y4, Y4, Y4
+	VMAXPS       Y0, Y4, Y0
+	VMAXPS       Y1, Y4, Y1
+	VMAXPS       Y2, Y4, Y2
+	VMAXPS       Y3, Y4, Y3
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX2R2_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X4
+	VBROADCASTSS X4, Y4
+	VMINPS       Y0, Y4, Y0
+	VMINPS       Y1, Y4, Y1
+	VMINPS       Y2, Y4, Y2
+	VMINPS       Y3, Y4, Y3
 
 kernelOffsAVX2R2_set:
 	VMOVUPS Y0, (SI)
@@ -6911,7 +7724,7 @@ kernelOffsAVX2R2_set:
 	RET
 
 // func kernelOffsAVX2R3(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
-// Requires: AVX, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·kernelOffsAVX2R3(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
@@ -6977,16 +7790,27 @@ kernelOffsAVX2R3_bias:
 	VADDPS       Y6, Y5, Y5
 
 kernelOffsAVX2R3_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX2R3_set
-	VXORPS Y6, Y6, Y6
-	VMAXPS Y0, Y6, Y0
-	VMAXPS Y1, Y6, Y1
-	VMAXPS Y2, Y6, Y2
-	VMAXPS Y3, Y6, Y3
-	VMAXPS Y4, Y6, Y4
-	VMAXPS Y5, Y6, Y5
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX2R3_set
+	VXORPS       Y6, Y6, Y6
+	VMAXPS       Y0, Y6, Y0
+	VMAXPS       Y1, Y6, Y1
+	VMAXPS       Y2, Y6, Y2
+	VMAXPS       Y3, Y6, Y3
+	VMAXPS       Y4, Y6, Y4
+	VMAXPS       Y5, Y6, Y5
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX2R3_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X6
+	VBROADCASTSS X6, Y6
+	VMINPS       Y0, Y6, Y0
+	VMINPS       Y1, Y6, Y1
+	VMINPS       Y2, Y6, Y2
+	VMINPS       Y3, Y6, Y3
+	VMINPS       Y4, Y6, Y4
+	VMINPS       Y5, Y6, Y5
 
 kernelOffsAVX2R3_set:
 	VMOVUPS Y0, (SI)
@@ -7001,7 +7825,7 @@ kernelOffsAVX2R3_set:
 	RET
 
 // func kernelOffsAVX2R4(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
-// Requires: AVX, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·kernelOffsAVX2R4(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
@@ -7078,18 +7902,31 @@ kernelOffsAVX2R4_bias:
 	VADDPS       Y8, Y7, Y7
 
 kernelOffsAVX2R4_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX2R4_set
-	VXORPS Y8, Y8, Y8
-	VMAXPS Y0, Y8, Y0
-	VMAXPS Y1, Y8, Y1
-	VMAXPS Y2, Y8, Y2
-	VMAXPS Y3, Y8, Y3
-	VMAXPS Y4, Y8, Y4
-	VMAXPS Y5, Y8, Y5
-	VMAXPS Y6, Y8, Y6
-	VMAXPS Y7, Y8, Y7
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX2R4_set
+	VXORPS       Y8, Y8, Y8
+	VMAXPS       Y0, Y8, Y0
+	VMAXPS       Y1, Y8, Y1
+	VMAXPS       Y2, Y8, Y2
+	VMAXPS       Y3, Y8, Y3
+	VMAXPS       Y4, Y8, Y4
+	VMAXPS       Y5, Y8, Y5
+	VMAXPS       Y6, Y8, Y6
+	VMAXPS       Y7, Y8, Y7
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX2R4_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X8
+	VBROADCASTSS X8, Y8
+	VMINPS       Y0, Y8, Y0
+	VMINPS       Y1, Y8, Y1
+	VMINPS       Y2, Y8, Y2
+	VMINPS       Y3, Y8, Y3
+	VMINPS       Y4, Y8, Y4
+	VMINPS       Y5, Y8, Y5
+	VMINPS       Y6, Y8, Y6
+	VMINPS       Y7, Y8, Y7
 
 kernelOffsAVX2R4_set:
 	VMOVUPS Y0, (SI)
@@ -7107,7 +7944,7 @@ kernelOffsAVX2R4_set:
 	RET
 
 // func kernelOffsAVX2R5(kc int, a *float32, offs *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int)
-// Requires: AVX, FMA3
+// Requires: AVX, AVX2, FMA3
 TEXT ·kernelOffsAVX2R5(SB), NOSPLIT, $0-72
 	MOVQ   kc+0(FP), AX
 	MOVQ   a+8(FP), CX
@@ -7195,20 +8032,35 @@ kernelOffsAVX2R5_bias:
 	VADDPS       Y10, Y9, Y9
 
 kernelOffsAVX2R5_relu:
-	MOVQ   relu+64(FP), AX
-	TESTQ  AX, AX
-	JZ     kernelOffsAVX2R5_set
-	VXORPS Y10, Y10, Y10
-	VMAXPS Y0, Y10, Y0
-	VMAXPS Y1, Y10, Y1
-	VMAXPS Y2, Y10, Y2
-	VMAXPS Y3, Y10, Y3
-	VMAXPS Y4, Y10, Y4
-	VMAXPS Y5, Y10, Y5
-	VMAXPS Y6, Y10, Y6
-	VMAXPS Y7, Y10, Y7
-	VMAXPS Y8, Y10, Y8
-	VMAXPS Y9, Y10, Y9
+	MOVQ         relu+64(FP), AX
+	TESTQ        AX, AX
+	JZ           kernelOffsAVX2R5_set
+	VXORPS       Y10, Y10, Y10
+	VMAXPS       Y0, Y10, Y0
+	VMAXPS       Y1, Y10, Y1
+	VMAXPS       Y2, Y10, Y2
+	VMAXPS       Y3, Y10, Y3
+	VMAXPS       Y4, Y10, Y4
+	VMAXPS       Y5, Y10, Y5
+	VMAXPS       Y6, Y10, Y6
+	VMAXPS       Y7, Y10, Y7
+	VMAXPS       Y8, Y10, Y8
+	VMAXPS       Y9, Y10, Y9
+	CMPQ         AX, $0x02
+	JNE          kernelOffsAVX2R5_set
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X10
+	VBROADCASTSS X10, Y10
+	VMINPS       Y0, Y10, Y0
+	VMINPS       Y1, Y10, Y1
+	VMINPS       Y2, Y10, Y2
+	VMINPS       Y3, Y10, Y3
+	VMINPS       Y4, Y10, Y4
+	VMINPS       Y5, Y10, Y5
+	VMINPS       Y6, Y10, Y6
+	VMINPS       Y7, Y10, Y7
+	VMINPS       Y8, Y10, Y8
+	VMINPS       Y9, Y10, Y9
 
 kernelOffsAVX2R5_set:
 	VMOVUPS Y0, (SI)
@@ -7225,6 +8077,185 @@ kernelOffsAVX2R5_set:
 	ADDQ    DI, SI
 	VMOVUPS Y8, (SI)
 	VMOVUPS Y9, 32(SI)
+	VZEROUPPER
+	RET
+
+// func kernelCol12x1(kc int, a *float32, b *float32, ldb int, out *float32)
+// Requires: AVX, FMA3
+TEXT ·kernelCol12x1(SB), NOSPLIT, $0-40
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   out+32(FP), SI
+	SHLQ   $0x02, BX
+	LEAQ   (AX)(AX*2), DI
+	SHLQ   $0x04, DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	TESTQ  AX, AX
+	JZ     kernelCol12x1_store
+
+kernelCol12x1_loop:
+	VBROADCASTSS (DX), Y2
+	VFMADD231PS  (CX), Y2, Y0
+	VFMADD231PS  32(CX), X2, X1
+	ADDQ         $0x30, CX
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelCol12x1_loop
+
+kernelCol12x1_store:
+	VMOVUPS Y0, (SI)
+	VMOVUPS X1, 32(SI)
+	VZEROUPPER
+	RET
+
+// func kernelCol12x2(kc int, a *float32, b *float32, ldb int, out *float32)
+// Requires: AVX, FMA3
+TEXT ·kernelCol12x2(SB), NOSPLIT, $0-40
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   out+32(FP), SI
+	SHLQ   $0x02, BX
+	LEAQ   (AX)(AX*2), DI
+	SHLQ   $0x04, DI
+	MOVQ   CX, R8
+	ADDQ   DI, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	TESTQ  AX, AX
+	JZ     kernelCol12x2_store
+
+kernelCol12x2_loop:
+	VBROADCASTSS (DX), Y4
+	VFMADD231PS  (CX), Y4, Y0
+	VFMADD231PS  32(CX), X4, X1
+	ADDQ         $0x30, CX
+	VFMADD231PS  (R8), Y4, Y2
+	VFMADD231PS  32(R8), X4, X3
+	ADDQ         $0x30, R8
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelCol12x2_loop
+
+kernelCol12x2_store:
+	VMOVUPS Y0, (SI)
+	VMOVUPS X1, 32(SI)
+	VMOVUPS Y2, 48(SI)
+	VMOVUPS X3, 80(SI)
+	VZEROUPPER
+	RET
+
+// func kernelCol12x4(kc int, a *float32, b *float32, ldb int, out *float32)
+// Requires: AVX, FMA3
+TEXT ·kernelCol12x4(SB), NOSPLIT, $0-40
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), BX
+	MOVQ   out+32(FP), SI
+	SHLQ   $0x02, BX
+	LEAQ   (AX)(AX*2), DI
+	SHLQ   $0x04, DI
+	MOVQ   CX, R8
+	ADDQ   DI, R8
+	MOVQ   R8, R9
+	ADDQ   DI, R9
+	MOVQ   R9, R10
+	ADDQ   DI, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ  AX, AX
+	JZ     kernelCol12x4_store
+
+kernelCol12x4_loop:
+	VBROADCASTSS (DX), Y8
+	VFMADD231PS  (CX), Y8, Y0
+	VFMADD231PS  32(CX), X8, X1
+	ADDQ         $0x30, CX
+	VFMADD231PS  (R8), Y8, Y2
+	VFMADD231PS  32(R8), X8, X3
+	ADDQ         $0x30, R8
+	VFMADD231PS  (R9), Y8, Y4
+	VFMADD231PS  32(R9), X8, X5
+	ADDQ         $0x30, R9
+	VFMADD231PS  (R10), Y8, Y6
+	VFMADD231PS  32(R10), X8, X7
+	ADDQ         $0x30, R10
+	ADDQ         BX, DX
+	DECQ         AX
+	JNZ          kernelCol12x4_loop
+
+kernelCol12x4_store:
+	VMOVUPS Y0, (SI)
+	VMOVUPS X1, 32(SI)
+	VMOVUPS Y2, 48(SI)
+	VMOVUPS X3, 80(SI)
+	VMOVUPS Y4, 96(SI)
+	VMOVUPS X5, 128(SI)
+	VMOVUPS Y6, 144(SI)
+	VMOVUPS X7, 176(SI)
+	VZEROUPPER
+	RET
+
+// func packRows32AVX512(kc int, src *float32, ldb int, dst *float32)
+// Requires: AVX, AVX512F
+TEXT ·packRows32AVX512(SB), NOSPLIT, $0-32
+	MOVQ  kc+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  ldb+16(FP), DX
+	MOVQ  dst+24(FP), BX
+	SHLQ  $0x02, DX
+	TESTQ AX, AX
+	JZ    packRows32AVX512_done
+
+packRows32AVX512_loop:
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS Z0, (BX)
+	VMOVUPS Z1, 64(BX)
+	ADDQ    DX, CX
+	ADDQ    $0x80, BX
+	DECQ    AX
+	JNZ     packRows32AVX512_loop
+
+packRows32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func packRows16AVX2(kc int, src *float32, ldb int, dst *float32)
+// Requires: AVX
+TEXT ·packRows16AVX2(SB), NOSPLIT, $0-32
+	MOVQ  kc+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  ldb+16(FP), DX
+	MOVQ  dst+24(FP), BX
+	SHLQ  $0x02, DX
+	TESTQ AX, AX
+	JZ    packRows16AVX2_done
+
+packRows16AVX2_loop:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ    DX, CX
+	ADDQ    $0x40, BX
+	DECQ    AX
+	JNZ     packRows16AVX2_loop
+
+packRows16AVX2_done:
 	VZEROUPPER
 	RET
 

@@ -312,34 +312,46 @@ func TestSgemmDirectBMatchesPacked(t *testing.T) {
 }
 
 // TestSgemmBiasReluStore: every kernel (with or without edge kernels)
-// stores bias + product, then ReLU, with the bits of a C filled with the
-// bias, the product added to it, then Relu — on partial tiles, several
+// stores bias + product, then ReLU (or ReLU6), with the bits of a C filled with the
+// bias, the product added to it, then Relu (Clip(0, 6)) — on partial tiles, several
 // k-blocks, B packed or read in place, 1 to 3 threads.
 func TestSgemmBiasReluStore(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, mk := range available {
-		for _, sh := range [][3]int{{17, 45, 300}, {5, 33, 7}, {40, 64, 20}, {13, 1, 600}} {
-			m, n, k := sh[0], sh[1], sh[2]
-			a, b, bias := randSlice(r, m*k), randSlice(r, k*n), randSlice(r, m)
-			want := make([]float32, m*n)
-			for i := 0; i < m; i++ {
-				fill(want[i*n:(i+1)*n], bias[i])
-			}
-			if err := NewContext(1).sgemm(mk, false, false, m, n, k, 1, a, k, nil, b, n, nil, 1, want, n); err != nil {
-				t.Fatal(err)
-			}
-			reluGeneric(want, want)
-			for _, th := range []int{1, 2, 3} {
-				x := NewContext(th)
-				got := randSlice(r, m*n) // ignored: the bias replaces C
-				fin := &finish{bias: bias, relu: true}
-				if err := x.sgemmFinish(mk, false, false, m, n, k, 1, a, k, nil, b, n, nil, 0, got, n, fin); err != nil {
+		for _, sh := range [][3]int{{17, 45, 300}, {5, 33, 7}, {40, 64, 20}, {13, 1, 600}, {30, 49, 300}, {1, 200, 50}} {
+			for _, six := range []bool{false, true} {
+				m, n, k := sh[0], sh[1], sh[2]
+				a, b, bias := randSlice(r, m*k), randSlice(r, k*n), randSlice(r, m)
+				if six {
+					// Larger values: many above 6 (ReLU6).
+					for i := range a {
+						a[i] *= 8
+					}
+				}
+				want := make([]float32, m*n)
+				for i := 0; i < m; i++ {
+					fill(want[i*n:(i+1)*n], bias[i])
+				}
+				if err := NewContext(1).sgemm(mk, false, false, m, n, k, 1, a, k, nil, b, n, nil, 1, want, n); err != nil {
 					t.Fatal(err)
 				}
-				x.Close()
-				for i := range got {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%s %v threads %d: C[%d] = %g, want %g", mk.name, sh, th, i, got[i], want[i])
+				if six {
+					clipGeneric(want, want, 0, 6)
+				} else {
+					reluGeneric(want, want)
+				}
+				for _, th := range []int{1, 2, 3} {
+					x := NewContext(th)
+					got := randSlice(r, m*n) // ignored: the bias replaces C
+					fin := &finish{bias: bias, relu: true, six: six}
+					if err := x.sgemmFinish(mk, false, false, m, n, k, 1, a, k, nil, b, n, nil, 0, got, n, fin); err != nil {
+						t.Fatal(err)
+					}
+					x.Close()
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s %v six %v threads %d: C[%d] = %g, want %g", mk.name, sh, six, th, i, got[i], want[i])
+						}
 					}
 				}
 			}

@@ -50,6 +50,16 @@ func main() {
 	for r := 1; r < 6; r++ {
 		kernelOffs(fmt.Sprintf("kernelOffsAVX2R%d", r), r, 6, 2, 8, func(i int) reg.VecVirtual { return YMM() })
 	}
+	// Column kernels: one column of B against np packed A panels of 12
+	// rows (the last one to three columns of a convolution's 7×7 output
+	// after a half-width tile: 49 = 32 + 16 + 1).
+	for _, np := range []int{1, 2, 4} {
+		colKernel(fmt.Sprintf("kernelCol12x%d", np), np)
+	}
+	// B panels packed from rows of a matrix (32 floats a row for AVX-512,
+	// 16 for AVX2): two registers a row instead of a memmove call.
+	packRows("packRows32AVX512", func() reg.VecVirtual { return ZMM() }, 16)
+	packRows("packRows16AVX2", func() reg.VecVirtual { return YMM() }, 8)
 	// Integer GEMM (int16 pairs, int32 sums): AVX-512BW 12×32, AVX2 6×16.
 	ikernel("igemmAVX512", 12, 2, 16, true, func() reg.VecVirtual { return ZMM() })
 	ikernel("igemmAVX2", 6, 2, 8, false, func() reg.VecVirtual { return YMM() })
@@ -739,6 +749,91 @@ func kernelOffs(name string, mr, stride, nv, w int, vec func(int) reg.VecVirtual
 	tileStore(name, mr, nv, w, pc, ldc, acc, vec)
 }
 
+// colKernel emits func(kc int, a, b *float32, ldb int, out *float32):
+// one column of B (kc values ldb floats apart from b) times np packed A
+// panels of 12 rows (kc·12 floats each, one after the other from a),
+// the raw sums stored at out[p·12+i]. Each sum is the chain of FMAs the
+// 12×32 tile computes for that element (A's value times B's, added in k
+// order to a zero start), the 12 rows of a panel in a ymm and an xmm:
+// np·2 independent chains (no AVX-512 needed).
+func colKernel(name string, np int) {
+	TEXT(name, NOSPLIT, "func(kc int, a, b *float32, ldb int, out *float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes one column of B times %d packed A panels of 12 rows (raw sums, rows 12 floats apart per panel, at out).", name, np))
+	kc := Load(Param("kc"), GP64())
+	pa := Load(Param("a"), GP64())
+	pb := Load(Param("b"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	po := Load(Param("out"), GP64())
+	SHLQ(Imm(2), ldb)
+	stride := GP64()
+	LEAQ(Mem{Base: kc, Index: kc, Scale: 2}, stride) // kc·3
+	SHLQ(Imm(4), stride)                             // kc·12 floats
+	ptr := []reg.Register{pa}
+	for p := 1; p < np; p++ {
+		q := GP64()
+		MOVQ(ptr[p-1], q)
+		ADDQ(stride, q)
+		ptr = append(ptr, q)
+	}
+	lo := make([]reg.VecVirtual, np)
+	hi := make([]reg.VecVirtual, np)
+	for p := range lo {
+		lo[p], hi[p] = YMM(), YMM()
+		VXORPS(lo[p], lo[p], lo[p])
+		VXORPS(hi[p], hi[p], hi[p])
+	}
+	TESTQ(kc, kc)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_loop")
+	t := YMM()
+	VBROADCASTSS(Mem{Base: pb}, t)
+	for p := range lo {
+		VFMADD231PS(Mem{Base: ptr[p]}, t, lo[p])
+		VFMADD231PS(Mem{Base: ptr[p], Disp: 32}, t.AsX(), hi[p].AsX())
+		ADDQ(Imm(48), ptr[p])
+	}
+	ADDQ(ldb, pb)
+	DECQ(kc)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_store")
+	for p := range lo {
+		VMOVUPS(lo[p], Mem{Base: po, Disp: 48 * p})
+		VMOVUPS(hi[p].AsX(), Mem{Base: po, Disp: 48*p + 32})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// packRows emits func(kc int, src *float32, ldb int, dst *float32): kc
+// rows of 2·w floats, ldb floats apart from src, copied one after the
+// other to dst (a B panel of packB).
+func packRows(name string, vec func() reg.VecVirtual, w int) {
+	TEXT(name, NOSPLIT, "func(kc int, src *float32, ldb int, dst *float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s copies kc rows of %d floats, ldb floats apart from src, one after the other to dst.", name, 2*w))
+	kc := Load(Param("kc"), GP64())
+	ps := Load(Param("src"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	pd := Load(Param("dst"), GP64())
+	SHLQ(Imm(2), ldb)
+	a, b := vec(), vec()
+	TESTQ(kc, kc)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	VMOVUPS(Mem{Base: ps}, a)
+	VMOVUPS(Mem{Base: ps, Disp: 4 * w}, b)
+	VMOVUPS(a, Mem{Base: pd})
+	VMOVUPS(b, Mem{Base: pd, Disp: 4 * w})
+	ADDQ(ldb, ps)
+	ADDQ(Imm(uint64(8*w)), pd)
+	DECQ(kc)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
 // tileStep emits one k-step of a tile: mr values of A from pa broadcast
 // and multiplied into the accumulators with B's values bv.
 func tileStep(mr, nv int, pa reg.Register, bv []reg.VecVirtual, acc [][]reg.VecVirtual, vec func(int) reg.VecVirtual) {
@@ -752,7 +847,8 @@ func tileStep(mr, nv int, pa reg.Register, bv []reg.VecVirtual, acc [][]reg.VecV
 }
 
 // tileStore emits a tile's store: C added (add != 0), else the bias (when
-// not nil), then ReLU (relu != 0), stored into C (rows ldc bytes apart).
+// not nil), then ReLU (relu != 0; relu 2: ReLU6), stored into C (rows ldc
+// bytes apart).
 func tileStore(name string, mr, nv, w int, pc, ldc reg.Register, acc [][]reg.VecVirtual, vec func(int) reg.VecVirtual) {
 	Label(name + "_store")
 	add := Load(Param("add"), GP64())
@@ -793,6 +889,21 @@ func tileStore(name string, mr, nv, w int, pc, ldc reg.Register, acc [][]reg.Vec
 			// max(0, acc); acc where either is NaN or both are zero, as
 			// reluAVX2's VMAXPS.
 			VMAXPS(acc[i][j], zero, acc[i][j])
+		}
+	}
+	// relu 2 (ReLU6, Clip(0, 6)): min(6, ·) too, acc where either is
+	// NaN or both are zero, as clipAVX2's VMINPS.
+	CMPQ(relu, Imm(2))
+	JNE(LabelRef(name + "_set"))
+	bits := GP32()
+	MOVL(U32(math.Float32bits(6)), bits)
+	sx := XMM()
+	VMOVD(bits, sx)
+	six := vec(0)
+	VBROADCASTSS(sx, six)
+	for i := 0; i < mr; i++ {
+		for j := 0; j < nv; j++ {
+			VMINPS(acc[i][j], six, acc[i][j])
 		}
 	}
 
