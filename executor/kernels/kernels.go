@@ -145,6 +145,7 @@ func init() {
 			siluVec = siluExpGeneric
 			clipVec = clipGeneric
 			packRows16, packRows32 = nil, nil
+			addVecMatBlocks = addVecMatNone
 		}
 	}
 }
