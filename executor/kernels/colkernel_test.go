@@ -177,3 +177,11 @@ func TestPackRowsMatchesCopy(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPointwiseMid times the 1×1 convolutions of RegNetX-400MF
+// (32 at 56×56, 64 at 28×28, 160 at 14×14, 400 at 7×7) and of the mobile
+// nets on 14×14 and 28×28 planes.
+func BenchmarkPointwiseMid(b *testing.B) {
+	benchPointwise(b, [][3]int{{56, 32, 32}, {28, 64, 64}, {14, 160, 160}, {7, 400, 400},
+		{14, 64, 384}, {14, 384, 64}, {14, 384, 96}, {28, 32, 192}, {28, 192, 32}, {14, 480, 80}})
+}

@@ -202,12 +202,16 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 		if err := x.sgemmConv(mk, mg, n, kk, pg, cb, 0, c, n, fin); err != nil {
 			return err
 		}
+		// The grid's rows (Wph apart) into the output planes (OW apart):
+		// with every output row in one chunk, the channels' rows follow
+		// one another in both, so that a thread's channels are one call.
 		x.Range(mg, (o1-o0)*ow, func(lo, hi int) {
+			if o0 == 0 && o1 == oh {
+				copyStrided((hi-lo)*oh, ow, c[lo*n:], f.wph, yg[lo*npix:], ow)
+				return
+			}
 			for m := lo; m < hi; m++ {
-				for o := o0; o < o1; o++ {
-					src := c[m*n+(o-o0)*f.wph:]
-					copy(yg[m*npix+o*ow:m*npix+(o+1)*ow], src[:ow])
-				}
+				copyStrided(o1-o0, ow, c[m*n:], f.wph, yg[m*npix+o0*ow:], ow)
 			}
 		})
 	}

@@ -72,6 +72,11 @@ func TestConvFlatMatchesIm2col(t *testing.T) {
 		{N: 1, C: 256, H: 3, W: 3, M: 48, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 		{N: 1, C: 48, H: 3, W: 3, M: 192, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 		{N: 2, C: 7, H: 9, W: 13, M: 17, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		// 1×1 projections to few channels on planes whose rows alias in
+		// L1 (B read in place for at most 2 panels of A).
+		{N: 1, C: 32, H: 112, W: 112, M: 16, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 144, H: 56, W: 56, M: 24, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 300, H: 32, W: 32, M: 20, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 		// Enough work that the phase-plane copy, the bias fill and the
 		// output copy split over the threads too (TestFlatSplits).
 		{N: 1, C: 64, H: 28, W: 28, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},

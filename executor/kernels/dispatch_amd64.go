@@ -14,6 +14,7 @@ var _ = func() bool {
 			offsEdge: []offsFunc{nil, kernelOffsAVX2R1, kernelOffsAVX2R2, kernelOffsAVX2R3, kernelOffsAVX2R4, kernelOffsAVX2R5}})
 		axpy = axpySIMD
 		packRows16 = packRows16AVX2
+		copyStridedAsm = copyStridedAVX2
 		addVecMatBlocks = addVecMatAVX2
 		rowMax = rowMaxSIMD
 		sumF64 = sumF64SIMD

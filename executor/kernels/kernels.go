@@ -110,6 +110,28 @@ var axpy = axpyGeneric
 // full panels for the AVX2 and AVX-512 kernels.
 var packRows16, packRows32 func(kc int, src *float32, ldb int, dst *float32)
 
+// copyStridedAsm (nil: Go's copy per row) sets dst[r·dp+j] = src[r·sp+j]
+// for r < h, j < w (w ≥ 1): copyStrided's rows in one call.
+var copyStridedAsm func(h, w int, src *float32, sp int, dst *float32, dp int)
+
+// copyStrided copies h rows of w floats, sp floats apart in src, to rows
+// dp floats apart in dst (a convolution's grid rows into its output
+// planes): one SIMD call when there is one, else one copy per row.
+func copyStrided(h, w int, src []float32, sp int, dst []float32, dp int) {
+	if h <= 0 || w <= 0 {
+		return
+	}
+	_ = src[(h-1)*sp+w-1]
+	_ = dst[(h-1)*dp+w-1]
+	if copyStridedAsm != nil && sp >= 0 && dp >= 0 {
+		copyStridedAsm(h, w, &src[0], sp, &dst[0], dp)
+		return
+	}
+	for r := 0; r < h; r++ {
+		copy(dst[r*dp:r*dp+w], src[r*sp:r*sp+w])
+	}
+}
+
 func axpyGeneric(a float32, x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
@@ -146,6 +168,7 @@ func init() {
 			clipVec = clipGeneric
 			packRows16, packRows32 = nil, nil
 			addVecMatBlocks = addVecMatNone
+			copyStridedAsm = nil
 		}
 	}
 }

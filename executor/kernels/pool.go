@@ -226,7 +226,10 @@ func (sp *shortPool) plane(xc, yc []float32) {
 	p := sp.p
 	ninf := float32(math.Inf(-1))
 	w, n := p.W, sp.qhi-sp.qlo
-	for o := 0; o < p.OH; o++ {
+	if p.SH == 1 {
+		sp.rowsMax(xc)
+	}
+	for o := 0; p.SH != 1 && o < p.OH; o++ {
 		v := sp.v[o*w : (o+1)*w]
 		first := true
 		for kh := 0; kh < p.KH; kh++ {
@@ -260,6 +263,11 @@ func (sp *shortPool) plane(xc, yc []float32) {
 			}
 		}
 	}
+	if n > 0 {
+		// The interior columns of every row in one call (the empty
+		// rows' are overwritten below).
+		copyStrided(p.OH, n, sp.t[sp.qlo:], w, yc[sp.qlo:], p.OW)
+	}
 	for o := 0; o < p.OH; o++ {
 		yr := yc[o*p.OW : (o+1)*p.OW]
 		if sp.empty[o] { // every window row in the padding
@@ -268,13 +276,56 @@ func (sp *shortPool) plane(xc, yc []float32) {
 			}
 			continue
 		}
-		copy(yr[sp.qlo:sp.qhi], sp.t[o*w+sp.qlo:o*w+sp.qhi])
 		v := sp.v[o*w : (o+1)*w]
 		for q := 0; q < sp.qlo; q++ {
 			yr[q] = maxEdge(p, v, q)
 		}
 		for q := sp.qhi; q < p.OW; q++ {
 			yr[q] = maxEdge(p, v, q)
+		}
+	}
+}
+
+// rowsMax sets sp.v's rows to the maximum over the window rows (stride
+// 1) plane-wide: window row kh of the output rows [lo, hi) whose input
+// row is inside the plane is one run of input rows, so each window row
+// is one copy or vmax over a run of rows instead of one per output row.
+// The first window row (in kh order) with any rows is copied, the rows
+// it does not cover start at −Inf (vmax(−Inf, x) is x, bits included:
+// NaN payloads and −0 too), the others are taken in kh order as the
+// row-by-row loop takes them, so that every row sees the same sequence
+// of vmax operands (whose ±0 result depends on their order) and gets
+// the same bits. The empty flags mark the rows no window row covers.
+func (sp *shortPool) rowsMax(xc []float32) {
+	p := sp.p
+	w := p.W
+	ninf := float32(math.Inf(-1))
+	for o := range sp.empty {
+		sp.empty[o] = true
+	}
+	first := true
+	for kh := 0; kh < p.KH; kh++ {
+		d := kh*p.DH - p.PT // input row of output row o: o + d
+		lo, hi := max(0, -d), min(p.OH, p.H-d)
+		if lo >= hi {
+			continue
+		}
+		dst, src := sp.v[lo*w:hi*w], xc[(lo+d)*w:(hi+d)*w]
+		if first {
+			copy(dst, src)
+			for i := range sp.v[:lo*w] {
+				sp.v[i] = ninf
+			}
+			rest := sp.v[hi*w:]
+			for i := range rest {
+				rest[i] = ninf
+			}
+			first = false
+		} else {
+			vmax(dst, src)
+		}
+		for o := lo; o < hi; o++ {
+			sp.empty[o] = false
 		}
 	}
 }

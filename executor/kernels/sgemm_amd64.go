@@ -329,6 +329,11 @@ func packRows32AVX512(kc int, src *float32, ldb int, dst *float32)
 //go:noescape
 func packRows16AVX2(kc int, src *float32, ldb int, dst *float32)
 
+// copyStridedAVX2 sets dst[r·dp+j] = src[r·sp+j] for r < h, j < w (w ≥ 1).
+//
+//go:noescape
+func copyStridedAVX2(h int, w int, src *float32, sp int, dst *float32, dp int)
+
 // igemmAVX512 sets a 12×32 int32 tile of C to the product of packed int16-pair panels of A and B.
 //
 //go:noescape

@@ -8259,6 +8259,76 @@ packRows16AVX2_done:
 	VZEROUPPER
 	RET
 
+DATA laneMask8<>+0(SB)/4, $0xffffffff
+DATA laneMask8<>+4(SB)/4, $0xffffffff
+DATA laneMask8<>+8(SB)/4, $0xffffffff
+DATA laneMask8<>+12(SB)/4, $0xffffffff
+DATA laneMask8<>+16(SB)/4, $0xffffffff
+DATA laneMask8<>+20(SB)/4, $0xffffffff
+DATA laneMask8<>+24(SB)/4, $0xffffffff
+DATA laneMask8<>+28(SB)/4, $0xffffffff
+DATA laneMask8<>+32(SB)/4, $0x00000000
+DATA laneMask8<>+36(SB)/4, $0x00000000
+DATA laneMask8<>+40(SB)/4, $0x00000000
+DATA laneMask8<>+44(SB)/4, $0x00000000
+DATA laneMask8<>+48(SB)/4, $0x00000000
+DATA laneMask8<>+52(SB)/4, $0x00000000
+DATA laneMask8<>+56(SB)/4, $0x00000000
+DATA laneMask8<>+60(SB)/4, $0x00000000
+GLOBL laneMask8<>(SB), RODATA|NOPTR, $64
+
+// func copyStridedAVX2(h int, w int, src *float32, sp int, dst *float32, dp int)
+// Requires: AVX
+TEXT ·copyStridedAVX2(SB), NOSPLIT, $0-48
+	MOVQ    h+0(FP), AX
+	MOVQ    w+8(FP), CX
+	MOVQ    src+16(FP), DX
+	MOVQ    sp+24(FP), BX
+	MOVQ    dst+32(FP), SI
+	MOVQ    dp+40(FP), DI
+	SHLQ    $0x02, BX
+	SHLQ    $0x02, DI
+	MOVQ    CX, R8
+	ANDQ    $0x07, R8
+	MOVQ    R8, R9
+	NEGQ    R9
+	LEAQ    laneMask8<>+0(SB), R10
+	VMOVDQU 32(R10)(R9*4), Y0
+	SHRQ    $0x03, CX
+	TESTQ   AX, AX
+	JZ      copystrided_done
+
+copystrided_row:
+	MOVQ  CX, R9
+	MOVQ  DX, R10
+	MOVQ  SI, R11
+	TESTQ R9, R9
+	JZ    copystrided_tail
+
+copystrided_block:
+	VMOVUPS (R10), Y1
+	VMOVUPS Y1, (R11)
+	ADDQ    $0x20, R10
+	ADDQ    $0x20, R11
+	DECQ    R9
+	JNZ     copystrided_block
+
+copystrided_tail:
+	TESTQ      R8, R8
+	JZ         copystrided_next
+	VMASKMOVPS (R10), Y0, Y1
+	VMASKMOVPS Y1, Y0, (R11)
+
+copystrided_next:
+	ADDQ BX, DX
+	ADDQ DI, SI
+	DECQ AX
+	JNZ  copystrided_row
+
+copystrided_done:
+	VZEROUPPER
+	RET
+
 // func igemmAVX512(kp int, a *int16, b *int16, c *int32, ldc int)
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·igemmAVX512(SB), NOSPLIT, $0-40

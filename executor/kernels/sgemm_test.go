@@ -263,12 +263,17 @@ func TestSgemmDirectBMatchesPacked(t *testing.T) {
 		ld, k int
 		in    bool
 	}{{3136, 64, true}, {3136, 65, false}, {12544, 16, true}, {12544, 17, false}, {64, 64, true}, {1024, 4, true}, {1024, 5, false}, {2048, 300, false}, {100, 600, true}} {
-		if got := (operand{ld: c.ld}).direct(c.k); got != c.in {
+		if got := (operand{ld: c.ld}).direct(c.k, 3); got != c.in {
 			t.Errorf("stride %d, k %d: read in place %v, want %v", c.ld, c.k, got, c.in)
+		}
+		// Panels of B used by at most 2 panels of A: in place whatever
+		// the stride.
+		if !(operand{ld: c.ld}).direct(c.k, 2) {
+			t.Errorf("stride %d, k %d, 2 panels of A: packed", c.ld, c.k)
 		}
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, sh := range [][3]int{{58, 49, 58}, {232, 196, 300}, {12, 45, 7}, {100, 64, 600}, {40, 3136, 48}} {
+	for _, sh := range [][3]int{{58, 49, 58}, {232, 196, 300}, {12, 45, 7}, {100, 64, 600}, {40, 3136, 48}, {24, 3136, 300}, {16, 1024, 100}} {
 		m, n, k := sh[0], sh[1], sh[2]
 		a := randSlice(r, m*k)
 		bd := randSlice(r, k*n)
@@ -277,10 +282,10 @@ func TestSgemmDirectBMatchesPacked(t *testing.T) {
 		for p := 0; p < k; p++ {
 			copy(bp[p*ldp:p*ldp+n], bd[p*n:(p+1)*n])
 		}
-		if !(operand{s: bd, ld: n}).direct(k) && n%64 != 0 {
+		if !(operand{s: bd, ld: n}).direct(k, 3) && n%64 != 0 {
 			t.Fatalf("%v: B of stride %d is not read in place", sh, n)
 		}
-		if (operand{s: bp, ld: ldp}).direct(k) {
+		if (operand{s: bp, ld: ldp}).direct(k, 3) {
 			t.Fatalf("%v: B of stride %d is read in place", sh, ldp)
 		}
 		for _, th := range []int{1, 2, 3} {

@@ -60,6 +60,9 @@ func main() {
 	// 16 for AVX2): two registers a row instead of a memmove call.
 	packRows("packRows32AVX512", func() reg.VecVirtual { return ZMM() }, 16)
 	packRows("packRows16AVX2", func() reg.VecVirtual { return YMM() }, 8)
+	// Row-strided copies (a convolution's grid rows into its output
+	// planes): blocks of 8, the row's last w mod 8 with masked moves.
+	copyStrided(laneMasks())
 	// Integer GEMM (int16 pairs, int32 sums): AVX-512BW 12×32, AVX2 6×16.
 	ikernel("igemmAVX512", 12, 2, 16, true, func() reg.VecVirtual { return ZMM() })
 	ikernel("igemmAVX2", 6, 2, 8, false, func() reg.VecVirtual { return YMM() })
@@ -830,6 +833,76 @@ func packRows(name string, vec func() reg.VecVirtual, w int) {
 	DECQ(kc)
 	JNZ(LabelRef(name + "_loop"))
 	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// laneMasks emits laneMask8: eight all-ones 32-bit lanes, then eight
+// zero ones; the 8 lanes at byte 4·(8−k) are the mask of the first k.
+func laneMasks() Mem {
+	m := GLOBL("laneMask8", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		v := uint32(0)
+		if i < 8 {
+			v = 0xffffffff
+		}
+		DATA(4*i, U32(v))
+	}
+	return m
+}
+
+// copyStrided emits func copyStridedAVX2(h, w int, src *float32, sp int,
+// dst *float32, dp int): dst[r·dp + j] = src[r·sp + j] for r < h, j < w
+// (w ≥ 1): blocks of 8 a row, then the last w mod 8 with VMASKMOVPS
+// loads and stores, so nothing outside the rows is read or written.
+func copyStrided(mask Mem) {
+	TEXT("copyStridedAVX2", NOSPLIT, "func(h, w int, src *float32, sp int, dst *float32, dp int)")
+	Pragma("noescape")
+	Doc("copyStridedAVX2 sets dst[r·dp+j] = src[r·sp+j] for r < h, j < w (w ≥ 1).")
+	h := Load(Param("h"), GP64())
+	w := Load(Param("w"), GP64())
+	ps := Load(Param("src"), GP64())
+	sp := Load(Param("sp"), GP64())
+	pd := Load(Param("dst"), GP64())
+	dp := Load(Param("dp"), GP64())
+	SHLQ(Imm(2), sp)
+	SHLQ(Imm(2), dp)
+	tail, k, m := GP64(), GP64(), YMM()
+	MOVQ(w, tail)
+	ANDQ(Imm(7), tail)
+	MOVQ(tail, k)
+	NEGQ(k)
+	base := GP64()
+	LEAQ(mask, base)
+	VMOVDQU(Mem{Base: base, Index: k, Scale: 4, Disp: 32}, m)
+	SHRQ(Imm(3), w)
+	TESTQ(h, h)
+	JZ(LabelRef("copystrided_done"))
+	Label("copystrided_row")
+	b, s, d, v := GP64(), GP64(), GP64(), YMM()
+	MOVQ(w, b)
+	MOVQ(ps, s)
+	MOVQ(pd, d)
+	TESTQ(b, b)
+	JZ(LabelRef("copystrided_tail"))
+	Label("copystrided_block")
+	VMOVUPS(Mem{Base: s}, v)
+	VMOVUPS(v, Mem{Base: d})
+	ADDQ(Imm(32), s)
+	ADDQ(Imm(32), d)
+	DECQ(b)
+	JNZ(LabelRef("copystrided_block"))
+	Label("copystrided_tail")
+	TESTQ(tail, tail)
+	JZ(LabelRef("copystrided_next"))
+	VMASKMOVPS(Mem{Base: s}, m, v)
+	VMASKMOVPS(v, m, Mem{Base: d})
+	Label("copystrided_next")
+	ADDQ(sp, ps)
+	ADDQ(dp, pd)
+	DECQ(h)
+	JNZ(LabelRef("copystrided_row"))
+	Label("copystrided_done")
 	VZEROUPPER()
 	RET()
 }
