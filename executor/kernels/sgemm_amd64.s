@@ -10523,9 +10523,8 @@ sigmoidExpAVX512_loop:
 	VADDPS       Z4, Z14, Z14
 	VSCALEFPS    Z13, Z14, Z14
 	VADDPS       Z4, Z14, Z14
-	VDIVPS       Z14, Z4, Z14
 	VCMPPS       $0x15, Z0, Z11, K1
-	VMOVAPS.Z    Z14, K1, Z14
+	VDIVPS.Z     Z14, Z4, K1, Z14
 	VMOVUPS      Z14, (DX)
 	ADDQ         $0x40, CX
 	ADDQ         $0x40, DX
@@ -10574,9 +10573,8 @@ siluExpAVX512_loop:
 	VADDPS       Z4, Z14, Z14
 	VSCALEFPS    Z13, Z14, Z14
 	VADDPS       Z4, Z14, Z14
-	VDIVPS       Z14, Z4, Z14
 	VCMPPS       $0x15, Z0, Z11, K1
-	VMOVAPS.Z    Z14, K1, Z14
+	VDIVPS.Z     Z14, Z4, K1, Z14
 	VMULPS       Z11, Z14, Z14
 	VMOVUPS      Z14, (DX)
 	ADDQ         $0x40, CX

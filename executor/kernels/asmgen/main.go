@@ -1200,16 +1200,18 @@ func (g *gen) sigmoidExp(name, doc string, silu bool) {
 // operations on the same operands in the same order, so every lane has
 // the bits of sigmoidExpAVX2's (and the Go function's). The constants
 // are broadcast into registers before the loop (32 zmm registers hold
-// them all); the x < −88 lanes are zeroed by a zeroing-masked move under
-// the complement of VCMPPS's LT_OQ (NLT_UQ: NaN lanes kept, as VANDNPS
-// keeps them in the AVX2 loop).
+// them all); the x < −88 lanes are zeroed by the division's zeroing
+// mask, the complement of VCMPPS's LT_OQ (NLT_UQ: NaN lanes kept, as
+// VANDNPS keeps them in the AVX2 loop).
 //
-// Two instructions fewer than the AVX2 loop per vector: E = p·2ⁿ is
+// Three instructions fewer than the AVX2 loop per vector: the zeroing
+// is the division's mask (the lanes it keeps have the division's bits,
+// the others +0, as the masked move after it gave); E = p·2ⁿ is
 // VSCALEFPS by n (exact, as the product by 2ⁿ built from n's bits: both
 // are normal for u in [−88, 86.5], so no rounding either way; a NaN lane
 // stays p's NaN), and r is computed in u's register (no copy).
-// TestSigmoidAVX512Bits compares every one of the 2³² inputs with
-// ONNXCONV_EXHAUSTIVE=1.
+// TestSigmoidAVX512AllInputs compares every one of the 2³² inputs with
+// the AVX2 loop's under ONNXCONV_EXHAUSTIVE=1.
 func (g *gen) sigmoidExp512(name, doc string, silu bool) {
 	n, px, py := unaryFunc(name, doc)
 	z := func(m Mem) reg.VecVirtual {
@@ -1258,10 +1260,9 @@ func (g *gen) sigmoidExp512(name, doc string, silu bool) {
 	VADDPS(one, p, p)
 	VSCALEFPS(m, p, p) // p·2^n
 	VADDPS(one, p, p)  // 1 + E
-	VDIVPS(p, one, p)  // 1/(1 + E)
 	keep := K()
 	VCMPPS(Imm(0x15), lo, x, keep) // !(x < −88)
-	VMOVAPS_Z(p, keep, p)
+	VDIVPS_Z(p, one, keep, p)      // 1/(1 + E), +0 where x < −88
 	if silu {
 		VMULPS(x, p, p)
 	}
