@@ -1204,7 +1204,7 @@ func (g *gen) sigmoidExp(name, doc string, silu bool) {
 // mask, the complement of VCMPPS's LT_OQ (NLT_UQ: NaN lanes kept, as
 // VANDNPS keeps them in the AVX2 loop).
 //
-// Three instructions fewer than the AVX2 loop per vector: the zeroing
+// Four instructions fewer than the AVX2 loop per vector: the zeroing
 // is the division's mask (the lanes it keeps have the division's bits,
 // the others +0, as the masked move after it gave); E = p·2ⁿ is
 // VSCALEFPS by n (exact, as the product by 2ⁿ built from n's bits: both
