@@ -547,3 +547,50 @@ gap8_loop:
 	VMOVUPD    Y1, 32(BX)
 	VZEROUPPER
 	RET
+
+// func mulBlocksAVX512(blocks int, inner int, x *float32, b *float32, y *float32)
+// Requires: AVX, AVX512F
+TEXT ·mulBlocksAVX512(SB), NOSPLIT, $0-40
+	MOVQ  blocks+0(FP), AX
+	MOVQ  inner+8(FP), DX
+	MOVQ  x+16(FP), BX
+	MOVQ  b+24(FP), SI
+	MOVQ  y+32(FP), DI
+	TESTQ AX, AX
+	JZ    mulBlocks_done
+	MOVQ  DX, CX
+	ANDQ  $0x0f, CX
+	MOVL  $0x00000001, R8
+	SHLL  CL, R8
+	DECL  R8
+	KMOVW R8, K1
+	SHRQ  $0x04, DX
+
+mulBlocks_block:
+	VBROADCASTSS (SI), Z0
+	MOVQ         DX, R8
+	TESTQ        R8, R8
+	JZ           mulBlocks_tail
+
+mulBlocks_loop:
+	VMOVUPS (BX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (DI)
+	ADDQ    $0x40, BX
+	ADDQ    $0x40, DI
+	DECQ    R8
+	JNZ     mulBlocks_loop
+
+mulBlocks_tail:
+	VMOVUPS.Z (BX), K1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (DI)
+	LEAQ      (BX)(CX*4), BX
+	LEAQ      (DI)(CX*4), DI
+	ADDQ      $0x04, SI
+	DECQ      AX
+	JNZ       mulBlocks_block
+
+mulBlocks_done:
+	VZEROUPPER
+	RET

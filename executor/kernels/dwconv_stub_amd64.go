@@ -38,3 +38,8 @@ func split2RowsAVX2(h int, w int, src *float32, ev *float32, od *float32, pitch 
 //
 //go:noescape
 func gapSum8AVX2(steps int, x *float32, stride int, s *float64)
+
+// mulBlocksAVX512 sets y[i·inner+j] = x[i·inner+j]·b[i] for i < blocks, j < inner (AVX-512F; the tail under a lane mask).
+//
+//go:noescape
+func mulBlocksAVX512(blocks int, inner int, x *float32, b *float32, y *float32)

@@ -69,8 +69,16 @@ func AddBlocks(x, b, y []float32, inner int) {
 
 // MulBlocks sets y = x · b[i] over the i-th block of inner elements of x
 // (a squeeze-and-excitation block's channel scale): scale per block, AVX2
-// over its multiple-of-8 head (the same IEEE products).
-func MulBlocks(x, b, y []float32, inner int) {
+// over its multiple-of-8 head, or all blocks in one AVX-512 call (the
+// same IEEE products either way).
+func MulBlocks(x, b, y []float32, inner int) { mulBlocks(x, b, y, inner) }
+
+// mulBlocks is MulBlocks' implementation: mulBlocksSIMD512 when the CPU
+// has AVX-512F (set during package initialization, never changed
+// afterwards).
+var mulBlocks = mulBlocksScale
+
+func mulBlocksScale(x, b, y []float32, inner int) {
 	for i, v := range b {
 		scale(v, x[i*inner:(i+1)*inner], y[i*inner:(i+1)*inner])
 	}

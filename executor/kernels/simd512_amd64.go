@@ -6,9 +6,10 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// init installs the 16-lane kernels (depthwise rows, sigmoid, SiLU) when
-// the CPU has AVX-512F, unless ONNXCONV_SGEMM_KERNEL asks for AVX2 or the
-// generic kernels (so that both paths can be tested on one machine).
+// init installs the 16-lane kernels (depthwise rows, sigmoid, SiLU,
+// MulBlocks) when the CPU has AVX-512F, unless ONNXCONV_SGEMM_KERNEL asks
+// for AVX2 or the generic kernels (so that both paths can be tested on
+// one machine).
 // Each gives the bits of the AVX2 kernel it replaces.
 func init() {
 	if want := os.Getenv(KernelEnv); want == "avx2" || want == "generic" {
@@ -18,7 +19,19 @@ func init() {
 		dwRows = dwRowsSIMD512
 		sigmoidVec32 = func(x, y []float32) { sigmoidSIMD512(x, y, false) }
 		siluVec = func(x, y []float32) { sigmoidSIMD512(x, y, true) }
+		mulBlocks = mulBlocksSIMD512
 	}
+}
+
+// mulBlocksSIMD512 runs MulBlocks' blocks in one mulBlocksAVX512 call
+// after checking that x and y hold them all.
+func mulBlocksSIMD512(x, b, y []float32, inner int) {
+	if len(b) == 0 || inner <= 0 {
+		return
+	}
+	_ = x[len(b)*inner-1]
+	_ = y[len(b)*inner-1]
+	mulBlocksAVX512(len(b), inner, &x[0], &b[0], &y[0])
 }
 
 // dwRowsSIMD512 runs dwRows with AVX-512F on the multiple-of-16 head of

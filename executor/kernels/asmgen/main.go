@@ -1273,9 +1273,18 @@ func (g *gen) sigmoidExp(name, doc string, silu bool) {
 // operations on the same operands in the same order, so every lane has
 // the bits of sigmoidExpAVX2's (and the Go function's). The constants
 // are broadcast into registers before the loop (32 zmm registers hold
-// them all); the x < −88 lanes are zeroed by a zeroing-masked move under
-// the complement of VCMPPS's LT_OQ (NLT_UQ: NaN lanes kept, as VANDNPS
-// keeps them in the AVX2 loop).
+// them all); the x < −88 lanes are zeroed by the division's zeroing
+// mask, the complement of VCMPPS's LT_OQ (NLT_UQ: NaN lanes kept, as
+// VANDNPS keeps them in the AVX2 loop).
+//
+// Four instructions fewer than the AVX2 loop per vector: the zeroing
+// is the division's mask (the lanes it keeps have the division's bits,
+// the others +0, as the masked move after it gave); E = p·2ⁿ is
+// VSCALEFPS by n (exact, as the product by 2ⁿ built from n's bits: both
+// are normal for u in [−88, 86.5], so no rounding either way; a NaN lane
+// stays p's NaN), and r is computed in u's register (no copy).
+// TestSigmoidAVX512AllInputs compares every one of the 2³² inputs with
+// the AVX2 loop's under ONNXCONV_EXHAUSTIVE=1.
 func (g *gen) sigmoidExp512(name, doc string, silu bool) {
 	n, px, py := unaryFunc(name, doc)
 	z := func(m Mem) reg.VecVirtual {
@@ -1298,7 +1307,6 @@ func (g *gen) sigmoidExp512(name, doc string, silu bool) {
 	for i, v := range []float32{4.1890114546e-02, 1.6667114198e-01, 4.9999231100e-01} {
 		cs = append(cs, z(g.vec8(fmt.Sprintf("sigexp_c%d", i+1), v)))
 	}
-	bias := z(g.vec8bits("sigexp_bias", 127<<23))
 	SHRQ(Imm(4), n)
 	JZ(LabelRef(name + "_done"))
 	Label(name + "_loop")
@@ -1309,10 +1317,9 @@ func (g *gen) sigmoidExp512(name, doc string, silu bool) {
 	b := ZMM()
 	VMOVAPS(magic, b)
 	VFMADD231PS(nlog2e, u, b) // b = −u·log2e + 1.5·2²³
-	m := ZMM()
-	VSUBPS(magic, b, m) // m = n
-	r := ZMM()
-	VMOVAPS(u, r)
+	m := b
+	VSUBPS(magic, b, m)      // m = n
+	r := u                   // u is not read again
 	VFMADD231PS(ln2hi, m, r) // r = u + n·ln2hi
 	VFMADD231PS(ln2lo, m, r) // r += n·ln2lo
 	p := ZMM()
@@ -1324,14 +1331,11 @@ func (g *gen) sigmoidExp512(name, doc string, silu bool) {
 	VMULPS(r, r, r2)
 	VFMSUB213PS(r, r2, p) // p = p·r² − r
 	VADDPS(one, p, p)
-	VPSLLD(Imm(23), b, b)
-	VPADDD(bias, b, b) // 2^n
-	VMULPS(b, p, p)
-	VADDPS(one, p, p) // 1 + E
-	VDIVPS(p, one, p) // 1/(1 + E)
+	VSCALEFPS(m, p, p) // p·2^n
+	VADDPS(one, p, p)  // 1 + E
 	keep := K()
 	VCMPPS(Imm(0x15), lo, x, keep) // !(x < −88)
-	VMOVAPS_Z(p, keep, p)
+	VDIVPS_Z(p, one, keep, p)      // 1/(1 + E), +0 where x < −88
 	if silu {
 		VMULPS(x, p, p)
 	}

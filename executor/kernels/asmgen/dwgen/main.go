@@ -22,6 +22,7 @@ func main() {
 	copyRows(mask)
 	split2Rows(mask)
 	gapSum8()
+	mulBlocks()
 	Generate()
 }
 
@@ -466,6 +467,65 @@ func gapSum8() {
 	JNZ(LabelRef("gap8_loop"))
 	VMOVUPD(acc[0], Mem{Base: ps})
 	VMOVUPD(acc[1], Mem{Base: ps, Disp: 32})
+	VZEROUPPER()
+	RET()
+}
+
+// mulBlocks emits func mulBlocksAVX512(blocks, inner int, x, b, y
+// *float32): y[i·inner + j] = x[i·inner + j]·b[i] for i < blocks, j <
+// inner (a squeeze-and-excitation block's channel scale, MulBlocks), 16
+// lanes a step and the last inner mod 16 under a lane mask (masked loads
+// and stores: nothing outside the blocks is read or written). Each
+// product is VMULPS with x as the first source, as scaleAVX2's: the same
+// bits, NaNs included.
+func mulBlocks() {
+	TEXT("mulBlocksAVX512", NOSPLIT, "func(blocks, inner int, x, b, y *float32)")
+	Pragma("noescape")
+	Doc("mulBlocksAVX512 sets y[i·inner+j] = x[i·inner+j]·b[i] for i < blocks, j < inner (AVX-512F; the tail under a lane mask).")
+	blocks, inner := Load(Param("blocks"), GP64()), Load(Param("inner"), GP64())
+	px, pb, py := Load(Param("x"), GP64()), Load(Param("b"), GP64()), Load(Param("y"), GP64())
+	TESTQ(blocks, blocks)
+	JZ(LabelRef("mulBlocks_done"))
+	// mask = (1 << (inner mod 16)) − 1
+	MOVQ(inner, reg.RCX)
+	ANDQ(Imm(15), reg.RCX)
+	m := GP32()
+	MOVL(U32(1), m)
+	SHLL(reg.CL, m)
+	DECL(m)
+	k := K()
+	KMOVW(m, k)
+	steps := GP64()
+	MOVQ(inner, steps)
+	SHRQ(Imm(4), steps)
+	Label("mulBlocks_block")
+	s := ZMM()
+	VBROADCASTSS(Mem{Base: pb}, s)
+	j := GP64()
+	MOVQ(steps, j)
+	TESTQ(j, j)
+	JZ(LabelRef("mulBlocks_tail"))
+	Label("mulBlocks_loop")
+	v := ZMM()
+	VMOVUPS(Mem{Base: px}, v)
+	VMULPS(s, v, v)
+	VMOVUPS(v, Mem{Base: py})
+	ADDQ(Imm(64), px)
+	ADDQ(Imm(64), py)
+	DECQ(j)
+	JNZ(LabelRef("mulBlocks_loop"))
+	Label("mulBlocks_tail")
+	t := ZMM()
+	VMOVUPS_Z(Mem{Base: px}, k, t)
+	VMULPS(s, t, t)
+	VMOVUPS(t, k, Mem{Base: py})
+	// advance by inner mod 16 (the mask's width)
+	LEAQ(Mem{Base: px, Index: reg.RCX, Scale: 4}, px)
+	LEAQ(Mem{Base: py, Index: reg.RCX, Scale: 4}, py)
+	ADDQ(Imm(4), pb)
+	DECQ(blocks)
+	JNZ(LabelRef("mulBlocks_block"))
+	Label("mulBlocks_done")
 	VZEROUPPER()
 	RET()
 }
