@@ -32,7 +32,11 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 	}
 	planes := p.N * p.C
 	npix := p.OH * p.OW
-	short := p.SW == 1 && interiorCols(&p) < smallRow
+	// The short-row path needs each window to reach a column of the row:
+	// column pads as wide as the window (ONNX Runtime refuses them, a
+	// model can still hold them) take the general path.
+	pr := (p.OW-1)*p.SW + (p.KW-1)*p.DW + 1 - p.W - p.PL
+	short := p.SW == 1 && p.PL < p.KW && pr < p.KW && interiorCols(&p) < smallRow
 	run := func(lo, hi int) {
 		if short {
 			sp := newShortPool(&p)
