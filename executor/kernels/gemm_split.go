@@ -145,7 +145,7 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 		})
 		return
 	}
-	if ob.packed == nil && !ob.direct(k, (m+mk.mr-1)/mk.mr) && !ob.inPlace(mk) {
+	if ob.packed == nil && !ob.direct(k, (m+mk.mr-1)/mk.mr, mk.nr) && !ob.inPlace(mk) {
 		if pk := x.packShared(mk, false, n, k, 1, ob, s); pk != nil {
 			ob = operand{packed: pk}
 		} else {

@@ -9,6 +9,12 @@ const (
 	blockK = 256
 	blockM = 192
 	blockN = 2048
+	// unalignedPanels and unalignedK: a B whose rows are not 64-byte
+	// aligned is packed when at least this many panels of A read each of
+	// its panels and its k-blocks have at least this many rows
+	// (operand.direct).
+	unalignedPanels = 20
+	unalignedK      = 192
 )
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major float32
@@ -109,8 +115,30 @@ type operand struct {
 // as many times as that and costs a pass over B besides (a mobile net's
 // projections to 16 or 24 channels on 112×112 or 56×56 pixels: 25–30 %
 // faster unpacked).
-func (o operand) direct(k, panels int) bool {
+//
+// Except when the panels are 32 floats wide (nr; the AVX-512 kernel),
+// the rows are not 64-byte aligned (a stride that is not a multiple of
+// 16 floats: 13×13, 14×14 or 7×7 pixels), B's panel is read
+// by many panels of A (unalignedPanels) and its k-block is long
+// (unalignedK): a row of an unaligned panel (32 floats, 128 bytes)
+// spans 3 cache lines instead of 2, so the panel of a whole k-block
+// (48 KiB at 256 rows) fills L1 and evicts itself and A's panel between
+// the panels of A that read it; a packed copy (32 KiB) stays. Packing
+// is a pass over B, repaid by 20 panels of A or more: SqueezeNet's last
+// 1×1 convolution (512 → 1000 channels on 13×13 pixels) 1182 → 1136 µs,
+// 512 → 1024 on 14×14 1398 → 1311 µs, 1024 → 1024 on 7×7 726 → 699 µs
+// (best of 150 calls, one thread, AVX-512); with few panels of A or
+// short k-blocks it costs more than it saves (64 outputs of 384
+// channels on 13×13 60 → 64 µs, 32 of 128 on 27×27 39 → 46 µs). The
+// AVX2 kernel's panels (16 floats, 2 lines against 1) gain on the
+// largest (SqueezeNet's 1768 → 1692 µs) but lose on others of 20 panels
+// (128 outputs of 256 channels on 13×13 107 → 111 µs): read in place as
+// before.
+func (o operand) direct(k, panels, nr int) bool {
 	if o.packed != nil || o.conv != nil || o.trans {
+		return false
+	}
+	if nr >= 32 && o.ld%16 != 0 && panels >= unalignedPanels && min(k, blockK) >= unalignedK {
 		return false
 	}
 	if o.ld%64 != 0 || panels <= 2 {
@@ -250,7 +278,7 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 	relu := st.act()
 	s.tile = grow(s.tile, mr*nr)
 	s.biasTile = grow(s.biasTile, mr)
-	direct := ob.direct(k, (m+mr-1)/mr)
+	direct := ob.direct(k, (m+mr-1)/mr, nr)
 	inPlace := ob.inPlace(mk)
 	for j0 := 0; j0 < n; j0 += blockN {
 		nc := min(blockN, n-j0)

@@ -263,12 +263,12 @@ func TestSgemmDirectBMatchesPacked(t *testing.T) {
 		ld, k int
 		in    bool
 	}{{3136, 64, true}, {3136, 65, false}, {12544, 16, true}, {12544, 17, false}, {64, 64, true}, {1024, 4, true}, {1024, 5, false}, {2048, 300, false}, {100, 600, true}} {
-		if got := (operand{ld: c.ld}).direct(c.k, 3); got != c.in {
+		if got := (operand{ld: c.ld}).direct(c.k, 3, 32); got != c.in {
 			t.Errorf("stride %d, k %d: read in place %v, want %v", c.ld, c.k, got, c.in)
 		}
 		// Panels of B used by at most 2 panels of A: in place whatever
 		// the stride.
-		if !(operand{ld: c.ld}).direct(c.k, 2) {
+		if !(operand{ld: c.ld}).direct(c.k, 2, 32) {
 			t.Errorf("stride %d, k %d, 2 panels of A: packed", c.ld, c.k)
 		}
 	}
@@ -282,10 +282,10 @@ func TestSgemmDirectBMatchesPacked(t *testing.T) {
 		for p := 0; p < k; p++ {
 			copy(bp[p*ldp:p*ldp+n], bd[p*n:(p+1)*n])
 		}
-		if !(operand{s: bd, ld: n}).direct(k, 3) && n%64 != 0 {
+		if !(operand{s: bd, ld: n}).direct(k, 3, 32) && n%64 != 0 {
 			t.Fatalf("%v: B of stride %d is not read in place", sh, n)
 		}
-		if (operand{s: bp, ld: ldp}).direct(k, 3) {
+		if (operand{s: bp, ld: ldp}).direct(k, 3, 32) {
 			t.Fatalf("%v: B of stride %d is read in place", sh, ldp)
 		}
 		for _, th := range []int{1, 2, 3} {
@@ -357,6 +357,76 @@ func TestSgemmBiasReluStore(t *testing.T) {
 						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 							t.Fatalf("%s %v six %v threads %d: C[%d] = %g, want %g", mk.name, sh, six, th, i, got[i], want[i])
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmUnalignedBPacked: a B whose rows are not 64-byte aligned is
+// packed for the 32-wide kernel when many panels of A read it and its
+// k-blocks are long (operand.direct), and the products are bit-identical
+// to those reading the same B in place (stored with an aligned stride
+// that is not a multiple of 64) and close to the plain triple loop: a
+// tail panel, one or several k-blocks, several blocks of A, 1 to 3
+// threads, A packed or not.
+func TestSgemmUnalignedBPacked(t *testing.T) {
+	for _, c := range []struct {
+		ld, k, panels, nr int
+		in                bool
+	}{{169, 512, 84, 32, false}, {169, 192, 20, 32, false}, {196, 300, 20, 32, false}, {49, 1024, 86, 32, false},
+		{176, 512, 84, 32, true}, {169, 191, 84, 32, true}, {169, 512, 19, 32, true}, {169, 512, 84, 16, true}, {3136, 512, 84, 32, false}} {
+		if got := (operand{ld: c.ld}).direct(c.k, c.panels, c.nr); got != c.in {
+			t.Errorf("stride %d, k %d, %d panels of A, nr %d: read in place %v, want %v", c.ld, c.k, c.panels, c.nr, got, c.in)
+		}
+	}
+	r := rand.New(rand.NewPCG(42, 43))
+	for _, sh := range [][3]int{{1000, 169, 512}, {250, 196, 300}, {300, 49, 1024}, {241, 13, 200}, {500, 171, 193}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		a := randSlice(r, m*k)
+		bu := randSlice(r, k*n)
+		lda := (n + 15) / 16 * 16
+		if lda%64 == 0 {
+			lda += 16
+		}
+		ba := make([]float32, k*lda)
+		for p := 0; p < k; p++ {
+			copy(ba[p*lda:p*lda+n], bu[p*n:(p+1)*n])
+		}
+		want := make([]float64, m*n)
+		for i := 0; i < m; i++ {
+			for p := 0; p < k; p++ {
+				av := float64(a[i*k+p])
+				for j := 0; j < n; j++ {
+					want[i*n+j] += av * float64(bu[p*n+j])
+				}
+			}
+		}
+		for _, th := range []int{1, 2, 3} {
+			for _, packA := range []bool{false, true} {
+				x := NewContext(th)
+				var pa *Packed
+				if packA {
+					var err error
+					if pa, err = PackA(false, m, k, 1, a, k); err != nil {
+						t.Fatal(err)
+					}
+				}
+				cu, ca := make([]float32, m*n), make([]float32, m*n)
+				if err := x.SgemmPacked(false, false, m, n, k, 1, a, k, pa, bu, n, nil, 0, cu, n); err != nil {
+					t.Fatal(err)
+				}
+				if err := x.SgemmPacked(false, false, m, n, k, 1, a, k, pa, ba, lda, nil, 0, ca, n); err != nil {
+					t.Fatal(err)
+				}
+				x.Close()
+				for i := range cu {
+					if math.Float32bits(cu[i]) != math.Float32bits(ca[i]) {
+						t.Fatalf("%v, %d threads, A packed %v: C[%d] = %g (stride %d), %g (stride %d)", sh, th, packA, i, cu[i], n, ca[i], lda)
+					}
+					if d := math.Abs(float64(cu[i]) - want[i]); d > 1e-3*math.Sqrt(float64(k)) {
+						t.Fatalf("%v, %d threads, A packed %v: C[%d] = %g, triple loop %g", sh, th, packA, i, cu[i], want[i])
 					}
 				}
 			}
