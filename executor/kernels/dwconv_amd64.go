@@ -18,17 +18,28 @@ var _ = func() bool {
 // dwRowsSIMD runs dwRows with AVX2+FMA (n a multiple of 8), after
 // checking that every read and write is inside x and y.
 func dwRowsSIMD(rows, n int, x []float32, ss int, offs []int, w []float32, bias, lo, hi float32, y []float32, ldy int) {
-	if rows <= 0 || n <= 0 || len(offs) == 0 {
+	if !dwRowsSIMDOK(rows, n, x, ss, offs, w, bias, lo, hi, y, ldy) {
 		return
+	}
+	dwRowsAVX2(rows, n/8, &x[0], ss, &offs[0], &w[0], len(offs), bias, lo, hi, &y[0], ldy)
+}
+
+// dwRowsSIMDOK reports whether the SIMD row kernels may run on these
+// rows: false for no rows, and, after running them with dwRowsGo, for n
+// not a multiple of 8; otherwise it checks that every read and write is
+// inside x, w and y (a panic here, not a stray access in assembly).
+func dwRowsSIMDOK(rows, n int, x []float32, ss int, offs []int, w []float32, bias, lo, hi float32, y []float32, ldy int) bool {
+	if rows <= 0 || n <= 0 || len(offs) == 0 {
+		return false
 	}
 	if n%8 != 0 {
 		dwRowsGo(rows, n, x, ss, offs, w, bias, lo, hi, y, ldy)
-		return
+		return false
 	}
 	_ = x[(rows-1)*ss+n-1+maxOffset(offs)]
 	_ = y[(rows-1)*ldy+n-1]
 	_ = w[len(offs)-1]
-	dwRowsAVX2(rows, n/8, &x[0], ss, &offs[0], &w[0], len(offs), bias, lo, hi, &y[0], ldy)
+	return true
 }
 
 // split2SIMD splits the multiple-of-8 head of src's pairs with AVX2 and

@@ -39,16 +39,9 @@ func mulBlocksSIMD512(x, b, y []float32, inner int) {
 // chains of FMAs in either, so the same bits), after checking that every
 // read and write is inside x and y.
 func dwRowsSIMD512(rows, n int, x []float32, ss int, offs []int, w []float32, bias, lo, hi float32, y []float32, ldy int) {
-	if rows <= 0 || n <= 0 || len(offs) == 0 {
+	if !dwRowsSIMDOK(rows, n, x, ss, offs, w, bias, lo, hi, y, ldy) {
 		return
 	}
-	if n%8 != 0 {
-		dwRowsGo(rows, n, x, ss, offs, w, bias, lo, hi, y, ldy)
-		return
-	}
-	_ = x[(rows-1)*ss+n-1+maxOffset(offs)]
-	_ = y[(rows-1)*ldy+n-1]
-	_ = w[len(offs)-1]
 	n16 := n &^ 15
 	if n16 > 0 {
 		dwRowsAVX512(rows, n16/16, &x[0], ss, &offs[0], &w[0], len(offs), bias, lo, hi, &y[0], ldy)
