@@ -105,7 +105,18 @@ func run(cfg config) error {
 		return err
 	}
 	if cfg.threads > 0 {
-		runtime.GOMAXPROCS(cfg.threads)
+		procs := cfg.threads
+		if !cfg.noORT {
+			// ONNX Runtime runs in this process through purego: each run
+			// is a system call to Go's scheduler. With no spare P, sysmon
+			// takes the caller's P away 20 µs into every ORT run and then
+			// polls every 20 µs into the executor's next run, CPU time the
+			// executor alone never spends (docs/speed.md, "The bench's
+			// spare P"). The executor's kernels and GoMLX workers stay
+			// bounded by --threads.
+			procs++
+		}
+		runtime.GOMAXPROCS(procs)
 	}
 	var rt *ort.Runtime
 	if !cfg.noORT {
