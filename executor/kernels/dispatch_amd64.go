@@ -317,17 +317,19 @@ func sigmoid8(n int, x, y *float32, silu bool) {
 }
 
 // sum16SIMD runs sum16F64AVX2 over x (a multiple of 16 long).
-func sum16SIMD(x []float32, s *[16]float64) {
+func sum16SIMD(x []float32) (s [16]float64) {
 	if n := len(x) &^ 15; n > 0 {
 		sum16F64AVX2(n, &x[0], &s[0])
 	}
+	return s
 }
 
 // sqDev16SIMD runs sqDev16F64AVX2 over x (a multiple of 16 long).
-func sqDev16SIMD(x []float32, m float64, q *[16]float64) {
+func sqDev16SIMD(x []float32, m float64) (q [16]float64) {
 	if n := len(x) &^ 15; n > 0 {
 		sqDev16F64AVX2(n, m, &x[0], &q[0])
 	}
+	return q
 }
 
 // normApplySIMD runs the multiple-of-8 head with AVX2 and the tail in Go.

@@ -20,12 +20,8 @@ func TestMeanVarSIMD(t *testing.T) {
 				buf[i] = 5*buf[i] + 2
 			}
 			x := buf[off:]
-			var s, sg [16]float64
-			sum16(x[:n&^15], &s)
-			sum16Generic(x[:n&^15], &sg)
-			var q, qg [16]float64
-			sqDev16(x[:n&^15], 1.25, &q)
-			sqDev16Generic(x[:n&^15], 1.25, &qg)
+			s, sg := sum16(x[:n&^15]), sum16Generic(x[:n&^15])
+			q, qg := sqDev16(x[:n&^15], 1.25), sqDev16Generic(x[:n&^15], 1.25)
 			for l := range s {
 				if math.Float64bits(s[l]) != math.Float64bits(sg[l]) || math.Float64bits(q[l]) != math.Float64bits(qg[l]) {
 					t.Fatalf("n %d off %d lane %d: sum %v / %v, squares %v / %v (SIMD / Go)", n, off, l, s[l], sg[l], q[l], qg[l])
@@ -61,9 +57,7 @@ func TestMeanVarSIMD(t *testing.T) {
 	// Non-finite values: the same NaN or infinity as the Go loops.
 	x := randSlice(r, 64)
 	x[3], x[20], x[41] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
-	var s, sg [16]float64
-	sum16(x, &s)
-	sum16Generic(x, &sg)
+	s, sg := sum16(x), sum16Generic(x)
 	for l := range s {
 		if (s[l] != s[l]) != (sg[l] != sg[l]) || (s[l] == s[l] && s[l] != sg[l]) {
 			t.Fatalf("lane %d: sum %v, Go %v", l, s[l], sg[l])

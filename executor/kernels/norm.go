@@ -69,15 +69,13 @@ func meanVar(x []float32) (float64, float64) {
 		return 0, 0
 	}
 	h := len(x) &^ 15
-	var s [16]float64
-	sum16(x[:h], &s)
+	s := sum16(x[:h])
 	t := reduce16(&s)
 	for _, v := range x[h:] {
 		t += float64(v)
 	}
 	m := t / float64(len(x))
-	var q [16]float64
-	sqDev16(x[:h], m, &q)
+	q := sqDev16(x[:h], m)
 	u := reduce16(&q)
 	for _, v := range x[h:] {
 		d := float64(v) - m
@@ -96,8 +94,11 @@ func reduce16(s *[16]float64) float64 {
 	return s[0]
 }
 
-// sum16 sets s[l] += float64(x[16i+l]) over x (a multiple of 16 long);
-// sqDev16 sets q[l] = fma(d, d, q[l]) with d = float64(x[16i+l]) − m;
+// sum16 returns s[l] = Σ float64(x[16i+l]) over x (a multiple of 16 long);
+// sqDev16 returns q[l] = Σ fma(d, d, ·) with d = float64(x[16i+l]) − m
+// (the lanes are returned, not written through a pointer: a pointer given
+// to a function variable escapes, and meanVar allocated both arrays on
+// every call);
 // normApply sets y = (x − m)·a + b. Go loops, or SIMD versions set during
 // package initialization (never changed afterwards), with the same
 // results.
@@ -107,16 +108,17 @@ var (
 	normApply = normApplyGeneric
 )
 
-func sum16Generic(x []float32, s *[16]float64) {
+func sum16Generic(x []float32) (s [16]float64) {
 	for i := 0; i+16 <= len(x); i += 16 {
 		v := (*[16]float32)(x[i : i+16])
 		for l := range s {
 			s[l] += float64(v[l])
 		}
 	}
+	return s
 }
 
-func sqDev16Generic(x []float32, m float64, q *[16]float64) {
+func sqDev16Generic(x []float32, m float64) (q [16]float64) {
 	for i := 0; i+16 <= len(x); i += 16 {
 		v := (*[16]float32)(x[i : i+16])
 		for l := range q {
@@ -124,6 +126,7 @@ func sqDev16Generic(x []float32, m float64, q *[16]float64) {
 			q[l] = math.FMA(d, d, q[l])
 		}
 	}
+	return q
 }
 
 func normApplyGeneric(x []float32, m, a, b float32, y []float32) {
