@@ -57,7 +57,7 @@ func main() {
 	flag.StringVar(&cfg.models, "models", "fixtures/models", "folder of model folders (model.onnx + test_data_set_0)")
 	flag.IntVar(&cfg.reps, "reps", 20, "timed repetitions per model and side")
 	flag.IntVar(&cfg.warmup, "warmup", 2, "untimed runs per model and side before timing")
-	flag.IntVar(&cfg.threads, "threads", 1, "threads of each side: GOMAXPROCS and kernel threads of the executor, intra-op threads of ONNX Runtime (0: all cores)")
+	flag.IntVar(&cfg.threads, "threads", 1, "threads of each side: kernel threads of the executor (GOMAXPROCS one more while ONNX Runtime is loaded: docs/speed.md, \"the bench's spare P\"), intra-op threads of ONNX Runtime (0: all cores)")
 	flag.StringVar(&cfg.backend, "backend", "", "executor GoMLX backend config (default: pure Go)")
 	flag.StringVar(&cfg.only, "only", "", "regular expression: bench only the models whose folder name matches")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of an extra executor-only benchmark of each model to PREFIX.<model>.pprof")
