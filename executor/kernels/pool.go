@@ -37,7 +37,12 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 	// model can still hold them) take the general path.
 	pr := (p.OW-1)*p.SW + (p.KW-1)*p.DW + 1 - p.W - p.PL
 	short := p.SW == 1 && p.PL < p.KW && pr < p.KW && interiorCols(&p) < smallRow
+	gapped := gapPool(&p)
 	run := func(lo, hi int) {
+		if gapped {
+			maxPoolGapped(&p, in, y, lo, hi)
+			return
+		}
 		if short {
 			sp := newShortPool(&p)
 			for pl := lo; pl < hi; pl++ {

@@ -1,0 +1,79 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestMaxPoolGappedRandom: MaxPool2D at strides 1 (maxPoolGapped, a
+// block of planes at a time) against the window-by-window loop with Go's
+// max, on random geometries with many planes (blocks of one to dozens of
+// planes, a short last block), windows 1–5, dilations 1–2, pads under the
+// window on each side, values with NaN, ±0 and ±Inf; 1 and 3 threads.
+// Values equal, any NaN for a NaN, either zero for a zero (vmax keeps
+// VMAXPS's order for a ±0 tie in its SIMD head).
+func TestMaxPoolGappedRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	special := []float32{float32(math.NaN()), float32(math.Copysign(0, -1)), 0, float32(math.Inf(1)), float32(math.Inf(-1))}
+	gapped := 0
+	for it := 0; it < 300; it++ {
+		p := Pool2D{N: 1 + r.IntN(2), C: 1 + r.IntN(70), H: 1 + r.IntN(30), W: 1 + r.IntN(30),
+			KH: 1 + r.IntN(5), KW: 1 + r.IntN(5), SH: 1, SW: 1, DH: 1 + r.IntN(2), DW: 1 + r.IntN(2)}
+		p.PT, p.PL = r.IntN(p.KH), r.IntN(p.KW)
+		pb, pr := r.IntN(p.KH), r.IntN(p.KW)
+		ekh, ekw := (p.KH-1)*p.DH+1, (p.KW-1)*p.DW+1
+		if p.H+p.PT+pb < ekh || p.W+p.PL+pr < ekw {
+			continue
+		}
+		p.OH, p.OW = p.H+p.PT+pb-ekh+1, p.W+p.PL+pr-ekw+1
+		if !gapPool(&p) {
+			t.Fatalf("%+v: not pooled as gapped blocks", p)
+		}
+		gapped++
+		x := randSlice(r, p.N*p.C*p.H*p.W)
+		for i := range x {
+			if r.IntN(8) == 0 {
+				x[i] = special[r.IntN(len(special))]
+			}
+		}
+		want := make([]float32, p.N*p.C*p.OH*p.OW)
+		for pl := 0; pl < p.N*p.C; pl++ {
+			for o := 0; o < p.OH; o++ {
+				for q := 0; q < p.OW; q++ {
+					m := float32(math.Inf(-1))
+					for kh := 0; kh < p.KH; kh++ {
+						for kw := 0; kw < p.KW; kw++ {
+							ih, iw := o-p.PT+kh*p.DH, q-p.PL+kw*p.DW
+							if ih >= 0 && ih < p.H && iw >= 0 && iw < p.W {
+								m = max(m, x[(pl*p.H+ih)*p.W+iw])
+							}
+						}
+					}
+					want[(pl*p.OH+o)*p.OW+q] = m
+				}
+			}
+		}
+		for _, th := range []int{1, 3} {
+			y := make([]float32, len(want)+1)
+			for i := range y {
+				y[i] = 42
+			}
+			if err := NewContext(th).MaxPool2D(p, x, y[:len(want)]); err != nil {
+				t.Fatal(err)
+			}
+			if y[len(want)] != 42 {
+				t.Fatalf("%+v: wrote past the output", p)
+			}
+			for i, w := range want {
+				g := y[i]
+				if g != w && !(g != g && w != w) {
+					t.Fatalf("%+v, %d threads: y[%d] = %v, want %v", p, th, i, g, w)
+				}
+			}
+		}
+	}
+	if gapped < 200 {
+		t.Fatalf("only %d geometries", gapped)
+	}
+}
