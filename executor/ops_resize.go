@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
 )
 
 // Resize and Upsample (host), separable per axis.
@@ -412,6 +413,12 @@ func resizePlanesF32(x []float32, ih, iw int, ty, tx []taps, y []float32, oh, ow
 		for _, t := range tx {
 			cols = append(cols, t.idx[0])
 		}
+		// Each input column twice in order (a 2× up-sampling): one
+		// SIMD pass a row.
+		double := ow == 2*iw
+		for ox, ix := range cols {
+			double = double && ix == ox/2
+		}
 		for p := lo; p < hi; p++ {
 			xp, yp := x[p*ih*iw:(p+1)*ih*iw], y[p*oh*ow:(p+1)*oh*ow]
 			for oy := 0; oy < oh; oy++ {
@@ -425,6 +432,8 @@ func resizePlanesF32(x []float32, ih, iw int, ty, tx []taps, y []float32, oh, ow
 					copy(dst, yp[(oy-1)*ow:oy*ow]) // the row above, up-sampled already
 				case cols == nil:
 					copy(dst, src)
+				case double:
+					kernels.Dup2(dst, src)
 				default:
 					for ox, ix := range cols {
 						dst[ox] = src[ix]

@@ -33,6 +33,7 @@ func TestResizePlanesF32(t *testing.T) {
 	type axis struct{ in, on, n int }
 	cases := []struct{ h, w axis }{
 		{axis{7, 14, 1}, axis{5, 10, 1}}, // nearest ×2
+		{axis{3, 6, 1}, axis{19, 38, 1}}, // nearest ×2, SIMD blocks and a tail (kernels.Dup2)
 		{axis{7, 14, 2}, axis{5, 10, 2}}, // linear ×2
 		{axis{9, 4, 4}, axis{6, 13, 4}},  // cubic, down and up
 		{axis{6, 6, 0}, axis{5, 11, 2}},  // columns only

@@ -29,6 +29,7 @@ var _ = func() bool {
 		tanhVec = func(x, y []float32) { unarySIMD(tanhAVX2, tanhGeneric, x, y) }
 		sigmoidVec = func(x, y []float32) { unarySIMD(sigmoidAVX2, sigmoidGeneric, x, y) }
 		vmax = maxSIMD
+		dup2Asm = dup2AVX2
 		maxWin3S2 = maxWin3S2SIMD
 		relu = reluSIMD
 		expSub = expSubSIMD

@@ -374,6 +374,11 @@ func addVecMatAVX2x1(k int, h *float32, m *float32, ldm int, y *float32)
 //go:noescape
 func maxAVX2(n int, x *float32, y *float32)
 
+// dup2AVX2 sets y[2i] = y[2i+1] = x[i] for i < n; n is a multiple of 8.
+//
+//go:noescape
+func dup2AVX2(n int, x *float32, y *float32)
+
 // rowMaxAVX2 sets y[j] = max(y[j], x[8i+j]) for j < 8 and 8i < n (NaN wins); n is a multiple of 8.
 //
 //go:noescape

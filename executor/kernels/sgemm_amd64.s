@@ -8748,6 +8748,32 @@ max_done:
 	VZEROUPPER
 	RET
 
+// func dup2AVX2(n int, x *float32, y *float32)
+// Requires: AVX
+TEXT ·dup2AVX2(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), AX
+	MOVQ x+8(FP), CX
+	MOVQ y+16(FP), DX
+	SHRQ $0x03, AX
+	JZ   dup2_done
+
+dup2_loop:
+	VMOVUPS    (CX), Y0
+	VUNPCKLPS  Y0, Y0, Y1
+	VUNPCKHPS  Y0, Y0, Y0
+	VPERM2F128 $0x20, Y0, Y1, Y2
+	VPERM2F128 $0x31, Y0, Y1, Y0
+	VMOVUPS    Y2, (DX)
+	VMOVUPS    Y0, 32(DX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x40, DX
+	DECQ       AX
+	JNZ        dup2_loop
+
+dup2_done:
+	VZEROUPPER
+	RET
+
 // func rowMaxAVX2(n int, x *float32, y *float32)
 // Requires: AVX
 TEXT ·rowMaxAVX2(SB), NOSPLIT, $0-24

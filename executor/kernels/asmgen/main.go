@@ -74,6 +74,7 @@ func main() {
 	addVecMat("addVecMatAVX2x8", 8, 8, func() reg.VecVirtual { return YMM() })
 	addVecMat("addVecMatAVX2x1", 1, 8, func() reg.VecVirtual { return YMM() })
 	vmax()
+	dup2()
 	rowMax()
 	sumF64()
 	sum16F64()
@@ -181,6 +182,32 @@ func vmax() {
 	maxNaN(yv, Mem{Base: px}, m, nan)
 	VMOVUPS(m, Mem{Base: py})
 	loopEnd("max", n, px, py)
+}
+
+// dup2 emits func dup2AVX2(n int, x, y *float32): y[2i] = y[2i+1] = x[i]
+// for i < n, n a multiple of 8 (a nearest 2× up-sampling's row): the
+// lanes unpacked against themselves, then the 128-bit halves put in
+// order.
+func dup2() {
+	n, px, py := unaryFunc("dup2AVX2", "dup2AVX2 sets y[2i] = y[2i+1] = x[i] for i < n; n is a multiple of 8.")
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("dup2_done"))
+	Label("dup2_loop")
+	xv, lo, hi, a, b := YMM(), YMM(), YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: px}, xv)
+	VUNPCKLPS(xv, xv, lo)
+	VUNPCKHPS(xv, xv, hi)
+	VPERM2F128(Imm(0x20), hi, lo, a)
+	VPERM2F128(Imm(0x31), hi, lo, b)
+	VMOVUPS(a, Mem{Base: py})
+	VMOVUPS(b, Mem{Base: py, Disp: 32})
+	ADDQ(Imm(32), px)
+	ADDQ(Imm(64), py)
+	DECQ(n)
+	JNZ(LabelRef("dup2_loop"))
+	Label("dup2_done")
+	VZEROUPPER()
+	RET()
 }
 
 // rowMax emits func rowMaxAVX2(n int, x, y *float32): y[j] = max(y[j],
