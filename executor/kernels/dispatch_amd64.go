@@ -30,6 +30,7 @@ var _ = func() bool {
 		sigmoidVec = func(x, y []float32) { unarySIMD(sigmoidAVX2, sigmoidGeneric, x, y) }
 		vmax = maxSIMD
 		dup2Asm = dup2AVX2
+		max3Asm = max3AVX2
 		maxWin3S2 = maxWin3S2SIMD
 		relu = reluSIMD
 		expSub = expSubSIMD

@@ -91,6 +91,26 @@ func maxWin3S2Generic(x, y []float32) {
 	}
 }
 
+// max3Asm (nil: Go) is max3AVX2, set during package initialization when
+// the CPU has AVX2 and never changed afterwards.
+var max3Asm func(n int, a, b, c, y *float32)
+
+// max3 sets y[i] = max(max(a[i], b[i]), c[i]) for i < len(y): the bits of
+// copy(y, a), vmax(y, b), vmax(y, c) in one pass (the same SIMD head and
+// Go tail). y may be a, b or c only where it is the same slice.
+func max3(y, a, b, c []float32) {
+	a, b, c = a[:len(y)], b[:len(y)], c[:len(y)]
+	h := 0
+	if max3Asm != nil {
+		if h = len(y) &^ 7; h > 0 {
+			max3Asm(h, &a[0], &b[0], &c[0], &y[0])
+		}
+	}
+	for i := h; i < len(y); i++ {
+		y[i] = max(max(a[i], b[i]), c[i])
+	}
+}
+
 // maxInto sets d[i] = max(d[i], s[i]) (vmax).
 func maxInto(d, s []float32) { vmax(d, s) }
 

@@ -6,16 +6,22 @@ import "math"
 // each; three of them stay in L1 together).
 const gapPoolFloats = 2048
 
+// gapStride2Floats bounds the planes (with a window's margin) pooled as
+// gapped blocks at stride 2: larger ones (the 112×112 planes after a
+// stem convolution, a U-Net's 128×128) run faster row by row, their
+// gapped buffers no longer in L1 (64×112² 3×3/2: 254–500 µs row by row,
+// 593–678 gapped; 128×55²: 250–374 → 141–151).
+const gapStride2Floats = 3600
+
 // gapPool reports whether MaxPool2D pools p as gapped blocks of planes
-// (maxPoolGapped): strides 1 or 2 (any dilation; at stride 2 only planes
-// that fit a block, ≤ ~40×40: on larger ones the rows computed and
-// dropped cost more than the row-by-row path's calls), pads under the
-// window on every side. The 3×3/1 pools of an
+// (maxPoolGapped): strides 1 or 2 (any dilation; at stride 2 planes up
+// to about 57×57, gapStride2Floats), pads under the window on every
+// side. The 3×3/1 pools of an
 // inception block and the 3×3/2 ones between its stages are the case:
 // on 28×28 to 7×7 planes a pass per plane, or per row, cost more in
 // calls than in maxima.
 func gapPool(p *Pool2D) bool {
-	if p.SH > 2 || p.SW > 2 || (p.SH == 2 || p.SW == 2) && (p.H+p.KH)*(p.W+p.KW) > gapPoolFloats {
+	if p.SH > 2 || p.SW > 2 || (p.SH == 2 || p.SW == 2) && (p.H+p.KH)*(p.W+p.KW) > gapStride2Floats {
 		return false
 	}
 	pr, pb := gapPads(p)
@@ -29,37 +35,49 @@ func gapPads(p *Pool2D) (pr, pb int) {
 }
 
 // maxPoolGapped pools planes [lo, hi) of in into y, a block of planes at
-// a time (strides 1 or 2). A block's planes are laid out in b one after the other, each
-// row followed by gc cells of −Inf and each plane by gr rows of them
-// (gc, gr: the widest column and row pads; a gap is the right pad of
-// one row and the left pad of the next, the bottom pad of one plane
-// and the top pad of the next), so that both passes of the separable
-// maximum are a few runs over the whole block: the maximum over the
-// window rows (KH runs into v, each b shifted by a window row's
-// offset), then over the window columns (KW runs of v shifted by a
-// window column's offset, into t), then each plane's OH×OW outputs
-// copied out of t. Every output takes its window in the order the
-// row-by-row loop does (rows, then columns, each in kernel order, a
-// padding cell as −Inf, which vmax gives back the other operand for),
-// so the values are the same; like shortPool, NaN payloads and the
-// sign of a ±0 tie may differ (vmax's SIMD head and Go tail).
+// a time (strides 1 or 2). A block's planes are laid out one after the
+// other as padded rows of wg: the input row followed by −Inf cells (at
+// least the widest column pad: a gap is the right pad of one row and the
+// left pad of the next), each plane after gr rows of −Inf (at least the
+// widest row pad: the bottom pad of one plane and the top pad of the
+// next). At row stride 2 the padded rows are kept as two arrays, the even
+// rows and the odd ones, so that the rows an output row reads are, for
+// each window row, one row of one array, and consecutive output rows read
+// consecutive rows of it. Then both passes of the separable maximum are a
+// few runs over the whole block: the maximum over the window rows (KH
+// runs into v, each an array shifted by the window row's offset), over
+// the window columns (KW runs of v shifted by the window column's
+// offset, or at column stride 2 of v's even or odd elements, split once),
+// into t; each plane's OH×OW outputs are one strided copy out of t. Every
+// output takes its window in the order the row-by-row loop does (rows,
+// then columns, each in kernel order, a padding cell as −Inf, which vmax
+// gives back the other operand for), so the values are the same; like
+// shortPool, NaN payloads and the sign of a ±0 tie may differ (vmax's
+// SIMD head and Go tail).
 func maxPoolGapped(p *Pool2D, in, y []float32, lo, hi int) {
 	pr, pb := gapPads(p)
 	gc, gr := max(p.PL, pr, 0), max(p.PT, pb, 0)
-	// At column stride 2 the rows are split into their even and odd
-	// elements: an even row width and left margin keep every row's
-	// phases in step.
-	gl := gc + gc%p.SW
-	wg, hg := p.W+gc, p.H+gr
-	wg += wg % p.SW
+	sh, sw := p.SH, p.SW
+	// Column stride 2: an even left margin and row width keep every
+	// row's column phases in step; row stride 2: an even plane height
+	// keeps the planes' row phases in step.
+	gl := gc + gc%sw
+	wg := p.W + gc
+	wg += wg % sw
+	hg := gr + p.H
+	hg += hg % sh
 	ps := hg * wg
-	base := gr*wg + gl
+	nb := max(1, min(hi-lo, gapPoolFloats/ps))
+	// Phase arrays of nr/sh rows each, after a margin of gl cells: the
+	// rows of nb planes and gr more (the last plane's bottom pad).
+	nr := nb*hg + gr
+	nr += nr % sh
+	pa := gl + nr/sh*wg // one phase array
+	size := sh * pa
 	nbuf := 3
-	if p.SW == 2 {
+	if sw == 2 {
 		nbuf = 4
 	}
-	nb := max(1, min(hi-lo, gapPoolFloats/ps))
-	size := base + nb*ps
 	buf := make([]float32, nbuf*size)
 	b, v, t := buf[:size], buf[size:2*size], buf[2*size:3*size]
 	ninf := float32(math.Inf(-1))
@@ -70,52 +88,53 @@ func maxPoolGapped(p *Pool2D, in, y []float32, lo, hi int) {
 	for pl := lo; pl < hi; pl += nb {
 		n := min(nb, hi-pl)
 		for k := 0; k < n; k++ {
-			copyStrided(p.H, p.W, in[(pl+k)*hw:], p.W, b[base+k*ps:], wg)
-		}
-		// Rows: v[j] = max over kh of b[j + (kh·DH − PT)·wg], j over
-		// every row up to the last plane's last output row (at row
-		// stride 2 the rows between too), gaps included (the columns
-		// pass reads them).
-		last := (n-1)*hg + (p.OH-1)*p.SH // the last output row's row
-		vlo, vhi := base-gl, base+(last+1)*wg
-		for kh := 0; kh < p.KH; kh++ {
-			off := (kh*p.DH - p.PT) * wg
-			src := b[vlo+off : vhi+off]
-			if kh == 0 {
-				copy(v[vlo:vhi], src)
-			} else {
-				vmax(v[vlo:vhi], src)
-			}
-		}
-		// Columns: t[j] = max over kw of v[j·SW + kw·DW − PL] (rows
-		// relative), j from the first output to the last.
-		if p.SW == 1 {
-			tlo, thi := base, base+last*wg+p.OW
-			for kw := 0; kw < p.KW; kw++ {
-				off := kw*p.DW - p.PL
-				src := v[tlo+off : thi+off]
-				if kw == 0 {
-					copy(t[tlo:thi], src)
-				} else {
-					vmax(t[tlo:thi], src)
+			// Input row ih is padded row R = k·hg + gr + ih: row R/sh of
+			// phase array R mod sh.
+			for q := 0; q < sh; q++ {
+				ih0 := ((q-(k*hg+gr))%sh + sh) % sh
+				if ih0 >= p.H {
+					continue
 				}
+				rows := (p.H - ih0 + sh - 1) / sh
+				r0 := (k*hg + gr + ih0) / sh
+				copyStrided(rows, p.W, in[(pl+k)*hw+ih0*p.W:], sh*p.W, b[q*pa+gl+r0*wg:], wg)
 			}
+		}
+		// Rows: output row o of plane k is row o' = k·hg/sh + o of v;
+		// window row kh reads padded row sh·o' + s (s = gr − PT +
+		// kh·DH): row o' + s/sh of phase array s mod sh. Every cell of
+		// v up to the last output row's row, gaps and margin included
+		// (the columns pass reads them).
+		nv := (n-1)*hg/sh + p.OH // rows of v
+		vhi := gl + nv*wg
+		rowsrc := func(kh int) []float32 {
+			s := gr - p.PT + kh*p.DH
+			off := s%sh*pa + s/sh*wg
+			return b[off : off+vhi]
+		}
+		windowMax(v[:vhi], p.KH, rowsrc)
+		if sw == 1 {
+			// Columns: t[j] = max over kw of v[j + kw·DW − PL], j from
+			// the first output to the last.
+			tlo, thi := gl, gl+(nv-1)*wg+p.OW
+			windowMax(t[tlo:thi], p.KW, func(kw int) []float32 {
+				off := kw*p.DW - p.PL
+				return v[tlo+off : thi+off]
+			})
 			for k := 0; k < n; k++ {
-				copyStrided(p.OH, p.OW, t[base+k*ps:], p.SH*wg, y[(pl+k)*npix:], p.OW)
+				copyStrided(p.OH, p.OW, t[gl+k*hg/sh*wg:], wg, y[(pl+k)*npix:], p.OW)
 			}
 			continue
 		}
-		// Column stride 2: v from vlo (even elements before the first
-		// row's) split into its phases; window column kw of output
-		// (R, q) is v[vlo + gl + R·wg + 2q + off], i.e. phase off mod 2
-		// at gl/2 + R·wg/2 + q + ⌊off/2⌋; t[R·wg/2 + q].
+		// Column stride 2: v split into its phases; window column kw of
+		// output (o', q) is v[gl + o'·wg + 2q + off], i.e. phase off mod
+		// 2 at gl/2 + o'·wg/2 + q + ⌊off/2⌋; t[o'·wg/2 + q].
 		ph := buf[3*size : 4*size]
-		nv := vhi - vlo
-		ev, od := ph[:(nv+1)/2], ph[(nv+1)/2:nv]
-		split2(v[vlo:vhi], ev, od)
+		ev, od := ph[:(vhi+1)/2], ph[(vhi+1)/2:vhi]
+		split2(v[:vhi], ev, od)
 		h := wg / 2
-		tn := last*h + p.OW
-		for kw := 0; kw < p.KW; kw++ {
+		tn := (nv-1)*h + p.OW
+		windowMax(t[:tn], p.KW, func(kw int) []float32 {
 			off := kw*p.DW - p.PL
 			r := off & 1
 			src := ev
@@ -123,14 +142,27 @@ func maxPoolGapped(p *Pool2D, in, y []float32, lo, hi int) {
 				src = od
 			}
 			k0 := gl/2 + (off-r)/2
-			if kw == 0 {
-				copy(t[:tn], src[k0:k0+tn])
-			} else {
-				vmax(t[:tn], src[k0:k0+tn])
-			}
-		}
+			return src[k0 : k0+tn]
+		})
 		for k := 0; k < n; k++ {
-			copyStrided(p.OH, p.OW, t[k*hg*h:], p.SH*h, y[(pl+k)*npix:], p.OW)
+			copyStrided(p.OH, p.OW, t[k*hg/sh*h:], h, y[(pl+k)*npix:], p.OW)
 		}
+	}
+}
+
+// windowMax sets d to the maximum of src(0), …, src(k−1) (each len(d)
+// long) taken in that order: a copy of the first and vmax of the others,
+// the first three in one pass (max3, the same bits).
+func windowMax(d []float32, k int, src func(i int) []float32) {
+	i := 0
+	if k >= 3 {
+		max3(d, src(0), src(1), src(2))
+		i = 3
+	} else {
+		copy(d, src(0))
+		i = 1
+	}
+	for ; i < k; i++ {
+		vmax(d, src(i))
 	}
 }

@@ -374,6 +374,11 @@ func addVecMatAVX2x1(k int, h *float32, m *float32, ldm int, y *float32)
 //go:noescape
 func maxAVX2(n int, x *float32, y *float32)
 
+// max3AVX2 sets y[i] = max(max(a[i], b[i]), c[i]) for i < n, each as maxAVX2's (NaN wins); n is a multiple of 8.
+//
+//go:noescape
+func max3AVX2(n int, a *float32, b *float32, c *float32, y *float32)
+
 // dup2AVX2 sets y[2i] = y[2i+1] = x[i] for i < n; n is a multiple of 8.
 //
 //go:noescape

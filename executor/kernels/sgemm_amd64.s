@@ -8748,6 +8748,37 @@ max_done:
 	VZEROUPPER
 	RET
 
+// func max3AVX2(n int, a *float32, b *float32, c *float32, y *float32)
+// Requires: AVX
+TEXT ·max3AVX2(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ c+24(FP), BX
+	MOVQ y+32(FP), SI
+	SHRQ $0x03, AX
+	JZ   max3_done
+
+max3_loop:
+	VMOVUPS   (CX), Y0
+	VMAXPS    (DX), Y0, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y0, Y1, Y1
+	VMAXPS    (BX), Y1, Y0
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y0, Y0
+	VMOVUPS   Y0, (SI)
+	ADDQ      $0x20, CX
+	ADDQ      $0x20, DX
+	ADDQ      $0x20, BX
+	ADDQ      $0x20, SI
+	DECQ      AX
+	JNZ       max3_loop
+
+max3_done:
+	VZEROUPPER
+	RET
+
 // func dup2AVX2(n int, x *float32, y *float32)
 // Requires: AVX
 TEXT ·dup2AVX2(SB), NOSPLIT, $0-24

@@ -74,6 +74,7 @@ func main() {
 	addVecMat("addVecMatAVX2x8", 8, 8, func() reg.VecVirtual { return YMM() })
 	addVecMat("addVecMatAVX2x1", 1, 8, func() reg.VecVirtual { return YMM() })
 	vmax()
+	max3()
 	dup2()
 	rowMax()
 	sumF64()
@@ -182,6 +183,37 @@ func vmax() {
 	maxNaN(yv, Mem{Base: px}, m, nan)
 	VMOVUPS(m, Mem{Base: py})
 	loopEnd("max", n, px, py)
+}
+
+// max3 emits func max3AVX2(n int, a, b, c, y *float32): y[i] =
+// max(max(a[i], b[i]), c[i]) for i < n, n a multiple of 8, each maximum
+// as maxAVX2 takes it (the same bits as a copy of a and two maxAVX2
+// passes, in one pass: a pool's three window rows or columns).
+func max3() {
+	TEXT("max3AVX2", NOSPLIT, "func(n int, a, b, c, y *float32)")
+	Pragma("noescape")
+	Doc("max3AVX2 sets y[i] = max(max(a[i], b[i]), c[i]) for i < n, each as maxAVX2's (NaN wins); n is a multiple of 8.")
+	n := Load(Param("n"), GP64())
+	pa := Load(Param("a"), GP64())
+	pb := Load(Param("b"), GP64())
+	pc := Load(Param("c"), GP64())
+	py := Load(Param("y"), GP64())
+	SHRQ(Imm(3), n)
+	JZ(LabelRef("max3_done"))
+	Label("max3_loop")
+	t, m1, m2, nan := YMM(), YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: pa}, t)
+	maxNaN(t, Mem{Base: pb}, m1, nan)
+	maxNaN(m1, Mem{Base: pc}, m2, nan)
+	VMOVUPS(m2, Mem{Base: py})
+	for _, r := range []reg.Register{pa, pb, pc, py} {
+		ADDQ(Imm(32), r)
+	}
+	DECQ(n)
+	JNZ(LabelRef("max3_loop"))
+	Label("max3_done")
+	VZEROUPPER()
+	RET()
 }
 
 // dup2 emits func dup2AVX2(n int, x, y *float32): y[2i] = y[2i+1] = x[i]
