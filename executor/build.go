@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -39,11 +40,19 @@ type step interface {
 }
 
 func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
+	timed := e.times != nil && en.parent == nil && e.times.on.Load()
 	for k, st := range p.steps {
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("executor: %w", err)
 		}
+		var t0 time.Time
+		if timed {
+			t0 = time.Now()
+		}
 		ok, err := execStep(ctx, st, e, en)
+		if timed && err == nil && ok {
+			e.times.record(st, time.Since(t0))
+		}
 		if err != nil {
 			if h, isHost := st.(*hostStep); isHost {
 				return false, fmt.Errorf("executor: node %s: %w", h.n, err)
