@@ -62,9 +62,14 @@ func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
 		if !ok {
 			return false, nil
 		}
-		if k < len(p.drops) {
+		if k < len(p.drops) && len(p.drops[k]) > 0 {
 			for _, v := range p.drops[k] {
 				delete(en.vals, v)
+			}
+			if en.parent == nil && en.bufs != nil && e.reuseInRun {
+				// The dropped values' buffers, for the next steps (while
+				// they are in cache).
+				en.bufs.releaseDead(en)
 			}
 		}
 	}

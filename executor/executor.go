@@ -119,6 +119,10 @@ type Executor struct {
 
 	// times: Options.StepTimes.
 	times *StepTimes
+	// reuseInRun: a replay frees the buffers of the values it drops
+	// after each step, for the next steps (reuse.go, releaseDead); off
+	// only to measure the difference.
+	reuseInRun bool
 }
 
 // SlowPaths lists the nodes run so far that took a per-element path
@@ -264,7 +268,7 @@ func New(m *canonical.Model, opts Options) (*Executor, error) {
 	e := &Executor{
 		model: m, backend: be, reg: newRegistry(), opsets: map[string]int{},
 		infos: map[*canonical.Graph]*graphInfo{}, plans: map[string]*plan{},
-		times: opts.StepTimes,
+		times: opts.StepTimes, reuseInRun: os.Getenv("ONNXCONV_REUSE_IN_RUN") != "0",
 	}
 	if _, isGo := be.(*simplego.Backend); isGo && !kernelsDisabled(opts) {
 		e.kern = kernels.NewContext(opts.Threads)
