@@ -63,10 +63,14 @@ func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
 			return false, nil
 		}
 		if k < len(p.drops) && len(p.drops[k]) > 0 {
+			release := false
 			for _, v := range p.drops[k] {
+				if s := en.vals[v]; s != nil && s.h != nil && !s.valStatic && s.h.data != nil && len(sliceBytes(s.h.data)) >= releaseMinBytes {
+					release = true
+				}
 				delete(en.vals, v)
 			}
-			if en.parent == nil && en.bufs != nil && e.reuseInRun {
+			if release && en.parent == nil && en.bufs != nil && e.reuseInRun {
 				// The dropped values' buffers, for the next steps (while
 				// they are in cache).
 				en.bufs.releaseDead(en)
