@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -39,11 +40,19 @@ type step interface {
 }
 
 func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
+	timed := e.times != nil && en.parent == nil && e.times.on.Load()
 	for k, st := range p.steps {
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("executor: %w", err)
 		}
+		var t0 time.Time
+		if timed {
+			t0 = time.Now()
+		}
 		ok, err := execStep(ctx, st, e, en)
+		if timed && err == nil && ok {
+			e.times.record(st, time.Since(t0))
+		}
 		if err != nil {
 			if h, isHost := st.(*hostStep); isHost {
 				return false, fmt.Errorf("executor: node %s: %w", h.n, err)
@@ -53,9 +62,18 @@ func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
 		if !ok {
 			return false, nil
 		}
-		if k < len(p.drops) {
+		if k < len(p.drops) && len(p.drops[k]) > 0 {
+			release := false
 			for _, v := range p.drops[k] {
+				if s := en.vals[v]; s != nil && s.h != nil && !s.valStatic && s.h.data != nil && len(sliceBytes(s.h.data)) >= releaseMinBytes {
+					release = true
+				}
 				delete(en.vals, v)
+			}
+			if release && en.parent == nil && en.bufs != nil && e.reuseInRun {
+				// The dropped values' buffers, for the next steps (while
+				// they are in cache).
+				en.bufs.releaseDead(en)
 			}
 		}
 	}

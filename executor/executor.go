@@ -73,6 +73,9 @@ type Options struct {
 	// KernelProfile, when not nil, records the kernels' parallel calls
 	// (while it is started; see kernels.ParallelProfile).
 	KernelProfile *kernels.ParallelProfile
+	// StepTimes, when not nil, records the wall time of each step of the
+	// main graph's plan on replay (while it is started; see StepTimes).
+	StepTimes *StepTimes
 }
 
 // Executor runs one model. Create it with New.
@@ -113,6 +116,13 @@ type Executor struct {
 	// SlowPaths lists them.
 	slowMu sync.Mutex
 	slow   map[string]string
+
+	// times: Options.StepTimes.
+	times *StepTimes
+	// reuseInRun: a replay frees the buffers of the values it drops
+	// after each step, for the next steps (reuse.go, releaseDead); off
+	// only to measure the difference.
+	reuseInRun bool
 }
 
 // SlowPaths lists the nodes run so far that took a per-element path
@@ -258,6 +268,7 @@ func New(m *canonical.Model, opts Options) (*Executor, error) {
 	e := &Executor{
 		model: m, backend: be, reg: newRegistry(), opsets: map[string]int{},
 		infos: map[*canonical.Graph]*graphInfo{}, plans: map[string]*plan{},
+		times: opts.StepTimes, reuseInRun: os.Getenv("ONNXCONV_REUSE_IN_RUN") != "0",
 	}
 	if _, isGo := be.(*simplego.Backend); isGo && !kernelsDisabled(opts) {
 		e.kern = kernels.NewContext(opts.Threads)

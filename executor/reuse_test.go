@@ -237,3 +237,78 @@ func TestReusePoolUsed(t *testing.T) {
 		t.Fatalf("%d buffers kept for reuse, want the plan's intermediate outputs", freed)
 	}
 }
+
+// TestReleaseDeadKeepsLive: in the middle of a run, releaseDead frees the
+// buffers no tensor of the env overlaps and keeps the others handed out
+// (not forgotten, as recycle does at the end of the run): once their
+// values are dropped too, they are freed.
+func TestReleaseDeadKeepsLive(t *testing.T) {
+	rb := &runBufs{}
+	a, b, c := rb.take(8), rb.take(8), rb.take(16)
+	en := newEnv(nil)
+	en.bufs = rb
+	va, vb := &canonical.Value{Name: "a"}, &canonical.Value{Name: "b"}
+	en.set(va, &slot{h: &htensor{dt: canonical.Float, shape: []int{8}, data: a}})
+	en.set(vb, &slot{h: &htensor{dt: canonical.Float, shape: []int{2}, data: b[3:5]}})
+	rb.releaseDead(en)
+	same := func(x, y []float32) bool { return unsafe.SliceData(x) == unsafe.SliceData(y) }
+	if len(rb.got) != 2 || len(rb.free[8]) != 0 || len(rb.free[16]) != 1 || !same(rb.free[16][0], c) {
+		t.Fatalf("after releaseDead: %d handed out, free %d of 8 and %d of 16; want a and b handed out, c free", len(rb.got), len(rb.free[8]), len(rb.free[16]))
+	}
+	delete(en.vals, vb)
+	rb.releaseDead(en)
+	if len(rb.got) != 1 || !same(rb.got[0], a) || len(rb.free[8]) != 1 || !same(rb.free[8][0], b) {
+		t.Fatalf("after dropping b: %d handed out, %d free of 8", len(rb.got), len(rb.free[8]))
+	}
+	rb.recycle(en) // a escapes the run
+	if len(rb.got) != 0 || len(rb.free[8]) != 1 {
+		t.Fatalf("after recycle: %d handed out, %d free of 8", len(rb.got), len(rb.free[8]))
+	}
+}
+
+// TestReuseInRun: replaying squeezenet's plan reuses the buffers of
+// dropped values within the run (its early tensors are above
+// releaseMinBytes), so it keeps fewer buffers than without (and the
+// outputs are the same bits either way).
+func TestReuseInRun(t *testing.T) {
+	dir := filepath.Join("..", "fixtures", "models", "squeezenet")
+	m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	in := readTensorFile(t, filepath.Join(dir, "test_data_set_0", "input_0.pb"))
+	var kept [2]int
+	var outs [2][][]byte
+	for k, inRun := range []bool{false, true} {
+		ex, err := New(m, Options{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex.reuseInRun = inRun
+		ex.poisonReuse = true
+		for range 3 {
+			res, err := ex.Run(context.Background(), []*canonical.Tensor{in})
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs[k] = outBytes(t, res)
+		}
+		for _, p := range ex.plans {
+			for _, rb := range p.bufs.sets {
+				for _, l := range rb.free {
+					kept[k] += len(l)
+				}
+			}
+		}
+		ex.Close()
+	}
+	if kept[1] >= kept[0] || kept[1] == 0 {
+		t.Errorf("buffers kept: %d reusing within runs, %d without; want fewer", kept[1], kept[0])
+	}
+	for i := range outs[0] {
+		if !bytes.Equal(outs[0][i], outs[1][i]) {
+			t.Fatalf("output %d differs with reuse within runs", i)
+		}
+	}
+}

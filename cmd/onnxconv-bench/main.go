@@ -20,6 +20,7 @@
 //	/tmp/ocbench --only squeezenet --cpuprofile /tmp/cpu   # executor-only profile in /tmp/cpu.squeezenet.pprof
 //	/tmp/ocbench --memory --threads 1 --reps 5              # peak RSS of each side, one process per model and side
 //	/tmp/ocbench --scaling 1,2 --reps 20                    # executor runs/s on 1 and 2 threads, alternating
+//	/tmp/ocbench --layers --only mobilenet_v2 --reps 50      # per-node times against ONNX Runtime's profiler
 package main
 
 import (
@@ -49,6 +50,8 @@ type config struct {
 	reps, warmup, threads             int
 	noORT, before, asJSON, memory     bool
 	memoryChild, memprofile, scaling  string
+	layers                            bool
+	layersTop                         int
 	rtol, atol                        float64
 }
 
@@ -68,6 +71,8 @@ func main() {
 	flag.StringVar(&cfg.memprofile, "memprofile", "", "with --memory: write a heap profile of each executor child after its runs to PREFIX.<model>.pprof")
 	flag.StringVar(&cfg.memoryChild, "memory-child", "", "internal: run one side (executor or onnxruntime) on the model folder given as argument and print its peak RSS")
 	flag.StringVar(&cfg.scaling, "scaling", "", "thread counts, e.g. 1,2: time the executor alone with each count, alternating run by run in one process, and print runs/s, CPU time per run and the speed-up over the first count (outputs checked to be bit-identical)")
+	flag.BoolVar(&cfg.layers, "layers", false, "compare the executor's time per step (node or fused chain) with ONNX Runtime's per node (its profiler), sorted by the executor's excess (layers.go)")
+	flag.IntVar(&cfg.layersTop, "layers-top", 30, "with --layers: print this many rows per model (0: all)")
 	flag.Float64Var(&cfg.rtol, "rtol", 1e-3, "relative tolerance against the stored outputs")
 	flag.Float64Var(&cfg.atol, "atol", 1e-4, "absolute tolerance against the stored outputs")
 	flag.Parse()
@@ -85,6 +90,8 @@ func main() {
 		err = memoryChild(cfg, cfg.memoryChild, flag.Arg(0))
 	case cfg.memory:
 		err = runMemory(cfg)
+	case cfg.layers:
+		err = runLayers(cfg)
 	case cfg.scaling != "":
 		var counts []int
 		if counts, err = parseThreadList(cfg.scaling); err == nil {

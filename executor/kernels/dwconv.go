@@ -100,9 +100,11 @@ func newDwGeom(p *Conv2D) *dwGeom {
 // dwconv_amd64.go installs an AVX2 one.
 var dwFillRows = func(sw, h, w int, src, pp []float32, o0, o1, pitch int) bool { return false }
 
-// fill copies input plane xc into the zero-padded phase plane pp.
+// fill copies input plane xc into the phase plane pp, whose pads must be
+// zero: it writes the positions of the input's elements only, the same
+// ones for every channel, so the caller clears pp once for all the
+// channels it fills into it.
 func (g *dwGeom) fill(p *Conv2D, xc, pp []float32) {
-	clear(pp)
 	switch p.SW {
 	case 1:
 		if dwFillRows(1, p.H, p.W, xc, pp, p.PT*g.pw+p.PL, 0, g.pw) {
@@ -154,9 +156,7 @@ func (g *dwGeom) plane1(pp, wc []float32, bias, lo, hi float32, yc, tmp []float3
 		// whole vectors, then the rows copied out.
 		n := roundUp((oh-1)*g.wp+ow, 8)
 		dwRows(1, n, pp, 0, g.offs, wc, bias, lo, hi, tmp[:n], n)
-		for o := 0; o < oh; o++ {
-			copy(yc[o*ow:(o+1)*ow], tmp[o*g.wp:o*g.wp+ow])
-		}
+		copyStrided(oh, ow, tmp, g.wp, yc, ow)
 	case ow >= 8:
 		n := ow &^ 7
 		dwRows(oh, n, pp, g.ss, g.offs, wc, bias, lo, hi, yc, ow)
@@ -166,9 +166,7 @@ func (g *dwGeom) plane1(pp, wc []float32, bias, lo, hi float32, yc, tmp []float3
 		}
 	default:
 		dwRows(oh, 8, pp, g.ss, g.offs, wc, bias, lo, hi, tmp[:oh*8], 8)
-		for o := 0; o < oh; o++ {
-			copy(yc[o*ow:(o+1)*ow], tmp[o*8:o*8+ow])
-		}
+		copyStrided(oh, ow, tmp, 8, yc, ow)
 	}
 }
 
@@ -195,7 +193,8 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32, clampLo, clampH
 		defer x.put(s)
 		s.a = grow(s.a, g.plane)
 		s.b = grow(s.b, g.tmpLen())
-		split := -1 // the input channel (n·C + c) in s.a
+		clear(s.a[:g.plane]) // the pads, once (fill)
+		split := -1          // the input channel (n·C + c) in s.a
 		for nm := lo; nm < hi; nm++ {
 			n, m := nm/p.M, nm%p.M
 			ic := n*p.C + m/mult

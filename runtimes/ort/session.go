@@ -20,6 +20,7 @@ type SessionOption func(*sessionConfig)
 type sessionConfig struct {
 	threads  int
 	optLevel ortgo.GraphOptimizationLevel
+	profile  string
 }
 
 // WithIntraOpThreads sets the number of intra-op threads (0: ONNX Runtime
@@ -32,6 +33,14 @@ func WithIntraOpThreads(n int) SessionOption {
 // constant folding), so that every node of the model runs as written.
 func WithoutOptimization() SessionOption {
 	return func(c *sessionConfig) { c.optLevel = ortgo.GraphOptimizationLevelDisableAll }
+}
+
+// WithProfiling turns on ONNX Runtime's profiler for the session: every
+// run's nodes, with their kernel times, go to a JSON file (Chrome trace
+// format) named prefix + "_" + a timestamp + ".json", written when the
+// session is closed. The Shape probe session, if any, is not profiled.
+func WithProfiling(prefix string) SessionOption {
+	return func(c *sessionConfig) { c.profile = prefix }
 }
 
 // IOInfo describes one graph input or output as ONNX Runtime sees it.
@@ -119,6 +128,11 @@ func (r *Runtime) NewSession(modelPath string, opts ...SessionOption) (*Session,
 		// runs input-less graphs, but the wrapper cannot.
 		return nil, fmt.Errorf("ort session %s: models without graph inputs are not supported", modelPath)
 	}
+	if cfg.profile != "" {
+		if err := so.EnableProfiling(cfg.profile); err != nil {
+			return nil, fmt.Errorf("ort session %s: profiling: %w", modelPath, err)
+		}
+	}
 	s.sess, err = ortgo.NewDynamicAdvancedSession(modelPath, inNames, outNames, so)
 	if err != nil {
 		return nil, fmt.Errorf("ort session %s: %w", modelPath, err)
@@ -141,6 +155,12 @@ func (r *Runtime) NewSession(modelPath string, opts ...SessionOption) (*Session,
 		if err != nil {
 			_ = s.sess.Destroy()
 			return nil, fmt.Errorf("ort session %s: %w", modelPath, err)
+		}
+		if cfg.profile != "" {
+			if err := so.DisableProfiling(); err != nil {
+				_ = s.sess.Destroy()
+				return nil, fmt.Errorf("ort session %s: profiling: %w", modelPath, err)
+			}
 		}
 		// External data of the probe is found next to the original model.
 		if err := so.AddSessionConfigEntry("session.model_external_initializers_file_folder_path",
