@@ -52,6 +52,8 @@ type scalingRow struct {
 	// sync: ParallelProfile.Sync (zero on one thread); syncRun the
 	// part of critical that is synchronization.
 	syncCaller, syncHelper, syncEnd, syncRun time.Duration
+	// imbalance: ParallelProfile.Imbalance per run.
+	imbalance time.Duration
 	// ortP50, ortMin, ortCPU: ONNX Runtime alone with as many intra-op
 	// threads (zero without ONNX Runtime).
 	ortP50, ortMin, ortCPU time.Duration
@@ -139,7 +141,7 @@ func runScaling(cfg config, counts []int) error {
 // writeScalingHeader writes the header of --scaling's table; withORT
 // adds ONNX Runtime's columns.
 func writeScalingHeader(w io.Writer, withORT bool) {
-	h := "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tCPU ratio\tcritical ms\tserial ms\tspeed-up critical\tsync ms\tsync µs\t"
+	h := "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tCPU ratio\tcritical ms\tserial ms\tspeed-up critical\tsync ms\tsync µs\timbalance ms\t"
 	if withORT {
 		h += "ORT p50 ms\tORT min ms\tORT CPU ms/run\tORT speed-up p50\tratio p50\t"
 	}
@@ -165,9 +167,9 @@ func writeScalingRows(w io.Writer, model string, rows []scalingRow, withORT bool
 		if r.threads > 1 {
 			sync = fmt.Sprintf("%.1f/%.1f/%.1f", usf(r.syncCaller), usf(r.syncHelper), usf(r.syncEnd))
 		}
-		fmt.Fprintf(w, "%s\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t%.3f\t%s\t", model, r.threads, r.runsPerSec,
+		fmt.Fprintf(w, "%s\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t%.3f\t%s\t%.3f\t", model, r.threads, r.runsPerSec,
 			msf(r.p50), msf(r.min), msf(r.cpu), ratio(rows[0].p50, r.p50), ratio(rows[0].min, r.min),
-			ratio(r.cpu, rows[0].cpu), msf(r.critical), msf(r.serial), crit, msf(r.syncRun), sync)
+			ratio(r.cpu, rows[0].cpu), msf(r.critical), msf(r.serial), crit, msf(r.syncRun), sync, msf(r.imbalance))
 		if withORT {
 			fmt.Fprintf(w, "%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t", msf(r.ortP50), msf(r.ortMin), msf(r.ortCPU),
 				ratio(rows[0].ortP50, r.ortP50), ratio(r.p50, r.ortP50))
@@ -275,6 +277,7 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 			runsPerSec: float64(len(w)) / total[i].Seconds(), critical: crit[i], serial: serial[i]}
 		rows[i].syncCaller, rows[i].syncHelper, rows[i].syncEnd = profs[i].Sync()
 		rows[i].syncRun = profs[i].SyncSpan() / time.Duration(cfg.reps)
+		rows[i].imbalance = profs[i].Imbalance() / time.Duration(cfg.reps)
 	}
 	return rows, nil
 }
