@@ -61,6 +61,17 @@ type Options struct {
 	// measured too, and the ratio of CPU times is reported (steadier than
 	// wall time on a loaded machine).
 	OtherInProcess bool
+	// Settle is a pause before each side's block of timed runs, followed
+	// by one untimed run of that side, when there is another side: time
+	// for the threads of the side that ran before to stop spinning (ONNX
+	// Runtime's intra-op workers spin for a while after each run, and
+	// would take a CPU from the executor's next run at more than one
+	// thread), then the side's caches and threads as in back-to-back
+	// runs. Zero: none.
+	Settle time.Duration
+	// Block is the number of timed runs of one side in a row before the
+	// other side's (0 or 1: the sides alternate run by run).
+	Block int
 	// Check, when set, is called with the first outputs of each side
 	// ("executor", or Runtime); an error fails the benchmark.
 	Check func(side string, outs []*canonical.Tensor) error
@@ -128,8 +139,8 @@ func Run(ctx context.Context, modelPath string, m *canonical.Model, opts Options
 	if opts.Reps < 1 {
 		return nil, &UsageError{Msg: "reps must be at least 1"}
 	}
-	if opts.Warmup < 0 || opts.Threads < 0 {
-		return nil, &UsageError{Msg: "warmup and threads must not be negative"}
+	if opts.Warmup < 0 || opts.Threads < 0 || opts.Settle < 0 || opts.Block < 0 {
+		return nil, &UsageError{Msg: "warmup, threads, settle and block must not be negative"}
 	}
 	// Start from a clean heap, so that an earlier benchmark in the same
 	// process shows neither in the peak RSS nor in GC work.
@@ -186,24 +197,48 @@ func Run(ctx context.Context, modelPath string, m *canonical.Model, opts Options
 	}
 	var exT, exCPU, oT, oCPU []time.Duration
 	var exWall, oWall time.Duration
-	for i := 0; i < opts.Reps; i++ {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("bench: %w", err)
+	block := max(opts.Block, 1)
+	// settle pauses, then runs run once untimed: the pause lets the
+	// other side's threads stop spinning, the run brings this side's
+	// caches and threads back to the state of back-to-back runs.
+	settle := func(run func(context.Context, []*canonical.Tensor) ([]*canonical.Tensor, error)) error {
+		if other == nil || opts.Settle <= 0 {
+			return nil
 		}
-		c0 := cpuTime()
-		t0 := time.Now()
-		if _, err := ex.Run(ctx, ins); err != nil {
+		time.Sleep(opts.Settle)
+		_, err := run(ctx, ins)
+		return err
+	}
+	for i := 0; i < opts.Reps; i += block {
+		n := min(block, opts.Reps-i)
+		if err := settle(ex.Run); err != nil {
 			return nil, fmt.Errorf("bench %s: executor: %w", modelPath, err)
 		}
-		d := time.Since(t0)
-		exT, exCPU, exWall = append(exT, d), append(exCPU, cpuTime()-c0), exWall+d
-		if other != nil {
-			c0 = cpuTime()
-			t0 = time.Now()
+		for j := 0; j < n; j++ {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("bench: %w", err)
+			}
+			c0 := cpuTime()
+			t0 := time.Now()
+			if _, err := ex.Run(ctx, ins); err != nil {
+				return nil, fmt.Errorf("bench %s: executor: %w", modelPath, err)
+			}
+			d := time.Since(t0)
+			exT, exCPU, exWall = append(exT, d), append(exCPU, cpuTime()-c0), exWall+d
+		}
+		if other == nil {
+			continue
+		}
+		if err := settle(other.Run); err != nil {
+			return nil, fmt.Errorf("bench %s: %s: %w", modelPath, opts.Runtime, err)
+		}
+		for j := 0; j < n; j++ {
+			c0 := cpuTime()
+			t0 := time.Now()
 			if _, err := other.Run(ctx, ins); err != nil {
 				return nil, fmt.Errorf("bench %s: %s: %w", modelPath, opts.Runtime, err)
 			}
-			d = time.Since(t0)
+			d := time.Since(t0)
 			oT, oCPU, oWall = append(oT, d), append(oCPU, cpuTime()-c0), oWall+d
 		}
 	}

@@ -100,3 +100,56 @@ func TestTableSaysSlowPaths(t *testing.T) {
 		t.Errorf("table lacks %q:\n%s", want, b.String())
 	}
 }
+
+// countRunner counts its runs and records when each started.
+type countRunner struct {
+	outs   []*canonical.Tensor
+	starts []time.Time
+}
+
+func (r *countRunner) Run(context.Context, []*canonical.Tensor) ([]*canonical.Tensor, error) {
+	r.starts = append(r.starts, time.Now())
+	return r.outs, nil
+}
+
+// TestRunSettleBlock: with Settle, each side's block of Block timed runs
+// follows a pause and one untimed run; the last block may be shorter.
+func TestRunSettleBlock(t *testing.T) {
+	path := filepath.Join("..", "fixtures", "models", "mlp_opset9", "model.onnx")
+	m, err := canonical.Load(path, canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var first []*canonical.Tensor
+	if _, err := Run(context.Background(), path, m, Options{Reps: 1, Threads: 1, Check: func(_ string, outs []*canonical.Tensor) error {
+		first = outs
+		return nil
+	}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	settle := 3 * time.Millisecond
+	r := &countRunner{outs: first}
+	res, err := Run(context.Background(), path, m, Options{Reps: 7, Warmup: 2, Threads: 1, Settle: settle, Block: 3, Runtime: "count", OtherInProcess: true}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Executor.Runs != 7 || res.Other == nil || res.Other.Runs != 7 || res.CPURatio <= 0 {
+		t.Fatalf("executor %+v, other %+v, CPU ratio %g", res.Executor, res.Other, res.CPURatio)
+	}
+	// Check run + 1 more warm-up + 3 blocks (3, 3, 1) each after an untimed run.
+	if got, want := len(r.starts), 1+1+3+7; got != want {
+		t.Fatalf("other side ran %d times, want %d", got, want)
+	}
+	// Block starts (the untimed runs at 2, 6, 10) follow a pause of at
+	// least settle since the runs before them (the executor's block in
+	// between); the runs within a block follow each other at once.
+	for _, i := range []int{2, 6, 10} {
+		if d := r.starts[i].Sub(r.starts[i-1]); d < settle {
+			t.Errorf("run %d: %v after the one before, want a pause of %v", i, d, settle)
+		}
+	}
+	if _, err := Run(context.Background(), path, m, Options{Reps: 1, Settle: -1}, r); err == nil {
+		t.Error("negative Settle: no error")
+	}
+}

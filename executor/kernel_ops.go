@@ -649,7 +649,9 @@ func kernelMaxPool(c *lctx) error {
 	if len(hx.shape) == 4 {
 		out = []int{p.N, p.C, p.OH, p.OW}
 	}
-	y := c.newH(canonical.Float, out)
+	// MaxPool2D writes every element (TestMaxPoolWritesEveryElement): a
+	// reused buffer needs no zeroing on the caller first.
+	y := c.newHAs(canonical.Float, out, false)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
 	if err := c.e.kern.MaxPool2D(p, x, yd); err != nil {

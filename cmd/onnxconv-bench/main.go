@@ -19,8 +19,13 @@
 //	/tmp/ocbench --threads 1 --reps 20 --before
 //	/tmp/ocbench --only squeezenet --cpuprofile /tmp/cpu   # executor-only profile in /tmp/cpu.squeezenet.pprof
 //	/tmp/ocbench --memory --threads 1 --reps 5              # peak RSS of each side, one process per model and side
-//	/tmp/ocbench --scaling 1,2 --reps 20                    # executor runs/s on 1 and 2 threads, alternating
+//	/tmp/ocbench --scaling 1,2 --reps 20                    # executor runs/s on 1 and 2 threads, alternating; ONNX Runtime alone on each
 //	/tmp/ocbench --layers --only mobilenet_v2 --reps 50      # per-node times against ONNX Runtime's profiler
+//
+// At --threads N > 1 each side's runs follow a pause (--settle, auto: as
+// long as ONNX Runtime's workers spin after a run, ~30 ms here) and one
+// untimed run, so that neither side's spinning threads take a CPU from
+// the other's timed runs (fair.go).
 package main
 
 import (
@@ -36,6 +41,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strconv"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -52,6 +58,8 @@ type config struct {
 	memoryChild, memprofile, scaling  string
 	layers                            bool
 	layersTop                         int
+	settle                            time.Duration // < 0: auto
+	block                             int
 	rtol, atol                        float64
 }
 
@@ -73,14 +81,20 @@ func main() {
 	flag.StringVar(&cfg.scaling, "scaling", "", "thread counts, e.g. 1,2: time the executor alone with each count, alternating run by run in one process, and print runs/s, CPU time per run and the speed-up over the first count (outputs checked to be bit-identical)")
 	flag.BoolVar(&cfg.layers, "layers", false, "compare the executor's time per step (node or fused chain) with ONNX Runtime's per node (its profiler), sorted by the executor's excess (layers.go)")
 	flag.IntVar(&cfg.layersTop, "layers-top", 30, "with --layers: print this many rows per model (0: all)")
+	settle := flag.String("settle", "auto", "pause before each side's timed runs when both sides run: auto (at --threads other than 1: how long ONNX Runtime's threads spin after a run, measured per model, and half as much again; 0 at --threads 1), 0, or a duration such as 5ms")
+	flag.IntVar(&cfg.block, "block", 1, "timed runs of one side in a row before the other side's (1: alternate run by run)")
 	flag.Float64Var(&cfg.rtol, "rtol", 1e-3, "relative tolerance against the stored outputs")
 	flag.Float64Var(&cfg.atol, "atol", 1e-4, "absolute tolerance against the stored outputs")
 	flag.Parse()
-	if cfg.reps < 1 || cfg.warmup < 0 || cfg.threads < 0 {
-		fmt.Fprintln(os.Stderr, "onnxconv-bench: --reps must be >= 1, --warmup and --threads >= 0")
+	if cfg.reps < 1 || cfg.warmup < 0 || cfg.threads < 0 || cfg.block < 1 {
+		fmt.Fprintln(os.Stderr, "onnxconv-bench: --reps and --block must be >= 1, --warmup and --threads >= 0")
 		os.Exit(2)
 	}
 	var err error
+	if cfg.settle, err = parseSettle(*settle); err != nil {
+		fmt.Fprintln(os.Stderr, "onnxconv-bench:", err)
+		os.Exit(2)
+	}
 	switch {
 	case cfg.memoryChild != "":
 		if flag.NArg() != 1 {
@@ -289,17 +303,32 @@ func benchModel(cfg config, rt *ort.Runtime, dir string) (after, before *bench.R
 	}
 	defer m.Close()
 	var other bench.Runner
+	var sr *sessionRunner
 	if rt != nil {
 		sess, err := rt.NewSession(modelPath, ort.WithIntraOpThreads(cfg.threads))
 		if err != nil {
 			return nil, nil, fmt.Errorf("ONNX Runtime session: %w", err)
 		}
 		defer sess.Close()
-		other = &sessionRunner{s: sess}
+		sr = &sessionRunner{s: sess}
+		other = sr
+	}
+	settle := cfg.settle
+	if settle < 0 {
+		settle = 0
+		if rt != nil && cfg.threads != 1 {
+			if settle, err = autoSettle(sr, dir); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	opts := bench.Options{
 		Threads: cfg.threads, Warmup: cfg.warmup, Reps: cfg.reps, Backend: cfg.backend, Runtime: "onnxruntime",
-		OtherInProcess: cfg.threads == 1, // ORT runs on the calling thread then
+		Settle: settle, Block: cfg.block,
+		// ORT runs on the calling thread at one thread; at more, its
+		// workers' CPU time is its own once they stop spinning before
+		// the executor's runs.
+		OtherInProcess: cfg.threads == 1 || settle > 0,
 		Check: func(side string, outs []*canonical.Tensor) error {
 			if err := compare(outs, want, cfg.rtol, cfg.atol); err != nil {
 				return fmt.Errorf("output differs from the stored output: %w", err)

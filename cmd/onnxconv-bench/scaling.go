@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,6 +20,7 @@ import (
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/executor"
 	"github.com/onnxconv/onnxconv/executor/kernels"
+	"github.com/onnxconv/onnxconv/runtimes/ort"
 	"github.com/onnxconv/onnxconv/verify/tensorio"
 )
 
@@ -50,6 +52,11 @@ type scalingRow struct {
 	// sync: ParallelProfile.Sync (zero on one thread); syncRun the
 	// part of critical that is synchronization.
 	syncCaller, syncHelper, syncEnd, syncRun time.Duration
+	// imbalance: ParallelProfile.Imbalance per run.
+	imbalance time.Duration
+	// ortP50, ortMin, ortCPU: ONNX Runtime alone with as many intra-op
+	// threads (zero without ONNX Runtime).
+	ortP50, ortMin, ortCPU time.Duration
 }
 
 // runScaling times the executor of each model with each thread count of
@@ -66,6 +73,8 @@ type scalingRow struct {
 // as "sync µs": the caller's before its first chunk, a helper's before
 // its first, and the caller's in seeing a helper's last chunk end) and
 // takes the clock's own cost out of each chunk (kernels.ParallelProfile).
+// Unless --no-ort, it then times ONNX Runtime alone with each count
+// (scaleORT): ONNX Runtime's own speed-up.
 func runScaling(cfg config, counts []int) error {
 	dirs, err := modelDirs(cfg.models, cfg.only)
 	if err != nil {
@@ -74,15 +83,27 @@ func runScaling(cfg config, counts []int) error {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	fmt.Printf("executor scaling: threads %v, SGEMM kernel %s, %d CPUs, %d reps per count (alternating), load average %s\n",
 		counts, kernels.KernelName(), runtime.NumCPU(), cfg.reps, bench.LoadAverage())
+	var rt *ort.Runtime
+	if !cfg.noORT {
+		if rt, err = ort.OpenDefault(1); err != nil {
+			return fmt.Errorf("opening ONNX Runtime (--no-ort to time the executor only): %w", err)
+		}
+		defer rt.Close()
+		fmt.Printf("ONNX Runtime %s alone too, one session per thread count, after the executor's runs\n", rt.Version())
+	}
 	tw := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tCPU ratio\tcritical ms\tserial ms\tspeed-up critical\tsync ms\tsync µs\t")
+	writeScalingHeader(tw, rt != nil)
 	failed := false
 	// Per count after the first: the models' p50 and critical-path
-	// speed-ups, for their geometric means.
+	// speed-ups, for their geometric means, and ONNX Runtime's p50 ones.
 	sp50 := make([][]float64, len(counts))
 	spCrit := make([][]float64, len(counts))
+	spORT := make([][]float64, len(counts))
 	for _, d := range dirs {
 		rows, err := scaleModel(cfg, d, counts)
+		if err == nil && rt != nil {
+			err = scaleORT(cfg, rt, d, rows)
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(d), err)
 			failed = true
@@ -93,33 +114,68 @@ func runScaling(cfg config, counts []int) error {
 			if r.critical > 0 {
 				spCrit[i] = append(spCrit[i], float64(rows[0].critical)/float64(r.critical))
 			}
-		}
-		for _, r := range rows {
-			crit := 0.0
-			if r.critical > 0 {
-				crit = float64(rows[0].critical) / float64(r.critical)
+			if r.ortP50 > 0 {
+				spORT[i] = append(spORT[i], float64(rows[0].ortP50)/float64(r.ortP50))
 			}
-			sync := "-"
-			if r.threads > 1 {
-				sync = fmt.Sprintf("%.1f/%.1f/%.1f", usf(r.syncCaller), usf(r.syncHelper), usf(r.syncEnd))
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t%.3f\t%s\t\n", filepath.Base(d), r.threads, r.runsPerSec,
-				msf(r.p50), msf(r.min), msf(r.cpu), float64(rows[0].p50)/float64(r.p50), float64(rows[0].min)/float64(r.min),
-				float64(r.cpu)/float64(rows[0].cpu), msf(r.critical), msf(r.serial), crit, msf(r.syncRun), sync)
 		}
+		writeScalingRows(tw, filepath.Base(d), rows, rt != nil)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for i := 1; i < len(counts); i++ {
-		fmt.Printf("%d threads: geometric mean speed-up over %d: p50 %.2f, critical path %.2f\n",
+		fmt.Printf("%d threads: geometric mean speed-up over %d: p50 %.2f, critical path %.2f",
 			counts[i], counts[0], bench.GeoMean(sp50[i]), bench.GeoMean(spCrit[i]))
+		if len(spORT[i]) > 0 {
+			fmt.Printf("; ONNX Runtime p50 %.2f", bench.GeoMean(spORT[i]))
+		}
+		fmt.Println()
 	}
 	fmt.Printf("load average after: %s\n", bench.LoadAverage())
 	if failed {
 		return fmt.Errorf("some models failed (see above)")
 	}
 	return nil
+}
+
+// writeScalingHeader writes the header of --scaling's table; withORT
+// adds ONNX Runtime's columns.
+func writeScalingHeader(w io.Writer, withORT bool) {
+	h := "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tCPU ratio\tcritical ms\tserial ms\tspeed-up critical\tsync ms\tsync µs\timbalance ms\t"
+	if withORT {
+		h += "ORT p50 ms\tORT min ms\tORT CPU ms/run\tORT speed-up p50\tratio p50\t"
+	}
+	fmt.Fprintln(w, h)
+}
+
+// writeScalingRows writes one model's rows of --scaling's table (the
+// speed-ups over rows[0]); withORT adds ONNX Runtime's columns and the
+// executor's p50 over ONNX Runtime's at the same count.
+func writeScalingRows(w io.Writer, model string, rows []scalingRow, withORT bool) {
+	ratio := func(a, b time.Duration) float64 {
+		if b <= 0 {
+			return 0
+		}
+		return float64(a) / float64(b)
+	}
+	for _, r := range rows {
+		crit := 0.0
+		if r.critical > 0 {
+			crit = ratio(rows[0].critical, r.critical)
+		}
+		sync := "-"
+		if r.threads > 1 {
+			sync = fmt.Sprintf("%.1f/%.1f/%.1f", usf(r.syncCaller), usf(r.syncHelper), usf(r.syncEnd))
+		}
+		fmt.Fprintf(w, "%s\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t%.3f\t%s\t%.3f\t", model, r.threads, r.runsPerSec,
+			msf(r.p50), msf(r.min), msf(r.cpu), ratio(rows[0].p50, r.p50), ratio(rows[0].min, r.min),
+			ratio(r.cpu, rows[0].cpu), msf(r.critical), msf(r.serial), crit, msf(r.syncRun), sync, msf(r.imbalance))
+		if withORT {
+			fmt.Fprintf(w, "%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t", msf(r.ortP50), msf(r.ortMin), msf(r.ortCPU),
+				ratio(rows[0].ortP50, r.ortP50), ratio(r.p50, r.ortP50))
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -221,6 +277,7 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 			runsPerSec: float64(len(w)) / total[i].Seconds(), critical: crit[i], serial: serial[i]}
 		rows[i].syncCaller, rows[i].syncHelper, rows[i].syncEnd = profs[i].Sync()
 		rows[i].syncRun = profs[i].SyncSpan() / time.Duration(cfg.reps)
+		rows[i].imbalance = profs[i].Imbalance() / time.Duration(cfg.reps)
 	}
 	return rows, nil
 }

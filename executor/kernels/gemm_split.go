@@ -1,5 +1,7 @@
 package kernels
 
+import "slices"
+
 // Work splitting of one SGEMM over the Context's threads.
 //
 // C is cut into chunks of whole columns (when n ≥ m) or whole rows, with
@@ -108,10 +110,10 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 	work := mw*cols*mk.nr*k + 8*m*n
 	// Cut the axis whose chunks the threads finish soonest (the columns
 	// when it is a tie and n ≥ m).
-	nr, spanR := x.chunks(work, rows)
+	nr, _ := x.chunks(work, rows)
 	ncol, spanC := x.chunks(work, cols)
 	byCols := n >= m
-	if tr, tc := spanR*mk.mr*cols*mk.nr, spanC*mk.nr*rows*mk.mr; tr < tc {
+	if tr, tc := rowSpan(mk, m, nr, x.Threads())*cols*mk.nr, spanC*mk.nr*rowCost(mk, m); tr < tc {
 		byCols = false
 	} else if tc < tr {
 		byCols = true
@@ -159,6 +161,36 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 			x.serial(mk, i1-i0, n, k, alpha, oa.rowsFrom(i0), ob, beta, c[i0*ldc:], ldc, st)
 		})
 	})
+}
+
+// rowCost is the rows of C the micro-kernel computes for r rows: r with
+// edge kernels (the last rows run an edge kernel of as many rows), else
+// whole tiles of mr.
+func rowCost(mk microKernel, r int) int {
+	if mk.edge != nil {
+		return r
+	}
+	return (r + mk.mr - 1) / mk.mr * mk.mr
+}
+
+// rowSpan is the time, in rows computed (rowCost), that t threads taking
+// chunks in turn take for the nc row chunks of m rows that gemm cuts
+// (split aligned to mr). The last chunk may be short: 16 rows in two
+// chunks are 12 + 4, three quarters of the work on one thread, where
+// counting whole tiles (one each) made them look even.
+func rowSpan(mk microKernel, m, nc, t int) int {
+	parts := split(m, nc, mk.mr)
+	free := make([]int, max(t, 1))
+	for i := 0; i+1 < len(parts); i++ {
+		j := 0
+		for q := range free {
+			if free[q] < free[j] {
+				j = q
+			}
+		}
+		free[j] += rowCost(mk, parts[i+1]-parts[i])
+	}
+	return slices.Max(free)
 }
 
 // rowsFrom returns A from row i0 on.

@@ -342,3 +342,22 @@ func (d *delays) estimate(cost time.Duration) time.Duration {
 	}
 	return max(slices.Min(d.all)-cost, 0)
 }
+
+// Imbalance is the part of the calls' time recorded since Reset (their
+// synchronization left out) by which their chunks did not share the
+// threads evenly: each call's span on Threads() threads less its
+// chunks' thread CPU time / Threads(), summed. (A kernel call of one
+// chunk is no parallel call: it is in the caller's serial time.)
+func (p *ParallelProfile) Imbalance() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var imb time.Duration
+	for _, r := range p.recs {
+		var sum time.Duration
+		for _, d := range r.times {
+			sum += d
+		}
+		imb += schedule(r.times, p.threads, 0, 0, 0) - sum/time.Duration(max(p.threads, 1))
+	}
+	return imb
+}

@@ -137,6 +137,9 @@ func TestSgemmSplitsIdentical(t *testing.T) {
 		{m: 300, n: 77, k: 520, packB: true, alpha: 1, beta: 0.5},       // rows, B packed
 		{m: 1, n: 1000, k: 1024, alpha: 1},                              // GEMV
 		{m: 2048, n: 5, k: 513, ta: true, tb: true, alpha: 1, beta: -1}, // rows, both transposed
+		{m: 16, n: 3025, k: 64, packA: true, alpha: 1},                  // columns (rows 12 + 4 were uneven), A packed
+		{m: 16, n: 3025, k: 128, alpha: 1},                              // columns, A shared
+		{m: 64, n: 3025, k: 16, packA: true, alpha: 1, beta: 1},         // columns, short k
 	}
 	for _, c := range cases {
 		lda, ldb := c.k+1, c.n+2
@@ -295,6 +298,31 @@ func TestProfileSchedule(t *testing.T) {
 	} {
 		if got := schedule(c.times, c.t, c.cs, c.hs, c.el); got != c.want {
 			t.Errorf("schedule(%v, %d threads, %v, %v, %v) = %v, want %v", c.times, c.t, c.cs, c.hs, c.el, got, c.want)
+		}
+	}
+}
+
+// TestRowSpanShortLastChunk: with edge kernels the row chunks' time
+// counts their rows, so 16 rows in two chunks (12 + 4) take 12 rows'
+// time, more than the column chunks of a wide product, and gemm cuts
+// its columns; without edge kernels a chunk counts whole tiles.
+func TestRowSpanShortLastChunk(t *testing.T) {
+	edge := microKernel{mr: 12, nr: 32, edge: make([]tileFunc, 12)}
+	whole := microKernel{mr: 12, nr: 32}
+	for _, c := range []struct {
+		mk             microKernel
+		m, nc, t, want int
+	}{
+		{edge, 16, 2, 2, 12},
+		{whole, 16, 2, 2, 12},
+		{edge, 64, 2, 2, 36},
+		{edge, 64, 4, 2, 40},   // chunks 12, 24, 12, 16: 12+12+16 | 24
+		{edge, 100, 1, 2, 100}, // one chunk
+		{whole, 100, 1, 2, 108},
+		{edge, 48, 4, 2, 24},
+	} {
+		if got := rowSpan(c.mk, c.m, c.nc, c.t); got != c.want {
+			t.Errorf("rowSpan(mr %d edge %v, m %d, %d chunks, %d threads) = %d, want %d", c.mk.mr, c.mk.edge != nil, c.m, c.nc, c.t, got, c.want)
 		}
 	}
 }

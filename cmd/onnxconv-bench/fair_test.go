@@ -1,0 +1,122 @@
+//go:build cgo
+
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+)
+
+func TestParseSettle(t *testing.T) {
+	for in, want := range map[string]time.Duration{"auto": -1, "": -1, "0": 0, "5ms": 5 * time.Millisecond, " 1.5ms ": 1500 * time.Microsecond} {
+		got, err := parseSettle(in)
+		if err != nil || got != want {
+			t.Errorf("parseSettle(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"-1ms", "soon", "5"} {
+		if _, err := parseSettle(in); err == nil {
+			t.Errorf("parseSettle(%q): no error", in)
+		}
+	}
+}
+
+func TestTailEnd(t *testing.T) {
+	ms := time.Millisecond
+	// A thread spinning for 3 ms, then the sampler's own few %.
+	s := []cpuSample{{0, 0}, {1 * ms, 1 * ms}, {2 * ms, 2 * ms}, {3 * ms, 2900 * time.Microsecond}, {4 * ms, 2950 * time.Microsecond}, {5 * ms, 3 * ms}}
+	if got := tailEnd(s, 0.5); got != 3*ms {
+		t.Errorf("tailEnd = %v, want 3ms", got)
+	}
+	// Two threads spinning (2 CPUs), a quiet interval, one more burst:
+	// the last burst counts.
+	s = []cpuSample{{0, 0}, {1 * ms, 2 * ms}, {2 * ms, 2 * ms}, {3 * ms, 2600 * time.Microsecond}, {4 * ms, 2600 * time.Microsecond}}
+	if got := tailEnd(s, 0.5); got != 3*ms {
+		t.Errorf("tailEnd = %v, want 3ms", got)
+	}
+	if got := tailEnd([]cpuSample{{0, 0}, {ms, 10 * time.Microsecond}}, 0.5); got != 0 {
+		t.Errorf("tailEnd of a quiet process = %v, want 0", got)
+	}
+	if got := tailEnd(nil, 0.5); got != 0 {
+		t.Errorf("tailEnd(nil) = %v", got)
+	}
+}
+
+func TestCPUTailQuiet(t *testing.T) {
+	// A run that leaves no thread behind: (almost) no tail.
+	med, most, err := cpuTail(func() error { return nil }, 3, 5*time.Millisecond, 250*time.Microsecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if med > 2*time.Millisecond || most < med {
+		t.Errorf("cpuTail of an empty run: median %v, most %v", med, most)
+	}
+	// A run that leaves a goroutine spinning for 10 ms.
+	med, _, err = cpuTail(func() error {
+		go func() {
+			for t0 := time.Now(); time.Since(t0) < 10*time.Millisecond; {
+			}
+		}()
+		return nil
+	}, 3, 20*time.Millisecond, 250*time.Microsecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if med < 5*time.Millisecond {
+		t.Logf("cpuTail of a 10 ms spin: median %v (a loaded machine preempts the spinner)", med)
+	}
+}
+
+func TestSettleFor(t *testing.T) {
+	ms := time.Millisecond
+	for in, want := range map[time.Duration]time.Duration{0: ms, 100 * time.Microsecond: ms, 30 * ms: 45 * ms, time.Second: 100 * ms} {
+		if got := settleFor(in); got != want {
+			t.Errorf("settleFor(%v) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestScalingTable(t *testing.T) {
+	ms := time.Millisecond
+	rows := []scalingRow{
+		{threads: 1, p50: 4 * ms, min: 3 * ms, cpu: 4 * ms, runsPerSec: 250, critical: 4 * ms, serial: 4 * ms, ortP50: 3 * ms, ortMin: 3 * ms, ortCPU: 3 * ms},
+		{threads: 2, p50: 2 * ms, min: 2 * ms, cpu: 5 * ms, runsPerSec: 500, critical: 2500 * time.Microsecond, serial: ms,
+			syncCaller: 500 * time.Nanosecond, syncHelper: 700 * time.Nanosecond, syncEnd: 300 * time.Nanosecond, imbalance: 250 * time.Microsecond, ortP50: 2 * ms, ortMin: 1500 * time.Microsecond, ortCPU: 4 * ms},
+	}
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 2, 0, 2, ' ', 0)
+	writeScalingHeader(tw, true)
+	writeScalingRows(tw, "m", rows, true)
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines:\n%s", len(lines), b.String())
+	}
+	for _, col := range []string{"ORT p50 ms", "ORT speed-up p50", "ratio p50", "speed-up critical"} {
+		if !strings.Contains(lines[0], col) {
+			t.Errorf("header lacks %q: %s", col, lines[0])
+		}
+	}
+	f := strings.Fields(lines[2])
+	// model threads runs/s p50 min CPU sp-p50 sp-min CPU-ratio critical serial sp-crit sync-ms sync-µs ORT-p50 ORT-min ORT-CPU ORT-sp ratio
+	want := []string{"m", "2", "500.0", "2.000", "2.000", "5.000", "2.00", "1.50", "1.25", "2.500", "1.000", "1.60", "0.000", "0.5/0.7/0.3", "0.250", "2.000", "1.500", "4.000", "1.50", "1.00"}
+	if strings.Join(f, " ") != strings.Join(want, " ") {
+		t.Errorf("row\n got %v\nwant %v", f, want)
+	}
+	// Without ONNX Runtime: no ORT columns.
+	b.Reset()
+	tw = tabwriter.NewWriter(&b, 2, 0, 2, ' ', 0)
+	writeScalingHeader(tw, false)
+	writeScalingRows(tw, "m", rows[:1], false)
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "ORT") || len(strings.Fields(strings.Split(b.String(), "\n")[1])) != 15 {
+		t.Errorf("without ORT:\n%s", b.String())
+	}
+}
