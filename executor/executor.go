@@ -261,7 +261,7 @@ func New(m *canonical.Model, opts Options) (*Executor, error) {
 			return nil, fmt.Errorf("executor: %w", err)
 		}
 	}
-	be, err := newBackend(opts.Backend, opts.Threads)
+	be, err := newBackend(opts.Backend)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +312,7 @@ func New(m *canonical.Model, opts Options) (*Executor, error) {
 	return e, nil
 }
 
-func newBackend(name string, threads int) (backends.Backend, error) {
+func newBackend(name string) (backends.Backend, error) {
 	if name == "" {
 		name = os.Getenv(BackendEnv)
 	}
@@ -326,11 +326,6 @@ func newBackend(name string, threads int) (backends.Backend, error) {
 		// the overlap gains (docs/speed.md): run ops in order, and keep
 		// both cores for the large DotGenerals that simplego splits itself.
 		name = simplego.BackendName + ":ops_sequential"
-		if threads > 0 {
-			// simplego sizes its workers by runtime.NumCPU(), not by
-			// GOMAXPROCS: bound them by Threads as the kernels are.
-			name += fmt.Sprintf(",parallelism=%d", threads)
-		}
 	}
 	if name == simplego.BackendName || strings.HasPrefix(name, simplego.BackendName+":") {
 		cfg := strings.TrimPrefix(strings.TrimPrefix(name, simplego.BackendName), ":")
