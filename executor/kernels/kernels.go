@@ -169,6 +169,7 @@ func init() {
 			packRows16, packRows32 = nil, nil
 			addVecMatBlocks = addVecMatNone
 			copyStridedAsm = nil
+			max3Asm, dup2Asm = nil, nil
 		}
 	}
 }
