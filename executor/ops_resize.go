@@ -445,6 +445,7 @@ func resizePlanesF32(x []float32, ih, iw int, ty, tx []taps, y []float32, oh, ow
 	}
 	row := make([]float64, iw)
 	cols := pairTaps(tx)
+	w2x, twice := doubled(cols, iw)
 	for p := lo; p < hi; p++ {
 		xp, yp := x[p*ih*iw:(p+1)*ih*iw], y[p*oh*ow:(p+1)*oh*ow]
 		for oy := 0; oy < oh; oy++ {
@@ -457,9 +458,7 @@ func resizePlanesF32(x []float32, ih, iw int, ty, tx []taps, y []float32, oh, ow
 				t := ty[oy]
 				w0, w1 := t.w[0], t.w[1]
 				r0, r1 := xp[t.idx[0]*iw:(t.idx[0]+1)*iw], xp[t.idx[1]*iw:(t.idx[1]+1)*iw]
-				for i := range row {
-					row[i] = w0*float64(r0[i]) + w1*float64(r1[i])
-				}
+				kernels.LerpRows(row, r0, r1, w0, w1)
 			default:
 				t := ty[oy]
 				for i := range row {
@@ -475,6 +474,14 @@ func resizePlanesF32(x []float32, ih, iw int, ty, tx []taps, y []float32, oh, ow
 			case tx == nil:
 				for i, v := range row {
 					dst[i] = float32(v)
+				}
+			case twice:
+				// The interior pairs in one SIMD pass, the two columns at
+				// each edge as below.
+				kernels.Lerp2x(dst[2:ow-2], row, &w2x)
+				for _, ox := range [4]int{0, 1, ow - 2, ow - 1} {
+					c := &cols[ox]
+					dst[ox] = float32(c.w0*row[c.i0] + c.w1*row[c.i1])
 				}
 			case cols != nil:
 				for ox := range dst {
@@ -493,6 +500,31 @@ func resizePlanesF32(x []float32, ih, iw int, ty, tx []taps, y []float32, oh, ow
 			}
 		}
 	}
+}
+
+// doubled reports whether the linear column taps cols (of ow = 2·iw
+// outputs, iw ≥ 3) are a 2× up-sampling's: output 2i reads columns i−1
+// and i, output 2i+1 columns i and i+1, with the same weights for every
+// interior column (the edges, clamped, aside), and returns those weights
+// (even pair, odd pair) as kernels.Lerp2x takes them.
+func doubled(cols []tapPair, iw int) (w [4]float64, ok bool) {
+	ow := len(cols)
+	if cols == nil || ow != 2*iw || iw < 3 {
+		return w, false
+	}
+	e, o := cols[2], cols[3]
+	w = [4]float64{e.w0, e.w1, o.w0, o.w1}
+	for ox := 2; ox < ow-2; ox++ {
+		i, c := ox/2, cols[ox]
+		want := tapPair{i - 1, i, e.w0, e.w1}
+		if ox%2 == 1 {
+			want = tapPair{i, i + 1, o.w0, o.w1}
+		}
+		if c != want {
+			return w, false
+		}
+	}
+	return w, true
 }
 
 // tapPair is a linear tap of two inputs.

@@ -24,6 +24,22 @@ func randTaps(r *rand.Rand, in, on, n int) []taps {
 	return tp
 }
 
+// halfPixel2x returns the taps of a linear ×2 up-sampling of in elements
+// with half_pixel coordinates, as hostResize makes them: output 2i from
+// i−1 and i (¼, ¾), 2i+1 from i and i+1 (¾, ¼), indices clamped.
+func halfPixel2x(in int) []taps {
+	tp := make([]taps, 2*in)
+	for o := range tp {
+		i := o / 2
+		if o%2 == 0 {
+			tp[o] = taps{idx: []int{max(i-1, 0), i}, w: []float64{0.25, 0.75}}
+		} else {
+			tp[o] = taps{idx: []int{i, min(i+1, in-1)}, w: []float64{0.75, 0.25}}
+		}
+	}
+	return tp
+}
+
 // TestResizePlanesF32 checks the float32 plane kernel against a naive
 // per-element sum, in the generic path's order (rows first, float64):
 // bit-identical, for nearest, linear and cubic taps, each axis resized or
@@ -31,6 +47,9 @@ func randTaps(r *rand.Rand, in, on, n int) []taps {
 func TestResizePlanesF32(t *testing.T) {
 	r := rand.New(rand.NewSource(42))
 	type axis struct{ in, on, n int }
+	if _, ok := doubled(pairTaps(halfPixel2x(21)), 21); !ok {
+		t.Fatal("half-pixel ×2 taps not taken as doubled")
+	}
 	cases := []struct{ h, w axis }{
 		{axis{7, 14, 1}, axis{5, 10, 1}}, // nearest ×2
 		{axis{3, 6, 1}, axis{19, 38, 1}}, // nearest ×2, SIMD blocks and a tail (kernels.Dup2)
@@ -40,16 +59,25 @@ func TestResizePlanesF32(t *testing.T) {
 		{axis{6, 12, 1}, axis{5, 5, 0}},  // rows only, nearest
 		{axis{3, 8, 2}, axis{4, 4, 0}},   // rows only, linear
 		{axis{1, 3, 2}, axis{1, 2, 1}},   // one-element axes
+		// Half-pixel linear ×2 (n 3: halfPixel2x's taps), rows and
+		// columns: the columns through kernels.Lerp2x (SIMD blocks and a
+		// tail), the rows through kernels.LerpRows.
+		{axis{5, 10, 3}, axis{21, 42, 3}},
+		{axis{3, 6, 3}, axis{3, 6, 3}},
 	}
 	for ci, tc := range cases {
 		planes := 3
 		var ty, tx []taps
-		if tc.h.n > 0 {
-			ty = randTaps(r, tc.h.in, tc.h.on, tc.h.n)
+		mk := func(a axis) []taps {
+			switch a.n {
+			case 0:
+				return nil
+			case 3:
+				return halfPixel2x(a.in)
+			}
+			return randTaps(r, a.in, a.on, a.n)
 		}
-		if tc.w.n > 0 {
-			tx = randTaps(r, tc.w.in, tc.w.on, tc.w.n)
-		}
+		ty, tx = mk(tc.h), mk(tc.w)
 		ih, iw, oh, ow := tc.h.in, tc.w.in, tc.h.on, tc.w.on
 		x := make([]float32, planes*ih*iw)
 		for i := range x {

@@ -31,6 +31,7 @@ var _ = func() bool {
 		vmax = maxSIMD
 		dup2Asm = dup2AVX2
 		max3Asm = max3AVX2
+		lerpRowsAsm, lerp2xAsm = lerpRowsF64AVX2, lerp2xF64AVX2
 		maxWin3S2 = maxWin3S2SIMD
 		relu = reluSIMD
 		expSub = expSubSIMD

@@ -170,6 +170,7 @@ func init() {
 			addVecMatBlocks = addVecMatNone
 			copyStridedAsm = nil
 			max3Asm, dup2Asm = nil, nil
+			lerpRowsAsm, lerp2xAsm = nil, nil
 		}
 	}
 }

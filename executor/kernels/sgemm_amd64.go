@@ -384,6 +384,16 @@ func max3AVX2(n int, a *float32, b *float32, c *float32, y *float32)
 //go:noescape
 func dup2AVX2(n int, x *float32, y *float32)
 
+// lerpRowsF64AVX2 sets row[i] = w0·float64(r0[i]) + w1·float64(r1[i]) for i < n (each product and the sum rounded); n is a multiple of 4.
+//
+//go:noescape
+func lerpRowsF64AVX2(n int, w0 float64, w1 float64, r0 *float32, r1 *float32, row *float64)
+
+// lerp2xF64AVX2 sets y[2j] = float32(w[0]·row[j] + w[1]·row[j+1]) and y[2j+1] = float32(w[2]·row[j+1] + w[3]·row[j+2]) for j < n (each product and sum rounded); n is a multiple of 4; it reads row[0 … n+1].
+//
+//go:noescape
+func lerp2xF64AVX2(n int, w *[4]float64, row *float64, y *float32)
+
 // rowMaxAVX2 sets y[j] = max(y[j], x[8i+j]) for j < 8 and 8i < n (NaN wins); n is a multiple of 8.
 //
 //go:noescape

@@ -8805,6 +8805,71 @@ dup2_done:
 	VZEROUPPER
 	RET
 
+// func lerpRowsF64AVX2(n int, w0 float64, w1 float64, r0 *float32, r1 *float32, row *float64)
+// Requires: AVX
+TEXT ·lerpRowsF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ         n+0(FP), AX
+	MOVQ         r0+24(FP), CX
+	MOVQ         r1+32(FP), DX
+	MOVQ         row+40(FP), BX
+	VBROADCASTSD w0+8(FP), Y0
+	VBROADCASTSD w1+16(FP), Y1
+	SHRQ         $0x02, AX
+	JZ           lerprows_done
+
+lerprows_loop:
+	VCVTPS2PD (CX), Y2
+	VCVTPS2PD (DX), Y3
+	VMULPD    Y0, Y2, Y2
+	VMULPD    Y1, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	VMOVUPD   Y2, (BX)
+	ADDQ      $0x10, CX
+	ADDQ      $0x10, DX
+	ADDQ      $0x20, BX
+	DECQ      AX
+	JNZ       lerprows_loop
+
+lerprows_done:
+	VZEROUPPER
+	RET
+
+// func lerp2xF64AVX2(n int, w *[4]float64, row *float64, y *float32)
+// Requires: AVX
+TEXT ·lerp2xF64AVX2(SB), NOSPLIT, $0-32
+	MOVQ         n+0(FP), AX
+	MOVQ         w+8(FP), CX
+	MOVQ         row+16(FP), DX
+	MOVQ         y+24(FP), BX
+	VBROADCASTSD (CX), Y0
+	VBROADCASTSD 8(CX), Y1
+	VBROADCASTSD 16(CX), Y2
+	VBROADCASTSD 24(CX), Y3
+	SHRQ         $0x02, AX
+	JZ           lerp2x_done
+
+lerp2x_loop:
+	VMULPD     (DX), Y0, Y5
+	VMULPD     8(DX), Y1, Y4
+	VADDPD     Y4, Y5, Y5
+	VMULPD     8(DX), Y2, Y6
+	VMULPD     16(DX), Y3, Y4
+	VADDPD     Y4, Y6, Y6
+	VCVTPD2PSY Y5, X4
+	VCVTPD2PSY Y6, X5
+	VUNPCKLPS  X5, X4, X6
+	VUNPCKHPS  X5, X4, X4
+	VMOVUPS    X6, (BX)
+	VMOVUPS    X4, 16(BX)
+	ADDQ       $0x20, DX
+	ADDQ       $0x20, BX
+	DECQ       AX
+	JNZ        lerp2x_loop
+
+lerp2x_done:
+	VZEROUPPER
+	RET
+
 // func rowMaxAVX2(n int, x *float32, y *float32)
 // Requires: AVX
 TEXT ·rowMaxAVX2(SB), NOSPLIT, $0-24

@@ -76,6 +76,8 @@ func main() {
 	vmax()
 	max3()
 	dup2()
+	lerpRows()
+	lerp2x()
 	rowMax()
 	sumF64()
 	sum16F64()
@@ -183,6 +185,85 @@ func vmax() {
 	maxNaN(yv, Mem{Base: px}, m, nan)
 	VMOVUPS(m, Mem{Base: py})
 	loopEnd("max", n, px, py)
+}
+
+// lerpRows emits func lerpRowsF64AVX2(n int, w0, w1 float64, r0, r1
+// *float32, row *float64): row[i] = w0·float64(r0[i]) + w1·float64(r1[i])
+// for i < n, n a multiple of 4: two rounded products and a rounded sum, as
+// the Go loop computes them (a linear Resize's rows, in float64).
+func lerpRows() {
+	TEXT("lerpRowsF64AVX2", NOSPLIT, "func(n int, w0, w1 float64, r0, r1 *float32, row *float64)")
+	Pragma("noescape")
+	Doc("lerpRowsF64AVX2 sets row[i] = w0·float64(r0[i]) + w1·float64(r1[i]) for i < n (each product and the sum rounded); n is a multiple of 4.")
+	n := Load(Param("n"), GP64())
+	p0 := Load(Param("r0"), GP64())
+	p1 := Load(Param("r1"), GP64())
+	pr := Load(Param("row"), GP64())
+	w0, w1 := YMM(), YMM()
+	VBROADCASTSD(NewParamAddr("w0", 8), w0)
+	VBROADCASTSD(NewParamAddr("w1", 16), w1)
+	SHRQ(Imm(2), n)
+	JZ(LabelRef("lerprows_done"))
+	Label("lerprows_loop")
+	a, b := YMM(), YMM()
+	VCVTPS2PD(Mem{Base: p0}, a)
+	VCVTPS2PD(Mem{Base: p1}, b)
+	VMULPD(w0, a, a)
+	VMULPD(w1, b, b)
+	VADDPD(b, a, a)
+	VMOVUPD(a, Mem{Base: pr})
+	ADDQ(Imm(16), p0)
+	ADDQ(Imm(16), p1)
+	ADDQ(Imm(32), pr)
+	DECQ(n)
+	JNZ(LabelRef("lerprows_loop"))
+	Label("lerprows_done")
+	VZEROUPPER()
+	RET()
+}
+
+// lerp2x emits func lerp2xF64AVX2(n int, w *[4]float64, row *float64, y
+// *float32): y[2j] = float32(w[0]·row[j] + w[1]·row[j+1]) and y[2j+1] =
+// float32(w[2]·row[j+1] + w[3]·row[j+2]) for j < n, n a multiple of 4 (a
+// linear 2× up-sampling's interior columns, in float64 as the Go loop;
+// it reads row[0 … n+1]).
+func lerp2x() {
+	TEXT("lerp2xF64AVX2", NOSPLIT, "func(n int, w *[4]float64, row *float64, y *float32)")
+	Pragma("noescape")
+	Doc("lerp2xF64AVX2 sets y[2j] = float32(w[0]·row[j] + w[1]·row[j+1]) and y[2j+1] = float32(w[2]·row[j+1] + w[3]·row[j+2]) for j < n (each product and sum rounded); n is a multiple of 4; it reads row[0 … n+1].")
+	n := Load(Param("n"), GP64())
+	pw := Load(Param("w"), GP64())
+	pr := Load(Param("row"), GP64())
+	py := Load(Param("y"), GP64())
+	we0, we1, wo0, wo1 := YMM(), YMM(), YMM(), YMM()
+	VBROADCASTSD(Mem{Base: pw}, we0)
+	VBROADCASTSD(Mem{Base: pw, Disp: 8}, we1)
+	VBROADCASTSD(Mem{Base: pw, Disp: 16}, wo0)
+	VBROADCASTSD(Mem{Base: pw, Disp: 24}, wo1)
+	SHRQ(Imm(2), n)
+	JZ(LabelRef("lerp2x_done"))
+	Label("lerp2x_loop")
+	a, b, e, o := YMM(), YMM(), YMM(), YMM()
+	VMULPD(Mem{Base: pr}, we0, e)
+	VMULPD(Mem{Base: pr, Disp: 8}, we1, a)
+	VADDPD(a, e, e)
+	VMULPD(Mem{Base: pr, Disp: 8}, wo0, o)
+	VMULPD(Mem{Base: pr, Disp: 16}, wo1, b)
+	VADDPD(b, o, o)
+	ex, ox, lo, hi := XMM(), XMM(), XMM(), XMM()
+	VCVTPD2PSY(e, ex)
+	VCVTPD2PSY(o, ox)
+	VUNPCKLPS(ox, ex, lo)
+	VUNPCKHPS(ox, ex, hi)
+	VMOVUPS(lo, Mem{Base: py})
+	VMOVUPS(hi, Mem{Base: py, Disp: 16})
+	ADDQ(Imm(32), pr)
+	ADDQ(Imm(32), py)
+	DECQ(n)
+	JNZ(LabelRef("lerp2x_loop"))
+	Label("lerp2x_done")
+	VZEROUPPER()
+	RET()
 }
 
 // max3 emits func max3AVX2(n int, a, b, c, y *float32): y[i] =
