@@ -44,23 +44,7 @@ func TestShortPoolRandom(t *testing.T) {
 				x[i] = special[r.IntN(len(special))]
 			}
 		}
-		want := make([]float32, p.N*p.C*p.OH*p.OW)
-		for pl := 0; pl < p.N*p.C; pl++ {
-			for o := 0; o < p.OH; o++ {
-				for q := 0; q < p.OW; q++ {
-					m := float32(math.Inf(-1))
-					for kh := 0; kh < p.KH; kh++ {
-						for kw := 0; kw < p.KW; kw++ {
-							ih, iw := o*p.SH-p.PT+kh*p.DH, q-p.PL+kw*p.DW
-							if ih >= 0 && ih < p.H && iw >= 0 && iw < p.W {
-								m = max(m, x[(pl*p.H+ih)*p.W+iw])
-							}
-						}
-					}
-					want[(pl*p.OH+o)*p.OW+q] = m
-				}
-			}
-		}
+		want := windowMaxPool(p, x)
 		for _, th := range []int{1, 3} {
 			y := make([]float32, len(want))
 			for i := range y {
@@ -152,4 +136,28 @@ func shortPlaneRows(sp *shortPool, xc, yc []float32) {
 			yr[q] = maxEdge(p, v, q)
 		}
 	}
+}
+
+// windowMaxPool is MaxPool2D window by window with Go's max (NaN wins,
+// as vmax; naiveMaxPool's math.Max gives +Inf for a window holding +Inf
+// and NaN), padding cells left out, −Inf for a window all in padding.
+func windowMaxPool(p Pool2D, x []float32) []float32 {
+	want := make([]float32, p.N*p.C*p.OH*p.OW)
+	for pl := 0; pl < p.N*p.C; pl++ {
+		for o := 0; o < p.OH; o++ {
+			for q := 0; q < p.OW; q++ {
+				m := float32(math.Inf(-1))
+				for kh := 0; kh < p.KH; kh++ {
+					for kw := 0; kw < p.KW; kw++ {
+						ih, iw := o*p.SH-p.PT+kh*p.DH, q*p.SW-p.PL+kw*p.DW
+						if ih >= 0 && ih < p.H && iw >= 0 && iw < p.W {
+							m = max(m, x[(pl*p.H+ih)*p.W+iw])
+						}
+					}
+				}
+				want[(pl*p.OH+o)*p.OW+q] = m
+			}
+		}
+	}
+	return want
 }

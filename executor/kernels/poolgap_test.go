@@ -8,7 +8,7 @@ import (
 
 // TestMaxPoolGappedRandom: MaxPool2D at strides 1 and 2 (maxPoolGapped,
 // a block of planes at a time) against the window-by-window loop with Go's
-// max, on random geometries with many planes (blocks of one to dozens of
+// max (windowMaxPool), on random geometries with many planes (blocks of one to dozens of
 // planes, a short last block; every eighth of 44–53 rows and columns, one
 // plane a block), windows 1–5, dilations 1–2, pads under the
 // window on each side, values with NaN, ±0 and ±Inf; 1 and 3 threads.
@@ -43,23 +43,7 @@ func TestMaxPoolGappedRandom(t *testing.T) {
 				x[i] = special[r.IntN(len(special))]
 			}
 		}
-		want := make([]float32, p.N*p.C*p.OH*p.OW)
-		for pl := 0; pl < p.N*p.C; pl++ {
-			for o := 0; o < p.OH; o++ {
-				for q := 0; q < p.OW; q++ {
-					m := float32(math.Inf(-1))
-					for kh := 0; kh < p.KH; kh++ {
-						for kw := 0; kw < p.KW; kw++ {
-							ih, iw := o*p.SH-p.PT+kh*p.DH, q*p.SW-p.PL+kw*p.DW
-							if ih >= 0 && ih < p.H && iw >= 0 && iw < p.W {
-								m = max(m, x[(pl*p.H+ih)*p.W+iw])
-							}
-						}
-					}
-					want[(pl*p.OH+o)*p.OW+q] = m
-				}
-			}
-		}
+		want := windowMaxPool(p, x)
 		for _, th := range []int{1, 3} {
 			y := make([]float32, len(want)+1)
 			for i := range y {
