@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -62,19 +61,7 @@ func TestFusedEpilogues(t *testing.T) {
 	for _, name := range []string{"resnet_small", "squeezenet", "transformer_encoder", "transformer_block_opset21", "mlp_opset17"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("..", "fixtures", "models", name)
-			m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			var ins []*canonical.Tensor
-			for i := 0; ; i++ {
-				p := filepath.Join(dir, "test_data_set_0", "input_"+strconv.Itoa(i)+".pb")
-				if _, err := os.Stat(p); err != nil {
-					break
-				}
-				ins = append(ins, readTensorFile(t, p))
-			}
+			m, ins := loadModelDir(t, dir)
 			var outs [4][][]byte
 			var steps, fused, epi [4]int
 			for k, opts := range []Options{{Threads: 1, DisableFusion: true}, {Threads: 1}, {Threads: 2}, {Threads: 3}} {

@@ -31,6 +31,26 @@ func readTensorFile(t testing.TB, p string) *canonical.Tensor {
 	return x
 }
 
+// loadModelDir loads dir/model.onnx (closed when the test ends) and the
+// inputs stored in dir/test_data_set_0 (input_0.pb, input_1.pb, …).
+func loadModelDir(t testing.TB, dir string) (*canonical.Model, []*canonical.Tensor) {
+	t.Helper()
+	m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	var ins []*canonical.Tensor
+	for i := 0; ; i++ {
+		p := filepath.Join(dir, "test_data_set_0", "input_"+strconv.Itoa(i)+".pb")
+		if _, err := os.Stat(p); err != nil {
+			break
+		}
+		ins = append(ins, readTensorFile(t, p))
+	}
+	return m, ins
+}
+
 // TestKernelsOnFixtures runs the fixture models with executor/kernels on
 // 1 and 2 threads and without them: every run matches the outputs torch
 // computed (stored with the fixture), and the two thread counts give
@@ -40,19 +60,8 @@ func TestKernelsOnFixtures(t *testing.T) {
 	for _, name := range []string{"resnet_small", "squeezenet", "transformer_encoder", "transformer_block_opset21", "mlp_opset9", "detector_head", "unet"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(root, name)
-			m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			var ins, want []*canonical.Tensor
-			for i := 0; ; i++ {
-				p := filepath.Join(dir, "test_data_set_0", "input_"+strconv.Itoa(i)+".pb")
-				if _, err := os.Stat(p); err != nil {
-					break
-				}
-				ins = append(ins, readTensorFile(t, p))
-			}
+			m, ins := loadModelDir(t, dir)
+			var want []*canonical.Tensor
 			want = append(want, readTensorFile(t, filepath.Join(dir, "test_data_set_0", "output_0.pb")))
 			var byThreads [][]float32
 			for _, opts := range []Options{{Threads: 1}, {Threads: 2}, {DisableKernels: true}} {

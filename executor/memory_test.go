@@ -3,9 +3,7 @@ package executor
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
@@ -22,19 +20,7 @@ func TestPackedWeightsReleased(t *testing.T) {
 	for _, name := range []string{"resnet_small", "squeezenet", "mlp_opset17", "transformer_block_opset21"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("..", "fixtures", "models", name)
-			m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			var ins []*canonical.Tensor
-			for i := 0; ; i++ {
-				p := filepath.Join(dir, "test_data_set_0", "input_"+strconv.Itoa(i)+".pb")
-				if _, err := os.Stat(p); err != nil {
-					break
-				}
-				ins = append(ins, readTensorFile(t, p))
-			}
+			m, ins := loadModelDir(t, dir)
 			ctx := context.Background()
 
 			ex, err := New(m, Options{Threads: 1})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -65,19 +64,7 @@ func TestReuseAcrossRuns(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(root, name)
-			m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			var ins []*canonical.Tensor
-			for i := 0; ; i++ {
-				p := filepath.Join(dir, "test_data_set_0", "input_"+strconv.Itoa(i)+".pb")
-				if _, err := os.Stat(p); err != nil {
-					break
-				}
-				ins = append(ins, readTensorFile(t, p))
-			}
+			m, ins := loadModelDir(t, dir)
 			want := floats(t, readTensorFile(t, filepath.Join(dir, "test_data_set_0", "output_0.pb")))
 			const runs = 4
 			vary := make([][]*canonical.Tensor, runs)

@@ -2,12 +2,8 @@ package executor
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
-
-	"github.com/onnxconv/onnxconv/canonical"
 )
 
 // TestFuseStepTimes records the steps of a fixture model's replays: the
@@ -16,19 +12,7 @@ import (
 // are steps of their kind.
 func TestFuseStepTimes(t *testing.T) {
 	dir := filepath.Join("..", "fixtures", "models", "resnet_small")
-	m, err := canonical.Load(filepath.Join(dir, "model.onnx"), canonical.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	var ins []*canonical.Tensor
-	for i := 0; ; i++ {
-		p := filepath.Join(dir, "test_data_set_0", "input_"+strconv.Itoa(i)+".pb")
-		if _, err := os.Stat(p); err != nil {
-			break
-		}
-		ins = append(ins, readTensorFile(t, p))
-	}
+	m, ins := loadModelDir(t, dir)
 	times := &StepTimes{}
 	ex, err := New(m, Options{Threads: 1, StepTimes: times})
 	if err != nil {
