@@ -91,3 +91,32 @@ func TestDepthwiseSmallBits(t *testing.T) {
 		t.Fatalf("only %d geometries ran channels in vectors", ran)
 	}
 }
+
+// BenchmarkDepthwiseSmall reports GFLOP/s and thread CPU ns/op of the
+// mobile nets' depthwise layers on small planes, one thread, by planes
+// (plane1: "planes") and with channels in vectors ("vectors", when the
+// layer runs so).
+func BenchmarkDepthwiseSmall(b *testing.B) {
+	r := rand.New(rand.NewPCG(11, 12))
+	dw := func(c, h, k, s int) Conv2D {
+		return Conv2D{N: 1, C: c, H: h, W: h, M: c, KH: k, KW: k, SH: s, SW: s, DH: 1, DW: 1,
+			PT: k / 2, PL: k / 2, PB: k / 2, PR: k / 2, Groups: c}
+	}
+	pix8 := dwPix8
+	defer func() { dwPix8 = pix8 }()
+	for _, p := range []Conv2D{dw(240, 14, 5, 1), dw(96, 14, 3, 1), dw(288, 14, 5, 2), dw(192, 14, 3, 2), dw(576, 7, 5, 1), dw(960, 7, 3, 1), dw(144, 28, 3, 2)} {
+		oh, ow := p.Out()
+		x, w := randSlice(r, p.N*p.C*p.H*p.W), randSlice(r, p.M*p.KH*p.KW)
+		y := make([]float32, p.N*p.M*oh*ow)
+		ctx := NewContext(1)
+		for _, v := range []string{"planes", "vectors"} {
+			b.Run(fmt.Sprintf("%dx%dx%d_k%d_s%d/%s", p.C, p.H, p.W, p.KH, p.SH, v), func(b *testing.B) {
+				dwPix8 = pix8
+				if v == "planes" {
+					dwPix8 = nil
+				}
+				benchConv(b, 2*float64(p.N*p.M*oh*ow*p.KH*p.KW), func() error { return ctx.Conv2D(p, x, w, nil, y) })
+			})
+		}
+	}
+}
