@@ -294,28 +294,39 @@ func newDwLayout(p *Conv2D, g *dwGeom, lanes int) *dwLayout {
 	d := &dwLayout{lanes: lanes}
 	hp := p.H + p.PT + p.PB
 	d.plane = hp * g.wp * lanes
-	d.in = make([]int, 0, p.H*p.W)
+	hw, npix, taps := p.H*p.W, g.oh*g.ow, p.KH*p.KW
+	all := make([]int, hw+npix+2*taps)
+	d.in, all = all[:hw:hw], all[hw:]
+	d.pix, all = all[:npix:npix], all[npix:]
+	d.offs, d.widx = all[:taps:taps], all[taps:]
+	i := 0
 	for ih := 0; ih < p.H; ih++ {
+		r := ((ih+p.PT)*g.wp + p.PL) * lanes
 		for iw := 0; iw < p.W; iw++ {
-			d.in = append(d.in, ((ih+p.PT)*g.wp+iw+p.PL)*lanes)
+			d.in[i] = r + iw*lanes
+			i++
 		}
 	}
-	d.pix = make([]int, 0, g.oh*g.ow)
+	i = 0
 	for oh := 0; oh < g.oh; oh++ {
+		r := oh * p.SH * g.wp * lanes
 		for ow := 0; ow < g.ow; ow++ {
-			d.pix = append(d.pix, (oh*p.SH*g.wp+ow*p.SW)*lanes)
+			d.pix[i] = r + ow*p.SW*lanes
+			i++
 		}
 	}
-	d.offs = make([]int, 0, p.KH*p.KW)
-	d.widx = make([]int, 0, p.KH*p.KW)
+	i = 0
 	for kh := 0; kh < p.KH; kh++ {
 		for kw := 0; kw < p.KW; kw++ {
-			d.widx = append(d.widx, lanes*len(d.offs))
-			d.offs = append(d.offs, (kh*p.DH*g.wp+kw*p.DW)*lanes)
+			d.widx[i] = lanes * i
+			d.offs[i] = (kh*p.DH*g.wp + kw*p.DW) * lanes
+			i++
 		}
 	}
-	d.topIn, d.topW = maxOffset(d.in), maxOffset(d.widx)
-	d.topPix = maxOffset(d.pix) + maxOffset(d.offs)
+	// Each table increases (offs: kw·DW < wp, dwSmallOK's windows inside
+	// the plane): the largest is the last.
+	d.topIn, d.topW = d.in[hw-1], d.widx[taps-1]
+	d.topPix = d.pix[npix-1] + d.offs[taps-1]
 	return d
 }
 
