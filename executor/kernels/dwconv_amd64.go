@@ -11,6 +11,9 @@ var _ = func() bool {
 		gatherRows = gatherRowsSIMD
 		dwFillRows = dwFillRowsSIMD
 		gapSum8 = gapSum8SIMD
+		dwPack8 = dwPack8SIMD
+		dwUnpack8 = dwUnpack8SIMD
+		dwPix8 = dwPix8SIMD
 	}
 	return true
 }()
@@ -122,4 +125,63 @@ func gapSum8SIMD(x []float32, inner int, s *[8]float64) int {
 	_ = x[8*inner-1]
 	gapSum8AVX2(k/4, &x[0], inner, &s[0])
 	return k
+}
+
+// dwPack8SIMD is dwPack8 with AVX2 (the last len(idx) mod 8 as a block
+// of 8 again, the same values), after checking every read and write
+// (top: the largest of idx, dwLayout's).
+func dwPack8SIMD(src []float32, cs int, idx []int, top int, dst []float32) {
+	n := len(idx)
+	if n < 8 || cs < n {
+		panic("kernels: dwPack8 geometry")
+	}
+	_ = src[7*cs+n-1]
+	_ = dst[top+7]
+	dwPackAVX2(n/8, &src[0], cs, &idx[0], &dst[0])
+	if n%8 != 0 {
+		dwPackAVX2(1, &src[n-8], cs, &idx[n-8], &dst[0])
+	}
+}
+
+// dwUnpack8SIMD is dwUnpack8 with AVX2 (the last n mod 8 as a block of
+// 8 again), after checking every read and write.
+func dwUnpack8SIMD(src, dst []float32, cs, sp, n int) {
+	if n < 8 || cs < n || sp < 8 {
+		panic("kernels: dwUnpack8 geometry")
+	}
+	_ = src[sp*(n-1)+7]
+	_ = dst[7*cs+n-1]
+	dwUnpackAVX2(n/8, &src[0], &dst[0], cs, sp)
+	if n%8 != 0 {
+		dwUnpackAVX2(1, &src[sp*(n-8)], &dst[n-8], cs, sp)
+	}
+}
+
+// dwPix8SIMD is dwPix8 with AVX2+FMA.
+func dwPix8SIMD(x []float32, pix, offs []int, top int, w, bias []float32, lo, hi float32, y []float32) {
+	dwPixSIMD(8, x, pix, offs, top, w, bias, lo, hi, y)
+}
+
+// dwPixSIMD runs dwPixAVX2 (lanes 8) or dwPixAVX512 (16) on groups of
+// dwPixAcc pixels (the last len(pix) mod dwPixAcc as a group again: the
+// same values), after checking every read and write (top: the largest
+// pix[p] + offs[t], dwLayout's).
+func dwPixSIMD(lanes int, x []float32, pix, offs []int, top int, w, bias []float32, lo, hi float32, y []float32) {
+	const g = 8 // dwPixAcc of the generator
+	n := len(pix)
+	if n < g || len(offs) == 0 {
+		panic("kernels: dwPix geometry")
+	}
+	_ = x[top+lanes-1]
+	_ = w[lanes*len(offs)-1]
+	_ = bias[lanes-1]
+	_ = y[lanes*n-1]
+	k := dwPixAVX2
+	if lanes == 16 {
+		k = dwPixAVX512
+	}
+	k(n/g, &x[0], &pix[0], &offs[0], &w[0], len(offs), &bias[0], lo, hi, &y[0])
+	if n%g != 0 {
+		k(1, &x[0], &pix[n-g], &offs[0], &w[0], len(offs), &bias[0], lo, hi, &y[lanes*(n-g)])
+	}
 }

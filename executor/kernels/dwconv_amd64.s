@@ -594,3 +594,318 @@ mulBlocks_tail:
 mulBlocks_done:
 	VZEROUPPER
 	RET
+
+// func dwPackAVX2(chunks int, src *float32, cs int, idx *int, dst *float32)
+// Requires: AVX
+TEXT ·dwPackAVX2(SB), NOSPLIT, $0-40
+	MOVQ  chunks+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  cs+16(FP), DX
+	MOVQ  idx+24(FP), BX
+	MOVQ  dst+32(FP), SI
+	SHLQ  $0x02, DX
+	LEAQ  (DX)(DX*2), DI
+	TESTQ AX, AX
+	JZ    dwpack_done
+
+dwpack_loop:
+	LEAQ       (CX)(DX*4), R8
+	VMOVUPS    (CX), Y0
+	VMOVUPS    (CX)(DX*1), Y1
+	VMOVUPS    (CX)(DX*2), Y2
+	VMOVUPS    (CX)(DI*1), Y3
+	VMOVUPS    (R8), Y4
+	VMOVUPS    (R8)(DX*1), Y5
+	VMOVUPS    (R8)(DX*2), Y6
+	VMOVUPS    (R8)(DI*1), Y7
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y0
+	VUNPCKLPS  Y3, Y2, Y1
+	VUNPCKHPS  Y3, Y2, Y2
+	VUNPCKLPS  Y5, Y4, Y3
+	VUNPCKHPS  Y5, Y4, Y4
+	VUNPCKLPS  Y7, Y6, Y5
+	VUNPCKHPS  Y7, Y6, Y6
+	VSHUFPS    $0x44, Y1, Y8, Y7
+	VSHUFPS    $0xee, Y1, Y8, Y1
+	VSHUFPS    $0x44, Y2, Y0, Y8
+	VSHUFPS    $0xee, Y2, Y0, Y0
+	VSHUFPS    $0x44, Y5, Y3, Y2
+	VSHUFPS    $0xee, Y5, Y3, Y3
+	VSHUFPS    $0x44, Y6, Y4, Y5
+	VSHUFPS    $0xee, Y6, Y4, Y4
+	VPERM2F128 $0x20, Y2, Y7, Y6
+	VPERM2F128 $0x31, Y2, Y7, Y2
+	VPERM2F128 $0x20, Y3, Y1, Y7
+	VPERM2F128 $0x31, Y3, Y1, Y1
+	VPERM2F128 $0x20, Y5, Y8, Y3
+	VPERM2F128 $0x31, Y5, Y8, Y5
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y0
+	MOVQ       (BX), R8
+	VMOVUPS    Y6, (SI)(R8*4)
+	MOVQ       8(BX), R8
+	VMOVUPS    Y7, (SI)(R8*4)
+	MOVQ       16(BX), R8
+	VMOVUPS    Y3, (SI)(R8*4)
+	MOVQ       24(BX), R8
+	VMOVUPS    Y8, (SI)(R8*4)
+	MOVQ       32(BX), R8
+	VMOVUPS    Y2, (SI)(R8*4)
+	MOVQ       40(BX), R8
+	VMOVUPS    Y1, (SI)(R8*4)
+	MOVQ       48(BX), R8
+	VMOVUPS    Y5, (SI)(R8*4)
+	MOVQ       56(BX), R8
+	VMOVUPS    Y0, (SI)(R8*4)
+	ADDQ       $0x20, CX
+	ADDQ       $0x40, BX
+	DECQ       AX
+	JNZ        dwpack_loop
+
+dwpack_done:
+	VZEROUPPER
+	RET
+
+// func dwUnpackAVX2(chunks int, src *float32, dst *float32, cs int, sp int)
+// Requires: AVX
+TEXT ·dwUnpackAVX2(SB), NOSPLIT, $0-40
+	MOVQ  chunks+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  dst+16(FP), DX
+	MOVQ  cs+24(FP), BX
+	MOVQ  sp+32(FP), SI
+	SHLQ  $0x02, BX
+	SHLQ  $0x02, SI
+	LEAQ  (BX)(BX*2), DI
+	LEAQ  (SI)(SI*2), R8
+	TESTQ AX, AX
+	JZ    dwunpack_done
+
+dwunpack_loop:
+	LEAQ       (CX)(SI*4), R9
+	VMOVUPS    (CX), Y0
+	VMOVUPS    (CX)(SI*1), Y1
+	VMOVUPS    (CX)(SI*2), Y2
+	VMOVUPS    (CX)(R8*1), Y3
+	VMOVUPS    (R9), Y4
+	VMOVUPS    (R9)(SI*1), Y5
+	VMOVUPS    (R9)(SI*2), Y6
+	VMOVUPS    (R9)(R8*1), Y7
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y0
+	VUNPCKLPS  Y3, Y2, Y1
+	VUNPCKHPS  Y3, Y2, Y2
+	VUNPCKLPS  Y5, Y4, Y3
+	VUNPCKHPS  Y5, Y4, Y4
+	VUNPCKLPS  Y7, Y6, Y5
+	VUNPCKHPS  Y7, Y6, Y6
+	VSHUFPS    $0x44, Y1, Y8, Y7
+	VSHUFPS    $0xee, Y1, Y8, Y1
+	VSHUFPS    $0x44, Y2, Y0, Y8
+	VSHUFPS    $0xee, Y2, Y0, Y0
+	VSHUFPS    $0x44, Y5, Y3, Y2
+	VSHUFPS    $0xee, Y5, Y3, Y3
+	VSHUFPS    $0x44, Y6, Y4, Y5
+	VSHUFPS    $0xee, Y6, Y4, Y4
+	VPERM2F128 $0x20, Y2, Y7, Y6
+	VPERM2F128 $0x31, Y2, Y7, Y2
+	VPERM2F128 $0x20, Y3, Y1, Y7
+	VPERM2F128 $0x31, Y3, Y1, Y1
+	VPERM2F128 $0x20, Y5, Y8, Y3
+	VPERM2F128 $0x31, Y5, Y8, Y5
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y0
+	LEAQ       (DX)(BX*4), R9
+	VMOVUPS    Y6, (DX)
+	VMOVUPS    Y7, (DX)(BX*1)
+	VMOVUPS    Y3, (DX)(BX*2)
+	VMOVUPS    Y8, (DX)(DI*1)
+	VMOVUPS    Y2, (R9)
+	VMOVUPS    Y1, (R9)(BX*1)
+	VMOVUPS    Y5, (R9)(BX*2)
+	VMOVUPS    Y0, (R9)(DI*1)
+	LEAQ       (CX)(SI*8), CX
+	ADDQ       $0x20, DX
+	DECQ       AX
+	JNZ        dwunpack_loop
+
+dwunpack_done:
+	VZEROUPPER
+	RET
+
+// func dwPixAVX2(groups int, x *float32, pix *int, offs *int, w *float32, taps int, bias *float32, lo float32, hi float32, y *float32)
+// Requires: AVX, FMA3
+TEXT ·dwPixAVX2(SB), NOSPLIT, $0-72
+	MOVQ         pix+16(FP), AX
+	MOVQ         y+64(FP), CX
+	MOVQ         bias+48(FP), DX
+	VMOVUPS      (DX), Y0
+	VBROADCASTSS lo+56(FP), Y1
+	VBROADCASTSS hi+60(FP), Y2
+
+dwpix8_group:
+	MOVQ    x+8(FP), DX
+	MOVQ    (AX), BX
+	LEAQ    (DX)(BX*4), BX
+	MOVQ    8(AX), SI
+	LEAQ    (DX)(SI*4), SI
+	MOVQ    16(AX), DI
+	LEAQ    (DX)(DI*4), DI
+	MOVQ    24(AX), R8
+	LEAQ    (DX)(R8*4), R8
+	MOVQ    32(AX), R9
+	LEAQ    (DX)(R9*4), R9
+	MOVQ    40(AX), R10
+	LEAQ    (DX)(R10*4), R10
+	MOVQ    48(AX), R11
+	LEAQ    (DX)(R11*4), R11
+	MOVQ    56(AX), R12
+	LEAQ    (DX)(R12*4), R12
+	VMOVAPS Y0, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y0, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y0, Y7
+	VMOVAPS Y0, Y8
+	VMOVAPS Y0, Y9
+	VMOVAPS Y0, Y10
+	MOVQ    taps+40(FP), DX
+	MOVQ    w+32(FP), R14
+	MOVQ    offs+24(FP), R13
+	SHLQ    $0x03, DX
+	ADDQ    DX, R13
+	LEAQ    (R14)(DX*4), R14
+	NEGQ    DX
+
+dwpix8_tap:
+	MOVQ        (R13)(DX*1), R15
+	VMOVUPS     (R14)(DX*4), Y11
+	VFMADD231PS (BX)(R15*4), Y11, Y3
+	VFMADD231PS (SI)(R15*4), Y11, Y4
+	VFMADD231PS (DI)(R15*4), Y11, Y5
+	VFMADD231PS (R8)(R15*4), Y11, Y6
+	VFMADD231PS (R9)(R15*4), Y11, Y7
+	VFMADD231PS (R10)(R15*4), Y11, Y8
+	VFMADD231PS (R11)(R15*4), Y11, Y9
+	VFMADD231PS (R12)(R15*4), Y11, Y10
+	ADDQ        $0x08, DX
+	JNZ         dwpix8_tap
+	VMAXPS      Y3, Y1, Y3
+	VMINPS      Y3, Y2, Y3
+	VMOVUPS     Y3, (CX)
+	VMAXPS      Y4, Y1, Y4
+	VMINPS      Y4, Y2, Y4
+	VMOVUPS     Y4, 32(CX)
+	VMAXPS      Y5, Y1, Y5
+	VMINPS      Y5, Y2, Y5
+	VMOVUPS     Y5, 64(CX)
+	VMAXPS      Y6, Y1, Y6
+	VMINPS      Y6, Y2, Y6
+	VMOVUPS     Y6, 96(CX)
+	VMAXPS      Y7, Y1, Y7
+	VMINPS      Y7, Y2, Y7
+	VMOVUPS     Y7, 128(CX)
+	VMAXPS      Y8, Y1, Y8
+	VMINPS      Y8, Y2, Y8
+	VMOVUPS     Y8, 160(CX)
+	VMAXPS      Y9, Y1, Y9
+	VMINPS      Y9, Y2, Y9
+	VMOVUPS     Y9, 192(CX)
+	VMAXPS      Y10, Y1, Y10
+	VMINPS      Y10, Y2, Y10
+	VMOVUPS     Y10, 224(CX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000100, CX
+	DECQ        groups+0(FP)
+	JNZ         dwpix8_group
+	VZEROUPPER
+	RET
+
+// func dwPixAVX512(groups int, x *float32, pix *int, offs *int, w *float32, taps int, bias *float32, lo float32, hi float32, y *float32)
+// Requires: AVX, AVX512F
+TEXT ·dwPixAVX512(SB), NOSPLIT, $0-72
+	MOVQ         pix+16(FP), AX
+	MOVQ         y+64(FP), CX
+	MOVQ         bias+48(FP), DX
+	VMOVUPS      (DX), Z0
+	VBROADCASTSS lo+56(FP), Z1
+	VBROADCASTSS hi+60(FP), Z2
+
+dwpix16_group:
+	MOVQ    x+8(FP), DX
+	MOVQ    (AX), BX
+	LEAQ    (DX)(BX*4), BX
+	MOVQ    8(AX), SI
+	LEAQ    (DX)(SI*4), SI
+	MOVQ    16(AX), DI
+	LEAQ    (DX)(DI*4), DI
+	MOVQ    24(AX), R8
+	LEAQ    (DX)(R8*4), R8
+	MOVQ    32(AX), R9
+	LEAQ    (DX)(R9*4), R9
+	MOVQ    40(AX), R10
+	LEAQ    (DX)(R10*4), R10
+	MOVQ    48(AX), R11
+	LEAQ    (DX)(R11*4), R11
+	MOVQ    56(AX), R12
+	LEAQ    (DX)(R12*4), R12
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z0, Z9
+	VMOVAPS Z0, Z10
+	MOVQ    taps+40(FP), DX
+	MOVQ    w+32(FP), R14
+	MOVQ    offs+24(FP), R13
+	SHLQ    $0x03, DX
+	ADDQ    DX, R13
+	LEAQ    (R14)(DX*8), R14
+	NEGQ    DX
+
+dwpix16_tap:
+	MOVQ        (R13)(DX*1), R15
+	VMOVUPS     (R14)(DX*8), Z11
+	VFMADD231PS (BX)(R15*4), Z11, Z3
+	VFMADD231PS (SI)(R15*4), Z11, Z4
+	VFMADD231PS (DI)(R15*4), Z11, Z5
+	VFMADD231PS (R8)(R15*4), Z11, Z6
+	VFMADD231PS (R9)(R15*4), Z11, Z7
+	VFMADD231PS (R10)(R15*4), Z11, Z8
+	VFMADD231PS (R11)(R15*4), Z11, Z9
+	VFMADD231PS (R12)(R15*4), Z11, Z10
+	ADDQ        $0x08, DX
+	JNZ         dwpix16_tap
+	VMAXPS      Z3, Z1, Z3
+	VMINPS      Z3, Z2, Z3
+	VMOVUPS     Z3, (CX)
+	VMAXPS      Z4, Z1, Z4
+	VMINPS      Z4, Z2, Z4
+	VMOVUPS     Z4, 64(CX)
+	VMAXPS      Z5, Z1, Z5
+	VMINPS      Z5, Z2, Z5
+	VMOVUPS     Z5, 128(CX)
+	VMAXPS      Z6, Z1, Z6
+	VMINPS      Z6, Z2, Z6
+	VMOVUPS     Z6, 192(CX)
+	VMAXPS      Z7, Z1, Z7
+	VMINPS      Z7, Z2, Z7
+	VMOVUPS     Z7, 256(CX)
+	VMAXPS      Z8, Z1, Z8
+	VMINPS      Z8, Z2, Z8
+	VMOVUPS     Z8, 320(CX)
+	VMAXPS      Z9, Z1, Z9
+	VMINPS      Z9, Z2, Z9
+	VMOVUPS     Z9, 384(CX)
+	VMAXPS      Z10, Z1, Z10
+	VMINPS      Z10, Z2, Z10
+	VMOVUPS     Z10, 448(CX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000200, CX
+	DECQ        groups+0(FP)
+	JNZ         dwpix16_group
+	VZEROUPPER
+	RET

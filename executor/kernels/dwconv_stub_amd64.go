@@ -43,3 +43,23 @@ func gapSum8AVX2(steps int, x *float32, stride int, s *float64)
 //
 //go:noescape
 func mulBlocksAVX512(blocks int, inner int, x *float32, b *float32, y *float32)
+
+// dwPackAVX2 sets dst[idx[8k+j]+c] = src[c·cs+8k+j] for k < chunks, j < 8, c < 8.
+//
+//go:noescape
+func dwPackAVX2(chunks int, src *float32, cs int, idx *int, dst *float32)
+
+// dwUnpackAVX2 sets dst[c·cs+8k+j] = src[(8k+j)·sp+c] for k < chunks, j < 8, c < 8.
+//
+//go:noescape
+func dwUnpackAVX2(chunks int, src *float32, dst *float32, cs int, sp int)
+
+// dwPixAVX2 sets y[8·p+c] = min(max(bias[c] + Σ_t w[8·t+c]·x[pix[p]+offs[t]+c], lo), hi) for p < 8·groups, c < 8 (FMAs in tap order).
+//
+//go:noescape
+func dwPixAVX2(groups int, x *float32, pix *int, offs *int, w *float32, taps int, bias *float32, lo float32, hi float32, y *float32)
+
+// dwPixAVX512 sets y[16·p+c] = min(max(bias[c] + Σ_t w[16·t+c]·x[pix[p]+offs[t]+c], lo), hi) for p < 8·groups, c < 16 (FMAs in tap order).
+//
+//go:noescape
+func dwPixAVX512(groups int, x *float32, pix *int, offs *int, w *float32, taps int, bias *float32, lo float32, hi float32, y *float32)

@@ -20,6 +20,9 @@ func init() {
 		sigmoidVec32 = func(x, y []float32) { sigmoidSIMD512(x, y, false) }
 		siluVec = func(x, y []float32) { sigmoidSIMD512(x, y, true) }
 		mulBlocks = mulBlocksSIMD512
+		dwPix16 = func(x []float32, pix, offs []int, top int, w, bias []float32, lo, hi float32, y []float32) {
+			dwPixSIMD(16, x, pix, offs, top, w, bias, lo, hi, y)
+		}
 	}
 }
 

@@ -23,6 +23,10 @@ func main() {
 	split2Rows(mask)
 	gapSum8()
 	mulBlocks()
+	dwPack()
+	dwUnpack()
+	dwPix("dwPixAVX2", 8)
+	dwPix("dwPixAVX512", 16)
 	Generate()
 }
 
@@ -526,6 +530,234 @@ func mulBlocks() {
 	DECQ(blocks)
 	JNZ(LabelRef("mulBlocks_block"))
 	Label("mulBlocks_done")
+	VZEROUPPER()
+	RET()
+}
+
+// transpose8 returns the transpose of the 8×8 block r (r[i] lane j →
+// out[j] lane i): unpacks, in-lane shuffles, 128-bit lane permutes.
+func transpose8(r []reg.VecVirtual) []reg.VecVirtual {
+	t := make([]reg.VecVirtual, 8)
+	for i := 0; i < 8; i += 2 {
+		t[i], t[i+1] = YMM(), YMM()
+		VUNPCKLPS(r[i+1], r[i], t[i])   // r_i0 r_{i+1}0 r_i1 r_{i+1}1 | lanes 4,5
+		VUNPCKHPS(r[i+1], r[i], t[i+1]) // r_i2 r_{i+1}2 r_i3 r_{i+1}3 | lanes 6,7
+	}
+	s := make([]reg.VecVirtual, 8)
+	for h := 0; h < 8; h += 4 {
+		for k := 0; k < 2; k++ {
+			a, b := t[h+k], t[h+k+2]
+			s[h+2*k], s[h+2*k+1] = YMM(), YMM()
+			VSHUFPS(Imm(0x44), b, a, s[h+2*k])   // column 4k′ (+4 in the high lane)
+			VSHUFPS(Imm(0xEE), b, a, s[h+2*k+1]) // column 4k′+1
+		}
+	}
+	// s[0..3]: columns 0,1,2,3 (and 4..7 in the high lanes) of rows 0–3;
+	// s[4..7] the same of rows 4–7.
+	out := make([]reg.VecVirtual, 8)
+	for j := 0; j < 4; j++ {
+		out[j], out[j+4] = YMM(), YMM()
+		VPERM2F128(Imm(0x20), s[4+j], s[j], out[j])
+		VPERM2F128(Imm(0x31), s[4+j], s[j], out[j+4])
+	}
+	return out
+}
+
+// dwPack emits func dwPackAVX2(chunks int, src *float32, cs int, idx
+// *int, dst *float32): for k < chunks and j < 8, the 8 channels' values
+// src[c·cs + 8k + j] (c < 8) as one vector at dst[idx[8k+j]:] — a block
+// of 8 planes into the channel-interleaved scratch of the depthwise
+// convolution on small planes (and its weights, idx[t] = 8t).
+func dwPack() {
+	TEXT("dwPackAVX2", NOSPLIT, "func(chunks int, src *float32, cs int, idx *int, dst *float32)")
+	Pragma("noescape")
+	Doc("dwPackAVX2 sets dst[idx[8k+j]+c] = src[c·cs+8k+j] for k < chunks, j < 8, c < 8.")
+	n := Load(Param("chunks"), GP64())
+	ps := Load(Param("src"), GP64())
+	cs := Load(Param("cs"), GP64())
+	pi := Load(Param("idx"), GP64())
+	pd := Load(Param("dst"), GP64())
+	SHLQ(Imm(2), cs)
+	cs3, p4 := GP64(), GP64()
+	LEAQ(Mem{Base: cs, Index: cs, Scale: 2}, cs3)
+	TESTQ(n, n)
+	JZ(LabelRef("dwpack_done"))
+	Label("dwpack_loop")
+	LEAQ(Mem{Base: ps, Index: cs, Scale: 4}, p4)
+	r := make([]reg.VecVirtual, 8)
+	for c := range r {
+		r[c] = YMM()
+		base := reg.Register(ps)
+		if c >= 4 {
+			base = p4
+		}
+		switch c % 4 {
+		case 0:
+			VMOVUPS(Mem{Base: base}, r[c])
+		case 1:
+			VMOVUPS(Mem{Base: base, Index: cs, Scale: 1}, r[c])
+		case 2:
+			VMOVUPS(Mem{Base: base, Index: cs, Scale: 2}, r[c])
+		case 3:
+			VMOVUPS(Mem{Base: base, Index: cs3, Scale: 1}, r[c])
+		}
+	}
+	out := transpose8(r)
+	a := GP64()
+	for j, v := range out {
+		MOVQ(Mem{Base: pi, Disp: 8 * j}, a)
+		VMOVUPS(v, Mem{Base: pd, Index: a, Scale: 4})
+	}
+	ADDQ(Imm(32), ps)
+	ADDQ(Imm(64), pi)
+	DECQ(n)
+	JNZ(LabelRef("dwpack_loop"))
+	Label("dwpack_done")
+	VZEROUPPER()
+	RET()
+}
+
+// dwUnpack emits func dwUnpackAVX2(chunks int, src, dst *float32, cs,
+// sp int): dst[c·cs + 8k + j] = src[(8k+j)·sp + c] for k < chunks, j, c
+// < 8: 8 channels of the channel-interleaved output block (sp channels
+// a pixel) back into their 8 planes.
+func dwUnpack() {
+	TEXT("dwUnpackAVX2", NOSPLIT, "func(chunks int, src, dst *float32, cs, sp int)")
+	Pragma("noescape")
+	Doc("dwUnpackAVX2 sets dst[c·cs+8k+j] = src[(8k+j)·sp+c] for k < chunks, j < 8, c < 8.")
+	n := Load(Param("chunks"), GP64())
+	ps := Load(Param("src"), GP64())
+	pd := Load(Param("dst"), GP64())
+	cs := Load(Param("cs"), GP64())
+	sp := Load(Param("sp"), GP64())
+	SHLQ(Imm(2), cs)
+	SHLQ(Imm(2), sp)
+	cs3, sp3, p4 := GP64(), GP64(), GP64()
+	LEAQ(Mem{Base: cs, Index: cs, Scale: 2}, cs3)
+	LEAQ(Mem{Base: sp, Index: sp, Scale: 2}, sp3)
+	TESTQ(n, n)
+	JZ(LabelRef("dwunpack_done"))
+	Label("dwunpack_loop")
+	r := make([]reg.VecVirtual, 8)
+	LEAQ(Mem{Base: ps, Index: sp, Scale: 4}, p4)
+	for j := range r {
+		r[j] = YMM()
+		base := reg.Register(ps)
+		if j >= 4 {
+			base = p4
+		}
+		switch j % 4 {
+		case 0:
+			VMOVUPS(Mem{Base: base}, r[j])
+		case 1:
+			VMOVUPS(Mem{Base: base, Index: sp, Scale: 1}, r[j])
+		case 2:
+			VMOVUPS(Mem{Base: base, Index: sp, Scale: 2}, r[j])
+		case 3:
+			VMOVUPS(Mem{Base: base, Index: sp3, Scale: 1}, r[j])
+		}
+	}
+	out := transpose8(r)
+	LEAQ(Mem{Base: pd, Index: cs, Scale: 4}, p4)
+	for c, v := range out {
+		base := reg.Register(pd)
+		if c >= 4 {
+			base = p4
+		}
+		switch c % 4 {
+		case 0:
+			VMOVUPS(v, Mem{Base: base})
+		case 1:
+			VMOVUPS(v, Mem{Base: base, Index: cs, Scale: 1})
+		case 2:
+			VMOVUPS(v, Mem{Base: base, Index: cs, Scale: 2})
+		case 3:
+			VMOVUPS(v, Mem{Base: base, Index: cs3, Scale: 1})
+		}
+	}
+	LEAQ(Mem{Base: ps, Index: sp, Scale: 8}, ps)
+	ADDQ(Imm(32), pd)
+	DECQ(n)
+	JNZ(LabelRef("dwunpack_loop"))
+	Label("dwunpack_done")
+	VZEROUPPER()
+	RET()
+}
+
+// dwPixAcc is the pixels (independent chains) dwPix computes at a time:
+// an FMA's latency is four of its issues at two a cycle.
+const dwPixAcc = 8
+
+// dwPix emits func dwPixAVX2(groups int, x *float32, pix, offs *int, w
+// *float32, taps int, bias *float32, lo, hi float32, y *float32): for p <
+// 8·groups, y[L·p:L·p+L] = clamp(bias + Σ_t w[L·t:L·t+L]·x[pix[p]+offs[t]:][:L])
+// — L = lanes channels in a vector, each lane's chain the FMAs of
+// dwRowsAVX2 in the same tap order from the same bias, and its clamp
+// (VMAXPS with lo, VMINPS with hi): the same bits. Eight pixels (eight
+// chains) at a time.
+func dwPix(name string, lanes int) {
+	TEXT(name, NOSPLIT, "func(groups int, x *float32, pix, offs *int, w *float32, taps int, bias *float32, lo, hi float32, y *float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets y[%d·p+c] = min(max(bias[c] + Σ_t w[%d·t+c]·x[pix[p]+offs[t]+c], lo), hi) for p < %d·groups, c < %d (FMAs in tap order).", name, lanes, lanes, dwPixAcc, lanes))
+	vec := func() reg.VecVirtual {
+		if lanes == 16 {
+			return ZMM()
+		}
+		return YMM()
+	}
+	vb := 4 * lanes
+	lbl := fmt.Sprintf("dwpix%d_", lanes)
+	pp := Load(Param("pix"), GP64())
+	py := Load(Param("y"), GP64())
+	bv, lo, hi := vec(), vec(), vec()
+	{
+		pb := Load(Param("bias"), GP64())
+		VMOVUPS(Mem{Base: pb}, bv)
+	}
+	VBROADCASTSS(NewParamAddr("lo", 56), lo)
+	VBROADCASTSS(NewParamAddr("hi", 60), hi)
+	Label(lbl + "group")
+	a := make([]reg.GPVirtual, dwPixAcc)
+	{
+		px := Load(Param("x"), GP64())
+		for i := range a {
+			a[i] = GP64()
+			MOVQ(Mem{Base: pp, Disp: 8 * i}, a[i])
+			LEAQ(Mem{Base: px, Index: a[i], Scale: 4}, a[i])
+		}
+	}
+	acc := make([]reg.VecVirtual, dwPixAcc)
+	for i := range acc {
+		acc[i] = vec()
+		VMOVAPS(bv, acc[i])
+	}
+	// t runs from −8·taps to 0 (bytes of the offsets): the tap's offset
+	// at offs_end + t, its weights at w_end + t·lanes/2.
+	t, po, pw, wv, off := GP64(), GP64(), GP64(), vec(), GP64()
+	Load(Param("taps"), t)
+	Load(Param("w"), pw)
+	Load(Param("offs"), po)
+	SHLQ(Imm(3), t)
+	ADDQ(t, po)
+	LEAQ(Mem{Base: pw, Index: t, Scale: uint8(lanes / 2)}, pw)
+	NEGQ(t)
+	Label(lbl + "tap")
+	MOVQ(Mem{Base: po, Index: t, Scale: 1}, off)
+	VMOVUPS(Mem{Base: pw, Index: t, Scale: uint8(lanes / 2)}, wv)
+	for i, v := range acc {
+		VFMADD231PS(Mem{Base: a[i], Index: off, Scale: 4}, wv, v)
+	}
+	ADDQ(Imm(8), t)
+	JNZ(LabelRef(lbl + "tap"))
+	for i, v := range acc {
+		VMAXPS(v, lo, v)
+		VMINPS(v, hi, v)
+		VMOVUPS(v, Mem{Base: py, Disp: vb * i})
+	}
+	ADDQ(U32(8*dwPixAcc), pp)
+	ADDQ(U32(vb*dwPixAcc), py)
+	DECQ(NewParamAddr("groups", 0))
+	JNZ(LabelRef(lbl + "group"))
 	VZEROUPPER()
 	RET()
 }
