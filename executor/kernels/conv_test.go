@@ -654,6 +654,9 @@ func TestConvActRelu(t *testing.T) {
 		// B packed (rows aliasing in L1), 49 pixels (column kernels).
 		{N: 1, C: 72, H: 56, W: 56, M: 24, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 		{N: 1, C: 160, H: 7, W: 7, M: 200, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		// The grid padded to whole tiles (tilePad), several k-blocks:
+		// Relu in the micro-kernel's store of the last panel too.
+		{N: 1, C: 64, H: 7, W: 7, M: 100, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 	}
 	for i, p := range cases {
 		oh, ow := p.Out()

@@ -186,11 +186,22 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 	if mg*oh*f.wph > maxCols {
 		rows = max(1, maxCols/(mg*f.wph))
 	}
-	s.cols = grow(s.cols, mg*rows*f.wph)
+	// The grid's product C has its rows (ld floats) padded to whole
+	// tiles (tilePad), so that the last column panel's tiles are
+	// stored by the micro-kernel itself like the others, not through a
+	// tile buffer and a Go loop adding it to C (12×31 of the 12×32 tile
+	// in every k-block of a 512-channel 3×3 convolution on 7×7, whose
+	// grid is 63 columns wide: a tenth of its time). The padding's
+	// columns are grid columns past the chunk's, read in place from the
+	// buffer's slack as the last tile did already, and thrown away; every
+	// stored element is the same chain of FMAs (bit-identical).
+	pad := tilePad(mk)
+	s.cols = grow(s.cols, mg*roundUp(rows*f.wph, pad))
 	for o0 := 0; o0 < oh; o0 += rows {
 		o1 := min(o0+rows, oh)
 		n := (o1 - o0) * f.wph
-		c := s.cols[:mg*n]
+		ld := roundUp(n, pad)
+		c := s.cols[:mg*ld]
 		// The bias is added by the micro-kernel to the first k-block's
 		// tiles (the same additions as C filled with it, beta 1), a
 		// Relu applied to the last's.
@@ -199,23 +210,34 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 			fin = &finish{bias: bg, relu: relu}
 		}
 		cb := &convB{p: p, x: xg, oh: oh, ow: ow, flat: f, col0: o0 * f.wph}
-		if err := x.sgemmConv(mk, mg, n, kk, pg, cb, 0, c, n, fin); err != nil {
+		if err := x.sgemmConv(mk, mg, ld, kk, pg, cb, 0, c, ld, fin); err != nil {
 			return err
 		}
 		// The grid's rows (Wph apart) into the output planes (OW apart):
-		// with every output row in one chunk, the channels' rows follow
-		// one another in both, so that a thread's channels are one call.
+		// with every output row in one chunk and no padding, the
+		// channels' rows follow one another in both, so that a thread's
+		// channels are one call.
 		x.Range(mg, (o1-o0)*ow, func(lo, hi int) {
-			if o0 == 0 && o1 == oh {
+			if o0 == 0 && o1 == oh && ld == n {
 				copyStrided((hi-lo)*oh, ow, c[lo*n:], f.wph, yg[lo*npix:], ow)
 				return
 			}
 			for m := lo; m < hi; m++ {
-				copyStrided(o1-o0, ow, c[m*n:], f.wph, yg[m*npix+o0*ow:], ow)
+				copyStrided(o1-o0, ow, c[m*ld:], f.wph, yg[m*npix+o0*ow:], ow)
 			}
 		})
 	}
 	return nil
+}
+
+// tilePad is the multiple convFlat rounds its grid's columns up to: the
+// width of the micro-kernel's tiles, or of its half-width tiles when it
+// has those (serial runs a last panel of at most nr/2 columns on them).
+func tilePad(mk microKernel) int {
+	if mk.half != nil && mk.half.offs != nil {
+		return mk.nr / 2
+	}
+	return mk.nr
 }
 
 // packA packs the rows [i0, i0+mc) of the transposed im2col matrix (grid

@@ -82,11 +82,17 @@ func TestConvFlatMatchesIm2col(t *testing.T) {
 		{N: 1, C: 64, H: 28, W: 28, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		{N: 1, C: 33, H: 57, W: 55, M: 48, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 0, PR: 1, Groups: 1},
 		{N: 1, C: 16, H: 3, W: 3, M: 4100, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		// A 7×7 plane: a 63-column grid padded to 64 (tilePad), the last
+		// panel's tiles stored by the micro-kernel in each of 3 k-blocks.
+		{N: 1, C: 64, H: 7, W: 7, M: 100, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 	}
 	seen := map[string]bool{}
 	for i, p := range cases {
 		path := convPath(p)
 		seen[path] = true
+		if oh, _ := p.Out(); path == "flat" && oh*(p.W+p.PL+p.PR)%tilePad(best) != 0 && p.C/p.Groups*p.KH*p.KW > blockK {
+			seen["flat, padded grid, k-blocks"] = true
+		}
 		x := randSlice(r, p.N*p.C*p.H*p.W)
 		w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
 		oh, ow := p.Out()
@@ -129,7 +135,7 @@ func TestConvFlatMatchesIm2col(t *testing.T) {
 			}
 		}
 	}
-	for _, path := range []string{"swapped", "swapped pixels", "rows", "flat", "implicit", "direct"} {
+	for _, path := range []string{"swapped", "swapped pixels", "rows", "flat", "implicit", "direct", "flat, padded grid, k-blocks"} {
 		if !seen[path] {
 			t.Errorf("no case takes the %s path", path)
 		}
