@@ -204,14 +204,9 @@ type layersResult struct {
 }
 
 func layersModel(cfg config, rt *ort.Runtime, dir string) (*layersResult, error) {
-	modelPath := filepath.Join(dir, "model.onnx")
-	want, err := readOutputs(filepath.Join(dir, "test_data_set_0"))
+	modelPath, m, want, err := loadFolder(dir)
 	if err != nil {
 		return nil, err
-	}
-	m, err := canonical.Load(modelPath, canonical.LoadOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("loading: %w", err)
 	}
 	defer m.Close()
 	times := &executor.StepTimes{}

@@ -289,17 +289,25 @@ func sameSlice(a, b []*canonical.Tensor) bool {
 	return true
 }
 
+// loadFolder loads a model folder's model.onnx and the outputs stored in
+// its test_data_set_0 (the caller closes the model).
+func loadFolder(dir string) (modelPath string, m *canonical.Model, want []*canonical.Tensor, err error) {
+	modelPath = filepath.Join(dir, "model.onnx")
+	if want, err = readOutputs(filepath.Join(dir, "test_data_set_0")); err != nil {
+		return "", nil, nil, err
+	}
+	if m, err = canonical.Load(modelPath, canonical.LoadOptions{}); err != nil {
+		return "", nil, nil, fmt.Errorf("loading: %w", err)
+	}
+	return modelPath, m, want, nil
+}
+
 // benchModel benchmarks one model folder: with the kernels, and without
 // them when --before is set.
 func benchModel(cfg config, rt *ort.Runtime, dir string) (after, before *bench.Result, err error) {
-	modelPath := filepath.Join(dir, "model.onnx")
-	want, err := readOutputs(filepath.Join(dir, "test_data_set_0"))
+	modelPath, m, want, err := loadFolder(dir)
 	if err != nil {
 		return nil, nil, err
-	}
-	m, err := canonical.Load(modelPath, canonical.LoadOptions{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("loading: %w", err)
 	}
 	defer m.Close()
 	var other bench.Runner

@@ -183,14 +183,9 @@ func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func usf(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 
 func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
-	modelPath := filepath.Join(dir, "model.onnx")
-	want, err := readOutputs(filepath.Join(dir, "test_data_set_0"))
+	_, m, want, err := loadFolder(dir)
 	if err != nil {
 		return nil, err
-	}
-	m, err := canonical.Load(modelPath, canonical.LoadOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("loading: %w", err)
 	}
 	defer m.Close()
 	exs := make([]*executor.Executor, len(counts))
