@@ -290,22 +290,7 @@ func TestSgemmDirectBMatchesPacked(t *testing.T) {
 		}
 		for _, th := range []int{1, 2, 3} {
 			for _, packA := range []bool{false, true} {
-				x := NewContext(th)
-				var pa *Packed
-				if packA {
-					var err error
-					if pa, err = PackA(false, m, k, 1, a, k); err != nil {
-						t.Fatal(err)
-					}
-				}
-				cd, cp := make([]float32, m*n), make([]float32, m*n)
-				if err := x.SgemmPacked(false, false, m, n, k, 1, a, k, pa, bd, n, nil, 0, cd, n); err != nil {
-					t.Fatal(err)
-				}
-				if err := x.SgemmPacked(false, false, m, n, k, 1, a, k, pa, bp, ldp, nil, 0, cp, n); err != nil {
-					t.Fatal(err)
-				}
-				x.Close()
+				cd, cp := productAtStrides(t, th, packA, m, n, k, a, bd, n, bp, ldp)
 				for i := range cd {
 					if math.Float32bits(cd[i]) != math.Float32bits(cp[i]) {
 						t.Fatalf("%v, %d threads, A packed %v: C[%d] = %g in place, %g packed", sh, th, packA, i, cd[i], cp[i])
@@ -405,22 +390,7 @@ func TestSgemmUnalignedBPacked(t *testing.T) {
 		}
 		for _, th := range []int{1, 2, 3} {
 			for _, packA := range []bool{false, true} {
-				x := NewContext(th)
-				var pa *Packed
-				if packA {
-					var err error
-					if pa, err = PackA(false, m, k, 1, a, k); err != nil {
-						t.Fatal(err)
-					}
-				}
-				cu, ca := make([]float32, m*n), make([]float32, m*n)
-				if err := x.SgemmPacked(false, false, m, n, k, 1, a, k, pa, bu, n, nil, 0, cu, n); err != nil {
-					t.Fatal(err)
-				}
-				if err := x.SgemmPacked(false, false, m, n, k, 1, a, k, pa, ba, lda, nil, 0, ca, n); err != nil {
-					t.Fatal(err)
-				}
-				x.Close()
+				cu, ca := productAtStrides(t, th, packA, m, n, k, a, bu, n, ba, lda)
 				for i := range cu {
 					if math.Float32bits(cu[i]) != math.Float32bits(ca[i]) {
 						t.Fatalf("%v, %d threads, A packed %v: C[%d] = %g (stride %d), %g (stride %d)", sh, th, packA, i, cu[i], n, ca[i], lda)
@@ -432,4 +402,29 @@ func TestSgemmUnalignedBPacked(t *testing.T) {
 			}
 		}
 	}
+}
+
+// productAtStrides returns A·B (m×n, A m×k row-major, packed first when
+// packA) with B given twice, b1 at row stride ld1 and b2 at ld2 (the same
+// values), on th threads: the two products the stride tests compare bit
+// for bit.
+func productAtStrides(t *testing.T, th int, packA bool, m, n, k int, a, b1 []float32, ld1 int, b2 []float32, ld2 int) (c1, c2 []float32) {
+	t.Helper()
+	x := NewContext(th)
+	defer x.Close()
+	var pa *Packed
+	if packA {
+		var err error
+		if pa, err = PackA(false, m, k, 1, a, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c1, c2 = make([]float32, m*n), make([]float32, m*n)
+	if err := x.SgemmPacked(false, false, m, n, k, 1, a, k, pa, b1, ld1, nil, 0, c1, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.SgemmPacked(false, false, m, n, k, 1, a, k, pa, b2, ld2, nil, 0, c2, n); err != nil {
+		t.Fatal(err)
+	}
+	return c1, c2
 }
