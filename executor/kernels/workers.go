@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -12,8 +13,8 @@ import (
 //
 // A Context with more than one thread keeps Threads()−1 helper goroutines
 // (started on its first parallel call). A parallel call publishes a job of
-// n chunks; the caller and the helpers claim chunks from one atomic
-// counter until none is left, so a helper that is slow to start (a parked
+// n chunks; the caller claims chunks from its front and the helpers from
+// its back (one atomic word) until none is left, so a helper that is slow to start (a parked
 // OS thread takes tens of microseconds to wake on a virtual machine) only
 // does fewer chunks instead of holding up the caller. After a job a
 // helper polls for the next one for spinWait before parking, so that the
@@ -31,9 +32,15 @@ const spinWait = 100 * time.Microsecond
 
 // job is one parallel call: chunks 0..n−1 of f.
 type job struct {
-	f    func(i int)
-	n    int64
-	next atomic.Int64 // next chunk to claim
+	f func(i int)
+	n int64
+	// ends holds the chunks not yet claimed, [lo, hi), as lo | hi<<32:
+	// the caller claims from the front, the helpers from the back, so
+	// that with two threads each takes a contiguous run of chunks, the
+	// same part of every kernel's output, whatever the timing (the
+	// next kernel's chunks then find their inputs in their own core's
+	// cache more often).
+	ends atomic.Uint64
 	done atomic.Int64 // chunks finished
 	// finished is closed by whoever finishes the last chunk.
 	finished chan struct{}
@@ -42,14 +49,33 @@ type job struct {
 	panicked atomic.Pointer[any]
 }
 
-// work claims and runs chunks until none is left.
-func (j *job) work() {
+// claim takes the next unclaimed chunk from the front (or the back);
+// false when none is left.
+func (j *job) claim(back bool) (int, bool) {
 	for {
-		i := j.next.Add(1) - 1
-		if i >= j.n {
+		e := j.ends.Load()
+		lo, hi := e&0xffffffff, e>>32
+		if lo >= hi {
+			return 0, false
+		}
+		i, ne := lo, e+1
+		if back {
+			i, ne = hi-1, e-1<<32
+		}
+		if j.ends.CompareAndSwap(e, ne) {
+			return int(i), true
+		}
+	}
+}
+
+// work claims and runs chunks until none is left.
+func (j *job) work(back bool) {
+	for {
+		i, ok := j.claim(back)
+		if !ok {
 			return
 		}
-		j.runRecover(int(i))
+		j.runRecover(i)
 		if j.done.Add(1) == j.n {
 			close(j.finished)
 		}
@@ -106,7 +132,7 @@ func (h *helper) loop(tm *team) {
 	stop := &tm.stop
 	for {
 		if j := h.job.Load(); j != nil {
-			j.work()
+			j.work(true)
 			// Drop the finished job (and what its chunks reference),
 			// unless a new one replaced it meanwhile.
 			h.job.CompareAndSwap(j, nil)
@@ -238,7 +264,7 @@ func (x *Context) Close() {
 // goroutine and the Context's helpers; it returns when all have returned.
 // A panic in f is raised again on the caller's goroutine.
 func (x *Context) parallel(n int, f func(i int)) {
-	if n <= 1 || x.Threads() <= 1 {
+	if n <= 1 || n > math.MaxUint32 || x.Threads() <= 1 {
 		for i := 0; i < n; i++ {
 			f(i)
 		}
@@ -259,10 +285,11 @@ func (x *Context) parallel(n int, f func(i int)) {
 		defer done()
 	}
 	j := &job{f: f, n: int64(n), finished: make(chan struct{})}
+	j.ends.Store(uint64(n) << 32)
 	for _, h := range tm.helpers[:min(len(tm.helpers), n-1)] {
 		h.post(j)
 	}
-	j.work()
+	j.work(false)
 	// The chunks still running on helpers are short: poll for them for
 	// a while, then block (a helper may have lost its CPU to another
 	// process: polling would keep that CPU busy).

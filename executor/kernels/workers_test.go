@@ -42,6 +42,50 @@ func TestParallelRunsEveryChunkOnce(t *testing.T) {
 	}
 }
 
+// TestJobClaimEnds: the caller's claims take chunks from the front, the
+// helpers' from the back, each chunk once, concurrent claims included.
+func TestJobClaimEnds(t *testing.T) {
+	j := &job{n: 5}
+	j.ends.Store(5 << 32)
+	var got []int
+	for _, back := range []bool{false, true, true, false, false, true} {
+		i, ok := j.claim(back)
+		if !ok {
+			got = append(got, -1)
+			continue
+		}
+		got = append(got, i)
+	}
+	if want := []int{0, 4, 3, 1, 2, -1}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("claims %v, want %v", got, want)
+	}
+	for _, n := range []int{1, 2, 3, 100, 10000} {
+		j := &job{n: int64(n)}
+		j.ends.Store(uint64(n) << 32)
+		seen := make([]atomic.Int32, n)
+		var wg sync.WaitGroup
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i, ok := j.claim(g%2 == 1)
+					if !ok {
+						return
+					}
+					seen[i].Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		for i := range seen {
+			if c := seen[i].Load(); c != 1 {
+				t.Fatalf("%d chunks: chunk %d claimed %d times", n, i, c)
+			}
+		}
+	}
+}
+
 // TestParallelPanic: a panic in a chunk is raised on the caller once
 // every chunk has returned, and the Context stays usable.
 func TestParallelPanic(t *testing.T) {
