@@ -119,7 +119,9 @@ func (s stat) add(o stat) stat { return stat{min: s.min + o.min, med: s.med + o.
 // that step, and so does one named after a value the step writes with
 // "_nchwc" after it (the NCHWc layout transformer names its convolutions,
 // pools and their fused activations or Add after the output value of the
-// chain it replaced); the others (ReorderInput/ReorderOutput of the NCHWc
+// chain it replaced), and so does one named after a step's node with
+// "/" and the names of ONNX Runtime's fusions after it; the others
+// (ReorderInput/ReorderOutput of the NCHWc
 // layout, nodes ONNX Runtime made under new names) are rows of their own.
 // Rows are sorted by the excess of the least times (ours − ONNX
 // Runtime's), largest first.
@@ -146,6 +148,17 @@ func mapLayers(steps []executor.StepTime, prof *ortProfile) []layerRow {
 		i, ok := byNode[n.Name]
 		if base, cut := strings.CutSuffix(n.Name, "_nchwc"); !ok && cut {
 			i, ok = byValue[base]
+		}
+		// A node ONNX Runtime fused keeps the first node's name with the
+		// fusions' names after it: "/l/MatMul/MatMulAddFusion",
+		// "/l/MatMul_1/MatmulTransposeFusion//MatMulScaleFusion/".
+		for name := n.Name; !ok; {
+			k := strings.LastIndexByte(name, '/')
+			if k <= 0 {
+				break
+			}
+			name = name[:k]
+			i, ok = byNode[name]
 		}
 		if !ok {
 			rows = append(rows, layerRow{ortNodes: []string{n.Name}, ortOps: []string{n.Op}, ortT: statOf(n.Times)})

@@ -4,8 +4,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +123,41 @@ func TestMapLayers(t *testing.T) {
 	}
 	if rows[0].nodes[0] != "/feat/feat.0/Conv" {
 		t.Errorf("first row %+v, want the conv (largest excess)", rows[0])
+	}
+}
+
+// TestMapLayersFusedNames: ONNX Runtime's fused nodes ("<first node>/<fusion>/…")
+// count in the step holding that node; names with no such prefix stay rows of
+// their own.
+func TestMapLayersFusedNames(t *testing.T) {
+	us := func(v int) []time.Duration { return []time.Duration{time.Duration(v) * time.Microsecond} }
+	steps := []executor.StepTime{
+		{Kind: "fused", Nodes: []string{"/l/MatMul", "/l/Add"}, Ops: []string{"MatMul", "Add"}, Times: us(50)},
+		{Kind: "fused", Nodes: []string{"/l/MatMul_1", "/l/Softmax"}, Ops: []string{"MatMul", "Softmax"}, Times: us(30)},
+	}
+	prof := &ortProfile{Nodes: []*ortNodeTime{
+		{Name: "/l/MatMul/MatMulAddFusion", Op: "Gemm", Times: us(40)},
+		{Name: "/l/MatMul_1/MatmulTransposeFusion//MatMulScaleFusion/", Op: "FusedMatMul", Times: us(10)},
+		{Name: "/l/Softmax", Op: "Softmax", Times: us(5)},
+		{Name: "SkipLayerNormalization_token_7", Op: "SkipLayerNormalization", Times: us(9)},
+		{Name: "/l/Other/Fusion", Op: "Gemm", Times: us(3)},
+	}}
+	got := map[string][]string{}
+	for _, r := range mapLayers(steps, prof) {
+		key := "-"
+		if len(r.nodes) > 0 {
+			key = r.nodes[0]
+		}
+		got[key] = append(got[key], r.ortNodes...)
+	}
+	want := map[string][]string{
+		"/l/MatMul":   {"/l/MatMul/MatMulAddFusion"},
+		"/l/MatMul_1": {"/l/MatMul_1/MatmulTransposeFusion//MatMulScaleFusion/", "/l/Softmax"},
+		"-":           {"/l/Other/Fusion", "SkipLayerNormalization_token_7"},
+	}
+	slices.Sort(got["-"])
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("mapped %v, want %v", got, want)
 	}
 }
 
