@@ -528,3 +528,8 @@ func sigmoidExpAVX512(n int, x *float32, y *float32)
 //
 //go:noescape
 func siluExpAVX512(n int, x *float32, y *float32)
+
+// softmaxRowsAVX512 sets each of the rows rows of n values of y (n a multiple of 8) to Softmax of x's (bit-identical to Softmax's AVX2 passes); it stops before a row holding a NaN and returns the number of rows done.
+//
+//go:noescape
+func softmaxRowsAVX512(rows int, n int, x *float32, y *float32) int

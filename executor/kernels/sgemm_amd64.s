@@ -10777,3 +10777,218 @@ siluExpAVX512_loop:
 siluExpAVX512_done:
 	VZEROUPPER
 	RET
+
+// func softmaxRowsAVX512(rows int, n int, x *float32, y *float32) int
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL
+TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $64-40
+	MOVQ         rows+0(FP), AX
+	MOVQ         n+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         y+24(FP), BX
+	VBROADCASTSS exp_log2e<>+0(SB), Z0
+	VBROADCASTSS exp_half<>+0(SB), Z1
+	VBROADCASTSS exp_ln2hi<>+0(SB), Z2
+	VBROADCASTSS exp_ln2lo<>+0(SB), Z3
+	VBROADCASTSS exp_one<>+0(SB), Z4
+	VBROADCASTSS exp_127<>+0(SB), Z5
+	VBROADCASTSS exp_bias<>+0(SB), Z6
+	VBROADCASTSS exp_hi<>+0(SB), Z7
+	VBROADCASTSS exp_lo<>+0(SB), Z8
+	VBROADCASTSS exp_inf<>+0(SB), Z9
+	VBROADCASTSS exp_c0<>+0(SB), Z10
+	VBROADCASTSS exp_c1<>+0(SB), Z11
+	VBROADCASTSS exp_c2<>+0(SB), Z12
+	VBROADCASTSS exp_c3<>+0(SB), Z13
+	VBROADCASTSS exp_c4<>+0(SB), Z14
+	VBROADCASTSS exp_c5<>+0(SB), Z15
+	VXORPS       Z16, Z16, Z16
+	VBROADCASTSS smx_ninf<>+0(SB), Z17
+	XORQ         SI, SI
+	MOVQ         CX, DI
+	SHLQ         $0x02, DI
+
+smx_row:
+	CMPQ    SI, AX
+	JAE     smx_ret
+	VMOVAPS Z17, Z18
+	KXORW   K1, K1, K1
+	MOVQ    DX, R9
+	MOVQ    CX, R8
+	SHRQ    $0x04, R8
+	JZ      smx_max_tail
+
+smx_max:
+	VMOVUPS (R9), Z19
+	VMAXPS  Z19, Z18, Z18
+	VCMPPS  $0x03, Z19, Z19, K2
+	KORW    K2, K1, K1
+	ADDQ    $0x40, R9
+	DECQ    R8
+	JNZ     smx_max
+
+smx_max_tail:
+	BTQ          $0x03, CX
+	JCC          smx_max_done
+	VINSERTF32X8 $0x00, (R9), Z18, Z19
+	VMAXPS       Z19, Z18, Z18
+	VCMPPS       $0x03, Z19, Z19, K2
+	KORW         K2, K1, K1
+
+smx_max_done:
+	KORTESTW      K1, K1
+	JNZ           smx_ret
+	VEXTRACTF32X8 $0x01, Z18, Y19
+	VMAXPS        Y19, Y18, Y18
+	VEXTRACTF32X4 $0x01, Y18, X19
+	VMAXPS        X19, X18, X18
+	VPERMILPS     $0x4e, X18, X19
+	VMAXPS        X19, X18, X18
+	VPERMILPS     $0xb1, X18, X19
+	VMAXPS        X19, X18, X18
+	VBROADCASTSS  X18, Z18
+	VXORPD        Z19, Z19, Z19
+	MOVQ          DX, R9
+	MOVQ          BX, R10
+	MOVQ          CX, R8
+	SHRQ          $0x04, R8
+	JZ            smx_exp_tail
+
+smx_exp:
+	VMOVUPS     (R9), Z21
+	VSUBPS      Z18, Z21, Z21
+	VMULPS      Z0, Z21, Z22
+	VADDPS      Z1, Z22, Z22
+	VRNDSCALEPS $0x09, Z22, Z22
+	VMULPS      Z2, Z22, Z24
+	VSUBPS      Z24, Z21, Z23
+	VMULPS      Z3, Z22, Z24
+	VSUBPS      Z24, Z23, Z23
+	VMOVAPS     Z10, Z24
+	VMULPS      Z23, Z24, Z24
+	VADDPS      Z11, Z24, Z24
+	VMULPS      Z23, Z24, Z24
+	VADDPS      Z12, Z24, Z24
+	VMULPS      Z23, Z24, Z24
+	VADDPS      Z13, Z24, Z24
+	VMULPS      Z23, Z24, Z24
+	VADDPS      Z14, Z24, Z24
+	VMULPS      Z23, Z24, Z24
+	VADDPS      Z15, Z24, Z24
+	VMULPS      Z23, Z24, Z24
+	VMULPS      Z23, Z24, Z24
+	VADDPS      Z23, Z24, Z24
+	VADDPS      Z4, Z24, Z24
+	VMINPS      Z5, Z22, Z23
+	VCVTTPS2DQ  Z23, Z23
+	VPADDD      Z6, Z23, Z23
+	VPSLLD      $0x17, Z23, Z23
+	VMULPS      Z23, Z24, Z23
+	VCMPPS      $0x1e, Z5, Z22, K2
+	VADDPS      Z23, Z23, K2, Z23
+	VCMPPS      $0x1e, Z7, Z21, K2
+	VMOVAPS     Z9, K2, Z23
+	VCMPPS      $0x11, Z8, Z21, K2
+	VMOVAPS     Z16, K2, Z23
+	VMOVUPS     Z23, (R10)
+	VCVTPS2PD   (R10), Z21
+	VCVTPS2PD   32(R10), Z22
+	VADDPD      Z21, Z19, Z19
+	VADDPD      Z22, Z19, Z19
+	ADDQ        $0x40, R9
+	ADDQ        $0x40, R10
+	DECQ        R8
+	JNZ         smx_exp
+
+smx_exp_tail:
+	BTQ         $0x03, CX
+	JCC         smx_exp_done
+	VMOVUPS     (R9), Y20
+	VSUBPS      Z18, Z20, Z20
+	VMULPS      Z0, Z20, Z18
+	VADDPS      Z1, Z18, Z18
+	VRNDSCALEPS $0x09, Z18, Z18
+	VMULPS      Z2, Z18, Z22
+	VSUBPS      Z22, Z20, Z21
+	VMULPS      Z3, Z18, Z22
+	VSUBPS      Z22, Z21, Z21
+	VMOVAPS     Z10, Z22
+	VMULPS      Z21, Z22, Z22
+	VADDPS      Z11, Z22, Z22
+	VMULPS      Z21, Z22, Z22
+	VADDPS      Z12, Z22, Z22
+	VMULPS      Z21, Z22, Z22
+	VADDPS      Z13, Z22, Z22
+	VMULPS      Z21, Z22, Z22
+	VADDPS      Z14, Z22, Z22
+	VMULPS      Z21, Z22, Z22
+	VADDPS      Z15, Z22, Z22
+	VMULPS      Z21, Z22, Z22
+	VMULPS      Z21, Z22, Z22
+	VADDPS      Z21, Z22, Z22
+	VADDPS      Z4, Z22, Z22
+	VMINPS      Z5, Z18, Z21
+	VCVTTPS2DQ  Z21, Z21
+	VPADDD      Z6, Z21, Z21
+	VPSLLD      $0x17, Z21, Z21
+	VMULPS      Z21, Z22, Z21
+	VCMPPS      $0x1e, Z5, Z18, K2
+	VADDPS      Z21, Z21, K2, Z21
+	VCMPPS      $0x1e, Z7, Z20, K2
+	VMOVAPS     Z9, K2, Z21
+	VCMPPS      $0x11, Z8, Z20, K2
+	VMOVAPS     Z16, K2, Z21
+	VMOVUPS     Y21, (R10)
+	VCVTPS2PD   (R10), Z18
+	VADDPD      Z18, Z19, Z19
+
+smx_exp_done:
+	VMOVUPD      Z19, (SP)
+	VXORPD       X18, X18, X18
+	VADDSD       (SP), X18, X18
+	VADDSD       8(SP), X18, X18
+	VADDSD       16(SP), X18, X18
+	VADDSD       24(SP), X18, X18
+	VADDSD       32(SP), X18, X18
+	VADDSD       40(SP), X18, X18
+	VADDSD       48(SP), X18, X18
+	VADDSD       56(SP), X18, X18
+	VMOVSD       smx_one64<>+0(SB), X19
+	VDIVSD       X18, X19, X19
+	VCVTSD2SS    X19, X19, X19
+	VBROADCASTSS X19, Z18
+	MOVQ         BX, R10
+	MOVQ         CX, R8
+	SHRQ         $0x04, R8
+	JZ           smx_scale_tail
+
+smx_scale:
+	VMOVUPS (R10), Z19
+	VMULPS  Z18, Z19, Z19
+	VMOVUPS Z19, (R10)
+	ADDQ    $0x40, R10
+	DECQ    R8
+	JNZ     smx_scale
+
+smx_scale_tail:
+	BTQ     $0x03, CX
+	JCC     smx_next
+	VMOVUPS (R10), Y19
+	VMULPS  Y18, Y19, Y19
+	VMOVUPS Y19, (R10)
+
+smx_next:
+	ADDQ DI, DX
+	ADDQ DI, BX
+	INCQ SI
+	JMP  smx_row
+
+smx_ret:
+	MOVQ SI, ret+32(FP)
+	VZEROUPPER
+	RET
+
+DATA smx_ninf<>+0(SB)/4, $0xff800000
+GLOBL smx_ninf<>(SB), RODATA|NOPTR, $4
+
+DATA smx_one64<>+0(SB)/8, $0x3ff0000000000000
+GLOBL smx_one64<>(SB), RODATA|NOPTR, $8

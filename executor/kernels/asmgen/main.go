@@ -108,6 +108,7 @@ func main() {
 	g.sigmoidExp("siluExpAVX2", "siluExpAVX2 sets y[i] = x[i]·sigmoidExp(x[i]) for i < n (bit-identical to the Go function, NaN x quieted); n is a multiple of 8.", true)
 	g.sigmoidExp512("sigmoidExpAVX512", "sigmoidExpAVX512 sets y[i] = sigmoidExp(x[i]) for i < n (bit-identical to sigmoidExpAVX2); n is a multiple of 16.", false)
 	g.sigmoidExp512("siluExpAVX512", "siluExpAVX512 sets y[i] = x[i]·sigmoidExp(x[i]) for i < n (bit-identical to siluExpAVX2); n is a multiple of 16.", true)
+	g.softmaxRows512()
 	Generate()
 }
 
@@ -1601,4 +1602,225 @@ func ikernel(name string, mr, nv, w int, evex bool, vec func() reg.VecVirtual) {
 	JNZ(LabelRef(name + "_loop"))
 	Label(name + "_store")
 	storeTile(acc, pc, ldc, w, mov)
+}
+
+// softmaxRows512 emits func softmaxRowsAVX512(rows, n int, x, y *float32)
+// int: Softmax over rows of n values (n a multiple of 8, row stride n),
+// each row in one call of three passes on 16 lanes (the last 8 values of
+// a row whose n is not a multiple of 16 in the low half of the
+// registers): the maximum; y = exp32(x − max) with exp32z (the float32
+// operations of exp32/expSubAVX2 in their order, no FMA), its values
+// added in float64 into 8 lanes (lane j: y[8i+j] in i order) that are
+// then added in lane order, as sumF64AVX2 and sumF64SIMD do; y times
+// float32(1/sum), as scaleAVX2. So every value is the bits of Softmax's
+// rowMax/expSub/sumF64/scale. A row holding a NaN is not touched: the
+// call returns the number of rows done before it (the caller does that
+// row the old way: NaN wins there).
+func (g *gen) softmaxRows512() {
+	TEXT("softmaxRowsAVX512", NOSPLIT, "func(rows, n int, x, y *float32) int")
+	Pragma("noescape")
+	Doc("softmaxRowsAVX512 sets each of the rows rows of n values of y (n a multiple of 8) to Softmax of x's (bit-identical to Softmax's AVX2 passes); it stops before a row holding a NaN and returns the number of rows done.")
+	rows := Load(Param("rows"), GP64())
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	lanes := AllocLocal(64)
+	z := func(m Mem) reg.VecVirtual {
+		r := ZMM()
+		VBROADCASTSS(m, r)
+		return r
+	}
+	c := func(name string, v float32) reg.VecVirtual { return z(g.constant(name, U32(math.Float32bits(v)))) }
+	cb := func(name string, v uint32) reg.VecVirtual { return z(g.constant(name, U32(v))) }
+	e := expConsts{
+		log2e: c("exp_log2e", 1.44269504088896341), half: c("exp_half", 0.5),
+		ln2hi: c("exp_ln2hi", 0.693359375), ln2lo: c("exp_ln2lo", -2.12194440e-4),
+		one: c("exp_one", 1), c127: c("exp_127", 127), bias: cb("exp_bias", 127),
+		hi: c("exp_hi", 88.72283), lo: c("exp_lo", -87.33654), inf: cb("exp_inf", 0x7f800000),
+	}
+	e.cs = append(e.cs, c("exp_c0", 1.9875691500e-4))
+	for i, v := range []float32{1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1} {
+		e.cs = append(e.cs, c(fmt.Sprintf("exp_c%d", i+1), v))
+	}
+	e.zero = ZMM()
+	VXORPS(e.zero, e.zero, e.zero)
+	ninf := cb("smx_ninf", 0xff800000)
+	done := GP64()
+	XORQ(done, done)
+	stride := GP64()
+	MOVQ(n, stride)
+	SHLQ(Imm(2), stride)
+	cnt, p, q := GP64(), GP64(), GP64()
+
+	Label("smx_row")
+	CMPQ(done, rows)
+	JAE(LabelRef("smx_ret"))
+	// Pass 1: the maximum, and whether a NaN is there.
+	acc := ZMM()
+	VMOVAPS(ninf, acc)
+	nan := K()
+	KXORW(nan, nan, nan)
+	MOVQ(px, p)
+	MOVQ(n, cnt)
+	SHRQ(Imm(4), cnt)
+	JZ(LabelRef("smx_max_tail"))
+	Label("smx_max")
+	v := ZMM()
+	VMOVUPS(Mem{Base: p}, v)
+	VMAXPS(v, acc, acc)
+	t := K()
+	VCMPPS(Imm(3), v, v, t)
+	KORW(t, nan, nan)
+	ADDQ(Imm(64), p)
+	DECQ(cnt)
+	JNZ(LabelRef("smx_max"))
+	Label("smx_max_tail")
+	BTQ(Imm(3), n)
+	JCC(LabelRef("smx_max_done"))
+	v8 := ZMM()
+	VINSERTF32X8(Imm(0), Mem{Base: p}, acc, v8) // the last 8 values, acc's lanes above them
+	VMAXPS(v8, acc, acc)
+	t8 := K()
+	VCMPPS(Imm(3), v8, v8, t8)
+	KORW(t8, nan, nan)
+	Label("smx_max_done")
+	KORTESTW(nan, nan)
+	JNZ(LabelRef("smx_ret"))
+	h8, m8 := YMM(), YMM()
+	VEXTRACTF32X8(Imm(1), acc, h8)
+	VMAXPS(h8, acc.AsY(), m8)
+	h4, m4 := XMM(), XMM()
+	VEXTRACTF32X4(Imm(1), m8, h4)
+	VMAXPS(h4, m8.AsX(), m4)
+	s4 := XMM()
+	VPERMILPS(Imm(0x4e), m4, s4)
+	VMAXPS(s4, m4, m4)
+	VPERMILPS(Imm(0xb1), m4, s4)
+	VMAXPS(s4, m4, m4)
+	mx := ZMM()
+	VBROADCASTSS(m4, mx)
+	// Pass 2: y = exp32(x − max), summed in 8 float64 lanes.
+	sum := ZMM()
+	VXORPD(sum, sum, sum)
+	MOVQ(px, p)
+	MOVQ(py, q)
+	MOVQ(n, cnt)
+	SHRQ(Imm(4), cnt)
+	JZ(LabelRef("smx_exp_tail"))
+	Label("smx_exp")
+	x := ZMM()
+	VMOVUPS(Mem{Base: p}, x)
+	VSUBPS(mx, x, x)
+	VMOVUPS(g.exp32z(x, e), Mem{Base: q})
+	d0, d1 := ZMM(), ZMM()
+	VCVTPS2PD(Mem{Base: q}, d0)
+	VCVTPS2PD(Mem{Base: q, Disp: 32}, d1)
+	VADDPD(d0, sum, sum)
+	VADDPD(d1, sum, sum)
+	ADDQ(Imm(64), p)
+	ADDQ(Imm(64), q)
+	DECQ(cnt)
+	JNZ(LabelRef("smx_exp"))
+	Label("smx_exp_tail")
+	BTQ(Imm(3), n)
+	JCC(LabelRef("smx_exp_done"))
+	xt := ZMM()
+	VMOVUPS(Mem{Base: p}, xt.AsY())
+	VSUBPS(mx, xt, xt)
+	VMOVUPS(g.exp32z(xt, e).AsY(), Mem{Base: q})
+	dt := ZMM()
+	VCVTPS2PD(Mem{Base: q}, dt)
+	VADDPD(dt, sum, sum)
+	Label("smx_exp_done")
+	// The lanes added in order from 0 (sumF64SIMD), then a = float32(1/s).
+	VMOVUPD(sum, lanes)
+	s := XMM()
+	VXORPD(s, s, s)
+	for j := 0; j < 8; j++ {
+		VADDSD(lanes.Offset(8*j), s, s)
+	}
+	o := XMM()
+	VMOVSD(g.constant("smx_one64", U64(math.Float64bits(1))), o)
+	VDIVSD(s, o, o)
+	VCVTSD2SS(o, o, o)
+	a := ZMM()
+	VBROADCASTSS(o, a)
+	// Pass 3: y ·= a.
+	MOVQ(py, q)
+	MOVQ(n, cnt)
+	SHRQ(Imm(4), cnt)
+	JZ(LabelRef("smx_scale_tail"))
+	Label("smx_scale")
+	w := ZMM()
+	VMOVUPS(Mem{Base: q}, w)
+	VMULPS(a, w, w)
+	VMOVUPS(w, Mem{Base: q})
+	ADDQ(Imm(64), q)
+	DECQ(cnt)
+	JNZ(LabelRef("smx_scale"))
+	Label("smx_scale_tail")
+	BTQ(Imm(3), n)
+	JCC(LabelRef("smx_next"))
+	wt := YMM()
+	VMOVUPS(Mem{Base: q}, wt)
+	VMULPS(a.AsY(), wt, wt)
+	VMOVUPS(wt, Mem{Base: q})
+	Label("smx_next")
+	ADDQ(stride, px)
+	ADDQ(stride, py)
+	INCQ(done)
+	JMP(LabelRef("smx_row"))
+	Label("smx_ret")
+	Store(done, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// expConsts holds exp32z's constants in registers.
+type expConsts struct {
+	log2e, half, ln2hi, ln2lo, one, c127, bias, hi, lo, inf, zero reg.VecVirtual
+	cs                                                            []reg.VecVirtual // c0 … c5
+}
+
+// exp32z is exp32 on 16 lanes: the same float32 operations in the same
+// order with the same operands (so NaN lanes carry the same bits too),
+// the blends as masked moves.
+func (g *gen) exp32z(x reg.VecVirtual, e expConsts) reg.VecVirtual {
+	fx := ZMM()
+	VMULPS(e.log2e, x, fx)
+	VADDPS(e.half, fx, fx)
+	n := ZMM()
+	VRNDSCALEPS(Imm(9), fx, n) // floor, no precision exception
+	r, t := ZMM(), ZMM()
+	VMULPS(e.ln2hi, n, t)
+	VSUBPS(t, x, r)
+	VMULPS(e.ln2lo, n, t)
+	VSUBPS(t, r, r)
+	p := ZMM()
+	VMOVAPS(e.cs[0], p)
+	for _, ci := range e.cs[1:] {
+		VMULPS(r, p, p)
+		VADDPS(ci, p, p)
+	}
+	VMULPS(r, p, p)
+	VMULPS(r, p, p)
+	VADDPS(r, p, p)
+	VADDPS(e.one, p, p)
+	n2, ni := ZMM(), ZMM()
+	VMINPS(e.c127, n, n2)
+	VCVTTPS2DQ(n2, ni)
+	VPADDD(e.bias, ni, ni)
+	VPSLLD(Imm(23), ni, ni)
+	res := ZMM()
+	VMULPS(ni, p, res)
+	big := K()
+	VCMPPS(Imm(0x1e), e.c127, n, big) // n > 127
+	VADDPS(res, res, big, res)
+	over := K()
+	VCMPPS(Imm(0x1e), e.hi, x, over) // x > 88.72283
+	VMOVAPS(e.inf, over, res)
+	under := K()
+	VCMPPS(Imm(0x11), e.lo, x, under) // x < −87.33654
+	VMOVAPS(e.zero, under, res)
+	return res
 }
