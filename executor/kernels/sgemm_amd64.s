@@ -10992,3 +10992,220 @@ GLOBL smx_ninf<>(SB), RODATA|NOPTR, $4
 
 DATA smx_one64<>+0(SB)/8, $0x3ff0000000000000
 GLOBL smx_one64<>(SB), RODATA|NOPTR, $8
+
+// func packA12AVX512(kq int, a *float32, lda int, dst *float32, alpha float32, rows int)
+// Requires: AVX, AVX512F
+TEXT ·packA12AVX512(SB), NOSPLIT, $0-48
+	MOVQ         kq+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         lda+16(FP), DX
+	MOVQ         dst+24(FP), BX
+	MOVQ         rows+40(FP), SI
+	VBROADCASTSS alpha+32(FP), Z0
+	VPBROADCASTD DX, Z1
+	VPBROADCASTD SI, Z2
+	VMOVDQU32    packa12_r0<>+0(SB), Z3
+	VPCMPD       $0x01, Z2, Z3, K1
+	VPMULLD      Z1, Z3, Z3
+	VPADDD       packa12_p0<>+0(SB), Z3, Z3
+	VMOVDQU32    packa12_r1<>+0(SB), Z7
+	VPCMPD       $0x01, Z2, Z7, K2
+	VPMULLD      Z1, Z7, Z7
+	VPADDD       packa12_p1<>+0(SB), Z7, Z7
+	VMOVDQU32    packa12_r2<>+0(SB), Z8
+	VPCMPD       $0x01, Z2, Z8, K3
+	VPMULLD      Z1, Z8, Z1
+	VPADDD       packa12_p2<>+0(SB), Z1, Z1
+	TESTQ        AX, AX
+	JZ           packa12_done
+
+packa12_loop:
+	VPXORD     Z4, Z4, Z4
+	KMOVW      K1, K4
+	VGATHERDPS (CX)(Z3*4), K4, Z4
+	VMULPS.Z   Z0, Z4, K1, Z4
+	VMOVUPS    Z4, (BX)
+	VPXORD     Z5, Z5, Z5
+	KMOVW      K2, K4
+	VGATHERDPS (CX)(Z7*4), K4, Z5
+	VMULPS.Z   Z0, Z5, K2, Z5
+	VMOVUPS    Z5, 64(BX)
+	VPXORD     Z6, Z6, Z6
+	KMOVW      K3, K4
+	VGATHERDPS (CX)(Z1*4), K4, Z6
+	VMULPS.Z   Z0, Z6, K3, Z6
+	VMOVUPS    Z6, 128(BX)
+	ADDQ       $0x10, CX
+	ADDQ       $0x000000c0, BX
+	DECQ       AX
+	JNZ        packa12_loop
+
+packa12_done:
+	VZEROUPPER
+	RET
+
+DATA packa12_r0<>+0(SB)/4, $0x00000000
+DATA packa12_r0<>+4(SB)/4, $0x00000001
+DATA packa12_r0<>+8(SB)/4, $0x00000002
+DATA packa12_r0<>+12(SB)/4, $0x00000003
+DATA packa12_r0<>+16(SB)/4, $0x00000004
+DATA packa12_r0<>+20(SB)/4, $0x00000005
+DATA packa12_r0<>+24(SB)/4, $0x00000006
+DATA packa12_r0<>+28(SB)/4, $0x00000007
+DATA packa12_r0<>+32(SB)/4, $0x00000008
+DATA packa12_r0<>+36(SB)/4, $0x00000009
+DATA packa12_r0<>+40(SB)/4, $0x0000000a
+DATA packa12_r0<>+44(SB)/4, $0x0000000b
+DATA packa12_r0<>+48(SB)/4, $0x00000000
+DATA packa12_r0<>+52(SB)/4, $0x00000001
+DATA packa12_r0<>+56(SB)/4, $0x00000002
+DATA packa12_r0<>+60(SB)/4, $0x00000003
+GLOBL packa12_r0<>(SB), RODATA|NOPTR, $64
+
+DATA packa12_p0<>+0(SB)/4, $0x00000000
+DATA packa12_p0<>+4(SB)/4, $0x00000000
+DATA packa12_p0<>+8(SB)/4, $0x00000000
+DATA packa12_p0<>+12(SB)/4, $0x00000000
+DATA packa12_p0<>+16(SB)/4, $0x00000000
+DATA packa12_p0<>+20(SB)/4, $0x00000000
+DATA packa12_p0<>+24(SB)/4, $0x00000000
+DATA packa12_p0<>+28(SB)/4, $0x00000000
+DATA packa12_p0<>+32(SB)/4, $0x00000000
+DATA packa12_p0<>+36(SB)/4, $0x00000000
+DATA packa12_p0<>+40(SB)/4, $0x00000000
+DATA packa12_p0<>+44(SB)/4, $0x00000000
+DATA packa12_p0<>+48(SB)/4, $0x00000001
+DATA packa12_p0<>+52(SB)/4, $0x00000001
+DATA packa12_p0<>+56(SB)/4, $0x00000001
+DATA packa12_p0<>+60(SB)/4, $0x00000001
+GLOBL packa12_p0<>(SB), RODATA|NOPTR, $64
+
+DATA packa12_r1<>+0(SB)/4, $0x00000004
+DATA packa12_r1<>+4(SB)/4, $0x00000005
+DATA packa12_r1<>+8(SB)/4, $0x00000006
+DATA packa12_r1<>+12(SB)/4, $0x00000007
+DATA packa12_r1<>+16(SB)/4, $0x00000008
+DATA packa12_r1<>+20(SB)/4, $0x00000009
+DATA packa12_r1<>+24(SB)/4, $0x0000000a
+DATA packa12_r1<>+28(SB)/4, $0x0000000b
+DATA packa12_r1<>+32(SB)/4, $0x00000000
+DATA packa12_r1<>+36(SB)/4, $0x00000001
+DATA packa12_r1<>+40(SB)/4, $0x00000002
+DATA packa12_r1<>+44(SB)/4, $0x00000003
+DATA packa12_r1<>+48(SB)/4, $0x00000004
+DATA packa12_r1<>+52(SB)/4, $0x00000005
+DATA packa12_r1<>+56(SB)/4, $0x00000006
+DATA packa12_r1<>+60(SB)/4, $0x00000007
+GLOBL packa12_r1<>(SB), RODATA|NOPTR, $64
+
+DATA packa12_p1<>+0(SB)/4, $0x00000001
+DATA packa12_p1<>+4(SB)/4, $0x00000001
+DATA packa12_p1<>+8(SB)/4, $0x00000001
+DATA packa12_p1<>+12(SB)/4, $0x00000001
+DATA packa12_p1<>+16(SB)/4, $0x00000001
+DATA packa12_p1<>+20(SB)/4, $0x00000001
+DATA packa12_p1<>+24(SB)/4, $0x00000001
+DATA packa12_p1<>+28(SB)/4, $0x00000001
+DATA packa12_p1<>+32(SB)/4, $0x00000002
+DATA packa12_p1<>+36(SB)/4, $0x00000002
+DATA packa12_p1<>+40(SB)/4, $0x00000002
+DATA packa12_p1<>+44(SB)/4, $0x00000002
+DATA packa12_p1<>+48(SB)/4, $0x00000002
+DATA packa12_p1<>+52(SB)/4, $0x00000002
+DATA packa12_p1<>+56(SB)/4, $0x00000002
+DATA packa12_p1<>+60(SB)/4, $0x00000002
+GLOBL packa12_p1<>(SB), RODATA|NOPTR, $64
+
+DATA packa12_r2<>+0(SB)/4, $0x00000008
+DATA packa12_r2<>+4(SB)/4, $0x00000009
+DATA packa12_r2<>+8(SB)/4, $0x0000000a
+DATA packa12_r2<>+12(SB)/4, $0x0000000b
+DATA packa12_r2<>+16(SB)/4, $0x00000000
+DATA packa12_r2<>+20(SB)/4, $0x00000001
+DATA packa12_r2<>+24(SB)/4, $0x00000002
+DATA packa12_r2<>+28(SB)/4, $0x00000003
+DATA packa12_r2<>+32(SB)/4, $0x00000004
+DATA packa12_r2<>+36(SB)/4, $0x00000005
+DATA packa12_r2<>+40(SB)/4, $0x00000006
+DATA packa12_r2<>+44(SB)/4, $0x00000007
+DATA packa12_r2<>+48(SB)/4, $0x00000008
+DATA packa12_r2<>+52(SB)/4, $0x00000009
+DATA packa12_r2<>+56(SB)/4, $0x0000000a
+DATA packa12_r2<>+60(SB)/4, $0x0000000b
+GLOBL packa12_r2<>(SB), RODATA|NOPTR, $64
+
+DATA packa12_p2<>+0(SB)/4, $0x00000002
+DATA packa12_p2<>+4(SB)/4, $0x00000002
+DATA packa12_p2<>+8(SB)/4, $0x00000002
+DATA packa12_p2<>+12(SB)/4, $0x00000002
+DATA packa12_p2<>+16(SB)/4, $0x00000003
+DATA packa12_p2<>+20(SB)/4, $0x00000003
+DATA packa12_p2<>+24(SB)/4, $0x00000003
+DATA packa12_p2<>+28(SB)/4, $0x00000003
+DATA packa12_p2<>+32(SB)/4, $0x00000003
+DATA packa12_p2<>+36(SB)/4, $0x00000003
+DATA packa12_p2<>+40(SB)/4, $0x00000003
+DATA packa12_p2<>+44(SB)/4, $0x00000003
+DATA packa12_p2<>+48(SB)/4, $0x00000003
+DATA packa12_p2<>+52(SB)/4, $0x00000003
+DATA packa12_p2<>+56(SB)/4, $0x00000003
+DATA packa12_p2<>+60(SB)/4, $0x00000003
+GLOBL packa12_p2<>(SB), RODATA|NOPTR, $64
+
+// func packBT32AVX512(kc int, b *float32, ldb int, dst *float32, nn int)
+// Requires: AVX, AVX512F
+TEXT ·packBT32AVX512(SB), NOSPLIT, $0-40
+	MOVQ         kc+0(FP), AX
+	MOVQ         b+8(FP), CX
+	MOVQ         ldb+16(FP), DX
+	MOVQ         dst+24(FP), BX
+	MOVQ         nn+32(FP), SI
+	VMOVDQU32    packbt_iota<>+0(SB), Z0
+	VPBROADCASTD DX, Z1
+	VPMULLD      Z1, Z0, Z1
+	SHLQ         $0x04, DX
+	VPBROADCASTD DX, Z4
+	VPADDD       Z4, Z1, Z4
+	VPBROADCASTD SI, Z5
+	VPCMPD       $0x01, Z5, Z0, K1
+	SUBQ         $0x10, SI
+	VPBROADCASTD SI, Z5
+	VPCMPD       $0x01, Z5, Z0, K2
+	TESTQ        AX, AX
+	JZ           packbt_done
+
+packbt_loop:
+	VPXORD     Z2, Z2, Z2
+	KMOVW      K1, K3
+	VGATHERDPS (CX)(Z1*4), K3, Z2
+	VMOVUPS    Z2, (BX)
+	VPXORD     Z3, Z3, Z3
+	KMOVW      K2, K3
+	VGATHERDPS (CX)(Z4*4), K3, Z3
+	VMOVUPS    Z3, 64(BX)
+	ADDQ       $0x04, CX
+	ADDQ       $0x80, BX
+	DECQ       AX
+	JNZ        packbt_loop
+
+packbt_done:
+	VZEROUPPER
+	RET
+
+DATA packbt_iota<>+0(SB)/4, $0x00000000
+DATA packbt_iota<>+4(SB)/4, $0x00000001
+DATA packbt_iota<>+8(SB)/4, $0x00000002
+DATA packbt_iota<>+12(SB)/4, $0x00000003
+DATA packbt_iota<>+16(SB)/4, $0x00000004
+DATA packbt_iota<>+20(SB)/4, $0x00000005
+DATA packbt_iota<>+24(SB)/4, $0x00000006
+DATA packbt_iota<>+28(SB)/4, $0x00000007
+DATA packbt_iota<>+32(SB)/4, $0x00000008
+DATA packbt_iota<>+36(SB)/4, $0x00000009
+DATA packbt_iota<>+40(SB)/4, $0x0000000a
+DATA packbt_iota<>+44(SB)/4, $0x0000000b
+DATA packbt_iota<>+48(SB)/4, $0x0000000c
+DATA packbt_iota<>+52(SB)/4, $0x0000000d
+DATA packbt_iota<>+56(SB)/4, $0x0000000e
+DATA packbt_iota<>+60(SB)/4, $0x0000000f
+GLOBL packbt_iota<>(SB), RODATA|NOPTR, $64

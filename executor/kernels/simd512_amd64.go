@@ -23,6 +23,7 @@ func init() {
 		if cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL {
 			softmaxRows = softmaxRowsAVX512
 		}
+		packA12Gather, packBT32Gather = packA12AVX512, packBT32AVX512
 		dwPix16 = func(x []float32, pix, offs []int, top int, w, bias []float32, lo, hi float32, y []float32) {
 			dwPixSIMD(16, x, pix, offs, top, w, bias, lo, hi, y)
 		}

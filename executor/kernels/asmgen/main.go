@@ -109,6 +109,8 @@ func main() {
 	g.sigmoidExp512("sigmoidExpAVX512", "sigmoidExpAVX512 sets y[i] = sigmoidExp(x[i]) for i < n (bit-identical to sigmoidExpAVX2); n is a multiple of 16.", false)
 	g.sigmoidExp512("siluExpAVX512", "siluExpAVX512 sets y[i] = x[i]·sigmoidExp(x[i]) for i < n (bit-identical to siluExpAVX2); n is a multiple of 16.", true)
 	g.softmaxRows512()
+	g.packA12Gather()
+	g.packBT32Gather()
 	Generate()
 }
 
@@ -1823,4 +1825,135 @@ func (g *gen) exp32z(x reg.VecVirtual, e expConsts) reg.VecVirtual {
 	VCMPPS(Imm(0x11), e.lo, x, under) // x < −87.33654
 	VMOVAPS(e.zero, under, res)
 	return res
+}
+
+// vec16 returns the 64-byte constant named name: the 16 int32 lanes v.
+func (g *gen) vec16(name string, v [16]uint32) Mem {
+	if m, ok := g.consts[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for i, x := range v {
+		DATA(4*i, U32(x))
+	}
+	g.consts[name] = m
+	return m
+}
+
+// packA12Gather emits func packA12AVX512(kq int, a *float32, lda int,
+// dst *float32, alpha float32, rows int): the panel of 12 rows of a
+// row-major A for 4·kq steps (dst[12p+r] = a[r·lda+p]·alpha for r <
+// rows, +0 for rows ≤ r < 12), three gathers of 16 values per 4 steps
+// (the panel's 48 values in order: lane l of gather v is step (16v+l)/12
+// of row (16v+l) mod 12), each times alpha (a float32 product, as
+// packA's), rows at or past rows not read. r·lda + 3 must fit in int32.
+func (g *gen) packA12Gather() {
+	TEXT("packA12AVX512", NOSPLIT, "func(kq int, a *float32, lda int, dst *float32, alpha float32, rows int)")
+	Pragma("noescape")
+	Doc("packA12AVX512 sets dst[12p+r] = a[r·lda+p]·alpha for p < 4·kq and r < rows, dst[12p+r] = 0 for rows ≤ r < 12 (a panel of packA for mr = 12); r·lda+3 fits in int32.")
+	kq := Load(Param("kq"), GP64())
+	pa := Load(Param("a"), GP64())
+	lda := GP64()
+	Load(Param("lda"), lda)
+	pd := Load(Param("dst"), GP64())
+	rows := GP64()
+	Load(Param("rows"), rows)
+	alpha := ZMM()
+	VBROADCASTSS(NewParamAddr("alpha", 32), alpha)
+	ldv, rv := ZMM(), ZMM()
+	VPBROADCASTD(lda.As32(), ldv)
+	VPBROADCASTD(rows.As32(), rv)
+	var idx [3]reg.VecVirtual
+	var mask [3]reg.OpmaskVirtual
+	for v := range idx {
+		var rr, pp [16]uint32
+		for l := range rr {
+			e := 16*v + l
+			rr[l], pp[l] = uint32(e%12), uint32(e/12)
+		}
+		ri := ZMM()
+		VMOVDQU32(g.vec16(fmt.Sprintf("packa12_r%d", v), rr), ri)
+		mask[v] = K()
+		VPCMPD(Imm(1), rv, ri, mask[v]) // r < rows
+		idx[v] = ZMM()
+		VPMULLD(ldv, ri, idx[v])
+		VPADDD(g.vec16(fmt.Sprintf("packa12_p%d", v), pp), idx[v], idx[v])
+	}
+	TESTQ(kq, kq)
+	JZ(LabelRef("packa12_done"))
+	Label("packa12_loop")
+	for v := range idx {
+		z, k := ZMM(), K()
+		VPXORD(z, z, z)
+		KMOVW(mask[v], k)
+		VGATHERDPS(Mem{Base: pa, Index: idx[v], Scale: 4}, k, z)
+		VMULPS_Z(alpha, z, mask[v], z)
+		VMOVUPS(z, Mem{Base: pd, Disp: 64 * v})
+	}
+	ADDQ(Imm(16), pa)
+	ADDQ(U32(192), pd)
+	DECQ(kq)
+	JNZ(LabelRef("packa12_loop"))
+	Label("packa12_done")
+	VZEROUPPER()
+	RET()
+}
+
+// packBT32Gather emits func packBT32AVX512(kc int, b *float32, ldb int,
+// dst *float32, nn int): a panel of 32 columns of op(B) = Bᵀ (B is n×k,
+// rows ldb apart) for kc steps: dst[32p+j] = b[j·ldb+p] for j < nn, +0
+// for nn ≤ j < 32, two gathers of 16 per step; rows at or past nn are not
+// read. 31·ldb + kc must fit in int32.
+func (g *gen) packBT32Gather() {
+	TEXT("packBT32AVX512", NOSPLIT, "func(kc int, b *float32, ldb int, dst *float32, nn int)")
+	Pragma("noescape")
+	Doc("packBT32AVX512 sets dst[32p+j] = b[j·ldb+p] for p < kc and j < nn, dst[32p+j] = 0 for nn ≤ j < 32 (a panel of packB's transposed B for nr = 32); 31·ldb+kc fits in int32.")
+	kc := Load(Param("kc"), GP64())
+	pb := Load(Param("b"), GP64())
+	ldb := GP64()
+	Load(Param("ldb"), ldb)
+	pd := Load(Param("dst"), GP64())
+	nn := GP64()
+	Load(Param("nn"), nn)
+	var iota [16]uint32
+	for l := range iota {
+		iota[l] = uint32(l)
+	}
+	io := ZMM()
+	VMOVDQU32(g.vec16("packbt_iota", iota), io)
+	ldv := ZMM()
+	VPBROADCASTD(ldb.As32(), ldv)
+	var idx [2]reg.VecVirtual
+	var mask [2]reg.OpmaskVirtual
+	idx[0], idx[1] = ZMM(), ZMM()
+	VPMULLD(ldv, io, idx[0])
+	SHLQ(Imm(4), ldb)
+	l16 := ZMM()
+	VPBROADCASTD(ldb.As32(), l16)
+	VPADDD(l16, idx[0], idx[1])
+	nv := ZMM()
+	VPBROADCASTD(nn.As32(), nv)
+	mask[0] = K()
+	VPCMPD(Imm(1), nv, io, mask[0]) // j < nn
+	SUBQ(Imm(16), nn)
+	VPBROADCASTD(nn.As32(), nv)
+	mask[1] = K()
+	VPCMPD(Imm(1), nv, io, mask[1]) // 16 + j < nn
+	TESTQ(kc, kc)
+	JZ(LabelRef("packbt_done"))
+	Label("packbt_loop")
+	for h := range idx {
+		z, k := ZMM(), K()
+		VPXORD(z, z, z)
+		KMOVW(mask[h], k)
+		VGATHERDPS(Mem{Base: pb, Index: idx[h], Scale: 4}, k, z)
+		VMOVUPS(z, Mem{Base: pd, Disp: 64 * h})
+	}
+	ADDQ(Imm(4), pb)
+	ADDQ(Imm(128), pd)
+	DECQ(kc)
+	JNZ(LabelRef("packbt_loop"))
+	Label("packbt_done")
+	VZEROUPPER()
+	RET()
 }
