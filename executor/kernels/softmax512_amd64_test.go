@@ -9,13 +9,14 @@ import (
 // TestSoftmaxRowsAVX512 checks softmaxRowsAVX512 (whole rows in one call)
 // bit for bit against softmaxRow (rowMax, expSub, sumF64, scale) on rows
 // of 8 to 200 values, in place and not, with rows holding ±Inf, ±0, huge
-// and tiny values, and NaN rows (which the call leaves to softmaxRow).
+// and tiny values, differences around exp32's underflow bound, and NaN
+// rows (which the call leaves to softmaxRow).
 func TestSoftmaxRowsAVX512(t *testing.T) {
 	if softmaxRows == nil {
 		t.Skip("no AVX-512 Softmax rows (CPU or " + KernelEnv + ")")
 	}
 	rng := rand.New(rand.NewSource(7))
-	for iter := 0; iter < 400; iter++ {
+	for iter := 0; iter < 2000; iter++ {
 		n := 8 * (1 + rng.Intn(25))
 		rows := 1 + rng.Intn(7)
 		x := make([]float32, rows*n)
@@ -24,7 +25,7 @@ func TestSoftmaxRowsAVX512(t *testing.T) {
 		}
 		for r := 0; r < rows; r++ {
 			row := x[r*n : r*n+n]
-			switch rng.Intn(10) {
+			switch rng.Intn(12) {
 			case 0:
 				row[rng.Intn(n)] = float32(math.Inf(1))
 			case 1:
@@ -41,6 +42,16 @@ func TestSoftmaxRowsAVX512(t *testing.T) {
 				}
 			case 5:
 				row[rng.Intn(n)] = 200
+			case 6:
+				// Differences around exp32's underflow bound.
+				row[0] = 0
+				for i := 1; i < n; i++ {
+					row[i] = float32(-87.33654 + rng.NormFloat64()*0.5)
+				}
+			case 7:
+				row[rng.Intn(n)] = float32(math.Inf(1))
+				row[rng.Intn(n)] = float32(math.Inf(1))
+				row[rng.Intn(n)] = float32(math.Inf(-1))
 			}
 		}
 		want := make([]float32, len(x))

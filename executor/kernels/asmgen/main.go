@@ -1637,8 +1637,7 @@ func (g *gen) softmaxRows512() {
 	e := expConsts{
 		log2e: c("exp_log2e", 1.44269504088896341), half: c("exp_half", 0.5),
 		ln2hi: c("exp_ln2hi", 0.693359375), ln2lo: c("exp_ln2lo", -2.12194440e-4),
-		one: c("exp_one", 1), c127: c("exp_127", 127), bias: cb("exp_bias", 127),
-		hi: c("exp_hi", 88.72283), lo: c("exp_lo", -87.33654), inf: cb("exp_inf", 0x7f800000),
+		one: c("exp_one", 1), bias: cb("exp_bias", 127), lo: c("exp_lo", -87.33654),
 	}
 	e.cs = append(e.cs, c("exp_c0", 1.9875691500e-4))
 	for i, v := range []float32{1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1} {
@@ -1780,13 +1779,18 @@ func (g *gen) softmaxRows512() {
 
 // expConsts holds exp32z's constants in registers.
 type expConsts struct {
-	log2e, half, ln2hi, ln2lo, one, c127, bias, hi, lo, inf, zero reg.VecVirtual
-	cs                                                            []reg.VecVirtual // c0 … c5
+	log2e, half, ln2hi, ln2lo, one, bias, lo, zero reg.VecVirtual
+	cs                                             []reg.VecVirtual // c0 … c5
 }
 
 // exp32z is exp32 on 16 lanes: the same float32 operations in the same
 // order with the same operands (so NaN lanes carry the same bits too),
-// the blends as masked moves.
+// the blends as masked moves. Its only caller, Softmax, gives it x =
+// v − max(row) of a row without NaN: x ≤ 0, −Inf or NaN (+Inf − +Inf),
+// so n = floor(x·log2e + ½) ≤ 0 or NaN and exp32's clamp of n at 127,
+// its n = 128 case and its overflow to +Inf never change a lane: they
+// are left out (a NaN lane's n gives 2^0 instead of 2^127 as the factor
+// of p's NaN, which the product returns quieted either way).
 func (g *gen) exp32z(x reg.VecVirtual, e expConsts) reg.VecVirtual {
 	fx := ZMM()
 	VMULPS(e.log2e, x, fx)
@@ -1808,19 +1812,12 @@ func (g *gen) exp32z(x reg.VecVirtual, e expConsts) reg.VecVirtual {
 	VMULPS(r, p, p)
 	VADDPS(r, p, p)
 	VADDPS(e.one, p, p)
-	n2, ni := ZMM(), ZMM()
-	VMINPS(e.c127, n, n2)
-	VCVTTPS2DQ(n2, ni)
+	ni := ZMM()
+	VCVTTPS2DQ(n, ni)
 	VPADDD(e.bias, ni, ni)
 	VPSLLD(Imm(23), ni, ni)
 	res := ZMM()
 	VMULPS(ni, p, res)
-	big := K()
-	VCMPPS(Imm(0x1e), e.c127, n, big) // n > 127
-	VADDPS(res, res, big, res)
-	over := K()
-	VCMPPS(Imm(0x1e), e.hi, x, over) // x > 88.72283
-	VMOVAPS(e.inf, over, res)
 	under := K()
 	VCMPPS(Imm(0x11), e.lo, x, under) // x < −87.33654
 	VMOVAPS(e.zero, under, res)
