@@ -196,7 +196,13 @@ func kernelTransposeDiv(c *lctx, perm []int64) error {
 		c.OutH(0, y)
 		return nil
 	}
-	if r >= 2 && p[r-1] == r-1 {
+	if r < 2 {
+		// Rank 0 or 1: the Transpose is the identity.
+		kernels.DivScalar(x[:len(yd)], d[0], yd)
+		c.OutH(0, y)
+		return nil
+	}
+	if p[r-1] == r-1 {
 		// Rows stay rows: each output row is the division of a source row.
 		w, st := out[r-1], strides(hx.shape)
 		c.e.kern.Range(len(yd)/max(w, 1), w, func(lo, hi int) {

@@ -146,6 +146,7 @@ func TestTransposeIntoDiv(t *testing.T) {
 		{"odd_rank4", []int{1, 7, 3, 5}, []int64{0, 2, 1, 3}, false, []int64{1}, false, true},
 		{"last_axis_moves", []int{3, 5, 7}, []int64{0, 2, 1}, true, []int64{1}, false, true},
 		{"reversed", []int{2, 3, 9}, nil, false, nil, false, true},
+		{"rank1", []int{11}, []int64{0}, true, []int64{1}, false, true},
 		{"two_readers", []int{4, 3, 5}, []int64{1, 0, 2}, true, nil, true, false},
 		{"vector_divisor", []int{4, 3, 5}, []int64{1, 0, 2}, false, []int64{5}, false, false},
 	}
