@@ -408,7 +408,7 @@ func kernelMatMulStrided(c *lctx, perms [2][]int, outPerm []int) error {
 		}
 		out, ldc = z, cstr[r-2]
 	}
-	y := c.newH(dt, out)
+	y := c.newHAs(dt, out, false) // every batch entry's C written with beta 0 (and the Transpose after it)
 	yd, err := f32(y)
 	if err != nil {
 		return err
@@ -448,7 +448,7 @@ func kernelMatMulStrided(c *lctx, perms [2][]int, outPerm []int) error {
 		for i, a := range after {
 			z[i] = out[a]
 		}
-		t := c.newH(dt, z)
+		t := c.newHAs(dt, z, false) // TransposeRows writes every element
 		td, _ := f32(t)
 		rows := kernels.TransposeRowCount(out, after)
 		c.e.kern.Range(rows, len(td)/max(rows, 1), func(lo, hi int) { kernels.TransposeRows(yd, out, after, td, lo, hi) })
