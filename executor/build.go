@@ -421,7 +421,7 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 	}
 	steps := b.steps
 	if e.fuse {
-		steps = fuseTransposeMatMul(gi, fuseLayerNorm(gi, fuseSiLU(gi, fuseHardSwish(gi, steps, keep), keep), keep), keep)
+		steps = fuseTransposeDiv(gi, fuseTransposeMatMul(gi, fuseLayerNorm(gi, fuseSiLU(gi, fuseHardSwish(gi, steps, keep), keep), keep), keep), keep)
 		steps = fuseConcatTranspose(gi, steps, keep)
 		steps = fuseConcat(gi, fuseSteps(gi, steps, keep), keep)
 	}

@@ -85,6 +85,158 @@ func fuseTransposeMatMul(gi *graphInfo, steps []step, keep map[*canonical.Value]
 	return withoutSteps(steps, removed)
 }
 
+// fuseTransposeDiv folds a Transpose kernel step into the Div by a
+// constant scalar that is its output's sole reader (attention's Q scaled
+// by √d after the heads' Transpose, torch's nn.MultiheadAttention): the
+// Div reads the Transpose's input and writes each chunk of transposed
+// rows, then divides it while it is in L1 (kernels.DivScalar, the Div's
+// own kernel on the same values: bit-identical). One pass over the tensor
+// and one step fewer.
+func fuseTransposeDiv(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []step {
+	readers := usesOf(steps).readers
+	producer := map[*canonical.Value]int{}
+	for k, st := range steps {
+		if h, ok := st.(*hostStep); ok && h.packs && h.n.OpType == "Transpose" && plainDomain(h.n) &&
+			len(h.n.Inputs) == 1 && h.n.Inputs[0] != nil && len(h.n.Outputs) == 1 && h.n.Outputs[0] != nil {
+			producer[h.n.Outputs[0]] = k
+		}
+	}
+	removed := map[int]bool{}
+	for k, st := range steps {
+		h, ok := st.(*hostStep)
+		if !ok || !h.packs || h.n.OpType != "Div" || !plainDomain(h.n) || len(h.n.Inputs) != 2 || len(h.n.Outputs) != 1 {
+			continue
+		}
+		v, d := h.n.Inputs[0], h.n.Inputs[1]
+		if v == nil || !scalarConst(d) {
+			continue
+		}
+		j, ok := producer[v]
+		if !ok || j > k || removed[j] || readers[v] != 1 || keep[v] || !gi.defs[v] || gi.lastUse[v] == outputUse {
+			continue
+		}
+		t := steps[j].(*hostStep)
+		perm := t.n.AttrInts("perm", nil)
+		n := *h.n
+		n.Inputs = []*canonical.Value{t.n.Inputs[0], d}
+		steps[k] = &hostStep{n: &n, impl: &opImpl{host: func(c *lctx) error { return kernelTransposeDiv(c, perm) }}, ver: h.ver, packs: true}
+		removed[j] = true
+	}
+	return withoutSteps(steps, removed)
+}
+
+// scalarConst reports whether v is a float32 initializer or Constant
+// node output of one value and rank 0 or 1.
+func scalarConst(v *canonical.Value) bool {
+	if v == nil {
+		return false
+	}
+	t := v.Const
+	if t == nil {
+		p, _ := v.Producer()
+		if p == nil || p.OpType != "Constant" || !plainDomain(p) || len(p.Attributes) != 1 {
+			return false
+		}
+		if a := p.Attr("value"); a != nil && a.Type == canonical.AttrTensor {
+			t = a.T
+		}
+	}
+	return t != nil && t.DataType == canonical.Float && len(t.Dims) <= 1 && numel64(t.Dims) == 1
+}
+
+func numel64(dims []int64) int64 {
+	n := int64(1)
+	for _, d := range dims {
+		n *= d
+	}
+	return n
+}
+
+// kernelTransposeDiv is Transpose(perm) of input 0 divided by the scalar
+// in input 1 (fuseTransposeDiv).
+func kernelTransposeDiv(c *lctx, perm []int64) error {
+	hx, err := c.H(0)
+	if err != nil {
+		return err
+	}
+	if hx.released {
+		if hx, err = c.unreleased(0); err != nil {
+			return fmt.Errorf("Div: %w", err)
+		}
+	}
+	hd, err := c.H(1)
+	if err != nil {
+		return err
+	}
+	if hd.released {
+		if hd, err = c.unreleased(1); err != nil {
+			return fmt.Errorf("Div: %w", err)
+		}
+	}
+	x, err := f32(hx)
+	if err != nil {
+		return fmt.Errorf("Div: %w", err)
+	}
+	d, err := f32(hd)
+	if err != nil || len(d) != 1 || len(hd.shape) > len(hx.shape) {
+		return fmt.Errorf("Div: a transposed input of shape %v by one of shape %v", hx.shape, hd.shape)
+	}
+	r := len(hx.shape)
+	p, err := transposePerm(perm, r)
+	if err != nil {
+		return err
+	}
+	out := make([]int, r)
+	for i, a := range p {
+		out[i] = hx.shape[a]
+	}
+	y := c.newHAs(hx.dt, out, false) // every element written
+	yd, _ := f32(y)
+	if len(yd) == 0 {
+		c.OutH(0, y)
+		return nil
+	}
+	if r < 2 {
+		// Rank 0 or 1: the Transpose is the identity.
+		kernels.DivScalar(x[:len(yd)], d[0], yd)
+		c.OutH(0, y)
+		return nil
+	}
+	if p[r-1] == r-1 {
+		// Rows stay rows: each output row is the division of a source row.
+		w, st := out[r-1], strides(hx.shape)
+		c.e.kern.Range(len(yd)/max(w, 1), w, func(lo, hi int) {
+			idx := make([]int, r-1)
+			for i, q := r-2, lo; i >= 0; i-- {
+				idx[i], q = q%out[i], q/out[i]
+			}
+			for row := lo; row < hi; row++ {
+				src := 0
+				for i, v := range idx {
+					src += v * st[p[i]]
+				}
+				kernels.DivScalar(x[src:src+w], d[0], yd[row*w:row*w+w])
+				for i := r - 2; i >= 0; i-- {
+					if idx[i]++; idx[i] < out[i] {
+						break
+					}
+					idx[i] = 0
+				}
+			}
+		})
+		c.OutH(0, y)
+		return nil
+	}
+	rows := kernels.TransposeRowCount(hx.shape, p)
+	w := len(yd) / max(rows, 1)
+	c.e.kern.Range(rows, w, func(lo, hi int) {
+		kernels.TransposeRows(x, hx.shape, p, yd, lo, hi)
+		kernels.DivScalar(yd[lo*w:hi*w], d[0], yd[lo*w:hi*w])
+	})
+	c.OutH(0, y)
+	return nil
+}
+
 // withoutSteps returns steps without those whose index removed holds.
 func withoutSteps(steps []step, removed map[int]bool) []step {
 	if len(removed) == 0 {
@@ -256,7 +408,7 @@ func kernelMatMulStrided(c *lctx, perms [2][]int, outPerm []int) error {
 		}
 		out, ldc = z, cstr[r-2]
 	}
-	y := c.newH(dt, out)
+	y := c.newHAs(dt, out, false) // every batch entry's C written with beta 0 (and the Transpose after it)
 	yd, err := f32(y)
 	if err != nil {
 		return err
@@ -296,7 +448,7 @@ func kernelMatMulStrided(c *lctx, perms [2][]int, outPerm []int) error {
 		for i, a := range after {
 			z[i] = out[a]
 		}
-		t := c.newH(dt, z)
+		t := c.newHAs(dt, z, false) // TransposeRows writes every element
 		td, _ := f32(t)
 		rows := kernels.TransposeRowCount(out, after)
 		c.e.kern.Range(rows, len(td)/max(rows, 1), func(lo, hi int) { kernels.TransposeRows(yd, out, after, td, lo, hi) })

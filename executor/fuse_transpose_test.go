@@ -125,3 +125,95 @@ func TestTransposeIntoMatMul(t *testing.T) {
 		})
 	}
 }
+
+// TestTransposeIntoDiv builds Transpose → Div(scalar) models (attention's
+// Q scaling after the heads' Transpose; the divisor an initializer or a
+// Constant node, of rank 0 or 1) and checks that the fused plan drops the
+// Transpose step when the Div is its sole reader (and keeps it when not:
+// a second reader, a divisor of several values), and that the outputs
+// are bit-identical to the unfused plan's on 1, 2 and 3 threads.
+func TestTransposeIntoDiv(t *testing.T) {
+	cases := []struct {
+		name     string
+		shape    []int
+		perm     []int64
+		constant bool // the divisor a Constant node (else an initializer)
+		dims     []int64
+		second   bool // the transposed value also read by a Relu
+		folded   bool
+	}{
+		{"encoder_q", []int{64, 8, 32}, []int64{1, 0, 2}, true, nil, false, true},
+		{"odd_rank4", []int{1, 7, 3, 5}, []int64{0, 2, 1, 3}, false, []int64{1}, false, true},
+		{"last_axis_moves", []int{3, 5, 7}, []int64{0, 2, 1}, true, []int64{1}, false, true},
+		{"reversed", []int{2, 3, 9}, nil, false, nil, false, true},
+		{"rank1", []int{11}, []int64{0}, true, []int64{1}, false, true},
+		{"two_readers", []int{4, 3, 5}, []int64{1, 0, 2}, true, nil, true, false},
+		{"vector_divisor", []int{4, 3, 5}, []int64{1, 0, 2}, false, []int64{5}, false, false},
+	}
+	for _, cs := range cases {
+		t.Run(cs.name, func(t *testing.T) {
+			r := rand.New(rand.NewSource(47))
+			m, g := newModel(17)
+			x := must(g.AddInput("x", nil))
+			ct, _ := f16Tensor(t, "x", canonical.Float, cs.shape, r)
+			var attrs []*canonical.Attribute
+			if cs.perm != nil {
+				attrs = append(attrs, canonical.IntsAttr("perm", cs.perm...))
+			}
+			tn := must(g.AddNode("t", "", "Transpose", []*canonical.Value{x}, []string{"xt"}, attrs...))
+			vals := []float32{5.656854}
+			if n := numel64(cs.dims); n > 1 {
+				vals = make([]float32, n)
+				for i := range vals {
+					vals[i] = float32(1.5 + r.Float64())
+				}
+			}
+			var d *canonical.Value
+			if cs.constant {
+				d = must(g.AddNode("c", "", "Constant", nil, []string{"d"}, canonical.TensorAttr("value", f32Tensor("d", cs.dims, vals...)))).Outputs[0]
+			} else {
+				d = must(g.AddInitializer(f32Tensor("d", cs.dims, vals...)))
+			}
+			dv := must(g.AddNode("div", "", "Div", []*canonical.Value{tn.Outputs[0], d}, []string{"y"}))
+			g.Outputs = dv.Outputs
+			if cs.second {
+				g.Outputs = append(g.Outputs, must(g.AddNode("relu", "", "Relu", tn.Outputs, []string{"z"})).Outputs[0])
+			}
+			var got [4][][]float32
+			for k, opts := range []Options{{Threads: 1, DisableFusion: true}, {Threads: 1}, {Threads: 2}, {Threads: 3}} {
+				ex, err := New(m, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for run := 0; run < 3; run++ { // build, then replays
+					res, err := ex.Run(context.Background(), []*canonical.Tensor{ct})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got[k] = nil
+					for _, o := range res {
+						got[k] = append(got[k], append([]float32{}, hostValues(t, o)...))
+					}
+				}
+				if k >= 1 {
+					if has := hasHostStep(ex, "Transpose"); has == cs.folded {
+						t.Fatalf("%+v: Transpose step in the plan: %v, want %v", opts, has, !cs.folded)
+					}
+				}
+				ex.Close()
+			}
+			for k := 1; k < 4; k++ {
+				for o := range got[0] {
+					if len(got[k][o]) != len(got[0][o]) {
+						t.Fatalf("output %d: %d values fused, %d unfused", o, len(got[k][o]), len(got[0][o]))
+					}
+					for i, v := range got[0][o] {
+						if math.Float32bits(got[k][o][i]) != math.Float32bits(v) {
+							t.Fatalf("output %d value %d: fused (%d) %v, unfused %v", o, i, k, got[k][o][i], v)
+						}
+					}
+				}
+			}
+		})
+	}
+}

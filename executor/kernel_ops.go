@@ -307,7 +307,7 @@ func matMulH(c *lctx, ha, hb *htensor) error {
 	if len(hb.shape) != 1 {
 		out = append(out, n)
 	}
-	y := c.newH(ha.dt, out)
+	y := c.newHAs(ha.dt, out, false) // SGEMM with beta 0 writes every element
 	a, _ := f32(ha)
 	b, _ := f32(hb)
 	yd, err := f32(y)

@@ -183,18 +183,44 @@ func LayerNorm(x, scale, bias, y []float32, eps float64) {
 // sum (8 float64 lanes, added in lane order at the end) and the scaling
 // run 8 lanes at a time: the maximum and the scaling are the same values
 // as a loop's, the sum may differ from a sequential float64 sum in its
-// last bits (far below float32's).
+// last bits (far below float32's). With AVX-512 (softmaxRows) a row of a
+// multiple of 8 values is one pass of each on 16 lanes, in one call for
+// all rows: the same bits.
 func Softmax(x, y []float32, n int) {
 	if n == 0 {
 		return
 	}
 	y = y[:len(x)]
-	for o := 0; o+n <= len(x); o += n {
-		xs, ys := x[o:o+n], y[o:o+n]
-		expSub(xs, rowMax(xs), ys)
-		scale(float32(1/sumF64(ys)), ys, ys)
+	o := 0
+	if softmaxRows != nil && n%8 == 0 {
+		// Whole rows in one call each run; a row holding a NaN the old
+		// way (the fast rows give the same bits).
+		end := len(x) / n * n
+		for o < end {
+			o += n * softmaxRows((end-o)/n, n, &x[o], &y[o])
+			if o < end {
+				softmaxRow(x[o:o+n], y[o:o+n])
+				o += n
+			}
+		}
+	}
+	for ; o+n <= len(x); o += n {
+		softmaxRow(x[o:o+n], y[o:o+n])
 	}
 }
+
+// softmaxRow is Softmax of one row: the maximum, the exponentials, their
+// float64 sum, the scaling.
+func softmaxRow(xs, ys []float32) {
+	expSub(xs, rowMax(xs), ys)
+	scale(float32(1/sumF64(ys)), ys, ys)
+}
+
+// softmaxRows, when not nil, sets rows rows of n values of y (n a
+// multiple of 8) to softmaxRow of x's, stopping before a row that holds a
+// NaN; it returns the number of rows done. Set during package
+// initialization (AVX-512), never changed afterwards.
+var softmaxRows func(rows, n int, x, y *float32) int
 
 // rowMax returns the maximum of x (−Inf when empty; NaN if any is NaN),
 // sumF64 the float64 sum of x, scale sets y = x·a; each a Go loop or a

@@ -511,6 +511,24 @@ func packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int, 
 	for ir := 0; ir < mc; ir += mr {
 		panel := dst[ir*kc : ir*kc+mr*kc]
 		mm := min(mr, mc-ir)
+		if !trans && mr == 12 && packA12Gather != nil && kc >= 4 && 11*lda+kc < 1<<31 {
+			// Bounds checked here: rows i0+ir … i0+ir+mm−1, steps p0 … p0+kc−1.
+			at := (i0+ir)*lda + p0
+			_ = a[at+(mm-1)*lda+kc-1]
+			kq := kc / 4
+			packA12Gather(kq, &a[at], lda, &panel[0], alpha, mm)
+			for p := 4 * kq; p < kc; p++ {
+				d := panel[p*12 : p*12+12]
+				for r := range d {
+					if r < mm {
+						d[r] = a[at+r*lda+p] * alpha
+					} else {
+						d[r] = 0
+					}
+				}
+			}
+			continue
+		}
 		if !trans && mm == mr && mr == 12 {
 			packA12(panel, a, lda, (i0+ir)*lda+p0, kc, alpha)
 			continue
@@ -563,6 +581,16 @@ func packA12(panel, a []float32, lda, at, kc int, alpha float32) {
 	}
 }
 
+// packA12Gather and packBT32Gather, when not nil, pack a panel of 12 rows
+// of a row-major A (4·kq steps) and of 32 columns of a transposed B with
+// AVX-512 gathers (packA12AVX512, packBT32AVX512): the same values as
+// packA's and packB's loops (copies, A times alpha as a float32
+// product). Set during package initialization, never changed afterwards.
+var (
+	packA12Gather  func(kq int, a *float32, lda int, dst *float32, alpha float32, rows int)
+	packBT32Gather func(kc int, b *float32, ldb int, dst *float32, nn int)
+)
+
 // packRowsFor returns the SIMD row copy for panels nr wide (nil: none).
 func packRowsFor(nr int) func(kc int, src *float32, ldb int, dst *float32) {
 	switch nr {
@@ -595,6 +623,13 @@ func packB(dst []float32, trans bool, b []float32, ldb, p0, kc, j0, nc, nr int) 
 				copy(d[:nn], row[:nn])
 				clear(d[nn:])
 			}
+			continue
+		}
+		if nr == 32 && packBT32Gather != nil && kc > 0 && 31*ldb+kc < 1<<31 {
+			// Bounds checked here: rows j0+jr … j0+jr+nn−1, steps p0 … p0+kc−1.
+			at := (j0+jr)*ldb + p0
+			_ = b[at+(nn-1)*ldb+kc-1]
+			packBT32Gather(kc, &b[at], ldb, &panel[0], nn)
 			continue
 		}
 		for j := 0; j < nn; j++ {

@@ -528,3 +528,18 @@ func sigmoidExpAVX512(n int, x *float32, y *float32)
 //
 //go:noescape
 func siluExpAVX512(n int, x *float32, y *float32)
+
+// softmaxRowsAVX512 sets each of the rows rows of n values of y (n a multiple of 8) to Softmax of x's (bit-identical to Softmax's AVX2 passes); it stops before a row holding a NaN and returns the number of rows done.
+//
+//go:noescape
+func softmaxRowsAVX512(rows int, n int, x *float32, y *float32) int
+
+// packA12AVX512 sets dst[12p+r] = a[r·lda+p]·alpha for p < 4·kq and r < rows, dst[12p+r] = 0 for rows ≤ r < 12 (a panel of packA for mr = 12); r·lda+3 fits in int32.
+//
+//go:noescape
+func packA12AVX512(kq int, a *float32, lda int, dst *float32, alpha float32, rows int)
+
+// packBT32AVX512 sets dst[32p+j] = b[j·ldb+p] for p < kc and j < nn, dst[32p+j] = 0 for nn ≤ j < 32 (a panel of packB's transposed B for nr = 32); 31·ldb+kc fits in int32.
+//
+//go:noescape
+func packBT32AVX512(kc int, b *float32, ldb int, dst *float32, nn int)

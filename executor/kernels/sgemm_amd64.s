@@ -10777,3 +10777,422 @@ siluExpAVX512_loop:
 siluExpAVX512_done:
 	VZEROUPPER
 	RET
+
+// func softmaxRowsAVX512(rows int, n int, x *float32, y *float32) int
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL
+TEXT ·softmaxRowsAVX512(SB), NOSPLIT, $64-40
+	MOVQ         rows+0(FP), AX
+	MOVQ         n+8(FP), CX
+	MOVQ         x+16(FP), DX
+	MOVQ         y+24(FP), BX
+	VBROADCASTSS exp_log2e<>+0(SB), Z0
+	VBROADCASTSS exp_half<>+0(SB), Z1
+	VBROADCASTSS exp_ln2hi<>+0(SB), Z2
+	VBROADCASTSS exp_ln2lo<>+0(SB), Z3
+	VBROADCASTSS exp_one<>+0(SB), Z4
+	VBROADCASTSS exp_bias<>+0(SB), Z5
+	VBROADCASTSS exp_lo<>+0(SB), Z6
+	VBROADCASTSS exp_c0<>+0(SB), Z7
+	VBROADCASTSS exp_c1<>+0(SB), Z8
+	VBROADCASTSS exp_c2<>+0(SB), Z9
+	VBROADCASTSS exp_c3<>+0(SB), Z10
+	VBROADCASTSS exp_c4<>+0(SB), Z11
+	VBROADCASTSS exp_c5<>+0(SB), Z12
+	VXORPS       Z13, Z13, Z13
+	VBROADCASTSS smx_ninf<>+0(SB), Z14
+	XORQ         SI, SI
+	MOVQ         CX, DI
+	SHLQ         $0x02, DI
+
+smx_row:
+	CMPQ    SI, AX
+	JAE     smx_ret
+	VMOVAPS Z14, Z15
+	KXORW   K1, K1, K1
+	MOVQ    DX, R9
+	MOVQ    CX, R8
+	SHRQ    $0x04, R8
+	JZ      smx_max_tail
+
+smx_max:
+	VMOVUPS (R9), Z16
+	VMAXPS  Z16, Z15, Z15
+	VCMPPS  $0x03, Z16, Z16, K2
+	KORW    K2, K1, K1
+	ADDQ    $0x40, R9
+	DECQ    R8
+	JNZ     smx_max
+
+smx_max_tail:
+	BTQ          $0x03, CX
+	JCC          smx_max_done
+	VINSERTF32X8 $0x00, (R9), Z15, Z16
+	VMAXPS       Z16, Z15, Z15
+	VCMPPS       $0x03, Z16, Z16, K2
+	KORW         K2, K1, K1
+
+smx_max_done:
+	KORTESTW      K1, K1
+	JNZ           smx_ret
+	VEXTRACTF32X8 $0x01, Z15, Y16
+	VMAXPS        Y16, Y15, Y15
+	VEXTRACTF32X4 $0x01, Y15, X16
+	VMAXPS        X16, X15, X15
+	VPERMILPS     $0x4e, X15, X16
+	VMAXPS        X16, X15, X15
+	VPERMILPS     $0xb1, X15, X16
+	VMAXPS        X16, X15, X15
+	VBROADCASTSS  X15, Z15
+	VXORPD        Z16, Z16, Z16
+	MOVQ          DX, R9
+	MOVQ          BX, R10
+	MOVQ          CX, R8
+	SHRQ          $0x04, R8
+	JZ            smx_exp_tail
+
+smx_exp:
+	VMOVUPS     (R9), Z18
+	VSUBPS      Z15, Z18, Z18
+	VMULPS      Z0, Z18, Z19
+	VADDPS      Z1, Z19, Z19
+	VRNDSCALEPS $0x09, Z19, Z19
+	VMULPS      Z2, Z19, Z21
+	VSUBPS      Z21, Z18, Z20
+	VMULPS      Z3, Z19, Z21
+	VSUBPS      Z21, Z20, Z20
+	VMOVAPS     Z7, Z21
+	VMULPS      Z20, Z21, Z21
+	VADDPS      Z8, Z21, Z21
+	VMULPS      Z20, Z21, Z21
+	VADDPS      Z9, Z21, Z21
+	VMULPS      Z20, Z21, Z21
+	VADDPS      Z10, Z21, Z21
+	VMULPS      Z20, Z21, Z21
+	VADDPS      Z11, Z21, Z21
+	VMULPS      Z20, Z21, Z21
+	VADDPS      Z12, Z21, Z21
+	VMULPS      Z20, Z21, Z21
+	VMULPS      Z20, Z21, Z21
+	VADDPS      Z20, Z21, Z21
+	VADDPS      Z4, Z21, Z21
+	VCVTTPS2DQ  Z19, Z19
+	VPADDD      Z5, Z19, Z19
+	VPSLLD      $0x17, Z19, Z19
+	VMULPS      Z19, Z21, Z19
+	VCMPPS      $0x11, Z6, Z18, K2
+	VMOVAPS     Z13, K2, Z19
+	VMOVUPS     Z19, (R10)
+	VCVTPS2PD   (R10), Z18
+	VCVTPS2PD   32(R10), Z19
+	VADDPD      Z18, Z16, Z16
+	VADDPD      Z19, Z16, Z16
+	ADDQ        $0x40, R9
+	ADDQ        $0x40, R10
+	DECQ        R8
+	JNZ         smx_exp
+
+smx_exp_tail:
+	BTQ         $0x03, CX
+	JCC         smx_exp_done
+	VMOVUPS     (R9), Y17
+	VSUBPS      Z15, Z17, Z17
+	VMULPS      Z0, Z17, Z15
+	VADDPS      Z1, Z15, Z15
+	VRNDSCALEPS $0x09, Z15, Z15
+	VMULPS      Z2, Z15, Z19
+	VSUBPS      Z19, Z17, Z18
+	VMULPS      Z3, Z15, Z19
+	VSUBPS      Z19, Z18, Z18
+	VMOVAPS     Z7, Z19
+	VMULPS      Z18, Z19, Z19
+	VADDPS      Z8, Z19, Z19
+	VMULPS      Z18, Z19, Z19
+	VADDPS      Z9, Z19, Z19
+	VMULPS      Z18, Z19, Z19
+	VADDPS      Z10, Z19, Z19
+	VMULPS      Z18, Z19, Z19
+	VADDPS      Z11, Z19, Z19
+	VMULPS      Z18, Z19, Z19
+	VADDPS      Z12, Z19, Z19
+	VMULPS      Z18, Z19, Z19
+	VMULPS      Z18, Z19, Z19
+	VADDPS      Z18, Z19, Z19
+	VADDPS      Z4, Z19, Z19
+	VCVTTPS2DQ  Z15, Z15
+	VPADDD      Z5, Z15, Z15
+	VPSLLD      $0x17, Z15, Z15
+	VMULPS      Z15, Z19, Z15
+	VCMPPS      $0x11, Z6, Z17, K2
+	VMOVAPS     Z13, K2, Z15
+	VMOVUPS     Y15, (R10)
+	VCVTPS2PD   (R10), Z15
+	VADDPD      Z15, Z16, Z16
+
+smx_exp_done:
+	VMOVUPD      Z16, (SP)
+	VXORPD       X15, X15, X15
+	VADDSD       (SP), X15, X15
+	VADDSD       8(SP), X15, X15
+	VADDSD       16(SP), X15, X15
+	VADDSD       24(SP), X15, X15
+	VADDSD       32(SP), X15, X15
+	VADDSD       40(SP), X15, X15
+	VADDSD       48(SP), X15, X15
+	VADDSD       56(SP), X15, X15
+	VMOVSD       smx_one64<>+0(SB), X16
+	VDIVSD       X15, X16, X16
+	VCVTSD2SS    X16, X16, X16
+	VBROADCASTSS X16, Z15
+	MOVQ         BX, R10
+	MOVQ         CX, R8
+	SHRQ         $0x04, R8
+	JZ           smx_scale_tail
+
+smx_scale:
+	VMOVUPS (R10), Z16
+	VMULPS  Z15, Z16, Z16
+	VMOVUPS Z16, (R10)
+	ADDQ    $0x40, R10
+	DECQ    R8
+	JNZ     smx_scale
+
+smx_scale_tail:
+	BTQ     $0x03, CX
+	JCC     smx_next
+	VMOVUPS (R10), Y16
+	VMULPS  Y15, Y16, Y16
+	VMOVUPS Y16, (R10)
+
+smx_next:
+	ADDQ DI, DX
+	ADDQ DI, BX
+	INCQ SI
+	JMP  smx_row
+
+smx_ret:
+	MOVQ SI, ret+32(FP)
+	VZEROUPPER
+	RET
+
+DATA smx_ninf<>+0(SB)/4, $0xff800000
+GLOBL smx_ninf<>(SB), RODATA|NOPTR, $4
+
+DATA smx_one64<>+0(SB)/8, $0x3ff0000000000000
+GLOBL smx_one64<>(SB), RODATA|NOPTR, $8
+
+// func packA12AVX512(kq int, a *float32, lda int, dst *float32, alpha float32, rows int)
+// Requires: AVX, AVX512F
+TEXT ·packA12AVX512(SB), NOSPLIT, $0-48
+	MOVQ         kq+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         lda+16(FP), DX
+	MOVQ         dst+24(FP), BX
+	MOVQ         rows+40(FP), SI
+	VBROADCASTSS alpha+32(FP), Z0
+	VPBROADCASTD DX, Z1
+	VPBROADCASTD SI, Z2
+	VMOVDQU32    packa12_r0<>+0(SB), Z3
+	VPCMPD       $0x01, Z2, Z3, K1
+	VPMULLD      Z1, Z3, Z3
+	VPADDD       packa12_p0<>+0(SB), Z3, Z3
+	VMOVDQU32    packa12_r1<>+0(SB), Z7
+	VPCMPD       $0x01, Z2, Z7, K2
+	VPMULLD      Z1, Z7, Z7
+	VPADDD       packa12_p1<>+0(SB), Z7, Z7
+	VMOVDQU32    packa12_r2<>+0(SB), Z8
+	VPCMPD       $0x01, Z2, Z8, K3
+	VPMULLD      Z1, Z8, Z1
+	VPADDD       packa12_p2<>+0(SB), Z1, Z1
+	TESTQ        AX, AX
+	JZ           packa12_done
+
+packa12_loop:
+	VPXORD     Z4, Z4, Z4
+	KMOVW      K1, K4
+	VGATHERDPS (CX)(Z3*4), K4, Z4
+	VMULPS.Z   Z0, Z4, K1, Z4
+	VMOVUPS    Z4, (BX)
+	VPXORD     Z5, Z5, Z5
+	KMOVW      K2, K4
+	VGATHERDPS (CX)(Z7*4), K4, Z5
+	VMULPS.Z   Z0, Z5, K2, Z5
+	VMOVUPS    Z5, 64(BX)
+	VPXORD     Z6, Z6, Z6
+	KMOVW      K3, K4
+	VGATHERDPS (CX)(Z1*4), K4, Z6
+	VMULPS.Z   Z0, Z6, K3, Z6
+	VMOVUPS    Z6, 128(BX)
+	ADDQ       $0x10, CX
+	ADDQ       $0x000000c0, BX
+	DECQ       AX
+	JNZ        packa12_loop
+
+packa12_done:
+	VZEROUPPER
+	RET
+
+DATA packa12_r0<>+0(SB)/4, $0x00000000
+DATA packa12_r0<>+4(SB)/4, $0x00000001
+DATA packa12_r0<>+8(SB)/4, $0x00000002
+DATA packa12_r0<>+12(SB)/4, $0x00000003
+DATA packa12_r0<>+16(SB)/4, $0x00000004
+DATA packa12_r0<>+20(SB)/4, $0x00000005
+DATA packa12_r0<>+24(SB)/4, $0x00000006
+DATA packa12_r0<>+28(SB)/4, $0x00000007
+DATA packa12_r0<>+32(SB)/4, $0x00000008
+DATA packa12_r0<>+36(SB)/4, $0x00000009
+DATA packa12_r0<>+40(SB)/4, $0x0000000a
+DATA packa12_r0<>+44(SB)/4, $0x0000000b
+DATA packa12_r0<>+48(SB)/4, $0x00000000
+DATA packa12_r0<>+52(SB)/4, $0x00000001
+DATA packa12_r0<>+56(SB)/4, $0x00000002
+DATA packa12_r0<>+60(SB)/4, $0x00000003
+GLOBL packa12_r0<>(SB), RODATA|NOPTR, $64
+
+DATA packa12_p0<>+0(SB)/4, $0x00000000
+DATA packa12_p0<>+4(SB)/4, $0x00000000
+DATA packa12_p0<>+8(SB)/4, $0x00000000
+DATA packa12_p0<>+12(SB)/4, $0x00000000
+DATA packa12_p0<>+16(SB)/4, $0x00000000
+DATA packa12_p0<>+20(SB)/4, $0x00000000
+DATA packa12_p0<>+24(SB)/4, $0x00000000
+DATA packa12_p0<>+28(SB)/4, $0x00000000
+DATA packa12_p0<>+32(SB)/4, $0x00000000
+DATA packa12_p0<>+36(SB)/4, $0x00000000
+DATA packa12_p0<>+40(SB)/4, $0x00000000
+DATA packa12_p0<>+44(SB)/4, $0x00000000
+DATA packa12_p0<>+48(SB)/4, $0x00000001
+DATA packa12_p0<>+52(SB)/4, $0x00000001
+DATA packa12_p0<>+56(SB)/4, $0x00000001
+DATA packa12_p0<>+60(SB)/4, $0x00000001
+GLOBL packa12_p0<>(SB), RODATA|NOPTR, $64
+
+DATA packa12_r1<>+0(SB)/4, $0x00000004
+DATA packa12_r1<>+4(SB)/4, $0x00000005
+DATA packa12_r1<>+8(SB)/4, $0x00000006
+DATA packa12_r1<>+12(SB)/4, $0x00000007
+DATA packa12_r1<>+16(SB)/4, $0x00000008
+DATA packa12_r1<>+20(SB)/4, $0x00000009
+DATA packa12_r1<>+24(SB)/4, $0x0000000a
+DATA packa12_r1<>+28(SB)/4, $0x0000000b
+DATA packa12_r1<>+32(SB)/4, $0x00000000
+DATA packa12_r1<>+36(SB)/4, $0x00000001
+DATA packa12_r1<>+40(SB)/4, $0x00000002
+DATA packa12_r1<>+44(SB)/4, $0x00000003
+DATA packa12_r1<>+48(SB)/4, $0x00000004
+DATA packa12_r1<>+52(SB)/4, $0x00000005
+DATA packa12_r1<>+56(SB)/4, $0x00000006
+DATA packa12_r1<>+60(SB)/4, $0x00000007
+GLOBL packa12_r1<>(SB), RODATA|NOPTR, $64
+
+DATA packa12_p1<>+0(SB)/4, $0x00000001
+DATA packa12_p1<>+4(SB)/4, $0x00000001
+DATA packa12_p1<>+8(SB)/4, $0x00000001
+DATA packa12_p1<>+12(SB)/4, $0x00000001
+DATA packa12_p1<>+16(SB)/4, $0x00000001
+DATA packa12_p1<>+20(SB)/4, $0x00000001
+DATA packa12_p1<>+24(SB)/4, $0x00000001
+DATA packa12_p1<>+28(SB)/4, $0x00000001
+DATA packa12_p1<>+32(SB)/4, $0x00000002
+DATA packa12_p1<>+36(SB)/4, $0x00000002
+DATA packa12_p1<>+40(SB)/4, $0x00000002
+DATA packa12_p1<>+44(SB)/4, $0x00000002
+DATA packa12_p1<>+48(SB)/4, $0x00000002
+DATA packa12_p1<>+52(SB)/4, $0x00000002
+DATA packa12_p1<>+56(SB)/4, $0x00000002
+DATA packa12_p1<>+60(SB)/4, $0x00000002
+GLOBL packa12_p1<>(SB), RODATA|NOPTR, $64
+
+DATA packa12_r2<>+0(SB)/4, $0x00000008
+DATA packa12_r2<>+4(SB)/4, $0x00000009
+DATA packa12_r2<>+8(SB)/4, $0x0000000a
+DATA packa12_r2<>+12(SB)/4, $0x0000000b
+DATA packa12_r2<>+16(SB)/4, $0x00000000
+DATA packa12_r2<>+20(SB)/4, $0x00000001
+DATA packa12_r2<>+24(SB)/4, $0x00000002
+DATA packa12_r2<>+28(SB)/4, $0x00000003
+DATA packa12_r2<>+32(SB)/4, $0x00000004
+DATA packa12_r2<>+36(SB)/4, $0x00000005
+DATA packa12_r2<>+40(SB)/4, $0x00000006
+DATA packa12_r2<>+44(SB)/4, $0x00000007
+DATA packa12_r2<>+48(SB)/4, $0x00000008
+DATA packa12_r2<>+52(SB)/4, $0x00000009
+DATA packa12_r2<>+56(SB)/4, $0x0000000a
+DATA packa12_r2<>+60(SB)/4, $0x0000000b
+GLOBL packa12_r2<>(SB), RODATA|NOPTR, $64
+
+DATA packa12_p2<>+0(SB)/4, $0x00000002
+DATA packa12_p2<>+4(SB)/4, $0x00000002
+DATA packa12_p2<>+8(SB)/4, $0x00000002
+DATA packa12_p2<>+12(SB)/4, $0x00000002
+DATA packa12_p2<>+16(SB)/4, $0x00000003
+DATA packa12_p2<>+20(SB)/4, $0x00000003
+DATA packa12_p2<>+24(SB)/4, $0x00000003
+DATA packa12_p2<>+28(SB)/4, $0x00000003
+DATA packa12_p2<>+32(SB)/4, $0x00000003
+DATA packa12_p2<>+36(SB)/4, $0x00000003
+DATA packa12_p2<>+40(SB)/4, $0x00000003
+DATA packa12_p2<>+44(SB)/4, $0x00000003
+DATA packa12_p2<>+48(SB)/4, $0x00000003
+DATA packa12_p2<>+52(SB)/4, $0x00000003
+DATA packa12_p2<>+56(SB)/4, $0x00000003
+DATA packa12_p2<>+60(SB)/4, $0x00000003
+GLOBL packa12_p2<>(SB), RODATA|NOPTR, $64
+
+// func packBT32AVX512(kc int, b *float32, ldb int, dst *float32, nn int)
+// Requires: AVX, AVX512F
+TEXT ·packBT32AVX512(SB), NOSPLIT, $0-40
+	MOVQ         kc+0(FP), AX
+	MOVQ         b+8(FP), CX
+	MOVQ         ldb+16(FP), DX
+	MOVQ         dst+24(FP), BX
+	MOVQ         nn+32(FP), SI
+	VMOVDQU32    packbt_iota<>+0(SB), Z0
+	VPBROADCASTD DX, Z1
+	VPMULLD      Z1, Z0, Z1
+	SHLQ         $0x04, DX
+	VPBROADCASTD DX, Z4
+	VPADDD       Z4, Z1, Z4
+	VPBROADCASTD SI, Z5
+	VPCMPD       $0x01, Z5, Z0, K1
+	SUBQ         $0x10, SI
+	VPBROADCASTD SI, Z5
+	VPCMPD       $0x01, Z5, Z0, K2
+	TESTQ        AX, AX
+	JZ           packbt_done
+
+packbt_loop:
+	VPXORD     Z2, Z2, Z2
+	KMOVW      K1, K3
+	VGATHERDPS (CX)(Z1*4), K3, Z2
+	VMOVUPS    Z2, (BX)
+	VPXORD     Z3, Z3, Z3
+	KMOVW      K2, K3
+	VGATHERDPS (CX)(Z4*4), K3, Z3
+	VMOVUPS    Z3, 64(BX)
+	ADDQ       $0x04, CX
+	ADDQ       $0x80, BX
+	DECQ       AX
+	JNZ        packbt_loop
+
+packbt_done:
+	VZEROUPPER
+	RET
+
+DATA packbt_iota<>+0(SB)/4, $0x00000000
+DATA packbt_iota<>+4(SB)/4, $0x00000001
+DATA packbt_iota<>+8(SB)/4, $0x00000002
+DATA packbt_iota<>+12(SB)/4, $0x00000003
+DATA packbt_iota<>+16(SB)/4, $0x00000004
+DATA packbt_iota<>+20(SB)/4, $0x00000005
+DATA packbt_iota<>+24(SB)/4, $0x00000006
+DATA packbt_iota<>+28(SB)/4, $0x00000007
+DATA packbt_iota<>+32(SB)/4, $0x00000008
+DATA packbt_iota<>+36(SB)/4, $0x00000009
+DATA packbt_iota<>+40(SB)/4, $0x0000000a
+DATA packbt_iota<>+44(SB)/4, $0x0000000b
+DATA packbt_iota<>+48(SB)/4, $0x0000000c
+DATA packbt_iota<>+52(SB)/4, $0x0000000d
+DATA packbt_iota<>+56(SB)/4, $0x0000000e
+DATA packbt_iota<>+60(SB)/4, $0x0000000f
+GLOBL packbt_iota<>(SB), RODATA|NOPTR, $64

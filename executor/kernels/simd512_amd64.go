@@ -7,9 +7,9 @@ import (
 )
 
 // init installs the 16-lane kernels (depthwise rows, sigmoid, SiLU,
-// MulBlocks) when the CPU has AVX-512F, unless ONNXCONV_SGEMM_KERNEL asks
-// for AVX2 or the generic kernels (so that both paths can be tested on
-// one machine).
+// MulBlocks; Softmax's rows with AVX-512DQ and VL) when the CPU has
+// AVX-512F, unless ONNXCONV_SGEMM_KERNEL asks for AVX2 or the generic
+// kernels (so that both paths can be tested on one machine).
 // Each gives the bits of the AVX2 kernel it replaces.
 func init() {
 	if want := os.Getenv(KernelEnv); want == "avx2" || want == "generic" {
@@ -20,6 +20,10 @@ func init() {
 		sigmoidVec32 = func(x, y []float32) { sigmoidSIMD512(x, y, false) }
 		siluVec = func(x, y []float32) { sigmoidSIMD512(x, y, true) }
 		mulBlocks = mulBlocksSIMD512
+		if cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL {
+			softmaxRows = softmaxRowsAVX512
+		}
+		packA12Gather, packBT32Gather = packA12AVX512, packBT32AVX512
 		dwPix16 = func(x []float32, pix, offs []int, top int, w, bias []float32, lo, hi float32, y []float32) {
 			dwPixSIMD(16, x, pix, offs, top, w, bias, lo, hi, y)
 		}

@@ -108,6 +108,9 @@ func main() {
 	g.sigmoidExp("siluExpAVX2", "siluExpAVX2 sets y[i] = x[i]·sigmoidExp(x[i]) for i < n (bit-identical to the Go function, NaN x quieted); n is a multiple of 8.", true)
 	g.sigmoidExp512("sigmoidExpAVX512", "sigmoidExpAVX512 sets y[i] = sigmoidExp(x[i]) for i < n (bit-identical to sigmoidExpAVX2); n is a multiple of 16.", false)
 	g.sigmoidExp512("siluExpAVX512", "siluExpAVX512 sets y[i] = x[i]·sigmoidExp(x[i]) for i < n (bit-identical to siluExpAVX2); n is a multiple of 16.", true)
+	g.softmaxRows512()
+	g.packA12Gather()
+	g.packBT32Gather()
 	Generate()
 }
 
@@ -1601,4 +1604,353 @@ func ikernel(name string, mr, nv, w int, evex bool, vec func() reg.VecVirtual) {
 	JNZ(LabelRef(name + "_loop"))
 	Label(name + "_store")
 	storeTile(acc, pc, ldc, w, mov)
+}
+
+// softmaxRows512 emits func softmaxRowsAVX512(rows, n int, x, y *float32)
+// int: Softmax over rows of n values (n a multiple of 8, row stride n),
+// each row in one call of three passes on 16 lanes (the last 8 values of
+// a row whose n is not a multiple of 16 in the low half of the
+// registers): the maximum; y = exp32(x − max) with exp32z (the float32
+// operations of exp32/expSubAVX2 in their order, no FMA), its values
+// added in float64 into 8 lanes (lane j: y[8i+j] in i order) that are
+// then added in lane order, as sumF64AVX2 and sumF64SIMD do; y times
+// float32(1/sum), as scaleAVX2. So every value is the bits of Softmax's
+// rowMax/expSub/sumF64/scale. A row holding a NaN is not touched: the
+// call returns the number of rows done before it (the caller does that
+// row the old way: NaN wins there).
+func (g *gen) softmaxRows512() {
+	TEXT("softmaxRowsAVX512", NOSPLIT, "func(rows, n int, x, y *float32) int")
+	Pragma("noescape")
+	Doc("softmaxRowsAVX512 sets each of the rows rows of n values of y (n a multiple of 8) to Softmax of x's (bit-identical to Softmax's AVX2 passes); it stops before a row holding a NaN and returns the number of rows done.")
+	rows := Load(Param("rows"), GP64())
+	n := Load(Param("n"), GP64())
+	px := Load(Param("x"), GP64())
+	py := Load(Param("y"), GP64())
+	lanes := AllocLocal(64)
+	z := func(m Mem) reg.VecVirtual {
+		r := ZMM()
+		VBROADCASTSS(m, r)
+		return r
+	}
+	c := func(name string, v float32) reg.VecVirtual { return z(g.constant(name, U32(math.Float32bits(v)))) }
+	cb := func(name string, v uint32) reg.VecVirtual { return z(g.constant(name, U32(v))) }
+	e := expConsts{
+		log2e: c("exp_log2e", 1.44269504088896341), half: c("exp_half", 0.5),
+		ln2hi: c("exp_ln2hi", 0.693359375), ln2lo: c("exp_ln2lo", -2.12194440e-4),
+		one: c("exp_one", 1), bias: cb("exp_bias", 127), lo: c("exp_lo", -87.33654),
+	}
+	e.cs = append(e.cs, c("exp_c0", 1.9875691500e-4))
+	for i, v := range []float32{1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1} {
+		e.cs = append(e.cs, c(fmt.Sprintf("exp_c%d", i+1), v))
+	}
+	e.zero = ZMM()
+	VXORPS(e.zero, e.zero, e.zero)
+	ninf := cb("smx_ninf", 0xff800000)
+	done := GP64()
+	XORQ(done, done)
+	stride := GP64()
+	MOVQ(n, stride)
+	SHLQ(Imm(2), stride)
+	cnt, p, q := GP64(), GP64(), GP64()
+
+	Label("smx_row")
+	CMPQ(done, rows)
+	JAE(LabelRef("smx_ret"))
+	// Pass 1: the maximum, and whether a NaN is there.
+	acc := ZMM()
+	VMOVAPS(ninf, acc)
+	nan := K()
+	KXORW(nan, nan, nan)
+	MOVQ(px, p)
+	MOVQ(n, cnt)
+	SHRQ(Imm(4), cnt)
+	JZ(LabelRef("smx_max_tail"))
+	Label("smx_max")
+	v := ZMM()
+	VMOVUPS(Mem{Base: p}, v)
+	VMAXPS(v, acc, acc)
+	t := K()
+	VCMPPS(Imm(3), v, v, t)
+	KORW(t, nan, nan)
+	ADDQ(Imm(64), p)
+	DECQ(cnt)
+	JNZ(LabelRef("smx_max"))
+	Label("smx_max_tail")
+	BTQ(Imm(3), n)
+	JCC(LabelRef("smx_max_done"))
+	v8 := ZMM()
+	VINSERTF32X8(Imm(0), Mem{Base: p}, acc, v8) // the last 8 values, acc's lanes above them
+	VMAXPS(v8, acc, acc)
+	t8 := K()
+	VCMPPS(Imm(3), v8, v8, t8)
+	KORW(t8, nan, nan)
+	Label("smx_max_done")
+	KORTESTW(nan, nan)
+	JNZ(LabelRef("smx_ret"))
+	h8, m8 := YMM(), YMM()
+	VEXTRACTF32X8(Imm(1), acc, h8)
+	VMAXPS(h8, acc.AsY(), m8)
+	h4, m4 := XMM(), XMM()
+	VEXTRACTF32X4(Imm(1), m8, h4)
+	VMAXPS(h4, m8.AsX(), m4)
+	s4 := XMM()
+	VPERMILPS(Imm(0x4e), m4, s4)
+	VMAXPS(s4, m4, m4)
+	VPERMILPS(Imm(0xb1), m4, s4)
+	VMAXPS(s4, m4, m4)
+	mx := ZMM()
+	VBROADCASTSS(m4, mx)
+	// Pass 2: y = exp32(x − max), summed in 8 float64 lanes.
+	sum := ZMM()
+	VXORPD(sum, sum, sum)
+	MOVQ(px, p)
+	MOVQ(py, q)
+	MOVQ(n, cnt)
+	SHRQ(Imm(4), cnt)
+	JZ(LabelRef("smx_exp_tail"))
+	Label("smx_exp")
+	x := ZMM()
+	VMOVUPS(Mem{Base: p}, x)
+	VSUBPS(mx, x, x)
+	VMOVUPS(g.exp32z(x, e), Mem{Base: q})
+	d0, d1 := ZMM(), ZMM()
+	VCVTPS2PD(Mem{Base: q}, d0)
+	VCVTPS2PD(Mem{Base: q, Disp: 32}, d1)
+	VADDPD(d0, sum, sum)
+	VADDPD(d1, sum, sum)
+	ADDQ(Imm(64), p)
+	ADDQ(Imm(64), q)
+	DECQ(cnt)
+	JNZ(LabelRef("smx_exp"))
+	Label("smx_exp_tail")
+	BTQ(Imm(3), n)
+	JCC(LabelRef("smx_exp_done"))
+	xt := ZMM()
+	VMOVUPS(Mem{Base: p}, xt.AsY())
+	VSUBPS(mx, xt, xt)
+	VMOVUPS(g.exp32z(xt, e).AsY(), Mem{Base: q})
+	dt := ZMM()
+	VCVTPS2PD(Mem{Base: q}, dt)
+	VADDPD(dt, sum, sum)
+	Label("smx_exp_done")
+	// The lanes added in order from 0 (sumF64SIMD), then a = float32(1/s).
+	VMOVUPD(sum, lanes)
+	s := XMM()
+	VXORPD(s, s, s)
+	for j := 0; j < 8; j++ {
+		VADDSD(lanes.Offset(8*j), s, s)
+	}
+	o := XMM()
+	VMOVSD(g.constant("smx_one64", U64(math.Float64bits(1))), o)
+	VDIVSD(s, o, o)
+	VCVTSD2SS(o, o, o)
+	a := ZMM()
+	VBROADCASTSS(o, a)
+	// Pass 3: y ·= a.
+	MOVQ(py, q)
+	MOVQ(n, cnt)
+	SHRQ(Imm(4), cnt)
+	JZ(LabelRef("smx_scale_tail"))
+	Label("smx_scale")
+	w := ZMM()
+	VMOVUPS(Mem{Base: q}, w)
+	VMULPS(a, w, w)
+	VMOVUPS(w, Mem{Base: q})
+	ADDQ(Imm(64), q)
+	DECQ(cnt)
+	JNZ(LabelRef("smx_scale"))
+	Label("smx_scale_tail")
+	BTQ(Imm(3), n)
+	JCC(LabelRef("smx_next"))
+	wt := YMM()
+	VMOVUPS(Mem{Base: q}, wt)
+	VMULPS(a.AsY(), wt, wt)
+	VMOVUPS(wt, Mem{Base: q})
+	Label("smx_next")
+	ADDQ(stride, px)
+	ADDQ(stride, py)
+	INCQ(done)
+	JMP(LabelRef("smx_row"))
+	Label("smx_ret")
+	Store(done, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// expConsts holds exp32z's constants in registers.
+type expConsts struct {
+	log2e, half, ln2hi, ln2lo, one, bias, lo, zero reg.VecVirtual
+	cs                                             []reg.VecVirtual // c0 … c5
+}
+
+// exp32z is exp32 on 16 lanes: the same float32 operations in the same
+// order with the same operands (so NaN lanes carry the same bits too),
+// the blends as masked moves. Its only caller, Softmax, gives it x =
+// v − max(row) of a row without NaN: x ≤ 0, −Inf or NaN (+Inf − +Inf),
+// so n = floor(x·log2e + ½) ≤ 0 or NaN and exp32's clamp of n at 127,
+// its n = 128 case and its overflow to +Inf never change a lane: they
+// are left out (a NaN lane's n gives 2^0 instead of 2^127 as the factor
+// of p's NaN, which the product returns quieted either way).
+func (g *gen) exp32z(x reg.VecVirtual, e expConsts) reg.VecVirtual {
+	fx := ZMM()
+	VMULPS(e.log2e, x, fx)
+	VADDPS(e.half, fx, fx)
+	n := ZMM()
+	VRNDSCALEPS(Imm(9), fx, n) // floor, no precision exception
+	r, t := ZMM(), ZMM()
+	VMULPS(e.ln2hi, n, t)
+	VSUBPS(t, x, r)
+	VMULPS(e.ln2lo, n, t)
+	VSUBPS(t, r, r)
+	p := ZMM()
+	VMOVAPS(e.cs[0], p)
+	for _, ci := range e.cs[1:] {
+		VMULPS(r, p, p)
+		VADDPS(ci, p, p)
+	}
+	VMULPS(r, p, p)
+	VMULPS(r, p, p)
+	VADDPS(r, p, p)
+	VADDPS(e.one, p, p)
+	ni := ZMM()
+	VCVTTPS2DQ(n, ni)
+	VPADDD(e.bias, ni, ni)
+	VPSLLD(Imm(23), ni, ni)
+	res := ZMM()
+	VMULPS(ni, p, res)
+	under := K()
+	VCMPPS(Imm(0x11), e.lo, x, under) // x < −87.33654
+	VMOVAPS(e.zero, under, res)
+	return res
+}
+
+// vec16 returns the 64-byte constant named name: the 16 int32 lanes v.
+func (g *gen) vec16(name string, v [16]uint32) Mem {
+	if m, ok := g.consts[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for i, x := range v {
+		DATA(4*i, U32(x))
+	}
+	g.consts[name] = m
+	return m
+}
+
+// packA12Gather emits func packA12AVX512(kq int, a *float32, lda int,
+// dst *float32, alpha float32, rows int): the panel of 12 rows of a
+// row-major A for 4·kq steps (dst[12p+r] = a[r·lda+p]·alpha for r <
+// rows, +0 for rows ≤ r < 12), three gathers of 16 values per 4 steps
+// (the panel's 48 values in order: lane l of gather v is step (16v+l)/12
+// of row (16v+l) mod 12), each times alpha (a float32 product, as
+// packA's), rows at or past rows not read. r·lda + 3 must fit in int32.
+func (g *gen) packA12Gather() {
+	TEXT("packA12AVX512", NOSPLIT, "func(kq int, a *float32, lda int, dst *float32, alpha float32, rows int)")
+	Pragma("noescape")
+	Doc("packA12AVX512 sets dst[12p+r] = a[r·lda+p]·alpha for p < 4·kq and r < rows, dst[12p+r] = 0 for rows ≤ r < 12 (a panel of packA for mr = 12); r·lda+3 fits in int32.")
+	kq := Load(Param("kq"), GP64())
+	pa := Load(Param("a"), GP64())
+	lda := GP64()
+	Load(Param("lda"), lda)
+	pd := Load(Param("dst"), GP64())
+	rows := GP64()
+	Load(Param("rows"), rows)
+	alpha := ZMM()
+	VBROADCASTSS(NewParamAddr("alpha", 32), alpha)
+	ldv, rv := ZMM(), ZMM()
+	VPBROADCASTD(lda.As32(), ldv)
+	VPBROADCASTD(rows.As32(), rv)
+	var idx [3]reg.VecVirtual
+	var mask [3]reg.OpmaskVirtual
+	for v := range idx {
+		var rr, pp [16]uint32
+		for l := range rr {
+			e := 16*v + l
+			rr[l], pp[l] = uint32(e%12), uint32(e/12)
+		}
+		ri := ZMM()
+		VMOVDQU32(g.vec16(fmt.Sprintf("packa12_r%d", v), rr), ri)
+		mask[v] = K()
+		VPCMPD(Imm(1), rv, ri, mask[v]) // r < rows
+		idx[v] = ZMM()
+		VPMULLD(ldv, ri, idx[v])
+		VPADDD(g.vec16(fmt.Sprintf("packa12_p%d", v), pp), idx[v], idx[v])
+	}
+	TESTQ(kq, kq)
+	JZ(LabelRef("packa12_done"))
+	Label("packa12_loop")
+	for v := range idx {
+		z, k := ZMM(), K()
+		VPXORD(z, z, z)
+		KMOVW(mask[v], k)
+		VGATHERDPS(Mem{Base: pa, Index: idx[v], Scale: 4}, k, z)
+		VMULPS_Z(alpha, z, mask[v], z)
+		VMOVUPS(z, Mem{Base: pd, Disp: 64 * v})
+	}
+	ADDQ(Imm(16), pa)
+	ADDQ(U32(192), pd)
+	DECQ(kq)
+	JNZ(LabelRef("packa12_loop"))
+	Label("packa12_done")
+	VZEROUPPER()
+	RET()
+}
+
+// packBT32Gather emits func packBT32AVX512(kc int, b *float32, ldb int,
+// dst *float32, nn int): a panel of 32 columns of op(B) = Bᵀ (B is n×k,
+// rows ldb apart) for kc steps: dst[32p+j] = b[j·ldb+p] for j < nn, +0
+// for nn ≤ j < 32, two gathers of 16 per step; rows at or past nn are not
+// read. 31·ldb + kc must fit in int32.
+func (g *gen) packBT32Gather() {
+	TEXT("packBT32AVX512", NOSPLIT, "func(kc int, b *float32, ldb int, dst *float32, nn int)")
+	Pragma("noescape")
+	Doc("packBT32AVX512 sets dst[32p+j] = b[j·ldb+p] for p < kc and j < nn, dst[32p+j] = 0 for nn ≤ j < 32 (a panel of packB's transposed B for nr = 32); 31·ldb+kc fits in int32.")
+	kc := Load(Param("kc"), GP64())
+	pb := Load(Param("b"), GP64())
+	ldb := GP64()
+	Load(Param("ldb"), ldb)
+	pd := Load(Param("dst"), GP64())
+	nn := GP64()
+	Load(Param("nn"), nn)
+	var iota [16]uint32
+	for l := range iota {
+		iota[l] = uint32(l)
+	}
+	io := ZMM()
+	VMOVDQU32(g.vec16("packbt_iota", iota), io)
+	ldv := ZMM()
+	VPBROADCASTD(ldb.As32(), ldv)
+	var idx [2]reg.VecVirtual
+	var mask [2]reg.OpmaskVirtual
+	idx[0], idx[1] = ZMM(), ZMM()
+	VPMULLD(ldv, io, idx[0])
+	SHLQ(Imm(4), ldb)
+	l16 := ZMM()
+	VPBROADCASTD(ldb.As32(), l16)
+	VPADDD(l16, idx[0], idx[1])
+	nv := ZMM()
+	VPBROADCASTD(nn.As32(), nv)
+	mask[0] = K()
+	VPCMPD(Imm(1), nv, io, mask[0]) // j < nn
+	SUBQ(Imm(16), nn)
+	VPBROADCASTD(nn.As32(), nv)
+	mask[1] = K()
+	VPCMPD(Imm(1), nv, io, mask[1]) // 16 + j < nn
+	TESTQ(kc, kc)
+	JZ(LabelRef("packbt_done"))
+	Label("packbt_loop")
+	for h := range idx {
+		z, k := ZMM(), K()
+		VPXORD(z, z, z)
+		KMOVW(mask[h], k)
+		VGATHERDPS(Mem{Base: pb, Index: idx[h], Scale: 4}, k, z)
+		VMOVUPS(z, Mem{Base: pd, Disp: 64 * h})
+	}
+	ADDQ(Imm(4), pb)
+	ADDQ(Imm(128), pd)
+	DECQ(kc)
+	JNZ(LabelRef("packbt_loop"))
+	Label("packbt_done")
+	VZEROUPPER()
+	RET()
 }
