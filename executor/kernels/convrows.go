@@ -47,6 +47,24 @@ const rowsMaxA = 1 << 14
 // 128 KiB, in L2).
 const rowsPlanes = 1 << 15
 
+// rowsChanOuter: an output of at least this many bytes (per image and
+// group) is computed channel panel by channel panel within each block
+// of rows (mr output planes over all the block's pixels, then the next
+// mr), not pixel panel by pixel panel over all the channels. In a model
+// such an output (the stems: 64 planes of 111² or 112², 3 MiB) is a
+// buffer last touched a run before, out of the caches; written a panel
+// of nr pixels in each of 64 planes at a time, the stores go to 64
+// pages at once, more streams than the L2 prefetcher follows, and each
+// line's write-allocate waits on memory. mr planes at a time are mr
+// long sequential streams. Measured in SqueezeNet 1.1 (one thread, least
+// of 100 runs): its first convolution 660–720 µs → 480–500 without ONNX
+// Runtime between runs, 1100–1130 → 650–660 with; GoogLeNet's 1770–2030
+// → 1610–1660. Smaller outputs lose: the tap planes of a block are read
+// again from L2 for each channel panel (SqueezeNet's 3×3 16 → 64 on 55²,
+// 0.8 MiB: 500–525 µs → 565–572); the 0.8–1.6 MiB stems of the mobile
+// nets are even.
+const rowsChanOuter = 2 << 20
+
 // useRows reports whether convRows runs a convolution whose weights pg
 // packed (as A) for mk: one k-block, small packed weights, and not a
 // plain 1×1 convolution (the SGEMM on the input itself).
@@ -82,8 +100,17 @@ type rowsConv struct {
 	// of mr rows (in bpad) for a micro-kernel without edge kernels,
 	// whose tiles compute all mr rows.
 	bias, bpad []float32
-	// relu (1) makes the micro-kernel store max(·, 0) (ActRelu).
+	// relu makes the micro-kernel store max(·, 0) (1, ActRelu) or
+	// min(max(·, 0), 6) (2, ActRelu6).
 	relu int
+	// tail (nil: none) runs on each block's rows of every output plane
+	// once they are computed, at offset base+ in its output.
+	tail Epilogue
+	base int
+	// chanOuter: each block runs channel panel by channel panel, each
+	// over all the block's pixels (rowsChanOuter), instead of pixel
+	// panel by pixel panel over all channels.
+	chanOuter bool
 	// phases lists the row phases the taps read; offs the column
 	// offsets, cols how each offset's plane row is copied.
 	phases, offs []int
@@ -251,9 +278,12 @@ func rowsAlign(ow, nr int) int {
 }
 
 // convRows runs one image and group of a convolution (packed weights pg,
-// input xg of cg channels, output yg of mg planes, bias bg or nil) as
-// fused blocks of output rows, split over the threads by rows.
-func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32, relu bool) {
+// input xg of cg channels, output yg of mg planes, bias bg or nil, the
+// micro-kernel's relu: 0 none, 1 ReLU, 2 ReLU6) as fused blocks of
+// output rows, split over the threads by rows. tail (nil: none) runs on
+// each block's part of every output plane right after the block (in
+// cache), yg[0] being at offset base of tail's output.
+func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32, relu int, tail Epilogue, base int) {
 	s := x.get()
 	defer x.put(s)
 	if s.rows == nil {
@@ -261,11 +291,10 @@ func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 	}
 	r := s.rows
 	r.set(p, mk, pg, xg, cg, mg, bg, yg)
-	if relu {
-		r.relu = 1
-	}
+	r.relu, r.tail, r.base = relu, tail, base
+	r.chanOuter = r.inPlace && mg*r.oh*r.ow*4 >= rowsChanOuter
 	// Do not keep the tensors alive from the pool.
-	defer func() { r.p, r.pg, r.x, r.y, r.bias = nil, nil, nil, nil, nil }()
+	defer func() { r.p, r.pg, r.x, r.y, r.bias, r.tail = nil, nil, nil, nil, nil, nil }()
 	units := (r.oh + r.align - 1) / r.align
 	work := roundUp(mg, mk.mr) * roundUp(r.oh*r.ow, mk.nr) * r.kk
 	c, _ := x.chunks(work, units)
@@ -322,17 +351,35 @@ func (x *Context) rowsChunk(r *rowsConv, o0, o1 int) {
 		q0, q1 := b0*r.ow, b1*r.ow
 		s.b = grow(s.b, r.kk*mk.nr)
 		s.tile = grow(s.tile, mk.mr*mk.nr)
-		for q := q0; q < q1; q += mk.nr {
-			nn := min(mk.nr, q1-q)
-			if r.inPlace {
-				// Its rows read in place: a whole panel's last pixel's
-				// rows end inside the planes, a partial panel's inside
-				// their slack (the columns past nn are not stored).
-				r.panel(s, q, nn, rowOff, &s.cols[q-q0])
-				continue
+		if r.chanOuter {
+			// The same calls, mr output planes at a time: mr streams of
+			// stores along the block's rows (see rowsChanOuter).
+			for i0 := 0; i0 < r.mg; i0 += mk.mr {
+				for q := q0; q < q1; q += mk.nr {
+					r.panel(s, q, min(mk.nr, q1-q), rowOff, &s.cols[q-q0], i0, min(i0+mk.mr, r.mg))
+				}
 			}
-			r.packPanel(s.b, s.cols, rowOff, q-q0, nn)
-			r.panel(s, q, nn, nil, &s.b[0])
+		} else {
+			for q := q0; q < q1; q += mk.nr {
+				nn := min(mk.nr, q1-q)
+				if r.inPlace {
+					// Its rows read in place: a whole panel's last
+					// pixel's rows end inside the planes, a partial
+					// panel's inside their slack (the columns past nn
+					// are not stored).
+					r.panel(s, q, nn, rowOff, &s.cols[q-q0], 0, r.mg)
+					continue
+				}
+				r.packPanel(s.b, s.cols, rowOff, q-q0, nn)
+				r.panel(s, q, nn, nil, &s.b[0], 0, r.mg)
+			}
+		}
+		if r.tail != nil {
+			// The block's rows of each plane, still in cache.
+			npix := r.oh * r.ow
+			for m := 0; m < r.mg; m++ {
+				r.tail(r.base+m*npix+q0, q1-q0)
+			}
 		}
 	}
 }
@@ -559,17 +606,17 @@ func (r *rowsConv) packPanel(dst, planes []float32, rowOff []int, q, nn int) {
 	}
 }
 
-// panel computes the output pixels [q, q+nn) of every output channel
-// from the packed panel pb, or (offs not nil) from B's rows at
-// pb + offs[i] read in place by mk.offs (the same bits; a partial panel
-// reads nr columns, those past nn discarded).
-func (r *rowsConv) panel(s *scratch, q, nn int, offs []int, pb *float32) {
+// panel computes the output pixels [q, q+nn) of output channels
+// [c0, c1) (c0 a multiple of mr) from the packed panel pb, or (offs not
+// nil) from B's rows at pb + offs[i] read in place by mk.offs (the same
+// bits; a partial panel reads nr columns, those past nn discarded).
+func (r *rowsConv) panel(s *scratch, q, nn int, offs []int, pb *float32, c0, c1 int) {
 	mk := r.mk
 	mr, nr := mk.mr, mk.nr
 	npix := r.oh * r.ow
 	kk := r.kk
-	for i0 := 0; i0 < r.mg; i0 += mr {
-		mm := min(mr, r.mg-i0)
+	for i0 := c0; i0 < c1; i0 += mr {
+		mm := min(mr, c1-i0)
 		pa := r.pg.panel(0, kk, i0)
 		// The bias added in the micro-kernel (one k-block: acc +
 		// bias[row], the same addition as a tile holding the bias).

@@ -41,8 +41,19 @@ func TestConvRowsMatchesIm2col(t *testing.T) {
 		{N: 1, C: 48, H: 28, W: 28, M: 48, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 2},
 		// ResNet's first (7×7 stride 2 pad 3, 64 outputs), smaller.
 		{N: 1, C: 3, H: 95, W: 89, M: 64, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 3, PR: 3, Groups: 1},
+		// Outputs of rowsChanOuter bytes and more (channel panel by
+		// channel panel): SqueezeNet 1.1's first (3×3/2, no pads, 64 on
+		// 111²), 37 outputs (an edge tile of 1 row) on odd sizes with
+		// asymmetric pads, a 7×7/2 with 64 outputs on 95×100.
+		{N: 1, C: 3, H: 224, W: 224, M: 64, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 3, H: 241, W: 239, M: 37, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 0, PB: 0, PR: 1, Groups: 1},
+		{N: 1, C: 3, H: 190, W: 200, M: 64, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 2, PR: 3, Groups: 1},
 	}
+	big := 0
 	for i, p := range cases {
+		if oh, ow := p.Out(); p.M/p.Groups*oh*ow*4 >= rowsChanOuter {
+			big++
+		}
 		if path := convPath(p); path != "rows" {
 			if best.name == genericKernel.name {
 				// The generic kernel's 4×16 tile sends some of these
@@ -88,6 +99,9 @@ func TestConvRowsMatchesIm2col(t *testing.T) {
 				}
 			}
 		}
+	}
+	if big != 3 {
+		t.Fatalf("%d cases of rowsChanOuter bytes of output or more, want 3", big)
 	}
 }
 
