@@ -124,8 +124,9 @@ type rowsConv struct {
 	// copy of the input's rows (shiftPlane).
 	flat1 bool
 	// split2: stride 2, every offset a whole column phase of OW
-	// elements (rows split straight into them) or derived.
-	split2 bool
+	// elements (rows split straight into them) or derived; cut2 (with
+	// split2): the phases are longer than OW (setCut2).
+	split2, cut2 bool
 	// inPlace: every panel's B rows are read in place (mk has offset
 	// kernels for every tile panel uses).
 	inPlace bool
@@ -241,6 +242,9 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 			r.split2 = false
 		}
 	}
+	if p.SW == 2 && !r.split2 && p.W > 2*ow {
+		r.setCut2()
+	}
 	// Blocks of output rows whose planes fit rowsPlanes, but at least
 	// four times the rows the taps reach below (which each block copies
 	// again), a whole number of panels when that is at most 4 rows.
@@ -252,6 +256,34 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 	r.block = max(1, rowsPlanes/perRow-r.maxRow, 4*r.maxRow)
 	if r.block > r.align {
 		r.block = r.block / r.align * r.align
+	}
+}
+
+// setCut2 makes r a split2 convolution whose input rows are longer than
+// the two column phases' OW elements (no right pad: SqueezeNet's 3×3/2
+// on 224 columns, 111 outputs), if it is one: for each phase an offset
+// whose plane row is the phase's first OW elements (those of the row's
+// first 2·OW columns, split straight into them), every other offset a
+// shifted copy of one of those with its last columns (past the phase's
+// first OW elements) taken from the input row (cut2Tail).
+func (r *rowsConv) setCut2() {
+	first := [2]int{-1, -1}
+	for oi, t := range r.cols {
+		if t.lo == 0 && t.at == 0 && t.hi == r.ow && first[t.ph] < 0 {
+			first[t.ph] = oi
+		}
+	}
+	if first[0] < 0 || first[1] < 0 {
+		return
+	}
+	for oi, t := range r.cols {
+		if oi != first[0] && oi != first[1] && t.lo >= t.hi {
+			return
+		}
+	}
+	r.whole, r.split2, r.cut2 = first, true, true
+	for oi := range r.cols {
+		r.derived[oi] = oi != first[0] && oi != first[1]
 	}
 }
 
@@ -433,7 +465,11 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 				for i := 0; i < nrows; i++ {
 					d0, d1 := s.cols[w0+i*ow:w0+(i+1)*ow], s.cols[w1+i*ow:w1+(i+1)*ow]
 					if ih := (b0+i)*p.SH + a - p.PT; ih >= 0 && ih < p.H {
-						split2(xc[ih*p.W:(ih+1)*p.W], d0, d1)
+						src := xc[ih*p.W : (ih+1)*p.W]
+						if r.cut2 {
+							src = src[:2*ow]
+						}
+						split2(src, d0, d1)
 					} else {
 						clear(d0)
 						clear(d1)
@@ -499,9 +535,39 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 			for oi, t := range r.cols {
 				if r.derived[oi] {
 					w := base + r.whole[t.ph]*plane
-					shiftPlane(s.cols[base+oi*plane:base+oi*plane+nrows*ow], s.cols[w:w+nrows*ow], t.at-t.lo, ow, t.lo, t.hi)
+					d := s.cols[base+oi*plane : base+oi*plane+nrows*ow]
+					shiftPlane(d, s.cols[w:w+nrows*ow], t.at-t.lo, ow, t.lo, t.hi)
+					if r.cut2 {
+						r.cut2Tail(d, xc, t, (b0*p.SH)+a-p.PT, nrows)
+					}
 				}
 			}
+		}
+	}
+}
+
+// cut2Tail sets the columns of tap plane d (nrows rows of OW, the first
+// from input row ih0, the next SH rows down each) that its shifted copy
+// took from the next row (column q+sh past the phase's first OW
+// elements) to the input's column 2q+off (zero on a row outside the
+// input).
+func (r *rowsConv) cut2Tail(d, xc []float32, t tapCol, ih0, nrows int) {
+	p, ow := r.p, r.ow
+	sh := t.at - t.lo
+	q0 := max(t.lo, ow-sh)
+	if sh <= 0 || q0 >= t.hi {
+		return
+	}
+	for i := 0; i < nrows; i++ {
+		row := d[i*ow : (i+1)*ow]
+		ih := ih0 + i*p.SH
+		if ih < 0 || ih >= p.H {
+			clear(row[q0:t.hi])
+			continue
+		}
+		src := xc[ih*p.W : (ih+1)*p.W]
+		for q := q0; q < t.hi; q++ {
+			row[q] = src[2*q+t.off]
 		}
 	}
 }
