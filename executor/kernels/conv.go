@@ -110,8 +110,9 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 // Conv2DPackedEpilogue is Conv2DPacked followed by epi (nil: none) on
 // every element of y: run on each part of y by the thread that computed
 // it, right after, for the depthwise and direct (1×1) convolutions (their
-// most frequent steps in mobile nets); as one more parallel pass after
-// the other paths.
+// most frequent steps in mobile nets) and the row-block path (convRows:
+// the stems, after each block of output rows); as one more parallel pass
+// after the other paths.
 func (x *Context) Conv2DPackedEpilogue(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32, epi Epilogue) error {
 	return x.Conv2DPackedAct(p, in, w, pw, bias, y, ActNone, epi)
 }
@@ -250,14 +251,23 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 		rowsPath := useRows(&p, best, pg)
 		directFin := direct && (pg == nil || pg.isA) && !rowsPath
 		flatPath := pg != nil && pg.isA && !direct && !rowsPath && useFlat(&p, best.nr)
-		// convRows and the phase-plane grid apply a Relu in the
-		// micro-kernel; their tail is the epilogue alone.
-		reluIn := act == ActRelu && (rowsPath || flatPath)
+		// convRows and the phase-plane grid apply a Relu or ReLU6 in
+		// the micro-kernel (its relu 1 or 2: the same bits as relu and
+		// Clip(0, 6)); their tail is the epilogue alone.
+		var actIn int
+		if rowsPath || flatPath {
+			switch act {
+			case ActRelu:
+				actIn = 1
+			case ActRelu6:
+				actIn = 2
+			}
+		}
 		tail := full
-		if reluIn {
+		if actIn != 0 {
 			tail = epi
 		}
-		if tail != nil && !directFin {
+		if tail != nil && !directFin && !rowsPath {
 			// The other paths: one more pass, once every group is
 			// computed (deferred; on an error y is not used).
 			defer x.Range(len(yg), 1, func(lo, hi int) { tail(base+lo, hi-lo) })
@@ -285,10 +295,10 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 			if err := pg.fits(best, true, mg, kk); err != nil {
 				return err
 			}
-			x.convRows(&p, best, pg, xg, cg, mg, bg, yg, reluIn)
+			x.convRows(&p, best, pg, xg, cg, mg, bg, yg, actIn, tail, base)
 			return nil
 		case flatPath:
-			if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg, reluIn); err != nil {
+			if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg, actIn); err != nil {
 				return err
 			}
 			return nil

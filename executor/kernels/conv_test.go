@@ -535,6 +535,9 @@ func TestConvEpilogue(t *testing.T) {
 		{Conv2D{N: 2, C: 48, H: 21, W: 20, M: 48, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 3}, false},
 		{Conv2D{N: 1, C: 96, H: 15, W: 15, M: 64, KH: 5, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, PT: 2, PL: 2, PB: 2, PR: 2, Groups: 4}, true},
 		{Conv2D{N: 1, C: 64, H: 56, W: 56, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 2}, true},
+		// convRows with the epilogue after each block of rows, channel
+		// panel by channel panel (rowsChanOuter), batch 2.
+		{Conv2D{N: 2, C: 3, H: 241, W: 239, M: 37, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 0, PB: 0, PR: 1, Groups: 1}, true},
 	}
 	for i, c := range cases {
 		p := c.p
@@ -628,8 +631,9 @@ func TestConvGroupsSplit(t *testing.T) {
 // fewer rows than the kernel's, NaN inputs and −0 outputs (all-zero input
 // with negative weights).
 // TestConvActRelu checks ActRelu and ActRelu6 (in the micro-kernel of
-// direct convolutions, a pass on the others) against the convolution
-// followed by Relu or Clip(0, 6): bit-identical, NaN and −0 included.
+// direct, row-block and grid convolutions, a pass on the others) against
+// the convolution followed by Relu or Clip(0, 6): bit-identical, NaN and
+// −0 included.
 func TestConvActRelu(t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 74))
 	cases := []Conv2D{
@@ -657,6 +661,8 @@ func TestConvActRelu(t *testing.T) {
 		// The grid padded to whole tiles (tilePad), several k-blocks:
 		// Relu in the micro-kernel's store of the last panel too.
 		{N: 1, C: 64, H: 7, W: 7, M: 100, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		// convRows channel panel by channel panel (rowsChanOuter).
+		{N: 1, C: 3, H: 241, W: 239, M: 37, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 0, PB: 0, PR: 1, Groups: 1},
 	}
 	for i, p := range cases {
 		oh, ow := p.Out()

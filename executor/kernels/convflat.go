@@ -169,9 +169,10 @@ func (f *flatConv) panels(dst []float32, p0, kc, c0, n, w int) {
 
 // convFlat runs one image and group of a convolution (packed weights pg,
 // input xg of cg channels, output yg of mg planes, bias bg or nil, then
-// max(·, 0) when relu) on the phase-plane grid, in chunks of output rows
-// whose grid stays within maxCols elements of scratch.
-func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg []float32, yg []float32, relu bool) error {
+// the micro-kernel's relu: 0 none, 1 ReLU, 2 ReLU6) on the phase-plane
+// grid, in chunks of output rows whose grid stays within maxCols
+// elements of scratch.
+func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg []float32, yg []float32, relu int) error {
 	oh, ow := p.Out()
 	npix := oh * ow
 	kk := cg * p.KH * p.KW
@@ -204,10 +205,10 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 		c := s.cols[:mg*ld]
 		// The bias is added by the micro-kernel to the first k-block's
 		// tiles (the same additions as C filled with it, beta 1), a
-		// Relu applied to the last's.
+		// Relu or ReLU6 applied to the last's.
 		var fin *finish
-		if bg != nil || relu {
-			fin = &finish{bias: bg, relu: relu}
+		if bg != nil || relu != 0 {
+			fin = &finish{bias: bg, relu: relu != 0, six: relu == 2}
 		}
 		cb := &convB{p: p, x: xg, oh: oh, ow: ow, flat: f, col0: o0 * f.wph}
 		if err := x.sgemmConv(mk, mg, ld, kk, pg, cb, 0, c, ld, fin); err != nil {

@@ -47,6 +47,24 @@ const rowsMaxA = 1 << 14
 // 128 KiB, in L2).
 const rowsPlanes = 1 << 15
 
+// rowsChanOuter: an output of at least this many bytes (per image and
+// group) is computed channel panel by channel panel within each block
+// of rows (mr output planes over all the block's pixels, then the next
+// mr), not pixel panel by pixel panel over all the channels. In a model
+// such an output (the stems: 64 planes of 111² or 112², 3 MiB) is a
+// buffer last touched a run before, out of the caches; written a panel
+// of nr pixels in each of 64 planes at a time, the stores go to 64
+// pages at once, more streams than the L2 prefetcher follows, and each
+// line's write-allocate waits on memory. mr planes at a time are mr
+// long sequential streams. Measured in SqueezeNet 1.1 (one thread, least
+// of 100 runs): its first convolution 660–720 µs → 480–500 without ONNX
+// Runtime between runs, 1100–1130 → 650–660 with; GoogLeNet's 1770–2030
+// → 1610–1660. Smaller outputs lose: the tap planes of a block are read
+// again from L2 for each channel panel (SqueezeNet's 3×3 16 → 64 on 55²,
+// 0.8 MiB: 500–525 µs → 565–572); the 0.8–1.6 MiB stems of the mobile
+// nets are even.
+const rowsChanOuter = 2 << 20
+
 // useRows reports whether convRows runs a convolution whose weights pg
 // packed (as A) for mk: one k-block, small packed weights, and not a
 // plain 1×1 convolution (the SGEMM on the input itself).
@@ -82,8 +100,17 @@ type rowsConv struct {
 	// of mr rows (in bpad) for a micro-kernel without edge kernels,
 	// whose tiles compute all mr rows.
 	bias, bpad []float32
-	// relu (1) makes the micro-kernel store max(·, 0) (ActRelu).
+	// relu makes the micro-kernel store max(·, 0) (1, ActRelu) or
+	// min(max(·, 0), 6) (2, ActRelu6).
 	relu int
+	// tail (nil: none) runs on each block's rows of every output plane
+	// once they are computed, at offset base+ in its output.
+	tail Epilogue
+	base int
+	// chanOuter: each block runs channel panel by channel panel, each
+	// over all the block's pixels (rowsChanOuter), instead of pixel
+	// panel by pixel panel over all channels.
+	chanOuter bool
 	// phases lists the row phases the taps read; offs the column
 	// offsets, cols how each offset's plane row is copied.
 	phases, offs []int
@@ -97,8 +124,9 @@ type rowsConv struct {
 	// copy of the input's rows (shiftPlane).
 	flat1 bool
 	// split2: stride 2, every offset a whole column phase of OW
-	// elements (rows split straight into them) or derived.
-	split2 bool
+	// elements (rows split straight into them) or derived; cut2 (with
+	// split2): the phases are longer than OW (setCut2).
+	split2, cut2 bool
 	// inPlace: every panel's B rows are read in place (mk has offset
 	// kernels for every tile panel uses).
 	inPlace bool
@@ -214,6 +242,9 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 			r.split2 = false
 		}
 	}
+	if p.SW == 2 && !r.split2 && p.W > 2*ow {
+		r.setCut2()
+	}
 	// Blocks of output rows whose planes fit rowsPlanes, but at least
 	// four times the rows the taps reach below (which each block copies
 	// again), a whole number of panels when that is at most 4 rows.
@@ -225,6 +256,34 @@ func (r *rowsConv) set(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, 
 	r.block = max(1, rowsPlanes/perRow-r.maxRow, 4*r.maxRow)
 	if r.block > r.align {
 		r.block = r.block / r.align * r.align
+	}
+}
+
+// setCut2 makes r a split2 convolution whose input rows are longer than
+// the two column phases' OW elements (no right pad: SqueezeNet's 3×3/2
+// on 224 columns, 111 outputs), if it is one: for each phase an offset
+// whose plane row is the phase's first OW elements (those of the row's
+// first 2·OW columns, split straight into them), every other offset a
+// shifted copy of one of those with its last columns (past the phase's
+// first OW elements) taken from the input row (cut2Tail).
+func (r *rowsConv) setCut2() {
+	first := [2]int{-1, -1}
+	for oi, t := range r.cols {
+		if t.lo == 0 && t.at == 0 && t.hi == r.ow && first[t.ph] < 0 {
+			first[t.ph] = oi
+		}
+	}
+	if first[0] < 0 || first[1] < 0 {
+		return
+	}
+	for oi, t := range r.cols {
+		if oi != first[0] && oi != first[1] && t.lo >= t.hi {
+			return
+		}
+	}
+	r.whole, r.split2, r.cut2 = first, true, true
+	for oi := range r.cols {
+		r.derived[oi] = oi != first[0] && oi != first[1]
 	}
 }
 
@@ -251,9 +310,12 @@ func rowsAlign(ow, nr int) int {
 }
 
 // convRows runs one image and group of a convolution (packed weights pg,
-// input xg of cg channels, output yg of mg planes, bias bg or nil) as
-// fused blocks of output rows, split over the threads by rows.
-func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32, relu bool) {
+// input xg of cg channels, output yg of mg planes, bias bg or nil, the
+// micro-kernel's relu: 0 none, 1 ReLU, 2 ReLU6) as fused blocks of
+// output rows, split over the threads by rows. tail (nil: none) runs on
+// each block's part of every output plane right after the block (in
+// cache), yg[0] being at offset base of tail's output.
+func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg, yg []float32, relu int, tail Epilogue, base int) {
 	s := x.get()
 	defer x.put(s)
 	if s.rows == nil {
@@ -261,11 +323,10 @@ func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 	}
 	r := s.rows
 	r.set(p, mk, pg, xg, cg, mg, bg, yg)
-	if relu {
-		r.relu = 1
-	}
+	r.relu, r.tail, r.base = relu, tail, base
+	r.chanOuter = r.inPlace && mg*r.oh*r.ow*4 >= rowsChanOuter
 	// Do not keep the tensors alive from the pool.
-	defer func() { r.p, r.pg, r.x, r.y, r.bias = nil, nil, nil, nil, nil }()
+	defer func() { r.p, r.pg, r.x, r.y, r.bias, r.tail = nil, nil, nil, nil, nil, nil }()
 	units := (r.oh + r.align - 1) / r.align
 	work := roundUp(mg, mk.mr) * roundUp(r.oh*r.ow, mk.nr) * r.kk
 	c, _ := x.chunks(work, units)
@@ -322,17 +383,35 @@ func (x *Context) rowsChunk(r *rowsConv, o0, o1 int) {
 		q0, q1 := b0*r.ow, b1*r.ow
 		s.b = grow(s.b, r.kk*mk.nr)
 		s.tile = grow(s.tile, mk.mr*mk.nr)
-		for q := q0; q < q1; q += mk.nr {
-			nn := min(mk.nr, q1-q)
-			if r.inPlace {
-				// Its rows read in place: a whole panel's last pixel's
-				// rows end inside the planes, a partial panel's inside
-				// their slack (the columns past nn are not stored).
-				r.panel(s, q, nn, rowOff, &s.cols[q-q0])
-				continue
+		if r.chanOuter {
+			// The same calls, mr output planes at a time: mr streams of
+			// stores along the block's rows (see rowsChanOuter).
+			for i0 := 0; i0 < r.mg; i0 += mk.mr {
+				for q := q0; q < q1; q += mk.nr {
+					r.panel(s, q, min(mk.nr, q1-q), rowOff, &s.cols[q-q0], i0, min(i0+mk.mr, r.mg))
+				}
 			}
-			r.packPanel(s.b, s.cols, rowOff, q-q0, nn)
-			r.panel(s, q, nn, nil, &s.b[0])
+		} else {
+			for q := q0; q < q1; q += mk.nr {
+				nn := min(mk.nr, q1-q)
+				if r.inPlace {
+					// Its rows read in place: a whole panel's last
+					// pixel's rows end inside the planes, a partial
+					// panel's inside their slack (the columns past nn
+					// are not stored).
+					r.panel(s, q, nn, rowOff, &s.cols[q-q0], 0, r.mg)
+					continue
+				}
+				r.packPanel(s.b, s.cols, rowOff, q-q0, nn)
+				r.panel(s, q, nn, nil, &s.b[0], 0, r.mg)
+			}
+		}
+		if r.tail != nil {
+			// The block's rows of each plane, still in cache.
+			npix := r.oh * r.ow
+			for m := 0; m < r.mg; m++ {
+				r.tail(r.base+m*npix+q0, q1-q0)
+			}
 		}
 	}
 }
@@ -386,7 +465,11 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 				for i := 0; i < nrows; i++ {
 					d0, d1 := s.cols[w0+i*ow:w0+(i+1)*ow], s.cols[w1+i*ow:w1+(i+1)*ow]
 					if ih := (b0+i)*p.SH + a - p.PT; ih >= 0 && ih < p.H {
-						split2(xc[ih*p.W:(ih+1)*p.W], d0, d1)
+						src := xc[ih*p.W : (ih+1)*p.W]
+						if r.cut2 {
+							src = src[:2*ow]
+						}
+						split2(src, d0, d1)
 					} else {
 						clear(d0)
 						clear(d1)
@@ -452,9 +535,39 @@ func (r *rowsConv) planes(s *scratch, b0, b1 int) {
 			for oi, t := range r.cols {
 				if r.derived[oi] {
 					w := base + r.whole[t.ph]*plane
-					shiftPlane(s.cols[base+oi*plane:base+oi*plane+nrows*ow], s.cols[w:w+nrows*ow], t.at-t.lo, ow, t.lo, t.hi)
+					d := s.cols[base+oi*plane : base+oi*plane+nrows*ow]
+					shiftPlane(d, s.cols[w:w+nrows*ow], t.at-t.lo, ow, t.lo, t.hi)
+					if r.cut2 {
+						r.cut2Tail(d, xc, t, (b0*p.SH)+a-p.PT, nrows)
+					}
 				}
 			}
+		}
+	}
+}
+
+// cut2Tail sets the columns of tap plane d (nrows rows of OW, the first
+// from input row ih0, the next SH rows down each) that its shifted copy
+// took from the next row (column q+sh past the phase's first OW
+// elements) to the input's column 2q+off (zero on a row outside the
+// input).
+func (r *rowsConv) cut2Tail(d, xc []float32, t tapCol, ih0, nrows int) {
+	p, ow := r.p, r.ow
+	sh := t.at - t.lo
+	q0 := max(t.lo, ow-sh)
+	if sh <= 0 || q0 >= t.hi {
+		return
+	}
+	for i := 0; i < nrows; i++ {
+		row := d[i*ow : (i+1)*ow]
+		ih := ih0 + i*p.SH
+		if ih < 0 || ih >= p.H {
+			clear(row[q0:t.hi])
+			continue
+		}
+		src := xc[ih*p.W : (ih+1)*p.W]
+		for q := q0; q < t.hi; q++ {
+			row[q] = src[2*q+t.off]
 		}
 	}
 }
@@ -559,17 +672,17 @@ func (r *rowsConv) packPanel(dst, planes []float32, rowOff []int, q, nn int) {
 	}
 }
 
-// panel computes the output pixels [q, q+nn) of every output channel
-// from the packed panel pb, or (offs not nil) from B's rows at
-// pb + offs[i] read in place by mk.offs (the same bits; a partial panel
-// reads nr columns, those past nn discarded).
-func (r *rowsConv) panel(s *scratch, q, nn int, offs []int, pb *float32) {
+// panel computes the output pixels [q, q+nn) of output channels
+// [c0, c1) (c0 a multiple of mr) from the packed panel pb, or (offs not
+// nil) from B's rows at pb + offs[i] read in place by mk.offs (the same
+// bits; a partial panel reads nr columns, those past nn discarded).
+func (r *rowsConv) panel(s *scratch, q, nn int, offs []int, pb *float32, c0, c1 int) {
 	mk := r.mk
 	mr, nr := mk.mr, mk.nr
 	npix := r.oh * r.ow
 	kk := r.kk
-	for i0 := 0; i0 < r.mg; i0 += mr {
-		mm := min(mr, r.mg-i0)
+	for i0 := c0; i0 < c1; i0 += mr {
+		mm := min(mr, c1-i0)
 		pa := r.pg.panel(0, kk, i0)
 		// The bias added in the micro-kernel (one k-block: acc +
 		// bias[row], the same addition as a tile holding the bias).

@@ -41,8 +41,19 @@ func TestConvRowsMatchesIm2col(t *testing.T) {
 		{N: 1, C: 48, H: 28, W: 28, M: 48, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 2},
 		// ResNet's first (7×7 stride 2 pad 3, 64 outputs), smaller.
 		{N: 1, C: 3, H: 95, W: 89, M: 64, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 3, PR: 3, Groups: 1},
+		// Outputs of rowsChanOuter bytes and more (channel panel by
+		// channel panel): SqueezeNet 1.1's first (3×3/2, no pads, 64 on
+		// 111²), 37 outputs (an edge tile of 1 row) on odd sizes with
+		// asymmetric pads, a 7×7/2 with 64 outputs on 95×100.
+		{N: 1, C: 3, H: 224, W: 224, M: 64, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 3, H: 241, W: 239, M: 37, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 0, PB: 0, PR: 1, Groups: 1},
+		{N: 1, C: 3, H: 190, W: 200, M: 64, KH: 7, KW: 7, SH: 2, SW: 2, DH: 1, DW: 1, PT: 3, PL: 3, PB: 2, PR: 3, Groups: 1},
 	}
+	big := 0
 	for i, p := range cases {
+		if oh, ow := p.Out(); p.M/p.Groups*oh*ow*4 >= rowsChanOuter {
+			big++
+		}
 		if path := convPath(p); path != "rows" {
 			if best.name == genericKernel.name {
 				// The generic kernel's 4×16 tile sends some of these
@@ -88,6 +99,9 @@ func TestConvRowsMatchesIm2col(t *testing.T) {
 				}
 			}
 		}
+	}
+	if big != 3 {
+		t.Fatalf("%d cases of rowsChanOuter bytes of output or more, want 3", big)
 	}
 }
 
@@ -171,10 +185,11 @@ func TestConvRowsPackedMismatch(t *testing.T) {
 // bit-identical to the im2col path on 1 to 3 threads and on a Context
 // running every geometry in turn. It covers the stride-1 planes shifted
 // from the input's rows (OW = W) and the stride-2 planes shifted from a
-// whole column phase.
+// whole column phase, or from the first OW elements of a longer phase
+// and the input row (setCut2).
 func TestConvRowsRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(63, 4))
-	var flat1, derived, n int
+	var flat1, derived, cut2, n int
 	// One more run of each geometry on a Context kept throughout: its
 	// scratch's lists and row tables were made for other geometries.
 	kept := NewContext(2)
@@ -203,6 +218,15 @@ func TestConvRowsRandom(t *testing.T) {
 		if p.SW == 2 && p.KW > 1 {
 			derived++
 		}
+		if r.IntN(2) == 0 && p.SW == 2 {
+			// No right pad, W odd or W > 2·OW: the phases longer than OW
+			// (setCut2).
+			p.PR = 0
+			if oh, ow := p.Out(); oh < 1 || ow < 1 || convPath(p) != "rows" {
+				continue
+			}
+		}
+		oh, ow = p.Out()
 		x := randSlice(r, p.N*p.C*p.H*p.W)
 		w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
 		var bias []float32
@@ -213,6 +237,10 @@ func TestConvRowsRandom(t *testing.T) {
 		pw, err := PackConvWeights(p, w)
 		if err != nil {
 			t.Fatal(err)
+		}
+		var rc rowsConv
+		if rc.set(&p, best, pw[0], nil, p.C/p.Groups, p.M/p.Groups, nil, nil); rc.cut2 {
+			cut2++
 		}
 		want := make([]float32, p.N*p.M*oh*ow)
 		if err := NewContext(1).Conv2D(p, x, w, bias, want); err != nil {
@@ -247,9 +275,9 @@ func TestConvRowsRandom(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d geometries: %d stride-1 OW = W, %d stride-2 columns", n, flat1, derived)
-	if n < 100 || flat1 < 20 || derived < 20 {
-		t.Fatalf("%d geometries on the rows path (%d stride-1 OW = W, %d stride-2 columns), want at least 100, 20, 20", n, flat1, derived)
+	t.Logf("%d geometries: %d stride-1 OW = W, %d stride-2 columns, %d stride-2 phases longer than OW", n, flat1, derived, cut2)
+	if n < 100 || flat1 < 20 || derived < 20 || cut2 < 10 {
+		t.Fatalf("%d geometries on the rows path (%d stride-1 OW = W, %d stride-2 columns, %d phases longer than OW), want at least 100, 20, 20, 10", n, flat1, derived, cut2)
 	}
 }
 

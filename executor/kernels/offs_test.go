@@ -109,7 +109,7 @@ func TestConvInPlaceMatchesPacked(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			run := func(th int, k microKernel, rows bool, relu bool) []float32 {
+			run := func(th int, k microKernel, rows bool, relu int) []float32 {
 				ctx := NewContext(th)
 				defer ctx.Close()
 				y := make([]float32, p.N*p.M*oh*ow)
@@ -122,7 +122,7 @@ func TestConvInPlaceMatchesPacked(t *testing.T) {
 						yg := y[(n*p.M+g*mg)*oh*ow : (n*p.M+(g+1)*mg)*oh*ow]
 						bg := bias[g*mg : (g+1)*mg]
 						if rows {
-							ctx.convRows(&p, k, pg[g], xg, cg, mg, bg, yg, relu)
+							ctx.convRows(&p, k, pg[g], xg, cg, mg, bg, yg, relu, nil, 0)
 						} else if err := ctx.convFlat(&p, k, pg[g], xg, cg, mg, bg, yg, relu); err != nil {
 							t.Fatal(err)
 						}
@@ -134,13 +134,13 @@ func TestConvInPlaceMatchesPacked(t *testing.T) {
 				if rows && (kk > blockK || roundUp(mg, mk.mr)*kk > rowsMaxA) {
 					continue
 				}
-				for _, relu := range []bool{false, true} {
+				for relu := 0; relu <= 2; relu++ {
 					want := run(1, packed, rows, relu)
 					for th := 1; th <= 3; th++ {
 						got := run(th, mk, rows, relu)
 						for j := range got {
 							if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-								t.Fatalf("%s case %d %+v rows %v relu %v, %d threads: y[%d] = %g, packed %g", mk.name, i, p, rows, relu, th, j, got[j], want[j])
+								t.Fatalf("%s case %d %+v rows %v relu %d, %d threads: y[%d] = %g, packed %g", mk.name, i, p, rows, relu, th, j, got[j], want[j])
 							}
 						}
 					}
