@@ -75,13 +75,17 @@ type dwGeom struct {
 	tile           *dwTile // the tile kernel for this layer, or nil
 	// band: with the tile kernel on large planes, the output rows
 	// computed from one band of the phase plane (bandPlane elements),
-	// filled just before (dwChan.bands); 0 for the whole plane at once.
+	// filled just before (bands); 0 for the whole plane at once.
 	band, bandPlane int
 }
 
-// dwBandMin is the phase plane (elements) from which a layer with the
-// tile kernel fills and computes the plane in bands of rows that stay in
-// the L1 cache (BenchmarkDepthwiseLarge): 112² inputs.
+// dwBandMin is the phase plane (elements) from which a stride-2 layer
+// with the tile kernel fills and computes the plane in bands of rows
+// that stay in the L1 cache: 112² inputs (BenchmarkDepthwiseLarge
+// 96×112² 3×3/2 445 → 283 µs; in mobilenet_v2 and efficientnet_b0,
+// `--layers`, 580–620 → 500–570 µs). At stride 1 the bands were faster
+// alone (32×112² 3×3 178 → 151 µs) but slower in the models (the same
+// layer 335–485 → 365–545 µs): left out.
 const dwBandMin = 8 << 10
 
 // dwTile is a kernel computing a depthwise plane in tiles of rows output
@@ -119,7 +123,7 @@ func newDwGeom(p *Conv2D) *dwGeom {
 	// elements past the plane, a tile of outputs narrower than 16 up to
 	// 16.
 	g.plane = hp*p.SW*g.pw + 16
-	if t := g.tile; t != nil && g.ow >= dwTileCols && p.M == p.C && g.plane >= dwBandMin {
+	if t := g.tile; t != nil && p.SH == 2 && g.ow >= dwTileCols && p.M == p.C && g.plane >= dwBandMin {
 		g.band = t.rows
 		if g.oh >= 2*t.rows {
 			g.band = 2 * t.rows

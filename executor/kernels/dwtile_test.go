@@ -36,9 +36,9 @@ func TestDwTileBits(t *testing.T) {
 		}
 		h, wd := 1+r.IntN(70), 1+r.IntN(70)
 		if it%3 == 1 {
-			// Planes of dwBandMin and more: in bands.
+			// Planes of dwBandMin and more: in bands at stride 2.
 			h, wd = 60+r.IntN(80), 60+r.IntN(80)
-			mult = 1
+			mult, s = 1, 2
 		}
 		p := Conv2D{N: 1 + r.IntN(2), C: c, M: c * mult, H: h, W: wd, KH: k, KW: k, SH: s, SW: s, DH: 1, DW: 1,
 			PT: r.IntN(k), PL: r.IntN(k), PB: r.IntN(k), PR: r.IntN(k), Groups: c}
