@@ -20,7 +20,15 @@ func init() {
 		sigmoidVec32 = func(x, y []float32) { sigmoidSIMD512(x, y, false) }
 		siluVec = func(x, y []float32) { sigmoidSIMD512(x, y, true) }
 		mulBlocks = mulBlocksSIMD512
-		dwTileFor = dwTileAVX512
+		tiles := []*dwTile{dwTileAVX512(3, 1), dwTileAVX512(3, 2), dwTileAVX512(5, 1), dwTileAVX512(5, 2)}
+		dwTileFor = func(k, s int) *dwTile {
+			for _, t := range tiles {
+				if t.k == k && t.s == s {
+					return t
+				}
+			}
+			return nil
+		}
 		dwPix16 = func(x []float32, pix, offs []int, top int, w, bias []float32, lo, hi float32, y []float32) {
 			dwPixSIMD(16, x, pix, offs, top, w, bias, lo, hi, y)
 		}
