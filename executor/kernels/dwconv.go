@@ -72,7 +72,49 @@ type dwGeom struct {
 	offs           []int // per tap (kh, kw): offset from the output row's start
 	ss             int   // offset between output rows
 	flat           bool
+	tile           *dwTile // the tile kernel for this layer, or nil
+	// band: with the tile kernel on large planes, the output rows
+	// computed from one band of the phase plane (bandPlane elements),
+	// filled just before (bands); 0 for the whole plane at once.
+	band, bandPlane int
 }
+
+// dwBandMin is the phase plane (elements) from which a stride-2 layer
+// with the tile kernel fills and computes the plane in bands of rows
+// that stay in the L1 cache: 112² inputs (BenchmarkDepthwiseLarge
+// 96×112² 3×3/2 445 → 283 µs; in mobilenet_v2 and efficientnet_b0,
+// `--layers`, 580–620 → 500–570 µs). At stride 1 the bands were faster
+// alone (32×112² 3×3 178 → 151 µs) but slower in the models (the same
+// layer 335–485 → 365–545 µs): left out.
+const dwBandMin = 8 << 10
+
+// dwTile is a kernel computing a depthwise plane in tiles of rows output
+// rows by 16 columns from the phase plane (dwTileFor); run sets
+// y[o·ldy + j] for o < rows·rowBlocks, j < 16·colBlocks, each output the
+// chain of dwRows (bias, the taps' FMAs in order, the clamp): the same
+// bits.
+type dwTile struct {
+	k, s, rows int
+	run        func(rowBlocks, colBlocks int, x []float32, pw int, w []float32, bias, lo, hi float32, y []float32, ldy int)
+}
+
+// dwTileFor returns the tile kernel for k×k taps at stride s, or nil;
+// simd512_amd64.go installs the AVX-512 ones (3×3 and 5×5, strides 1
+// and 2).
+var dwTileFor = func(k, s int) *dwTile { return nil }
+
+// dwRowsS1Min is the input plane (pixels) from which 3×3 stride-1
+// layers keep the row kernel (dwRows) instead of the tiles: alone the
+// tiles are faster there too (BenchmarkDepthwiseLarge 32×112² 178 vs
+// 214–226 µs, 144×56² 202 vs 231 µs; with the input or output out of
+// cache as well), but in the models (`--layers`, mobilenet_v2,
+// efficientnet_b0, mnasnet0_5: two sets of three alternating rounds)
+// the 112² and 56² layers took 4–5 % longer in sum with the tiles, the
+// 28² ones 15–20 % less.
+const dwRowsS1Min = 56 * 56
+
+// dwTileCols is the columns of a tile.
+const dwTileCols = 16
 
 func newDwGeom(p *Conv2D) *dwGeom {
 	g := &dwGeom{}
@@ -82,9 +124,23 @@ func newDwGeom(p *Conv2D) *dwGeom {
 	g.pw = (g.wp + p.SW - 1) / p.SW
 	g.ss = p.SH * p.SW * g.pw
 	g.flat = p.SH == 1 && p.SW == 1 && g.ow < dwFlatRow
+	if p.KH == p.KW && p.SH == p.SW && p.DH == 1 && p.DW == 1 {
+		rows := p.KH == 3 && p.SH == 1 && p.H*p.W >= dwRowsS1Min
+		if t := dwTileFor(p.KH, p.SH); t != nil && g.oh >= t.rows && !rows {
+			g.tile, g.flat = t, false
+		}
+	}
 	// Slack: the last vector of a row or of the flat run reads up to 8
-	// elements past the plane.
-	g.plane = hp*p.SW*g.pw + 8
+	// elements past the plane, a tile of outputs narrower than 16 up to
+	// 16.
+	g.plane = hp*p.SW*g.pw + 16
+	if t := g.tile; t != nil && p.SH == 2 && g.ow >= dwTileCols && p.M == p.C && g.plane >= dwBandMin {
+		g.band = t.rows
+		if g.oh >= 2*t.rows {
+			g.band = 2 * t.rows
+		}
+		g.bandPlane = ((g.band-1)*p.SH+p.KH)*p.SW*g.pw + 16
+	}
 	g.offs = make([]int, 0, p.KH*p.KW)
 	for kh := 0; kh < p.KH; kh++ {
 		for kw := 0; kw < p.KW; kw++ {
@@ -107,21 +163,30 @@ var dwFillRows = func(sw, h, w int, src, pp []float32, o0, o1, pitch int) bool {
 // ones for every channel, so the caller clears pp once for all the
 // channels it fills into it.
 func (g *dwGeom) fill(p *Conv2D, xc, pp []float32) {
+	g.fillRows(p, xc, pp, 0, p.H, 0)
+}
+
+// fillRows is fill for input rows ih0 ≤ ih < ih1 into the phase plane
+// pp of padded rows from r0 on (padded row r at pp's row r − r0).
+func (g *dwGeom) fillRows(p *Conv2D, xc, pp []float32, ih0, ih1, r0 int) {
+	if ih0 >= ih1 {
+		return
+	}
 	switch p.SW {
 	case 1:
-		if dwFillRows(1, p.H, p.W, xc, pp, p.PT*g.pw+p.PL, 0, g.pw) {
+		if dwFillRows(1, ih1-ih0, p.W, xc[ih0*p.W:], pp, (ih0+p.PT-r0)*g.pw+p.PL, 0, g.pw) {
 			return
 		}
 	case 2:
 		q0, q1 := p.PL%2, (p.PL+1)%2
-		r := p.PT
-		if dwFillRows(2, p.H, p.W, xc, pp, (r*2+q0)*g.pw+p.PL/2, (r*2+q1)*g.pw+(p.PL+1)/2, 2*g.pw) {
+		r := ih0 + p.PT - r0
+		if dwFillRows(2, ih1-ih0, p.W, xc[ih0*p.W:], pp, (r*2+q0)*g.pw+p.PL/2, (r*2+q1)*g.pw+(p.PL+1)/2, 2*g.pw) {
 			return
 		}
 	}
-	for ih := 0; ih < p.H; ih++ {
+	for ih := ih0; ih < ih1; ih++ {
 		src := xc[ih*p.W : (ih+1)*p.W]
-		r := ih + p.PT
+		r := ih + p.PT - r0
 		if p.SW == 1 {
 			copy(pp[r*g.pw+p.PL:], src)
 			continue
@@ -153,6 +218,8 @@ func (g *dwGeom) fill(p *Conv2D, xc, pp []float32) {
 func (g *dwGeom) plane1(pp, wc []float32, bias, lo, hi float32, yc, tmp []float32) {
 	oh, ow := g.oh, g.ow
 	switch {
+	case g.tile != nil:
+		g.tiles(pp, wc, bias, lo, hi, yc, tmp)
 	case g.flat:
 		// One run of (oh−1)·wp + ow outputs at pitch wp, rounded up to
 		// whole vectors, then the rows copied out.
@@ -172,8 +239,71 @@ func (g *dwGeom) plane1(pp, wc []float32, bias, lo, hi float32, yc, tmp []float3
 	}
 }
 
+// tiles is plane1 with the tile kernel: whole tiles, then the last
+// columns and the last rows as tiles again ending at the plane's edge
+// (the same values where they overlap); outputs narrower than a tile
+// computed 16 wide into tmp and copied out.
+func (g *dwGeom) tiles(pp, wc []float32, bias, lo, hi float32, yc, tmp []float32) {
+	t := g.tile
+	oh, ow := g.oh, g.ow
+	y, ldy := yc, ow
+	if ow < dwTileCols {
+		y, ldy = tmp[:oh*dwTileCols], dwTileCols
+	}
+	cols := max(ow, dwTileCols)
+	nc, nr := cols/dwTileCols, oh/t.rows
+	ss := t.s * t.s * g.pw // input offset between output rows
+	tail := cols - dwTileCols
+	t.run(nr, nc, pp, g.pw, wc, bias, lo, hi, y, ldy)
+	if cols%dwTileCols != 0 {
+		t.run(nr, 1, pp[tail:], g.pw, wc, bias, lo, hi, y[tail:], ldy)
+	}
+	if oh%t.rows != 0 {
+		r0 := oh - t.rows
+		t.run(1, nc, pp[r0*ss:], g.pw, wc, bias, lo, hi, y[r0*ldy:], ldy)
+		if cols%dwTileCols != 0 {
+			t.run(1, 1, pp[r0*ss+tail:], g.pw, wc, bias, lo, hi, y[r0*ldy+tail:], ldy)
+		}
+	}
+	if ow < dwTileCols {
+		copyStrided(oh, ow, y, ldy, yc, ow)
+	}
+}
+
+// bands computes output plane yc from input plane xc band by band:
+// the padded rows of g.band output rows filled into pp (g.bandPlane
+// elements, its pad columns zero), then those rows computed with the
+// tile kernel (tiles), so that the band stays in the L1 cache between
+// the fill and the kernel; the last band ends at the last row (the same
+// values where it overlaps the one before). Padded rows outside the
+// input are cleared in each band (they held input rows of the band
+// before).
+func (g *dwGeom) bands(p *Conv2D, xc, pp, wc []float32, bias, lo, hi float32, yc []float32) {
+	unit := p.SW * g.pw
+	prow := (g.band-1)*p.SH + p.KH // padded rows of a band
+	sub := *g
+	sub.oh = g.band
+	for o0 := 0; o0 < g.oh; o0 += g.band {
+		o0 = min(o0, g.oh-g.band)
+		r0 := o0 * p.SH // first padded row
+		ih0 := max(r0-p.PT, 0)
+		ih1 := min(r0+prow-p.PT, p.H)
+		if ih0 >= ih1 {
+			clear(pp[:prow*unit])
+		} else {
+			clear(pp[:(ih0+p.PT-r0)*unit])
+			clear(pp[(ih1+p.PT-r0)*unit : prow*unit])
+			g.fillRows(p, xc, pp, ih0, ih1, r0)
+		}
+		sub.tiles(pp, wc, bias, lo, hi, yc[o0*g.ow:(o0+g.band)*g.ow], nil)
+	}
+}
+
 // tmpLen is the scratch plane1 needs.
 func (g *dwGeom) tmpLen() int {
+	if g.tile != nil {
+		return g.oh * dwTileCols
+	}
 	if g.flat {
 		return roundUp((g.oh-1)*g.wp+g.ow, 8)
 	}
@@ -219,9 +349,9 @@ type dwChan struct {
 }
 
 func newDwChan(p *Conv2D, g *dwGeom, s *scratch) *dwChan {
-	s.a = grow(s.a, g.plane)
+	s.a = grow(s.a, max(g.plane, g.bandPlane))
 	s.b = grow(s.b, g.tmpLen())
-	clear(s.a[:g.plane]) // the pads, once (fill)
+	clear(s.a[:max(g.plane, g.bandPlane)]) // the pads, once (fill)
 	return &dwChan{p: p, g: g, s: s, split: -1}
 }
 
@@ -233,6 +363,14 @@ func (c *dwChan) plane(in, w, bias, y []float32, nm int, clampLo, clampHi float3
 	taps := p.KH * p.KW
 	n, m := nm/p.M, nm%p.M
 	ic := n*p.C + m/mult
+	if g.band > 0 {
+		bv := float32(0)
+		if bias != nil {
+			bv = bias[m]
+		}
+		g.bands(p, in[ic*p.H*p.W:(ic+1)*p.H*p.W], s.a[:g.bandPlane], w[m*taps:(m+1)*taps], bv, clampLo, clampHi, y[nm*npix:(nm+1)*npix])
+		return
+	}
 	if ic != c.split {
 		g.fill(p, in[ic*p.H*p.W:(ic+1)*p.H*p.W], s.a[:g.plane])
 		c.split = ic

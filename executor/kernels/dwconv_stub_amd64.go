@@ -63,3 +63,23 @@ func dwPixAVX2(groups int, x *float32, pix *int, offs *int, w *float32, taps int
 //
 //go:noescape
 func dwPixAVX512(groups int, x *float32, pix *int, offs *int, w *float32, taps int, bias *float32, lo float32, hi float32, y *float32)
+
+// dwTile3s1AVX512 sets y[o·ldy+j] = min(max(bias + Σ_{kh,kw} w[kh·3+kw]·x[(o+kh)·pw + kw + j], lo), hi) for o < 8·rowBlocks, j < 16·colBlocks (FMAs in tap order).
+//
+//go:noescape
+func dwTile3s1AVX512(rowBlocks int, colBlocks int, x *float32, pw int, w *float32, bias float32, lo float32, hi float32, y *float32, ldy int)
+
+// dwTile3s2AVX512 sets y[o·ldy+j] = min(max(bias + Σ_{kh,kw} w[kh·3+kw]·x[((o·2+kh)·2 + kw mod 2)·pw + kw div 2 + j], lo), hi) for o < 8·rowBlocks, j < 16·colBlocks (FMAs in tap order).
+//
+//go:noescape
+func dwTile3s2AVX512(rowBlocks int, colBlocks int, x *float32, pw int, w *float32, bias float32, lo float32, hi float32, y *float32, ldy int)
+
+// dwTile5s1AVX512 sets y[o·ldy+j] = min(max(bias + Σ_{kh,kw} w[kh·5+kw]·x[(o+kh)·pw + kw + j], lo), hi) for o < 6·rowBlocks, j < 16·colBlocks (FMAs in tap order).
+//
+//go:noescape
+func dwTile5s1AVX512(rowBlocks int, colBlocks int, x *float32, pw int, w *float32, bias float32, lo float32, hi float32, y *float32, ldy int)
+
+// dwTile5s2AVX512 sets y[o·ldy+j] = min(max(bias + Σ_{kh,kw} w[kh·5+kw]·x[((o·2+kh)·2 + kw mod 2)·pw + kw div 2 + j], lo), hi) for o < 6·rowBlocks, j < 16·colBlocks (FMAs in tap order).
+//
+//go:noescape
+func dwTile5s2AVX512(rowBlocks int, colBlocks int, x *float32, pw int, w *float32, bias float32, lo float32, hi float32, y *float32, ldy int)

@@ -24,6 +24,15 @@ func init() {
 			softmaxRows = softmaxRowsAVX512
 		}
 		packA12Gather, packBT32Gather = packA12AVX512, packBT32AVX512
+		tiles := []*dwTile{dwTileAVX512(3, 1), dwTileAVX512(3, 2), dwTileAVX512(5, 1), dwTileAVX512(5, 2)}
+		dwTileFor = func(k, s int) *dwTile {
+			for _, t := range tiles {
+				if t.k == k && t.s == s {
+					return t
+				}
+			}
+			return nil
+		}
 		dwPix16 = func(x []float32, pix, offs []int, top int, w, bias []float32, lo, hi float32, y []float32) {
 			dwPixSIMD(16, x, pix, offs, top, w, bias, lo, hi, y)
 		}
@@ -71,4 +80,42 @@ func sigmoidSIMD512(x, y []float32, silu bool) {
 		}
 	}
 	sigmoidSIMD(x[n:], y[n:], silu)
+}
+
+// dwTileAVX512 returns the AVX-512 tile kernel for k×k taps at stride s
+// (dwTile<k>s<s>AVX512), or nil. Its run checks every read and write
+// against x, w and y before the assembly.
+func dwTileAVX512(k, s int) *dwTile {
+	type tileAsm func(rowBlocks, colBlocks int, x *float32, pw int, w *float32, bias, lo, hi float32, y *float32, ldy int)
+	var f tileAsm
+	rows := 8
+	switch {
+	case k == 3 && s == 1:
+		f = dwTile3s1AVX512
+	case k == 3 && s == 2:
+		f = dwTile3s2AVX512
+	case k == 5 && s == 1:
+		f, rows = dwTile5s1AVX512, 6
+	case k == 5 && s == 2:
+		f, rows = dwTile5s2AVX512, 6
+	default:
+		return nil
+	}
+	t := &dwTile{k: k, s: s, rows: rows}
+	t.run = func(rowBlocks, colBlocks int, x []float32, pw int, w []float32, bias, lo, hi float32, y []float32, ldy int) {
+		if rowBlocks <= 0 || colBlocks <= 0 {
+			return
+		}
+		if pw <= 0 || ldy < 0 {
+			panic("kernels: dwTile geometry")
+		}
+		// The last output row's last tap: padded row (o·s + k−1), phase
+		// s−1, column (k−1)/s + 16·colBlocks − 1.
+		o := rows*rowBlocks - 1
+		_ = x[((o*s+k-1)*s+s-1)*pw+(k-1)/s+dwTileCols*colBlocks-1]
+		_ = w[k*k-1]
+		_ = y[o*ldy+dwTileCols*colBlocks-1]
+		f(rowBlocks, colBlocks, &x[0], pw, &w[0], bias, lo, hi, &y[0], ldy)
+	}
+	return t
 }

@@ -27,6 +27,9 @@ func main() {
 	dwUnpack()
 	dwPix("dwPixAVX2", 8)
 	dwPix("dwPixAVX512", 16)
+	for _, c := range dwTileKernels {
+		dwTile(c.k, c.s, c.rows)
+	}
 	Generate()
 }
 
@@ -758,6 +761,137 @@ func dwPix(name string, lanes int) {
 	ADDQ(U32(vb*dwPixAcc), py)
 	DECQ(NewParamAddr("groups", 0))
 	JNZ(LabelRef(lbl + "group"))
+	VZEROUPPER()
+	RET()
+}
+
+// dwTileKernels are the tile kernels dwTile emits: k×k taps, stride s,
+// rows output rows a tile (as many chains as the registers left by the
+// k·k weights allow).
+var dwTileKernels = []struct{ k, s, rows int }{{3, 1, 8}, {3, 2, 8}, {5, 1, 6}, {5, 2, 6}}
+
+// dwTile emits func dwTile<k>s<s>AVX512(rowBlocks, colBlocks int, x
+// *float32, pw int, w *float32, bias, lo, hi float32, y *float32, ldy
+// int): a k×k, stride-s depthwise convolution's output plane from its
+// zero-padded phase plane x (dwGeom's layout: padded row i, column phase
+// q at (i·s+q)·pw), in tiles of R = rows output rows by 16 columns:
+//
+//	y[o·ldy + j] = clamp(bias + Σ_{kh, kw} w[kh·k+kw]·x[((o·s+kh)·s + kw mod s)·pw + kw div s + j])
+//
+// for o < R·rowBlocks, j < 16·colBlocks. The k·k weights stay in
+// registers; each input vector (padded row, tap column) is loaded once a
+// tile and multiplied into every output row of the tile that reads it
+// (up to ⌈k/s⌉), so a tile loads (R−1)·s+k rows of k vectors instead of
+// R·k·k. Each output is still one chain of FMAs from the bias in tap
+// order (kh, kw) — the input rows in order, the columns in order within
+// a row — and dwRows' clamp (VMAXPS lo, VMINPS hi): the same bits as
+// dwRowsAVX2/AVX512.
+func dwTile(k, s, rows int) {
+	name := fmt.Sprintf("dwTile%ds%dAVX512", k, s)
+	TEXT(name, NOSPLIT, "func(rowBlocks, colBlocks int, x *float32, pw int, w *float32, bias, lo, hi float32, y *float32, ldy int)")
+	Pragma("noescape")
+	at := "(o+kh)·pw + kw + j"
+	if s != 1 {
+		at = fmt.Sprintf("((o·%d+kh)·%d + kw mod %d)·pw + kw div %d + j", s, s, s, s)
+	}
+	Doc(fmt.Sprintf("%s sets y[o·ldy+j] = min(max(bias + Σ_{kh,kw} w[kh·%d+kw]·x[%s], lo), hi) for o < %d·rowBlocks, j < 16·colBlocks (FMAs in tap order).", name, k, at, rows))
+	lbl := fmt.Sprintf("dwtile%ds%d_", k, s)
+	rb := Load(Param("rowBlocks"), GP64())
+	px := Load(Param("x"), GP64())
+	pwb := Load(Param("pw"), GP64())
+	py := Load(Param("y"), GP64())
+	ldy := Load(Param("ldy"), GP64())
+	SHLQ(Imm(2), pwb)
+	SHLQ(Imm(2), ldy)
+	unit := pwb // bytes between padded rows
+	if s == 2 {
+		unit = GP64()
+		LEAQ(Mem{Base: pwb, Index: pwb, Scale: 1}, unit)
+	}
+	wv := make([]reg.VecVirtual, k*k)
+	{
+		pw := Load(Param("w"), GP64())
+		for t := range wv {
+			wv[t] = ZMM()
+			VBROADCASTSS(Mem{Base: pw, Disp: 4 * t}, wv[t])
+		}
+	}
+	acc := make([]reg.VecVirtual, rows)
+	for r := range acc {
+		acc[r] = ZMM()
+	}
+	xb, yb, cb, p := GP64(), GP64(), GP64(), GP64()
+	TESTQ(rb, rb)
+	JZ(LabelRef(lbl + "done"))
+	Label(lbl + "rows")
+	MOVQ(px, xb)
+	MOVQ(py, yb)
+	Load(Param("colBlocks"), cb)
+	TESTQ(cb, cb)
+	JZ(LabelRef(lbl + "next_rows"))
+	Label(lbl + "cols")
+	for _, a := range acc {
+		VBROADCASTSS(NewParamAddr("bias", 40), a)
+	}
+	MOVQ(xb, p)
+	units := (rows-1)*s + k
+	for u := 0; u < units; u++ {
+		for kw := 0; kw < k; kw++ {
+			m := Mem{Base: p, Disp: 4 * (kw / s)}
+			if kw%s == 1 {
+				m.Index, m.Scale = pwb, 1
+			}
+			var outs []int
+			for r := range acc {
+				if kh := u - r*s; kh >= 0 && kh < k {
+					outs = append(outs, r)
+				}
+			}
+			if len(outs) == 1 {
+				r := outs[0]
+				VFMADD231PS(m, wv[(u-r*s)*k+kw], acc[r])
+				continue
+			}
+			v := ZMM()
+			VMOVUPS(m, v)
+			for _, r := range outs {
+				VFMADD231PS(v, wv[(u-r*s)*k+kw], acc[r])
+			}
+		}
+		if u+1 < units {
+			ADDQ(unit, p)
+		}
+	}
+	t := ZMM()
+	VBROADCASTSS(NewParamAddr("lo", 44), t)
+	for _, a := range acc {
+		VMAXPS(a, t, a) // lo > a ? lo : a
+	}
+	VBROADCASTSS(NewParamAddr("hi", 48), t)
+	for _, a := range acc {
+		VMINPS(a, t, a) // hi < a ? hi : a
+	}
+	MOVQ(yb, p)
+	for r, a := range acc {
+		VMOVUPS(a, Mem{Base: p})
+		if r+1 < rows {
+			ADDQ(ldy, p)
+		}
+	}
+	ADDQ(Imm(64), xb)
+	ADDQ(Imm(64), yb)
+	DECQ(cb)
+	JNZ(LabelRef(lbl + "cols"))
+	Label(lbl + "next_rows")
+	for i := 0; i < rows*s; i++ {
+		ADDQ(unit, px)
+	}
+	for i := 0; i < rows; i++ {
+		ADDQ(ldy, py)
+	}
+	DECQ(rb)
+	JNZ(LabelRef(lbl + "rows"))
+	Label(lbl + "done")
 	VZEROUPPER()
 	RET()
 }
