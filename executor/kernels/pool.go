@@ -38,7 +38,12 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 	pr := (p.OW-1)*p.SW + (p.KW-1)*p.DW + 1 - p.W - p.PL
 	short := p.SW == 1 && p.PL < p.KW && pr < p.KW && interiorCols(&p) < smallRow
 	gapped := gapPool(&p)
+	s2 := poolS2Kernel(&p)
 	run := func(lo, hi int) {
+		if s2 != nil {
+			maxPoolS2(&p, s2, in, y, lo, hi)
+			return
+		}
 		if gapped {
 			maxPoolGapped(&p, in, y, lo, hi)
 			return
@@ -137,12 +142,17 @@ func splitPhases(src []float32, s, pw int, ph []float32) {
 // (NaN wins, as Go's max), so the values are those of the window-by-
 // window loop.
 func maxPoolPlane(p *Pool2D, xc, yc, vx, ph []float32) {
+	maxPoolRows(p, xc, yc, vx, ph, 0, p.OH)
+}
+
+// maxPoolRows is maxPoolPlane on the output rows [olo, ohi) only.
+func maxPoolRows(p *Pool2D, xc, yc, vx, ph []float32, olo, ohi int) {
 	ninf := float32(math.Inf(-1))
 	v := vx[:p.W] // vx: one value more for maxColumns
 	qlo, qhi := interior(p)
 	n := qhi - qlo
 	pw := (p.W + p.SW - 1) / p.SW
-	for o := 0; o < p.OH; o++ {
+	for o := olo; o < ohi; o++ {
 		yr := yc[o*p.OW : (o+1)*p.OW]
 		first := true
 		for kh := 0; kh < p.KH; kh++ {

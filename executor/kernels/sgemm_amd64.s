@@ -9908,6 +9908,381 @@ nbits8GemvAVX512R2_group:
 	VZEROUPPER
 	RET
 
+// func maxPoolS2K3AVX512(planes int, rows int, n int, x *float32, w int, xplane int, y *float32, yplane int, lpad int, k0 int)
+// Requires: AVX, AVX512F, BMI2, CMOV
+TEXT ·maxPoolS2K3AVX512(SB), NOSPLIT, $0-80
+	MOVQ         planes+0(FP), AX
+	MOVQ         x+24(FP), CX
+	MOVQ         y+48(FP), DX
+	MOVQ         w+32(FP), BX
+	MOVQ         lpad+64(FP), SI
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, SI
+	SUBQ         SI, CX
+	MOVL         $0xff800000, SI
+	VPBROADCASTD SI, Z0
+	VMOVDQU32    maxPoolS2K3AVX512_idx<>+0(SB), Z1
+	VMOVDQU32    maxPoolS2K3AVX512_idx<>+64(SB), Z2
+	TESTQ        AX, AX
+	JZ           maxPoolS2K3AVX512_done
+
+maxPoolS2K3AVX512_plane:
+	MOVQ  rows+8(FP), SI
+	MOVQ  CX, DI
+	MOVQ  DX, R8
+	TESTQ SI, SI
+	JZ    maxPoolS2K3AVX512_planeend
+
+maxPoolS2K3AVX512_row:
+	MOVQ      DI, R9
+	MOVQ      R8, R10
+	MOVQ      n+16(FP), R11
+	MOVQ      w+32(FP), R12
+	ADDQ      lpad+64(FP), R12
+	MOVQ      k0+72(FP), R13
+	KMOVW     R13, K1
+	KNOTW     K1, K2
+	VMOVUPS.Z (R9), K1, Z3
+	VMOVUPS.Z (R9)(BX*1), K1, Z4
+	VMAXPS    Z4, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K3
+	VMOVAPS   Z3, K3, Z4
+	VMOVUPS.Z (R9)(BX*2), K1, Z3
+	VMAXPS    Z3, Z4, Z3
+	VCMPPS    $0x03, Z4, Z4, K1
+	VMOVAPS   Z4, K1, Z3
+	VMOVAPS   Z0, K2, Z3
+	VMOVAPS   Z3, Z3
+
+maxPoolS2K3AVX512_fast:
+	CMPQ      R11, $0x10
+	JL        maxPoolS2K3AVX512_tail
+	CMPQ      R12, $0x30
+	JL        maxPoolS2K3AVX512_tail
+	VMOVUPS   64(R9), Z4
+	VMAXPS    64(R9)(BX*1), Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VMOVAPS   Z4, K1, Z5
+	VMAXPS    64(R9)(BX*2), Z5, Z4
+	VCMPPS    $0x03, Z5, Z5, K1
+	VMOVAPS   Z5, K1, Z4
+	VMOVUPS   128(R9), Z5
+	VMAXPS    128(R9)(BX*1), Z5, Z6
+	VCMPPS    $0x03, Z5, Z5, K1
+	VMOVAPS   Z5, K1, Z6
+	VMAXPS    128(R9)(BX*2), Z6, Z5
+	VCMPPS    $0x03, Z6, Z6, K1
+	VMOVAPS   Z6, K1, Z5
+	VMOVAPS   Z1, Z6
+	VPERMI2PS Z4, Z3, Z6
+	VMOVAPS   Z2, Z7
+	VPERMI2PS Z4, Z3, Z7
+	VMAXPS    Z7, Z6, Z3
+	VCMPPS    $0x03, Z6, Z6, K1
+	VMOVAPS   Z6, K1, Z3
+	VALIGND   $0x01, Z6, Z5, Z4
+	VMAXPS    Z4, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VMOVAPS   Z3, K1, Z4
+	VMOVUPS   Z4, (R10)
+	VMOVAPS   Z5, Z3
+	ADDQ      $0x80, R9
+	ADDQ      $0x40, R10
+	SUBQ      $0x10, R11
+	SUBQ      $0x20, R12
+	JMP       maxPoolS2K3AVX512_fast
+
+maxPoolS2K3AVX512_tail:
+	TESTQ     R11, R11
+	JLE       maxPoolS2K3AVX512_rowend
+	MOVQ      R11, R13
+	ADDQ      R13, R13
+	INCQ      R13
+	CMPQ      R13, R12
+	CMOVQGT   R12, R13
+	SUBQ      $0x10, R13
+	XORQ      R14, R14
+	CMPQ      R13, $0x00
+	CMOVQLT   R14, R13
+	MOVL      $0xffffffff, R14
+	BZHIL     R13, R14, R13
+	KMOVW     R13, K1
+	KNOTW     K1, K2
+	SHRL      $0x10, R13
+	KMOVW     R13, K3
+	KNOTW     K3, K4
+	BZHIL     R11, R14, R13
+	KMOVW     R13, K5
+	VMOVUPS.Z 64(R9), K1, Z4
+	VMOVUPS.Z 64(R9)(BX*1), K1, Z5
+	VMAXPS    Z5, Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K6
+	VMOVAPS   Z4, K6, Z5
+	VMOVUPS.Z 64(R9)(BX*2), K1, Z4
+	VMAXPS    Z4, Z5, Z4
+	VCMPPS    $0x03, Z5, Z5, K1
+	VMOVAPS   Z5, K1, Z4
+	VMOVAPS   Z0, K2, Z4
+	VMOVUPS.Z 128(R9), K3, Z5
+	VMOVUPS.Z 128(R9)(BX*1), K3, Z6
+	VMAXPS    Z6, Z5, Z6
+	VCMPPS    $0x03, Z5, Z5, K1
+	VMOVAPS   Z5, K1, Z6
+	VMOVUPS.Z 128(R9)(BX*2), K3, Z5
+	VMAXPS    Z5, Z6, Z5
+	VCMPPS    $0x03, Z6, Z6, K1
+	VMOVAPS   Z6, K1, Z5
+	VMOVAPS   Z0, K4, Z5
+	VMOVAPS   Z1, Z6
+	VPERMI2PS Z4, Z3, Z6
+	VMOVAPS   Z2, Z7
+	VPERMI2PS Z4, Z3, Z7
+	VMAXPS    Z7, Z6, Z3
+	VCMPPS    $0x03, Z6, Z6, K1
+	VMOVAPS   Z6, K1, Z3
+	VALIGND   $0x01, Z6, Z5, Z4
+	VMAXPS    Z4, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VMOVAPS   Z3, K1, Z4
+	VMOVUPS   Z4, K5, (R10)
+	VMOVAPS   Z5, Z3
+	ADDQ      $0x80, R9
+	ADDQ      $0x40, R10
+	SUBQ      $0x10, R11
+	SUBQ      $0x20, R12
+	JMP       maxPoolS2K3AVX512_tail
+
+maxPoolS2K3AVX512_rowend:
+	ADDQ BX, DI
+	ADDQ BX, DI
+	MOVQ n+16(FP), R9
+	SHLQ $0x02, R9
+	ADDQ R9, R8
+	DECQ SI
+	JNZ  maxPoolS2K3AVX512_row
+
+maxPoolS2K3AVX512_planeend:
+	MOVQ xplane+40(FP), SI
+	MOVQ yplane+56(FP), DI
+	SHLQ $0x02, SI
+	SHLQ $0x02, DI
+	ADDQ SI, CX
+	ADDQ DI, DX
+	DECQ AX
+	JNZ  maxPoolS2K3AVX512_plane
+
+maxPoolS2K3AVX512_done:
+	VZEROUPPER
+	RET
+
+DATA maxPoolS2K3AVX512_idx<>+0(SB)/4, $0x00000000
+DATA maxPoolS2K3AVX512_idx<>+4(SB)/4, $0x00000002
+DATA maxPoolS2K3AVX512_idx<>+8(SB)/4, $0x00000004
+DATA maxPoolS2K3AVX512_idx<>+12(SB)/4, $0x00000006
+DATA maxPoolS2K3AVX512_idx<>+16(SB)/4, $0x00000008
+DATA maxPoolS2K3AVX512_idx<>+20(SB)/4, $0x0000000a
+DATA maxPoolS2K3AVX512_idx<>+24(SB)/4, $0x0000000c
+DATA maxPoolS2K3AVX512_idx<>+28(SB)/4, $0x0000000e
+DATA maxPoolS2K3AVX512_idx<>+32(SB)/4, $0x00000010
+DATA maxPoolS2K3AVX512_idx<>+36(SB)/4, $0x00000012
+DATA maxPoolS2K3AVX512_idx<>+40(SB)/4, $0x00000014
+DATA maxPoolS2K3AVX512_idx<>+44(SB)/4, $0x00000016
+DATA maxPoolS2K3AVX512_idx<>+48(SB)/4, $0x00000018
+DATA maxPoolS2K3AVX512_idx<>+52(SB)/4, $0x0000001a
+DATA maxPoolS2K3AVX512_idx<>+56(SB)/4, $0x0000001c
+DATA maxPoolS2K3AVX512_idx<>+60(SB)/4, $0x0000001e
+DATA maxPoolS2K3AVX512_idx<>+64(SB)/4, $0x00000001
+DATA maxPoolS2K3AVX512_idx<>+68(SB)/4, $0x00000003
+DATA maxPoolS2K3AVX512_idx<>+72(SB)/4, $0x00000005
+DATA maxPoolS2K3AVX512_idx<>+76(SB)/4, $0x00000007
+DATA maxPoolS2K3AVX512_idx<>+80(SB)/4, $0x00000009
+DATA maxPoolS2K3AVX512_idx<>+84(SB)/4, $0x0000000b
+DATA maxPoolS2K3AVX512_idx<>+88(SB)/4, $0x0000000d
+DATA maxPoolS2K3AVX512_idx<>+92(SB)/4, $0x0000000f
+DATA maxPoolS2K3AVX512_idx<>+96(SB)/4, $0x00000011
+DATA maxPoolS2K3AVX512_idx<>+100(SB)/4, $0x00000013
+DATA maxPoolS2K3AVX512_idx<>+104(SB)/4, $0x00000015
+DATA maxPoolS2K3AVX512_idx<>+108(SB)/4, $0x00000017
+DATA maxPoolS2K3AVX512_idx<>+112(SB)/4, $0x00000019
+DATA maxPoolS2K3AVX512_idx<>+116(SB)/4, $0x0000001b
+DATA maxPoolS2K3AVX512_idx<>+120(SB)/4, $0x0000001d
+DATA maxPoolS2K3AVX512_idx<>+124(SB)/4, $0x0000001f
+GLOBL maxPoolS2K3AVX512_idx<>(SB), RODATA|NOPTR, $128
+
+// func maxPoolS2K2AVX512(planes int, rows int, n int, x *float32, w int, xplane int, y *float32, yplane int, lpad int, k0 int)
+// Requires: AVX, AVX512F, BMI2, CMOV
+TEXT ·maxPoolS2K2AVX512(SB), NOSPLIT, $0-80
+	MOVQ         planes+0(FP), AX
+	MOVQ         x+24(FP), CX
+	MOVQ         y+48(FP), DX
+	MOVQ         w+32(FP), BX
+	MOVQ         lpad+64(FP), SI
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, SI
+	SUBQ         SI, CX
+	MOVL         $0xff800000, SI
+	VPBROADCASTD SI, Z0
+	VMOVDQU32    maxPoolS2K2AVX512_idx<>+0(SB), Z1
+	VMOVDQU32    maxPoolS2K2AVX512_idx<>+64(SB), Z2
+	TESTQ        AX, AX
+	JZ           maxPoolS2K2AVX512_done
+
+maxPoolS2K2AVX512_plane:
+	MOVQ  rows+8(FP), SI
+	MOVQ  CX, DI
+	MOVQ  DX, R8
+	TESTQ SI, SI
+	JZ    maxPoolS2K2AVX512_planeend
+
+maxPoolS2K2AVX512_row:
+	MOVQ      DI, R9
+	MOVQ      R8, R10
+	MOVQ      n+16(FP), R11
+	MOVQ      w+32(FP), R12
+	ADDQ      lpad+64(FP), R12
+	MOVQ      k0+72(FP), R13
+	KMOVW     R13, K1
+	KNOTW     K1, K2
+	VMOVUPS.Z (R9), K1, Z3
+	VMOVUPS.Z (R9)(BX*1), K1, Z4
+	VMAXPS    Z4, Z3, Z4
+	VCMPPS    $0x03, Z3, Z3, K1
+	VMOVAPS   Z3, K1, Z4
+	VMOVAPS   Z0, K2, Z4
+	VMOVAPS   Z4, Z3
+
+maxPoolS2K2AVX512_fast:
+	CMPQ      R11, $0x10
+	JL        maxPoolS2K2AVX512_tail
+	CMPQ      R12, $0x30
+	JL        maxPoolS2K2AVX512_tail
+	VMOVUPS   64(R9), Z4
+	VMAXPS    64(R9)(BX*1), Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VMOVAPS   Z4, K1, Z5
+	VMOVUPS   128(R9), Z4
+	VMAXPS    128(R9)(BX*1), Z4, Z6
+	VCMPPS    $0x03, Z4, Z4, K1
+	VMOVAPS   Z4, K1, Z6
+	VMOVAPS   Z1, Z4
+	VPERMI2PS Z5, Z3, Z4
+	VMOVAPS   Z2, Z7
+	VPERMI2PS Z5, Z3, Z7
+	VMAXPS    Z7, Z4, Z3
+	VCMPPS    $0x03, Z4, Z4, K1
+	VMOVAPS   Z4, K1, Z3
+	VMOVUPS   Z3, (R10)
+	VMOVAPS   Z6, Z3
+	ADDQ      $0x80, R9
+	ADDQ      $0x40, R10
+	SUBQ      $0x10, R11
+	SUBQ      $0x20, R12
+	JMP       maxPoolS2K2AVX512_fast
+
+maxPoolS2K2AVX512_tail:
+	TESTQ     R11, R11
+	JLE       maxPoolS2K2AVX512_rowend
+	MOVQ      R11, R13
+	ADDQ      R13, R13
+	CMPQ      R13, R12
+	CMOVQGT   R12, R13
+	SUBQ      $0x10, R13
+	XORQ      R14, R14
+	CMPQ      R13, $0x00
+	CMOVQLT   R14, R13
+	MOVL      $0xffffffff, R14
+	BZHIL     R13, R14, R13
+	KMOVW     R13, K1
+	KNOTW     K1, K2
+	SHRL      $0x10, R13
+	KMOVW     R13, K3
+	KNOTW     K3, K4
+	BZHIL     R11, R14, R13
+	KMOVW     R13, K5
+	VMOVUPS.Z 64(R9), K1, Z4
+	VMOVUPS.Z 64(R9)(BX*1), K1, Z5
+	VMAXPS    Z5, Z4, Z5
+	VCMPPS    $0x03, Z4, Z4, K1
+	VMOVAPS   Z4, K1, Z5
+	VMOVAPS   Z0, K2, Z5
+	VMOVUPS.Z 128(R9), K3, Z4
+	VMOVUPS.Z 128(R9)(BX*1), K3, Z6
+	VMAXPS    Z6, Z4, Z6
+	VCMPPS    $0x03, Z4, Z4, K1
+	VMOVAPS   Z4, K1, Z6
+	VMOVAPS   Z0, K4, Z6
+	VMOVAPS   Z1, Z4
+	VPERMI2PS Z5, Z3, Z4
+	VMOVAPS   Z2, Z7
+	VPERMI2PS Z5, Z3, Z7
+	VMAXPS    Z7, Z4, Z3
+	VCMPPS    $0x03, Z4, Z4, K1
+	VMOVAPS   Z4, K1, Z3
+	VMOVUPS   Z3, K5, (R10)
+	VMOVAPS   Z6, Z3
+	ADDQ      $0x80, R9
+	ADDQ      $0x40, R10
+	SUBQ      $0x10, R11
+	SUBQ      $0x20, R12
+	JMP       maxPoolS2K2AVX512_tail
+
+maxPoolS2K2AVX512_rowend:
+	ADDQ BX, DI
+	ADDQ BX, DI
+	MOVQ n+16(FP), R9
+	SHLQ $0x02, R9
+	ADDQ R9, R8
+	DECQ SI
+	JNZ  maxPoolS2K2AVX512_row
+
+maxPoolS2K2AVX512_planeend:
+	MOVQ xplane+40(FP), SI
+	MOVQ yplane+56(FP), DI
+	SHLQ $0x02, SI
+	SHLQ $0x02, DI
+	ADDQ SI, CX
+	ADDQ DI, DX
+	DECQ AX
+	JNZ  maxPoolS2K2AVX512_plane
+
+maxPoolS2K2AVX512_done:
+	VZEROUPPER
+	RET
+
+DATA maxPoolS2K2AVX512_idx<>+0(SB)/4, $0x00000000
+DATA maxPoolS2K2AVX512_idx<>+4(SB)/4, $0x00000002
+DATA maxPoolS2K2AVX512_idx<>+8(SB)/4, $0x00000004
+DATA maxPoolS2K2AVX512_idx<>+12(SB)/4, $0x00000006
+DATA maxPoolS2K2AVX512_idx<>+16(SB)/4, $0x00000008
+DATA maxPoolS2K2AVX512_idx<>+20(SB)/4, $0x0000000a
+DATA maxPoolS2K2AVX512_idx<>+24(SB)/4, $0x0000000c
+DATA maxPoolS2K2AVX512_idx<>+28(SB)/4, $0x0000000e
+DATA maxPoolS2K2AVX512_idx<>+32(SB)/4, $0x00000010
+DATA maxPoolS2K2AVX512_idx<>+36(SB)/4, $0x00000012
+DATA maxPoolS2K2AVX512_idx<>+40(SB)/4, $0x00000014
+DATA maxPoolS2K2AVX512_idx<>+44(SB)/4, $0x00000016
+DATA maxPoolS2K2AVX512_idx<>+48(SB)/4, $0x00000018
+DATA maxPoolS2K2AVX512_idx<>+52(SB)/4, $0x0000001a
+DATA maxPoolS2K2AVX512_idx<>+56(SB)/4, $0x0000001c
+DATA maxPoolS2K2AVX512_idx<>+60(SB)/4, $0x0000001e
+DATA maxPoolS2K2AVX512_idx<>+64(SB)/4, $0x00000001
+DATA maxPoolS2K2AVX512_idx<>+68(SB)/4, $0x00000003
+DATA maxPoolS2K2AVX512_idx<>+72(SB)/4, $0x00000005
+DATA maxPoolS2K2AVX512_idx<>+76(SB)/4, $0x00000007
+DATA maxPoolS2K2AVX512_idx<>+80(SB)/4, $0x00000009
+DATA maxPoolS2K2AVX512_idx<>+84(SB)/4, $0x0000000b
+DATA maxPoolS2K2AVX512_idx<>+88(SB)/4, $0x0000000d
+DATA maxPoolS2K2AVX512_idx<>+92(SB)/4, $0x0000000f
+DATA maxPoolS2K2AVX512_idx<>+96(SB)/4, $0x00000011
+DATA maxPoolS2K2AVX512_idx<>+100(SB)/4, $0x00000013
+DATA maxPoolS2K2AVX512_idx<>+104(SB)/4, $0x00000015
+DATA maxPoolS2K2AVX512_idx<>+108(SB)/4, $0x00000017
+DATA maxPoolS2K2AVX512_idx<>+112(SB)/4, $0x00000019
+DATA maxPoolS2K2AVX512_idx<>+116(SB)/4, $0x0000001b
+DATA maxPoolS2K2AVX512_idx<>+120(SB)/4, $0x0000001d
+DATA maxPoolS2K2AVX512_idx<>+124(SB)/4, $0x0000001f
+GLOBL maxPoolS2K2AVX512_idx<>(SB), RODATA|NOPTR, $128
+
 // func scaleAVX2(n int, a float32, x *float32, y *float32)
 // Requires: AVX
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-32

@@ -93,6 +93,8 @@ func main() {
 	nbitsGemv("nbits8GemvAVX512", 8, 16, 1, func() reg.VecVirtual { return ZMM() })
 	nbitsGemv("nbits4GemvAVX512R2", 4, 16, 2, func() reg.VecVirtual { return ZMM() })
 	nbitsGemv("nbits8GemvAVX512R2", 8, 16, 2, func() reg.VecVirtual { return ZMM() })
+	poolS2("maxPoolS2K3AVX512", 3)
+	poolS2("maxPoolS2K2AVX512", 2)
 	scalarOp("scaleAVX2", "scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.", false)
 	scalarOp("divScalarAVX2", "divScalarAVX2 sets y[i] = x[i] / a for i < n (IEEE division, as Go's); n is a multiple of 8.", true)
 	maxWin3s2()
@@ -1601,4 +1603,196 @@ func ikernel(name string, mr, nv, w int, evex bool, vec func() reg.VecVirtual) {
 	JNZ(LabelRef(name + "_loop"))
 	Label(name + "_store")
 	storeTile(acc, pc, ldc, w, mov)
+}
+
+// poolS2 emits func name(planes, rows, n int, x *float32, w, xplane int,
+// y *float32, yplane, lpad, k0 int): a k×k max pool at stride 2 (k = 2
+// or 3, no dilation) of whole output rows with AVX-512, no row buffer.
+// For each of planes planes (x, y advanced by xplane, yplane floats) and
+// rows output rows (x by 2·w floats, y by n), output j < n of the row is
+// the maximum over window rows r < k (x + r·w) and columns c < k (input
+// column 2j + c − lpad; columns outside [0, w) count as −Inf): the rows'
+// maximum first (maxNaN(maxNaN(r0, r1), r2), as copy and two maxAVX2
+// passes), then the columns' (maxNaN(maxNaN(even, odd), next even), as
+// maxWin3S2AVX2; k = 2: maxNaN(even, odd)), so every lane has the bits
+// of the row buffer's SIMD path. Sixteen outputs a step from 33 input
+// columns: the rows' maxima of columns [c, c+16) (V0, kept from the step
+// before), [c+16, c+32) (V1) and [c+32, c+48) (V2, the next step's V0);
+// even and odd columns of V0:V1 by VPERMI2PS, the next even ones by
+// VALIGND of the evens and V2. Steps whose columns are all inside the
+// row run unmasked; the last ones mask their loads (masked-off columns
+// −Inf, memory beyond them not read) and the store. k0 is the first V0's
+// lane mask (columns lpad … min(16, needed, w + lpad)).
+func poolS2(name string, k int) {
+	TEXT(name, NOSPLIT, "func(planes, rows, n int, x *float32, w, xplane int, y *float32, yplane, lpad, k0 int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s pools planes·rows output rows of n outputs, %d×%d windows at stride 2 (maxNaN order of the row path), from rows of w floats (columns shifted by lpad, outside [0, w) −Inf); k0 is the first 16 columns' lane mask.", name, k, k))
+	planes := Load(Param("planes"), GP64())
+	pxp := Load(Param("x"), GP64())
+	pyp := Load(Param("y"), GP64())
+	pw := Load(Param("w"), GP64())
+	lpad := Load(Param("lpad"), GP64())
+	SHLQ(Imm(2), pw)
+	SHLQ(Imm(2), lpad)
+	SUBQ(lpad, pxp) // column −lpad (masked off in the first step)
+	ninf, idxE, idxO := ZMM(), ZMM(), ZMM()
+	t := GP32()
+	MOVL(U32(0xff800000), t)
+	VPBROADCASTD(t, ninf)
+	idx := GLOBL(name+"_idx", RODATA|NOPTR) // even columns, then odd ones
+	for i := 0; i < 32; i++ {
+		DATA(4*i, U32(2*(i%16)+i/16))
+	}
+	VMOVDQU32(idx, idxE)
+	VMOVDQU32(idx.Offset(64), idxO)
+	need := func(r reg.GPVirtual) { // columns the r outputs read
+		ADDQ(r, r)
+		if k == 3 {
+			INCQ(r)
+		}
+	}
+	maxNaN := func(a reg.VecVirtual, b Op, dst reg.VecVirtual) {
+		kn := K()
+		VMAXPS(b, a, dst)
+		VCMPPS(Imm(3), a, a, kn)
+		VMOVAPS(a, kn, dst)
+	}
+	// rowsMax: the maximum over the k window rows of 16 columns at px +
+	// disp, masked by km (with knm its complement) or not.
+	rowsMax := func(px, pw reg.Register, disp int, km, knm reg.Register) reg.VecVirtual {
+		a := ZMM()
+		m0 := Mem{Base: px, Disp: disp}
+		m1 := Mem{Base: px, Index: pw, Scale: 1, Disp: disp}
+		m2 := Mem{Base: px, Index: pw, Scale: 2, Disp: disp}
+		ms := []Mem{m0, m1, m2}[:k]
+		if km == nil {
+			VMOVUPS(m0, a)
+			for _, m := range ms[1:] {
+				d := ZMM()
+				maxNaN(a, m, d)
+				a = d
+			}
+			return a
+		}
+		VMOVUPS_Z(m0, km, a)
+		for _, m := range ms[1:] {
+			b, d := ZMM(), ZMM()
+			VMOVUPS_Z(m, km, b)
+			maxNaN(a, b, d)
+			a = d
+		}
+		VMOVAPS(ninf, knm, a)
+		return a
+	}
+	// step: V1, V2 from V0, 16 outputs to py (masked by ks or not).
+	step := func(v0, v1, v2 reg.VecVirtual, py reg.GPVirtual, ks reg.Register) {
+		e, o := ZMM(), ZMM()
+		VMOVAPS(idxE, e)
+		VPERMI2PS(v1, v0, e)
+		VMOVAPS(idxO, o)
+		VPERMI2PS(v1, v0, o)
+		m := ZMM()
+		maxNaN(e, o, m)
+		if k == 3 {
+			e2, m2 := ZMM(), ZMM()
+			VALIGND(Imm(1), e, v2, e2) // evens 1 … 15, then V2's column 0
+			maxNaN(m, e2, m2)
+			m = m2
+		}
+		if ks == nil {
+			VMOVUPS(m, Mem{Base: py})
+		} else {
+			VMOVUPS(m, ks, Mem{Base: py})
+		}
+		VMOVAPS(v2, v0)
+	}
+	TESTQ(planes, planes)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_plane")
+	rows := Load(Param("rows"), GP64())
+	pxr, pyr := GP64(), GP64()
+	MOVQ(pxp, pxr)
+	MOVQ(pyp, pyr)
+	TESTQ(rows, rows)
+	JZ(LabelRef(name + "_planeend"))
+	Label(name + "_row")
+	px, py, r, rem := GP64(), GP64(), GP64(), GP64()
+	MOVQ(pxr, px)
+	MOVQ(pyr, py)
+	Load(Param("n"), r)
+	Load(Param("w"), rem)
+	ADDQ(NewParamAddr("lpad", 64), rem) // rem: valid columns from px on
+	kf, knf, k0 := K(), K(), GP64()
+	Load(Param("k0"), k0)
+	KMOVW(k0.As32(), kf)
+	KNOTW(kf, knf)
+	v0 := ZMM()
+	c0 := rowsMax(px, pw, 0, kf, knf)
+	VMOVAPS(c0, v0)
+	// Unmasked steps: 16 outputs and columns [c+16, c+48) inside the row.
+	Label(name + "_fast")
+	CMPQ(r, Imm(16))
+	JL(LabelRef(name + "_tail"))
+	CMPQ(rem, Imm(48))
+	JL(LabelRef(name + "_tail"))
+	v1 := rowsMax(px, pw, 64, nil, nil)
+	v2 := rowsMax(px, pw, 128, nil, nil)
+	step(v0, v1, v2, py, nil)
+	ADDQ(Imm(128), px)
+	ADDQ(Imm(64), py)
+	SUBQ(Imm(16), r)
+	SUBQ(Imm(32), rem)
+	JMP(LabelRef(name + "_fast"))
+	// Masked steps: columns [c+16, c+16+need) with need = min(columns
+	// read, rem) − 16 (< 32 here), outputs min(r, 16).
+	Label(name + "_tail")
+	TESTQ(r, r)
+	JLE(LabelRef(name + "_rowend"))
+	nd, tmp := GP64(), GP64()
+	MOVQ(r, nd)
+	need(nd)
+	CMPQ(nd, rem)
+	CMOVQGT(rem, nd)
+	SUBQ(Imm(16), nd)
+	XORQ(tmp, tmp)
+	CMPQ(nd, Imm(0))
+	CMOVQLT(tmp, nd)
+	MOVL(U32(0xffffffff), tmp.As32())
+	BZHIL(nd.As32(), tmp.As32(), nd.As32())
+	k1, k1n, k2, k2n, ks := K(), K(), K(), K(), K()
+	KMOVW(nd.As32(), k1)
+	KNOTW(k1, k1n)
+	SHRL(Imm(16), nd.As32())
+	KMOVW(nd.As32(), k2)
+	KNOTW(k2, k2n)
+	BZHIL(r.As32(), tmp.As32(), nd.As32())
+	KMOVW(nd.As32(), ks)
+	w1 := rowsMax(px, pw, 64, k1, k1n)
+	w2 := rowsMax(px, pw, 128, k2, k2n)
+	step(v0, w1, w2, py, ks)
+	ADDQ(Imm(128), px)
+	ADDQ(Imm(64), py)
+	SUBQ(Imm(16), r)
+	SUBQ(Imm(32), rem)
+	JMP(LabelRef(name + "_tail"))
+	Label(name + "_rowend")
+	ADDQ(pw, pxr)
+	ADDQ(pw, pxr)
+	nb := Load(Param("n"), GP64())
+	SHLQ(Imm(2), nb)
+	ADDQ(nb, pyr)
+	DECQ(rows)
+	JNZ(LabelRef(name + "_row"))
+	Label(name + "_planeend")
+	xs := Load(Param("xplane"), GP64())
+	ys := Load(Param("yplane"), GP64())
+	SHLQ(Imm(2), xs)
+	SHLQ(Imm(2), ys)
+	ADDQ(xs, pxp)
+	ADDQ(ys, pyp)
+	DECQ(planes)
+	JNZ(LabelRef(name + "_plane"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
 }
