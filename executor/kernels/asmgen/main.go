@@ -1651,15 +1651,21 @@ func poolS2(name string, k int) {
 			INCQ(r)
 		}
 	}
-	maxNaN := func(a reg.VecVirtual, b Op, dst reg.VecVirtual) {
+	// maxNaN sets a = max(a, b), NaN winning, in a's register (as
+	// maxNaN: VMAXPS where a is not NaN, a where it is), on the lanes of
+	// km only (nil: all; b's memory is read on those lanes only).
+	maxNaN := func(a reg.VecVirtual, b Op, km reg.Register) {
 		kn := K()
-		VMAXPS(b, a, dst)
-		VCMPPS(Imm(3), a, a, kn)
-		VMOVAPS(a, kn, dst)
+		if km == nil {
+			VCMPPS(Imm(7), a, a, kn) // ordered: a is not NaN
+		} else {
+			VCMPPS(Imm(7), a, a, km, kn)
+		}
+		VMAXPS(b, a, kn, a)
 	}
 	// rowsMax: the maximum over the k window rows of 16 columns at px +
-	// disp, masked by km (with knm its complement) or not.
-	rowsMax := func(px, pw reg.Register, disp int, km, knm reg.Register) reg.VecVirtual {
+	// disp, on the lanes of km (the others −Inf) or all lanes (km nil).
+	rowsMax := func(px, pw reg.Register, disp int, km reg.Register) reg.VecVirtual {
 		a := ZMM()
 		m0 := Mem{Base: px, Disp: disp}
 		m1 := Mem{Base: px, Index: pw, Scale: 1, Disp: disp}
@@ -1667,21 +1673,13 @@ func poolS2(name string, k int) {
 		ms := []Mem{m0, m1, m2}[:k]
 		if km == nil {
 			VMOVUPS(m0, a)
-			for _, m := range ms[1:] {
-				d := ZMM()
-				maxNaN(a, m, d)
-				a = d
-			}
-			return a
+		} else {
+			VMOVAPS(ninf, a)
+			VMOVUPS(m0, km, a)
 		}
-		VMOVUPS_Z(m0, km, a)
 		for _, m := range ms[1:] {
-			b, d := ZMM(), ZMM()
-			VMOVUPS_Z(m, km, b)
-			maxNaN(a, b, d)
-			a = d
+			maxNaN(a, m, km)
 		}
-		VMOVAPS(ninf, knm, a)
 		return a
 	}
 	// step: V1, V2 from V0, 16 outputs to py (masked by ks or not).
@@ -1691,18 +1689,19 @@ func poolS2(name string, k int) {
 		VPERMI2PS(v1, v0, e)
 		VMOVAPS(idxO, o)
 		VPERMI2PS(v1, v0, o)
-		m := ZMM()
-		maxNaN(e, o, m)
+		var e2 reg.VecVirtual
 		if k == 3 {
-			e2, m2 := ZMM(), ZMM()
+			e2 = ZMM()
 			VALIGND(Imm(1), e, v2, e2) // evens 1 … 15, then V2's column 0
-			maxNaN(m, e2, m2)
-			m = m2
+		}
+		maxNaN(e, o, nil)
+		if k == 3 {
+			maxNaN(e, e2, nil)
 		}
 		if ks == nil {
-			VMOVUPS(m, Mem{Base: py})
+			VMOVUPS(e, Mem{Base: py})
 		} else {
-			VMOVUPS(m, ks, Mem{Base: py})
+			VMOVUPS(e, ks, Mem{Base: py})
 		}
 		VMOVAPS(v2, v0)
 	}
@@ -1722,12 +1721,11 @@ func poolS2(name string, k int) {
 	Load(Param("n"), r)
 	Load(Param("w"), rem)
 	ADDQ(NewParamAddr("lpad", 64), rem) // rem: valid columns from px on
-	kf, knf, k0 := K(), K(), GP64()
+	kf, k0 := K(), GP64()
 	Load(Param("k0"), k0)
 	KMOVW(k0.As32(), kf)
-	KNOTW(kf, knf)
 	v0 := ZMM()
-	c0 := rowsMax(px, pw, 0, kf, knf)
+	c0 := rowsMax(px, pw, 0, kf)
 	VMOVAPS(c0, v0)
 	// Unmasked steps: 16 outputs and columns [c+16, c+48) inside the row.
 	Label(name + "_fast")
@@ -1735,8 +1733,8 @@ func poolS2(name string, k int) {
 	JL(LabelRef(name + "_tail"))
 	CMPQ(rem, Imm(48))
 	JL(LabelRef(name + "_tail"))
-	v1 := rowsMax(px, pw, 64, nil, nil)
-	v2 := rowsMax(px, pw, 128, nil, nil)
+	v1 := rowsMax(px, pw, 64, nil)
+	v2 := rowsMax(px, pw, 128, nil)
 	step(v0, v1, v2, py, nil)
 	ADDQ(Imm(128), px)
 	ADDQ(Imm(64), py)
@@ -1759,16 +1757,22 @@ func poolS2(name string, k int) {
 	CMOVQLT(tmp, nd)
 	MOVL(U32(0xffffffff), tmp.As32())
 	BZHIL(nd.As32(), tmp.As32(), nd.As32())
-	k1, k1n, k2, k2n, ks := K(), K(), K(), K(), K()
+	k1, k2, ks := K(), K(), K()
 	KMOVW(nd.As32(), k1)
-	KNOTW(k1, k1n)
 	SHRL(Imm(16), nd.As32())
 	KMOVW(nd.As32(), k2)
-	KNOTW(k2, k2n)
 	BZHIL(r.As32(), tmp.As32(), nd.As32())
 	KMOVW(nd.As32(), ks)
-	w1 := rowsMax(px, pw, 64, k1, k1n)
-	w2 := rowsMax(px, pw, 128, k2, k2n)
+	w1 := rowsMax(px, pw, 64, k1)
+	// V2: −Inf when no column of it is read (rows of up to 32
+	// columns).
+	w2 := ZMM()
+	VMOVAPS(ninf, w2)
+	KORTESTW(k2, k2)
+	JZ(LabelRef(name + "_nov2"))
+	w2m := rowsMax(px, pw, 128, k2)
+	VMOVAPS(w2m, w2)
+	Label(name + "_nov2")
 	step(v0, w1, w2, py, ks)
 	ADDQ(Imm(128), px)
 	ADDQ(Imm(64), py)
