@@ -9909,7 +9909,7 @@ nbits8GemvAVX512R2_group:
 	RET
 
 // func maxPoolS2K3AVX512(planes int, rows int, n int, x *float32, w int, xplane int, y *float32, yplane int, lpad int, k0 int)
-// Requires: AVX, AVX512F, BMI2, CMOV
+// Requires: AVX, AVX512F, BMI2, CMOV, MMX+
 TEXT ·maxPoolS2K3AVX512(SB), NOSPLIT, $0-80
 	MOVQ         planes+0(FP), AX
 	MOVQ         x+24(FP), CX
@@ -9939,8 +9939,10 @@ maxPoolS2K3AVX512_row:
 	MOVQ    n+16(FP), R11
 	MOVQ    w+32(FP), R12
 	ADDQ    lpad+64(FP), R12
-	MOVQ    k0+72(FP), R13
-	KMOVW   R13, K1
+	LEAQ    (R9)(BX*2), R13
+	ADDQ    BX, R13
+	MOVQ    k0+72(FP), R14
+	KMOVW   R14, K1
 	VMOVAPS Z0, Z3
 	VMOVUPS (R9), K1, Z3
 	VCMPPS  $0x07, Z3, Z3, K1, K2
@@ -9950,72 +9952,84 @@ maxPoolS2K3AVX512_row:
 	VMOVAPS Z3, Z3
 
 maxPoolS2K3AVX512_fast:
-	CMPQ      R11, $0x10
-	JL        maxPoolS2K3AVX512_tail
-	CMPQ      R12, $0x30
-	JL        maxPoolS2K3AVX512_tail
-	VMOVUPS   64(R9), Z4
-	VCMPPS    $0x07, Z4, Z4, K1
-	VMAXPS    64(R9)(BX*1), Z4, K1, Z4
-	VCMPPS    $0x07, Z4, Z4, K1
-	VMAXPS    64(R9)(BX*2), Z4, K1, Z4
-	VMOVUPS   128(R9), Z5
-	VCMPPS    $0x07, Z5, Z5, K1
-	VMAXPS    128(R9)(BX*1), Z5, K1, Z5
-	VCMPPS    $0x07, Z5, Z5, K1
-	VMAXPS    128(R9)(BX*2), Z5, K1, Z5
-	VMOVAPS   Z1, Z6
-	VPERMI2PS Z4, Z3, Z6
-	VMOVAPS   Z2, Z7
-	VPERMI2PS Z4, Z3, Z7
-	VALIGND   $0x01, Z6, Z5, Z3
-	VCMPPS    $0x07, Z6, Z6, K1
-	VMAXPS    Z7, Z6, K1, Z6
-	VCMPPS    $0x07, Z6, Z6, K1
-	VMAXPS    Z3, Z6, K1, Z6
-	VMOVUPS   Z6, (R10)
-	VMOVAPS   Z5, Z3
-	ADDQ      $0x80, R9
-	ADDQ      $0x40, R10
-	SUBQ      $0x10, R11
-	SUBQ      $0x20, R12
-	JMP       maxPoolS2K3AVX512_fast
+	CMPQ       R11, $0x10
+	JL         maxPoolS2K3AVX512_tail
+	CMPQ       R12, $0x30
+	JL         maxPoolS2K3AVX512_tail
+	PREFETCHT0 (R13)
+	PREFETCHT0 64(R13)
+	PREFETCHT0 128(R13)
+	PREFETCHT0 192(R13)
+	PREFETCHT0 256(R13)
+	ADDQ       $0x00000140, R13
+	VMOVUPS    64(R9), Z4
+	VCMPPS     $0x07, Z4, Z4, K1
+	VMAXPS     64(R9)(BX*1), Z4, K1, Z4
+	VCMPPS     $0x07, Z4, Z4, K1
+	VMAXPS     64(R9)(BX*2), Z4, K1, Z4
+	VMOVUPS    128(R9), Z5
+	VCMPPS     $0x07, Z5, Z5, K1
+	VMAXPS     128(R9)(BX*1), Z5, K1, Z5
+	VCMPPS     $0x07, Z5, Z5, K1
+	VMAXPS     128(R9)(BX*2), Z5, K1, Z5
+	VMOVAPS    Z1, Z6
+	VPERMI2PS  Z4, Z3, Z6
+	VMOVAPS    Z2, Z7
+	VPERMI2PS  Z4, Z3, Z7
+	VALIGND    $0x01, Z6, Z5, Z3
+	VCMPPS     $0x07, Z6, Z6, K1
+	VMAXPS     Z7, Z6, K1, Z6
+	VCMPPS     $0x07, Z6, Z6, K1
+	VMAXPS     Z3, Z6, K1, Z6
+	VMOVUPS    Z6, (R10)
+	VMOVAPS    Z5, Z3
+	ADDQ       $0x80, R9
+	ADDQ       $0x40, R10
+	SUBQ       $0x10, R11
+	SUBQ       $0x20, R12
+	JMP        maxPoolS2K3AVX512_fast
 
 maxPoolS2K3AVX512_tail:
-	TESTQ    R11, R11
-	JLE      maxPoolS2K3AVX512_rowend
-	MOVQ     R11, R13
-	ADDQ     R13, R13
-	INCQ     R13
-	CMPQ     R13, R12
-	CMOVQGT  R12, R13
-	SUBQ     $0x10, R13
-	XORQ     R14, R14
-	CMPQ     R13, $0x00
-	CMOVQLT  R14, R13
-	MOVL     $0xffffffff, R14
-	BZHIL    R13, R14, R13
-	KMOVW    R13, K1
-	SHRL     $0x10, R13
-	KMOVW    R13, K2
-	BZHIL    R11, R14, R13
-	KMOVW    R13, K3
-	VMOVAPS  Z0, Z4
-	VMOVUPS  64(R9), K1, Z4
-	VCMPPS   $0x07, Z4, Z4, K1, K4
-	VMAXPS   64(R9)(BX*1), Z4, K4, Z4
-	VCMPPS   $0x07, Z4, Z4, K1, K1
-	VMAXPS   64(R9)(BX*2), Z4, K1, Z4
-	VMOVAPS  Z0, Z5
-	KORTESTW K2, K2
-	JZ       maxPoolS2K3AVX512_nov2
-	VMOVAPS  Z0, Z5
-	VMOVUPS  128(R9), K2, Z5
-	VCMPPS   $0x07, Z5, Z5, K2, K1
-	VMAXPS   128(R9)(BX*1), Z5, K1, Z5
-	VCMPPS   $0x07, Z5, Z5, K2, K1
-	VMAXPS   128(R9)(BX*2), Z5, K1, Z5
-	VMOVAPS  Z5, Z5
+	TESTQ      R11, R11
+	JLE        maxPoolS2K3AVX512_rowend
+	MOVQ       R11, R14
+	ADDQ       R14, R14
+	INCQ       R14
+	CMPQ       R14, R12
+	CMOVQGT    R12, R14
+	SUBQ       $0x10, R14
+	XORQ       R15, R15
+	CMPQ       R14, $0x00
+	CMOVQLT    R15, R14
+	MOVL       $0xffffffff, R15
+	BZHIL      R14, R15, R14
+	KMOVW      R14, K1
+	SHRL       $0x10, R14
+	KMOVW      R14, K2
+	BZHIL      R11, R15, R14
+	KMOVW      R14, K3
+	PREFETCHT0 (R13)
+	PREFETCHT0 64(R13)
+	PREFETCHT0 128(R13)
+	PREFETCHT0 192(R13)
+	PREFETCHT0 256(R13)
+	ADDQ       $0x00000140, R13
+	VMOVAPS    Z0, Z4
+	VMOVUPS    64(R9), K1, Z4
+	VCMPPS     $0x07, Z4, Z4, K1, K4
+	VMAXPS     64(R9)(BX*1), Z4, K4, Z4
+	VCMPPS     $0x07, Z4, Z4, K1, K1
+	VMAXPS     64(R9)(BX*2), Z4, K1, Z4
+	VMOVAPS    Z0, Z5
+	KORTESTW   K2, K2
+	JZ         maxPoolS2K3AVX512_nov2
+	VMOVAPS    Z0, Z5
+	VMOVUPS    128(R9), K2, Z5
+	VCMPPS     $0x07, Z5, Z5, K2, K1
+	VMAXPS     128(R9)(BX*1), Z5, K1, Z5
+	VCMPPS     $0x07, Z5, Z5, K2, K1
+	VMAXPS     128(R9)(BX*2), Z5, K1, Z5
+	VMOVAPS    Z5, Z5
 
 maxPoolS2K3AVX512_nov2:
 	VMOVAPS   Z1, Z6
@@ -10093,7 +10107,7 @@ DATA maxPoolS2K3AVX512_idx<>+124(SB)/4, $0x0000001f
 GLOBL maxPoolS2K3AVX512_idx<>(SB), RODATA|NOPTR, $128
 
 // func maxPoolS2K2AVX512(planes int, rows int, n int, x *float32, w int, xplane int, y *float32, yplane int, lpad int, k0 int)
-// Requires: AVX, AVX512F, BMI2, CMOV
+// Requires: AVX, AVX512F, BMI2, CMOV, MMX+
 TEXT ·maxPoolS2K2AVX512(SB), NOSPLIT, $0-80
 	MOVQ         planes+0(FP), AX
 	MOVQ         x+24(FP), CX
@@ -10123,8 +10137,10 @@ maxPoolS2K2AVX512_row:
 	MOVQ    n+16(FP), R11
 	MOVQ    w+32(FP), R12
 	ADDQ    lpad+64(FP), R12
-	MOVQ    k0+72(FP), R13
-	KMOVW   R13, K1
+	LEAQ    (R9)(BX*2), R13
+	ADDQ    BX, R13
+	MOVQ    k0+72(FP), R14
+	KMOVW   R14, K1
 	VMOVAPS Z0, Z3
 	VMOVUPS (R9), K1, Z3
 	VCMPPS  $0x07, Z3, Z3, K1, K1
@@ -10132,60 +10148,72 @@ maxPoolS2K2AVX512_row:
 	VMOVAPS Z3, Z3
 
 maxPoolS2K2AVX512_fast:
-	CMPQ      R11, $0x10
-	JL        maxPoolS2K2AVX512_tail
-	CMPQ      R12, $0x30
-	JL        maxPoolS2K2AVX512_tail
-	VMOVUPS   64(R9), Z4
-	VCMPPS    $0x07, Z4, Z4, K1
-	VMAXPS    64(R9)(BX*1), Z4, K1, Z4
-	VMOVUPS   128(R9), Z5
-	VCMPPS    $0x07, Z5, Z5, K1
-	VMAXPS    128(R9)(BX*1), Z5, K1, Z5
-	VMOVAPS   Z1, Z6
-	VPERMI2PS Z4, Z3, Z6
-	VMOVAPS   Z2, Z7
-	VPERMI2PS Z4, Z3, Z7
-	VCMPPS    $0x07, Z6, Z6, K1
-	VMAXPS    Z7, Z6, K1, Z6
-	VMOVUPS   Z6, (R10)
-	VMOVAPS   Z5, Z3
-	ADDQ      $0x80, R9
-	ADDQ      $0x40, R10
-	SUBQ      $0x10, R11
-	SUBQ      $0x20, R12
-	JMP       maxPoolS2K2AVX512_fast
+	CMPQ       R11, $0x10
+	JL         maxPoolS2K2AVX512_tail
+	CMPQ       R12, $0x30
+	JL         maxPoolS2K2AVX512_tail
+	PREFETCHT0 (R13)
+	PREFETCHT0 64(R13)
+	PREFETCHT0 128(R13)
+	PREFETCHT0 192(R13)
+	PREFETCHT0 256(R13)
+	ADDQ       $0x00000140, R13
+	VMOVUPS    64(R9), Z4
+	VCMPPS     $0x07, Z4, Z4, K1
+	VMAXPS     64(R9)(BX*1), Z4, K1, Z4
+	VMOVUPS    128(R9), Z5
+	VCMPPS     $0x07, Z5, Z5, K1
+	VMAXPS     128(R9)(BX*1), Z5, K1, Z5
+	VMOVAPS    Z1, Z6
+	VPERMI2PS  Z4, Z3, Z6
+	VMOVAPS    Z2, Z7
+	VPERMI2PS  Z4, Z3, Z7
+	VCMPPS     $0x07, Z6, Z6, K1
+	VMAXPS     Z7, Z6, K1, Z6
+	VMOVUPS    Z6, (R10)
+	VMOVAPS    Z5, Z3
+	ADDQ       $0x80, R9
+	ADDQ       $0x40, R10
+	SUBQ       $0x10, R11
+	SUBQ       $0x20, R12
+	JMP        maxPoolS2K2AVX512_fast
 
 maxPoolS2K2AVX512_tail:
-	TESTQ    R11, R11
-	JLE      maxPoolS2K2AVX512_rowend
-	MOVQ     R11, R13
-	ADDQ     R13, R13
-	CMPQ     R13, R12
-	CMOVQGT  R12, R13
-	SUBQ     $0x10, R13
-	XORQ     R14, R14
-	CMPQ     R13, $0x00
-	CMOVQLT  R14, R13
-	MOVL     $0xffffffff, R14
-	BZHIL    R13, R14, R13
-	KMOVW    R13, K1
-	SHRL     $0x10, R13
-	KMOVW    R13, K2
-	BZHIL    R11, R14, R13
-	KMOVW    R13, K3
-	VMOVAPS  Z0, Z4
-	VMOVUPS  64(R9), K1, Z4
-	VCMPPS   $0x07, Z4, Z4, K1, K1
-	VMAXPS   64(R9)(BX*1), Z4, K1, Z4
-	VMOVAPS  Z0, Z5
-	KORTESTW K2, K2
-	JZ       maxPoolS2K2AVX512_nov2
-	VMOVAPS  Z0, Z5
-	VMOVUPS  128(R9), K2, Z5
-	VCMPPS   $0x07, Z5, Z5, K2, K1
-	VMAXPS   128(R9)(BX*1), Z5, K1, Z5
-	VMOVAPS  Z5, Z5
+	TESTQ      R11, R11
+	JLE        maxPoolS2K2AVX512_rowend
+	MOVQ       R11, R14
+	ADDQ       R14, R14
+	CMPQ       R14, R12
+	CMOVQGT    R12, R14
+	SUBQ       $0x10, R14
+	XORQ       R15, R15
+	CMPQ       R14, $0x00
+	CMOVQLT    R15, R14
+	MOVL       $0xffffffff, R15
+	BZHIL      R14, R15, R14
+	KMOVW      R14, K1
+	SHRL       $0x10, R14
+	KMOVW      R14, K2
+	BZHIL      R11, R15, R14
+	KMOVW      R14, K3
+	PREFETCHT0 (R13)
+	PREFETCHT0 64(R13)
+	PREFETCHT0 128(R13)
+	PREFETCHT0 192(R13)
+	PREFETCHT0 256(R13)
+	ADDQ       $0x00000140, R13
+	VMOVAPS    Z0, Z4
+	VMOVUPS    64(R9), K1, Z4
+	VCMPPS     $0x07, Z4, Z4, K1, K1
+	VMAXPS     64(R9)(BX*1), Z4, K1, Z4
+	VMOVAPS    Z0, Z5
+	KORTESTW   K2, K2
+	JZ         maxPoolS2K2AVX512_nov2
+	VMOVAPS    Z0, Z5
+	VMOVUPS    128(R9), K2, Z5
+	VCMPPS     $0x07, Z5, Z5, K2, K1
+	VMAXPS     128(R9)(BX*1), Z5, K1, Z5
+	VMOVAPS    Z5, Z5
 
 maxPoolS2K2AVX512_nov2:
 	VMOVAPS   Z1, Z6

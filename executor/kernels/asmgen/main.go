@@ -1721,6 +1721,18 @@ func poolS2(name string, k int) {
 	Load(Param("n"), r)
 	Load(Param("w"), rem)
 	ADDQ(NewParamAddr("lpad", 64), rem) // rem: valid columns from px on
+	// pf: the next output row's two new rows (3 and 4, one run of 2·w
+	// floats), prefetched 5 lines a step (more than the 4 lines the
+	// step reads of a row, so that the steps cover the run).
+	pf := GP64()
+	LEAQ(Mem{Base: px, Index: pw, Scale: 2}, pf)
+	ADDQ(pw, pf)
+	prefetch := func() {
+		for d := 0; d < 320; d += 64 {
+			PREFETCHT0(Mem{Base: pf, Disp: d})
+		}
+		ADDQ(U32(320), pf)
+	}
 	kf, k0 := K(), GP64()
 	Load(Param("k0"), k0)
 	KMOVW(k0.As32(), kf)
@@ -1733,6 +1745,7 @@ func poolS2(name string, k int) {
 	JL(LabelRef(name + "_tail"))
 	CMPQ(rem, Imm(48))
 	JL(LabelRef(name + "_tail"))
+	prefetch()
 	v1 := rowsMax(px, pw, 64, nil)
 	v2 := rowsMax(px, pw, 128, nil)
 	step(v0, v1, v2, py, nil)
@@ -1763,6 +1776,7 @@ func poolS2(name string, k int) {
 	KMOVW(nd.As32(), k2)
 	BZHIL(r.As32(), tmp.As32(), nd.As32())
 	KMOVW(nd.As32(), ks)
+	prefetch()
 	w1 := rowsMax(px, pw, 64, k1)
 	// V2: −Inf when no column of it is read (rows of up to 32
 	// columns).
