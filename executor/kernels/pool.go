@@ -38,10 +38,10 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 	pr := (p.OW-1)*p.SW + (p.KW-1)*p.DW + 1 - p.W - p.PL
 	short := p.SW == 1 && p.PL < p.KW && pr < p.KW && interiorCols(&p) < smallRow
 	gapped := gapPool(&p)
-	s2 := poolS2Kernel(&p)
+	rowsFn := poolRowsKernel(&p)
 	run := func(lo, hi int) {
-		if s2 != nil {
-			maxPoolS2(&p, s2, in, y, lo, hi)
+		if rowsFn != nil {
+			maxPoolWholeRows(&p, rowsFn, in, y, lo, hi)
 			return
 		}
 		if gapped {

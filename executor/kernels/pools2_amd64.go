@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// init installs the whole-row stride-2 max pool kernels when the CPU has
+// init installs the whole-row max pool kernels when the CPU has
 // AVX-512F and BMI2 (their masks), unless ONNXCONV_SGEMM_KERNEL asks for
 // AVX2 or the generic kernels (then the row path and the gapped blocks
 // pool, so that both paths can be tested on one machine).
@@ -15,6 +15,6 @@ func init() {
 		return
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasBMI2 {
-		maxPoolS2K3, maxPoolS2K2 = maxPoolS2K3AVX512, maxPoolS2K2AVX512
+		maxPoolS2K3, maxPoolS2K2, maxPoolS1K3 = maxPoolS2K3AVX512, maxPoolS2K2AVX512, maxPoolS1K3AVX512
 	}
 }

@@ -9908,70 +9908,72 @@ nbits8GemvAVX512R2_group:
 	VZEROUPPER
 	RET
 
-// func maxPoolS2K3AVX512(planes int, rows int, n int, x *float32, w int, xplane int, y *float32, yplane int, lpad int, k0 int)
+// func maxPoolS2K3AVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, k0 int)
 // Requires: AVX, AVX512F, BMI2, CMOV, MMX+
-TEXT ·maxPoolS2K3AVX512(SB), NOSPLIT, $0-80
-	MOVQ         planes+0(FP), AX
-	MOVQ         x+24(FP), CX
-	MOVQ         y+48(FP), DX
-	MOVQ         w+32(FP), BX
-	MOVQ         lpad+64(FP), SI
+TEXT ·maxPoolS2K3AVX512(SB), NOSPLIT, $0-104
+	MOVQ         x+24(FP), AX
+	MOVQ         y+72(FP), CX
+	MOVQ         d1+32(FP), DX
+	MOVQ         d2+40(FP), BX
+	MOVQ         lpad+88(FP), SI
+	SHLQ         $0x02, DX
 	SHLQ         $0x02, BX
 	SHLQ         $0x02, SI
-	SUBQ         SI, CX
+	SUBQ         SI, AX
 	MOVL         $0xff800000, SI
 	VPBROADCASTD SI, Z0
 	VMOVDQU32    maxPoolS2K3AVX512_idx<>+0(SB), Z1
 	VMOVDQU32    maxPoolS2K3AVX512_idx<>+64(SB), Z2
-	TESTQ        AX, AX
-	JZ           maxPoolS2K3AVX512_done
+	CMPQ         planes+0(FP), $0x00
+	JLE          maxPoolS2K3AVX512_done
 
 maxPoolS2K3AVX512_plane:
 	MOVQ  rows+8(FP), SI
-	MOVQ  CX, DI
-	MOVQ  DX, R8
 	TESTQ SI, SI
 	JZ    maxPoolS2K3AVX512_planeend
 
 maxPoolS2K3AVX512_row:
-	MOVQ    DI, R9
-	MOVQ    R8, R10
-	MOVQ    n+16(FP), R11
-	MOVQ    w+32(FP), R12
-	ADDQ    lpad+64(FP), R12
-	LEAQ    (R9)(BX*2), R13
-	ADDQ    BX, R13
-	MOVQ    k0+72(FP), R14
-	KMOVW   R14, K1
+	MOVQ    AX, DI
+	MOVQ    CX, R8
+	MOVQ    n+16(FP), R9
+	MOVQ    w+64(FP), R10
+	ADDQ    lpad+88(FP), R10
+	LEAQ    (DI)(BX*1), R11
+	ADDQ    w+64(FP), R11
+	ADDQ    w+64(FP), R11
+	ADDQ    w+64(FP), R11
+	ADDQ    w+64(FP), R11
+	MOVQ    k0+96(FP), R12
+	KMOVW   R12, K1
 	VMOVAPS Z0, Z3
-	VMOVUPS (R9), K1, Z3
+	VMOVUPS (DI), K1, Z3
 	VCMPPS  $0x07, Z3, Z3, K1, K2
-	VMAXPS  (R9)(BX*1), Z3, K2, Z3
+	VMAXPS  (DI)(DX*1), Z3, K2, Z3
 	VCMPPS  $0x07, Z3, Z3, K1, K1
-	VMAXPS  (R9)(BX*2), Z3, K1, Z3
+	VMAXPS  (DI)(BX*1), Z3, K1, Z3
 	VMOVAPS Z3, Z3
 
 maxPoolS2K3AVX512_fast:
-	CMPQ       R11, $0x10
+	CMPQ       R9, $0x10
 	JL         maxPoolS2K3AVX512_tail
-	CMPQ       R12, $0x30
+	CMPQ       R10, $0x30
 	JL         maxPoolS2K3AVX512_tail
-	PREFETCHT0 (R13)
-	PREFETCHT0 64(R13)
-	PREFETCHT0 128(R13)
-	PREFETCHT0 192(R13)
-	PREFETCHT0 256(R13)
-	ADDQ       $0x00000140, R13
-	VMOVUPS    64(R9), Z4
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	PREFETCHT0 256(R11)
+	ADDQ       $0x00000140, R11
+	VMOVUPS    64(DI), Z4
 	VCMPPS     $0x07, Z4, Z4, K1
-	VMAXPS     64(R9)(BX*1), Z4, K1, Z4
+	VMAXPS     64(DI)(DX*1), Z4, K1, Z4
 	VCMPPS     $0x07, Z4, Z4, K1
-	VMAXPS     64(R9)(BX*2), Z4, K1, Z4
-	VMOVUPS    128(R9), Z5
+	VMAXPS     64(DI)(BX*1), Z4, K1, Z4
+	VMOVUPS    128(DI), Z5
 	VCMPPS     $0x07, Z5, Z5, K1
-	VMAXPS     128(R9)(BX*1), Z5, K1, Z5
+	VMAXPS     128(DI)(DX*1), Z5, K1, Z5
 	VCMPPS     $0x07, Z5, Z5, K1
-	VMAXPS     128(R9)(BX*2), Z5, K1, Z5
+	VMAXPS     128(DI)(BX*1), Z5, K1, Z5
 	VMOVAPS    Z1, Z6
 	VPERMI2PS  Z4, Z3, Z6
 	VMOVAPS    Z2, Z7
@@ -9981,54 +9983,54 @@ maxPoolS2K3AVX512_fast:
 	VMAXPS     Z7, Z6, K1, Z6
 	VCMPPS     $0x07, Z6, Z6, K1
 	VMAXPS     Z3, Z6, K1, Z6
-	VMOVUPS    Z6, (R10)
+	VMOVUPS    Z6, (R8)
 	VMOVAPS    Z5, Z3
-	ADDQ       $0x80, R9
-	ADDQ       $0x40, R10
-	SUBQ       $0x10, R11
-	SUBQ       $0x20, R12
+	ADDQ       $0x00000080, DI
+	ADDQ       $0x40, R8
+	SUBQ       $0x10, R9
+	SUBQ       $0x20, R10
 	JMP        maxPoolS2K3AVX512_fast
 
 maxPoolS2K3AVX512_tail:
-	TESTQ      R11, R11
+	TESTQ      R9, R9
 	JLE        maxPoolS2K3AVX512_rowend
-	MOVQ       R11, R14
-	ADDQ       R14, R14
-	INCQ       R14
-	CMPQ       R14, R12
-	CMOVQGT    R12, R14
-	SUBQ       $0x10, R14
-	XORQ       R15, R15
-	CMPQ       R14, $0x00
-	CMOVQLT    R15, R14
-	MOVL       $0xffffffff, R15
-	BZHIL      R14, R15, R14
-	KMOVW      R14, K1
-	SHRL       $0x10, R14
-	KMOVW      R14, K2
-	BZHIL      R11, R15, R14
-	KMOVW      R14, K3
-	PREFETCHT0 (R13)
-	PREFETCHT0 64(R13)
-	PREFETCHT0 128(R13)
-	PREFETCHT0 192(R13)
-	PREFETCHT0 256(R13)
-	ADDQ       $0x00000140, R13
+	MOVQ       R9, R12
+	ADDQ       R12, R12
+	ADDQ       $0x00000001, R12
+	CMPQ       R12, R10
+	CMOVQGT    R10, R12
+	SUBQ       $0x10, R12
+	XORQ       R13, R13
+	CMPQ       R12, $0x00
+	CMOVQLT    R13, R12
+	MOVL       $0xffffffff, R13
+	BZHIL      R12, R13, R12
+	KMOVW      R12, K1
+	SHRL       $0x10, R12
+	KMOVW      R12, K2
+	BZHIL      R9, R13, R12
+	KMOVW      R12, K3
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	PREFETCHT0 256(R11)
+	ADDQ       $0x00000140, R11
 	VMOVAPS    Z0, Z4
-	VMOVUPS    64(R9), K1, Z4
+	VMOVUPS    64(DI), K1, Z4
 	VCMPPS     $0x07, Z4, Z4, K1, K4
-	VMAXPS     64(R9)(BX*1), Z4, K4, Z4
+	VMAXPS     64(DI)(DX*1), Z4, K4, Z4
 	VCMPPS     $0x07, Z4, Z4, K1, K1
-	VMAXPS     64(R9)(BX*2), Z4, K1, Z4
+	VMAXPS     64(DI)(BX*1), Z4, K1, Z4
 	VMOVAPS    Z0, Z5
 	KORTESTW   K2, K2
 	JZ         maxPoolS2K3AVX512_nov2
 	VMOVAPS    Z0, Z5
-	VMOVUPS    128(R9), K2, Z5
+	VMOVUPS    128(DI), K2, Z5
 	VCMPPS     $0x07, Z5, Z5, K2, K1
-	VMAXPS     128(R9)(BX*1), Z5, K1, Z5
+	VMAXPS     128(DI)(DX*1), Z5, K1, Z5
 	VCMPPS     $0x07, Z5, Z5, K2, K1
-	VMAXPS     128(R9)(BX*2), Z5, K1, Z5
+	VMAXPS     128(DI)(BX*1), Z5, K1, Z5
 	VMOVAPS    Z5, Z5
 
 maxPoolS2K3AVX512_nov2:
@@ -10041,31 +10043,32 @@ maxPoolS2K3AVX512_nov2:
 	VMAXPS    Z7, Z6, K1, Z6
 	VCMPPS    $0x07, Z6, Z6, K1
 	VMAXPS    Z3, Z6, K1, Z6
-	VMOVUPS   Z6, K3, (R10)
+	VMOVUPS   Z6, K3, (R8)
 	VMOVAPS   Z5, Z3
-	ADDQ      $0x80, R9
-	ADDQ      $0x40, R10
-	SUBQ      $0x10, R11
-	SUBQ      $0x20, R12
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x40, R8
+	SUBQ      $0x10, R9
+	SUBQ      $0x20, R10
 	JMP       maxPoolS2K3AVX512_tail
 
 maxPoolS2K3AVX512_rowend:
-	ADDQ BX, DI
-	ADDQ BX, DI
-	MOVQ n+16(FP), R9
-	SHLQ $0x02, R9
-	ADDQ R9, R8
+	MOVQ rowstep+48(FP), DI
+	SHLQ $0x02, DI
+	ADDQ DI, AX
+	MOVQ n+16(FP), DI
+	SHLQ $0x02, DI
+	ADDQ DI, CX
 	DECQ SI
 	JNZ  maxPoolS2K3AVX512_row
 
 maxPoolS2K3AVX512_planeend:
-	MOVQ xplane+40(FP), SI
-	MOVQ yplane+56(FP), DI
+	MOVQ xgap+56(FP), SI
+	MOVQ ygap+80(FP), DI
 	SHLQ $0x02, SI
 	SHLQ $0x02, DI
-	ADDQ SI, CX
-	ADDQ DI, DX
-	DECQ AX
+	ADDQ SI, AX
+	ADDQ DI, CX
+	DECQ planes+0(FP)
 	JNZ  maxPoolS2K3AVX512_plane
 
 maxPoolS2K3AVX512_done:
@@ -10106,113 +10109,115 @@ DATA maxPoolS2K3AVX512_idx<>+120(SB)/4, $0x0000001d
 DATA maxPoolS2K3AVX512_idx<>+124(SB)/4, $0x0000001f
 GLOBL maxPoolS2K3AVX512_idx<>(SB), RODATA|NOPTR, $128
 
-// func maxPoolS2K2AVX512(planes int, rows int, n int, x *float32, w int, xplane int, y *float32, yplane int, lpad int, k0 int)
+// func maxPoolS2K2AVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, k0 int)
 // Requires: AVX, AVX512F, BMI2, CMOV, MMX+
-TEXT ·maxPoolS2K2AVX512(SB), NOSPLIT, $0-80
-	MOVQ         planes+0(FP), AX
-	MOVQ         x+24(FP), CX
-	MOVQ         y+48(FP), DX
-	MOVQ         w+32(FP), BX
-	MOVQ         lpad+64(FP), SI
+TEXT ·maxPoolS2K2AVX512(SB), NOSPLIT, $0-104
+	MOVQ         x+24(FP), AX
+	MOVQ         y+72(FP), CX
+	MOVQ         d1+32(FP), DX
+	MOVQ         d2+40(FP), BX
+	MOVQ         lpad+88(FP), SI
+	SHLQ         $0x02, DX
 	SHLQ         $0x02, BX
 	SHLQ         $0x02, SI
-	SUBQ         SI, CX
+	SUBQ         SI, AX
 	MOVL         $0xff800000, SI
 	VPBROADCASTD SI, Z0
 	VMOVDQU32    maxPoolS2K2AVX512_idx<>+0(SB), Z1
 	VMOVDQU32    maxPoolS2K2AVX512_idx<>+64(SB), Z2
-	TESTQ        AX, AX
-	JZ           maxPoolS2K2AVX512_done
+	CMPQ         planes+0(FP), $0x00
+	JLE          maxPoolS2K2AVX512_done
 
 maxPoolS2K2AVX512_plane:
 	MOVQ  rows+8(FP), SI
-	MOVQ  CX, DI
-	MOVQ  DX, R8
 	TESTQ SI, SI
 	JZ    maxPoolS2K2AVX512_planeend
 
 maxPoolS2K2AVX512_row:
-	MOVQ    DI, R9
-	MOVQ    R8, R10
-	MOVQ    n+16(FP), R11
-	MOVQ    w+32(FP), R12
-	ADDQ    lpad+64(FP), R12
-	LEAQ    (R9)(BX*2), R13
-	ADDQ    BX, R13
-	MOVQ    k0+72(FP), R14
-	KMOVW   R14, K1
+	MOVQ    AX, DI
+	MOVQ    CX, R8
+	MOVQ    n+16(FP), R9
+	MOVQ    w+64(FP), R10
+	ADDQ    lpad+88(FP), R10
+	LEAQ    (DI)(BX*1), R11
+	ADDQ    w+64(FP), R11
+	ADDQ    w+64(FP), R11
+	ADDQ    w+64(FP), R11
+	ADDQ    w+64(FP), R11
+	MOVQ    k0+96(FP), R12
+	KMOVW   R12, K1
 	VMOVAPS Z0, Z3
-	VMOVUPS (R9), K1, Z3
+	VMOVUPS (DI), K1, Z3
 	VCMPPS  $0x07, Z3, Z3, K1, K1
-	VMAXPS  (R9)(BX*1), Z3, K1, Z3
+	VMAXPS  (DI)(DX*1), Z3, K1, Z3
 	VMOVAPS Z3, Z3
 
 maxPoolS2K2AVX512_fast:
-	CMPQ       R11, $0x10
+	CMPQ       R9, $0x10
 	JL         maxPoolS2K2AVX512_tail
-	CMPQ       R12, $0x30
+	CMPQ       R10, $0x30
 	JL         maxPoolS2K2AVX512_tail
-	PREFETCHT0 (R13)
-	PREFETCHT0 64(R13)
-	PREFETCHT0 128(R13)
-	PREFETCHT0 192(R13)
-	PREFETCHT0 256(R13)
-	ADDQ       $0x00000140, R13
-	VMOVUPS    64(R9), Z4
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	PREFETCHT0 256(R11)
+	ADDQ       $0x00000140, R11
+	VMOVUPS    64(DI), Z4
 	VCMPPS     $0x07, Z4, Z4, K1
-	VMAXPS     64(R9)(BX*1), Z4, K1, Z4
-	VMOVUPS    128(R9), Z5
+	VMAXPS     64(DI)(DX*1), Z4, K1, Z4
+	VMOVUPS    128(DI), Z5
 	VCMPPS     $0x07, Z5, Z5, K1
-	VMAXPS     128(R9)(BX*1), Z5, K1, Z5
+	VMAXPS     128(DI)(DX*1), Z5, K1, Z5
 	VMOVAPS    Z1, Z6
 	VPERMI2PS  Z4, Z3, Z6
 	VMOVAPS    Z2, Z7
 	VPERMI2PS  Z4, Z3, Z7
 	VCMPPS     $0x07, Z6, Z6, K1
 	VMAXPS     Z7, Z6, K1, Z6
-	VMOVUPS    Z6, (R10)
+	VMOVUPS    Z6, (R8)
 	VMOVAPS    Z5, Z3
-	ADDQ       $0x80, R9
-	ADDQ       $0x40, R10
-	SUBQ       $0x10, R11
-	SUBQ       $0x20, R12
+	ADDQ       $0x00000080, DI
+	ADDQ       $0x40, R8
+	SUBQ       $0x10, R9
+	SUBQ       $0x20, R10
 	JMP        maxPoolS2K2AVX512_fast
 
 maxPoolS2K2AVX512_tail:
-	TESTQ      R11, R11
+	TESTQ      R9, R9
 	JLE        maxPoolS2K2AVX512_rowend
-	MOVQ       R11, R14
-	ADDQ       R14, R14
-	CMPQ       R14, R12
-	CMOVQGT    R12, R14
-	SUBQ       $0x10, R14
-	XORQ       R15, R15
-	CMPQ       R14, $0x00
-	CMOVQLT    R15, R14
-	MOVL       $0xffffffff, R15
-	BZHIL      R14, R15, R14
-	KMOVW      R14, K1
-	SHRL       $0x10, R14
-	KMOVW      R14, K2
-	BZHIL      R11, R15, R14
-	KMOVW      R14, K3
-	PREFETCHT0 (R13)
-	PREFETCHT0 64(R13)
-	PREFETCHT0 128(R13)
-	PREFETCHT0 192(R13)
-	PREFETCHT0 256(R13)
-	ADDQ       $0x00000140, R13
+	MOVQ       R9, R12
+	ADDQ       R12, R12
+	CMPQ       R12, R10
+	CMOVQGT    R10, R12
+	SUBQ       $0x10, R12
+	XORQ       R13, R13
+	CMPQ       R12, $0x00
+	CMOVQLT    R13, R12
+	MOVL       $0xffffffff, R13
+	BZHIL      R12, R13, R12
+	KMOVW      R12, K1
+	SHRL       $0x10, R12
+	KMOVW      R12, K2
+	BZHIL      R9, R13, R12
+	KMOVW      R12, K3
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	PREFETCHT0 256(R11)
+	ADDQ       $0x00000140, R11
 	VMOVAPS    Z0, Z4
-	VMOVUPS    64(R9), K1, Z4
+	VMOVUPS    64(DI), K1, Z4
 	VCMPPS     $0x07, Z4, Z4, K1, K1
-	VMAXPS     64(R9)(BX*1), Z4, K1, Z4
+	VMAXPS     64(DI)(DX*1), Z4, K1, Z4
 	VMOVAPS    Z0, Z5
 	KORTESTW   K2, K2
 	JZ         maxPoolS2K2AVX512_nov2
 	VMOVAPS    Z0, Z5
-	VMOVUPS    128(R9), K2, Z5
+	VMOVUPS    128(DI), K2, Z5
 	VCMPPS     $0x07, Z5, Z5, K2, K1
-	VMAXPS     128(R9)(BX*1), Z5, K1, Z5
+	VMAXPS     128(DI)(DX*1), Z5, K1, Z5
 	VMOVAPS    Z5, Z5
 
 maxPoolS2K2AVX512_nov2:
@@ -10222,31 +10227,32 @@ maxPoolS2K2AVX512_nov2:
 	VPERMI2PS Z4, Z3, Z7
 	VCMPPS    $0x07, Z6, Z6, K1
 	VMAXPS    Z7, Z6, K1, Z6
-	VMOVUPS   Z6, K3, (R10)
+	VMOVUPS   Z6, K3, (R8)
 	VMOVAPS   Z5, Z3
-	ADDQ      $0x80, R9
-	ADDQ      $0x40, R10
-	SUBQ      $0x10, R11
-	SUBQ      $0x20, R12
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x40, R8
+	SUBQ      $0x10, R9
+	SUBQ      $0x20, R10
 	JMP       maxPoolS2K2AVX512_tail
 
 maxPoolS2K2AVX512_rowend:
-	ADDQ BX, DI
-	ADDQ BX, DI
-	MOVQ n+16(FP), R9
-	SHLQ $0x02, R9
-	ADDQ R9, R8
+	MOVQ rowstep+48(FP), DI
+	SHLQ $0x02, DI
+	ADDQ DI, AX
+	MOVQ n+16(FP), DI
+	SHLQ $0x02, DI
+	ADDQ DI, CX
 	DECQ SI
 	JNZ  maxPoolS2K2AVX512_row
 
 maxPoolS2K2AVX512_planeend:
-	MOVQ xplane+40(FP), SI
-	MOVQ yplane+56(FP), DI
+	MOVQ xgap+56(FP), SI
+	MOVQ ygap+80(FP), DI
 	SHLQ $0x02, SI
 	SHLQ $0x02, DI
-	ADDQ SI, CX
-	ADDQ DI, DX
-	DECQ AX
+	ADDQ SI, AX
+	ADDQ DI, CX
+	DECQ planes+0(FP)
 	JNZ  maxPoolS2K2AVX512_plane
 
 maxPoolS2K2AVX512_done:
@@ -10286,6 +10292,128 @@ DATA maxPoolS2K2AVX512_idx<>+116(SB)/4, $0x0000001b
 DATA maxPoolS2K2AVX512_idx<>+120(SB)/4, $0x0000001d
 DATA maxPoolS2K2AVX512_idx<>+124(SB)/4, $0x0000001f
 GLOBL maxPoolS2K2AVX512_idx<>(SB), RODATA|NOPTR, $128
+
+// func maxPoolS1K3AVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, k0 int)
+// Requires: AVX, AVX512F, BMI2, CMOV
+TEXT ·maxPoolS1K3AVX512(SB), NOSPLIT, $0-104
+	MOVQ         x+24(FP), AX
+	MOVQ         y+72(FP), CX
+	MOVQ         d1+32(FP), DX
+	MOVQ         d2+40(FP), BX
+	MOVQ         lpad+88(FP), SI
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, SI
+	SUBQ         SI, AX
+	MOVL         $0xff800000, SI
+	VPBROADCASTD SI, Z0
+	CMPQ         planes+0(FP), $0x00
+	JLE          maxPoolS1K3AVX512_done
+
+maxPoolS1K3AVX512_plane:
+	MOVQ  rows+8(FP), SI
+	TESTQ SI, SI
+	JZ    maxPoolS1K3AVX512_planeend
+
+maxPoolS1K3AVX512_row:
+	MOVQ    AX, DI
+	MOVQ    CX, R8
+	MOVQ    n+16(FP), R9
+	MOVQ    w+64(FP), R10
+	ADDQ    lpad+88(FP), R10
+	MOVQ    k0+96(FP), R11
+	KMOVW   R11, K1
+	VMOVAPS Z0, Z1
+	VMOVUPS (DI), K1, Z1
+	VCMPPS  $0x07, Z1, Z1, K1, K2
+	VMAXPS  (DI)(DX*1), Z1, K2, Z1
+	VCMPPS  $0x07, Z1, Z1, K1, K1
+	VMAXPS  (DI)(BX*1), Z1, K1, Z1
+	VMOVAPS Z1, Z1
+
+maxPoolS1K3AVX512_fast:
+	CMPQ    R9, $0x10
+	JL      maxPoolS1K3AVX512_tail
+	CMPQ    R10, $0x20
+	JL      maxPoolS1K3AVX512_tail
+	VMOVUPS 64(DI), Z2
+	VCMPPS  $0x07, Z2, Z2, K1
+	VMAXPS  64(DI)(DX*1), Z2, K1, Z2
+	VCMPPS  $0x07, Z2, Z2, K1
+	VMAXPS  64(DI)(BX*1), Z2, K1, Z2
+	VALIGND $0x01, Z1, Z2, Z3
+	VALIGND $0x02, Z1, Z2, Z4
+	VCMPPS  $0x07, Z1, Z1, K1
+	VMAXPS  Z3, Z1, K1, Z1
+	VCMPPS  $0x07, Z1, Z1, K1
+	VMAXPS  Z4, Z1, K1, Z1
+	VMOVUPS Z1, (R8)
+	VMOVAPS Z2, Z1
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x40, R8
+	SUBQ    $0x10, R9
+	SUBQ    $0x10, R10
+	JMP     maxPoolS1K3AVX512_fast
+
+maxPoolS1K3AVX512_tail:
+	TESTQ   R9, R9
+	JLE     maxPoolS1K3AVX512_rowend
+	MOVQ    R9, R11
+	ADDQ    $0x00000002, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	SUBQ    $0x10, R11
+	XORQ    R12, R12
+	CMPQ    R11, $0x00
+	CMOVQLT R12, R11
+	MOVL    $0xffffffff, R12
+	BZHIL   R11, R12, R11
+	KMOVW   R11, K1
+	BZHIL   R9, R12, R11
+	KMOVW   R11, K2
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(DI), K1, Z2
+	VCMPPS  $0x07, Z2, Z2, K1, K3
+	VMAXPS  64(DI)(DX*1), Z2, K3, Z2
+	VCMPPS  $0x07, Z2, Z2, K1, K1
+	VMAXPS  64(DI)(BX*1), Z2, K1, Z2
+	VALIGND $0x01, Z1, Z2, Z3
+	VALIGND $0x02, Z1, Z2, Z4
+	VCMPPS  $0x07, Z1, Z1, K1
+	VMAXPS  Z3, Z1, K1, Z1
+	VCMPPS  $0x07, Z1, Z1, K1
+	VMAXPS  Z4, Z1, K1, Z1
+	VMOVUPS Z1, K2, (R8)
+	VMOVAPS Z2, Z1
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x40, R8
+	SUBQ    $0x10, R9
+	SUBQ    $0x10, R10
+	JMP     maxPoolS1K3AVX512_tail
+
+maxPoolS1K3AVX512_rowend:
+	MOVQ rowstep+48(FP), DI
+	SHLQ $0x02, DI
+	ADDQ DI, AX
+	MOVQ n+16(FP), DI
+	SHLQ $0x02, DI
+	ADDQ DI, CX
+	DECQ SI
+	JNZ  maxPoolS1K3AVX512_row
+
+maxPoolS1K3AVX512_planeend:
+	MOVQ xgap+56(FP), SI
+	MOVQ ygap+80(FP), DI
+	SHLQ $0x02, SI
+	SHLQ $0x02, DI
+	ADDQ SI, AX
+	ADDQ DI, CX
+	DECQ planes+0(FP)
+	JNZ  maxPoolS1K3AVX512_plane
+
+maxPoolS1K3AVX512_done:
+	VZEROUPPER
+	RET
 
 // func scaleAVX2(n int, a float32, x *float32, y *float32)
 // Requires: AVX
