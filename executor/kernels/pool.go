@@ -40,7 +40,7 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 	gapped := gapPool(&p)
 	rowsFn := poolRowsKernel(&p)
 	run := func(lo, hi int) {
-		if rowsFn != nil {
+		if rowsFn.long != nil {
 			maxPoolWholeRows(&p, rowsFn, in, y, lo, hi)
 			return
 		}

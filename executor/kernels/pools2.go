@@ -8,20 +8,26 @@ package kernels
 // more a plane; k0 the lane mask of the first 16 columns.
 type poolRowsFunc func(planes, rows, n int, x *float32, d1, d2, rowstep, xgap, w int, y *float32, ygap, lpad, k0 int)
 
-// maxPoolS2K3, maxPoolS2K2 and maxPoolS1K3 (nil: none) are the 3×3/2,
-// 2×2/2 and 3×3/1 whole-row kernels, set during package initialization
-// when the CPU has AVX-512F and BMI2 and never changed afterwards.
-var maxPoolS2K3, maxPoolS2K2, maxPoolS1K3 poolRowsFunc
+// poolRowsKernels is a whole-row kernel and its variant for rows of at
+// most 16 outputs (one step a row, the lane masks given: packed in its
+// last argument, V0's, V1's, V2's and the store's, 16 bits each).
+type poolRowsKernels struct{ long, short poolRowsFunc }
 
-// poolRowsKernel returns the whole-row kernel that pools p (nil: none):
-// k×k windows at stride 2 (k = 2 or 3) or 3×3 at stride 1, no dilation,
-// pads under the window.
-func poolRowsKernel(p *Pool2D) poolRowsFunc {
+// maxPoolS2K3, maxPoolS2K2 and maxPoolS1K3 (long nil: none) are the
+// 3×3/2, 2×2/2 and 3×3/1 whole-row kernels, set during package
+// initialization when the CPU has AVX-512F and BMI2 and never changed
+// afterwards.
+var maxPoolS2K3, maxPoolS2K2, maxPoolS1K3 poolRowsKernels
+
+// poolRowsKernel returns the whole-row kernels that pool p (long nil:
+// none): k×k windows at stride 2 (k = 2 or 3) or 3×3 at stride 1, no
+// dilation, pads under the window.
+func poolRowsKernel(p *Pool2D) poolRowsKernels {
 	if p.SH != p.SW || p.DH != 1 || p.DW != 1 || p.KH != p.KW || p.PT >= p.KH || p.PL >= p.KW {
-		return nil
+		return poolRowsKernels{}
 	}
 	if _, pb := gapPads(p); pb >= p.KH {
-		return nil
+		return poolRowsKernels{}
 	}
 	switch {
 	case p.SH == 2 && p.KH == 3:
@@ -31,7 +37,7 @@ func poolRowsKernel(p *Pool2D) poolRowsFunc {
 	case p.SH == 1 && p.KH == 3:
 		return maxPoolS1K3
 	}
-	return nil
+	return poolRowsKernels{}
 }
 
 // maxPoolWholeRows pools planes [lo, hi) with the whole-row kernel fn:
@@ -46,7 +52,7 @@ func poolRowsKernel(p *Pool2D) poolRowsFunc {
 // maxima in the row path's maxNaN order (rows, then columns), so the
 // values are the row path's SIMD head's bits; where the row path took
 // Go's max (its tails and edges) a ±0 tie may give the other zero.
-func maxPoolWholeRows(p *Pool2D, fn poolRowsFunc, in, y []float32, lo, hi int) {
+func maxPoolWholeRows(p *Pool2D, ks poolRowsKernels, in, y []float32, lo, hi int) {
 	if hi <= lo || p.OH == 0 || p.OW == 0 {
 		return
 	}
@@ -54,8 +60,16 @@ func maxPoolWholeRows(p *Pool2D, fn poolRowsFunc, in, y []float32, lo, hi int) {
 	hw, npix := p.H*p.W, p.OH*p.OW
 	planes := hi - lo
 	// Columns the row reads from column −PL on: (OW−1)·s + KW.
+	fn := ks.long
 	lim := min(16, s*(p.OW-1)+p.KW, p.W+p.PL)
 	k0 := (1<<lim - 1) &^ (1<<p.PL - 1)
+	if p.OW <= 16 {
+		// The short rows' kernel: the masks of columns [PL, lim) in
+		// the first 48 and of the outputs.
+		fn = ks.short
+		lim = min(s*(p.OW-1)+p.KW, p.W+p.PL)
+		k0 = (1<<lim-1)&^(1<<p.PL-1) | (1<<p.OW-1)<<48
+	}
 	// The last input row and output element the calls reach, checked
 	// before the kernel reads or writes them.
 	_ = in[hi*hw-1]

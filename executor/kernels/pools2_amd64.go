@@ -15,6 +15,8 @@ func init() {
 		return
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasBMI2 {
-		maxPoolS2K3, maxPoolS2K2, maxPoolS1K3 = maxPoolS2K3AVX512, maxPoolS2K2AVX512, maxPoolS1K3AVX512
+		maxPoolS2K3 = poolRowsKernels{maxPoolS2K3AVX512, maxPoolS2K3ShortAVX512}
+		maxPoolS2K2 = poolRowsKernels{maxPoolS2K2AVX512, maxPoolS2K2ShortAVX512}
+		maxPoolS1K3 = poolRowsKernels{maxPoolS1K3AVX512, maxPoolS1K3ShortAVX512}
 	}
 }

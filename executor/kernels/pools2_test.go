@@ -87,7 +87,7 @@ func TestMaxPoolWholeRowsRandom(t *testing.T) {
 	if n < 800 {
 		t.Fatalf("only %d geometries", n)
 	}
-	t.Logf("%d geometries, whole-row kernels: %v", n, maxPoolS2K3 != nil && maxPoolS1K3 != nil)
+	t.Logf("%d geometries, whole-row kernels: %v", n, maxPoolS2K3.long != nil && maxPoolS1K3.long != nil)
 }
 
 // TestMaxPoolS2Bits: where the row path takes every maximum with its SIMD
@@ -98,7 +98,7 @@ func TestMaxPoolWholeRowsRandom(t *testing.T) {
 // the rows inside the plane and on those with window rows in the top
 // and bottom pads (given to the kernel as repeated rows).
 func TestMaxPoolS2Bits(t *testing.T) {
-	if maxPoolS2K3 == nil {
+	if maxPoolS2K3.long == nil {
 		t.Skip("no whole-row kernels on this CPU or with ONNXCONV_SGEMM_KERNEL")
 	}
 	r := rand.New(rand.NewPCG(43, 44))

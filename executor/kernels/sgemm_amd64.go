@@ -474,6 +474,21 @@ func maxPoolS2K2AVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, 
 //go:noescape
 func maxPoolS1K3AVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, k0 int)
 
+// maxPoolS2K3ShortAVX512 pools planes·rows output rows of n ≤ 16 outputs, 3×3 windows at stride 2, as the poolRows kernels, with the lane masks given (masks: V0, V1, V2, store, 16 bits each).
+//
+//go:noescape
+func maxPoolS2K3ShortAVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, masks int)
+
+// maxPoolS2K2ShortAVX512 pools planes·rows output rows of n ≤ 16 outputs, 2×2 windows at stride 2, as the poolRows kernels, with the lane masks given (masks: V0, V1, V2, store, 16 bits each).
+//
+//go:noescape
+func maxPoolS2K2ShortAVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, masks int)
+
+// maxPoolS1K3ShortAVX512 pools planes·rows output rows of n ≤ 16 outputs, 3×3 windows at stride 1, as the poolRows kernels, with the lane masks given (masks: V0, V1, V2, store, 16 bits each).
+//
+//go:noescape
+func maxPoolS1K3ShortAVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, masks int)
+
 // scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.
 //
 //go:noescape

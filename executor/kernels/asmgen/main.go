@@ -96,6 +96,9 @@ func main() {
 	poolRows("maxPoolS2K3AVX512", 3, 2)
 	poolRows("maxPoolS2K2AVX512", 2, 2)
 	poolRows("maxPoolS1K3AVX512", 3, 1)
+	poolShortRows("maxPoolS2K3ShortAVX512", 3, 2)
+	poolShortRows("maxPoolS2K2ShortAVX512", 2, 2)
+	poolShortRows("maxPoolS1K3ShortAVX512", 3, 1)
 	scalarOp("scaleAVX2", "scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.", false)
 	scalarOp("divScalarAVX2", "divScalarAVX2 sets y[i] = x[i] / a for i < n (IEEE division, as Go's); n is a multiple of 8.", true)
 	maxWin3s2()
@@ -1604,6 +1607,141 @@ func ikernel(name string, mr, nv, w int, evex bool, vec func() reg.VecVirtual) {
 	JNZ(LabelRef(name + "_loop"))
 	Label(name + "_store")
 	storeTile(acc, pc, ldc, w, mov)
+}
+
+// poolShortRows emits func name(planes, rows, n int, x *float32, d1, d2,
+// rowstep, xgap, w int, y *float32, ygap, lpad, masks int): poolRows'
+// pool for rows of n ≤ 16 outputs, one masked step a row with the lane
+// masks the same for every row, computed by the caller: masks holds the
+// first 16 columns' (V0) in bits 0–15, the next 16's (V1) in 16–31, the
+// next 16's (V2, s = 2) in 32–47 and the store's in 48–63 (w is not
+// used). A loop of its own for each of: V1 (and V2) not read (−Inf), V1
+// read and V2 not, both read.
+func poolShortRows(name string, k, s int) {
+	TEXT(name, NOSPLIT, "func(planes, rows, n int, x *float32, d1, d2, rowstep, xgap, w int, y *float32, ygap, lpad, masks int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s pools planes·rows output rows of n ≤ 16 outputs, %d×%d windows at stride %d, as the poolRows kernels, with the lane masks given (masks: V0, V1, V2, store, 16 bits each).", name, k, k, s))
+	pxr := Load(Param("x"), GP64())
+	pyr := Load(Param("y"), GP64())
+	d1 := Load(Param("d1"), GP64())
+	d2 := Load(Param("d2"), GP64())
+	lpad := Load(Param("lpad"), GP64())
+	rstep := Load(Param("rowstep"), GP64())
+	nb := Load(Param("n"), GP64())
+	SHLQ(Imm(2), d1)
+	SHLQ(Imm(2), d2)
+	SHLQ(Imm(2), lpad)
+	SHLQ(Imm(2), rstep)
+	SHLQ(Imm(2), nb)
+	SUBQ(lpad, pxr)
+	ninf, idxE, idxO := ZMM(), ZMM(), ZMM()
+	t := GP32()
+	MOVL(U32(0xff800000), t)
+	VPBROADCASTD(t, ninf)
+	if s == 2 {
+		idx := GLOBL(name+"_idx", RODATA|NOPTR) // even columns, then odd ones
+		for i := 0; i < 32; i++ {
+			DATA(4*i, U32(2*(i%16)+i/16))
+		}
+		VMOVDQU32(idx, idxE)
+		VMOVDQU32(idx.Offset(64), idxO)
+	}
+	masks := GP64()
+	Load(Param("masks"), masks)
+	km0, km1, km2, kms := K(), K(), K(), K()
+	KMOVW(masks.As32(), km0) // the low 16 bits
+	SHRQ(Imm(16), masks)
+	KMOVW(masks.As32(), km1)
+	SHRQ(Imm(16), masks)
+	KMOVW(masks.As32(), km2)
+	SHRQ(Imm(16), masks)
+	KMOVW(masks.As32(), kms)
+	maxNaN := func(a reg.VecVirtual, b Op, km reg.Register) {
+		kn := K()
+		if km == nil {
+			VCMPPS(Imm(7), a, a, kn)
+		} else {
+			VCMPPS(Imm(7), a, a, km, kn)
+		}
+		VMAXPS(b, a, kn, a)
+	}
+	rowsMax := func(px reg.Register, disp int, km reg.Register) reg.VecVirtual {
+		a := ZMM()
+		m0 := Mem{Base: px, Disp: disp}
+		m1 := Mem{Base: px, Index: d1, Scale: 1, Disp: disp}
+		m2 := Mem{Base: px, Index: d2, Scale: 1, Disp: disp}
+		VMOVAPS(ninf, a)
+		VMOVUPS(m0, km, a)
+		for _, m := range []Mem{m1, m2}[:k-1] {
+			maxNaN(a, m, km)
+		}
+		return a
+	}
+	CMPQ(NewParamAddr("planes", 0), Imm(0))
+	JLE(LabelRef(name + "_done"))
+	// nv: the column blocks read (1 to s+1); a loop for each.
+	loop := func(nv int) {
+		l := fmt.Sprintf("%s_v%d", name, nv)
+		Label(l + "_plane")
+		rows := Load(Param("rows"), GP64())
+		TESTQ(rows, rows)
+		JZ(LabelRef(l + "_planeend"))
+		Label(l + "_row")
+		v := []reg.VecVirtual{rowsMax(pxr, 0, km0), ninf, ninf}
+		if nv > 1 {
+			v[1] = rowsMax(pxr, 64, km1)
+		}
+		if nv > 2 {
+			v[2] = rowsMax(pxr, 128, km2)
+		}
+		var c0, c1, c2 reg.VecVirtual
+		if s == 2 {
+			c0, c1 = ZMM(), ZMM()
+			VMOVAPS(idxE, c0)
+			VPERMI2PS(v[1], v[0], c0)
+			VMOVAPS(idxO, c1)
+			VPERMI2PS(v[1], v[0], c1)
+			if k == 3 {
+				c2 = ZMM()
+				VALIGND(Imm(1), c0, v[2], c2)
+			}
+		} else {
+			c0, c1, c2 = v[0], ZMM(), ZMM()
+			VALIGND(Imm(1), v[0], v[1], c1)
+			VALIGND(Imm(2), v[0], v[1], c2)
+		}
+		maxNaN(c0, c1, nil)
+		if k == 3 {
+			maxNaN(c0, c2, nil)
+		}
+		VMOVUPS(c0, kms, Mem{Base: pyr})
+		ADDQ(rstep, pxr)
+		ADDQ(nb, pyr)
+		DECQ(rows)
+		JNZ(LabelRef(l + "_row"))
+		Label(l + "_planeend")
+		xs := Load(Param("xgap"), GP64())
+		ys := Load(Param("ygap"), GP64())
+		SHLQ(Imm(2), xs)
+		SHLQ(Imm(2), ys)
+		ADDQ(xs, pxr)
+		ADDQ(ys, pyr)
+		DECQ(NewParamAddr("planes", 0))
+		JNZ(LabelRef(l + "_plane"))
+		JMP(LabelRef(name + "_done"))
+	}
+	KORTESTW(km1, km1)
+	JZ(LabelRef(fmt.Sprintf("%s_v1_plane", name)))
+	if s == 2 {
+		KORTESTW(km2, km2)
+		JZ(LabelRef(fmt.Sprintf("%s_v2_plane", name)))
+		loop(3)
+	}
+	loop(2)
+	loop(1)
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
 }
 
 // poolRows emits func name(planes, rows, n int, x *float32, d1, d2,
