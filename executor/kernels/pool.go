@@ -142,17 +142,12 @@ func splitPhases(src []float32, s, pw int, ph []float32) {
 // (NaN wins, as Go's max), so the values are those of the window-by-
 // window loop.
 func maxPoolPlane(p *Pool2D, xc, yc, vx, ph []float32) {
-	maxPoolRows(p, xc, yc, vx, ph, 0, p.OH)
-}
-
-// maxPoolRows is maxPoolPlane on the output rows [olo, ohi) only.
-func maxPoolRows(p *Pool2D, xc, yc, vx, ph []float32, olo, ohi int) {
 	ninf := float32(math.Inf(-1))
 	v := vx[:p.W] // vx: one value more for maxColumns
 	qlo, qhi := interior(p)
 	n := qhi - qlo
 	pw := (p.W + p.SW - 1) / p.SW
-	for o := olo; o < ohi; o++ {
+	for o := 0; o < p.OH; o++ {
 		yr := yc[o*p.OW : (o+1)*p.OW]
 		first := true
 		for kh := 0; kh < p.KH; kh++ {
