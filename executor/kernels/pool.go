@@ -38,7 +38,12 @@ func (x *Context) MaxPool2D(p Pool2D, in, y []float32) error {
 	pr := (p.OW-1)*p.SW + (p.KW-1)*p.DW + 1 - p.W - p.PL
 	short := p.SW == 1 && p.PL < p.KW && pr < p.KW && interiorCols(&p) < smallRow
 	gapped := gapPool(&p)
+	rowsFn := poolRowsKernel(&p)
 	run := func(lo, hi int) {
+		if rowsFn.long != nil {
+			maxPoolWholeRows(&p, rowsFn, in, y, lo, hi)
+			return
+		}
 		if gapped {
 			maxPoolGapped(&p, in, y, lo, hi)
 			return

@@ -19,7 +19,9 @@ const gapStride2Floats = 3600
 // side. The 3×3/1 pools of an
 // inception block and the 3×3/2 ones between its stages are the case:
 // on 28×28 to 7×7 planes a pass per plane, or per row, cost more in
-// calls than in maxima.
+// calls than in maxima. (Where the CPU has AVX-512, MaxPool2D gives the
+// 2×2/2, 3×3/2 and 3×3/1 pools to the whole-row kernels first:
+// pools2.go.)
 func gapPool(p *Pool2D) bool {
 	if p.SH > 2 || p.SW > 2 || (p.SH == 2 || p.SW == 2) && (p.H+p.KH)*(p.W+p.KW) > gapStride2Floats {
 		return false

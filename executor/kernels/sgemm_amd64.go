@@ -459,6 +459,36 @@ func nbits4GemvAVX512R2(blocks int, gpb int, b *byte, ldb int, a *float32, lda i
 //go:noescape
 func nbits8GemvAVX512R2(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
 
+// maxPoolS2K3AVX512 pools planes·rows output rows of n outputs, 3×3 windows at stride 2 (maxNaN order of the row path), from window rows x, x+d1, x+d2 of w floats (columns shifted by lpad, outside [0, w) −Inf); k0 is the first 16 columns' lane mask.
+//
+//go:noescape
+func maxPoolS2K3AVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, k0 int)
+
+// maxPoolS2K2AVX512 pools planes·rows output rows of n outputs, 2×2 windows at stride 2 (maxNaN order of the row path), from window rows x, x+d1, x+d2 of w floats (columns shifted by lpad, outside [0, w) −Inf); k0 is the first 16 columns' lane mask.
+//
+//go:noescape
+func maxPoolS2K2AVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, k0 int)
+
+// maxPoolS1K3AVX512 pools planes·rows output rows of n outputs, 3×3 windows at stride 1 (maxNaN order of the row path), from window rows x, x+d1, x+d2 of w floats (columns shifted by lpad, outside [0, w) −Inf); k0 is the first 16 columns' lane mask.
+//
+//go:noescape
+func maxPoolS1K3AVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, k0 int)
+
+// maxPoolS2K3ShortAVX512 pools planes·rows output rows of n ≤ 16 outputs, 3×3 windows at stride 2, as the poolRows kernels, with the lane masks given (masks: V0, V1, V2, store, 16 bits each).
+//
+//go:noescape
+func maxPoolS2K3ShortAVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, masks int)
+
+// maxPoolS2K2ShortAVX512 pools planes·rows output rows of n ≤ 16 outputs, 2×2 windows at stride 2, as the poolRows kernels, with the lane masks given (masks: V0, V1, V2, store, 16 bits each).
+//
+//go:noescape
+func maxPoolS2K2ShortAVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, masks int)
+
+// maxPoolS1K3ShortAVX512 pools planes·rows output rows of n ≤ 16 outputs, 3×3 windows at stride 1, as the poolRows kernels, with the lane masks given (masks: V0, V1, V2, store, 16 bits each).
+//
+//go:noescape
+func maxPoolS1K3ShortAVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, masks int)
+
 // scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.
 //
 //go:noescape

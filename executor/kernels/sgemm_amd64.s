@@ -9908,6 +9908,1010 @@ nbits8GemvAVX512R2_group:
 	VZEROUPPER
 	RET
 
+// func maxPoolS2K3AVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, k0 int)
+// Requires: AVX, AVX512F, BMI2, CMOV, MMX+
+TEXT ·maxPoolS2K3AVX512(SB), NOSPLIT, $0-104
+	MOVQ         x+24(FP), AX
+	MOVQ         y+72(FP), CX
+	MOVQ         d1+32(FP), DX
+	MOVQ         d2+40(FP), BX
+	MOVQ         lpad+88(FP), SI
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, SI
+	SUBQ         SI, AX
+	MOVL         $0xff800000, SI
+	VPBROADCASTD SI, Z0
+	VMOVDQU32    maxPoolS2K3AVX512_idx<>+0(SB), Z1
+	VMOVDQU32    maxPoolS2K3AVX512_idx<>+64(SB), Z2
+	CMPQ         planes+0(FP), $0x00
+	JLE          maxPoolS2K3AVX512_done
+
+maxPoolS2K3AVX512_plane:
+	MOVQ  rows+8(FP), SI
+	TESTQ SI, SI
+	JZ    maxPoolS2K3AVX512_planeend
+
+maxPoolS2K3AVX512_row:
+	MOVQ    AX, DI
+	MOVQ    CX, R8
+	MOVQ    n+16(FP), R9
+	MOVQ    w+64(FP), R10
+	ADDQ    lpad+88(FP), R10
+	LEAQ    (DI)(BX*1), R11
+	ADDQ    w+64(FP), R11
+	ADDQ    w+64(FP), R11
+	ADDQ    w+64(FP), R11
+	ADDQ    w+64(FP), R11
+	MOVQ    k0+96(FP), R12
+	KMOVW   R12, K1
+	VMOVAPS Z0, Z3
+	VMOVUPS (DI), K1, Z3
+	VCMPPS  $0x07, Z3, Z3, K1, K2
+	VMAXPS  (DI)(DX*1), Z3, K2, Z3
+	VCMPPS  $0x07, Z3, Z3, K1, K1
+	VMAXPS  (DI)(BX*1), Z3, K1, Z3
+	VMOVAPS Z3, Z3
+
+maxPoolS2K3AVX512_fast:
+	CMPQ       R9, $0x10
+	JL         maxPoolS2K3AVX512_tail
+	CMPQ       R10, $0x30
+	JL         maxPoolS2K3AVX512_tail
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	PREFETCHT0 256(R11)
+	ADDQ       $0x00000140, R11
+	VMOVUPS    64(DI), Z4
+	VCMPPS     $0x07, Z4, Z4, K1
+	VMAXPS     64(DI)(DX*1), Z4, K1, Z4
+	VCMPPS     $0x07, Z4, Z4, K1
+	VMAXPS     64(DI)(BX*1), Z4, K1, Z4
+	VMOVUPS    128(DI), Z5
+	VCMPPS     $0x07, Z5, Z5, K1
+	VMAXPS     128(DI)(DX*1), Z5, K1, Z5
+	VCMPPS     $0x07, Z5, Z5, K1
+	VMAXPS     128(DI)(BX*1), Z5, K1, Z5
+	VMOVAPS    Z1, Z6
+	VPERMI2PS  Z4, Z3, Z6
+	VMOVAPS    Z2, Z7
+	VPERMI2PS  Z4, Z3, Z7
+	VALIGND    $0x01, Z6, Z5, Z3
+	VCMPPS     $0x07, Z6, Z6, K1
+	VMAXPS     Z7, Z6, K1, Z6
+	VCMPPS     $0x07, Z6, Z6, K1
+	VMAXPS     Z3, Z6, K1, Z6
+	VMOVUPS    Z6, (R8)
+	VMOVAPS    Z5, Z3
+	ADDQ       $0x00000080, DI
+	ADDQ       $0x40, R8
+	SUBQ       $0x10, R9
+	SUBQ       $0x20, R10
+	JMP        maxPoolS2K3AVX512_fast
+
+maxPoolS2K3AVX512_tail:
+	TESTQ      R9, R9
+	JLE        maxPoolS2K3AVX512_rowend
+	MOVQ       R9, R12
+	ADDQ       R12, R12
+	ADDQ       $0x00000001, R12
+	CMPQ       R12, R10
+	CMOVQGT    R10, R12
+	SUBQ       $0x10, R12
+	XORQ       R13, R13
+	CMPQ       R12, $0x00
+	CMOVQLT    R13, R12
+	MOVL       $0xffffffff, R13
+	BZHIL      R12, R13, R12
+	KMOVW      R12, K1
+	SHRL       $0x10, R12
+	KMOVW      R12, K2
+	BZHIL      R9, R13, R12
+	KMOVW      R12, K3
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	PREFETCHT0 256(R11)
+	ADDQ       $0x00000140, R11
+	VMOVAPS    Z0, Z4
+	VMOVUPS    64(DI), K1, Z4
+	VCMPPS     $0x07, Z4, Z4, K1, K4
+	VMAXPS     64(DI)(DX*1), Z4, K4, Z4
+	VCMPPS     $0x07, Z4, Z4, K1, K1
+	VMAXPS     64(DI)(BX*1), Z4, K1, Z4
+	VMOVAPS    Z0, Z5
+	KORTESTW   K2, K2
+	JZ         maxPoolS2K3AVX512_nov2
+	VMOVAPS    Z0, Z5
+	VMOVUPS    128(DI), K2, Z5
+	VCMPPS     $0x07, Z5, Z5, K2, K1
+	VMAXPS     128(DI)(DX*1), Z5, K1, Z5
+	VCMPPS     $0x07, Z5, Z5, K2, K1
+	VMAXPS     128(DI)(BX*1), Z5, K1, Z5
+	VMOVAPS    Z5, Z5
+
+maxPoolS2K3AVX512_nov2:
+	VMOVAPS   Z1, Z6
+	VPERMI2PS Z4, Z3, Z6
+	VMOVAPS   Z2, Z7
+	VPERMI2PS Z4, Z3, Z7
+	VALIGND   $0x01, Z6, Z5, Z3
+	VCMPPS    $0x07, Z6, Z6, K1
+	VMAXPS    Z7, Z6, K1, Z6
+	VCMPPS    $0x07, Z6, Z6, K1
+	VMAXPS    Z3, Z6, K1, Z6
+	VMOVUPS   Z6, K3, (R8)
+	VMOVAPS   Z5, Z3
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x40, R8
+	SUBQ      $0x10, R9
+	SUBQ      $0x20, R10
+	JMP       maxPoolS2K3AVX512_tail
+
+maxPoolS2K3AVX512_rowend:
+	MOVQ rowstep+48(FP), DI
+	SHLQ $0x02, DI
+	ADDQ DI, AX
+	MOVQ n+16(FP), DI
+	SHLQ $0x02, DI
+	ADDQ DI, CX
+	DECQ SI
+	JNZ  maxPoolS2K3AVX512_row
+
+maxPoolS2K3AVX512_planeend:
+	MOVQ xgap+56(FP), SI
+	MOVQ ygap+80(FP), DI
+	SHLQ $0x02, SI
+	SHLQ $0x02, DI
+	ADDQ SI, AX
+	ADDQ DI, CX
+	DECQ planes+0(FP)
+	JNZ  maxPoolS2K3AVX512_plane
+
+maxPoolS2K3AVX512_done:
+	VZEROUPPER
+	RET
+
+DATA maxPoolS2K3AVX512_idx<>+0(SB)/4, $0x00000000
+DATA maxPoolS2K3AVX512_idx<>+4(SB)/4, $0x00000002
+DATA maxPoolS2K3AVX512_idx<>+8(SB)/4, $0x00000004
+DATA maxPoolS2K3AVX512_idx<>+12(SB)/4, $0x00000006
+DATA maxPoolS2K3AVX512_idx<>+16(SB)/4, $0x00000008
+DATA maxPoolS2K3AVX512_idx<>+20(SB)/4, $0x0000000a
+DATA maxPoolS2K3AVX512_idx<>+24(SB)/4, $0x0000000c
+DATA maxPoolS2K3AVX512_idx<>+28(SB)/4, $0x0000000e
+DATA maxPoolS2K3AVX512_idx<>+32(SB)/4, $0x00000010
+DATA maxPoolS2K3AVX512_idx<>+36(SB)/4, $0x00000012
+DATA maxPoolS2K3AVX512_idx<>+40(SB)/4, $0x00000014
+DATA maxPoolS2K3AVX512_idx<>+44(SB)/4, $0x00000016
+DATA maxPoolS2K3AVX512_idx<>+48(SB)/4, $0x00000018
+DATA maxPoolS2K3AVX512_idx<>+52(SB)/4, $0x0000001a
+DATA maxPoolS2K3AVX512_idx<>+56(SB)/4, $0x0000001c
+DATA maxPoolS2K3AVX512_idx<>+60(SB)/4, $0x0000001e
+DATA maxPoolS2K3AVX512_idx<>+64(SB)/4, $0x00000001
+DATA maxPoolS2K3AVX512_idx<>+68(SB)/4, $0x00000003
+DATA maxPoolS2K3AVX512_idx<>+72(SB)/4, $0x00000005
+DATA maxPoolS2K3AVX512_idx<>+76(SB)/4, $0x00000007
+DATA maxPoolS2K3AVX512_idx<>+80(SB)/4, $0x00000009
+DATA maxPoolS2K3AVX512_idx<>+84(SB)/4, $0x0000000b
+DATA maxPoolS2K3AVX512_idx<>+88(SB)/4, $0x0000000d
+DATA maxPoolS2K3AVX512_idx<>+92(SB)/4, $0x0000000f
+DATA maxPoolS2K3AVX512_idx<>+96(SB)/4, $0x00000011
+DATA maxPoolS2K3AVX512_idx<>+100(SB)/4, $0x00000013
+DATA maxPoolS2K3AVX512_idx<>+104(SB)/4, $0x00000015
+DATA maxPoolS2K3AVX512_idx<>+108(SB)/4, $0x00000017
+DATA maxPoolS2K3AVX512_idx<>+112(SB)/4, $0x00000019
+DATA maxPoolS2K3AVX512_idx<>+116(SB)/4, $0x0000001b
+DATA maxPoolS2K3AVX512_idx<>+120(SB)/4, $0x0000001d
+DATA maxPoolS2K3AVX512_idx<>+124(SB)/4, $0x0000001f
+GLOBL maxPoolS2K3AVX512_idx<>(SB), RODATA|NOPTR, $128
+
+// func maxPoolS2K2AVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, k0 int)
+// Requires: AVX, AVX512F, BMI2, CMOV, MMX+
+TEXT ·maxPoolS2K2AVX512(SB), NOSPLIT, $0-104
+	MOVQ         x+24(FP), AX
+	MOVQ         y+72(FP), CX
+	MOVQ         d1+32(FP), DX
+	MOVQ         d2+40(FP), BX
+	MOVQ         lpad+88(FP), SI
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, SI
+	SUBQ         SI, AX
+	MOVL         $0xff800000, SI
+	VPBROADCASTD SI, Z0
+	VMOVDQU32    maxPoolS2K2AVX512_idx<>+0(SB), Z1
+	VMOVDQU32    maxPoolS2K2AVX512_idx<>+64(SB), Z2
+	CMPQ         planes+0(FP), $0x00
+	JLE          maxPoolS2K2AVX512_done
+
+maxPoolS2K2AVX512_plane:
+	MOVQ  rows+8(FP), SI
+	TESTQ SI, SI
+	JZ    maxPoolS2K2AVX512_planeend
+
+maxPoolS2K2AVX512_row:
+	MOVQ    AX, DI
+	MOVQ    CX, R8
+	MOVQ    n+16(FP), R9
+	MOVQ    w+64(FP), R10
+	ADDQ    lpad+88(FP), R10
+	LEAQ    (DI)(BX*1), R11
+	ADDQ    w+64(FP), R11
+	ADDQ    w+64(FP), R11
+	ADDQ    w+64(FP), R11
+	ADDQ    w+64(FP), R11
+	MOVQ    k0+96(FP), R12
+	KMOVW   R12, K1
+	VMOVAPS Z0, Z3
+	VMOVUPS (DI), K1, Z3
+	VCMPPS  $0x07, Z3, Z3, K1, K1
+	VMAXPS  (DI)(DX*1), Z3, K1, Z3
+	VMOVAPS Z3, Z3
+
+maxPoolS2K2AVX512_fast:
+	CMPQ       R9, $0x10
+	JL         maxPoolS2K2AVX512_tail
+	CMPQ       R10, $0x30
+	JL         maxPoolS2K2AVX512_tail
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	PREFETCHT0 256(R11)
+	ADDQ       $0x00000140, R11
+	VMOVUPS    64(DI), Z4
+	VCMPPS     $0x07, Z4, Z4, K1
+	VMAXPS     64(DI)(DX*1), Z4, K1, Z4
+	VMOVUPS    128(DI), Z5
+	VCMPPS     $0x07, Z5, Z5, K1
+	VMAXPS     128(DI)(DX*1), Z5, K1, Z5
+	VMOVAPS    Z1, Z6
+	VPERMI2PS  Z4, Z3, Z6
+	VMOVAPS    Z2, Z7
+	VPERMI2PS  Z4, Z3, Z7
+	VCMPPS     $0x07, Z6, Z6, K1
+	VMAXPS     Z7, Z6, K1, Z6
+	VMOVUPS    Z6, (R8)
+	VMOVAPS    Z5, Z3
+	ADDQ       $0x00000080, DI
+	ADDQ       $0x40, R8
+	SUBQ       $0x10, R9
+	SUBQ       $0x20, R10
+	JMP        maxPoolS2K2AVX512_fast
+
+maxPoolS2K2AVX512_tail:
+	TESTQ      R9, R9
+	JLE        maxPoolS2K2AVX512_rowend
+	MOVQ       R9, R12
+	ADDQ       R12, R12
+	CMPQ       R12, R10
+	CMOVQGT    R10, R12
+	SUBQ       $0x10, R12
+	XORQ       R13, R13
+	CMPQ       R12, $0x00
+	CMOVQLT    R13, R12
+	MOVL       $0xffffffff, R13
+	BZHIL      R12, R13, R12
+	KMOVW      R12, K1
+	SHRL       $0x10, R12
+	KMOVW      R12, K2
+	BZHIL      R9, R13, R12
+	KMOVW      R12, K3
+	PREFETCHT0 (R11)
+	PREFETCHT0 64(R11)
+	PREFETCHT0 128(R11)
+	PREFETCHT0 192(R11)
+	PREFETCHT0 256(R11)
+	ADDQ       $0x00000140, R11
+	VMOVAPS    Z0, Z4
+	VMOVUPS    64(DI), K1, Z4
+	VCMPPS     $0x07, Z4, Z4, K1, K1
+	VMAXPS     64(DI)(DX*1), Z4, K1, Z4
+	VMOVAPS    Z0, Z5
+	KORTESTW   K2, K2
+	JZ         maxPoolS2K2AVX512_nov2
+	VMOVAPS    Z0, Z5
+	VMOVUPS    128(DI), K2, Z5
+	VCMPPS     $0x07, Z5, Z5, K2, K1
+	VMAXPS     128(DI)(DX*1), Z5, K1, Z5
+	VMOVAPS    Z5, Z5
+
+maxPoolS2K2AVX512_nov2:
+	VMOVAPS   Z1, Z6
+	VPERMI2PS Z4, Z3, Z6
+	VMOVAPS   Z2, Z7
+	VPERMI2PS Z4, Z3, Z7
+	VCMPPS    $0x07, Z6, Z6, K1
+	VMAXPS    Z7, Z6, K1, Z6
+	VMOVUPS   Z6, K3, (R8)
+	VMOVAPS   Z5, Z3
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x40, R8
+	SUBQ      $0x10, R9
+	SUBQ      $0x20, R10
+	JMP       maxPoolS2K2AVX512_tail
+
+maxPoolS2K2AVX512_rowend:
+	MOVQ rowstep+48(FP), DI
+	SHLQ $0x02, DI
+	ADDQ DI, AX
+	MOVQ n+16(FP), DI
+	SHLQ $0x02, DI
+	ADDQ DI, CX
+	DECQ SI
+	JNZ  maxPoolS2K2AVX512_row
+
+maxPoolS2K2AVX512_planeend:
+	MOVQ xgap+56(FP), SI
+	MOVQ ygap+80(FP), DI
+	SHLQ $0x02, SI
+	SHLQ $0x02, DI
+	ADDQ SI, AX
+	ADDQ DI, CX
+	DECQ planes+0(FP)
+	JNZ  maxPoolS2K2AVX512_plane
+
+maxPoolS2K2AVX512_done:
+	VZEROUPPER
+	RET
+
+DATA maxPoolS2K2AVX512_idx<>+0(SB)/4, $0x00000000
+DATA maxPoolS2K2AVX512_idx<>+4(SB)/4, $0x00000002
+DATA maxPoolS2K2AVX512_idx<>+8(SB)/4, $0x00000004
+DATA maxPoolS2K2AVX512_idx<>+12(SB)/4, $0x00000006
+DATA maxPoolS2K2AVX512_idx<>+16(SB)/4, $0x00000008
+DATA maxPoolS2K2AVX512_idx<>+20(SB)/4, $0x0000000a
+DATA maxPoolS2K2AVX512_idx<>+24(SB)/4, $0x0000000c
+DATA maxPoolS2K2AVX512_idx<>+28(SB)/4, $0x0000000e
+DATA maxPoolS2K2AVX512_idx<>+32(SB)/4, $0x00000010
+DATA maxPoolS2K2AVX512_idx<>+36(SB)/4, $0x00000012
+DATA maxPoolS2K2AVX512_idx<>+40(SB)/4, $0x00000014
+DATA maxPoolS2K2AVX512_idx<>+44(SB)/4, $0x00000016
+DATA maxPoolS2K2AVX512_idx<>+48(SB)/4, $0x00000018
+DATA maxPoolS2K2AVX512_idx<>+52(SB)/4, $0x0000001a
+DATA maxPoolS2K2AVX512_idx<>+56(SB)/4, $0x0000001c
+DATA maxPoolS2K2AVX512_idx<>+60(SB)/4, $0x0000001e
+DATA maxPoolS2K2AVX512_idx<>+64(SB)/4, $0x00000001
+DATA maxPoolS2K2AVX512_idx<>+68(SB)/4, $0x00000003
+DATA maxPoolS2K2AVX512_idx<>+72(SB)/4, $0x00000005
+DATA maxPoolS2K2AVX512_idx<>+76(SB)/4, $0x00000007
+DATA maxPoolS2K2AVX512_idx<>+80(SB)/4, $0x00000009
+DATA maxPoolS2K2AVX512_idx<>+84(SB)/4, $0x0000000b
+DATA maxPoolS2K2AVX512_idx<>+88(SB)/4, $0x0000000d
+DATA maxPoolS2K2AVX512_idx<>+92(SB)/4, $0x0000000f
+DATA maxPoolS2K2AVX512_idx<>+96(SB)/4, $0x00000011
+DATA maxPoolS2K2AVX512_idx<>+100(SB)/4, $0x00000013
+DATA maxPoolS2K2AVX512_idx<>+104(SB)/4, $0x00000015
+DATA maxPoolS2K2AVX512_idx<>+108(SB)/4, $0x00000017
+DATA maxPoolS2K2AVX512_idx<>+112(SB)/4, $0x00000019
+DATA maxPoolS2K2AVX512_idx<>+116(SB)/4, $0x0000001b
+DATA maxPoolS2K2AVX512_idx<>+120(SB)/4, $0x0000001d
+DATA maxPoolS2K2AVX512_idx<>+124(SB)/4, $0x0000001f
+GLOBL maxPoolS2K2AVX512_idx<>(SB), RODATA|NOPTR, $128
+
+// func maxPoolS1K3AVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, k0 int)
+// Requires: AVX, AVX512F, BMI2, CMOV
+TEXT ·maxPoolS1K3AVX512(SB), NOSPLIT, $0-104
+	MOVQ         x+24(FP), AX
+	MOVQ         y+72(FP), CX
+	MOVQ         d1+32(FP), DX
+	MOVQ         d2+40(FP), BX
+	MOVQ         lpad+88(FP), SI
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, SI
+	SUBQ         SI, AX
+	MOVL         $0xff800000, SI
+	VPBROADCASTD SI, Z0
+	CMPQ         planes+0(FP), $0x00
+	JLE          maxPoolS1K3AVX512_done
+
+maxPoolS1K3AVX512_plane:
+	MOVQ  rows+8(FP), SI
+	TESTQ SI, SI
+	JZ    maxPoolS1K3AVX512_planeend
+
+maxPoolS1K3AVX512_row:
+	MOVQ    AX, DI
+	MOVQ    CX, R8
+	MOVQ    n+16(FP), R9
+	MOVQ    w+64(FP), R10
+	ADDQ    lpad+88(FP), R10
+	MOVQ    k0+96(FP), R11
+	KMOVW   R11, K1
+	VMOVAPS Z0, Z1
+	VMOVUPS (DI), K1, Z1
+	VCMPPS  $0x07, Z1, Z1, K1, K2
+	VMAXPS  (DI)(DX*1), Z1, K2, Z1
+	VCMPPS  $0x07, Z1, Z1, K1, K1
+	VMAXPS  (DI)(BX*1), Z1, K1, Z1
+	VMOVAPS Z1, Z1
+
+maxPoolS1K3AVX512_fast:
+	CMPQ    R9, $0x10
+	JL      maxPoolS1K3AVX512_tail
+	CMPQ    R10, $0x20
+	JL      maxPoolS1K3AVX512_tail
+	VMOVUPS 64(DI), Z2
+	VCMPPS  $0x07, Z2, Z2, K1
+	VMAXPS  64(DI)(DX*1), Z2, K1, Z2
+	VCMPPS  $0x07, Z2, Z2, K1
+	VMAXPS  64(DI)(BX*1), Z2, K1, Z2
+	VALIGND $0x01, Z1, Z2, Z3
+	VALIGND $0x02, Z1, Z2, Z4
+	VCMPPS  $0x07, Z1, Z1, K1
+	VMAXPS  Z3, Z1, K1, Z1
+	VCMPPS  $0x07, Z1, Z1, K1
+	VMAXPS  Z4, Z1, K1, Z1
+	VMOVUPS Z1, (R8)
+	VMOVAPS Z2, Z1
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x40, R8
+	SUBQ    $0x10, R9
+	SUBQ    $0x10, R10
+	JMP     maxPoolS1K3AVX512_fast
+
+maxPoolS1K3AVX512_tail:
+	TESTQ   R9, R9
+	JLE     maxPoolS1K3AVX512_rowend
+	MOVQ    R9, R11
+	ADDQ    $0x00000002, R11
+	CMPQ    R11, R10
+	CMOVQGT R10, R11
+	SUBQ    $0x10, R11
+	XORQ    R12, R12
+	CMPQ    R11, $0x00
+	CMOVQLT R12, R11
+	MOVL    $0xffffffff, R12
+	BZHIL   R11, R12, R11
+	KMOVW   R11, K1
+	BZHIL   R9, R12, R11
+	KMOVW   R11, K2
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(DI), K1, Z2
+	VCMPPS  $0x07, Z2, Z2, K1, K3
+	VMAXPS  64(DI)(DX*1), Z2, K3, Z2
+	VCMPPS  $0x07, Z2, Z2, K1, K1
+	VMAXPS  64(DI)(BX*1), Z2, K1, Z2
+	VALIGND $0x01, Z1, Z2, Z3
+	VALIGND $0x02, Z1, Z2, Z4
+	VCMPPS  $0x07, Z1, Z1, K1
+	VMAXPS  Z3, Z1, K1, Z1
+	VCMPPS  $0x07, Z1, Z1, K1
+	VMAXPS  Z4, Z1, K1, Z1
+	VMOVUPS Z1, K2, (R8)
+	VMOVAPS Z2, Z1
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x40, R8
+	SUBQ    $0x10, R9
+	SUBQ    $0x10, R10
+	JMP     maxPoolS1K3AVX512_tail
+
+maxPoolS1K3AVX512_rowend:
+	MOVQ rowstep+48(FP), DI
+	SHLQ $0x02, DI
+	ADDQ DI, AX
+	MOVQ n+16(FP), DI
+	SHLQ $0x02, DI
+	ADDQ DI, CX
+	DECQ SI
+	JNZ  maxPoolS1K3AVX512_row
+
+maxPoolS1K3AVX512_planeend:
+	MOVQ xgap+56(FP), SI
+	MOVQ ygap+80(FP), DI
+	SHLQ $0x02, SI
+	SHLQ $0x02, DI
+	ADDQ SI, AX
+	ADDQ DI, CX
+	DECQ planes+0(FP)
+	JNZ  maxPoolS1K3AVX512_plane
+
+maxPoolS1K3AVX512_done:
+	VZEROUPPER
+	RET
+
+// func maxPoolS2K3ShortAVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, masks int)
+// Requires: AVX, AVX512F
+TEXT ·maxPoolS2K3ShortAVX512(SB), NOSPLIT, $0-104
+	MOVQ         x+24(FP), AX
+	MOVQ         y+72(FP), CX
+	MOVQ         d1+32(FP), DX
+	MOVQ         d2+40(FP), BX
+	MOVQ         lpad+88(FP), SI
+	MOVQ         rowstep+48(FP), DI
+	MOVQ         n+16(FP), R8
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, SI
+	SHLQ         $0x02, DI
+	SHLQ         $0x02, R8
+	SUBQ         SI, AX
+	MOVL         $0xff800000, SI
+	VPBROADCASTD SI, Z0
+	VMOVDQU32    maxPoolS2K3ShortAVX512_idx<>+0(SB), Z1
+	VMOVDQU32    maxPoolS2K3ShortAVX512_idx<>+64(SB), Z2
+	MOVQ         masks+96(FP), SI
+	KMOVW        SI, K1
+	SHRQ         $0x10, SI
+	KMOVW        SI, K2
+	SHRQ         $0x10, SI
+	KMOVW        SI, K3
+	SHRQ         $0x10, SI
+	KMOVW        SI, K4
+	CMPQ         planes+0(FP), $0x00
+	JLE          maxPoolS2K3ShortAVX512_done
+	KORTESTW     K2, K2
+	JZ           maxPoolS2K3ShortAVX512_v1_plane
+	KORTESTW     K3, K3
+	JZ           maxPoolS2K3ShortAVX512_v2_plane
+
+maxPoolS2K3ShortAVX512_v3_plane:
+	MOVQ  rows+8(FP), SI
+	TESTQ SI, SI
+	JZ    maxPoolS2K3ShortAVX512_v3_planeend
+
+maxPoolS2K3ShortAVX512_v3_row:
+	VMOVAPS   Z0, Z3
+	VMOVUPS   (AX), K1, Z3
+	VCMPPS    $0x07, Z3, Z3, K1, K5
+	VMAXPS    (AX)(DX*1), Z3, K5, Z3
+	VCMPPS    $0x07, Z3, Z3, K1, K5
+	VMAXPS    (AX)(BX*1), Z3, K5, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS   64(AX), K2, Z4
+	VCMPPS    $0x07, Z4, Z4, K2, K5
+	VMAXPS    64(AX)(DX*1), Z4, K5, Z4
+	VCMPPS    $0x07, Z4, Z4, K2, K5
+	VMAXPS    64(AX)(BX*1), Z4, K5, Z4
+	VMOVAPS   Z0, Z5
+	VMOVUPS   128(AX), K3, Z5
+	VCMPPS    $0x07, Z5, Z5, K3, K5
+	VMAXPS    128(AX)(DX*1), Z5, K5, Z5
+	VCMPPS    $0x07, Z5, Z5, K3, K5
+	VMAXPS    128(AX)(BX*1), Z5, K5, Z5
+	VMOVAPS   Z1, Z6
+	VPERMI2PS Z4, Z3, Z6
+	VMOVAPS   Z2, Z7
+	VPERMI2PS Z4, Z3, Z7
+	VALIGND   $0x01, Z6, Z5, Z3
+	VCMPPS    $0x07, Z6, Z6, K5
+	VMAXPS    Z7, Z6, K5, Z6
+	VCMPPS    $0x07, Z6, Z6, K5
+	VMAXPS    Z3, Z6, K5, Z6
+	VMOVUPS   Z6, K4, (CX)
+	ADDQ      DI, AX
+	ADDQ      R8, CX
+	DECQ      SI
+	JNZ       maxPoolS2K3ShortAVX512_v3_row
+
+maxPoolS2K3ShortAVX512_v3_planeend:
+	MOVQ xgap+56(FP), SI
+	MOVQ ygap+80(FP), R9
+	SHLQ $0x02, SI
+	SHLQ $0x02, R9
+	ADDQ SI, AX
+	ADDQ R9, CX
+	DECQ planes+0(FP)
+	JNZ  maxPoolS2K3ShortAVX512_v3_plane
+	JMP  maxPoolS2K3ShortAVX512_done
+
+maxPoolS2K3ShortAVX512_v2_plane:
+	MOVQ  rows+8(FP), SI
+	TESTQ SI, SI
+	JZ    maxPoolS2K3ShortAVX512_v2_planeend
+
+maxPoolS2K3ShortAVX512_v2_row:
+	VMOVAPS   Z0, Z3
+	VMOVUPS   (AX), K1, Z3
+	VCMPPS    $0x07, Z3, Z3, K1, K3
+	VMAXPS    (AX)(DX*1), Z3, K3, Z3
+	VCMPPS    $0x07, Z3, Z3, K1, K3
+	VMAXPS    (AX)(BX*1), Z3, K3, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS   64(AX), K2, Z4
+	VCMPPS    $0x07, Z4, Z4, K2, K3
+	VMAXPS    64(AX)(DX*1), Z4, K3, Z4
+	VCMPPS    $0x07, Z4, Z4, K2, K3
+	VMAXPS    64(AX)(BX*1), Z4, K3, Z4
+	VMOVAPS   Z1, Z5
+	VPERMI2PS Z4, Z3, Z5
+	VMOVAPS   Z2, Z6
+	VPERMI2PS Z4, Z3, Z6
+	VALIGND   $0x01, Z5, Z0, Z3
+	VCMPPS    $0x07, Z5, Z5, K3
+	VMAXPS    Z6, Z5, K3, Z5
+	VCMPPS    $0x07, Z5, Z5, K3
+	VMAXPS    Z3, Z5, K3, Z5
+	VMOVUPS   Z5, K4, (CX)
+	ADDQ      DI, AX
+	ADDQ      R8, CX
+	DECQ      SI
+	JNZ       maxPoolS2K3ShortAVX512_v2_row
+
+maxPoolS2K3ShortAVX512_v2_planeend:
+	MOVQ xgap+56(FP), SI
+	MOVQ ygap+80(FP), R9
+	SHLQ $0x02, SI
+	SHLQ $0x02, R9
+	ADDQ SI, AX
+	ADDQ R9, CX
+	DECQ planes+0(FP)
+	JNZ  maxPoolS2K3ShortAVX512_v2_plane
+	JMP  maxPoolS2K3ShortAVX512_done
+
+maxPoolS2K3ShortAVX512_v1_plane:
+	MOVQ  rows+8(FP), SI
+	TESTQ SI, SI
+	JZ    maxPoolS2K3ShortAVX512_v1_planeend
+
+maxPoolS2K3ShortAVX512_v1_row:
+	VMOVAPS   Z0, Z3
+	VMOVUPS   (AX), K1, Z3
+	VCMPPS    $0x07, Z3, Z3, K1, K2
+	VMAXPS    (AX)(DX*1), Z3, K2, Z3
+	VCMPPS    $0x07, Z3, Z3, K1, K2
+	VMAXPS    (AX)(BX*1), Z3, K2, Z3
+	VMOVAPS   Z1, Z4
+	VPERMI2PS Z0, Z3, Z4
+	VMOVAPS   Z2, Z5
+	VPERMI2PS Z0, Z3, Z5
+	VALIGND   $0x01, Z4, Z0, Z3
+	VCMPPS    $0x07, Z4, Z4, K2
+	VMAXPS    Z5, Z4, K2, Z4
+	VCMPPS    $0x07, Z4, Z4, K2
+	VMAXPS    Z3, Z4, K2, Z4
+	VMOVUPS   Z4, K4, (CX)
+	ADDQ      DI, AX
+	ADDQ      R8, CX
+	DECQ      SI
+	JNZ       maxPoolS2K3ShortAVX512_v1_row
+
+maxPoolS2K3ShortAVX512_v1_planeend:
+	MOVQ xgap+56(FP), SI
+	MOVQ ygap+80(FP), R9
+	SHLQ $0x02, SI
+	SHLQ $0x02, R9
+	ADDQ SI, AX
+	ADDQ R9, CX
+	DECQ planes+0(FP)
+	JNZ  maxPoolS2K3ShortAVX512_v1_plane
+
+maxPoolS2K3ShortAVX512_done:
+	VZEROUPPER
+	RET
+
+DATA maxPoolS2K3ShortAVX512_idx<>+0(SB)/4, $0x00000000
+DATA maxPoolS2K3ShortAVX512_idx<>+4(SB)/4, $0x00000002
+DATA maxPoolS2K3ShortAVX512_idx<>+8(SB)/4, $0x00000004
+DATA maxPoolS2K3ShortAVX512_idx<>+12(SB)/4, $0x00000006
+DATA maxPoolS2K3ShortAVX512_idx<>+16(SB)/4, $0x00000008
+DATA maxPoolS2K3ShortAVX512_idx<>+20(SB)/4, $0x0000000a
+DATA maxPoolS2K3ShortAVX512_idx<>+24(SB)/4, $0x0000000c
+DATA maxPoolS2K3ShortAVX512_idx<>+28(SB)/4, $0x0000000e
+DATA maxPoolS2K3ShortAVX512_idx<>+32(SB)/4, $0x00000010
+DATA maxPoolS2K3ShortAVX512_idx<>+36(SB)/4, $0x00000012
+DATA maxPoolS2K3ShortAVX512_idx<>+40(SB)/4, $0x00000014
+DATA maxPoolS2K3ShortAVX512_idx<>+44(SB)/4, $0x00000016
+DATA maxPoolS2K3ShortAVX512_idx<>+48(SB)/4, $0x00000018
+DATA maxPoolS2K3ShortAVX512_idx<>+52(SB)/4, $0x0000001a
+DATA maxPoolS2K3ShortAVX512_idx<>+56(SB)/4, $0x0000001c
+DATA maxPoolS2K3ShortAVX512_idx<>+60(SB)/4, $0x0000001e
+DATA maxPoolS2K3ShortAVX512_idx<>+64(SB)/4, $0x00000001
+DATA maxPoolS2K3ShortAVX512_idx<>+68(SB)/4, $0x00000003
+DATA maxPoolS2K3ShortAVX512_idx<>+72(SB)/4, $0x00000005
+DATA maxPoolS2K3ShortAVX512_idx<>+76(SB)/4, $0x00000007
+DATA maxPoolS2K3ShortAVX512_idx<>+80(SB)/4, $0x00000009
+DATA maxPoolS2K3ShortAVX512_idx<>+84(SB)/4, $0x0000000b
+DATA maxPoolS2K3ShortAVX512_idx<>+88(SB)/4, $0x0000000d
+DATA maxPoolS2K3ShortAVX512_idx<>+92(SB)/4, $0x0000000f
+DATA maxPoolS2K3ShortAVX512_idx<>+96(SB)/4, $0x00000011
+DATA maxPoolS2K3ShortAVX512_idx<>+100(SB)/4, $0x00000013
+DATA maxPoolS2K3ShortAVX512_idx<>+104(SB)/4, $0x00000015
+DATA maxPoolS2K3ShortAVX512_idx<>+108(SB)/4, $0x00000017
+DATA maxPoolS2K3ShortAVX512_idx<>+112(SB)/4, $0x00000019
+DATA maxPoolS2K3ShortAVX512_idx<>+116(SB)/4, $0x0000001b
+DATA maxPoolS2K3ShortAVX512_idx<>+120(SB)/4, $0x0000001d
+DATA maxPoolS2K3ShortAVX512_idx<>+124(SB)/4, $0x0000001f
+GLOBL maxPoolS2K3ShortAVX512_idx<>(SB), RODATA|NOPTR, $128
+
+// func maxPoolS2K2ShortAVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, masks int)
+// Requires: AVX, AVX512F
+TEXT ·maxPoolS2K2ShortAVX512(SB), NOSPLIT, $0-104
+	MOVQ         x+24(FP), AX
+	MOVQ         y+72(FP), CX
+	MOVQ         d1+32(FP), DX
+	MOVQ         d2+40(FP), BX
+	MOVQ         lpad+88(FP), SI
+	MOVQ         rowstep+48(FP), DI
+	MOVQ         n+16(FP), R8
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, SI
+	SHLQ         $0x02, DI
+	SHLQ         $0x02, R8
+	SUBQ         SI, AX
+	MOVL         $0xff800000, BX
+	VPBROADCASTD BX, Z0
+	VMOVDQU32    maxPoolS2K2ShortAVX512_idx<>+0(SB), Z1
+	VMOVDQU32    maxPoolS2K2ShortAVX512_idx<>+64(SB), Z2
+	MOVQ         masks+96(FP), BX
+	KMOVW        BX, K1
+	SHRQ         $0x10, BX
+	KMOVW        BX, K2
+	SHRQ         $0x10, BX
+	KMOVW        BX, K3
+	SHRQ         $0x10, BX
+	KMOVW        BX, K4
+	CMPQ         planes+0(FP), $0x00
+	JLE          maxPoolS2K2ShortAVX512_done
+	KORTESTW     K2, K2
+	JZ           maxPoolS2K2ShortAVX512_v1_plane
+	KORTESTW     K3, K3
+	JZ           maxPoolS2K2ShortAVX512_v2_plane
+
+maxPoolS2K2ShortAVX512_v3_plane:
+	MOVQ  rows+8(FP), BX
+	TESTQ BX, BX
+	JZ    maxPoolS2K2ShortAVX512_v3_planeend
+
+maxPoolS2K2ShortAVX512_v3_row:
+	VMOVAPS   Z0, Z3
+	VMOVUPS   (AX), K1, Z3
+	VCMPPS    $0x07, Z3, Z3, K1, K5
+	VMAXPS    (AX)(DX*1), Z3, K5, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS   64(AX), K2, Z4
+	VCMPPS    $0x07, Z4, Z4, K2, K5
+	VMAXPS    64(AX)(DX*1), Z4, K5, Z4
+	VMOVAPS   Z0, Z5
+	VMOVUPS   128(AX), K3, Z5
+	VCMPPS    $0x07, Z5, Z5, K3, K5
+	VMAXPS    128(AX)(DX*1), Z5, K5, Z5
+	VMOVAPS   Z1, Z5
+	VPERMI2PS Z4, Z3, Z5
+	VMOVAPS   Z2, Z6
+	VPERMI2PS Z4, Z3, Z6
+	VCMPPS    $0x07, Z5, Z5, K5
+	VMAXPS    Z6, Z5, K5, Z5
+	VMOVUPS   Z5, K4, (CX)
+	ADDQ      DI, AX
+	ADDQ      R8, CX
+	DECQ      BX
+	JNZ       maxPoolS2K2ShortAVX512_v3_row
+
+maxPoolS2K2ShortAVX512_v3_planeend:
+	MOVQ xgap+56(FP), BX
+	MOVQ ygap+80(FP), SI
+	SHLQ $0x02, BX
+	SHLQ $0x02, SI
+	ADDQ BX, AX
+	ADDQ SI, CX
+	DECQ planes+0(FP)
+	JNZ  maxPoolS2K2ShortAVX512_v3_plane
+	JMP  maxPoolS2K2ShortAVX512_done
+
+maxPoolS2K2ShortAVX512_v2_plane:
+	MOVQ  rows+8(FP), BX
+	TESTQ BX, BX
+	JZ    maxPoolS2K2ShortAVX512_v2_planeend
+
+maxPoolS2K2ShortAVX512_v2_row:
+	VMOVAPS   Z0, Z3
+	VMOVUPS   (AX), K1, Z3
+	VCMPPS    $0x07, Z3, Z3, K1, K3
+	VMAXPS    (AX)(DX*1), Z3, K3, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS   64(AX), K2, Z4
+	VCMPPS    $0x07, Z4, Z4, K2, K3
+	VMAXPS    64(AX)(DX*1), Z4, K3, Z4
+	VMOVAPS   Z1, Z5
+	VPERMI2PS Z4, Z3, Z5
+	VMOVAPS   Z2, Z6
+	VPERMI2PS Z4, Z3, Z6
+	VCMPPS    $0x07, Z5, Z5, K3
+	VMAXPS    Z6, Z5, K3, Z5
+	VMOVUPS   Z5, K4, (CX)
+	ADDQ      DI, AX
+	ADDQ      R8, CX
+	DECQ      BX
+	JNZ       maxPoolS2K2ShortAVX512_v2_row
+
+maxPoolS2K2ShortAVX512_v2_planeend:
+	MOVQ xgap+56(FP), BX
+	MOVQ ygap+80(FP), SI
+	SHLQ $0x02, BX
+	SHLQ $0x02, SI
+	ADDQ BX, AX
+	ADDQ SI, CX
+	DECQ planes+0(FP)
+	JNZ  maxPoolS2K2ShortAVX512_v2_plane
+	JMP  maxPoolS2K2ShortAVX512_done
+
+maxPoolS2K2ShortAVX512_v1_plane:
+	MOVQ  rows+8(FP), BX
+	TESTQ BX, BX
+	JZ    maxPoolS2K2ShortAVX512_v1_planeend
+
+maxPoolS2K2ShortAVX512_v1_row:
+	VMOVAPS   Z0, Z3
+	VMOVUPS   (AX), K1, Z3
+	VCMPPS    $0x07, Z3, Z3, K1, K2
+	VMAXPS    (AX)(DX*1), Z3, K2, Z3
+	VMOVAPS   Z1, Z4
+	VPERMI2PS Z0, Z3, Z4
+	VMOVAPS   Z2, Z5
+	VPERMI2PS Z0, Z3, Z5
+	VCMPPS    $0x07, Z4, Z4, K2
+	VMAXPS    Z5, Z4, K2, Z4
+	VMOVUPS   Z4, K4, (CX)
+	ADDQ      DI, AX
+	ADDQ      R8, CX
+	DECQ      BX
+	JNZ       maxPoolS2K2ShortAVX512_v1_row
+
+maxPoolS2K2ShortAVX512_v1_planeend:
+	MOVQ xgap+56(FP), BX
+	MOVQ ygap+80(FP), SI
+	SHLQ $0x02, BX
+	SHLQ $0x02, SI
+	ADDQ BX, AX
+	ADDQ SI, CX
+	DECQ planes+0(FP)
+	JNZ  maxPoolS2K2ShortAVX512_v1_plane
+
+maxPoolS2K2ShortAVX512_done:
+	VZEROUPPER
+	RET
+
+DATA maxPoolS2K2ShortAVX512_idx<>+0(SB)/4, $0x00000000
+DATA maxPoolS2K2ShortAVX512_idx<>+4(SB)/4, $0x00000002
+DATA maxPoolS2K2ShortAVX512_idx<>+8(SB)/4, $0x00000004
+DATA maxPoolS2K2ShortAVX512_idx<>+12(SB)/4, $0x00000006
+DATA maxPoolS2K2ShortAVX512_idx<>+16(SB)/4, $0x00000008
+DATA maxPoolS2K2ShortAVX512_idx<>+20(SB)/4, $0x0000000a
+DATA maxPoolS2K2ShortAVX512_idx<>+24(SB)/4, $0x0000000c
+DATA maxPoolS2K2ShortAVX512_idx<>+28(SB)/4, $0x0000000e
+DATA maxPoolS2K2ShortAVX512_idx<>+32(SB)/4, $0x00000010
+DATA maxPoolS2K2ShortAVX512_idx<>+36(SB)/4, $0x00000012
+DATA maxPoolS2K2ShortAVX512_idx<>+40(SB)/4, $0x00000014
+DATA maxPoolS2K2ShortAVX512_idx<>+44(SB)/4, $0x00000016
+DATA maxPoolS2K2ShortAVX512_idx<>+48(SB)/4, $0x00000018
+DATA maxPoolS2K2ShortAVX512_idx<>+52(SB)/4, $0x0000001a
+DATA maxPoolS2K2ShortAVX512_idx<>+56(SB)/4, $0x0000001c
+DATA maxPoolS2K2ShortAVX512_idx<>+60(SB)/4, $0x0000001e
+DATA maxPoolS2K2ShortAVX512_idx<>+64(SB)/4, $0x00000001
+DATA maxPoolS2K2ShortAVX512_idx<>+68(SB)/4, $0x00000003
+DATA maxPoolS2K2ShortAVX512_idx<>+72(SB)/4, $0x00000005
+DATA maxPoolS2K2ShortAVX512_idx<>+76(SB)/4, $0x00000007
+DATA maxPoolS2K2ShortAVX512_idx<>+80(SB)/4, $0x00000009
+DATA maxPoolS2K2ShortAVX512_idx<>+84(SB)/4, $0x0000000b
+DATA maxPoolS2K2ShortAVX512_idx<>+88(SB)/4, $0x0000000d
+DATA maxPoolS2K2ShortAVX512_idx<>+92(SB)/4, $0x0000000f
+DATA maxPoolS2K2ShortAVX512_idx<>+96(SB)/4, $0x00000011
+DATA maxPoolS2K2ShortAVX512_idx<>+100(SB)/4, $0x00000013
+DATA maxPoolS2K2ShortAVX512_idx<>+104(SB)/4, $0x00000015
+DATA maxPoolS2K2ShortAVX512_idx<>+108(SB)/4, $0x00000017
+DATA maxPoolS2K2ShortAVX512_idx<>+112(SB)/4, $0x00000019
+DATA maxPoolS2K2ShortAVX512_idx<>+116(SB)/4, $0x0000001b
+DATA maxPoolS2K2ShortAVX512_idx<>+120(SB)/4, $0x0000001d
+DATA maxPoolS2K2ShortAVX512_idx<>+124(SB)/4, $0x0000001f
+GLOBL maxPoolS2K2ShortAVX512_idx<>(SB), RODATA|NOPTR, $128
+
+// func maxPoolS1K3ShortAVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, masks int)
+// Requires: AVX, AVX512F
+TEXT ·maxPoolS1K3ShortAVX512(SB), NOSPLIT, $0-104
+	MOVQ         x+24(FP), AX
+	MOVQ         y+72(FP), CX
+	MOVQ         d1+32(FP), DX
+	MOVQ         d2+40(FP), BX
+	MOVQ         lpad+88(FP), SI
+	MOVQ         rowstep+48(FP), DI
+	MOVQ         n+16(FP), R8
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, SI
+	SHLQ         $0x02, DI
+	SHLQ         $0x02, R8
+	SUBQ         SI, AX
+	MOVL         $0xff800000, SI
+	VPBROADCASTD SI, Z0
+	MOVQ         masks+96(FP), SI
+	KMOVW        SI, K1
+	SHRQ         $0x10, SI
+	KMOVW        SI, K2
+	SHRQ         $0x10, SI
+	KMOVW        SI, K3
+	SHRQ         $0x10, SI
+	KMOVW        SI, K3
+	CMPQ         planes+0(FP), $0x00
+	JLE          maxPoolS1K3ShortAVX512_done
+	KORTESTW     K2, K2
+	JZ           maxPoolS1K3ShortAVX512_v1_plane
+
+maxPoolS1K3ShortAVX512_v2_plane:
+	MOVQ  rows+8(FP), SI
+	TESTQ SI, SI
+	JZ    maxPoolS1K3ShortAVX512_v2_planeend
+
+maxPoolS1K3ShortAVX512_v2_row:
+	VMOVAPS Z0, Z1
+	VMOVUPS (AX), K1, Z1
+	VCMPPS  $0x07, Z1, Z1, K1, K4
+	VMAXPS  (AX)(DX*1), Z1, K4, Z1
+	VCMPPS  $0x07, Z1, Z1, K1, K4
+	VMAXPS  (AX)(BX*1), Z1, K4, Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(AX), K2, Z2
+	VCMPPS  $0x07, Z2, Z2, K2, K4
+	VMAXPS  64(AX)(DX*1), Z2, K4, Z2
+	VCMPPS  $0x07, Z2, Z2, K2, K4
+	VMAXPS  64(AX)(BX*1), Z2, K4, Z2
+	VALIGND $0x01, Z1, Z2, Z3
+	VALIGND $0x02, Z1, Z2, Z2
+	VCMPPS  $0x07, Z1, Z1, K4
+	VMAXPS  Z3, Z1, K4, Z1
+	VCMPPS  $0x07, Z1, Z1, K4
+	VMAXPS  Z2, Z1, K4, Z1
+	VMOVUPS Z1, K3, (CX)
+	ADDQ    DI, AX
+	ADDQ    R8, CX
+	DECQ    SI
+	JNZ     maxPoolS1K3ShortAVX512_v2_row
+
+maxPoolS1K3ShortAVX512_v2_planeend:
+	MOVQ xgap+56(FP), SI
+	MOVQ ygap+80(FP), R9
+	SHLQ $0x02, SI
+	SHLQ $0x02, R9
+	ADDQ SI, AX
+	ADDQ R9, CX
+	DECQ planes+0(FP)
+	JNZ  maxPoolS1K3ShortAVX512_v2_plane
+	JMP  maxPoolS1K3ShortAVX512_done
+
+maxPoolS1K3ShortAVX512_v1_plane:
+	MOVQ  rows+8(FP), SI
+	TESTQ SI, SI
+	JZ    maxPoolS1K3ShortAVX512_v1_planeend
+
+maxPoolS1K3ShortAVX512_v1_row:
+	VMOVAPS Z0, Z1
+	VMOVUPS (AX), K1, Z1
+	VCMPPS  $0x07, Z1, Z1, K1, K2
+	VMAXPS  (AX)(DX*1), Z1, K2, Z1
+	VCMPPS  $0x07, Z1, Z1, K1, K2
+	VMAXPS  (AX)(BX*1), Z1, K2, Z1
+	VALIGND $0x01, Z1, Z0, Z2
+	VALIGND $0x02, Z1, Z0, Z3
+	VCMPPS  $0x07, Z1, Z1, K2
+	VMAXPS  Z2, Z1, K2, Z1
+	VCMPPS  $0x07, Z1, Z1, K2
+	VMAXPS  Z3, Z1, K2, Z1
+	VMOVUPS Z1, K3, (CX)
+	ADDQ    DI, AX
+	ADDQ    R8, CX
+	DECQ    SI
+	JNZ     maxPoolS1K3ShortAVX512_v1_row
+
+maxPoolS1K3ShortAVX512_v1_planeend:
+	MOVQ xgap+56(FP), SI
+	MOVQ ygap+80(FP), R9
+	SHLQ $0x02, SI
+	SHLQ $0x02, R9
+	ADDQ SI, AX
+	ADDQ R9, CX
+	DECQ planes+0(FP)
+	JNZ  maxPoolS1K3ShortAVX512_v1_plane
+
+maxPoolS1K3ShortAVX512_done:
+	VZEROUPPER
+	RET
+
 // func scaleAVX2(n int, a float32, x *float32, y *float32)
 // Requires: AVX
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-32

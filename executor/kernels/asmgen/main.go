@@ -93,6 +93,12 @@ func main() {
 	nbitsGemv("nbits8GemvAVX512", 8, 16, 1, func() reg.VecVirtual { return ZMM() })
 	nbitsGemv("nbits4GemvAVX512R2", 4, 16, 2, func() reg.VecVirtual { return ZMM() })
 	nbitsGemv("nbits8GemvAVX512R2", 8, 16, 2, func() reg.VecVirtual { return ZMM() })
+	poolRows("maxPoolS2K3AVX512", 3, 2)
+	poolRows("maxPoolS2K2AVX512", 2, 2)
+	poolRows("maxPoolS1K3AVX512", 3, 1)
+	poolShortRows("maxPoolS2K3ShortAVX512", 3, 2)
+	poolShortRows("maxPoolS2K2ShortAVX512", 2, 2)
+	poolShortRows("maxPoolS1K3ShortAVX512", 3, 1)
 	scalarOp("scaleAVX2", "scaleAVX2 sets y[i] = x[i]·a for i < n; n is a multiple of 8.", false)
 	scalarOp("divScalarAVX2", "divScalarAVX2 sets y[i] = x[i] / a for i < n (IEEE division, as Go's); n is a multiple of 8.", true)
 	maxWin3s2()
@@ -1951,6 +1957,388 @@ func (g *gen) packBT32Gather() {
 	DECQ(kc)
 	JNZ(LabelRef("packbt_loop"))
 	Label("packbt_done")
+	VZEROUPPER()
+	RET()
+}
+
+// poolShortRows emits func name(planes, rows, n int, x *float32, d1, d2,
+// rowstep, xgap, w int, y *float32, ygap, lpad, masks int): poolRows'
+// pool for rows of n ≤ 16 outputs, one masked step a row with the lane
+// masks the same for every row, computed by the caller: masks holds the
+// first 16 columns' (V0) in bits 0–15, the next 16's (V1) in 16–31, the
+// next 16's (V2, s = 2) in 32–47 and the store's in 48–63 (w is not
+// used). A loop of its own for each of: V1 (and V2) not read (−Inf), V1
+// read and V2 not, both read.
+func poolShortRows(name string, k, s int) {
+	TEXT(name, NOSPLIT, "func(planes, rows, n int, x *float32, d1, d2, rowstep, xgap, w int, y *float32, ygap, lpad, masks int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s pools planes·rows output rows of n ≤ 16 outputs, %d×%d windows at stride %d, as the poolRows kernels, with the lane masks given (masks: V0, V1, V2, store, 16 bits each).", name, k, k, s))
+	pxr := Load(Param("x"), GP64())
+	pyr := Load(Param("y"), GP64())
+	d1 := Load(Param("d1"), GP64())
+	d2 := Load(Param("d2"), GP64())
+	lpad := Load(Param("lpad"), GP64())
+	rstep := Load(Param("rowstep"), GP64())
+	nb := Load(Param("n"), GP64())
+	SHLQ(Imm(2), d1)
+	SHLQ(Imm(2), d2)
+	SHLQ(Imm(2), lpad)
+	SHLQ(Imm(2), rstep)
+	SHLQ(Imm(2), nb)
+	SUBQ(lpad, pxr)
+	ninf, idxE, idxO := ZMM(), ZMM(), ZMM()
+	t := GP32()
+	MOVL(U32(0xff800000), t)
+	VPBROADCASTD(t, ninf)
+	if s == 2 {
+		idx := GLOBL(name+"_idx", RODATA|NOPTR) // even columns, then odd ones
+		for i := 0; i < 32; i++ {
+			DATA(4*i, U32(2*(i%16)+i/16))
+		}
+		VMOVDQU32(idx, idxE)
+		VMOVDQU32(idx.Offset(64), idxO)
+	}
+	masks := GP64()
+	Load(Param("masks"), masks)
+	km0, km1, km2, kms := K(), K(), K(), K()
+	KMOVW(masks.As32(), km0) // the low 16 bits
+	SHRQ(Imm(16), masks)
+	KMOVW(masks.As32(), km1)
+	SHRQ(Imm(16), masks)
+	KMOVW(masks.As32(), km2)
+	SHRQ(Imm(16), masks)
+	KMOVW(masks.As32(), kms)
+	maxNaN := func(a reg.VecVirtual, b Op, km reg.Register) {
+		kn := K()
+		if km == nil {
+			VCMPPS(Imm(7), a, a, kn)
+		} else {
+			VCMPPS(Imm(7), a, a, km, kn)
+		}
+		VMAXPS(b, a, kn, a)
+	}
+	rowsMax := func(px reg.Register, disp int, km reg.Register) reg.VecVirtual {
+		a := ZMM()
+		m0 := Mem{Base: px, Disp: disp}
+		m1 := Mem{Base: px, Index: d1, Scale: 1, Disp: disp}
+		m2 := Mem{Base: px, Index: d2, Scale: 1, Disp: disp}
+		VMOVAPS(ninf, a)
+		VMOVUPS(m0, km, a)
+		for _, m := range []Mem{m1, m2}[:k-1] {
+			maxNaN(a, m, km)
+		}
+		return a
+	}
+	CMPQ(NewParamAddr("planes", 0), Imm(0))
+	JLE(LabelRef(name + "_done"))
+	// nv: the column blocks read (1 to s+1); a loop for each.
+	loop := func(nv int) {
+		l := fmt.Sprintf("%s_v%d", name, nv)
+		Label(l + "_plane")
+		rows := Load(Param("rows"), GP64())
+		TESTQ(rows, rows)
+		JZ(LabelRef(l + "_planeend"))
+		Label(l + "_row")
+		v := []reg.VecVirtual{rowsMax(pxr, 0, km0), ninf, ninf}
+		if nv > 1 {
+			v[1] = rowsMax(pxr, 64, km1)
+		}
+		if nv > 2 {
+			v[2] = rowsMax(pxr, 128, km2)
+		}
+		var c0, c1, c2 reg.VecVirtual
+		if s == 2 {
+			c0, c1 = ZMM(), ZMM()
+			VMOVAPS(idxE, c0)
+			VPERMI2PS(v[1], v[0], c0)
+			VMOVAPS(idxO, c1)
+			VPERMI2PS(v[1], v[0], c1)
+			if k == 3 {
+				c2 = ZMM()
+				VALIGND(Imm(1), c0, v[2], c2)
+			}
+		} else {
+			c0, c1, c2 = v[0], ZMM(), ZMM()
+			VALIGND(Imm(1), v[0], v[1], c1)
+			VALIGND(Imm(2), v[0], v[1], c2)
+		}
+		maxNaN(c0, c1, nil)
+		if k == 3 {
+			maxNaN(c0, c2, nil)
+		}
+		VMOVUPS(c0, kms, Mem{Base: pyr})
+		ADDQ(rstep, pxr)
+		ADDQ(nb, pyr)
+		DECQ(rows)
+		JNZ(LabelRef(l + "_row"))
+		Label(l + "_planeend")
+		xs := Load(Param("xgap"), GP64())
+		ys := Load(Param("ygap"), GP64())
+		SHLQ(Imm(2), xs)
+		SHLQ(Imm(2), ys)
+		ADDQ(xs, pxr)
+		ADDQ(ys, pyr)
+		DECQ(NewParamAddr("planes", 0))
+		JNZ(LabelRef(l + "_plane"))
+		JMP(LabelRef(name + "_done"))
+	}
+	KORTESTW(km1, km1)
+	JZ(LabelRef(fmt.Sprintf("%s_v1_plane", name)))
+	if s == 2 {
+		KORTESTW(km2, km2)
+		JZ(LabelRef(fmt.Sprintf("%s_v2_plane", name)))
+		loop(3)
+	}
+	loop(2)
+	loop(1)
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// poolRows emits func name(planes, rows, n int, x *float32, d1, d2,
+// rowstep, xgap int, y *float32, ygap, lpad, k0 int): a k×k max pool at
+// stride s (k = 2 or 3 at s = 2, k = 3 at s = 1; no dilation) of whole
+// output rows with AVX-512, no row buffer. Output row after output row
+// (x advanced by rowstep floats, y by n; after each plane's rows by xgap
+// and ygap more), output j < n of the row is the maximum over the window
+// rows x, x + d1 (and x + d2) and columns c < k (input column s·j + c −
+// lpad; columns outside [0, w) count as −Inf, lane masks): the rows'
+// maximum first (maxNaN(maxNaN(r0, r1), r2), as a copy and two maxAVX2
+// passes; a window row in the padding is given as a repeated row, which
+// maxNaN returns the same bits for), then the columns' (maxNaN(maxNaN(c0,
+// c1), c2), as maxWin3S2AVX2 and max3AVX2), so every lane has the bits
+// of the row path's and the gapped blocks' SIMD head. At s = 2 sixteen
+// outputs a step from 33 input columns: the rows' maxima of columns [c,
+// c+16) (V0, kept from the step before), [c+16, c+32) (V1) and [c+32,
+// c+48) (V2, the next step's V0); even and odd columns of V0:V1 by
+// VPERMI2PS, the next even ones by VALIGND of the evens and V2. At s = 1
+// sixteen outputs from 18 columns: V0, V1 (the next V0) and V0:V1
+// shifted by one and two columns (VALIGND). Steps whose columns are all
+// inside the row run unmasked; the last ones mask their loads (masked-off
+// columns −Inf, memory beyond them not read) and the store. w is the
+// row's width (its valid columns: w + lpad from x − lpad on); k0 is the
+// first V0's lane mask (columns lpad … min(16, needed, w + lpad)).
+func poolRows(name string, k, s int) {
+	TEXT(name, NOSPLIT, "func(planes, rows, n int, x *float32, d1, d2, rowstep, xgap, w int, y *float32, ygap, lpad, k0 int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s pools planes·rows output rows of n outputs, %d×%d windows at stride %d (maxNaN order of the row path), from window rows x, x+d1, x+d2 of w floats (columns shifted by lpad, outside [0, w) −Inf); k0 is the first 16 columns' lane mask.", name, k, k, s))
+	pxr := Load(Param("x"), GP64())
+	pyr := Load(Param("y"), GP64())
+	d1 := Load(Param("d1"), GP64())
+	d2 := Load(Param("d2"), GP64())
+	lpad := Load(Param("lpad"), GP64())
+	SHLQ(Imm(2), d1)
+	SHLQ(Imm(2), d2)
+	SHLQ(Imm(2), lpad)
+	SUBQ(lpad, pxr) // column −lpad (masked off in the first step)
+	ninf, idxE, idxO := ZMM(), ZMM(), ZMM()
+	t := GP32()
+	MOVL(U32(0xff800000), t)
+	VPBROADCASTD(t, ninf)
+	if s == 2 {
+		idx := GLOBL(name+"_idx", RODATA|NOPTR) // even columns, then odd ones
+		for i := 0; i < 32; i++ {
+			DATA(4*i, U32(2*(i%16)+i/16))
+		}
+		VMOVDQU32(idx, idxE)
+		VMOVDQU32(idx.Offset(64), idxO)
+	}
+	need := func(r reg.GPVirtual) { // columns the r outputs read
+		if s == 2 {
+			ADDQ(r, r)
+		}
+		if k-s > 0 {
+			ADDQ(U32(k-s), r)
+		}
+	}
+	// maxNaN sets a = max(a, b), NaN winning, in a's register (as
+	// maxNaN: VMAXPS where a is not NaN, a where it is), on the lanes of
+	// km only (nil: all; b's memory is read on those lanes only).
+	maxNaN := func(a reg.VecVirtual, b Op, km reg.Register) {
+		kn := K()
+		if km == nil {
+			VCMPPS(Imm(7), a, a, kn) // ordered: a is not NaN
+		} else {
+			VCMPPS(Imm(7), a, a, km, kn)
+		}
+		VMAXPS(b, a, kn, a)
+	}
+	// rowsMax: the maximum over the k window rows of 16 columns at px +
+	// disp, on the lanes of km (the others −Inf) or all lanes (km nil).
+	rowsMax := func(px reg.Register, disp int, km reg.Register) reg.VecVirtual {
+		a := ZMM()
+		m0 := Mem{Base: px, Disp: disp}
+		m1 := Mem{Base: px, Index: d1, Scale: 1, Disp: disp}
+		m2 := Mem{Base: px, Index: d2, Scale: 1, Disp: disp}
+		ms := []Mem{m0, m1, m2}[:k]
+		if km == nil {
+			VMOVUPS(m0, a)
+		} else {
+			VMOVAPS(ninf, a)
+			VMOVUPS(m0, km, a)
+		}
+		for _, m := range ms[1:] {
+			maxNaN(a, m, km)
+		}
+		return a
+	}
+	// step: 16 outputs to py (masked by ks or not) from V0, V1 (and V2);
+	// the next V0 is V2 (s = 2) or V1.
+	step := func(v0, v1, v2 reg.VecVirtual, py reg.GPVirtual, ks reg.Register) {
+		var c0, c1, c2 reg.VecVirtual
+		if s == 2 {
+			c0, c1 = ZMM(), ZMM()
+			VMOVAPS(idxE, c0)
+			VPERMI2PS(v1, v0, c0)
+			VMOVAPS(idxO, c1)
+			VPERMI2PS(v1, v0, c1)
+			if k == 3 {
+				c2 = ZMM()
+				VALIGND(Imm(1), c0, v2, c2) // evens 1 … 15, then V2's column 0
+			}
+		} else {
+			c0, c1, c2 = v0, ZMM(), ZMM()
+			VALIGND(Imm(1), v0, v1, c1) // columns c+1 …
+			VALIGND(Imm(2), v0, v1, c2) // columns c+2 …
+		}
+		maxNaN(c0, c1, nil)
+		if k == 3 {
+			maxNaN(c0, c2, nil)
+		}
+		if ks == nil {
+			VMOVUPS(c0, Mem{Base: py})
+		} else {
+			VMOVUPS(c0, ks, Mem{Base: py})
+		}
+		if s == 2 {
+			VMOVAPS(v2, v0)
+		} else {
+			VMOVAPS(v1, v0)
+		}
+	}
+	colBytes := 64 * s // input bytes a step advances
+	CMPQ(NewParamAddr("planes", 0), Imm(0))
+	JLE(LabelRef(name + "_done"))
+	Label(name + "_plane")
+	rows := Load(Param("rows"), GP64())
+	TESTQ(rows, rows)
+	JZ(LabelRef(name + "_planeend"))
+	Label(name + "_row")
+	px, py, r, rem := GP64(), GP64(), GP64(), GP64()
+	MOVQ(pxr, px)
+	MOVQ(pyr, py)
+	Load(Param("n"), r)
+	Load(Param("w"), rem)
+	ADDQ(NewParamAddr("lpad", 88), rem) // rem: valid columns from px on
+	// pf (s = 2): the next output row's two new rows (one run of 2·w
+	// floats after the last window row), prefetched 5 lines a step (more
+	// than the 4 lines the step reads of a row, so that the steps cover
+	// the run).
+	var pf reg.GPVirtual
+	prefetch := func() {}
+	if s == 2 {
+		pf = GP64()
+		LEAQ(Mem{Base: px, Index: d2, Scale: 1}, pf)
+		ADDQ(NewParamAddr("w", 64), pf)
+		ADDQ(NewParamAddr("w", 64), pf)
+		ADDQ(NewParamAddr("w", 64), pf)
+		ADDQ(NewParamAddr("w", 64), pf)
+		prefetch = func() {
+			for d := 0; d < 320; d += 64 {
+				PREFETCHT0(Mem{Base: pf, Disp: d})
+			}
+			ADDQ(U32(320), pf)
+		}
+	}
+	kf, k0 := K(), GP64()
+	Load(Param("k0"), k0)
+	KMOVW(k0.As32(), kf)
+	v0 := ZMM()
+	c0 := rowsMax(px, 0, kf)
+	VMOVAPS(c0, v0)
+	// Unmasked steps: 16 outputs and the columns the step loads, [c+16,
+	// c+16·(s+1)), inside the row.
+	Label(name + "_fast")
+	CMPQ(r, Imm(16))
+	JL(LabelRef(name + "_tail"))
+	CMPQ(rem, Imm(uint64(16*(s+1))))
+	JL(LabelRef(name + "_tail"))
+	prefetch()
+	v1 := rowsMax(px, 64, nil)
+	var v2 reg.VecVirtual
+	if s == 2 {
+		v2 = rowsMax(px, 128, nil)
+	}
+	step(v0, v1, v2, py, nil)
+	ADDQ(U32(colBytes), px)
+	ADDQ(Imm(64), py)
+	SUBQ(Imm(16), r)
+	SUBQ(Imm(uint64(16*s)), rem)
+	JMP(LabelRef(name + "_fast"))
+	// Masked steps: columns [c+16, c+16+need) with need = min(columns
+	// read, rem) − 16 (< 16·s here), outputs min(r, 16).
+	Label(name + "_tail")
+	TESTQ(r, r)
+	JLE(LabelRef(name + "_rowend"))
+	nd, tmp := GP64(), GP64()
+	MOVQ(r, nd)
+	need(nd)
+	CMPQ(nd, rem)
+	CMOVQGT(rem, nd)
+	SUBQ(Imm(16), nd)
+	XORQ(tmp, tmp)
+	CMPQ(nd, Imm(0))
+	CMOVQLT(tmp, nd)
+	MOVL(U32(0xffffffff), tmp.As32())
+	BZHIL(nd.As32(), tmp.As32(), nd.As32())
+	k1, k2, ks := K(), K(), K()
+	KMOVW(nd.As32(), k1)
+	if s == 2 {
+		SHRL(Imm(16), nd.As32())
+		KMOVW(nd.As32(), k2)
+	}
+	BZHIL(r.As32(), tmp.As32(), nd.As32())
+	KMOVW(nd.As32(), ks)
+	prefetch()
+	w1 := rowsMax(px, 64, k1)
+	var w2 reg.VecVirtual
+	if s == 2 {
+		// V2: −Inf when no column of it is read (rows of up to 32
+		// columns).
+		w2 = ZMM()
+		VMOVAPS(ninf, w2)
+		KORTESTW(k2, k2)
+		JZ(LabelRef(name + "_nov2"))
+		w2m := rowsMax(px, 128, k2)
+		VMOVAPS(w2m, w2)
+		Label(name + "_nov2")
+	}
+	step(v0, w1, w2, py, ks)
+	ADDQ(U32(colBytes), px)
+	ADDQ(Imm(64), py)
+	SUBQ(Imm(16), r)
+	SUBQ(Imm(uint64(16*s)), rem)
+	JMP(LabelRef(name + "_tail"))
+	Label(name + "_rowend")
+	rs := Load(Param("rowstep"), GP64())
+	SHLQ(Imm(2), rs)
+	ADDQ(rs, pxr)
+	nb := Load(Param("n"), GP64())
+	SHLQ(Imm(2), nb)
+	ADDQ(nb, pyr)
+	DECQ(rows)
+	JNZ(LabelRef(name + "_row"))
+	Label(name + "_planeend")
+	xs := Load(Param("xgap"), GP64())
+	ys := Load(Param("ygap"), GP64())
+	SHLQ(Imm(2), xs)
+	SHLQ(Imm(2), ys)
+	ADDQ(xs, pxr)
+	ADDQ(ys, pyr)
+	DECQ(NewParamAddr("planes", 0))
+	JNZ(LabelRef(name + "_plane"))
+	Label(name + "_done")
 	VZEROUPPER()
 	RET()
 }
