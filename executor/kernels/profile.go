@@ -317,6 +317,14 @@ func (p *ParallelProfile) record(n int, f func(i int)) (timed func(i int), done 
 			run := cLast >= 0 && tid == tid0 && onCPU(c-cpuE[cLast], lag-ends[cLast])
 			p.endLag.add(lag-lastH, run)
 		}
+		// This bookkeeping is the profile's cost, not the run's serial
+		// time: count it in the caller's time inside the call.
+		if tidE, cE := threadClock(); tidE == tid && tid == tid0 {
+			p.caller += cE - c
+			if p.stepsOn && p.cur >= 0 && p.cur < len(p.steps) {
+				p.steps[p.cur].Caller += cE - c
+			}
+		}
 	}
 	return timed, done
 }
