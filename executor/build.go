@@ -41,6 +41,7 @@ type step interface {
 
 func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
 	timed := e.times != nil && en.parent == nil && e.times.on.Load()
+	stepped := en.parent == nil && e.kprof.StepsOn()
 	for k, st := range p.steps {
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("executor: %w", err)
@@ -49,7 +50,13 @@ func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
 		if timed {
 			t0 = time.Now()
 		}
+		if stepped {
+			e.kprof.BeginStep(k, func() string { return stepLabel(st) })
+		}
 		ok, err := execStep(ctx, st, e, en)
+		if stepped {
+			e.kprof.EndStep()
+		}
 		if timed && err == nil && ok {
 			e.times.record(st, time.Since(t0))
 		}

@@ -119,6 +119,8 @@ type Executor struct {
 
 	// times: Options.StepTimes.
 	times *StepTimes
+	// kprof: Options.KernelProfile (replay feeds its step breakdown).
+	kprof *kernels.ParallelProfile
 	// reuseInRun: a replay frees the buffers of the values it drops
 	// after each step, for the next steps (reuse.go, releaseDead); off
 	// only to measure the difference.
@@ -274,6 +276,7 @@ func New(m *canonical.Model, opts Options) (*Executor, error) {
 		e.kern = kernels.NewContext(opts.Threads)
 		if opts.KernelProfile != nil {
 			e.kern.SetProfile(opts.KernelProfile)
+			e.kprof = opts.KernelProfile
 		}
 		e.fuse = !opts.DisableFusion
 		e.findPackOnly(m.Graph)

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,4 +129,15 @@ func describeStep(st step) (string, []*canonical.Node) {
 		return "static", nil
 	}
 	return "other", nil
+}
+
+// stepLabel names a step for kernels.ParallelProfile's step breakdown:
+// its kind and its nodes' op types.
+func stepLabel(st step) string {
+	kind, nodes := describeStep(st)
+	ops := make([]string, len(nodes))
+	for i, n := range nodes {
+		ops[i] = n.OpType
+	}
+	return kind + " " + strings.Join(ops, "+")
 }

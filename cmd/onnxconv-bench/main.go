@@ -20,6 +20,7 @@
 //	/tmp/ocbench --only squeezenet --cpuprofile /tmp/cpu   # executor-only profile in /tmp/cpu.squeezenet.pprof
 //	/tmp/ocbench --memory --threads 1 --reps 5              # peak RSS of each side, one process per model and side
 //	/tmp/ocbench --scaling 1,2 --reps 20                    # executor runs/s on 1 and 2 threads, alternating; ONNX Runtime alone on each
+//	/tmp/ocbench --chunks 2 --reps 20                       # per step and call site: one thread's time against two threads' serial + chunks
 //	/tmp/ocbench --layers --only mobilenet_v2 --reps 50      # per-node times against ONNX Runtime's profiler
 //
 // At --threads N > 1 each side's runs follow a pause (--settle, auto: as
@@ -57,6 +58,7 @@ type config struct {
 	noORT, before, asJSON, memory     bool
 	memoryChild, memprofile, scaling  string
 	layers                            bool
+	chunks                            int
 	layersTop                         int
 	settle                            time.Duration // < 0: auto
 	block                             int
@@ -80,6 +82,7 @@ func main() {
 	flag.StringVar(&cfg.memoryChild, "memory-child", "", "internal: run one side (executor or onnxruntime) on the model folder given as argument and print its peak RSS")
 	flag.StringVar(&cfg.scaling, "scaling", "", "thread counts, e.g. 1,2: time the executor alone with each count, alternating run by run in one process, and print runs/s, CPU time per run and the speed-up over the first count (outputs checked to be bit-identical)")
 	flag.BoolVar(&cfg.layers, "layers", false, "compare the executor's time per step (node or fused chain) with ONNX Runtime's per node (its profiler), sorted by the executor's excess (layers.go)")
+	flag.IntVar(&cfg.chunks, "chunks", 0, "N >= 2: where the chunks' time goes at N threads: per step and call site, one thread's time against the serial and chunks' thread CPU time at N threads and with the chunks all on the caller (chunks.go)")
 	flag.IntVar(&cfg.layersTop, "layers-top", 30, "with --layers: print this many rows per model (0: all)")
 	settle := flag.String("settle", "auto", "pause before each side's timed runs when both sides run: auto (at --threads other than 1: how long ONNX Runtime's threads spin after a run, measured per model, and half as much again; 0 at --threads 1), 0, or a duration such as 5ms")
 	flag.IntVar(&cfg.block, "block", 1, "timed runs of one side in a row before the other side's (1: alternate run by run)")
@@ -106,6 +109,8 @@ func main() {
 		err = runMemory(cfg)
 	case cfg.layers:
 		err = runLayers(cfg)
+	case cfg.chunks != 0:
+		err = runChunks(cfg, cfg.chunks)
 	case cfg.scaling != "":
 		var counts []int
 		if counts, err = parseThreadList(cfg.scaling); err == nil {

@@ -93,35 +93,7 @@ func (f *finish) run(c []float32, ldc, i0, i1, j0, j1 int, beta float32, compute
 // gemm computes C = op(A)·op(B) + beta·C (alpha is applied while packing
 // A) on the Context's threads, with fin (nil: none) around each part.
 func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, fin *finish) {
-	// The micro-kernel computes whole tiles of nr columns, and of mr rows
-	// unless it has edge kernels. A thin product (a GEMV) loads each
-	// element of B for a few multiply-adds: it counts as at least 16 rows
-	// (streaming B from L2 or L3 costs about 16 multiply-adds' time an
-	// element), so that the 1×1 convolutions of an SE block on one pixel
-	// (576×144 weights: 15 µs on one thread) are split.
-	rows, cols := (m+mk.mr-1)/mk.mr, (n+mk.nr-1)/mk.nr
-	mw := rows * mk.mr
-	if mk.edge != nil {
-		mw = max(m, 16)
-	}
-	// Storing an element of C costs about 8 multiply-adds' time: a
-	// product with a short k (a 1×1 convolution of 16 channels on
-	// 56×56) is bound by its output, not its multiply-adds.
-	work := mw*cols*mk.nr*k + 8*m*n
-	// Cut the axis whose chunks the threads finish soonest (the columns
-	// when it is a tie and n ≥ m).
-	nr, _ := x.chunks(work, rows)
-	ncol, spanC := x.chunks(work, cols)
-	byCols := n >= m
-	if tr, tc := rowSpan(mk, m, nr, x.Threads())*cols*mk.nr, spanC*mk.nr*rowCost(mk, m); tr < tc {
-		byCols = false
-	} else if tc < tr {
-		byCols = true
-	}
-	nc := nr
-	if byCols {
-		nc = ncol
-	}
+	byCols, nc := x.gemmSplit(mk, m, n, k)
 	if nc <= 1 {
 		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32, st store) {
 			x.serial(mk, m, n, k, alpha, oa, ob, beta, c, ldc, st)
@@ -161,6 +133,67 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 			x.serial(mk, i1-i0, n, k, alpha, oa.rowsFrom(i0), ob, beta, c[i0*ldc:], ldc, st)
 		})
 	})
+}
+
+// gemmSplit is how gemm cuts an m×n×k product: by columns (or rows) into
+// nc chunks (1: not cut).
+func (x *Context) gemmSplit(mk microKernel, m, n, k int) (byCols bool, nc int) {
+	// The micro-kernel computes whole tiles of nr columns, and of mr rows
+	// unless it has edge kernels. A thin product (a GEMV) loads each
+	// element of B for a few multiply-adds: it counts as at least 16 rows
+	// (streaming B from L2 or L3 costs about 16 multiply-adds' time an
+	// element), so that the 1×1 convolutions of an SE block on one pixel
+	// (576×144 weights: 15 µs on one thread) are split.
+	rows, cols := (m+mk.mr-1)/mk.mr, (n+mk.nr-1)/mk.nr
+	mw := rows * mk.mr
+	if mk.edge != nil {
+		mw = max(m, 16)
+	}
+	// Storing an element of C costs about 8 multiply-adds' time: a
+	// product with a short k (a 1×1 convolution of 16 channels on
+	// 56×56) is bound by its output, not its multiply-adds.
+	work := mw*cols*mk.nr*k + 8*m*n
+	// Cut the axis whose chunks the threads finish soonest (the columns
+	// when it is a tie and n ≥ m).
+	nr, _ := x.chunks(work, rows)
+	ncol, spanC := x.chunks(work, cols)
+	byCols = n >= m
+	if tr, tc := x.splitCosts(mk, m, k, cols, nr, ncol, spanC); tr < tc {
+		byCols = false
+	} else if tc < tr {
+		byCols = true
+	}
+	if byCols {
+		return true, ncol
+	}
+	return false, nr
+}
+
+// readA is the cost, in multiply-adds of the micro-kernel, of a column
+// chunk reading one element of A beyond its thread's share of it: every
+// column chunk streams all of A, and A is the weights, which come from
+// L3 or memory in every run of a model. shufflenet_v2's last 1×1
+// convolution (1024×49×464: 1.9 MB of A, 49 columns) cut into two column
+// chunks of 32 and 17 columns took 760–780 µs of chunks against 650 µs on
+// one thread; cut into four row chunks (B, 91 KB, packed once, shared),
+// 590–610 µs (`onnxconv-bench --chunks 2`, docs/speed.md "two threads,
+// where the chunks' time goes"). ≈ 0.3 ns an element. (Row chunks read
+// all of B too, but B is the activations, usually in cache; counting it
+// the same way moved mobilenet_v3_small's and mnasnet0_5's expansions to
+// column chunks, with no gain or a loss in their chunks' time.)
+const readA = 16
+
+// splitCosts is the time, in multiply-adds, of the busiest thread of
+// gemm's row split (nr chunks) and of its column split (ncol chunks, spanC
+// column tiles on the busiest thread): the rows or columns it computes
+// and, for the column split, its chunks' reads of A (m×k) beyond its
+// share.
+func (x *Context) splitCosts(mk microKernel, m, k, cols, nr, ncol, spanC int) (tr, tc int) {
+	t := x.Threads()
+	tr = rowSpan(mk, m, nr, t) * cols * mk.nr * k
+	tc = spanC * mk.nr * rowCost(mk, m) * k
+	tc += max((ncol+t-1)/t*m*k-m*k/t, 0) * readA
+	return tr, tc
 }
 
 // rowCost is the rows of C the micro-kernel computes for r rows: r with

@@ -64,6 +64,14 @@ type ParallelProfile struct {
 	lastEnd   map[int]threadMark
 	threads   int
 	clockCost time.Duration
+	// The step breakdown (profile_steps.go): stepsOn, inline (SetSteps,
+	// SetInline), the steps recorded, the current one (−1: none) and the
+	// caller's thread and CPU time at its start.
+	stepsOn, inline bool
+	steps           []StepCost
+	cur             int
+	stepTid         int
+	stepCPU         time.Duration
 }
 
 // callRec is one profiled call: each chunk's thread CPU time (the
@@ -76,6 +84,7 @@ func (x *Context) SetProfile(p *ParallelProfile) {
 	if x != nil {
 		p.threads = x.Threads()
 		p.clockCost = clockCost()
+		p.cur = -1
 		x.prof = p
 	}
 }
@@ -110,6 +119,7 @@ func (p *ParallelProfile) Reset() {
 	p.mu.Lock()
 	p.calls, p.caller, p.chunks = 0, 0, 0
 	p.recs, p.callerStart, p.helperStart, p.endLag, p.lastEnd = nil, delays{}, delays{}, delays{}, nil
+	p.steps, p.cur = nil, -1
 	p.mu.Unlock()
 }
 
@@ -190,6 +200,10 @@ func schedule(times []time.Duration, t int, cs, hs, el time.Duration) time.Durat
 
 // record wraps f to time its chunks; done adds the call to p.
 func (p *ParallelProfile) record(n int, f func(i int)) (timed func(i int), done func()) {
+	// The caller's time in the call starts before the profile's own
+	// allocations (and the step breakdown's call site): they are the
+	// profile's cost, not the run's serial time.
+	tid0, c0 := threadClock()
 	times := make([]time.Duration, n)
 	// Per chunk: the thread that ran it and its CPU time at the start
 	// and end (raw clock readings), the wall offsets from w0 of its start
@@ -198,7 +212,10 @@ func (p *ParallelProfile) record(n int, f func(i int)) (timed func(i int), done 
 	cpuS, cpuE := make([]time.Duration, n), make([]time.Duration, n)
 	starts, ends := make([]time.Duration, n), make([]time.Duration, n)
 	moved := make([]bool, n)
-	tid0, c0 := threadClock()
+	site := ""
+	if p.stepsOn {
+		site = callSite()
+	}
 	w0 := time.Now()
 	timed = func(i int) {
 		tidS, cS := threadClock()
@@ -274,6 +291,9 @@ func (p *ParallelProfile) record(n int, f func(i int)) (timed func(i int), done 
 		p.caller += caller
 		p.chunks += sum
 		p.recs = append(p.recs, callRec{times: times})
+		if p.stepsOn {
+			p.addStepLocked(site, caller, times)
+		}
 		if cFirst >= 0 {
 			p.callerStart.add(starts[cFirst], true)
 		}
@@ -296,6 +316,14 @@ func (p *ParallelProfile) record(n int, f func(i int)) (timed func(i int), done 
 			// while since its own last chunk (polling), or not.
 			run := cLast >= 0 && tid == tid0 && onCPU(c-cpuE[cLast], lag-ends[cLast])
 			p.endLag.add(lag-lastH, run)
+		}
+		// This bookkeeping is the profile's cost, not the run's serial
+		// time: count it in the caller's time inside the call.
+		if tidE, cE := threadClock(); tidE == tid && tid == tid0 {
+			p.caller += cE - c
+			if p.stepsOn && p.cur >= 0 && p.cur < len(p.steps) {
+				p.steps[p.cur].Caller += cE - c
+			}
 		}
 	}
 	return timed, done

@@ -283,6 +283,12 @@ func (x *Context) parallel(n int, f func(i int)) {
 		var done func()
 		f, done = p.record(n, f)
 		defer done()
+		if p.inline {
+			for i := 0; i < n; i++ {
+				f(i)
+			}
+			return
+		}
 	}
 	j := &job{f: f, n: int64(n), finished: make(chan struct{})}
 	j.ends.Store(uint64(n) << 32)

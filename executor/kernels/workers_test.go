@@ -184,6 +184,8 @@ func TestSgemmSplitsIdentical(t *testing.T) {
 		{m: 16, n: 3025, k: 64, packA: true, alpha: 1},                  // columns (rows 12 + 4 were uneven), A packed
 		{m: 16, n: 3025, k: 128, alpha: 1},                              // columns, A shared
 		{m: 64, n: 3025, k: 16, packA: true, alpha: 1, beta: 1},         // columns, short k
+		{m: 1024, n: 49, k: 464, packA: true, alpha: 1},                 // rows (columns would stream A twice), B shared
+		{m: 232, n: 49, k: 232, packA: true, alpha: 1, beta: 1},         // rows, B shared
 	}
 	for _, c := range cases {
 		lda, ldb := c.k+1, c.n+2
@@ -368,5 +370,32 @@ func TestRowSpanShortLastChunk(t *testing.T) {
 		if got := rowSpan(c.mk, c.m, c.nc, c.t); got != c.want {
 			t.Errorf("rowSpan(mr %d edge %v, m %d, %d chunks, %d threads) = %d, want %d", c.mk.mr, c.mk.edge != nil, c.m, c.nc, c.t, got, c.want)
 		}
+	}
+}
+
+// TestGemmSplitWeights: a product with large weights (A) and few columns
+// is cut into row chunks, not column chunks that would each stream all of
+// A (shufflenet_v2's last 1×1 convolution); wide products with small
+// weights are still cut by columns; one thread does not cut.
+func TestGemmSplitWeights(t *testing.T) {
+	x := NewContext(2)
+	defer x.Close()
+	for _, c := range []struct {
+		m, n, k int
+		byCols  bool
+	}{
+		{1024, 49, 464, false},
+		{232, 49, 232, false},
+		{64, 3136, 576, true},
+		{16, 3025, 128, true},
+		{1, 1000, 1024, true},
+	} {
+		byCols, nc := x.gemmSplit(best, c.m, c.n, c.k)
+		if nc < 2 || byCols != c.byCols {
+			t.Errorf("%d×%d×%d (%s): columns %v, %d chunks; want columns %v", c.m, c.n, c.k, best.name, byCols, nc, c.byCols)
+		}
+	}
+	if _, nc := NewContext(1).gemmSplit(best, 1024, 49, 464); nc != 1 {
+		t.Errorf("one thread: %d chunks", nc)
 	}
 }
