@@ -376,10 +376,14 @@ func TestRowSpanShortLastChunk(t *testing.T) {
 // TestGemmSplitWeights: a product with large weights (A) and few columns
 // is cut into row chunks, not column chunks that would each stream all of
 // A (shufflenet_v2's last 1×1 convolution); wide products with small
-// weights are still cut by columns; one thread does not cut.
+// weights are still cut by columns; one thread does not cut. The split
+// is a function of the micro-kernel's tile: the AVX-512 one's (12×32
+// with edge kernels) is given, so the test means the same under
+// ONNXCONV_SGEMM_KERNEL=avx2 or generic.
 func TestGemmSplitWeights(t *testing.T) {
 	x := NewContext(2)
 	defer x.Close()
+	best := microKernel{name: "12×32 with edge kernels", mr: 12, nr: 32, edge: make([]tileFunc, 12)}
 	for _, c := range []struct {
 		m, n, k int
 		byCols  bool
