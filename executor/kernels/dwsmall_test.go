@@ -22,8 +22,6 @@ func TestDepthwiseSmallBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	pix8 := dwPix8
 	defer func() { dwPix8 = pix8 }()
-	inf := float32(math.Inf(1))
-	clamps := [][2]float32{{-inf, inf}, {0, inf}, {0, 6}, {-0.3, 0.4}}
 	ran := 0
 	for it := 0; it < 600; it++ {
 		k := []int{3, 5, 3, 5, 1, 7}[r.IntN(6)]
@@ -51,45 +49,62 @@ func TestDepthwiseSmallBits(t *testing.T) {
 			continue
 		}
 		ran++
-		x := randSlice(r, p.N*p.C*p.H*p.W)
-		if it%4 == 0 {
-			x[r.IntN(len(x))] = float32(math.NaN())
-		}
-		w := randSlice(r, p.M*p.KH*p.KW)
-		var bias []float32
-		if it%3 != 0 {
-			bias = randSlice(r, p.M)
-		}
-		cl := clamps[it%len(clamps)]
-		th := 1 + it%3
-		want := make([]float32, p.N*p.M*oh*ow)
-		got := make([]float32, len(want))
-		for i := range got {
-			got[i] = float32(math.NaN())
-		}
-		seen := make([]int, len(got))
-		epi := func(off, n int) {
-			for i := off; i < off+n; i++ {
-				seen[i]++
-			}
-		}
-		dwPix8 = nil
-		NewContext(1).depthwise(&p, x, w, bias, want, cl[0], cl[1], nil)
-		dwPix8 = pix8
-		NewContext(th).depthwise(&p, x, w, bias, got, cl[0], cl[1], epi)
-		name := fmt.Sprintf("%+v clamp %v threads %d bias %v", p, cl, th, bias != nil)
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%s: y[%d] = %g, want %g", name, i, got[i], want[i])
-			}
-			if seen[i] != 1 {
-				t.Fatalf("%s: epilogue on y[%d] %d times", name, i, seen[i])
-			}
-		}
+		dwCompare(t, r, it, &p, func() { dwPix8 = nil }, func() { dwPix8 = pix8 })
 	}
 	if ran < 200 {
 		t.Fatalf("only %d geometries ran channels in vectors", ran)
 	}
+}
+
+// dwClamps are the clamps the depthwise tests take in turn: none, Relu,
+// ReLU6 and a Clip.
+var dwClamps = [][2]float32{{float32(math.Inf(-1)), float32(math.Inf(1))}, {0, float32(math.Inf(1))}, {0, 6}, {-0.3, 0.4}}
+
+// dwCompare runs p's depthwise convolution on random inputs (a NaN in
+// every fourth case, a bias in two of three, dwClamps[it%4], 1 + it%3
+// threads) once the reference way (after old(), one thread) and once the
+// way under test (after cur(), an epilogue counting each element), and
+// fails t unless the two agree bit for bit and the epilogue saw every
+// element once. It returns the inputs, the clamp and the output, and a
+// name for the case.
+func dwCompare(t *testing.T, r *rand.Rand, it int, p *Conv2D, old, cur func()) (x, w, bias []float32, cl [2]float32, got []float32, name string) {
+	t.Helper()
+	oh, ow := p.Out()
+	x = randSlice(r, p.N*p.C*p.H*p.W)
+	if it%4 == 0 {
+		x[r.IntN(len(x))] = float32(math.NaN())
+	}
+	w = randSlice(r, p.M*p.KH*p.KW)
+	if it%3 != 0 {
+		bias = randSlice(r, p.M)
+	}
+	cl = dwClamps[it%len(dwClamps)]
+	th := 1 + it%3
+	want := make([]float32, p.N*p.M*oh*ow)
+	got = make([]float32, len(want))
+	for i := range got {
+		got[i] = float32(math.NaN())
+	}
+	seen := make([]int, len(got))
+	epi := func(off, n int) {
+		for i := off; i < off+n; i++ {
+			seen[i]++
+		}
+	}
+	old()
+	NewContext(1).depthwise(p, x, w, bias, want, cl[0], cl[1], nil)
+	cur()
+	NewContext(th).depthwise(p, x, w, bias, got, cl[0], cl[1], epi)
+	name = fmt.Sprintf("%+v clamp %v threads %d bias %v", *p, cl, th, bias != nil)
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: y[%d] = %g, want %g", name, i, got[i], want[i])
+		}
+		if seen[i] != 1 {
+			t.Fatalf("%s: epilogue on y[%d] %d times", name, i, seen[i])
+		}
+	}
+	return x, w, bias, cl, got, name
 }
 
 // BenchmarkDepthwiseSmall reports GFLOP/s and thread CPU ns/op of the

@@ -23,8 +23,6 @@ func TestDwTileBits(t *testing.T) {
 	}
 	defer func() { dwTileFor = tileFor }()
 	r := rand.New(rand.NewPCG(71, 72))
-	inf := float32(math.Inf(1))
-	clamps := [][2]float32{{-inf, inf}, {0, inf}, {0, 6}, {-0.3, 0.4}}
 	ran, banded := 0, 0
 	for it := 0; it < 800; it++ {
 		k := 3 + 2*r.IntN(2)
@@ -55,45 +53,13 @@ func TestDwTileBits(t *testing.T) {
 		if g.band > 0 {
 			banded++
 		}
-		x := randSlice(r, p.N*p.C*p.H*p.W)
-		if it%4 == 0 {
-			x[r.IntN(len(x))] = float32(math.NaN())
+		x, w, bias, cl, got, name := dwCompare(t, r, it, &p, func() { dwTileFor = func(k, s int) *dwTile { return nil } }, func() { dwTileFor = tileFor })
+		if it%4 == 0 || cl[0] >= -1 {
+			continue
 		}
-		w := randSlice(r, p.M*p.KH*p.KW)
-		var bias []float32
-		if it%3 != 0 {
-			bias = randSlice(r, p.M)
-		}
-		cl := clamps[it%len(clamps)]
-		th := 1 + it%3
-		want := make([]float32, p.N*p.M*oh*ow)
-		got := make([]float32, len(want))
+		ref := naiveConv(p, x, w, bias)
 		for i := range got {
-			got[i] = float32(math.NaN())
-		}
-		seen := make([]int, len(got))
-		epi := func(off, n int) {
-			for i := off; i < off+n; i++ {
-				seen[i]++
-			}
-		}
-		dwTileFor = func(k, s int) *dwTile { return nil }
-		NewContext(1).depthwise(&p, x, w, bias, want, cl[0], cl[1], nil)
-		dwTileFor = tileFor
-		NewContext(th).depthwise(&p, x, w, bias, got, cl[0], cl[1], epi)
-		name := fmt.Sprintf("%+v clamp %v threads %d bias %v", p, cl, th, bias != nil)
-		var ref []float64
-		if it%4 != 0 && cl[0] < -1 {
-			ref = naiveConv(p, x, w, bias)
-		}
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%s: y[%d] = %g, want %g", name, i, got[i], want[i])
-			}
-			if seen[i] != 1 {
-				t.Fatalf("%s: epilogue on y[%d] %d times", name, i, seen[i])
-			}
-			if ref != nil && !(math.Abs(float64(got[i])-ref[i]) <= 1e-5*float64(k*k)+1e-5) {
+			if !(math.Abs(float64(got[i])-ref[i]) <= 1e-5*float64(k*k)+1e-5) {
 				t.Fatalf("%s: y[%d] = %g, float64 reference %g", name, i, got[i], ref[i])
 			}
 		}

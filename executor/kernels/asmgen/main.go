@@ -1961,6 +1961,103 @@ func (g *gen) packBT32Gather() {
 	RET()
 }
 
+// poolConsts emits the pool kernels' constants: −Inf in every lane and,
+// at s = 2, the VPERMI2PS indices of the even columns (idxE) and the odd
+// ones (idxO) of two vectors.
+func poolConsts(name string, s int) (ninf, idxE, idxO reg.VecVirtual) {
+	ninf, idxE, idxO = ZMM(), ZMM(), ZMM()
+	t := GP32()
+	MOVL(U32(0xff800000), t)
+	VPBROADCASTD(t, ninf)
+	if s == 2 {
+		idx := GLOBL(name+"_idx", RODATA|NOPTR) // even columns, then odd ones
+		for i := 0; i < 32; i++ {
+			DATA(4*i, U32(2*(i%16)+i/16))
+		}
+		VMOVDQU32(idx, idxE)
+		VMOVDQU32(idx.Offset(64), idxO)
+	}
+	return ninf, idxE, idxO
+}
+
+// poolMaxNaN sets a = max(a, b), NaN winning, in a's register (as
+// maxNaN: VMAXPS where a is not NaN, a where it is), on the lanes of km
+// only (nil: all; b's memory is read on those lanes only).
+func poolMaxNaN(a reg.VecVirtual, b Op, km reg.Register) {
+	kn := K()
+	if km == nil {
+		VCMPPS(Imm(7), a, a, kn) // ordered: a is not NaN
+	} else {
+		VCMPPS(Imm(7), a, a, km, kn)
+	}
+	VMAXPS(b, a, kn, a)
+}
+
+// poolRowsMax returns the pool kernels' rowsMax: the maximum over the k
+// window rows (px, px + d1, px + d2) of 16 columns at px + disp, on the
+// lanes of km (the others −Inf) or all lanes (km nil).
+func poolRowsMax(k int, d1, d2 reg.Register, ninf reg.VecVirtual) func(px reg.Register, disp int, km reg.Register) reg.VecVirtual {
+	return func(px reg.Register, disp int, km reg.Register) reg.VecVirtual {
+		a := ZMM()
+		m0 := Mem{Base: px, Disp: disp}
+		m1 := Mem{Base: px, Index: d1, Scale: 1, Disp: disp}
+		m2 := Mem{Base: px, Index: d2, Scale: 1, Disp: disp}
+		ms := []Mem{m0, m1, m2}[:k]
+		if km == nil {
+			VMOVUPS(m0, a)
+		} else {
+			VMOVAPS(ninf, a)
+			VMOVUPS(m0, km, a)
+		}
+		for _, m := range ms[1:] {
+			poolMaxNaN(a, m, km)
+		}
+		return a
+	}
+}
+
+// poolCols emits the window columns' maximum of 16 outputs from the rows'
+// maxima V0, V1 (and V2 at s = 2, k = 3): at s = 2 the even and odd
+// columns of V0:V1 (VPERMI2PS) and the next even ones (VALIGND with V2);
+// at s = 1 V0:V1 shifted by one and two columns. It returns the register
+// holding the outputs (V0's own at s = 1).
+func poolCols(k, s int, v0, v1, v2, idxE, idxO reg.VecVirtual) reg.VecVirtual {
+	var c0, c1, c2 reg.VecVirtual
+	if s == 2 {
+		c0, c1 = ZMM(), ZMM()
+		VMOVAPS(idxE, c0)
+		VPERMI2PS(v1, v0, c0)
+		VMOVAPS(idxO, c1)
+		VPERMI2PS(v1, v0, c1)
+		if k == 3 {
+			c2 = ZMM()
+			VALIGND(Imm(1), c0, v2, c2) // evens 1 … 15, then V2's column 0
+		}
+	} else {
+		c0, c1, c2 = v0, ZMM(), ZMM()
+		VALIGND(Imm(1), v0, v1, c1) // columns c+1 …
+		VALIGND(Imm(2), v0, v1, c2) // columns c+2 …
+	}
+	poolMaxNaN(c0, c1, nil)
+	if k == 3 {
+		poolMaxNaN(c0, c2, nil)
+	}
+	return c0
+}
+
+// poolPlaneEnd emits the end of a plane's rows: x and y advanced by xgap
+// and ygap floats, and the next plane if any (to label plane).
+func poolPlaneEnd(pxr, pyr reg.Register, plane string) {
+	xs := Load(Param("xgap"), GP64())
+	ys := Load(Param("ygap"), GP64())
+	SHLQ(Imm(2), xs)
+	SHLQ(Imm(2), ys)
+	ADDQ(xs, pxr)
+	ADDQ(ys, pyr)
+	DECQ(NewParamAddr("planes", 0))
+	JNZ(LabelRef(plane))
+}
+
 // poolShortRows emits func name(planes, rows, n int, x *float32, d1, d2,
 // rowstep, xgap, w int, y *float32, ygap, lpad, masks int): poolRows'
 // pool for rows of n ≤ 16 outputs, one masked step a row with the lane
@@ -1986,18 +2083,7 @@ func poolShortRows(name string, k, s int) {
 	SHLQ(Imm(2), rstep)
 	SHLQ(Imm(2), nb)
 	SUBQ(lpad, pxr)
-	ninf, idxE, idxO := ZMM(), ZMM(), ZMM()
-	t := GP32()
-	MOVL(U32(0xff800000), t)
-	VPBROADCASTD(t, ninf)
-	if s == 2 {
-		idx := GLOBL(name+"_idx", RODATA|NOPTR) // even columns, then odd ones
-		for i := 0; i < 32; i++ {
-			DATA(4*i, U32(2*(i%16)+i/16))
-		}
-		VMOVDQU32(idx, idxE)
-		VMOVDQU32(idx.Offset(64), idxO)
-	}
+	ninf, idxE, idxO := poolConsts(name, s)
 	masks := GP64()
 	Load(Param("masks"), masks)
 	km0, km1, km2, kms := K(), K(), K(), K()
@@ -2008,27 +2094,7 @@ func poolShortRows(name string, k, s int) {
 	KMOVW(masks.As32(), km2)
 	SHRQ(Imm(16), masks)
 	KMOVW(masks.As32(), kms)
-	maxNaN := func(a reg.VecVirtual, b Op, km reg.Register) {
-		kn := K()
-		if km == nil {
-			VCMPPS(Imm(7), a, a, kn)
-		} else {
-			VCMPPS(Imm(7), a, a, km, kn)
-		}
-		VMAXPS(b, a, kn, a)
-	}
-	rowsMax := func(px reg.Register, disp int, km reg.Register) reg.VecVirtual {
-		a := ZMM()
-		m0 := Mem{Base: px, Disp: disp}
-		m1 := Mem{Base: px, Index: d1, Scale: 1, Disp: disp}
-		m2 := Mem{Base: px, Index: d2, Scale: 1, Disp: disp}
-		VMOVAPS(ninf, a)
-		VMOVUPS(m0, km, a)
-		for _, m := range []Mem{m1, m2}[:k-1] {
-			maxNaN(a, m, km)
-		}
-		return a
-	}
+	rowsMax := poolRowsMax(k, d1, d2, ninf)
 	CMPQ(NewParamAddr("planes", 0), Imm(0))
 	JLE(LabelRef(name + "_done"))
 	// nv: the column blocks read (1 to s+1); a loop for each.
@@ -2046,40 +2112,14 @@ func poolShortRows(name string, k, s int) {
 		if nv > 2 {
 			v[2] = rowsMax(pxr, 128, km2)
 		}
-		var c0, c1, c2 reg.VecVirtual
-		if s == 2 {
-			c0, c1 = ZMM(), ZMM()
-			VMOVAPS(idxE, c0)
-			VPERMI2PS(v[1], v[0], c0)
-			VMOVAPS(idxO, c1)
-			VPERMI2PS(v[1], v[0], c1)
-			if k == 3 {
-				c2 = ZMM()
-				VALIGND(Imm(1), c0, v[2], c2)
-			}
-		} else {
-			c0, c1, c2 = v[0], ZMM(), ZMM()
-			VALIGND(Imm(1), v[0], v[1], c1)
-			VALIGND(Imm(2), v[0], v[1], c2)
-		}
-		maxNaN(c0, c1, nil)
-		if k == 3 {
-			maxNaN(c0, c2, nil)
-		}
+		c0 := poolCols(k, s, v[0], v[1], v[2], idxE, idxO)
 		VMOVUPS(c0, kms, Mem{Base: pyr})
 		ADDQ(rstep, pxr)
 		ADDQ(nb, pyr)
 		DECQ(rows)
 		JNZ(LabelRef(l + "_row"))
 		Label(l + "_planeend")
-		xs := Load(Param("xgap"), GP64())
-		ys := Load(Param("ygap"), GP64())
-		SHLQ(Imm(2), xs)
-		SHLQ(Imm(2), ys)
-		ADDQ(xs, pxr)
-		ADDQ(ys, pyr)
-		DECQ(NewParamAddr("planes", 0))
-		JNZ(LabelRef(l + "_plane"))
+		poolPlaneEnd(pxr, pyr, l+"_plane")
 		JMP(LabelRef(name + "_done"))
 	}
 	KORTESTW(km1, km1)
@@ -2132,18 +2172,7 @@ func poolRows(name string, k, s int) {
 	SHLQ(Imm(2), d2)
 	SHLQ(Imm(2), lpad)
 	SUBQ(lpad, pxr) // column −lpad (masked off in the first step)
-	ninf, idxE, idxO := ZMM(), ZMM(), ZMM()
-	t := GP32()
-	MOVL(U32(0xff800000), t)
-	VPBROADCASTD(t, ninf)
-	if s == 2 {
-		idx := GLOBL(name+"_idx", RODATA|NOPTR) // even columns, then odd ones
-		for i := 0; i < 32; i++ {
-			DATA(4*i, U32(2*(i%16)+i/16))
-		}
-		VMOVDQU32(idx, idxE)
-		VMOVDQU32(idx.Offset(64), idxO)
-	}
+	ninf, idxE, idxO := poolConsts(name, s)
 	need := func(r reg.GPVirtual) { // columns the r outputs read
 		if s == 2 {
 			ADDQ(r, r)
@@ -2152,60 +2181,11 @@ func poolRows(name string, k, s int) {
 			ADDQ(U32(k-s), r)
 		}
 	}
-	// maxNaN sets a = max(a, b), NaN winning, in a's register (as
-	// maxNaN: VMAXPS where a is not NaN, a where it is), on the lanes of
-	// km only (nil: all; b's memory is read on those lanes only).
-	maxNaN := func(a reg.VecVirtual, b Op, km reg.Register) {
-		kn := K()
-		if km == nil {
-			VCMPPS(Imm(7), a, a, kn) // ordered: a is not NaN
-		} else {
-			VCMPPS(Imm(7), a, a, km, kn)
-		}
-		VMAXPS(b, a, kn, a)
-	}
-	// rowsMax: the maximum over the k window rows of 16 columns at px +
-	// disp, on the lanes of km (the others −Inf) or all lanes (km nil).
-	rowsMax := func(px reg.Register, disp int, km reg.Register) reg.VecVirtual {
-		a := ZMM()
-		m0 := Mem{Base: px, Disp: disp}
-		m1 := Mem{Base: px, Index: d1, Scale: 1, Disp: disp}
-		m2 := Mem{Base: px, Index: d2, Scale: 1, Disp: disp}
-		ms := []Mem{m0, m1, m2}[:k]
-		if km == nil {
-			VMOVUPS(m0, a)
-		} else {
-			VMOVAPS(ninf, a)
-			VMOVUPS(m0, km, a)
-		}
-		for _, m := range ms[1:] {
-			maxNaN(a, m, km)
-		}
-		return a
-	}
+	rowsMax := poolRowsMax(k, d1, d2, ninf)
 	// step: 16 outputs to py (masked by ks or not) from V0, V1 (and V2);
 	// the next V0 is V2 (s = 2) or V1.
 	step := func(v0, v1, v2 reg.VecVirtual, py reg.GPVirtual, ks reg.Register) {
-		var c0, c1, c2 reg.VecVirtual
-		if s == 2 {
-			c0, c1 = ZMM(), ZMM()
-			VMOVAPS(idxE, c0)
-			VPERMI2PS(v1, v0, c0)
-			VMOVAPS(idxO, c1)
-			VPERMI2PS(v1, v0, c1)
-			if k == 3 {
-				c2 = ZMM()
-				VALIGND(Imm(1), c0, v2, c2) // evens 1 … 15, then V2's column 0
-			}
-		} else {
-			c0, c1, c2 = v0, ZMM(), ZMM()
-			VALIGND(Imm(1), v0, v1, c1) // columns c+1 …
-			VALIGND(Imm(2), v0, v1, c2) // columns c+2 …
-		}
-		maxNaN(c0, c1, nil)
-		if k == 3 {
-			maxNaN(c0, c2, nil)
-		}
+		c0 := poolCols(k, s, v0, v1, v2, idxE, idxO)
 		if ks == nil {
 			VMOVUPS(c0, Mem{Base: py})
 		} else {
@@ -2330,14 +2310,7 @@ func poolRows(name string, k, s int) {
 	DECQ(rows)
 	JNZ(LabelRef(name + "_row"))
 	Label(name + "_planeend")
-	xs := Load(Param("xgap"), GP64())
-	ys := Load(Param("ygap"), GP64())
-	SHLQ(Imm(2), xs)
-	SHLQ(Imm(2), ys)
-	ADDQ(xs, pxr)
-	ADDQ(ys, pyr)
-	DECQ(NewParamAddr("planes", 0))
-	JNZ(LabelRef(name + "_plane"))
+	poolPlaneEnd(pxr, pyr, name+"_plane")
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
