@@ -75,7 +75,7 @@ func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
 				if s := en.vals[v]; s != nil && s.h != nil && !s.valStatic && s.h.data != nil && len(sliceBytes(s.h.data)) >= releaseMinBytes {
 					release = true
 				}
-				delete(en.vals, v)
+				en.del(v)
 			}
 			if release && en.parent == nil && en.bufs != nil && e.reuseInRun {
 				// The dropped values' buffers, for the next steps (while
@@ -466,7 +466,7 @@ func (b *builder) dropDead(n *canonical.Node) {
 			b.seg.drop = append(b.seg.drop, v)
 			return
 		}
-		delete(b.en.vals, v)
+		b.en.del(v)
 	}
 	for _, v := range n.Inputs {
 		drop(v)
@@ -515,7 +515,7 @@ func (b *builder) flush() error {
 		return fmt.Errorf("segment inputs changed shape while building")
 	}
 	for _, v := range seg.drop {
-		delete(b.en.vals, v)
+		b.en.del(v)
 	}
 	return nil
 }
