@@ -75,7 +75,7 @@ func (p *plan) replay(ctx context.Context, e *Executor, en *env) (bool, error) {
 				if s := en.vals[v]; s != nil && s.h != nil && !s.valStatic && s.h.data != nil && len(sliceBytes(s.h.data)) >= releaseMinBytes {
 					release = true
 				}
-				delete(en.vals, v)
+				en.del(v)
 			}
 			if release && en.parent == nil && en.bufs != nil && e.reuseInRun {
 				// The dropped values' buffers, for the next steps (while
@@ -251,20 +251,26 @@ type hostStep struct {
 
 // wakeFor wakes the kernel threads before a step whose kernels split
 // their work last time, so that they wake while this goroutine prepares
-// the step (allocates its output), and returns the finish function that
-// records whether the step split its work this time. Steps that do not
-// split (small ones) leave parked threads parked.
-func wakeFor(e *Executor, split *atomic.Bool) (finish func()) {
+// the step (allocates its output), and returns the kernel calls so far,
+// for wakeDone. Steps that do not split (small ones) leave parked
+// threads parked.
+func wakeFor(e *Executor, split *atomic.Bool) (n0 uint64) {
 	if split.Load() {
 		e.kern.Wake()
 	}
-	n0 := e.kern.Calls()
-	return func() { split.Store(e.kern.Calls() != n0) }
+	return e.kern.Calls()
+}
+
+// wakeDone records whether the step split its work this time (kernel
+// calls since wakeFor's n0). A deferred direct call: no closure on the
+// heap for every step.
+func wakeDone(e *Executor, split *atomic.Bool, n0 uint64) {
+	split.Store(e.kern.Calls() != n0)
 }
 
 func (st *hostStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
 	if st.packs {
-		defer wakeFor(e, &st.split)()
+		defer wakeDone(e, &st.split, wakeFor(e, &st.split))
 	}
 	return st.execArena(ctx, e, en, nil)
 }
@@ -466,7 +472,7 @@ func (b *builder) dropDead(n *canonical.Node) {
 			b.seg.drop = append(b.seg.drop, v)
 			return
 		}
-		delete(b.en.vals, v)
+		b.en.del(v)
 	}
 	for _, v := range n.Inputs {
 		drop(v)
@@ -515,7 +521,7 @@ func (b *builder) flush() error {
 		return fmt.Errorf("segment inputs changed shape while building")
 	}
 	for _, v := range seg.drop {
-		delete(b.en.vals, v)
+		b.en.del(v)
 	}
 	return nil
 }

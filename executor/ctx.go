@@ -44,6 +44,10 @@ type lctx struct {
 	// conv is the step's memo of a Conv's geometry (nil: none;
 	// convParams).
 	conv *atomic.Pointer[convMemo]
+	// slotBuf holds ins and outs of a replayed step with at most
+	// len(slotBuf) of them together (newHostCtx): one allocation a step
+	// instead of three.
+	slotBuf [6]*slot
 }
 
 func (b *builder) newCtx(n *canonical.Node, impl *opImpl, ver int, ins []*slot) *lctx {
@@ -51,7 +55,15 @@ func (b *builder) newCtx(n *canonical.Node, impl *opImpl, ver int, ins []*slot) 
 }
 
 func newHostCtx(ctx context.Context, e *Executor, en *env, n *canonical.Node, impl *opImpl, ver int) (*lctx, error) {
-	ins := make([]*slot, len(n.Inputs))
+	c := &lctx{ctx: ctx, e: e, en: en, n: n, impl: impl, ver: ver}
+	ni, no := len(n.Inputs), len(n.Outputs)
+	if ni+no <= len(c.slotBuf) {
+		// Capacities cut: an append to either makes a new array.
+		c.ins, c.outs = c.slotBuf[:ni:ni], c.slotBuf[ni:ni+no:ni+no]
+	} else {
+		c.ins, c.outs = make([]*slot, ni), make([]*slot, no)
+	}
+	ins := c.ins
 	for i, v := range n.Inputs {
 		if v == nil {
 			continue
@@ -62,7 +74,7 @@ func newHostCtx(ctx context.Context, e *Executor, en *env, n *canonical.Node, im
 		}
 		ins[i] = s
 	}
-	return &lctx{ctx: ctx, e: e, en: en, n: n, impl: impl, ver: ver, ins: ins, outs: make([]*slot, len(n.Outputs))}, nil
+	return c, nil
 }
 
 // NIn is the number of inputs listed (omitted optional ones included).

@@ -535,12 +535,18 @@ func (e *Executor) bindInputs(inputs []*Value) (*env, error) {
 		return nil, fmt.Errorf("executor: model takes %d inputs (%s), got %d", len(e.inputs), strings.Join(names, ", "), len(inputs))
 	}
 	en := newEnv(nil)
-	for _, v := range g.Initializers {
+	// The initializers' slots in one array and the map sized for them
+	// and the inputs: two allocations a run instead of one a weight
+	// (and the map's growth).
+	en.vals = make(map[*canonical.Value]*slot, len(g.Initializers)+len(inputs))
+	slots := make([]slot, len(g.Initializers))
+	for i, v := range g.Initializers {
 		h, err := e.initializer(v)
 		if err != nil {
 			return nil, fmt.Errorf("executor: initializer %q: %w", v.Name, err)
 		}
-		en.set(v, &slot{h: h, dt: h.dt, valStatic: true, shapeStatic: true})
+		slots[i] = slot{h: h, dt: h.dt, valStatic: true, shapeStatic: true}
+		en.set(v, &slots[i])
 	}
 	for i, v := range e.inputs {
 		s, err := slotFromValue(inputs[i])

@@ -33,7 +33,7 @@ type fusedStep struct {
 }
 
 func (st *fusedStep) exec(ctx context.Context, e *Executor, en *env) (bool, error) {
-	defer wakeFor(e, &st.split)()
+	defer wakeDone(e, &st.split, wakeFor(e, &st.split))
 	return st.execArena(ctx, e, en, nil)
 }
 

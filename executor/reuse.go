@@ -137,7 +137,7 @@ func (rb *runBufs) release(en *env, final bool) {
 			live = append(live, spanOf(b))
 		}
 	}
-	for _, s := range en.vals {
+	for _, s := range en.dyn {
 		if s == nil || s.valStatic {
 			continue // static values (initializers) are never run buffers
 		}

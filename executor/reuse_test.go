@@ -242,7 +242,7 @@ func TestReleaseDeadKeepsLive(t *testing.T) {
 	if len(rb.got) != 2 || len(rb.free[8]) != 0 || len(rb.free[16]) != 1 || !same(rb.free[16][0], c) {
 		t.Fatalf("after releaseDead: %d handed out, free %d of 8 and %d of 16; want a and b handed out, c free", len(rb.got), len(rb.free[8]), len(rb.free[16]))
 	}
-	delete(en.vals, vb)
+	en.del(vb)
 	rb.releaseDead(en)
 	if len(rb.got) != 1 || !same(rb.got[0], a) || len(rb.free[8]) != 1 || !same(rb.free[8][0], b) {
 		t.Fatalf("after dropping b: %d handed out, %d free of 8", len(rb.got), len(rb.free[8]))

@@ -127,13 +127,20 @@ func (s *slot) toValue(name string) (*Value, error) {
 
 // env maps values to slots; subgraph runs chain to the enclosing env.
 type env struct {
-	vals   map[*canonical.Value]*slot
+	vals map[*canonical.Value]*slot
+	// dyn holds the entries of vals whose slots are not valStatic (all
+	// but the initializers and constants): runBufs.release walks these
+	// only, not the model's hundreds of weights, after every step that
+	// drops a large value. set and del keep it in step with vals.
+	dyn    map[*canonical.Value]*slot
 	parent *env
 	// bufs: the run's reusable output buffers (reuse.go); root env only.
 	bufs *runBufs
 }
 
-func newEnv(parent *env) *env { return &env{vals: map[*canonical.Value]*slot{}, parent: parent} }
+func newEnv(parent *env) *env {
+	return &env{vals: map[*canonical.Value]*slot{}, dyn: map[*canonical.Value]*slot{}, parent: parent}
+}
 
 func (e *env) get(v *canonical.Value) *slot {
 	for x := e; x != nil; x = x.parent {
@@ -144,4 +151,17 @@ func (e *env) get(v *canonical.Value) *slot {
 	return nil
 }
 
-func (e *env) set(v *canonical.Value, s *slot) { e.vals[v] = s }
+func (e *env) set(v *canonical.Value, s *slot) {
+	e.vals[v] = s
+	if s == nil || s.valStatic {
+		delete(e.dyn, v)
+	} else {
+		e.dyn[v] = s
+	}
+}
+
+// del removes v from e.
+func (e *env) del(v *canonical.Value) {
+	delete(e.vals, v)
+	delete(e.dyn, v)
+}

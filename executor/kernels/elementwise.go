@@ -144,10 +144,13 @@ var gapSum8 func(x []float32, inner int, s *[8]float64) int
 // latency of one chain bounded the loop), then one at a time.
 func GlobalAveragePoolRows(x, y []float32, inner, lo, hi int) {
 	n := float64(inner)
-	if gapSum8 != nil && inner >= 4 {
+	if gapSum8 != nil && inner >= 4 && lo+8 <= hi {
+		// One sum array a call (it escapes through the function value
+		// gapSum8: one heap allocation), cleared for every 8 blocks.
+		s := new([8]float64)
 		for ; lo+8 <= hi; lo += 8 {
-			var s [8]float64
-			k := gapSum8(x[lo*inner:(lo+8)*inner], inner, &s)
+			*s = [8]float64{}
+			k := gapSum8(x[lo*inner:(lo+8)*inner], inner, s)
 			for c := range s {
 				for _, v := range x[(lo+c)*inner+k : (lo+c+1)*inner] {
 					s[c] += float64(v)
