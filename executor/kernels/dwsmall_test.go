@@ -107,16 +107,20 @@ func dwCompare(t *testing.T, r *rand.Rand, it int, p *Conv2D, old, cur func()) (
 	return x, w, bias, cl, got, name
 }
 
+// dwLayer is a depthwise layer of the mobile nets: c channels of h×h, k×k
+// taps at stride s, padded k/2 on each side.
+func dwLayer(c, h, k, s int) Conv2D {
+	return Conv2D{N: 1, C: c, H: h, W: h, M: c, KH: k, KW: k, SH: s, SW: s, DH: 1, DW: 1,
+		PT: k / 2, PL: k / 2, PB: k / 2, PR: k / 2, Groups: c}
+}
+
 // BenchmarkDepthwiseSmall reports GFLOP/s and thread CPU ns/op of the
 // mobile nets' depthwise layers on small planes, one thread, by planes
 // (plane1: "planes") and with channels in vectors ("vectors", when the
 // layer runs so).
 func BenchmarkDepthwiseSmall(b *testing.B) {
 	r := rand.New(rand.NewPCG(11, 12))
-	dw := func(c, h, k, s int) Conv2D {
-		return Conv2D{N: 1, C: c, H: h, W: h, M: c, KH: k, KW: k, SH: s, SW: s, DH: 1, DW: 1,
-			PT: k / 2, PL: k / 2, PB: k / 2, PR: k / 2, Groups: c}
-	}
+	dw := dwLayer
 	pix8 := dwPix8
 	defer func() { dwPix8 = pix8 }()
 	for _, p := range []Conv2D{dw(240, 14, 5, 1), dw(96, 14, 3, 1), dw(288, 14, 5, 2), dw(192, 14, 3, 2), dw(576, 7, 5, 1), dw(960, 7, 3, 1), dw(144, 28, 3, 2)} {

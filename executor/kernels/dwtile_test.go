@@ -75,10 +75,7 @@ func TestDwTileBits(t *testing.T) {
 // (the plane path without the tile kernels).
 func BenchmarkDepthwiseLarge(b *testing.B) {
 	r := rand.New(rand.NewPCG(13, 14))
-	dw := func(c, h, k, s int) Conv2D {
-		return Conv2D{N: 1, C: c, H: h, W: h, M: c, KH: k, KW: k, SH: s, SW: s, DH: 1, DW: 1,
-			PT: k / 2, PL: k / 2, PB: k / 2, PR: k / 2, Groups: c}
-	}
+	dw := dwLayer
 	tileFor := dwTileFor
 	defer func() { dwTileFor = tileFor }()
 	for _, p := range []Conv2D{dw(16, 112, 3, 1), dw(32, 112, 3, 1), dw(24, 112, 3, 2), dw(96, 112, 3, 2), dw(48, 56, 3, 1), dw(144, 56, 3, 1),
