@@ -119,8 +119,9 @@ func runHostile(t *testing.T, bin, strace, root string, c hostileCase) {
 	// spin (suspendG, stop-the-world) and resend. When strace is slow to
 	// get a CPU, the traced CLI burns seconds of CPU that are the
 	// tracer's cost, not the reader's (CI saw 7.5 s for a refusal that
-	// takes 0.3 s, with thousands of SIGURG stops): docs/architecture.md,
-	// "Hostile files: what the limits measure".
+	// takes 0.3 s; strace stopped for 2 s made 5.2 s and 8,453 SIGURG
+	// stops): docs/architecture.md, "Hostile files: what the limits
+	// measure".
 	r := runHostileOnce(t, bin, "", dir, c)
 	t.Logf("%s (%s): exit %d in %v (CPU %v), peak RSS %d MiB: %.300s", c.Dir, c.Class, r.code, r.wall.Round(time.Millisecond),
 		r.cpu.Round(time.Millisecond), r.rss>>20, r.msg)
