@@ -31,9 +31,13 @@ var testBin struct {
 }
 
 // TestMain serves built-in plugins when the plugin host of an in-process
-// test (run) starts this test binary as `__plugin serve NAME`, and removes
+// test (run) starts this test binary as `__plugin serve NAME`, acts as
+// TestHostileFixtures' launcher when hostileLauncherEnv is set, and removes
 // the built onnxconv binary afterwards.
 func TestMain(m *testing.M) {
+	if report := os.Getenv(hostileLauncherEnv); report != "" {
+		os.Exit(hostileLauncher(report, os.Args[1:]))
+	}
 	if len(os.Args) > 2 && os.Args[1] == pluginServeArgs[0] && os.Args[2] == pluginServeArgs[1] {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}

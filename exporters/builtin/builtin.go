@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/unsupported"
@@ -38,12 +39,26 @@ func Registry() *exporters.Registry {
 // onnxExporter fits a model to an ONNX runtime profile (exporters/onnx).
 type onnxExporter struct{}
 
+// Describe decodes the embedded profiles once (profiles.All): asking
+// profiles.Get for each name decoded all of them again per name, which
+// was most of the CLI's start-up CPU and its garbage collections (the
+// registry describes each exporter more than once).
 func (onnxExporter) Describe() exporters.Description {
-	names, _ := profiles.Names() // the profiles are embedded: no error
+	all, _ := profiles.All() // the profiles are embedded: no error
+	names := make([]string, len(all))
+	for i, p := range all {
+		names[i] = p.Name
+	}
 	fuse := map[string]int{}
 	for _, n := range names {
-		if p, err := profiles.Get(n); err == nil && adapt.ContribOpset(p) > 0 {
-			fuse[n] = adapt.ContribOpset(p)
+		// The first profile whose name matches, as profiles.Get finds it.
+		for _, p := range all {
+			if strings.EqualFold(p.Name, n) {
+				if c := adapt.ContribOpset(p); c > 0 {
+					fuse[n] = c
+				}
+				break
+			}
 		}
 	}
 	return exporters.Description{Name: "onnx", Format: exporters.FormatONNX, Targets: names, FuseOpsets: fuse}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/exporters"
+	"github.com/onnxconv/onnxconv/exporters/adapt"
+	"github.com/onnxconv/onnxconv/exporters/profiles"
 )
 
 // The registry finds the exporter of a target or of an output file, and
@@ -80,5 +83,30 @@ func TestExport(t *testing.T) {
 	}
 	if _, err := e.Export(context.Background(), m, target, exporters.Options{Opset: 6}); err == nil {
 		t.Error("opset 6 for onnxruntime-1.15 accepted")
+	}
+}
+
+// The ONNX exporter's description, built from one decoding of the
+// profiles, is the one built by asking profiles.Names and profiles.Get
+// per name (how it was built before), and names at least one fusing
+// target.
+func TestONNXDescribe(t *testing.T) {
+	got := onnxExporter{}.Describe()
+	names, err := profiles.Names()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fuse := map[string]int{}
+	for _, n := range names {
+		if p, err := profiles.Get(n); err == nil && adapt.ContribOpset(p) > 0 {
+			fuse[n] = adapt.ContribOpset(p)
+		}
+	}
+	want := exporters.Description{Name: "onnx", Format: exporters.FormatONNX, Targets: names, FuseOpsets: fuse}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Describe() =\n%+v\nwant\n%+v", got, want)
+	}
+	if len(fuse) == 0 {
+		t.Errorf("no target fuses contrib operators: %+v", got)
 	}
 }
