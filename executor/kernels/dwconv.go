@@ -279,64 +279,24 @@ func (g *dwGeom) tiles(pp, wc []float32, bias, lo, hi float32, yc, tmp []float32
 // input are cleared in each band (they held input rows of the band
 // before).
 func (g *dwGeom) bands(p *Conv2D, xc, pp, wc []float32, bias, lo, hi float32, yc []float32) {
-	g.bandRange(p, xc, pp, wc, bias, lo, hi, yc, 0, g.oh)
-}
-
-// bandRange is bands for output rows o0 ≤ o < o1 only (o1 − o0 ≥ the
-// tile's rows): bands of at most g.band rows inside the range, the last
-// one ending at o1.
-func (g *dwGeom) bandRange(p *Conv2D, xc, pp, wc []float32, bias, lo, hi float32, yc []float32, o0, o1 int) {
-	sub := *g
-	sub.oh = min(g.band, o1-o0)
-	for o := o0; o < o1; o += sub.oh {
-		o = min(o, o1-sub.oh)
-		g.fillBlock(p, xc, pp, o, o+sub.oh)
-		sub.tiles(pp, wc, bias, lo, hi, yc[o*g.ow:(o+sub.oh)*g.ow], nil)
-	}
-}
-
-// fillBlock fills the padded rows that output rows o0 ≤ o < o1 read
-// into pp (padded row o0·SH at pp's row 0), whose pad columns must be
-// zero: the rows outside the input are cleared (they may hold input
-// rows of another block).
-func (g *dwGeom) fillBlock(p *Conv2D, xc, pp []float32, o0, o1 int) {
 	unit := p.SW * g.pw
-	prow := (o1-o0-1)*p.SH + (p.KH-1)*p.DH + 1 // padded rows of the block
-	r0 := o0 * p.SH                            // first padded row
-	ih0 := max(r0-p.PT, 0)
-	ih1 := min(r0+prow-p.PT, p.H)
-	if ih0 >= ih1 {
-		clear(pp[:prow*unit])
-		return
-	}
-	clear(pp[:(ih0+p.PT-r0)*unit])
-	clear(pp[(ih1+p.PT-r0)*unit : prow*unit])
-	g.fillRows(p, xc, pp, ih0, ih1, r0)
-}
-
-// rowBlock computes output rows o0 ≤ o < o1 of plane yc from input
-// plane xc: those rows' padded rows filled into pp (fillBlock), then
-// computed as plane1 computes a plane of o1 − o0 rows (in bands when g
-// has them), or with the row kernel when the block is shorter than a
-// tile — each output the same chain of multiply-adds as in the whole
-// plane, the same bits. pp and tmp are dwChan's scratch (g.plane and
-// g.tmpLen() elements).
-func (g *dwGeom) rowBlock(p *Conv2D, xc, pp, wc []float32, bias, lo, hi float32, yc, tmp []float32, o0, o1 int) {
-	if o0 >= o1 {
-		return
-	}
-	if g.band > 0 && o1-o0 >= g.tile.rows {
-		g.bandRange(p, xc, pp, wc, bias, lo, hi, yc, o0, o1)
-		return
-	}
-	g.fillBlock(p, xc, pp, o0, o1)
+	prow := (g.band-1)*p.SH + p.KH // padded rows of a band
 	sub := *g
-	sub.oh = o1 - o0
-	if sub.tile != nil && sub.oh < sub.tile.rows {
-		// (g.tmpLen() ≥ oh·8: the row kernel's scratch.)
-		sub.tile, sub.flat = nil, false
+	sub.oh = g.band
+	for o0 := 0; o0 < g.oh; o0 += g.band {
+		o0 = min(o0, g.oh-g.band)
+		r0 := o0 * p.SH // first padded row
+		ih0 := max(r0-p.PT, 0)
+		ih1 := min(r0+prow-p.PT, p.H)
+		if ih0 >= ih1 {
+			clear(pp[:prow*unit])
+		} else {
+			clear(pp[:(ih0+p.PT-r0)*unit])
+			clear(pp[(ih1+p.PT-r0)*unit : prow*unit])
+			g.fillRows(p, xc, pp, ih0, ih1, r0)
+		}
+		sub.tiles(pp, wc, bias, lo, hi, yc[o0*g.ow:(o0+g.band)*g.ow], nil)
 	}
-	sub.plane1(pp, wc, bias, lo, hi, yc[o0*g.ow:o1*g.ow], tmp)
 }
 
 // tmpLen is the scratch plane1 needs.
@@ -364,21 +324,6 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32, clampLo, clampH
 	}
 	npix := g.oh * g.ow
 	taps := p.KH * p.KW
-	if parts := x.dwRowSplit(p, g); parts != nil {
-		x.parallel(len(parts)-1, func(i int) {
-			o0, o1 := parts[i], parts[i+1]
-			s := x.get()
-			defer x.put(s)
-			c := newDwChan(p, g, s)
-			for nm := 0; nm < p.N*p.M; nm++ {
-				c.rows(in, w, bias, y, nm, o0, o1, clampLo, clampHi)
-				if epi != nil {
-					epi(nm*npix+o0*g.ow, (o1-o0)*g.ow)
-				}
-			}
-		})
-		return
-	}
 	run := func(lo, hi int) {
 		s := x.get()
 		defer x.put(s)
@@ -392,44 +337,6 @@ func (x *Context) depthwise(p *Conv2D, in, w, bias, y []float32, clampLo, clampH
 		}
 	}
 	x.rangeWork(p.N*p.M, npix*taps*tapWork, run)
-}
-
-// dwRowSplit returns the boundaries of the blocks of output rows that
-// depthwise splits p's planes into over the threads, or nil to split by
-// channels. A chunk computes every channel of its rows; the caller, which
-// claims chunks from the front, computes the top rows, the helper the
-// bottom ones: the pixels whose input a GEMM split by columns (the 1×1
-// convolution before, as gemmSplit would cut a product of C rows and H·W
-// columns) computed on the same thread, and whose output the next one's
-// column chunks read there. When that GEMM is cut by rows (output
-// channels), the channel split keeps the depthwise's reads on the thread
-// that wrote them instead: nil, as on one thread, when the work is too
-// small to split or the rows too few. Blocks are whole tiles of the tile
-// kernel, the last one with the rows past the last whole tile (computed,
-// as in the whole plane, by a tile ending at the plane's edge): the
-// tiles computed are those of the whole plane, and no block is shorter
-// than a tile.
-func (x *Context) dwRowSplit(p *Conv2D, g *dwGeom) []int {
-	unit := 1
-	if g.tile != nil {
-		unit = g.tile.rows
-	}
-	full := g.oh / unit
-	work := p.N * p.M * g.oh * g.ow * p.KH * p.KW * tapWork
-	c, _ := x.chunksMin(work, full, minRangeWork)
-	c = min(c, x.Threads())
-	if c <= 1 {
-		return nil
-	}
-	if byCols, nc := x.gemmSplit(best, p.C, p.H*p.W, p.C); !byCols || nc <= 1 {
-		return nil
-	}
-	parts := make([]int, c+1)
-	for i := 1; i < c; i++ {
-		parts[i] = full * i / c * unit
-	}
-	parts[c] = g.oh
-	return parts
 }
 
 // dwChan computes one output plane at a time (plane1) in a thread's
@@ -446,21 +353,6 @@ func newDwChan(p *Conv2D, g *dwGeom, s *scratch) *dwChan {
 	s.b = grow(s.b, g.tmpLen())
 	clear(s.a[:max(g.plane, g.bandPlane)]) // the pads, once (fill)
 	return &dwChan{p: p, g: g, s: s, split: -1}
-}
-
-// rows computes output rows o0 ≤ o < o1 of plane nm (n·M + m) into y
-// (rowBlock).
-func (c *dwChan) rows(in, w, bias, y []float32, nm, o0, o1 int, clampLo, clampHi float32) {
-	p, g, s := c.p, c.g, c.s
-	npix := g.oh * g.ow
-	taps := p.KH * p.KW
-	n, m := nm/p.M, nm%p.M
-	ic := n*p.C + m/(p.M/p.C)
-	bv := float32(0)
-	if bias != nil {
-		bv = bias[m]
-	}
-	g.rowBlock(p, in[ic*p.H*p.W:(ic+1)*p.H*p.W], s.a[:g.plane], w[m*taps:(m+1)*taps], bv, clampLo, clampHi, y[nm*npix:(nm+1)*npix], s.b, o0, o1)
 }
 
 // plane computes output plane nm (n·M + m) into y.
