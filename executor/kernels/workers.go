@@ -96,6 +96,9 @@ type helper struct {
 	job    atomic.Pointer[job]
 	parked atomic.Bool
 	wake   chan struct{} // capacity 1
+	// woken is the wall time (UnixNano) a wake token was last sent to
+	// the parked helper, for the profile's wake-up latency.
+	woken atomic.Int64
 }
 
 // team is the helpers of a Context. Its goroutines reference the team,
@@ -112,10 +115,13 @@ type team struct {
 	// exited is done when every helper goroutine has returned (after
 	// close).
 	exited sync.WaitGroup
+	// prof is the Context's profile (nil: none): the helpers add their
+	// polling and wake-ups to it while it is started.
+	prof *ParallelProfile
 }
 
-func newTeam(n int) *team {
-	tm := &team{helpers: make([]*helper, n)}
+func newTeam(n int, prof *ParallelProfile) *team {
+	tm := &team{helpers: make([]*helper, n), prof: prof}
 	for i := range tm.helpers {
 		h := &helper{wake: make(chan struct{}, 1)}
 		tm.helpers[i] = h
@@ -148,6 +154,9 @@ func (h *helper) loop(tm *team) {
 			// finds parked set and sends a wake token.
 			if h.job.Load() == nil && !stop.Load() {
 				<-h.wake
+				if p := tm.prof; p != nil && p.on.Load() {
+					p.addWake(h.woken.Load())
+				}
 			}
 			h.parked.Store(false)
 		}
@@ -158,17 +167,33 @@ func (h *helper) loop(tm *team) {
 // when none came.
 func (h *helper) poll(tm *team) bool {
 	start := time.Now()
+	// A profiled poll adds its thread CPU time to the profile's (a
+	// polling helper keeps its CPU busy: CPU time outside the chunks).
+	var pp *ParallelProfile
+	var tid0 int
+	var c0 time.Duration
+	if p := tm.prof; p != nil && p.on.Load() {
+		pp = p
+		tid0, c0 = threadClock()
+	}
 	for n := 1; ; n++ {
 		if h.job.Load() != nil || tm.stop.Load() {
+			pp.addSpin(tid0, c0)
 			return true
 		}
 		if n%64 == 0 && tm.held.Load() == 0 && time.Since(start) > spinWait {
+			pp.addSpin(tid0, c0)
 			return false
 		}
 		if n%1024 == 0 {
 			// Let the goroutines queued on this P (the GC's, a timer's)
-			// run.
+			// run. (A profiled poll counts its time thread by thread:
+			// the helper may resume on another.)
+			pp.addSpin(tid0, c0)
 			runtime.Gosched()
+			if pp != nil {
+				tid0, c0 = threadClock()
+			}
 		}
 	}
 }
@@ -177,10 +202,16 @@ func (h *helper) poll(tm *team) bool {
 func (h *helper) post(j *job) {
 	h.job.Store(j)
 	if h.parked.Load() {
-		select {
-		case h.wake <- struct{}{}:
-		default:
-		}
+		h.sendWake()
+	}
+}
+
+// sendWake sends the parked helper a wake token (none if one is pending).
+func (h *helper) sendWake() {
+	h.woken.Store(time.Now().UnixNano())
+	select {
+	case h.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -194,10 +225,7 @@ func (x *Context) Wake() {
 	}
 	for _, h := range x.getTeam().helpers {
 		if h.parked.Load() {
-			select {
-			case h.wake <- struct{}{}:
-			default:
-			}
+			h.sendWake()
 		}
 	}
 }
@@ -240,7 +268,7 @@ func (tm *team) close() {
 // getTeam returns the Context's helpers, starting them on first use.
 func (x *Context) getTeam() *team {
 	x.teamOnce.Do(func() {
-		tm := newTeam(x.threads - 1)
+		tm := newTeam(x.threads-1, x.prof)
 		x.team = tm
 		runtime.AddCleanup(x, func(tm *team) { tm.close() }, tm)
 	})
@@ -299,13 +327,23 @@ func (x *Context) parallel(n int, f func(i int)) {
 	// The chunks still running on helpers are short: poll for them for
 	// a while, then block (a helper may have lost its CPU to another
 	// process: polling would keep that CPU busy).
+	var pp *ParallelProfile
+	var tid0 int
+	var c0 time.Duration
+	if p := x.prof; p != nil && p.on.Load() {
+		pp = p
+		tid0, c0 = threadClock()
+	}
 	start := time.Now()
+	blocked := false
 	for k := 1; j.done.Load() < j.n; k++ {
 		if k%64 == 0 && time.Since(start) > spinWait {
 			<-j.finished
+			blocked = true
 			break
 		}
 	}
+	pp.addWait(tid0, c0, blocked)
 	if p := j.panicked.Load(); p != nil {
 		panic(*p)
 	}
