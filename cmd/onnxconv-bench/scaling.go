@@ -81,6 +81,7 @@ type account struct {
 	callerThread, helperThreads, otherThreads time.Duration
 	gcCycles, wakes, blocked                  float64
 	wakeLag                                   time.Duration // mean per wake-up
+	blockedLag                                time.Duration // mean per blocked wait
 }
 
 // callerRest is the caller's thread CPU time in the calls outside its
@@ -233,7 +234,7 @@ func writeScalingRows(w io.Writer, model string, rows []scalingRow, withORT bool
 
 // writeAccountHeader writes the header of the account table.
 func writeAccountHeader(w io.Writer) {
-	fmt.Fprintln(w, "model\tthreads\tp50 ms\tcritical ms\tserial ms\tchunks/threads ms\timbalance ms\tsync ms\twall other ms\tCPU ms\tcaller thr ms\thelper thr ms\tother thr ms\tchunks ms\twait ms\tcaller rest ms\tspin ms\thelper rest ms\tGC ms\tGCs/run\twakes/run\tµs/wake\tblocked/run\t")
+	fmt.Fprintln(w, "model\tthreads\tp50 ms\tcritical ms\tserial ms\tchunks/threads ms\timbalance ms\tsync ms\twall other ms\tCPU ms\tcaller thr ms\thelper thr ms\tother thr ms\tchunks ms\twait ms\tcaller rest ms\tspin ms\thelper rest ms\tGC ms\tGCs/run\twakes/run\tµs/wake\tblocked/run\tµs/blocked wake\t")
 }
 
 // writeAccountRows writes one model's rows of the account table.
@@ -241,10 +242,10 @@ func writeAccountRows(w io.Writer, model string, rows []scalingRow) {
 	for _, r := range rows {
 		a := r.acct
 		perThread := a.chunks / time.Duration(max(r.threads, 1))
-		fmt.Fprintf(w, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.1f\t%.1f\t%.1f\t\n", model, r.threads,
+		fmt.Fprintf(w, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", model, r.threads,
 			msf(r.p50), msf(r.critical), msf(r.serial), msf(perThread), msf(r.imbalance), msf(r.syncRun), msf(r.p50-r.critical),
 			msf(a.cpu), msf(a.callerThread), msf(a.helperThreads), msf(a.otherThreads), msf(a.chunks), msf(a.wait), msf(a.callerRest(r.serial)),
-			msf(a.spin), msf(a.helperRest()), msf(a.gc), a.gcCycles, a.wakes, usf(a.wakeLag), a.blocked)
+			msf(a.spin), msf(a.helperRest()), msf(a.gc), a.gcCycles, a.wakes, usf(a.wakeLag), a.blocked, usf(a.blockedLag))
 	}
 }
 
@@ -447,6 +448,9 @@ func criticalPaths(reps int, profs []*kernels.ParallelProfile, setProcs func(i i
 		a.wakes, a.blocked = float64(idle.Wakes)/float64(reps), float64(idle.Blocked)/float64(reps)
 		if idle.Wakes > 0 {
 			a.wakeLag = idle.WakeLag / time.Duration(idle.Wakes)
+		}
+		if idle.Blocked > 0 {
+			a.blockedLag = idle.BlockedLag / time.Duration(idle.Blocked)
 		}
 	}
 	return critical, serial, accts, nil

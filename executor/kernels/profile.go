@@ -82,6 +82,9 @@ type ParallelProfile struct {
 	// (waiting for the helpers' last chunks), blocked the calls in which
 	// that wait ended blocked.
 	spin, wakes, wakeLag, wait, blocked atomic.Int64
+	// blockedLag: the blocked waits' wake-up latencies (the last chunk's
+	// end → the caller running).
+	blockedLag atomic.Int64
 }
 
 // IdleTimes is the threads' time outside the chunks recorded since Reset
@@ -95,6 +98,9 @@ type IdleTimes struct {
 	// polling, then blocked in Blocked of the calls.
 	Wait    time.Duration
 	Blocked int
+	// BlockedLag is the total latency of the Blocked waits' wake-ups
+	// (the call's last chunk finished → the caller running again).
+	BlockedLag time.Duration
 	// Wakes is the number of wake-ups of parked helpers and WakeLag their
 	// total latency (the wake token sent → the helper running).
 	Wakes   int
@@ -126,7 +132,7 @@ func (p *ParallelProfile) HelperThreads() []int {
 // Reset.
 func (p *ParallelProfile) Idle() IdleTimes {
 	return IdleTimes{Spin: time.Duration(p.spin.Load()), Wait: time.Duration(p.wait.Load()),
-		Blocked: int(p.blocked.Load()), Wakes: int(p.wakes.Load()), WakeLag: time.Duration(p.wakeLag.Load())}
+		Blocked: int(p.blocked.Load()), BlockedLag: time.Duration(p.blockedLag.Load()), Wakes: int(p.wakes.Load()), WakeLag: time.Duration(p.wakeLag.Load())}
 }
 
 // addWake adds a wake-up of a parked helper whose token was sent at sent
@@ -141,7 +147,10 @@ func (p *ParallelProfile) addWake(sent int64) {
 // addWait adds a caller's wait for the helpers' last chunks of a call:
 // its thread's CPU time since c0 on thread tid0 (nothing when it moved to
 // another thread meanwhile). A nil p records nothing.
-func (p *ParallelProfile) addWait(tid0 int, c0 time.Duration, blocked bool) {
+//
+// A blocked wait adds woke, the wall time from the last chunk's end to
+// the caller running again (its wake-up).
+func (p *ParallelProfile) addWait(tid0 int, c0 time.Duration, blocked bool, woke time.Duration) {
 	if p == nil {
 		return
 	}
@@ -150,19 +159,25 @@ func (p *ParallelProfile) addWait(tid0 int, c0 time.Duration, blocked bool) {
 	}
 	if blocked {
 		p.blocked.Add(1)
+		p.blockedLag.Add(int64(woke))
 	}
 }
 
-// addSpin adds a helper's polling: its thread's CPU time since c0 on
-// thread tid0 (nothing when it moved to another thread meanwhile, or
-// when p was stopped meanwhile: a poll that outlasts the run). A nil p
-// records nothing.
-func (p *ParallelProfile) addSpin(tid0 int, c0 time.Duration) {
+// addSpin adds a helper's polling since start: its thread's CPU time
+// since c0 on thread tid0, or the wall time when the helper moved to
+// another thread meanwhile (its Gosched); nothing when p was stopped
+// meanwhile (a poll that outlasts the run). The clock is read at the
+// poll's ends only: reading it more often (two system calls on a
+// virtual machine) would cost the polling helper as much as its
+// polling. A nil p records nothing.
+func (p *ParallelProfile) addSpin(tid0 int, c0 time.Duration, start time.Time) {
 	if p == nil || !p.on.Load() {
 		return
 	}
 	if tid, c := threadClock(); tid == tid0 {
 		p.spin.Add(int64(max(c-c0-p.clockCost, 0)))
+	} else {
+		p.spin.Add(int64(time.Since(start)))
 	}
 }
 
@@ -213,7 +228,7 @@ func (p *ParallelProfile) Reset() {
 	p.recs, p.callerStart, p.helperStart, p.endLag, p.lastEnd = nil, delays{}, delays{}, delays{}, nil
 	p.steps, p.cur = nil, -1
 	p.mu.Unlock()
-	for _, a := range []*atomic.Int64{&p.spin, &p.wakes, &p.wakeLag, &p.wait, &p.blocked} {
+	for _, a := range []*atomic.Int64{&p.spin, &p.wakes, &p.wakeLag, &p.wait, &p.blocked, &p.blockedLag} {
 		a.Store(0)
 	}
 }

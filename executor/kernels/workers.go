@@ -47,6 +47,11 @@ type job struct {
 	// panicked holds the first panic of a chunk, raised again on the
 	// caller's goroutine once every chunk has returned.
 	panicked atomic.Pointer[any]
+	// timed: the call is profiled; finishedAt is then the wall time
+	// (UnixNano) its last chunk finished, for the latency of a blocked
+	// caller's wake-up.
+	timed      bool
+	finishedAt atomic.Int64
 }
 
 // claim takes the next unclaimed chunk from the front (or the back);
@@ -77,6 +82,9 @@ func (j *job) work(back bool) {
 		}
 		j.runRecover(i)
 		if j.done.Add(1) == j.n {
+			if j.timed {
+				j.finishedAt.Store(time.Now().UnixNano())
+			}
 			close(j.finished)
 		}
 	}
@@ -178,22 +186,17 @@ func (h *helper) poll(tm *team) bool {
 	}
 	for n := 1; ; n++ {
 		if h.job.Load() != nil || tm.stop.Load() {
-			pp.addSpin(tid0, c0)
+			pp.addSpin(tid0, c0, start)
 			return true
 		}
 		if n%64 == 0 && tm.held.Load() == 0 && time.Since(start) > spinWait {
-			pp.addSpin(tid0, c0)
+			pp.addSpin(tid0, c0, start)
 			return false
 		}
 		if n%1024 == 0 {
 			// Let the goroutines queued on this P (the GC's, a timer's)
-			// run. (A profiled poll counts its time thread by thread:
-			// the helper may resume on another.)
-			pp.addSpin(tid0, c0)
+			// run.
 			runtime.Gosched()
-			if pp != nil {
-				tid0, c0 = threadClock()
-			}
 		}
 	}
 }
@@ -318,7 +321,7 @@ func (x *Context) parallel(n int, f func(i int)) {
 			return
 		}
 	}
-	j := &job{f: f, n: int64(n), finished: make(chan struct{})}
+	j := &job{f: f, n: int64(n), finished: make(chan struct{}), timed: x.prof != nil && x.prof.on.Load()}
 	j.ends.Store(uint64(n) << 32)
 	for _, h := range tm.helpers[:min(len(tm.helpers), n-1)] {
 		h.post(j)
@@ -343,7 +346,11 @@ func (x *Context) parallel(n int, f func(i int)) {
 			break
 		}
 	}
-	pp.addWait(tid0, c0, blocked)
+	var woke time.Duration
+	if blocked && j.timed {
+		woke = time.Duration(max(time.Now().UnixNano()-j.finishedAt.Load(), 0))
+	}
+	pp.addWait(tid0, c0, blocked, woke)
 	if p := j.panicked.Load(); p != nil {
 		panic(*p)
 	}
