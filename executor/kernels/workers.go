@@ -30,6 +30,17 @@ import (
 // parks (polling costs CPU time; parking costs a wake-up of tens of µs).
 const spinWait = 100 * time.Microsecond
 
+// heldEndWait is how long a caller polls for the helpers' last chunks of
+// a call before it blocks while the team is held (a model run is in
+// progress). A blocked caller took 0.5–1 ms to run again after the last
+// chunk ended (a parked thread's wake-up on a virtual machine and the
+// scheduler's hand-off), and with spinWait the two-thread runs of the
+// big-GEMM nets blocked in 3–20 calls a run, where one thread's chunks
+// end more than 100 µs after the other's (`onnxconv-bench --scaling 1,2`,
+// "blocked/run" and "µs/blocked wake"; docs/speed.md "two threads, the
+// time outside the chunks"). 2 ms covers nearly all of them.
+const heldEndWait = 2 * time.Millisecond
+
 // job is one parallel call: chunks 0..n−1 of f.
 type job struct {
 	f func(i int)
@@ -329,7 +340,8 @@ func (x *Context) parallel(n int, f func(i int)) {
 	j.work(false)
 	// The chunks still running on helpers are short: poll for them for
 	// a while, then block (a helper may have lost its CPU to another
-	// process: polling would keep that CPU busy).
+	// process: polling would keep that CPU busy) — for heldEndWait
+	// during a model run (Hold), else spinWait.
 	var pp *ParallelProfile
 	var tid0 int
 	var c0 time.Duration
@@ -339,8 +351,12 @@ func (x *Context) parallel(n int, f func(i int)) {
 	}
 	start := time.Now()
 	blocked := false
+	wait := spinWait
+	if tm.held.Load() > 0 {
+		wait = heldEndWait
+	}
 	for k := 1; j.done.Load() < j.n; k++ {
-		if k%64 == 0 && time.Since(start) > spinWait {
+		if k%64 == 0 && time.Since(start) > wait {
 			<-j.finished
 			blocked = true
 			break

@@ -373,6 +373,39 @@ func TestProfileIdle(t *testing.T) {
 	}
 }
 
+// TestHeldCallerPolls: during a held run a caller whose helper finishes
+// its chunk 0.7 ms after the caller's polls for it (heldEndWait) instead
+// of blocking after spinWait.
+func TestHeldCallerPolls(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the profile's thread CPU times are measured on Linux only")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	x := NewContext(2)
+	defer x.Close()
+	var p ParallelProfile
+	x.SetProfile(&p)
+	spinFor := func(d time.Duration) {
+		for s := time.Now(); time.Since(s) < d; {
+		}
+	}
+	release := x.Hold()
+	defer release()
+	x.parallel(2, func(int) {}) // start the helper
+	p.Start()
+	for range 10 {
+		// Chunk 0 (the caller's) 0.3 ms, chunk 1 (the helper's) 1 ms.
+		x.parallel(2, func(i int) { spinFor(time.Duration(3+7*i) * time.Millisecond / 10) })
+	}
+	p.Stop()
+	// A helper off its CPU for 2 ms (a loaded machine) blocks a held
+	// caller too: allow a few.
+	if idle := p.Idle(); idle.Blocked > 3 || idle.Wait <= 0 {
+		t.Errorf("10 held calls: %d blocked waits (want ≤ 3), %v of waits (want some)", idle.Blocked, idle.Wait)
+	}
+}
+
 // TestProfileSchedule: a profiled call's time on the threads counts the
 // caller's delay before its first chunk, the helpers' delay before
 // theirs, and the caller's delay in seeing a helper's last chunk end; a
