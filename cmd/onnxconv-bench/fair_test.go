@@ -120,3 +120,35 @@ func TestScalingTable(t *testing.T) {
 		t.Errorf("without ORT:\n%s", b.String())
 	}
 }
+
+// TestAccountTable: the account row splits the wall time (p50 − the
+// critical path is "wall other") and the CPU time by thread: the
+// caller's less serial, its chunks and its waits is "caller rest", the
+// helpers' less their chunks and polling "helper rest".
+func TestAccountTable(t *testing.T) {
+	ms := time.Millisecond
+	r := scalingRow{threads: 2, p50: 6 * ms, critical: 5 * ms, serial: ms, imbalance: ms / 2, syncRun: ms / 4,
+		acct: account{cpu: 12 * ms, chunks: 7 * ms, callerChunks: 3 * ms, wait: ms / 2, spin: ms, gc: ms / 4, gcCycles: 0.5, wakes: 2, blocked: 1, wakeLag: 20 * time.Microsecond, blockedLag: 30 * time.Microsecond,
+			callerThread: 5 * ms, helperThreads: 6 * ms, otherThreads: ms}}
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 2, 0, 2, ' ', 0)
+	writeAccountHeader(tw)
+	writeAccountRows(tw, "m", []scalingRow{r})
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines:\n%s", len(lines), b.String())
+	}
+	// model threads p50 critical serial chunks/threads imbalance sync wall-other
+	// CPU caller-thr helper-thr other-thr chunks wait caller-rest spin helper-rest GC GCs wakes µs/wake blocked µs/blocked-wake
+	want := []string{"m", "2", "6.000", "5.000", "1.000", "3.500", "0.500", "0.250", "1.000",
+		"12.000", "5.000", "6.000", "1.000", "7.000", "0.500", "0.500", "1.000", "1.000", "0.250", "0.50", "2.0", "20.0", "1.0", "30.0"}
+	if f := strings.Fields(lines[1]); strings.Join(f, " ") != strings.Join(want, " ") {
+		t.Errorf("row\n got %v\nwant %v", f, want)
+	}
+	if h := strings.Fields(lines[0]); len(h) < len(want) {
+		t.Errorf("header %q: fewer columns than the row", lines[0])
+	}
+}

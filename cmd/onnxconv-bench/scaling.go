@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,6 +58,42 @@ type scalingRow struct {
 	// ortP50, ortMin, ortCPU: ONNX Runtime alone with as many intra-op
 	// threads (zero without ONNX Runtime).
 	ortP50, ortMin, ortCPU time.Duration
+	// acct: where a profiled run's wall and CPU time go.
+	acct account
+}
+
+// account is where a profiled run's time goes, per run: its process CPU
+// time split into the caller's serial time, the chunks' thread CPU time,
+// the callers' waits for helpers' last chunks, the helpers' polling, the
+// Go runtime's GC (an estimate: runtime/metrics), and the helpers'
+// wake-ups from parked. The wall side is the critical path's (serial,
+// chunks / threads, imbalance, sync) beside the p50.
+//
+// The threads' own CPU times (Linux: /proc/self/task/*/schedstat) split
+// the process's further: the caller's thread (serial, its chunks, its
+// waits, the rest of its time in the calls: publishing a job, the
+// profile's bookkeeping), the threads that ran helpers' chunks (their
+// chunks, their polling, the rest: claiming, the scheduler, GC work
+// that ran there) and the process's other threads (sysmon, the GC's
+// workers, idle Ms looking for work).
+type account struct {
+	cpu, chunks, callerChunks, wait, spin, gc time.Duration
+	callerThread, helperThreads, otherThreads time.Duration
+	gcCycles, wakes, blocked                  float64
+	wakeLag                                   time.Duration // mean per wake-up
+	blockedLag                                time.Duration // mean per blocked wait
+}
+
+// callerRest is the caller's thread CPU time in the calls outside its
+// chunks and waits.
+func (a account) callerRest(serial time.Duration) time.Duration {
+	return a.callerThread - serial - a.callerChunks - a.wait
+}
+
+// helperRest is the helpers' threads' CPU time outside their chunks and
+// polling.
+func (a account) helperRest() time.Duration {
+	return a.helperThreads - (a.chunks - a.callerChunks) - a.spin
 }
 
 // runScaling times the executor of each model with each thread count of
@@ -99,6 +136,11 @@ func runScaling(cfg config, counts []int) error {
 	sp50 := make([][]float64, len(counts))
 	spCrit := make([][]float64, len(counts))
 	spORT := make([][]float64, len(counts))
+	type modelRows struct {
+		model string
+		rows  []scalingRow
+	}
+	var accts []modelRows
 	for _, d := range dirs {
 		rows, err := scaleModel(cfg, d, counts)
 		if err == nil && rt != nil {
@@ -119,9 +161,21 @@ func runScaling(cfg config, counts []int) error {
 			}
 		}
 		writeScalingRows(tw, filepath.Base(d), rows, rt != nil)
+		accts = append(accts, modelRows{filepath.Base(d), rows})
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(accts) > 0 {
+		fmt.Println("\nwhere a run's time goes (profiled runs, ms per run): wall = serial + chunks/threads + imbalance + sync + other;")
+		fmt.Println("CPU = caller thread (serial + its chunks + wait + rest) + helper threads (their chunks + spin + rest) + other threads; GC: runtime/metrics' estimate, in any of them")
+		writeAccountHeader(tw)
+		for _, a := range accts {
+			writeAccountRows(tw, a.model, a.rows)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	for i := 1; i < len(counts); i++ {
 		fmt.Printf("%d threads: geometric mean speed-up over %d: p50 %.2f, critical path %.2f",
@@ -175,6 +229,23 @@ func writeScalingRows(w io.Writer, model string, rows []scalingRow, withORT bool
 				ratio(rows[0].ortP50, r.ortP50), ratio(r.p50, r.ortP50))
 		}
 		fmt.Fprintln(w)
+	}
+}
+
+// writeAccountHeader writes the header of the account table.
+func writeAccountHeader(w io.Writer) {
+	fmt.Fprintln(w, "model\tthreads\tp50 ms\tcritical ms\tserial ms\tchunks/threads ms\timbalance ms\tsync ms\twall other ms\tCPU ms\tcaller thr ms\thelper thr ms\tother thr ms\tchunks ms\twait ms\tcaller rest ms\tspin ms\thelper rest ms\tGC ms\tGCs/run\twakes/run\tµs/wake\tblocked/run\tµs/blocked wake\t")
+}
+
+// writeAccountRows writes one model's rows of the account table.
+func writeAccountRows(w io.Writer, model string, rows []scalingRow) {
+	for _, r := range rows {
+		a := r.acct
+		perThread := a.chunks / time.Duration(max(r.threads, 1))
+		fmt.Fprintf(w, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", model, r.threads,
+			msf(r.p50), msf(r.critical), msf(r.serial), msf(perThread), msf(r.imbalance), msf(r.syncRun), msf(r.p50-r.critical),
+			msf(a.cpu), msf(a.callerThread), msf(a.helperThreads), msf(a.otherThreads), msf(a.chunks), msf(a.wait), msf(a.callerRest(r.serial)),
+			msf(a.spin), msf(a.helperRest()), msf(a.gc), a.gcCycles, a.wakes, usf(a.wakeLag), a.blocked, usf(a.blockedLag))
 	}
 }
 
@@ -261,7 +332,7 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 			wall[i], cpu[i], total[i] = append(wall[i], d), append(cpu[i], bench.ProcessCPU()-c0), total[i]+d
 		}
 	}
-	crit, serial, err := criticalPaths(cfg.reps, profs, setProcs, run)
+	crit, serial, accts, err := criticalPaths(cfg.reps, profs, setProcs, run)
 	if err != nil {
 		return nil, err
 	}
@@ -273,6 +344,7 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 		rows[i].syncCaller, rows[i].syncHelper, rows[i].syncEnd = profs[i].Sync()
 		rows[i].syncRun = profs[i].SyncSpan() / time.Duration(cfg.reps)
 		rows[i].imbalance = profs[i].Imbalance() / time.Duration(cfg.reps)
+		rows[i].acct = accts[i]
 	}
 	return rows, nil
 }
@@ -282,8 +354,9 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 // taking turns as in the timed runs, on this goroutine locked to its
 // thread with profs[i] started, and returns for each count the mean
 // critical path of a run and the mean thread CPU time outside parallel
-// calls (see kernels.ParallelProfile).
-func criticalPaths(reps int, profs []*kernels.ParallelProfile, setProcs func(i int) error, run func(i int) ([]*canonical.Tensor, error)) (critical, serial []time.Duration, err error) {
+// calls (see kernels.ParallelProfile), and the account of a run's CPU
+// time.
+func criticalPaths(reps int, profs []*kernels.ParallelProfile, setProcs func(i int) error, run func(i int) ([]*canonical.Tensor, error)) (critical, serial []time.Duration, accts []account, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	n := len(profs)
@@ -291,6 +364,27 @@ func criticalPaths(reps int, profs []*kernels.ParallelProfile, setProcs func(i i
 		p.Reset()
 	}
 	main := make([]time.Duration, n)
+	accts = make([]account, n)
+	gcm := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	gcRead := func() (time.Duration, uint64) {
+		metrics.Read(gcm)
+		var cpu time.Duration
+		if gcm[0].Value.Kind() == metrics.KindFloat64 {
+			cpu = time.Duration(gcm[0].Value.Float64() * 1e9)
+		}
+		var cyc uint64
+		if gcm[1].Value.Kind() == metrics.KindUint64 {
+			cyc = gcm[1].Value.Uint64()
+		}
+		return cpu, cyc
+	}
+	gcCycles := make([]uint64, n)
+	tid := gettid()
+	// Per count: each thread's CPU time over the profiled runs.
+	thr := make([]map[int]time.Duration, n)
+	for i := range thr {
+		thr[i] = map[int]time.Duration{}
+	}
 	for r := 0; r < reps; r++ {
 		for k := range n {
 			i := k
@@ -298,16 +392,26 @@ func criticalPaths(reps int, profs []*kernels.ParallelProfile, setProcs func(i i
 				i = n - 1 - k
 			}
 			if err := setProcs(i); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
+			g0, y0 := gcRead()
+			t0 := threadTimes()
+			p0 := bench.ProcessCPU()
 			profs[i].Start()
 			c0 := kernels.ThreadCPUTime()
 			_, err := run(i)
 			profs[i].Stop()
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			main[i] += kernels.ThreadCPUTime() - c0
+			accts[i].cpu += bench.ProcessCPU() - p0
+			for t, d := range threadTimes() {
+				thr[i][t] += d - t0[t] // a thread started meanwhile: all its time
+			}
+			g1, y1 := gcRead()
+			accts[i].gc += g1 - g0
+			gcCycles[i] += y1 - y0
 		}
 	}
 	critical, serial = make([]time.Duration, n), make([]time.Duration, n)
@@ -317,8 +421,39 @@ func criticalPaths(reps int, profs []*kernels.ParallelProfile, setProcs func(i i
 		// outside its caller time (before it and after it): take it out.
 		serial[i] = max(main[i]-caller-time.Duration(calls)*p.ClockCost(), 0) / time.Duration(reps)
 		critical[i] = serial[i] + span/time.Duration(reps)
+		_, _, chunks, _ := p.Totals()
+		idle := p.Idle()
+		r := time.Duration(reps)
+		a := &accts[i]
+		a.cpu, a.gc = a.cpu/r, a.gc/r
+		a.chunks, a.wait, a.spin = chunks/r, idle.Wait/r, idle.Spin/r
+		a.callerChunks = p.CallerChunks() / r
+		a.callerThread = main[i] / r
+		helpers := map[int]bool{}
+		for _, t := range p.HelperThreads() {
+			helpers[t] = t != tid
+		}
+		for t, d := range thr[i] {
+			switch {
+			case t == tid:
+				// (ThreadCPUTime below: reading the other threads'
+				// times costs the caller's thread CPU time.)
+			case helpers[t]:
+				a.helperThreads += d / r
+			default:
+				a.otherThreads += d / r
+			}
+		}
+		a.gcCycles = float64(gcCycles[i]) / float64(reps)
+		a.wakes, a.blocked = float64(idle.Wakes)/float64(reps), float64(idle.Blocked)/float64(reps)
+		if idle.Wakes > 0 {
+			a.wakeLag = idle.WakeLag / time.Duration(idle.Wakes)
+		}
+		if idle.Blocked > 0 {
+			a.blockedLag = idle.BlockedLag / time.Duration(idle.Blocked)
+		}
 	}
-	return critical, serial, nil
+	return critical, serial, accts, nil
 }
 
 func sorted(ds []time.Duration) []time.Duration {

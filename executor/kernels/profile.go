@@ -56,6 +56,8 @@ type ParallelProfile struct {
 	// CPU time inside them; chunks the thread CPU time of all chunks.
 	calls          int
 	caller, chunks time.Duration
+	// callerChunks: the chunks' time run on the caller's thread.
+	callerChunks time.Duration
 	// recs: each call's chunks; callerStart, helperStart, endLag: each
 	// call's wall-time delays (those observed; see record).
 	recs                             []callRec
@@ -72,6 +74,111 @@ type ParallelProfile struct {
 	cur             int
 	stepTid         int
 	stepCPU         time.Duration
+	// The threads' time outside the chunks (Idle), added to by the
+	// helpers as they go: spin the helpers' thread CPU time polling for a
+	// job, wakes and wakeLag the wake-ups of parked helpers and their
+	// latencies (token sent → helper running, wall time), wait the
+	// callers' thread CPU time in calls after their own last chunk
+	// (waiting for the helpers' last chunks), blocked the calls in which
+	// that wait ended blocked.
+	spin, wakes, wakeLag, wait, blocked atomic.Int64
+	// blockedLag: the blocked waits' wake-up latencies (the last chunk's
+	// end → the caller running).
+	blockedLag atomic.Int64
+}
+
+// IdleTimes is the threads' time outside the chunks recorded since Reset
+// (ParallelProfile.Idle).
+type IdleTimes struct {
+	// Spin is the helpers' thread CPU time polling for a job (between
+	// calls: the caller's serial work, its waits, the run's end).
+	Spin time.Duration
+	// Wait is the callers' thread CPU time in the calls after their own
+	// last chunk (the helpers' last chunks, the synchronization):
+	// polling, then blocked in Blocked of the calls.
+	Wait    time.Duration
+	Blocked int
+	// BlockedLag is the total latency of the Blocked waits' wake-ups
+	// (the call's last chunk finished → the caller running again).
+	BlockedLag time.Duration
+	// Wakes is the number of wake-ups of parked helpers and WakeLag their
+	// total latency (the wake token sent → the helper running).
+	Wakes   int
+	WakeLag time.Duration
+}
+
+// CallerChunks is the part of Totals' chunks run on the callers'
+// threads.
+func (p *ParallelProfile) CallerChunks() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.callerChunks
+}
+
+// HelperThreads returns the OS thread ids (Linux) on which helpers ran
+// chunks since Reset.
+func (p *ParallelProfile) HelperThreads() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var ids []int
+	for t := range p.lastEnd {
+		ids = append(ids, t)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Idle returns the threads' time outside the chunks recorded since
+// Reset.
+func (p *ParallelProfile) Idle() IdleTimes {
+	return IdleTimes{Spin: time.Duration(p.spin.Load()), Wait: time.Duration(p.wait.Load()),
+		Blocked: int(p.blocked.Load()), BlockedLag: time.Duration(p.blockedLag.Load()), Wakes: int(p.wakes.Load()), WakeLag: time.Duration(p.wakeLag.Load())}
+}
+
+// addWake adds a wake-up of a parked helper whose token was sent at sent
+// (UnixNano; 0: none recorded).
+func (p *ParallelProfile) addWake(sent int64) {
+	p.wakes.Add(1)
+	if sent > 0 {
+		p.wakeLag.Add(max(time.Now().UnixNano()-sent, 0))
+	}
+}
+
+// addWait adds a caller's wait for the helpers' last chunks of a call:
+// its thread's CPU time since c0 on thread tid0 (nothing when it moved to
+// another thread meanwhile). A nil p records nothing.
+//
+// A blocked wait adds woke, the wall time from the last chunk's end to
+// the caller running again (its wake-up).
+func (p *ParallelProfile) addWait(tid0 int, c0 time.Duration, blocked bool, woke time.Duration) {
+	if p == nil {
+		return
+	}
+	if tid, c := threadClock(); tid == tid0 {
+		p.wait.Add(int64(max(c-c0-p.clockCost, 0)))
+	}
+	if blocked {
+		p.blocked.Add(1)
+		p.blockedLag.Add(int64(woke))
+	}
+}
+
+// addSpin adds a helper's polling since start: its thread's CPU time
+// since c0 on thread tid0, or the wall time when the helper moved to
+// another thread meanwhile (its Gosched); nothing when p was stopped
+// meanwhile (a poll that outlasts the run). The clock is read at the
+// poll's ends only: reading it more often (two system calls on a
+// virtual machine) would cost the polling helper as much as its
+// polling. A nil p records nothing.
+func (p *ParallelProfile) addSpin(tid0 int, c0 time.Duration, start time.Time) {
+	if p == nil || !p.on.Load() {
+		return
+	}
+	if tid, c := threadClock(); tid == tid0 {
+		p.spin.Add(int64(max(c-c0-p.clockCost, 0)))
+	} else {
+		p.spin.Add(int64(time.Since(start)))
+	}
 }
 
 // callRec is one profiled call: each chunk's thread CPU time (the
@@ -117,10 +224,13 @@ func (p *ParallelProfile) Stop() { p.on.Store(false) }
 // Reset clears the figures.
 func (p *ParallelProfile) Reset() {
 	p.mu.Lock()
-	p.calls, p.caller, p.chunks = 0, 0, 0
+	p.calls, p.caller, p.chunks, p.callerChunks = 0, 0, 0, 0
 	p.recs, p.callerStart, p.helperStart, p.endLag, p.lastEnd = nil, delays{}, delays{}, delays{}, nil
 	p.steps, p.cur = nil, -1
 	p.mu.Unlock()
+	for _, a := range []*atomic.Int64{&p.spin, &p.wakes, &p.wakeLag, &p.wait, &p.blocked, &p.blockedLag} {
+		a.Store(0)
+	}
 }
 
 // Totals returns the figures recorded since Reset: the number of parallel
@@ -168,10 +278,11 @@ func (p *ParallelProfile) syncLocked() (cs, hs, el time.Duration) {
 	return p.callerStart.estimate(p.clockCost), p.helperStart.estimate(p.clockCost), p.endLag.estimate(p.clockCost)
 }
 
-// schedule is the time chunks of the given times take on t threads, in
-// index order each claimed by the first free thread, the caller (thread
-// 0) free from cs, the helpers from hs, the caller going on el after the
-// last helper chunk it waits for.
+// schedule is the time chunks of the given times take on t threads,
+// claimed as parallel claims them (claimRun: the caller, thread 0, from
+// the front, the helpers from the back, each as soon as it is free), the
+// caller free from cs, the helpers from hs, the caller going on el after
+// the last helper chunk it waits for.
 func schedule(times []time.Duration, t int, cs, hs, el time.Duration) time.Duration {
 	free := make([]time.Duration, t)
 	used := make([]bool, t)
@@ -179,16 +290,7 @@ func schedule(times []time.Duration, t int, cs, hs, el time.Duration) time.Durat
 		free[q] = hs
 	}
 	free[0] = cs
-	for _, d := range times {
-		j := 0
-		for q := range free {
-			if free[q] < free[j] {
-				j = q
-			}
-		}
-		free[j] += d
-		used[j] = true
-	}
+	claimRun(times, free, used)
 	span := free[0]
 	for q := 1; q < t; q++ {
 		if used[q] {
@@ -196,6 +298,31 @@ func schedule(times []time.Duration, t int, cs, hs, el time.Duration) time.Durat
 		}
 	}
 	return span
+}
+
+// claimRun adds chunks of the given times to the threads' free times as
+// parallel hands them out: the thread free first (the lowest index of
+// those free together) claims the next chunk, thread 0 (the caller) from
+// the front, the others (the helpers) from the back. used marks the
+// threads that ran a chunk.
+func claimRun[T int | time.Duration](times []T, free []T, used []bool) {
+	lo, hi := 0, len(times)
+	for lo < hi {
+		j := 0
+		for q := range free {
+			if free[q] < free[j] {
+				j = q
+			}
+		}
+		if j == 0 {
+			free[0] += times[lo]
+			lo++
+		} else {
+			hi--
+			free[j] += times[hi]
+		}
+		used[j] = true
+	}
 }
 
 // record wraps f to time its chunks; done adds the call to p.
@@ -260,7 +387,7 @@ func (p *ParallelProfile) record(n int, f func(i int)) (timed func(i int), done 
 				}
 			}
 		}
-		var sum time.Duration
+		var sum, own time.Duration
 		// The caller's first and last chunk, and each helper thread's.
 		cFirst, cLast := -1, -1
 		hFirst := map[int]int{}
@@ -269,6 +396,7 @@ func (p *ParallelProfile) record(n int, f func(i int)) (timed func(i int), done 
 		for i, d := range times {
 			sum += d
 			if tids[i] == tid0 {
+				own += d
 				if cFirst < 0 {
 					cFirst = i
 				}
@@ -290,6 +418,7 @@ func (p *ParallelProfile) record(n int, f func(i int)) (timed func(i int), done 
 		p.calls++
 		p.caller += caller
 		p.chunks += sum
+		p.callerChunks += own
 		p.recs = append(p.recs, callRec{times: times})
 		if p.stepsOn {
 			p.addStepLocked(site, caller, times)

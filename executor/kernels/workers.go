@@ -30,6 +30,17 @@ import (
 // parks (polling costs CPU time; parking costs a wake-up of tens of µs).
 const spinWait = 100 * time.Microsecond
 
+// heldEndWait is how long a caller polls for the helpers' last chunks of
+// a call before it blocks while the team is held (a model run is in
+// progress). A blocked caller took 0.5–1 ms to run again after the last
+// chunk ended (a parked thread's wake-up on a virtual machine and the
+// scheduler's hand-off), and with spinWait the two-thread runs of the
+// big-GEMM nets blocked in 3–20 calls a run, where one thread's chunks
+// end more than 100 µs after the other's (`onnxconv-bench --scaling 1,2`,
+// "blocked/run" and "µs/blocked wake"; docs/speed.md "two threads, the
+// time outside the chunks"). 2 ms covers nearly all of them.
+const heldEndWait = 2 * time.Millisecond
+
 // job is one parallel call: chunks 0..n−1 of f.
 type job struct {
 	f func(i int)
@@ -47,6 +58,11 @@ type job struct {
 	// panicked holds the first panic of a chunk, raised again on the
 	// caller's goroutine once every chunk has returned.
 	panicked atomic.Pointer[any]
+	// timed: the call is profiled; finishedAt is then the wall time
+	// (UnixNano) its last chunk finished, for the latency of a blocked
+	// caller's wake-up.
+	timed      bool
+	finishedAt atomic.Int64
 }
 
 // claim takes the next unclaimed chunk from the front (or the back);
@@ -77,6 +93,9 @@ func (j *job) work(back bool) {
 		}
 		j.runRecover(i)
 		if j.done.Add(1) == j.n {
+			if j.timed {
+				j.finishedAt.Store(time.Now().UnixNano())
+			}
 			close(j.finished)
 		}
 	}
@@ -96,6 +115,9 @@ type helper struct {
 	job    atomic.Pointer[job]
 	parked atomic.Bool
 	wake   chan struct{} // capacity 1
+	// woken is the wall time (UnixNano) a wake token was last sent to
+	// the parked helper, for the profile's wake-up latency.
+	woken atomic.Int64
 }
 
 // team is the helpers of a Context. Its goroutines reference the team,
@@ -112,10 +134,13 @@ type team struct {
 	// exited is done when every helper goroutine has returned (after
 	// close).
 	exited sync.WaitGroup
+	// prof is the Context's profile (nil: none): the helpers add their
+	// polling and wake-ups to it while it is started.
+	prof *ParallelProfile
 }
 
-func newTeam(n int) *team {
-	tm := &team{helpers: make([]*helper, n)}
+func newTeam(n int, prof *ParallelProfile) *team {
+	tm := &team{helpers: make([]*helper, n), prof: prof}
 	for i := range tm.helpers {
 		h := &helper{wake: make(chan struct{}, 1)}
 		tm.helpers[i] = h
@@ -148,6 +173,9 @@ func (h *helper) loop(tm *team) {
 			// finds parked set and sends a wake token.
 			if h.job.Load() == nil && !stop.Load() {
 				<-h.wake
+				if p := tm.prof; p != nil && p.on.Load() {
+					p.addWake(h.woken.Load())
+				}
 			}
 			h.parked.Store(false)
 		}
@@ -158,11 +186,22 @@ func (h *helper) loop(tm *team) {
 // when none came.
 func (h *helper) poll(tm *team) bool {
 	start := time.Now()
+	// A profiled poll adds its thread CPU time to the profile's (a
+	// polling helper keeps its CPU busy: CPU time outside the chunks).
+	var pp *ParallelProfile
+	var tid0 int
+	var c0 time.Duration
+	if p := tm.prof; p != nil && p.on.Load() {
+		pp = p
+		tid0, c0 = threadClock()
+	}
 	for n := 1; ; n++ {
 		if h.job.Load() != nil || tm.stop.Load() {
+			pp.addSpin(tid0, c0, start)
 			return true
 		}
 		if n%64 == 0 && tm.held.Load() == 0 && time.Since(start) > spinWait {
+			pp.addSpin(tid0, c0, start)
 			return false
 		}
 		if n%1024 == 0 {
@@ -177,10 +216,16 @@ func (h *helper) poll(tm *team) bool {
 func (h *helper) post(j *job) {
 	h.job.Store(j)
 	if h.parked.Load() {
-		select {
-		case h.wake <- struct{}{}:
-		default:
-		}
+		h.sendWake()
+	}
+}
+
+// sendWake sends the parked helper a wake token (none if one is pending).
+func (h *helper) sendWake() {
+	h.woken.Store(time.Now().UnixNano())
+	select {
+	case h.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -194,10 +239,7 @@ func (x *Context) Wake() {
 	}
 	for _, h := range x.getTeam().helpers {
 		if h.parked.Load() {
-			select {
-			case h.wake <- struct{}{}:
-			default:
-			}
+			h.sendWake()
 		}
 	}
 }
@@ -240,7 +282,7 @@ func (tm *team) close() {
 // getTeam returns the Context's helpers, starting them on first use.
 func (x *Context) getTeam() *team {
 	x.teamOnce.Do(func() {
-		tm := newTeam(x.threads - 1)
+		tm := newTeam(x.threads-1, x.prof)
 		x.team = tm
 		runtime.AddCleanup(x, func(tm *team) { tm.close() }, tm)
 	})
@@ -290,7 +332,7 @@ func (x *Context) parallel(n int, f func(i int)) {
 			return
 		}
 	}
-	j := &job{f: f, n: int64(n), finished: make(chan struct{})}
+	j := &job{f: f, n: int64(n), finished: make(chan struct{}), timed: x.prof != nil && x.prof.on.Load()}
 	j.ends.Store(uint64(n) << 32)
 	for _, h := range tm.helpers[:min(len(tm.helpers), n-1)] {
 		h.post(j)
@@ -298,14 +340,33 @@ func (x *Context) parallel(n int, f func(i int)) {
 	j.work(false)
 	// The chunks still running on helpers are short: poll for them for
 	// a while, then block (a helper may have lost its CPU to another
-	// process: polling would keep that CPU busy).
+	// process: polling would keep that CPU busy) — for heldEndWait
+	// during a model run (Hold), else spinWait.
+	var pp *ParallelProfile
+	var tid0 int
+	var c0 time.Duration
+	if p := x.prof; p != nil && p.on.Load() {
+		pp = p
+		tid0, c0 = threadClock()
+	}
 	start := time.Now()
+	blocked := false
+	wait := spinWait
+	if tm.held.Load() > 0 {
+		wait = heldEndWait
+	}
 	for k := 1; j.done.Load() < j.n; k++ {
-		if k%64 == 0 && time.Since(start) > spinWait {
+		if k%64 == 0 && time.Since(start) > wait {
 			<-j.finished
+			blocked = true
 			break
 		}
 	}
+	var woke time.Duration
+	if blocked && j.timed {
+		woke = time.Duration(max(time.Now().UnixNano()-j.finishedAt.Load(), 0))
+	}
+	pp.addWait(tid0, c0, blocked, woke)
 	if p := j.panicked.Load(); p != nil {
 		panic(*p)
 	}

@@ -323,6 +323,89 @@ func TestParallelProfile(t *testing.T) {
 	}
 }
 
+// TestProfileIdle: a started profile records the helpers' polling
+// between calls (the caller's serial work) and the caller's wait for a
+// helper's longer chunk; wake-ups of parked helpers are counted; Reset
+// clears them and a stopped profile adds nothing.
+func TestProfileIdle(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("thread CPU time is measured on Linux only")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	x := NewContext(2)
+	defer x.Close()
+	var p ParallelProfile
+	x.SetProfile(&p)
+	spinFor := func(d time.Duration) {
+		for s := time.Now(); time.Since(s) < d; {
+		}
+	}
+	x.parallel(2, func(int) {}) // start the helper
+	time.Sleep(5 * time.Millisecond)
+	p.Start()
+	release := x.Hold() // wakes the parked helper: it polls from here on
+	for range 5 {
+		// The helper's chunk (the back one) is 2 ms longer than the
+		// caller's: the caller waits for it.
+		x.parallel(2, func(i int) {
+			spinFor(time.Duration(1+4*i) * time.Millisecond / 2)
+		})
+		spinFor(time.Millisecond) // serial work: the helper polls
+	}
+	release()
+	p.Stop()
+	idle := p.Idle()
+	// On a loaded machine either thread may lose its CPU for whole ms
+	// (the helper's 5 × 1 ms of polling may be nearly all off its CPU):
+	// ask for some of each.
+	if idle.Spin <= 0 || idle.Wait <= 0 || idle.Blocked < 1 {
+		t.Errorf("spin %v, wait %v, %d waits blocked: want some of each (5 × 1 ms of serial work, 5 waits of 2 ms)", idle.Spin, idle.Wait, idle.Blocked)
+	}
+	if idle.Wakes < 1 || idle.WakeLag <= 0 {
+		t.Errorf("%d wake-ups, %v: want the parked helper's", idle.Wakes, idle.WakeLag)
+	}
+	time.Sleep(time.Millisecond) // a helper's last addition under way at Stop
+	p.Reset()
+	x.parallel(2, func(int) { spinFor(time.Millisecond) })
+	if idle := p.Idle(); idle != (IdleTimes{}) {
+		t.Errorf("after Reset, stopped: %+v, want nothing", idle)
+	}
+}
+
+// TestHeldCallerPolls: during a held run a caller whose helper finishes
+// its chunk 0.7 ms after the caller's polls for it (heldEndWait) instead
+// of blocking after spinWait.
+func TestHeldCallerPolls(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the profile's thread CPU times are measured on Linux only")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	x := NewContext(2)
+	defer x.Close()
+	var p ParallelProfile
+	x.SetProfile(&p)
+	spinFor := func(d time.Duration) {
+		for s := time.Now(); time.Since(s) < d; {
+		}
+	}
+	release := x.Hold()
+	defer release()
+	x.parallel(2, func(int) {}) // start the helper
+	p.Start()
+	for range 10 {
+		// Chunk 0 (the caller's) 0.3 ms, chunk 1 (the helper's) 1 ms.
+		x.parallel(2, func(i int) { spinFor(time.Duration(3+7*i) * time.Millisecond / 10) })
+	}
+	p.Stop()
+	// A helper off its CPU for 2 ms (a loaded machine) blocks a held
+	// caller too: allow a few.
+	if idle := p.Idle(); idle.Blocked > 3 || idle.Wait <= 0 {
+		t.Errorf("10 held calls: %d blocked waits (want ≤ 3), %v of waits (want some)", idle.Blocked, idle.Wait)
+	}
+}
+
 // TestProfileSchedule: a profiled call's time on the threads counts the
 // caller's delay before its first chunk, the helpers' delay before
 // theirs, and the caller's delay in seeing a helper's last chunk end; a
