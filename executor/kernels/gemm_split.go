@@ -93,8 +93,7 @@ func (f *finish) run(c []float32, ldc, i0, i1, j0, j1 int, beta float32, compute
 // gemm computes C = op(A)·op(B) + beta·C (alpha is applied while packing
 // A) on the Context's threads, with fin (nil: none) around each part.
 func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, fin *finish) {
-	unit := rowUnit(mk, oa)
-	byCols, nc := x.gemmSplit(mk, m, n, k, unit)
+	byCols, nc := x.gemmSplit(mk, m, n, k)
 	if nc <= 1 {
 		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32, st store) {
 			x.serial(mk, m, n, k, alpha, oa, ob, beta, c, ldc, st)
@@ -127,7 +126,7 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 			nc = min(nc, x.Threads())
 		}
 	}
-	parts := split(m, nc, unit)
+	parts := split(m, nc, mk.mr)
 	x.parallel(len(parts)-1, func(i int) {
 		i0, i1 := parts[i], parts[i+1]
 		fin.run(c, ldc, i0, i1, 0, n, beta, func(beta float32, st store) {
@@ -136,37 +135,9 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 	})
 }
 
-// rowUnit is the alignment of gemm's row chunks for A: whole tiles of mr
-// rows, or, when the micro-kernel has edge kernels and A is a matrix
-// (packed beforehand, shared or packed by each chunk), units of mr/3
-// rows (4 of AVX-512's 12, 2 of AVX2's 6). A chunk may then start in the
-// middle of a packed panel of A: serial runs its first rows as an edge
-// tile on the rest of that panel. Two threads get equal rows: m = 128 is
-// cut 64 | 64, not 60 | 68 (5 and 6 tiles), and m = 32 16 | 16, not 24 |
-// 8. (A convolution's implicit A, convFlatT's pixels, is packed by each
-// chunk from its pixel lists in whole panels: whole tiles.)
-func rowUnit(mk microKernel, oa operand) int {
-	if mk.edge == nil || oa.conv != nil {
-		return mk.mr
-	}
-	return max(mk.mr/3, 1)
-}
-
-// rowChunks is the count of row chunks of units of unit rows for nc
-// chunks of whole tiles (chunks' count) on t threads: with units smaller
-// than a tile, the chunks are cut into equal rows, so a multiple of t
-// is even (nc rounded down to one: each extra chunk streams all of B
-// again and ends in an edge tile).
-func rowChunks(mk microKernel, nc, t, unit int) int {
-	if unit == mk.mr || nc < t {
-		return nc
-	}
-	return nc / t * t
-}
-
 // gemmSplit is how gemm cuts an m×n×k product: by columns (or rows) into
-// nc chunks (1: not cut); unit is rowUnit's alignment of row chunks.
-func (x *Context) gemmSplit(mk microKernel, m, n, k, unit int) (byCols bool, nc int) {
+// nc chunks (1: not cut).
+func (x *Context) gemmSplit(mk microKernel, m, n, k int) (byCols bool, nc int) {
 	// The micro-kernel computes whole tiles of nr columns, and of mr rows
 	// unless it has edge kernels. A thin product (a GEMV) loads each
 	// element of B for a few multiply-adds: it counts as at least 16 rows
@@ -184,11 +155,6 @@ func (x *Context) gemmSplit(mk microKernel, m, n, k, unit int) (byCols bool, nc 
 	work := mw*cols*mk.nr*k + 8*m*n
 	// Cut the axis whose chunks the threads finish soonest (the columns
 	// when it is a tie and n ≥ m).
-	// Rows or columns are chosen on row chunks of whole tiles, as
-	// before row chunks were cut in equal rows (unit): equal rows would
-	// tip ties to the rows (64×3136×576 at two threads: 32 | 32 rows
-	// against 49 | 49 column tiles), where each row chunk streams all of
-	// B (the im2col, 7 MB) and ends in edge tiles.
 	nr, _ := x.chunks(work, rows)
 	ncol, spanC := x.chunks(work, cols)
 	byCols = n >= m
@@ -200,7 +166,7 @@ func (x *Context) gemmSplit(mk microKernel, m, n, k, unit int) (byCols bool, nc 
 	if byCols {
 		return true, ncol
 	}
-	return false, rowChunks(mk, nr, x.Threads(), unit)
+	return false, nr
 }
 
 // readA is the cost, in multiply-adds of the micro-kernel, of a column
@@ -221,10 +187,10 @@ const readA = 16
 // gemm's row split (nr chunks) and of its column split (ncol chunks, spanC
 // column tiles on the busiest thread): the rows or columns it computes
 // and, for the column split, its chunks' reads of A (m×k) beyond its
-// share (row chunks of whole tiles: see gemmSplit).
+// share.
 func (x *Context) splitCosts(mk microKernel, m, k, cols, nr, ncol, spanC int) (tr, tc int) {
 	t := x.Threads()
-	tr = rowSpan(mk, m, nr, t, mk.mr) * cols * mk.nr * k
+	tr = rowSpan(mk, m, nr, t) * cols * mk.nr * k
 	tc = spanC * mk.nr * rowCost(mk, m) * k
 	tc += max((ncol+t-1)/t*m*k-m*k/t, 0) * readA
 	return tr, tc
@@ -242,12 +208,11 @@ func rowCost(mk microKernel, r int) int {
 
 // rowSpan is the time, in rows computed (rowCost), that t threads taking
 // chunks in turn take for the nc row chunks of m rows that gemm cuts
-// (split aligned to unit: mr, or rowUnit's smaller unit). With whole
-// tiles the last chunk may be short: 16 rows in two chunks are 12 + 4,
-// three quarters of the work on one thread, where counting whole tiles
-// (one each) made them look even; in units of 4 rows they are 8 | 8.
-func rowSpan(mk microKernel, m, nc, t, unit int) int {
-	parts := split(m, nc, unit)
+// (split aligned to mr). The last chunk may be short: 16 rows in two
+// chunks are 12 + 4, three quarters of the work on one thread, where
+// counting whole tiles (one each) made them look even.
+func rowSpan(mk microKernel, m, nc, t int) int {
+	parts := split(m, nc, mk.mr)
 	free := make([]int, max(t, 1))
 	for i := 0; i+1 < len(parts); i++ {
 		j := 0

@@ -185,15 +185,6 @@ func (p *Packed) fits(mk microKernel, isA bool, rows, k int) error {
 // starting at p0.
 func (p *Packed) panel(p0, kc, r int) *float32 { return &p.data[p0*p.pad+r*kc] }
 
-// rowAt returns row r's first value in the k-block starting at p0 of a
-// packed A of panels mr rows wide (r need not start a panel): its panel
-// plus r's place in it, the following steps mr values apart, as an edge
-// kernel of at most mr − r%mr rows reads them.
-func (p *Packed) rowAt(p0, kc, r, mr int) *float32 {
-	o := r % mr
-	return &p.data[p0*p.pad+(r-o)*kc+o]
-}
-
 // PackA packs alpha·op(A) (m×k; A is k×m when trans) for SgemmPacked.
 func PackA(trans bool, m, k int, alpha float32, a []float32, lda int) (*Packed, error) {
 	return packAll(best, true, trans, m, k, alpha, a, lda)
@@ -333,20 +324,8 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 					packB(s.b, ob.trans, ob.s, ob.ld, p0, kc, j0, nc, nr)
 				}
 			}
-			// A packed beforehand from a row within a panel (a row
-			// chunk of gemm cut in rows, not tiles; only with edge
-			// kernels): the first block ends at a panel's end, its first
-			// tile is the rest of the first panel (lead: the rows of that
-			// panel before it), on the edge kernels.
-			lead := 0
-			if oa.packed != nil {
-				lead = oa.off % mr
-			}
-			for i0, mc := 0, 0; i0 < m; i0 += mc {
-				if i0 > 0 {
-					lead = 0
-				}
-				mc = min(blockM-lead, m-i0)
+			for i0 := 0; i0 < m; i0 += blockM {
+				mc := min(blockM, m-i0)
 				mcp := (mc + mr - 1) / mr * mr
 				if oa.packed == nil {
 					s.a = grow(s.a, kc*mcp)
@@ -385,14 +364,11 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 					default:
 						pb = &s.b[jr*kc]
 					}
-					for ir, mm := 0, 0; kn > 0 && ir < mc; ir += mm {
-						mm = min(mr, mc-ir)
-						if ir == 0 {
-							mm = min(mr-lead, mc)
-						}
+					for ir := 0; kn > 0 && ir < mc; ir += mr {
+						mm := min(mr, mc-ir)
 						var pa *float32
 						if oa.packed != nil {
-							pa = oa.packed.rowAt(p0, kc, oa.off+i0+ir, mr)
+							pa = oa.packed.panel(p0, kc, oa.off+i0+ir)
 						} else {
 							pa = &s.a[ir*kc]
 						}
@@ -491,22 +467,10 @@ func colTail(mk microKernel, s *scratch, kc int, oa operand, p0, i0, mc int, b *
 		bj := (*float32)(unsafe.Add(unsafe.Pointer(b), 4*j))
 		for ir := 0; ir < mc; {
 			var pa *float32
-			// lead: rows of A's packed panel before row i0+ir (a row
-			// chunk starting within a panel; see serial). The panel's
-			// whole column is computed and its rows from lead on kept.
-			lead := 0
 			if oa.packed != nil {
-				lead = (oa.off + i0 + ir) % mr
-				pa = oa.packed.panel(p0, kc, oa.off+i0+ir-lead)
+				pa = oa.packed.panel(p0, kc, oa.off+i0+ir)
 			} else {
 				pa = &s.a[ir*kc]
-			}
-			if lead != 0 {
-				mk.col.x1(kc, pa, bj, ldb, &out[0])
-				n := min(mr-lead, mc-ir)
-				colStore(out[lead:lead+n], c, ldc, i0+ir, jc+j, add, bias, relu)
-				ir += n
-				continue
 			}
 			np := 1
 			switch rem := (mc - ir + mr - 1) / mr; {
@@ -519,31 +483,24 @@ func colTail(mk microKernel, s *scratch, kc int, oa operand, p0, i0, mc int, b *
 			default:
 				mk.col.x1(kc, pa, bj, ldb, &out[0])
 			}
-			colStore(out[:min(np*mr, mc-ir)], c, ldc, i0+ir, jc+j, add, bias, relu)
+			for i, v := range out[:min(np*mr, mc-ir)] {
+				ci := (i0+ir+i)*ldc + jc + j
+				switch {
+				case add != 0:
+					v = c[ci] + v
+				case bias != nil:
+					v += bias[i0+ir+i]
+				}
+				if relu != 0 && v < 0 {
+					v = 0 // NaN and −0 kept, as reluGeneric and the kernels
+				}
+				if relu == 2 && v > 6 {
+					v = 6 // as clipGeneric
+				}
+				c[ci] = v
+			}
 			ir += np * mr
 		}
-	}
-}
-
-// colStore stores the column kernels' raw sums out into C's column jc
-// from row i0 on: added to C (add != 0) or to the bias (not nil), then
-// ReLU (relu 1) or ReLU6 (relu 2), as serial's tile path does.
-func colStore(out, c []float32, ldc, i0, jc, add int, bias []float32, relu int) {
-	for i, v := range out {
-		ci := (i0+i)*ldc + jc
-		switch {
-		case add != 0:
-			v = c[ci] + v
-		case bias != nil:
-			v += bias[i0+i]
-		}
-		if relu != 0 && v < 0 {
-			v = 0 // NaN and −0 kept, as reluGeneric and the kernels
-		}
-		if relu == 2 && v > 6 {
-			v = 6 // as clipGeneric
-		}
-		c[ci] = v
 	}
 }
 

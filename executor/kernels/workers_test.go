@@ -456,40 +456,19 @@ func TestRowSpanShortLastChunk(t *testing.T) {
 	edge := microKernel{mr: 12, nr: 32, edge: make([]tileFunc, 12)}
 	whole := microKernel{mr: 12, nr: 32}
 	for _, c := range []struct {
-		mk                   microKernel
-		m, nc, t, unit, want int
+		mk             microKernel
+		m, nc, t, want int
 	}{
-		{edge, 16, 2, 2, 12, 12},
-		{whole, 16, 2, 2, 12, 12},
-		{edge, 64, 2, 2, 12, 36},
-		{edge, 64, 4, 2, 12, 40},   // chunks 12, 24, 12, 16: 12+12+16 | 24
-		{edge, 100, 1, 2, 12, 100}, // one chunk
-		{whole, 100, 1, 2, 12, 108},
-		{edge, 48, 4, 2, 12, 24},
-		// Equal rows (rowUnit 4): 8 | 8, 64 | 64, 32 | 32.
-		{edge, 16, 2, 2, 4, 8},
-		{edge, 128, 2, 2, 4, 64},
-		{edge, 128, 4, 2, 4, 64},
-		{edge, 64, 2, 2, 4, 32},
+		{edge, 16, 2, 2, 12},
+		{whole, 16, 2, 2, 12},
+		{edge, 64, 2, 2, 36},
+		{edge, 64, 4, 2, 40},   // chunks 12, 24, 12, 16: 12+12+16 | 24
+		{edge, 100, 1, 2, 100}, // one chunk
+		{whole, 100, 1, 2, 108},
+		{edge, 48, 4, 2, 24},
 	} {
-		if got := rowSpan(c.mk, c.m, c.nc, c.t, c.unit); got != c.want {
-			t.Errorf("rowSpan(mr %d edge %v, m %d, %d chunks, %d threads, unit %d) = %d, want %d", c.mk.mr, c.mk.edge != nil, c.m, c.nc, c.t, c.unit, got, c.want)
-		}
-	}
-	for _, c := range []struct {
-		mk                  microKernel
-		oa                  operand
-		nc, t, unit, chunks int
-	}{
-		{edge, operand{}, 5, 2, 4, 4},
-		{edge, operand{packed: &Packed{}}, 3, 2, 4, 2},
-		{edge, operand{conv: &convB{}}, 3, 2, 12, 3},
-		{whole, operand{}, 3, 2, 12, 3},
-		{microKernel{mr: 6, nr: 16, edge: make([]tileFunc, 6)}, operand{}, 7, 3, 2, 6},
-	} {
-		unit := rowUnit(c.mk, c.oa)
-		if got := rowChunks(c.mk, c.nc, c.t, unit); unit != c.unit || got != c.chunks {
-			t.Errorf("mr %d edge %v conv %v, %d chunks on %d threads: unit %d, %d chunks; want %d, %d", c.mk.mr, c.mk.edge != nil, c.oa.conv != nil, c.nc, c.t, unit, got, c.unit, c.chunks)
+		if got := rowSpan(c.mk, c.m, c.nc, c.t); got != c.want {
+			t.Errorf("rowSpan(mr %d edge %v, m %d, %d chunks, %d threads) = %d, want %d", c.mk.mr, c.mk.edge != nil, c.m, c.nc, c.t, got, c.want)
 		}
 	}
 }
@@ -515,12 +494,12 @@ func TestGemmSplitWeights(t *testing.T) {
 		{16, 3025, 128, true},
 		{1, 1000, 1024, true},
 	} {
-		byCols, nc := x.gemmSplit(best, c.m, c.n, c.k, 4)
+		byCols, nc := x.gemmSplit(best, c.m, c.n, c.k)
 		if nc < 2 || byCols != c.byCols {
 			t.Errorf("%d×%d×%d (%s): columns %v, %d chunks; want columns %v", c.m, c.n, c.k, best.name, byCols, nc, c.byCols)
 		}
 	}
-	if _, nc := NewContext(1).gemmSplit(best, 1024, 49, 464, 4); nc != 1 {
+	if _, nc := NewContext(1).gemmSplit(best, 1024, 49, 464); nc != 1 {
 		t.Errorf("one thread: %d chunks", nc)
 	}
 }
