@@ -144,6 +144,17 @@ func (p *ParallelProfile) addWake(sent int64) {
 	}
 }
 
+// idleClock starts the measure of a poll or a wait: p and the calling
+// thread's id and CPU clock while p is started, else nil (addSpin and
+// addWait on a nil profile do nothing).
+func (p *ParallelProfile) idleClock() (*ParallelProfile, int, time.Duration) {
+	if p == nil || !p.on.Load() {
+		return nil, 0, 0
+	}
+	tid, c := threadClock()
+	return p, tid, c
+}
+
 // addWait adds a caller's wait for the helpers' last chunks of a call:
 // its thread's CPU time since c0 on thread tid0 (nothing when it moved to
 // another thread meanwhile). A nil p records nothing.

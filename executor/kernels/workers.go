@@ -188,13 +188,7 @@ func (h *helper) poll(tm *team) bool {
 	start := time.Now()
 	// A profiled poll adds its thread CPU time to the profile's (a
 	// polling helper keeps its CPU busy: CPU time outside the chunks).
-	var pp *ParallelProfile
-	var tid0 int
-	var c0 time.Duration
-	if p := tm.prof; p != nil && p.on.Load() {
-		pp = p
-		tid0, c0 = threadClock()
-	}
+	pp, tid0, c0 := tm.prof.idleClock()
 	for n := 1; ; n++ {
 		if h.job.Load() != nil || tm.stop.Load() {
 			pp.addSpin(tid0, c0, start)
@@ -342,13 +336,7 @@ func (x *Context) parallel(n int, f func(i int)) {
 	// a while, then block (a helper may have lost its CPU to another
 	// process: polling would keep that CPU busy) — for heldEndWait
 	// during a model run (Hold), else spinWait.
-	var pp *ParallelProfile
-	var tid0 int
-	var c0 time.Duration
-	if p := x.prof; p != nil && p.on.Load() {
-		pp = p
-		tid0, c0 = threadClock()
-	}
+	pp, tid0, c0 := x.prof.idleClock()
 	start := time.Now()
 	blocked := false
 	wait := spinWait

@@ -328,19 +328,7 @@ func TestParallelProfile(t *testing.T) {
 // helper's longer chunk; wake-ups of parked helpers are counted; Reset
 // clears them and a stopped profile adds nothing.
 func TestProfileIdle(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("thread CPU time is measured on Linux only")
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	x := NewContext(2)
-	defer x.Close()
-	var p ParallelProfile
-	x.SetProfile(&p)
-	spinFor := func(d time.Duration) {
-		for s := time.Now(); time.Since(s) < d; {
-		}
-	}
+	x, p := profiledPair(t)
 	x.parallel(2, func(int) {}) // start the helper
 	// On a loaded machine (CI's two cores run test packages side by
 	// side) either thread may lose its CPU for whole ms: the helper's
@@ -381,23 +369,37 @@ func TestProfileIdle(t *testing.T) {
 	}
 }
 
+// profiledPair returns a Context of two threads with a profile, the
+// test's goroutine locked to its thread (the profile reads its CPU time)
+// until the test ends; it skips the test where thread CPU time is not
+// measured.
+func profiledPair(t *testing.T) (*Context, *ParallelProfile) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("thread CPU time is measured on Linux only")
+	}
+	runtime.LockOSThread()
+	x := NewContext(2)
+	p := new(ParallelProfile)
+	x.SetProfile(p)
+	t.Cleanup(func() {
+		x.Close()
+		runtime.UnlockOSThread()
+	})
+	return x, p
+}
+
+// spinFor keeps its thread busy for d (wall time).
+func spinFor(d time.Duration) {
+	for s := time.Now(); time.Since(s) < d; {
+	}
+}
+
 // TestHeldCallerPolls: during a held run a caller whose helper finishes
 // its chunk 0.7 ms after the caller's polls for it (heldEndWait) instead
 // of blocking after spinWait.
 func TestHeldCallerPolls(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the profile's thread CPU times are measured on Linux only")
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	x := NewContext(2)
-	defer x.Close()
-	var p ParallelProfile
-	x.SetProfile(&p)
-	spinFor := func(d time.Duration) {
-		for s := time.Now(); time.Since(s) < d; {
-		}
-	}
+	x, p := profiledPair(t)
 	release := x.Hold()
 	defer release()
 	x.parallel(2, func(int) {}) // start the helper
