@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/unsupported"
@@ -42,23 +41,17 @@ type onnxExporter struct{}
 // Describe decodes the embedded profiles once (profiles.All): asking
 // profiles.Get for each name decoded all of them again per name, which
 // was most of the CLI's start-up CPU and its garbage collections (the
-// registry describes each exporter more than once).
+// registry describes each exporter more than once). Profile names are
+// unique without regard to case, so each profile is the one Get finds
+// by its name.
 func (onnxExporter) Describe() exporters.Description {
 	all, _ := profiles.All() // the profiles are embedded: no error
 	names := make([]string, len(all))
+	fuse := map[string]int{}
 	for i, p := range all {
 		names[i] = p.Name
-	}
-	fuse := map[string]int{}
-	for _, n := range names {
-		// The first profile whose name matches, as profiles.Get finds it.
-		for _, p := range all {
-			if strings.EqualFold(p.Name, n) {
-				if c := adapt.ContribOpset(p); c > 0 {
-					fuse[n] = c
-				}
-				break
-			}
+		if c := adapt.ContribOpset(p); c > 0 {
+			fuse[p.Name] = c
 		}
 	}
 	return exporters.Description{Name: "onnx", Format: exporters.FormatONNX, Targets: names, FuseOpsets: fuse}

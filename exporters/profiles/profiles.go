@@ -473,6 +473,8 @@ func loadAll() ([]*Profile, error) {
 		return nil, fmt.Errorf("reading embedded profiles: %w", err)
 	}
 	var out []*Profile
+	// Names are unique without regard to case (Get finds a profile by
+	// its name in any case).
 	seen := map[string]bool{}
 	for _, e := range entries {
 		b, err := dataFS.ReadFile("data/" + e.Name())
@@ -489,17 +491,23 @@ func loadAll() ([]*Profile, error) {
 			if err := p.validate(); err != nil {
 				return nil, fmt.Errorf("profile file %s: %w", e.Name(), err)
 			}
-			if seen[p.Name] {
+			if seen[strings.ToLower(p.Name)] {
 				return nil, fmt.Errorf("profile file %s: profile %s defined twice", e.Name(), p.Name)
 			}
-			seen[p.Name] = true
+			seen[strings.ToLower(p.Name)] = true
 			if p.Runtime == "" {
 				p.Runtime = f.Runtime
 			}
 			out = append(out, p)
 		}
 	}
-	out = append(out, generic()...)
+	for _, p := range generic() {
+		if seen[strings.ToLower(p.Name)] {
+			return nil, fmt.Errorf("profile %s: defined twice (a generic profile and an embedded one)", p.Name)
+		}
+		seen[strings.ToLower(p.Name)] = true
+		out = append(out, p)
+	}
 	sort.SliceStable(out, func(i, j int) bool { return lessName(out[i].Name, out[j].Name) })
 	return out, nil
 }
