@@ -41,6 +41,34 @@ const spinWait = 100 * time.Microsecond
 // time outside the chunks"). 2 ms covers nearly all of them.
 const heldEndWait = 2 * time.Millisecond
 
+// Contention: when other processes (or other Contexts of this one) keep
+// the machine's cores busy, a helper often has no CPU when a call is
+// published, and every call of a run waits for it: two processes each
+// running a two-thread GoogLeNet on two cores made 25 runs/s each, where
+// one thread each makes 32 (docs/speed.md "two threads on a busy
+// machine"). So a held run counts its calls in which the caller's own
+// chunks took soloCall or more (a polling helper claims a chunk within a
+// microsecond; of a shorter call the caller may run every chunk before
+// it does), once a helper has run a chunk in the run (a parked helper
+// wakes up after Hold), and those of them in which the helpers ran no
+// chunk. When these are at least one in soloShare (of soloMinCalls such
+// calls or more: under contention 90–100 % of them; on a quiet machine
+// none, or in a rare run up to a quarter, when something else takes the
+// helper's CPU for a moment), in two held runs in a row (a quiet
+// machine's moments do not come in runs), the Context's next Holds are solo for
+// soloPeriod: their calls run every chunk on the caller (the same chunks,
+// the same bits), and the helpers park. Then a Hold runs on the helpers
+// again as a probe; each probe that finds them absent again doubles the
+// period, up to
+// soloPeriod·2^(soloMaxStreak−1).
+const (
+	soloShare     = 2
+	soloCall      = 20 * time.Microsecond
+	soloMinCalls  = 8
+	soloPeriod    = 100 * time.Millisecond
+	soloMaxStreak = 5
+)
+
 // job is one parallel call: chunks 0..n−1 of f.
 type job struct {
 	f func(i int)
@@ -84,12 +112,12 @@ func (j *job) claim(back bool) (int, bool) {
 	}
 }
 
-// work claims and runs chunks until none is left.
-func (j *job) work(back bool) {
-	for {
+// work claims and runs chunks until none is left; c is how many it ran.
+func (j *job) work(back bool) (c int) {
+	for ; ; c++ {
 		i, ok := j.claim(back)
 		if !ok {
-			return
+			return c
 		}
 		j.runRecover(i)
 		if j.done.Add(1) == j.n {
@@ -131,6 +159,16 @@ type team struct {
 	stop    atomic.Bool
 	// held counts the callers holding the helpers awake (Hold).
 	held atomic.Int32
+	// The contention check (soloShare): the calls of the current holds
+	// and those whose helpers ran no chunk; solo counts the solo holds,
+	// soloUntil (UnixNano) ends them, streak counts the periods in a
+	// row, period is soloPeriod (tests shorten it).
+	heldCalls, heldAbsent atomic.Int64
+	awake                 atomic.Bool // a helper ran a chunk since the holds began
+	solo                  atomic.Int32
+	soloUntil             atomic.Int64
+	streak                atomic.Int32
+	period                time.Duration
 	// exited is done when every helper goroutine has returned (after
 	// close).
 	exited sync.WaitGroup
@@ -140,7 +178,7 @@ type team struct {
 }
 
 func newTeam(n int, prof *ParallelProfile) *team {
-	tm := &team{helpers: make([]*helper, n), prof: prof}
+	tm := &team{helpers: make([]*helper, n), prof: prof, period: soloPeriod}
 	for i := range tm.helpers {
 		h := &helper{wake: make(chan struct{}, 1)}
 		tm.helpers[i] = h
@@ -157,7 +195,7 @@ func (h *helper) loop(tm *team) {
 	stop := &tm.stop
 	for {
 		if j := h.job.Load(); j != nil {
-			j.work(true)
+			_ = j.work(true)
 			// Drop the finished job (and what its chunks reference),
 			// unless a new one replaced it meanwhile.
 			h.job.CompareAndSwap(j, nil)
@@ -242,15 +280,49 @@ func (x *Context) Wake() {
 // release is called (a model run holds them for its whole run: its
 // serial steps are short, and a parked helper's wake-up costs more than
 // the split saves). It wakes parked helpers. Holds may nest and overlap.
+// After a held run in which the helpers were often absent (other work
+// had the cores), Holds are solo for a while: their calls run on the
+// caller alone (soloShare).
 func (x *Context) Hold() (release func()) {
 	if x == nil || x.threads <= 1 {
 		return func() {}
 	}
 	tm := x.getTeam()
-	tm.held.Add(1)
-	x.Wake()
 	var once sync.Once
-	return func() { once.Do(func() { tm.held.Add(-1) }) }
+	if time.Now().UnixNano() < tm.soloUntil.Load() {
+		tm.solo.Add(1)
+		return func() { once.Do(func() { tm.solo.Add(-1) }) }
+	}
+	if tm.held.Add(1) == 1 {
+		tm.awake.Store(false)
+	}
+	x.Wake()
+	return func() {
+		once.Do(func() {
+			if tm.held.Add(-1) == 0 {
+				tm.judge(tm.heldCalls.Swap(0), tm.heldAbsent.Swap(0), time.Now())
+			}
+		})
+	}
+}
+
+// judge reads the calls of the holds just ended, absent of them without
+// a helper's chunk: when at least one in soloShare was, in this run and
+// the one before, the next Holds before now + period·2^(streak−2) are
+// solo (soloShare).
+func (tm *team) judge(calls, absent int64, now time.Time) {
+	if calls < soloMinCalls {
+		return
+	}
+	if absent*soloShare < calls {
+		tm.streak.Store(0)
+		return
+	}
+	streak := min(tm.streak.Add(1), soloMaxStreak+1)
+	tm.streak.Store(streak)
+	if streak >= 2 {
+		tm.soloUntil.Store(now.Add(tm.period << (streak - 2)).UnixNano())
+	}
 }
 
 // Calls is the number of calls x has split over its threads so far (a
@@ -307,7 +379,7 @@ func (x *Context) parallel(n int, f func(i int)) {
 		return
 	}
 	tm := x.getTeam()
-	if tm.stop.Load() || !tm.busy.TryLock() {
+	if tm.stop.Load() || tm.solo.Load() > 0 && tm.held.Load() == 0 || !tm.busy.TryLock() {
 		for i := 0; i < n; i++ {
 			f(i)
 		}
@@ -331,7 +403,25 @@ func (x *Context) parallel(n int, f func(i int)) {
 	for _, h := range tm.helpers[:min(len(tm.helpers), n-1)] {
 		h.post(j)
 	}
-	j.work(false)
+	held := tm.held.Load() > 0
+	var t0 time.Time
+	if held {
+		t0 = time.Now()
+	}
+	if c := j.work(false); held {
+		switch {
+		case !tm.awake.Load():
+			// (A parked helper's wake-up, after Hold, takes tens of µs
+			// to ms on a virtual machine: its absence until then is not
+			// counted.)
+			tm.awake.Store(c < n)
+		case time.Since(t0) >= soloCall:
+			tm.heldCalls.Add(1)
+			if c == n {
+				tm.heldAbsent.Add(1)
+			}
+		}
+	}
 	// The chunks still running on helpers are short: poll for them for
 	// a while, then block (a helper may have lost its CPU to another
 	// process: polling would keep that CPU busy) — for heldEndWait
@@ -340,7 +430,7 @@ func (x *Context) parallel(n int, f func(i int)) {
 	start := time.Now()
 	blocked := false
 	wait := spinWait
-	if tm.held.Load() > 0 {
+	if held {
 		wait = heldEndWait
 	}
 	for k := 1; j.done.Load() < j.n; k++ {

@@ -505,3 +505,116 @@ func TestGemmSplitWeights(t *testing.T) {
 		t.Errorf("one thread: %d chunks", nc)
 	}
 }
+
+// TestJudge: two held runs in a row whose helpers were absent in at
+// least one call in soloShare (of soloMinCalls or more) make the next
+// Holds solo for period·2^(streak−2), up to soloMaxStreak doublings; a
+// run with its helpers present resets the streak; a short run changes
+// nothing.
+func TestJudge(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tm := &team{period: 100 * time.Millisecond}
+	until := func() time.Duration { return time.Duration(tm.soloUntil.Load() - now.UnixNano()) }
+	tm.judge(soloMinCalls-1, soloMinCalls-1, now)
+	if tm.soloUntil.Load() != 0 || tm.streak.Load() != 0 {
+		t.Fatalf("%d calls, all absent: solo until %v, streak %d; want no change", soloMinCalls-1, until(), tm.streak.Load())
+	}
+	for range 2 {
+		tm.judge(10*soloShare, 9, now)
+	}
+	if tm.soloUntil.Load() != 0 || tm.streak.Load() != 0 {
+		t.Fatalf("9 of %d calls absent, twice: solo until %v, streak %d; want not solo", 10*soloShare, until(), tm.streak.Load())
+	}
+	tm.judge(10*soloShare, 10, now)
+	if tm.soloUntil.Load() != 0 || tm.streak.Load() != 1 {
+		t.Fatalf("one absent run: solo until %v, streak %d; want not solo, streak 1", until(), tm.streak.Load())
+	}
+	for i, want := range []time.Duration{100, 200, 400, 800, 1600, 1600} {
+		tm.judge(10*soloShare, 10, now)
+		if got := until(); got != want*time.Millisecond {
+			t.Fatalf("absent run %d: solo until now+%v (streak %d), want now+%v", i+2, got, tm.streak.Load(), want*time.Millisecond)
+		}
+	}
+	tm.judge(10*soloShare, 0, now)
+	if tm.streak.Load() != 0 {
+		t.Fatalf("helpers present: streak %d, want 0", tm.streak.Load())
+	}
+	tm.soloUntil.Store(0)
+	tm.judge(10*soloShare, 10, now)
+	if tm.soloUntil.Load() != 0 {
+		t.Fatalf("one absent run after a present one: solo until now+%v, want not solo", until())
+	}
+	tm.judge(10*soloShare, 10, now)
+	if got := until(); got != 100*time.Millisecond {
+		t.Fatalf("two absent runs after a present one: solo until now+%v, want now+100ms", got)
+	}
+}
+
+// TestSoloHold: a Context whose helper, once awake, ran none of two held
+// runs' chunks (GOMAXPROCS 1: the caller runs them all) makes its next
+// Hold solo: its calls run every chunk on the caller (none handed to the
+// helper), with the same chunks; once the period is over, a Hold hands
+// calls to the helper again.
+func TestSoloHold(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	x := NewContext(2)
+	defer x.Close()
+	tm := x.getTeam()
+	tm.period = time.Hour
+	sum := func(d time.Duration) int64 {
+		var s atomic.Int64
+		x.parallel(4, func(i int) {
+			spinFor(d)
+			s.Add(int64(1) << (8 * i))
+		})
+		return s.Load()
+	}
+	const all = 1 | 1<<8 | 1<<16 | 1<<24
+	release := x.Hold()
+	// The helper wakes up and runs a chunk (on a loaded machine it may
+	// take a while).
+	for i := 0; !tm.awake.Load(); i++ {
+		if i == 1000 {
+			t.Fatal("the helper ran no chunk of 1000 calls")
+		}
+		sum(time.Millisecond)
+	}
+	runtime.GOMAXPROCS(1)
+	for run := range 2 {
+		if run > 0 {
+			release = x.Hold()
+			tm.awake.Store(true) // (the helper cannot run a chunk now)
+		}
+		for range 2 * soloMinCalls {
+			if s := sum(2 * soloCall); s != all {
+				t.Fatalf("held: chunks summed %#x, want %#x", s, all)
+			}
+		}
+		release()
+	}
+	if tm.soloUntil.Load() <= time.Now().UnixNano() {
+		t.Fatalf("helper absent from every call: not solo (streak %d)", tm.streak.Load())
+	}
+	runtime.GOMAXPROCS(2)
+	calls := x.Calls()
+	release = x.Hold()
+	for range soloMinCalls {
+		if s := sum(0); s != all {
+			t.Fatalf("solo: chunks summed %#x, want %#x", s, all)
+		}
+	}
+	release()
+	if x.Calls() != calls || tm.held.Load() != 0 || tm.solo.Load() != 0 {
+		t.Fatalf("solo hold: %d calls handed to the helper, held %d, solo %d; want 0, 0, 0", x.Calls()-calls, tm.held.Load(), tm.solo.Load())
+	}
+	tm.soloUntil.Store(time.Now().UnixNano()) // the period is over
+	release = x.Hold()
+	if tm.held.Load() != 1 {
+		t.Fatalf("after the period: held %d, want 1", tm.held.Load())
+	}
+	sum(0)
+	release()
+	if x.Calls() != calls+1 {
+		t.Fatalf("after the period: %d calls handed to the helper, want 1", x.Calls()-calls)
+	}
+}
