@@ -44,22 +44,21 @@ const heldEndWait = 2 * time.Millisecond
 // Contention: when other processes (or other Contexts of this one) keep
 // the machine's cores busy, a helper often has no CPU when a call is
 // published, and every call of a run waits for it: two processes each
-// running a two-thread GoogLeNet on two cores made 25 runs/s each, where
+// running a two-thread GoogLeNet on two cores made 21 runs/s each, where
 // one thread each makes 32 (docs/speed.md "two threads on a busy
 // machine"). So a held run counts its calls in which the caller's own
 // chunks took soloCall or more (a polling helper claims a chunk within a
 // microsecond; of a shorter call the caller may run every chunk before
 // it does), once a helper has run a chunk in the run (a parked helper
 // wakes up after Hold), and those of them in which the helpers ran no
-// chunk. When these are at least one in soloShare (of soloMinCalls such
-// calls or more: under contention 90–100 % of them; on a quiet machine
-// none, or in a rare run up to a quarter, when something else takes the
-// helper's CPU for a moment), in two held runs in a row (a quiet
-// machine's moments do not come in runs), the Context's next Holds are solo for
-// soloPeriod: their calls run every chunk on the caller (the same chunks,
-// the same bits), and the helpers park. Then a Hold runs on the helpers
-// again as a probe; each probe that finds them absent again doubles the
-// period, up to
+// chunk. Under contention 86–100 % of them are such; on a quiet machine
+// none, or in a rare run up to a quarter (something else took the
+// helper's CPU for a moment), not seen in two runs in a row. When at
+// least one in soloShare were, of soloMinCalls or more, in two held runs
+// in a row, the Context's next Holds are solo for soloPeriod: their calls
+// run every chunk on the caller (the same chunks, the same bits), and the
+// helpers park. Then a Hold runs on the helpers again as a probe; each
+// probe that finds them absent again doubles the period, up to
 // soloPeriod·2^(soloMaxStreak−1).
 const (
 	soloShare     = 2
@@ -280,9 +279,9 @@ func (x *Context) Wake() {
 // release is called (a model run holds them for its whole run: its
 // serial steps are short, and a parked helper's wake-up costs more than
 // the split saves). It wakes parked helpers. Holds may nest and overlap.
-// After a held run in which the helpers were often absent (other work
-// had the cores), Holds are solo for a while: their calls run on the
-// caller alone (soloShare).
+// After two held runs in which the helpers were often absent (other
+// work had the cores), Holds are solo for a while: their calls run on
+// the caller alone (soloShare).
 func (x *Context) Hold() (release func()) {
 	if x == nil || x.threads <= 1 {
 		return func() {}
