@@ -60,6 +60,9 @@ type scalingRow struct {
 	ortP50, ortMin, ortCPU time.Duration
 	// acct: where a profiled run's wall and CPU time go.
 	acct account
+	// solo: the timed runs that were solo (kernels.ParallelProfile.SoloHolds:
+	// the kernel threads were absent in the runs before).
+	solo int
 }
 
 // account is where a profiled run's time goes, per run: its process CPU
@@ -145,6 +148,12 @@ func runScaling(cfg config, counts []int) error {
 		rows, err := scaleModel(cfg, d, counts)
 		if err == nil && rt != nil {
 			err = scaleORT(cfg, rt, d, rows)
+		}
+		for _, r := range rows {
+			if r.solo > 0 {
+				fmt.Fprintf(os.Stderr, "%s: %d threads: %d of %d timed runs were solo (every chunk on the caller: the kernel threads had been absent, other work had the cores; docs/speed.md \"two threads on a busy machine\")\n",
+					filepath.Base(d), r.threads, r.solo, cfg.reps)
+			}
 		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(d), err)
@@ -315,6 +324,7 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 	wall := make([][]time.Duration, len(counts))
 	cpu := make([][]time.Duration, len(counts))
 	total := make([]time.Duration, len(counts))
+	solo := make([]int, len(counts))
 	for r := 0; r < cfg.reps; r++ {
 		for k := range counts {
 			i := k
@@ -324,11 +334,15 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 			if err := setProcs(i); err != nil {
 				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
 			}
+			s0 := profs[i].SoloHolds()
 			c0, t0 := bench.ProcessCPU(), time.Now()
 			if _, err := run(i); err != nil {
 				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
 			}
 			d := time.Since(t0)
+			if profs[i].SoloHolds() != s0 {
+				solo[i]++
+			}
 			wall[i], cpu[i], total[i] = append(wall[i], d), append(cpu[i], bench.ProcessCPU()-c0), total[i]+d
 		}
 	}
@@ -345,6 +359,7 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 		rows[i].syncRun = profs[i].SyncSpan() / time.Duration(cfg.reps)
 		rows[i].imbalance = profs[i].Imbalance() / time.Duration(cfg.reps)
 		rows[i].acct = accts[i]
+		rows[i].solo = solo[i]
 	}
 	return rows, nil
 }

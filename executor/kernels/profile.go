@@ -85,6 +85,9 @@ type ParallelProfile struct {
 	// blockedLag: the blocked waits' wake-up latencies (the last chunk's
 	// end → the caller running).
 	blockedLag atomic.Int64
+	// soloHolds counts the Context's solo Holds (soloShare), started or
+	// not, never reset.
+	soloHolds atomic.Int64
 }
 
 // IdleTimes is the threads' time outside the chunks recorded since Reset
@@ -225,6 +228,11 @@ func clockCost() time.Duration {
 
 // ClockCost is the clock's cost taken out of each chunk's time.
 func (p *ParallelProfile) ClockCost() time.Duration { return p.clockCost }
+
+// SoloHolds is the number of the Context's Holds that were solo (its
+// helpers absent in the runs before: other work had the cores), whether
+// the profile was started or not.
+func (p *ParallelProfile) SoloHolds() int64 { return p.soloHolds.Load() }
 
 // Start starts recording (adding to the figures recorded so far).
 func (p *ParallelProfile) Start() { p.on.Store(true) }

@@ -289,6 +289,9 @@ func (x *Context) Hold() (release func()) {
 	tm := x.getTeam()
 	var once sync.Once
 	if time.Now().UnixNano() < tm.soloUntil.Load() {
+		if x.prof != nil {
+			x.prof.soloHolds.Add(1)
+		}
 		tm.solo.Add(1)
 		return func() { once.Do(func() { tm.solo.Add(-1) }) }
 	}

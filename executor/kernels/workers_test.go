@@ -553,12 +553,14 @@ func TestJudge(t *testing.T) {
 // TestSoloHold: a Context whose helper, once awake, ran none of two held
 // runs' chunks (GOMAXPROCS 1: the caller runs them all) makes its next
 // Hold solo: its calls run every chunk on the caller (none handed to the
-// helper), with the same chunks; once the period is over, a Hold hands
-// calls to the helper again.
+// helper), with the same chunks, and the profile counts it; once the
+// period is over, a Hold hands calls to the helper again.
 func TestSoloHold(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	x := NewContext(2)
 	defer x.Close()
+	prof := new(ParallelProfile) // not started: it counts the solo Holds anyway
+	x.SetProfile(prof)
 	tm := x.getTeam()
 	tm.period = time.Hour
 	sum := func(d time.Duration) int64 {
@@ -604,8 +606,8 @@ func TestSoloHold(t *testing.T) {
 		}
 	}
 	release()
-	if x.Calls() != calls || tm.held.Load() != 0 || tm.solo.Load() != 0 {
-		t.Fatalf("solo hold: %d calls handed to the helper, held %d, solo %d; want 0, 0, 0", x.Calls()-calls, tm.held.Load(), tm.solo.Load())
+	if x.Calls() != calls || tm.held.Load() != 0 || tm.solo.Load() != 0 || prof.SoloHolds() != 1 {
+		t.Fatalf("solo hold: %d calls handed to the helper, held %d, solo %d, %d solo Holds counted; want 0, 0, 0, 1", x.Calls()-calls, tm.held.Load(), tm.solo.Load(), prof.SoloHolds())
 	}
 	tm.soloUntil.Store(time.Now().UnixNano()) // the period is over
 	release = x.Hold()
@@ -614,7 +616,7 @@ func TestSoloHold(t *testing.T) {
 	}
 	sum(0)
 	release()
-	if x.Calls() != calls+1 {
-		t.Fatalf("after the period: %d calls handed to the helper, want 1", x.Calls()-calls)
+	if x.Calls() != calls+1 || prof.SoloHolds() != 1 {
+		t.Fatalf("after the period: %d calls handed to the helper, %d solo Holds counted; want 1, 1", x.Calls()-calls, prof.SoloHolds())
 	}
 }
