@@ -52,18 +52,19 @@ const heldEndWait = 2 * time.Millisecond
 // it does), once a helper has run a chunk in the run (a parked helper
 // wakes up after Hold), and those of them in which the helpers ran no
 // chunk. Under contention 86–100 % of them are such; on a quiet machine
-// none, or in a rare run up to a quarter (something else took the
-// helper's CPU for a moment), not seen in two runs in a row. When at
-// least one in soloShare were, of soloMinCalls or more, in two held runs
-// in a row, the Context's next Holds are solo for soloPeriod: their calls
-// run every chunk on the caller (the same chunks, the same bits), and the
-// helpers park. Then a Hold runs on the helpers again as a probe; each
-// probe that finds them absent again doubles the period, up to
-// soloPeriod·2^(soloMaxStreak−1).
+// none, or in a rare run up to all of them (something else took the
+// helper's CPU for a moment), about one run in 250, and not seen in
+// soloRuns runs in a row. When at least one in soloShare were, of
+// soloMinCalls or more, in soloRuns held runs in a row, the Context's
+// next Holds are solo for soloPeriod: their calls run every chunk on the
+// caller (the same chunks, the same bits), and the helpers park. Then a
+// Hold runs on the helpers again as a probe; each probe that finds them
+// absent again doubles the period, up to soloPeriod·2^(soloMaxStreak−1).
 const (
 	soloShare     = 2
 	soloCall      = 20 * time.Microsecond
 	soloMinCalls  = 8
+	soloRuns      = 3
 	soloPeriod    = 100 * time.Millisecond
 	soloMaxStreak = 5
 )
@@ -279,7 +280,7 @@ func (x *Context) Wake() {
 // release is called (a model run holds them for its whole run: its
 // serial steps are short, and a parked helper's wake-up costs more than
 // the split saves). It wakes parked helpers. Holds may nest and overlap.
-// After two held runs in which the helpers were often absent (other
+// After soloRuns held runs in which the helpers were often absent (other
 // work had the cores), Holds are solo for a while: their calls run on
 // the caller alone (soloShare).
 func (x *Context) Hold() (release func()) {
@@ -310,8 +311,8 @@ func (x *Context) Hold() (release func()) {
 
 // judge reads the calls of the holds just ended, absent of them without
 // a helper's chunk: when at least one in soloShare was, in this run and
-// the one before, the next Holds before now + period·2^(streak−2) are
-// solo (soloShare).
+// the soloRuns − 1 before, the next Holds before now +
+// period·2^(streak−soloRuns) are solo (soloShare).
 func (tm *team) judge(calls, absent int64, now time.Time) {
 	if calls < soloMinCalls {
 		return
@@ -320,10 +321,10 @@ func (tm *team) judge(calls, absent int64, now time.Time) {
 		tm.streak.Store(0)
 		return
 	}
-	streak := min(tm.streak.Add(1), soloMaxStreak+1)
+	streak := min(tm.streak.Add(1), soloRuns+soloMaxStreak-1)
 	tm.streak.Store(streak)
-	if streak >= 2 {
-		tm.soloUntil.Store(now.Add(tm.period << (streak - 2)).UnixNano())
+	if streak >= soloRuns {
+		tm.soloUntil.Store(now.Add(tm.period << (streak - soloRuns)).UnixNano())
 	}
 }
 

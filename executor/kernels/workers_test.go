@@ -506,11 +506,11 @@ func TestGemmSplitWeights(t *testing.T) {
 	}
 }
 
-// TestJudge: two held runs in a row whose helpers were absent in at
+// TestJudge: soloRuns held runs in a row whose helpers were absent in at
 // least one call in soloShare (of soloMinCalls or more) make the next
-// Holds solo for period·2^(streak−2), up to soloMaxStreak doublings; a
-// run with its helpers present resets the streak; a short run changes
-// nothing.
+// Holds solo for period·2^(streak−soloRuns), up to soloMaxStreak − 1
+// doublings; a run with its helpers present resets the streak; a short
+// run changes nothing.
 func TestJudge(t *testing.T) {
 	now := time.Unix(1000, 0)
 	tm := &team{period: 100 * time.Millisecond}
@@ -519,20 +519,22 @@ func TestJudge(t *testing.T) {
 	if tm.soloUntil.Load() != 0 || tm.streak.Load() != 0 {
 		t.Fatalf("%d calls, all absent: solo until %v, streak %d; want no change", soloMinCalls-1, until(), tm.streak.Load())
 	}
-	for range 2 {
+	for range soloRuns + 1 {
 		tm.judge(10*soloShare, 9, now)
 	}
 	if tm.soloUntil.Load() != 0 || tm.streak.Load() != 0 {
-		t.Fatalf("9 of %d calls absent, twice: solo until %v, streak %d; want not solo", 10*soloShare, until(), tm.streak.Load())
+		t.Fatalf("9 of %d calls absent, %d times: solo until %v, streak %d; want not solo", 10*soloShare, soloRuns+1, until(), tm.streak.Load())
 	}
-	tm.judge(10*soloShare, 10, now)
-	if tm.soloUntil.Load() != 0 || tm.streak.Load() != 1 {
-		t.Fatalf("one absent run: solo until %v, streak %d; want not solo, streak 1", until(), tm.streak.Load())
+	for i := 1; i < soloRuns; i++ {
+		tm.judge(10*soloShare, 10, now)
+		if tm.soloUntil.Load() != 0 || tm.streak.Load() != int32(i) {
+			t.Fatalf("%d absent runs: solo until %v, streak %d; want not solo, streak %d", i, until(), tm.streak.Load(), i)
+		}
 	}
 	for i, want := range []time.Duration{100, 200, 400, 800, 1600, 1600} {
 		tm.judge(10*soloShare, 10, now)
 		if got := until(); got != want*time.Millisecond {
-			t.Fatalf("absent run %d: solo until now+%v (streak %d), want now+%v", i+2, got, tm.streak.Load(), want*time.Millisecond)
+			t.Fatalf("absent run %d: solo until now+%v (streak %d), want now+%v", soloRuns+i, got, tm.streak.Load(), want*time.Millisecond)
 		}
 	}
 	tm.judge(10*soloShare, 0, now)
@@ -540,18 +542,20 @@ func TestJudge(t *testing.T) {
 		t.Fatalf("helpers present: streak %d, want 0", tm.streak.Load())
 	}
 	tm.soloUntil.Store(0)
-	tm.judge(10*soloShare, 10, now)
+	for range soloRuns - 1 {
+		tm.judge(10*soloShare, 10, now)
+	}
 	if tm.soloUntil.Load() != 0 {
-		t.Fatalf("one absent run after a present one: solo until now+%v, want not solo", until())
+		t.Fatalf("%d absent runs after a present one: solo until now+%v, want not solo", soloRuns-1, until())
 	}
 	tm.judge(10*soloShare, 10, now)
 	if got := until(); got != 100*time.Millisecond {
-		t.Fatalf("two absent runs after a present one: solo until now+%v, want now+100ms", got)
+		t.Fatalf("%d absent runs after a present one: solo until now+%v, want now+100ms", soloRuns, got)
 	}
 }
 
-// TestSoloHold: a Context whose helper, once awake, ran none of two held
-// runs' chunks (GOMAXPROCS 1: the caller runs them all) makes its next
+// TestSoloHold: a Context whose helper, once awake, ran none of soloRuns
+// held runs' chunks (GOMAXPROCS 1: the caller runs them all) makes its next
 // Hold solo: its calls run every chunk on the caller (none handed to the
 // helper), with the same chunks, and the profile counts it; once the
 // period is over, a Hold hands calls to the helper again.
@@ -582,7 +586,7 @@ func TestSoloHold(t *testing.T) {
 		sum(time.Millisecond)
 	}
 	runtime.GOMAXPROCS(1)
-	for run := range 2 {
+	for run := range soloRuns {
 		if run > 0 {
 			release = x.Hold()
 			tm.awake.Store(true) // (the helper cannot run a chunk now)
