@@ -53,7 +53,7 @@ const heldEndWait = 2 * time.Millisecond
 // wakes up after Hold), and those of them in which the helpers ran no
 // chunk. Under contention 86–100 % of them are such; on a quiet machine
 // none, or in a rare run up to all of them (something else took the
-// helper's CPU for a moment), about one run in 250, and not seen in
+// helper's CPU for a moment), about one run in 300, and not seen in
 // soloRuns runs in a row. When at least one in soloShare were, of
 // soloMinCalls or more, in soloRuns held runs in a row, the Context's
 // next Holds are solo for soloPeriod: their calls run every chunk on the
