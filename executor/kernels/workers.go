@@ -51,7 +51,7 @@ const heldEndWait = 2 * time.Millisecond
 // microsecond; of a shorter call the caller may run every chunk before
 // it does), once a helper has run a chunk in the run (a parked helper
 // wakes up after Hold), and those of them in which the helpers ran no
-// chunk. Under contention 86–100 % of them are such; on a quiet machine
+// chunk. Under contention 95–100 % of them are such; on a quiet machine
 // none, or in a rare run up to all of them (something else took the
 // helper's CPU for a moment), about one run in 300, and not seen in
 // soloRuns runs in a row. When at least one in soloShare were, of
@@ -195,7 +195,7 @@ func (h *helper) loop(tm *team) {
 	stop := &tm.stop
 	for {
 		if j := h.job.Load(); j != nil {
-			_ = j.work(true)
+			j.work(true)
 			// Drop the finished job (and what its chunks reference),
 			// unless a new one replaced it meanwhile.
 			h.job.CompareAndSwap(j, nil)
@@ -411,26 +411,27 @@ func (x *Context) parallel(n int, f func(i int)) {
 	if held {
 		t0 = time.Now()
 	}
-	if c := j.work(false); held {
-		switch {
-		case !tm.awake.Load():
-			// (A parked helper's wake-up, after Hold, takes tens of µs
-			// to ms on a virtual machine: its absence until then is not
-			// counted.)
-			tm.awake.Store(c < n)
-		case time.Since(t0) >= soloCall:
-			tm.heldCalls.Add(1)
-			if c == n {
-				tm.heldAbsent.Add(1)
-			}
-		}
-	}
+	c := j.work(false)
 	// The chunks still running on helpers are short: poll for them for
 	// a while, then block (a helper may have lost its CPU to another
 	// process: polling would keep that CPU busy) — for heldEndWait
 	// during a model run (Hold), else spinWait.
 	pp, tid0, c0 := x.prof.idleClock()
 	start := time.Now()
+	if held {
+		switch {
+		case !tm.awake.Load():
+			// (A parked helper's wake-up, after Hold, takes tens of µs
+			// to ms on a virtual machine: its absence until then is not
+			// counted.)
+			tm.awake.Store(c < n)
+		case start.Sub(t0) >= soloCall:
+			tm.heldCalls.Add(1)
+			if c == n {
+				tm.heldAbsent.Add(1)
+			}
+		}
+	}
 	blocked := false
 	wait := spinWait
 	if held {
