@@ -93,7 +93,7 @@ func (f *finish) run(c []float32, ldc, i0, i1, j0, j1 int, beta float32, compute
 // gemm computes C = op(A)·op(B) + beta·C (alpha is applied while packing
 // A) on the Context's threads, with fin (nil: none) around each part.
 func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, fin *finish) {
-	byCols, nc := x.gemmSplit(mk, m, n, k)
+	byCols, nc := x.gemmSplit(mk, m, n, k, ob.streamRows(mk, k))
 	if nc <= 1 {
 		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32, st store) {
 			x.serial(mk, m, n, k, alpha, oa, ob, beta, c, ldc, st)
@@ -135,9 +135,10 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 	})
 }
 
-// gemmSplit is how gemm cuts an m×n×k product: by columns (or rows) into
-// nc chunks (1: not cut).
-func (x *Context) gemmSplit(mk microKernel, m, n, k int) (byCols bool, nc int) {
+// gemmSplit is how gemm cuts an m×n×k product whose row chunks each
+// stream kb×n elements of B (streamRows): by columns (or rows) into nc
+// chunks (1: not cut).
+func (x *Context) gemmSplit(mk microKernel, m, n, k, kb int) (byCols bool, nc int) {
 	// The micro-kernel computes whole tiles of nr columns, and of mr rows
 	// unless it has edge kernels. A thin product (a GEMV) loads each
 	// element of B for a few multiply-adds: it counts as at least 16 rows
@@ -158,7 +159,7 @@ func (x *Context) gemmSplit(mk microKernel, m, n, k int) (byCols bool, nc int) {
 	nr, _ := x.chunks(work, rows)
 	ncol, spanC := x.chunks(work, cols)
 	byCols = n >= m
-	if tr, tc := x.splitCosts(mk, m, k, cols, nr, ncol, spanC); tr < tc {
+	if tr, tc := x.splitCosts(mk, m, n, k, kb, cols, nr, ncol, spanC); tr < tc {
 		byCols = false
 	} else if tc < tr {
 		byCols = true
@@ -177,20 +178,38 @@ func (x *Context) gemmSplit(mk microKernel, m, n, k int) (byCols bool, nc int) {
 // chunks of 32 and 17 columns took 760–780 µs of chunks against 650 µs on
 // one thread; cut into four row chunks (B, 91 KB, packed once, shared),
 // 590–610 µs (`onnxconv-bench --chunks 2`, docs/speed.md "two threads,
-// where the chunks' time goes"). ≈ 0.3 ns an element. (Row chunks read
-// all of B too, but B is the activations, usually in cache; counting it
-// the same way moved mobilenet_v3_small's and mnasnet0_5's expansions to
-// column chunks, with no gain or a loss in their chunks' time.)
+// where the chunks' time goes"). ≈ 0.3 ns an element. Row chunks read
+// all of B the same way, but B is the activations, usually in cache:
+// B's reads are counted only above cachedB.
 const readA = 16
+
+// cachedB bounds the B a row chunk streams (elements, 1 MiB: half a
+// core's 2 MiB L2 here) that counts as free to read again. Above it, each
+// row chunk streams B from L3, half of it from the other core's cache
+// (the step before wrote it on both), and a thread with two row chunks
+// streams it twice: its reads beyond the thread's share cost readA, as a
+// column chunk's reads of A do. That moves DenseNet-121's 1×1
+// bottlenecks at 28² (128×784×352…480) and MobileNet-v2's 24-channel
+// projections at 56² (k = 96, 144), among others, from row to column
+// chunks: two-thread speed-up densenet121 1.57 → 1.64, squeezenet1_0
+// 1.65 → 1.70, mobilenet_v2 1.61 → 1.66 (docs/speed.md "Eighth wave,
+// sixth session"). Counting every B (no bound) moved mobilenet_v3_small's
+// and mnasnet0_5's expansions (B of 16–24 channels) to column chunks,
+// with no gain or a loss in their chunks' time.
+const cachedB = 1 << 18
 
 // splitCosts is the time, in multiply-adds, of the busiest thread of
 // gemm's row split (nr chunks) and of its column split (ncol chunks, spanC
 // column tiles on the busiest thread): the rows or columns it computes
-// and, for the column split, its chunks' reads of A (m×k) beyond its
-// share.
-func (x *Context) splitCosts(mk microKernel, m, k, cols, nr, ncol, spanC int) (tr, tc int) {
+// and its chunks' reads beyond its share — of A (m×k) for the column
+// split, of B (kb×n streamed by each row chunk) for the row split when B
+// exceeds cachedB.
+func (x *Context) splitCosts(mk microKernel, m, n, k, kb, cols, nr, ncol, spanC int) (tr, tc int) {
 	t := x.Threads()
 	tr = rowSpan(mk, m, nr, t) * cols * mk.nr * k
+	if kb*n > cachedB {
+		tr += max((nr+t-1)/t*kb*n-kb*n/t, 0) * readA
+	}
 	tc = spanC * mk.nr * rowCost(mk, m) * k
 	tc += max((ncol+t-1)/t*m*k-m*k/t, 0) * readA
 	return tr, tc
@@ -224,6 +243,17 @@ func rowSpan(mk microKernel, m, nc, t int) int {
 		free[j] += rowCost(mk, parts[i+1]-parts[i])
 	}
 	return slices.Max(free)
+}
+
+// streamRows is the rows of B (k×n as op(B)) whose columns a row chunk
+// streams from memory: k, but a convolution's input read in place on the
+// phase-plane grid (inPlace) is its input channels, each read once for
+// every tap (k / (KH·KW)).
+func (o operand) streamRows(mk microKernel, k int) int {
+	if o.inPlace(mk) {
+		return k / (o.conv.p.KH * o.conv.p.KW)
+	}
+	return k
 }
 
 // rowsFrom returns A from row i0 on.

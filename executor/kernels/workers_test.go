@@ -478,7 +478,11 @@ func TestRowSpanShortLastChunk(t *testing.T) {
 // TestGemmSplitWeights: a product with large weights (A) and few columns
 // is cut into row chunks, not column chunks that would each stream all of
 // A (shufflenet_v2's last 1×1 convolution); wide products with small
-// weights are still cut by columns; one thread does not cut. The split
+// weights are still cut by columns; a product whose row chunks would each
+// stream a B above cachedB is cut by columns (mobilenet_v2's 24-channel
+// projections, densenet121's bottlenecks at 28²), unless B is a
+// convolution's input read in place, whose streamed rows are its
+// channels (kb); one thread does not cut. The split
 // is a function of the micro-kernel's tile: the AVX-512 one's (12×32
 // with edge kernels) is given, so the test means the same under
 // ONNXCONV_SGEMM_KERNEL=avx2 or generic.
@@ -487,21 +491,26 @@ func TestGemmSplitWeights(t *testing.T) {
 	defer x.Close()
 	best := microKernel{name: "12×32 with edge kernels", mr: 12, nr: 32, edge: make([]tileFunc, 12)}
 	for _, c := range []struct {
-		m, n, k int
-		byCols  bool
+		m, n, k, kb int
+		byCols      bool
 	}{
-		{1024, 49, 464, false},
-		{232, 49, 232, false},
-		{64, 3136, 576, true},
-		{16, 3025, 128, true},
-		{1, 1000, 1024, true},
+		{1024, 49, 464, 464, false},
+		{232, 49, 232, 232, false},
+		{64, 3136, 576, 576, true},
+		{16, 3025, 128, 128, true},
+		{1, 1000, 1024, 1024, true},
+		{24, 3136, 144, 144, true},
+		{128, 784, 480, 480, true},
+		{128, 784, 320, 320, false},
+		{128, 196, 992, 992, false},
+		{128, 848, 1152, 128, false},
 	} {
-		byCols, nc := x.gemmSplit(best, c.m, c.n, c.k)
+		byCols, nc := x.gemmSplit(best, c.m, c.n, c.k, c.kb)
 		if nc < 2 || byCols != c.byCols {
-			t.Errorf("%d×%d×%d (%s): columns %v, %d chunks; want columns %v", c.m, c.n, c.k, best.name, byCols, nc, c.byCols)
+			t.Errorf("%d×%d×%d, B streamed %d×%d (%s): columns %v, %d chunks; want columns %v", c.m, c.n, c.k, c.kb, c.n, best.name, byCols, nc, c.byCols)
 		}
 	}
-	if _, nc := NewContext(1).gemmSplit(best, 1024, 49, 464); nc != 1 {
+	if _, nc := NewContext(1).gemmSplit(best, 1024, 49, 464, 464); nc != 1 {
 		t.Errorf("one thread: %d chunks", nc)
 	}
 }
