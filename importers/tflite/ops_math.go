@@ -36,6 +36,9 @@ func (c *converter) elemType(idx int32) (canonical.DataType, error) {
 
 // atan2 is ATAN2 (std::atan2), as atan2To computes it.
 func (c *converter) atan2(o *operator) error {
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
 	dt, err := c.elemType(o.inputs[0])
 	if err != nil {
 		return err
@@ -115,6 +118,9 @@ func bitsOf(dt canonical.DataType) int {
 // STABLEHLO_SHIFT_LEFT (x << s, wrapping): BitShift on the unsigned type of
 // the same width, the shift clamped to the width - 1.
 func (c *converter) shift(o *operator) error {
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
 	dt, err := c.elemType(o.inputs[0])
 	if err != nil {
 		return err
@@ -157,6 +163,9 @@ func (c *converter) shift(o *operator) error {
 
 // bitwise is a binary op on booleans (logical) or integers (bitwise).
 func (c *converter) bitwise(o *operator, logical, bitwise string) error {
+	if err := needInputs(o, 2); err != nil {
+		return err
+	}
 	if c.tensor(o.inputs[0]).typ == fb.TensorTypeBOOL {
 		return c.binary(o, logical)
 	}
@@ -168,6 +177,9 @@ func (c *converter) bitwise(o *operator, logical, bitwise string) error {
 
 // bucketize is BUCKETIZE: the number of boundaries <= x (upper bound).
 func (c *converter) bucketize(o *operator) error {
+	if err := needInputs(o, 1); err != nil {
+		return err
+	}
 	opt, err := options[fb.BucketizeOptions](o, fb.BuiltinOptionsBucketizeOptions)
 	if err != nil {
 		return err
@@ -204,6 +216,9 @@ func (c *converter) bucketize(o *operator) error {
 // zero is a step, the input clamped to it, rounded half away from zero to
 // a step, in float32 as the kernel does.
 func (c *converter) fakeQuant(o *operator) error {
+	if err := needInputs(o, 1); err != nil {
+		return err
+	}
 	opt, err := options[fb.FakeQuantOptions](o, fb.BuiltinOptionsFakeQuantOptions)
 	if err != nil {
 		return err
