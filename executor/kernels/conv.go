@@ -438,7 +438,7 @@ func convGroupWork(p *Conv2D, mk microKernel) int {
 // would run one after the other on the caller alone). Else 1: each
 // group's kernels split it.
 func (x *Context) groupChunks(units, work int) int {
-	t := x.Threads()
+	t := x.cut()
 	if t <= 1 || units < 2 {
 		return 1
 	}

@@ -340,7 +340,7 @@ func (x *Context) convRows(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 	// convolution of the mobile nets on 2 threads: 4 chunks ≈ 100 µs, 8
 	// ≈ 120 µs, 16 ≈ 130 µs).
 	align := min(r.align, r.block)
-	n := min(c, 2*x.Threads(), (r.oh+align-1)/align)
+	n := min(c, 2*x.cut(), (r.oh+align-1)/align)
 	x.parallel(n, func(i int) { x.rowsChunk(r, cutAt(r.oh, n, align, i), cutAt(r.oh, n, align, i+1)) })
 }
 

@@ -107,7 +107,7 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 			if pk := x.packShared(mk, true, m, k, alpha, oa, s); pk != nil {
 				oa, alpha = operand{packed: pk}, 1
 			} else {
-				nc = min(nc, x.Threads())
+				nc = min(nc, x.cut())
 			}
 		}
 		parts := split(n, nc, mk.nr)
@@ -123,7 +123,7 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 		if pk := x.packShared(mk, false, n, k, 1, ob, s); pk != nil {
 			ob = operand{packed: pk}
 		} else {
-			nc = min(nc, x.Threads())
+			nc = min(nc, x.cut())
 		}
 	}
 	parts := split(m, nc, mk.mr)
@@ -205,7 +205,7 @@ const cachedB = 1 << 18
 // split, of B (kb×n streamed by each row chunk) for the row split when B
 // exceeds cachedB.
 func (x *Context) splitCosts(mk microKernel, m, n, k, kb, cols, nr, ncol, spanC int) (tr, tc int) {
-	t := x.Threads()
+	t := x.cut()
 	tr = rowSpan(mk, m, nr, t) * cols * mk.nr * k
 	if kb*n > cachedB {
 		tr += max((nr+t-1)/t*kb*n-kb*n/t, 0) * readA

@@ -276,6 +276,25 @@ func (x *Context) Wake() {
 	}
 }
 
+// inline reports whether the team's parallel calls run on the caller
+// alone: it is closed, or in a solo hold (Hold) that no other Hold
+// overlaps.
+func (tm *team) inline() bool {
+	return tm.stop.Load() || tm.solo.Load() > 0 && tm.held.Load() == 0
+}
+
+// cut is the thread count kernels cut their work for: Threads(), or 1
+// while the helpers cannot run chunks (team.inline), so that a solo run
+// is cut as a one-thread run is, without the split's own cost. Chunks
+// compute the same chains whatever the cut, so the bits do not change.
+func (x *Context) cut() int {
+	t := x.Threads()
+	if t > 1 && x.getTeam().inline() {
+		return 1
+	}
+	return t
+}
+
 // Hold keeps the helpers polling for jobs instead of parking until
 // release is called (a model run holds them for its whole run: its
 // serial steps are short, and a parked helper's wake-up costs more than
@@ -382,7 +401,7 @@ func (x *Context) parallel(n int, f func(i int)) {
 		return
 	}
 	tm := x.getTeam()
-	if tm.stop.Load() || tm.solo.Load() > 0 && tm.held.Load() == 0 || !tm.busy.TryLock() {
+	if tm.inline() || !tm.busy.TryLock() {
 		for i := 0; i < n; i++ {
 			f(i)
 		}
@@ -467,7 +486,7 @@ func (x *Context) chunks(work, units int) (c, span int) {
 
 // chunksMin is chunks with minw in place of minWork.
 func (x *Context) chunksMin(work, units, minw int) (c, span int) {
-	t := x.Threads()
+	t := x.cut()
 	if t <= 1 || work < 2*minw || units < 2 {
 		return 1, units
 	}

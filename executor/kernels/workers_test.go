@@ -612,13 +612,23 @@ func TestSoloHold(t *testing.T) {
 	}
 	runtime.GOMAXPROCS(2)
 	calls := x.Calls()
+	if c := x.cut(); c != 2 {
+		t.Fatalf("before the solo hold: work cut for %d threads, want 2", c)
+	}
 	release = x.Hold()
 	for range soloMinCalls {
 		if s := sum(0); s != all {
 			t.Fatalf("solo: chunks summed %#x, want %#x", s, all)
 		}
 	}
+	// A solo run is cut as a one-thread run is.
+	if c, _ := x.chunks(64*minWork, 64); x.cut() != 1 || c != 1 {
+		t.Fatalf("solo: work cut for %d threads, into %d chunks; want 1, 1", x.cut(), c)
+	}
 	release()
+	if c, _ := x.chunks(64*minWork, 64); x.cut() != 2 || c < 2 {
+		t.Fatalf("after the solo hold: work cut for %d threads, into %d chunks; want 2, ≥ 2", x.cut(), c)
+	}
 	if x.Calls() != calls || tm.held.Load() != 0 || tm.solo.Load() != 0 || prof.SoloHolds() != 1 {
 		t.Fatalf("solo hold: %d calls handed to the helper, held %d, solo %d, %d solo Holds counted; want 0, 0, 0, 1", x.Calls()-calls, tm.held.Load(), tm.solo.Load(), prof.SoloHolds())
 	}
