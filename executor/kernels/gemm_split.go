@@ -196,6 +196,16 @@ const readA = 16
 // sixth session"). Counting every B (no bound) moved mobilenet_v3_small's
 // and mnasnet0_5's expansions (B of 16–24 channels) to column chunks,
 // with no gain or a loss in their chunks' time.
+//
+// Below the bound, B's reads count too when B has at least as many rows
+// as C (m ≤ kb: a projection, a bottleneck, a 3×3 of as many channels).
+// The step before wrote B on both cores, so each row chunk reads half of
+// it from the other core (about 5 GB/s here), and such a product reads
+// at least as much as it writes. DenseNet-121's 1×1 bottlenecks cut by
+// rows scaled by 1.3–1.4 on two threads, by columns 1.8–2.0. An
+// expansion (m > kb) keeps its row chunks: they write each channel on
+// the core that computes it, where a depthwise step cut by channels
+// reads it (docs/speed.md "Eighth wave, seventh session").
 const cachedB = 1 << 18
 
 // splitCosts is the time, in multiply-adds, of the busiest thread of
@@ -203,11 +213,11 @@ const cachedB = 1 << 18
 // column tiles on the busiest thread): the rows or columns it computes
 // and its chunks' reads beyond its share — of A (m×k) for the column
 // split, of B (kb×n streamed by each row chunk) for the row split when B
-// exceeds cachedB.
+// exceeds cachedB or has at least as many rows as C (m ≤ kb).
 func (x *Context) splitCosts(mk microKernel, m, n, k, kb, cols, nr, ncol, spanC int) (tr, tc int) {
 	t := x.cut()
 	tr = rowSpan(mk, m, nr, t) * cols * mk.nr * k
-	if kb*n > cachedB {
+	if kb*n > cachedB || m <= kb {
 		tr += max((nr+t-1)/t*kb*n-kb*n/t, 0) * readA
 	}
 	tc = spanC * mk.nr * rowCost(mk, m) * k

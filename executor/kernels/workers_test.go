@@ -485,10 +485,11 @@ func TestRowSpanShortLastChunk(t *testing.T) {
 // is cut into row chunks, not column chunks that would each stream all of
 // A (shufflenet_v2's last 1×1 convolution); wide products with small
 // weights are still cut by columns; a product whose row chunks would each
-// stream a B above cachedB is cut by columns (mobilenet_v2's 24-channel
-// projections, densenet121's bottlenecks at 28²), unless B is a
-// convolution's input read in place, whose streamed rows are its
-// channels (kb); one thread does not cut. The split
+// stream a B above cachedB, or a B with at least as many rows as C
+// (m ≤ kb), is cut by columns (mobilenet_v2's 24-channel projections,
+// densenet121's bottlenecks), unless B is a convolution's input read in
+// place, whose streamed rows are its channels (kb); an expansion (m > kb)
+// with a B below cachedB keeps row chunks; one thread does not cut. The split
 // is a function of the micro-kernel's tile: the AVX-512 one's (12×32
 // with edge kernels) is given, so the test means the same under
 // ONNXCONV_SGEMM_KERNEL=avx2 or generic.
@@ -507,9 +508,21 @@ func TestGemmSplitWeights(t *testing.T) {
 		{1, 1000, 1024, 1024, true},
 		{24, 3136, 144, 144, true},
 		{128, 784, 480, 480, true},
-		{128, 784, 320, 320, false},
-		{128, 196, 992, 992, false},
-		{128, 848, 1152, 128, false},
+		// m ≤ kb: B's reads counted whatever its size (densenet121's
+		// bottlenecks at 28² and 14², resnet50's 3×3 at 28²).
+		{128, 784, 320, 320, true},
+		{128, 196, 992, 992, true},
+		{128, 848, 1152, 128, true},
+		// Expansions (m > kb) with B below cachedB: rows, which keep
+		// each channel's output on the core a depthwise step after
+		// them reads it from (efficientnet_b0's, mnasnet's).
+		{144, 3136, 24, 24, false},
+		{240, 784, 40, 40, false},
+		{96, 12544, 16, 16, false},
+		// A convolution's input read in place streams its channels
+		// (kb), not the im2col rows (k): below cachedB.
+		{256, 848, 1152, 128, false},
+		{256, 848, 1152, 1152, true},
 	} {
 		byCols, nc := x.gemmSplit(best, c.m, c.n, c.k, c.kb)
 		if nc < 2 || byCols != c.byCols {
