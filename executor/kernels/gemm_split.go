@@ -93,6 +93,10 @@ func (f *finish) run(c []float32, ldc, i0, i1, j0, j1 int, beta float32, compute
 // gemm computes C = op(A)·op(B) + beta·C (alpha is applied while packing
 // A) on the Context's threads, with fin (nil: none) around each part.
 func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, fin *finish) {
+	if splitsK(m, n, k) {
+		x.gemmSplitK(mk, m, n, k, alpha, oa, ob, beta, c, ldc, fin)
+		return
+	}
 	byCols, nc := x.gemmSplit(mk, m, n, k, ob.streamRows(mk, k))
 	if nc <= 1 {
 		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32, st store) {
@@ -132,6 +136,94 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 		fin.run(c, ldc, i0, i1, 0, n, beta, func(beta float32, st store) {
 			x.serial(mk, i1-i0, n, k, alpha, oa.rowsFrom(i0), ob, beta, c[i0*ldc:], ldc, st)
 		})
+	})
+}
+
+// splitsK reports whether gemm computes an m×n×k product in two halves
+// of k (gemmSplitK) rather than in row or column chunks: k spans more
+// than one k-block and is at least twice C's shorter side (a projection,
+// a bottleneck, a GEMV), and the product is large enough for two parallel
+// calls. The test reads the shapes alone, symmetric in m and n, so a
+// product and its transpose (a convolution's implicit and transposed
+// forms) take the same plan on any thread count, and so the same bits.
+//
+// Why: the step before such a product usually wrote B (the larger
+// operand) cut by channels, its rows: a depthwise convolution, a Concat,
+// an element-wise step. Row and column chunks each read half of B from
+// the other core's cache (about 5 GB/s here); a half of k is the half
+// of B the same core wrote (the caller claims the first chunk of each
+// call, the helper the last), and only C's second half crosses, C being
+// at most half of B. DenseNet-121's bottlenecks at 14² and 7² scaled
+// 1.3–1.4 on two threads by rows or columns (docs/speed.md "Eighth wave,
+// seventh session"); with the halves the model runs 1.89–1.92× on two
+// threads against 1.66–1.67 (docs/speed.md "Eighth wave, eighth
+// session").
+func splitsK(m, n, k int) bool {
+	return k > blockK && 2*min(m, n) <= k && m*n*k >= 4*minWork
+}
+
+// gemmSplitK computes C in two halves of k (whole k-blocks each, as
+// serial would compute them): the first into C (with beta or the bias),
+// the second into a scratch matrix T; then C = C + T, the ReLU and the
+// epilogue by column ranges. The plan is the same for every thread count
+// (one thread runs the halves in turn), so the bits are.
+func (x *Context) gemmSplitK(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, fin *finish) {
+	kb := kBlock(k)
+	nb := (k + kb - 1) / kb
+	if nb == 2 && x.cut() == 1 {
+		// The second half is one k-block, whose sums serial adds to C
+		// as the fold would: the same bits without the scratch pass.
+		fin.run(c, ldc, 0, m, 0, n, beta, func(beta float32, st store) {
+			x.serial(mk, m, n, k, alpha, oa, ob, beta, c, ldc, st)
+		})
+		return
+	}
+	kh := (nb + 1) / 2 * kb
+	s := x.get()
+	defer x.put(s)
+	s.kpart = grow(s.kpart, m*n)
+	t := s.kpart
+	var st store
+	if fin != nil && fin.bias != nil {
+		st.bias, beta = fin.bias, 0
+	}
+	// Each half in column chunks when more than two threads share it.
+	cc := split(n, max(1, x.cut()/2), mk.nr)
+	nc := len(cc) - 1
+	x.parallel(2*nc, func(i int) {
+		j0, j1 := cc[i%nc], cc[i%nc+1]
+		if i < nc {
+			x.serialK(mk, m, j1-j0, k, 0, kh, alpha, oa, ob.colsFrom(j0), beta, c[j0:], ldc, st)
+			return
+		}
+		x.serialK(mk, m, j1-j0, k, kh, k, alpha, oa, ob.colsFrom(j0), 0, t[j0:], n, store{})
+	})
+	act := 0
+	if fin != nil {
+		act = store{relu: fin.relu, six: fin.relu && fin.six}.act()
+	}
+	cols := split(n, max(1, min(x.cut(), m*n*elemWork/minWork)), 16)
+	x.parallel(len(cols)-1, func(q int) {
+		j0, j1 := cols[q], cols[q+1]
+		for r := 0; r < m; r++ {
+			row := c[r*ldc+j0 : r*ldc+j1]
+			tr := t[r*n+j0 : r*n+j1]
+			axpy(1, tr, row) // 1·t is exact: row + t, one rounding
+			if act == 1 {
+				relu(row, row)
+			} else {
+				actGeneric(row, act)
+			}
+		}
+		if fin != nil && fin.epi != nil {
+			if j0 == 0 && j1 == ldc {
+				fin.epi(fin.base, m*ldc)
+				return
+			}
+			for r := 0; r < m; r++ {
+				fin.epi(fin.base+r*ldc+j0, j1-j0)
+			}
+		}
 	})
 }
 
@@ -319,8 +411,9 @@ func (x *Context) packShared(mk microKernel, isA bool, rows, k int, alpha float3
 		per = minWork / 64
 	}
 	var tasks []packTask
-	for p0 := 0; p0 < k; p0 += blockK {
-		kc := min(blockK, k-p0)
+	kb := kBlock(k)
+	for p0 := 0; p0 < k; p0 += kb {
+		kc := min(kb, k-p0)
 		n := max(1, min(pad/w, kc*rows/per))
 		parts := split(rows, n, w)
 		for i := 0; i+1 < len(parts); i++ {

@@ -212,8 +212,9 @@ func packAll(mk microKernel, isA, trans bool, rows, k int, alpha float32, s []fl
 	}
 	pad := (rows + w - 1) / w * w
 	p := &Packed{kernel: mk.name, isA: isA, rows: rows, k: k, pad: pad, data: make([]float32, pad*k)}
-	for p0 := 0; p0 < k; p0 += blockK {
-		kc := min(blockK, k-p0)
+	kb := kBlock(k)
+	for p0 := 0; p0 < k; p0 += kb {
+		kc := min(kb, k-p0)
 		dst := p.data[p0*pad : p0*pad+kc*pad]
 		if isA {
 			packA(dst, trans, s, ld, 0, rows, p0, kc, w, alpha)
@@ -268,6 +269,27 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 // serial is the blocked SGEMM on one goroutine, with st's bias and ReLU
 // applied by the micro-kernel as it stores C's tiles.
 func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, st store) {
+	x.serialK(mk, m, n, k, 0, k, alpha, oa, ob, beta, c, ldc, st)
+}
+
+// kBlock is the k-block of a product of k rows (the same for every
+// thread count and chunk: the sums of a k-block are added to C in block
+// order, so it fixes the bits): k itself up to blockK, else an even
+// count of near-equal blocks of at most blockK (rounded up to 8), so
+// that the blocks split evenly over two threads (gemmSplitK).
+func kBlock(k int) int {
+	if k <= blockK {
+		return max(k, 1)
+	}
+	nb := 2 * ((k + 2*blockK - 1) / (2 * blockK))
+	return ((k+nb-1)/nb + 7) / 8 * 8
+}
+
+// serialK is serial over the k-blocks from kLo (a block's start) to kHi
+// (a block's end or k) only: its first block starts C as serial's first
+// block would (beta or bias), the later ones add to it, and the ReLU
+// applies in k's last block.
+func (x *Context) serialK(mk microKernel, m, n, k, kLo, kHi int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, st store) {
 	s := x.get()
 	defer x.put(s)
 	mr, nr := mk.mr, mk.nr
@@ -280,16 +302,17 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 	s.biasTile = grow(s.biasTile, mr)
 	direct := ob.direct(k, (m+mr-1)/mr, nr)
 	inPlace := ob.inPlace(mk)
+	kb := kBlock(k)
 	for j0 := 0; j0 < n; j0 += blockN {
 		nc := min(blockN, n-j0)
 		ncp := (nc + nr - 1) / nr * nr
 		// full: the columns of the block in whole panels of nr (read in
 		// place when direct; the rest is packed).
 		full := nc / nr * nr
-		for p0 := 0; p0 < k; p0 += blockK {
-			kc := min(blockK, k-p0)
+		for p0 := kLo; p0 < kHi; p0 += kb {
+			kc := min(kb, kHi-p0)
 			add := 1
-			if first && p0 == 0 {
+			if first && p0 == kLo {
 				add = 0
 			}
 			// The block's bias (in the first k-block) and ReLU (in the

@@ -662,3 +662,115 @@ func TestSoloHold(t *testing.T) {
 		t.Fatalf("after the period: %d calls handed to the helper, %d solo Holds counted; want 1, 1", x.Calls()-calls, prof.SoloHolds())
 	}
 }
+
+// TestGemmSplitK: products whose k is at least twice C's shorter side
+// (beyond one k-block) run in two halves of k (splitsK), their transposes
+// too; the halves give the same bits on 1 to 4 threads, with a bias, a
+// ReLU or ReLU6, an epilogue and beta ≠ 0, and C within rounding of a
+// float64 product. kBlock cuts a long k into an even count of near-equal
+// blocks of at most blockK.
+func TestGemmSplitK(t *testing.T) {
+	for _, c := range []struct {
+		m, n, k int
+		want    bool
+	}{
+		{128, 196, 992, true}, // densenet121's bottlenecks at 14²
+		{196, 128, 992, true}, // its transposed form
+		{96, 196, 576, true},  // a projection after a depthwise step
+		{1, 4096, 1024, true}, // a GEMV
+		{128, 784, 256, false},
+		{256, 300, 480, false},
+		{8, 8, 1024, false}, // too small for two calls
+	} {
+		if got := splitsK(c.m, c.n, c.k); got != c.want {
+			t.Errorf("splitsK(%d, %d, %d) = %v, want %v", c.m, c.n, c.k, got, c.want)
+		}
+	}
+	for k := 1; k <= 5000; k++ {
+		kb := kBlock(k)
+		nb := (k + kb - 1) / kb
+		if kb > blockK || k <= blockK && kb != k || k > blockK && (nb%2 != 0 || kb%8 != 0 || (nb-1)*kb >= k) {
+			t.Fatalf("kBlock(%d) = %d (%d blocks)", k, kb, nb)
+		}
+	}
+	r := rand.New(rand.NewPCG(46, 1))
+	for _, c := range []struct {
+		m, n, k   int
+		bias      bool
+		act       int // 0 none, 1 ReLU, 2 ReLU6
+		epi, beta bool
+	}{
+		{m: 128, n: 196, k: 992, bias: true, act: 1},
+		{m: 96, n: 197, k: 576, bias: true, epi: true},
+		{m: 40, n: 3000, k: 300, act: 2},
+		{m: 300, n: 77, k: 520, beta: true},
+		{m: 1, n: 4096, k: 1024},
+		{m: 33, n: 2025, k: 600, bias: true, act: 1, epi: true},
+	} {
+		if !splitsK(c.m, c.n, c.k) {
+			t.Fatalf("%+v: not split by k", c)
+		}
+		a, b, c0 := randSlice(r, c.m*c.k), randSlice(r, c.k*c.n), randSlice(r, c.m*c.n)
+		pa, err := PackA(false, c.m, c.k, 1, a, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ref []float32
+		for _, th := range []int{1, 2, 3, 4} {
+			x := NewContext(th)
+			y := append([]float32{}, c0...)
+			fin := &finish{relu: c.act != 0, six: c.act == 2}
+			if c.bias {
+				fin.bias = c0[:c.m]
+			}
+			if c.epi {
+				fin.epi = func(off, n int) {
+					for i := off; i < off+n; i++ {
+						y[i] = y[i]*0.5 + 1
+					}
+				}
+			}
+			beta := float32(0)
+			if c.beta {
+				beta = 0.75
+			}
+			x.gemm(best, c.m, c.n, c.k, 1, operand{packed: pa}, operand{s: b, ld: c.n}, beta, y, c.n, fin)
+			x.Close()
+			if ref == nil {
+				ref = y
+				for i := 0; i < c.m; i++ {
+					for j := 0; j < c.n; j++ {
+						var v float64
+						switch {
+						case c.bias:
+							v = float64(c0[i])
+						case c.beta:
+							v = 0.75 * float64(c0[i*c.n+j])
+						}
+						for p := 0; p < c.k; p++ {
+							v += float64(a[i*c.k+p]) * float64(b[p*c.n+j])
+						}
+						if c.act != 0 {
+							v = max(v, 0)
+						}
+						if c.act == 2 {
+							v = min(v, 6)
+						}
+						if c.epi {
+							v = v*0.5 + 1
+						}
+						if got := float64(y[i*c.n+j]); math.Abs(got-v) > 1e-4*(1+math.Abs(v))*math.Sqrt(float64(c.k)) {
+							t.Fatalf("%+v: C[%d,%d] = %v, float64 product %v", c, i, j, got, v)
+						}
+					}
+				}
+				continue
+			}
+			for i := range y {
+				if math.Float32bits(y[i]) != math.Float32bits(ref[i]) {
+					t.Fatalf("%+v: %d threads differ from 1 at %d: %g vs %g", c, th, i, y[i], ref[i])
+				}
+			}
+		}
+	}
+}
