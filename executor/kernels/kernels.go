@@ -217,7 +217,7 @@ type scratch struct {
 	cols       []float32
 	// shared: an operand packed once for all chunks of a parallel SGEMM.
 	shared []float32
-	kpart  []float32 // gemmSplitK's sums of the later k-blocks
+	kpart  []float32 // gemmSplitK's sums of the second half of k
 	phase  []float32 // phase planes of convFlat
 	rowOff []int     // B row starts of convFlat
 	pix    []int     // convFlatT's rows as grid columns
