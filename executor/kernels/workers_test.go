@@ -667,8 +667,8 @@ func TestSoloHold(t *testing.T) {
 // (beyond one k-block) run in two halves of k (splitsK), their transposes
 // too; the halves give the same bits on 1 to 4 threads, with a bias, a
 // ReLU or ReLU6, an epilogue and beta ≠ 0, and C within rounding of a
-// float64 product. kBlock cuts a long k into an even count of near-equal
-// blocks of at most blockK.
+// float64 product. kBlock cuts a k up to 4·blockK into two blocks, a
+// longer one into an even count of near-equal blocks of at most blockK.
 func TestGemmSplitK(t *testing.T) {
 	for _, c := range []struct {
 		m, n, k int
@@ -689,7 +689,7 @@ func TestGemmSplitK(t *testing.T) {
 	for k := 1; k <= 5000; k++ {
 		kb := kBlock(k)
 		nb := (k + kb - 1) / kb
-		if kb > blockK || k <= blockK && kb != k || k > blockK && (nb%2 != 0 || kb%8 != 0 || (nb-1)*kb >= k) {
+		if k <= blockK && kb != k || k > blockK && k <= 4*blockK && (nb != 2 || kb > 2*blockK) || k > 4*blockK && kb > blockK || k > blockK && (nb%2 != 0 || kb%8 != 0 || (nb-1)*kb >= k) {
 			t.Fatalf("kBlock(%d) = %d (%d blocks)", k, kb, nb)
 		}
 	}
@@ -706,6 +706,11 @@ func TestGemmSplitK(t *testing.T) {
 		{m: 300, n: 77, k: 520, beta: true},
 		{m: 1, n: 4096, k: 1024},
 		{m: 33, n: 2025, k: 600, bias: true, act: 1, epi: true},
+		// More than two k-blocks: the second half in a scratch matrix on
+		// one thread too.
+		{m: 128, n: 196, k: 1152, bias: true, act: 1},
+		{m: 64, n: 500, k: 2100, bias: true, epi: true},
+		{m: 70, n: 300, k: 1500, beta: true, act: 2},
 	} {
 		if !splitsK(c.m, c.n, c.k) {
 			t.Fatalf("%+v: not split by k", c)
