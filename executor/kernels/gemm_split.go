@@ -155,8 +155,8 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 // call, the helper the last), and only C's second half crosses, C being
 // at most half of B. DenseNet-121's bottlenecks at 14² and 7² scaled
 // 1.3–1.4 on two threads by rows or columns (docs/speed.md "Eighth wave,
-// seventh session"); with the halves the model runs 1.89–1.92× on two
-// threads against 1.66–1.67 (docs/speed.md "Eighth wave, eighth
+// seventh session"); with the halves the model runs 1.85–1.93× on two
+// threads against 1.63–1.67 (docs/speed.md "Eighth wave, eighth
 // session").
 func splitsK(m, n, k int) bool {
 	return k > blockK && 2*min(m, n) <= k && m*n*k >= 4*minWork
