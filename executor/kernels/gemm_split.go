@@ -198,32 +198,23 @@ func (x *Context) gemmSplitK(mk microKernel, m, n, k int, alpha float32, oa, ob 
 		}
 		x.serialK(mk, m, j1-j0, k, kh, k, alpha, oa, ob.colsFrom(j0), 0, t[j0:], n, store{})
 	})
-	act := 0
-	if fin != nil {
-		act = store{relu: fin.relu, six: fin.relu && fin.six}.act()
-	}
+	// The fold, ReLU and epilogue of each column range through fin.run
+	// (its store carries the activation; bias and beta are in C).
 	cols := split(n, max(1, min(x.cut(), m*n*elemWork/minWork)), 16)
 	x.parallel(len(cols)-1, func(q int) {
 		j0, j1 := cols[q], cols[q+1]
-		for r := 0; r < m; r++ {
-			row := c[r*ldc+j0 : r*ldc+j1]
-			tr := t[r*n+j0 : r*n+j1]
-			axpy(1, tr, row) // 1·t is exact: row + t, one rounding
-			if act == 1 {
-				relu(row, row)
-			} else {
-				actGeneric(row, act)
-			}
-		}
-		if fin != nil && fin.epi != nil {
-			if j0 == 0 && j1 == ldc {
-				fin.epi(fin.base, m*ldc)
-				return
-			}
+		fin.run(c, ldc, 0, m, j0, j1, 0, func(_ float32, st store) {
+			act := st.act()
 			for r := 0; r < m; r++ {
-				fin.epi(fin.base+r*ldc+j0, j1-j0)
+				row := c[r*ldc+j0 : r*ldc+j1]
+				axpy(1, t[r*n+j0:r*n+j1], row) // 1·t is exact: row + t, one rounding
+				if act == 1 {
+					relu(row, row)
+				} else {
+					actGeneric(row, act)
+				}
 			}
-		}
+		})
 	})
 }
 

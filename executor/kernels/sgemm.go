@@ -280,7 +280,8 @@ func (x *Context) serial(mk microKernel, m, n, k int, alpha float32, oa, ob oper
 // gemmSplitK's halves, and with two blocks its second half is one block,
 // whose sums serial adds to C as gemmSplitK's fold does: one thread
 // needs no scratch pass (a 1×1 convolution of 1024 channels at 14²: 695
-// µs with four blocks and the pass, 642 with two, 638 serial as before).
+// µs with four blocks and the pass, 642 with two, 638 serial as before;
+// docs/speed.md "Eighth wave, eighth session").
 func kBlock(k int) int {
 	if k <= blockK {
 		return max(k, 1)
