@@ -141,25 +141,34 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 
 // splitsK reports whether gemm computes an m×n×k product in two halves
 // of k (gemmSplitK) rather than in row or column chunks: k spans more
-// than one k-block and is at least twice C's shorter side (a projection,
-// a bottleneck, a GEMV), and the product is large enough for two parallel
-// calls. The test reads the shapes alone, symmetric in m and n, so a
-// product and its transpose (a convolution's implicit and transposed
-// forms) take the same plan on any thread count, and so the same bits.
+// than one k-block and is at least three times C's shorter side (a
+// projection, a bottleneck, a GEMV), and the product is large enough for
+// two parallel calls. The test reads the shapes alone, symmetric in m and
+// n, so a product and its transpose (a convolution's implicit and
+// transposed forms) take the same plan on any thread count, and so the
+// same bits.
 //
 // Why: the step before such a product usually wrote B (the larger
 // operand) cut by channels, its rows: a depthwise convolution, a Concat,
 // an element-wise step. Row and column chunks each read half of B from
 // the other core's cache (about 5 GB/s here); a half of k is the half
 // of B the same core wrote (the caller claims the first chunk of each
-// call, the helper the last), and only C's second half crosses, C being
-// at most half of B. DenseNet-121's bottlenecks at 14² and 7² scaled
-// 1.3–1.4 on two threads by rows or columns (docs/speed.md "Eighth wave,
-// seventh session"); with the halves the model runs 1.85–1.93× on two
-// threads against 1.63–1.67 (docs/speed.md "Eighth wave, eighth
-// session").
+// call, the helper the last), and only C's halves cross in the fold.
+// With m the shorter side, the halves move m·n elements between the
+// cores against k·n/2: a gain from k > 2m. But where the step before was
+// a product cut by columns (pixels), the column chunks move nothing and
+// the halves lose; so they are taken from k ≥ 3m only, where the gain is
+// large when B was cut by channels. SqueezeNet 1.0's expand 3×3
+// convolutions (k = 2.25·m, their input written by the squeeze product
+// by columns) ran 1.66 → 1.74× on two threads without them; DenseNet-121
+// (its bottlenecks read a BatchNorm+ReLU step's output) keeps 1.84
+// (docs/speed.md "Eighth wave, ninth session"). DenseNet-121's
+// bottlenecks at 14² and 7² scaled 1.3–1.4 on two threads by rows or
+// columns (docs/speed.md "Eighth wave, seventh session"); with the halves
+// the model runs 1.85–1.93× on two threads against 1.63–1.67
+// (docs/speed.md "Eighth wave, eighth session").
 func splitsK(m, n, k int) bool {
-	return k > blockK && 2*min(m, n) <= k && m*n*k >= 4*minWork
+	return k > blockK && 3*min(m, n) <= k && m*n*k >= 4*minWork
 }
 
 // gemmSplitK computes C in two halves of k (whole k-blocks each, as

@@ -679,6 +679,8 @@ func TestGemmSplitK(t *testing.T) {
 		{96, 196, 576, true},  // a projection after a depthwise step
 		{1, 4096, 1024, true}, // a GEMV
 		{128, 784, 256, false},
+		{128, 729, 288, false}, // squeezenet1_0's expand 3×3 at 27²: k < 3m
+		{96, 3000, 288, true},
 		{256, 300, 480, false},
 		{8, 8, 1024, false}, // too small for two calls
 	} {
