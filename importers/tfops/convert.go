@@ -74,8 +74,14 @@ func tensorKey(in string) (string, bool) {
 	return in + ":0", true
 }
 
+// splitKey splits tensor key k ("node:i", tensorKey) into the node's
+// name and i; a string without ':' (the empty key tensorKey returns for
+// a control input) is a name with output 0.
 func splitKey(k string) (string, int) {
 	i := strings.LastIndexByte(k, ':')
+	if i < 0 {
+		return k, 0
+	}
 	n, _ := strconv.Atoi(k[i+1:])
 	return k[:i], n
 }
@@ -184,7 +190,10 @@ func Convert(g *Graph, opts Options) (*canonical.Model, error) {
 	}
 	var gin []build.Info
 	for _, io := range inputs {
-		k, _ := tensorKey(io.Tensor)
+		k, ok := tensorKey(io.Tensor)
+		if !ok {
+			return nil, fmt.Errorf("%s: input %q is a control input (%q), not a tensor", opts.File, io.Name, io.Tensor)
+		}
 		nm, _ := splitKey(k)
 		n := c.nodes[nm]
 		if n == nil {
