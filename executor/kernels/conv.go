@@ -109,10 +109,11 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 
 // Conv2DPackedEpilogue is Conv2DPacked followed by epi (nil: none) on
 // every element of y: run on each part of y by the thread that computed
-// it, right after, for the depthwise and direct (1×1) convolutions (their
-// most frequent steps in mobile nets) and the row-block path (convRows:
-// the stems, after each block of output rows); as one more parallel pass
-// after the other paths.
+// it, right after, for the depthwise, direct (1×1) and implicit-GEMM
+// convolutions (the most frequent steps of mobile nets and ResNets) and
+// the row-block path (convRows: the stems, after each block of output
+// rows); as one more parallel pass after the other paths (the phase-plane
+// grid, im2col without packed weights, the transposed forms).
 func (x *Context) Conv2DPackedEpilogue(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32, epi Epilogue) error {
 	return x.Conv2DPackedAct(p, in, w, pw, bias, y, ActNone, epi)
 }
@@ -124,13 +125,13 @@ type Act int
 
 const (
 	ActNone Act = iota
-	// ActRelu is max(v, 0), NaN and −0 kept (Relu). A direct (1×1)
-	// convolution applies it in the micro-kernel, on the values in
-	// registers, instead of as one more pass over its output.
+	// ActRelu is max(v, 0), NaN and −0 kept (Relu). A direct (1×1) or
+	// implicit-GEMM convolution applies it in the micro-kernel, on the
+	// values in registers, instead of as one more pass over its output.
 	ActRelu
 	// ActRelu6 is min(max(v, 0), 6), NaN and −0 kept (Clip(0, 6), the
-	// mobile nets' ReLU6): in the micro-kernel of a direct convolution
-	// as ActRelu, as Clip's pass on the other paths.
+	// mobile nets' ReLU6): in the micro-kernel wherever ActRelu is, as
+	// Clip's pass on the other paths.
 	ActRelu6
 )
 
@@ -251,6 +252,10 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 		rowsPath := useRows(&p, best, pg)
 		directFin := direct && (pg == nil || pg.isA) && !rowsPath
 		flatPath := pg != nil && pg.isA && !direct && !rowsPath && useFlat(&p, best.nr)
+		// The implicit GEMM (packed weights as A, B packed straight
+		// from the input) takes the activation and the epilogue in its
+		// chunks, as the direct one does.
+		implicit := pg != nil && pg.isA && !direct && !rowsPath && !flatPath
 		// convRows and the phase-plane grid apply a Relu or ReLU6 in
 		// the micro-kernel (its relu 1 or 2: the same bits as relu and
 		// Clip(0, 6)); their tail is the epilogue alone.
@@ -267,7 +272,7 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 		if actIn != 0 {
 			tail = epi
 		}
-		if tail != nil && !directFin && !rowsPath {
+		if tail != nil && !directFin && !rowsPath && !implicit {
 			// The other paths: one more pass, once every group is
 			// computed (deferred; on an error y is not used).
 			defer x.Range(len(yg), 1, func(lo, hi int) { tail(base+lo, hi-lo) })
@@ -309,13 +314,11 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 			}
 			return nil
 		}
-		if pg != nil {
+		if implicit {
 			// Implicit GEMM: B packed straight from the input, the
-			// bias added by the micro-kernel.
-			var fin *finish
-			if bg != nil {
-				fin = &finish{bias: bg}
-			}
+			// bias and the activation applied by the micro-kernel as
+			// it stores C, the epilogue on each part of C right after.
+			fin := &finish{bias: bg, relu: act == ActRelu || act == ActRelu6, six: act == ActRelu6, epi: epi, base: base}
 			cb := &convB{p: &p, x: xg, oh: oh, ow: ow}
 			if err := x.sgemmConv(best, mg, npix, kk, pg, cb, 0, yg, npix, fin); err != nil {
 				return err

@@ -624,16 +624,13 @@ func TestConvGroupsSplit(t *testing.T) {
 	}
 }
 
-// TestConvActRelu: Conv2DPackedAct with ActRelu (in the micro-kernel on
-// the direct path, as a pass on the others) gives the bits of the
-// convolution followed by Relu, then the epilogue, on every path and
-// thread count: with a bias or not, several k-blocks (C > 256), tiles of
-// fewer rows than the kernel's, NaN inputs and −0 outputs (all-zero input
-// with negative weights).
 // TestConvActRelu checks ActRelu and ActRelu6 (in the micro-kernel of
-// direct, row-block and grid convolutions, a pass on the others) against
-// the convolution followed by Relu or Clip(0, 6): bit-identical, NaN and
-// −0 included.
+// direct, implicit-GEMM, row-block and grid convolutions, a pass on the
+// others), then the epilogue, against the convolution followed by Relu
+// or Clip(0, 6) and the epilogue: bit-identical on every path and thread
+// count, with a bias or not, several k-blocks (C > 256), tiles of fewer
+// rows than the kernel's, NaN inputs and −0 outputs (all-zero input with
+// negative weights).
 func TestConvActRelu(t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 74))
 	cases := []Conv2D{
@@ -663,6 +660,12 @@ func TestConvActRelu(t *testing.T) {
 		{N: 1, C: 64, H: 7, W: 7, M: 100, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		// convRows channel panel by channel panel (rowsChanOuter).
 		{N: 1, C: 3, H: 241, W: 239, M: 37, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 0, PB: 0, PR: 1, Groups: 1},
+		// The implicit GEMM (phase planes past maxCols), in two halves
+		// of k (the activation and epilogue in gemmSplitK's fold).
+		{N: 1, C: 260, H: 64, W: 64, M: 8, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+	}
+	if path := convPath(cases[len(cases)-1]); path != "implicit" && best.name != genericKernel.name {
+		t.Fatalf("the last case takes the %s path, want implicit", path)
 	}
 	for i, p := range cases {
 		oh, ow := p.Out()
