@@ -110,10 +110,11 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 // Conv2DPackedEpilogue is Conv2DPacked followed by epi (nil: none) on
 // every element of y: run on each part of y by the thread that computed
 // it, right after, for the depthwise, direct (1×1) and implicit-GEMM
-// convolutions (the most frequent steps of mobile nets and ResNets) and
-// the row-block path (convRows: the stems, after each block of output
-// rows); as one more parallel pass after the other paths (the phase-plane
-// grid, im2col without packed weights, the transposed forms).
+// convolutions (the most frequent steps of mobile nets), the row-block
+// path (convRows: the stems, after each block of output rows) and the
+// phase-plane grid (as its rows are copied into y: most 3×3
+// convolutions); as one more parallel pass after the other paths (im2col
+// without packed weights, the transposed forms).
 func (x *Context) Conv2DPackedEpilogue(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32, epi Epilogue) error {
 	return x.Conv2DPackedAct(p, in, w, pw, bias, y, ActNone, epi)
 }
@@ -272,7 +273,7 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 		if actIn != 0 {
 			tail = epi
 		}
-		if tail != nil && !directFin && !rowsPath && !implicit {
+		if tail != nil && !directFin && !rowsPath && !implicit && !flatPath {
 			// The other paths: one more pass, once every group is
 			// computed (deferred; on an error y is not used).
 			defer x.Range(len(yg), 1, func(lo, hi int) { tail(base+lo, hi-lo) })
@@ -303,7 +304,7 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 			x.convRows(&p, best, pg, xg, cg, mg, bg, yg, actIn, tail, base)
 			return nil
 		case flatPath:
-			if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg, actIn); err != nil {
+			if err := x.convFlat(&p, best, pg, xg, cg, mg, bg, yg, actIn, tail, base); err != nil {
 				return err
 			}
 			return nil

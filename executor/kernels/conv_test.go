@@ -660,12 +660,23 @@ func TestConvActRelu(t *testing.T) {
 		{N: 1, C: 64, H: 7, W: 7, M: 100, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		// convRows channel panel by channel panel (rowsChanOuter).
 		{N: 1, C: 3, H: 241, W: 239, M: 37, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 0, PB: 0, PR: 1, Groups: 1},
+		// The grid in two chunks of output rows (its product past
+		// maxCols): the epilogue as each chunk's rows are copied.
+		{N: 1, C: 32, H: 128, W: 128, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 		// The implicit GEMM (phase planes past maxCols), in two halves
 		// of k (the activation and epilogue in gemmSplitK's fold).
 		{N: 1, C: 260, H: 64, W: 64, M: 8, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
 	}
-	if path := convPath(cases[len(cases)-1]); path != "implicit" && best.name != genericKernel.name {
-		t.Fatalf("the last case takes the %s path, want implicit", path)
+	if best.name != genericKernel.name {
+		for i, want := range []string{"flat", "implicit"} {
+			p := cases[len(cases)-2+i]
+			if path := convPath(p); path != want {
+				t.Fatalf("%+v takes the %s path, want %s", p, path, want)
+			}
+		}
+		if p := cases[len(cases)-2]; p.M*p.H*(p.W+2) <= maxCols {
+			t.Fatalf("%+v: the grid fits in one chunk", p)
+		}
 	}
 	for i, p := range cases {
 		oh, ow := p.Out()

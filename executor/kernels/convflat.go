@@ -171,8 +171,9 @@ func (f *flatConv) panels(dst []float32, p0, kc, c0, n, w int) {
 // input xg of cg channels, output yg of mg planes, bias bg or nil, then
 // the micro-kernel's relu: 0 none, 1 ReLU, 2 ReLU6) on the phase-plane
 // grid, in chunks of output rows whose grid stays within maxCols
-// elements of scratch.
-func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg []float32, yg []float32, relu int) error {
+// elements of scratch. tail (nil: none) runs on each part of yg as the
+// grid's rows are copied into it, at offset base+ in its output.
+func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, cg, mg int, bg []float32, yg []float32, relu int, tail Epilogue, base int) error {
 	oh, ow := p.Out()
 	npix := oh * ow
 	kk := cg * p.KH * p.KW
@@ -214,17 +215,23 @@ func (x *Context) convFlat(p *Conv2D, mk microKernel, pg *Packed, xg []float32, 
 		if err := x.sgemmConv(mk, mg, ld, kk, pg, cb, 0, c, ld, fin); err != nil {
 			return err
 		}
-		// The grid's rows (Wph apart) into the output planes (OW apart):
-		// with every output row in one chunk and no padding, the
-		// channels' rows follow one another in both, so that a thread's
-		// channels are one call.
+		// The grid's rows (Wph apart) into the output planes (OW apart),
+		// then the tail on them: with every output row in one chunk and
+		// no padding, the channels' rows follow one another in both, so
+		// that a thread's channels are one call.
 		x.Range(mg, (o1-o0)*ow, func(lo, hi int) {
 			if o0 == 0 && o1 == oh && ld == n {
 				copyStrided((hi-lo)*oh, ow, c[lo*n:], f.wph, yg[lo*npix:], ow)
+				if tail != nil {
+					tail(base+lo*npix, (hi-lo)*npix)
+				}
 				return
 			}
 			for m := lo; m < hi; m++ {
 				copyStrided(o1-o0, ow, c[m*ld:], f.wph, yg[m*npix+o0*ow:], ow)
+				if tail != nil {
+					tail(base+m*npix+o0*ow, (o1-o0)*ow)
+				}
 			}
 		})
 	}

@@ -123,7 +123,7 @@ func TestConvInPlaceMatchesPacked(t *testing.T) {
 						bg := bias[g*mg : (g+1)*mg]
 						if rows {
 							ctx.convRows(&p, k, pg[g], xg, cg, mg, bg, yg, relu, nil, 0)
-						} else if err := ctx.convFlat(&p, k, pg[g], xg, cg, mg, bg, yg, relu); err != nil {
+						} else if err := ctx.convFlat(&p, k, pg[g], xg, cg, mg, bg, yg, relu, nil, 0); err != nil {
 							t.Fatal(err)
 						}
 					}
