@@ -109,8 +109,8 @@ func (x *Context) Conv2DPacked(p Conv2D, in, w []float32, pw []*Packed, bias, y 
 
 // Conv2DPackedEpilogue is Conv2DPacked followed by epi (nil: none) on
 // every element of y: run on each part of y by the thread that computed
-// it, right after, for the depthwise, direct (1×1) and implicit-GEMM
-// convolutions (the most frequent steps of mobile nets), the row-block
+// it, right after, for the depthwise and direct (1×1) convolutions (the
+// most frequent steps of mobile nets), the implicit GEMM, the row-block
 // path (convRows: the stems, after each block of output rows) and the
 // phase-plane grid (as its rows are copied into y: most 3×3
 // convolutions); as one more parallel pass after the other paths (im2col
