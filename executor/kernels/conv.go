@@ -273,9 +273,11 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 		if actIn != 0 {
 			tail = epi
 		}
-		if tail != nil && !directFin && !rowsPath && !implicit && !flatPath {
-			// The other paths: one more pass, once every group is
-			// computed (deferred; on an error y is not used).
+		// The paths that do not run the tail in their own chunks (im2col
+		// without packed weights, the transposed forms): one more pass,
+		// once every group is computed (deferred; on an error y is not
+		// used).
+		if ownTail := directFin || rowsPath || flatPath || implicit; tail != nil && !ownTail {
 			defer x.Range(len(yg), 1, func(lo, hi int) { tail(base+lo, hi-lo) })
 		}
 		switch {

@@ -158,15 +158,14 @@ func (x *Context) gemm(mk microKernel, m, n, k int, alpha float32, oa, ob operan
 // cores against k·n/2: a gain from k > 2m. But where the step before was
 // a product cut by columns (pixels), the column chunks move nothing and
 // the halves lose; so they are taken from k ≥ 3m only, where the gain is
-// large when B was cut by channels. SqueezeNet 1.0's expand 3×3
-// convolutions (k = 2.25·m, their input written by the squeeze product
-// by columns) ran 1.66 → 1.74× on two threads without them; DenseNet-121
-// (its bottlenecks read a BatchNorm+ReLU step's output) keeps 1.84
-// (docs/speed.md "Eighth wave, ninth session"). DenseNet-121's
-// bottlenecks at 14² and 7² scaled 1.3–1.4 on two threads by rows or
-// columns (docs/speed.md "Eighth wave, seventh session"); with the halves
-// the model runs 1.85–1.93× on two threads against 1.63–1.67
-// (docs/speed.md "Eighth wave, eighth session").
+// large when B was cut by channels. DenseNet-121's bottlenecks (reading
+// a BatchNorm+ReLU step's output) scaled 1.3–1.4 on two threads by rows
+// or columns; with the halves the model runs 1.85–1.93× against
+// 1.63–1.67 (docs/speed.md "Eighth wave, seventh session", "eighth
+// session"). SqueezeNet 1.0's expand 3×3 convolutions (k = 2.25·m, their
+// input written by the squeeze product by columns) lost with them: the
+// model ran 1.66× on two threads with a margin of 2, 1.74× with 3
+// (docs/speed.md "Eighth wave, ninth session").
 func splitsK(m, n, k int) bool {
 	return k > blockK && 3*min(m, n) <= k && m*n*k >= 4*minWork
 }
