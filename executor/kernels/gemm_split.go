@@ -173,8 +173,10 @@ func splitsK(m, n, k int) bool {
 // gemmSplitK computes C in two halves of k (whole k-blocks each, as
 // serial would compute them): the first into C (with beta or the bias),
 // the second into a scratch matrix T; then C = C + T, the ReLU and the
-// epilogue by column ranges. The plan is the same for every thread count
-// (one thread runs the halves in turn), so the bits are.
+// epilogue by ranges of C (of its elements when its rows are contiguous,
+// else of its columns: every element is folded alone, so any cut gives
+// the same bits). The plan is the same for every thread count (one
+// thread runs the halves in turn), so the bits are.
 func (x *Context) gemmSplitK(mk microKernel, m, n, k int, alpha float32, oa, ob operand, beta float32, c []float32, ldc int, fin *finish) {
 	kb := kBlock(k)
 	nb := (k + kb - 1) / kb
@@ -206,9 +208,36 @@ func (x *Context) gemmSplitK(mk microKernel, m, n, k int, alpha float32, oa, ob 
 		}
 		x.serialK(mk, m, j1-j0, k, kh, k, alpha, oa, ob.colsFrom(j0), 0, t[j0:], n, store{})
 	})
-	// The fold, ReLU and epilogue of each column range through fin.run
-	// (its store carries the activation; bias and beta are in C).
-	cols := split(n, max(1, min(x.cut(), m*n*elemWork/minWork)), 16)
+	parts := max(1, min(x.cut(), m*n*elemWork/minWork))
+	if ldc == n {
+		// C is one run of m·n elements: the fold, ReLU and epilogue of
+		// each range of it, cut at whole cache lines. Long ranges, not
+		// rows of n (as short as 49 elements at 7×7), and C's rows in
+		// blocks, as the channels the next step reads.
+		var st store
+		if fin != nil {
+			st.relu, st.six = fin.relu, fin.relu && fin.six
+		}
+		act := st.act()
+		e := split(m*n, parts, 16)
+		x.parallel(len(e)-1, func(q int) {
+			seg := c[e[q]:e[q+1]]
+			axpy(1, t[e[q]:e[q+1]], seg) // 1·t is exact: C + T, one rounding
+			if act == 1 {
+				relu(seg, seg)
+			} else {
+				actGeneric(seg, act)
+			}
+			if fin != nil && fin.epi != nil {
+				fin.epi(fin.base+e[q], len(seg))
+			}
+		})
+		return
+	}
+	// C's rows are ldc apart: the fold, ReLU and epilogue of each column
+	// range through fin.run (its store carries the activation; bias and
+	// beta are in C).
+	cols := split(n, parts, 16)
 	x.parallel(len(cols)-1, func(q int) {
 		j0, j1 := cols[q], cols[q+1]
 		fin.run(c, ldc, 0, m, j0, j1, 0, func(_ float32, st store) {

@@ -701,6 +701,7 @@ func TestGemmSplitK(t *testing.T) {
 		bias      bool
 		act       int // 0 none, 1 ReLU, 2 ReLU6
 		epi, beta bool
+		pad       int // C's rows are n+pad apart (the fold by column ranges)
 	}{
 		{m: 128, n: 196, k: 992, bias: true, act: 1},
 		{m: 96, n: 197, k: 576, bias: true, epi: true},
@@ -713,11 +714,14 @@ func TestGemmSplitK(t *testing.T) {
 		{m: 128, n: 196, k: 1152, bias: true, act: 1},
 		{m: 64, n: 500, k: 2100, bias: true, epi: true},
 		{m: 70, n: 300, k: 1500, beta: true, act: 2},
+		{m: 128, n: 196, k: 992, bias: true, act: 1, epi: true, pad: 5},
+		{m: 70, n: 300, k: 1500, beta: true, act: 2, pad: 16},
 	} {
 		if !splitsK(c.m, c.n, c.k) {
 			t.Fatalf("%+v: not split by k", c)
 		}
-		a, b, c0 := randSlice(r, c.m*c.k), randSlice(r, c.k*c.n), randSlice(r, c.m*c.n)
+		ldc := c.n + c.pad
+		a, b, c0 := randSlice(r, c.m*c.k), randSlice(r, c.k*c.n), randSlice(r, c.m*ldc)
 		pa, err := PackA(false, c.m, c.k, 1, a, c.k)
 		if err != nil {
 			t.Fatal(err)
@@ -741,7 +745,7 @@ func TestGemmSplitK(t *testing.T) {
 			if c.beta {
 				beta = 0.75
 			}
-			x.gemm(best, c.m, c.n, c.k, 1, operand{packed: pa}, operand{s: b, ld: c.n}, beta, y, c.n, fin)
+			x.gemm(best, c.m, c.n, c.k, 1, operand{packed: pa}, operand{s: b, ld: c.n}, beta, y, ldc, fin)
 			x.Close()
 			if ref == nil {
 				ref = y
@@ -752,7 +756,7 @@ func TestGemmSplitK(t *testing.T) {
 						case c.bias:
 							v = float64(c0[i])
 						case c.beta:
-							v = 0.75 * float64(c0[i*c.n+j])
+							v = 0.75 * float64(c0[i*ldc+j])
 						}
 						for p := 0; p < c.k; p++ {
 							v += float64(a[i*c.k+p]) * float64(b[p*c.n+j])
@@ -766,8 +770,13 @@ func TestGemmSplitK(t *testing.T) {
 						if c.epi {
 							v = v*0.5 + 1
 						}
-						if got := float64(y[i*c.n+j]); math.Abs(got-v) > 1e-4*(1+math.Abs(v))*math.Sqrt(float64(c.k)) {
+						if got := float64(y[i*ldc+j]); math.Abs(got-v) > 1e-4*(1+math.Abs(v))*math.Sqrt(float64(c.k)) {
 							t.Fatalf("%+v: C[%d,%d] = %v, float64 product %v", c, i, j, got, v)
+						}
+					}
+					for j := c.n; j < ldc && i*ldc+j < len(y); j++ {
+						if y[i*ldc+j] != c0[i*ldc+j] {
+							t.Fatalf("%+v: C[%d,%d], past the n columns, changed", c, i, j)
 						}
 					}
 				}
