@@ -211,9 +211,9 @@ func (x *Context) gemmSplitK(mk microKernel, m, n, k int, alpha float32, oa, ob 
 	parts := max(1, min(x.cut(), m*n*elemWork/minWork))
 	if ldc == n {
 		// C is one run of m·n elements: the fold, ReLU and epilogue of
-		// each range of it, cut at whole cache lines. Long ranges, not
-		// rows of n (as short as 49 elements at 7×7), and C's rows in
-		// blocks, as the channels the next step reads.
+		// each range of it, cut at multiples of 16 floats. One call per
+		// range, not per row of n (49 floats at 7×7), and each thread
+		// folds whole rows (channels) of C but at the cuts.
 		var st store
 		if fin != nil {
 			st.relu, st.six = fin.relu, fin.relu && fin.six
