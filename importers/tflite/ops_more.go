@@ -329,6 +329,9 @@ func (c *converter) whereOp(o *operator) error {
 	if len(o.inputs) != 1 {
 		return fmt.Errorf("WHERE with %d inputs: only the one-input form (coordinates) is supported", len(o.inputs))
 	}
+	if err := needInputs(o, 1); err != nil {
+		return err
+	}
 	x, err := c.floatValue(o.inputs[0], native)
 	if err != nil {
 		return err

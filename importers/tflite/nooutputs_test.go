@@ -1,0 +1,31 @@
+package tflite
+
+import (
+	"strings"
+	"testing"
+
+	fb "github.com/onnxconv/onnxconv/formats/tflite/tflitefb"
+)
+
+// An operator without outputs (a hostile or truncated file) is refused
+// with an error naming it, by every builtin's converter, never a panic
+// (FuzzImport found WHERE indexing its missing output).
+func TestOperatorsWithoutOutputs(t *testing.T) {
+	for code := range fb.EnumNamesBuiltinOperator {
+		for n := 1; n <= 3; n++ {
+			var ins []tspec
+			for range n {
+				ins = append(ins, tspec{typ: fb.TensorTypeFLOAT32, shape: []int32{2, 2}})
+			}
+			m := single(code, 0, nil, ins)
+			m.outputs = []int32{0}
+			_, err := Import(m.bytes(), Options{})
+			if err == nil {
+				continue
+			}
+			if strings.Contains(err.Error(), "internal error") {
+				t.Errorf("%s with %d inputs and no outputs: %v", fb.EnumNamesBuiltinOperator[code], n, strings.SplitN(err.Error(), "\n", 2)[0])
+			}
+		}
+	}
+}
