@@ -19,6 +19,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/canonical/onnxpb"
+	"github.com/onnxconv/onnxconv/internal/recovered"
 	"github.com/onnxconv/onnxconv/onnxspec"
 )
 
@@ -81,7 +82,7 @@ func Infer(m *canonical.Model, opts Options) (res *Result, err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("infer: internal error: %v\n%s", r, debug.Stack())
+			err = &recovered.Error{Pkg: "infer", Value: r, Stack: debug.Stack()}
 		}
 	}()
 	inf := &inferrer{m: m, opts: opts, res: &Result{}, consts: map[*canonical.Value]*cval{}, handlers: handlerTable(), seqs: map[*canonical.Value][]*onnxpb.TypeProto{}}

@@ -34,6 +34,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers/trees"
+	"github.com/onnxconv/onnxconv/internal/recovered"
 )
 
 // Name is the importer and format name.
@@ -66,7 +67,7 @@ type Model struct {
 func Parse(data []byte) (res *Model, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("catboost: internal error while reading (please report): %v", r)
+			res, err = nil, &recovered.Error{Pkg: "catboost", Doing: "while reading", Value: r}
 		}
 	}()
 	var m *model

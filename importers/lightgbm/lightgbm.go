@@ -27,6 +27,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers/trees"
+	"github.com/onnxconv/onnxconv/internal/recovered"
 )
 
 // Name is the importer and format name.
@@ -70,7 +71,7 @@ func Ensemble(data []byte, o Options) (*trees.Ensemble, error) {
 func ensemble(data []byte, o Options) (e *trees.Ensemble, m *model, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e, err = nil, fmt.Errorf("lightgbm: internal error while reading: %v", r)
+			e, err = nil, &recovered.Error{Pkg: "lightgbm", Doing: "while reading", Value: r}
 		}
 	}()
 	if o.NumIteration < 0 {

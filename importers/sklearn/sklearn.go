@@ -32,6 +32,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/formats/pickle"
+	"github.com/onnxconv/onnxconv/internal/recovered"
 )
 
 // Parse reads a pickle or joblib file's bytes into a Model, executing
@@ -39,7 +40,7 @@ import (
 func Parse(data []byte) (m *Model, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			m, err = nil, fmt.Errorf("sklearn: internal error while reading (please report): %v", r)
+			m, err = nil, &recovered.Error{Pkg: "sklearn", Doing: "while reading", Value: r}
 		}
 	}()
 	stream, c, err := decompress(data)

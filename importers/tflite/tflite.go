@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/internal/recovered"
 )
 
 // DefaultOpset is the ONNX opset Import targets when Options.Opset is 0.
@@ -64,7 +65,7 @@ func Import(data []byte, opts Options) (mp *canonical.Model, err error) {
 				// A flatbuffer offset or length pointed outside the file.
 				err = fmt.Errorf("tflite: corrupt model: %v", r)
 			} else {
-				err = fmt.Errorf("tflite: internal error converting the model (please report): %v\n%s", r, debug.Stack())
+				err = &recovered.Error{Pkg: "tflite", Doing: "converting the model", Value: r, Stack: debug.Stack()}
 			}
 		}
 	}()

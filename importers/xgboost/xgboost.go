@@ -32,6 +32,7 @@ import (
 
 	"github.com/onnxconv/onnxconv/canonical"
 	"github.com/onnxconv/onnxconv/importers/trees"
+	"github.com/onnxconv/onnxconv/internal/recovered"
 )
 
 // Output values for Options.Output.
@@ -89,7 +90,7 @@ func (o Options) withDefaults() (Options, error) {
 func Import(data []byte, opts Options) (mp *canonical.Model, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			mp, err = nil, fmt.Errorf("xgboost: internal error while importing: %v", r)
+			mp, err = nil, &recovered.Error{Pkg: "xgboost", Doing: "while importing", Value: r}
 		}
 	}()
 	o, err := opts.withDefaults()
@@ -116,7 +117,7 @@ func Import(data []byte, opts Options) (mp *canonical.Model, err error) {
 func Ensemble(data []byte, rounds [2]int) (e *trees.Ensemble, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e, err = nil, fmt.Errorf("xgboost: internal error while reading: %v", r)
+			e, err = nil, &recovered.Error{Pkg: "xgboost", Doing: "while reading", Value: r}
 		}
 	}()
 	m, err := readModel(data)
