@@ -222,12 +222,7 @@ func (x *Context) gemmSplitK(mk microKernel, m, n, k int, alpha float32, oa, ob 
 		e := split(m*n, parts, 16)
 		x.parallel(len(e)-1, func(q int) {
 			seg := c[e[q]:e[q+1]]
-			axpy(1, t[e[q]:e[q+1]], seg) // 1·t is exact: C + T, one rounding
-			if act == 1 {
-				relu(seg, seg)
-			} else {
-				actGeneric(seg, act)
-			}
+			fold(seg, t[e[q]:e[q+1]], act)
 			if fin != nil && fin.epi != nil {
 				fin.epi(fin.base+e[q], len(seg))
 			}
@@ -243,16 +238,21 @@ func (x *Context) gemmSplitK(mk microKernel, m, n, k int, alpha float32, oa, ob 
 		fin.run(c, ldc, 0, m, j0, j1, 0, func(_ float32, st store) {
 			act := st.act()
 			for r := 0; r < m; r++ {
-				row := c[r*ldc+j0 : r*ldc+j1]
-				axpy(1, t[r*n+j0:r*n+j1], row) // 1·t is exact: row + t, one rounding
-				if act == 1 {
-					relu(row, row)
-				} else {
-					actGeneric(row, act)
-				}
+				fold(c[r*ldc+j0:r*ldc+j1], t[r*n+j0:r*n+j1], act)
 			}
 		})
 	})
+}
+
+// fold sets c = c + t (1·t is exact: one rounding), then applies the
+// activation act (0 none, 1 ReLU, 2 ReLU6) to c.
+func fold(c, t []float32, act int) {
+	axpy(1, t, c)
+	if act == 1 {
+		relu(c, c)
+	} else {
+		actGeneric(c, act)
+	}
 }
 
 // gemmSplit is how gemm cuts an m×n×k product whose row chunks each

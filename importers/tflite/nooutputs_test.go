@@ -9,8 +9,11 @@ import (
 )
 
 // An operator without outputs (a hostile or truncated file) is refused
-// with an error naming it, by every builtin's converter, never a panic
-// (FuzzImport found WHERE indexing its missing output).
+// with an error naming it, never a panic (FuzzImport found WHERE indexing
+// its missing output). Every builtin code is tried with 1–3 float inputs;
+// one refused before its converter runs (options, input count) passes
+// too. The graph's output is the operator's first input, so that the
+// model is otherwise whole.
 func TestOperatorsWithoutOutputs(t *testing.T) {
 	for code := range fb.EnumNamesBuiltinOperator {
 		for n := 1; n <= 3; n++ {
