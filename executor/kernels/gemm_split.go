@@ -328,12 +328,27 @@ const readA = 16
 // reads it (docs/speed.md "Eighth wave, seventh session").
 const cachedB = 1 << 18
 
+// smallA bounds the A (elements, 256 KiB) whose reads by every column
+// chunk count as free when B has at least as many rows as C (m ≤ kb).
+// Such an A is weights no core wrote: each core reads it from the shared
+// L3, while each row chunk reads the half of B the other core wrote.
+// ShuffleNet-v2's 1×1 convolutions (58…232 channels in and out, 49–784
+// pixels) moved from row to column chunks: the model's two-thread CPU
+// time over one thread's fell 1.23–1.31 → 1.04–1.05 ms a run, and its
+// two-thread speed-up rose 1.21 → 1.28 (docs/speed.md "Eighth wave,
+// eleventh session"). Counting no small A's reads at all moved the
+// expansions (m > kb) too, and lost as much on MobileNet-v2 and
+// EfficientNet-B0 (their row chunks write the channels a depthwise step
+// reads on the same core).
+const smallA = 1 << 16
+
 // splitCosts is the time, in multiply-adds, of the busiest thread of
 // gemm's row split (nr chunks) and of its column split (ncol chunks, spanC
 // column tiles on the busiest thread): the rows or columns it computes
 // and its chunks' reads beyond its share — of A (m×k) for the column
-// split, of B (kb×n streamed by each row chunk) for the row split when B
-// exceeds cachedB or has at least as many rows as C (m ≤ kb).
+// split unless A is below smallA and m ≤ kb, of B (kb×n streamed by each
+// row chunk) for the row split when B exceeds cachedB or has at least
+// as many rows as C (m ≤ kb).
 func (x *Context) splitCosts(mk microKernel, m, n, k, kb, cols, nr, ncol, spanC int) (tr, tc int) {
 	t := x.cut()
 	tr = rowSpan(mk, m, nr, t) * cols * mk.nr * k
@@ -341,7 +356,9 @@ func (x *Context) splitCosts(mk microKernel, m, n, k, kb, cols, nr, ncol, spanC 
 		tr += max((nr+t-1)/t*kb*n-kb*n/t, 0) * readA
 	}
 	tc = spanC * mk.nr * rowCost(mk, m) * k
-	tc += max((ncol+t-1)/t*m*k-m*k/t, 0) * readA
+	if m*k >= smallA || m > kb {
+		tc += max((ncol+t-1)/t*m*k-m*k/t, 0) * readA
+	}
 	return tr, tc
 }
 

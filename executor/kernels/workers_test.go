@@ -488,7 +488,9 @@ func TestRowSpanShortLastChunk(t *testing.T) {
 // stream a B above cachedB, or a B with at least as many rows as C
 // (m ≤ kb), is cut by columns (mobilenet_v2's 24-channel projections,
 // densenet121's bottlenecks), unless B is a convolution's input read in
-// place, whose streamed rows are its channels (kb); an expansion (m > kb)
+// place, whose streamed rows are its channels (kb); with m ≤ kb and an A
+// below smallA, whose reads are not counted, by columns too
+// (shufflenet_v2's 1×1 convolutions); an expansion (m > kb)
 // with a B below cachedB keeps row chunks; one thread does not cut. The split
 // is a function of the micro-kernel's tile: the AVX-512 one's (12×32
 // with edge kernels) is given, so the test means the same under
@@ -502,7 +504,14 @@ func TestGemmSplitWeights(t *testing.T) {
 		byCols      bool
 	}{
 		{1024, 49, 464, 464, false},
-		{232, 49, 232, 232, false},
+		// A below smallA with m ≤ kb: its reads by every column chunk
+		// are free, B's by every row chunk are not (shufflenet_v2's 1×1
+		// convolutions).
+		{232, 49, 232, 232, true},
+		{116, 196, 116, 116, true},
+		{58, 784, 58, 58, true},
+		// A above smallA with m ≤ kb: counted.
+		{232, 49, 464, 464, false},
 		{64, 3136, 576, 576, true},
 		{16, 3025, 128, 128, true},
 		{1, 1000, 1024, 1024, true},
