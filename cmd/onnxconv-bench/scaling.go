@@ -123,6 +123,9 @@ func runScaling(cfg config, counts []int) error {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	fmt.Printf("executor scaling: threads %v, SGEMM kernel %s, %d CPUs, %d reps per count (alternating), load average %s\n",
 		counts, kernels.KernelName(), runtime.NumCPU(), cfg.reps, bench.LoadAverage())
+	if err := printCeilings(counts, "before"); err != nil {
+		return err
+	}
 	var rt *ort.Runtime
 	if !cfg.noORT {
 		if rt, err = ort.OpenDefault(1); err != nil {
@@ -195,6 +198,9 @@ func runScaling(cfg config, counts []int) error {
 		fmt.Println()
 	}
 	fmt.Printf("load average after: %s\n", bench.LoadAverage())
+	if err := printCeilings(counts, "after"); err != nil {
+		return err
+	}
 	if failed {
 		return fmt.Errorf("some models failed (see above)")
 	}

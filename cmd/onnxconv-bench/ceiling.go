@@ -1,0 +1,138 @@
+//go:build cgo
+
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/onnxconv/onnxconv/executor/kernels"
+)
+
+// The machine's ceiling for --scaling: how much of n threads' throughput
+// the machine gives work that shares nothing. n copies of the executor's
+// own SGEMM micro-kernel loop (a 64×64×64 product whose operands stay in
+// each core's L1 and L2, on a one-thread Context each) run at once,
+// against one copy alone, taking turns. On a machine whose CPUs are
+// whole cores this is n; on a virtual machine whose virtual CPUs share
+// physical cores, or whose host runs other guests, it is less, and no
+// plan of the executor's can scale a model past it. docs/threads.md
+// ("the machine's ceiling") has the figures of the machines measured.
+
+// ceilingSize is the side of the probe's product: 3·64² floats, 48 KiB,
+// stay in a core's L2 (and mostly its L1), so the probe measures the
+// cores, not the memory.
+const ceilingSize = 64
+
+// ceilingProducts is the products one copy computes per measurement
+// (about 5–10 ms on one core of the machines measured).
+const ceilingProducts = 1000
+
+// ceilingTurns is how many times the one-copy and n-copy measurements
+// take turns; the ceiling is the ratio of their medians.
+const ceilingTurns = 9
+
+// machineCeiling returns the throughput of n concurrent copies of the
+// probe over one copy's (1 for n ≤ 1).
+func machineCeiling(n int) (float64, error) {
+	if n <= 1 {
+		return 1, nil
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(n, runtime.GOMAXPROCS(0))))
+	one := make([]time.Duration, 0, ceilingTurns)
+	all := make([]time.Duration, 0, ceilingTurns)
+	for range ceilingTurns {
+		d, err := runCopies(1)
+		if err != nil {
+			return 0, err
+		}
+		one = append(one, d)
+		if d, err = runCopies(n); err != nil {
+			return 0, err
+		}
+		all = append(all, d)
+	}
+	return throughputRatio(one, all, n), nil
+}
+
+// throughputRatio is n copies' throughput over one's from their wall
+// times: n · median(one) / median(all); 0 when either is empty or zero.
+func throughputRatio(one, all []time.Duration, n int) float64 {
+	if len(one) == 0 || len(all) == 0 {
+		return 0
+	}
+	m1, mn := median(one), median(all)
+	if m1 <= 0 || mn <= 0 {
+		return 0
+	}
+	return float64(n) * float64(m1) / float64(mn)
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// runCopies runs n copies of the probe at once, each on a goroutine
+// locked to its OS thread, and returns the wall time until all are done.
+func runCopies(n int) (time.Duration, error) {
+	const s = ceilingSize
+	errs := make([]error, n)
+	var ready, wg sync.WaitGroup
+	start := make(chan struct{})
+	ready.Add(n)
+	wg.Add(n)
+	for i := range n {
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			x := kernels.NewContext(1)
+			a, b, c := make([]float32, s*s), make([]float32, s*s), make([]float32, s*s)
+			for j := range a {
+				a[j], b[j] = float32(j%7)/7, float32(j%5)/5
+			}
+			ready.Done()
+			<-start
+			for range ceilingProducts {
+				if err := x.Sgemm(false, false, s, s, s, 1, a, s, b, s, 0, c, s); err != nil {
+					errs[i] = fmt.Errorf("machine ceiling probe: %w", err)
+					return
+				}
+			}
+		}()
+	}
+	ready.Wait()
+	t := time.Now()
+	close(start)
+	wg.Wait()
+	d := time.Since(t)
+	for _, err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	return d, nil
+}
+
+// printCeilings prints the machine's ceiling (machineCeiling) at each
+// thread count of counts after the first, measured when says (before or
+// after the models' runs: on a shared host it moves while they run).
+func printCeilings(counts []int, when string) error {
+	for _, n := range counts[1:] {
+		c, err := machineCeiling(n)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("machine ceiling at %d threads, %s: %d copies of a %d×%d×%d SGEMM sharing nothing run %.2f× one copy's throughput (what the machine gives threads that share nothing; ceiling.go)\n",
+			n, when, n, ceilingSize, ceilingSize, ceilingSize, c)
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+//go:build cgo
+
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestThroughputRatio(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		one, all []time.Duration
+		n        int
+		want     float64
+	}{
+		// Whole cores: two copies take as long as one.
+		{ms(10, 11, 9), ms(10, 10, 12), 2, 2},
+		// Shared cores: two copies take twice as long (medians 10, 20).
+		{ms(10, 30, 9), ms(20, 19, 21), 2, 1},
+		// Even counts take the mean of the middle two.
+		{ms(8, 12), ms(10, 10), 2, 2},
+		{nil, ms(1), 2, 0},
+		{ms(0), ms(1), 2, 0},
+	} {
+		if got := throughputRatio(tc.one, tc.all, tc.n); got != tc.want {
+			t.Errorf("throughputRatio(%v, %v, %d) = %v, want %v", tc.one, tc.all, tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestMachineCeiling runs the probe: on any machine, n copies give more
+// than nothing and at most n times one copy's throughput, with slack for
+// the timing's noise.
+func TestMachineCeiling(t *testing.T) {
+	if c, err := machineCeiling(1); err != nil || c != 1 {
+		t.Fatalf("machineCeiling(1) = %v, %v; want 1", c, err)
+	}
+	c, err := machineCeiling(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c <= 0.3 || c > 2.5 {
+		t.Errorf("machineCeiling(2) = %.2f, want within (0.3, 2.5]", c)
+	}
+}
