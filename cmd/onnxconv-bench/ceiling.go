@@ -5,7 +5,6 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -36,48 +35,46 @@ const ceilingProducts = 1000
 const ceilingTurns = 9
 
 // machineCeiling returns the throughput of n concurrent copies of the
-// probe over one copy's (1 for n ≤ 1).
+// probe over one copy's (1 for n ≤ 1), from ceilingTurns turns.
 func machineCeiling(n int) (float64, error) {
 	if n <= 1 {
 		return 1, nil
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(n, runtime.GOMAXPROCS(0))))
 	one := make([]time.Duration, 0, ceilingTurns)
 	all := make([]time.Duration, 0, ceilingTurns)
 	for range ceilingTurns {
-		d, err := runCopies(1)
+		d1, dn, err := ceilingTurn(n)
 		if err != nil {
 			return 0, err
 		}
-		one = append(one, d)
-		if d, err = runCopies(n); err != nil {
-			return 0, err
-		}
-		all = append(all, d)
+		one, all = append(one, d1), append(all, dn)
 	}
 	return throughputRatio(one, all, n), nil
 }
 
+// ceilingTurn times one copy of the probe alone, then n copies at once
+// (GOMAXPROCS at least n meanwhile).
+func ceilingTurn(n int) (one, all time.Duration, err error) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(n, runtime.GOMAXPROCS(0))))
+	if one, err = runCopies(1); err != nil {
+		return 0, 0, err
+	}
+	all, err = runCopies(n)
+	return one, all, err
+}
+
 // throughputRatio is n copies' throughput over one's from their wall
-// times: n · median(one) / median(all); 0 when either is empty or zero.
+// times: n · p50(one) / p50(all), the p50 taken as the timed runs' is
+// (the upper middle of an even count); 0 when either is empty or zero.
 func throughputRatio(one, all []time.Duration, n int) float64 {
 	if len(one) == 0 || len(all) == 0 {
 		return 0
 	}
-	m1, mn := median(one), median(all)
+	m1, mn := sorted(one)[len(one)/2], sorted(all)[len(all)/2]
 	if m1 <= 0 || mn <= 0 {
 		return 0
 	}
 	return float64(n) * float64(m1) / float64(mn)
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // runCopies runs n copies of the probe at once, each on a goroutine

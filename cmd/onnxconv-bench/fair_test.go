@@ -82,8 +82,8 @@ func TestSettleFor(t *testing.T) {
 func TestScalingTable(t *testing.T) {
 	ms := time.Millisecond
 	rows := []scalingRow{
-		{threads: 1, p50: 4 * ms, min: 3 * ms, cpu: 4 * ms, runsPerSec: 250, critical: 4 * ms, serial: 4 * ms, ortP50: 3 * ms, ortMin: 3 * ms, ortCPU: 3 * ms},
-		{threads: 2, p50: 2 * ms, min: 2 * ms, cpu: 5 * ms, runsPerSec: 500, critical: 2500 * time.Microsecond, serial: ms,
+		{threads: 1, p50: 4 * ms, min: 3 * ms, cpu: 4 * ms, runsPerSec: 250, ceiling: 1, critical: 4 * ms, serial: 4 * ms, ortP50: 3 * ms, ortMin: 3 * ms, ortCPU: 3 * ms},
+		{threads: 2, p50: 2 * ms, min: 2 * ms, cpu: 5 * ms, runsPerSec: 500, ceiling: 1.875, critical: 2500 * time.Microsecond, serial: ms,
 			syncCaller: 500 * time.Nanosecond, syncHelper: 700 * time.Nanosecond, syncEnd: 300 * time.Nanosecond, imbalance: 250 * time.Microsecond, ortP50: 2 * ms, ortMin: 1500 * time.Microsecond, ortCPU: 4 * ms},
 	}
 	var b bytes.Buffer
@@ -97,14 +97,14 @@ func TestScalingTable(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("%d lines:\n%s", len(lines), b.String())
 	}
-	for _, col := range []string{"ORT p50 ms", "ORT speed-up p50", "ratio p50", "speed-up critical"} {
+	for _, col := range []string{"ORT p50 ms", "ORT speed-up p50", "ratio p50", "speed-up critical", "ceiling"} {
 		if !strings.Contains(lines[0], col) {
 			t.Errorf("header lacks %q: %s", col, lines[0])
 		}
 	}
 	f := strings.Fields(lines[2])
-	// model threads runs/s p50 min CPU sp-p50 sp-min CPU-ratio critical serial sp-crit sync-ms sync-µs ORT-p50 ORT-min ORT-CPU ORT-sp ratio
-	want := []string{"m", "2", "500.0", "2.000", "2.000", "5.000", "2.00", "1.50", "1.25", "2.500", "1.000", "1.60", "0.000", "0.5/0.7/0.3", "0.250", "2.000", "1.500", "4.000", "1.50", "1.00"}
+	// model threads runs/s p50 min CPU sp-p50 sp-min ceiling CPU-ratio critical serial sp-crit sync-ms sync-µs ORT-p50 ORT-min ORT-CPU ORT-sp ratio
+	want := []string{"m", "2", "500.0", "2.000", "2.000", "5.000", "2.00", "1.50", "1.88", "1.25", "2.500", "1.000", "1.60", "0.000", "0.5/0.7/0.3", "0.250", "2.000", "1.500", "4.000", "1.50", "1.00"}
 	if strings.Join(f, " ") != strings.Join(want, " ") {
 		t.Errorf("row\n got %v\nwant %v", f, want)
 	}
@@ -116,7 +116,7 @@ func TestScalingTable(t *testing.T) {
 	if err := tw.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(b.String(), "ORT") || len(strings.Fields(strings.Split(b.String(), "\n")[1])) != 15 {
+	if strings.Contains(b.String(), "ORT") || len(strings.Fields(strings.Split(b.String(), "\n")[1])) != 16 {
 		t.Errorf("without ORT:\n%s", b.String())
 	}
 }

@@ -60,6 +60,9 @@ type scalingRow struct {
 	ortP50, ortMin, ortCPU time.Duration
 	// acct: where a profiled run's wall and CPU time go.
 	acct account
+	// ceiling: the machine's ceiling at threads (ceiling.go), a turn
+	// of its probe after each round of the timed runs; 1 on one thread.
+	ceiling float64
 	// solo: the timed runs that were solo (kernels.ParallelProfile.SoloHolds:
 	// the kernel threads were absent in the runs before).
 	solo int
@@ -105,7 +108,9 @@ func (a account) helperRest() time.Duration {
 // change in the machine's load hits every count alike. It checks the
 // outputs against the stored ones and that every count gives the same
 // bits, and prints runs/s, p50, min and CPU time per run with the
-// speed-up over the first count. Then it profiles as many runs of each
+// speed-up over the first count, and the machine's ceiling at each count
+// (ceiling.go: a turn of its probe after each round of the timed runs,
+// and nine turns before and after all the models). Then it profiles as many runs of each
 // count for their critical path (criticalPaths): the wall time with a CPU
 // for each thread and no other load, and its serial part — the parallel
 // structure, measurable on a busy machine too. The critical path counts
@@ -142,6 +147,7 @@ func runScaling(cfg config, counts []int) error {
 	sp50 := make([][]float64, len(counts))
 	spCrit := make([][]float64, len(counts))
 	spORT := make([][]float64, len(counts))
+	ceil := make([][]float64, len(counts))
 	type modelRows struct {
 		model string
 		rows  []scalingRow
@@ -171,6 +177,7 @@ func runScaling(cfg config, counts []int) error {
 			if r.ortP50 > 0 {
 				spORT[i] = append(spORT[i], float64(rows[0].ortP50)/float64(r.ortP50))
 			}
+			ceil[i] = append(ceil[i], r.ceiling)
 		}
 		writeScalingRows(tw, filepath.Base(d), rows, rt != nil)
 		accts = append(accts, modelRows{filepath.Base(d), rows})
@@ -195,6 +202,7 @@ func runScaling(cfg config, counts []int) error {
 		if len(spORT[i]) > 0 {
 			fmt.Printf("; ONNX Runtime p50 %.2f", bench.GeoMean(spORT[i]))
 		}
+		fmt.Printf("; the machine's ceiling during the models' runs %.2f", bench.GeoMean(ceil[i]))
 		fmt.Println()
 	}
 	fmt.Printf("load average after: %s\n", bench.LoadAverage())
@@ -210,7 +218,7 @@ func runScaling(cfg config, counts []int) error {
 // writeScalingHeader writes the header of --scaling's table; withORT
 // adds ONNX Runtime's columns.
 func writeScalingHeader(w io.Writer, withORT bool) {
-	h := "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tCPU ratio\tcritical ms\tserial ms\tspeed-up critical\tsync ms\tsync µs\timbalance ms\t"
+	h := "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tceiling\tCPU ratio\tcritical ms\tserial ms\tspeed-up critical\tsync ms\tsync µs\timbalance ms\t"
 	if withORT {
 		h += "ORT p50 ms\tORT min ms\tORT CPU ms/run\tORT speed-up p50\tratio p50\t"
 	}
@@ -236,8 +244,8 @@ func writeScalingRows(w io.Writer, model string, rows []scalingRow, withORT bool
 		if r.threads > 1 {
 			sync = fmt.Sprintf("%.1f/%.1f/%.1f", usf(r.syncCaller), usf(r.syncHelper), usf(r.syncEnd))
 		}
-		fmt.Fprintf(w, "%s\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t%.3f\t%s\t%.3f\t", model, r.threads, r.runsPerSec,
-			msf(r.p50), msf(r.min), msf(r.cpu), ratio(rows[0].p50, r.p50), ratio(rows[0].min, r.min),
+		fmt.Fprintf(w, "%s\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t%.3f\t%s\t%.3f\t", model, r.threads, r.runsPerSec,
+			msf(r.p50), msf(r.min), msf(r.cpu), ratio(rows[0].p50, r.p50), ratio(rows[0].min, r.min), r.ceiling,
 			ratio(r.cpu, rows[0].cpu), msf(r.critical), msf(r.serial), crit, msf(r.syncRun), sync, msf(r.imbalance))
 		if withORT {
 			fmt.Fprintf(w, "%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t", msf(r.ortP50), msf(r.ortMin), msf(r.ortCPU),
@@ -331,6 +339,12 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 	cpu := make([][]time.Duration, len(counts))
 	total := make([]time.Duration, len(counts))
 	solo := make([]int, len(counts))
+	// The machine's ceiling (ceiling.go) at each count, a turn of its
+	// probe after each round of the counts' runs: it moves on a shared
+	// host, so the model's speed-up is read beside the ceiling of the
+	// same minutes.
+	probeOne := make([][]time.Duration, len(counts))
+	probeAll := make([][]time.Duration, len(counts))
 	for r := 0; r < cfg.reps; r++ {
 		for k := range counts {
 			i := k
@@ -351,6 +365,16 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 			}
 			wall[i], cpu[i], total[i] = append(wall[i], d), append(cpu[i], bench.ProcessCPU()-c0), total[i]+d
 		}
+		for i, t := range counts {
+			if t <= 1 {
+				continue
+			}
+			d1, dn, err := ceilingTurn(t)
+			if err != nil {
+				return nil, err
+			}
+			probeOne[i], probeAll[i] = append(probeOne[i], d1), append(probeAll[i], dn)
+		}
 	}
 	crit, serial, accts, err := criticalPaths(cfg.reps, profs, setProcs, run)
 	if err != nil {
@@ -366,6 +390,10 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 		rows[i].imbalance = profs[i].Imbalance() / time.Duration(cfg.reps)
 		rows[i].acct = accts[i]
 		rows[i].solo = solo[i]
+		rows[i].ceiling = 1
+		if t > 1 {
+			rows[i].ceiling = throughputRatio(probeOne[i], probeAll[i], t)
+		}
 	}
 	return rows, nil
 }
