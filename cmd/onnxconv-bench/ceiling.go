@@ -17,9 +17,10 @@ import (
 // each core's L1 and L2, on a one-thread Context each) run at once,
 // against one copy alone, taking turns. On a machine whose CPUs are
 // whole cores this is n; on a virtual machine whose virtual CPUs share
-// physical cores, or whose host runs other guests, it is less, and no
-// plan of the executor's can scale a model past it. docs/threads.md
-// ("the machine's ceiling") has the figures of the machines measured.
+// physical cores, or whose host runs other guests, it is less, and a
+// model scales past it only where n cores' caches hold what one core's
+// cannot. docs/threads.md ("Measuring") and docs/speed.md ("Eighth wave,
+// twelfth session") have the figures of the machine measured.
 
 // ceilingSize is the side of the probe's product: 3·64² floats, 48 KiB,
 // stay in a core's L2 (and mostly its L1), so the probe measures the
@@ -27,11 +28,12 @@ import (
 const ceilingSize = 64
 
 // ceilingProducts is the products one copy computes per measurement
-// (about 5–10 ms on one core of the machines measured).
+// (about 9 ms on one core of the machine measured).
 const ceilingProducts = 1000
 
 // ceilingTurns is how many times the one-copy and n-copy measurements
-// take turns; the ceiling is the ratio of their medians.
+// take turns before and after the models' runs; the ceiling is the
+// ratio of their p50s (throughputRatio).
 const ceilingTurns = 9
 
 // machineCeiling returns the throughput of n concurrent copies of the
