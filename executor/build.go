@@ -148,6 +148,12 @@ func stepIO(st step) (reads, writes []*canonical.Value) {
 			reads, writes = append(reads, r...), append(writes, w...)
 		}
 		return reads, writes
+	case *expandDwStep:
+		for _, p := range []step{st.expand, st.dw} {
+			r, w := stepIO(p)
+			reads, writes = append(reads, r...), append(writes, w...)
+		}
+		return reads, writes
 	case *concatStep:
 		for _, p := range append(append([]step{}, st.parts...), st.concat) {
 			r, w := stepIO(p)
@@ -281,7 +287,7 @@ func (st *hostStep) execArena(ctx context.Context, e *Executor, en *env, ar *out
 	if err != nil {
 		return false, err
 	}
-	c.arena, c.conv = ar, &st.conv
+	c.arena, c.conv, c.deferConv = ar, &st.conv, en.deferConv
 	if !st.packs {
 		if err := c.restoreReleased(); err != nil {
 			return false, err
@@ -436,7 +442,7 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 	if e.fuse {
 		steps = fuseTransposeDiv(gi, fuseTransposeMatMul(gi, fuseLayerNorm(gi, fuseSiLU(gi, fuseHardSwish(gi, steps, keep), keep), keep), keep), keep)
 		steps = fuseConcatTranspose(gi, steps, keep)
-		steps = fuseConcat(gi, fuseSteps(gi, steps, keep), keep)
+		steps = fuseConcat(gi, fuseExpandDw(gi, fuseSteps(gi, steps, keep), keep), keep)
 	}
 	return &plan{steps: steps, drops: planDrops(gi, steps, keep)}, nil
 }

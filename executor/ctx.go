@@ -44,6 +44,9 @@ type lctx struct {
 	// conv is the step's memo of a Conv's geometry (nil: none;
 	// convParams).
 	conv *atomic.Pointer[convMemo]
+	// deferConv: a head Conv may leave its work to the depthwise
+	// convolution after it (env.pend; fuse_expanddw.go).
+	deferConv bool
 	// slotBuf holds ins and outs of a replayed step with at most
 	// len(slotBuf) of them together (newHostCtx): one allocation a step
 	// instead of three.

@@ -204,7 +204,7 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 	}
 	var out []int
 	if op == "Conv" {
-		c.conv = &head.conv
+		c.conv, c.deferConv = &head.conv, en.deferConv
 		out, ok = convOutShape(c)
 	} else {
 		out, ok = concatOutShape(c)

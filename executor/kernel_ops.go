@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 
@@ -584,9 +585,20 @@ func kernelConv(c *lctx) error {
 	if c.epilogue != nil {
 		epi = c.epilogue(yd)
 	}
-	if c.clip != nil {
+	done := false
+	switch {
+	case c.deferConv && c.clip == nil && y.dt == canonical.Float && c.en.deferPending(c.e.kern, p, x, w, pe.convs, bias, yd, c.act, epi):
+		// An expansion: computed by the depthwise convolution after it
+		// (fuse_expanddw.go).
+		done = true
+	case c.en.pend.Set():
+		done, err = c.convAfter(p, x, w, bias, yd, epi)
+	}
+	switch {
+	case done || err != nil:
+	case c.clip != nil:
 		err = c.e.kern.Conv2DPackedClip(p, x, w, pe.convs, bias, yd, c.clip[0], c.clip[1], epi)
-	} else {
+	default:
 		err = c.e.kern.Conv2DPackedAct(p, x, w, pe.convs, bias, yd, c.act, epi)
 	}
 	if err != nil {
@@ -595,6 +607,38 @@ func kernelConv(c *lctx) error {
 	roundOut(y)
 	c.OutH(0, y)
 	return nil
+}
+
+// deferPending leaves the direct convolution of its arguments to the
+// next Conv kernel (en.pend) when kernels.Defer takes it.
+func (en *env) deferPending(x *kernels.Context, p kernels.Conv2D, in, w []float32, pw []*kernels.Packed, bias, y []float32, act kernels.Act, epi kernels.Epilogue) bool {
+	d, ok := x.Defer(p, in, w, pw, bias, y, act, epi)
+	if ok {
+		en.pend = d
+	}
+	return ok
+}
+
+// convAfter runs the pending expansion (env.pend) and the depthwise
+// convolution p of its output as one kernel call when p reads it
+// (kernels.Conv2DAfter: done); else only the expansion, and p is left to
+// the caller.
+func (c *lctx) convAfter(p kernels.Conv2D, x, w, bias, y []float32, epi kernels.Epilogue) (done bool, err error) {
+	d := c.en.pend
+	c.en.pend = kernels.Pending{}
+	if w == nil || !d.Feeds(p, x) || y == nil {
+		return false, c.e.kern.Run(&d)
+	}
+	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+	switch {
+	case c.clip != nil:
+		lo, hi = c.clip[0], c.clip[1]
+	case c.act == kernels.ActRelu:
+		lo = 0
+	case c.act == kernels.ActRelu6:
+		lo, hi = 0, 6
+	}
+	return true, c.e.kern.Conv2DAfter(&d, p, x, w, bias, y, lo, hi, epi)
 }
 
 // poolParams maps a 1-D or 2-D MaxPool on an input of shape xs to the

@@ -104,6 +104,10 @@ func describeStep(st step) (string, []*canonical.Node) {
 			ns = append(ns, h.n)
 		}
 		return "fused", ns
+	case *expandDwStep:
+		_, a := describeStep(st.expand)
+		_, b := describeStep(st.dw)
+		return "expand+depthwise", append(a, b...)
 	case *concatStep:
 		var ns []*canonical.Node
 		for _, p := range st.parts {

@@ -7,6 +7,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
 )
 
 // Value is a model input or output that may be a sequence or an optional:
@@ -136,6 +137,12 @@ type env struct {
 	parent *env
 	// bufs: the run's reusable output buffers (reuse.go); root env only.
 	bufs *runBufs
+	// deferConv: the Conv kernel of the step running now may leave its
+	// work to the next step (an expandDwStep's expansion); pend holds
+	// that work until the depthwise convolution's kernel runs it
+	// (fuse_expanddw.go).
+	deferConv bool
+	pend      kernels.Pending
 }
 
 func newEnv(parent *env) *env {

@@ -547,61 +547,94 @@ func (b *dwBlock) run(p *Conv2D, in, w, bias, y []float32, nm, m0 int, lo, hi fl
 // and plane1 planes, the blocks split over threads, epi on each block's
 // planes right after them.
 func (x *Context) depthwiseSmall(p *Conv2D, g *dwGeom, in, w, bias, y []float32, clampLo, clampHi float32, epi Epilogue) {
+	q := newDwSmall(p, g)
 	npix := g.oh * g.ow
-	taps := p.KH * p.KW
-	L := 8
-	if dwPix16 != nil {
-		L = 16
-	}
-	// The 8-lane layout for blocks of 8: all of them, or the one after
-	// the blocks of 16 when M mod 16 ≥ 8.
-	var d8, d16 *dwLayout
-	need := 0
-	if L == 8 || p.M%16 >= 8 {
-		d8 = newDwLayout(p, g, 8)
-		need += dwBlockLen(d8)
-	}
-	n8 := need
-	if L == 16 {
-		d16 = newDwLayout(p, g, 16)
-		need += dwBlockLen(d16)
-	}
-	mb := (p.M + L - 1) / L
 	run := func(lo, hi int) {
 		s := x.get()
 		defer x.put(s)
-		s.tile = grow(s.tile, need)
-		var b, b8 *dwBlock
-		if d8 != nil {
-			b8 = newDwBlock(d8, dwPix8, s.tile[:n8])
-			b = b8
-		}
-		if L == 16 {
-			b = newDwBlock(d16, dwPix16, s.tile[n8:need])
-		}
-		var ch *dwChan
+		r := q.start(s)
 		for u := lo; u < hi; u++ {
-			n, m0 := u/mb, u%mb*L
-			nm := n*p.M + m0
-			m1 := min(m0+L, p.M)
-			switch {
-			case m1-m0 == L:
-				b.run(p, in, w, bias, y, nm, m0, clampLo, clampHi)
-			case m1-m0 >= 8:
-				b8.run(p, in, w, bias, y, nm, m0, clampLo, clampHi)
-				fallthrough
-			default:
-				if ch == nil {
-					ch = newDwChan(p, g, s)
-				}
-				for m := m1 - (m1-m0)%8; m < m1; m++ {
-					ch.plane(in, w, bias, y, n*p.M+m, clampLo, clampHi)
-				}
-			}
-			if epi != nil {
-				epi(nm*npix, (m1-m0)*npix)
-			}
+			r.block(u, in, w, bias, y, clampLo, clampHi, epi)
 		}
 	}
-	x.rangeWork(p.N*mb, L*npix*taps*tapWork, run)
+	x.rangeWork(p.N*q.mb, q.L*npix*p.KH*p.KW*tapWork, run)
+}
+
+// dwSmall is depthwiseSmall's plan: blocks of L channels (mb of them an
+// image), the last of an image of fewer.
+type dwSmall struct {
+	p *Conv2D
+	g *dwGeom
+	// d8 is the 8-lane layout for blocks of 8: all of them, or the one
+	// after the blocks of 16 when M mod 16 ≥ 8; d16 the 16-lane one.
+	d8, d16    *dwLayout
+	L, mb      int
+	n8, need   int // the scratch of d8's block, and of both
+	npix, taps int
+}
+
+func newDwSmall(p *Conv2D, g *dwGeom) *dwSmall {
+	q := &dwSmall{p: p, g: g, L: 8, npix: g.oh * g.ow, taps: p.KH * p.KW}
+	if dwPix16 != nil {
+		q.L = 16
+	}
+	if q.L == 8 || p.M%16 >= 8 {
+		q.d8 = newDwLayout(p, g, 8)
+		q.need += dwBlockLen(q.d8)
+	}
+	q.n8 = q.need
+	if q.L == 16 {
+		q.d16 = newDwLayout(p, g, 16)
+		q.need += dwBlockLen(q.d16)
+	}
+	q.mb = (p.M + q.L - 1) / q.L
+	return q
+}
+
+// dwSmallRun is one thread's scratch for dwSmall's blocks.
+type dwSmallRun struct {
+	q     *dwSmall
+	s     *scratch
+	b, b8 *dwBlock
+	ch    *dwChan // the planes after the last block of 8, made when needed
+}
+
+// start readies s for q's blocks.
+func (q *dwSmall) start(s *scratch) *dwSmallRun {
+	r := &dwSmallRun{q: q, s: s}
+	s.tile = grow(s.tile, q.need)
+	if q.d8 != nil {
+		r.b8 = newDwBlock(q.d8, dwPix8, s.tile[:q.n8])
+		r.b = r.b8
+	}
+	if q.L == 16 {
+		r.b = newDwBlock(q.d16, dwPix16, s.tile[q.n8:q.need])
+	}
+	return r
+}
+
+// block computes block u (image u / mb, channels from u mod mb · L on)
+// and runs epi on its planes.
+func (r *dwSmallRun) block(u int, in, w, bias, y []float32, clampLo, clampHi float32, epi Epilogue) {
+	q, p := r.q, r.q.p
+	n, m0 := u/q.mb, u%q.mb*q.L
+	nm := n*p.M + m0
+	m1 := min(m0+q.L, p.M)
+	switch {
+	case m1-m0 == q.L:
+		r.b.run(p, in, w, bias, y, nm, m0, clampLo, clampHi)
+	case m1-m0 >= 8:
+		r.b8.run(p, in, w, bias, y, nm, m0, clampLo, clampHi)
+		fallthrough
+	default:
+		if r.ch == nil {
+			r.ch = newDwChan(p, q.g, r.s)
+		}
+		for m := m1 - (m1-m0)%8; m < m1; m++ {
+			r.ch.plane(in, w, bias, y, n*p.M+m, clampLo, clampHi)
+		}
+	}
+	if epi != nil {
+		epi(nm*q.npix, (m1-m0)*q.npix)
+	}
 }
