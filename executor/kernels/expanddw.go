@@ -98,20 +98,23 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 	npix := g.oh * g.ow
 	taps := p.KH * p.KW
 	mk := best
-	// bc: the channels of a block, whole tiles of the expansion's
-	// micro-kernel and whole blocks of depthwiseSmall (align), as many
-	// as fit in fuseBlock and leave the threads chunksPerThread chunks
-	// each (fewer, shorter products lose the micro-kernel's speed: the
-	// tail panel of columns packed once a block, each block's B read
-	// again). The bits do not depend on it.
+	// Blocks of whole tiles of the expansion's micro-kernel and whole
+	// blocks of depthwiseSmall (align).
 	align := mk.mr
 	var q *dwSmall
 	if dwSmallOK(&p, g) {
 		q = newDwSmall(&p, g)
 		align = lcm(mk.mr, q.L)
 	}
-	t := chunksPerThread * x.cut()
-	bc := max(align, min(fuseBlock/4/hw, (p.M+t-1)/t+align-1)/align*align)
+	bc := fuseBlocks(p.M, align, hw, x.cut())
+	if bc == 0 {
+		// Too few blocks to keep the threads even: each on its own.
+		if err := x.Run(d); err != nil {
+			return err
+		}
+		x.depthwise(&p, in, w, bias, y, clampLo, clampHi, epi)
+		return nil
+	}
 	units := (p.M + bc - 1) / bc
 	// (Storing an element of C costs about 8 multiply-adds' time, as in
 	// gemmSplit.)
@@ -149,6 +152,34 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 		}
 	})
 	return nil
+}
+
+// fuseBlocks returns the channels of Conv2DAfter's blocks for m
+// channels of hw pixels on t threads: a multiple of align, as many as fit
+// in fuseBlock (fewer, shorter products lose the micro-kernel's speed:
+// each block reads B again and packs its tail panel of columns) in
+// enough blocks for chunksPerThread chunks a thread that the threads
+// finish within 1/8 of each other; 0 when blocks of align do not (a
+// depthwiseSmall step of 48 or 144 channels on two threads: 1 or 3
+// blocks of 48). The bits do not depend on it.
+func fuseBlocks(m, align, hw, t int) int {
+	want := 1
+	if t > 1 {
+		want = chunksPerThread * t
+	}
+	for b := max(align, min(fuseBlock/4/hw, m)/align*align); b >= align; b -= align {
+		u := (m + b - 1) / b
+		if u < want && b > align {
+			continue
+		}
+		if t > 1 {
+			if _, span := balance(u, min(u, chunksPerThread*t), t); 8*span*t > 9*u {
+				continue
+			}
+		}
+		return b
+	}
+	return 0
 }
 
 func lcm(a, b int) int {

@@ -25,7 +25,9 @@ func TestExpandDepthwise(t *testing.T) {
 		{16, 96, 28, 28, dw{3, 2, 1}, true},  // planes
 		{16, 72, 56, 56, dw{3, 1, 1}, true},  // planes, tiles or rows
 		{13, 37, 30, 31, dw{3, 2, 1}, true},  // odd sizes
-		{24, 144, 14, 14, dw{3, 1, 1}, true}, // blocks of 16
+		{24, 144, 14, 14, dw{3, 1, 1}, true}, // blocks of 16, one after the other on 2 threads
+		{24, 192, 14, 14, dw{3, 1, 1}, true}, // blocks of 16
+		{48, 576, 7, 7, dw{5, 1, 2}, true},
 		{40, 240, 7, 7, dw{5, 1, 2}, true},
 		{24, 56, 14, 14, dw{5, 2, 2}, true}, // a block of 8 at the end
 		{8, 20, 9, 11, dw{3, 1, 1}, true},   // tail planes
@@ -98,6 +100,32 @@ func TestExpandDepthwise(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestFuseBlocks checks the block sizes of Conv2DAfter: the largest
+// multiple of align within fuseBlock on one thread, enough even blocks
+// for two chunks a thread on more, none when blocks of align cannot be
+// even.
+func TestFuseBlocks(t *testing.T) {
+	for _, c := range []struct{ m, align, hw, t, want int }{
+		{96, 12, 112 * 112, 1, 12}, // 50 KB a channel: one tile
+		{72, 12, 56 * 56, 1, 12},
+		{88, 12, 28 * 28, 1, 72},
+		{576, 48, 7 * 7, 1, 576},
+		{96, 12, 112 * 112, 2, 12},
+		{88, 12, 28 * 28, 2, 24},  // 4 blocks (the last of 16)
+		{576, 48, 7 * 7, 2, 144},  // 4 blocks
+		{192, 48, 14 * 14, 2, 48}, // 4 blocks
+		{144, 48, 14 * 14, 2, 0},  // 3 blocks of 48: 2 + 1
+		{48, 48, 14 * 14, 2, 0},   // one block
+		{240, 48, 14 * 14, 2, 0},  // 5 blocks: 3 + 2
+		{72, 12, 56 * 56, 2, 12},  // 6 blocks: 3 + 3
+		{1152, 48, 7 * 7, 3, 192}, // 6 blocks
+	} {
+		if got := fuseBlocks(c.m, c.align, c.hw, c.t); got != c.want {
+			t.Errorf("fuseBlocks(%d, %d, %d, %d) = %d, want %d", c.m, c.align, c.hw, c.t, got, c.want)
 		}
 	}
 }
