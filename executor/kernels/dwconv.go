@@ -547,7 +547,7 @@ func (b *dwBlock) run(p *Conv2D, in, w, bias, y []float32, nm, m0 int, lo, hi fl
 // and plane1 planes, the blocks split over threads, epi on each block's
 // planes right after them.
 func (x *Context) depthwiseSmall(p *Conv2D, g *dwGeom, in, w, bias, y []float32, clampLo, clampHi float32, epi Epilogue) {
-	q := newDwSmall(p, g)
+	q := newDwSmall(p, g, false)
 	npix := g.oh * g.ow
 	run := func(lo, hi int) {
 		s := x.get()
@@ -573,12 +573,15 @@ type dwSmall struct {
 	npix, taps int
 }
 
-func newDwSmall(p *Conv2D, g *dwGeom) *dwSmall {
+// newDwSmall plans p's blocks; eights: with the 8-lane layout for
+// blocks of 8 after blocks of 16 anywhere (dwSmallRun.channels of any
+// range), not only at the end of an image.
+func newDwSmall(p *Conv2D, g *dwGeom, eights bool) *dwSmall {
 	q := &dwSmall{p: p, g: g, L: 8, npix: g.oh * g.ow, taps: p.KH * p.KW}
 	if dwPix16 != nil {
 		q.L = 16
 	}
-	if q.L == 8 || p.M%16 >= 8 {
+	if q.L == 8 || p.M%16 >= 8 || eights {
 		q.d8 = newDwLayout(p, g, 8)
 		q.need += dwBlockLen(q.d8)
 	}
@@ -618,23 +621,33 @@ func (q *dwSmall) start(s *scratch) *dwSmallRun {
 func (r *dwSmallRun) block(u int, in, w, bias, y []float32, clampLo, clampHi float32, epi Epilogue) {
 	q, p := r.q, r.q.p
 	n, m0 := u/q.mb, u%q.mb*q.L
-	nm := n*p.M + m0
 	m1 := min(m0+q.L, p.M)
-	switch {
-	case m1-m0 == q.L:
-		r.b.run(p, in, w, bias, y, nm, m0, clampLo, clampHi)
-	case m1-m0 >= 8:
-		r.b8.run(p, in, w, bias, y, nm, m0, clampLo, clampHi)
-		fallthrough
-	default:
-		if r.ch == nil {
-			r.ch = newDwChan(p, q.g, r.s)
-		}
-		for m := m1 - (m1-m0)%8; m < m1; m++ {
-			r.ch.plane(in, w, bias, y, n*p.M+m, clampLo, clampHi)
-		}
-	}
+	r.channels(n, m0, m1, in, w, bias, y, clampLo, clampHi)
 	if epi != nil {
-		epi(nm*q.npix, (m1-m0)*q.npix)
+		epi((n*p.M+m0)*q.npix, (m1-m0)*q.npix)
+	}
+}
+
+// channels computes the output planes of channels m0 … m1−1 of image n:
+// blocks of L channels from m0 on, then one of 8, then planes one by one
+// (plane1). Each computes an element as the others do
+// (TestDepthwiseSmallBits), so the bits do not depend on m0 and m1; a
+// block of 8 after blocks of 16 needs the 8-lane layout (newDwSmall's
+// eights).
+func (r *dwSmallRun) channels(n, m0, m1 int, in, w, bias, y []float32, clampLo, clampHi float32) {
+	q, p := r.q, r.q.p
+	m := m0
+	for ; m+q.L <= m1; m += q.L {
+		r.b.run(p, in, w, bias, y, n*p.M+m, m, clampLo, clampHi)
+	}
+	if m+8 <= m1 {
+		r.b8.run(p, in, w, bias, y, n*p.M+m, m, clampLo, clampHi)
+		m += 8
+	}
+	if m < m1 && r.ch == nil {
+		r.ch = newDwChan(p, q.g, r.s)
+	}
+	for ; m < m1; m++ {
+		r.ch.plane(in, w, bias, y, n*p.M+m, clampLo, clampHi)
 	}
 }

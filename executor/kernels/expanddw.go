@@ -1,5 +1,7 @@
 package kernels
 
+import "slices"
+
 // An expansion and the depthwise convolution after it in one parallel
 // call. A mobile net's inverted-residual block is a 1×1 convolution that
 // widens the channels (the expansion), then a depthwise convolution on
@@ -98,13 +100,15 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 	npix := g.oh * g.ow
 	taps := p.KH * p.KW
 	mk := best
-	// Blocks of whole tiles of the expansion's micro-kernel and whole
-	// blocks of depthwiseSmall (align).
+	// Blocks of whole tiles of the expansion's micro-kernel (mr rows:
+	// the packed weights' panels), and for depthwiseSmall of whole
+	// vectors of 8 channels (its blocks of 16, then one of 8: any
+	// channels compute the same bits, see dwSmallRun.channels).
 	align := mk.mr
 	var q *dwSmall
 	if dwSmallOK(&p, g) {
-		q = newDwSmall(&p, g)
-		align = lcm(mk.mr, q.L)
+		q = newDwSmall(&p, g, true)
+		align = lcm(mk.mr, 8)
 	}
 	bc := fuseBlocks(p.M, align, hw, x.cut())
 	if bc == 0 {
@@ -138,8 +142,9 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 				x.serial(mk, c1-c0, hw, k, 1, oa.rowsFrom(c0), ob, beta, d.y[c0*hw:], hw, st)
 			})
 			if q != nil {
-				for b := c0 / q.L; b*q.L < c1; b++ {
-					r.block(b, in, w, bias, y, clampLo, clampHi, epi)
+				r.channels(0, c0, c1, in, w, bias, y, clampLo, clampHi)
+				if epi != nil {
+					epi(c0*npix, (c1-c0)*npix)
 				}
 				continue
 			}
@@ -159,27 +164,44 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 // in fuseBlock (fewer, shorter products lose the micro-kernel's speed:
 // each block reads B again and packs its tail panel of columns) in
 // enough blocks for chunksPerThread chunks a thread that the threads
-// finish within 1/8 of each other; 0 when blocks of align do not (a
-// depthwiseSmall step of 48 or 144 channels on two threads: 1 or 3
-// blocks of 48). The bits do not depend on it.
+// finish within 1/8 of each other (blockSpan); 0 when blocks of align
+// do not (36 channels on two threads in blocks of 24: 24 + 12). The bits
+// do not depend on it.
 func fuseBlocks(m, align, hw, t int) int {
 	want := 1
 	if t > 1 {
 		want = chunksPerThread * t
 	}
 	for b := max(align, min(fuseBlock/4/hw, m)/align*align); b >= align; b -= align {
-		u := (m + b - 1) / b
-		if u < want && b > align {
+		if (m+b-1)/b < want && b > align {
 			continue
 		}
-		if t > 1 {
-			if _, span := balance(u, min(u, chunksPerThread*t), t); 8*span*t > 9*u {
-				continue
-			}
+		if t > 1 && 8*blockSpan(m, b, t)*t > 9*m {
+			continue
 		}
 		return b
 	}
 	return 0
+}
+
+// blockSpan is the channels the busiest of t threads computes when m
+// channels in blocks of b are cut into chunks as rangeWork cuts them and
+// each thread takes the next chunk as soon as it is free.
+func blockSpan(m, b, t int) int {
+	u := (m + b - 1) / b
+	c, _ := balance(u, min(u, chunksPerThread*t), t)
+	parts := split(u, c, 1)
+	free := make([]int, t)
+	for i := 0; i+1 < len(parts); i++ {
+		j := 0
+		for k := range free {
+			if free[k] < free[j] {
+				j = k
+			}
+		}
+		free[j] += min(parts[i+1]*b, m) - parts[i]*b
+	}
+	return slices.Max(free)
 }
 
 func lcm(a, b int) int {
