@@ -43,10 +43,14 @@ type Pending struct {
 // Defer returns the convolution Conv2DPackedAct(p, in, w, pw, bias, y,
 // act, epi) as a Pending when Conv2DAfter can run it inside a depthwise
 // convolution's chunks: a direct 1×1 convolution of one image and one
-// group that the SGEMM would cut by rows; false when it must run now.
+// group that at least doubles the channels (an expansion, whose output
+// is the larger tensor that the blocks keep in cache; ShuffleNet's
+// 1×1 convolutions of as many channels as they read, cut by columns
+// when on their own, were not faster in blocks) and whose SGEMM is not
+// cut in halves of k; false when it must run now.
 func (x *Context) Defer(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32, act Act, epi Epilogue) (Pending, bool) {
 	direct := p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PT == 0 && p.PL == 0 && p.PB == 0 && p.PR == 0
-	if !direct || p.N != 1 || p.Groups != 1 || p.C < 1 || p.M < 1 || p.check(in, w, bias, y, pw != nil) != nil {
+	if !direct || p.N != 1 || p.Groups != 1 || p.C < 1 || p.M < 2*p.C || p.check(in, w, bias, y, pw != nil) != nil {
 		return Pending{}, false
 	}
 	var pg *Packed

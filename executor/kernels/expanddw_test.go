@@ -139,6 +139,7 @@ func TestDeferRefuses(t *testing.T) {
 	base := Conv2D{N: 1, C: 8, H: 10, W: 10, M: 24, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1}
 	for _, mod := range []func(p *Conv2D){
 		func(p *Conv2D) { p.N = 2 },
+		func(p *Conv2D) { p.M = 12 }, // not an expansion
 		func(p *Conv2D) { p.Groups = 2 },
 		func(p *Conv2D) { p.SH, p.SW = 2, 2 },
 		func(p *Conv2D) { p.KH, p.KW, p.PT, p.PL, p.PB, p.PR = 3, 3, 1, 1, 1, 1 },
