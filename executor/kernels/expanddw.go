@@ -87,10 +87,10 @@ func (d *Pending) Feeds(p Conv2D, in []float32) bool {
 }
 
 // Conv2DAfter computes d and then the depthwise convolution p of its
-// output in (as Conv2DPackedClip(p, in, w, nil, bias, y, clampLo,
-// clampHi, epi)),
-// in one parallel call over blocks of channels (see above). d.Feeds(p,
-// in) must hold.
+// output in, as Conv2DPackedClip(p, in, w, nil, bias, y, clampLo,
+// clampHi, epi) would, in one parallel call over blocks of channels (see
+// above); one after the other when the blocks cannot keep the threads
+// even (fuseBlocks). d.Feeds(p, in) must hold.
 func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, clampLo, clampHi float32, epi Epilogue) error {
 	if !d.Feeds(p, in) {
 		return shapeErr("conv: the depthwise convolution does not read the pending convolution's output")
@@ -109,9 +109,8 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 	// vectors of 8 channels (its blocks of 16, then one of 8: any
 	// channels compute the same bits, see dwSmallRun.channels).
 	align := mk.mr
-	var q *dwSmall
-	if dwSmallOK(&p, g) {
-		q = newDwSmall(&p, g, true)
+	small := dwSmallOK(&p, g)
+	if small {
 		align = lcm(mk.mr, 8)
 	}
 	bc := fuseBlocks(p.M, align, hw, x.cut())
@@ -122,6 +121,12 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 		}
 		x.depthwise(&p, in, w, bias, y, clampLo, clampHi, epi)
 		return nil
+	}
+	var q *dwSmall
+	if small {
+		// (A block of 8 within the image when blocks of 16 do not
+		// fill a block.)
+		q = newDwSmall(&p, g, bc%16 != 0)
 	}
 	units := (p.M + bc - 1) / bc
 	// (Storing an element of C costs about 8 multiply-adds' time, as in
