@@ -130,13 +130,7 @@ func fuseSteps(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []st
 		// before the fused step.
 		var statics []step
 		for i+1 < len(steps) {
-			j := i + 1
-			for j < len(steps) {
-				if _, ok := steps[j].(*staticStep); !ok {
-					break
-				}
-				j++
-			}
+			j := afterStatics(steps, i+1)
 			if j == len(steps) {
 				break
 			}
@@ -159,6 +153,18 @@ func fuseSteps(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) []st
 		out = append(append(out, statics...), f)
 	}
 	return out
+}
+
+// afterStatics is the index of the first step from j on that is not a
+// staticStep (len(steps) when there is none).
+func afterStatics(steps []step, j int) int {
+	for j < len(steps) {
+		if _, ok := steps[j].(*staticStep); !ok {
+			break
+		}
+		j++
+	}
+	return j
 }
 
 func binaryOp(op string) bool { return op == "Add" || op == "Mul" || op == "Sub" || op == "Div" }

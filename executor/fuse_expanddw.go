@@ -106,13 +106,7 @@ func fuseExpandDw(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) [
 			out = append(out, steps[i])
 			continue
 		}
-		j := i + 1
-		for j < len(steps) {
-			if _, ok := steps[j].(*staticStep); !ok {
-				break
-			}
-			j++
-		}
+		j := afterStatics(steps, i+1)
 		if j == len(steps) {
 			out = append(out, steps[i])
 			continue

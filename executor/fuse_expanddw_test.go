@@ -53,13 +53,7 @@ func TestFuseExpandDepthwise(t *testing.T) {
 			r := rand.New(rand.NewSource(7))
 			m, g := newModel(13)
 			in := must(g.AddInput("in", nil))
-			node := func(op string, ins []*canonical.Value, attrs ...*canonical.Attribute) *canonical.Value {
-				n, err := g.AddNode(fmt.Sprintf("%s%d", op, len(g.Nodes)), "", op, ins, []string{fmt.Sprintf("v%d", len(g.Nodes))}, attrs...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return n.Outputs[0]
-			}
+			node := nodeAdder(t, g)
 			init := func(name string, shape ...int) *canonical.Value {
 				tt, _ := f16Tensor(t, name, canonical.Float, shape, r)
 				return must(g.AddInitializer(tt))

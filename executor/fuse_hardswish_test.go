@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"fmt"
 	"math"
 	"math/rand"
 	"strings"
@@ -149,13 +148,7 @@ func TestFuseHardSwish(t *testing.T) {
 			in := must(g.AddInput("in", nil))
 			var feed *canonical.Tensor
 			var x *canonical.Value
-			node := func(op string, ins []*canonical.Value, attrs ...*canonical.Attribute) *canonical.Value {
-				n, err := g.AddNode(fmt.Sprintf("%s%d", op, len(g.Nodes)), "", op, ins, []string{fmt.Sprintf("v%d", len(g.Nodes))}, attrs...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return n.Outputs[0]
-			}
+			node := nodeAdder(t, g)
 			switch cs.head {
 			case "Conv":
 				// Values spread over the clamps at ±3.

@@ -43,13 +43,7 @@ func TestLayerNormDecomposed(t *testing.T) {
 			bt, _ := f16Tensor(t, "beta", canonical.Float, []int{cs.gammaSh}, r)
 			gamma, beta := must(g.AddInitializer(gt)), must(g.AddInitializer(bt))
 			two, eps := scalar("two", 2), scalar("eps", math.Pow(10, -float64(cs.eps)))
-			node := func(op string, ins []*canonical.Value, attrs ...*canonical.Attribute) *canonical.Value {
-				n, err := g.AddNode(op+fmt.Sprint(len(g.Nodes)), "", op, ins, []string{fmt.Sprintf("v%d", len(g.Nodes))}, attrs...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return n.Outputs[0]
-			}
+			node := nodeAdder(t, g)
 			mean := node("ReduceMean", []*canonical.Value{x}, canonical.IntsAttr("axes", cs.axes))
 			d := node("Sub", []*canonical.Value{x, mean})
 			p := node("Pow", []*canonical.Value{d, two})

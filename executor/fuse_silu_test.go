@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"fmt"
 	"math"
 	"math/rand"
 	"strings"
@@ -76,13 +75,7 @@ func TestFuseSiLU(t *testing.T) {
 			in := must(g.AddInput("in", nil))
 			var feed *canonical.Tensor
 			var x *canonical.Value
-			node := func(op string, ins []*canonical.Value, attrs ...*canonical.Attribute) *canonical.Value {
-				n, err := g.AddNode(fmt.Sprintf("%s%d", op, len(g.Nodes)), "", op, ins, []string{fmt.Sprintf("v%d", len(g.Nodes))}, attrs...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return n.Outputs[0]
-			}
+			node := nodeAdder(t, g)
 			if cs.conv {
 				feed, _ = f16Tensor(t, "in", canonical.Float, []int{1, 5, 23, 19}, r)
 				wt, _ := f16Tensor(t, "w", canonical.Float, []int{7, 5, 3, 3}, r)

@@ -24,13 +24,7 @@ func TestFuseAcrossConstants(t *testing.T) {
 			r := rand.New(rand.NewSource(42))
 			m, g := newModel(13)
 			in := must(g.AddInput("in", nil))
-			node := func(op string, ins []*canonical.Value, attrs ...*canonical.Attribute) *canonical.Value {
-				n, err := g.AddNode(fmt.Sprintf("%s%d", op, len(g.Nodes)), "", op, ins, []string{fmt.Sprintf("v%d", len(g.Nodes))}, attrs...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return n.Outputs[0]
-			}
+			node := nodeAdder(t, g)
 			constant := func(v ...float32) *canonical.Value {
 				dims := []int64{}
 				if len(v) > 1 {

@@ -39,6 +39,19 @@ func planStepsEpi(e *Executor) (steps, fused, fusedOps, epi int) {
 	return
 }
 
+// nodeAdder returns a function that adds a node of op to g with one
+// output, both named for the node's place in g.
+func nodeAdder(t *testing.T, g *canonical.Graph) func(op string, ins []*canonical.Value, attrs ...*canonical.Attribute) *canonical.Value {
+	return func(op string, ins []*canonical.Value, attrs ...*canonical.Attribute) *canonical.Value {
+		t.Helper()
+		n, err := g.AddNode(fmt.Sprintf("%s%d", op, len(g.Nodes)), "", op, ins, []string{fmt.Sprintf("v%d", len(g.Nodes))}, attrs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.Outputs[0]
+	}
+}
+
 // hasHostStep reports whether a plan of e runs op as a kernel step.
 func hasHostStep(e *Executor, op string) bool {
 	e.mu.Lock()
@@ -352,13 +365,7 @@ func TestFuseClipConstantBounds(t *testing.T) {
 		r := rand.New(rand.NewSource(64))
 		m, g := newModel(13)
 		in := must(g.AddInput("in", nil))
-		node := func(op string, ins []*canonical.Value, attrs ...*canonical.Attribute) *canonical.Value {
-			n, err := g.AddNode(fmt.Sprintf("%s%d", op, len(g.Nodes)), "", op, ins, []string{fmt.Sprintf("v%d", len(g.Nodes))}, attrs...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n.Outputs[0]
-		}
+		node := nodeAdder(t, g)
 		feed, _ := f16Tensor(t, "in", canonical.Float, []int{1, 8, 40, 37}, r)
 		wt, _ := f16Tensor(t, "w", canonical.Float, []int{16, 8, 3, 3}, r)
 		bt, _ := f16Tensor(t, "b", canonical.Float, []int{16}, r)
