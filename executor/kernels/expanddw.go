@@ -32,7 +32,6 @@ const fuseBlock = 256 << 10
 type Pending struct {
 	p       Conv2D
 	in, w   []float32
-	pg      *Packed
 	pw      []*Packed
 	bias, y []float32
 	act     Act
@@ -53,24 +52,17 @@ func (x *Context) Defer(p Conv2D, in, w []float32, pw []*Packed, bias, y []float
 	if !direct || p.N != 1 || p.Groups != 1 || p.C < 1 || p.M < 2*p.C || p.check(in, w, bias, y, pw != nil) != nil {
 		return Pending{}, false
 	}
-	var pg *Packed
-	if pw != nil {
-		if len(pw) != 1 || !pw[0].isA || pw[0].fits(best, true, p.M, p.C) != nil {
-			return Pending{}, false
-		}
-		pg = pw[0]
+	if pw != nil && (len(pw) != 1 || !pw[0].isA || pw[0].fits(best, true, p.M, p.C) != nil) {
+		return Pending{}, false
 	}
 	if splitsK(p.M, p.H*p.W, p.C) {
 		return Pending{}, false
 	}
-	return Pending{p: p, in: in, w: w, pg: pg, pw: pw, bias: bias, y: y, act: act, epi: epi, set: true}, true
+	return Pending{p: p, in: in, w: w, pw: pw, bias: bias, y: y, act: act, epi: epi, set: true}, true
 }
 
 // Set reports whether d holds a convolution.
 func (d *Pending) Set() bool { return d.set }
-
-// Output is the pending convolution's output (not computed yet).
-func (d *Pending) Output() []float32 { return d.y }
 
 // Run computes the pending convolution on its own.
 func (x *Context) Run(d *Pending) error {
@@ -132,7 +124,10 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 	// (Storing an element of C costs about 8 multiply-adds' time, as in
 	// gemmSplit.)
 	work := bc*hw*(k+8) + bc*npix*taps*tapWork
-	oa := operand{packed: d.pg, s: d.w, ld: k}
+	oa := operand{s: d.w, ld: k}
+	if d.pw != nil {
+		oa.packed = d.pw[0]
+	}
 	ob := operand{s: d.in, ld: hw}
 	fin := &finish{bias: d.bias, relu: d.act == ActRelu || d.act == ActRelu6, six: d.act == ActRelu6, epi: d.epi}
 	x.rangeWork(units, work, func(lo, hi int) {
