@@ -4,6 +4,8 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -88,8 +90,8 @@ func TestScalingTable(t *testing.T) {
 	}
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 2, 0, 2, ' ', 0)
-	writeScalingHeader(tw, true)
-	writeScalingRows(tw, "m", rows, true)
+	writeScalingHeader(tw, true, false)
+	writeScalingRows(tw, "m", rows, true, false)
 	if err := tw.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +113,36 @@ func TestScalingTable(t *testing.T) {
 	// Without ONNX Runtime: no ORT columns.
 	b.Reset()
 	tw = tabwriter.NewWriter(&b, 2, 0, 2, ' ', 0)
-	writeScalingHeader(tw, false)
-	writeScalingRows(tw, "m", rows[:1], false)
+	writeScalingHeader(tw, false, false)
+	writeScalingRows(tw, "m", rows[:1], false, false)
 	if err := tw.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "ORT") || len(strings.Fields(strings.Split(b.String(), "\n")[1])) != 16 {
 		t.Errorf("without ORT:\n%s", b.String())
+	}
+	// --inline: the 2-thread plan inline took 5 ms against one thread's
+	// 4 (split 1.25) and 2 threads 2 ms of its 5 / 2 (efficiency 1.25);
+	// one thread has no inline runs.
+	rows[1].inlineP50 = 5 * ms
+	b.Reset()
+	tw = tabwriter.NewWriter(&b, 2, 0, 2, ' ', 0)
+	writeScalingHeader(tw, false, true)
+	writeScalingRows(tw, "m", rows, false, true)
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines = strings.Split(strings.TrimSpace(b.String()), "\n")
+	for _, col := range []string{"inline p50 ms", "split", "efficiency"} {
+		if !strings.Contains(lines[0], col) {
+			t.Errorf("header lacks %q: %s", col, lines[0])
+		}
+	}
+	if f := strings.Fields(lines[1]); strings.Join(f[len(f)-3:], " ") != "- - -" {
+		t.Errorf("one thread's inline columns %v, want - - -", f[len(f)-3:])
+	}
+	if f := strings.Fields(lines[2]); strings.Join(f[len(f)-3:], " ") != "5.000 1.25 1.25" {
+		t.Errorf("two threads' inline columns %v, want 5.000 1.25 1.25", f[len(f)-3:])
 	}
 }
 
@@ -150,5 +175,28 @@ func TestAccountTable(t *testing.T) {
 	}
 	if h := strings.Fields(lines[0]); len(h) < len(want) {
 		t.Errorf("header %q: fewer columns than the row", lines[0])
+	}
+}
+
+// TestScaleModelInline: --scaling --inline on a fixture: the inline
+// executor's outputs are checked like the counts' (the stored outputs,
+// the same bits as one thread), and only the count above one gets inline
+// times.
+func TestScaleModelInline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	dir := filepath.Join("..", "..", "fixtures", "models", "resnet_small")
+	cfg := config{warmup: 1, reps: 3, rtol: 1e-3, atol: 1e-4, inline: true}
+	rows, err := scaleModel(cfg, dir, []int{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].inlineP50 != 0 || rows[1].inlineP50 <= 0 || rows[1].inlineMin > rows[1].inlineP50 {
+		t.Fatalf("rows %+v", rows)
+	}
+	if rows[1].split(rows[0]) <= 0 || rows[1].efficiency() <= 0 {
+		t.Errorf("split %v, efficiency %v", rows[1].split(rows[0]), rows[1].efficiency())
 	}
 }

@@ -20,6 +20,7 @@
 //	/tmp/ocbench --only squeezenet --cpuprofile /tmp/cpu   # executor-only profile in /tmp/cpu.squeezenet.pprof
 //	/tmp/ocbench --memory --threads 1 --reps 5              # peak RSS of each side, one process per model and side
 //	/tmp/ocbench --scaling 1,2 --reps 20                    # executor runs/s on 1 and 2 threads, alternating; ONNX Runtime alone on each
+//	/tmp/ocbench --scaling 1,2 --inline --no-ort            # and the 2-thread plan with every chunk on the caller: the split's cost in wall time
 //	/tmp/ocbench --chunks 2 --reps 20                       # per step and call site: one thread's time against two threads' serial + chunks
 //	/tmp/ocbench --layers --only mobilenet_v2 --reps 50      # per-node times against ONNX Runtime's profiler
 //
@@ -56,6 +57,7 @@ type config struct {
 	models, only, backend, cpuprofile string
 	reps, warmup, threads             int
 	noORT, before, asJSON, memory     bool
+	inline                            bool
 	memoryChild, memprofile, scaling  string
 	layers                            bool
 	chunks                            int
@@ -81,6 +83,7 @@ func main() {
 	flag.StringVar(&cfg.memprofile, "memprofile", "", "with --memory: write a heap profile of each executor child after its runs to PREFIX.<model>.pprof")
 	flag.StringVar(&cfg.memoryChild, "memory-child", "", "internal: run one side (executor or onnxruntime) on the model folder given as argument and print its peak RSS")
 	flag.StringVar(&cfg.scaling, "scaling", "", "thread counts, e.g. 1,2: time the executor alone with each count, alternating run by run in one process, and print runs/s, CPU time per run and the speed-up over the first count (outputs checked to be bit-identical)")
+	flag.BoolVar(&cfg.inline, "inline", false, "with --scaling: also time each count above one with every chunk on the caller (the same cut, no helpers), and print the split's own cost (inline p50 over one thread's) and the efficiency of the threads (inline p50 / threads over p50)")
 	flag.BoolVar(&cfg.layers, "layers", false, "compare the executor's time per step (node or fused chain) with ONNX Runtime's per node (its profiler), sorted by the executor's excess (layers.go)")
 	flag.IntVar(&cfg.chunks, "chunks", 0, "N >= 2: where the chunks' time goes at N threads: per step and call site, one thread's time against the serial and chunks' thread CPU time at N threads and with the chunks all on the caller (chunks.go)")
 	flag.IntVar(&cfg.layersTop, "layers-top", 30, "with --layers: print this many rows per model (0: all)")

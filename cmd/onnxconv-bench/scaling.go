@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,32 @@ type scalingRow struct {
 	// solo: the timed runs that were solo (kernels.ParallelProfile.SoloHolds:
 	// the kernel threads were absent in the runs before).
 	solo int
+	// inlineP50, inlineMin (--inline, counts above one): the same plan
+	// with every chunk on the caller (kernels.ParallelProfile.SetInline,
+	// not started), timed in the same rounds; zero otherwise.
+	inlineP50, inlineMin time.Duration
+}
+
+// split is the inline runs' p50 over one's (the first count's): what
+// cutting the work for r.threads costs in wall time with no second
+// core (work the chunks repeat, their fixed costs); 0 without --inline.
+func (r scalingRow) split(one scalingRow) float64 {
+	if r.inlineP50 <= 0 || one.p50 <= 0 {
+		return 0
+	}
+	return float64(r.inlineP50) / float64(one.p50)
+}
+
+// efficiency is the inline p50 shared evenly by the threads over the
+// p50: 1 when running the chunks on r.threads cores costs nothing beyond
+// the cut itself (no serial part, no waits, no cross-core reads); 0
+// without --inline. The p50 speed-up over one thread is threads ×
+// efficiency / split.
+func (r scalingRow) efficiency() float64 {
+	if r.inlineP50 <= 0 || r.p50 <= 0 {
+		return 0
+	}
+	return float64(r.inlineP50) / float64(r.threads) / float64(r.p50)
 }
 
 // account is where a profiled run's time goes, per run: its process CPU
@@ -140,7 +167,7 @@ func runScaling(cfg config, counts []int) error {
 		fmt.Printf("ONNX Runtime %s alone too, one session per thread count, after the executor's runs\n", rt.Version())
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
-	writeScalingHeader(tw, rt != nil)
+	writeScalingHeader(tw, rt != nil, cfg.inline)
 	failed := false
 	// Per count after the first: the models' p50 and critical-path
 	// speed-ups, for their geometric means, and ONNX Runtime's p50 ones.
@@ -148,6 +175,8 @@ func runScaling(cfg config, counts []int) error {
 	spCrit := make([][]float64, len(counts))
 	spORT := make([][]float64, len(counts))
 	ceil := make([][]float64, len(counts))
+	split := make([][]float64, len(counts))
+	eff := make([][]float64, len(counts))
 	type modelRows struct {
 		model string
 		rows  []scalingRow
@@ -178,8 +207,11 @@ func runScaling(cfg config, counts []int) error {
 				spORT[i] = append(spORT[i], float64(rows[0].ortP50)/float64(r.ortP50))
 			}
 			ceil[i] = append(ceil[i], r.ceiling)
+			if r.inlineP50 > 0 {
+				split[i], eff[i] = append(split[i], r.split(rows[0])), append(eff[i], r.efficiency())
+			}
 		}
-		writeScalingRows(tw, filepath.Base(d), rows, rt != nil)
+		writeScalingRows(tw, filepath.Base(d), rows, rt != nil, cfg.inline)
 		accts = append(accts, modelRows{filepath.Base(d), rows})
 	}
 	if err := tw.Flush(); err != nil {
@@ -203,6 +235,9 @@ func runScaling(cfg config, counts []int) error {
 			fmt.Printf("; ONNX Runtime p50 %.2f", bench.GeoMean(spORT[i]))
 		}
 		fmt.Printf("; the machine's ceiling during the models' runs %.2f", bench.GeoMean(ceil[i]))
+		if len(split[i]) > 0 {
+			fmt.Printf("; inline: split %.2f, efficiency %.2f", bench.GeoMean(split[i]), bench.GeoMean(eff[i]))
+		}
 		fmt.Println()
 	}
 	fmt.Printf("load average after: %s\n", bench.LoadAverage())
@@ -217,8 +252,11 @@ func runScaling(cfg config, counts []int) error {
 
 // writeScalingHeader writes the header of --scaling's table; withORT
 // adds ONNX Runtime's columns.
-func writeScalingHeader(w io.Writer, withORT bool) {
+func writeScalingHeader(w io.Writer, withORT, withInline bool) {
 	h := "model\tthreads\truns/s\tp50 ms\tmin ms\tCPU ms/run\tspeed-up p50\tspeed-up min\tceiling\tCPU ratio\tcritical ms\tserial ms\tspeed-up critical\tsync ms\tsync µs\timbalance ms\t"
+	if withInline {
+		h += "inline p50 ms\tsplit\tefficiency\t"
+	}
 	if withORT {
 		h += "ORT p50 ms\tORT min ms\tORT CPU ms/run\tORT speed-up p50\tratio p50\t"
 	}
@@ -226,9 +264,10 @@ func writeScalingHeader(w io.Writer, withORT bool) {
 }
 
 // writeScalingRows writes one model's rows of --scaling's table (the
-// speed-ups over rows[0]); withORT adds ONNX Runtime's columns and the
-// executor's p50 over ONNX Runtime's at the same count.
-func writeScalingRows(w io.Writer, model string, rows []scalingRow, withORT bool) {
+// speed-ups over rows[0]); withInline adds the inline runs' columns
+// (split, efficiency), withORT ONNX Runtime's and the executor's p50 over
+// ONNX Runtime's at the same count.
+func writeScalingRows(w io.Writer, model string, rows []scalingRow, withORT, withInline bool) {
 	ratio := func(a, b time.Duration) float64 {
 		if b <= 0 {
 			return 0
@@ -247,6 +286,13 @@ func writeScalingRows(w io.Writer, model string, rows []scalingRow, withORT bool
 		fmt.Fprintf(w, "%s\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t%.2f\t%.3f\t%s\t%.3f\t", model, r.threads, r.runsPerSec,
 			msf(r.p50), msf(r.min), msf(r.cpu), ratio(rows[0].p50, r.p50), ratio(rows[0].min, r.min), r.ceiling,
 			ratio(r.cpu, rows[0].cpu), msf(r.critical), msf(r.serial), crit, msf(r.syncRun), sync, msf(r.imbalance))
+		if withInline {
+			if r.inlineP50 > 0 {
+				fmt.Fprintf(w, "%.3f\t%.2f\t%.2f\t", msf(r.inlineP50), r.split(rows[0]), r.efficiency())
+			} else {
+				fmt.Fprint(w, "-\t-\t-\t")
+			}
+		}
 		if withORT {
 			fmt.Fprintf(w, "%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t", msf(r.ortP50), msf(r.ortMin), msf(r.ortCPU),
 				ratio(rows[0].ortP50, r.ortP50), ratio(r.p50, r.ortP50))
@@ -282,14 +328,33 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 		return nil, err
 	}
 	defer m.Close()
-	exs := make([]*executor.Executor, len(counts))
-	profs := make([]*kernels.ParallelProfile, len(counts))
-	for i, t := range counts {
+	// Executor i < len(counts) runs counts[i] threads; with --inline,
+	// executor len(counts)+j runs the plan of counts[of[j]] threads with
+	// every chunk on the caller (rows[of[j]].inlineP50).
+	procs := slices.Clone(counts)
+	var of []int
+	if cfg.inline {
+		for i, t := range counts {
+			if t > 1 {
+				procs, of = append(procs, t), append(of, i)
+			}
+		}
+	}
+	exs := make([]*executor.Executor, len(procs))
+	profs := make([]*kernels.ParallelProfile, len(procs))
+	for i, t := range procs {
 		profs[i] = &kernels.ParallelProfile{}
+		profs[i].SetInline(i >= len(counts))
 		if exs[i], err = executor.New(m, executor.Options{Backend: cfg.backend, Threads: t, KernelProfile: profs[i]}); err != nil {
 			return nil, err
 		}
 		defer exs[i].Close()
+	}
+	name := func(i int) string {
+		if i >= len(counts) {
+			return fmt.Sprintf("%d threads inline", procs[i])
+		}
+		return fmt.Sprintf("%d threads", procs[i])
 	}
 	sets, err := tensorio.LoadSamples(filepath.Join(dir, "test_data_set_0"), "input", exs[0].Inputs(), false)
 	if err != nil {
@@ -305,23 +370,23 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 	// change stops the world and leaves the runtime's per-P caches cold,
 	// which would show in a sub-millisecond model's timed run.
 	setProcs := func(i int) error {
-		runtime.GOMAXPROCS(counts[i])
+		runtime.GOMAXPROCS(procs[i])
 		_, err := run(i)
 		return err
 	}
 	// Warm up; check the outputs and that they are the same bits for
 	// every count.
 	var first [][]byte
-	for i := range counts {
+	for i := range procs {
 		var outs []*canonical.Tensor
-		runtime.GOMAXPROCS(counts[i])
+		runtime.GOMAXPROCS(procs[i])
 		for w := 0; w <= cfg.warmup; w++ {
 			if outs, err = run(i); err != nil {
-				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
+				return nil, fmt.Errorf("%s: %w", name(i), err)
 			}
 		}
 		if err := compare(outs, want, cfg.rtol, cfg.atol); err != nil {
-			return nil, fmt.Errorf("%d threads: output differs from the stored output: %w", counts[i], err)
+			return nil, fmt.Errorf("%s: output differs from the stored output: %w", name(i), err)
 		}
 		for o, t := range outs {
 			b, err := t.Bytes()
@@ -331,14 +396,14 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 			if i == 0 {
 				first = append(first, b)
 			} else if !bytes.Equal(b, first[o]) {
-				return nil, fmt.Errorf("output %d on %d threads is not bit-identical to %d threads", o, counts[i], counts[0])
+				return nil, fmt.Errorf("output %d on %s is not bit-identical to %d threads", o, name(i), counts[0])
 			}
 		}
 	}
-	wall := make([][]time.Duration, len(counts))
-	cpu := make([][]time.Duration, len(counts))
-	total := make([]time.Duration, len(counts))
-	solo := make([]int, len(counts))
+	wall := make([][]time.Duration, len(procs))
+	cpu := make([][]time.Duration, len(procs))
+	total := make([]time.Duration, len(procs))
+	solo := make([]int, len(procs))
 	// The machine's ceiling (ceiling.go) at each count, a turn of its
 	// probe after each round of the counts' runs: it moves on a shared
 	// host, so the model's speed-up is read beside the ceiling of the
@@ -346,18 +411,18 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 	probeOne := make([][]time.Duration, len(counts))
 	probeAll := make([][]time.Duration, len(counts))
 	for r := 0; r < cfg.reps; r++ {
-		for k := range counts {
+		for k := range procs {
 			i := k
 			if r%2 == 1 { // alternate the order too
-				i = len(counts) - 1 - k
+				i = len(procs) - 1 - k
 			}
 			if err := setProcs(i); err != nil {
-				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
+				return nil, fmt.Errorf("%s: %w", name(i), err)
 			}
 			s0 := profs[i].SoloHolds()
 			c0, t0 := bench.ProcessCPU(), time.Now()
 			if _, err := run(i); err != nil {
-				return nil, fmt.Errorf("%d threads: %w", counts[i], err)
+				return nil, fmt.Errorf("%s: %w", name(i), err)
 			}
 			d := time.Since(t0)
 			if profs[i].SoloHolds() != s0 {
@@ -376,7 +441,7 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 			probeOne[i], probeAll[i] = append(probeOne[i], d1), append(probeAll[i], dn)
 		}
 	}
-	crit, serial, accts, err := criticalPaths(cfg.reps, profs, setProcs, run)
+	crit, serial, accts, err := criticalPaths(cfg.reps, profs[:len(counts)], setProcs, run)
 	if err != nil {
 		return nil, err
 	}
@@ -394,6 +459,10 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 		if t > 1 {
 			rows[i].ceiling = throughputRatio(probeOne[i], probeAll[i], t)
 		}
+	}
+	for j, i := range of {
+		w := sorted(wall[len(counts)+j])
+		rows[i].inlineP50, rows[i].inlineMin = w[len(w)/2], w[0]
 	}
 	return rows, nil
 }

@@ -21,7 +21,10 @@ import (
 // caller, one after the other, cut as for Threads() threads: the chunks'
 // time then holds what the split repeats but not what running on two
 // cores at once costs (inputs in the other core's cache, shared memory
-// bandwidth).
+// bandwidth). It holds whether or not the profile is started (unstarted,
+// nothing is recorded: the wall time of such runs is the split's own cost
+// without the profiler's clock reads), and the Context then starts no
+// helpers (Hold and Wake do nothing).
 
 // StepCost is one step's figures summed over the runs recorded.
 type StepCost struct {
@@ -56,8 +59,12 @@ func (p *ParallelProfile) SetSteps(on bool) { p.stepsOn = on }
 func (p *ParallelProfile) StepsOn() bool { return p != nil && p.stepsOn && p.on.Load() }
 
 // SetInline makes parallel calls run every chunk on the caller (see
-// above; before Start).
+// above; before the Context's first call).
 func (p *ParallelProfile) SetInline(on bool) { p.inline = on }
+
+// inlined reports whether p (nil: none) runs its Context's parallel
+// calls on the caller (SetInline).
+func (p *ParallelProfile) inlined() bool { return p != nil && p.inline }
 
 // BeginStep starts step k (label is called the first time k is seen).
 // The caller must stay on its thread until EndStep.

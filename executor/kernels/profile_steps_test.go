@@ -77,3 +77,49 @@ func TestProfileSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestInlineUnstarted: SetInline holds before the profile is started —
+// every chunk runs on the caller's thread, cut as for the Context's
+// threads, nothing is recorded — and the Context starts no helpers.
+func TestInlineUnstarted(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	x := NewContext(2)
+	defer x.Close()
+	p := &ParallelProfile{}
+	x.SetProfile(p)
+	p.SetInline(true)
+	release := x.Hold()
+	x.Wake()
+	self, _ := threadClock()
+	y := make([]float32, 1<<18)
+	var chunks atomic.Int64
+	var elsewhere atomic.Int64
+	x.Range(len(y), 1, func(lo, hi int) {
+		chunks.Add(1)
+		if tid, _ := threadClock(); tid != self {
+			elsewhere.Add(1)
+		}
+		for i := lo; i < hi; i++ {
+			y[i]++
+		}
+	})
+	release()
+	for i, v := range y {
+		if v != 1 {
+			t.Fatalf("y[%d] = %v, want 1 (each element once)", i, v)
+		}
+	}
+	if chunks.Load() < 2 {
+		t.Errorf("%d chunks, want the cut of 2 threads (at least 2)", chunks.Load())
+	}
+	if elsewhere.Load() != 0 {
+		t.Errorf("%d of %d chunks ran on another thread", elsewhere.Load(), chunks.Load())
+	}
+	if x.team != nil {
+		t.Error("an inline Context started its helpers")
+	}
+	if x.Calls() != 0 || len(p.Steps()) != 0 {
+		t.Errorf("an unstarted profile recorded: %d calls, %d steps", x.Calls(), len(p.Steps()))
+	}
+}

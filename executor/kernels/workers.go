@@ -266,7 +266,7 @@ func (h *helper) sendWake() {
 // allocating the kernel's output) calls it first, so that the helpers'
 // wake-up (tens of µs on a virtual machine) overlaps that work.
 func (x *Context) Wake() {
-	if x == nil || x.threads <= 1 {
+	if x == nil || x.threads <= 1 || x.prof.inlined() {
 		return
 	}
 	for _, h := range x.getTeam().helpers {
@@ -289,7 +289,7 @@ func (tm *team) inline() bool {
 // compute the same chains whatever the cut, so the bits do not change.
 func (x *Context) cut() int {
 	t := x.Threads()
-	if t > 1 && x.getTeam().inline() {
+	if t > 1 && !x.prof.inlined() && x.getTeam().inline() {
 		return 1
 	}
 	return t
@@ -303,7 +303,7 @@ func (x *Context) cut() int {
 // work had the cores), Holds are solo for a while: their calls run on
 // the caller alone (soloShare).
 func (x *Context) Hold() (release func()) {
-	if x == nil || x.threads <= 1 {
+	if x == nil || x.threads <= 1 || x.prof.inlined() {
 		return func() {}
 	}
 	tm := x.getTeam()
@@ -400,6 +400,19 @@ func (x *Context) parallel(n int, f func(i int)) {
 		}
 		return
 	}
+	if p := x.prof; p.inlined() {
+		// Every chunk on the caller, timed if the profile is started
+		// (SetInline).
+		if p.on.Load() {
+			var done func()
+			f, done = p.record(n, f)
+			defer done()
+		}
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
 	tm := x.getTeam()
 	if tm.inline() || !tm.busy.TryLock() {
 		for i := 0; i < n; i++ {
@@ -413,12 +426,6 @@ func (x *Context) parallel(n int, f func(i int)) {
 		var done func()
 		f, done = p.record(n, f)
 		defer done()
-		if p.inline {
-			for i := 0; i < n; i++ {
-				f(i)
-			}
-			return
-		}
 	}
 	j := &job{f: f, n: int64(n), finished: make(chan struct{}), timed: x.prof != nil && x.prof.on.Load()}
 	j.ends.Store(uint64(n) << 32)
