@@ -30,7 +30,10 @@ import (
 // costs), N threads − inline what running the chunks on several cores at
 // once costs (inputs the other core wrote, shared caches and memory).
 // Steps are summed by the call site that did most of their chunks' work,
-// and by the step's ops.
+// and by the step's ops. These are thread CPU times, a clock read around
+// every chunk: where a read is a costly system call (a VM with page-table
+// isolation) the split looks larger than it is; --scaling --inline
+// measures the split in wall time (docs/threads.md, "Measuring").
 
 // chunkAgg sums steps: their thread CPU time on one thread, their serial
 // time and chunks' time at N threads and inline, and the parallel calls
