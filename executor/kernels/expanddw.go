@@ -82,7 +82,7 @@ func (d *Pending) Feeds(p Conv2D, in []float32) bool {
 // output in, as Conv2DPackedClip(p, in, w, nil, bias, y, clampLo,
 // clampHi, epi) would, in one parallel call over blocks of channels (see
 // above); one after the other when the blocks cannot keep the threads
-// even (fuseBlocks). d.Feeds(p, in) must hold.
+// even (fuseParts). d.Feeds(p, in) must hold.
 func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, clampLo, clampHi float32, epi Epilogue) error {
 	if !d.Feeds(p, in) {
 		return shapeErr("conv: the depthwise convolution does not read the pending convolution's output")
@@ -105,8 +105,17 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 	if small {
 		align = lcm(mk.mr, 8)
 	}
-	bc := fuseBlocks(p.M, align, hw, x.cut())
-	if bc == 0 {
+	// (Storing an element of C costs about 8 multiply-adds' time, as in
+	// gemmSplit.)
+	chWork := hw*(k+8) + npix*taps*tapWork
+	pen := 0
+	if small && dwPix16 != nil {
+		// A block of 8 channels runs at half the lanes of the blocks of
+		// 16: as 8 channels' depthwise work more.
+		pen = 8 * npix * taps * tapWork
+	}
+	parts := fuseParts(p.M, align, x.cut(), chWork, pen)
+	if parts == nil {
 		// Too few blocks to keep the threads even: each on its own.
 		if err := x.Run(d); err != nil {
 			return err
@@ -114,23 +123,20 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 		x.depthwise(&p, in, w, bias, y, clampLo, clampHi, epi)
 		return nil
 	}
+	sub := fuseSub(p.M, align, hw, small && dwPix16 != nil)
 	var q *dwSmall
 	if small {
-		// (A block of 8 within the image when blocks of 16 do not
-		// fill a block.)
-		q = newDwSmall(&p, g, bc%16 != 0)
+		// (A block of 8 within the image when a piece is not whole
+		// blocks of 16.)
+		q = newDwSmall(&p, g, fuseEights(parts, sub))
 	}
-	units := (p.M + bc - 1) / bc
-	// (Storing an element of C costs about 8 multiply-adds' time, as in
-	// gemmSplit.)
-	work := bc*hw*(k+8) + bc*npix*taps*tapWork
 	oa := operand{s: d.w, ld: k}
 	if d.pw != nil {
 		oa.packed = d.pw[0]
 	}
 	ob := operand{s: d.in, ld: hw}
 	fin := &finish{bias: d.bias, relu: d.act == ActRelu || d.act == ActRelu6, six: d.act == ActRelu6, epi: d.epi}
-	x.rangeWork(units, work, func(lo, hi int) {
+	x.parallel(len(parts)-1, func(i int) {
 		s := x.get()
 		defer x.put(s)
 		var r *dwSmallRun
@@ -140,8 +146,8 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 		} else {
 			ch = newDwChan(&p, g, s)
 		}
-		for u := lo; u < hi; u++ {
-			c0, c1 := u*bc, min((u+1)*bc, p.M)
+		for c0 := parts[i]; c0 < parts[i+1]; c0 += sub {
+			c1 := min(c0+sub, parts[i+1])
 			fin.run(d.y, hw, c0, c1, 0, hw, 0, func(beta float32, st store) {
 				x.serial(mk, c1-c0, hw, k, 1, oa.rowsFrom(c0), ob, beta, d.y[c0*hw:], hw, st)
 			})
@@ -163,49 +169,81 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 	return nil
 }
 
-// fuseBlocks returns the channels of Conv2DAfter's blocks for m
-// channels of hw pixels on t threads: a multiple of align, as many as fit
-// in fuseBlock (fewer, shorter products lose the micro-kernel's speed:
-// each block reads B again and packs its tail panel of columns) in
-// enough blocks for chunksPerThread chunks a thread that the threads
-// finish within 1/8 of each other (blockSpan); 0 when blocks of align
-// do not (36 channels on two threads in blocks of 24: 24 + 12). The bits
-// do not depend on it.
-func fuseBlocks(m, align, hw, t int) int {
-	want := 1
-	if t > 1 {
-		want = chunksPerThread * t
+// fuseParts returns the channel ranges of Conv2DAfter's chunks for m
+// channels on t threads (boundaries, multiples of align but the last):
+// one range on one thread or when the work (chWork a channel) is too
+// small to split (as chunksMin); else, of the counts from chunksPerThread
+// chunks a thread down to one, the one whose chunks the threads finish
+// soonest taking them in turn (the largest within 1/16), a chunk that is
+// not whole blocks of 16 channels counting pen more (fuseCost); nil when
+// even that leaves a thread 1/8 over an even share (36 channels on two
+// threads in blocks of 24: 24 + 12). The bits do not depend on it.
+func fuseParts(m, align, t, chWork, pen int) []int {
+	units := (m + align - 1) / align
+	total := m * chWork
+	if t <= 1 || units < 2 || total < 2*minRangeWork {
+		return []int{0, m}
 	}
-	for b := max(align, min(fuseBlock/4/hw, m)/align*align); b >= align; b -= align {
-		if (m+b-1)/b < want && b > align {
-			continue
+	var best []int
+	bestSpan := 0
+	for c := min(units, chunksPerThread*t, total/minRangeWork); c >= min(t, units); c-- {
+		parts := split(m, c, align)
+		span := fuseSpan(parts, t, chWork, pen)
+		if best == nil || span < bestSpan-bestSpan/16 {
+			best, bestSpan = parts, span
 		}
-		if t > 1 && 8*blockSpan(m, b, t)*t > 9*m {
-			continue
-		}
-		return b
 	}
-	return 0
+	if best == nil || 8*bestSpan*t > 9*total {
+		return nil
+	}
+	return best
 }
 
-// blockSpan is the channels the busiest of t threads computes when m
-// channels in blocks of b are cut into chunks as rangeWork cuts them and
-// each thread takes the next chunk as soon as it is free.
-func blockSpan(m, b, t int) int {
-	u := (m + b - 1) / b
-	c, _ := balance(u, min(u, chunksPerThread*t), t)
-	parts := split(u, c, 1)
+// fuseSpan is the work of the busiest of t threads taking the chunks of
+// parts in turn, each as soon as it is free: a chunk's channels' chWork,
+// and pen more unless it is whole blocks of 16 channels.
+func fuseSpan(parts []int, t, chWork, pen int) int {
 	free := make([]int, t)
 	for i := 0; i+1 < len(parts); i++ {
 		j := 0
-		for k := range free {
-			if free[k] < free[j] {
-				j = k
+		for q := range free {
+			if free[q] < free[j] {
+				j = q
 			}
 		}
-		free[j] += min(parts[i+1]*b, m) - parts[i]*b
+		n := parts[i+1] - parts[i]
+		free[j] += n * chWork
+		if n%16 != 0 {
+			free[j] += pen
+		}
 	}
 	return slices.Max(free)
+}
+
+// fuseSub is the channels a chunk of Conv2DAfter expands and convolves at
+// a time: as many as fit in fuseBlock (in L2 with their input and
+// output; fewer, shorter products lose the micro-kernel's speed: each
+// reads B again and packs its tail panel of columns), at least align;
+// with whole16, in whole blocks of 16 channels where that fits.
+func fuseSub(m, align, hw int, whole16 bool) int {
+	fit := min(fuseBlock/4/hw, m)
+	if a := lcm(align, 16); whole16 && fit >= a {
+		return fit / a * a
+	}
+	return max(align, fit/align*align)
+}
+
+// fuseEights reports whether a piece of the chunks in parts (pieces of
+// at most sub channels) is not whole blocks of 16 channels.
+func fuseEights(parts []int, sub int) bool {
+	for i := 0; i+1 < len(parts); i++ {
+		for c0 := parts[i]; c0 < parts[i+1]; c0 += sub {
+			if (min(c0+sub, parts[i+1])-c0)%16 != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func lcm(a, b int) int {

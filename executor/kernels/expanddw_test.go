@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -33,6 +34,8 @@ func TestExpandDepthwise(t *testing.T) {
 		{8, 20, 9, 11, dw{3, 1, 1}, true},   // tail planes
 		{16, 96, 28, 28, dw{3, 1, 1}, false},
 		{24, 144, 14, 14, dw{3, 2, 1}, false},
+		{40, 240, 14, 14, dw{5, 1, 2}, true}, // two chunks of 120 on 2 threads: blocks of 16, then 8
+		{24, 240, 28, 28, dw{3, 1, 1}, true}, // pieces of 48 within the chunks
 	}
 	for i, c := range cases {
 		pe := Conv2D{N: 1, C: c.c, H: c.h, W: c.w, M: c.m, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1}
@@ -104,29 +107,42 @@ func TestExpandDepthwise(t *testing.T) {
 	}
 }
 
-// TestFuseBlocks checks the block sizes of Conv2DAfter: the largest
-// multiple of align within fuseBlock on one thread, enough even blocks
-// for two chunks a thread on more, none when blocks of align cannot be
-// even.
-func TestFuseBlocks(t *testing.T) {
-	for _, c := range []struct{ m, align, hw, t, want int }{
-		{96, 12, 112 * 112, 1, 12}, // 50 KB a channel: one tile
-		{72, 12, 56 * 56, 1, 12},
-		{88, 12, 28 * 28, 1, 72},
-		{576, 24, 7 * 7, 1, 576},
-		{96, 12, 112 * 112, 2, 12},
-		{88, 12, 28 * 28, 2, 24},  // 24, 24, 24, 16: 48 + 40
-		{576, 24, 7 * 7, 2, 144},  // 4 blocks
-		{144, 24, 14 * 14, 2, 24}, // 6 blocks, 3 each
-		{240, 24, 14 * 14, 2, 24}, // 72 + 72 + 72 + 24 would be 144 + 96
-		{48, 24, 14 * 14, 2, 24},
-		{36, 24, 14 * 14, 2, 0}, // 24 + 12
-		{72, 12, 56 * 56, 2, 12},
-		{1152, 24, 7 * 7, 3, 216}, // 5 of 216 and 72: 432 a thread at most, 1/8 over
+// TestFuseParts checks the chunks of Conv2DAfter: one on one thread or
+// for little work; else the count whose chunks the threads finish
+// soonest, a chunk that is not whole blocks of 16 channels costing more;
+// none when they cannot be even.
+func TestFuseParts(t *testing.T) {
+	for _, c := range []struct {
+		m, align, t, chWork, pen int
+		want                     []int
+	}{
+		{240, 24, 1, 10000, 4000, []int{0, 240}},
+		{240, 24, 2, 10, 4, []int{0, 240}}, // too little work to split
+		// Four chunks (48, 72, 48, 72) leave one thread 144 channels
+		// taking them in turn, three (72, 72, 96) 168: two of 120.
+		{240, 24, 2, 10000, 4000, []int{0, 120, 240}},
+		{576, 24, 2, 10000, 0, []int{0, 144, 288, 432, 576}},
+		{36, 24, 2, 10000, 0, nil}, // 24 + 12
+		{96, 12, 2, 10000, 0, []int{0, 24, 48, 72, 96}},
 	} {
-		if got := fuseBlocks(c.m, c.align, c.hw, c.t); got != c.want {
-			t.Errorf("fuseBlocks(%d, %d, %d, %d) = %d, want %d", c.m, c.align, c.hw, c.t, got, c.want)
+		got := fuseParts(c.m, c.align, c.t, c.chWork, c.pen)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("fuseParts(%d, %d, %d, %d, %d) = %v, want %v", c.m, c.align, c.t, c.chWork, c.pen, got, c.want)
 		}
+	}
+	// Pieces: whole blocks of 16 where they fit in fuseBlock.
+	for _, c := range []struct{ m, align, hw, sub int }{
+		{240, 24, 14 * 14, 240},
+		{240, 24, 28 * 28, 48}, // 83 fit: 48, not 72 (16 + 8 in three)
+		{72, 24, 56 * 56, 24},  // 20 fit: one block of 24 at least
+		{96, 12, 112 * 112, 12},
+	} {
+		if got := fuseSub(c.m, c.align, c.hw, c.align == 24); got != c.sub {
+			t.Errorf("fuseSub(%d, %d, %d) = %d, want %d", c.m, c.align, c.hw, got, c.sub)
+		}
+	}
+	if fuseEights([]int{0, 48, 96}, 48) || !fuseEights([]int{0, 120, 240}, 240) || !fuseEights([]int{0, 96}, 72) {
+		t.Error("fuseEights")
 	}
 }
 
