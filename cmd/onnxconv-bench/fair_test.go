@@ -178,17 +178,17 @@ func TestAccountTable(t *testing.T) {
 	}
 }
 
-// TestScaleModelInline: --scaling --inline on a fixture: the inline
-// executor's outputs are checked like the counts' (the stored outputs,
-// the same bits as one thread), and only the count above one gets inline
-// times.
+// TestScaleModelInline: --scaling --inline --steps on a fixture: the
+// inline executor's outputs are checked like the counts' (the stored
+// outputs, the same bits as one thread), and only the count above one
+// gets inline times and step rows.
 func TestScaleModelInline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	dir := filepath.Join("..", "..", "fixtures", "models", "resnet_small")
-	cfg := config{warmup: 1, reps: 3, rtol: 1e-3, atol: 1e-4, inline: true}
+	cfg := config{warmup: 1, reps: 3, rtol: 1e-3, atol: 1e-4, inline: true, steps: 5}
 	rows, err := scaleModel(cfg, dir, []int{1, 2})
 	if err != nil {
 		t.Fatal(err)
@@ -198,5 +198,14 @@ func TestScaleModelInline(t *testing.T) {
 	}
 	if rows[1].split(rows[0]) <= 0 || rows[1].efficiency() <= 0 {
 		t.Errorf("split %v, efficiency %v", rows[1].split(rows[0]), rows[1].efficiency())
+	}
+	// --steps: every step of the plan, timed on each side.
+	if len(rows[0].steps) != 0 || len(rows[1].steps) < 3 {
+		t.Fatalf("steps: %d and %d", len(rows[0].steps), len(rows[1].steps))
+	}
+	for _, s := range rows[1].steps {
+		if s.one <= 0 || s.many <= 0 || s.inl <= 0 {
+			t.Errorf("step %s: %v / %v / %v", s.label, s.one, s.many, s.inl)
+		}
 	}
 }

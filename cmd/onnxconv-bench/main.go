@@ -62,6 +62,7 @@ type config struct {
 	layers                            bool
 	chunks                            int
 	layersTop                         int
+	steps                             int
 	settle                            time.Duration // < 0: auto
 	block                             int
 	rtol, atol                        float64
@@ -86,6 +87,7 @@ func main() {
 	flag.BoolVar(&cfg.inline, "inline", false, "with --scaling: also time each count above one with every chunk on the caller (the same cut, no helpers), and print the split's own cost (inline p50 over one thread's) and the efficiency of the threads (inline p50 / threads over p50)")
 	flag.BoolVar(&cfg.layers, "layers", false, "compare the executor's time per step (node or fused chain) with ONNX Runtime's per node (its profiler), sorted by the executor's excess (layers.go)")
 	flag.IntVar(&cfg.chunks, "chunks", 0, "N >= 2: where the chunks' time goes at N threads: per step and call site, one thread's time against the serial and chunks' thread CPU time at N threads and with the chunks all on the caller (chunks.go)")
+	flag.IntVar(&cfg.steps, "steps", 0, "with --scaling and --inline: print, per model and count above one, the N steps (wall time per step) that lose most on that count's threads against an even share of their inline time (steps.go)")
 	flag.IntVar(&cfg.layersTop, "layers-top", 30, "with --layers: print this many rows per model (0: all)")
 	settle := flag.String("settle", "auto", "pause before each side's timed runs when both sides run: auto (at --threads other than 1: how long ONNX Runtime's threads spin after a run, measured per model, and half as much again; 0 at --threads 1), 0, or a duration such as 5ms")
 	flag.IntVar(&cfg.block, "block", 1, "timed runs of one side in a row before the other side's (1: alternate run by run)")
@@ -114,6 +116,8 @@ func main() {
 		err = runLayers(cfg)
 	case cfg.chunks != 0:
 		err = runChunks(cfg, cfg.chunks)
+	case cfg.steps < 0 || cfg.steps != 0 && (cfg.scaling == "" || !cfg.inline):
+		err = errors.New("--steps takes a count >= 0 and needs --scaling and --inline")
 	case cfg.scaling != "":
 		var counts []int
 		if counts, err = parseThreadList(cfg.scaling); err == nil {

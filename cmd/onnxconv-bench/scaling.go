@@ -71,6 +71,9 @@ type scalingRow struct {
 	// with every chunk on the caller (kernels.ParallelProfile.SetInline,
 	// not started), timed in the same rounds; zero otherwise.
 	inlineP50, inlineMin time.Duration
+	// steps (--steps, counts above one): the plan's steps' median wall
+	// times at one thread, this count and inline.
+	steps []stepRow
 }
 
 // split is the inline runs' p50 over one's (the first count's): what
@@ -228,6 +231,19 @@ func runScaling(cfg config, counts []int) error {
 			return err
 		}
 	}
+	if cfg.steps > 0 {
+		fmt.Println("\nwhere the threads' wall time goes, step by step (--steps; split = inline / 1 thread, efficiency = inline / threads / the count's time)")
+		for _, a := range accts {
+			for _, r := range a.rows {
+				if len(r.steps) > 0 {
+					writeStepRows(tw, a.model, r.threads, r.steps, cfg.steps)
+				}
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	for i := 1; i < len(counts); i++ {
 		fmt.Printf("%d threads: geometric mean speed-up over %d: p50 %.2f, critical path %.2f",
 			counts[i], counts[0], bench.GeoMean(sp50[i]), bench.GeoMean(spCrit[i]))
@@ -342,10 +358,14 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 	}
 	exs := make([]*executor.Executor, len(procs))
 	profs := make([]*kernels.ParallelProfile, len(procs))
+	times := make([]*executor.StepTimes, len(procs))
 	for i, t := range procs {
 		profs[i] = &kernels.ParallelProfile{}
 		profs[i].SetInline(i >= len(counts))
-		if exs[i], err = executor.New(m, executor.Options{Backend: cfg.backend, Threads: t, KernelProfile: profs[i]}); err != nil {
+		if cfg.steps > 0 {
+			times[i] = &executor.StepTimes{}
+		}
+		if exs[i], err = executor.New(m, executor.Options{Backend: cfg.backend, Threads: t, KernelProfile: profs[i], StepTimes: times[i]}); err != nil {
 			return nil, err
 		}
 		defer exs[i].Close()
@@ -420,11 +440,18 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 				return nil, fmt.Errorf("%s: %w", name(i), err)
 			}
 			s0 := profs[i].SoloHolds()
+			if times[i] != nil {
+				times[i].Start()
+			}
 			c0, t0 := bench.ProcessCPU(), time.Now()
-			if _, err := run(i); err != nil {
+			_, err := run(i)
+			d := time.Since(t0)
+			if times[i] != nil {
+				times[i].Stop()
+			}
+			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name(i), err)
 			}
-			d := time.Since(t0)
 			if profs[i].SoloHolds() != s0 {
 				solo[i]++
 			}
@@ -463,6 +490,11 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 	for j, i := range of {
 		w := sorted(wall[len(counts)+j])
 		rows[i].inlineP50, rows[i].inlineMin = w[len(w)/2], w[0]
+		if cfg.steps > 0 {
+			if rows[i].steps, err = stepRows(times[0].Steps(), times[i].Steps(), times[len(counts)+j].Steps(), counts[i]); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return rows, nil
 }

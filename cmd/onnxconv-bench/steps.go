@@ -1,0 +1,95 @@
+//go:build cgo
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onnxconv/onnxconv/executor"
+)
+
+// --scaling … --inline --steps N: where the threads' wall time goes, step
+// by step. The timed runs of one thread, of each count above one and of
+// its inline plan record each step's wall time (executor.StepTimes), and
+// the N steps that lose most on the count's threads are printed: their
+// median times, split (inline over one thread: the cut's own cost),
+// efficiency (inline / threads over the count's time) and loss (the
+// count's time less inline / threads: what the step costs beyond an even
+// share of its cut work). Wall times need no thread clock, unlike
+// --chunks' thread CPU times (docs/threads.md, "Measuring").
+
+// stepRow is one plan step's median wall times.
+type stepRow struct {
+	label          string
+	one, many, inl time.Duration
+}
+
+// loss is what the step takes on threads beyond an even share of its
+// inline time.
+func (r stepRow) loss(threads int) time.Duration {
+	return r.many - r.inl/time.Duration(threads)
+}
+
+// stepRows matches the steps of one thread's, the count's and the inline
+// plan's runs (the same plan: the same steps in the same order) and
+// returns their medians, the largest loss first; an error when the plans
+// differ.
+func stepRows(one, many, inl []executor.StepTime, threads int) ([]stepRow, error) {
+	if len(one) != len(many) || len(one) != len(inl) {
+		return nil, fmt.Errorf("step times: %d, %d and %d steps recorded", len(one), len(many), len(inl))
+	}
+	rows := make([]stepRow, len(one))
+	for i := range one {
+		if !slices.Equal(one[i].Outputs, many[i].Outputs) || !slices.Equal(one[i].Outputs, inl[i].Outputs) {
+			return nil, fmt.Errorf("step times: step %d writes %v, %v and %v", i, one[i].Outputs, many[i].Outputs, inl[i].Outputs)
+		}
+		label := one[i].Kind + " " + strings.Join(one[i].Ops, "+")
+		if len(one[i].Outputs) > 0 {
+			label += " " + one[i].Outputs[0]
+		}
+		rows[i] = stepRow{label: label, one: median(one[i].Times), many: median(many[i].Times), inl: median(inl[i].Times)}
+	}
+	slices.SortStableFunc(rows, func(a, b stepRow) int { return int(b.loss(threads) - a.loss(threads)) })
+	return rows, nil
+}
+
+// median is the median of ds (0 for none).
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := sorted(ds)
+	return s[len(s)/2]
+}
+
+// writeStepRows writes the top n rows (0: all) of one model's step table
+// at threads, and the sums of every step's medians.
+func writeStepRows(w io.Writer, model string, threads int, rows []stepRow, n int) {
+	var one, many, inl time.Duration
+	for _, r := range rows {
+		one, many, inl = one+r.one, many+r.many, inl+r.inl
+	}
+	fmt.Fprintf(w, "%s at %d threads: steps' median wall µs per run (the largest loss first; loss = %d threads - inline / %d)\n", model, threads, threads, threads)
+	fmt.Fprintf(w, "  1 thread\t%d threads\tinline\tsplit\tefficiency\tloss\tstep\t\n", threads)
+	row := func(r stepRow) {
+		split, eff := 0.0, 0.0
+		if r.one > 0 {
+			split = float64(r.inl) / float64(r.one)
+		}
+		if r.many > 0 {
+			eff = float64(r.inl) / float64(threads) / float64(r.many)
+		}
+		fmt.Fprintf(w, "  %.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%+.1f\t%s\t\n", usf(r.one), usf(r.many), usf(r.inl), split, eff, usf(r.loss(threads)), r.label)
+	}
+	for i, r := range rows {
+		if n > 0 && i >= n {
+			break
+		}
+		row(r)
+	}
+	row(stepRow{label: fmt.Sprintf("(sum of the %d steps)", len(rows)), one: one, many: many, inl: inl})
+}
