@@ -175,7 +175,7 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 // small to split (as chunksMin); else, of the counts from chunksPerThread
 // chunks a thread down to one, the one whose chunks the threads finish
 // soonest taking them in turn (the largest within 1/16), a chunk that is
-// not whole blocks of 16 channels counting pen more (fuseCost); nil when
+// not whole blocks of 16 channels counting pen more (fuseSpan); nil when
 // even that leaves a thread 1/8 over an even share (36 channels on two
 // threads in blocks of 24: 24 + 12). The bits do not depend on it.
 func fuseParts(m, align, t, chWork, pen int) []int {
