@@ -428,6 +428,42 @@ type dwLayout struct {
 	topIn, topW, topPix int
 }
 
+// maxDwLayouts bounds a Context's cache of dwLayouts (a model of
+// dynamic image sizes must not grow it without end): a geometry beyond
+// it builds its tables on every call.
+const maxDwLayouts = 256
+
+// dwLayoutKey is what a dwLayout depends on: the planes' geometry and
+// the lanes (not the images or channels).
+type dwLayoutKey struct {
+	p     Conv2D
+	lanes int
+}
+
+// dwLayout returns p's tables for lanes, built once per geometry and
+// Context (they are read only: a model's run rebuilt them for every
+// depthwise call, 4–8 % of a 14² layer's time).
+func (x *Context) dwLayout(p *Conv2D, g *dwGeom, lanes int) *dwLayout {
+	if x == nil {
+		return newDwLayout(p, g, lanes)
+	}
+	k := dwLayoutKey{p: *p, lanes: lanes}
+	k.p.N, k.p.C, k.p.M, k.p.Groups = 0, 0, 0, 0
+	if d, ok := x.layouts.Load(k); ok {
+		return d.(*dwLayout)
+	}
+	d := newDwLayout(p, g, lanes)
+	if x.nLayouts.Add(1) > maxDwLayouts {
+		x.nLayouts.Add(-1)
+		return d
+	}
+	if old, loaded := x.layouts.LoadOrStore(k, d); loaded {
+		x.nLayouts.Add(-1)
+		return old.(*dwLayout)
+	}
+	return d
+}
+
 func newDwLayout(p *Conv2D, g *dwGeom, lanes int) *dwLayout {
 	d := &dwLayout{lanes: lanes}
 	hp := p.H + p.PT + p.PB
@@ -547,7 +583,7 @@ func (b *dwBlock) run(p *Conv2D, in, w, bias, y []float32, nm, m0 int, lo, hi fl
 // and plane1 planes, the blocks split over threads, epi on each block's
 // planes right after them.
 func (x *Context) depthwiseSmall(p *Conv2D, g *dwGeom, in, w, bias, y []float32, clampLo, clampHi float32, epi Epilogue) {
-	q := newDwSmall(p, g, false)
+	q := x.newDwSmall(p, g, false)
 	npix := g.oh * g.ow
 	run := func(lo, hi int) {
 		s := x.get()
@@ -576,18 +612,18 @@ type dwSmall struct {
 // newDwSmall plans p's blocks; eights: with the 8-lane layout for
 // blocks of 8 after blocks of 16 anywhere (dwSmallRun.channels of any
 // range), not only at the end of an image.
-func newDwSmall(p *Conv2D, g *dwGeom, eights bool) *dwSmall {
+func (x *Context) newDwSmall(p *Conv2D, g *dwGeom, eights bool) *dwSmall {
 	q := &dwSmall{p: p, g: g, L: 8, npix: g.oh * g.ow, taps: p.KH * p.KW}
 	if dwPix16 != nil {
 		q.L = 16
 	}
 	if q.L == 8 || p.M%16 >= 8 || eights {
-		q.d8 = newDwLayout(p, g, 8)
+		q.d8 = x.dwLayout(p, g, 8)
 		q.need += dwBlockLen(q.d8)
 	}
 	q.n8 = q.need
 	if q.L == 16 {
-		q.d16 = newDwLayout(p, g, 16)
+		q.d16 = x.dwLayout(p, g, 16)
 		q.need += dwBlockLen(q.d16)
 	}
 	q.mb = (p.M + q.L - 1) / q.L

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -137,5 +138,42 @@ func BenchmarkDepthwiseSmall(b *testing.B) {
 				benchConv(b, 2*float64(p.N*p.M*oh*ow*p.KH*p.KW), func() error { return ctx.Conv2D(p, x, w, nil, y) })
 			})
 		}
+	}
+}
+
+// TestDwLayoutCache: a Context builds a geometry's depthwise tables once
+// (the same tables for any channel count), equal to fresh ones, and keeps
+// at most maxDwLayouts geometries.
+func TestDwLayoutCache(t *testing.T) {
+	x := NewContext(1)
+	p := Conv2D{N: 1, C: 96, H: 14, W: 14, M: 96, KH: 5, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, PT: 2, PL: 2, PB: 2, PR: 2, Groups: 96}
+	g := newDwGeom(&p)
+	a := x.dwLayout(&p, g, 16)
+	q := p
+	q.C, q.M, q.Groups = 240, 240, 240
+	if b := x.dwLayout(&q, newDwGeom(&q), 16); b != a {
+		t.Error("the same geometry with other channels built its tables again")
+	}
+	if !reflect.DeepEqual(a, newDwLayout(&p, g, 16)) {
+		t.Error("cached tables differ from fresh ones")
+	}
+	if c := x.dwLayout(&p, g, 8); c == a || c.lanes != 8 {
+		t.Error("8 lanes got the 16-lane tables")
+	}
+	for h := 8; h < 8+2*maxDwLayouts; h++ {
+		r := p
+		r.H = h
+		if d := x.dwLayout(&r, newDwGeom(&r), 16); !reflect.DeepEqual(d, newDwLayout(&r, newDwGeom(&r), 16)) {
+			t.Fatalf("H %d: tables differ from fresh ones", h)
+		}
+	}
+	n := 0
+	x.layouts.Range(func(any, any) bool { n++; return true })
+	if n > maxDwLayouts || x.nLayouts.Load() != int64(n) {
+		t.Errorf("%d tables cached (count %d), want at most %d", n, x.nLayouts.Load(), maxDwLayouts)
+	}
+	var nilx *Context
+	if d := nilx.dwLayout(&p, g, 16); !reflect.DeepEqual(d, a) {
+		t.Error("a nil Context's tables differ")
 	}
 }

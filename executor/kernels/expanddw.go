@@ -128,7 +128,7 @@ func (x *Context) Conv2DAfter(d *Pending, p Conv2D, in, w, bias, y []float32, cl
 	if small {
 		// (A block of 8 within the image when a piece is not whole
 		// blocks of 16.)
-		q = newDwSmall(&p, g, fuseEights(parts, sub))
+		q = x.newDwSmall(&p, g, fuseEights(parts, sub))
 	}
 	oa := operand{s: d.w, ld: k}
 	if d.pw != nil {

@@ -189,6 +189,10 @@ type Context struct {
 	team     *team
 	prof     *ParallelProfile // nil: not profiled (SetProfile)
 	calls    atomic.Uint64    // parallel calls handed to the helpers
+	// layouts caches the depthwise kernels' index tables (dwLayout)
+	// by geometry, at most maxDwLayouts of them (nLayouts).
+	layouts  sync.Map
+	nLayouts atomic.Int64
 }
 
 // NewContext returns a Context running kernels on up to threads
