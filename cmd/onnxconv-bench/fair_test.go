@@ -196,8 +196,8 @@ func TestScaleModelInline(t *testing.T) {
 	if len(rows) != 2 || rows[0].inlineP50 != 0 || rows[1].inlineP50 <= 0 || rows[1].inlineMin > rows[1].inlineP50 {
 		t.Fatalf("rows %+v", rows)
 	}
-	if rows[1].split(rows[0]) <= 0 || rows[1].efficiency() <= 0 {
-		t.Errorf("split %v, efficiency %v", rows[1].split(rows[0]), rows[1].efficiency())
+	if sp, ef := rows[1].inlineRatios(rows[0]); sp <= 0 || ef <= 0 {
+		t.Errorf("split %v, efficiency %v", sp, ef)
 	}
 	// --steps: every step of the plan, timed on each side.
 	if len(rows[0].steps) != 0 || len(rows[1].steps) < 3 {

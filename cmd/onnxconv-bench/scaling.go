@@ -76,26 +76,11 @@ type scalingRow struct {
 	steps []stepRow
 }
 
-// split is the inline runs' p50 over one's (the first count's): what
-// cutting the work for r.threads costs in wall time with no second
-// core (work the chunks repeat, their fixed costs); 0 without --inline.
-func (r scalingRow) split(one scalingRow) float64 {
-	if r.inlineP50 <= 0 || one.p50 <= 0 {
-		return 0
-	}
-	return float64(r.inlineP50) / float64(one.p50)
-}
-
-// efficiency is the inline p50 shared evenly by the threads over the
-// p50: 1 when running the chunks on r.threads cores costs nothing beyond
-// the cut itself (no serial part, no waits, no cross-core reads); 0
-// without --inline. The p50 speed-up over one thread is threads ×
-// efficiency / split.
-func (r scalingRow) efficiency() float64 {
-	if r.inlineP50 <= 0 || r.p50 <= 0 {
-		return 0
-	}
-	return float64(r.inlineP50) / float64(r.threads) / float64(r.p50)
+// inlineRatios (steps.go) of the row's p50s against one's (the first
+// count's): the split and the efficiency, 0 without --inline. The p50
+// speed-up over one thread is threads × efficiency / split.
+func (r scalingRow) inlineRatios(one scalingRow) (split, eff float64) {
+	return inlineRatios(one.p50, r.p50, r.inlineP50, r.threads)
 }
 
 // account is where a profiled run's time goes, per run: its process CPU
@@ -211,7 +196,8 @@ func runScaling(cfg config, counts []int) error {
 			}
 			ceil[i] = append(ceil[i], r.ceiling)
 			if r.inlineP50 > 0 {
-				split[i], eff[i] = append(split[i], r.split(rows[0])), append(eff[i], r.efficiency())
+				sp, ef := r.inlineRatios(rows[0])
+				split[i], eff[i] = append(split[i], sp), append(eff[i], ef)
 			}
 		}
 		writeScalingRows(tw, filepath.Base(d), rows, rt != nil, cfg.inline)
@@ -304,7 +290,8 @@ func writeScalingRows(w io.Writer, model string, rows []scalingRow, withORT, wit
 			ratio(r.cpu, rows[0].cpu), msf(r.critical), msf(r.serial), crit, msf(r.syncRun), sync, msf(r.imbalance))
 		if withInline {
 			if r.inlineP50 > 0 {
-				fmt.Fprintf(w, "%.3f\t%.2f\t%.2f\t", msf(r.inlineP50), r.split(rows[0]), r.efficiency())
+				sp, ef := r.inlineRatios(rows[0])
+				fmt.Fprintf(w, "%.3f\t%.2f\t%.2f\t", msf(r.inlineP50), sp, ef)
 			} else {
 				fmt.Fprint(w, "-\t-\t-\t")
 			}

@@ -51,19 +51,10 @@ func stepRows(one, many, inl []executor.StepTime, threads int) ([]stepRow, error
 		if len(one[i].Outputs) > 0 {
 			label += " " + one[i].Outputs[0]
 		}
-		rows[i] = stepRow{label: label, one: median(one[i].Times), many: median(many[i].Times), inl: median(inl[i].Times)}
+		rows[i] = stepRow{label: label, one: statOf(one[i].Times).med, many: statOf(many[i].Times).med, inl: statOf(inl[i].Times).med}
 	}
 	slices.SortStableFunc(rows, func(a, b stepRow) int { return int(b.loss(threads) - a.loss(threads)) })
 	return rows, nil
-}
-
-// median is the median of ds (0 for none).
-func median(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := sorted(ds)
-	return s[len(s)/2]
 }
 
 // writeStepRows writes the top n rows (0: all) of one model's step table
@@ -76,13 +67,7 @@ func writeStepRows(w io.Writer, model string, threads int, rows []stepRow, n int
 	fmt.Fprintf(w, "%s at %d threads: steps' median wall µs per run (the largest loss first; loss = %d threads - inline / %d)\n", model, threads, threads, threads)
 	fmt.Fprintf(w, "  1 thread\t%d threads\tinline\tsplit\tefficiency\tloss\tstep\t\n", threads)
 	row := func(r stepRow) {
-		split, eff := 0.0, 0.0
-		if r.one > 0 {
-			split = float64(r.inl) / float64(r.one)
-		}
-		if r.many > 0 {
-			eff = float64(r.inl) / float64(threads) / float64(r.many)
-		}
+		split, eff := inlineRatios(r.one, r.many, r.inl, threads)
 		fmt.Fprintf(w, "  %.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%+.1f\t%s\t\n", usf(r.one), usf(r.many), usf(r.inl), split, eff, usf(r.loss(threads)), r.label)
 	}
 	for i, r := range rows {
@@ -92,4 +77,22 @@ func writeStepRows(w io.Writer, model string, threads int, rows []stepRow, n int
 		row(r)
 	}
 	row(stepRow{label: fmt.Sprintf("(sum of the %d steps)", len(rows)), one: one, many: many, inl: inl})
+}
+
+// inlineRatios returns split, inline over one thread's time (what
+// cutting the work for threads costs with no second core), and
+// efficiency, inline shared evenly by the threads over their time (1
+// when running the chunks at once costs nothing beyond the cut); each 0
+// where a time is unknown.
+func inlineRatios(one, many, inl time.Duration, threads int) (split, eff float64) {
+	if inl <= 0 {
+		return 0, 0
+	}
+	if one > 0 {
+		split = float64(inl) / float64(one)
+	}
+	if many > 0 {
+		eff = float64(inl) / float64(threads) / float64(many)
+	}
+	return split, eff
 }
