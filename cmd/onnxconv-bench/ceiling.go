@@ -121,8 +121,9 @@ func runCopies(n int) (time.Duration, error) {
 	return d, nil
 }
 
-// printCeilings prints the machine's ceiling (machineCeiling) at each
-// thread count of counts after the first, measured when says (before or
+// printCeilings prints the machine's ceiling (machineCeiling) and its
+// exchange figure (machineExchange) at each thread count of counts after
+// the first, measured when says (before or
 // after the models' runs: on a shared host it moves while they run).
 func printCeilings(counts []int, when string) error {
 	for _, n := range counts[1:] {
@@ -132,6 +133,12 @@ func printCeilings(counts []int, when string) error {
 		}
 		fmt.Printf("machine ceiling at %d threads, %s: %d copies of a %d×%d×%d SGEMM sharing nothing run %.2f× one copy's throughput (what the machine gives threads that share nothing; ceiling.go)\n",
 			n, when, n, ceilingSize, ceilingSize, ceilingSize, c)
+		own, ex, err := machineExchange(n)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("machine exchange at %d threads, %s: chains of ~20 µs convolution steps at %d² run %.2f× as fast as on one thread when each step reads what its own thread wrote (depthwise), %.2f× when each reads what all threads wrote (1×1; exchange.go)\n",
+			n, when, exchangeHW, own, ex)
 	}
 	return nil
 }

@@ -52,3 +52,22 @@ func TestMachineCeiling(t *testing.T) {
 		t.Errorf("machineCeiling(2) = %.2f, want within (0.3, 2.5]", c)
 	}
 }
+
+// TestMachineExchange runs the exchange probes: it fails when a probe
+// errs or gives a speed-up no machine could (above the thread count, or
+// below a fifth of one thread's speed).
+func TestMachineExchange(t *testing.T) {
+	if own, ex, err := machineExchange(1); err != nil || own != 1 || ex != 1 {
+		t.Fatalf("machineExchange(1) = %v, %v, %v; want 1, 1", own, ex, err)
+	}
+	own, ex, err := machineExchange(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("machineExchange(2) = %.2f, %.2f", own, ex)
+	for _, x := range []float64{own, ex} {
+		if x <= 0.2 || x > 2.5 {
+			t.Errorf("machineExchange(2) = %.2f, %.2f; want each within (0.2, 2.5]", own, ex)
+		}
+	}
+}

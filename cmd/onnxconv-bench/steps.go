@@ -77,6 +77,57 @@ func writeStepRows(w io.Writer, model string, threads int, rows []stepRow, n int
 		row(r)
 	}
 	row(stepRow{label: fmt.Sprintf("(sum of the %d steps)", len(rows)), one: one, many: many, inl: inl})
+	for _, b := range stepBins(rows, one) {
+		row(b)
+	}
+}
+
+// stepBinEdges are the bounds of stepBins' classes of steps by their
+// one-thread median, in µs.
+var stepBinEdges = []time.Duration{10 * time.Microsecond, 30 * time.Microsecond, 60 * time.Microsecond, 120 * time.Microsecond}
+
+// stepBins sums rows by the size of their step on one thread (below
+// 10 µs, 10–30, 30–60, 60–120, 120 µs and up: stepBinEdges), one row per
+// class that has steps, labelled with its count, its share of one
+// thread's total and its speed-up: how far steps of each size gain from
+// the threads (on a virtual machine where a step's fork-join and the
+// other core's data cost microseconds, the small steps gain least;
+// docs/threads.md "What is left").
+func stepBins(rows []stepRow, total time.Duration) []stepRow {
+	bins := make([]stepRow, len(stepBinEdges)+1)
+	counts := make([]int, len(bins))
+	for _, r := range rows {
+		i, _ := slices.BinarySearch(stepBinEdges, r.one+1)
+		bins[i].one, bins[i].many, bins[i].inl = bins[i].one+r.one, bins[i].many+r.many, bins[i].inl+r.inl
+		counts[i]++
+	}
+	var out []stepRow
+	for i, b := range bins {
+		if counts[i] == 0 {
+			continue
+		}
+		size := "120 µs and up"
+		switch {
+		case i == 0:
+			size = "under 10 µs"
+		case i < len(stepBinEdges):
+			size = fmt.Sprintf("%d–%d µs", stepBinEdges[i-1].Microseconds(), stepBinEdges[i].Microseconds())
+		}
+		share, speedup := 0.0, 0.0
+		if total > 0 {
+			share = 100 * float64(b.one) / float64(total)
+		}
+		if b.many > 0 {
+			speedup = float64(b.one) / float64(b.many)
+		}
+		n := fmt.Sprintf("the %d steps", counts[i])
+		if counts[i] == 1 {
+			n = "the 1 step"
+		}
+		b.label = fmt.Sprintf("(%s of %s on one thread: %.0f %% of its time, speed-up %.2f)", n, size, share, speedup)
+		out = append(out, b)
+	}
+	return out
 }
 
 // inlineRatios returns split, inline over one thread's time (what

@@ -13,8 +13,8 @@ import (
 )
 
 // TestStepRows: the three plans' steps matched in order, medians, the
-// largest loss (the count's time less inline / threads) first, the sums;
-// plans that differ refused.
+// largest loss (the count's time less inline / threads) first, the sums
+// and the sums by step size; plans that differ refused.
 func TestStepRows(t *testing.T) {
 	us := time.Microsecond
 	st := func(out string, ts ...time.Duration) executor.StepTime {
@@ -39,7 +39,7 @@ func TestStepRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 4 {
+	if len(lines) != 6 {
 		t.Fatalf("%d lines:\n%s", len(lines), b.String())
 	}
 	// b: split 44/40 = 1.10, efficiency 22/40 = 0.55.
@@ -49,11 +49,46 @@ func TestStepRows(t *testing.T) {
 	if f := strings.Fields(lines[3]); strings.Join(f[:6], " ") != "140.0 95.0 149.0 1.06 0.78 +20.5" || !strings.Contains(lines[3], "(sum of the 2 steps)") {
 		t.Errorf("sum row %v", f)
 	}
+	// By size: b (40 µs) then a (100 µs).
+	if f := strings.Fields(lines[4]); strings.Join(f[:6], " ") != "40.0 40.0 44.0 1.10 0.55 +18.0" ||
+		!strings.Contains(lines[4], "(the 1 step of 30–60 µs on one thread: 29 % of its time, speed-up 1.00)") {
+		t.Errorf("30–60 µs row %q", lines[4])
+	}
+	if !strings.Contains(lines[5], "(the 1 step of 60–120 µs on one thread: 71 % of its time, speed-up 1.82)") {
+		t.Errorf("60–120 µs row %q", lines[5])
+	}
 	if _, err := stepRows(one, two[:1], inl, 2); err == nil {
 		t.Error("step counts that differ were accepted")
 	}
 	inl[1].Outputs = []string{"c"}
 	if _, err := stepRows(one, two, inl, 2); err == nil {
 		t.Error("steps that differ were accepted")
+	}
+}
+
+// TestStepBins: each step in the class of its one-thread time, the
+// bounds in the upper class (10 µs is 10–30), empty classes left out.
+func TestStepBins(t *testing.T) {
+	us := time.Microsecond
+	var rows []stepRow
+	for _, d := range []time.Duration{9 * us, 10 * us, 29 * us, 120 * us, 500 * us} {
+		rows = append(rows, stepRow{one: d, many: d / 2, inl: d})
+	}
+	bins := stepBins(rows, 668*us)
+	want := []struct {
+		one   time.Duration
+		label string
+	}{
+		{9 * us, "(the 1 step of under 10 µs on one thread: 1 % of its time, speed-up 2.00)"},
+		{39 * us, "(the 2 steps of 10–30 µs on one thread: 6 % of its time, speed-up 2.00)"},
+		{620 * us, "(the 2 steps of 120 µs and up on one thread: 93 % of its time, speed-up 2.00)"},
+	}
+	if len(bins) != len(want) {
+		t.Fatalf("%d classes: %+v", len(bins), bins)
+	}
+	for i, w := range want {
+		if bins[i].one != w.one || bins[i].label != w.label {
+			t.Errorf("class %d: %v %q, want %v %q", i, bins[i].one, bins[i].label, w.one, w.label)
+		}
 	}
 }

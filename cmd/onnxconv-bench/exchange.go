@@ -1,0 +1,160 @@
+//go:build cgo
+
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/onnxconv/onnxconv/executor/kernels"
+)
+
+// The machine's exchange figures for --scaling: how much faster n threads
+// run a chain of small convolution steps than one thread does, the
+// executor's own kernels on an n-thread Context held as a model run holds
+// it, when
+//   - each step reads only what its own thread wrote (own): 3×3
+//     depthwise convolutions of 88 channels at 28², back and forth, each
+//     split by channels the same way;
+//   - each step reads all that the step before wrote (exchange): 1×1
+//     convolutions 24 → 88 → 24 channels at 28², back and forth
+//     (MobileNet-v3-small's 28² block without its depthwise step), each
+//     split as the executor splits it, so that each thread reads the part
+//     of its input that another thread wrote just before.
+//
+// Both chains' steps take about 20 µs on one thread, as many steps of the
+// small nets do. Where moving cache lines between cores is cheap, both
+// should speed up about as the ceiling's SGEMM copies do (ceiling.go); on
+// the virtual machine of docs/threads.md ("Measuring", "What is left")
+// the own chain ran 0.92–1.47× (median 1.30) and the exchange chain
+// 0.72–0.97× (median 0.80): its steps ran slower on two threads than on
+// one.
+
+// exchangeHW is the chains' side (28² pixels); exchangeC and exchangeM
+// are the exchange chain's channels, dwChannels the own chain's.
+const (
+	exchangeHW = 28
+	exchangeC  = 24
+	exchangeM  = 88
+	dwChannels = 88
+)
+
+// exchangePairs is the step pairs of one measurement (about 6 ms on one
+// thread of the machine measured).
+const exchangePairs = 150
+
+// chainStep is one convolution of a chain, from buf[in] to buf[out].
+type chainStep struct {
+	p       kernels.Conv2D
+	w, bias []float32
+	pw      []*kernels.Packed
+	act     kernels.Act
+	in, out int
+}
+
+// chain is a probe's two buffers and its pair of steps.
+type chain struct {
+	buf   [2][]float32
+	steps [2]chainStep
+}
+
+// probeFill is deterministic small values (the probe's sums stay finite).
+func probeFill(n, seed int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32((i*seed)%17-8) / 64
+	}
+	return v
+}
+
+func newChainStep(p kernels.Conv2D, act kernels.Act, in, out, seed int) (chainStep, error) {
+	w := probeFill(p.M*p.C/p.Groups*p.KH*p.KW, seed)
+	pw, err := kernels.PackConvWeights(p, w)
+	if err != nil {
+		return chainStep{}, fmt.Errorf("exchange probe: %w", err)
+	}
+	return chainStep{p: p, w: w, bias: probeFill(p.M, seed+1), pw: pw, act: act, in: in, out: out}, nil
+}
+
+// ownChain is the depthwise chain, exchangeChain the 1×1 chain.
+func ownChain() (*chain, error) {
+	p := kernels.Conv2D{N: 1, C: dwChannels, H: exchangeHW, W: exchangeHW, M: dwChannels, KH: 3, KW: 3, SH: 1, SW: 1,
+		DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: dwChannels}
+	c := &chain{buf: [2][]float32{probeFill(dwChannels*exchangeHW*exchangeHW, 3), make([]float32, dwChannels*exchangeHW*exchangeHW)}}
+	var err error
+	if c.steps[0], err = newChainStep(p, kernels.ActRelu, 0, 1, 5); err != nil {
+		return nil, err
+	}
+	c.steps[1], err = newChainStep(p, kernels.ActNone, 1, 0, 7)
+	return c, err
+}
+
+func exchangeChain() (*chain, error) {
+	conv := func(c, m int) kernels.Conv2D {
+		return kernels.Conv2D{N: 1, C: c, H: exchangeHW, W: exchangeHW, M: m, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1}
+	}
+	c := &chain{buf: [2][]float32{probeFill(exchangeC*exchangeHW*exchangeHW, 3), make([]float32, exchangeM*exchangeHW*exchangeHW)}}
+	var err error
+	if c.steps[0], err = newChainStep(conv(exchangeC, exchangeM), kernels.ActRelu, 0, 1, 5); err != nil {
+		return nil, err
+	}
+	c.steps[1], err = newChainStep(conv(exchangeM, exchangeC), kernels.ActNone, 1, 0, 7)
+	return c, err
+}
+
+// run times exchangePairs pairs of c's steps on x, held as a model run
+// holds it.
+func (c *chain) run(x *kernels.Context) (time.Duration, error) {
+	defer x.Hold()()
+	t := time.Now()
+	for range exchangePairs {
+		for _, s := range c.steps {
+			if err := x.Conv2DPackedAct(s.p, c.buf[s.in], s.w, s.pw, s.bias, c.buf[s.out], s.act, nil); err != nil {
+				return 0, fmt.Errorf("exchange probe: %w", err)
+			}
+		}
+	}
+	return time.Since(t), nil
+}
+
+// machineExchange returns the own and exchange chains' speed-ups at n
+// threads over one (1 and 1 for n ≤ 1): for each, the ratio of the p50s
+// of ceilingTurns turns of one thread and n.
+func machineExchange(n int) (own, exchange float64, err error) {
+	if n <= 1 {
+		return 1, 1, nil
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(n, runtime.GOMAXPROCS(0))))
+	one, all := kernels.NewContext(1), kernels.NewContext(n)
+	defer all.Close()
+	var r [2]float64
+	for i, mk := range []func() (*chain, error){ownChain, exchangeChain} {
+		c, err := mk()
+		if err != nil {
+			return 0, 0, err
+		}
+		// One untimed turn each: the helpers start, the caches fill.
+		for _, x := range []*kernels.Context{one, all} {
+			if _, err := c.run(x); err != nil {
+				return 0, 0, err
+			}
+		}
+		d1 := make([]time.Duration, 0, ceilingTurns)
+		dn := make([]time.Duration, 0, ceilingTurns)
+		for range ceilingTurns {
+			t1, err := c.run(one)
+			if err != nil {
+				return 0, 0, err
+			}
+			tn, err := c.run(all)
+			if err != nil {
+				return 0, 0, err
+			}
+			d1, dn = append(d1, t1), append(dn, tn)
+		}
+		// The same work at both counts: throughputRatio of one copy.
+		r[i] = throughputRatio(d1, dn, 1)
+	}
+	return r[0], r[1], nil
+}
