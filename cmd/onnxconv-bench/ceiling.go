@@ -137,7 +137,7 @@ func printCeilings(counts []int, when string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("machine exchange at %d threads, %s: chains of ~20 µs convolution steps at %d² run %.2f× as fast as on one thread when each step reads what its own thread wrote (depthwise), %.2f× when each reads what all threads wrote (1×1; exchange.go)\n",
+		fmt.Printf("machine exchange at %d threads, %s: chains of small convolution steps at %d² run %.2f× as fast as on one thread when each step reads what its own thread wrote (depthwise), %.2f× when each reads what all threads wrote (1×1; exchange.go)\n",
 			n, when, exchangeHW, own, ex)
 	}
 	return nil

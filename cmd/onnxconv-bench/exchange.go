@@ -23,8 +23,8 @@ import (
 //     split as the executor splits it, so that each thread reads the part
 //     of its input that another thread wrote just before.
 //
-// Both chains' steps take about 20 µs on one thread, as many steps of the
-// small nets do. Where moving cache lines between cores is cheap, both
+// Both chains' steps took about 20 µs on one thread of the machine
+// measured, as many steps of the small nets do. Where moving cache lines between cores is cheap, both
 // should speed up about as the ceiling's SGEMM copies do (ceiling.go); on
 // the virtual machine of docs/threads.md ("Measuring", "What is left")
 // the own chain ran 0.92–1.47× (median 1.30) and the exchange chain

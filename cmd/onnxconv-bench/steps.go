@@ -82,22 +82,20 @@ func writeStepRows(w io.Writer, model string, threads int, rows []stepRow, n int
 	}
 }
 
-// stepBinEdges are the bounds of stepBins' classes of steps by their
-// one-thread median, in µs.
-var stepBinEdges = []time.Duration{10 * time.Microsecond, 30 * time.Microsecond, 60 * time.Microsecond, 120 * time.Microsecond}
-
 // stepBins sums rows by the size of their step on one thread (below
-// 10 µs, 10–30, 30–60, 60–120, 120 µs and up: stepBinEdges), one row per
+// 10 µs, 10–30, 30–60, 60–120, 120 µs and up), one row per
 // class that has steps, labelled with its count, its share of one
 // thread's total and its speed-up: how far steps of each size gain from
 // the threads (on a virtual machine where a step's fork-join and the
 // other core's data cost microseconds, the small steps gain least;
 // docs/threads.md "What is left").
 func stepBins(rows []stepRow, total time.Duration) []stepRow {
-	bins := make([]stepRow, len(stepBinEdges)+1)
+	us := time.Microsecond
+	edges := []time.Duration{10 * us, 30 * us, 60 * us, 120 * us}
+	bins := make([]stepRow, len(edges)+1)
 	counts := make([]int, len(bins))
 	for _, r := range rows {
-		i, _ := slices.BinarySearch(stepBinEdges, r.one+1)
+		i, _ := slices.BinarySearch(edges, r.one+1)
 		bins[i].one, bins[i].many, bins[i].inl = bins[i].one+r.one, bins[i].many+r.many, bins[i].inl+r.inl
 		counts[i]++
 	}
@@ -110,8 +108,8 @@ func stepBins(rows []stepRow, total time.Duration) []stepRow {
 		switch {
 		case i == 0:
 			size = "under 10 µs"
-		case i < len(stepBinEdges):
-			size = fmt.Sprintf("%d–%d µs", stepBinEdges[i-1].Microseconds(), stepBinEdges[i].Microseconds())
+		case i < len(edges):
+			size = fmt.Sprintf("%d–%d µs", edges[i-1].Microseconds(), edges[i].Microseconds())
 		}
 		share, speedup := 0.0, 0.0
 		if total > 0 {
