@@ -42,10 +42,17 @@ func machineCeiling(n int) (float64, error) {
 	if n <= 1 {
 		return 1, nil
 	}
+	return turnRatio(func() (time.Duration, time.Duration, error) { return ceilingTurn(n) }, n)
+}
+
+// turnRatio takes ceilingTurns turns of turn (one thread's wall time,
+// then n threads') and returns throughputRatio of them for n copies of
+// the work (n = 1 when the threads share one copy: a speed-up).
+func turnRatio(turn func() (one, all time.Duration, err error), n int) (float64, error) {
 	one := make([]time.Duration, 0, ceilingTurns)
 	all := make([]time.Duration, 0, ceilingTurns)
 	for range ceilingTurns {
-		d1, dn, err := ceilingTurn(n)
+		d1, dn, err := turn()
 		if err != nil {
 			return 0, err
 		}

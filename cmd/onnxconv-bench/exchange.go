@@ -77,30 +77,31 @@ func newChainStep(p kernels.Conv2D, act kernels.Act, in, out, seed int) (chainSt
 	return chainStep{p: p, w: w, bias: probeFill(p.M, seed+1), pw: pw, act: act, in: in, out: out}, nil
 }
 
+// newChain is the chain of there (with ReLU, from buffer 0 to 1) and back
+// (from 1 to 0), buffer 0 filled.
+func newChain(there, back kernels.Conv2D) (*chain, error) {
+	px := there.H * there.W
+	c := &chain{buf: [2][]float32{probeFill(there.C*px, 3), make([]float32, there.M*px)}}
+	var err error
+	if c.steps[0], err = newChainStep(there, kernels.ActRelu, 0, 1, 5); err != nil {
+		return nil, err
+	}
+	c.steps[1], err = newChainStep(back, kernels.ActNone, 1, 0, 7)
+	return c, err
+}
+
 // ownChain is the depthwise chain, exchangeChain the 1×1 chain.
 func ownChain() (*chain, error) {
 	p := kernels.Conv2D{N: 1, C: dwChannels, H: exchangeHW, W: exchangeHW, M: dwChannels, KH: 3, KW: 3, SH: 1, SW: 1,
 		DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: dwChannels}
-	c := &chain{buf: [2][]float32{probeFill(dwChannels*exchangeHW*exchangeHW, 3), make([]float32, dwChannels*exchangeHW*exchangeHW)}}
-	var err error
-	if c.steps[0], err = newChainStep(p, kernels.ActRelu, 0, 1, 5); err != nil {
-		return nil, err
-	}
-	c.steps[1], err = newChainStep(p, kernels.ActNone, 1, 0, 7)
-	return c, err
+	return newChain(p, p)
 }
 
 func exchangeChain() (*chain, error) {
 	conv := func(c, m int) kernels.Conv2D {
 		return kernels.Conv2D{N: 1, C: c, H: exchangeHW, W: exchangeHW, M: m, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1}
 	}
-	c := &chain{buf: [2][]float32{probeFill(exchangeC*exchangeHW*exchangeHW, 3), make([]float32, exchangeM*exchangeHW*exchangeHW)}}
-	var err error
-	if c.steps[0], err = newChainStep(conv(exchangeC, exchangeM), kernels.ActRelu, 0, 1, 5); err != nil {
-		return nil, err
-	}
-	c.steps[1], err = newChainStep(conv(exchangeM, exchangeC), kernels.ActNone, 1, 0, 7)
-	return c, err
+	return newChain(conv(exchangeC, exchangeM), conv(exchangeM, exchangeC))
 }
 
 // run times exchangePairs pairs of c's steps on x, held as a model run
@@ -140,21 +141,17 @@ func machineExchange(n int) (own, exchange float64, err error) {
 				return 0, 0, err
 			}
 		}
-		d1 := make([]time.Duration, 0, ceilingTurns)
-		dn := make([]time.Duration, 0, ceilingTurns)
-		for range ceilingTurns {
+		// The same work at both counts: the ratio of one copy.
+		if r[i], err = turnRatio(func() (time.Duration, time.Duration, error) {
 			t1, err := c.run(one)
 			if err != nil {
 				return 0, 0, err
 			}
 			tn, err := c.run(all)
-			if err != nil {
-				return 0, 0, err
-			}
-			d1, dn = append(d1, t1), append(dn, tn)
+			return t1, tn, err
+		}, 1); err != nil {
+			return 0, 0, err
 		}
-		// The same work at both counts: throughputRatio of one copy.
-		r[i] = throughputRatio(d1, dn, 1)
 	}
 	return r[0], r[1], nil
 }
