@@ -128,8 +128,9 @@ func runCopies(n int) (time.Duration, error) {
 	return d, nil
 }
 
-// printCeilings prints the machine's ceiling (machineCeiling) and its
-// exchange figure (machineExchange) at each thread count of counts after
+// printCeilings prints the machine's ceiling (machineCeiling), its
+// exchange figures (machineExchange) and its layout figures
+// (machineLayouts) at each thread count of counts after
 // the first, measured when says (before or
 // after the models' runs: on a shared host it moves while they run).
 func printCeilings(counts []int, when string) error {
@@ -146,6 +147,14 @@ func printCeilings(counts []int, when string) error {
 		}
 		fmt.Printf("machine exchange at %d threads, %s: chains of small convolution steps at %d² run %.2f× as fast as on one thread when each step reads what its own thread wrote (depthwise), %.2f× when each reads what all threads wrote (1×1; exchange.go)\n",
 			n, when, exchangeHW, own, ex)
+		for _, b := range mobileBlocks {
+			nchw, nhwc, err := machineLayouts(b, n)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("machine layouts at %d threads, %s: a mobile block (%v, ReLU) takes %.1f µs on one thread and runs %.2f× as fast on %d in NCHW (as the executor runs it), %.1f µs and %.2f× in NHWC (layouts.go)\n",
+				n, when, b, float64(nchw.one)/1e3, nchw.speedUp, n, float64(nhwc.one)/1e3, nhwc.speedUp)
+		}
 	}
 	return nil
 }

@@ -3,8 +3,11 @@
 package main
 
 import (
+	"math"
 	"testing"
 	"time"
+
+	"github.com/onnxconv/onnxconv/executor/kernels"
 )
 
 func TestThroughputRatio(t *testing.T) {
@@ -68,6 +71,51 @@ func TestMachineExchange(t *testing.T) {
 	for _, x := range []float64{own, ex} {
 		if x <= 0.2 || x > 2.5 {
 			t.Errorf("machineExchange(2) = %.2f, %.2f; want each within (0.2, 2.5]", own, ex)
+		}
+	}
+}
+
+// TestMachineLayouts checks that both layouts' blocks run and give
+// plausible figures (the figures are wall-time properties of the
+// machine), and that the two layouts compute the same blocks: after the
+// same rounds, NHWC's buffer is NCHW's transposed, within rounding.
+func TestMachineLayouts(t *testing.T) {
+	for _, b := range mobileBlocks {
+		nchw, nhwc, err := machineLayouts(b, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("machineLayouts(%v, 2): NCHW %v %.2f×, NHWC %v %.2f×", b, nchw.one, nchw.speedUp, nhwc.one, nhwc.speedUp)
+		for _, f := range []layoutFigures{nchw, nhwc} {
+			if f.one <= 0 || f.speedUp <= 0.2 || f.speedUp > 2.5 {
+				t.Errorf("machineLayouts(%v, 2) = %+v, %+v; want positive times, speed-ups within (0.2, 2.5]", b, nchw, nhwc)
+			}
+		}
+		var bufs [2][]float32
+		for i, layout := range []bool{false, true} {
+			c, buf, err := blockChain(b, layout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := kernels.NewContext(2)
+			for range 3 {
+				for _, s := range c.steps {
+					if err := s(x); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			x.Close()
+			bufs[i] = buf
+		}
+		px := b.hw * b.hw
+		for c := range b.c {
+			for p := range px {
+				u, v := bufs[0][c*px+p], bufs[1][p*b.c+c]
+				if math.Abs(float64(u-v)) > 1e-4*(1+math.Abs(float64(u))) {
+					t.Fatalf("%v after 3 blocks, channel %d pixel %d: NCHW %v, NHWC %v", b, c, p, u, v)
+				}
+			}
 		}
 	}
 }

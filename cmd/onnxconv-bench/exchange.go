@@ -40,26 +40,19 @@ const (
 	dwChannels = 88
 )
 
-// exchangePairs is the step pairs of one measurement (about 6 ms on one
-// thread of the machine measured).
-const exchangePairs = 150
+// chainRounds is the rounds of a chain's steps one measurement runs: 150
+// step pairs of the exchange chains (about 6 ms on one thread of the
+// machine measured), 150 blocks of the layout chains (layouts.go).
+const chainRounds = 150
 
-// chainStep is one convolution of a chain, from buf[in] to buf[out].
-type chainStep struct {
-	p       kernels.Conv2D
-	w, bias []float32
-	pw      []*kernels.Packed
-	act     kernels.Act
-	in, out int
-}
-
-// chain is a probe's two buffers and its pair of steps.
+// chain is a probe's steps, each a kernel call from one of its buffers
+// to another (a closure over them).
 type chain struct {
-	buf   [2][]float32
-	steps [2]chainStep
+	steps []func(x *kernels.Context) error
 }
 
-// probeFill is deterministic small values (the probe's sums stay finite).
+// probeFill is deterministic small values (the probe's sums stay finite;
+// the biases keep them off the denormals).
 func probeFill(n, seed int) []float32 {
 	v := make([]float32, n)
 	for i := range v {
@@ -68,26 +61,34 @@ func probeFill(n, seed int) []float32 {
 	return v
 }
 
-func newChainStep(p kernels.Conv2D, act kernels.Act, in, out, seed int) (chainStep, error) {
+// convStep is the NCHW convolution p (packed weights, bias, act) from in
+// to out, as the executor runs a Conv node.
+func convStep(p kernels.Conv2D, act kernels.Act, in, out []float32, seed int) (func(*kernels.Context) error, error) {
 	w := probeFill(p.M*p.C/p.Groups*p.KH*p.KW, seed)
 	pw, err := kernels.PackConvWeights(p, w)
 	if err != nil {
-		return chainStep{}, fmt.Errorf("exchange probe: %w", err)
+		return nil, fmt.Errorf("exchange probe: %w", err)
 	}
-	return chainStep{p: p, w: w, bias: probeFill(p.M, seed+1), pw: pw, act: act, in: in, out: out}, nil
+	bias := probeFill(p.M, seed+1)
+	return func(x *kernels.Context) error {
+		return x.Conv2DPackedAct(p, in, w, pw, bias, out, act, nil)
+	}, nil
 }
 
 // newChain is the chain of there (with ReLU, from buffer 0 to 1) and back
 // (from 1 to 0), buffer 0 filled.
 func newChain(there, back kernels.Conv2D) (*chain, error) {
 	px := there.H * there.W
-	c := &chain{buf: [2][]float32{probeFill(there.C*px, 3), make([]float32, there.M*px)}}
-	var err error
-	if c.steps[0], err = newChainStep(there, kernels.ActRelu, 0, 1, 5); err != nil {
+	b0, b1 := probeFill(there.C*px, 3), make([]float32, there.M*px)
+	s0, err := convStep(there, kernels.ActRelu, b0, b1, 5)
+	if err != nil {
 		return nil, err
 	}
-	c.steps[1], err = newChainStep(back, kernels.ActNone, 1, 0, 7)
-	return c, err
+	s1, err := convStep(back, kernels.ActNone, b1, b0, 7)
+	if err != nil {
+		return nil, err
+	}
+	return &chain{steps: []func(*kernels.Context) error{s0, s1}}, nil
 }
 
 // ownChain is the depthwise chain, exchangeChain the 1×1 chain.
@@ -97,22 +98,25 @@ func ownChain() (*chain, error) {
 	return newChain(p, p)
 }
 
-func exchangeChain() (*chain, error) {
-	conv := func(c, m int) kernels.Conv2D {
-		return kernels.Conv2D{N: 1, C: c, H: exchangeHW, W: exchangeHW, M: m, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1}
-	}
-	return newChain(conv(exchangeC, exchangeM), conv(exchangeM, exchangeC))
+// pointwise is a 1×1 convolution of the probes' side from c to m
+// channels.
+func pointwise(c, m int) kernels.Conv2D {
+	return kernels.Conv2D{N: 1, C: c, H: exchangeHW, W: exchangeHW, M: m, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1}
 }
 
-// run times exchangePairs pairs of c's steps on x, held as a model run
+func exchangeChain() (*chain, error) {
+	return newChain(pointwise(exchangeC, exchangeM), pointwise(exchangeM, exchangeC))
+}
+
+// run times chainRounds rounds of c's steps on x, held as a model run
 // holds it.
 func (c *chain) run(x *kernels.Context) (time.Duration, error) {
 	defer x.Hold()()
 	t := time.Now()
-	for range exchangePairs {
+	for range chainRounds {
 		for _, s := range c.steps {
-			if err := x.Conv2DPackedAct(s.p, c.buf[s.in], s.w, s.pw, s.bias, c.buf[s.out], s.act, nil); err != nil {
-				return 0, fmt.Errorf("exchange probe: %w", err)
+			if err := s(x); err != nil {
+				return 0, err
 			}
 		}
 	}

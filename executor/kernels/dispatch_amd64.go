@@ -57,6 +57,12 @@ var _ = func() bool {
 					kernelOffsAVX512HR5, kernelOffsAVX512HR6, kernelOffsAVX512HR7, kernelOffsAVX512HR8, kernelOffsAVX512HR9, kernelOffsAVX512HR10, kernelOffsAVX512HR11}},
 			col: &colKernels{x1: kernelCol12x1, x2: kernelCol12x2, x4: kernelCol12x4}})
 		addVecMatBlocks = addVecMatAVX512
+		dwNHWCAsm = dwNHWCAVX512
+		rowsKernels = [2][13]rowsKernel{
+			{nil, rowsAVX512R1C16, rowsAVX512R2C16, rowsAVX512R3C16, rowsAVX512R4C16, rowsAVX512R5C16, rowsAVX512R6C16,
+				rowsAVX512R7C16, rowsAVX512R8C16, rowsAVX512R9C16, rowsAVX512R10C16, rowsAVX512R11C16, rowsAVX512R12C16},
+			{nil, rowsAVX512R1C32, rowsAVX512R2C32, rowsAVX512R3C32, rowsAVX512R4C32, rowsAVX512R5C32, rowsAVX512R6C32,
+				rowsAVX512R7C32, rowsAVX512R8C32, rowsAVX512R9C32, rowsAVX512R10C32, rowsAVX512R11C32, rowsAVX512R12C32}}
 		packRows32 = packRows32AVX512
 		nbitsFast = nbitsKernels{w: 16, four: nbits4GemvAVX512, eight: nbits8GemvAVX512,
 			four2: nbits4GemvAVX512R2, eight2: nbits8GemvAVX512R2}

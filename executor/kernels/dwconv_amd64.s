@@ -910,6 +910,687 @@ dwpix16_tap:
 	VZEROUPPER
 	RET
 
+// func dwNHWCAVX512(n int, blocks int, x *float32, sx int, taps *int, ntaps int, w *float32, bias *float32, lo float32, hi float32, y *float32, sy int, mask int)
+// Requires: AVX, AVX512F
+TEXT ·dwNHWCAVX512(SB), NOSPLIT, $0-96
+	VBROADCASTSS lo+64(FP), Z0
+	VBROADCASTSS hi+68(FP), Z1
+	XORQ         AX, AX
+	DECQ         blocks+8(FP)
+
+dwNHWCAVX512_b4:
+	CMPQ    blocks+8(FP), $0x04
+	JL      dwNHWCAVX512_b1
+	MOVQ    bias+56(FP), CX
+	VMOVUPS (CX)(AX*1), Z2
+	VMOVUPS 64(CX)(AX*1), Z3
+	VMOVUPS 128(CX)(AX*1), Z4
+	VMOVUPS 192(CX)(AX*1), Z5
+	MOVQ    x+16(FP), CX
+	ADDQ    AX, CX
+	MOVQ    y+72(FP), DX
+	ADDQ    AX, DX
+	MOVQ    n+0(FP), BX
+	MOVQ    sx+24(FP), SI
+	SHLQ    $0x02, SI
+	LEAQ    (SI)(SI*2), DI
+
+dwNHWCAVX512_b4_g4:
+	CMPQ    BX, $0x04
+	JL      dwNHWCAVX512_b4_g4_done
+	VMOVAPS Z2, Z6
+	VMOVAPS Z3, Z7
+	VMOVAPS Z4, Z8
+	VMOVAPS Z5, Z9
+	VMOVAPS Z2, Z10
+	VMOVAPS Z3, Z11
+	VMOVAPS Z4, Z12
+	VMOVAPS Z5, Z13
+	VMOVAPS Z2, Z14
+	VMOVAPS Z3, Z15
+	VMOVAPS Z4, Z16
+	VMOVAPS Z5, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Z4, Z20
+	VMOVAPS Z5, Z21
+	MOVQ    taps+32(FP), R8
+	MOVQ    ntaps+40(FP), R9
+	MOVQ    w+48(FP), R10
+	ADDQ    AX, R10
+
+dwNHWCAVX512_b4_g4_tap:
+	MOVQ        (R8), R11
+	MOVQ        8(R8), R12
+	VMOVUPS     (R10)(R12*4), Z22
+	VMOVUPS     64(R10)(R12*4), Z23
+	VMOVUPS     128(R10)(R12*4), Z24
+	VMOVUPS     192(R10)(R12*4), Z25
+	LEAQ        (CX)(R11*4), R11
+	VFMADD231PS (R11), Z22, Z6
+	VFMADD231PS 64(R11), Z23, Z7
+	VFMADD231PS 128(R11), Z24, Z8
+	VFMADD231PS 192(R11), Z25, Z9
+	VFMADD231PS (R11)(SI*1), Z22, Z10
+	VFMADD231PS 64(R11)(SI*1), Z23, Z11
+	VFMADD231PS 128(R11)(SI*1), Z24, Z12
+	VFMADD231PS 192(R11)(SI*1), Z25, Z13
+	VFMADD231PS (R11)(SI*2), Z22, Z14
+	VFMADD231PS 64(R11)(SI*2), Z23, Z15
+	VFMADD231PS 128(R11)(SI*2), Z24, Z16
+	VFMADD231PS 192(R11)(SI*2), Z25, Z17
+	VFMADD231PS (R11)(DI*1), Z22, Z18
+	VFMADD231PS 64(R11)(DI*1), Z23, Z19
+	VFMADD231PS 128(R11)(DI*1), Z24, Z20
+	VFMADD231PS 192(R11)(DI*1), Z25, Z21
+	ADDQ        $0x10, R8
+	DECQ        R9
+	JNZ         dwNHWCAVX512_b4_g4_tap
+	MOVQ        sy+80(FP), R8
+	SHLQ        $0x02, R8
+	VMAXPS      Z6, Z0, Z6
+	VMINPS      Z6, Z1, Z6
+	VMOVUPS     Z6, (DX)
+	VMAXPS      Z7, Z0, Z7
+	VMINPS      Z7, Z1, Z7
+	VMOVUPS     Z7, 64(DX)
+	VMAXPS      Z8, Z0, Z8
+	VMINPS      Z8, Z1, Z8
+	VMOVUPS     Z8, 128(DX)
+	VMAXPS      Z9, Z0, Z9
+	VMINPS      Z9, Z1, Z9
+	VMOVUPS     Z9, 192(DX)
+	ADDQ        R8, DX
+	VMAXPS      Z10, Z0, Z10
+	VMINPS      Z10, Z1, Z10
+	VMOVUPS     Z10, (DX)
+	VMAXPS      Z11, Z0, Z11
+	VMINPS      Z11, Z1, Z11
+	VMOVUPS     Z11, 64(DX)
+	VMAXPS      Z12, Z0, Z12
+	VMINPS      Z12, Z1, Z12
+	VMOVUPS     Z12, 128(DX)
+	VMAXPS      Z13, Z0, Z13
+	VMINPS      Z13, Z1, Z13
+	VMOVUPS     Z13, 192(DX)
+	ADDQ        R8, DX
+	VMAXPS      Z14, Z0, Z14
+	VMINPS      Z14, Z1, Z14
+	VMOVUPS     Z14, (DX)
+	VMAXPS      Z15, Z0, Z15
+	VMINPS      Z15, Z1, Z15
+	VMOVUPS     Z15, 64(DX)
+	VMAXPS      Z16, Z0, Z16
+	VMINPS      Z16, Z1, Z16
+	VMOVUPS     Z16, 128(DX)
+	VMAXPS      Z17, Z0, Z17
+	VMINPS      Z17, Z1, Z17
+	VMOVUPS     Z17, 192(DX)
+	ADDQ        R8, DX
+	VMAXPS      Z18, Z0, Z18
+	VMINPS      Z18, Z1, Z18
+	VMOVUPS     Z18, (DX)
+	VMAXPS      Z19, Z0, Z19
+	VMINPS      Z19, Z1, Z19
+	VMOVUPS     Z19, 64(DX)
+	VMAXPS      Z20, Z0, Z20
+	VMINPS      Z20, Z1, Z20
+	VMOVUPS     Z20, 128(DX)
+	VMAXPS      Z21, Z0, Z21
+	VMINPS      Z21, Z1, Z21
+	VMOVUPS     Z21, 192(DX)
+	ADDQ        R8, DX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	SUBQ        $0x04, BX
+	JMP         dwNHWCAVX512_b4_g4
+
+dwNHWCAVX512_b4_g4_done:
+dwNHWCAVX512_b4_g2:
+	CMPQ    BX, $0x02
+	JL      dwNHWCAVX512_b4_g2_done
+	VMOVAPS Z2, Z6
+	VMOVAPS Z3, Z7
+	VMOVAPS Z4, Z8
+	VMOVAPS Z5, Z9
+	VMOVAPS Z2, Z10
+	VMOVAPS Z3, Z11
+	VMOVAPS Z4, Z12
+	VMOVAPS Z5, Z13
+	MOVQ    taps+32(FP), DI
+	MOVQ    ntaps+40(FP), R8
+	MOVQ    w+48(FP), R9
+	ADDQ    AX, R9
+
+dwNHWCAVX512_b4_g2_tap:
+	MOVQ        (DI), R10
+	MOVQ        8(DI), R11
+	VMOVUPS     (R9)(R11*4), Z14
+	VMOVUPS     64(R9)(R11*4), Z15
+	VMOVUPS     128(R9)(R11*4), Z16
+	VMOVUPS     192(R9)(R11*4), Z17
+	LEAQ        (CX)(R10*4), R10
+	VFMADD231PS (R10), Z14, Z6
+	VFMADD231PS 64(R10), Z15, Z7
+	VFMADD231PS 128(R10), Z16, Z8
+	VFMADD231PS 192(R10), Z17, Z9
+	VFMADD231PS (R10)(SI*1), Z14, Z10
+	VFMADD231PS 64(R10)(SI*1), Z15, Z11
+	VFMADD231PS 128(R10)(SI*1), Z16, Z12
+	VFMADD231PS 192(R10)(SI*1), Z17, Z13
+	ADDQ        $0x10, DI
+	DECQ        R8
+	JNZ         dwNHWCAVX512_b4_g2_tap
+	MOVQ        sy+80(FP), DI
+	SHLQ        $0x02, DI
+	VMAXPS      Z6, Z0, Z6
+	VMINPS      Z6, Z1, Z6
+	VMOVUPS     Z6, (DX)
+	VMAXPS      Z7, Z0, Z7
+	VMINPS      Z7, Z1, Z7
+	VMOVUPS     Z7, 64(DX)
+	VMAXPS      Z8, Z0, Z8
+	VMINPS      Z8, Z1, Z8
+	VMOVUPS     Z8, 128(DX)
+	VMAXPS      Z9, Z0, Z9
+	VMINPS      Z9, Z1, Z9
+	VMOVUPS     Z9, 192(DX)
+	ADDQ        DI, DX
+	VMAXPS      Z10, Z0, Z10
+	VMINPS      Z10, Z1, Z10
+	VMOVUPS     Z10, (DX)
+	VMAXPS      Z11, Z0, Z11
+	VMINPS      Z11, Z1, Z11
+	VMOVUPS     Z11, 64(DX)
+	VMAXPS      Z12, Z0, Z12
+	VMINPS      Z12, Z1, Z12
+	VMOVUPS     Z12, 128(DX)
+	VMAXPS      Z13, Z0, Z13
+	VMINPS      Z13, Z1, Z13
+	VMOVUPS     Z13, 192(DX)
+	ADDQ        DI, DX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	SUBQ        $0x02, BX
+	JMP         dwNHWCAVX512_b4_g2
+
+dwNHWCAVX512_b4_g2_done:
+dwNHWCAVX512_b4_g1:
+	CMPQ    BX, $0x01
+	JL      dwNHWCAVX512_b4_g1_done
+	VMOVAPS Z2, Z6
+	VMOVAPS Z3, Z7
+	VMOVAPS Z4, Z8
+	VMOVAPS Z5, Z9
+	MOVQ    taps+32(FP), DI
+	MOVQ    ntaps+40(FP), R8
+	MOVQ    w+48(FP), R9
+	ADDQ    AX, R9
+
+dwNHWCAVX512_b4_g1_tap:
+	MOVQ        (DI), R10
+	MOVQ        8(DI), R11
+	VMOVUPS     (R9)(R11*4), Z10
+	VMOVUPS     64(R9)(R11*4), Z11
+	VMOVUPS     128(R9)(R11*4), Z12
+	VMOVUPS     192(R9)(R11*4), Z13
+	LEAQ        (CX)(R10*4), R10
+	VFMADD231PS (R10), Z10, Z6
+	VFMADD231PS 64(R10), Z11, Z7
+	VFMADD231PS 128(R10), Z12, Z8
+	VFMADD231PS 192(R10), Z13, Z9
+	ADDQ        $0x10, DI
+	DECQ        R8
+	JNZ         dwNHWCAVX512_b4_g1_tap
+	MOVQ        sy+80(FP), DI
+	SHLQ        $0x02, DI
+	VMAXPS      Z6, Z0, Z6
+	VMINPS      Z6, Z1, Z6
+	VMOVUPS     Z6, (DX)
+	VMAXPS      Z7, Z0, Z7
+	VMINPS      Z7, Z1, Z7
+	VMOVUPS     Z7, 64(DX)
+	VMAXPS      Z8, Z0, Z8
+	VMINPS      Z8, Z1, Z8
+	VMOVUPS     Z8, 128(DX)
+	VMAXPS      Z9, Z0, Z9
+	VMINPS      Z9, Z1, Z9
+	VMOVUPS     Z9, 192(DX)
+	ADDQ        DI, DX
+	ADDQ        SI, CX
+	SUBQ        $0x01, BX
+	JMP         dwNHWCAVX512_b4_g1
+
+dwNHWCAVX512_b4_g1_done:
+	ADDQ $0x00000100, AX
+	SUBQ $0x04, blocks+8(FP)
+	JMP  dwNHWCAVX512_b4
+
+dwNHWCAVX512_b1:
+	CMPQ    blocks+8(FP), $0x00
+	JE      dwNHWCAVX512_last
+	MOVQ    bias+56(FP), CX
+	VMOVUPS (CX)(AX*1), Z2
+	MOVQ    x+16(FP), CX
+	ADDQ    AX, CX
+	MOVQ    y+72(FP), DX
+	ADDQ    AX, DX
+	MOVQ    n+0(FP), BX
+	MOVQ    sx+24(FP), SI
+	SHLQ    $0x02, SI
+	LEAQ    (SI)(SI*2), DI
+
+dwNHWCAVX512_b1_g8:
+	CMPQ    BX, $0x08
+	JL      dwNHWCAVX512_b1_g8_done
+	VMOVAPS Z2, Z3
+	VMOVAPS Z2, Z4
+	VMOVAPS Z2, Z5
+	VMOVAPS Z2, Z6
+	VMOVAPS Z2, Z7
+	VMOVAPS Z2, Z8
+	VMOVAPS Z2, Z9
+	VMOVAPS Z2, Z10
+	MOVQ    taps+32(FP), R8
+	MOVQ    ntaps+40(FP), R9
+	MOVQ    w+48(FP), R10
+	ADDQ    AX, R10
+
+dwNHWCAVX512_b1_g8_tap:
+	MOVQ        (R8), R11
+	MOVQ        8(R8), R12
+	VMOVUPS     (R10)(R12*4), Z11
+	LEAQ        (CX)(R11*4), R11
+	LEAQ        (R11)(SI*4), R12
+	VFMADD231PS (R11), Z11, Z3
+	VFMADD231PS (R11)(SI*1), Z11, Z4
+	VFMADD231PS (R11)(SI*2), Z11, Z5
+	VFMADD231PS (R11)(DI*1), Z11, Z6
+	VFMADD231PS (R12), Z11, Z7
+	VFMADD231PS (R12)(SI*1), Z11, Z8
+	VFMADD231PS (R12)(SI*2), Z11, Z9
+	VFMADD231PS (R12)(DI*1), Z11, Z10
+	ADDQ        $0x10, R8
+	DECQ        R9
+	JNZ         dwNHWCAVX512_b1_g8_tap
+	MOVQ        sy+80(FP), R8
+	SHLQ        $0x02, R8
+	VMAXPS      Z3, Z0, Z3
+	VMINPS      Z3, Z1, Z3
+	VMOVUPS     Z3, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z4, Z0, Z4
+	VMINPS      Z4, Z1, Z4
+	VMOVUPS     Z4, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z5, Z0, Z5
+	VMINPS      Z5, Z1, Z5
+	VMOVUPS     Z5, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z6, Z0, Z6
+	VMINPS      Z6, Z1, Z6
+	VMOVUPS     Z6, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z7, Z0, Z7
+	VMINPS      Z7, Z1, Z7
+	VMOVUPS     Z7, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z8, Z0, Z8
+	VMINPS      Z8, Z1, Z8
+	VMOVUPS     Z8, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z9, Z0, Z9
+	VMINPS      Z9, Z1, Z9
+	VMOVUPS     Z9, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z10, Z0, Z10
+	VMINPS      Z10, Z1, Z10
+	VMOVUPS     Z10, (DX)
+	ADDQ        R8, DX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	SUBQ        $0x08, BX
+	JMP         dwNHWCAVX512_b1_g8
+
+dwNHWCAVX512_b1_g8_done:
+dwNHWCAVX512_b1_g4:
+	CMPQ    BX, $0x04
+	JL      dwNHWCAVX512_b1_g4_done
+	VMOVAPS Z2, Z3
+	VMOVAPS Z2, Z4
+	VMOVAPS Z2, Z5
+	VMOVAPS Z2, Z6
+	MOVQ    taps+32(FP), R8
+	MOVQ    ntaps+40(FP), R9
+	MOVQ    w+48(FP), R10
+	ADDQ    AX, R10
+
+dwNHWCAVX512_b1_g4_tap:
+	MOVQ        (R8), R11
+	MOVQ        8(R8), R12
+	VMOVUPS     (R10)(R12*4), Z7
+	LEAQ        (CX)(R11*4), R11
+	VFMADD231PS (R11), Z7, Z3
+	VFMADD231PS (R11)(SI*1), Z7, Z4
+	VFMADD231PS (R11)(SI*2), Z7, Z5
+	VFMADD231PS (R11)(DI*1), Z7, Z6
+	ADDQ        $0x10, R8
+	DECQ        R9
+	JNZ         dwNHWCAVX512_b1_g4_tap
+	MOVQ        sy+80(FP), R8
+	SHLQ        $0x02, R8
+	VMAXPS      Z3, Z0, Z3
+	VMINPS      Z3, Z1, Z3
+	VMOVUPS     Z3, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z4, Z0, Z4
+	VMINPS      Z4, Z1, Z4
+	VMOVUPS     Z4, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z5, Z0, Z5
+	VMINPS      Z5, Z1, Z5
+	VMOVUPS     Z5, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z6, Z0, Z6
+	VMINPS      Z6, Z1, Z6
+	VMOVUPS     Z6, (DX)
+	ADDQ        R8, DX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	SUBQ        $0x04, BX
+	JMP         dwNHWCAVX512_b1_g4
+
+dwNHWCAVX512_b1_g4_done:
+dwNHWCAVX512_b1_g2:
+	CMPQ    BX, $0x02
+	JL      dwNHWCAVX512_b1_g2_done
+	VMOVAPS Z2, Z3
+	VMOVAPS Z2, Z4
+	MOVQ    taps+32(FP), DI
+	MOVQ    ntaps+40(FP), R8
+	MOVQ    w+48(FP), R9
+	ADDQ    AX, R9
+
+dwNHWCAVX512_b1_g2_tap:
+	MOVQ        (DI), R10
+	MOVQ        8(DI), R11
+	VMOVUPS     (R9)(R11*4), Z5
+	LEAQ        (CX)(R10*4), R10
+	VFMADD231PS (R10), Z5, Z3
+	VFMADD231PS (R10)(SI*1), Z5, Z4
+	ADDQ        $0x10, DI
+	DECQ        R8
+	JNZ         dwNHWCAVX512_b1_g2_tap
+	MOVQ        sy+80(FP), DI
+	SHLQ        $0x02, DI
+	VMAXPS      Z3, Z0, Z3
+	VMINPS      Z3, Z1, Z3
+	VMOVUPS     Z3, (DX)
+	ADDQ        DI, DX
+	VMAXPS      Z4, Z0, Z4
+	VMINPS      Z4, Z1, Z4
+	VMOVUPS     Z4, (DX)
+	ADDQ        DI, DX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	SUBQ        $0x02, BX
+	JMP         dwNHWCAVX512_b1_g2
+
+dwNHWCAVX512_b1_g2_done:
+dwNHWCAVX512_b1_g1:
+	CMPQ    BX, $0x01
+	JL      dwNHWCAVX512_b1_g1_done
+	VMOVAPS Z2, Z3
+	MOVQ    taps+32(FP), DI
+	MOVQ    ntaps+40(FP), R8
+	MOVQ    w+48(FP), R9
+	ADDQ    AX, R9
+
+dwNHWCAVX512_b1_g1_tap:
+	MOVQ        (DI), R10
+	MOVQ        8(DI), R11
+	VMOVUPS     (R9)(R11*4), Z4
+	LEAQ        (CX)(R10*4), R10
+	VFMADD231PS (R10), Z4, Z3
+	ADDQ        $0x10, DI
+	DECQ        R8
+	JNZ         dwNHWCAVX512_b1_g1_tap
+	MOVQ        sy+80(FP), DI
+	SHLQ        $0x02, DI
+	VMAXPS      Z3, Z0, Z3
+	VMINPS      Z3, Z1, Z3
+	VMOVUPS     Z3, (DX)
+	ADDQ        DI, DX
+	ADDQ        SI, CX
+	SUBQ        $0x01, BX
+	JMP         dwNHWCAVX512_b1_g1
+
+dwNHWCAVX512_b1_g1_done:
+	ADDQ $0x40, AX
+	DECQ blocks+8(FP)
+	JMP  dwNHWCAVX512_b1
+
+dwNHWCAVX512_last:
+	MOVQ      mask+88(FP), CX
+	KMOVW     CX, K1
+	MOVQ      bias+56(FP), CX
+	VMOVUPS.Z (CX)(AX*1), K1, Z2
+	MOVQ      x+16(FP), CX
+	ADDQ      AX, CX
+	MOVQ      y+72(FP), DX
+	ADDQ      AX, DX
+	MOVQ      n+0(FP), BX
+	MOVQ      sx+24(FP), SI
+	SHLQ      $0x02, SI
+	LEAQ      (SI)(SI*2), DI
+
+dwNHWCAVX512_bm_g8:
+	CMPQ    BX, $0x08
+	JL      dwNHWCAVX512_bm_g8_done
+	VMOVAPS Z2, Z3
+	VMOVAPS Z2, Z4
+	VMOVAPS Z2, Z5
+	VMOVAPS Z2, Z6
+	VMOVAPS Z2, Z7
+	VMOVAPS Z2, Z8
+	VMOVAPS Z2, Z9
+	VMOVAPS Z2, Z10
+	MOVQ    taps+32(FP), R8
+	MOVQ    ntaps+40(FP), R9
+	MOVQ    w+48(FP), R10
+	ADDQ    AX, R10
+
+dwNHWCAVX512_bm_g8_tap:
+	MOVQ        (R8), R11
+	MOVQ        8(R8), R12
+	VMOVUPS.Z   (R10)(R12*4), K1, Z11
+	LEAQ        (CX)(R11*4), R11
+	LEAQ        (R11)(SI*4), R12
+	VFMADD231PS (R11), Z11, K1, Z3
+	VFMADD231PS (R11)(SI*1), Z11, K1, Z4
+	VFMADD231PS (R11)(SI*2), Z11, K1, Z5
+	VFMADD231PS (R11)(DI*1), Z11, K1, Z6
+	VFMADD231PS (R12), Z11, K1, Z7
+	VFMADD231PS (R12)(SI*1), Z11, K1, Z8
+	VFMADD231PS (R12)(SI*2), Z11, K1, Z9
+	VFMADD231PS (R12)(DI*1), Z11, K1, Z10
+	ADDQ        $0x10, R8
+	DECQ        R9
+	JNZ         dwNHWCAVX512_bm_g8_tap
+	MOVQ        sy+80(FP), R8
+	SHLQ        $0x02, R8
+	VMAXPS      Z3, Z0, Z3
+	VMINPS      Z3, Z1, Z3
+	VMOVUPS     Z3, K1, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z4, Z0, Z4
+	VMINPS      Z4, Z1, Z4
+	VMOVUPS     Z4, K1, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z5, Z0, Z5
+	VMINPS      Z5, Z1, Z5
+	VMOVUPS     Z5, K1, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z6, Z0, Z6
+	VMINPS      Z6, Z1, Z6
+	VMOVUPS     Z6, K1, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z7, Z0, Z7
+	VMINPS      Z7, Z1, Z7
+	VMOVUPS     Z7, K1, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z8, Z0, Z8
+	VMINPS      Z8, Z1, Z8
+	VMOVUPS     Z8, K1, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z9, Z0, Z9
+	VMINPS      Z9, Z1, Z9
+	VMOVUPS     Z9, K1, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z10, Z0, Z10
+	VMINPS      Z10, Z1, Z10
+	VMOVUPS     Z10, K1, (DX)
+	ADDQ        R8, DX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	SUBQ        $0x08, BX
+	JMP         dwNHWCAVX512_bm_g8
+
+dwNHWCAVX512_bm_g8_done:
+dwNHWCAVX512_bm_g4:
+	CMPQ    BX, $0x04
+	JL      dwNHWCAVX512_bm_g4_done
+	VMOVAPS Z2, Z3
+	VMOVAPS Z2, Z4
+	VMOVAPS Z2, Z5
+	VMOVAPS Z2, Z6
+	MOVQ    taps+32(FP), R8
+	MOVQ    ntaps+40(FP), R9
+	MOVQ    w+48(FP), R10
+	ADDQ    AX, R10
+
+dwNHWCAVX512_bm_g4_tap:
+	MOVQ        (R8), R11
+	MOVQ        8(R8), R12
+	VMOVUPS.Z   (R10)(R12*4), K1, Z7
+	LEAQ        (CX)(R11*4), R11
+	VFMADD231PS (R11), Z7, K1, Z3
+	VFMADD231PS (R11)(SI*1), Z7, K1, Z4
+	VFMADD231PS (R11)(SI*2), Z7, K1, Z5
+	VFMADD231PS (R11)(DI*1), Z7, K1, Z6
+	ADDQ        $0x10, R8
+	DECQ        R9
+	JNZ         dwNHWCAVX512_bm_g4_tap
+	MOVQ        sy+80(FP), R8
+	SHLQ        $0x02, R8
+	VMAXPS      Z3, Z0, Z3
+	VMINPS      Z3, Z1, Z3
+	VMOVUPS     Z3, K1, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z4, Z0, Z4
+	VMINPS      Z4, Z1, Z4
+	VMOVUPS     Z4, K1, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z5, Z0, Z5
+	VMINPS      Z5, Z1, Z5
+	VMOVUPS     Z5, K1, (DX)
+	ADDQ        R8, DX
+	VMAXPS      Z6, Z0, Z6
+	VMINPS      Z6, Z1, Z6
+	VMOVUPS     Z6, K1, (DX)
+	ADDQ        R8, DX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	SUBQ        $0x04, BX
+	JMP         dwNHWCAVX512_bm_g4
+
+dwNHWCAVX512_bm_g4_done:
+dwNHWCAVX512_bm_g2:
+	CMPQ    BX, $0x02
+	JL      dwNHWCAVX512_bm_g2_done
+	VMOVAPS Z2, Z3
+	VMOVAPS Z2, Z4
+	MOVQ    taps+32(FP), DI
+	MOVQ    ntaps+40(FP), R8
+	MOVQ    w+48(FP), R9
+	ADDQ    AX, R9
+
+dwNHWCAVX512_bm_g2_tap:
+	MOVQ        (DI), R10
+	MOVQ        8(DI), R11
+	VMOVUPS.Z   (R9)(R11*4), K1, Z5
+	LEAQ        (CX)(R10*4), R10
+	VFMADD231PS (R10), Z5, K1, Z3
+	VFMADD231PS (R10)(SI*1), Z5, K1, Z4
+	ADDQ        $0x10, DI
+	DECQ        R8
+	JNZ         dwNHWCAVX512_bm_g2_tap
+	MOVQ        sy+80(FP), DI
+	SHLQ        $0x02, DI
+	VMAXPS      Z3, Z0, Z3
+	VMINPS      Z3, Z1, Z3
+	VMOVUPS     Z3, K1, (DX)
+	ADDQ        DI, DX
+	VMAXPS      Z4, Z0, Z4
+	VMINPS      Z4, Z1, Z4
+	VMOVUPS     Z4, K1, (DX)
+	ADDQ        DI, DX
+	ADDQ        SI, CX
+	ADDQ        SI, CX
+	SUBQ        $0x02, BX
+	JMP         dwNHWCAVX512_bm_g2
+
+dwNHWCAVX512_bm_g2_done:
+dwNHWCAVX512_bm_g1:
+	CMPQ    BX, $0x01
+	JL      dwNHWCAVX512_bm_g1_done
+	VMOVAPS Z2, Z3
+	MOVQ    taps+32(FP), DI
+	MOVQ    ntaps+40(FP), R8
+	MOVQ    w+48(FP), R9
+	ADDQ    AX, R9
+
+dwNHWCAVX512_bm_g1_tap:
+	MOVQ        (DI), R10
+	MOVQ        8(DI), R11
+	VMOVUPS.Z   (R9)(R11*4), K1, Z4
+	LEAQ        (CX)(R10*4), R10
+	VFMADD231PS (R10), Z4, K1, Z3
+	ADDQ        $0x10, DI
+	DECQ        R8
+	JNZ         dwNHWCAVX512_bm_g1_tap
+	MOVQ        sy+80(FP), DI
+	SHLQ        $0x02, DI
+	VMAXPS      Z3, Z0, Z3
+	VMINPS      Z3, Z1, Z3
+	VMOVUPS     Z3, K1, (DX)
+	ADDQ        DI, DX
+	ADDQ        SI, CX
+	SUBQ        $0x01, BX
+	JMP         dwNHWCAVX512_bm_g1
+
+dwNHWCAVX512_bm_g1_done:
+	VZEROUPPER
+	RET
+
 // func dwTile3s1AVX512(rowBlocks int, colBlocks int, x *float32, pw int, w *float32, bias float32, lo float32, hi float32, y *float32, ldy int)
 // Requires: AVX, AVX512F
 TEXT ·dwTile3s1AVX512(SB), NOSPLIT, $0-72

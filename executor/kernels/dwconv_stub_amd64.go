@@ -64,6 +64,11 @@ func dwPixAVX2(groups int, x *float32, pix *int, offs *int, w *float32, taps int
 //go:noescape
 func dwPixAVX512(groups int, x *float32, pix *int, offs *int, w *float32, taps int, bias *float32, lo float32, hi float32, y *float32)
 
+// dwNHWCAVX512 sets y[p·sy+c] = min(max(bias[c] + Σ_t w[taps[2t+1]+c]·x[p·sx+taps[2t]+c], lo), hi) for p < n, c < 16·blocks (the last block's lanes in mask only; FMAs in tap order).
+//
+//go:noescape
+func dwNHWCAVX512(n int, blocks int, x *float32, sx int, taps *int, ntaps int, w *float32, bias *float32, lo float32, hi float32, y *float32, sy int, mask int)
+
 // dwTile3s1AVX512 sets y[o·ldy+j] = min(max(bias + Σ_{kh,kw} w[kh·3+kw]·x[(o+kh)·pw + kw + j], lo), hi) for o < 8·rowBlocks, j < 16·colBlocks (FMAs in tap order).
 //
 //go:noescape

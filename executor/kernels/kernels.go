@@ -2,7 +2,11 @@
 // cache-blocked SGEMM with SIMD micro-kernels, convolution through it
 // (im2col, or the input itself for 1×1 convolutions), a direct
 // depthwise convolution, MaxPool, Relu and a bias-style Add. All work on
-// float32 slices in NCHW / row-major layout; benchmarks report GFLOP/s.
+// float32 slices in NCHW / row-major layout but two: PointwiseNHWC and
+// DepthwiseNHWC (pointwise.go, dwnhwc.go) take NHWC activations, for the
+// layout in which a thread keeps its pixels through a mobile net's block
+// (docs/threads.md, "What is left"); the executor does not use them yet.
+// Benchmarks report GFLOP/s.
 //
 // The SGEMM micro-kernels are Go assembly generated with avo
 // (asmgen/, a module of its own; `go generate ./executor/kernels`):
@@ -171,6 +175,7 @@ func init() {
 			copyStridedAsm = nil
 			max3Asm, dup2Asm = nil, nil
 			lerpRowsAsm, lerp2xAsm = nil, nil
+			dwNHWCAsm = nil
 		}
 	}
 }
@@ -231,6 +236,7 @@ type scratch struct {
 	rowsOff    []int
 	rowsOffKey rowOffKey
 	rowsOffSet bool
+	taps       []int // DepthwiseNHWC's tap table
 }
 
 func (x *Context) get() *scratch {

@@ -50,6 +50,14 @@ func main() {
 	for r := 1; r < 6; r++ {
 		kernelOffs(fmt.Sprintf("kernelOffsAVX2R%d", r), r, 6, 2, 8, func(i int) reg.VecVirtual { return YMM() })
 	}
+	// NHWC tiles: A's rows (pixels) read in place, B packed 32 wide, a
+	// bias per column, the last register of a row masked; 1 to 12 rows,
+	// 16 or 32 columns.
+	for nv := 1; nv <= 2; nv++ {
+		for r := 1; r <= 12; r++ {
+			rowsKernel(fmt.Sprintf("rowsAVX512R%dC%d", r, 16*nv), r, nv)
+		}
+	}
 	// Column kernels: one column of B against np packed A panels of 12
 	// rows (the last one to three columns of a convolution's 7×7 output
 	// after a half-width tile: 49 = 32 + 16 + 1).
@@ -2312,6 +2320,160 @@ func poolRows(name string, k, s int) {
 	Label(name + "_planeend")
 	poolPlaneEnd(pxr, pyr, name+"_plane")
 	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// rowsKernel emits func name(kc int, a *float32, lda int, b *float32,
+// c *float32, ldc int, add int, bias *float32, relu int, mask int): the
+// first mr rows and nv·16 columns of a 12×32 AVX-512 tile whose A rows
+// are read in place (row i at a + i·lda floats, kc values each; the
+// pixels of an NHWC activation, their channels contiguous) and whose B
+// is a packed panel (kc rows of 32 floats, of which the first nv·16 are
+// read): C's element (i, j) is the chain of FMAs of A's row i and B's
+// column j in k order from zero, then C added (add != 0) or bias[j]
+// (not nil: a bias per column, an NHWC convolution's per channel), then
+// ReLU (relu 1) or ReLU6 (relu 2), stored in rows ldc floats apart. The
+// last of the nv registers a row loads and stores only the lanes set in
+// mask (C's last columns; the other registers all 16).
+func rowsKernel(name string, mr, nv int) {
+	TEXT(name, NOSPLIT, "func(kc int, a *float32, lda int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes %d rows and %d columns of C from A's rows in place (lda apart) and a packed B panel 32 wide, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.", name, mr, 16*nv))
+	kc := Load(Param("kc"), GP64())
+	pa := Load(Param("a"), GP64())
+	lda := Load(Param("lda"), GP64())
+	pb := Load(Param("b"), GP64())
+	SHLQ(Imm(2), lda)
+	// Rows 4q … 4q+3 from base[q]: base, +lda, +2·lda, +3·lda.
+	lda3 := GP64()
+	LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, lda3)
+	base := []reg.Register{pa}
+	for q := 1; q*4 < mr; q++ {
+		r := GP64()
+		LEAQ(Mem{Base: base[q-1], Index: lda, Scale: 4}, r)
+		base = append(base, r)
+	}
+	row := func(i int) Mem {
+		m := Mem{Base: base[i/4]}
+		switch i % 4 {
+		case 1:
+			m.Index, m.Scale = lda, 1
+		case 2:
+			m.Index, m.Scale = lda, 2
+		case 3:
+			m.Index, m.Scale = lda3, 1
+		}
+		return m
+	}
+	acc, bv := newTile(mr, nv, func() reg.VecVirtual { return ZMM() }, func(r reg.VecVirtual) { VXORPS(r, r, r) })
+	TESTQ(kc, kc)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_loop")
+	for j := 0; j < nv; j++ {
+		VMOVUPS(Mem{Base: pb, Disp: 64 * j}, bv[j])
+	}
+	for i := 0; i < mr; i++ {
+		t := ZMM()
+		VBROADCASTSS(row(i), t)
+		for j := 0; j < nv; j++ {
+			VFMADD231PS(bv[j], t, acc[i][j])
+		}
+	}
+	for _, r := range base {
+		ADDQ(Imm(4), r)
+	}
+	ADDQ(Imm(128), pb)
+	DECQ(kc)
+	JNZ(LabelRef(name + "_loop"))
+
+	Label(name + "_store")
+	pc := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(Imm(2), ldc)
+	mbits := GP64()
+	Load(Param("mask"), mbits)
+	km := K()
+	KMOVW(mbits.As32(), km)
+	last := nv - 1
+	add := Load(Param("add"), GP64())
+	TESTQ(add, add)
+	JZ(LabelRef(name + "_bias"))
+	{
+		r := GP64()
+		MOVQ(pc, r)
+		t := ZMM()
+		for i := 0; i < mr; i++ {
+			for j := 0; j < nv; j++ {
+				if j == last {
+					VMOVUPS_Z(Mem{Base: r, Disp: 64 * j}, km, t)
+					VADDPS(t, acc[i][j], acc[i][j])
+				} else {
+					VADDPS(Mem{Base: r, Disp: 64 * j}, acc[i][j], acc[i][j])
+				}
+			}
+			if i < mr-1 {
+				ADDQ(ldc, r)
+			}
+		}
+	}
+	JMP(LabelRef(name + "_relu"))
+
+	Label(name + "_bias")
+	pbias := Load(Param("bias"), GP64())
+	TESTQ(pbias, pbias)
+	JZ(LabelRef(name + "_relu"))
+	for j := 0; j < nv; j++ {
+		t := ZMM()
+		if j == last {
+			VMOVUPS_Z(Mem{Base: pbias, Disp: 64 * j}, km, t)
+		} else {
+			VMOVUPS(Mem{Base: pbias, Disp: 64 * j}, t)
+		}
+		for i := 0; i < mr; i++ {
+			VADDPS(t, acc[i][j], acc[i][j])
+		}
+	}
+
+	Label(name + "_relu")
+	relu := Load(Param("relu"), GP64())
+	TESTQ(relu, relu)
+	JZ(LabelRef(name + "_set"))
+	zero := ZMM()
+	VXORPS(zero, zero, zero)
+	for i := 0; i < mr; i++ {
+		for j := 0; j < nv; j++ {
+			// As tileStore: acc where either is NaN or both are zero.
+			VMAXPS(acc[i][j], zero, acc[i][j])
+		}
+	}
+	CMPQ(relu, Imm(2))
+	JNE(LabelRef(name + "_set"))
+	bits := GP32()
+	MOVL(U32(math.Float32bits(6)), bits)
+	sx := XMM()
+	VMOVD(bits, sx)
+	six := ZMM()
+	VBROADCASTSS(sx, six)
+	for i := 0; i < mr; i++ {
+		for j := 0; j < nv; j++ {
+			VMINPS(acc[i][j], six, acc[i][j])
+		}
+	}
+
+	Label(name + "_set")
+	for i := 0; i < mr; i++ {
+		for j := 0; j < nv; j++ {
+			if j == last {
+				VMOVUPS(acc[i][j], km, Mem{Base: pc, Disp: 64 * j})
+			} else {
+				VMOVUPS(acc[i][j], Mem{Base: pc, Disp: 64 * j})
+			}
+		}
+		if i < mr-1 {
+			ADDQ(ldc, pc)
+		}
+	}
 	VZEROUPPER()
 	RET()
 }

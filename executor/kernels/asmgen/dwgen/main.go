@@ -27,6 +27,7 @@ func main() {
 	dwUnpack()
 	dwPix("dwPixAVX2", 8)
 	dwPix("dwPixAVX512", 16)
+	dwNHWC()
 	for _, c := range dwTileKernels {
 		dwTile(c.k, c.s, c.rows)
 	}
@@ -894,4 +895,168 @@ func dwTile(k, s, rows int) {
 	Label(lbl + "done")
 	VZEROUPPER()
 	RET()
+}
+
+// dwNHWC emits func dwNHWCAVX512(n, blocks int, x *float32, sx int, taps
+// *int, ntaps int, w *float32, bias *float32, lo, hi float32, y *float32,
+// sy int, mask int): a run of n output pixels of a depthwise convolution
+// on NHWC activations, sx floats apart in the input and sy in the output,
+// channel blocks of 16 (the last, b = blocks − 1, only the lanes set in
+// mask):
+//
+//	y[p·sy + c] = clamp(bias[c] + Σ_t w[taps[2t+1] + c]·x[p·sx + taps[2t] + c])
+//
+// for p < n, c < 16·blocks: each element one chain of FMAs from the
+// bias in the table's tap order, then dwRows' clamp (VMAXPS lo, VMINPS
+// hi). Channel blocks outside, pixels inside (the blocks' weights stay
+// in L1): the full blocks but the last four at a time, four, two or one
+// pixels at a time; the rest one at a time, eight, four, two or one
+// pixels at a time — 4 to 16 independent chains but for a run's last
+// pixels (an FMA's latency is four of its issues at two a cycle).
+// Masked-off lanes are neither loaded nor stored.
+func dwNHWC() {
+	const name = "dwNHWCAVX512"
+	TEXT(name, NOSPLIT, "func(n, blocks int, x *float32, sx int, taps *int, ntaps int, w *float32, bias *float32, lo, hi float32, y *float32, sy int, mask int)")
+	Pragma("noescape")
+	Doc(name + " sets y[p·sy+c] = min(max(bias[c] + Σ_t w[taps[2t+1]+c]·x[p·sx+taps[2t]+c], lo), hi) for p < n, c < 16·blocks (the last block's lanes in mask only; FMAs in tap order).")
+	lo, hi := ZMM(), ZMM()
+	VBROADCASTSS(NewParamAddr("lo", 64), lo)
+	VBROADCASTSS(NewParamAddr("hi", 68), hi)
+	cb := GP64() // the block's byte offset
+	XORQ(cb, cb)
+	// blocks counts the full blocks left (all but the last).
+	DECQ(NewParamAddr("blocks", 8))
+	Label(name + "_b4")
+	CMPQ(NewParamAddr("blocks", 8), Imm(4))
+	JL(LabelRef(name + "_b1"))
+	dwNHWCBlocks(name+"_b4", cb, 4, nil, []int{4, 2, 1}, lo, hi)
+	ADDQ(U32(256), cb)
+	SUBQ(Imm(4), NewParamAddr("blocks", 8))
+	JMP(LabelRef(name + "_b4"))
+	Label(name + "_b1")
+	CMPQ(NewParamAddr("blocks", 8), Imm(0))
+	JE(LabelRef(name + "_last"))
+	dwNHWCBlocks(name+"_b1", cb, 1, nil, []int{8, 4, 2, 1}, lo, hi)
+	ADDQ(Imm(64), cb)
+	DECQ(NewParamAddr("blocks", 8))
+	JMP(LabelRef(name + "_b1"))
+	Label(name + "_last")
+	k := K()
+	{
+		m := GP64()
+		Load(Param("mask"), m)
+		KMOVW(m.As32(), k)
+	}
+	dwNHWCBlocks(name+"_bm", cb, 1, k, []int{8, 4, 2, 1}, lo, hi)
+	VZEROUPPER()
+	RET()
+}
+
+// dwNHWCBlocks emits dwNHWC's loop over the run's n pixels for nb
+// channel blocks from byte offset cb on (masked by k when not nil), gs[i]
+// pixels at a time while that many are left.
+func dwNHWCBlocks(lbl string, cb reg.GPVirtual, nb int, k reg.Register, gs []int, lo, hi reg.VecVirtual) {
+	load := func(m Mem, v reg.VecVirtual) {
+		if k != nil {
+			VMOVUPS_Z(m, k, v)
+		} else {
+			VMOVUPS(m, v)
+		}
+	}
+	bv := make([]reg.VecVirtual, nb)
+	{
+		pb := Load(Param("bias"), GP64())
+		for b := range bv {
+			bv[b] = ZMM()
+			load(Mem{Base: pb, Index: cb, Scale: 1, Disp: 64 * b}, bv[b])
+		}
+	}
+	xp := Load(Param("x"), GP64())
+	ADDQ(cb, xp)
+	yp := Load(Param("y"), GP64())
+	ADDQ(cb, yp)
+	j := Load(Param("n"), GP64())
+	sx := Load(Param("sx"), GP64())
+	SHLQ(Imm(2), sx)
+	sx3 := GP64()
+	LEAQ(Mem{Base: sx, Index: sx, Scale: 2}, sx3)
+	for _, g := range gs {
+		gl := fmt.Sprintf("%s_g%d", lbl, g)
+		Label(gl)
+		CMPQ(j, Imm(uint64(g)))
+		JL(LabelRef(gl + "_done"))
+		acc := make([][]reg.VecVirtual, g)
+		for i := range acc {
+			acc[i] = make([]reg.VecVirtual, nb)
+			for b := range acc[i] {
+				acc[i][b] = ZMM()
+				VMOVAPS(bv[b], acc[i][b])
+			}
+		}
+		tp := Load(Param("taps"), GP64())
+		tn := Load(Param("ntaps"), GP64())
+		pw := Load(Param("w"), GP64())
+		ADDQ(cb, pw)
+		Label(gl + "_tap")
+		xo, wo := GP64(), GP64()
+		MOVQ(Mem{Base: tp}, xo)
+		MOVQ(Mem{Base: tp, Disp: 8}, wo)
+		wv := make([]reg.VecVirtual, nb)
+		for b := range wv {
+			wv[b] = ZMM()
+			load(Mem{Base: pw, Index: wo, Scale: 4, Disp: 64 * b}, wv[b])
+		}
+		b0 := GP64()
+		LEAQ(Mem{Base: xp, Index: xo, Scale: 4}, b0)
+		var b4 reg.GPVirtual
+		if g > 4 {
+			b4 = GP64()
+			LEAQ(Mem{Base: b0, Index: sx, Scale: 4}, b4)
+		}
+		for i := range acc {
+			base := b0
+			if i >= 4 {
+				base = b4
+			}
+			for b := range acc[i] {
+				m := Mem{Base: base, Disp: 64 * b}
+				switch i % 4 {
+				case 1:
+					m.Index, m.Scale = sx, 1
+				case 2:
+					m.Index, m.Scale = sx, 2
+				case 3:
+					m.Index, m.Scale = sx3, 1
+				}
+				if k != nil {
+					VFMADD231PS(m, wv[b], k, acc[i][b])
+				} else {
+					VFMADD231PS(m, wv[b], acc[i][b])
+				}
+			}
+		}
+		ADDQ(Imm(16), tp)
+		DECQ(tn)
+		JNZ(LabelRef(gl + "_tap"))
+		sy := Load(Param("sy"), GP64())
+		SHLQ(Imm(2), sy)
+		for i := range acc {
+			for b, v := range acc[i] {
+				VMAXPS(v, lo, v)
+				VMINPS(v, hi, v)
+				if k != nil {
+					VMOVUPS(v, k, Mem{Base: yp, Disp: 64 * b})
+				} else {
+					VMOVUPS(v, Mem{Base: yp, Disp: 64 * b})
+				}
+			}
+			ADDQ(sy, yp)
+		}
+		for range g {
+			ADDQ(sx, xp)
+		}
+		SUBQ(Imm(uint64(g)), j)
+		JMP(LabelRef(gl))
+		Label(gl + "_done")
+	}
 }

@@ -1,0 +1,134 @@
+package kernels
+
+// Pointwise (1×1) convolutions on NHWC activations.
+//
+// In NHWC each pixel's channels are contiguous, so a 1×1 convolution is
+// C = A·B with A the input (one row of c channels a pixel, read in place),
+// B the weights (c×m, packed once by PackPointwise) and C the output (one
+// row of m channels a pixel). Work splits by pixels: each thread reads
+// and writes only its own pixels' rows, so a chain of such steps split
+// the same way keeps each thread's data in its own core's cache, where
+// NCHW's channel-mixing steps read planes the other core just wrote
+// (docs/threads.md, "What is left").
+
+// rowsKernel computes rows (1–12) rows and 16 or 32 columns of C from A's
+// rows in place and a packed B panel 32 wide (see the generator's
+// rowsKernel): the AVX-512 rowsAVX512R<rows>C<16·nv>.
+type rowsKernel func(kc int, a *float32, lda int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsKernels[nv−1][r] is the rows kernel of r rows and 16·nv columns
+// (all nil without AVX-512); set during package initialization and
+// read-only afterwards.
+var rowsKernels [2][13]rowsKernel
+
+// PackPointwise packs the weights of a 1×1 convolution of c input and m
+// output channels (w in ONNX's layout: m rows of c) for PointwiseNHWC.
+func PackPointwise(c, m int, w []float32) (*Packed, error) {
+	return PackB(true, c, m, w, c)
+}
+
+// PointwiseNHWC computes y[p·m + j] = act(bias[j] + Σ_i x[p·c + i]·w[j, i])
+// for pixels p < pix and output channels j < m: a 1×1 convolution
+// (stride 1, one group) of NHWC activations, with w packed by
+// PackPointwise and bias nil for none. act is ActNone, ActRelu or
+// ActRelu6. Each element is the same chain of multiply-adds whatever the
+// thread count (the pixels are split, never the channels' sums).
+func (x *Context) PointwiseNHWC(pix, c, m int, in []float32, pw *Packed, bias, y []float32, act Act) error {
+	if pix < 0 || c < 1 || m < 1 {
+		return shapeErr("pointwise: %d pixels, %d → %d channels", pix, c, m)
+	}
+	if pw == nil {
+		return shapeErr("pointwise: no packed weights")
+	}
+	if err := pw.fits(best, false, m, c); err != nil {
+		return err
+	}
+	if len(in) < pix*c || len(y) < pix*m {
+		return shapeErr("pointwise: %d input and %d output values for %d pixels of %d → %d channels", len(in), len(y), pix, c, m)
+	}
+	if bias != nil && len(bias) < m {
+		return shapeErr("pointwise: %d bias values for %d channels", len(bias), m)
+	}
+	relu := 0
+	switch act {
+	case ActNone:
+	case ActRelu:
+		relu = 1
+	case ActRelu6:
+		relu = 2
+	default:
+		return shapeErr("pointwise: activation %d is not ActNone, ActRelu or ActRelu6", act)
+	}
+	if pix == 0 {
+		return nil
+	}
+	if rowsKernels[0][1] == nil || best.nr != 32 {
+		return x.pointwiseSgemm(pix, c, m, in, pw, bias, y, relu)
+	}
+	const mr = 12
+	units := (pix + mr - 1) / mr
+	nc, _ := x.chunks(pix*c*m, units)
+	if nc <= 1 {
+		pointwiseRows(0, pix, c, m, in, pw, bias, y, relu)
+		return nil
+	}
+	parts := split(pix, nc, mr)
+	x.parallel(len(parts)-1, func(i int) {
+		pointwiseRows(parts[i], parts[i+1], c, m, in, pw, bias, y, relu)
+	})
+	return nil
+}
+
+// pointwiseRows computes PointwiseNHWC's pixels [lo, hi) with the rows
+// kernels: by k-blocks (kBlock, as the SGEMM: the first starts from the
+// bias, the later ones add, the last applies relu), then by B's panels
+// of 32 columns (kept in L1 while the pixels' rows stream by), then by
+// tiles of 12 pixels.
+func pointwiseRows(lo, hi, c, m int, in []float32, pw *Packed, bias, y []float32, relu int) {
+	const mr, nr = 12, 32
+	kb := kBlock(c)
+	for p0 := 0; p0 < c; p0 += kb {
+		kc := min(kb, c-p0)
+		add, last := 1, 0
+		if p0 == 0 {
+			add = 0
+		}
+		if p0+kc == c {
+			last = relu
+		}
+		for jr := 0; jr < m; jr += nr {
+			nn := min(nr, m-jr)
+			nv := (nn + 15) / 16
+			mask := 1<<(nn-16*(nv-1)) - 1
+			panel := pw.panel(p0, kc, jr)
+			var pb *float32
+			if add == 0 && bias != nil {
+				pb = &bias[jr]
+			}
+			for i := lo; i < hi; i += mr {
+				r := min(mr, hi-i)
+				rowsKernels[nv-1][r](kc, &in[i*c+p0], c, panel, &y[i*m+jr], m, add, pb, last, mask)
+			}
+		}
+	}
+}
+
+// pointwiseSgemm is PointwiseNHWC without the rows kernels: the SGEMM
+// (A packed per call), then the bias and the activation per pixel.
+func (x *Context) pointwiseSgemm(pix, c, m int, in []float32, pw *Packed, bias, y []float32, relu int) error {
+	if err := x.SgemmPacked(false, false, pix, m, c, 1, in, c, nil, nil, 0, pw, 0, y, m); err != nil {
+		return err
+	}
+	x.Range(pix, m, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			row := y[p*m : p*m+m]
+			if bias != nil {
+				for j := range row {
+					row[j] += bias[j]
+				}
+			}
+			actGeneric(row, relu)
+		}
+	})
+	return nil
+}

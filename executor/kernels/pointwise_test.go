@@ -1,0 +1,178 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// pointwiseCase is one NHWC 1×1 convolution: pix pixels, c → m channels.
+type pointwiseCase struct{ pix, c, m int }
+
+// pointwiseCases covers the rows kernels' edges (pixels not a multiple
+// of 12), the column masks (m not a multiple of 16 or 32), one and two
+// registers a row, several k-blocks (c > 256) and a mobile net's shapes.
+func pointwiseCases() []pointwiseCase {
+	return []pointwiseCase{
+		{1, 1, 1}, {5, 3, 7}, {12, 8, 16}, {13, 16, 17}, {23, 24, 33},
+		{49, 40, 24}, {100, 24, 88}, {197, 88, 24}, {60, 300, 40},
+		{37, 600, 72}, {7, 1280, 5}, {784, 24, 88}, {144, 96, 576},
+	}
+}
+
+// naivePointwise is the float64 reference of PointwiseNHWC (w m×c).
+func naivePointwise(tc pointwiseCase, x, w, bias []float32, act Act) []float64 {
+	y := make([]float64, tc.pix*tc.m)
+	for p := 0; p < tc.pix; p++ {
+		for j := 0; j < tc.m; j++ {
+			s := 0.0
+			if bias != nil {
+				s = float64(bias[j])
+			}
+			for i := 0; i < tc.c; i++ {
+				s += float64(x[p*tc.c+i]) * float64(w[j*tc.c+i])
+			}
+			switch act {
+			case ActRelu:
+				s = max(s, 0)
+			case ActRelu6:
+				s = min(max(s, 0), 6)
+			}
+			y[p*tc.m+j] = s
+		}
+	}
+	return y
+}
+
+func TestPointwiseNHWC(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range pointwiseCases() {
+		for _, act := range []Act{ActNone, ActRelu, ActRelu6} {
+			for _, withBias := range []bool{true, false} {
+				name := fmt.Sprintf("%dpx_%dto%d_act%d_bias%v", tc.pix, tc.c, tc.m, act, withBias)
+				x, w := randSlice(r, tc.pix*tc.c), randSlice(r, tc.m*tc.c)
+				// Scaled so that ReLU6 clips some outputs.
+				for i := range w {
+					w[i] *= 4
+				}
+				var bias []float32
+				if withBias {
+					bias = randSlice(r, tc.m)
+				}
+				pw, err := PackPointwise(tc.c, tc.m, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := naivePointwise(tc, x, w, bias, act)
+				var first []float32
+				for _, threads := range []int{1, 2, 3} {
+					ctx := NewContext(threads)
+					// A canary past the output: nothing written beyond it.
+					y := make([]float32, tc.pix*tc.m+1)
+					y[len(y)-1] = 42
+					if err := ctx.PointwiseNHWC(tc.pix, tc.c, tc.m, x, pw, bias, y, act); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					ctx.Close()
+					if y[len(y)-1] != 42 {
+						t.Fatalf("%s: wrote past the output", name)
+					}
+					y = y[:len(y)-1]
+					tol := 1e-5 * float64(tc.c)
+					for i, v := range y {
+						if d := math.Abs(float64(v) - want[i]); d > tol {
+							t.Fatalf("%s, %d threads: y[%d] = %v, want %v", name, threads, i, v, want[i])
+						}
+					}
+					if first == nil {
+						first = y
+						continue
+					}
+					for i := range y {
+						if math.Float32bits(y[i]) != math.Float32bits(first[i]) {
+							t.Fatalf("%s: %d threads differ from one at %d: %v against %v", name, threads, i, y[i], first[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestPointwiseNHWCErrors(t *testing.T) {
+	pw, err := PackPointwise(4, 6, make([]float32, 24))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := PackPointwise(6, 4, make([]float32, 24))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := make([]float32, 40), make([]float32, 60)
+	var ctx *Context
+	for name, call := range map[string]func() error{
+		"short input":  func() error { return ctx.PointwiseNHWC(11, 4, 6, x, pw, nil, y, ActNone) },
+		"short output": func() error { return ctx.PointwiseNHWC(10, 4, 6, x, pw, nil, y[:59], ActNone) },
+		"short bias":   func() error { return ctx.PointwiseNHWC(10, 4, 6, x, pw, make([]float32, 5), y, ActNone) },
+		"wrong pack":   func() error { return ctx.PointwiseNHWC(10, 4, 6, x, other, nil, y, ActNone) },
+		"no pack":      func() error { return ctx.PointwiseNHWC(10, 4, 6, x, nil, nil, y, ActNone) },
+		"bad act":      func() error { return ctx.PointwiseNHWC(10, 4, 6, x, pw, nil, y, Act(9)) },
+		"no channels":  func() error { return ctx.PointwiseNHWC(10, 0, 6, x, pw, nil, y, ActNone) },
+	} {
+		var se *ShapeError
+		if err := call(); !errors.As(err, &se) {
+			t.Errorf("%s: got %v, want a ShapeError", name, err)
+		}
+	}
+}
+
+// pointwiseBenchShapes are a mobile net's 1×1 convolutions (MobileNet-v3
+// small, ShuffleNet-v2, MobileNet-v2) as pixels, in and out channels.
+var pointwiseBenchShapes = []pointwiseCase{
+	{56 * 56, 16, 72}, {56 * 56, 72, 24}, {28 * 28, 24, 88}, {28 * 28, 88, 24},
+	{28 * 28, 58, 58}, {14 * 14, 116, 116}, {14 * 14, 96, 576}, {14 * 14, 576, 96},
+	{7 * 7, 160, 960}, {7 * 7, 960, 160},
+}
+
+// BenchmarkPointwiseLayouts times each shape as an NHWC step
+// (PointwiseNHWC) and as the NCHW step the executor runs today
+// (Conv2DPackedAct), at 1 and 2 threads.
+func BenchmarkPointwiseLayouts(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, s := range pointwiseBenchShapes {
+		x, w, bias := randSlice(r, s.pix*s.c), randSlice(r, s.m*s.c), randSlice(r, s.m)
+		y := make([]float32, s.pix*s.m)
+		pw, err := PackPointwise(s.c, s.m, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		side := int(math.Sqrt(float64(s.pix)))
+		p := Conv2D{N: 1, C: s.c, H: side, W: side, M: s.m, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1}
+		pc, err := PackConvWeights(p, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, threads := range []int{1, 2} {
+			ctx := NewContext(threads)
+			b.Run(fmt.Sprintf("%dpx_%dto%d/nhwc/%dt", s.pix, s.c, s.m, threads), func(b *testing.B) {
+				defer ctx.Hold()()
+				for b.Loop() {
+					if err := ctx.PointwiseNHWC(s.pix, s.c, s.m, x, pw, bias, y, ActRelu); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("%dpx_%dto%d/nchw/%dt", s.pix, s.c, s.m, threads), func(b *testing.B) {
+				defer ctx.Hold()()
+				for b.Loop() {
+					if err := ctx.Conv2DPackedAct(p, x, w, pc, bias, y, ActRelu, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			ctx.Close()
+		}
+	}
+}
