@@ -102,7 +102,9 @@ func blockChain(b mobileBlock, nhwc bool) (*chain, []float32, error) {
 	return &chain{steps: []func(*kernels.Context) error{
 		func(x *kernels.Context) error { return x.PointwiseNHWC(px, b.c, b.m, in, ep, eb, mid, relu) },
 		func(x *kernels.Context) error { return x.DepthwiseNHWC(dw, mid, dp, dwb, mid2, relu) },
-		func(x *kernels.Context) error { return x.PointwiseNHWC(px, b.m, b.c, mid2, pp, pb, in, kernels.ActNone) },
+		func(x *kernels.Context) error {
+			return x.PointwiseNHWC(px, b.m, b.c, mid2, pp, pb, in, kernels.ActNone)
+		},
 	}}, in, nil
 }
 
