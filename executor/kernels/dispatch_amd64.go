@@ -15,6 +15,7 @@ var _ = func() bool {
 		axpy = axpySIMD
 		packRows16 = packRows16AVX2
 		copyStridedAsm = copyStridedAVX2
+		transpose8x8 = transpose8x8AVX2
 		addVecMatBlocks = addVecMatAVX2
 		rowMax = rowMaxSIMD
 		sumF64 = sumF64SIMD

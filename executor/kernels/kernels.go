@@ -176,6 +176,7 @@ func init() {
 			max3Asm, dup2Asm = nil, nil
 			lerpRowsAsm, lerp2xAsm = nil, nil
 			dwNHWCAsm = nil
+			transpose8x8 = nil
 		}
 	}
 }

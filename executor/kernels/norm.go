@@ -461,6 +461,17 @@ func TransposeRows(x []float32, shape, perm []int, y []float32, r0, r1 int) {
 	if len(x) == 0 {
 		return
 	}
+	if a, b, ok := swapsLastTwo(shape, perm); ok {
+		// Batches of a×b matrices transposed (NCHW ↔ NHWC among them):
+		// in tiles, each source row's run read once.
+		for r := r0; r < r1; {
+			n, j := r/b, r%b
+			k := min(b, j+r1-r)
+			transpose2D(x[n*a*b:(n+1)*a*b], a, b, y[n*a*b:(n+1)*a*b], j, k)
+			r += k - j
+		}
+		return
+	}
 	transposeRows(shape, perm, y, r0, r1, func(dst []float32, src, stride int) {
 		if stride == 1 {
 			copy(dst, x[src:src+len(dst)])
@@ -470,6 +481,62 @@ func TransposeRows(x []float32, shape, perm []int, y []float32, r0, r1 int) {
 			dst[j] = x[src+j*stride]
 		}
 	})
+}
+
+// swapsLastTwo reports whether the transpose of shape by perm, coalesced,
+// is a batch of a×b matrices each transposed (perm [1, 0] or [0, 2, 1]),
+// with a and b at least 2.
+func swapsLastTwo(shape, perm []int) (a, b int, ok bool) {
+	cs, cp := coalesceAxes(shape, perm)
+	switch {
+	case len(cs) == 2 && cp[0] == 1:
+		a, b = cs[0], cs[1]
+	case len(cs) == 3 && cp[0] == 0 && cp[1] == 2:
+		a, b = cs[1], cs[2]
+	default:
+		return 0, 0, false
+	}
+	return a, b, a >= 2 && b >= 2
+}
+
+// transpose8x8 (nil: none) is transpose8x8AVX2: tiles 8×8 blocks of x
+// (rows ldx floats apart), the t-th from row 8t, stored transposed into
+// y (rows ldy floats apart) from column 8t; set during package
+// initialization and read-only afterwards.
+var transpose8x8 func(tiles int, x *float32, ldx int, y *float32, ldy int)
+
+// transpose2D sets rows j0 ≤ j < j1 of y (b×a) to the columns of x
+// (a×b): y[j·a+i] = x[i·b+j], in tiles of 8×8 (a tile reads 8 runs of
+// 8 floats and writes 8, with SIMD shuffles when there are; the strided
+// loop reads one float of each line it loads).
+func transpose2D(x []float32, a, b int, y []float32, j0, j1 int) {
+	const t = 8
+	_ = x[a*b-1]
+	_ = y[a*b-1]
+	for jt := j0; jt < j1; jt += t {
+		je := min(jt+t, j1)
+		it := 0
+		if je-jt == t && a >= t {
+			if transpose8x8 != nil {
+				transpose8x8(a/t, &x[jt], b, &y[jt*a], a)
+				it = a / t * t
+			} else {
+				for ; it+t <= a; it += t {
+					for j := jt; j < je; j++ {
+						yr := y[j*a+it : j*a+it+t]
+						s := x[it*b+j : (it+t-1)*b+j+1]
+						yr[0], yr[1], yr[2], yr[3] = s[0], s[b], s[2*b], s[3*b]
+						yr[4], yr[5], yr[6], yr[7] = s[4*b], s[5*b], s[6*b], s[7*b]
+					}
+				}
+			}
+		}
+		for j := jt; j < je; j++ {
+			for i := it; i < a; i++ {
+				y[j*a+i] = x[i*b+j]
+			}
+		}
+	}
 }
 
 // TransposeRowsParts is TransposeRows of x, the concatenation of parts

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -146,6 +147,13 @@ func TestTransposeAgainstNaive(t *testing.T) {
 		{[]int{4, 1, 1, 3}, []int{2, 0, 3, 1}},
 		{[]int{1, 1}, []int{1, 0}},
 		{[]int{3, 0, 2}, []int{2, 0, 1}},
+		// Batches of matrices transposed in tiles: NCHW → NHWC and back,
+		// sides not multiples of the tile.
+		{[]int{1, 24, 28, 28}, []int{0, 2, 3, 1}},
+		{[]int{2, 17, 9, 11}, []int{0, 2, 3, 1}},
+		{[]int{2, 9, 11, 17}, []int{0, 3, 1, 2}},
+		{[]int{19, 13}, []int{1, 0}},
+		{[]int{3, 16, 8}, []int{0, 2, 1}},
 	} {
 		x := randSlice(r, numel(tc.shape))
 		y := make([]float32, len(x))
@@ -339,6 +347,30 @@ func TestGeluAgainstErf(t *testing.T) {
 // TestTransposeRowsParts: the Transpose of parts read in place equals the
 // Transpose of their concatenation, whatever the parts' sizes (empty ones
 // too, runs across their boundaries, strided runs) and the row ranges.
+// TestTransposeRowsSplit: TransposeRows over row ranges that cut the
+// tiles and the batches writes what one call over all rows does.
+func TestTransposeRowsSplit(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 3))
+	for _, tc := range []struct{ shape, perm []int }{
+		{[]int{3, 21, 5, 7}, []int{0, 2, 3, 1}},
+		{[]int{2, 35, 21}, []int{0, 2, 1}},
+	} {
+		x := randSlice(r, numel(tc.shape))
+		whole := make([]float32, len(x))
+		Transpose(x, tc.shape, tc.perm, whole)
+		rows := TransposeRowCount(tc.shape, tc.perm)
+		for _, cuts := range [][]int{{0, 1, rows}, {0, 7, 13, 36, rows}, {0, rows - 3, rows}} {
+			y := make([]float32, len(x))
+			for i := 0; i+1 < len(cuts); i++ {
+				TransposeRows(x, tc.shape, tc.perm, y, cuts[i], cuts[i+1])
+			}
+			if !slices.Equal(y, whole) {
+				t.Errorf("TransposeRows %v %v in pieces %v differs from one call", tc.shape, tc.perm, cuts)
+			}
+		}
+	}
+}
+
 func TestTransposeRowsParts(t *testing.T) {
 	r := rand.New(rand.NewPCG(29, 3))
 	for _, tc := range []struct{ shape, perm []int }{
@@ -433,6 +465,26 @@ func TestAvgPoolInsideBits(t *testing.T) {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("%+v: y[%d] = %v, want %v", p, i, got[i], want[i])
 			}
+		}
+	}
+}
+
+// BenchmarkTransposeLayouts times NCHW → NHWC and back on a mobile net's
+// tensors (one thread).
+func BenchmarkTransposeLayouts(b *testing.B) {
+	r := rand.New(rand.NewPCG(30, 4))
+	for _, s := range [][3]int{{24, 28, 28}, {88, 28, 28}, {16, 112, 112}, {576, 7, 7}} {
+		x := randSlice(r, s[0]*s[1]*s[2])
+		y := make([]float32, len(x))
+		for _, dir := range []struct {
+			name        string
+			shape, perm []int
+		}{{"to_nhwc", []int{1, s[0], s[1], s[2]}, []int{0, 2, 3, 1}}, {"to_nchw", []int{1, s[1], s[2], s[0]}, []int{0, 3, 1, 2}}} {
+			b.Run(fmt.Sprintf("%dch_%d²/%s", s[0], s[1], dir.name), func(b *testing.B) {
+				for b.Loop() {
+					Transpose(x, dir.shape, dir.perm, y)
+				}
+			})
 		}
 	}
 }

@@ -454,6 +454,11 @@ func packRows16AVX2(kc int, src *float32, ldb int, dst *float32)
 //go:noescape
 func copyStridedAVX2(h int, w int, src *float32, sp int, dst *float32, dp int)
 
+// transpose8x8AVX2 sets y[j·ldy+8t+i] = x[(8t+i)·ldx+j] for t < tiles, i, j < 8.
+//
+//go:noescape
+func transpose8x8AVX2(tiles int, x *float32, ldx int, y *float32, ldy int)
+
 // igemmAVX512 sets a 12×32 int32 tile of C to the product of packed int16-pair panels of A and B.
 //
 //go:noescape

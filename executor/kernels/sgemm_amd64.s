@@ -11863,6 +11863,73 @@ copystrided_done:
 	VZEROUPPER
 	RET
 
+// func transpose8x8AVX2(tiles int, x *float32, ldx int, y *float32, ldy int)
+// Requires: AVX
+TEXT ·transpose8x8AVX2(SB), NOSPLIT, $0-40
+	MOVQ  tiles+0(FP), AX
+	MOVQ  x+8(FP), CX
+	MOVQ  ldx+16(FP), DX
+	MOVQ  y+24(FP), BX
+	MOVQ  ldy+32(FP), SI
+	SHLQ  $0x02, DX
+	SHLQ  $0x02, SI
+	LEAQ  (DX)(DX*2), DI
+	LEAQ  (SI)(SI*2), R8
+	TESTQ AX, AX
+	JZ    transpose8_done
+
+transpose8_loop:
+	LEAQ       (CX)(DX*4), R9
+	VMOVUPS    (CX), Y0
+	VMOVUPS    (CX)(DX*1), Y1
+	VMOVUPS    (CX)(DX*2), Y2
+	VMOVUPS    (CX)(DI*1), Y3
+	VMOVUPS    (R9), Y4
+	VMOVUPS    (R9)(DX*1), Y5
+	VMOVUPS    (R9)(DX*2), Y6
+	VMOVUPS    (R9)(DI*1), Y7
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y0
+	VUNPCKLPS  Y3, Y2, Y1
+	VUNPCKHPS  Y3, Y2, Y2
+	VUNPCKLPS  Y5, Y4, Y3
+	VUNPCKHPS  Y5, Y4, Y4
+	VUNPCKLPS  Y7, Y6, Y5
+	VUNPCKHPS  Y7, Y6, Y6
+	VSHUFPS    $0x44, Y1, Y8, Y7
+	VSHUFPS    $0xee, Y1, Y8, Y1
+	VSHUFPS    $0x44, Y2, Y0, Y8
+	VSHUFPS    $0xee, Y2, Y0, Y0
+	VSHUFPS    $0x44, Y5, Y3, Y2
+	VSHUFPS    $0xee, Y5, Y3, Y3
+	VSHUFPS    $0x44, Y6, Y4, Y5
+	VSHUFPS    $0xee, Y6, Y4, Y4
+	LEAQ       (BX)(SI*4), CX
+	VPERM2F128 $0x20, Y2, Y7, Y6
+	VPERM2F128 $0x31, Y2, Y7, Y2
+	VMOVUPS    Y6, (BX)
+	VMOVUPS    Y2, (CX)
+	VPERM2F128 $0x20, Y3, Y1, Y2
+	VPERM2F128 $0x31, Y3, Y1, Y1
+	VMOVUPS    Y2, (BX)(SI*1)
+	VMOVUPS    Y1, (CX)(SI*1)
+	VPERM2F128 $0x20, Y5, Y8, Y1
+	VPERM2F128 $0x31, Y5, Y8, Y2
+	VMOVUPS    Y1, (BX)(SI*2)
+	VMOVUPS    Y2, (CX)(SI*2)
+	VPERM2F128 $0x20, Y4, Y0, Y1
+	VPERM2F128 $0x31, Y4, Y0, Y0
+	VMOVUPS    Y1, (BX)(R8*1)
+	VMOVUPS    Y0, (CX)(R8*1)
+	LEAQ       (R9)(DX*4), CX
+	ADDQ       $0x20, BX
+	DECQ       AX
+	JNZ        transpose8_loop
+
+transpose8_done:
+	VZEROUPPER
+	RET
+
 // func igemmAVX512(kp int, a *int16, b *int16, c *int32, ldc int)
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·igemmAVX512(SB), NOSPLIT, $0-40

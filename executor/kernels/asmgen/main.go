@@ -71,6 +71,8 @@ func main() {
 	// Row-strided copies (a convolution's grid rows into its output
 	// planes): blocks of 8, the row's last w mod 8 with masked moves.
 	copyStrided(laneMasks())
+	// 8×8 transposes (Transpose's batches of matrices: NCHW ↔ NHWC).
+	transpose8()
 	// Integer GEMM (int16 pairs, int32 sums): AVX-512BW 12×32, AVX2 6×16.
 	ikernel("igemmAVX512", 12, 2, 16, true, func() reg.VecVirtual { return ZMM() })
 	ikernel("igemmAVX2", 6, 2, 8, false, func() reg.VecVirtual { return YMM() })
@@ -2474,6 +2476,85 @@ func rowsKernel(name string, mr, nv int) {
 			ADDQ(ldc, pc)
 		}
 	}
+	VZEROUPPER()
+	RET()
+}
+
+// transpose8 emits func transpose8x8AVX2(tiles int, x *float32, ldx int,
+// y *float32, ldy int): for t < tiles, the 8×8 block of x at rows 8t …
+// 8t+7 (ldx floats apart), columns 0 … 7 stored transposed into y's rows
+// 0 … 7 (ldy floats apart), columns 8t … 8t+7: y[j·ldy + 8t + i] =
+// x[(8t+i)·ldx + j]. Unpacks, shuffles and 128-bit lane swaps: moves
+// only, the same bits.
+func transpose8() {
+	TEXT("transpose8x8AVX2", NOSPLIT, "func(tiles int, x *float32, ldx int, y *float32, ldy int)")
+	Pragma("noescape")
+	Doc("transpose8x8AVX2 sets y[j·ldy+8t+i] = x[(8t+i)·ldx+j] for t < tiles, i, j < 8.")
+	n := Load(Param("tiles"), GP64())
+	px := Load(Param("x"), GP64())
+	ldx := Load(Param("ldx"), GP64())
+	py := Load(Param("y"), GP64())
+	ldy := Load(Param("ldy"), GP64())
+	SHLQ(Imm(2), ldx)
+	SHLQ(Imm(2), ldy)
+	ldx3, ldy3, x4, y4 := GP64(), GP64(), GP64(), GP64()
+	LEAQ(Mem{Base: ldx, Index: ldx, Scale: 2}, ldx3)
+	LEAQ(Mem{Base: ldy, Index: ldy, Scale: 2}, ldy3)
+	TESTQ(n, n)
+	JZ(LabelRef("transpose8_done"))
+	Label("transpose8_loop")
+	LEAQ(Mem{Base: px, Index: ldx, Scale: 4}, x4)
+	r := make([]reg.VecVirtual, 8)
+	at := func(base, ld, ld3 reg.Register, i int) Mem {
+		m := Mem{Base: base}
+		switch i % 4 {
+		case 1:
+			m.Index, m.Scale = ld, 1
+		case 2:
+			m.Index, m.Scale = ld, 2
+		case 3:
+			m.Index, m.Scale = ld3, 1
+		}
+		return m
+	}
+	for i := range r {
+		r[i] = YMM()
+		base := px
+		if i >= 4 {
+			base = x4
+		}
+		VMOVUPS(at(base, ldx, ldx3, i), r[i])
+	}
+	t := make([]reg.VecVirtual, 8)
+	for k := 0; k < 4; k++ {
+		t[2*k], t[2*k+1] = YMM(), YMM()
+		VUNPCKLPS(r[2*k+1], r[2*k], t[2*k])
+		VUNPCKHPS(r[2*k+1], r[2*k], t[2*k+1])
+	}
+	s := make([]reg.VecVirtual, 8)
+	for h := 0; h < 2; h++ { // rows 0–3, then 4–7
+		a, b, c, d := t[4*h], t[4*h+1], t[4*h+2], t[4*h+3]
+		for k := range 4 {
+			s[4*h+k] = YMM()
+		}
+		VSHUFPS(Imm(0x44), c, a, s[4*h])
+		VSHUFPS(Imm(0xEE), c, a, s[4*h+1])
+		VSHUFPS(Imm(0x44), d, b, s[4*h+2])
+		VSHUFPS(Imm(0xEE), d, b, s[4*h+3])
+	}
+	LEAQ(Mem{Base: py, Index: ldy, Scale: 4}, y4)
+	for k := 0; k < 4; k++ {
+		lo, hi := YMM(), YMM()
+		VPERM2F128(Imm(0x20), s[4+k], s[k], lo)
+		VPERM2F128(Imm(0x31), s[4+k], s[k], hi)
+		VMOVUPS(lo, at(py, ldy, ldy3, k))
+		VMOVUPS(hi, at(y4, ldy, ldy3, k+4))
+	}
+	LEAQ(Mem{Base: x4, Index: ldx, Scale: 4}, px)
+	ADDQ(Imm(32), py)
+	DECQ(n)
+	JNZ(LabelRef("transpose8_loop"))
+	Label("transpose8_done")
 	VZEROUPPER()
 	RET()
 }
