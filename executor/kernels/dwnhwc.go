@@ -70,8 +70,9 @@ func PackDepthwise(p Conv2D, w []float32) (*DepthwiseWeights, error) {
 //
 // over the taps inside the input, each element one chain of multiply-adds
 // in tap order (kh, then kw) whatever the thread count. act is ActNone,
-// ActRelu or ActRelu6.
-func (x *Context) DepthwiseNHWC(p Conv2D, in []float32, pw *DepthwiseWeights, bias, y []float32, act Act) error {
+// ActRelu or ActRelu6; epi (nil: none) then runs on each part of y as
+// soon as it is final, on the thread that computed it.
+func (x *Context) DepthwiseNHWC(p Conv2D, in []float32, pw *DepthwiseWeights, bias, y []float32, act Act, epi Epilogue) error {
 	if err := p.check(in, nil, bias, y, true); err != nil {
 		return err
 	}
@@ -112,6 +113,9 @@ func (x *Context) DepthwiseNHWC(p Conv2D, in []float32, pw *DepthwiseWeights, bi
 			q1 := min(ow, q0+parts[i+1]-q)
 			dwNHWCRow(&p, o, q0, q1, in[n*p.H*p.W*p.C:(n+1)*p.H*p.W*p.C], pw, bias, lo, hi, y[r*ow*p.C:(r+1)*ow*p.C], s.taps)
 			q += q1 - q0
+		}
+		if epi != nil {
+			epi(parts[i]*p.C, (parts[i+1]-parts[i])*p.C)
 		}
 	})
 	return nil

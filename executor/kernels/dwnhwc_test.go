@@ -80,7 +80,7 @@ func TestDepthwiseNHWC(t *testing.T) {
 				buf := make([]float32, len(want)+1)
 				buf[len(want)] = 42
 				y := buf[:len(want)]
-				err := ctx.DepthwiseNHWC(p, xn, pw, bias, y, act)
+				err := ctx.DepthwiseNHWC(p, xn, pw, bias, y, act, nil)
 				ctx.Close()
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
@@ -123,10 +123,10 @@ func TestDepthwiseNHWCErrors(t *testing.T) {
 	big.KH, big.KW = 9, 9
 	var ctx *Context
 	for name, call := range map[string]func() error{
-		"short input":   func() error { return ctx.DepthwiseNHWC(p, x[:199], pw, nil, y, ActNone) },
-		"short output":  func() error { return ctx.DepthwiseNHWC(p, x, pw, nil, y[:199], ActNone) },
-		"wrong weights": func() error { return ctx.DepthwiseNHWC(q, x[:100], pw, nil, y[:100], ActNone) },
-		"bad act":       func() error { return ctx.DepthwiseNHWC(p, x, pw, nil, y, Act(7)) },
+		"short input":   func() error { return ctx.DepthwiseNHWC(p, x[:199], pw, nil, y, ActNone, nil) },
+		"short output":  func() error { return ctx.DepthwiseNHWC(p, x, pw, nil, y[:199], ActNone, nil) },
+		"wrong weights": func() error { return ctx.DepthwiseNHWC(q, x[:100], pw, nil, y[:100], ActNone, nil) },
+		"bad act":       func() error { return ctx.DepthwiseNHWC(p, x, pw, nil, y, Act(7), nil) },
 		"not depthwise": func() error { _, err := PackDepthwise(full, make([]float32, 576)); return err },
 		"too many taps": func() error { _, err := PackDepthwise(big, make([]float32, 648)); return err },
 		"short weights": func() error { _, err := PackDepthwise(p, make([]float32, 71)); return err },
@@ -165,7 +165,7 @@ func BenchmarkDepthwiseLayouts(b *testing.B) {
 			b.Run(fmt.Sprintf("%dch_%d²_k%ds%d/nhwc/%dt", p.C, p.H, p.KH, p.SH, threads), func(b *testing.B) {
 				defer ctx.Hold()()
 				for b.Loop() {
-					if err := ctx.DepthwiseNHWC(p, x, pw, bias, y, ActRelu); err != nil {
+					if err := ctx.DepthwiseNHWC(p, x, pw, bias, y, ActRelu, nil); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -31,9 +31,11 @@ func PackPointwise(c, m int, w []float32) (*Packed, error) {
 // for pixels p < pix and output channels j < m: a 1×1 convolution
 // (stride 1, one group) of NHWC activations, with w packed by
 // PackPointwise and bias nil for none. act is ActNone, ActRelu or
-// ActRelu6. Each element is the same chain of multiply-adds whatever the
-// thread count (the pixels are split, never the channels' sums).
-func (x *Context) PointwiseNHWC(pix, c, m int, in []float32, pw *Packed, bias, y []float32, act Act) error {
+// ActRelu6; epi (nil: none) then runs on each part of y as soon as it is
+// final, on the thread that computed it. Each element is the same chain
+// of multiply-adds whatever the thread count (the pixels are split, never
+// the channels' sums).
+func (x *Context) PointwiseNHWC(pix, c, m int, in []float32, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
 	if pix < 0 || c < 1 || m < 1 {
 		return shapeErr("pointwise: %d pixels, %d → %d channels", pix, c, m)
 	}
@@ -63,18 +65,30 @@ func (x *Context) PointwiseNHWC(pix, c, m int, in []float32, pw *Packed, bias, y
 		return nil
 	}
 	if rowsKernels[0][1] == nil || best.nr != 32 {
-		return x.pointwiseSgemm(pix, c, m, in, pw, bias, y, relu)
+		if err := x.pointwiseSgemm(pix, c, m, in, pw, bias, y, relu); err != nil {
+			return err
+		}
+		if epi != nil {
+			epi(0, pix*m)
+		}
+		return nil
 	}
 	const mr = 12
 	units := (pix + mr - 1) / mr
 	nc, _ := x.chunks(pix*c*m, units)
 	if nc <= 1 {
 		pointwiseRows(0, pix, c, m, in, pw, bias, y, relu)
+		if epi != nil {
+			epi(0, pix*m)
+		}
 		return nil
 	}
 	parts := split(pix, nc, mr)
 	x.parallel(len(parts)-1, func(i int) {
 		pointwiseRows(parts[i], parts[i+1], c, m, in, pw, bias, y, relu)
+		if epi != nil {
+			epi(parts[i]*m, (parts[i+1]-parts[i])*m)
+		}
 	})
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -72,7 +73,7 @@ func TestPointwiseNHWC(t *testing.T) {
 					// A canary past the output: nothing written beyond it.
 					y := make([]float32, tc.pix*tc.m+1)
 					y[len(y)-1] = 42
-					if err := ctx.PointwiseNHWC(tc.pix, tc.c, tc.m, x, pw, bias, y, act); err != nil {
+					if err := ctx.PointwiseNHWC(tc.pix, tc.c, tc.m, x, pw, bias, y, act, nil); err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
 					ctx.Close()
@@ -113,13 +114,13 @@ func TestPointwiseNHWCErrors(t *testing.T) {
 	x, y := make([]float32, 40), make([]float32, 60)
 	var ctx *Context
 	for name, call := range map[string]func() error{
-		"short input":  func() error { return ctx.PointwiseNHWC(11, 4, 6, x, pw, nil, y, ActNone) },
-		"short output": func() error { return ctx.PointwiseNHWC(10, 4, 6, x, pw, nil, y[:59], ActNone) },
-		"short bias":   func() error { return ctx.PointwiseNHWC(10, 4, 6, x, pw, make([]float32, 5), y, ActNone) },
-		"wrong pack":   func() error { return ctx.PointwiseNHWC(10, 4, 6, x, other, nil, y, ActNone) },
-		"no pack":      func() error { return ctx.PointwiseNHWC(10, 4, 6, x, nil, nil, y, ActNone) },
-		"bad act":      func() error { return ctx.PointwiseNHWC(10, 4, 6, x, pw, nil, y, Act(9)) },
-		"no channels":  func() error { return ctx.PointwiseNHWC(10, 0, 6, x, pw, nil, y, ActNone) },
+		"short input":  func() error { return ctx.PointwiseNHWC(11, 4, 6, x, pw, nil, y, ActNone, nil) },
+		"short output": func() error { return ctx.PointwiseNHWC(10, 4, 6, x, pw, nil, y[:59], ActNone, nil) },
+		"short bias":   func() error { return ctx.PointwiseNHWC(10, 4, 6, x, pw, make([]float32, 5), y, ActNone, nil) },
+		"wrong pack":   func() error { return ctx.PointwiseNHWC(10, 4, 6, x, other, nil, y, ActNone, nil) },
+		"no pack":      func() error { return ctx.PointwiseNHWC(10, 4, 6, x, nil, nil, y, ActNone, nil) },
+		"bad act":      func() error { return ctx.PointwiseNHWC(10, 4, 6, x, pw, nil, y, Act(9), nil) },
+		"no channels":  func() error { return ctx.PointwiseNHWC(10, 0, 6, x, pw, nil, y, ActNone, nil) },
 	} {
 		var se *ShapeError
 		if err := call(); !errors.As(err, &se) {
@@ -159,7 +160,7 @@ func BenchmarkPointwiseLayouts(b *testing.B) {
 			b.Run(fmt.Sprintf("%dpx_%dto%d/nhwc/%dt", s.pix, s.c, s.m, threads), func(b *testing.B) {
 				defer ctx.Hold()()
 				for b.Loop() {
-					if err := ctx.PointwiseNHWC(s.pix, s.c, s.m, x, pw, bias, y, ActRelu); err != nil {
+					if err := ctx.PointwiseNHWC(s.pix, s.c, s.m, x, pw, bias, y, ActRelu, nil); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -174,5 +175,80 @@ func BenchmarkPointwiseLayouts(b *testing.B) {
 			})
 			ctx.Close()
 		}
+	}
+}
+
+// epilogueRecorder is an Epilogue that adds 1 to each element of its
+// segments and records them: the NHWC kernels must call it once for
+// every element, after the element is final.
+type epilogueRecorder struct {
+	mu   sync.Mutex
+	y    []float32
+	hits []int
+}
+
+func (e *epilogueRecorder) run(off, n int) {
+	for i := off; i < off+n; i++ {
+		e.y[i]++
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := off; i < off+n; i++ {
+		e.hits[i]++
+	}
+}
+
+// check reports an element the epilogue missed or ran twice on, or whose
+// value is not want's plus 1 (want: the kernel's output without it).
+func (e *epilogueRecorder) check(t *testing.T, name string, want []float32) {
+	t.Helper()
+	for i, h := range e.hits {
+		if h != 1 {
+			t.Fatalf("%s: the epilogue ran %d times on element %d", name, h, i)
+		}
+		if e.y[i] != want[i]+1 {
+			t.Fatalf("%s: y[%d] = %v after the epilogue, want %v + 1", name, i, e.y[i], want[i])
+		}
+	}
+}
+
+func TestNHWCEpilogues(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, threads := range []int{1, 2, 3} {
+		ctx := NewContext(threads)
+		for _, tc := range []pointwiseCase{{784, 24, 88}, {197, 88, 24}, {37, 600, 72}} {
+			x, w, bias := randSlice(r, tc.pix*tc.c), randSlice(r, tc.m*tc.c), randSlice(r, tc.m)
+			pw, err := PackPointwise(tc.c, tc.m, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float32, tc.pix*tc.m)
+			if err := ctx.PointwiseNHWC(tc.pix, tc.c, tc.m, x, pw, bias, want, ActRelu6, nil); err != nil {
+				t.Fatal(err)
+			}
+			e := &epilogueRecorder{y: make([]float32, len(want)), hits: make([]int, len(want))}
+			if err := ctx.PointwiseNHWC(tc.pix, tc.c, tc.m, x, pw, bias, e.y, ActRelu6, e.run); err != nil {
+				t.Fatal(err)
+			}
+			e.check(t, fmt.Sprintf("pointwise %v, %d threads", tc, threads), want)
+		}
+		for _, p := range dwNHWCCases()[:3] {
+			oh, ow := p.Out()
+			x, w, bias := randSlice(r, p.N*p.C*p.H*p.W), randSlice(r, p.C*p.KH*p.KW), randSlice(r, p.C)
+			pw, err := PackDepthwise(p, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float32, p.N*p.C*oh*ow)
+			if err := ctx.DepthwiseNHWC(p, x, pw, bias, want, ActRelu, nil); err != nil {
+				t.Fatal(err)
+			}
+			e := &epilogueRecorder{y: make([]float32, len(want)), hits: make([]int, len(want))}
+			if err := ctx.DepthwiseNHWC(p, x, pw, bias, e.y, ActRelu, e.run); err != nil {
+				t.Fatal(err)
+			}
+			e.check(t, fmt.Sprintf("depthwise %+v, %d threads", p, threads), want)
+		}
+		ctx.Close()
 	}
 }
