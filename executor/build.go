@@ -247,6 +247,9 @@ type hostStep struct {
 	impl  *opImpl
 	ver   int
 	packs bool
+	// nhwc: a Conv whose output the plan keeps channels last (markNHWC,
+	// nhwc.go); set once when the plan is built.
+	nhwc bool
 	// split: the kernel split its work over the kernel threads on its
 	// last run (see wakeFor).
 	split atomic.Bool
@@ -287,7 +290,7 @@ func (st *hostStep) execArena(ctx context.Context, e *Executor, en *env, ar *out
 	if err != nil {
 		return false, err
 	}
-	c.arena, c.conv, c.deferConv = ar, &st.conv, en.deferConv
+	c.arena, c.conv, c.deferConv, c.nhwc = ar, &st.conv, en.deferConv, st.nhwc
 	if !st.packs {
 		if err := c.restoreReleased(); err != nil {
 			return false, err
@@ -326,7 +329,7 @@ func (st *segStep) exec(_ context.Context, e *Executor, en *env) (bool, error) {
 		if !shapeEq(s.h.shape, st.paramShapes[i].Dimensions) {
 			return false, nil
 		}
-		h := s.h
+		h := nchwOf(s.h)
 		if h.released {
 			var err error
 			if h, err = e.restoreInitializer(v); err != nil {
@@ -443,6 +446,9 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 		steps = fuseTransposeDiv(gi, fuseTransposeMatMul(gi, fuseLayerNorm(gi, fuseSiLU(gi, fuseHardSwish(gi, steps, keep), keep), keep), keep), keep)
 		steps = fuseConcatTranspose(gi, steps, keep)
 		steps = fuseConcat(gi, fuseExpandDw(gi, fuseSteps(gi, steps, keep), keep), keep)
+		if e.kern != nil {
+			markNHWC(gi, steps, keep)
+		}
 	}
 	return &plan{steps: steps, drops: planDrops(gi, steps, keep)}, nil
 }

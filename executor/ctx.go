@@ -47,6 +47,9 @@ type lctx struct {
 	// deferConv: a head Conv may leave its work to the depthwise
 	// convolution after it (env.pend; fuse_expanddw.go).
 	deferConv bool
+	// nhwc: the plan keeps this Conv's output channels last (hostStep.nhwc;
+	// nhwc.go).
+	nhwc bool
 	// slotBuf holds ins and outs of a replayed step with at most
 	// len(slotBuf) of them together (newHostCtx): one allocation a step
 	// instead of three.
@@ -123,6 +126,11 @@ func (c *lctx) H(i int) (*htensor, error) {
 	if c.lowering && !s.valStatic && c.b != nil {
 		c.readDynamic = true
 		c.b.steps = append(c.b.steps, &guardStep{v: c.n.Inputs[i], h: cloneH(s.h)})
+	}
+	if s.h.nhwc {
+		// Stored channels last by an NHWC Conv (nhwc.go): this kernel
+		// reads NCHW.
+		return c.toNCHW(s.h), nil
 	}
 	return s.h, nil
 }

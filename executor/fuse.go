@@ -51,7 +51,7 @@ func (st *fusedStep) execArena(ctx context.Context, e *Executor, en *env, ar *ou
 		if k > 0 {
 			c.inPlace = st.in[k] + 1
 		} else {
-			c.arena, c.conv = ar, &h.conv
+			c.arena, c.conv, c.nhwc = ar, &h.conv, h.nhwc
 		}
 		if err := callKernel(c, h.impl.host); err != nil {
 			return false, err

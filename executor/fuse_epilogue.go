@@ -30,12 +30,12 @@ import (
 type segFn func(y []float32, off, n int)
 
 // epilogueSegs returns the segment functions of st's tail ops (steps 1…)
-// over the head's output of shape out, or nil when one of them cannot run
-// as an epilogue of this run's values.
-func (st *fusedStep) epilogueSegs(en *env, out []int) []segFn {
+// over the head's output of shape out (stored channels last when nhwc),
+// or nil when one of them cannot run as an epilogue of this run's values.
+func (st *fusedStep) epilogueSegs(en *env, out []int, nhwc bool) []segFn {
 	segs := make([]segFn, 0, len(st.steps)-1)
 	for k, h := range st.steps[1:] {
-		f := tailSeg(en, h, st.in[k+1], out)
+		f := tailSeg(en, h, st.in[k+1], out, nhwc)
 		if f == nil {
 			return nil
 		}
@@ -72,8 +72,9 @@ func clipBounds(en *env, h *hostStep, at int) (lo, hi float32, ok bool) {
 }
 
 // tailSeg returns the segment function of tail step h whose input at is
-// the chain's value (of shape out), or nil.
-func tailSeg(en *env, h *hostStep, at int, out []int) segFn {
+// the chain's value (of shape out, stored channels last when nhwc), or
+// nil.
+func tailSeg(en *env, h *hostStep, at int, out []int, nhwc bool) segFn {
 	n := h.n
 	if len(n.Outputs) != 1 {
 		return nil
@@ -99,8 +100,9 @@ func tailSeg(en *env, h *hostStep, at int, out []int) segFn {
 		return func(y []float32, off, k int) { s := y[off : off+k]; kernels.Clip(s, s, lo, hi) }
 	case "BatchNormalization":
 		// Inference form on the chain's value (input 0), float32
-		// statistics of one value per channel, as okBatchNorm takes it.
-		if at != 0 || len(n.Inputs) != 5 || len(out) < 2 || n.AttrInt("training_mode", 0) != 0 {
+		// statistics of one value per channel, as okBatchNorm takes it;
+		// channels in planes (NCHW) only.
+		if nhwc || at != 0 || len(n.Inputs) != 5 || len(out) < 2 || n.AttrInt("training_mode", 0) != 0 {
 			return nil
 		}
 		ch := out[1]
@@ -121,7 +123,8 @@ func tailSeg(en *env, h *hostStep, at int, out []int) segFn {
 			return nil
 		}
 		so := en.get(n.Inputs[1-at])
-		if so == nil || so.h == nil || !shapeEq(so.h.shape, out) {
+		if so == nil || so.h == nil || !shapeEq(so.h.shape, out) || so.h.nhwc != nhwc {
+			// Element by element only when both are stored alike.
 			return nil
 		}
 		od, ok := hostF32(en, n.Inputs[1-at])
@@ -203,16 +206,19 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 		return false, false, err
 	}
 	var out []int
+	nhwc := false
 	if op == "Conv" {
-		c.conv, c.deferConv = &head.conv, en.deferConv
-		out, ok = convOutShape(c)
+		c.conv, c.deferConv, c.nhwc = &head.conv, en.deferConv, head.nhwc
+		var p kernels.Conv2D
+		out, p, ok = convOutShape(c)
+		nhwc = ok && c.runsNHWC(p)
 	} else {
 		out, ok = concatOutShape(c)
 	}
 	if !ok {
 		return false, false, nil
 	}
-	segs := st.epilogueSegs(en, out)
+	segs := st.epilogueSegs(en, out, nhwc)
 	st.epilogue.Store(segs != nil)
 	if segs == nil {
 		return false, false, nil
@@ -232,11 +238,13 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 			if lo, hi, ok := clipBounds(en, h, st.in[1]); ok {
 				// +0 exactly for ActRelu6: Clip(x, −0, 6) turns negative
 				// x into −0.
-				if math.Float32bits(lo) == 0 && hi == 6 {
+				switch {
+				case math.Float32bits(lo) == 0 && hi == 6:
 					c.act, segs = kernels.ActRelu6, segs[1:]
-				} else {
+				case !nhwc:
 					c.clip, segs = []float32{lo, hi}, segs[1:]
 				}
+				// In NHWC any other Clip stays an epilogue segment.
 			}
 		}
 	}
@@ -267,9 +275,13 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 		if err != nil {
 			return true, false, err
 		}
-		hx, err := tc.H(st.in[k+1])
-		if err != nil {
-			return true, false, err
+		// The head's output as stored (channels last too: nhwc.go), not
+		// converted as H gives it to a kernel.
+		hx := tc.in(st.in[k+1]).h
+		if hx == nil || !hx.nhwc {
+			if hx, err = tc.H(st.in[k+1]); err != nil {
+				return true, false, err
+			}
 		}
 		tc.OutH(0, hx)
 		if err := tc.storeOutputs(false, false); err != nil {
@@ -279,25 +291,28 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 	return true, true, nil
 }
 
-// convOutShape is the output shape of the float32 Conv of c, as
-// kernelConv computes it; false when kernelConv would not run it.
-func convOutShape(c *lctx) ([]int, bool) {
+// convOutShape is the output shape and the geometry of the float32 Conv
+// of c, as kernelConv computes them; false when kernelConv would not run
+// it.
+func convOutShape(c *lctx) ([]int, kernels.Conv2D, bool) {
 	if c.NIn() < 2 || !c.Has(0) || !c.Has(1) || c.DT(0) != canonical.Float {
-		return nil, false
+		return nil, kernels.Conv2D{}, false
 	}
-	hx, err := c.H(0)
-	if err != nil || hx.dt != canonical.Float {
-		return nil, false
+	// The input as stored (H would convert an NHWC one): only its shape
+	// is read.
+	hx := c.in(0).h
+	if c.in(0).kind != kindTensor || hx == nil || hx.dt != canonical.Float {
+		return nil, kernels.Conv2D{}, false
 	}
 	p, ok, err := convParams(c, hx.shape, c.Shape(1))
 	if err != nil || !ok {
-		return nil, false
+		return nil, kernels.Conv2D{}, false
 	}
 	oh, ow := p.Out()
 	if len(hx.shape) == 4 {
-		return []int{p.N, p.M, oh, ow}, true
+		return []int{p.N, p.M, oh, ow}, p, true
 	}
-	return []int{p.N, p.M, ow}, true
+	return []int{p.N, p.M, ow}, p, true
 }
 
 // concatOutShape is the output shape of the float32 Concat of c, as

@@ -79,6 +79,9 @@ type packEntry struct {
 	// in the mapped model file, read where it lies instead of packed
 	// (kind 'B' only).
 	inPlace []float32
+	// dw: a depthwise convolution's weights for DepthwiseNHWC (kind
+	// 'D'; nhwc.go).
+	dw *kernels.DepthwiseWeights
 }
 
 // inPlaceAbove is the size from which a GEMM weight that the model file
@@ -93,12 +96,13 @@ const inPlaceAbove = 256 << 20
 // usable reports whether the kernel runs on the packing alone (without
 // the unpacked weights): depthwise convolutions have none.
 func (p packEntry) usable() bool {
-	return p.mat != nil || p.convs != nil || p.rows != nil || p.inPlace != nil
+	return p.mat != nil || p.convs != nil || p.rows != nil || p.inPlace != nil || p.dw != nil
 }
 
 // packTag identifies a packing of a tensor: the kind ('B': PackB of a
 // k×n operand, trans, leading dimension; 'C': PackConvWeights for M
-// output channels of C inputs in groups, KH×KW).
+// output channels of C inputs in groups, KH×KW; 'P': PackPointwise of M
+// output channels of C inputs, 'D': PackDepthwise, for the NHWC kernels).
 type packTag struct {
 	kind            byte
 	trans           bool
@@ -531,6 +535,13 @@ func okConv(c *lctx) bool {
 }
 
 func kernelConv(c *lctx) error {
+	if hr := c.in(0).h; c.nhwc && hr != nil {
+		// The plan keeps this Conv's output channels last (nhwc.go).
+		p, ok, err := convParams(c, hr.shape, c.Shape(1))
+		if err == nil && ok && c.runsNHWC(p) {
+			return c.convNHWC(p)
+		}
+	}
 	hx, err := c.H(0)
 	if err != nil {
 		return err

@@ -256,7 +256,7 @@ func cloneH(h *htensor) *htensor {
 		return h
 	}
 	c := newH(h.dt, h.shape)
-	c.released = h.released
+	c.released, c.nhwc = h.released, h.nhwc
 	if s, ok := h.data.([]string); ok {
 		copy(c.data.([]string), s)
 		return c

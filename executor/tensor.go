@@ -28,6 +28,12 @@ type htensor struct {
 	// borrowed: data is the caller's memory (a float32 run input, see
 	// borrowCanonical): read, never written.
 	borrowed bool
+	// nhwc: a float32 tensor of logical shape [N, C, H, W] whose data is
+	// stored channels last (N, H, W, C): the output of a Conv the plan
+	// keeps in NHWC (nhwc.go). Only the NHWC-aware Conv kernel reads
+	// such data as it is; lctx.H and every other way out of a step
+	// convert it to NCHW first.
+	nhwc bool
 }
 
 // storage kinds

@@ -119,7 +119,7 @@ func (s *slot) toValue(name string) (*Value, error) {
 	if s.h == nil {
 		return nil, fmt.Errorf("value was not materialized")
 	}
-	t, err := s.h.toCanonical(name)
+	t, err := nchwOf(s.h).toCanonical(name)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,438 @@
+package executor
+
+import (
+	"fmt"
+
+	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
+)
+
+// Channels-last activations. A mobile net's blocks (a 1×1 expansion, a
+// depthwise convolution, a 1×1 projection, a residual Add) gain from a
+// second thread only when each thread reads what it wrote: in NCHW every
+// channel-mixing step reads planes the other core just wrote, while in
+// NHWC a thread can keep its pixels through a block (docs/threads.md,
+// "What is left"). So a plan keeps a Conv's output channels last (the
+// htensor's nhwc flag, its shape still [N, C, H, W]) when every step that
+// reads it is a Conv that runs in NHWC too and also keeps its own output
+// so: the 1×1 and depthwise convolutions (kernels.PointwiseNHWC,
+// kernels.DepthwiseNHWC) with their fused element-by-element tails, a
+// residual Add or Mul reading another such output. The first Conv of such
+// a region transposes its NCHW input; every other reader of an NHWC
+// tensor gets it in NCHW (lctx.H, graph outputs, GoMLX segments), and by
+// construction there is none but defensive ones. The build (the plan's
+// first run) and the kernels' own checks of each run's shapes keep the
+// NCHW path wherever NHWC does not apply; the values are the same either
+// way up to the order of a few additions (tests: TestNHWCPlan).
+
+// nhwcUnit is a Conv step and its fused tail steps (nil in: none), as a
+// plan runs them.
+type nhwcUnit struct {
+	steps []*hostStep
+	in    []int // fusedStep.in: the input of steps[k] that steps[k−1] wrote
+}
+
+// out is the unit's result: its last step's output.
+func (u *nhwcUnit) out() *canonical.Value {
+	n := u.steps[len(u.steps)-1].n
+	if len(n.Outputs) == 0 {
+		return nil
+	}
+	return n.Outputs[0]
+}
+
+// nhwcReader is a step reading a value: a unit reading it as its Conv's
+// input (head) or as a residual operand of its tail (ok), or anything
+// else (ok false, u nil when the step is no unit).
+type nhwcReader struct {
+	u        *nhwcUnit
+	ok, head bool
+}
+
+// nhwcKeep is how many edges from one NHWC unit's output to another's
+// input a region needs per conversion (an NCHW input transposed at its
+// start, an NHWC output transposed for an NCHW 1×1 convolution after it)
+// to be kept: a region of one or two blocks between conversions costs
+// more than it saves (a squeeze-and-excitation net's projections).
+const nhwcKeep = 2
+
+// markNHWC sets hostStep.nhwc on the Conv steps of steps whose output the
+// plan keeps channels last (see above). Candidates are the units whose
+// Conv is a 1×1 or depthwise convolution of constant weights with a tail
+// of element-by-element ops, whose result is neither a graph output nor
+// kept and is read by units only. Then, until nothing changes, a
+// candidate is dropped when its result has a reader that is not a
+// candidate but for the input of a 1×1 convolution (which reads it
+// converted: an exit), and every region of candidates (linked by their
+// results read) is dropped unless it has nhwcKeep edges from one
+// candidate's result to another's input per conversion in and out.
+func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
+	var units []*nhwcUnit
+	readers := map[*canonical.Value][]nhwcReader{}
+	producer := map[*canonical.Value]*nhwcUnit{}
+	other := func(st step) {
+		reads, _ := stepIO(st)
+		for _, v := range reads {
+			if v != nil {
+				readers[v] = append(readers[v], nhwcReader{})
+			}
+		}
+	}
+	var visit func(st step)
+	visit = func(st step) {
+		var u *nhwcUnit
+		switch st := st.(type) {
+		case *hostStep:
+			if st.n.OpType == "Conv" {
+				u = &nhwcUnit{steps: []*hostStep{st}, in: []int{-1}}
+			}
+		case *fusedStep:
+			if st.steps[0].n.OpType == "Conv" {
+				u = &nhwcUnit{steps: st.steps, in: st.in}
+			}
+		case *expandDwStep:
+			visit(st.expand)
+			visit(st.dw)
+			return
+		}
+		if u == nil {
+			other(st)
+			return
+		}
+		units = append(units, u)
+		if v := u.out(); v != nil {
+			producer[v] = u
+		}
+		for k, h := range u.steps {
+			for i, v := range h.n.Inputs {
+				switch {
+				case v == nil || k > 0 && i == u.in[k]:
+					// The chain's own value.
+				case k == 0 && i == 0:
+					readers[v] = append(readers[v], nhwcReader{u: u, ok: true, head: true})
+				case k > 0 && (h.n.OpType == "Add" || h.n.OpType == "Mul"):
+					readers[v] = append(readers[v], nhwcReader{u: u, ok: true})
+				default:
+					readers[v] = append(readers[v], nhwcReader{u: u})
+				}
+			}
+			for _, v := range h.n.OuterValues() {
+				readers[v] = append(readers[v], nhwcReader{u: u})
+			}
+		}
+	}
+	for _, st := range steps {
+		visit(st)
+	}
+	in := map[*nhwcUnit]bool{}
+	for _, u := range units {
+		v := u.out()
+		if v != nil && gi.defs[v] && !keep[v] && gi.lastUse[v] != outputUse && len(readers[v]) > 0 && nhwcCapable(u) {
+			in[u] = true
+		}
+	}
+	// exitOK: a reader of an NHWC result that runs in NCHW and reads it
+	// converted (lctx.H): the input of a 1×1 convolution.
+	exitOK := func(r nhwcReader) bool {
+		return r.u != nil && r.head && nhwcCapable(r.u) && nhwcPointwiseNode(r.u.steps[0].n)
+	}
+	for changed := true; changed; {
+		changed = false
+		for u := range in {
+			for _, r := range readers[u.out()] {
+				if !r.ok || r.u == nil || !in[r.u] && !exitOK(r) {
+					delete(in, u)
+					changed = true
+					break
+				}
+			}
+		}
+		// The regions, and their conversions and inner edges.
+		root := map[*nhwcUnit]*nhwcUnit{}
+		var find func(u *nhwcUnit) *nhwcUnit
+		find = func(u *nhwcUnit) *nhwcUnit {
+			if r, ok := root[u]; ok && r != u {
+				r = find(r)
+				root[u] = r
+				return r
+			}
+			return u
+		}
+		for u := range in {
+			for _, r := range readers[u.out()] {
+				if in[r.u] {
+					a, b := find(u), find(r.u)
+					if a != b {
+						root[a] = b
+					}
+				}
+			}
+		}
+		conv, inner := map[*nhwcUnit]int{}, map[*nhwcUnit]int{}
+		for u := range in {
+			reg := find(u)
+			if p := producer[u.steps[0].n.Inputs[0]]; p == nil || !in[p] {
+				conv[reg]++ // converted in
+			}
+			for _, r := range readers[u.out()] {
+				switch {
+				case !in[r.u]:
+					conv[reg]++ // converted out
+				case r.head:
+					inner[reg]++
+				}
+			}
+		}
+		for u := range in {
+			if reg := find(u); inner[reg] < nhwcKeep*conv[reg] {
+				delete(in, u)
+				changed = true
+			}
+		}
+	}
+	for u := range in {
+		u.steps[0].nhwc = true
+	}
+}
+
+// nhwcPointwiseNode reports whether Conv node n is a 1×1 convolution of
+// stride 1, no padding and one group (as nhwcCapable checks it).
+func nhwcPointwiseNode(n *canonical.Node) bool {
+	if len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil {
+		return false
+	}
+	ws := n.Inputs[1].Const.Dims
+	return len(ws) == 4 && ws[2] == 1 && ws[3] == 1 && n.AttrInt("group", 1) == 1
+}
+
+// nhwcCapable reports whether u may run in NHWC: its Conv is a 2-D 1×1
+// convolution (stride 1, no padding, one group) or a depthwise one of at
+// most 64 taps, of constant weights, and each tail op is element by
+// element on the chain's value (an activation, or an Add or Mul whose
+// other operand TailSeg checks at run time).
+func nhwcCapable(u *nhwcUnit) bool {
+	n := u.steps[0].n
+	if len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil || len(n.Outputs) != 1 {
+		return false
+	}
+	ws := n.Inputs[1].Const.Dims
+	if len(ws) != 4 {
+		return false
+	}
+	m, cg, kh, kw := ws[0], ws[1], ws[2], ws[3]
+	g := n.AttrInt("group", 1)
+	ones := func(name string) bool {
+		for _, v := range n.AttrInts(name, nil) {
+			if v != 1 {
+				return false
+			}
+		}
+		return true
+	}
+	zeros := func(name string) bool {
+		for _, v := range n.AttrInts(name, nil) {
+			if v != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case kh == 1 && kw == 1 && g == 1:
+		ap := n.AttrString("auto_pad", "NOTSET")
+		if !ones("strides") || !zeros("pads") || ap != "NOTSET" && ap != "VALID" {
+			return false
+		}
+	case cg == 1 && g == m && kh*kw <= 64:
+	default:
+		return false
+	}
+	for _, h := range u.steps[1:] {
+		switch h.n.OpType {
+		case "Relu", "Clip", "HardSwish", "HardSigmoid", "Swish", "Add", "Mul":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// runsNHWC reports whether the Conv of c, of geometry p, runs in NHWC on
+// this run: the plan keeps its output so, it is replayed (not built), it
+// is float32, and p is a 2-D 1×1 or depthwise convolution the NHWC
+// kernels take, with no Clip but ReLU6 folded into it.
+func (c *lctx) runsNHWC(p kernels.Conv2D) bool {
+	if !c.nhwc || c.b != nil || c.lowering || c.e.kern == nil || c.clip != nil || c.NIn() < 2 || !c.Has(0) {
+		return false
+	}
+	if h := c.in(0).h; h == nil || h.dt != canonical.Float || len(h.shape) != 4 {
+		return false
+	}
+	if c.Has(2) && c.DT(2) != canonical.Float {
+		return false
+	}
+	return nhwcPointwise(p) || nhwcDepthwise(p)
+}
+
+func nhwcPointwise(p kernels.Conv2D) bool {
+	return p.Groups == 1 && p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PT == 0 && p.PL == 0 && p.PB == 0 && p.PR == 0
+}
+
+func nhwcDepthwise(p kernels.Conv2D) bool {
+	return p.Groups == p.C && p.M == p.C && p.KH*p.KW <= 64
+}
+
+// convNHWC runs the Conv of c (runsNHWC) with the NHWC kernels: its input
+// as stored, or transposed from NCHW at the start of an NHWC region; its
+// output channels last.
+func (c *lctx) convNHWC(p kernels.Conv2D) error {
+	if c.en.pend.Set() {
+		// The expansion this convolution reads was left to it
+		// (fuse_expanddw.go) and runs in NCHW: compute it first.
+		d := c.en.pend
+		c.en.pend = kernels.Pending{}
+		if err := c.e.kern.Run(&d); err != nil {
+			return fmt.Errorf("Conv: %w", err)
+		}
+	}
+	hx := c.in(0).h
+	x, err := f32(hx)
+	if err != nil {
+		return fmt.Errorf("Conv: %w", err)
+	}
+	if !hx.nhwc {
+		t := c.newHAs(canonical.Float, []int{p.N, p.H, p.W, p.C}, false)
+		td, _ := f32(t)
+		c.transposeChannels(x, td, p.N, p.C, p.H*p.W, true)
+		x = td
+	}
+	var bias []float32
+	if c.Has(2) {
+		hb, err := c.H(2)
+		if err != nil {
+			return err
+		}
+		if bias, err = f32(hb); err != nil {
+			return fmt.Errorf("Conv: %w", err)
+		}
+	}
+	oh, ow := p.Out()
+	y := c.newOut(canonical.Float, []int{p.N, p.M, oh, ow}, false)
+	y.nhwc = true
+	yd, _ := f32(y)
+	var epi kernels.Epilogue
+	if c.epilogue != nil {
+		epi = c.epilogue(yd)
+	}
+	if nhwcPointwise(p) {
+		pe, err := c.packed(1, packTag{kind: 'P', m: p.M, c: p.C}, func(h *htensor) (packEntry, error) {
+			d, err := f32(h)
+			if err != nil {
+				return packEntry{}, err
+			}
+			pk, err := kernels.PackPointwise(p.C, p.M, d)
+			return packEntry{mat: pk}, err
+		})
+		if err != nil {
+			return fmt.Errorf("Conv: %w", err)
+		}
+		if pe.mat == nil {
+			if pe.mat, err = c.packNow(1, func(d []float32) (packEntry, error) {
+				pk, err := kernels.PackPointwise(p.C, p.M, d)
+				return packEntry{mat: pk}, err
+			}); err != nil {
+				return err
+			}
+		}
+		err = c.e.kern.PointwiseNHWC(p.N*p.H*p.W, p.C, p.M, x, pe.mat, bias, yd, c.act, epi)
+	} else {
+		pack := func(d []float32) (packEntry, error) {
+			dw, err := kernels.PackDepthwise(p, d)
+			return packEntry{dw: dw}, err
+		}
+		pe, err := c.packed(1, packTag{kind: 'D', m: p.M, c: p.C, g: p.Groups, kh: p.KH, kw: p.KW}, func(h *htensor) (packEntry, error) {
+			d, err := f32(h)
+			if err != nil {
+				return packEntry{}, err
+			}
+			return pack(d)
+		})
+		if err != nil {
+			return fmt.Errorf("Conv: %w", err)
+		}
+		dw := pe.dw
+		if dw == nil {
+			hw, err := c.H(1)
+			if err != nil {
+				return err
+			}
+			d, err := f32(hw)
+			if err != nil {
+				return fmt.Errorf("Conv: %w", err)
+			}
+			if dw, err = kernels.PackDepthwise(p, d); err != nil {
+				return fmt.Errorf("Conv: %w", err)
+			}
+		}
+		err = c.e.kern.DepthwiseNHWC(p, x, dw, bias, yd, c.act, epi)
+	}
+	if err != nil {
+		return fmt.Errorf("Conv: %w", err)
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// packNow packs input i (not a constant) for this call.
+func (c *lctx) packNow(i int, pack func(d []float32) (packEntry, error)) (*kernels.Packed, error) {
+	h, err := c.H(i)
+	if err != nil {
+		return nil, err
+	}
+	d, err := f32(h)
+	if err != nil {
+		return nil, fmt.Errorf("Conv: %w", err)
+	}
+	pe, err := pack(d)
+	if err != nil {
+		return nil, fmt.Errorf("Conv: %w", err)
+	}
+	return pe.mat, nil
+}
+
+// transposeChannels moves n images of ch channels of px pixels from
+// planes (NCHW) to channels last (toNHWC) or back, split over the kernel
+// threads.
+func (c *lctx) transposeChannels(x, y []float32, n, ch, px int, toNHWC bool) {
+	shape, perm := []int{n, ch, px}, []int{0, 2, 1}
+	if !toNHWC {
+		shape = []int{n, px, ch}
+	}
+	rows := kernels.TransposeRowCount(shape, perm)
+	c.e.kern.Range(rows, len(y)/max(rows, 1), func(lo, hi int) { kernels.TransposeRows(x, shape, perm, y, lo, hi) })
+}
+
+// toNCHW returns the NHWC tensor h in NCHW, in a new tensor.
+func (c *lctx) toNCHW(h *htensor) *htensor {
+	t := c.newHAs(h.dt, h.shape, false)
+	x, _ := f32(h)
+	y, _ := f32(t)
+	s := h.shape
+	c.transposeChannels(x, y, s[0], s[1], numel(s[2:]), false)
+	return t
+}
+
+// nchwOf is h, or h in NCHW when it is stored channels last (a new
+// tensor): for the ways out of a run that are not kernels (graph outputs,
+// a GoMLX segment's inputs).
+func nchwOf(h *htensor) *htensor {
+	if h == nil || !h.nhwc {
+		return h
+	}
+	t := newH(h.dt, h.shape)
+	s := h.shape
+	x, _ := f32(h)
+	y, _ := f32(t)
+	kernels.Transpose(x, []int{s[0], numel(s[2:]), s[1]}, []int{0, 2, 1}, y)
+	return t
+}
