@@ -83,11 +83,12 @@ func TestNHWCPlan(t *testing.T) {
 			marked += nhwcSteps(p)
 		}
 		ex.Close()
-		// 17 blocks: each expansion (but the first block's), depthwise
-		// convolution and projection; the last 1×1 convolution (read by
-		// GlobalAveragePool) stays NCHW.
-		if marked < 40 {
-			t.Errorf("%d threads: %d Conv steps kept channels last, want the blocks' (40 or more)", threads, marked)
+		// 17 blocks: the first's depthwise convolution and projection,
+		// each other's expansion, depthwise convolution and projection
+		// (2 + 16·3); the stem (a 3×3 convolution of stride 2) and the
+		// last 1×1 convolution (read by GlobalAveragePool) stay NCHW.
+		if marked != 50 {
+			t.Errorf("%d threads: %d Conv steps kept channels last, want the blocks' 50", threads, marked)
 		}
 	}
 }

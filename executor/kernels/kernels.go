@@ -5,7 +5,7 @@
 // float32 slices in NCHW / row-major layout but two: PointwiseNHWC and
 // DepthwiseNHWC (pointwise.go, dwnhwc.go) take NHWC activations, for the
 // layout in which a thread keeps its pixels through a mobile net's block
-// (docs/threads.md, "What is left"); the executor does not use them yet.
+// (docs/threads.md, "What is left"; executor/nhwc.go).
 // Benchmarks report GFLOP/s.
 //
 // The SGEMM micro-kernels are Go assembly generated with avo
