@@ -3,7 +3,6 @@ package kernels
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -74,6 +73,10 @@ func TestDepthwiseNHWC(t *testing.T) {
 				t.Fatal(err)
 			}
 			xn := toNHWC(x, p.N, p.C, p.H, p.W)
+			want64 := make([]float64, len(want))
+			for i, v := range want {
+				want64[i] = float64(v)
+			}
 			var first []float32
 			for _, threads := range []int{1, 2, 3} {
 				ctx := NewContext(threads)
@@ -88,21 +91,7 @@ func TestDepthwiseNHWC(t *testing.T) {
 				if buf[len(want)] != 42 {
 					t.Fatalf("%s: wrote past the output", name)
 				}
-				tol := 1e-5 * float64(p.KH*p.KW)
-				for i, v := range y {
-					if d := math.Abs(float64(v) - float64(want[i])); d > tol {
-						t.Fatalf("%s, %d threads: y[%d] = %v, want %v", name, threads, i, v, want[i])
-					}
-				}
-				if first == nil {
-					first = y
-					continue
-				}
-				for i := range y {
-					if math.Float32bits(y[i]) != math.Float32bits(first[i]) {
-						t.Fatalf("%s: %d threads differ from one at %d", name, threads, i)
-					}
-				}
+				first = checkThreads(t, fmt.Sprintf("%s, %d threads", name, threads), y, want64, 1e-5*float64(p.KH*p.KW), first)
 			}
 		}
 	}

@@ -82,24 +82,32 @@ func TestPointwiseNHWC(t *testing.T) {
 					}
 					y = y[:len(y)-1]
 					tol := 1e-5 * float64(tc.c)
-					for i, v := range y {
-						if d := math.Abs(float64(v) - want[i]); d > tol {
-							t.Fatalf("%s, %d threads: y[%d] = %v, want %v", name, threads, i, v, want[i])
-						}
-					}
-					if first == nil {
-						first = y
-						continue
-					}
-					for i := range y {
-						if math.Float32bits(y[i]) != math.Float32bits(first[i]) {
-							t.Fatalf("%s: %d threads differ from one at %d: %v against %v", name, threads, i, y[i], first[i])
-						}
-					}
+					first = checkThreads(t, fmt.Sprintf("%s, %d threads", name, threads), y, want, tol, first)
 				}
 			}
 		}
 	}
+}
+
+// checkThreads fails t when y is not within tol of want, or (first not
+// nil: the output of one thread) not bit for bit first; it returns the
+// first output.
+func checkThreads(t *testing.T, name string, y []float32, want []float64, tol float64, first []float32) []float32 {
+	t.Helper()
+	for i, v := range y {
+		if d := math.Abs(float64(v) - want[i]); d > tol {
+			t.Fatalf("%s: y[%d] = %v, want %v", name, i, v, want[i])
+		}
+	}
+	if first == nil {
+		return y
+	}
+	for i := range y {
+		if math.Float32bits(y[i]) != math.Float32bits(first[i]) {
+			t.Fatalf("%s: differs from one thread at %d: %v against %v", name, i, y[i], first[i])
+		}
+	}
+	return first
 }
 
 func TestPointwiseNHWCErrors(t *testing.T) {

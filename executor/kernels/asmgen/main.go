@@ -11,6 +11,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/onnxconv/onnxconv/executor/kernels/asmgen/rowmem"
 )
 
 func main() {
@@ -1110,17 +1112,26 @@ func tileStore(name string, mr, nv, w int, pc, ldc reg.Register, acc [][]reg.Vec
 		}
 	}
 
+	tileAct(name, acc, func() reg.VecVirtual { return vec(0) })
+
+	Label(name + "_set")
+	storeTile(acc, pc, ldc, w, func(src, dst Op) { VMOVUPS(src, dst) })
+}
+
+// tileAct emits a tile's activation at label name_relu: by the relu
+// parameter, none (to name_set), ReLU, or ReLU6 (relu 2).
+func tileAct(name string, acc [][]reg.VecVirtual, vec func() reg.VecVirtual) {
 	Label(name + "_relu")
 	relu := Load(Param("relu"), GP64())
 	TESTQ(relu, relu)
 	JZ(LabelRef(name + "_set"))
-	zero := vec(0)
+	zero := vec()
 	VXORPS(zero, zero, zero)
-	for i := 0; i < mr; i++ {
-		for j := 0; j < nv; j++ {
+	for _, row := range acc {
+		for _, a := range row {
 			// max(0, acc); acc where either is NaN or both are zero, as
 			// reluAVX2's VMAXPS.
-			VMAXPS(acc[i][j], zero, acc[i][j])
+			VMAXPS(a, zero, a)
 		}
 	}
 	// relu 2 (ReLU6, Clip(0, 6)): min(6, ·) too, acc where either is
@@ -1131,16 +1142,13 @@ func tileStore(name string, mr, nv, w int, pc, ldc reg.Register, acc [][]reg.Vec
 	MOVL(U32(math.Float32bits(6)), bits)
 	sx := XMM()
 	VMOVD(bits, sx)
-	six := vec(0)
+	six := vec()
 	VBROADCASTSS(sx, six)
-	for i := 0; i < mr; i++ {
-		for j := 0; j < nv; j++ {
-			VMINPS(acc[i][j], six, acc[i][j])
+	for _, row := range acc {
+		for _, a := range row {
+			VMINPS(a, six, a)
 		}
 	}
-
-	Label(name + "_set")
-	storeTile(acc, pc, ldc, w, func(src, dst Op) { VMOVUPS(src, dst) })
 }
 
 // newTile allocates mr×nv accumulators, each zeroed, then nv registers
@@ -2356,18 +2364,7 @@ func rowsKernel(name string, mr, nv int) {
 		LEAQ(Mem{Base: base[q-1], Index: lda, Scale: 4}, r)
 		base = append(base, r)
 	}
-	row := func(i int) Mem {
-		m := Mem{Base: base[i/4]}
-		switch i % 4 {
-		case 1:
-			m.Index, m.Scale = lda, 1
-		case 2:
-			m.Index, m.Scale = lda, 2
-		case 3:
-			m.Index, m.Scale = lda3, 1
-		}
-		return m
-	}
+	row := func(i int) Mem { return rowmem.At(base[i/4], lda, lda3, i) }
 	acc, bv := newTile(mr, nv, func() reg.VecVirtual { return ZMM() }, func(r reg.VecVirtual) { VXORPS(r, r, r) })
 	TESTQ(kc, kc)
 	JZ(LabelRef(name + "_store"))
@@ -2437,31 +2434,7 @@ func rowsKernel(name string, mr, nv int) {
 		}
 	}
 
-	Label(name + "_relu")
-	relu := Load(Param("relu"), GP64())
-	TESTQ(relu, relu)
-	JZ(LabelRef(name + "_set"))
-	zero := ZMM()
-	VXORPS(zero, zero, zero)
-	for i := 0; i < mr; i++ {
-		for j := 0; j < nv; j++ {
-			// As tileStore: acc where either is NaN or both are zero.
-			VMAXPS(acc[i][j], zero, acc[i][j])
-		}
-	}
-	CMPQ(relu, Imm(2))
-	JNE(LabelRef(name + "_set"))
-	bits := GP32()
-	MOVL(U32(math.Float32bits(6)), bits)
-	sx := XMM()
-	VMOVD(bits, sx)
-	six := ZMM()
-	VBROADCASTSS(sx, six)
-	for i := 0; i < mr; i++ {
-		for j := 0; j < nv; j++ {
-			VMINPS(acc[i][j], six, acc[i][j])
-		}
-	}
+	tileAct(name, acc, func() reg.VecVirtual { return ZMM() })
 
 	Label(name + "_set")
 	for i := 0; i < mr; i++ {
@@ -2505,18 +2478,7 @@ func transpose8() {
 	Label("transpose8_loop")
 	LEAQ(Mem{Base: px, Index: ldx, Scale: 4}, x4)
 	r := make([]reg.VecVirtual, 8)
-	at := func(base, ld, ld3 reg.Register, i int) Mem {
-		m := Mem{Base: base}
-		switch i % 4 {
-		case 1:
-			m.Index, m.Scale = ld, 1
-		case 2:
-			m.Index, m.Scale = ld, 2
-		case 3:
-			m.Index, m.Scale = ld3, 1
-		}
-		return m
-	}
+	at := rowmem.At
 	for i := range r {
 		r[i] = YMM()
 		base := px

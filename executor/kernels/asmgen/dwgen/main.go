@@ -10,6 +10,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/onnxconv/onnxconv/executor/kernels/asmgen/rowmem"
 )
 
 func main() {
@@ -1019,15 +1021,8 @@ func dwNHWCBlocks(lbl string, cb reg.GPVirtual, nb int, k reg.Register, gs []int
 				base = b4
 			}
 			for b := range acc[i] {
-				m := Mem{Base: base, Disp: 64 * b}
-				switch i % 4 {
-				case 1:
-					m.Index, m.Scale = sx, 1
-				case 2:
-					m.Index, m.Scale = sx, 2
-				case 3:
-					m.Index, m.Scale = sx3, 1
-				}
+				m := rowmem.At(base, sx, sx3, i)
+				m.Disp = 64 * b
 				if k != nil {
 					VFMADD231PS(m, wv[b], k, acc[i][b])
 				} else {
