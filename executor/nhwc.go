@@ -14,16 +14,19 @@ import (
 // NHWC a thread can keep its pixels through a block (docs/threads.md,
 // "What is left"). So a plan keeps a Conv's output channels last (the
 // htensor's nhwc flag, its shape still [N, C, H, W]) when every step that
-// reads it is a Conv that runs in NHWC too and also keeps its own output
-// so: the 1×1 and depthwise convolutions (kernels.PointwiseNHWC,
-// kernels.DepthwiseNHWC) with their fused element-by-element tails, a
-// residual Add or Mul reading another such output. The first Conv of such
-// a region transposes its NCHW input; every other reader of an NHWC
-// tensor gets it in NCHW (lctx.H, graph outputs, GoMLX segments), and by
-// construction there is none but defensive ones. The build (the plan's
-// first run) and the kernels' own checks of each run's shapes keep the
-// NCHW path wherever NHWC does not apply; the values are the same either
-// way up to the order of a few additions (tests: TestNHWCPlan).
+// reads it is a Conv that runs in NHWC too — the 1×1 and depthwise
+// convolutions (kernels.PointwiseNHWC, kernels.DepthwiseNHWC) with their
+// fused element-by-element tails, a residual Add or Mul reading another
+// such output — or, at the region's end, a 1×1 Conv that reads it
+// converted (markNHWC). The first Conv of a region transposes its NCHW
+// input; every other reader of an NHWC tensor gets it in NCHW (lctx.H,
+// graph outputs, GoMLX segments). The build (the plan's first run) and
+// each run's own checks of the shapes (runsNHWC) keep the NCHW path
+// wherever NHWC does not apply. Each element is the same chain of
+// multiply-adds in either layout (in the same order, from the bias: the
+// NCHW depthwise kernels add a padded tap's 0·w, which changes at most
+// the sign of a zero); the MobileNet fixture's outputs are the same bits
+// (TestNHWCPlan).
 
 // nhwcUnit is a Conv step and its fused tail steps (nil in: none), as a
 // plan runs them.
