@@ -141,7 +141,11 @@ func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 	}
 	for changed := true; changed; {
 		changed = false
-		for u := range in {
+		// In plan order, so that the result never depends on a map's.
+		for _, u := range units {
+			if !in[u] {
+				continue
+			}
 			for _, r := range readers[u.out()] {
 				if !r.ok || r.u == nil || !in[r.u] && !exitOK(r) {
 					delete(in, u)
@@ -161,7 +165,10 @@ func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 			}
 			return u
 		}
-		for u := range in {
+		for _, u := range units {
+			if !in[u] {
+				continue
+			}
 			for _, r := range readers[u.out()] {
 				if in[r.u] {
 					a, b := find(u), find(r.u)
@@ -172,7 +179,10 @@ func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 			}
 		}
 		conv, inner := map[*nhwcUnit]int{}, map[*nhwcUnit]int{}
-		for u := range in {
+		for _, u := range units {
+			if !in[u] {
+				continue
+			}
 			reg := find(u)
 			if p := producer[u.steps[0].n.Inputs[0]]; p == nil || !in[p] {
 				conv[reg]++ // converted in
@@ -186,11 +196,15 @@ func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 				}
 			}
 		}
-		for u := range in {
-			if reg := find(u); inner[reg] < nhwcKeep*conv[reg] {
-				delete(in, u)
-				changed = true
+		var drop []*nhwcUnit
+		for _, u := range units {
+			if reg := find(u); in[u] && inner[reg] < nhwcKeep*conv[reg] {
+				drop = append(drop, u)
 			}
+		}
+		for _, u := range drop {
+			delete(in, u)
+			changed = true
 		}
 	}
 	for u := range in {
@@ -199,7 +213,7 @@ func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 }
 
 // nhwcPointwiseNode reports whether Conv node n is a 1×1 convolution of
-// stride 1, no padding and one group (as nhwcCapable checks it).
+// one group (nhwcCapable checks its stride and padding).
 func nhwcPointwiseNode(n *canonical.Node) bool {
 	if len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil {
 		return false
