@@ -152,7 +152,7 @@ func printCeilings(counts []int, when string) error {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("machine layouts at %d threads, %s: a mobile block (%v, ReLU) takes %.1f µs on one thread and runs %.2f× as fast on %d in NCHW (as the executor runs it), %.1f µs and %.2f× in NHWC (layouts.go)\n",
+			fmt.Printf("machine layouts at %d threads, %s: a mobile block (%v, ReLU) takes %.1f µs on one thread and runs %.2f× as fast on %d in NCHW (the expansion inside the depthwise step, as the executor runs NCHW blocks), %.1f µs and %.2f× in NHWC (as it runs NHWC regions; layouts.go)\n",
 				n, when, b, float64(nchw.one)/1e3, nchw.speedUp, n, float64(nhwc.one)/1e3, nhwc.speedUp)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // depthwise convolution with ReLU; a projection, a 1×1 convolution back
 // to c), each chained (a block's output is the next one's input), on one
 // thread and on n, in two activation layouts:
-//   - NCHW, as the executor runs it: the expansion deferred into the
+//   - NCHW, as the executor runs NCHW blocks: the expansion deferred into the
 //     depthwise step's parallel call over blocks of channels (Defer,
 //     Conv2DAfter; fuse_expanddw.go), then the projection
 //     (Conv2DPackedAct), which reads planes the other thread wrote;
