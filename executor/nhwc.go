@@ -279,8 +279,11 @@ func nhwcCapable(u *nhwcUnit) bool {
 // is float32, and p is a 2-D 1×1 or depthwise convolution the NHWC
 // kernels take, with no Clip but ReLU6 folded into it.
 func (c *lctx) runsNHWC(p kernels.Conv2D) bool {
-	if !c.nhwc || c.b != nil || c.lowering || c.e.kern == nil || c.clip != nil || c.NIn() < 2 || !c.Has(0) {
+	if !c.nhwc || c.b != nil || c.lowering || c.e.kern == nil || c.clip != nil || c.NIn() < 2 || !c.Has(0) || !c.Has(1) {
 		return false
+	}
+	if w := c.in(1); !w.valStatic || w.h == nil {
+		return false // packed once: constant weights only
 	}
 	if h := c.in(0).h; h == nil || h.dt != canonical.Float || len(h.shape) != 4 {
 		return false
@@ -342,56 +345,21 @@ func (c *lctx) convNHWC(p kernels.Conv2D) error {
 		epi = c.epilogue(yd)
 	}
 	if nhwcPointwise(p) {
-		pe, err := c.packed(1, packTag{kind: 'P', m: p.M, c: p.C}, func(h *htensor) (packEntry, error) {
-			d, err := f32(h)
-			if err != nil {
-				return packEntry{}, err
-			}
+		var pe packEntry
+		if pe, err = c.packedNHWC(packTag{kind: 'P', m: p.M, c: p.C}, func(d []float32) (packEntry, error) {
 			pk, err := kernels.PackPointwise(p.C, p.M, d)
 			return packEntry{mat: pk}, err
-		})
-		if err != nil {
-			return fmt.Errorf("Conv: %w", err)
+		}); err == nil {
+			err = c.e.kern.PointwiseNHWC(p.N*p.H*p.W, p.C, p.M, x, pe.mat, bias, yd, c.act, epi)
 		}
-		if pe.mat == nil {
-			if pe.mat, err = c.packNow(1, func(d []float32) (packEntry, error) {
-				pk, err := kernels.PackPointwise(p.C, p.M, d)
-				return packEntry{mat: pk}, err
-			}); err != nil {
-				return err
-			}
-		}
-		err = c.e.kern.PointwiseNHWC(p.N*p.H*p.W, p.C, p.M, x, pe.mat, bias, yd, c.act, epi)
 	} else {
-		pack := func(d []float32) (packEntry, error) {
+		var pe packEntry
+		if pe, err = c.packedNHWC(packTag{kind: 'D', m: p.M, c: p.C, g: p.Groups, kh: p.KH, kw: p.KW}, func(d []float32) (packEntry, error) {
 			dw, err := kernels.PackDepthwise(p, d)
 			return packEntry{dw: dw}, err
+		}); err == nil {
+			err = c.e.kern.DepthwiseNHWC(p, x, pe.dw, bias, yd, c.act, epi)
 		}
-		pe, err := c.packed(1, packTag{kind: 'D', m: p.M, c: p.C, g: p.Groups, kh: p.KH, kw: p.KW}, func(h *htensor) (packEntry, error) {
-			d, err := f32(h)
-			if err != nil {
-				return packEntry{}, err
-			}
-			return pack(d)
-		})
-		if err != nil {
-			return fmt.Errorf("Conv: %w", err)
-		}
-		dw := pe.dw
-		if dw == nil {
-			hw, err := c.H(1)
-			if err != nil {
-				return err
-			}
-			d, err := f32(hw)
-			if err != nil {
-				return fmt.Errorf("Conv: %w", err)
-			}
-			if dw, err = kernels.PackDepthwise(p, d); err != nil {
-				return fmt.Errorf("Conv: %w", err)
-			}
-		}
-		err = c.e.kern.DepthwiseNHWC(p, x, dw, bias, yd, c.act, epi)
 	}
 	if err != nil {
 		return fmt.Errorf("Conv: %w", err)
@@ -400,21 +368,21 @@ func (c *lctx) convNHWC(p kernels.Conv2D) error {
 	return nil
 }
 
-// packNow packs input i (not a constant) for this call.
-func (c *lctx) packNow(i int, pack func(d []float32) (packEntry, error)) (*kernels.Packed, error) {
-	h, err := c.H(i)
-	if err != nil {
-		return nil, err
+// packedNHWC is the packing of the Conv's constant weights (input 1) made
+// by pack, cached as lctx.packed caches it (runsNHWC takes constant
+// weights only).
+func (c *lctx) packedNHWC(tag packTag, pack func(d []float32) (packEntry, error)) (packEntry, error) {
+	pe, err := c.packed(1, tag, func(h *htensor) (packEntry, error) {
+		d, err := f32(h)
+		if err != nil {
+			return packEntry{}, err
+		}
+		return pack(d)
+	})
+	if err == nil && pe.mat == nil && pe.dw == nil {
+		err = fmt.Errorf("weights %q are not a constant", c.n.Inputs[1].Name)
 	}
-	d, err := f32(h)
-	if err != nil {
-		return nil, fmt.Errorf("Conv: %w", err)
-	}
-	pe, err := pack(d)
-	if err != nil {
-		return nil, fmt.Errorf("Conv: %w", err)
-	}
-	return pe.mat, nil
+	return pe, err
 }
 
 // transposeChannels moves n images of ch channels of px pixels from
