@@ -247,9 +247,12 @@ type hostStep struct {
 	impl  *opImpl
 	ver   int
 	packs bool
-	// nhwc: a Conv whose output the plan keeps channels last (markNHWC,
-	// nhwc.go); set once when the plan is built.
+	// nhwc: a Conv, Slice or channel shuffle whose output the plan keeps
+	// channels last (markNHWC, nhwc.go); set once when the plan is built.
 	nhwc bool
+	// shuffle: a Concat → Reshape → Transpose (→ Reshape) step
+	// (fuseConcatTranspose); nil for any other.
+	shuffle *shuffleSpec
 	// split: the kernel split its work over the kernel threads on its
 	// last run (see wakeFor).
 	split atomic.Bool

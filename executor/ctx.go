@@ -47,8 +47,8 @@ type lctx struct {
 	// deferConv: a head Conv may leave its work to the depthwise
 	// convolution after it (env.pend; fuse_expanddw.go).
 	deferConv bool
-	// nhwc: the plan keeps this Conv's output channels last (hostStep.nhwc;
-	// nhwc.go).
+	// nhwc: the plan keeps this step's output channels last (a Conv, a
+	// Slice, a channel shuffle: hostStep.nhwc; nhwc.go).
 	nhwc bool
 	// slotBuf holds ins and outs of a replayed step with at most
 	// len(slotBuf) of them together (newHostCtx): one allocation a step

@@ -104,3 +104,45 @@ func hasConcatTranspose(e *Executor) bool {
 	}
 	return fused
 }
+
+// TestShuffleRowsNHWC checks the channels-last channel shuffle
+// (shuffleSources, shuffleRows) against the shuffle's definition — output
+// channel j·g + i of a pixel is the concatenation's channel i·C/g + j —
+// for parts of equal and unequal widths and 2 to 4 groups, pixels split
+// in two ranges.
+func TestShuffleRowsNHWC(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for _, cs := range []struct {
+		widths []int
+		g      int
+	}{{[]int{6, 6}, 2}, {[]int{3, 5}, 2}, {[]int{6, 6}, 3}, {[]int{4, 4, 4}, 4}, {[]int{20, 20}, 2}} {
+		const px = 13
+		ch := 0
+		parts := make([][]float32, len(cs.widths))
+		for i, w := range cs.widths {
+			parts[i] = make([]float32, px*w)
+			for k := range parts[i] {
+				parts[i][k] = r.Float32()
+			}
+			ch += w
+		}
+		y := make([]float32, px*ch)
+		src := shuffleSources(cs.widths, cs.g)
+		shuffleRows(parts, cs.widths, cs.g, src, y, 0, 5)
+		shuffleRows(parts, cs.widths, cs.g, src, y, 5, px)
+		for p := range px {
+			cat := []float32{}
+			for i, w := range cs.widths {
+				cat = append(cat, parts[i][p*w:(p+1)*w]...)
+			}
+			per := ch / cs.g
+			for j := range per {
+				for i := range cs.g {
+					if got, want := y[p*ch+j*cs.g+i], cat[i*per+j]; got != want {
+						t.Fatalf("widths %v, %d groups: pixel %d channel %d = %v, want %v", cs.widths, cs.g, p, j*cs.g+i, got, want)
+					}
+				}
+			}
+		}
+	}
+}

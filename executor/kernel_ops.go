@@ -832,6 +832,9 @@ func binaryPrologue(c *lctx) (binaryOperands, error) {
 }
 
 func kernelBinary(c *lctx, mul bool) error {
+	if c.binaryNHWC(mul) {
+		return nil
+	}
 	ops, err := binaryPrologue(c)
 	if err != nil {
 		return err
@@ -870,6 +873,76 @@ func kernelBinary(c *lctx, mul bool) error {
 	}
 	c.OutH(0, y)
 	return nil
+}
+
+// poolNHWC writes the mean of each channel of hx, a [N, C, H, W] tensor
+// stored channels last (nhwc.go), over its pixels: GlobalAveragePool, or
+// a ReduceMean over H and W, of output shape out. Pooled as stored, with
+// the NCHW pool's bits (kernels.GlobalAveragePoolNHWC).
+func (c *lctx) poolNHWC(hx *htensor, out []int) error {
+	s := hx.shape
+	y := c.newHAs(canonical.Float, out, false)
+	x, _ := f32(hx)
+	yd, _ := f32(y)
+	if err := c.e.kern.GlobalAveragePoolNHWC(s[0], s[2]*s[3], s[1], x, yd); err != nil {
+		return fmt.Errorf("%s: %w", c.n.OpType, err)
+	}
+	c.OutH(0, y)
+	return nil
+}
+
+// binaryNHWC runs the Add or Mul (mul) of c when one input is stored
+// channels last (nhwc.go) and the other is one value per channel ([C, 1,
+// 1], [1, C, 1, 1] or [N, C, 1, 1]: a squeeze-and-excitation's scale),
+// its output channels last too: each pixel's channels against the
+// operand's (kernels.MulSuffix, AddSuffix; each element the one operation
+// the NCHW blocks make: the same bits). false: not such an operation (the
+// NCHW kernel runs it).
+func (c *lctx) binaryNHWC(mul bool) bool {
+	if c.NIn() != 2 || !c.Has(0) || !c.Has(1) || c.lowering || c.b != nil {
+		return false
+	}
+	bi, ha, hb := 0, c.in(0).h, c.in(1).h
+	if hb != nil && hb.nhwc {
+		bi, ha, hb = 1, hb, ha
+	}
+	if ha == nil || hb == nil || !ha.nhwc || hb.nhwc || hb.released || hb.dt != canonical.Float || len(ha.shape) != 4 {
+		return false
+	}
+	n, ch, px := ha.shape[0], ha.shape[1], ha.shape[2]*ha.shape[3]
+	s := hb.shape
+	switch {
+	case len(s) == 3 && s[0] == ch && s[1] == 1 && s[2] == 1:
+	case len(s) == 4 && (s[0] == 1 || s[0] == n) && s[1] == ch && s[2] == 1 && s[3] == 1:
+	default:
+		return false
+	}
+	x, _ := f32(ha)
+	b, err := f32(hb)
+	if err != nil || len(b) < ch {
+		return false
+	}
+	y := c.outLike(bi, ha)
+	y.nhwc = true
+	yd, _ := f32(y)
+	op := kernels.AddSuffix
+	if mul {
+		op = kernels.MulSuffix
+	}
+	c.e.kern.Range(n*px, ch, func(lo, hi int) {
+		for r := lo; r < hi; {
+			img := r / px
+			e := min(hi, (img+1)*px)
+			row := b[:ch]
+			if len(b) > ch {
+				row = b[img*ch : (img+1)*ch]
+			}
+			op(x[r*ch:e*ch], row, yd[r*ch:e*ch])
+			r = e
+		}
+	})
+	c.OutH(0, y)
+	return true
 }
 
 func okUnaryHost(c *lctx) bool { return c.NIn() == 1 && allF32(c, 1) && onHost(c, 0) }
@@ -944,6 +1017,10 @@ func okGlobalAvgPool(c *lctx) bool {
 }
 
 func kernelGlobalAvgPool(c *lctx) error {
+	if hx := c.in(0).h; hx != nil && hx.nhwc && len(hx.shape) == 4 {
+		s := hx.shape
+		return c.poolNHWC(hx, []int{s[0], s[1], 1, 1})
+	}
 	hx, err := c.H(0)
 	if err != nil {
 		return err

@@ -17,22 +17,42 @@ import (
 // reads it is a Conv that runs in NHWC too — the 1×1 and depthwise
 // convolutions (kernels.PointwiseNHWC, kernels.DepthwiseNHWC) with their
 // fused element-by-element tails, a residual Add or Mul reading another
-// such output — or, at the region's end, a 1×1 Conv that reads it
-// converted (markNHWC). The first Conv of a region transposes its NCHW
-// input; every other reader of an NHWC tensor gets it in NCHW (lctx.H,
-// graph outputs, GoMLX segments). The build (the plan's first run) and
-// each run's own checks of the shapes (runsNHWC) keep the NCHW path
-// wherever NHWC does not apply. Each element is the same chain of
-// multiply-adds in either layout (in the same order, from the bias: the
-// NCHW depthwise kernels add a padded tap's 0·w, which changes at most
-// the sign of a zero); the MobileNet fixture's outputs are the same bits
-// (TestNHWCPlan).
+// such output — or a step that only moves channels and keeps its output
+// so as well (ShuffleNet's: a Slice of some channels, sliceNHWC; a
+// channel shuffle, shuffleNHWC), or a GlobalAveragePool or ReduceMean
+// over the pixels, which pools it as stored (poolNHWC; a squeeze-and-
+// excitation's, whose Mul by channel then keeps the scaled tensor
+// channels last, binaryNHWC), or, at the region's end, a 1×1 Conv that
+// reads it converted (markNHWC). The first step of a region transposes
+// its NCHW input; every other reader of an NHWC tensor gets
+// it in NCHW (lctx.H, graph outputs, GoMLX segments). The build (the
+// plan's first run) and each run's own checks of the shapes (runsNHWC,
+// and the Slice's and shuffle's) keep the NCHW path wherever NHWC does
+// not apply. Each element is the same chain of multiply-adds in either
+// layout (in the same order, from the bias: the NCHW depthwise kernels
+// add a padded tap's 0·w, which changes at most the sign of a zero), the
+// moves copy and the pools sum in the same order: the three mobile
+// fixtures' outputs are the same bits (TestNHWCPlan).
 
 // nhwcUnit is a Conv step and its fused tail steps (nil in: none), as a
-// plan runs them.
+// plan runs them, or a step that only moves channels: a Slice, a channel
+// shuffle (fuseConcatTranspose).
 type nhwcUnit struct {
 	steps []*hostStep
 	in    []int // fusedStep.in: the input of steps[k] that steps[k−1] wrote
+	// heads: the inputs of steps[0] read in the unit's layout (a Conv's
+	// data, a Slice's data, a shuffle's parts).
+	heads []int
+}
+
+// head reports whether input i of steps[0] is one of u's heads.
+func (u *nhwcUnit) head(i int) bool {
+	for _, h := range u.heads {
+		if h == i {
+			return true
+		}
+	}
+	return false
 }
 
 // out is the unit's result: its last step's output.
@@ -44,12 +64,15 @@ func (u *nhwcUnit) out() *canonical.Value {
 	return n.Outputs[0]
 }
 
-// nhwcReader is a step reading a value: a unit reading it as its Conv's
-// input (head) or as a residual operand of its tail (ok), or anything
+// nhwcReader is a step reading a value: a unit reading it as one of its
+// heads (head) or as a residual operand of its tail (ok), or anything
 // else (ok false, u nil when the step is no unit).
 type nhwcReader struct {
 	u        *nhwcUnit
 	ok, head bool
+	// pool: a GlobalAveragePool or a ReduceMean, which pool an NHWC
+	// input over its pixels as stored (ok, u nil).
+	pool bool
 }
 
 // nhwcKeep is how many edges from one NHWC unit's output to another's
@@ -59,16 +82,17 @@ type nhwcReader struct {
 // more than it saves (a squeeze-and-excitation net's projections).
 const nhwcKeep = 2
 
-// markNHWC sets hostStep.nhwc on the Conv steps of steps whose output the
-// plan keeps channels last (see above). Candidates are the units whose
-// Conv is a 1×1 or depthwise convolution of constant weights with a tail
-// of element-by-element ops, whose result is neither a graph output nor
-// kept and is read by units only. Then, until nothing changes, a
-// candidate is dropped when its result has a reader that is not a
-// candidate but for the input of a 1×1 convolution (which reads it
-// converted: an exit), and every region of candidates (linked by their
-// results read) is dropped unless it has nhwcKeep edges from one
-// candidate's result to another's input per conversion in and out.
+// markNHWC sets hostStep.nhwc on the steps whose output the plan keeps
+// channels last (see above). Candidates are the units whose Conv is a 1×1
+// or depthwise convolution of constant weights with a tail of
+// element-by-element ops, and the Slices and channel shuffles, whose
+// result is neither a graph output nor kept and is read by units and
+// pools only. Then, until nothing changes, a candidate is dropped when
+// its result has a reader that is not a candidate or a pool but for the
+// input of a 1×1 convolution (which reads it converted: an exit), and
+// every region of candidates (linked by their results read) is dropped
+// unless it has nhwcKeep edges from one candidate's result to another's
+// input per conversion in and out.
 func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 	var units []*nhwcUnit
 	readers := map[*canonical.Value][]nhwcReader{}
@@ -86,16 +110,34 @@ func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 		var u *nhwcUnit
 		switch st := st.(type) {
 		case *hostStep:
-			if st.n.OpType == "Conv" {
+			switch {
+			case st.n.OpType == "Conv", st.n.OpType == "Slice" && plainDomain(st.n) && len(st.n.Outputs) == 1:
+				u = &nhwcUnit{steps: []*hostStep{st}, in: []int{-1}, heads: []int{0}}
+			case st.shuffle != nil && st.shuffle.back:
 				u = &nhwcUnit{steps: []*hostStep{st}, in: []int{-1}}
+				for i := range st.shuffle.parts {
+					u.heads = append(u.heads, i)
+				}
 			}
 		case *fusedStep:
 			if st.steps[0].n.OpType == "Conv" {
-				u = &nhwcUnit{steps: st.steps, in: st.in}
+				u = &nhwcUnit{steps: st.steps, in: st.in, heads: []int{0}}
 			}
 		case *expandDwStep:
 			visit(st.expand)
 			visit(st.dw)
+			return
+		}
+		if h, ok := st.(*hostStep); ok && (h.n.OpType == "GlobalAveragePool" || h.n.OpType == "ReduceMean") && plainDomain(h.n) && len(h.n.Inputs) > 0 && h.n.Inputs[0] != nil {
+			// A pool over the pixels reads the input as stored (a
+			// ReduceMean over other axes gets it converted: its kernel
+			// checks).
+			readers[h.n.Inputs[0]] = append(readers[h.n.Inputs[0]], nhwcReader{ok: true, pool: true})
+			for _, v := range h.n.Inputs[1:] {
+				if v != nil {
+					readers[v] = append(readers[v], nhwcReader{})
+				}
+			}
 			return
 		}
 		if u == nil {
@@ -111,7 +153,7 @@ func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 				switch {
 				case v == nil || k > 0 && i == u.in[k]:
 					// The chain's own value.
-				case k == 0 && i == 0:
+				case k == 0 && u.head(i):
 					readers[v] = append(readers[v], nhwcReader{u: u, ok: true, head: true})
 				case k > 0 && (h.n.OpType == "Add" || h.n.OpType == "Mul"):
 					readers[v] = append(readers[v], nhwcReader{u: u, ok: true})
@@ -147,7 +189,7 @@ func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 				continue
 			}
 			for _, r := range readers[u.out()] {
-				if !r.ok || r.u == nil || !in[r.u] && !exitOK(r) {
+				if !r.ok || r.u == nil && !r.pool || r.u != nil && !in[r.u] && !exitOK(r) {
 					delete(in, u)
 					changed = true
 					break
@@ -184,11 +226,15 @@ func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 				continue
 			}
 			reg := find(u)
-			if p := producer[u.steps[0].n.Inputs[0]]; p == nil || !in[p] {
-				conv[reg]++ // converted in
+			for _, i := range u.heads {
+				if p := producer[u.steps[0].n.Inputs[i]]; p == nil || !in[p] {
+					conv[reg]++ // converted in
+				}
 			}
 			for _, r := range readers[u.out()] {
 				switch {
+				case r.pool:
+					// Pooled as stored.
 				case !in[r.u]:
 					conv[reg]++ // converted out
 				case r.head:
@@ -215,7 +261,7 @@ func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 // nhwcPointwiseNode reports whether Conv node n is a 1×1 convolution of
 // one group (nhwcCapable checks its stride and padding).
 func nhwcPointwiseNode(n *canonical.Node) bool {
-	if len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil {
+	if n.OpType != "Conv" || len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil {
 		return false
 	}
 	ws := n.Inputs[1].Const.Dims
@@ -229,6 +275,11 @@ func nhwcPointwiseNode(n *canonical.Node) bool {
 // other operand TailSeg checks at run time).
 func nhwcCapable(u *nhwcUnit) bool {
 	n := u.steps[0].n
+	if n.OpType != "Conv" {
+		// A Slice or a channel shuffle: its kernel checks the shapes
+		// (sliceNHWC, shuffleNHWC) and else runs in NCHW.
+		return len(u.steps) == 1
+	}
 	if len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const == nil || len(n.Outputs) != 1 {
 		return false
 	}
@@ -266,7 +317,7 @@ func nhwcCapable(u *nhwcUnit) bool {
 	}
 	for _, h := range u.steps[1:] {
 		switch h.n.OpType {
-		case "Relu", "Clip", "HardSwish", "HardSigmoid", "Swish", "Add", "Mul":
+		case "Relu", "Clip", "HardSwish", "HardSigmoid", "Sigmoid", "Swish", "Add", "Mul":
 		default:
 			return false
 		}
@@ -289,6 +340,11 @@ func (c *lctx) runsNHWC(p kernels.Conv2D) bool {
 		return false
 	}
 	if c.Has(2) && c.DT(2) != canonical.Float {
+		return false
+	}
+	if p.H*p.W == 1 {
+		// One pixel is the same memory in either layout: the NCHW
+		// kernels run it (a squeeze-and-excitation's products).
 		return false
 	}
 	return nhwcPointwise(p) || nhwcDepthwise(p)

@@ -2,21 +2,26 @@ package executor
 
 import (
 	"context"
+	"maps"
 	"math"
 	"path/filepath"
 	"testing"
 )
 
-// nhwcSteps counts the Conv steps of p whose output the plan keeps
-// channels last.
-func nhwcSteps(p *plan) int {
-	n := 0
+// nhwcSteps counts the steps of p whose output the plan keeps channels
+// last, by op: "Conv", "Slice", "shuffle" (fuseConcatTranspose).
+func nhwcSteps(p *plan) map[string]int {
+	n := map[string]int{}
 	var visit func(st step)
 	visit = func(st step) {
 		switch st := st.(type) {
 		case *hostStep:
-			if st.nhwc {
-				n++
+			switch {
+			case !st.nhwc:
+			case st.shuffle != nil:
+				n["shuffle"]++
+			default:
+				n[st.n.OpType]++
 			}
 		case *fusedStep:
 			for _, h := range st.steps {
@@ -38,57 +43,84 @@ func nhwcSteps(p *plan) int {
 	return n
 }
 
-// TestNHWCPlan runs the MobileNet-v2 fixture (inverted-residual blocks of
-// 1×1 and depthwise convolutions, ReLU6, residual Adds) on 1 and 2
-// threads: its plan keeps the blocks' convolutions channels last
-// (markNHWC), and every run — the build in NCHW, the replays in NHWC —
-// matches the outputs torch computed, bit for bit the same on every run
-// and thread count.
+// TestNHWCPlan runs three fixtures on 1 and 2 threads: the MobileNet-v2
+// one (inverted-residual blocks of 1×1 and depthwise convolutions, ReLU6,
+// residual Adds), the MobileNet-v3 one (blocks with a squeeze-and-
+// excitation: GlobalAveragePool, 1×1 products, a Mul by channel) and the
+// ShuffleNet-v2 one (units of a Slice of half the channels, 1×1 and
+// depthwise convolutions, a channel shuffle). Each plan
+// keeps the blocks' steps channels last (markNHWC), and every run — the
+// build in NCHW, the replays in NHWC — matches the outputs torch
+// computed, bit for bit the same on every run and thread count.
 func TestNHWCPlan(t *testing.T) {
-	dir := filepath.Join("..", "fixtures", "models", "mobilenet_small")
-	m, ins := loadModelDir(t, dir)
-	want := floats(t, readTensorFile(t, filepath.Join(dir, "test_data_set_0", "output_0.pb")))
-	var first []float32
-	for _, threads := range []int{1, 2} {
-		ex, err := New(m, Options{Threads: threads})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for run := range 3 {
-			outs, err := ex.Run(context.Background(), ins)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := floats(t, outs[0])
-			if len(got) != len(want) {
-				t.Fatalf("%d outputs, want %d", len(got), len(want))
-			}
-			for i := range want {
-				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4+1e-3*math.Abs(float64(want[i])) {
-					t.Fatalf("%d threads, run %d: output[%d] = %g, torch computed %g", threads, run, i, got[i], want[i])
-				}
-			}
-			if first == nil {
-				first = got
-				continue
-			}
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
-					t.Fatalf("%d threads, run %d: output[%d] = %g, the first run gave %g", threads, run, i, got[i], first[i])
-				}
-			}
-		}
-		var marked int
-		for _, p := range ex.plans {
-			marked += nhwcSteps(p)
-		}
-		ex.Close()
+	for _, tc := range []struct {
+		name string
+		want map[string]int
+		why  string
+	}{
 		// 17 blocks: the first's depthwise convolution and projection,
 		// each other's expansion, depthwise convolution and projection
-		// (2 + 16·3); the stem (a 3×3 convolution of stride 2) and the
-		// last 1×1 convolution (read by GlobalAveragePool) stay NCHW.
-		if marked != 50 {
-			t.Errorf("%d threads: %d Conv steps kept channels last, want the blocks' 50", threads, marked)
-		}
+		// (2 + 16·3), and the last 1×1 convolution (GlobalAveragePool
+		// pools its output as stored); the stem (a 3×3 convolution of
+		// stride 2) stays NCHW.
+		{"mobilenet_small", map[string]int{"Conv": 51}, "the blocks' 50 convolutions and the last"},
+		// Every convolution but the stem: the 11 blocks', their
+		// squeeze-and-excitations' 1×1 products (run in NCHW: one pixel
+		// is the same memory in either layout; the pools and the Muls by
+		// channel read and write channels last) and the last.
+		{"mobilenet_v3_se", map[string]int{"Conv": 51}, "51 convolutions, all but the stem"},
+		// 8 units: 3 of stride 2 (a depthwise convolution and a 1×1 one
+		// on one branch, 1×1, depthwise, 1×1 on the other: 5 each), 5 of
+		// stride 1 (two Slices, 3 convolutions each), each unit's
+		// shuffle, and the last 1×1 convolution (ReduceMean pools its
+		// output over the pixels as stored); the stem stays NCHW.
+		{"shufflenet_small", map[string]int{"Conv": 31, "Slice": 10, "shuffle": 8}, "the units' 30 convolutions, 10 Slices and 8 shuffles, and the last convolution"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join("..", "fixtures", "models", tc.name)
+			m, ins := loadModelDir(t, dir)
+			want := floats(t, readTensorFile(t, filepath.Join(dir, "test_data_set_0", "output_0.pb")))
+			var first []float32
+			for _, threads := range []int{1, 2} {
+				ex, err := New(m, Options{Threads: threads})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for run := range 3 {
+					outs, err := ex.Run(context.Background(), ins)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := floats(t, outs[0])
+					if len(got) != len(want) {
+						t.Fatalf("%d outputs, want %d", len(got), len(want))
+					}
+					for i := range want {
+						if d := math.Abs(float64(got[i] - want[i])); d > 1e-4+1e-3*math.Abs(float64(want[i])) {
+							t.Fatalf("%d threads, run %d: output[%d] = %g, torch computed %g", threads, run, i, got[i], want[i])
+						}
+					}
+					if first == nil {
+						first = got
+						continue
+					}
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
+							t.Fatalf("%d threads, run %d: output[%d] = %g, the first run gave %g", threads, run, i, got[i], first[i])
+						}
+					}
+				}
+				marked := map[string]int{}
+				for _, p := range ex.plans {
+					for k, n := range nhwcSteps(p) {
+						marked[k] += n
+					}
+				}
+				ex.Close()
+				if !maps.Equal(marked, tc.want) {
+					t.Errorf("%d threads: steps kept channels last %v, want %s", threads, marked, tc.why)
+				}
+			}
+		})
 	}
 }

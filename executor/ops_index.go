@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 
 	"github.com/onnxconv/onnxconv/canonical"
+	"github.com/onnxconv/onnxconv/executor/kernels"
 )
 
 // Indexing: Slice, Gather, GatherElements, GatherND, ScatterElements,
@@ -153,6 +154,10 @@ func sliceOp(c *lctx) error {
 		c.Out(0, graph.Slice(c.X(0), ax...), c.DT(0))
 		return nil
 	}
+	if h := c.in(0).h; c.nhwc && h != nil && h.nhwc && len(specs) == 4 {
+		c.OutH(0, c.sliceNHWC(h, out, specs))
+		return nil
+	}
 	h, err := c.H(0)
 	if err != nil {
 		return err
@@ -172,6 +177,41 @@ func sliceOp(c *lctx) error {
 	})
 	c.OutH(0, hTake(h, out, idx))
 	return nil
+}
+
+// sliceNHWC is the Slice (specs, of output shape out) of h, a float32
+// [N, C, H, W] tensor stored channels last, stored channels last too: the
+// plan keeps the Slice's output so (nhwc.go; ShuffleNet's halves of a
+// shuffled tensor).
+func (c *lctx) sliceNHWC(h *htensor, out []int, specs []sliceSpec) *htensor {
+	s := h.shape
+	x, _ := f32(h)
+	if ch := specs[1]; ch.step == 1 && wholeAxes(s, specs, 1) {
+		// Some channels of every pixel: rows of them.
+		y := c.newHAs(h.dt, out, false)
+		y.nhwc = true
+		yd, _ := f32(y)
+		px := s[0] * s[2] * s[3]
+		c.e.kern.Range(px, ch.count, func(lo, hi int) {
+			// The sizes are checked: CopyRows cannot fail here.
+			_ = kernels.CopyRows(hi-lo, ch.count, x[lo*s[1]+ch.start:], s[1], yd[lo*ch.count:], ch.count)
+		})
+		return y
+	}
+	view := &htensor{dt: h.dt, shape: []int{s[0], s[2], s[3], s[1]}, data: x, borrowed: h.borrowed}
+	y := c.hostSliceF32(view, x, []int{out[0], out[2], out[3], out[1]}, []sliceSpec{specs[0], specs[2], specs[3], specs[1]})
+	return &htensor{dt: y.dt, shape: append([]int{}, out...), data: y.data, borrowed: y.borrowed, nhwc: true}
+}
+
+// wholeAxes reports whether specs take every element of each axis of
+// shape but axis skip.
+func wholeAxes(shape []int, specs []sliceSpec, skip int) bool {
+	for d, sp := range specs {
+		if d != skip && (sp.start != 0 || sp.step != 1 || sp.count != shape[d]) {
+			return false
+		}
+	}
+	return true
 }
 
 func lowerGather(c *lctx) error {

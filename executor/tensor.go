@@ -29,10 +29,10 @@ type htensor struct {
 	// borrowCanonical): read, never written.
 	borrowed bool
 	// nhwc: a float32 tensor of logical shape [N, C, H, W] whose data is
-	// stored channels last (N, H, W, C): the output of a Conv the plan
-	// keeps in NHWC (nhwc.go). Only the NHWC-aware Conv kernel reads
-	// such data as it is; lctx.H and every other way out of a step
-	// convert it to NCHW first.
+	// stored channels last (N, H, W, C): the output of a Conv, a Slice or
+	// a channel shuffle the plan keeps in NHWC (nhwc.go). Only those
+	// steps' NHWC kernels read such data as it is; lctx.H and every
+	// other way out of a step convert it to NCHW first.
 	nhwc bool
 }
 

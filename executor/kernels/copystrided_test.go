@@ -52,3 +52,33 @@ func TestCopyStrided(t *testing.T) {
 	}
 	copyStrided(0, 5, nil, 5, nil, 5) // nothing to copy: no call, no panic
 }
+
+// TestCopyRows checks the exported CopyRows: the rows copied as
+// copyStrided copies them, and sizes that do not fit refused.
+func TestCopyRows(t *testing.T) {
+	src := make([]float32, 3*10)
+	for i := range src {
+		src[i] = float32(i)
+	}
+	dst := make([]float32, 3*4)
+	if err := CopyRows(3, 4, src[2:], 10, dst, 4); err != nil {
+		t.Fatal(err)
+	}
+	for r := range 3 {
+		for j := range 4 {
+			if dst[r*4+j] != src[r*10+2+j] {
+				t.Fatalf("row %d, column %d = %v, want %v", r, j, dst[r*4+j], src[r*10+2+j])
+			}
+		}
+	}
+	for _, bad := range []struct{ h, w, sp, dp, ns, nd int }{
+		{3, 4, 10, 4, 23, 12}, // source one short
+		{3, 4, 10, 4, 30, 11}, // destination one short
+		{3, 4, 3, 4, 30, 12},  // rows overlap in the source
+		{-1, 4, 10, 4, 30, 12},
+	} {
+		if err := CopyRows(bad.h, bad.w, make([]float32, bad.ns), bad.sp, make([]float32, bad.nd), bad.dp); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}

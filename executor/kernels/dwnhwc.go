@@ -95,10 +95,17 @@ func (x *Context) DepthwiseNHWC(p Conv2D, in []float32, pw *DepthwiseWeights, bi
 	oh, ow := p.Out()
 	// Split by output pixels, in runs of 12 as PointwiseNHWC splits
 	// its pixels: a chain of steps on the same pixels gives each thread
-	// the same ones.
+	// the same ones. Its chunks are row-independent, as Range's are
+	// (minRangeWork), and at most one a thread, so that each thread
+	// (the caller the first chunk, the helper the last) keeps its
+	// pixels: on two threads mnasnet0_5, mobilenet_v2 and
+	// shufflenet_v2 ran 1–7 % faster than with minWork and up to two
+	// chunks a thread (docs/speed.md, "Eighth wave, seventeenth
+	// session").
 	pix := p.N * oh * ow
 	const align = 12
-	c, _ := x.chunks(pix*p.C*p.KH*p.KW*dwNHWCTapWork, (pix+align-1)/align)
+	c, _ := x.chunksMin(pix*p.C*p.KH*p.KW*dwNHWCTapWork, (pix+align-1)/align, minRangeWork)
+	c = min(c, x.cut())
 	parts := split(pix, c, align)
 	x.parallel(len(parts)-1, func(i int) {
 		s := x.get()

@@ -136,6 +136,20 @@ func copyStrided(h, w int, src []float32, sp int, dst []float32, dp int) {
 	}
 }
 
+// CopyRows copies h rows of w floats, sp floats apart in src, to rows dp
+// floats apart in dst (some channels of each pixel of an NHWC tensor):
+// one SIMD call where there is one.
+func CopyRows(h, w int, src []float32, sp int, dst []float32, dp int) error {
+	if h < 0 || w < 0 || sp < w || dp < w {
+		return shapeErr("copy rows: %d rows of %d floats, %d and %d apart", h, w, sp, dp)
+	}
+	if h > 0 && w > 0 && (len(src) < (h-1)*sp+w || len(dst) < (h-1)*dp+w) {
+		return shapeErr("copy rows: %d and %d floats for %d rows of %d floats, %d and %d apart", len(src), len(dst), h, w, sp, dp)
+	}
+	copyStrided(h, w, src, sp, dst, dp)
+	return nil
+}
+
 func axpyGeneric(a float32, x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {

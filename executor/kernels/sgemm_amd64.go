@@ -459,6 +459,21 @@ func copyStridedAVX2(h int, w int, src *float32, sp int, dst *float32, dp int)
 //go:noescape
 func transpose8x8AVX2(tiles int, x *float32, ldx int, y *float32, ldy int)
 
+// interleave2AVX2 sets y[16t+2i] = a[8t+i], y[16t+2i+1] = b[8t+i] for t < blocks, i < 8.
+//
+//go:noescape
+func interleave2AVX2(blocks int, a *float32, b *float32, y *float32)
+
+// gapNHWC32AVX2 sets s[l] += float64(x[i·ldx+l]) for l < 32 and i < pix, i in order.
+//
+//go:noescape
+func gapNHWC32AVX2(pix int, x *float32, ldx int, s *float64)
+
+// gapNHWC8AVX2 sets s[l] += float64(x[i·ldx+l]) for l < 8 and i < pix, i in order.
+//
+//go:noescape
+func gapNHWC8AVX2(pix int, x *float32, ldx int, s *float64)
+
 // igemmAVX512 sets a 12×32 int32 tile of C to the product of packed int16-pair panels of A and B.
 //
 //go:noescape

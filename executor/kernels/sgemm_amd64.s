@@ -11930,6 +11930,115 @@ transpose8_done:
 	VZEROUPPER
 	RET
 
+// func interleave2AVX2(blocks int, a *float32, b *float32, y *float32)
+// Requires: AVX
+TEXT ·interleave2AVX2(SB), NOSPLIT, $0-32
+	MOVQ  blocks+0(FP), AX
+	MOVQ  a+8(FP), CX
+	MOVQ  b+16(FP), DX
+	MOVQ  y+24(FP), BX
+	TESTQ AX, AX
+	JZ    interleave2_done
+
+interleave2_loop:
+	VMOVUPS    (CX), Y0
+	VMOVUPS    (DX), Y1
+	VUNPCKLPS  Y1, Y0, Y2
+	VUNPCKHPS  Y1, Y0, Y0
+	VPERM2F128 $0x20, Y0, Y2, Y1
+	VPERM2F128 $0x31, Y0, Y2, Y0
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    Y0, 32(BX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, DX
+	ADDQ       $0x40, BX
+	DECQ       AX
+	JNZ        interleave2_loop
+
+interleave2_done:
+	VZEROUPPER
+	RET
+
+// func gapNHWC32AVX2(pix int, x *float32, ldx int, s *float64)
+// Requires: AVX
+TEXT ·gapNHWC32AVX2(SB), NOSPLIT, $0-32
+	MOVQ    pix+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    ldx+16(FP), DX
+	MOVQ    s+24(FP), BX
+	SHLQ    $0x02, DX
+	VMOVUPD (BX), Y0
+	VMOVUPD 32(BX), Y1
+	VMOVUPD 64(BX), Y2
+	VMOVUPD 96(BX), Y3
+	VMOVUPD 128(BX), Y4
+	VMOVUPD 160(BX), Y5
+	VMOVUPD 192(BX), Y6
+	VMOVUPD 224(BX), Y7
+	TESTQ   AX, AX
+	JZ      gapNHWC32AVX2_store
+
+gapNHWC32AVX2_loop:
+	VCVTPS2PD (CX), Y8
+	VADDPD    Y8, Y0, Y0
+	VCVTPS2PD 16(CX), Y8
+	VADDPD    Y8, Y1, Y1
+	VCVTPS2PD 32(CX), Y8
+	VADDPD    Y8, Y2, Y2
+	VCVTPS2PD 48(CX), Y8
+	VADDPD    Y8, Y3, Y3
+	VCVTPS2PD 64(CX), Y8
+	VADDPD    Y8, Y4, Y4
+	VCVTPS2PD 80(CX), Y8
+	VADDPD    Y8, Y5, Y5
+	VCVTPS2PD 96(CX), Y8
+	VADDPD    Y8, Y6, Y6
+	VCVTPS2PD 112(CX), Y8
+	VADDPD    Y8, Y7, Y7
+	ADDQ      DX, CX
+	DECQ      AX
+	JNZ       gapNHWC32AVX2_loop
+
+gapNHWC32AVX2_store:
+	VMOVUPD Y0, (BX)
+	VMOVUPD Y1, 32(BX)
+	VMOVUPD Y2, 64(BX)
+	VMOVUPD Y3, 96(BX)
+	VMOVUPD Y4, 128(BX)
+	VMOVUPD Y5, 160(BX)
+	VMOVUPD Y6, 192(BX)
+	VMOVUPD Y7, 224(BX)
+	VZEROUPPER
+	RET
+
+// func gapNHWC8AVX2(pix int, x *float32, ldx int, s *float64)
+// Requires: AVX
+TEXT ·gapNHWC8AVX2(SB), NOSPLIT, $0-32
+	MOVQ    pix+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    ldx+16(FP), DX
+	MOVQ    s+24(FP), BX
+	SHLQ    $0x02, DX
+	VMOVUPD (BX), Y0
+	VMOVUPD 32(BX), Y1
+	TESTQ   AX, AX
+	JZ      gapNHWC8AVX2_store
+
+gapNHWC8AVX2_loop:
+	VCVTPS2PD (CX), Y2
+	VADDPD    Y2, Y0, Y0
+	VCVTPS2PD 16(CX), Y2
+	VADDPD    Y2, Y1, Y1
+	ADDQ      DX, CX
+	DECQ      AX
+	JNZ       gapNHWC8AVX2_loop
+
+gapNHWC8AVX2_store:
+	VMOVUPD Y0, (BX)
+	VMOVUPD Y1, 32(BX)
+	VZEROUPPER
+	RET
+
 // func igemmAVX512(kp int, a *int16, b *int16, c *int32, ldc int)
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·igemmAVX512(SB), NOSPLIT, $0-40
@@ -12527,31 +12636,32 @@ TEXT ·sum16F64AVX2(SB), NOSPLIT, $0-24
 	MOVQ    n+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    s+16(FP), DX
-	VMOVUPD (DX), Y0
-	VMOVUPD 32(DX), Y2
-	VMOVUPD 64(DX), Y3
-	VMOVUPD 96(DX), Y4
 	SHRQ    $0x04, AX
+	VMOVUPD (DX), Y0
+	VMOVUPD 32(DX), Y1
+	VMOVUPD 64(DX), Y2
+	VMOVUPD 96(DX), Y3
+	TESTQ   AX, AX
 	JZ      sum16_store
 
 sum16_loop:
-	VCVTPS2PD (CX), Y1
-	VADDPD    Y1, Y0, Y0
-	VCVTPS2PD 16(CX), Y1
-	VADDPD    Y1, Y2, Y2
-	VCVTPS2PD 32(CX), Y1
-	VADDPD    Y1, Y3, Y3
-	VCVTPS2PD 48(CX), Y1
-	VADDPD    Y1, Y4, Y4
+	VCVTPS2PD (CX), Y4
+	VADDPD    Y4, Y0, Y0
+	VCVTPS2PD 16(CX), Y4
+	VADDPD    Y4, Y1, Y1
+	VCVTPS2PD 32(CX), Y4
+	VADDPD    Y4, Y2, Y2
+	VCVTPS2PD 48(CX), Y4
+	VADDPD    Y4, Y3, Y3
 	ADDQ      $0x40, CX
 	DECQ      AX
 	JNZ       sum16_loop
 
 sum16_store:
 	VMOVUPD Y0, (DX)
-	VMOVUPD Y2, 32(DX)
-	VMOVUPD Y3, 64(DX)
-	VMOVUPD Y4, 96(DX)
+	VMOVUPD Y1, 32(DX)
+	VMOVUPD Y2, 64(DX)
+	VMOVUPD Y3, 96(DX)
 	VZEROUPPER
 	RET
 

@@ -75,6 +75,11 @@ func main() {
 	copyStrided(laneMasks())
 	// 8×8 transposes (Transpose's batches of matrices: NCHW ↔ NHWC).
 	transpose8()
+	// Two rows interleaved (a channel shuffle of two groups, NHWC).
+	interleave2()
+	// Channel sums over the pixels of an NHWC image (GlobalAveragePool).
+	gapNHWC("gapNHWC32AVX2", 8)
+	gapNHWC("gapNHWC8AVX2", 2)
 	// Integer GEMM (int16 pairs, int32 sums): AVX-512BW 12×32, AVX2 6×16.
 	ikernel("igemmAVX512", 12, 2, 16, true, func() reg.VecVirtual { return ZMM() })
 	ikernel("igemmAVX2", 6, 2, 8, false, func() reg.VecVirtual { return YMM() })
@@ -407,22 +412,32 @@ func sum16F64() {
 	n := Load(Param("n"), GP64())
 	px := Load(Param("x"), GP64())
 	ps := Load(Param("s"), GP64())
-	var acc, t [4]reg.VecVirtual
+	SHRQ(Imm(4), n)
+	f64Sums("sum16", n, px, Imm(64), ps, 4)
+}
+
+// f64Sums emits the loop of the float64 sum kernels (sum16F64,
+// gapNHWC): nv registers of 4 float64 sums loaded from ps, then count
+// times (count ≥ 0) float64(x[l]) added for l < 4·nv and px moved on by
+// step bytes, the sums stored back; then the return.
+func f64Sums(label string, count, px reg.Register, step Op, ps reg.Register, nv int) {
+	acc := make([]reg.VecVirtual, nv)
 	for j := range acc {
-		acc[j], t[j] = YMM(), YMM()
+		acc[j] = YMM()
 		VMOVUPD(Mem{Base: ps, Disp: 32 * j}, acc[j])
 	}
-	SHRQ(Imm(4), n)
-	JZ(LabelRef("sum16_store"))
-	Label("sum16_loop")
+	TESTQ(count, count)
+	JZ(LabelRef(label + "_store"))
+	Label(label + "_loop")
 	for j := range acc {
-		VCVTPS2PD(Mem{Base: px, Disp: 16 * j}, t[j])
-		VADDPD(t[j], acc[j], acc[j])
+		t := YMM()
+		VCVTPS2PD(Mem{Base: px, Disp: 16 * j}, t)
+		VADDPD(t, acc[j], acc[j])
 	}
-	ADDQ(Imm(64), px)
-	DECQ(n)
-	JNZ(LabelRef("sum16_loop"))
-	Label("sum16_store")
+	ADDQ(step, px)
+	DECQ(count)
+	JNZ(LabelRef(label + "_loop"))
+	Label(label + "_store")
 	for j := range acc {
 		VMOVUPD(acc[j], Mem{Base: ps, Disp: 32 * j})
 	}
@@ -2449,6 +2464,58 @@ func rowsKernel(name string, mr, nv int) {
 			ADDQ(ldc, pc)
 		}
 	}
+	VZEROUPPER()
+	RET()
+}
+
+// gapNHWC emits func name(pix int, x *float32, ldx int, s *float64):
+// s[l] += float64(x[i·ldx+l]) for l < 4·nv, i < pix, pixel by pixel in
+// order (nv registers of 4 float64 sums): the sums of 4·nv channels of an
+// image stored channels last, each channel's additions in the order
+// gapSum8AVX2 makes them over an NCHW plane.
+func gapNHWC(name string, nv int) {
+	TEXT(name, NOSPLIT, "func(pix int, x *float32, ldx int, s *float64)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets s[l] += float64(x[i·ldx+l]) for l < %d and i < pix, i in order.", name, 4*nv))
+	n := Load(Param("pix"), GP64())
+	px := Load(Param("x"), GP64())
+	ldx := Load(Param("ldx"), GP64())
+	ps := Load(Param("s"), GP64())
+	SHLQ(Imm(2), ldx)
+	f64Sums(name, n, px, ldx, ps, nv)
+}
+
+// interleave2 emits func interleave2AVX2(blocks int, a, b, y *float32):
+// for t < blocks, y[16t+2i] = a[8t+i] and y[16t+2i+1] = b[8t+i], i < 8.
+// Unpacks and 128-bit lane swaps: moves only, the same bits.
+func interleave2() {
+	TEXT("interleave2AVX2", NOSPLIT, "func(blocks int, a, b, y *float32)")
+	Pragma("noescape")
+	Doc("interleave2AVX2 sets y[16t+2i] = a[8t+i], y[16t+2i+1] = b[8t+i] for t < blocks, i < 8.")
+	n := Load(Param("blocks"), GP64())
+	pa := Load(Param("a"), GP64())
+	pb := Load(Param("b"), GP64())
+	py := Load(Param("y"), GP64())
+	TESTQ(n, n)
+	JZ(LabelRef("interleave2_done"))
+	Label("interleave2_loop")
+	x, z := YMM(), YMM()
+	VMOVUPS(Mem{Base: pa}, x)
+	VMOVUPS(Mem{Base: pb}, z)
+	lo, hi := YMM(), YMM()
+	VUNPCKLPS(z, x, lo) // a0 b0 a1 b1 | a4 b4 a5 b5
+	VUNPCKHPS(z, x, hi) // a2 b2 a3 b3 | a6 b6 a7 b7
+	first, second := YMM(), YMM()
+	VPERM2F128(Imm(0x20), hi, lo, first)
+	VPERM2F128(Imm(0x31), hi, lo, second)
+	VMOVUPS(first, Mem{Base: py})
+	VMOVUPS(second, Mem{Base: py, Disp: 32})
+	ADDQ(Imm(32), pa)
+	ADDQ(Imm(32), pb)
+	ADDQ(Imm(64), py)
+	DECQ(n)
+	JNZ(LabelRef("interleave2_loop"))
+	Label("interleave2_done")
 	VZEROUPPER()
 	RET()
 }

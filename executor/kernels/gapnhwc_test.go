@@ -1,0 +1,56 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestGlobalAveragePoolNHWC checks the channels-last pool against the
+// NCHW one (GlobalAveragePoolRows on the same values transposed), bit for
+// bit, on channel counts around the SIMD blocks of 8 and 32, one and two
+// images, one and two threads; bad sizes are refused.
+func TestGlobalAveragePoolNHWC(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{1, 2} {
+		for _, pix := range []int{1, 5, 49, 196} {
+			for _, c := range []int{1, 7, 8, 9, 31, 32, 33, 40, 72, 100} {
+				in := make([]float32, n*pix*c)
+				for i := range in {
+					in[i] = r.Float32()*2 - 1
+				}
+				planes := make([]float32, len(in))
+				for i := range n {
+					for p := range pix {
+						for k := range c {
+							planes[(i*c+k)*pix+p] = in[(i*pix+p)*c+k]
+						}
+					}
+				}
+				want := make([]float32, n*c)
+				GlobalAveragePoolRows(planes, want, pix, 0, n*c)
+				for _, threads := range []int{1, 2} {
+					ctx := NewContext(threads)
+					got := make([]float32, n*c)
+					if err := ctx.GlobalAveragePoolNHWC(n, pix, c, in, got); err != nil {
+						t.Fatal(err)
+					}
+					ctx.Close()
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%d images of %d pixels of %d channels, %d threads: mean %d = %v, NCHW %v", n, pix, c, threads, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	ctx := NewContext(1)
+	defer ctx.Close()
+	if err := ctx.GlobalAveragePoolNHWC(1, 4, 8, make([]float32, 31), make([]float32, 8)); err == nil {
+		t.Error("a short input accepted")
+	}
+	if err := ctx.GlobalAveragePoolNHWC(1, 0, 8, nil, make([]float32, 8)); err == nil {
+		t.Error("no pixels accepted")
+	}
+}
