@@ -21,37 +21,46 @@ func reluGeneric(x, y []float32) {
 
 // AddSuffix sets y = x + b with b repeated along x (len(b) divides
 // len(x); b is x's trailing axes, as a bias). len(y) must be len(x).
-func AddSuffix(x, b, y []float32) {
-	y = y[:len(x)]
-	n := len(b)
-	if n == 0 {
-		return
-	}
-	if n == len(x) {
-		for i := range x {
-			y[i] = x[i] + b[i]
-		}
-		return
-	}
-	for o := 0; o+n <= len(x); o += n {
-		xs, ys := x[o:o+n], y[o:o+n]
-		for i := range xs {
-			ys[i] = xs[i] + b[i]
-		}
-	}
-}
+func AddSuffix(x, b, y []float32) { suffix(x, b, y, addRowsAsm, false) }
 
 // MulSuffix sets y = x · b with b repeated along x, as AddSuffix.
-func MulSuffix(x, b, y []float32) {
-	y = y[:len(x)]
+func MulSuffix(x, b, y []float32) { suffix(x, b, y, mulRowsAsm, true) }
+
+// mulRowsAsm and addRowsAsm (nil: none) are mulRowsAVX2 and addRowsAVX2:
+// rows of x against one row b over their first n (a multiple of 8)
+// elements; set during package initialization, read-only afterwards.
+var mulRowsAsm, addRowsAsm func(rows, n, ld int, x, b, y *float32)
+
+// suffix sets y = x · b (mul) or x + b with b repeated along x: the
+// multiple-of-8 head of every row in one asm call, each row's tail (and
+// everything without asm) in Go; one IEEE operation an element either
+// way.
+func suffix(x, b, y []float32, asm func(rows, n, ld int, x, b, y *float32), mul bool) {
 	n := len(b)
 	if n == 0 {
 		return
 	}
-	for o := 0; o+n <= len(x); o += n {
-		xs, ys := x[o:o+n], y[o:o+n]
-		for i := range xs {
-			ys[i] = xs[i] * b[i]
+	rows := len(x) / n
+	y = y[:rows*n]
+	head := 0
+	if asm != nil && n >= 8 && rows > 0 {
+		head = n &^ 7
+		asm(rows, head, n, &x[0], &b[0], &y[0])
+		if head == n {
+			return
+		}
+	}
+	bt := b[head:]
+	for o := 0; o < rows*n; o += n {
+		xs, ys := x[o+head:o+n], y[o+head:o+n]
+		if mul {
+			for i, v := range xs {
+				ys[i] = v * bt[i]
+			}
+		} else {
+			for i, v := range xs {
+				ys[i] = v + bt[i]
+			}
 		}
 	}
 }

@@ -8,13 +8,13 @@ import (
 
 // TestGlobalAveragePoolNHWC checks the channels-last pool against the
 // NCHW one (GlobalAveragePoolRows on the same values transposed), bit for
-// bit, on channel counts around the SIMD blocks of 8 and 32, one and two
+// bit, on channel counts around the SIMD blocks of 8 to 32 and the groups of 16 the work splits by, one and two
 // images, one and two threads; bad sizes are refused.
 func TestGlobalAveragePoolNHWC(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, n := range []int{1, 2} {
 		for _, pix := range []int{1, 5, 49, 196} {
-			for _, c := range []int{1, 7, 8, 9, 31, 32, 33, 40, 72, 100} {
+			for _, c := range []int{1, 7, 8, 9, 16, 23, 24, 31, 32, 33, 40, 48, 56, 72, 100} {
 				in := make([]float32, n*pix*c)
 				for i := range in {
 					in[i] = r.Float32()*2 - 1

@@ -191,6 +191,8 @@ func init() {
 			lerpRowsAsm, lerp2xAsm = nil, nil
 			dwNHWCAsm = nil
 			transpose8x8 = nil
+			mulRowsAsm, addRowsAsm = nil, nil
+			gapNHWCAsm = [4]func(pix int, x *float32, ldx int, s *float64){}
 		}
 	}
 }

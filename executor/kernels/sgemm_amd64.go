@@ -464,15 +464,35 @@ func transpose8x8AVX2(tiles int, x *float32, ldx int, y *float32, ldy int)
 //go:noescape
 func interleave2AVX2(blocks int, a *float32, b *float32, y *float32)
 
+// gapNHWC8AVX2 sets s[l] += float64(x[i·ldx+l]) for l < 8 and i < pix, i in order.
+//
+//go:noescape
+func gapNHWC8AVX2(pix int, x *float32, ldx int, s *float64)
+
+// gapNHWC16AVX2 sets s[l] += float64(x[i·ldx+l]) for l < 16 and i < pix, i in order.
+//
+//go:noescape
+func gapNHWC16AVX2(pix int, x *float32, ldx int, s *float64)
+
+// gapNHWC24AVX2 sets s[l] += float64(x[i·ldx+l]) for l < 24 and i < pix, i in order.
+//
+//go:noescape
+func gapNHWC24AVX2(pix int, x *float32, ldx int, s *float64)
+
 // gapNHWC32AVX2 sets s[l] += float64(x[i·ldx+l]) for l < 32 and i < pix, i in order.
 //
 //go:noescape
 func gapNHWC32AVX2(pix int, x *float32, ldx int, s *float64)
 
-// gapNHWC8AVX2 sets s[l] += float64(x[i·ldx+l]) for l < 8 and i < pix, i in order.
+// mulRowsAVX2 sets y[r·ld+i] = x[r·ld+i] · b[i] for r < rows, i < n; n is a multiple of 8.
 //
 //go:noescape
-func gapNHWC8AVX2(pix int, x *float32, ldx int, s *float64)
+func mulRowsAVX2(rows int, n int, ld int, x *float32, b *float32, y *float32)
+
+// addRowsAVX2 sets y[r·ld+i] = x[r·ld+i] + b[i] for r < rows, i < n; n is a multiple of 8.
+//
+//go:noescape
+func addRowsAVX2(rows int, n int, ld int, x *float32, b *float32, y *float32)
 
 // igemmAVX512 sets a 12×32 int32 tile of C to the product of packed int16-pair panels of A and B.
 //

@@ -11959,6 +11959,114 @@ interleave2_done:
 	VZEROUPPER
 	RET
 
+// func gapNHWC8AVX2(pix int, x *float32, ldx int, s *float64)
+// Requires: AVX
+TEXT ·gapNHWC8AVX2(SB), NOSPLIT, $0-32
+	MOVQ    pix+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    ldx+16(FP), DX
+	MOVQ    s+24(FP), BX
+	SHLQ    $0x02, DX
+	VMOVUPD (BX), Y0
+	VMOVUPD 32(BX), Y1
+	TESTQ   AX, AX
+	JZ      gapNHWC8AVX2_store
+
+gapNHWC8AVX2_loop:
+	VCVTPS2PD (CX), Y2
+	VADDPD    Y2, Y0, Y0
+	VCVTPS2PD 16(CX), Y2
+	VADDPD    Y2, Y1, Y1
+	ADDQ      DX, CX
+	DECQ      AX
+	JNZ       gapNHWC8AVX2_loop
+
+gapNHWC8AVX2_store:
+	VMOVUPD Y0, (BX)
+	VMOVUPD Y1, 32(BX)
+	VZEROUPPER
+	RET
+
+// func gapNHWC16AVX2(pix int, x *float32, ldx int, s *float64)
+// Requires: AVX
+TEXT ·gapNHWC16AVX2(SB), NOSPLIT, $0-32
+	MOVQ    pix+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    ldx+16(FP), DX
+	MOVQ    s+24(FP), BX
+	SHLQ    $0x02, DX
+	VMOVUPD (BX), Y0
+	VMOVUPD 32(BX), Y1
+	VMOVUPD 64(BX), Y2
+	VMOVUPD 96(BX), Y3
+	TESTQ   AX, AX
+	JZ      gapNHWC16AVX2_store
+
+gapNHWC16AVX2_loop:
+	VCVTPS2PD (CX), Y4
+	VADDPD    Y4, Y0, Y0
+	VCVTPS2PD 16(CX), Y4
+	VADDPD    Y4, Y1, Y1
+	VCVTPS2PD 32(CX), Y4
+	VADDPD    Y4, Y2, Y2
+	VCVTPS2PD 48(CX), Y4
+	VADDPD    Y4, Y3, Y3
+	ADDQ      DX, CX
+	DECQ      AX
+	JNZ       gapNHWC16AVX2_loop
+
+gapNHWC16AVX2_store:
+	VMOVUPD Y0, (BX)
+	VMOVUPD Y1, 32(BX)
+	VMOVUPD Y2, 64(BX)
+	VMOVUPD Y3, 96(BX)
+	VZEROUPPER
+	RET
+
+// func gapNHWC24AVX2(pix int, x *float32, ldx int, s *float64)
+// Requires: AVX
+TEXT ·gapNHWC24AVX2(SB), NOSPLIT, $0-32
+	MOVQ    pix+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    ldx+16(FP), DX
+	MOVQ    s+24(FP), BX
+	SHLQ    $0x02, DX
+	VMOVUPD (BX), Y0
+	VMOVUPD 32(BX), Y1
+	VMOVUPD 64(BX), Y2
+	VMOVUPD 96(BX), Y3
+	VMOVUPD 128(BX), Y4
+	VMOVUPD 160(BX), Y5
+	TESTQ   AX, AX
+	JZ      gapNHWC24AVX2_store
+
+gapNHWC24AVX2_loop:
+	VCVTPS2PD (CX), Y6
+	VADDPD    Y6, Y0, Y0
+	VCVTPS2PD 16(CX), Y6
+	VADDPD    Y6, Y1, Y1
+	VCVTPS2PD 32(CX), Y6
+	VADDPD    Y6, Y2, Y2
+	VCVTPS2PD 48(CX), Y6
+	VADDPD    Y6, Y3, Y3
+	VCVTPS2PD 64(CX), Y6
+	VADDPD    Y6, Y4, Y4
+	VCVTPS2PD 80(CX), Y6
+	VADDPD    Y6, Y5, Y5
+	ADDQ      DX, CX
+	DECQ      AX
+	JNZ       gapNHWC24AVX2_loop
+
+gapNHWC24AVX2_store:
+	VMOVUPD Y0, (BX)
+	VMOVUPD Y1, 32(BX)
+	VMOVUPD Y2, 64(BX)
+	VMOVUPD Y3, 96(BX)
+	VMOVUPD Y4, 128(BX)
+	VMOVUPD Y5, 160(BX)
+	VZEROUPPER
+	RET
+
 // func gapNHWC32AVX2(pix int, x *float32, ldx int, s *float64)
 // Requires: AVX
 TEXT ·gapNHWC32AVX2(SB), NOSPLIT, $0-32
@@ -12011,31 +12119,123 @@ gapNHWC32AVX2_store:
 	VZEROUPPER
 	RET
 
-// func gapNHWC8AVX2(pix int, x *float32, ldx int, s *float64)
+// func mulRowsAVX2(rows int, n int, ld int, x *float32, b *float32, y *float32)
 // Requires: AVX
-TEXT ·gapNHWC8AVX2(SB), NOSPLIT, $0-32
-	MOVQ    pix+0(FP), AX
-	MOVQ    x+8(FP), CX
-	MOVQ    ldx+16(FP), DX
-	MOVQ    s+24(FP), BX
-	SHLQ    $0x02, DX
-	VMOVUPD (BX), Y0
-	VMOVUPD 32(BX), Y1
-	TESTQ   AX, AX
-	JZ      gapNHWC8AVX2_store
+TEXT ·mulRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ  rows+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  ld+16(FP), DX
+	MOVQ  x+24(FP), BX
+	MOVQ  b+32(FP), SI
+	MOVQ  y+40(FP), DI
+	SHLQ  $0x02, DX
+	SHRQ  $0x03, CX
+	TESTQ CX, CX
+	JZ    mulRowsAVX2_done
+	TESTQ AX, AX
+	JZ    mulRowsAVX2_done
 
-gapNHWC8AVX2_loop:
-	VCVTPS2PD (CX), Y2
-	VADDPD    Y2, Y0, Y0
-	VCVTPS2PD 16(CX), Y2
-	VADDPD    Y2, Y1, Y1
-	ADDQ      DX, CX
-	DECQ      AX
-	JNZ       gapNHWC8AVX2_loop
+mulRowsAVX2_row:
+	XORQ R8, R8
+	MOVQ CX, R9
+	CMPQ R9, $0x04
+	JB   mulRowsAVX2_one
 
-gapNHWC8AVX2_store:
-	VMOVUPD Y0, (BX)
-	VMOVUPD Y1, 32(BX)
+mulRowsAVX2_four:
+	VMOVUPS (BX)(R8*1), Y0
+	VMULPS  (SI)(R8*1), Y0, Y0
+	VMOVUPS Y0, (DI)(R8*1)
+	VMOVUPS 32(BX)(R8*1), Y0
+	VMULPS  32(SI)(R8*1), Y0, Y0
+	VMOVUPS Y0, 32(DI)(R8*1)
+	VMOVUPS 64(BX)(R8*1), Y0
+	VMULPS  64(SI)(R8*1), Y0, Y0
+	VMOVUPS Y0, 64(DI)(R8*1)
+	VMOVUPS 96(BX)(R8*1), Y0
+	VMULPS  96(SI)(R8*1), Y0, Y0
+	VMOVUPS Y0, 96(DI)(R8*1)
+	ADDQ    $0x80, R8
+	SUBQ    $0x04, R9
+	CMPQ    R9, $0x04
+	JAE     mulRowsAVX2_four
+	TESTQ   R9, R9
+	JZ      mulRowsAVX2_next
+
+mulRowsAVX2_one:
+	VMOVUPS (BX)(R8*1), Y0
+	VMULPS  (SI)(R8*1), Y0, Y0
+	VMOVUPS Y0, (DI)(R8*1)
+	ADDQ    $0x20, R8
+	DECQ    R9
+	JNZ     mulRowsAVX2_one
+
+mulRowsAVX2_next:
+	ADDQ DX, BX
+	ADDQ DX, DI
+	DECQ AX
+	JNZ  mulRowsAVX2_row
+
+mulRowsAVX2_done:
+	VZEROUPPER
+	RET
+
+// func addRowsAVX2(rows int, n int, ld int, x *float32, b *float32, y *float32)
+// Requires: AVX
+TEXT ·addRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ  rows+0(FP), AX
+	MOVQ  n+8(FP), CX
+	MOVQ  ld+16(FP), DX
+	MOVQ  x+24(FP), BX
+	MOVQ  b+32(FP), SI
+	MOVQ  y+40(FP), DI
+	SHLQ  $0x02, DX
+	SHRQ  $0x03, CX
+	TESTQ CX, CX
+	JZ    addRowsAVX2_done
+	TESTQ AX, AX
+	JZ    addRowsAVX2_done
+
+addRowsAVX2_row:
+	XORQ R8, R8
+	MOVQ CX, R9
+	CMPQ R9, $0x04
+	JB   addRowsAVX2_one
+
+addRowsAVX2_four:
+	VMOVUPS (BX)(R8*1), Y0
+	VADDPS  (SI)(R8*1), Y0, Y0
+	VMOVUPS Y0, (DI)(R8*1)
+	VMOVUPS 32(BX)(R8*1), Y0
+	VADDPS  32(SI)(R8*1), Y0, Y0
+	VMOVUPS Y0, 32(DI)(R8*1)
+	VMOVUPS 64(BX)(R8*1), Y0
+	VADDPS  64(SI)(R8*1), Y0, Y0
+	VMOVUPS Y0, 64(DI)(R8*1)
+	VMOVUPS 96(BX)(R8*1), Y0
+	VADDPS  96(SI)(R8*1), Y0, Y0
+	VMOVUPS Y0, 96(DI)(R8*1)
+	ADDQ    $0x80, R8
+	SUBQ    $0x04, R9
+	CMPQ    R9, $0x04
+	JAE     addRowsAVX2_four
+	TESTQ   R9, R9
+	JZ      addRowsAVX2_next
+
+addRowsAVX2_one:
+	VMOVUPS (BX)(R8*1), Y0
+	VADDPS  (SI)(R8*1), Y0, Y0
+	VMOVUPS Y0, (DI)(R8*1)
+	ADDQ    $0x20, R8
+	DECQ    R9
+	JNZ     addRowsAVX2_one
+
+addRowsAVX2_next:
+	ADDQ DX, BX
+	ADDQ DX, DI
+	DECQ AX
+	JNZ  addRowsAVX2_row
+
+addRowsAVX2_done:
 	VZEROUPPER
 	RET
 

@@ -78,8 +78,13 @@ func main() {
 	// Two rows interleaved (a channel shuffle of two groups, NHWC).
 	interleave2()
 	// Channel sums over the pixels of an NHWC image (GlobalAveragePool).
-	gapNHWC("gapNHWC32AVX2", 8)
-	gapNHWC("gapNHWC8AVX2", 2)
+	for nv := 2; nv <= 8; nv += 2 {
+		gapNHWC(fmt.Sprintf("gapNHWC%dAVX2", 4*nv), nv)
+	}
+	// Rows against one row (a per-channel scale or bias of an NHWC
+	// tensor, a bias row of a matrix).
+	suffixRows("mulRowsAVX2", true)
+	suffixRows("addRowsAVX2", false)
 	// Integer GEMM (int16 pairs, int32 sums): AVX-512BW 12×32, AVX2 6×16.
 	ikernel("igemmAVX512", 12, 2, 16, true, func() reg.VecVirtual { return ZMM() })
 	ikernel("igemmAVX2", 6, 2, 8, false, func() reg.VecVirtual { return YMM() })
@@ -2483,6 +2488,68 @@ func gapNHWC(name string, nv int) {
 	ps := Load(Param("s"), GP64())
 	SHLQ(Imm(2), ldx)
 	f64Sums(name, n, px, ldx, ps, nv)
+}
+
+// suffixRows emits func name(rows, n, ld int, x, b, y *float32): for
+// r < rows and i < n, y[r·ld+i] = x[r·ld+i] · b[i] (mul) or + b[i]; n is
+// a multiple of 8. One IEEE operation an element: the bits of the Go
+// loop.
+func suffixRows(name string, mul bool) {
+	TEXT(name, NOSPLIT, "func(rows, n, ld int, x, b, y *float32)")
+	Pragma("noescape")
+	op, sign := VADDPS, "+"
+	if mul {
+		op, sign = VMULPS, "·"
+	}
+	Doc(fmt.Sprintf("%s sets y[r·ld+i] = x[r·ld+i] %s b[i] for r < rows, i < n; n is a multiple of 8.", name, sign))
+	rows := Load(Param("rows"), GP64())
+	n := Load(Param("n"), GP64())
+	ld := Load(Param("ld"), GP64())
+	px := Load(Param("x"), GP64())
+	pb := Load(Param("b"), GP64())
+	py := Load(Param("y"), GP64())
+	SHLQ(Imm(2), ld)
+	SHRQ(Imm(3), n)
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_done"))
+	TESTQ(rows, rows)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_row")
+	i := GP64()
+	XORQ(i, i)
+	cnt := GP64()
+	MOVQ(n, cnt)
+	CMPQ(cnt, Imm(4))
+	JB(LabelRef(name + "_one"))
+	Label(name + "_four")
+	for j := 0; j < 4; j++ {
+		t := YMM()
+		VMOVUPS(Mem{Base: px, Index: i, Scale: 1, Disp: 32 * j}, t)
+		op(Mem{Base: pb, Index: i, Scale: 1, Disp: 32 * j}, t, t)
+		VMOVUPS(t, Mem{Base: py, Index: i, Scale: 1, Disp: 32 * j})
+	}
+	ADDQ(Imm(128), i)
+	SUBQ(Imm(4), cnt)
+	CMPQ(cnt, Imm(4))
+	JAE(LabelRef(name + "_four"))
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(name + "_next"))
+	Label(name + "_one")
+	t := YMM()
+	VMOVUPS(Mem{Base: px, Index: i, Scale: 1}, t)
+	op(Mem{Base: pb, Index: i, Scale: 1}, t, t)
+	VMOVUPS(t, Mem{Base: py, Index: i, Scale: 1})
+	ADDQ(Imm(32), i)
+	DECQ(cnt)
+	JNZ(LabelRef(name + "_one"))
+	Label(name + "_next")
+	ADDQ(ld, px)
+	ADDQ(ld, py)
+	DECQ(rows)
+	JNZ(LabelRef(name + "_row"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
 }
 
 // interleave2 emits func interleave2AVX2(blocks int, a, b, y *float32):
