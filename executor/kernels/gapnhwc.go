@@ -5,17 +5,33 @@ package kernels
 // during package initialization and read-only afterwards.
 var gapNHWCAsm [4]func(pix int, x *float32, ldx int, s *float64)
 
+// Large images pool in chunks of pixels: about gapChunkValues values a
+// chunk, at most gapMaxChunks chunks an image.
+const (
+	gapChunkValues = 1 << 15
+	gapMaxChunks   = 8
+)
+
 // GlobalAveragePoolNHWC sets y[i·c+k] to the mean of channel k of image i
 // over its pix pixels, in stored channels last (n images of pix pixels of
 // c channels). Each sum is made in float64, pixel by pixel in order, as
-// GlobalAveragePoolRows makes it over an NCHW plane: the same bits. Work
-// splits by groups of 16 channels.
+// GlobalAveragePoolRows makes it over an NCHW plane (the same bits), work
+// split by groups of 16 channels; but a large image (pix·c at least
+// 2·gapChunkValues) is summed in chunks of consecutive pixels, each
+// chunk's sums made as above and added in chunk order: a thread reads
+// only its own pixels (mostly the ones it wrote, when the step before
+// split by pixels too) and the bits depend on the shape alone, never on
+// the thread count.
 func (x *Context) GlobalAveragePoolNHWC(n, pix, c int, in, y []float32) error {
 	if n < 0 || pix < 1 || c < 1 {
 		return shapeErr("global average pool: %d images of %d pixels of %d channels", n, pix, c)
 	}
 	if len(in) < n*pix*c || len(y) < n*c {
 		return shapeErr("global average pool: %d input and %d output values for %d images of %d pixels of %d channels", len(in), len(y), n, pix, c)
+	}
+	if k := min(gapMaxChunks, pix*c/gapChunkValues, pix); k >= 2 {
+		x.gapPixelChunks(n, pix, c, k, in, y)
+		return nil
 	}
 	// Work splits by groups of 16 channels (whole cache lines of a pixel
 	// when c is a multiple of 16), a call summing up to two groups in
@@ -28,21 +44,8 @@ func (x *Context) GlobalAveragePoolNHWC(n, pix, c int, in, y []float32) error {
 			k0 := 16 * g
 			ng := min(hi-u, groups-g, 2) // groups of this image in this call
 			k1 := min(c, k0+16*ng)
-			img0 := in[img*pix*c:]
 			clear(s[:])
-			k := k0
-			if nb := (k1 - k0) / 8; nb > 0 && gapNHWCAsm[nb-1] != nil {
-				gapNHWCAsm[nb-1](pix, &img0[k], c, &s[0])
-				k += 8 * nb
-			}
-			if k < k1 {
-				for p := range pix {
-					row := img0[p*c+k : p*c+k1]
-					for j, v := range row {
-						s[k-k0+j] += float64(v)
-					}
-				}
-			}
+			gapSums(in[img*pix*c+k0:], pix, c, s[:k1-k0])
 			for j := k0; j < k1; j++ {
 				y[img*c+j] = float32(s[j-k0] / float64(pix))
 			}
@@ -50,4 +53,57 @@ func (x *Context) GlobalAveragePoolNHWC(n, pix, c int, in, y []float32) error {
 		}
 	})
 	return nil
+}
+
+// gapPixelChunks is GlobalAveragePoolNHWC over k chunks of pixels an
+// image.
+func (x *Context) gapPixelChunks(n, pix, c, k int, in, y []float32) {
+	sc := x.get()
+	defer x.put(sc)
+	if cap(sc.sums) < n*k*c {
+		sc.sums = make([]float64, n*k*c)
+	}
+	part := sc.sums[:n*k*c]
+	x.Range(n*k, pix/k*c, func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			img, j := u/k, u%k
+			p0, p1 := j*pix/k, (j+1)*pix/k
+			s := part[u*c : (u+1)*c]
+			clear(s)
+			img0 := in[(img*pix+p0)*c:]
+			for k0 := 0; k0 < c; k0 += 32 {
+				gapSums(img0[k0:], p1-p0, c, s[k0:min(c, k0+32)])
+			}
+		}
+	})
+	for img := range n {
+		sums := part[img*k*c : (img+1)*k*c]
+		for ch := range c {
+			t := sums[ch]
+			for j := 1; j < k; j++ {
+				t += sums[j*c+ch]
+			}
+			y[img*c+ch] = float32(t / float64(pix))
+		}
+	}
+}
+
+// gapSums adds float64(x[p·ldx+l]) into s[l] for l < len(s) (at most 32)
+// and p < pix, p in order: the multiple-of-8 head in one asm pass, the
+// rest in Go.
+func gapSums(x []float32, pix, ldx int, s []float64) {
+	w, l := len(s), 0
+	if nb := w / 8; nb > 0 && gapNHWCAsm[nb-1] != nil {
+		_ = x[(pix-1)*ldx+w-1]
+		gapNHWCAsm[nb-1](pix, &x[0], ldx, &s[0])
+		l = 8 * nb
+	}
+	if l < w {
+		for p := range pix {
+			row := x[p*ldx+l : p*ldx+w]
+			for j, v := range row {
+				s[l+j] += float64(v)
+			}
+		}
+	}
 }

@@ -253,7 +253,8 @@ type scratch struct {
 	rowsOff    []int
 	rowsOffKey rowOffKey
 	rowsOffSet bool
-	taps       []int // DepthwiseNHWC's tap table
+	taps       []int     // DepthwiseNHWC's tap table
+	sums       []float64 // GlobalAveragePoolNHWC's sums of pixel chunks
 }
 
 func (x *Context) get() *scratch {
