@@ -139,7 +139,11 @@ func usesOf(steps []step) valueUses {
 func stepIO(st step) (reads, writes []*canonical.Value) {
 	switch st := st.(type) {
 	case *hostStep:
-		return append(append([]*canonical.Value{}, st.n.Inputs...), st.n.OuterValues()...), st.n.Outputs
+		reads = append(append([]*canonical.Value{}, st.n.Inputs...), st.n.OuterValues()...)
+		if st.scale != nil {
+			reads = append(reads, st.scale.by)
+		}
+		return reads, st.n.Outputs
 	case *segStep:
 		return st.params, st.outs
 	case *fusedStep:
@@ -259,6 +263,9 @@ type hostStep struct {
 	// conv: a Conv's geometry for the input shapes of its last run
 	// (convParams), so that a replay does not parse the attributes again.
 	conv atomic.Pointer[convMemo]
+	// scale: a 1×1 Conv that took the Mul by channel before it
+	// (fuseScaleConv); nil for any other step.
+	scale *scaleIn
 }
 
 // wakeFor wakes the kernel threads before a step whose kernels split
@@ -293,7 +300,7 @@ func (st *hostStep) execArena(ctx context.Context, e *Executor, en *env, ar *out
 	if err != nil {
 		return false, err
 	}
-	c.arena, c.conv, c.deferConv, c.nhwc = ar, &st.conv, en.deferConv, st.nhwc
+	c.arena, c.conv, c.deferConv, c.nhwc, c.scale = ar, &st.conv, en.deferConv, st.nhwc, st.scale
 	if !st.packs {
 		if err := c.restoreReleased(); err != nil {
 			return false, err
@@ -450,6 +457,7 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 		steps = fuseConcatTranspose(gi, steps, keep)
 		steps = fuseConcat(gi, fuseExpandDw(gi, fuseSteps(gi, steps, keep), keep), keep)
 		if e.kern != nil {
+			steps = fuseScaleConv(gi, steps, keep)
 			markNHWC(gi, steps, keep)
 		}
 	}

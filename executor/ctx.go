@@ -50,6 +50,9 @@ type lctx struct {
 	// nhwc: the plan keeps this step's output channels last (a Conv, a
 	// Slice, a channel shuffle: hostStep.nhwc; nhwc.go).
 	nhwc bool
+	// scale: the Mul by channel a 1×1 Conv took (hostStep.scale,
+	// fuse_scale.go); nil: none.
+	scale *scaleIn
 	// slotBuf holds ins and outs of a replayed step with at most
 	// len(slotBuf) of them together (newHostCtx): one allocation a step
 	// instead of three.

@@ -539,7 +539,24 @@ func kernelConv(c *lctx) error {
 		// The plan keeps this Conv's output channels last (nhwc.go).
 		p, ok, err := convParams(c, hr.shape, c.Shape(1))
 		if err == nil && ok && c.runsNHWC(p) {
-			return c.convNHWC(p)
+			if c.scale == nil {
+				return c.convNHWC(p, nil)
+			}
+			if s := c.channelScale(p); s != nil {
+				return c.convNHWC(p, s)
+			}
+		}
+	}
+	if c.scale != nil {
+		if err := c.scaledInput(); err != nil {
+			return err
+		}
+		defer c.dropMul()
+		if hr := c.in(0).h; c.nhwc && hr != nil {
+			p, ok, err := convParams(c, hr.shape, c.Shape(1))
+			if err == nil && ok && c.runsNHWC(p) {
+				return c.convNHWC(p, nil)
+			}
 		}
 	}
 	hx, err := c.H(0)

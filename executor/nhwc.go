@@ -164,6 +164,9 @@ func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 			for _, v := range h.n.OuterValues() {
 				readers[v] = append(readers[v], nhwcReader{u: u})
 			}
+			if h.scale != nil {
+				readers[h.scale.by] = append(readers[h.scale.by], nhwcReader{u: u})
+			}
 		}
 	}
 	for _, st := range steps {
@@ -358,10 +361,37 @@ func nhwcDepthwise(p kernels.Conv2D) bool {
 	return p.Groups == p.C && p.M == p.C && p.KH*p.KW <= 64
 }
 
+// channelScale is the per-channel operand of the Mul a 1×1 Conv took
+// (fuse_scale.go) as the NHWC kernel takes it — one value per input
+// channel ([C, 1, 1], [1, C, 1, 1]) or per image and channel ([N, C, 1,
+// 1]), float32 — or nil when it is not such an operand.
+func (c *lctx) channelScale(p kernels.Conv2D) []float32 {
+	if !nhwcPointwise(p) {
+		return nil
+	}
+	sl := c.en.get(c.scale.by)
+	if sl == nil || sl.kind != kindTensor || sl.h == nil || sl.h.nhwc || sl.h.released || sl.h.dt != canonical.Float {
+		return nil
+	}
+	s := sl.h.shape
+	switch {
+	case len(s) == 3 && s[0] == p.C && s[1] == 1 && s[2] == 1:
+	case len(s) == 4 && (s[0] == 1 || s[0] == p.N) && s[1] == p.C && s[2] == 1 && s[3] == 1:
+	default:
+		return nil
+	}
+	b, err := f32(sl.h)
+	if err != nil || len(b) != numel(s) {
+		return nil
+	}
+	return b
+}
+
 // convNHWC runs the Conv of c (runsNHWC) with the NHWC kernels: its input
-// as stored, or transposed from NCHW at the start of an NHWC region; its
-// output channels last.
-func (c *lctx) convNHWC(p kernels.Conv2D) error {
+// as stored, or transposed from NCHW at the start of an NHWC region,
+// multiplied by channel by scale (nil: not; channelScale) as the 1×1
+// kernel reads it; its output channels last.
+func (c *lctx) convNHWC(p kernels.Conv2D, scale []float32) error {
 	if c.en.pend.Set() {
 		// The expansion this convolution reads was left to it
 		// (fuse_expanddw.go) and runs in NCHW: compute it first.
@@ -406,7 +436,11 @@ func (c *lctx) convNHWC(p kernels.Conv2D) error {
 			pk, err := kernels.PackPointwise(p.C, p.M, d)
 			return packEntry{mat: pk}, err
 		}); err == nil {
-			err = c.e.kern.PointwiseNHWC(p.N*p.H*p.W, p.C, p.M, x, pe.mat, bias, yd, c.act, epi)
+			if scale != nil {
+				err = c.e.kern.PointwiseNHWCScaled(p.N*p.H*p.W, p.C, p.M, x, scale, p.H*p.W, pe.mat, bias, yd, c.act, epi)
+			} else {
+				err = c.e.kern.PointwiseNHWC(p.N*p.H*p.W, p.C, p.M, x, pe.mat, bias, yd, c.act, epi)
+			}
 		}
 	} else {
 		var pe packEntry

@@ -16,6 +16,9 @@ func nhwcSteps(p *plan) map[string]int {
 	visit = func(st step) {
 		switch st := st.(type) {
 		case *hostStep:
+			if st.scale != nil {
+				n["scaled Conv"]++ // any layout (fuse_scale.go)
+			}
 			switch {
 			case !st.nhwc:
 			case st.shuffle != nil:
@@ -64,11 +67,13 @@ func TestNHWCPlan(t *testing.T) {
 		// pools its output as stored); the stem (a 3×3 convolution of
 		// stride 2) stays NCHW.
 		{"mobilenet_small", map[string]int{"Conv": 51}, "the blocks' 50 convolutions and the last"},
-		// Every convolution but the stem: the 11 blocks', their
-		// squeeze-and-excitations' 1×1 products (run in NCHW: one pixel
-		// is the same memory in either layout; the pools and the Muls by
-		// channel read and write channels last) and the last.
-		{"mobilenet_v3_se", map[string]int{"Conv": 51}, "51 convolutions, all but the stem"},
+		// Every convolution but the stem and the 9 squeeze-and-
+		// excitations' two 1×1 products on one pixel (the same memory in
+		// either layout: NCHW): the 11 blocks' (2 + 2·3 + 8·3) and the
+		// last. The pools pool channels last, and each projection after
+		// a squeeze-and-excitation took its Mul by channel
+		// (fuseScaleConv) and multiplies as it reads.
+		{"mobilenet_v3_se", map[string]int{"Conv": 33, "scaled Conv": 9}, "33 convolutions channels last, 9 of them scaled"},
 		// 8 units: 3 of stride 2 (a depthwise convolution and a 1×1 one
 		// on one branch, 1×1, depthwise, 1×1 on the other: 5 each), 5 of
 		// stride 1 (two Slices, 3 convolutions each), each unit's
@@ -122,5 +127,73 @@ func TestNHWCPlan(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestScaleConvNCHW runs the squeeze-and-excitation fixture's plan with
+// every step in NCHW (hostStep.nhwc cleared after the build): each
+// projection that took its Mul by channel (fuseScaleConv) then runs the
+// Mul first (lctx.scaledInput), and the outputs are the bits of the
+// channels-last runs, within torch's tolerance.
+func TestScaleConvNCHW(t *testing.T) {
+	dir := filepath.Join("..", "fixtures", "models", "mobilenet_v3_se")
+	m, ins := loadModelDir(t, dir)
+	want := floats(t, readTensorFile(t, filepath.Join(dir, "test_data_set_0", "output_0.pb")))
+	ex, err := New(m, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	run := func() []float32 {
+		t.Helper()
+		outs, err := ex.Run(context.Background(), ins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return floats(t, outs[0])
+	}
+	run()
+	nhwc := run()
+	scaled := 0
+	var visit func(st step)
+	visit = func(st step) {
+		switch st := st.(type) {
+		case *hostStep:
+			st.nhwc = false
+			if st.scale != nil {
+				scaled++
+			}
+		case *fusedStep:
+			for _, h := range st.steps {
+				visit(h)
+			}
+		case *expandDwStep:
+			visit(st.expand)
+			visit(st.dw)
+		case *concatStep:
+			for _, s := range st.parts {
+				visit(s)
+			}
+			visit(st.concat)
+		}
+	}
+	for _, p := range ex.plans {
+		for _, st := range p.steps {
+			visit(st)
+		}
+	}
+	if scaled != 9 {
+		t.Fatalf("%d projections took their Mul by channel, want 9", scaled)
+	}
+	for range 2 {
+		got := run()
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-4+1e-3*math.Abs(float64(want[i])) {
+				t.Fatalf("NCHW: output[%d] = %g, torch computed %g", i, got[i], want[i])
+			}
+			if math.Float32bits(got[i]) != math.Float32bits(nhwc[i]) {
+				t.Fatalf("NCHW: output[%d] = %g, channels last %g", i, got[i], nhwc[i])
+			}
+		}
 	}
 }

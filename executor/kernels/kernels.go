@@ -255,6 +255,7 @@ type scratch struct {
 	rowsOffSet bool
 	taps       []int     // DepthwiseNHWC's tap table
 	sums       []float64 // GlobalAveragePoolNHWC's sums of pixel chunks
+	scaled     []float32 // PointwiseNHWCScaled's scaled rows
 }
 
 func (x *Context) get() *scratch {

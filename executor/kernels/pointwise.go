@@ -36,6 +36,50 @@ func PackPointwise(c, m int, w []float32) (*Packed, error) {
 // of multiply-adds whatever the thread count (the pixels are split, never
 // the channels' sums).
 func (x *Context) PointwiseNHWC(pix, c, m int, in []float32, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
+	return x.pointwise(pix, c, m, in, chanScale{}, pw, bias, y, act, epi)
+}
+
+// PointwiseNHWCScaled is PointwiseNHWC of the input multiplied by
+// channel: x[p·c + i]·scale[k·c + i] for pixel p of image k = p / imgPix
+// (scale one row of c for every image when len(scale) == c). A
+// squeeze-and-excitation's Mul and the projection after it in one pass
+// over the input: each product is rounded to float32 before the
+// multiply-adds read it, as the Mul's own kernel rounds it (the same
+// bits), made a block of pixels at a time into a buffer of the thread's
+// that is in cache when the multiply-adds read it.
+func (x *Context) PointwiseNHWCScaled(pix, c, m int, in, scale []float32, imgPix int, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
+	if imgPix < 1 || pix%imgPix != 0 || len(scale) != c && len(scale) != pix/imgPix*c {
+		return shapeErr("pointwise: %d scale values for %d pixels of %d channels, %d pixels an image", len(scale), pix, c, imgPix)
+	}
+	return x.pointwise(pix, c, m, in, chanScale{s: scale, pix: imgPix}, pw, bias, y, act, epi)
+}
+
+// chanScale is PointwiseNHWCScaled's scale (s nil: none).
+type chanScale struct {
+	s   []float32
+	pix int // pixels an image
+}
+
+// apply sets buf's rows to in's rows of pixels [lo, hi) scaled
+// (kernels.MulSuffix: one float32 product an element).
+func (sc chanScale) apply(in []float32, lo, hi, c int, buf []float32) {
+	for p := lo; p < hi; {
+		img := p / sc.pix
+		e := min(hi, (img+1)*sc.pix)
+		row := sc.s[:c]
+		if len(sc.s) > c {
+			row = sc.s[img*c : (img+1)*c]
+		}
+		MulSuffix(in[p*c:e*c], row, buf[(p-lo)*c:(e-lo)*c])
+		p = e
+	}
+}
+
+// scaledBlock is how many input values a block of scaled pixels holds
+// at most (at least one tile of 12 pixels): 256 KB, in the L2 cache.
+const scaledBlock = 1 << 16
+
+func (x *Context) pointwise(pix, c, m int, in []float32, sc chanScale, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
 	if pix < 0 || c < 1 || m < 1 {
 		return shapeErr("pointwise: %d pixels, %d → %d channels", pix, c, m)
 	}
@@ -65,6 +109,13 @@ func (x *Context) PointwiseNHWC(pix, c, m int, in []float32, pw *Packed, bias, y
 		return nil
 	}
 	if rowsKernels[0][1] == nil || best.nr != 32 {
+		if sc.s != nil {
+			s := x.get()
+			defer x.put(s)
+			s.scaled = grow(s.scaled, pix*c)
+			x.Range(pix, c, func(lo, hi int) { sc.apply(in, lo, hi, c, s.scaled[lo*c:]) })
+			in = s.scaled
+		}
 		if err := x.pointwiseSgemm(pix, c, m, in, pw, bias, y, relu); err != nil {
 			return err
 		}
@@ -77,7 +128,7 @@ func (x *Context) PointwiseNHWC(pix, c, m int, in []float32, pw *Packed, bias, y
 	units := (pix + mr - 1) / mr
 	nc, _ := x.chunks(pix*c*m, units)
 	if nc <= 1 {
-		pointwiseRows(0, pix, c, m, in, pw, bias, y, relu)
+		x.pointwiseRange(0, pix, c, m, in, sc, pw, bias, y, relu)
 		if epi != nil {
 			epi(0, pix*m)
 		}
@@ -85,12 +136,31 @@ func (x *Context) PointwiseNHWC(pix, c, m int, in []float32, pw *Packed, bias, y
 	}
 	parts := split(pix, nc, mr)
 	x.parallel(len(parts)-1, func(i int) {
-		pointwiseRows(parts[i], parts[i+1], c, m, in, pw, bias, y, relu)
+		x.pointwiseRange(parts[i], parts[i+1], c, m, in, sc, pw, bias, y, relu)
 		if epi != nil {
 			epi(parts[i]*m, (parts[i+1]-parts[i])*m)
 		}
 	})
 	return nil
+}
+
+// pointwiseRange computes pixels [lo, hi) of PointwiseNHWC (sc.s nil)
+// or PointwiseNHWCScaled: the scaled rows made by blocks of pixels, each
+// block's multiply-adds as pointwiseRows makes them.
+func (x *Context) pointwiseRange(lo, hi, c, m int, in []float32, sc chanScale, pw *Packed, bias, y []float32, relu int) {
+	if sc.s == nil {
+		pointwiseRows(lo, hi, c, m, in, pw, bias, y, relu)
+		return
+	}
+	s := x.get()
+	defer x.put(s)
+	pb := max(12, scaledBlock/c/12*12)
+	s.scaled = grow(s.scaled, min(pb, hi-lo)*c)
+	for b0 := lo; b0 < hi; b0 += pb {
+		b1 := min(hi, b0+pb)
+		sc.apply(in, b0, b1, c, s.scaled)
+		pointwiseRows(0, b1-b0, c, m, s.scaled, pw, bias, y[b0*m:], relu)
+	}
 }
 
 // pointwiseRows computes PointwiseNHWC's pixels [lo, hi) with the rows

@@ -89,6 +89,86 @@ func TestPointwiseNHWC(t *testing.T) {
 	}
 }
 
+// TestPointwiseNHWCScaled checks the scaled pointwise convolution
+// against the Mul by channel (MulSuffix) and then PointwiseNHWC, bit for
+// bit: one scale for all images and one per image, blocks of scaled
+// pixels (3136 pixels of 32 channels: two blocks; 1152 channels: a block
+// of 48 pixels), one to three threads.
+func TestPointwiseNHWCScaled(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	cases := append(pointwiseCases(), pointwiseCase{3136, 32, 16}, pointwiseCase{98, 1152, 40})
+	for _, tc := range cases {
+		for _, images := range []int{1, 2} {
+			if tc.pix%images != 0 {
+				continue
+			}
+			imgPix := tc.pix / images
+			for _, perImage := range []bool{false, true} {
+				name := fmt.Sprintf("%dpx_%dto%d_images%d_perImage%v", tc.pix, tc.c, tc.m, images, perImage)
+				x, w, bias := randSlice(r, tc.pix*tc.c), randSlice(r, tc.m*tc.c), randSlice(r, tc.m)
+				scale := randSlice(r, tc.c)
+				if perImage {
+					scale = randSlice(r, images*tc.c)
+				}
+				pw, err := PackPointwise(tc.c, tc.m, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				xs := make([]float32, len(x))
+				for k := range images {
+					row := scale[:tc.c]
+					if perImage {
+						row = scale[k*tc.c : (k+1)*tc.c]
+					}
+					MulSuffix(x[k*imgPix*tc.c:(k+1)*imgPix*tc.c], row, xs[k*imgPix*tc.c:])
+				}
+				want := make([]float32, tc.pix*tc.m)
+				if err := (*Context)(nil).PointwiseNHWC(tc.pix, tc.c, tc.m, xs, pw, bias, want, ActRelu, nil); err != nil {
+					t.Fatal(err)
+				}
+				for _, threads := range []int{1, 2, 3} {
+					ctx := NewContext(threads)
+					y := make([]float32, tc.pix*tc.m)
+					err := ctx.PointwiseNHWCScaled(tc.pix, tc.c, tc.m, x, scale, imgPix, pw, bias, y, ActRelu, nil)
+					ctx.Close()
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					for i := range y {
+						if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s, %d threads: y[%d] = %v, Mul then PointwiseNHWC %v", name, threads, i, y[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	pw, err := PackPointwise(4, 6, make([]float32, 24))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := make([]float32, 40), make([]float32, 60)
+	for name, call := range map[string]func() error{
+		"short scale": func() error {
+			return (*Context)(nil).PointwiseNHWCScaled(10, 4, 6, x, make([]float32, 3), 10, pw, nil, y, ActNone, nil)
+		},
+		"scale per image": func() error {
+			return (*Context)(nil).PointwiseNHWCScaled(10, 4, 6, x, make([]float32, 12), 5, pw, nil, y, ActNone, nil)
+		},
+		"uneven images": func() error {
+			return (*Context)(nil).PointwiseNHWCScaled(10, 4, 6, x, make([]float32, 4), 3, pw, nil, y, ActNone, nil)
+		},
+		"no image": func() error {
+			return (*Context)(nil).PointwiseNHWCScaled(10, 4, 6, x, make([]float32, 4), 0, pw, nil, y, ActNone, nil)
+		},
+	} {
+		var se *ShapeError
+		if err := call(); !errors.As(err, &se) {
+			t.Errorf("%s: got %v, want a ShapeError", name, err)
+		}
+	}
+}
+
 // checkThreads fails t when y is not within tol of want, or (first not
 // nil: the output of one thread) not bit for bit first; it returns the
 // first output.
@@ -257,6 +337,40 @@ func TestNHWCEpilogues(t *testing.T) {
 			}
 			e.check(t, fmt.Sprintf("depthwise %+v, %d threads", p, threads), want)
 		}
+		ctx.Close()
+	}
+}
+
+// BenchmarkPointwiseScaled times EfficientNet-b0's projections after a
+// squeeze-and-excitation (pixels, in and out channels) on one thread as
+// the Mul by channel and then the 1×1 convolution (sep) and as one
+// PointwiseNHWCScaled call (fused).
+func BenchmarkPointwiseScaled(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []pointwiseCase{{112 * 112, 32, 16}, {56 * 56, 144, 24}, {28 * 28, 240, 40}, {14 * 14, 672, 112}, {7 * 7, 1152, 320}} {
+		x, w, bias := randSlice(r, tc.pix*tc.c), randSlice(r, tc.m*tc.c), randSlice(r, tc.m)
+		s := randSlice(r, tc.c)
+		pw, err := PackPointwise(tc.c, tc.m, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		y, xs := make([]float32, tc.pix*tc.m), make([]float32, len(x))
+		ctx := NewContext(1)
+		b.Run(fmt.Sprintf("%dx%dto%d/sep", tc.pix, tc.c, tc.m), func(b *testing.B) {
+			for range b.N {
+				MulSuffix(x, s, xs)
+				if err := ctx.PointwiseNHWC(tc.pix, tc.c, tc.m, xs, pw, bias, y, ActNone, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%dx%dto%d/fused", tc.pix, tc.c, tc.m), func(b *testing.B) {
+			for range b.N {
+				if err := ctx.PointwiseNHWCScaled(tc.pix, tc.c, tc.m, x, s, tc.pix, pw, bias, y, ActNone, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		ctx.Close()
 	}
 }
