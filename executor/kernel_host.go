@@ -979,7 +979,15 @@ func kernelReduceMean(c *lctx) error {
 	y := c.newH(canonical.Float, out)
 	x, _ := f32(hx)
 	yd, _ := f32(y)
-	c.e.kern.Range(len(yd), inner, func(lo, hi int) { kernels.GlobalAveragePoolRows(x, yd, inner, lo, hi) })
+	if r == 4 && k == 2 {
+		// Over the pixels: GlobalAveragePool's sums (the bits of the
+		// NHWC pool above).
+		if err := c.e.kern.GlobalAveragePoolNCHW(hx.shape[0], hx.shape[1], inner, x, yd); err != nil {
+			return fmt.Errorf("ReduceMean: %w", err)
+		}
+	} else {
+		c.e.kern.Range(len(yd), inner, func(lo, hi int) { kernels.GlobalAveragePoolRows(x, yd, inner, lo, hi) })
+	}
 	c.OutH(0, y)
 	return nil
 }

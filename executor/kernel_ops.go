@@ -1053,7 +1053,9 @@ func kernelGlobalAvgPool(c *lctx) error {
 	if inner == 0 {
 		return fmt.Errorf("GlobalAveragePool: empty spatial extent in %v", hx.shape)
 	}
-	c.e.kern.Range(len(yd), inner, func(lo, hi int) { kernels.GlobalAveragePoolRows(x, yd, inner, lo, hi) })
+	if err := c.e.kern.GlobalAveragePoolNCHW(hx.shape[0], hx.shape[1], inner, x, yd); err != nil {
+		return fmt.Errorf("GlobalAveragePool: %w", err)
+	}
 	c.OutH(0, y)
 	return nil
 }

@@ -437,9 +437,9 @@ func (c *lctx) convNHWC(p kernels.Conv2D, scale []float32) error {
 			return packEntry{mat: pk}, err
 		}); err == nil {
 			if scale != nil {
-				err = c.e.kern.PointwiseNHWCScaled(p.N*p.H*p.W, p.C, p.M, x, scale, p.H*p.W, pe.mat, bias, yd, c.act, epi)
+				err = c.e.kern.PointwiseNHWCScaled(p.N, p.H*p.W, p.C, p.M, x, scale, pe.mat, bias, yd, c.act, epi)
 			} else {
-				err = c.e.kern.PointwiseNHWC(p.N*p.H*p.W, p.C, p.M, x, pe.mat, bias, yd, c.act, epi)
+				err = c.e.kern.PointwiseNHWC(p.N, p.H*p.W, p.C, p.M, x, pe.mat, bias, yd, c.act, epi)
 			}
 		}
 	} else {

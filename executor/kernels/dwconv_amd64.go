@@ -115,15 +115,15 @@ func dwFillRowsSIMD(sw, h, w int, src, pp []float32, o0, o1, pitch int) bool {
 	return false
 }
 
-// gapSum8SIMD runs gapSum8AVX2 over the multiple-of-4 head of the
-// blocks' columns, after checking that x holds the 8 blocks.
-func gapSum8SIMD(x []float32, inner int, s *[8]float64) int {
-	k := inner &^ 3
+// gapSum8SIMD runs gapSum8AVX2 over the multiple-of-4 head of the n
+// elements of each row, after checking that x holds the 8 rows.
+func gapSum8SIMD(x []float32, stride, n int, s *[8]float64) int {
+	k := n &^ 3
 	if k == 0 {
 		return 0
 	}
-	_ = x[8*inner-1]
-	gapSum8AVX2(k/4, &x[0], inner, &s[0])
+	_ = x[7*stride+n-1]
+	gapSum8AVX2(k/4, &x[0], stride, &s[0])
 	return k
 }
 

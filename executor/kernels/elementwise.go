@@ -141,10 +141,10 @@ func GlobalAveragePool(x, y []float32, inner int) {
 }
 
 // gapSum8 sets s[c] to the float64 sum, in order from 0, of the first k
-// elements of block c of x (8 blocks of inner elements) and returns k, a
-// multiple of 4 (0: none summed); nil without SIMD (dwconv_amd64.go
+// of the n elements from x[c·stride] on (8 rows stride apart) and returns
+// k, a multiple of 4 (0: none summed); nil without SIMD (dwconv_amd64.go
 // installs the AVX2 one).
-var gapSum8 func(x []float32, inner int, s *[8]float64) int
+var gapSum8 func(x []float32, stride, n int, s *[8]float64) int
 
 // GlobalAveragePoolRows is GlobalAveragePool for y[lo:hi] only. Each
 // block is summed in order from 0, whichever blocks it runs with: eight
@@ -159,7 +159,7 @@ func GlobalAveragePoolRows(x, y []float32, inner, lo, hi int) {
 		s := new([8]float64)
 		for ; lo+8 <= hi; lo += 8 {
 			*s = [8]float64{}
-			k := gapSum8(x[lo*inner:(lo+8)*inner], inner, s)
+			k := gapSum8(x[lo*inner:(lo+8)*inner], inner, inner, s)
 			for c := range s {
 				for _, v := range x[(lo+c)*inner+k : (lo+c+1)*inner] {
 					s[c] += float64(v)

@@ -12,16 +12,68 @@ const (
 	gapMaxChunks   = 8
 )
 
+// gapChunks is how many chunks of consecutive pixels the pools sum an
+// image of pix pixels of c channels in (1: whole).
+func gapChunks(pix, c int) int {
+	return max(1, min(gapMaxChunks, pix*c/gapChunkValues, pix))
+}
+
+// GlobalAveragePoolNCHW sets y[i·c+k] to the mean of plane k of image i
+// (n images of c planes of pix pixels, NCHW) with the sums
+// GlobalAveragePoolNHWC makes: bit for bit its output on the same values
+// stored channels last. Work splits by planes.
+func (x *Context) GlobalAveragePoolNCHW(n, c, pix int, in, y []float32) error {
+	if n < 0 || pix < 1 || c < 1 {
+		return shapeErr("global average pool: %d images of %d channels of %d pixels", n, c, pix)
+	}
+	if len(in) < n*pix*c || len(y) < n*c {
+		return shapeErr("global average pool: %d input and %d output values for %d images of %d channels of %d pixels", len(in), len(y), n, c, pix)
+	}
+	k := gapChunks(pix, c)
+	if k == 1 {
+		x.Range(n*c, pix, func(lo, hi int) { GlobalAveragePoolRows(in, y, pix, lo, hi) })
+		return nil
+	}
+	x.Range(n*c, pix, func(lo, hi int) {
+		var s, t [8]float64
+		for ; lo < hi; lo += 8 {
+			rows := min(8, hi-lo)
+			for j := range k {
+				p0, p1 := j*pix/k, (j+1)*pix/k
+				s = [8]float64{}
+				h := 0
+				if rows == 8 && gapSum8 != nil {
+					h = gapSum8(in[lo*pix+p0:], pix, p1-p0, &s)
+				}
+				for r := range rows {
+					for _, v := range in[(lo+r)*pix+p0+h : (lo+r)*pix+p1] {
+						s[r] += float64(v)
+					}
+					if j == 0 {
+						t[r] = s[r]
+					} else {
+						t[r] += s[r]
+					}
+				}
+			}
+			for r := range rows {
+				y[lo+r] = float32(t[r] / float64(pix))
+			}
+		}
+	})
+	return nil
+}
+
 // GlobalAveragePoolNHWC sets y[i·c+k] to the mean of channel k of image i
 // over its pix pixels, in stored channels last (n images of pix pixels of
 // c channels). Each sum is made in float64, pixel by pixel in order, as
-// GlobalAveragePoolRows makes it over an NCHW plane (the same bits), work
-// split by groups of 16 channels; but a large image (pix·c at least
+// GlobalAveragePoolRows makes it over an NCHW plane, work split by
+// groups of 16 channels; but a large image (pix·c at least
 // 2·gapChunkValues) is summed in chunks of consecutive pixels, each
 // chunk's sums made as above and added in chunk order: a thread reads
 // only its own pixels (mostly the ones it wrote, when the step before
-// split by pixels too) and the bits depend on the shape alone, never on
-// the thread count.
+// split by pixels too). The bits depend on the shape alone, never on the
+// thread count, and GlobalAveragePoolNCHW makes the same.
 func (x *Context) GlobalAveragePoolNHWC(n, pix, c int, in, y []float32) error {
 	if n < 0 || pix < 1 || c < 1 {
 		return shapeErr("global average pool: %d images of %d pixels of %d channels", n, pix, c)
@@ -29,7 +81,7 @@ func (x *Context) GlobalAveragePoolNHWC(n, pix, c int, in, y []float32) error {
 	if len(in) < n*pix*c || len(y) < n*c {
 		return shapeErr("global average pool: %d input and %d output values for %d images of %d pixels of %d channels", len(in), len(y), n, pix, c)
 	}
-	if k := min(gapMaxChunks, pix*c/gapChunkValues, pix); k >= 2 {
+	if k := gapChunks(pix, c); k >= 2 {
 		x.gapPixelChunks(n, pix, c, k, in, y)
 		return nil
 	}

@@ -35,23 +35,23 @@ func PackPointwise(c, m int, w []float32) (*Packed, error) {
 // final, on the thread that computed it. Each element is the same chain
 // of multiply-adds whatever the thread count (the pixels are split, never
 // the channels' sums).
-func (x *Context) PointwiseNHWC(pix, c, m int, in []float32, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
-	return x.pointwise(pix, c, m, in, chanScale{}, pw, bias, y, act, epi)
+func (x *Context) PointwiseNHWC(n, pix, c, m int, in []float32, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
+	return x.pointwise(n, pix, c, m, in, chanScale{}, pw, bias, y, act, epi)
 }
 
 // PointwiseNHWCScaled is PointwiseNHWC of the input multiplied by
-// channel: x[p·c + i]·scale[k·c + i] for pixel p of image k = p / imgPix
-// (scale one row of c for every image when len(scale) == c). A
+// channel: x[p·c + i]·scale[k·c + i] for pixel p of image k (scale one
+// row of c for every image when len(scale) == c). A
 // squeeze-and-excitation's Mul and the projection after it in one pass
 // over the input: each product is rounded to float32 before the
 // multiply-adds read it, as the Mul's own kernel rounds it (the same
 // bits), made a block of pixels at a time into a buffer of the thread's
 // that is in cache when the multiply-adds read it.
-func (x *Context) PointwiseNHWCScaled(pix, c, m int, in, scale []float32, imgPix int, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
-	if imgPix < 1 || pix%imgPix != 0 || len(scale) != c && len(scale) != pix/imgPix*c {
-		return shapeErr("pointwise: %d scale values for %d pixels of %d channels, %d pixels an image", len(scale), pix, c, imgPix)
+func (x *Context) PointwiseNHWCScaled(n, pix, c, m int, in, scale []float32, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
+	if len(scale) != c && len(scale) != n*c {
+		return shapeErr("pointwise: %d scale values for %d images of %d channels", len(scale), n, c)
 	}
-	return x.pointwise(pix, c, m, in, chanScale{s: scale, pix: imgPix}, pw, bias, y, act, epi)
+	return x.pointwise(n, pix, c, m, in, chanScale{s: scale, pix: pix}, pw, bias, y, act, epi)
 }
 
 // chanScale is PointwiseNHWCScaled's scale (s nil: none).
@@ -79,10 +79,11 @@ func (sc chanScale) apply(in []float32, lo, hi, c int, buf []float32) {
 // at most (at least one tile of 12 pixels): 256 KB, in the L2 cache.
 const scaledBlock = 1 << 16
 
-func (x *Context) pointwise(pix, c, m int, in []float32, sc chanScale, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
-	if pix < 0 || c < 1 || m < 1 {
-		return shapeErr("pointwise: %d pixels, %d → %d channels", pix, c, m)
+func (x *Context) pointwise(n, imgPix, c, m int, in []float32, sc chanScale, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
+	if n < 0 || imgPix < 0 || c < 1 || m < 1 {
+		return shapeErr("pointwise: %d images of %d pixels, %d → %d channels", n, imgPix, c, m)
 	}
+	pix := n * imgPix
 	if pw == nil {
 		return shapeErr("pointwise: no packed weights")
 	}
@@ -116,8 +117,12 @@ func (x *Context) pointwise(pix, c, m int, in []float32, sc chanScale, pw *Packe
 			x.Range(pix, c, func(lo, hi int) { sc.apply(in, lo, hi, c, s.scaled[lo*c:]) })
 			in = s.scaled
 		}
-		if err := x.pointwiseSgemm(pix, c, m, in, pw, bias, y, relu); err != nil {
-			return err
+		for i := range n {
+			// Image by image: the SGEMM's plan (its halves of k) is
+			// the NCHW convolution's.
+			if err := x.pointwiseSgemm(imgPix, c, m, in[i*imgPix*c:], pw, bias, y[i*imgPix*m:], relu); err != nil {
+				return err
+			}
 		}
 		if epi != nil {
 			epi(0, pix*m)
@@ -125,10 +130,15 @@ func (x *Context) pointwise(pix, c, m int, in []float32, sc chanScale, pw *Packe
 		return nil
 	}
 	const mr = 12
+	var kh int // the second half of k from there (0: none)
+	if splitsK(m, imgPix, c) {
+		kb := kBlock(c)
+		kh = ((c+kb-1)/kb + 1) / 2 * kb
+	}
 	units := (pix + mr - 1) / mr
 	nc, _ := x.chunks(pix*c*m, units)
 	if nc <= 1 {
-		x.pointwiseRange(0, pix, c, m, in, sc, pw, bias, y, relu)
+		x.pointwiseRange(0, pix, c, m, kh, in, sc, pw, bias, y, relu)
 		if epi != nil {
 			epi(0, pix*m)
 		}
@@ -136,7 +146,7 @@ func (x *Context) pointwise(pix, c, m int, in []float32, sc chanScale, pw *Packe
 	}
 	parts := split(pix, nc, mr)
 	x.parallel(len(parts)-1, func(i int) {
-		x.pointwiseRange(parts[i], parts[i+1], c, m, in, sc, pw, bias, y, relu)
+		x.pointwiseRange(parts[i], parts[i+1], c, m, kh, in, sc, pw, bias, y, relu)
 		if epi != nil {
 			epi(parts[i]*m, (parts[i+1]-parts[i])*m)
 		}
@@ -147,19 +157,19 @@ func (x *Context) pointwise(pix, c, m int, in []float32, sc chanScale, pw *Packe
 // pointwiseRange computes pixels [lo, hi) of PointwiseNHWC (sc.s nil)
 // or PointwiseNHWCScaled: the scaled rows made by blocks of pixels, each
 // block's multiply-adds as pointwiseRows makes them.
-func (x *Context) pointwiseRange(lo, hi, c, m int, in []float32, sc chanScale, pw *Packed, bias, y []float32, relu int) {
-	if sc.s == nil {
-		pointwiseRows(lo, hi, c, m, in, pw, bias, y, relu)
-		return
-	}
+func (x *Context) pointwiseRange(lo, hi, c, m, kh int, in []float32, sc chanScale, pw *Packed, bias, y []float32, relu int) {
 	s := x.get()
 	defer x.put(s)
+	if sc.s == nil {
+		pointwiseRows(lo, hi, c, m, kh, in, pw, bias, y, relu, s)
+		return
+	}
 	pb := max(12, scaledBlock/c/12*12)
 	s.scaled = grow(s.scaled, min(pb, hi-lo)*c)
 	for b0 := lo; b0 < hi; b0 += pb {
 		b1 := min(hi, b0+pb)
 		sc.apply(in, b0, b1, c, s.scaled)
-		pointwiseRows(0, b1-b0, c, m, s.scaled, pw, bias, y[b0*m:], relu)
+		pointwiseRows(0, b1-b0, c, m, kh, s.scaled, pw, bias, y[b0*m:], relu, s)
 	}
 }
 
@@ -167,18 +177,30 @@ func (x *Context) pointwiseRange(lo, hi, c, m int, in []float32, sc chanScale, p
 // kernels: by k-blocks (kBlock, as the SGEMM: the first starts from the
 // bias, the later ones add, the last applies relu), then by B's panels
 // of 32 columns (kept in L1 while the pixels' rows stream by), then by
-// tiles of 12 pixels.
-func pointwiseRows(lo, hi, c, m int, in []float32, pw *Packed, bias, y []float32, relu int) {
+// tiles of 12 pixels. From kh on (0: never) the k-blocks sum into a
+// scratch matrix of s instead, added to y at the end with the activation
+// after it: the two halves of k of the NCHW convolution's SGEMM
+// (gemmSplitK), so the same bits.
+func pointwiseRows(lo, hi, c, m, kh int, in []float32, pw *Packed, bias, y []float32, relu int, s *scratch) {
 	const mr, nr = 12, 32
 	kb := kBlock(c)
+	var t []float32
+	if kh > 0 {
+		s.kpart = grow(s.kpart, (hi-lo)*m)
+		t = s.kpart
+	}
 	for p0 := 0; p0 < c; p0 += kb {
 		kc := min(kb, c-p0)
 		add, last := 1, 0
-		if p0 == 0 {
+		if p0 == 0 || p0 == kh {
 			add = 0
 		}
-		if p0+kc == c {
+		if p0+kc == c && kh == 0 {
 			last = relu
+		}
+		out, base := y, 0
+		if kh > 0 && p0 >= kh {
+			out, base = t, lo
 		}
 		for jr := 0; jr < m; jr += nr {
 			nn := min(nr, m-jr)
@@ -186,33 +208,37 @@ func pointwiseRows(lo, hi, c, m int, in []float32, pw *Packed, bias, y []float32
 			mask := 1<<(nn-16*(nv-1)) - 1
 			panel := pw.panel(p0, kc, jr)
 			var pb *float32
-			if add == 0 && bias != nil {
+			if p0 == 0 && bias != nil {
 				pb = &bias[jr]
 			}
 			for i := lo; i < hi; i += mr {
 				r := min(mr, hi-i)
-				rowsKernels[nv-1][r](kc, &in[i*c+p0], c, panel, &y[i*m+jr], m, add, pb, last, mask)
+				rowsKernels[nv-1][r](kc, &in[i*c+p0], c, panel, &out[(i-base)*m+jr], m, add, pb, last, mask)
 			}
 		}
+	}
+	if kh > 0 {
+		fold(y[lo*m:hi*m], t[:(hi-lo)*m], relu)
 	}
 }
 
-// pointwiseSgemm is PointwiseNHWC without the rows kernels: the SGEMM
-// (A packed per call), then the bias and the activation per pixel.
+// pointwiseSgemm is PointwiseNHWC without the rows kernels: y's rows
+// set to the bias, the SGEMM (A packed per call) adding to them, as the
+// NCHW convolution's SGEMM starts from its bias (the same bits), then the
+// activation per pixel.
 func (x *Context) pointwiseSgemm(pix, c, m int, in []float32, pw *Packed, bias, y []float32, relu int) error {
-	if err := x.SgemmPacked(false, false, pix, m, c, 1, in, c, nil, nil, 0, pw, 0, y, m); err != nil {
+	beta := float32(0)
+	if bias != nil {
+		for p := range pix {
+			copy(y[p*m:p*m+m], bias[:m])
+		}
+		beta = 1
+	}
+	if err := x.SgemmPacked(false, false, pix, m, c, 1, in, c, nil, nil, 0, pw, beta, y, m); err != nil {
 		return err
 	}
-	x.Range(pix, m, func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			row := y[p*m : p*m+m]
-			if bias != nil {
-				for j := range row {
-					row[j] += bias[j]
-				}
-			}
-			actGeneric(row, relu)
-		}
-	})
+	if relu != 0 {
+		x.Range(pix, m, func(lo, hi int) { actGeneric(y[lo*m:hi*m], relu) })
+	}
 	return nil
 }

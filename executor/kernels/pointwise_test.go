@@ -73,7 +73,7 @@ func TestPointwiseNHWC(t *testing.T) {
 					// A canary past the output: nothing written beyond it.
 					y := make([]float32, tc.pix*tc.m+1)
 					y[len(y)-1] = 42
-					if err := ctx.PointwiseNHWC(tc.pix, tc.c, tc.m, x, pw, bias, y, act, nil); err != nil {
+					if err := ctx.PointwiseNHWC(1, tc.pix, tc.c, tc.m, x, pw, bias, y, act, nil); err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
 					ctx.Close()
@@ -83,6 +83,64 @@ func TestPointwiseNHWC(t *testing.T) {
 					y = y[:len(y)-1]
 					tol := 1e-5 * float64(tc.c)
 					first = checkThreads(t, fmt.Sprintf("%s, %d threads", name, threads), y, want, tol, first)
+				}
+			}
+		}
+	}
+}
+
+// TestPointwiseNHWCBitsOfNCHW checks PointwiseNHWC against the NCHW
+// 1×1 convolution (Conv2DPackedAct on the same values in planes) bit for
+// bit — the executor's NHWC plans keep the NCHW plan's bits — on shapes
+// whose SGEMM sums k in one chain of k-blocks and in two halves
+// (gemmSplitK: 7² × 1152 → 192, 14² × 1344 → 224), one and two images,
+// ReLU or none, one to three threads.
+func TestPointwiseNHWCBitsOfNCHW(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct{ side, c, m int }{{14, 40, 24}, {7, 600, 72}, {7, 1152, 192}, {14, 1344, 224}, {7, 1280, 40}} {
+		pix := tc.side * tc.side
+		w, bias := randSlice(r, tc.m*tc.c), randSlice(r, tc.m)
+		pw, err := PackPointwise(tc.c, tc.m, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 2} {
+			p := Conv2D{N: n, C: tc.c, H: tc.side, W: tc.side, M: tc.m, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1}
+			pc, err := PackConvWeights(p, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := randSlice(r, n*pix*tc.c)
+			planes := make([]float32, len(x))
+			for i := range n {
+				for q := range pix {
+					for k := range tc.c {
+						planes[(i*tc.c+k)*pix+q] = x[(i*pix+q)*tc.c+k]
+					}
+				}
+			}
+			for _, act := range []Act{ActNone, ActRelu} {
+				for _, threads := range []int{1, 2, 3} {
+					ctx := NewContext(threads)
+					want := make([]float32, n*pix*tc.m)
+					if err := ctx.Conv2DPackedAct(p, planes, w, pc, bias, want, act, nil); err != nil {
+						t.Fatal(err)
+					}
+					y := make([]float32, n*pix*tc.m)
+					if err := ctx.PointwiseNHWC(n, pix, tc.c, tc.m, x, pw, bias, y, act, nil); err != nil {
+						t.Fatal(err)
+					}
+					ctx.Close()
+					for i := range n {
+						for q := range pix {
+							for j := range tc.m {
+								got, w := y[(i*pix+q)*tc.m+j], want[(i*tc.m+j)*pix+q]
+								if math.Float32bits(got) != math.Float32bits(w) {
+									t.Fatalf("%d images of %d² × %d → %d, act %d, %d threads: image %d pixel %d channel %d = %v, NCHW %v", n, tc.side, tc.c, tc.m, act, threads, i, q, j, got, w)
+								}
+							}
+						}
+					}
 				}
 			}
 		}
@@ -123,13 +181,13 @@ func TestPointwiseNHWCScaled(t *testing.T) {
 					MulSuffix(x[k*imgPix*tc.c:(k+1)*imgPix*tc.c], row, xs[k*imgPix*tc.c:])
 				}
 				want := make([]float32, tc.pix*tc.m)
-				if err := (*Context)(nil).PointwiseNHWC(tc.pix, tc.c, tc.m, xs, pw, bias, want, ActRelu, nil); err != nil {
+				if err := (*Context)(nil).PointwiseNHWC(1, tc.pix, tc.c, tc.m, xs, pw, bias, want, ActRelu, nil); err != nil {
 					t.Fatal(err)
 				}
 				for _, threads := range []int{1, 2, 3} {
 					ctx := NewContext(threads)
 					y := make([]float32, tc.pix*tc.m)
-					err := ctx.PointwiseNHWCScaled(tc.pix, tc.c, tc.m, x, scale, imgPix, pw, bias, y, ActRelu, nil)
+					err := ctx.PointwiseNHWCScaled(images, imgPix, tc.c, tc.m, x, scale, pw, bias, y, ActRelu, nil)
 					ctx.Close()
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
@@ -150,16 +208,16 @@ func TestPointwiseNHWCScaled(t *testing.T) {
 	x, y := make([]float32, 40), make([]float32, 60)
 	for name, call := range map[string]func() error{
 		"short scale": func() error {
-			return (*Context)(nil).PointwiseNHWCScaled(10, 4, 6, x, make([]float32, 3), 10, pw, nil, y, ActNone, nil)
+			return (*Context)(nil).PointwiseNHWCScaled(1, 10, 4, 6, x, make([]float32, 3), pw, nil, y, ActNone, nil)
 		},
 		"scale per image": func() error {
-			return (*Context)(nil).PointwiseNHWCScaled(10, 4, 6, x, make([]float32, 12), 5, pw, nil, y, ActNone, nil)
+			return (*Context)(nil).PointwiseNHWCScaled(2, 5, 4, 6, x, make([]float32, 12), pw, nil, y, ActNone, nil)
 		},
-		"uneven images": func() error {
-			return (*Context)(nil).PointwiseNHWCScaled(10, 4, 6, x, make([]float32, 4), 3, pw, nil, y, ActNone, nil)
+		"short input": func() error {
+			return (*Context)(nil).PointwiseNHWCScaled(2, 5, 4, 6, x[:39], make([]float32, 4), pw, nil, y, ActNone, nil)
 		},
-		"no image": func() error {
-			return (*Context)(nil).PointwiseNHWCScaled(10, 4, 6, x, make([]float32, 4), 0, pw, nil, y, ActNone, nil)
+		"negative images": func() error {
+			return (*Context)(nil).PointwiseNHWCScaled(-1, 10, 4, 6, x, make([]float32, 4), pw, nil, y, ActNone, nil)
 		},
 	} {
 		var se *ShapeError
@@ -202,13 +260,13 @@ func TestPointwiseNHWCErrors(t *testing.T) {
 	x, y := make([]float32, 40), make([]float32, 60)
 	var ctx *Context
 	for name, call := range map[string]func() error{
-		"short input":  func() error { return ctx.PointwiseNHWC(11, 4, 6, x, pw, nil, y, ActNone, nil) },
-		"short output": func() error { return ctx.PointwiseNHWC(10, 4, 6, x, pw, nil, y[:59], ActNone, nil) },
-		"short bias":   func() error { return ctx.PointwiseNHWC(10, 4, 6, x, pw, make([]float32, 5), y, ActNone, nil) },
-		"wrong pack":   func() error { return ctx.PointwiseNHWC(10, 4, 6, x, other, nil, y, ActNone, nil) },
-		"no pack":      func() error { return ctx.PointwiseNHWC(10, 4, 6, x, nil, nil, y, ActNone, nil) },
-		"bad act":      func() error { return ctx.PointwiseNHWC(10, 4, 6, x, pw, nil, y, Act(9), nil) },
-		"no channels":  func() error { return ctx.PointwiseNHWC(10, 0, 6, x, pw, nil, y, ActNone, nil) },
+		"short input":  func() error { return ctx.PointwiseNHWC(1, 11, 4, 6, x, pw, nil, y, ActNone, nil) },
+		"short output": func() error { return ctx.PointwiseNHWC(1, 10, 4, 6, x, pw, nil, y[:59], ActNone, nil) },
+		"short bias":   func() error { return ctx.PointwiseNHWC(1, 10, 4, 6, x, pw, make([]float32, 5), y, ActNone, nil) },
+		"wrong pack":   func() error { return ctx.PointwiseNHWC(1, 10, 4, 6, x, other, nil, y, ActNone, nil) },
+		"no pack":      func() error { return ctx.PointwiseNHWC(1, 10, 4, 6, x, nil, nil, y, ActNone, nil) },
+		"bad act":      func() error { return ctx.PointwiseNHWC(1, 10, 4, 6, x, pw, nil, y, Act(9), nil) },
+		"no channels":  func() error { return ctx.PointwiseNHWC(1, 10, 0, 6, x, pw, nil, y, ActNone, nil) },
 	} {
 		var se *ShapeError
 		if err := call(); !errors.As(err, &se) {
@@ -248,7 +306,7 @@ func BenchmarkPointwiseLayouts(b *testing.B) {
 			b.Run(fmt.Sprintf("%dpx_%dto%d/nhwc/%dt", s.pix, s.c, s.m, threads), func(b *testing.B) {
 				defer ctx.Hold()()
 				for b.Loop() {
-					if err := ctx.PointwiseNHWC(s.pix, s.c, s.m, x, pw, bias, y, ActRelu, nil); err != nil {
+					if err := ctx.PointwiseNHWC(1, s.pix, s.c, s.m, x, pw, bias, y, ActRelu, nil); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -311,11 +369,11 @@ func TestNHWCEpilogues(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := make([]float32, tc.pix*tc.m)
-			if err := ctx.PointwiseNHWC(tc.pix, tc.c, tc.m, x, pw, bias, want, ActRelu6, nil); err != nil {
+			if err := ctx.PointwiseNHWC(1, tc.pix, tc.c, tc.m, x, pw, bias, want, ActRelu6, nil); err != nil {
 				t.Fatal(err)
 			}
 			e := &epilogueRecorder{y: make([]float32, len(want)), hits: make([]int, len(want))}
-			if err := ctx.PointwiseNHWC(tc.pix, tc.c, tc.m, x, pw, bias, e.y, ActRelu6, e.run); err != nil {
+			if err := ctx.PointwiseNHWC(1, tc.pix, tc.c, tc.m, x, pw, bias, e.y, ActRelu6, e.run); err != nil {
 				t.Fatal(err)
 			}
 			e.check(t, fmt.Sprintf("pointwise %v, %d threads", tc, threads), want)
@@ -359,14 +417,14 @@ func BenchmarkPointwiseScaled(b *testing.B) {
 		b.Run(fmt.Sprintf("%dx%dto%d/sep", tc.pix, tc.c, tc.m), func(b *testing.B) {
 			for range b.N {
 				MulSuffix(x, s, xs)
-				if err := ctx.PointwiseNHWC(tc.pix, tc.c, tc.m, xs, pw, bias, y, ActNone, nil); err != nil {
+				if err := ctx.PointwiseNHWC(1, tc.pix, tc.c, tc.m, xs, pw, bias, y, ActNone, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		b.Run(fmt.Sprintf("%dx%dto%d/fused", tc.pix, tc.c, tc.m), func(b *testing.B) {
 			for range b.N {
-				if err := ctx.PointwiseNHWCScaled(tc.pix, tc.c, tc.m, x, s, tc.pix, pw, bias, y, ActNone, nil); err != nil {
+				if err := ctx.PointwiseNHWCScaled(1, tc.pix, tc.c, tc.m, x, s, pw, bias, y, ActNone, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
