@@ -100,10 +100,10 @@ func blockChain(b mobileBlock, nhwc bool) (*chain, []float32, error) {
 		return nil, nil, fmt.Errorf("layout probe: %w", err)
 	}
 	return &chain{steps: []func(*kernels.Context) error{
-		func(x *kernels.Context) error { return x.PointwiseNHWC(px, b.c, b.m, in, ep, eb, mid, relu, nil) },
+		func(x *kernels.Context) error { return x.PointwiseNHWC(1, px, b.c, b.m, in, ep, eb, mid, relu, nil) },
 		func(x *kernels.Context) error { return x.DepthwiseNHWC(dw, mid, dp, dwb, mid2, relu, nil) },
 		func(x *kernels.Context) error {
-			return x.PointwiseNHWC(px, b.m, b.c, mid2, pp, pb, in, kernels.ActNone, nil)
+			return x.PointwiseNHWC(1, px, b.m, b.c, mid2, pp, pb, in, kernels.ActNone, nil)
 		},
 	}}, in, nil
 }

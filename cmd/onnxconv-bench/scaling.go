@@ -381,15 +381,32 @@ func scaleModel(cfg config, dir string, counts []int) ([]scalingRow, error) {
 		_, err := run(i)
 		return err
 	}
-	// Warm up; check the outputs and that they are the same bits for
-	// every count.
+	// Warm up; check the outputs, that they are the same bits for every
+	// count, and that a plan's replays give its first run's (the build,
+	// which runs every convolution in NCHW: docs/architecture.md).
 	var first [][]byte
 	for i := range procs {
-		var outs []*canonical.Tensor
+		var outs, built []*canonical.Tensor
 		runtime.GOMAXPROCS(procs[i])
-		for w := 0; w <= cfg.warmup; w++ {
+		for w := 0; w <= max(cfg.warmup, 1); w++ {
 			if outs, err = run(i); err != nil {
 				return nil, fmt.Errorf("%s: %w", name(i), err)
+			}
+			if w == 0 {
+				built = outs
+			}
+		}
+		for o, t := range outs {
+			b, err := t.Bytes()
+			if err != nil {
+				return nil, err
+			}
+			bb, err := built[o].Bytes()
+			if err != nil {
+				return nil, err
+			}
+			if !bytes.Equal(b, bb) {
+				return nil, fmt.Errorf("output %d on %s: the plan's replays are not bit-identical to its first run", o, name(i))
 			}
 		}
 		if err := compare(outs, want, cfg.rtol, cfg.atol); err != nil {
