@@ -9,6 +9,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -47,7 +48,8 @@ type Options struct {
 	// caller sets GOMAXPROCS and the runtime's threads to match.
 	Threads int
 	// Warmup runs per side before timing (the first executor run
-	// compiles); Reps timed runs per side.
+	// compiles; the second must give its outputs bit for bit); Reps
+	// timed runs per side.
 	Warmup, Reps int
 	// Backend is the executor's GoMLX backend ("" for the default).
 	Backend string
@@ -186,8 +188,16 @@ func Run(ctx context.Context, modelPath string, m *canonical.Model, opts Options
 		}
 	}
 	for i := 1; i < opts.Warmup; i++ {
-		if _, err := ex.Run(ctx, ins); err != nil {
+		out, err := ex.Run(ctx, ins)
+		if err != nil {
 			return nil, fmt.Errorf("bench %s: executor: %w", modelPath, err)
+		}
+		if i == 1 {
+			// A replay of the plan gives its first run's bits (the
+			// build runs NCHW: docs/architecture.md).
+			if err := sameBits(exOut, out); err != nil {
+				return nil, fmt.Errorf("bench %s: executor: a replay against the first run: %w", modelPath, err)
+			}
 		}
 		if other != nil {
 			if _, err := other.Run(ctx, ins); err != nil {
@@ -317,6 +327,28 @@ func median(ds []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
+}
+
+// sameBits reports an error unless a and b hold the same outputs, byte
+// for byte.
+func sameBits(a, b []*canonical.Tensor) error {
+	if len(a) != len(b) {
+		return fmt.Errorf("%d outputs against %d", len(a), len(b))
+	}
+	for i := range a {
+		x, err := a[i].Bytes()
+		if err != nil {
+			return fmt.Errorf("output %d: %w", i, err)
+		}
+		y, err := b[i].Bytes()
+		if err != nil {
+			return fmt.Errorf("output %d: %w", i, err)
+		}
+		if !bytes.Equal(x, y) {
+			return fmt.Errorf("output %d is not bit-identical", i)
+		}
+	}
+	return nil
 }
 
 func maxAbsDiff(a, b []*canonical.Tensor) (float64, error) {
