@@ -9,23 +9,33 @@ import (
 )
 
 // nhwcSteps counts the steps of p whose output the plan keeps channels
-// last, by op: "Conv", "Slice", "shuffle" (fuseConcatTranspose).
+// last, by op: "Conv", "Slice", "shuffle" (fuseConcatTranspose); and, as
+// "scaled Conv", the 1×1 convolutions that took a Mul by channel.
 func nhwcSteps(p *plan) map[string]int {
 	n := map[string]int{}
+	eachHostStep(p, func(st *hostStep) {
+		if st.scale != nil {
+			n["scaled Conv"]++ // any layout (fuse_scale.go)
+		}
+		switch {
+		case !st.nhwc:
+		case st.shuffle != nil:
+			n["shuffle"]++
+		default:
+			n[st.n.OpType]++
+		}
+	})
+	return n
+}
+
+// eachHostStep calls f on every host step of p, inside the fused,
+// expansion → depthwise and Concat steps too.
+func eachHostStep(p *plan, f func(*hostStep)) {
 	var visit func(st step)
 	visit = func(st step) {
 		switch st := st.(type) {
 		case *hostStep:
-			if st.scale != nil {
-				n["scaled Conv"]++ // any layout (fuse_scale.go)
-			}
-			switch {
-			case !st.nhwc:
-			case st.shuffle != nil:
-				n["shuffle"]++
-			default:
-				n[st.n.OpType]++
-			}
+			f(st)
 		case *fusedStep:
 			for _, h := range st.steps {
 				visit(h)
@@ -43,7 +53,6 @@ func nhwcSteps(p *plan) map[string]int {
 	for _, st := range p.steps {
 		visit(st)
 	}
-	return n
 }
 
 // TestNHWCPlan runs three fixtures on 1 and 2 threads: the MobileNet-v2
@@ -155,32 +164,13 @@ func TestScaleConvNCHW(t *testing.T) {
 	run()
 	nhwc := run()
 	scaled := 0
-	var visit func(st step)
-	visit = func(st step) {
-		switch st := st.(type) {
-		case *hostStep:
+	for _, p := range ex.plans {
+		eachHostStep(p, func(st *hostStep) {
 			st.nhwc = false
 			if st.scale != nil {
 				scaled++
 			}
-		case *fusedStep:
-			for _, h := range st.steps {
-				visit(h)
-			}
-		case *expandDwStep:
-			visit(st.expand)
-			visit(st.dw)
-		case *concatStep:
-			for _, s := range st.parts {
-				visit(s)
-			}
-			visit(st.concat)
-		}
-	}
-	for _, p := range ex.plans {
-		for _, st := range p.steps {
-			visit(st)
-		}
+		})
 	}
 	if scaled != 9 {
 		t.Fatalf("%d projections took their Mul by channel, want 9", scaled)
