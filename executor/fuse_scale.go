@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/onnxconv/onnxconv/canonical"
 )
@@ -59,15 +60,8 @@ func fuseScaleConv(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) 
 		case *fusedStep:
 			conv = r.steps[0]
 		}
-		if conv == nil || conv.scale != nil || !conv.packs || !plainDomain(conv.n) || !nhwcPointwiseNode(conv.n) || conv.n.Inputs[0] != v {
-			continue
-		}
-		for _, in := range conv.n.Inputs[1:] {
-			if in == v {
-				conv = nil
-			}
-		}
-		if conv == nil {
+		if conv == nil || conv.scale != nil || !conv.packs || !plainDomain(conv.n) || !nhwcPointwiseNode(conv.n) ||
+			conv.n.Inputs[0] != v || slices.Contains(conv.n.Inputs[1:], v) {
 			continue
 		}
 		cn := *conv.n

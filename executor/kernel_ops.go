@@ -535,29 +535,30 @@ func okConv(c *lctx) bool {
 }
 
 func kernelConv(c *lctx) error {
+	// nhwc: the plan keeps this Conv's output channels last (nhwc.go)
+	// and this run's shapes let it.
+	var p kernels.Conv2D
+	nhwc := false
 	if hr := c.in(0).h; c.nhwc && hr != nil {
-		// The plan keeps this Conv's output channels last (nhwc.go).
-		p, ok, err := convParams(c, hr.shape, c.Shape(1))
-		if err == nil && ok && c.runsNHWC(p) {
-			if c.scale == nil {
-				return c.convNHWC(p, nil)
+		q, ok, err := convParams(c, hr.shape, c.Shape(1))
+		p, nhwc = q, err == nil && ok && c.runsNHWC(q)
+	}
+	var scale []float32
+	if c.scale != nil {
+		// The Mul by channel this Conv took (fuse_scale.go): applied as
+		// the NHWC kernel reads its input, or run first.
+		if nhwc {
+			scale = c.channelScale(p)
+		}
+		if scale == nil {
+			if err := c.scaledInput(); err != nil {
+				return err
 			}
-			if s := c.channelScale(p); s != nil {
-				return c.convNHWC(p, s)
-			}
+			defer c.dropMul()
 		}
 	}
-	if c.scale != nil {
-		if err := c.scaledInput(); err != nil {
-			return err
-		}
-		defer c.dropMul()
-		if hr := c.in(0).h; c.nhwc && hr != nil {
-			p, ok, err := convParams(c, hr.shape, c.Shape(1))
-			if err == nil && ok && c.runsNHWC(p) {
-				return c.convNHWC(p, nil)
-			}
-		}
+	if nhwc {
+		return c.convNHWC(p, scale)
 	}
 	hx, err := c.H(0)
 	if err != nil {

@@ -158,6 +158,10 @@ func (x *Context) pointwise(n, imgPix, c, m int, in []float32, sc chanScale, pw 
 // or PointwiseNHWCScaled: the scaled rows made by blocks of pixels, each
 // block's multiply-adds as pointwiseRows makes them.
 func (x *Context) pointwiseRange(lo, hi, c, m, kh int, in []float32, sc chanScale, pw *Packed, bias, y []float32, relu int) {
+	if sc.s == nil && kh == 0 {
+		pointwiseRows(lo, hi, c, m, kh, in, pw, bias, y, relu, nil)
+		return
+	}
 	s := x.get()
 	defer x.put(s)
 	if sc.s == nil {
@@ -177,8 +181,8 @@ func (x *Context) pointwiseRange(lo, hi, c, m, kh int, in []float32, sc chanScal
 // kernels: by k-blocks (kBlock, as the SGEMM: the first starts from the
 // bias, the later ones add, the last applies relu), then by B's panels
 // of 32 columns (kept in L1 while the pixels' rows stream by), then by
-// tiles of 12 pixels. From kh on (0: never) the k-blocks sum into a
-// scratch matrix of s instead, added to y at the end with the activation
+// tiles of 12 pixels. From kh on (0: never; s may then be nil) the
+// k-blocks sum into a scratch matrix of s instead, added to y at the end with the activation
 // after it: the two halves of k of the NCHW convolution's SGEMM
 // (gemmSplitK), so the same bits.
 func pointwiseRows(lo, hi, c, m, kh int, in []float32, pw *Packed, bias, y []float32, relu int, s *scratch) {
