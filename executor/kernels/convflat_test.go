@@ -210,3 +210,34 @@ func TestFlatSplits(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkConvSmallMaps times resnet_small's 3×3 convolutions (16 to 128
+// channels on 16×16 to 2×2 maps, ReLU) on one thread, on the path
+// Conv2DPackedAct takes (convSwapped).
+func BenchmarkConvSmallMaps(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, p := range []Conv2D{
+		{N: 1, C: 16, H: 16, W: 16, M: 16, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 16, H: 16, W: 16, M: 32, KH: 3, KW: 3, SH: 2, SW: 2, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 32, H: 8, W: 8, M: 32, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 64, H: 4, W: 4, M: 64, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+		{N: 1, C: 128, H: 2, W: 2, M: 128, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PT: 1, PL: 1, PB: 1, PR: 1, Groups: 1},
+	} {
+		x, w, bias := randSlice(r, p.C*p.H*p.W), randSlice(r, p.M*p.C*p.KH*p.KW), randSlice(r, p.M)
+		pw, err := PackConvWeights(p, w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		oh, ow := p.Out()
+		y := make([]float32, p.M*oh*ow)
+		ctx := NewContext(1)
+		b.Run(fmt.Sprintf("%dx%dx%dto%ds%d/%s", p.C, p.H, p.W, p.M, p.SH, convPath(p)), func(b *testing.B) {
+			for range b.N {
+				if err := ctx.Conv2DPackedAct(p, x, w, pw, bias, y, ActRelu, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		ctx.Close()
+	}
+}
