@@ -66,6 +66,13 @@ go vet ./...
 # last lines say how each ended (the run fails when either did).
 tests=0
 go test -timeout 80m ./... || tests=$?
+# The channels-last plans keep the NCHW bits with every micro-kernel: the
+# bit-for-bit tests again with the AVX2 and the pure-Go kernels (forced
+# by ONNXCONV_SGEMM_KERNEL; a few seconds).
+for k in avx2 generic; do
+  ONNXCONV_SGEMM_KERNEL=$k go test ./executor/kernels -run 'BitsOfNCHW|GlobalAveragePoolNHWC|PointwiseNHWCScaled' || tests=$?
+  ONNXCONV_SGEMM_KERNEL=$k go test ./executor -run 'TestNHWCPlan|TestScaleConvNCHW' || tests=$?
+done
 
 # A pass of every fuzz target of the repository (every reader has one),
 # ONNXCONV_FUZZTIME each: 20s in CI (CI=true, which .ci/run sets), 2s

@@ -189,7 +189,11 @@ func init() {
 			copyStridedAsm = nil
 			max3Asm, dup2Asm = nil, nil
 			lerpRowsAsm, lerp2xAsm = nil, nil
-			dwNHWCAsm = nil
+			// The depthwise kernels of both layouts in Go (no fused
+			// multiply-adds), so that NCHW and NHWC keep the same bits
+			// (TestDepthwiseNHWCBitsOfNCHW).
+			dwNHWCAsm, dwRows, dwPix8 = nil, dwRowsGo, nil
+			gapSum8 = nil
 			transpose8x8 = nil
 			mulRowsAsm, addRowsAsm = nil, nil
 			gapNHWCAsm = [4]func(pix int, x *float32, ldx int, s *float64){}
