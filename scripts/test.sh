@@ -68,10 +68,11 @@ tests=0
 go test -timeout 80m ./... || tests=$?
 # The channels-last plans keep the NCHW bits with every micro-kernel: the
 # bit-for-bit tests again with the AVX2 and the pure-Go kernels (forced
-# by ONNXCONV_SGEMM_KERNEL; a few seconds).
+# by ONNXCONV_SGEMM_KERNEL, read in the packages' init, which go test's
+# cache does not see: hence -count=1; a few seconds).
 for k in avx2 generic; do
-  ONNXCONV_SGEMM_KERNEL=$k go test ./executor/kernels -run 'BitsOfNCHW|GlobalAveragePoolNHWC|PointwiseNHWCScaled' || tests=$?
-  ONNXCONV_SGEMM_KERNEL=$k go test ./executor -run 'TestNHWCPlan|TestScaleConvNCHW' || tests=$?
+  ONNXCONV_SGEMM_KERNEL=$k go test -count=1 ./executor/kernels -run 'BitsOfNCHW|GlobalAveragePoolNHWC|PointwiseNHWCScaled' || tests=$?
+  ONNXCONV_SGEMM_KERNEL=$k go test -count=1 ./executor -run 'TestNHWCPlan|TestScaleConvNCHW' || tests=$?
 done
 
 # A pass of every fuzz target of the repository (every reader has one),
