@@ -286,8 +286,9 @@ func (f *flatConv) packA(dst []float32, p0, kc, i0, mc, mr int) {
 // padded to nr columns. Chosen when it needs a fifth fewer tile elements
 // and costs less counting the packing of its rows too (flatConv.panels:
 // each of the rows' kk values gathered, about as long as three quarters
-// of a panel's multiply-adds). (A 32-channel 3×3 convolution of an 8×8 map: 29 µs
-// transposed, 19–23 µs not; of 128 channels on 2×2: 31 µs against 45.)
+// of a panel's multiply-adds). (A 32-channel 3×3 convolution of an 8×8
+// map: 29 µs transposed, 19–23 µs not; of 128 channels on 2×2: 31 µs
+// against 45.)
 func convSwapped(p *Conv2D, mk microKernel) bool {
 	if p.C == p.Groups || flatSize(p, p.C/p.Groups, max(mk.nr, mk.mr)) > maxCols {
 		return false
