@@ -148,7 +148,8 @@ func (x *Context) Conv2DPackedClip(p Conv2D, in, w []float32, pw []*Packed, bias
 		if pw != nil && len(pw) != p.Groups {
 			return shapeErr("conv: %d packed weight groups for %d groups", len(pw), p.Groups)
 		}
-		x.depthwise(&p, in, w, bias, y, lo, hi, epi)
+		dp := p // depthwise keeps its pointer: a copy, so that p stays on the stack
+		x.depthwise(&dp, in, w, bias, y, lo, hi, epi)
 		return nil
 	}
 	full := func(off, n int) {
@@ -164,6 +165,64 @@ func (x *Context) Conv2DPackedClip(p Conv2D, in, w []float32, pw []*Packed, bias
 // Conv2DPackedAct is Conv2DPackedEpilogue with act applied to every
 // element of y before epi.
 func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32, act Act, epi Epilogue) error {
+	if err := p.check(in, w, bias, y, pw != nil && p.C != p.Groups); err != nil {
+		return err
+	}
+	if pw != nil && len(pw) != p.Groups {
+		return shapeErr("conv: %d packed weight groups for %d groups", len(pw), p.Groups)
+	}
+	if p.C == p.Groups {
+		// The Relu or ReLU6 in the row kernel, on the values in registers.
+		lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+		switch act {
+		case ActRelu:
+			lo = 0
+		case ActRelu6:
+			lo, hi = 0, 6
+		}
+		dp := p // depthwise keeps its pointer: a copy, so that p stays on the stack
+		x.depthwise(&dp, in, w, bias, y, lo, hi, epi)
+		return nil
+	}
+	if q, ok := p.subsampled(); ok {
+		return x.convSubsampled(p, q, in, w, pw, bias, y, act, epi)
+	}
+	onePixel := p.H == 1 && p.W == 1 && p.KH == 1 && p.KW == 1 && p.PT == 0 && p.PL == 0 && p.PB == 0 && p.PR == 0
+	if onePixel && p.Groups == 1 && pw != nil && !pw[0].isA && pointwiseRowsFit() {
+		// One pixel an image (an SE block's 1×1 convolutions): NCHW
+		// is NHWC, and Wᵀ packed as B is PointwiseNHWC's packing.
+		// Its rows kernels take one row (the SGEMM's tiles twelve)
+		// and the activation and the epilogue in their chunks: the
+		// same chains of FMAs (pointwiseRows, with the SGEMM's halves
+		// of k), so the same bits.
+		return x.pointwise(p.N, 1, p.C, p.M, in, chanScale{}, pw[0], bias, y, act, epi)
+	}
+	return x.convGroups(p, in, w, pw, bias, y, act, epi)
+}
+
+// convSubsampled runs a strided 1×1 convolution p (ResNet's downsampling
+// shortcut) as the direct one q on the pixels it reads: those are
+// gathered once (a 1/(SH·SW) of the input) instead of run on the
+// phase-plane grid or an implicit GEMM at a third of the direct SGEMM's
+// speed.
+func (x *Context) convSubsampled(p, q Conv2D, in, w []float32, pw []*Packed, bias, y []float32, act Act, epi Epilogue) error {
+	s := x.get()
+	defer x.put(s)
+	s.cols = grow(s.cols, q.N*q.C*q.H*q.W)
+	sub := s.cols[:q.N*q.C*q.H*q.W]
+	x.rangeWork(p.N*p.C, q.H*q.W*elemWork, func(lo, hi int) { subsample(&p, &q, in, sub, lo, hi) })
+	return x.Conv2DPackedAct(q, sub, w, pw, bias, y, act, epi)
+}
+
+// convGroups is Conv2DPackedAct's SGEMM paths, image by image and group
+// by group (p checked; its own function so that the paths above do not
+// move p to the heap, as the closures below do).
+func (x *Context) convGroups(p Conv2D, in, w []float32, pw []*Packed, bias, y []float32, act Act, epi Epilogue) error {
+	oh, ow := p.Out()
+	cg, mg := p.C/p.Groups, p.M/p.Groups
+	kk := cg * p.KH * p.KW
+	npix := oh * ow
+	direct := p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PT == 0 && p.PL == 0 && p.PB == 0 && p.PR == 0
 	// full is act then epi, for the paths that run the tail over their
 	// output (all but the direct SGEMM's micro-kernel).
 	full := epi
@@ -185,41 +244,6 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 			}
 		}
 	}
-	if err := p.check(in, w, bias, y, pw != nil && p.C != p.Groups); err != nil {
-		return err
-	}
-	if pw != nil && len(pw) != p.Groups {
-		return shapeErr("conv: %d packed weight groups for %d groups", len(pw), p.Groups)
-	}
-	if p.C == p.Groups {
-		// The Relu or ReLU6 in the row kernel, on the values in registers.
-		lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
-		switch act {
-		case ActRelu:
-			lo = 0
-		case ActRelu6:
-			lo, hi = 0, 6
-		}
-		x.depthwise(&p, in, w, bias, y, lo, hi, epi)
-		return nil
-	}
-	if q, ok := p.subsampled(); ok {
-		// A strided 1×1 convolution (ResNet's downsampling shortcut) is
-		// the direct one on the pixels it reads: those are gathered once
-		// (a 1/(SH·SW) of the input) instead of run on the phase-plane
-		// grid or an implicit GEMM at a third of the direct SGEMM's speed.
-		s := x.get()
-		defer x.put(s)
-		s.cols = grow(s.cols, q.N*q.C*q.H*q.W)
-		sub := s.cols[:q.N*q.C*q.H*q.W]
-		x.rangeWork(p.N*p.C, q.H*q.W*elemWork, func(lo, hi int) { subsample(&p, &q, in, sub, lo, hi) })
-		return x.Conv2DPackedAct(q, sub, w, pw, bias, y, act, epi)
-	}
-	oh, ow := p.Out()
-	cg, mg := p.C/p.Groups, p.M/p.Groups
-	kk := cg * p.KH * p.KW
-	npix := oh * ow
-	direct := p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PT == 0 && p.PL == 0 && p.PB == 0 && p.PR == 0
 	// The im2col matrix covers at most maxCols elements: taller outputs
 	// run in chunks of output rows (each element of Y is the same chain
 	// of FMAs whatever the chunk, as for a split between threads).

@@ -841,3 +841,68 @@ func TestConvClip(t *testing.T) {
 		}
 	}
 }
+
+// TestConvOnePixel: 1×1 convolutions of one-pixel images (an SE block's)
+// run on PointwiseNHWC's rows kernels when the CPU has them; their values
+// are the SGEMM path's bit for bit (convGroups, the path they took
+// before), on 1 to 3 threads, with either activation and an epilogue, and
+// the float64 convolution's within rounding.
+func TestConvOnePixel(t *testing.T) {
+	r := rand.New(rand.NewPCG(91, 92))
+	cases := []Conv2D{
+		{N: 1, C: 576, H: 1, W: 1, M: 144, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 144, H: 1, W: 1, M: 576, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 3, C: 24, H: 1, W: 1, M: 97, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 2, C: 2304, H: 1, W: 1, M: 40, KH: 1, KW: 1, SH: 2, SW: 2, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 1280, H: 1, W: 1, M: 1000, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+	}
+	for i, p := range cases {
+		x := randSlice(r, p.N*p.C)
+		w := randSlice(r, p.M*p.C)
+		bias := randSlice(r, p.M)
+		other := randSlice(r, p.N*p.M)
+		pw, err := PackConvWeights(p, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := naiveConv(p, x, w, bias)
+		for _, act := range []Act{ActNone, ActRelu, ActRelu6} {
+			for _, withEpi := range []bool{false, true} {
+				want := make([]float32, p.N*p.M)
+				ctx := NewContext(1)
+				var wantEpi Epilogue
+				if withEpi {
+					wantEpi = func(off, n int) { s := want[off : off+n]; AddSuffix(s, other[off:off+n], s) }
+				}
+				if err := ctx.convGroups(p, x, w, pw, bias, want, act, wantEpi); err != nil {
+					t.Fatal(err)
+				}
+				ctx.Close()
+				if act == ActNone && !withEpi {
+					for j, v := range ref {
+						if d := math.Abs(float64(want[j]) - v); d > 1e-4*(1+math.Abs(v)) {
+							t.Fatalf("case %d: y[%d] = %g, float64 convolution %g", i, j, want[j], v)
+						}
+					}
+				}
+				for _, th := range []int{1, 2, 3} {
+					ctx := NewContext(th)
+					got := make([]float32, p.N*p.M)
+					var epi Epilogue
+					if withEpi {
+						epi = func(off, n int) { s := got[off : off+n]; AddSuffix(s, other[off:off+n], s) }
+					}
+					if err := ctx.Conv2DPackedAct(p, x, w, pw, bias, got, act, epi); err != nil {
+						t.Fatal(err)
+					}
+					ctx.Close()
+					for j := range got {
+						if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+							t.Fatalf("case %d act %d threads %d epilogue %v: y[%d] = %g, the SGEMM path's %g", i, act, th, withEpi, j, got[j], want[j])
+						}
+					}
+				}
+			}
+		}
+	}
+}

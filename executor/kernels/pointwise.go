@@ -21,6 +21,10 @@ type rowsKernel func(kc int, a *float32, lda int, b *float32, c *float32, ldc in
 // read-only afterwards.
 var rowsKernels [2][13]rowsKernel
 
+// pointwiseRowsFit reports whether PointwiseNHWC runs the rows kernels
+// (AVX-512 and the SGEMM's panels of 32 columns), not the SGEMM.
+func pointwiseRowsFit() bool { return rowsKernels[0][1] != nil && best.nr == 32 }
+
 // PackPointwise packs the weights of a 1×1 convolution of c input and m
 // output channels (w in ONNX's layout: m rows of c) for PointwiseNHWC.
 func PackPointwise(c, m int, w []float32) (*Packed, error) {
@@ -119,7 +123,7 @@ func (x *Context) pointwise(n, imgPix, c, m int, in []float32, sc chanScale, pw 
 	if pix == 0 {
 		return nil
 	}
-	if rowsKernels[0][1] == nil || best.nr != 32 {
+	if !pointwiseRowsFit() {
 		if sc.s != nil {
 			s := x.get()
 			defer x.put(s)
