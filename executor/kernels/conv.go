@@ -306,9 +306,11 @@ func (x *Context) convGroups(p Conv2D, in, w []float32, pw []*Packed, bias, y []
 		}
 		switch {
 		case pg != nil && !pg.isA && direct && npix == 1:
-			// One pixel (an SE block's 1×1 convolutions): y = x·Wᵀ
-			// + bias, a GEMV on the packed weights, without
-			// convFlatT's grid, bias rows and output copy.
+			// One pixel (an SE block's 1×1 convolutions, where
+			// Conv2DPackedAct has no rows kernels for them: no AVX-512,
+			// or groups): y = x·Wᵀ + bias, a GEMV on the packed
+			// weights, without convFlatT's grid, bias rows and output
+			// copy.
 			beta := float32(0)
 			if bg != nil {
 				copy(yg, bg)

@@ -54,14 +54,14 @@ func BenchmarkConvSmallChannels(b *testing.B) {
 
 // BenchmarkConvPointwise reports GFLOP/s and thread CPU ns/op of 1×1
 // convolutions on 56×56 and 112×112 pixels (row strides 3136 and 12544:
-// multiples of 64 floats) of the mobile nets (packed weights, bias), one
-// thread.
+// multiples of 64 floats) of the mobile nets and ResNet-50's bottlenecks
+// at 56×56 and 28×28 (packed weights, bias), one thread.
 func BenchmarkConvPointwise(b *testing.B) {
 	conv1 := func(c, m, h int) Conv2D {
 		return Conv2D{N: 1, C: c, H: h, W: h, M: m, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1}
 	}
 	r := rand.New(rand.NewPCG(13, 15))
-	for _, p := range []Conv2D{conv1(16, 48, 56), conv1(48, 24, 56), conv1(24, 72, 56), conv1(72, 24, 56), conv1(16, 16, 112), conv1(32, 16, 112)} {
+	for _, p := range []Conv2D{conv1(16, 48, 56), conv1(48, 24, 56), conv1(24, 72, 56), conv1(72, 24, 56), conv1(16, 16, 112), conv1(32, 16, 112), conv1(64, 256, 56), conv1(256, 64, 56), conv1(64, 64, 56), conv1(512, 128, 28), conv1(128, 512, 28)} {
 		b.Run(fmt.Sprintf("c%d_m%d_%d", p.C, p.M, p.H), func(b *testing.B) {
 			x, w, bias := randSlice(r, p.N*p.C*p.H*p.W), randSlice(r, p.M*p.C), randSlice(r, p.M)
 			pw, err := PackConvWeights(p, w)
