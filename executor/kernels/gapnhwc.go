@@ -6,16 +6,29 @@ package kernels
 var gapNHWCAsm [4]func(pix int, x *float32, ldx int, s *float64)
 
 // Large images pool in chunks of pixels: about gapChunkValues values a
-// chunk, at most gapMaxChunks chunks an image.
+// chunk, at most gapMaxChunks chunks an image. Images of gapPairValues
+// values or more (and 24 pixels or more) pool in two halves at least:
+// on two threads each half is mostly the pixels one thread wrote in the
+// step before (an SE block's depthwise convolution, split by pixels), so
+// a thread no longer reads what the other core wrote. mobilenet_v3_small's
+// ten pools, step medians in all, two rounds: on two threads 112.5 and
+// 108.5 → 79.9 and 78.0 µs, on one 71.3 and 67.8 → 80.8 and 81.0
+// (docs/speed.md, "Eighth wave, twentieth session").
 const (
 	gapChunkValues = 1 << 15
 	gapMaxChunks   = 8
+	gapPairValues  = 1 << 13
 )
 
 // gapChunks is how many chunks of consecutive pixels the pools sum an
-// image of pix pixels of c channels in (1: whole).
+// image of pix pixels of c channels in (1: whole). It depends on the
+// shape alone, so the bits do too.
 func gapChunks(pix, c int) int {
-	return max(1, min(gapMaxChunks, pix*c/gapChunkValues, pix))
+	k := min(gapMaxChunks, pix*c/gapChunkValues, pix)
+	if k < 2 && pix*c >= gapPairValues && pix >= 24 {
+		k = 2
+	}
+	return max(1, k)
 }
 
 // GlobalAveragePoolNCHW sets y[i·c+k] to the mean of plane k of image i

@@ -11,8 +11,8 @@ import (
 // bit, and both against float64 sums, on channel counts around the SIMD
 // blocks of 8 to 32 and the groups of 16 the work splits by, images
 // summed whole and in chunks of pixels (3136 pixels of 21 channels or
-// more), one and two images, one to three threads; bad sizes are
-// refused.
+// more; in two halves, 196 pixels of 48 channels or more), one and two
+// images, one to three threads; bad sizes are refused.
 func TestGlobalAveragePoolNHWC(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, n := range []int{1, 2} {
