@@ -266,6 +266,10 @@ type hostStep struct {
 	// scale: a 1×1 Conv that took the Mul by channel before it
 	// (fuseScaleConv); nil for any other step.
 	scale *scaleIn
+	// view: a Slice of channels kept channels last whose one reader
+	// takes a view of its input (markSliceViews); set once when the plan
+	// is built.
+	view bool
 }
 
 // wakeFor wakes the kernel threads before a step whose kernels split
@@ -300,7 +304,7 @@ func (st *hostStep) execArena(ctx context.Context, e *Executor, en *env, ar *out
 	if err != nil {
 		return false, err
 	}
-	c.arena, c.conv, c.deferConv, c.nhwc, c.scale = ar, &st.conv, en.deferConv, st.nhwc, st.scale
+	c.arena, c.conv, c.deferConv, c.nhwc, c.scale, c.sliceView = ar, &st.conv, en.deferConv, st.nhwc, st.scale, st.view
 	if !st.packs {
 		if err := c.restoreReleased(); err != nil {
 			return false, err
@@ -459,6 +463,7 @@ func (e *Executor) build(ctx context.Context, gi *graphInfo, en *env, keep map[*
 		if e.kern != nil {
 			steps = fuseScaleConv(gi, steps, keep)
 			markNHWC(gi, steps, keep)
+			markSliceViews(gi, steps, keep)
 		}
 	}
 	return &plan{steps: steps, drops: planDrops(gi, steps, keep)}, nil

@@ -53,6 +53,9 @@ type lctx struct {
 	// scale: the Mul by channel a 1×1 Conv took (hostStep.scale,
 	// fuse_scale.go); nil: none.
 	scale *scaleIn
+	// sliceView: a Slice whose NHWC output may be a view of its input's
+	// channels (hostStep.view; markSliceViews).
+	sliceView bool
 	// slotBuf holds ins and outs of a replayed step with at most
 	// len(slotBuf) of them together (newHostCtx): one allocation a step
 	// instead of three.

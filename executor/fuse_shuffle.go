@@ -225,7 +225,7 @@ func (c *lctx) shuffleNHWC(sh shuffleSpec) (done bool, err error) {
 		if !c.Has(i) {
 			return false, nil
 		}
-		h := c.in(i).h
+		h := denseNHWC(c.in(i).h)
 		if h == nil || h.dt != canonical.Float || len(h.shape) != 4 {
 			return false, nil
 		}

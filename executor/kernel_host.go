@@ -950,7 +950,7 @@ func okReduceMean(c *lctx) bool {
 
 // kernelReduceMean: the mean over the trailing axes (sums in float64).
 func kernelReduceMean(c *lctx) error {
-	if hr := c.in(0).h; hr != nil && hr.nhwc && len(hr.shape) == 4 {
+	if hr := denseNHWC(c.in(0).h); hr != nil && hr.nhwc && len(hr.shape) == 4 {
 		if inner, k, ok := reduceTail(c); ok && k == 2 && inner > 0 {
 			// Over the pixels of a tensor stored channels last
 			// (nhwc.go): pooled as stored.

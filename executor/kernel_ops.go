@@ -920,7 +920,7 @@ func (c *lctx) binaryNHWC(mul bool) bool {
 	if c.NIn() != 2 || !c.Has(0) || !c.Has(1) || c.lowering || c.b != nil {
 		return false
 	}
-	bi, ha, hb := 0, c.in(0).h, c.in(1).h
+	bi, ha, hb := 0, denseNHWC(c.in(0).h), denseNHWC(c.in(1).h)
 	if hb != nil && hb.nhwc {
 		bi, ha, hb = 1, hb, ha
 	}
@@ -1035,7 +1035,7 @@ func okGlobalAvgPool(c *lctx) bool {
 }
 
 func kernelGlobalAvgPool(c *lctx) error {
-	if hx := c.in(0).h; hx != nil && hx.nhwc && len(hx.shape) == 4 {
+	if hx := denseNHWC(c.in(0).h); hx != nil && hx.nhwc && len(hx.shape) == 4 {
 		s := hx.shape
 		return c.poolNHWC(hx, []int{s[0], s[1], 1, 1})
 	}

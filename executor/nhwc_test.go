@@ -9,13 +9,18 @@ import (
 )
 
 // nhwcSteps counts the steps of p whose output the plan keeps channels
-// last, by op: "Conv", "Slice", "shuffle" (fuseConcatTranspose); and, as
-// "scaled Conv", the 1×1 convolutions that took a Mul by channel.
+// last, by op: "Conv", "Slice", "shuffle" (fuseConcatTranspose); as
+// "scaled Conv", the 1×1 convolutions that took a Mul by channel; and as
+// "Slice view", the Slices that hand their reader a view
+// (markSliceViews).
 func nhwcSteps(p *plan) map[string]int {
 	n := map[string]int{}
 	eachHostStep(p, func(st *hostStep) {
 		if st.scale != nil {
 			n["scaled Conv"]++ // any layout (fuse_scale.go)
+		}
+		if st.view {
+			n["Slice view"]++
 		}
 		switch {
 		case !st.nhwc:
@@ -61,7 +66,8 @@ func eachHostStep(p *plan, f func(*hostStep)) {
 // excitation: GlobalAveragePool, 1×1 products, a Mul by channel) and the
 // ShuffleNet-v2 one (units of a Slice of half the channels, 1×1 and
 // depthwise convolutions, a channel shuffle). Each plan
-// keeps the blocks' steps channels last (markNHWC), and every run — the
+// keeps the blocks' steps channels last (markNHWC; ShuffleNet's Slices
+// as views, markSliceViews), and every run — the
 // build in NCHW, the replays in NHWC — matches the outputs torch
 // computed, bit for bit the same on every run and thread count.
 func TestNHWCPlan(t *testing.T) {
@@ -87,8 +93,10 @@ func TestNHWCPlan(t *testing.T) {
 		// on one branch, 1×1, depthwise, 1×1 on the other: 5 each), 5 of
 		// stride 1 (two Slices, 3 convolutions each), each unit's
 		// shuffle, and the last 1×1 convolution (ReduceMean pools its
-		// output over the pixels as stored); the stem stays NCHW.
-		{"shufflenet_small", map[string]int{"Conv": 31, "Slice": 10, "shuffle": 8}, "the units' 30 convolutions, 10 Slices and 8 shuffles, and the last convolution"},
+		// output over the pixels as stored); the stem stays NCHW. Each
+		// unit's Slice of the half its first 1×1 convolution reads
+		// hands it a view.
+		{"shufflenet_small", map[string]int{"Conv": 31, "Slice": 10, "shuffle": 8, "Slice view": 5}, "the units' 30 convolutions, 10 Slices (5 views) and 8 shuffles, and the last convolution"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join("..", "fixtures", "models", tc.name)

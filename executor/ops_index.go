@@ -184,14 +184,21 @@ func sliceOp(c *lctx) error {
 // plan keeps the Slice's output so (nhwc.go; ShuffleNet's halves of a
 // shuffled tensor).
 func (c *lctx) sliceNHWC(h *htensor, out []int, specs []sliceSpec) *htensor {
+	h = denseNHWC(h)
 	s := h.shape
 	x, _ := f32(h)
 	if ch := specs[1]; ch.step == 1 && wholeAxes(s, specs, 1) {
+		px := s[0] * s[2] * s[3]
+		if c.sliceView && ch.count < s[1] && px > 0 && ch.count > 0 {
+			// Its one reader takes a window of the channels as it is
+			// (markSliceViews): no copy.
+			n := (px-1)*s[1] + ch.count
+			return &htensor{dt: h.dt, shape: append([]int{}, out...), data: x[ch.start : ch.start+n : ch.start+n], borrowed: h.borrowed, nhwc: true, ld: s[1]}
+		}
 		// Some channels of every pixel: rows of them.
 		y := c.newHAs(h.dt, out, false)
 		y.nhwc = true
 		yd, _ := f32(y)
-		px := s[0] * s[2] * s[3]
 		c.e.kern.Range(px, ch.count, func(lo, hi int) {
 			// The sizes are checked: CopyRows cannot fail here.
 			_ = kernels.CopyRows(hi-lo, ch.count, x[lo*s[1]+ch.start:], s[1], yd[lo*ch.count:], ch.count)

@@ -255,6 +255,9 @@ func cloneH(h *htensor) *htensor {
 	if h.released {
 		return h
 	}
+	if h.ld != 0 {
+		return denseNHWC(h)
+	}
 	c := newH(h.dt, h.shape)
 	c.released, c.nhwc = h.released, h.nhwc
 	if s, ok := h.data.([]string); ok {

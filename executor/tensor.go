@@ -34,6 +34,12 @@ type htensor struct {
 	// steps' NHWC kernels read such data as it is; lctx.H and every
 	// other way out of a step convert it to NCHW first.
 	nhwc bool
+	// ld: an NHWC tensor that is a window of a wider one's channels (a
+	// Slice's view, sliceNHWC): pixel p's channels start at data[p·ld]
+	// (0: dense, ld = C). Only the Slice's one reader, a 1×1 Conv, reads
+	// it as it is (markSliceViews); every other way converts it
+	// (denseNHWC).
+	ld int
 }
 
 // storage kinds

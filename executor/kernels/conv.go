@@ -195,7 +195,7 @@ func (x *Context) Conv2DPackedAct(p Conv2D, in, w []float32, pw []*Packed, bias,
 		// and the activation and the epilogue in their chunks: the
 		// same chains of FMAs (pointwiseRows, with the SGEMM's halves
 		// of k), so the same bits.
-		return x.pointwise(p.N, 1, p.C, p.M, in, chanScale{}, pw[0], bias, y, act, epi)
+		return x.pointwise(p.N, 1, p.C, p.C, p.M, in, chanScale{}, pw[0], bias, y, act, epi)
 	}
 	return x.convGroups(p, in, w, pw, bias, y, act, epi)
 }

@@ -40,7 +40,15 @@ func PackPointwise(c, m int, w []float32) (*Packed, error) {
 // of multiply-adds whatever the thread count (the pixels are split, never
 // the channels' sums).
 func (x *Context) PointwiseNHWC(n, pix, c, m int, in []float32, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
-	return x.pointwise(n, pix, c, m, in, chanScale{}, pw, bias, y, act, epi)
+	return x.pointwise(n, pix, c, c, m, in, chanScale{}, pw, bias, y, act, epi)
+}
+
+// PointwiseNHWCStrided is PointwiseNHWC on a window of a wider tensor's
+// channels: pixel p's c input channels start at in[p·lda] (lda ≥ c; a
+// ShuffleNet unit's half of its input, read where it is instead of
+// copied). The same bits as PointwiseNHWC on the window copied.
+func (x *Context) PointwiseNHWCStrided(n, pix, c, lda, m int, in []float32, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
+	return x.pointwise(n, pix, c, lda, m, in, chanScale{}, pw, bias, y, act, epi)
 }
 
 // PointwiseNHWCScaled is PointwiseNHWC of the input multiplied by
@@ -55,7 +63,7 @@ func (x *Context) PointwiseNHWCScaled(n, pix, c, m int, in, scale []float32, pw 
 	if len(scale) != c && len(scale) != n*c {
 		return shapeErr("pointwise: %d scale values for %d images of %d channels", len(scale), n, c)
 	}
-	return x.pointwise(n, pix, c, m, in, chanScale{s: scale, pix: pix}, pw, bias, y, act, epi)
+	return x.pointwise(n, pix, c, c, m, in, chanScale{s: scale, pix: pix}, pw, bias, y, act, epi)
 }
 
 // chanScale is PointwiseNHWCScaled's scale (s nil: none).
@@ -93,9 +101,11 @@ const minPointwiseWork = minWork / 4
 // at most (at least one tile of 12 pixels): 256 KB, in the L2 cache.
 const scaledBlock = 1 << 16
 
-func (x *Context) pointwise(n, imgPix, c, m int, in []float32, sc chanScale, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
-	if n < 0 || imgPix < 0 || c < 1 || m < 1 {
-		return shapeErr("pointwise: %d images of %d pixels, %d → %d channels", n, imgPix, c, m)
+// pointwise is PointwiseNHWC, PointwiseNHWCStrided (lda > c; sc.s nil)
+// and PointwiseNHWCScaled (lda = c).
+func (x *Context) pointwise(n, imgPix, c, lda, m int, in []float32, sc chanScale, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
+	if n < 0 || imgPix < 0 || c < 1 || m < 1 || lda < c || sc.s != nil && lda != c {
+		return shapeErr("pointwise: %d images of %d pixels, %d → %d channels, %d apart", n, imgPix, c, m, lda)
 	}
 	pix := n * imgPix
 	if pw == nil {
@@ -104,8 +114,8 @@ func (x *Context) pointwise(n, imgPix, c, m int, in []float32, sc chanScale, pw 
 	if err := pw.fits(best, false, m, c); err != nil {
 		return err
 	}
-	if len(in) < pix*c || len(y) < pix*m {
-		return shapeErr("pointwise: %d input and %d output values for %d pixels of %d → %d channels", len(in), len(y), pix, c, m)
+	if pix > 0 && len(in) < (pix-1)*lda+c || len(y) < pix*m {
+		return shapeErr("pointwise: %d input and %d output values for %d pixels of %d channels (%d apart) → %d", len(in), len(y), pix, c, lda, m)
 	}
 	if bias != nil && len(bias) < m {
 		return shapeErr("pointwise: %d bias values for %d channels", len(bias), m)
@@ -134,7 +144,7 @@ func (x *Context) pointwise(n, imgPix, c, m int, in []float32, sc chanScale, pw 
 		for i := range n {
 			// Image by image: the SGEMM's plan (its halves of k) is
 			// the NCHW convolution's.
-			if err := x.pointwiseSgemm(imgPix, c, m, in[i*imgPix*c:], pw, bias, y[i*imgPix*m:], relu); err != nil {
+			if err := x.pointwiseSgemm(imgPix, c, lda, m, in[i*imgPix*lda:], pw, bias, y[i*imgPix*m:], relu); err != nil {
 				return err
 			}
 		}
@@ -152,7 +162,7 @@ func (x *Context) pointwise(n, imgPix, c, m int, in []float32, sc chanScale, pw 
 	units := (pix + mr - 1) / mr
 	nc, _ := x.chunksMin(pix*c*m, units, minPointwiseWork)
 	if nc <= 1 {
-		x.pointwiseRange(0, pix, c, m, kh, in, sc, pw, bias, y, relu)
+		x.pointwiseRange(0, pix, c, lda, m, kh, in, sc, pw, bias, y, relu)
 		if epi != nil {
 			epi(0, pix*m)
 		}
@@ -160,7 +170,7 @@ func (x *Context) pointwise(n, imgPix, c, m int, in []float32, sc chanScale, pw 
 	}
 	parts := split(pix, nc, mr)
 	x.parallel(len(parts)-1, func(i int) {
-		x.pointwiseRange(parts[i], parts[i+1], c, m, kh, in, sc, pw, bias, y, relu)
+		x.pointwiseRange(parts[i], parts[i+1], c, lda, m, kh, in, sc, pw, bias, y, relu)
 		if epi != nil {
 			epi(parts[i]*m, (parts[i+1]-parts[i])*m)
 		}
@@ -171,15 +181,15 @@ func (x *Context) pointwise(n, imgPix, c, m int, in []float32, sc chanScale, pw 
 // pointwiseRange computes pixels [lo, hi) of PointwiseNHWC (sc.s nil)
 // or PointwiseNHWCScaled: the scaled rows made by blocks of pixels, each
 // block's multiply-adds as pointwiseRows makes them.
-func (x *Context) pointwiseRange(lo, hi, c, m, kh int, in []float32, sc chanScale, pw *Packed, bias, y []float32, relu int) {
+func (x *Context) pointwiseRange(lo, hi, c, lda, m, kh int, in []float32, sc chanScale, pw *Packed, bias, y []float32, relu int) {
 	if sc.s == nil && kh == 0 {
-		pointwiseRows(lo, hi, c, m, kh, in, pw, bias, y, relu, nil)
+		pointwiseRows(lo, hi, c, lda, m, kh, in, pw, bias, y, relu, nil)
 		return
 	}
 	s := x.get()
 	defer x.put(s)
 	if sc.s == nil {
-		pointwiseRows(lo, hi, c, m, kh, in, pw, bias, y, relu, s)
+		pointwiseRows(lo, hi, c, lda, m, kh, in, pw, bias, y, relu, s)
 		return
 	}
 	pb := max(12, scaledBlock/c/12*12)
@@ -187,7 +197,7 @@ func (x *Context) pointwiseRange(lo, hi, c, m, kh int, in []float32, sc chanScal
 	for b0 := lo; b0 < hi; b0 += pb {
 		b1 := min(hi, b0+pb)
 		sc.apply(in, b0, b1, c, s.scaled)
-		pointwiseRows(0, b1-b0, c, m, kh, s.scaled, pw, bias, y[b0*m:], relu, s)
+		pointwiseRows(0, b1-b0, c, c, m, kh, s.scaled, pw, bias, y[b0*m:], relu, s)
 	}
 }
 
@@ -199,7 +209,7 @@ func (x *Context) pointwiseRange(lo, hi, c, m, kh int, in []float32, sc chanScal
 // k-blocks sum into a scratch matrix of s instead, added to y at the end with the activation
 // after it: the two halves of k of the NCHW convolution's SGEMM
 // (gemmSplitK), so the same bits.
-func pointwiseRows(lo, hi, c, m, kh int, in []float32, pw *Packed, bias, y []float32, relu int, s *scratch) {
+func pointwiseRows(lo, hi, c, lda, m, kh int, in []float32, pw *Packed, bias, y []float32, relu int, s *scratch) {
 	const mr, nr = 12, 32
 	kb := kBlock(c)
 	var t []float32
@@ -231,7 +241,7 @@ func pointwiseRows(lo, hi, c, m, kh int, in []float32, pw *Packed, bias, y []flo
 			}
 			for i := lo; i < hi; i += mr {
 				r := min(mr, hi-i)
-				rowsKernels[nv-1][r](kc, &in[i*c+p0], c, panel, &out[(i-base)*m+jr], m, add, pb, last, mask)
+				rowsKernels[nv-1][r](kc, &in[i*lda+p0], lda, panel, &out[(i-base)*m+jr], m, add, pb, last, mask)
 			}
 		}
 	}
@@ -244,7 +254,7 @@ func pointwiseRows(lo, hi, c, m, kh int, in []float32, pw *Packed, bias, y []flo
 // set to the bias, the SGEMM (A packed per call) adding to them, as the
 // NCHW convolution's SGEMM starts from its bias (the same bits), then the
 // activation per pixel.
-func (x *Context) pointwiseSgemm(pix, c, m int, in []float32, pw *Packed, bias, y []float32, relu int) error {
+func (x *Context) pointwiseSgemm(pix, c, lda, m int, in []float32, pw *Packed, bias, y []float32, relu int) error {
 	beta := float32(0)
 	if bias != nil {
 		for p := range pix {
@@ -252,7 +262,7 @@ func (x *Context) pointwiseSgemm(pix, c, m int, in []float32, pw *Packed, bias, 
 		}
 		beta = 1
 	}
-	if err := x.SgemmPacked(false, false, pix, m, c, 1, in, c, nil, nil, 0, pw, beta, y, m); err != nil {
+	if err := x.SgemmPacked(false, false, pix, m, c, 1, in, lda, nil, nil, 0, pw, beta, y, m); err != nil {
 		return err
 	}
 	if relu != 0 {

@@ -89,6 +89,54 @@ func TestPointwiseNHWC(t *testing.T) {
 	}
 }
 
+// TestPointwiseNHWCStrided checks PointwiseNHWCStrided (the input a
+// window of a wider tensor's channels, as a ShuffleNet unit's Slice hands
+// its 1×1 convolution) against PointwiseNHWC on the window copied, bit for
+// bit, at both ends of the wider rows and in between, on the cases'
+// shapes, one and two images, one to three threads; nothing outside the
+// window is read (NaN there).
+func TestPointwiseNHWCStrided(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range pointwiseCases() {
+		for _, n := range []int{1, 2} {
+			for _, pad := range [][2]int{{0, 3}, {tc.c, 0}, {5, 17}} {
+				lda := pad[0] + tc.c + pad[1]
+				pix := n * tc.pix
+				wide := make([]float32, (pix-1)*lda+pad[0]+tc.c+pad[1])
+				for i := range wide {
+					wide[i] = float32(math.NaN())
+				}
+				dense := randSlice(r, pix*tc.c)
+				for p := range pix {
+					copy(wide[p*lda+pad[0]:], dense[p*tc.c:(p+1)*tc.c])
+				}
+				w, bias := randSlice(r, tc.m*tc.c), randSlice(r, tc.m)
+				pw, err := PackPointwise(tc.c, tc.m, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := make([]float32, pix*tc.m)
+				if err := NewContext(1).PointwiseNHWC(n, tc.pix, tc.c, tc.m, dense, pw, bias, want, ActRelu, nil); err != nil {
+					t.Fatal(err)
+				}
+				for _, threads := range []int{1, 2, 3} {
+					ctx := NewContext(threads)
+					got := make([]float32, pix*tc.m)
+					if err := ctx.PointwiseNHWCStrided(n, tc.pix, tc.c, lda, tc.m, wide[pad[0]:], pw, bias, got, ActRelu, nil); err != nil {
+						t.Fatal(err)
+					}
+					ctx.Close()
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%+v, %d images, rows of %d from %d, %d threads: y[%d] = %g, the copied window's %g", tc, n, lda, pad[0], threads, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestPointwiseNHWCBitsOfNCHW checks PointwiseNHWC against the NCHW
 // 1×1 convolution (Conv2DPackedAct on the same values in planes) bit for
 // bit — the executor's NHWC plans keep the NCHW plan's bits — on shapes
@@ -267,6 +315,8 @@ func TestPointwiseNHWCErrors(t *testing.T) {
 		"no pack":      func() error { return ctx.PointwiseNHWC(1, 10, 4, 6, x, nil, nil, y, ActNone, nil) },
 		"bad act":      func() error { return ctx.PointwiseNHWC(1, 10, 4, 6, x, pw, nil, y, Act(9), nil) },
 		"no channels":  func() error { return ctx.PointwiseNHWC(1, 10, 0, 6, x, pw, nil, y, ActNone, nil) },
+		"narrow rows":  func() error { return ctx.PointwiseNHWCStrided(1, 10, 4, 3, 6, x, pw, nil, y, ActNone, nil) },
+		"short window": func() error { return ctx.PointwiseNHWCStrided(1, 10, 4, 5, 6, x, pw, nil, y, ActNone, nil) },
 	} {
 		var se *ShapeError
 		if err := call(); !errors.As(err, &se) {
