@@ -717,23 +717,7 @@ func TestConvActRelu(t *testing.T) {
 					if withEpi {
 						AddSuffix(want, other, want)
 					}
-					for _, th := range []int{1, 2, 3} {
-						ctx := NewContext(th)
-						got := make([]float32, len(other))
-						var epi Epilogue
-						if withEpi {
-							epi = func(off, n int) { s := got[off : off+n]; AddSuffix(s, other[off:off+n], s) }
-						}
-						if err := ctx.Conv2DPackedAct(p, x, w, pw, bias, got, act, epi); err != nil {
-							t.Fatal(err)
-						}
-						ctx.Close()
-						for j := range got {
-							if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-								t.Fatalf("case %d act %d threads %d bias %v epilogue %v: y[%d] = %g (%#x), want %g (%#x)", i, act, th, bias != nil, withEpi, j, got[j], math.Float32bits(got[j]), want[j], math.Float32bits(want[j]))
-							}
-						}
-					}
+					checkConvAct(t, fmt.Sprintf("case %d act %d bias %v epilogue %v", i, act, bias != nil, withEpi), p, x, w, pw, bias, act, withEpi, other, want)
 				}
 			}
 		}
@@ -885,23 +869,31 @@ func TestConvOnePixel(t *testing.T) {
 						}
 					}
 				}
-				for _, th := range []int{1, 2, 3} {
-					ctx := NewContext(th)
-					got := make([]float32, p.N*p.M)
-					var epi Epilogue
-					if withEpi {
-						epi = func(off, n int) { s := got[off : off+n]; AddSuffix(s, other[off:off+n], s) }
-					}
-					if err := ctx.Conv2DPackedAct(p, x, w, pw, bias, got, act, epi); err != nil {
-						t.Fatal(err)
-					}
-					ctx.Close()
-					for j := range got {
-						if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-							t.Fatalf("case %d act %d threads %d epilogue %v: y[%d] = %g, the SGEMM path's %g", i, act, th, withEpi, j, got[j], want[j])
-						}
-					}
-				}
+				checkConvAct(t, fmt.Sprintf("case %d act %d epilogue %v", i, act, withEpi), p, x, w, pw, bias, act, withEpi, other, want)
+			}
+		}
+	}
+}
+
+// checkConvAct runs Conv2DPackedAct (act; with withEpi, an epilogue
+// adding other) on 1 to 3 threads and fails unless every output has
+// want's bits.
+func checkConvAct(t *testing.T, name string, p Conv2D, x, w []float32, pw []*Packed, bias []float32, act Act, withEpi bool, other, want []float32) {
+	t.Helper()
+	for _, th := range []int{1, 2, 3} {
+		ctx := NewContext(th)
+		got := make([]float32, len(want))
+		var epi Epilogue
+		if withEpi {
+			epi = func(off, n int) { s := got[off : off+n]; AddSuffix(s, other[off:off+n], s) }
+		}
+		if err := ctx.Conv2DPackedAct(p, x, w, pw, bias, got, act, epi); err != nil {
+			t.Fatal(err)
+		}
+		ctx.Close()
+		for j := range got {
+			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("%s, %d threads: y[%d] = %g (%#x), want %g (%#x)", name, th, j, got[j], math.Float32bits(got[j]), want[j], math.Float32bits(want[j]))
 			}
 		}
 	}
