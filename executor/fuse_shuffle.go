@@ -225,7 +225,7 @@ func (c *lctx) shuffleNHWC(sh shuffleSpec) (done bool, err error) {
 		if !c.Has(i) {
 			return false, nil
 		}
-		h := denseNHWC(c.in(i).h)
+		h := c.in(i).h
 		if h == nil || h.dt != canonical.Float || len(h.shape) != 4 {
 			return false, nil
 		}
@@ -256,9 +256,15 @@ func (c *lctx) shuffleNHWC(sh shuffleSpec) (done bool, err error) {
 	}
 	px := s0[2] * s0[3]
 	parts := make([][]float32, len(hs))
-	widths := make([]int, len(hs))
+	widths, lds := make([]int, len(hs)), make([]int, len(hs))
 	for i, h := range hs {
 		x, _ := f32(h)
+		lds[i] = h.shape[1]
+		if h.ld != 0 {
+			// A Slice's view of a wider tensor's channels
+			// (markSliceViews): read where it is.
+			lds[i] = h.ld
+		}
 		if !h.nhwc {
 			t := c.newHAs(canonical.Float, []int{h.shape[0], s0[2], s0[3], h.shape[1]}, false)
 			td, _ := f32(t)
@@ -272,7 +278,7 @@ func (c *lctx) shuffleNHWC(sh shuffleSpec) (done bool, err error) {
 	yd, _ := f32(y)
 	src := shuffleSources(widths, g)
 	rows := s0[0] * px
-	c.e.kern.Range(rows, ch, func(lo, hi int) { shuffleRows(parts, widths, g, src, yd, lo, hi) })
+	c.e.kern.Range(rows, ch, func(lo, hi int) { shuffleRows(parts, widths, lds, g, src, yd, lo, hi) })
 	c.OutH(0, y)
 	return true, nil
 }
@@ -301,13 +307,19 @@ func shuffleSources(widths []int, g int) []int32 {
 
 // shuffleRows writes pixels [lo, hi) of a channel shuffle channels last:
 // y's pixel r, channel q, is part src[2q]'s pixel r, channel src[2q+1]
-// (shuffleSources). Two parts of equal width shuffled in two groups, the
-// ShuffleNet unit's, interleave as a whole (kernels.Interleave2).
-func shuffleRows(parts [][]float32, widths []int, g int, src []int32, y []float32, lo, hi int) {
+// (shuffleSources; part p's pixels lds[p] apart). Two parts of equal
+// width shuffled in two groups, the ShuffleNet unit's, interleave as a
+// whole (kernels.Interleave2), or pixel by pixel when a part is a window
+// of a wider tensor's channels (kernels.Interleave2Rows).
+func shuffleRows(parts [][]float32, widths, lds []int, g int, src []int32, y []float32, lo, hi int) {
 	ch := len(src) / 2
 	if g == 2 && len(parts) == 2 && widths[0] == widths[1] {
 		w := widths[0]
-		if kernels.Interleave2(parts[0][lo*w:hi*w], parts[1][lo*w:hi*w], y[lo*ch:hi*ch]) == nil {
+		if lds[0] == w && lds[1] == w {
+			if kernels.Interleave2(parts[0][lo*w:hi*w], parts[1][lo*w:hi*w], y[lo*ch:hi*ch]) == nil {
+				return
+			}
+		} else if kernels.Interleave2Rows(hi-lo, w, parts[0][lo*lds[0]:], lds[0], parts[1][lo*lds[1]:], lds[1], y[lo*ch:hi*ch]) == nil {
 			return
 		}
 	}
@@ -315,7 +327,7 @@ func shuffleRows(parts [][]float32, widths []int, g int, src []int32, y []float3
 		o := y[r*ch : (r+1)*ch]
 		for q := range o {
 			p := src[2*q]
-			o[q] = parts[p][r*widths[p]+int(src[2*q+1])]
+			o[q] = parts[p][r*lds[p]+int(src[2*q+1])]
 		}
 	}
 }

@@ -109,18 +109,22 @@ func hasConcatTranspose(e *Executor) bool {
 // (shuffleSources, shuffleRows) against the shuffle's definition — output
 // channel j·g + i of a pixel is the concatenation's channel i·C/g + j —
 // for parts of equal and unequal widths and 2 to 4 groups, pixels split
-// in two ranges.
+// in two ranges, each part dense or a window of wider rows (a Slice's
+// view, lds > widths).
 func TestShuffleRowsNHWC(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	for _, cs := range []struct {
-		widths []int
-		g      int
-	}{{[]int{6, 6}, 2}, {[]int{3, 5}, 2}, {[]int{6, 6}, 3}, {[]int{4, 4, 4}, 4}, {[]int{20, 20}, 2}} {
+		widths, pads []int
+		g            int
+	}{{[]int{6, 6}, []int{0, 0}, 2}, {[]int{3, 5}, []int{0, 0}, 2}, {[]int{6, 6}, []int{0, 0}, 3}, {[]int{4, 4, 4}, []int{0, 0, 0}, 4}, {[]int{20, 20}, []int{0, 0}, 2},
+		{[]int{20, 20}, []int{20, 0}, 2}, {[]int{58, 58}, []int{58, 58}, 2}, {[]int{9, 9}, []int{3, 0}, 2}, {[]int{3, 5}, []int{5, 3}, 2}, {[]int{4, 4, 4}, []int{1, 0, 8}, 4}} {
 		const px = 13
 		ch := 0
 		parts := make([][]float32, len(cs.widths))
+		lds := make([]int, len(cs.widths))
 		for i, w := range cs.widths {
-			parts[i] = make([]float32, px*w)
+			lds[i] = w + cs.pads[i]
+			parts[i] = make([]float32, (px-1)*lds[i]+w)
 			for k := range parts[i] {
 				parts[i][k] = r.Float32()
 			}
@@ -128,12 +132,12 @@ func TestShuffleRowsNHWC(t *testing.T) {
 		}
 		y := make([]float32, px*ch)
 		src := shuffleSources(cs.widths, cs.g)
-		shuffleRows(parts, cs.widths, cs.g, src, y, 0, 5)
-		shuffleRows(parts, cs.widths, cs.g, src, y, 5, px)
+		shuffleRows(parts, cs.widths, lds, cs.g, src, y, 0, 5)
+		shuffleRows(parts, cs.widths, lds, cs.g, src, y, 5, px)
 		for p := range px {
 			cat := []float32{}
 			for i, w := range cs.widths {
-				cat = append(cat, parts[i][p*w:(p+1)*w]...)
+				cat = append(cat, parts[i][p*lds[i]:p*lds[i]+w]...)
 			}
 			per := ch / cs.g
 			for j := range per {

@@ -545,19 +545,17 @@ func denseNHWC(h *htensor) *htensor {
 }
 
 // markSliceViews sets hostStep.view on each Slice the plan keeps channels
-// last (markNHWC) whose output one node alone reads: a 1×1 Conv kept
-// channels last too, as its input 0, with no Mul by channel taken
-// (fuse_scale.go). Such a Slice of some channels of every pixel then
-// hands the convolution a view of its input (sliceNHWC: htensor.ld;
-// kernels.PointwiseNHWCStrided) instead of a copy: the half of a
-// ShuffleNet unit's input that its branch convolves. The view keeps its
+// last (markNHWC) whose output one node alone reads, that node kept
+// channels last too and reading it as it is stored: a 1×1 Conv, as its
+// input 0 with no Mul by channel taken (fuse_scale.go), or a channel
+// shuffle, as one of its parts. Such a Slice of some channels of every
+// pixel then hands its reader a view of its input (sliceNHWC:
+// htensor.ld; kernels.PointwiseNHWCStrided, kernels.Interleave2Rows)
+// instead of a copy: a ShuffleNet unit's two halves of its input, one
+// convolved by the branch, the other shuffled. The view keeps its
 // input's buffer from reuse while it is held (runBufs.release tests
 // overlaps), and no step writes a value in place but a fused chain's own
-// ones, which no Slice reads. The other half, which the channel shuffle
-// reads, is still copied: the shuffle interleaves two dense halves as
-// whole arrays (kernels.Interleave2), and pixel by pixel from a view it
-// cost more than the copy saved (shufflenet_v2, one thread: the Slices
-// 174.8 → 43.8 µs in all, the shuffles 244.2 → 392.0).
+// ones, which no Slice reads.
 func markSliceViews(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 	type use struct {
 		r     *hostStep // the last node to read the value
@@ -627,8 +625,12 @@ func markSliceViews(gi *graphInfo, steps []step, keep map[*canonical.Value]bool)
 		if u == nil || u.n != 1 || !u.r.nhwc {
 			continue
 		}
-		if r := u.r; r.n.OpType == "Conv" && u.in == 0 && r.scale == nil && nhwcPointwiseNode(r.n) {
-			h.view = true
+		switch r := u.r; {
+		case r.n.OpType == "Conv" && u.in == 0 && r.scale == nil && nhwcPointwiseNode(r.n):
+		case r.shuffle != nil && u.in < r.shuffle.parts:
+		default:
+			continue
 		}
+		h.view = true
 	}
 }

@@ -93,10 +93,10 @@ func TestNHWCPlan(t *testing.T) {
 		// on one branch, 1×1, depthwise, 1×1 on the other: 5 each), 5 of
 		// stride 1 (two Slices, 3 convolutions each), each unit's
 		// shuffle, and the last 1×1 convolution (ReduceMean pools its
-		// output over the pixels as stored); the stem stays NCHW. Each
-		// unit's Slice of the half its first 1×1 convolution reads
-		// hands it a view.
-		{"shufflenet_small", map[string]int{"Conv": 31, "Slice": 10, "shuffle": 8, "Slice view": 5}, "the units' 30 convolutions, 10 Slices (5 views) and 8 shuffles, and the last convolution"},
+		// output over the pixels as stored); the stem stays NCHW. Every
+		// Slice hands its reader a view: one half to the unit's first
+		// 1×1 convolution, the other to the shuffle.
+		{"shufflenet_small", map[string]int{"Conv": 31, "Slice": 10, "shuffle": 8, "Slice view": 10}, "the units' 30 convolutions, 10 Slices (views) and 8 shuffles, and the last convolution"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join("..", "fixtures", "models", tc.name)

@@ -36,9 +36,9 @@ type htensor struct {
 	nhwc bool
 	// ld: an NHWC tensor that is a window of a wider one's channels (a
 	// Slice's view, sliceNHWC): pixel p's channels start at data[p·ld]
-	// (0: dense, ld = C). Only the Slice's one reader, a 1×1 Conv, reads
-	// it as it is (markSliceViews); every other way converts it
-	// (denseNHWC).
+	// (0: dense, ld = C). Only the Slice's one reader, a 1×1 Conv or a
+	// channel shuffle, reads it as it is (markSliceViews); every other
+	// way converts it (denseNHWC).
 	ld int
 }
 
