@@ -839,6 +839,7 @@ func TestConvOnePixel(t *testing.T) {
 		{N: 3, C: 24, H: 1, W: 1, M: 97, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 		{N: 2, C: 2304, H: 1, W: 1, M: 40, KH: 1, KW: 1, SH: 2, SW: 2, DH: 1, DW: 1, Groups: 1},
 		{N: 1, C: 1280, H: 1, W: 1, M: 1000, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
+		{N: 2, C: 640, H: 1, W: 1, M: 200, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, Groups: 1},
 	}
 	for i, p := range cases {
 		x := randSlice(r, p.N*p.C)

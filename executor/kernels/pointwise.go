@@ -160,6 +160,17 @@ func (x *Context) pointwise(n, imgPix, c, lda, m int, in []float32, sc chanScale
 		kh = ((c+kb-1)/kb + 1) / 2 * kb
 	}
 	units := (pix + mr - 1) / mr
+	if units == 1 && kh == 0 && sc.s == nil {
+		// One tile of pixels (an SE block's 1×1 convolutions on one
+		// pixel): a GEMV streaming B, split by B's panels of 32
+		// columns instead. Each column is the same chain of
+		// multiply-adds in any panel range, so the bits are the same.
+		// It counts as 16 rows, as gemmSplit counts a thin product.
+		if nc, _ := x.chunksMin(16*c*m, (m+31)/32, minPointwiseWork); nc > 1 {
+			x.pointwiseCols(pix, c, lda, m, nc, in, pw, bias, y, relu, epi)
+			return nil
+		}
+	}
 	nc, _ := x.chunksMin(pix*c*m, units, minPointwiseWork)
 	if nc <= 1 {
 		x.pointwiseRange(0, pix, c, lda, m, kh, in, sc, pw, bias, y, relu)
@@ -183,13 +194,13 @@ func (x *Context) pointwise(n, imgPix, c, lda, m int, in []float32, sc chanScale
 // block's multiply-adds as pointwiseRows makes them.
 func (x *Context) pointwiseRange(lo, hi, c, lda, m, kh int, in []float32, sc chanScale, pw *Packed, bias, y []float32, relu int) {
 	if sc.s == nil && kh == 0 {
-		pointwiseRows(lo, hi, c, lda, m, kh, in, pw, bias, y, relu, nil)
+		pointwiseRows(lo, hi, c, lda, m, 0, m, kh, in, pw, bias, y, relu, nil)
 		return
 	}
 	s := x.get()
 	defer x.put(s)
 	if sc.s == nil {
-		pointwiseRows(lo, hi, c, lda, m, kh, in, pw, bias, y, relu, s)
+		pointwiseRows(lo, hi, c, lda, m, 0, m, kh, in, pw, bias, y, relu, s)
 		return
 	}
 	pb := max(12, scaledBlock/c/12*12)
@@ -197,11 +208,28 @@ func (x *Context) pointwiseRange(lo, hi, c, lda, m, kh int, in []float32, sc cha
 	for b0 := lo; b0 < hi; b0 += pb {
 		b1 := min(hi, b0+pb)
 		sc.apply(in, b0, b1, c, s.scaled)
-		pointwiseRows(0, b1-b0, c, c, m, kh, s.scaled, pw, bias, y[b0*m:], relu, s)
+		pointwiseRows(0, b1-b0, c, c, m, 0, m, kh, s.scaled, pw, bias, y[b0*m:], relu, s)
 	}
 }
 
-// pointwiseRows computes PointwiseNHWC's pixels [lo, hi) with the rows
+// pointwiseCols is pointwise on one tile of pixels (pix ≤ 12, no halves
+// of k, no scale) in nc chunks of whole panels of columns, epi on each
+// pixel's part of a chunk.
+func (x *Context) pointwiseCols(pix, c, lda, m, nc int, in []float32, pw *Packed, bias, y []float32, relu int, epi Epilogue) {
+	parts := split(m, nc, 32)
+	x.parallel(len(parts)-1, func(i int) {
+		j0, j1 := parts[i], parts[i+1]
+		pointwiseRows(0, pix, c, lda, m, j0, j1, 0, in, pw, bias, y, relu, nil)
+		if epi != nil {
+			for p := range pix {
+				epi(p*m+j0, j1-j0)
+			}
+		}
+	})
+}
+
+// pointwiseRows computes PointwiseNHWC's pixels [lo, hi) and output
+// channels [j0, j1) (j0 a multiple of 32; j1 too, or m) with the rows
 // kernels: by k-blocks (kBlock, as the SGEMM: the first starts from the
 // bias, the later ones add, the last applies relu), then by B's panels
 // of 32 columns (kept in L1 while the pixels' rows stream by), then by
@@ -209,7 +237,7 @@ func (x *Context) pointwiseRange(lo, hi, c, lda, m, kh int, in []float32, sc cha
 // k-blocks sum into a scratch matrix of s instead, added to y at the end with the activation
 // after it: the two halves of k of the NCHW convolution's SGEMM
 // (gemmSplitK), so the same bits.
-func pointwiseRows(lo, hi, c, lda, m, kh int, in []float32, pw *Packed, bias, y []float32, relu int, s *scratch) {
+func pointwiseRows(lo, hi, c, lda, m, j0, j1, kh int, in []float32, pw *Packed, bias, y []float32, relu int, s *scratch) {
 	const mr, nr = 12, 32
 	kb := kBlock(c)
 	var t []float32
@@ -230,8 +258,8 @@ func pointwiseRows(lo, hi, c, lda, m, kh int, in []float32, pw *Packed, bias, y 
 		if kh > 0 && p0 >= kh {
 			out, base = t, lo
 		}
-		for jr := 0; jr < m; jr += nr {
-			nn := min(nr, m-jr)
+		for jr := j0; jr < j1; jr += nr {
+			nn := min(nr, j1-jr)
 			nv := (nn + 15) / 16
 			mask := 1<<(nn-16*(nv-1)) - 1
 			panel := pw.panel(p0, kc, jr)
