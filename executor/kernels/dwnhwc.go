@@ -133,13 +133,7 @@ func (x *Context) DepthwiseNHWC(p Conv2D, in []float32, pw *DepthwiseWeights, bi
 // those right of it, each run with the table of its taps inside the
 // input.
 func dwNHWCRow(p *Conv2D, o, q0, q1 int, x []float32, pw *DepthwiseWeights, bias []float32, lo, hi float32, y []float32, tt []int) {
-	// The interior: q·SW − PL ≥ 0 and q·SW − PL + (KW−1)·DW ≤ W − 1.
-	ilo := (p.PL + p.SW - 1) / p.SW
-	ihi := ilo
-	if last := p.W - 1 - (p.KW-1)*p.DW + p.PL; last >= 0 {
-		ihi = max(last/p.SW+1, ilo)
-	}
-	ilo, ihi = min(max(ilo, q0), q1), min(max(ihi, q0), q1)
+	ilo, ihi := convInterior(p, q0, q1)
 	for q := q0; q < ilo; q++ {
 		dwNHWCRun(p, o, q, 1, x, pw, bias, lo, hi, y, tt)
 	}
@@ -149,6 +143,19 @@ func dwNHWCRow(p *Conv2D, o, q0, q1 int, x []float32, pw *DepthwiseWeights, bias
 	for q := max(ihi, ilo); q < q1; q++ {
 		dwNHWCRun(p, o, q, 1, x, pw, bias, lo, hi, y, tt)
 	}
+}
+
+// convInterior returns the output columns [ilo, ihi) of [q0, q1) whose taps
+// are all inside the input's columns (q·SW − PL ≥ 0 and q·SW − PL +
+// (KW−1)·DW ≤ W − 1); the columns left of ilo and right of ihi are the
+// edges.
+func convInterior(p *Conv2D, q0, q1 int) (ilo, ihi int) {
+	ilo = (p.PL + p.SW - 1) / p.SW
+	ihi = ilo
+	if last := p.W - 1 - (p.KW-1)*p.DW + p.PL; last >= 0 {
+		ihi = max(last/p.SW+1, ilo)
+	}
+	return min(max(ilo, q0), q1), min(max(ihi, q0), q1)
 }
 
 // dwNHWCRun computes the n pixels of output row o from column q0 on,

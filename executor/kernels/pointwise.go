@@ -51,6 +51,36 @@ func (x *Context) PointwiseNHWCStrided(n, pix, c, lda, m int, in []float32, pw *
 	return x.pointwise(n, pix, c, lda, m, in, chanScale{}, pw, bias, y, act, epi)
 }
 
+// PointwiseNHWCSubsampled is PointwiseNHWC for a 1×1 convolution p of
+// strides above 1 (ResNet's and RegNet's downsampling shortcut): the
+// pixels it reads are gathered once, then PointwiseNHWC runs on them, as
+// Conv2DPackedAct runs the NCHW one on its gathered planes (the same
+// bits). w is packed by PackPointwise(p.C, p.M, w).
+func (x *Context) PointwiseNHWCSubsampled(p Conv2D, in []float32, pw *Packed, bias, y []float32, act Act, epi Epilogue) error {
+	q, ok := p.subsampled()
+	if !ok || p.Groups != 1 {
+		return shapeErr("pointwise: %+v is not a subsampling 1×1 convolution", p)
+	}
+	if err := p.check(in, nil, bias, y, true); err != nil {
+		return err
+	}
+	s := x.get()
+	defer x.put(s)
+	s.cols = grow(s.cols, q.N*q.H*q.W*p.C)
+	sub := s.cols[:q.N*q.H*q.W*p.C]
+	x.Range(q.N*q.H, q.W*p.C, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			n, o := r/q.H, r%q.H
+			src := in[((n*p.H+o*p.SH)*p.W)*p.C:]
+			dst := sub[r*q.W*p.C : (r+1)*q.W*p.C]
+			for j := range q.W {
+				copy(dst[j*p.C:(j+1)*p.C], src[j*p.SW*p.C:j*p.SW*p.C+p.C])
+			}
+		}
+	})
+	return x.pointwise(q.N, q.H*q.W, p.C, p.C, p.M, sub, chanScale{}, pw, bias, y, act, epi)
+}
+
 // PointwiseNHWCScaled is PointwiseNHWC of the input multiplied by
 // channel: x[p·c + i]·scale[k·c + i] for pixel p of image k (scale one
 // row of c for every image when len(scale) == c). A

@@ -137,6 +137,50 @@ func TestPointwiseNHWCStrided(t *testing.T) {
 	}
 }
 
+// TestPointwiseNHWCSubsampled checks the strided 1×1 convolution on
+// NHWC activations bit for bit against the NCHW one (Conv2DPackedAct
+// on the same values in planes) on 1 to 3 threads: ResNet's and RegNet's
+// downsampling shortcuts, odd sizes, two images.
+func TestPointwiseNHWCSubsampled(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, p := range []Conv2D{
+		{N: 1, C: 32, H: 56, W: 56, M: 64, KH: 1, KW: 1, SH: 2, SW: 2, DH: 1, DW: 1, Groups: 1},
+		{N: 2, C: 24, H: 15, W: 13, M: 40, KH: 1, KW: 1, SH: 2, SW: 2, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 512, H: 14, W: 14, M: 1024, KH: 1, KW: 1, SH: 2, SW: 2, DH: 1, DW: 1, Groups: 1},
+		{N: 1, C: 16, H: 9, W: 12, M: 8, KH: 1, KW: 1, SH: 3, SW: 2, DH: 1, DW: 1, Groups: 1},
+	} {
+		x, w, bias := randSlice(r, p.N*p.C*p.H*p.W), randSlice(r, p.M*p.C), randSlice(r, p.M)
+		oh, ow := p.Out()
+		pc, err := PackConvWeights(p, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw, err := PackPointwise(p.C, p.M, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{1, 2, 3} {
+			ctx := NewContext(threads)
+			planes := make([]float32, p.N*p.M*oh*ow)
+			err := ctx.Conv2DPackedAct(p, x, w, pc, bias, planes, ActRelu, nil)
+			y := make([]float32, len(planes))
+			if err == nil {
+				err = ctx.PointwiseNHWCSubsampled(p, toNHWC(x, p.N, p.C, p.H, p.W), pw, bias, y, ActRelu, nil)
+			}
+			ctx.Close()
+			if err != nil {
+				t.Fatalf("%+v: %v", p, err)
+			}
+			want := toNHWC(planes, p.N, p.M, oh, ow)
+			for i := range y {
+				if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v, %d threads: element %d = %v, NCHW %v", p, threads, i, y[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 // TestPointwiseNHWCBitsOfNCHW checks PointwiseNHWC against the NCHW
 // 1×1 convolution (Conv2DPackedAct on the same values in planes) bit for
 // bit — the executor's NHWC plans keep the NCHW plan's bits — on shapes

@@ -424,6 +424,126 @@ func rowsAVX512R11C32(kc int, a *float32, lda int, b *float32, c *float32, ldc i
 //go:noescape
 func rowsAVX512R12C32(kc int, a *float32, lda int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
 
+// rowsTabAVX512R1C16 computes 1 rows and 16 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R1C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R2C16 computes 2 rows and 16 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R2C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R3C16 computes 3 rows and 16 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R3C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R4C16 computes 4 rows and 16 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R4C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R5C16 computes 5 rows and 16 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R5C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R6C16 computes 6 rows and 16 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R6C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R7C16 computes 7 rows and 16 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R7C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R8C16 computes 8 rows and 16 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R8C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R9C16 computes 9 rows and 16 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R9C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R10C16 computes 10 rows and 16 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R10C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R11C16 computes 11 rows and 16 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R11C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R12C16 computes 12 rows and 16 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R12C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R1C32 computes 1 rows and 32 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R1C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R2C32 computes 2 rows and 32 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R2C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R3C32 computes 3 rows and 32 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R3C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R4C32 computes 4 rows and 32 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R4C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R5C32 computes 5 rows and 32 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R5C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R6C32 computes 6 rows and 32 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R6C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R7C32 computes 7 rows and 32 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R7C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R8C32 computes 8 rows and 32 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R8C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R9C32 computes 9 rows and 32 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R9C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R10C32 computes 10 rows and 32 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R10C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R11C32 computes 11 rows and 32 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R11C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
+// rowsTabAVX512R12C32 computes 12 rows and 32 columns of C from A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.
+//
+//go:noescape
+func rowsTabAVX512R12C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+
 // kernelCol12x1 computes one column of B times 1 packed A panels of 12 rows (raw sums, rows 12 floats apart per panel, at out).
 //
 //go:noescape

@@ -11614,6 +11614,3612 @@ rowsAVX512R12C32_set:
 	VZEROUPPER
 	RET
 
+// func rowsTabAVX512R1C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R1C16(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DX
+	VXORPS Z0, Z0, Z0
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R1C16_store
+
+rowsTabAVX512R1C16_loop:
+	MOVQ         (SI), DX
+	MOVQ         8(SI), DI
+	LEAQ         (CX)(DX*1), DX
+	VMOVUPS      (BX)(DI*1), Z1
+	VBROADCASTSS (DX), Z2
+	VFMADD231PS  Z1, Z2, Z0
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R1C16_loop
+
+rowsTabAVX512R1C16_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), CX
+	KMOVW     CX, K1
+	MOVQ      add+56(FP), CX
+	TESTQ     CX, CX
+	JZ        rowsTabAVX512R1C16_bias
+	MOVQ      AX, CX
+	VMOVUPS.Z (CX), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	JMP       rowsTabAVX512R1C16_relu
+
+rowsTabAVX512R1C16_bias:
+	MOVQ      bias+64(FP), CX
+	TESTQ     CX, CX
+	JZ        rowsTabAVX512R1C16_relu
+	VMOVUPS.Z (CX), K1, Z1
+	VADDPS    Z1, Z0, Z0
+
+rowsTabAVX512R1C16_relu:
+	MOVQ         relu+72(FP), CX
+	TESTQ        CX, CX
+	JZ           rowsTabAVX512R1C16_set
+	VXORPS       Z1, Z1, Z1
+	VMAXPS       Z0, Z1, Z0
+	CMPQ         CX, $0x02
+	JNE          rowsTabAVX512R1C16_set
+	MOVL         $0x40c00000, CX
+	VMOVD        CX, X1
+	VBROADCASTSS X1, Z1
+	VMINPS       Z0, Z1, Z0
+
+rowsTabAVX512R1C16_set:
+	VMOVUPS Z0, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R2C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R2C16(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R2C16_store
+
+rowsTabAVX512R2C16_loop:
+	MOVQ         (SI), DI
+	MOVQ         8(SI), R8
+	LEAQ         (CX)(DI*1), DI
+	VMOVUPS      (BX)(R8*1), Z2
+	VBROADCASTSS (DI), Z3
+	VFMADD231PS  Z2, Z3, Z0
+	VBROADCASTSS (DI)(DX*1), Z3
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R2C16_loop
+
+rowsTabAVX512R2C16_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R2C16_bias
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z2
+	VADDPS    Z2, Z0, Z0
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z2
+	VADDPS    Z2, Z1, Z1
+	JMP       rowsTabAVX512R2C16_relu
+
+rowsTabAVX512R2C16_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R2C16_relu
+	VMOVUPS.Z (DX), K1, Z2
+	VADDPS    Z2, Z0, Z0
+	VADDPS    Z2, Z1, Z1
+
+rowsTabAVX512R2C16_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R2C16_set
+	VXORPS       Z2, Z2, Z2
+	VMAXPS       Z0, Z2, Z0
+	VMAXPS       Z1, Z2, Z1
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R2C16_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X2
+	VBROADCASTSS X2, Z2
+	VMINPS       Z0, Z2, Z0
+	VMINPS       Z1, Z2, Z1
+
+rowsTabAVX512R2C16_set:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z1, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R3C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R3C16(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R3C16_store
+
+rowsTabAVX512R3C16_loop:
+	MOVQ         (SI), DI
+	MOVQ         8(SI), R8
+	LEAQ         (CX)(DI*1), DI
+	VMOVUPS      (BX)(R8*1), Z3
+	VBROADCASTSS (DI), Z4
+	VFMADD231PS  Z3, Z4, Z0
+	VBROADCASTSS (DI)(DX*1), Z4
+	VFMADD231PS  Z3, Z4, Z1
+	VBROADCASTSS (DI)(DX*2), Z4
+	VFMADD231PS  Z3, Z4, Z2
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R3C16_loop
+
+rowsTabAVX512R3C16_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R3C16_bias
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z3
+	VADDPS    Z3, Z0, Z0
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z3
+	VADDPS    Z3, Z1, Z1
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z3
+	VADDPS    Z3, Z2, Z2
+	JMP       rowsTabAVX512R3C16_relu
+
+rowsTabAVX512R3C16_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R3C16_relu
+	VMOVUPS.Z (DX), K1, Z3
+	VADDPS    Z3, Z0, Z0
+	VADDPS    Z3, Z1, Z1
+	VADDPS    Z3, Z2, Z2
+
+rowsTabAVX512R3C16_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R3C16_set
+	VXORPS       Z3, Z3, Z3
+	VMAXPS       Z0, Z3, Z0
+	VMAXPS       Z1, Z3, Z1
+	VMAXPS       Z2, Z3, Z2
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R3C16_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X3
+	VBROADCASTSS X3, Z3
+	VMINPS       Z0, Z3, Z0
+	VMINPS       Z1, Z3, Z1
+	VMINPS       Z2, Z3, Z2
+
+rowsTabAVX512R3C16_set:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R4C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R4C16(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R4C16_store
+
+rowsTabAVX512R4C16_loop:
+	MOVQ         (SI), R8
+	MOVQ         8(SI), R9
+	LEAQ         (CX)(R8*1), R8
+	VMOVUPS      (BX)(R9*1), Z4
+	VBROADCASTSS (R8), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (R8)(DX*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS (R8)(DX*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (R8)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R4C16_loop
+
+rowsTabAVX512R4C16_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R4C16_bias
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z4
+	VADDPS    Z4, Z0, Z0
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z4
+	VADDPS    Z4, Z1, Z1
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z4
+	VADDPS    Z4, Z2, Z2
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z4
+	VADDPS    Z4, Z3, Z3
+	JMP       rowsTabAVX512R4C16_relu
+
+rowsTabAVX512R4C16_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R4C16_relu
+	VMOVUPS.Z (DX), K1, Z4
+	VADDPS    Z4, Z0, Z0
+	VADDPS    Z4, Z1, Z1
+	VADDPS    Z4, Z2, Z2
+	VADDPS    Z4, Z3, Z3
+
+rowsTabAVX512R4C16_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R4C16_set
+	VXORPS       Z4, Z4, Z4
+	VMAXPS       Z0, Z4, Z0
+	VMAXPS       Z1, Z4, Z1
+	VMAXPS       Z2, Z4, Z2
+	VMAXPS       Z3, Z4, Z3
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R4C16_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X4
+	VBROADCASTSS X4, Z4
+	VMINPS       Z0, Z4, Z0
+	VMINPS       Z1, Z4, Z1
+	VMINPS       Z2, Z4, Z2
+	VMINPS       Z3, Z4, Z3
+
+rowsTabAVX512R4C16_set:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z3, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R5C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R5C16(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R5C16_store
+
+rowsTabAVX512R5C16_loop:
+	MOVQ         (SI), R9
+	MOVQ         8(SI), R10
+	LEAQ         (CX)(R9*1), R11
+	LEAQ         (R8)(R9*1), R9
+	VMOVUPS      (BX)(R10*1), Z5
+	VBROADCASTSS (R11), Z6
+	VFMADD231PS  Z5, Z6, Z0
+	VBROADCASTSS (R11)(DX*1), Z6
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS (R11)(DX*2), Z6
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS (R11)(DI*1), Z6
+	VFMADD231PS  Z5, Z6, Z3
+	VBROADCASTSS (R9), Z6
+	VFMADD231PS  Z5, Z6, Z4
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R5C16_loop
+
+rowsTabAVX512R5C16_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R5C16_bias
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z5
+	VADDPS    Z5, Z0, Z0
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z5
+	VADDPS    Z5, Z1, Z1
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z5
+	VADDPS    Z5, Z2, Z2
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z5
+	VADDPS    Z5, Z3, Z3
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z5
+	VADDPS    Z5, Z4, Z4
+	JMP       rowsTabAVX512R5C16_relu
+
+rowsTabAVX512R5C16_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R5C16_relu
+	VMOVUPS.Z (DX), K1, Z5
+	VADDPS    Z5, Z0, Z0
+	VADDPS    Z5, Z1, Z1
+	VADDPS    Z5, Z2, Z2
+	VADDPS    Z5, Z3, Z3
+	VADDPS    Z5, Z4, Z4
+
+rowsTabAVX512R5C16_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R5C16_set
+	VXORPS       Z5, Z5, Z5
+	VMAXPS       Z0, Z5, Z0
+	VMAXPS       Z1, Z5, Z1
+	VMAXPS       Z2, Z5, Z2
+	VMAXPS       Z3, Z5, Z3
+	VMAXPS       Z4, Z5, Z4
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R5C16_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X5
+	VBROADCASTSS X5, Z5
+	VMINPS       Z0, Z5, Z0
+	VMINPS       Z1, Z5, Z1
+	VMINPS       Z2, Z5, Z2
+	VMINPS       Z3, Z5, Z3
+	VMINPS       Z4, Z5, Z4
+
+rowsTabAVX512R5C16_set:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R6C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R6C16(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R6C16_store
+
+rowsTabAVX512R6C16_loop:
+	MOVQ         (SI), R9
+	MOVQ         8(SI), R10
+	LEAQ         (CX)(R9*1), R11
+	LEAQ         (R8)(R9*1), R9
+	VMOVUPS      (BX)(R10*1), Z6
+	VBROADCASTSS (R11), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (R11)(DX*1), Z7
+	VFMADD231PS  Z6, Z7, Z1
+	VBROADCASTSS (R11)(DX*2), Z7
+	VFMADD231PS  Z6, Z7, Z2
+	VBROADCASTSS (R11)(DI*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS (R9), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS (R9)(DX*1), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R6C16_loop
+
+rowsTabAVX512R6C16_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R6C16_bias
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z6
+	VADDPS    Z6, Z0, Z0
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z6
+	VADDPS    Z6, Z1, Z1
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z6
+	VADDPS    Z6, Z2, Z2
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z6
+	VADDPS    Z6, Z3, Z3
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z6
+	VADDPS    Z6, Z4, Z4
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z6
+	VADDPS    Z6, Z5, Z5
+	JMP       rowsTabAVX512R6C16_relu
+
+rowsTabAVX512R6C16_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R6C16_relu
+	VMOVUPS.Z (DX), K1, Z6
+	VADDPS    Z6, Z0, Z0
+	VADDPS    Z6, Z1, Z1
+	VADDPS    Z6, Z2, Z2
+	VADDPS    Z6, Z3, Z3
+	VADDPS    Z6, Z4, Z4
+	VADDPS    Z6, Z5, Z5
+
+rowsTabAVX512R6C16_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R6C16_set
+	VXORPS       Z6, Z6, Z6
+	VMAXPS       Z0, Z6, Z0
+	VMAXPS       Z1, Z6, Z1
+	VMAXPS       Z2, Z6, Z2
+	VMAXPS       Z3, Z6, Z3
+	VMAXPS       Z4, Z6, Z4
+	VMAXPS       Z5, Z6, Z5
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R6C16_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X6
+	VBROADCASTSS X6, Z6
+	VMINPS       Z0, Z6, Z0
+	VMINPS       Z1, Z6, Z1
+	VMINPS       Z2, Z6, Z2
+	VMINPS       Z3, Z6, Z3
+	VMINPS       Z4, Z6, Z4
+	VMINPS       Z5, Z6, Z5
+
+rowsTabAVX512R6C16_set:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z5, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R7C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R7C16(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R7C16_store
+
+rowsTabAVX512R7C16_loop:
+	MOVQ         (SI), R9
+	MOVQ         8(SI), R10
+	LEAQ         (CX)(R9*1), R11
+	LEAQ         (R8)(R9*1), R9
+	VMOVUPS      (BX)(R10*1), Z7
+	VBROADCASTSS (R11), Z8
+	VFMADD231PS  Z7, Z8, Z0
+	VBROADCASTSS (R11)(DX*1), Z8
+	VFMADD231PS  Z7, Z8, Z1
+	VBROADCASTSS (R11)(DX*2), Z8
+	VFMADD231PS  Z7, Z8, Z2
+	VBROADCASTSS (R11)(DI*1), Z8
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  Z7, Z8, Z4
+	VBROADCASTSS (R9)(DX*1), Z8
+	VFMADD231PS  Z7, Z8, Z5
+	VBROADCASTSS (R9)(DX*2), Z8
+	VFMADD231PS  Z7, Z8, Z6
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R7C16_loop
+
+rowsTabAVX512R7C16_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R7C16_bias
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z7
+	VADDPS    Z7, Z0, Z0
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z7
+	VADDPS    Z7, Z1, Z1
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z7
+	VADDPS    Z7, Z2, Z2
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z7
+	VADDPS    Z7, Z3, Z3
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z7
+	VADDPS    Z7, Z4, Z4
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z7
+	VADDPS    Z7, Z5, Z5
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z7
+	VADDPS    Z7, Z6, Z6
+	JMP       rowsTabAVX512R7C16_relu
+
+rowsTabAVX512R7C16_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R7C16_relu
+	VMOVUPS.Z (DX), K1, Z7
+	VADDPS    Z7, Z0, Z0
+	VADDPS    Z7, Z1, Z1
+	VADDPS    Z7, Z2, Z2
+	VADDPS    Z7, Z3, Z3
+	VADDPS    Z7, Z4, Z4
+	VADDPS    Z7, Z5, Z5
+	VADDPS    Z7, Z6, Z6
+
+rowsTabAVX512R7C16_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R7C16_set
+	VXORPS       Z7, Z7, Z7
+	VMAXPS       Z0, Z7, Z0
+	VMAXPS       Z1, Z7, Z1
+	VMAXPS       Z2, Z7, Z2
+	VMAXPS       Z3, Z7, Z3
+	VMAXPS       Z4, Z7, Z4
+	VMAXPS       Z5, Z7, Z5
+	VMAXPS       Z6, Z7, Z6
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R7C16_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X7
+	VBROADCASTSS X7, Z7
+	VMINPS       Z0, Z7, Z0
+	VMINPS       Z1, Z7, Z1
+	VMINPS       Z2, Z7, Z2
+	VMINPS       Z3, Z7, Z3
+	VMINPS       Z4, Z7, Z4
+	VMINPS       Z5, Z7, Z5
+	VMINPS       Z6, Z7, Z6
+
+rowsTabAVX512R7C16_set:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R8C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R8C16(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R8C16_store
+
+rowsTabAVX512R8C16_loop:
+	MOVQ         (SI), R9
+	MOVQ         8(SI), R10
+	LEAQ         (CX)(R9*1), R11
+	LEAQ         (R8)(R9*1), R9
+	VMOVUPS      (BX)(R10*1), Z8
+	VBROADCASTSS (R11), Z9
+	VFMADD231PS  Z8, Z9, Z0
+	VBROADCASTSS (R11)(DX*1), Z9
+	VFMADD231PS  Z8, Z9, Z1
+	VBROADCASTSS (R11)(DX*2), Z9
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS (R11)(DI*1), Z9
+	VFMADD231PS  Z8, Z9, Z3
+	VBROADCASTSS (R9), Z9
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS (R9)(DX*1), Z9
+	VFMADD231PS  Z8, Z9, Z5
+	VBROADCASTSS (R9)(DX*2), Z9
+	VFMADD231PS  Z8, Z9, Z6
+	VBROADCASTSS (R9)(DI*1), Z9
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R8C16_loop
+
+rowsTabAVX512R8C16_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R8C16_bias
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z8
+	VADDPS    Z8, Z0, Z0
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z8
+	VADDPS    Z8, Z1, Z1
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z8
+	VADDPS    Z8, Z2, Z2
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z8
+	VADDPS    Z8, Z3, Z3
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z8
+	VADDPS    Z8, Z4, Z4
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z8
+	VADDPS    Z8, Z5, Z5
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z8
+	VADDPS    Z8, Z6, Z6
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z8
+	VADDPS    Z8, Z7, Z7
+	JMP       rowsTabAVX512R8C16_relu
+
+rowsTabAVX512R8C16_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R8C16_relu
+	VMOVUPS.Z (DX), K1, Z8
+	VADDPS    Z8, Z0, Z0
+	VADDPS    Z8, Z1, Z1
+	VADDPS    Z8, Z2, Z2
+	VADDPS    Z8, Z3, Z3
+	VADDPS    Z8, Z4, Z4
+	VADDPS    Z8, Z5, Z5
+	VADDPS    Z8, Z6, Z6
+	VADDPS    Z8, Z7, Z7
+
+rowsTabAVX512R8C16_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R8C16_set
+	VXORPS       Z8, Z8, Z8
+	VMAXPS       Z0, Z8, Z0
+	VMAXPS       Z1, Z8, Z1
+	VMAXPS       Z2, Z8, Z2
+	VMAXPS       Z3, Z8, Z3
+	VMAXPS       Z4, Z8, Z4
+	VMAXPS       Z5, Z8, Z5
+	VMAXPS       Z6, Z8, Z6
+	VMAXPS       Z7, Z8, Z7
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R8C16_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X8
+	VBROADCASTSS X8, Z8
+	VMINPS       Z0, Z8, Z0
+	VMINPS       Z1, Z8, Z1
+	VMINPS       Z2, Z8, Z2
+	VMINPS       Z3, Z8, Z3
+	VMINPS       Z4, Z8, Z4
+	VMINPS       Z5, Z8, Z5
+	VMINPS       Z6, Z8, Z6
+	VMINPS       Z7, Z8, Z7
+
+rowsTabAVX512R8C16_set:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z7, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R9C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R9C16(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R9C16_store
+
+rowsTabAVX512R9C16_loop:
+	MOVQ         (SI), R10
+	MOVQ         8(SI), R11
+	LEAQ         (CX)(R10*1), R12
+	LEAQ         (R8)(R10*1), R13
+	LEAQ         (R9)(R10*1), R10
+	VMOVUPS      (BX)(R11*1), Z9
+	VBROADCASTSS (R12), Z10
+	VFMADD231PS  Z9, Z10, Z0
+	VBROADCASTSS (R12)(DX*1), Z10
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (R12)(DX*2), Z10
+	VFMADD231PS  Z9, Z10, Z2
+	VBROADCASTSS (R12)(DI*1), Z10
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS (R13), Z10
+	VFMADD231PS  Z9, Z10, Z4
+	VBROADCASTSS (R13)(DX*1), Z10
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS (R13)(DX*2), Z10
+	VFMADD231PS  Z9, Z10, Z6
+	VBROADCASTSS (R13)(DI*1), Z10
+	VFMADD231PS  Z9, Z10, Z7
+	VBROADCASTSS (R10), Z10
+	VFMADD231PS  Z9, Z10, Z8
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R9C16_loop
+
+rowsTabAVX512R9C16_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R9C16_bias
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z9
+	VADDPS    Z9, Z0, Z0
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z9
+	VADDPS    Z9, Z1, Z1
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z9
+	VADDPS    Z9, Z2, Z2
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z9
+	VADDPS    Z9, Z3, Z3
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z9
+	VADDPS    Z9, Z4, Z4
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z9
+	VADDPS    Z9, Z5, Z5
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z9
+	VADDPS    Z9, Z6, Z6
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z9
+	VADDPS    Z9, Z7, Z7
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z9
+	VADDPS    Z9, Z8, Z8
+	JMP       rowsTabAVX512R9C16_relu
+
+rowsTabAVX512R9C16_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R9C16_relu
+	VMOVUPS.Z (DX), K1, Z9
+	VADDPS    Z9, Z0, Z0
+	VADDPS    Z9, Z1, Z1
+	VADDPS    Z9, Z2, Z2
+	VADDPS    Z9, Z3, Z3
+	VADDPS    Z9, Z4, Z4
+	VADDPS    Z9, Z5, Z5
+	VADDPS    Z9, Z6, Z6
+	VADDPS    Z9, Z7, Z7
+	VADDPS    Z9, Z8, Z8
+
+rowsTabAVX512R9C16_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R9C16_set
+	VXORPS       Z9, Z9, Z9
+	VMAXPS       Z0, Z9, Z0
+	VMAXPS       Z1, Z9, Z1
+	VMAXPS       Z2, Z9, Z2
+	VMAXPS       Z3, Z9, Z3
+	VMAXPS       Z4, Z9, Z4
+	VMAXPS       Z5, Z9, Z5
+	VMAXPS       Z6, Z9, Z6
+	VMAXPS       Z7, Z9, Z7
+	VMAXPS       Z8, Z9, Z8
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R9C16_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X9
+	VBROADCASTSS X9, Z9
+	VMINPS       Z0, Z9, Z0
+	VMINPS       Z1, Z9, Z1
+	VMINPS       Z2, Z9, Z2
+	VMINPS       Z3, Z9, Z3
+	VMINPS       Z4, Z9, Z4
+	VMINPS       Z5, Z9, Z5
+	VMINPS       Z6, Z9, Z6
+	VMINPS       Z7, Z9, Z7
+	VMINPS       Z8, Z9, Z8
+
+rowsTabAVX512R9C16_set:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R10C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R10C16(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R10C16_store
+
+rowsTabAVX512R10C16_loop:
+	MOVQ         (SI), R10
+	MOVQ         8(SI), R11
+	LEAQ         (CX)(R10*1), R12
+	LEAQ         (R8)(R10*1), R13
+	LEAQ         (R9)(R10*1), R10
+	VMOVUPS      (BX)(R11*1), Z10
+	VBROADCASTSS (R12), Z11
+	VFMADD231PS  Z10, Z11, Z0
+	VBROADCASTSS (R12)(DX*1), Z11
+	VFMADD231PS  Z10, Z11, Z1
+	VBROADCASTSS (R12)(DX*2), Z11
+	VFMADD231PS  Z10, Z11, Z2
+	VBROADCASTSS (R12)(DI*1), Z11
+	VFMADD231PS  Z10, Z11, Z3
+	VBROADCASTSS (R13), Z11
+	VFMADD231PS  Z10, Z11, Z4
+	VBROADCASTSS (R13)(DX*1), Z11
+	VFMADD231PS  Z10, Z11, Z5
+	VBROADCASTSS (R13)(DX*2), Z11
+	VFMADD231PS  Z10, Z11, Z6
+	VBROADCASTSS (R13)(DI*1), Z11
+	VFMADD231PS  Z10, Z11, Z7
+	VBROADCASTSS (R10), Z11
+	VFMADD231PS  Z10, Z11, Z8
+	VBROADCASTSS (R10)(DX*1), Z11
+	VFMADD231PS  Z10, Z11, Z9
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R10C16_loop
+
+rowsTabAVX512R10C16_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R10C16_bias
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z10
+	VADDPS    Z10, Z0, Z0
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z10
+	VADDPS    Z10, Z1, Z1
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z10
+	VADDPS    Z10, Z2, Z2
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z10
+	VADDPS    Z10, Z3, Z3
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z10
+	VADDPS    Z10, Z4, Z4
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z10
+	VADDPS    Z10, Z5, Z5
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z10
+	VADDPS    Z10, Z6, Z6
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z10
+	VADDPS    Z10, Z7, Z7
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z10
+	VADDPS    Z10, Z8, Z8
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z10
+	VADDPS    Z10, Z9, Z9
+	JMP       rowsTabAVX512R10C16_relu
+
+rowsTabAVX512R10C16_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R10C16_relu
+	VMOVUPS.Z (DX), K1, Z10
+	VADDPS    Z10, Z0, Z0
+	VADDPS    Z10, Z1, Z1
+	VADDPS    Z10, Z2, Z2
+	VADDPS    Z10, Z3, Z3
+	VADDPS    Z10, Z4, Z4
+	VADDPS    Z10, Z5, Z5
+	VADDPS    Z10, Z6, Z6
+	VADDPS    Z10, Z7, Z7
+	VADDPS    Z10, Z8, Z8
+	VADDPS    Z10, Z9, Z9
+
+rowsTabAVX512R10C16_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R10C16_set
+	VXORPS       Z10, Z10, Z10
+	VMAXPS       Z0, Z10, Z0
+	VMAXPS       Z1, Z10, Z1
+	VMAXPS       Z2, Z10, Z2
+	VMAXPS       Z3, Z10, Z3
+	VMAXPS       Z4, Z10, Z4
+	VMAXPS       Z5, Z10, Z5
+	VMAXPS       Z6, Z10, Z6
+	VMAXPS       Z7, Z10, Z7
+	VMAXPS       Z8, Z10, Z8
+	VMAXPS       Z9, Z10, Z9
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R10C16_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X10
+	VBROADCASTSS X10, Z10
+	VMINPS       Z0, Z10, Z0
+	VMINPS       Z1, Z10, Z1
+	VMINPS       Z2, Z10, Z2
+	VMINPS       Z3, Z10, Z3
+	VMINPS       Z4, Z10, Z4
+	VMINPS       Z5, Z10, Z5
+	VMINPS       Z6, Z10, Z6
+	VMINPS       Z7, Z10, Z7
+	VMINPS       Z8, Z10, Z8
+	VMINPS       Z9, Z10, Z9
+
+rowsTabAVX512R10C16_set:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z9, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R11C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R11C16(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R11C16_store
+
+rowsTabAVX512R11C16_loop:
+	MOVQ         (SI), R10
+	MOVQ         8(SI), R11
+	LEAQ         (CX)(R10*1), R12
+	LEAQ         (R8)(R10*1), R13
+	LEAQ         (R9)(R10*1), R10
+	VMOVUPS      (BX)(R11*1), Z11
+	VBROADCASTSS (R12), Z12
+	VFMADD231PS  Z11, Z12, Z0
+	VBROADCASTSS (R12)(DX*1), Z12
+	VFMADD231PS  Z11, Z12, Z1
+	VBROADCASTSS (R12)(DX*2), Z12
+	VFMADD231PS  Z11, Z12, Z2
+	VBROADCASTSS (R12)(DI*1), Z12
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (R13), Z12
+	VFMADD231PS  Z11, Z12, Z4
+	VBROADCASTSS (R13)(DX*1), Z12
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (R13)(DX*2), Z12
+	VFMADD231PS  Z11, Z12, Z6
+	VBROADCASTSS (R13)(DI*1), Z12
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS (R10), Z12
+	VFMADD231PS  Z11, Z12, Z8
+	VBROADCASTSS (R10)(DX*1), Z12
+	VFMADD231PS  Z11, Z12, Z9
+	VBROADCASTSS (R10)(DX*2), Z12
+	VFMADD231PS  Z11, Z12, Z10
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R11C16_loop
+
+rowsTabAVX512R11C16_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R11C16_bias
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z11
+	VADDPS    Z11, Z0, Z0
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z11
+	VADDPS    Z11, Z1, Z1
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z11
+	VADDPS    Z11, Z2, Z2
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z11
+	VADDPS    Z11, Z3, Z3
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z11
+	VADDPS    Z11, Z4, Z4
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z11
+	VADDPS    Z11, Z5, Z5
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z11
+	VADDPS    Z11, Z6, Z6
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z11
+	VADDPS    Z11, Z7, Z7
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z11
+	VADDPS    Z11, Z8, Z8
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z11
+	VADDPS    Z11, Z9, Z9
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z11
+	VADDPS    Z11, Z10, Z10
+	JMP       rowsTabAVX512R11C16_relu
+
+rowsTabAVX512R11C16_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R11C16_relu
+	VMOVUPS.Z (DX), K1, Z11
+	VADDPS    Z11, Z0, Z0
+	VADDPS    Z11, Z1, Z1
+	VADDPS    Z11, Z2, Z2
+	VADDPS    Z11, Z3, Z3
+	VADDPS    Z11, Z4, Z4
+	VADDPS    Z11, Z5, Z5
+	VADDPS    Z11, Z6, Z6
+	VADDPS    Z11, Z7, Z7
+	VADDPS    Z11, Z8, Z8
+	VADDPS    Z11, Z9, Z9
+	VADDPS    Z11, Z10, Z10
+
+rowsTabAVX512R11C16_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R11C16_set
+	VXORPS       Z11, Z11, Z11
+	VMAXPS       Z0, Z11, Z0
+	VMAXPS       Z1, Z11, Z1
+	VMAXPS       Z2, Z11, Z2
+	VMAXPS       Z3, Z11, Z3
+	VMAXPS       Z4, Z11, Z4
+	VMAXPS       Z5, Z11, Z5
+	VMAXPS       Z6, Z11, Z6
+	VMAXPS       Z7, Z11, Z7
+	VMAXPS       Z8, Z11, Z8
+	VMAXPS       Z9, Z11, Z9
+	VMAXPS       Z10, Z11, Z10
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R11C16_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X11
+	VBROADCASTSS X11, Z11
+	VMINPS       Z0, Z11, Z0
+	VMINPS       Z1, Z11, Z1
+	VMINPS       Z2, Z11, Z2
+	VMINPS       Z3, Z11, Z3
+	VMINPS       Z4, Z11, Z4
+	VMINPS       Z5, Z11, Z5
+	VMINPS       Z6, Z11, Z6
+	VMINPS       Z7, Z11, Z7
+	VMINPS       Z8, Z11, Z8
+	VMINPS       Z9, Z11, Z9
+	VMINPS       Z10, Z11, Z10
+
+rowsTabAVX512R11C16_set:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R12C16(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R12C16(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R12C16_store
+
+rowsTabAVX512R12C16_loop:
+	MOVQ         (SI), R10
+	MOVQ         8(SI), R11
+	LEAQ         (CX)(R10*1), R12
+	LEAQ         (R8)(R10*1), R13
+	LEAQ         (R9)(R10*1), R10
+	VMOVUPS      (BX)(R11*1), Z12
+	VBROADCASTSS (R12), Z13
+	VFMADD231PS  Z12, Z13, Z0
+	VBROADCASTSS (R12)(DX*1), Z13
+	VFMADD231PS  Z12, Z13, Z1
+	VBROADCASTSS (R12)(DX*2), Z13
+	VFMADD231PS  Z12, Z13, Z2
+	VBROADCASTSS (R12)(DI*1), Z13
+	VFMADD231PS  Z12, Z13, Z3
+	VBROADCASTSS (R13), Z13
+	VFMADD231PS  Z12, Z13, Z4
+	VBROADCASTSS (R13)(DX*1), Z13
+	VFMADD231PS  Z12, Z13, Z5
+	VBROADCASTSS (R13)(DX*2), Z13
+	VFMADD231PS  Z12, Z13, Z6
+	VBROADCASTSS (R13)(DI*1), Z13
+	VFMADD231PS  Z12, Z13, Z7
+	VBROADCASTSS (R10), Z13
+	VFMADD231PS  Z12, Z13, Z8
+	VBROADCASTSS (R10)(DX*1), Z13
+	VFMADD231PS  Z12, Z13, Z9
+	VBROADCASTSS (R10)(DX*2), Z13
+	VFMADD231PS  Z12, Z13, Z10
+	VBROADCASTSS (R10)(DI*1), Z13
+	VFMADD231PS  Z12, Z13, Z11
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R12C16_loop
+
+rowsTabAVX512R12C16_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R12C16_bias
+	MOVQ      AX, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z0, Z0
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z1, Z1
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z2, Z2
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z3, Z3
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z4, Z4
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z5, Z5
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z6, Z6
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z7, Z7
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z8, Z8
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z9, Z9
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z10, Z10
+	ADDQ      CX, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z11, Z11
+	JMP       rowsTabAVX512R12C16_relu
+
+rowsTabAVX512R12C16_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R12C16_relu
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z0, Z0
+	VADDPS    Z12, Z1, Z1
+	VADDPS    Z12, Z2, Z2
+	VADDPS    Z12, Z3, Z3
+	VADDPS    Z12, Z4, Z4
+	VADDPS    Z12, Z5, Z5
+	VADDPS    Z12, Z6, Z6
+	VADDPS    Z12, Z7, Z7
+	VADDPS    Z12, Z8, Z8
+	VADDPS    Z12, Z9, Z9
+	VADDPS    Z12, Z10, Z10
+	VADDPS    Z12, Z11, Z11
+
+rowsTabAVX512R12C16_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R12C16_set
+	VXORPS       Z12, Z12, Z12
+	VMAXPS       Z0, Z12, Z0
+	VMAXPS       Z1, Z12, Z1
+	VMAXPS       Z2, Z12, Z2
+	VMAXPS       Z3, Z12, Z3
+	VMAXPS       Z4, Z12, Z4
+	VMAXPS       Z5, Z12, Z5
+	VMAXPS       Z6, Z12, Z6
+	VMAXPS       Z7, Z12, Z7
+	VMAXPS       Z8, Z12, Z8
+	VMAXPS       Z9, Z12, Z9
+	VMAXPS       Z10, Z12, Z10
+	VMAXPS       Z11, Z12, Z11
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R12C16_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X12
+	VBROADCASTSS X12, Z12
+	VMINPS       Z0, Z12, Z0
+	VMINPS       Z1, Z12, Z1
+	VMINPS       Z2, Z12, Z2
+	VMINPS       Z3, Z12, Z3
+	VMINPS       Z4, Z12, Z4
+	VMINPS       Z5, Z12, Z5
+	VMINPS       Z6, Z12, Z6
+	VMINPS       Z7, Z12, Z7
+	VMINPS       Z8, Z12, Z8
+	VMINPS       Z9, Z12, Z9
+	VMINPS       Z10, Z12, Z10
+	VMINPS       Z11, Z12, Z11
+
+rowsTabAVX512R12C16_set:
+	VMOVUPS Z0, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z3, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z11, K1, (AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R1C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R1C32(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R1C32_store
+
+rowsTabAVX512R1C32_loop:
+	MOVQ         (SI), DX
+	MOVQ         8(SI), DI
+	LEAQ         (CX)(DX*1), DX
+	VMOVUPS      (BX)(DI*1), Z2
+	VMOVUPS      64(BX)(DI*1), Z3
+	VBROADCASTSS (DX), Z4
+	VFMADD231PS  Z2, Z4, Z0
+	VFMADD231PS  Z3, Z4, Z1
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R1C32_loop
+
+rowsTabAVX512R1C32_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), CX
+	KMOVW     CX, K1
+	MOVQ      add+56(FP), CX
+	TESTQ     CX, CX
+	JZ        rowsTabAVX512R1C32_bias
+	MOVQ      AX, CX
+	VADDPS    (CX), Z0, Z0
+	VMOVUPS.Z 64(CX), K1, Z2
+	VADDPS    Z2, Z1, Z1
+	JMP       rowsTabAVX512R1C32_relu
+
+rowsTabAVX512R1C32_bias:
+	MOVQ      bias+64(FP), CX
+	TESTQ     CX, CX
+	JZ        rowsTabAVX512R1C32_relu
+	VMOVUPS   (CX), Z2
+	VADDPS    Z2, Z0, Z0
+	VMOVUPS.Z 64(CX), K1, Z2
+	VADDPS    Z2, Z1, Z1
+
+rowsTabAVX512R1C32_relu:
+	MOVQ         relu+72(FP), CX
+	TESTQ        CX, CX
+	JZ           rowsTabAVX512R1C32_set
+	VXORPS       Z2, Z2, Z2
+	VMAXPS       Z0, Z2, Z0
+	VMAXPS       Z1, Z2, Z1
+	CMPQ         CX, $0x02
+	JNE          rowsTabAVX512R1C32_set
+	MOVL         $0x40c00000, CX
+	VMOVD        CX, X2
+	VBROADCASTSS X2, Z2
+	VMINPS       Z0, Z2, Z0
+	VMINPS       Z1, Z2, Z1
+
+rowsTabAVX512R1C32_set:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R2C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R2C32(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R2C32_store
+
+rowsTabAVX512R2C32_loop:
+	MOVQ         (SI), DI
+	MOVQ         8(SI), R8
+	LEAQ         (CX)(DI*1), DI
+	VMOVUPS      (BX)(R8*1), Z4
+	VMOVUPS      64(BX)(R8*1), Z5
+	VBROADCASTSS (DI), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS (DI)(DX*1), Z6
+	VFMADD231PS  Z4, Z6, Z2
+	VFMADD231PS  Z5, Z6, Z3
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R2C32_loop
+
+rowsTabAVX512R2C32_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R2C32_bias
+	MOVQ      AX, DX
+	VADDPS    (DX), Z0, Z0
+	VMOVUPS.Z 64(DX), K1, Z4
+	VADDPS    Z4, Z1, Z1
+	ADDQ      CX, DX
+	VADDPS    (DX), Z2, Z2
+	VMOVUPS.Z 64(DX), K1, Z4
+	VADDPS    Z4, Z3, Z3
+	JMP       rowsTabAVX512R2C32_relu
+
+rowsTabAVX512R2C32_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R2C32_relu
+	VMOVUPS   (DX), Z4
+	VADDPS    Z4, Z0, Z0
+	VADDPS    Z4, Z2, Z2
+	VMOVUPS.Z 64(DX), K1, Z4
+	VADDPS    Z4, Z1, Z1
+	VADDPS    Z4, Z3, Z3
+
+rowsTabAVX512R2C32_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R2C32_set
+	VXORPS       Z4, Z4, Z4
+	VMAXPS       Z0, Z4, Z0
+	VMAXPS       Z1, Z4, Z1
+	VMAXPS       Z2, Z4, Z2
+	VMAXPS       Z3, Z4, Z3
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R2C32_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X4
+	VBROADCASTSS X4, Z4
+	VMINPS       Z0, Z4, Z0
+	VMINPS       Z1, Z4, Z1
+	VMINPS       Z2, Z4, Z2
+	VMINPS       Z3, Z4, Z3
+
+rowsTabAVX512R2C32_set:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R3C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R3C32(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R3C32_store
+
+rowsTabAVX512R3C32_loop:
+	MOVQ         (SI), DI
+	MOVQ         8(SI), R8
+	LEAQ         (CX)(DI*1), DI
+	VMOVUPS      (BX)(R8*1), Z6
+	VMOVUPS      64(BX)(R8*1), Z7
+	VBROADCASTSS (DI), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VFMADD231PS  Z7, Z8, Z1
+	VBROADCASTSS (DI)(DX*1), Z8
+	VFMADD231PS  Z6, Z8, Z2
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS (DI)(DX*2), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VFMADD231PS  Z7, Z8, Z5
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R3C32_loop
+
+rowsTabAVX512R3C32_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R3C32_bias
+	MOVQ      AX, DX
+	VADDPS    (DX), Z0, Z0
+	VMOVUPS.Z 64(DX), K1, Z6
+	VADDPS    Z6, Z1, Z1
+	ADDQ      CX, DX
+	VADDPS    (DX), Z2, Z2
+	VMOVUPS.Z 64(DX), K1, Z6
+	VADDPS    Z6, Z3, Z3
+	ADDQ      CX, DX
+	VADDPS    (DX), Z4, Z4
+	VMOVUPS.Z 64(DX), K1, Z6
+	VADDPS    Z6, Z5, Z5
+	JMP       rowsTabAVX512R3C32_relu
+
+rowsTabAVX512R3C32_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R3C32_relu
+	VMOVUPS   (DX), Z6
+	VADDPS    Z6, Z0, Z0
+	VADDPS    Z6, Z2, Z2
+	VADDPS    Z6, Z4, Z4
+	VMOVUPS.Z 64(DX), K1, Z6
+	VADDPS    Z6, Z1, Z1
+	VADDPS    Z6, Z3, Z3
+	VADDPS    Z6, Z5, Z5
+
+rowsTabAVX512R3C32_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R3C32_set
+	VXORPS       Z6, Z6, Z6
+	VMAXPS       Z0, Z6, Z0
+	VMAXPS       Z1, Z6, Z1
+	VMAXPS       Z2, Z6, Z2
+	VMAXPS       Z3, Z6, Z3
+	VMAXPS       Z4, Z6, Z4
+	VMAXPS       Z5, Z6, Z5
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R3C32_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X6
+	VBROADCASTSS X6, Z6
+	VMINPS       Z0, Z6, Z0
+	VMINPS       Z1, Z6, Z1
+	VMINPS       Z2, Z6, Z2
+	VMINPS       Z3, Z6, Z3
+	VMINPS       Z4, Z6, Z4
+	VMINPS       Z5, Z6, Z5
+
+rowsTabAVX512R3C32_set:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R4C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R4C32(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R4C32_store
+
+rowsTabAVX512R4C32_loop:
+	MOVQ         (SI), R8
+	MOVQ         8(SI), R9
+	LEAQ         (CX)(R8*1), R8
+	VMOVUPS      (BX)(R9*1), Z8
+	VMOVUPS      64(BX)(R9*1), Z9
+	VBROADCASTSS (R8), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (R8)(DX*1), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS (R8)(DX*2), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS (R8)(DI*1), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R4C32_loop
+
+rowsTabAVX512R4C32_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R4C32_bias
+	MOVQ      AX, DX
+	VADDPS    (DX), Z0, Z0
+	VMOVUPS.Z 64(DX), K1, Z8
+	VADDPS    Z8, Z1, Z1
+	ADDQ      CX, DX
+	VADDPS    (DX), Z2, Z2
+	VMOVUPS.Z 64(DX), K1, Z8
+	VADDPS    Z8, Z3, Z3
+	ADDQ      CX, DX
+	VADDPS    (DX), Z4, Z4
+	VMOVUPS.Z 64(DX), K1, Z8
+	VADDPS    Z8, Z5, Z5
+	ADDQ      CX, DX
+	VADDPS    (DX), Z6, Z6
+	VMOVUPS.Z 64(DX), K1, Z8
+	VADDPS    Z8, Z7, Z7
+	JMP       rowsTabAVX512R4C32_relu
+
+rowsTabAVX512R4C32_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R4C32_relu
+	VMOVUPS   (DX), Z8
+	VADDPS    Z8, Z0, Z0
+	VADDPS    Z8, Z2, Z2
+	VADDPS    Z8, Z4, Z4
+	VADDPS    Z8, Z6, Z6
+	VMOVUPS.Z 64(DX), K1, Z8
+	VADDPS    Z8, Z1, Z1
+	VADDPS    Z8, Z3, Z3
+	VADDPS    Z8, Z5, Z5
+	VADDPS    Z8, Z7, Z7
+
+rowsTabAVX512R4C32_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R4C32_set
+	VXORPS       Z8, Z8, Z8
+	VMAXPS       Z0, Z8, Z0
+	VMAXPS       Z1, Z8, Z1
+	VMAXPS       Z2, Z8, Z2
+	VMAXPS       Z3, Z8, Z3
+	VMAXPS       Z4, Z8, Z4
+	VMAXPS       Z5, Z8, Z5
+	VMAXPS       Z6, Z8, Z6
+	VMAXPS       Z7, Z8, Z7
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R4C32_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X8
+	VBROADCASTSS X8, Z8
+	VMINPS       Z0, Z8, Z0
+	VMINPS       Z1, Z8, Z1
+	VMINPS       Z2, Z8, Z2
+	VMINPS       Z3, Z8, Z3
+	VMINPS       Z4, Z8, Z4
+	VMINPS       Z5, Z8, Z5
+	VMINPS       Z6, Z8, Z6
+	VMINPS       Z7, Z8, Z7
+
+rowsTabAVX512R4C32_set:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R5C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R5C32(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R5C32_store
+
+rowsTabAVX512R5C32_loop:
+	MOVQ         (SI), R9
+	MOVQ         8(SI), R10
+	LEAQ         (CX)(R9*1), R11
+	LEAQ         (R8)(R9*1), R9
+	VMOVUPS      (BX)(R10*1), Z10
+	VMOVUPS      64(BX)(R10*1), Z11
+	VBROADCASTSS (R11), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z1
+	VBROADCASTSS (R11)(DX*1), Z12
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (R11)(DX*2), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (R11)(DI*1), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R5C32_loop
+
+rowsTabAVX512R5C32_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R5C32_bias
+	MOVQ      AX, DX
+	VADDPS    (DX), Z0, Z0
+	VMOVUPS.Z 64(DX), K1, Z10
+	VADDPS    Z10, Z1, Z1
+	ADDQ      CX, DX
+	VADDPS    (DX), Z2, Z2
+	VMOVUPS.Z 64(DX), K1, Z10
+	VADDPS    Z10, Z3, Z3
+	ADDQ      CX, DX
+	VADDPS    (DX), Z4, Z4
+	VMOVUPS.Z 64(DX), K1, Z10
+	VADDPS    Z10, Z5, Z5
+	ADDQ      CX, DX
+	VADDPS    (DX), Z6, Z6
+	VMOVUPS.Z 64(DX), K1, Z10
+	VADDPS    Z10, Z7, Z7
+	ADDQ      CX, DX
+	VADDPS    (DX), Z8, Z8
+	VMOVUPS.Z 64(DX), K1, Z10
+	VADDPS    Z10, Z9, Z9
+	JMP       rowsTabAVX512R5C32_relu
+
+rowsTabAVX512R5C32_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R5C32_relu
+	VMOVUPS   (DX), Z10
+	VADDPS    Z10, Z0, Z0
+	VADDPS    Z10, Z2, Z2
+	VADDPS    Z10, Z4, Z4
+	VADDPS    Z10, Z6, Z6
+	VADDPS    Z10, Z8, Z8
+	VMOVUPS.Z 64(DX), K1, Z10
+	VADDPS    Z10, Z1, Z1
+	VADDPS    Z10, Z3, Z3
+	VADDPS    Z10, Z5, Z5
+	VADDPS    Z10, Z7, Z7
+	VADDPS    Z10, Z9, Z9
+
+rowsTabAVX512R5C32_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R5C32_set
+	VXORPS       Z10, Z10, Z10
+	VMAXPS       Z0, Z10, Z0
+	VMAXPS       Z1, Z10, Z1
+	VMAXPS       Z2, Z10, Z2
+	VMAXPS       Z3, Z10, Z3
+	VMAXPS       Z4, Z10, Z4
+	VMAXPS       Z5, Z10, Z5
+	VMAXPS       Z6, Z10, Z6
+	VMAXPS       Z7, Z10, Z7
+	VMAXPS       Z8, Z10, Z8
+	VMAXPS       Z9, Z10, Z9
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R5C32_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X10
+	VBROADCASTSS X10, Z10
+	VMINPS       Z0, Z10, Z0
+	VMINPS       Z1, Z10, Z1
+	VMINPS       Z2, Z10, Z2
+	VMINPS       Z3, Z10, Z3
+	VMINPS       Z4, Z10, Z4
+	VMINPS       Z5, Z10, Z5
+	VMINPS       Z6, Z10, Z6
+	VMINPS       Z7, Z10, Z7
+	VMINPS       Z8, Z10, Z8
+	VMINPS       Z9, Z10, Z9
+
+rowsTabAVX512R5C32_set:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R6C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R6C32(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R6C32_store
+
+rowsTabAVX512R6C32_loop:
+	MOVQ         (SI), R9
+	MOVQ         8(SI), R10
+	LEAQ         (CX)(R9*1), R11
+	LEAQ         (R8)(R9*1), R9
+	VMOVUPS      (BX)(R10*1), Z12
+	VMOVUPS      64(BX)(R10*1), Z13
+	VBROADCASTSS (R11), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS (R11)(DX*1), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z3
+	VBROADCASTSS (R11)(DX*2), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (R11)(DI*1), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS (R9), Z14
+	VFMADD231PS  Z12, Z14, Z8
+	VFMADD231PS  Z13, Z14, Z9
+	VBROADCASTSS (R9)(DX*1), Z14
+	VFMADD231PS  Z12, Z14, Z10
+	VFMADD231PS  Z13, Z14, Z11
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R6C32_loop
+
+rowsTabAVX512R6C32_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R6C32_bias
+	MOVQ      AX, DX
+	VADDPS    (DX), Z0, Z0
+	VMOVUPS.Z 64(DX), K1, Z12
+	VADDPS    Z12, Z1, Z1
+	ADDQ      CX, DX
+	VADDPS    (DX), Z2, Z2
+	VMOVUPS.Z 64(DX), K1, Z12
+	VADDPS    Z12, Z3, Z3
+	ADDQ      CX, DX
+	VADDPS    (DX), Z4, Z4
+	VMOVUPS.Z 64(DX), K1, Z12
+	VADDPS    Z12, Z5, Z5
+	ADDQ      CX, DX
+	VADDPS    (DX), Z6, Z6
+	VMOVUPS.Z 64(DX), K1, Z12
+	VADDPS    Z12, Z7, Z7
+	ADDQ      CX, DX
+	VADDPS    (DX), Z8, Z8
+	VMOVUPS.Z 64(DX), K1, Z12
+	VADDPS    Z12, Z9, Z9
+	ADDQ      CX, DX
+	VADDPS    (DX), Z10, Z10
+	VMOVUPS.Z 64(DX), K1, Z12
+	VADDPS    Z12, Z11, Z11
+	JMP       rowsTabAVX512R6C32_relu
+
+rowsTabAVX512R6C32_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R6C32_relu
+	VMOVUPS   (DX), Z12
+	VADDPS    Z12, Z0, Z0
+	VADDPS    Z12, Z2, Z2
+	VADDPS    Z12, Z4, Z4
+	VADDPS    Z12, Z6, Z6
+	VADDPS    Z12, Z8, Z8
+	VADDPS    Z12, Z10, Z10
+	VMOVUPS.Z 64(DX), K1, Z12
+	VADDPS    Z12, Z1, Z1
+	VADDPS    Z12, Z3, Z3
+	VADDPS    Z12, Z5, Z5
+	VADDPS    Z12, Z7, Z7
+	VADDPS    Z12, Z9, Z9
+	VADDPS    Z12, Z11, Z11
+
+rowsTabAVX512R6C32_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R6C32_set
+	VXORPS       Z12, Z12, Z12
+	VMAXPS       Z0, Z12, Z0
+	VMAXPS       Z1, Z12, Z1
+	VMAXPS       Z2, Z12, Z2
+	VMAXPS       Z3, Z12, Z3
+	VMAXPS       Z4, Z12, Z4
+	VMAXPS       Z5, Z12, Z5
+	VMAXPS       Z6, Z12, Z6
+	VMAXPS       Z7, Z12, Z7
+	VMAXPS       Z8, Z12, Z8
+	VMAXPS       Z9, Z12, Z9
+	VMAXPS       Z10, Z12, Z10
+	VMAXPS       Z11, Z12, Z11
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R6C32_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X12
+	VBROADCASTSS X12, Z12
+	VMINPS       Z0, Z12, Z0
+	VMINPS       Z1, Z12, Z1
+	VMINPS       Z2, Z12, Z2
+	VMINPS       Z3, Z12, Z3
+	VMINPS       Z4, Z12, Z4
+	VMINPS       Z5, Z12, Z5
+	VMINPS       Z6, Z12, Z6
+	VMINPS       Z7, Z12, Z7
+	VMINPS       Z8, Z12, Z8
+	VMINPS       Z9, Z12, Z9
+	VMINPS       Z10, Z12, Z10
+	VMINPS       Z11, Z12, Z11
+
+rowsTabAVX512R6C32_set:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z11, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R7C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R7C32(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R7C32_store
+
+rowsTabAVX512R7C32_loop:
+	MOVQ         (SI), R9
+	MOVQ         8(SI), R10
+	LEAQ         (CX)(R9*1), R11
+	LEAQ         (R8)(R9*1), R9
+	VMOVUPS      (BX)(R10*1), Z14
+	VMOVUPS      64(BX)(R10*1), Z15
+	VBROADCASTSS (R11), Z16
+	VFMADD231PS  Z14, Z16, Z0
+	VFMADD231PS  Z15, Z16, Z1
+	VBROADCASTSS (R11)(DX*1), Z16
+	VFMADD231PS  Z14, Z16, Z2
+	VFMADD231PS  Z15, Z16, Z3
+	VBROADCASTSS (R11)(DX*2), Z16
+	VFMADD231PS  Z14, Z16, Z4
+	VFMADD231PS  Z15, Z16, Z5
+	VBROADCASTSS (R11)(DI*1), Z16
+	VFMADD231PS  Z14, Z16, Z6
+	VFMADD231PS  Z15, Z16, Z7
+	VBROADCASTSS (R9), Z16
+	VFMADD231PS  Z14, Z16, Z8
+	VFMADD231PS  Z15, Z16, Z9
+	VBROADCASTSS (R9)(DX*1), Z16
+	VFMADD231PS  Z14, Z16, Z10
+	VFMADD231PS  Z15, Z16, Z11
+	VBROADCASTSS (R9)(DX*2), Z16
+	VFMADD231PS  Z14, Z16, Z12
+	VFMADD231PS  Z15, Z16, Z13
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R7C32_loop
+
+rowsTabAVX512R7C32_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R7C32_bias
+	MOVQ      AX, DX
+	VADDPS    (DX), Z0, Z0
+	VMOVUPS.Z 64(DX), K1, Z14
+	VADDPS    Z14, Z1, Z1
+	ADDQ      CX, DX
+	VADDPS    (DX), Z2, Z2
+	VMOVUPS.Z 64(DX), K1, Z14
+	VADDPS    Z14, Z3, Z3
+	ADDQ      CX, DX
+	VADDPS    (DX), Z4, Z4
+	VMOVUPS.Z 64(DX), K1, Z14
+	VADDPS    Z14, Z5, Z5
+	ADDQ      CX, DX
+	VADDPS    (DX), Z6, Z6
+	VMOVUPS.Z 64(DX), K1, Z14
+	VADDPS    Z14, Z7, Z7
+	ADDQ      CX, DX
+	VADDPS    (DX), Z8, Z8
+	VMOVUPS.Z 64(DX), K1, Z14
+	VADDPS    Z14, Z9, Z9
+	ADDQ      CX, DX
+	VADDPS    (DX), Z10, Z10
+	VMOVUPS.Z 64(DX), K1, Z14
+	VADDPS    Z14, Z11, Z11
+	ADDQ      CX, DX
+	VADDPS    (DX), Z12, Z12
+	VMOVUPS.Z 64(DX), K1, Z14
+	VADDPS    Z14, Z13, Z13
+	JMP       rowsTabAVX512R7C32_relu
+
+rowsTabAVX512R7C32_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R7C32_relu
+	VMOVUPS   (DX), Z14
+	VADDPS    Z14, Z0, Z0
+	VADDPS    Z14, Z2, Z2
+	VADDPS    Z14, Z4, Z4
+	VADDPS    Z14, Z6, Z6
+	VADDPS    Z14, Z8, Z8
+	VADDPS    Z14, Z10, Z10
+	VADDPS    Z14, Z12, Z12
+	VMOVUPS.Z 64(DX), K1, Z14
+	VADDPS    Z14, Z1, Z1
+	VADDPS    Z14, Z3, Z3
+	VADDPS    Z14, Z5, Z5
+	VADDPS    Z14, Z7, Z7
+	VADDPS    Z14, Z9, Z9
+	VADDPS    Z14, Z11, Z11
+	VADDPS    Z14, Z13, Z13
+
+rowsTabAVX512R7C32_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R7C32_set
+	VXORPS       Z14, Z14, Z14
+	VMAXPS       Z0, Z14, Z0
+	VMAXPS       Z1, Z14, Z1
+	VMAXPS       Z2, Z14, Z2
+	VMAXPS       Z3, Z14, Z3
+	VMAXPS       Z4, Z14, Z4
+	VMAXPS       Z5, Z14, Z5
+	VMAXPS       Z6, Z14, Z6
+	VMAXPS       Z7, Z14, Z7
+	VMAXPS       Z8, Z14, Z8
+	VMAXPS       Z9, Z14, Z9
+	VMAXPS       Z10, Z14, Z10
+	VMAXPS       Z11, Z14, Z11
+	VMAXPS       Z12, Z14, Z12
+	VMAXPS       Z13, Z14, Z13
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R7C32_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X14
+	VBROADCASTSS X14, Z14
+	VMINPS       Z0, Z14, Z0
+	VMINPS       Z1, Z14, Z1
+	VMINPS       Z2, Z14, Z2
+	VMINPS       Z3, Z14, Z3
+	VMINPS       Z4, Z14, Z4
+	VMINPS       Z5, Z14, Z5
+	VMINPS       Z6, Z14, Z6
+	VMINPS       Z7, Z14, Z7
+	VMINPS       Z8, Z14, Z8
+	VMINPS       Z9, Z14, Z9
+	VMINPS       Z10, Z14, Z10
+	VMINPS       Z11, Z14, Z11
+	VMINPS       Z12, Z14, Z12
+	VMINPS       Z13, Z14, Z13
+
+rowsTabAVX512R7C32_set:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z11, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z12, (AX)
+	VMOVUPS Z13, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R8C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R8C32(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R8C32_store
+
+rowsTabAVX512R8C32_loop:
+	MOVQ         (SI), R9
+	MOVQ         8(SI), R10
+	LEAQ         (CX)(R9*1), R11
+	LEAQ         (R8)(R9*1), R9
+	VMOVUPS      (BX)(R10*1), Z16
+	VMOVUPS      64(BX)(R10*1), Z17
+	VBROADCASTSS (R11), Z18
+	VFMADD231PS  Z16, Z18, Z0
+	VFMADD231PS  Z17, Z18, Z1
+	VBROADCASTSS (R11)(DX*1), Z18
+	VFMADD231PS  Z16, Z18, Z2
+	VFMADD231PS  Z17, Z18, Z3
+	VBROADCASTSS (R11)(DX*2), Z18
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z5
+	VBROADCASTSS (R11)(DI*1), Z18
+	VFMADD231PS  Z16, Z18, Z6
+	VFMADD231PS  Z17, Z18, Z7
+	VBROADCASTSS (R9), Z18
+	VFMADD231PS  Z16, Z18, Z8
+	VFMADD231PS  Z17, Z18, Z9
+	VBROADCASTSS (R9)(DX*1), Z18
+	VFMADD231PS  Z16, Z18, Z10
+	VFMADD231PS  Z17, Z18, Z11
+	VBROADCASTSS (R9)(DX*2), Z18
+	VFMADD231PS  Z16, Z18, Z12
+	VFMADD231PS  Z17, Z18, Z13
+	VBROADCASTSS (R9)(DI*1), Z18
+	VFMADD231PS  Z16, Z18, Z14
+	VFMADD231PS  Z17, Z18, Z15
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R8C32_loop
+
+rowsTabAVX512R8C32_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R8C32_bias
+	MOVQ      AX, DX
+	VADDPS    (DX), Z0, Z0
+	VMOVUPS.Z 64(DX), K1, Z16
+	VADDPS    Z16, Z1, Z1
+	ADDQ      CX, DX
+	VADDPS    (DX), Z2, Z2
+	VMOVUPS.Z 64(DX), K1, Z16
+	VADDPS    Z16, Z3, Z3
+	ADDQ      CX, DX
+	VADDPS    (DX), Z4, Z4
+	VMOVUPS.Z 64(DX), K1, Z16
+	VADDPS    Z16, Z5, Z5
+	ADDQ      CX, DX
+	VADDPS    (DX), Z6, Z6
+	VMOVUPS.Z 64(DX), K1, Z16
+	VADDPS    Z16, Z7, Z7
+	ADDQ      CX, DX
+	VADDPS    (DX), Z8, Z8
+	VMOVUPS.Z 64(DX), K1, Z16
+	VADDPS    Z16, Z9, Z9
+	ADDQ      CX, DX
+	VADDPS    (DX), Z10, Z10
+	VMOVUPS.Z 64(DX), K1, Z16
+	VADDPS    Z16, Z11, Z11
+	ADDQ      CX, DX
+	VADDPS    (DX), Z12, Z12
+	VMOVUPS.Z 64(DX), K1, Z16
+	VADDPS    Z16, Z13, Z13
+	ADDQ      CX, DX
+	VADDPS    (DX), Z14, Z14
+	VMOVUPS.Z 64(DX), K1, Z16
+	VADDPS    Z16, Z15, Z15
+	JMP       rowsTabAVX512R8C32_relu
+
+rowsTabAVX512R8C32_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R8C32_relu
+	VMOVUPS   (DX), Z16
+	VADDPS    Z16, Z0, Z0
+	VADDPS    Z16, Z2, Z2
+	VADDPS    Z16, Z4, Z4
+	VADDPS    Z16, Z6, Z6
+	VADDPS    Z16, Z8, Z8
+	VADDPS    Z16, Z10, Z10
+	VADDPS    Z16, Z12, Z12
+	VADDPS    Z16, Z14, Z14
+	VMOVUPS.Z 64(DX), K1, Z16
+	VADDPS    Z16, Z1, Z1
+	VADDPS    Z16, Z3, Z3
+	VADDPS    Z16, Z5, Z5
+	VADDPS    Z16, Z7, Z7
+	VADDPS    Z16, Z9, Z9
+	VADDPS    Z16, Z11, Z11
+	VADDPS    Z16, Z13, Z13
+	VADDPS    Z16, Z15, Z15
+
+rowsTabAVX512R8C32_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R8C32_set
+	VXORPS       Z16, Z16, Z16
+	VMAXPS       Z0, Z16, Z0
+	VMAXPS       Z1, Z16, Z1
+	VMAXPS       Z2, Z16, Z2
+	VMAXPS       Z3, Z16, Z3
+	VMAXPS       Z4, Z16, Z4
+	VMAXPS       Z5, Z16, Z5
+	VMAXPS       Z6, Z16, Z6
+	VMAXPS       Z7, Z16, Z7
+	VMAXPS       Z8, Z16, Z8
+	VMAXPS       Z9, Z16, Z9
+	VMAXPS       Z10, Z16, Z10
+	VMAXPS       Z11, Z16, Z11
+	VMAXPS       Z12, Z16, Z12
+	VMAXPS       Z13, Z16, Z13
+	VMAXPS       Z14, Z16, Z14
+	VMAXPS       Z15, Z16, Z15
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R8C32_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X16
+	VBROADCASTSS X16, Z16
+	VMINPS       Z0, Z16, Z0
+	VMINPS       Z1, Z16, Z1
+	VMINPS       Z2, Z16, Z2
+	VMINPS       Z3, Z16, Z3
+	VMINPS       Z4, Z16, Z4
+	VMINPS       Z5, Z16, Z5
+	VMINPS       Z6, Z16, Z6
+	VMINPS       Z7, Z16, Z7
+	VMINPS       Z8, Z16, Z8
+	VMINPS       Z9, Z16, Z9
+	VMINPS       Z10, Z16, Z10
+	VMINPS       Z11, Z16, Z11
+	VMINPS       Z12, Z16, Z12
+	VMINPS       Z13, Z16, Z13
+	VMINPS       Z14, Z16, Z14
+	VMINPS       Z15, Z16, Z15
+
+rowsTabAVX512R8C32_set:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z11, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z12, (AX)
+	VMOVUPS Z13, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z14, (AX)
+	VMOVUPS Z15, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R9C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R9C32(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R9C32_store
+
+rowsTabAVX512R9C32_loop:
+	MOVQ         (SI), R10
+	MOVQ         8(SI), R11
+	LEAQ         (CX)(R10*1), R12
+	LEAQ         (R8)(R10*1), R13
+	LEAQ         (R9)(R10*1), R10
+	VMOVUPS      (BX)(R11*1), Z18
+	VMOVUPS      64(BX)(R11*1), Z19
+	VBROADCASTSS (R12), Z20
+	VFMADD231PS  Z18, Z20, Z0
+	VFMADD231PS  Z19, Z20, Z1
+	VBROADCASTSS (R12)(DX*1), Z20
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (R12)(DX*2), Z20
+	VFMADD231PS  Z18, Z20, Z4
+	VFMADD231PS  Z19, Z20, Z5
+	VBROADCASTSS (R12)(DI*1), Z20
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	VBROADCASTSS (R13), Z20
+	VFMADD231PS  Z18, Z20, Z8
+	VFMADD231PS  Z19, Z20, Z9
+	VBROADCASTSS (R13)(DX*1), Z20
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS (R13)(DX*2), Z20
+	VFMADD231PS  Z18, Z20, Z12
+	VFMADD231PS  Z19, Z20, Z13
+	VBROADCASTSS (R13)(DI*1), Z20
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	VBROADCASTSS (R10), Z20
+	VFMADD231PS  Z18, Z20, Z16
+	VFMADD231PS  Z19, Z20, Z17
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R9C32_loop
+
+rowsTabAVX512R9C32_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R9C32_bias
+	MOVQ      AX, DX
+	VADDPS    (DX), Z0, Z0
+	VMOVUPS.Z 64(DX), K1, Z18
+	VADDPS    Z18, Z1, Z1
+	ADDQ      CX, DX
+	VADDPS    (DX), Z2, Z2
+	VMOVUPS.Z 64(DX), K1, Z18
+	VADDPS    Z18, Z3, Z3
+	ADDQ      CX, DX
+	VADDPS    (DX), Z4, Z4
+	VMOVUPS.Z 64(DX), K1, Z18
+	VADDPS    Z18, Z5, Z5
+	ADDQ      CX, DX
+	VADDPS    (DX), Z6, Z6
+	VMOVUPS.Z 64(DX), K1, Z18
+	VADDPS    Z18, Z7, Z7
+	ADDQ      CX, DX
+	VADDPS    (DX), Z8, Z8
+	VMOVUPS.Z 64(DX), K1, Z18
+	VADDPS    Z18, Z9, Z9
+	ADDQ      CX, DX
+	VADDPS    (DX), Z10, Z10
+	VMOVUPS.Z 64(DX), K1, Z18
+	VADDPS    Z18, Z11, Z11
+	ADDQ      CX, DX
+	VADDPS    (DX), Z12, Z12
+	VMOVUPS.Z 64(DX), K1, Z18
+	VADDPS    Z18, Z13, Z13
+	ADDQ      CX, DX
+	VADDPS    (DX), Z14, Z14
+	VMOVUPS.Z 64(DX), K1, Z18
+	VADDPS    Z18, Z15, Z15
+	ADDQ      CX, DX
+	VADDPS    (DX), Z16, Z16
+	VMOVUPS.Z 64(DX), K1, Z18
+	VADDPS    Z18, Z17, Z17
+	JMP       rowsTabAVX512R9C32_relu
+
+rowsTabAVX512R9C32_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R9C32_relu
+	VMOVUPS   (DX), Z18
+	VADDPS    Z18, Z0, Z0
+	VADDPS    Z18, Z2, Z2
+	VADDPS    Z18, Z4, Z4
+	VADDPS    Z18, Z6, Z6
+	VADDPS    Z18, Z8, Z8
+	VADDPS    Z18, Z10, Z10
+	VADDPS    Z18, Z12, Z12
+	VADDPS    Z18, Z14, Z14
+	VADDPS    Z18, Z16, Z16
+	VMOVUPS.Z 64(DX), K1, Z18
+	VADDPS    Z18, Z1, Z1
+	VADDPS    Z18, Z3, Z3
+	VADDPS    Z18, Z5, Z5
+	VADDPS    Z18, Z7, Z7
+	VADDPS    Z18, Z9, Z9
+	VADDPS    Z18, Z11, Z11
+	VADDPS    Z18, Z13, Z13
+	VADDPS    Z18, Z15, Z15
+	VADDPS    Z18, Z17, Z17
+
+rowsTabAVX512R9C32_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R9C32_set
+	VXORPS       Z18, Z18, Z18
+	VMAXPS       Z0, Z18, Z0
+	VMAXPS       Z1, Z18, Z1
+	VMAXPS       Z2, Z18, Z2
+	VMAXPS       Z3, Z18, Z3
+	VMAXPS       Z4, Z18, Z4
+	VMAXPS       Z5, Z18, Z5
+	VMAXPS       Z6, Z18, Z6
+	VMAXPS       Z7, Z18, Z7
+	VMAXPS       Z8, Z18, Z8
+	VMAXPS       Z9, Z18, Z9
+	VMAXPS       Z10, Z18, Z10
+	VMAXPS       Z11, Z18, Z11
+	VMAXPS       Z12, Z18, Z12
+	VMAXPS       Z13, Z18, Z13
+	VMAXPS       Z14, Z18, Z14
+	VMAXPS       Z15, Z18, Z15
+	VMAXPS       Z16, Z18, Z16
+	VMAXPS       Z17, Z18, Z17
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R9C32_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X18
+	VBROADCASTSS X18, Z18
+	VMINPS       Z0, Z18, Z0
+	VMINPS       Z1, Z18, Z1
+	VMINPS       Z2, Z18, Z2
+	VMINPS       Z3, Z18, Z3
+	VMINPS       Z4, Z18, Z4
+	VMINPS       Z5, Z18, Z5
+	VMINPS       Z6, Z18, Z6
+	VMINPS       Z7, Z18, Z7
+	VMINPS       Z8, Z18, Z8
+	VMINPS       Z9, Z18, Z9
+	VMINPS       Z10, Z18, Z10
+	VMINPS       Z11, Z18, Z11
+	VMINPS       Z12, Z18, Z12
+	VMINPS       Z13, Z18, Z13
+	VMINPS       Z14, Z18, Z14
+	VMINPS       Z15, Z18, Z15
+	VMINPS       Z16, Z18, Z16
+	VMINPS       Z17, Z18, Z17
+
+rowsTabAVX512R9C32_set:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z11, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z12, (AX)
+	VMOVUPS Z13, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z14, (AX)
+	VMOVUPS Z15, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z16, (AX)
+	VMOVUPS Z17, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R10C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R10C32(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R10C32_store
+
+rowsTabAVX512R10C32_loop:
+	MOVQ         (SI), R10
+	MOVQ         8(SI), R11
+	LEAQ         (CX)(R10*1), R12
+	LEAQ         (R8)(R10*1), R13
+	LEAQ         (R9)(R10*1), R10
+	VMOVUPS      (BX)(R11*1), Z20
+	VMOVUPS      64(BX)(R11*1), Z21
+	VBROADCASTSS (R12), Z22
+	VFMADD231PS  Z20, Z22, Z0
+	VFMADD231PS  Z21, Z22, Z1
+	VBROADCASTSS (R12)(DX*1), Z22
+	VFMADD231PS  Z20, Z22, Z2
+	VFMADD231PS  Z21, Z22, Z3
+	VBROADCASTSS (R12)(DX*2), Z22
+	VFMADD231PS  Z20, Z22, Z4
+	VFMADD231PS  Z21, Z22, Z5
+	VBROADCASTSS (R12)(DI*1), Z22
+	VFMADD231PS  Z20, Z22, Z6
+	VFMADD231PS  Z21, Z22, Z7
+	VBROADCASTSS (R13), Z22
+	VFMADD231PS  Z20, Z22, Z8
+	VFMADD231PS  Z21, Z22, Z9
+	VBROADCASTSS (R13)(DX*1), Z22
+	VFMADD231PS  Z20, Z22, Z10
+	VFMADD231PS  Z21, Z22, Z11
+	VBROADCASTSS (R13)(DX*2), Z22
+	VFMADD231PS  Z20, Z22, Z12
+	VFMADD231PS  Z21, Z22, Z13
+	VBROADCASTSS (R13)(DI*1), Z22
+	VFMADD231PS  Z20, Z22, Z14
+	VFMADD231PS  Z21, Z22, Z15
+	VBROADCASTSS (R10), Z22
+	VFMADD231PS  Z20, Z22, Z16
+	VFMADD231PS  Z21, Z22, Z17
+	VBROADCASTSS (R10)(DX*1), Z22
+	VFMADD231PS  Z20, Z22, Z18
+	VFMADD231PS  Z21, Z22, Z19
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R10C32_loop
+
+rowsTabAVX512R10C32_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R10C32_bias
+	MOVQ      AX, DX
+	VADDPS    (DX), Z0, Z0
+	VMOVUPS.Z 64(DX), K1, Z20
+	VADDPS    Z20, Z1, Z1
+	ADDQ      CX, DX
+	VADDPS    (DX), Z2, Z2
+	VMOVUPS.Z 64(DX), K1, Z20
+	VADDPS    Z20, Z3, Z3
+	ADDQ      CX, DX
+	VADDPS    (DX), Z4, Z4
+	VMOVUPS.Z 64(DX), K1, Z20
+	VADDPS    Z20, Z5, Z5
+	ADDQ      CX, DX
+	VADDPS    (DX), Z6, Z6
+	VMOVUPS.Z 64(DX), K1, Z20
+	VADDPS    Z20, Z7, Z7
+	ADDQ      CX, DX
+	VADDPS    (DX), Z8, Z8
+	VMOVUPS.Z 64(DX), K1, Z20
+	VADDPS    Z20, Z9, Z9
+	ADDQ      CX, DX
+	VADDPS    (DX), Z10, Z10
+	VMOVUPS.Z 64(DX), K1, Z20
+	VADDPS    Z20, Z11, Z11
+	ADDQ      CX, DX
+	VADDPS    (DX), Z12, Z12
+	VMOVUPS.Z 64(DX), K1, Z20
+	VADDPS    Z20, Z13, Z13
+	ADDQ      CX, DX
+	VADDPS    (DX), Z14, Z14
+	VMOVUPS.Z 64(DX), K1, Z20
+	VADDPS    Z20, Z15, Z15
+	ADDQ      CX, DX
+	VADDPS    (DX), Z16, Z16
+	VMOVUPS.Z 64(DX), K1, Z20
+	VADDPS    Z20, Z17, Z17
+	ADDQ      CX, DX
+	VADDPS    (DX), Z18, Z18
+	VMOVUPS.Z 64(DX), K1, Z20
+	VADDPS    Z20, Z19, Z19
+	JMP       rowsTabAVX512R10C32_relu
+
+rowsTabAVX512R10C32_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R10C32_relu
+	VMOVUPS   (DX), Z20
+	VADDPS    Z20, Z0, Z0
+	VADDPS    Z20, Z2, Z2
+	VADDPS    Z20, Z4, Z4
+	VADDPS    Z20, Z6, Z6
+	VADDPS    Z20, Z8, Z8
+	VADDPS    Z20, Z10, Z10
+	VADDPS    Z20, Z12, Z12
+	VADDPS    Z20, Z14, Z14
+	VADDPS    Z20, Z16, Z16
+	VADDPS    Z20, Z18, Z18
+	VMOVUPS.Z 64(DX), K1, Z20
+	VADDPS    Z20, Z1, Z1
+	VADDPS    Z20, Z3, Z3
+	VADDPS    Z20, Z5, Z5
+	VADDPS    Z20, Z7, Z7
+	VADDPS    Z20, Z9, Z9
+	VADDPS    Z20, Z11, Z11
+	VADDPS    Z20, Z13, Z13
+	VADDPS    Z20, Z15, Z15
+	VADDPS    Z20, Z17, Z17
+	VADDPS    Z20, Z19, Z19
+
+rowsTabAVX512R10C32_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R10C32_set
+	VXORPS       Z20, Z20, Z20
+	VMAXPS       Z0, Z20, Z0
+	VMAXPS       Z1, Z20, Z1
+	VMAXPS       Z2, Z20, Z2
+	VMAXPS       Z3, Z20, Z3
+	VMAXPS       Z4, Z20, Z4
+	VMAXPS       Z5, Z20, Z5
+	VMAXPS       Z6, Z20, Z6
+	VMAXPS       Z7, Z20, Z7
+	VMAXPS       Z8, Z20, Z8
+	VMAXPS       Z9, Z20, Z9
+	VMAXPS       Z10, Z20, Z10
+	VMAXPS       Z11, Z20, Z11
+	VMAXPS       Z12, Z20, Z12
+	VMAXPS       Z13, Z20, Z13
+	VMAXPS       Z14, Z20, Z14
+	VMAXPS       Z15, Z20, Z15
+	VMAXPS       Z16, Z20, Z16
+	VMAXPS       Z17, Z20, Z17
+	VMAXPS       Z18, Z20, Z18
+	VMAXPS       Z19, Z20, Z19
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R10C32_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X20
+	VBROADCASTSS X20, Z20
+	VMINPS       Z0, Z20, Z0
+	VMINPS       Z1, Z20, Z1
+	VMINPS       Z2, Z20, Z2
+	VMINPS       Z3, Z20, Z3
+	VMINPS       Z4, Z20, Z4
+	VMINPS       Z5, Z20, Z5
+	VMINPS       Z6, Z20, Z6
+	VMINPS       Z7, Z20, Z7
+	VMINPS       Z8, Z20, Z8
+	VMINPS       Z9, Z20, Z9
+	VMINPS       Z10, Z20, Z10
+	VMINPS       Z11, Z20, Z11
+	VMINPS       Z12, Z20, Z12
+	VMINPS       Z13, Z20, Z13
+	VMINPS       Z14, Z20, Z14
+	VMINPS       Z15, Z20, Z15
+	VMINPS       Z16, Z20, Z16
+	VMINPS       Z17, Z20, Z17
+	VMINPS       Z18, Z20, Z18
+	VMINPS       Z19, Z20, Z19
+
+rowsTabAVX512R10C32_set:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z11, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z12, (AX)
+	VMOVUPS Z13, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z14, (AX)
+	VMOVUPS Z15, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z16, (AX)
+	VMOVUPS Z17, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z18, (AX)
+	VMOVUPS Z19, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R11C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R11C32(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	VXORPS Z20, Z20, Z20
+	VXORPS Z21, Z21, Z21
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R11C32_store
+
+rowsTabAVX512R11C32_loop:
+	MOVQ         (SI), R10
+	MOVQ         8(SI), R11
+	LEAQ         (CX)(R10*1), R12
+	LEAQ         (R8)(R10*1), R13
+	LEAQ         (R9)(R10*1), R10
+	VMOVUPS      (BX)(R11*1), Z22
+	VMOVUPS      64(BX)(R11*1), Z23
+	VBROADCASTSS (R12), Z24
+	VFMADD231PS  Z22, Z24, Z0
+	VFMADD231PS  Z23, Z24, Z1
+	VBROADCASTSS (R12)(DX*1), Z24
+	VFMADD231PS  Z22, Z24, Z2
+	VFMADD231PS  Z23, Z24, Z3
+	VBROADCASTSS (R12)(DX*2), Z24
+	VFMADD231PS  Z22, Z24, Z4
+	VFMADD231PS  Z23, Z24, Z5
+	VBROADCASTSS (R12)(DI*1), Z24
+	VFMADD231PS  Z22, Z24, Z6
+	VFMADD231PS  Z23, Z24, Z7
+	VBROADCASTSS (R13), Z24
+	VFMADD231PS  Z22, Z24, Z8
+	VFMADD231PS  Z23, Z24, Z9
+	VBROADCASTSS (R13)(DX*1), Z24
+	VFMADD231PS  Z22, Z24, Z10
+	VFMADD231PS  Z23, Z24, Z11
+	VBROADCASTSS (R13)(DX*2), Z24
+	VFMADD231PS  Z22, Z24, Z12
+	VFMADD231PS  Z23, Z24, Z13
+	VBROADCASTSS (R13)(DI*1), Z24
+	VFMADD231PS  Z22, Z24, Z14
+	VFMADD231PS  Z23, Z24, Z15
+	VBROADCASTSS (R10), Z24
+	VFMADD231PS  Z22, Z24, Z16
+	VFMADD231PS  Z23, Z24, Z17
+	VBROADCASTSS (R10)(DX*1), Z24
+	VFMADD231PS  Z22, Z24, Z18
+	VFMADD231PS  Z23, Z24, Z19
+	VBROADCASTSS (R10)(DX*2), Z24
+	VFMADD231PS  Z22, Z24, Z20
+	VFMADD231PS  Z23, Z24, Z21
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R11C32_loop
+
+rowsTabAVX512R11C32_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R11C32_bias
+	MOVQ      AX, DX
+	VADDPS    (DX), Z0, Z0
+	VMOVUPS.Z 64(DX), K1, Z22
+	VADDPS    Z22, Z1, Z1
+	ADDQ      CX, DX
+	VADDPS    (DX), Z2, Z2
+	VMOVUPS.Z 64(DX), K1, Z22
+	VADDPS    Z22, Z3, Z3
+	ADDQ      CX, DX
+	VADDPS    (DX), Z4, Z4
+	VMOVUPS.Z 64(DX), K1, Z22
+	VADDPS    Z22, Z5, Z5
+	ADDQ      CX, DX
+	VADDPS    (DX), Z6, Z6
+	VMOVUPS.Z 64(DX), K1, Z22
+	VADDPS    Z22, Z7, Z7
+	ADDQ      CX, DX
+	VADDPS    (DX), Z8, Z8
+	VMOVUPS.Z 64(DX), K1, Z22
+	VADDPS    Z22, Z9, Z9
+	ADDQ      CX, DX
+	VADDPS    (DX), Z10, Z10
+	VMOVUPS.Z 64(DX), K1, Z22
+	VADDPS    Z22, Z11, Z11
+	ADDQ      CX, DX
+	VADDPS    (DX), Z12, Z12
+	VMOVUPS.Z 64(DX), K1, Z22
+	VADDPS    Z22, Z13, Z13
+	ADDQ      CX, DX
+	VADDPS    (DX), Z14, Z14
+	VMOVUPS.Z 64(DX), K1, Z22
+	VADDPS    Z22, Z15, Z15
+	ADDQ      CX, DX
+	VADDPS    (DX), Z16, Z16
+	VMOVUPS.Z 64(DX), K1, Z22
+	VADDPS    Z22, Z17, Z17
+	ADDQ      CX, DX
+	VADDPS    (DX), Z18, Z18
+	VMOVUPS.Z 64(DX), K1, Z22
+	VADDPS    Z22, Z19, Z19
+	ADDQ      CX, DX
+	VADDPS    (DX), Z20, Z20
+	VMOVUPS.Z 64(DX), K1, Z22
+	VADDPS    Z22, Z21, Z21
+	JMP       rowsTabAVX512R11C32_relu
+
+rowsTabAVX512R11C32_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R11C32_relu
+	VMOVUPS   (DX), Z22
+	VADDPS    Z22, Z0, Z0
+	VADDPS    Z22, Z2, Z2
+	VADDPS    Z22, Z4, Z4
+	VADDPS    Z22, Z6, Z6
+	VADDPS    Z22, Z8, Z8
+	VADDPS    Z22, Z10, Z10
+	VADDPS    Z22, Z12, Z12
+	VADDPS    Z22, Z14, Z14
+	VADDPS    Z22, Z16, Z16
+	VADDPS    Z22, Z18, Z18
+	VADDPS    Z22, Z20, Z20
+	VMOVUPS.Z 64(DX), K1, Z22
+	VADDPS    Z22, Z1, Z1
+	VADDPS    Z22, Z3, Z3
+	VADDPS    Z22, Z5, Z5
+	VADDPS    Z22, Z7, Z7
+	VADDPS    Z22, Z9, Z9
+	VADDPS    Z22, Z11, Z11
+	VADDPS    Z22, Z13, Z13
+	VADDPS    Z22, Z15, Z15
+	VADDPS    Z22, Z17, Z17
+	VADDPS    Z22, Z19, Z19
+	VADDPS    Z22, Z21, Z21
+
+rowsTabAVX512R11C32_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R11C32_set
+	VXORPS       Z22, Z22, Z22
+	VMAXPS       Z0, Z22, Z0
+	VMAXPS       Z1, Z22, Z1
+	VMAXPS       Z2, Z22, Z2
+	VMAXPS       Z3, Z22, Z3
+	VMAXPS       Z4, Z22, Z4
+	VMAXPS       Z5, Z22, Z5
+	VMAXPS       Z6, Z22, Z6
+	VMAXPS       Z7, Z22, Z7
+	VMAXPS       Z8, Z22, Z8
+	VMAXPS       Z9, Z22, Z9
+	VMAXPS       Z10, Z22, Z10
+	VMAXPS       Z11, Z22, Z11
+	VMAXPS       Z12, Z22, Z12
+	VMAXPS       Z13, Z22, Z13
+	VMAXPS       Z14, Z22, Z14
+	VMAXPS       Z15, Z22, Z15
+	VMAXPS       Z16, Z22, Z16
+	VMAXPS       Z17, Z22, Z17
+	VMAXPS       Z18, Z22, Z18
+	VMAXPS       Z19, Z22, Z19
+	VMAXPS       Z20, Z22, Z20
+	VMAXPS       Z21, Z22, Z21
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R11C32_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X22
+	VBROADCASTSS X22, Z22
+	VMINPS       Z0, Z22, Z0
+	VMINPS       Z1, Z22, Z1
+	VMINPS       Z2, Z22, Z2
+	VMINPS       Z3, Z22, Z3
+	VMINPS       Z4, Z22, Z4
+	VMINPS       Z5, Z22, Z5
+	VMINPS       Z6, Z22, Z6
+	VMINPS       Z7, Z22, Z7
+	VMINPS       Z8, Z22, Z8
+	VMINPS       Z9, Z22, Z9
+	VMINPS       Z10, Z22, Z10
+	VMINPS       Z11, Z22, Z11
+	VMINPS       Z12, Z22, Z12
+	VMINPS       Z13, Z22, Z13
+	VMINPS       Z14, Z22, Z14
+	VMINPS       Z15, Z22, Z15
+	VMINPS       Z16, Z22, Z16
+	VMINPS       Z17, Z22, Z17
+	VMINPS       Z18, Z22, Z18
+	VMINPS       Z19, Z22, Z19
+	VMINPS       Z20, Z22, Z20
+	VMINPS       Z21, Z22, Z21
+
+rowsTabAVX512R11C32_set:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z11, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z12, (AX)
+	VMOVUPS Z13, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z14, (AX)
+	VMOVUPS Z15, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z16, (AX)
+	VMOVUPS Z17, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z18, (AX)
+	VMOVUPS Z19, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z20, (AX)
+	VMOVUPS Z21, K1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func rowsTabAVX512R12C32(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rowsTabAVX512R12C32(SB), NOSPLIT, $0-88
+	MOVQ   kc+0(FP), AX
+	MOVQ   a+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	MOVQ   b+32(FP), BX
+	MOVQ   tab+24(FP), SI
+	SHLQ   $0x02, DX
+	LEAQ   (DX)(DX*2), DI
+	LEAQ   (CX)(DX*4), R8
+	LEAQ   (R8)(DX*4), R9
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z13, Z13, Z13
+	VXORPS Z14, Z14, Z14
+	VXORPS Z15, Z15, Z15
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	VXORPS Z20, Z20, Z20
+	VXORPS Z21, Z21, Z21
+	VXORPS Z22, Z22, Z22
+	VXORPS Z23, Z23, Z23
+	TESTQ  AX, AX
+	JZ     rowsTabAVX512R12C32_store
+
+rowsTabAVX512R12C32_loop:
+	MOVQ         (SI), R10
+	MOVQ         8(SI), R11
+	LEAQ         (CX)(R10*1), R12
+	LEAQ         (R8)(R10*1), R13
+	LEAQ         (R9)(R10*1), R10
+	VMOVUPS      (BX)(R11*1), Z24
+	VMOVUPS      64(BX)(R11*1), Z25
+	VBROADCASTSS (R12), Z26
+	VFMADD231PS  Z24, Z26, Z0
+	VFMADD231PS  Z25, Z26, Z1
+	VBROADCASTSS (R12)(DX*1), Z26
+	VFMADD231PS  Z24, Z26, Z2
+	VFMADD231PS  Z25, Z26, Z3
+	VBROADCASTSS (R12)(DX*2), Z26
+	VFMADD231PS  Z24, Z26, Z4
+	VFMADD231PS  Z25, Z26, Z5
+	VBROADCASTSS (R12)(DI*1), Z26
+	VFMADD231PS  Z24, Z26, Z6
+	VFMADD231PS  Z25, Z26, Z7
+	VBROADCASTSS (R13), Z26
+	VFMADD231PS  Z24, Z26, Z8
+	VFMADD231PS  Z25, Z26, Z9
+	VBROADCASTSS (R13)(DX*1), Z26
+	VFMADD231PS  Z24, Z26, Z10
+	VFMADD231PS  Z25, Z26, Z11
+	VBROADCASTSS (R13)(DX*2), Z26
+	VFMADD231PS  Z24, Z26, Z12
+	VFMADD231PS  Z25, Z26, Z13
+	VBROADCASTSS (R13)(DI*1), Z26
+	VFMADD231PS  Z24, Z26, Z14
+	VFMADD231PS  Z25, Z26, Z15
+	VBROADCASTSS (R10), Z26
+	VFMADD231PS  Z24, Z26, Z16
+	VFMADD231PS  Z25, Z26, Z17
+	VBROADCASTSS (R10)(DX*1), Z26
+	VFMADD231PS  Z24, Z26, Z18
+	VFMADD231PS  Z25, Z26, Z19
+	VBROADCASTSS (R10)(DX*2), Z26
+	VFMADD231PS  Z24, Z26, Z20
+	VFMADD231PS  Z25, Z26, Z21
+	VBROADCASTSS (R10)(DI*1), Z26
+	VFMADD231PS  Z24, Z26, Z22
+	VFMADD231PS  Z25, Z26, Z23
+	ADDQ         $0x10, SI
+	DECQ         AX
+	JNZ          rowsTabAVX512R12C32_loop
+
+rowsTabAVX512R12C32_store:
+	MOVQ      c+40(FP), AX
+	MOVQ      ldc+48(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      mask+80(FP), DX
+	KMOVW     DX, K1
+	MOVQ      add+56(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R12C32_bias
+	MOVQ      AX, DX
+	VADDPS    (DX), Z0, Z0
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z1, Z1
+	ADDQ      CX, DX
+	VADDPS    (DX), Z2, Z2
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z3, Z3
+	ADDQ      CX, DX
+	VADDPS    (DX), Z4, Z4
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z5, Z5
+	ADDQ      CX, DX
+	VADDPS    (DX), Z6, Z6
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z7, Z7
+	ADDQ      CX, DX
+	VADDPS    (DX), Z8, Z8
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z9, Z9
+	ADDQ      CX, DX
+	VADDPS    (DX), Z10, Z10
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z11, Z11
+	ADDQ      CX, DX
+	VADDPS    (DX), Z12, Z12
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z13, Z13
+	ADDQ      CX, DX
+	VADDPS    (DX), Z14, Z14
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z15, Z15
+	ADDQ      CX, DX
+	VADDPS    (DX), Z16, Z16
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z17, Z17
+	ADDQ      CX, DX
+	VADDPS    (DX), Z18, Z18
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z19, Z19
+	ADDQ      CX, DX
+	VADDPS    (DX), Z20, Z20
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z21, Z21
+	ADDQ      CX, DX
+	VADDPS    (DX), Z22, Z22
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z23, Z23
+	JMP       rowsTabAVX512R12C32_relu
+
+rowsTabAVX512R12C32_bias:
+	MOVQ      bias+64(FP), DX
+	TESTQ     DX, DX
+	JZ        rowsTabAVX512R12C32_relu
+	VMOVUPS   (DX), Z24
+	VADDPS    Z24, Z0, Z0
+	VADDPS    Z24, Z2, Z2
+	VADDPS    Z24, Z4, Z4
+	VADDPS    Z24, Z6, Z6
+	VADDPS    Z24, Z8, Z8
+	VADDPS    Z24, Z10, Z10
+	VADDPS    Z24, Z12, Z12
+	VADDPS    Z24, Z14, Z14
+	VADDPS    Z24, Z16, Z16
+	VADDPS    Z24, Z18, Z18
+	VADDPS    Z24, Z20, Z20
+	VADDPS    Z24, Z22, Z22
+	VMOVUPS.Z 64(DX), K1, Z24
+	VADDPS    Z24, Z1, Z1
+	VADDPS    Z24, Z3, Z3
+	VADDPS    Z24, Z5, Z5
+	VADDPS    Z24, Z7, Z7
+	VADDPS    Z24, Z9, Z9
+	VADDPS    Z24, Z11, Z11
+	VADDPS    Z24, Z13, Z13
+	VADDPS    Z24, Z15, Z15
+	VADDPS    Z24, Z17, Z17
+	VADDPS    Z24, Z19, Z19
+	VADDPS    Z24, Z21, Z21
+	VADDPS    Z24, Z23, Z23
+
+rowsTabAVX512R12C32_relu:
+	MOVQ         relu+72(FP), DX
+	TESTQ        DX, DX
+	JZ           rowsTabAVX512R12C32_set
+	VXORPS       Z24, Z24, Z24
+	VMAXPS       Z0, Z24, Z0
+	VMAXPS       Z1, Z24, Z1
+	VMAXPS       Z2, Z24, Z2
+	VMAXPS       Z3, Z24, Z3
+	VMAXPS       Z4, Z24, Z4
+	VMAXPS       Z5, Z24, Z5
+	VMAXPS       Z6, Z24, Z6
+	VMAXPS       Z7, Z24, Z7
+	VMAXPS       Z8, Z24, Z8
+	VMAXPS       Z9, Z24, Z9
+	VMAXPS       Z10, Z24, Z10
+	VMAXPS       Z11, Z24, Z11
+	VMAXPS       Z12, Z24, Z12
+	VMAXPS       Z13, Z24, Z13
+	VMAXPS       Z14, Z24, Z14
+	VMAXPS       Z15, Z24, Z15
+	VMAXPS       Z16, Z24, Z16
+	VMAXPS       Z17, Z24, Z17
+	VMAXPS       Z18, Z24, Z18
+	VMAXPS       Z19, Z24, Z19
+	VMAXPS       Z20, Z24, Z20
+	VMAXPS       Z21, Z24, Z21
+	VMAXPS       Z22, Z24, Z22
+	VMAXPS       Z23, Z24, Z23
+	CMPQ         DX, $0x02
+	JNE          rowsTabAVX512R12C32_set
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X24
+	VBROADCASTSS X24, Z24
+	VMINPS       Z0, Z24, Z0
+	VMINPS       Z1, Z24, Z1
+	VMINPS       Z2, Z24, Z2
+	VMINPS       Z3, Z24, Z3
+	VMINPS       Z4, Z24, Z4
+	VMINPS       Z5, Z24, Z5
+	VMINPS       Z6, Z24, Z6
+	VMINPS       Z7, Z24, Z7
+	VMINPS       Z8, Z24, Z8
+	VMINPS       Z9, Z24, Z9
+	VMINPS       Z10, Z24, Z10
+	VMINPS       Z11, Z24, Z11
+	VMINPS       Z12, Z24, Z12
+	VMINPS       Z13, Z24, Z13
+	VMINPS       Z14, Z24, Z14
+	VMINPS       Z15, Z24, Z15
+	VMINPS       Z16, Z24, Z16
+	VMINPS       Z17, Z24, Z17
+	VMINPS       Z18, Z24, Z18
+	VMINPS       Z19, Z24, Z19
+	VMINPS       Z20, Z24, Z20
+	VMINPS       Z21, Z24, Z21
+	VMINPS       Z22, Z24, Z22
+	VMINPS       Z23, Z24, Z23
+
+rowsTabAVX512R12C32_set:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z11, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z12, (AX)
+	VMOVUPS Z13, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z14, (AX)
+	VMOVUPS Z15, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z16, (AX)
+	VMOVUPS Z17, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z18, (AX)
+	VMOVUPS Z19, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z20, (AX)
+	VMOVUPS Z21, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z22, (AX)
+	VMOVUPS Z23, K1, 64(AX)
+	VZEROUPPER
+	RET
+
 // func kernelCol12x1(kc int, a *float32, b *float32, ldb int, out *float32)
 // Requires: AVX, FMA3
 TEXT ·kernelCol12x1(SB), NOSPLIT, $0-40

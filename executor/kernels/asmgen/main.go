@@ -57,7 +57,14 @@ func main() {
 	// 16 or 32 columns.
 	for nv := 1; nv <= 2; nv++ {
 		for r := 1; r <= 12; r++ {
-			rowsKernel(fmt.Sprintf("rowsAVX512R%dC%d", r, 16*nv), r, nv)
+			rowsKernel(fmt.Sprintf("rowsAVX512R%dC%d", r, 16*nv), r, nv, false)
+		}
+	}
+	// The same tiles with A's elements and B's rows found through a
+	// table (a grouped convolution's taps on NHWC activations).
+	for nv := 1; nv <= 2; nv++ {
+		for r := 1; r <= 12; r++ {
+			rowsKernel(fmt.Sprintf("rowsTabAVX512R%dC%d", r, 16*nv), r, nv, true)
 		}
 	}
 	// Column kernels: one column of B against np packed A panels of 12
@@ -2366,14 +2373,31 @@ func poolRows(name string, k, s int) {
 // ReLU (relu 1) or ReLU6 (relu 2), stored in rows ldc floats apart. The
 // last of the nv registers a row loads and stores only the lanes set in
 // mask (C's last columns; the other registers all 16).
-func rowsKernel(name string, mr, nv int) {
-	TEXT(name, NOSPLIT, "func(kc int, a *float32, lda int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)")
+//
+// With tab, the signature is func(kc int, a *float32, lda int, tab *int,
+// b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask
+// int): step k reads A's elements at byte offset tab[2k] from each row's
+// start and B's row of 32 at byte offset tab[2k+1] from b (a grouped
+// convolution's (channel, tap) pairs on NHWC activations, in im2col's
+// order).
+func rowsKernel(name string, mr, nv int, tab bool) {
+	sig := "func(kc int, a *float32, lda int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)"
+	doc := "A's rows in place (lda apart) and a packed B panel 32 wide"
+	if tab {
+		sig = "func(kc int, a *float32, lda int, tab *int, b *float32, c *float32, ldc int, add int, bias *float32, relu int, mask int)"
+		doc = "A's rows (lda apart) and B's rows of 32 at the byte offsets of tab's pairs"
+	}
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s computes %d rows and %d columns of C from A's rows in place (lda apart) and a packed B panel 32 wide, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.", name, mr, 16*nv))
+	Doc(fmt.Sprintf("%s computes %d rows and %d columns of C from %s, adding C or a bias per column, then ReLU if asked; the last register of a row stores the lanes of mask only.", name, mr, 16*nv, doc))
 	kc := Load(Param("kc"), GP64())
 	pa := Load(Param("a"), GP64())
 	lda := Load(Param("lda"), GP64())
 	pb := Load(Param("b"), GP64())
+	var pt reg.Register
+	if tab {
+		pt = Load(Param("tab"), GP64())
+	}
 	SHLQ(Imm(2), lda)
 	// Rows 4q … 4q+3 from base[q]: base, +lda, +2·lda, +3·lda.
 	lda3 := GP64()
@@ -2389,8 +2413,23 @@ func rowsKernel(name string, mr, nv int) {
 	TESTQ(kc, kc)
 	JZ(LabelRef(name + "_store"))
 	Label(name + "_loop")
+	bm := Mem{Base: pb}
+	if tab {
+		// This step's rows from base[q] + tab[2k], B's from b + tab[2k+1].
+		ao, bo := GP64(), GP64()
+		MOVQ(Mem{Base: pt}, ao)
+		MOVQ(Mem{Base: pt, Disp: 8}, bo)
+		at := make([]reg.Register, len(base))
+		for q := range base {
+			r := GP64()
+			LEAQ(Mem{Base: base[q], Index: ao, Scale: 1}, r)
+			at[q] = r
+		}
+		row = func(i int) Mem { return rowmem.At(at[i/4], lda, lda3, i) }
+		bm = Mem{Base: pb, Index: bo, Scale: 1}
+	}
 	for j := 0; j < nv; j++ {
-		VMOVUPS(Mem{Base: pb, Disp: 64 * j}, bv[j])
+		VMOVUPS(bm.Offset(64*j), bv[j])
 	}
 	for i := 0; i < mr; i++ {
 		t := ZMM()
@@ -2399,10 +2438,14 @@ func rowsKernel(name string, mr, nv int) {
 			VFMADD231PS(bv[j], t, acc[i][j])
 		}
 	}
-	for _, r := range base {
-		ADDQ(Imm(4), r)
+	if tab {
+		ADDQ(Imm(16), pt)
+	} else {
+		for _, r := range base {
+			ADDQ(Imm(4), r)
+		}
+		ADDQ(Imm(128), pb)
 	}
-	ADDQ(Imm(128), pb)
 	DECQ(kc)
 	JNZ(LabelRef(name + "_loop"))
 

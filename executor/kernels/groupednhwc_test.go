@@ -1,0 +1,103 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// groupedCases are grouped convolutions GroupedNHWC takes: RegNet's
+// groups of 16 and 8 channels at stride 1 and 2, two images, groups of
+// 24 and 32 (two registers, the last masked), 5×5 and dilated taps, no
+// padding, and a tiny image whose every pixel is an edge.
+func groupedCases() []Conv2D {
+	g := func(n, c, h, w, m, groups, k, s, pad, d int) Conv2D {
+		return Conv2D{N: n, C: c, H: h, W: w, M: m, KH: k, KW: k, SH: s, SW: s, DH: d, DW: d, PT: pad, PL: pad, PB: pad, PR: pad, Groups: groups}
+	}
+	return []Conv2D{
+		g(1, 64, 28, 28, 64, 4, 3, 1, 1, 1),
+		g(1, 64, 28, 28, 64, 4, 3, 2, 1, 1),
+		g(2, 48, 14, 14, 48, 6, 3, 1, 1, 1),
+		g(1, 160, 7, 7, 160, 10, 3, 1, 1, 1),
+		g(1, 48, 9, 11, 48, 2, 3, 1, 1, 1),
+		g(1, 64, 10, 10, 64, 2, 3, 2, 1, 1),
+		g(1, 32, 12, 12, 40, 4, 5, 1, 2, 1),
+		g(1, 32, 13, 13, 32, 2, 3, 1, 2, 2),
+		g(1, 32, 9, 9, 32, 2, 3, 1, 0, 1),
+		g(1, 32, 2, 2, 32, 2, 3, 1, 1, 1),
+	}
+}
+
+// TestGroupedNHWC checks GroupedNHWC against a float64 convolution and,
+// bit for bit, against the NCHW paths of Conv2DPackedAct on 1 to 3
+// threads.
+func TestGroupedNHWC(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	ran := 0
+	for _, p := range groupedCases() {
+		if !GroupedNHWCFits(p) {
+			continue
+		}
+		ran++
+		for _, act := range []Act{ActNone, ActRelu, ActRelu6} {
+			for _, withBias := range []bool{true, false} {
+				name := fmt.Sprintf("%dx%dx%dx%d→%d_g%d_k%d_s%d_p%d_d%d_act%d_bias%v", p.N, p.C, p.H, p.W, p.M, p.Groups, p.KH, p.SH, p.PT, p.DH, act, withBias)
+				x := randSlice(r, p.N*p.C*p.H*p.W)
+				w := randSlice(r, p.M*p.C/p.Groups*p.KH*p.KW)
+				var bias []float32
+				if withBias {
+					bias = randSlice(r, p.M)
+				}
+				oh, ow := p.Out()
+				ref := naiveConv(p, x, w, bias)
+				pc, err := PackConvWeights(p, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pg, err := PackGrouped(p, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				xn := toNHWC(x, p.N, p.C, p.H, p.W)
+				for _, threads := range []int{1, 2, 3} {
+					ctx := NewContext(threads)
+					planes := make([]float32, p.N*p.M*oh*ow)
+					err := ctx.Conv2DPackedAct(p, x, w, pc, bias, planes, act, nil)
+					y := make([]float32, len(planes))
+					if err == nil {
+						err = ctx.GroupedNHWC(p, xn, pg, bias, y, act, nil)
+					}
+					ctx.Close()
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					want := toNHWC(planes, p.N, p.M, oh, ow)
+					refN := make([]float32, len(ref))
+					for i, v := range ref {
+						refN[i] = float32(v)
+					}
+					refN = toNHWC(refN, p.N, p.M, oh, ow)
+					for i := range y {
+						if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s, %d threads: element %d = %v, NCHW %v", name, threads, i, y[i], want[i])
+						}
+						v := float64(refN[i])
+						switch act {
+						case ActRelu:
+							v = max(v, 0)
+						case ActRelu6:
+							v = min(max(v, 0), 6)
+						}
+						if d := math.Abs(float64(y[i]) - v); d > 1e-4*(1+math.Abs(v)) {
+							t.Fatalf("%s, %d threads: element %d = %v, float64 convolution %v", name, threads, i, y[i], v)
+						}
+					}
+				}
+			}
+		}
+	}
+	if ran == 0 {
+		t.Skip("no AVX-512 table rows kernels here")
+	}
+}
