@@ -266,6 +266,11 @@ type hostStep struct {
 	// scale: a 1×1 Conv that took the Mul by channel before it
 	// (fuseScaleConv); nil for any other step.
 	scale *scaleIn
+	// shareIn: an NHWC Conv whose NCHW input, read by NHWC steps only,
+	// it converts for all of them (markNHWC): it hands the converted
+	// tensor to the later readers in place of the NCHW one. Set once when
+	// the plan is built.
+	shareIn bool
 	// view: a Slice of channels kept channels last whose one reader
 	// takes a view of its input (markSliceViews); set once when the plan
 	// is built.
@@ -304,7 +309,7 @@ func (st *hostStep) execArena(ctx context.Context, e *Executor, en *env, ar *out
 	if err != nil {
 		return false, err
 	}
-	c.arena, c.conv, c.deferConv, c.nhwc, c.scale, c.sliceView = ar, &st.conv, en.deferConv, st.nhwc, st.scale, st.view
+	c.arena, c.conv, c.deferConv, c.nhwc, c.shareIn, c.scale, c.sliceView = ar, &st.conv, en.deferConv, st.nhwc, st.shareIn, st.scale, st.view
 	if !st.packs {
 		if err := c.restoreReleased(); err != nil {
 			return false, err

@@ -50,6 +50,8 @@ type lctx struct {
 	// nhwc: the plan keeps this step's output channels last (a Conv, a
 	// Slice, a channel shuffle: hostStep.nhwc; nhwc.go).
 	nhwc bool
+	// shareIn: hostStep.shareIn.
+	shareIn bool
 	// scale: the Mul by channel a 1×1 Conv took (hostStep.scale,
 	// fuse_scale.go); nil: none.
 	scale *scaleIn

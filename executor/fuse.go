@@ -51,7 +51,7 @@ func (st *fusedStep) execArena(ctx context.Context, e *Executor, en *env, ar *ou
 		if k > 0 {
 			c.inPlace = st.in[k] + 1
 		} else {
-			c.arena, c.conv, c.nhwc, c.scale = ar, &h.conv, h.nhwc, h.scale
+			c.arena, c.conv, c.nhwc, c.shareIn, c.scale = ar, &h.conv, h.nhwc, h.shareIn, h.scale
 		}
 		if err := callKernel(c, h.impl.host); err != nil {
 			return false, err

@@ -208,7 +208,7 @@ func (st *fusedStep) execEpilogue(ctx context.Context, e *Executor, en *env, ar 
 	var out []int
 	nhwc := false
 	if op == "Conv" {
-		c.conv, c.deferConv, c.nhwc, c.scale = &head.conv, en.deferConv, head.nhwc, head.scale
+		c.conv, c.deferConv, c.nhwc, c.shareIn, c.scale = &head.conv, en.deferConv, head.nhwc, head.shareIn, head.scale
 		var p kernels.Conv2D
 		out, p, ok = convOutShape(c)
 		nhwc = ok && c.runsNHWC(p)

@@ -82,6 +82,9 @@ type packEntry struct {
 	// dw: a depthwise convolution's weights for DepthwiseNHWC (kind
 	// 'D'; nhwc.go).
 	dw *kernels.DepthwiseWeights
+	// grp: a grouped convolution's weights for GroupedNHWC (kind 'G';
+	// nhwc.go).
+	grp *kernels.GroupedWeights
 }
 
 // inPlaceAbove is the size from which a GEMM weight that the model file

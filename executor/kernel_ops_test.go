@@ -57,7 +57,7 @@ func loadModelDir(t testing.TB, dir string) (*canonical.Model, []*canonical.Tens
 // bit-identical outputs.
 func TestKernelsOnFixtures(t *testing.T) {
 	root := filepath.Join("..", "fixtures", "models")
-	for _, name := range []string{"resnet_small", "squeezenet", "transformer_encoder", "transformer_block_opset21", "mlp_opset9", "detector_head", "unet", "mobilenet_small", "shufflenet_small", "mobilenet_v3_se"} {
+	for _, name := range []string{"resnet_small", "squeezenet", "transformer_encoder", "transformer_block_opset21", "mlp_opset9", "detector_head", "unet", "mobilenet_small", "shufflenet_small", "mobilenet_v3_se", "regnet_small"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(root, name)
 			m, ins := loadModelDir(t, dir)

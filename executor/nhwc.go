@@ -14,9 +14,11 @@ import (
 // NHWC a thread can keep its pixels through a block (docs/threads.md,
 // "What is left"). So a plan keeps a Conv's output channels last (the
 // htensor's nhwc flag, its shape still [N, C, H, W]) when every step that
-// reads it is a Conv that runs in NHWC too — the 1×1 and depthwise
-// convolutions (kernels.PointwiseNHWC, kernels.DepthwiseNHWC) with their
-// fused element-by-element tails, a residual Add or Mul reading another
+// reads it is a Conv that runs in NHWC too — the 1×1 convolutions
+// (kernels.PointwiseNHWC; of strides above 1, a downsampling shortcut,
+// PointwiseNHWCSubsampled), the depthwise ones (DepthwiseNHWC) and
+// RegNet's grouped ones (GroupedNHWC, with AVX-512) with their fused
+// element-by-element tails, a residual Add or Mul reading another
 // such output — or a step that only moves channels and keeps its output
 // so as well (ShuffleNet's: a Slice of some channels, sliceNHWC; a
 // channel shuffle, shuffleNHWC), or a GlobalAveragePool or ReduceMean
@@ -24,14 +26,15 @@ import (
 // excitation's, whose Mul by channel then keeps the scaled tensor
 // channels last, binaryNHWC), or, at the region's end, a 1×1 Conv that
 // reads it converted (markNHWC). The first step of a region transposes
-// its NCHW input; every other reader of an NHWC tensor gets
+// its NCHW input (once for all its readers when they all run in NHWC:
+// hostStep.shareIn); every other reader of an NHWC tensor gets
 // it in NCHW (lctx.H, graph outputs, GoMLX segments). The build (the
 // plan's first run) and each run's own checks of the shapes (runsNHWC,
 // and the Slice's and shuffle's) keep the NCHW path wherever NHWC does
 // not apply. Each element is the same chain of multiply-adds in either
 // layout (in the same order, from the bias: the NCHW depthwise kernels
 // add a padded tap's 0·w, which changes at most the sign of a zero), the
-// moves copy and the pools sum in the same order: the three mobile
+// moves copy and the pools sum in the same order: the mobile and RegNet
 // fixtures' outputs are the same bits (TestNHWCPlan).
 
 // nhwcUnit is a Conv step and its fused tail steps (nil in: none), as a
@@ -259,6 +262,30 @@ func markNHWC(gi *graphInfo, steps []step, keep map[*canonical.Value]bool) {
 	for u := range in {
 		u.steps[0].nhwc = true
 	}
+	// An NCHW value that only units of regions read as a head (and pools)
+	// is converted once, by whichever of its Conv readers runs first
+	// (hostStep.shareIn): RegNet's stem output, read by the first block
+	// and its shortcut.
+	for _, u := range units {
+		if !in[u] || u.steps[0].n.OpType != "Conv" {
+			continue
+		}
+		v := u.steps[0].n.Inputs[0]
+		if p := producer[v]; p != nil && in[p] || !gi.defs[v] || keep[v] || gi.lastUse[v] == outputUse {
+			continue
+		}
+		heads, only := 0, true
+		for _, r := range readers[v] {
+			switch {
+			case r.pool:
+			case r.u != nil && in[r.u] && r.head:
+				heads++
+			default:
+				only = false
+			}
+		}
+		u.steps[0].shareIn = only && heads > 1
+	}
 }
 
 // nhwcPointwiseNode reports whether Conv node n is a 1×1 convolution of
@@ -272,8 +299,9 @@ func nhwcPointwiseNode(n *canonical.Node) bool {
 }
 
 // nhwcCapable reports whether u may run in NHWC: its Conv is a 2-D 1×1
-// convolution (stride 1, no padding, one group) or a depthwise one of at
-// most 64 taps, of constant weights, and each tail op is element by
+// convolution (no padding, one group), a depthwise one of at most 64
+// taps or a grouped one GroupedNHWC takes, of constant weights, and each
+// tail op is element by
 // element on the chain's value (an activation, or an Add or Mul whose
 // other operand TailSeg checks at run time).
 func nhwcCapable(u *nhwcUnit) bool {
@@ -310,11 +338,14 @@ func nhwcCapable(u *nhwcUnit) bool {
 	}
 	switch {
 	case kh == 1 && kw == 1 && g == 1:
+		// Any strides: those above 1 subsample (nhwcSubsampled).
 		ap := n.AttrString("auto_pad", "NOTSET")
-		if !ones("strides") || !zeros("pads") || ap != "NOTSET" && ap != "VALID" {
+		if !ones("dilations") || !zeros("pads") || ap != "NOTSET" && ap != "VALID" {
 			return false
 		}
 	case cg == 1 && g == m && kh*kw <= 64:
+	case kernels.GroupedNHWCFits(kernels.Conv2D{C: int(cg * g), M: int(m), KH: int(kh), KW: int(kw), Groups: int(g)}):
+		// A grouped convolution (RegNet's) the NHWC kernel takes.
 	default:
 		return false
 	}
@@ -350,11 +381,17 @@ func (c *lctx) runsNHWC(p kernels.Conv2D) bool {
 		// kernels run it (a squeeze-and-excitation's products).
 		return false
 	}
-	return nhwcPointwise(p) || nhwcDepthwise(p)
+	return nhwcPointwise(p) || nhwcSubsampled(p) || nhwcDepthwise(p) || kernels.GroupedNHWCFits(p)
 }
 
 func nhwcPointwise(p kernels.Conv2D) bool {
 	return p.Groups == 1 && p.KH == 1 && p.KW == 1 && p.SH == 1 && p.SW == 1 && p.PT == 0 && p.PL == 0 && p.PB == 0 && p.PR == 0
+}
+
+// nhwcSubsampled reports whether p is a 1×1 convolution of one group
+// and strides above 1, no padding (a downsampling shortcut).
+func nhwcSubsampled(p kernels.Conv2D) bool {
+	return p.Groups == 1 && p.KH == 1 && p.KW == 1 && (p.SH > 1 || p.SW > 1) && p.PT == 0 && p.PL == 0 && p.PB == 0 && p.PR == 0
 }
 
 func nhwcDepthwise(p kernels.Conv2D) bool {
@@ -417,10 +454,16 @@ func (c *lctx) convNHWC(p kernels.Conv2D, scale []float32) error {
 		return fmt.Errorf("Conv: %w", err)
 	}
 	if !hx.nhwc {
-		t := c.newHAs(canonical.Float, []int{p.N, p.H, p.W, p.C}, false)
+		t := c.newHAs(canonical.Float, []int{p.N, p.C, p.H, p.W}, false) // stored N, H, W, C
 		td, _ := f32(t)
 		c.transposeChannels(x, td, p.N, p.C, p.H*p.W, true)
 		x = td
+		if c.shareIn && !c.in(0).valStatic {
+			// Every reader of the input runs in NHWC (markNHWC): the
+			// later ones take it as stored, converted once.
+			t.nhwc = true
+			c.in(0).h = t
+		}
 	}
 	var bias []float32
 	if c.Has(2) {
@@ -440,13 +483,15 @@ func (c *lctx) convNHWC(p kernels.Conv2D, scale []float32) error {
 	if c.epilogue != nil {
 		epi = c.epilogue(yd)
 	}
-	if nhwcPointwise(p) {
+	if nhwcPointwise(p) || nhwcSubsampled(p) {
 		var pe packEntry
 		if pe, err = c.packedNHWC(packTag{kind: 'P', m: p.M, c: p.C}, func(d []float32) (packEntry, error) {
 			pk, err := kernels.PackPointwise(p.C, p.M, d)
 			return packEntry{mat: pk}, err
 		}); err == nil {
 			switch {
+			case nhwcSubsampled(p):
+				err = c.e.kern.PointwiseNHWCSubsampled(p, x, pe.mat, bias, yd, c.act, epi)
 			case scale != nil:
 				err = c.e.kern.PointwiseNHWCScaled(p.N, p.H*p.W, p.C, p.M, x, scale, pe.mat, bias, yd, c.act, epi)
 			case lda != p.C:
@@ -455,13 +500,21 @@ func (c *lctx) convNHWC(p kernels.Conv2D, scale []float32) error {
 				err = c.e.kern.PointwiseNHWC(p.N, p.H*p.W, p.C, p.M, x, pe.mat, bias, yd, c.act, epi)
 			}
 		}
-	} else {
+	} else if nhwcDepthwise(p) {
 		var pe packEntry
 		if pe, err = c.packedNHWC(packTag{kind: 'D', m: p.M, c: p.C, g: p.Groups, kh: p.KH, kw: p.KW}, func(d []float32) (packEntry, error) {
 			dw, err := kernels.PackDepthwise(p, d)
 			return packEntry{dw: dw}, err
 		}); err == nil {
 			err = c.e.kern.DepthwiseNHWC(p, x, pe.dw, bias, yd, c.act, epi)
+		}
+	} else {
+		var pe packEntry
+		if pe, err = c.packedNHWC(packTag{kind: 'G', m: p.M, c: p.C, g: p.Groups, kh: p.KH, kw: p.KW}, func(d []float32) (packEntry, error) {
+			grp, err := kernels.PackGrouped(p, d)
+			return packEntry{grp: grp}, err
+		}); err == nil {
+			err = c.e.kern.GroupedNHWC(p, x, pe.grp, bias, yd, c.act, epi)
 		}
 	}
 	if err != nil {
@@ -482,7 +535,7 @@ func (c *lctx) packedNHWC(tag packTag, pack func(d []float32) (packEntry, error)
 		}
 		return pack(d)
 	})
-	if err == nil && pe.mat == nil && pe.dw == nil {
+	if err == nil && pe.mat == nil && pe.dw == nil && pe.grp == nil {
 		err = fmt.Errorf("weights %q are not a constant", c.n.Inputs[1].Name)
 	}
 	return pe, err

@@ -6,13 +6,16 @@ import (
 	"math"
 	"path/filepath"
 	"testing"
+
+	"github.com/onnxconv/onnxconv/executor/kernels"
 )
 
 // nhwcSteps counts the steps of p whose output the plan keeps channels
 // last, by op: "Conv", "Slice", "shuffle" (fuseConcatTranspose); as
 // "scaled Conv", the 1×1 convolutions that took a Mul by channel; and as
 // "Slice view", the Slices that hand their reader a view
-// (markSliceViews).
+// (markSliceViews); as "shared conversion", the Convs that convert an
+// NCHW input for all its readers (hostStep.shareIn).
 func nhwcSteps(p *plan) map[string]int {
 	n := map[string]int{}
 	eachHostStep(p, func(st *hostStep) {
@@ -21,6 +24,9 @@ func nhwcSteps(p *plan) map[string]int {
 		}
 		if st.view {
 			n["Slice view"]++
+		}
+		if st.shareIn {
+			n["shared conversion"]++
 		}
 		switch {
 		case !st.nhwc:
@@ -95,9 +101,23 @@ func TestNHWCPlan(t *testing.T) {
 		// shuffle, and the last 1×1 convolution (ReduceMean pools its
 		// output over the pixels as stored); the stem stays NCHW. Every
 		// Slice hands its reader a view: one half to the unit's first
-		// 1×1 convolution, the other to the shuffle.
-		{"shufflenet_small", map[string]int{"Conv": 31, "Slice": 10, "shuffle": 8, "Slice view": 10}, "the units' 30 convolutions, 10 Slices (views) and 8 shuffles, and the last convolution"},
+		// 1×1 convolution, the other to the shuffle. The max pool's
+		// output, read by the first unit's two branches, is converted
+		// once (hostStep.shareIn on both).
+		{"shufflenet_small", map[string]int{"Conv": 31, "Slice": 10, "shuffle": 8, "Slice view": 10, "shared conversion": 2}, "the units' 30 convolutions, 10 Slices (views) and 8 shuffles, and the last convolution; the first unit's input converted once"},
+		// 5 blocks: each one's 1×1, grouped 3×3 (GroupedNHWC) and 1×1
+		// convolutions, and the 3 stages' first blocks' 1×1 shortcuts
+		// (two of stride 2: PointwiseNHWCSubsampled); the stem stays
+		// NCHW, and its output, read by the first block and its
+		// shortcut, is converted once.
+		// Without GroupedNHWC's kernels (no AVX-512, or a forced
+		// micro-kernel) the grouped convolutions cut every region short:
+		// all NCHW.
+		{"regnet_small", map[string]int{"Conv": 18, "shared conversion": 2}, "the blocks' 15 convolutions and 3 shortcuts; the stem's output converted once"},
 	} {
+		if tc.name == "regnet_small" && !kernels.GroupedNHWCFits(kernels.Conv2D{C: 32, M: 32, KH: 3, KW: 3, Groups: 2}) {
+			tc.want, tc.why = map[string]int{}, "none without GroupedNHWC"
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join("..", "fixtures", "models", tc.name)
 			m, ins := loadModelDir(t, dir)

@@ -60,7 +60,7 @@ func outBytes(t *testing.T, outs []*canonical.Tensor) [][]byte {
 // give the same outputs too.
 func TestReuseAcrossRuns(t *testing.T) {
 	root := filepath.Join("..", "fixtures", "models")
-	names := []string{"attention_causal", "detector_head", "lstm", "mlp_opset17", "mlp_opset9", "mobilenet_small", "mobilenet_v3_se", "resnet_small", "shufflenet_small", "squeezenet", "transformer_block_opset21", "transformer_encoder", "unet"}
+	names := []string{"attention_causal", "detector_head", "lstm", "mlp_opset17", "mlp_opset9", "mobilenet_small", "mobilenet_v3_se", "regnet_small", "resnet_small", "shufflenet_small", "squeezenet", "transformer_block_opset21", "transformer_encoder", "unet"}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(root, name)
