@@ -82,9 +82,9 @@ type packEntry struct {
 	// dw: a depthwise convolution's weights for DepthwiseNHWC (kind
 	// 'D'; nhwc.go).
 	dw *kernels.DepthwiseWeights
-	// grp: a grouped convolution's weights for GroupedNHWC (kind 'G';
-	// nhwc.go).
-	grp *kernels.GroupedWeights
+	// nhwcConv: a grouped or small convolution's weights for
+	// ConvNHWC (kind 'G'; nhwc.go).
+	nhwcConv *kernels.ConvNHWCWeights
 }
 
 // inPlaceAbove is the size from which a GEMM weight that the model file

@@ -16,8 +16,9 @@ import (
 // htensor's nhwc flag, its shape still [N, C, H, W]) when every step that
 // reads it is a Conv that runs in NHWC too — the 1×1 convolutions
 // (kernels.PointwiseNHWC; of strides above 1, a downsampling shortcut,
-// PointwiseNHWCSubsampled), the depthwise ones (DepthwiseNHWC) and
-// RegNet's grouped ones (GroupedNHWC, with AVX-512) with their fused
+// PointwiseNHWCSubsampled), the depthwise ones (DepthwiseNHWC), and with
+// AVX-512 RegNet's grouped ones and the mobile nets' stems (ConvNHWC,
+// the stem reading the graph's NCHW input as it is) with their fused
 // element-by-element tails, a residual Add or Mul reading another
 // such output — or a step that only moves channels and keeps its output
 // so as well (ShuffleNet's: a Slice of some channels, sliceNHWC; a
@@ -300,7 +301,7 @@ func nhwcPointwiseNode(n *canonical.Node) bool {
 
 // nhwcCapable reports whether u may run in NHWC: its Conv is a 2-D 1×1
 // convolution (no padding, one group), a depthwise one of at most 64
-// taps or a grouped one GroupedNHWC takes, of constant weights, and each
+// taps or one ConvNHWC takes (grouped, or a stem), of constant weights, and each
 // tail op is element by
 // element on the chain's value (an activation, or an Add or Mul whose
 // other operand TailSeg checks at run time).
@@ -344,8 +345,8 @@ func nhwcCapable(u *nhwcUnit) bool {
 			return false
 		}
 	case cg == 1 && g == m && kh*kw <= 64:
-	case kernels.GroupedNHWCFits(kernels.Conv2D{C: int(cg * g), M: int(m), KH: int(kh), KW: int(kw), Groups: int(g)}):
-		// A grouped convolution (RegNet's) the NHWC kernel takes.
+	case kernels.ConvNHWCFits(kernels.Conv2D{C: int(cg * g), M: int(m), KH: int(kh), KW: int(kw), Groups: int(g)}):
+		// A grouped convolution (RegNet's) or a small one (a stem).
 	default:
 		return false
 	}
@@ -381,7 +382,7 @@ func (c *lctx) runsNHWC(p kernels.Conv2D) bool {
 		// kernels run it (a squeeze-and-excitation's products).
 		return false
 	}
-	return nhwcPointwise(p) || nhwcSubsampled(p) || nhwcDepthwise(p) || kernels.GroupedNHWCFits(p)
+	return nhwcPointwise(p) || nhwcSubsampled(p) || nhwcDepthwise(p) || kernels.ConvNHWCFits(p)
 }
 
 func nhwcPointwise(p kernels.Conv2D) bool {
@@ -425,9 +426,10 @@ func (c *lctx) channelScale(p kernels.Conv2D) []float32 {
 }
 
 // convNHWC runs the Conv of c (runsNHWC) with the NHWC kernels: its input
-// as stored, or transposed from NCHW at the start of an NHWC region,
-// multiplied by channel by scale (nil: not; channelScale) as the 1×1
-// kernel reads it; its output channels last.
+// as stored, or transposed from NCHW at the start of an NHWC region
+// (ConvNHWC reads NCHW as it is), multiplied by channel by scale (nil:
+// not; channelScale) as the 1×1 kernel reads it; its output channels
+// last.
 func (c *lctx) convNHWC(p kernels.Conv2D, scale []float32) error {
 	if c.en.pend.Set() {
 		// The expansion this convolution reads was left to it
@@ -453,7 +455,9 @@ func (c *lctx) convNHWC(p kernels.Conv2D, scale []float32) error {
 	if err != nil {
 		return fmt.Errorf("Conv: %w", err)
 	}
-	if !hx.nhwc {
+	// dense: ConvNHWC's (grouped, or a stem), which reads NCHW input too.
+	dense := !nhwcPointwise(p) && !nhwcSubsampled(p) && !nhwcDepthwise(p)
+	if !hx.nhwc && !dense {
 		t := c.newHAs(canonical.Float, []int{p.N, p.C, p.H, p.W}, false) // stored N, H, W, C
 		td, _ := f32(t)
 		c.transposeChannels(x, td, p.N, p.C, p.H*p.W, true)
@@ -511,10 +515,10 @@ func (c *lctx) convNHWC(p kernels.Conv2D, scale []float32) error {
 	} else {
 		var pe packEntry
 		if pe, err = c.packedNHWC(packTag{kind: 'G', m: p.M, c: p.C, g: p.Groups, kh: p.KH, kw: p.KW}, func(d []float32) (packEntry, error) {
-			grp, err := kernels.PackGrouped(p, d)
-			return packEntry{grp: grp}, err
+			w, err := kernels.PackConvNHWC(p, d)
+			return packEntry{nhwcConv: w}, err
 		}); err == nil {
-			err = c.e.kern.GroupedNHWC(p, x, pe.grp, bias, yd, c.act, epi)
+			err = c.e.kern.ConvNHWC(p, x, !hx.nhwc, pe.nhwcConv, bias, yd, c.act, epi)
 		}
 	}
 	if err != nil {
@@ -535,7 +539,7 @@ func (c *lctx) packedNHWC(tag packTag, pack func(d []float32) (packEntry, error)
 		}
 		return pack(d)
 	})
-	if err == nil && pe.mat == nil && pe.dw == nil && pe.grp == nil {
+	if err == nil && pe.mat == nil && pe.dw == nil && pe.nhwcConv == nil {
 		err = fmt.Errorf("weights %q are not a constant", c.n.Inputs[1].Name)
 	}
 	return pe, err

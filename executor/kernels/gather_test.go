@@ -103,7 +103,8 @@ func BenchmarkConvTailPanel(b *testing.B) {
 // BenchmarkConvGrouped reports GFLOP/s of RegNetX-400MF's grouped 3×3
 // convolutions (groups of 16 channels, convRows group by group: last
 // panels of 4 and 17 pixels, 16-row groups), packed weights, bias, one
-// thread.
+// thread; "nhwc" the same on NHWC activations (ConvNHWC, where the
+// table rows kernels are there).
 func BenchmarkConvGrouped(b *testing.B) {
 	r := rand.New(rand.NewPCG(13, 17))
 	for _, p := range []Conv2D{
@@ -122,6 +123,21 @@ func BenchmarkConvGrouped(b *testing.B) {
 			y := make([]float32, p.N*p.M*oh*ow)
 			ctx := NewContext(1)
 			benchConv(b, 2*float64(p.N*p.M*oh*ow*kk), func() error { return ctx.Conv2DPacked(p, x, nil, pw, bias, y) })
+		})
+		if !ConvNHWCFits(p) {
+			continue
+		}
+		b.Run(fmt.Sprintf("c%d_g%d_s%d_%d_nhwc", p.C, p.Groups, p.SH, p.H), func(b *testing.B) {
+			oh, ow := p.Out()
+			kk := p.C / p.Groups * p.KH * p.KW
+			x, w, bias := randSlice(r, p.N*p.C*p.H*p.W), randSlice(r, p.M*kk), randSlice(r, p.M)
+			pw, err := PackConvNHWC(p, w)
+			if err != nil {
+				b.Fatal(err)
+			}
+			y := make([]float32, p.N*p.M*oh*ow)
+			ctx := NewContext(1)
+			benchConv(b, 2*float64(p.N*p.M*oh*ow*kk), func() error { return ctx.ConvNHWC(p, x, false, pw, bias, y, ActNone, nil) })
 		})
 	}
 }

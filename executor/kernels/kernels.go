@@ -257,8 +257,8 @@ type scratch struct {
 	rowsOff    []int
 	rowsOffKey rowOffKey
 	rowsOffSet bool
-	taps       []int     // DepthwiseNHWC's tap table, GroupedNHWC's k table
-	slab       []float32 // GroupedNHWC's padded input rows
+	taps       []int     // DepthwiseNHWC's tap table, ConvNHWC's k table
+	slab       []float32 // ConvNHWC's padded input rows
 	sums       []float64 // GlobalAveragePoolNHWC's sums of pixel chunks
 	scaled     []float32 // PointwiseNHWCScaled's scaled rows
 }

@@ -7,11 +7,12 @@ import (
 	"testing"
 )
 
-// groupedCases are grouped convolutions GroupedNHWC takes: RegNet's
-// groups of 16 and 8 channels at stride 1 and 2, two images, groups of
-// 24 and 32 (two registers, the last masked), 5×5 and dilated taps, no
-// padding, and a tiny image whose every pixel is an edge.
-func groupedCases() []Conv2D {
+// convNHWCCases are convolutions ConvNHWC takes: RegNet's groups of 16
+// and 8 channels at stride 1 and 2, two images, groups of 24 and 32 (two
+// registers, the last masked), 5×5 and dilated taps, no padding, a tiny
+// image whose every pixel is an edge, and the mobile nets' stems (3
+// channels in, one group of 16, 24 or 32 out, stride 2, odd sizes).
+func convNHWCCases() []Conv2D {
 	g := func(n, c, h, w, m, groups, k, s, pad, d int) Conv2D {
 		return Conv2D{N: n, C: c, H: h, W: w, M: m, KH: k, KW: k, SH: s, SW: s, DH: d, DW: d, PT: pad, PL: pad, PB: pad, PR: pad, Groups: groups}
 	}
@@ -26,17 +27,21 @@ func groupedCases() []Conv2D {
 		g(1, 32, 13, 13, 32, 2, 3, 1, 2, 2),
 		g(1, 32, 9, 9, 32, 2, 3, 1, 0, 1),
 		g(1, 32, 2, 2, 32, 2, 3, 1, 1, 1),
+		g(1, 3, 224, 224, 16, 1, 3, 2, 1, 1),
+		g(1, 3, 57, 61, 24, 1, 3, 2, 1, 1),
+		g(2, 3, 30, 30, 32, 1, 3, 2, 1, 1),
+		g(1, 8, 20, 20, 12, 1, 3, 1, 1, 1),
 	}
 }
 
-// TestGroupedNHWC checks GroupedNHWC against a float64 convolution and,
-// bit for bit, against the NCHW paths of Conv2DPackedAct on 1 to 3
-// threads.
-func TestGroupedNHWC(t *testing.T) {
+// TestConvNHWC checks ConvNHWC, from NHWC and from NCHW (planar)
+// input, against a float64 convolution and, bit for bit, against the
+// NCHW paths of Conv2DPackedAct on 1 to 3 threads.
+func TestConvNHWC(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	ran := 0
-	for _, p := range groupedCases() {
-		if !GroupedNHWCFits(p) {
+	for _, p := range convNHWCCases() {
+		if !ConvNHWCFits(p) {
 			continue
 		}
 		ran++
@@ -55,7 +60,7 @@ func TestGroupedNHWC(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				pg, err := PackGrouped(p, w)
+				pg, err := PackConvNHWC(p, w)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -66,7 +71,11 @@ func TestGroupedNHWC(t *testing.T) {
 					err := ctx.Conv2DPackedAct(p, x, w, pc, bias, planes, act, nil)
 					y := make([]float32, len(planes))
 					if err == nil {
-						err = ctx.GroupedNHWC(p, xn, pg, bias, y, act, nil)
+						err = ctx.ConvNHWC(p, xn, false, pg, bias, y, act, nil)
+					}
+					yp := make([]float32, len(planes))
+					if err == nil {
+						err = ctx.ConvNHWC(p, x, true, pg, bias, yp, act, nil)
 					}
 					ctx.Close()
 					if err != nil {
@@ -81,6 +90,9 @@ func TestGroupedNHWC(t *testing.T) {
 					for i := range y {
 						if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
 							t.Fatalf("%s, %d threads: element %d = %v, NCHW %v", name, threads, i, y[i], want[i])
+						}
+						if math.Float32bits(yp[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s, %d threads, planar input: element %d = %v, NCHW %v", name, threads, i, yp[i], want[i])
 						}
 						v := float64(refN[i])
 						switch act {
