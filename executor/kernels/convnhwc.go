@@ -87,15 +87,9 @@ func (x *Context) ConvNHWC(p Conv2D, in []float32, planar bool, pw *ConvNHWCWeig
 	if pw == nil || pw.c != p.C || pw.m != p.M || pw.groups != p.Groups || pw.kh != p.KH || pw.kw != p.KW || !ConvNHWCFits(p) {
 		return shapeErr("conv: packed weights do not fit %+v", p)
 	}
-	relu := 0
-	switch act {
-	case ActNone:
-	case ActRelu:
-		relu = 1
-	case ActRelu6:
-		relu = 2
-	default:
-		return shapeErr("conv: activation %d is not ActNone, ActRelu or ActRelu6", act)
+	relu, err := rowsAct(act, "conv")
+	if err != nil {
+		return err
 	}
 	oh, ow := p.Out()
 	k := p.C / p.Groups * p.KH * p.KW

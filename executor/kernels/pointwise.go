@@ -150,15 +150,9 @@ func (x *Context) pointwise(n, imgPix, c, lda, m int, in []float32, sc chanScale
 	if bias != nil && len(bias) < m {
 		return shapeErr("pointwise: %d bias values for %d channels", len(bias), m)
 	}
-	relu := 0
-	switch act {
-	case ActNone:
-	case ActRelu:
-		relu = 1
-	case ActRelu6:
-		relu = 2
-	default:
-		return shapeErr("pointwise: activation %d is not ActNone, ActRelu or ActRelu6", act)
+	relu, err := rowsAct(act, "pointwise")
+	if err != nil {
+		return err
 	}
 	if pix == 0 {
 		return nil
@@ -217,6 +211,20 @@ func (x *Context) pointwise(n, imgPix, c, lda, m int, in []float32, sc chanScale
 		}
 	})
 	return nil
+}
+
+// rowsAct is the rows kernels' relu argument for act (0 none, 1 ReLU,
+// 2 ReLU6); an error naming op for any other activation.
+func rowsAct(act Act, op string) (int, error) {
+	switch act {
+	case ActNone:
+		return 0, nil
+	case ActRelu:
+		return 1, nil
+	case ActRelu6:
+		return 2, nil
+	}
+	return 0, shapeErr("%s: activation %d is not ActNone, ActRelu or ActRelu6", op, act)
 }
 
 // pointwiseRange computes pixels [lo, hi) of PointwiseNHWC (sc.s nil)
