@@ -301,10 +301,10 @@ func nhwcPointwiseNode(n *canonical.Node) bool {
 
 // nhwcCapable reports whether u may run in NHWC: its Conv is a 2-D 1×1
 // convolution (no padding, one group), a depthwise one of at most 64
-// taps or one ConvNHWC takes (grouped, or a stem), of constant weights, and each
-// tail op is element by
-// element on the chain's value (an activation, or an Add or Mul whose
-// other operand TailSeg checks at run time).
+// taps or one ConvNHWC takes (grouped, or a stem), of constant weights,
+// and each tail op is element by element on the chain's value (an
+// activation, or an Add or Mul whose other operand TailSeg checks at run
+// time).
 func nhwcCapable(u *nhwcUnit) bool {
 	n := u.steps[0].n
 	if n.OpType != "Conv" {
