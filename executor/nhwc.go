@@ -487,7 +487,8 @@ func (c *lctx) convNHWC(p kernels.Conv2D, scale []float32) error {
 	if c.epilogue != nil {
 		epi = c.epilogue(yd)
 	}
-	if nhwcPointwise(p) || nhwcSubsampled(p) {
+	switch {
+	case nhwcPointwise(p) || nhwcSubsampled(p):
 		var pe packEntry
 		if pe, err = c.packedNHWC(packTag{kind: 'P', m: p.M, c: p.C}, func(d []float32) (packEntry, error) {
 			pk, err := kernels.PackPointwise(p.C, p.M, d)
@@ -504,7 +505,7 @@ func (c *lctx) convNHWC(p kernels.Conv2D, scale []float32) error {
 				err = c.e.kern.PointwiseNHWC(p.N, p.H*p.W, p.C, p.M, x, pe.mat, bias, yd, c.act, epi)
 			}
 		}
-	} else if nhwcDepthwise(p) {
+	case nhwcDepthwise(p):
 		var pe packEntry
 		if pe, err = c.packedNHWC(packTag{kind: 'D', m: p.M, c: p.C, g: p.Groups, kh: p.KH, kw: p.KW}, func(d []float32) (packEntry, error) {
 			dw, err := kernels.PackDepthwise(p, d)
@@ -512,7 +513,7 @@ func (c *lctx) convNHWC(p kernels.Conv2D, scale []float32) error {
 		}); err == nil {
 			err = c.e.kern.DepthwiseNHWC(p, x, pe.dw, bias, yd, c.act, epi)
 		}
-	} else {
+	default: // dense
 		var pe packEntry
 		if pe, err = c.packedNHWC(packTag{kind: 'G', m: p.M, c: p.C, g: p.Groups, kh: p.KH, kw: p.KW}, func(d []float32) (packEntry, error) {
 			w, err := kernels.PackConvNHWC(p, d)

@@ -140,24 +140,23 @@ func (x *Context) convNHWCChunk(p *Conv2D, lo, hi int, in []float32, planar bool
 		if planar {
 			cs, ps, rs = nr*wp, 1, wp
 		}
-		for ch := range p.C {
-			if !planar && ch > 0 {
-				break // channels last: one pass over whole rows
-			}
+		// One plane of all the channels, or one a channel: its rows
+		// of the input (rowLen elements each) padded into the slab's.
+		planes, rowLen := 1, p.W*p.C
+		if planar {
+			planes, rowLen = p.C, p.W
+		}
+		for pl := range planes {
 			for r := range nr {
+				d := slab[pl*cs+r*rs : pl*cs+r*rs+wp*ps]
 				ih := r0 + r
-				w, base, row := p.W*p.C, r*rs, src[max(0, min(ih, p.H-1))*p.W*p.C:]
-				if planar {
-					w, base, row = p.W, ch*cs+r*rs, src[(ch*p.H+max(0, min(ih, p.H-1)))*p.W:]
-				}
-				d := slab[base : base+wp*ps]
 				if ih < 0 || ih >= p.H {
 					clear(d)
 					continue
 				}
 				clear(d[:p.PL*ps])
-				copy(d[p.PL*ps:], row[:w])
-				clear(d[p.PL*ps+w:])
+				copy(d[p.PL*ps:], src[(pl*p.H+ih)*rowLen:][:rowLen])
+				clear(d[p.PL*ps+rowLen:])
 			}
 		}
 		// k's table: (channel, tap)'s offset in the slab from its
