@@ -128,3 +128,56 @@ func BenchmarkMatMulNBitsGEMV(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatMulNBitsRoofline sets the int4 GEMV against the memory it
+// reads: the machine's read bandwidth on 1 and 2 threads (a streaming
+// sum, gapSum8, over 64 MB: GB/s read) and one row times a 4096×11008
+// MatMulNBits (a Llama-7B MLP's up projection: 22.5 MB of 4-bit weights
+// and 5.6 MB of scales at block 32, 22.5 + 1.4 MB at block 128) on 1 and
+// 2 threads (GB/s of weights and scales per wall second), each much
+// larger than the caches, as a decode step streams them.
+func BenchmarkMatMulNBitsRoofline(b *testing.B) {
+	if gapSum8 == nil {
+		b.Skip("no SIMD streaming sum")
+	}
+	const n = 16 << 20 // floats: 64 MB
+	buf := make([]float32, n)
+	for i := range buf {
+		buf[i] = float32(i & 255)
+	}
+	for _, th := range []int{1, 2} {
+		x := NewContext(th)
+		release := x.Hold()
+		b.Run(fmt.Sprintf("read64MB/t%d", th), func(b *testing.B) {
+			for b.Loop() {
+				x.parallel(th, func(i int) {
+					var s [8]float64
+					h := buf[i*n/th : (i+1)*n/th]
+					gapSum8(h, len(h)/8, len(h)/8, &s)
+				})
+			}
+			b.ReportMetric(float64(4*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+		for _, block := range []int{32, 128} {
+			const k, cols = 4096, 11008
+			r := rand.New(rand.NewPCG(3, 4))
+			blocks := k / block
+			p := NBits{K: k, N: cols, Bits: 4, Block: block, B: make([]byte, cols*blocks*block/2), Scales: randSlice(r, cols*blocks)}
+			for i := range p.B {
+				p.B[i] = byte(r.IntN(256))
+			}
+			a, y := randSlice(r, k), make([]float32, cols)
+			b.Run(fmt.Sprintf("int4_block%d_%dx%d/t%d", block, k, cols, th), func(b *testing.B) {
+				for b.Loop() {
+					if err := x.MatMulNBits(p, a, 1, y); err != nil {
+						b.Fatal(err)
+					}
+				}
+				bytes := len(p.B) + 4*len(p.Scales)
+				b.ReportMetric(float64(bytes)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+		release()
+		x.Close()
+	}
+}

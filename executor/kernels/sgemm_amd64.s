@@ -16630,61 +16630,61 @@ nbits4GemvAVX2_block:
 
 nbits4GemvAVX2_group:
 	VPMOVZXBD    (CX), Y9
-	VPAND        Y0, Y9, Y10
-	VPSRLD       $0x04, Y9, Y9
-	VCVTDQ2PS    Y10, Y10
+	VPSRLD       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
 	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  (BX), Y10, Y2
-	VFMADD231PS  32(BX), Y9, Y2
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  (BX), Y9, Y2
+	VFMADD231PS  32(BX), Y10, Y2
 	VPMOVZXBD    8(CX), Y9
-	VPAND        Y0, Y9, Y10
-	VPSRLD       $0x04, Y9, Y9
-	VCVTDQ2PS    Y10, Y10
+	VPSRLD       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
 	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  64(BX), Y10, Y2
-	VFMADD231PS  96(BX), Y9, Y2
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  64(BX), Y9, Y2
+	VFMADD231PS  96(BX), Y10, Y2
 	VPMOVZXBD    (CX)(DX*1), Y9
-	VPAND        Y0, Y9, Y10
-	VPSRLD       $0x04, Y9, Y9
-	VCVTDQ2PS    Y10, Y10
+	VPSRLD       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
 	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  (BX), Y10, Y4
-	VFMADD231PS  32(BX), Y9, Y4
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  (BX), Y9, Y4
+	VFMADD231PS  32(BX), Y10, Y4
 	VPMOVZXBD    8(CX)(DX*1), Y9
-	VPAND        Y0, Y9, Y10
-	VPSRLD       $0x04, Y9, Y9
-	VCVTDQ2PS    Y10, Y10
+	VPSRLD       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
 	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  64(BX), Y10, Y4
-	VFMADD231PS  96(BX), Y9, Y4
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  64(BX), Y9, Y4
+	VFMADD231PS  96(BX), Y10, Y4
 	VPMOVZXBD    (R10), Y9
-	VPAND        Y0, Y9, Y10
-	VPSRLD       $0x04, Y9, Y9
-	VCVTDQ2PS    Y10, Y10
+	VPSRLD       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
 	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  (BX), Y10, Y6
-	VFMADD231PS  32(BX), Y9, Y6
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  (BX), Y9, Y6
+	VFMADD231PS  32(BX), Y10, Y6
 	VPMOVZXBD    8(R10), Y9
-	VPAND        Y0, Y9, Y10
-	VPSRLD       $0x04, Y9, Y9
-	VCVTDQ2PS    Y10, Y10
+	VPSRLD       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
 	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  64(BX), Y10, Y6
-	VFMADD231PS  96(BX), Y9, Y6
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  64(BX), Y9, Y6
+	VFMADD231PS  96(BX), Y10, Y6
 	VPMOVZXBD    (R10)(DX*1), Y9
-	VPAND        Y0, Y9, Y10
-	VPSRLD       $0x04, Y9, Y9
-	VCVTDQ2PS    Y10, Y10
+	VPSRLD       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
 	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  (BX), Y10, Y8
-	VFMADD231PS  32(BX), Y9, Y8
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  (BX), Y9, Y8
+	VFMADD231PS  32(BX), Y10, Y8
 	VPMOVZXBD    8(R10)(DX*1), Y9
-	VPAND        Y0, Y9, Y10
-	VPSRLD       $0x04, Y9, Y9
-	VCVTDQ2PS    Y10, Y10
+	VPSRLD       $0x04, Y9, Y10
+	VPAND        Y0, Y9, Y9
 	VCVTDQ2PS    Y9, Y9
-	VFMADD231PS  64(BX), Y10, Y8
-	VFMADD231PS  96(BX), Y9, Y8
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  64(BX), Y9, Y8
+	VFMADD231PS  96(BX), Y10, Y8
 	ADDQ         $0x10, CX
 	ADDQ         $0x10, R10
 	ADDQ         $0x80, BX
@@ -16866,25 +16866,23 @@ nbits8GemvAVX2_group:
 // func nbits4GemvAVX512(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
 // Requires: AVX, AVX512F
 TEXT ·nbits4GemvAVX512(SB), NOSPLIT, $0-96
-	MOVQ         blocks+0(FP), AX
-	MOVQ         b+16(FP), CX
-	MOVQ         ldb+24(FP), DX
-	MOVQ         a+32(FP), BX
-	MOVQ         lda+40(FP), SI
-	MOVQ         asum+48(FP), SI
-	MOVQ         ldas+56(FP), DI
-	MOVQ         zs+80(FP), DI
-	MOVQ         sc+64(FP), R8
-	MOVQ         ldsc+72(FP), R9
-	LEAQ         (CX)(DX*2), R10
-	LEAQ         (R8)(R9*2), R11
-	MOVL         $0x0000000f, R12
-	VMOVD        R12, X0
-	VPBROADCASTD X0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z7, Z7, Z7
+	MOVQ    blocks+0(FP), AX
+	MOVQ    b+16(FP), CX
+	MOVQ    ldb+24(FP), DX
+	MOVQ    a+32(FP), BX
+	MOVQ    lda+40(FP), SI
+	MOVQ    asum+48(FP), SI
+	MOVQ    ldas+56(FP), DI
+	MOVQ    zs+80(FP), DI
+	MOVQ    sc+64(FP), R8
+	MOVQ    ldsc+72(FP), R9
+	LEAQ    (CX)(DX*2), R10
+	LEAQ    (R8)(R9*2), R11
+	VMOVUPS nbits4GemvAVX512_lut<>+0(SB), Z0
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z7, Z7, Z7
 
 nbits4GemvAVX512_block:
 	VPXORD Z2, Z2, Z2
@@ -16895,33 +16893,29 @@ nbits4GemvAVX512_block:
 
 nbits4GemvAVX512_group:
 	VPMOVZXBD     (CX), Z9
-	VPANDD        Z0, Z9, Z10
-	VPSRLD        $0x04, Z9, Z9
-	VCVTDQ2PS     Z10, Z10
-	VCVTDQ2PS     Z9, Z9
-	VFMADD231PS   (BX), Z10, Z2
-	VFMADD231PS   64(BX), Z9, Z2
+	VPSRLD        $0x04, Z9, Z10
+	VPERMPS       Z0, Z9, Z9
+	VPERMPS       Z0, Z10, Z10
+	VFMADD231PS   (BX), Z9, Z2
+	VFMADD231PS   64(BX), Z10, Z2
 	VPMOVZXBD     (CX)(DX*1), Z9
-	VPANDD        Z0, Z9, Z10
-	VPSRLD        $0x04, Z9, Z9
-	VCVTDQ2PS     Z10, Z10
-	VCVTDQ2PS     Z9, Z9
-	VFMADD231PS   (BX), Z10, Z4
-	VFMADD231PS   64(BX), Z9, Z4
+	VPSRLD        $0x04, Z9, Z10
+	VPERMPS       Z0, Z9, Z9
+	VPERMPS       Z0, Z10, Z10
+	VFMADD231PS   (BX), Z9, Z4
+	VFMADD231PS   64(BX), Z10, Z4
 	VPMOVZXBD     (R10), Z9
-	VPANDD        Z0, Z9, Z10
-	VPSRLD        $0x04, Z9, Z9
-	VCVTDQ2PS     Z10, Z10
-	VCVTDQ2PS     Z9, Z9
-	VFMADD231PS   (BX), Z10, Z6
-	VFMADD231PS   64(BX), Z9, Z6
+	VPSRLD        $0x04, Z9, Z10
+	VPERMPS       Z0, Z9, Z9
+	VPERMPS       Z0, Z10, Z10
+	VFMADD231PS   (BX), Z9, Z6
+	VFMADD231PS   64(BX), Z10, Z6
 	VPMOVZXBD     (R10)(DX*1), Z9
-	VPANDD        Z0, Z9, Z10
-	VPSRLD        $0x04, Z9, Z9
-	VCVTDQ2PS     Z10, Z10
-	VCVTDQ2PS     Z9, Z9
-	VFMADD231PS   (BX), Z10, Z8
-	VFMADD231PS   64(BX), Z9, Z8
+	VPSRLD        $0x04, Z9, Z10
+	VPERMPS       Z0, Z9, Z9
+	VPERMPS       Z0, Z10, Z10
+	VFMADD231PS   (BX), Z9, Z8
+	VFMADD231PS   64(BX), Z10, Z8
 	ADDQ          $0x10, CX
 	ADDQ          $0x10, R10
 	ADDQ          $0x80, BX
@@ -16980,6 +16974,24 @@ nbits4GemvAVX512_group:
 	VMOVSS        X1, 12(AX)
 	VZEROUPPER
 	RET
+
+DATA nbits4GemvAVX512_lut<>+0(SB)/4, $0x00000000
+DATA nbits4GemvAVX512_lut<>+4(SB)/4, $0x3f800000
+DATA nbits4GemvAVX512_lut<>+8(SB)/4, $0x40000000
+DATA nbits4GemvAVX512_lut<>+12(SB)/4, $0x40400000
+DATA nbits4GemvAVX512_lut<>+16(SB)/4, $0x40800000
+DATA nbits4GemvAVX512_lut<>+20(SB)/4, $0x40a00000
+DATA nbits4GemvAVX512_lut<>+24(SB)/4, $0x40c00000
+DATA nbits4GemvAVX512_lut<>+28(SB)/4, $0x40e00000
+DATA nbits4GemvAVX512_lut<>+32(SB)/4, $0x41000000
+DATA nbits4GemvAVX512_lut<>+36(SB)/4, $0x41100000
+DATA nbits4GemvAVX512_lut<>+40(SB)/4, $0x41200000
+DATA nbits4GemvAVX512_lut<>+44(SB)/4, $0x41300000
+DATA nbits4GemvAVX512_lut<>+48(SB)/4, $0x41400000
+DATA nbits4GemvAVX512_lut<>+52(SB)/4, $0x41500000
+DATA nbits4GemvAVX512_lut<>+56(SB)/4, $0x41600000
+DATA nbits4GemvAVX512_lut<>+60(SB)/4, $0x41700000
+GLOBL nbits4GemvAVX512_lut<>(SB), RODATA|NOPTR, $64
 
 // func nbits8GemvAVX512(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
 // Requires: AVX, AVX512F
@@ -17095,29 +17107,27 @@ nbits8GemvAVX512_group:
 // func nbits4GemvAVX512R2(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
 // Requires: AVX, AVX512F
 TEXT ·nbits4GemvAVX512R2(SB), NOSPLIT, $0-96
-	MOVQ         blocks+0(FP), AX
-	MOVQ         b+16(FP), CX
-	MOVQ         ldb+24(FP), DX
-	MOVQ         a+32(FP), BX
-	MOVQ         lda+40(FP), SI
-	MOVQ         asum+48(FP), DI
-	MOVQ         ldas+56(FP), R8
-	MOVQ         zs+80(FP), R9
-	MOVQ         sc+64(FP), R10
-	MOVQ         ldsc+72(FP), R11
-	LEAQ         (CX)(DX*2), R12
-	LEAQ         (R10)(R11*2), R13
-	MOVL         $0x0000000f, R14
-	VMOVD        R14, X0
-	VPBROADCASTD X0, Z0
-	VPXORD       Z1, Z1, Z1
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z9, Z9, Z9
-	VPXORD       Z11, Z11, Z11
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z15, Z15, Z15
+	MOVQ    blocks+0(FP), AX
+	MOVQ    b+16(FP), CX
+	MOVQ    ldb+24(FP), DX
+	MOVQ    a+32(FP), BX
+	MOVQ    lda+40(FP), SI
+	MOVQ    asum+48(FP), DI
+	MOVQ    ldas+56(FP), R8
+	MOVQ    zs+80(FP), R9
+	MOVQ    sc+64(FP), R10
+	MOVQ    ldsc+72(FP), R11
+	LEAQ    (CX)(DX*2), R12
+	LEAQ    (R10)(R11*2), R13
+	VMOVUPS nbits4GemvAVX512R2_lut<>+0(SB), Z0
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z15, Z15, Z15
 
 nbits4GemvAVX512R2_block:
 	VPXORD Z2, Z2, Z2
@@ -17132,41 +17142,37 @@ nbits4GemvAVX512R2_block:
 
 nbits4GemvAVX512R2_group:
 	VPMOVZXBD     (CX), Z17
-	VPANDD        Z0, Z17, Z18
-	VPSRLD        $0x04, Z17, Z17
-	VCVTDQ2PS     Z18, Z18
-	VCVTDQ2PS     Z17, Z17
-	VFMADD231PS   (BX), Z18, Z2
-	VFMADD231PS   64(BX), Z17, Z2
-	VFMADD231PS   (BX)(SI*1), Z18, Z10
-	VFMADD231PS   64(BX)(SI*1), Z17, Z10
+	VPSRLD        $0x04, Z17, Z18
+	VPERMPS       Z0, Z17, Z17
+	VPERMPS       Z0, Z18, Z18
+	VFMADD231PS   (BX), Z17, Z2
+	VFMADD231PS   64(BX), Z18, Z2
+	VFMADD231PS   (BX)(SI*1), Z17, Z10
+	VFMADD231PS   64(BX)(SI*1), Z18, Z10
 	VPMOVZXBD     (CX)(DX*1), Z17
-	VPANDD        Z0, Z17, Z18
-	VPSRLD        $0x04, Z17, Z17
-	VCVTDQ2PS     Z18, Z18
-	VCVTDQ2PS     Z17, Z17
-	VFMADD231PS   (BX), Z18, Z4
-	VFMADD231PS   64(BX), Z17, Z4
-	VFMADD231PS   (BX)(SI*1), Z18, Z12
-	VFMADD231PS   64(BX)(SI*1), Z17, Z12
+	VPSRLD        $0x04, Z17, Z18
+	VPERMPS       Z0, Z17, Z17
+	VPERMPS       Z0, Z18, Z18
+	VFMADD231PS   (BX), Z17, Z4
+	VFMADD231PS   64(BX), Z18, Z4
+	VFMADD231PS   (BX)(SI*1), Z17, Z12
+	VFMADD231PS   64(BX)(SI*1), Z18, Z12
 	VPMOVZXBD     (R12), Z17
-	VPANDD        Z0, Z17, Z18
-	VPSRLD        $0x04, Z17, Z17
-	VCVTDQ2PS     Z18, Z18
-	VCVTDQ2PS     Z17, Z17
-	VFMADD231PS   (BX), Z18, Z6
-	VFMADD231PS   64(BX), Z17, Z6
-	VFMADD231PS   (BX)(SI*1), Z18, Z14
-	VFMADD231PS   64(BX)(SI*1), Z17, Z14
+	VPSRLD        $0x04, Z17, Z18
+	VPERMPS       Z0, Z17, Z17
+	VPERMPS       Z0, Z18, Z18
+	VFMADD231PS   (BX), Z17, Z6
+	VFMADD231PS   64(BX), Z18, Z6
+	VFMADD231PS   (BX)(SI*1), Z17, Z14
+	VFMADD231PS   64(BX)(SI*1), Z18, Z14
 	VPMOVZXBD     (R12)(DX*1), Z17
-	VPANDD        Z0, Z17, Z18
-	VPSRLD        $0x04, Z17, Z17
-	VCVTDQ2PS     Z18, Z18
-	VCVTDQ2PS     Z17, Z17
-	VFMADD231PS   (BX), Z18, Z8
-	VFMADD231PS   64(BX), Z17, Z8
-	VFMADD231PS   (BX)(SI*1), Z18, Z16
-	VFMADD231PS   64(BX)(SI*1), Z17, Z16
+	VPSRLD        $0x04, Z17, Z18
+	VPERMPS       Z0, Z17, Z17
+	VPERMPS       Z0, Z18, Z18
+	VFMADD231PS   (BX), Z17, Z8
+	VFMADD231PS   64(BX), Z18, Z8
+	VFMADD231PS   (BX)(SI*1), Z17, Z16
+	VFMADD231PS   64(BX)(SI*1), Z18, Z16
 	ADDQ          $0x10, CX
 	ADDQ          $0x10, R12
 	ADDQ          $0x80, BX
@@ -17261,6 +17267,24 @@ nbits4GemvAVX512R2_group:
 	VMOVSS        X1, 28(AX)
 	VZEROUPPER
 	RET
+
+DATA nbits4GemvAVX512R2_lut<>+0(SB)/4, $0x00000000
+DATA nbits4GemvAVX512R2_lut<>+4(SB)/4, $0x3f800000
+DATA nbits4GemvAVX512R2_lut<>+8(SB)/4, $0x40000000
+DATA nbits4GemvAVX512R2_lut<>+12(SB)/4, $0x40400000
+DATA nbits4GemvAVX512R2_lut<>+16(SB)/4, $0x40800000
+DATA nbits4GemvAVX512R2_lut<>+20(SB)/4, $0x40a00000
+DATA nbits4GemvAVX512R2_lut<>+24(SB)/4, $0x40c00000
+DATA nbits4GemvAVX512R2_lut<>+28(SB)/4, $0x40e00000
+DATA nbits4GemvAVX512R2_lut<>+32(SB)/4, $0x41000000
+DATA nbits4GemvAVX512R2_lut<>+36(SB)/4, $0x41100000
+DATA nbits4GemvAVX512R2_lut<>+40(SB)/4, $0x41200000
+DATA nbits4GemvAVX512R2_lut<>+44(SB)/4, $0x41300000
+DATA nbits4GemvAVX512R2_lut<>+48(SB)/4, $0x41400000
+DATA nbits4GemvAVX512R2_lut<>+52(SB)/4, $0x41500000
+DATA nbits4GemvAVX512R2_lut<>+56(SB)/4, $0x41600000
+DATA nbits4GemvAVX512R2_lut<>+60(SB)/4, $0x41700000
+GLOBL nbits4GemvAVX512R2_lut<>(SB), RODATA|NOPTR, $64
 
 // func nbits8GemvAVX512R2(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
 // Requires: AVX, AVX512F

@@ -656,8 +656,21 @@ func nbitsGemv(name string, bits, w, rows int, vec func() reg.VecVirtual) {
 			VXORPS(v, v, v)
 		}
 	}
-	mask := vec()
-	if bits == 4 {
+	// The low nibbles: AND 15 (AVX2), or with AVX-512 VPERMPS from lut,
+	// the floats 0…15 (it takes each lane's low 4 bits as the index:
+	// the nibble and its float in one operation instead of an AND and a
+	// conversion; the same values).
+	var mask, lut reg.VecVirtual
+	switch {
+	case bits == 4 && evex:
+		m := GLOBL(name+"_lut", RODATA|NOPTR)
+		for i := 0; i < 16; i++ {
+			DATA(4*i, U32(math.Float32bits(float32(i))))
+		}
+		lut = vec()
+		VMOVUPS(m, lut)
+	case bits == 4:
+		mask = vec()
 		mr := GP32()
 		MOVL(U32(15), mr)
 		VMOVD(mr, mask.AsX())
@@ -693,14 +706,15 @@ func nbitsGemv(name string, bits, w, rows int, vec func() reg.VecVirtual) {
 				continue
 			}
 			lo, hi := vec(), vec()
+			VPSRLD(Imm(4), raw, hi)
 			if evex {
-				VPANDD(mask, raw, lo)
+				VPERMPS(lut, raw, lo)
+				VPERMPS(lut, hi, hi)
 			} else {
 				VPAND(mask, raw, lo)
+				VCVTDQ2PS(lo, lo)
+				VCVTDQ2PS(hi, hi)
 			}
-			VPSRLD(Imm(4), raw, hi)
-			VCVTDQ2PS(lo, lo)
-			VCVTDQ2PS(hi, hi)
 			for r := 0; r < rows; r++ {
 				VFMADD231PS(arow(r, 8*off), lo, bs[4*r+c])
 				VFMADD231PS(arow(r, 8*off+4*w), hi, bs[4*r+c])
