@@ -76,6 +76,9 @@ var _ = func() bool {
 		nbitsFast = nbitsKernels{w: 16, four: nbits4GemvAVX512, eight: nbits8GemvAVX512,
 			four2: nbits4GemvAVX512R2, eight2: nbits8GemvAVX512R2}
 	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
+		nbitsInt8Asm = nbits4Int8AVX512
+	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW {
 		availableI = append(availableI, iKernel{name: "avx512", mr: 12, nr: 32, fn: igemmAVX512})
 	}

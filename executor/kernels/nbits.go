@@ -15,6 +15,30 @@ type NBits struct {
 	Scales            []float32
 	ZeroPoints        []byte
 	Zero              func(n, kb int) float32
+	// Int8A: A is quantized to int8 by B's blocks as ONNX Runtime does
+	// for accuracy_level 4 (nbits_int8.go), where int8Fits takes the
+	// shape (4-bit blocks of a multiple of 32 values covering K, K a
+	// multiple of 128); else the float32 product.
+	Int8A bool
+	// ZeroF (nil: none) is the zero points as ZeroFloats makes them, kept
+	// by the caller across calls: the int8 path reads them in place
+	// instead of unpacking ZeroPoints (or calling Zero) on every call.
+	ZeroF []float32
+}
+
+// ZeroFloats returns p's zero points as floats, one per column and block
+// ([N, blocks]; 2^(Bits−1) where the model has none).
+func (p *NBits) ZeroFloats() []float32 {
+	blocks := (p.K + p.Block - 1) / p.Block
+	perByte := 8 / p.Bits
+	rowBytes := (blocks + perByte - 1) / perByte
+	z := make([]float32, p.N*blocks)
+	for n := 0; n < p.N; n++ {
+		for kb := 0; kb < blocks; kb++ {
+			z[n*blocks+kb] = p.zero(n, kb, rowBytes)
+		}
+	}
+	return z
 }
 
 // zero is the zero point of row n, block kb (rowBytes: ZeroPoints' bytes
@@ -54,8 +78,15 @@ func (x *Context) MatMulNBits(p NBits, a []float32, m int, y []float32) error {
 	}
 	perByte := 8 / p.Bits
 	rowBytes := (blocks + perByte - 1) / perByte
+	if p.ZeroF != nil && len(p.ZeroF) < p.N*blocks {
+		return fmt.Errorf("MatMulNBits: %d zero points for N %d, %d blocks", len(p.ZeroF), p.N, blocks)
+	}
 	if p.ZeroPoints != nil && len(p.ZeroPoints) < p.N*rowBytes {
 		return fmt.Errorf("MatMulNBits: %d zero point bytes for N %d, %d blocks", len(p.ZeroPoints), p.N, blocks)
+	}
+	if p.Int8A && int8Fits(&p) {
+		x.matMulNBitsInt8(p, a, m, y, blocks, rowBytes)
+		return nil
 	}
 	if nbitsFast.w > 0 && (p.Bits == 4 || p.Bits == 8) && p.Block%32 == 0 && p.K%p.Block == 0 && p.N >= 4 {
 		x.matMulNBitsFast(p, a, m, y, blocks, blob, rowBytes)

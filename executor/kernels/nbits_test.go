@@ -133,8 +133,9 @@ func BenchmarkMatMulNBitsGEMV(b *testing.B) {
 // reads: the machine's read bandwidth on 1 and 2 threads (a streaming
 // sum, gapSum8, over 64 MB: GB/s read) and one row times a 4096×11008
 // MatMulNBits (a Llama-7B MLP's up projection: 22.5 MB of 4-bit weights
-// and 5.6 MB of scales at block 32, 22.5 + 1.4 MB at block 128) on 1 and
-// 2 threads (GB/s of weights and scales per wall second), each much
+// and 5.6 MB of scales at block 32, 22.5 + 1.4 MB at block 128), float32
+// and with A quantized to int8 (Int8A, accuracy_level 4), on 1 and 2
+// threads (GB/s of weights and scales per wall second), each much
 // larger than the caches, as a decode step streams them.
 func BenchmarkMatMulNBitsRoofline(b *testing.B) {
 	if gapSum8 == nil {
@@ -158,16 +159,24 @@ func BenchmarkMatMulNBitsRoofline(b *testing.B) {
 			}
 			b.ReportMetric(float64(4*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 		})
-		for _, block := range []int{32, 128} {
+		for _, c := range []struct {
+			block int
+			int8A bool
+		}{{32, false}, {128, false}, {32, true}, {128, true}} {
 			const k, cols = 4096, 11008
+			block := c.block
 			r := rand.New(rand.NewPCG(3, 4))
 			blocks := k / block
-			p := NBits{K: k, N: cols, Bits: 4, Block: block, B: make([]byte, cols*blocks*block/2), Scales: randSlice(r, cols*blocks)}
+			p := NBits{K: k, N: cols, Bits: 4, Block: block, B: make([]byte, cols*blocks*block/2), Scales: randSlice(r, cols*blocks), Int8A: c.int8A}
 			for i := range p.B {
 				p.B[i] = byte(r.IntN(256))
 			}
 			a, y := randSlice(r, k), make([]float32, cols)
-			b.Run(fmt.Sprintf("int4_block%d_%dx%d/t%d", block, k, cols, th), func(b *testing.B) {
+			kind := "int4"
+			if c.int8A {
+				kind = "int4_int8A"
+			}
+			b.Run(fmt.Sprintf("%s_block%d_%dx%d/t%d", kind, block, k, cols, th), func(b *testing.B) {
 				for b.Loop() {
 					if err := x.MatMulNBits(p, a, 1, y); err != nil {
 						b.Fatal(err)

@@ -17449,6 +17449,150 @@ nbits8GemvAVX512R2_group:
 	VZEROUPPER
 	RET
 
+// func nbits4Int8AVX512(chunks int, cpb int, bpc int, b *byte, ldb int, qa *int8, qs *float32, sa *float32, sc *float32, zc *float32, ld int, idx *int32, kmask int, out *float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512_VNNI
+TEXT ·nbits4Int8AVX512(SB), NOSPLIT, $0-112
+	MOVQ         chunks+0(FP), AX
+	MOVQ         b+24(FP), CX
+	MOVQ         ldb+32(FP), DX
+	MOVQ         qa+40(FP), BX
+	MOVQ         qs+48(FP), SI
+	MOVQ         sa+56(FP), DI
+	MOVQ         sc+64(FP), R8
+	MOVQ         zc+72(FP), R9
+	MOVQ         ld+80(FP), R10
+	LEAQ         (R10)(R10*2), R11
+	LEAQ         (CX)(DX*2), R12
+	MOVQ         bpc+16(FP), R13
+	SHLQ         $0x02, R13
+	XORQ         R14, R14
+	MOVQ         idx+88(FP), R15
+	VMOVDQU32    (R15), Z0
+	MOVQ         kmask+96(FP), R15
+	KMOVW        R15, K1
+	MOVL         $0x0f0f0f0f, R15
+	VPBROADCASTD R15, Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+
+nbits4Int8AVX512_chunk:
+	VMOVDQU64    (BX), Z6
+	VMOVDQU64    64(BX), Z7
+	VMOVUPS      (SI), Z8
+	VMOVUPS      (DI), Z9
+	VMOVDQU64    (CX), Z10
+	VPANDD       Z1, Z10, Z11
+	VPSRLW       $0x04, Z10, Z10
+	VPANDD       Z1, Z10, Z10
+	VPXORD       Z12, Z12, Z12
+	VPDPBUSD     Z6, Z11, Z12
+	VPDPBUSD     Z7, Z10, Z12
+	VCVTDQ2PS    Z12, Z10
+	VMOVUPS.Z    (R8), K1, Z11
+	VPERMPS      Z11, Z0, Z11
+	VMOVUPS.Z    (R9), K1, Z16
+	VPERMPS      Z16, Z0, Z16
+	VFNMADD231PS Z8, Z16, Z10
+	VMULPS       Z9, Z11, Z11
+	VMULPS       Z11, Z10, Z10
+	VADDPS       Z10, Z2, Z2
+	VMOVDQU64    (CX)(DX*1), Z10
+	VPANDD       Z1, Z10, Z11
+	VPSRLW       $0x04, Z10, Z10
+	VPANDD       Z1, Z10, Z10
+	VPXORD       Z13, Z13, Z13
+	VPDPBUSD     Z6, Z11, Z13
+	VPDPBUSD     Z7, Z10, Z13
+	VCVTDQ2PS    Z13, Z10
+	VMOVUPS.Z    (R8)(R10*1), K1, Z11
+	VPERMPS      Z11, Z0, Z11
+	VMOVUPS.Z    (R9)(R10*1), K1, Z16
+	VPERMPS      Z16, Z0, Z16
+	VFNMADD231PS Z8, Z16, Z10
+	VMULPS       Z9, Z11, Z11
+	VMULPS       Z11, Z10, Z10
+	VADDPS       Z10, Z3, Z3
+	VMOVDQU64    (R12), Z10
+	VPANDD       Z1, Z10, Z11
+	VPSRLW       $0x04, Z10, Z10
+	VPANDD       Z1, Z10, Z10
+	VPXORD       Z14, Z14, Z14
+	VPDPBUSD     Z6, Z11, Z14
+	VPDPBUSD     Z7, Z10, Z14
+	VCVTDQ2PS    Z14, Z10
+	VMOVUPS.Z    (R8)(R10*2), K1, Z11
+	VPERMPS      Z11, Z0, Z11
+	VMOVUPS.Z    (R9)(R10*2), K1, Z16
+	VPERMPS      Z16, Z0, Z16
+	VFNMADD231PS Z8, Z16, Z10
+	VMULPS       Z9, Z11, Z11
+	VMULPS       Z11, Z10, Z10
+	VADDPS       Z10, Z4, Z4
+	VMOVDQU64    (R12)(DX*1), Z10
+	VPANDD       Z1, Z10, Z11
+	VPSRLW       $0x04, Z10, Z10
+	VPANDD       Z1, Z10, Z10
+	VPXORD       Z15, Z15, Z15
+	VPDPBUSD     Z6, Z11, Z15
+	VPDPBUSD     Z7, Z10, Z15
+	VCVTDQ2PS    Z15, Z6
+	VMOVUPS.Z    (R8)(R11*1), K1, Z7
+	VPERMPS      Z7, Z0, Z7
+	VMOVUPS.Z    (R9)(R11*1), K1, Z10
+	VPERMPS      Z10, Z0, Z10
+	VFNMADD231PS Z8, Z10, Z6
+	VMULPS       Z9, Z7, Z7
+	VMULPS       Z7, Z6, Z6
+	VADDPS       Z6, Z5, Z5
+	ADDQ         $0x40, CX
+	ADDQ         $0x40, R12
+	ADDQ         $0x80, BX
+	ADDQ         $0x40, SI
+	ADDQ         $0x40, DI
+	INCQ         R14
+	CMPQ         R14, cpb+8(FP)
+	JNE          nbits4Int8AVX512_next
+	XORQ         R14, R14
+	ADDQ         R13, R8
+	ADDQ         R13, R9
+
+nbits4Int8AVX512_next:
+	DECQ          AX
+	JNZ           nbits4Int8AVX512_chunk
+	MOVQ          out+104(FP), AX
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 4(AX)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 8(AX)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VHADDPS       X1, X1, X1
+	VHADDPS       X1, X1, X1
+	VMOVSS        X1, 12(AX)
+	VZEROUPPER
+	RET
+
 // func maxPoolS2K3AVX512(planes int, rows int, n int, x *float32, d1 int, d2 int, rowstep int, xgap int, w int, y *float32, ygap int, lpad int, k0 int)
 // Requires: AVX, AVX512F, BMI2, CMOV, MMX+
 TEXT ·maxPoolS2K3AVX512(SB), NOSPLIT, $0-104

@@ -9,6 +9,7 @@ import (
 	"math"
 
 	. "github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/ir"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 
@@ -122,6 +123,7 @@ func main() {
 	nbitsGemv("nbits8GemvAVX512", 8, 16, 1, func() reg.VecVirtual { return ZMM() })
 	nbitsGemv("nbits4GemvAVX512R2", 4, 16, 2, func() reg.VecVirtual { return ZMM() })
 	nbitsGemv("nbits8GemvAVX512R2", 8, 16, 2, func() reg.VecVirtual { return ZMM() })
+	nbitsInt8()
 	poolRows("maxPoolS2K3AVX512", 3, 2)
 	poolRows("maxPoolS2K2AVX512", 2, 2)
 	poolRows("maxPoolS1K3AVX512", 3, 1)
@@ -755,6 +757,137 @@ func nbitsGemv(name string, bits, w, rows int, vec func() reg.VecVirtual) {
 		VHADDPS(x, x, x)
 		VHADDPS(x, x, x)
 		VMOVSS(x, Mem{Base: po, Disp: 4 * i})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// vpdpbusd emits VPDPBUSD (AVX512-VNNI, which avo's instruction table
+// lacks; Go's assembler has it): acc's 16 int32 lanes each add the
+// four products of u's unsigned bytes and s's signed bytes in the lane.
+func vpdpbusd(s, u, acc reg.VecVirtual) {
+	Instruction(&ir.Instruction{
+		Opcode:   "VPDPBUSD",
+		Operands: []Op{s, u, acc},
+		Inputs:   []Op{s, u, acc},
+		Outputs:  []Op{acc},
+		ISA:      []string{"AVX512_VNNI"},
+	})
+}
+
+// nbitsInt8 emits func nbits4Int8AVX512(chunks, cpb, bpc int, b *byte,
+// ldb int, qa *int8, qs, sa *float32, sc, zc *float32, ld int, idx
+// *int32, kmask int, out *float32): MatMulNBits' int8 path (package
+// kernels, nbits_int8.go) for one row of A and 4 columns of 4-bit B
+// (column c's bytes at b + c·ldb, its scales at sc + c·ld bytes and its
+// zero points, as floats, at zc + c·ld: one per block).
+// Per chunk of 128 values (64 bytes a column): the low nibbles (AND 15)
+// and the high ones (shift, AND) meet A's even and odd int8 values (qa:
+// 64 even, 64 odd) in two VPDPBUSD, so lane j holds Σ q_a·q_b over the
+// chunk's values 8j … 8j+7; then t = float(Σ) − zero·qs (exact),
+// acc += t·(scale·sa) (VMULPS, VMULPS, VADDPS). A chunk's blocks: bpc
+// of them from the chunk's first (the lanes' block offsets in idx; the
+// column's scales and zero points loaded under kmask, then VPERMPS), the
+// first advancing by bpc blocks every cpb chunks. The lanes are summed
+// as the float kernels' are (halves, quarters, then two VHADDPS).
+func nbitsInt8() {
+	const name = "nbits4Int8AVX512"
+	TEXT(name, NOSPLIT, "func(chunks, cpb, bpc int, b *byte, ldb int, qa *int8, qs, sa *float32, sc, zc *float32, ld int, idx *int32, kmask int, out *float32)")
+	Pragma("noescape")
+	Doc(name + " sets out[c] = Σ over 128-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 4-bit MatMulNBits B and one row of int8 A (see nbitsInt8 in asmgen).")
+	chunks := Load(Param("chunks"), GP64())
+	pb := Load(Param("b"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	pqa := Load(Param("qa"), GP64())
+	pqs := Load(Param("qs"), GP64())
+	psa := Load(Param("sa"), GP64())
+	psc := Load(Param("sc"), GP64()) // both advance with the chunk's first block
+	pzc := Load(Param("zc"), GP64())
+	ld := Load(Param("ld"), GP64())
+	ld3 := GP64()
+	LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, ld3)
+	pb2 := GP64()
+	LEAQ(Mem{Base: pb, Index: ldb, Scale: 2}, pb2)
+	cols := []Mem{{Base: pb}, {Base: pb, Index: ldb, Scale: 1}, {Base: pb2}, {Base: pb2, Index: ldb, Scale: 1}}
+	scs := []Mem{{Base: psc}, {Base: psc, Index: ld, Scale: 1}, {Base: psc, Index: ld, Scale: 2}, {Base: psc, Index: ld3, Scale: 1}}
+	zcs := []Mem{{Base: pzc}, {Base: pzc, Index: ld, Scale: 1}, {Base: pzc, Index: ld, Scale: 2}, {Base: pzc, Index: ld3, Scale: 1}}
+	bpc := Load(Param("bpc"), GP64())
+	SHLQ(Imm(2), bpc)
+	sub := GP64()
+	XORQ(sub, sub)
+	idx := ZMM()
+	{
+		pi := Load(Param("idx"), GP64())
+		VMOVDQU32(Mem{Base: pi}, idx)
+	}
+	k := K()
+	{
+		m := GP64()
+		Load(Param("kmask"), m)
+		KMOVW(m.As32(), k)
+	}
+	nib := ZMM()
+	{
+		r := GP32()
+		MOVL(U32(0x0f0f0f0f), r)
+		VPBROADCASTD(r, nib)
+	}
+	acc := make([]reg.VecVirtual, 4)
+	for c := range acc {
+		acc[c] = ZMM()
+		VPXORD(acc[c], acc[c], acc[c])
+	}
+	Label(name + "_chunk")
+	ev, od, qsv, sav := ZMM(), ZMM(), ZMM(), ZMM()
+	VMOVDQU64(Mem{Base: pqa}, ev)
+	VMOVDQU64(Mem{Base: pqa, Disp: 64}, od)
+	VMOVUPS(Mem{Base: pqs}, qsv)
+	VMOVUPS(Mem{Base: psa}, sav)
+	for c := 0; c < 4; c++ {
+		raw, lo, hi, sum := ZMM(), ZMM(), ZMM(), ZMM()
+		VMOVDQU64(cols[c], raw)
+		VPANDD(nib, raw, lo)
+		VPSRLW(Imm(4), raw, hi)
+		VPANDD(nib, hi, hi)
+		VPXORD(sum, sum, sum)
+		vpdpbusd(ev, lo, sum)
+		vpdpbusd(od, hi, sum)
+		t, sb, z := ZMM(), ZMM(), ZMM()
+		VCVTDQ2PS(sum, t)
+		VMOVUPS_Z(scs[c], k, sb)
+		VPERMPS(sb, idx, sb)
+		VMOVUPS_Z(zcs[c], k, z)
+		VPERMPS(z, idx, z)
+		VFNMADD231PS(qsv, z, t) // t − zero·qs: exact
+		VMULPS(sav, sb, sb)     // scale·sa
+		VMULPS(sb, t, t)
+		VADDPS(t, acc[c], acc[c])
+	}
+	ADDQ(Imm(64), pb)
+	ADDQ(Imm(64), pb2)
+	ADDQ(Imm(128), pqa)
+	ADDQ(Imm(64), pqs)
+	ADDQ(Imm(64), psa)
+	INCQ(sub)
+	CMPQ(sub, NewParamAddr("cpb", 8))
+	JNE(LabelRef(name + "_next"))
+	XORQ(sub, sub)
+	ADDQ(bpc, psc)
+	ADDQ(bpc, pzc)
+	Label(name + "_next")
+	DECQ(chunks)
+	JNZ(LabelRef(name + "_chunk"))
+	po := Load(Param("out"), GP64())
+	for c := range acc {
+		y := YMM()
+		VEXTRACTF64X4(Imm(1), acc[c], y)
+		VADDPS(y, acc[c].AsY(), y)
+		x := XMM()
+		VEXTRACTF128(Imm(1), y, x)
+		VADDPS(x, y.AsX(), x)
+		VHADDPS(x, x, x)
+		VHADDPS(x, x, x)
+		VMOVSS(x, Mem{Base: po, Disp: 4 * c})
 	}
 	VZEROUPPER()
 	RET()

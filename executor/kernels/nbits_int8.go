@@ -1,0 +1,214 @@
+package kernels
+
+import "math"
+
+// MatMulNBits with A quantized to int8 (accuracy_level 4). A node whose
+// accuracy_level is 4 lets a runtime quantize A to int8 with the same
+// blocks as B; ONNX Runtime then computes, block by block,
+//
+//	scale_a·scale_b·Σ q_a·(q_b − zero)
+//
+// with q_a = round-half-even(a·(127/amax)), scale_a = amax/127, amax the
+// block's largest |a| in float32 (MLAS' QuantizeARow_CompInt8): on this
+// machine its outputs lie within 4e-8·Σ|a·w| of that formula evaluated
+// in float64, and 0.6–1.6e-3·Σ|a·w| from the float32 product
+// (runtimes/ortnode TestMatMulNBitsShapesLikeORT). The integer sums are
+// exact, so the path is both ONNX Runtime's numbers and a product of
+// bytes: with AVX512-VNNI (VPDPBUSD: 64 products of an unsigned and a
+// signed byte a operation) it reads B at the memory's speed.
+//
+// The order of the float32 operations is fixed by the lanes of the
+// kernel: a chunk of 128 values of a column is 64 bytes, and lane j
+// (of 16) sums the products of the chunk's values 8j … 8j+7 (the bytes
+// 4j … 4j+3: their low nibbles meet the even values of A, their high
+// nibbles the odd ones). Per chunk and lane,
+//
+//	t = float32(Σ q_a·q_b) − zero·float32(Σ q_a)   (exact: small integers)
+//	acc += t·(scale_b·scale_a)                       (each product rounded)
+//
+// and the 16 lanes are summed at the end as pairs 8 apart, then 4 apart,
+// then (0+1) + (2+3). nbitsInt8Go computes the same operations in the
+// same order: the same bits with or without the assembly kernel
+// (TestMatMulNBitsInt8).
+
+// nbitsInt8Kernel is nbits4Int8AVX512's signature (the generator's
+// nbitsInt8): 4 columns, one row of A prepared by quantizeInt8Row.
+type nbitsInt8Kernel func(chunks, cpb, bpc int, b *byte, ldb int, qa *int8, qs, sa *float32, sc, zc *float32, ld int, idx *int32, kmask int, out *float32)
+
+// nbitsInt8Asm is the AVX512-VNNI kernel (nil: nbitsInt8Go); set during
+// package initialization and read-only afterwards.
+var nbitsInt8Asm nbitsInt8Kernel
+
+// int8Chunk is the values of a column the int8 path takes at a time.
+const int8Chunk = 128
+
+// int8Row is a row of A quantized for the int8 path: qa in chunks of 128
+// values, each the 64 even values then the 64 odd ones; per chunk and
+// lane j, qs the sum of the lane's 8 quantized values and sa its
+// block's scale.
+type int8Row struct {
+	qa     []int8
+	qs, sa []float32
+}
+
+// quantizeInt8Row quantizes a (K values, K a multiple of 128 and of
+// block) block by block as MLAS does into r. A block holding a value that
+// is not finite quantizes to zeros.
+func quantizeInt8Row(a []float32, block int, r *int8Row) {
+	k := len(a)
+	q := make([]int8, k)
+	scales := make([]float32, k/block)
+	for b := 0; b < k; b += block {
+		amax := float32(0)
+		finite := true
+		for _, v := range a[b : b+block] {
+			if math.IsInf(float64(v), 0) || v != v {
+				finite = false
+			}
+			amax = max(amax, float32(math.Abs(float64(v))))
+		}
+		if !finite || amax == 0 {
+			continue
+		}
+		scales[b/block] = amax / 127
+		inv := 127 / amax
+		for i, v := range a[b : b+block] {
+			p := v * inv
+			q[b+i] = int8(max(-127, min(127, math.RoundToEven(float64(p)))))
+		}
+	}
+	chunks := k / int8Chunk
+	r.qa = make([]int8, k)
+	r.qs = make([]float32, 16*chunks)
+	r.sa = make([]float32, 16*chunks)
+	for ch := 0; ch < chunks; ch++ {
+		c0 := ch * int8Chunk
+		for i := 0; i < 64; i++ {
+			r.qa[c0+i] = q[c0+2*i]
+			r.qa[c0+64+i] = q[c0+2*i+1]
+		}
+		for j := 0; j < 16; j++ {
+			s := 0
+			for _, v := range q[c0+8*j : c0+8*j+8] {
+				s += int(v)
+			}
+			r.qs[16*ch+j] = float32(s)
+			r.sa[16*ch+j] = scales[(c0+8*j)/block]
+		}
+	}
+}
+
+// int8Fits reports whether the int8 path takes p: 4-bit blocks of a
+// multiple of 32 values covering K exactly, K a multiple of 128.
+func int8Fits(p *NBits) bool {
+	return p.Bits == 4 && p.Block%32 == 0 && p.K%p.Block == 0 && p.K%int8Chunk == 0
+}
+
+// matMulNBitsInt8 is MatMulNBits with A quantized to int8 (see above);
+// int8Fits(&p) holds. Threads take runs of 4 columns as matMulNBitsFast's
+// do (the last run ends at column N).
+func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, blocks, rowBytes int) {
+	rows := make([]int8Row, m)
+	for r := range rows {
+		quantizeInt8Row(a[r*p.K:(r+1)*p.K], p.Block, &rows[r])
+	}
+	chunks := p.K / int8Chunk
+	// Per chunk: cpb chunks a block (Block ≥ 128) or bpc blocks a chunk;
+	// lane j's block is idx[j] blocks after the chunk's first.
+	cpb, bpc := max(1, p.Block/int8Chunk), max(1, int8Chunk/p.Block)
+	var idx [16]int32
+	for j := range idx {
+		idx[j] = int32(8 * j / min(p.Block, int8Chunk) % bpc)
+	}
+	ldb := blocks * p.Block / 2
+	x.rangeWork((p.N+3)/4, (m+1)*p.K*2, func(lo, hi int) {
+		// The 4 columns' zero points as floats, block by block, column
+		// by column (the default once, when the model has none).
+		zc := make([]float32, 4*blocks)
+		if p.ZeroF == nil && p.ZeroPoints == nil && p.Zero == nil {
+			for i := range zc {
+				zc[i] = 8
+			}
+		}
+		var out [4]float32
+		for q := lo; q < hi; q++ {
+			n0 := min(4*q, p.N-4)
+			if p.N < 4 {
+				n0 = 4 * q
+			}
+			cols := min(4, p.N-n0)
+			zq := zc // the columns' zero points, blocks floats apart
+			if p.ZeroF != nil {
+				zq = p.ZeroF[n0*blocks:]
+			}
+			for c := 0; c < cols && p.ZeroF == nil; c++ {
+				zr := zc[c*blocks : (c+1)*blocks]
+				switch {
+				case p.ZeroPoints != nil:
+					// two blocks a byte, low nibble first
+					for kb, v := range p.ZeroPoints[(n0+c)*rowBytes : (n0+c)*rowBytes+blocks/2] {
+						zr[2*kb], zr[2*kb+1] = float32(v&15), float32(v>>4)
+					}
+					if blocks%2 == 1 {
+						zr[blocks-1] = float32(p.ZeroPoints[(n0+c)*rowBytes+blocks/2] & 15)
+					}
+				case p.Zero != nil:
+					for kb := range zr {
+						zr[kb] = p.Zero(n0+c, kb)
+					}
+				}
+			}
+			for r := range rows {
+				row := &rows[r]
+				if nbitsInt8Asm != nil && cols == 4 {
+					nbitsInt8Asm(chunks, cpb, bpc, &p.B[n0*ldb], ldb, &row.qa[0], &row.qs[0], &row.sa[0], &p.Scales[n0*blocks], &zq[0], 4*blocks, &idx[0], 1<<bpc-1, &out[0])
+				} else {
+					for c := 0; c < cols; c++ {
+						out[c] = nbitsInt8Go(chunks, cpb, bpc, p.B[(n0+c)*ldb:], row, p.Scales[(n0+c)*blocks:], zq[c*blocks:], &idx)
+					}
+				}
+				start := 4*q - n0 // the columns the run before wrote
+				if p.N < 4 {
+					start = 0
+				}
+				copy(y[r*p.N+n0+start:r*p.N+n0+cols], out[start:cols])
+			}
+		}
+	})
+}
+
+// nbitsInt8Go is one column of the int8 path in Go: the kernel's lanes,
+// operations and order (see above).
+func nbitsInt8Go(chunks, cpb, bpc int, b []byte, row *int8Row, sc, zc []float32, idx *[16]int32) float32 {
+	var acc [16]float32
+	blk := 0
+	for ch := 0; ch < chunks; ch++ {
+		cb := b[ch*64 : ch*64+64]
+		qa := row.qa[ch*int8Chunk : ch*int8Chunk+int8Chunk]
+		for j := 0; j < 16; j++ {
+			s := int32(0)
+			for t := 0; t < 4; t++ {
+				v := cb[4*j+t]
+				s += int32(v&15)*int32(qa[4*j+t]) + int32(v>>4)*int32(qa[64+4*j+t])
+			}
+			kb := blk + int(idx[j])
+			// (Each product converted: rounded on its own, never
+			// fused with the sum, as the kernel's VMULPS and VADDPS.)
+			tv := float32(s) - float32(zc[kb]*row.qs[16*ch+j])
+			sv := float32(sc[kb] * row.sa[16*ch+j])
+			acc[j] += float32(tv * sv)
+		}
+		if (ch+1)%cpb == 0 {
+			blk += bpc
+		}
+	}
+	var h [8]float32
+	for i := range h {
+		h[i] = acc[i+8] + acc[i]
+	}
+	var g [4]float32
+	for i := range g {
+		g[i] = h[i+4] + h[i]
+	}
+	return (g[0] + g[1]) + (g[2] + g[3])
+}

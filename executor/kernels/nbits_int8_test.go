@@ -1,0 +1,153 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestMatMulNBitsInt8 checks MatMulNBits with Int8A (accuracy_level 4):
+// against the formula ONNX Runtime computes — A quantized per block
+// (amax/127, round half to even), scale_a·scale_b·Σ q_a·(q_b − zero) —
+// in float64 (within 1e-6 of Σ|scale_a·scale_b·q_a·(q_b − zero)|), and
+// bit for bit against nbitsInt8Go column by column (the kernel's lanes
+// and order in Go) on 1, 2 and 3 threads: blocks of 32 to 256, default,
+// packed and given zero points (and on 2 threads as floats kept by the
+// caller, NBits.ZeroF), 1 to 8 rows, N under 4 and not a
+// multiple of 4, a block of A holding NaN (quantized to zeros); shapes
+// the int8 path does not take give the float32 product.
+func TestMatMulNBitsInt8(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, c := range []struct {
+		m, k, n, block int
+		zp             string
+	}{
+		{1, 128, 4, 32, ""}, {1, 256, 37, 32, "packed"}, {3, 512, 20, 128, "packed"}, {2, 512, 9, 256, "func"},
+		{8, 256, 12, 64, ""}, {1, 1024, 3, 32, "packed"}, {2, 384, 16, 128, ""}, {1, 256, 8, 64, "nan"},
+	} {
+		name := fmt.Sprintf("m%d_k%d_n%d_block%d_%s", c.m, c.k, c.n, c.block, c.zp)
+		blocks := c.k / c.block
+		rowBytes := (blocks + 1) / 2
+		p := NBits{K: c.k, N: c.n, Bits: 4, Block: c.block, B: make([]byte, c.n*blocks*c.block/2), Scales: make([]float32, c.n*blocks), Int8A: true}
+		for i := range p.B {
+			p.B[i] = byte(r.IntN(256))
+		}
+		for i := range p.Scales {
+			p.Scales[i] = float32(0.01 + 0.2*r.Float64())
+		}
+		switch c.zp {
+		case "packed":
+			p.ZeroPoints = make([]byte, c.n*rowBytes)
+			for i := range p.ZeroPoints {
+				p.ZeroPoints[i] = byte(r.IntN(256))
+			}
+		case "func":
+			p.Zero = func(n, kb int) float32 { return float32((n + 3*kb) % 16) }
+		}
+		a := make([]float32, c.m*c.k)
+		for i := range a {
+			a[i] = float32(r.NormFloat64())
+		}
+		if c.zp == "nan" {
+			a[c.block+5] = float32(math.NaN()) // the second block of row 0
+		}
+		if !int8Fits(&p) {
+			t.Fatalf("%s: not taken by the int8 path", name)
+		}
+		// The formula in float64, A quantized as MLAS does.
+		want := make([]float64, c.m*c.n)
+		mag := make([]float64, c.m*c.n)
+		for m := 0; m < c.m; m++ {
+			for kb := 0; kb < blocks; kb++ {
+				blk := a[m*c.k+kb*c.block : m*c.k+(kb+1)*c.block]
+				amax, finite := float32(0), true
+				for _, v := range blk {
+					finite = finite && !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0)
+					amax = max(amax, float32(math.Abs(float64(v))))
+				}
+				if !finite || amax == 0 {
+					continue
+				}
+				sa, inv := float64(amax/127), 127/amax
+				for n := 0; n < c.n; n++ {
+					z := float64(p.zero(n, kb, rowBytes))
+					sb := float64(p.Scales[n*blocks+kb])
+					for i, v := range blk {
+						qa := math.RoundToEven(float64(v * inv))
+						qb := float64(int(p.B[(n*blocks+kb)*c.block/2+i/2]>>(4*(i%2))) & 15)
+						want[m*c.n+n] += sa * sb * qa * (qb - z)
+						mag[m*c.n+n] += math.Abs(sa * sb * qa * (qb - z))
+					}
+				}
+			}
+		}
+		// The kernel's order in Go, column by column.
+		exact := make([]float32, c.m*c.n)
+		cpb, bpc := max(1, c.block/int8Chunk), max(1, int8Chunk/c.block)
+		var idx [16]int32
+		for j := range idx {
+			idx[j] = int32(8 * j / min(c.block, int8Chunk) % bpc)
+		}
+		for m := 0; m < c.m; m++ {
+			var row int8Row
+			quantizeInt8Row(a[m*c.k:(m+1)*c.k], c.block, &row)
+			for n := 0; n < c.n; n++ {
+				z := make([]float32, blocks)
+				for kb := range z {
+					z[kb] = p.zero(n, kb, rowBytes)
+				}
+				exact[m*c.n+n] = nbitsInt8Go(c.k/int8Chunk, cpb, bpc, p.B[n*blocks*c.block/2:], &row, p.Scales[n*blocks:], z, &idx)
+			}
+		}
+		for _, th := range []int{1, 2, 3} {
+			x := NewContext(th)
+			y := make([]float32, c.m*c.n)
+			q := p
+			if th == 2 {
+				// The zero points as a caller keeps them.
+				q.ZeroF = p.ZeroFloats()
+			}
+			if err := x.MatMulNBits(q, a, c.m, y); err != nil {
+				t.Fatal(err)
+			}
+			x.Close()
+			for i := range y {
+				if math.Float32bits(y[i]) != math.Float32bits(exact[i]) {
+					t.Fatalf("%s, %d threads: y[%d] = %v, the Go loop %v", name, th, i, y[i], exact[i])
+				}
+				if d := math.Abs(float64(y[i]) - want[i]); d > 1e-6*mag[i] {
+					t.Fatalf("%s, %d threads: y[%d] = %v, the formula %v (Σ|·| %v)", name, th, i, y[i], want[i], mag[i])
+				}
+			}
+		}
+	}
+	// Shapes the int8 path does not take: the float32 product.
+	for _, c := range []struct{ k, block int }{{96, 32}, {256, 16}} {
+		p := NBits{K: c.k, N: 5, Bits: 4, Block: c.block, B: make([]byte, 5*c.k/2), Scales: make([]float32, 5*c.k/c.block)}
+		for i := range p.B {
+			p.B[i] = byte(r.IntN(256))
+		}
+		for i := range p.Scales {
+			p.Scales[i] = 0.1
+		}
+		a := randSlice(r, c.k)
+		x := NewContext(1)
+		y, f := make([]float32, 5), make([]float32, 5)
+		if err := x.MatMulNBits(p, a, 1, f); err != nil {
+			t.Fatal(err)
+		}
+		p.Int8A = true
+		if int8Fits(&p) {
+			t.Fatalf("K %d, block %d taken by the int8 path", c.k, c.block)
+		}
+		if err := x.MatMulNBits(p, a, 1, y); err != nil {
+			t.Fatal(err)
+		}
+		for i := range y {
+			if math.Float32bits(y[i]) != math.Float32bits(f[i]) {
+				t.Fatalf("K %d, block %d: y[%d] = %v, the float32 product %v", c.k, c.block, i, y[i], f[i])
+			}
+		}
+	}
+}
