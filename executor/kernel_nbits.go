@@ -8,8 +8,8 @@ import (
 )
 
 // matMulNBitsF32 runs com.microsoft MatMulNBits on kernels.MatMulNBits
-// (a chunk of dequantized columns at a time, float32, the register-blocked
-// GEMV) when A, the scales and the bias are float32 and B is uint8; it
+// (float32, or with A quantized to int8 for accuracy_level 4) when A, the
+// scales and the bias are float32 and B is uint8; it
 // reports false, nil otherwise (hostMatMulNBits' float64 path runs). zp
 // is hostMatMulNBits' zero point per row and block.
 func matMulNBitsF32(c *lctx, ah, bh, sh *htensor, K, N, bits, block int, zp func(n, kb int) float64) (bool, error) {
@@ -35,7 +35,10 @@ func matMulNBitsF32(c *lctx, ah, bh, sh *htensor, K, N, bits, block int, zp func
 	if !ok {
 		return false, nil
 	}
-	p := kernels.NBits{K: K, N: N, Bits: bits, Block: block, B: b, Scales: scales}
+	// accuracy_level 4 lets a runtime quantize A to int8 by B's blocks:
+	// ONNX Runtime does, and the kernel then computes its numbers
+	// (kernels.NBits.Int8A, where the shape allows).
+	p := kernels.NBits{K: K, N: N, Bits: bits, Block: block, B: b, Scales: scales, Int8A: c.AInt("accuracy_level", 0) == 4}
 	if c.Has(3) {
 		zh, err := c.H(3)
 		if err != nil {
@@ -43,6 +46,17 @@ func matMulNBitsF32(c *lctx, ah, bh, sh *htensor, K, N, bits, block int, zp func
 		}
 		if z, ok := zh.data.([]uint8); ok && zh.dt == canonical.Uint8 {
 			p.ZeroPoints = z // checked by hostMatMulNBits: N rows of packed values
+			if p.Int8A {
+				// Unpacked once for the model's runs: the int8 path
+				// reads them in place (kind 'Z').
+				ent, err := c.packed(3, packTag{kind: 'Z', k: K, n: N, m: bits, ld: block}, func(*htensor) (packEntry, error) {
+					return packEntry{zeros: p.ZeroFloats()}, nil
+				})
+				if err != nil {
+					return false, err
+				}
+				p.ZeroF = ent.zeros
+			}
 		} else {
 			p.Zero = func(n, kb int) float32 { return float32(zp(n, kb)) }
 		}

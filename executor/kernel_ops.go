@@ -85,6 +85,9 @@ type packEntry struct {
 	// nhwcConv: a grouped or small convolution's weights for
 	// ConvNHWC (kind 'G'; nhwc.go).
 	nhwcConv *kernels.ConvNHWCWeights
+	// zeros: MatMulNBits' zero points as floats, [N, blocks] (kind 'Z';
+	// kernels.NBits.ZeroF).
+	zeros []float32
 }
 
 // inPlaceAbove is the size from which a GEMM weight that the model file
