@@ -60,21 +60,22 @@ func quantizeInt8Row(a []float32, block int, r *int8Row) {
 	scales := make([]float32, k/block)
 	for b := 0; b < k; b += block {
 		amax := float32(0)
-		finite := true
 		for _, v := range a[b : b+block] {
-			if math.IsInf(float64(v), 0) || v != v {
-				finite = false
-			}
-			amax = max(amax, float32(math.Abs(float64(v))))
+			// |v| (the sign bit cleared); max keeps a NaN.
+			amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31)))
 		}
-		if !finite || amax == 0 {
-			continue
+		if amax != amax || amax > math.MaxFloat32 || amax == 0 {
+			continue // not finite, or all zeros
 		}
 		scales[b/block] = amax / 127
 		inv := 127 / amax
 		for i, v := range a[b : b+block] {
+			// Rounded half to even as float32 adds round: |v·inv| ≤
+			// 127.0001 ≪ 2²², so adding and taking away 1.5·2²³
+			// leaves the nearest integer.
+			const magic = 1.5 * (1 << 23)
 			p := v * inv
-			q[b+i] = int8(max(-127, min(127, math.RoundToEven(float64(p)))))
+			q[b+i] = int8((p + magic) - magic)
 		}
 	}
 	chunks := k / int8Chunk
