@@ -743,6 +743,15 @@ func nbitsGemv(name string, bits, w, rows int, vec func() reg.VecVirtual) {
 	ADDQ(Imm(4), psc2)
 	DECQ(blocks)
 	JNZ(LabelRef(name + "_block"))
+	storeLaneSums(acc, evex)
+	VZEROUPPER()
+	RET()
+}
+
+// storeLaneSums sets out[i] (the parameter out) to the sum of acc[i]'s
+// lanes (ZMM when evex, else YMM): the halves added, then the quarters,
+// then two VHADDPS — (0+1) + (2+3) of the quarters' sums.
+func storeLaneSums(acc []reg.VecVirtual, evex bool) {
 	po := Load(Param("out"), GP64())
 	for i := range acc {
 		var y reg.VecVirtual = acc[i]
@@ -758,8 +767,6 @@ func nbitsGemv(name string, bits, w, rows int, vec func() reg.VecVirtual) {
 		VHADDPS(x, x, x)
 		VMOVSS(x, Mem{Base: po, Disp: 4 * i})
 	}
-	VZEROUPPER()
-	RET()
 }
 
 // vpdpbusd emits VPDPBUSD (AVX512-VNNI, which avo's instruction table
@@ -877,18 +884,7 @@ func nbitsInt8() {
 	Label(name + "_next")
 	DECQ(chunks)
 	JNZ(LabelRef(name + "_chunk"))
-	po := Load(Param("out"), GP64())
-	for c := range acc {
-		y := YMM()
-		VEXTRACTF64X4(Imm(1), acc[c], y)
-		VADDPS(y, acc[c].AsY(), y)
-		x := XMM()
-		VEXTRACTF128(Imm(1), y, x)
-		VADDPS(x, y.AsX(), x)
-		VHADDPS(x, x, x)
-		VHADDPS(x, x, x)
-		VMOVSS(x, Mem{Base: po, Disp: 4 * c})
-	}
+	storeLaneSums(acc, true)
 	VZEROUPPER()
 	RET()
 }
