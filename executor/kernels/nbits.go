@@ -18,7 +18,7 @@ type NBits struct {
 	// Int8A: A is quantized to int8 by B's blocks as ONNX Runtime does
 	// for accuracy_level 4 (nbits_int8.go), where int8Fits takes the
 	// shape (4-bit blocks of a multiple of 32 values covering K, K a
-	// multiple of 128); else the float32 product.
+	// multiple of 128) and A is finite; else the float32 product.
 	Int8A bool
 	// ZeroF (nil: none) is the zero points as ZeroFloats makes them, kept
 	// by the caller across calls: the int8 path reads them in place
@@ -84,8 +84,7 @@ func (x *Context) MatMulNBits(p NBits, a []float32, m int, y []float32) error {
 	if p.ZeroPoints != nil && len(p.ZeroPoints) < p.N*rowBytes {
 		return fmt.Errorf("MatMulNBits: %d zero point bytes for N %d, %d blocks", len(p.ZeroPoints), p.N, blocks)
 	}
-	if p.Int8A && int8Fits(&p) {
-		x.matMulNBitsInt8(p, a, m, y, blocks, rowBytes)
+	if p.Int8A && int8Fits(&p) && x.matMulNBitsInt8(p, a, m, y, blocks, rowBytes) {
 		return nil
 	}
 	if nbitsFast.w > 0 && (p.Bits == 4 || p.Bits == 8) && p.Block%32 == 0 && p.K%p.Block == 0 && p.N >= 4 {

@@ -15,7 +15,10 @@ import "math"
 // (runtimes/ortnode TestMatMulNBitsShapesLikeORT). The integer sums are
 // exact, so the path is both ONNX Runtime's numbers and a product of
 // bytes: with AVX512-VNNI (VPDPBUSD: 64 products of an unsigned and a
-// signed byte a operation) it reads B at the memory's speed.
+// signed byte a operation) it reads B near the memory's speed
+// (BenchmarkMatMulNBitsRoofline). A row of A holding a value that is not
+// finite takes the float32 product instead, so that it reaches the
+// outputs as it would there.
 //
 // The order of the float32 operations is fixed by the lanes of the
 // kernel: a chunk of 128 values of a column is 64 bytes, and lane j
@@ -52,9 +55,9 @@ type int8Row struct {
 }
 
 // quantizeInt8Row quantizes a (K values, K a multiple of 128 and of
-// block) block by block as MLAS does into r. A block holding a value that
-// is not finite quantizes to zeros.
-func quantizeInt8Row(a []float32, block int, r *int8Row) {
+// block) block by block as MLAS does into r; false when a holds a value
+// that is not finite (r is then not set).
+func quantizeInt8Row(a []float32, block int, r *int8Row) bool {
 	k := len(a)
 	q := make([]int8, k)
 	scales := make([]float32, k/block)
@@ -64,8 +67,11 @@ func quantizeInt8Row(a []float32, block int, r *int8Row) {
 			// |v| (the sign bit cleared); max keeps a NaN.
 			amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31)))
 		}
-		if amax != amax || amax > math.MaxFloat32 || amax == 0 {
-			continue // not finite, or all zeros
+		if amax != amax || amax > math.MaxFloat32 {
+			return false
+		}
+		if amax == 0 {
+			continue
 		}
 		scales[b/block] = amax / 127
 		inv := 127 / amax
@@ -97,6 +103,7 @@ func quantizeInt8Row(a []float32, block int, r *int8Row) {
 			r.sa[16*ch+j] = scales[(c0+8*j)/block]
 		}
 	}
+	return true
 }
 
 // int8Fits reports whether the int8 path takes p: 4-bit blocks of a
@@ -107,11 +114,14 @@ func int8Fits(p *NBits) bool {
 
 // matMulNBitsInt8 is MatMulNBits with A quantized to int8 (see above);
 // int8Fits(&p) holds. Threads take runs of 4 columns as matMulNBitsFast's
-// do (the last run ends at column N).
-func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, blocks, rowBytes int) {
+// do (the last run ends at column N). False (y not written) when A holds
+// a value that is not finite.
+func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, blocks, rowBytes int) bool {
 	rows := make([]int8Row, m)
 	for r := range rows {
-		quantizeInt8Row(a[r*p.K:(r+1)*p.K], p.Block, &rows[r])
+		if !quantizeInt8Row(a[r*p.K:(r+1)*p.K], p.Block, &rows[r]) {
+			return false
+		}
 	}
 	chunks := p.K / int8Chunk
 	// Per chunk: cpb chunks a block (Block ≥ 128) or bpc blocks a chunk;
@@ -176,6 +186,7 @@ func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, bloc
 			}
 		}
 	})
+	return true
 }
 
 // nbitsInt8Go is one column of the int8 path in Go: the kernel's lanes,
