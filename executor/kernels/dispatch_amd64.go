@@ -77,7 +77,7 @@ var _ = func() bool {
 			four2: nbits4GemvAVX512R2, eight2: nbits8GemvAVX512R2}
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
-		nbitsInt8Asm = nbits4Int8AVX512
+		nbitsInt8Asm, nbitsInt8Asm2 = nbits4Int8AVX512, nbits4Int8AVX512R2
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW {
 		availableI = append(availableI, iKernel{name: "avx512", mr: 12, nr: 32, fn: igemmAVX512})

@@ -38,9 +38,12 @@ import "math"
 // nbitsInt8): 4 columns, one row of A prepared by quantizeInt8Row.
 type nbitsInt8Kernel func(chunks, cpb, bpc int, b *byte, ldb int, qa *int8, qs, sa *float32, sc, zc *float32, ld int, idx *int32, kmask int, out *float32)
 
-// nbitsInt8Asm is the AVX512-VNNI kernel (nil: nbitsInt8Go); set during
-// package initialization and read-only afterwards.
-var nbitsInt8Asm nbitsInt8Kernel
+// nbitsInt8Asm is the AVX512-VNNI kernel (nil: nbitsInt8Go), and
+// nbitsInt8Asm2 its form for two rows at once (interleaved by
+// pairInt8Rows: the bytes, nibbles, scales and zero points shared, each
+// row's operations the one-row kernel's); set during package
+// initialization and read-only afterwards.
+var nbitsInt8Asm, nbitsInt8Asm2 nbitsInt8Kernel
 
 // int8Chunk is the values of a column the int8 path takes at a time.
 const int8Chunk = 128
@@ -131,6 +134,14 @@ func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, bloc
 	for j := range idx {
 		idx[j] = int32(8 * j / min(p.Block, int8Chunk) % bpc)
 	}
+	// Rows in pairs for the two-row kernel, interleaved by chunk.
+	var pairs []int8Row
+	if nbitsInt8Asm2 != nil {
+		pairs = make([]int8Row, m/2)
+		for i := range pairs {
+			pairs[i] = pairInt8Rows(&rows[2*i], &rows[2*i+1])
+		}
+	}
 	ldb := blocks * p.Block / 2
 	x.rangeWork((p.N+3)/4, (m+1)*p.K*2, func(lo, hi int) {
 		// The 4 columns' zero points as floats, block by block, column
@@ -141,7 +152,7 @@ func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, bloc
 				zc[i] = 8
 			}
 		}
-		var out [4]float32
+		var out [8]float32
 		for q := lo; q < hi; q++ {
 			n0 := min(4*q, p.N-4)
 			if p.N < 4 {
@@ -169,24 +180,49 @@ func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, bloc
 					}
 				}
 			}
-			for r := range rows {
-				row := &rows[r]
-				if nbitsInt8Asm != nil && cols == 4 {
+			start := 4*q - n0 // the columns the run before wrote
+			if p.N < 4 {
+				start = 0
+			}
+			for r := 0; r < m; {
+				n := 1
+				switch row := &rows[r]; {
+				case pairs != nil && cols == 4 && r+1 < m:
+					n = 2
+					pr := &pairs[r/2]
+					nbitsInt8Asm2(chunks, cpb, bpc, &p.B[n0*ldb], ldb, &pr.qa[0], &pr.qs[0], &pr.sa[0], &p.Scales[n0*blocks], &zq[0], 4*blocks, &idx[0], 1<<bpc-1, &out[0])
+				case nbitsInt8Asm != nil && cols == 4:
 					nbitsInt8Asm(chunks, cpb, bpc, &p.B[n0*ldb], ldb, &row.qa[0], &row.qs[0], &row.sa[0], &p.Scales[n0*blocks], &zq[0], 4*blocks, &idx[0], 1<<bpc-1, &out[0])
-				} else {
+				default:
 					for c := 0; c < cols; c++ {
 						out[c] = nbitsInt8Go(chunks, cpb, bpc, p.B[(n0+c)*ldb:], row, p.Scales[(n0+c)*blocks:], zq[c*blocks:], &idx)
 					}
 				}
-				start := 4*q - n0 // the columns the run before wrote
-				if p.N < 4 {
-					start = 0
+				for i := 0; i < n; i++ {
+					copy(y[(r+i)*p.N+n0+start:(r+i)*p.N+n0+cols], out[4*i+start:4*i+cols])
 				}
-				copy(y[r*p.N+n0+start:r*p.N+n0+cols], out[start:cols])
+				r += n
 			}
 		}
 	})
 	return true
+}
+
+// pairInt8Rows interleaves two prepared rows by chunk for the two-row
+// kernel: per chunk, a's 128 quantized values then b's, and a's 16 lanes'
+// qs and sa then b's.
+func pairInt8Rows(a, b *int8Row) int8Row {
+	chunks := len(a.qs) / 16
+	p := int8Row{qa: make([]int8, 2*len(a.qa)), qs: make([]float32, 2*len(a.qs)), sa: make([]float32, 2*len(a.sa))}
+	for ch := 0; ch < chunks; ch++ {
+		copy(p.qa[ch*2*int8Chunk:], a.qa[ch*int8Chunk:(ch+1)*int8Chunk])
+		copy(p.qa[ch*2*int8Chunk+int8Chunk:], b.qa[ch*int8Chunk:(ch+1)*int8Chunk])
+		copy(p.qs[ch*32:], a.qs[ch*16:(ch+1)*16])
+		copy(p.qs[ch*32+16:], b.qs[ch*16:(ch+1)*16])
+		copy(p.sa[ch*32:], a.sa[ch*16:(ch+1)*16])
+		copy(p.sa[ch*32+16:], b.sa[ch*16:(ch+1)*16])
+	}
+	return p
 }
 
 // nbitsInt8Go is one column of the int8 path in Go: the kernel's lanes,

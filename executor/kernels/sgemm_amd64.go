@@ -739,10 +739,15 @@ func nbits4GemvAVX512R2(blocks int, gpb int, b *byte, ldb int, a *float32, lda i
 //go:noescape
 func nbits8GemvAVX512R2(blocks int, gpb int, b *byte, ldb int, a *float32, lda int, asum *float32, ldas int, sc *float32, ldsc int, zs *float32, out *float32)
 
-// nbits4Int8AVX512 sets out[c] = Σ over 128-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 4-bit MatMulNBits B and one row of int8 A (see nbitsInt8 in asmgen).
+// nbits4Int8AVX512 sets out[4r+c] = Σ over 128-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 4-bit MatMulNBits B and 1 row(s) of int8 A (see nbitsInt8 in asmgen).
 //
 //go:noescape
 func nbits4Int8AVX512(chunks int, cpb int, bpc int, b *byte, ldb int, qa *int8, qs *float32, sa *float32, sc *float32, zc *float32, ld int, idx *int32, kmask int, out *float32)
+
+// nbits4Int8AVX512R2 sets out[4r+c] = Σ over 128-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 4-bit MatMulNBits B and 2 row(s) of int8 A (see nbitsInt8 in asmgen).
+//
+//go:noescape
+func nbits4Int8AVX512R2(chunks int, cpb int, bpc int, b *byte, ldb int, qa *int8, qs *float32, sa *float32, sc *float32, zc *float32, ld int, idx *int32, kmask int, out *float32)
 
 // maxPoolS2K3AVX512 pools planes·rows output rows of n outputs, 3×3 windows at stride 2 (maxNaN order of the row path), from window rows x, x+d1, x+d2 of w floats (columns shifted by lpad, outside [0, w) −Inf); k0 is the first 16 columns' lane mask.
 //

@@ -123,7 +123,8 @@ func main() {
 	nbitsGemv("nbits8GemvAVX512", 8, 16, 1, func() reg.VecVirtual { return ZMM() })
 	nbitsGemv("nbits4GemvAVX512R2", 4, 16, 2, func() reg.VecVirtual { return ZMM() })
 	nbitsGemv("nbits8GemvAVX512R2", 8, 16, 2, func() reg.VecVirtual { return ZMM() })
-	nbitsInt8()
+	nbitsInt8("nbits4Int8AVX512", 1)
+	nbitsInt8("nbits4Int8AVX512R2", 2)
 	poolRows("maxPoolS2K3AVX512", 3, 2)
 	poolRows("maxPoolS2K2AVX512", 2, 2)
 	poolRows("maxPoolS1K3AVX512", 3, 1)
@@ -782,26 +783,29 @@ func vpdpbusd(s, u, acc reg.VecVirtual) {
 	})
 }
 
-// nbitsInt8 emits func nbits4Int8AVX512(chunks, cpb, bpc int, b *byte,
-// ldb int, qa *int8, qs, sa *float32, sc, zc *float32, ld int, idx
-// *int32, kmask int, out *float32): MatMulNBits' int8 path (package
-// kernels, nbits_int8.go) for one row of A and 4 columns of 4-bit B
+// nbitsInt8 emits func name(chunks, cpb, bpc int, b *byte, ldb int, qa
+// *int8, qs, sa *float32, sc, zc *float32, ld int, idx *int32, kmask
+// int, out *float32): MatMulNBits' int8 path (package kernels,
+// nbits_int8.go) for rows (1 or 2) rows of A and 4 columns of 4-bit B
 // (column c's bytes at b + c·ldb, its scales at sc + c·ld bytes and its
-// zero points, as floats, at zc + c·ld: one per block).
+// zero points, as floats, at zc + c·ld: one per block); out[4r+c].
 // Per chunk of 128 values (64 bytes a column): the low nibbles (AND 15)
 // and the high ones (shift, AND) meet A's even and odd int8 values (qa:
-// 64 even, 64 odd) in two VPDPBUSD, so lane j holds Σ q_a·q_b over the
-// chunk's values 8j … 8j+7; then t = float(Σ) − zero·qs (exact),
-// acc += t·(scale·sa) (VMULPS, VMULPS, VADDPS). A chunk's blocks: bpc
-// of them from the chunk's first (the lanes' block offsets in idx; the
-// column's scales and zero points loaded under kmask, then VPERMPS), the
-// first advancing by bpc blocks every cpb chunks. The lanes are summed
+// 64 even, 64 odd, per row) in two VPDPBUSD, so lane j holds Σ q_a·q_b
+// over the chunk's values 8j … 8j+7; then t = float(Σ) − zero·qs
+// (exact), acc += t·(scale·sa) (VMULPS, VMULPS, VADDPS). A chunk's
+// blocks: bpc of them from the chunk's first (the lanes' block offsets
+// in idx; the column's scales and zero points loaded under kmask, then
+// VPERMPS), the first advancing by bpc blocks every cpb chunks. Two rows
+// share the chunk's bytes, nibbles, scales and zero points; their qa,
+// qs and sa are interleaved by chunk (a chunk's 128 values of row 0,
+// then of row 1; its 16 lanes' qs and sa of row 0, then of row 1), and
+// each row's operations are the one-row kernel's. The lanes are summed
 // as the float kernels' are (halves, quarters, then two VHADDPS).
-func nbitsInt8() {
-	const name = "nbits4Int8AVX512"
+func nbitsInt8(name string, rows int) {
 	TEXT(name, NOSPLIT, "func(chunks, cpb, bpc int, b *byte, ldb int, qa *int8, qs, sa *float32, sc, zc *float32, ld int, idx *int32, kmask int, out *float32)")
 	Pragma("noescape")
-	Doc(name + " sets out[c] = Σ over 128-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 4-bit MatMulNBits B and one row of int8 A (see nbitsInt8 in asmgen).")
+	Doc(name + fmt.Sprintf(" sets out[4r+c] = Σ over 128-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 4-bit MatMulNBits B and %d row(s) of int8 A (see nbitsInt8 in asmgen).", rows))
 	chunks := Load(Param("chunks"), GP64())
 	pb := Load(Param("b"), GP64())
 	ldb := Load(Param("ldb"), GP64())
@@ -839,42 +843,48 @@ func nbitsInt8() {
 		MOVL(U32(0x0f0f0f0f), r)
 		VPBROADCASTD(r, nib)
 	}
-	acc := make([]reg.VecVirtual, 4)
-	for c := range acc {
-		acc[c] = ZMM()
-		VPXORD(acc[c], acc[c], acc[c])
+	acc := make([]reg.VecVirtual, 4*rows)
+	for i := range acc {
+		acc[i] = ZMM()
+		VPXORD(acc[i], acc[i], acc[i])
 	}
 	Label(name + "_chunk")
-	ev, od, qsv, sav := ZMM(), ZMM(), ZMM(), ZMM()
-	VMOVDQU64(Mem{Base: pqa}, ev)
-	VMOVDQU64(Mem{Base: pqa, Disp: 64}, od)
-	VMOVUPS(Mem{Base: pqs}, qsv)
-	VMOVUPS(Mem{Base: psa}, sav)
+	ev, od, qsv, sav := make([]reg.VecVirtual, rows), make([]reg.VecVirtual, rows), make([]reg.VecVirtual, rows), make([]reg.VecVirtual, rows)
+	for r := 0; r < rows; r++ {
+		ev[r], od[r], qsv[r], sav[r] = ZMM(), ZMM(), ZMM(), ZMM()
+		VMOVDQU64(Mem{Base: pqa, Disp: 128 * r}, ev[r])
+		VMOVDQU64(Mem{Base: pqa, Disp: 128*r + 64}, od[r])
+		VMOVUPS(Mem{Base: pqs, Disp: 64 * r}, qsv[r])
+		VMOVUPS(Mem{Base: psa, Disp: 64 * r}, sav[r])
+	}
 	for c := 0; c < 4; c++ {
-		raw, lo, hi, sum := ZMM(), ZMM(), ZMM(), ZMM()
+		raw, lo, hi := ZMM(), ZMM(), ZMM()
 		VMOVDQU64(cols[c], raw)
 		VPANDD(nib, raw, lo)
 		VPSRLW(Imm(4), raw, hi)
 		VPANDD(nib, hi, hi)
-		VPXORD(sum, sum, sum)
-		vpdpbusd(ev, lo, sum)
-		vpdpbusd(od, hi, sum)
-		t, sb, z := ZMM(), ZMM(), ZMM()
-		VCVTDQ2PS(sum, t)
+		sb, z := ZMM(), ZMM()
 		VMOVUPS_Z(scs[c], k, sb)
 		VPERMPS(sb, idx, sb)
 		VMOVUPS_Z(zcs[c], k, z)
 		VPERMPS(z, idx, z)
-		VFNMADD231PS(qsv, z, t) // t − zero·qs: exact
-		VMULPS(sav, sb, sb)     // scale·sa
-		VMULPS(sb, t, t)
-		VADDPS(t, acc[c], acc[c])
+		for r := 0; r < rows; r++ {
+			sum, t, s := ZMM(), ZMM(), ZMM()
+			VPXORD(sum, sum, sum)
+			vpdpbusd(ev[r], lo, sum)
+			vpdpbusd(od[r], hi, sum)
+			VCVTDQ2PS(sum, t)
+			VFNMADD231PS(qsv[r], z, t) // t − zero·qs: exact
+			VMULPS(sav[r], sb, s)      // scale·sa
+			VMULPS(s, t, t)
+			VADDPS(t, acc[4*r+c], acc[4*r+c])
+		}
 	}
 	ADDQ(Imm(64), pb)
 	ADDQ(Imm(64), pb2)
-	ADDQ(Imm(128), pqa)
-	ADDQ(Imm(64), pqs)
-	ADDQ(Imm(64), psa)
+	ADDQ(U32(uint32(128*rows)), pqa)
+	ADDQ(U32(uint32(64*rows)), pqs)
+	ADDQ(U32(uint32(64*rows)), psa)
 	INCQ(sub)
 	CMPQ(sub, NewParamAddr("cpb", 8))
 	JNE(LabelRef(name + "_next"))
