@@ -55,55 +55,30 @@ func TestConvNHWC(t *testing.T) {
 					bias = randSlice(r, p.M)
 				}
 				oh, ow := p.Out()
-				ref := naiveConv(p, x, w, bias)
-				pc, err := PackConvWeights(p, w)
-				if err != nil {
-					t.Fatal(err)
-				}
 				pg, err := PackConvNHWC(p, w)
 				if err != nil {
 					t.Fatal(err)
 				}
 				xn := toNHWC(x, p.N, p.C, p.H, p.W)
-				for _, threads := range []int{1, 2, 3} {
-					ctx := NewContext(threads)
-					planes := make([]float32, p.N*p.M*oh*ow)
-					err := ctx.Conv2DPackedAct(p, x, w, pc, bias, planes, act, nil)
-					y := make([]float32, len(planes))
-					if err == nil {
-						err = ctx.ConvNHWC(p, xn, false, pg, bias, y, act, nil)
+				want := checkBitsOfNCHW(t, name, p, x, w, bias, act, false,
+					func(ctx *Context, y []float32) error { return ctx.ConvNHWC(p, xn, false, pg, bias, y, act, nil) },
+					func(ctx *Context, y []float32) error { return ctx.ConvNHWC(p, x, true, pg, bias, y, act, nil) }) // planar input
+				ref := naiveConv(p, x, w, bias)
+				refN := make([]float32, len(ref))
+				for i, v := range ref {
+					refN[i] = float32(v)
+				}
+				refN = toNHWC(refN, p.N, p.M, oh, ow)
+				for i, g := range want {
+					v := float64(refN[i])
+					switch act {
+					case ActRelu:
+						v = max(v, 0)
+					case ActRelu6:
+						v = min(max(v, 0), 6)
 					}
-					yp := make([]float32, len(planes))
-					if err == nil {
-						err = ctx.ConvNHWC(p, x, true, pg, bias, yp, act, nil)
-					}
-					ctx.Close()
-					if err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					want := toNHWC(planes, p.N, p.M, oh, ow)
-					refN := make([]float32, len(ref))
-					for i, v := range ref {
-						refN[i] = float32(v)
-					}
-					refN = toNHWC(refN, p.N, p.M, oh, ow)
-					for i := range y {
-						if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("%s, %d threads: element %d = %v, NCHW %v", name, threads, i, y[i], want[i])
-						}
-						if math.Float32bits(yp[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("%s, %d threads, planar input: element %d = %v, NCHW %v", name, threads, i, yp[i], want[i])
-						}
-						v := float64(refN[i])
-						switch act {
-						case ActRelu:
-							v = max(v, 0)
-						case ActRelu6:
-							v = min(max(v, 0), 6)
-						}
-						if d := math.Abs(float64(y[i]) - v); d > 1e-4*(1+math.Abs(v)) {
-							t.Fatalf("%s, %d threads: element %d = %v, float64 convolution %v", name, threads, i, y[i], v)
-						}
+					if d := math.Abs(float64(g) - v); d > 1e-4*(1+math.Abs(v)) {
+						t.Fatalf("%s: element %d = %v, float64 convolution %v", name, i, g, v)
 					}
 				}
 			}

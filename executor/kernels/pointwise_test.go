@@ -150,34 +150,14 @@ func TestPointwiseNHWCSubsampled(t *testing.T) {
 		{N: 1, C: 16, H: 9, W: 12, M: 8, KH: 1, KW: 1, SH: 3, SW: 2, DH: 1, DW: 1, Groups: 1},
 	} {
 		x, w, bias := randSlice(r, p.N*p.C*p.H*p.W), randSlice(r, p.M*p.C), randSlice(r, p.M)
-		oh, ow := p.Out()
-		pc, err := PackConvWeights(p, w)
-		if err != nil {
-			t.Fatal(err)
-		}
 		pw, err := PackPointwise(p.C, p.M, w)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, threads := range []int{1, 2, 3} {
-			ctx := NewContext(threads)
-			planes := make([]float32, p.N*p.M*oh*ow)
-			err := ctx.Conv2DPackedAct(p, x, w, pc, bias, planes, ActRelu, nil)
-			y := make([]float32, len(planes))
-			if err == nil {
-				err = ctx.PointwiseNHWCSubsampled(p, toNHWC(x, p.N, p.C, p.H, p.W), pw, bias, y, ActRelu, nil)
-			}
-			ctx.Close()
-			if err != nil {
-				t.Fatalf("%+v: %v", p, err)
-			}
-			want := toNHWC(planes, p.N, p.M, oh, ow)
-			for i := range y {
-				if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%+v, %d threads: element %d = %v, NCHW %v", p, threads, i, y[i], want[i])
-				}
-			}
-		}
+		xn := toNHWC(x, p.N, p.C, p.H, p.W)
+		checkBitsOfNCHW(t, fmt.Sprintf("%+v", p), p, x, w, bias, ActRelu, false, func(ctx *Context, y []float32) error {
+			return ctx.PointwiseNHWCSubsampled(p, xn, pw, bias, y, ActRelu, nil)
+		})
 	}
 }
 
