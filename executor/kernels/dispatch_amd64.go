@@ -77,7 +77,9 @@ var _ = func() bool {
 			four2: nbits4GemvAVX512R2, eight2: nbits8GemvAVX512R2}
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI {
-		nbitsInt8Asm, nbitsInt8Asm2 = nbits4Int8AVX512, nbits4Int8AVX512R2
+		nbitsInt8Asm = [2]int8Kernels{
+			{one: nbits4Int8AVX512, two: nbits4Int8AVX512R2, oneB: nbits4Int8BcastAVX512, twoB: nbits4Int8BcastAVX512R2},
+			{one: nbits8Int8AVX512, two: nbits8Int8AVX512R2, oneB: nbits8Int8BcastAVX512, twoB: nbits8Int8BcastAVX512R2}}
 	}
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW {
 		availableI = append(availableI, iKernel{name: "avx512", mr: 12, nr: 32, fn: igemmAVX512})

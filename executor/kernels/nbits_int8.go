@@ -21,12 +21,13 @@ import "math"
 // outputs as it would there.
 //
 // The order of the float32 operations is fixed by the lanes of the
-// kernel: a chunk of 128 values of a column is 64 bytes, and lane j
-// (of 16) sums the products of the chunk's values 8j … 8j+7 (the bytes
-// 4j … 4j+3: their low nibbles meet the even values of A, their high
-// nibbles the odd ones). Per chunk and lane,
+// kernel: for 4-bit B a chunk of 128 values of a column is 64 bytes, and
+// lane j (of 16) sums the products of the chunk's values 8j … 8j+7 (the
+// bytes 4j … 4j+3: their low nibbles meet the even values of A, their
+// high nibbles the odd ones); for 8-bit B a chunk is 64 values, lane j
+// the values (and bytes) 4j … 4j+3. Per chunk and lane,
 //
-//	t = float32(Σ q_a·q_b) − zero·float32(Σ q_a)   (exact: small integers)
+//	t = float32(Σ q_a·q_b) − zero·float32(Σ q_a)   (exact: |·| < 2²⁴)
 //	acc += t·(scale_b·scale_a)                       (each product rounded)
 //
 // and the 16 lanes are summed at the end as pairs 8 apart, then 4 apart,
@@ -38,29 +39,49 @@ import "math"
 // nbitsInt8): 4 columns, one row of A prepared by quantizeInt8Row.
 type nbitsInt8Kernel func(chunks, cpb, bpc int, b *byte, ldb int, qa *int8, qs, sa *float32, sc, zc *float32, ld int, idx *int32, kmask int, out *float32)
 
-// nbitsInt8Asm is the AVX512-VNNI kernel (nil: nbitsInt8Go), and
-// nbitsInt8Asm2 its form for two rows at once (interleaved by
-// pairInt8Rows: the bytes, nibbles, scales and zero points shared, each
-// row's operations the one-row kernel's); set during package
-// initialization and read-only afterwards.
-var nbitsInt8Asm, nbitsInt8Asm2 nbitsInt8Kernel
+// int8Kernels are the AVX512-VNNI kernels of the int8 path (nil:
+// nbitsInt8Go) for one bit width: one row of A, and two at once
+// (interleaved by pairInt8Rows: the bytes, nibbles, scales and zero
+// points shared, each row's operations the one-row kernel's); and their
+// forms for blocks of a chunk or more, which broadcast a column's scale
+// and zero point (the same values in every lane, so the same bits).
+type int8Kernels struct {
+	one, two, oneB, twoB nbitsInt8Kernel
+}
 
-// int8Chunk is the values of a column the int8 path takes at a time.
-const int8Chunk = 128
+// nbitsInt8Asm holds the kernels for 4-bit ([0]) and 8-bit ([1]) B; set
+// during package initialization and read-only afterwards.
+var nbitsInt8Asm [2]int8Kernels
 
-// int8Row is a row of A quantized for the int8 path: qa in chunks of 128
-// values, each the 64 even values then the 64 odd ones; per chunk and
-// lane j, qs the sum of the lane's 8 quantized values and sa its
-// block's scale.
+// int8Layout is how the int8 path takes a row of A for one bit width:
+// chunks of chunk values (64 bytes of a column of B), lane j of 16
+// summing the chunk's values lane·j … lane·j+lane−1; for 4 bits (split)
+// the chunk's qa is its 64 even values (the low nibbles' partners) then
+// its 64 odd ones, for 8 bits the values in order.
+type int8Layout struct {
+	chunk, lane int
+	split       bool
+}
+
+func int8LayoutOf(bits int) int8Layout {
+	if bits == 8 {
+		return int8Layout{chunk: 64, lane: 4}
+	}
+	return int8Layout{chunk: 128, lane: 8, split: true}
+}
+
+// int8Row is a row of A quantized for the int8 path: qa by chunks in the
+// layout's order; per chunk and lane j, qs the sum of the lane's
+// quantized values and sa its block's scale.
 type int8Row struct {
 	qa     []int8
 	qs, sa []float32
 }
 
-// quantizeInt8Row quantizes a (K values, K a multiple of 128 and of
-// block) block by block as MLAS does into r; false when a holds a value
-// that is not finite (r is then not set).
-func quantizeInt8Row(a []float32, block int, r *int8Row) bool {
+// quantizeInt8Row quantizes a (K values, K a multiple of the chunk and
+// of block) block by block as MLAS does into r; false when a holds a
+// value that is not finite (r is then not set).
+func quantizeInt8Row(a []float32, block int, lay int8Layout, r *int8Row) bool {
 	k := len(a)
 	q := make([]int8, k)
 	scales := make([]float32, k/block)
@@ -87,32 +108,37 @@ func quantizeInt8Row(a []float32, block int, r *int8Row) bool {
 			q[b+i] = int8((p + magic) - magic)
 		}
 	}
-	chunks := k / int8Chunk
+	chunks := k / lay.chunk
 	r.qa = make([]int8, k)
 	r.qs = make([]float32, 16*chunks)
 	r.sa = make([]float32, 16*chunks)
 	for ch := 0; ch < chunks; ch++ {
-		c0 := ch * int8Chunk
-		for i := 0; i < 64; i++ {
-			r.qa[c0+i] = q[c0+2*i]
-			r.qa[c0+64+i] = q[c0+2*i+1]
+		c0 := ch * lay.chunk
+		if lay.split {
+			for i := 0; i < 64; i++ {
+				r.qa[c0+i] = q[c0+2*i]
+				r.qa[c0+64+i] = q[c0+2*i+1]
+			}
+		} else {
+			copy(r.qa[c0:c0+lay.chunk], q[c0:])
 		}
 		for j := 0; j < 16; j++ {
 			s := 0
-			for _, v := range q[c0+8*j : c0+8*j+8] {
+			for _, v := range q[c0+lay.lane*j : c0+lay.lane*(j+1)] {
 				s += int(v)
 			}
 			r.qs[16*ch+j] = float32(s)
-			r.sa[16*ch+j] = scales[(c0+8*j)/block]
+			r.sa[16*ch+j] = scales[(c0+lay.lane*j)/block]
 		}
 	}
 	return true
 }
 
-// int8Fits reports whether the int8 path takes p: 4-bit blocks of a
-// multiple of 32 values covering K exactly, K a multiple of 128.
+// int8Fits reports whether the int8 path takes p: 4- or 8-bit blocks of
+// a multiple of 16 values covering K exactly, K a multiple of the
+// layout's chunk (128 values for 4 bits, 64 for 8).
 func int8Fits(p *NBits) bool {
-	return p.Bits == 4 && p.Block%32 == 0 && p.K%p.Block == 0 && p.K%int8Chunk == 0
+	return (p.Bits == 4 || p.Bits == 8) && p.Block%16 == 0 && p.K%p.Block == 0 && p.K%int8LayoutOf(p.Bits).chunk == 0
 }
 
 // matMulNBitsInt8 is MatMulNBits with A quantized to int8 (see above);
@@ -120,37 +146,41 @@ func int8Fits(p *NBits) bool {
 // do (the last run ends at column N). False (y not written) when A holds
 // a value that is not finite.
 func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, blocks, rowBytes int) bool {
+	lay := int8LayoutOf(p.Bits)
 	rows := make([]int8Row, m)
 	for r := range rows {
-		if !quantizeInt8Row(a[r*p.K:(r+1)*p.K], p.Block, &rows[r]) {
+		if !quantizeInt8Row(a[r*p.K:(r+1)*p.K], p.Block, lay, &rows[r]) {
 			return false
 		}
 	}
-	chunks := p.K / int8Chunk
-	// Per chunk: cpb chunks a block (Block ≥ 128) or bpc blocks a chunk;
-	// lane j's block is idx[j] blocks after the chunk's first.
-	cpb, bpc := max(1, p.Block/int8Chunk), max(1, int8Chunk/p.Block)
+	chunks := p.K / lay.chunk
+	// Per chunk: cpb chunks a block (Block ≥ chunk) or bpc blocks a
+	// chunk; lane j's block is idx[j] blocks after the chunk's first.
+	cpb, bpc := max(1, p.Block/lay.chunk), max(1, lay.chunk/p.Block)
 	var idx [16]int32
 	for j := range idx {
-		idx[j] = int32(8 * j / min(p.Block, int8Chunk) % bpc)
+		idx[j] = int32(lay.lane * j / min(p.Block, lay.chunk) % bpc)
+	}
+	ks := nbitsInt8Asm[p.Bits/8]
+	one, two := ks.one, ks.two
+	if p.Block >= lay.chunk {
+		one, two = ks.oneB, ks.twoB
 	}
 	// Rows in pairs for the two-row kernel, interleaved by chunk.
 	var pairs []int8Row
-	if nbitsInt8Asm2 != nil {
+	if two != nil {
 		pairs = make([]int8Row, m/2)
 		for i := range pairs {
-			pairs[i] = pairInt8Rows(&rows[2*i], &rows[2*i+1])
+			pairs[i] = pairInt8Rows(&rows[2*i], &rows[2*i+1], lay.chunk)
 		}
 	}
-	ldb := blocks * p.Block / 2
+	ldb := blocks * p.Block * p.Bits / 8
 	x.rangeWork((p.N+3)/4, (m+1)*p.K*2, func(lo, hi int) {
 		// The 4 columns' zero points as floats, block by block, column
-		// by column (the default once, when the model has none).
-		zc := make([]float32, 4*blocks)
-		if p.ZeroF == nil && p.ZeroPoints == nil && p.Zero == nil {
-			for i := range zc {
-				zc[i] = 8
-			}
+		// by column, when the caller keeps none (NBits.ZeroF).
+		var zc []float32
+		if p.ZeroF == nil {
+			zc = make([]float32, 4*blocks)
 		}
 		var out [8]float32
 		for q := lo; q < hi; q++ {
@@ -164,20 +194,8 @@ func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, bloc
 				zq = p.ZeroF[n0*blocks:]
 			}
 			for c := 0; c < cols && p.ZeroF == nil; c++ {
-				zr := zc[c*blocks : (c+1)*blocks]
-				switch {
-				case p.ZeroPoints != nil:
-					// two blocks a byte, low nibble first
-					for kb, v := range p.ZeroPoints[(n0+c)*rowBytes : (n0+c)*rowBytes+blocks/2] {
-						zr[2*kb], zr[2*kb+1] = float32(v&15), float32(v>>4)
-					}
-					if blocks%2 == 1 {
-						zr[blocks-1] = float32(p.ZeroPoints[(n0+c)*rowBytes+blocks/2] & 15)
-					}
-				case p.Zero != nil:
-					for kb := range zr {
-						zr[kb] = p.Zero(n0+c, kb)
-					}
+				for kb := 0; kb < blocks; kb++ {
+					zc[c*blocks+kb] = p.zero(n0+c, kb, rowBytes)
 				}
 			}
 			start := 4*q - n0 // the columns the run before wrote
@@ -190,12 +208,12 @@ func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, bloc
 				case pairs != nil && cols == 4 && r+1 < m:
 					n = 2
 					pr := &pairs[r/2]
-					nbitsInt8Asm2(chunks, cpb, bpc, &p.B[n0*ldb], ldb, &pr.qa[0], &pr.qs[0], &pr.sa[0], &p.Scales[n0*blocks], &zq[0], 4*blocks, &idx[0], 1<<bpc-1, &out[0])
-				case nbitsInt8Asm != nil && cols == 4:
-					nbitsInt8Asm(chunks, cpb, bpc, &p.B[n0*ldb], ldb, &row.qa[0], &row.qs[0], &row.sa[0], &p.Scales[n0*blocks], &zq[0], 4*blocks, &idx[0], 1<<bpc-1, &out[0])
+					two(chunks, cpb, bpc, &p.B[n0*ldb], ldb, &pr.qa[0], &pr.qs[0], &pr.sa[0], &p.Scales[n0*blocks], &zq[0], 4*blocks, &idx[0], 1<<bpc-1, &out[0])
+				case one != nil && cols == 4:
+					one(chunks, cpb, bpc, &p.B[n0*ldb], ldb, &row.qa[0], &row.qs[0], &row.sa[0], &p.Scales[n0*blocks], &zq[0], 4*blocks, &idx[0], 1<<bpc-1, &out[0])
 				default:
 					for c := 0; c < cols; c++ {
-						out[c] = nbitsInt8Go(chunks, cpb, bpc, p.B[(n0+c)*ldb:], row, p.Scales[(n0+c)*blocks:], zq[c*blocks:], &idx)
+						out[c] = nbitsInt8Go(chunks, cpb, bpc, lay, p.B[(n0+c)*ldb:], row, p.Scales[(n0+c)*blocks:], zq[c*blocks:], &idx)
 					}
 				}
 				for i := 0; i < n; i++ {
@@ -208,15 +226,15 @@ func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, bloc
 	return true
 }
 
-// pairInt8Rows interleaves two prepared rows by chunk for the two-row
-// kernel: per chunk, a's 128 quantized values then b's, and a's 16 lanes'
-// qs and sa then b's.
-func pairInt8Rows(a, b *int8Row) int8Row {
+// pairInt8Rows interleaves two prepared rows by chunk (of chunk values)
+// for the two-row kernel: per chunk, a's quantized values then b's, and
+// a's 16 lanes' qs and sa then b's.
+func pairInt8Rows(a, b *int8Row, chunk int) int8Row {
 	chunks := len(a.qs) / 16
 	p := int8Row{qa: make([]int8, 2*len(a.qa)), qs: make([]float32, 2*len(a.qs)), sa: make([]float32, 2*len(a.sa))}
 	for ch := 0; ch < chunks; ch++ {
-		copy(p.qa[ch*2*int8Chunk:], a.qa[ch*int8Chunk:(ch+1)*int8Chunk])
-		copy(p.qa[ch*2*int8Chunk+int8Chunk:], b.qa[ch*int8Chunk:(ch+1)*int8Chunk])
+		copy(p.qa[ch*2*chunk:], a.qa[ch*chunk:(ch+1)*chunk])
+		copy(p.qa[ch*2*chunk+chunk:], b.qa[ch*chunk:(ch+1)*chunk])
 		copy(p.qs[ch*32:], a.qs[ch*16:(ch+1)*16])
 		copy(p.qs[ch*32+16:], b.qs[ch*16:(ch+1)*16])
 		copy(p.sa[ch*32:], a.sa[ch*16:(ch+1)*16])
@@ -227,17 +245,21 @@ func pairInt8Rows(a, b *int8Row) int8Row {
 
 // nbitsInt8Go is one column of the int8 path in Go: the kernel's lanes,
 // operations and order (see above).
-func nbitsInt8Go(chunks, cpb, bpc int, b []byte, row *int8Row, sc, zc []float32, idx *[16]int32) float32 {
+func nbitsInt8Go(chunks, cpb, bpc int, lay int8Layout, b []byte, row *int8Row, sc, zc []float32, idx *[16]int32) float32 {
 	var acc [16]float32
 	blk := 0
 	for ch := 0; ch < chunks; ch++ {
 		cb := b[ch*64 : ch*64+64]
-		qa := row.qa[ch*int8Chunk : ch*int8Chunk+int8Chunk]
+		qa := row.qa[ch*lay.chunk : (ch+1)*lay.chunk]
 		for j := 0; j < 16; j++ {
 			s := int32(0)
 			for t := 0; t < 4; t++ {
 				v := cb[4*j+t]
-				s += int32(v&15)*int32(qa[4*j+t]) + int32(v>>4)*int32(qa[64+4*j+t])
+				if lay.split {
+					s += int32(v&15)*int32(qa[4*j+t]) + int32(v>>4)*int32(qa[64+4*j+t])
+				} else {
+					s += int32(v) * int32(qa[4*j+t])
+				}
 			}
 			kb := blk + int(idx[j])
 			// (Each product converted: rounded on its own, never

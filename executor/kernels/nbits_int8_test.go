@@ -15,21 +15,25 @@ import (
 // and order in Go) on 1, 2 and 3 threads: blocks of 32 to 256, default,
 // packed and given zero points (and on 2 threads as floats kept by the
 // caller, NBits.ZeroF), 1 to 8 rows, N under 4 and not a
-// multiple of 4; shapes the int8 path does not take, and an A holding
+// multiple of 4, 4- and 8-bit B; shapes the int8 path does not take, and an A holding
 // NaN or ±Inf, give the float32 product.
 func TestMatMulNBitsInt8(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, c := range []struct {
-		m, k, n, block int
-		zp             string
+		m, k, n, bits, block int
+		zp                   string
 	}{
-		{1, 128, 4, 32, ""}, {1, 256, 37, 32, "packed"}, {3, 512, 20, 128, "packed"}, {2, 512, 9, 256, "func"},
-		{8, 256, 12, 64, ""}, {1, 1024, 3, 32, "packed"}, {2, 384, 16, 128, ""},
+		{1, 128, 4, 4, 32, ""}, {1, 256, 37, 4, 32, "packed"}, {3, 512, 20, 4, 128, "packed"}, {2, 512, 9, 4, 256, "func"},
+		{8, 256, 12, 4, 64, ""}, {1, 1024, 3, 4, 32, "packed"}, {2, 384, 16, 4, 128, ""}, {3, 256, 10, 4, 16, "packed"},
+		{1, 64, 4, 8, 32, ""}, {3, 256, 21, 8, 32, "packed"}, {2, 512, 8, 8, 64, "packed"}, {5, 384, 12, 8, 128, ""},
+		{2, 192, 6, 8, 16, "func"}, {4, 512, 7, 8, 256, "packed"},
 	} {
-		name := fmt.Sprintf("m%d_k%d_n%d_block%d_%s", c.m, c.k, c.n, c.block, c.zp)
+		name := fmt.Sprintf("m%d_k%d_n%d_bits%d_block%d_%s", c.m, c.k, c.n, c.bits, c.block, c.zp)
 		blocks := c.k / c.block
-		rowBytes := (blocks + 1) / 2
-		p := NBits{K: c.k, N: c.n, Bits: 4, Block: c.block, B: make([]byte, c.n*blocks*c.block/2), Scales: make([]float32, c.n*blocks), Int8A: true}
+		per := 8 / c.bits
+		rowBytes := (blocks + per - 1) / per
+		blob := c.block * c.bits / 8
+		p := NBits{K: c.k, N: c.n, Bits: c.bits, Block: c.block, B: make([]byte, c.n*blocks*blob), Scales: make([]float32, c.n*blocks), Int8A: true}
 		for i := range p.B {
 			p.B[i] = byte(r.IntN(256))
 		}
@@ -43,7 +47,7 @@ func TestMatMulNBitsInt8(t *testing.T) {
 				p.ZeroPoints[i] = byte(r.IntN(256))
 			}
 		case "func":
-			p.Zero = func(n, kb int) float32 { return float32((n + 3*kb) % 16) }
+			p.Zero = func(n, kb int) float32 { return float32((n + 3*kb) % (1 << c.bits)) }
 		}
 		a := make([]float32, c.m*c.k)
 		for i := range a {
@@ -72,7 +76,7 @@ func TestMatMulNBitsInt8(t *testing.T) {
 					sb := float64(p.Scales[n*blocks+kb])
 					for i, v := range blk {
 						qa := math.RoundToEven(float64(v * inv))
-						qb := float64(int(p.B[(n*blocks+kb)*c.block/2+i/2]>>(4*(i%2))) & 15)
+						qb := float64(int(p.B[(n*blocks+kb)*blob+i/per]>>(c.bits*(i%per))) & (1<<c.bits - 1))
 						want[m*c.n+n] += sa * sb * qa * (qb - z)
 						mag[m*c.n+n] += math.Abs(sa * sb * qa * (qb - z))
 					}
@@ -81,20 +85,21 @@ func TestMatMulNBitsInt8(t *testing.T) {
 		}
 		// The kernel's order in Go, column by column.
 		exact := make([]float32, c.m*c.n)
-		cpb, bpc := max(1, c.block/int8Chunk), max(1, int8Chunk/c.block)
+		lay := int8LayoutOf(c.bits)
+		cpb, bpc := max(1, c.block/lay.chunk), max(1, lay.chunk/c.block)
 		var idx [16]int32
 		for j := range idx {
-			idx[j] = int32(8 * j / min(c.block, int8Chunk) % bpc)
+			idx[j] = int32(lay.lane * j / min(c.block, lay.chunk) % bpc)
 		}
 		for m := 0; m < c.m; m++ {
 			var row int8Row
-			quantizeInt8Row(a[m*c.k:(m+1)*c.k], c.block, &row)
+			quantizeInt8Row(a[m*c.k:(m+1)*c.k], c.block, lay, &row)
 			for n := 0; n < c.n; n++ {
 				z := make([]float32, blocks)
 				for kb := range z {
 					z[kb] = p.zero(n, kb, rowBytes)
 				}
-				exact[m*c.n+n] = nbitsInt8Go(c.k/int8Chunk, cpb, bpc, p.B[n*blocks*c.block/2:], &row, p.Scales[n*blocks:], z, &idx)
+				exact[m*c.n+n] = nbitsInt8Go(c.k/lay.chunk, cpb, bpc, lay, p.B[n*blocks*blob:], &row, p.Scales[n*blocks:], z, &idx)
 			}
 		}
 		for _, th := range []int{1, 2, 3} {
@@ -124,7 +129,7 @@ func TestMatMulNBitsInt8(t *testing.T) {
 	for _, c := range []struct {
 		k, block int
 		bad      float32 // put in A (0: none)
-	}{{96, 32, 0}, {256, 16, 0}, {256, 32, float32(math.NaN())}, {256, 64, float32(math.Inf(-1))}} {
+	}{{96, 32, 0}, {256, 16, float32(math.NaN())}, {256, 32, float32(math.NaN())}, {256, 64, float32(math.Inf(-1))}} {
 		p := NBits{K: c.k, N: 5, Bits: 4, Block: c.block, B: make([]byte, 5*c.k/2), Scales: make([]float32, 5*c.k/c.block)}
 		for i := range p.B {
 			p.B[i] = byte(r.IntN(256))

@@ -749,6 +749,36 @@ func nbits4Int8AVX512(chunks int, cpb int, bpc int, b *byte, ldb int, qa *int8, 
 //go:noescape
 func nbits4Int8AVX512R2(chunks int, cpb int, bpc int, b *byte, ldb int, qa *int8, qs *float32, sa *float32, sc *float32, zc *float32, ld int, idx *int32, kmask int, out *float32)
 
+// nbits4Int8BcastAVX512 sets out[4r+c] = Σ over 128-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 4-bit MatMulNBits B and 1 row(s) of int8 A (see nbitsInt8 in asmgen).
+//
+//go:noescape
+func nbits4Int8BcastAVX512(chunks int, cpb int, bpc int, b *byte, ldb int, qa *int8, qs *float32, sa *float32, sc *float32, zc *float32, ld int, idx *int32, kmask int, out *float32)
+
+// nbits4Int8BcastAVX512R2 sets out[4r+c] = Σ over 128-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 4-bit MatMulNBits B and 2 row(s) of int8 A (see nbitsInt8 in asmgen).
+//
+//go:noescape
+func nbits4Int8BcastAVX512R2(chunks int, cpb int, bpc int, b *byte, ldb int, qa *int8, qs *float32, sa *float32, sc *float32, zc *float32, ld int, idx *int32, kmask int, out *float32)
+
+// nbits8Int8AVX512 sets out[4r+c] = Σ over 64-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 8-bit MatMulNBits B and 1 row(s) of int8 A (see nbitsInt8 in asmgen).
+//
+//go:noescape
+func nbits8Int8AVX512(chunks int, cpb int, bpc int, b *byte, ldb int, qa *int8, qs *float32, sa *float32, sc *float32, zc *float32, ld int, idx *int32, kmask int, out *float32)
+
+// nbits8Int8AVX512R2 sets out[4r+c] = Σ over 64-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 8-bit MatMulNBits B and 2 row(s) of int8 A (see nbitsInt8 in asmgen).
+//
+//go:noescape
+func nbits8Int8AVX512R2(chunks int, cpb int, bpc int, b *byte, ldb int, qa *int8, qs *float32, sa *float32, sc *float32, zc *float32, ld int, idx *int32, kmask int, out *float32)
+
+// nbits8Int8BcastAVX512 sets out[4r+c] = Σ over 64-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 8-bit MatMulNBits B and 1 row(s) of int8 A (see nbitsInt8 in asmgen).
+//
+//go:noescape
+func nbits8Int8BcastAVX512(chunks int, cpb int, bpc int, b *byte, ldb int, qa *int8, qs *float32, sa *float32, sc *float32, zc *float32, ld int, idx *int32, kmask int, out *float32)
+
+// nbits8Int8BcastAVX512R2 sets out[4r+c] = Σ over 64-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 8-bit MatMulNBits B and 2 row(s) of int8 A (see nbitsInt8 in asmgen).
+//
+//go:noescape
+func nbits8Int8BcastAVX512R2(chunks int, cpb int, bpc int, b *byte, ldb int, qa *int8, qs *float32, sa *float32, sc *float32, zc *float32, ld int, idx *int32, kmask int, out *float32)
+
 // maxPoolS2K3AVX512 pools planes·rows output rows of n outputs, 3×3 windows at stride 2 (maxNaN order of the row path), from window rows x, x+d1, x+d2 of w floats (columns shifted by lpad, outside [0, w) −Inf); k0 is the first 16 columns' lane mask.
 //
 //go:noescape

@@ -123,8 +123,12 @@ func main() {
 	nbitsGemv("nbits8GemvAVX512", 8, 16, 1, func() reg.VecVirtual { return ZMM() })
 	nbitsGemv("nbits4GemvAVX512R2", 4, 16, 2, func() reg.VecVirtual { return ZMM() })
 	nbitsGemv("nbits8GemvAVX512R2", 8, 16, 2, func() reg.VecVirtual { return ZMM() })
-	nbitsInt8("nbits4Int8AVX512", 1)
-	nbitsInt8("nbits4Int8AVX512R2", 2)
+	for _, bits := range []int{4, 8} {
+		nbitsInt8(fmt.Sprintf("nbits%dInt8AVX512", bits), bits, 1, false)
+		nbitsInt8(fmt.Sprintf("nbits%dInt8AVX512R2", bits), bits, 2, false)
+		nbitsInt8(fmt.Sprintf("nbits%dInt8BcastAVX512", bits), bits, 1, true)
+		nbitsInt8(fmt.Sprintf("nbits%dInt8BcastAVX512R2", bits), bits, 2, true)
+	}
 	poolRows("maxPoolS2K3AVX512", 3, 2)
 	poolRows("maxPoolS2K2AVX512", 2, 2)
 	poolRows("maxPoolS1K3AVX512", 3, 1)
@@ -802,10 +806,21 @@ func vpdpbusd(s, u, acc reg.VecVirtual) {
 // then of row 1; its 16 lanes' qs and sa of row 0, then of row 1), and
 // each row's operations are the one-row kernel's. The lanes are summed
 // as the float kernels' are (halves, quarters, then two VHADDPS).
-func nbitsInt8(name string, rows int) {
+// With bcast (blocks of 128 values or more: bpc 1, every lane in the
+// chunk's one block), the column's scale and zero point are broadcast
+// from memory instead (VBROADCASTSS: a load, no shuffle), the same
+// values in every lane as the masked load and VPERMPS give with idx 0.
+// With bits 8, a chunk is 64 values (64 bytes a column, one VPDPBUSD
+// against qa's 64 values in order, lane j the values 4j … 4j+3) and
+// bcast serves blocks of 64 or more; the rest is the same.
+func nbitsInt8(name string, bits, rows int, bcast bool) {
 	TEXT(name, NOSPLIT, "func(chunks, cpb, bpc int, b *byte, ldb int, qa *int8, qs, sa *float32, sc, zc *float32, ld int, idx *int32, kmask int, out *float32)")
 	Pragma("noescape")
-	Doc(name + fmt.Sprintf(" sets out[4r+c] = Σ over 128-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of 4-bit MatMulNBits B and %d row(s) of int8 A (see nbitsInt8 in asmgen).", rows))
+	chunk := 128 // values a chunk
+	if bits == 8 {
+		chunk = 64
+	}
+	Doc(name + fmt.Sprintf(" sets out[4r+c] = Σ over %d-value chunks and lanes of (float(Σ q_a·q_b) − zero·qs)·(scale·sa) for 4 columns of %d-bit MatMulNBits B and %d row(s) of int8 A (see nbitsInt8 in asmgen).", chunk, bits, rows))
 	chunks := Load(Param("chunks"), GP64())
 	pb := Load(Param("b"), GP64())
 	ldb := Load(Param("ldb"), GP64())
@@ -826,19 +841,20 @@ func nbitsInt8(name string, rows int) {
 	SHLQ(Imm(2), bpc)
 	sub := GP64()
 	XORQ(sub, sub)
-	idx := ZMM()
-	{
+	var idx reg.VecVirtual
+	var k reg.OpmaskVirtual
+	if !bcast {
+		idx = ZMM()
 		pi := Load(Param("idx"), GP64())
 		VMOVDQU32(Mem{Base: pi}, idx)
-	}
-	k := K()
-	{
+		k = K()
 		m := GP64()
 		Load(Param("kmask"), m)
 		KMOVW(m.As32(), k)
 	}
-	nib := ZMM()
-	{
+	var nib reg.VecVirtual
+	if bits == 4 {
+		nib = ZMM()
 		r := GP32()
 		MOVL(U32(0x0f0f0f0f), r)
 		VPBROADCASTD(r, nib)
@@ -851,28 +867,42 @@ func nbitsInt8(name string, rows int) {
 	Label(name + "_chunk")
 	ev, od, qsv, sav := make([]reg.VecVirtual, rows), make([]reg.VecVirtual, rows), make([]reg.VecVirtual, rows), make([]reg.VecVirtual, rows)
 	for r := 0; r < rows; r++ {
-		ev[r], od[r], qsv[r], sav[r] = ZMM(), ZMM(), ZMM(), ZMM()
-		VMOVDQU64(Mem{Base: pqa, Disp: 128 * r}, ev[r])
-		VMOVDQU64(Mem{Base: pqa, Disp: 128*r + 64}, od[r])
+		ev[r], qsv[r], sav[r] = ZMM(), ZMM(), ZMM()
+		VMOVDQU64(Mem{Base: pqa, Disp: chunk * r}, ev[r])
+		if bits == 4 {
+			od[r] = ZMM()
+			VMOVDQU64(Mem{Base: pqa, Disp: 128*r + 64}, od[r])
+		}
 		VMOVUPS(Mem{Base: pqs, Disp: 64 * r}, qsv[r])
 		VMOVUPS(Mem{Base: psa, Disp: 64 * r}, sav[r])
 	}
 	for c := 0; c < 4; c++ {
 		raw, lo, hi := ZMM(), ZMM(), ZMM()
 		VMOVDQU64(cols[c], raw)
-		VPANDD(nib, raw, lo)
-		VPSRLW(Imm(4), raw, hi)
-		VPANDD(nib, hi, hi)
+		if bits == 4 {
+			VPANDD(nib, raw, lo)
+			VPSRLW(Imm(4), raw, hi)
+			VPANDD(nib, hi, hi)
+		}
 		sb, z := ZMM(), ZMM()
-		VMOVUPS_Z(scs[c], k, sb)
-		VPERMPS(sb, idx, sb)
-		VMOVUPS_Z(zcs[c], k, z)
-		VPERMPS(z, idx, z)
+		if bcast {
+			VBROADCASTSS(scs[c], sb)
+			VBROADCASTSS(zcs[c], z)
+		} else {
+			VMOVUPS_Z(scs[c], k, sb)
+			VPERMPS(sb, idx, sb)
+			VMOVUPS_Z(zcs[c], k, z)
+			VPERMPS(z, idx, z)
+		}
 		for r := 0; r < rows; r++ {
 			sum, t, s := ZMM(), ZMM(), ZMM()
 			VPXORD(sum, sum, sum)
-			vpdpbusd(ev[r], lo, sum)
-			vpdpbusd(od[r], hi, sum)
+			if bits == 4 {
+				vpdpbusd(ev[r], lo, sum)
+				vpdpbusd(od[r], hi, sum)
+			} else {
+				vpdpbusd(ev[r], raw, sum)
+			}
 			VCVTDQ2PS(sum, t)
 			VFNMADD231PS(qsv[r], z, t) // t − zero·qs: exact
 			VMULPS(sav[r], sb, s)      // scale·sa
@@ -882,7 +912,7 @@ func nbitsInt8(name string, rows int) {
 	}
 	ADDQ(Imm(64), pb)
 	ADDQ(Imm(64), pb2)
-	ADDQ(U32(uint32(128*rows)), pqa)
+	ADDQ(U32(uint32(chunk*rows)), pqa)
 	ADDQ(U32(uint32(64*rows)), pqs)
 	ADDQ(U32(uint32(64*rows)), psa)
 	INCQ(sub)
