@@ -53,6 +53,12 @@ func quantizeInt4(ctx context.Context, m *canonical.Model, opts QuantOptions) (*
 	default:
 		return nil, nil, fmt.Errorf("quantize: unknown int4 format %q (matmulnbits or qdq)", format)
 	}
+	if opts.AccuracyLevel < 0 || opts.AccuracyLevel > 4 {
+		return nil, nil, fmt.Errorf("quantize: --accuracy-level %d: want 0 to 4 (MatMulNBits' accuracy_level)", opts.AccuracyLevel)
+	}
+	if opts.AccuracyLevel != 0 && format != MatMulNBits {
+		return nil, nil, fmt.Errorf("quantize: --accuracy-level is MatMulNBits' attribute: it needs --format matmulnbits, not %s", format)
+	}
 	if format == Int4QDQ && m.Opset("") < int4Opset {
 		return nil, nil, fmt.Errorf("quantize: int4 QDQ needs ai.onnx opset %d (INT4 and blockwise DequantizeLinear); the model has %d: convert it first (onnxconv opset IN MID --opset %d)", int4Opset, m.Opset(""), int4Opset)
 	}
@@ -65,7 +71,7 @@ func quantizeInt4(ctx context.Context, m *canonical.Model, opts QuantOptions) (*
 		return nil, nil, fmt.Errorf("quantize: %w", err)
 	}
 	g := c.Graph
-	rep := &QuantReport{Mode: Int4, BlockSize: block, Format: format, Before: StatsOf(m), Top1: -1, MaxAbs: -1}
+	rep := &QuantReport{Mode: Int4, BlockSize: block, Format: format, AccuracyLevel: opts.AccuracyLevel, Before: StatsOf(m), Top1: -1, MaxAbs: -1}
 	nm := canonical.NewNamer(c)
 	var targets []*canonical.Node
 	for _, n := range g.Nodes {
@@ -85,8 +91,11 @@ func quantizeInt4(ctx context.Context, m *canonical.Model, opts QuantOptions) (*
 		if format == MatMulNBits {
 			b := e.Const("q4", canonical.NewTensor("", canonical.Uint8, []int64{q.n, q.blocks, int64(block / 2)}, q.nbits()))
 			s := e.Const("scales", canonical.NumberTensor("", canonical.Float, []int64{q.n * q.blocks}, q.scalesByColumn()))
-			y := e.OpIn("com.microsoft", "MatMulNBits", 1, []*canonical.Value{n.Input(0), b, s},
-				canonical.IntAttr("K", q.k), canonical.IntAttr("N", q.n), canonical.IntAttr("bits", 4), canonical.IntAttr("block_size", int64(block)))
+			attrs := []*canonical.Attribute{canonical.IntAttr("K", q.k), canonical.IntAttr("N", q.n), canonical.IntAttr("bits", 4), canonical.IntAttr("block_size", int64(block))}
+			if opts.AccuracyLevel != 0 {
+				attrs = append(attrs, canonical.IntAttr("accuracy_level", int64(opts.AccuracyLevel)))
+			}
+			y := e.OpIn("com.microsoft", "MatMulNBits", 1, []*canonical.Value{n.Input(0), b, s}, attrs...)
 			if e.Err() != nil {
 				return fail(e.Err())
 			}

@@ -72,6 +72,12 @@ type QuantOptions struct {
 	BlockSize int
 	// Format (Int4 mode) is how the weights are written ("": MatMulNBits).
 	Format Int4Format
+	// AccuracyLevel (Int4 mode, MatMulNBits) is the nodes'
+	// accuracy_level (0: not written, which is 0): 4 lets a runtime
+	// quantize A to int8 by the weights' blocks (ONNX Runtime does, and
+	// the executor computes its numbers); 1–3 (float32, float16,
+	// bfloat16 A) compute as 0 in ONNX Runtime's CPU provider.
+	AccuracyLevel int
 	// Unmeasured skips running the float and the quantized model to
 	// measure the accuracy change (--no-verify): on a large model that run
 	// holds float copies of the weights. The report says it was skipped.
@@ -99,8 +105,9 @@ type QuantReport struct {
 	// MeanAbs is the mean absolute error over the float outputs.
 	MeanAbs float64 `json:"mean_abs"`
 	// BlockSize and Format of Int4 mode.
-	BlockSize int        `json:"block_size,omitempty"`
-	Format    Int4Format `json:"format,omitempty"`
+	BlockSize     int        `json:"block_size,omitempty"`
+	Format        Int4Format `json:"format,omitempty"`
+	AccuracyLevel int        `json:"accuracy_level,omitempty"`
 	// Steps are the logits' agreement at each step of a decoder verified
 	// over a prefill and decode steps.
 	Steps []StepAgreement `json:"steps,omitempty"`

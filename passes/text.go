@@ -58,6 +58,9 @@ func (r *QuantReport) WriteText(w io.Writer, out string) error {
 	form := string(r.Mode) + " int8 QDQ"
 	if r.Mode == Int4 {
 		form = fmt.Sprintf("int4 weights (%s, blocks of %d)", r.Format, r.BlockSize)
+		if r.AccuracyLevel != 0 {
+			form = fmt.Sprintf("int4 weights (%s, blocks of %d, accuracy_level %d)", r.Format, r.BlockSize, r.AccuracyLevel)
+		}
 	}
 	fused := ""
 	if r.Fused > 0 {

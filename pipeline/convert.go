@@ -658,6 +658,9 @@ func (c *converter) export(ctx context.Context, m *canonical.Model, opset int) (
 	c.closers = append(c.closers, r.Model)
 	c.timed("adapt")
 	c.logf("%s", r.Summary)
+	if r.Profile != "" {
+		c.defaultProfile(r.Profile)
+	}
 	return r.Model, nil
 }
 

@@ -300,6 +300,9 @@ func TestQuantizeCommandErrors(t *testing.T) {
 		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "int4", "--block-size", "24"}, 2, "--block-size 24"},
 		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "int4", "--format", "gguf"}, 2, "--format"},
 		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "static", "--block-size", "32"}, 2, "are for --mode int4"},
+		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "dynamic", "--accuracy-level", "4"}, 2, "are for --mode int4"},
+		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "int4", "--accuracy-level", "5"}, 2, "--accuracy-level 5: want 0 to 4"},
+		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "int4", "--format", "qdq", "--accuracy-level", "4"}, 2, "needs --format matmulnbits"},
 		{[]string{fixtureModel(t, "mlp_opset9"), out, "--mode", "static"}, 1, "opset 9"},
 		{[]string{fixtureModel(t, "mlp_opset17"), out, "--mode", "static", "--calibration", filepath.Join(dir, "none")}, 2, "--calibration"},
 	} {

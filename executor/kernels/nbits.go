@@ -17,9 +17,8 @@ type NBits struct {
 	Zero              func(n, kb int) float32
 	// Int8A: A is quantized to int8 by B's blocks as ONNX Runtime does
 	// for accuracy_level 4 (nbits_int8.go), where int8Fits takes the
-	// shape (4- or 8-bit blocks of a multiple of 16 values covering K, K
-	// a multiple of 128 for 4 bits, of 64 for 8) and A is finite; else
-	// the float32 product.
+	// shape (the bits and blocks ONNX Runtime quantizes A for) and A is
+	// finite; else the float32 product.
 	Int8A bool
 	// ZeroF (nil: none) is the zero points as ZeroFloats makes them, kept
 	// by the caller across calls: the int8 path reads them in place

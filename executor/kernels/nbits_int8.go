@@ -55,19 +55,17 @@ var nbitsInt8Asm [2]int8Kernels
 
 // int8Layout is how the int8 path takes a row of A for one bit width:
 // chunks of chunk values (64 bytes of a column of B), lane j of 16
-// summing the chunk's values lane·j … lane·j+lane−1; for 4 bits (split)
-// the chunk's qa is its 64 even values (the low nibbles' partners) then
-// its 64 odd ones, for 8 bits the values in order.
+// summing the chunk's values lane·j … lane·j+lane−1 (the bytes 4j …
+// 4j+3); for 4 bits (split) the chunk's qa is its 64 even values (the
+// low nibbles' partners) then its 64 odd ones, for 8 and 2 bits the
+// values in order.
 type int8Layout struct {
-	chunk, lane int
-	split       bool
+	bits, chunk, lane int
+	split             bool
 }
 
 func int8LayoutOf(bits int) int8Layout {
-	if bits == 8 {
-		return int8Layout{chunk: 64, lane: 4}
-	}
-	return int8Layout{chunk: 128, lane: 8, split: true}
+	return int8Layout{bits: bits, chunk: 512 / bits, lane: 32 / bits, split: bits == 4}
 }
 
 // int8Row is a row of A quantized for the int8 path: qa by chunks in the
@@ -78,16 +76,16 @@ type int8Row struct {
 	qs, sa []float32
 }
 
-// quantizeInt8Row quantizes a (K values, K a multiple of the chunk and
-// of block) block by block as MLAS does into r; false when a holds a
-// value that is not finite (r is then not set).
+// quantizeInt8Row quantizes a block by block as MLAS does into r, a
+// last block that a does not fill padded with zeros; false when a holds
+// a value that is not finite (r is then not set).
 func quantizeInt8Row(a []float32, block int, lay int8Layout, r *int8Row) bool {
 	k := len(a)
 	q := make([]int8, k)
-	scales := make([]float32, k/block)
+	scales := make([]float32, (k+block-1)/block)
 	for b := 0; b < k; b += block {
 		amax := float32(0)
-		for _, v := range a[b : b+block] {
+		for _, v := range a[b:min(b+block, k)] {
 			// |v| (the sign bit cleared); max keeps a NaN.
 			amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31)))
 		}
@@ -99,7 +97,7 @@ func quantizeInt8Row(a []float32, block int, lay int8Layout, r *int8Row) bool {
 		}
 		scales[b/block] = amax / 127
 		inv := 127 / amax
-		for i, v := range a[b : b+block] {
+		for i, v := range a[b:min(b+block, k)] {
 			// Rounded half to even as float32 adds round: |v·inv| ≤
 			// 127.0001 ≪ 2²², so adding and taking away 1.5·2²³
 			// leaves the nearest integer.
@@ -108,10 +106,14 @@ func quantizeInt8Row(a []float32, block int, lay int8Layout, r *int8Row) bool {
 			q[b+i] = int8((p + magic) - magic)
 		}
 	}
-	chunks := k / lay.chunk
-	r.qa = make([]int8, k)
+	// Whole blocks, then whole chunks: a last one that the blocks do not
+	// fill is padded with zeros (its lanes past them have qs and sa 0).
+	k = len(scales) * block
+	chunks := (k + lay.chunk - 1) / lay.chunk
+	r.qa = make([]int8, chunks*lay.chunk)
 	r.qs = make([]float32, 16*chunks)
 	r.sa = make([]float32, 16*chunks)
+	q = append(q, make([]int8, chunks*lay.chunk-len(q))...)
 	for ch := 0; ch < chunks; ch++ {
 		c0 := ch * lay.chunk
 		if lay.split {
@@ -122,7 +124,7 @@ func quantizeInt8Row(a []float32, block int, lay int8Layout, r *int8Row) bool {
 		} else {
 			copy(r.qa[c0:c0+lay.chunk], q[c0:])
 		}
-		for j := 0; j < 16; j++ {
+		for j := 0; j < 16 && c0+lay.lane*j < k; j++ {
 			s := 0
 			for _, v := range q[c0+lay.lane*j : c0+lay.lane*(j+1)] {
 				s += int(v)
@@ -134,11 +136,20 @@ func quantizeInt8Row(a []float32, block int, lay int8Layout, r *int8Row) bool {
 	return true
 }
 
-// int8Fits reports whether the int8 path takes p: 4- or 8-bit blocks of
-// a multiple of 16 values covering K exactly, K a multiple of the
-// layout's chunk (128 values for 4 bits, 64 for 8).
+// int8Fits reports whether the int8 path takes p: 4- and 8-bit blocks
+// of 16 to 256 values (and any larger multiple of 16), 2-bit ones of 32
+// to 128 — those ONNX Runtime 1.30 quantizes A for (its 2-bit blocks of
+// 16 and 256 keep the float32 product: runtimes/ortnode
+// TestMatMulNBitsShapesLikeORT). A last block that K does not fill is
+// taken with A padded by zeros (as MLAS pads it). Where the blocks'
+// values are a multiple of the layout's chunk (128 values for 4 bits, 64
+// for 8), the assembly kernels run; else (small K, 2 bits) nbitsInt8Go
+// does, its last chunk partial.
 func int8Fits(p *NBits) bool {
-	return (p.Bits == 4 || p.Bits == 8) && p.Block%16 == 0 && p.K%p.Block == 0 && p.K%int8LayoutOf(p.Bits).chunk == 0
+	if p.Bits == 2 {
+		return p.Block >= 32 && p.Block <= 128 && p.Block%16 == 0
+	}
+	return (p.Bits == 4 || p.Bits == 8) && p.Block%16 == 0
 }
 
 // matMulNBitsInt8 is MatMulNBits with A quantized to int8 (see above);
@@ -147,13 +158,14 @@ func int8Fits(p *NBits) bool {
 // a value that is not finite.
 func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, blocks, rowBytes int) bool {
 	lay := int8LayoutOf(p.Bits)
+	k := blocks * p.Block // K, with a last block K does not fill padded
 	rows := make([]int8Row, m)
 	for r := range rows {
 		if !quantizeInt8Row(a[r*p.K:(r+1)*p.K], p.Block, lay, &rows[r]) {
 			return false
 		}
 	}
-	chunks := p.K / lay.chunk
+	chunks := (k + lay.chunk - 1) / lay.chunk
 	// Per chunk: cpb chunks a block (Block ≥ chunk) or bpc blocks a
 	// chunk; lane j's block is idx[j] blocks after the chunk's first.
 	cpb, bpc := max(1, p.Block/lay.chunk), max(1, lay.chunk/p.Block)
@@ -161,10 +173,12 @@ func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, bloc
 	for j := range idx {
 		idx[j] = int32(lay.lane * j / min(p.Block, lay.chunk) % bpc)
 	}
-	ks := nbitsInt8Asm[p.Bits/8]
-	one, two := ks.one, ks.two
-	if p.Block >= lay.chunk {
-		one, two = ks.oneB, ks.twoB
+	var one, two nbitsInt8Kernel
+	if ks := nbitsInt8Asm[p.Bits/8]; p.Bits != 2 && k%lay.chunk == 0 {
+		one, two = ks.one, ks.two
+		if p.Block >= lay.chunk {
+			one, two = ks.oneB, ks.twoB
+		}
 	}
 	// Rows in pairs for the two-row kernel, interleaved by chunk.
 	var pairs []int8Row
@@ -213,7 +227,7 @@ func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, bloc
 					one(chunks, cpb, bpc, &p.B[n0*ldb], ldb, &row.qa[0], &row.qs[0], &row.sa[0], &p.Scales[n0*blocks], &zq[0], 4*blocks, &idx[0], 1<<bpc-1, &out[0])
 				default:
 					for c := 0; c < cols; c++ {
-						out[c] = nbitsInt8Go(chunks, cpb, bpc, lay, p.B[(n0+c)*ldb:], row, p.Scales[(n0+c)*blocks:], zq[c*blocks:], &idx)
+						out[c] = nbitsInt8Go(k, cpb, bpc, lay, p.B[(n0+c)*ldb:], row, p.Scales[(n0+c)*blocks:], zq[c*blocks:], &idx)
 					}
 				}
 				for i := 0; i < n; i++ {
@@ -243,22 +257,26 @@ func pairInt8Rows(a, b *int8Row, chunk int) int8Row {
 	return p
 }
 
-// nbitsInt8Go is one column of the int8 path in Go: the kernel's lanes,
-// operations and order (see above).
-func nbitsInt8Go(chunks, cpb, bpc int, lay int8Layout, b []byte, row *int8Row, sc, zc []float32, idx *[16]int32) float32 {
+// nbitsInt8Go is one column of the int8 path in Go over K values: the
+// kernel's lanes, operations and order (see above); in a last chunk
+// that K does not fill, only the lanes within K.
+func nbitsInt8Go(k, cpb, bpc int, lay int8Layout, b []byte, row *int8Row, sc, zc []float32, idx *[16]int32) float32 {
 	var acc [16]float32
 	blk := 0
-	for ch := 0; ch < chunks; ch++ {
-		cb := b[ch*64 : ch*64+64]
+	for ch := 0; ch*lay.chunk < k; ch++ {
+		cb := b[ch*64 : ch*64+min(64, (k-ch*lay.chunk)*64/lay.chunk)]
 		qa := row.qa[ch*lay.chunk : (ch+1)*lay.chunk]
-		for j := 0; j < 16; j++ {
+		per, mask := 8/lay.bits, byte(1<<lay.bits-1)
+		for j := 0; j < 16 && 4*j < len(cb); j++ {
 			s := int32(0)
 			for t := 0; t < 4; t++ {
 				v := cb[4*j+t]
 				if lay.split {
 					s += int32(v&15)*int32(qa[4*j+t]) + int32(v>>4)*int32(qa[64+4*j+t])
-				} else {
-					s += int32(v) * int32(qa[4*j+t])
+					continue
+				}
+				for u := 0; u < per; u++ {
+					s += int32(v>>(lay.bits*u)&mask) * int32(qa[(4*j+t)*per+u])
 				}
 			}
 			kb := blk + int(idx[j])

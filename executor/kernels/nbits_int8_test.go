@@ -12,11 +12,12 @@ import (
 // (amax/127, round half to even), scale_a·scale_b·Σ q_a·(q_b − zero) —
 // in float64 (within 1e-6 of Σ|scale_a·scale_b·q_a·(q_b − zero)|), and
 // bit for bit against nbitsInt8Go column by column (the kernel's lanes
-// and order in Go) on 1, 2 and 3 threads: blocks of 32 to 256, default,
+// and order in Go) on 1, 2 and 3 threads: blocks of 16 to 256, default,
 // packed and given zero points (and on 2 threads as floats kept by the
-// caller, NBits.ZeroF), 1 to 8 rows, N under 4 and not a
-// multiple of 4, 4- and 8-bit B; shapes the int8 path does not take, and an A holding
-// NaN or ±Inf, give the float32 product.
+// caller, NBits.ZeroF), 1 to 8 rows, N under 4 and not a multiple of 4,
+// 2-, 4- and 8-bit B, K not a multiple of the kernels' chunk (the Go loop)
+// and not of the block (a last block padded); shapes the int8 path does
+// not take, and an A holding NaN or ±Inf, give the float32 product.
 func TestMatMulNBitsInt8(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, c := range []struct {
@@ -27,9 +28,15 @@ func TestMatMulNBitsInt8(t *testing.T) {
 		{8, 256, 12, 4, 64, ""}, {1, 1024, 3, 4, 32, "packed"}, {2, 384, 16, 4, 128, ""}, {3, 256, 10, 4, 16, "packed"},
 		{1, 64, 4, 8, 32, ""}, {3, 256, 21, 8, 32, "packed"}, {2, 512, 8, 8, 64, "packed"}, {5, 384, 12, 8, 128, ""},
 		{2, 192, 6, 8, 16, "func"}, {4, 512, 7, 8, 256, "packed"},
+		// K not a multiple of the chunk (128 values, 64 for 8 bits).
+		{2, 96, 7, 4, 32, "packed"}, {1, 64, 5, 4, 16, ""}, {3, 320, 9, 4, 64, "func"}, {3, 48, 6, 8, 16, "packed"}, {2, 96, 4, 8, 32, ""},
+		// A last block that K does not fill (A padded by zeros).
+		{2, 112, 6, 4, 32, "packed"}, {1, 200, 5, 8, 64, ""}, {3, 40, 9, 4, 16, "func"}, {2, 1000, 8, 4, 128, "packed"},
+		// 2-bit B (the Go loop).
+		{2, 256, 7, 2, 32, "packed"}, {1, 96, 5, 2, 32, "func"}, {3, 512, 9, 2, 128, ""}, {2, 200, 4, 2, 64, "packed"},
 	} {
 		name := fmt.Sprintf("m%d_k%d_n%d_bits%d_block%d_%s", c.m, c.k, c.n, c.bits, c.block, c.zp)
-		blocks := c.k / c.block
+		blocks := (c.k + c.block - 1) / c.block
 		per := 8 / c.bits
 		rowBytes := (blocks + per - 1) / per
 		blob := c.block * c.bits / 8
@@ -62,7 +69,7 @@ func TestMatMulNBitsInt8(t *testing.T) {
 		mag := make([]float64, c.m*c.n)
 		for m := 0; m < c.m; m++ {
 			for kb := 0; kb < blocks; kb++ {
-				blk := a[m*c.k+kb*c.block : m*c.k+(kb+1)*c.block]
+				blk := a[m*c.k+kb*c.block : m*c.k+min((kb+1)*c.block, c.k)]
 				amax := float32(0)
 				for _, v := range blk {
 					amax = max(amax, float32(math.Abs(float64(v))))
@@ -99,7 +106,7 @@ func TestMatMulNBitsInt8(t *testing.T) {
 				for kb := range z {
 					z[kb] = p.zero(n, kb, rowBytes)
 				}
-				exact[m*c.n+n] = nbitsInt8Go(c.k/lay.chunk, cpb, bpc, lay, p.B[n*blocks*blob:], &row, p.Scales[n*blocks:], z, &idx)
+				exact[m*c.n+n] = nbitsInt8Go(blocks*c.block, cpb, bpc, lay, p.B[n*blocks*blob:], &row, p.Scales[n*blocks:], z, &idx)
 			}
 		}
 		for _, th := range []int{1, 2, 3} {
@@ -127,10 +134,11 @@ func TestMatMulNBitsInt8(t *testing.T) {
 	// Shapes the int8 path does not take, and A not finite: the float32
 	// product.
 	for _, c := range []struct {
-		k, block int
-		bad      float32 // put in A (0: none)
-	}{{96, 32, 0}, {256, 16, float32(math.NaN())}, {256, 32, float32(math.NaN())}, {256, 64, float32(math.Inf(-1))}} {
-		p := NBits{K: c.k, N: 5, Bits: 4, Block: c.block, B: make([]byte, 5*c.k/2), Scales: make([]float32, 5*c.k/c.block)}
+		bits, k, block int
+		bad            float32 // put in A (0: none)
+	}{{4, 96, 8, 0}, {2, 64, 16, 0}, {2, 512, 256, 0}, {4, 256, 16, float32(math.NaN())}, {8, 256, 32, float32(math.NaN())}, {4, 256, 64, float32(math.Inf(-1))}} {
+		blocks := (c.k + c.block - 1) / c.block
+		p := NBits{K: c.k, N: 5, Bits: c.bits, Block: c.block, B: make([]byte, 5*blocks*c.block*c.bits/8), Scales: make([]float32, 5*blocks)}
 		for i := range p.B {
 			p.B[i] = byte(r.IntN(256))
 		}
@@ -148,14 +156,14 @@ func TestMatMulNBitsInt8(t *testing.T) {
 		}
 		p.Int8A = true
 		if int8Fits(&p) != (c.bad != 0) {
-			t.Fatalf("K %d, block %d: int8Fits %v", c.k, c.block, int8Fits(&p))
+			t.Fatalf("%d bits, K %d, block %d: int8Fits %v", c.bits, c.k, c.block, int8Fits(&p))
 		}
 		if err := x.MatMulNBits(p, a, 1, y); err != nil {
 			t.Fatal(err)
 		}
 		for i := range y {
 			if math.Float32bits(y[i]) != math.Float32bits(f[i]) {
-				t.Fatalf("K %d, block %d, A holding %v: y[%d] = %v, the float32 product %v", c.k, c.block, c.bad, i, y[i], f[i])
+				t.Fatalf("%d bits, K %d, block %d, A holding %v: y[%d] = %v, the float32 product %v", c.bits, c.k, c.block, c.bad, i, y[i], f[i])
 			}
 		}
 	}

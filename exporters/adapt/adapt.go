@@ -117,6 +117,11 @@ type Report struct {
 	Actions    []Action    `json:"actions,omitempty"`
 	Violations []Violation `json:"violations,omitempty"`
 	Notes      []string    `json:"notes,omitempty"`
+	// Tolerance names the verification profile a rewrite that changes
+	// the numbers by design needs ("": none): "int8" when MatMulNBits
+	// nodes of accuracy_level 4 (activations quantized to int8) became
+	// float32 DequantizeLinear + MatMul.
+	Tolerance string `json:"tolerance,omitempty"`
 }
 
 // OK reports whether the target supports the adapted model (warnings

@@ -65,6 +65,7 @@ func (onnxExporter) Export(ctx context.Context, m *canonical.Model, target strin
 		rep := r.Report
 		res.Summary = fmt.Sprintf("target %s: opset %d -> %d, IR %d -> %d", target, rep.FromOpset, rep.ToOpset, rep.FromIRVersion, rep.ToIRVersion)
 		res.ExternalData = rep.ExternalData
+		res.Profile = rep.Tolerance
 	}
 	if err != nil {
 		// a target's violations and a blocked conversion are both the one

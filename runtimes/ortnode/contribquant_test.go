@@ -224,23 +224,34 @@ g (float[2,3,%d] x) => (float[2,3,%d] y)
 // onnxruntime-1.30 (MatMulNBits again), and runs all three in ONNX Runtime
 // over a prefill and 3 decode steps: each conversion's logits are the
 // MatMulNBits model's at every step (the models run as written, see
-// convertedLikeORT).
+// convertedLikeORT). From MatMulNBits of accuracy_level 4 (int8
+// activations) the standard form computes float32 activations: the
+// adaptation says so and names the int8 profile, within which the
+// conversions agree with the level-4 model (and not within fp32).
 func TestInt4DecodersToStandardAndBack(t *testing.T) {
 	r := testRuntime(t)
 	ctx := context.Background()
-	for _, name := range []string{"llama", "gpt2"} {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		level int
+	}{{"llama", 0}, {"gpt2", 0}, {"llama", 4}} {
+		name, level := tc.name, tc.level
+		t.Run(fmt.Sprintf("%s/level%d", name, level), func(t *testing.T) {
 			dir := t.TempDir()
 			m, err := canonical.Load(filepath.Join(testpaths.RepoRoot(t), "fixtures", "decoders", name, "model.onnx"), canonical.LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			q, rep, err := passes.Quantize(ctx, m, passes.QuantOptions{Mode: passes.Int4, Format: passes.MatMulNBits})
+			q, rep, err := passes.Quantize(ctx, m, passes.QuantOptions{Mode: passes.Int4, Format: passes.MatMulNBits, AccuracyLevel: level})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer q.Close()
+			profile := ""
+			if level == 4 {
+				profile = "int8"
+			}
 			var names []string
 			for _, v := range verify.GraphInputs(m) {
 				names = append(names, v.Name)
@@ -269,8 +280,12 @@ func TestInt4DecodersToStandardAndBack(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer c.Close()
-				if _, err := adapt.Adapt(c, p, adapt.Options{}); err != nil {
+				ar, err := adapt.Adapt(c, p, adapt.Options{})
+				if err != nil {
 					t.Fatalf("%s: %v", target, err)
+				}
+				if want := map[bool]string{true: profile}[target == "onnx-opset23"]; ar.Tolerance != want {
+					t.Errorf("%s: the adaptation names the profile %q, want %q", target, ar.Tolerance, want)
 				}
 				count := map[string]int{}
 				for _, n := range c.Graph.Nodes {
@@ -280,12 +295,18 @@ func TestInt4DecodersToStandardAndBack(t *testing.T) {
 					target != "onnx-opset23" && (count["MatMulNBits"] != rep.Quantized || count["DequantizeLinear"] != 0) {
 					t.Errorf("%s: %d MatMulNBits and %d DequantizeLinear nodes for %d quantized weights", target, count["MatMulNBits"], count["DequantizeLinear"], rep.Quantized)
 				}
-				cmp, err := verify.Compare(ctx, ref, side(target, c), verify.Options{Decode: &verify.Decode{Steps: 3}})
+				sd := side(target, c)
+				cmp, err := verify.Compare(ctx, ref, sd, verify.Options{Profile: profile, Decode: &verify.Decode{Steps: 3}})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !cmp.Equivalent || cmp.Decode == nil {
 					t.Errorf("%s: not equivalent to the MatMulNBits model over the decode steps: %s", target, cmp.Summary)
+				}
+				if profile != "" {
+					if fp, err := verify.Compare(ctx, ref, sd, verify.Options{Profile: "fp32", Decode: &verify.Decode{Steps: 3}}); err != nil || fp.Equivalent {
+						t.Errorf("%s: within fp32 of the level-%d model (error %v): the activations' int8 step should show", target, level, err)
+					}
 				}
 				t.Logf("%s: %d MatMulNBits, %d DequantizeLinear: %s", target, count["MatMulNBits"], count["DequantizeLinear"], cmp.Summary)
 				cur = c

@@ -159,13 +159,21 @@ func decodesLikeTorch(t *testing.T, r runtimes.Runtime, dir, path string) {
 // standard INT4 with blockwise DequantizeLinear at opset 21 — and runs
 // each in ONNX Runtime over a prefill and 3 decode steps against the float
 // model, also in ONNX Runtime: within the int4 profile, with the logits'
-// cosine and top-1 agreement per step logged.
+// cosine and top-1 agreement per step logged. MatMulNBits with
+// accuracy_level 4 (A quantized to int8 by blocks) too, whose model the
+// executor runs with ONNX Runtime's numbers: within the fp32 profile of
+// ONNX Runtime's over the same steps (computing the float32 product, it
+// is not).
 func TestInt4DecodersRunInORT(t *testing.T) {
 	r := testRuntime(t)
 	ctx := context.Background()
 	for _, name := range []string{"llama", "gpt2"} {
-		for _, format := range []passes.Int4Format{passes.MatMulNBits, passes.Int4QDQ} {
-			t.Run(name+"/"+string(format), func(t *testing.T) {
+		for _, v := range []struct {
+			format passes.Int4Format
+			level  int
+		}{{passes.MatMulNBits, 0}, {passes.Int4QDQ, 0}, {passes.MatMulNBits, 4}} {
+			format := v.format
+			t.Run(fmt.Sprintf("%s/%s/level%d", name, format, v.level), func(t *testing.T) {
 				dir := t.TempDir()
 				src := filepath.Join(testpaths.RepoRoot(t), "fixtures", "decoders", name, "model.onnx")
 				m, err := canonical.Load(src, canonical.LoadOptions{})
@@ -178,7 +186,7 @@ func TestInt4DecodersRunInORT(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				q, rep, err := passes.Quantize(ctx, m, passes.QuantOptions{Mode: passes.Int4, Format: format})
+				q, rep, err := passes.Quantize(ctx, m, passes.QuantOptions{Mode: passes.Int4, Format: format, AccuracyLevel: v.level})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -226,6 +234,26 @@ func TestInt4DecodersRunInORT(t *testing.T) {
 				}
 				if steps != 4 {
 					t.Errorf("%d logits compared, want the prefill's and 3 steps'", steps)
+				}
+				if v.level == 0 {
+					return
+				}
+				levels := 0
+				for _, n := range q.Graph.Nodes {
+					if a := n.Attr("accuracy_level"); n.OpType == "MatMulNBits" && a != nil && a.I == int64(v.level) {
+						levels++
+					}
+				}
+				if levels != rep.Quantized {
+					t.Errorf("%d of %d MatMulNBits nodes have accuracy_level %d", levels, rep.Quantized, v.level)
+				}
+				same, err := verify.Compare(ctx, &verify.Side{Name: "int4 in ORT", Model: q, Runner: open(qPath)},
+					verify.ModelSide("int4 on the executor", q), verify.Options{Profile: "fp32", Decode: &verify.Decode{Steps: 3}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !same.Equivalent {
+					t.Errorf("the executor against ONNX Runtime at accuracy_level %d: %s", v.level, same.Summary)
 				}
 			})
 		}

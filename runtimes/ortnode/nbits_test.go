@@ -17,14 +17,15 @@ import (
 )
 
 // TestMatMulNBitsShapesLikeORT runs one com.microsoft MatMulNBits node
-// per case — 4- and 8-bit values, blocks of 16 to 256, with and without
+// per case — 2-, 4- and 8-bit values, blocks of 16 to 256, with and without
 // packed zero points, 1 to 8 rows, N not a multiple of 4 — in ONNX
 // Runtime (which defines the op) and on the executor on 1 and 2 threads
 // (the same bits), and bounds the difference by 2e-6·Σ|a·w| per output
 // (float32 sums in another order than MLAS'; w the dequantized weight):
 // at accuracy level 0 (ONNX Runtime's float32 path) and at level 4,
 // where ONNX Runtime quantizes A to int8 by blocks (for 4- and 8-bit
-// values, blocks of 16 to 256) and the executor does the same
+// values, blocks of 16 to 256; 2-bit, blocks of 32 to 128) and the
+// executor does the same
 // (kernels.NBits.Int8A; its float32 product lies 0.6–1.6e-3·Σ|a·w| from
 // ONNX Runtime's there: with it, the block-16 case gives 5.9166 against
 // 6.0186, the 8-bit block-32 one −345.28 against −343.03).
@@ -37,15 +38,27 @@ func TestMatMulNBitsShapesLikeORT(t *testing.T) {
 		zp                   bool
 		acc                  int // accuracy_level (4: A quantized to int8)
 	}{
+		// Level 0: ONNX Runtime's float32 path.
 		{1, 256, 36, 4, 32, false, 0}, {1, 256, 37, 4, 32, true, 0}, {3, 512, 20, 4, 128, true, 0}, {8, 256, 12, 4, 64, false, 0},
 		{1, 128, 9, 8, 32, true, 0}, {5, 256, 16, 8, 64, false, 0}, {2, 96, 7, 4, 16, true, 0}, {1, 1024, 8, 4, 32, true, 0},
+		{1, 256, 5, 2, 32, false, 0},
+		// Level 4, 4-bit: blocks of 16 to 256, K not a multiple of 128
+		// (the executor's Go loop) and not of the block (the last one
+		// padded).
 		{1, 256, 36, 4, 32, false, 4}, {1, 256, 37, 4, 32, true, 4}, {3, 512, 20, 4, 128, true, 4}, {8, 256, 12, 4, 64, false, 4},
-		{1, 1024, 8, 4, 32, true, 4}, {2, 512, 6, 4, 256, true, 4},
-		{2, 256, 7, 4, 16, true, 4}, {3, 128, 20, 4, 16, false, 4}, {1, 256, 9, 8, 32, true, 4}, {5, 256, 16, 8, 128, false, 4}, {2, 512, 8, 8, 64, true, 4},
+		{1, 1024, 8, 4, 32, true, 4}, {2, 512, 6, 4, 256, true, 4}, {2, 256, 7, 4, 16, true, 4}, {3, 128, 20, 4, 16, false, 4},
+		{2, 96, 7, 4, 32, true, 4}, {1, 64, 9, 4, 16, false, 4}, {1, 40, 6, 4, 16, true, 4}, {2, 1000, 6, 4, 128, true, 4},
+		// Level 4, 8-bit.
+		{1, 256, 9, 8, 32, true, 4}, {5, 256, 16, 8, 128, false, 4}, {2, 512, 8, 8, 64, true, 4}, {3, 48, 5, 8, 16, true, 4},
+		{1, 512, 5, 8, 256, true, 4},
+		// Level 4, 2-bit: int8 A for blocks of 32 to 128; blocks of 16
+		// and 256 keep ONNX Runtime's float32 path.
+		{1, 256, 5, 2, 32, true, 4}, {1, 256, 5, 2, 64, false, 4}, {2, 256, 5, 2, 128, true, 4}, {1, 160, 5, 2, 32, true, 4},
+		{2, 96, 7, 2, 16, false, 4}, {1, 512, 5, 2, 256, false, 4},
 	} {
 		name := fmt.Sprintf("m%d_k%d_n%d_bits%d_block%d_zp%v_acc%d", c.m, c.k, c.n, c.bits, c.block, c.zp, c.acc)
 		rng := rand.New(rand.NewPCG(uint64(c.k*c.n), uint64(c.bits)))
-		blocks := c.k / c.block
+		blocks := (c.k + c.block - 1) / c.block
 		blob := c.block * c.bits / 8
 		b := make([]byte, c.n*blocks*blob)
 		for i := range b {
