@@ -129,7 +129,8 @@ func runCopies(n int) (time.Duration, error) {
 }
 
 // printCeilings prints the machine's ceiling (machineCeiling), its
-// exchange figures (machineExchange) and its layout figures
+// exchange figures (machineExchange), once its transfer figures
+// (machineTransfer) and its layout figures
 // (machineLayouts) at each thread count of counts after
 // the first, measured when says (before or
 // after the models' runs: on a shared host it moves while they run).
@@ -147,6 +148,11 @@ func printCeilings(counts []int, when string) error {
 		}
 		fmt.Printf("machine exchange at %d threads, %s: chains of small convolution steps at %d² run %.2f× as fast as on one thread when each step reads what its own thread wrote (depthwise), %.2f× when each reads what all threads wrote (1×1; exchange.go)\n",
 			n, when, exchangeHW, own, ex)
+		if n == counts[1] && runtime.GOMAXPROCS(0) >= 2 {
+			f := machineTransfer()
+			fmt.Printf("machine transfer between 2 threads, %s: a cache line goes to the other thread and back in %.0f ns; %d KB another thread just wrote are read at %.1f GB/s, %.1f GB/s when the reader wrote them (transfer.go)\n",
+				when, float64(f.roundTrip.Nanoseconds()), transferBytes>>10, f.remote, f.self)
+		}
 		for _, b := range mobileBlocks {
 			nchw, nhwc, err := machineLayouts(b, n)
 			if err != nil {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"testing"
 	"time"
 
@@ -117,5 +118,20 @@ func TestMachineLayouts(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMachineTransfer runs the transfer probe (two spinning threads: it
+// needs two CPUs) and checks that its figures are ones a machine could
+// give: a round trip of a cache line over 10 ns and under a millisecond
+// on average, and read rates above 0.1 GB/s.
+func TestMachineTransfer(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two CPUs")
+	}
+	f := machineTransfer()
+	t.Logf("machineTransfer() = round trip %v, %.1f GB/s from the other thread, %.1f GB/s from its own", f.roundTrip, f.remote, f.self)
+	if f.roundTrip <= 10*time.Nanosecond || f.roundTrip >= time.Millisecond || f.remote <= 0.1 || f.self <= 0.1 {
+		t.Errorf("machineTransfer() = %+v: not a machine's figures", f)
 	}
 }
