@@ -191,10 +191,15 @@ func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, bloc
 	ldb := blocks * p.Block * p.Bits / 8
 	x.rangeWork((p.N+3)/4, (m+1)*p.K*2, func(lo, hi int) {
 		// The 4 columns' zero points as floats, block by block, column
-		// by column, when the caller keeps none (NBits.ZeroF).
+		// by column, when the caller keeps none (NBits.ZeroF): the
+		// default once when the model has none, else per run.
 		var zc []float32
+		perRun := p.ZeroF == nil && (p.ZeroPoints != nil || p.Zero != nil)
 		if p.ZeroF == nil {
 			zc = make([]float32, 4*blocks)
+			for i := range zc {
+				zc[i] = float32(int(1) << (p.Bits - 1))
+			}
 		}
 		var out [8]float32
 		for q := lo; q < hi; q++ {
@@ -207,7 +212,7 @@ func (x *Context) matMulNBitsInt8(p NBits, a []float32, m int, y []float32, bloc
 			if p.ZeroF != nil {
 				zq = p.ZeroF[n0*blocks:]
 			}
-			for c := 0; c < cols && p.ZeroF == nil; c++ {
+			for c := 0; c < cols && perRun; c++ {
 				for kb := 0; kb < blocks; kb++ {
 					zc[c*blocks+kb] = p.zero(n0+c, kb, rowBytes)
 				}

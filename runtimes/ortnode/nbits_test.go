@@ -22,7 +22,7 @@ import (
 // Runtime (which defines the op) and on the executor on 1 and 2 threads
 // (the same bits), and bounds the difference by 2e-6·Σ|a·w| per output
 // (float32 sums in another order than MLAS'; w the dequantized weight):
-// at accuracy level 0 (ONNX Runtime's float32 path) and at level 4,
+// at accuracy levels 0 to 3 (ONNX Runtime's float32 path) and at level 4,
 // where ONNX Runtime quantizes A to int8 by blocks (for 4- and 8-bit
 // values, blocks of 16 to 256; 2-bit, blocks of 32 to 128) and the
 // executor does the same
@@ -38,10 +38,12 @@ func TestMatMulNBitsShapesLikeORT(t *testing.T) {
 		zp                   bool
 		acc                  int // accuracy_level (4: A quantized to int8)
 	}{
-		// Level 0: ONNX Runtime's float32 path.
+		// Levels 0 to 3: ONNX Runtime's float32 path (its CPU provider
+		// computes levels 1–3, float32/float16/bfloat16 A, as 0).
 		{1, 256, 36, 4, 32, false, 0}, {1, 256, 37, 4, 32, true, 0}, {3, 512, 20, 4, 128, true, 0}, {8, 256, 12, 4, 64, false, 0},
 		{1, 128, 9, 8, 32, true, 0}, {5, 256, 16, 8, 64, false, 0}, {2, 96, 7, 4, 16, true, 0}, {1, 1024, 8, 4, 32, true, 0},
-		{1, 256, 5, 2, 32, false, 0},
+		{1, 256, 5, 2, 32, false, 0}, {1, 256, 36, 4, 32, false, 1}, {1, 256, 36, 4, 32, true, 2}, {2, 256, 9, 4, 32, true, 3},
+		{1, 256, 9, 8, 64, true, 2},
 		// Level 4, 4-bit: blocks of 16 to 256, K not a multiple of 128
 		// (the executor's Go loop) and not of the block (the last one
 		// padded).
