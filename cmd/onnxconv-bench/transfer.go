@@ -25,7 +25,7 @@ import (
 
 // transferBytes is the block the read probe moves (a small step's
 // activations: 64 KB is 16 channels of 32² floats); transferRounds the
-// round trips and blocks of one measurement.
+// round trips of one measurement, transferBlocks its blocks read.
 const (
 	transferBytes  = 64 << 10
 	transferRounds = 2000
