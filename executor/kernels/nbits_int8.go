@@ -268,10 +268,10 @@ func pairInt8Rows(a, b *int8Row, chunk int) int8Row {
 func nbitsInt8Go(k, cpb, bpc int, lay int8Layout, b []byte, row *int8Row, sc, zc []float32, idx *[16]int32) float32 {
 	var acc [16]float32
 	blk := 0
+	per, mask := 8/lay.bits, byte(1<<lay.bits-1) // values a byte
 	for ch := 0; ch*lay.chunk < k; ch++ {
 		cb := b[ch*64 : ch*64+min(64, (k-ch*lay.chunk)*64/lay.chunk)]
 		qa := row.qa[ch*lay.chunk : (ch+1)*lay.chunk]
-		per, mask := 8/lay.bits, byte(1<<lay.bits-1)
 		for j := 0; j < 16 && 4*j < len(cb); j++ {
 			s := int32(0)
 			for t := 0; t < 4; t++ {
